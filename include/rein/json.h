@@ -1,0 +1,41 @@
+/*
+ * rein/json.h: jansson documents in and out of rein buffers.
+ *
+ * JSON documents in rein are jansson's json_t. These helpers put jansson's diagnostics into a
+ * rein_error (with line and column) and write json_t values through the rein JSON writer, so
+ * a document can be embedded in a larger body without an intermediate string.
+ *
+ * Threading: any thread; values follow jansson's rules (one thread per value while mutated).
+ */
+#ifndef REIN_JSON_H
+#define REIN_JSON_H
+
+#include <jansson.h>
+#include <rein/buf.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/*
+ * Parses len bytes of text (borrowed) as one JSON value. Returns a new reference, or NULL
+ * with err set to REIN_EPARSE and its line, column and jansson's message. Integers that do
+ * not fit in 64 bits and nesting deeper than jansson's limit are parse errors. flags are
+ * jansson decoding flags; JSON_DECODE_ANY is always added.
+ */
+REIN_EXTERN json_t *rein_json_parse(const char *text, size_t len, size_t flags, rein_error *err);
+/* Reads and parses a whole file. err names the path on failure. New reference or NULL. */
+REIN_EXTERN json_t *rein_json_load_file(const char *path, rein_error *err);
+/* Writes v (borrowed) as one value. Object keys keep their order. */
+REIN_EXTERN void rein_jw_json(struct rein_jw *w, const json_t *v);
+/* Appends the compact encoding of v (borrowed) to b. */
+REIN_EXTERN rein_err rein_json_dump(struct rein_buf *b, const json_t *v) REIN_WUR;
+/* New compact string for v (borrowed), free with rein_free(); NULL on failure. */
+REIN_EXTERN char *rein_json_dumps(const json_t *v);
+/* Short readable type name: "object", "array", "string", "integer", "number", "boolean", "null". */
+REIN_EXTERN const char *rein_json_type_name(const json_t *v);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* REIN_JSON_H */

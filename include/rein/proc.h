@@ -1,0 +1,94 @@
+/*
+ * rein/proc.h: child processes without a shell.
+ *
+ * Process skills, verification protocols and stdio MCP servers all start programs the same
+ * way: posix_spawn with an argv (never /bin/sh unless the caller puts it in argv), in a new
+ * process group so a timeout or a cancel kills the program and everything it started, with
+ * bounded capture of its output.
+ *
+ * Threading: a rein_proc belongs to one thread at a time. rein_proc_run() may be called from
+ * many threads at once. rein does not install signal handlers; children are reaped through
+ * pidfds.
+ */
+#ifndef REIN_PROC_H
+#define REIN_PROC_H
+
+#include <rein/buf.h>
+#include <rein/cancel.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct rein_proc_opts {
+    const char *const *argv; /* borrowed, NULL-terminated; argv[0] is looked up in PATH */
+    const char *cwd;         /* borrowed; NULL: inherit */
+    const char *const *env;  /* borrowed "KEY=VALUE" list, NULL-terminated; NULL: inherit */
+    bool merge_stderr;       /* stderr goes to the stdout pipe */
+};
+
+typedef struct rein_proc rein_proc;
+
+/*
+ * Starts a program with pipes on stdin, stdout and stderr. *out receives a new handle.
+ * REIN_ENOTFOUND when argv[0] cannot be executed (err names it).
+ */
+REIN_EXTERN rein_err rein_proc_start(const struct rein_proc_opts *opts, rein_proc **out,
+                                     rein_error *err) REIN_WUR;
+/* Descriptors owned by p (non-blocking); -1 once closed. */
+REIN_EXTERN int rein_proc_stdin_fd(const rein_proc *p);
+REIN_EXTERN int rein_proc_stdout_fd(const rein_proc *p);
+REIN_EXTERN int rein_proc_stderr_fd(const rein_proc *p);
+/* A pidfd that becomes readable when the child exits; owned by p. */
+REIN_EXTERN int rein_proc_pidfd(const rein_proc *p);
+REIN_EXTERN int rein_proc_pid(const rein_proc *p);
+/* Closes the child's stdin (end of input). */
+REIN_EXTERN void rein_proc_close_stdin(rein_proc *p);
+/* Sends sig to the child's whole process group. */
+REIN_EXTERN void rein_proc_kill(rein_proc *p, int sig);
+/*
+ * Waits for the child to exit, up to timeout_ms (negative: forever). REIN_ETIMEDOUT when it
+ * is still running. On exit, *exit_code is its status (128 + signal when killed).
+ */
+REIN_EXTERN rein_err rein_proc_wait(rein_proc *p, int64_t timeout_ms, int *exit_code) REIN_WUR;
+/* Kills the group if still running, reaps the child, closes everything. NULL is a no-op. */
+REIN_EXTERN void rein_proc_free(rein_proc *p);
+
+/* Running a program to completion with its input given and its output captured. */
+struct rein_proc_run_opts {
+    struct rein_proc_opts proc;
+    const char *input; /* borrowed bytes written to stdin, then stdin is closed; may be NULL */
+    size_t input_len;
+    size_t stdout_max;   /* bytes kept; 0: 1 MiB */
+    size_t stderr_max;   /* bytes kept; 0: 64 KiB */
+    bool kill_on_flood;  /* stop the program when stdout passes stdout_max (else keep draining) */
+    bool keep_tail;      /* keep the last bytes rather than the first when output is too long */
+    int64_t timeout_ms;  /* <= 0: no limit */
+    rein_cancel *cancel; /* borrowed; may be NULL */
+};
+
+struct rein_proc_result {
+    int exit_code;   /* exit status, 128 + signal when killed, -1 when it never ran */
+    int term_signal; /* the signal that ended it, or 0 */
+    bool timed_out;
+    bool cancelled;
+    bool stdout_truncated;
+    bool stderr_truncated;
+    int64_t duration_ms;
+    struct rein_buf out; /* owned by the result: release with rein_proc_result_release() */
+    struct rein_buf err;
+};
+
+/*
+ * Runs a program to completion. res is filled (and must be released) whenever REIN_OK is
+ * returned, even when the program failed, timed out or was cancelled: those are reported in
+ * res, not as errors. An error is returned only when the program could not be started.
+ */
+REIN_EXTERN rein_err rein_proc_run(const struct rein_proc_run_opts *opts,
+                                   struct rein_proc_result *res, rein_error *err) REIN_WUR;
+REIN_EXTERN void rein_proc_result_release(struct rein_proc_result *res);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* REIN_PROC_H */

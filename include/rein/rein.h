@@ -1,0 +1,16 @@
+/*
+ * rein/rein.h: the umbrella header. Including it brings in every public rein header.
+ */
+#ifndef REIN_REIN_H
+#define REIN_REIN_H
+
+#include <rein/version.h>
+#include <rein/core.h>
+#include <rein/buf.h>
+#include <rein/json.h>
+#include <rein/arena.h>
+#include <rein/cancel.h>
+#include <rein/proc.h>
+#include <rein/pool.h>
+
+#endif /* REIN_REIN_H */

@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# Installs every Debian package rein's build and tests need. Idempotent and quiet when all is
+# there. Run as root (or with sudo available) on Debian 12 or later.
+#   scripts/install-deps.sh          build + test dependencies
+#   scripts/install-deps.sh --bench  also the peers the benchmarks compare against
+set -euo pipefail
+
+packages=(
+  build-essential cmake pkg-config git
+  libjansson-dev libjsmn-dev libcurl4-openssl-dev libmicrohttpd-dev libsqlite3-dev
+  libhiredis-dev libpcre2-dev libyaml-dev libcmocka-dev
+  redis-server
+  clang libclang-rt-14-dev clang-format clang-tidy cppcheck
+  curl ca-certificates python3
+)
+bench_packages=(
+  wrk hyperfine nginx-light
+  python3-jsonschema python3-pydantic python3-fastapi python3-uvicorn
+  nodejs npm
+)
+
+if [ "${1:-}" = "--bench" ]; then
+  packages+=("${bench_packages[@]}")
+fi
+
+missing=()
+for p in "${packages[@]}"; do
+  # A package counts as present when dpkg says it is installed.
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+# Node.js may come from another source (the machine image ships nodesource's build).
+if [ "${1:-}" = "--bench" ] && command -v node >/dev/null && command -v npm >/dev/null; then
+  filtered=()
+  for p in "${missing[@]}"; do
+    case "$p" in nodejs|npm) ;; *) filtered+=("$p") ;; esac
+  done
+  missing=("${filtered[@]+"${filtered[@]}"}")
+fi
+
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then
+  command -v sudo >/dev/null || { echo "install-deps: need root (or sudo) to install: ${missing[*]}" >&2; exit 1; }
+  SUDO="sudo"
+fi
+echo "install-deps: installing ${missing[*]}" >&2
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq >/dev/null
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

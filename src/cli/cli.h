@@ -1,0 +1,33 @@
+/*
+ * The `rein` command's private header: the subcommand table and helpers shared by the
+ * subcommand files. The command uses only the public <rein/...> API.
+ *
+ * Exit codes follow one rule across subcommands: 0 success, 1 the checked thing failed
+ * (invalid instance, tool error, failed verdict), 2 usage or unusable input.
+ */
+#ifndef REIN_CLI_H
+#define REIN_CLI_H
+
+#include <rein/rein.h>
+#include <stdio.h>
+
+#define CLI_EXIT_OK    0
+#define CLI_EXIT_FAIL  1
+#define CLI_EXIT_USAGE 2
+
+struct cli_command {
+    const char *name;
+    const char *summary;
+    int (*run)(int argc, char **argv); /* argv[0] is the subcommand name */
+};
+
+/* The subcommands, one per file (cmd_<name>.c), listed in main.c. */
+
+/* Prints "rein: " + message to stderr; returns CLI_EXIT_USAGE. */
+int cli_usage_error(const char *fmt, ...) REIN_PRINTF(1, 2);
+/* Prints "rein: <where>: <msg>" for err to stderr. */
+void cli_print_error(const rein_error *err);
+/* True when text equals one of the two spellings ("-h", "--help"). */
+int cli_is_flag(const char *text, const char *short_form, const char *long_form);
+
+#endif /* REIN_CLI_H */

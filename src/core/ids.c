@@ -1,0 +1,148 @@
+/*
+ * Trace ids, call ids, randomness and clocks (include/rein/core.h).
+ *
+ * Ids come from getrandom(), so two rein processes sharing a Redis store never mint the same
+ * conversation or call id. Durations use CLOCK_MONOTONIC; timestamps use the wall clock.
+ */
+#include <rein/core.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+
+#include <rein/version.h>
+
+void rein_random_bytes(void *buf, size_t len)
+{
+    unsigned char *p = buf;
+
+    while (len > 0) {
+        ssize_t n = getrandom(p, len, 0);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            /* getrandom() only fails this way before the kernel's pool is seeded at boot. */
+            struct timespec ts;
+            clock_gettime(CLOCK_MONOTONIC, &ts);
+            for (size_t i = 0; i < len; i++)
+                p[i] = (unsigned char)(ts.tv_nsec >> (i % 8)) ^ (unsigned char)i;
+            return;
+        }
+        p += n;
+        len -= (size_t)n;
+    }
+}
+
+static void hex_id(char *out, size_t nhex)
+{
+    static const char hex[] = "0123456789abcdef";
+    unsigned char raw[32];
+    bool nonzero = false;
+
+    do {
+        rein_random_bytes(raw, nhex / 2);
+        for (size_t i = 0; i < nhex / 2; i++)
+            nonzero |= raw[i] != 0;
+    } while (!nonzero);
+    for (size_t i = 0; i < nhex / 2; i++) {
+        out[2 * i] = hex[raw[i] >> 4];
+        out[2 * i + 1] = hex[raw[i] & 15];
+    }
+    out[nhex] = '\0';
+}
+
+void rein_trace_id_new(char out[REIN_TRACE_ID_LEN + 1])
+{
+    hex_id(out, REIN_TRACE_ID_LEN);
+}
+
+void rein_span_id_new(char out[REIN_SPAN_ID_LEN + 1])
+{
+    hex_id(out, REIN_SPAN_ID_LEN);
+}
+
+bool rein_trace_id_is_valid(const char *text)
+{
+    bool nonzero = false;
+
+    if (!text || strlen(text) != REIN_TRACE_ID_LEN)
+        return false;
+    for (size_t i = 0; i < REIN_TRACE_ID_LEN; i++) {
+        char c = text[i];
+        if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f')))
+            return false;
+        nonzero |= c != '0';
+    }
+    return nonzero;
+}
+
+void rein_id_new(const char *prefix, char out[REIN_ID_MAX])
+{
+    static const char alnum[] = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+    unsigned char raw[24];
+    size_t plen = prefix ? strlen(prefix) : 0;
+
+    if (plen > REIN_ID_MAX - 25)
+        plen = REIN_ID_MAX - 25;
+    if (plen)
+        memcpy(out, prefix, plen);
+    rein_random_bytes(raw, sizeof(raw));
+    /* 248 is the largest multiple of 62 below 256: rejecting above it keeps the draw uniform. */
+    for (size_t i = 0; i < sizeof(raw); i++) {
+        while (raw[i] >= 248)
+            rein_random_bytes(&raw[i], 1);
+        out[plen + i] = alnum[raw[i] % 62];
+    }
+    out[plen + sizeof(raw)] = '\0';
+}
+
+int64_t rein_now_ns(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+int64_t rein_now_ms(void)
+{
+    return rein_now_ns() / 1000000;
+}
+
+int64_t rein_wall_ms(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+char *rein_time_iso(int64_t wall_ms, char out[REIN_TIME_ISO_LEN])
+{
+    time_t secs = (time_t)(wall_ms / 1000);
+    struct tm tm;
+
+    char tmp[96];
+
+    gmtime_r(&secs, &tm);
+    snprintf(tmp, sizeof(tmp), "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900,
+             tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, (int)(wall_ms % 1000));
+    memcpy(out, tmp, REIN_TIME_ISO_LEN - 1);
+    out[REIN_TIME_ISO_LEN - 1] = '\0';
+    return out;
+}
+
+void rein_sleep_ms(int64_t ms)
+{
+    struct timespec ts = {(time_t)(ms / 1000), (long)(ms % 1000) * 1000000L};
+
+    while (ms > 0 && nanosleep(&ts, &ts) < 0 && errno == EINTR)
+        ;
+}
+
+const char *rein_version(void)
+{
+    return REIN_VERSION_STRING;
+}

@@ -1,0 +1,290 @@
+/*
+ * The JSON writer (include/rein/buf.h).
+ *
+ * Request bodies on the hot path (a conversation sent to a provider, results sent to a
+ * client) are written straight into a buffer instead of building a jansson tree and
+ * dumping it. Strings are escaped in runs: bytes that need no escape are copied with one
+ * memcpy per run, and invalid UTF-8 becomes U+FFFD so the output is always valid JSON.
+ */
+#include <rein/buf.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void rein_jw_init(struct rein_jw *w, struct rein_buf *buf)
+{
+    memset(w, 0, sizeof(*w));
+    w->buf = buf;
+}
+
+static bool comma_bit(const struct rein_jw *w)
+{
+    return (w->need_comma[w->depth / 8] >> (w->depth % 8)) & 1;
+}
+
+static void set_comma_bit(struct rein_jw *w, bool on)
+{
+    uint8_t mask = (uint8_t)(1u << (w->depth % 8));
+
+    if (on)
+        w->need_comma[w->depth / 8] |= mask;
+    else
+        w->need_comma[w->depth / 8] &= (uint8_t)~mask;
+}
+
+static void put(struct rein_jw *w, const char *s, size_t n)
+{
+    if (!w->err)
+        w->err = rein_buf_add(w->buf, s, n);
+}
+
+/* Called before every value and key: places the separator the position needs. */
+static bool begin_item(struct rein_jw *w)
+{
+    if (w->err)
+        return false;
+    if (w->after_key) {
+        w->after_key = false;
+        return true;
+    }
+    if (comma_bit(w))
+        put(w, ",", 1);
+    set_comma_bit(w, true);
+    return !w->err;
+}
+
+static void open_container(struct rein_jw *w, char c)
+{
+    if (!begin_item(w))
+        return;
+    if (w->depth + 1 >= REIN_JW_MAX_DEPTH) {
+        w->err = REIN_EDEPTH;
+        return;
+    }
+    put(w, &c, 1);
+    w->depth++;
+    set_comma_bit(w, false);
+}
+
+static void close_container(struct rein_jw *w, char c)
+{
+    if (w->err)
+        return;
+    if (w->depth == 0 || w->after_key) {
+        w->err = REIN_ESTATE;
+        return;
+    }
+    w->depth--;
+    put(w, &c, 1);
+}
+
+void rein_jw_obj_begin(struct rein_jw *w)
+{
+    open_container(w, '{');
+}
+
+void rein_jw_obj_end(struct rein_jw *w)
+{
+    close_container(w, '}');
+}
+
+void rein_jw_arr_begin(struct rein_jw *w)
+{
+    open_container(w, '[');
+}
+
+void rein_jw_arr_end(struct rein_jw *w)
+{
+    close_container(w, ']');
+}
+
+/* Length of the valid UTF-8 sequence at s (1-4), or 0 when it is not valid. */
+static size_t utf8_seq_len(const unsigned char *s, size_t avail)
+{
+    unsigned char c = s[0];
+    size_t n;
+    uint32_t cp;
+
+    if (c < 0x80)
+        return 1;
+    if (c >= 0xC2 && c <= 0xDF)
+        n = 2, cp = c & 0x1F;
+    else if (c >= 0xE0 && c <= 0xEF)
+        n = 3, cp = c & 0x0F;
+    else if (c >= 0xF0 && c <= 0xF4)
+        n = 4, cp = c & 0x07;
+    else
+        return 0;
+    if (n > avail)
+        return 0;
+    for (size_t i = 1; i < n; i++) {
+        if ((s[i] & 0xC0) != 0x80)
+            return 0;
+        cp = (cp << 6) | (s[i] & 0x3F);
+    }
+    if ((n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10FFFF)) ||
+        (cp >= 0xD800 && cp <= 0xDFFF))
+        return 0;
+    return n;
+}
+
+rein_err rein_json_escape(struct rein_buf *b, const char *str, size_t len)
+{
+    static const char hex[] = "0123456789abcdef";
+    const unsigned char *s = (const unsigned char *)str;
+    size_t run = 0, i = 0;
+    rein_err rc = REIN_OK;
+
+    while (i < len && !rc) {
+        unsigned char c = s[i];
+        char esc[8];
+        size_t elen = 0, seq;
+
+        if (c >= 0x20 && c < 0x80 && c != '"' && c != '\\') {
+            i++;
+            continue;
+        }
+        if (c >= 0x80) {
+            seq = utf8_seq_len(s + i, len - i);
+            if (seq) {
+                i += seq;
+                continue;
+            }
+            memcpy(esc, "\\ufffd", 6);
+            elen = 6;
+        } else if (c == '"' || c == '\\') {
+            esc[0] = '\\', esc[1] = (char)c, elen = 2;
+        } else if (c == '\n') {
+            memcpy(esc, "\\n", 2), elen = 2;
+        } else if (c == '\r') {
+            memcpy(esc, "\\r", 2), elen = 2;
+        } else if (c == '\t') {
+            memcpy(esc, "\\t", 2), elen = 2;
+        } else if (c == '\b') {
+            memcpy(esc, "\\b", 2), elen = 2;
+        } else if (c == '\f') {
+            memcpy(esc, "\\f", 2), elen = 2;
+        } else {
+            memcpy(esc, "\\u00", 4);
+            esc[4] = hex[c >> 4];
+            esc[5] = hex[c & 15];
+            elen = 6;
+        }
+        rc = rein_buf_add(b, s + run, i - run);
+        if (!rc)
+            rc = rein_buf_add(b, esc, elen);
+        i++;
+        run = i;
+    }
+    if (!rc)
+        rc = rein_buf_add(b, s + run, len - run);
+    return rc;
+}
+
+void rein_jw_keyn(struct rein_jw *w, const char *key, size_t len)
+{
+    if (w->after_key || w->depth == 0) {
+        if (!w->err)
+            w->err = REIN_ESTATE;
+        return;
+    }
+    if (!begin_item(w))
+        return;
+    put(w, "\"", 1);
+    if (!w->err)
+        w->err = rein_json_escape(w->buf, key, len);
+    put(w, "\":", 2);
+    w->after_key = true;
+}
+
+void rein_jw_key(struct rein_jw *w, const char *key)
+{
+    rein_jw_keyn(w, key, strlen(key));
+}
+
+void rein_jw_strn(struct rein_jw *w, const char *s, size_t len)
+{
+    if (!begin_item(w))
+        return;
+    put(w, "\"", 1);
+    if (!w->err)
+        w->err = rein_json_escape(w->buf, s, len);
+    put(w, "\"", 1);
+}
+
+void rein_jw_str(struct rein_jw *w, const char *s)
+{
+    if (!s)
+        rein_jw_null(w);
+    else
+        rein_jw_strn(w, s, strlen(s));
+}
+
+void rein_jw_int(struct rein_jw *w, int64_t v)
+{
+    char tmp[24];
+    int n = snprintf(tmp, sizeof(tmp), "%lld", (long long)v);
+
+    if (begin_item(w))
+        put(w, tmp, (size_t)n);
+}
+
+void rein_jw_uint(struct rein_jw *w, uint64_t v)
+{
+    char tmp[24];
+    int n = snprintf(tmp, sizeof(tmp), "%llu", (unsigned long long)v);
+
+    if (begin_item(w))
+        put(w, tmp, (size_t)n);
+}
+
+void rein_jw_double(struct rein_jw *w, double v)
+{
+    char tmp[32];
+    int n;
+
+    if (!isfinite(v)) {
+        rein_jw_null(w);
+        return;
+    }
+    /* The shortest of %.15g..%.17g that reads back exactly. */
+    for (int prec = 15; prec <= 17; prec++) {
+        n = snprintf(tmp, sizeof(tmp), "%.*g", prec, v);
+        if (strtod(tmp, NULL) == v)
+            break;
+    }
+    /* Keep it a JSON number that readers treat as real, as jansson does. */
+    if (!strpbrk(tmp, ".eE") && (size_t)n + 2 < sizeof(tmp)) {
+        memcpy(tmp + n, ".0", 3);
+        n += 2;
+    }
+    if (begin_item(w))
+        put(w, tmp, (size_t)n);
+}
+
+void rein_jw_bool(struct rein_jw *w, bool v)
+{
+    if (begin_item(w))
+        put(w, v ? "true" : "false", v ? 4 : 5);
+}
+
+void rein_jw_null(struct rein_jw *w)
+{
+    if (begin_item(w))
+        put(w, "null", 4);
+}
+
+void rein_jw_raw(struct rein_jw *w, const char *json, size_t len)
+{
+    if (begin_item(w))
+        put(w, json, len);
+}
+
+rein_err rein_jw_finish(const struct rein_jw *w)
+{
+    if (w->err)
+        return w->err;
+    return (w->depth || w->after_key) ? REIN_ESTATE : REIN_OK;
+}

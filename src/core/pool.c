@@ -1,0 +1,232 @@
+/*
+ * A bounded worker pool (include/rein/pool.h).
+ *
+ * Jobs wait in a FIFO under one mutex. A batch is a shared counter of job indices: helpers
+ * queued on the pool and the calling thread all take indices from it until none are left,
+ * so the batch completes even when every worker is busy elsewhere.
+ */
+#include <rein/pool.h>
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <unistd.h>
+
+struct job {
+    struct job *next;
+    void (*fn)(void *arg);
+    void *arg;
+};
+
+struct rein_pool {
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    struct job *head, *tail;
+    bool stopping;
+    unsigned nthreads;
+    pthread_t *threads;
+};
+
+static void *worker(void *arg)
+{
+    rein_pool *pool = arg;
+
+    pthread_mutex_lock(&pool->lock);
+    for (;;) {
+        while (!pool->head && !pool->stopping)
+            pthread_cond_wait(&pool->cond, &pool->lock);
+        if (!pool->head)
+            break;
+        struct job *j = pool->head;
+        pool->head = j->next;
+        if (!pool->head)
+            pool->tail = NULL;
+        pthread_mutex_unlock(&pool->lock);
+        j->fn(j->arg);
+        rein_free(j);
+        pthread_mutex_lock(&pool->lock);
+    }
+    pthread_mutex_unlock(&pool->lock);
+    return NULL;
+}
+
+rein_pool *rein_pool_new(unsigned nthreads, rein_error *err)
+{
+    rein_pool *pool;
+    long ncpu;
+
+    if (nthreads == 0) {
+        ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+        nthreads = ncpu > 0 ? (unsigned)ncpu : 2;
+    }
+    pool = rein_calloc(1, sizeof(*pool));
+    if (!pool || !(pool->threads = rein_calloc(nthreads, sizeof(pthread_t)))) {
+        rein_free(pool);
+        rein_error_set(err, REIN_ENOMEM, "out of memory creating a pool of %u threads", nthreads);
+        return NULL;
+    }
+    pthread_mutex_init(&pool->lock, NULL);
+    pthread_cond_init(&pool->cond, NULL);
+    for (unsigned i = 0; i < nthreads; i++) {
+        if (pthread_create(&pool->threads[i], NULL, worker, pool) != 0) {
+            rein_error_set(err, REIN_EIO, "could only start %u of %u pool threads", i, nthreads);
+            pool->nthreads = i;
+            rein_pool_free(pool);
+            return NULL;
+        }
+        pool->nthreads = i + 1;
+    }
+    return pool;
+}
+
+void rein_pool_free(rein_pool *pool)
+{
+    if (!pool)
+        return;
+    pthread_mutex_lock(&pool->lock);
+    pool->stopping = true;
+    pthread_cond_broadcast(&pool->cond);
+    pthread_mutex_unlock(&pool->lock);
+    for (unsigned i = 0; i < pool->nthreads; i++)
+        pthread_join(pool->threads[i], NULL);
+    pthread_mutex_destroy(&pool->lock);
+    pthread_cond_destroy(&pool->cond);
+    rein_free(pool->threads);
+    rein_free(pool);
+}
+
+unsigned rein_pool_size(const rein_pool *pool)
+{
+    return pool ? pool->nthreads : 0;
+}
+
+rein_err rein_pool_submit(rein_pool *pool, void (*fn)(void *arg), void *arg)
+{
+    struct job *j = rein_calloc(1, sizeof(*j));
+
+    if (!j)
+        return REIN_ENOMEM;
+    j->fn = fn;
+    j->arg = arg;
+    pthread_mutex_lock(&pool->lock);
+    if (pool->stopping) {
+        pthread_mutex_unlock(&pool->lock);
+        rein_free(j);
+        return REIN_ESTATE;
+    }
+    if (pool->tail)
+        pool->tail->next = j;
+    else
+        pool->head = j;
+    pool->tail = j;
+    pthread_cond_signal(&pool->cond);
+    pthread_mutex_unlock(&pool->lock);
+    return REIN_OK;
+}
+
+struct batch {
+    void (*fn)(void *arg, size_t i);
+    void *arg;
+    size_t n;
+    atomic_size_t next;
+    size_t done;   /* under lock */
+    unsigned refs; /* helpers still holding the batch, under lock */
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+};
+
+static void batch_work(struct batch *b)
+{
+    size_t i, ran = 0;
+
+    while ((i = atomic_fetch_add(&b->next, 1)) < b->n) {
+        b->fn(b->arg, i);
+        ran++;
+    }
+    pthread_mutex_lock(&b->lock);
+    b->done += ran;
+    pthread_cond_broadcast(&b->cond);
+    pthread_mutex_unlock(&b->lock);
+}
+
+static void batch_helper(void *arg)
+{
+    struct batch *b = arg;
+
+    batch_work(b);
+    pthread_mutex_lock(&b->lock);
+    b->refs--;
+    pthread_cond_broadcast(&b->cond);
+    pthread_mutex_unlock(&b->lock);
+}
+
+/*
+ * Takes back helpers of b that no worker has started. Without this, a caller whose workers
+ * are all busy (each waiting on a batch of its own) would wait for helpers that never run.
+ */
+static void unqueue_helpers(rein_pool *pool, struct batch *b)
+{
+    struct job *prev = NULL, *j, *next;
+    unsigned removed = 0;
+
+    pthread_mutex_lock(&pool->lock);
+    for (j = pool->head; j; j = next) {
+        next = j->next;
+        if (j->fn == batch_helper && j->arg == b) {
+            if (prev)
+                prev->next = next;
+            else
+                pool->head = next;
+            if (pool->tail == j)
+                pool->tail = prev;
+            rein_free(j);
+            removed++;
+        } else {
+            prev = j;
+        }
+    }
+    pthread_mutex_unlock(&pool->lock);
+    pthread_mutex_lock(&b->lock);
+    b->refs -= removed;
+    pthread_mutex_unlock(&b->lock);
+}
+
+void rein_pool_run_batch(rein_pool *pool, size_t n, unsigned max_parallel,
+                         void (*fn)(void *arg, size_t i), void *arg)
+{
+    struct batch b = {.fn = fn, .arg = arg, .n = n};
+    size_t helpers;
+
+    if (n == 0)
+        return;
+    if (!pool || n == 1 || max_parallel == 1) {
+        for (size_t i = 0; i < n; i++)
+            fn(arg, i);
+        return;
+    }
+    atomic_init(&b.next, 0);
+    pthread_mutex_init(&b.lock, NULL);
+    pthread_cond_init(&b.cond, NULL);
+    helpers = max_parallel ? max_parallel - 1 : pool->nthreads;
+    if (helpers > n - 1)
+        helpers = n - 1;
+    for (size_t h = 0; h < helpers; h++) {
+        pthread_mutex_lock(&b.lock);
+        b.refs++;
+        pthread_mutex_unlock(&b.lock);
+        if (rein_pool_submit(pool, batch_helper, &b)) {
+            pthread_mutex_lock(&b.lock);
+            b.refs--;
+            pthread_mutex_unlock(&b.lock);
+            break; /* the caller runs what the helpers would have */
+        }
+    }
+    batch_work(&b);
+    unqueue_helpers(pool, &b);
+    pthread_mutex_lock(&b.lock);
+    /* b lives on this stack: wait for every job and for every helper to let go of it. */
+    while (b.done < n || b.refs > 0)
+        pthread_cond_wait(&b.cond, &b.lock);
+    pthread_mutex_unlock(&b.lock);
+    pthread_mutex_destroy(&b.lock);
+    pthread_cond_destroy(&b.cond);
+}

@@ -1,0 +1,245 @@
+/*
+ * Shared helpers for rein's cmocka tests (tests/support/test.h): paths to shared data,
+ * temporary folders, free ports and the fault-injecting allocator.
+ */
+#include "test.h"
+
+#include <arpa/inet.h>
+#include <dirent.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdatomic.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+void test_assert_ok(int rc, const rein_error *err, const char *file, int line)
+{
+    if (rc == REIN_OK)
+        return;
+    print_error("%s:%d: expected REIN_OK, got %s (%d): %s%s%s\n", file, line, rein_err_name(rc), rc,
+                err && err->where[0] ? err->where : "", err && err->where[0] ? ": " : "",
+                err ? err->msg : "");
+    fail();
+}
+
+const char *test_shared_dir(void)
+{
+    static char path[4096];
+    const char *env = getenv("REIN_SHARED_DIR");
+    struct stat st;
+
+    if (!env || !*env)
+        env = REIN_SHARED_DIR_DEFAULT;
+    if (stat(env, &st) != 0 || !S_ISDIR(st.st_mode))
+        return NULL;
+    snprintf(path, sizeof(path), "%s", env);
+    return path;
+}
+
+const char *test_shared_path(const char *subpath)
+{
+    static char path[4096];
+    const char *dir = test_shared_dir();
+
+    snprintf(path, sizeof(path), "%s/%s", dir ? dir : "(no shared dir)", subpath);
+    return path;
+}
+
+const char *test_require_shared(const char *subpath)
+{
+    const char *path = test_shared_path(subpath);
+    struct stat st;
+
+    if (!test_shared_dir() || stat(path, &st) != 0) {
+        print_message("[  SKIPPED ] shared data %s is absent\n", subpath);
+        skip();
+    }
+    return path;
+}
+
+char *test_tmpdir(void)
+{
+    char tmpl[] = "/tmp/rein-test-XXXXXX";
+    char *dir = mkdtemp(tmpl);
+
+    assert_non_null(dir);
+    return strdup(dir);
+}
+
+void test_rmtree(const char *path)
+{
+    DIR *d = opendir(path);
+    struct dirent *e;
+
+    if (!d) {
+        unlink(path);
+        return;
+    }
+    while ((e = readdir(d))) {
+        char child[4096];
+        struct stat st;
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+            continue;
+        snprintf(child, sizeof(child), "%s/%s", path, e->d_name);
+        if (lstat(child, &st) == 0 && S_ISDIR(st.st_mode))
+            test_rmtree(child);
+        else
+            unlink(child);
+    }
+    closedir(d);
+    rmdir(path);
+}
+
+static void mkdirs_for(const char *path)
+{
+    char tmp[4096];
+
+    snprintf(tmp, sizeof(tmp), "%s", path);
+    for (char *p = tmp + 1; *p; p++) {
+        if (*p == '/') {
+            *p = '\0';
+            mkdir(tmp, 0755);
+            *p = '/';
+        }
+    }
+}
+
+char *test_write_file(const char *dir, const char *name, const char *text)
+{
+    char *path = NULL;
+    FILE *f;
+
+    assert_true(asprintf(&path, "%s/%s", dir, name) > 0);
+    mkdirs_for(path);
+    f = fopen(path, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(text, 1, strlen(text), f), strlen(text));
+    fclose(f);
+    return path;
+}
+
+char *test_read_file(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    char *buf;
+    long n;
+
+    if (!f)
+        return NULL;
+    fseek(f, 0, SEEK_END);
+    n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    buf = malloc((size_t)n + 1);
+    if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
+        free(buf);
+        buf = NULL;
+    }
+    fclose(f);
+    if (buf) {
+        buf[n] = '\0';
+        if (len)
+            *len = (size_t)n;
+    }
+    return buf;
+}
+
+int test_free_port(void)
+{
+    struct sockaddr_in addr = {.sin_family = AF_INET};
+    socklen_t alen = sizeof(addr);
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    int port;
+
+    assert_true(fd >= 0);
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    assert_int_equal(bind(fd, (struct sockaddr *)&addr, sizeof(addr)), 0);
+    assert_int_equal(getsockname(fd, (struct sockaddr *)&addr, &alen), 0);
+    port = ntohs(addr.sin_port);
+    close(fd);
+    return port;
+}
+
+const char *test_rein_bin(void)
+{
+    const char *env = getenv("REIN_BIN");
+
+    return env && *env ? env : REIN_BUILD_DIR "/rein";
+}
+
+const char *test_bin_dir(void)
+{
+    const char *env = getenv("REIN_TEST_BIN_DIR");
+
+    return env && *env ? env : REIN_BUILD_DIR "/tests/bin";
+}
+
+/* The counting allocator: a thin layer over malloc, so memory from before it was installed
+ * can still be freed through it. */
+static atomic_long alloc_count;
+static atomic_long fail_at;
+static atomic_long failures;
+
+static void *count_malloc(size_t size)
+{
+    long n = atomic_fetch_add(&alloc_count, 1) + 1;
+    long f = atomic_load(&fail_at);
+
+    if (f > 0 && n == f) {
+        atomic_fetch_add(&failures, 1);
+        return NULL;
+    }
+    return malloc(size);
+}
+
+static void *count_realloc(void *p, size_t size)
+{
+    long n = atomic_fetch_add(&alloc_count, 1) + 1;
+    long f = atomic_load(&fail_at);
+
+    if (f > 0 && n == f) {
+        atomic_fetch_add(&failures, 1);
+        return NULL;
+    }
+    return realloc(p, size);
+}
+
+void test_alloc_install(void)
+{
+    static const struct rein_allocator a = {count_malloc, count_realloc, free};
+
+    rein_set_allocator(&a);
+}
+
+void test_alloc_fail_at(long n)
+{
+    atomic_store(&failures, 0);
+    atomic_store(&alloc_count, 0);
+    atomic_store(&fail_at, n);
+}
+
+long test_alloc_count(void)
+{
+    return atomic_load(&alloc_count);
+}
+
+long test_alloc_failures(void)
+{
+    return atomic_load(&failures);
+}
+
+void test_alloc_torture(void (*fn)(void *arg), void *arg)
+{
+    long total;
+
+    test_alloc_install();
+    test_alloc_fail_at(0);
+    fn(arg);
+    total = test_alloc_count();
+    for (long i = 1; i <= total; i++) {
+        test_alloc_fail_at(i);
+        fn(arg);
+    }
+    test_alloc_fail_at(0);
+    rein_set_allocator(NULL);
+}

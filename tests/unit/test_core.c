@@ -1,0 +1,327 @@
+/*
+ * Unit tests for src/core: errors, buffers, the JSON writer, jansson helpers, ids, clocks,
+ * logging levels and arenas, including allocation failure at every step.
+ */
+#include "test.h"
+
+#include <math.h>
+
+static void test_error_codes_have_names_and_texts(void **state)
+{
+    (void)state;
+    assert_string_equal(rein_err_name(REIN_ENOMEM), "REIN_ENOMEM");
+    assert_string_equal(rein_strerror(REIN_ETOOBIG), "size limit exceeded");
+    assert_string_equal(rein_strerror(REIN_OK), "success");
+    assert_string_equal(rein_err_name(-9999), "REIN_E?");
+}
+
+static void test_error_set_returns_code_and_formats(void **state)
+{
+    rein_error err;
+
+    (void)state;
+    rein_error_clear(&err);
+    assert_int_equal(rein_error_set(&err, REIN_EPARSE, "tool_calls[%d]: missing \"name\"", 2),
+                     REIN_EPARSE);
+    assert_string_equal(err.msg, "tool_calls[2]: missing \"name\"");
+    rein_error_prefix(&err, "%s: ", "reply.json");
+    assert_string_equal(err.msg, "reply.json: tool_calls[2]: missing \"name\"");
+    assert_int_equal(rein_error_set(NULL, REIN_EIO, "ignored"), REIN_EIO);
+}
+
+static void test_buf_grows_and_stays_terminated(void **state)
+{
+    struct rein_buf b;
+
+    (void)state;
+    rein_buf_init(&b, 0);
+    assert_string_equal(b.ptr, "");
+    for (int i = 0; i < 1000; i++)
+        assert_rein_ok(rein_buf_addf(&b, "%d,", i), NULL);
+    assert_int_equal(b.ptr[b.len], '\0');
+    assert_memory_equal(b.ptr, "0,1,2,", 6);
+    rein_buf_truncate(&b, 2);
+    assert_string_equal(b.ptr, "0,");
+    rein_buf_release(&b);
+    assert_int_equal(b.len, 0);
+}
+
+static void test_buf_respects_max(void **state)
+{
+    struct rein_buf b;
+
+    (void)state;
+    rein_buf_init(&b, 8);
+    assert_rein_ok(rein_buf_adds(&b, "1234567"), NULL);
+    assert_int_equal(rein_buf_addch(&b, '8'), REIN_ETOOBIG);
+    assert_string_equal(b.ptr, "1234567");
+    assert_int_equal(rein_buf_addf(&b, "%s", "more"), REIN_ETOOBIG);
+    assert_string_equal(b.ptr, "1234567");
+    rein_buf_release(&b);
+}
+
+static void test_buf_detach_hands_over_memory(void **state)
+{
+    struct rein_buf b;
+    size_t len;
+    char *s;
+
+    (void)state;
+    rein_buf_init(&b, 0);
+    s = rein_buf_detach(&b, &len);
+    assert_string_equal(s, "");
+    rein_free(s);
+    assert_rein_ok(rein_buf_adds(&b, "abc"), NULL);
+    s = rein_buf_detach(&b, &len);
+    assert_int_equal(len, 3);
+    assert_string_equal(s, "abc");
+    assert_string_equal(b.ptr, "");
+    rein_free(s);
+}
+
+static void test_jw_writes_nested_values(void **state)
+{
+    struct rein_buf b;
+    struct rein_jw w;
+
+    (void)state;
+    rein_buf_init(&b, 0);
+    rein_jw_init(&w, &b);
+    rein_jw_obj_begin(&w);
+    rein_jw_key(&w, "a");
+    rein_jw_int(&w, -5);
+    rein_jw_key(&w, "list");
+    rein_jw_arr_begin(&w);
+    rein_jw_bool(&w, true);
+    rein_jw_null(&w);
+    rein_jw_double(&w, 0.1);
+    rein_jw_double(&w, 3);
+    rein_jw_str(&w, "q\"\\\n\x01");
+    rein_jw_arr_end(&w);
+    rein_jw_key(&w, "raw");
+    rein_jw_raw(&w, "{\"x\":1}", 7);
+    rein_jw_obj_end(&w);
+    assert_rein_ok(rein_jw_finish(&w), NULL);
+    assert_string_equal(b.ptr, "{\"a\":-5,\"list\":[true,null,0.1,3.0,\"q\\\"\\\\\\n\\u0001\"],"
+                               "\"raw\":{\"x\":1}}");
+    rein_buf_release(&b);
+}
+
+static void test_jw_replaces_invalid_utf8(void **state)
+{
+    struct rein_buf b;
+    struct rein_jw w;
+    json_t *v;
+
+    (void)state;
+    rein_buf_init(&b, 0);
+    rein_jw_init(&w, &b);
+    /* A valid 3-byte sequence, a lone continuation byte, a truncated sequence, a surrogate. */
+    rein_jw_str(&w, "\xe4\xb8\xad|\x80|\xe4\xb8|\xed\xa0\x80");
+    assert_rein_ok(rein_jw_finish(&w), NULL);
+    v = rein_json_parse(b.ptr, b.len, 0, NULL);
+    assert_non_null(v);
+    assert_string_equal(json_string_value(v), "\xe4\xb8\xad|\xef\xbf\xbd|\xef\xbf\xbd\xef\xbf\xbd|"
+                                              "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd");
+    json_decref(v);
+    rein_buf_release(&b);
+}
+
+static void test_jw_reports_misuse_and_depth(void **state)
+{
+    struct rein_buf b;
+    struct rein_jw w;
+
+    (void)state;
+    rein_buf_init(&b, 0);
+    rein_jw_init(&w, &b);
+    rein_jw_obj_end(&w);
+    assert_int_equal(rein_jw_finish(&w), REIN_ESTATE);
+    rein_buf_reset(&b);
+    rein_jw_init(&w, &b);
+    for (int i = 0; i < REIN_JW_MAX_DEPTH + 5; i++)
+        rein_jw_arr_begin(&w);
+    assert_int_equal(rein_jw_finish(&w), REIN_EDEPTH);
+    rein_buf_reset(&b);
+    rein_jw_init(&w, &b);
+    rein_jw_arr_begin(&w);
+    assert_int_equal(rein_jw_finish(&w), REIN_ESTATE);
+    rein_buf_release(&b);
+}
+
+static void test_jw_double_round_trips(void **state)
+{
+    const double values[] = {0.1, 1e300, -2.5e-300, 123456789.123456789, 1.0 / 3.0, 5e-324};
+    struct rein_buf b;
+    struct rein_jw w;
+
+    (void)state;
+    rein_buf_init(&b, 0);
+    for (size_t i = 0; i < sizeof(values) / sizeof(values[0]); i++) {
+        rein_buf_reset(&b);
+        rein_jw_init(&w, &b);
+        rein_jw_double(&w, values[i]);
+        assert_rein_ok(rein_jw_finish(&w), NULL);
+        assert_true(strtod(b.ptr, NULL) == values[i]);
+    }
+    rein_buf_reset(&b);
+    rein_jw_init(&w, &b);
+    rein_jw_double(&w, NAN);
+    assert_string_equal(b.ptr, "null");
+    rein_buf_release(&b);
+}
+
+static void test_json_parse_reports_position(void **state)
+{
+    rein_error err;
+    json_t *v;
+
+    (void)state;
+    rein_error_clear(&err);
+    v = rein_json_parse("{\"a\": 1,\n \"b\": }", 17, 0, &err);
+    assert_null(v);
+    assert_int_equal(err.code, REIN_EPARSE);
+    assert_int_equal(err.line, 2);
+    assert_true(err.column > 0);
+    assert_non_null(strstr(err.msg, "line 2"));
+    v = rein_json_parse("123456789012345678901234567890", 30, 0, &err);
+    assert_null(v);
+}
+
+static void test_json_dump_keeps_key_order(void **state)
+{
+    const char *text = "{\"z\":1,\"a\":[1.5,\"x\",null,false],\"m\":{}}";
+    json_t *v = rein_json_parse(text, strlen(text), 0, NULL);
+    char *s;
+
+    (void)state;
+    assert_non_null(v);
+    s = rein_json_dumps(v);
+    assert_string_equal(s, "{\"z\":1,\"a\":[1.5,\"x\",null,false],\"m\":{}}");
+    assert_string_equal(rein_json_type_name(json_object_get(v, "a")), "array");
+    rein_free(s);
+    json_decref(v);
+}
+
+static void test_ids_are_well_formed_and_distinct(void **state)
+{
+    char a[REIN_TRACE_ID_LEN + 1], b[REIN_TRACE_ID_LEN + 1];
+    char c[REIN_ID_MAX], d[REIN_ID_MAX];
+    char span[REIN_SPAN_ID_LEN + 1];
+
+    (void)state;
+    rein_trace_id_new(a);
+    rein_trace_id_new(b);
+    assert_true(rein_trace_id_is_valid(a));
+    assert_string_not_equal(a, b);
+    assert_false(rein_trace_id_is_valid("00000000000000000000000000000000"));
+    assert_false(rein_trace_id_is_valid("4BF92F3577B34DA6A3CE929D0E0E4736"));
+    assert_true(rein_trace_id_is_valid("4bf92f3577b34da6a3ce929d0e0e4736"));
+    rein_id_new("call_", c);
+    rein_id_new("call_", d);
+    assert_int_equal(strlen(c), 5 + 24);
+    assert_memory_equal(c, "call_", 5);
+    assert_string_not_equal(c, d);
+    rein_span_id_new(span);
+    assert_int_equal(strlen(span), 16);
+}
+
+static void test_clock_is_monotonic_and_iso_formats(void **state)
+{
+    char iso[REIN_TIME_ISO_LEN];
+    int64_t t0 = rein_now_ms();
+
+    (void)state;
+    rein_sleep_ms(5);
+    assert_true(rein_now_ms() - t0 >= 5);
+    assert_string_equal(rein_time_iso(0, iso), "1970-01-01T00:00:00.000Z");
+    assert_string_equal(rein_time_iso(1795302423120LL, iso), "2026-11-21T23:07:03.120Z");
+}
+
+static void test_log_level_parses(void **state)
+{
+    enum rein_log_level lvl = REIN_LOG_WARN;
+
+    (void)state;
+    assert_true(rein_log_level_parse("debug", &lvl));
+    assert_int_equal(lvl, REIN_LOG_DEBUG);
+    assert_true(rein_log_level_parse("ERROR", &lvl));
+    assert_int_equal(lvl, REIN_LOG_ERROR);
+    assert_false(rein_log_level_parse("loud", &lvl));
+    assert_int_equal(lvl, REIN_LOG_ERROR);
+    rein_log_set_level(REIN_LOG_INFO);
+    assert_true(rein_log_enabled(REIN_LOG_INFO));
+    assert_false(rein_log_enabled(REIN_LOG_DEBUG));
+}
+
+static int cleanups_run;
+static void count_cleanup(void *data)
+{
+    (void)data;
+    cleanups_run++;
+}
+
+static void test_arena_allocates_and_cleans_up(void **state)
+{
+    rein_arena *a = rein_arena_new(64);
+    char *big;
+
+    (void)state;
+    assert_non_null(a);
+    for (int i = 0; i < 100; i++)
+        assert_non_null(rein_arena_printf(a, "item %d", i));
+    big = rein_arena_alloc(a, 10000);
+    assert_non_null(big);
+    memset(big, 'x', 10000);
+    assert_string_equal(rein_arena_strdup(a, "after big"), "after big");
+    assert_rein_ok(rein_arena_on_free(a, count_cleanup, NULL), NULL);
+    assert_true(((uintptr_t)rein_arena_alloc(a, 3) & 15) == 0);
+    cleanups_run = 0;
+    rein_arena_free(a);
+    assert_int_equal(cleanups_run, 1);
+}
+
+static void jw_under_pressure(void *arg)
+{
+    struct rein_buf b;
+    struct rein_jw w;
+    json_t *v;
+
+    (void)arg;
+    rein_buf_init(&b, 0);
+    rein_jw_init(&w, &b);
+    v = json_pack("{s:s, s:[i,f,b]}", "name", "echo", "args", 1, 2.5, 1);
+    if (v)
+        rein_jw_json(&w, v);
+    if (v && rein_jw_finish(&w) == REIN_OK)
+        assert_non_null(strstr(b.ptr, "\"echo\""));
+    json_decref(v);
+    rein_buf_release(&b);
+}
+
+static void test_jw_survives_every_allocation_failure(void **state)
+{
+    (void)state;
+    test_alloc_torture(jw_under_pressure, NULL);
+}
+
+static const struct CMUnitTest tests[] = {
+    cmocka_unit_test(test_error_codes_have_names_and_texts),
+    cmocka_unit_test(test_error_set_returns_code_and_formats),
+    cmocka_unit_test(test_buf_grows_and_stays_terminated),
+    cmocka_unit_test(test_buf_respects_max),
+    cmocka_unit_test(test_buf_detach_hands_over_memory),
+    cmocka_unit_test(test_jw_writes_nested_values),
+    cmocka_unit_test(test_jw_replaces_invalid_utf8),
+    cmocka_unit_test(test_jw_reports_misuse_and_depth),
+    cmocka_unit_test(test_jw_double_round_trips),
+    cmocka_unit_test(test_json_parse_reports_position),
+    cmocka_unit_test(test_json_dump_keeps_key_order),
+    cmocka_unit_test(test_ids_are_well_formed_and_distinct),
+    cmocka_unit_test(test_clock_is_monotonic_and_iso_formats),
+    cmocka_unit_test(test_log_level_parses),
+    cmocka_unit_test(test_arena_allocates_and_cleans_up),
+    cmocka_unit_test(test_jw_survives_every_allocation_failure),
+};
+
+REIN_TEST_MAIN(tests)
