@@ -12,5 +12,6 @@
 #include <rein/cancel.h>
 #include <rein/proc.h>
 #include <rein/pool.h>
+#include <rein/schema.h>
 
 #endif /* REIN_REIN_H */
