@@ -931,6 +931,8 @@ static void test_auth_checks(void **state)
     static const char *const wrong_key[] = {"Authorization: Bearer sk-wrong", NULL};
     static const char *const an_wrong[] = {"x-api-key: nope", "anthropic-version: 2023-06-01",
                                            NULL};
+    static const char *const an_bearer[] = {"Authorization: Bearer sk-ant",
+                                            "anthropic-version: 2023-06-01", NULL};
     ms_server *s = start();
     struct http h;
     json_t *e;
@@ -969,6 +971,10 @@ static void test_auth_checks(void **state)
     post(s, AN_PATH, an_body(false), anthropic_headers, &h);
     assert_int_equal(h.status, 200);
     http_release(&h);
+    /* Anthropic SDKs from 1.x send the key as a bearer token */
+    post(s, AN_PATH, an_body(false), an_bearer, &h);
+    assert_int_equal(h.status, 200);
+    http_release(&h);
     ms_stop(s);
 }
 
@@ -992,12 +998,15 @@ static void expect_anthropic_400(ms_server *s, const char *body, const char *con
 static void test_anthropic_validation(void **state)
 {
     static const char *const no_version[] = {"Content-Type: application/json", NULL};
+    static const char *const twice[] = {"anthropic-version: 2023-06-01, 2023-06-01", NULL};
     ms_server *s = start();
     struct http h;
 
     (void)state;
     script(s, "{\"text\":\"valid\"}");
     expect_anthropic_400(s, an_body(false), no_version, "anthropic-version: header is required");
+    expect_anthropic_400(s, an_body(false), twice,
+                         "anthropic-version: \"2023-06-01, 2023-06-01\" is not a valid version");
     expect_anthropic_400(s,
                          "{\"model\":\"c\",\"messages\":[{\"role\":\"user\",\"content\":\"x\"}]}",
                          NULL, "max_tokens: Field required");

@@ -25,7 +25,8 @@
  *   { "name": "retry-after-invalid",  shown in errors; default: the file name or "inline"
  *     "api_key": "sk-test",           when set, requests must carry this key: OpenAI
  *                                     "Authorization: Bearer KEY", Anthropic "x-api-key: KEY"
- *                                     (401 with the service's error otherwise)
+ *                                     or "Authorization: Bearer KEY" (as Anthropic SDKs 1.x
+ *                                     send it); 401 with the service's error otherwise
  *     "validate": true,               false serves requests the real services would refuse
  *     "description": "...",           ignored
  *     "replies": [ REPLY, ... ] }

@@ -739,10 +739,28 @@ static bool check_auth(enum ms_format f, json_t *headers, const char *key, struc
                         "https://platform.openai.com/account/api-keys.",
                         auth + 7);
     } else if (f == MS_FMT_ANTHROPIC) {
-        if (!xkey)
+        /* x-api-key, or (as the SDKs from 1.x send a key) Authorization: Bearer. */
+        const char *given = xkey;
+        if (!given && auth && strncmp(auth, "Bearer ", 7) == 0)
+            given = auth + 7;
+        if (!given)
             return fail(v, 401, "authentication_error", NULL, NULL, "x-api-key header is required");
-        if (strcmp(xkey, key) != 0)
+        if (strcmp(given, key) != 0)
             return fail(v, 401, "authentication_error", NULL, NULL, "invalid x-api-key");
+    }
+    return true;
+}
+
+/* A version is a date, YYYY-MM-DD; the service refuses anything else (even a repeated one). */
+static bool version_ok(const char *ver)
+{
+    static const char shape[] = "dddd-dd-dd";
+
+    if (strlen(ver) != sizeof(shape) - 1)
+        return false;
+    for (size_t i = 0; shape[i]; i++) {
+        if (shape[i] == 'd' ? (ver[i] < '0' || ver[i] > '9') : ver[i] != shape[i])
+            return false;
     }
     return true;
 }
@@ -753,7 +771,7 @@ static bool an_check_version(json_t *headers, struct ms_verdict *v)
 
     if (!ver)
         return AN_FAIL(v, "anthropic-version: header is required");
-    if (strcmp(ver, "2023-06-01") != 0 && strcmp(ver, "2023-01-01") != 0)
+    if (!version_ok(ver))
         return AN_FAIL(v, "anthropic-version: \"%s\" is not a valid version", ver);
     return true;
 }
