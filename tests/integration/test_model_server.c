@@ -1324,6 +1324,30 @@ static void test_request_log(void **state)
     ms_stop(s);
 }
 
+static void test_log_limit_counts_but_keeps_the_first(void **state)
+{
+    ms_server *s = start();
+    struct http h;
+
+    (void)state;
+    ms_set_log_limit(s, 2);
+    script(s, "{\"match\":{\"nth\":3},\"text\":\"third\"}");
+    script(s, "{\"text\":\"any\",\"times\":0}");
+    for (int i = 0; i < 3; i++) {
+        post(s, OA_PATH, oa_body(false), openai_headers, &h);
+        assert_int_equal(h.status, 200);
+        if (i == 2)
+            assert_non_null(strstr(h.body.ptr, "third")); /* nth counts unkept requests */
+        http_release(&h);
+    }
+    assert_int_equal(ms_request_count(s), 3);
+    assert_true(ms_wait(s, 3, 10));
+    assert_non_null(ms_request(s, 1));
+    assert_null(ms_request(s, 2));
+    assert_int_equal(ms_last_request(s)->index, 1);
+    ms_stop(s);
+}
+
 static void test_control_endpoints(void **state)
 {
     ms_server *s = start();
@@ -1511,6 +1535,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_match_predicates),
     cmocka_unit_test(test_unknown_path_and_scripted_custom_path),
     cmocka_unit_test(test_request_log),
+    cmocka_unit_test(test_log_limit_counts_but_keeps_the_first),
     cmocka_unit_test(test_control_endpoints),
     cmocka_unit_test(test_concurrent_clients),
     cmocka_unit_test(test_scripting_survives_allocation_failures),

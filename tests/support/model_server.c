@@ -53,6 +53,8 @@ struct ms_server {
     bool validate;
     struct record **log;
     size_t nlog, cap_log;
+    size_t seen;      /* requests since the last reset; can exceed nlog past log_limit */
+    size_t log_limit; /* most records kept; 0: no limit */
 };
 
 /* ---- small helpers ------------------------------------------------------------------- */
@@ -112,7 +114,7 @@ static rein_err push_reply(ms_server *s, struct ms_reply *r)
 {
     if (s->nreplies == s->cap_replies) {
         size_t cap = s->cap_replies ? s->cap_replies * 2 : 16;
-        struct ms_reply **v = rein_realloc(s->replies, cap * sizeof(*v));
+        struct ms_reply **v = rein_realloc(s->replies, cap * sizeof(struct ms_reply *));
         if (!v)
             return REIN_ENOMEM;
         s->replies = v;
@@ -183,7 +185,7 @@ static rein_err compile_all(json_t *arr, const char *base_dir, struct ms_reply *
                             rein_error *err)
 {
     size_t n = json_array_size(arr), i;
-    struct ms_reply **v = rein_calloc(n ? n : 1, sizeof(*v));
+    struct ms_reply **v = rein_calloc(n ? n : 1, sizeof(struct ms_reply *));
     rein_err rc = REIN_OK;
 
     if (!v)
@@ -423,21 +425,36 @@ static void record_free(struct record *r)
     rein_free(r);
 }
 
-/* Adds rec to the log (taking it) and wakes ms_wait. Called with the lock held. */
-static rein_err publish_locked(ms_server *s, struct record *rec)
+/*
+ * Counts the request, adds rec to the log (taking it; it is dropped past the log limit or
+ * when memory runs out) and wakes ms_wait. Called with the lock held.
+ */
+static void publish_locked(ms_server *s, struct record *rec)
 {
+    rec->pub.index = s->seen++;
+    pthread_cond_broadcast(&s->cond);
+    if (s->log_limit && s->nlog >= s->log_limit) {
+        record_free(rec);
+        return;
+    }
     if (s->nlog == s->cap_log) {
         size_t cap = s->cap_log ? s->cap_log * 2 : 32;
-        struct record **v = rein_realloc(s->log, cap * sizeof(*v));
-        if (!v)
-            return REIN_ENOMEM;
+        struct record **v = rein_realloc(s->log, cap * sizeof(struct record *));
+        if (!v) {
+            record_free(rec);
+            return;
+        }
         s->log = v;
         s->cap_log = cap;
     }
-    rec->pub.index = s->nlog;
     s->log[s->nlog++] = rec;
-    pthread_cond_broadcast(&s->cond);
-    return REIN_OK;
+}
+
+void ms_set_log_limit(ms_server *s, size_t max)
+{
+    lock(s);
+    s->log_limit = max;
+    unlock(s);
 }
 
 size_t ms_request_count(ms_server *s)
@@ -445,7 +462,7 @@ size_t ms_request_count(ms_server *s)
     size_t n;
 
     lock(s);
-    n = s->nlog;
+    n = s->seen;
     unlock(s);
     return n;
 }
@@ -463,11 +480,11 @@ bool ms_wait(ms_server *s, size_t n, int timeout_ms)
         ts.tv_nsec -= 1000000000L;
     }
     lock(s);
-    while (s->nlog < n) {
+    while (s->seen < n) {
         if (pthread_cond_timedwait(&s->cond, &s->mu, &ts) == ETIMEDOUT)
             break;
     }
-    ok = s->nlog >= n;
+    ok = s->seen >= n;
     unlock(s);
     return ok;
 }
@@ -576,7 +593,7 @@ void ms_reset(ms_server *s)
     log = s->log;
     nlog = s->nlog;
     s->log = NULL;
-    s->nlog = s->cap_log = 0;
+    s->nlog = s->cap_log = s->seen = 0;
     unlock(s);
     release_replies(s, old, nold);
     for (size_t i = 0; i < nlog; i++)
@@ -739,7 +756,10 @@ static void add_common_headers(struct MHD_Response *resp, enum ms_format f, cons
         add_header(resp, "x-request-id", rid);
     if (st->body.chunked)
         add_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache");
-    json_object_foreach((json_t *)extra, key, v) add_header(resp, key, json_string_value(v));
+    json_object_foreach((json_t *)extra, key, v)
+    {
+        add_header(resp, key, json_string_value(v));
+    }
 }
 
 /* Queues st (taken) as the response. */
@@ -1030,7 +1050,7 @@ static void decide(ms_server *s, struct record *rec, const struct req *q, struct
 
     screen(s, q, o);
     lock(s);
-    view.nth = s->nlog + 1;
+    view.nth = s->seen + 1;
     if (!o->e.status) {
         o->pick = select_locked(s, &view);
         if (!o->pick) {
@@ -1047,8 +1067,7 @@ static void decide(ms_server *s, struct record *rec, const struct req *q, struct
     rec->pub.format = ms__format_name(q->format);
     rec->pub.stream = q->stream;
     rec->pub.json = json_incref(q->json);
-    if (publish_locked(s, rec) != REIN_OK)
-        record_free(rec);
+    publish_locked(s, rec);
     unlock(s);
 }
 

@@ -207,13 +207,20 @@ size_t ms_replies_left(ms_server *s);
 /* Drops the script and the request log (earlier ms_request pointers become invalid). */
 void ms_reset(ms_server *s);
 
-/* The request log. */
+/*
+ * The request log. Every model request is counted and, up to the log limit, kept (control
+ * requests to /__… are neither).
+ */
+/* Keeps at most max records (0: all, the default); later requests are only counted. For
+ * long benchmark runs. */
+void ms_set_log_limit(ms_server *s, size_t max);
+/* Requests seen since the start or the last ms_reset (kept or not). */
 size_t ms_request_count(ms_server *s);
-/* Waits until at least n requests have been recorded; false after timeout_ms. */
+/* Waits until at least n requests have been seen; false after timeout_ms. */
 bool ms_wait(ms_server *s, size_t n, int timeout_ms);
-/* Request i (0-based), borrowed; NULL when there is none. */
+/* Request i (0-based), borrowed; NULL when there is none (or it was past the log limit). */
 const struct ms_request *ms_request(ms_server *s, size_t i);
-/* The newest request, borrowed; NULL when there is none. */
+/* The newest kept request, borrowed; NULL when there is none. */
 const struct ms_request *ms_last_request(ms_server *s);
 /*
  * New reference: the log as GET /__requests returns it, an array of

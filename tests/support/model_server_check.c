@@ -193,7 +193,7 @@ static bool oa_check_message(const json_t *m, size_t i, struct ms_verdict *v)
     if (!json_object_get(m, "role"))
         return OA_FAIL(v, "missing_required_parameter", rein_asprintf("messages[%zu].role", i),
                        "Missing required parameter: 'messages[%zu].role'.", i);
-    for (r = 0; role && r < sizeof(roles) / sizeof(roles[0]) && strcmp(role, roles[r]); r++)
+    for (r = 0; role && r < sizeof(roles) / sizeof(roles[0]) && strcmp(role, roles[r]) != 0; r++)
         ;
     if (!role || r == sizeof(roles) / sizeof(roles[0]))
         return OA_FAIL(v, "invalid_value", rein_asprintf("messages[%zu].role", i),
@@ -269,7 +269,9 @@ static bool oa_check_answers(const json_t *msgs, size_t i, size_t *next, struct 
     bool ok = true;
 
     json_array_foreach(json_object_get(json_array_get(msgs, i), "tool_calls"), k, call)
+    {
         json_array_append_new(pending, json_string(str_of(call, "id")));
+    }
     for (j = i + 1; ok && j < n && role_is(json_array_get(msgs, j), "tool"); j++) {
         const char *id = str_of(json_array_get(msgs, j), "tool_call_id");
         if (!take_id(pending, id))
@@ -541,7 +543,10 @@ static bool an_check_results(const json_t *msgs, size_t i, struct ms_verdict *v)
         bool found = false;
         if (!ok || !t || strcmp(t, "tool_result") != 0)
             continue;
-        json_array_foreach(uses, k, x) found = found || strcmp(json_string_value(x), id) == 0;
+        json_array_foreach(uses, k, x)
+        {
+            found = found || strcmp(json_string_value(x), id) == 0;
+        }
         if (!found)
             ok = AN_FAIL(v,
                          "messages.%zu.content.%zu: unexpected `tool_use_id` found in "

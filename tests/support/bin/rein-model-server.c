@@ -3,6 +3,7 @@
  * for tests and benchmarks that run rein as a separate program (`rein chat`, `rein serve`).
  *
  *   rein-model-server [--port N] [--scenario FILE] [--api-key KEY] [--no-validate]
+ *                     [--log-limit N]
  *
  * Prints its base URL ("http://127.0.0.1:PORT") on a line of its own on stdout once it
  * listens, then serves until SIGTERM or SIGINT. Scripts can be replaced or extended at run
@@ -19,22 +20,23 @@
 static void usage(FILE *to)
 {
     fprintf(to, "usage: rein-model-server [--port N] [--scenario FILE] [--api-key KEY] "
-                "[--no-validate]\n"
+                "[--no-validate] [--log-limit N]\n"
                 "  --port N         listen on 127.0.0.1:N (default 0: a free port)\n"
                 "  --scenario FILE  load a scenario (see tests/support/model_server.h)\n"
                 "  --api-key KEY    requests must carry this key\n"
                 "  --no-validate    serve requests the real services would refuse\n"
+                "  --log-limit N    keep at most N requests in the log (benchmarks)\n"
                 "Prints the base URL on stdout, then serves until SIGTERM or SIGINT.\n");
 }
 
-static bool parse_port(const char *text, int *port)
+static bool parse_count(const char *text, long max, long *out)
 {
     char *end;
     long v = strtol(text, &end, 10);
 
-    if (!*text || *end || v < 0 || v > 65535)
+    if (!*text || *end || v < 0 || v > max)
         return false;
-    *port = (int)v;
+    *out = v;
     return true;
 }
 
@@ -42,14 +44,18 @@ int main(int argc, char **argv)
 {
     const char *scenario = NULL, *key = NULL;
     bool validate = true;
-    int port = 0, sig = 0;
+    long port = 0, log_limit = 0;
+    int sig = 0;
     sigset_t set;
     rein_error err;
     ms_server *s;
 
     for (int i = 1; i < argc; i++) {
         bool has_value = i + 1 < argc;
-        if (strcmp(argv[i], "--port") == 0 && has_value && parse_port(argv[i + 1], &port)) {
+        if (strcmp(argv[i], "--port") == 0 && has_value && parse_count(argv[i + 1], 65535, &port)) {
+            i++;
+        } else if (strcmp(argv[i], "--log-limit") == 0 && has_value &&
+                   parse_count(argv[i + 1], 1L << 40, &log_limit)) {
             i++;
         } else if (strcmp(argv[i], "--scenario") == 0 && has_value) {
             scenario = argv[++i];
@@ -75,12 +81,13 @@ int main(int argc, char **argv)
     signal(SIGPIPE, SIG_IGN);
 
     rein_error_clear(&err);
-    s = ms_start(port, &err);
+    s = ms_start((int)port, &err);
     if (!s) {
         fprintf(stderr, "rein-model-server: %s\n", err.msg);
         return 1;
     }
     ms_set_validate(s, validate);
+    ms_set_log_limit(s, (size_t)log_limit);
     if (key)
         ms_set_api_key(s, key);
     if (scenario && ms_load(s, scenario, false, &err) != REIN_OK) {
