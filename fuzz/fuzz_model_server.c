@@ -66,6 +66,9 @@ static void exercise_reply(enum ms_format f, bool stream, json_t *doc, const cha
     ms__body_init(&b);
     (void)ms__body_split_raw(&b, text, len, stream);
     ms__body_release(&b);
+    ms__body_init(&b);
+    (void)ms__body_wrap_lines(&b, text, len, f);
+    ms__body_release(&b);
     ms__reply_free(r);
 }
 

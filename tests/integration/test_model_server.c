@@ -1163,6 +1163,51 @@ static void test_recorded_fixture_replay(void **state)
     ms_stop(s);
 }
 
+static void test_stream_jsonl_fixture_wrapped_as_sse(void **state)
+{
+    char an[4096], oa[4096];
+    ms_server *s = start();
+    struct http h;
+    json_t *ev;
+    rein_error err;
+    size_t n;
+
+    (void)state;
+    snprintf(an, sizeof(an), "%s",
+             test_require_shared("fixtures/anthropic/vercel-text-then-tool-use-empty-input."
+                                 "stream.jsonl"));
+    snprintf(oa, sizeof(oa), "%s",
+             test_require_shared("fixtures/openai/vercel-azure-model-router-content-filter."
+                                 "stream.jsonl"));
+    rein_error_clear(&err);
+    assert_rein_ok(ms_add(s, json_pack("{s:s, s:s}", "body_file", an, "wrap_lines", "sse"), &err),
+                   &err);
+    assert_rein_ok(ms_add(s, json_pack("{s:s, s:s}", "body_file", oa, "wrap_lines", "sse"), &err),
+                   &err);
+    post(s, AN_PATH, an_body(true), anthropic_headers, &h);
+    assert_int_equal(h.rc, CURLE_OK);
+    assert_non_null(strstr(hdr(&h, "content-type"), "text/event-stream"));
+    ev = sse_parse(h.body.ptr);
+    n = json_array_size(ev);
+    assert_true(n > 4);
+    for (size_t i = 0; i < n; i++)
+        assert_string_equal(ev_name(ev, i),
+                            json_string_value(json_object_get(ev_data(ev, i), "type")));
+    assert_string_equal(ev_name(ev, 0), "message_start");
+    assert_string_equal(ev_name(ev, n - 1), "message_stop");
+    json_decref(ev);
+    http_release(&h);
+    post(s, OA_PATH, oa_body(true), openai_headers, &h);
+    ev = sse_parse(h.body.ptr);
+    n = json_array_size(ev);
+    assert_null(ev_name(ev, 0));
+    assert_true(json_is_object(ev_data(ev, 0)));
+    assert_string_equal(json_string_value(ev_data(ev, n - 1)), "[DONE]");
+    json_decref(ev);
+    http_release(&h);
+    ms_stop(s);
+}
+
 static void test_bad_scripts_are_refused_and_change_nothing(void **state)
 {
     static const struct {
@@ -1178,6 +1223,7 @@ static void test_bad_scripts_are_refused_and_change_nothing(void **state)
         {"{\"replies\":[],\"nmae\":\"x\"}", "scenario: unknown member \"nmae\""},
         {"{\"text\":[\"a\",1]}", "replies[0].text: expected a string or an array of strings"},
         {"{\"status\":700}", "replies[0].status: 700 is not an HTTP status"},
+        {"{\"body\":\"x\",\"wrap_lines\":\"ndjson\"}", "replies[0].wrap_lines: the only"},
         {"{\"headers\":{\"X\":\"a\\r\\nb\"}}", "line breaks"},
         {"42", "one reply, not integer"},
         {"{\"text\":", "script: "},
@@ -1531,6 +1577,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_script_ran_out_names_scenario_and_request),
     cmocka_unit_test(test_scenario_file_with_body_file),
     cmocka_unit_test(test_recorded_fixture_replay),
+    cmocka_unit_test(test_stream_jsonl_fixture_wrapped_as_sse),
     cmocka_unit_test(test_bad_scripts_are_refused_and_change_nothing),
     cmocka_unit_test(test_match_predicates),
     cmocka_unit_test(test_unknown_path_and_scripted_custom_path),

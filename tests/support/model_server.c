@@ -829,6 +829,12 @@ static rein_err render(const struct ms_reply *r, const struct req *q, enum ms_fo
                        .stream = stream,
                        .include_usage = json_is_true(json_object_get(opts, "include_usage"))};
 
+    if (r->body && r->wrap_sse) {
+        st->body.content_type =
+            r->content_type ? r->content_type : "text/event-stream; charset=utf-8";
+        st->body.chunked = stream;
+        return ms__body_wrap_lines(&st->body, r->body, r->body_len, f);
+    }
     if (r->body) {
         const char *ct = raw_content_type(r, f, stream);
         st->body.content_type = ct;

@@ -71,7 +71,12 @@
  *   "body_file": "x.sse"              recorded fixture; a relative path is resolved against
  *                                     the scenario file's folder); SSE/NDJSON bodies are split
  *                                     into events at blank lines/newlines for the faults below
- *   "content_type": "text/event-stream"  with body/body_file (default from the text)
+ *   "content_type": "text/event-stream"  with body/body_file (default: SSE for a stream,
+ *                                     NDJSON for an Ollama stream, else application/json)
+ *   "wrap_lines": "sse"               with body/body_file: each non-empty line is one SSE
+ *                                     data payload (a .stream.jsonl recording); Anthropic
+ *                                     payloads get their "event: <type>" line back and an
+ *                                     OpenAI stream ends with data: [DONE]
  *   "times": 1                        how many requests this reply serves; 0: every request
  *   "match": MATCH                    serve this reply only to requests that match
  *   "fault": {

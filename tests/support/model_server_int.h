@@ -59,6 +59,7 @@ struct ms_reply {
     char *body; /* raw body (body or body_file), or NULL */
     size_t body_len;
     char *content_type;
+    bool wrap_sse; /* "wrap_lines": "sse": each body line is one SSE data payload */
     json_t *match; /* borrowed from spec, or NULL */
     long times;    /* 0: unlimited */
     long used;     /* requests served; guarded by the server's lock */
@@ -104,6 +105,11 @@ rein_err ms__body_insert(struct ms_body *b, size_t k, const char *text, size_t l
 void ms__body_keep(struct ms_body *b, size_t k);
 /* Splits a raw body into events: at blank lines for SSE, at newlines for NDJSON. */
 rein_err ms__body_split_raw(struct ms_body *b, const char *text, size_t len, bool sse);
+/*
+ * Makes one SSE event of each non-empty line of text (a .stream.jsonl recording): an
+ * Anthropic payload gets its "event: <type>" line back, an OpenAI stream its data: [DONE].
+ */
+rein_err ms__body_wrap_lines(struct ms_body *b, const char *text, size_t len, enum ms_format f);
 
 /* What the renderers need to know about the request being answered. */
 struct ms_ctx {

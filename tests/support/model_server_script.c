@@ -92,6 +92,7 @@ static const struct member reply_members[] = {
     {"body", K_STR},
     {"body_file", K_STR},
     {"content_type", K_STR},
+    {"wrap_lines", K_STR},
     {"times", K_COUNT},
     {"match", K_OBJ},
     {"fault", K_OBJ},
@@ -313,6 +314,9 @@ static rein_err check_reply(const json_t *spec, const char *where, rein_error *e
         rc = check_sub(fault, "error_event", error_event_members,
                        sizeof(error_event_members) / sizeof(error_event_members[0]), at, err);
     }
+    if (!rc && json_object_get(spec, "wrap_lines") &&
+        strcmp(json_string_value(json_object_get(spec, "wrap_lines")), "sse") != 0)
+        rc = rein_error_set(err, REIN_EINVAL, "%s.wrap_lines: the only value is \"sse\"", where);
     if (!rc && json_object_get(spec, "body") && json_object_get(spec, "body_file"))
         rc =
             rein_error_set(err, REIN_EINVAL, "%s: give \"body\" or \"body_file\", not both", where);
@@ -414,6 +418,7 @@ rein_err ms__reply_compile(json_t *spec, const char *where, const char *base_dir
     r->match = json_object_get(spec, "match");
     r->name = dup_member(spec, "name");
     r->content_type = dup_member(spec, "content_type");
+    r->wrap_sse = json_object_get(spec, "wrap_lines") != NULL;
     rc = compile_fault(r, json_object_get(spec, "fault"));
     if (rc) {
         rein_error_set(err, rc, "%s: out of memory", where);

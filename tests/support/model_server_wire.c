@@ -124,6 +124,45 @@ rein_err ms__body_split_raw(struct ms_body *b, const char *text, size_t len, boo
     return rc;
 }
 
+static rein_err wrap_line(struct ms_body *b, const char *line, size_t n, enum ms_format f)
+{
+    json_t *v = f == MS_FMT_ANTHROPIC ? rein_json_parse(line, n, 0, NULL) : NULL;
+    const char *type = json_string_value(json_object_get(v, "type"));
+    rein_err rc = REIN_OK;
+
+    if (type)
+        rc = rein_buf_addf(&b->buf, "event: %s\n", type);
+    json_decref(v);
+    if (!rc)
+        rc = rein_buf_adds(&b->buf, "data: ");
+    if (!rc)
+        rc = rein_buf_add(&b->buf, line, n);
+    if (!rc)
+        rc = rein_buf_adds(&b->buf, "\n\n");
+    return rc ? rc : ms__body_mark(b);
+}
+
+rein_err ms__body_wrap_lines(struct ms_body *b, const char *text, size_t len, enum ms_format f)
+{
+    size_t at = 0;
+    rein_err rc = REIN_OK;
+
+    while (!rc && at < len) {
+        const char *nl = memchr(text + at, '\n', len - at);
+        size_t end = nl ? (size_t)(nl - text) : len, n = end - at;
+        if (n && text[at + n - 1] == '\r')
+            n--;
+        if (n)
+            rc = wrap_line(b, text + at, n, f);
+        at = end + 1;
+    }
+    if (!rc && f == MS_FMT_OPENAI)
+        rc = rein_buf_adds(&b->buf, "data: [DONE]\n\n");
+    if (!rc && f == MS_FMT_OPENAI)
+        rc = ms__body_mark(b);
+    return rc;
+}
+
 /* ---- pieces of text ------------------------------------------------------------------ */
 
 /* A text member split into the deltas a stream sends: borrowed slices of the spec's strings. */
