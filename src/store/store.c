@@ -537,6 +537,8 @@ rein_err rein_store_message_append(rein_store *s, const char *conv_id, const cha
         return rc;
     if (!json)
         return rein_error_set(err, REIN_EINVAL, "message is missing");
+    if (trace_id && trace_id[0] && !rein__store_call_id_is_valid(trace_id))
+        return rein_error_set(err, REIN_EINVAL, "message trace id is not valid");
     rc = check_message(json, len, err);
     if (rc != REIN_OK)
         return rc;

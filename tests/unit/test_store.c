@@ -29,9 +29,31 @@ static rein_store *open_store(struct backend *b)
     return s;
 }
 
+/* Set while a test runs, so the teardown can stop the server and remove files even when an
+ * assertion fails half-way. */
+static struct backend *current;
+
+static int cleanup(void **state)
+{
+    (void)state;
+    if (current) {
+        test_redis_stop(current->server);
+        if (current->dir) {
+            test_rmtree(current->dir);
+            free(current->dir);
+        }
+        current = NULL;
+    }
+    return 0;
+}
+
 static void run_backend(bool redis, void (*fn)(struct backend *b))
 {
-    struct backend b = {.redis = redis};
+    static struct backend b;
+
+    memset(&b, 0, sizeof(b));
+    b.redis = redis;
+    current = &b;
 
     if (redis) {
         rein_store *probe = NULL;
@@ -47,12 +69,6 @@ static void run_backend(bool redis, void (*fn)(struct backend *b))
         snprintf(b.url, sizeof(b.url), "sqlite:%s/rein.db", b.dir);
     }
     fn(&b);
-    if (b.server)
-        test_redis_stop(b.server);
-    if (b.dir) {
-        test_rmtree(b.dir);
-        free(b.dir);
-    }
 }
 
 #define BOTH(name)                                                                                 \
@@ -213,7 +229,12 @@ static void t_list_paging(struct backend *b)
         snprintf(id, sizeof(id), "p%02d", i);
         assert_rein_ok(rein_store_conv_create(s, id, NULL, NULL, NULL, &err), &err);
     }
-    /* Touch p07 last: it must come first. */
+    /* Touch p07 last, on a later millisecond than any creation: it must come first. */
+    {
+        int64_t t0 = rein_wall_ms();
+        while (rein_wall_ms() <= t0)
+            ;
+    }
     append(s, "p07", "{\"role\":\"user\",\"content\":\"hi\"}", 0);
     for (;;) {
         json_t *arr;
@@ -979,6 +1000,89 @@ static void sqlite_alloc_torture(void **state)
     free(dir);
 }
 
+/* ---- Redis only ------------------------------------------------------------------------- */
+
+static void t_redis_down(struct backend *b)
+{
+    char url[64];
+    rein_store *s = NULL;
+    rein_error err;
+    int port = test_free_port();
+
+    (void)b;
+    snprintf(url, sizeof(url), "redis://127.0.0.1:%d", port);
+    assert_int_equal(rein_store_open(url, NULL, &s, &err), REIN_ESTORE);
+    assert_null(s);
+    snprintf(url, sizeof(url), "127.0.0.1:%d", port);
+    assert_non_null(strstr(err.msg, url));
+    assert_non_null(strstr(err.msg, "refused"));
+    assert_int_equal(rein_store_open("redis://", NULL, &s, &err), REIN_EINVAL);
+    assert_int_equal(rein_store_open("redis://host:99999", NULL, &s, &err), REIN_EINVAL);
+    assert_int_equal(rein_store_open("redis://host:1/x", NULL, &s, &err), REIN_EINVAL);
+}
+
+static void redis_down(void **state)
+{
+    (void)state;
+    run_backend(true, t_redis_down);
+}
+
+static void t_redis_reconnect(struct backend *b)
+{
+    rein_store *s = open_store(b);
+    const char *reply;
+    json_t *o = NULL;
+    rein_error err;
+
+    assert_rein_ok(rein_store_conv_create(s, "rc", NULL, NULL, NULL, &err), &err);
+    /* The server drops every client connection, as a restart or a proxy would. */
+    reply = test_redis_command(b->server, "CLIENT KILL TYPE normal");
+    assert_non_null(reply);
+    assert_rein_ok(rein_store_conv_get(s, "rc", &o, &err), &err);
+    json_decref(o);
+    append(s, "rc", "{\"role\":\"user\",\"content\":\"after\"}", 0);
+    /* Once the server is gone for good, the error names it. */
+    test_redis_stop(b->server);
+    b->server = NULL;
+    assert_int_equal(rein_store_conv_get(s, "rc", &o, &err), REIN_ESTORE);
+    assert_non_null(strstr(err.msg, "127.0.0.1:"));
+    rein_store_free(s);
+}
+
+static void redis_reconnect(void **state)
+{
+    (void)state;
+    run_backend(true, t_redis_reconnect);
+}
+
+static void t_redis_prefix(struct backend *b)
+{
+    struct rein_store_opts a_opts = {.key_prefix = "teamA:"};
+    struct rein_store_opts b_opts = {.key_prefix = "teamB:"};
+    rein_store *sa = NULL, *sb = NULL;
+    json_t *page = NULL;
+    rein_error err;
+
+    assert_rein_ok(rein_store_open(b->url, &a_opts, &sa, &err), &err);
+    assert_rein_ok(rein_store_open(b->url, &b_opts, &sb, &err), &err);
+    assert_rein_ok(rein_store_conv_create(sa, "same", NULL, NULL, NULL, &err), &err);
+    assert_rein_ok(rein_store_conv_create(sb, "same", NULL, NULL, NULL, &err), &err);
+    assert_rein_ok(rein_store_conv_delete(sa, "same", &err), &err);
+    assert_true(rein_store_conv_exists(sb, "same", &err));
+    assert_rein_ok(rein_store_conv_list(sa, NULL, 10, &page, &err), &err);
+    assert_int_equal(json_array_size(json_object_get(page, "conversations")), 0);
+    json_decref(page);
+    assert_string_equal(rein_store_kind(sa), "redis");
+    rein_store_free(sa);
+    rein_store_free(sb);
+}
+
+static void redis_prefix(void **state)
+{
+    (void)state;
+    run_backend(true, t_redis_prefix);
+}
+
 static void store_ids(void **state)
 {
     (void)state;
@@ -997,30 +1101,33 @@ static void store_ids(void **state)
 
 static const struct CMUnitTest tests[] = {
     cmocka_unit_test(store_ids),
-    cmocka_unit_test(sqlite_conv_roundtrip),
-    cmocka_unit_test(redis_conv_roundtrip),
-    cmocka_unit_test(sqlite_messages),
-    cmocka_unit_test(redis_messages),
-    cmocka_unit_test(sqlite_list_paging),
-    cmocka_unit_test(redis_list_paging),
-    cmocka_unit_test(sqlite_delete),
-    cmocka_unit_test(redis_delete),
-    cmocka_unit_test(sqlite_ledger),
-    cmocka_unit_test(redis_ledger),
-    cmocka_unit_test(sqlite_events),
-    cmocka_unit_test(redis_events),
-    cmocka_unit_test(sqlite_lock_basic),
-    cmocka_unit_test(redis_lock_basic),
-    cmocka_unit_test(sqlite_lock_expiry),
-    cmocka_unit_test(redis_lock_expiry),
-    cmocka_unit_test(sqlite_lock_concurrent),
-    cmocka_unit_test(redis_lock_concurrent),
-    cmocka_unit_test(sqlite_control),
-    cmocka_unit_test(redis_control),
-    cmocka_unit_test(sqlite_lease_renews),
-    cmocka_unit_test(redis_lease_renews),
-    cmocka_unit_test(sqlite_recovery),
-    cmocka_unit_test(redis_recovery),
+    cmocka_unit_test_teardown(sqlite_conv_roundtrip, cleanup),
+    cmocka_unit_test_teardown(redis_conv_roundtrip, cleanup),
+    cmocka_unit_test_teardown(sqlite_messages, cleanup),
+    cmocka_unit_test_teardown(redis_messages, cleanup),
+    cmocka_unit_test_teardown(sqlite_list_paging, cleanup),
+    cmocka_unit_test_teardown(redis_list_paging, cleanup),
+    cmocka_unit_test_teardown(sqlite_delete, cleanup),
+    cmocka_unit_test_teardown(redis_delete, cleanup),
+    cmocka_unit_test_teardown(sqlite_ledger, cleanup),
+    cmocka_unit_test_teardown(redis_ledger, cleanup),
+    cmocka_unit_test_teardown(sqlite_events, cleanup),
+    cmocka_unit_test_teardown(redis_events, cleanup),
+    cmocka_unit_test_teardown(sqlite_lock_basic, cleanup),
+    cmocka_unit_test_teardown(redis_lock_basic, cleanup),
+    cmocka_unit_test_teardown(sqlite_lock_expiry, cleanup),
+    cmocka_unit_test_teardown(redis_lock_expiry, cleanup),
+    cmocka_unit_test_teardown(sqlite_lock_concurrent, cleanup),
+    cmocka_unit_test_teardown(redis_lock_concurrent, cleanup),
+    cmocka_unit_test_teardown(sqlite_control, cleanup),
+    cmocka_unit_test_teardown(redis_control, cleanup),
+    cmocka_unit_test_teardown(sqlite_lease_renews, cleanup),
+    cmocka_unit_test_teardown(redis_lease_renews, cleanup),
+    cmocka_unit_test_teardown(sqlite_recovery, cleanup),
+    cmocka_unit_test_teardown(redis_recovery, cleanup),
+    cmocka_unit_test_teardown(redis_down, cleanup),
+    cmocka_unit_test_teardown(redis_reconnect, cleanup),
+    cmocka_unit_test_teardown(redis_prefix, cleanup),
     cmocka_unit_test(sqlite_migrates_v1),
     cmocka_unit_test(sqlite_refuses_newer),
     cmocka_unit_test(sqlite_bad_files),
