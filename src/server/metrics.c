@@ -331,7 +331,7 @@ static rein_err add_number(struct rein_buf *b, double v)
         return rein_buf_adds(b, "NaN");
     if (v == (double)(int64_t)v && fabs(v) < 9e15)
         return rein_buf_addf(b, "%lld", (long long)v);
-    return rein_buf_addf(b, "%.17g", v);
+    return rein_buf_addf(b, "%.15g", v);
 }
 
 /* name{labels[,le="x"]} value */

@@ -1274,10 +1274,11 @@ rein_err rein_server_start(rein_server *srv, rein_error *err)
     }
     sa = (struct sockaddr *)&srv->addr;
     srv->daemon = MHD_start_daemon(
-        flags, (uint16_t)srv->port, NULL, NULL, on_request, srv, MHD_OPTION_SOCK_ADDR, sa,
+        flags, (uint16_t)srv->port, NULL, NULL, on_request, srv, MHD_OPTION_EXTERNAL_LOGGER,
+        mhd_log, NULL, MHD_OPTION_SOCK_ADDR, sa,
         MHD_OPTION_THREAD_POOL_SIZE, srv->io_threads, MHD_OPTION_NOTIFY_COMPLETED, on_completed,
         srv, MHD_OPTION_UNESCAPE_CALLBACK, no_unescape, NULL, MHD_OPTION_CONNECTION_TIMEOUT,
-        (unsigned)120, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL, MHD_OPTION_END);
+        (unsigned)120, MHD_OPTION_END);
     if (!srv->daemon) {
         rein_cancel_unref(srv->ticker_stop);
         srv->ticker_stop = NULL;
