@@ -46,9 +46,8 @@ REIN_EXTERN rein_metrics *rein_metrics_global(void);
  */
 REIN_EXTERN rein_metric *rein_metrics_family(rein_metrics *m, enum rein_metric_kind kind,
                                              const char *name, const char *help,
-                                             const char *const *label_names,
-                                             const double *buckets, size_t nbuckets,
-                                             rein_error *err);
+                                             const char *const *label_names, const double *buckets,
+                                             size_t nbuckets, rein_error *err);
 /* Adds v to the series with these label values (one per label name; borrowed). Counters
  * ignore negative v. f NULL is a no-op. */
 REIN_EXTERN void rein_metric_add(rein_metric *f, const char *const *label_values, double v);

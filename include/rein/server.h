@@ -50,9 +50,9 @@ typedef struct rein_sse rein_sse;
 typedef void (*rein_handler_fn)(rein_request *req, void *userdata);
 
 enum rein_route_flags {
-    REIN_ROUTE_JSON_BODY = 1 << 0, /* needs a JSON body: 415 / 400 guards, rein_request_json() */
-    REIN_ROUTE_PUBLIC = 1 << 1,    /* no API key needed (/healthz) */
-    REIN_ROUTE_INLINE = 1 << 2,    /* short, non-blocking: run on the network thread */
+    REIN_ROUTE_JSON_BODY = 1 << 0,  /* needs a JSON body: 415 / 400 guards, rein_request_json() */
+    REIN_ROUTE_PUBLIC = 1 << 1,     /* no API key needed (/healthz) */
+    REIN_ROUTE_INLINE = 1 << 2,     /* short, non-blocking: run on the network thread */
     REIN_ROUTE_RAW_PARAMS = 1 << 3, /* {params} are not checked as ids (decoded still) */
 };
 

@@ -46,13 +46,13 @@ typedef struct rein_store rein_store;
 
 /* Options for rein_store_open(); a zeroed struct (or NULL) means every default. */
 struct rein_store_opts {
-    const char *key_prefix;  /* Redis key prefix (borrowed, copied); NULL: "rein:" */
-    unsigned pool_size;      /* connections kept; 0: 4 */
-    int busy_timeout_ms;     /* SQLite busy_timeout; 0: 5000 */
-    int io_timeout_ms;       /* Redis connect/command timeout; 0: 5000 */
-    int poll_ms;             /* how often waiting calls poll control messages; 0: 100 */
-    unsigned events_max;     /* events kept per conversation in Redis (capped list); 0: 10000 */
-    bool no_recover;         /* skip rein_store_recover() at open */
+    const char *key_prefix; /* Redis key prefix (borrowed, copied); NULL: "rein:" */
+    unsigned pool_size;     /* connections kept; 0: 4 */
+    int busy_timeout_ms;    /* SQLite busy_timeout; 0: 5000 */
+    int io_timeout_ms;      /* Redis connect/command timeout; 0: 5000 */
+    int poll_ms;            /* how often waiting calls poll control messages; 0: 100 */
+    unsigned events_max;    /* events kept per conversation in Redis (capped list); 0: 10000 */
+    bool no_recover;        /* skip rein_store_recover() at open */
 };
 
 #define REIN_STORE_DEFAULT_URL "sqlite:./rein.db"
@@ -117,7 +117,8 @@ REIN_EXTERN rein_err rein_store_conv_list(rein_store *s, const char *cursor, uns
  * Deletes a conversation with its messages, ledger, events and control messages.
  * REIN_ENOTFOUND when absent; REIN_EBUSY when its lock is held by a live turn.
  */
-REIN_EXTERN rein_err rein_store_conv_delete(rein_store *s, const char *id, rein_error *err) REIN_WUR;
+REIN_EXTERN rein_err rein_store_conv_delete(rein_store *s, const char *id,
+                                            rein_error *err) REIN_WUR;
 /*
  * *out receives a new object: conv_get's fields plus messages (each {position, created_at,
  * trace_id, message: the stored JSON}) and ledger (entries as rein_store_ledger_json writes
@@ -146,8 +147,8 @@ typedef int (*rein_store_message_fn)(const struct rein_store_message *m, void *u
  * updated time. REIN_ENOTFOUND for an unknown conversation, REIN_EINVAL for a message that is
  * not such an object (err says why).
  */
-REIN_EXTERN rein_err rein_store_message_append(rein_store *s, const char *conv_id,
-                                               const char *json, size_t len, const char *trace_id,
+REIN_EXTERN rein_err rein_store_message_append(rein_store *s, const char *conv_id, const char *json,
+                                               size_t len, const char *trace_id,
                                                int64_t *position_out, rein_error *err) REIN_WUR;
 /*
  * Calls fn for each message at position >= from, in order. REIN_ENOTFOUND for an unknown
@@ -249,7 +250,7 @@ REIN_EXTERN rein_err rein_store_events_each(rein_store *s, const char *conv_id,
 
 /* The state of a held lock: what the turn holding it is doing. Plain value; no pointers. */
 struct rein_store_lock_info {
-    char token[REIN_ID_MAX];        /* owner token ("lock_…") */
+    char token[REIN_ID_MAX];         /* owner token ("lock_…") */
     char state[REIN_LOCK_STATE_MAX]; /* thinking, executing, verifying, waiting_approval, … */
     char tool[REIN_LOCK_TOOL_MAX];   /* the tool running, or "" */
     int64_t started_ms;              /* when the lock was taken */
@@ -281,7 +282,8 @@ REIN_EXTERN rein_err rein_store_lock_set_state(rein_store *s, const char *conv_i
                                                const char *tool, rein_error *err) REIN_WUR;
 /* Fills *out with the current holder's state; REIN_ENOTFOUND when the lock is free. */
 REIN_EXTERN rein_err rein_store_lock_get(rein_store *s, const char *conv_id,
-                                         struct rein_store_lock_info *out, rein_error *err) REIN_WUR;
+                                         struct rein_store_lock_info *out,
+                                         rein_error *err) REIN_WUR;
 
 /* ---- control messages: cancel and approvals, across instances ---------------------------- */
 

@@ -54,31 +54,34 @@ static int parse_args(int argc, char **argv, struct serve_opts *o)
         }
         if (!v)
             return cli_usage_error("%s needs a value (see rein serve --help)", a);
-        if (strcmp(a, "--host") == 0)
-            o->host = v;
-        else if (strcmp(a, "--store") == 0)
-            o->store_url = v;
-        else if (strcmp(a, "--port") == 0 ? !parse_long(v, 0, 65535, &o->port) : 0)
-            return cli_usage_error("--port must be 0-65535");
-        else if (strcmp(a, "--threads") == 0 ? !parse_long(v, 1, 1024, &o->threads) : 0)
-            return cli_usage_error("--threads must be 1-1024");
-        else if (strcmp(a, "--body-limit") == 0 ? !parse_long(v, 1024, 1L << 30, &o->body_limit)
-                                                : 0)
-            return cli_usage_error("--body-limit must be 1024 bytes to 1 GiB");
-        else if (strcmp(a, "--grace-ms") == 0 ? !parse_long(v, 0, 3600000, &o->grace_ms) : 0)
-            return cli_usage_error("--grace-ms must be 0-3600000");
-        else if (strcmp(a, "--host") && strcmp(a, "--store") && strcmp(a, "--port") &&
-                 strcmp(a, "--threads") && strcmp(a, "--body-limit") && strcmp(a, "--grace-ms"))
-            return cli_usage_error("unknown option %s (see rein serve --help)", a);
         i++;
+        if (strcmp(a, "--host") == 0) {
+            o->host = v;
+        } else if (strcmp(a, "--store") == 0) {
+            o->store_url = v;
+        } else if (strcmp(a, "--port") == 0) {
+            if (!parse_long(v, 0, 65535, &o->port))
+                return cli_usage_error("--port must be 0-65535");
+        } else if (strcmp(a, "--threads") == 0) {
+            if (!parse_long(v, 1, 1024, &o->threads))
+                return cli_usage_error("--threads must be 1-1024");
+        } else if (strcmp(a, "--body-limit") == 0) {
+            if (!parse_long(v, 1024, 1L << 30, &o->body_limit))
+                return cli_usage_error("--body-limit must be 1024 bytes to 1 GiB");
+        } else if (strcmp(a, "--grace-ms") == 0) {
+            if (!parse_long(v, 0, 3600000, &o->grace_ms))
+                return cli_usage_error("--grace-ms must be 0-3600000");
+        } else {
+            return cli_usage_error("unknown option %s (see rein serve --help)", a);
+        }
     }
     return 0;
 }
 
 int cmd_serve(int argc, char **argv)
 {
-    struct serve_opts o = {.host = "127.0.0.1", .port = 8080, .threads = 8,
-                           .body_limit = 1 << 20, .grace_ms = 10000};
+    struct serve_opts o = {
+        .host = "127.0.0.1", .port = 8080, .threads = 8, .body_limit = 1 << 20, .grace_ms = 10000};
     rein_store *store = NULL;
     rein_server *srv = NULL;
     rein_error err;

@@ -22,8 +22,7 @@ static int hexval(char c)
     return -1;
 }
 
-bool rein__http_pct_decode(const char *in, size_t len, bool plus_space, char *out,
-                           size_t *out_len)
+bool rein__http_pct_decode(const char *in, size_t len, bool plus_space, char *out, size_t *out_len)
 {
     size_t o = 0;
 
@@ -61,8 +60,8 @@ static size_t seg_len(const char *s)
     return slash ? (size_t)(slash - s) : strlen(s);
 }
 
-bool rein__http_match(const char *pattern, const char *path, rein_arena *arena,
-                      char names[][32], char **values, int *nparams)
+bool rein__http_match(const char *pattern, const char *path, rein_arena *arena, char names[][32],
+                      char **values, int *nparams)
 {
     const char *p = pattern, *q = path;
     int n = 0;

@@ -206,14 +206,20 @@ oom:
 }
 
 /* The series for these values, created when absent; called with the registry locked. */
-static struct series *find_series(struct rein_metric *f, const char *const *values)
+static struct series *find_series(struct rein_metric *f, const char *const *given)
 {
+    const char *values[REIN_METRIC_MAX_LABELS] = {"", "", "", ""};
+
     struct series *s;
 
+    for (int i = 0; i < f->nlabels && given; i++) {
+        if (given[i])
+            values[i] = given[i];
+    }
     for (s = f->series; s; s = s->next) {
         bool same = true;
         for (int i = 0; i < f->nlabels && same; i++)
-            same = strcmp(s->values[i], values && values[i] ? values[i] : "") == 0;
+            same = strcmp(s->values[i], values[i]) == 0;
         if (same)
             return s;
     }
@@ -221,7 +227,7 @@ static struct series *find_series(struct rein_metric *f, const char *const *valu
     if (!s)
         return NULL;
     for (int i = 0; i < f->nlabels; i++) {
-        s->values[i] = rein_strdup(values && values[i] ? values[i] : "");
+        s->values[i] = rein_strdup(values[i]);
         if (!s->values[i]) {
             for (int j = 0; j < i; j++)
                 rein_free(s->values[j]);
@@ -291,8 +297,8 @@ double rein_metric_value(rein_metric *f, const char *const *label_values)
     for (struct series *s = f->series; s; s = s->next) {
         bool same = true;
         for (int i = 0; i < f->nlabels && same; i++)
-            same = strcmp(s->values[i], label_values && label_values[i] ? label_values[i] : "") ==
-                   0;
+            same =
+                strcmp(s->values[i], label_values && label_values[i] ? label_values[i] : "") == 0;
         if (same) {
             v = f->kind == REIN_METRIC_HISTOGRAM ? (double)s->count : s->value;
             break;
@@ -433,8 +439,8 @@ void rein_metrics_http_request(rein_metrics *m, const char *method, const char *
     static const char *const req_labels[] = {"method", "route", "status", NULL};
     static const char *const dur_labels[] = {"route", NULL};
     char code[8];
-    const char *values[3] = {method, route, code};
-    const char *dvalues[1] = {route};
+    const char *values[REIN_METRIC_MAX_LABELS] = {method, route, code, NULL};
+    const char *dvalues[REIN_METRIC_MAX_LABELS] = {route, NULL, NULL, NULL};
 
     snprintf(code, sizeof(code), "%d", status);
     rein_metric_add(std_family(m, REIN_METRIC_COUNTER, "rein_http_requests_total",
@@ -457,7 +463,7 @@ void rein_metrics_turns_running(rein_metrics *m, int delta)
 void rein_metrics_tool_call(rein_metrics *m, const char *tool, const char *status)
 {
     static const char *const labels[] = {"tool", "status", NULL};
-    const char *values[2] = {tool, status};
+    const char *values[REIN_METRIC_MAX_LABELS] = {tool, status, NULL, NULL};
 
     rein_metric_add(std_family(m, REIN_METRIC_COUNTER, "rein_tool_calls_total",
                                "Tool calls finished, by tool and ledger status", labels),
@@ -467,7 +473,7 @@ void rein_metrics_tool_call(rein_metrics *m, const char *tool, const char *statu
 void rein_metrics_provider_error(rein_metrics *m, const char *provider, const char *kind)
 {
     static const char *const labels[] = {"provider", "kind", NULL};
-    const char *values[2] = {provider, kind};
+    const char *values[REIN_METRIC_MAX_LABELS] = {provider, kind, NULL, NULL};
 
     rein_metric_add(std_family(m, REIN_METRIC_COUNTER, "rein_provider_errors_total",
                                "Model provider errors, by provider and kind", labels),
@@ -477,7 +483,7 @@ void rein_metrics_provider_error(rein_metrics *m, const char *provider, const ch
 void rein_metrics_provider_retry(rein_metrics *m, const char *provider)
 {
     static const char *const labels[] = {"provider", NULL};
-    const char *values[1] = {provider};
+    const char *values[REIN_METRIC_MAX_LABELS] = {provider, NULL, NULL, NULL};
 
     rein_metric_add(std_family(m, REIN_METRIC_COUNTER, "rein_provider_retries_total",
                                "Model provider requests retried, by provider", labels),

@@ -81,14 +81,14 @@ static void delete_conversation(rein_request *req, void *userdata)
 
 rein_err rein_server_add_store_routes(rein_server *srv, rein_store *store, rein_error *err)
 {
-    rein_err rc = rein_server_route(srv, "GET", "/agent/conversations", 0, list_conversations,
-                                    store, err);
+    rein_err rc =
+        rein_server_route(srv, "GET", "/agent/conversations", 0, list_conversations, store, err);
 
     if (rc == REIN_OK)
-        rc = rein_server_route(srv, "GET", "/agent/conversations/{id}", 0, get_conversation,
-                               store, err);
+        rc = rein_server_route(srv, "GET", "/agent/conversations/{id}", 0, get_conversation, store,
+                               err);
     if (rc == REIN_OK)
-        rc = rein_server_route(srv, "DELETE", "/agent/conversations/{id}", 0,
-                               delete_conversation, store, err);
+        rc = rein_server_route(srv, "DELETE", "/agent/conversations/{id}", 0, delete_conversation,
+                               store, err);
     return rc;
 }

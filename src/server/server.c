@@ -84,9 +84,9 @@ struct rein_request {
 
     /* Guarded by mu. */
     pthread_mutex_t mu;
-    bool suspended;   /* the connection is suspended and waits for us */
-    bool replied;     /* an answer was handed over */
-    bool closed;      /* MHD finished with the connection */
+    bool suspended; /* the connection is suspended and waits for us */
+    bool replied;   /* an answer was handed over */
+    bool closed;    /* MHD finished with the connection */
     struct MHD_Response *response;
     int status;
     struct kv *headers_out;
@@ -239,7 +239,8 @@ static char *error_body(const char *code, const char *message, const json_t *ext
     rein_jw_key(&w, "message");
     rein_jw_str(&w, message);
     if (extra) {
-        json_object_foreach((json_t *)extra, key, v) {
+        json_object_foreach((json_t *)extra, key, v)
+        {
             rein_jw_key(&w, key);
             rein_jw_json(&w, v);
         }
@@ -274,8 +275,8 @@ static enum MHD_Result queue(rein_request *req, int status, struct MHD_Response 
 }
 
 /* A guard's answer, queued at once from the network thread. */
-static enum MHD_Result guard(rein_request *req, int status, const char *code, const char *fmt,
-                             ...) REIN_PRINTF(4, 5);
+static enum MHD_Result guard(rein_request *req, int status, const char *code, const char *fmt, ...)
+    REIN_PRINTF(4, 5);
 
 static enum MHD_Result guard(rein_request *req, int status, const char *code, const char *fmt, ...)
 {
@@ -401,8 +402,8 @@ static rein_err reply_error_extra(rein_request *req, int status, const char *cod
     return rc;
 }
 
-rein_err rein_request_reply_error(rein_request *req, int status, const char *code,
-                                  const char *fmt, ...)
+rein_err rein_request_reply_error(rein_request *req, int status, const char *code, const char *fmt,
+                                  ...)
 {
     char msg[512];
     va_list ap;
@@ -487,9 +488,8 @@ rein_err rein_request_reply_rein_error(rein_request *req, const rein_error *err)
 {
     int code = err ? err->code : REIN_EINTERNAL;
 
-    return rein_request_reply_error(req, rein_http_status_for(code),
-                                    rein_http_error_code_for(code), "%s",
-                                    err && err->msg[0] ? err->msg : rein_strerror(code));
+    return rein_request_reply_error(req, rein_http_status_for(code), rein_http_error_code_for(code),
+                                    "%s", err && err->msg[0] ? err->msg : rein_strerror(code));
 }
 
 json_t *rein_lock_info_json(const struct rein_store_lock_info *info)
@@ -497,13 +497,13 @@ json_t *rein_lock_info_json(const struct rein_store_lock_info *info)
     char started[REIN_TIME_ISO_LEN], expires[REIN_TIME_ISO_LEN];
     json_t *o = json_object();
 
-    if (o && (json_object_set_new(o, "state", json_string(info->state)) ||
-              json_object_set_new(o, "tool", info->tool[0] ? json_string(info->tool)
-                                                           : json_null()) ||
-              json_object_set_new(o, "started_at",
-                                  json_string(rein_time_iso(info->started_ms, started))) ||
-              json_object_set_new(o, "expires_at",
-                                  json_string(rein_time_iso(info->expires_ms, expires))))) {
+    if (o &&
+        (json_object_set_new(o, "state", json_string(info->state)) ||
+         json_object_set_new(o, "tool", info->tool[0] ? json_string(info->tool) : json_null()) ||
+         json_object_set_new(o, "started_at",
+                             json_string(rein_time_iso(info->started_ms, started))) ||
+         json_object_set_new(o, "expires_at",
+                             json_string(rein_time_iso(info->expires_ms, expires))))) {
         json_decref(o);
         return NULL;
     }
@@ -523,7 +523,8 @@ rein_err rein_request_reply_busy(rein_request *req, const char *conv_id,
         return rein_request_reply_error(req, 409, "conversation_busy",
                                         "conversation %s has a turn running", conv_id);
     }
-    snprintf(msg, sizeof(msg), "conversation %s has a turn running (%s%s%s); try again when it "
+    snprintf(msg, sizeof(msg),
+             "conversation %s has a turn running (%s%s%s); try again when it "
              "ends",
              conv_id, held->state, held->tool[0] ? ": " : "", held->tool);
     rc = reply_error_extra(req, 409, "conversation_busy", msg, extra);
@@ -662,8 +663,8 @@ rein_sse *rein_request_sse_start(rein_request *req, rein_error *err)
         rein_error_set(err, REIN_ESTATE, "inline routes cannot stream");
         return NULL;
     }
-    resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 16 * 1024, sse_reader, req,
-                                             sse_free);
+    resp =
+        MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 16 * 1024, sse_reader, req, sse_free);
     if (!resp) {
         rein_error_set(err, REIN_ENOMEM, "server: out of memory");
         return NULL;
@@ -694,8 +695,8 @@ rein_sse *rein_request_sse_start(rein_request *req, rein_error *err)
 }
 
 /* Appends text to the stream and wakes the connection; REIN_ECANCELED once closed. */
-static rein_err sse_push(rein_request *req, const char *a, size_t alen, const char *b,
-                         size_t blen, const char *c, size_t clen)
+static rein_err sse_push(rein_request *req, const char *a, size_t alen, const char *b, size_t blen,
+                         const char *c, size_t clen)
 {
     rein_err rc = REIN_OK;
     size_t before;
@@ -1275,10 +1276,9 @@ rein_err rein_server_start(rein_server *srv, rein_error *err)
     sa = (struct sockaddr *)&srv->addr;
     srv->daemon = MHD_start_daemon(
         flags, (uint16_t)srv->port, NULL, NULL, on_request, srv, MHD_OPTION_EXTERNAL_LOGGER,
-        mhd_log, NULL, MHD_OPTION_SOCK_ADDR, sa,
-        MHD_OPTION_THREAD_POOL_SIZE, srv->io_threads, MHD_OPTION_NOTIFY_COMPLETED, on_completed,
-        srv, MHD_OPTION_UNESCAPE_CALLBACK, no_unescape, NULL, MHD_OPTION_CONNECTION_TIMEOUT,
-        (unsigned)120, MHD_OPTION_END);
+        mhd_log, NULL, MHD_OPTION_SOCK_ADDR, sa, MHD_OPTION_THREAD_POOL_SIZE, srv->io_threads,
+        MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv, MHD_OPTION_UNESCAPE_CALLBACK, no_unescape,
+        NULL, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)120, MHD_OPTION_END);
     if (!srv->daemon) {
         rein_cancel_unref(srv->ticker_stop);
         srv->ticker_stop = NULL;

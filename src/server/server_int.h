@@ -16,8 +16,7 @@
  * for len + 1 bytes), NUL-terminated; *out_len gets the length. False on a malformed escape
  * or an encoded NUL.
  */
-bool rein__http_pct_decode(const char *in, size_t len, bool plus_space, char *out,
-                           size_t *out_len);
+bool rein__http_pct_decode(const char *in, size_t len, bool plus_space, char *out, size_t *out_len);
 
 /*
  * Matches a raw path ("/agent/conversations/abc%2Fx") against a pattern
@@ -25,8 +24,8 @@ bool rein__http_pct_decode(const char *in, size_t len, bool plus_space, char *ou
  * on a match and fills names/values (at most REIN_HTTP_MAX_PARAMS; names borrowed from the
  * pattern, values new in arena, NULL when the segment's encoding is malformed).
  */
-bool rein__http_match(const char *pattern, const char *path, rein_arena *arena,
-                      char names[][32], char **values, int *nparams);
+bool rein__http_match(const char *pattern, const char *path, rein_arena *arena, char names[][32],
+                      char **values, int *nparams);
 
 /* Reads the trace id of a W3C traceparent header ("00-<32 hex>-<16 hex>-<2 hex>"); false
  * when the header is malformed (version ff, all-zero ids, wrong lengths, upper case). */

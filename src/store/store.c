@@ -326,8 +326,8 @@ rein_err rein_store_conv_create(rein_store *s, const char *id, const char *title
     return rc;
 }
 
-rein_err rein_store_conv_update(rein_store *s, const char *id, const char *title,
-                                const char *state, const char *metadata_json, rein_error *err)
+rein_err rein_store_conv_update(rein_store *s, const char *id, const char *title, const char *state,
+                                const char *metadata_json, rein_error *err)
 {
     rein_err rc = check_id(id, "conversation", err);
 
@@ -526,9 +526,8 @@ out:
 
 /* ---- messages --------------------------------------------------------------------------- */
 
-rein_err rein_store_message_append(rein_store *s, const char *conv_id, const char *json,
-                                   size_t len, const char *trace_id, int64_t *position_out,
-                                   rein_error *err)
+rein_err rein_store_message_append(rein_store *s, const char *conv_id, const char *json, size_t len,
+                                   const char *trace_id, int64_t *position_out, rein_error *err)
 {
     int64_t pos = -1;
     rein_err rc = check_id(conv_id, "conversation", err);
@@ -578,8 +577,8 @@ rein_err rein_store_ledger_put(rein_store *s, const char *conv_id,
         return rein_error_set(err, REIN_EINVAL, "ledger status %d is not valid", (int)e->status);
     rc = check_json(e->args, e->args ? strlen(e->args) : 0, "ledger args", false, false, err);
     if (rc == REIN_OK)
-        rc = check_json(e->result, e->result ? strlen(e->result) : 0, "ledger result", true,
-                        false, err);
+        rc = check_json(e->result, e->result ? strlen(e->result) : 0, "ledger result", true, false,
+                        err);
     if (rc != REIN_OK)
         return rc;
     copy = *e;
@@ -643,8 +642,9 @@ json_t *rein_store_ledger_json(const struct rein_store_ledger_entry *e)
         return NULL;
     if (json_object_set_new(o, "call_id", json_string(e->call_id)) ||
         json_object_set_new(o, "tool", json_string(e->tool)) ||
-        json_object_set_new(o, "name_sent",
-                            json_string(e->name_sent && e->name_sent[0] ? e->name_sent : e->tool)) ||
+        json_object_set_new(
+            o, "name_sent",
+            json_string(e->name_sent && e->name_sent[0] ? e->name_sent : e->tool)) ||
         json_object_set_new(o, "args", json_or_string(e->args)) ||
         json_object_set_new(o, "status", json_string(rein_ledger_status_name(e->status))) ||
         json_object_set_new(o, "result", json_or_string(e->result)) ||
@@ -952,8 +952,7 @@ static void *lease_main(void *arg)
             }
         }
         if (!rein_cancel_is_set(l->cancel) &&
-            rein_store_cancel_check(s, l->conv_id, l->token, &requested, reason, &err) ==
-                REIN_OK &&
+            rein_store_cancel_check(s, l->conv_id, l->token, &requested, reason, &err) == REIN_OK &&
             requested)
             rein_cancel_trigger(l->cancel, reason[0] ? reason : "cancelled");
     }

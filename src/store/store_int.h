@@ -49,10 +49,10 @@ struct rein__store_ops {
                             rein_store_event_fn fn, void *userdata, rein_error *err);
 
     rein_err (*lock_acquire)(rein_store *s, const char *conv_id, const char *token,
-                             const char *state, int64_t lease_ms,
-                             struct rein_store_lock_info *held, rein_error *err);
-    rein_err (*lock_renew)(rein_store *s, const char *conv_id, const char *token,
-                           int64_t lease_ms, rein_error *err);
+                             const char *state, int64_t lease_ms, struct rein_store_lock_info *held,
+                             rein_error *err);
+    rein_err (*lock_renew)(rein_store *s, const char *conv_id, const char *token, int64_t lease_ms,
+                           rein_error *err);
     rein_err (*lock_release)(rein_store *s, const char *conv_id, const char *token,
                              rein_error *err);
     rein_err (*lock_set_state)(rein_store *s, const char *conv_id, const char *token,
@@ -62,12 +62,12 @@ struct rein__store_ops {
 
     rein_err (*cancel_request)(rein_store *s, const char *conv_id, const char *reason,
                                rein_error *err);
-    rein_err (*cancel_check)(rein_store *s, const char *conv_id, const char *token,
-                             bool *requested, char reason[160], rein_error *err);
+    rein_err (*cancel_check)(rein_store *s, const char *conv_id, const char *token, bool *requested,
+                             char reason[160], rein_error *err);
     rein_err (*approval_request)(rein_store *s, const char *conv_id, const char *call_id,
                                  int64_t now_ms, rein_error *err);
-    rein_err (*approval_post)(rein_store *s, const char *conv_id, const char *call_id,
-                              bool approve, int64_t now_ms, rein_error *err);
+    rein_err (*approval_post)(rein_store *s, const char *conv_id, const char *call_id, bool approve,
+                              int64_t now_ms, rein_error *err);
     /* *answered false while nobody has answered; the entry stays until approval_drop. */
     rein_err (*approval_take)(rein_store *s, const char *conv_id, const char *call_id,
                               bool *answered, bool *approve, rein_error *err);

@@ -340,9 +340,8 @@ static const char *const lua_conv_update =
     "  redis.call('ZADD', KEYS[2], ARGV[8], ARGV[1]) end "
     "return 1";
 
-static rein_err rd_conv_update(rein_store *s, const char *id, const char *title,
-                               const char *state, const char *metadata, int64_t now_ms,
-                               rein_error *err)
+static rein_err rd_conv_update(rein_store *s, const char *id, const char *title, const char *state,
+                               const char *metadata, int64_t now_ms, rein_error *err)
 {
     struct cmd cm = {0};
     long long v = 0;
@@ -385,8 +384,7 @@ static json_t *hash_conv(const redisReply *h)
     }
     if (!f[0])
         return NULL;
-    return rein__store_conv_json(f[0], f[1], f[2], f[3], to_i64(f[4]), to_i64(f[5]),
-                                 to_i64(f[6]));
+    return rein__store_conv_json(f[0], f[1], f[2], f[3], to_i64(f[4]), to_i64(f[5]), to_i64(f[6]));
 }
 
 static rein_err rd_conv_get(rein_store *s, const char *id, json_t **out, rein_error *err)
@@ -510,9 +508,9 @@ static const char *const lua_msg_append =
     "  redis.call('ZADD', KEYS[3], ARGV[2], ARGV[3]) end "
     "return n - 1";
 
-static rein_err rd_message_append(rein_store *s, const char *conv_id, const char *json,
-                                  size_t len, const char *trace_id, int64_t now_ms,
-                                  int64_t *position, rein_error *err)
+static rein_err rd_message_append(rein_store *s, const char *conv_id, const char *json, size_t len,
+                                  const char *trace_id, int64_t now_ms, int64_t *position,
+                                  rein_error *err)
 {
     struct cmd cm = {0};
     struct rein_buf item;
@@ -605,8 +603,10 @@ static rein_err rd_messages_each(rein_store *s, const char *conv_id, int64_t fro
             char trace[REIN_ID_MAX + 72];
             int stop;
             if (!parse_item(rep->element[i]->str, rep->element[i]->len, &m, trace, sizeof(trace))) {
-                rc = rein_error_set(err, REIN_ESTORE, "redis %s: message %" PRId64 " of %s is "
-                                    "damaged", impl(s)->addr, pos, conv_id);
+                rc = rein_error_set(err, REIN_ESTORE,
+                                    "redis %s: message %" PRId64 " of %s is "
+                                    "damaged",
+                                    impl(s)->addr, pos, conv_id);
                 break;
             }
             stop = fn(&m, userdata);
@@ -633,7 +633,8 @@ static char *entry_encode(const struct rein_store_ledger_entry *e)
         return NULL;
     if (!json_object_set_new(o, "call_id", json_string(e->call_id)) &&
         !json_object_set_new(o, "tool", json_string(e->tool)) &&
-        !json_object_set_new(o, "name_sent", e->name_sent ? json_string(e->name_sent) : json_null()) &&
+        !json_object_set_new(o, "name_sent",
+                             e->name_sent ? json_string(e->name_sent) : json_null()) &&
         !json_object_set_new(o, "args", json_string(e->args)) &&
         !json_object_set_new(o, "status", json_string(rein_ledger_status_name(e->status))) &&
         !json_object_set_new(o, "result", e->result ? json_string(e->result) : json_null()) &&
@@ -755,10 +756,9 @@ static rein_err rd_ledger_update(rein_store *s, const char *conv_id, const char 
     return rc;
 }
 
-static const char *const lua_ledger_all =
-    "local ids = redis.call('LRANGE', KEYS[1], 0, -1) "
-    "if #ids == 0 then return {} end "
-    "return redis.call('HMGET', KEYS[2], unpack(ids))";
+static const char *const lua_ledger_all = "local ids = redis.call('LRANGE', KEYS[1], 0, -1) "
+                                          "if #ids == 0 then return {} end "
+                                          "return redis.call('HMGET', KEYS[2], unpack(ids))";
 
 static rein_err rd_ledger_each(rein_store *s, const char *conv_id, rein_store_ledger_fn fn,
                                void *userdata, rein_error *err)
@@ -866,7 +866,8 @@ static rein_err rd_events_each(rein_store *s, const char *conv_id, const char *t
             .time_ms = (int64_t)json_number_value(json_object_get(o, "ms")),
         };
         int stop = 0;
-        if (ev.type && ev.payload && (!conv_id || !trace_id || (ev.trace_id && strcmp(ev.trace_id, trace_id) == 0)))
+        if (ev.type && ev.payload &&
+            (!conv_id || !trace_id || (ev.trace_id && strcmp(ev.trace_id, trace_id) == 0)))
             stop = fn(&ev, userdata);
         json_decref(o);
         if (stop) {
@@ -1329,7 +1330,7 @@ rein_err rein__store_redis_open(rein_store *s, const char *url, rein_error *err)
     s->impl = r;
     r->timeout_ms = s->opts.io_timeout_ms;
     r->max = s->opts.pool_size;
-    r->all = rein_calloc(r->max, sizeof(*r->all));
+    r->all = rein_calloc(r->max, sizeof(struct rconn *));
     if (!r->all) {
         rc = oom(err);
         goto out_close;

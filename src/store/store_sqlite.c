@@ -63,7 +63,7 @@ static const char *const migrations[] = {
 
 #define CONV_COLS "id, title, state, metadata, created_ms, updated_ms, message_count"
 #define LEDGER_COLS                                                                                \
-    "call_id, tool, name_sent, args, status, result, call_ms, response_ms, step, trace_id, "      \
+    "call_id, tool, name_sent, args, status, result, call_ms, response_ms, step, trace_id, "       \
     "interrupted, conversation_id"
 #define LOCK_COLS "token, state, tool, started_ms, expires_ms"
 
@@ -248,34 +248,36 @@ static rein_err exec_sql(struct sq *q, struct conn *c, const char *sql, const ch
 static rein_err conn_open(struct sq *q, struct conn **out, rein_error *err)
 {
     struct conn *c = rein_calloc(1, sizeof(*c));
-    int rc;
+    rein_err rc;
+    int src;
 
     *out = NULL;
     if (!c)
         return rein_error_set(err, REIN_ENOMEM, "sqlite: out of memory");
-    rc = sqlite3_open_v2(q->path, &c->db,
-                         SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL);
-    if (rc != SQLITE_OK) {
-        fail(q, c->db, rc, "open", err);
+    src = sqlite3_open_v2(q->path, &c->db,
+                          SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL);
+    if (src != SQLITE_OK) {
+        rc = fail(q, c->db, src, "open", err);
         goto out_close;
     }
     sqlite3_extended_result_codes(c->db, 1);
     /* SQLite quietly falls back to read-only when it cannot write; a store must write. */
     if (sqlite3_db_readonly(c->db, "main") == 1) {
-        fail(q, NULL, SQLITE_READONLY, "open", err);
+        rc = fail(q, NULL, SQLITE_READONLY, "open", err);
         goto out_close;
     }
     sqlite3_busy_timeout(c->db, q->busy_timeout_ms);
     /* WAL lets readers run beside the writer; FULL makes each commit durable. */
-    if (exec_sql(q, c, "PRAGMA journal_mode=WAL", "enable WAL", err) != REIN_OK ||
-        exec_sql(q, c, "PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON", "configure", err) !=
-            REIN_OK)
+    rc = exec_sql(q, c, "PRAGMA journal_mode=WAL", "enable WAL", err);
+    if (rc == REIN_OK)
+        rc = exec_sql(q, c, "PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON", "configure", err);
+    if (rc != REIN_OK)
         goto out_close;
     *out = c;
     return REIN_OK;
 out_close:
     conn_close(c);
-    return err ? err->code : REIN_ESTORE;
+    return rc;
 }
 
 static rein_err conn_get(struct sq *q, struct conn **out, rein_error *err)
@@ -291,8 +293,10 @@ static rein_err conn_get(struct sq *q, struct conn **out, rein_error *err)
         q->free_list = c->next_free;
     } else {
         rc = conn_open(q, &c, err);
-        if (rc == REIN_OK)
+        if (rc == REIN_OK && c)
             q->all[q->count++] = c;
+        else if (rc == REIN_OK)
+            rc = REIN_ESTORE;
     }
     pthread_mutex_unlock(&q->mu);
     *out = c;
@@ -312,8 +316,8 @@ static void conn_put(struct sq *q, struct conn *c)
 static sqlite3_stmt *stmt(struct sq *q, struct conn *c, enum stmt_id id, rein_error *err)
 {
     if (!c->st[id]) {
-        int rc = sqlite3_prepare_v3(c->db, sql_text[id], -1, SQLITE_PREPARE_PERSISTENT,
-                                    &c->st[id], NULL);
+        int rc = sqlite3_prepare_v3(c->db, sql_text[id], -1, SQLITE_PREPARE_PERSISTENT, &c->st[id],
+                                    NULL);
         if (rc != SQLITE_OK) {
             fail(q, c->db, rc, "prepare", err);
             return NULL;
@@ -474,9 +478,9 @@ static rein_err sq_ping(rein_store *s, rein_error *err)
 
 static json_t *row_conv(sqlite3_stmt *st)
 {
-    return rein__store_conv_json(col_text(st, 0), col_text(st, 1), col_text(st, 2),
-                                 col_text(st, 3), sqlite3_column_int64(st, 4),
-                                 sqlite3_column_int64(st, 5), sqlite3_column_int64(st, 6));
+    return rein__store_conv_json(col_text(st, 0), col_text(st, 1), col_text(st, 2), col_text(st, 3),
+                                 sqlite3_column_int64(st, 4), sqlite3_column_int64(st, 5),
+                                 sqlite3_column_int64(st, 6));
 }
 
 static rein_err sq_conv_create(rein_store *s, const char *id, const char *title,
@@ -510,9 +514,8 @@ out:
     return rc;
 }
 
-static rein_err sq_conv_update(rein_store *s, const char *id, const char *title,
-                               const char *state, const char *metadata, int64_t now_ms,
-                               rein_error *err)
+static rein_err sq_conv_update(rein_store *s, const char *id, const char *title, const char *state,
+                               const char *metadata, int64_t now_ms, rein_error *err)
 {
     struct sq *q = impl(s);
     struct conn *c;
@@ -688,9 +691,9 @@ out:
 
 /* ---- messages --------------------------------------------------------------------------- */
 
-static rein_err sq_message_append(rein_store *s, const char *conv_id, const char *json,
-                                  size_t len, const char *trace_id, int64_t now_ms,
-                                  int64_t *position, rein_error *err)
+static rein_err sq_message_append(rein_store *s, const char *conv_id, const char *json, size_t len,
+                                  const char *trace_id, int64_t now_ms, int64_t *position,
+                                  rein_error *err)
 {
     struct sq *q = impl(s);
     struct conn *c;
@@ -879,8 +882,8 @@ static rein_err sq_ledger_update(rein_store *s, const char *conv_id, const char 
         sqlite3_bind_int64(st, 5, response_ms);
     rc = run(q, c, st, "update ledger entry", &changes, err);
     if (rc == REIN_OK && changes == 0)
-        rc = rein_error_set(err, REIN_ENOTFOUND, "no ledger entry %s in conversation %s",
-                            call_id, conv_id);
+        rc = rein_error_set(err, REIN_ENOTFOUND, "no ledger entry %s in conversation %s", call_id,
+                            conv_id);
 out:
     conn_put(q, c);
     return rc;
@@ -966,8 +969,8 @@ static rein_err sq_events_each(rein_store *s, const char *conv_id, const char *t
     struct sq *q = impl(s);
     struct conn *c;
     sqlite3_stmt *st;
-    enum stmt_id id = conv_id ? (trace_id ? ST_EVENTS_CONV_TRACE : ST_EVENTS_CONV)
-                              : ST_EVENTS_TRACE;
+    enum stmt_id id =
+        conv_id ? (trace_id ? ST_EVENTS_CONV_TRACE : ST_EVENTS_CONV) : ST_EVENTS_TRACE;
     int rc2;
     rein_err rc = conn_get(q, &c, err);
 
@@ -1061,9 +1064,8 @@ out:
 }
 
 /* Runs a lock statement bound as (conv_id, token, now, extra...) and expects one change. */
-static rein_err lock_change(rein_store *s, enum stmt_id id, const char *conv_id,
-                            const char *token, int64_t a4, const char *t4, const char *t5,
-                            rein_error *err)
+static rein_err lock_change(rein_store *s, enum stmt_id id, const char *conv_id, const char *token,
+                            int64_t a4, const char *t4, const char *t5, rein_error *err)
 {
     struct sq *q = impl(s);
     struct conn *c;
@@ -1275,8 +1277,8 @@ static rein_err sq_approval_post(rein_store *s, const char *conv_id, const char 
         return rc;
     if (answered)
         return rein_error_set(err, REIN_EEXIST, "call %s was already answered", call_id);
-    return rein_error_set(err, REIN_ENOTFOUND, "no approval is waiting for call %s in %s",
-                          call_id, conv_id);
+    return rein_error_set(err, REIN_ENOTFOUND, "no approval is waiting for call %s in %s", call_id,
+                          conv_id);
 }
 
 static rein_err sq_approval_drop(rein_store *s, const char *conv_id, const char *call_id,
@@ -1351,7 +1353,7 @@ rein_err rein__store_sqlite_open(rein_store *s, const char *path, rein_error *er
     s->url = rein_asprintf("sqlite:%s", path);
     /* Each connection to ":memory:" would be a separate database: keep exactly one. */
     q->max = strcmp(path, ":memory:") == 0 ? 1 : s->opts.pool_size;
-    q->all = rein_calloc(q->max, sizeof(*q->all));
+    q->all = rein_calloc(q->max, sizeof(struct conn *));
     q->busy_timeout_ms = s->opts.busy_timeout_ms;
     if (!q->path || !s->url || !q->all) {
         rein_free(q->path);

@@ -122,8 +122,8 @@ static void echo_json(rein_request *req, void *ud)
     json_t *in = rein_request_json(req);
 
     (void)ud;
-    rein_request_reply_json(req, 200, json_pack("{s:O, s:s}", "got", in, "trace",
-                                                rein_request_trace_id(req)));
+    rein_request_reply_json(
+        req, 200, json_pack("{s:O, s:s}", "got", in, "trace", rein_request_trace_id(req)));
 }
 
 static void start(const char *keys, int64_t heartbeat_ms, void (*extra)(rein_server *))
@@ -146,9 +146,9 @@ static void start(const char *keys, int64_t heartbeat_ms, void (*extra)(rein_ser
     if (heartbeat_ms)
         rein_server_set_heartbeat_ms(fx->srv, heartbeat_ms);
     assert_rein_ok(rein_server_add_store_routes(fx->srv, fx->store, &err), &err);
-    assert_rein_ok(rein_server_route(fx->srv, "POST", "/echo", REIN_ROUTE_JSON_BODY, echo_json,
-                                     NULL, &err),
-                   &err);
+    assert_rein_ok(
+        rein_server_route(fx->srv, "POST", "/echo", REIN_ROUTE_JSON_BODY, echo_json, NULL, &err),
+        &err);
     if (extra)
         extra(fx->srv);
     assert_rein_ok(rein_server_start(fx->srv, &err), &err);
@@ -184,12 +184,17 @@ static const char *u(const char *path)
 static void guards_routing(void **state)
 {
     static const char *const bad_ids[] = {
-        "/agent/conversations/..%2Fetc",  "/agent/conversations/%2e%2e",
-        "/agent/conversations/a%2Fb",     "/agent/conversations/a%252Fb",
-        "/agent/conversations/%00",       "/agent/conversations/a%zz",
-        "/agent/conversations/.hidden",   "/agent/conversations/a..b",
+        "/agent/conversations/..%2Fetc",
+        "/agent/conversations/%2e%2e",
+        "/agent/conversations/a%2Fb",
+        "/agent/conversations/a%252Fb",
+        "/agent/conversations/%00",
+        "/agent/conversations/a%zz",
+        "/agent/conversations/.hidden",
+        "/agent/conversations/a..b",
         "/agent/conversations/%C3%A9t%C3%A9",
-        "/agent/conversations/0123456789012345678901234567890123456789012345678901234567890123456789",
+        "/agent/conversations/"
+        "0123456789012345678901234567890123456789012345678901234567890123456789",
     };
     struct resp r;
 
@@ -260,10 +265,8 @@ static void guards_bodies(void **state)
     o = json_loads(r.body, 0, NULL);
     assert_string_equal(json_string_value(json_object_get(o, "trace")),
                         "4bf92f3577b34da6a3ce929d0e0e4736");
-    assert_int_equal(json_integer_value(json_array_get(json_object_get(json_object_get(o, "got"),
-                                                                       "k"),
-                                                       2)),
-                     3);
+    assert_int_equal(
+        json_integer_value(json_array_get(json_object_get(json_object_get(o, "got"), "k"), 2)), 3);
     json_decref(o);
     assert_non_null(strstr(r.headers, "X-Trace-Id: 4bf92f3577b34da6a3ce929d0e0e4736"));
     resp_free(&r);
@@ -376,8 +379,8 @@ static void secret_compare(void **state)
 
 static void conversations_routes(void **state)
 {
-    struct rein_store_ledger_entry e = {.call_id = "call_1", .tool = "echo",
-                                        .args = "{\"text\":\"hi\"}", .step = -1};
+    struct rein_store_ledger_entry e = {
+        .call_id = "call_1", .tool = "echo", .args = "{\"text\":\"hi\"}", .step = -1};
     char token[REIN_ID_MAX];
     struct resp r;
     json_t *o;
@@ -390,8 +393,9 @@ static void conversations_routes(void **state)
         snprintf(id, sizeof(id), "c%d", i);
         assert_rein_ok(rein_store_conv_create(fx->store, id, "t", NULL, NULL, &err), &err);
     }
-    assert_rein_ok(rein_store_message_append(fx->store, "c2", "{\"role\":\"user\",\"content\":\"hi\"}",
-                                             30, NULL, NULL, &err),
+    assert_rein_ok(rein_store_message_append(fx->store, "c2",
+                                             "{\"role\":\"user\",\"content\":\"hi\"}", 30, NULL,
+                                             NULL, &err),
                    &err);
     assert_rein_ok(rein_store_ledger_put(fx->store, "c2", &e, &err), &err);
 
@@ -399,14 +403,13 @@ static void conversations_routes(void **state)
     assert_int_equal(r.status, 200);
     o = json_loads(r.body, 0, NULL);
     assert_int_equal(json_array_size(json_object_get(o, "conversations")), 2);
-    assert_string_equal(
-        json_string_value(json_object_get(json_array_get(json_object_get(o, "conversations"), 0),
-                                          "id")),
-        "c2");
+    assert_string_equal(json_string_value(json_object_get(
+                            json_array_get(json_object_get(o, "conversations"), 0), "id")),
+                        "c2");
     {
         char path[256];
-        char *cursor = curl_easy_escape(NULL, json_string_value(json_object_get(o, "next_cursor")),
-                                        0);
+        char *cursor =
+            curl_easy_escape(NULL, json_string_value(json_object_get(o, "next_cursor")), 0);
         snprintf(path, sizeof(path), "/agent/conversations?limit=10&cursor=%s", cursor);
         curl_free(cursor);
         json_decref(o);
@@ -430,11 +433,11 @@ static void conversations_routes(void **state)
     assert_int_equal(r.status, 200);
     o = json_loads(r.body, 0, NULL);
     assert_int_equal(json_array_size(json_object_get(o, "messages")), 1);
-    assert_string_equal(json_string_value(json_object_get(
-                            json_object_get(json_array_get(json_object_get(o, "messages"), 0),
-                                            "message"),
-                            "content")),
-                        "hi");
+    assert_string_equal(
+        json_string_value(json_object_get(
+            json_object_get(json_array_get(json_object_get(o, "messages"), 0), "message"),
+            "content")),
+        "hi");
     assert_string_equal(json_string_value(json_object_get(
                             json_array_get(json_object_get(o, "ledger"), 0), "status")),
                         "pending");
@@ -491,8 +494,8 @@ static void metrics_text(void **state)
                             labels, NULL, 0, &err);
     assert_non_null(f);
     rein_metric_add(f, values, 2);
-    assert_null(rein_metrics_family(fx->metrics, REIN_METRIC_GAUGE, "rein_test_total", "x",
-                                    labels, NULL, 0, &err));
+    assert_null(rein_metrics_family(fx->metrics, REIN_METRIC_GAUGE, "rein_test_total", "x", labels,
+                                    NULL, 0, &err));
     http("GET", u("/healthz"), NULL, 0, NULL, &r);
     resp_free(&r);
     http("GET", u("/nope"), NULL, 0, NULL, &r);
@@ -534,11 +537,13 @@ static void metrics_text(void **state)
     assert_non_null(strstr(r.body, "route=\"unmatched\",status=\"404\"} 1\n"));
     assert_non_null(strstr(r.body, "rein_tool_calls_total{tool=\"echo\",status=\"success\"} 1\n"));
     assert_non_null(strstr(r.body, "rein_turns_running 1\n"));
-    assert_non_null(strstr(r.body, "rein_provider_errors_total{provider=\"openai\",kind=\"http_429\"}"));
-    assert_non_null(strstr(r.body, "rein_test_total{tool=\"we\\\"ird\\\\tool\\n\"} 2\n"));
     assert_non_null(
-        strstr(r.body, "rein_http_request_duration_seconds_bucket{route=\"/healthz\",le=\"+Inf\"} 1\n"));
-    assert_non_null(strstr(r.body, "rein_http_request_duration_seconds_count{route=\"/healthz\"} 1\n"));
+        strstr(r.body, "rein_provider_errors_total{provider=\"openai\",kind=\"http_429\"}"));
+    assert_non_null(strstr(r.body, "rein_test_total{tool=\"we\\\"ird\\\\tool\\n\"} 2\n"));
+    assert_non_null(strstr(
+        r.body, "rein_http_request_duration_seconds_bucket{route=\"/healthz\",le=\"+Inf\"} 1\n"));
+    assert_non_null(
+        strstr(r.body, "rein_http_request_duration_seconds_count{route=\"/healthz\"} 1\n"));
     assert_non_null(strstr(r.body, "# TYPE rein_http_request_duration_seconds histogram\n"));
     resp_free(&r);
 }
@@ -589,8 +594,7 @@ static void add_sse_routes(rein_server *srv)
     rein_error err;
 
     assert_rein_ok(rein_server_route(srv, "GET", "/sse", 0, sse_route, NULL, &err), &err);
-    assert_rein_ok(rein_server_route(srv, "GET", "/sse-forever", 0, sse_forever, NULL, &err),
-                   &err);
+    assert_rein_ok(rein_server_route(srv, "GET", "/sse-forever", 0, sse_forever, NULL, &err), &err);
 }
 
 static void sse_stream(void **state)
@@ -787,8 +791,8 @@ static void serve_binary_sigterm(void **state)
 
 static void serve_binary_bad_store(void **state)
 {
-    const char *argv[] = {test_rein_bin(), "serve", "--port", "0", "--store",
-                          "sqlite:/no/such/dir/x.db", NULL};
+    const char *argv[] = {
+        test_rein_bin(), "serve", "--port", "0", "--store", "sqlite:/no/such/dir/x.db", NULL};
     struct rein_proc_run_opts opts = {.proc = {.argv = argv, .merge_stderr = true},
                                       .timeout_ms = 20000};
     struct rein_proc_result res;

@@ -69,7 +69,8 @@ struct test_redis *test_redis_start(void)
     int64_t deadline;
 
     if (!bin) {
-        print_message("[  SKIPPED ] redis-server is not installed (apt-get install redis-server)\n");
+        print_message(
+            "[  SKIPPED ] redis-server is not installed (apt-get install redis-server)\n");
         skip();
     }
     r = calloc(1, sizeof(*r));
@@ -80,10 +81,9 @@ struct test_redis *test_redis_start(void)
     snprintf(logfile, sizeof(logfile), "%s/redis.log", r->dir);
     snprintf(r->url, sizeof(r->url), "redis://127.0.0.1:%d", r->port);
     {
-        const char *argv[] = {bin,       "--port",       port,     "--bind",     "127.0.0.1",
-                              "--save",  "",             "--appendonly", "no",  "--dir",
-                              r->dir,    "--logfile",    logfile,  "--daemonize", "no",
-                              NULL};
+        const char *argv[] = {bin,     "--port",       port, "--bind", "127.0.0.1", "--save",
+                              "",      "--appendonly", "no", "--dir",  r->dir,      "--logfile",
+                              logfile, "--daemonize",  "no", NULL};
         struct rein_proc_opts opts = {.argv = argv};
         assert_rein_ok(rein_proc_start(&opts, &p, &err), &err);
     }

@@ -88,7 +88,9 @@ static void append(rein_store *s, const char *conv, const char *json, int64_t wa
     int64_t pos = -1;
     rein_error err;
 
-    assert_rein_ok(rein_store_message_append(s, conv, json, strlen(json), "4bf92f3577b34da6a3ce929d0e0e4736", &pos, &err), &err);
+    assert_rein_ok(rein_store_message_append(s, conv, json, strlen(json),
+                                             "4bf92f3577b34da6a3ce929d0e0e4736", &pos, &err),
+                   &err);
     assert_int_equal(pos, want_pos);
 }
 
@@ -200,9 +202,9 @@ static void t_messages(struct backend *b)
         rein_store_message_append(s, "m1", "{\"role\":\"robot\"}", 16, NULL, NULL, &err),
         REIN_EINVAL);
     assert_non_null(strstr(err.msg, "role"));
-    assert_int_equal(rein_store_message_append(s, "nope", msgs[0], strlen(msgs[0]), NULL, NULL,
-                                               &err),
-                     REIN_ENOTFOUND);
+    assert_int_equal(
+        rein_store_message_append(s, "nope", msgs[0], strlen(msgs[0]), NULL, NULL, &err),
+        REIN_ENOTFOUND);
     assert_int_equal(rein_store_messages_each(s, "nope", 0, collect_message, &c, &err),
                      REIN_ENOTFOUND);
     memset(&c, 0, sizeof(c));
@@ -280,8 +282,8 @@ BOTH(list_paging)
 static void t_delete(struct backend *b)
 {
     rein_store *s = open_store(b);
-    struct rein_store_ledger_entry e = {.call_id = "call_1", .tool = "echo",
-                                        .args = "{\"text\":\"x\"}", .step = -1};
+    struct rein_store_ledger_entry e = {
+        .call_id = "call_1", .tool = "echo", .args = "{\"text\":\"x\"}", .step = -1};
     struct rein_store_event ev = {.conv_id = "d1", .type = "final", .payload = "{}"};
     char token[REIN_ID_MAX];
     json_t *o = NULL;
@@ -345,11 +347,14 @@ static int collect_ledger(const char *conv_id, const struct rein_store_ledger_en
 static void t_ledger(struct backend *b)
 {
     rein_store *s = open_store(b);
-    struct rein_store_ledger_entry e1 = {.call_id = "call_1", .tool = "file_search",
+    struct rein_store_ledger_entry e1 = {.call_id = "call_1",
+                                         .tool = "file_search",
                                          .name_sent = "File_Search",
-                                         .args = "{\"query\":\"openSkill\"}", .step = 2,
+                                         .args = "{\"query\":\"openSkill\"}",
+                                         .step = 2,
                                          .trace_id = "4bf92f3577b34da6a3ce929d0e0e4736"};
-    struct rein_store_ledger_entry e2 = {.call_id = "toolu_01A", .tool = "calculator",
+    struct rein_store_ledger_entry e2 = {.call_id = "toolu_01A",
+                                         .tool = "calculator",
                                          .args = "{\"op\":\"mean\",\"values\":[1,2,3]}",
                                          .step = -1};
     struct ledger_seen seen = {0};
@@ -396,9 +401,9 @@ static void t_ledger(struct backend *b)
     json_decref(o);
 
     /* Bad input. */
-    assert_int_equal(rein_store_ledger_update(s, "l1", "call_404", REIN_LEDGER_SUCCESS, NULL, 0,
-                                              &err),
-                     REIN_ENOTFOUND);
+    assert_int_equal(
+        rein_store_ledger_update(s, "l1", "call_404", REIN_LEDGER_SUCCESS, NULL, 0, &err),
+        REIN_ENOTFOUND);
     e2.args = "{not json";
     assert_int_equal(rein_store_ledger_put(s, "l1", &e2, &err), REIN_EINVAL);
     e2.args = "{}";
@@ -406,9 +411,9 @@ static void t_ledger(struct backend *b)
     assert_int_equal(rein_store_ledger_put(s, "l1", &e2, &err), REIN_EINVAL);
     e2.call_id = "call_9";
     assert_int_equal(rein_store_ledger_put(s, "nope", &e2, &err), REIN_ENOTFOUND);
-    assert_int_equal(rein_store_ledger_update(s, "l1", "toolu_01A", REIN_LEDGER_ERROR, "{oops", 0,
-                                              &err),
-                     REIN_EINVAL);
+    assert_int_equal(
+        rein_store_ledger_update(s, "l1", "toolu_01A", REIN_LEDGER_ERROR, "{oops", 0, &err),
+        REIN_EINVAL);
     rein_store_free(s);
 }
 BOTH(ledger)
@@ -431,7 +436,9 @@ static void t_events(struct backend *b)
     static const char *trace_a = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
     static const char *trace_b = "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb";
     rein_store *s = open_store(b);
-    struct rein_store_event ev = {.conv_id = "e1", .trace_id = trace_a, .type = "tool_call",
+    struct rein_store_event ev = {.conv_id = "e1",
+                                  .trace_id = trace_a,
+                                  .type = "tool_call",
                                   .payload = "{\"tool\":\"echo\"}"};
     int n = 0;
     rein_error err;
@@ -452,9 +459,9 @@ static void t_events(struct backend *b)
     assert_rein_ok(rein_store_events_each(s, "e1", trace_a, count_events, &n, &err), &err);
     assert_int_equal(n, 2);
     n = 0;
-    assert_rein_ok(rein_store_events_each(s, NULL, "cccccccccccccccccccccccccccccccc", count_events,
-                                          &n, &err),
-                   &err);
+    assert_rein_ok(
+        rein_store_events_each(s, NULL, "cccccccccccccccccccccccccccccccc", count_events, &n, &err),
+        &err);
     assert_int_equal(n, 1);
 
     ev.payload = "{bad";
@@ -629,15 +636,16 @@ static void t_control(struct backend *b)
     assert_int_equal(rein_store_cancel_request(other, "ctl", "stop", &err), REIN_ESTATE);
     assert_rein_ok(rein_store_lease_acquire(owner, "ctl", 60000, "thinking", &lease, NULL, &err),
                    &err);
-    assert_int_equal(rein_store_lease_acquire(other, "ctl", 60000, NULL, &(rein_store_lease *){NULL},
-                                              &held, &err),
+    assert_int_equal(rein_store_lease_acquire(other, "ctl", 60000, NULL,
+                                              &(rein_store_lease *){NULL}, &held, &err),
                      REIN_EBUSY);
     assert_string_equal(held.token, rein_store_lease_token(lease));
 
     /* Approvals: only a waiting call can be answered, and only once. */
     assert_int_equal(rein_store_approval_post(other, "ctl", "call_7", true, &err), REIN_ENOTFOUND);
     assert_rein_ok(rein_store_approval_request(owner, "ctl", "call_7", &err), &err);
-    assert_rein_ok(rein_store_lease_set_state(lease, "waiting_approval", "delete_file", &err), &err);
+    assert_rein_ok(rein_store_lease_set_state(lease, "waiting_approval", "delete_file", &err),
+                   &err);
     w.s = owner;
     w.cancel = rein_store_lease_cancel(lease);
     assert_int_equal(pthread_create(&th, NULL, approval_main, &w), 0);
@@ -724,8 +732,8 @@ static void t_recovery(struct backend *b)
     rein_store *live = open_store(b);
     rein_store *dead = open_store(b);
     rein_store *fresh;
-    struct rein_store_ledger_entry e = {.call_id = "call_1", .tool = "echo", .args = "{}",
-                                        .step = -1};
+    struct rein_store_ledger_entry e = {
+        .call_id = "call_1", .tool = "echo", .args = "{}", .step = -1};
     char token[REIN_ID_MAX], dead_token[REIN_ID_MAX];
     int flagged = -1, interrupted = -1;
     json_t *o = NULL;
@@ -986,8 +994,8 @@ static void sqlite_alloc_torture(void **state)
     char *dir = test_tmpdir();
     char url[600];
     rein_error err;
-    struct rein_store_ledger_entry e = {.call_id = "c", .tool = "echo", .args = "{\"a\":[1,2]}",
-                                        .step = -1};
+    struct rein_store_ledger_entry e = {
+        .call_id = "c", .tool = "echo", .args = "{\"a\":[1,2]}", .step = -1};
 
     (void)state;
     snprintf(url, sizeof(url), "sqlite:%s/rein.db", dir);
