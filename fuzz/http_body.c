@@ -8,6 +8,10 @@
  */
 #include "server/server_int.h"
 
+/* The parsers are compiled into the target itself so that libFuzzer's coverage instrumentation
+ * (applied to this file only by fuzz/CMakeLists.txt) reaches them. */
+#include "server/http_parse.c"
+
 #include <rein/json.h>
 #include <stdint.h>
 #include <stdlib.h>

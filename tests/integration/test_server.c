@@ -393,6 +393,12 @@ static void conversations_routes(void **state)
         snprintf(id, sizeof(id), "c%d", i);
         assert_rein_ok(rein_store_conv_create(fx->store, id, "t", NULL, NULL, &err), &err);
     }
+    {
+        /* Append on a later millisecond than the creations, so c2 is strictly the newest. */
+        int64_t t0 = rein_wall_ms();
+        while (rein_wall_ms() <= t0)
+            ;
+    }
     assert_rein_ok(rein_store_message_append(fx->store, "c2",
                                              "{\"role\":\"user\",\"content\":\"hi\"}", 30, NULL,
                                              NULL, &err),
@@ -565,7 +571,7 @@ static void sse_route(rein_request *req, void *ud)
     assert_non_null(sse);
     assert_int_equal(rein_sse_send_json(sse, "status", one), REIN_OK);
     json_decref(one);
-    rein_cancel_wait(rein_request_cancel(req), 400);
+    rein_cancel_wait(rein_request_cancel(req), 1000);
     assert_int_equal(rein_sse_send(sse, "final", "{\"text\":\"done\"}", 15), REIN_OK);
     assert_int_equal(rein_sse_send(sse, "bad", "two\nlines", 9), REIN_EINVAL);
 }
