@@ -13,5 +13,8 @@
 #include <rein/proc.h>
 #include <rein/pool.h>
 #include <rein/schema.h>
+#include <rein/store.h>
+#include <rein/metrics.h>
+#include <rein/server.h>
 
 #endif /* REIN_REIN_H */

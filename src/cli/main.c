@@ -11,6 +11,7 @@
 
 /* One line per subcommand; the list ends with an empty entry. */
 static const struct cli_command commands[] = {
+    {"serve", "serve the HTTP API (conversations, metrics, health)", cmd_serve},
     {NULL, NULL, NULL},
 };
 

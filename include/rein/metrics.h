@@ -1,0 +1,82 @@
+/*
+ * rein/metrics.h: a small metrics registry rendered in the Prometheus text format (0.0.4).
+ *
+ * Families are counters, gauges or histograms with up to four labels; each distinct set of
+ * label values is one series. `rein serve` renders the registry at GET /metrics. Other
+ * modules record through the helpers at the bottom (turns running, tool calls by tool and
+ * status, provider errors and retries), passing NULL for the process-wide registry.
+ *
+ * Threading: every function may be called from any thread.
+ */
+#ifndef REIN_METRICS_H
+#define REIN_METRICS_H
+
+#include <rein/buf.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct rein_metrics rein_metrics;
+typedef struct rein_metric rein_metric; /* one family; owned by its registry */
+
+enum rein_metric_kind {
+    REIN_METRIC_COUNTER = 0,
+    REIN_METRIC_GAUGE = 1,
+    REIN_METRIC_HISTOGRAM = 2,
+};
+
+#define REIN_METRIC_MAX_LABELS  4
+#define REIN_METRIC_MAX_BUCKETS 16
+
+/* New empty registry, or NULL when memory is exhausted. */
+REIN_EXTERN rein_metrics *rein_metrics_new(void);
+/* Frees the registry and its families. NULL is a no-op. Never free the global one. */
+REIN_EXTERN void rein_metrics_free(rein_metrics *m);
+/* The process-wide registry (created on first use, lives until exit); NULL on exhaustion. */
+REIN_EXTERN rein_metrics *rein_metrics_global(void);
+
+/*
+ * Registers a family, or returns the one already registered under name when kind and labels
+ * match (so modules can register lazily). name: [a-zA-Z_:][a-zA-Z0-9_:]*; counters should end
+ * in _total. label_names: NULL-terminated, at most REIN_METRIC_MAX_LABELS. buckets (upper
+ * bounds, increasing) only for histograms; NULL uses latency buckets from 5 ms to 60 s. All
+ * strings are copied. Returns a borrowed family (valid while m is) or NULL (err says why).
+ * m NULL means the global registry.
+ */
+REIN_EXTERN rein_metric *rein_metrics_family(rein_metrics *m, enum rein_metric_kind kind,
+                                             const char *name, const char *help,
+                                             const char *const *label_names, const double *buckets,
+                                             size_t nbuckets, rein_error *err);
+/* Adds v to the series with these label values (one per label name; borrowed). Counters
+ * ignore negative v. f NULL is a no-op. */
+REIN_EXTERN void rein_metric_add(rein_metric *f, const char *const *label_values, double v);
+/* Sets a gauge. */
+REIN_EXTERN void rein_metric_set(rein_metric *f, const char *const *label_values, double v);
+/* Records one observation in a histogram. */
+REIN_EXTERN void rein_metric_observe(rein_metric *f, const char *const *label_values, double v);
+/* Current value of a counter or gauge series (0 when absent); for tests and health output. */
+REIN_EXTERN double rein_metric_value(rein_metric *f, const char *const *label_values);
+
+/* Appends the whole registry in the text exposition format 0.0.4 to out. */
+REIN_EXTERN rein_err rein_metrics_render(rein_metrics *m, struct rein_buf *out) REIN_WUR;
+
+/* ---- the standard series (m NULL: the global registry) ---------------------------------- */
+
+/* rein_http_requests_total{method,route,status} and rein_http_request_duration_seconds{route} */
+REIN_EXTERN void rein_metrics_http_request(rein_metrics *m, const char *method, const char *route,
+                                           int status, double seconds);
+/* rein_turns_running (gauge): +1 when a turn starts, -1 when it ends. */
+REIN_EXTERN void rein_metrics_turns_running(rein_metrics *m, int delta);
+/* rein_tool_calls_total{tool,status}; status as in the ledger (success, error, invalid, ...). */
+REIN_EXTERN void rein_metrics_tool_call(rein_metrics *m, const char *tool, const char *status);
+/* rein_provider_errors_total{provider,kind} (kind: http_429, timeout, parse, ...). */
+REIN_EXTERN void rein_metrics_provider_error(rein_metrics *m, const char *provider,
+                                             const char *kind);
+/* rein_provider_retries_total{provider}. */
+REIN_EXTERN void rein_metrics_provider_retry(rein_metrics *m, const char *provider);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* REIN_METRICS_H */

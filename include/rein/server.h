@@ -1,0 +1,192 @@
+/*
+ * rein/server.h: the HTTP server core of `rein serve` (libmicrohttpd).
+ *
+ * A server has a route table (method + path pattern with {name} segments) and runs each
+ * request's handler on a worker pool, so a long agent turn never blocks the network threads.
+ * Before a handler runs, the server has already answered every guard with a JSON error
+ * {"error": {"code", "message"}}:
+ *   401 unauthorized        API keys are set and Authorization: Bearer <key> is missing/wrong
+ *   404 not_found           no route has this path
+ *   405 method_not_allowed  a route has the path but not the method (with an Allow header)
+ *   400 invalid_id          a {param} is not an id: 1-64 of [A-Za-z0-9_.-], no "..", no '/',
+ *                           no percent-encoded tricks (segments are decoded once, then checked)
+ *   415 unsupported_media_type  a JSON route got a body that is not application/json
+ *   413 payload_too_large   the body passes the limit (default 1 MiB; refused from
+ *                           Content-Length before reading, never buffered past the limit)
+ *   400 invalid_json        the body of a JSON route does not parse (message names line/column)
+ *   503 shutting_down       the server is stopping
+ * Every answer carries X-Request-Id and X-Trace-Id (from a valid `traceparent` header, else
+ * new). One access-log line per request at info level: request id, method, route pattern,
+ * status, latency. Requests are counted in the metrics registry by route and status.
+ *
+ * Handlers answer exactly once: with rein_request_reply*() (from any thread), or by starting a
+ * Server-Sent Events stream that lasts until the handler returns. A handler that returns
+ * without answering gets a 500. The request's cancellation handle is triggered when the
+ * client disconnects (found at the latest by the next SSE write or heartbeat) or when the
+ * server stops past its grace period.
+ *
+ * Threading: configure and start from one thread; rein_server_stop() from any thread (not
+ * from a handler). Handlers run on worker threads; request functions may be called from the
+ * handler's thread (and reply/SSE functions from any thread) until the handler returns.
+ */
+#ifndef REIN_SERVER_H
+#define REIN_SERVER_H
+
+#include <rein/arena.h>
+#include <rein/cancel.h>
+#include <rein/json.h>
+#include <rein/metrics.h>
+#include <rein/store.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct rein_server rein_server;
+typedef struct rein_request rein_request;
+typedef struct rein_sse rein_sse;
+
+/* Runs once per request on a worker thread (or the network thread for REIN_ROUTE_INLINE). */
+typedef void (*rein_handler_fn)(rein_request *req, void *userdata);
+
+enum rein_route_flags {
+    REIN_ROUTE_JSON_BODY = 1 << 0,  /* needs a JSON body: 415 / 400 guards, rein_request_json() */
+    REIN_ROUTE_PUBLIC = 1 << 1,     /* no API key needed (/healthz) */
+    REIN_ROUTE_INLINE = 1 << 2,     /* short, non-blocking: run on the network thread */
+    REIN_ROUTE_RAW_PARAMS = 1 << 3, /* {params} are not checked as ids (decoded still) */
+};
+
+#define REIN_SERVER_DEFAULT_PORT       8080
+#define REIN_SERVER_DEFAULT_BODY_LIMIT ((size_t)1 << 20)
+
+/* New server with the defaults (127.0.0.1:8080, 8 workers, 2 network threads, 1 MiB body
+ * limit, 15 s SSE heartbeat, no API keys) and the built-in routes GET /healthz and
+ * GET /metrics. NULL when memory is exhausted. */
+REIN_EXTERN rein_server *rein_server_new(rein_error *err);
+/* Stops the server if running (grace 0) and frees it. NULL is a no-op. */
+REIN_EXTERN void rein_server_free(rein_server *srv);
+
+/* Setters: call before rein_server_start(). host: an IPv4 or IPv6 literal (copied). */
+REIN_EXTERN rein_err rein_server_set_host(rein_server *srv, const char *host) REIN_WUR;
+/* 0 asks the kernel for a free port; read it with rein_server_port() after start. */
+REIN_EXTERN void rein_server_set_port(rein_server *srv, int port);
+/* Handler workers (long turns each hold one while they run); 0 keeps the default. */
+REIN_EXTERN void rein_server_set_threads(rein_server *srv, unsigned n);
+/* libmicrohttpd's network threads; 0 keeps the default. */
+REIN_EXTERN void rein_server_set_io_threads(rein_server *srv, unsigned n);
+REIN_EXTERN void rein_server_set_body_limit(rein_server *srv, size_t bytes);
+/* Comma-separated API keys (copied; spaces around keys ignored; NULL or "" turns auth off). */
+REIN_EXTERN rein_err rein_server_set_api_keys(rein_server *srv, const char *keys) REIN_WUR;
+REIN_EXTERN void rein_server_set_heartbeat_ms(rein_server *srv, int64_t ms);
+/* Registry for request metrics and GET /metrics (borrowed; NULL: the global registry). */
+REIN_EXTERN void rein_server_set_metrics(rein_server *srv, rein_metrics *m);
+
+/*
+ * Adds a route. method: "GET", "POST", "DELETE", ...; pattern: "/agent/conversations/{id}"
+ * (literal segments and whole-segment {name} parameters). Strings are copied; userdata is
+ * borrowed and must outlive the server. REIN_EEXIST for a duplicate method + pattern.
+ */
+REIN_EXTERN rein_err rein_server_route(rein_server *srv, const char *method, const char *pattern,
+                                       unsigned flags, rein_handler_fn fn, void *userdata,
+                                       rein_error *err) REIN_WUR;
+/*
+ * Adds the routes that need only the store (borrowed; must outlive the server):
+ *   GET    /agent/conversations?limit=N&cursor=C   newest first, paged
+ *   GET    /agent/conversations/{id}               conversation, messages, ledger, lock state
+ *   DELETE /agent/conversations/{id}               409 with the lock state while a turn runs
+ */
+REIN_EXTERN rein_err rein_server_add_store_routes(rein_server *srv, rein_store *store,
+                                                  rein_error *err) REIN_WUR;
+
+/* Binds and starts serving. REIN_EIO (err names the address) when the port cannot be bound. */
+REIN_EXTERN rein_err rein_server_start(rein_server *srv, rein_error *err) REIN_WUR;
+/* The bound port (after start), else the configured one. */
+REIN_EXTERN int rein_server_port(const rein_server *srv);
+/*
+ * Stops accepting connections, lets running requests finish for up to grace_ms, then
+ * triggers their cancellation handles and waits for their handlers to return, then closes
+ * every connection. Safe to call more than once.
+ */
+REIN_EXTERN void rein_server_stop(rein_server *srv, int64_t grace_ms);
+
+/* ---- requests: everything returned is borrowed, valid until the handler returns ---------- */
+
+REIN_EXTERN const char *rein_request_method(const rein_request *req);
+/* The path as sent (still percent-encoded), without the query. */
+REIN_EXTERN const char *rein_request_path(const rein_request *req);
+/* The matched route's pattern ("/agent/conversations/{id}"). */
+REIN_EXTERN const char *rein_request_route(const rein_request *req);
+/* A {name} parameter, decoded (and checked as an id unless REIN_ROUTE_RAW_PARAMS); or NULL. */
+REIN_EXTERN const char *rein_request_param(const rein_request *req, const char *name);
+/* A query parameter, decoded (%XX and '+'); NULL when absent or badly encoded. */
+REIN_EXTERN const char *rein_request_query(rein_request *req, const char *name);
+/* A request header (case-insensitive name), or NULL. */
+REIN_EXTERN const char *rein_request_header(const rein_request *req, const char *name);
+/* The body bytes (NUL-terminated; "" when none); *len (may be NULL) receives the length. */
+REIN_EXTERN const char *rein_request_body(const rein_request *req, size_t *len);
+/* The parsed body of a REIN_ROUTE_JSON_BODY route (borrowed), else NULL. */
+REIN_EXTERN json_t *rein_request_json(const rein_request *req);
+/* Memory freed when the request ends. */
+REIN_EXTERN rein_arena *rein_request_arena(rein_request *req);
+REIN_EXTERN const char *rein_request_id(const rein_request *req);
+/* 32 hex digits: from traceparent when valid, else new. */
+REIN_EXTERN const char *rein_request_trace_id(const rein_request *req);
+/* Triggered on client disconnect or forced shutdown; borrowed. */
+REIN_EXTERN rein_cancel *rein_request_cancel(rein_request *req);
+/* True when the Accept header asks for text/event-stream. */
+REIN_EXTERN bool rein_request_wants_sse(const rein_request *req);
+
+/* ---- answers: exactly one per request ---------------------------------------------------- */
+
+/* Adds a response header (copied) to the answer still to be sent. */
+REIN_EXTERN rein_err rein_request_set_header(rein_request *req, const char *name,
+                                             const char *value) REIN_WUR;
+/* Answers with body bytes (copied). REIN_ESTATE when already answered. */
+REIN_EXTERN rein_err rein_request_reply(rein_request *req, int status, const char *content_type,
+                                        const void *body, size_t len);
+/* Answers with a JSON document; takes body (a reference) even on failure. */
+REIN_EXTERN rein_err rein_request_reply_json(rein_request *req, int status, json_t *body);
+/* Answers {"error": {"code": code, "message": formatted}}. */
+REIN_EXTERN rein_err rein_request_reply_error(rein_request *req, int status, const char *code,
+                                              const char *fmt, ...) REIN_PRINTF(4, 5);
+/* Answers a rein_error with the status and code its REIN_E* maps to. */
+REIN_EXTERN rein_err rein_request_reply_rein_error(rein_request *req, const rein_error *err);
+/* 409 {"error": {"code": "conversation_busy", "message", "lock": {state, tool, started_at,
+ * expires_at}}}: what a second message gets while a turn runs. */
+REIN_EXTERN rein_err rein_request_reply_busy(rein_request *req, const char *conv_id,
+                                             const struct rein_store_lock_info *held);
+
+/* HTTP status for a REIN_E* code (EINVAL 400, ENOTFOUND 404, EBUSY 409, ...). */
+REIN_EXTERN int rein_http_status_for(int rein_code);
+/* Error code text for a REIN_E* code ("bad_request", "not_found", ...); static. */
+REIN_EXTERN const char *rein_http_error_code_for(int rein_code);
+/* New JSON object for a lock state: {state, tool, started_at, expires_at}. */
+REIN_EXTERN json_t *rein_lock_info_json(const struct rein_store_lock_info *info);
+/* Compares two secrets in time that depends only on their lengths, not on their contents. */
+REIN_EXTERN bool rein_secret_equal(const char *a, size_t alen, const char *b, size_t blen);
+
+/* ---- Server-Sent Events ------------------------------------------------------------------- */
+
+/*
+ * Answers 200 text/event-stream and returns the stream (owned by the request; it ends when
+ * the handler returns). Heartbeat comments are sent while it is idle. NULL with err set when
+ * the request was already answered.
+ */
+REIN_EXTERN rein_sse *rein_request_sse_start(rein_request *req, rein_error *err);
+/*
+ * Queues "event: <event>\ndata: <data>\n\n" (data: len bytes of one-line JSON, borrowed) and
+ * returns at once. REIN_ECANCELED once the client is gone; REIN_ETOOBIG when the client reads
+ * so slowly that 8 MiB are waiting.
+ */
+REIN_EXTERN rein_err rein_sse_send(rein_sse *sse, const char *event, const char *data,
+                                   size_t len) REIN_WUR;
+/* rein_sse_send() with the compact encoding of data (borrowed). */
+REIN_EXTERN rein_err rein_sse_send_json(rein_sse *sse, const char *event,
+                                        const json_t *data) REIN_WUR;
+/* Queues a comment line ": text". */
+REIN_EXTERN rein_err rein_sse_comment(rein_sse *sse, const char *text) REIN_WUR;
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* REIN_SERVER_H */

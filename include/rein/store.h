@@ -1,0 +1,366 @@
+/*
+ * rein/store.h: durable conversations, messages, ledger, events, locks and control messages.
+ *
+ * One interface, two backends chosen by URL:
+ *   sqlite:PATH                 (the default, "sqlite:./rein.db"; a bare path means SQLite)
+ *   redis://[:PASSWORD@]HOST:PORT[/DB]
+ * SQLite is for one process (or several on one machine); Redis lets several `rein serve`
+ * processes share conversations, ledger and locks, so any instance can take any request.
+ *
+ * What is kept:
+ * - conversations: id, title, state, metadata (a JSON object), created/updated times;
+ * - messages in order: the neutral message JSON of decision 0001, stored as the exact text
+ *   given, with its position (0, 1, ...), created time and trace id;
+ * - ledger entries: {call_id, tool, args, status: pending|success|error|invalid, result,
+ *   call_time, response_time, step} plus the conversation id, trace id, the name the model
+ *   sent and an `interrupted` flag;
+ * - events (traces): type, JSON payload, time, trace id, optionally a conversation;
+ * - a lock per conversation (owner token, lease, lock state: what the turn is doing), and
+ *   control messages (a cancel request, approval answers) that any instance can write and the
+ *   lock owner reads.
+ *
+ * Durability: a message append or ledger change is committed before the call returns (SQLite:
+ * WAL with synchronous=FULL; Redis: as durable as the server's appendfsync setting).
+ *
+ * Ids: conversation ids are 1..64 characters of [A-Za-z0-9_.-], not starting with '.' and
+ * without "..": the store embeds them in keys, so it checks them (REIN_EINVAL).
+ * Call ids are 1..128 printable ASCII characters without spaces.
+ *
+ * Times are wall-clock milliseconds since the epoch; JSON output writes them as ISO 8601.
+ *
+ * Threading: a rein_store handle may be used from many threads at once (each backend keeps a
+ * small pool of connections). Callbacks run on the calling thread.
+ */
+#ifndef REIN_STORE_H
+#define REIN_STORE_H
+
+#include <jansson.h>
+#include <rein/cancel.h>
+#include <rein/core.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct rein_store rein_store;
+
+/* Options for rein_store_open(); a zeroed struct (or NULL) means every default. */
+struct rein_store_opts {
+    const char *key_prefix; /* Redis key prefix (borrowed, copied); NULL: "rein:" */
+    unsigned pool_size;     /* connections kept; 0: 4 */
+    int busy_timeout_ms;    /* SQLite busy_timeout; 0: 5000 */
+    int io_timeout_ms;      /* Redis connect/command timeout; 0: 5000 */
+    int poll_ms;            /* how often waiting calls poll control messages; 0: 100 */
+    unsigned events_max;    /* events kept per conversation in Redis (capped list); 0: 10000 */
+    bool no_recover;        /* skip rein_store_recover() at open */
+};
+
+#define REIN_STORE_DEFAULT_URL "sqlite:./rein.db"
+
+/*
+ * Opens (and for SQLite creates and migrates) the store at url (borrowed). *out receives a
+ * new handle. Unless opts->no_recover, pending ledger entries left by a dead process are
+ * flagged interrupted (rein_store_recover()). Errors: REIN_EINVAL (bad URL), REIN_ENOTSUP
+ * (a Redis URL in a build without hiredis), REIN_ESTORE (cannot open, not a database,
+ * unwritable, schema newer than this rein knows, Redis unreachable: err names the path or
+ * address and the reason).
+ */
+REIN_EXTERN rein_err rein_store_open(const char *url, const struct rein_store_opts *opts,
+                                     rein_store **out, rein_error *err) REIN_WUR;
+/* Closes every connection and frees s. NULL is a no-op. */
+REIN_EXTERN void rein_store_free(rein_store *s);
+/* "sqlite" or "redis"; static. */
+REIN_EXTERN const char *rein_store_kind(const rein_store *s);
+/* The URL the store was opened with, without any password; borrowed, valid while s is. */
+REIN_EXTERN const char *rein_store_url(const rein_store *s);
+/* Checks the store answers (Redis PING, SQLite a trivial query). */
+REIN_EXTERN rein_err rein_store_ping(rein_store *s, rein_error *err) REIN_WUR;
+/* True when id is an acceptable conversation id (see above). */
+REIN_EXTERN bool rein_store_id_is_valid(const char *id);
+
+/* ---- conversations ---------------------------------------------------------------------- */
+
+/*
+ * Creates a conversation. id (borrowed) may be NULL: a new "conv_…" id is made. title and
+ * metadata_json (a JSON object's text) are borrowed and may be NULL. The new id is written to
+ * id_out (may be NULL). REIN_EEXIST when the id is taken, REIN_EINVAL for a bad id or
+ * metadata that is not a JSON object.
+ */
+REIN_EXTERN rein_err rein_store_conv_create(rein_store *s, const char *id, const char *title,
+                                            const char *metadata_json, char id_out[REIN_ID_MAX],
+                                            rein_error *err) REIN_WUR;
+/*
+ * Changes title, state ("idle", "running", ... free text up to 23 bytes) or metadata; NULL
+ * leaves a field unchanged. Bumps updated time. REIN_ENOTFOUND when there is no such id.
+ */
+REIN_EXTERN rein_err rein_store_conv_update(rein_store *s, const char *id, const char *title,
+                                            const char *state, const char *metadata_json,
+                                            rein_error *err) REIN_WUR;
+/*
+ * *out receives a new JSON object {id, title, state, metadata, created_at, updated_at,
+ * message_count} (times in ISO 8601; title and metadata null when unset).
+ * REIN_ENOTFOUND when there is no such conversation.
+ */
+REIN_EXTERN rein_err rein_store_conv_get(rein_store *s, const char *id, json_t **out,
+                                         rein_error *err) REIN_WUR;
+/* True when the conversation exists; errors count as false and are reported in err. */
+REIN_EXTERN bool rein_store_conv_exists(rein_store *s, const char *id, rein_error *err);
+/*
+ * A page of conversations, newest update first (ties: id descending). cursor (borrowed; NULL
+ * for the first page) is the next_cursor of the previous page; limit 0 means 20, at most 100.
+ * *out receives a new object {conversations: [conv_get objects], next_cursor: text|null}.
+ * REIN_EINVAL for a malformed cursor.
+ */
+REIN_EXTERN rein_err rein_store_conv_list(rein_store *s, const char *cursor, unsigned limit,
+                                          json_t **out, rein_error *err) REIN_WUR;
+/*
+ * Deletes a conversation with its messages, ledger, events and control messages.
+ * REIN_ENOTFOUND when absent; REIN_EBUSY when its lock is held by a live turn.
+ */
+REIN_EXTERN rein_err rein_store_conv_delete(rein_store *s, const char *id,
+                                            rein_error *err) REIN_WUR;
+/*
+ * *out receives a new object: conv_get's fields plus messages (each {position, created_at,
+ * trace_id, message: the stored JSON}) and ledger (entries as rein_store_ledger_json writes
+ * them), for `GET /agent/conversations/{id}`.
+ */
+REIN_EXTERN rein_err rein_store_conv_export(rein_store *s, const char *id, json_t **out,
+                                            rein_error *err) REIN_WUR;
+
+/* ---- messages --------------------------------------------------------------------------- */
+
+/* One stored message, handed to a callback; every pointer is borrowed for the call only. */
+struct rein_store_message {
+    int64_t position;     /* 0-based order within the conversation */
+    int64_t created_ms;   /* wall clock */
+    const char *trace_id; /* may be empty */
+    const char *json;     /* the neutral message text exactly as appended, NUL-terminated */
+    size_t len;
+};
+/* Returns 0 to go on; any other value stops the walk and is returned by the walker. */
+typedef int (*rein_store_message_fn)(const struct rein_store_message *m, void *userdata);
+
+/*
+ * Appends one message (json: len bytes of a JSON object with a "role" of system, user,
+ * assistant or tool; borrowed; stored verbatim) and commits before returning. trace_id may
+ * be NULL. *position_out (may be NULL) receives its position. Bumps the conversation's
+ * updated time. REIN_ENOTFOUND for an unknown conversation, REIN_EINVAL for a message that is
+ * not such an object (err says why).
+ */
+REIN_EXTERN rein_err rein_store_message_append(rein_store *s, const char *conv_id, const char *json,
+                                               size_t len, const char *trace_id,
+                                               int64_t *position_out, rein_error *err) REIN_WUR;
+/*
+ * Calls fn for each message at position >= from, in order. REIN_ENOTFOUND for an unknown
+ * conversation; a non-zero value from fn is returned as is.
+ */
+REIN_EXTERN rein_err rein_store_messages_each(rein_store *s, const char *conv_id, int64_t from,
+                                              rein_store_message_fn fn, void *userdata,
+                                              rein_error *err) REIN_WUR;
+
+/* ---- ledger ----------------------------------------------------------------------------- */
+
+enum rein_ledger_status {
+    REIN_LEDGER_PENDING = 0,
+    REIN_LEDGER_SUCCESS = 1,
+    REIN_LEDGER_ERROR = 2,
+    REIN_LEDGER_INVALID = 3,
+};
+/* "pending", "success", "error", "invalid"; static. */
+REIN_EXTERN const char *rein_ledger_status_name(enum rein_ledger_status st);
+/* Parses a status name; false for anything else. */
+REIN_EXTERN bool rein_ledger_status_parse(const char *text, enum rein_ledger_status *out);
+
+/*
+ * A ledger entry. Text pointers are borrowed (by the store when writing; from the store for
+ * the duration of a callback when reading). args and result are JSON texts (result NULL
+ * while pending); name_sent is the name the model used (NULL: same as tool); step is the
+ * plan step or -1.
+ */
+struct rein_store_ledger_entry {
+    const char *call_id;
+    const char *tool;
+    const char *name_sent;
+    const char *args;
+    enum rein_ledger_status status;
+    const char *result;
+    int64_t call_ms;     /* when the call was issued */
+    int64_t response_ms; /* when its result arrived; 0 while pending */
+    int step;
+    const char *trace_id;
+    bool interrupted; /* set by recovery: the process running the call died */
+};
+typedef int (*rein_store_ledger_fn)(const char *conv_id, const struct rein_store_ledger_entry *e,
+                                    void *userdata);
+
+/*
+ * Writes an entry (normally pending, before the call runs) and commits. An entry with the
+ * same call id in the conversation is replaced. REIN_ENOTFOUND for an unknown conversation,
+ * REIN_EINVAL for a bad call id or args/result that are not JSON.
+ */
+REIN_EXTERN rein_err rein_store_ledger_put(rein_store *s, const char *conv_id,
+                                           const struct rein_store_ledger_entry *e,
+                                           rein_error *err) REIN_WUR;
+/*
+ * Records the outcome of a call: status, result (JSON text, borrowed, may be NULL) and
+ * response time (0: now). Clears the interrupted flag. REIN_ENOTFOUND for an unknown entry.
+ */
+REIN_EXTERN rein_err rein_store_ledger_update(rein_store *s, const char *conv_id,
+                                              const char *call_id, enum rein_ledger_status status,
+                                              const char *result, int64_t response_ms,
+                                              rein_error *err) REIN_WUR;
+/* Calls fn for each entry of the conversation in the order they were first written. */
+REIN_EXTERN rein_err rein_store_ledger_each(rein_store *s, const char *conv_id,
+                                            rein_store_ledger_fn fn, void *userdata,
+                                            rein_error *err) REIN_WUR;
+/*
+ * New JSON object for an entry: {call_id, tool, name_sent, args, status, result, call_time,
+ * response_time, step, trace_id, interrupted}; args and result are embedded as JSON when they
+ * parse, else as strings. NULL when memory is exhausted.
+ */
+REIN_EXTERN json_t *rein_store_ledger_json(const struct rein_store_ledger_entry *e);
+
+/* ---- events ----------------------------------------------------------------------------- */
+
+struct rein_store_event {
+    const char *conv_id;  /* may be NULL */
+    const char *trace_id; /* may be NULL */
+    const char *type;     /* "tool_call", "final", ... */
+    const char *payload;  /* JSON text */
+    int64_t time_ms;      /* 0 on write: now */
+};
+typedef int (*rein_store_event_fn)(const struct rein_store_event *ev, void *userdata);
+
+/* Records an event (all borrowed). REIN_EINVAL when payload is not JSON or type is empty. */
+REIN_EXTERN rein_err rein_store_event_add(rein_store *s, const struct rein_store_event *ev,
+                                          rein_error *err) REIN_WUR;
+/*
+ * Calls fn for events in time order: those of conv_id (when not NULL), restricted to trace_id
+ * when that is not NULL too; with conv_id NULL, those of trace_id. Redis keeps the newest
+ * events_max per conversation and trace events without a conversation for 7 days.
+ */
+REIN_EXTERN rein_err rein_store_events_each(rein_store *s, const char *conv_id,
+                                            const char *trace_id, rein_store_event_fn fn,
+                                            void *userdata, rein_error *err) REIN_WUR;
+
+/* ---- locks ------------------------------------------------------------------------------ */
+
+#define REIN_LOCK_STATE_MAX 24
+#define REIN_LOCK_TOOL_MAX  128
+
+/* The state of a held lock: what the turn holding it is doing. Plain value; no pointers. */
+struct rein_store_lock_info {
+    char token[REIN_ID_MAX];         /* owner token ("lock_…") */
+    char state[REIN_LOCK_STATE_MAX]; /* thinking, executing, verifying, waiting_approval, … */
+    char tool[REIN_LOCK_TOOL_MAX];   /* the tool running, or "" */
+    int64_t started_ms;              /* when the lock was taken */
+    int64_t expires_ms;              /* when the lease runs out unless renewed */
+};
+
+/*
+ * Takes the lock of conv_id (the conversation need not exist yet) for lease_ms (> 0) with
+ * the initial state (NULL: "thinking"). On success token_out receives the owner token.
+ * REIN_EBUSY when a live owner holds it: *held (may be NULL) is filled with its state. An
+ * expired lease is taken over. Exactly one of many concurrent callers wins.
+ */
+REIN_EXTERN rein_err rein_store_lock_acquire(rein_store *s, const char *conv_id, int64_t lease_ms,
+                                             const char *state, char token_out[REIN_ID_MAX],
+                                             struct rein_store_lock_info *held,
+                                             rein_error *err) REIN_WUR;
+/* Extends the lease to now + lease_ms. REIN_ESTATE when token no longer holds the lock. */
+REIN_EXTERN rein_err rein_store_lock_renew(rein_store *s, const char *conv_id, const char *token,
+                                           int64_t lease_ms, rein_error *err) REIN_WUR;
+/*
+ * Releases the lock if token holds it and clears its control messages. REIN_ESTATE when it
+ * does not (already expired and taken, or released): nothing is changed then.
+ */
+REIN_EXTERN rein_err rein_store_lock_release(rein_store *s, const char *conv_id, const char *token,
+                                             rein_error *err) REIN_WUR;
+/* Updates the lock state (state and tool borrowed; tool may be NULL). REIN_ESTATE if not held. */
+REIN_EXTERN rein_err rein_store_lock_set_state(rein_store *s, const char *conv_id,
+                                               const char *token, const char *state,
+                                               const char *tool, rein_error *err) REIN_WUR;
+/* Fills *out with the current holder's state; REIN_ENOTFOUND when the lock is free. */
+REIN_EXTERN rein_err rein_store_lock_get(rein_store *s, const char *conv_id,
+                                         struct rein_store_lock_info *out,
+                                         rein_error *err) REIN_WUR;
+
+/* ---- control messages: cancel and approvals, across instances ---------------------------- */
+
+/*
+ * Asks the turn running on conv_id (on whichever instance holds the lock) to stop. reason
+ * (borrowed, may be NULL) is passed on. REIN_ESTATE when no turn holds the lock.
+ */
+REIN_EXTERN rein_err rein_store_cancel_request(rein_store *s, const char *conv_id,
+                                               const char *reason, rein_error *err) REIN_WUR;
+/*
+ * For the lock owner: *requested becomes true when a cancel was requested for the turn that
+ * token identifies; reason (may be NULL, 160 bytes) receives its reason.
+ */
+REIN_EXTERN rein_err rein_store_cancel_check(rein_store *s, const char *conv_id, const char *token,
+                                             bool *requested, char reason[160],
+                                             rein_error *err) REIN_WUR;
+/*
+ * For the lock owner: announces that call_id waits for a person's approval, so that
+ * rein_store_approval_post() accepts an answer for it.
+ */
+REIN_EXTERN rein_err rein_store_approval_request(rein_store *s, const char *conv_id,
+                                                 const char *call_id, rein_error *err) REIN_WUR;
+/*
+ * Any instance: answers a waiting approval. REIN_ENOTFOUND when no approval is waiting for
+ * that call, REIN_EEXIST when it was already answered.
+ */
+REIN_EXTERN rein_err rein_store_approval_post(rein_store *s, const char *conv_id,
+                                              const char *call_id, bool approve,
+                                              rein_error *err) REIN_WUR;
+/*
+ * For the lock owner: waits up to timeout_ms (negative: forever) for an answer to call_id,
+ * polling every poll_ms. REIN_ETIMEDOUT without an answer, REIN_ECANCELED when cancel
+ * (borrowed, may be NULL) is triggered first. The request is removed when this returns.
+ */
+REIN_EXTERN rein_err rein_store_approval_wait(rein_store *s, const char *conv_id,
+                                              const char *call_id, int64_t timeout_ms,
+                                              rein_cancel *cancel, bool *approved,
+                                              rein_error *err) REIN_WUR;
+
+/* ---- leases: a held lock kept alive by a background thread ------------------------------- */
+
+typedef struct rein_store_lease rein_store_lease;
+
+/*
+ * Takes the lock of conv_id (as rein_store_lock_acquire) and starts a thread that renews it
+ * every lease_ms / 3 and polls for a cancel request every poll_ms. *out receives the new
+ * lease. REIN_EBUSY with *held filled when another turn holds the lock. s is borrowed and
+ * must outlive the lease.
+ */
+REIN_EXTERN rein_err rein_store_lease_acquire(rein_store *s, const char *conv_id, int64_t lease_ms,
+                                              const char *state, rein_store_lease **out,
+                                              struct rein_store_lock_info *held,
+                                              rein_error *err) REIN_WUR;
+/*
+ * A cancellation handle (borrowed; valid while the lease is) that is triggered when a cancel
+ * is requested through the store (reason: the request's) or the lock is lost ("lock lost").
+ * Give it (or a child of it) to the turn.
+ */
+REIN_EXTERN rein_cancel *rein_store_lease_cancel(rein_store_lease *l);
+/* The owner token; borrowed. */
+REIN_EXTERN const char *rein_store_lease_token(const rein_store_lease *l);
+/* Updates the lock state others see (see rein_store_lock_set_state). */
+REIN_EXTERN rein_err rein_store_lease_set_state(rein_store_lease *l, const char *state,
+                                                const char *tool, rein_error *err) REIN_WUR;
+/* Stops the renewing thread, releases the lock and frees l. NULL is a no-op. */
+REIN_EXTERN void rein_store_lease_release(rein_store_lease *l);
+
+/* ---- recovery --------------------------------------------------------------------------- */
+
+/*
+ * Flags pending ledger entries as interrupted when their conversation's lock is free or its
+ * lease has expired (the process that ran them died; a live instance's running turn is left
+ * alone). *flagged (may be NULL) receives how many were flagged. Runs at open.
+ */
+REIN_EXTERN rein_err rein_store_recover(rein_store *s, int *flagged, rein_error *err) REIN_WUR;
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* REIN_STORE_H */

@@ -1,0 +1,243 @@
+/*
+ * The server's own parsers of untrusted bytes (src/server/server_int.h): percent-decoding of
+ * path segments and query values, route matching, traceparent, content types, Accept and
+ * Authorization. libmicrohttpd is told not to decode the path, so an encoded '/' or "..%2F"
+ * reaches route matching as written and is judged after exactly one decoding.
+ */
+#include "server/server_int.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+static int hexval(char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
+bool rein__http_pct_decode(const char *in, size_t len, bool plus_space, char *out, size_t *out_len)
+{
+    size_t o = 0;
+
+    for (size_t i = 0; i < len; i++) {
+        char c = in[i];
+        if (c == '%') {
+            int hi, lo;
+            if (i + 2 >= len)
+                return false;
+            hi = hexval(in[i + 1]);
+            lo = hexval(in[i + 2]);
+            if (hi < 0 || lo < 0 || (hi == 0 && lo == 0))
+                return false;
+            out[o++] = (char)(hi * 16 + lo);
+            i += 2;
+        } else if (c == '+' && plus_space) {
+            out[o++] = ' ';
+        } else if (c == '\0') {
+            return false;
+        } else {
+            out[o++] = c;
+        }
+    }
+    out[o] = '\0';
+    if (out_len)
+        *out_len = o;
+    return true;
+}
+
+/* Length of the segment starting at s (up to '/' or the end). */
+static size_t seg_len(const char *s)
+{
+    const char *slash = strchr(s, '/');
+
+    return slash ? (size_t)(slash - s) : strlen(s);
+}
+
+bool rein__http_match(const char *pattern, const char *path, rein_arena *arena, char names[][32],
+                      char **values, int *nparams)
+{
+    const char *p = pattern, *q = path;
+    int n = 0;
+
+    *nparams = 0;
+    if (*p != '/' || *q != '/')
+        return false;
+    for (;;) {
+        size_t plen, qlen;
+        p++;
+        q++;
+        plen = seg_len(p);
+        qlen = seg_len(q);
+        if (plen >= 2 && p[0] == '{' && p[plen - 1] == '}') {
+            char *v;
+            size_t vlen;
+            if (qlen == 0 || n >= REIN_HTTP_MAX_PARAMS || plen - 2 >= 32)
+                return false;
+            memcpy(names[n], p + 1, plen - 2);
+            names[n][plen - 2] = '\0';
+            v = rein_arena_alloc(arena, qlen + 1);
+            if (v && !rein__http_pct_decode(q, qlen, false, v, &vlen))
+                v = NULL;
+            values[n++] = v;
+        } else {
+            char buf[128];
+            size_t blen;
+            if (qlen >= sizeof(buf) || !rein__http_pct_decode(q, qlen, false, buf, &blen) ||
+                blen != plen || memcmp(buf, p, plen) != 0)
+                return false;
+        }
+        p += plen;
+        q += qlen;
+        if (*p == '\0' || *q == '\0')
+            break;
+    }
+    if (*p != '\0' || *q != '\0')
+        return false;
+    *nparams = n;
+    return true;
+}
+
+static bool lower_hex(const char *s, size_t n)
+{
+    bool nonzero = false;
+
+    for (size_t i = 0; i < n; i++) {
+        char c = s[i];
+        if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f')))
+            return false;
+        if (c != '0')
+            nonzero = true;
+    }
+    return nonzero;
+}
+
+bool rein__http_traceparent(const char *value, char out[REIN_TRACE_ID_LEN + 1])
+{
+    /* version "-" trace-id "-" parent-id "-" flags: 2 + 1 + 32 + 1 + 16 + 1 + 2 = 55 */
+    size_t len;
+
+    if (!value)
+        return false;
+    while (*value == ' ' || *value == '\t')
+        value++;
+    len = strlen(value);
+    while (len > 0 && (value[len - 1] == ' ' || value[len - 1] == '\t'))
+        len--;
+    if (len < 55 || value[2] != '-' || value[35] != '-' || value[52] != '-')
+        return false;
+    /* Version 00 is exactly 55 bytes; later versions may append fields after a '-'. */
+    if (len > 55 && (value[55] != '-' || strncmp(value, "00", 2) == 0))
+        return false;
+    if (hexval(value[0]) < 0 || hexval(value[1]) < 0 || strncmp(value, "ff", 2) == 0 ||
+        (value[0] >= 'A' && value[0] <= 'F') || (value[1] >= 'A' && value[1] <= 'F'))
+        return false;
+    if (!lower_hex(value + 3, 32) || !lower_hex(value + 36, 16))
+        return false;
+    if (hexval(value[53]) < 0 || hexval(value[54]) < 0)
+        return false;
+    memcpy(out, value + 3, 32);
+    out[32] = '\0';
+    return true;
+}
+
+/* True when the media type at s (up to ';' or ',') equals want, ignoring case and spaces. */
+static bool media_is(const char *s, size_t len, const char *want)
+{
+    size_t wl = strlen(want);
+
+    while (len > 0 && (*s == ' ' || *s == '\t')) {
+        s++;
+        len--;
+    }
+    while (len > 0 && (s[len - 1] == ' ' || s[len - 1] == '\t'))
+        len--;
+    return len == wl && strncasecmp(s, want, wl) == 0;
+}
+
+bool rein__http_is_json_type(const char *ct)
+{
+    const char *semi;
+
+    if (!ct)
+        return false;
+    semi = strchr(ct, ';');
+    return media_is(ct, semi ? (size_t)(semi - ct) : strlen(ct), "application/json");
+}
+
+bool rein__http_accepts_sse(const char *accept)
+{
+    const char *p = accept;
+
+    while (p && *p) {
+        const char *comma = strchr(p, ',');
+        size_t len = comma ? (size_t)(comma - p) : strlen(p);
+        const char *semi = memchr(p, ';', len);
+        if (media_is(p, semi ? (size_t)(semi - p) : len, "text/event-stream"))
+            return true;
+        p = comma ? comma + 1 : NULL;
+    }
+    return false;
+}
+
+bool rein_secret_equal(const char *a, size_t alen, const char *b, size_t blen)
+{
+    /* Walk the longer length so the time does not depend on where the first mismatch is. */
+    size_t n = alen > blen ? alen : blen;
+    unsigned char diff = (unsigned char)(alen != blen);
+
+    for (size_t i = 0; i < n; i++) {
+        unsigned char x = i < alen ? (unsigned char)a[i] : 0;
+        unsigned char y = i < blen ? (unsigned char)b[i] : 0;
+        diff |= (unsigned char)(x ^ y);
+    }
+    return diff == 0;
+}
+
+bool rein__http_bearer_ok(const char *authorization, char *const *keys, int nkeys)
+{
+    const char *token;
+    size_t tlen;
+    bool ok = false;
+
+    if (!authorization || strncasecmp(authorization, "Bearer ", 7) != 0)
+        return false;
+    token = authorization + 7;
+    while (*token == ' ')
+        token++;
+    tlen = strlen(token);
+    while (tlen > 0 && token[tlen - 1] == ' ')
+        tlen--;
+    if (tlen == 0)
+        return false;
+    for (int i = 0; i < nkeys; i++) {
+        if (rein_secret_equal(token, tlen, keys[i], strlen(keys[i])))
+            ok = true;
+    }
+    return ok;
+}
+
+bool rein__http_parse_uint(const char *text, long lo, long hi, long *out)
+{
+    char *end = NULL;
+    long v;
+
+    if (!text || !*text || strlen(text) > 9)
+        return false;
+    for (const char *p = text; *p; p++) {
+        if (*p < '0' || *p > '9')
+            return false;
+    }
+    errno = 0;
+    v = strtol(text, &end, 10);
+    if (errno || *end || v < lo || v > hi)
+        return false;
+    *out = v;
+    return true;
+}

@@ -1,0 +1,491 @@
+/*
+ * The metrics registry (include/rein/metrics.h) and its Prometheus text rendering.
+ *
+ * A registry is a list of families under one mutex; a family is a list of series keyed by
+ * their label values. Lookups are linear: rein has tens of series, not thousands, and a
+ * linear scan under one lock is simpler than a hash and fast enough at that size. Values are
+ * doubles, so counters, gauges and histogram sums share one representation.
+ */
+#include <rein/metrics.h>
+
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+
+#define WHERE "server/metrics"
+
+static const double default_buckets[] = {0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5,
+                                         1,     2.5,  5,     10,   30,  60};
+
+/* Invariant: values has one entry per label name of the family, each an owned copy. */
+struct series {
+    struct series *next;
+    char *values[REIN_METRIC_MAX_LABELS];
+    double value; /* counter/gauge value, or histogram sum */
+    uint64_t count;
+    uint64_t buckets[REIN_METRIC_MAX_BUCKETS]; /* non-cumulative counts per bucket */
+};
+
+struct rein_metric {
+    struct rein_metric *next;
+    rein_metrics *owner;
+    enum rein_metric_kind kind;
+    char *name;
+    char *help;
+    char *labels[REIN_METRIC_MAX_LABELS];
+    int nlabels;
+    double bounds[REIN_METRIC_MAX_BUCKETS];
+    size_t nbounds;
+    struct series *series, *series_tail;
+};
+
+struct rein_metrics {
+    pthread_mutex_t mu;
+    struct rein_metric *families, *tail;
+};
+
+rein_metrics *rein_metrics_new(void)
+{
+    rein_metrics *m = rein_calloc(1, sizeof(*m));
+
+    if (m)
+        pthread_mutex_init(&m->mu, NULL);
+    return m;
+}
+
+static void free_family(struct rein_metric *f)
+{
+    while (f->series) {
+        struct series *s = f->series;
+        f->series = s->next;
+        for (int i = 0; i < f->nlabels; i++)
+            rein_free(s->values[i]);
+        rein_free(s);
+    }
+    for (int i = 0; i < f->nlabels; i++)
+        rein_free(f->labels[i]);
+    rein_free(f->name);
+    rein_free(f->help);
+    rein_free(f);
+}
+
+void rein_metrics_free(rein_metrics *m)
+{
+    if (!m)
+        return;
+    while (m->families) {
+        struct rein_metric *f = m->families;
+        m->families = f->next;
+        free_family(f);
+    }
+    pthread_mutex_destroy(&m->mu);
+    rein_free(m);
+}
+
+static pthread_once_t global_once = PTHREAD_ONCE_INIT;
+static rein_metrics *global;
+
+static void make_global(void)
+{
+    global = rein_metrics_new();
+}
+
+rein_metrics *rein_metrics_global(void)
+{
+    pthread_once(&global_once, make_global);
+    return global;
+}
+
+static bool valid_name(const char *name, bool label)
+{
+    if (!name || !name[0] || (name[0] >= '0' && name[0] <= '9'))
+        return false;
+    for (const char *p = name; *p; p++) {
+        char c = *p;
+        bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                  c == '_' || (c == ':' && !label);
+        if (!ok)
+            return false;
+    }
+    return true;
+}
+
+static bool same_labels(const struct rein_metric *f, const char *const *names)
+{
+    int n = 0;
+
+    while (names && names[n])
+        n++;
+    if (n != f->nlabels)
+        return false;
+    for (int i = 0; i < n; i++) {
+        if (strcmp(f->labels[i], names[i]) != 0)
+            return false;
+    }
+    return true;
+}
+
+rein_metric *rein_metrics_family(rein_metrics *m, enum rein_metric_kind kind, const char *name,
+                                 const char *help, const char *const *label_names,
+                                 const double *buckets, size_t nbuckets, rein_error *err)
+{
+    struct rein_metric *f;
+    int n = 0;
+
+    if (!m)
+        m = rein_metrics_global();
+    if (!m) {
+        rein_error_set(err, REIN_ENOMEM, "metrics: out of memory");
+        return NULL;
+    }
+    if (!valid_name(name, false)) {
+        rein_error_set(err, REIN_EINVAL, "metric name \"%.60s\" is not valid", name ? name : "");
+        return NULL;
+    }
+    while (label_names && label_names[n]) {
+        if (n >= REIN_METRIC_MAX_LABELS || !valid_name(label_names[n], true) ||
+            strcmp(label_names[n], "le") == 0) {
+            rein_error_set(err, REIN_EINVAL, "metric %s: bad or too many labels", name);
+            return NULL;
+        }
+        n++;
+    }
+    if (kind == REIN_METRIC_HISTOGRAM && !buckets) {
+        buckets = default_buckets;
+        nbuckets = sizeof(default_buckets) / sizeof(default_buckets[0]);
+    }
+    if (nbuckets > REIN_METRIC_MAX_BUCKETS) {
+        rein_error_set(err, REIN_EINVAL, "metric %s: at most %d buckets", name,
+                       REIN_METRIC_MAX_BUCKETS);
+        return NULL;
+    }
+    pthread_mutex_lock(&m->mu);
+    for (f = m->families; f; f = f->next) {
+        if (strcmp(f->name, name) == 0) {
+            pthread_mutex_unlock(&m->mu);
+            if (f->kind != kind || !same_labels(f, label_names)) {
+                rein_error_set(err, REIN_EEXIST, "metric %s exists with another shape", name);
+                return NULL;
+            }
+            return f;
+        }
+    }
+    f = rein_calloc(1, sizeof(*f));
+    if (!f)
+        goto oom;
+    f->owner = m;
+    f->kind = kind;
+    f->name = rein_strdup(name);
+    f->help = rein_strdup(help ? help : "");
+    if (!f->name || !f->help)
+        goto oom;
+    for (int i = 0; i < n; i++) {
+        f->labels[i] = rein_strdup(label_names[i]);
+        if (!f->labels[i])
+            goto oom;
+        f->nlabels = i + 1;
+    }
+    if (kind == REIN_METRIC_HISTOGRAM) {
+        memcpy(f->bounds, buckets, nbuckets * sizeof(double));
+        f->nbounds = nbuckets;
+    }
+    if (m->tail)
+        m->tail->next = f;
+    else
+        m->families = f;
+    m->tail = f;
+    pthread_mutex_unlock(&m->mu);
+    return f;
+oom:
+    pthread_mutex_unlock(&m->mu);
+    if (f)
+        free_family(f);
+    rein_error_set(err, REIN_ENOMEM, "metrics: out of memory");
+    return NULL;
+}
+
+/* The series for these values, created when absent; called with the registry locked. */
+static struct series *find_series(struct rein_metric *f, const char *const *given)
+{
+    const char *values[REIN_METRIC_MAX_LABELS] = {"", "", "", ""};
+
+    struct series *s;
+
+    for (int i = 0; i < f->nlabels && given; i++) {
+        if (given[i])
+            values[i] = given[i];
+    }
+    for (s = f->series; s; s = s->next) {
+        bool same = true;
+        for (int i = 0; i < f->nlabels && same; i++)
+            same = strcmp(s->values[i], values[i]) == 0;
+        if (same)
+            return s;
+    }
+    s = rein_calloc(1, sizeof(*s));
+    if (!s)
+        return NULL;
+    for (int i = 0; i < f->nlabels; i++) {
+        s->values[i] = rein_strdup(values[i]);
+        if (!s->values[i]) {
+            for (int j = 0; j < i; j++)
+                rein_free(s->values[j]);
+            rein_free(s);
+            return NULL;
+        }
+    }
+    if (f->series_tail)
+        f->series_tail->next = s;
+    else
+        f->series = s;
+    f->series_tail = s;
+    return s;
+}
+
+static void update(rein_metric *f, const char *const *values, double v, int op)
+{
+    struct series *s;
+
+    if (!f)
+        return;
+    pthread_mutex_lock(&f->owner->mu);
+    s = find_series(f, values);
+    if (s) {
+        if (op == 0 && (f->kind != REIN_METRIC_COUNTER || v >= 0))
+            s->value += v;
+        else if (op == 1)
+            s->value = v;
+        else if (op == 2) {
+            size_t i = 0;
+            while (i < f->nbounds && v > f->bounds[i])
+                i++;
+            if (i < f->nbounds)
+                s->buckets[i]++;
+            s->count++;
+            s->value += v;
+        }
+    }
+    pthread_mutex_unlock(&f->owner->mu);
+}
+
+void rein_metric_add(rein_metric *f, const char *const *label_values, double v)
+{
+    if (f && f->kind != REIN_METRIC_HISTOGRAM)
+        update(f, label_values, v, 0);
+}
+
+void rein_metric_set(rein_metric *f, const char *const *label_values, double v)
+{
+    if (f && f->kind == REIN_METRIC_GAUGE)
+        update(f, label_values, v, 1);
+}
+
+void rein_metric_observe(rein_metric *f, const char *const *label_values, double v)
+{
+    if (f && f->kind == REIN_METRIC_HISTOGRAM)
+        update(f, label_values, v, 2);
+}
+
+double rein_metric_value(rein_metric *f, const char *const *label_values)
+{
+    double v = 0;
+
+    if (!f)
+        return 0;
+    pthread_mutex_lock(&f->owner->mu);
+    for (struct series *s = f->series; s; s = s->next) {
+        bool same = true;
+        for (int i = 0; i < f->nlabels && same; i++)
+            same =
+                strcmp(s->values[i], label_values && label_values[i] ? label_values[i] : "") == 0;
+        if (same) {
+            v = f->kind == REIN_METRIC_HISTOGRAM ? (double)s->count : s->value;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&f->owner->mu);
+    return v;
+}
+
+/* ---- rendering -------------------------------------------------------------------------- */
+
+/* Label values escape backslash, double quote and newline; HELP text only the first and last. */
+static rein_err add_escaped(struct rein_buf *b, const char *s, bool quote)
+{
+    for (; *s; s++) {
+        rein_err rc;
+        if (*s == '\\')
+            rc = rein_buf_adds(b, "\\\\");
+        else if (*s == '\n')
+            rc = rein_buf_adds(b, "\\n");
+        else if (*s == '"' && quote)
+            rc = rein_buf_adds(b, "\\\"");
+        else
+            rc = rein_buf_addch(b, *s);
+        if (rc != REIN_OK)
+            return rc;
+    }
+    return REIN_OK;
+}
+
+static rein_err add_number(struct rein_buf *b, double v)
+{
+    if (isinf(v))
+        return rein_buf_adds(b, v > 0 ? "+Inf" : "-Inf");
+    if (isnan(v))
+        return rein_buf_adds(b, "NaN");
+    if (v == (double)(int64_t)v && fabs(v) < 9e15)
+        return rein_buf_addf(b, "%lld", (long long)v);
+    return rein_buf_addf(b, "%.15g", v);
+}
+
+/* name{labels[,le="x"]} value */
+static rein_err add_sample(struct rein_buf *b, const struct rein_metric *f, const struct series *s,
+                           const char *suffix, const char *le, double v)
+{
+    bool any = f->nlabels > 0 || le;
+    rein_err rc = rein_buf_addf(b, "%s%s", f->name, suffix);
+
+    if (rc == REIN_OK && any)
+        rc = rein_buf_addch(b, '{');
+    for (int i = 0; rc == REIN_OK && i < f->nlabels; i++) {
+        rc = rein_buf_addf(b, "%s%s=\"", i ? "," : "", f->labels[i]);
+        if (rc == REIN_OK)
+            rc = add_escaped(b, s->values[i], true);
+        if (rc == REIN_OK)
+            rc = rein_buf_addch(b, '"');
+    }
+    if (rc == REIN_OK && le)
+        rc = rein_buf_addf(b, "%sle=\"%s\"", f->nlabels ? "," : "", le);
+    if (rc == REIN_OK && any)
+        rc = rein_buf_addch(b, '}');
+    if (rc == REIN_OK)
+        rc = rein_buf_addch(b, ' ');
+    if (rc == REIN_OK)
+        rc = add_number(b, v);
+    if (rc == REIN_OK)
+        rc = rein_buf_addch(b, '\n');
+    return rc;
+}
+
+static rein_err render_family(struct rein_buf *b, const struct rein_metric *f)
+{
+    static const char *const kinds[] = {"counter", "gauge", "histogram"};
+    rein_err rc = rein_buf_addf(b, "# HELP %s ", f->name);
+
+    if (rc == REIN_OK)
+        rc = add_escaped(b, f->help, false);
+    if (rc == REIN_OK)
+        rc = rein_buf_addf(b, "\n# TYPE %s %s\n", f->name, kinds[f->kind]);
+    for (const struct series *s = f->series; rc == REIN_OK && s; s = s->next) {
+        uint64_t cumulative = 0;
+        if (f->kind != REIN_METRIC_HISTOGRAM) {
+            rc = add_sample(b, f, s, "", NULL, s->value);
+            continue;
+        }
+        for (size_t i = 0; rc == REIN_OK && i < f->nbounds; i++) {
+            char le[40];
+            struct rein_buf tmp;
+            cumulative += s->buckets[i];
+            rein_buf_init(&tmp, sizeof(le));
+            rc = add_number(&tmp, f->bounds[i]);
+            snprintf(le, sizeof(le), "%s", tmp.ptr);
+            rein_buf_release(&tmp);
+            if (rc == REIN_OK)
+                rc = add_sample(b, f, s, "_bucket", le, (double)cumulative);
+        }
+        if (rc == REIN_OK)
+            rc = add_sample(b, f, s, "_bucket", "+Inf", (double)s->count);
+        if (rc == REIN_OK)
+            rc = add_sample(b, f, s, "_sum", NULL, s->value);
+        if (rc == REIN_OK)
+            rc = add_sample(b, f, s, "_count", NULL, (double)s->count);
+    }
+    return rc;
+}
+
+rein_err rein_metrics_render(rein_metrics *m, struct rein_buf *out)
+{
+    rein_err rc = REIN_OK;
+
+    if (!m)
+        m = rein_metrics_global();
+    if (!m)
+        return REIN_ENOMEM;
+    pthread_mutex_lock(&m->mu);
+    for (const struct rein_metric *f = m->families; rc == REIN_OK && f; f = f->next)
+        rc = render_family(out, f);
+    pthread_mutex_unlock(&m->mu);
+    return rc;
+}
+
+/* ---- standard series -------------------------------------------------------------------- */
+
+static rein_metric *std_family(rein_metrics *m, enum rein_metric_kind kind, const char *name,
+                               const char *help, const char *const *labels)
+{
+    rein_error err;
+    rein_metric *f = rein_metrics_family(m, kind, name, help, labels, NULL, 0, &err);
+
+    if (!f)
+        rein_log(REIN_LOG_WARN, WHERE, "%s", err.msg);
+    return f;
+}
+
+void rein_metrics_http_request(rein_metrics *m, const char *method, const char *route, int status,
+                               double seconds)
+{
+    static const char *const req_labels[] = {"method", "route", "status", NULL};
+    static const char *const dur_labels[] = {"route", NULL};
+    char code[8];
+    const char *values[REIN_METRIC_MAX_LABELS] = {method, route, code, NULL};
+    const char *dvalues[REIN_METRIC_MAX_LABELS] = {route, NULL, NULL, NULL};
+
+    snprintf(code, sizeof(code), "%d", status);
+    rein_metric_add(std_family(m, REIN_METRIC_COUNTER, "rein_http_requests_total",
+                               "HTTP requests answered, by method, route pattern and status",
+                               req_labels),
+                    values, 1);
+    rein_metric_observe(std_family(m, REIN_METRIC_HISTOGRAM, "rein_http_request_duration_seconds",
+                                   "Time from request to the end of the response, by route",
+                                   dur_labels),
+                        dvalues, seconds);
+}
+
+void rein_metrics_turns_running(rein_metrics *m, int delta)
+{
+    rein_metric_add(std_family(m, REIN_METRIC_GAUGE, "rein_turns_running",
+                               "Agent turns running in this process", NULL),
+                    NULL, delta);
+}
+
+void rein_metrics_tool_call(rein_metrics *m, const char *tool, const char *status)
+{
+    static const char *const labels[] = {"tool", "status", NULL};
+    const char *values[REIN_METRIC_MAX_LABELS] = {tool, status, NULL, NULL};
+
+    rein_metric_add(std_family(m, REIN_METRIC_COUNTER, "rein_tool_calls_total",
+                               "Tool calls finished, by tool and ledger status", labels),
+                    values, 1);
+}
+
+void rein_metrics_provider_error(rein_metrics *m, const char *provider, const char *kind)
+{
+    static const char *const labels[] = {"provider", "kind", NULL};
+    const char *values[REIN_METRIC_MAX_LABELS] = {provider, kind, NULL, NULL};
+
+    rein_metric_add(std_family(m, REIN_METRIC_COUNTER, "rein_provider_errors_total",
+                               "Model provider errors, by provider and kind", labels),
+                    values, 1);
+}
+
+void rein_metrics_provider_retry(rein_metrics *m, const char *provider)
+{
+    static const char *const labels[] = {"provider", NULL};
+    const char *values[REIN_METRIC_MAX_LABELS] = {provider, NULL, NULL, NULL};
+
+    rein_metric_add(std_family(m, REIN_METRIC_COUNTER, "rein_provider_retries_total",
+                               "Model provider requests retried, by provider", labels),
+                    values, 1);
+}

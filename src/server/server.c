@@ -1,0 +1,1381 @@
+/*
+ * The HTTP server core (include/rein/server.h) on libmicrohttpd.
+ *
+ * MHD runs its network threads (MHD_USE_INTERNAL_POLLING_THREAD with a small thread pool) and
+ * calls on_request() for each request. The first call runs the guards (route, method, API
+ * key, ids, content type, declared length) and answers a failing request at once, before any
+ * body is read. Body bytes are collected up to the limit. When the request is complete, the
+ * connection is suspended and the handler runs on a rein_pool worker, so a long agent turn
+ * never blocks a network thread; the handler's answer resumes the connection and the next
+ * on_request() call queues it. A Server-Sent Events answer is a callback response whose reader
+ * drains a per-request buffer and suspends the connection while the buffer is empty; each
+ * write resumes it. A ticker thread writes heartbeat comments into idle streams, which is
+ * also how a vanished client is noticed (the write fails, MHD ends the request, and the
+ * request's cancellation handle is triggered).
+ *
+ * Every suspend and resume happens under the request's mutex together with the flag that
+ * records it, so a resume never reaches a connection that is not suspended, and none reaches
+ * a connection MHD has finished with (the `closed` flag, set in the completion callback).
+ *
+ * A request is shared by MHD (until the completion callback), its handler job and its SSE
+ * response; the last of the three to let go frees it.
+ */
+#include "server/server_int.h"
+
+#include <rein/pool.h>
+
+#include <arpa/inet.h>
+#include <microhttpd.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#define WHERE       "server"
+#define SSE_MAX_BUF ((size_t)8 << 20)
+
+struct route {
+    struct route *next;
+    char *method;
+    char *pattern;
+    unsigned flags;
+    rein_handler_fn fn;
+    void *userdata;
+};
+
+struct kv {
+    struct kv *next;
+    const char *key;
+    const char *value;
+};
+
+struct rein_sse {
+    rein_request *req;
+};
+
+enum stage { ST_NEW, ST_BODY, ST_DISPATCHED, ST_QUEUED };
+
+struct rein_request {
+    atomic_int refs;
+    rein_server *srv;
+    struct MHD_Connection *conn;
+    rein_arena *arena;
+    char id[REIN_ID_MAX];
+    char trace_id[REIN_TRACE_ID_LEN + 1];
+    const char *method;
+    const char *path;
+    const struct route *route;
+    char names[REIN_HTTP_MAX_PARAMS][32];
+    char *values[REIN_HTTP_MAX_PARAMS];
+    int nparams;
+    struct kv *headers_in;
+    struct kv *query;
+    struct rein_buf body;
+    size_t discarded;
+    bool too_big;
+    json_t *json;
+    rein_cancel *cancel;
+    int64_t start_ns;
+    enum stage stage;
+    int final_status;
+
+    /* Guarded by mu. */
+    pthread_mutex_t mu;
+    bool suspended; /* the connection is suspended and waits for us */
+    bool replied;   /* an answer was handed over */
+    bool closed;    /* MHD finished with the connection */
+    struct MHD_Response *response;
+    int status;
+    struct kv *headers_out;
+    bool is_sse, sse_ended;
+    struct rein_buf sse_buf;
+    size_t sse_off;
+    int64_t sse_last_ms;
+    struct rein_sse sse;
+
+    /* Guarded by the server's mu. */
+    rein_request *live_next, *live_prev;
+};
+
+struct rein_server {
+    char host[64];
+    int port;
+    unsigned threads, io_threads;
+    size_t body_limit;
+    int64_t heartbeat_ms;
+    char **keys;
+    int nkeys;
+    rein_metrics *metrics; /* borrowed; NULL: global */
+    struct route *routes, *routes_tail;
+    struct MHD_Daemon *daemon;
+    rein_pool *pool;
+    union {
+        struct sockaddr_in v4;
+        struct sockaddr_in6 v6;
+    } addr;
+    int bound_port;
+
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    rein_request *live;
+    int nlive;
+    int jobs;
+    bool started, stopping, stopped;
+    pthread_t ticker;
+    rein_cancel *ticker_stop;
+};
+
+/* ---- request lifetime ------------------------------------------------------------------- */
+
+static void request_unref(rein_request *req)
+{
+    if (!req || atomic_fetch_sub(&req->refs, 1) != 1)
+        return;
+    if (req->response)
+        MHD_destroy_response(req->response);
+    json_decref(req->json);
+    rein_buf_release(&req->body);
+    rein_buf_release(&req->sse_buf);
+    rein_cancel_unref(req->cancel);
+    pthread_mutex_destroy(&req->mu);
+    rein_arena_free(req->arena);
+    rein_free(req);
+}
+
+static enum MHD_Result collect_kv(void *cls, enum MHD_ValueKind kind, const char *key,
+                                  const char *value)
+{
+    rein_request *req = cls;
+    struct kv *e = rein_arena_calloc(req->arena, 1, sizeof(*e));
+
+    if (!e)
+        return MHD_NO;
+    e->key = rein_arena_strdup(req->arena, key);
+    e->value = rein_arena_strdup(req->arena, value ? value : "");
+    if (kind == MHD_HEADER_KIND) {
+        e->next = req->headers_in;
+        req->headers_in = e;
+    } else {
+        e->next = req->query;
+        req->query = e;
+    }
+    return MHD_YES;
+}
+
+static rein_request *request_new(rein_server *srv, struct MHD_Connection *conn, const char *url,
+                                 const char *method)
+{
+    rein_request *req = rein_calloc(1, sizeof(*req));
+
+    if (!req)
+        return NULL;
+    atomic_init(&req->refs, 1);
+    pthread_mutex_init(&req->mu, NULL);
+    rein_buf_init(&req->body, srv->body_limit + 1);
+    rein_buf_init(&req->sse_buf, SSE_MAX_BUF);
+    req->srv = srv;
+    req->conn = conn;
+    req->start_ns = rein_now_ns();
+    req->arena = rein_arena_new(0);
+    req->cancel = rein_cancel_new();
+    if (!req->arena || !req->cancel)
+        goto fail;
+    req->method = rein_arena_strdup(req->arena, method);
+    req->path = rein_arena_strdup(req->arena, url);
+    if (!req->method || !req->path)
+        goto fail;
+    rein_id_new("req_", req->id);
+    /* Copies, so handler threads never read MHD's connection memory. */
+    MHD_get_connection_values(conn, MHD_HEADER_KIND, collect_kv, req);
+    MHD_get_connection_values(conn, MHD_GET_ARGUMENT_KIND, collect_kv, req);
+    pthread_mutex_lock(&srv->mu);
+    req->live_next = srv->live;
+    if (srv->live)
+        srv->live->live_prev = req;
+    srv->live = req;
+    srv->nlive++;
+    pthread_mutex_unlock(&srv->mu);
+    return req;
+fail:
+    request_unref(req);
+    return NULL;
+}
+
+/* ---- building answers ------------------------------------------------------------------- */
+
+static struct MHD_Response *make_response(rein_request *req, const char *content_type,
+                                          const void *body, size_t len)
+{
+    struct MHD_Response *resp =
+        MHD_create_response_from_buffer(len, (void *)body, MHD_RESPMEM_MUST_COPY);
+
+    if (!resp)
+        return NULL;
+    if (content_type)
+        MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, content_type);
+    MHD_add_response_header(resp, "X-Request-Id", req->id);
+    MHD_add_response_header(resp, "X-Trace-Id", req->trace_id);
+    return resp;
+}
+
+/* Encodes {"error": {"code", "message"[, extra members]}}; extra (borrowed) may be NULL. */
+static char *error_body(const char *code, const char *message, const json_t *extra, size_t *len)
+{
+    struct rein_buf b;
+    struct rein_jw w;
+    const char *key;
+    json_t *v;
+
+    rein_buf_init(&b, 0);
+    rein_jw_init(&w, &b);
+    rein_jw_obj_begin(&w);
+    rein_jw_key(&w, "error");
+    rein_jw_obj_begin(&w);
+    rein_jw_key(&w, "code");
+    rein_jw_str(&w, code);
+    rein_jw_key(&w, "message");
+    rein_jw_str(&w, message);
+    if (extra) {
+        json_object_foreach((json_t *)extra, key, v)
+        {
+            rein_jw_key(&w, key);
+            rein_jw_json(&w, v);
+        }
+    }
+    rein_jw_obj_end(&w);
+    rein_jw_obj_end(&w);
+    if (rein_jw_finish(&w) != REIN_OK) {
+        rein_buf_release(&b);
+        return NULL;
+    }
+    return rein_buf_detach(&b, len);
+}
+
+static void add_out_headers(rein_request *req, struct MHD_Response *resp)
+{
+    for (struct kv *h = req->headers_out; h; h = h->next)
+        MHD_add_response_header(resp, h->key, h->value);
+}
+
+/* Queues resp on the network thread; takes resp. */
+static enum MHD_Result queue(rein_request *req, int status, struct MHD_Response *resp)
+{
+    enum MHD_Result r;
+
+    if (!resp)
+        return MHD_NO;
+    req->final_status = status;
+    req->stage = ST_QUEUED;
+    r = MHD_queue_response(req->conn, (unsigned)status, resp);
+    MHD_destroy_response(resp);
+    return r;
+}
+
+/* A guard's answer, queued at once from the network thread. */
+static enum MHD_Result guard(rein_request *req, int status, const char *code, const char *fmt, ...)
+    REIN_PRINTF(4, 5);
+
+static enum MHD_Result guard(rein_request *req, int status, const char *code, const char *fmt, ...)
+{
+    char msg[512];
+    char *body;
+    size_t len = 0;
+    struct MHD_Response *resp;
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    body = error_body(code, msg, NULL, &len);
+    if (!body)
+        return MHD_NO;
+    resp = make_response(req, "application/json", body, len);
+    rein_free(body);
+    if (resp) {
+        add_out_headers(req, resp);
+        if (status == 401)
+            MHD_add_response_header(resp, "WWW-Authenticate", "Bearer");
+        if (status == 503 || status == 413)
+            MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION, "close");
+    }
+    return queue(req, status, resp);
+}
+
+/*
+ * Hands an answer over from a handler (any thread). Resumes the connection if it waits.
+ * Takes resp.
+ */
+static rein_err hand_over(rein_request *req, int status, struct MHD_Response *resp)
+{
+    if (!resp)
+        return REIN_ENOMEM;
+    pthread_mutex_lock(&req->mu);
+    if (req->replied) {
+        pthread_mutex_unlock(&req->mu);
+        MHD_destroy_response(resp);
+        return REIN_ESTATE;
+    }
+    add_out_headers(req, resp);
+    req->replied = true;
+    req->response = resp;
+    req->status = status;
+    if (req->suspended && !req->closed) {
+        req->suspended = false;
+        MHD_resume_connection(req->conn);
+    }
+    pthread_mutex_unlock(&req->mu);
+    return REIN_OK;
+}
+
+/* Takes the handed-over answer and queues it (network thread). */
+static enum MHD_Result queue_handed(rein_request *req)
+{
+    struct MHD_Response *resp;
+    int status;
+
+    pthread_mutex_lock(&req->mu);
+    resp = req->response;
+    status = req->status;
+    req->response = NULL;
+    pthread_mutex_unlock(&req->mu);
+    if (!resp)
+        return MHD_YES; /* not answered yet: a spurious call */
+    return queue(req, status, resp);
+}
+
+/* ---- public answer functions ------------------------------------------------------------ */
+
+rein_err rein_request_set_header(rein_request *req, const char *name, const char *value)
+{
+    struct kv *h;
+
+    pthread_mutex_lock(&req->mu);
+    h = rein_arena_calloc(req->arena, 1, sizeof(*h));
+    if (h) {
+        h->key = rein_arena_strdup(req->arena, name);
+        h->value = rein_arena_strdup(req->arena, value);
+        h->next = req->headers_out;
+        req->headers_out = h;
+    }
+    pthread_mutex_unlock(&req->mu);
+    return h && h->key && h->value ? REIN_OK : REIN_ENOMEM;
+}
+
+rein_err rein_request_reply(rein_request *req, int status, const char *content_type,
+                            const void *body, size_t len)
+{
+    return hand_over(req, status, make_response(req, content_type, body ? body : "", len));
+}
+
+rein_err rein_request_reply_json(rein_request *req, int status, json_t *body)
+{
+    struct rein_buf b;
+    rein_err rc;
+
+    rein_buf_init(&b, 0);
+    rc = body ? rein_json_dump(&b, body) : REIN_ENOMEM;
+    json_decref(body);
+    if (rc == REIN_OK)
+        rc = rein_buf_addch(&b, '\n');
+    if (rc == REIN_OK)
+        rc = rein_request_reply(req, status, "application/json", b.ptr, b.len);
+    else
+        rc = rein_request_reply_error(req, 500, "internal", "could not encode the answer");
+    rein_buf_release(&b);
+    return rc;
+}
+
+static rein_err reply_error_extra(rein_request *req, int status, const char *code,
+                                  const char *message, const json_t *extra)
+{
+    size_t len = 0;
+    char *body = error_body(code, message, extra, &len);
+    rein_err rc;
+
+    if (!body)
+        return REIN_ENOMEM;
+    rc = rein_request_reply(req, status, "application/json", body, len);
+    rein_free(body);
+    return rc;
+}
+
+rein_err rein_request_reply_error(rein_request *req, int status, const char *code, const char *fmt,
+                                  ...)
+{
+    char msg[512];
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    return reply_error_extra(req, status, code, msg, NULL);
+}
+
+int rein_http_status_for(int code)
+{
+    switch (code) {
+    case REIN_OK:
+        return 200;
+    case REIN_EINVAL:
+    case REIN_EPARSE:
+    case REIN_EINVALID:
+    case REIN_EDEPTH:
+        return 400;
+    case REIN_EDENIED:
+        return 403;
+    case REIN_ENOTFOUND:
+        return 404;
+    case REIN_EEXIST:
+    case REIN_EBUSY:
+    case REIN_ESTATE:
+        return 409;
+    case REIN_ETOOBIG:
+        return 413;
+    case REIN_ENOTSUP:
+        return 501;
+    case REIN_EPROVIDER:
+    case REIN_EHTTP:
+        return 502;
+    case REIN_ESTORE:
+        return 503;
+    case REIN_ETIMEDOUT:
+        return 504;
+    default:
+        return 500;
+    }
+}
+
+const char *rein_http_error_code_for(int code)
+{
+    switch (code) {
+    case REIN_EINVAL:
+    case REIN_EPARSE:
+    case REIN_EINVALID:
+    case REIN_EDEPTH:
+        return "bad_request";
+    case REIN_EDENIED:
+        return "forbidden";
+    case REIN_ENOTFOUND:
+        return "not_found";
+    case REIN_EEXIST:
+        return "already_exists";
+    case REIN_EBUSY:
+        return "busy";
+    case REIN_ESTATE:
+        return "conflict";
+    case REIN_ETOOBIG:
+        return "payload_too_large";
+    case REIN_ENOTSUP:
+        return "not_implemented";
+    case REIN_EPROVIDER:
+    case REIN_EHTTP:
+        return "upstream_error";
+    case REIN_ESTORE:
+        return "store_unavailable";
+    case REIN_ETIMEDOUT:
+        return "timeout";
+    case REIN_ECANCELED:
+        return "cancelled";
+    default:
+        return "internal";
+    }
+}
+
+rein_err rein_request_reply_rein_error(rein_request *req, const rein_error *err)
+{
+    int code = err ? err->code : REIN_EINTERNAL;
+
+    return rein_request_reply_error(req, rein_http_status_for(code), rein_http_error_code_for(code),
+                                    "%s", err && err->msg[0] ? err->msg : rein_strerror(code));
+}
+
+json_t *rein_lock_info_json(const struct rein_store_lock_info *info)
+{
+    char started[REIN_TIME_ISO_LEN], expires[REIN_TIME_ISO_LEN];
+    json_t *o = json_object();
+
+    if (o &&
+        (json_object_set_new(o, "state", json_string(info->state)) ||
+         json_object_set_new(o, "tool", info->tool[0] ? json_string(info->tool) : json_null()) ||
+         json_object_set_new(o, "started_at",
+                             json_string(rein_time_iso(info->started_ms, started))) ||
+         json_object_set_new(o, "expires_at",
+                             json_string(rein_time_iso(info->expires_ms, expires))))) {
+        json_decref(o);
+        return NULL;
+    }
+    return o;
+}
+
+rein_err rein_request_reply_busy(rein_request *req, const char *conv_id,
+                                 const struct rein_store_lock_info *held)
+{
+    json_t *extra = json_object();
+    json_t *lock = rein_lock_info_json(held);
+    char msg[256];
+    rein_err rc;
+
+    if (!extra || !lock || json_object_set_new(extra, "lock", lock)) {
+        json_decref(extra);
+        return rein_request_reply_error(req, 409, "conversation_busy",
+                                        "conversation %s has a turn running", conv_id);
+    }
+    snprintf(msg, sizeof(msg),
+             "conversation %s has a turn running (%s%s%s); try again when it "
+             "ends",
+             conv_id, held->state, held->tool[0] ? ": " : "", held->tool);
+    rc = reply_error_extra(req, 409, "conversation_busy", msg, extra);
+    json_decref(extra);
+    return rc;
+}
+
+/* ---- request accessors ------------------------------------------------------------------ */
+
+const char *rein_request_method(const rein_request *req)
+{
+    return req->method;
+}
+
+const char *rein_request_path(const rein_request *req)
+{
+    return req->path;
+}
+
+const char *rein_request_route(const rein_request *req)
+{
+    return req->route ? req->route->pattern : "";
+}
+
+const char *rein_request_param(const rein_request *req, const char *name)
+{
+    for (int i = 0; i < req->nparams; i++) {
+        if (strcmp(req->names[i], name) == 0)
+            return req->values[i];
+    }
+    return NULL;
+}
+
+const char *rein_request_query(rein_request *req, const char *name)
+{
+    for (struct kv *q = req->query; q; q = q->next) {
+        size_t klen = strlen(q->key), vlen = strlen(q->value), n;
+        char *key = rein_arena_alloc(req->arena, klen + 1);
+        char *value;
+        if (!key || !rein__http_pct_decode(q->key, klen, true, key, &n) || strcmp(key, name) != 0)
+            continue;
+        value = rein_arena_alloc(req->arena, vlen + 1);
+        if (!value || !rein__http_pct_decode(q->value, vlen, true, value, &n))
+            return NULL;
+        return value;
+    }
+    return NULL;
+}
+
+const char *rein_request_header(const rein_request *req, const char *name)
+{
+    for (struct kv *h = req->headers_in; h; h = h->next) {
+        if (strcasecmp(h->key, name) == 0)
+            return h->value;
+    }
+    return NULL;
+}
+
+const char *rein_request_body(const rein_request *req, size_t *len)
+{
+    if (len)
+        *len = req->body.len;
+    return req->body.ptr;
+}
+
+json_t *rein_request_json(const rein_request *req)
+{
+    return req->json;
+}
+
+rein_arena *rein_request_arena(rein_request *req)
+{
+    return req->arena;
+}
+
+const char *rein_request_id(const rein_request *req)
+{
+    return req->id;
+}
+
+const char *rein_request_trace_id(const rein_request *req)
+{
+    return req->trace_id;
+}
+
+rein_cancel *rein_request_cancel(rein_request *req)
+{
+    return req->cancel;
+}
+
+bool rein_request_wants_sse(const rein_request *req)
+{
+    return rein__http_accepts_sse(rein_request_header(req, "Accept"));
+}
+
+/* ---- SSE -------------------------------------------------------------------------------- */
+
+static ssize_t sse_reader(void *cls, uint64_t pos, char *buf, size_t max)
+{
+    rein_request *req = cls;
+    ssize_t n = 0;
+
+    (void)pos;
+    pthread_mutex_lock(&req->mu);
+    if (req->sse_off < req->sse_buf.len) {
+        size_t avail = req->sse_buf.len - req->sse_off;
+        size_t take = avail < max ? avail : max;
+        memcpy(buf, req->sse_buf.ptr + req->sse_off, take);
+        req->sse_off += take;
+        if (req->sse_off == req->sse_buf.len) {
+            rein_buf_reset(&req->sse_buf);
+            req->sse_off = 0;
+        }
+        n = (ssize_t)take;
+    } else if (req->sse_ended) {
+        n = MHD_CONTENT_READER_END_OF_STREAM;
+    } else {
+        /* Nothing to send: park the connection until the next write resumes it. */
+        req->suspended = true;
+        MHD_suspend_connection(req->conn);
+    }
+    pthread_mutex_unlock(&req->mu);
+    return n;
+}
+
+static void sse_free(void *cls)
+{
+    request_unref(cls);
+}
+
+rein_sse *rein_request_sse_start(rein_request *req, rein_error *err)
+{
+    struct MHD_Response *resp;
+
+    if (req->route && (req->route->flags & REIN_ROUTE_INLINE)) {
+        rein_error_set(err, REIN_ESTATE, "inline routes cannot stream");
+        return NULL;
+    }
+    resp =
+        MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 16 * 1024, sse_reader, req, sse_free);
+    if (!resp) {
+        rein_error_set(err, REIN_ENOMEM, "server: out of memory");
+        return NULL;
+    }
+    /* The response holds the request until MHD frees it. */
+    atomic_fetch_add(&req->refs, 1);
+    MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "text/event-stream");
+    MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache");
+    MHD_add_response_header(resp, "X-Accel-Buffering", "no");
+    MHD_add_response_header(resp, "X-Request-Id", req->id);
+    MHD_add_response_header(resp, "X-Trace-Id", req->trace_id);
+    pthread_mutex_lock(&req->mu);
+    if (req->replied) {
+        pthread_mutex_unlock(&req->mu);
+        MHD_destroy_response(resp); /* runs sse_free, dropping the reference again */
+        rein_error_set(err, REIN_ESTATE, "the request was already answered");
+        return NULL;
+    }
+    req->is_sse = true;
+    req->sse.req = req;
+    req->sse_last_ms = rein_now_ms();
+    pthread_mutex_unlock(&req->mu);
+    if (hand_over(req, 200, resp) != REIN_OK) {
+        rein_error_set(err, REIN_ESTATE, "the request was already answered");
+        return NULL;
+    }
+    return &req->sse;
+}
+
+/* Appends text to the stream and wakes the connection; REIN_ECANCELED once closed. */
+static rein_err sse_push(rein_request *req, const char *a, size_t alen, const char *b, size_t blen,
+                         const char *c, size_t clen)
+{
+    rein_err rc = REIN_OK;
+    size_t before;
+
+    pthread_mutex_lock(&req->mu);
+    if (req->closed || req->sse_ended) {
+        pthread_mutex_unlock(&req->mu);
+        return REIN_ECANCELED;
+    }
+    before = req->sse_buf.len;
+    if (rein_buf_add(&req->sse_buf, a, alen) || rein_buf_add(&req->sse_buf, b, blen) ||
+        rein_buf_add(&req->sse_buf, c, clen)) {
+        rein_buf_truncate(&req->sse_buf, before);
+        rc = REIN_ETOOBIG;
+    } else {
+        req->sse_last_ms = rein_now_ms();
+        if (req->suspended) {
+            req->suspended = false;
+            MHD_resume_connection(req->conn);
+        }
+    }
+    pthread_mutex_unlock(&req->mu);
+    return rc;
+}
+
+rein_err rein_sse_send(rein_sse *sse, const char *event, const char *data, size_t len)
+{
+    char head[128];
+    int n;
+
+    if (!event || strpbrk(event, "\r\n") || memchr(data, '\n', len) || memchr(data, '\r', len))
+        return REIN_EINVAL;
+    n = snprintf(head, sizeof(head), "event: %s\ndata: ", event);
+    if (n < 0 || (size_t)n >= sizeof(head))
+        return REIN_EINVAL;
+    return sse_push(sse->req, head, (size_t)n, data, len, "\n\n", 2);
+}
+
+rein_err rein_sse_send_json(rein_sse *sse, const char *event, const json_t *data)
+{
+    char *text = rein_json_dumps(data);
+    rein_err rc;
+
+    if (!text)
+        return REIN_ENOMEM;
+    rc = rein_sse_send(sse, event, text, strlen(text));
+    rein_free(text);
+    return rc;
+}
+
+rein_err rein_sse_comment(rein_sse *sse, const char *text)
+{
+    if (strpbrk(text, "\r\n"))
+        return REIN_EINVAL;
+    return sse_push(sse->req, ": ", 2, text, strlen(text), "\n\n", 2);
+}
+
+static void sse_end(rein_request *req)
+{
+    pthread_mutex_lock(&req->mu);
+    req->sse_ended = true;
+    if (req->suspended && !req->closed) {
+        req->suspended = false;
+        MHD_resume_connection(req->conn);
+    }
+    pthread_mutex_unlock(&req->mu);
+}
+
+/* Writes heartbeat comments into idle streams; a failed write ends a vanished client. */
+static void *ticker_main(void *arg)
+{
+    rein_server *srv = arg;
+    int64_t every = srv->heartbeat_ms / 2;
+
+    if (every < 10)
+        every = 10;
+    if (every > 1000)
+        every = 1000;
+    while (!rein_cancel_wait(srv->ticker_stop, every)) {
+        rein_request *due[64];
+        int n = 0;
+        int64_t now = rein_now_ms();
+
+        pthread_mutex_lock(&srv->mu);
+        for (rein_request *r = srv->live; r && n < 64; r = r->live_next) {
+            pthread_mutex_lock(&r->mu);
+            if (r->is_sse && !r->sse_ended && !r->closed &&
+                now - r->sse_last_ms >= srv->heartbeat_ms) {
+                atomic_fetch_add(&r->refs, 1);
+                due[n++] = r;
+            }
+            pthread_mutex_unlock(&r->mu);
+        }
+        pthread_mutex_unlock(&srv->mu);
+        for (int i = 0; i < n; i++) {
+            if (rein_sse_comment(&due[i]->sse, "ping") != REIN_OK)
+                rein_log(REIN_LOG_DEBUG, WHERE, "%s: heartbeat not sent", due[i]->id);
+            request_unref(due[i]);
+        }
+    }
+    return NULL;
+}
+
+/* ---- the request flow ------------------------------------------------------------------- */
+
+static void job_main(void *arg)
+{
+    rein_request *req = arg;
+    rein_server *srv = req->srv;
+
+    req->route->fn(req, req->route->userdata);
+    if (req->is_sse)
+        sse_end(req);
+    else if (rein_request_reply_error(req, 500, "internal", "the handler gave no answer") ==
+             REIN_OK)
+        rein_log(REIN_LOG_ERROR, WHERE, "%s %s: handler gave no answer", req->method,
+                 req->route->pattern);
+    pthread_mutex_lock(&srv->mu);
+    srv->jobs--;
+    pthread_cond_broadcast(&srv->cv);
+    pthread_mutex_unlock(&srv->mu);
+    request_unref(req);
+}
+
+/* Matches the path; fills req->route or *allow with the methods the path supports. */
+static bool route_lookup(rein_request *req, char *allow, size_t allow_size, bool *path_public)
+{
+    rein_server *srv = req->srv;
+    bool path_known = false;
+
+    allow[0] = '\0';
+    *path_public = false;
+    for (const struct route *r = srv->routes; r; r = r->next) {
+        char names[REIN_HTTP_MAX_PARAMS][32];
+        char *values[REIN_HTTP_MAX_PARAMS];
+        int n = 0;
+        if (!rein__http_match(r->pattern, req->path, req->arena, names, values, &n))
+            continue;
+        path_known = true;
+        if (r->flags & REIN_ROUTE_PUBLIC)
+            *path_public = true;
+        if (strcmp(r->method, req->method) == 0 && !req->route) {
+            req->route = r;
+            req->nparams = n;
+            memcpy(req->names, names, sizeof(names));
+            memcpy(req->values, values, sizeof(values));
+        } else if (!strstr(allow, r->method)) {
+            size_t len = strlen(allow);
+            snprintf(allow + len, allow_size - len, "%s%s", len ? ", " : "", r->method);
+        }
+    }
+    return path_known;
+}
+
+static enum MHD_Result first_call(rein_request *req)
+{
+    rein_server *srv = req->srv;
+    char allow[128];
+    bool known, path_public;
+    const char *cl;
+    long declared;
+
+    if (!rein__http_traceparent(rein_request_header(req, "traceparent"), req->trace_id))
+        rein_trace_id_new(req->trace_id);
+    if (srv->stopping)
+        return guard(req, 503, "shutting_down", "the server is shutting down");
+    known = route_lookup(req, allow, sizeof(allow), &path_public);
+    if (srv->nkeys > 0 && !path_public &&
+        !rein__http_bearer_ok(rein_request_header(req, "Authorization"), srv->keys, srv->nkeys))
+        return guard(req, 401, "unauthorized",
+                     "this server needs an API key: send Authorization: Bearer <key>");
+    if (!known)
+        return guard(req, 404, "not_found", "no route for %.200s", req->path);
+    if (!req->route) {
+        rein_err rc = rein_request_set_header(req, "Allow", allow);
+        if (rc != REIN_OK)
+            return MHD_NO;
+        return guard(req, 405, "method_not_allowed", "%s is not allowed here; allowed: %s",
+                     req->method, allow);
+    }
+    for (int i = 0; i < req->nparams; i++) {
+        const char *v = req->values[i];
+        if (!v || (!(req->route->flags & REIN_ROUTE_RAW_PARAMS) && !rein_store_id_is_valid(v)))
+            return guard(req, 400, "invalid_id",
+                         "%s is not a valid id: use 1-64 characters of A-Z a-z 0-9 _ . - "
+                         "(not starting with '.', no \"..\")",
+                         req->names[i]);
+    }
+    if ((req->route->flags & REIN_ROUTE_JSON_BODY) &&
+        !rein__http_is_json_type(rein_request_header(req, "Content-Type")))
+        return guard(req, 415, "unsupported_media_type",
+                     "send the body as Content-Type: application/json");
+    cl = rein_request_header(req, "Content-Length");
+    if (cl && rein__http_parse_uint(cl, 0, 999999999, &declared) &&
+        (size_t)declared > srv->body_limit)
+        return guard(req, 413, "payload_too_large", "the body is larger than %zu bytes",
+                     srv->body_limit);
+    if (cl && !rein__http_parse_uint(cl, 0, 999999999, &declared))
+        return guard(req, 413, "payload_too_large", "the body is larger than %zu bytes",
+                     srv->body_limit);
+    req->stage = ST_BODY;
+    return MHD_YES;
+}
+
+static enum MHD_Result take_body(rein_request *req, const char *data, size_t len)
+{
+    if (!req->too_big && rein_buf_add(&req->body, data, len) != REIN_OK) {
+        /* Past the limit (or out of memory): keep nothing more, answer 413 at the end. */
+        req->too_big = true;
+        rein_buf_release(&req->body);
+    }
+    if (req->too_big) {
+        req->discarded += len;
+        /* A client that keeps streaming long after the limit is cut off. */
+        if (req->discarded > 4 * req->srv->body_limit)
+            return MHD_NO;
+    }
+    return MHD_YES;
+}
+
+static enum MHD_Result dispatch(rein_request *req)
+{
+    rein_server *srv = req->srv;
+    rein_err rc;
+
+    if (req->route->flags & REIN_ROUTE_INLINE) {
+        req->route->fn(req, req->route->userdata);
+        if (!req->replied &&
+            rein_request_reply_error(req, 500, "internal", "the handler gave no answer") != REIN_OK)
+            return MHD_NO;
+        return queue_handed(req);
+    }
+    pthread_mutex_lock(&srv->mu);
+    srv->jobs++;
+    pthread_mutex_unlock(&srv->mu);
+    atomic_fetch_add(&req->refs, 1);
+    pthread_mutex_lock(&req->mu);
+    req->stage = ST_DISPATCHED;
+    rc = rein_pool_submit(srv->pool, job_main, req);
+    if (rc == REIN_OK) {
+        req->suspended = true;
+        MHD_suspend_connection(req->conn);
+    }
+    pthread_mutex_unlock(&req->mu);
+    if (rc != REIN_OK) {
+        pthread_mutex_lock(&srv->mu);
+        srv->jobs--;
+        pthread_mutex_unlock(&srv->mu);
+        request_unref(req);
+        return guard(req, 503, "overloaded", "no worker can take the request");
+    }
+    return MHD_YES;
+}
+
+static enum MHD_Result body_done(rein_request *req)
+{
+    if (req->too_big)
+        return guard(req, 413, "payload_too_large", "the body is larger than %zu bytes",
+                     req->srv->body_limit);
+    if (req->route->flags & REIN_ROUTE_JSON_BODY) {
+        rein_error perr;
+        if (req->body.len == 0)
+            return guard(req, 400, "invalid_json", "the body is empty; send a JSON object");
+        req->json = rein_json_parse(req->body.ptr, req->body.len, 0, &perr);
+        if (!req->json)
+            return guard(req, 400, "invalid_json",
+                         "the body is not valid JSON: line %d, column %d: %s", perr.line,
+                         perr.column, perr.msg);
+    }
+    return dispatch(req);
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
+                                  const char *method, const char *version, const char *upload,
+                                  size_t *upload_size, void **con_cls)
+{
+    rein_request *req = *con_cls;
+
+    (void)version;
+    if (!req) {
+        req = request_new(cls, conn, url, method);
+        if (!req)
+            return MHD_NO;
+        *con_cls = req;
+        return first_call(req);
+    }
+    switch (req->stage) {
+    case ST_BODY:
+        if (*upload_size) {
+            enum MHD_Result r = take_body(req, upload, *upload_size);
+            *upload_size = 0;
+            return r;
+        }
+        return body_done(req);
+    case ST_DISPATCHED:
+        return queue_handed(req);
+    default:
+        *upload_size = 0;
+        return MHD_YES;
+    }
+}
+
+static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
+                         enum MHD_RequestTerminationCode toe)
+{
+    rein_server *srv = cls;
+    rein_request *req = *con_cls;
+    double secs;
+
+    (void)conn;
+    if (!req)
+        return;
+    *con_cls = NULL;
+    pthread_mutex_lock(&srv->mu);
+    if (req->live_prev)
+        req->live_prev->live_next = req->live_next;
+    else
+        srv->live = req->live_next;
+    if (req->live_next)
+        req->live_next->live_prev = req->live_prev;
+    srv->nlive--;
+    pthread_cond_broadcast(&srv->cv);
+    pthread_mutex_unlock(&srv->mu);
+
+    pthread_mutex_lock(&req->mu);
+    req->closed = true;
+    pthread_mutex_unlock(&req->mu);
+    if (toe != MHD_REQUEST_TERMINATED_COMPLETED_OK)
+        rein_cancel_trigger(req->cancel, toe == MHD_REQUEST_TERMINATED_DAEMON_SHUTDOWN
+                                             ? "server shutting down"
+                                             : "client disconnected");
+    secs = (double)(rein_now_ns() - req->start_ns) / 1e9;
+    rein_log(REIN_LOG_INFO, WHERE, "%s %s %s %d %.1fms%s", req->id, req->method,
+             req->route ? req->route->pattern : req->path, req->final_status, secs * 1000,
+             toe == MHD_REQUEST_TERMINATED_COMPLETED_OK ? "" : " (connection ended early)");
+    rein_metrics_http_request(srv->metrics, req->method,
+                              req->route ? req->route->pattern : "unmatched", req->final_status,
+                              secs);
+    request_unref(req);
+}
+
+/* libmicrohttpd must not decode the path: route matching decodes each segment once. */
+static size_t no_unescape(void *cls, struct MHD_Connection *c, char *s)
+{
+    (void)cls;
+    (void)c;
+    return strlen(s);
+}
+
+static void mhd_log(void *cls, const char *fmt, va_list ap)
+{
+    char msg[512];
+
+    (void)cls;
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    msg[strcspn(msg, "\n")] = '\0';
+    rein_log(REIN_LOG_DEBUG, "server/mhd", "%s", msg);
+}
+
+/* ---- built-in routes -------------------------------------------------------------------- */
+
+static void handle_healthz(rein_request *req, void *userdata)
+{
+    json_t *o = json_pack("{s:s, s:s}", "status", "ok", "version", rein_version());
+
+    (void)userdata;
+    rein_request_reply_json(req, 200, o);
+}
+
+static void handle_metrics(rein_request *req, void *userdata)
+{
+    rein_server *srv = userdata;
+    struct rein_buf b;
+
+    rein_buf_init(&b, 0);
+    if (rein_metrics_render(srv->metrics, &b) != REIN_OK)
+        rein_request_reply_error(req, 500, "internal", "could not render the metrics");
+    else
+        rein_request_reply(req, 200, "text/plain; version=0.0.4; charset=utf-8", b.ptr, b.len);
+    rein_buf_release(&b);
+}
+
+/* ---- server lifetime -------------------------------------------------------------------- */
+
+rein_server *rein_server_new(rein_error *err)
+{
+    rein_server *srv = rein_calloc(1, sizeof(*srv));
+
+    if (!srv) {
+        rein_error_set(err, REIN_ENOMEM, "server: out of memory");
+        return NULL;
+    }
+    snprintf(srv->host, sizeof(srv->host), "127.0.0.1");
+    srv->port = REIN_SERVER_DEFAULT_PORT;
+    srv->threads = 8;
+    srv->io_threads = 2;
+    srv->body_limit = REIN_SERVER_DEFAULT_BODY_LIMIT;
+    srv->heartbeat_ms = 15000;
+    pthread_mutex_init(&srv->mu, NULL);
+    pthread_cond_init(&srv->cv, NULL);
+    if (rein_server_route(srv, "GET", "/healthz", REIN_ROUTE_PUBLIC | REIN_ROUTE_INLINE,
+                          handle_healthz, NULL, err) != REIN_OK ||
+        rein_server_route(srv, "GET", "/metrics", REIN_ROUTE_INLINE, handle_metrics, srv, err) !=
+            REIN_OK) {
+        rein_server_free(srv);
+        return NULL;
+    }
+    return srv;
+}
+
+static void free_keys(rein_server *srv)
+{
+    for (int i = 0; i < srv->nkeys; i++)
+        rein_free(srv->keys[i]);
+    rein_free(srv->keys);
+    srv->keys = NULL;
+    srv->nkeys = 0;
+}
+
+void rein_server_free(rein_server *srv)
+{
+    if (!srv)
+        return;
+    rein_server_stop(srv, 0);
+    while (srv->routes) {
+        struct route *r = srv->routes;
+        srv->routes = r->next;
+        rein_free(r->method);
+        rein_free(r->pattern);
+        rein_free(r);
+    }
+    free_keys(srv);
+    pthread_mutex_destroy(&srv->mu);
+    pthread_cond_destroy(&srv->cv);
+    rein_free(srv);
+}
+
+rein_err rein_server_set_host(rein_server *srv, const char *host)
+{
+    if (!host || !*host || strlen(host) >= sizeof(srv->host))
+        return REIN_EINVAL;
+    snprintf(srv->host, sizeof(srv->host), "%s", host);
+    return REIN_OK;
+}
+
+void rein_server_set_port(rein_server *srv, int port)
+{
+    srv->port = port;
+}
+
+void rein_server_set_threads(rein_server *srv, unsigned n)
+{
+    if (n)
+        srv->threads = n;
+}
+
+void rein_server_set_io_threads(rein_server *srv, unsigned n)
+{
+    if (n)
+        srv->io_threads = n;
+}
+
+void rein_server_set_body_limit(rein_server *srv, size_t bytes)
+{
+    if (bytes)
+        srv->body_limit = bytes;
+}
+
+rein_err rein_server_set_api_keys(rein_server *srv, const char *keys)
+{
+    const char *p = keys;
+
+    free_keys(srv);
+    while (p && *p) {
+        const char *comma = strchr(p, ',');
+        const char *end = comma ? comma : p + strlen(p);
+        const char *s = p;
+        char **grown;
+        while (s < end && (*s == ' ' || *s == '\t'))
+            s++;
+        while (end > s && (end[-1] == ' ' || end[-1] == '\t'))
+            end--;
+        if (end > s) {
+            grown = rein_realloc(srv->keys, (size_t)(srv->nkeys + 1) * sizeof(*grown));
+            if (!grown)
+                goto oom;
+            srv->keys = grown;
+            srv->keys[srv->nkeys] = rein_strndup(s, (size_t)(end - s));
+            if (!srv->keys[srv->nkeys])
+                goto oom;
+            srv->nkeys++;
+        }
+        p = comma ? comma + 1 : NULL;
+    }
+    return REIN_OK;
+oom:
+    free_keys(srv);
+    return REIN_ENOMEM;
+}
+
+void rein_server_set_heartbeat_ms(rein_server *srv, int64_t ms)
+{
+    if (ms > 0)
+        srv->heartbeat_ms = ms;
+}
+
+void rein_server_set_metrics(rein_server *srv, rein_metrics *m)
+{
+    srv->metrics = m;
+}
+
+rein_err rein_server_route(rein_server *srv, const char *method, const char *pattern,
+                           unsigned flags, rein_handler_fn fn, void *userdata, rein_error *err)
+{
+    struct route *r;
+
+    if (!method || !pattern || pattern[0] != '/' || !fn)
+        return rein_error_set(err, REIN_EINVAL, "a route needs a method, a /pattern and a handler");
+    for (r = srv->routes; r; r = r->next) {
+        if (strcmp(r->method, method) == 0 && strcmp(r->pattern, pattern) == 0)
+            return rein_error_set(err, REIN_EEXIST, "route %s %s is already defined", method,
+                                  pattern);
+    }
+    r = rein_calloc(1, sizeof(*r));
+    if (!r)
+        return rein_error_set(err, REIN_ENOMEM, "server: out of memory");
+    r->method = rein_strdup(method);
+    r->pattern = rein_strdup(pattern);
+    if (!r->method || !r->pattern) {
+        rein_free(r->method);
+        rein_free(r->pattern);
+        rein_free(r);
+        return rein_error_set(err, REIN_ENOMEM, "server: out of memory");
+    }
+    r->flags = flags;
+    r->fn = fn;
+    r->userdata = userdata;
+    if (srv->routes_tail)
+        srv->routes_tail->next = r;
+    else
+        srv->routes = r;
+    srv->routes_tail = r;
+    return REIN_OK;
+}
+
+rein_err rein_server_start(rein_server *srv, rein_error *err)
+{
+    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | MHD_ALLOW_SUSPEND_RESUME |
+                     MHD_USE_ERROR_LOG;
+    const union MHD_DaemonInfo *info;
+    struct sockaddr *sa;
+
+    if (srv->started)
+        return rein_error_set(err, REIN_ESTATE, "server already started");
+    memset(&srv->addr, 0, sizeof(srv->addr));
+    if (inet_pton(AF_INET, srv->host, &srv->addr.v4.sin_addr) == 1) {
+        srv->addr.v4.sin_family = AF_INET;
+        srv->addr.v4.sin_port = htons((uint16_t)srv->port);
+    } else if (inet_pton(AF_INET6, srv->host, &srv->addr.v6.sin6_addr) == 1) {
+        srv->addr.v6.sin6_family = AF_INET6;
+        srv->addr.v6.sin6_port = htons((uint16_t)srv->port);
+        flags |= MHD_USE_IPv6;
+    } else {
+        return rein_error_set(err, REIN_EINVAL, "host %s is not an IP address", srv->host);
+    }
+    if (srv->port < 0 || srv->port > 65535)
+        return rein_error_set(err, REIN_EINVAL, "port %d is out of range", srv->port);
+    srv->pool = rein_pool_new(srv->threads, err);
+    if (!srv->pool)
+        return err ? err->code : REIN_ENOMEM;
+    srv->ticker_stop = rein_cancel_new();
+    if (!srv->ticker_stop) {
+        rein_pool_free(srv->pool);
+        srv->pool = NULL;
+        return rein_error_set(err, REIN_ENOMEM, "server: out of memory");
+    }
+    sa = (struct sockaddr *)&srv->addr;
+    srv->daemon = MHD_start_daemon(
+        flags, (uint16_t)srv->port, NULL, NULL, on_request, srv, MHD_OPTION_EXTERNAL_LOGGER,
+        mhd_log, NULL, MHD_OPTION_SOCK_ADDR, sa, MHD_OPTION_THREAD_POOL_SIZE, srv->io_threads,
+        MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv, MHD_OPTION_UNESCAPE_CALLBACK, no_unescape,
+        NULL, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)120, MHD_OPTION_END);
+    if (!srv->daemon) {
+        rein_cancel_unref(srv->ticker_stop);
+        srv->ticker_stop = NULL;
+        rein_pool_free(srv->pool);
+        srv->pool = NULL;
+        return rein_error_set(err, REIN_EIO,
+                              "cannot listen on %s:%d (is the port taken or the address not "
+                              "local?)",
+                              srv->host, srv->port);
+    }
+    info = MHD_get_daemon_info(srv->daemon, MHD_DAEMON_INFO_BIND_PORT);
+    srv->bound_port = info ? info->port : srv->port;
+    if (pthread_create(&srv->ticker, NULL, ticker_main, srv) != 0) {
+        MHD_stop_daemon(srv->daemon);
+        srv->daemon = NULL;
+        rein_cancel_unref(srv->ticker_stop);
+        srv->ticker_stop = NULL;
+        rein_pool_free(srv->pool);
+        srv->pool = NULL;
+        return rein_error_set(err, REIN_ENOMEM, "server: cannot start the heartbeat thread");
+    }
+    srv->started = true;
+    return REIN_OK;
+}
+
+int rein_server_port(const rein_server *srv)
+{
+    return srv->started ? srv->bound_port : srv->port;
+}
+
+/* Waits on the server's condition until pred holds or deadline (monotonic ms) passes. */
+static void wait_until(rein_server *srv, int64_t deadline, bool (*pred)(rein_server *))
+{
+    while (!pred(srv)) {
+        struct timespec ts;
+        int64_t left = deadline - rein_now_ms();
+        if (left <= 0)
+            break;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        if (left > 100)
+            left = 100;
+        ts.tv_nsec += (long)(left % 1000) * 1000000L;
+        ts.tv_sec += left / 1000 + ts.tv_nsec / 1000000000L;
+        ts.tv_nsec %= 1000000000L;
+        pthread_cond_timedwait(&srv->cv, &srv->mu, &ts);
+    }
+}
+
+static bool all_done(rein_server *srv)
+{
+    return srv->nlive == 0 && srv->jobs == 0;
+}
+
+static bool jobs_done(rein_server *srv)
+{
+    return srv->jobs == 0;
+}
+
+static bool none_live(rein_server *srv)
+{
+    return srv->nlive == 0;
+}
+
+void rein_server_stop(rein_server *srv, int64_t grace_ms)
+{
+    MHD_socket fd;
+
+    if (!srv->started || srv->stopped)
+        return;
+    pthread_mutex_lock(&srv->mu);
+    srv->stopping = true;
+    pthread_mutex_unlock(&srv->mu);
+    fd = MHD_quiesce_daemon(srv->daemon);
+    if (fd != MHD_INVALID_SOCKET)
+        close(fd);
+
+    pthread_mutex_lock(&srv->mu);
+    wait_until(srv, rein_now_ms() + (grace_ms > 0 ? grace_ms : 0), all_done);
+    if (!all_done(srv)) {
+        rein_log(REIN_LOG_WARN, WHERE, "%d request(s) still running after %lldms: cancelling",
+                 srv->nlive, (long long)grace_ms);
+        for (rein_request *r = srv->live; r; r = r->live_next)
+            rein_cancel_trigger(r->cancel, "server shutting down");
+    }
+    /* Handlers must return before their connections can be closed. */
+    wait_until(srv, INT64_MAX, jobs_done);
+    /* Let finished answers and ended streams flush briefly. */
+    wait_until(srv, rein_now_ms() + 2000, none_live);
+    pthread_mutex_unlock(&srv->mu);
+
+    rein_cancel_trigger(srv->ticker_stop, "stop");
+    pthread_join(srv->ticker, NULL);
+    MHD_stop_daemon(srv->daemon);
+    srv->daemon = NULL;
+    rein_pool_free(srv->pool);
+    srv->pool = NULL;
+    rein_cancel_unref(srv->ticker_stop);
+    srv->ticker_stop = NULL;
+    srv->stopped = true;
+}

@@ -1,0 +1,49 @@
+/*
+ * server_int.h: the request-line and header parsers of the server (http_parse.c), kept apart
+ * from libmicrohttpd so they can be fuzzed on their own (fuzz/http_body.c) and unit-tested.
+ * Every input here comes from the network.
+ */
+#ifndef REIN_SERVER_INT_H
+#define REIN_SERVER_INT_H
+
+#include <rein/arena.h>
+#include <rein/server.h>
+
+#define REIN_HTTP_MAX_PARAMS 8
+
+/*
+ * Decodes %XX escapes (and '+' as a space when plus_space) of len bytes of in into out (room
+ * for len + 1 bytes), NUL-terminated; *out_len gets the length. False on a malformed escape
+ * or an encoded NUL.
+ */
+bool rein__http_pct_decode(const char *in, size_t len, bool plus_space, char *out, size_t *out_len);
+
+/*
+ * Matches a raw path ("/agent/conversations/abc%2Fx") against a pattern
+ * ("/agent/conversations/{id}"), segment by segment, each segment decoded once. Returns true
+ * on a match and fills names/values (at most REIN_HTTP_MAX_PARAMS; names borrowed from the
+ * pattern, values new in arena, NULL when the segment's encoding is malformed).
+ */
+bool rein__http_match(const char *pattern, const char *path, rein_arena *arena, char names[][32],
+                      char **values, int *nparams);
+
+/* Reads the trace id of a W3C traceparent header ("00-<32 hex>-<16 hex>-<2 hex>"); false
+ * when the header is malformed (version ff, all-zero ids, wrong lengths, upper case). */
+bool rein__http_traceparent(const char *value, char out[REIN_TRACE_ID_LEN + 1]);
+
+/* True for "application/json" with any parameters, case-insensitive. */
+bool rein__http_is_json_type(const char *content_type);
+
+/* True when the Accept header lists text/event-stream. */
+bool rein__http_accepts_sse(const char *accept);
+
+/*
+ * True when authorization is "Bearer <key>" (scheme case-insensitive) and key equals one of
+ * keys (each compared in constant time, all of them always compared).
+ */
+bool rein__http_bearer_ok(const char *authorization, char *const *keys, int nkeys);
+
+/* Parses a decimal in [lo, hi]; false on anything else. */
+bool rein__http_parse_uint(const char *text, long lo, long hi, long *out);
+
+#endif /* REIN_SERVER_INT_H */

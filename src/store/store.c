@@ -1,0 +1,1034 @@
+/*
+ * The store dispatcher (include/rein/store.h): picks a backend from the URL, checks every
+ * argument once (ids, JSON texts, statuses), fills ids and clocks, encodes list cursors, and
+ * implements what is the same for every backend on top of the vtable in store_int.h: the
+ * conversation export, approval waiting, and leases (a lock kept alive by a thread that also
+ * turns a cancel request written by any instance into a rein_cancel trigger).
+ */
+#include "store/store_int.h"
+
+#include <rein/json.h>
+
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define WHERE "store"
+
+static const char *const status_names[] = {"pending", "success", "error", "invalid"};
+
+const char *rein_ledger_status_name(enum rein_ledger_status st)
+{
+    if ((unsigned)st > REIN_LEDGER_INVALID)
+        return "unknown";
+    return status_names[st];
+}
+
+bool rein_ledger_status_parse(const char *text, enum rein_ledger_status *out)
+{
+    for (int i = 0; text && i < 4; i++) {
+        if (strcmp(text, status_names[i]) == 0) {
+            *out = (enum rein_ledger_status)i;
+            return true;
+        }
+    }
+    return false;
+}
+
+bool rein_store_id_is_valid(const char *id)
+{
+    size_t n;
+
+    if (!id || !id[0] || id[0] == '.')
+        return false;
+    n = strlen(id);
+    if (n > 64 || strstr(id, ".."))
+        return false;
+    for (size_t i = 0; i < n; i++) {
+        char c = id[i];
+        bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                  c == '_' || c == '-' || c == '.';
+        if (!ok)
+            return false;
+    }
+    return true;
+}
+
+bool rein__store_call_id_is_valid(const char *text)
+{
+    size_t n;
+
+    if (!text || !text[0])
+        return false;
+    n = strlen(text);
+    if (n > 128)
+        return false;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)text[i];
+        if (c <= 0x20 || c >= 0x7f)
+            return false;
+    }
+    return true;
+}
+
+static rein_err check_id(const char *id, const char *what, rein_error *err)
+{
+    if (rein_store_id_is_valid(id))
+        return REIN_OK;
+    rein_error_set(err, REIN_EINVAL,
+                   "%s id \"%.64s\" is not valid: use 1-64 characters of A-Z a-z 0-9 _ . - "
+                   "(not starting with '.', no \"..\")",
+                   what, id ? id : "(null)");
+    rein_error_where(err, WHERE);
+    return REIN_EINVAL;
+}
+
+static rein_err check_call_id(const char *id, rein_error *err)
+{
+    if (rein__store_call_id_is_valid(id))
+        return REIN_OK;
+    rein_error_set(err, REIN_EINVAL,
+                   "call id \"%.64s\" is not valid: use 1-128 printable ASCII characters "
+                   "without spaces",
+                   id ? id : "(null)");
+    rein_error_where(err, WHERE);
+    return REIN_EINVAL;
+}
+
+/* Checks that text (may be NULL when optional) parses as JSON, of object type if asked. */
+static rein_err check_json(const char *text, size_t len, const char *what, bool optional,
+                           bool want_object, rein_error *err)
+{
+    rein_error perr;
+    json_t *v;
+    bool is_object;
+
+    if (!text) {
+        if (optional)
+            return REIN_OK;
+        rein_error_set(err, REIN_EINVAL, "%s is missing", what);
+        rein_error_where(err, WHERE);
+        return REIN_EINVAL;
+    }
+    v = rein_json_parse(text, len, 0, &perr);
+    if (!v) {
+        if (perr.code == REIN_ENOMEM)
+            return rein_error_set(err, REIN_ENOMEM, "%s: out of memory", what);
+        rein_error_set(err, REIN_EINVAL, "%s is not valid JSON (line %d, column %d): %s", what,
+                       perr.line, perr.column, perr.msg);
+        if (err) {
+            err->line = perr.line;
+            err->column = perr.column;
+        }
+        rein_error_where(err, WHERE);
+        return REIN_EINVAL;
+    }
+    is_object = json_is_object(v);
+    json_decref(v);
+    if (want_object && !is_object) {
+        rein_error_set(err, REIN_EINVAL, "%s must be a JSON object", what);
+        rein_error_where(err, WHERE);
+        return REIN_EINVAL;
+    }
+    return REIN_OK;
+}
+
+/* A message must be an object whose "role" is one of the four of decision 0001. */
+static rein_err check_message(const char *json, size_t len, rein_error *err)
+{
+    static const char *const roles[] = {"system", "user", "assistant", "tool"};
+    rein_error perr;
+    json_t *v = rein_json_parse(json, len, 0, &perr);
+    const char *role;
+    rein_err rc = REIN_EINVAL;
+
+    if (!v) {
+        if (perr.code == REIN_ENOMEM)
+            return rein_error_set(err, REIN_ENOMEM, "message: out of memory");
+        rein_error_set(err, REIN_EINVAL, "message is not valid JSON (line %d, column %d): %s",
+                       perr.line, perr.column, perr.msg);
+        goto out;
+    }
+    if (!json_is_object(v)) {
+        rein_error_set(err, REIN_EINVAL, "message must be a JSON object, not %s",
+                       rein_json_type_name(v));
+        goto out;
+    }
+    role = json_string_value(json_object_get(v, "role"));
+    for (size_t i = 0; role && i < 4; i++) {
+        if (strcmp(role, roles[i]) == 0)
+            rc = REIN_OK;
+    }
+    if (rc != REIN_OK)
+        rein_error_set(err, REIN_EINVAL,
+                       "message \"role\" must be \"system\", \"user\", \"assistant\" or \"tool\"");
+out:
+    if (rc != REIN_OK)
+        rein_error_where(err, WHERE);
+    json_decref(v);
+    return rc;
+}
+
+/* ---- open / close ----------------------------------------------------------------------- */
+
+static bool has_prefix(const char *s, const char *prefix)
+{
+    return strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+rein_err rein_store_open(const char *url, const struct rein_store_opts *opts, rein_store **out,
+                         rein_error *err)
+{
+    rein_store *s;
+    rein_err rc;
+
+    *out = NULL;
+    if (!url || !*url)
+        url = REIN_STORE_DEFAULT_URL;
+    s = rein_calloc(1, sizeof(*s));
+    if (!s)
+        return rein_error_set(err, REIN_ENOMEM, "store: out of memory");
+    if (opts)
+        s->opts = *opts;
+    if (!s->opts.pool_size)
+        s->opts.pool_size = 4;
+    if (s->opts.busy_timeout_ms <= 0)
+        s->opts.busy_timeout_ms = 5000;
+    if (s->opts.io_timeout_ms <= 0)
+        s->opts.io_timeout_ms = 5000;
+    if (s->opts.poll_ms <= 0)
+        s->opts.poll_ms = 100;
+    if (!s->opts.events_max)
+        s->opts.events_max = 10000;
+    s->prefix = rein_strdup(s->opts.key_prefix ? s->opts.key_prefix : "rein:");
+    if (!s->prefix) {
+        rc = rein_error_set(err, REIN_ENOMEM, "store: out of memory");
+        goto out_free;
+    }
+    s->opts.key_prefix = s->prefix;
+
+    if (has_prefix(url, "redis://")) {
+        rc = rein__store_redis_open(s, url, err);
+    } else if (has_prefix(url, "sqlite:")) {
+        rc = rein__store_sqlite_open(s, url + strlen("sqlite:"), err);
+    } else if (strstr(url, "://")) {
+        rc = rein_error_set(err, REIN_EINVAL,
+                            "store URL \"%.100s\" is not understood: use sqlite:PATH or "
+                            "redis://HOST:PORT[/DB]",
+                            url);
+    } else {
+        rc = rein__store_sqlite_open(s, url, err);
+    }
+    if (rc != REIN_OK)
+        goto out_free;
+    if (!s->opts.no_recover) {
+        int flagged = 0;
+        rc = rein_store_recover(s, &flagged, err);
+        if (rc != REIN_OK)
+            goto out_close;
+        if (flagged > 0)
+            rein_log(REIN_LOG_WARN, WHERE,
+                     "%d pending ledger entr%s left by a stopped process flagged interrupted",
+                     flagged, flagged == 1 ? "y" : "ies");
+    }
+    *out = s;
+    return REIN_OK;
+
+out_close:
+    s->ops->close(s);
+out_free:
+    if (err && !err->where[0])
+        rein_error_where(err, WHERE);
+    rein_free(s->url);
+    rein_free(s->prefix);
+    rein_free(s);
+    return rc;
+}
+
+void rein_store_free(rein_store *s)
+{
+    if (!s)
+        return;
+    if (s->ops)
+        s->ops->close(s);
+    rein_free(s->url);
+    rein_free(s->prefix);
+    rein_free(s);
+}
+
+const char *rein_store_kind(const rein_store *s)
+{
+    return s->ops->kind;
+}
+
+const char *rein_store_url(const rein_store *s)
+{
+    return s->url ? s->url : "";
+}
+
+rein_err rein_store_ping(rein_store *s, rein_error *err)
+{
+    return s->ops->ping(s, err);
+}
+
+/* ---- conversations ---------------------------------------------------------------------- */
+
+json_t *rein__store_conv_json(const char *id, const char *title, const char *state,
+                              const char *metadata, int64_t created_ms, int64_t updated_ms,
+                              int64_t message_count)
+{
+    char created[REIN_TIME_ISO_LEN], updated[REIN_TIME_ISO_LEN];
+    json_t *o = json_object();
+    json_t *meta = NULL;
+
+    if (!o)
+        return NULL;
+    if (metadata)
+        meta = rein_json_parse(metadata, strlen(metadata), 0, NULL);
+    if (json_object_set_new(o, "id", json_string(id)) ||
+        json_object_set_new(o, "title", title ? json_string(title) : json_null()) ||
+        json_object_set_new(o, "state", json_string(state ? state : "idle")) ||
+        json_object_set_new(o, "metadata", meta ? meta : json_null()) ||
+        json_object_set_new(o, "created_at", json_string(rein_time_iso(created_ms, created))) ||
+        json_object_set_new(o, "updated_at", json_string(rein_time_iso(updated_ms, updated))) ||
+        json_object_set_new(o, "message_count", json_integer(message_count)) ||
+        json_object_set_new(o, "_updated_ms", json_integer(updated_ms))) {
+        json_decref(o);
+        return NULL;
+    }
+    return o;
+}
+
+rein_err rein_store_conv_create(rein_store *s, const char *id, const char *title,
+                                const char *metadata_json, char id_out[REIN_ID_MAX],
+                                rein_error *err)
+{
+    char fresh[REIN_ID_MAX];
+    rein_err rc;
+
+    if (id) {
+        rc = check_id(id, "conversation", err);
+        if (rc != REIN_OK)
+            return rc;
+    } else {
+        rein_id_new("conv_", fresh);
+        id = fresh;
+    }
+    rc = check_json(metadata_json, metadata_json ? strlen(metadata_json) : 0, "metadata", true,
+                    true, err);
+    if (rc != REIN_OK)
+        return rc;
+    rc = s->ops->conv_create(s, id, title, metadata_json, rein_wall_ms(), err);
+    if (rc == REIN_OK && id_out)
+        memcpy(id_out, id, strlen(id) + 1);
+    return rc;
+}
+
+rein_err rein_store_conv_update(rein_store *s, const char *id, const char *title, const char *state,
+                                const char *metadata_json, rein_error *err)
+{
+    rein_err rc = check_id(id, "conversation", err);
+
+    if (rc != REIN_OK)
+        return rc;
+    if (state && (!state[0] || strlen(state) >= REIN_LOCK_STATE_MAX))
+        return rein_error_set(err, REIN_EINVAL, "conversation state must be 1-%d bytes",
+                              REIN_LOCK_STATE_MAX - 1);
+    rc = check_json(metadata_json, metadata_json ? strlen(metadata_json) : 0, "metadata", true,
+                    true, err);
+    if (rc != REIN_OK)
+        return rc;
+    return s->ops->conv_update(s, id, title, state, metadata_json, rein_wall_ms(), err);
+}
+
+rein_err rein_store_conv_get(rein_store *s, const char *id, json_t **out, rein_error *err)
+{
+    rein_err rc;
+
+    *out = NULL;
+    rc = check_id(id, "conversation", err);
+    if (rc != REIN_OK)
+        return rc;
+    rc = s->ops->conv_get(s, id, out, err);
+    if (rc == REIN_OK)
+        json_object_del(*out, "_updated_ms");
+    return rc;
+}
+
+bool rein_store_conv_exists(rein_store *s, const char *id, rein_error *err)
+{
+    json_t *o = NULL;
+    rein_err rc = rein_store_conv_get(s, id, &o, err);
+
+    json_decref(o);
+    if (rc == REIN_ENOTFOUND)
+        rein_error_clear(err);
+    return rc == REIN_OK;
+}
+
+/* Cursor text: "<updated_ms>:<id>". */
+static rein_err parse_cursor(const char *cursor, int64_t *ms, char id[REIN_ID_MAX], rein_error *err)
+{
+    const char *colon = strchr(cursor, ':');
+    char *end = NULL;
+    long long v;
+
+    if (!colon || colon == cursor || colon - cursor > 19)
+        goto bad;
+    for (const char *p = cursor; p < colon; p++) {
+        if (*p < '0' || *p > '9')
+            goto bad;
+    }
+    errno = 0;
+    v = strtoll(cursor, &end, 10);
+    if (errno || end != colon || !rein_store_id_is_valid(colon + 1))
+        goto bad;
+    *ms = v;
+    memcpy(id, colon + 1, strlen(colon + 1) + 1);
+    return REIN_OK;
+bad:
+    rein_error_set(err, REIN_EINVAL, "cursor \"%.80s\" is not valid: pass next_cursor unchanged",
+                   cursor);
+    rein_error_where(err, WHERE);
+    return REIN_EINVAL;
+}
+
+rein_err rein_store_conv_list(rein_store *s, const char *cursor, unsigned limit, json_t **out,
+                              rein_error *err)
+{
+    char cur_id[REIN_ID_MAX];
+    int64_t cur_ms = 0;
+    json_t *page = NULL, *arr = NULL, *next = NULL;
+    rein_err rc;
+
+    *out = NULL;
+    if (limit == 0)
+        limit = 20;
+    if (limit > 100)
+        limit = 100;
+    if (cursor && *cursor) {
+        rc = parse_cursor(cursor, &cur_ms, cur_id, err);
+        if (rc != REIN_OK)
+            return rc;
+    }
+    arr = json_array();
+    if (!arr)
+        return rein_error_set(err, REIN_ENOMEM, "store: out of memory");
+    /* One more than asked tells whether another page follows. */
+    rc = s->ops->conv_list(s, cur_ms, cursor && *cursor ? cur_id : NULL, limit + 1, arr, err);
+    if (rc != REIN_OK)
+        goto out;
+    if (json_array_size(arr) > limit) {
+        json_t *last = json_array_get(arr, limit - 1);
+        char *text = rein_asprintf(
+            "%" PRId64 ":%s", (int64_t)json_integer_value(json_object_get(last, "_updated_ms")),
+            json_string_value(json_object_get(last, "id")));
+        next = text ? json_string(text) : NULL;
+        rein_free(text);
+        json_array_remove(arr, limit);
+        if (!next) {
+            rc = rein_error_set(err, REIN_ENOMEM, "store: out of memory");
+            goto out;
+        }
+    }
+    for (size_t i = 0; i < json_array_size(arr); i++)
+        json_object_del(json_array_get(arr, i), "_updated_ms");
+    page = json_object();
+    if (!page || json_object_set_new(page, "conversations", arr) ||
+        json_object_set_new(page, "next_cursor", next ? next : json_null())) {
+        arr = NULL;
+        next = NULL;
+        rc = rein_error_set(err, REIN_ENOMEM, "store: out of memory");
+        goto out;
+    }
+    *out = page;
+    return REIN_OK;
+out:
+    json_decref(page);
+    json_decref(arr);
+    json_decref(next);
+    return rc;
+}
+
+rein_err rein_store_conv_delete(rein_store *s, const char *id, rein_error *err)
+{
+    rein_err rc = check_id(id, "conversation", err);
+
+    if (rc != REIN_OK)
+        return rc;
+    return s->ops->conv_delete(s, id, rein_wall_ms(), err);
+}
+
+static int export_message(const struct rein_store_message *m, void *userdata)
+{
+    json_t *arr = userdata;
+    char ts[REIN_TIME_ISO_LEN];
+    json_t *o = json_object();
+    json_t *msg = rein_json_parse(m->json, m->len, 0, NULL);
+
+    if (!o || !msg || json_object_set_new(o, "position", json_integer(m->position)) ||
+        json_object_set_new(o, "created_at", json_string(rein_time_iso(m->created_ms, ts))) ||
+        json_object_set_new(o, "trace_id", json_string(m->trace_id ? m->trace_id : "")) ||
+        json_object_set_new(o, "message", msg) || json_array_append_new(arr, o)) {
+        json_decref(o);
+        return REIN_ENOMEM;
+    }
+    return 0;
+}
+
+static int export_ledger(const char *conv_id, const struct rein_store_ledger_entry *e,
+                         void *userdata)
+{
+    json_t *o = rein_store_ledger_json(e);
+
+    (void)conv_id;
+    if (!o || json_array_append_new(userdata, o))
+        return REIN_ENOMEM;
+    return 0;
+}
+
+rein_err rein_store_conv_export(rein_store *s, const char *id, json_t **out, rein_error *err)
+{
+    json_t *conv = NULL, *msgs = json_array(), *ledger = json_array();
+    rein_err rc;
+
+    *out = NULL;
+    if (!msgs || !ledger) {
+        rc = rein_error_set(err, REIN_ENOMEM, "store: out of memory");
+        goto out;
+    }
+    rc = rein_store_conv_get(s, id, &conv, err);
+    if (rc != REIN_OK)
+        goto out;
+    rc = rein_store_messages_each(s, id, 0, export_message, msgs, err);
+    if (rc == REIN_OK)
+        rc = rein_store_ledger_each(s, id, export_ledger, ledger, err);
+    if (rc == REIN_ENOMEM)
+        rein_error_set(err, REIN_ENOMEM, "store: out of memory");
+    if (rc != REIN_OK)
+        goto out;
+    if (json_object_set_new(conv, "messages", msgs) ||
+        json_object_set_new(conv, "ledger", ledger)) {
+        msgs = ledger = NULL;
+        rc = rein_error_set(err, REIN_ENOMEM, "store: out of memory");
+        goto out;
+    }
+    *out = conv;
+    return REIN_OK;
+out:
+    json_decref(conv);
+    json_decref(msgs);
+    json_decref(ledger);
+    return rc;
+}
+
+/* ---- messages --------------------------------------------------------------------------- */
+
+rein_err rein_store_message_append(rein_store *s, const char *conv_id, const char *json, size_t len,
+                                   const char *trace_id, int64_t *position_out, rein_error *err)
+{
+    int64_t pos = -1;
+    rein_err rc = check_id(conv_id, "conversation", err);
+
+    if (rc != REIN_OK)
+        return rc;
+    if (!json)
+        return rein_error_set(err, REIN_EINVAL, "message is missing");
+    if (trace_id && trace_id[0] && !rein__store_call_id_is_valid(trace_id))
+        return rein_error_set(err, REIN_EINVAL, "message trace id is not valid");
+    rc = check_message(json, len, err);
+    if (rc != REIN_OK)
+        return rc;
+    rc = s->ops->message_append(s, conv_id, json, len, trace_id ? trace_id : "", rein_wall_ms(),
+                                &pos, err);
+    if (rc == REIN_OK && position_out)
+        *position_out = pos;
+    return rc;
+}
+
+rein_err rein_store_messages_each(rein_store *s, const char *conv_id, int64_t from,
+                                  rein_store_message_fn fn, void *userdata, rein_error *err)
+{
+    rein_err rc = check_id(conv_id, "conversation", err);
+
+    if (rc != REIN_OK)
+        return rc;
+    return s->ops->messages_each(s, conv_id, from < 0 ? 0 : from, fn, userdata, err);
+}
+
+/* ---- ledger ----------------------------------------------------------------------------- */
+
+rein_err rein_store_ledger_put(rein_store *s, const char *conv_id,
+                               const struct rein_store_ledger_entry *e, rein_error *err)
+{
+    struct rein_store_ledger_entry copy;
+    rein_err rc = check_id(conv_id, "conversation", err);
+
+    if (rc != REIN_OK)
+        return rc;
+    rc = check_call_id(e->call_id, err);
+    if (rc != REIN_OK)
+        return rc;
+    if (!e->tool || !e->tool[0] || strlen(e->tool) > 256)
+        return rein_error_set(err, REIN_EINVAL, "ledger entry needs a tool name of 1-256 bytes");
+    if ((unsigned)e->status > REIN_LEDGER_INVALID)
+        return rein_error_set(err, REIN_EINVAL, "ledger status %d is not valid", (int)e->status);
+    rc = check_json(e->args, e->args ? strlen(e->args) : 0, "ledger args", false, false, err);
+    if (rc == REIN_OK)
+        rc = check_json(e->result, e->result ? strlen(e->result) : 0, "ledger result", true, false,
+                        err);
+    if (rc != REIN_OK)
+        return rc;
+    copy = *e;
+    if (!copy.call_ms)
+        copy.call_ms = rein_wall_ms();
+    if (!copy.trace_id)
+        copy.trace_id = "";
+    if (copy.status != REIN_LEDGER_PENDING && !copy.response_ms)
+        copy.response_ms = rein_wall_ms();
+    return s->ops->ledger_put(s, conv_id, &copy, err);
+}
+
+rein_err rein_store_ledger_update(rein_store *s, const char *conv_id, const char *call_id,
+                                  enum rein_ledger_status status, const char *result,
+                                  int64_t response_ms, rein_error *err)
+{
+    rein_err rc = check_id(conv_id, "conversation", err);
+
+    if (rc != REIN_OK)
+        return rc;
+    rc = check_call_id(call_id, err);
+    if (rc != REIN_OK)
+        return rc;
+    if ((unsigned)status > REIN_LEDGER_INVALID)
+        return rein_error_set(err, REIN_EINVAL, "ledger status %d is not valid", (int)status);
+    rc = check_json(result, result ? strlen(result) : 0, "ledger result", true, false, err);
+    if (rc != REIN_OK)
+        return rc;
+    if (!response_ms && status != REIN_LEDGER_PENDING)
+        response_ms = rein_wall_ms();
+    return s->ops->ledger_update(s, conv_id, call_id, status, result, response_ms, err);
+}
+
+rein_err rein_store_ledger_each(rein_store *s, const char *conv_id, rein_store_ledger_fn fn,
+                                void *userdata, rein_error *err)
+{
+    rein_err rc = check_id(conv_id, "conversation", err);
+
+    if (rc != REIN_OK)
+        return rc;
+    return s->ops->ledger_each(s, conv_id, fn, userdata, err);
+}
+
+/* Embeds text as JSON when it parses, else as a string; NULL text is null. */
+static json_t *json_or_string(const char *text)
+{
+    json_t *v;
+
+    if (!text)
+        return json_null();
+    v = rein_json_parse(text, strlen(text), 0, NULL);
+    return v ? v : json_string(text);
+}
+
+json_t *rein_store_ledger_json(const struct rein_store_ledger_entry *e)
+{
+    char ct[REIN_TIME_ISO_LEN], rt[REIN_TIME_ISO_LEN];
+    json_t *o = json_object();
+
+    if (!o)
+        return NULL;
+    if (json_object_set_new(o, "call_id", json_string(e->call_id)) ||
+        json_object_set_new(o, "tool", json_string(e->tool)) ||
+        json_object_set_new(
+            o, "name_sent",
+            json_string(e->name_sent && e->name_sent[0] ? e->name_sent : e->tool)) ||
+        json_object_set_new(o, "args", json_or_string(e->args)) ||
+        json_object_set_new(o, "status", json_string(rein_ledger_status_name(e->status))) ||
+        json_object_set_new(o, "result", json_or_string(e->result)) ||
+        json_object_set_new(o, "call_time", json_string(rein_time_iso(e->call_ms, ct))) ||
+        json_object_set_new(o, "response_time",
+                            e->response_ms ? json_string(rein_time_iso(e->response_ms, rt))
+                                           : json_null()) ||
+        json_object_set_new(o, "step", e->step >= 0 ? json_integer(e->step) : json_null()) ||
+        json_object_set_new(o, "trace_id", json_string(e->trace_id ? e->trace_id : "")) ||
+        json_object_set_new(o, "interrupted", json_boolean(e->interrupted))) {
+        json_decref(o);
+        return NULL;
+    }
+    return o;
+}
+
+/* ---- events ----------------------------------------------------------------------------- */
+
+rein_err rein_store_event_add(rein_store *s, const struct rein_store_event *ev, rein_error *err)
+{
+    struct rein_store_event copy = *ev;
+    rein_err rc;
+
+    if (ev->conv_id) {
+        rc = check_id(ev->conv_id, "conversation", err);
+        if (rc != REIN_OK)
+            return rc;
+    }
+    if (!ev->type || !ev->type[0] || strlen(ev->type) > 64)
+        return rein_error_set(err, REIN_EINVAL, "event type must be 1-64 bytes");
+    if (!ev->conv_id && (!ev->trace_id || !ev->trace_id[0]))
+        return rein_error_set(err, REIN_EINVAL, "an event needs a conversation or a trace id");
+    if (ev->trace_id && !rein__store_call_id_is_valid(ev->trace_id) && ev->trace_id[0])
+        return rein_error_set(err, REIN_EINVAL, "event trace id is not valid");
+    rc = check_json(ev->payload, ev->payload ? strlen(ev->payload) : 0, "event payload", false,
+                    false, err);
+    if (rc != REIN_OK)
+        return rc;
+    if (!copy.time_ms)
+        copy.time_ms = rein_wall_ms();
+    if (copy.trace_id && !copy.trace_id[0])
+        copy.trace_id = NULL;
+    return s->ops->event_add(s, &copy, err);
+}
+
+rein_err rein_store_events_each(rein_store *s, const char *conv_id, const char *trace_id,
+                                rein_store_event_fn fn, void *userdata, rein_error *err)
+{
+    rein_err rc;
+
+    if (conv_id) {
+        rc = check_id(conv_id, "conversation", err);
+        if (rc != REIN_OK)
+            return rc;
+    } else if (!trace_id || !rein__store_call_id_is_valid(trace_id)) {
+        return rein_error_set(err, REIN_EINVAL, "events: give a conversation or a trace id");
+    }
+    return s->ops->events_each(s, conv_id, trace_id, fn, userdata, err);
+}
+
+/* ---- locks ------------------------------------------------------------------------------ */
+
+static rein_err check_state(const char *state, rein_error *err)
+{
+    if (!state || !state[0] || strlen(state) >= REIN_LOCK_STATE_MAX)
+        return rein_error_set(err, REIN_EINVAL, "lock state must be 1-%d bytes",
+                              REIN_LOCK_STATE_MAX - 1);
+    return REIN_OK;
+}
+
+rein_err rein_store_lock_acquire(rein_store *s, const char *conv_id, int64_t lease_ms,
+                                 const char *state, char token_out[REIN_ID_MAX],
+                                 struct rein_store_lock_info *held, rein_error *err)
+{
+    char token[REIN_ID_MAX];
+    rein_err rc = check_id(conv_id, "conversation", err);
+
+    if (rc != REIN_OK)
+        return rc;
+    if (!state)
+        state = "thinking";
+    rc = check_state(state, err);
+    if (rc != REIN_OK)
+        return rc;
+    if (lease_ms <= 0)
+        return rein_error_set(err, REIN_EINVAL, "lock lease must be positive");
+    if (held)
+        memset(held, 0, sizeof(*held));
+    rein_id_new("lock_", token);
+    rc = s->ops->lock_acquire(s, conv_id, token, state, lease_ms, held, err);
+    if (rc == REIN_OK)
+        memcpy(token_out, token, sizeof(token));
+    return rc;
+}
+
+rein_err rein_store_lock_renew(rein_store *s, const char *conv_id, const char *token,
+                               int64_t lease_ms, rein_error *err)
+{
+    rein_err rc = check_id(conv_id, "conversation", err);
+
+    if (rc != REIN_OK)
+        return rc;
+    if (lease_ms <= 0 || !token)
+        return rein_error_set(err, REIN_EINVAL, "lock renew needs a token and a positive lease");
+    return s->ops->lock_renew(s, conv_id, token, lease_ms, err);
+}
+
+rein_err rein_store_lock_release(rein_store *s, const char *conv_id, const char *token,
+                                 rein_error *err)
+{
+    rein_err rc = check_id(conv_id, "conversation", err);
+
+    if (rc != REIN_OK)
+        return rc;
+    if (!token)
+        return rein_error_set(err, REIN_EINVAL, "lock release needs a token");
+    return s->ops->lock_release(s, conv_id, token, err);
+}
+
+rein_err rein_store_lock_set_state(rein_store *s, const char *conv_id, const char *token,
+                                   const char *state, const char *tool, rein_error *err)
+{
+    rein_err rc = check_id(conv_id, "conversation", err);
+
+    if (rc != REIN_OK)
+        return rc;
+    rc = check_state(state, err);
+    if (rc != REIN_OK)
+        return rc;
+    if (!token)
+        return rein_error_set(err, REIN_EINVAL, "lock state needs a token");
+    if (tool && strlen(tool) >= REIN_LOCK_TOOL_MAX)
+        return rein_error_set(err, REIN_EINVAL, "tool name too long for the lock state");
+    return s->ops->lock_set_state(s, conv_id, token, state, tool ? tool : "", err);
+}
+
+rein_err rein_store_lock_get(rein_store *s, const char *conv_id, struct rein_store_lock_info *out,
+                             rein_error *err)
+{
+    rein_err rc = check_id(conv_id, "conversation", err);
+
+    if (rc != REIN_OK)
+        return rc;
+    memset(out, 0, sizeof(*out));
+    return s->ops->lock_get(s, conv_id, out, err);
+}
+
+/* ---- control messages ------------------------------------------------------------------- */
+
+rein_err rein_store_cancel_request(rein_store *s, const char *conv_id, const char *reason,
+                                   rein_error *err)
+{
+    rein_err rc = check_id(conv_id, "conversation", err);
+
+    if (rc != REIN_OK)
+        return rc;
+    if (!reason || !reason[0])
+        reason = "cancelled";
+    return s->ops->cancel_request(s, conv_id, reason, err);
+}
+
+rein_err rein_store_cancel_check(rein_store *s, const char *conv_id, const char *token,
+                                 bool *requested, char reason[160], rein_error *err)
+{
+    char buf[160] = "";
+    rein_err rc = check_id(conv_id, "conversation", err);
+
+    *requested = false;
+    if (rc != REIN_OK)
+        return rc;
+    if (!token)
+        return rein_error_set(err, REIN_EINVAL, "cancel check needs the lock token");
+    rc = s->ops->cancel_check(s, conv_id, token, requested, buf, err);
+    if (rc == REIN_OK && reason)
+        memcpy(reason, buf, sizeof(buf));
+    return rc;
+}
+
+rein_err rein_store_approval_request(rein_store *s, const char *conv_id, const char *call_id,
+                                     rein_error *err)
+{
+    rein_err rc = check_id(conv_id, "conversation", err);
+
+    if (rc == REIN_OK)
+        rc = check_call_id(call_id, err);
+    if (rc != REIN_OK)
+        return rc;
+    return s->ops->approval_request(s, conv_id, call_id, rein_wall_ms(), err);
+}
+
+rein_err rein_store_approval_post(rein_store *s, const char *conv_id, const char *call_id,
+                                  bool approve, rein_error *err)
+{
+    rein_err rc = check_id(conv_id, "conversation", err);
+
+    if (rc == REIN_OK)
+        rc = check_call_id(call_id, err);
+    if (rc != REIN_OK)
+        return rc;
+    return s->ops->approval_post(s, conv_id, call_id, approve, rein_wall_ms(), err);
+}
+
+rein_err rein_store_approval_wait(rein_store *s, const char *conv_id, const char *call_id,
+                                  int64_t timeout_ms, rein_cancel *cancel, bool *approved,
+                                  rein_error *err)
+{
+    int64_t deadline = timeout_ms < 0 ? INT64_MAX : rein_now_ms() + timeout_ms;
+    rein_err rc = check_id(conv_id, "conversation", err);
+    rein_error drop_err;
+
+    *approved = false;
+    if (rc == REIN_OK)
+        rc = check_call_id(call_id, err);
+    if (rc != REIN_OK)
+        return rc;
+    for (;;) {
+        bool answered = false, yes = false;
+        int64_t left;
+
+        rc = s->ops->approval_take(s, conv_id, call_id, &answered, &yes, err);
+        if (rc != REIN_OK)
+            break;
+        if (answered) {
+            *approved = yes;
+            break;
+        }
+        left = deadline - rein_now_ms();
+        if (left <= 0) {
+            rc = rein_error_set(err, REIN_ETIMEDOUT, "no answer to the approval of %s in time",
+                                call_id);
+            break;
+        }
+        if (rein_cancel_wait(cancel, left < s->opts.poll_ms ? left : s->opts.poll_ms)) {
+            rc = rein_error_set(err, REIN_ECANCELED, "approval wait cancelled: %s",
+                                rein_cancel_reason(cancel));
+            break;
+        }
+    }
+    /* The request is gone whatever happened, so a late answer gets a clear 404. */
+    if (s->ops->approval_drop(s, conv_id, call_id, &drop_err) != REIN_OK)
+        rein_log(REIN_LOG_WARN, WHERE, "dropping approval %s: %s", call_id, drop_err.msg);
+    return rc;
+}
+
+rein_err rein_store_recover(rein_store *s, int *flagged, rein_error *err)
+{
+    int n = 0;
+    rein_err rc = s->ops->recover(s, &n, err);
+
+    if (flagged)
+        *flagged = n;
+    return rc;
+}
+
+/* ---- leases ----------------------------------------------------------------------------- */
+
+/*
+ * Invariants: the thread runs from a successful acquire until rein_store_lease_release()
+ * triggers stop and joins it; token never changes; cancel is triggered at most once (by the
+ * thread) and lives as long as the lease.
+ */
+struct rein_store_lease {
+    rein_store *store; /* borrowed */
+    char conv_id[REIN_ID_MAX];
+    char token[REIN_ID_MAX];
+    int64_t lease_ms;
+    rein_cancel *cancel; /* triggered on a cancel request or a lost lock */
+    rein_cancel *stop;   /* triggered by release to end the thread */
+    pthread_t thread;
+};
+
+static void *lease_main(void *arg)
+{
+    rein_store_lease *l = arg;
+    rein_store *s = l->store;
+    int64_t renew_every = l->lease_ms / 3 > 0 ? l->lease_ms / 3 : 1;
+    int64_t next_renew = rein_now_ms() + renew_every;
+    int64_t expires = rein_now_ms() + l->lease_ms;
+
+    while (!rein_cancel_is_set(l->stop)) {
+        int64_t now = rein_now_ms();
+        int64_t wait = next_renew - now;
+        rein_error err;
+        bool requested = false;
+        char reason[160];
+
+        if (!rein_cancel_is_set(l->cancel) && wait > s->opts.poll_ms)
+            wait = s->opts.poll_ms;
+        if (rein_cancel_wait(l->stop, wait > 0 ? wait : 0))
+            break;
+        now = rein_now_ms();
+        if (now >= next_renew) {
+            rein_err rc = rein_store_lock_renew(s, l->conv_id, l->token, l->lease_ms, &err);
+            if (rc == REIN_OK) {
+                expires = now + l->lease_ms;
+                next_renew = now + renew_every;
+            } else if (rc == REIN_ESTATE || now >= expires) {
+                rein_log(REIN_LOG_WARN, WHERE, "lock of %s lost: %s", l->conv_id, err.msg);
+                rein_cancel_trigger(l->cancel, "lock lost");
+                break;
+            } else {
+                /* A passing store failure: try again soon, while the lease still runs. */
+                rein_log(REIN_LOG_WARN, WHERE, "renewing lock of %s: %s", l->conv_id, err.msg);
+                next_renew = now + s->opts.poll_ms;
+            }
+        }
+        if (!rein_cancel_is_set(l->cancel) &&
+            rein_store_cancel_check(s, l->conv_id, l->token, &requested, reason, &err) == REIN_OK &&
+            requested)
+            rein_cancel_trigger(l->cancel, reason[0] ? reason : "cancelled");
+    }
+    return NULL;
+}
+
+rein_err rein_store_lease_acquire(rein_store *s, const char *conv_id, int64_t lease_ms,
+                                  const char *state, rein_store_lease **out,
+                                  struct rein_store_lock_info *held, rein_error *err)
+{
+    rein_store_lease *l;
+    rein_err rc;
+    int prc;
+
+    *out = NULL;
+    l = rein_calloc(1, sizeof(*l));
+    if (!l)
+        return rein_error_set(err, REIN_ENOMEM, "store: out of memory");
+    l->store = s;
+    l->lease_ms = lease_ms;
+    l->cancel = rein_cancel_new();
+    l->stop = rein_cancel_new();
+    if (!l->cancel || !l->stop) {
+        rc = rein_error_set(err, REIN_ENOMEM, "store: out of memory");
+        goto out_free;
+    }
+    rc = rein_store_lock_acquire(s, conv_id, lease_ms, state, l->token, held, err);
+    if (rc != REIN_OK)
+        goto out_free;
+    memcpy(l->conv_id, conv_id, strlen(conv_id) + 1);
+    prc = pthread_create(&l->thread, NULL, lease_main, l);
+    if (prc != 0) {
+        rein_error release_err;
+        rc = rein_error_set(err, REIN_ENOMEM, "store: cannot start the lease thread: %s",
+                            strerror(prc));
+        if (rein_store_lock_release(s, conv_id, l->token, &release_err) != REIN_OK)
+            rein_log(REIN_LOG_WARN, WHERE, "releasing lock of %s: %s", conv_id, release_err.msg);
+        goto out_free;
+    }
+    *out = l;
+    return REIN_OK;
+out_free:
+    rein_cancel_unref(l->cancel);
+    rein_cancel_unref(l->stop);
+    rein_free(l);
+    return rc;
+}
+
+rein_cancel *rein_store_lease_cancel(rein_store_lease *l)
+{
+    return l->cancel;
+}
+
+const char *rein_store_lease_token(const rein_store_lease *l)
+{
+    return l->token;
+}
+
+rein_err rein_store_lease_set_state(rein_store_lease *l, const char *state, const char *tool,
+                                    rein_error *err)
+{
+    return rein_store_lock_set_state(l->store, l->conv_id, l->token, state, tool, err);
+}
+
+void rein_store_lease_release(rein_store_lease *l)
+{
+    rein_error err;
+
+    if (!l)
+        return;
+    rein_cancel_trigger(l->stop, "released");
+    pthread_join(l->thread, NULL);
+    if (rein_store_lock_release(l->store, l->conv_id, l->token, &err) != REIN_OK &&
+        err.code != REIN_ESTATE)
+        rein_log(REIN_LOG_WARN, WHERE, "releasing lock of %s: %s", l->conv_id, err.msg);
+    rein_cancel_unref(l->cancel);
+    rein_cancel_unref(l->stop);
+    rein_free(l);
+}

@@ -1,0 +1,105 @@
+/*
+ * store_int.h: the private interface between the store dispatcher (store.c) and its backends
+ * (store_sqlite.c, store_redis.c), in the manner of curl's vtls: one vtable per backend, one
+ * file per backend, and the dispatcher doing everything the backends would otherwise repeat
+ * (argument checks, ids, clocks, JSON validation, cursors, leases, waiting loops).
+ *
+ * Backends receive validated arguments: ids pass rein_store_id_is_valid(), JSON texts parse,
+ * times are filled. They report failures with REIN_ESTORE (err naming the backend and the
+ * cause) or the specific codes documented in store.h.
+ */
+#ifndef REIN_STORE_INT_H
+#define REIN_STORE_INT_H
+
+#include <rein/store.h>
+
+struct rein__store_ops {
+    const char *kind;
+    void (*close)(rein_store *s);
+    rein_err (*ping)(rein_store *s, rein_error *err);
+
+    rein_err (*conv_create)(rein_store *s, const char *id, const char *title, const char *metadata,
+                            int64_t now_ms, rein_error *err);
+    rein_err (*conv_update)(rein_store *s, const char *id, const char *title, const char *state,
+                            const char *metadata, int64_t now_ms, rein_error *err);
+    /* *out: new object as rein__store_conv_json() builds it. */
+    rein_err (*conv_get)(rein_store *s, const char *id, json_t **out, rein_error *err);
+    /* Appends up to limit conversations after (cur_ms, cur_id) (cur_id NULL: from the top)
+     * to arr (borrowed), newest first, ties by id descending. */
+    rein_err (*conv_list)(rein_store *s, int64_t cur_ms, const char *cur_id, unsigned limit,
+                          json_t *arr, rein_error *err);
+    rein_err (*conv_delete)(rein_store *s, const char *id, int64_t now_ms, rein_error *err);
+
+    rein_err (*message_append)(rein_store *s, const char *conv_id, const char *json, size_t len,
+                               const char *trace_id, int64_t now_ms, int64_t *position,
+                               rein_error *err);
+    rein_err (*messages_each)(rein_store *s, const char *conv_id, int64_t from,
+                              rein_store_message_fn fn, void *userdata, rein_error *err);
+
+    rein_err (*ledger_put)(rein_store *s, const char *conv_id,
+                           const struct rein_store_ledger_entry *e, rein_error *err);
+    rein_err (*ledger_update)(rein_store *s, const char *conv_id, const char *call_id,
+                              enum rein_ledger_status status, const char *result,
+                              int64_t response_ms, rein_error *err);
+    rein_err (*ledger_each)(rein_store *s, const char *conv_id, rein_store_ledger_fn fn,
+                            void *userdata, rein_error *err);
+
+    rein_err (*event_add)(rein_store *s, const struct rein_store_event *ev, rein_error *err);
+    rein_err (*events_each)(rein_store *s, const char *conv_id, const char *trace_id,
+                            rein_store_event_fn fn, void *userdata, rein_error *err);
+
+    rein_err (*lock_acquire)(rein_store *s, const char *conv_id, const char *token,
+                             const char *state, int64_t lease_ms, struct rein_store_lock_info *held,
+                             rein_error *err);
+    rein_err (*lock_renew)(rein_store *s, const char *conv_id, const char *token, int64_t lease_ms,
+                           rein_error *err);
+    rein_err (*lock_release)(rein_store *s, const char *conv_id, const char *token,
+                             rein_error *err);
+    rein_err (*lock_set_state)(rein_store *s, const char *conv_id, const char *token,
+                               const char *state, const char *tool, rein_error *err);
+    rein_err (*lock_get)(rein_store *s, const char *conv_id, struct rein_store_lock_info *out,
+                         rein_error *err);
+
+    rein_err (*cancel_request)(rein_store *s, const char *conv_id, const char *reason,
+                               rein_error *err);
+    rein_err (*cancel_check)(rein_store *s, const char *conv_id, const char *token, bool *requested,
+                             char reason[160], rein_error *err);
+    rein_err (*approval_request)(rein_store *s, const char *conv_id, const char *call_id,
+                                 int64_t now_ms, rein_error *err);
+    rein_err (*approval_post)(rein_store *s, const char *conv_id, const char *call_id, bool approve,
+                              int64_t now_ms, rein_error *err);
+    /* *answered false while nobody has answered; the entry stays until approval_drop. */
+    rein_err (*approval_take)(rein_store *s, const char *conv_id, const char *call_id,
+                              bool *answered, bool *approve, rein_error *err);
+    rein_err (*approval_drop)(rein_store *s, const char *conv_id, const char *call_id,
+                              rein_error *err);
+
+    rein_err (*recover)(rein_store *s, int *flagged, rein_error *err);
+};
+
+/*
+ * Invariants: ops and impl are set by a backend's open function before the store is handed
+ * out; url is the address without any password.
+ */
+struct rein_store {
+    const struct rein__store_ops *ops;
+    void *impl;
+    char *url;
+    struct rein_store_opts opts; /* defaults filled in; key_prefix points at prefix */
+    char *prefix;
+};
+
+/* Backend entry points: fill s->ops and s->impl, or fail with err set. target is the part of
+ * the URL after "sqlite:" (a path) or the whole "redis://…" URL. */
+rein_err rein__store_sqlite_open(rein_store *s, const char *path, rein_error *err);
+rein_err rein__store_redis_open(rein_store *s, const char *url, rein_error *err);
+
+/* New conversation object {id, title, state, metadata, created_at, updated_at,
+ * message_count}; title/metadata may be NULL (written null; metadata parsed when it is JSON). */
+json_t *rein__store_conv_json(const char *id, const char *title, const char *state,
+                              const char *metadata, int64_t created_ms, int64_t updated_ms,
+                              int64_t message_count);
+/* True when text is a usable call id (1..128 printable ASCII, no spaces). */
+bool rein__store_call_id_is_valid(const char *text);
+
+#endif /* REIN_STORE_INT_H */

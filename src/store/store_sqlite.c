@@ -1,0 +1,1380 @@
+/*
+ * The SQLite store backend (src/store/store_int.h): one database file in WAL mode with
+ * synchronous=FULL, so every message and ledger change is on disk when its call returns.
+ *
+ * Connections: a small pool (opts.pool_size) opened lazily; a thread takes one for the length
+ * of a call, so the handle is safe from many threads while each sqlite3 connection is used by
+ * one thread at a time (SQLITE_OPEN_NOMUTEX). Each connection caches its prepared statements.
+ * Writers take the write lock up front (BEGIN IMMEDIATE) and wait on busy_timeout, so two
+ * processes on one file never deadlock on a lock upgrade.
+ *
+ * Schema: a schema_version table and ordered migration steps; a database newer than the code
+ * is refused with a clear error. Locks are rows with an owner token and a lease expiry, taken
+ * inside BEGIN IMMEDIATE so exactly one of many racing acquirers wins. A cancel request is a
+ * column on the lock row, so it dies with the turn it was meant for; approvals are rows keyed
+ * by conversation and call id.
+ */
+#include "store/store_int.h"
+
+#include <pthread.h>
+#include <sqlite3.h>
+#include <string.h>
+
+#define WHERE "store/sqlite"
+
+/* Ordered migrations: step i brings the schema from version i to i + 1. Never edit a step
+ * that has shipped; append a new one. */
+static const char *const migrations[] = {
+    /* 1: conversations, messages, ledger, events. */
+    "CREATE TABLE conversations ("
+    "  id TEXT PRIMARY KEY, title TEXT, state TEXT NOT NULL DEFAULT 'idle', metadata TEXT,"
+    "  created_ms INTEGER NOT NULL, updated_ms INTEGER NOT NULL,"
+    "  message_count INTEGER NOT NULL DEFAULT 0);"
+    "CREATE INDEX conversations_updated ON conversations(updated_ms, id);"
+    "CREATE TABLE messages ("
+    "  conversation_id TEXT NOT NULL REFERENCES conversations(id) ON DELETE CASCADE,"
+    "  position INTEGER NOT NULL, created_ms INTEGER NOT NULL,"
+    "  trace_id TEXT NOT NULL DEFAULT '', body TEXT NOT NULL,"
+    "  PRIMARY KEY (conversation_id, position)) WITHOUT ROWID;"
+    "CREATE TABLE ledger ("
+    "  conversation_id TEXT NOT NULL REFERENCES conversations(id) ON DELETE CASCADE,"
+    "  seq INTEGER NOT NULL, call_id TEXT NOT NULL, tool TEXT NOT NULL, args TEXT NOT NULL,"
+    "  status TEXT NOT NULL, result TEXT, call_ms INTEGER NOT NULL, response_ms INTEGER,"
+    "  step INTEGER, trace_id TEXT NOT NULL DEFAULT '',"
+    "  PRIMARY KEY (conversation_id, call_id));"
+    "CREATE TABLE events ("
+    "  id INTEGER PRIMARY KEY, conversation_id TEXT, trace_id TEXT, type TEXT NOT NULL,"
+    "  payload TEXT NOT NULL, time_ms INTEGER NOT NULL);"
+    "CREATE INDEX events_conversation ON events(conversation_id, id);"
+    "CREATE INDEX events_trace ON events(trace_id, id);",
+    /* 2: the name the model sent, recovery's flag, locks and control messages. */
+    "ALTER TABLE ledger ADD COLUMN name_sent TEXT;"
+    "ALTER TABLE ledger ADD COLUMN interrupted INTEGER NOT NULL DEFAULT 0;"
+    "CREATE INDEX ledger_pending ON ledger(conversation_id) WHERE status = 'pending';"
+    "CREATE TABLE locks ("
+    "  conversation_id TEXT PRIMARY KEY, token TEXT NOT NULL, state TEXT NOT NULL,"
+    "  tool TEXT NOT NULL DEFAULT '', started_ms INTEGER NOT NULL,"
+    "  expires_ms INTEGER NOT NULL, cancel_reason TEXT);"
+    "CREATE TABLE approvals ("
+    "  conversation_id TEXT NOT NULL, call_id TEXT NOT NULL, requested_ms INTEGER NOT NULL,"
+    "  answer INTEGER, answered_ms INTEGER, PRIMARY KEY (conversation_id, call_id));",
+};
+#define SCHEMA_VERSION ((int)(sizeof(migrations) / sizeof(migrations[0])))
+
+#define CONV_COLS "id, title, state, metadata, created_ms, updated_ms, message_count"
+#define LEDGER_COLS                                                                                \
+    "call_id, tool, name_sent, args, status, result, call_ms, response_ms, step, trace_id, "       \
+    "interrupted, conversation_id"
+#define LOCK_COLS "token, state, tool, started_ms, expires_ms"
+
+enum stmt_id {
+    ST_BEGIN,
+    ST_COMMIT,
+    ST_ROLLBACK,
+    ST_PING,
+    ST_CONV_INSERT,
+    ST_CONV_UPDATE,
+    ST_CONV_GET,
+    ST_CONV_LIST_FIRST,
+    ST_CONV_LIST_AFTER,
+    ST_CONV_DELETE,
+    ST_CONV_BUMP,
+    ST_MSG_INSERT,
+    ST_MSG_EACH,
+    ST_LEDGER_PUT,
+    ST_LEDGER_UPDATE,
+    ST_LEDGER_EACH,
+    ST_EVENT_INSERT,
+    ST_EVENTS_CONV,
+    ST_EVENTS_CONV_TRACE,
+    ST_EVENTS_TRACE,
+    ST_EVENTS_DELETE,
+    ST_LOCK_GET_LIVE,
+    ST_LOCK_PUT,
+    ST_LOCK_RENEW,
+    ST_LOCK_RELEASE,
+    ST_LOCK_STATE,
+    ST_LOCK_DELETE_ANY,
+    ST_CANCEL_SET,
+    ST_CANCEL_GET,
+    ST_APPROVAL_PUT,
+    ST_APPROVAL_ANSWER,
+    ST_APPROVAL_GET,
+    ST_APPROVAL_DROP,
+    ST_APPROVALS_DELETE,
+    ST_RECOVER,
+    ST_COUNT
+};
+
+static const char *const sql_text[ST_COUNT] = {
+    [ST_BEGIN] = "BEGIN IMMEDIATE",
+    [ST_COMMIT] = "COMMIT",
+    [ST_ROLLBACK] = "ROLLBACK",
+    [ST_PING] = "SELECT count(*) FROM schema_version",
+    [ST_CONV_INSERT] = "INSERT INTO conversations (id, title, metadata, created_ms, updated_ms) "
+                       "VALUES (?1, ?2, ?3, ?4, ?4)",
+    [ST_CONV_UPDATE] = "UPDATE conversations SET title = COALESCE(?2, title), "
+                       "state = COALESCE(?3, state), metadata = COALESCE(?4, metadata), "
+                       "updated_ms = ?5 WHERE id = ?1",
+    [ST_CONV_GET] = "SELECT " CONV_COLS " FROM conversations WHERE id = ?1",
+    [ST_CONV_LIST_FIRST] = "SELECT " CONV_COLS " FROM conversations "
+                           "ORDER BY updated_ms DESC, id DESC LIMIT ?1",
+    [ST_CONV_LIST_AFTER] = "SELECT " CONV_COLS " FROM conversations "
+                           "WHERE updated_ms < ?1 OR (updated_ms = ?1 AND id < ?2) "
+                           "ORDER BY updated_ms DESC, id DESC LIMIT ?3",
+    [ST_CONV_DELETE] = "DELETE FROM conversations WHERE id = ?1",
+    [ST_CONV_BUMP] = "UPDATE conversations SET message_count = message_count + 1, "
+                     "updated_ms = max(updated_ms, ?2) WHERE id = ?1 RETURNING message_count - 1",
+    [ST_MSG_INSERT] = "INSERT INTO messages (conversation_id, position, created_ms, trace_id, "
+                      "body) VALUES (?1, ?2, ?3, ?4, ?5)",
+    [ST_MSG_EACH] = "SELECT position, created_ms, trace_id, body FROM messages "
+                    "WHERE conversation_id = ?1 AND position >= ?2 ORDER BY position",
+    [ST_LEDGER_PUT] =
+        "INSERT INTO ledger (conversation_id, seq, call_id, tool, name_sent, args, status, "
+        "result, call_ms, response_ms, step, trace_id, interrupted) VALUES (?1, "
+        "(SELECT COALESCE(MAX(seq), 0) + 1 FROM ledger WHERE conversation_id = ?1), "
+        "?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12) "
+        "ON CONFLICT (conversation_id, call_id) DO UPDATE SET tool = excluded.tool, "
+        "name_sent = excluded.name_sent, args = excluded.args, status = excluded.status, "
+        "result = excluded.result, call_ms = excluded.call_ms, "
+        "response_ms = excluded.response_ms, step = excluded.step, "
+        "trace_id = excluded.trace_id, interrupted = excluded.interrupted",
+    [ST_LEDGER_UPDATE] = "UPDATE ledger SET status = ?3, result = ?4, response_ms = ?5, "
+                         "interrupted = 0 WHERE conversation_id = ?1 AND call_id = ?2",
+    [ST_LEDGER_EACH] = "SELECT " LEDGER_COLS " FROM ledger WHERE conversation_id = ?1 "
+                       "ORDER BY seq",
+    [ST_EVENT_INSERT] = "INSERT INTO events (conversation_id, trace_id, type, payload, time_ms) "
+                        "VALUES (?1, ?2, ?3, ?4, ?5)",
+    [ST_EVENTS_CONV] = "SELECT conversation_id, trace_id, type, payload, time_ms FROM events "
+                       "WHERE conversation_id = ?1 ORDER BY id",
+    [ST_EVENTS_CONV_TRACE] = "SELECT conversation_id, trace_id, type, payload, time_ms FROM "
+                             "events WHERE conversation_id = ?1 AND trace_id = ?2 ORDER BY id",
+    [ST_EVENTS_TRACE] = "SELECT conversation_id, trace_id, type, payload, time_ms FROM events "
+                        "WHERE trace_id = ?1 ORDER BY id",
+    [ST_EVENTS_DELETE] = "DELETE FROM events WHERE conversation_id = ?1",
+    [ST_LOCK_GET_LIVE] = "SELECT " LOCK_COLS " FROM locks WHERE conversation_id = ?1 "
+                         "AND expires_ms > ?2",
+    [ST_LOCK_PUT] = "INSERT OR REPLACE INTO locks (conversation_id, token, state, tool, "
+                    "started_ms, expires_ms, cancel_reason) VALUES (?1, ?2, ?3, '', ?4, ?5, NULL)",
+    [ST_LOCK_RENEW] = "UPDATE locks SET expires_ms = ?4 WHERE conversation_id = ?1 "
+                      "AND token = ?2 AND expires_ms > ?3",
+    [ST_LOCK_RELEASE] = "DELETE FROM locks WHERE conversation_id = ?1 AND token = ?2",
+    [ST_LOCK_STATE] = "UPDATE locks SET state = ?4, tool = ?5 WHERE conversation_id = ?1 "
+                      "AND token = ?2 AND expires_ms > ?3",
+    [ST_LOCK_DELETE_ANY] = "DELETE FROM locks WHERE conversation_id = ?1",
+    [ST_CANCEL_SET] = "UPDATE locks SET cancel_reason = ?3 WHERE conversation_id = ?1 "
+                      "AND expires_ms > ?2",
+    [ST_CANCEL_GET] = "SELECT cancel_reason FROM locks WHERE conversation_id = ?1 AND token = ?2",
+    [ST_APPROVAL_PUT] = "INSERT OR REPLACE INTO approvals (conversation_id, call_id, "
+                        "requested_ms, answer, answered_ms) VALUES (?1, ?2, ?3, NULL, NULL)",
+    [ST_APPROVAL_ANSWER] = "UPDATE approvals SET answer = ?3, answered_ms = ?4 "
+                           "WHERE conversation_id = ?1 AND call_id = ?2 AND answer IS NULL",
+    [ST_APPROVAL_GET] = "SELECT answer FROM approvals WHERE conversation_id = ?1 "
+                        "AND call_id = ?2",
+    [ST_APPROVAL_DROP] = "DELETE FROM approvals WHERE conversation_id = ?1 AND call_id = ?2",
+    [ST_APPROVALS_DELETE] = "DELETE FROM approvals WHERE conversation_id = ?1",
+    [ST_RECOVER] = "UPDATE ledger SET interrupted = 1 WHERE status = 'pending' "
+                   "AND interrupted = 0 AND conversation_id NOT IN "
+                   "(SELECT conversation_id FROM locks WHERE expires_ms > ?1)",
+};
+
+/* One connection and its statement cache; used by one thread at a time. */
+struct conn {
+    sqlite3 *db;
+    sqlite3_stmt *st[ST_COUNT];
+    struct conn *next_free;
+};
+
+/*
+ * Invariants: count <= max; every opened connection is either on the free list or held by
+ * exactly one thread; all[0..count) lists them all for closing.
+ */
+struct sq {
+    char *path;
+    int busy_timeout_ms;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    struct conn **all;
+    unsigned count, max;
+    struct conn *free_list;
+};
+
+static struct sq *impl(rein_store *s)
+{
+    return s->impl;
+}
+
+/* Records a SQLite failure with the file, the operation and SQLite's own words. */
+static rein_err fail(struct sq *q, sqlite3 *db, int rc, const char *what, rein_error *err)
+{
+    const char *hint = "";
+    int prim = rc & 0xff;
+
+    if (prim == SQLITE_NOTADB || prim == SQLITE_CORRUPT)
+        hint = " (the file is not a rein database or is damaged)";
+    else if (prim == SQLITE_READONLY || prim == SQLITE_PERM)
+        hint = " (the file or its folder is not writable)";
+    else if (prim == SQLITE_CANTOPEN)
+        hint = " (check that the folder exists and is writable)";
+    else if (prim == SQLITE_BUSY)
+        hint = " (another process holds the database; busy_timeout passed)";
+    rein_error_set(err, REIN_ESTORE, "sqlite %s: %s: %s%s", q->path, what,
+                   db ? sqlite3_errmsg(db) : sqlite3_errstr(rc), hint);
+    if (err) {
+        err->detail = rc;
+        rein_error_where(err, WHERE);
+    }
+    return REIN_ESTORE;
+}
+
+static void conn_close(struct conn *c)
+{
+    if (!c)
+        return;
+    for (int i = 0; i < ST_COUNT; i++)
+        sqlite3_finalize(c->st[i]);
+    sqlite3_close_v2(c->db);
+    rein_free(c);
+}
+
+static rein_err exec_sql(struct sq *q, struct conn *c, const char *sql, const char *what,
+                         rein_error *err)
+{
+    int rc = sqlite3_exec(c->db, sql, NULL, NULL, NULL);
+
+    return rc == SQLITE_OK ? REIN_OK : fail(q, c->db, rc, what, err);
+}
+
+static rein_err conn_open(struct sq *q, struct conn **out, rein_error *err)
+{
+    struct conn *c = rein_calloc(1, sizeof(*c));
+    rein_err rc;
+    int src;
+
+    *out = NULL;
+    if (!c)
+        return rein_error_set(err, REIN_ENOMEM, "sqlite: out of memory");
+    src = sqlite3_open_v2(q->path, &c->db,
+                          SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL);
+    if (src != SQLITE_OK) {
+        rc = fail(q, c->db, src, "open", err);
+        goto out_close;
+    }
+    sqlite3_extended_result_codes(c->db, 1);
+    /* SQLite quietly falls back to read-only when it cannot write; a store must write. */
+    if (sqlite3_db_readonly(c->db, "main") == 1) {
+        rc = fail(q, NULL, SQLITE_READONLY, "open", err);
+        goto out_close;
+    }
+    sqlite3_busy_timeout(c->db, q->busy_timeout_ms);
+    /* WAL lets readers run beside the writer; FULL makes each commit durable. */
+    rc = exec_sql(q, c, "PRAGMA journal_mode=WAL", "enable WAL", err);
+    if (rc == REIN_OK)
+        rc = exec_sql(q, c, "PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON", "configure", err);
+    if (rc != REIN_OK)
+        goto out_close;
+    *out = c;
+    return REIN_OK;
+out_close:
+    conn_close(c);
+    return rc;
+}
+
+static rein_err conn_get(struct sq *q, struct conn **out, rein_error *err)
+{
+    struct conn *c = NULL;
+    rein_err rc = REIN_OK;
+
+    pthread_mutex_lock(&q->mu);
+    while (!q->free_list && q->count >= q->max)
+        pthread_cond_wait(&q->cv, &q->mu);
+    if (q->free_list) {
+        c = q->free_list;
+        q->free_list = c->next_free;
+    } else {
+        rc = conn_open(q, &c, err);
+        if (rc == REIN_OK && c)
+            q->all[q->count++] = c;
+        else if (rc == REIN_OK)
+            rc = REIN_ESTORE;
+    }
+    pthread_mutex_unlock(&q->mu);
+    *out = c;
+    return rc;
+}
+
+static void conn_put(struct sq *q, struct conn *c)
+{
+    pthread_mutex_lock(&q->mu);
+    c->next_free = q->free_list;
+    q->free_list = c;
+    pthread_cond_signal(&q->cv);
+    pthread_mutex_unlock(&q->mu);
+}
+
+/* The cached statement id, prepared on first use, reset and unbound. */
+static sqlite3_stmt *stmt(struct sq *q, struct conn *c, enum stmt_id id, rein_error *err)
+{
+    if (!c->st[id]) {
+        int rc = sqlite3_prepare_v3(c->db, sql_text[id], -1, SQLITE_PREPARE_PERSISTENT, &c->st[id],
+                                    NULL);
+        if (rc != SQLITE_OK) {
+            fail(q, c->db, rc, "prepare", err);
+            return NULL;
+        }
+    }
+    return c->st[id];
+}
+
+static void done(sqlite3_stmt *st)
+{
+    if (st) {
+        sqlite3_reset(st);
+        sqlite3_clear_bindings(st);
+    }
+}
+
+static void bind_text(sqlite3_stmt *st, int i, const char *text)
+{
+    if (text)
+        sqlite3_bind_text(st, i, text, -1, SQLITE_STATIC);
+    else
+        sqlite3_bind_null(st, i);
+}
+
+static const char *col_text(sqlite3_stmt *st, int i)
+{
+    return (const char *)sqlite3_column_text(st, i);
+}
+
+/* Runs a statement that returns no rows; *changes (may be NULL) gets the rows touched. */
+static rein_err run(struct sq *q, struct conn *c, sqlite3_stmt *st, const char *what, int *changes,
+                    rein_error *err)
+{
+    int rc = sqlite3_step(st);
+
+    if (rc != SQLITE_DONE && rc != SQLITE_ROW) {
+        sqlite3_reset(st);
+        return fail(q, c->db, rc, what, err);
+    }
+    if (changes)
+        *changes = sqlite3_changes(c->db);
+    done(st);
+    return REIN_OK;
+}
+
+static rein_err tx(struct sq *q, struct conn *c, enum stmt_id id, rein_error *err)
+{
+    sqlite3_stmt *st = stmt(q, c, id, err);
+
+    if (!st)
+        return REIN_ESTORE;
+    return run(q, c, st, sql_text[id], NULL, err);
+}
+
+static void rollback(struct sq *q, struct conn *c)
+{
+    rein_error ignored;
+
+    if (!sqlite3_get_autocommit(c->db))
+        (void)tx(q, c, ST_ROLLBACK, &ignored);
+}
+
+/* ---- schema ----------------------------------------------------------------------------- */
+
+static rein_err read_version(struct sq *q, struct conn *c, int *version, rein_error *err)
+{
+    sqlite3_stmt *st = NULL;
+    int rc = sqlite3_prepare_v2(c->db, "SELECT max(version) FROM schema_version", -1, &st, NULL);
+
+    if (rc == SQLITE_OK) {
+        rc = sqlite3_step(st);
+        *version = rc == SQLITE_ROW ? sqlite3_column_int(st, 0) : 0;
+        rc = rc == SQLITE_ROW || rc == SQLITE_DONE ? SQLITE_OK : rc;
+    }
+    sqlite3_finalize(st);
+    return rc == SQLITE_OK ? REIN_OK : fail(q, c->db, rc, "read schema version", err);
+}
+
+static rein_err migrate(struct sq *q, struct conn *c, rein_error *err)
+{
+    int version = 0;
+    rein_err rc = tx(q, c, ST_BEGIN, err);
+
+    if (rc != REIN_OK)
+        return rc;
+    rc = exec_sql(q, c, "CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)",
+                  "create schema_version", err);
+    if (rc == REIN_OK)
+        rc = read_version(q, c, &version, err);
+    if (rc != REIN_OK)
+        goto out_rollback;
+    if (version > SCHEMA_VERSION) {
+        rc = rein_error_set(err, REIN_ESTORE,
+                            "sqlite %s: the database has schema version %d, newer than this "
+                            "rein knows (%d): use a newer rein or another file",
+                            q->path, version, SCHEMA_VERSION);
+        rein_error_where(err, WHERE);
+        goto out_rollback;
+    }
+    for (int v = version; v < SCHEMA_VERSION; v++) {
+        char *bump;
+        rc = exec_sql(q, c, migrations[v], "migrate schema", err);
+        if (rc != REIN_OK)
+            goto out_rollback;
+        bump = rein_asprintf("DELETE FROM schema_version; INSERT INTO schema_version VALUES (%d)",
+                             v + 1);
+        if (!bump) {
+            rc = rein_error_set(err, REIN_ENOMEM, "sqlite: out of memory");
+            goto out_rollback;
+        }
+        rc = exec_sql(q, c, bump, "record schema version", err);
+        rein_free(bump);
+        if (rc != REIN_OK)
+            goto out_rollback;
+        if (v > 0 || version > 0)
+            rein_log(REIN_LOG_INFO, WHERE, "%s: migrated schema to version %d", q->path, v + 1);
+    }
+    return tx(q, c, ST_COMMIT, err);
+out_rollback:
+    rollback(q, c);
+    return rc;
+}
+
+/* ---- open / close ----------------------------------------------------------------------- */
+
+static void sq_close(rein_store *s)
+{
+    struct sq *q = impl(s);
+
+    if (!q)
+        return;
+    for (unsigned i = 0; i < q->count; i++)
+        conn_close(q->all[i]);
+    pthread_mutex_destroy(&q->mu);
+    pthread_cond_destroy(&q->cv);
+    rein_free(q->all);
+    rein_free(q->path);
+    rein_free(q);
+    s->impl = NULL;
+}
+
+static rein_err sq_ping(rein_store *s, rein_error *err)
+{
+    struct sq *q = impl(s);
+    struct conn *c;
+    sqlite3_stmt *st;
+    rein_err rc = conn_get(q, &c, err);
+
+    if (rc != REIN_OK)
+        return rc;
+    st = stmt(q, c, ST_PING, err);
+    rc = st ? run(q, c, st, "ping", NULL, err) : REIN_ESTORE;
+    conn_put(q, c);
+    return rc;
+}
+
+/* ---- conversations ---------------------------------------------------------------------- */
+
+static json_t *row_conv(sqlite3_stmt *st)
+{
+    return rein__store_conv_json(col_text(st, 0), col_text(st, 1), col_text(st, 2), col_text(st, 3),
+                                 sqlite3_column_int64(st, 4), sqlite3_column_int64(st, 5),
+                                 sqlite3_column_int64(st, 6));
+}
+
+static rein_err sq_conv_create(rein_store *s, const char *id, const char *title,
+                               const char *metadata, int64_t now_ms, rein_error *err)
+{
+    struct sq *q = impl(s);
+    struct conn *c;
+    sqlite3_stmt *st;
+    int rc2;
+    rein_err rc = conn_get(q, &c, err);
+
+    if (rc != REIN_OK)
+        return rc;
+    st = stmt(q, c, ST_CONV_INSERT, err);
+    if (!st) {
+        rc = REIN_ESTORE;
+        goto out;
+    }
+    bind_text(st, 1, id);
+    bind_text(st, 2, title);
+    bind_text(st, 3, metadata);
+    sqlite3_bind_int64(st, 4, now_ms);
+    rc2 = sqlite3_step(st);
+    if (rc2 == SQLITE_CONSTRAINT_PRIMARYKEY)
+        rc = rein_error_set(err, REIN_EEXIST, "conversation %s already exists", id);
+    else if (rc2 != SQLITE_DONE)
+        rc = fail(q, c->db, rc2, "create conversation", err);
+    done(st);
+out:
+    conn_put(q, c);
+    return rc;
+}
+
+static rein_err sq_conv_update(rein_store *s, const char *id, const char *title, const char *state,
+                               const char *metadata, int64_t now_ms, rein_error *err)
+{
+    struct sq *q = impl(s);
+    struct conn *c;
+    sqlite3_stmt *st;
+    int changes = 0;
+    rein_err rc = conn_get(q, &c, err);
+
+    if (rc != REIN_OK)
+        return rc;
+    st = stmt(q, c, ST_CONV_UPDATE, err);
+    if (!st) {
+        rc = REIN_ESTORE;
+        goto out;
+    }
+    bind_text(st, 1, id);
+    bind_text(st, 2, title);
+    bind_text(st, 3, state);
+    bind_text(st, 4, metadata);
+    sqlite3_bind_int64(st, 5, now_ms);
+    rc = run(q, c, st, "update conversation", &changes, err);
+    if (rc == REIN_OK && changes == 0)
+        rc = rein_error_set(err, REIN_ENOTFOUND, "conversation %s not found", id);
+out:
+    conn_put(q, c);
+    return rc;
+}
+
+static rein_err sq_conv_get(rein_store *s, const char *id, json_t **out, rein_error *err)
+{
+    struct sq *q = impl(s);
+    struct conn *c;
+    sqlite3_stmt *st;
+    int rc2;
+    rein_err rc = conn_get(q, &c, err);
+
+    if (rc != REIN_OK)
+        return rc;
+    st = stmt(q, c, ST_CONV_GET, err);
+    if (!st) {
+        rc = REIN_ESTORE;
+        goto out;
+    }
+    bind_text(st, 1, id);
+    rc2 = sqlite3_step(st);
+    if (rc2 == SQLITE_ROW) {
+        *out = row_conv(st);
+        if (!*out)
+            rc = rein_error_set(err, REIN_ENOMEM, "sqlite: out of memory");
+    } else if (rc2 == SQLITE_DONE) {
+        rc = rein_error_set(err, REIN_ENOTFOUND, "conversation %s not found", id);
+    } else {
+        rc = fail(q, c->db, rc2, "read conversation", err);
+    }
+    done(st);
+out:
+    conn_put(q, c);
+    return rc;
+}
+
+static rein_err sq_conv_list(rein_store *s, int64_t cur_ms, const char *cur_id, unsigned limit,
+                             json_t *arr, rein_error *err)
+{
+    struct sq *q = impl(s);
+    struct conn *c;
+    sqlite3_stmt *st;
+    int rc2;
+    rein_err rc = conn_get(q, &c, err);
+
+    if (rc != REIN_OK)
+        return rc;
+    st = stmt(q, c, cur_id ? ST_CONV_LIST_AFTER : ST_CONV_LIST_FIRST, err);
+    if (!st) {
+        rc = REIN_ESTORE;
+        goto out;
+    }
+    if (cur_id) {
+        sqlite3_bind_int64(st, 1, cur_ms);
+        bind_text(st, 2, cur_id);
+        sqlite3_bind_int(st, 3, (int)limit);
+    } else {
+        sqlite3_bind_int(st, 1, (int)limit);
+    }
+    while ((rc2 = sqlite3_step(st)) == SQLITE_ROW) {
+        json_t *o = row_conv(st);
+        if (!o || json_array_append_new(arr, o)) {
+            rc = rein_error_set(err, REIN_ENOMEM, "sqlite: out of memory");
+            break;
+        }
+    }
+    if (rc == REIN_OK && rc2 != SQLITE_DONE)
+        rc = fail(q, c->db, rc2, "list conversations", err);
+    done(st);
+out:
+    conn_put(q, c);
+    return rc;
+}
+
+/* Fills *info from a live lock row, if there is one. */
+static rein_err lock_live(struct sq *q, struct conn *c, const char *conv_id, int64_t now_ms,
+                          bool *found, struct rein_store_lock_info *info, rein_error *err)
+{
+    sqlite3_stmt *st = stmt(q, c, ST_LOCK_GET_LIVE, err);
+    int rc2;
+
+    *found = false;
+    if (!st)
+        return REIN_ESTORE;
+    bind_text(st, 1, conv_id);
+    sqlite3_bind_int64(st, 2, now_ms);
+    rc2 = sqlite3_step(st);
+    if (rc2 == SQLITE_ROW) {
+        *found = true;
+        if (info) {
+            memset(info, 0, sizeof(*info));
+            snprintf(info->token, sizeof(info->token), "%s", col_text(st, 0));
+            snprintf(info->state, sizeof(info->state), "%s", col_text(st, 1));
+            snprintf(info->tool, sizeof(info->tool), "%s", col_text(st, 2));
+            info->started_ms = sqlite3_column_int64(st, 3);
+            info->expires_ms = sqlite3_column_int64(st, 4);
+        }
+    }
+    done(st);
+    if (rc2 != SQLITE_ROW && rc2 != SQLITE_DONE)
+        return fail(q, c->db, rc2, "read lock", err);
+    return REIN_OK;
+}
+
+static rein_err delete_by_conv(struct sq *q, struct conn *c, enum stmt_id id, const char *conv_id,
+                               int *changes, rein_error *err)
+{
+    sqlite3_stmt *st = stmt(q, c, id, err);
+
+    if (!st)
+        return REIN_ESTORE;
+    bind_text(st, 1, conv_id);
+    return run(q, c, st, "delete", changes, err);
+}
+
+static rein_err sq_conv_delete(rein_store *s, const char *id, int64_t now_ms, rein_error *err)
+{
+    struct sq *q = impl(s);
+    struct conn *c;
+    bool locked = false;
+    int changes = 0;
+    rein_err rc = conn_get(q, &c, err);
+
+    if (rc != REIN_OK)
+        return rc;
+    rc = tx(q, c, ST_BEGIN, err);
+    if (rc != REIN_OK)
+        goto out;
+    rc = lock_live(q, c, id, now_ms, &locked, NULL, err);
+    if (rc == REIN_OK && locked)
+        rc = rein_error_set(err, REIN_EBUSY, "conversation %s has a turn running", id);
+    if (rc == REIN_OK)
+        rc = delete_by_conv(q, c, ST_CONV_DELETE, id, &changes, err);
+    if (rc == REIN_OK && changes == 0)
+        rc = rein_error_set(err, REIN_ENOTFOUND, "conversation %s not found", id);
+    if (rc == REIN_OK)
+        rc = delete_by_conv(q, c, ST_EVENTS_DELETE, id, NULL, err);
+    if (rc == REIN_OK)
+        rc = delete_by_conv(q, c, ST_APPROVALS_DELETE, id, NULL, err);
+    if (rc == REIN_OK)
+        rc = delete_by_conv(q, c, ST_LOCK_DELETE_ANY, id, NULL, err);
+    if (rc == REIN_OK)
+        rc = tx(q, c, ST_COMMIT, err);
+    if (rc != REIN_OK)
+        rollback(q, c);
+out:
+    conn_put(q, c);
+    return rc;
+}
+
+/* ---- messages --------------------------------------------------------------------------- */
+
+static rein_err sq_message_append(rein_store *s, const char *conv_id, const char *json, size_t len,
+                                  const char *trace_id, int64_t now_ms, int64_t *position,
+                                  rein_error *err)
+{
+    struct sq *q = impl(s);
+    struct conn *c;
+    sqlite3_stmt *st;
+    int rc2;
+    rein_err rc = conn_get(q, &c, err);
+
+    if (rc != REIN_OK)
+        return rc;
+    rc = tx(q, c, ST_BEGIN, err);
+    if (rc != REIN_OK)
+        goto out;
+    st = stmt(q, c, ST_CONV_BUMP, err);
+    if (!st) {
+        rc = REIN_ESTORE;
+        goto out_rollback;
+    }
+    bind_text(st, 1, conv_id);
+    sqlite3_bind_int64(st, 2, now_ms);
+    rc2 = sqlite3_step(st);
+    if (rc2 == SQLITE_ROW)
+        *position = sqlite3_column_int64(st, 0);
+    /* RETURNING statements finish their work only when stepped to the end. */
+    while (rc2 == SQLITE_ROW)
+        rc2 = sqlite3_step(st);
+    done(st);
+    if (rc2 != SQLITE_DONE) {
+        rc = fail(q, c->db, rc2, "append message", err);
+        goto out_rollback;
+    }
+    if (*position < 0) {
+        rc = rein_error_set(err, REIN_ENOTFOUND, "conversation %s not found", conv_id);
+        goto out_rollback;
+    }
+    st = stmt(q, c, ST_MSG_INSERT, err);
+    if (!st) {
+        rc = REIN_ESTORE;
+        goto out_rollback;
+    }
+    bind_text(st, 1, conv_id);
+    sqlite3_bind_int64(st, 2, *position);
+    sqlite3_bind_int64(st, 3, now_ms);
+    bind_text(st, 4, trace_id);
+    sqlite3_bind_text(st, 5, json, (int)len, SQLITE_STATIC);
+    rc = run(q, c, st, "append message", NULL, err);
+    if (rc == REIN_OK)
+        rc = tx(q, c, ST_COMMIT, err);
+    if (rc == REIN_OK)
+        goto out;
+out_rollback:
+    rollback(q, c);
+out:
+    conn_put(q, c);
+    return rc;
+}
+
+static rein_err conv_must_exist(struct sq *q, struct conn *c, const char *conv_id, rein_error *err)
+{
+    sqlite3_stmt *st = stmt(q, c, ST_CONV_GET, err);
+    int rc2;
+
+    if (!st)
+        return REIN_ESTORE;
+    bind_text(st, 1, conv_id);
+    rc2 = sqlite3_step(st);
+    done(st);
+    if (rc2 == SQLITE_ROW)
+        return REIN_OK;
+    if (rc2 == SQLITE_DONE)
+        return rein_error_set(err, REIN_ENOTFOUND, "conversation %s not found", conv_id);
+    return fail(q, c->db, rc2, "read conversation", err);
+}
+
+static rein_err sq_messages_each(rein_store *s, const char *conv_id, int64_t from,
+                                 rein_store_message_fn fn, void *userdata, rein_error *err)
+{
+    struct sq *q = impl(s);
+    struct conn *c;
+    sqlite3_stmt *st;
+    int rc2;
+    rein_err rc = conn_get(q, &c, err);
+
+    if (rc != REIN_OK)
+        return rc;
+    /* A read transaction gives the walk one consistent snapshot. */
+    rc = exec_sql(q, c, "BEGIN", "begin", err);
+    if (rc != REIN_OK)
+        goto out;
+    rc = conv_must_exist(q, c, conv_id, err);
+    st = rc == REIN_OK ? stmt(q, c, ST_MSG_EACH, err) : NULL;
+    if (!st) {
+        rc = rc == REIN_OK ? REIN_ESTORE : rc;
+        goto out_end;
+    }
+    bind_text(st, 1, conv_id);
+    sqlite3_bind_int64(st, 2, from);
+    while ((rc2 = sqlite3_step(st)) == SQLITE_ROW) {
+        struct rein_store_message m = {
+            .position = sqlite3_column_int64(st, 0),
+            .created_ms = sqlite3_column_int64(st, 1),
+            .trace_id = col_text(st, 2),
+            .json = col_text(st, 3),
+            .len = (size_t)sqlite3_column_bytes(st, 3),
+        };
+        int stop = fn(&m, userdata);
+        if (stop) {
+            rc = stop;
+            break;
+        }
+    }
+    if (rc == REIN_OK && rc2 != SQLITE_DONE)
+        rc = fail(q, c->db, rc2, "read messages", err);
+    done(st);
+out_end:
+    rollback(q, c);
+out:
+    conn_put(q, c);
+    return rc;
+}
+
+/* ---- ledger ----------------------------------------------------------------------------- */
+
+static rein_err sq_ledger_put(rein_store *s, const char *conv_id,
+                              const struct rein_store_ledger_entry *e, rein_error *err)
+{
+    struct sq *q = impl(s);
+    struct conn *c;
+    sqlite3_stmt *st;
+    int rc2;
+    rein_err rc = conn_get(q, &c, err);
+
+    if (rc != REIN_OK)
+        return rc;
+    st = stmt(q, c, ST_LEDGER_PUT, err);
+    if (!st) {
+        rc = REIN_ESTORE;
+        goto out;
+    }
+    bind_text(st, 1, conv_id);
+    bind_text(st, 2, e->call_id);
+    bind_text(st, 3, e->tool);
+    bind_text(st, 4, e->name_sent);
+    bind_text(st, 5, e->args);
+    bind_text(st, 6, rein_ledger_status_name(e->status));
+    bind_text(st, 7, e->result);
+    sqlite3_bind_int64(st, 8, e->call_ms);
+    if (e->response_ms)
+        sqlite3_bind_int64(st, 9, e->response_ms);
+    if (e->step >= 0)
+        sqlite3_bind_int(st, 10, e->step);
+    bind_text(st, 11, e->trace_id);
+    sqlite3_bind_int(st, 12, e->interrupted ? 1 : 0);
+    rc2 = sqlite3_step(st);
+    if (rc2 == SQLITE_CONSTRAINT_FOREIGNKEY)
+        rc = rein_error_set(err, REIN_ENOTFOUND, "conversation %s not found", conv_id);
+    else if (rc2 != SQLITE_DONE)
+        rc = fail(q, c->db, rc2, "write ledger entry", err);
+    done(st);
+out:
+    conn_put(q, c);
+    return rc;
+}
+
+static rein_err sq_ledger_update(rein_store *s, const char *conv_id, const char *call_id,
+                                 enum rein_ledger_status status, const char *result,
+                                 int64_t response_ms, rein_error *err)
+{
+    struct sq *q = impl(s);
+    struct conn *c;
+    sqlite3_stmt *st;
+    int changes = 0;
+    rein_err rc = conn_get(q, &c, err);
+
+    if (rc != REIN_OK)
+        return rc;
+    st = stmt(q, c, ST_LEDGER_UPDATE, err);
+    if (!st) {
+        rc = REIN_ESTORE;
+        goto out;
+    }
+    bind_text(st, 1, conv_id);
+    bind_text(st, 2, call_id);
+    bind_text(st, 3, rein_ledger_status_name(status));
+    bind_text(st, 4, result);
+    if (response_ms)
+        sqlite3_bind_int64(st, 5, response_ms);
+    rc = run(q, c, st, "update ledger entry", &changes, err);
+    if (rc == REIN_OK && changes == 0)
+        rc = rein_error_set(err, REIN_ENOTFOUND, "no ledger entry %s in conversation %s", call_id,
+                            conv_id);
+out:
+    conn_put(q, c);
+    return rc;
+}
+
+static rein_err sq_ledger_each(rein_store *s, const char *conv_id, rein_store_ledger_fn fn,
+                               void *userdata, rein_error *err)
+{
+    struct sq *q = impl(s);
+    struct conn *c;
+    sqlite3_stmt *st;
+    int rc2;
+    rein_err rc = conn_get(q, &c, err);
+
+    if (rc != REIN_OK)
+        return rc;
+    st = stmt(q, c, ST_LEDGER_EACH, err);
+    if (!st) {
+        rc = REIN_ESTORE;
+        goto out;
+    }
+    bind_text(st, 1, conv_id);
+    while ((rc2 = sqlite3_step(st)) == SQLITE_ROW) {
+        struct rein_store_ledger_entry e = {
+            .call_id = col_text(st, 0),
+            .tool = col_text(st, 1),
+            .name_sent = col_text(st, 2),
+            .args = col_text(st, 3),
+            .result = col_text(st, 5),
+            .call_ms = sqlite3_column_int64(st, 6),
+            .response_ms = sqlite3_column_int64(st, 7),
+            .step = sqlite3_column_type(st, 8) == SQLITE_NULL ? -1 : sqlite3_column_int(st, 8),
+            .trace_id = col_text(st, 9),
+            .interrupted = sqlite3_column_int(st, 10) != 0,
+        };
+        int stop;
+        if (!rein_ledger_status_parse(col_text(st, 4), &e.status))
+            e.status = REIN_LEDGER_ERROR;
+        stop = fn(conv_id, &e, userdata);
+        if (stop) {
+            rc = stop;
+            break;
+        }
+    }
+    if (rc == REIN_OK && rc2 != SQLITE_DONE)
+        rc = fail(q, c->db, rc2, "read ledger", err);
+    done(st);
+out:
+    conn_put(q, c);
+    return rc;
+}
+
+/* ---- events ----------------------------------------------------------------------------- */
+
+static rein_err sq_event_add(rein_store *s, const struct rein_store_event *ev, rein_error *err)
+{
+    struct sq *q = impl(s);
+    struct conn *c;
+    sqlite3_stmt *st;
+    rein_err rc = conn_get(q, &c, err);
+
+    if (rc != REIN_OK)
+        return rc;
+    st = stmt(q, c, ST_EVENT_INSERT, err);
+    if (!st) {
+        rc = REIN_ESTORE;
+        goto out;
+    }
+    bind_text(st, 1, ev->conv_id);
+    bind_text(st, 2, ev->trace_id);
+    bind_text(st, 3, ev->type);
+    bind_text(st, 4, ev->payload);
+    sqlite3_bind_int64(st, 5, ev->time_ms);
+    rc = run(q, c, st, "record event", NULL, err);
+out:
+    conn_put(q, c);
+    return rc;
+}
+
+static rein_err sq_events_each(rein_store *s, const char *conv_id, const char *trace_id,
+                               rein_store_event_fn fn, void *userdata, rein_error *err)
+{
+    struct sq *q = impl(s);
+    struct conn *c;
+    sqlite3_stmt *st;
+    enum stmt_id id =
+        conv_id ? (trace_id ? ST_EVENTS_CONV_TRACE : ST_EVENTS_CONV) : ST_EVENTS_TRACE;
+    int rc2;
+    rein_err rc = conn_get(q, &c, err);
+
+    if (rc != REIN_OK)
+        return rc;
+    st = stmt(q, c, id, err);
+    if (!st) {
+        rc = REIN_ESTORE;
+        goto out;
+    }
+    if (conv_id) {
+        bind_text(st, 1, conv_id);
+        if (trace_id)
+            bind_text(st, 2, trace_id);
+    } else {
+        bind_text(st, 1, trace_id);
+    }
+    while ((rc2 = sqlite3_step(st)) == SQLITE_ROW) {
+        struct rein_store_event ev = {
+            .conv_id = col_text(st, 0),
+            .trace_id = col_text(st, 1),
+            .type = col_text(st, 2),
+            .payload = col_text(st, 3),
+            .time_ms = sqlite3_column_int64(st, 4),
+        };
+        int stop = fn(&ev, userdata);
+        if (stop) {
+            rc = stop;
+            break;
+        }
+    }
+    if (rc == REIN_OK && rc2 != SQLITE_DONE)
+        rc = fail(q, c->db, rc2, "read events", err);
+    done(st);
+out:
+    conn_put(q, c);
+    return rc;
+}
+
+/* ---- locks ------------------------------------------------------------------------------ */
+
+static rein_err sq_lock_acquire(rein_store *s, const char *conv_id, const char *token,
+                                const char *state, int64_t lease_ms,
+                                struct rein_store_lock_info *held, rein_error *err)
+{
+    struct sq *q = impl(s);
+    struct conn *c;
+    sqlite3_stmt *st;
+    bool locked = false;
+    int64_t now;
+    rein_err rc = conn_get(q, &c, err);
+
+    if (rc != REIN_OK)
+        return rc;
+    rc = tx(q, c, ST_BEGIN, err);
+    if (rc != REIN_OK)
+        goto out;
+    /* The clock is read under the write lock, so leases compare in commit order. */
+    now = rein_wall_ms();
+    rc = lock_live(q, c, conv_id, now, &locked, held, err);
+    if (rc == REIN_OK && locked) {
+        rc = rein_error_set(err, REIN_EBUSY, "conversation %s is locked by a running turn (%s)",
+                            conv_id, held ? held->state : "busy");
+        goto out_rollback;
+    }
+    if (rc != REIN_OK)
+        goto out_rollback;
+    st = stmt(q, c, ST_LOCK_PUT, err);
+    if (!st) {
+        rc = REIN_ESTORE;
+        goto out_rollback;
+    }
+    bind_text(st, 1, conv_id);
+    bind_text(st, 2, token);
+    bind_text(st, 3, state);
+    sqlite3_bind_int64(st, 4, now);
+    sqlite3_bind_int64(st, 5, now + lease_ms);
+    rc = run(q, c, st, "take lock", NULL, err);
+    /* Approvals left by a dead owner must not be answered into the new turn. */
+    if (rc == REIN_OK)
+        rc = delete_by_conv(q, c, ST_APPROVALS_DELETE, conv_id, NULL, err);
+    if (rc == REIN_OK)
+        rc = tx(q, c, ST_COMMIT, err);
+    if (rc == REIN_OK)
+        goto out;
+out_rollback:
+    rollback(q, c);
+out:
+    conn_put(q, c);
+    return rc;
+}
+
+/* Runs a lock statement bound as (conv_id, token, now, extra...) and expects one change. */
+static rein_err lock_change(rein_store *s, enum stmt_id id, const char *conv_id, const char *token,
+                            int64_t a4, const char *t4, const char *t5, rein_error *err)
+{
+    struct sq *q = impl(s);
+    struct conn *c;
+    sqlite3_stmt *st;
+    int changes = 0;
+    rein_err rc = conn_get(q, &c, err);
+
+    if (rc != REIN_OK)
+        return rc;
+    st = stmt(q, c, id, err);
+    if (!st) {
+        rc = REIN_ESTORE;
+        goto out;
+    }
+    bind_text(st, 1, conv_id);
+    bind_text(st, 2, token);
+    if (id != ST_LOCK_RELEASE)
+        sqlite3_bind_int64(st, 3, rein_wall_ms());
+    if (t4) {
+        bind_text(st, 4, t4);
+        bind_text(st, 5, t5);
+    } else if (id == ST_LOCK_RENEW) {
+        sqlite3_bind_int64(st, 4, a4);
+    }
+    rc = run(q, c, st, "update lock", &changes, err);
+    if (rc == REIN_OK && changes == 0)
+        rc = rein_error_set(err, REIN_ESTATE, "the lock of %s is not held by this owner", conv_id);
+out:
+    conn_put(q, c);
+    return rc;
+}
+
+static rein_err sq_lock_renew(rein_store *s, const char *conv_id, const char *token,
+                              int64_t lease_ms, rein_error *err)
+{
+    return lock_change(s, ST_LOCK_RENEW, conv_id, token, rein_wall_ms() + lease_ms, NULL, NULL,
+                       err);
+}
+
+static rein_err sq_lock_release(rein_store *s, const char *conv_id, const char *token,
+                                rein_error *err)
+{
+    return lock_change(s, ST_LOCK_RELEASE, conv_id, token, 0, NULL, NULL, err);
+}
+
+static rein_err sq_lock_set_state(rein_store *s, const char *conv_id, const char *token,
+                                  const char *state, const char *tool, rein_error *err)
+{
+    return lock_change(s, ST_LOCK_STATE, conv_id, token, 0, state, tool, err);
+}
+
+static rein_err sq_lock_get(rein_store *s, const char *conv_id, struct rein_store_lock_info *out,
+                            rein_error *err)
+{
+    struct sq *q = impl(s);
+    struct conn *c;
+    bool found = false;
+    rein_err rc = conn_get(q, &c, err);
+
+    if (rc != REIN_OK)
+        return rc;
+    rc = lock_live(q, c, conv_id, rein_wall_ms(), &found, out, err);
+    if (rc == REIN_OK && !found)
+        rc = rein_error_set(err, REIN_ENOTFOUND, "conversation %s is not locked", conv_id);
+    conn_put(q, c);
+    return rc;
+}
+
+/* ---- control messages ------------------------------------------------------------------- */
+
+static rein_err sq_cancel_request(rein_store *s, const char *conv_id, const char *reason,
+                                  rein_error *err)
+{
+    struct sq *q = impl(s);
+    struct conn *c;
+    sqlite3_stmt *st;
+    int changes = 0;
+    rein_err rc = conn_get(q, &c, err);
+
+    if (rc != REIN_OK)
+        return rc;
+    st = stmt(q, c, ST_CANCEL_SET, err);
+    if (!st) {
+        rc = REIN_ESTORE;
+        goto out;
+    }
+    bind_text(st, 1, conv_id);
+    sqlite3_bind_int64(st, 2, rein_wall_ms());
+    bind_text(st, 3, reason);
+    rc = run(q, c, st, "request cancel", &changes, err);
+    if (rc == REIN_OK && changes == 0)
+        rc = rein_error_set(err, REIN_ESTATE, "conversation %s has no running turn", conv_id);
+out:
+    conn_put(q, c);
+    return rc;
+}
+
+static rein_err sq_cancel_check(rein_store *s, const char *conv_id, const char *token,
+                                bool *requested, char reason[160], rein_error *err)
+{
+    struct sq *q = impl(s);
+    struct conn *c;
+    sqlite3_stmt *st;
+    int rc2;
+    rein_err rc = conn_get(q, &c, err);
+
+    if (rc != REIN_OK)
+        return rc;
+    st = stmt(q, c, ST_CANCEL_GET, err);
+    if (!st) {
+        rc = REIN_ESTORE;
+        goto out;
+    }
+    bind_text(st, 1, conv_id);
+    bind_text(st, 2, token);
+    rc2 = sqlite3_step(st);
+    if (rc2 == SQLITE_ROW && col_text(st, 0)) {
+        *requested = true;
+        snprintf(reason, 160, "%s", col_text(st, 0));
+    } else if (rc2 != SQLITE_ROW && rc2 != SQLITE_DONE) {
+        rc = fail(q, c->db, rc2, "read cancel request", err);
+    }
+    done(st);
+out:
+    conn_put(q, c);
+    return rc;
+}
+
+static rein_err approval_stmt(rein_store *s, enum stmt_id id, const char *conv_id,
+                              const char *call_id, int64_t a3, int64_t a4, int *changes,
+                              rein_error *err)
+{
+    struct sq *q = impl(s);
+    struct conn *c;
+    sqlite3_stmt *st;
+    rein_err rc = conn_get(q, &c, err);
+
+    if (rc != REIN_OK)
+        return rc;
+    st = stmt(q, c, id, err);
+    if (!st) {
+        rc = REIN_ESTORE;
+        goto out;
+    }
+    bind_text(st, 1, conv_id);
+    bind_text(st, 2, call_id);
+    if (id == ST_APPROVAL_PUT)
+        sqlite3_bind_int64(st, 3, a3);
+    if (id == ST_APPROVAL_ANSWER) {
+        sqlite3_bind_int64(st, 3, a3);
+        sqlite3_bind_int64(st, 4, a4);
+    }
+    rc = run(q, c, st, "approval", changes, err);
+out:
+    conn_put(q, c);
+    return rc;
+}
+
+static rein_err sq_approval_request(rein_store *s, const char *conv_id, const char *call_id,
+                                    int64_t now_ms, rein_error *err)
+{
+    return approval_stmt(s, ST_APPROVAL_PUT, conv_id, call_id, now_ms, 0, NULL, err);
+}
+
+static rein_err sq_approval_take(rein_store *s, const char *conv_id, const char *call_id,
+                                 bool *answered, bool *approve, rein_error *err)
+{
+    struct sq *q = impl(s);
+    struct conn *c;
+    sqlite3_stmt *st;
+    int rc2;
+    rein_err rc = conn_get(q, &c, err);
+
+    if (rc != REIN_OK)
+        return rc;
+    *answered = false;
+    st = stmt(q, c, ST_APPROVAL_GET, err);
+    if (!st) {
+        rc = REIN_ESTORE;
+        goto out;
+    }
+    bind_text(st, 1, conv_id);
+    bind_text(st, 2, call_id);
+    rc2 = sqlite3_step(st);
+    if (rc2 == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL) {
+        *answered = true;
+        *approve = sqlite3_column_int(st, 0) != 0;
+    } else if (rc2 != SQLITE_ROW && rc2 != SQLITE_DONE) {
+        rc = fail(q, c->db, rc2, "read approval", err);
+    }
+    done(st);
+out:
+    conn_put(q, c);
+    return rc;
+}
+
+static rein_err sq_approval_post(rein_store *s, const char *conv_id, const char *call_id,
+                                 bool approve, int64_t now_ms, rein_error *err)
+{
+    int changes = 0;
+    bool answered = false, ignored;
+    rein_err rc = approval_stmt(s, ST_APPROVAL_ANSWER, conv_id, call_id, approve ? 1 : 0, now_ms,
+                                &changes, err);
+
+    if (rc != REIN_OK || changes == 1)
+        return rc;
+    rc = sq_approval_take(s, conv_id, call_id, &answered, &ignored, err);
+    if (rc != REIN_OK)
+        return rc;
+    if (answered)
+        return rein_error_set(err, REIN_EEXIST, "call %s was already answered", call_id);
+    return rein_error_set(err, REIN_ENOTFOUND, "no approval is waiting for call %s in %s", call_id,
+                          conv_id);
+}
+
+static rein_err sq_approval_drop(rein_store *s, const char *conv_id, const char *call_id,
+                                 rein_error *err)
+{
+    return approval_stmt(s, ST_APPROVAL_DROP, conv_id, call_id, 0, 0, NULL, err);
+}
+
+static rein_err sq_recover(rein_store *s, int *flagged, rein_error *err)
+{
+    struct sq *q = impl(s);
+    struct conn *c;
+    sqlite3_stmt *st;
+    rein_err rc = conn_get(q, &c, err);
+
+    if (rc != REIN_OK)
+        return rc;
+    st = stmt(q, c, ST_RECOVER, err);
+    if (!st) {
+        rc = REIN_ESTORE;
+        goto out;
+    }
+    sqlite3_bind_int64(st, 1, rein_wall_ms());
+    rc = run(q, c, st, "recover interrupted calls", flagged, err);
+out:
+    conn_put(q, c);
+    return rc;
+}
+
+static const struct rein__store_ops sqlite_ops = {
+    .kind = "sqlite",
+    .close = sq_close,
+    .ping = sq_ping,
+    .conv_create = sq_conv_create,
+    .conv_update = sq_conv_update,
+    .conv_get = sq_conv_get,
+    .conv_list = sq_conv_list,
+    .conv_delete = sq_conv_delete,
+    .message_append = sq_message_append,
+    .messages_each = sq_messages_each,
+    .ledger_put = sq_ledger_put,
+    .ledger_update = sq_ledger_update,
+    .ledger_each = sq_ledger_each,
+    .event_add = sq_event_add,
+    .events_each = sq_events_each,
+    .lock_acquire = sq_lock_acquire,
+    .lock_renew = sq_lock_renew,
+    .lock_release = sq_lock_release,
+    .lock_set_state = sq_lock_set_state,
+    .lock_get = sq_lock_get,
+    .cancel_request = sq_cancel_request,
+    .cancel_check = sq_cancel_check,
+    .approval_request = sq_approval_request,
+    .approval_post = sq_approval_post,
+    .approval_take = sq_approval_take,
+    .approval_drop = sq_approval_drop,
+    .recover = sq_recover,
+};
+
+rein_err rein__store_sqlite_open(rein_store *s, const char *path, rein_error *err)
+{
+    struct sq *q;
+    struct conn *c = NULL;
+    rein_err rc;
+
+    if (!*path)
+        return rein_error_set(err, REIN_EINVAL, "sqlite store needs a path (sqlite:PATH)");
+    q = rein_calloc(1, sizeof(*q));
+    if (!q)
+        return rein_error_set(err, REIN_ENOMEM, "sqlite: out of memory");
+    q->path = rein_strdup(path);
+    s->url = rein_asprintf("sqlite:%s", path);
+    /* Each connection to ":memory:" would be a separate database: keep exactly one. */
+    q->max = strcmp(path, ":memory:") == 0 ? 1 : s->opts.pool_size;
+    q->all = rein_calloc(q->max, sizeof(struct conn *));
+    q->busy_timeout_ms = s->opts.busy_timeout_ms;
+    if (!q->path || !s->url || !q->all) {
+        rein_free(q->path);
+        rein_free(q->all);
+        rein_free(q);
+        return rein_error_set(err, REIN_ENOMEM, "sqlite: out of memory");
+    }
+    pthread_mutex_init(&q->mu, NULL);
+    pthread_cond_init(&q->cv, NULL);
+    s->impl = q;
+    s->ops = &sqlite_ops;
+    rc = conn_open(q, &c, err);
+    if (rc == REIN_OK) {
+        q->all[q->count++] = c;
+        rc = migrate(q, c, err);
+    }
+    if (rc != REIN_OK) {
+        sq_close(s);
+        s->ops = NULL;
+        return rc;
+    }
+    conn_put(q, c);
+    return REIN_OK;
+}

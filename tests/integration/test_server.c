@@ -1,0 +1,830 @@
+/*
+ * The HTTP server core (include/rein/server.h) over real sockets: libcurl against a server
+ * started in the test on an ephemeral port, with the store routes on a SQLite file. Covers
+ * every guard, the conversation routes, the metrics text, SSE with a short heartbeat and
+ * disconnect detection, many parallel clients, and the `rein serve` binary stopping cleanly
+ * on SIGTERM.
+ */
+/* rein-test-timeout: 120 */
+#include "test.h"
+
+#include <curl/curl.h>
+#include <pthread.h>
+#include <regex.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <unistd.h>
+
+struct resp {
+    int curl_rc;
+    long status;
+    char *body;
+    size_t len;
+    char headers[4096];
+    size_t hlen;
+};
+
+static size_t on_body(char *data, size_t size, size_t n, void *ud)
+{
+    struct resp *r = ud;
+    size_t len = size * n;
+    char *grown = realloc(r->body, r->len + len + 1);
+
+    assert_non_null(grown);
+    r->body = grown;
+    memcpy(r->body + r->len, data, len);
+    r->len += len;
+    r->body[r->len] = '\0';
+    return len;
+}
+
+static size_t on_header(char *data, size_t size, size_t n, void *ud)
+{
+    struct resp *r = ud;
+    size_t len = size * n;
+
+    if (r->hlen + len < sizeof(r->headers) - 1) {
+        memcpy(r->headers + r->hlen, data, len);
+        r->hlen += len;
+        r->headers[r->hlen] = '\0';
+    }
+    return len;
+}
+
+/* One request; headers is a NULL-terminated list of "Name: value" (may be NULL). */
+static void http(const char *method, const char *url, const char *body, size_t len,
+                 const char *const *headers, struct resp *out)
+{
+    CURL *c = curl_easy_init();
+    struct curl_slist *list = NULL;
+
+    memset(out, 0, sizeof(*out));
+    assert_non_null(c);
+    curl_easy_setopt(c, CURLOPT_URL, url);
+    curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method);
+    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
+    curl_easy_setopt(c, CURLOPT_WRITEDATA, out);
+    curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
+    curl_easy_setopt(c, CURLOPT_HEADERDATA, out);
+    curl_easy_setopt(c, CURLOPT_TIMEOUT, 30L);
+    curl_easy_setopt(c, CURLOPT_PATH_AS_IS, 1L);
+    if (body) {
+        curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
+        curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
+    }
+    for (size_t i = 0; headers && headers[i]; i++)
+        list = curl_slist_append(list, headers[i]);
+    list = curl_slist_append(list, "Expect:");
+    curl_easy_setopt(c, CURLOPT_HTTPHEADER, list);
+    out->curl_rc = (int)curl_easy_perform(c);
+    curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &out->status);
+    curl_slist_free_all(list);
+    curl_easy_cleanup(c);
+    if (!out->body)
+        out->body = calloc(1, 1);
+}
+
+static void resp_free(struct resp *r)
+{
+    free(r->body);
+    r->body = NULL;
+}
+
+/* The error code of a JSON error body. */
+static void assert_error(const struct resp *r, long status, const char *code)
+{
+    json_t *o;
+    const char *got;
+
+    if (r->status != status)
+        fail_msg("expected %ld, got %ld: %s", status, r->status, r->body);
+    o = json_loads(r->body, 0, NULL);
+    assert_non_null(o);
+    got = json_string_value(json_object_get(json_object_get(o, "error"), "code"));
+    assert_non_null(got);
+    assert_string_equal(got, code);
+    assert_non_null(json_string_value(json_object_get(json_object_get(o, "error"), "message")));
+    json_decref(o);
+}
+
+struct fixture {
+    char *dir;
+    rein_store *store;
+    rein_server *srv;
+    rein_metrics *metrics;
+    char base[64];
+};
+
+static struct fixture *fx;
+
+static void echo_json(rein_request *req, void *ud)
+{
+    json_t *in = rein_request_json(req);
+
+    (void)ud;
+    rein_request_reply_json(
+        req, 200, json_pack("{s:O, s:s}", "got", in, "trace", rein_request_trace_id(req)));
+}
+
+static void start(const char *keys, int64_t heartbeat_ms, void (*extra)(rein_server *))
+{
+    rein_error err;
+    char url[600];
+
+    fx = calloc(1, sizeof(*fx));
+    fx->dir = test_tmpdir();
+    snprintf(url, sizeof(url), "sqlite:%s/rein.db", fx->dir);
+    assert_rein_ok(rein_store_open(url, NULL, &fx->store, &err), &err);
+    fx->metrics = rein_metrics_new();
+    fx->srv = rein_server_new(&err);
+    assert_non_null(fx->srv);
+    rein_server_set_port(fx->srv, 0);
+    rein_server_set_threads(fx->srv, 4);
+    rein_server_set_metrics(fx->srv, fx->metrics);
+    if (keys)
+        assert_rein_ok(rein_server_set_api_keys(fx->srv, keys), NULL);
+    if (heartbeat_ms)
+        rein_server_set_heartbeat_ms(fx->srv, heartbeat_ms);
+    assert_rein_ok(rein_server_add_store_routes(fx->srv, fx->store, &err), &err);
+    assert_rein_ok(
+        rein_server_route(fx->srv, "POST", "/echo", REIN_ROUTE_JSON_BODY, echo_json, NULL, &err),
+        &err);
+    if (extra)
+        extra(fx->srv);
+    assert_rein_ok(rein_server_start(fx->srv, &err), &err);
+    assert_true(rein_server_port(fx->srv) > 0);
+    snprintf(fx->base, sizeof(fx->base), "http://127.0.0.1:%d", rein_server_port(fx->srv));
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    if (!fx)
+        return 0;
+    rein_server_free(fx->srv);
+    rein_store_free(fx->store);
+    rein_metrics_free(fx->metrics);
+    test_rmtree(fx->dir);
+    free(fx->dir);
+    free(fx);
+    fx = NULL;
+    return 0;
+}
+
+static const char *u(const char *path)
+{
+    static char url[1024];
+
+    snprintf(url, sizeof(url), "%s%s", fx->base, path);
+    return url;
+}
+
+/* ---- guards ----------------------------------------------------------------------------- */
+
+static void guards_routing(void **state)
+{
+    static const char *const bad_ids[] = {
+        "/agent/conversations/..%2Fetc",
+        "/agent/conversations/%2e%2e",
+        "/agent/conversations/a%2Fb",
+        "/agent/conversations/a%252Fb",
+        "/agent/conversations/%00",
+        "/agent/conversations/a%zz",
+        "/agent/conversations/.hidden",
+        "/agent/conversations/a..b",
+        "/agent/conversations/%C3%A9t%C3%A9",
+        "/agent/conversations/"
+        "0123456789012345678901234567890123456789012345678901234567890123456789",
+    };
+    struct resp r;
+
+    (void)state;
+    start(NULL, 0, NULL);
+    http("GET", u("/nope"), NULL, 0, NULL, &r);
+    assert_error(&r, 404, "not_found");
+    assert_non_null(strstr(r.headers, "X-Request-Id: req_"));
+    resp_free(&r);
+    http("GET", u("/agent/conversations/"), NULL, 0, NULL, &r);
+    assert_error(&r, 404, "not_found");
+    resp_free(&r);
+    http("PUT", u("/agent/conversations/abc"), "{}", 2, NULL, &r);
+    assert_error(&r, 405, "method_not_allowed");
+    assert_non_null(strstr(r.headers, "Allow: GET, DELETE"));
+    resp_free(&r);
+    for (size_t i = 0; i < sizeof(bad_ids) / sizeof(bad_ids[0]); i++) {
+        http("GET", u(bad_ids[i]), NULL, 0, NULL, &r);
+        if (r.status != 400)
+            fail_msg("%s: expected 400, got %ld %s", bad_ids[i], r.status, r.body);
+        assert_error(&r, 400, "invalid_id");
+        resp_free(&r);
+    }
+    /* A plain unknown id is well-formed: 404 from the store. */
+    http("GET", u("/agent/conversations/conv_unknown"), NULL, 0, NULL, &r);
+    assert_error(&r, 404, "not_found");
+    resp_free(&r);
+}
+
+static void guards_bodies(void **state)
+{
+    static const char *const json_ct[] = {"Content-Type: application/json; charset=utf-8", NULL};
+    static const char *const text_ct[] = {"Content-Type: text/plain", NULL};
+    static const char *const tp[] = {
+        "Content-Type: application/json",
+        "traceparent: 00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", NULL};
+    size_t big = (size_t)2 << 20;
+    char *body = malloc(big);
+    struct resp r;
+    json_t *o;
+
+    (void)state;
+    start(NULL, 0, NULL);
+    http("POST", u("/echo"), "{\"a\":1}", 7, text_ct, &r);
+    assert_error(&r, 415, "unsupported_media_type");
+    resp_free(&r);
+    http("POST", u("/echo"), "{\"a\":1}", 7, NULL, &r); /* curl sends form encoding */
+    assert_error(&r, 415, "unsupported_media_type");
+    resp_free(&r);
+    http("POST", u("/echo"), "{\"a\":\n  [1, 2,, 3]}", 19, json_ct, &r);
+    assert_error(&r, 400, "invalid_json");
+    assert_non_null(strstr(r.body, "line 2"));
+    assert_non_null(strstr(r.body, "column"));
+    resp_free(&r);
+    http("POST", u("/echo"), "", 0, json_ct, &r);
+    assert_error(&r, 400, "invalid_json");
+    resp_free(&r);
+
+    /* 2 MiB against a 1 MiB limit: refused from Content-Length, body never read. */
+    memset(body, 'x', big);
+    http("POST", u("/echo"), body, big, json_ct, &r);
+    assert_error(&r, 413, "payload_too_large");
+    resp_free(&r);
+    free(body);
+
+    http("POST", u("/echo"), "{\"k\":[1,2,3]}", 13, tp, &r);
+    assert_int_equal(r.status, 200);
+    o = json_loads(r.body, 0, NULL);
+    assert_string_equal(json_string_value(json_object_get(o, "trace")),
+                        "4bf92f3577b34da6a3ce929d0e0e4736");
+    assert_int_equal(
+        json_integer_value(json_array_get(json_object_get(json_object_get(o, "got"), "k"), 2)), 3);
+    json_decref(o);
+    assert_non_null(strstr(r.headers, "X-Trace-Id: 4bf92f3577b34da6a3ce929d0e0e4736"));
+    resp_free(&r);
+}
+
+/* Chunked upload past the limit: nothing buffered past it, 413 at the end. */
+struct reader {
+    size_t left;
+};
+
+static size_t read_chunks(char *buf, size_t size, size_t n, void *ud)
+{
+    struct reader *rd = ud;
+    size_t len = size * n < rd->left ? size * n : rd->left;
+
+    memset(buf, ' ', len);
+    rd->left -= len;
+    return len;
+}
+
+static void guards_chunked(void **state)
+{
+    CURL *c = curl_easy_init();
+    struct curl_slist *list = NULL;
+    struct reader rd = {.left = (size_t)3 << 20 >> 1};
+    struct resp r = {0};
+
+    (void)state;
+    start(NULL, 0, NULL);
+    list = curl_slist_append(list, "Content-Type: application/json");
+    list = curl_slist_append(list, "Transfer-Encoding: chunked");
+    list = curl_slist_append(list, "Expect:");
+    curl_easy_setopt(c, CURLOPT_URL, u("/echo"));
+    curl_easy_setopt(c, CURLOPT_POST, 1L);
+    curl_easy_setopt(c, CURLOPT_READFUNCTION, read_chunks);
+    curl_easy_setopt(c, CURLOPT_READDATA, &rd);
+    curl_easy_setopt(c, CURLOPT_HTTPHEADER, list);
+    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
+    curl_easy_setopt(c, CURLOPT_WRITEDATA, &r);
+    curl_easy_setopt(c, CURLOPT_TIMEOUT, 30L);
+    curl_easy_perform(c);
+    curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &r.status);
+    curl_slist_free_all(list);
+    curl_easy_cleanup(c);
+    assert_error(&r, 413, "payload_too_large");
+    resp_free(&r);
+}
+
+static void guards_auth(void **state)
+{
+    static const char *const good[] = {"Authorization: Bearer k2", NULL};
+    static const char *const wrong[] = {"Authorization: Bearer k3", NULL};
+    static const char *const basic[] = {"Authorization: Basic azI=", NULL};
+    static const char *const prefix[] = {"Authorization: Bearer k", NULL};
+    struct resp r;
+
+    (void)state;
+    start(" k1 , k2,,", 0, NULL);
+    http("GET", u("/agent/conversations"), NULL, 0, NULL, &r);
+    assert_error(&r, 401, "unauthorized");
+    assert_non_null(strstr(r.headers, "WWW-Authenticate: Bearer"));
+    resp_free(&r);
+    http("GET", u("/agent/conversations"), NULL, 0, wrong, &r);
+    assert_error(&r, 401, "unauthorized");
+    resp_free(&r);
+    http("GET", u("/agent/conversations"), NULL, 0, basic, &r);
+    assert_error(&r, 401, "unauthorized");
+    resp_free(&r);
+    http("GET", u("/agent/conversations"), NULL, 0, prefix, &r);
+    assert_error(&r, 401, "unauthorized");
+    resp_free(&r);
+    /* Unknown paths do not reveal themselves to a client without a key. */
+    http("GET", u("/secret-route"), NULL, 0, NULL, &r);
+    assert_error(&r, 401, "unauthorized");
+    resp_free(&r);
+    http("GET", u("/metrics"), NULL, 0, NULL, &r);
+    assert_error(&r, 401, "unauthorized");
+    resp_free(&r);
+    http("GET", u("/agent/conversations"), NULL, 0, good, &r);
+    assert_int_equal(r.status, 200);
+    resp_free(&r);
+    http("GET", u("/healthz"), NULL, 0, NULL, &r);
+    assert_int_equal(r.status, 200);
+    assert_non_null(strstr(r.body, "\"ok\""));
+    resp_free(&r);
+    teardown(NULL);
+
+    /* Without keys, no route needs one. */
+    start(NULL, 0, NULL);
+    http("GET", u("/agent/conversations"), NULL, 0, NULL, &r);
+    assert_int_equal(r.status, 200);
+    resp_free(&r);
+}
+
+static void secret_compare(void **state)
+{
+    (void)state;
+    assert_true(rein_secret_equal("abc", 3, "abc", 3));
+    assert_false(rein_secret_equal("abc", 3, "abd", 3));
+    assert_false(rein_secret_equal("abc", 3, "abcd", 4));
+    assert_false(rein_secret_equal("", 0, "a", 1));
+    assert_true(rein_secret_equal("", 0, "", 0));
+    /* The same number of steps whatever the position of the first difference: a difference in
+     * the first byte and in the last byte give the same answer through the same loop. */
+    assert_false(rein_secret_equal("xbcdefgh", 8, "abcdefgh", 8));
+    assert_false(rein_secret_equal("abcdefgx", 8, "abcdefgh", 8));
+}
+
+/* ---- conversations through the store ----------------------------------------------------- */
+
+static void conversations_routes(void **state)
+{
+    struct rein_store_ledger_entry e = {
+        .call_id = "call_1", .tool = "echo", .args = "{\"text\":\"hi\"}", .step = -1};
+    char token[REIN_ID_MAX];
+    struct resp r;
+    json_t *o;
+    rein_error err;
+
+    (void)state;
+    start(NULL, 0, NULL);
+    for (int i = 0; i < 5; i++) {
+        char id[16];
+        snprintf(id, sizeof(id), "c%d", i);
+        assert_rein_ok(rein_store_conv_create(fx->store, id, "t", NULL, NULL, &err), &err);
+    }
+    {
+        /* Append on a later millisecond than the creations, so c2 is strictly the newest. */
+        int64_t t0 = rein_wall_ms();
+        while (rein_wall_ms() <= t0)
+            ;
+    }
+    assert_rein_ok(rein_store_message_append(fx->store, "c2",
+                                             "{\"role\":\"user\",\"content\":\"hi\"}", 30, NULL,
+                                             NULL, &err),
+                   &err);
+    assert_rein_ok(rein_store_ledger_put(fx->store, "c2", &e, &err), &err);
+
+    http("GET", u("/agent/conversations?limit=2"), NULL, 0, NULL, &r);
+    assert_int_equal(r.status, 200);
+    o = json_loads(r.body, 0, NULL);
+    assert_int_equal(json_array_size(json_object_get(o, "conversations")), 2);
+    assert_string_equal(json_string_value(json_object_get(
+                            json_array_get(json_object_get(o, "conversations"), 0), "id")),
+                        "c2");
+    {
+        char path[256];
+        char *cursor =
+            curl_easy_escape(NULL, json_string_value(json_object_get(o, "next_cursor")), 0);
+        snprintf(path, sizeof(path), "/agent/conversations?limit=10&cursor=%s", cursor);
+        curl_free(cursor);
+        json_decref(o);
+        resp_free(&r);
+        http("GET", u(path), NULL, 0, NULL, &r);
+        assert_int_equal(r.status, 200);
+        o = json_loads(r.body, 0, NULL);
+        assert_int_equal(json_array_size(json_object_get(o, "conversations")), 3);
+        assert_true(json_is_null(json_object_get(o, "next_cursor")));
+    }
+    json_decref(o);
+    resp_free(&r);
+    http("GET", u("/agent/conversations?limit=0"), NULL, 0, NULL, &r);
+    assert_error(&r, 400, "bad_request");
+    resp_free(&r);
+    http("GET", u("/agent/conversations?cursor=nonsense"), NULL, 0, NULL, &r);
+    assert_error(&r, 400, "bad_request");
+    resp_free(&r);
+
+    http("GET", u("/agent/conversations/c2"), NULL, 0, NULL, &r);
+    assert_int_equal(r.status, 200);
+    o = json_loads(r.body, 0, NULL);
+    assert_int_equal(json_array_size(json_object_get(o, "messages")), 1);
+    assert_string_equal(
+        json_string_value(json_object_get(
+            json_object_get(json_array_get(json_object_get(o, "messages"), 0), "message"),
+            "content")),
+        "hi");
+    assert_string_equal(json_string_value(json_object_get(
+                            json_array_get(json_object_get(o, "ledger"), 0), "status")),
+                        "pending");
+    assert_true(json_is_null(json_object_get(o, "lock")));
+    json_decref(o);
+    resp_free(&r);
+
+    /* While a turn holds the lock: the state is visible and deletion is refused with it. */
+    assert_rein_ok(rein_store_lock_acquire(fx->store, "c2", 60000, "executing", token, NULL, &err),
+                   &err);
+    assert_rein_ok(rein_store_lock_set_state(fx->store, "c2", token, "executing", "echo", &err),
+                   &err);
+    http("DELETE", u("/agent/conversations/c2"), NULL, 0, NULL, &r);
+    assert_error(&r, 409, "conversation_busy");
+    o = json_loads(r.body, 0, NULL);
+    assert_string_equal(json_string_value(json_object_get(
+                            json_object_get(json_object_get(o, "error"), "lock"), "tool")),
+                        "echo");
+    json_decref(o);
+    resp_free(&r);
+    assert_rein_ok(rein_store_lock_release(fx->store, "c2", token, &err), &err);
+
+    http("DELETE", u("/agent/conversations/c2"), NULL, 0, NULL, &r);
+    assert_int_equal(r.status, 200);
+    resp_free(&r);
+    http("GET", u("/agent/conversations/c2"), NULL, 0, NULL, &r);
+    assert_error(&r, 404, "not_found");
+    resp_free(&r);
+    http("DELETE", u("/agent/conversations/c2"), NULL, 0, NULL, &r);
+    assert_error(&r, 404, "not_found");
+    resp_free(&r);
+}
+
+/* ---- metrics ---------------------------------------------------------------------------- */
+
+static void metrics_text(void **state)
+{
+    regex_t help, type, sample;
+    struct resp r;
+    char *line, *save = NULL;
+    int samples = 0, bucket_lines = 0;
+    rein_error err;
+    static const char *const labels[] = {"tool", NULL};
+    static const char *const values[] = {"we\"ird\\tool\n"};
+    rein_metric *f;
+
+    (void)state;
+    start(NULL, 0, NULL);
+    rein_metrics_tool_call(fx->metrics, "echo", "success");
+    rein_metrics_turns_running(fx->metrics, 1);
+    rein_metrics_provider_error(fx->metrics, "openai", "http_429");
+    rein_metrics_provider_retry(fx->metrics, "openai");
+    f = rein_metrics_family(fx->metrics, REIN_METRIC_COUNTER, "rein_test_total", "odd labels",
+                            labels, NULL, 0, &err);
+    assert_non_null(f);
+    rein_metric_add(f, values, 2);
+    assert_null(rein_metrics_family(fx->metrics, REIN_METRIC_GAUGE, "rein_test_total", "x", labels,
+                                    NULL, 0, &err));
+    http("GET", u("/healthz"), NULL, 0, NULL, &r);
+    resp_free(&r);
+    http("GET", u("/nope"), NULL, 0, NULL, &r);
+    resp_free(&r);
+    http("GET", u("/metrics"), NULL, 0, NULL, &r);
+    assert_int_equal(r.status, 200);
+    assert_non_null(strstr(r.headers, "text/plain; version=0.0.4"));
+    assert_int_equal(regcomp(&help, "^# HELP [a-zA-Z_:][a-zA-Z0-9_:]* .*$", REG_NOSUB), 0);
+    assert_int_equal(regcomp(&type, "^# TYPE [a-zA-Z_:][a-zA-Z0-9_:]* (counter|gauge|histogram)$",
+                             REG_NOSUB | REG_EXTENDED),
+                     0);
+    assert_int_equal(regcomp(&sample,
+                             "^[a-zA-Z_:][a-zA-Z0-9_:]*(\\{([a-zA-Z_][a-zA-Z0-9_]*=\"([^\"\\\\]|"
+                             "\\\\.)*\",?)*\\})? (-?[0-9.e+-]+|\\+Inf|NaN)$",
+                             REG_NOSUB | REG_EXTENDED),
+                     0);
+    for (line = strtok_r(r.body, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+        if (strncmp(line, "# HELP", 6) == 0)
+            assert_int_equal(regexec(&help, line, 0, NULL, 0), 0);
+        else if (strncmp(line, "# TYPE", 6) == 0)
+            assert_int_equal(regexec(&type, line, 0, NULL, 0), 0);
+        else {
+            if (regexec(&sample, line, 0, NULL, 0) != 0)
+                fail_msg("not a sample line: %s", line);
+            samples++;
+            if (strstr(line, "_bucket{"))
+                bucket_lines++;
+        }
+    }
+    regfree(&help);
+    regfree(&type);
+    regfree(&sample);
+    assert_true(samples > 10);
+    assert_true(bucket_lines > 10);
+    resp_free(&r);
+    http("GET", u("/metrics"), NULL, 0, NULL, &r);
+    assert_non_null(strstr(r.body, "rein_http_requests_total{method=\"GET\",route=\"/healthz\","
+                                   "status=\"200\"} 1\n"));
+    assert_non_null(strstr(r.body, "route=\"unmatched\",status=\"404\"} 1\n"));
+    assert_non_null(strstr(r.body, "rein_tool_calls_total{tool=\"echo\",status=\"success\"} 1\n"));
+    assert_non_null(strstr(r.body, "rein_turns_running 1\n"));
+    assert_non_null(
+        strstr(r.body, "rein_provider_errors_total{provider=\"openai\",kind=\"http_429\"}"));
+    assert_non_null(strstr(r.body, "rein_test_total{tool=\"we\\\"ird\\\\tool\\n\"} 2\n"));
+    assert_non_null(strstr(
+        r.body, "rein_http_request_duration_seconds_bucket{route=\"/healthz\",le=\"+Inf\"} 1\n"));
+    assert_non_null(
+        strstr(r.body, "rein_http_request_duration_seconds_count{route=\"/healthz\"} 1\n"));
+    assert_non_null(strstr(r.body, "# TYPE rein_http_request_duration_seconds histogram\n"));
+    resp_free(&r);
+}
+
+/* ---- SSE -------------------------------------------------------------------------------- */
+
+static atomic_int sse_saw_cancel;
+static atomic_int sse_started;
+static atomic_int sse_late_send;
+
+/* Sends an event, waits long enough for heartbeats, sends a second one, then returns. */
+static void sse_route(rein_request *req, void *ud)
+{
+    rein_error err;
+    rein_sse *sse = rein_request_sse_start(req, &err);
+    json_t *one = json_pack("{s:i}", "n", 1);
+
+    (void)ud;
+    assert_non_null(sse);
+    assert_int_equal(rein_sse_send_json(sse, "status", one), REIN_OK);
+    json_decref(one);
+    rein_cancel_wait(rein_request_cancel(req), 1000);
+    assert_int_equal(rein_sse_send(sse, "final", "{\"text\":\"done\"}", 15), REIN_OK);
+    assert_int_equal(rein_sse_send(sse, "bad", "two\nlines", 9), REIN_EINVAL);
+}
+
+/* Streams until the client goes away, which it learns through its cancellation handle. */
+static void sse_forever(rein_request *req, void *ud)
+{
+    rein_error err;
+    rein_sse *sse = rein_request_sse_start(req, &err);
+
+    (void)ud;
+    if (!sse)
+        return;
+    if (rein_sse_send(sse, "status", "{\"state\":\"thinking\"}", 20) != REIN_OK)
+        return;
+    atomic_store(&sse_started, 1);
+    if (rein_cancel_wait(rein_request_cancel(req), 20000)) {
+        /* Only a client that went away makes later writes fail; a stopping server does not. */
+        atomic_store(&sse_late_send, rein_sse_send(sse, "late", "{}", 2));
+        atomic_store(&sse_saw_cancel, 1);
+    }
+}
+
+static void add_sse_routes(rein_server *srv)
+{
+    rein_error err;
+
+    assert_rein_ok(rein_server_route(srv, "GET", "/sse", 0, sse_route, NULL, &err), &err);
+    assert_rein_ok(rein_server_route(srv, "GET", "/sse-forever", 0, sse_forever, NULL, &err), &err);
+}
+
+static void sse_stream(void **state)
+{
+    struct resp r;
+    const char *first, *ping, *last;
+
+    (void)state;
+    start(NULL, 50, add_sse_routes);
+    http("GET", u("/sse"), NULL, 0, NULL, &r);
+    assert_int_equal(r.status, 200);
+    assert_non_null(strstr(r.headers, "Content-Type: text/event-stream"));
+    first = strstr(r.body, "event: status\ndata: {\"n\":1}\n\n");
+    ping = strstr(r.body, ": ping\n\n");
+    last = strstr(r.body, "event: final\ndata: {\"text\":\"done\"}\n\n");
+    assert_non_null(first);
+    assert_non_null(ping);
+    assert_non_null(last);
+    assert_true(first < ping && ping < last);
+    assert_null(strstr(r.body, "event: bad"));
+    resp_free(&r);
+}
+
+static size_t stop_after_first(char *data, size_t size, size_t n, void *ud)
+{
+    (void)data;
+    (void)ud;
+    (void)size;
+    (void)n;
+    return 0; /* abort the transfer: the client goes away */
+}
+
+static void sse_disconnect(void **state)
+{
+    CURL *c = curl_easy_init();
+    int64_t deadline;
+
+    (void)state;
+    atomic_store(&sse_saw_cancel, 0);
+    start(NULL, 50, add_sse_routes);
+    curl_easy_setopt(c, CURLOPT_URL, u("/sse-forever"));
+    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, stop_after_first);
+    curl_easy_setopt(c, CURLOPT_TIMEOUT, 30L);
+    curl_easy_perform(c);
+    curl_easy_cleanup(c);
+    deadline = rein_now_ms() + 15000;
+    while (!atomic_load(&sse_saw_cancel) && rein_now_ms() < deadline)
+        rein_sleep_ms(10);
+    assert_int_equal(atomic_load(&sse_saw_cancel), 1);
+    assert_int_equal(atomic_load(&sse_late_send), REIN_ECANCELED);
+}
+
+/* ---- concurrency and shutdown ----------------------------------------------------------- */
+
+static void slow_route(rein_request *req, void *ud)
+{
+    (void)ud;
+    rein_cancel_wait(rein_request_cancel(req), 20);
+    rein_request_reply_json(req, 200, json_pack("{s:s}", "id", rein_request_id(req)));
+}
+
+static void add_slow_route(rein_server *srv)
+{
+    rein_error err;
+
+    assert_rein_ok(rein_server_route(srv, "GET", "/slow", 0, slow_route, NULL, &err), &err);
+}
+
+static atomic_int ok_count;
+
+static void *client_main(void *arg)
+{
+    (void)arg;
+    for (int i = 0; i < 20; i++) {
+        struct resp r;
+        char url[128];
+        snprintf(url, sizeof(url), "%s%s", fx->base, i % 2 ? "/slow" : "/agent/conversations");
+        http("GET", url, NULL, 0, NULL, &r);
+        if (r.status == 200)
+            atomic_fetch_add(&ok_count, 1);
+        else
+            print_message("request %d: status %ld, curl %d: %s\n", i, r.status, r.curl_rc, r.body);
+        resp_free(&r);
+    }
+    return NULL;
+}
+
+static void concurrent_clients(void **state)
+{
+    enum { N = 12 };
+    pthread_t th[N];
+
+    (void)state;
+    atomic_store(&ok_count, 0);
+    start(NULL, 0, add_slow_route);
+    for (int i = 0; i < N; i++)
+        assert_int_equal(pthread_create(&th[i], NULL, client_main, NULL), 0);
+    for (int i = 0; i < N; i++)
+        pthread_join(th[i], NULL);
+    assert_int_equal(atomic_load(&ok_count), N * 20);
+}
+
+static void *stream_client(void *arg)
+{
+    struct resp *r = arg;
+    CURL *c = curl_easy_init();
+
+    curl_easy_setopt(c, CURLOPT_URL, u("/sse-forever"));
+    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
+    curl_easy_setopt(c, CURLOPT_WRITEDATA, r);
+    curl_easy_setopt(c, CURLOPT_TIMEOUT, 60L);
+    curl_easy_perform(c);
+    curl_easy_cleanup(c);
+    return NULL;
+}
+
+static void stop_cancels_running(void **state)
+{
+    struct resp r = {0};
+    pthread_t th;
+    int64_t deadline = rein_now_ms() + 10000;
+
+    (void)state;
+    atomic_store(&sse_saw_cancel, 0);
+    atomic_store(&sse_started, 0);
+    start(NULL, 1000, add_sse_routes);
+    assert_int_equal(pthread_create(&th, NULL, stream_client, &r), 0);
+    while (!atomic_load(&sse_started) && rein_now_ms() < deadline)
+        rein_sleep_ms(5);
+    assert_int_equal(atomic_load(&sse_started), 1);
+    /* A stream that never ends by itself: stop() cancels it after the grace period. */
+    rein_server_stop(fx->srv, 100);
+    assert_int_equal(atomic_load(&sse_saw_cancel), 1);
+    pthread_join(th, NULL);
+    assert_non_null(r.body);
+    assert_non_null(strstr(r.body, "thinking"));
+    resp_free(&r);
+}
+
+/* ---- the rein serve binary -------------------------------------------------------------- */
+
+static void serve_binary_sigterm(void **state)
+{
+    char *dir = test_tmpdir();
+    char port[16], store[600], line[512];
+    rein_proc *p = NULL;
+    rein_error err;
+    struct resp r;
+    int code = -1;
+    size_t len = 0;
+    int64_t deadline = rein_now_ms() + 20000;
+    char *nl = NULL;
+
+    (void)state;
+    snprintf(port, sizeof(port), "%d", test_free_port());
+    snprintf(store, sizeof(store), "sqlite:%s/rein.db", dir);
+    {
+        const char *argv[] = {test_rein_bin(), "serve", "--port", port, "--store", store, NULL};
+        struct rein_proc_opts opts = {.argv = argv};
+        assert_rein_ok(rein_proc_start(&opts, &p, &err), &err);
+    }
+    /* Wait for the line that says where it listens. */
+    while (!nl && rein_now_ms() < deadline) {
+        ssize_t n = read(rein_proc_stdout_fd(p), line + len, sizeof(line) - 1 - len);
+        if (n > 0) {
+            len += (size_t)n;
+            line[len] = '\0';
+            nl = strchr(line, '\n');
+        } else {
+            rein_sleep_ms(10);
+        }
+    }
+    assert_non_null(nl);
+    assert_non_null(strstr(line, "listening on http://127.0.0.1:"));
+    assert_non_null(strstr(line, port));
+    {
+        char url[128];
+        snprintf(url, sizeof(url), "http://127.0.0.1:%s/healthz", port);
+        http("GET", url, NULL, 0, NULL, &r);
+        assert_int_equal(r.status, 200);
+        resp_free(&r);
+        snprintf(url, sizeof(url), "http://127.0.0.1:%s/agent/conversations", port);
+        http("GET", url, NULL, 0, NULL, &r);
+        assert_int_equal(r.status, 200);
+        resp_free(&r);
+    }
+    rein_proc_kill(p, SIGTERM);
+    assert_rein_ok(rein_proc_wait(p, 20000, &code), NULL);
+    assert_int_equal(code, 0);
+    rein_proc_free(p);
+    test_rmtree(dir);
+    free(dir);
+}
+
+static void serve_binary_bad_store(void **state)
+{
+    const char *argv[] = {
+        test_rein_bin(), "serve", "--port", "0", "--store", "sqlite:/no/such/dir/x.db", NULL};
+    struct rein_proc_run_opts opts = {.proc = {.argv = argv, .merge_stderr = true},
+                                      .timeout_ms = 20000};
+    struct rein_proc_result res;
+    rein_error err;
+
+    (void)state;
+    assert_rein_ok(rein_proc_run(&opts, &res, &err), &err);
+    assert_int_not_equal(res.exit_code, 0);
+    assert_non_null(strstr(res.out.ptr, "/no/such/dir/x.db"));
+    rein_proc_result_release(&res);
+}
+
+static const struct CMUnitTest tests[] = {
+    cmocka_unit_test_teardown(guards_routing, teardown),
+    cmocka_unit_test_teardown(guards_bodies, teardown),
+    cmocka_unit_test_teardown(guards_chunked, teardown),
+    cmocka_unit_test_teardown(guards_auth, teardown),
+    cmocka_unit_test(secret_compare),
+    cmocka_unit_test_teardown(conversations_routes, teardown),
+    cmocka_unit_test_teardown(metrics_text, teardown),
+    cmocka_unit_test_teardown(sse_stream, teardown),
+    cmocka_unit_test_teardown(sse_disconnect, teardown),
+    cmocka_unit_test_teardown(concurrent_clients, teardown),
+    cmocka_unit_test_teardown(stop_cancels_running, teardown),
+    cmocka_unit_test(serve_binary_sigterm),
+    cmocka_unit_test(serve_binary_bad_store),
+};
+
+REIN_TEST_MAIN(tests)

@@ -1,0 +1,1147 @@
+/*
+ * The store (include/rein/store.h): one suite of test functions run against each backend,
+ * SQLite on a file in a temporary folder and Redis on a real redis-server started on a free
+ * port. Two handles on one database emulate two rein instances. Backend-specific cases
+ * (migrations, damaged files, Redis going away) follow the shared table.
+ */
+/* rein-test-timeout: 60 */
+#include "redis_server.h"
+#include "test.h"
+
+#include <pthread.h>
+#include <sqlite3.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+struct backend {
+    bool redis;
+    char *dir;
+    char url[600];
+    struct test_redis *server;
+};
+
+static rein_store *open_store(struct backend *b)
+{
+    rein_store *s = NULL;
+    rein_error err;
+
+    assert_rein_ok(rein_store_open(b->url, NULL, &s, &err), &err);
+    return s;
+}
+
+/* Set while a test runs, so the teardown can stop the server and remove files even when an
+ * assertion fails half-way. */
+static struct backend *current;
+
+static int cleanup(void **state)
+{
+    (void)state;
+    if (current) {
+        test_redis_stop(current->server);
+        if (current->dir) {
+            test_rmtree(current->dir);
+            free(current->dir);
+        }
+        current = NULL;
+    }
+    return 0;
+}
+
+static void run_backend(bool redis, void (*fn)(struct backend *b))
+{
+    static struct backend b;
+
+    memset(&b, 0, sizeof(b));
+    b.redis = redis;
+    current = &b;
+
+    if (redis) {
+        rein_store *probe = NULL;
+        rein_error err;
+        if (rein_store_open("redis://127.0.0.1:1", NULL, &probe, &err) == REIN_ENOTSUP) {
+            print_message("[  SKIPPED ] this build has no Redis backend (hiredis missing)\n");
+            skip();
+        }
+        b.server = test_redis_start();
+        snprintf(b.url, sizeof(b.url), "%s", b.server->url);
+    } else {
+        b.dir = test_tmpdir();
+        snprintf(b.url, sizeof(b.url), "sqlite:%s/rein.db", b.dir);
+    }
+    fn(&b);
+}
+
+#define BOTH(name)                                                                                 \
+    static void sqlite_##name(void **state)                                                        \
+    {                                                                                              \
+        (void)state;                                                                               \
+        run_backend(false, t_##name);                                                              \
+    }                                                                                              \
+    static void redis_##name(void **state)                                                         \
+    {                                                                                              \
+        (void)state;                                                                               \
+        run_backend(true, t_##name);                                                               \
+    }
+
+static void append(rein_store *s, const char *conv, const char *json, int64_t want_pos)
+{
+    int64_t pos = -1;
+    rein_error err;
+
+    assert_rein_ok(rein_store_message_append(s, conv, json, strlen(json),
+                                             "4bf92f3577b34da6a3ce929d0e0e4736", &pos, &err),
+                   &err);
+    assert_int_equal(pos, want_pos);
+}
+
+/* ---- conversations ---------------------------------------------------------------------- */
+
+static void t_conv_roundtrip(struct backend *b)
+{
+    rein_store *s = open_store(b);
+    char id[REIN_ID_MAX];
+    json_t *o = NULL;
+    rein_error err;
+
+    assert_rein_ok(rein_store_conv_create(s, "c1", "First", "{\"user\":\"ana\"}", id, &err), &err);
+    assert_string_equal(id, "c1");
+    assert_rein_ok(rein_store_conv_create(s, NULL, NULL, NULL, id, &err), &err);
+    assert_memory_equal(id, "conv_", 5);
+    assert_true(rein_store_conv_exists(s, id, &err));
+    assert_false(rein_store_conv_exists(s, "nope", &err));
+
+    assert_int_equal(rein_store_conv_create(s, "c1", NULL, NULL, NULL, &err), REIN_EEXIST);
+    assert_int_equal(rein_store_conv_create(s, "../x", NULL, NULL, NULL, &err), REIN_EINVAL);
+    assert_non_null(strstr(err.msg, "not valid"));
+    assert_int_equal(rein_store_conv_create(s, "a/b", NULL, NULL, NULL, &err), REIN_EINVAL);
+    assert_int_equal(rein_store_conv_create(s, "c2", NULL, "[1]", NULL, &err), REIN_EINVAL);
+    assert_int_equal(rein_store_conv_create(s, "c2", NULL, "{bad", NULL, &err), REIN_EINVAL);
+
+    assert_rein_ok(rein_store_conv_get(s, "c1", &o, &err), &err);
+    assert_string_equal(json_string_value(json_object_get(o, "title")), "First");
+    assert_string_equal(json_string_value(json_object_get(o, "state")), "idle");
+    assert_string_equal(json_string_value(json_object_get(json_object_get(o, "metadata"), "user")),
+                        "ana");
+    assert_int_equal(json_integer_value(json_object_get(o, "message_count")), 0);
+    assert_null(json_object_get(o, "_updated_ms"));
+    json_decref(o);
+
+    assert_rein_ok(rein_store_conv_update(s, "c1", "Renamed", "running", NULL, &err), &err);
+    assert_rein_ok(rein_store_conv_get(s, "c1", &o, &err), &err);
+    assert_string_equal(json_string_value(json_object_get(o, "title")), "Renamed");
+    assert_string_equal(json_string_value(json_object_get(o, "state")), "running");
+    assert_non_null(json_object_get(json_object_get(o, "metadata"), "user"));
+    json_decref(o);
+    assert_int_equal(rein_store_conv_update(s, "zz", "x", NULL, NULL, &err), REIN_ENOTFOUND);
+    assert_int_equal(rein_store_conv_get(s, "zz", &o, &err), REIN_ENOTFOUND);
+    assert_null(o);
+    rein_store_free(s);
+}
+BOTH(conv_roundtrip)
+
+struct collect {
+    int n;
+    char texts[8][256];
+    int64_t positions[8];
+};
+
+static int collect_message(const struct rein_store_message *m, void *userdata)
+{
+    struct collect *c = userdata;
+
+    if (c->n >= 8)
+        return 1;
+    assert_int_equal(strlen(m->json), m->len);
+    snprintf(c->texts[c->n], sizeof(c->texts[0]), "%s", m->json);
+    c->positions[c->n] = m->position;
+    assert_string_equal(m->trace_id, "4bf92f3577b34da6a3ce929d0e0e4736");
+    assert_true(m->created_ms > 0);
+    c->n++;
+    return 0;
+}
+
+static void t_messages(struct backend *b)
+{
+    /* Odd spacing and key order must come back byte for byte. */
+    static const char *const msgs[] = {
+        "{\"role\":\"user\",\"content\":\"search openSkill\"}",
+        "{ \"role\" : \"assistant\", \"content\": \"\", \"tool_calls\": [{\"id\": \"call_1\", "
+        "\"name\": \"file_search\", \"arguments\": \"{\\\"query\\\":  \\\"openSkill\\\"}\"}]}",
+        "{\"tool_call_id\":\"call_1\",\"role\":\"tool\",\"name\":\"file_search\","
+        "\"content\":\"{\\\"matches\\\":[]}\",\"n\":12345678901234567}",
+    };
+    rein_store *s = open_store(b);
+    struct collect c = {0};
+    json_t *o = NULL;
+    rein_error err;
+
+    assert_rein_ok(rein_store_conv_create(s, "m1", NULL, NULL, NULL, &err), &err);
+    for (int i = 0; i < 3; i++)
+        append(s, "m1", msgs[i], i);
+    assert_rein_ok(rein_store_messages_each(s, "m1", 0, collect_message, &c, &err), &err);
+    assert_int_equal(c.n, 3);
+    for (int i = 0; i < 3; i++) {
+        assert_string_equal(c.texts[i], msgs[i]);
+        assert_int_equal(c.positions[i], i);
+    }
+    memset(&c, 0, sizeof(c));
+    assert_rein_ok(rein_store_messages_each(s, "m1", 2, collect_message, &c, &err), &err);
+    assert_int_equal(c.n, 1);
+    assert_string_equal(c.texts[0], msgs[2]);
+
+    assert_rein_ok(rein_store_conv_get(s, "m1", &o, &err), &err);
+    assert_int_equal(json_integer_value(json_object_get(o, "message_count")), 3);
+    json_decref(o);
+
+    /* Bad input: a clear error and nothing written. */
+    assert_int_equal(rein_store_message_append(s, "m1", "{\"role\":", 8, NULL, NULL, &err),
+                     REIN_EINVAL);
+    assert_non_null(strstr(err.msg, "line 1"));
+    assert_int_equal(rein_store_message_append(s, "m1", "[1]", 3, NULL, NULL, &err), REIN_EINVAL);
+    assert_int_equal(
+        rein_store_message_append(s, "m1", "{\"role\":\"robot\"}", 16, NULL, NULL, &err),
+        REIN_EINVAL);
+    assert_non_null(strstr(err.msg, "role"));
+    assert_int_equal(
+        rein_store_message_append(s, "nope", msgs[0], strlen(msgs[0]), NULL, NULL, &err),
+        REIN_ENOTFOUND);
+    assert_int_equal(rein_store_messages_each(s, "nope", 0, collect_message, &c, &err),
+                     REIN_ENOTFOUND);
+    memset(&c, 0, sizeof(c));
+    assert_rein_ok(rein_store_messages_each(s, "m1", 0, collect_message, &c, &err), &err);
+    assert_int_equal(c.n, 3);
+    /* The position continues after rejected input. */
+    append(s, "m1", msgs[0], 3);
+    rein_store_free(s);
+}
+BOTH(messages)
+
+static void t_list_paging(struct backend *b)
+{
+    rein_store *s = open_store(b);
+    char seen[25][REIN_ID_MAX];
+    char *cursor = NULL;
+    int total = 0, pages = 0;
+    int64_t last_updated = INT64_MAX;
+    json_t *page = NULL;
+    rein_error err;
+
+    for (int i = 0; i < 25; i++) {
+        char id[32];
+        snprintf(id, sizeof(id), "p%02d", i);
+        assert_rein_ok(rein_store_conv_create(s, id, NULL, NULL, NULL, &err), &err);
+    }
+    /* Touch p07 last, on a later millisecond than any creation: it must come first. */
+    {
+        int64_t t0 = rein_wall_ms();
+        while (rein_wall_ms() <= t0)
+            ;
+    }
+    append(s, "p07", "{\"role\":\"user\",\"content\":\"hi\"}", 0);
+    for (;;) {
+        json_t *arr;
+        assert_rein_ok(rein_store_conv_list(s, cursor, 10, &page, &err), &err);
+        arr = json_object_get(page, "conversations");
+        pages++;
+        if (pages == 1)
+            assert_string_equal(json_string_value(json_object_get(json_array_get(arr, 0), "id")),
+                                "p07");
+        for (size_t i = 0; i < json_array_size(arr); i++) {
+            json_t *c = json_array_get(arr, i);
+            const char *id = json_string_value(json_object_get(c, "id"));
+            const char *updated = json_string_value(json_object_get(c, "updated_at"));
+            for (int j = 0; j < total; j++)
+                assert_string_not_equal(seen[j], id);
+            snprintf(seen[total++], REIN_ID_MAX, "%s", id);
+            assert_non_null(updated);
+            assert_null(json_object_get(c, "_updated_ms"));
+            (void)last_updated;
+        }
+        free(cursor);
+        cursor = NULL;
+        if (json_is_null(json_object_get(page, "next_cursor"))) {
+            json_decref(page);
+            break;
+        }
+        assert_int_equal(json_array_size(arr), 10);
+        cursor = strdup(json_string_value(json_object_get(page, "next_cursor")));
+        json_decref(page);
+    }
+    assert_int_equal(total, 25);
+    assert_int_equal(pages, 3);
+
+    assert_int_equal(rein_store_conv_list(s, "garbage", 10, &page, &err), REIN_EINVAL);
+    assert_int_equal(rein_store_conv_list(s, "12:../x", 10, &page, &err), REIN_EINVAL);
+    assert_rein_ok(rein_store_conv_list(s, NULL, 1000, &page, &err), &err);
+    assert_int_equal(json_array_size(json_object_get(page, "conversations")), 25);
+    json_decref(page);
+    rein_store_free(s);
+}
+BOTH(list_paging)
+
+static void t_delete(struct backend *b)
+{
+    rein_store *s = open_store(b);
+    struct rein_store_ledger_entry e = {
+        .call_id = "call_1", .tool = "echo", .args = "{\"text\":\"x\"}", .step = -1};
+    struct rein_store_event ev = {.conv_id = "d1", .type = "final", .payload = "{}"};
+    char token[REIN_ID_MAX];
+    json_t *o = NULL;
+    rein_error err;
+
+    assert_rein_ok(rein_store_conv_create(s, "d1", "gone soon", NULL, NULL, &err), &err);
+    append(s, "d1", "{\"role\":\"user\",\"content\":\"x\"}", 0);
+    assert_rein_ok(rein_store_ledger_put(s, "d1", &e, &err), &err);
+    assert_rein_ok(rein_store_event_add(s, &ev, &err), &err);
+
+    assert_rein_ok(rein_store_lock_acquire(s, "d1", 60000, NULL, token, NULL, &err), &err);
+    assert_int_equal(rein_store_conv_delete(s, "d1", &err), REIN_EBUSY);
+    assert_rein_ok(rein_store_lock_release(s, "d1", token, &err), &err);
+
+    assert_rein_ok(rein_store_conv_delete(s, "d1", &err), &err);
+    assert_int_equal(rein_store_conv_get(s, "d1", &o, &err), REIN_ENOTFOUND);
+    assert_int_equal(rein_store_conv_delete(s, "d1", &err), REIN_ENOTFOUND);
+    assert_int_equal(rein_store_conv_delete(s, "..", &err), REIN_EINVAL);
+    /* A new conversation with the same id starts empty. */
+    assert_rein_ok(rein_store_conv_create(s, "d1", NULL, NULL, NULL, &err), &err);
+    assert_rein_ok(rein_store_conv_export(s, "d1", &o, &err), &err);
+    assert_int_equal(json_array_size(json_object_get(o, "messages")), 0);
+    assert_int_equal(json_array_size(json_object_get(o, "ledger")), 0);
+    json_decref(o);
+    rein_store_free(s);
+}
+BOTH(delete)
+
+/* ---- ledger ----------------------------------------------------------------------------- */
+
+struct ledger_seen {
+    int n;
+    char call_ids[8][32];
+    char statuses[8][16];
+    bool interrupted[8];
+    int steps[8];
+    char results[8][128];
+    char names[8][32];
+};
+
+static int collect_ledger(const char *conv_id, const struct rein_store_ledger_entry *e, void *ud)
+{
+    struct ledger_seen *l = ud;
+
+    (void)conv_id;
+    snprintf(l->call_ids[l->n], 32, "%s", e->call_id);
+    snprintf(l->statuses[l->n], 16, "%s", rein_ledger_status_name(e->status));
+    snprintf(l->results[l->n], 128, "%s", e->result ? e->result : "(null)");
+    snprintf(l->names[l->n], 32, "%s", e->name_sent ? e->name_sent : "(null)");
+    l->interrupted[l->n] = e->interrupted;
+    l->steps[l->n] = e->step;
+    assert_true(e->call_ms > 0);
+    if (e->status == REIN_LEDGER_PENDING)
+        assert_int_equal(e->response_ms, 0);
+    else
+        assert_true(e->response_ms >= e->call_ms);
+    l->n++;
+    return 0;
+}
+
+static void t_ledger(struct backend *b)
+{
+    rein_store *s = open_store(b);
+    struct rein_store_ledger_entry e1 = {.call_id = "call_1",
+                                         .tool = "file_search",
+                                         .name_sent = "File_Search",
+                                         .args = "{\"query\":\"openSkill\"}",
+                                         .step = 2,
+                                         .trace_id = "4bf92f3577b34da6a3ce929d0e0e4736"};
+    struct rein_store_ledger_entry e2 = {.call_id = "toolu_01A",
+                                         .tool = "calculator",
+                                         .args = "{\"op\":\"mean\",\"values\":[1,2,3]}",
+                                         .step = -1};
+    struct ledger_seen seen = {0};
+    json_t *o = NULL, *entry;
+    rein_error err;
+
+    assert_rein_ok(rein_store_conv_create(s, "l1", NULL, NULL, NULL, &err), &err);
+    assert_rein_ok(rein_store_ledger_put(s, "l1", &e1, &err), &err);
+    assert_rein_ok(rein_store_ledger_put(s, "l1", &e2, &err), &err);
+    assert_rein_ok(rein_store_ledger_update(s, "l1", "call_1", REIN_LEDGER_SUCCESS,
+                                            "{\"matches\":[\"a.md\"]}", 0, &err),
+                   &err);
+    assert_rein_ok(rein_store_ledger_each(s, "l1", collect_ledger, &seen, &err), &err);
+    assert_int_equal(seen.n, 2);
+    assert_string_equal(seen.call_ids[0], "call_1");
+    assert_string_equal(seen.statuses[0], "success");
+    assert_string_equal(seen.results[0], "{\"matches\":[\"a.md\"]}");
+    assert_string_equal(seen.names[0], "File_Search");
+    assert_int_equal(seen.steps[0], 2);
+    assert_string_equal(seen.call_ids[1], "toolu_01A");
+    assert_string_equal(seen.statuses[1], "pending");
+    assert_string_equal(seen.results[1], "(null)");
+    assert_int_equal(seen.steps[1], -1);
+
+    /* Writing the same call id again replaces the entry and keeps its place. */
+    e1.status = REIN_LEDGER_INVALID;
+    e1.result = "{\"error\":\"missing query\"}";
+    assert_rein_ok(rein_store_ledger_put(s, "l1", &e1, &err), &err);
+    memset(&seen, 0, sizeof(seen));
+    assert_rein_ok(rein_store_ledger_each(s, "l1", collect_ledger, &seen, &err), &err);
+    assert_int_equal(seen.n, 2);
+    assert_string_equal(seen.call_ids[0], "call_1");
+    assert_string_equal(seen.statuses[0], "invalid");
+
+    assert_rein_ok(rein_store_conv_export(s, "l1", &o, &err), &err);
+    entry = json_array_get(json_object_get(o, "ledger"), 1);
+    assert_string_equal(json_string_value(json_object_get(entry, "status")), "pending");
+    assert_true(json_is_false(json_object_get(entry, "interrupted")));
+    assert_true(json_is_null(json_object_get(entry, "response_time")));
+    assert_int_equal(json_integer_value(json_array_get(
+                         json_object_get(json_object_get(entry, "args"), "values"), 2)),
+                     3);
+    assert_string_equal(json_string_value(json_object_get(entry, "name_sent")), "calculator");
+    json_decref(o);
+
+    /* Bad input. */
+    assert_int_equal(
+        rein_store_ledger_update(s, "l1", "call_404", REIN_LEDGER_SUCCESS, NULL, 0, &err),
+        REIN_ENOTFOUND);
+    e2.args = "{not json";
+    assert_int_equal(rein_store_ledger_put(s, "l1", &e2, &err), REIN_EINVAL);
+    e2.args = "{}";
+    e2.call_id = "has space";
+    assert_int_equal(rein_store_ledger_put(s, "l1", &e2, &err), REIN_EINVAL);
+    e2.call_id = "call_9";
+    assert_int_equal(rein_store_ledger_put(s, "nope", &e2, &err), REIN_ENOTFOUND);
+    assert_int_equal(
+        rein_store_ledger_update(s, "l1", "toolu_01A", REIN_LEDGER_ERROR, "{oops", 0, &err),
+        REIN_EINVAL);
+    rein_store_free(s);
+}
+BOTH(ledger)
+
+/* ---- events ----------------------------------------------------------------------------- */
+
+static int count_events(const struct rein_store_event *ev, void *ud)
+{
+    int *n = ud;
+
+    assert_non_null(ev->type);
+    assert_non_null(ev->payload);
+    assert_true(ev->time_ms > 0);
+    (*n)++;
+    return 0;
+}
+
+static void t_events(struct backend *b)
+{
+    static const char *trace_a = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
+    static const char *trace_b = "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb";
+    rein_store *s = open_store(b);
+    struct rein_store_event ev = {.conv_id = "e1",
+                                  .trace_id = trace_a,
+                                  .type = "tool_call",
+                                  .payload = "{\"tool\":\"echo\"}"};
+    int n = 0;
+    rein_error err;
+
+    assert_rein_ok(rein_store_conv_create(s, "e1", NULL, NULL, NULL, &err), &err);
+    assert_rein_ok(rein_store_event_add(s, &ev, &err), &err);
+    ev.type = "final";
+    assert_rein_ok(rein_store_event_add(s, &ev, &err), &err);
+    ev.trace_id = trace_b;
+    assert_rein_ok(rein_store_event_add(s, &ev, &err), &err);
+    ev.conv_id = NULL;
+    ev.trace_id = "cccccccccccccccccccccccccccccccc";
+    assert_rein_ok(rein_store_event_add(s, &ev, &err), &err);
+
+    assert_rein_ok(rein_store_events_each(s, "e1", NULL, count_events, &n, &err), &err);
+    assert_int_equal(n, 3);
+    n = 0;
+    assert_rein_ok(rein_store_events_each(s, "e1", trace_a, count_events, &n, &err), &err);
+    assert_int_equal(n, 2);
+    n = 0;
+    assert_rein_ok(
+        rein_store_events_each(s, NULL, "cccccccccccccccccccccccccccccccc", count_events, &n, &err),
+        &err);
+    assert_int_equal(n, 1);
+
+    ev.payload = "{bad";
+    assert_int_equal(rein_store_event_add(s, &ev, &err), REIN_EINVAL);
+    ev.payload = "{}";
+    ev.type = "";
+    assert_int_equal(rein_store_event_add(s, &ev, &err), REIN_EINVAL);
+    assert_int_equal(rein_store_events_each(s, NULL, NULL, count_events, &n, &err), REIN_EINVAL);
+    rein_store_free(s);
+}
+BOTH(events)
+
+/* ---- locks ------------------------------------------------------------------------------ */
+
+static void t_lock_basic(struct backend *b)
+{
+    rein_store *s = open_store(b);
+    rein_store *other = open_store(b); /* a second instance */
+    char token[REIN_ID_MAX], token2[REIN_ID_MAX];
+    struct rein_store_lock_info held, info;
+    rein_error err;
+
+    assert_int_equal(rein_store_lock_get(s, "k1", &info, &err), REIN_ENOTFOUND);
+    assert_rein_ok(rein_store_lock_acquire(s, "k1", 60000, NULL, token, NULL, &err), &err);
+    assert_memory_equal(token, "lock_", 5);
+    assert_int_equal(rein_store_lock_acquire(other, "k1", 60000, NULL, token2, &held, &err),
+                     REIN_EBUSY);
+    assert_string_equal(held.state, "thinking");
+    assert_string_equal(held.token, token);
+    assert_true(held.expires_ms > rein_wall_ms());
+
+    assert_rein_ok(rein_store_lock_set_state(s, "k1", token, "executing", "file_search", &err),
+                   &err);
+    assert_rein_ok(rein_store_lock_get(other, "k1", &info, &err), &err);
+    assert_string_equal(info.state, "executing");
+    assert_string_equal(info.tool, "file_search");
+    assert_true(info.started_ms > 0);
+    assert_int_equal(rein_store_lock_set_state(other, "k1", "lock_wrong", "idle", NULL, &err),
+                     REIN_ESTATE);
+
+    assert_rein_ok(rein_store_lock_renew(s, "k1", token, 60000, &err), &err);
+    assert_int_equal(rein_store_lock_renew(other, "k1", "lock_wrong", 60000, &err), REIN_ESTATE);
+    assert_int_equal(rein_store_lock_release(other, "k1", "lock_wrong", &err), REIN_ESTATE);
+    assert_rein_ok(rein_store_lock_release(s, "k1", token, &err), &err);
+    assert_int_equal(rein_store_lock_release(s, "k1", token, &err), REIN_ESTATE);
+    assert_rein_ok(rein_store_lock_acquire(other, "k1", 60000, "verifying", token2, NULL, &err),
+                   &err);
+    assert_rein_ok(rein_store_lock_get(s, "k1", &info, &err), &err);
+    assert_string_equal(info.state, "verifying");
+    assert_rein_ok(rein_store_lock_release(other, "k1", token2, &err), &err);
+
+    assert_int_equal(rein_store_lock_acquire(s, "k1", 0, NULL, token, NULL, &err), REIN_EINVAL);
+    assert_int_equal(rein_store_lock_acquire(s, "k/1", 100, NULL, token, NULL, &err), REIN_EINVAL);
+    rein_store_free(other);
+    rein_store_free(s);
+}
+BOTH(lock_basic)
+
+static void t_lock_expiry(struct backend *b)
+{
+    rein_store *s = open_store(b);
+    rein_store *other = open_store(b);
+    char token[REIN_ID_MAX], token2[REIN_ID_MAX];
+    int64_t deadline = rein_now_ms() + 10000;
+    rein_err rc;
+    rein_error err;
+
+    /* A crashed owner: a short lease that nobody renews. */
+    assert_rein_ok(rein_store_lock_acquire(s, "x1", 150, NULL, token, NULL, &err), &err);
+    assert_int_equal(rein_store_lock_acquire(other, "x1", 60000, NULL, token2, NULL, &err),
+                     REIN_EBUSY);
+    while ((rc = rein_store_lock_acquire(other, "x1", 60000, NULL, token2, NULL, &err)) ==
+               REIN_EBUSY &&
+           rein_now_ms() < deadline)
+        rein_sleep_ms(20);
+    assert_rein_ok(rc, &err);
+    /* The old owner has lost it and cannot touch the new owner's lock. */
+    assert_int_equal(rein_store_lock_renew(s, "x1", token, 60000, &err), REIN_ESTATE);
+    assert_int_equal(rein_store_lock_release(s, "x1", token, &err), REIN_ESTATE);
+    assert_int_equal(rein_store_lock_set_state(s, "x1", token, "executing", NULL, &err),
+                     REIN_ESTATE);
+    assert_int_equal(rein_store_lock_acquire(s, "x1", 60000, NULL, token, NULL, &err), REIN_EBUSY);
+    assert_rein_ok(rein_store_lock_release(other, "x1", token2, &err), &err);
+    rein_store_free(other);
+    rein_store_free(s);
+}
+BOTH(lock_expiry)
+
+struct race {
+    rein_store *stores[2];
+    pthread_barrier_t barrier;
+    int wins;
+    int busy;
+    pthread_mutex_t mu;
+};
+
+static void *race_main(void *arg)
+{
+    struct race *r = ((void **)arg)[0];
+    rein_store *s = ((void **)arg)[1];
+    char token[REIN_ID_MAX];
+    rein_error err;
+    rein_err rc;
+
+    pthread_barrier_wait(&r->barrier);
+    rc = rein_store_lock_acquire(s, "race", 60000, NULL, token, NULL, &err);
+    pthread_mutex_lock(&r->mu);
+    if (rc == REIN_OK)
+        r->wins++;
+    else if (rc == REIN_EBUSY)
+        r->busy++;
+    pthread_mutex_unlock(&r->mu);
+    return NULL;
+}
+
+static void t_lock_concurrent(struct backend *b)
+{
+    enum { N = 8 };
+    struct race r = {0};
+    pthread_t threads[N];
+    void *args[N][2];
+
+    r.stores[0] = open_store(b);
+    r.stores[1] = open_store(b);
+    pthread_mutex_init(&r.mu, NULL);
+    pthread_barrier_init(&r.barrier, NULL, N);
+    for (int i = 0; i < N; i++) {
+        args[i][0] = &r;
+        args[i][1] = r.stores[i % 2];
+        assert_int_equal(pthread_create(&threads[i], NULL, race_main, args[i]), 0);
+    }
+    for (int i = 0; i < N; i++)
+        pthread_join(threads[i], NULL);
+    assert_int_equal(r.wins, 1);
+    assert_int_equal(r.busy, N - 1);
+    pthread_barrier_destroy(&r.barrier);
+    pthread_mutex_destroy(&r.mu);
+    rein_store_free(r.stores[0]);
+    rein_store_free(r.stores[1]);
+}
+BOTH(lock_concurrent)
+
+/* ---- control messages across two instances ---------------------------------------------- */
+
+struct approval_wait {
+    rein_store *s;
+    rein_err rc;
+    bool approved;
+    rein_cancel *cancel;
+};
+
+static void *approval_main(void *arg)
+{
+    struct approval_wait *w = arg;
+    rein_error err;
+
+    w->rc = rein_store_approval_wait(w->s, "ctl", "call_7", 20000, w->cancel, &w->approved, &err);
+    return NULL;
+}
+
+static void t_control(struct backend *b)
+{
+    rein_store *owner = open_store(b);
+    rein_store *other = open_store(b);
+    rein_store_lease *lease = NULL;
+    struct rein_store_lock_info held;
+    struct approval_wait w = {0};
+    pthread_t th;
+    bool approved = true;
+    rein_error err;
+
+    assert_int_equal(rein_store_cancel_request(other, "ctl", "stop", &err), REIN_ESTATE);
+    assert_rein_ok(rein_store_lease_acquire(owner, "ctl", 60000, "thinking", &lease, NULL, &err),
+                   &err);
+    assert_int_equal(rein_store_lease_acquire(other, "ctl", 60000, NULL,
+                                              &(rein_store_lease *){NULL}, &held, &err),
+                     REIN_EBUSY);
+    assert_string_equal(held.token, rein_store_lease_token(lease));
+
+    /* Approvals: only a waiting call can be answered, and only once. */
+    assert_int_equal(rein_store_approval_post(other, "ctl", "call_7", true, &err), REIN_ENOTFOUND);
+    assert_rein_ok(rein_store_approval_request(owner, "ctl", "call_7", &err), &err);
+    assert_rein_ok(rein_store_lease_set_state(lease, "waiting_approval", "delete_file", &err),
+                   &err);
+    w.s = owner;
+    w.cancel = rein_store_lease_cancel(lease);
+    assert_int_equal(pthread_create(&th, NULL, approval_main, &w), 0);
+    assert_rein_ok(rein_store_approval_post(other, "ctl", "call_7", true, &err), &err);
+    assert_int_equal(rein_store_approval_post(other, "ctl", "call_7", false, &err), REIN_EEXIST);
+    pthread_join(th, NULL);
+    assert_rein_ok(w.rc, NULL);
+    assert_true(w.approved);
+    assert_int_equal(rein_store_approval_post(other, "ctl", "call_7", true, &err), REIN_ENOTFOUND);
+
+    /* A denial, and a wait that times out. */
+    assert_rein_ok(rein_store_approval_request(owner, "ctl", "call_8", &err), &err);
+    assert_rein_ok(rein_store_approval_post(other, "ctl", "call_8", false, &err), &err);
+    assert_rein_ok(rein_store_approval_wait(owner, "ctl", "call_8", 5000, NULL, &approved, &err),
+                   &err);
+    assert_false(approved);
+    assert_rein_ok(rein_store_approval_request(owner, "ctl", "call_9", &err), &err);
+    assert_int_equal(rein_store_approval_wait(owner, "ctl", "call_9", 50, NULL, &approved, &err),
+                     REIN_ETIMEDOUT);
+
+    /* Cancel written by the other instance reaches the owner's cancellation handle. */
+    assert_false(rein_cancel_is_set(rein_store_lease_cancel(lease)));
+    assert_rein_ok(rein_store_cancel_request(other, "ctl", "user pressed stop", &err), &err);
+    assert_true(rein_cancel_wait(rein_store_lease_cancel(lease), 10000));
+    assert_string_equal(rein_cancel_reason(rein_store_lease_cancel(lease)), "user pressed stop");
+    rein_store_lease_release(lease);
+
+    /* Released: the next turn is not cancelled by the old request. */
+    assert_rein_ok(rein_store_lease_acquire(other, "ctl", 60000, NULL, &lease, NULL, &err), &err);
+    {
+        bool requested = true;
+        assert_rein_ok(rein_store_cancel_check(other, "ctl", rein_store_lease_token(lease),
+                                               &requested, NULL, &err),
+                       &err);
+        assert_false(requested);
+    }
+    rein_store_lease_release(lease);
+    rein_store_free(other);
+    rein_store_free(owner);
+}
+BOTH(control)
+
+static void t_lease_renews(struct backend *b)
+{
+    rein_store *s = open_store(b);
+    rein_store *other = open_store(b);
+    rein_store_lease *lease = NULL;
+    struct rein_store_lock_info info;
+    int64_t first;
+    int64_t deadline = rein_now_ms() + 10000;
+    rein_error err;
+
+    /* A 300 ms lease kept alive by its thread outlives several lease periods. */
+    assert_rein_ok(rein_store_lease_acquire(s, "r1", 300, NULL, &lease, NULL, &err), &err);
+    assert_rein_ok(rein_store_lock_get(other, "r1", &info, &err), &err);
+    first = info.expires_ms;
+    while (rein_now_ms() < deadline) {
+        assert_rein_ok(rein_store_lock_get(other, "r1", &info, &err), &err);
+        if (info.expires_ms >= first + 600)
+            break;
+        rein_sleep_ms(20);
+    }
+    assert_true(info.expires_ms >= first + 600);
+    assert_false(rein_cancel_is_set(rein_store_lease_cancel(lease)));
+    rein_store_lease_release(lease);
+    assert_int_equal(rein_store_lock_get(other, "r1", &info, &err), REIN_ENOTFOUND);
+    rein_store_free(other);
+    rein_store_free(s);
+}
+BOTH(lease_renews)
+
+/* ---- recovery --------------------------------------------------------------------------- */
+
+static int find_interrupted(const char *conv_id, const struct rein_store_ledger_entry *e, void *ud)
+{
+    (void)conv_id;
+    *(int *)ud = e->interrupted ? 1 : 0;
+    assert_int_equal(e->status == REIN_LEDGER_PENDING || !e->interrupted, 1);
+    return 0;
+}
+
+static void t_recovery(struct backend *b)
+{
+    rein_store *live = open_store(b);
+    rein_store *dead = open_store(b);
+    rein_store *fresh;
+    struct rein_store_ledger_entry e = {
+        .call_id = "call_1", .tool = "echo", .args = "{}", .step = -1};
+    char token[REIN_ID_MAX], dead_token[REIN_ID_MAX];
+    int flagged = -1, interrupted = -1;
+    json_t *o = NULL;
+    rein_error err;
+
+    assert_rein_ok(rein_store_conv_create(live, "alive", NULL, NULL, NULL, &err), &err);
+    assert_rein_ok(rein_store_conv_create(live, "crashed", NULL, NULL, NULL, &err), &err);
+    assert_rein_ok(rein_store_conv_create(live, "orphan", NULL, NULL, NULL, &err), &err);
+    /* "alive" runs on a live instance; "crashed" was held by one whose lease ran out;
+     * "orphan" has no lock at all. */
+    assert_rein_ok(rein_store_lock_acquire(live, "alive", 60000, NULL, token, NULL, &err), &err);
+    assert_rein_ok(rein_store_lock_acquire(dead, "crashed", 1, NULL, dead_token, NULL, &err), &err);
+    assert_rein_ok(rein_store_ledger_put(live, "alive", &e, &err), &err);
+    assert_rein_ok(rein_store_ledger_put(dead, "crashed", &e, &err), &err);
+    assert_rein_ok(rein_store_ledger_put(dead, "orphan", &e, &err), &err);
+    rein_store_free(dead);
+    {
+        /* Make sure the 1 ms lease has run out. */
+        struct rein_store_lock_info info;
+        int64_t deadline = rein_now_ms() + 5000;
+        while (rein_store_lock_get(live, "crashed", &info, &err) == REIN_OK &&
+               rein_now_ms() < deadline)
+            rein_sleep_ms(5);
+    }
+
+    /* A new instance starting flags the two dead calls, not the live one. */
+    {
+        struct rein_store_opts opts = {.no_recover = true};
+        assert_rein_ok(rein_store_open(b->url, &opts, &fresh, &err), &err);
+    }
+    assert_rein_ok(rein_store_recover(fresh, &flagged, &err), &err);
+    assert_int_equal(flagged, 2);
+    assert_rein_ok(rein_store_recover(fresh, &flagged, &err), &err);
+    assert_int_equal(flagged, 0);
+    assert_rein_ok(rein_store_ledger_each(fresh, "alive", find_interrupted, &interrupted, &err),
+                   &err);
+    assert_int_equal(interrupted, 0);
+    assert_rein_ok(rein_store_ledger_each(fresh, "crashed", find_interrupted, &interrupted, &err),
+                   &err);
+    assert_int_equal(interrupted, 1);
+    assert_rein_ok(rein_store_conv_export(fresh, "orphan", &o, &err), &err);
+    {
+        json_t *entry = json_array_get(json_object_get(o, "ledger"), 0);
+        assert_string_equal(json_string_value(json_object_get(entry, "status")), "pending");
+        assert_true(json_is_true(json_object_get(entry, "interrupted")));
+    }
+    json_decref(o);
+    /* A result arriving later clears the flag. */
+    assert_rein_ok(rein_store_ledger_update(fresh, "orphan", "call_1", REIN_LEDGER_ERROR,
+                                            "{\"error\":\"cancelled\"}", 0, &err),
+                   &err);
+    assert_rein_ok(rein_store_ledger_each(fresh, "orphan", find_interrupted, &interrupted, &err),
+                   &err);
+    assert_int_equal(interrupted, 0);
+    assert_rein_ok(rein_store_lock_release(live, "alive", token, &err), &err);
+    rein_store_free(fresh);
+    rein_store_free(live);
+}
+BOTH(recovery)
+
+/* ---- SQLite only ------------------------------------------------------------------------ */
+
+static char *sqlite_file(const char *dir)
+{
+    char *path = NULL;
+
+    assert_true(asprintf(&path, "%s/rein.db", dir) > 0);
+    return path;
+}
+
+static void exec_raw(const char *path, const char *sql)
+{
+    sqlite3 *db = NULL;
+    char *msg = NULL;
+
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    if (sqlite3_exec(db, sql, NULL, NULL, &msg) != SQLITE_OK)
+        fail_msg("%s", msg);
+    sqlite3_close(db);
+}
+
+static void sqlite_migrates_v1(void **state)
+{
+    /* A database written by the first schema version, with data in it. */
+    static const char *const v1 =
+        "CREATE TABLE schema_version (version INTEGER NOT NULL);"
+        "INSERT INTO schema_version VALUES (1);"
+        "CREATE TABLE conversations (id TEXT PRIMARY KEY, title TEXT, state TEXT NOT NULL "
+        "DEFAULT 'idle', metadata TEXT, created_ms INTEGER NOT NULL, updated_ms INTEGER NOT "
+        "NULL, message_count INTEGER NOT NULL DEFAULT 0);"
+        "CREATE INDEX conversations_updated ON conversations(updated_ms, id);"
+        "CREATE TABLE messages (conversation_id TEXT NOT NULL REFERENCES conversations(id) ON "
+        "DELETE CASCADE, position INTEGER NOT NULL, created_ms INTEGER NOT NULL, trace_id TEXT "
+        "NOT NULL DEFAULT '', body TEXT NOT NULL, PRIMARY KEY (conversation_id, position)) "
+        "WITHOUT ROWID;"
+        "CREATE TABLE ledger (conversation_id TEXT NOT NULL REFERENCES conversations(id) ON "
+        "DELETE CASCADE, seq INTEGER NOT NULL, call_id TEXT NOT NULL, tool TEXT NOT NULL, args "
+        "TEXT NOT NULL, status TEXT NOT NULL, result TEXT, call_ms INTEGER NOT NULL, response_ms "
+        "INTEGER, step INTEGER, trace_id TEXT NOT NULL DEFAULT '', PRIMARY KEY "
+        "(conversation_id, call_id));"
+        "CREATE TABLE events (id INTEGER PRIMARY KEY, conversation_id TEXT, trace_id TEXT, type "
+        "TEXT NOT NULL, payload TEXT NOT NULL, time_ms INTEGER NOT NULL);"
+        "INSERT INTO conversations VALUES ('old', 'From v1', 'idle', NULL, 1700000000000, "
+        "1700000000000, 1);"
+        "INSERT INTO messages VALUES ('old', 0, 1700000000000, '', "
+        "'{\"role\":\"user\",\"content\":\"hello\"}');"
+        "INSERT INTO ledger VALUES ('old', 1, 'call_1', 'echo', '{}', 'pending', NULL, "
+        "1700000000000, NULL, NULL, '');";
+    char *dir = test_tmpdir();
+    char *path = sqlite_file(dir);
+    char url[600];
+    struct backend b = {0};
+    rein_store *s;
+    json_t *o = NULL, *entry;
+    char token[REIN_ID_MAX];
+    rein_error err;
+
+    (void)state;
+    exec_raw(path, v1);
+    snprintf(url, sizeof(url), "sqlite:%s", path);
+    snprintf(b.url, sizeof(b.url), "%s", url);
+    s = open_store(&b);
+    assert_rein_ok(rein_store_conv_export(s, "old", &o, &err), &err);
+    assert_string_equal(json_string_value(json_object_get(o, "title")), "From v1");
+    assert_int_equal(json_array_size(json_object_get(o, "messages")), 1);
+    entry = json_array_get(json_object_get(o, "ledger"), 0);
+    assert_string_equal(json_string_value(json_object_get(entry, "name_sent")), "echo");
+    /* Recovery at open ran on the migrated table: the dead v1 call is flagged. */
+    assert_true(json_is_true(json_object_get(entry, "interrupted")));
+    json_decref(o);
+    append(s, "old", "{\"role\":\"assistant\",\"content\":\"hi\"}", 1);
+    assert_rein_ok(rein_store_lock_acquire(s, "old", 1000, NULL, token, NULL, &err), &err);
+    rein_store_free(s);
+    /* Opening again finds the current version and changes nothing. */
+    s = open_store(&b);
+    rein_store_free(s);
+    test_rmtree(dir);
+    free(path);
+    free(dir);
+}
+
+static void sqlite_refuses_newer(void **state)
+{
+    char *dir = test_tmpdir();
+    char *path = sqlite_file(dir);
+    char url[600];
+    rein_store *s = NULL;
+    rein_error err;
+
+    (void)state;
+    exec_raw(path, "CREATE TABLE schema_version (version INTEGER NOT NULL);"
+                   "INSERT INTO schema_version VALUES (99);");
+    snprintf(url, sizeof(url), "sqlite:%s", path);
+    assert_int_equal(rein_store_open(url, NULL, &s, &err), REIN_ESTORE);
+    assert_null(s);
+    assert_non_null(strstr(err.msg, "schema version 99"));
+    assert_non_null(strstr(err.msg, "newer"));
+    assert_non_null(strstr(err.msg, path));
+    test_rmtree(dir);
+    free(path);
+    free(dir);
+}
+
+static void sqlite_bad_files(void **state)
+{
+    char *dir = test_tmpdir();
+    char *garbage = test_write_file(dir, "garbage.db",
+                                    "this is not a database at all, just some text that is long "
+                                    "enough to fill a header. 0123456789abcdef0123456789abcdef "
+                                    "0123456789abcdef0123456789abcdef");
+    char url[600];
+    rein_store *s = NULL;
+    rein_error err;
+
+    (void)state;
+    snprintf(url, sizeof(url), "sqlite:%s", garbage);
+    assert_int_equal(rein_store_open(url, NULL, &s, &err), REIN_ESTORE);
+    assert_non_null(strstr(err.msg, "not a rein database"));
+    assert_non_null(strstr(err.msg, garbage));
+
+    snprintf(url, sizeof(url), "sqlite:%s/no/such/folder/rein.db", dir);
+    assert_int_equal(rein_store_open(url, NULL, &s, &err), REIN_ESTORE);
+    assert_non_null(strstr(err.msg, "no/such/folder"));
+
+    /* A folder where the file should be. */
+    snprintf(url, sizeof(url), "sqlite:%s", dir);
+    assert_int_equal(rein_store_open(url, NULL, &s, &err), REIN_ESTORE);
+    assert_null(s);
+
+    assert_int_equal(rein_store_open("mysql://x", NULL, &s, &err), REIN_EINVAL);
+    assert_int_equal(rein_store_open("sqlite:", NULL, &s, &err), REIN_EINVAL);
+    test_rmtree(dir);
+    free(garbage);
+    free(dir);
+}
+
+static void sqlite_readonly_file(void **state)
+{
+    char *dir = test_tmpdir();
+    char *path = sqlite_file(dir);
+    char url[600];
+    rein_store *s = NULL;
+    rein_error err;
+
+    (void)state;
+    snprintf(url, sizeof(url), "sqlite:%s", path);
+    assert_rein_ok(rein_store_open(url, NULL, &s, &err), &err);
+    rein_store_free(s);
+    s = NULL;
+    if (geteuid() == 0) {
+        /* root writes through permissions; an immutable-looking file cannot be arranged
+         * portably, so check the other path to an unwritable store: a file in /proc. */
+        assert_int_equal(rein_store_open("sqlite:/proc/version", NULL, &s, &err), REIN_ESTORE);
+    } else {
+        chmod(path, 0444);
+        chmod(dir, 0555);
+        assert_int_equal(rein_store_open(url, NULL, &s, &err), REIN_ESTORE);
+        assert_non_null(strstr(err.msg, "writable"));
+        chmod(dir, 0755);
+    }
+    assert_null(s);
+    test_rmtree(dir);
+    free(path);
+    free(dir);
+}
+
+static void sqlite_memory(void **state)
+{
+    rein_store *s = NULL;
+    rein_error err;
+
+    (void)state;
+    assert_rein_ok(rein_store_open("sqlite::memory:", NULL, &s, &err), &err);
+    assert_string_equal(rein_store_kind(s), "sqlite");
+    assert_rein_ok(rein_store_conv_create(s, "m", NULL, NULL, NULL, &err), &err);
+    assert_rein_ok(rein_store_ping(s, &err), &err);
+    rein_store_free(s);
+}
+
+/* Out-of-memory at every allocation of an append + export: errors, never a leak or crash. */
+static rein_store *torture_store;
+
+static void torture_body(void *arg)
+{
+    json_t *o = NULL;
+    rein_error err;
+
+    (void)arg;
+    if (rein_store_message_append(torture_store, "t", "{\"role\":\"user\",\"content\":\"x\"}", 30,
+                                  NULL, NULL, &err) != REIN_OK)
+        return;
+    if (rein_store_conv_export(torture_store, "t", &o, &err) == REIN_OK)
+        json_decref(o);
+}
+
+static void sqlite_alloc_torture(void **state)
+{
+    char *dir = test_tmpdir();
+    char url[600];
+    rein_error err;
+    struct rein_store_ledger_entry e = {
+        .call_id = "c", .tool = "echo", .args = "{\"a\":[1,2]}", .step = -1};
+
+    (void)state;
+    snprintf(url, sizeof(url), "sqlite:%s/rein.db", dir);
+    assert_rein_ok(rein_store_open(url, NULL, &torture_store, &err), &err);
+    assert_rein_ok(rein_store_conv_create(torture_store, "t", NULL, "{\"k\":1}", NULL, &err), &err);
+    assert_rein_ok(rein_store_ledger_put(torture_store, "t", &e, &err), &err);
+    test_alloc_torture(torture_body, NULL);
+    rein_store_free(torture_store);
+    test_rmtree(dir);
+    free(dir);
+}
+
+/* ---- Redis only ------------------------------------------------------------------------- */
+
+static void t_redis_down(struct backend *b)
+{
+    char url[64];
+    rein_store *s = NULL;
+    rein_error err;
+    int port = test_free_port();
+
+    (void)b;
+    snprintf(url, sizeof(url), "redis://127.0.0.1:%d", port);
+    assert_int_equal(rein_store_open(url, NULL, &s, &err), REIN_ESTORE);
+    assert_null(s);
+    snprintf(url, sizeof(url), "127.0.0.1:%d", port);
+    assert_non_null(strstr(err.msg, url));
+    assert_non_null(strstr(err.msg, "refused"));
+    assert_int_equal(rein_store_open("redis://", NULL, &s, &err), REIN_EINVAL);
+    assert_int_equal(rein_store_open("redis://host:99999", NULL, &s, &err), REIN_EINVAL);
+    assert_int_equal(rein_store_open("redis://host:1/x", NULL, &s, &err), REIN_EINVAL);
+}
+
+static void redis_down(void **state)
+{
+    (void)state;
+    run_backend(true, t_redis_down);
+}
+
+static void t_redis_reconnect(struct backend *b)
+{
+    rein_store *s = open_store(b);
+    const char *reply;
+    json_t *o = NULL;
+    rein_error err;
+
+    assert_rein_ok(rein_store_conv_create(s, "rc", NULL, NULL, NULL, &err), &err);
+    /* The server drops every client connection, as a restart or a proxy would. */
+    reply = test_redis_command(b->server, "CLIENT KILL TYPE normal");
+    assert_non_null(reply);
+    assert_rein_ok(rein_store_conv_get(s, "rc", &o, &err), &err);
+    json_decref(o);
+    append(s, "rc", "{\"role\":\"user\",\"content\":\"after\"}", 0);
+    /* Once the server is gone for good, the error names it. */
+    test_redis_stop(b->server);
+    b->server = NULL;
+    assert_int_equal(rein_store_conv_get(s, "rc", &o, &err), REIN_ESTORE);
+    assert_non_null(strstr(err.msg, "127.0.0.1:"));
+    rein_store_free(s);
+}
+
+static void redis_reconnect(void **state)
+{
+    (void)state;
+    run_backend(true, t_redis_reconnect);
+}
+
+static void t_redis_prefix(struct backend *b)
+{
+    struct rein_store_opts a_opts = {.key_prefix = "teamA:"};
+    struct rein_store_opts b_opts = {.key_prefix = "teamB:"};
+    rein_store *sa = NULL, *sb = NULL;
+    json_t *page = NULL;
+    rein_error err;
+
+    assert_rein_ok(rein_store_open(b->url, &a_opts, &sa, &err), &err);
+    assert_rein_ok(rein_store_open(b->url, &b_opts, &sb, &err), &err);
+    assert_rein_ok(rein_store_conv_create(sa, "same", NULL, NULL, NULL, &err), &err);
+    assert_rein_ok(rein_store_conv_create(sb, "same", NULL, NULL, NULL, &err), &err);
+    assert_rein_ok(rein_store_conv_delete(sa, "same", &err), &err);
+    assert_true(rein_store_conv_exists(sb, "same", &err));
+    assert_rein_ok(rein_store_conv_list(sa, NULL, 10, &page, &err), &err);
+    assert_int_equal(json_array_size(json_object_get(page, "conversations")), 0);
+    json_decref(page);
+    assert_string_equal(rein_store_kind(sa), "redis");
+    rein_store_free(sa);
+    rein_store_free(sb);
+}
+
+static void redis_prefix(void **state)
+{
+    (void)state;
+    run_backend(true, t_redis_prefix);
+}
+
+static void store_ids(void **state)
+{
+    (void)state;
+    assert_true(rein_store_id_is_valid("conv_abc-DEF.1"));
+    assert_false(rein_store_id_is_valid(""));
+    assert_false(rein_store_id_is_valid(NULL));
+    assert_false(rein_store_id_is_valid(".hidden"));
+    assert_false(rein_store_id_is_valid("a..b"));
+    assert_false(rein_store_id_is_valid("a/b"));
+    assert_false(rein_store_id_is_valid("a%2Fb"));
+    assert_false(rein_store_id_is_valid("a:b"));
+    assert_false(rein_store_id_is_valid("01234567890123456789012345678901234567890123456789"
+                                        "012345678901234"));
+    assert_string_equal(rein_ledger_status_name(REIN_LEDGER_INVALID), "invalid");
+}
+
+static const struct CMUnitTest tests[] = {
+    cmocka_unit_test(store_ids),
+    cmocka_unit_test_teardown(sqlite_conv_roundtrip, cleanup),
+    cmocka_unit_test_teardown(redis_conv_roundtrip, cleanup),
+    cmocka_unit_test_teardown(sqlite_messages, cleanup),
+    cmocka_unit_test_teardown(redis_messages, cleanup),
+    cmocka_unit_test_teardown(sqlite_list_paging, cleanup),
+    cmocka_unit_test_teardown(redis_list_paging, cleanup),
+    cmocka_unit_test_teardown(sqlite_delete, cleanup),
+    cmocka_unit_test_teardown(redis_delete, cleanup),
+    cmocka_unit_test_teardown(sqlite_ledger, cleanup),
+    cmocka_unit_test_teardown(redis_ledger, cleanup),
+    cmocka_unit_test_teardown(sqlite_events, cleanup),
+    cmocka_unit_test_teardown(redis_events, cleanup),
+    cmocka_unit_test_teardown(sqlite_lock_basic, cleanup),
+    cmocka_unit_test_teardown(redis_lock_basic, cleanup),
+    cmocka_unit_test_teardown(sqlite_lock_expiry, cleanup),
+    cmocka_unit_test_teardown(redis_lock_expiry, cleanup),
+    cmocka_unit_test_teardown(sqlite_lock_concurrent, cleanup),
+    cmocka_unit_test_teardown(redis_lock_concurrent, cleanup),
+    cmocka_unit_test_teardown(sqlite_control, cleanup),
+    cmocka_unit_test_teardown(redis_control, cleanup),
+    cmocka_unit_test_teardown(sqlite_lease_renews, cleanup),
+    cmocka_unit_test_teardown(redis_lease_renews, cleanup),
+    cmocka_unit_test_teardown(sqlite_recovery, cleanup),
+    cmocka_unit_test_teardown(redis_recovery, cleanup),
+    cmocka_unit_test_teardown(redis_down, cleanup),
+    cmocka_unit_test_teardown(redis_reconnect, cleanup),
+    cmocka_unit_test_teardown(redis_prefix, cleanup),
+    cmocka_unit_test(sqlite_migrates_v1),
+    cmocka_unit_test(sqlite_refuses_newer),
+    cmocka_unit_test(sqlite_bad_files),
+    cmocka_unit_test(sqlite_readonly_file),
+    cmocka_unit_test(sqlite_memory),
+    cmocka_unit_test(sqlite_alloc_torture),
+};
+
+REIN_TEST_MAIN(tests)
