@@ -13,5 +13,6 @@
 #include <rein/proc.h>
 #include <rein/pool.h>
 #include <rein/schema.h>
+#include <rein/verify.h>
 
 #endif /* REIN_REIN_H */
