@@ -59,6 +59,50 @@ static rein_verify_config *cfg_parse(const char *text)
     return cfg;
 }
 
+static rein_verify_report *run_cfg(const char *dir, const char *yaml,
+                                   const struct rein_verify_opts *extra)
+{
+    rein_verify_config *cfg = cfg_parse(yaml);
+    struct rein_verify_opts o = extra ? *extra : (struct rein_verify_opts){0};
+    rein_verify_report *r = NULL;
+    rein_error err;
+
+    o.cwd = dir;
+    assert_rein_ok(rein_verify_run(cfg, &o, &r, &err), &err);
+    rein_verify_config_free(cfg);
+    return r;
+}
+
+static struct rein_verify_protocol_info proto(const rein_verify_report *r, const char *name)
+{
+    struct rein_verify_protocol_info info;
+
+    for (size_t i = 0; rein_verify_report_protocol(r, i, &info); i++) {
+        if (strcmp(info.name, name) == 0)
+            return info;
+    }
+    fail_msg("no protocol %s in the report", name);
+    return info;
+}
+
+static void expect_status(const rein_verify_report *r, const char *name, enum rein_verify_status st)
+{
+    struct rein_verify_protocol_info p = proto(r, name);
+
+    if (p.status != st)
+        fail_msg("%s: expected %s, got %s (%s)", name, rein_verify_status_name(st),
+                 rein_verify_status_name(p.status), p.reason);
+}
+
+static bool exists(const char *dir, const char *name)
+{
+    char path[1024];
+    struct stat st;
+
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    return stat(path, &st) == 0;
+}
+
 /* ---- output parsers ---- */
 
 static json_t *counts_to_json(const struct rein_verify_counts *c)
@@ -543,6 +587,442 @@ static void test_split_command(void **state)
     assert_null(rein__verify_split_command("   ", why, sizeof(why)));
 }
 
+/* ---- the runner ---- */
+
+static void test_run_verdicts(void **state)
+{
+    char *dir = test_tmpdir();
+    rein_verify_report *r;
+
+    (void)state;
+    r = run_cfg(dir,
+                "protocols:\n  BUILD: {steps: [{command: 'true'}]}\n"
+                "  TEST: {steps: [{command: 'true'}]}\n",
+                NULL);
+    assert_int_equal(rein_verify_report_verdict(r), REIN_VERIFY_SUCCESS);
+    assert_true(rein_verify_report_confidence(r) == 1.0);
+    assert_true(rein_verify_report_progress(r) == 1.0);
+    rein_verify_report_free(r);
+
+    /* Only a desired (P2) protocol failed: success with warnings. */
+    r = run_cfg(dir,
+                "protocols:\n  BUILD: {steps: [{command: 'true'}]}\n"
+                "  DOCS: {priority: P2, steps: [{command: 'false'}]}\n",
+                NULL);
+    assert_int_equal(rein_verify_report_verdict(r), REIN_VERIFY_SUCCESS_WITH_WARNINGS);
+    expect_status(r, "DOCS", REIN_VERIFY_STATUS_FAILED);
+    rein_verify_report_free(r);
+
+    /* A required (P1) protocol failed. */
+    r = run_cfg(dir, "protocols:\n  TEST: {steps: [{command: 'false'}]}\n", NULL);
+    assert_int_equal(rein_verify_report_verdict(r), REIN_VERIFY_FAILED);
+    assert_string_equal(proto(r, "TEST").reason, "step 'false' exited with 1");
+    assert_int_equal(strlen(proto(r, "TEST").signature), 16);
+    rein_verify_report_free(r);
+
+    /* Exit 0 with no tests run is not proof: UNVERIFIED, so only a warning-level success. */
+    r = run_cfg(dir,
+                "protocols:\n  TEST: {steps: [{command: [sh, -c, 'echo No tests were "
+                "found!!!'], format: ctest}]}\n",
+                NULL);
+    assert_int_equal(rein_verify_report_verdict(r), REIN_VERIFY_SUCCESS_WITH_WARNINGS);
+    assert_true(proto(r, "TEST").confidence < REIN_VERIFY_CONFIDENCE_HIGH);
+    rein_verify_report_free(r);
+    test_rmtree(dir);
+    free(dir);
+}
+
+static void test_run_fast_fail(void **state)
+{
+    char *dir = test_tmpdir();
+    rein_verify_report *r = run_cfg(dir,
+                                    "protocols:\n"
+                                    "  BUILD: {priority: P0, steps: [{command: 'false'}]}\n"
+                                    "  TEST: {steps: [{command: 'touch ran-test'}]}\n"
+                                    "  LINT: {steps: [{command: 'touch ran-lint'}]}\n",
+                                    NULL);
+
+    (void)state;
+    expect_status(r, "BUILD", REIN_VERIFY_STATUS_FAILED);
+    expect_status(r, "TEST", REIN_VERIFY_STATUS_NOT_RUN);
+    expect_status(r, "LINT", REIN_VERIFY_STATUS_NOT_RUN);
+    assert_non_null(strstr(proto(r, "TEST").reason, "BUILD failed"));
+    assert_false(exists(dir, "ran-test"));
+    assert_false(exists(dir, "ran-lint"));
+    assert_int_equal(proto(r, "TEST").started_ms, -1);
+    assert_int_equal(rein_verify_report_verdict(r), REIN_VERIFY_FAILED);
+    rein_verify_report_free(r);
+
+    /* fast_fail: false runs everything anyway. */
+    r = run_cfg(dir,
+                "fast_fail: false\nprotocols:\n"
+                "  BUILD: {priority: P0, steps: [{command: 'false'}]}\n"
+                "  TEST: {steps: [{command: 'touch ran-test'}]}\n",
+                NULL);
+    expect_status(r, "TEST", REIN_VERIFY_STATUS_PASSED);
+    assert_true(exists(dir, "ran-test"));
+    rein_verify_report_free(r);
+    test_rmtree(dir);
+    free(dir);
+}
+
+static void test_run_parallel_groups_overlap(void **state)
+{
+    static const char yaml[] = "%sprotocols:\n"
+                               "  LINT: {group: 2, steps: [{command: 'sleep 0.4'}]}\n"
+                               "  TEST: {group: 2, steps: [{command: 'sleep 0.4'}]}\n"
+                               "  BUILD: {steps: [{command: 'true'}]}\n";
+    char *dir = test_tmpdir(), text[512];
+    rein_error err;
+    rein_pool *pool = rein_pool_new(2, &err);
+    struct rein_verify_opts o = {.pool = pool};
+    struct rein_verify_protocol_info a, b, build;
+    rein_verify_report *r;
+
+    (void)state;
+    snprintf(text, sizeof(text), yaml, "");
+    r = run_cfg(dir, text, &o);
+    a = proto(r, "LINT");
+    b = proto(r, "TEST");
+    build = proto(r, "BUILD");
+    /* Each began before the other ended, and both after BUILD (group 1) ended. */
+    assert_true(a.started_ms < b.ended_ms);
+    assert_true(b.started_ms < a.ended_ms);
+    assert_true(a.started_ms >= build.ended_ms && b.started_ms >= build.ended_ms);
+    rein_verify_report_free(r);
+
+    snprintf(text, sizeof(text), yaml, "parallel: false\n");
+    r = run_cfg(dir, text, &o);
+    a = proto(r, "LINT");
+    b = proto(r, "TEST");
+    assert_true(b.started_ms >= a.ended_ms);
+    rein_verify_report_free(r);
+
+    /* Without a pool the library makes one for the run. */
+    snprintf(text, sizeof(text), yaml, "");
+    r = run_cfg(dir, text, NULL);
+    a = proto(r, "LINT");
+    b = proto(r, "TEST");
+    assert_true(a.started_ms < b.ended_ms && b.started_ms < a.ended_ms);
+    rein_verify_report_free(r);
+    rein_pool_free(pool);
+    test_rmtree(dir);
+    free(dir);
+}
+
+static void test_run_timeout_kills(void **state)
+{
+    char *dir = test_tmpdir();
+    int64_t t0 = rein_now_ms();
+    rein_verify_report *r = run_cfg(dir,
+                                    "protocols:\n  TEST:\n    steps:\n      - command: "
+                                    "sleep 30\n        timeout: 300ms\n",
+                                    NULL);
+    struct rein_verify_protocol_info p = proto(r, "TEST");
+    json_t *j = rein_verify_report_json(r);
+
+    (void)state;
+    assert_true(rein_now_ms() - t0 < 10000);
+    assert_int_equal(p.status, REIN_VERIFY_STATUS_FAILED);
+    assert_non_null(strstr(p.reason, "timed out after 0.3 s"));
+    assert_true(json_is_true(json_object_get(
+        json_array_get(json_object_get(json_array_get(json_object_get(j, "protocols"), 0), "steps"),
+                       0),
+        "timed_out")));
+    json_decref(j);
+    rein_verify_report_free(r);
+    test_rmtree(dir);
+    free(dir);
+}
+
+static void test_run_retry_flaky(void **state)
+{
+    char *dir = test_tmpdir();
+    rein_verify_report *r =
+        run_cfg(dir,
+                "protocols:\n  TEST:\n    steps:\n      - command: 'if [ -f .ran ]; then exit 0; "
+                "fi; touch .ran; exit 1'\n        shell: true\n        on_failure: retry\n",
+                NULL);
+    struct rein_verify_protocol_info p = proto(r, "TEST");
+
+    (void)state;
+    assert_int_equal(p.status, REIN_VERIFY_STATUS_PASSED);
+    assert_int_equal(p.attempts, 2);
+    assert_true(p.flaky);
+    assert_int_equal(rein_verify_report_verdict(r), REIN_VERIFY_SUCCESS);
+    rein_verify_report_free(r);
+
+    /* Without retry the same flaky step fails (the marker is gone again). */
+    assert_int_equal(sh(dir, "rm .ran"), 0);
+    r = run_cfg(dir,
+                "protocols:\n  TEST:\n    steps:\n      - command: 'if [ -f .ran ]; then "
+                "exit 0; fi; touch .ran; exit 1'\n        shell: true\n",
+                NULL);
+    expect_status(r, "TEST", REIN_VERIFY_STATUS_FAILED);
+    rein_verify_report_free(r);
+    test_rmtree(dir);
+    free(dir);
+}
+
+static void test_run_skip_missing_env_cwd(void **state)
+{
+    char *dir = test_tmpdir();
+    rein_verify_report *r;
+    json_t *j;
+
+    (void)state;
+    assert_int_equal(sh(dir, "mkdir sub"), 0);
+    r = run_cfg(dir,
+                "env: {GREETING: hello}\n"
+                "protocols:\n"
+                "  TEST:\n"
+                "    steps:\n"
+                "      - command: 'false'\n"
+                "        on_failure: skip\n"
+                "      - command: 'test \"$GREETING-$NAME\" = hello-rein && pwd > where'\n"
+                "        shell: true\n"
+                "        cwd: sub\n"
+                "        env: {NAME: rein}\n"
+                "  LINT:\n"
+                "    steps: [{command: rein-no-such-linter --all}]\n",
+                NULL);
+    expect_status(r, "TEST", REIN_VERIFY_STATUS_PASSED);
+    assert_true(exists(dir, "sub/where"));
+    expect_status(r, "LINT", REIN_VERIFY_STATUS_FAILED);
+    assert_non_null(strstr(proto(r, "LINT").reason, "rein-no-such-linter"));
+    j = rein_verify_report_json(r);
+    assert_string_equal(
+        json_string_value(json_object_get(
+            json_array_get(
+                json_object_get(json_array_get(json_object_get(j, "protocols"), 1), "steps"), 0),
+            "status")),
+        "failed (ignored)");
+    json_decref(j);
+    rein_verify_report_free(r);
+    test_rmtree(dir);
+    free(dir);
+}
+
+static void test_run_conditions_and_counts(void **state)
+{
+    char *dir = test_tmpdir();
+    rein_verify_report *r =
+        run_cfg(dir,
+                "protocols:\n"
+                "  TEST:\n"
+                "    steps:\n"
+                "      - command: [sh, -c, 'printf \"1..2\\nok 1\\nnot ok 2 - b\\n\"']\n"
+                "        success: failed == 0\n"
+                "  LINT:\n"
+                "    steps: [{command: [sh, -c, 'echo nothing to see']}]\n"
+                "    success: errors == 0\n",
+                NULL);
+    struct rein_verify_protocol_info t = proto(r, "TEST"), l = proto(r, "LINT");
+
+    (void)state;
+    assert_int_equal(t.status, REIN_VERIFY_STATUS_FAILED);
+    assert_true(t.counts.has_tests);
+    assert_int_equal(t.counts.failed, 1);
+    assert_non_null(strstr(t.reason, "`failed == 0` does not hold"));
+    /* errors was never reported: undecided, which is a failure with the reason said. */
+    assert_int_equal(l.status, REIN_VERIFY_STATUS_FAILED);
+    assert_non_null(strstr(l.reason, "could not decide"));
+    assert_non_null(strstr(l.reason, "diagnostic count"));
+    assert_true(rein_verify_report_progress(r) > 0.2 && rein_verify_report_progress(r) < 0.3);
+    rein_verify_report_free(r);
+    test_rmtree(dir);
+    free(dir);
+}
+
+static void test_run_modes_and_only(void **state)
+{
+    static const char yaml[] = "protocols:\n"
+                               "  BUILD: {steps: [{command: 'true'}]}\n"
+                               "  LINT: {steps: [{command: 'true'}]}\n"
+                               "  TEST: {steps: [{command: 'true'}]}\n"
+                               "  INTEGRATION: {layer: 3, steps: [{command: 'true'}]}\n"
+                               "  E2E: {layer: 4, steps: [{command: 'true'}]}\n";
+    char *dir = test_tmpdir();
+    const char *only[] = {"TEST", NULL}, *bad_only[] = {"NOPE", NULL};
+    struct rein_verify_opts o = {.mode = REIN_VERIFY_MODE_MINIMAL};
+    rein_verify_config *cfg = cfg_parse(yaml);
+    rein_verify_report *r;
+    rein_error err;
+
+    (void)state;
+    r = run_cfg(dir, yaml, &o);
+    expect_status(r, "BUILD", REIN_VERIFY_STATUS_PASSED);
+    expect_status(r, "LINT", REIN_VERIFY_STATUS_PASSED);
+    expect_status(r, "TEST", REIN_VERIFY_STATUS_SKIPPED);
+    assert_string_equal(proto(r, "TEST").reason, "layer 2 is not part of minimal mode");
+    rein_verify_report_free(r);
+    o.mode = REIN_VERIFY_MODE_STANDARD;
+    r = run_cfg(dir, yaml, &o);
+    expect_status(r, "TEST", REIN_VERIFY_STATUS_PASSED);
+    expect_status(r, "INTEGRATION", REIN_VERIFY_STATUS_SKIPPED);
+    rein_verify_report_free(r);
+    o.mode = REIN_VERIFY_MODE_THOROUGH;
+    r = run_cfg(dir, yaml, &o);
+    expect_status(r, "INTEGRATION", REIN_VERIFY_STATUS_PASSED);
+    expect_status(r, "E2E", REIN_VERIFY_STATUS_SKIPPED);
+    rein_verify_report_free(r);
+    o.mode = REIN_VERIFY_MODE_FULL;
+    r = run_cfg(dir, yaml, &o);
+    expect_status(r, "E2E", REIN_VERIFY_STATUS_PASSED);
+    rein_verify_report_free(r);
+    o.only = only;
+    r = run_cfg(dir, yaml, &o);
+    expect_status(r, "TEST", REIN_VERIFY_STATUS_PASSED);
+    expect_status(r, "BUILD", REIN_VERIFY_STATUS_SKIPPED);
+    rein_verify_report_free(r);
+    o.only = bad_only;
+    o.cwd = dir;
+    assert_int_equal(rein_verify_run(cfg, &o, &r, &err), REIN_EINVAL);
+    assert_non_null(strstr(err.msg, "NOPE"));
+    rein_verify_config_free(cfg);
+    test_rmtree(dir);
+    free(dir);
+}
+
+static void test_run_architect_only_on_changes(void **state)
+{
+    static const char yaml[] = "protocols:\n  BUILD: {steps: [{command: 'true'}]}\n"
+                               "  ARCHITECT: {steps: [{command: 'true'}]}\n";
+    const char *files[] = {"src/a.c", "int a(void) { return 1; }\n", "include/a.h",
+                           "int a(void);\n", NULL};
+    char *repo = git_repo(files), *plain = test_tmpdir();
+    rein_verify_report *r;
+
+    (void)state;
+    r = run_cfg(repo, yaml, NULL);
+    expect_status(r, "ARCHITECT", REIN_VERIFY_STATUS_SKIPPED);
+    assert_non_null(strstr(proto(r, "ARCHITECT").reason, "no files added"));
+    rein_verify_report_free(r);
+    /* A body change is not an architecture change. */
+    free(test_write_file(repo, "src/a.c", "int a(void) { return 2; }\n"));
+    r = run_cfg(repo, yaml, NULL);
+    expect_status(r, "ARCHITECT", REIN_VERIFY_STATUS_SKIPPED);
+    rein_verify_report_free(r);
+    /* A public signature change is. */
+    free(test_write_file(repo, "include/a.h", "int a(int x);\n"));
+    r = run_cfg(repo, yaml, NULL);
+    expect_status(r, "ARCHITECT", REIN_VERIFY_STATUS_PASSED);
+    rein_verify_report_free(r);
+    assert_int_equal(sh(repo, "git checkout -q include/a.h && touch src/new.c"), 0);
+    r = run_cfg(repo, yaml, NULL);
+    expect_status(r, "ARCHITECT", REIN_VERIFY_STATUS_PASSED);
+    rein_verify_report_free(r);
+    /* Outside git the changes are unknown, so it runs, and the report says why. */
+    r = run_cfg(plain, yaml, NULL);
+    expect_status(r, "ARCHITECT", REIN_VERIFY_STATUS_PASSED);
+    {
+        json_t *j = rein_verify_report_json(r);
+        assert_non_null(strstr(json_string_value(json_array_get(json_object_get(j, "notes"), 0)),
+                               "changes are unknown"));
+        json_decref(j);
+    }
+    rein_verify_report_free(r);
+    test_rmtree(repo);
+    test_rmtree(plain);
+    free(repo);
+    free(plain);
+}
+
+static void test_run_signatures(void **state)
+{
+    char *dir = test_tmpdir();
+    char s1[17], s2[17], s3[17];
+    rein_verify_report *r;
+    const char *fail_a = "protocols:\n  TEST: {steps: [{command: [sh, -c, 'echo \"x.c:3:1: "
+                         "error: boom at 0x1234\"; exit 1']}]}\n";
+    const char *fail_a_moved = "protocols:\n  TEST: {steps: [{command: [sh, -c, 'echo \"x.c:9:5: "
+                               "error: boom at 0xffee\"; exit 1']}]}\n";
+    const char *fail_b = "protocols:\n  TEST: {steps: [{command: [sh, -c, 'echo \"x.c:3:1: "
+                         "error: other\"; exit 1']}]}\n";
+
+    (void)state;
+    r = run_cfg(dir, fail_a, NULL);
+    snprintf(s1, sizeof(s1), "%s", proto(r, "TEST").signature);
+    rein_verify_report_free(r);
+    r = run_cfg(dir, fail_a_moved, NULL);
+    snprintf(s2, sizeof(s2), "%s", proto(r, "TEST").signature);
+    rein_verify_report_free(r);
+    r = run_cfg(dir, fail_b, NULL);
+    snprintf(s3, sizeof(s3), "%s", proto(r, "TEST").signature);
+    rein_verify_report_free(r);
+    /* The same error at another line is the same failure; another error is not. */
+    assert_string_equal(s1, s2);
+    assert_string_not_equal(s1, s3);
+    test_rmtree(dir);
+    free(dir);
+}
+
+struct events {
+    int starts, ends;
+};
+
+static void count_event(enum rein_verify_event ev, const struct rein_verify_protocol_info *info,
+                        void *userdata)
+{
+    struct events *e = userdata;
+    if (ev == REIN_VERIFY_EVENT_START)
+        e->starts++;
+    else if (info->status == REIN_VERIFY_STATUS_PASSED)
+        e->ends++;
+}
+
+static void test_run_events_and_json_shape(void **state)
+{
+    char *dir = test_tmpdir();
+    struct events ev = {0};
+    struct rein_verify_opts o = {.on_event = count_event, .userdata = &ev, .tail_bytes = 8};
+    rein_verify_report *r = run_cfg(dir,
+                                    "protocols:\n  BUILD: {steps: [{command: [echo, "
+                                    "line-one, line-two]}]}\n  TEST: {steps: [{command: "
+                                    "'true'}]}\n",
+                                    &o);
+    json_t *j = rein_verify_report_json(r), *p0;
+
+    (void)state;
+    assert_int_equal(ev.starts, 2);
+    assert_int_equal(ev.ends, 2);
+    assert_string_equal(json_string_value(json_object_get(j, "verdict")), "SUCCESS");
+    assert_true(json_is_number(json_object_get(j, "confidence")));
+    assert_true(json_is_array(json_object_get(j, "claims")));
+    p0 = json_array_get(json_object_get(j, "protocols"), 0);
+    assert_string_equal(json_string_value(json_object_get(p0, "name")), "BUILD");
+    assert_string_equal(json_string_value(json_object_get(p0, "priority")), "P0");
+    assert_string_equal(json_string_value(json_object_get(p0, "status")), "passed");
+    assert_true(json_is_integer(json_object_get(p0, "duration_ms")));
+    assert_true(json_is_object(json_object_get(p0, "counts")));
+    assert_true(json_is_null(json_object_get(json_object_get(p0, "counts"), "passed")));
+    /* The tail is cut at a boundary within the last 8 bytes. */
+    assert_string_equal(json_string_value(json_object_get(p0, "output_tail")), "ine-two\n");
+    json_decref(j);
+    rein_verify_report_free(r);
+    test_rmtree(dir);
+    free(dir);
+}
+
+static void test_run_cancel(void **state)
+{
+    char *dir = test_tmpdir();
+    rein_cancel *c = rein_cancel_new();
+    struct rein_verify_opts o = {.cancel = c};
+    rein_verify_report *r;
+
+    (void)state;
+    rein_cancel_trigger(c, "user");
+    r = run_cfg(dir, "protocols:\n  TEST: {steps: [{command: 'touch ran'}]}\n", &o);
+    expect_status(r, "TEST", REIN_VERIFY_STATUS_NOT_RUN);
+    assert_string_equal(proto(r, "TEST").reason, "not run: cancelled");
+    assert_false(exists(dir, "ran"));
+    rein_verify_report_free(r);
+    rein_cancel_unref(c);
+    test_rmtree(dir);
+    free(dir);
+}
+
 /* ---- claims ---- */
 
 struct want {
@@ -772,6 +1252,32 @@ static void test_claims_check_outside_git(void **state)
     free(dir);
 }
 
+static void test_claims_in_run(void **state)
+{
+    const char *files[] = {"a.c", "int a;\n", NULL};
+    char *repo = git_repo(files);
+    const char *text = "I added function foo to a.c. Tests pass. The build passes.";
+    struct rein_verify_opts o = {
+        .claims_text = text, .claims_len = strlen(text), .mode = REIN_VERIFY_MODE_MINIMAL};
+    rein_verify_report *r = run_cfg(repo,
+                                    "protocols:\n  BUILD: {steps: [{command: 'true'}]}\n"
+                                    "  TEST: {steps: [{command: 'false'}]}\n",
+                                    &o);
+    const rein_verify_claims *c = rein_verify_report_claims(r);
+
+    (void)state;
+    claim_at(c, 0, REIN_VERIFY_CLAIM_REFUTED);
+    /* TEST is not part of minimal mode, so it was run just for the claim, and failed. */
+    claim_at(c, 1, REIN_VERIFY_CLAIM_REFUTED);
+    claim_at(c, 2, REIN_VERIFY_CLAIM_VERIFIED);
+    assert_true(proto(r, "TEST").for_claim);
+    expect_status(r, "TEST", REIN_VERIFY_STATUS_FAILED);
+    assert_int_equal(rein_verify_report_verdict(r), REIN_VERIFY_FAILED);
+    rein_verify_report_free(r);
+    test_rmtree(repo);
+    free(repo);
+}
+
 /* ---- the source scanner ---- */
 
 static int find_fn(const char *src, const char *lang, const char *name)
@@ -933,6 +1439,18 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_expr),
     cmocka_unit_test(test_expr_errors),
     cmocka_unit_test(test_split_command),
+    cmocka_unit_test(test_run_verdicts),
+    cmocka_unit_test(test_run_fast_fail),
+    cmocka_unit_test(test_run_parallel_groups_overlap),
+    cmocka_unit_test(test_run_timeout_kills),
+    cmocka_unit_test(test_run_retry_flaky),
+    cmocka_unit_test(test_run_skip_missing_env_cwd),
+    cmocka_unit_test(test_run_conditions_and_counts),
+    cmocka_unit_test(test_run_modes_and_only),
+    cmocka_unit_test(test_run_architect_only_on_changes),
+    cmocka_unit_test(test_run_signatures),
+    cmocka_unit_test(test_run_events_and_json_shape),
+    cmocka_unit_test(test_run_cancel),
     cmocka_unit_test(test_claims_extract_english),
     cmocka_unit_test(test_claims_extract_chinese),
     cmocka_unit_test(test_claims_extract_hedged_negated),
@@ -940,6 +1458,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_claims_check_git),
     cmocka_unit_test(test_claims_check_subdir_and_base),
     cmocka_unit_test(test_claims_check_outside_git),
+    cmocka_unit_test(test_claims_in_run),
     cmocka_unit_test(test_source_c),
     cmocka_unit_test(test_source_other_languages),
     cmocka_unit_test(test_sha256_vectors),
