@@ -1345,6 +1345,247 @@ static void test_source_other_languages(void **state)
     assert_int_equal(find_fn("call thing(1)\n", "a.f90", "thing"), -1000);
 }
 
+/* ---- termination ---- */
+
+struct iter_spec {
+    enum rein_verify_verdict verdict;
+    const char *tree;
+    const char *check;
+    const char *sig;
+    enum rein_verify_priority prio;
+    double progress;
+};
+
+/* Feeds iterations until the tracker stops; returns the final decision and how many ran. */
+static struct rein_verify_decision feed(rein_verify_term *t, const struct iter_spec *its, size_t n,
+                                        size_t *used)
+{
+    struct rein_verify_decision d = {0};
+
+    for (size_t i = 0; i < n; i++) {
+        struct rein_verify_failing f = {its[i].check, its[i].sig, its[i].prio};
+        struct rein_verify_iteration it = {.verdict = its[i].verdict,
+                                           .failing = &f,
+                                           .n_failing = its[i].check ? 1 : 0,
+                                           .tree_hash = its[i].tree,
+                                           .progress = its[i].progress,
+                                           .confidence = NAN,
+                                           .summary = "edited src/x.c"};
+        assert_rein_ok(rein_verify_term_add(t, &it, &d, NULL), NULL);
+        *used = i + 1;
+        if (d.action == REIN_VERIFY_STOP)
+            break;
+    }
+    return d;
+}
+
+#define F  REIN_VERIFY_FAILED
+#define P1 REIN_VERIFY_P1
+
+static void expect_stop(const struct iter_spec *its, size_t n,
+                        const struct rein_verify_term_opts *o, enum rein_verify_stop_reason reason,
+                        size_t at)
+{
+    rein_verify_term *t = rein_verify_term_new(o);
+    size_t used = 0;
+    struct rein_verify_decision d = feed(t, its, n, &used);
+
+    if (d.action != REIN_VERIFY_STOP || d.reason != reason || used != at)
+        fail_msg("expected %s at iteration %zu, got %s/%s at %zu",
+                 rein_verify_stop_reason_name(reason), at,
+                 d.action == REIN_VERIFY_STOP ? "stop" : "continue",
+                 rein_verify_stop_reason_name(d.reason), used);
+    assert_non_null(strstr(d.message, "Stopped after"));
+    rein_verify_term_free(t);
+}
+
+static void test_term_success_and_blocking(void **state)
+{
+    const struct iter_spec ok[] = {{F, "t1", "TEST", "a", P1, 0.5},
+                                   {REIN_VERIFY_SUCCESS, "t2", NULL, NULL, P1, 1}};
+    const struct iter_spec warn[] = {
+        {REIN_VERIFY_SUCCESS_WITH_WARNINGS, "t1", "DOCS", "a", REIN_VERIFY_P2, 0.9}};
+    const struct iter_spec p0[] = {{F, "t1", "BUILD", "a", REIN_VERIFY_P0, 0},
+                                   {F, "t2", "BUILD", "b", REIN_VERIFY_P0, 0}};
+    struct rein_verify_term_opts keep = {.continue_on_blocking = true};
+    rein_verify_term *t = rein_verify_term_new(&keep);
+    size_t used;
+
+    (void)state;
+    expect_stop(ok, 2, NULL, REIN_VERIFY_STOP_SUCCESS, 2);
+    expect_stop(warn, 1, NULL, REIN_VERIFY_STOP_SUCCESS_WITH_WARNINGS, 1);
+    expect_stop(p0, 2, NULL, REIN_VERIFY_STOP_BLOCKING_FAILURE, 1);
+    assert_int_equal(feed(t, p0, 2, &used).action, REIN_VERIFY_CONTINUE);
+    rein_verify_term_free(t);
+}
+
+static void test_term_same_error_three_times(void **state)
+{
+    /* The tree changes every time, the failure does not. */
+    const struct iter_spec its[] = {{F, "t1", "TEST", "sig", P1, 0.5},
+                                    {F, "t2", "TEST", "sig", P1, 0.5},
+                                    {F, "t3", "TEST", "sig", P1, 0.5},
+                                    {F, "t4", "TEST", "sig", P1, 0.5}};
+
+    (void)state;
+    expect_stop(its, 4, NULL, REIN_VERIFY_STOP_SAME_ERROR, 3);
+}
+
+static void test_term_no_progress_five(void **state)
+{
+    /* Errors alternate among known ones, trees differ, nothing improves. */
+    const struct iter_spec its[] = {
+        {F, "t1", "TEST", "a", P1, NAN}, {F, "t2", "TEST", "b", P1, NAN},
+        {F, "t3", "TEST", "a", P1, NAN}, {F, "t4", "TEST", "b", P1, NAN},
+        {F, "t5", "TEST", "a", P1, NAN}, {F, "t6", "TEST", "b", P1, NAN},
+        {F, "t7", "TEST", "a", P1, NAN}, {F, "t8", "TEST", "b", P1, NAN}};
+
+    (void)state;
+    /* iteration 2 is progress (a new error); 3..7 are not: five in a row at 7 */
+    expect_stop(its, 8, NULL, REIN_VERIFY_STOP_NO_PROGRESS, 7);
+}
+
+static void test_term_repeated_state(void **state)
+{
+    const struct iter_spec same[] = {{F, "t1", "TEST", "a", P1, 0.5},
+                                     {F, "t1", "TEST", "a", P1, 0.5}};
+    const struct iter_spec cycle[] = {{F, "t1", "TEST", "a", P1, 0.2},
+                                      {F, "t2", "TEST", "b", P1, 0.3},
+                                      {F, "t3", "TEST", "c", P1, 0.4},
+                                      {F, "t1", "TEST", "a", P1, 0.2}};
+
+    (void)state;
+    expect_stop(same, 2, NULL, REIN_VERIFY_STOP_REPEATED_STATE, 2);
+    expect_stop(cycle, 4, NULL, REIN_VERIFY_STOP_REPEATED_STATE, 4);
+}
+
+static void test_term_oscillation(void **state)
+{
+    const struct iter_spec states[] = {{F, "tA", "TEST", "a", P1, 0.5},
+                                       {F, "tB", "TEST", "b", P1, 0.6},
+                                       {F, "tA", "TEST", "a", P1, 0.5}};
+    const struct iter_spec metric[] = {{F, "t1", "TEST", "a", P1, 0.5},
+                                       {F, "t2", "TEST", "b", P1, 0.75},
+                                       {F, "t3", "TEST", "c", P1, 0.5},
+                                       {F, "t4", "TEST", "d", P1, 0.75}};
+
+    (void)state;
+    expect_stop(states, 3, NULL, REIN_VERIFY_STOP_OSCILLATION, 3);
+    expect_stop(metric, 4, NULL, REIN_VERIFY_STOP_OSCILLATION, 4);
+}
+
+static void test_term_extends_once(void **state)
+{
+    struct iter_spec its[20];
+    struct rein_verify_term_opts o = {.max_iterations = 4};
+    rein_verify_term *t;
+    struct rein_verify_decision d;
+    size_t used = 0;
+    bool extended = false;
+
+    (void)state;
+    /* Steady real progress: 0.1, 0.2, … never tiny, never the same state. */
+    for (size_t i = 0; i < 20; i++) {
+        static char trees[20][8], sigs[20][8];
+        snprintf(trees[i], sizeof(trees[i]), "t%zu", i);
+        snprintf(sigs[i], sizeof(sigs[i]), "s%zu", i);
+        its[i] = (struct iter_spec){F, trees[i], "TEST", sigs[i], P1, 0.05 * (double)(i + 1)};
+    }
+    t = rein_verify_term_new(&o);
+    for (size_t i = 0; i < 20; i++) {
+        d = feed(t, &its[i], 1, &used);
+        extended |= d.extended;
+        if (i == 3) {
+            assert_true(d.extended);
+            assert_int_equal(d.max_iterations, 6);
+            assert_int_equal(d.action, REIN_VERIFY_CONTINUE);
+        }
+        if (d.action == REIN_VERIFY_STOP) {
+            assert_int_equal(d.reason, REIN_VERIFY_STOP_MAX_ITERATIONS);
+            assert_int_equal(d.iteration, 6);
+            assert_non_null(strstr(d.message, "already extended"));
+            assert_non_null(strstr(d.message, "Tried:"));
+            assert_non_null(strstr(d.suggestion, "Raise the limit"));
+            break;
+        }
+    }
+    assert_true(extended);
+    assert_int_equal(d.action, REIN_VERIFY_STOP);
+    rein_verify_term_free(t);
+}
+
+static void test_term_limit_without_progress(void **state)
+{
+    /* New errors every time is progress; stuck metric and known errors at the limit is not. */
+    const struct iter_spec its[] = {{F, "t1", "TEST", "a", P1, 0.5},
+                                    {F, "t2", "TEST", "b", P1, 0.5},
+                                    {F, "t3", "TEST", "a", P1, 0.5},
+                                    {F, "t4", "TEST", "b", P1, 0.5},
+                                    {F, "t5", "TEST", "a", P1, 0.5}};
+    struct rein_verify_term_opts o = {.max_iterations = 5, .progress_window = 2};
+
+    (void)state;
+    expect_stop(its, 5, &o, REIN_VERIFY_STOP_MAX_ITERATIONS, 5);
+}
+
+static void test_term_convergence_and_confidence(void **state)
+{
+    const struct iter_spec creep[] = {{F, "t1", "TEST", "a", P1, 0.900},
+                                      {F, "t2", "TEST", "b", P1, 0.902},
+                                      {F, "t3", "TEST", "c", P1, 0.904},
+                                      {F, "t4", "TEST", "d", P1, 0.906}};
+    rein_verify_term *t = rein_verify_term_new(NULL);
+    struct rein_verify_failing f = {"TEST", "x", P1};
+    struct rein_verify_iteration it = {
+        .verdict = F, .failing = &f, .n_failing = 1, .progress = NAN, .confidence = 0.2};
+    struct rein_verify_decision d;
+    rein_error err;
+
+    (void)state;
+    expect_stop(creep, 4, NULL, REIN_VERIFY_STOP_CONVERGENCE_STALL, 4);
+    assert_rein_ok(rein_verify_term_add(t, &it, &d, NULL), NULL);
+    assert_int_equal(d.reason, REIN_VERIFY_STOP_LOW_CONFIDENCE);
+    /* After a stop the tracker refuses more. */
+    assert_int_equal(rein_verify_term_add(t, &it, &d, &err), REIN_ESTATE);
+    rein_verify_term_free(t);
+    t = rein_verify_term_new(NULL);
+    it.confidence = NAN;
+    it.external_blocker = true;
+    assert_rein_ok(rein_verify_term_add(t, &it, &d, NULL), NULL);
+    assert_int_equal(d.reason, REIN_VERIFY_STOP_EXTERNAL_BLOCKER);
+    assert_string_equal(rein_verify_stop_reason_name(d.reason), "external_blocker");
+    rein_verify_term_free(t);
+}
+
+static void test_term_from_reports(void **state)
+{
+    char *dir = test_tmpdir();
+    rein_verify_term *t = rein_verify_term_new(NULL);
+    struct rein_verify_decision d;
+    char hash[REIN_VERIFY_HASH_LEN + 1];
+    static const char yaml[] = "protocols:\n  TEST: {steps: [{command: [sh, -c, 'echo "
+                               "\"t.c:1:1: error: nope\"; exit 1']}]}\n";
+
+    (void)state;
+    for (int i = 0; i < 3; i++) {
+        rein_verify_report *r = run_cfg(dir, yaml, NULL);
+        char name[32];
+        snprintf(name, sizeof(name), "attempt%d.txt", i);
+        free(test_write_file(dir, name, "changed"));
+        assert_rein_ok(rein_verify_tree_hash(dir, hash, NULL), NULL);
+        assert_rein_ok(rein_verify_term_add_report(t, r, hash, "tried again", &d, NULL), NULL);
+        rein_verify_report_free(r);
+        if (d.action == REIN_VERIFY_STOP)
+            break;
+    }
+    assert_int_equal(d.reason, REIN_VERIFY_STOP_SAME_ERROR);
+    assert_int_equal(d.iteration, 3);
+    assert_non_null(strstr(d.message, "Still failing: TEST ("));
+    rein_verify_term_free(t);
+    test_rmtree(dir);
+    free(dir);
+}
+
 /* ---- hashes ---- */
 
 static void test_sha256_vectors(void **state)
@@ -1371,6 +1612,65 @@ static void test_sha256_vectors(void **state)
         rein__verify_sha256_add(&h, million, sizeof(million));
     rein__verify_sha256_hex(&h, hex, 64);
     assert_string_equal(hex, "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
+}
+
+static void test_tree_hash(void **state)
+{
+    const char *files[] = {"a.c", "int a;\n", "dir/b.c", "int b;\n", NULL};
+    char *repo = git_repo(files), *plain = test_tmpdir();
+    char h0[65], h1[65], h2[65], h3[65];
+
+    (void)state;
+    assert_rein_ok(rein_verify_tree_hash(repo, h0, NULL), NULL);
+    assert_int_equal(strlen(h0), 64);
+    /* Touching changes times, not contents. */
+    assert_int_equal(sh(repo, "sleep 0.01; touch a.c"), 0);
+    assert_rein_ok(rein_verify_tree_hash(repo, h1, NULL), NULL);
+    assert_string_equal(h0, h1);
+    free(test_write_file(repo, "a.c", "int a2;\n"));
+    assert_rein_ok(rein_verify_tree_hash(repo, h1, NULL), NULL);
+    assert_string_not_equal(h0, h1);
+    free(test_write_file(repo, "a.c", "int a;\n"));
+    assert_rein_ok(rein_verify_tree_hash(repo, h2, NULL), NULL);
+    assert_string_equal(h0, h2);
+    free(test_write_file(repo, "new.c", "x\n"));
+    assert_rein_ok(rein_verify_tree_hash(repo, h3, NULL), NULL);
+    assert_string_not_equal(h0, h3);
+    /* Ignored files do not count. */
+    free(test_write_file(repo, ".gitignore", "*.o\n"));
+    assert_rein_ok(rein_verify_tree_hash(repo, h1, NULL), NULL);
+    free(test_write_file(repo, "x.o", "obj\n"));
+    assert_rein_ok(rein_verify_tree_hash(repo, h2, NULL), NULL);
+    assert_string_equal(h1, h2);
+
+    free(test_write_file(plain, "a/b.txt", "1\n"));
+    assert_rein_ok(rein_verify_tree_hash(plain, h0, NULL), NULL);
+    free(test_write_file(plain, "a/b.txt", "2\n"));
+    assert_rein_ok(rein_verify_tree_hash(plain, h1, NULL), NULL);
+    free(test_write_file(plain, "a/b.txt", "1\n"));
+    assert_rein_ok(rein_verify_tree_hash(plain, h2, NULL), NULL);
+    assert_string_not_equal(h0, h1);
+    assert_string_equal(h0, h2);
+    test_rmtree(repo);
+    test_rmtree(plain);
+    free(repo);
+    free(plain);
+}
+
+static void test_state_hash(void **state)
+{
+    struct rein_verify_failing ab[] = {{"LINT", "1", P1}, {"TEST", "2", P1}};
+    struct rein_verify_failing ba[] = {{"TEST", "2", P1}, {"LINT", "1", P1}};
+    char x[65], y[65], z[65];
+
+    (void)state;
+    rein_verify_state_hash("tree", ab, 2, x);
+    rein_verify_state_hash("tree", ba, 2, y);
+    rein_verify_state_hash("tree2", ab, 2, z);
+    assert_string_equal(x, y);
+    assert_string_not_equal(x, z);
+    rein_verify_state_hash("tree", ab, 1, z);
+    assert_string_not_equal(x, z);
 }
 
 /* ---- changes, confidence, judge ---- */
@@ -1425,6 +1725,72 @@ static void test_confidence(void **state)
     assert_string_equal(rein_verify_confidence_label(0.39), "withheld");
 }
 
+static void test_judge_schema_and_check(void **state)
+{
+    json_t *schema = json_loads(rein_verify_judge_schema(), 0, NULL), *errors = NULL, *reply;
+    const char *good = "{\"functionality_score\": 8, \"quality_score\": 7.5, \"risks\": [], "
+                       "\"verdict\": \"PASS\", \"reasoning\": \"ok\"}";
+    rein_error err;
+
+    (void)state;
+    assert_non_null(schema);
+    assert_int_equal(json_array_size(json_object_get(schema, "required")), 5);
+    assert_true(json_is_false(json_object_get(schema, "additionalProperties")));
+    json_decref(schema);
+    reply = json_loads(good, 0, NULL);
+    assert_rein_ok(rein_verify_judge_check(reply, &errors, &err), &err);
+    assert_null(errors);
+    assert_int_equal(rein_verify_judge_verdict(reply), REIN_VERIFY_JUDGE_PASS);
+    assert_true(fabs(rein_verify_judge_confidence(reply) - 0.75) < 1e-9);
+    json_decref(reply);
+    reply = json_loads("{\"functionality_score\": 11, \"quality_score\": \"7\", \"risks\": "
+                       "[1], \"verdict\": \"OK\", \"reasoning\": \"\", \"extra\": true}",
+                       0, NULL);
+    assert_int_equal(rein_verify_judge_check(reply, &errors, &err), REIN_EINVALID);
+    assert_int_equal(json_array_size(errors), 6);
+    assert_true(has_diag(errors, "message",
+                         "must be one of \"PASS\", \"FAIL\", \"NEEDS_REVIEW\", "
+                         "got string \"OK\""));
+    assert_true(has_diag(errors, "path", "/risks/0"));
+    assert_true(has_diag(errors, "message", "must be between 0 and 10, got integer 11"));
+    assert_true(has_diag(errors, "message", "property \"extra\" is not allowed"));
+    json_decref(errors);
+    json_decref(reply);
+}
+
+static void test_judge_parse(void **state)
+{
+    const char *fenced = "Here is my verdict:\n```json\n{\"functionality_score\": 4, "
+                         "\"quality_score\": 9, \"risks\": [\"race in {cache}\"], \"verdict\": "
+                         "\"NEEDS_REVIEW\", \"reasoning\": \"unsure\", \"confidence\": 0.9}\n```\n";
+    json_t *reply = NULL, *errors = NULL;
+    rein_error err;
+    char *prompt;
+
+    (void)state;
+    assert_rein_ok(rein_verify_judge_parse(fenced, strlen(fenced), &reply, &errors, &err), &err);
+    assert_int_equal(rein_verify_judge_verdict(reply), REIN_VERIFY_JUDGE_NEEDS_REVIEW);
+    assert_true(rein_verify_judge_confidence(reply) < REIN_VERIFY_CONFIDENCE_HIGH);
+    json_decref(reply);
+    assert_int_equal(rein_verify_judge_parse("no json here", 12, &reply, &errors, &err),
+                     REIN_EPARSE);
+    assert_null(reply);
+    assert_int_equal(json_array_size(errors), 1);
+    json_decref(errors);
+    assert_int_equal(rein_verify_judge_parse("{\"a\": }", 7, &reply, &errors, &err), REIN_EPARSE);
+    json_decref(errors);
+    assert_int_equal(rein_verify_judge_parse("{\"verdict\": \"PASS\"}", 19, &reply, &errors, &err),
+                     REIN_EINVALID);
+    assert_non_null(reply);
+    assert_true(has_diag(errors, "message", "required property \"reasoning\" is missing"));
+    json_decref(reply);
+    json_decref(errors);
+    prompt = rein_verify_judge_prompt("add isPrime", "+int is_prime(int n);");
+    assert_non_null(strstr(prompt, "add isPrime"));
+    assert_non_null(strstr(prompt, "\"verdict\": \"PASS\" | \"FAIL\" | \"NEEDS_REVIEW\""));
+    rein_free(prompt);
+}
+
 static const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_output_samples),
     cmocka_unit_test(test_output_diagnostics),
@@ -1461,9 +1827,22 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_claims_in_run),
     cmocka_unit_test(test_source_c),
     cmocka_unit_test(test_source_other_languages),
+    cmocka_unit_test(test_term_success_and_blocking),
+    cmocka_unit_test(test_term_same_error_three_times),
+    cmocka_unit_test(test_term_no_progress_five),
+    cmocka_unit_test(test_term_repeated_state),
+    cmocka_unit_test(test_term_oscillation),
+    cmocka_unit_test(test_term_extends_once),
+    cmocka_unit_test(test_term_limit_without_progress),
+    cmocka_unit_test(test_term_convergence_and_confidence),
+    cmocka_unit_test(test_term_from_reports),
     cmocka_unit_test(test_sha256_vectors),
+    cmocka_unit_test(test_tree_hash),
+    cmocka_unit_test(test_state_hash),
     cmocka_unit_test(test_changes),
     cmocka_unit_test(test_confidence),
+    cmocka_unit_test(test_judge_schema_and_check),
+    cmocka_unit_test(test_judge_parse),
 };
 
 REIN_TEST_MAIN(tests)
