@@ -11,6 +11,7 @@
 
 /* One line per subcommand; the list ends with an empty entry. */
 static const struct cli_command commands[] = {
+    {"verify", "run verification protocols and check an agent's claims", cmd_verify},
     {NULL, NULL, NULL},
 };
 
