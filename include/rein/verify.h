@@ -207,7 +207,8 @@ typedef struct rein_verify_config rein_verify_config;
 /*
  * Reads a protocol file. JSON when the name ends in ".json" or the text starts with '{',
  * YAML otherwise (one document; anchors and aliases allowed). Returns a new config, or NULL
- * with err set: REIN_ENOTFOUND / REIN_EIO when the file cannot be read, REIN_EPARSE for
+ * with err set: REIN_ENOTFOUND / REIN_EIO when the file cannot be read, REIN_ETOOBIG over
+ * 1 MiB, REIN_EPARSE for
  * malformed text and REIN_EINVAL for a well-formed file that breaks the rules above; both
  * carry err->line and err->column (1-based) and a message "<file>:<line>:<col>: <where>:
  * <what>". path is borrowed.
@@ -343,8 +344,9 @@ struct rein_verify_claims_opts {
 /*
  * Checks every claim, filling status, evidence and confidence. File claims use the file
  * system and `git status`/`git diff` (outside git: existence only, at medium confidence);
- * function claims scan the file for a definition. Errors: REIN_ENOMEM; a claim that cannot
- * be checked is UNVERIFIABLE, not an error.
+ * function claims scan the file for a definition. Errors: REIN_ENOMEM, REIN_EINVAL for a
+ * base revision git does not know; a claim that cannot be checked is UNVERIFIABLE, not an
+ * error.
  */
 REIN_EXTERN rein_err rein_verify_claims_check(rein_verify_claims *claims,
                                               const struct rein_verify_claims_opts *opts,
@@ -416,7 +418,7 @@ typedef struct rein_verify_report rein_verify_report;
  * claims of opts->claims_text, running a protocol that did not run when a claim needs it.
  * A failing step, a timeout or a missing program is a result, not an error. *out receives a
  * new report. Errors: REIN_ENOMEM, REIN_EINVAL (bad options: an `only` name the file does
- * not declare), REIN_EIO.
+ * not declare, a base revision git does not know), REIN_EIO.
  */
 REIN_EXTERN rein_err rein_verify_run(const rein_verify_config *cfg,
                                      const struct rein_verify_opts *opts, rein_verify_report **out,
