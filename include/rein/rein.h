@@ -16,5 +16,6 @@
 #include <rein/store.h>
 #include <rein/metrics.h>
 #include <rein/server.h>
+#include <rein/verify.h>
 
 #endif /* REIN_REIN_H */

@@ -12,6 +12,7 @@
 /* One line per subcommand; the list ends with an empty entry. */
 static const struct cli_command commands[] = {
     {"serve", "serve the HTTP API (conversations, metrics, health)", cmd_serve},
+    {"verify", "run verification protocols and check an agent's claims", cmd_verify},
     {NULL, NULL, NULL},
 };
 

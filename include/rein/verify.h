@@ -1,0 +1,610 @@
+/*
+ * rein/verify.h: closed-loop verification. Did the agent really finish, or does it only look
+ * finished?
+ *
+ * This header has six parts, used together by `rein verify` and, later, by `rein loop` and
+ * the LLM judge:
+ *
+ *  1. Protocols. A protocol file (`rein-verify.yaml`, `.yml` or `.json`) declares BUILD, LINT,
+ *     TEST, FUNCTIONALITY, ARCHITECT and custom protocols. Each protocol has a priority, an
+ *     optional parallel group, an optional layer and trigger conditions, and a list of steps;
+ *     a step runs one command (no shell unless `shell: true`), with a timeout, a success
+ *     condition and an on_failure policy (retry | skip | fail). The file format:
+ *
+ *       mode: standard              # minimal | standard | thorough | full
+ *       fast_fail: true             # a failed P0/P1 protocol stops the later groups
+ *       parallel: true              # protocols that share a group run at the same time
+ *       timeout: 600                # default step timeout: seconds, or "30s", "5m", "1h"
+ *       env: {CI: "1"}              # added to every step's environment
+ *       protocols:
+ *         BUILD:
+ *           priority: P0            # P0 blocking | P1 required | P2 desired
+ *           steps:
+ *             - command: make all   # a string split like a shell would, without a shell,
+ *               timeout: 300        # or a list ["make", "all"]
+ *         TEST:
+ *           priority: P1
+ *           group: 2                # protocols in one group run in parallel
+ *           steps:
+ *             - name: unit tests
+ *               command: make test
+ *               success: exit_code == 0 and failed == 0
+ *               on_failure: retry   # retry | skip | fail (default fail)
+ *               retries: 2          # extra attempts for retry (default 2)
+ *               format: auto        # output parser: auto | none | ctest | cmocka | pytest
+ *                                   # | jest | vitest | tap | gcc | eslint
+ *               cwd: subdir         # relative to the working directory
+ *               env: {VERBOSE: 1}
+ *               shell: false        # true: run with /bin/sh -c
+ *         SECURITY:                 # a custom protocol
+ *           description: dependency audit
+ *           layer: 1                # which layer it belongs to (1-6); see modes below
+ *           when: [dependencies_changed]   # or trigger_conditions: [...]
+ *           success: errors == 0    # or success_criteria: protocol-level, over summed counts
+ *           steps: [{command: npm audit --omit=dev}]
+ *
+ *     Unknown keys are errors (a typo must not silently disable a check). A malformed file is
+ *     reported with its line and column.
+ *
+ *     Success conditions are small expressions: numbers, "strings", the names exit_code,
+ *     timed_out, duration_ms, passed, failed, skipped, total, errors, warnings, error_count,
+ *     warning_count, all_tests_pass and output; the operators == != < <= > >=, `output
+ *     contains "text"`, `output matches "regex"`, and/&&, or/||, not/!, parentheses. A name
+ *     the output did not report (failed, when no parser recognised the output) makes the
+ *     condition undecided, which counts as failure with a note saying why.
+ *
+ *  2. Order. Protocols run in groups, lowest group first; the protocols of one group run in
+ *     parallel (on the pool given, or a temporary one). Without `group:` the seed's groups
+ *     apply: BUILD 1; LINT and TEST 2; FUNCTIONALITY and ARCHITECT 3; custom protocols 4.
+ *     Within a group, and with `parallel: false` everywhere, the order is BUILD, LINT, TEST,
+ *     FUNCTIONALITY, ARCHITECT, then custom protocols in file order; `parallel: false` runs
+ *     them one at a time in that order (group by group). With fast_fail (the
+ *     default), once a group has a failed P0 or P1 protocol the later groups are not run
+ *     (status not_run). ARCHITECT runs only when files were added, dependencies changed or
+ *     public signatures changed, as read from `git status` and `git diff` (outside a git
+ *     repository the changes are unknown and ARCHITECT runs). Any protocol may declare `when`
+ *     conditions: always, files_added (= new_files_created), files_changed, files_deleted,
+ *     dependencies_changed, api_changed (= api_signature_changed), security_sensitive.
+ *
+ *     Layer modes, from the seed's six layers (1 static, 2 unit tests, 3 integration,
+ *     4 end-to-end, 5 LLM judge, 6 human review):
+ *       minimal   layers 1       BUILD, LINT
+ *       standard  layers 1 2 5   + TEST, FUNCTIONALITY, ARCHITECT      (the default)
+ *       thorough  layers 1 2 3 5 6  + protocols with `layer: 3`; the report says whether a
+ *                                 person should review (layer 6)
+ *       full      layers 1-6     + protocols with `layer: 4` (end-to-end)
+ *     BUILD and LINT are layer 1 (the static layer: compiling is the type check of compiled
+ *     languages); TEST and FUNCTIONALITY are layer 2 (the seed's FUNCTIONALITY runs the code
+ *     on cases, as unit tests do); ARCHITECT is layer 5 (its last step is the judge's design
+ *     review); custom protocols default to layer 2. Layer 6 is not a protocol: in thorough
+ *     and full mode the report's "review" says a person should look when architecture
+ *     changed or security-sensitive files changed.
+ *
+ *  3. Criteria and the verdict, after the seed's decision tree: SUCCESS when everything that
+ *     ran passed; FAILED when a P0 or P1 protocol failed or a claim was refuted;
+ *     SUCCESS_WITH_WARNINGS when only P2 protocols failed, a claim could not be verified,
+ *     nothing was verified at all, or the overall confidence is below
+ *     REIN_VERIFY_CONFIDENCE_HIGH. (In a loop, a P1 failure means "iterate again"; that is
+ *     the termination decision's job, part 5.)
+ *
+ *  4. Claims (chain-of-verification). Sentences of an agent's final text that claim a file
+ *     was created, modified or deleted, that a function exists in a file, that tests pass,
+ *     that there are no type errors, that the build passes or that lint is clean (English and
+ *     Chinese) are extracted and checked against the working tree, git, the source (a C-family
+ *     scanner; Python, JS/TS, Go and Rust by pattern) and by running the protocol. Each is
+ *     verified, refuted or unverifiable; a refuted claim fails the verdict.
+ *
+ *  5. Termination (for `rein loop`): given the history of iterations (failing checks with
+ *     their error signatures, a working-tree hash, a progress metric, a confidence), decide
+ *     to continue, to stop with a named reason, or to extend the iteration limit by half,
+ *     once. Stall, oscillation and repeated-state detection live here.
+ *
+ *  6. Confidence and the judge. Every result carries a confidence in [0, 1]; a result's
+ *     confidence is the minimum of its own and its inputs'; below 0.7 it is UNVERIFIED and
+ *     below 0.4 it is withheld (not passed downstream). The LLM judge's reply has a JSON
+ *     Schema (rein_verify_judge_schema()) and is checked against it like a tool call.
+ *
+ * Threading: a rein_verify_config is immutable once loaded and may be used by many runs on
+ * many threads at once. A report, a claims list and a termination tracker belong to one
+ * thread at a time. The event callback of a run is called from worker threads, but never
+ * twice at the same time.
+ */
+#ifndef REIN_VERIFY_H
+#define REIN_VERIFY_H
+
+#include <rein/cancel.h>
+#include <rein/json.h>
+#include <rein/pool.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- names ---------------------------------------------------------------------------- */
+
+enum rein_verify_priority {
+    REIN_VERIFY_P0 = 0, /* blocking: must pass */
+    REIN_VERIFY_P1 = 1, /* required: should pass */
+    REIN_VERIFY_P2 = 2, /* desired: a failure is a warning */
+};
+
+enum rein_verify_mode {
+    REIN_VERIFY_MODE_DEFAULT = 0, /* the file's mode, standard when it has none */
+    REIN_VERIFY_MODE_MINIMAL = 1,
+    REIN_VERIFY_MODE_STANDARD = 2,
+    REIN_VERIFY_MODE_THOROUGH = 3,
+    REIN_VERIFY_MODE_FULL = 4,
+};
+
+enum rein_verify_status {
+    REIN_VERIFY_STATUS_PASSED = 0,
+    REIN_VERIFY_STATUS_FAILED = 1,
+    REIN_VERIFY_STATUS_SKIPPED = 2, /* not selected: mode, `only`, or its conditions did not hold */
+    REIN_VERIFY_STATUS_NOT_RUN = 3, /* selected but not run: fast-fail or cancellation */
+};
+
+enum rein_verify_verdict {
+    REIN_VERIFY_SUCCESS = 0,
+    REIN_VERIFY_SUCCESS_WITH_WARNINGS = 1,
+    REIN_VERIFY_FAILED = 2,
+};
+
+/* Static names: "P0"; "standard"; "passed", "not_run"; "SUCCESS_WITH_WARNINGS". */
+REIN_EXTERN const char *rein_verify_priority_name(enum rein_verify_priority p);
+REIN_EXTERN const char *rein_verify_mode_name(enum rein_verify_mode m);
+REIN_EXTERN const char *rein_verify_status_name(enum rein_verify_status s);
+REIN_EXTERN const char *rein_verify_verdict_name(enum rein_verify_verdict v);
+/* Parses "minimal|standard|thorough|full"; false (and *out unchanged) on anything else. */
+REIN_EXTERN bool rein_verify_mode_parse(const char *text, enum rein_verify_mode *out);
+
+/* ---- output parsers ------------------------------------------------------------------- */
+
+enum rein_verify_format {
+    REIN_VERIFY_FORMAT_AUTO = 0, /* every parser; test counts from the first that matches */
+    REIN_VERIFY_FORMAT_NONE,
+    REIN_VERIFY_FORMAT_CTEST,
+    REIN_VERIFY_FORMAT_CMOCKA,
+    REIN_VERIFY_FORMAT_PYTEST,
+    REIN_VERIFY_FORMAT_JEST,
+    REIN_VERIFY_FORMAT_VITEST,
+    REIN_VERIFY_FORMAT_TAP,
+    REIN_VERIFY_FORMAT_GCC,    /* gcc and clang diagnostics, ld's undefined references */
+    REIN_VERIFY_FORMAT_ESLINT, /* `eslint -f json`, and the stylish summary line */
+};
+REIN_EXTERN const char *rein_verify_format_name(enum rein_verify_format f);
+REIN_EXTERN bool rein_verify_format_parse(const char *text, enum rein_verify_format *out);
+
+/*
+ * What a command's output says, when a parser recognised it. Test counts and diagnostic
+ * counts are separate because one output often has both (`make test` compiles, then runs
+ * the tests). xfail/todo results count as skipped; pytest's errors count as failed.
+ */
+struct rein_verify_counts {
+    bool has_tests;
+    int64_t passed, failed, skipped, total;
+    bool has_diagnostics;
+    int64_t errors, warnings;
+    char format[48]; /* the parsers that matched, joined with '+' ("gcc+ctest"); "" if none */
+};
+
+/*
+ * Parses len bytes of a command's output (borrowed; ANSI colours and carriage returns are
+ * tolerated) as fmt. *counts is always filled. When diagnostics is not NULL it receives a
+ * new JSON array (up to 50 entries) of what failed: compiler and lint diagnostics
+ * {"severity": "error"|"warning", "file", "line", "column", "message", "rule"} and failing
+ * tests {"severity": "failure", "test": name, "message"?}; absent members are unknown.
+ * Errors: REIN_ENOMEM only.
+ */
+REIN_EXTERN rein_err rein_verify_output_parse(const char *text, size_t len,
+                                              enum rein_verify_format fmt,
+                                              struct rein_verify_counts *counts,
+                                              json_t **diagnostics, rein_error *err) REIN_WUR;
+
+/* ---- protocol files ------------------------------------------------------------------- */
+
+typedef struct rein_verify_config rein_verify_config;
+
+/*
+ * Reads a protocol file. JSON when the name ends in ".json" or the text starts with '{',
+ * YAML otherwise (one document; anchors and aliases allowed). Returns a new config, or NULL
+ * with err set: REIN_ENOTFOUND / REIN_EIO when the file cannot be read, REIN_ETOOBIG over
+ * 1 MiB, REIN_EPARSE for
+ * malformed text and REIN_EINVAL for a well-formed file that breaks the rules above; both
+ * carry err->line and err->column (1-based) and a message "<file>:<line>:<col>: <where>:
+ * <what>". path is borrowed.
+ */
+REIN_EXTERN rein_verify_config *rein_verify_config_load(const char *path, rein_error *err);
+/* The same from memory; name (borrowed, may be NULL) is used in messages and to pick JSON. */
+REIN_EXTERN rein_verify_config *rein_verify_config_parse(const char *text, size_t len,
+                                                         const char *name, rein_error *err);
+/*
+ * Loads the first of rein-verify.yaml, rein-verify.yml, rein-verify.json found in dir
+ * (borrowed; NULL: the current directory). REIN_ENOTFOUND when there is none.
+ */
+REIN_EXTERN rein_verify_config *rein_verify_config_find(const char *dir, rein_error *err);
+/* A config with no protocols (for checking claims only). NULL when memory is exhausted. */
+REIN_EXTERN rein_verify_config *rein_verify_config_new_empty(void);
+REIN_EXTERN void rein_verify_config_free(rein_verify_config *cfg);
+/* The file's mode (STANDARD when it names none). */
+REIN_EXTERN enum rein_verify_mode rein_verify_config_mode(const rein_verify_config *cfg);
+REIN_EXTERN size_t rein_verify_config_protocol_count(const rein_verify_config *cfg);
+/* Name of protocol i in run order (borrowed from cfg); NULL when i is out of range. */
+REIN_EXTERN const char *rein_verify_config_protocol_name(const rein_verify_config *cfg, size_t i);
+REIN_EXTERN bool rein_verify_config_has_protocol(const rein_verify_config *cfg, const char *name);
+
+/* ---- working-tree changes ------------------------------------------------------------- */
+
+/*
+ * What changed in a git working tree: against HEAD (staged, unstaged and untracked files),
+ * or against base when one is given. `known` is false outside a git repository (or without
+ * git), and then every other member is false.
+ */
+struct rein_verify_changes {
+    bool known;
+    bool files_added, files_modified, files_deleted;
+    bool dependencies_changed; /* a package manifest or lock file, or a dependency line in a
+                                  build file (find_package, pkg_check_modules, LDLIBS, …) */
+    bool api_changed;          /* a declaration line in a header, or an exported symbol line
+                                  (export …, pub fn, an exported Go func, a public def) */
+    bool security_sensitive;   /* a changed path that names auth, secrets, crypto, keys, … */
+    size_t changed_count;
+};
+
+/*
+ * Reads the changes of the tree at dir (borrowed; NULL: current directory) against base
+ * (borrowed revision; NULL: HEAD). Not being in a git repository is not an error (known is
+ * false). Errors: REIN_ENOMEM, REIN_EINVAL for a base git does not know.
+ */
+REIN_EXTERN rein_err rein_verify_changes_read(const char *dir, const char *base,
+                                              struct rein_verify_changes *out,
+                                              rein_error *err) REIN_WUR;
+
+/* ---- confidence ----------------------------------------------------------------------- */
+
+#define REIN_VERIFY_CONFIDENCE_HIGH    0.7 /* at or above: used as is */
+#define REIN_VERIFY_CONFIDENCE_LOW     0.4 /* below: withheld from downstream */
+#define REIN_VERIFY_CONFIDENCE_GIVE_UP 0.3 /* below: the loop cannot complete */
+
+enum rein_verify_confidence_level {
+    REIN_VERIFY_CONFIDENCE_LEVEL_HIGH = 0,   /* "verified" */
+    REIN_VERIFY_CONFIDENCE_LEVEL_MEDIUM = 1, /* "UNVERIFIED": used, with a warning */
+    REIN_VERIFY_CONFIDENCE_LEVEL_LOW = 2,    /* "withheld": not passed downstream */
+};
+/* Downstream confidence: min(own, inputs[0..n)); values are clamped to [0, 1]; NaN is 0. */
+REIN_EXTERN double rein_verify_confidence_propagate(double own, const double *inputs, size_t n);
+REIN_EXTERN enum rein_verify_confidence_level rein_verify_confidence_level(double c);
+/* "verified", "UNVERIFIED" or "withheld". */
+REIN_EXTERN const char *rein_verify_confidence_label(double c);
+
+/* ---- claims --------------------------------------------------------------------------- */
+
+enum rein_verify_claim_kind {
+    REIN_VERIFY_CLAIM_FILE_CREATED = 0,
+    REIN_VERIFY_CLAIM_FILE_MODIFIED,
+    REIN_VERIFY_CLAIM_FILE_DELETED,
+    REIN_VERIFY_CLAIM_FUNCTION_EXISTS,
+    REIN_VERIFY_CLAIM_TESTS_PASS,
+    REIN_VERIFY_CLAIM_NO_TYPE_ERRORS,
+    REIN_VERIFY_CLAIM_BUILD_PASSES,
+    REIN_VERIFY_CLAIM_LINT_CLEAN,
+};
+enum rein_verify_claim_status {
+    REIN_VERIFY_CLAIM_UNCHECKED = 0,
+    REIN_VERIFY_CLAIM_VERIFIED,
+    REIN_VERIFY_CLAIM_REFUTED,
+    REIN_VERIFY_CLAIM_UNVERIFIABLE,
+};
+/* "file_created", …; "verified", "refuted", "unverifiable", "unchecked". */
+REIN_EXTERN const char *rein_verify_claim_kind_name(enum rein_verify_claim_kind k);
+REIN_EXTERN const char *rein_verify_claim_status_name(enum rein_verify_claim_status s);
+
+/* One claim. Every string is borrowed from its claims list. */
+struct rein_verify_claim {
+    enum rein_verify_claim_kind kind;
+    const char *text; /* the sentence it came from (trimmed, at most 300 bytes) */
+    const char *path; /* the file, or NULL */
+    const char *name; /* the function, or NULL */
+    int line;         /* the line claimed for the function, or 0 */
+    enum rein_verify_claim_status status;
+    const char *evidence; /* why it is verified, refuted or unverifiable; "" unchecked */
+    double confidence;
+};
+
+typedef struct rein_verify_claims rein_verify_claims;
+
+/*
+ * Extracts the claims of text (len bytes, borrowed; UTF-8). Conditional, future and negated
+ * sentences ("if the tests pass", "I will create", "tests do not pass", "测试未通过") make no
+ * claim. Returns a new list (possibly empty), or NULL with err set (REIN_ENOMEM).
+ */
+REIN_EXTERN rein_verify_claims *rein_verify_claims_extract(const char *text, size_t len,
+                                                           rein_error *err);
+REIN_EXTERN void rein_verify_claims_free(rein_verify_claims *claims);
+REIN_EXTERN size_t rein_verify_claims_count(const rein_verify_claims *claims);
+/* Claim i (borrowed, valid until the list is checked again or freed); NULL out of range. */
+REIN_EXTERN const struct rein_verify_claim *rein_verify_claims_get(const rein_verify_claims *c,
+                                                                   size_t i);
+
+/*
+ * How execution claims are checked: run_check runs the named protocol ("TEST", "BUILD",
+ * "LINT", or "TYPECHECK" with "BUILD" as the fallback) and returns 1 when it passed, 0 when
+ * it failed, and -1 when there is no such protocol. It writes a short reason into why and
+ * the result's confidence into *confidence. Called on the checking thread.
+ */
+typedef int (*rein_verify_run_check_fn)(const char *protocol, char *why, size_t why_len,
+                                        double *confidence, void *userdata);
+
+struct rein_verify_claims_opts {
+    const char *cwd;  /* borrowed; NULL: the current directory. Claim paths are relative */
+    const char *base; /* borrowed revision the changes are read against; NULL: HEAD */
+    rein_verify_run_check_fn run_check; /* NULL: execution claims are unverifiable */
+    void *userdata;
+};
+
+/*
+ * Checks every claim, filling status, evidence and confidence. File claims use the file
+ * system and `git status`/`git diff` (outside git: existence only, at medium confidence);
+ * function claims scan the file for a definition. Errors: REIN_ENOMEM, REIN_EINVAL for a
+ * base revision git does not know; a claim that cannot be checked is UNVERIFIABLE, not an
+ * error.
+ */
+REIN_EXTERN rein_err rein_verify_claims_check(rein_verify_claims *claims,
+                                              const struct rein_verify_claims_opts *opts,
+                                              rein_error *err) REIN_WUR;
+/* A new JSON array [{kind, text, path?, name?, line?, status, evidence, confidence}]. */
+REIN_EXTERN json_t *rein_verify_claims_json(const rein_verify_claims *claims);
+
+/*
+ * Looks for a definition of the function name (borrowed) in len bytes of source text
+ * (borrowed). lang is a file name or extension ("x.c", ".py"): C-family sources (c, h, cc,
+ * cpp, hpp, m, java, cs, …) are scanned with comments, strings and preprocessor lines
+ * understood; py, js/ts, go, rs, rb, php, kt, swift by pattern. Returns
+ *   2  a definition (also `#define name(`), *line its 1-based line
+ *   1  only a declaration (a prototype), *line its line
+ *   0  neither
+ *  -1  the language is not known (a plain-text match is in *line, 0 when none)
+ */
+REIN_EXTERN int rein_verify_source_find_function(const char *text, size_t len, const char *lang,
+                                                 const char *name, int *line);
+
+/* ---- running ------------------------------------------------------------------------- */
+
+/* Everything about one protocol's result. Strings are borrowed from the report. */
+struct rein_verify_protocol_info {
+    const char *name;
+    enum rein_verify_priority priority;
+    enum rein_verify_status status;
+    int group;
+    int64_t started_ms;  /* offsets from the start of the run on the monotonic clock; */
+    int64_t ended_ms;    /* -1 when it did not run */
+    int64_t duration_ms; /* 0 when it did not run */
+    int attempts;        /* runs of the deciding step (> 1 after retries) */
+    bool flaky;          /* passed only after a retry */
+    bool for_claim;      /* not selected, run only to check a claim */
+    struct rein_verify_counts counts; /* summed over the steps */
+    const char *output_tail;          /* the end of the last step's output, ANSI removed */
+    const char *reason;               /* one line: why it failed, was skipped or not run */
+    const char *signature;            /* 16 hex digits naming the failure; "" unless failed */
+    double confidence;
+};
+
+enum rein_verify_event {
+    REIN_VERIFY_EVENT_START = 0, /* info has name, priority and group only */
+    REIN_VERIFY_EVENT_END = 1,   /* info is complete */
+};
+typedef void (*rein_verify_event_fn)(enum rein_verify_event ev,
+                                     const struct rein_verify_protocol_info *info, void *userdata);
+
+struct rein_verify_opts {
+    const char *cwd;            /* borrowed; where steps run; NULL: the current directory */
+    enum rein_verify_mode mode; /* DEFAULT: the file's */
+    const char *const *only;    /* borrowed NULL-terminated names to run regardless of mode
+                                     and conditions (the loop's --until); NULL: all selected */
+    const char *claims_text;    /* borrowed agent text whose claims are checked; may be NULL */
+    size_t claims_len;
+    const char *base;    /* borrowed revision for changes and claims; NULL: HEAD */
+    rein_pool *pool;     /* borrowed; NULL: a temporary pool when a group has more
+                                     than one protocol */
+    rein_cancel *cancel; /* borrowed; may be NULL. Stops running steps (not_run) */
+    size_t tail_bytes;   /* output tail kept per protocol; 0: 4096 */
+    rein_verify_event_fn on_event;
+    void *userdata;
+};
+
+typedef struct rein_verify_report rein_verify_report;
+
+/*
+ * Runs the protocols of cfg (borrowed) as opts (borrowed; may be NULL) say, then checks the
+ * claims of opts->claims_text, running a protocol that did not run when a claim needs it.
+ * A failing step, a timeout or a missing program is a result, not an error. *out receives a
+ * new report. Errors: REIN_ENOMEM, REIN_EINVAL (bad options: an `only` name the file does
+ * not declare, a base revision git does not know), REIN_EIO.
+ */
+REIN_EXTERN rein_err rein_verify_run(const rein_verify_config *cfg,
+                                     const struct rein_verify_opts *opts, rein_verify_report **out,
+                                     rein_error *err) REIN_WUR;
+REIN_EXTERN void rein_verify_report_free(rein_verify_report *report);
+REIN_EXTERN enum rein_verify_verdict rein_verify_report_verdict(const rein_verify_report *r);
+REIN_EXTERN enum rein_verify_mode rein_verify_report_mode(const rein_verify_report *r);
+/* The minimum confidence of everything that ran and every claim checked (1 when none). */
+REIN_EXTERN double rein_verify_report_confidence(const rein_verify_report *r);
+/*
+ * A progress metric in [0, 1] for the loop: the mean over selected protocols of 1 (passed),
+ * the test pass rate or 1/(1 + errors) (failed with counts), or 0.
+ */
+REIN_EXTERN double rein_verify_report_progress(const rein_verify_report *r);
+REIN_EXTERN size_t rein_verify_report_protocol_count(const rein_verify_report *r);
+/* Fills *info for protocol i (run order). false when i is out of range. */
+REIN_EXTERN bool rein_verify_report_protocol(const rein_verify_report *r, size_t i,
+                                             struct rein_verify_protocol_info *info);
+/* The checked claims (borrowed), or NULL when no claims text was given. */
+REIN_EXTERN const rein_verify_claims *rein_verify_report_claims(const rein_verify_report *r);
+/*
+ * The report as a new JSON object: {verdict, mode, confidence, progress, protocols: [{name,
+ * priority, status, group, duration_ms, started_ms, ended_ms, attempts, flaky, counts:
+ * {passed, failed, skipped, total, errors, warnings, format} (null when unknown),
+ * diagnostics, steps, output_tail, reason, signature, confidence, unverified}], claims,
+ * changes, review (thorough and full modes), notes}. NULL when memory is exhausted.
+ */
+REIN_EXTERN json_t *rein_verify_report_json(const rein_verify_report *r);
+
+/* ---- termination --------------------------------------------------------------------- */
+
+#define REIN_VERIFY_HASH_LEN 64 /* hex digits of a tree or state hash (SHA-256) */
+
+/* A failing check of one iteration. */
+struct rein_verify_failing {
+    const char *check;     /* "TEST" (borrowed; copied by rein_verify_term_add) */
+    const char *signature; /* what failed, e.g. a protocol's signature (borrowed; copied) */
+    enum rein_verify_priority priority;
+};
+
+/* What one iteration of a loop ended with. */
+struct rein_verify_iteration {
+    enum rein_verify_verdict verdict;
+    const struct rein_verify_failing *failing; /* borrowed, n_failing entries */
+    size_t n_failing;
+    const char *tree_hash; /* borrowed; NULL when unknown */
+    double progress;       /* higher is better; NaN when unknown */
+    double confidence;     /* the agent's or the report's; NaN when unknown */
+    bool external_blocker; /* the agent needs a person or an outside resource */
+    const char *summary;   /* borrowed: what was tried in this iteration; may be NULL */
+};
+
+struct rein_verify_term_opts {
+    int max_iterations;         /* 0: 10 */
+    int same_error_limit;       /* the same failing signatures this many times in a row: 3 */
+    int no_progress_limit;      /* this many iterations in a row without progress: 5 */
+    int convergence_limit;      /* this many tiny improvements in a row while below the
+                                   goal: 3 */
+    double convergence_epsilon; /* an improvement smaller than this is tiny: 0.01 */
+    double progress_goal;       /* 1.0 */
+    double min_confidence;      /* below: stop (REIN_VERIFY_CONFIDENCE_GIVE_UP) */
+    int progress_window;        /* extend the limit when one of the last N made progress: 3 */
+    bool continue_on_blocking;  /* the seed stops at once on a P0 failure; a fixing loop may
+                                   prefer to iterate, bounded by the detectors */
+    bool no_extension;          /* never extend the limit */
+};
+
+enum rein_verify_action {
+    REIN_VERIFY_CONTINUE = 0,
+    REIN_VERIFY_STOP = 1,
+};
+
+enum rein_verify_stop_reason {
+    REIN_VERIFY_STOP_NONE = 0, /* continuing */
+    REIN_VERIFY_STOP_SUCCESS,
+    REIN_VERIFY_STOP_SUCCESS_WITH_WARNINGS,
+    REIN_VERIFY_STOP_BLOCKING_FAILURE, /* a P0 check failed */
+    REIN_VERIFY_STOP_MAX_ITERATIONS,
+    REIN_VERIFY_STOP_SAME_ERROR,
+    REIN_VERIFY_STOP_NO_PROGRESS,
+    REIN_VERIFY_STOP_REPEATED_STATE,
+    REIN_VERIFY_STOP_OSCILLATION,
+    REIN_VERIFY_STOP_CONVERGENCE_STALL,
+    REIN_VERIFY_STOP_LOW_CONFIDENCE,
+    REIN_VERIFY_STOP_EXTERNAL_BLOCKER,
+};
+/* "success", "same_error", "oscillation", …; "none" for NONE. */
+REIN_EXTERN const char *rein_verify_stop_reason_name(enum rein_verify_stop_reason r);
+
+/* The decision after an iteration. Strings are borrowed from the tracker until its next add. */
+struct rein_verify_decision {
+    enum rein_verify_action action;
+    enum rein_verify_stop_reason reason;
+    int iteration;          /* 1-based number of the iteration just added */
+    int max_iterations;     /* the limit now in force (after an extension) */
+    bool extended;          /* this decision extended the limit */
+    bool progress;          /* this iteration made progress */
+    const char *message;    /* what happened and what was tried (stops only; else "") */
+    const char *suggestion; /* what a person should do (stops only; else "") */
+};
+
+typedef struct rein_verify_term rein_verify_term;
+
+/* opts (borrowed, may be NULL) is copied. NULL when memory is exhausted. */
+REIN_EXTERN rein_verify_term *rein_verify_term_new(const struct rein_verify_term_opts *opts);
+REIN_EXTERN void rein_verify_term_free(rein_verify_term *t);
+/*
+ * Records one iteration (borrowed; copied) and decides. After a STOP every further add
+ * fails with REIN_ESTATE. Errors: REIN_ENOMEM (nothing recorded), REIN_ESTATE.
+ */
+REIN_EXTERN rein_err rein_verify_term_add(rein_verify_term *t,
+                                          const struct rein_verify_iteration *it,
+                                          struct rein_verify_decision *out,
+                                          rein_error *err) REIN_WUR;
+/*
+ * rein_verify_term_add with the iteration taken from a report: its verdict, failing
+ * protocols (name and signature), refuted claims, progress and confidence. tree_hash and
+ * summary are borrowed and may be NULL.
+ */
+REIN_EXTERN rein_err rein_verify_term_add_report(rein_verify_term *t, const rein_verify_report *r,
+                                                 const char *tree_hash, const char *summary,
+                                                 struct rein_verify_decision *out,
+                                                 rein_error *err) REIN_WUR;
+
+/*
+ * Hash of the working tree at dir (borrowed; NULL: current directory) into out (64 hex
+ * digits and a NUL). In a git repository: every file git would track (tracked, or untracked
+ * and not ignored), by path and content; elsewhere every regular file under dir except .git
+ * (at most 20000 files and 256 MiB, else REIN_ETOOBIG). Contents are hashed, not times, so
+ * touching a file does not change the hash.
+ */
+REIN_EXTERN rein_err rein_verify_tree_hash(const char *dir, char out[REIN_VERIFY_HASH_LEN + 1],
+                                           rein_error *err) REIN_WUR;
+/*
+ * The state of an iteration: the tree hash (may be NULL) with the failing checks (borrowed;
+ * order does not matter) into out. Two iterations with the same state hash are the same
+ * state.
+ */
+REIN_EXTERN void rein_verify_state_hash(const char *tree_hash,
+                                        const struct rein_verify_failing *failing, size_t n,
+                                        char out[REIN_VERIFY_HASH_LEN + 1]);
+
+/* ---- LLM judge (layer 5) -------------------------------------------------------------- */
+
+enum rein_verify_judge_verdict {
+    REIN_VERIFY_JUDGE_PASS = 0,
+    REIN_VERIFY_JUDGE_FAIL = 1,
+    REIN_VERIFY_JUDGE_NEEDS_REVIEW = 2,
+};
+
+/*
+ * The JSON Schema (2020-12) of a judge's reply, as static text:
+ * {functionality_score: 0-10, quality_score: 0-10, risks: [string], verdict: "PASS" | "FAIL"
+ * | "NEEDS_REVIEW", reasoning: non-empty string, confidence?: 0-1}, no other members.
+ */
+REIN_EXTERN const char *rein_verify_judge_schema(void);
+/*
+ * A new prompt asking a judge to evaluate diff against requirement (both borrowed), ending
+ * with the reply format. NULL when memory is exhausted.
+ */
+REIN_EXTERN char *rein_verify_judge_prompt(const char *requirement, const char *diff);
+/*
+ * Checks a parsed reply (borrowed) against the schema. REIN_OK when it conforms; otherwise
+ * REIN_EINVALID and, when errors is not NULL, a new JSON array of {"path", "message"} in the
+ * tool-call error style ("/verdict": "must be one of \"PASS\", \"FAIL\", \"NEEDS_REVIEW\",
+ * got string \"OK\""), which is what the model reads to fix its reply. REIN_ENOMEM.
+ */
+REIN_EXTERN rein_err rein_verify_judge_check(const json_t *reply, json_t **errors,
+                                             rein_error *err) REIN_WUR;
+/*
+ * Parses a judge's reply text (borrowed; a ```json fence or text around one JSON object is
+ * tolerated) and checks it. REIN_OK with *reply a new reference; REIN_EPARSE when no JSON
+ * object can be read (err has the reason; *errors gets one entry at path "/"); REIN_EINVALID
+ * with *errors as above (and *reply still set, for the record). errors and reply may be NULL.
+ */
+REIN_EXTERN rein_err rein_verify_judge_parse(const char *text, size_t len, json_t **reply,
+                                             json_t **errors, rein_error *err) REIN_WUR;
+/* The verdict of a conforming reply (borrowed). */
+REIN_EXTERN enum rein_verify_judge_verdict rein_verify_judge_verdict(const json_t *reply);
+/*
+ * The confidence of a conforming reply: its "confidence" when given, else the lower score /
+ * 10; NEEDS_REVIEW caps it below REIN_VERIFY_CONFIDENCE_HIGH.
+ */
+REIN_EXTERN double rein_verify_judge_confidence(const json_t *reply);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* REIN_VERIFY_H */

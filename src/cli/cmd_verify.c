@@ -1,0 +1,364 @@
+/*
+ * `rein verify`: runs the verification protocols of rein-verify.yaml (or --config FILE) in
+ * the current directory, checks the claims of a text when --claims is given, and prints a
+ * table and the verdict (or, with --json, the report as JSON).
+ *
+ * Exit codes: 0 SUCCESS, 1 FAILED, 3 SUCCESS_WITH_WARNINGS, 2 an unusable configuration or
+ * command line. Everything here goes through the public <rein/verify.h> API.
+ */
+#include "cli.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define CLI_EXIT_WARNINGS 3
+#define CLAIMS_MAX_BYTES  ((size_t)4 << 20)
+#define TAIL_LINES        12
+
+struct verify_args {
+    const char *config;
+    const char *claims;
+    const char *base;
+    char *only_text;
+    const char **only;
+    enum rein_verify_mode mode;
+    bool json;
+};
+
+static void verify_usage(FILE *out)
+{
+    fprintf(
+        out,
+        "usage: rein verify [--config FILE] [--mode minimal|standard|thorough|full] [--json]\n"
+        "                   [--only NAME[,NAME...]] [--claims FILE|-] [--base REV]\n\n"
+        "Runs the verification protocols (BUILD, LINT, TEST, FUNCTIONALITY, ARCHITECT and\n"
+        "custom ones) declared in rein-verify.yaml (or .yml, .json) in the current\n"
+        "directory, and prints each protocol's status, duration and counts and the verdict.\n\n"
+        "  --config FILE   the protocol file to use\n"
+        "  --mode MODE     which layers run: minimal (BUILD, LINT), standard (+ TEST,\n"
+        "                  FUNCTIONALITY, ARCHITECT), thorough (+ layer 3 and the review\n"
+        "                  flag), full (everything)\n"
+        "  --only NAMES    run just these protocols, whatever the mode and conditions\n"
+        "  --claims FILE   check the claims in an agent's text (\"-\" reads stdin): files\n"
+        "                  created, modified or deleted, functions added, tests passing, ...\n"
+        "  --base REV      compare changes and claims with this revision instead of HEAD\n"
+        "  --json          print the report as JSON\n\n"
+        "A minimal rein-verify.yaml:\n"
+        "  protocols:\n"
+        "    BUILD: {priority: P0, steps: [{command: make all, timeout: 300}]}\n"
+        "    TEST:  {priority: P1, steps: [{command: make test, on_failure: retry}]}\n\n"
+        "exit status: 0 SUCCESS, 1 FAILED, 3 SUCCESS_WITH_WARNINGS, 2 unusable configuration\n");
+}
+
+/* Splits "TEST,LINT" into a NULL-terminated list pointing into a->only_text. */
+static int split_only(struct verify_args *a, const char *text)
+{
+    size_t n = 1;
+    char *p;
+
+    a->only_text = rein_strdup(text);
+    if (!a->only_text)
+        return cli_usage_error("out of memory");
+    for (const char *c = text; *c; c++)
+        n += *c == ',';
+    a->only = rein_calloc(n + 1, sizeof(*a->only));
+    if (!a->only)
+        return cli_usage_error("out of memory");
+    n = 0;
+    for (p = a->only_text; p;) {
+        char *comma = strchr(p, ',');
+        if (comma)
+            *comma = '\0';
+        if (*p)
+            a->only[n++] = p;
+        p = comma ? comma + 1 : NULL;
+    }
+    if (n == 0)
+        return cli_usage_error("--only needs protocol names, e.g. --only TEST,LINT");
+    return CLI_EXIT_OK;
+}
+
+static int parse_args(int argc, char **argv, struct verify_args *a)
+{
+    for (int i = 1; i < argc; i++) {
+        const char *arg = argv[i];
+        const char *val = i + 1 < argc ? argv[i + 1] : NULL;
+        if (cli_is_flag(arg, "-h", "--help")) {
+            verify_usage(stdout);
+            return -1;
+        }
+        if (cli_is_flag(arg, NULL, "--json")) {
+            a->json = true;
+            continue;
+        }
+        if (!cli_is_flag(arg, "-c", "--config") && !cli_is_flag(arg, NULL, "--mode") &&
+            !cli_is_flag(arg, NULL, "--only") && !cli_is_flag(arg, NULL, "--claims") &&
+            !cli_is_flag(arg, NULL, "--base"))
+            return cli_usage_error("verify: unknown option '%s' (see rein verify --help)", arg);
+        if (!val)
+            return cli_usage_error("verify: %s needs a value", arg);
+        i++;
+        if (cli_is_flag(arg, "-c", "--config"))
+            a->config = val;
+        else if (cli_is_flag(arg, NULL, "--claims"))
+            a->claims = val;
+        else if (cli_is_flag(arg, NULL, "--base"))
+            a->base = val;
+        else if (cli_is_flag(arg, NULL, "--only")) {
+            int rc = split_only(a, val);
+            if (rc)
+                return rc;
+        } else if (!rein_verify_mode_parse(val, &a->mode))
+            return cli_usage_error("verify: --mode must be minimal, standard, thorough or full, "
+                                   "not '%s'",
+                                   val);
+    }
+    return CLI_EXIT_OK;
+}
+
+/* Reads the claims text (a file, or stdin for "-") into new memory. */
+static char *read_claims(const char *path, size_t *len)
+{
+    FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
+    char *buf;
+
+    if (!f) {
+        cli_usage_error("verify: cannot read %s", path);
+        return NULL;
+    }
+    buf = rein_malloc(CLAIMS_MAX_BYTES + 1);
+    if (buf) {
+        *len = fread(buf, 1, CLAIMS_MAX_BYTES, f);
+        buf[*len] = '\0';
+    }
+    if (f != stdin)
+        fclose(f);
+    if (!buf)
+        cli_usage_error("verify: out of memory");
+    return buf;
+}
+
+static void print_duration(FILE *out, const struct rein_verify_protocol_info *p)
+{
+    if (p->started_ms < 0)
+        fprintf(out, "%-9s", "-");
+    else
+        fprintf(out, "%-9.2f", (double)p->duration_ms / 1000);
+}
+
+/* "3 passed, 1 failed of 4; 0 errors, 2 warnings", or the reason when it did not run. */
+static void counts_text(const struct rein_verify_protocol_info *p, char *out, size_t n)
+{
+    const struct rein_verify_counts *c = &p->counts;
+    size_t used = 0;
+
+    out[0] = '\0';
+    if (p->status == REIN_VERIFY_STATUS_SKIPPED || p->status == REIN_VERIFY_STATUS_NOT_RUN) {
+        snprintf(out, n, "%s", p->reason);
+        return;
+    }
+    if (c->has_tests)
+        used += (size_t)snprintf(out, n, "%lld passed, %lld failed, %lld skipped of %lld",
+                                 (long long)c->passed, (long long)c->failed, (long long)c->skipped,
+                                 (long long)c->total);
+    if (c->has_diagnostics && used < n)
+        used += (size_t)snprintf(out + used, n - used, "%s%lld errors, %lld warnings",
+                                 used ? "; " : "", (long long)c->errors, (long long)c->warnings);
+    if (!used)
+        snprintf(out, n, "-");
+}
+
+static void print_tail(FILE *out, const char *tail)
+{
+    const char *start = tail + strlen(tail);
+    int lines = 0;
+
+    while (start > tail && (start[-1] == '\n' || start[-1] == ' '))
+        start--;
+    {
+        const char *end = start;
+        while (start > tail && lines < TAIL_LINES)
+            lines += *--start == '\n';
+        if (*start == '\n')
+            start++;
+        while (start < end) {
+            const char *nl = memchr(start, '\n', (size_t)(end - start));
+            size_t len = nl ? (size_t)(nl - start) : (size_t)(end - start);
+            fprintf(out, "    | %.*s\n", (int)len, start);
+            start += len + (nl ? 1 : 0);
+        }
+    }
+}
+
+static void print_table(FILE *out, const rein_verify_report *r)
+{
+    struct rein_verify_protocol_info p;
+
+    fprintf(out, "%-15s %-4s %-8s %-9s %s\n", "PROTOCOL", "PRIO", "STATUS", "TIME(s)", "COUNTS");
+    for (size_t i = 0; rein_verify_report_protocol(r, i, &p); i++) {
+        char counts[300];
+        const char *status = rein_verify_status_name(p.status);
+        counts_text(&p, counts, sizeof(counts));
+        fprintf(out, "%-15s %-4s %-8s ", p.name, rein_verify_priority_name(p.priority),
+                strcmp(status, "not_run") == 0 ? "not run" : status);
+        print_duration(out, &p);
+        fprintf(out, "%s%s\n", counts, p.for_claim ? " (run to check a claim)" : "");
+        if (p.status == REIN_VERIFY_STATUS_FAILED) {
+            fprintf(out, "    why: %s\n", p.reason);
+            print_tail(out, p.output_tail);
+        } else if (p.status == REIN_VERIFY_STATUS_PASSED && p.reason[0]) {
+            fprintf(out, "    note: %s\n", p.reason);
+        }
+    }
+}
+
+static void print_claims(FILE *out, const rein_verify_report *r)
+{
+    const rein_verify_claims *cl = rein_verify_report_claims(r);
+    const struct rein_verify_claim *c;
+
+    if (!cl)
+        return;
+    fprintf(out, "\nCLAIMS (%zu)\n", rein_verify_claims_count(cl));
+    for (size_t i = 0; (c = rein_verify_claims_get(cl, i)); i++)
+        fprintf(out, "  %-12s %-15s \"%s\"\n               %s\n",
+                rein_verify_claim_status_name(c->status), rein_verify_claim_kind_name(c->kind),
+                c->text, c->evidence);
+}
+
+static void print_footer(FILE *out, const rein_verify_report *r)
+{
+    json_t *j = rein_verify_report_json(r);
+    json_t *notes = json_object_get(j, "notes"), *review = json_object_get(j, "review");
+    size_t i;
+    json_t *n;
+
+    json_array_foreach(notes, i, n)
+    {
+        fprintf(out, "note: %s\n", json_string_value(n));
+    }
+    if (json_is_true(json_object_get(review, "required"))) {
+        fprintf(out, "review: a person should look at this change:");
+        json_array_foreach(json_object_get(review, "reasons"), i, n)
+        {
+            fprintf(out, "%s %s", i ? ";" : "", json_string_value(n));
+        }
+        fputc('\n', out);
+    }
+    json_decref(j);
+    fprintf(out, "\nverdict: %s (confidence %.2f, %s, mode %s)\n",
+            rein_verify_verdict_name(rein_verify_report_verdict(r)),
+            rein_verify_report_confidence(r),
+            rein_verify_confidence_label(rein_verify_report_confidence(r)),
+            rein_verify_mode_name(rein_verify_report_mode(r)));
+}
+
+static void on_event(enum rein_verify_event ev, const struct rein_verify_protocol_info *info,
+                     void *userdata)
+{
+    (void)userdata;
+    if (ev == REIN_VERIFY_EVENT_START)
+        fprintf(stderr, "verify: running %s ...\n", info->name);
+    else
+        fprintf(stderr, "verify: %s %s\n", info->name, rein_verify_status_name(info->status));
+}
+
+static rein_verify_config *load_config(const struct verify_args *a, rein_error *err)
+{
+    rein_verify_config *cfg;
+
+    if (a->config)
+        return rein_verify_config_load(a->config, err);
+    cfg = rein_verify_config_find(NULL, err);
+    /* Claims about files can be checked without any protocol. */
+    if (!cfg && err->code == REIN_ENOTFOUND && a->claims)
+        cfg = rein_verify_config_new_empty();
+    return cfg;
+}
+
+static int run(const struct verify_args *a, const char *claims, size_t claims_len)
+{
+    struct rein_verify_opts o = {.mode = a->mode,
+                                 .only = a->only,
+                                 .claims_text = claims,
+                                 .claims_len = claims_len,
+                                 .base = a->base};
+    rein_verify_report *report = NULL;
+    rein_verify_config *cfg;
+    rein_error err;
+    rein_pool *pool;
+    int code;
+
+    rein_error_clear(&err);
+    cfg = load_config(a, &err);
+    if (!cfg) {
+        cli_print_error(&err);
+        return CLI_EXIT_USAGE;
+    }
+    pool = rein_pool_new(0, &err);
+    o.pool = pool;
+    if (!a->json && isatty(STDERR_FILENO))
+        o.on_event = on_event;
+    code = rein_verify_run(cfg, &o, &report, &err);
+    if (code) {
+        cli_print_error(&err);
+        rein_pool_free(pool);
+        rein_verify_config_free(cfg);
+        return code == REIN_EINVAL ? CLI_EXIT_USAGE : CLI_EXIT_FAIL;
+    }
+    if (a->json) {
+        json_t *j = rein_verify_report_json(report);
+        if (!j || json_dumpf(j, stdout, JSON_INDENT(2)) != 0)
+            fprintf(stderr, "rein: verify: cannot write the report\n");
+        fputc('\n', stdout);
+        json_decref(j);
+    } else {
+        print_table(stdout, report);
+        print_claims(stdout, report);
+        print_footer(stdout, report);
+    }
+    switch (rein_verify_report_verdict(report)) {
+    case REIN_VERIFY_SUCCESS:
+        code = CLI_EXIT_OK;
+        break;
+    case REIN_VERIFY_SUCCESS_WITH_WARNINGS:
+        code = CLI_EXIT_WARNINGS;
+        break;
+    default:
+        code = CLI_EXIT_FAIL;
+        break;
+    }
+    rein_verify_report_free(report);
+    rein_pool_free(pool);
+    rein_verify_config_free(cfg);
+    return code;
+}
+
+int cmd_verify(int argc, char **argv)
+{
+    struct verify_args a = {0};
+    char *claims = NULL;
+    size_t claims_len = 0;
+    int code = parse_args(argc, argv, &a);
+
+    if (code < 0) {
+        code = CLI_EXIT_OK; /* --help */
+        goto out;
+    }
+    if (code)
+        goto out;
+    if (a.claims) {
+        claims = read_claims(a.claims, &claims_len);
+        if (!claims) {
+            code = CLI_EXIT_USAGE;
+            goto out;
+        }
+    }
+    code = run(&a, claims, claims_len);
+out:
+    rein_free(claims);
+    rein_free(a.only_text);
+    rein_free(a.only);
+    return code;
+}

@@ -1,0 +1,55 @@
+/*
+ * The report of one verification run, private to run.c (which fills it), report.c (verdict,
+ * accessors, JSON) and term.c (which reads failing checks from it).
+ */
+#ifndef REIN_VERIFY_REPORT_INT_H
+#define REIN_VERIFY_REPORT_INT_H
+
+#include "verify_int.h"
+
+/* One protocol's result. Invariant: status is SKIPPED or NOT_RUN exactly when ran is false. */
+struct rein__presult {
+    const struct rein__protocol *proto; /* borrowed from the config during the run; NULL after */
+    char *name;                         /* owned copies: the report outlives the config */
+    enum rein_verify_priority priority;
+    int group;
+    enum rein_verify_status status;
+    bool ran;
+    bool for_claim;
+    bool flaky;
+    int attempts;
+    int stage;          /* position of its group in the run, for confidence inputs */
+    int64_t started_ms; /* offsets from the start of the run; -1 when it did not run */
+    int64_t ended_ms;
+    int64_t duration_ms;
+    struct rein_verify_counts counts;
+    json_t *diagnostics; /* owned array */
+    json_t *steps;       /* owned array of {name, command, status, exit_code, ...} */
+    char *tail;          /* owned; "" when it did not run */
+    char *reason;        /* owned; "" when there is nothing to say */
+    char signature[17];  /* "" unless failed */
+    double own_confidence;
+    double confidence; /* after propagation */
+};
+
+struct rein_verify_report {
+    enum rein_verify_verdict verdict;
+    enum rein_verify_mode mode;
+    double confidence;
+    double progress;
+    struct rein__presult *r; /* one per protocol of the config, in run order */
+    size_t n;
+    rein_verify_claims *claims; /* owned; NULL when no claims text was given */
+    struct rein_verify_changes changes;
+    bool review_mode; /* thorough or full: the layer-6 review flag applies */
+    bool review_required;
+    json_t *review_reasons; /* owned array of strings */
+    json_t *notes;          /* owned array of strings */
+};
+
+/* Appends a note (formatted) to the report; false on ENOMEM. */
+bool rein__report_note(rein_verify_report *r, const char *fmt, ...) REIN_PRINTF(2, 3);
+/* Computes verdict, confidence and progress from the results and claims. */
+void rein__report_finish(rein_verify_report *r);
+
+#endif /* REIN_VERIFY_REPORT_INT_H */

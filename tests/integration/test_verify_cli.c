@@ -1,0 +1,477 @@
+/*
+ * `rein verify` end to end: small C projects with a Makefile and cmocka tests are written to
+ * temporary directories (one passing, one with a failing test, one with a lint error, one
+ * with a flaky test that passes on retry, one that does not build), and the real `rein`
+ * binary is run in them. Checked: exit codes (0 SUCCESS, 1 FAILED, 3 SUCCESS_WITH_WARNINGS,
+ * 2 unusable configuration), the table and the --json report, fast-fail, claims given on
+ * stdin, and a malformed protocol file reported with its line and column.
+ */
+/* rein-test-timeout: 180 */
+#include "test.h"
+
+#include <sys/stat.h>
+
+static const char calc_c[] = "int add(int a, int b)\n{\n    return a + b;\n}\n\n"
+                             "int sub(int a, int b)\n{\n    return a - b;\n}\n";
+
+static const char test_calc_c[] =
+    "#include <setjmp.h>\n#include <stdarg.h>\n#include <stddef.h>\n#include <stdint.h>\n"
+    "#include <stdio.h>\n#include <cmocka.h>\n\n"
+    "int add(int a, int b);\nint sub(int a, int b);\n\n"
+    "static void test_add(void **s) { (void)s; assert_int_equal(add(2, 2), 4); }\n"
+    "static void test_sub(void **s) { (void)s; assert_int_equal(sub(5, 3), 2); }\n\n"
+    "int main(void)\n{\n"
+    "    const struct CMUnitTest tests[] = {cmocka_unit_test(test_add), "
+    "cmocka_unit_test(test_sub)};\n"
+    "    FLAKY\n"
+    "    return cmocka_run_group_tests(tests, NULL, NULL);\n}\n";
+
+static const char makefile[] = "all: libcalc.a\n"
+                               "libcalc.a: src/calc.c\n"
+                               "\tcc -Wall -c src/calc.c -o calc.o && ar rcs libcalc.a calc.o\n"
+                               "test_calc: tests/test_calc.c libcalc.a\n"
+                               "\tcc -Wall -o test_calc tests/test_calc.c libcalc.a -lcmocka\n"
+                               "test: test_calc\n"
+                               "\t./test_calc\n"
+                               "lint:\n"
+                               "\tcc -fsyntax-only -Wall -Wextra -Werror src/calc.c\n";
+
+static const char protocols[] = "protocols:\n"
+                                "  BUILD:\n"
+                                "    priority: P0\n"
+                                "    steps:\n"
+                                "      - command: make all\n"
+                                "        timeout: 120\n"
+                                "  LINT:\n"
+                                "    steps: [{command: make lint, timeout: 60}]\n"
+                                "  TEST:\n"
+                                "    priority: P1\n"
+                                "    group: 2\n"
+                                "    steps:\n"
+                                "      - command: make test\n"
+                                "        timeout: 120\n"
+                                "        on_failure: retry\n"
+                                "        retries: 1\n";
+
+enum variant {
+    PASSING,
+    FAILING_TEST,
+    LINT_ERROR,
+    FLAKY_TEST,
+    BROKEN_BUILD,
+};
+
+static void sh(const char *dir, const char *cmd)
+{
+    const char *argv[] = {"sh", "-c", cmd, NULL};
+    struct rein_proc_run_opts o = {.proc = {.argv = argv, .cwd = dir, .merge_stderr = true},
+                                   .timeout_ms = 60000};
+    struct rein_proc_result r;
+
+    assert_rein_ok(rein_proc_run(&o, &r, NULL), NULL);
+    if (r.exit_code != 0)
+        fail_msg("%s: %s", cmd, r.out.ptr);
+    rein_proc_result_release(&r);
+}
+
+static char *replace(const char *text, const char *what, const char *with)
+{
+    const char *at = strstr(text, what);
+    char *out = NULL;
+
+    assert_non_null(at);
+    assert_true(asprintf(&out, "%.*s%s%s", (int)(at - text), text, with, at + strlen(what)) > 0);
+    return out;
+}
+
+/* A project in a new temporary directory (a git repository with one commit). */
+static char *project(enum variant v)
+{
+    char *dir = test_tmpdir();
+    char *calc = strdup(calc_c), *test, *tmp;
+    const char *flaky = v == FLAKY_TEST
+                            ? "FILE *m = fopen(\".ran-once\", \"r\");\n    if (!m) { m = "
+                              "fopen(\".ran-once\", \"w\"); fclose(m); printf(\"first run "
+                              "fails\\n\"); return 1; }\n    fclose(m);"
+                            : "";
+
+    assert_non_null(calc);
+    if (v == FAILING_TEST) {
+        tmp = replace(calc, "return a - b;", "return a + b;");
+        free(calc);
+        calc = tmp;
+    } else if (v == LINT_ERROR) {
+        tmp = replace(calc, "    return a + b;", "    int unused = 0;\n    return a + b;");
+        free(calc);
+        calc = tmp;
+    } else if (v == BROKEN_BUILD) {
+        tmp = replace(calc, "return a - b;", "return a - b");
+        free(calc);
+        calc = tmp;
+    }
+    test = replace(test_calc_c, "FLAKY", flaky);
+    free(test_write_file(dir, "src/calc.c", calc));
+    free(test_write_file(dir, "tests/test_calc.c", test));
+    free(test_write_file(dir, "Makefile", makefile));
+    free(test_write_file(dir, "rein-verify.yaml", protocols));
+    free(test_write_file(dir, ".gitignore", "*.o\n*.a\ntest_calc\n.ran-once\n"));
+    free(calc);
+    free(test);
+    return dir;
+}
+
+struct out {
+    int code;
+    char *stdout_text;
+    char *stderr_text;
+};
+
+static struct out rein(const char *dir, const char *const *args, const char *input)
+{
+    const char *argv[16] = {test_rein_bin(), "verify"};
+    struct rein_proc_run_opts o = {.proc = {.argv = argv, .cwd = dir},
+                                   .input = input,
+                                   .input_len = input ? strlen(input) : 0,
+                                   .timeout_ms = 150000};
+    struct rein_proc_result r;
+    struct out res;
+    size_t n = 2;
+
+    for (size_t i = 0; args && args[i]; i++)
+        argv[n++] = args[i];
+    argv[n] = NULL;
+    assert_rein_ok(rein_proc_run(&o, &r, NULL), NULL);
+    assert_false(r.timed_out);
+    res.code = r.exit_code;
+    res.stdout_text = strdup(r.out.ptr);
+    res.stderr_text = strdup(r.err.ptr);
+    rein_proc_result_release(&r);
+    return res;
+}
+
+static void out_free(struct out *o)
+{
+    free(o->stdout_text);
+    free(o->stderr_text);
+}
+
+static void expect_code(const struct out *o, int code)
+{
+    if (o->code != code)
+        fail_msg("exit %d, expected %d\nstdout:\n%s\nstderr:\n%s", o->code, code, o->stdout_text,
+                 o->stderr_text);
+}
+
+static json_t *report_of(const char *dir, const char *const *extra, int code)
+{
+    const char *args[8] = {"--json"};
+    struct out o;
+    json_t *j;
+    size_t n = 1;
+
+    for (size_t i = 0; extra && extra[i]; i++)
+        args[n++] = extra[i];
+    args[n] = NULL;
+    o = rein(dir, args, NULL);
+    expect_code(&o, code);
+    j = json_loads(o.stdout_text, 0, NULL);
+    if (!j)
+        fail_msg("not JSON: %s", o.stdout_text);
+    out_free(&o);
+    return j;
+}
+
+static json_t *protocol(json_t *report, const char *name)
+{
+    size_t i;
+    json_t *p;
+
+    json_array_foreach(json_object_get(report, "protocols"), i, p)
+    {
+        if (strcmp(json_string_value(json_object_get(p, "name")), name) == 0)
+            return p;
+    }
+    fail_msg("no protocol %s", name);
+    return NULL;
+}
+
+static const char *status_of(json_t *report, const char *name)
+{
+    return json_string_value(json_object_get(protocol(report, name), "status"));
+}
+
+static int64_t count_of(json_t *report, const char *name, const char *key)
+{
+    return json_integer_value(
+        json_object_get(json_object_get(protocol(report, name), "counts"), key));
+}
+
+static void cleanup(char *dir)
+{
+    test_rmtree(dir);
+    free(dir);
+}
+
+static void test_passing_project(void **state)
+{
+    char *dir = project(PASSING);
+    struct out o = rein(dir, NULL, NULL);
+
+    (void)state;
+    expect_code(&o, 0);
+    assert_non_null(strstr(o.stdout_text, "PROTOCOL"));
+    assert_non_null(strstr(o.stdout_text, "verdict: SUCCESS"));
+    assert_non_null(strstr(o.stdout_text, "2 passed, 0 failed, 0 skipped of 2"));
+    out_free(&o);
+    cleanup(dir);
+}
+
+static void test_failing_test_project(void **state)
+{
+    char *dir = project(FAILING_TEST);
+    json_t *r = report_of(dir, NULL, 1), *test;
+
+    (void)state;
+    assert_string_equal(json_string_value(json_object_get(r, "verdict")), "FAILED");
+    assert_string_equal(status_of(r, "BUILD"), "passed");
+    assert_string_equal(status_of(r, "TEST"), "failed");
+    assert_int_equal(count_of(r, "TEST", "passed"), 1);
+    assert_int_equal(count_of(r, "TEST", "failed"), 1);
+    assert_int_equal(count_of(r, "TEST", "total"), 2);
+    test = protocol(r, "TEST");
+    /* retried once, failed both times: not flaky, and the tail shows the failing test */
+    assert_int_equal(json_integer_value(json_object_get(test, "attempts")), 2);
+    assert_non_null(
+        strstr(json_string_value(json_object_get(test, "output_tail")), "[  FAILED  ] test_sub"));
+    assert_string_equal(json_string_value(json_object_get(test, "priority")), "P1");
+    assert_true(json_is_integer(json_object_get(test, "duration_ms")));
+    assert_true(json_is_string(json_object_get(test, "signature")));
+    assert_true(json_is_number(json_object_get(r, "confidence")));
+    assert_true(json_is_array(json_object_get(r, "claims")));
+    json_decref(r);
+    cleanup(dir);
+}
+
+static void test_lint_error_project(void **state)
+{
+    char *dir = project(LINT_ERROR);
+    json_t *r = report_of(dir, NULL, 1), *d;
+
+    (void)state;
+    assert_string_equal(status_of(r, "BUILD"), "passed");
+    assert_string_equal(status_of(r, "LINT"), "failed");
+    assert_string_equal(status_of(r, "TEST"), "passed");
+    assert_int_equal(count_of(r, "LINT", "errors"), 1);
+    d = json_array_get(json_object_get(protocol(r, "LINT"), "diagnostics"), 0);
+    assert_string_equal(json_string_value(json_object_get(d, "file")), "src/calc.c");
+    assert_int_equal(json_integer_value(json_object_get(d, "line")), 3);
+    assert_string_equal(json_string_value(json_object_get(d, "rule")), "-Werror=unused-variable");
+    json_decref(r);
+    cleanup(dir);
+}
+
+static void test_flaky_project_passes_on_retry(void **state)
+{
+    char *dir = project(FLAKY_TEST);
+    json_t *r = report_of(dir, NULL, 0), *test;
+
+    (void)state;
+    test = protocol(r, "TEST");
+    assert_string_equal(json_string_value(json_object_get(test, "status")), "passed");
+    assert_true(json_is_true(json_object_get(test, "flaky")));
+    assert_int_equal(json_integer_value(json_object_get(test, "attempts")), 2);
+    json_decref(r);
+    cleanup(dir);
+}
+
+static void test_broken_build_fails_fast(void **state)
+{
+    char *dir = project(BROKEN_BUILD);
+    json_t *r = report_of(dir, NULL, 1);
+    char path[1024];
+    struct stat st;
+
+    (void)state;
+    assert_string_equal(status_of(r, "BUILD"), "failed");
+    assert_int_equal(count_of(r, "BUILD", "errors"), 1);
+    assert_string_equal(status_of(r, "TEST"), "not_run");
+    assert_string_equal(status_of(r, "LINT"), "not_run");
+    /* TEST never ran: its binary was never built. */
+    snprintf(path, sizeof(path), "%s/test_calc", dir);
+    assert_int_not_equal(stat(path, &st), 0);
+    json_decref(r);
+    cleanup(dir);
+}
+
+static void test_claims_on_stdin(void **state)
+{
+    char *dir = project(FAILING_TEST);
+    const char *args[] = {"--claims", "-", "--json", NULL};
+    struct out o;
+    json_t *r, *claims;
+
+    (void)state;
+    sh(dir, "git init -q . && git add -A && git -c user.email=t@t -c user.name=t commit -qm init");
+    free(test_write_file(dir, "src/mul.c", "int mul(int a, int b)\n{\n    return a * b;\n}\n"));
+    o = rein(dir, args,
+             "I created src/mul.c with a mul() function. I added function div to src/calc.c. "
+             "所有测试通过。");
+    expect_code(&o, 1);
+    r = json_loads(o.stdout_text, 0, NULL);
+    assert_non_null(r);
+    claims = json_object_get(r, "claims");
+    assert_int_equal(json_array_size(claims), 4);
+    /* tests pass: refuted (TEST fails); div: refuted; mul(): verified; src/mul.c: new */
+    assert_string_equal(json_string_value(json_object_get(json_array_get(claims, 0), "kind")),
+                        "function_exists");
+    assert_string_equal(json_string_value(json_object_get(json_array_get(claims, 0), "status")),
+                        "verified");
+    assert_string_equal(json_string_value(json_object_get(json_array_get(claims, 1), "status")),
+                        "verified");
+    assert_string_equal(json_string_value(json_object_get(json_array_get(claims, 1), "kind")),
+                        "file_created");
+    assert_string_equal(json_string_value(json_object_get(json_array_get(claims, 2), "status")),
+                        "refuted");
+    assert_string_equal(json_string_value(json_object_get(json_array_get(claims, 3), "kind")),
+                        "tests_pass");
+    assert_string_equal(json_string_value(json_object_get(json_array_get(claims, 3), "status")),
+                        "refuted");
+    json_decref(r);
+    out_free(&o);
+    cleanup(dir);
+}
+
+static void test_claims_without_config(void **state)
+{
+    char *dir = test_tmpdir();
+    const char *args[] = {"--claims", "said.txt", NULL};
+    struct out o;
+
+    (void)state;
+    free(test_write_file(dir, "said.txt", "I created notes.md and deleted old.md."));
+    free(test_write_file(dir, "notes.md", "# notes\n"));
+    o = rein(dir, args, NULL);
+    /* no git: existence is verified at medium confidence, so only a warning-level success */
+    expect_code(&o, 3);
+    assert_non_null(strstr(o.stdout_text, "CLAIMS (2)"));
+    assert_non_null(strstr(o.stdout_text, "verdict: SUCCESS_WITH_WARNINGS"));
+    out_free(&o);
+    cleanup(dir);
+}
+
+static void test_desired_failure_is_a_warning(void **state)
+{
+    char *dir = project(PASSING);
+    struct out o;
+
+    (void)state;
+    free(test_write_file(dir, "p2.yaml",
+                         "protocols:\n"
+                         "  BUILD: {steps: [{command: make all}]}\n"
+                         "  DOCS: {priority: P2, steps: [{command: test -f "
+                         "README.md}]}\n"));
+    {
+        const char *args[] = {"--config", "p2.yaml", NULL};
+        o = rein(dir, args, NULL);
+    }
+    expect_code(&o, 3);
+    assert_non_null(strstr(o.stdout_text, "SUCCESS_WITH_WARNINGS"));
+    out_free(&o);
+    cleanup(dir);
+}
+
+static void test_malformed_protocol_file(void **state)
+{
+    char *dir = test_tmpdir();
+    struct out o;
+
+    (void)state;
+    free(test_write_file(dir, "rein-verify.yaml",
+                         "mode: standard\nprotocols:\n  TEST:\n    "
+                         "steps:\n      - command: make test\n        "
+                         "on_failure: maybe\n"));
+    o = rein(dir, NULL, NULL);
+    expect_code(&o, 2);
+    assert_non_null(strstr(o.stderr_text, "rein-verify.yaml:6:21: protocols.TEST.steps[0]"
+                                          ".on_failure"));
+    assert_non_null(strstr(o.stderr_text, "must be retry, skip or fail"));
+    out_free(&o);
+    free(test_write_file(dir, "rein-verify.yaml", "protocols:\n  TEST: [unclosed\n"));
+    o = rein(dir, NULL, NULL);
+    expect_code(&o, 2);
+    assert_non_null(strstr(o.stderr_text, "rein-verify.yaml:3:1:"));
+    out_free(&o);
+    cleanup(dir);
+}
+
+static void test_unusable_command_lines(void **state)
+{
+    char *dir = project(PASSING);
+    char *empty = test_tmpdir();
+    const char *bad_mode[] = {"--mode", "quick", NULL};
+    const char *bad_only[] = {"--only", "NOPE", NULL};
+    const char *bad_opt[] = {"--frobnicate", NULL};
+    const char *missing[] = {"--config", "nope.yaml", NULL};
+    const char *help[] = {"--help", NULL};
+    struct out o;
+
+    (void)state;
+    o = rein(dir, bad_mode, NULL);
+    expect_code(&o, 2);
+    out_free(&o);
+    o = rein(dir, bad_only, NULL);
+    expect_code(&o, 2);
+    assert_non_null(strstr(o.stderr_text, "NOPE"));
+    out_free(&o);
+    o = rein(dir, bad_opt, NULL);
+    expect_code(&o, 2);
+    out_free(&o);
+    o = rein(dir, missing, NULL);
+    expect_code(&o, 2);
+    out_free(&o);
+    o = rein(empty, NULL, NULL);
+    expect_code(&o, 2);
+    assert_non_null(strstr(o.stderr_text, "no rein-verify.yaml"));
+    out_free(&o);
+    o = rein(dir, help, NULL);
+    expect_code(&o, 0);
+    assert_non_null(strstr(o.stdout_text, "usage: rein verify"));
+    out_free(&o);
+    cleanup(dir);
+    cleanup(empty);
+}
+
+static void test_modes_and_only_from_cli(void **state)
+{
+    char *dir = project(FAILING_TEST);
+    const char *minimal[] = {"--mode", "minimal", NULL};
+    const char *only[] = {"--only", "BUILD,LINT", NULL};
+    json_t *r;
+
+    (void)state;
+    r = report_of(dir, minimal, 0);
+    assert_string_equal(status_of(r, "TEST"), "skipped");
+    assert_string_equal(json_string_value(json_object_get(r, "mode")), "minimal");
+    json_decref(r);
+    r = report_of(dir, only, 0);
+    assert_string_equal(status_of(r, "TEST"), "skipped");
+    assert_string_equal(status_of(r, "LINT"), "passed");
+    json_decref(r);
+    cleanup(dir);
+}
+
+static const struct CMUnitTest tests[] = {
+    cmocka_unit_test(test_passing_project),
+    cmocka_unit_test(test_failing_test_project),
+    cmocka_unit_test(test_lint_error_project),
+    cmocka_unit_test(test_flaky_project_passes_on_retry),
+    cmocka_unit_test(test_broken_build_fails_fast),
+    cmocka_unit_test(test_claims_on_stdin),
+    cmocka_unit_test(test_claims_without_config),
+    cmocka_unit_test(test_desired_failure_is_a_warning),
+    cmocka_unit_test(test_malformed_protocol_file),
+    cmocka_unit_test(test_unusable_command_lines),
+    cmocka_unit_test(test_modes_and_only_from_cli),
+};
+
+REIN_TEST_MAIN(tests)
