@@ -281,6 +281,7 @@ static struct sprop *prop_get(struct snode *n, const char *name, size_t len)
     p->name = name;
     p->len = len;
     p->hash = h;
+    p->head = rein__head8(name, len);
     p->required_bit = -1;
     for (size_t j = h & n->prop_mask;; j = (j + 1) & n->prop_mask) {
         if (!n->prop_table[j]) {
@@ -586,6 +587,29 @@ static rein_err compile_type(struct comp *c, struct snode *n, json_t *t)
     return REIN_OK;
 }
 
+/* An enum of strings only (the usual case) is also kept as names for a quicker lookup. */
+static rein_err string_enum(struct comp *c, struct snode *n, json_t *arr)
+{
+    size_t count = json_array_size(arr);
+
+    for (size_t i = 0; i < count; i++) {
+        if (!json_is_string(json_array_get(arr, i)))
+            return REIN_OK;
+    }
+    n->enum_strs = rein_arena_calloc(c->s->arena, count ? count : 1, sizeof(*n->enum_strs));
+    if (!n->enum_strs)
+        return oom(c);
+    for (size_t i = 0; i < count; i++) {
+        json_t *s = json_array_get(arr, i);
+        struct sprop *e = &n->enum_strs[i];
+        e->name = json_string_value(s);
+        e->len = json_string_length(s);
+        e->head = rein__head8(e->name, e->len);
+    }
+    n->nenum_strs = count;
+    return REIN_OK;
+}
+
 static rein_err compile_validation(struct comp *c, struct snode *n, json_t *obj)
 {
     json_t *v;
@@ -603,6 +627,8 @@ static rein_err compile_validation(struct comp *c, struct snode *n, json_t *obj)
             return kw_error(c, "enum", "must be an array, got %s", rein_json_type_name(v));
         n->enum_value = v;
         n->has |= KW_ENUM;
+        if ((rc = string_enum(c, n, v)))
+            return rc;
     }
     if ((rc = num_kw(c, obj, "minimum", &n->minimum)) ||
         (rc = num_kw(c, obj, "maximum", &n->maximum)) ||

@@ -97,7 +97,16 @@ const char *rein_schema_result_property(const rein_schema_result *res, size_t i)
 
 void rein__mb_add(struct mbuf *m, const char *s, size_t len)
 {
-    if (!m->failed && rein_buf_add(m->b, s, len))
+    struct rein_buf *b = m->b;
+
+    /* The common case, room already there, without a call into the buffer code. */
+    if (b->alloc && b->len + len < b->alloc) {
+        memcpy(b->ptr + b->len, s, len);
+        b->len += len;
+        b->ptr[b->len] = '\0';
+        return;
+    }
+    if (!m->failed && rein_buf_add(b, s, len))
         m->failed = true;
 }
 

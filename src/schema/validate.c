@@ -198,7 +198,7 @@ static void inst_num_write(struct mbuf *m, const json_t *v)
 
 /* ---- types -------------------------------------------------------------------------------- */
 
-static unsigned inst_type(const json_t *v)
+static inline unsigned inst_type(const json_t *v)
 {
     switch (json_typeof(v)) {
     case JSON_OBJECT:
@@ -246,8 +246,8 @@ static void types_write(struct mbuf *m, unsigned types)
     }
 }
 
-static bool check_type(struct vstate *st, const struct snode *n, const json_t *inst,
-                       const struct ipath *ip)
+__attribute__((noinline)) static bool check_type(struct vstate *st, const struct snode *n,
+                                                 const json_t *inst, const struct ipath *ip)
 {
     struct mbuf *m;
 
@@ -279,8 +279,8 @@ static bool equal(struct vstate *st, const json_t *a, const json_t *b)
     return eq;
 }
 
-static bool check_const(struct vstate *st, const struct snode *n, const json_t *inst,
-                        const struct ipath *ip)
+__attribute__((noinline)) static bool check_const(struct vstate *st, const struct snode *n,
+                                                  const json_t *inst, const struct ipath *ip)
 {
     struct mbuf *m;
 
@@ -297,15 +297,28 @@ static bool check_const(struct vstate *st, const struct snode *n, const json_t *
     return false;
 }
 
-static bool check_enum(struct vstate *st, const struct snode *n, const json_t *inst,
-                       const struct ipath *ip)
+__attribute__((noinline)) static bool check_enum(struct vstate *st, const struct snode *n,
+                                                 const json_t *inst, const struct ipath *ip)
 {
     size_t count = json_array_size(n->enum_value);
     struct mbuf *m;
 
-    for (size_t i = 0; i < count; i++) {
-        if (equal(st, inst, json_array_get(n->enum_value, i)))
-            return true;
+    if (n->enum_strs) {
+        /* All strings: compare lengths and first words before bytes. */
+        if (json_is_string(inst)) {
+            const char *s = json_string_value(inst);
+            size_t len = json_string_length(inst);
+            for (size_t i = 0; i < n->nenum_strs; i++) {
+                const struct sprop *e = &n->enum_strs[i];
+                if (e->len == len && rein__bytes_eq(e->name, s, len))
+                    return true;
+            }
+        }
+    } else {
+        for (size_t i = 0; i < count; i++) {
+            if (equal(st, inst, json_array_get(n->enum_value, i)))
+                return true;
+        }
     }
     m = err_begin(st, n, "enum", NULL, 0, ip, NULL, 0);
     if (m) {
@@ -344,8 +357,8 @@ static bool num_fail(struct vstate *st, const struct snode *n, const char *kw, c
     return false;
 }
 
-static bool v_number(struct vstate *st, const struct snode *n, const json_t *inst,
-                     const struct ipath *ip)
+__attribute__((noinline)) static bool v_number(struct vstate *st, const struct snode *n,
+                                               const json_t *inst, const struct ipath *ip)
 {
     bool ok = true;
 
@@ -454,8 +467,8 @@ static bool json_text_ok(const char *s, size_t len, bool b64)
     return v != NULL;
 }
 
-static bool v_string(struct vstate *st, const struct snode *n, const json_t *inst,
-                     const struct ipath *ip)
+__attribute__((noinline)) static bool v_string(struct vstate *st, const struct snode *n,
+                                               const json_t *inst, const struct ipath *ip)
 {
     const char *s = json_string_value(inst);
     size_t len = json_string_length(inst);
@@ -641,8 +654,9 @@ static void no_branch(struct vstate *st, const struct snode *n, const char *kw,
     err_end(st, m);
 }
 
-static bool v_combine(struct vstate *st, const struct snode *n, json_t *inst,
-                      const struct ipath *ip, const struct frame *fr)
+__attribute__((noinline)) static bool v_combine(struct vstate *st, const struct snode *n,
+                                                json_t *inst, const struct ipath *ip,
+                                                const struct frame *fr)
 {
     bool ok = true;
     struct mbuf *m;
@@ -733,12 +747,27 @@ static bool v_combine(struct vstate *st, const struct snode *n, json_t *inst,
 
 /* ---- unevaluated* ------------------------------------------------------------------------- */
 
-static struct sprop *prop_lookup(const struct snode *n, const char *key, size_t len)
+/* hint: where to start looking (arguments usually come in the schema's order); updated. */
+static struct sprop *prop_find(const struct snode *n, const char *key, size_t len, size_t *hint)
 {
     size_t h;
 
     if (!n->prop_table)
         return NULL;
+    /* Tool schemas have a handful of properties: comparing the first 8 bytes beats hashing. */
+    if (n->nprops <= 8) {
+        size_t i = *hint < n->nprops ? *hint : 0;
+        for (size_t k = 0; k < n->nprops; k++) {
+            struct sprop *p = &n->props[i];
+            if (p->len == len && rein__bytes_eq(p->name, key, len)) {
+                *hint = i + 1;
+                return p;
+            }
+            if (++i == n->nprops)
+                i = 0;
+        }
+        return NULL;
+    }
     h = rein__schema_hash(key, len);
     for (size_t j = h & n->prop_mask;; j = (j + 1) & n->prop_mask) {
         size_t k = n->prop_table[j];
@@ -748,6 +777,13 @@ static struct sprop *prop_lookup(const struct snode *n, const char *key, size_t 
         if (p->hash == h && p->len == len && memcmp(p->name, key, len) == 0)
             return p;
     }
+}
+
+static struct sprop *prop_lookup(const struct snode *n, const char *key, size_t len)
+{
+    size_t hint = 0;
+
+    return prop_find(n, key, len, &hint);
 }
 
 static bool pattern_matches(struct vstate *st, const struct snode *n, const char *key, size_t len)
@@ -907,13 +943,14 @@ static bool v_members(struct vstate *st, const struct snode *n, json_t *inst,
                       const struct ipath *ip, const struct frame *fr, size_t *found_required)
 {
     bool ok = true;
+    size_t hint = 0;
 
     for (void *it = json_object_iter(inst); it; it = json_object_iter_next(inst, it)) {
         const char *key = json_object_iter_key(it);
         size_t len = json_object_iter_key_len(it);
         json_t *val = json_object_iter_value(it);
         struct ipath kip = {ip, key, len};
-        const struct sprop *p = prop_lookup(n, key, len);
+        const struct sprop *p = prop_find(n, key, len, &hint);
         bool matched = false;
 
         if (p) {
@@ -984,8 +1021,9 @@ static bool v_members(struct vstate *st, const struct snode *n, json_t *inst,
     return ok;
 }
 
-static bool v_object(struct vstate *st, const struct snode *n, json_t *inst, const struct ipath *ip,
-                     const struct frame *fr)
+__attribute__((noinline)) static bool v_object(struct vstate *st, const struct snode *n,
+                                               json_t *inst, const struct ipath *ip,
+                                               const struct frame *fr)
 {
     size_t size = json_object_size(inst), found = 0;
     struct mbuf *m;
@@ -1101,8 +1139,9 @@ static bool v_contains(struct vstate *st, const struct snode *n, json_t *inst,
     return false;
 }
 
-static bool v_array(struct vstate *st, const struct snode *n, json_t *inst, const struct ipath *ip,
-                    const struct frame *fr)
+__attribute__((noinline)) static bool v_array(struct vstate *st, const struct snode *n,
+                                              json_t *inst, const struct ipath *ip,
+                                              const struct frame *fr)
 {
     size_t size = json_array_size(inst);
     struct mbuf *m;
@@ -1198,17 +1237,42 @@ static bool v_false(struct vstate *st, const struct snode *n, const json_t *inst
     return false;
 }
 
-static bool v_node(struct vstate *st, const struct snode *n, json_t *inst, const struct ipath *ip,
-                   const struct frame *up)
+/* A schema with no subschemas (the leaves of most tool schemas): no frame, no depth. */
+static bool v_leaf(struct vstate *st, const struct snode *n, json_t *inst, const struct ipath *ip)
+{
+    uint32_t has = n->has;
+    bool ok = true;
+
+    if ((has & KW_TYPE) && !(n->types & inst_type(inst))) {
+        ok = check_type(st, n, inst, ip);
+        if (BAIL(st))
+            return false;
+    }
+    if ((has & KW_CONST) && !check_const(st, n, inst, ip)) {
+        ok = false;
+        if (BAIL(st))
+            return false;
+    }
+    if ((has & KW_ENUM) && !check_enum(st, n, inst, ip)) {
+        ok = false;
+        if (BAIL(st))
+            return false;
+    }
+    if ((has & KW_STRING) && json_is_string(inst))
+        ok &= v_string(st, n, inst, ip);
+    else if ((has & KW_NUMERIC) && json_is_number(inst))
+        ok &= v_number(st, n, inst, ip);
+    return ok && !st->hard;
+}
+
+/* A schema with subschemas: a frame for the dynamic scope and the depth limit. */
+__attribute__((noinline)) static bool v_full(struct vstate *st, const struct snode *n, json_t *inst,
+                                             const struct ipath *ip, const struct frame *up)
 {
     struct frame fr = {up, n, inst};
     uint32_t has = n->has;
     bool ok = true;
 
-    if (n->kind != SN_SCHEMA)
-        return n->kind == SN_TRUE ? true : v_false(st, n, inst, ip);
-    if (!has)
-        return true;
     if (++st->depth > SCHEMA_MAX_DEPTH) {
         if (!st->hard) {
             st->hard = REIN_EDEPTH;
@@ -1264,6 +1328,18 @@ static bool v_node(struct vstate *st, const struct snode *n, json_t *inst, const
 out:
     st->depth--;
     return ok && !st->hard;
+}
+
+static bool v_node(struct vstate *st, const struct snode *n, json_t *inst, const struct ipath *ip,
+                   const struct frame *up)
+{
+    uint32_t has = n->has;
+
+    if (n->kind != SN_SCHEMA)
+        return n->kind == SN_TRUE ? true : v_false(st, n, inst, ip);
+    if (!(has & (KW_OBJECT | KW_ARRAY | KW_REF | KW_DYNREF | KW_COMBINE)))
+        return !has || v_leaf(st, n, inst, ip);
+    return v_full(st, n, inst, ip, up);
 }
 
 /* ---- defaults ----------------------------------------------------------------------------- */
