@@ -1015,6 +1015,68 @@ static rein_err run_pending(struct comp *c)
     return REIN_OK;
 }
 
+/* ---- reference cycles --------------------------------------------------------------------- */
+
+/* The i-th subschema n always applies to the same value it is applied to ($ref, allOf). */
+static struct snode *inplace_edge(const struct snode *n, size_t i)
+{
+    if (n->kind != SN_SCHEMA)
+        return NULL;
+    if (n->ref) {
+        if (i == 0)
+            return n->ref;
+        i--;
+    }
+    return i < n->nall_of ? n->all_of[i] : NULL;
+}
+
+/*
+ * Rejects a schema that reaches itself through $ref and allOf alone: evaluating it would apply
+ * the same schema to the same value forever. (Cycles through conditional applicators such as
+ * anyOf or if/then are caught while validating instead.) Iterative depth-first search, so a
+ * long chain of references does not grow the C stack.
+ */
+static rein_err find_cycles(struct comp *c)
+{
+    struct dfs {
+        struct snode *node;
+        size_t next;
+    } * stack;
+    size_t cap = c->nodes.n + 1;
+    rein_err rc = REIN_OK;
+
+    stack = rein_calloc(cap, sizeof(*stack));
+    if (!stack)
+        return oom(c);
+    for (size_t e = 0; e < c->nodes.cap && !rc; e++) {
+        struct snode *start = c->nodes.e[e].key ? c->nodes.e[e].val : NULL;
+        size_t top = 0;
+        if (!start || start->mark)
+            continue;
+        stack[top++] = (struct dfs){start, 0};
+        start->mark = 1;
+        while (top && !rc) {
+            struct dfs *f = &stack[top - 1];
+            struct snode *next = inplace_edge(f->node, f->next++);
+            if (!next) {
+                f->node->mark = 2;
+                top--;
+            } else if (next->mark == 1) {
+                rc = rein_error_set(c->err, REIN_ESCHEMA,
+                                    "%.100s: reference cycle: \"%.100s\" applies itself to the "
+                                    "same value through $ref/allOf without end",
+                                    f->node->path[0] ? f->node->path : "/",
+                                    next->path[0] ? next->path : "/");
+            } else if (!next->mark && top < cap) {
+                next->mark = 1;
+                stack[top++] = (struct dfs){next, 0};
+            }
+        }
+    }
+    rein_free(stack);
+    return rc;
+}
+
 /* ---- public API --------------------------------------------------------------------------- */
 
 static void *pcre_malloc(size_t size, void *data)
@@ -1119,6 +1181,8 @@ rein_schema *rein_schema_compile(json_t *schema, const struct rein_schema_option
         goto fail;
     }
     rc = run_pending(&c);
+    if (!rc)
+        rc = find_cycles(&c);
     if (rc)
         goto fail;
     rein__smap_release(&c.nodes);

@@ -223,6 +223,7 @@ void rein__num_write(struct mbuf *m, const struct snum *n)
 static void brief(struct mbuf *m, const json_t *v, size_t max, int depth)
 {
     const char *key;
+    size_t klen;
     json_t *item;
     size_t i = 0;
 
@@ -237,7 +238,7 @@ static void brief(struct mbuf *m, const json_t *v, size_t max, int depth)
             return;
         }
         rein__mb_add(m, "{", 1);
-        json_object_foreach((json_t *)v, key, item)
+        json_object_keylen_foreach((json_t *)v, key, klen, item)
         {
             if (i++)
                 rein__mb_add(m, ",", 1);
@@ -246,7 +247,7 @@ static void brief(struct mbuf *m, const json_t *v, size_t max, int depth)
                 break;
             }
             rein__mb_add(m, "\"", 1);
-            escape_into(m, key, strlen(key));
+            escape_into(m, key, klen);
             rein__mb_add(m, "\":", 2);
             brief(m, item, max, depth + 1);
         }

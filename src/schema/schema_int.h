@@ -283,6 +283,7 @@ struct cres {
  */
 struct snode {
     uint8_t kind;  /* enum snodekind */
+    uint8_t mark;  /* compile-time only: cycle search state */
     uint8_t types; /* enum stype bits of "type" */
     uint8_t version;
     uint8_t format; /* enum sformat */

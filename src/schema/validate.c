@@ -19,6 +19,7 @@
 #include "schema/schema_int.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 struct frame {
@@ -1086,26 +1087,111 @@ __attribute__((noinline)) static bool v_object(struct vstate *st, const struct s
 
 /* ---- arrays ------------------------------------------------------------------------------- */
 
+/* A hash consistent with rein__json_equal: equal values (1 and 1.0 included) hash alike. */
+static uint64_t json_hash(const json_t *v, int depth)
+{
+    uint64_t h = (uint64_t)json_typeof(v) * 0x9e3779b97f4a7c15ull;
+    const char *key;
+    size_t klen;
+    json_t *item;
+
+    if (depth > SCHEMA_MAX_DEPTH)
+        return h;
+    switch (json_typeof(v)) {
+    case JSON_INTEGER:
+    case JSON_REAL: {
+        double d = json_number_value(v);
+        if (d == 0)
+            d = 0; /* -0.0 equals 0 */
+        __builtin_memcpy(&h, &d, sizeof(h));
+        return h * 0xff51afd7ed558ccdull;
+    }
+    case JSON_STRING:
+        return h ^ rein__schema_hash(json_string_value(v), json_string_length(v));
+    case JSON_ARRAY:
+        for (size_t i = 0; i < json_array_size(v); i++)
+            h = (h ^ json_hash(json_array_get(v, i), depth + 1)) * 0x100000001b3ull;
+        return h;
+    case JSON_OBJECT:
+        /* Members in any order: combine with a commutative sum. */
+        json_object_keylen_foreach((json_t *)v, key, klen, item)
+        {
+            h +=
+                (rein__schema_hash(key, klen) ^ json_hash(item, depth + 1)) * 0xc2b2ae3d27d4eb4full;
+        }
+        return h;
+    default:
+        return h;
+    }
+}
+
+struct hitem {
+    uint64_t hash;
+    size_t index;
+};
+
+static int hitem_cmp(const void *a, const void *b)
+{
+    const struct hitem *x = a, *y = b;
+
+    if (x->hash != y->hash)
+        return x->hash < y->hash ? -1 : 1;
+    return x->index < y->index ? -1 : x->index > y->index;
+}
+
+static bool unique_fail(struct vstate *st, const struct snode *n, const struct ipath *ip, size_t a,
+                        size_t b)
+{
+    struct mbuf *m = err_begin(st, n, "uniqueItems", NULL, 0, ip, NULL, 0);
+
+    if (m)
+        rein__mb_addf(m, "must not contain duplicate items, got items %zu and %zu equal", a, b);
+    err_end(st, m);
+    return false;
+}
+
 static bool v_unique(struct vstate *st, const struct snode *n, json_t *inst, const struct ipath *ip)
 {
     size_t size = json_array_size(inst);
+    struct hitem *h;
 
+    if (size <= 32) {
+        for (size_t i = 1; i < size; i++) {
+            json_t *a = json_array_get(inst, i);
+            for (size_t j = 0; j < i; j++) {
+                if (equal(st, a, json_array_get(inst, j)))
+                    return unique_fail(st, n, ip, j, i);
+            }
+            if (st->hard)
+                return false;
+        }
+        return true;
+    }
+    /* Long arrays: sort by hash and compare only items that hash alike, O(n log n) instead of
+     * O(n^2). This is the one place validation allocates beyond the error list. */
+    h = rein_calloc(size, sizeof(*h));
+    if (!h) {
+        st->hard = REIN_ENOMEM;
+        return false;
+    }
+    for (size_t i = 0; i < size; i++)
+        h[i] = (struct hitem){json_hash(json_array_get(inst, i), 0), i};
+    qsort(h, size, sizeof(*h), hitem_cmp);
     for (size_t i = 1; i < size; i++) {
-        json_t *a = json_array_get(inst, i);
-        for (size_t j = 0; j < i; j++) {
-            if (!equal(st, a, json_array_get(inst, j)))
-                continue;
-            struct mbuf *m = err_begin(st, n, "uniqueItems", NULL, 0, ip, NULL, 0);
-            if (m)
-                rein__mb_addf(m, "must not contain duplicate items, got items %zu and %zu equal", j,
-                              i);
-            err_end(st, m);
-            return false;
+        for (size_t j = i; j-- > 0 && h[j].hash == h[i].hash;) {
+            if (equal(st, json_array_get(inst, h[j].index), json_array_get(inst, h[i].index))) {
+                size_t a = h[j].index, b = h[i].index;
+                rein_free(h);
+                return unique_fail(st, n, ip, a < b ? a : b, a < b ? b : a);
+            }
+            if (st->hard)
+                break;
         }
         if (st->hard)
-            return false;
+            break;
     }
-    return true;
+    rein_free(h);
+    return !st->hard;
 }
 
 static bool v_contains(struct vstate *st, const struct snode *n, json_t *inst,

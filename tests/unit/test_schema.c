@@ -6,6 +6,8 @@
  */
 #include "test.h"
 
+#include <pthread.h>
+
 static json_t *parse(const char *text)
 {
     rein_error err;
@@ -304,32 +306,61 @@ static void test_remote_ref_needs_registration(void **state)
 
 static void test_ref_cycle_is_an_error_not_a_loop(void **state)
 {
-    const char *cycles[] = {
-        "{\"$ref\":\"#\"}",
-        "{\"$defs\":{\"a\":{\"$ref\":\"#/$defs/b\"},\"b\":{\"allOf\":[{\"$ref\":\"#/$defs/a\"}]}},"
-        "\"$ref\":\"#/$defs/a\"}",
-        "{\"anyOf\":[{\"$ref\":\"#\"}]}",
-    };
     json_t *inst = parse("{\"a\":[1]}");
     rein_error err;
+    rein_schema *s;
 
     (void)state;
-    for (size_t i = 0; i < sizeof(cycles) / sizeof(cycles[0]); i++) {
-        rein_schema *s = compile_text(cycles[i], NULL);
-        rein_schema_result *res = rein_schema_result_new();
-        assert_int_equal(rein_schema_validate(s, inst, 0, res, &err), REIN_ESCHEMA);
-        assert_non_null(strstr(err.msg, "reference cycle"));
-        rein_schema_result_free(res);
-        rein_schema_free(s);
-    }
+    /* Cycles through $ref and allOf alone are found when compiling. */
+    expect_compile_error("{\"$ref\":\"#\"}", REIN_ESCHEMA, "reference cycle");
+    expect_compile_error("{\"$defs\":{\"a\":{\"$ref\":\"#/$defs/b\"},\"b\":{\"allOf\":[{\"$ref\":"
+                         "\"#/$defs/a\"}]}},\"$ref\":\"#/$defs/a\"}",
+                         REIN_ESCHEMA, "reference cycle");
+    /* Through a conditional applicator it is caught while validating, without looping. */
+    s = compile_text("{\"anyOf\":[{\"$ref\":\"#\"}]}", NULL);
+    rein_schema_result *res = rein_schema_result_new();
+    assert_int_equal(rein_schema_validate(s, inst, 0, res, &err), REIN_ESCHEMA);
+    assert_non_null(strstr(err.msg, "reference cycle"));
+    rein_schema_result_free(res);
+    rein_schema_free(s);
+    s = compile_text("{\"if\":{\"type\":\"object\"},\"then\":{\"$ref\":\"#\"}}", NULL);
+    assert_int_equal(rein_schema_validate(s, inst, 0, NULL, &err), REIN_ESCHEMA);
+    json_t *num = parse("1");
+    assert_rein_ok(rein_schema_validate(s, num, 0, NULL, &err), &err);
+    json_decref(num);
+    rein_schema_free(s);
     /* Recursion that consumes the instance is fine. */
-    rein_schema *s =
-        compile_text("{\"type\":\"object\",\"properties\":{\"child\":{\"$ref\":\"#\"}}}", NULL);
+    s = compile_text("{\"type\":\"object\",\"properties\":{\"child\":{\"$ref\":\"#\"}}}", NULL);
     json_t *tree = parse("{\"child\":{\"child\":{\"child\":{}}}}");
     assert_rein_ok(rein_schema_validate(s, tree, 0, NULL, &err), &err);
     json_decref(tree);
     rein_schema_free(s);
     json_decref(inst);
+}
+
+static void test_unique_items_long_arrays(void **state)
+{
+    rein_schema *s = compile_text("{\"uniqueItems\":true}", NULL);
+    json_t *arr = json_array();
+    rein_schema_result *res = rein_schema_result_new();
+
+    (void)state;
+    for (int i = 0; i < 5000; i++) {
+        json_t *o = json_object();
+        json_object_set_new(o, "k", json_integer(i));
+        json_object_set_new(o, "s", json_string(i % 2 ? "odd" : "even"));
+        json_array_append_new(arr, o);
+    }
+    assert_rein_ok(rein_schema_validate(s, arr, 0, res, NULL), NULL);
+    /* 1.0 equals 1, and member order does not matter. */
+    json_t *dup = parse("{\"s\":\"odd\",\"k\":4001.0}");
+    json_array_append_new(arr, dup);
+    assert_int_equal(rein_schema_validate(s, arr, 0, res, NULL), REIN_EINVALID);
+    assert_string_equal(rein_schema_result_message(res, 0),
+                        "must not contain duplicate items, got items 4001 and 5000 equal");
+    json_decref(arr);
+    rein_schema_result_free(res);
+    rein_schema_free(s);
 }
 
 /* Frees a chain of nested arrays without jansson's recursion. */
@@ -514,6 +545,47 @@ static void test_format_annotation_and_assertion(void **state)
     json_decref(good);
 }
 
+struct shared_schema {
+    rein_schema *schema;
+    int failures;
+};
+
+static void *validate_many(void *arg)
+{
+    struct shared_schema *sh = arg;
+    rein_schema_result *res = rein_schema_result_new();
+    json_t *good = json_pack("{s:s, s:i}", "query", "abc", "limit", 3);
+    json_t *bad = json_pack("{s:s, s:s}", "query", "ABC", "limit", "3");
+
+    for (int i = 0; i < 2000; i++) {
+        if (rein_schema_validate(sh->schema, good, 0, res, NULL) != REIN_OK ||
+            rein_schema_validate(sh->schema, bad, 0, res, NULL) != REIN_EINVALID ||
+            rein_schema_result_count(res) != 2)
+            __atomic_add_fetch(&sh->failures, 1, __ATOMIC_RELAXED);
+    }
+    json_decref(good);
+    json_decref(bad);
+    rein_schema_result_free(res);
+    return NULL;
+}
+
+static void test_one_schema_many_threads(void **state)
+{
+    struct shared_schema sh = {0};
+    pthread_t threads[4];
+
+    (void)state;
+    sh.schema = compile_text("{\"type\":\"object\",\"properties\":{\"query\":{\"type\":\"string\","
+                             "\"pattern\":\"^[a-z]+$\"},\"limit\":{\"type\":\"integer\"}}}",
+                             NULL);
+    for (int i = 0; i < 4; i++)
+        assert_int_equal(pthread_create(&threads[i], NULL, validate_many, &sh), 0);
+    for (int i = 0; i < 4; i++)
+        pthread_join(threads[i], NULL);
+    assert_int_equal(sh.failures, 0);
+    rein_schema_free(sh.schema);
+}
+
 static void compile_and_validate(void *arg)
 {
     static const char *schema_text =
@@ -567,6 +639,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_bad_schema_names_the_keyword),
     cmocka_unit_test(test_remote_ref_needs_registration),
     cmocka_unit_test(test_ref_cycle_is_an_error_not_a_loop),
+    cmocka_unit_test(test_unique_items_long_arrays),
     cmocka_unit_test(test_deep_instance_built_in_code),
     cmocka_unit_test(test_deep_schema_built_in_code),
     cmocka_unit_test(test_huge_numbers),
@@ -574,6 +647,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_catastrophic_regex_does_not_hang),
     cmocka_unit_test(test_ecma_regex_semantics),
     cmocka_unit_test(test_format_annotation_and_assertion),
+    cmocka_unit_test(test_one_schema_many_threads),
     cmocka_unit_test(test_allocation_failures),
 };
 
