@@ -403,8 +403,30 @@ struct mbuf {
     struct rein_buf *b;
     bool failed;
 };
-void rein__mb_add(struct mbuf *m, const char *s, size_t len);
+/* The slow path of rein__mb_add: grows the buffer. */
+void rein__mb_add_grow(struct mbuf *m, const char *s, size_t len);
+/* Appends len bytes; inline because messages are assembled from many short pieces. */
+static inline void rein__mb_add(struct mbuf *m, const char *s, size_t len)
+{
+    struct rein_buf *b = m->b;
+
+    if (b->alloc && b->len + len < b->alloc) {
+        char *d = b->ptr + b->len;
+        if (len <= 16) {
+            for (size_t i = 0; i < len; i++)
+                d[i] = s[i];
+        } else {
+            __builtin_memcpy(d, s, len);
+        }
+        b->len += len;
+        b->ptr[b->len] = '\0';
+        return;
+    }
+    rein__mb_add_grow(m, s, len);
+}
 void rein__mb_adds(struct mbuf *m, const char *s);
+/* Appends a string literal without measuring it at run time. */
+#define rein__mb_lit(m, lit) rein__mb_add((m), "" lit, sizeof(lit) - 1)
 void rein__mb_addf(struct mbuf *m, const char *fmt, ...) REIN_PRINTF(2, 3);
 /* Appends the JSON Pointer for ip ("" for the root). */
 void rein__ipath_write(struct mbuf *m, const struct ipath *ip);

@@ -123,9 +123,9 @@ static struct mbuf *err_begin(struct vstate *st, const struct snode *n, const ch
     }
     e->msg = res->text.len;
     if (st->pname) {
-        rein__mb_adds(m, "property name ");
+        rein__mb_lit(m, "property name ");
         rein__quote(m, st->pname, st->pname_len);
-        rein__mb_adds(m, ": ");
+        rein__mb_lit(m, ": ");
     }
     return m;
 }
@@ -256,9 +256,9 @@ __attribute__((noinline)) static bool check_type(struct vstate *st, const struct
         return true;
     m = err_begin(st, n, "type", NULL, 0, ip, NULL, 0);
     if (m) {
-        rein__mb_adds(m, "must be ");
+        rein__mb_lit(m, "must be ");
         types_write(m, n->types);
-        rein__mb_adds(m, ", got ");
+        rein__mb_lit(m, ", got ");
         rein__describe(m, inst, true);
     }
     err_end(st, m);
@@ -289,9 +289,9 @@ __attribute__((noinline)) static bool check_const(struct vstate *st, const struc
         return true;
     m = err_begin(st, n, "const", NULL, 0, ip, NULL, 0);
     if (m) {
-        rein__mb_adds(m, "must be ");
+        rein__mb_lit(m, "must be ");
         rein__json_brief(m, n->const_value, 200);
-        rein__mb_adds(m, ", got ");
+        rein__mb_lit(m, ", got ");
         rein__describe(m, inst, false);
     }
     err_end(st, m);
@@ -327,14 +327,14 @@ __attribute__((noinline)) static bool check_enum(struct vstate *st, const struct
         rein__mb_adds(m, count == 1 ? "must be " : "must be one of ");
         for (size_t i = 0; i < count; i++) {
             if (i)
-                rein__mb_adds(m, ", ");
+                rein__mb_lit(m, ", ");
             if (m->b->len - start > 300) {
                 rein__mb_addf(m, "… (%zu values)", count);
                 break;
             }
             rein__json_brief(m, json_array_get(n->enum_value, i), 100);
         }
-        rein__mb_adds(m, ", got ");
+        rein__mb_lit(m, ", got ");
         rein__describe(m, inst, false);
     }
     err_end(st, m);
@@ -351,7 +351,7 @@ static bool num_fail(struct vstate *st, const struct snode *n, const char *kw, c
     if (m) {
         rein__mb_adds(m, what);
         rein__num_write(m, limit);
-        rein__mb_adds(m, ", got ");
+        rein__mb_lit(m, ", got ");
         inst_num_write(m, inst);
     }
     err_end(st, m);
@@ -498,9 +498,9 @@ __attribute__((noinline)) static bool v_string(struct vstate *st, const struct s
         if (rc == 0) {
             m = err_begin(st, n, "pattern", NULL, 0, ip, NULL, 0);
             if (m) {
-                rein__mb_adds(m, "must match pattern ");
+                rein__mb_lit(m, "must match pattern ");
                 rein__quote(m, n->pattern->source, strlen(n->pattern->source));
-                rein__mb_adds(m, ", got ");
+                rein__mb_lit(m, ", got ");
                 rein__quote(m, s, len);
             }
             err_end(st, m);
@@ -642,9 +642,9 @@ static void no_branch(struct vstate *st, const struct snode *n, const char *kw,
     m = err_begin(st, n, kw, NULL, 0, ip, NULL, 0);
     if (m) {
         if (ncand == 0 && all_typed) {
-            rein__mb_adds(m, "must be ");
+            rein__mb_lit(m, "must be ");
             types_write(m, types);
-            rein__mb_adds(m, ", got ");
+            rein__mb_lit(m, ", got ");
             rein__describe(m, inst, true);
         } else {
             rein__mb_addf(m, "must match %s of the %zu schemas in %s, got ",
@@ -722,7 +722,7 @@ __attribute__((noinline)) static bool v_combine(struct vstate *st, const struct 
             ok = false;
             m = err_begin(st, n, "not", NULL, 0, ip, NULL, 0);
             if (m) {
-                rein__mb_adds(m, "must not match the schema in \"not\", got ");
+                rein__mb_lit(m, "must not match the schema in \"not\", got ");
                 rein__describe(m, inst, true);
             }
             err_end(st, m);
@@ -934,7 +934,7 @@ static bool member_false(struct vstate *st, const struct snode *n, const char *k
     if (m) {
         rein__mb_adds(m, what);
         rein__quote(m, key, len);
-        rein__mb_adds(m, " is not allowed");
+        rein__mb_lit(m, " is not allowed");
     }
     err_end(st, m);
     return false;
@@ -973,11 +973,11 @@ static bool v_members(struct vstate *st, const struct snode *n, json_t *inst,
                         continue;
                     struct mbuf *m = err_begin(st, n, p->depreq->kw, key, len, ip, d->name, d->len);
                     if (m) {
-                        rein__mb_adds(m, "property ");
+                        rein__mb_lit(m, "property ");
                         rein__quote(m, d->name, d->len);
-                        rein__mb_adds(m, " is required when ");
+                        rein__mb_lit(m, " is required when ");
                         rein__quote(m, key, len);
-                        rein__mb_adds(m, " is present");
+                        rein__mb_lit(m, " is present");
                     }
                     err_end(st, m);
                     ok = false;
@@ -1054,9 +1054,9 @@ __attribute__((noinline)) static bool v_object(struct vstate *st, const struct s
                 continue;
             m = err_begin(st, n, "required", NULL, 0, ip, p->name, p->len);
             if (m) {
-                rein__mb_adds(m, "required property ");
+                rein__mb_lit(m, "required property ");
                 rein__quote(m, p->name, p->len);
-                rein__mb_adds(m, " is missing");
+                rein__mb_lit(m, " is missing");
             }
             err_end(st, m);
             ok = false;
@@ -1316,7 +1316,7 @@ static bool v_false(struct vstate *st, const struct snode *n, const json_t *inst
     struct mbuf *m = err_begin(st, n, NULL, NULL, 0, ip, NULL, 0);
 
     if (m) {
-        rein__mb_adds(m, "no value is allowed here, got ");
+        rein__mb_lit(m, "no value is allowed here, got ");
         rein__describe(m, inst, true);
     }
     err_end(st, m);
