@@ -636,13 +636,30 @@ static rein_err compile_validation(struct comp *c, struct snode *n, json_t *obj)
         return rc;
     if (n->multiple_of && !(n->multiple_of->d > 0))
         return kw_error(c, "multipleOf", "must be greater than 0");
+    /* The draft-04 form, "exclusiveMinimum": true next to "minimum", is still common in
+     * tool schemas; it means the same as the number form, so it is accepted. */
     v = json_object_get(obj, "exclusiveMinimum");
-    if (json_is_boolean(v) || json_is_boolean(json_object_get(obj, "exclusiveMaximum")))
-        return kw_error(c, json_is_boolean(v) ? "exclusiveMinimum" : "exclusiveMaximum",
-                        "must be a number (the draft-04 boolean form is not supported)");
-    if ((rc = num_kw(c, obj, "exclusiveMinimum", &n->xminimum)) ||
-        (rc = num_kw(c, obj, "exclusiveMaximum", &n->xmaximum)))
+    if (json_is_boolean(v)) {
+        if (json_is_true(v) && !n->minimum)
+            return kw_error(c, "exclusiveMinimum", "true needs \"minimum\" next to it");
+        if (json_is_true(v)) {
+            n->xminimum = n->minimum;
+            n->minimum = NULL;
+        }
+    } else if ((rc = num_kw(c, obj, "exclusiveMinimum", &n->xminimum))) {
         return rc;
+    }
+    v = json_object_get(obj, "exclusiveMaximum");
+    if (json_is_boolean(v)) {
+        if (json_is_true(v) && !n->maximum)
+            return kw_error(c, "exclusiveMaximum", "true needs \"maximum\" next to it");
+        if (json_is_true(v)) {
+            n->xmaximum = n->maximum;
+            n->maximum = NULL;
+        }
+    } else if ((rc = num_kw(c, obj, "exclusiveMaximum", &n->xmaximum))) {
+        return rc;
+    }
     if (n->minimum || n->maximum || n->multiple_of || n->xminimum || n->xmaximum)
         n->has |= KW_NUMERIC;
     if ((rc = count_kw(c, obj, "minLength", &n->min_length, &p1)) ||

@@ -234,6 +234,14 @@ static void test_dialects(void **state)
     assert_int_equal(rein_schema_dialect_of(s), REIN_SCHEMA_DIALECT_DRAFT7);
     assert_rein_ok(rein_schema_validate(s, inst, 0, NULL, NULL), NULL);
     rein_schema_free(s);
+    /* draft-04 reads as draft-07, its boolean exclusiveMinimum included. */
+    s = compile_text("{\"$schema\":\"http://json-schema.org/draft-04/schema#\",\"minimum\":1,"
+                     "\"exclusiveMinimum\":true}",
+                     NULL);
+    json_t *one = parse("1");
+    assert_int_equal(rein_schema_validate(s, one, 0, NULL, NULL), REIN_EINVALID);
+    json_decref(one);
+    rein_schema_free(s);
     s = compile_text("{\"prefixItems\":[{\"type\":\"integer\"}],\"items\":false}", NULL);
     assert_int_equal(rein_schema_dialect_of(s), REIN_SCHEMA_DIALECT_2020_12);
     assert_int_equal(rein_schema_validate(s, inst, 0, NULL, NULL), REIN_EINVALID);
