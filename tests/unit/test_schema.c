@@ -6,6 +6,7 @@
  */
 #include "test.h"
 
+#include <dirent.h>
 #include <pthread.h>
 
 static json_t *parse(const char *text)
@@ -635,7 +636,77 @@ static void test_allocation_failures(void **state)
     test_alloc_torture(compile_and_validate, NULL);
 }
 
+/* One case: the lines `rein schema check` would print for schema.json and instance.json. */
+static char *case_output(const char *dir)
+{
+    char path[4096];
+    rein_error err;
+    json_t *schema_doc, *inst;
+    rein_schema *schema;
+    rein_schema_result *res = rein_schema_result_new();
+    struct rein_buf out;
+
+    snprintf(path, sizeof(path), "%s/schema.json", dir);
+    schema_doc = rein_json_load_file(path, &err);
+    snprintf(path, sizeof(path), "%s/instance.json", dir);
+    inst = rein_json_load_file(path, &err);
+    assert_non_null(schema_doc);
+    assert_non_null(inst);
+    schema = rein_schema_compile(schema_doc, NULL, &err);
+    if (!schema)
+        fail_msg("%s: %s", dir, err.msg);
+    rein_buf_init(&out, 0);
+    if (rein_schema_validate(schema, inst, 0, res, &err) == REIN_OK)
+        assert_rein_ok(rein_buf_adds(&out, "valid\n"), NULL);
+    for (size_t i = 0; i < rein_schema_result_count(res); i++) {
+        const char *ip = rein_schema_result_instance_path(res, i);
+        assert_rein_ok(
+            rein_buf_addf(&out, "%s: %s\n", ip[0] ? ip : "/", rein_schema_result_message(res, i)),
+            NULL);
+    }
+    rein_schema_result_free(res);
+    rein_schema_free(schema);
+    json_decref(schema_doc);
+    json_decref(inst);
+    return rein_buf_detach(&out, NULL);
+}
+
+/* tests/data/schema/<case>/{schema.json, instance.json, output}: the messages, case by case. */
+static void test_data_driven_messages(void **state)
+{
+    char root[4096];
+    DIR *d;
+    struct dirent *e;
+    int cases = 0, failures = 0;
+
+    (void)state;
+    snprintf(root, sizeof(root), "%s/tests/data/schema", REIN_SOURCE_DIR);
+    d = opendir(root);
+    assert_non_null(d);
+    while ((e = readdir(d))) {
+        char dir[4400], path[4500];
+        if (e->d_name[0] == '.')
+            continue;
+        snprintf(dir, sizeof(dir), "%s/%s", root, e->d_name);
+        snprintf(path, sizeof(path), "%s/output", dir);
+        char *want = test_read_file(path, NULL);
+        char *got = case_output(dir);
+        assert_non_null(want);
+        if (strcmp(want, got) != 0) {
+            print_message("case %s:\n want: %s got:  %s", e->d_name, want, got);
+            failures++;
+        }
+        cases++;
+        free(want);
+        rein_free(got);
+    }
+    closedir(d);
+    assert_true(cases >= 20);
+    assert_int_equal(failures, 0);
+}
+
 static const struct CMUnitTest tests[] = {
+    cmocka_unit_test(test_data_driven_messages),
     cmocka_unit_test(test_message_type_names_expected_and_received),
     cmocka_unit_test(test_message_required_names_the_property),
     cmocka_unit_test(test_message_each_keyword),
