@@ -630,10 +630,49 @@ out:
     json_decref(good);
 }
 
+/* A registry, a remote $ref, the embedded metaschema and a long uniqueItems array. */
+static void registry_and_refs(void *arg)
+{
+    rein_error err;
+    rein_schema_registry *reg = rein_schema_registry_new();
+    json_t *remote = json_pack("{s:s, s:{s:{s:s}}}", "$id", "http://example.com/r.json", "$defs",
+                               "n", "type", "integer");
+    json_t *schema_doc = json_pack("{s:{s:{s:s}, s:{s:s}}, s:b, s:{s:s}}", "properties", "a",
+                                   "$ref", "http://example.com/r.json#/$defs/n", "m", "$ref",
+                                   "https://json-schema.org/draft/2020-12/schema", "uniqueItems", 1,
+                                   "items", "format", "regex");
+    json_t *inst = json_array();
+    struct rein_schema_options o = {0};
+    rein_schema *s = NULL;
+    rein_schema_result *res = rein_schema_result_new();
+
+    (void)arg;
+    for (int i = 0; inst && i < 40; i++)
+        json_array_append_new(inst, json_integer(i % 39));
+    /* An append that failed leaves no duplicate to find: nothing to check then. */
+    if (!reg || !remote || !schema_doc || json_array_size(inst) != 40 || !res)
+        goto out;
+    if (rein_schema_registry_add(reg, "http://example.com/r.json", remote, &err))
+        goto out;
+    o.registry = reg;
+    o.format_assert = true;
+    s = rein_schema_compile(schema_doc, &o, &err);
+    if (s && rein_schema_validate(s, inst, 0, res, &err) == REIN_OK)
+        fail_msg("duplicates not found");
+out:
+    rein_schema_free(s);
+    rein_schema_result_free(res);
+    rein_schema_registry_free(reg);
+    json_decref(remote);
+    json_decref(schema_doc);
+    json_decref(inst);
+}
+
 static void test_allocation_failures(void **state)
 {
     (void)state;
     test_alloc_torture(compile_and_validate, NULL);
+    test_alloc_torture(registry_and_refs, NULL);
 }
 
 /* One case: the lines `rein schema check` would print for schema.json and instance.json. */
