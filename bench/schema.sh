@@ -6,9 +6,11 @@
 # float->number, tuple->array, any->no type) with one valid argument object per schema built
 # from possible_answer/ and one perturbed, invalid copy (a missing required argument or an
 # argument of the wrong type). Every schema is compiled once; each validator then validates
-# every object in a loop. Two modes: "all errors" (every error with its message: what the call
-# pipeline does) and "first error" (stop at the first). The valid/invalid counts printed by
-# each validator must agree, which checks that they are doing the same work.
+# every object in a loop, timed in CPU time of its own process (so that, on a shared machine,
+# time spent waiting for a core does not count). Two modes: "all errors" (every error with its
+# message: what the call pipeline does) and "first error" (stop at the first). The
+# valid/invalid counts printed by each validator must agree, which checks that they are doing
+# the same work.
 #
 # Usage: bash bench/schema.sh [SECONDS per measurement, default 3] (about 18 x SECONDS in all)
 set -euo pipefail

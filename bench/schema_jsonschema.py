@@ -22,9 +22,10 @@ def run(cases, seconds, all_errors, label):
 
 
 def stretch(compiled, seconds, all_errors):
-    start = time.perf_counter()
+    # CPU time of this process: on a shared machine, waiting for a core is not ours.
+    start = time.process_time()
     count = valid = invalid = errors = rounds = 0
-    while time.perf_counter() - start < seconds or rounds == 0:
+    while time.process_time() - start < seconds or rounds == 0:
         for validator, instances in compiled:
             for inst in instances:
                 if all_errors:
@@ -39,7 +40,7 @@ def stretch(compiled, seconds, all_errors):
                     invalid += not ok
                     errors += len(found)
         rounds += 1
-    secs = time.perf_counter() - start
+    secs = time.process_time() - start
     return count / secs, valid, invalid, errors
 
 
