@@ -5,8 +5,9 @@
  * checks every keyword and precompiles every pattern, so validation does no parsing and
  * allocates nothing beyond the error list in the caller's rein_schema_result (exceptions, all
  * bounded: a property-name string for "propertyNames", a sort buffer for "uniqueItems" on
- * arrays longer than 32 items, a pattern's match data when no result is passed, and values
- * copied by REIN_SCHEMA_FILL_DEFAULTS).
+ * arrays longer than 32 items, a pattern's match data when no result is passed and more
+ * than four threads validate with the same schema at once, and values copied by
+ * REIN_SCHEMA_FILL_DEFAULTS).
  *
  * Dialects: 2020-12 (the default) and draft-07, chosen by $schema; draft-06 and draft-04 are
  * read as draft-07 (draft-04's boolean exclusiveMinimum/exclusiveMaximum included), 2019-09

@@ -1114,6 +1114,8 @@ void rein_schema_free(rein_schema *schema)
         return;
     for (size_t i = 0; i < schema->nregexes; i++)
         pcre2_code_free(schema->regexes[i]->code);
+    for (size_t i = 0; i < SCHEMA_MD_SLOTS; i++)
+        pcre2_match_data_free(schema->md_slots[i]);
     rein_free(schema->regexes);
     pcre2_match_context_free(schema->mctx);
     pcre2_compile_context_free(schema->cctx);
@@ -1202,6 +1204,13 @@ rein_schema *rein_schema_compile(json_t *schema, const struct rein_schema_option
         rc = find_cycles(&c);
     if (rc)
         goto fail;
+    for (size_t i = 0; c.s->uses_regex && i < SCHEMA_MD_SLOTS; i++) {
+        c.s->md_slots[i] = pcre2_match_data_create(1, c.s->gctx);
+        if (!c.s->md_slots[i]) {
+            rc = rein_error_set(err, REIN_ENOMEM, "out of memory");
+            goto fail;
+        }
+    }
     rein__smap_release(&c.nodes);
     rein__smap_release(&c.cres);
     rein_free(c.pend);

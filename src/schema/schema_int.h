@@ -19,6 +19,8 @@
 
 /* Deepest nesting of schemas while compiling, and of schema applications while validating. */
 #define SCHEMA_MAX_DEPTH 512
+/* Match data kept by a compiled schema for validations without a result. */
+#define SCHEMA_MD_SLOTS 4
 /* Most errors one validation records; the rest are dropped (the count stops growing). */
 #define SCHEMA_MAX_ERRORS 200
 
@@ -349,6 +351,10 @@ struct rein_schema {
     struct sregex **regexes; /* every compiled pattern, freed with the schema */
     size_t nregexes, regexes_cap;
     bool uses_regex;
+    /* Match data for validations that pass no result (which would otherwise allocate one
+     * each time): a few slots taken and given back atomically, so threads can share them. */
+    pcre2_match_data *md_slots[SCHEMA_MD_SLOTS];
+    int md_busy[SCHEMA_MD_SLOTS];
 };
 
 /* ---- regex (regex.c) ---------------------------------------------------------------------- */

@@ -1516,10 +1516,26 @@ static rein_err fill(const struct snode *n, json_t *inst, int depth)
 
 /* ---- public API --------------------------------------------------------------------------- */
 
+/* A free match-data slot of schema (index, md set), or -1 when all are in use. */
+static int take_md_slot(const rein_schema *schema, pcre2_match_data **md)
+{
+    for (int i = 0; i < SCHEMA_MD_SLOTS; i++) {
+        int expected = 0;
+        /* The compiled schema is otherwise immutable; only these flags change, atomically. */
+        if (__atomic_compare_exchange_n((int *)&schema->md_busy[i], &expected, 1, false,
+                                        __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) {
+            *md = schema->md_slots[i];
+            return i;
+        }
+    }
+    return -1;
+}
+
 rein_err rein_schema_validate(const rein_schema *schema, json_t *instance, unsigned flags,
                               rein_schema_result *res, rein_error *err)
 {
     struct vstate st = {0};
+    int slot = -1;
     bool ok;
 
     if (res) {
@@ -1534,8 +1550,12 @@ rein_err rein_schema_validate(const rein_schema *schema, json_t *instance, unsig
     st.flags = flags;
     st.collect = true;
     st.md = res ? res->md : NULL;
+    if (!res && schema->uses_regex)
+        slot = take_md_slot(schema, &st.md);
     ok = v_node(&st, schema->root, instance, NULL, NULL);
-    if (!res && st.md)
+    if (slot >= 0)
+        __atomic_store_n((int *)&schema->md_busy[slot], 0, __ATOMIC_RELEASE);
+    else if (!res && st.md)
         pcre2_match_data_free(st.md);
     if (st.hard) {
         if (res)
