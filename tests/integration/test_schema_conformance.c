@@ -7,7 +7,8 @@
  * fails when any required test fails or when an optional test fails that is not listed as
  * skipped (tests/integration/test_schema_conformance.SKIPPED.md says why each is skipped).
  * Files in optional/format/ run with format assertions on; the rest with format as an
- * annotation. The suite is read in place from the shared folder; without it the tests skip.
+ * annotation. The suite is read in place from the shared folder; without it each test exits 77
+ * (skipped).
  *
  * Run build-test/tests/test_schema_conformance directly to see the counts.
  */
@@ -230,9 +231,16 @@ static void run_dir(struct run *r, const char *dir, const char *rel)
 
 static void run_dialect(const char *dialect)
 {
-    const char *suite = test_require_shared(SUITE);
+    const char *suite = test_shared_path(SUITE);
     char dir[4096];
     struct run r = {0};
+    struct stat st;
+
+    /* Without the suite there is nothing to run: exit 77, which CTest reports as skipped. */
+    if (!test_shared_dir() || stat(suite, &st) != 0) {
+        print_message("[  SKIPPED ] %s is absent\n", SUITE);
+        exit(77);
+    }
 
     r.dialect = dialect;
     r.reg = rein_schema_registry_new();
