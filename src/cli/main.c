@@ -13,6 +13,7 @@
 static const struct cli_command commands[] = {
     {"serve", "serve the HTTP API (conversations, metrics, health)", cmd_serve},
     {"verify", "run verification protocols and check an agent's claims", cmd_verify},
+    {"schema", "validate a JSON document against a JSON Schema", cmd_schema},
     {NULL, NULL, NULL},
 };
 
