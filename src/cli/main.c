@@ -11,6 +11,7 @@
 
 /* One line per subcommand; the list ends with an empty entry. */
 static const struct cli_command commands[] = {
+    {"schema", "validate a JSON document against a JSON Schema", cmd_schema},
     {NULL, NULL, NULL},
 };
 

@@ -1,0 +1,390 @@
+/*
+ * Internals of the JSON Schema validator (include/rein/schema.h), shared by the files of
+ * src/schema/: the document index (resources and anchors by URI), the compiled node graph the
+ * validator walks, URI and regex helpers, format checkers and the error list.
+ *
+ * Pipeline: documents are scanned into an index (every schema resource by its absolute URI,
+ * every $anchor and $dynamicAnchor), the root schema is compiled into nodes (one per schema
+ * object, keyword values checked and converted, patterns compiled, $refs resolved to node
+ * pointers), and validation walks the nodes over a jansson instance without allocating.
+ */
+#ifndef REIN_SCHEMA_INT_H
+#define REIN_SCHEMA_INT_H
+
+#include <rein/arena.h>
+#include <rein/schema.h>
+
+#define PCRE2_CODE_UNIT_WIDTH 8
+#include <pcre2.h>
+
+/* Deepest nesting of schemas while compiling, and of schema applications while validating. */
+#define SCHEMA_MAX_DEPTH 512
+/* Most errors one validation records; the rest are dropped (the count stops growing). */
+#define SCHEMA_MAX_ERRORS 200
+
+/* ---- string and pointer maps (map.c) ------------------------------------------------------ */
+
+/*
+ * An open-addressing hash map from a string (borrowed, must outlive the map) or a pointer to a
+ * value. Invariant: n < cap / 2 once anything is stored; cap is 0 or a power of two.
+ */
+struct smap_ent {
+    const void *key;
+    size_t hash;
+    void *val;
+};
+struct smap {
+    struct smap_ent *e;
+    size_t cap, n;
+    bool ptr_keys;
+};
+void rein__smap_init(struct smap *m, bool ptr_keys);
+void rein__smap_release(struct smap *m);
+/* Stores val under key (replacing). REIN_ENOMEM. */
+rein_err rein__smap_put(struct smap *m, const void *key, void *val) REIN_WUR;
+void *rein__smap_get(const struct smap *m, const void *key);
+/* FNV-1a over len bytes. */
+size_t rein__schema_hash(const char *s, size_t len);
+
+/* ---- URIs (uri.c) ------------------------------------------------------------------------- */
+
+/* New string: ref resolved against base (RFC 3986 section 5.2), or NULL when out of memory. */
+char *rein__uri_resolve(const char *base, const char *ref);
+/* Length of uri without its fragment ("#..."). */
+size_t rein__uri_base_len(const char *uri);
+/* True when uri has a scheme (is absolute). */
+bool rein__uri_is_absolute(const char *uri);
+/* Percent-decodes len bytes of s into out (at most out_size - 1 bytes, NUL-terminated).
+ * Returns false when the text is malformed or too long. */
+bool rein__uri_pct_decode(const char *s, size_t len, char *out, size_t out_size);
+
+/* ---- dialects and the document index (index.c) -------------------------------------------- */
+
+enum sversion {
+    SV_DRAFT7 = 1, /* draft-07 (and draft-06, which it extends) */
+    SV_2019 = 2,   /* 2019-09: items/additionalItems arrays, $recursiveRef */
+    SV_2020 = 3,   /* 2020-12 */
+};
+enum svocab {
+    VOC_CORE = 1u << 0,
+    VOC_APPLICATOR = 1u << 1,
+    VOC_UNEVALUATED = 1u << 2,
+    VOC_VALIDATION = 1u << 3,
+    VOC_METADATA = 1u << 4,
+    VOC_FORMAT_ANNOTATION = 1u << 5,
+    VOC_FORMAT_ASSERTION = 1u << 6,
+    VOC_CONTENT = 1u << 7,
+    VOC_DEFAULT = 0xbf, /* everything but format-assertion */
+};
+struct sdialect {
+    uint8_t version; /* enum sversion */
+    uint8_t vocab;   /* enum svocab bits */
+};
+
+struct sanchor {
+    struct sanchor *next;
+    const char *name;
+    json_t *json;     /* borrowed from the indexed document */
+    const char *path; /* JSON Pointer of json in its document */
+    bool dynamic;     /* declared with $dynamicAnchor */
+};
+
+/* A schema resource: a document root or a subschema with its own $id. */
+struct sres {
+    const char *uri;  /* absolute, without fragment */
+    json_t *json;     /* borrowed from the indexed document */
+    const char *path; /* JSON Pointer of json in its document ("" at the root) */
+    struct sdialect dialect;
+    bool explicit_dialect; /* the dialect came from a $schema, not from the default */
+    json_t *doc;           /* the document the resource is in */
+    const char *doc_uri;   /* the URI the document was indexed under */
+    struct sanchor *anchors;
+};
+
+/*
+ * Resources and anchors of a set of documents. Strings and records live in the arena; the
+ * documents are referenced (json_incref) until the index is released.
+ */
+struct sindex {
+    rein_arena *arena;
+    struct smap by_uri;  /* uri -> struct sres */
+    struct smap by_json; /* json_t * of a resource root -> struct sres */
+    json_t **docs;
+    size_t ndocs, docs_cap;
+};
+rein_err rein__index_init(struct sindex *ix) REIN_WUR;
+void rein__index_release(struct sindex *ix);
+/*
+ * Scans doc (referenced by the index) as a schema document retrieved from uri (may be NULL
+ * for "no base") with the given default dialect; reg (may be NULL) is consulted for custom
+ * metaschemas named by $schema. REIN_ESCHEMA (bad $id, unknown $schema), REIN_EEXIST (a URI
+ * already indexed), REIN_EDEPTH, REIN_ENOMEM.
+ */
+rein_err rein__index_add(struct sindex *ix, const char *uri, json_t *doc, struct sdialect dflt,
+                         const struct sindex *reg, rein_error *err) REIN_WUR;
+struct sres *rein__index_find(const struct sindex *ix, const char *uri);
+struct sres *rein__index_find_json(const struct sindex *ix, const json_t *json);
+/* The dialect a $schema URI names (known drafts only); false when unknown. */
+bool rein__dialect_known(const char *uri, struct sdialect *out);
+/* Embedded metaschema text for a URI (draft-07, 2020-12 and its vocabularies), or NULL. */
+const char *rein__metaschema_text(const char *uri);
+
+struct rein_schema_registry {
+    struct sindex ix;
+};
+
+/* ---- compiled schemas --------------------------------------------------------------------- */
+
+enum stype {
+    ST_NULL = 1u << 0,
+    ST_BOOL = 1u << 1,
+    ST_OBJECT = 1u << 2,
+    ST_ARRAY = 1u << 3,
+    ST_STRING = 1u << 4,
+    ST_NUMBER = 1u << 5,
+    ST_INTEGER = 1u << 6,
+};
+
+/* Which groups of keywords a node has, so the validator skips what cannot apply. */
+enum skw {
+    KW_TYPE = 1u << 0,
+    KW_CONST = 1u << 1,
+    KW_ENUM = 1u << 2,
+    KW_NUMERIC = 1u << 3, /* any of minimum, maximum, exclusive*, multipleOf */
+    KW_STRING = 1u << 4,  /* minLength, maxLength, pattern, format, content* */
+    KW_ARRAY = 1u << 5,   /* items, prefixItems, contains, min/maxItems, uniqueItems, ... */
+    KW_OBJECT = 1u << 6,  /* properties, required, additionalProperties, ... */
+    KW_REF = 1u << 7,
+    KW_DYNREF = 1u << 8,
+    KW_COMBINE = 1u << 9, /* allOf, anyOf, oneOf, not, if/then/else */
+    KW_UNEVAL_PROPS = 1u << 10,
+    KW_UNEVAL_ITEMS = 1u << 11,
+    KW_FORMAT = 1u << 12,
+};
+
+enum snodekind {
+    SN_SCHEMA = 0,
+    SN_TRUE = 1,
+    SN_FALSE = 2,
+};
+
+enum sformat {
+    SF_NONE = 0,
+    SF_DATE_TIME,
+    SF_DATE,
+    SF_TIME,
+    SF_DURATION,
+    SF_EMAIL,
+    SF_IDN_EMAIL,
+    SF_HOSTNAME,
+    SF_IDN_HOSTNAME,
+    SF_IPV4,
+    SF_IPV6,
+    SF_URI,
+    SF_URI_REFERENCE,
+    SF_IRI,
+    SF_IRI_REFERENCE,
+    SF_URI_TEMPLATE,
+    SF_UUID,
+    SF_REGEX,
+    SF_JSON_POINTER,
+    SF_RELATIVE_JSON_POINTER,
+    SF_UNKNOWN,
+};
+
+struct snum {
+    bool is_int;
+    long long i;
+    double d; /* also set for integers */
+};
+
+struct sregex {
+    pcre2_code *code;
+    const char *source; /* the ECMA-262 pattern as written */
+};
+
+struct snode;
+
+struct sprop {
+    const char *name;
+    size_t len;
+    size_t hash;
+    struct snode *schema;   /* NULL when only named by "required" */
+    int required_bit;       /* index into the required bitmap, or -1 */
+    struct sdepreq *depreq; /* dependentRequired entry for this name, or NULL */
+    struct snode *depschema;
+};
+
+struct sname {
+    const char *name;
+    size_t len;
+};
+
+struct sdepreq {
+    struct sname *names;
+    size_t n;
+    const char *kw; /* "dependentRequired" or "dependencies" */
+};
+
+struct spat {
+    struct sregex re;
+    struct snode *schema;
+};
+
+struct sdynanchor {
+    const char *name;
+    struct snode *node;
+};
+
+/* A resource as compiled into one schema: where dynamic anchors resolve to. */
+struct cres {
+    struct sres *res;
+    struct sdynanchor *dyn;
+    size_t ndyn;
+};
+
+/*
+ * One compiled schema object (or boolean schema). Fields are meaningful only when the keyword
+ * group's bit is set in has. Sub-schemas are shared: a $ref is a pointer to another node, so
+ * the graph may have cycles (the validator guards against looping without progress).
+ */
+struct snode {
+    uint8_t kind;  /* enum snodekind */
+    uint8_t types; /* enum stype bits of "type" */
+    uint8_t version;
+    uint8_t format; /* enum sformat */
+    bool format_assert;
+    bool unique_items;
+    bool items_is_additional; /* draft-07/2019-09 "additionalItems" stored in items */
+    bool content_json;        /* draft-07 contentMediaType application/json (assertion) */
+    bool content_base64;      /* draft-07 contentEncoding base64 (assertion) */
+    uint32_t has;             /* enum skw bits */
+    const char *path;         /* JSON Pointer of this schema in its document */
+    struct cres *res;
+
+    /* numeric */
+    const struct snum *minimum, *maximum, *xminimum, *xmaximum, *multiple_of;
+    /* string */
+    size_t min_length, max_length; /* max SIZE_MAX when absent */
+    struct sregex *pattern;
+    const char *format_name;
+    /* array */
+    size_t min_items, max_items, min_contains, max_contains;
+    struct snode **prefix;
+    size_t nprefix;
+    struct snode *items; /* items after the prefix */
+    struct snode *contains;
+    struct snode *uneval_items;
+    /* object */
+    size_t min_props, max_props;
+    struct sprop *props; /* properties, then names only in required/dependent* */
+    size_t nprops;       /* entries in props */
+    size_t nprops_schema;
+    size_t *prop_table; /* open addressing: index + 1 into props, 0 empty */
+    size_t prop_mask;
+    size_t nrequired;
+    struct sprop **required; /* in "required" order */
+    bool has_dependents;
+    struct spat *pats;
+    size_t npats;
+    struct snode *additional;
+    struct snode *property_names;
+    struct snode *uneval_props;
+    /* any type */
+    json_t *const_value; /* borrowed from the schema document */
+    json_t *enum_value;  /* borrowed array */
+    struct snode **all_of, **any_of, **one_of;
+    size_t nall_of, nany_of, none_of;
+    struct snode *not_schema, *if_schema, *then_schema, *else_schema;
+    struct snode *ref;
+    struct snode *dynref;      /* static target of $dynamicRef */
+    const char *dynref_anchor; /* non-NULL when the target is a dynamic anchor */
+    json_t *default_value;     /* borrowed */
+};
+
+struct rein_schema {
+    rein_arena *arena;
+    struct sindex local; /* the root document and embedded metaschemas */
+    struct snode *root;
+    enum rein_schema_dialect dialect;
+    pcre2_general_context *gctx;
+    pcre2_compile_context *cctx;
+    pcre2_match_context *mctx;
+    struct sregex **regexes; /* every compiled pattern, freed with the schema */
+    size_t nregexes, regexes_cap;
+    bool uses_regex;
+};
+
+/* ---- regex (regex.c) ---------------------------------------------------------------------- */
+
+/*
+ * Translates an ECMA-262 pattern (len bytes) into PCRE2 syntax in out. False with a reason
+ * in why when the pattern is not valid ECMA-262 (escapes PCRE2 would accept differently).
+ */
+bool rein__regex_translate(const char *src, size_t len, struct rein_buf *out, const char **why);
+/*
+ * Compiles pattern into re (its code owned by schema). REIN_ESCHEMA with PCRE2's reason in
+ * err (the caller adds the location), REIN_ENOMEM.
+ */
+rein_err rein__regex_compile(rein_schema *schema, const char *pattern, size_t len,
+                             struct sregex *re, rein_error *err) REIN_WUR;
+/* 1 match, 0 no match, negative REIN_E* (REIN_ETOOBIG when the match limit was hit). */
+int rein__regex_search(const struct sregex *re, const char *s, size_t len, pcre2_match_data *md,
+                       pcre2_match_context *mctx);
+/* True when pattern compiles as ECMA-262 (format "regex"). */
+bool rein__regex_is_valid(const char *s, size_t len);
+
+/* ---- formats (format.c) ------------------------------------------------------------------- */
+
+enum sformat rein__format_id(const char *name);
+/* True when s (len bytes, UTF-8) is valid for the format; unknown formats are valid. */
+bool rein__format_check(enum sformat f, const char *s, size_t len);
+
+/* ---- results (result.c) ------------------------------------------------------------------- */
+
+struct serr {
+    size_t ipath, kpath, kw, msg, prop; /* offsets into text; prop SIZE_MAX when none */
+};
+
+struct rein_schema_result {
+    struct serr *errs;
+    size_t n, cap;
+    struct rein_buf text;
+    pcre2_match_data *md; /* scratch for pattern matching, reused */
+    bool oom;
+};
+
+/* Instance location while validating: a chain of frames on the C stack, read only when an
+ * error is recorded. */
+struct ipath {
+    const struct ipath *up;
+    const char *key; /* NULL for an array index */
+    size_t len;      /* key length, or the index */
+};
+
+/* A message being written: appends stop at the first failure, which is remembered. */
+struct mbuf {
+    struct rein_buf *b;
+    bool failed;
+};
+void rein__mb_add(struct mbuf *m, const char *s, size_t len);
+void rein__mb_adds(struct mbuf *m, const char *s);
+void rein__mb_addf(struct mbuf *m, const char *fmt, ...) REIN_PRINTF(2, 3);
+/* Appends the JSON Pointer for ip ("" for the root). */
+void rein__ipath_write(struct mbuf *m, const struct ipath *ip);
+/* Appends a short readable rendering of v: "string \"20\"", "integer 5", "object". */
+void rein__describe(struct mbuf *m, const json_t *v, bool with_type);
+/* Appends v as compact JSON, cut after about max bytes with "…". */
+void rein__json_brief(struct mbuf *m, const json_t *v, size_t max);
+/* Appends a quoted string, truncated with … and its length when long. */
+void rein__quote(struct mbuf *m, const char *s, size_t len);
+/* Appends a number as written (integers exactly, reals shortest round-trip). */
+void rein__num_write(struct mbuf *m, const struct snum *n);
+void rein__double_write(struct mbuf *m, double d);
+
+/* Code points in len bytes of UTF-8. */
+size_t rein__utf8_len(const char *s, size_t len);
+/* JSON equality with numbers compared by value; depth-limited (false when too deep). */
+bool rein__json_equal(const json_t *a, const json_t *b, int depth, bool *too_deep);
+
+#endif /* REIN_SCHEMA_INT_H */
