@@ -13,5 +13,7 @@
 #include <rein/proc.h>
 #include <rein/pool.h>
 #include <rein/schema.h>
+#include <rein/tools.h>
+#include <rein/skills.h>
 
 #endif /* REIN_REIN_H */

@@ -113,8 +113,8 @@ struct rein_invocation {
     const char *trace_id; /* never NULL */
     bool has_step;
     int step;
-    int64_t deadline_ms;  /* rein_now_ms() time after which the call has timed out; 0: none */
-    rein_cancel *cancel;  /* may be NULL */
+    int64_t deadline_ms; /* rein_now_ms() time after which the call has timed out; 0: none */
+    rein_cancel *cancel; /* may be NULL */
 };
 
 /* Milliseconds left before the deadline (0 when passed), or -1 when there is none. */
@@ -124,15 +124,15 @@ REIN_EXTERN int64_t rein_invocation_remaining_ms(const struct rein_invocation *i
  * triggered (err says which), else REIN_OK. Long-running built-in tools call this between
  * units of work; that is how a timeout or a cancel stops them.
  */
-REIN_EXTERN rein_err rein_invocation_check(const struct rein_invocation *inv, rein_error *err)
-    REIN_WUR;
+REIN_EXTERN rein_err rein_invocation_check(const struct rein_invocation *inv,
+                                           rein_error *err) REIN_WUR;
 /*
  * The call as JSON for a runner that sends it elsewhere (process stdin, HTTP body):
  *   {"tool", "call_id", "trace_id", "arguments", "step"?, "timeout_ms"?}
  * Appended to b. REIN_ENOMEM or REIN_ETOOBIG on failure.
  */
-REIN_EXTERN rein_err rein_invocation_write(const struct rein_invocation *inv, struct rein_buf *b)
-    REIN_WUR;
+REIN_EXTERN rein_err rein_invocation_write(const struct rein_invocation *inv,
+                                           struct rein_buf *b) REIN_WUR;
 
 /* What a runner hands back. The pipeline releases it. */
 struct rein_tool_reply {
@@ -292,8 +292,7 @@ REIN_EXTERN const char *rein_tool_route_pattern(const rein_tool *tool, size_t i)
  * the match limit was hit. Safe from many threads.
  */
 REIN_EXTERN rein_err rein_tool_route_match(const rein_tool *tool, size_t i, const char *text,
-                                           size_t len, json_t **captures, rein_error *err)
-    REIN_WUR;
+                                           size_t len, json_t **captures, rein_error *err) REIN_WUR;
 
 /* ---------------------------------------------------------------------------------------------
  * The ledger (000_47403d59ab6ffe48.txt): one entry per call,
@@ -316,8 +315,7 @@ typedef rein_err (*rein_ledger_hook_fn)(void *userdata, const json_t *entry);
 REIN_EXTERN rein_ledger *rein_ledger_new(void);
 REIN_EXTERN void rein_ledger_free(rein_ledger *ledger);
 /* fn may be NULL (no hook); userdata is borrowed. Set before calls start. */
-REIN_EXTERN void rein_ledger_set_hook(rein_ledger *ledger, rein_ledger_hook_fn fn,
-                                      void *userdata);
+REIN_EXTERN void rein_ledger_set_hook(rein_ledger *ledger, rein_ledger_hook_fn fn, void *userdata);
 
 /* A call as the plan engine or a replay records it outside rein_call_run(). */
 struct rein_ledger_call {
@@ -402,9 +400,9 @@ struct rein_call_opts {
     rein_cancel *cancel;        /* borrowed; NULL: cannot be cancelled */
     rein_call_policy_fn policy; /* NULL: allow */
     void *policy_data;
-    int64_t timeout_ms;         /* > 0: at most this long (the manifest's timeout still applies) */
-    size_t max_args_bytes;      /* argument text beyond this is invalid; 0: 4 MiB */
-    bool check_only;            /* stop after preflight: no policy, no execution, no ledger
+    int64_t timeout_ms;    /* > 0: at most this long (the manifest's timeout still applies) */
+    size_t max_args_bytes; /* argument text beyond this is invalid; 0: 4 MiB */
+    bool check_only;       /* stop after preflight: no policy, no execution, no ledger
                                  * entry (propose mode); the result is ok with a null output */
 };
 

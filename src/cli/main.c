@@ -12,6 +12,7 @@
 /* One line per subcommand; the list ends with an empty entry. */
 static const struct cli_command commands[] = {
     {"schema", "validate a JSON document against a JSON Schema", cmd_schema},
+    {"skills", "list, show and invoke tools through the call pipeline", cmd_skills},
     {NULL, NULL, NULL},
 };
 

@@ -110,10 +110,9 @@ struct fn {
 };
 
 static const struct fn functions[] = {
-    {"sqrt", 1},  {"abs", 1},  {"exp", 1},   {"ln", 1},    {"log", 1},   {"log10", 1},
-    {"log2", 1},  {"sin", 1},  {"cos", 1},   {"tan", 1},   {"asin", 1},  {"acos", 1},
-    {"atan", 1},  {"floor", 1}, {"ceil", 1}, {"round", 1}, {"trunc", 1}, {"min", -1},
-    {"max", -1},  {"hypot", -1}, {"pow", 2},
+    {"sqrt", 1}, {"abs", 1},   {"exp", 1},   {"ln", 1},   {"log", 1},  {"log10", 1},  {"log2", 1},
+    {"sin", 1},  {"cos", 1},   {"tan", 1},   {"asin", 1}, {"acos", 1}, {"atan", 1},   {"floor", 1},
+    {"ceil", 1}, {"round", 1}, {"trunc", 1}, {"min", -1}, {"max", -1}, {"hypot", -1}, {"pow", 2},
 };
 
 static bool apply(struct parser *p, const char *name, const double *a, int n, size_t pos,
@@ -179,7 +178,7 @@ static bool apply(struct parser *p, const char *name, const double *a, int n, si
 
 static bool parse_call(struct parser *p, const struct fn *f, size_t pos, double *out)
 {
-    double args[MAX_ARGS];
+    double args[MAX_ARGS] = {0};
     int n = 0;
 
     p->pos++; /* "(" */
@@ -229,8 +228,8 @@ static bool parse_name(struct parser *p, double *out)
             if (strcmp(functions[i].name, name) == 0)
                 return parse_call(p, &functions[i], start, out);
         }
-        return failf(p, REIN__CALC_SYNTAX, start, "unknown function \"%s\" at position %zu",
-                     name, start + 1);
+        return failf(p, REIN__CALC_SYNTAX, start, "unknown function \"%s\" at position %zu", name,
+                     start + 1);
     }
     if (strcmp(name, "pi") == 0) {
         *out = M_PI;
@@ -249,6 +248,7 @@ static bool parse_primary(struct parser *p, double *out)
 {
     char d[32];
 
+    *out = 0;
     skip_space(p);
     if (p->pos >= p->len)
         return failf(p, REIN__CALC_SYNTAX, p->pos,
@@ -256,7 +256,7 @@ static bool parse_primary(struct parser *p, double *out)
     char c = p->s[p->pos];
     if ((c >= '0' && c <= '9') || c == '.')
         return parse_number(p, out);
-    if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'))
+    if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_')
         return parse_name(p, out);
     if (c == '(') {
         size_t open = p->pos++;
@@ -281,7 +281,7 @@ static bool parse_unary(struct parser *p, double *out);
 
 static bool parse_power(struct parser *p, double *out)
 {
-    double exponent;
+    double exponent = 0;
     size_t op;
 
     if (!parse_primary(p, out))
@@ -295,14 +295,13 @@ static bool parse_power(struct parser *p, double *out)
     else
         return true;
     if (++p->depth > MAX_DEPTH)
-        return failf(p, REIN__CALC_SYNTAX, op, "the expression nests more than %d deep",
-                     MAX_DEPTH);
+        return failf(p, REIN__CALC_SYNTAX, op, "the expression nests more than %d deep", MAX_DEPTH);
     if (!parse_unary(p, &exponent))
         return false;
     p->depth--;
     if (*out == 0 && exponent < 0)
-        return failf(p, REIN__CALC_MATH, op, "division by zero: 0 to a negative power at position %zu",
-                     op + 1);
+        return failf(p, REIN__CALC_MATH, op,
+                     "division by zero: 0 to a negative power at position %zu", op + 1);
     if (*out < 0 && exponent != floor(exponent))
         return failf(p, REIN__CALC_MATH, op,
                      "a negative number to a fractional power is not real (position %zu)", op + 1);
@@ -333,7 +332,7 @@ static bool parse_term(struct parser *p, double *out)
     if (!parse_unary(p, out))
         return false;
     for (;;) {
-        double rhs;
+        double rhs = 0;
         skip_space(p);
         if (p->pos >= p->len)
             return true;
@@ -362,7 +361,7 @@ static bool parse_expr(struct parser *p, double *out)
     if (!parse_term(p, out))
         return false;
     for (;;) {
-        double rhs;
+        double rhs = 0;
         if (!(peek(p, '+') || peek(p, '-'))) {
             p->depth--;
             return true;
@@ -420,7 +419,8 @@ static const char calculator_manifest[] =
     "\"dependentRequired\":{\"op\":[\"values\"],\"values\":[\"op\"]},"
     "\"additionalProperties\":false},"
     "\"read_only\":true,\"idempotent\":true,\"open_world\":false,\"timeout_ms\":5000,"
-    "\"routes\":[\"^(?:calculate|compute|calc|计算)\\\\s*(?<expression>[-+*/%^().\\\\d\\\\s]+)$\"]}";
+    "\"routes\":[\"^(?:calculate|compute|calc|计算)\\\\s*(?<expression>[-+*/"
+    "%^().\\\\d\\\\s]+)$\"]}";
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -443,7 +443,7 @@ static double sum_of(const double *v, size_t n)
 }
 
 static rein_err statistic(const char *op, double *v, size_t n, double *out, rein_error *err,
-                     json_t **details)
+                          json_t **details)
 {
     if (strcmp(op, "count") == 0) {
         *out = (double)n;
@@ -462,9 +462,8 @@ static rein_err statistic(const char *op, double *v, size_t n, double *out, rein
     if (n == 0 || (strcmp(op, "stdev") == 0 && n < 2)) {
         *details = json_pack("[{s:s, s:s}]", "path", "/values", "message",
                              n == 0 ? "is empty" : "has one value; stdev needs at least two");
-        return rein_error_set(err, REIN_EINVALID,
-                              "%s of %s is undefined; give at least %d value%s", op,
-                              n == 0 ? "an empty list" : "one value", n == 0 ? 1 : 2,
+        return rein_error_set(err, REIN_EINVALID, "%s of %s is undefined; give at least %d value%s",
+                              op, n == 0 ? "an empty list" : "one value", n == 0 ? 1 : 2,
                               n == 0 ? "" : "s");
     }
     if (strcmp(op, "mean") == 0) {
@@ -500,8 +499,7 @@ static rein_err run_stats(const struct rein_invocation *inv, struct rein_tool_re
 
     if (!v)
         return rein_error_set(err, REIN_ENOMEM, "out of memory");
-    json_array_foreach(values, i, item)
-        v[i] = json_number_value(item);
+    json_array_foreach(values, i, item) v[i] = json_number_value(item);
     rc = statistic(op, v, n, &result, err, &reply->details);
     rein_free(v);
     if (rc)
@@ -527,8 +525,8 @@ static rein_err calculator_run(void *userdata, const struct rein_invocation *inv
         return rein_error_set(err, REIN_EINVALID,
                               "give either expression, or op with values, not both");
     if (!expr && !json_object_get(inv->args, "op")) {
-        reply->details = json_pack("[{s:s, s:s}]", "path", "", "message",
-                                   "needs expression, or op and values");
+        reply->details =
+            json_pack("[{s:s, s:s}]", "path", "", "message", "needs expression, or op and values");
         return rein_error_set(err, REIN_EINVALID,
                               "give an expression (\"2*(3+4)/5\") or op and values "
                               "({\"op\": \"mean\", \"values\": [1, 2, 3]})");
@@ -540,8 +538,8 @@ static rein_err calculator_run(void *userdata, const struct rein_invocation *inv
         reply->details = json_pack("[{s:s, s:s}]", "path", "/expression", "message", ce.msg);
         return rein_error_set(err, rc, "%s", ce.msg);
     }
-    reply->output = json_pack("{s:O, s:o}", "expression", expr, "result",
-                              rein__json_number(result));
+    reply->output =
+        json_pack("{s:O, s:o}", "expression", expr, "result", rein__json_number(result));
     return reply->output ? REIN_OK : rein_error_set(err, REIN_ENOMEM, "out of memory");
 }
 

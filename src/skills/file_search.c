@@ -372,10 +372,10 @@ static json_t *report(const struct search *s, const char *root, const char *quer
 {
     return json_pack("{s:s, s:s, s:O, s:I, s:b, s:I, s:{s:I, s:I, s:I, s:I}}", "root", root,
                      "query", query, "matches", s->matches, "count", (json_int_t)s->count,
-                     "truncated", s->truncated, "files_scanned", (json_int_t)s->scanned,
-                     "skipped", "binary", (json_int_t)s->binary, "too_large",
-                     (json_int_t)s->large, "symlinks_outside", (json_int_t)s->outside,
-                     "unreadable", (json_int_t)s->unreadable);
+                     "truncated", s->truncated, "files_scanned", (json_int_t)s->scanned, "skipped",
+                     "binary", (json_int_t)s->binary, "too_large", (json_int_t)s->large,
+                     "symlinks_outside", (json_int_t)s->outside, "unreadable",
+                     (json_int_t)s->unreadable);
 }
 
 static rein_err file_search_run(void *userdata, const struct rein_invocation *inv,
@@ -396,8 +396,8 @@ static rein_err file_search_run(void *userdata, const struct rein_invocation *in
     s.glob_path = s.glob && strchr(s.glob, '/');
     rc = rein__roots_resolve(roots, root_dir, "root_dir", &real, err);
     if (rc == REIN_ENOTFOUND) {
-        reply->details = json_pack("[{s:s, s:s}]", "path", "/root_dir", "message",
-                                   "does not exist");
+        reply->details =
+            json_pack("[{s:s, s:s}]", "path", "/root_dir", "message", "does not exist");
         return rein_error_set(err, REIN_EINVALID, "root_dir \"%s\" does not exist", root_dir);
     }
     if (rc == REIN_EDENIED)
@@ -444,6 +444,6 @@ rein_err rein__skill_file_search_register(rein_registry *reg, const struct rein_
 
     if (rc)
         return rc;
-    return rein__skill_register(reg, file_search_manifest, file_search_run, roots,
-                                rein__roots_free, err);
+    return rein__skill_register(reg, file_search_manifest, file_search_run, roots, rein__roots_free,
+                                err);
 }

@@ -73,8 +73,8 @@ static rein_err read_log(const struct rein__roots *roots, const char *real, cons
     }
     if ((size_t)st.st_size > roots->max_file_bytes) {
         close(fd);
-        return rein_error_set(err, REIN_EINVALID, "%s is %lld bytes; the limit is %zu bytes",
-                              shown, (long long)st.st_size, roots->max_file_bytes);
+        return rein_error_set(err, REIN_EINVALID, "%s is %lld bytes; the limit is %zu bytes", shown,
+                              (long long)st.st_size, roots->max_file_bytes);
     }
     buf = rein_malloc((size_t)st.st_size + 1);
     if (!buf) {
@@ -231,9 +231,9 @@ static json_t *report(const struct transform *t, const char *source)
                      t->records, "counts", "lines", (json_int_t)t->lines, "blank",
                      (json_int_t)t->blank, "parsed", (json_int_t)t->parsed, "unparsable",
                      (json_int_t)t->unparsable, "matched", (json_int_t)t->matched, "returned",
-                     (json_int_t)json_array_size(t->records), "by_level", t->by_level,
-                     "by_format", t->by_format, "unparsable_lines", t->unparsable_lines,
-                     "truncated", t->matched > json_array_size(t->records));
+                     (json_int_t)json_array_size(t->records), "by_level", t->by_level, "by_format",
+                     t->by_format, "unparsable_lines", t->unparsable_lines, "truncated",
+                     t->matched > json_array_size(t->records));
 }
 
 /* The text to read: the file at path (resolved in the roots) or the text argument. */
@@ -247,8 +247,8 @@ static rein_err source_text(const struct rein__roots *roots, const struct rein_i
 
     *owned = NULL;
     if ((path != NULL) == (txt != NULL)) {
-        reply->details = json_pack("[{s:s, s:s}]", "path", "", "message",
-                                   "needs exactly one of path and text");
+        reply->details =
+            json_pack("[{s:s, s:s}]", "path", "", "message", "needs exactly one of path and text");
         return rein_error_set(err, REIN_EINVALID, "give either path or text (exactly one)");
     }
     if (txt) {
@@ -258,12 +258,13 @@ static rein_err source_text(const struct rein__roots *roots, const struct rein_i
     }
     rc = rein__roots_resolve(roots, json_string_value(path), "path", &real, err);
     if (rc == REIN_ENOTFOUND || rc == REIN_EDENIED) {
-        reply->details = json_pack("[{s:s, s:s}]", "path", "/path", "message",
-                                   rc == REIN_EDENIED ? "is outside the allowed roots"
-                                                      : "does not exist");
-        return rc == REIN_ENOTFOUND ? rein_error_set(err, REIN_EINVALID, "path \"%s\" does not exist",
-                                                     json_string_value(path))
-                                    : rc;
+        reply->details =
+            json_pack("[{s:s, s:s}]", "path", "/path", "message",
+                      rc == REIN_EDENIED ? "is outside the allowed roots" : "does not exist");
+        return rc == REIN_ENOTFOUND
+                   ? rein_error_set(err, REIN_EINVALID, "path \"%s\" does not exist",
+                                    json_string_value(path))
+                   : rc;
     }
     if (rc)
         return rc;
@@ -284,8 +285,7 @@ static rein_err log_transform_run(void *userdata, const struct rein_invocation *
     size_t len = 0;
     rein_err rc;
 
-    if (!rein__log_format_parse(json_string_value(json_object_get(inv->args, "format")),
-                                &t.format))
+    if (!rein__log_format_parse(json_string_value(json_object_get(inv->args, "format")), &t.format))
         t.format = REIN__LOG_AUTO;
     t.min_rank = rein__log_level_rank(json_string_value(json_object_get(inv->args, "level")));
     t.fields = json_object_get(inv->args, "fields");
@@ -320,8 +320,7 @@ static rein_err log_transform_run(void *userdata, const struct rein_invocation *
 }
 
 rein_err rein__skill_log_transform_register(rein_registry *reg,
-                                            const struct rein_skills_config *cfg,
-                                            rein_error *err)
+                                            const struct rein_skills_config *cfg, rein_error *err)
 {
     struct rein__roots *roots;
     rein_err rc = rein__roots_new(cfg, &roots, err);

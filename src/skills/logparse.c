@@ -96,12 +96,11 @@ const char *rein__log_level_normalize(const char *word, size_t len)
         const char *word;
         int rank;
     } words[] = {
-        {"trace", 0},   {"trc", 0},         {"debug", 1},         {"dbg", 1},
-        {"info", 2},    {"information", 2}, {"informational", 2}, {"notice", 2},
-        {"inf", 2},     {"warn", 3},        {"warning", 3},       {"wrn", 3},
-        {"error", 4},   {"err", 4},         {"fatal", 5},         {"critical", 5},
-        {"crit", 5},    {"alert", 5},       {"emerg", 5},         {"emergency", 5},
-        {"panic", 5},   {"severe", 5},
+        {"trace", 0},       {"trc", 0},           {"debug", 1},  {"dbg", 1},   {"info", 2},
+        {"information", 2}, {"informational", 2}, {"notice", 2}, {"inf", 2},   {"warn", 3},
+        {"warning", 3},     {"wrn", 3},           {"error", 4},  {"err", 4},   {"fatal", 5},
+        {"critical", 5},    {"crit", 5},          {"alert", 5},  {"emerg", 5}, {"emergency", 5},
+        {"panic", 5},       {"severe", 5},
     };
 
     /* Apache's trace1 … trace8 */
@@ -180,16 +179,16 @@ static const char *json_level(json_t *v)
         json_int_t n = json_integer_value(v);
         return n >= 10 && n <= 60 && n % 10 == 0 ? level_names[n / 10 - 1] : NULL;
     }
-    return json_is_string(v) ? rein__log_level_normalize(json_string_value(v),
-                                                         json_string_length(v))
-                             : NULL;
+    return json_is_string(v)
+               ? rein__log_level_normalize(json_string_value(v), json_string_length(v))
+               : NULL;
 }
 
 static json_t *parse_json(const char *line, size_t len, bool *oom)
 {
-    static const char *const time_keys[] = {"time", "ts", "timestamp", "@timestamp",
-                                            "datetime", "date", "t", NULL};
-    static const char *const level_keys[] = {"level", "lvl", "severity", "loglevel",
+    static const char *const time_keys[] = {"time",     "ts",   "timestamp", "@timestamp",
+                                            "datetime", "date", "t",         NULL};
+    static const char *const level_keys[] = {"level",     "lvl",       "severity", "loglevel",
                                              "log.level", "levelname", NULL};
     static const char *const msg_keys[] = {"msg", "message", "log", NULL};
     json_t *doc, *v;
@@ -465,7 +464,9 @@ static json_t *parse_apache(const char *line, size_t len, pcre2_match_data *md, 
             return rec_finish(&r, oom);
         rec_group(&r, r.obj, "time", &g, 4);
         rec_set(&r, r.obj, "level",
-                json_string(status >= 500 ? "error" : status >= 400 ? "warn" : "info"));
+                json_string(status >= 500   ? "error"
+                            : status >= 400 ? "warn"
+                                            : "info"));
         if (group(&g, 5, &s, &n)) {
             rec_str(&r, r.obj, "message", s, n);
             split_request(&r, s, n);
@@ -513,8 +514,8 @@ static json_t *parse_plain(const char *line, size_t len, pcre2_match_data *md, b
     return rec_finish(&r, oom);
 }
 
-static json_t *parse_as(enum rein__log_format f, const char *line, size_t len,
-                        pcre2_match_data *md, bool *oom)
+static json_t *parse_as(enum rein__log_format f, const char *line, size_t len, pcre2_match_data *md,
+                        bool *oom)
 {
     switch (f) {
     case REIN__LOG_JSON:
@@ -536,9 +537,8 @@ json_t *rein__log_parse_line(enum rein__log_format f, const char *line, size_t l
 {
     /* The order matters for auto: the most specific shapes first; logfmt last, because many
      * free-text lines contain a key=value somewhere. */
-    static const enum rein__log_format order[] = {REIN__LOG_JSON, REIN__LOG_SYSLOG,
-                                                  REIN__LOG_APACHE, REIN__LOG_PLAIN,
-                                                  REIN__LOG_LOGFMT};
+    static const enum rein__log_format order[] = {
+        REIN__LOG_JSON, REIN__LOG_SYSLOG, REIN__LOG_APACHE, REIN__LOG_PLAIN, REIN__LOG_LOGFMT};
     pcre2_match_data *md;
     json_t *rec = NULL;
 

@@ -23,7 +23,7 @@ void rein__roots_free(void *p)
 
     if (!r)
         return;
-    for (size_t i = 0; i < r->n; i++)
+    for (size_t i = 0; r->roots && i < r->n; i++)
         free(r->roots[i]); /* from realpath() */
     rein_free(r->roots);
     rein_free(r);

@@ -47,8 +47,8 @@ static json_t *copy_details(json_t *details)
         const char *msg = json_string_value(json_object_get(item, "message"));
         if (!msg)
             continue;
-        if (json_array_append_new(out, json_pack("{s:s, s:s}", "path", path ? path : "",
-                                                 "message", msg))) {
+        if (json_array_append_new(
+                out, json_pack("{s:s, s:s}", "path", path ? path : "", "message", msg))) {
             json_decref(out);
             return NULL;
         }

@@ -46,7 +46,7 @@ static void http_close(void *state)
 
     if (!h)
         return;
-    for (size_t i = 0; i < h->nheaders; i++)
+    for (size_t i = 0; h->headers && i < h->nheaders; i++)
         rein_free(h->headers[i]);
     rein_free(h->headers);
     rein_free(h->url);
@@ -85,8 +85,7 @@ fail:
     return NULL;
 }
 
-static rein_err http_open(const json_t *runner, const char *base_dir, void **state,
-                          rein_error *err)
+static rein_err http_open(const json_t *runner, const char *base_dir, void **state, rein_error *err)
 {
     json_t *headers = json_object_get(runner, "headers");
     json_t *max = json_object_get(runner, "max_response_bytes");
@@ -148,8 +147,7 @@ static struct curl_slist *request_headers(const struct http_runner *h,
     struct curl_slist *list = NULL, *next;
     char line[REIN_ID_MAX + 256];
 
-    const char *fixed[] = {"Content-Type: application/json", "Accept: application/json",
-                           "Expect:"};
+    const char *fixed[] = {"Content-Type: application/json", "Accept: application/json", "Expect:"};
     for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++) {
         next = curl_slist_append(list, fixed[i]);
         if (!next)
@@ -203,8 +201,7 @@ static CURLcode perform(CURL *easy, rein_cancel *cancel, bool *cancelled)
             result = CURLE_ABORTED_BY_CALLBACK;
             break;
         }
-        if (curl_multi_poll(multi, cancel ? &extra : NULL, cancel ? 1 : 0, 1000, NULL) !=
-            CURLM_OK)
+        if (curl_multi_poll(multi, cancel ? &extra : NULL, cancel ? 1 : 0, 1000, NULL) != CURLM_OK)
             break;
     }
     if (!*cancelled) {

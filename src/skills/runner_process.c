@@ -40,9 +40,9 @@ static void proc_close(void *state)
 
     if (!p)
         return;
-    for (size_t i = 0; i < p->argc; i++)
+    for (size_t i = 0; p->argv && i < p->argc; i++)
         rein_free(p->argv[i]);
-    for (size_t i = 0; i < p->nenv; i++)
+    for (size_t i = 0; p->env && i < p->nenv; i++)
         rein_free(p->env[i]);
     rein_free(p->argv);
     rein_free(p->env);
@@ -58,11 +58,11 @@ static char *relative_to(const char *base, const char *path)
     return rein_asprintf("%s/%s", base, path);
 }
 
-static rein_err proc_open(const json_t *runner, const char *base_dir, void **state,
-                          rein_error *err)
+static rein_err proc_open(const json_t *runner, const char *base_dir, void **state, rein_error *err)
 {
     json_t *cmd = json_object_get(runner, "command"), *env = json_object_get(runner, "env");
-    json_t *cwd = json_object_get(runner, "cwd"), *max = json_object_get(runner, "max_output_bytes");
+    json_t *cwd = json_object_get(runner, "cwd"),
+           *max = json_object_get(runner, "max_output_bytes");
     struct proc_runner *p = rein_calloc(1, sizeof(*p));
     const char *key;
     json_t *v;

@@ -83,8 +83,7 @@ rein_err rein__skill_calculator_register(rein_registry *reg, rein_error *err);
 rein_err rein__skill_file_search_register(rein_registry *reg, const struct rein_skills_config *cfg,
                                           rein_error *err);
 rein_err rein__skill_log_transform_register(rein_registry *reg,
-                                            const struct rein_skills_config *cfg,
-                                            rein_error *err);
+                                            const struct rein_skills_config *cfg, rein_error *err);
 /* Parses a manifest given as JSON text (a constant in rein) and registers fn with it. */
 rein_err rein__skill_register(rein_registry *reg, const char *manifest_text, rein_tool_fn fn,
                               void *userdata, void (*free_userdata)(void *userdata),

@@ -94,8 +94,8 @@ void rein__pointer_at(const char *text, size_t len, size_t offset, char *out, si
     for (int i = 0; i < ntok; i++) {
         if (tok[i].start >= 0 && (size_t)tok[i].start <= offset && offset <= (size_t)tok[i].end &&
             (tok[i].type == JSMN_PRIMITIVE ||
-             (tok[i].type == JSMN_STRING && !(tok[i].parent >= 0 &&
-                                              tok[tok[i].parent].type == JSMN_OBJECT))))
+             (tok[i].type == JSMN_STRING &&
+              !(tok[i].parent >= 0 && tok[tok[i].parent].type == JSMN_OBJECT))))
             best = i;
     }
     if (best >= 0)
@@ -116,8 +116,8 @@ rein_err rein__args_parse(const char *text, size_t len, size_t max_len, json_t *
         return *out ? REIN_OK : REIN_ENOMEM;
     }
     if (max_len && len > max_len) {
-        snprintf(e->msg, sizeof(e->msg), "the arguments are %zu bytes; the limit is %zu bytes",
-                 len, max_len);
+        snprintf(e->msg, sizeof(e->msg), "the arguments are %zu bytes; the limit is %zu bytes", len,
+                 max_len);
         return REIN_EINVALID;
     }
     rein_error_clear(&perr);

@@ -75,8 +75,8 @@ struct rein_call_result {
 /* ---- codes ---- */
 
 static const char *const code_names[] = {
-    NULL,        "unknown_tool",     "invalid_name", "invalid_arguments", "denied",
-    "timeout",   "execution_failed", "cancelled",    "internal",
+    NULL,      "unknown_tool",     "invalid_name", "invalid_arguments", "denied",
+    "timeout", "execution_failed", "cancelled",    "internal",
 };
 
 const char *rein_call_code_name(enum rein_call_code code)
@@ -293,6 +293,7 @@ static rein_call_result *result_new(const struct rein_call_input *in, const char
     }
     r->has_step = in->has_step;
     r->step = in->step;
+    r->status = REIN_CALL_SUCCESS; /* until a step fails */
     return r;
 }
 
@@ -315,15 +316,26 @@ void rein_call_result_free(rein_call_result *r)
 
 /* ---- the steps ---- */
 
-/* Keeps the tool names for the invalid payload of a call whose name did not resolve. */
-static void keep_names(rein_call_result *r, const rein_registry *reg, struct rein_buf *list)
+/*
+ * For a call whose name did not resolve: the tool names for the invalid payload, and the
+ * arguments as a value when they parse, so receivedArgs shows what the model sent.
+ */
+static void keep_names(rein_call_result *r, const rein_registry *reg,
+                       const struct rein_call_input *in, struct rein_buf *list)
 {
+    struct rein__args_error e;
+
     r->available = rein_registry_names_json(reg);
     if (rein__registry_list_names(reg, list))
         rein_buf_reset(list);
+    if (json_is_object(in->args))
+        r->args = json_deep_copy(in->args);
+    else if (r->args_text && rein__args_parse(r->args_text, r->args_len, 0, &r->args, &e))
+        r->args = NULL;
 }
 
-static bool step_name(rein_call_result *r, const rein_registry *reg)
+static bool step_name(rein_call_result *r, const rein_registry *reg,
+                      const struct rein_call_input *in)
 {
     struct rein_buf list;
     rein_error why;
@@ -334,14 +346,15 @@ static bool step_name(rein_call_result *r, const rein_registry *reg)
         return true;
     }
     rein_buf_init(&list, MAX_MESSAGE_BYTES);
-    keep_names(r, reg, &list);
+    keep_names(r, reg, in, &list);
     fail(r, ST_NAME, REIN_CALL_INVALID_NAME, NULL, "invalid tool name: %s; available tools: %s",
          why.msg, list.ptr);
     rein_buf_release(&list);
     return false;
 }
 
-static bool step_repair(rein_call_result *r, const rein_registry *reg)
+static bool step_repair(rein_call_result *r, const rein_registry *reg,
+                        const struct rein_call_input *in)
 {
     struct rein_buf list;
     rein_error why;
@@ -353,7 +366,7 @@ static bool step_repair(rein_call_result *r, const rein_registry *reg)
         return true;
     }
     rein_buf_init(&list, MAX_MESSAGE_BYTES);
-    keep_names(r, reg, &list);
+    keep_names(r, reg, in, &list);
     fail(r, ST_REPAIR, REIN_CALL_UNKNOWN_TOOL, NULL, "unknown tool: %s; available tools: %s",
          why.msg, list.ptr);
     rein_buf_release(&list);
@@ -438,28 +451,30 @@ static void preflight_failed(rein_call_result *r, const rein_schema_result *res)
     for (size_t i = 0; i < n && !oom; i++) {
         const char *ip = rein_schema_result_instance_path(res, i);
         const char *prop = rein_schema_result_property(res, i);
-        const char *msg = prop ? "required property is missing" : rein_schema_result_message(res, i);
+        const char *msg =
+            prop ? "required property is missing" : rein_schema_result_message(res, i);
         rein_buf_reset(&path);
         if (rein_buf_adds(&path, ip) || (prop && pointer_add(&path, prop))) {
             oom = true;
             break;
         }
-        if (json_array_append_new(details, json_pack("{s:s, s:s}", "path", path.ptr, "message",
-                                                     msg))) {
+        if (json_array_append_new(details,
+                                  json_pack("{s:s, s:s}", "path", path.ptr, "message", msg))) {
             oom = true;
             break;
         }
         /* The message keeps what fits; details keep everything. */
         if (prop)
-            rein__ignore(rein_buf_addf(&missing, "%s%s", missing.len ? ", " : "",
-                                ip[0] ? path.ptr : prop));
+            rein__ignore(
+                rein_buf_addf(&missing, "%s%s", missing.len ? ", " : "", ip[0] ? path.ptr : prop));
         else
             rein__ignore(rein_buf_addf(&others, "%s%s: %s", others.len ? "; " : "",
-                                path.len ? path.ptr : "/", msg));
+                                       path.len ? path.ptr : "/", msg));
     }
     if (oom) {
         json_decref(details);
-        fail(r, ST_PREFLIGHT, REIN_CALL_INTERNAL, NULL, "out of memory describing invalid arguments");
+        fail(r, ST_PREFLIGHT, REIN_CALL_INTERNAL, NULL,
+             "out of memory describing invalid arguments");
     } else {
         fail(r, ST_PREFLIGHT, REIN_CALL_INVALID_ARGUMENTS, details, "%s%s%s%s",
              missing.len ? "missing required field(s): " : "", missing.ptr,
@@ -472,7 +487,8 @@ static void preflight_failed(rein_call_result *r, const rein_schema_result *res)
 
 static bool step_preflight(rein_call_result *r)
 {
-    unsigned flags = REIN_SCHEMA_FIRST_ERROR | (r->tool->has_defaults ? REIN_SCHEMA_FILL_DEFAULTS : 0);
+    unsigned flags =
+        REIN_SCHEMA_FIRST_ERROR | (r->tool->has_defaults ? REIN_SCHEMA_FILL_DEFAULTS : 0);
     rein_schema_result *res;
     rein_error verr;
     rein_err rc;
@@ -485,8 +501,7 @@ static bool step_preflight(rein_call_result *r)
         return true;
     }
     if (rc != REIN_EINVALID) {
-        fail(r, ST_PREFLIGHT,
-             rc == REIN_EDEPTH ? REIN_CALL_INVALID_ARGUMENTS : REIN_CALL_INTERNAL,
+        fail(r, ST_PREFLIGHT, rc == REIN_EDEPTH ? REIN_CALL_INVALID_ARGUMENTS : REIN_CALL_INTERNAL,
              NULL, "%s", verr.msg[0] ? verr.msg : rein_strerror(rc));
         return false;
     }
@@ -666,8 +681,7 @@ static void ledger_end(rein_call_result *r, rein_ledger *l, size_t index)
 }
 
 rein_err rein_call_run(const rein_registry *reg, const struct rein_call_input *in,
-                       const struct rein_call_opts *opts, rein_call_result **out,
-                       rein_error *err)
+                       const struct rein_call_opts *opts, rein_call_result **out, rein_error *err)
 {
     static const struct rein_call_opts no_opts;
     const struct rein_call_opts *o = opts ? opts : &no_opts;
@@ -681,8 +695,9 @@ rein_err rein_call_run(const rein_registry *reg, const struct rein_call_input *i
     if (out)
         *out = NULL;
     if (!reg || !in || !out)
-        return rein_error_set(err, REIN_EINVAL, "rein_call_run needs a registry, a call and a "
-                                                "place for the result");
+        return rein_error_set(err, REIN_EINVAL,
+                              "rein_call_run needs a registry, a call and a "
+                              "place for the result");
     if (!cid || !cid[0]) {
         rein_id_new("call_", call_id);
         cid = call_id;
@@ -692,7 +707,7 @@ rein_err rein_call_run(const rein_registry *reg, const struct rein_call_input *i
         tid = trace_id;
     }
     size_t text_len = text ? in->args_len : 0;
-    if (in->args && json_is_string(in->args) && !text) {
+    if (json_is_string(in->args) && !text) {
         text = json_string_value(in->args);
         text_len = json_string_length(in->args);
     }
@@ -703,10 +718,10 @@ rein_err rein_call_run(const rein_registry *reg, const struct rein_call_input *i
     r->call_wall_ms = rein_wall_ms();
     r->check_only = o->check_only;
 
-    if (step_name(r, reg) && step_repair(r, reg) &&
+    if (step_name(r, reg, in) && step_repair(r, reg, in) &&
         step_parse(r, in, o->max_args_bytes ? o->max_args_bytes : DEFAULT_MAX_ARGS_BYTES) &&
-        step_preflight(r) && !o->check_only &&
-        (!o->ledger || ledger_begin(r, o->ledger, &index)) && step_policy(r, o))
+        step_preflight(r) && !o->check_only && (!o->ledger || ledger_begin(r, o->ledger, &index)) &&
+        step_policy(r, o))
         step_execute(r, o);
 
     r->latency_ns = rein_now_ns() - start;
@@ -923,12 +938,13 @@ static void write_invalid(const rein_call_result *r, struct rein_jw *w)
     if (name_problem)
         rein__ignore(rein_buf_adds(&text, "Call one of the available_tools by its exact name."));
     else if (r->code == REIN_CALL_DENIED)
-        rein__ignore(rein_buf_addf(&text, "Do not repeat this call to %s unchanged; choose a different "
+        rein__ignore(rein_buf_addf(&text,
+                                   "Do not repeat this call to %s unchanged; choose a different "
                                    "action or ask the user.",
-                            r->tool ? r->tool->id : "the tool"));
+                                   r->tool ? r->tool->id : "the tool"));
     else
         rein__ignore(rein_buf_addf(&text, "Fix the arguments and call %s again.",
-                            r->tool ? r->tool->id : "the tool"));
+                                   r->tool ? r->tool->id : "the tool"));
     rein_jw_strn(w, text.ptr, text.len);
     rein_jw_obj_end(w);
     rein_buf_release(&text);
@@ -949,8 +965,10 @@ static const json_t *cached(json_t **slot, const rein_call_result *r,
     struct rein_buf b;
     struct rein_jw w;
 
-    if (*slot)
-        return *slot;
+    json_t *have = *slot;
+
+    if (have)
+        return have;
     rein_buf_init(&b, 0);
     rein_jw_init(&w, &b);
     fn(r, &w);

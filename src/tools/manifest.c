@@ -143,8 +143,7 @@ static rein_err check_against(const rein_schema *schema, json_t *instance, const
 }
 
 /* Compiles schema text rein itself defines; a failure is a bug in rein or out of memory. */
-static rein_err compile_text(const char *text, const char *what, rein_schema **out,
-                             rein_error *err)
+static rein_err compile_text(const char *text, const char *what, rein_schema **out, rein_error *err)
 {
     rein_error e;
     json_t *doc;

@@ -287,7 +287,7 @@ static rein_err insert(rein_registry *reg, rein_tool *t, rein_error *err)
 {
     if (reg->ntools == reg->cap) {
         size_t cap = reg->cap ? 2 * reg->cap : 8;
-        rein_tool **v = rein_realloc(reg->tools, cap * sizeof(*v));
+        rein_tool **v = rein_realloc(reg->tools, cap * sizeof(rein_tool *));
         if (!v)
             return rein_error_set(err, REIN_ENOMEM, "out of memory adding %s", t->id);
         reg->tools = v;
@@ -304,8 +304,8 @@ static rein_err insert(rein_registry *reg, rein_tool *t, rein_error *err)
 }
 
 /* Finds and opens the runner a manifest's runner object names. */
-static rein_err open_runner(rein_registry *reg, rein_tool *t, const char *base_dir,
-                            char *pointer, size_t pointer_size, rein_error *err)
+static rein_err open_runner(rein_registry *reg, rein_tool *t, const char *base_dir, char *pointer,
+                            size_t pointer_size, rein_error *err)
 {
     json_t *runner = json_object_get(t->manifest, "runner");
     const char *name = json_string_value(json_object_get(runner, "kind"));
@@ -319,8 +319,9 @@ static rein_err open_runner(rein_registry *reg, rein_tool *t, const char *base_d
             rein__ignore(rein_buf_addf(&known, "%s%s", i ? ", " : "", reg->kinds[i].kind->name));
         if (pointer)
             snprintf(pointer, pointer_size, "/runner/kind");
-        rc = rein_error_set(err, REIN_ENOTFOUND, "/runner/kind: unknown runner kind \"%s\" (known: %s)",
-                            name, known.ptr);
+        rc =
+            rein_error_set(err, REIN_ENOTFOUND,
+                           "/runner/kind: unknown runner kind \"%s\" (known: %s)", name, known.ptr);
         rein_buf_release(&known);
         return rc;
     }
@@ -344,8 +345,7 @@ static rein_err open_runner(rein_registry *reg, rein_tool *t, const char *base_d
 
 rein_err rein__registry_add(rein_registry *reg, json_t *manifest,
                             const struct rein_runner_kind *kind, void *state, const char *base_dir,
-                            const char *source, char *pointer, size_t pointer_size,
-                            rein_error *err)
+                            const char *source, char *pointer, size_t pointer_size, rein_error *err)
 {
     json_t *norm = NULL;
     rein_tool *t;
@@ -532,8 +532,8 @@ static void make_match_ctx(void)
     }
 }
 
-static rein_err captures_json(const struct rein__route *r, const char *text,
-                              pcre2_match_data *md, json_t **out)
+static rein_err captures_json(const struct rein__route *r, const char *text, pcre2_match_data *md,
+                              json_t **out)
 {
     uint32_t count = 0, entry = 0;
     PCRE2_SPTR table = NULL;
@@ -550,7 +550,8 @@ static rein_err captures_json(const struct rein__route *r, const char *text,
         uint32_t group = ((uint32_t)e[0] << 8) | e[1];
         if (ov[2 * group] == PCRE2_UNSET)
             continue;
-        json_t *v = rein__json_string_lossy(text + ov[2 * group], ov[2 * group + 1] - ov[2 * group]);
+        json_t *v =
+            rein__json_string_lossy(text + ov[2 * group], ov[2 * group + 1] - ov[2 * group]);
         if (!v || json_object_set_new(obj, (const char *)(e + 2), v)) {
             json_decref(obj);
             return REIN_ENOMEM;
@@ -612,23 +613,22 @@ json_t *rein_tool_json(const rein_tool *t, enum rein_tool_format fmt)
 
     switch (fmt) {
     case REIN_TOOLS_OPENAI:
-        return json_pack("{s:s, s:{s:s, s:s, s:O}}", "type", "function", "function", "name",
-                         t->id, "description", t->description, "parameters", t->parameters);
+        return json_pack("{s:s, s:{s:s, s:s, s:O}}", "type", "function", "function", "name", t->id,
+                         "description", t->description, "parameters", t->parameters);
     case REIN_TOOLS_ANTHROPIC:
         return json_pack("{s:s, s:s, s:O}", "name", t->id, "description", t->description,
                          "input_schema", t->parameters);
     case REIN_TOOLS_MCP:
         title = json_object_get(t->manifest, "title");
-        return json_pack("{s:s, s:O*, s:s, s:O, s:o}", "name", t->id, "title", title,
-                         "description", t->description, "inputSchema", t->parameters,
-                         "annotations", mcp_annotations(t));
+        return json_pack("{s:s, s:O*, s:s, s:O, s:o}", "name", t->id, "title", title, "description",
+                         t->description, "inputSchema", t->parameters, "annotations",
+                         mcp_annotations(t));
     }
     return NULL;
 }
 
 /* New array of f(tool) for every tool. */
-static json_t *collect(const rein_registry *reg, json_t *(*f)(const rein_tool *t, int fmt),
-                       int fmt)
+static json_t *collect(const rein_registry *reg, json_t *(*f)(const rein_tool *t, int fmt), int fmt)
 {
     json_t *arr = json_array();
 

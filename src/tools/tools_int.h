@@ -29,11 +29,11 @@ struct rein_tool {
     size_t id_len;
     char lower[REIN_TOOL_NAME_MAX + 1];
     char norm[REIN__NAME_NORM_MAX + 1];
-    json_t *manifest;         /* normalized copy, owned */
-    json_t *parameters;       /* borrowed from manifest */
-    const char *description;  /* borrowed from manifest */
-    rein_schema *schema;      /* compiled parameters */
-    bool has_defaults;        /* the schema has a "default" somewhere: fill them */
+    json_t *manifest;        /* normalized copy, owned */
+    json_t *parameters;      /* borrowed from manifest */
+    const char *description; /* borrowed from manifest */
+    rein_schema *schema;     /* compiled parameters */
+    bool has_defaults;       /* the schema has a "default" somewhere: fill them */
     bool destructive, read_only, sequential;
     int64_t timeout_ms;
     const struct rein_runner_kind *kind;
@@ -110,7 +110,7 @@ struct rein__entry_view {
     size_t tool_len;
     const char *sent_name; /* NULL: same as tool */
     size_t sent_len;
-    const json_t *args;    /* NULL: args_text as a string, or null */
+    const json_t *args; /* NULL: args_text as a string, or null */
     const char *args_text;
     size_t args_len;
     enum rein_call_status status;
