@@ -12,6 +12,7 @@
 #include "tools_int.h"
 
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -61,9 +62,10 @@ struct rein_call_result {
     char *message;   /* NULL when ok */
     char *log;
     bool check_only;
+    bool args_from_text; /* args were parsed from args_text (not given as a value) */
     bool has_step;
     int step;
-    int64_t start_ns, latency_ns, execute_ns;
+    int64_t start_ns, latency_ns;
     int64_t call_wall_ms, response_wall_ms;
     uint8_t nsteps;
     struct step_rec steps[ST_COUNT];
@@ -314,12 +316,37 @@ void rein_call_result_free(rein_call_result *r)
     rein_free(r);
 }
 
+static rein_err result_text(const rein_call_result *r, struct rein_buf *b);
+
 /* ---- the steps ---- */
+
+/*
+ * Readies an error record for a step. Only code and msg are read afterwards, so this stands
+ * in for rein_error_clear(), whose memset of the whole record is measurable on a path that
+ * runs six times per call.
+ */
+static void err_reset(rein_error *e)
+{
+    e->code = 0;
+    e->detail = 0;
+    e->msg[0] = '\0';
+    e->where[0] = '\0';
+}
 
 /*
  * For a call whose name did not resolve: the tool names for the invalid payload, and the
  * arguments as a value when they parse, so receivedArgs shows what the model sent.
  */
+/* True when text holds something besides JSON whitespace. */
+static bool has_content(const char *text, size_t len)
+{
+    for (size_t i = 0; text && i < len; i++) {
+        if (text[i] != ' ' && text[i] != '\t' && text[i] != '\n' && text[i] != '\r')
+            return true;
+    }
+    return false;
+}
+
 static void keep_names(rein_call_result *r, const rein_registry *reg,
                        const struct rein_call_input *in, struct rein_buf *list)
 {
@@ -332,6 +359,8 @@ static void keep_names(rein_call_result *r, const rein_registry *reg,
         r->args = json_deep_copy(in->args);
     else if (r->args_text && rein__args_parse(r->args_text, r->args_len, 0, &r->args, &e))
         r->args = NULL;
+    else if (r->args_text)
+        r->args_from_text = has_content(r->args_text, r->args_len);
 }
 
 static bool step_name(rein_call_result *r, const rein_registry *reg,
@@ -340,7 +369,7 @@ static bool step_name(rein_call_result *r, const rein_registry *reg,
     struct rein_buf list;
     rein_error why;
 
-    rein_error_clear(&why);
+    err_reset(&why);
     if (rein_tool_name_check(r->sent, r->sent_len, &why) == REIN_OK) {
         step_done(r, ST_NAME, true);
         return true;
@@ -359,7 +388,7 @@ static bool step_repair(rein_call_result *r, const rein_registry *reg,
     struct rein_buf list;
     rein_error why;
 
-    rein_error_clear(&why);
+    err_reset(&why);
     r->tool = rein__registry_resolve(reg, r->sent, r->sent_len, &r->repair, &why);
     if (r->tool) {
         step_done(r, ST_REPAIR, true);
@@ -401,7 +430,8 @@ static bool step_parse(rein_call_result *r, const struct rein_call_input *in, si
         step_done(r, ST_PARSE, true);
         return true;
     }
-    if (in->args) {
+    if (in->args && in->args_text) {
+        /* Both given: the value is what is parsed (r->args_text is the other one). */
         text = json_string_value(in->args);
         len = json_string_length(in->args);
     }
@@ -415,6 +445,8 @@ static bool step_parse(rein_call_result *r, const struct rein_call_input *in, si
              e.hint[0] ? "; " : "", e.hint);
         return false;
     }
+    /* The ledger may keep the model's own text when it is what was parsed. */
+    r->args_from_text = text == r->args_text && has_content(text, len);
     step_done(r, ST_PARSE, true);
     return true;
 }
@@ -494,7 +526,7 @@ static bool step_preflight(rein_call_result *r)
     rein_err rc;
 
     /* Valid arguments, the common case, validate without an error list. */
-    rein_error_clear(&verr);
+    err_reset(&verr);
     rc = rein_schema_validate(r->tool->schema, r->args, flags, NULL, &verr);
     if (rc == REIN_OK) {
         step_done(r, ST_PREFLIGHT, true);
@@ -541,7 +573,7 @@ static bool step_policy(rein_call_result *r, const struct rein_call_opts *o)
         .step = r->step,
         .cancel = o->cancel,
     };
-    rein_error_clear(&why);
+    err_reset(&why);
     rc = o->policy(o->policy_data, &check, &why);
     if (rc == REIN_OK) {
         step_done(r, ST_POLICY, true);
@@ -573,7 +605,7 @@ static void step_execute(rein_call_result *r, const struct rein_call_opts *o)
     struct rein_tool_reply reply = {0};
     struct rein_invocation inv;
     rein_error rerr;
-    int64_t timeout = effective_timeout(r->tool, o), t0;
+    int64_t timeout = effective_timeout(r->tool, o);
     rein_err rc;
 
     if (rein_cancel_is_set(o->cancel)) {
@@ -588,13 +620,11 @@ static void step_execute(rein_call_result *r, const struct rein_call_opts *o)
         .trace_id = r->trace_id,
         .has_step = r->has_step,
         .step = r->step,
-        .deadline_ms = timeout > 0 ? rein_now_ms() + timeout : 0,
+        .deadline_ms = timeout > 0 ? r->start_ns / 1000000 + timeout : 0,
         .cancel = o->cancel,
     };
-    rein_error_clear(&rerr);
-    t0 = rein_now_ns();
+    err_reset(&rerr);
     rc = r->tool->kind->invoke(r->tool->state, &inv, &reply, &rerr);
-    r->execute_ns = rein_now_ns() - t0;
     r->log = reply.log;
     if (rc == REIN_OK) {
         json_decref(reply.details);
@@ -607,13 +637,70 @@ static void step_execute(rein_call_result *r, const struct rein_call_opts *o)
          rerr.msg[0] ? rerr.msg : rein_strerror(rc));
 }
 
-/* The ledger's result member: the output, or the error object. New reference or NULL. */
-static json_t *ledger_result(const rein_call_result *r)
+/*
+ * The result text of a call whose output is a short string needing no escapes (echo's, and
+ * many tools'), written into small without touching the heap; false when it does not apply.
+ */
+static bool small_result_text(const rein_call_result *r, char *small, size_t size, size_t *len)
 {
-    if (r->code == REIN_CALL_OK)
-        return json_incref(r->output);
-    return json_pack("{s:s, s:s, s:O*}", "code", rein_call_code_name(r->code), "message",
-                     r->message ? r->message : "", "details", r->details);
+    const char *s;
+    size_t n;
+
+    if (r->code != REIN_CALL_OK || !json_is_string(r->output))
+        return false;
+    s = json_string_value(r->output);
+    n = json_string_length(r->output);
+    if (n + 2 >= size)
+        return false;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c < 0x20 || c == '"' || c == '\\')
+            return false;
+    }
+    small[0] = '"';
+    memcpy(small + 1, s, n);
+    small[n + 1] = '"';
+    *len = n + 2;
+    return true;
+}
+
+/*
+ * The ledger's texts for this call. args: the model's own text when it is exactly what ran
+ * (it parsed, was not blank, and no defaults could have been added), else the arguments
+ * written compactly into b; NULL when they did not parse (the view then carries the raw
+ * text). result (when asked): the output, or the error object, into small or b.
+ */
+static rein_err ledger_texts(const rein_call_result *r, struct rein_buf *b, char *small,
+                             size_t small_size, struct rein__entry_view *v, bool with_result)
+{
+    size_t args_end;
+    rein_err rc = REIN_OK;
+    bool in_small = false;
+
+    if (r->args && r->args_from_text && !(r->tool && r->tool->has_defaults)) {
+        v->args_json = r->args_text;
+        v->args_json_len = r->args_len;
+    } else if (r->args) {
+        rc = rein_json_dump(b, r->args);
+    }
+    args_end = b->len;
+    if (!rc && with_result) {
+        in_small = small_result_text(r, small, small_size, &v->result_len);
+        if (!in_small)
+            rc = result_text(r, b);
+    }
+    /* b may have moved while growing: point into it only now. */
+    if (r->args && !v->args_json) {
+        v->args_json = b->ptr;
+        v->args_json_len = args_end;
+    }
+    if (with_result && !in_small) {
+        v->result_json = b->ptr + args_end;
+        v->result_len = b->len - args_end;
+    } else if (with_result) {
+        v->result_json = small;
+    }
+    return rc;
 }
 
 static struct rein__entry_view entry_view(const rein_call_result *r)
@@ -626,11 +713,9 @@ static struct rein__entry_view entry_view(const rein_call_result *r)
         .tool_len = resolved ? r->tool->id_len : r->sent_len,
         .sent_name = r->sent,
         .sent_len = r->sent_len,
-        .args = r->args,
-        .args_text = r->args_text,
+        .args_text = r->args ? NULL : r->args_text,
         .args_len = r->args_len,
         .status = r->check_only ? REIN_CALL_PENDING : r->status,
-        .result = NULL,
         .call_wall_ms = r->call_wall_ms,
         .response_wall_ms = r->response_wall_ms,
         .has_step = r->has_step,
@@ -644,40 +729,70 @@ static struct rein__entry_view entry_view(const rein_call_result *r)
 static bool ledger_begin(rein_call_result *r, rein_ledger *l, size_t *index)
 {
     struct rein__entry_view v = entry_view(r);
+    struct rein_buf b;
     rein_error lerr;
+    rein_err rc;
 
     v.status = REIN_CALL_PENDING;
     v.response_wall_ms = 0;
     v.latency_ms = -1;
     *index = SIZE_MAX;
-    rein_error_clear(&lerr);
-    if (rein__ledger_begin(l, &v, index, &lerr) == REIN_OK)
+    err_reset(&lerr);
+    rein_buf_init(&b, 0);
+    rc = ledger_texts(r, &b, NULL, 0, &v, false);
+    if (!rc)
+        rc = rein__ledger_begin(l, &v, index, &lerr);
+    rein_buf_release(&b);
+    if (rc == REIN_OK)
         return true;
     /* A call that cannot be recorded does not run: an unrecorded side effect is what the
      * ledger exists to prevent. */
-    fail(r, ST_EXECUTE, REIN_CALL_INTERNAL, NULL, "the call could not be recorded: %s", lerr.msg);
+    fail(r, ST_EXECUTE, REIN_CALL_INTERNAL, NULL, "the call could not be recorded: %s",
+         lerr.msg[0] ? lerr.msg : rein_strerror(rc));
     return false;
 }
 
 static void ledger_end(rein_call_result *r, rein_ledger *l, size_t index)
 {
-    json_t *result = ledger_result(r);
+    struct rein__entry_view v = entry_view(r);
+    char small[256];
+    struct rein_buf b;
     rein_error lerr;
     rein_err rc;
 
-    rein_error_clear(&lerr);
-    if (index == SIZE_MAX) {
-        /* Calls refused before they could run get one final entry. */
-        struct rein__entry_view v = entry_view(r);
-        v.result = result;
-        rc = rein__ledger_begin(l, &v, NULL, &lerr);
-    } else {
-        rc = rein__ledger_finish(l, index, r->status, result, r->response_wall_ms,
-                                 r->latency_ns / 1000000, &lerr);
-    }
+    err_reset(&lerr);
+    rein_buf_init(&b, 0);
+    rc = ledger_texts(r, &b, small, sizeof(small), &v, true);
+    if (rc)
+        rein_error_set(&lerr, rc, "the result could not be written");
+    else if (index == SIZE_MAX)
+        rc = rein__ledger_begin(l, &v, NULL, &lerr); /* refused before it could run: one entry */
+    else
+        rc = rein__ledger_finish(l, index, r->status, v.result_json, v.result_len,
+                                 r->response_wall_ms, r->latency_ns / 1000000, &lerr);
     if (rc)
         rein_log(REIN_LOG_ERROR, "tools/call", "ledger: call %s: %s", r->call_id, lerr.msg);
-    json_decref(result);
+    rein_buf_release(&b);
+}
+
+/*
+ * Wall-clock milliseconds for the monotonic time mono_ns. The ledger's times need only
+ * milliseconds, and a clock read costs as much as validating small arguments, so the offset
+ * between the two clocks is read at most once a second (a step of the wall clock shows within
+ * a second). Races between threads refreshing it are benign: each writes a correct offset.
+ */
+static int64_t wall_ms_at(int64_t mono_ns)
+{
+    static _Atomic int64_t offset_ms, refreshed_ns;
+    int64_t last = atomic_load_explicit(&refreshed_ns, memory_order_relaxed);
+
+    if (last == 0 || mono_ns - last > 1000000000) {
+        int64_t off = rein_wall_ms() - mono_ns / 1000000;
+        atomic_store_explicit(&offset_ms, off, memory_order_relaxed);
+        atomic_store_explicit(&refreshed_ns, mono_ns, memory_order_relaxed);
+        return off + mono_ns / 1000000;
+    }
+    return atomic_load_explicit(&offset_ms, memory_order_relaxed) + mono_ns / 1000000;
 }
 
 rein_err rein_call_run(const rein_registry *reg, const struct rein_call_input *in,
@@ -715,7 +830,7 @@ rein_err rein_call_run(const rein_registry *reg, const struct rein_call_input *i
     if (!r)
         return rein_error_set(err, REIN_ENOMEM, "out of memory starting a call");
     r->start_ns = start;
-    r->call_wall_ms = rein_wall_ms();
+    r->call_wall_ms = wall_ms_at(start);
     r->check_only = o->check_only;
 
     if (step_name(r, reg, in) && step_repair(r, reg, in) &&
@@ -725,7 +840,8 @@ rein_err rein_call_run(const rein_registry *reg, const struct rein_call_input *i
         step_execute(r, o);
 
     r->latency_ns = rein_now_ns() - start;
-    r->response_wall_ms = rein_wall_ms();
+    /* One wall-clock reading per call: the response time is the call time plus the latency. */
+    r->response_wall_ms = r->call_wall_ms + r->latency_ns / 1000000;
     step_done(r, ST_NORMALIZE, true);
     if (o->ledger && !o->check_only)
         ledger_end(r, o->ledger, index);
@@ -824,45 +940,119 @@ static void write_tool_name(const rein_call_result *r, struct rein_jw *w)
         rein_jw_strn(w, r->sent, r->sent_len);
 }
 
+/*
+ * The normalized result is written with few, large appends rather than one writer call per
+ * token: it is the tool message of every call, on the agent's hot path. rein_jw_raw() of
+ * nothing places the separator the writer's position needs and marks the value as written;
+ * the object's text then goes straight into the writer's buffer, failures recorded in the
+ * writer as its own calls would.
+ */
+static void emit(struct rein_jw *w, const char *s, size_t n)
+{
+    if (!w->err)
+        w->err = rein_buf_add(w->buf, s, n);
+}
+
+#define EMIT(w, lit) emit((w), (lit), sizeof(lit) - 1)
+
+static void emit_str(struct rein_jw *w, const char *s, size_t n)
+{
+    EMIT(w, "\"");
+    if (!w->err)
+        w->err = rein_json_escape(w->buf, s, n);
+    EMIT(w, "\"");
+}
+
+static void emit_json(struct rein_jw *w, const json_t *v)
+{
+    struct rein_jw inner;
+
+    if (w->err)
+        return;
+    if (json_is_string(v)) {
+        emit_str(w, json_string_value(v), json_string_length(v));
+        return;
+    }
+    rein_jw_init(&inner, w->buf);
+    rein_jw_json(&inner, v);
+    w->err = rein_jw_finish(&inner);
+}
+
+static void emit_int(struct rein_jw *w, int64_t v)
+{
+    char digits[24];
+    size_t n = sizeof(digits);
+    uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+
+    do {
+        digits[--n] = (char)('0' + u % 10);
+        u /= 10;
+    } while (u);
+    if (v < 0)
+        digits[--n] = '-';
+    emit(w, digits + n, sizeof(digits) - n);
+}
+
+static void emit_error(struct rein_jw *w, const rein_call_result *r)
+{
+    const char *code = rein_call_code_name(r->code), *msg = r->message ? r->message : "";
+
+    EMIT(w, "{\"code\":");
+    emit_str(w, code, strlen(code));
+    EMIT(w, ",\"message\":");
+    emit_str(w, msg, strlen(msg));
+    EMIT(w, ",\"details\":");
+    if (r->details)
+        emit_json(w, r->details);
+    else
+        EMIT(w, "[]");
+    EMIT(w, "}");
+}
+
+/* The ledger's result: the output, or the error object, as JSON text appended to b. */
+static rein_err result_text(const rein_call_result *r, struct rein_buf *b)
+{
+    struct rein_jw w = {.buf = b};
+
+    if (r->code != REIN_CALL_OK)
+        emit_error(&w, r);
+    else if (r->output)
+        emit_json(&w, r->output);
+    else
+        EMIT(&w, "null");
+    return w.err;
+}
+
 void rein_call_result_write(const rein_call_result *r, struct rein_jw *w)
 {
-    rein_jw_obj_begin(w);
-    rein_jw_key(w, "ok");
-    rein_jw_bool(w, r->code == REIN_CALL_OK);
-    rein_jw_key(w, "tool");
-    write_tool_name(r, w);
-    rein_jw_key(w, "call_id");
-    rein_jw_str(w, r->call_id);
-    rein_jw_key(w, "trace_id");
-    rein_jw_str(w, r->trace_id);
+    const char *tool = r->tool ? r->tool->id : r->sent;
+    size_t tool_len = r->tool ? r->tool->id_len : r->sent_len;
+
+    rein_jw_raw(w, "", 0);
+    if (!w->err)
+        w->err = rein_buf_grow(w->buf, 160 + tool_len + strlen(r->call_id) + strlen(r->trace_id));
+    if (r->code == REIN_CALL_OK)
+        EMIT(w, "{\"ok\":true,\"tool\":");
+    else
+        EMIT(w, "{\"ok\":false,\"tool\":");
+    emit_str(w, tool, tool_len);
+    EMIT(w, ",\"call_id\":");
+    emit_str(w, r->call_id, strlen(r->call_id));
+    EMIT(w, ",\"trace_id\":");
+    emit_str(w, r->trace_id, strlen(r->trace_id));
     if (r->code == REIN_CALL_OK) {
-        rein_jw_key(w, "output");
+        EMIT(w, ",\"output\":");
         if (r->output)
-            rein_jw_json(w, r->output);
+            emit_json(w, r->output);
         else
-            rein_jw_null(w);
+            EMIT(w, "null");
     } else {
-        rein_jw_key(w, "error");
-        rein_jw_obj_begin(w);
-        rein_jw_key(w, "code");
-        rein_jw_str(w, rein_call_code_name(r->code));
-        rein_jw_key(w, "message");
-        rein_jw_str(w, r->message ? r->message : "");
-        rein_jw_key(w, "details");
-        if (r->details)
-            rein_jw_json(w, r->details);
-        else {
-            rein_jw_arr_begin(w);
-            rein_jw_arr_end(w);
-        }
-        rein_jw_obj_end(w);
+        EMIT(w, ",\"error\":");
+        emit_error(w, r);
     }
-    rein_jw_key(w, "meta");
-    rein_jw_obj_begin(w);
-    rein_jw_key(w, "latency_ms");
-    rein_jw_int(w, r->latency_ns / 1000000);
-    rein_jw_obj_end(w);
-    rein_jw_obj_end(w);
+    EMIT(w, ",\"meta\":{\"latency_ms\":");
+    emit_int(w, r->latency_ns / 1000000);
+    EMIT(w, "}}");
 }
 
 static const char *payload_prefix(enum rein_call_code code)
@@ -981,11 +1171,15 @@ static const json_t *cached(json_t **slot, const rein_call_result *r,
 static void write_ledger(const rein_call_result *r, struct rein_jw *w)
 {
     struct rein__entry_view v = entry_view(r);
-    json_t *result = r->check_only ? NULL : ledger_result(r);
+    char small[256];
+    struct rein_buf b;
 
-    v.result = result;
-    rein__entry_write(w, &v);
-    json_decref(result);
+    rein_buf_init(&b, 0);
+    if (ledger_texts(r, &b, small, sizeof(small), &v, !r->check_only) == REIN_OK)
+        rein__entry_write(w, &v);
+    else if (!w->err)
+        w->err = REIN_ENOMEM;
+    rein_buf_release(&b);
 }
 
 static void write_steps(const rein_call_result *r, struct rein_jw *w)
@@ -1017,8 +1211,6 @@ static void write_steps(const rein_call_result *r, struct rein_jw *w)
         if (st == ST_EXECUTE) {
             rein_jw_key(w, "runner");
             rein_jw_str(w, r->tool->kind->name);
-            rein_jw_key(w, "ms");
-            rein_jw_int(w, r->execute_ns / 1000000);
         }
         rein_jw_obj_end(w);
     }

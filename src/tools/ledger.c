@@ -4,35 +4,49 @@
  * with a pending entry is visibly unfinished (a lost call, or one the model only claimed to
  * make).
  *
- * Entries live in one growable array under a mutex; the strings of an entry share one
- * allocation. The pipeline updates its own entry by position; other callers (the plan engine,
- * a replay) pair a result with its call by call id, or first in, first out per tool when the
- * provider gave no ids. The optional hook sees every change as JSON, outside the lock, on the
- * thread that made it: that is where the store makes each change durable.
+ * Entries live in blocks of ENTRY_BLOCK under a mutex, so appending never moves an entry or
+ * copies the ledger. An entry keeps its arguments and result as compact JSON text, inside the
+ * entry when short: it holds no reference into a call's live values (which would keep every
+ * call's memory alive until the ledger goes), and text is what the store writes anyway. The
+ * pipeline updates its own entry by position; other callers (the plan engine, a replay) pair
+ * a result with its call by call id, or first in, first out per tool when the provider gave
+ * no ids. The optional hook sees every change as JSON, outside the lock, on the thread that
+ * made it: that is where the store makes each change durable.
  */
 #include "tools_int.h"
 
 #include <pthread.h>
+#include <stddef.h>
 #include <string.h>
 
+#define ENTRY_BLOCK  64
+#define SMALL_BYTES  160 /* call id, tool, sent name, trace id and arguments */
+#define SMALL_RESULT 48
+
+/*
+ * Invariants: strings is small or a heap block holding call_id, tool, sent_name (when set),
+ * trace_id (when set) and args (when set), each NUL-terminated; result is small_result or a
+ * heap block, or NULL for null.
+ */
 struct entry {
-    char *strings; /* call_id \0 tool \0 sent_name \0 trace_id \0 (one allocation) */
-    const char *call_id, *tool, *sent_name, *trace_id;
-    size_t tool_len, sent_len;
+    char *strings;
+    const char *call_id, *tool, *sent_name, *trace_id, *args;
+    size_t tool_len, sent_len, args_len;
+    bool args_is_text; /* args is unparsable text, written as a JSON string */
     bool has_step;
     int step;
-    json_t *args; /* NULL: args_text as a string, or null */
-    char *args_text;
-    size_t args_len;
     enum rein_call_status status;
-    json_t *result;
+    char *result;
+    size_t result_len;
     int64_t call_wall_ms, response_wall_ms, latency_ms;
+    char small[SMALL_BYTES];
+    char small_result[SMALL_RESULT];
 };
 
 struct rein_ledger {
     pthread_mutex_t lock;
-    struct entry *v;
-    size_t n, cap;
+    struct entry **blocks; /* n entries in blocks of ENTRY_BLOCK */
+    size_t n, nblocks;
     rein_ledger_hook_fn hook;
     void *hook_data;
 };
@@ -61,12 +75,18 @@ rein_ledger *rein_ledger_new(void)
     return l;
 }
 
+/* Entry i (i < n). Called locked. */
+static struct entry *at(const rein_ledger *l, size_t i)
+{
+    return &l->blocks[i / ENTRY_BLOCK][i % ENTRY_BLOCK];
+}
+
 static void entry_release(struct entry *e)
 {
-    rein_free(e->strings);
-    rein_free(e->args_text);
-    json_decref(e->args);
-    json_decref(e->result);
+    if (e->strings != e->small)
+        rein_free(e->strings);
+    if (e->result != e->small_result)
+        rein_free(e->result);
 }
 
 void rein_ledger_free(rein_ledger *l)
@@ -74,8 +94,10 @@ void rein_ledger_free(rein_ledger *l)
     if (!l)
         return;
     for (size_t i = 0; i < l->n; i++)
-        entry_release(&l->v[i]);
-    rein_free(l->v);
+        entry_release(at(l, i));
+    for (size_t b = 0; b < l->nblocks; b++)
+        rein_free(l->blocks[b]);
+    rein_free(l->blocks);
     pthread_mutex_destroy(&l->lock);
     rein_free(l);
 }
@@ -106,8 +128,8 @@ void rein__entry_write(struct rein_jw *w, const struct rein__entry_view *v)
     rein_jw_key(w, "tool");
     rein_jw_strn(w, v->tool, v->tool_len);
     rein_jw_key(w, "args");
-    if (v->args)
-        rein_jw_json(w, v->args);
+    if (v->args_json)
+        rein_jw_raw(w, v->args_json, v->args_json_len);
     else if (v->args_text)
         rein_jw_strn(w, v->args_text, v->args_len);
     else
@@ -115,8 +137,8 @@ void rein__entry_write(struct rein_jw *w, const struct rein__entry_view *v)
     rein_jw_key(w, "status");
     rein_jw_str(w, rein_call_status_name(v->status));
     rein_jw_key(w, "result");
-    if (v->result)
-        rein_jw_json(w, v->result);
+    if (v->result_json)
+        rein_jw_raw(w, v->result_json, v->result_len);
     else
         rein_jw_null(w);
     rein_jw_key(w, "call_time");
@@ -151,11 +173,13 @@ static struct rein__entry_view view_of(const struct entry *e)
         .tool_len = e->tool_len,
         .sent_name = e->sent_name,
         .sent_len = e->sent_len,
-        .args = e->args,
-        .args_text = e->args_text,
+        .args_json = e->args_is_text ? NULL : e->args,
+        .args_json_len = e->args_len,
+        .args_text = e->args_is_text ? e->args : NULL,
         .args_len = e->args_len,
         .status = e->status,
-        .result = e->result,
+        .result_json = e->result,
+        .result_len = e->result_len,
         .call_wall_ms = e->call_wall_ms,
         .response_wall_ms = e->response_wall_ms,
         .has_step = e->has_step,
@@ -181,63 +205,85 @@ static json_t *entry_json(const struct entry *e)
     return j;
 }
 
-/* Copies the strings of v into one block owned by e. */
+/* Copies len bytes of s to *p and NUL-terminates; returns the copy and advances *p. */
+static const char *put(char **p, const char *s, size_t len)
+{
+    char *at = *p;
+
+    if (len)
+        memcpy(at, s, len);
+    at[len] = '\0';
+    *p += len + 1;
+    return at;
+}
+
+/* Sets the entry's result text (copied from outside the entry; NULL for null). */
+static rein_err set_result(struct entry *e, const char *json, size_t len)
+{
+    char *r = NULL;
+
+    if (json) {
+        r = len < sizeof(e->small_result) ? e->small_result : rein_malloc(len + 1);
+        if (!r)
+            return REIN_ENOMEM; /* the old result stays */
+    }
+    if (e->result && e->result != e->small_result)
+        rein_free(e->result);
+    if (r) {
+        memcpy(r, json, len);
+        r[len] = '\0';
+    }
+    e->result = r;
+    e->result_len = r ? len : 0;
+    return REIN_OK;
+}
+
+/* Fills e from v, copying every string. */
 static rein_err entry_fill(struct entry *e, const struct rein__entry_view *v)
 {
     size_t id_len = strlen(v->call_id), trace_len = v->trace_id ? strlen(v->trace_id) : 0;
     size_t sent_len = v->sent_name ? v->sent_len : 0;
-    size_t total = id_len + v->tool_len + sent_len + trace_len + 4;
+    const char *args = v->args_json ? v->args_json : v->args_text;
+    size_t args_len = v->args_json ? v->args_json_len : v->args_len;
+    size_t total = id_len + v->tool_len + sent_len + trace_len + (args ? args_len : 0) + 5;
     char *p;
 
-    memset(e, 0, sizeof(*e));
-    e->strings = rein_malloc(total);
+    memset(e, 0, offsetof(struct entry, small));
+    e->strings = total <= sizeof(e->small) ? e->small : rein_malloc(total);
     if (!e->strings)
         return REIN_ENOMEM;
     p = e->strings;
-    memcpy(p, v->call_id, id_len + 1);
-    e->call_id = p;
-    p += id_len + 1;
-    memcpy(p, v->tool, v->tool_len);
-    p[v->tool_len] = '\0';
-    e->tool = p;
+    e->call_id = put(&p, v->call_id, id_len);
+    e->tool = put(&p, v->tool, v->tool_len);
     e->tool_len = v->tool_len;
-    p += v->tool_len + 1;
     if (v->sent_name) {
-        memcpy(p, v->sent_name, sent_len);
-        p[sent_len] = '\0';
-        e->sent_name = p;
+        e->sent_name = put(&p, v->sent_name, sent_len);
         e->sent_len = sent_len;
-        p += sent_len + 1;
     }
-    if (v->trace_id) {
-        memcpy(p, v->trace_id, trace_len + 1);
-        e->trace_id = p;
-    }
-    if (v->args) {
-        e->args = json_incref((json_t *)v->args);
-    } else if (v->args_text) {
-        e->args_text = rein_strndup(v->args_text, v->args_len);
-        if (!e->args_text) {
-            rein_free(e->strings);
-            return REIN_ENOMEM;
-        }
-        e->args_len = v->args_len;
+    if (v->trace_id)
+        e->trace_id = put(&p, v->trace_id, trace_len);
+    if (args) {
+        e->args = put(&p, args, args_len);
+        e->args_len = args_len;
+        e->args_is_text = !v->args_json;
     }
     e->status = v->status;
-    e->result = v->result ? json_incref((json_t *)v->result) : NULL;
     e->call_wall_ms = v->call_wall_ms;
     e->response_wall_ms = v->response_wall_ms;
     e->has_step = v->has_step;
     e->step = v->step;
     e->latency_ms = v->latency_ms;
+    if (set_result(e, v->result_json, v->result_len)) {
+        entry_release(e);
+        return REIN_ENOMEM;
+    }
     return REIN_OK;
 }
 
-/* Runs the hook on entry i (a snapshot taken under the lock), outside the lock. */
-static rein_err notify(rein_ledger *l, json_t *snapshot, rein_ledger_hook_fn hook, void *data,
-                       rein_error *err)
+/* Runs the hook with snapshot (taken under the lock), outside the lock. */
+static rein_err notify(json_t *snapshot, rein_ledger_hook_fn hook, void *data, rein_error *err)
 {
-    rein_err rc = REIN_OK;
+    rein_err rc;
 
     if (!hook)
         return REIN_OK;
@@ -245,10 +291,27 @@ static rein_err notify(rein_ledger *l, json_t *snapshot, rein_ledger_hook_fn hoo
         return rein_error_set(err, REIN_ENOMEM, "ledger: out of memory describing an entry");
     rc = hook(data, snapshot);
     json_decref(snapshot);
-    if (rc && err && err->code == 0)
+    if (rc)
         rein_error_set(err, rc, "ledger: the persistence hook failed: %s", rein_strerror(rc));
-    (void)l;
     return rc;
+}
+
+/* Makes room for one more entry. Called locked. */
+static rein_err reserve(rein_ledger *l)
+{
+    struct entry **blocks;
+
+    if (l->n < l->nblocks * ENTRY_BLOCK)
+        return REIN_OK;
+    blocks = rein_realloc(l->blocks, (l->nblocks + 1) * sizeof(*blocks));
+    if (!blocks)
+        return REIN_ENOMEM;
+    l->blocks = blocks;
+    blocks[l->nblocks] = rein_malloc(ENTRY_BLOCK * sizeof(struct entry));
+    if (!blocks[l->nblocks])
+        return REIN_ENOMEM;
+    l->nblocks++;
+    return REIN_OK;
 }
 
 rein_err rein__ledger_begin(rein_ledger *l, const struct rein__entry_view *v, size_t *index,
@@ -257,66 +320,73 @@ rein_err rein__ledger_begin(rein_ledger *l, const struct rein__entry_view *v, si
     rein_ledger_hook_fn hook;
     void *hook_data;
     json_t *snapshot = NULL;
-    struct entry e;
+    struct entry *e;
 
-    if (entry_fill(&e, v))
-        return rein_error_set(err, REIN_ENOMEM, "ledger: out of memory");
     pthread_mutex_lock(&l->lock);
-    if (l->n == l->cap) {
-        size_t cap = l->cap ? 2 * l->cap : 16;
-        struct entry *nv = rein_realloc(l->v, cap * sizeof(*nv));
-        if (!nv) {
-            pthread_mutex_unlock(&l->lock);
-            entry_release(&e);
-            return rein_error_set(err, REIN_ENOMEM, "ledger: out of memory");
-        }
-        l->v = nv;
-        l->cap = cap;
+    if (reserve(l) || entry_fill((e = at(l, l->n)), v)) {
+        pthread_mutex_unlock(&l->lock);
+        return rein_error_set(err, REIN_ENOMEM, "ledger: out of memory");
     }
-    l->v[l->n] = e;
     if (index)
         *index = l->n;
     l->n++;
     hook = l->hook;
     hook_data = l->hook_data;
     if (hook)
-        snapshot = entry_json(&e);
+        snapshot = entry_json(e);
     pthread_mutex_unlock(&l->lock);
-    return notify(l, snapshot, hook, hook_data, err);
+    return notify(snapshot, hook, hook_data, err);
 }
 
-/* Sets the final state of entry i and returns the hook's snapshot (or NULL). Called locked. */
-static json_t *finish_locked(rein_ledger *l, size_t i, enum rein_call_status status,
-                             const json_t *result, int64_t response_wall_ms, int64_t latency_ms)
+/* Sets the final state of entry i. Called locked; on success *snapshot is the hook's copy. */
+static rein_err finish_locked(rein_ledger *l, size_t i, enum rein_call_status status,
+                              const char *result, size_t result_len, int64_t response_wall_ms,
+                              int64_t latency_ms, json_t **snapshot)
 {
-    struct entry *e = &l->v[i];
+    struct entry *e = at(l, i);
 
+    *snapshot = NULL;
+    if (set_result(e, result, result_len))
+        return REIN_ENOMEM;
     e->status = status;
-    json_decref(e->result);
-    e->result = result ? json_incref((json_t *)result) : NULL;
     e->response_wall_ms = response_wall_ms;
     e->latency_ms = latency_ms;
-    return l->hook ? entry_json(e) : NULL;
+    if (l->hook)
+        *snapshot = entry_json(e);
+    return REIN_OK;
 }
 
 rein_err rein__ledger_finish(rein_ledger *l, size_t index, enum rein_call_status status,
-                             const json_t *result, int64_t response_wall_ms, int64_t latency_ms,
-                             rein_error *err)
+                             const char *result_json, size_t result_len, int64_t response_wall_ms,
+                             int64_t latency_ms, rein_error *err)
 {
     rein_ledger_hook_fn hook;
     void *hook_data;
     json_t *snapshot;
+    rein_err rc;
 
     pthread_mutex_lock(&l->lock);
     if (index >= l->n) {
         pthread_mutex_unlock(&l->lock);
         return rein_error_set(err, REIN_EINVAL, "ledger: no entry %zu", index);
     }
-    snapshot = finish_locked(l, index, status, result, response_wall_ms, latency_ms);
+    rc = finish_locked(l, index, status, result_json, result_len, response_wall_ms, latency_ms,
+                       &snapshot);
     hook = l->hook;
     hook_data = l->hook_data;
     pthread_mutex_unlock(&l->lock);
-    return notify(l, snapshot, hook, hook_data, err);
+    if (rc)
+        return rein_error_set(err, rc, "ledger: out of memory recording a result");
+    return notify(snapshot, hook, hook_data, err);
+}
+
+/* Compact JSON text of v (borrowed) in b; NULL when v is NULL. */
+static const char *dump(const json_t *v, struct rein_buf *b, rein_err *rc)
+{
+    if (!v)
+        return NULL;
+    *rc = rein_json_dump(b, v);
+    return b->ptr;
 }
 
 rein_err rein_ledger_add_call(rein_ledger *l, const struct rein_ledger_call *call, size_t *index,
@@ -324,6 +394,8 @@ rein_err rein_ledger_add_call(rein_ledger *l, const struct rein_ledger_call *cal
 {
     char id[REIN_ID_MAX];
     const char *call_id = call ? call->call_id : NULL;
+    struct rein_buf args;
+    rein_err rc = REIN_OK;
 
     if (!l || !call || !call->tool)
         return rein_error_set(err, REIN_EINVAL, "ledger: a call needs a tool name");
@@ -331,13 +403,15 @@ rein_err rein_ledger_add_call(rein_ledger *l, const struct rein_ledger_call *cal
         rein_id_new("call_", id);
         call_id = id;
     }
+    rein_buf_init(&args, 0);
     struct rein__entry_view v = {
         .call_id = call_id,
         .tool = call->tool,
         .tool_len = strlen(call->tool),
         .sent_name = call->sent_name,
         .sent_len = call->sent_name ? strlen(call->sent_name) : 0,
-        .args = call->args,
+        .args_json = dump(call->args, &args, &rc),
+        .args_json_len = args.len,
         .status = REIN_CALL_PENDING,
         .call_wall_ms = rein_wall_ms(),
         .has_step = call->has_step,
@@ -345,7 +419,12 @@ rein_err rein_ledger_add_call(rein_ledger *l, const struct rein_ledger_call *cal
         .trace_id = call->trace_id,
         .latency_ms = -1,
     };
-    return rein__ledger_begin(l, &v, index, err);
+    if (!rc)
+        rc = rein__ledger_begin(l, &v, index, err);
+    else
+        rein_error_set(err, rc, "ledger: the arguments could not be written");
+    rein_buf_release(&args);
+    return rc;
 }
 
 static bool same_step(const struct entry *e, bool has_step, int step)
@@ -358,7 +437,7 @@ static long find_pending(const rein_ledger *l, bool has_step, int step, const ch
                          const char *tool)
 {
     for (size_t i = 0; i < l->n; i++) {
-        const struct entry *e = &l->v[i];
+        const struct entry *e = at(l, i);
         if (e->status != REIN_CALL_PENDING)
             continue;
         if (call_id && call_id[0]) {
@@ -380,25 +459,37 @@ rein_err rein_ledger_update_result(rein_ledger *l, bool has_step, int step, cons
     rein_ledger_hook_fn hook;
     void *hook_data;
     json_t *snapshot;
+    struct rein_buf text;
+    rein_err rc = REIN_OK;
+    const char *json;
     long i;
 
     if (!l || status == REIN_CALL_PENDING)
         return rein_error_set(err, REIN_EINVAL, "ledger: a result needs a final status");
+    rein_buf_init(&text, 0);
+    json = dump(result, &text, &rc);
+    if (rc) {
+        rein_buf_release(&text);
+        return rein_error_set(err, rc, "ledger: the result could not be written");
+    }
     /* Finding and updating under one lock, so two results never claim the same call. */
     pthread_mutex_lock(&l->lock);
     i = find_pending(l, has_step, step, call_id, tool);
+    if (i >= 0)
+        rc = finish_locked(l, (size_t)i, status, json, text.len, rein_wall_ms(), -1, &snapshot);
+    hook = l->hook;
+    hook_data = l->hook_data;
+    pthread_mutex_unlock(&l->lock);
+    rein_buf_release(&text);
     if (i < 0) {
-        pthread_mutex_unlock(&l->lock);
         if (call_id && call_id[0])
             return rein_error_set(err, REIN_ENOTFOUND, "ledger: no pending call %s", call_id);
         return rein_error_set(err, REIN_ENOTFOUND, "ledger: no pending call of %s%s",
                               tool ? tool : "(no tool)", has_step ? " in this step" : "");
     }
-    snapshot = finish_locked(l, (size_t)i, status, result, rein_wall_ms(), -1);
-    hook = l->hook;
-    hook_data = l->hook_data;
-    pthread_mutex_unlock(&l->lock);
-    return notify(l, snapshot, hook, hook_data, err);
+    if (rc)
+        return rein_error_set(err, rc, "ledger: out of memory recording a result");
+    return notify(snapshot, hook, hook_data, err);
 }
 
 size_t rein_ledger_count(const rein_ledger *l)
@@ -417,7 +508,7 @@ json_t *rein_ledger_entry_json(const rein_ledger *l, size_t i)
 
     pthread_mutex_lock((pthread_mutex_t *)&l->lock);
     if (i < l->n)
-        j = entry_json(&l->v[i]);
+        j = entry_json(at(l, i));
     pthread_mutex_unlock((pthread_mutex_t *)&l->lock);
     return j;
 }
@@ -432,7 +523,7 @@ static json_t *select_entries(const rein_ledger *l, bool all_steps, bool has_ste
         return NULL;
     pthread_mutex_lock((pthread_mutex_t *)&l->lock);
     for (size_t i = 0; i < l->n; i++) {
-        const struct entry *e = &l->v[i];
+        const struct entry *e = at(l, i);
         if (!all_steps && !same_step(e, has_step, step))
             continue;
         if (pending_only && e->status != REIN_CALL_PENDING)
@@ -463,7 +554,7 @@ size_t rein_ledger_pending_count(const rein_ledger *l, bool all_steps, bool has_
 
     pthread_mutex_lock((pthread_mutex_t *)&l->lock);
     for (size_t i = 0; i < l->n; i++) {
-        const struct entry *e = &l->v[i];
+        const struct entry *e = at(l, i);
         if ((all_steps || same_step(e, has_step, step)) && e->status == REIN_CALL_PENDING)
             n++;
     }

@@ -180,7 +180,7 @@ static rein_err rehash(rein_registry *reg, size_t n)
     return REIN_OK;
 }
 
-static const rein_tool *lookup(const rein_registry *reg, const char *id, size_t len)
+const rein_tool *rein__registry_lookup(const rein_registry *reg, const char *id, size_t len)
 {
     size_t h;
 
@@ -200,7 +200,7 @@ const rein_tool *rein_registry_get(const rein_registry *reg, const char *id)
 {
     if (!reg || !id)
         return NULL;
-    return lookup(reg, id, strlen(id));
+    return rein__registry_lookup(reg, id, strlen(id));
 }
 
 /* Sets pointer to base + the pointer that leads err->msg, when it has one. */

@@ -108,6 +108,13 @@ rein_err rein_tool_name_check(const char *name, size_t len, rein_error *why)
         return rein_error_set(why, REIN_EINVALID,
                               "the name is %zu bytes long; tool names are at most %d bytes", len,
                               REIN_TOOL_NAME_MAX);
+    /* The common case: printable ASCII with a letter or digit. */
+    for (size_t i = 0; i < len && s[i] > 0x20 && s[i] < 0x7f; i++) {
+        alnum |= (s[i] >= '0' && s[i] <= '9') || ((s[i] | 0x20) >= 'a' && (s[i] | 0x20) <= 'z');
+        if (i + 1 == len && alnum)
+            return REIN_OK;
+    }
+    alnum = false;
     for (size_t i = 0; i < len;) {
         uint32_t cp;
         size_t n = utf8_decode(s + i, len - i, &cp);
@@ -271,15 +278,10 @@ static const rein_tool *match_forms(const rein_registry *reg, const char *name, 
     char lower[REIN_TOOL_NAME_MAX + 1], norm[REIN__NAME_NORM_MAX + 1];
     const rein_tool *t;
 
-    if (len <= REIN_TOOL_NAME_MAX && memchr(name, '\0', len) == NULL) {
-        char exact[REIN_TOOL_NAME_MAX + 1];
-        memcpy(exact, name, len);
-        exact[len] = '\0';
-        t = rein_registry_get(reg, exact);
-        if (t) {
-            *how = REIN_REPAIR_EXACT;
-            return t;
-        }
+    t = rein__registry_lookup(reg, name, len);
+    if (t) {
+        *how = REIN_REPAIR_EXACT;
+        return t;
     }
     if (len > REIN_TOOL_NAME_MAX)
         return NULL;

@@ -100,21 +100,35 @@ struct rein__args_error {
 };
 rein_err rein__args_parse(const char *text, size_t len, size_t max_len, json_t **out,
                           struct rein__args_error *e);
+/*
+ * A fast JSON parser for arguments: a new value, or NULL when it cannot decide (errors, and
+ * inputs beyond its subset); jansson (rein_json_parse) is then the authority. Where both
+ * succeed the values are equal.
+ */
+#define REIN_ARGS_KEY_MAX 1024
+json_t *rein__json_parse_fast(const char *text, size_t len);
 /* A JSON Pointer to the token at byte offset in text (best effort, "" when unknown). */
 void rein__pointer_at(const char *text, size_t len, size_t offset, char *out, size_t out_size);
 
 /* ---- ledger.c: the entry shape, shared by the ledger and the call result ---- */
+/*
+ * An entry as JSON texts and C values. The ledger keeps texts, not jansson trees: an entry
+ * holds no reference into a call's live values, costs no allocation when its strings are
+ * short, and is what the store writes anyway.
+ */
 struct rein__entry_view {
     const char *call_id;
     const char *tool;
     size_t tool_len;
     const char *sent_name; /* NULL: same as tool */
     size_t sent_len;
-    const json_t *args; /* NULL: args_text as a string, or null */
-    const char *args_text;
+    const char *args_json; /* JSON text of the arguments; NULL: see args_text */
+    size_t args_json_len;
+    const char *args_text; /* unparsable argument text, written as a string; NULL: null */
     size_t args_len;
     enum rein_call_status status;
-    const json_t *result; /* NULL: null */
+    const char *result_json; /* JSON text; NULL: null */
+    size_t result_len;
     int64_t call_wall_ms;
     int64_t response_wall_ms; /* 0: null */
     bool has_step;
@@ -127,8 +141,8 @@ void rein__entry_write(struct rein_jw *w, const struct rein__entry_view *v);
 rein_err rein__ledger_begin(rein_ledger *ledger, const struct rein__entry_view *v, size_t *index,
                             rein_error *err);
 rein_err rein__ledger_finish(rein_ledger *ledger, size_t index, enum rein_call_status status,
-                             const json_t *result, int64_t response_wall_ms, int64_t latency_ms,
-                             rein_error *err);
+                             const char *result_json, size_t result_len, int64_t response_wall_ms,
+                             int64_t latency_ms, rein_error *err);
 
 /* ---- manifest.c ---- */
 /*
@@ -157,6 +171,8 @@ rein_err rein__registry_add(rein_registry *reg, json_t *manifest,
                             const struct rein_runner_kind *kind, void *state, const char *base_dir,
                             const char *source, char *pointer, size_t pointer_size,
                             rein_error *err);
+/* The tool with exactly this id (len bytes, may hold any byte), or NULL. */
+const rein_tool *rein__registry_lookup(const rein_registry *reg, const char *id, size_t len);
 /* The runner kind named name, or NULL. */
 struct rein__kind_entry *rein__registry_kind(rein_registry *reg, const char *name);
 
