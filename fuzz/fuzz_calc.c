@@ -13,12 +13,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    struct rein__calc_error e;
+    struct rein__skills_calc_error e;
     double v;
 
     if (size > 20000)
         return 0;
-    if (rein__calc_eval((const char *)data, size, &v, &e) == REIN_OK) {
+    if (rein__skills_calc_eval((const char *)data, size, &v, &e) == REIN_OK) {
         if (!isfinite(v))
             abort();
     } else if (e.position > size + 1 || !e.msg[0]) {

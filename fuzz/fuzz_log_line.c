@@ -18,13 +18,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
     if (size < 1 || size > 65536)
         return 0;
-    rec = rein__log_parse_line((enum rein__log_format)(data[0] % 6), (const char *)data + 1,
-                               size - 1, &oom);
+    rec = rein__skills_log_parse_line((enum rein__skills_log_format)(data[0] % 6),
+                                      (const char *)data + 1, size - 1, &oom);
     if (rec) {
         json_t *level = json_object_get(rec, "level");
         if (!json_is_string(json_object_get(rec, "format")) ||
             !json_is_object(json_object_get(rec, "fields")) ||
-            (level && rein__log_level_rank(json_string_value(level)) < 0))
+            (level && rein__skills_log_level_rank(json_string_value(level)) < 0))
             abort();
         json_decref(rec);
     }

@@ -1,7 +1,8 @@
 /*
  * Fuzz target: argument parsing (src/tools/args.c) and the pipeline's handling of whatever
  * argument text a model sends: parse, preflight against echo's and calculator's schemas, and
- * the invalid payload, which must always be valid JSON holding the text as received.
+ * the invalid payload, which must always be valid JSON holding the text as received. The fast
+ * parser is checked against jansson: whatever it accepts, jansson accepts as the same value.
  */
 #include <rein/rein.h>
 
@@ -27,16 +28,25 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     const char *text = (const char *)data;
-    struct rein__args_error e;
+    struct rein__tools_args_error e;
     json_t *args = NULL;
     char ptr[128];
 
     if (size > 65536)
         return 0;
-    if (rein__args_parse(text, size, 4096, &args, &e) == REIN_OK && !json_is_object(args))
+    json_t *fast = rein__tools_json_parse_fast(text, size);
+    if (fast) {
+        json_t *slow =
+            json_loadb(text, size, JSON_DECODE_ANY | JSON_ALLOW_NUL | JSON_REJECT_DUPLICATES, NULL);
+        if (!slow || !json_equal(fast, slow))
+            abort();
+        json_decref(slow);
+        json_decref(fast);
+    }
+    if (rein__tools_args_parse(text, size, 4096, &args, &e) == REIN_OK && !json_is_object(args))
         abort();
     json_decref(args);
-    rein__pointer_at(text, size, size / 2, ptr, sizeof(ptr));
+    rein__tools_pointer_at(text, size, size / 2, ptr, sizeof(ptr));
     /* calculator runs the expression parser on what passes preflight; echo only echoes. */
     static const char *const tools[] = {"echo", "calculator"};
     for (size_t i = 0; i < 2; i++) {

@@ -39,15 +39,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     const char *name = (const char *)data;
     enum rein_repair how;
     rein_error why;
-    char norm[REIN__NAME_NORM_MAX + 1];
+    char norm[REIN__TOOLS_NAME_NORM_MAX + 1];
 
     if (size > 256)
         return 0;
-    rein__name_normalize(name, size, norm);
-    if (strlen(norm) > REIN__NAME_NORM_MAX)
+    rein__tools_name_normalize(name, size, norm);
+    if (strlen(norm) > REIN__TOOLS_NAME_NORM_MAX)
         abort();
     if (rein_tool_name_check(name, size, &why) == REIN_OK) {
-        const rein_tool *t = rein__registry_resolve(reg, name, size, &how, &why);
+        const rein_tool *t = rein__tools_resolve(reg, name, size, &how, &why);
         if (t && how == REIN_REPAIR_EXACT &&
             (size != strlen(rein_tool_id(t)) || memcmp(name, rein_tool_id(t), size) != 0))
             abort();

@@ -114,6 +114,7 @@ struct rein_invocation {
     bool has_step;
     int step;
     int64_t deadline_ms; /* rein_now_ms() time after which the call has timed out; 0: none */
+    int64_t timeout_ms;  /* the limit the deadline came from (for messages); 0: none */
     rein_cancel *cancel; /* may be NULL */
 };
 

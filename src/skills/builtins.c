@@ -29,9 +29,9 @@ static rein_err echo_run(void *userdata, const struct rein_invocation *inv,
     return REIN_OK;
 }
 
-rein_err rein__skill_echo_register(rein_registry *reg, rein_error *err)
+rein_err rein__skills_echo_register(rein_registry *reg, rein_error *err)
 {
-    return rein__skill_register(reg, echo_manifest, echo_run, NULL, NULL, err);
+    return rein__skills_register(reg, echo_manifest, echo_run, NULL, NULL, err);
 }
 
 rein_err rein_skills_register_builtins(rein_registry *reg, const struct rein_skills_config *cfg,
@@ -41,12 +41,12 @@ rein_err rein_skills_register_builtins(rein_registry *reg, const struct rein_ski
 
     if (!reg)
         return rein_error_set(err, REIN_EINVAL, "no registry");
-    rc = rein__skill_echo_register(reg, err);
+    rc = rein__skills_echo_register(reg, err);
     if (!rc)
-        rc = rein__skill_file_search_register(reg, cfg, err);
+        rc = rein__skills_file_search_register(reg, cfg, err);
     if (!rc)
-        rc = rein__skill_calculator_register(reg, err);
+        rc = rein__skills_calculator_register(reg, err);
     if (!rc)
-        rc = rein__skill_log_transform_register(reg, cfg, err);
+        rc = rein__skills_log_transform_register(reg, cfg, err);
     return rc;
 }

@@ -26,13 +26,14 @@ struct parser {
     const char *s;
     size_t len, pos;
     int depth;
-    struct rein__calc_error *e;
+    struct rein__skills_calc_error *e;
 };
 
-static bool failf(struct parser *p, enum rein__calc_fail kind, size_t pos, const char *fmt, ...)
-    REIN_PRINTF(4, 5);
+static bool failf(struct parser *p, enum rein__skills_calc_fail kind, size_t pos, const char *fmt,
+                  ...) REIN_PRINTF(4, 5);
 
-static bool failf(struct parser *p, enum rein__calc_fail kind, size_t pos, const char *fmt, ...)
+static bool failf(struct parser *p, enum rein__skills_calc_fail kind, size_t pos, const char *fmt,
+                  ...)
 {
     va_list ap;
 
@@ -76,7 +77,7 @@ static bool check(struct parser *p, double v, size_t pos)
 {
     if (isfinite(v))
         return true;
-    return failf(p, REIN__CALC_MATH, pos, "the result at position %zu is %s", pos + 1,
+    return failf(p, REIN__SKILLS_CALC_MATH, pos, "the result at position %zu is %s", pos + 1,
                  isnan(v) ? "not a number" : "too large");
 }
 
@@ -99,8 +100,8 @@ static bool parse_number(struct parser *p, double *out)
     buf[n] = '\0';
     *out = strtod(buf, &end);
     if (n == 0 || *end != '\0')
-        return failf(p, REIN__CALC_SYNTAX, start, "malformed number \"%s\" at position %zu", buf,
-                     start + 1);
+        return failf(p, REIN__SKILLS_CALC_SYNTAX, start, "malformed number \"%s\" at position %zu",
+                     buf, start + 1);
     return check(p, *out, start);
 }
 
@@ -123,7 +124,7 @@ static bool apply(struct parser *p, const char *name, const double *a, int n, si
     if ((strcmp(name, "sqrt") == 0 && x < 0) ||
         ((strcmp(name, "ln") == 0 || strncmp(name, "log", 3) == 0) && x <= 0) ||
         ((strcmp(name, "asin") == 0 || strcmp(name, "acos") == 0) && (x < -1 || x > 1)))
-        return failf(p, REIN__CALC_MATH, pos, "%s(%g) is undefined (position %zu)", name, x,
+        return failf(p, REIN__SKILLS_CALC_MATH, pos, "%s(%g) is undefined (position %zu)", name, x,
                      pos + 1);
     if (strcmp(name, "sqrt") == 0)
         *out = sqrt(x);
@@ -184,8 +185,8 @@ static bool parse_call(struct parser *p, const struct fn *f, size_t pos, double 
     p->pos++; /* "(" */
     for (;;) {
         if (n == MAX_ARGS)
-            return failf(p, REIN__CALC_SYNTAX, p->pos, "%s takes at most %d arguments", f->name,
-                         MAX_ARGS);
+            return failf(p, REIN__SKILLS_CALC_SYNTAX, p->pos, "%s takes at most %d arguments",
+                         f->name, MAX_ARGS);
         if (!parse_expr(p, &args[n++]))
             return false;
         if (peek(p, ',')) {
@@ -197,12 +198,14 @@ static bool parse_call(struct parser *p, const struct fn *f, size_t pos, double 
             break;
         }
         char d[32];
-        return failf(p, REIN__CALC_SYNTAX, p->pos, "expected ',' or ')' at position %zu, found %s",
-                     p->pos + 1, describe(p, d, sizeof(d)));
+        return failf(p, REIN__SKILLS_CALC_SYNTAX, p->pos,
+                     "expected ',' or ')' at position %zu, found %s", p->pos + 1,
+                     describe(p, d, sizeof(d)));
     }
     if (f->arity >= 0 && n != f->arity)
-        return failf(p, REIN__CALC_SYNTAX, pos, "%s takes %d argument%s, got %d (position %zu)",
-                     f->name, f->arity, f->arity == 1 ? "" : "s", n, pos + 1);
+        return failf(p, REIN__SKILLS_CALC_SYNTAX, pos,
+                     "%s takes %d argument%s, got %d (position %zu)", f->name, f->arity,
+                     f->arity == 1 ? "" : "s", n, pos + 1);
     return apply(p, f->name, args, n, pos, out);
 }
 
@@ -218,7 +221,7 @@ static bool parse_name(struct parser *p, double *out)
         p->pos++;
     n = p->pos - start;
     if (n >= sizeof(name))
-        return failf(p, REIN__CALC_SYNTAX, start, "unknown name at position %zu", start + 1);
+        return failf(p, REIN__SKILLS_CALC_SYNTAX, start, "unknown name at position %zu", start + 1);
     memcpy(name, p->s + start, n);
     name[n] = '\0';
     for (size_t i = 0; i < n; i++)
@@ -228,8 +231,8 @@ static bool parse_name(struct parser *p, double *out)
             if (strcmp(functions[i].name, name) == 0)
                 return parse_call(p, &functions[i], start, out);
         }
-        return failf(p, REIN__CALC_SYNTAX, start, "unknown function \"%s\" at position %zu", name,
-                     start + 1);
+        return failf(p, REIN__SKILLS_CALC_SYNTAX, start, "unknown function \"%s\" at position %zu",
+                     name, start + 1);
     }
     if (strcmp(name, "pi") == 0) {
         *out = M_PI;
@@ -239,7 +242,7 @@ static bool parse_name(struct parser *p, double *out)
         *out = M_E;
         return true;
     }
-    return failf(p, REIN__CALC_SYNTAX, start,
+    return failf(p, REIN__SKILLS_CALC_SYNTAX, start,
                  "unknown name \"%s\" at position %zu (only numbers, pi, e and functions)", name,
                  start + 1);
 }
@@ -251,7 +254,7 @@ static bool parse_primary(struct parser *p, double *out)
     *out = 0;
     skip_space(p);
     if (p->pos >= p->len)
-        return failf(p, REIN__CALC_SYNTAX, p->pos,
+        return failf(p, REIN__SKILLS_CALC_SYNTAX, p->pos,
                      "the expression ends where a number was expected (position %zu)", p->pos + 1);
     char c = p->s[p->pos];
     if ((c >= '0' && c <= '9') || c == '.')
@@ -261,19 +264,19 @@ static bool parse_primary(struct parser *p, double *out)
     if (c == '(') {
         size_t open = p->pos++;
         if (++p->depth > MAX_DEPTH)
-            return failf(p, REIN__CALC_SYNTAX, open, "the expression nests more than %d deep",
-                         MAX_DEPTH);
+            return failf(p, REIN__SKILLS_CALC_SYNTAX, open,
+                         "the expression nests more than %d deep", MAX_DEPTH);
         if (!parse_expr(p, out))
             return false;
         p->depth--;
         if (!peek(p, ')'))
-            return failf(p, REIN__CALC_SYNTAX, p->pos,
+            return failf(p, REIN__SKILLS_CALC_SYNTAX, p->pos,
                          "expected ')' at position %zu to close '(' at position %zu, found %s",
                          p->pos + 1, open + 1, describe(p, d, sizeof(d)));
         p->pos++;
         return true;
     }
-    return failf(p, REIN__CALC_SYNTAX, p->pos, "unexpected %s at position %zu",
+    return failf(p, REIN__SKILLS_CALC_SYNTAX, p->pos, "unexpected %s at position %zu",
                  describe(p, d, sizeof(d)), p->pos + 1);
 }
 
@@ -295,15 +298,16 @@ static bool parse_power(struct parser *p, double *out)
     else
         return true;
     if (++p->depth > MAX_DEPTH)
-        return failf(p, REIN__CALC_SYNTAX, op, "the expression nests more than %d deep", MAX_DEPTH);
+        return failf(p, REIN__SKILLS_CALC_SYNTAX, op, "the expression nests more than %d deep",
+                     MAX_DEPTH);
     if (!parse_unary(p, &exponent))
         return false;
     p->depth--;
     if (*out == 0 && exponent < 0)
-        return failf(p, REIN__CALC_MATH, op,
+        return failf(p, REIN__SKILLS_CALC_MATH, op,
                      "division by zero: 0 to a negative power at position %zu", op + 1);
     if (*out < 0 && exponent != floor(exponent))
-        return failf(p, REIN__CALC_MATH, op,
+        return failf(p, REIN__SKILLS_CALC_MATH, op,
                      "a negative number to a fractional power is not real (position %zu)", op + 1);
     *out = pow(*out, exponent);
     return check(p, *out, op);
@@ -315,7 +319,7 @@ static bool parse_unary(struct parser *p, double *out)
         bool neg = p->s[p->pos] == '-';
         size_t at = p->pos++;
         if (++p->depth > MAX_DEPTH)
-            return failf(p, REIN__CALC_SYNTAX, at, "the expression nests more than %d deep",
+            return failf(p, REIN__SKILLS_CALC_SYNTAX, at, "the expression nests more than %d deep",
                          MAX_DEPTH);
         if (!parse_unary(p, out))
             return false;
@@ -346,7 +350,7 @@ static bool parse_term(struct parser *p, double *out)
         if (!parse_unary(p, &rhs))
             return false;
         if ((op == '/' || op == '%') && rhs == 0)
-            return failf(p, REIN__CALC_MATH, at, "division by zero at position %zu", at + 1);
+            return failf(p, REIN__SKILLS_CALC_MATH, at, "division by zero at position %zu", at + 1);
         *out = op == '*' ? *out * rhs : op == '/' ? *out / rhs : fmod(*out, rhs);
         if (!check(p, *out, at))
             return false;
@@ -356,7 +360,7 @@ static bool parse_term(struct parser *p, double *out)
 static bool parse_expr(struct parser *p, double *out)
 {
     if (++p->depth > MAX_DEPTH)
-        return failf(p, REIN__CALC_SYNTAX, p->pos, "the expression nests more than %d deep",
+        return failf(p, REIN__SKILLS_CALC_SYNTAX, p->pos, "the expression nests more than %d deep",
                      MAX_DEPTH);
     if (!parse_term(p, out))
         return false;
@@ -376,7 +380,8 @@ static bool parse_expr(struct parser *p, double *out)
     }
 }
 
-rein_err rein__calc_eval(const char *expr, size_t len, double *out, struct rein__calc_error *e)
+rein_err rein__skills_calc_eval(const char *expr, size_t len, double *out,
+                                struct rein__skills_calc_error *e)
 {
     struct parser p = {expr, len, 0, 0, e};
     char d[32];
@@ -385,14 +390,14 @@ rein_err rein__calc_eval(const char *expr, size_t len, double *out, struct rein_
     *out = 0;
     skip_space(&p);
     if (p.pos >= len) {
-        failf(&p, REIN__CALC_SYNTAX, 0, "the expression is empty");
+        failf(&p, REIN__SKILLS_CALC_SYNTAX, 0, "the expression is empty");
         return REIN_EINVALID;
     }
     if (!parse_expr(&p, out))
-        return e->kind == REIN__CALC_MATH ? REIN_EIO : REIN_EINVALID;
+        return e->kind == REIN__SKILLS_CALC_MATH ? REIN_EIO : REIN_EINVALID;
     skip_space(&p);
     if (p.pos < len) {
-        failf(&p, REIN__CALC_SYNTAX, p.pos, "unexpected %s at position %zu",
+        failf(&p, REIN__SKILLS_CALC_SYNTAX, p.pos, "unexpected %s at position %zu",
               describe(&p, d, sizeof(d)), p.pos + 1);
         return REIN_EINVALID;
     }
@@ -507,8 +512,8 @@ static rein_err run_stats(const struct rein_invocation *inv, struct rein_tool_re
     if (!isfinite(result))
         return rein_error_set(err, REIN_EIO, "the %s of these values is too large to represent",
                               op);
-    reply->output = json_pack("{s:s, s:o, s:I}", "op", op, "result", rein__json_number(result),
-                              "count", (json_int_t)n);
+    reply->output = json_pack("{s:s, s:o, s:I}", "op", op, "result",
+                              rein__skills_json_number(result), "count", (json_int_t)n);
     return reply->output ? REIN_OK : rein_error_set(err, REIN_ENOMEM, "out of memory");
 }
 
@@ -516,7 +521,7 @@ static rein_err calculator_run(void *userdata, const struct rein_invocation *inv
                                struct rein_tool_reply *reply, rein_error *err)
 {
     json_t *expr = json_object_get(inv->args, "expression");
-    struct rein__calc_error ce;
+    struct rein__skills_calc_error ce;
     double result;
     rein_err rc;
 
@@ -533,17 +538,17 @@ static rein_err calculator_run(void *userdata, const struct rein_invocation *inv
     }
     if (!expr)
         return run_stats(inv, reply, err);
-    rc = rein__calc_eval(json_string_value(expr), json_string_length(expr), &result, &ce);
+    rc = rein__skills_calc_eval(json_string_value(expr), json_string_length(expr), &result, &ce);
     if (rc) {
         reply->details = json_pack("[{s:s, s:s}]", "path", "/expression", "message", ce.msg);
         return rein_error_set(err, rc, "%s", ce.msg);
     }
     reply->output =
-        json_pack("{s:O, s:o}", "expression", expr, "result", rein__json_number(result));
+        json_pack("{s:O, s:o}", "expression", expr, "result", rein__skills_json_number(result));
     return reply->output ? REIN_OK : rein_error_set(err, REIN_ENOMEM, "out of memory");
 }
 
-rein_err rein__skill_calculator_register(rein_registry *reg, rein_error *err)
+rein_err rein__skills_calculator_register(rein_registry *reg, rein_error *err)
 {
-    return rein__skill_register(reg, calculator_manifest, calculator_run, NULL, NULL, err);
+    return rein__skills_register(reg, calculator_manifest, calculator_run, NULL, NULL, err);
 }

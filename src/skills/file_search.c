@@ -53,11 +53,9 @@ struct visited {
 };
 
 struct search {
-    const struct rein__roots *roots;
+    const struct rein__skills_roots *roots;
     const struct rein_invocation *inv;
-    pcre2_code *re;
-    pcre2_match_data *md;
-    pcre2_match_context *mctx;
+    struct rein__skills_regex re;
     const char *glob;
     bool glob_path;
     size_t limit, count;
@@ -138,13 +136,13 @@ static json_t *line_text(const char *line, size_t len)
     if (n > 0 && line[n - 1] == '\r')
         n--;
     if (n <= MAX_LINE_SHOWN)
-        return rein__json_string_lossy(line, n);
+        return rein__tools_string_lossy(line, n);
     n = MAX_LINE_SHOWN;
     while (n > 0 && ((unsigned char)line[n] & 0xc0) == 0x80)
         n--;
     memcpy(shown, line, n);
     memcpy(shown + n, "\xe2\x80\xa6", 3); /* … */
-    return rein__json_string_lossy(shown, n + 3);
+    return rein__tools_string_lossy(shown, n + 3);
 }
 
 static void add_match(struct search *s, const char *rel, size_t lineno, const char *line,
@@ -166,7 +164,7 @@ static void search_buffer(struct search *s, const char *rel, size_t len)
     size_t offset = 0, lineno = 1, counted_to = 0;
 
     while (offset < len && !s->stop) {
-        int rc = pcre2_match(s->re, (PCRE2_SPTR)buf, len, offset, 0, s->md, s->mctx);
+        int rc = pcre2_match(s->re.code, (PCRE2_SPTR)buf, len, offset, 0, s->re.md, s->re.mctx);
         if (rc < 0) {
             if (rc == PCRE2_ERROR_MATCHLIMIT || rc == PCRE2_ERROR_DEPTHLIMIT)
                 s->stop = rein_error_set(s->err, REIN_EINVALID,
@@ -175,7 +173,7 @@ static void search_buffer(struct search *s, const char *rel, size_t len)
                                          rel);
             return;
         }
-        size_t at = pcre2_get_ovector_pointer(s->md)[0];
+        size_t at = pcre2_get_ovector_pointer(s->re.md)[0];
         const char *start = buf + at;
         while (start > buf && start[-1] != '\n')
             start--;
@@ -282,7 +280,7 @@ static void visit(struct search *s, const char *child, int depth)
     }
     if (S_ISLNK(st.st_mode)) {
         real = realpath(child, NULL);
-        if (!real || !rein__roots_contain(s->roots, real)) {
+        if (!real || !rein__skills_roots_contain(s->roots, real)) {
             if (real)
                 s->outside++;
             else
@@ -342,30 +340,10 @@ static rein_err compile_query(struct search *s, const char *query, bool regex, b
                               struct rein_tool_reply *reply, rein_error *err)
 {
     /* PCRE2_LITERAL allows neither MULTILINE nor UCP; UTF alone folds case beyond ASCII. */
-    uint32_t opts = PCRE2_UTF | PCRE2_MATCH_INVALID_UTF |
-                    (regex ? PCRE2_UCP | PCRE2_MULTILINE : PCRE2_LITERAL) |
-                    (cs ? 0 : PCRE2_CASELESS);
-    int errcode;
-    PCRE2_SIZE off;
+    uint32_t opts =
+        (regex ? PCRE2_UCP | PCRE2_MULTILINE : PCRE2_LITERAL) | (cs ? 0 : PCRE2_CASELESS);
 
-    s->re = pcre2_compile((PCRE2_SPTR)query, PCRE2_ZERO_TERMINATED, opts, &errcode, &off, NULL);
-    if (!s->re) {
-        PCRE2_UCHAR msg[160];
-        pcre2_get_error_message(errcode, msg, sizeof(msg));
-        reply->details = json_pack("[{s:s, s:s}]", "path", "/query", "message",
-                                   "not a valid regular expression");
-        return rein_error_set(err, REIN_EINVALID,
-                              "query is not a valid regular expression: %s at offset %zu",
-                              (const char *)msg, (size_t)off);
-    }
-    (void)pcre2_jit_compile(s->re, PCRE2_JIT_COMPLETE);
-    s->md = pcre2_match_data_create(1, NULL);
-    s->mctx = pcre2_match_context_create(NULL);
-    if (!s->md || !s->mctx)
-        return rein_error_set(err, REIN_ENOMEM, "out of memory");
-    pcre2_set_match_limit(s->mctx, 10000000);
-    pcre2_set_depth_limit(s->mctx, 10000);
-    return REIN_OK;
+    return rein__skills_regex_compile(&s->re, query, opts, "query", "/query", reply, err);
 }
 
 static json_t *report(const struct search *s, const char *root, const char *query)
@@ -381,7 +359,7 @@ static json_t *report(const struct search *s, const char *root, const char *quer
 static rein_err file_search_run(void *userdata, const struct rein_invocation *inv,
                                 struct rein_tool_reply *reply, rein_error *err)
 {
-    const struct rein__roots *roots = userdata;
+    const struct rein__skills_roots *roots = userdata;
     const char *query = json_string_value(json_object_get(inv->args, "query"));
     const char *root_dir = json_string_value(json_object_get(inv->args, "root_dir"));
     struct search s = {.roots = roots, .inv = inv, .err = err};
@@ -394,7 +372,7 @@ static rein_err file_search_run(void *userdata, const struct rein_invocation *in
         s.limit = 20;
     s.glob = json_string_value(json_object_get(inv->args, "glob"));
     s.glob_path = s.glob && strchr(s.glob, '/');
-    rc = rein__roots_resolve(roots, root_dir, "root_dir", &real, err);
+    rc = rein__skills_roots_resolve(roots, root_dir, "root_dir", &real, err);
     if (rc == REIN_ENOTFOUND) {
         reply->details =
             json_pack("[{s:s, s:s}]", "path", "/root_dir", "message", "does not exist");
@@ -427,23 +405,21 @@ static rein_err file_search_run(void *userdata, const struct rein_invocation *in
             rc = rein_error_set(err, REIN_ENOMEM, "out of memory");
     }
     json_decref(s.matches);
-    pcre2_match_data_free(s.md);
-    pcre2_match_context_free(s.mctx);
-    pcre2_code_free(s.re);
+    rein__skills_regex_free(&s.re);
     rein_free(s.seen);
     rein_free(s.buf);
     rein_free(real);
     return rc;
 }
 
-rein_err rein__skill_file_search_register(rein_registry *reg, const struct rein_skills_config *cfg,
-                                          rein_error *err)
+rein_err rein__skills_file_search_register(rein_registry *reg, const struct rein_skills_config *cfg,
+                                           rein_error *err)
 {
-    struct rein__roots *roots;
-    rein_err rc = rein__roots_new(cfg, &roots, err);
+    struct rein__skills_roots *roots;
+    rein_err rc = rein__skills_roots_new(cfg, &roots, err);
 
     if (rc)
         return rc;
-    return rein__skill_register(reg, file_search_manifest, file_search_run, roots, rein__roots_free,
-                                err);
+    return rein__skills_register(reg, file_search_manifest, file_search_run, roots,
+                                 rein__skills_roots_free, err);
 }

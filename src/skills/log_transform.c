@@ -46,19 +46,18 @@ static const char log_transform_manifest[] =
 
 struct transform {
     const struct rein_invocation *inv;
-    enum rein__log_format format;
-    int min_rank; /* -1: no level filter */
-    pcre2_code *match;
-    pcre2_match_data *md;
-    json_t *fields; /* borrowed: names to keep, or NULL */
+    enum rein__skills_log_format format;
+    int min_rank;                    /* -1: no level filter */
+    struct rein__skills_regex match; /* code is NULL when there is no match filter */
+    json_t *fields;                  /* borrowed: names to keep, or NULL */
     size_t limit;
     json_t *records, *unparsable_lines, *by_level, *by_format;
     size_t lines, blank, parsed, unparsable, matched;
 };
 
 /* Reads the file at real into *out (new); refuses big and binary files. */
-static rein_err read_log(const struct rein__roots *roots, const char *real, const char *shown,
-                         char **out, size_t *len, rein_error *err)
+static rein_err read_log(const struct rein__skills_roots *roots, const char *real,
+                         const char *shown, char **out, size_t *len, rein_error *err)
 {
     struct stat st;
     int fd = open(real, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
@@ -135,7 +134,7 @@ static rein_err unparsable(struct transform *t, size_t lineno, const char *line,
     t->unparsable++;
     if (json_array_size(t->unparsable_lines) >= MAX_UNPARSABLE_LISTED)
         return REIN_OK;
-    rein__snippet(line, len, shown, sizeof(shown));
+    rein__skills_snippet(line, len, shown, sizeof(shown));
     return json_array_append_new(t->unparsable_lines,
                                  json_pack("{s:I, s:s}", "line", (json_int_t)lineno, "text", shown))
                ? REIN_ENOMEM
@@ -159,15 +158,16 @@ static rein_err one_line(struct transform *t, size_t lineno, const char *line, s
         t->blank++;
         return REIN_OK;
     }
-    rec = rein__log_parse_line(t->format, line, len, &oom);
+    rec = rein__skills_log_parse_line(t->format, line, len, &oom);
     if (oom)
         return REIN_ENOMEM;
     if (!rec)
         return unparsable(t, lineno, line, len);
     t->parsed++;
     level = json_string_value(json_object_get(rec, "level"));
-    if ((t->min_rank >= 0 && rein__log_level_rank(level) < t->min_rank) ||
-        (t->match && pcre2_match(t->match, (PCRE2_SPTR)line, len, 0, 0, t->md, NULL) < 0)) {
+    if ((t->min_rank >= 0 && rein__skills_log_level_rank(level) < t->min_rank) ||
+        (t->match.code &&
+         pcre2_match(t->match.code, (PCRE2_SPTR)line, len, 0, 0, t->match.md, t->match.mctx) < 0)) {
         json_decref(rec);
         return REIN_OK;
     }
@@ -202,32 +202,10 @@ static rein_err run_lines(struct transform *t, const char *text, size_t len, rei
     return REIN_OK;
 }
 
-static rein_err compile_match(struct transform *t, const char *pattern,
-                              struct rein_tool_reply *reply, rein_error *err)
-{
-    int errcode;
-    PCRE2_SIZE off;
-
-    t->match = pcre2_compile((PCRE2_SPTR)pattern, PCRE2_ZERO_TERMINATED,
-                             PCRE2_UTF | PCRE2_MATCH_INVALID_UTF | PCRE2_UCP, &errcode, &off, NULL);
-    if (!t->match) {
-        PCRE2_UCHAR msg[160];
-        pcre2_get_error_message(errcode, msg, sizeof(msg));
-        reply->details = json_pack("[{s:s, s:s}]", "path", "/match", "message",
-                                   "not a valid regular expression");
-        return rein_error_set(err, REIN_EINVALID,
-                              "match is not a valid regular expression: %s at offset %zu",
-                              (const char *)msg, (size_t)off);
-    }
-    (void)pcre2_jit_compile(t->match, PCRE2_JIT_COMPLETE);
-    t->md = pcre2_match_data_create_from_pattern(t->match, NULL);
-    return t->md ? REIN_OK : rein_error_set(err, REIN_ENOMEM, "out of memory");
-}
-
 static json_t *report(const struct transform *t, const char *source)
 {
     return json_pack("{s:s, s:s, s:O, s:{s:I, s:I, s:I, s:I, s:I, s:I, s:O, s:O}, s:O, s:b}",
-                     "source", source, "format", rein__log_format_name(t->format), "records",
+                     "source", source, "format", rein__skills_log_format_name(t->format), "records",
                      t->records, "counts", "lines", (json_int_t)t->lines, "blank",
                      (json_int_t)t->blank, "parsed", (json_int_t)t->parsed, "unparsable",
                      (json_int_t)t->unparsable, "matched", (json_int_t)t->matched, "returned",
@@ -237,9 +215,9 @@ static json_t *report(const struct transform *t, const char *source)
 }
 
 /* The text to read: the file at path (resolved in the roots) or the text argument. */
-static rein_err source_text(const struct rein__roots *roots, const struct rein_invocation *inv,
-                            struct rein_tool_reply *reply, char **owned, const char **text,
-                            size_t *len, rein_error *err)
+static rein_err source_text(const struct rein__skills_roots *roots,
+                            const struct rein_invocation *inv, struct rein_tool_reply *reply,
+                            char **owned, const char **text, size_t *len, rein_error *err)
 {
     json_t *path = json_object_get(inv->args, "path"), *txt = json_object_get(inv->args, "text");
     char *real = NULL;
@@ -256,7 +234,7 @@ static rein_err source_text(const struct rein__roots *roots, const struct rein_i
         *len = json_string_length(txt);
         return REIN_OK;
     }
-    rc = rein__roots_resolve(roots, json_string_value(path), "path", &real, err);
+    rc = rein__skills_roots_resolve(roots, json_string_value(path), "path", &real, err);
     if (rc == REIN_ENOTFOUND || rc == REIN_EDENIED) {
         reply->details =
             json_pack("[{s:s, s:s}]", "path", "/path", "message",
@@ -277,7 +255,7 @@ static rein_err source_text(const struct rein__roots *roots, const struct rein_i
 static rein_err log_transform_run(void *userdata, const struct rein_invocation *inv,
                                   struct rein_tool_reply *reply, rein_error *err)
 {
-    const struct rein__roots *roots = userdata;
+    const struct rein__skills_roots *roots = userdata;
     struct transform t = {.inv = inv, .min_rank = -1};
     const char *match = json_string_value(json_object_get(inv->args, "match"));
     const char *text = NULL;
@@ -285,16 +263,18 @@ static rein_err log_transform_run(void *userdata, const struct rein_invocation *
     size_t len = 0;
     rein_err rc;
 
-    if (!rein__log_format_parse(json_string_value(json_object_get(inv->args, "format")), &t.format))
-        t.format = REIN__LOG_AUTO;
-    t.min_rank = rein__log_level_rank(json_string_value(json_object_get(inv->args, "level")));
+    if (!rein__skills_log_format_parse(json_string_value(json_object_get(inv->args, "format")),
+                                       &t.format))
+        t.format = REIN__SKILLS_LOG_AUTO;
+    t.min_rank =
+        rein__skills_log_level_rank(json_string_value(json_object_get(inv->args, "level")));
     t.fields = json_object_get(inv->args, "fields");
     t.limit = (size_t)json_integer_value(json_object_get(inv->args, "limit"));
     if (t.limit == 0)
         t.limit = 100;
     rc = source_text(roots, inv, reply, &owned, &text, &len, err);
     if (!rc && match)
-        rc = compile_match(&t, match, reply, err);
+        rc = rein__skills_regex_compile(&t.match, match, PCRE2_UCP, "match", "/match", reply, err);
     t.records = json_array();
     t.unparsable_lines = json_array();
     t.by_level = json_object();
@@ -313,20 +293,19 @@ static rein_err log_transform_run(void *userdata, const struct rein_invocation *
     json_decref(t.unparsable_lines);
     json_decref(t.by_level);
     json_decref(t.by_format);
-    pcre2_match_data_free(t.md);
-    pcre2_code_free(t.match);
+    rein__skills_regex_free(&t.match);
     rein_free(owned);
     return rc;
 }
 
-rein_err rein__skill_log_transform_register(rein_registry *reg,
-                                            const struct rein_skills_config *cfg, rein_error *err)
+rein_err rein__skills_log_transform_register(rein_registry *reg,
+                                             const struct rein_skills_config *cfg, rein_error *err)
 {
-    struct rein__roots *roots;
-    rein_err rc = rein__roots_new(cfg, &roots, err);
+    struct rein__skills_roots *roots;
+    rein_err rc = rein__skills_roots_new(cfg, &roots, err);
 
     if (rc)
         return rc;
-    return rein__skill_register(reg, log_transform_manifest, log_transform_run, roots,
-                                rein__roots_free, err);
+    return rein__skills_register(reg, log_transform_manifest, log_transform_run, roots,
+                                 rein__skills_roots_free, err);
 }

@@ -63,16 +63,16 @@ static void compile_patterns(void)
 
 static const char *const format_names[] = {"auto", "json", "logfmt", "syslog", "apache", "plain"};
 
-const char *rein__log_format_name(enum rein__log_format f)
+const char *rein__skills_log_format_name(enum rein__skills_log_format f)
 {
     return (size_t)f < sizeof(format_names) / sizeof(format_names[0]) ? format_names[f] : "auto";
 }
 
-bool rein__log_format_parse(const char *text, enum rein__log_format *out)
+bool rein__skills_log_format_parse(const char *text, enum rein__skills_log_format *out)
 {
     for (size_t i = 0; text && i < sizeof(format_names) / sizeof(format_names[0]); i++) {
         if (strcmp(text, format_names[i]) == 0) {
-            *out = (enum rein__log_format)i;
+            *out = (enum rein__skills_log_format)i;
             return true;
         }
     }
@@ -81,7 +81,7 @@ bool rein__log_format_parse(const char *text, enum rein__log_format *out)
 
 static const char *const level_names[] = {"trace", "debug", "info", "warn", "error", "fatal"};
 
-int rein__log_level_rank(const char *level)
+int rein__skills_log_level_rank(const char *level)
 {
     for (int i = 0; level && i < 6; i++) {
         if (strcmp(level, level_names[i]) == 0)
@@ -90,7 +90,7 @@ int rein__log_level_rank(const char *level)
     return -1;
 }
 
-const char *rein__log_level_normalize(const char *word, size_t len)
+const char *rein__skills_log_level_normalize(const char *word, size_t len)
 {
     static const struct {
         const char *word;
@@ -127,10 +127,10 @@ struct rec {
     bool failed;
 };
 
-static bool rec_init(struct rec *r, enum rein__log_format f)
+static bool rec_init(struct rec *r, enum rein__skills_log_format f)
 {
     r->fields = json_object();
-    r->obj = json_pack("{s:s}", "format", rein__log_format_name(f));
+    r->obj = json_pack("{s:s}", "format", rein__skills_log_format_name(f));
     r->failed = !r->fields || !r->obj;
     return !r->failed;
 }
@@ -145,7 +145,7 @@ static void rec_set(struct rec *r, json_t *obj, const char *key, json_t *v)
 
 static void rec_str(struct rec *r, json_t *obj, const char *key, const char *s, size_t len)
 {
-    rec_set(r, obj, key, rein__json_string_lossy(s, len));
+    rec_set(r, obj, key, rein__tools_string_lossy(s, len));
 }
 
 static json_t *rec_finish(struct rec *r, bool *oom)
@@ -180,7 +180,7 @@ static const char *json_level(json_t *v)
         return n >= 10 && n <= 60 && n % 10 == 0 ? level_names[n / 10 - 1] : NULL;
     }
     return json_is_string(v)
-               ? rein__log_level_normalize(json_string_value(v), json_string_length(v))
+               ? rein__skills_log_level_normalize(json_string_value(v), json_string_length(v))
                : NULL;
 }
 
@@ -202,7 +202,7 @@ static json_t *parse_json(const char *line, size_t len, bool *oom)
         json_decref(doc);
         return NULL;
     }
-    if (!rec_init(&r, REIN__LOG_JSON)) {
+    if (!rec_init(&r, REIN__SKILLS_LOG_JSON)) {
         json_decref(doc);
         return rec_finish(&r, oom);
     }
@@ -252,7 +252,7 @@ static json_t *parse_logfmt(const char *line, size_t len, bool *oom)
     json_t *v;
     const char *level;
 
-    if (!rec_init(&r, REIN__LOG_LOGFMT))
+    if (!rec_init(&r, REIN__SKILLS_LOG_LOGFMT))
         return rec_finish(&r, oom);
     rein_buf_init(&b, 0);
     while (p < end && !r.failed) {
@@ -391,7 +391,7 @@ static const char *level_in(const char *msg, size_t len, pcre2_match_data *md)
 
     if (!run(P_LEVEL_WORD, msg, len, md, &g) || !group(&g, 1, &s, &n))
         return NULL;
-    return rein__log_level_normalize(s, n);
+    return rein__skills_log_level_normalize(s, n);
 }
 
 static json_t *parse_syslog(const char *line, size_t len, pcre2_match_data *md, bool *oom)
@@ -407,7 +407,7 @@ static json_t *parse_syslog(const char *line, size_t len, pcre2_match_data *md, 
     pri = group_int(&g, 1);
     if (pri > 191)
         return NULL;
-    if (!rec_init(&r, REIN__LOG_SYSLOG))
+    if (!rec_init(&r, REIN__SKILLS_LOG_SYSLOG))
         return rec_finish(&r, oom);
     rec_group(&r, r.obj, "time", &g, v5424 ? 3 : 2);
     rec_group(&r, r.fields, "host", &g, v5424 ? 4 : 3);
@@ -460,7 +460,7 @@ static json_t *parse_apache(const char *line, size_t len, pcre2_match_data *md, 
 
     if (run(P_APACHE_ACCESS, line, len, md, &g)) {
         int status = group_int(&g, 6);
-        if (!rec_init(&r, REIN__LOG_APACHE))
+        if (!rec_init(&r, REIN__SKILLS_LOG_APACHE))
             return rec_finish(&r, oom);
         rec_group(&r, r.obj, "time", &g, 4);
         rec_set(&r, r.obj, "level",
@@ -482,10 +482,10 @@ static json_t *parse_apache(const char *line, size_t len, pcre2_match_data *md, 
     }
     if (!run(P_APACHE_ERROR, line, len, md, &g) || !group(&g, 3, &s, &n))
         return NULL;
-    const char *level = rein__log_level_normalize(s, n);
+    const char *level = rein__skills_log_level_normalize(s, n);
     if (!level)
         return NULL;
-    if (!rec_init(&r, REIN__LOG_APACHE))
+    if (!rec_init(&r, REIN__SKILLS_LOG_APACHE))
         return rec_finish(&r, oom);
     rec_group(&r, r.obj, "time", &g, 1);
     rec_set(&r, r.obj, "level", json_string(level));
@@ -506,39 +506,41 @@ static json_t *parse_plain(const char *line, size_t len, pcre2_match_data *md, b
 
     if (!run(P_PLAIN, line, len, md, &g) || !group(&g, 2, &s, &n))
         return NULL;
-    if (!rec_init(&r, REIN__LOG_PLAIN))
+    if (!rec_init(&r, REIN__SKILLS_LOG_PLAIN))
         return rec_finish(&r, oom);
     rec_group(&r, r.obj, "time", &g, 1);
-    rec_set(&r, r.obj, "level", json_string(rein__log_level_normalize(s, n)));
+    rec_set(&r, r.obj, "level", json_string(rein__skills_log_level_normalize(s, n)));
     rec_group(&r, r.obj, "message", &g, 3);
     return rec_finish(&r, oom);
 }
 
-static json_t *parse_as(enum rein__log_format f, const char *line, size_t len, pcre2_match_data *md,
-                        bool *oom)
+static json_t *parse_as(enum rein__skills_log_format f, const char *line, size_t len,
+                        pcre2_match_data *md, bool *oom)
 {
     switch (f) {
-    case REIN__LOG_JSON:
+    case REIN__SKILLS_LOG_JSON:
         return parse_json(line, len, oom);
-    case REIN__LOG_LOGFMT:
+    case REIN__SKILLS_LOG_LOGFMT:
         return parse_logfmt(line, len, oom);
-    case REIN__LOG_SYSLOG:
+    case REIN__SKILLS_LOG_SYSLOG:
         return parse_syslog(line, len, md, oom);
-    case REIN__LOG_APACHE:
+    case REIN__SKILLS_LOG_APACHE:
         return parse_apache(line, len, md, oom);
-    case REIN__LOG_PLAIN:
+    case REIN__SKILLS_LOG_PLAIN:
         return parse_plain(line, len, md, oom);
     default:
         return NULL;
     }
 }
 
-json_t *rein__log_parse_line(enum rein__log_format f, const char *line, size_t len, bool *oom)
+json_t *rein__skills_log_parse_line(enum rein__skills_log_format f, const char *line, size_t len,
+                                    bool *oom)
 {
     /* The order matters for auto: the most specific shapes first; logfmt last, because many
      * free-text lines contain a key=value somewhere. */
-    static const enum rein__log_format order[] = {
-        REIN__LOG_JSON, REIN__LOG_SYSLOG, REIN__LOG_APACHE, REIN__LOG_PLAIN, REIN__LOG_LOGFMT};
+    static const enum rein__skills_log_format order[] = {
+        REIN__SKILLS_LOG_JSON, REIN__SKILLS_LOG_SYSLOG, REIN__SKILLS_LOG_APACHE,
+        REIN__SKILLS_LOG_PLAIN, REIN__SKILLS_LOG_LOGFMT};
     pcre2_match_data *md;
     json_t *rec = NULL;
 
@@ -549,7 +551,7 @@ json_t *rein__log_parse_line(enum rein__log_format f, const char *line, size_t l
         *oom = true;
         return NULL;
     }
-    if (f != REIN__LOG_AUTO) {
+    if (f != REIN__SKILLS_LOG_AUTO) {
         rec = parse_as(f, line, len, md, oom);
     } else {
         for (size_t i = 0; !rec && !*oom && i < sizeof(order) / sizeof(order[0]); i++)

@@ -17,9 +17,9 @@
 
 #define DEFAULT_MAX_FILE_BYTES ((size_t)16 << 20)
 
-void rein__roots_free(void *p)
+void rein__skills_roots_free(void *p)
 {
-    struct rein__roots *r = p;
+    struct rein__skills_roots *r = p;
 
     if (!r)
         return;
@@ -29,19 +29,19 @@ void rein__roots_free(void *p)
     rein_free(r);
 }
 
-rein_err rein__roots_new(const struct rein_skills_config *cfg, struct rein__roots **out,
-                         rein_error *err)
+rein_err rein__skills_roots_new(const struct rein_skills_config *cfg,
+                                struct rein__skills_roots **out, rein_error *err)
 {
     static const char *const cwd_only[] = {".", NULL};
     const char *const *list = cfg && cfg->roots && cfg->roots[0] ? cfg->roots : cwd_only;
-    struct rein__roots *r = rein_calloc(1, sizeof(*r));
+    struct rein__skills_roots *r = rein_calloc(1, sizeof(*r));
     size_t n = 0;
 
     *out = NULL;
     while (list[n])
         n++;
     if (!r || !(r->roots = rein_calloc(n, sizeof(*r->roots)))) {
-        rein__roots_free(r);
+        rein__skills_roots_free(r);
         return rein_error_set(err, REIN_ENOMEM, "out of memory configuring the skills");
     }
     r->max_file_bytes = cfg && cfg->max_file_bytes ? cfg->max_file_bytes : DEFAULT_MAX_FILE_BYTES;
@@ -49,7 +49,7 @@ rein_err rein__roots_new(const struct rein_skills_config *cfg, struct rein__root
         r->roots[i] = realpath(list[i], NULL);
         if (!r->roots[i]) {
             int e = errno;
-            rein__roots_free(r);
+            rein__skills_roots_free(r);
             return rein_error_set(err, e == ENOMEM ? REIN_ENOMEM : REIN_ENOTFOUND,
                                   "allowed root %s: %s", list[i], strerror(e));
         }
@@ -68,7 +68,7 @@ static bool inside(const char *root, const char *path)
     return strncmp(root, path, n) == 0 && (path[n] == '\0' || path[n] == '/');
 }
 
-bool rein__roots_contain(const struct rein__roots *r, const char *real)
+bool rein__skills_roots_contain(const struct rein__skills_roots *r, const char *real)
 {
     for (size_t i = 0; i < r->n; i++) {
         if (inside(r->roots[i], real))
@@ -105,8 +105,8 @@ static void fold(char *path)
     *out = '\0';
 }
 
-rein_err rein__roots_resolve(const struct rein__roots *r, const char *path, const char *what,
-                             char **out, rein_error *err)
+rein_err rein__skills_roots_resolve(const struct rein__skills_roots *r, const char *path,
+                                    const char *what, char **out, rein_error *err)
 {
     char *joined, *real;
     int e;
@@ -120,7 +120,7 @@ rein_err rein__roots_resolve(const struct rein__roots *r, const char *path, cons
     if (!joined)
         return rein_error_set(err, REIN_ENOMEM, "out of memory resolving %s", what);
     fold(joined);
-    if (!rein__roots_contain(r, joined)) {
+    if (!rein__skills_roots_contain(r, joined)) {
         rein_free(joined);
         return rein_error_set(err, REIN_EDENIED, "%s \"%s\" is outside the allowed roots", what,
                               path);
@@ -131,7 +131,7 @@ rein_err rein__roots_resolve(const struct rein__roots *r, const char *path, cons
     if (!real)
         return rein_error_set(err, e == ENOMEM ? REIN_ENOMEM : REIN_ENOTFOUND, "%s \"%s\": %s",
                               what, path, strerror(e));
-    if (!rein__roots_contain(r, real)) {
+    if (!rein__skills_roots_contain(r, real)) {
         free(real);
         return rein_error_set(err, REIN_EDENIED,
                               "%s \"%s\" leads outside the allowed roots (through a symbolic link)",

@@ -2,14 +2,15 @@
  * What an external skill answered, read the same way for every runner that talks to another
  * program (process over stdin/stdout, HTTP): either a normalized result of its own
  * ({ok, output | error}), so a skill can report invalid_arguments or denied with details, or
- * just its output. Also the built-in skills' registration helper and number formatting.
+ * just its output. Also helpers the built-in skills share: registration, regular expressions
+ * from arguments, and number formatting.
  */
 #include "skills_int.h"
 
 #include <math.h>
 #include <string.h>
 
-void rein__snippet(const char *text, size_t len, char *out, size_t max)
+void rein__skills_snippet(const char *text, size_t len, char *out, size_t max)
 {
     size_t n = 0;
 
@@ -56,7 +57,7 @@ static json_t *copy_details(json_t *details)
     return out;
 }
 
-rein_err rein__read_reply(json_t *doc, struct rein_tool_reply *reply, rein_error *err)
+rein_err rein__skills_read_reply(json_t *doc, struct rein_tool_reply *reply, rein_error *err)
 {
     json_t *ok = json_object_get(doc, "ok");
     json_t *error;
@@ -84,16 +85,56 @@ rein_err rein__read_reply(json_t *doc, struct rein_tool_reply *reply, rein_error
                           msg && msg[0] ? msg : "the skill reported a failure without a message");
 }
 
-json_t *rein__json_number(double v)
+rein_err rein__skills_regex_compile(struct rein__skills_regex *re, const char *pattern,
+                                    uint32_t options, const char *what, const char *path,
+                                    struct rein_tool_reply *reply, rein_error *err)
+{
+    int errcode;
+    PCRE2_SIZE off;
+
+    memset(re, 0, sizeof(*re));
+    re->code = pcre2_compile((PCRE2_SPTR)pattern, PCRE2_ZERO_TERMINATED,
+                             options | PCRE2_UTF | PCRE2_MATCH_INVALID_UTF, &errcode, &off, NULL);
+    if (!re->code) {
+        PCRE2_UCHAR msg[160];
+        pcre2_get_error_message(errcode, msg, sizeof(msg));
+        reply->details =
+            json_pack("[{s:s, s:s}]", "path", path, "message", "not a valid regular expression");
+        return rein_error_set(err, REIN_EINVALID,
+                              "%s is not a valid regular expression: %s at offset %zu", what,
+                              (const char *)msg, (size_t)off);
+    }
+    /* JIT is an optimisation; interpreting works when it is unavailable. */
+    (void)pcre2_jit_compile(re->code, PCRE2_JIT_COMPLETE);
+    re->md = pcre2_match_data_create_from_pattern(re->code, NULL);
+    re->mctx = pcre2_match_context_create(NULL);
+    if (!re->md || !re->mctx) {
+        rein__skills_regex_free(re);
+        return rein_error_set(err, REIN_ENOMEM, "out of memory compiling %s", what);
+    }
+    pcre2_set_match_limit(re->mctx, 10000000);
+    pcre2_set_depth_limit(re->mctx, 10000);
+    return REIN_OK;
+}
+
+void rein__skills_regex_free(struct rein__skills_regex *re)
+{
+    pcre2_match_data_free(re->md);
+    pcre2_match_context_free(re->mctx);
+    pcre2_code_free(re->code);
+    memset(re, 0, sizeof(*re));
+}
+
+json_t *rein__skills_json_number(double v)
 {
     if (v == floor(v) && fabs(v) < 9007199254740992.0)
         return json_integer((json_int_t)v);
     return json_real(v);
 }
 
-rein_err rein__skill_register(rein_registry *reg, const char *manifest_text, rein_tool_fn fn,
-                              void *userdata, void (*free_userdata)(void *userdata),
-                              rein_error *err)
+rein_err rein__skills_register(rein_registry *reg, const char *manifest_text, rein_tool_fn fn,
+                               void *userdata, void (*free_userdata)(void *userdata),
+                               rein_error *err)
 {
     json_t *m = rein_json_parse(manifest_text, strlen(manifest_text), 0, err);
     rein_err rc;

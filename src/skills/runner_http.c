@@ -235,14 +235,14 @@ static rein_err read_response(const struct http_runner *h, CURL *easy, struct tr
 
     curl_easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &status);
     curl_easy_getinfo(easy, CURLINFO_CONTENT_TYPE, &ct);
-    rein__snippet(t->body.ptr, t->body.len, head, sizeof(head));
+    rein__skills_snippet(t->body.ptr, t->body.len, head, sizeof(head));
     rein_error_clear(&perr);
     doc = is_json_type(ct) && t->body.len ? rein_json_parse(t->body.ptr, t->body.len, 0, &perr)
                                           : NULL;
     if (status < 200 || status > 299) {
         /* A skill host may explain a failure with a normalized error; use it when it does. */
         if (doc && json_is_false(json_object_get(doc, "ok"))) {
-            rc = rein__read_reply(doc, reply, err);
+            rc = rein__skills_read_reply(doc, reply, err);
             json_decref(doc);
             return rc;
         }
@@ -256,7 +256,7 @@ static rein_err read_response(const struct http_runner *h, CURL *easy, struct tr
     if (!doc)
         return rein_error_set(err, REIN_EHTTP, "%s answered HTTP %ld with %s", h->url, status,
                               t->body.len ? "a body that is not JSON" : "an empty body");
-    rc = rein__read_reply(doc, reply, err);
+    rc = rein__skills_read_reply(doc, reply, err);
     json_decref(doc);
     return rc;
 }
@@ -273,7 +273,7 @@ static rein_err transfer_failed(const struct http_runner *h, const struct rein_i
                               h->max_response);
     if (code == CURLE_OPERATION_TIMEDOUT)
         return rein_error_set(err, REIN_ETIMEDOUT, "timed out after %lld ms waiting for %s",
-                              (long long)rein_tool_timeout_ms(inv->tool), h->url);
+                              (long long)inv->timeout_ms, h->url);
     return rein_error_set(err, REIN_EHTTP, "%s: %s", h->url,
                           detail[0] ? detail : curl_easy_strerror(code));
 }
@@ -335,7 +335,7 @@ out:
     return rc;
 }
 
-const struct rein_runner_kind rein__runner_http = {
+const struct rein_runner_kind rein__skills_runner_http = {
     .name = "http",
     .schema = "{\"type\":\"object\",\"required\":[\"kind\",\"url\"],\"properties\":{"
               "\"kind\":{\"const\":\"http\"},"

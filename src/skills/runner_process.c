@@ -167,7 +167,7 @@ static void stderr_tail(const struct rein_buf *b, char *out, size_t size)
     size_t start = len > size - 1 ? len - (size - 1) : 0;
     while (start > 0 && start < len && ((unsigned char)b->ptr[start] & 0xc0) == 0x80)
         start++;
-    rein__snippet(b->ptr + start, len - start, out, size);
+    rein__skills_snippet(b->ptr + start, len - start, out, size);
 }
 
 /* Turns a finished run into the reply. */
@@ -209,12 +209,12 @@ static rein_err read_run(const struct proc_runner *p, const struct rein_invocati
             return rein_error_set(err, REIN_EIO,
                                   "%s printed nothing on stdout; a skill prints one JSON result",
                                   prog);
-        rein__snippet(res->out.ptr, res->out.len, head, sizeof(head));
+        rein__skills_snippet(res->out.ptr, res->out.len, head, sizeof(head));
         return rein_error_set(err, REIN_EIO,
                               "%s printed output that is not one JSON document (%s): %s", prog,
                               perr.msg, head);
     }
-    rc = rein__read_reply(doc, reply, err);
+    rc = rein__skills_read_reply(doc, reply, err);
     json_decref(doc);
     if (rc == REIN_OK && res->exit_code != 0) {
         json_decref(reply->output);
@@ -272,7 +272,7 @@ out:
     return rc;
 }
 
-const struct rein_runner_kind rein__runner_process = {
+const struct rein_runner_kind rein__skills_runner_process = {
     .name = "process",
     .schema = "{\"type\":\"object\",\"required\":[\"kind\",\"command\"],\"properties\":{"
               "\"kind\":{\"const\":\"process\"},"

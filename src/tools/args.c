@@ -77,7 +77,7 @@ static void token_pointer(const char *text, const jsmntok_t *tok, int k, char *o
     }
 }
 
-void rein__pointer_at(const char *text, size_t len, size_t offset, char *out, size_t out_size)
+void rein__tools_pointer_at(const char *text, size_t len, size_t offset, char *out, size_t out_size)
 {
     jsmn_parser p;
     jsmntok_t *tok;
@@ -281,7 +281,7 @@ static json_t *fast_string(struct fast *f, bool key, char *keybuf, size_t *keyle
     }
     if (key) {
         /* Keys go to the caller's buffer; jansson refuses NUL bytes in keys. */
-        if (len >= REIN_ARGS_KEY_MAX || memchr(start, '\0', len))
+        if (len >= REIN__TOOLS_KEY_MAX || memchr(start, '\0', len))
             goto out;
         memcpy(keybuf, start, len);
         keybuf[len] = '\0';
@@ -353,7 +353,7 @@ static json_t *fast_literal(struct fast *f, const char *word, size_t n, json_t *
 static json_t *fast_container(struct fast *f, bool object)
 {
     json_t *c = object ? json_object() : json_array();
-    char key[REIN_ARGS_KEY_MAX];
+    char key[REIN__TOOLS_KEY_MAX];
     size_t klen = 0;
     bool key_ascii = false;
 
@@ -429,7 +429,7 @@ static json_t *fast_value(struct fast *f)
     }
 }
 
-json_t *rein__json_parse_fast(const char *text, size_t len)
+json_t *rein__tools_json_parse_fast(const char *text, size_t len)
 {
     struct fast f = {text, text + len, 0};
     json_t *v;
@@ -444,8 +444,8 @@ json_t *rein__json_parse_fast(const char *text, size_t len)
     return v;
 }
 
-rein_err rein__args_parse(const char *text, size_t len, size_t max_len, json_t **out,
-                          struct rein__args_error *e)
+rein_err rein__tools_args_parse(const char *text, size_t len, size_t max_len, json_t **out,
+                                struct rein__tools_args_error *e)
 {
     rein_error perr;
     json_t *v;
@@ -462,8 +462,8 @@ rein_err rein__args_parse(const char *text, size_t len, size_t max_len, json_t *
                  max_len);
         return REIN_EINVALID;
     }
-    v = rein__json_parse_fast(text, len);
-    if (v && json_is_object(v)) {
+    v = rein__tools_json_parse_fast(text, len);
+    if (json_is_object(v)) {
         *out = v;
         return REIN_OK;
     }
@@ -479,7 +479,7 @@ rein_err rein__args_parse(const char *text, size_t len, size_t max_len, json_t *
         e->offset = perr.detail > 0 ? (size_t)perr.detail : 0;
         snprintf(e->msg, sizeof(e->msg), "the arguments are not valid JSON: %s", perr.msg);
         if (strstr(perr.msg, "too big")) {
-            rein__pointer_at(text, len, e->offset, e->path, sizeof(e->path));
+            rein__tools_pointer_at(text, len, e->offset, e->path, sizeof(e->path));
             snprintf(e->hint, sizeof(e->hint),
                      "send integers that do not fit in 64 bits as strings");
         }
@@ -495,7 +495,7 @@ rein_err rein__args_parse(const char *text, size_t len, size_t max_len, json_t *
     return REIN_OK;
 }
 
-json_t *rein__json_string_lossy(const char *s, size_t len)
+json_t *rein__tools_string_lossy(const char *s, size_t len)
 {
     struct rein_buf b;
     json_t *v;

@@ -194,7 +194,7 @@ rein_err rein_invocation_check(const struct rein_invocation *inv, rein_error *er
                               rein_cancel_reason(inv->cancel));
     if (inv->deadline_ms && rein_now_ms() >= inv->deadline_ms)
         return rein_error_set(err, REIN_ETIMEDOUT, "timed out after %lld ms",
-                              (long long)rein_tool_timeout_ms(inv->tool));
+                              (long long)inv->timeout_ms);
     return REIN_OK;
 }
 
@@ -350,14 +350,14 @@ static bool has_content(const char *text, size_t len)
 static void keep_names(rein_call_result *r, const rein_registry *reg,
                        const struct rein_call_input *in, struct rein_buf *list)
 {
-    struct rein__args_error e;
+    struct rein__tools_args_error e;
 
     r->available = rein_registry_names_json(reg);
-    if (rein__registry_list_names(reg, list))
+    if (rein__tools_list_names(reg, list))
         rein_buf_reset(list);
     if (json_is_object(in->args))
         r->args = json_deep_copy(in->args);
-    else if (r->args_text && rein__args_parse(r->args_text, r->args_len, 0, &r->args, &e))
+    else if (r->args_text && rein__tools_args_parse(r->args_text, r->args_len, 0, &r->args, &e))
         r->args = NULL;
     else if (r->args_text)
         r->args_from_text = has_content(r->args_text, r->args_len);
@@ -389,7 +389,7 @@ static bool step_repair(rein_call_result *r, const rein_registry *reg,
     rein_error why;
 
     err_reset(&why);
-    r->tool = rein__registry_resolve(reg, r->sent, r->sent_len, &r->repair, &why);
+    r->tool = rein__tools_resolve(reg, r->sent, r->sent_len, &r->repair, &why);
     if (r->tool) {
         step_done(r, ST_REPAIR, true);
         return true;
@@ -409,7 +409,7 @@ static json_t *detail(const char *path, const char *message)
 
 static bool step_parse(rein_call_result *r, const struct rein_call_input *in, size_t max_bytes)
 {
-    struct rein__args_error e;
+    struct rein__tools_args_error e;
     const char *text = r->args_text;
     size_t len = r->args_len;
     rein_err rc;
@@ -435,7 +435,7 @@ static bool step_parse(rein_call_result *r, const struct rein_call_input *in, si
         text = json_string_value(in->args);
         len = json_string_length(in->args);
     }
-    rc = rein__args_parse(text, len, max_bytes, &r->args, &e);
+    rc = rein__tools_args_parse(text, len, max_bytes, &r->args, &e);
     if (rc == REIN_ENOMEM) {
         fail(r, ST_PARSE, REIN_CALL_INTERNAL, NULL, "%s", e.msg);
         return false;
@@ -497,11 +497,11 @@ static void preflight_failed(rein_call_result *r, const rein_schema_result *res)
         }
         /* The message keeps what fits; details keep everything. */
         if (prop)
-            rein__ignore(
+            rein__tools_ignore(
                 rein_buf_addf(&missing, "%s%s", missing.len ? ", " : "", ip[0] ? path.ptr : prop));
         else
-            rein__ignore(rein_buf_addf(&others, "%s%s: %s", others.len ? "; " : "",
-                                       path.len ? path.ptr : "/", msg));
+            rein__tools_ignore(rein_buf_addf(&others, "%s%s: %s", others.len ? "; " : "",
+                                             path.len ? path.ptr : "/", msg));
     }
     if (oom) {
         json_decref(details);
@@ -621,6 +621,7 @@ static void step_execute(rein_call_result *r, const struct rein_call_opts *o)
         .has_step = r->has_step,
         .step = r->step,
         .deadline_ms = timeout > 0 ? r->start_ns / 1000000 + timeout : 0,
+        .timeout_ms = timeout > 0 ? timeout : 0,
         .cancel = o->cancel,
     };
     err_reset(&rerr);
@@ -671,7 +672,7 @@ static bool small_result_text(const rein_call_result *r, char *small, size_t siz
  * text). result (when asked): the output, or the error object, into small or b.
  */
 static rein_err ledger_texts(const rein_call_result *r, struct rein_buf *b, char *small,
-                             size_t small_size, struct rein__entry_view *v, bool with_result)
+                             size_t small_size, struct rein__tools_entry_view *v, bool with_result)
 {
     size_t args_end;
     rein_err rc = REIN_OK;
@@ -703,11 +704,11 @@ static rein_err ledger_texts(const rein_call_result *r, struct rein_buf *b, char
     return rc;
 }
 
-static struct rein__entry_view entry_view(const rein_call_result *r)
+static struct rein__tools_entry_view entry_view(const rein_call_result *r)
 {
     bool resolved = r->tool != NULL;
 
-    return (struct rein__entry_view){
+    return (struct rein__tools_entry_view){
         .call_id = r->call_id,
         .tool = resolved ? r->tool->id : r->sent,
         .tool_len = resolved ? r->tool->id_len : r->sent_len,
@@ -728,7 +729,7 @@ static struct rein__entry_view entry_view(const rein_call_result *r)
 /* Records the pending entry before policy and execution. false when the call must not run. */
 static bool ledger_begin(rein_call_result *r, rein_ledger *l, size_t *index)
 {
-    struct rein__entry_view v = entry_view(r);
+    struct rein__tools_entry_view v = entry_view(r);
     struct rein_buf b;
     rein_error lerr;
     rein_err rc;
@@ -741,7 +742,7 @@ static bool ledger_begin(rein_call_result *r, rein_ledger *l, size_t *index)
     rein_buf_init(&b, 0);
     rc = ledger_texts(r, &b, NULL, 0, &v, false);
     if (!rc)
-        rc = rein__ledger_begin(l, &v, index, &lerr);
+        rc = rein__tools_ledger_begin(l, &v, index, &lerr);
     rein_buf_release(&b);
     if (rc == REIN_OK)
         return true;
@@ -754,7 +755,7 @@ static bool ledger_begin(rein_call_result *r, rein_ledger *l, size_t *index)
 
 static void ledger_end(rein_call_result *r, rein_ledger *l, size_t index)
 {
-    struct rein__entry_view v = entry_view(r);
+    struct rein__tools_entry_view v = entry_view(r);
     char small[256];
     struct rein_buf b;
     rein_error lerr;
@@ -766,10 +767,11 @@ static void ledger_end(rein_call_result *r, rein_ledger *l, size_t index)
     if (rc)
         rein_error_set(&lerr, rc, "the result could not be written");
     else if (index == SIZE_MAX)
-        rc = rein__ledger_begin(l, &v, NULL, &lerr); /* refused before it could run: one entry */
+        rc = rein__tools_ledger_begin(l, &v, NULL,
+                                      &lerr); /* refused before it could run: one entry */
     else
-        rc = rein__ledger_finish(l, index, r->status, v.result_json, v.result_len,
-                                 r->response_wall_ms, r->latency_ns / 1000000, &lerr);
+        rc = rein__tools_ledger_finish(l, index, r->status, v.result_json, v.result_len,
+                                       r->response_wall_ms, r->latency_ns / 1000000, &lerr);
     if (rc)
         rein_log(REIN_LOG_ERROR, "tools/call", "ledger: call %s: %s", r->call_id, lerr.msg);
     rein_buf_release(&b);
@@ -1126,15 +1128,17 @@ static void write_invalid(const rein_call_result *r, struct rein_jw *w)
     rein_jw_key(w, "hint");
     rein_buf_reset(&text);
     if (name_problem)
-        rein__ignore(rein_buf_adds(&text, "Call one of the available_tools by its exact name."));
+        rein__tools_ignore(
+            rein_buf_adds(&text, "Call one of the available_tools by its exact name."));
     else if (r->code == REIN_CALL_DENIED)
-        rein__ignore(rein_buf_addf(&text,
-                                   "Do not repeat this call to %s unchanged; choose a different "
-                                   "action or ask the user.",
-                                   r->tool ? r->tool->id : "the tool"));
+        rein__tools_ignore(
+            rein_buf_addf(&text,
+                          "Do not repeat this call to %s unchanged; choose a different "
+                          "action or ask the user.",
+                          r->tool ? r->tool->id : "the tool"));
     else
-        rein__ignore(rein_buf_addf(&text, "Fix the arguments and call %s again.",
-                                   r->tool ? r->tool->id : "the tool"));
+        rein__tools_ignore(rein_buf_addf(&text, "Fix the arguments and call %s again.",
+                                         r->tool ? r->tool->id : "the tool"));
     rein_jw_strn(w, text.ptr, text.len);
     rein_jw_obj_end(w);
     rein_buf_release(&text);
@@ -1170,13 +1174,13 @@ static const json_t *cached(json_t **slot, const rein_call_result *r,
 
 static void write_ledger(const rein_call_result *r, struct rein_jw *w)
 {
-    struct rein__entry_view v = entry_view(r);
+    struct rein__tools_entry_view v = entry_view(r);
     char small[256];
     struct rein_buf b;
 
     rein_buf_init(&b, 0);
     if (ledger_texts(r, &b, small, sizeof(small), &v, !r->check_only) == REIN_OK)
-        rein__entry_write(w, &v);
+        rein__tools_entry_write(w, &v);
     else if (!w->err)
         w->err = REIN_ENOMEM;
     rein_buf_release(&b);

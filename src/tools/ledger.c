@@ -120,7 +120,7 @@ static void write_time(struct rein_jw *w, int64_t wall_ms)
         rein_jw_str(w, rein_time_iso(wall_ms, iso));
 }
 
-void rein__entry_write(struct rein_jw *w, const struct rein__entry_view *v)
+void rein__tools_entry_write(struct rein_jw *w, const struct rein__tools_entry_view *v)
 {
     rein_jw_obj_begin(w);
     rein_jw_key(w, "call_id");
@@ -165,9 +165,9 @@ void rein__entry_write(struct rein_jw *w, const struct rein__entry_view *v)
     rein_jw_obj_end(w);
 }
 
-static struct rein__entry_view view_of(const struct entry *e)
+static struct rein__tools_entry_view view_of(const struct entry *e)
 {
-    return (struct rein__entry_view){
+    return (struct rein__tools_entry_view){
         .call_id = e->call_id,
         .tool = e->tool,
         .tool_len = e->tool_len,
@@ -191,14 +191,14 @@ static struct rein__entry_view view_of(const struct entry *e)
 
 static json_t *entry_json(const struct entry *e)
 {
-    struct rein__entry_view v = view_of(e);
+    struct rein__tools_entry_view v = view_of(e);
     struct rein_buf b;
     struct rein_jw w;
     json_t *j = NULL;
 
     rein_buf_init(&b, 0);
     rein_jw_init(&w, &b);
-    rein__entry_write(&w, &v);
+    rein__tools_entry_write(&w, &v);
     if (rein_jw_finish(&w) == REIN_OK)
         j = rein_json_parse(b.ptr, b.len, 0, NULL);
     rein_buf_release(&b);
@@ -239,7 +239,7 @@ static rein_err set_result(struct entry *e, const char *json, size_t len)
 }
 
 /* Fills e from v, copying every string. */
-static rein_err entry_fill(struct entry *e, const struct rein__entry_view *v)
+static rein_err entry_fill(struct entry *e, const struct rein__tools_entry_view *v)
 {
     size_t id_len = strlen(v->call_id), trace_len = v->trace_id ? strlen(v->trace_id) : 0;
     size_t sent_len = v->sent_name ? v->sent_len : 0;
@@ -303,7 +303,7 @@ static rein_err reserve(rein_ledger *l)
 
     if (l->n < l->nblocks * ENTRY_BLOCK)
         return REIN_OK;
-    blocks = rein_realloc(l->blocks, (l->nblocks + 1) * sizeof(*blocks));
+    blocks = rein_realloc(l->blocks, (l->nblocks + 1) * sizeof(struct entry *));
     if (!blocks)
         return REIN_ENOMEM;
     l->blocks = blocks;
@@ -314,8 +314,8 @@ static rein_err reserve(rein_ledger *l)
     return REIN_OK;
 }
 
-rein_err rein__ledger_begin(rein_ledger *l, const struct rein__entry_view *v, size_t *index,
-                            rein_error *err)
+rein_err rein__tools_ledger_begin(rein_ledger *l, const struct rein__tools_entry_view *v,
+                                  size_t *index, rein_error *err)
 {
     rein_ledger_hook_fn hook;
     void *hook_data;
@@ -356,9 +356,9 @@ static rein_err finish_locked(rein_ledger *l, size_t i, enum rein_call_status st
     return REIN_OK;
 }
 
-rein_err rein__ledger_finish(rein_ledger *l, size_t index, enum rein_call_status status,
-                             const char *result_json, size_t result_len, int64_t response_wall_ms,
-                             int64_t latency_ms, rein_error *err)
+rein_err rein__tools_ledger_finish(rein_ledger *l, size_t index, enum rein_call_status status,
+                                   const char *result_json, size_t result_len,
+                                   int64_t response_wall_ms, int64_t latency_ms, rein_error *err)
 {
     rein_ledger_hook_fn hook;
     void *hook_data;
@@ -404,7 +404,7 @@ rein_err rein_ledger_add_call(rein_ledger *l, const struct rein_ledger_call *cal
         call_id = id;
     }
     rein_buf_init(&args, 0);
-    struct rein__entry_view v = {
+    struct rein__tools_entry_view v = {
         .call_id = call_id,
         .tool = call->tool,
         .tool_len = strlen(call->tool),
@@ -420,7 +420,7 @@ rein_err rein_ledger_add_call(rein_ledger *l, const struct rein_ledger_call *cal
         .latency_ms = -1,
     };
     if (!rc)
-        rc = rein__ledger_begin(l, &v, index, err);
+        rc = rein__tools_ledger_begin(l, &v, index, err);
     else
         rein_error_set(err, rc, "ledger: the arguments could not be written");
     rein_buf_release(&args);

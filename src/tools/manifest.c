@@ -46,7 +46,7 @@ static const char meta_schema_text[] =
     "\"patternProperties\":{\"^x-\":true},"
     "\"additionalProperties\":false}";
 
-bool rein__schema_has_defaults(const json_t *schema)
+bool rein__tools_has_defaults(const json_t *schema)
 {
     const char *key;
     json_t *v;
@@ -57,13 +57,13 @@ bool rein__schema_has_defaults(const json_t *schema)
             return true;
         json_object_foreach((json_t *)schema, key, v)
         {
-            if (rein__schema_has_defaults(v))
+            if (rein__tools_has_defaults(v))
                 return true;
         }
     } else if (json_is_array(schema)) {
         json_array_foreach(schema, i, v)
         {
-            if (rein__schema_has_defaults(v))
+            if (rein__tools_has_defaults(v))
                 return true;
         }
     }
@@ -86,42 +86,34 @@ static rein_err pointer_append(struct rein_buf *b, const char *seg)
     return rc;
 }
 
-rein_err rein__schema_errors(const rein_schema_result *res, const char *prefix, char *pointer,
-                             size_t pointer_size, rein_error *err)
+rein_err rein__tools_schema_errors(const rein_schema_result *res, const char *prefix, char *pointer,
+                                   size_t pointer_size, rein_error *err)
 {
-    struct rein_buf msg, ptr;
-    size_t n = rein_schema_result_count(res);
-    rein_err rc = REIN_OK;
+    char msg[sizeof(((rein_error *)0)->msg)];
+    size_t n = rein_schema_result_count(res), used = 0;
+    struct rein_buf ptr;
 
-    rein_buf_init(&msg, sizeof(((rein_error *)0)->msg));
-    rein_buf_init(&ptr, 1024);
-    for (size_t i = 0; i < n && !rc; i++) {
+    msg[0] = '\0';
+    rein_buf_init(&ptr, 0);
+    for (size_t i = 0; i < n && used + 1 < sizeof(msg); i++) {
         const char *prop = rein_schema_result_property(res, i);
         rein_buf_reset(&ptr);
-        rc = rein_buf_adds(&ptr, prefix);
-        if (!rc)
-            rc = rein_buf_adds(&ptr, rein_schema_result_instance_path(res, i));
-        if (!rc && prop)
-            rc = pointer_append(&ptr, prop);
-        if (rc)
-            break;
+        if (rein_buf_adds(&ptr, prefix) ||
+            rein_buf_adds(&ptr, rein_schema_result_instance_path(res, i)) ||
+            (prop && pointer_append(&ptr, prop))) {
+            rein_buf_release(&ptr);
+            return rein_error_set(err, REIN_ENOMEM, "out of memory describing a schema error");
+        }
         if (i == 0 && pointer)
             snprintf(pointer, pointer_size, "%s", ptr.ptr);
-        /* The message holds as many errors as fit; the first always does. */
-        if (rein_buf_addf(&msg, "%s%s: %s", i ? "; " : "", ptr.len ? ptr.ptr : "/",
-                          prop ? "required property is missing"
-                               : rein_schema_result_message(res, i)))
-            break;
+        /* As many errors as fit; the first always leads, cut if it must be. */
+        int w = snprintf(
+            msg + used, sizeof(msg) - used, "%s%s: %s", i ? "; " : "", ptr.len ? ptr.ptr : "/",
+            prop ? "required property is missing" : rein_schema_result_message(res, i));
+        used += w > 0 ? (size_t)w : 0;
     }
-    if (rc == REIN_ENOMEM) {
-        rein_buf_release(&msg);
-        rein_buf_release(&ptr);
-        return rein_error_set(err, REIN_ENOMEM, "out of memory describing a schema error");
-    }
-    rein_error_set(err, REIN_ESCHEMA, "%s", msg.len ? msg.ptr : "invalid");
-    rein_buf_release(&msg);
     rein_buf_release(&ptr);
-    return REIN_ESCHEMA;
+    return rein_error_set(err, REIN_ESCHEMA, "%s", msg[0] ? msg : "/: invalid");
 }
 
 /* Validates instance against schema; REIN_ESCHEMA with pointers under prefix when invalid. */
@@ -135,7 +127,7 @@ static rein_err check_against(const rein_schema *schema, json_t *instance, const
         return rein_error_set(err, REIN_ENOMEM, "out of memory checking a manifest");
     rc = rein_schema_validate(schema, instance, 0, res, err);
     if (rc == REIN_EINVALID)
-        rc = rein__schema_errors(res, prefix, pointer, pointer_size, err);
+        rc = rein__tools_schema_errors(res, prefix, pointer, pointer_size, err);
     else if (rc)
         rein_error_prefix(err, "%s: ", prefix[0] ? prefix : "/"); /* rc stays the code */
     rein_schema_result_free(res);
@@ -158,8 +150,9 @@ static rein_err compile_text(const char *text, const char *what, rein_schema **o
                           "%s does not compile: %s", what, e.msg);
 }
 
-rein_err rein__runner_check(rein_registry *reg, struct rein__kind_entry *k, json_t *runner,
-                            char *pointer, size_t pointer_size, rein_error *err)
+rein_err rein__tools_runner_check(rein_registry *reg, struct rein__tools_kind_entry *k,
+                                  json_t *runner, char *pointer, size_t pointer_size,
+                                  rein_error *err)
 {
     (void)reg;
     if (!k->kind->schema)
@@ -183,8 +176,9 @@ static rein_err set_default(json_t *obj, const char *key, json_t *value)
     return json_object_set_new(obj, key, value) ? REIN_ENOMEM : REIN_OK;
 }
 
-rein_err rein__manifest_check(rein_registry *reg, json_t *manifest, const char *default_kind,
-                              json_t **out, char *pointer, size_t pointer_size, rein_error *err)
+rein_err rein__tools_manifest_check(rein_registry *reg, json_t *manifest, const char *default_kind,
+                                    json_t **out, char *pointer, size_t pointer_size,
+                                    rein_error *err)
 {
     json_t *copy, *runner;
     rein_err rc;
@@ -238,8 +232,10 @@ rein_err rein__manifest_check(rein_registry *reg, json_t *manifest, const char *
 static void add_problem(rein_registry *reg, const char *file, const char *pointer,
                         const char *message)
 {
-    json_t *p = json_pack("{s:s, s:s, s:s}", "file", file, "pointer", pointer ? pointer : "",
-                          "message", message);
+    /* A file name need not be UTF-8; the record stays valid JSON either way. */
+    json_t *p = json_pack("{s:o, s:s, s:o}", "file", rein__tools_string_lossy(file, strlen(file)),
+                          "pointer", pointer ? pointer : "", "message",
+                          rein__tools_string_lossy(message, strlen(message)));
 
     rein_log(REIN_LOG_WARN, "tools/manifest", "%s: %s%s%s (skipped)", file,
              pointer && pointer[0] ? pointer : "", pointer && pointer[0] ? ": " : "", message);
@@ -277,7 +273,7 @@ static int load_one(rein_registry *reg, const char *dir)
         add_problem(reg, path, "", err.msg);
         return 0;
     }
-    if (rein__registry_add(reg, doc, NULL, NULL, dir, path, pointer, sizeof(pointer), &err)) {
+    if (rein__tools_add(reg, doc, NULL, NULL, dir, path, pointer, sizeof(pointer), &err)) {
         add_problem(reg, path, pointer, after_pointer(err.msg, pointer));
         json_decref(doc);
         return 0;

@@ -50,7 +50,7 @@ static void builtin_close(void *state)
     rein_free(b);
 }
 
-const struct rein_runner_kind rein__runner_builtin = {
+const struct rein_runner_kind rein__tools_runner_builtin = {
     .name = "builtin",
     .schema = "{\"type\":\"object\",\"properties\":{\"kind\":{\"const\":\"builtin\"}},"
               "\"additionalProperties\":false}",
@@ -64,7 +64,7 @@ const struct rein_runner_kind rein__runner_builtin = {
 rein_registry *rein_registry_new(rein_error *err)
 {
     static const struct rein_runner_kind *const standard[] = {
-        &rein__runner_builtin, &rein__runner_process, &rein__runner_http};
+        &rein__tools_runner_builtin, &rein__skills_runner_process, &rein__skills_runner_http};
     rein_registry *reg = rein_calloc(1, sizeof(*reg));
 
     if (!reg)
@@ -118,7 +118,7 @@ void rein_registry_free(rein_registry *reg)
     rein_free(reg);
 }
 
-struct rein__kind_entry *rein__registry_kind(rein_registry *reg, const char *name)
+struct rein__tools_kind_entry *rein__tools_kind(rein_registry *reg, const char *name)
 {
     for (size_t i = 0; i < reg->nkinds; i++) {
         if (strcmp(reg->kinds[i].kind->name, name) == 0)
@@ -132,17 +132,17 @@ rein_err rein_registry_add_runner_kind(rein_registry *reg, const struct rein_run
 {
     if (!reg || !kind || !kind->name || !kind->invoke)
         return rein_error_set(err, REIN_EINVAL, "a runner kind needs a name and an invoke");
-    if (rein__registry_kind(reg, kind->name))
+    if (rein__tools_kind(reg, kind->name))
         return rein_error_set(err, REIN_EEXIST, "runner kind %s is already known", kind->name);
     if (reg->nkinds == reg->kinds_cap) {
         size_t cap = reg->kinds_cap ? 2 * reg->kinds_cap : 4;
-        struct rein__kind_entry *k = rein_realloc(reg->kinds, cap * sizeof(*k));
+        struct rein__tools_kind_entry *k = rein_realloc(reg->kinds, cap * sizeof(*k));
         if (!k)
             return rein_error_set(err, REIN_ENOMEM, "out of memory adding a runner kind");
         reg->kinds = k;
         reg->kinds_cap = cap;
     }
-    reg->kinds[reg->nkinds++] = (struct rein__kind_entry){kind, NULL};
+    reg->kinds[reg->nkinds++] = (struct rein__tools_kind_entry){kind, NULL};
     return REIN_OK;
 }
 
@@ -180,7 +180,7 @@ static rein_err rehash(rein_registry *reg, size_t n)
     return REIN_OK;
 }
 
-const rein_tool *rein__registry_lookup(const rein_registry *reg, const char *id, size_t len)
+const rein_tool *rein__tools_lookup(const rein_registry *reg, const char *id, size_t len)
 {
     size_t h;
 
@@ -200,7 +200,7 @@ const rein_tool *rein_registry_get(const rein_registry *reg, const char *id)
 {
     if (!reg || !id)
         return NULL;
-    return rein__registry_lookup(reg, id, strlen(id));
+    return rein__tools_lookup(reg, id, strlen(id));
 }
 
 /* Sets pointer to base + the pointer that leads err->msg, when it has one. */
@@ -229,7 +229,7 @@ static rein_err compile_routes(rein_tool *t, char *pointer, size_t pointer_size,
         const char *pat = json_string_value(json_array_get(routes, i));
         int errcode;
         PCRE2_SIZE off;
-        struct rein__route *r = &t->routes[i];
+        struct rein__tools_route *r = &t->routes[i];
 
         r->pattern = rein_strdup(pat);
         if (!r->pattern)
@@ -261,8 +261,8 @@ static rein_err tool_build(rein_tool *t, json_t *manifest, const char *source, c
     t->manifest = manifest;
     t->id_len = strlen(id);
     memcpy(t->id, id, t->id_len + 1);
-    rein__name_lower(t->id, t->id_len, t->lower);
-    rein__name_normalize(t->id, t->id_len, t->norm);
+    rein__tools_name_lower(t->id, t->id_len, t->lower);
+    rein__tools_name_normalize(t->id, t->id_len, t->norm);
     t->description = json_string_value(json_object_get(manifest, "description"));
     t->parameters = json_object_get(manifest, "parameters");
     t->destructive = json_is_true(json_object_get(manifest, "destructive"));
@@ -279,7 +279,7 @@ static rein_err tool_build(rein_tool *t, json_t *manifest, const char *source, c
         return rein_error_set(err, serr.code == REIN_ENOMEM ? REIN_ENOMEM : REIN_ESCHEMA,
                               "/parameters%s%s", serr.msg[0] == '/' ? "" : ": ", serr.msg);
     }
-    t->has_defaults = rein__schema_has_defaults(t->parameters);
+    t->has_defaults = rein__tools_has_defaults(t->parameters);
     return compile_routes(t, pointer, pointer_size, err);
 }
 
@@ -309,14 +309,15 @@ static rein_err open_runner(rein_registry *reg, rein_tool *t, const char *base_d
 {
     json_t *runner = json_object_get(t->manifest, "runner");
     const char *name = json_string_value(json_object_get(runner, "kind"));
-    struct rein__kind_entry *k = rein__registry_kind(reg, name);
+    struct rein__tools_kind_entry *k = rein__tools_kind(reg, name);
     rein_err rc;
 
     if (!k) {
         struct rein_buf known;
         rein_buf_init(&known, 256);
         for (size_t i = 0; i < reg->nkinds; i++)
-            rein__ignore(rein_buf_addf(&known, "%s%s", i ? ", " : "", reg->kinds[i].kind->name));
+            rein__tools_ignore(
+                rein_buf_addf(&known, "%s%s", i ? ", " : "", reg->kinds[i].kind->name));
         if (pointer)
             snprintf(pointer, pointer_size, "/runner/kind");
         rc =
@@ -325,7 +326,7 @@ static rein_err open_runner(rein_registry *reg, rein_tool *t, const char *base_d
         rein_buf_release(&known);
         return rc;
     }
-    rc = rein__runner_check(reg, k, runner, pointer, pointer_size, err);
+    rc = rein__tools_runner_check(reg, k, runner, pointer, pointer_size, err);
     if (rc)
         return rc;
     if (!k->kind->open)
@@ -343,9 +344,9 @@ static rein_err open_runner(rein_registry *reg, rein_tool *t, const char *base_d
     return REIN_OK;
 }
 
-rein_err rein__registry_add(rein_registry *reg, json_t *manifest,
-                            const struct rein_runner_kind *kind, void *state, const char *base_dir,
-                            const char *source, char *pointer, size_t pointer_size, rein_error *err)
+rein_err rein__tools_add(rein_registry *reg, json_t *manifest, const struct rein_runner_kind *kind,
+                         void *state, const char *base_dir, const char *source, char *pointer,
+                         size_t pointer_size, rein_error *err)
 {
     json_t *norm = NULL;
     rein_tool *t;
@@ -357,8 +358,8 @@ rein_err rein__registry_add(rein_registry *reg, json_t *manifest,
         rc = rein_error_set(err, REIN_EINVAL, "no registry");
         goto out_close;
     }
-    rc = rein__manifest_check(reg, manifest, kind ? kind->name : "builtin", &norm, pointer,
-                              pointer_size, err);
+    rc = rein__tools_manifest_check(reg, manifest, kind ? kind->name : "builtin", &norm, pointer,
+                                    pointer_size, err);
     if (rc)
         goto out_close;
     const char *id = json_string_value(json_object_get(norm, "id"));
@@ -401,7 +402,7 @@ out_close:
 rein_err rein_registry_add_manifest(rein_registry *reg, json_t *manifest, const char *base_dir,
                                     const char *source, rein_error *err)
 {
-    return rein__registry_add(reg, manifest, NULL, NULL, base_dir, source, NULL, 0, err);
+    return rein__tools_add(reg, manifest, NULL, NULL, base_dir, source, NULL, 0, err);
 }
 
 rein_err rein_registry_add_builtin(rein_registry *reg, json_t *manifest, rein_tool_fn fn,
@@ -423,7 +424,7 @@ rein_err rein_registry_add_builtin(rein_registry *reg, json_t *manifest, rein_to
         return rein_error_set(err, REIN_EINVAL,
                               "/runner: a built-in tool has a C function and runner kind builtin");
     }
-    return rein__registry_add(reg, manifest, &rein__runner_builtin, b, NULL, NULL, NULL, 0, err);
+    return rein__tools_add(reg, manifest, &rein__tools_runner_builtin, b, NULL, NULL, NULL, 0, err);
 }
 
 rein_err rein_registry_add_tool(rein_registry *reg, json_t *manifest,
@@ -434,7 +435,7 @@ rein_err rein_registry_add_tool(rein_registry *reg, json_t *manifest,
             kind->close(state);
         return rein_error_set(err, REIN_EINVAL, "a tool needs a runner kind with an invoke");
     }
-    return rein__registry_add(reg, manifest, kind, state, NULL, NULL, NULL, 0, err);
+    return rein__tools_add(reg, manifest, kind, state, NULL, NULL, NULL, 0, err);
 }
 
 const json_t *rein_registry_problems(const rein_registry *reg)
@@ -532,8 +533,8 @@ static void make_match_ctx(void)
     }
 }
 
-static rein_err captures_json(const struct rein__route *r, const char *text, pcre2_match_data *md,
-                              json_t **out)
+static rein_err captures_json(const struct rein__tools_route *r, const char *text,
+                              pcre2_match_data *md, json_t **out)
 {
     uint32_t count = 0, entry = 0;
     PCRE2_SPTR table = NULL;
@@ -551,7 +552,7 @@ static rein_err captures_json(const struct rein__route *r, const char *text, pcr
         if (ov[2 * group] == PCRE2_UNSET)
             continue;
         json_t *v =
-            rein__json_string_lossy(text + ov[2 * group], ov[2 * group + 1] - ov[2 * group]);
+            rein__tools_string_lossy(text + ov[2 * group], ov[2 * group + 1] - ov[2 * group]);
         if (!v || json_object_set_new(obj, (const char *)(e + 2), v)) {
             json_decref(obj);
             return REIN_ENOMEM;

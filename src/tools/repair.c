@@ -148,7 +148,7 @@ rein_err rein_tool_name_check(const char *name, size_t len, rein_error *why)
                           shown_len(name, len), name);
 }
 
-void rein__name_lower(const char *name, size_t len, char *out)
+void rein__tools_name_lower(const char *name, size_t len, char *out)
 {
     for (size_t i = 0; i < len; i++) {
         char c = name[i];
@@ -172,12 +172,12 @@ static bool is_lower_or_digit(char c)
     return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
 }
 
-size_t rein__name_normalize(const char *name, size_t len, char *out)
+size_t rein__tools_name_normalize(const char *name, size_t len, char *out)
 {
     size_t n = 0;
     bool pending_sep = false;
 
-    for (size_t i = 0; i < len && n < REIN__NAME_NORM_MAX; i++) {
+    for (size_t i = 0; i < len && n < REIN__TOOLS_NAME_NORM_MAX; i++) {
         char c = name[i];
         if (is_sep(c)) {
             pending_sep = n > 0;
@@ -189,7 +189,7 @@ size_t rein__name_normalize(const char *name, size_t len, char *out)
             (is_lower_or_digit(name[i - 1]) ||
              (is_upper(name[i - 1]) && i + 1 < len && name[i + 1] >= 'a' && name[i + 1] <= 'z')))
             pending_sep = n > 0;
-        if (pending_sep && n < REIN__NAME_NORM_MAX - 1)
+        if (pending_sep && n < REIN__TOOLS_NAME_NORM_MAX - 1)
             out[n++] = '_';
         pending_sep = false;
         out[n++] = is_upper(c) ? (char)(c + 32) : c;
@@ -198,13 +198,14 @@ size_t rein__name_normalize(const char *name, size_t len, char *out)
     return n;
 }
 
-size_t rein__edit_distance(const char *a, size_t alen, const char *b, size_t blen, size_t limit)
+size_t rein__tools_edit_distance(const char *a, size_t alen, const char *b, size_t blen,
+                                 size_t limit)
 {
     /* Three rows of the optimal-string-alignment table; names are at most 128 bytes here. */
-    size_t rows[3][REIN__NAME_NORM_MAX + 2];
+    size_t rows[3][REIN__TOOLS_NAME_NORM_MAX + 2];
     size_t *prev2 = rows[0], *prev = rows[1], *cur = rows[2];
 
-    if (alen > REIN__NAME_NORM_MAX || blen > REIN__NAME_NORM_MAX)
+    if (alen > REIN__TOOLS_NAME_NORM_MAX || blen > REIN__TOOLS_NAME_NORM_MAX)
         return limit + 1;
     if ((alen > blen ? alen - blen : blen - alen) > limit)
         return limit + 1;
@@ -275,23 +276,23 @@ static const rein_tool *unique_by(const rein_registry *reg, enum match_form form
 static const rein_tool *match_forms(const rein_registry *reg, const char *name, size_t len,
                                     enum rein_repair *how, bool *several)
 {
-    char lower[REIN_TOOL_NAME_MAX + 1], norm[REIN__NAME_NORM_MAX + 1];
+    char lower[REIN_TOOL_NAME_MAX + 1], norm[REIN__TOOLS_NAME_NORM_MAX + 1];
     const rein_tool *t;
 
-    t = rein__registry_lookup(reg, name, len);
+    t = rein__tools_lookup(reg, name, len);
     if (t) {
         *how = REIN_REPAIR_EXACT;
         return t;
     }
     if (len > REIN_TOOL_NAME_MAX)
         return NULL;
-    rein__name_lower(name, len, lower);
+    rein__tools_name_lower(name, len, lower);
     t = unique_by(reg, FORM_LOWER, lower, several);
     if (t) {
         *how = REIN_REPAIR_CASE;
         return t;
     }
-    rein__name_normalize(name, len, norm);
+    rein__tools_name_normalize(name, len, norm);
     t = unique_by(reg, FORM_NORM, norm, several);
     if (t)
         *how = REIN_REPAIR_SEPARATORS;
@@ -314,14 +315,14 @@ static size_t prefix_len(const char *name, size_t len)
 static const rein_tool *nearest(const rein_registry *reg, const char *name, size_t len,
                                 bool *several)
 {
-    char norm[REIN__NAME_NORM_MAX + 1];
-    size_t nlen = rein__name_normalize(name, len, norm);
+    char norm[REIN__TOOLS_NAME_NORM_MAX + 1];
+    size_t nlen = rein__tools_name_normalize(name, len, norm);
     const rein_tool *found = NULL;
 
     for (size_t i = 0; i < reg->ntools; i++) {
         const rein_tool *t = reg->tools[i];
         size_t tlen = strlen(t->norm), lim = distance_limit(tlen);
-        if (lim == 0 || rein__edit_distance(norm, nlen, t->norm, tlen, lim) > lim)
+        if (lim == 0 || rein__tools_edit_distance(norm, nlen, t->norm, tlen, lim) > lim)
             continue;
         if (found) {
             *several = true;
@@ -332,7 +333,7 @@ static const rein_tool *nearest(const rein_registry *reg, const char *name, size
     return found;
 }
 
-rein_err rein__registry_list_names(const rein_registry *reg, struct rein_buf *b)
+rein_err rein__tools_list_names(const rein_registry *reg, struct rein_buf *b)
 {
     rein_err rc = REIN_OK;
 
@@ -343,8 +344,8 @@ rein_err rein__registry_list_names(const rein_registry *reg, struct rein_buf *b)
     return rc;
 }
 
-const rein_tool *rein__registry_resolve(const rein_registry *reg, const char *name, size_t len,
-                                        enum rein_repair *how, rein_error *why)
+const rein_tool *rein__tools_resolve(const rein_registry *reg, const char *name, size_t len,
+                                     enum rein_repair *how, rein_error *why)
 {
     enum rein_repair dummy;
     bool several = false;
@@ -391,13 +392,13 @@ const rein_tool *rein_registry_resolve(const rein_registry *reg, const char *nam
 
     if (rein_tool_name_check(name, len, why))
         return NULL;
-    t = rein__registry_resolve(reg, name, len, how, why);
+    t = rein__tools_resolve(reg, name, len, how, why);
     if (!t && why) {
         /* The message holds what fits of the list. */
         char reason[sizeof(why->msg)];
         memcpy(reason, why->msg, sizeof(reason));
         rein_buf_init(&names, sizeof(why->msg));
-        (void)rein__registry_list_names(reg, &names);
+        (void)rein__tools_list_names(reg, &names);
         rein_error_set(why, REIN_ENOTFOUND, "%s; available tools: %s", reason, names.ptr);
         rein_buf_release(&names);
     }
