@@ -3,7 +3,17 @@
  *
  * A schema is compiled once and validates many instances. Compiling resolves every $ref,
  * checks every keyword and precompiles every pattern, so validation does no parsing and
- * allocates nothing beyond the error list in the caller's rein_schema_result.
+ * allocates nothing beyond the error list in the caller's rein_schema_result (exceptions, all
+ * bounded: a property-name string for "propertyNames", a sort buffer for "uniqueItems" on
+ * arrays longer than 32 items, a pattern's match data when no result is passed, and values
+ * copied by REIN_SCHEMA_FILL_DEFAULTS).
+ *
+ * Dialects: 2020-12 (the default) and draft-07, chosen by $schema; draft-06 and draft-04 are
+ * read as draft-07 (draft-04's boolean exclusiveMinimum/exclusiveMaximum included), 2019-09
+ * well enough for references into it. Patterns follow ECMA-262 (run by PCRE2 in UTF mode).
+ * "format" is an annotation unless format_assert is set (or the format-assertion vocabulary
+ * is in use). Nothing is fetched: $refs to other documents need rein_schema_registry_add();
+ * the draft-07 and 2020-12 metaschemas are built in.
  *
  * Errors name the instance location (JSON Pointer), the keyword location and a message in
  * plain words naming what was expected and what was received, e.g.
@@ -59,9 +69,10 @@ REIN_EXTERN rein_err rein_schema_registry_add(rein_schema_registry *reg, const c
 /*
  * Compiles schema (borrowed; the compiled schema keeps what it needs). opts may be NULL.
  * Returns a new schema, or NULL with err set: REIN_ESCHEMA with the JSON Pointer of the bad
- * keyword in the message (e.g. `/properties/limit/minimum: must be a number`), REIN_ENOTFOUND
- * for a $ref that cannot be resolved (remote documents are never fetched), REIN_EDEPTH for
- * nesting beyond the limit, REIN_ENOMEM.
+ * keyword in the message (e.g. `/properties/limit/minimum: must be a number`; also an invalid
+ * pattern, an unknown $schema, or a schema that reaches itself through $ref/allOf alone),
+ * REIN_ENOTFOUND for a $ref that cannot be resolved (remote documents are never fetched),
+ * REIN_EDEPTH for nesting beyond the limit (512 levels), REIN_ENOMEM.
  */
 REIN_EXTERN rein_schema *rein_schema_compile(json_t *schema, const struct rein_schema_options *opts,
                                              rein_error *err);
@@ -99,9 +110,12 @@ enum rein_schema_validate_flags {
 
 /*
  * Validates instance (borrowed; modified only with REIN_SCHEMA_FILL_DEFAULTS). res (may be
- * NULL) receives the errors, replacing what it held. Returns REIN_OK when valid,
- * REIN_EINVALID when not, or another negative code when validation itself failed (REIN_EDEPTH
- * for nesting beyond the limit, REIN_ENOMEM), with err set.
+ * NULL) receives the errors, replacing what it held (at most 200 are kept). Returns REIN_OK
+ * when valid, REIN_EINVALID when not, or another negative code when validation itself failed,
+ * with err set and res emptied: REIN_EDEPTH for nesting beyond the limit, REIN_ESCHEMA for a
+ * reference cycle that makes no progress (e.g. through anyOf), REIN_ETOOBIG for a pattern
+ * that needs too much backtracking, REIN_EINVAL for a string that is not UTF-8 (only possible
+ * for values built in code), REIN_ENOMEM.
  */
 REIN_EXTERN rein_err rein_schema_validate(const rein_schema *schema, json_t *instance,
                                           unsigned flags, rein_schema_result *res,

@@ -281,6 +281,7 @@ static struct sprop *prop_get(struct snode *n, const char *name, size_t len)
     p->name = name;
     p->len = len;
     p->hash = h;
+    p->head = rein__head8(name, len);
     p->required_bit = -1;
     for (size_t j = h & n->prop_mask;; j = (j + 1) & n->prop_mask) {
         if (!n->prop_table[j]) {
@@ -586,6 +587,29 @@ static rein_err compile_type(struct comp *c, struct snode *n, json_t *t)
     return REIN_OK;
 }
 
+/* An enum of strings only (the usual case) is also kept as names for a quicker lookup. */
+static rein_err string_enum(struct comp *c, struct snode *n, json_t *arr)
+{
+    size_t count = json_array_size(arr);
+
+    for (size_t i = 0; i < count; i++) {
+        if (!json_is_string(json_array_get(arr, i)))
+            return REIN_OK;
+    }
+    n->enum_strs = rein_arena_calloc(c->s->arena, count ? count : 1, sizeof(*n->enum_strs));
+    if (!n->enum_strs)
+        return oom(c);
+    for (size_t i = 0; i < count; i++) {
+        json_t *s = json_array_get(arr, i);
+        struct sprop *e = &n->enum_strs[i];
+        e->name = json_string_value(s);
+        e->len = json_string_length(s);
+        e->head = rein__head8(e->name, e->len);
+    }
+    n->nenum_strs = count;
+    return REIN_OK;
+}
+
 static rein_err compile_validation(struct comp *c, struct snode *n, json_t *obj)
 {
     json_t *v;
@@ -603,6 +627,8 @@ static rein_err compile_validation(struct comp *c, struct snode *n, json_t *obj)
             return kw_error(c, "enum", "must be an array, got %s", rein_json_type_name(v));
         n->enum_value = v;
         n->has |= KW_ENUM;
+        if ((rc = string_enum(c, n, v)))
+            return rc;
     }
     if ((rc = num_kw(c, obj, "minimum", &n->minimum)) ||
         (rc = num_kw(c, obj, "maximum", &n->maximum)) ||
@@ -610,13 +636,30 @@ static rein_err compile_validation(struct comp *c, struct snode *n, json_t *obj)
         return rc;
     if (n->multiple_of && !(n->multiple_of->d > 0))
         return kw_error(c, "multipleOf", "must be greater than 0");
+    /* The draft-04 form, "exclusiveMinimum": true next to "minimum", is still common in
+     * tool schemas; it means the same as the number form, so it is accepted. */
     v = json_object_get(obj, "exclusiveMinimum");
-    if (json_is_boolean(v) || json_is_boolean(json_object_get(obj, "exclusiveMaximum")))
-        return kw_error(c, json_is_boolean(v) ? "exclusiveMinimum" : "exclusiveMaximum",
-                        "must be a number (the draft-04 boolean form is not supported)");
-    if ((rc = num_kw(c, obj, "exclusiveMinimum", &n->xminimum)) ||
-        (rc = num_kw(c, obj, "exclusiveMaximum", &n->xmaximum)))
+    if (json_is_boolean(v)) {
+        if (json_is_true(v) && !n->minimum)
+            return kw_error(c, "exclusiveMinimum", "true needs \"minimum\" next to it");
+        if (json_is_true(v)) {
+            n->xminimum = n->minimum;
+            n->minimum = NULL;
+        }
+    } else if ((rc = num_kw(c, obj, "exclusiveMinimum", &n->xminimum))) {
         return rc;
+    }
+    v = json_object_get(obj, "exclusiveMaximum");
+    if (json_is_boolean(v)) {
+        if (json_is_true(v) && !n->maximum)
+            return kw_error(c, "exclusiveMaximum", "true needs \"maximum\" next to it");
+        if (json_is_true(v)) {
+            n->xmaximum = n->maximum;
+            n->maximum = NULL;
+        }
+    } else if ((rc = num_kw(c, obj, "exclusiveMaximum", &n->xmaximum))) {
+        return rc;
+    }
     if (n->minimum || n->maximum || n->multiple_of || n->xminimum || n->xmaximum)
         n->has |= KW_NUMERIC;
     if ((rc = count_kw(c, obj, "minLength", &n->min_length, &p1)) ||
@@ -989,6 +1032,68 @@ static rein_err run_pending(struct comp *c)
     return REIN_OK;
 }
 
+/* ---- reference cycles --------------------------------------------------------------------- */
+
+/* The i-th subschema n always applies to the same value it is applied to ($ref, allOf). */
+static struct snode *inplace_edge(const struct snode *n, size_t i)
+{
+    if (n->kind != SN_SCHEMA)
+        return NULL;
+    if (n->ref) {
+        if (i == 0)
+            return n->ref;
+        i--;
+    }
+    return i < n->nall_of ? n->all_of[i] : NULL;
+}
+
+/*
+ * Rejects a schema that reaches itself through $ref and allOf alone: evaluating it would apply
+ * the same schema to the same value forever. (Cycles through conditional applicators such as
+ * anyOf or if/then are caught while validating instead.) Iterative depth-first search, so a
+ * long chain of references does not grow the C stack.
+ */
+static rein_err find_cycles(struct comp *c)
+{
+    struct dfs {
+        struct snode *node;
+        size_t next;
+    } * stack;
+    size_t cap = c->nodes.n + 1;
+    rein_err rc = REIN_OK;
+
+    stack = rein_calloc(cap, sizeof(*stack));
+    if (!stack)
+        return oom(c);
+    for (size_t e = 0; e < c->nodes.cap && !rc; e++) {
+        struct snode *start = c->nodes.e[e].key ? c->nodes.e[e].val : NULL;
+        size_t top = 0;
+        if (!start || start->mark)
+            continue;
+        stack[top++] = (struct dfs){start, 0};
+        start->mark = 1;
+        while (top && !rc) {
+            struct dfs *f = &stack[top - 1];
+            struct snode *next = inplace_edge(f->node, f->next++);
+            if (!next) {
+                f->node->mark = 2;
+                top--;
+            } else if (next->mark == 1) {
+                rc = rein_error_set(c->err, REIN_ESCHEMA,
+                                    "%.100s: reference cycle: \"%.100s\" applies itself to the "
+                                    "same value through $ref/allOf without end",
+                                    f->node->path[0] ? f->node->path : "/",
+                                    next->path[0] ? next->path : "/");
+            } else if (!next->mark && top < cap) {
+                next->mark = 1;
+                stack[top++] = (struct dfs){next, 0};
+            }
+        }
+    }
+    rein_free(stack);
+    return rc;
+}
+
 /* ---- public API --------------------------------------------------------------------------- */
 
 static void *pcre_malloc(size_t size, void *data)
@@ -1093,6 +1198,8 @@ rein_schema *rein_schema_compile(json_t *schema, const struct rein_schema_option
         goto fail;
     }
     rc = run_pending(&c);
+    if (!rc)
+        rc = find_cycles(&c);
     if (rc)
         goto fail;
     rein__smap_release(&c.nodes);

@@ -69,6 +69,10 @@ bool rein__dialect_known(const char *uri, struct sdialect *out)
         {"https://json-schema.org/draft-07/schema", SV_DRAFT7},
         {"http://json-schema.org/draft-06/schema", SV_DRAFT7},
         {"https://json-schema.org/draft-06/schema", SV_DRAFT7},
+        /* draft-04 is still common in tool schemas: read as draft-07, with its boolean
+         * exclusiveMinimum/exclusiveMaximum understood (compile.c). */
+        {"http://json-schema.org/draft-04/schema", SV_DRAFT7},
+        {"https://json-schema.org/draft-04/schema", SV_DRAFT7},
     };
 
     for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++) {

@@ -95,7 +95,7 @@ const char *rein_schema_result_property(const rein_schema_result *res, size_t i)
 
 /* ---- renderers ---------------------------------------------------------------------------- */
 
-void rein__mb_add(struct mbuf *m, const char *s, size_t len)
+void rein__mb_add_grow(struct mbuf *m, const char *s, size_t len)
 {
     if (!m->failed && rein_buf_add(m->b, s, len))
         m->failed = true;
@@ -106,15 +106,66 @@ void rein__mb_adds(struct mbuf *m, const char *s)
     rein__mb_add(m, s, strlen(s));
 }
 
+static void add_u(struct mbuf *m, unsigned long long v)
+{
+    char tmp[24];
+    size_t i = sizeof(tmp);
+
+    do {
+        tmp[--i] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    rein__mb_add(m, tmp + i, sizeof(tmp) - i);
+}
+
+static void add_i(struct mbuf *m, long long v)
+{
+    if (v < 0) {
+        rein__mb_add(m, "-", 1);
+        add_u(m, 0ull - (unsigned long long)v);
+    } else {
+        add_u(m, (unsigned long long)v);
+    }
+}
+
+/*
+ * printf-style appending. Messages are written on every failed validation, so the few
+ * conversions they use (%s, %zu, %lld, %%) are done here; anything else hands the rest of
+ * the format to vsnprintf.
+ */
 void rein__mb_addf(struct mbuf *m, const char *fmt, ...)
 {
     va_list ap;
+    const char *p = fmt, *lit = fmt;
 
-    if (m->failed)
-        return;
     va_start(ap, fmt);
-    if (rein_buf_addvf(m->b, fmt, ap))
-        m->failed = true;
+    while (*p) {
+        if (*p != '%') {
+            p++;
+            continue;
+        }
+        rein__mb_add(m, lit, (size_t)(p - lit));
+        if (p[1] == 's') {
+            rein__mb_adds(m, va_arg(ap, const char *));
+            p += 2;
+        } else if (p[1] == 'z' && p[2] == 'u') {
+            add_u(m, va_arg(ap, size_t));
+            p += 3;
+        } else if (p[1] == 'l' && p[2] == 'l' && p[3] == 'd') {
+            add_i(m, va_arg(ap, long long));
+            p += 4;
+        } else if (p[1] == '%') {
+            rein__mb_add(m, "%", 1);
+            p += 2;
+        } else {
+            if (!m->failed && rein_buf_addvf(m->b, p, ap))
+                m->failed = true;
+            va_end(ap);
+            return;
+        }
+        lit = p;
+    }
+    rein__mb_add(m, lit, (size_t)(p - lit));
     va_end(ap);
 }
 
@@ -138,19 +189,19 @@ static void escape_into(struct mbuf *m, const char *s, size_t len)
         rein__mb_add(m, s + start, i - start);
         switch (c) {
         case '"':
-            rein__mb_adds(m, "\\\"");
+            rein__mb_lit(m, "\\\"");
             break;
         case '\\':
-            rein__mb_adds(m, "\\\\");
+            rein__mb_lit(m, "\\\\");
             break;
         case '\n':
-            rein__mb_adds(m, "\\n");
+            rein__mb_lit(m, "\\n");
             break;
         case '\t':
-            rein__mb_adds(m, "\\t");
+            rein__mb_lit(m, "\\t");
             break;
         case '\r':
-            rein__mb_adds(m, "\\r");
+            rein__mb_lit(m, "\\r");
             break;
         default:
             rein__mb_addf(m, "\\u%04x", c);
@@ -191,6 +242,14 @@ void rein__double_write(struct mbuf *m, double d)
         rein__mb_adds(m, d != d ? "NaN" : d > 0 ? "Infinity" : "-Infinity");
         return;
     }
+    if (d == floor(d) && fabs(d) < 1e15) {
+        /* Integral values print exactly as integers, the common case, without snprintf. */
+        if (d == 0 && signbit(d))
+            rein__mb_add(m, "-", 1);
+        add_i(m, (long long)d);
+        rein__mb_add(m, ".0", 2);
+        return;
+    }
     for (int prec = 15; prec <= 17; prec++) {
         n = snprintf(tmp, sizeof(tmp), "%.*g", prec, d);
         if (strtod(tmp, NULL) == d)
@@ -214,30 +273,31 @@ void rein__num_write(struct mbuf *m, const struct snum *n)
 static void brief(struct mbuf *m, const json_t *v, size_t max, int depth)
 {
     const char *key;
+    size_t klen;
     json_t *item;
     size_t i = 0;
 
     if (m->b->len > max) {
-        rein__mb_adds(m, "…");
+        rein__mb_lit(m, "…");
         return;
     }
     switch (json_typeof(v)) {
     case JSON_OBJECT:
         if (depth > 8) {
-            rein__mb_adds(m, "{…}");
+            rein__mb_lit(m, "{…}");
             return;
         }
         rein__mb_add(m, "{", 1);
-        json_object_foreach((json_t *)v, key, item)
+        json_object_keylen_foreach((json_t *)v, key, klen, item)
         {
             if (i++)
                 rein__mb_add(m, ",", 1);
             if (m->b->len > max) {
-                rein__mb_adds(m, "…");
+                rein__mb_lit(m, "…");
                 break;
             }
             rein__mb_add(m, "\"", 1);
-            escape_into(m, key, strlen(key));
+            escape_into(m, key, klen);
             rein__mb_add(m, "\":", 2);
             brief(m, item, max, depth + 1);
         }
@@ -245,7 +305,7 @@ static void brief(struct mbuf *m, const json_t *v, size_t max, int depth)
         break;
     case JSON_ARRAY:
         if (depth > 8) {
-            rein__mb_adds(m, "[…]");
+            rein__mb_lit(m, "[…]");
             return;
         }
         rein__mb_add(m, "[", 1);
@@ -253,7 +313,7 @@ static void brief(struct mbuf *m, const json_t *v, size_t max, int depth)
             if (i)
                 rein__mb_add(m, ",", 1);
             if (m->b->len > max) {
-                rein__mb_adds(m, "…");
+                rein__mb_lit(m, "…");
                 break;
             }
             brief(m, json_array_get(v, i), max, depth + 1);
@@ -270,13 +330,13 @@ static void brief(struct mbuf *m, const json_t *v, size_t max, int depth)
         rein__double_write(m, json_real_value(v));
         break;
     case JSON_TRUE:
-        rein__mb_adds(m, "true");
+        rein__mb_lit(m, "true");
         break;
     case JSON_FALSE:
-        rein__mb_adds(m, "false");
+        rein__mb_lit(m, "false");
         break;
     default:
-        rein__mb_adds(m, "null");
+        rein__mb_lit(m, "null");
         break;
     }
 }
@@ -290,13 +350,13 @@ void rein__describe(struct mbuf *m, const json_t *v, bool with_type)
 {
     switch (json_typeof(v)) {
     case JSON_OBJECT:
-        rein__mb_adds(m, "object");
+        rein__mb_lit(m, "object");
         return;
     case JSON_ARRAY:
-        rein__mb_adds(m, "array");
+        rein__mb_lit(m, "array");
         return;
     case JSON_NULL:
-        rein__mb_adds(m, "null");
+        rein__mb_lit(m, "null");
         return;
     default:
         break;

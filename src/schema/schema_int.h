@@ -45,6 +45,38 @@ rein_err rein__smap_put(struct smap *m, const void *key, void *val) REIN_WUR;
 void *rein__smap_get(const struct smap *m, const void *key);
 /* FNV-1a over len bytes. */
 size_t rein__schema_hash(const char *s, size_t len);
+/* True when the len bytes at a and b are equal (a short inline compare for keys). */
+static inline bool rein__bytes_eq(const char *a, const char *b, size_t len)
+{
+    size_t i = 0;
+
+    for (; i + 8 <= len; i += 8) {
+        uint64_t x, y;
+        __builtin_memcpy(&x, a + i, 8);
+        __builtin_memcpy(&y, b + i, 8);
+        if (x != y)
+            return false;
+    }
+    for (; i < len; i++) {
+        if (a[i] != b[i])
+            return false;
+    }
+    return true;
+}
+
+/* The first (up to) 8 bytes of s as a zero-padded word. */
+static inline uint64_t rein__head8(const char *s, size_t len)
+{
+    uint64_t w = 0;
+
+    if (len >= 8) {
+        __builtin_memcpy(&w, s, 8);
+        return w;
+    }
+    for (size_t i = 0; i < len; i++)
+        w |= (uint64_t)(unsigned char)s[i] << (8 * i);
+    return w;
+}
 
 /* ---- URIs (uri.c) ------------------------------------------------------------------------- */
 
@@ -209,8 +241,9 @@ struct sprop {
     const char *name;
     size_t len;
     size_t hash;
-    struct snode *schema;   /* NULL when only named by "required" */
-    int required_bit;       /* index into the required bitmap, or -1 */
+    uint64_t head;        /* the first (up to) 8 bytes of name, zero-padded, for quick comparison */
+    struct snode *schema; /* NULL when only named by "required" */
+    int required_bit;     /* index into the required bitmap, or -1 */
     struct sdepreq *depreq; /* dependentRequired entry for this name, or NULL */
     struct snode *depschema;
 };
@@ -250,6 +283,7 @@ struct cres {
  */
 struct snode {
     uint8_t kind;  /* enum snodekind */
+    uint8_t mark;  /* compile-time only: cycle search state */
     uint8_t types; /* enum stype bits of "type" */
     uint8_t version;
     uint8_t format; /* enum sformat */
@@ -291,8 +325,10 @@ struct snode {
     struct snode *property_names;
     struct snode *uneval_props;
     /* any type */
-    json_t *const_value; /* borrowed from the schema document */
-    json_t *enum_value;  /* borrowed array */
+    json_t *const_value;     /* borrowed from the schema document */
+    json_t *enum_value;      /* borrowed array */
+    struct sprop *enum_strs; /* when every enum value is a string: name, len, head */
+    size_t nenum_strs;
     struct snode **all_of, **any_of, **one_of;
     size_t nall_of, nany_of, none_of;
     struct snode *not_schema, *if_schema, *then_schema, *else_schema;
@@ -367,8 +403,30 @@ struct mbuf {
     struct rein_buf *b;
     bool failed;
 };
-void rein__mb_add(struct mbuf *m, const char *s, size_t len);
+/* The slow path of rein__mb_add: grows the buffer. */
+void rein__mb_add_grow(struct mbuf *m, const char *s, size_t len);
+/* Appends len bytes; inline because messages are assembled from many short pieces. */
+static inline void rein__mb_add(struct mbuf *m, const char *s, size_t len)
+{
+    struct rein_buf *b = m->b;
+
+    if (b->alloc && b->len + len < b->alloc) {
+        char *d = b->ptr + b->len;
+        if (len <= 16) {
+            for (size_t i = 0; i < len; i++)
+                d[i] = s[i];
+        } else {
+            __builtin_memcpy(d, s, len);
+        }
+        b->len += len;
+        b->ptr[b->len] = '\0';
+        return;
+    }
+    rein__mb_add_grow(m, s, len);
+}
 void rein__mb_adds(struct mbuf *m, const char *s);
+/* Appends a string literal without measuring it at run time. */
+#define rein__mb_lit(m, lit) rein__mb_add((m), "" lit, sizeof(lit) - 1)
 void rein__mb_addf(struct mbuf *m, const char *fmt, ...) REIN_PRINTF(2, 3);
 /* Appends the JSON Pointer for ip ("" for the root). */
 void rein__ipath_write(struct mbuf *m, const struct ipath *ip);

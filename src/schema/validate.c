@@ -19,6 +19,7 @@
 #include "schema/schema_int.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 struct frame {
@@ -122,9 +123,9 @@ static struct mbuf *err_begin(struct vstate *st, const struct snode *n, const ch
     }
     e->msg = res->text.len;
     if (st->pname) {
-        rein__mb_adds(m, "property name ");
+        rein__mb_lit(m, "property name ");
         rein__quote(m, st->pname, st->pname_len);
-        rein__mb_adds(m, ": ");
+        rein__mb_lit(m, ": ");
     }
     return m;
 }
@@ -198,7 +199,7 @@ static void inst_num_write(struct mbuf *m, const json_t *v)
 
 /* ---- types -------------------------------------------------------------------------------- */
 
-static unsigned inst_type(const json_t *v)
+static inline unsigned inst_type(const json_t *v)
 {
     switch (json_typeof(v)) {
     case JSON_OBJECT:
@@ -246,8 +247,8 @@ static void types_write(struct mbuf *m, unsigned types)
     }
 }
 
-static bool check_type(struct vstate *st, const struct snode *n, const json_t *inst,
-                       const struct ipath *ip)
+__attribute__((noinline)) static bool check_type(struct vstate *st, const struct snode *n,
+                                                 const json_t *inst, const struct ipath *ip)
 {
     struct mbuf *m;
 
@@ -255,9 +256,9 @@ static bool check_type(struct vstate *st, const struct snode *n, const json_t *i
         return true;
     m = err_begin(st, n, "type", NULL, 0, ip, NULL, 0);
     if (m) {
-        rein__mb_adds(m, "must be ");
+        rein__mb_lit(m, "must be ");
         types_write(m, n->types);
-        rein__mb_adds(m, ", got ");
+        rein__mb_lit(m, ", got ");
         rein__describe(m, inst, true);
     }
     err_end(st, m);
@@ -279,8 +280,8 @@ static bool equal(struct vstate *st, const json_t *a, const json_t *b)
     return eq;
 }
 
-static bool check_const(struct vstate *st, const struct snode *n, const json_t *inst,
-                        const struct ipath *ip)
+__attribute__((noinline)) static bool check_const(struct vstate *st, const struct snode *n,
+                                                  const json_t *inst, const struct ipath *ip)
 {
     struct mbuf *m;
 
@@ -288,24 +289,37 @@ static bool check_const(struct vstate *st, const struct snode *n, const json_t *
         return true;
     m = err_begin(st, n, "const", NULL, 0, ip, NULL, 0);
     if (m) {
-        rein__mb_adds(m, "must be ");
+        rein__mb_lit(m, "must be ");
         rein__json_brief(m, n->const_value, 200);
-        rein__mb_adds(m, ", got ");
+        rein__mb_lit(m, ", got ");
         rein__describe(m, inst, false);
     }
     err_end(st, m);
     return false;
 }
 
-static bool check_enum(struct vstate *st, const struct snode *n, const json_t *inst,
-                       const struct ipath *ip)
+__attribute__((noinline)) static bool check_enum(struct vstate *st, const struct snode *n,
+                                                 const json_t *inst, const struct ipath *ip)
 {
     size_t count = json_array_size(n->enum_value);
     struct mbuf *m;
 
-    for (size_t i = 0; i < count; i++) {
-        if (equal(st, inst, json_array_get(n->enum_value, i)))
-            return true;
+    if (n->enum_strs) {
+        /* All strings: compare lengths and first words before bytes. */
+        if (json_is_string(inst)) {
+            const char *s = json_string_value(inst);
+            size_t len = json_string_length(inst);
+            for (size_t i = 0; i < n->nenum_strs; i++) {
+                const struct sprop *e = &n->enum_strs[i];
+                if (e->len == len && rein__bytes_eq(e->name, s, len))
+                    return true;
+            }
+        }
+    } else {
+        for (size_t i = 0; i < count; i++) {
+            if (equal(st, inst, json_array_get(n->enum_value, i)))
+                return true;
+        }
     }
     m = err_begin(st, n, "enum", NULL, 0, ip, NULL, 0);
     if (m) {
@@ -313,14 +327,14 @@ static bool check_enum(struct vstate *st, const struct snode *n, const json_t *i
         rein__mb_adds(m, count == 1 ? "must be " : "must be one of ");
         for (size_t i = 0; i < count; i++) {
             if (i)
-                rein__mb_adds(m, ", ");
+                rein__mb_lit(m, ", ");
             if (m->b->len - start > 300) {
                 rein__mb_addf(m, "… (%zu values)", count);
                 break;
             }
             rein__json_brief(m, json_array_get(n->enum_value, i), 100);
         }
-        rein__mb_adds(m, ", got ");
+        rein__mb_lit(m, ", got ");
         rein__describe(m, inst, false);
     }
     err_end(st, m);
@@ -337,15 +351,15 @@ static bool num_fail(struct vstate *st, const struct snode *n, const char *kw, c
     if (m) {
         rein__mb_adds(m, what);
         rein__num_write(m, limit);
-        rein__mb_adds(m, ", got ");
+        rein__mb_lit(m, ", got ");
         inst_num_write(m, inst);
     }
     err_end(st, m);
     return false;
 }
 
-static bool v_number(struct vstate *st, const struct snode *n, const json_t *inst,
-                     const struct ipath *ip)
+__attribute__((noinline)) static bool v_number(struct vstate *st, const struct snode *n,
+                                               const json_t *inst, const struct ipath *ip)
 {
     bool ok = true;
 
@@ -454,8 +468,8 @@ static bool json_text_ok(const char *s, size_t len, bool b64)
     return v != NULL;
 }
 
-static bool v_string(struct vstate *st, const struct snode *n, const json_t *inst,
-                     const struct ipath *ip)
+__attribute__((noinline)) static bool v_string(struct vstate *st, const struct snode *n,
+                                               const json_t *inst, const struct ipath *ip)
 {
     const char *s = json_string_value(inst);
     size_t len = json_string_length(inst);
@@ -484,9 +498,9 @@ static bool v_string(struct vstate *st, const struct snode *n, const json_t *ins
         if (rc == 0) {
             m = err_begin(st, n, "pattern", NULL, 0, ip, NULL, 0);
             if (m) {
-                rein__mb_adds(m, "must match pattern ");
+                rein__mb_lit(m, "must match pattern ");
                 rein__quote(m, n->pattern->source, strlen(n->pattern->source));
-                rein__mb_adds(m, ", got ");
+                rein__mb_lit(m, ", got ");
                 rein__quote(m, s, len);
             }
             err_end(st, m);
@@ -628,9 +642,9 @@ static void no_branch(struct vstate *st, const struct snode *n, const char *kw,
     m = err_begin(st, n, kw, NULL, 0, ip, NULL, 0);
     if (m) {
         if (ncand == 0 && all_typed) {
-            rein__mb_adds(m, "must be ");
+            rein__mb_lit(m, "must be ");
             types_write(m, types);
-            rein__mb_adds(m, ", got ");
+            rein__mb_lit(m, ", got ");
             rein__describe(m, inst, true);
         } else {
             rein__mb_addf(m, "must match %s of the %zu schemas in %s, got ",
@@ -641,8 +655,9 @@ static void no_branch(struct vstate *st, const struct snode *n, const char *kw,
     err_end(st, m);
 }
 
-static bool v_combine(struct vstate *st, const struct snode *n, json_t *inst,
-                      const struct ipath *ip, const struct frame *fr)
+__attribute__((noinline)) static bool v_combine(struct vstate *st, const struct snode *n,
+                                                json_t *inst, const struct ipath *ip,
+                                                const struct frame *fr)
 {
     bool ok = true;
     struct mbuf *m;
@@ -707,7 +722,7 @@ static bool v_combine(struct vstate *st, const struct snode *n, json_t *inst,
             ok = false;
             m = err_begin(st, n, "not", NULL, 0, ip, NULL, 0);
             if (m) {
-                rein__mb_adds(m, "must not match the schema in \"not\", got ");
+                rein__mb_lit(m, "must not match the schema in \"not\", got ");
                 rein__describe(m, inst, true);
             }
             err_end(st, m);
@@ -733,12 +748,27 @@ static bool v_combine(struct vstate *st, const struct snode *n, json_t *inst,
 
 /* ---- unevaluated* ------------------------------------------------------------------------- */
 
-static struct sprop *prop_lookup(const struct snode *n, const char *key, size_t len)
+/* hint: where to start looking (arguments usually come in the schema's order); updated. */
+static struct sprop *prop_find(const struct snode *n, const char *key, size_t len, size_t *hint)
 {
     size_t h;
 
     if (!n->prop_table)
         return NULL;
+    /* Tool schemas have a handful of properties: comparing the first 8 bytes beats hashing. */
+    if (n->nprops <= 8) {
+        size_t i = *hint < n->nprops ? *hint : 0;
+        for (size_t k = 0; k < n->nprops; k++) {
+            struct sprop *p = &n->props[i];
+            if (p->len == len && rein__bytes_eq(p->name, key, len)) {
+                *hint = i + 1;
+                return p;
+            }
+            if (++i == n->nprops)
+                i = 0;
+        }
+        return NULL;
+    }
     h = rein__schema_hash(key, len);
     for (size_t j = h & n->prop_mask;; j = (j + 1) & n->prop_mask) {
         size_t k = n->prop_table[j];
@@ -748,6 +778,13 @@ static struct sprop *prop_lookup(const struct snode *n, const char *key, size_t 
         if (p->hash == h && p->len == len && memcmp(p->name, key, len) == 0)
             return p;
     }
+}
+
+static struct sprop *prop_lookup(const struct snode *n, const char *key, size_t len)
+{
+    size_t hint = 0;
+
+    return prop_find(n, key, len, &hint);
 }
 
 static bool pattern_matches(struct vstate *st, const struct snode *n, const char *key, size_t len)
@@ -897,7 +934,7 @@ static bool member_false(struct vstate *st, const struct snode *n, const char *k
     if (m) {
         rein__mb_adds(m, what);
         rein__quote(m, key, len);
-        rein__mb_adds(m, " is not allowed");
+        rein__mb_lit(m, " is not allowed");
     }
     err_end(st, m);
     return false;
@@ -907,13 +944,14 @@ static bool v_members(struct vstate *st, const struct snode *n, json_t *inst,
                       const struct ipath *ip, const struct frame *fr, size_t *found_required)
 {
     bool ok = true;
+    size_t hint = 0;
 
     for (void *it = json_object_iter(inst); it; it = json_object_iter_next(inst, it)) {
         const char *key = json_object_iter_key(it);
         size_t len = json_object_iter_key_len(it);
         json_t *val = json_object_iter_value(it);
         struct ipath kip = {ip, key, len};
-        const struct sprop *p = prop_lookup(n, key, len);
+        const struct sprop *p = prop_find(n, key, len, &hint);
         bool matched = false;
 
         if (p) {
@@ -935,11 +973,11 @@ static bool v_members(struct vstate *st, const struct snode *n, json_t *inst,
                         continue;
                     struct mbuf *m = err_begin(st, n, p->depreq->kw, key, len, ip, d->name, d->len);
                     if (m) {
-                        rein__mb_adds(m, "property ");
+                        rein__mb_lit(m, "property ");
                         rein__quote(m, d->name, d->len);
-                        rein__mb_adds(m, " is required when ");
+                        rein__mb_lit(m, " is required when ");
                         rein__quote(m, key, len);
-                        rein__mb_adds(m, " is present");
+                        rein__mb_lit(m, " is present");
                     }
                     err_end(st, m);
                     ok = false;
@@ -984,8 +1022,9 @@ static bool v_members(struct vstate *st, const struct snode *n, json_t *inst,
     return ok;
 }
 
-static bool v_object(struct vstate *st, const struct snode *n, json_t *inst, const struct ipath *ip,
-                     const struct frame *fr)
+__attribute__((noinline)) static bool v_object(struct vstate *st, const struct snode *n,
+                                               json_t *inst, const struct ipath *ip,
+                                               const struct frame *fr)
 {
     size_t size = json_object_size(inst), found = 0;
     struct mbuf *m;
@@ -1015,9 +1054,9 @@ static bool v_object(struct vstate *st, const struct snode *n, json_t *inst, con
                 continue;
             m = err_begin(st, n, "required", NULL, 0, ip, p->name, p->len);
             if (m) {
-                rein__mb_adds(m, "required property ");
+                rein__mb_lit(m, "required property ");
                 rein__quote(m, p->name, p->len);
-                rein__mb_adds(m, " is missing");
+                rein__mb_lit(m, " is missing");
             }
             err_end(st, m);
             ok = false;
@@ -1048,26 +1087,111 @@ static bool v_object(struct vstate *st, const struct snode *n, json_t *inst, con
 
 /* ---- arrays ------------------------------------------------------------------------------- */
 
+/* A hash consistent with rein__json_equal: equal values (1 and 1.0 included) hash alike. */
+static uint64_t json_hash(const json_t *v, int depth)
+{
+    uint64_t h = (uint64_t)json_typeof(v) * 0x9e3779b97f4a7c15ull;
+    const char *key;
+    size_t klen;
+    json_t *item;
+
+    if (depth > SCHEMA_MAX_DEPTH)
+        return h;
+    switch (json_typeof(v)) {
+    case JSON_INTEGER:
+    case JSON_REAL: {
+        double d = json_number_value(v);
+        if (d == 0)
+            d = 0; /* -0.0 equals 0 */
+        __builtin_memcpy(&h, &d, sizeof(h));
+        return h * 0xff51afd7ed558ccdull;
+    }
+    case JSON_STRING:
+        return h ^ rein__schema_hash(json_string_value(v), json_string_length(v));
+    case JSON_ARRAY:
+        for (size_t i = 0; i < json_array_size(v); i++)
+            h = (h ^ json_hash(json_array_get(v, i), depth + 1)) * 0x100000001b3ull;
+        return h;
+    case JSON_OBJECT:
+        /* Members in any order: combine with a commutative sum. */
+        json_object_keylen_foreach((json_t *)v, key, klen, item)
+        {
+            h +=
+                (rein__schema_hash(key, klen) ^ json_hash(item, depth + 1)) * 0xc2b2ae3d27d4eb4full;
+        }
+        return h;
+    default:
+        return h;
+    }
+}
+
+struct hitem {
+    uint64_t hash;
+    size_t index;
+};
+
+static int hitem_cmp(const void *a, const void *b)
+{
+    const struct hitem *x = a, *y = b;
+
+    if (x->hash != y->hash)
+        return x->hash < y->hash ? -1 : 1;
+    return x->index < y->index ? -1 : x->index > y->index;
+}
+
+static bool unique_fail(struct vstate *st, const struct snode *n, const struct ipath *ip, size_t a,
+                        size_t b)
+{
+    struct mbuf *m = err_begin(st, n, "uniqueItems", NULL, 0, ip, NULL, 0);
+
+    if (m)
+        rein__mb_addf(m, "must not contain duplicate items, got items %zu and %zu equal", a, b);
+    err_end(st, m);
+    return false;
+}
+
 static bool v_unique(struct vstate *st, const struct snode *n, json_t *inst, const struct ipath *ip)
 {
     size_t size = json_array_size(inst);
+    struct hitem *h;
 
+    if (size <= 32) {
+        for (size_t i = 1; i < size; i++) {
+            json_t *a = json_array_get(inst, i);
+            for (size_t j = 0; j < i; j++) {
+                if (equal(st, a, json_array_get(inst, j)))
+                    return unique_fail(st, n, ip, j, i);
+            }
+            if (st->hard)
+                return false;
+        }
+        return true;
+    }
+    /* Long arrays: sort by hash and compare only items that hash alike, O(n log n) instead of
+     * O(n^2). This is the one place validation allocates beyond the error list. */
+    h = rein_calloc(size, sizeof(*h));
+    if (!h) {
+        st->hard = REIN_ENOMEM;
+        return false;
+    }
+    for (size_t i = 0; i < size; i++)
+        h[i] = (struct hitem){json_hash(json_array_get(inst, i), 0), i};
+    qsort(h, size, sizeof(*h), hitem_cmp);
     for (size_t i = 1; i < size; i++) {
-        json_t *a = json_array_get(inst, i);
-        for (size_t j = 0; j < i; j++) {
-            if (!equal(st, a, json_array_get(inst, j)))
-                continue;
-            struct mbuf *m = err_begin(st, n, "uniqueItems", NULL, 0, ip, NULL, 0);
-            if (m)
-                rein__mb_addf(m, "must not contain duplicate items, got items %zu and %zu equal", j,
-                              i);
-            err_end(st, m);
-            return false;
+        for (size_t j = i; j-- > 0 && h[j].hash == h[i].hash;) {
+            if (equal(st, json_array_get(inst, h[j].index), json_array_get(inst, h[i].index))) {
+                size_t a = h[j].index, b = h[i].index;
+                rein_free(h);
+                return unique_fail(st, n, ip, a < b ? a : b, a < b ? b : a);
+            }
+            if (st->hard)
+                break;
         }
         if (st->hard)
-            return false;
+            break;
     }
-    return true;
+    rein_free(h);
+    return !st->hard;
 }
 
 static bool v_contains(struct vstate *st, const struct snode *n, json_t *inst,
@@ -1101,8 +1225,9 @@ static bool v_contains(struct vstate *st, const struct snode *n, json_t *inst,
     return false;
 }
 
-static bool v_array(struct vstate *st, const struct snode *n, json_t *inst, const struct ipath *ip,
-                    const struct frame *fr)
+__attribute__((noinline)) static bool v_array(struct vstate *st, const struct snode *n,
+                                              json_t *inst, const struct ipath *ip,
+                                              const struct frame *fr)
 {
     size_t size = json_array_size(inst);
     struct mbuf *m;
@@ -1191,24 +1316,49 @@ static bool v_false(struct vstate *st, const struct snode *n, const json_t *inst
     struct mbuf *m = err_begin(st, n, NULL, NULL, 0, ip, NULL, 0);
 
     if (m) {
-        rein__mb_adds(m, "no value is allowed here, got ");
+        rein__mb_lit(m, "no value is allowed here, got ");
         rein__describe(m, inst, true);
     }
     err_end(st, m);
     return false;
 }
 
-static bool v_node(struct vstate *st, const struct snode *n, json_t *inst, const struct ipath *ip,
-                   const struct frame *up)
+/* A schema with no subschemas (the leaves of most tool schemas): no frame, no depth. */
+static bool v_leaf(struct vstate *st, const struct snode *n, json_t *inst, const struct ipath *ip)
+{
+    uint32_t has = n->has;
+    bool ok = true;
+
+    if ((has & KW_TYPE) && !(n->types & inst_type(inst))) {
+        ok = check_type(st, n, inst, ip);
+        if (BAIL(st))
+            return false;
+    }
+    if ((has & KW_CONST) && !check_const(st, n, inst, ip)) {
+        ok = false;
+        if (BAIL(st))
+            return false;
+    }
+    if ((has & KW_ENUM) && !check_enum(st, n, inst, ip)) {
+        ok = false;
+        if (BAIL(st))
+            return false;
+    }
+    if ((has & KW_STRING) && json_is_string(inst))
+        ok &= v_string(st, n, inst, ip);
+    else if ((has & KW_NUMERIC) && json_is_number(inst))
+        ok &= v_number(st, n, inst, ip);
+    return ok && !st->hard;
+}
+
+/* A schema with subschemas: a frame for the dynamic scope and the depth limit. */
+__attribute__((noinline)) static bool v_full(struct vstate *st, const struct snode *n, json_t *inst,
+                                             const struct ipath *ip, const struct frame *up)
 {
     struct frame fr = {up, n, inst};
     uint32_t has = n->has;
     bool ok = true;
 
-    if (n->kind != SN_SCHEMA)
-        return n->kind == SN_TRUE ? true : v_false(st, n, inst, ip);
-    if (!has)
-        return true;
     if (++st->depth > SCHEMA_MAX_DEPTH) {
         if (!st->hard) {
             st->hard = REIN_EDEPTH;
@@ -1264,6 +1414,18 @@ static bool v_node(struct vstate *st, const struct snode *n, json_t *inst, const
 out:
     st->depth--;
     return ok && !st->hard;
+}
+
+static bool v_node(struct vstate *st, const struct snode *n, json_t *inst, const struct ipath *ip,
+                   const struct frame *up)
+{
+    uint32_t has = n->has;
+
+    if (n->kind != SN_SCHEMA)
+        return n->kind == SN_TRUE ? true : v_false(st, n, inst, ip);
+    if (!(has & (KW_OBJECT | KW_ARRAY | KW_REF | KW_DYNREF | KW_COMBINE)))
+        return !has || v_leaf(st, n, inst, ip);
+    return v_full(st, n, inst, ip, up);
 }
 
 /* ---- defaults ----------------------------------------------------------------------------- */

@@ -135,6 +135,10 @@ static void register_remotes(rein_schema_registry *reg, const char *dir, const c
     n = list_dir(dir, true, &names);
     for (size_t i = 0; i < n; i++) {
         char sub[4096], subrel[4096];
+        /* remotes/v1/ holds documents of the next, unreleased dialect, which no test of
+         * draft2020-12 or draft7 refers to. */
+        if (!*rel && strcmp(names[i], "v1") == 0)
+            continue;
         snprintf(sub, sizeof(sub), "%s/%s", dir, names[i]);
         snprintf(subrel, sizeof(subrel), "%s%s/", rel, names[i]);
         register_remotes(reg, sub, subrel);

@@ -6,6 +6,9 @@
  */
 #include "test.h"
 
+#include <dirent.h>
+#include <pthread.h>
+
 static json_t *parse(const char *text)
 {
     rein_error err;
@@ -232,6 +235,14 @@ static void test_dialects(void **state)
     assert_int_equal(rein_schema_dialect_of(s), REIN_SCHEMA_DIALECT_DRAFT7);
     assert_rein_ok(rein_schema_validate(s, inst, 0, NULL, NULL), NULL);
     rein_schema_free(s);
+    /* draft-04 reads as draft-07, its boolean exclusiveMinimum included. */
+    s = compile_text("{\"$schema\":\"http://json-schema.org/draft-04/schema#\",\"minimum\":1,"
+                     "\"exclusiveMinimum\":true}",
+                     NULL);
+    json_t *one = parse("1");
+    assert_int_equal(rein_schema_validate(s, one, 0, NULL, NULL), REIN_EINVALID);
+    json_decref(one);
+    rein_schema_free(s);
     s = compile_text("{\"prefixItems\":[{\"type\":\"integer\"}],\"items\":false}", NULL);
     assert_int_equal(rein_schema_dialect_of(s), REIN_SCHEMA_DIALECT_2020_12);
     assert_int_equal(rein_schema_validate(s, inst, 0, NULL, NULL), REIN_EINVALID);
@@ -304,32 +315,61 @@ static void test_remote_ref_needs_registration(void **state)
 
 static void test_ref_cycle_is_an_error_not_a_loop(void **state)
 {
-    const char *cycles[] = {
-        "{\"$ref\":\"#\"}",
-        "{\"$defs\":{\"a\":{\"$ref\":\"#/$defs/b\"},\"b\":{\"allOf\":[{\"$ref\":\"#/$defs/a\"}]}},"
-        "\"$ref\":\"#/$defs/a\"}",
-        "{\"anyOf\":[{\"$ref\":\"#\"}]}",
-    };
     json_t *inst = parse("{\"a\":[1]}");
     rein_error err;
+    rein_schema *s;
 
     (void)state;
-    for (size_t i = 0; i < sizeof(cycles) / sizeof(cycles[0]); i++) {
-        rein_schema *s = compile_text(cycles[i], NULL);
-        rein_schema_result *res = rein_schema_result_new();
-        assert_int_equal(rein_schema_validate(s, inst, 0, res, &err), REIN_ESCHEMA);
-        assert_non_null(strstr(err.msg, "reference cycle"));
-        rein_schema_result_free(res);
-        rein_schema_free(s);
-    }
+    /* Cycles through $ref and allOf alone are found when compiling. */
+    expect_compile_error("{\"$ref\":\"#\"}", REIN_ESCHEMA, "reference cycle");
+    expect_compile_error("{\"$defs\":{\"a\":{\"$ref\":\"#/$defs/b\"},\"b\":{\"allOf\":[{\"$ref\":"
+                         "\"#/$defs/a\"}]}},\"$ref\":\"#/$defs/a\"}",
+                         REIN_ESCHEMA, "reference cycle");
+    /* Through a conditional applicator it is caught while validating, without looping. */
+    s = compile_text("{\"anyOf\":[{\"$ref\":\"#\"}]}", NULL);
+    rein_schema_result *res = rein_schema_result_new();
+    assert_int_equal(rein_schema_validate(s, inst, 0, res, &err), REIN_ESCHEMA);
+    assert_non_null(strstr(err.msg, "reference cycle"));
+    rein_schema_result_free(res);
+    rein_schema_free(s);
+    s = compile_text("{\"if\":{\"type\":\"object\"},\"then\":{\"$ref\":\"#\"}}", NULL);
+    assert_int_equal(rein_schema_validate(s, inst, 0, NULL, &err), REIN_ESCHEMA);
+    json_t *num = parse("1");
+    assert_rein_ok(rein_schema_validate(s, num, 0, NULL, &err), &err);
+    json_decref(num);
+    rein_schema_free(s);
     /* Recursion that consumes the instance is fine. */
-    rein_schema *s =
-        compile_text("{\"type\":\"object\",\"properties\":{\"child\":{\"$ref\":\"#\"}}}", NULL);
+    s = compile_text("{\"type\":\"object\",\"properties\":{\"child\":{\"$ref\":\"#\"}}}", NULL);
     json_t *tree = parse("{\"child\":{\"child\":{\"child\":{}}}}");
     assert_rein_ok(rein_schema_validate(s, tree, 0, NULL, &err), &err);
     json_decref(tree);
     rein_schema_free(s);
     json_decref(inst);
+}
+
+static void test_unique_items_long_arrays(void **state)
+{
+    rein_schema *s = compile_text("{\"uniqueItems\":true}", NULL);
+    json_t *arr = json_array();
+    rein_schema_result *res = rein_schema_result_new();
+
+    (void)state;
+    for (int i = 0; i < 5000; i++) {
+        json_t *o = json_object();
+        json_object_set_new(o, "k", json_integer(i));
+        json_object_set_new(o, "s", json_string(i % 2 ? "odd" : "even"));
+        json_array_append_new(arr, o);
+    }
+    assert_rein_ok(rein_schema_validate(s, arr, 0, res, NULL), NULL);
+    /* 1.0 equals 1, and member order does not matter. */
+    json_t *dup = parse("{\"s\":\"odd\",\"k\":4001.0}");
+    json_array_append_new(arr, dup);
+    assert_int_equal(rein_schema_validate(s, arr, 0, res, NULL), REIN_EINVALID);
+    assert_string_equal(rein_schema_result_message(res, 0),
+                        "must not contain duplicate items, got items 4001 and 5000 equal");
+    json_decref(arr);
+    rein_schema_result_free(res);
+    rein_schema_free(s);
 }
 
 /* Frees a chain of nested arrays without jansson's recursion. */
@@ -514,6 +554,47 @@ static void test_format_annotation_and_assertion(void **state)
     json_decref(good);
 }
 
+struct shared_schema {
+    rein_schema *schema;
+    int failures;
+};
+
+static void *validate_many(void *arg)
+{
+    struct shared_schema *sh = arg;
+    rein_schema_result *res = rein_schema_result_new();
+    json_t *good = json_pack("{s:s, s:i}", "query", "abc", "limit", 3);
+    json_t *bad = json_pack("{s:s, s:s}", "query", "ABC", "limit", "3");
+
+    for (int i = 0; i < 2000; i++) {
+        if (rein_schema_validate(sh->schema, good, 0, res, NULL) != REIN_OK ||
+            rein_schema_validate(sh->schema, bad, 0, res, NULL) != REIN_EINVALID ||
+            rein_schema_result_count(res) != 2)
+            __atomic_add_fetch(&sh->failures, 1, __ATOMIC_RELAXED);
+    }
+    json_decref(good);
+    json_decref(bad);
+    rein_schema_result_free(res);
+    return NULL;
+}
+
+static void test_one_schema_many_threads(void **state)
+{
+    struct shared_schema sh = {0};
+    pthread_t threads[4];
+
+    (void)state;
+    sh.schema = compile_text("{\"type\":\"object\",\"properties\":{\"query\":{\"type\":\"string\","
+                             "\"pattern\":\"^[a-z]+$\"},\"limit\":{\"type\":\"integer\"}}}",
+                             NULL);
+    for (int i = 0; i < 4; i++)
+        assert_int_equal(pthread_create(&threads[i], NULL, validate_many, &sh), 0);
+    for (int i = 0; i < 4; i++)
+        pthread_join(threads[i], NULL);
+    assert_int_equal(sh.failures, 0);
+    rein_schema_free(sh.schema);
+}
+
 static void compile_and_validate(void *arg)
 {
     static const char *schema_text =
@@ -549,13 +630,122 @@ out:
     json_decref(good);
 }
 
+/* A registry, a remote $ref, the embedded metaschema and a long uniqueItems array. */
+static void registry_and_refs(void *arg)
+{
+    rein_error err;
+    rein_schema_registry *reg = rein_schema_registry_new();
+    json_t *remote = json_pack("{s:s, s:{s:{s:s}}}", "$id", "http://example.com/r.json", "$defs",
+                               "n", "type", "integer");
+    json_t *schema_doc = json_pack("{s:{s:{s:s}, s:{s:s}}, s:b, s:{s:s}}", "properties", "a",
+                                   "$ref", "http://example.com/r.json#/$defs/n", "m", "$ref",
+                                   "https://json-schema.org/draft/2020-12/schema", "uniqueItems", 1,
+                                   "items", "format", "regex");
+    json_t *inst = json_array();
+    struct rein_schema_options o = {0};
+    rein_schema *s = NULL;
+    rein_schema_result *res = rein_schema_result_new();
+
+    (void)arg;
+    for (int i = 0; inst && i < 40; i++)
+        json_array_append_new(inst, json_integer(i % 39));
+    /* An append that failed leaves no duplicate to find: nothing to check then. */
+    if (!reg || !remote || !schema_doc || json_array_size(inst) != 40 || !res)
+        goto out;
+    if (rein_schema_registry_add(reg, "http://example.com/r.json", remote, &err))
+        goto out;
+    o.registry = reg;
+    o.format_assert = true;
+    s = rein_schema_compile(schema_doc, &o, &err);
+    if (s && rein_schema_validate(s, inst, 0, res, &err) == REIN_OK)
+        fail_msg("duplicates not found");
+out:
+    rein_schema_free(s);
+    rein_schema_result_free(res);
+    rein_schema_registry_free(reg);
+    json_decref(remote);
+    json_decref(schema_doc);
+    json_decref(inst);
+}
+
 static void test_allocation_failures(void **state)
 {
     (void)state;
     test_alloc_torture(compile_and_validate, NULL);
+    test_alloc_torture(registry_and_refs, NULL);
+}
+
+/* One case: the lines `rein schema check` would print for schema.json and instance.json. */
+static char *case_output(const char *dir)
+{
+    char path[4096];
+    rein_error err;
+    json_t *schema_doc, *inst;
+    rein_schema *schema;
+    rein_schema_result *res = rein_schema_result_new();
+    struct rein_buf out;
+
+    snprintf(path, sizeof(path), "%s/schema.json", dir);
+    schema_doc = rein_json_load_file(path, &err);
+    snprintf(path, sizeof(path), "%s/instance.json", dir);
+    inst = rein_json_load_file(path, &err);
+    assert_non_null(schema_doc);
+    assert_non_null(inst);
+    schema = rein_schema_compile(schema_doc, NULL, &err);
+    if (!schema)
+        fail_msg("%s: %s", dir, err.msg);
+    rein_buf_init(&out, 0);
+    if (rein_schema_validate(schema, inst, 0, res, &err) == REIN_OK)
+        assert_rein_ok(rein_buf_adds(&out, "valid\n"), NULL);
+    for (size_t i = 0; i < rein_schema_result_count(res); i++) {
+        const char *ip = rein_schema_result_instance_path(res, i);
+        assert_rein_ok(
+            rein_buf_addf(&out, "%s: %s\n", ip[0] ? ip : "/", rein_schema_result_message(res, i)),
+            NULL);
+    }
+    rein_schema_result_free(res);
+    rein_schema_free(schema);
+    json_decref(schema_doc);
+    json_decref(inst);
+    return rein_buf_detach(&out, NULL);
+}
+
+/* tests/data/schema/<case>/{schema.json, instance.json, output}: the messages, case by case. */
+static void test_data_driven_messages(void **state)
+{
+    char root[4096];
+    DIR *d;
+    struct dirent *e;
+    int cases = 0, failures = 0;
+
+    (void)state;
+    snprintf(root, sizeof(root), "%s/tests/data/schema", REIN_SOURCE_DIR);
+    d = opendir(root);
+    assert_non_null(d);
+    while ((e = readdir(d))) {
+        char dir[4400], path[4500];
+        if (e->d_name[0] == '.')
+            continue;
+        snprintf(dir, sizeof(dir), "%s/%s", root, e->d_name);
+        snprintf(path, sizeof(path), "%s/output", dir);
+        char *want = test_read_file(path, NULL);
+        char *got = case_output(dir);
+        assert_non_null(want);
+        if (strcmp(want, got) != 0) {
+            print_message("case %s:\n want: %s got:  %s", e->d_name, want, got);
+            failures++;
+        }
+        cases++;
+        free(want);
+        rein_free(got);
+    }
+    closedir(d);
+    assert_true(cases >= 20);
+    assert_int_equal(failures, 0);
 }
 
 static const struct CMUnitTest tests[] = {
+    cmocka_unit_test(test_data_driven_messages),
     cmocka_unit_test(test_message_type_names_expected_and_received),
     cmocka_unit_test(test_message_required_names_the_property),
     cmocka_unit_test(test_message_each_keyword),
@@ -567,6 +757,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_bad_schema_names_the_keyword),
     cmocka_unit_test(test_remote_ref_needs_registration),
     cmocka_unit_test(test_ref_cycle_is_an_error_not_a_loop),
+    cmocka_unit_test(test_unique_items_long_arrays),
     cmocka_unit_test(test_deep_instance_built_in_code),
     cmocka_unit_test(test_deep_schema_built_in_code),
     cmocka_unit_test(test_huge_numbers),
@@ -574,6 +765,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_catastrophic_regex_does_not_hang),
     cmocka_unit_test(test_ecma_regex_semantics),
     cmocka_unit_test(test_format_annotation_and_assertion),
+    cmocka_unit_test(test_one_schema_many_threads),
     cmocka_unit_test(test_allocation_failures),
 };
 
