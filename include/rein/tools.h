@@ -222,7 +222,8 @@ REIN_EXTERN rein_err rein_registry_add_tool(rein_registry *reg, json_t *manifest
 /*
  * Loads external skills: dir itself when it holds a manifest.json, and every immediate
  * subfolder that holds one (in name order). A bad manifest is recorded as a problem (file,
- * JSON Pointer, message), logged, and skipped; the others load. *loaded (may be NULL) gets the
+ * JSON Pointer, message; show them to the user: rein_registry_problems), logged at info level,
+ * and skipped; the others load. *loaded (may be NULL) gets the
  * number of tools added. Errors only when dir cannot be read (REIN_ENOTFOUND, REIN_EIO).
  */
 REIN_EXTERN rein_err rein_registry_load_dir(rein_registry *reg, const char *dir, size_t *loaded,

@@ -142,7 +142,6 @@ static int do_list(const rein_registry *reg, const struct skills_opts *o)
         json_decref(out);
         return CLI_EXIT_OK;
     }
-    print_problems(reg);
     printf("%-16s %-8s %-12s %s\n", "ID", "RUNNER", "FLAGS", "DESCRIPTION");
     for (size_t i = 0; i < rein_registry_count(reg); i++) {
         const rein_tool *t = rein_registry_at(reg, i);
@@ -260,6 +259,8 @@ int cmd_skills(int argc, char **argv)
     reg = load_registry(&o);
     if (!reg)
         return CLI_EXIT_USAGE;
+    if (!o.json)
+        print_problems(reg); /* stderr: stdout stays the listing or one JSON document */
     if (argv[1][0] == 'l')
         status = do_list(reg, &o);
     else if (argv[1][0] == 's')

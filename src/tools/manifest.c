@@ -228,7 +228,10 @@ rein_err rein__tools_manifest_check(rein_registry *reg, json_t *manifest, const 
     return REIN_OK;
 }
 
-/* Records a refused manifest: logged, and kept for rein_registry_problems(). */
+/*
+ * Records a refused manifest for rein_registry_problems(), which the command and the server
+ * show; the log line (info) is for a caller that shows nothing.
+ */
 static void add_problem(rein_registry *reg, const char *file, const char *pointer,
                         const char *message)
 {
@@ -237,7 +240,7 @@ static void add_problem(rein_registry *reg, const char *file, const char *pointe
                           "pointer", pointer ? pointer : "", "message",
                           rein__tools_string_lossy(message, strlen(message)));
 
-    rein_log(REIN_LOG_WARN, "tools/manifest", "%s: %s%s%s (skipped)", file,
+    rein_log(REIN_LOG_INFO, "tools/manifest", "%s: %s%s%s (skipped)", file,
              pointer && pointer[0] ? pointer : "", pointer && pointer[0] ? ": " : "", message);
     if (p && json_array_append_new(reg->problems, p))
         rein_log(REIN_LOG_ERROR, "tools/manifest", "out of memory recording a problem");
