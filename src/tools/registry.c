@@ -329,9 +329,7 @@ static rein_err open_runner(rein_registry *reg, rein_tool *t, const char *base_d
     rc = rein__tools_runner_check(reg, k, runner, pointer, pointer_size, err);
     if (rc)
         return rc;
-    if (!k->kind->open)
-        return REIN_OK;
-    rc = k->kind->open(runner, base_dir, &t->state, err);
+    rc = k->kind->open ? k->kind->open(runner, base_dir, &t->state, err) : REIN_OK;
     if (rc) {
         /* The runner's pointers are relative to its object. */
         if (err) {

@@ -1097,6 +1097,88 @@ static void test_routes_capture_named_groups(void **state)
     rein_registry_free(reg);
 }
 
+/* A runner kind of its own, as the MCP module will add: a vtable and nothing else. */
+static rein_err constant_invoke(void *state, const struct rein_invocation *inv,
+                                struct rein_tool_reply *reply, rein_error *err)
+{
+    (void)err;
+    reply->output = json_pack("{s:s, s:s, s:O}", "from", state ? (const char *)state : "open-less",
+                              "tool", rein_tool_id(inv->tool), "args", inv->args);
+    return REIN_OK;
+}
+
+static rein_err constant_open(const json_t *runner, const char *base_dir, void **state,
+                              rein_error *err)
+{
+    (void)base_dir;
+    (void)err;
+    *state = rein_strdup(json_string_value(json_object_get(runner, "reply")));
+    return REIN_OK;
+}
+
+static void constant_close(void *state)
+{
+    rein_free(state);
+}
+
+static const struct rein_runner_kind constant_kind = {
+    .name = "constant",
+    .schema = "{\"type\":\"object\",\"required\":[\"kind\",\"reply\"],"
+              "\"properties\":{\"reply\":{\"type\":\"string\"}}}",
+    .open = constant_open,
+    .invoke = constant_invoke,
+    .close = constant_close,
+};
+
+static const struct rein_runner_kind bare_kind = {.name = "bare", .invoke = constant_invoke};
+
+static void test_a_new_runner_kind_is_one_vtable(void **state)
+{
+    rein_error err;
+    rein_registry *reg = rein_registry_new(&err);
+    rein_call_result *res;
+    json_t *m;
+
+    (void)state;
+    assert_rein_ok(rein_registry_add_runner_kind(reg, &constant_kind, &err), &err);
+    assert_rein_ok(rein_registry_add_runner_kind(reg, &bare_kind, &err), &err);
+    assert_int_equal(rein_registry_add_runner_kind(reg, &bare_kind, &err), REIN_EEXIST);
+    /* From a manifest: the kind's schema checks its runner object, then open runs. */
+    m = json_pack("{s:s, s:s, s:{s:s}, s:{s:s, s:s}}", "id", "const", "description", "d",
+                  "parameters", "type", "object", "runner", "kind", "constant", "reply", "hi");
+    assert_rein_ok(rein_registry_add_manifest(reg, m, NULL, "test", &err), &err);
+    json_decref(m);
+    m = json_pack("{s:s, s:s, s:{s:s}, s:{s:s}}", "id", "const2", "description", "d", "parameters",
+                  "type", "object", "runner", "kind", "constant");
+    assert_int_equal(rein_registry_add_manifest(reg, m, NULL, "test", &err), REIN_ESCHEMA);
+    assert_true(strncmp(err.msg, "/runner/reply", 13) == 0);
+    json_decref(m);
+    /* A kind without open runs with no state; one given directly runs with the caller's. */
+    m = json_pack("{s:s, s:s, s:{s:s}, s:{s:s}}", "id", "bare", "description", "d", "parameters",
+                  "type", "object", "runner", "kind", "bare");
+    assert_rein_ok(rein_registry_add_manifest(reg, m, NULL, "test", &err), &err);
+    json_decref(m);
+    m = json_pack("{s:s, s:s, s:{s:s}}", "id", "direct", "description", "d", "parameters", "type",
+                  "object");
+    assert_rein_ok(rein_registry_add_tool(reg, m, &constant_kind, rein_strdup("direct"), &err),
+                   &err);
+    json_decref(m);
+    res = call(reg, "const", "{\"x\": 1}", NULL);
+    assert_json_eq(rein_call_result_output(res),
+                   "{\"from\":\"hi\",\"tool\":\"const\",\"args\":{\"x\":1}}");
+    rein_call_result_free(res);
+    res = call(reg, "bare", "{}", NULL);
+    assert_json_eq(rein_call_result_output(res),
+                   "{\"from\":\"open-less\",\"tool\":\"bare\",\"args\":{}}");
+    rein_call_result_free(res);
+    res = call(reg, "direct", "{}", NULL);
+    assert_json_eq(rein_call_result_output(res),
+                   "{\"from\":\"direct\",\"tool\":\"direct\",\"args\":{}}");
+    assert_string_equal(rein_tool_runner_kind(rein_registry_get(reg, "direct")), "constant");
+    rein_call_result_free(res);
+    rein_registry_free(reg);
+}
+
 /* ---- fault injection ---- */
 
 static void run_calls(void *arg)
@@ -1169,6 +1251,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_load_dir_keeps_good_and_reports_bad),
     cmocka_unit_test(test_tool_lists_for_each_wire_format),
     cmocka_unit_test(test_routes_capture_named_groups),
+    cmocka_unit_test(test_a_new_runner_kind_is_one_vtable),
     cmocka_unit_test(test_calls_survive_every_allocation_failure),
 };
 
