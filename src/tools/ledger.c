@@ -43,6 +43,38 @@ struct entry {
     char small_result[SMALL_RESULT];
 };
 
+/*
+ * Blocks of freed ledgers, kept for the next ones (at most BLOCK_CACHE, 670 KiB): a
+ * server's conversations come and go, and a block reused is memory the allocator does not give
+ * back to the kernel only to fault it in again for the next conversation.
+ */
+#define BLOCK_CACHE 32
+static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct entry *cache[BLOCK_CACHE];
+static size_t ncached;
+
+static struct entry *block_get(void)
+{
+    struct entry *b = NULL;
+
+    pthread_mutex_lock(&cache_lock);
+    if (ncached)
+        b = cache[--ncached];
+    pthread_mutex_unlock(&cache_lock);
+    return b ? b : rein_malloc(ENTRY_BLOCK * sizeof(struct entry));
+}
+
+static void block_put(struct entry *b)
+{
+    pthread_mutex_lock(&cache_lock);
+    if (ncached < BLOCK_CACHE) {
+        cache[ncached++] = b;
+        b = NULL;
+    }
+    pthread_mutex_unlock(&cache_lock);
+    rein_free(b);
+}
+
 struct rein_ledger {
     pthread_mutex_t lock;
     struct entry **blocks; /* n entries in blocks of ENTRY_BLOCK */
@@ -96,7 +128,7 @@ void rein_ledger_free(rein_ledger *l)
     for (size_t i = 0; i < l->n; i++)
         entry_release(at(l, i));
     for (size_t b = 0; b < l->nblocks; b++)
-        rein_free(l->blocks[b]);
+        block_put(l->blocks[b]);
     rein_free(l->blocks);
     pthread_mutex_destroy(&l->lock);
     rein_free(l);
@@ -307,7 +339,7 @@ static rein_err reserve(rein_ledger *l)
     if (!blocks)
         return REIN_ENOMEM;
     l->blocks = blocks;
-    blocks[l->nblocks] = rein_malloc(ENTRY_BLOCK * sizeof(struct entry));
+    blocks[l->nblocks] = block_get();
     if (!blocks[l->nblocks])
         return REIN_ENOMEM;
     l->nblocks++;
