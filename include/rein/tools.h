@@ -314,7 +314,9 @@ REIN_EXTERN rein_err rein_tool_route_match(const rein_tool *tool, size_t i, cons
  */
 typedef rein_err (*rein_ledger_hook_fn)(void *userdata, const json_t *entry);
 
+/* New empty ledger (an in-memory log; the hook makes it durable); NULL when out of memory. */
 REIN_EXTERN rein_ledger *rein_ledger_new(void);
+/* Frees the ledger and its entries. NULL is a no-op. */
 REIN_EXTERN void rein_ledger_free(rein_ledger *ledger);
 /* fn may be NULL (no hook); userdata is borrowed. Set before calls start. */
 REIN_EXTERN void rein_ledger_set_hook(rein_ledger *ledger, rein_ledger_hook_fn fn, void *userdata);
@@ -345,6 +347,7 @@ REIN_EXTERN rein_err rein_ledger_update_result(rein_ledger *ledger, bool has_ste
                                                const char *call_id, const char *tool,
                                                enum rein_call_status status, const json_t *result,
                                                rein_error *err) REIN_WUR;
+/* Entries so far (all steps). */
 REIN_EXTERN size_t rein_ledger_count(const rein_ledger *ledger);
 /* New JSON of entry i, or NULL when i is out of range or memory is exhausted. */
 REIN_EXTERN json_t *rein_ledger_entry_json(const rein_ledger *ledger, size_t i);
@@ -416,8 +419,10 @@ struct rein_call_opts {
 REIN_EXTERN rein_err rein_call_run(const rein_registry *reg, const struct rein_call_input *in,
                                    const struct rein_call_opts *opts, rein_call_result **out,
                                    rein_error *err) REIN_WUR;
+/* NULL is a no-op. */
 REIN_EXTERN void rein_call_result_free(rein_call_result *res);
 
+/* Accessors. Strings and JSON are borrowed from the result, valid until it is freed. */
 REIN_EXTERN bool rein_call_result_ok(const rein_call_result *res);
 REIN_EXTERN enum rein_call_code rein_call_result_code(const rein_call_result *res);
 REIN_EXTERN enum rein_call_status rein_call_result_status(const rein_call_result *res);
