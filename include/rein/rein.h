@@ -17,5 +17,7 @@
 #include <rein/metrics.h>
 #include <rein/server.h>
 #include <rein/verify.h>
+#include <rein/tools.h>
+#include <rein/skills.h>
 
 #endif /* REIN_REIN_H */

@@ -14,6 +14,7 @@ static const struct cli_command commands[] = {
     {"serve", "serve the HTTP API (conversations, metrics, health)", cmd_serve},
     {"verify", "run verification protocols and check an agent's claims", cmd_verify},
     {"schema", "validate a JSON document against a JSON Schema", cmd_schema},
+    {"skills", "list, show and invoke tools through the call pipeline", cmd_skills},
     {NULL, NULL, NULL},
 };
 

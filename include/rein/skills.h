@@ -1,0 +1,53 @@
+/*
+ * rein/skills.h: the built-in skills (004_168e21e9a946f9f0.txt) and their configuration.
+ *
+ *   echo          {text} → the text
+ *   file_search   {query, root_dir?, limit? = 20, regex? = false, glob?, case_sensitive? = false}
+ *                 search file contents under the allowed roots: file, line number and line;
+ *                 binary and oversized files skipped and counted; a root_dir outside the roots
+ *                 (.., an absolute path elsewhere, a symbolic link that leads out) is denied;
+ *                 symbolic links that lead outside are skipped while walking, and counted
+ *   calculator    {op: mean|sum|min|max|median|stdev|count|product, values: [number]} or
+ *                 {expression: "2*(3+4)/5"}, parsed by rein (no eval)
+ *   log_transform {path | text, format: auto|json|logfmt|syslog|apache|plain, level?, match?,
+ *                 fields?, limit?}: lines parsed into records, filtered, counted by level;
+ *                 unparsable lines counted and listed
+ *
+ * The runners for external skills ("process" and "http") are part of every registry
+ * (rein_registry_new); nothing here is needed to use them.
+ *
+ * Threading: registering happens while the registry is being filled; the skills themselves
+ * run on many threads at once.
+ */
+#ifndef REIN_SKILLS_H
+#define REIN_SKILLS_H
+
+#include <rein/tools.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct rein_skills_config {
+    /* Folders file_search and log_transform may read (borrowed, NULL-terminated list; each
+     * must exist). NULL or empty: the current directory. A relative root_dir or path is taken
+     * relative to the first root. */
+    const char *const *roots;
+    /* Files larger than this are skipped by file_search and refused by log_transform.
+     * 0: 16 MiB. */
+    size_t max_file_bytes;
+};
+
+/*
+ * Registers echo, file_search, calculator and log_transform in reg. cfg may be NULL (the
+ * defaults above). REIN_ENOTFOUND when a root does not exist (err names it), REIN_EEXIST when
+ * one of the names is already registered.
+ */
+REIN_EXTERN rein_err rein_skills_register_builtins(rein_registry *reg,
+                                                   const struct rein_skills_config *cfg,
+                                                   rein_error *err) REIN_WUR;
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* REIN_SKILLS_H */

@@ -1,0 +1,289 @@
+/*
+ * The "process" runner: an external skill that is a program.
+ *
+ *   "runner": {"kind": "process", "command": ["./search.py", "--fast"], "cwd": "data",
+ *              "env": {"LANG": "C"}, "max_output_bytes": 1048576}
+ *
+ * The program is started without a shell (posix_spawn, rein/proc.h) in a process group of its
+ * own, gets the call as one JSON document on stdin ({tool, call_id, trace_id, arguments,
+ * step?, timeout_ms}) and the variables REIN_TOOL, REIN_CALL_ID and REIN_TRACE_ID, and must
+ * print one JSON document on stdout: its output, or a normalized result of its own. stderr is
+ * kept (the last 64 KiB) and shown with failures. A timeout or a cancel kills the whole group;
+ * output beyond the limit stops the program. A relative command[0] containing a slash, and a
+ * relative cwd, are taken relative to the manifest's folder.
+ */
+#include "skills_int.h"
+
+#include <rein/proc.h>
+
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+
+extern char **environ;
+
+#define DEFAULT_MAX_OUTPUT ((size_t)1 << 20)
+#define STDERR_KEPT        ((size_t)64 << 10)
+
+struct proc_runner {
+    char **argv;
+    size_t argc;
+    char *cwd;
+    char **env; /* "KEY=VALUE" from the manifest */
+    size_t nenv;
+    size_t max_output;
+};
+
+static void proc_close(void *state)
+{
+    struct proc_runner *p = state;
+
+    if (!p)
+        return;
+    for (size_t i = 0; p->argv && i < p->argc; i++)
+        rein_free(p->argv[i]);
+    for (size_t i = 0; p->env && i < p->nenv; i++)
+        rein_free(p->env[i]);
+    rein_free(p->argv);
+    rein_free(p->env);
+    rein_free(p->cwd);
+    rein_free(p);
+}
+
+/* path relative to base (when it is relative and base is known), as a new string. */
+static char *relative_to(const char *base, const char *path)
+{
+    if (path[0] == '/' || !base)
+        return rein_strdup(path);
+    return rein_asprintf("%s/%s", base, path);
+}
+
+static rein_err proc_open(const json_t *runner, const char *base_dir, void **state, rein_error *err)
+{
+    json_t *cmd = json_object_get(runner, "command"), *env = json_object_get(runner, "env");
+    json_t *cwd = json_object_get(runner, "cwd"),
+           *max = json_object_get(runner, "max_output_bytes");
+    struct proc_runner *p = rein_calloc(1, sizeof(*p));
+    const char *key;
+    json_t *v;
+    size_t i;
+
+    *state = NULL;
+    if (!p)
+        goto out_nomem;
+    p->argv = rein_calloc(json_array_size(cmd) + 1, sizeof(*p->argv));
+    p->env = rein_calloc(json_object_size(env) + 1, sizeof(*p->env));
+    if (!p->argv || !p->env)
+        goto out_nomem;
+    json_array_foreach(cmd, i, v)
+    {
+        const char *arg = json_string_value(v);
+        /* "./run.sh" is the skill's own program; "python3" is looked up in PATH. */
+        p->argv[i] = i == 0 && strchr(arg, '/') ? relative_to(base_dir, arg) : rein_strdup(arg);
+        if (!p->argv[i])
+            goto out_nomem;
+        p->argc++;
+    }
+    json_object_foreach(env, key, v)
+    {
+        if (strchr(key, '=') || !key[0]) {
+            proc_close(p);
+            return rein_error_set(err, REIN_ESCHEMA, "/env: \"%s\" is not a variable name", key);
+        }
+        p->env[p->nenv] = rein_asprintf("%s=%s", key, json_string_value(v));
+        if (!p->env[p->nenv])
+            goto out_nomem;
+        p->nenv++;
+    }
+    if (cwd) {
+        p->cwd = relative_to(base_dir, json_string_value(cwd));
+        if (!p->cwd)
+            goto out_nomem;
+    }
+    p->max_output = max ? (size_t)json_integer_value(max) : DEFAULT_MAX_OUTPUT;
+    *state = p;
+    return REIN_OK;
+
+out_nomem:
+    proc_close(p);
+    return rein_error_set(err, REIN_ENOMEM, "out of memory preparing a process runner");
+}
+
+/* True when entry ("KEY=VALUE") sets one of the variables in list. */
+static bool overridden(const char *entry, char *const *list, size_t n)
+{
+    const char *eq = strchr(entry, '=');
+    size_t klen = eq ? (size_t)(eq - entry) : strlen(entry);
+
+    for (size_t i = 0; i < n; i++) {
+        if (list[i] && strncmp(list[i], entry, klen) == 0 && list[i][klen] == '=')
+            return true;
+    }
+    return false;
+}
+
+/*
+ * The child's environment: rein's own, then the manifest's variables, then the call's
+ * REIN_* variables, each later one replacing an earlier one of the same name. The strings of
+ * the inherited part are borrowed from environ; extra holds the three made here.
+ */
+static const char **child_env(const struct proc_runner *p, const struct rein_invocation *inv,
+                              char *extra[3])
+{
+    size_t n = 0, total = p->nenv + 3;
+    const char **env;
+
+    for (char **e = environ; e && *e; e++)
+        total++;
+    env = rein_calloc(total + 1, sizeof(*env));
+    extra[0] = rein_asprintf("REIN_TOOL=%s", rein_tool_id(inv->tool));
+    extra[1] = rein_asprintf("REIN_CALL_ID=%s", inv->call_id);
+    extra[2] = rein_asprintf("REIN_TRACE_ID=%s", inv->trace_id);
+    if (!env || !extra[0] || !extra[1] || !extra[2]) {
+        rein_free(env);
+        return NULL;
+    }
+    for (char **e = environ; e && *e; e++) {
+        if (!overridden(*e, p->env, p->nenv) && !overridden(*e, extra, 3))
+            env[n++] = *e;
+    }
+    for (size_t i = 0; i < p->nenv; i++) {
+        if (!overridden(p->env[i], extra, 3))
+            env[n++] = p->env[i];
+    }
+    for (size_t i = 0; i < 3; i++)
+        env[n++] = extra[i];
+    env[n] = NULL;
+    return env;
+}
+
+/* The end of stderr, as a one-line tail for messages. */
+static void stderr_tail(const struct rein_buf *b, char *out, size_t size)
+{
+    size_t len = b->len;
+
+    while (len > 0 && (b->ptr[len - 1] == '\n' || b->ptr[len - 1] == ' '))
+        len--;
+    size_t start = len > size - 1 ? len - (size - 1) : 0;
+    while (start > 0 && start < len && ((unsigned char)b->ptr[start] & 0xc0) == 0x80)
+        start++;
+    rein__skills_snippet(b->ptr + start, len - start, out, size);
+}
+
+/* Turns a finished run into the reply. */
+static rein_err read_run(const struct proc_runner *p, const struct rein_invocation *inv,
+                         struct rein_proc_result *res, struct rein_tool_reply *reply,
+                         rein_error *err)
+{
+    const char *prog = p->argv[0];
+    char tail[400], head[200];
+    rein_error perr;
+    json_t *doc;
+    rein_err rc;
+
+    stderr_tail(&res->err, tail, sizeof(tail));
+    if (res->err.len)
+        reply->log = rein_strndup(res->err.ptr, res->err.len);
+    if (res->cancelled)
+        return rein_error_set(err, REIN_ECANCELED, "cancelled (%s); %s was stopped",
+                              rein_cancel_reason(inv->cancel), prog);
+    if (res->timed_out)
+        return rein_error_set(err, REIN_ETIMEDOUT,
+                              "timed out after %lld ms; %s and its process group were killed",
+                              (long long)res->duration_ms, prog);
+    if (res->stdout_truncated)
+        return rein_error_set(err, REIN_ETOOBIG,
+                              "%s printed more than %zu bytes on stdout and was stopped", prog,
+                              p->max_output);
+    if (res->term_signal)
+        return rein_error_set(err, REIN_EIO, "%s was killed by signal %d (SIG%s)%s%s", prog,
+                              res->term_signal, sigabbrev_np(res->term_signal) ?: "?",
+                              tail[0] ? ": " : "", tail);
+    rein_error_clear(&perr);
+    doc = res->out.len ? rein_json_parse(res->out.ptr, res->out.len, 0, &perr) : NULL;
+    if (!doc) {
+        if (res->exit_code != 0)
+            return rein_error_set(err, REIN_EIO, "%s exited with status %d%s%s", prog,
+                                  res->exit_code, tail[0] ? ": " : "", tail);
+        if (res->out.len == 0)
+            return rein_error_set(err, REIN_EIO,
+                                  "%s printed nothing on stdout; a skill prints one JSON result",
+                                  prog);
+        rein__skills_snippet(res->out.ptr, res->out.len, head, sizeof(head));
+        return rein_error_set(err, REIN_EIO,
+                              "%s printed output that is not one JSON document (%s): %s", prog,
+                              perr.msg, head);
+    }
+    rc = rein__skills_read_reply(doc, reply, err);
+    json_decref(doc);
+    if (rc == REIN_OK && res->exit_code != 0) {
+        json_decref(reply->output);
+        reply->output = NULL;
+        return rein_error_set(err, REIN_EIO, "%s exited with status %d after printing a result%s%s",
+                              prog, res->exit_code, tail[0] ? ": " : "", tail);
+    }
+    return rc;
+}
+
+static rein_err proc_invoke(void *state, const struct rein_invocation *inv,
+                            struct rein_tool_reply *reply, rein_error *err)
+{
+    const struct proc_runner *p = state;
+    struct rein_proc_result res;
+    struct rein_buf input;
+    char *extra[3] = {NULL, NULL, NULL};
+    const char **env;
+    rein_err rc;
+
+    rein_buf_init(&input, 0);
+    env = child_env(p, inv, extra);
+    if (!env || rein_invocation_write(inv, &input)) {
+        rc = rein_error_set(err, REIN_ENOMEM, "out of memory starting %s", p->argv[0]);
+        goto out;
+    }
+    struct rein_proc_run_opts opts = {
+        .proc = {.argv = (const char *const *)p->argv, .cwd = p->cwd, .env = env},
+        .input = input.ptr,
+        .input_len = input.len,
+        .stdout_max = p->max_output,
+        .stderr_max = STDERR_KEPT,
+        .kill_on_flood = true,
+        .keep_tail = false,
+        .timeout_ms = rein_invocation_remaining_ms(inv),
+        .cancel = inv->cancel,
+    };
+    if (opts.timeout_ms == 0) {
+        rc = rein_error_set(err, REIN_ETIMEDOUT, "timed out before %s could start", p->argv[0]);
+        goto out;
+    }
+    rc = rein_proc_run(&opts, &res, err);
+    if (rc) {
+        /* A program that cannot be started is the skill's fault, not the arguments'. */
+        rc = rc == REIN_ENOMEM ? rc : REIN_EIO;
+        goto out;
+    }
+    rc = read_run(p, inv, &res, reply, err);
+    rein_proc_result_release(&res);
+out:
+    for (int i = 0; i < 3; i++)
+        rein_free(extra[i]);
+    rein_free(env);
+    rein_buf_release(&input);
+    return rc;
+}
+
+const struct rein_runner_kind rein__skills_runner_process = {
+    .name = "process",
+    .schema = "{\"type\":\"object\",\"required\":[\"kind\",\"command\"],\"properties\":{"
+              "\"kind\":{\"const\":\"process\"},"
+              "\"command\":{\"type\":\"array\",\"minItems\":1,"
+              "\"items\":{\"type\":\"string\",\"minLength\":1}},"
+              "\"cwd\":{\"type\":\"string\",\"minLength\":1},"
+              "\"env\":{\"type\":\"object\",\"additionalProperties\":{\"type\":\"string\"}},"
+              "\"max_output_bytes\":{\"type\":\"integer\",\"minimum\":1,"
+              "\"maximum\":1073741824}},"
+              "\"additionalProperties\":false}",
+    .open = proc_open,
+    .invoke = proc_invoke,
+    .close = proc_close,
+};

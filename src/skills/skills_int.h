@@ -1,0 +1,115 @@
+/*
+ * Internals of the skills module (src/skills/): the allowed-roots configuration shared by the
+ * file skills, the reply reader shared by the process and HTTP runners, and the parsers the
+ * built-in skills are made of (exposed here for the fuzz targets and tests).
+ */
+#ifndef REIN_SKILLS_INT_H
+#define REIN_SKILLS_INT_H
+
+#include <rein/skills.h>
+
+#include "../tools/tools_int.h"
+
+/* ---- paths.c: the folders the file skills may read ---- */
+struct rein__skills_roots {
+    char **roots; /* real paths, no trailing slash (except "/") */
+    size_t n;
+    size_t max_file_bytes;
+};
+/* Resolves cfg's roots (realpath). New object in *out. */
+rein_err rein__skills_roots_new(const struct rein_skills_config *cfg,
+                                struct rein__skills_roots **out, rein_error *err);
+void rein__skills_roots_free(void *roots);
+/* True when real (a real path) is one of the roots or inside one. */
+bool rein__skills_roots_contain(const struct rein__skills_roots *r, const char *real);
+/*
+ * Resolves a path a model gave (relative to the first root, or absolute) to a real path
+ * inside the roots: *out is new (rein_free). REIN_EDENIED when it is outside, lexically or
+ * through a symbolic link; REIN_ENOTFOUND when it does not exist. what names the argument in
+ * messages ("root_dir").
+ */
+rein_err rein__skills_roots_resolve(const struct rein__skills_roots *r, const char *path,
+                                    const char *what, char **out, rein_error *err);
+
+/* ---- reply.c: reading what an external skill answered ---- */
+/*
+ * Reads one JSON document an external skill produced: an object with a boolean "ok" is a
+ * normalized result (ok → its output; not ok → its error's code, message and details); any
+ * other value is the output itself. Returns REIN_OK with reply->output set, or the error's
+ * code (rein_call_code_to_err) with err and reply->details set. doc is borrowed.
+ */
+rein_err rein__skills_read_reply(json_t *doc, struct rein_tool_reply *reply, rein_error *err);
+/* Copies up to max bytes of text into out as a one-line snippet (control bytes as spaces). */
+void rein__skills_snippet(const char *text, size_t len, char *out, size_t max);
+
+/*
+ * A regular expression a model gave as an argument, compiled with match limits so a
+ * pathological pattern cannot run away. Match with md and mctx; free with rein__skills_regex_free.
+ */
+struct rein__skills_regex {
+    pcre2_code *code;
+    pcre2_match_data *md;
+    pcre2_match_context *mctx;
+};
+/*
+ * Compiles pattern with options (PCRE2_UTF and PCRE2_MATCH_INVALID_UTF are added). A bad
+ * pattern is REIN_EINVALID: "<what> is not a valid regular expression: …" with a detail at
+ * path (the argument's JSON Pointer) in reply.
+ */
+rein_err rein__skills_regex_compile(struct rein__skills_regex *re, const char *pattern,
+                                    uint32_t options, const char *what, const char *path,
+                                    struct rein_tool_reply *reply, rein_error *err);
+void rein__skills_regex_free(struct rein__skills_regex *re);
+
+/* ---- calc.c: the calculator's expression parser ---- */
+enum rein__skills_calc_fail {
+    REIN__SKILLS_CALC_SYNTAX = 1, /* the expression is malformed: the model should fix it */
+    REIN__SKILLS_CALC_MATH, /* well-formed but undefined: division by zero, sqrt(-1), overflow */
+};
+struct rein__skills_calc_error {
+    enum rein__skills_calc_fail kind;
+    size_t position; /* 1-based byte position of the problem */
+    char msg[200];
+};
+rein_err rein__skills_calc_eval(const char *expr, size_t len, double *out,
+                                struct rein__skills_calc_error *e);
+
+/* ---- logparse.c: log line parsers ---- */
+enum rein__skills_log_format {
+    REIN__SKILLS_LOG_AUTO = 0,
+    REIN__SKILLS_LOG_JSON,
+    REIN__SKILLS_LOG_LOGFMT,
+    REIN__SKILLS_LOG_SYSLOG,
+    REIN__SKILLS_LOG_APACHE,
+    REIN__SKILLS_LOG_PLAIN,
+};
+const char *rein__skills_log_format_name(enum rein__skills_log_format f);
+bool rein__skills_log_format_parse(const char *text, enum rein__skills_log_format *out);
+/*
+ * Parses one line (no newline) in format f (AUTO tries each). Returns a new record
+ *   {format, time?, level?, message?, fields: {…}}
+ * or NULL when the line is not in that format (or memory is exhausted: *oom is set).
+ * level is normalised to trace|debug|info|warn|error|fatal.
+ */
+json_t *rein__skills_log_parse_line(enum rein__skills_log_format f, const char *line, size_t len,
+                                    bool *oom);
+/* Severity rank of a normalised level (trace 0 … fatal 5), -1 when unknown. */
+int rein__skills_log_level_rank(const char *level);
+/* The normalised level for a level word ("WARNING" → "warn"), or NULL. */
+const char *rein__skills_log_level_normalize(const char *word, size_t len);
+
+/* ---- the built-in skills (each registers itself) ---- */
+rein_err rein__skills_echo_register(rein_registry *reg, rein_error *err);
+rein_err rein__skills_calculator_register(rein_registry *reg, rein_error *err);
+rein_err rein__skills_file_search_register(rein_registry *reg, const struct rein_skills_config *cfg,
+                                           rein_error *err);
+rein_err rein__skills_log_transform_register(rein_registry *reg,
+                                             const struct rein_skills_config *cfg, rein_error *err);
+/* Parses a manifest given as JSON text (a constant in rein) and registers fn with it. */
+rein_err rein__skills_register(rein_registry *reg, const char *manifest_text, rein_tool_fn fn,
+                               void *userdata, void (*free_userdata)(void *userdata),
+                               rein_error *err);
+/* A JSON number for v: an integer when v is integral and exactly representable. */
+json_t *rein__skills_json_number(double v);
+
+#endif /* REIN_SKILLS_INT_H */

@@ -1,0 +1,673 @@
+/*
+ * The tool registry: tools by id, their compiled parameter schemas and route patterns, the
+ * runner kinds that execute them, and the tool lists each wire format expects (OpenAI
+ * `tools[].function`, Anthropic `tools[].input_schema`, MCP `tools/list`).
+ *
+ * A registry is filled once and then only read, by any number of threads: nothing in a lookup
+ * or an export writes to it. Exact lookups go through an open-addressing table; the repair
+ * steps (repair.c) scan the precomputed lower-case and normalised forms of each id.
+ */
+#include "tools_int.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+
+/* ---- the "builtin" runner kind: a C function and its userdata ---- */
+
+struct builtin_state {
+    rein_tool_fn fn;
+    void *userdata;
+    void (*free_userdata)(void *userdata);
+};
+
+static rein_err builtin_open(const json_t *runner, const char *base_dir, void **state,
+                             rein_error *err)
+{
+    (void)runner;
+    (void)base_dir;
+    *state = NULL;
+    return rein_error_set(err, REIN_ESCHEMA,
+                          "/kind: \"builtin\" tools are registered in C; a skill folder "
+                          "needs {\"kind\": \"process\", \"command\": [...]} or "
+                          "{\"kind\": \"http\", \"url\": \"...\"}");
+}
+
+static rein_err builtin_invoke(void *state, const struct rein_invocation *inv,
+                               struct rein_tool_reply *reply, rein_error *err)
+{
+    struct builtin_state *b = state;
+
+    return b->fn(b->userdata, inv, reply, err);
+}
+
+static void builtin_close(void *state)
+{
+    struct builtin_state *b = state;
+
+    if (b && b->free_userdata)
+        b->free_userdata(b->userdata);
+    rein_free(b);
+}
+
+const struct rein_runner_kind rein__tools_runner_builtin = {
+    .name = "builtin",
+    .schema = "{\"type\":\"object\",\"properties\":{\"kind\":{\"const\":\"builtin\"}},"
+              "\"additionalProperties\":false}",
+    .open = builtin_open,
+    .invoke = builtin_invoke,
+    .close = builtin_close,
+};
+
+/* ---- registry ---- */
+
+rein_registry *rein_registry_new(rein_error *err)
+{
+    static const struct rein_runner_kind *const standard[] = {
+        &rein__tools_runner_builtin, &rein__skills_runner_process, &rein__skills_runner_http};
+    rein_registry *reg = rein_calloc(1, sizeof(*reg));
+
+    if (!reg)
+        goto out_nomem;
+    reg->problems = json_array();
+    if (!reg->problems)
+        goto out_free;
+    for (size_t i = 0; i < sizeof(standard) / sizeof(standard[0]); i++) {
+        if (rein_registry_add_runner_kind(reg, standard[i], err))
+            goto out_free;
+    }
+    return reg;
+
+out_free:
+    rein_registry_free(reg);
+out_nomem:
+    rein_error_set(err, REIN_ENOMEM, "out of memory creating a registry");
+    return NULL;
+}
+
+static void tool_free(rein_tool *t)
+{
+    if (!t)
+        return;
+    if (t->kind && t->kind->close)
+        t->kind->close(t->state);
+    for (size_t i = 0; i < t->nroutes; i++) {
+        pcre2_code_free(t->routes[i].code);
+        rein_free(t->routes[i].pattern);
+    }
+    rein_free(t->routes);
+    rein_schema_free(t->schema);
+    json_decref(t->manifest);
+    rein_free(t->source);
+    rein_free(t);
+}
+
+void rein_registry_free(rein_registry *reg)
+{
+    if (!reg)
+        return;
+    for (size_t i = 0; i < reg->ntools; i++)
+        tool_free(reg->tools[i]);
+    rein_free(reg->tools);
+    rein_free(reg->slots);
+    for (size_t i = 0; i < reg->nkinds; i++)
+        rein_schema_free(reg->kinds[i].schema);
+    rein_free(reg->kinds);
+    json_decref(reg->problems);
+    rein_schema_free(reg->meta);
+    rein_free(reg);
+}
+
+struct rein__tools_kind_entry *rein__tools_kind(rein_registry *reg, const char *name)
+{
+    for (size_t i = 0; i < reg->nkinds; i++) {
+        if (strcmp(reg->kinds[i].kind->name, name) == 0)
+            return &reg->kinds[i];
+    }
+    return NULL;
+}
+
+rein_err rein_registry_add_runner_kind(rein_registry *reg, const struct rein_runner_kind *kind,
+                                       rein_error *err)
+{
+    if (!reg || !kind || !kind->name || !kind->invoke)
+        return rein_error_set(err, REIN_EINVAL, "a runner kind needs a name and an invoke");
+    if (rein__tools_kind(reg, kind->name))
+        return rein_error_set(err, REIN_EEXIST, "runner kind %s is already known", kind->name);
+    if (reg->nkinds == reg->kinds_cap) {
+        size_t cap = reg->kinds_cap ? 2 * reg->kinds_cap : 4;
+        struct rein__tools_kind_entry *k = rein_realloc(reg->kinds, cap * sizeof(*k));
+        if (!k)
+            return rein_error_set(err, REIN_ENOMEM, "out of memory adding a runner kind");
+        reg->kinds = k;
+        reg->kinds_cap = cap;
+    }
+    reg->kinds[reg->nkinds++] = (struct rein__tools_kind_entry){kind, NULL};
+    return REIN_OK;
+}
+
+static uint32_t hash_name(const char *s, size_t len)
+{
+    uint32_t h = 2166136261u;
+
+    for (size_t i = 0; i < len; i++)
+        h = (h ^ (unsigned char)s[i]) * 16777619u;
+    return h;
+}
+
+/* Rebuilds the id table with room for n tools (load factor at most one half). */
+static rein_err rehash(rein_registry *reg, size_t n)
+{
+    size_t nslots = 16;
+    uint32_t *slots;
+
+    while (nslots < 2 * n)
+        nslots *= 2;
+    if (nslots == reg->nslots)
+        return REIN_OK;
+    slots = rein_calloc(nslots, sizeof(*slots));
+    if (!slots)
+        return REIN_ENOMEM;
+    for (size_t i = 0; i < reg->ntools; i++) {
+        size_t h = hash_name(reg->tools[i]->id, reg->tools[i]->id_len) & (nslots - 1);
+        while (slots[h])
+            h = (h + 1) & (nslots - 1);
+        slots[h] = (uint32_t)(i + 1);
+    }
+    rein_free(reg->slots);
+    reg->slots = slots;
+    reg->nslots = nslots;
+    return REIN_OK;
+}
+
+const rein_tool *rein__tools_lookup(const rein_registry *reg, const char *id, size_t len)
+{
+    size_t h;
+
+    if (!reg->nslots)
+        return NULL;
+    h = hash_name(id, len) & (reg->nslots - 1);
+    while (reg->slots[h]) {
+        const rein_tool *t = reg->tools[reg->slots[h] - 1];
+        if (t->id_len == len && memcmp(t->id, id, len) == 0)
+            return t;
+        h = (h + 1) & (reg->nslots - 1);
+    }
+    return NULL;
+}
+
+const rein_tool *rein_registry_get(const rein_registry *reg, const char *id)
+{
+    if (!reg || !id)
+        return NULL;
+    return rein__tools_lookup(reg, id, strlen(id));
+}
+
+/* Sets pointer to base + the pointer that leads err->msg, when it has one. */
+static void pointer_from(char *pointer, size_t size, const char *base, const char *msg)
+{
+    size_t n = msg[0] == '/' ? strcspn(msg, " ") : 0;
+
+    if (!pointer || !size)
+        return;
+    if (n > 0 && msg[n - 1] == ':')
+        n--;
+    snprintf(pointer, size, "%s%.*s", base, (int)n, msg);
+}
+
+static rein_err compile_routes(rein_tool *t, char *pointer, size_t pointer_size, rein_error *err)
+{
+    json_t *routes = json_object_get(t->manifest, "routes");
+    size_t n = json_array_size(routes);
+
+    if (n == 0)
+        return REIN_OK;
+    t->routes = rein_calloc(n, sizeof(*t->routes));
+    if (!t->routes)
+        return rein_error_set(err, REIN_ENOMEM, "out of memory compiling routes");
+    for (size_t i = 0; i < n; i++) {
+        const char *pat = json_string_value(json_array_get(routes, i));
+        int errcode;
+        PCRE2_SIZE off;
+        struct rein__tools_route *r = &t->routes[i];
+
+        r->pattern = rein_strdup(pat);
+        if (!r->pattern)
+            return rein_error_set(err, REIN_ENOMEM, "out of memory compiling routes");
+        t->nroutes++;
+        r->code = pcre2_compile((PCRE2_SPTR)pat, PCRE2_ZERO_TERMINATED, PCRE2_UTF | PCRE2_UCP,
+                                &errcode, &off, NULL);
+        if (!r->code) {
+            PCRE2_UCHAR text[160];
+            pcre2_get_error_message(errcode, text, sizeof(text));
+            if (pointer)
+                snprintf(pointer, pointer_size, "/routes/%zu", i);
+            return rein_error_set(err, REIN_ESCHEMA, "/routes/%zu: %s at offset %zu", i,
+                                  (const char *)text, (size_t)off);
+        }
+        /* JIT is an optimisation; interpreting works when it is unavailable. */
+        (void)pcre2_jit_compile(r->code, PCRE2_JIT_COMPLETE);
+    }
+    return REIN_OK;
+}
+
+/* Builds the tool from a checked, normalized manifest (taken). */
+static rein_err tool_build(rein_tool *t, json_t *manifest, const char *source, char *pointer,
+                           size_t pointer_size, rein_error *err)
+{
+    const char *id = json_string_value(json_object_get(manifest, "id"));
+    rein_error serr;
+
+    t->manifest = manifest;
+    t->id_len = strlen(id);
+    memcpy(t->id, id, t->id_len + 1);
+    rein__tools_name_lower(t->id, t->id_len, t->lower);
+    rein__tools_name_normalize(t->id, t->id_len, t->norm);
+    t->description = json_string_value(json_object_get(manifest, "description"));
+    t->parameters = json_object_get(manifest, "parameters");
+    t->destructive = json_is_true(json_object_get(manifest, "destructive"));
+    t->read_only = json_is_true(json_object_get(manifest, "read_only"));
+    t->sequential = json_is_true(json_object_get(manifest, "sequential"));
+    t->timeout_ms = (int64_t)json_integer_value(json_object_get(manifest, "timeout_ms"));
+    t->source = rein_strdup(source ? source : "builtin");
+    if (!t->source)
+        return rein_error_set(err, REIN_ENOMEM, "out of memory adding %s", id);
+    rein_error_clear(&serr);
+    t->schema = rein_schema_compile(t->parameters, NULL, &serr);
+    if (!t->schema) {
+        pointer_from(pointer, pointer_size, "/parameters", serr.msg);
+        return rein_error_set(err, serr.code == REIN_ENOMEM ? REIN_ENOMEM : REIN_ESCHEMA,
+                              "/parameters%s%s", serr.msg[0] == '/' ? "" : ": ", serr.msg);
+    }
+    t->has_defaults = rein__tools_has_defaults(t->parameters);
+    return compile_routes(t, pointer, pointer_size, err);
+}
+
+static rein_err insert(rein_registry *reg, rein_tool *t, rein_error *err)
+{
+    if (reg->ntools == reg->cap) {
+        size_t cap = reg->cap ? 2 * reg->cap : 8;
+        rein_tool **v = rein_realloc(reg->tools, cap * sizeof(rein_tool *));
+        if (!v)
+            return rein_error_set(err, REIN_ENOMEM, "out of memory adding %s", t->id);
+        reg->tools = v;
+        reg->cap = cap;
+    }
+    if (rehash(reg, reg->ntools + 1))
+        return rein_error_set(err, REIN_ENOMEM, "out of memory adding %s", t->id);
+    size_t h = hash_name(t->id, t->id_len) & (reg->nslots - 1);
+    while (reg->slots[h])
+        h = (h + 1) & (reg->nslots - 1);
+    reg->tools[reg->ntools++] = t;
+    reg->slots[h] = (uint32_t)reg->ntools;
+    return REIN_OK;
+}
+
+/* Finds and opens the runner a manifest's runner object names. */
+static rein_err open_runner(rein_registry *reg, rein_tool *t, const char *base_dir, char *pointer,
+                            size_t pointer_size, rein_error *err)
+{
+    json_t *runner = json_object_get(t->manifest, "runner");
+    const char *name = json_string_value(json_object_get(runner, "kind"));
+    struct rein__tools_kind_entry *k = rein__tools_kind(reg, name);
+    rein_err rc;
+
+    if (!k) {
+        struct rein_buf known;
+        rein_buf_init(&known, 256);
+        for (size_t i = 0; i < reg->nkinds; i++)
+            rein__tools_ignore(
+                rein_buf_addf(&known, "%s%s", i ? ", " : "", reg->kinds[i].kind->name));
+        if (pointer)
+            snprintf(pointer, pointer_size, "/runner/kind");
+        rc =
+            rein_error_set(err, REIN_ENOTFOUND,
+                           "/runner/kind: unknown runner kind \"%s\" (known: %s)", name, known.ptr);
+        rein_buf_release(&known);
+        return rc;
+    }
+    rc = rein__tools_runner_check(reg, k, runner, pointer, pointer_size, err);
+    if (rc)
+        return rc;
+    rc = k->kind->open ? k->kind->open(runner, base_dir, &t->state, err) : REIN_OK;
+    if (rc) {
+        /* The runner's pointers are relative to its object. */
+        if (err) {
+            rein_error_prefix(err, err->msg[0] == '/' ? "/runner" : "/runner: ");
+            pointer_from(pointer, pointer_size, "", err->msg);
+        }
+        return rc;
+    }
+    t->kind = k->kind;
+    return REIN_OK;
+}
+
+rein_err rein__tools_add(rein_registry *reg, json_t *manifest, const struct rein_runner_kind *kind,
+                         void *state, const char *base_dir, const char *source, char *pointer,
+                         size_t pointer_size, rein_error *err)
+{
+    json_t *norm = NULL;
+    rein_tool *t;
+    rein_err rc;
+
+    if (pointer && pointer_size)
+        pointer[0] = '\0';
+    if (!reg) {
+        rc = rein_error_set(err, REIN_EINVAL, "no registry");
+        goto out_close;
+    }
+    rc = rein__tools_manifest_check(reg, manifest, kind ? kind->name : "builtin", &norm, pointer,
+                                    pointer_size, err);
+    if (rc)
+        goto out_close;
+    const char *id = json_string_value(json_object_get(norm, "id"));
+    if (rein_registry_get(reg, id)) {
+        if (pointer)
+            snprintf(pointer, pointer_size, "/id");
+        rc = rein_error_set(err, REIN_EEXIST, "/id: a tool named %s is already registered", id);
+        json_decref(norm);
+        goto out_close;
+    }
+    t = rein_calloc(1, sizeof(*t));
+    if (!t) {
+        json_decref(norm);
+        rc = rein_error_set(err, REIN_ENOMEM, "out of memory adding %s", id);
+        goto out_close;
+    }
+    rc = tool_build(t, norm, source, pointer, pointer_size, err);
+    if (!rc && kind) {
+        t->kind = kind;
+        t->state = state;
+        state = NULL; /* the tool owns it now, also when a later step fails */
+        kind = NULL;
+    } else if (!rc) {
+        rc = open_runner(reg, t, base_dir, pointer, pointer_size, err);
+    }
+    if (!rc)
+        rc = insert(reg, t, err);
+    if (rc) {
+        tool_free(t);
+        goto out_close;
+    }
+    return REIN_OK;
+
+out_close:
+    if (kind && kind->close)
+        kind->close(state);
+    return rc;
+}
+
+rein_err rein_registry_add_manifest(rein_registry *reg, json_t *manifest, const char *base_dir,
+                                    const char *source, rein_error *err)
+{
+    return rein__tools_add(reg, manifest, NULL, NULL, base_dir, source, NULL, 0, err);
+}
+
+rein_err rein_registry_add_builtin(rein_registry *reg, json_t *manifest, rein_tool_fn fn,
+                                   void *userdata, void (*free_userdata)(void *userdata),
+                                   rein_error *err)
+{
+    struct builtin_state *b = rein_calloc(1, sizeof(*b));
+    json_t *runner = json_object_get(manifest, "runner");
+    const char *kind = json_string_value(json_object_get(runner, "kind"));
+
+    if (!b) {
+        if (free_userdata)
+            free_userdata(userdata);
+        return rein_error_set(err, REIN_ENOMEM, "out of memory adding a built-in tool");
+    }
+    *b = (struct builtin_state){fn, userdata, free_userdata};
+    if (!fn || (runner && (!kind || strcmp(kind, "builtin") != 0))) {
+        builtin_close(b);
+        return rein_error_set(err, REIN_EINVAL,
+                              "/runner: a built-in tool has a C function and runner kind builtin");
+    }
+    return rein__tools_add(reg, manifest, &rein__tools_runner_builtin, b, NULL, NULL, NULL, 0, err);
+}
+
+rein_err rein_registry_add_tool(rein_registry *reg, json_t *manifest,
+                                const struct rein_runner_kind *kind, void *state, rein_error *err)
+{
+    if (!kind || !kind->invoke) {
+        if (kind && kind->close)
+            kind->close(state);
+        return rein_error_set(err, REIN_EINVAL, "a tool needs a runner kind with an invoke");
+    }
+    return rein__tools_add(reg, manifest, kind, state, NULL, NULL, NULL, 0, err);
+}
+
+const json_t *rein_registry_problems(const rein_registry *reg)
+{
+    return reg ? reg->problems : NULL;
+}
+
+size_t rein_registry_count(const rein_registry *reg)
+{
+    return reg ? reg->ntools : 0;
+}
+
+const rein_tool *rein_registry_at(const rein_registry *reg, size_t i)
+{
+    return reg && i < reg->ntools ? reg->tools[i] : NULL;
+}
+
+/* ---- tool accessors ---- */
+
+const char *rein_tool_id(const rein_tool *t)
+{
+    return t->id;
+}
+
+const char *rein_tool_description(const rein_tool *t)
+{
+    return t->description;
+}
+
+const json_t *rein_tool_manifest(const rein_tool *t)
+{
+    return t->manifest;
+}
+
+const json_t *rein_tool_parameters(const rein_tool *t)
+{
+    return t->parameters;
+}
+
+const rein_schema *rein_tool_schema(const rein_tool *t)
+{
+    return t->schema;
+}
+
+const char *rein_tool_runner_kind(const rein_tool *t)
+{
+    return t->kind ? t->kind->name : "";
+}
+
+const char *rein_tool_source(const rein_tool *t)
+{
+    return t->source;
+}
+
+bool rein_tool_is_destructive(const rein_tool *t)
+{
+    return t->destructive;
+}
+
+bool rein_tool_is_read_only(const rein_tool *t)
+{
+    return t->read_only;
+}
+
+bool rein_tool_is_sequential(const rein_tool *t)
+{
+    return t->sequential;
+}
+
+int64_t rein_tool_timeout_ms(const rein_tool *t)
+{
+    return t->timeout_ms;
+}
+
+size_t rein_tool_route_count(const rein_tool *t)
+{
+    return t->nroutes;
+}
+
+const char *rein_tool_route_pattern(const rein_tool *t, size_t i)
+{
+    return i < t->nroutes ? t->routes[i].pattern : NULL;
+}
+
+/* Limits that keep a pathological pattern from running for long on a long message. */
+static pcre2_match_context *match_ctx;
+static pthread_once_t match_ctx_once = PTHREAD_ONCE_INIT;
+
+static void make_match_ctx(void)
+{
+    match_ctx = pcre2_match_context_create(NULL);
+    if (match_ctx) {
+        pcre2_set_match_limit(match_ctx, 1000000);
+        pcre2_set_depth_limit(match_ctx, 10000);
+    }
+}
+
+static rein_err captures_json(const struct rein__tools_route *r, const char *text,
+                              pcre2_match_data *md, json_t **out)
+{
+    uint32_t count = 0, entry = 0;
+    PCRE2_SPTR table = NULL;
+    PCRE2_SIZE *ov = pcre2_get_ovector_pointer(md);
+    json_t *obj = json_object();
+
+    if (!obj)
+        return REIN_ENOMEM;
+    pcre2_pattern_info(r->code, PCRE2_INFO_NAMECOUNT, &count);
+    pcre2_pattern_info(r->code, PCRE2_INFO_NAMEENTRYSIZE, &entry);
+    pcre2_pattern_info(r->code, PCRE2_INFO_NAMETABLE, &table);
+    for (uint32_t i = 0; i < count; i++) {
+        PCRE2_SPTR e = table + (size_t)i * entry;
+        uint32_t group = ((uint32_t)e[0] << 8) | e[1];
+        if (ov[2 * group] == PCRE2_UNSET)
+            continue;
+        json_t *v =
+            rein__tools_string_lossy(text + ov[2 * group], ov[2 * group + 1] - ov[2 * group]);
+        if (!v || json_object_set_new(obj, (const char *)(e + 2), v)) {
+            json_decref(obj);
+            return REIN_ENOMEM;
+        }
+    }
+    *out = obj;
+    return REIN_OK;
+}
+
+rein_err rein_tool_route_match(const rein_tool *t, size_t i, const char *text, size_t len,
+                               json_t **captures, rein_error *err)
+{
+    pcre2_match_data *md;
+    int rc;
+    rein_err out = REIN_OK;
+
+    if (captures)
+        *captures = NULL;
+    if (!t || i >= t->nroutes || !text)
+        return rein_error_set(err, REIN_EINVAL, "no route %zu", i);
+    pthread_once(&match_ctx_once, make_match_ctx);
+    md = pcre2_match_data_create_from_pattern(t->routes[i].code, NULL);
+    if (!md)
+        return rein_error_set(err, REIN_ENOMEM, "out of memory matching a route");
+    rc = pcre2_match(t->routes[i].code, (PCRE2_SPTR)text, len, 0, 0, md, match_ctx);
+    if (rc == PCRE2_ERROR_NOMATCH) {
+        out = REIN_ENOTFOUND;
+    } else if (rc == PCRE2_ERROR_MATCHLIMIT || rc == PCRE2_ERROR_DEPTHLIMIT) {
+        out = rein_error_set(err, REIN_ETOOBIG, "route %s: match limit reached",
+                             t->routes[i].pattern);
+    } else if (rc < 0) {
+        PCRE2_UCHAR msg[160];
+        pcre2_get_error_message(rc, msg, sizeof(msg));
+        out = rein_error_set(err, REIN_EINVAL, "route %s: %s", t->routes[i].pattern,
+                             (const char *)msg);
+    } else if (captures && captures_json(&t->routes[i], text, md, captures)) {
+        out = rein_error_set(err, REIN_ENOMEM, "out of memory matching a route");
+    }
+    pcre2_match_data_free(md);
+    return out;
+}
+
+/* ---- exports ---- */
+
+static json_t *mcp_annotations(const rein_tool *t)
+{
+    const json_t *m = t->manifest;
+    json_t *a = json_pack("{s:O*, s:b, s:b, s:O*, s:O*}", "title", json_object_get(m, "title"),
+                          "readOnlyHint", t->read_only, "destructiveHint", t->destructive,
+                          "idempotentHint", json_object_get(m, "idempotent"), "openWorldHint",
+                          json_object_get(m, "open_world"));
+
+    return a;
+}
+
+json_t *rein_tool_json(const rein_tool *t, enum rein_tool_format fmt)
+{
+    json_t *title;
+
+    switch (fmt) {
+    case REIN_TOOLS_OPENAI:
+        return json_pack("{s:s, s:{s:s, s:s, s:O}}", "type", "function", "function", "name", t->id,
+                         "description", t->description, "parameters", t->parameters);
+    case REIN_TOOLS_ANTHROPIC:
+        return json_pack("{s:s, s:s, s:O}", "name", t->id, "description", t->description,
+                         "input_schema", t->parameters);
+    case REIN_TOOLS_MCP:
+        title = json_object_get(t->manifest, "title");
+        return json_pack("{s:s, s:O*, s:s, s:O, s:o}", "name", t->id, "title", title, "description",
+                         t->description, "inputSchema", t->parameters, "annotations",
+                         mcp_annotations(t));
+    }
+    return NULL;
+}
+
+/* New array of f(tool) for every tool. */
+static json_t *collect(const rein_registry *reg, json_t *(*f)(const rein_tool *t, int fmt), int fmt)
+{
+    json_t *arr = json_array();
+
+    for (size_t i = 0; arr && i < reg->ntools; i++) {
+        if (json_array_append_new(arr, f(reg->tools[i], fmt))) {
+            json_decref(arr);
+            return NULL;
+        }
+    }
+    return arr;
+}
+
+static json_t *as_format(const rein_tool *t, int fmt)
+{
+    return rein_tool_json(t, (enum rein_tool_format)fmt);
+}
+
+static json_t *as_manifest(const rein_tool *t, int fmt)
+{
+    (void)fmt;
+    return json_incref(t->manifest);
+}
+
+static json_t *as_name(const rein_tool *t, int fmt)
+{
+    (void)fmt;
+    return json_string(t->id);
+}
+
+json_t *rein_registry_tools_json(const rein_registry *reg, enum rein_tool_format fmt)
+{
+    return reg ? collect(reg, as_format, (int)fmt) : NULL;
+}
+
+json_t *rein_registry_manifests_json(const rein_registry *reg)
+{
+    return reg ? collect(reg, as_manifest, 0) : NULL;
+}
+
+json_t *rein_registry_names_json(const rein_registry *reg)
+{
+    return reg ? collect(reg, as_name, 0) : NULL;
+}

@@ -1,0 +1,395 @@
+/*
+ * Integration tests for the process and HTTP runners (src/skills/runner_*.c), through the call
+ * pipeline, against real programs (tests/support/bin/skill_proc) and a real HTTP server on
+ * loopback (tests/support/skill_http.c): the call on stdin and in the POST body, results and
+ * normalized errors read back, and every way an external skill can misbehave: hanging (the
+ * timeout kills the whole process group), crashing, printing garbage, flooding stdout, failing
+ * with a message on stderr, answering HTML, hanging up, answering too much.
+ */
+/* rein-test-timeout: 60 */
+#include "test.h"
+
+#include "skill_http.h"
+
+#include <pthread.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static rein_registry *registry_with(const char *manifest, const char *base_dir)
+{
+    rein_error err;
+    rein_registry *reg = rein_registry_new(&err);
+    json_t *m = rein_json_parse(manifest, strlen(manifest), 0, &err);
+
+    assert_non_null(reg);
+    assert_non_null(m);
+    assert_rein_ok(rein_registry_add_manifest(reg, m, base_dir, "test", &err), &err);
+    json_decref(m);
+    return reg;
+}
+
+/* A registry with one process skill running skill_proc in mode, and extra runner members. */
+static rein_registry *proc_skill(const char *mode, const char *extra_args, const char *runner_extra,
+                                 int timeout_ms)
+{
+    char manifest[4096];
+
+    snprintf(manifest, sizeof(manifest),
+             "{\"id\":\"ext\",\"description\":\"an external skill\",\"timeout_ms\":%d,"
+             "\"parameters\":{\"type\":\"object\",\"properties\":{\"city\":{\"type\":\"string\"}}},"
+             "\"runner\":{\"kind\":\"process\",\"command\":[\"%s/skill_proc\",\"%s\"%s]%s}}",
+             timeout_ms, test_bin_dir(), mode, extra_args ? extra_args : "",
+             runner_extra ? runner_extra : "");
+    return registry_with(manifest, NULL);
+}
+
+static rein_call_result *run(const rein_registry *reg, const char *args, rein_cancel *cancel)
+{
+    struct rein_call_input in = {.call_id = "call_42",
+                                 .name = "ext",
+                                 .args_text = args,
+                                 .args_len = strlen(args),
+                                 .trace_id = "4bf92f3577b34da6a3ce929d0e0e4736"};
+    struct rein_call_opts opts = {.cancel = cancel};
+    rein_call_result *res = NULL;
+
+    assert_rein_ok(rein_call_run(reg, &in, &opts, &res, NULL), NULL);
+    return res;
+}
+
+static void expect(rein_call_result *res, enum rein_call_code code, const char *says)
+{
+    if (rein_call_result_code(res) != code || !strstr(rein_call_result_message(res), says)) {
+        print_error("got %s \"%s\", want %s \"%s\"\n",
+                    rein_call_code_name(rein_call_result_code(res)) ?: "ok",
+                    rein_call_result_message(res), rein_call_code_name(code) ?: "ok", says);
+        fail();
+    }
+}
+
+/* ---- process ---- */
+
+static void test_process_gets_the_call_and_answers(void **state)
+{
+    rein_registry *reg =
+        proc_skill("echo", NULL, ",\"env\":{\"SKILL_GREETING\":\"bonjour\"}", 10000);
+    rein_call_result *res = run(reg, "{\"city\": \"Paris\"}", NULL);
+    const json_t *out = rein_call_result_output(res), *callj, *env;
+
+    (void)state;
+    expect(res, REIN_CALL_OK, "");
+    callj = json_object_get(out, "call");
+    env = json_object_get(out, "env");
+    assert_string_equal(json_string_value(json_object_get(callj, "tool")), "ext");
+    assert_string_equal(json_string_value(json_object_get(callj, "call_id")), "call_42");
+    assert_string_equal(json_string_value(json_object_get(callj, "trace_id")),
+                        "4bf92f3577b34da6a3ce929d0e0e4736");
+    assert_string_equal(
+        json_string_value(json_object_get(json_object_get(callj, "arguments"), "city")), "Paris");
+    assert_true(json_integer_value(json_object_get(callj, "timeout_ms")) > 0);
+    assert_string_equal(json_string_value(json_object_get(env, "REIN_TOOL")), "ext");
+    assert_string_equal(json_string_value(json_object_get(env, "REIN_CALL_ID")), "call_42");
+    assert_string_equal(json_string_value(json_object_get(env, "SKILL_GREETING")), "bonjour");
+    rein_call_result_free(res);
+    rein_registry_free(reg);
+}
+
+static void test_process_reports_its_own_normalized_error(void **state)
+{
+    rein_registry *reg = proc_skill("error", NULL, NULL, 10000);
+    rein_call_result *res = run(reg, "{\"city\": \"Atlantis\"}", NULL);
+    const json_t *p;
+
+    (void)state;
+    expect(res, REIN_CALL_INVALID_ARGUMENTS, "city is not known");
+    p = rein_call_result_invalid_json(res);
+    assert_non_null(p);
+    assert_string_equal(json_string_value(json_object_get(p, "error")),
+                        "Invalid arguments: city is not known");
+    assert_string_equal(
+        json_string_value(json_object_get(json_array_get(json_object_get(p, "errors"), 0), "path")),
+        "/city");
+    rein_call_result_free(res);
+    rein_registry_free(reg);
+}
+
+static bool alive(pid_t pid)
+{
+    char path[64], stat[256] = "";
+    FILE *f;
+
+    snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+    f = fopen(path, "r");
+    if (!f)
+        return false;
+    if (!fgets(stat, sizeof(stat), f))
+        stat[0] = '\0';
+    fclose(f);
+    char *close_paren = strrchr(stat, ')');
+    return close_paren && close_paren[1] == ' ' && close_paren[2] != 'Z';
+}
+
+static void test_process_that_hangs_is_killed_with_its_group(void **state)
+{
+    char *dir = test_tmpdir(), extra[4300], *pidfile, pidpath[4200];
+    rein_registry *reg;
+    rein_call_result *res;
+    int64_t t0 = rein_now_ms();
+    size_t len;
+
+    (void)state;
+    snprintf(pidpath, sizeof(pidpath), "%s/grandchild.pid", dir);
+    snprintf(extra, sizeof(extra), ",\"%s\"", pidpath);
+    reg = proc_skill("hang", extra, NULL, 300);
+    res = run(reg, "{}", NULL);
+    expect(res, REIN_CALL_TIMEOUT, "process group were killed");
+    assert_int_equal(rein_call_result_status(res), REIN_CALL_ERROR);
+    assert_true(rein_now_ms() - t0 < 10000);
+    pidfile = test_read_file(pidpath, &len);
+    assert_non_null(pidfile);
+    pid_t grandchild = (pid_t)strtol(pidfile, NULL, 10);
+    free(pidfile);
+    for (int i = 0; i < 200 && alive(grandchild); i++)
+        rein_sleep_ms(10);
+    assert_false(alive(grandchild));
+    rein_call_result_free(res);
+    rein_registry_free(reg);
+    test_rmtree(dir);
+    free(dir);
+}
+
+static void *cancel_later(void *arg)
+{
+    rein_sleep_ms(100);
+    rein_cancel_trigger(arg, "turn cancelled");
+    return NULL;
+}
+
+static void test_cancel_stops_a_process(void **state)
+{
+    rein_registry *reg = proc_skill("hang", NULL, NULL, 30000);
+    rein_cancel *c = rein_cancel_new();
+    pthread_t t;
+    int64_t t0 = rein_now_ms();
+    rein_call_result *res;
+
+    (void)state;
+    assert_int_equal(pthread_create(&t, NULL, cancel_later, c), 0);
+    res = run(reg, "{}", c);
+    pthread_join(t, NULL);
+    expect(res, REIN_CALL_CANCELLED, "turn cancelled");
+    assert_true(rein_now_ms() - t0 < 10000);
+    rein_call_result_free(res);
+    rein_cancel_unref(c);
+    rein_registry_free(reg);
+}
+
+static void test_process_misbehaviour(void **state)
+{
+    static const struct {
+        const char *mode;
+        enum rein_call_code code;
+        const char *says;
+    } cases[] = {
+        {"crash", REIN_CALL_EXECUTION_FAILED, "killed by signal 11 (SIGSEGV)"},
+        {"garbage", REIN_CALL_EXECUTION_FAILED, "not one JSON document"},
+        {"flood", REIN_CALL_EXECUTION_FAILED, "more than 65536 bytes"},
+        {"fail", REIN_CALL_EXECUTION_FAILED, "exited with status 3: warming up fatal: the index"},
+        {"nothing", REIN_CALL_EXECUTION_FAILED, "printed nothing"},
+        {"two", REIN_CALL_EXECUTION_FAILED, "not one JSON document"},
+    };
+
+    (void)state;
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        rein_registry *reg = proc_skill(cases[i].mode, NULL, ",\"max_output_bytes\":65536", 10000);
+        rein_call_result *res = run(reg, "{}", NULL);
+        expect(res, cases[i].code, cases[i].says);
+        /* Failures of a skill that ran are errors, not invalid calls: no invalid payload. */
+        assert_null(rein_call_result_invalid_json(res));
+        if (strcmp(cases[i].mode, "fail") == 0)
+            assert_non_null(strstr(rein_call_result_log(res), "the index is corrupt"));
+        rein_call_result_free(res);
+        rein_registry_free(reg);
+    }
+}
+
+static void test_process_paths_are_relative_to_the_manifest(void **state)
+{
+    char *dir = test_tmpdir(), manifest[4096], target[4200], linkpath[4200];
+    rein_registry *reg;
+    rein_call_result *res;
+    const char *cwd;
+
+    (void)state;
+    /* ./bin/skill is the skill's own program; cwd "work" is a folder next to the manifest. */
+    snprintf(target, sizeof(target), "%s/skill_proc", test_bin_dir());
+    snprintf(linkpath, sizeof(linkpath), "%s/bin", dir);
+    assert_int_equal(mkdir(linkpath, 0755), 0);
+    snprintf(linkpath, sizeof(linkpath), "%s/bin/skill", dir);
+    assert_int_equal(symlink(target, linkpath), 0);
+    snprintf(linkpath, sizeof(linkpath), "%s/work", dir);
+    assert_int_equal(mkdir(linkpath, 0755), 0);
+    snprintf(manifest, sizeof(manifest),
+             "{\"id\":\"ext\",\"description\":\"d\",\"parameters\":{\"type\":\"object\"},"
+             "\"runner\":{\"kind\":\"process\",\"command\":[\"./bin/skill\",\"cwd\"],"
+             "\"cwd\":\"work\"}}");
+    reg = registry_with(manifest, dir);
+    res = run(reg, "{}", NULL);
+    expect(res, REIN_CALL_OK, "");
+    cwd = json_string_value(json_object_get(rein_call_result_output(res), "cwd"));
+    assert_non_null(cwd);
+    assert_non_null(strstr(cwd, "/work"));
+    rein_call_result_free(res);
+    rein_registry_free(reg);
+    /* A program that does not exist is the skill's failure. */
+    reg =
+        registry_with("{\"id\":\"ext\",\"description\":\"d\",\"parameters\":{\"type\":\"object\"},"
+                      "\"runner\":{\"kind\":\"process\",\"command\":[\"./missing\"]}}",
+                      dir);
+    res = run(reg, "{}", NULL);
+    expect(res, REIN_CALL_EXECUTION_FAILED, "cannot run");
+    rein_call_result_free(res);
+    rein_registry_free(reg);
+    test_rmtree(dir);
+    free(dir);
+}
+
+/* ---- HTTP ---- */
+
+static rein_registry *http_skill(const struct skill_http *srv, const char *path, int timeout_ms,
+                                 const char *extra)
+{
+    char manifest[2048];
+
+    snprintf(manifest, sizeof(manifest),
+             "{\"id\":\"ext\",\"description\":\"d\",\"timeout_ms\":%d,"
+             "\"parameters\":{\"type\":\"object\"},"
+             "\"runner\":{\"kind\":\"http\",\"url\":\"http://127.0.0.1:%d%s\"%s}}",
+             timeout_ms, srv ? skill_http_port(srv) : test_free_port(), path, extra ? extra : "");
+    return registry_with(manifest, NULL);
+}
+
+static void test_http_posts_the_call_and_reads_the_result(void **state)
+{
+    struct skill_http *srv = skill_http_start();
+    rein_registry *reg;
+    rein_call_result *res;
+    const json_t *out;
+
+    (void)state;
+    assert_non_null(srv);
+    reg = http_skill(srv, "/ok", 10000, NULL);
+    res = run(reg, "{\"q\": \"weather\"}", NULL);
+    expect(res, REIN_CALL_OK, "");
+    out = rein_call_result_output(res);
+    assert_string_equal(json_string_value(json_object_get(out, "trace")),
+                        "4bf92f3577b34da6a3ce929d0e0e4736");
+    const json_t *got = json_object_get(out, "received");
+    assert_string_equal(json_string_value(json_object_get(got, "call_id")), "call_42");
+    assert_string_equal(json_string_value(json_object_get(json_object_get(got, "arguments"), "q")),
+                        "weather");
+    rein_call_result_free(res);
+    rein_registry_free(reg);
+    /* A plain JSON body is the output itself. */
+    reg = http_skill(srv, "/raw", 10000, NULL);
+    res = run(reg, "{}", NULL);
+    expect(res, REIN_CALL_OK, "");
+    assert_int_equal(json_integer_value(json_object_get(rein_call_result_output(res), "answer")),
+                     42);
+    rein_call_result_free(res);
+    rein_registry_free(reg);
+    skill_http_stop(srv);
+}
+
+static void test_http_server_that_hangs_times_out(void **state)
+{
+    struct skill_http *srv = skill_http_start();
+    rein_registry *reg = http_skill(srv, "/hang", 300, NULL);
+    int64_t t0 = rein_now_ms();
+    rein_call_result *res = run(reg, "{}", NULL);
+
+    (void)state;
+    expect(res, REIN_CALL_TIMEOUT, "timed out after 300 ms waiting for http://127.0.0.1");
+    assert_true(rein_now_ms() - t0 < 10000);
+    rein_call_result_free(res);
+    rein_registry_free(reg);
+    skill_http_stop(srv);
+}
+
+static void test_http_cancel(void **state)
+{
+    struct skill_http *srv = skill_http_start();
+    rein_registry *reg = http_skill(srv, "/hang", 30000, NULL);
+    rein_cancel *c = rein_cancel_new();
+    pthread_t t;
+    int64_t t0 = rein_now_ms();
+    rein_call_result *res;
+
+    (void)state;
+    assert_int_equal(pthread_create(&t, NULL, cancel_later, c), 0);
+    res = run(reg, "{}", c);
+    pthread_join(t, NULL);
+    expect(res, REIN_CALL_CANCELLED, "turn cancelled");
+    assert_true(rein_now_ms() - t0 < 5000);
+    rein_call_result_free(res);
+    rein_cancel_unref(c);
+    rein_registry_free(reg);
+    skill_http_stop(srv);
+}
+
+static void test_http_misbehaviour(void **state)
+{
+    static const struct {
+        const char *path, *extra;
+        enum rein_call_code code;
+        const char *says;
+    } cases[] = {
+        {"/html", NULL, REIN_CALL_EXECUTION_FAILED,
+         "answered text/html; charset=utf-8 (HTTP 200), not JSON"},
+        {"/error", NULL, REIN_CALL_DENIED, "quota exceeded"},
+        {"/gateway", NULL, REIN_CALL_EXECUTION_FAILED, "answered HTTP 502: Bad Gateway"},
+        {"/broken", NULL, REIN_CALL_EXECUTION_FAILED, "not JSON"},
+        {"/big", ",\"max_response_bytes\":1048576", REIN_CALL_EXECUTION_FAILED,
+         "answered more than 1048576 bytes"},
+        {"/nowhere", NULL, REIN_CALL_EXECUTION_FAILED, "HTTP 404"},
+    };
+    struct skill_http *srv = skill_http_start();
+
+    (void)state;
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        rein_registry *reg = http_skill(srv, cases[i].path, 10000, cases[i].extra);
+        rein_call_result *res = run(reg, "{}", NULL);
+        expect(res, cases[i].code, cases[i].says);
+        rein_call_result_free(res);
+        rein_registry_free(reg);
+    }
+    skill_http_stop(srv);
+}
+
+static void test_http_server_that_is_down(void **state)
+{
+    rein_registry *reg = http_skill(NULL, "/ok", 5000, NULL);
+    rein_call_result *res = run(reg, "{}", NULL);
+
+    (void)state;
+    expect(res, REIN_CALL_EXECUTION_FAILED, "http://127.0.0.1:");
+    rein_call_result_free(res);
+    rein_registry_free(reg);
+}
+
+static const struct CMUnitTest tests[] = {
+    cmocka_unit_test(test_process_gets_the_call_and_answers),
+    cmocka_unit_test(test_process_reports_its_own_normalized_error),
+    cmocka_unit_test(test_process_that_hangs_is_killed_with_its_group),
+    cmocka_unit_test(test_cancel_stops_a_process),
+    cmocka_unit_test(test_process_misbehaviour),
+    cmocka_unit_test(test_process_paths_are_relative_to_the_manifest),
+    cmocka_unit_test(test_http_posts_the_call_and_reads_the_result),
+    cmocka_unit_test(test_http_server_that_hangs_times_out),
+    cmocka_unit_test(test_http_cancel),
+    cmocka_unit_test(test_http_misbehaviour),
+    cmocka_unit_test(test_http_server_that_is_down),
+};
+
+REIN_TEST_MAIN(tests)

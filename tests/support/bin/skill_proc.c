@@ -1,0 +1,112 @@
+/*
+ * A process skill for the runner tests, with one behaviour per mode (argv[1]):
+ *   echo     reads the call from stdin and prints {"call": <the call>, "env": {...}}
+ *   error    prints a normalized error of its own (invalid_arguments with a detail)
+ *   hang     starts a grandchild that sleeps too, writes its pid to argv[2], sleeps forever
+ *   crash    dies of SIGSEGV
+ *   garbage  prints text that is not JSON
+ *   flood    prints without end
+ *   fail     writes a reason to stderr and exits with status 3
+ *   nothing  prints nothing and exits 0
+ *   two      prints two JSON documents
+ *   cwd      prints {"cwd": "<its working directory>"}
+ */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static char *read_stdin(void)
+{
+    size_t cap = 4096, len = 0;
+    char *buf = malloc(cap);
+    size_t n;
+
+    while (buf && (n = fread(buf + len, 1, cap - len - 1, stdin)) > 0) {
+        len += n;
+        if (cap - len < 2) {
+            char *b = realloc(buf, cap * 2);
+            if (!b) {
+                free(buf);
+                return NULL;
+            }
+            buf = b;
+            cap *= 2;
+        }
+    }
+    if (buf)
+        buf[len] = '\0';
+    return buf;
+}
+
+static void print_env(const char *name)
+{
+    const char *v = getenv(name);
+
+    /* The test values are plain words, so no escaping is needed. */
+    printf("\"%s\": \"%s\"", name, v ? v : "");
+}
+
+int main(int argc, char **argv)
+{
+    const char *mode = argc > 1 ? argv[1] : "echo";
+    char *in;
+
+    if (strcmp(mode, "hang") == 0) {
+        pid_t child = fork();
+        if (child == 0) {
+            for (;;)
+                pause();
+        }
+        if (argc > 2) {
+            FILE *f = fopen(argv[2], "w");
+            if (f) {
+                fprintf(f, "%d\n", (int)child);
+                fclose(f);
+            }
+        }
+        for (;;)
+            pause();
+    }
+    in = read_stdin();
+    if (strcmp(mode, "echo") == 0) {
+        printf("{\"call\": %s, \"env\": {", in ? in : "null");
+        print_env("REIN_TOOL");
+        printf(", ");
+        print_env("REIN_CALL_ID");
+        printf(", ");
+        print_env("REIN_TRACE_ID");
+        printf(", ");
+        print_env("SKILL_GREETING");
+        printf("}}\n");
+    } else if (strcmp(mode, "error") == 0) {
+        printf("{\"ok\": false, \"error\": {\"code\": \"invalid_arguments\", \"message\": "
+               "\"city is not known\", \"details\": [{\"path\": \"/city\", \"message\": "
+               "\"unknown city\"}]}}\n");
+    } else if (strcmp(mode, "crash") == 0) {
+        fflush(stdout);
+        signal(SIGSEGV, SIG_DFL); /* a sanitizer's handler would turn the crash into exit(1) */
+        raise(SIGSEGV);
+    } else if (strcmp(mode, "garbage") == 0) {
+        printf("Traceback (most recent call last): this is not JSON\n");
+    } else if (strcmp(mode, "flood") == 0) {
+        static char chunk[65536];
+        memset(chunk, 'x', sizeof(chunk));
+        for (;;) {
+            if (fwrite(chunk, 1, sizeof(chunk), stdout) != sizeof(chunk))
+                break;
+        }
+    } else if (strcmp(mode, "fail") == 0) {
+        fprintf(stderr, "warming up\nfatal: the index is corrupt\n");
+        free(in);
+        return 3;
+    } else if (strcmp(mode, "two") == 0) {
+        printf("{\"a\": 1}\n{\"b\": 2}\n");
+    } else if (strcmp(mode, "cwd") == 0) {
+        char dir[4096];
+        printf("{\"cwd\": \"%s\"}\n", getcwd(dir, sizeof(dir)) ? dir : "");
+    }
+    free(in);
+    return 0;
+}

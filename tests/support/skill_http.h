@@ -1,0 +1,26 @@
+/*
+ * A small HTTP skill host for the HTTP runner tests (libmicrohttpd on 127.0.0.1, a port the
+ * kernel picks). POST paths:
+ *   /ok       200 JSON normalized result {ok: true, output: {received: <body>, trace: <X-Trace-Id>}}
+ *   /raw      200 JSON plain output {"answer": 42}
+ *   /hang     never answers (until the server stops)
+ *   /html     200 text/html login page
+ *   /error    500 JSON normalized error (denied, "quota exceeded")
+ *   /gateway  502 text/plain
+ *   /big      200 JSON, about 2 MiB
+ *   /broken   200 application/json that is not JSON
+ */
+#ifndef REIN_TEST_SKILL_HTTP_H
+#define REIN_TEST_SKILL_HTTP_H
+
+struct skill_http;
+
+/* Starts the server; NULL when it cannot. */
+struct skill_http *skill_http_start(void);
+int skill_http_port(const struct skill_http *s);
+/* Requests answered or started so far. */
+int skill_http_requests(struct skill_http *s);
+/* Stops the server (releasing any hanging request) and frees it. */
+void skill_http_stop(struct skill_http *s);
+
+#endif /* REIN_TEST_SKILL_HTTP_H */
