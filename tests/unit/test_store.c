@@ -648,9 +648,11 @@ static void t_control(struct backend *b)
                    &err);
     w.s = owner;
     w.cancel = rein_store_lease_cancel(lease);
-    assert_int_equal(pthread_create(&th, NULL, approval_main, &w), 0);
+    /* Both answers go in before the waiter starts: once it has taken the first, a second post
+     * finds nothing waiting (ENOTFOUND), so posting during the wait would race. */
     assert_rein_ok(rein_store_approval_post(other, "ctl", "call_7", true, &err), &err);
     assert_int_equal(rein_store_approval_post(other, "ctl", "call_7", false, &err), REIN_EEXIST);
+    assert_int_equal(pthread_create(&th, NULL, approval_main, &w), 0);
     pthread_join(th, NULL);
     assert_rein_ok(w.rc, NULL);
     assert_true(w.approved);
