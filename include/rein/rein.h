@@ -13,5 +13,7 @@
 #include <rein/proc.h>
 #include <rein/pool.h>
 #include <rein/schema.h>
+#include <rein/history.h>
+#include <rein/provider.h>
 
 #endif /* REIN_REIN_H */

@@ -22,6 +22,7 @@ struct cli_command {
 };
 
 /* The subcommands, one per file (cmd_<name>.c), listed in main.c. */
+int cmd_provider(int argc, char **argv);
 
 /* Prints "rein: " + message to stderr; returns CLI_EXIT_USAGE. */
 int cli_usage_error(const char *fmt, ...) REIN_PRINTF(1, 2);

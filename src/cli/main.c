@@ -11,6 +11,7 @@
 
 /* One line per subcommand; the list ends with an empty entry. */
 static const struct cli_command commands[] = {
+    {"provider", "decode recorded model replies, talk to a model provider", cmd_provider},
     {NULL, NULL, NULL},
 };
 
