@@ -1,0 +1,935 @@
+/*
+ * Request validation of the scripted model server (model_server_int.h), worded the way the
+ * real services answer: OpenAI's {"error":{message,type,param,code}} with its
+ * "Missing required parameter: 'messages'." family of messages, Anthropic's
+ * "messages.2: `tool_use` ids were found without `tool_result` blocks immediately after: …",
+ * Ollama's {"error": "..."}.
+ *
+ * The point is the history checks: an assistant turn with tool calls must be answered by a
+ * tool result for every call id before the conversation goes on, and a tool result must
+ * answer a call of the turn just before it. A client that breaks this gets the same 400 it
+ * would get in production, so a test can assert that every request rein sent was valid.
+ *
+ * Also the conversation helpers the match predicates use (last role, last text, tool
+ * results, offered tools).
+ */
+#include "model_server_int.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+/* ---- verdicts ------------------------------------------------------------------------ */
+
+void ms__verdict_release(struct ms_verdict *v)
+{
+    rein_free(v->param);
+    rein_free(v->message);
+    v->param = NULL;
+    v->message = NULL;
+}
+
+/* Records a refusal; param is taken (may be NULL). Always returns false. */
+static bool fail(struct ms_verdict *v, int status, const char *type, const char *code, char *param,
+                 const char *fmt, ...) REIN_PRINTF(6, 7);
+
+static bool fail(struct ms_verdict *v, int status, const char *type, const char *code, char *param,
+                 const char *fmt, ...)
+{
+    struct rein_buf b;
+    va_list ap;
+
+    v->status = status;
+    snprintf(v->type, sizeof(v->type), "%s", type);
+    snprintf(v->code, sizeof(v->code), "%s", code ? code : "");
+    rein_free(v->param);
+    v->param = param;
+    rein_free(v->message);
+    rein_buf_init(&b, 0);
+    va_start(ap, fmt);
+    if (rein_buf_addvf(&b, fmt, ap) != REIN_OK)
+        rein_buf_reset(&b);
+    va_end(ap);
+    v->message = rein_buf_detach(&b, NULL);
+    return false;
+}
+
+/* OpenAI-worded errors are all 400 invalid_request_error unless said otherwise. */
+#define OA_FAIL(v, code, param, ...)                                                               \
+    fail((v), 400, "invalid_request_error", (code), (param), __VA_ARGS__)
+#define AN_FAIL(v, ...) fail((v), 400, "invalid_request_error", NULL, NULL, __VA_ARGS__)
+#define OL_FAIL(v, ...) fail((v), 400, "", NULL, NULL, __VA_ARGS__)
+
+static const char *oa_type(const json_t *v)
+{
+    switch (json_typeof(v)) {
+    case JSON_OBJECT:
+        return "an object";
+    case JSON_ARRAY:
+        return "an array";
+    case JSON_STRING:
+        return "a string";
+    case JSON_INTEGER:
+        return "an integer";
+    case JSON_REAL:
+        return "a decimal";
+    case JSON_TRUE:
+    case JSON_FALSE:
+        return "a boolean";
+    default:
+        return "null";
+    }
+}
+
+static const char *str_of(const json_t *o, const char *key)
+{
+    return json_string_value(json_object_get(o, key));
+}
+
+static bool name_ok(const char *name, size_t max)
+{
+    size_t n = strlen(name);
+
+    if (n < 1 || n > max)
+        return false;
+    return strspn(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-") == n;
+}
+
+/* ---- OpenAI -------------------------------------------------------------------------- */
+
+static bool oa_check_call(const json_t *call, size_t i, size_t j, struct ms_verdict *v)
+{
+    const json_t *fn = json_object_get(call, "function");
+    const json_t *args = json_object_get(fn, "arguments");
+    const char *type = str_of(call, "type");
+
+    if (!json_is_object(call))
+        return OA_FAIL(v, "invalid_type", rein_asprintf("messages[%zu].tool_calls[%zu]", i, j),
+                       "Invalid type for 'messages[%zu].tool_calls[%zu]': expected an object, but "
+                       "got %s instead.",
+                       i, j, oa_type(call));
+    if (!json_is_string(json_object_get(call, "id")))
+        return OA_FAIL(v, "missing_required_parameter",
+                       rein_asprintf("messages[%zu].tool_calls[%zu].id", i, j),
+                       "Missing required parameter: 'messages[%zu].tool_calls[%zu].id'.", i, j);
+    if (!type)
+        return OA_FAIL(v, "missing_required_parameter",
+                       rein_asprintf("messages[%zu].tool_calls[%zu].type", i, j),
+                       "Missing required parameter: 'messages[%zu].tool_calls[%zu].type'.", i, j);
+    if (strcmp(type, "function") != 0)
+        return OA_FAIL(v, "invalid_value",
+                       rein_asprintf("messages[%zu].tool_calls[%zu].type", i, j),
+                       "Invalid value: '%s'. Supported values are: 'function'.", type);
+    if (!json_is_object(fn))
+        return OA_FAIL(v, "missing_required_parameter",
+                       rein_asprintf("messages[%zu].tool_calls[%zu].function", i, j),
+                       "Missing required parameter: 'messages[%zu].tool_calls[%zu].function'.", i,
+                       j);
+    if (!json_is_string(json_object_get(fn, "name")))
+        return OA_FAIL(v, "missing_required_parameter",
+                       rein_asprintf("messages[%zu].tool_calls[%zu].function.name", i, j),
+                       "Missing required parameter: 'messages[%zu].tool_calls[%zu].function.name'.",
+                       i, j);
+    if (!args)
+        return OA_FAIL(v, "missing_required_parameter",
+                       rein_asprintf("messages[%zu].tool_calls[%zu].function.arguments", i, j),
+                       "Missing required parameter: "
+                       "'messages[%zu].tool_calls[%zu].function.arguments'.",
+                       i, j);
+    if (!json_is_string(args))
+        return OA_FAIL(v, "invalid_type",
+                       rein_asprintf("messages[%zu].tool_calls[%zu].function.arguments", i, j),
+                       "Invalid type for 'messages[%zu].tool_calls[%zu].function.arguments': "
+                       "expected a string, but got %s instead.",
+                       i, j, oa_type(args));
+    return true;
+}
+
+static bool oa_check_assistant(const json_t *m, size_t i, struct ms_verdict *v)
+{
+    const json_t *calls = json_object_get(m, "tool_calls");
+    const json_t *content = json_object_get(m, "content");
+    size_t j;
+    json_t *call;
+
+    if (calls && !json_is_null(calls)) {
+        if (!json_is_array(calls))
+            return OA_FAIL(v, "invalid_type", rein_asprintf("messages[%zu].tool_calls", i),
+                           "Invalid type for 'messages[%zu].tool_calls': expected an array of "
+                           "objects, but got %s instead.",
+                           i, oa_type(calls));
+        if (json_array_size(calls) == 0)
+            return OA_FAIL(v, "empty_array", rein_asprintf("messages[%zu].tool_calls", i),
+                           "Invalid 'messages[%zu].tool_calls': empty array. Expected an array "
+                           "with minimum length 1, but got an empty array instead.",
+                           i);
+        json_array_foreach(calls, j, call)
+        {
+            if (!oa_check_call(call, i, j, v))
+                return false;
+        }
+        return true;
+    }
+    if ((!content || json_is_null(content)) && !json_object_get(m, "function_call") &&
+        !json_is_string(json_object_get(m, "refusal")))
+        return OA_FAIL(v, NULL, rein_asprintf("messages.[%zu].content", i),
+                       "Invalid value for 'content': expected a string, got null.");
+    return true;
+}
+
+static bool oa_check_message(const json_t *m, size_t i, struct ms_verdict *v)
+{
+    static const char *const roles[] = {"system",   "assistant", "user",
+                                        "function", "tool",      "developer"};
+    const json_t *content = json_object_get(m, "content");
+    const char *role;
+    size_t r;
+
+    if (!json_is_object(m))
+        return OA_FAIL(v, "invalid_type", rein_asprintf("messages[%zu]", i),
+                       "Invalid type for 'messages[%zu]': expected an object, but got %s instead.",
+                       i, oa_type(m));
+    role = str_of(m, "role");
+    if (!json_object_get(m, "role"))
+        return OA_FAIL(v, "missing_required_parameter", rein_asprintf("messages[%zu].role", i),
+                       "Missing required parameter: 'messages[%zu].role'.", i);
+    for (r = 0; role && r < sizeof(roles) / sizeof(roles[0]) && strcmp(role, roles[r]) != 0; r++)
+        ;
+    if (!role || r == sizeof(roles) / sizeof(roles[0]))
+        return OA_FAIL(v, "invalid_value", rein_asprintf("messages[%zu].role", i),
+                       "Invalid value: '%s'. Supported values are: 'system', 'assistant', 'user', "
+                       "'function', 'tool', and 'developer'.",
+                       role ? role : "(not a string)");
+    if (strcmp(role, "assistant") == 0)
+        return oa_check_assistant(m, i, v);
+    if (!content)
+        return OA_FAIL(v, "missing_required_parameter", rein_asprintf("messages[%zu].content", i),
+                       "Missing required parameter: 'messages[%zu].content'.", i);
+    if (!json_is_string(content) && !json_is_array(content))
+        return OA_FAIL(v, "invalid_type", rein_asprintf("messages[%zu].content", i),
+                       "Invalid type for 'messages[%zu].content': expected one of a string or "
+                       "array of objects, but got %s instead.",
+                       i, oa_type(content));
+    if (strcmp(role, "tool") == 0 && !json_is_string(json_object_get(m, "tool_call_id")))
+        return OA_FAIL(v, "missing_required_parameter",
+                       rein_asprintf("messages[%zu].tool_call_id", i),
+                       "Missing required parameter: 'messages[%zu].tool_call_id'.", i);
+    return true;
+}
+
+static bool role_is(const json_t *m, const char *role)
+{
+    const char *r = str_of(m, "role");
+
+    return r && strcmp(r, role) == 0;
+}
+
+/* Removes id from the pending array of call ids; false when it is not there. */
+static bool take_id(json_t *pending, const char *id)
+{
+    size_t i;
+    json_t *x;
+
+    json_array_foreach(pending, i, x)
+    {
+        if (id && strcmp(json_string_value(x), id) == 0) {
+            json_array_remove(pending, i);
+            return true;
+        }
+    }
+    return false;
+}
+
+/* Joins the strings of an array with ", " into a new string. */
+static char *join_ids(const json_t *ids)
+{
+    struct rein_buf b;
+    size_t i;
+    json_t *x;
+    rein_err rc = REIN_OK;
+
+    rein_buf_init(&b, 0);
+    json_array_foreach(ids, i, x)
+    {
+        if (!rc && i)
+            rc = rein_buf_adds(&b, ", ");
+        if (!rc)
+            rc = rein_buf_adds(&b, json_string_value(x));
+    }
+    return rein_buf_detach(&b, NULL);
+}
+
+/* Checks one assistant turn with tool calls at i and the tool messages after it; *next is
+ * the index of the first message after them. */
+static bool oa_check_answers(const json_t *msgs, size_t i, size_t *next, struct ms_verdict *v)
+{
+    json_t *pending = json_array();
+    size_t j, n = json_array_size(msgs), k;
+    json_t *call;
+    bool ok = true;
+
+    json_array_foreach(json_object_get(json_array_get(msgs, i), "tool_calls"), k, call)
+    {
+        json_array_append_new(pending, json_string(str_of(call, "id")));
+    }
+    for (j = i + 1; ok && j < n && role_is(json_array_get(msgs, j), "tool"); j++) {
+        const char *id = str_of(json_array_get(msgs, j), "tool_call_id");
+        if (!take_id(pending, id))
+            ok = OA_FAIL(v, NULL, rein_asprintf("messages.[%zu].tool_call_id", j),
+                         "Invalid parameter: 'tool_call_id' of '%s' not found in 'tool_calls' of "
+                         "previous message.",
+                         id);
+    }
+    if (ok && json_array_size(pending)) {
+        char *ids = join_ids(pending);
+        ok = OA_FAIL(v, NULL, rein_asprintf("messages.[%zu].role", j < n ? j : i),
+                     "An assistant message with 'tool_calls' must be followed by tool messages "
+                     "responding to each 'tool_call_id'. The following tool_call_ids did not have "
+                     "response messages: %s",
+                     ids ? ids : "");
+        rein_free(ids);
+    }
+    json_decref(pending);
+    *next = j;
+    return ok;
+}
+
+static bool oa_check_history(const json_t *msgs, struct ms_verdict *v)
+{
+    size_t i = 0, n = json_array_size(msgs);
+
+    while (i < n) {
+        const json_t *m = json_array_get(msgs, i);
+        const json_t *calls = json_object_get(m, "tool_calls");
+        if (role_is(m, "assistant") && json_array_size(calls)) {
+            if (!oa_check_answers(msgs, i, &i, v))
+                return false;
+            continue;
+        }
+        if (role_is(m, "tool"))
+            return OA_FAIL(v, NULL, rein_asprintf("messages.[%zu].role", i),
+                           "Invalid parameter: messages with role 'tool' must be a response to a "
+                           "preceeding message with 'tool_calls'.");
+        i++;
+    }
+    return true;
+}
+
+static bool oa_check_tool(const json_t *t, size_t i, struct ms_verdict *v)
+{
+    const json_t *fn = json_object_get(t, "function");
+    const char *type = str_of(t, "type");
+    const char *name = str_of(fn, "name");
+    const json_t *params = json_object_get(fn, "parameters");
+
+    if (!json_is_object(t))
+        return OA_FAIL(v, "invalid_type", rein_asprintf("tools[%zu]", i),
+                       "Invalid type for 'tools[%zu]': expected an object, but got %s instead.", i,
+                       oa_type(t));
+    if (!type)
+        return OA_FAIL(v, "missing_required_parameter", rein_asprintf("tools[%zu].type", i),
+                       "Missing required parameter: 'tools[%zu].type'.", i);
+    if (strcmp(type, "function") != 0 && strcmp(type, "custom") != 0)
+        return OA_FAIL(v, "invalid_value", rein_asprintf("tools[%zu].type", i),
+                       "Invalid value: '%s'. Supported values are: 'function' and 'custom'.", type);
+    if (strcmp(type, "custom") == 0)
+        return true;
+    if (!json_is_object(fn))
+        return OA_FAIL(v, "missing_required_parameter", rein_asprintf("tools[%zu].function", i),
+                       "Missing required parameter: 'tools[%zu].function'.", i);
+    if (!name)
+        return OA_FAIL(v, "missing_required_parameter",
+                       rein_asprintf("tools[%zu].function.name", i),
+                       "Missing required parameter: 'tools[%zu].function.name'.", i);
+    if (strlen(name) > 64)
+        return OA_FAIL(v, "string_above_max_length", rein_asprintf("tools[%zu].function.name", i),
+                       "Invalid 'tools[%zu].function.name': string too long. Expected a string "
+                       "with maximum length 64, but got a string with length %zu instead.",
+                       i, strlen(name));
+    if (!name_ok(name, 64))
+        return OA_FAIL(v, "invalid_value", rein_asprintf("tools[%zu].function.name", i),
+                       "Invalid 'tools[%zu].function.name': string does not match pattern. "
+                       "Expected a string that matches the pattern '^[a-zA-Z0-9_-]+$'.",
+                       i);
+    if (params && !json_is_object(params))
+        return OA_FAIL(v, "invalid_type", rein_asprintf("tools[%zu].function.parameters", i),
+                       "Invalid type for 'tools[%zu].function.parameters': expected an object, "
+                       "but got %s instead.",
+                       i, oa_type(params));
+    return true;
+}
+
+static bool oa_check_tools(const json_t *tools, struct ms_verdict *v)
+{
+    size_t i;
+    json_t *t;
+
+    if (!tools || json_is_null(tools))
+        return true;
+    if (!json_is_array(tools))
+        return OA_FAIL(v, "invalid_type", rein_strdup("tools"),
+                       "Invalid type for 'tools': expected an array of objects, but got %s "
+                       "instead.",
+                       oa_type(tools));
+    if (json_array_size(tools) == 0)
+        return OA_FAIL(v, "empty_array", rein_strdup("tools"),
+                       "Invalid 'tools': empty array. Expected an array with minimum length 1, "
+                       "but got an empty array instead.");
+    json_array_foreach(tools, i, t)
+    {
+        if (!oa_check_tool(t, i, v))
+            return false;
+    }
+    return true;
+}
+
+static bool oa_check_body(const json_t *body, struct ms_verdict *v)
+{
+    const json_t *model = json_object_get(body, "model");
+    const json_t *msgs = json_object_get(body, "messages");
+    const json_t *stream = json_object_get(body, "stream");
+    size_t i;
+    json_t *m;
+
+    if (!json_is_object(body))
+        return OA_FAIL(v, "invalid_type", NULL,
+                       "Invalid type for request body: expected an object, but got %s instead.",
+                       oa_type(body));
+    if (!model)
+        return OA_FAIL(v, NULL, NULL, "you must provide a model parameter");
+    if (!json_is_string(model))
+        return OA_FAIL(v, "invalid_type", rein_strdup("model"),
+                       "Invalid type for 'model': expected a string, but got %s instead.",
+                       oa_type(model));
+    if (!msgs)
+        return OA_FAIL(v, "missing_required_parameter", rein_strdup("messages"),
+                       "Missing required parameter: 'messages'.");
+    if (!json_is_array(msgs))
+        return OA_FAIL(v, "invalid_type", rein_strdup("messages"),
+                       "Invalid type for 'messages': expected an array of objects, but got %s "
+                       "instead.",
+                       oa_type(msgs));
+    if (json_array_size(msgs) == 0)
+        return OA_FAIL(v, "empty_array", rein_strdup("messages"),
+                       "Invalid 'messages': empty array. Expected an array with minimum length 1, "
+                       "but got an empty array instead.");
+    json_array_foreach(msgs, i, m)
+    {
+        if (!oa_check_message(m, i, v))
+            return false;
+    }
+    if (!oa_check_history(msgs, v) || !oa_check_tools(json_object_get(body, "tools"), v))
+        return false;
+    if (stream && !json_is_boolean(stream) && !json_is_null(stream))
+        return OA_FAIL(v, "invalid_type", rein_strdup("stream"),
+                       "Invalid type for 'stream': expected a boolean, but got %s instead.",
+                       oa_type(stream));
+    if (json_object_get(body, "stream_options") &&
+        !json_is_null(json_object_get(body, "stream_options")) && !json_is_true(stream))
+        return OA_FAIL(v, NULL, rein_strdup("stream_options"),
+                       "The 'stream_options' parameter is only allowed when 'stream' is enabled.");
+    return true;
+}
+
+/* ---- Anthropic ----------------------------------------------------------------------- */
+
+static bool an_check_block(const json_t *blk, const char *role, size_t i, size_t j,
+                           struct ms_verdict *v)
+{
+    const char *type = str_of(blk, "type");
+
+    if (!json_is_object(blk))
+        return AN_FAIL(v, "messages.%zu.content.%zu: Input should be a valid dictionary", i, j);
+    if (!type)
+        return AN_FAIL(v, "messages.%zu.content.%zu.type: Field required", i, j);
+    if (strcmp(type, "text") == 0) {
+        const char *text = str_of(blk, "text");
+        if (!text)
+            return AN_FAIL(v, "messages.%zu.content.%zu.text.text: Field required", i, j);
+        if (!*text)
+            return AN_FAIL(v, "messages: text content blocks must be non-empty");
+    } else if (strcmp(type, "tool_use") == 0) {
+        if (strcmp(role, "assistant") != 0)
+            return AN_FAIL(v,
+                           "messages.%zu.content.%zu: `tool_use` blocks can only be in "
+                           "`assistant` messages",
+                           i, j);
+        if (!json_is_string(json_object_get(blk, "id")))
+            return AN_FAIL(v, "messages.%zu.content.%zu.tool_use.id: Field required", i, j);
+        if (!json_is_string(json_object_get(blk, "name")))
+            return AN_FAIL(v, "messages.%zu.content.%zu.tool_use.name: Field required", i, j);
+        if (!json_is_object(json_object_get(blk, "input")))
+            return AN_FAIL(v,
+                           "messages.%zu.content.%zu.tool_use.input: Input should be a valid "
+                           "dictionary",
+                           i, j);
+    } else if (strcmp(type, "tool_result") == 0) {
+        if (strcmp(role, "user") != 0)
+            return AN_FAIL(v,
+                           "messages.%zu.content.%zu: `tool_result` blocks can only be in "
+                           "`user` messages",
+                           i, j);
+        if (!json_is_string(json_object_get(blk, "tool_use_id")))
+            return AN_FAIL(v, "messages.%zu.content.%zu.tool_result.tool_use_id: Field required", i,
+                           j);
+    }
+    return true;
+}
+
+static bool an_check_message(const json_t *m, size_t i, size_t n, struct ms_verdict *v)
+{
+    const json_t *content = json_object_get(m, "content");
+    const char *role = str_of(m, "role");
+    size_t j;
+    json_t *blk;
+
+    if (!json_is_object(m))
+        return AN_FAIL(v, "messages.%zu: Input should be a valid dictionary", i);
+    if (!json_object_get(m, "role"))
+        return AN_FAIL(v, "messages.%zu.role: Field required", i);
+    if (!role || (strcmp(role, "user") != 0 && strcmp(role, "assistant") != 0))
+        return AN_FAIL(v, "messages.%zu.role: Input should be 'user' or 'assistant'", i);
+    if (!content)
+        return AN_FAIL(v, "messages.%zu.content: Field required", i);
+    if (!json_is_string(content) && !json_is_array(content))
+        return AN_FAIL(v, "messages.%zu.content: Input should be a valid list", i);
+    if ((json_is_string(content) && json_string_length(content) == 0) ||
+        (json_is_array(content) && json_array_size(content) == 0)) {
+        if (!(i + 1 == n && strcmp(role, "assistant") == 0))
+            return AN_FAIL(v,
+                           "messages.%zu: all messages must have non-empty content except for "
+                           "the optional final assistant message",
+                           i);
+    }
+    json_array_foreach(content, j, blk)
+    {
+        if (!an_check_block(blk, role, i, j, v))
+            return false;
+    }
+    return true;
+}
+
+/* The ids of the blocks of one type in a message ("tool_use" id, "tool_result" tool_use_id). */
+static json_t *an_ids(const json_t *m, const char *type, const char *key)
+{
+    json_t *ids = json_array();
+    size_t j;
+    json_t *blk;
+
+    json_array_foreach(json_object_get(m, "content"), j, blk)
+    {
+        const char *t = str_of(blk, "type");
+        if (t && strcmp(t, type) == 0 && str_of(blk, key))
+            json_array_append_new(ids, json_string(str_of(blk, key)));
+    }
+    return ids;
+}
+
+static bool an_check_results(const json_t *msgs, size_t i, struct ms_verdict *v)
+{
+    const json_t *prev = i ? json_array_get(msgs, i - 1) : NULL;
+    json_t *uses =
+        prev && role_is(prev, "assistant") ? an_ids(prev, "tool_use", "id") : json_array();
+    size_t j;
+    json_t *blk;
+    bool ok = true;
+
+    json_array_foreach(json_object_get(json_array_get(msgs, i), "content"), j, blk)
+    {
+        const char *t = str_of(blk, "type");
+        const char *id = str_of(blk, "tool_use_id");
+        size_t k;
+        json_t *x;
+        bool found = false;
+        if (!ok || !t || strcmp(t, "tool_result") != 0)
+            continue;
+        json_array_foreach(uses, k, x)
+        {
+            found = found || strcmp(json_string_value(x), id) == 0;
+        }
+        if (!found)
+            ok = AN_FAIL(v,
+                         "messages.%zu.content.%zu: unexpected `tool_use_id` found in "
+                         "`tool_result` blocks: %s. Each `tool_result` block must have a "
+                         "corresponding `tool_use` block in the previous message.",
+                         i, j, id);
+    }
+    json_decref(uses);
+    return ok;
+}
+
+static bool an_check_uses(const json_t *msgs, size_t i, struct ms_verdict *v)
+{
+    const json_t *next = json_array_get(msgs, i + 1);
+    json_t *uses = an_ids(json_array_get(msgs, i), "tool_use", "id");
+    json_t *results =
+        next && role_is(next, "user") ? an_ids(next, "tool_result", "tool_use_id") : json_array();
+    json_t *missing = json_array();
+    size_t k;
+    json_t *x;
+    bool ok = true;
+
+    json_array_foreach(uses, k, x)
+    {
+        if (!take_id(results, json_string_value(x)))
+            json_array_append(missing, x);
+    }
+    if (json_array_size(missing)) {
+        char *ids = join_ids(missing);
+        ok = AN_FAIL(v,
+                     "messages.%zu: `tool_use` ids were found without `tool_result` blocks "
+                     "immediately after: %s. Each `tool_use` block must have a corresponding "
+                     "`tool_result` block in the next message.",
+                     i, ids ? ids : "");
+        rein_free(ids);
+    }
+    json_decref(uses);
+    json_decref(results);
+    json_decref(missing);
+    return ok;
+}
+
+static bool an_check_tools(const json_t *tools, struct ms_verdict *v)
+{
+    size_t i;
+    json_t *t;
+
+    if (!tools)
+        return true;
+    if (!json_is_array(tools))
+        return AN_FAIL(v, "tools: Input should be a valid list");
+    json_array_foreach(tools, i, t)
+    {
+        const char *type = str_of(t, "type");
+        const char *name = str_of(t, "name");
+        if (!json_is_object(t))
+            return AN_FAIL(v, "tools.%zu: Input should be a valid dictionary", i);
+        if (type && strcmp(type, "custom") != 0)
+            continue; /* server tools (web_search_…, bash_…) have their own shapes */
+        if (!name)
+            return AN_FAIL(v, "tools.%zu.custom.name: Field required", i);
+        if (!name_ok(name, 64))
+            return AN_FAIL(v,
+                           "tools.%zu.custom.name: String should match pattern "
+                           "'^[a-zA-Z0-9_-]{1,64}$'",
+                           i);
+        if (!json_is_object(json_object_get(t, "input_schema")))
+            return AN_FAIL(v, "tools.%zu.custom.input_schema: Field required", i);
+    }
+    return true;
+}
+
+static bool an_check_params(const json_t *body, struct ms_verdict *v)
+{
+    const json_t *model = json_object_get(body, "model");
+    const json_t *max = json_object_get(body, "max_tokens");
+    const json_t *system = json_object_get(body, "system");
+    const json_t *stream = json_object_get(body, "stream");
+    const json_t *thinking = json_object_get(body, "thinking");
+    const json_t *budget = json_object_get(thinking, "budget_tokens");
+
+    if (!model)
+        return AN_FAIL(v, "model: Field required");
+    if (!json_is_string(model))
+        return AN_FAIL(v, "model: Input should be a valid string");
+    if (!max)
+        return AN_FAIL(v, "max_tokens: Field required");
+    if (!json_is_integer(max))
+        return AN_FAIL(v, "max_tokens: Input should be a valid integer");
+    if (json_integer_value(max) < 1)
+        return AN_FAIL(v, "max_tokens: Input should be greater than or equal to 1");
+    if (system && !json_is_string(system) && !json_is_array(system))
+        return AN_FAIL(v, "system: Input should be a valid list");
+    if (stream && !json_is_boolean(stream))
+        return AN_FAIL(v, "stream: Input should be a valid boolean");
+    if (json_is_integer(budget) && json_integer_value(budget) < 1024)
+        return AN_FAIL(v, "thinking.enabled.budget_tokens: Input should be greater than or equal "
+                          "to 1024");
+    if (json_is_integer(budget) && json_integer_value(budget) >= json_integer_value(max))
+        return AN_FAIL(v, "`max_tokens` must be greater than `thinking.budget_tokens`. Please "
+                          "consult our documentation at https://docs.claude.com/en/docs/"
+                          "build-with-claude/extended-thinking#max-tokens-and-context-window-size");
+    return true;
+}
+
+static bool an_check_body(const json_t *body, struct ms_verdict *v)
+{
+    const json_t *msgs = json_object_get(body, "messages");
+    size_t i, n;
+    json_t *m;
+
+    if (!json_is_object(body))
+        return AN_FAIL(v, "Input should be a valid dictionary");
+    if (!an_check_params(body, v))
+        return false;
+    if (!msgs)
+        return AN_FAIL(v, "messages: Field required");
+    if (!json_is_array(msgs))
+        return AN_FAIL(v, "messages: Input should be a valid list");
+    n = json_array_size(msgs);
+    if (n == 0)
+        return AN_FAIL(v, "messages: at least one message is required");
+    json_array_foreach(msgs, i, m)
+    {
+        if (!an_check_message(m, i, n, v))
+            return false;
+    }
+    for (i = 0; i < n; i++) {
+        m = json_array_get(msgs, i);
+        if (role_is(m, "user") && !an_check_results(msgs, i, v))
+            return false;
+        if (role_is(m, "assistant") && !an_check_uses(msgs, i, v))
+            return false;
+    }
+    return an_check_tools(json_object_get(body, "tools"), v);
+}
+
+/* ---- Ollama -------------------------------------------------------------------------- */
+
+static bool ol_check_body(const json_t *body, struct ms_verdict *v)
+{
+    const json_t *msgs = json_object_get(body, "messages");
+    size_t i, j;
+    json_t *m, *call;
+
+    if (!json_is_object(body))
+        return OL_FAIL(v, "json: cannot unmarshal %s into Go value of type api.ChatRequest",
+                       rein_json_type_name(body));
+    if (!json_is_string(json_object_get(body, "model")) || !*str_of(body, "model"))
+        return OL_FAIL(v, "model is required");
+    if (msgs && !json_is_array(msgs) && !json_is_null(msgs))
+        return OL_FAIL(v,
+                       "json: cannot unmarshal %s into Go struct field ChatRequest.messages "
+                       "of type []api.Message",
+                       rein_json_type_name(msgs));
+    json_array_foreach(msgs, i, m)
+    {
+        json_array_foreach(json_object_get(m, "tool_calls"), j, call)
+        {
+            const json_t *args = json_object_get(json_object_get(call, "function"), "arguments");
+            if (args && !json_is_object(args))
+                return OL_FAIL(v,
+                               "json: cannot unmarshal %s into Go struct field "
+                               "ToolCallFunction.messages.tool_calls.function.arguments of "
+                               "type api.ToolCallFunctionArguments",
+                               rein_json_type_name(args));
+        }
+    }
+    return true;
+}
+
+/* ---- entry --------------------------------------------------------------------------- */
+
+static const char *header(json_t *headers, const char *name)
+{
+    return json_string_value(json_object_get(headers, name));
+}
+
+static bool check_auth(enum ms_format f, json_t *headers, const char *key, struct ms_verdict *v)
+{
+    const char *auth = header(headers, "authorization");
+    const char *xkey = header(headers, "x-api-key");
+
+    if (f == MS_FMT_OPENAI) {
+        if (!auth || strncmp(auth, "Bearer ", 7) != 0)
+            return fail(v, 401, "invalid_request_error", NULL, NULL,
+                        "You didn't provide an API key. You need to provide your API key in an "
+                        "Authorization header using Bearer auth (i.e. Authorization: Bearer "
+                        "YOUR_KEY), or as the password field (with blank username) if you're "
+                        "accessing the API from your browser and are prompted for a username. You "
+                        "can obtain an API key from https://platform.openai.com/account/api-keys.");
+        if (strcmp(auth + 7, key) != 0)
+            return fail(v, 401, "invalid_request_error", "invalid_api_key", NULL,
+                        "Incorrect API key provided: %.3s****. You can find your API key at "
+                        "https://platform.openai.com/account/api-keys.",
+                        auth + 7);
+    } else if (f == MS_FMT_ANTHROPIC) {
+        /* x-api-key, or (as the SDKs from 1.x send a key) Authorization: Bearer. */
+        const char *given = xkey;
+        if (!given && auth && strncmp(auth, "Bearer ", 7) == 0)
+            given = auth + 7;
+        if (!given)
+            return fail(v, 401, "authentication_error", NULL, NULL, "x-api-key header is required");
+        if (strcmp(given, key) != 0)
+            return fail(v, 401, "authentication_error", NULL, NULL, "invalid x-api-key");
+    }
+    return true;
+}
+
+/* A version is a date, YYYY-MM-DD; the service refuses anything else (even a repeated one). */
+static bool version_ok(const char *ver)
+{
+    static const char shape[] = "dddd-dd-dd";
+
+    if (strlen(ver) != sizeof(shape) - 1)
+        return false;
+    for (size_t i = 0; shape[i]; i++) {
+        if (shape[i] == 'd' ? (ver[i] < '0' || ver[i] > '9') : ver[i] != shape[i])
+            return false;
+    }
+    return true;
+}
+
+static bool an_check_version(json_t *headers, struct ms_verdict *v)
+{
+    const char *ver = header(headers, "anthropic-version");
+
+    if (!ver)
+        return AN_FAIL(v, "anthropic-version: header is required");
+    if (!version_ok(ver))
+        return AN_FAIL(v, "anthropic-version: \"%s\" is not a valid version", ver);
+    return true;
+}
+
+bool ms__check_request(enum ms_format f, json_t *headers, const char *api_key, bool validate,
+                       json_t *body, const char *parse_error, struct ms_verdict *v)
+{
+    memset(v, 0, sizeof(*v));
+    if (api_key && !check_auth(f, headers, api_key, v))
+        return false;
+    if (!validate)
+        return true;
+    if (f == MS_FMT_ANTHROPIC && !an_check_version(headers, v))
+        return false;
+    if (!body) {
+        if (f == MS_FMT_ANTHROPIC)
+            return AN_FAIL(v, "The request body is not valid JSON: %s", parse_error);
+        if (f == MS_FMT_OLLAMA)
+            return OL_FAIL(v, "invalid character in request body: %s", parse_error);
+        return OA_FAIL(v, NULL, NULL,
+                       "We could not parse the JSON body of your request. (HINT: This likely means "
+                       "you aren't using your HTTP library correctly. The OpenAI API expects a "
+                       "JSON payload, but what was sent was not valid JSON. If you have trouble "
+                       "figuring out how to fix this, please contact us through our help center "
+                       "at help.openai.com.)");
+    }
+    if (f == MS_FMT_ANTHROPIC)
+        return an_check_body(body, v);
+    if (f == MS_FMT_OLLAMA)
+        return ol_check_body(body, v);
+    return oa_check_body(body, v);
+}
+
+/* ---- conversation helpers ------------------------------------------------------------ */
+
+rein_err ms__content_text(json_t *content, struct rein_buf *out)
+{
+    size_t i;
+    json_t *blk;
+    rein_err rc = REIN_OK;
+
+    if (json_is_string(content))
+        return rein_buf_add(out, json_string_value(content), json_string_length(content));
+    json_array_foreach(content, i, blk)
+    {
+        const char *type = str_of(blk, "type");
+        if (!rc && out->len)
+            rc = rein_buf_addch(out, '\n');
+        if (rc)
+            break;
+        if (json_is_string(blk))
+            rc = ms__content_text(blk, out);
+        else if (type && strcmp(type, "tool_result") == 0)
+            rc = ms__content_text(json_object_get(blk, "content"), out);
+        else if (json_is_string(json_object_get(blk, "text")))
+            rc = ms__content_text(json_object_get(blk, "text"), out);
+    }
+    return rc;
+}
+
+static bool an_has_results(const json_t *m)
+{
+    size_t i;
+    json_t *blk;
+
+    json_array_foreach(json_object_get(m, "content"), i, blk)
+    {
+        const char *t = str_of(blk, "type");
+        if (t && strcmp(t, "tool_result") == 0)
+            return true;
+    }
+    return false;
+}
+
+static const json_t *last_message(json_t *req)
+{
+    const json_t *msgs = json_object_get(req, "messages");
+    size_t n = json_array_size(msgs);
+
+    return n ? json_array_get(msgs, n - 1) : NULL;
+}
+
+const char *ms__last_role(enum ms_format f, json_t *req)
+{
+    const json_t *m = last_message(req);
+    const char *role = str_of(m, "role");
+
+    if (!role)
+        return "";
+    if (f == MS_FMT_ANTHROPIC && strcmp(role, "user") == 0 && an_has_results(m))
+        return "tool";
+    return role;
+}
+
+char *ms__last_text(enum ms_format f, json_t *req)
+{
+    struct rein_buf b;
+
+    (void)f;
+    rein_buf_init(&b, 0);
+    if (ms__content_text(json_object_get(last_message(req), "content"), &b) != REIN_OK)
+        rein_buf_reset(&b);
+    return rein_buf_detach(&b, NULL);
+}
+
+static bool text_contains(json_t *content, const char *needle)
+{
+    struct rein_buf b;
+    bool found;
+
+    rein_buf_init(&b, 0);
+    found = ms__content_text(content, &b) == REIN_OK && strstr(b.ptr, needle) != NULL;
+    rein_buf_release(&b);
+    return found;
+}
+
+bool ms__tool_result_contains(enum ms_format f, json_t *req, const char *needle)
+{
+    const json_t *msgs = json_object_get(req, "messages");
+    size_t n = json_array_size(msgs), i;
+    json_t *blk;
+
+    if (f == MS_FMT_ANTHROPIC) {
+        const json_t *m = last_message(req);
+        if (!role_is(m, "user"))
+            return false;
+        json_array_foreach(json_object_get(m, "content"), i, blk)
+        {
+            const char *t = str_of(blk, "type");
+            if (t && strcmp(t, "tool_result") == 0 &&
+                text_contains(json_object_get(blk, "content"), needle))
+                return true;
+        }
+        return false;
+    }
+    for (i = n; i > 0 && role_is(json_array_get(msgs, i - 1), "tool"); i--) {
+        if (text_contains(json_object_get(json_array_get(msgs, i - 1), "content"), needle))
+            return true;
+    }
+    return false;
+}
+
+bool ms__tools_include(enum ms_format f, json_t *req, const char *name)
+{
+    size_t i;
+    json_t *t;
+
+    json_array_foreach(json_object_get(req, "tools"), i, t)
+    {
+        const char *n = f == MS_FMT_ANTHROPIC ? str_of(t, "name")
+                                              : str_of(json_object_get(t, "function"), "name");
+        if (n && strcmp(n, name) == 0)
+            return true;
+    }
+    return false;
+}

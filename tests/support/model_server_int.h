@@ -1,0 +1,167 @@
+/*
+ * model_server_int.h: what the files of the scripted model server share (not for tests).
+ *
+ *   model_server.c         HTTP (libmicrohttpd), the request log, reply selection, faults
+ *   model_server_script.c  scenarios: checking and compiling replies, match predicates
+ *   model_server_check.c   request validation as the real services do it
+ *   model_server_wire.c    rendering replies and errors in each wire format
+ */
+#ifndef REIN_TEST_MODEL_SERVER_INT_H
+#define REIN_TEST_MODEL_SERVER_INT_H
+
+#include "model_server.h"
+
+#include <rein/buf.h>
+#include <rein/json.h>
+
+enum ms_format {
+    MS_FMT_AUTO = 0,
+    MS_FMT_OPENAI,
+    MS_FMT_ANTHROPIC,
+    MS_FMT_OLLAMA,
+    MS_FMT_UNKNOWN,
+};
+
+const char *ms__format_name(enum ms_format f);
+/* MS_FMT_AUTO when name is "auto", MS_FMT_UNKNOWN when it names no format. */
+enum ms_format ms__format_parse(const char *name);
+/* The format a request path implies, or MS_FMT_UNKNOWN. */
+enum ms_format ms__format_of_path(const char *path);
+
+/* Fault injection of one reply; -1 means "not set" for the counts. */
+struct ms_fault {
+    long chunk_bytes;
+    long cut_after_bytes;
+    long cut_after_events;
+    long malformed_after_events;
+    char *malformed;
+    long error_after_events;
+    json_t *error_event; /* {type, message} or NULL */
+    bool hang;
+    long hang_after_events;
+};
+
+/*
+ * A compiled reply. spec is the reply object as scripted (owned) and the renderers read
+ * content members (text, tool_calls, usage, …) from it directly; everything that decides how
+ * the reply is served is pulled out here once.
+ */
+struct ms_reply {
+    json_t *spec;
+    int index; /* position in the script, for the log */
+    char *name;
+    enum ms_format format;
+    int stream; /* -1: follow the request */
+    int status;
+    json_t *headers; /* borrowed from spec, or NULL */
+    long delay_headers_ms, delay_first_byte_ms, delay_chunk_ms;
+    long delta_bytes;
+    char *body; /* raw body (body or body_file), or NULL */
+    size_t body_len;
+    char *content_type;
+    bool wrap_sse; /* "wrap_lines": "sse": each body line is one SSE data payload */
+    json_t *match; /* borrowed from spec, or NULL */
+    long times;    /* 0: unlimited */
+    long used;     /* requests served; guarded by the server's lock */
+    int refs;      /* the script holds one, each request being answered one; server's lock */
+    struct ms_fault fault;
+};
+
+/*
+ * Compiles one reply object (borrowed; a reference is kept). where names it in errors
+ * ("replies[2]"); base_dir resolves relative body_file paths (NULL: the working folder).
+ */
+rein_err ms__reply_compile(json_t *spec, const char *where, const char *base_dir,
+                           struct ms_reply **out, rein_error *err);
+void ms__reply_free(struct ms_reply *r);
+
+/* What a match predicate may look at in a request. */
+struct ms_req_view {
+    const char *path;
+    enum ms_format format;
+    const char *body;
+    size_t body_len;
+    json_t *json; /* NULL when not JSON */
+    bool stream;
+    size_t nth; /* 1-based request number */
+};
+bool ms__reply_matches(const struct ms_reply *r, const struct ms_req_view *v);
+
+/* A rendered body: bytes split into events (SSE events, NDJSON lines, a whole JSON body). */
+struct ms_body {
+    struct rein_buf buf;
+    size_t *ends; /* end offset of each event */
+    size_t n, cap;
+    const char *content_type; /* static text */
+    bool chunked;             /* length unknown up front (streams) */
+};
+void ms__body_init(struct ms_body *b);
+void ms__body_release(struct ms_body *b);
+/* Closes the event that ends at the buffer's current length. */
+rein_err ms__body_mark(struct ms_body *b);
+/* Inserts text as a new event after event k (k >= n: at the end). */
+rein_err ms__body_insert(struct ms_body *b, size_t k, const char *text, size_t len);
+/* Keeps the first k events. */
+void ms__body_keep(struct ms_body *b, size_t k);
+/* Splits a raw body into events: at blank lines for SSE, at newlines for NDJSON. */
+rein_err ms__body_split_raw(struct ms_body *b, const char *text, size_t len, bool sse);
+/*
+ * Makes one SSE event of each non-empty line of text (a .stream.jsonl recording): an
+ * Anthropic payload gets its "event: <type>" line back, an OpenAI stream its data: [DONE].
+ */
+rein_err ms__body_wrap_lines(struct ms_body *b, const char *text, size_t len, enum ms_format f);
+
+/* What the renderers need to know about the request being answered. */
+struct ms_ctx {
+    enum ms_format format;
+    json_t *req; /* parsed request body or NULL (borrowed) */
+    size_t req_len;
+    bool stream;
+    bool include_usage; /* OpenAI stream_options.include_usage */
+};
+
+/* Renders a successful reply (status < 400) into out (initialised by the caller). */
+rein_err ms__render_reply(const struct ms_reply *r, const struct ms_ctx *c, struct ms_body *out);
+
+/* An error as the service would word it. Strings are borrowed; NULL means default/null. */
+struct ms_error_info {
+    int status;
+    const char *type;
+    const char *message;
+    const char *code;
+    const char *param;
+};
+/* Renders the JSON error body of format f. */
+rein_err ms__render_error(enum ms_format f, const struct ms_error_info *e, struct ms_body *out);
+/* Appends one in-stream error event of format f (error_event may be NULL: defaults). */
+rein_err ms__render_stream_error(enum ms_format f, const json_t *error_event, struct ms_body *out);
+/* Fills the default type (and for some statuses, code and message) for a status. */
+void ms__error_defaults(enum ms_format f, struct ms_error_info *e);
+
+/*
+ * Request validation. Fills v and returns false when the real service would refuse the
+ * request (auth, headers, body). headers is the lower-cased header object; api_key NULL
+ * skips the key check. The verdict's strings are owned by v (ms__verdict_release).
+ */
+struct ms_verdict {
+    int status;
+    char type[48];
+    char code[48];
+    char *param;
+    char *message;
+};
+bool ms__check_request(enum ms_format f, json_t *headers, const char *api_key, bool validate,
+                       json_t *body, const char *parse_error, struct ms_verdict *v);
+void ms__verdict_release(struct ms_verdict *v);
+
+/* Helpers shared by the files. */
+const char *ms__last_role(enum ms_format f, json_t *req);
+/* New string: the last message's text (tool results included); "" when none. */
+char *ms__last_text(enum ms_format f, json_t *req);
+/* True when a tool result answering the latest assistant turn contains needle. */
+bool ms__tool_result_contains(enum ms_format f, json_t *req, const char *needle);
+bool ms__tools_include(enum ms_format f, json_t *req, const char *name);
+/* Appends the text of a content value (string, or array of text/tool_result blocks). */
+rein_err ms__content_text(json_t *content, struct rein_buf *out);
+
+#endif /* REIN_TEST_MODEL_SERVER_INT_H */
