@@ -207,6 +207,21 @@ static rein_err decode_body(rein_provider_decoder *d, rein_error *err)
     }
 }
 
+rein_model_response *rein__decoder_salvage(struct rein_provider_decoder *d)
+{
+    rein_model_response *r;
+
+    if (d->state == 1 || !d->r)
+        return NULL;
+    d->a.r->complete = false;
+    if (rein__asm_end(&d->a) != REIN_OK)
+        return NULL;
+    d->state = 1;
+    r = d->r;
+    d->r = NULL;
+    return r;
+}
+
 rein_err rein_provider_decoder_finish(rein_provider_decoder *d, rein_model_response **out,
                                       rein_error *err)
 {

@@ -231,7 +231,8 @@ static rein_err take_object(struct rein_provider_decoder *d, const struct jdoc *
             return rc;
         known = true;
     }
-    if (JGET(doc, obj, "usage") >= 0) {
+    /* A usage-only chunk; an object with a "type" is another wire's event (Anthropic). */
+    if (JGET(doc, obj, "usage") >= 0 && (known || !jis(doc, JGET(doc, obj, "type"), JSMN_STRING))) {
         take_usage(d, doc, JGET(doc, obj, "usage"));
         known = true;
     }

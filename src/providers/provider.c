@@ -212,19 +212,22 @@ static void curl_init(void)
     curl_init_rc = curl_global_init(CURL_GLOBAL_DEFAULT);
 }
 
+/* One mutex per kind of shared data: curl may hold one while taking another. */
 static void share_lock(CURL *h, curl_lock_data data, curl_lock_access access, void *ud)
 {
+    pthread_mutex_t *mu = ud;
+
     (void)h;
-    (void)data;
     (void)access;
-    pthread_mutex_lock(ud);
+    pthread_mutex_lock(&mu[(unsigned)data < CURL_LOCK_DATA_LAST ? data : 0]);
 }
 
 static void share_unlock(CURL *h, curl_lock_data data, void *ud)
 {
+    pthread_mutex_t *mu = ud;
+
     (void)h;
-    (void)data;
-    pthread_mutex_unlock(ud);
+    pthread_mutex_unlock(&mu[(unsigned)data < CURL_LOCK_DATA_LAST ? data : 0]);
 }
 
 static char *make_endpoint(const char *base, const char *path)
@@ -350,10 +353,11 @@ rein_provider *rein_provider_new(const rein_provider_config *cfg, rein_error *er
             goto fail;
         }
     }
-    p->share_lock = rein_calloc(1, sizeof(pthread_mutex_t));
+    p->share_lock = rein_calloc(CURL_LOCK_DATA_LAST, sizeof(pthread_mutex_t));
     p->share = p->share_lock ? curl_share_init() : NULL;
     if (p->share) {
-        pthread_mutex_init(p->share_lock, NULL);
+        for (int i = 0; i < CURL_LOCK_DATA_LAST; i++)
+            pthread_mutex_init((pthread_mutex_t *)p->share_lock + i, NULL);
         curl_share_setopt(p->share, CURLSHOPT_LOCKFUNC, share_lock);
         curl_share_setopt(p->share, CURLSHOPT_UNLOCKFUNC, share_unlock);
         curl_share_setopt(p->share, CURLSHOPT_USERDATA, p->share_lock);
@@ -377,7 +381,8 @@ void rein_provider_free(rein_provider *p)
         return;
     if (p->share) {
         curl_share_cleanup(p->share);
-        pthread_mutex_destroy(p->share_lock);
+        for (int i = 0; i < CURL_LOCK_DATA_LAST; i++)
+            pthread_mutex_destroy((pthread_mutex_t *)p->share_lock + i);
     }
     rein_free(p->share_lock);
     rein__recorder_close(p->rec);
@@ -807,15 +812,19 @@ static const char *error_message(const json_t *e)
     return m ? m : "";
 }
 
-/* Finishes the attempt's decoder (if any) into a response. */
+/* Finishes the attempt's decoder (if any) into a response; a decoder that failed (or fails
+ * now) still hands out what it assembled. */
 static rein_err finish_decoder(struct attempt *at, rein_model_response **out, rein_error *err)
 {
-    rein_err rc;
+    rein_err rc = REIN_OK;
 
     *out = NULL;
     if (!at->dec)
         return REIN_OK;
-    rc = rein_provider_decoder_finish(at->dec, out, err);
+    if (!at->drc)
+        rc = rein_provider_decoder_finish(at->dec, out, err);
+    if (!*out)
+        *out = rein__decoder_salvage(at->dec);
     return rc;
 }
 

@@ -220,6 +220,9 @@ rein_err rein__ollama_payload(struct rein_provider_decoder *d, const char *event
                               size_t len, rein_error *err) REIN_WUR;
 rein_err rein__ollama_body(struct rein_provider_decoder *d, const char *p, size_t len,
                            rein_error *err) REIN_WUR;
+/* After a failed feed (a cut or undecodable stream), ends the reply anyway and hands out
+ * what was assembled so far (calls decided as the reply stands). NULL when there is none. */
+rein_model_response *rein__decoder_salvage(struct rein_provider_decoder *d);
 /* Counts a payload (keeping the start of the first for messages); returns its number. */
 size_t rein__decoder_saw(struct rein_provider_decoder *d, const char *p, size_t len);
 /* Fails with REIN_EPARSE naming payload n, its line and what was wrong. */
