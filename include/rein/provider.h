@@ -255,9 +255,10 @@ REIN_EXTERN void rein_provider_config_free(rein_provider_config *cfg);
  * lmstudio | openai-compatible | replay | rules), model, base_url, api_key, api_key_env,
  * record (a file), replay (a file), max_retries, retry_base_ms, retry_max_wait_ms,
  * connect_timeout_ms, first_byte_timeout_ms, idle_timeout_ms, total_timeout_ms, text_calls
- * (from_text | report), think_tags (true | false), enable_thinking (true | false |
- * default), max_tokens_field (max_tokens | max_completion_tokens), anthropic_version,
- * user_agent. Choosing a provider applies its preset (base URL, key variable, quirks);
+ * (from_text | report), think_tags (true | false: move <think> sections to the reasoning),
+ * enable_thinking (true | false | default), max_tokens_field (max_tokens |
+ * max_completion_tokens), send_reasoning (true | false: send reasoning_content back, as
+ * DeepSeek's thinking mode wants), anthropic_version, user_agent. Choosing a provider applies its preset (base URL, key variable, quirks);
  * settings made after it override the preset. REIN_EINVAL names the bad key or value.
  * key and value are borrowed and copied.
  */
@@ -285,9 +286,10 @@ REIN_EXTERN rein_err rein_provider_config_set_record(rein_provider_config *cfg,
 REIN_EXTERN rein_err rein_provider_config_set_caps(rein_provider_config *cfg, const char *prefix,
                                                    const struct rein_model_caps *caps) REIN_WUR;
 /*
- * Reads REIN_PROVIDER, REIN_MODEL, REIN_BASE_URL, REIN_API_KEY, REIN_RECORD, REIN_REPLAY,
- * REIN_TEXT_CALLS and the provider's key variable (OPENAI_API_KEY, ANTHROPIC_API_KEY,
- * DASHSCOPE_API_KEY, or the preset's) when the key is not set yet.
+ * Reads REIN_PROVIDER, REIN_MODEL, REIN_BASE_URL, REIN_API_KEY, REIN_RECORD, REIN_REPLAY and
+ * REIN_TEXT_CALLS. The provider's own key variable (OPENAI_API_KEY, ANTHROPIC_API_KEY,
+ * DASHSCOPE_API_KEY, or api_key_env) is read by rein_provider_new() when no key was set, so
+ * the order of file, environment and flags does not matter for it.
  */
 REIN_EXTERN rein_err rein_provider_config_from_env(rein_provider_config *cfg,
                                                    rein_error *err) REIN_WUR;

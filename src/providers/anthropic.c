@@ -277,41 +277,46 @@ static json_t *error_object(const struct jdoc *doc, int obj)
     return jtree(doc, e >= 0 ? e : obj);
 }
 
+enum { E_TYPE, E_INDEX, E_DELTA, E_BLOCK, E_MESSAGE, E_USAGE, E_ERROR };
+
 static rein_err take_event(struct rein_provider_decoder *d, const struct jdoc *doc, int obj,
                            const char *event)
 {
-    int type = JGET(doc, obj, "type");
+    static const struct jkey keys[] = {JK("type"),    JK("index"), JK("delta"), JK("content_block"),
+                                       JK("message"), JK("usage"), JK("error")};
+    int f[7], type;
     int64_t index = -1;
     rein_err rc = REIN_OK;
 
+    JFIELDS(doc, obj, keys, f);
+    type = f[E_TYPE];
     if (!jis(doc, type, JSMN_STRING)) {
-        if (!(event && strcmp(event, "error") == 0 && JGET(doc, obj, "error") >= 0))
+        if (!(event && strcmp(event, "error") == 0 && f[E_ERROR] >= 0))
             return REIN_OK;
-        rein__asm_error(&d->a, error_object(doc, obj));
+        rein__asm_error(&d->a, jtree(doc, f[E_ERROR]));
         d->recognized++;
         return REIN_OK;
     }
-    (void)jint(doc, JGET(doc, obj, "index"), &index);
+    (void)jint(doc, f[E_INDEX], &index);
     if (!state(d))
         return REIN_ENOMEM;
     if (JEQ(doc, type, "content_block_delta"))
-        rc = block_delta(d, index, doc, JGET(doc, obj, "delta"));
+        rc = block_delta(d, index, doc, f[E_DELTA]);
     else if (JEQ(doc, type, "content_block_start"))
-        rc = block_start(d, index, doc, JGET(doc, obj, "content_block"), false);
+        rc = block_start(d, index, doc, f[E_BLOCK], false);
     else if (JEQ(doc, type, "content_block_stop"))
         rc = block_stop(d, index);
     else if (JEQ(doc, type, "message_start"))
-        rc = message_start(d, doc, JGET(doc, obj, "message"));
+        rc = message_start(d, doc, f[E_MESSAGE]);
     else if (JEQ(doc, type, "message_delta")) {
-        int delta = JGET(doc, obj, "delta");
-        int sr = JGET(doc, delta, "stop_reason");
+        int sr = JGET(doc, f[E_DELTA], "stop_reason");
         if (jis(doc, sr, JSMN_STRING))
             rc = rein__asm_finish_reason(&d->a, jstr(doc, sr));
-        take_usage(d, doc, JGET(doc, obj, "usage"));
+        take_usage(d, doc, f[E_USAGE]);
     } else if (JEQ(doc, type, "message_stop")) {
         rein__asm_complete(&d->a);
     } else if (JEQ(doc, type, "error")) {
-        rein__asm_error(&d->a, error_object(doc, obj));
+        rein__asm_error(&d->a, jtree(doc, f[E_ERROR] >= 0 ? f[E_ERROR] : obj));
     } else if (!JEQ(doc, type, "ping")) {
         return REIN_OK; /* an event type rein does not know: skipped, not counted */
     }

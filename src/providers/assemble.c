@@ -110,32 +110,46 @@ static rein_err emit_text(struct rein__asm *a, const char *p, size_t len)
     return REIN_OK;
 }
 
+/* Bytes that can start call markup ("<tool_call>", "[TOOL_CALLS]", "<|python_tag|>", "```"):
+ * most deltas hold none, and then no marker is compared at all. */
+static bool marker_start(unsigned char c)
+{
+    return c == '<' || c == '[' || c == '`';
+}
+
 /* Earliest marker in s[0..n): its offset, or n; *which gets the marker. */
 static size_t find_marker(const char *s, size_t n, const char **which)
 {
-    size_t best = n;
-
     *which = NULL;
-    for (size_t m = 0; rein__text_markers[m]; m++) {
-        const char *hit = memmem(s, n, rein__text_markers[m], strlen(rein__text_markers[m]));
-        if (hit && (size_t)(hit - s) < best) {
-            best = (size_t)(hit - s);
-            *which = rein__text_markers[m];
+    for (size_t i = 0; i < n; i++) {
+        if (!marker_start((unsigned char)s[i]))
+            continue;
+        for (size_t m = 0; rein__text_markers[m]; m++) {
+            size_t l = strlen(rein__text_markers[m]);
+            if (n - i >= l && memcmp(s + i, rein__text_markers[m], l) == 0) {
+                *which = rein__text_markers[m];
+                return i;
+            }
         }
     }
-    return best;
+    return n;
 }
 
+/* Length of the longest suffix of s[0..n) that may be the start of a marker. */
 static size_t marker_holdback(const char *s, size_t n)
 {
-    size_t hold = 0;
+    size_t from = n > 13 ? n - 13 : 0; /* the longest marker is 14 bytes */
 
-    for (size_t m = 0; rein__text_markers[m]; m++) {
-        size_t k = partial_suffix(s, n, rein__text_markers[m]);
-        if (k > hold)
-            hold = k;
+    for (size_t i = from; i < n; i++) {
+        if (!marker_start((unsigned char)s[i]))
+            continue;
+        for (size_t m = 0; rein__text_markers[m]; m++) {
+            size_t l = strlen(rein__text_markers[m]);
+            if (n - i < l && memcmp(s + i, rein__text_markers[m], n - i) == 0)
+                return n - i;
+        }
     }
-    return hold;
+    return 0;
 }
 
 static rein_err filter_start(struct rein__asm *a, bool *wait)

@@ -75,11 +75,15 @@ static inline bool jis(const struct jdoc *d, int i, jsmntype_t type)
     return i >= 0 && i < d->n && d->t[i].type == type;
 }
 
-/* True when token i is a string equal to lit (compared raw: lit has no escapes). */
+/* True when token i is a string equal to lit (compared raw: lit has no escapes); i may be -1
+ * (a member that was not found). */
 static inline bool jeq(const struct jdoc *d, int i, const char *lit, size_t len)
 {
-    const jsmntok_t *t = &d->t[i];
+    const jsmntok_t *t;
 
+    if (i < 0 || i >= d->n)
+        return false;
+    t = &d->t[i];
     return t->type == JSMN_STRING && (size_t)(t->end - t->start) == len &&
            memcmp(d->js + t->start, lit, len) == 0;
 }
@@ -102,6 +106,48 @@ static inline int jget(const struct jdoc *d, int obj, const char *key, size_t kl
     return -1;
 }
 #define JGET(d, obj, key) jget((d), (obj), (key), sizeof(key) - 1)
+
+/* A member name for jfields(), with its length worked out at compile time. */
+struct jkey {
+    const char *s;
+    size_t len;
+};
+#define JK(lit)                                                                                    \
+    {                                                                                              \
+        (lit), sizeof(lit) - 1                                                                     \
+    }
+
+/*
+ * One pass over the object at obj: out[k] receives the value index of keys[k], or -1. Cheaper
+ * than one jget() per key when several members are wanted (each jget walks the object).
+ */
+static inline void jfields(const struct jdoc *d, int obj, const struct jkey *keys, int nkeys,
+                           int *out)
+{
+    int found = 0;
+
+    for (int k = 0; k < nkeys; k++)
+        out[k] = -1;
+    if (!jis(d, obj, JSMN_OBJECT))
+        return;
+    int count = d->t[obj].size, i = obj + 1;
+    for (int c = 0; c < count && i + 1 < d->n && found < nkeys; c++) {
+        const jsmntok_t *t = &d->t[i];
+        const char *name = d->js + t->start;
+        size_t klen = (size_t)(t->end - t->start);
+        for (int k = 0; k < nkeys; k++) {
+            if (out[k] < 0 && keys[k].len == klen && name[0] == keys[k].s[0] &&
+                memcmp(name, keys[k].s, klen) == 0) {
+                out[k] = i + 1;
+                found++;
+                break;
+            }
+        }
+        i = jnext(d, i + 1);
+    }
+}
+#define JFIELDS(d, obj, keys, out)                                                                 \
+    jfields((d), (obj), (keys), (int)(sizeof(keys) / sizeof((keys)[0])), (out))
 
 /* The i-th element of the array at arr, or -1. */
 static inline int jat(const struct jdoc *d, int arr, int idx)

@@ -56,29 +56,30 @@ static void take_usage(struct rein_provider_decoder *d, const struct jdoc *doc, 
 
 static rein_err take_tool_calls(struct rein_provider_decoder *d, const struct jdoc *doc, int arr)
 {
+    static const struct jkey call_keys[] = {JK("index"), JK("id"), JK("function")};
+    static const struct jkey fn_keys[] = {JK("name"), JK("arguments")};
     int n = doc->t[arr].size;
     int i = arr + 1;
 
     for (int k = 0; k < n; k++, i = jnext(doc, i)) {
         int64_t index = -1;
-        int fn, args, call;
+        int f[3], fn[2], call;
         rein_err rc;
 
         if (!jis(doc, i, JSMN_OBJECT))
             continue;
-        (void)jint(doc, JGET(doc, i, "index"), &index);
-        fn = JGET(doc, i, "function");
-        call = rein__asm_call(&d->a, index, jstr(doc, JGET(doc, i, "id")),
-                              jstr(doc, JGET(doc, fn, "name")));
+        JFIELDS(doc, i, call_keys, f);
+        JFIELDS(doc, f[2], fn_keys, fn);
+        (void)jint(doc, f[0], &index);
+        call = rein__asm_call(&d->a, index, jstr(doc, f[1]), jstr(doc, fn[0]));
         if (call < 0)
             return call;
-        args = JGET(doc, fn, "arguments");
-        if (jis(doc, args, JSMN_STRING)) {
-            rc = rein__asm_call_args(&d->a, (size_t)call, jstr(doc, args));
-        } else if (jis(doc, args, JSMN_OBJECT)) {
+        if (jis(doc, fn[1], JSMN_STRING)) {
+            rc = rein__asm_call_args(&d->a, (size_t)call, jstr(doc, fn[1]));
+        } else if (jis(doc, fn[1], JSMN_OBJECT)) {
             /* A few servers send the arguments as an object: keep its exact text. */
             size_t len;
-            const char *raw = jraw(doc, args, &len);
+            const char *raw = jraw(doc, fn[1], &len);
             rc = rein__asm_call_args_raw(&d->a, (size_t)call, raw, len);
         } else {
             rc = REIN_OK;
@@ -89,41 +90,43 @@ static rein_err take_tool_calls(struct rein_provider_decoder *d, const struct jd
     return REIN_OK;
 }
 
+enum { D_CONTENT, D_REASONING_CONTENT, D_REASONING, D_REFUSAL, D_TOOL_CALLS, D_FUNCTION_CALL };
+
 static rein_err take_delta(struct rein_provider_decoder *d, const struct jdoc *doc, int delta)
 {
-    int i;
+    static const struct jkey keys[] = {JK("content"), JK("reasoning_content"), JK("reasoning"),
+                                       JK("refusal"), JK("tool_calls"),        JK("function_call")};
+    int f[6], i;
     rein_err rc;
 
     if (!jis(doc, delta, JSMN_OBJECT))
         return REIN_OK;
-    i = JGET(doc, delta, "content");
-    if (jis(doc, i, JSMN_STRING)) {
-        rc = rein__asm_text(&d->a, jstr(doc, i));
+    JFIELDS(doc, delta, keys, f);
+    if (jis(doc, f[D_CONTENT], JSMN_STRING)) {
+        rc = rein__asm_text(&d->a, jstr(doc, f[D_CONTENT]));
         if (rc)
             return rc;
     }
     /* vLLM sends "reasoning" and "reasoning_content" with the same text: take one. */
-    i = JGET(doc, delta, "reasoning_content");
+    i = f[D_REASONING_CONTENT];
     if (!jis(doc, i, JSMN_STRING) || doc->t[i].end == doc->t[i].start)
-        i = JGET(doc, delta, "reasoning");
+        i = f[D_REASONING];
     if (jis(doc, i, JSMN_STRING)) {
         rc = rein__asm_reasoning(&d->a, jstr(doc, i));
         if (rc)
             return rc;
     }
-    i = JGET(doc, delta, "refusal");
-    if (jis(doc, i, JSMN_STRING)) {
-        rc = rein__asm_refusal(&d->a, jstr(doc, i));
+    if (jis(doc, f[D_REFUSAL], JSMN_STRING)) {
+        rc = rein__asm_refusal(&d->a, jstr(doc, f[D_REFUSAL]));
         if (rc)
             return rc;
     }
-    i = JGET(doc, delta, "tool_calls");
-    if (jis(doc, i, JSMN_ARRAY)) {
-        rc = take_tool_calls(d, doc, i);
+    if (jis(doc, f[D_TOOL_CALLS], JSMN_ARRAY)) {
+        rc = take_tool_calls(d, doc, f[D_TOOL_CALLS]);
         if (rc)
             return rc;
     }
-    i = JGET(doc, delta, "function_call"); /* the pre-tools form */
+    i = f[D_FUNCTION_CALL]; /* the pre-tools form */
     if (jis(doc, i, JSMN_OBJECT)) {
         struct rein__jstr none = {"", 0, false};
         int call = rein__asm_call(&d->a, 0, none, jstr(doc, JGET(doc, i, "name")));
@@ -151,24 +154,25 @@ static rein_err take_choices(struct rein_provider_decoder *d, const struct jdoc 
     int c = arr + 1;
 
     for (int k = 0; k < n; k++, c = jnext(doc, c)) {
+        static const struct jkey keys[] = {JK("index"), JK("delta"), JK("message"),
+                                           JK("finish_reason")};
         int64_t index = 0;
-        int delta, fr;
+        int f[4], delta, fr;
         rein_err rc;
 
         if (!jis(doc, c, JSMN_OBJECT))
             continue;
-        (void)jint(doc, JGET(doc, c, "index"), &index);
+        JFIELDS(doc, c, keys, f);
+        (void)jint(doc, f[0], &index);
         if (index != 0) {
             d->a.other_choices = true;
             continue;
         }
-        delta = JGET(doc, c, "delta");
-        if (!jis(doc, delta, JSMN_OBJECT))
-            delta = JGET(doc, c, "message");
+        delta = jis(doc, f[1], JSMN_OBJECT) ? f[1] : f[2];
         rc = take_delta(d, doc, delta);
         if (rc)
             return rc;
-        fr = JGET(doc, c, "finish_reason");
+        fr = f[3];
         if (jis(doc, fr, JSMN_STRING) && !JEQ(doc, fr, "null") &&
             doc->t[fr].end > doc->t[fr].start) {
             rc = rein__asm_finish_reason(&d->a, jstr(doc, fr));
@@ -203,24 +207,28 @@ static json_t *error_value(const struct jdoc *doc, int i)
 }
 
 /* One chunk (or body) object. */
+enum { O_ERROR, O_CHOICES, O_OUTPUT, O_USAGE, O_TYPE, O_CODE, O_MESSAGE };
+
 static rein_err take_object(struct rein_provider_decoder *d, const struct jdoc *doc, int obj,
                             const char *event, bool whole)
 {
-    int e = JGET(doc, obj, "error"), choices, out;
+    static const struct jkey keys[] = {JK("error"), JK("choices"), JK("output"), JK("usage"),
+                                       JK("type"),  JK("code"),    JK("message")};
+    int f[7], e, choices;
     bool known = false;
     rein_err rc;
 
+    JFIELDS(doc, obj, keys, f);
+    e = f[O_ERROR];
     if (e >= 0 && !jnull(doc, e)) {
         rein__asm_error(&d->a, error_value(doc, e));
         known = true;
     }
-    choices = JGET(doc, obj, "choices");
-    out = JGET(doc, obj, "output");
-    if (!jis(doc, choices, JSMN_ARRAY) && jis(doc, out, JSMN_OBJECT))
-        choices = JGET(doc, out, "choices"); /* DashScope's native API */
+    choices = f[O_CHOICES];
+    if (!jis(doc, choices, JSMN_ARRAY) && jis(doc, f[O_OUTPUT], JSMN_OBJECT))
+        choices = JGET(doc, f[O_OUTPUT], "choices"); /* DashScope's native API */
     if (!known && !jis(doc, choices, JSMN_ARRAY) &&
-        ((event && strcmp(event, "error") == 0) ||
-         (JGET(doc, obj, "code") >= 0 && JGET(doc, obj, "message") >= 0))) {
+        ((event && strcmp(event, "error") == 0) || (f[O_CODE] >= 0 && f[O_MESSAGE] >= 0))) {
         /* DashScope's native errors: {code, message, request_id} as the body or an event. */
         rein__asm_error(&d->a, jtree(doc, obj));
         known = true;
@@ -232,8 +240,8 @@ static rein_err take_object(struct rein_provider_decoder *d, const struct jdoc *
         known = true;
     }
     /* A usage-only chunk; an object with a "type" is another wire's event (Anthropic). */
-    if (JGET(doc, obj, "usage") >= 0 && (known || !jis(doc, JGET(doc, obj, "type"), JSMN_STRING))) {
-        take_usage(d, doc, JGET(doc, obj, "usage"));
+    if (f[O_USAGE] >= 0 && (known || !jis(doc, f[O_TYPE], JSMN_STRING))) {
+        take_usage(d, doc, f[O_USAGE]);
         known = true;
     }
     if (known)

@@ -63,10 +63,11 @@ static rein_err dispatch_pending(struct rein__sse *s, rein_error *err)
     return rc;
 }
 
-static bool field_is(const char *line, size_t name_len, const char *name)
+static bool field_is_(const char *line, size_t name_len, const char *name, size_t len)
 {
-    return strlen(name) == name_len && memcmp(line, name, name_len) == 0;
+    return len == name_len && memcmp(line, name, name_len) == 0;
 }
+#define field_is(line, name_len, lit) field_is_((line), (name_len), (lit), sizeof(lit) - 1)
 
 /* One complete line (without its end). */
 static rein_err process_line(struct rein__sse *s, const char *line, size_t n, rein_error *err)
