@@ -936,16 +936,15 @@ static enum step next_step(struct send_state *s, struct attempt *at, enum outcom
     }
     if (out == O_HTTP_ERROR) {
         *resp = decode_error_body(at);
+        *rc = rein_error_set(err, REIN_EHTTP, "HTTP %ld from %s%s%s", at->status, p->endpoint,
+                             *resp && (*resp)->error ? ": " : "",
+                             *resp && (*resp)->error ? error_message((*resp)->error) : "");
+        err->detail = (int)at->status;
         if (status_retryable(at->status) && retry_ok) {
             *wait_ms = at->retry_after_ms >= 0 ? at->retry_after_ms : backoff_ms(p, s->retries);
             s->retries++;
             return S_RETRY;
         }
-        err->detail = (int)at->status;
-        *rc = rein_error_set(err, REIN_EHTTP, "HTTP %ld from %s%s%s", at->status, p->endpoint,
-                             *resp && (*resp)->error ? ": " : "",
-                             *resp && (*resp)->error ? error_message((*resp)->error) : "");
-        err->detail = (int)at->status;
         return S_RETURN;
     }
     if (out == O_CONNECT || out == O_FIRST_BYTE) {
@@ -1083,24 +1082,33 @@ static rein_err send_loop(struct send_state *s, rein_model_response **out, rein_
             *out = resp;
             return rc;
         }
-        rein_model_response_free(resp);
         if (wait_ms > 0) {
             int64_t now = rein_now_ms();
-            if (wait_ms > s->p->cfg.retry_max_wait_ms && s->p->cfg.retry_max_wait_ms > 0)
+            if (wait_ms > s->p->cfg.retry_max_wait_ms && s->p->cfg.retry_max_wait_ms > 0) {
+                *out = resp; /* the error body that asked for the wait */
                 return rein_error_set(err, REIN_EHTTP,
                                       "the provider asked to wait %lld ms before retrying, "
                                       "longer than retry_max_wait_ms (%lld ms)",
                                       (long long)wait_ms, (long long)s->p->cfg.retry_max_wait_ms);
-            if (s->total_end > 0 && now + wait_ms >= s->total_end)
+            }
+            if (s->total_end > 0 && now + wait_ms >= s->total_end) {
+                *out = resp;
                 return rein_error_set(err, REIN_ETIMEDOUT,
                                       "a retry after %lld ms would pass the total timeout",
                                       (long long)wait_ms);
+            }
             rein_log(REIN_LOG_INFO, WHERE, "attempt %d failed (%s); retrying in %lld ms",
-                     s->attempt, err->msg, (long long)wait_ms);
-            if (rein_cancel_wait(s->req->cancel, wait_ms))
+                     s->attempt, err->msg[0] ? err->msg : "the stream dropped", (long long)wait_ms);
+            if (rein_cancel_wait(s->req->cancel, wait_ms)) {
+                *out = resp;
                 return rein_error_set(err, REIN_ECANCELED, "the request was cancelled: %s",
                                       rein_cancel_reason(s->req->cancel));
+            }
         }
+        if (wait_ms <= 0)
+            rein_log(REIN_LOG_INFO, WHERE, "attempt %d failed (%s); asking once more", s->attempt,
+                     err->msg[0] ? err->msg : "the stream dropped");
+        rein_model_response_free(resp);
         emit_retry(s->req, s->attempt + 1);
     }
 }
