@@ -117,13 +117,19 @@ static bool marker_start(unsigned char c)
     return c == '<' || c == '[' || c == '`';
 }
 
-/* Earliest marker in s[0..n): its offset, or n; *which gets the marker. */
-static size_t find_marker(const char *s, size_t n, const char **which)
+/* Earliest marker in s[0..n): its offset, or n; *which gets the marker. An offered tool's
+ * name written as a tag ("<run_command ") counts as one. */
+static size_t find_marker(const struct rein__asm *a, const char *s, size_t n, const char **which)
 {
     *which = NULL;
     for (size_t i = 0; i < n; i++) {
+        bool partial;
         if (!marker_start((unsigned char)s[i]))
             continue;
+        if (rein__textcalls_tool_tag(a->opt, s + i, n - i, &partial)) {
+            *which = "<tool>";
+            return i;
+        }
         for (size_t m = 0; rein__text_markers[m]; m++) {
             size_t l = strlen(rein__text_markers[m]);
             if (n - i >= l && memcmp(s + i, rein__text_markers[m], l) == 0) {
@@ -136,10 +142,17 @@ static size_t find_marker(const char *s, size_t n, const char **which)
 }
 
 /* Length of the longest suffix of s[0..n) that may be the start of a marker. */
-static size_t marker_holdback(const char *s, size_t n)
+static size_t marker_holdback(const struct rein__asm *a, const char *s, size_t n)
 {
     size_t from = n > 13 ? n - 13 : 0; /* the longest marker is 14 bytes */
 
+    if (a->opt->tool_names) {
+        /* A tool tag can be as long as a tool name: look back to the last '<'. */
+        const char *lt = memrchr(s, '<', n);
+        bool partial = false;
+        if (lt && !rein__textcalls_tool_tag(a->opt, lt, (size_t)(s + n - lt), &partial) && partial)
+            return (size_t)(s + n - lt);
+    }
     for (size_t i = from; i < n; i++) {
         if (!marker_start((unsigned char)s[i]))
             continue;
@@ -217,7 +230,7 @@ static rein_err filter_normal(struct rein__asm *a, bool *wait)
     const char *which;
     rein_err rc;
 
-    at = find_marker(t + a->tpos, n, &which);
+    at = find_marker(a, t + a->tpos, n, &which);
     if (which) {
         show = without_trailing_space(t + a->tpos, at);
         rc = emit_text(a, t + a->tpos, show);
@@ -227,7 +240,7 @@ static rein_err filter_normal(struct rein__asm *a, bool *wait)
         *wait = a->tmode == TM_HOLD;
         return rc;
     }
-    show = without_trailing_space(t + a->tpos, n - marker_holdback(t + a->tpos, n));
+    show = without_trailing_space(t + a->tpos, n - marker_holdback(a, t + a->tpos, n));
     rc = emit_text(a, t + a->tpos, show);
     a->tpos += show;
     *wait = true;
@@ -467,7 +480,12 @@ int rein__asm_call(struct rein__asm *a, int64_t key, struct rein__jstr id, struc
                 break;
             }
         }
-    } else if (r->ncalls && !r->calls[r->ncalls - 1]->from_text) {
+    } else if (r->ncalls && !r->calls[r->ncalls - 1]->from_text &&
+               !(name.len && r->calls[r->ncalls - 1]->name.len &&
+                 r->calls[r->ncalls - 1]->args.len)) {
+        /* Without an index, a delta continues the last call, unless it names a call while
+         * the last one already has its name and arguments (servers that send each call
+         * whole, with neither index nor id). */
         idx = (int)r->ncalls - 1;
     }
     if (idx >= 0 && other_id(r->calls[idx], id)) {

@@ -141,6 +141,10 @@ extern const char *const rein__text_markers[];
 rein_err rein__textcalls_apply(struct rein__asm *a) REIN_WUR;
 /* True when a fenced block body (between the fences) holds call JSON (per a->opt tools). */
 bool rein__textcalls_fenced_is_call(const struct rein__asm *a, const char *body, size_t len);
+/* When s starts with "<" + an offered tool name and a tag boundary: the name's length; else 0,
+ * with *partial true when s is too short to tell (s might still become such a tag). */
+size_t rein__textcalls_tool_tag(const struct rein_decoder_options *opt, const char *s, size_t n,
+                                bool *partial);
 /* Offset just past the JSON value starting at s[0] (object, array or string), or 0 when it
  * does not end within len. */
 size_t rein__json_value_end(const char *s, size_t len);

@@ -461,6 +461,138 @@ static rein_err take_fence(struct scan *sc, const char *t, size_t len, size_t *p
     return REIN_OK;
 }
 
+/* ---- XML tool tags ---- */
+
+static bool tag_boundary(char c)
+{
+    return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '/' || c == '>';
+}
+
+size_t rein__textcalls_tool_tag(const struct rein_decoder_options *opt, const char *s, size_t n,
+                                bool *partial)
+{
+    *partial = false;
+    if (!opt->tool_names || n == 0 || s[0] != '<')
+        return 0;
+    for (size_t i = 0; i < opt->tool_name_count; i++) {
+        const char *name = opt->tool_names[i];
+        size_t l = name ? strlen(name) : 0;
+        if (l == 0)
+            continue;
+        if (n >= l + 2 && memcmp(s + 1, name, l) == 0 && tag_boundary(s[l + 1]))
+            return l;
+        if (n < l + 2 && memcmp(s + 1, name, n - 1 < l ? n - 1 : l) == 0)
+            *partial = true;
+    }
+    return 0;
+}
+
+/* "&quot;" and friends in an attribute value. */
+static void xml_value(struct rein_jw *w, const char *v, size_t n)
+{
+    static const struct {
+        const char *ent;
+        char c;
+    } ents[] = {{"&quot;", '"'}, {"&apos;", '\''}, {"&lt;", '<'}, {"&gt;", '>'}, {"&amp;", '&'}};
+    char buf[512];
+    size_t k = 0;
+
+    if (n > sizeof(buf) || !memchr(v, '&', n)) {
+        rein_jw_strn(w, v, n);
+        return;
+    }
+    for (size_t i = 0; i < n;) {
+        size_t e = 0;
+        for (; e < sizeof(ents) / sizeof(ents[0]); e++) {
+            size_t el = strlen(ents[e].ent);
+            if (n - i >= el && memcmp(v + i, ents[e].ent, el) == 0) {
+                buf[k++] = ents[e].c;
+                i += el;
+                break;
+            }
+        }
+        if (e == sizeof(ents) / sizeof(ents[0]))
+            buf[k++] = v[i++];
+    }
+    rein_jw_strn(w, buf, k);
+}
+
+/*
+ * An offered tool written as an XML tag (a local model's own format, as in
+ * <run_command command="ls -l" />): attributes become string arguments; a body that is a
+ * JSON object is the arguments; any other body is kept as the (invalid) raw arguments.
+ */
+static rein_err take_xml_tag(struct scan *sc, const char *t, size_t len, size_t *pos,
+                             size_t name_len)
+{
+    const char *name = t + *pos + 1;
+    size_t p = *pos + 1 + name_len;
+    bool closed = false, body = false;
+    struct rein_buf args;
+    struct rein_jw w;
+    rein_err rc;
+    int idx;
+
+    rein_buf_init(&args, 0);
+    rein_jw_init(&w, &args);
+    rein_jw_obj_begin(&w);
+    while (p < len) {
+        p = skip_ws(t, p, len);
+        if (p + 1 < len && t[p] == '/' && t[p + 1] == '>') {
+            p += 2;
+            closed = true;
+            break;
+        }
+        if (p < len && t[p] == '>') {
+            p++;
+            body = true;
+            break;
+        }
+        size_t k = p;
+        while (p < len && !tag_boundary(t[p]) && t[p] != '=')
+            p++;
+        size_t klen = p - k;
+        p = skip_ws(t, p, len);
+        if (klen == 0 || p >= len || t[p] != '=')
+            break;
+        p = skip_ws(t, p + 1, len);
+        if (p >= len || (t[p] != '"' && t[p] != '\''))
+            break;
+        const char *q = memchr(t + p + 1, t[p], len - p - 1);
+        if (!q)
+            break;
+        rein_jw_keyn(&w, t + k, klen);
+        xml_value(&w, t + p + 1, (size_t)(q - t) - p - 1);
+        p = (size_t)(q - t) + 1;
+    }
+    rein_jw_obj_end(&w);
+    rc = rein_jw_finish(&w);
+    if (rc) {
+        rein_buf_release(&args);
+        return rc;
+    }
+    if (body) {
+        char close[300];
+        int cl = snprintf(close, sizeof(close), "</%.*s>", (int)name_len, name);
+        const char *end = memmem(t + p, len - p, close, (size_t)cl);
+        size_t b = skip_ws(t, p, end ? (size_t)(end - t) : len);
+        size_t e = end ? (size_t)(end - t) : len;
+        while (e > b && is_ws(t[e - 1]))
+            e--;
+        closed = end != NULL;
+        if (b < e) {
+            /* The body is the arguments: JSON as it is, anything else kept for the hint. */
+            rein_buf_reset(&args);
+            rc = rein_buf_add(&args, t + b, e - b);
+        }
+        p = end ? (size_t)(end - t) + (size_t)cl : len;
+    }
+    idx = rc ? rc : rein__asm_call_whole(sc->a, name, name_len, args.ptr, args.len, true, closed);
+    rein_buf_release(&args);
+    *pos = closed || body ? p : len;
+    return idx < 0 ? idx : REIN_OK;
+}
+
 /* ---- <think> ---- */
 
 static rein_err add_reasoning(rein_model_response *r, const char *s, size_t n)
@@ -524,11 +656,28 @@ static rein_err take_think(rein_model_response *r)
 
 /* ---- the scan ---- */
 
-static size_t first_marker(const char *t, size_t len, size_t from, const char **which)
+static const char xml_marker[] = "<tool>";
+
+static size_t first_marker(const struct scan *sc, const char *t, size_t len, size_t from,
+                           const char **which, size_t *name_len)
 {
     size_t best = len;
 
     *which = NULL;
+    /* An offered tool's name as a tag counts only when the tool names are known. */
+    for (const char *lt = memchr(t + from, '<', len - from); sc->a->opt->tool_names && lt;
+         lt = memchr(lt + 1, '<', (size_t)(t + len - lt - 1))) {
+        bool partial;
+        size_t n = rein__textcalls_tool_tag(sc->a->opt, lt, (size_t)(t + len - lt), &partial);
+        if (n) {
+            best = (size_t)(lt - t);
+            *which = xml_marker;
+            *name_len = n;
+            break;
+        }
+        if (lt + 1 >= t + len)
+            break;
+    }
     for (size_t m = 0; rein__text_markers[m]; m++) {
         const char *hit =
             memmem(t + from, len - from, rein__text_markers[m], strlen(rein__text_markers[m]));
@@ -557,7 +706,8 @@ static rein_err scan_text(struct scan *sc, const char *t, size_t len, struct rei
     }
     while (pos < len) {
         const char *which;
-        size_t at = first_marker(t, len, pos, &which);
+        size_t name_len = 0;
+        size_t at = first_marker(sc, t, len, pos, &which, &name_len);
         rc = rein_buf_add(out, t + pos, at - pos);
         if (rc || !which)
             return rc;
@@ -568,6 +718,8 @@ static rein_err scan_text(struct scan *sc, const char *t, size_t len, struct rei
             rc = take_mistral(sc, t, len, &pos);
         else if (strcmp(which, "<|python_tag|>") == 0)
             rc = take_python_tag(sc, t, len, &pos);
+        else if (which == xml_marker)
+            rc = take_xml_tag(sc, t, len, &pos, name_len);
         else
             rc = take_fence(sc, t, len, &pos, out);
         if (rc)

@@ -46,6 +46,14 @@ has jsonl-flag "$tmp/out" '"name": "weather"'
 expect n3-note 0 "$rein" provider parse --format openai-sse "$fx/openai/openai-python-gpt4o-n3-multiple-choices.sse"
 has n3-note "$tmp/err" "choice 0 was assembled"
 
+# The Ollama leak is text, unless the offered tools are given: then it is a call.
+leak="$fx/ollama/asknvim-ollama-v1-stream-tool-call-leaked-as-content.SINGLE-CHUNK.sse"
+expect leak-text 0 "$rein" provider parse --format openai-sse "$leak"
+has leak-text "$tmp/out" '"tool_calls": []'
+expect leak-call 0 "$rein" provider parse --format openai-sse --tools run_command,read "$leak"
+has leak-call "$tmp/out" '"raw_arguments": "{\"command\":\"ls -l\"}"'
+has leak-call "$tmp/out" '"from_text": true'
+
 # In-stream errors are part of a file that parsed: exit 0 with the error object.
 expect stream-error 0 "$rein" provider parse --format openai-sse "$fx/groq/pydantic-groq-tool-use-failed-stream-error.sse"
 has stream-error "$tmp/out" '"code": "tool_use_failed"'

@@ -617,6 +617,36 @@ static void test_ollama_index_zero_quirk_and_unicode_in_arguments(void **state)
     rein_model_response_free(r);
 }
 
+static void test_calls_without_index_or_id(void **state)
+{
+    rein_model_response *r;
+
+    (void)state;
+    /* Each call whole in one delta, with neither index nor id: two calls, not one. */
+    r = decode(
+        REIN_WIRE_OPENAI_SSE,
+        CHUNK("{\"tool_calls\":[{\"function\":{\"name\":\"a\",\"arguments\":\"{}\"}}]}") CHUNK(
+            "{\"tool_calls\":[{\"function\":{\"name\":\"b\",\"arguments\":\"{\\\"x\\\":1}\"}}]}")
+            FINISH("tool_calls"),
+        0, NULL);
+    assert_int_equal(rein_model_response_call_count(r), 2);
+    assert_string_equal(rein_model_call_name(rein_model_response_call(r, 1)), "b");
+    assert_int_equal(rein_model_call_status(rein_model_response_call(r, 1)), REIN_CALL_OK);
+    /* Made-up ids are distinct. */
+    assert_string_not_equal(rein_model_call_id(rein_model_response_call(r, 0)),
+                            rein_model_call_id(rein_model_response_call(r, 1)));
+    rein_model_response_free(r);
+    /* Without an index, argument pieces still continue the call they belong to. */
+    r = decode(REIN_WIRE_OPENAI_SSE,
+               CHUNK("{\"tool_calls\":[{\"id\":\"c1\",\"function\":{\"name\":\"a\",\"arguments\":"
+                     "\"{\\\"x\\\"\"}}]}")
+                   CHUNK("{\"tool_calls\":[{\"function\":{\"arguments\":\": 2}\"}}]}")
+                       FINISH("tool_calls"),
+               0, NULL);
+    assert_string_equal(rein_model_call_raw_arguments(only_call(r)), "{\"x\": 2}");
+    rein_model_response_free(r);
+}
+
 static void test_decoder_errors_say_where(void **state)
 {
     rein_error err;
@@ -719,6 +749,25 @@ static void test_text_events_hold_back_call_markup(void **state)
     assert_int_equal(col.starts, 1);
     assert_true(rein_model_call_from_text(only_call(r)));
     rein_model_response_free(r);
+    collected_release(&col);
+
+    /* An offered tool written as a tag is held back too, even split mid-name. */
+    collected_init(&col);
+    {
+        struct rein_decoder_options opt;
+        const char *names[] = {"run_command"};
+        const char *stream = CHUNK("{\"content\":\"Running: <run_com\"}")
+            CHUNK("{\"content\":\"mand command=\\\"ls\\\" />\"}") FINISH("stop");
+        rein_error err;
+        memset(&opt, 0, sizeof(opt));
+        opt.tool_names = names;
+        opt.tool_name_count = 1;
+        r = decode_opts(REIN_WIRE_OPENAI_SSE, stream, strlen(stream), 0, &opt, &col, &err);
+        assert_non_null(r);
+        assert_string_equal(col.text.ptr, "Running:");
+        assert_int_equal(col.starts, 1);
+        rein_model_response_free(r);
+    }
     collected_release(&col);
 
     /* A <think> section streams as reasoning. */
@@ -833,6 +882,42 @@ static void test_text_calls_are_not_invented(void **state)
     rein_model_response_free(r);
     r = text_reply("{\"name\": \"get_weather\", \"arguments\": {}}", &opt);
     assert_int_equal(rein_model_response_call_count(r), 1);
+    rein_model_response_free(r);
+}
+
+static void test_text_calls_as_tags_of_offered_tools(void **state)
+{
+    struct rein_decoder_options opt;
+    const char *names[] = {"run_command", "search"};
+    rein_model_response *r;
+    const rein_model_call *c;
+
+    (void)state;
+    memset(&opt, 0, sizeof(opt));
+    opt.tool_names = names;
+    opt.tool_name_count = 2;
+    /* The Ollama recording's leak: <run_command command="ls -l" /> with finish_reason stop. */
+    r = text_reply("<run_command command=\"ls -l\" />", &opt);
+    c = only_call(r);
+    assert_string_equal(rein_model_call_name(c), "run_command");
+    assert_string_equal(rein_model_call_raw_arguments(c), "{\"command\":\"ls -l\"}");
+    assert_int_equal(rein_model_call_status(c), REIN_CALL_OK);
+    assert_string_equal(rein_model_response_text(r), "");
+    rein_model_response_free(r);
+    r = text_reply("Let me look.\n<search>{\"q\": \"a &amp; b\"}</search>", &opt);
+    c = only_call(r);
+    assert_string_equal(rein_model_call_raw_arguments(c), "{\"q\": \"a &amp; b\"}");
+    assert_string_equal(rein_model_response_text(r), "Let me look.");
+    rein_model_response_free(r);
+    r = text_reply("<search q='x &quot;y&quot;'/>", &opt);
+    assert_string_equal(rein_model_call_raw_arguments(only_call(r)), "{\"q\":\"x \\\"y\\\"\"}");
+    rein_model_response_free(r);
+    /* Not an offered tool, or no tools known: text. */
+    r = text_reply("<b>bold</b> and <run_commands x=\"1\"/>", &opt);
+    assert_int_equal(rein_model_response_call_count(r), 0);
+    rein_model_response_free(r);
+    r = text_reply("<run_command command=\"ls -l\" />", NULL);
+    assert_int_equal(rein_model_response_call_count(r), 0);
     rein_model_response_free(r);
 }
 
@@ -1346,11 +1431,13 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_bad_json_and_non_objects_are_invalid_json),
     cmocka_unit_test(test_zero_argument_calls_mean_an_empty_object),
     cmocka_unit_test(test_ollama_index_zero_quirk_and_unicode_in_arguments),
+    cmocka_unit_test(test_calls_without_index_or_id),
     cmocka_unit_test(test_decoder_errors_say_where),
     cmocka_unit_test(test_events_follow_the_stream),
     cmocka_unit_test(test_text_events_hold_back_call_markup),
     cmocka_unit_test(test_text_calls_in_every_known_form),
     cmocka_unit_test(test_text_calls_are_not_invented),
+    cmocka_unit_test(test_text_calls_as_tags_of_offered_tools),
     cmocka_unit_test(test_text_calls_report_mode_keeps_the_text),
     cmocka_unit_test(test_think_tags_move_to_reasoning),
     cmocka_unit_test(test_history_encodes_openai_messages),
