@@ -1049,6 +1049,19 @@ static enum outcome replay_attempt(struct send_state *s, struct attempt *at, rei
     return O_DONE;
 }
 
+/* An error body may echo the key (some proxies do): it never leaves in a message. */
+static void scrub_message(rein_error *err, const char *key)
+{
+    size_t n = key ? strlen(key) : 0;
+    char *hit;
+
+    if (!err || n < 4)
+        return;
+    while ((hit = strstr(err->msg, key))) {
+        memset(hit, '*', n);
+    }
+}
+
 static rein_err send_loop(struct send_state *s, rein_model_response **out, rein_error *err)
 {
     for (;;) {
@@ -1076,6 +1089,7 @@ static rein_err send_loop(struct send_state *s, rein_model_response **out, rein_
         }
         st = next_step(s, &at, o, &resp, &wait_ms, &rc, err);
         attempt_release(&at);
+        scrub_message(err, s->p->cfg.api_key);
         if (st == S_RETURN || s->p->replay) {
             if (st == S_RETRY) /* a recording holds no second attempt */
                 rc = err->code ? err->code : REIN_EPROVIDER;
@@ -1167,5 +1181,6 @@ rein_err rein_provider_send(rein_provider *p, rein_model_request *req, rein_hist
     rein_buf_release(&body);
     if (rc && !err->msg[0])
         rein_error_set(err, rc, "%s", rein_strerror(rc));
+    scrub_message(err, p->cfg.api_key);
     return rc;
 }
