@@ -1504,6 +1504,17 @@ static void test_scripting_survives_allocation_failures(void **state)
 
 /* ---- the program --------------------------------------------------------------------- */
 
+/* The program under test; the teardown kills it when an assertion ends the test early. */
+static rein_proc *program;
+
+static int kill_program(void **state)
+{
+    (void)state;
+    rein_proc_free(program);
+    program = NULL;
+    return 0;
+}
+
 static void test_program_serves_until_sigterm(void **state)
 {
     char *dir = test_tmpdir();
@@ -1521,6 +1532,7 @@ static void test_program_serves_until_sigterm(void **state)
     snprintf(bin, sizeof(bin), "%s/rein-model-server", test_bin_dir());
     rein_error_clear(&err);
     assert_rein_ok(rein_proc_start(&o, &p, &err), &err);
+    program = p;
     while (got + 1 < sizeof(line) && !strchr(line, '\n')) {
         struct pollfd pfd = {.fd = rein_proc_stdout_fd(p), .events = POLLIN};
         ssize_t n;
@@ -1548,6 +1560,7 @@ static void test_program_serves_until_sigterm(void **state)
     assert_rein_ok(rein_proc_wait(p, 10000, &code), NULL);
     assert_int_equal(code, 0);
     rein_proc_free(p);
+    program = NULL;
     free(scenario);
     test_rmtree(dir);
     free(dir);
@@ -1586,7 +1599,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_control_endpoints),
     cmocka_unit_test(test_concurrent_clients),
     cmocka_unit_test(test_scripting_survives_allocation_failures),
-    cmocka_unit_test(test_program_serves_until_sigterm),
+    cmocka_unit_test_teardown(test_program_serves_until_sigterm, kill_program),
 };
 
 REIN_TEST_MAIN(tests)

@@ -86,8 +86,11 @@
  *     "cut_after_events": K           close the connection after K events (mid tool call)
  *     "malformed_after_events": K     insert a malformed line after K events
  *     "malformed": "data: {\"broken\n\n"   the inserted text (this is the default)
- *     "error_after_events": K         after K events send an in-stream error event and end
- *     "error_event": {"type": "overloaded_error", "message": "Overloaded"}
+ *     "error_after_events": K         after K events send an in-stream error event, then end
+ *                                     the stream cleanly (Anthropic: event: error with
+ *                                     overloaded_error, no message_stop; OpenAI: data:
+ *                                     {"error":{...}}; Ollama: {"error": "..."})
+ *     "error_event": {"type": "overloaded_error", "message": "Overloaded", "code": "..."}
  *     "hang": true                    never answer (no headers) until the client goes away or
  *                                     the server stops
  *     "hang_after_events": K          send K events, then stall the same way }
@@ -101,6 +104,8 @@
  *                                     tool_result blocks counts as "tool")
  *   "last_contains": "text"           the last message's text, tool results included
  *   "tool_result_contains": "text"    a tool result answering the latest assistant turn
+ *                                     (OpenAI/Ollama: the trailing tool messages; Anthropic:
+ *                                     the tool_result blocks of the last user message)
  *   "tools_include": "read"           the request offers a tool with this name
  *   "body_contains": "text"           the raw request body
  *
