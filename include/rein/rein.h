@@ -19,5 +19,7 @@
 #include <rein/verify.h>
 #include <rein/tools.h>
 #include <rein/skills.h>
+#include <rein/history.h>
+#include <rein/provider.h>
 
 #endif /* REIN_REIN_H */

@@ -26,6 +26,7 @@ int cmd_serve(int argc, char **argv);
 int cmd_verify(int argc, char **argv);
 int cmd_schema(int argc, char **argv);
 int cmd_skills(int argc, char **argv);
+int cmd_provider(int argc, char **argv);
 
 /* Prints "rein: " + message to stderr; returns CLI_EXIT_USAGE. */
 int cli_usage_error(const char *fmt, ...) REIN_PRINTF(1, 2);

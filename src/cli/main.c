@@ -15,6 +15,7 @@ static const struct cli_command commands[] = {
     {"verify", "run verification protocols and check an agent's claims", cmd_verify},
     {"schema", "validate a JSON document against a JSON Schema", cmd_schema},
     {"skills", "list, show and invoke tools through the call pipeline", cmd_skills},
+    {"provider", "decode recorded model replies, talk to a model provider", cmd_provider},
     {NULL, NULL, NULL},
 };
 

@@ -1,0 +1,72 @@
+/*
+ * rein/history.h: a conversation's messages in the neutral shape (docs/decisions/0001), with
+ * each message's wire encoding cached.
+ *
+ * A message is a JSON object:
+ *   {"role": "system" | "user" | "assistant" | "tool", "content": "…",
+ *    "tool_calls": [{"id", "name", "arguments": "<the exact string the model sent>"}],
+ *    "reasoning", "reasoning_signature", "redacted_reasoning": ["…"], "refusal",
+ *    "server_blocks": [ {…Anthropic server tool blocks, replayed verbatim…} ],
+ *    "tool_call_id", "name", "is_error"}
+ * (tool_calls, reasoning*, refusal and server_blocks on assistant messages; tool_call_id,
+ * name and is_error on tool messages; absent members mean none.)
+ *
+ * A provider encodes each message once, the first time it is sent, and keeps the encoding
+ * beside the message; a request body is assembled from the cached pieces, so the cost of a
+ * turn grows with what is new, not with the length of the conversation. Tool arguments go
+ * back to the provider as the raw string the model sent, byte for byte (an empty string,
+ * a zero-argument call, goes as {}). How each wire format needs the messages arranged
+ * (Anthropic: system prompt apart, consecutive tool results merged into one user message,
+ * thinking blocks with their signatures before tool_use; OpenAI: tool messages with
+ * tool_call_id) is the provider's business, not the caller's.
+ *
+ * Threading: one history, one thread at a time (sending encodes into it).
+ */
+#ifndef REIN_HISTORY_H
+#define REIN_HISTORY_H
+
+#include <rein/json.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct rein_history rein_history;
+typedef struct rein_model_response rein_model_response;
+
+/* New empty history, NULL when memory is exhausted. */
+REIN_EXTERN rein_history *rein_history_new(void);
+/* NULL is a no-op. */
+REIN_EXTERN void rein_history_free(rein_history *h);
+REIN_EXTERN size_t rein_history_len(const rein_history *h);
+/*
+ * Appends a copy of msg (borrowed). REIN_EINVAL, with err naming the member, when msg is not
+ * a message of the neutral shape (unknown role, a member of the wrong type, a tool message
+ * without tool_call_id, a tool call without id or name, arguments that are not a string).
+ */
+REIN_EXTERN rein_err rein_history_append(rein_history *h, const json_t *msg,
+                                         rein_error *err) REIN_WUR;
+/* Conveniences for the common messages; text is copied. */
+REIN_EXTERN rein_err rein_history_add_system(rein_history *h, const char *text) REIN_WUR;
+REIN_EXTERN rein_err rein_history_add_user(rein_history *h, const char *text) REIN_WUR;
+/* The assistant message of a response (borrowed): text, calls with raw arguments,
+ * reasoning and signature, redacted reasoning, refusal, server blocks. */
+REIN_EXTERN rein_err rein_history_add_response(rein_history *h,
+                                               const rein_model_response *r) REIN_WUR;
+/* A tool result for call_id (name may be NULL); content is the text the model reads. */
+REIN_EXTERN rein_err rein_history_add_tool_result(rein_history *h, const char *call_id,
+                                                  const char *name, const char *content,
+                                                  bool is_error) REIN_WUR;
+/* The i-th message, or NULL when out of range. Borrowed; it must not be modified. */
+REIN_EXTERN const json_t *rein_history_get(const rein_history *h, size_t i);
+/* Keeps the first n messages (n >= len: no change). */
+REIN_EXTERN void rein_history_truncate(rein_history *h, size_t n);
+/* All messages as a JSON array (new reference; NULL when memory is exhausted). */
+REIN_EXTERN json_t *rein_history_to_json(const rein_history *h);
+/* A history from a JSON array of messages (borrowed), each checked as by append. */
+REIN_EXTERN rein_history *rein_history_from_json(const json_t *messages, rein_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* REIN_HISTORY_H */

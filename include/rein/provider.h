@@ -1,0 +1,379 @@
+/*
+ * rein/provider.h: model providers. One interface over the OpenAI chat completions, Anthropic
+ * messages and Ollama wire formats (and the presets built on them: DashScope's compatible
+ * mode, vLLM, llama.cpp server, LM Studio), plus record and replay.
+ *
+ * A request (a history of neutral messages, see <rein/history.h>, a tool list, tool_choice,
+ * max_tokens, temperature, stream) goes in; while the reply streams, events come out (text,
+ * reasoning, tool call started / argument delta / finished, usage, finish); the assembled
+ * response comes last: text, tool calls with id, name, the raw argument string and (where it
+ * parses) the JSON value, usage, finish reason, refusal and any in-stream error.
+ *
+ * Nothing the model sends is dropped. A tool call whose name is empty, symbol-only or
+ * otherwise unusable is kept with status REIN_CALL_INVALID_NAME; one whose arguments do not
+ * parse is kept with REIN_CALL_INVALID_JSON, or REIN_CALL_INCOMPLETE when the stream was cut
+ * before the call was finished. The pipeline answers those with an invalid payload, so every
+ * call id gets a tool result. Tool calls that a model wrote as text (Hermes/Qwen
+ * <tool_call>, Mistral [TOOL_CALLS], Llama <|python_tag|>, a fenced or bare JSON object with
+ * "name" and "arguments") become calls marked from_text, or are reported; they never pass as
+ * a final answer.
+ *
+ * Threading: a rein_provider is immutable once made and may serve many requests on many
+ * threads at once. A rein_model_request, a rein_model_response and a rein_provider_decoder
+ * belong to one thread at a time. Event callbacks run on the thread that called
+ * rein_provider_send() (or fed the decoder), before that call returns.
+ */
+#ifndef REIN_PROVIDER_H
+#define REIN_PROVIDER_H
+
+#include <rein/cancel.h>
+#include <rein/history.h>
+#include <rein/json.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct rein_provider rein_provider;
+typedef struct rein_provider_config rein_provider_config;
+typedef struct rein_model_request rein_model_request;
+typedef struct rein_model_response rein_model_response;
+typedef struct rein_model_call rein_model_call;
+typedef struct rein_provider_decoder rein_provider_decoder;
+
+/* ---------------------------------------------------------------------------------------
+ * Tool calls and responses
+ */
+
+enum rein_call_status {
+    REIN_CALL_OK = 0,           /* a usable name and arguments that parse to an object */
+    REIN_CALL_INVALID_JSON = 1, /* the arguments do not parse, or are not an object */
+    REIN_CALL_INVALID_NAME = 2, /* empty, symbol-only, too long or not UTF-8 */
+    REIN_CALL_INCOMPLETE = 3,   /* the stream ended before the call was finished */
+};
+/* "ok", "invalid_json", "invalid_name", "incomplete"; never NULL. */
+REIN_EXTERN const char *rein_call_status_name(enum rein_call_status status);
+
+/* The call's id as the provider sent it, or a stable made-up one ("call_…") when it sent
+ * none (Ollama). Borrowed, valid while the response is. Never NULL. */
+REIN_EXTERN const char *rein_model_call_id(const rein_model_call *c);
+/* The name as sent (may be empty). Borrowed. Never NULL. */
+REIN_EXTERN const char *rein_model_call_name(const rein_model_call *c);
+/* The exact argument string the model sent, byte for byte (may be empty: a zero-argument
+ * call, whose arguments are {}). Borrowed. Never NULL. */
+REIN_EXTERN const char *rein_model_call_raw_arguments(const rein_model_call *c);
+/* The parsed arguments (always an object), or NULL when they did not parse. Borrowed. */
+REIN_EXTERN const json_t *rein_model_call_arguments(const rein_model_call *c);
+REIN_EXTERN enum rein_call_status rein_model_call_status(const rein_model_call *c);
+/* Why the status is not OK, in words a model can act on; "" when it is OK. Borrowed. */
+REIN_EXTERN const char *rein_model_call_error(const rein_model_call *c);
+/* True when the call was found in the text rather than in the tool-call field. */
+REIN_EXTERN bool rein_model_call_from_text(const rein_model_call *c);
+
+/* Finish reasons normalised across providers; the provider's own word is kept as well. */
+enum rein_finish {
+    REIN_FINISH_NONE = 0,       /* the reply ended without one (cut stream, error) */
+    REIN_FINISH_STOP,           /* stop, end_turn, stop_sequence */
+    REIN_FINISH_TOOL_CALLS,     /* tool_calls, tool_use, function_call */
+    REIN_FINISH_LENGTH,         /* length, max_tokens */
+    REIN_FINISH_CONTENT_FILTER, /* content_filter, refusal */
+    REIN_FINISH_OTHER,          /* anything else (pause_turn, …) */
+};
+
+/* Frees the response. NULL is a no-op. */
+REIN_EXTERN void rein_model_response_free(rein_model_response *r);
+/* Assembled text with tool-call markup and <think> sections taken out. Borrowed, never NULL. */
+REIN_EXTERN const char *rein_model_response_text(const rein_model_response *r);
+/* Reasoning (thinking) text, "" when none. Borrowed, never NULL. */
+REIN_EXTERN const char *rein_model_response_reasoning(const rein_model_response *r);
+/* The refusal, or NULL when the model did not refuse. Borrowed. */
+REIN_EXTERN const char *rein_model_response_refusal(const rein_model_response *r);
+/* The provider's own finish reason ("tool_calls", "end_turn", …), or NULL. Borrowed. */
+REIN_EXTERN const char *rein_model_response_finish_reason(const rein_model_response *r);
+REIN_EXTERN enum rein_finish rein_model_response_finish(const rein_model_response *r);
+/* Token counts, -1 when the provider did not report them. */
+REIN_EXTERN int64_t rein_model_response_input_tokens(const rein_model_response *r);
+REIN_EXTERN int64_t rein_model_response_output_tokens(const rein_model_response *r);
+REIN_EXTERN size_t rein_model_response_call_count(const rein_model_response *r);
+/* The i-th tool call in the order the model made them; NULL when i is out of range.
+ * Borrowed, valid while the response is. */
+REIN_EXTERN const rein_model_call *rein_model_response_call(const rein_model_response *r, size_t i);
+/* The provider's error object (an in-stream error event, or the body of a failed HTTP
+ * request), or NULL. Borrowed. */
+REIN_EXTERN const json_t *rein_model_response_error(const rein_model_response *r);
+/* True when the reply ended normally ([DONE], a finish reason, message_stop, done:true). */
+REIN_EXTERN bool rein_model_response_is_complete(const rein_model_response *r);
+/* Tool calls written as text that were reported and not turned into calls (text_calls
+ * "report" mode); the text still holds them. The agent must not take such a reply as a
+ * final answer. */
+REIN_EXTERN size_t rein_model_response_text_call_count(const rein_model_response *r);
+/*
+ * The response as one JSON object (new reference, NULL when memory is exhausted):
+ *   {"text", "tool_calls": [{"id", "name", "arguments" (object or null), "raw_arguments",
+ *    "status", "from_text"}], "finish_reason", "usage": {"input_tokens", "output_tokens"},
+ *    "reasoning", "refusal", "error"}
+ * Unknown token counts are null; "reasoning" is null when empty.
+ */
+REIN_EXTERN json_t *rein_model_response_to_json(const rein_model_response *r);
+/* The assistant message of the neutral shape (docs/decisions/0001) for this response: new
+ * reference, NULL when memory is exhausted. The arguments are the raw strings. */
+REIN_EXTERN json_t *rein_model_response_message(const rein_model_response *r);
+
+/* ---------------------------------------------------------------------------------------
+ * Events while a reply streams
+ */
+enum rein_model_event_type {
+    REIN_MEV_TEXT_DELTA = 1,  /* text, len: visible answer text */
+    REIN_MEV_REASONING_DELTA, /* text, len: thinking */
+    REIN_MEV_REFUSAL_DELTA,   /* text, len */
+    REIN_MEV_TOOL_CALL_START, /* index, id, name */
+    REIN_MEV_TOOL_CALL_DELTA, /* index, text, len: a piece of the raw argument string */
+    REIN_MEV_TOOL_CALL_END,   /* index, call: finished, with its status */
+    REIN_MEV_USAGE,           /* input_tokens, output_tokens (-1 unknown) */
+    REIN_MEV_FINISH,          /* finish_reason (the provider's word) */
+    REIN_MEV_RETRY,           /* attempt: the reply is being asked for again; forget every
+                                   delta received so far */
+};
+
+struct rein_model_event {
+    enum rein_model_event_type type;
+    size_t index;     /* tool call index in the response */
+    const char *text; /* borrowed for the duration of the callback */
+    size_t len;
+    const char *id, *name;       /* TOOL_CALL_START; borrowed */
+    const rein_model_call *call; /* TOOL_CALL_END; borrowed until the response is freed */
+    int64_t input_tokens, output_tokens;
+    const char *finish_reason;
+    int attempt; /* RETRY: the attempt about to start (2, 3, …) */
+};
+/* Runs on the thread that sends (or feeds the decoder). ev and its pointers are borrowed. */
+typedef void (*rein_model_event_fn)(const struct rein_model_event *ev, void *userdata);
+
+/* ---------------------------------------------------------------------------------------
+ * Decoding recorded or received bytes (what the adapters use, exposed for `rein provider
+ * parse`, benchmarks and tests)
+ */
+enum rein_wire_format {
+    REIN_WIRE_OPENAI_SSE = 1, /* chat completion chunks as text/event-stream (also
+                                   DashScope's native incremental stream) */
+    REIN_WIRE_OPENAI_JSON,    /* one chat completion body, or an error body */
+    REIN_WIRE_ANTHROPIC_SSE,  /* messages stream events */
+    REIN_WIRE_ANTHROPIC_JSON, /* one message body, or an error body */
+    REIN_WIRE_OLLAMA_NDJSON,  /* Ollama /api/chat stream */
+    REIN_WIRE_OLLAMA_JSON,    /* one Ollama /api/chat body */
+};
+/* Parses "openai-sse", "openai-json", "anthropic-sse", "anthropic-json", "ollama-ndjson",
+ * "ollama-json" (and "dashscope-sse"/"dashscope-json" as aliases of the OpenAI ones). */
+REIN_EXTERN rein_err rein_wire_format_parse(const char *name, enum rein_wire_format *out) REIN_WUR;
+REIN_EXTERN const char *rein_wire_format_name(enum rein_wire_format fmt);
+
+/* How tool calls written as text are handled. */
+enum rein_text_calls {
+    REIN_TEXT_CALLS_FROM_TEXT = 0, /* default: turn them into calls marked from_text */
+    REIN_TEXT_CALLS_REPORT = 1,    /* keep them in the text and count them */
+};
+
+struct rein_decoder_options {
+    /* SSE formats only: the input has one SSE data payload per line, without "data: "
+     * (vercel's recorded chunk files, *.stream.jsonl). */
+    bool payload_lines;
+    enum rein_text_calls text_calls;
+    /* Move <think>…</think> (and text before a leaked </think>) into the reasoning;
+     * default true (set false to keep the text exactly as sent). */
+    bool keep_think_tags;
+    /* Tool names the request offered (borrowed for the decoder's life; may be NULL). When
+     * given, fenced and bare JSON objects in the text count as calls only when they name one
+     * of these tools. */
+    const char *const *tool_names;
+    size_t tool_name_count;
+    /* Largest single event, line or body accepted; 0: 64 MiB. */
+    size_t max_event_bytes;
+};
+
+/*
+ * New decoder for one reply in fmt. opts is borrowed and copied (NULL: defaults). Events go
+ * to on_event (may be NULL). NULL when memory is exhausted.
+ */
+REIN_EXTERN rein_provider_decoder *
+rein_provider_decoder_new(enum rein_wire_format fmt, const struct rein_decoder_options *opts,
+                          rein_model_event_fn on_event, void *userdata);
+REIN_EXTERN void rein_provider_decoder_free(rein_provider_decoder *d);
+/*
+ * Feeds len bytes (borrowed) in any chunking: bytes split anywhere, even inside a UTF-8
+ * sequence, decode the same. Fails with REIN_EPARSE (err says where: event number, line,
+ * what was wrong) on bytes that cannot be read as the format, REIN_ETOOBIG past
+ * max_event_bytes, REIN_ENOMEM. After a failure the decoder only accepts _free.
+ */
+REIN_EXTERN rein_err rein_provider_decoder_feed(rein_provider_decoder *d, const void *data,
+                                                size_t len, rein_error *err) REIN_WUR;
+/*
+ * Ends the input and hands over the assembled response (*out: new, free with
+ * rein_model_response_free). A reply that ended early is not a failure here: its calls are
+ * marked incomplete and rein_model_response_is_complete() says false. Fails as _feed does.
+ */
+REIN_EXTERN rein_err rein_provider_decoder_finish(rein_provider_decoder *d,
+                                                  rein_model_response **out,
+                                                  rein_error *err) REIN_WUR;
+/* Payloads (SSE events, NDJSON lines or bodies) decoded so far. */
+REIN_EXTERN size_t rein_provider_decoder_event_count(const rein_provider_decoder *d);
+/* Notes about the input worth telling a person ("n=3 choices: assembled choice 0", "2
+ * messages in one recording: assembled in order"), one per line; "" when none. Borrowed. */
+REIN_EXTERN const char *rein_provider_decoder_notes(const rein_provider_decoder *d);
+
+/* ---------------------------------------------------------------------------------------
+ * Model capabilities (001_f66c1098d8de8c01.txt: capability detection)
+ */
+struct rein_model_caps {
+    bool tools;          /* function calling */
+    bool parallel_tools; /* several calls in one reply */
+    bool streaming;
+    bool confidence;        /* can state a usable confidence for a call */
+    int64_t context_window; /* tokens */
+};
+/* Fills caps for a model name from the built-in table of model families (longest matching
+ * prefix; a conservative default when none matches). model is borrowed. */
+REIN_EXTERN void rein_model_caps_lookup(const char *model, struct rein_model_caps *caps);
+
+/* ---------------------------------------------------------------------------------------
+ * Configuration
+ */
+
+/* Timeouts in milliseconds; 0 disables one. */
+enum rein_provider_timeout {
+    REIN_TIMEOUT_CONNECT = 0,    /* TCP + TLS connect (default 10 s) */
+    REIN_TIMEOUT_FIRST_BYTE = 1, /* request sent → first response byte (default 60 s) */
+    REIN_TIMEOUT_IDLE = 2,       /* between received bytes while streaming (default 60 s) */
+    REIN_TIMEOUT_TOTAL = 3,      /* the whole send, retries and waits included (default 600 s) */
+};
+
+/* New configuration with the defaults (provider "openai"). NULL when memory is exhausted. */
+REIN_EXTERN rein_provider_config *rein_provider_config_new(void);
+REIN_EXTERN void rein_provider_config_free(rein_provider_config *cfg);
+/*
+ * Sets one setting by name, as the command line, the environment and the config file do.
+ * Keys: provider (openai | anthropic | dashscope | ollama | ollama-openai | vllm | llamacpp |
+ * lmstudio | openai-compatible | replay | rules), model, base_url, api_key, api_key_env,
+ * record (a file), replay (a file), max_retries, retry_base_ms, retry_max_wait_ms,
+ * connect_timeout_ms, first_byte_timeout_ms, idle_timeout_ms, total_timeout_ms, text_calls
+ * (from_text | report), think_tags (true | false: move <think> sections to the reasoning),
+ * enable_thinking (true | false | default), max_tokens_field (max_tokens |
+ * max_completion_tokens), send_reasoning (true | false: send reasoning_content back, as
+ * DeepSeek's thinking mode wants), anthropic_version, user_agent. Choosing a provider applies its preset (base URL, key variable, quirks);
+ * settings made after it override the preset. REIN_EINVAL names the bad key or value.
+ * key and value are borrowed and copied.
+ */
+REIN_EXTERN rein_err rein_provider_config_set(rein_provider_config *cfg, const char *key,
+                                              const char *value, rein_error *err) REIN_WUR;
+/* The typed forms of the common settings (copies the text). */
+REIN_EXTERN rein_err rein_provider_config_set_provider(rein_provider_config *cfg, const char *name,
+                                                       rein_error *err) REIN_WUR;
+REIN_EXTERN rein_err rein_provider_config_set_model(rein_provider_config *cfg,
+                                                    const char *model) REIN_WUR;
+REIN_EXTERN rein_err rein_provider_config_set_base_url(rein_provider_config *cfg,
+                                                       const char *url) REIN_WUR;
+/* The key is kept in memory only: never logged, recorded or put in an error message. */
+REIN_EXTERN rein_err rein_provider_config_set_api_key(rein_provider_config *cfg,
+                                                      const char *key) REIN_WUR;
+REIN_EXTERN void rein_provider_config_set_timeout(rein_provider_config *cfg,
+                                                  enum rein_provider_timeout which, int64_t ms);
+/* Retries after the first attempt on 429, 500, 502, 503, 529, overloaded_error and
+ * connection failures (default 2). */
+REIN_EXTERN void rein_provider_config_set_max_retries(rein_provider_config *cfg, int n);
+/* Writes every request and response to path as JSON lines, keys stripped (NULL: off). */
+REIN_EXTERN rein_err rein_provider_config_set_record(rein_provider_config *cfg,
+                                                     const char *path) REIN_WUR;
+/* Overrides the capabilities of models whose name starts with prefix (copied). */
+REIN_EXTERN rein_err rein_provider_config_set_caps(rein_provider_config *cfg, const char *prefix,
+                                                   const struct rein_model_caps *caps) REIN_WUR;
+/*
+ * Reads REIN_PROVIDER, REIN_MODEL, REIN_BASE_URL, REIN_API_KEY, REIN_RECORD, REIN_REPLAY and
+ * REIN_TEXT_CALLS. The provider's own key variable (OPENAI_API_KEY, ANTHROPIC_API_KEY,
+ * DASHSCOPE_API_KEY, or api_key_env) is read by rein_provider_new() when no key was set, so
+ * the order of file, environment and flags does not matter for it.
+ */
+REIN_EXTERN rein_err rein_provider_config_from_env(rein_provider_config *cfg,
+                                                   rein_error *err) REIN_WUR;
+/*
+ * Applies a JSON object (borrowed): its "provider" member when that is an object, else the
+ * object itself. Members are the keys of rein_provider_config_set() (strings, numbers or
+ * booleans) plus "capabilities": {"<model prefix>": {"tools", "parallel_tools",
+ * "streaming", "confidence", "context_window"}}. "provider" is applied first.
+ */
+REIN_EXTERN rein_err rein_provider_config_apply_json(rein_provider_config *cfg, const json_t *obj,
+                                                     rein_error *err) REIN_WUR;
+/* Reads a JSON config file and applies it. err names the file, line and column. */
+REIN_EXTERN rein_err rein_provider_config_load_file(rein_provider_config *cfg, const char *path,
+                                                    rein_error *err) REIN_WUR;
+/* The provider preset names, NULL-terminated, for help texts. Static. */
+REIN_EXTERN const char *const *rein_provider_names(void);
+
+/* ---------------------------------------------------------------------------------------
+ * Providers and requests
+ */
+
+/* New provider from cfg (borrowed, copied). REIN_EINVAL when the configuration cannot work
+ * (no model, no base URL for openai-compatible, no recording for replay, …). */
+REIN_EXTERN rein_provider *rein_provider_new(const rein_provider_config *cfg, rein_error *err);
+REIN_EXTERN void rein_provider_free(rein_provider *p);
+/* The preset name ("dashscope"), the wire protocol ("openai", "anthropic", "ollama",
+ * "replay"), the model and the endpoint URL. Borrowed, valid while p is. */
+REIN_EXTERN const char *rein_provider_name(const rein_provider *p);
+REIN_EXTERN const char *rein_provider_wire(const rein_provider *p);
+REIN_EXTERN const char *rein_provider_model(const rein_provider *p);
+REIN_EXTERN const char *rein_provider_endpoint(const rein_provider *p);
+/* The capabilities of the provider's model, config overrides applied. */
+REIN_EXTERN void rein_provider_caps(const rein_provider *p, struct rein_model_caps *caps);
+
+/* A request: everything but the history. Reusable across turns: the encoded tool list is
+ * cached. NULL when memory is exhausted. Defaults: stream on, no tools, tool_choice unset,
+ * max_tokens and temperature unset. */
+REIN_EXTERN rein_model_request *rein_model_request_new(void);
+REIN_EXTERN void rein_model_request_free(rein_model_request *req);
+/*
+ * Adds a tool offered to the model. name and description are copied; parameters (a JSON
+ * Schema object; NULL means no parameters) is borrowed and referenced.
+ */
+REIN_EXTERN rein_err rein_model_request_add_tool(rein_model_request *req, const char *name,
+                                                 const char *description,
+                                                 json_t *parameters) REIN_WUR;
+/* Removes every tool. */
+REIN_EXTERN void rein_model_request_clear_tools(rein_model_request *req);
+/* "auto", "none", "required" or a tool name (copied); NULL unsets. */
+REIN_EXTERN rein_err rein_model_request_set_tool_choice(rein_model_request *req,
+                                                        const char *choice) REIN_WUR;
+/* 0 unsets. Anthropic requires a value and gets 4096 when unset. */
+REIN_EXTERN void rein_model_request_set_max_tokens(rein_model_request *req, int64_t max_tokens);
+/* A negative value unsets. */
+REIN_EXTERN void rein_model_request_set_temperature(rein_model_request *req, double temperature);
+REIN_EXTERN void rein_model_request_set_stream(rein_model_request *req, bool stream);
+/* true/false sends parallel_tool_calls; unset by default. */
+REIN_EXTERN void rein_model_request_set_parallel_tools(rein_model_request *req, bool on);
+/* Cancellation: triggering c (borrowed, referenced until the request is freed or another
+ * is set) aborts a send at once with REIN_ECANCELED. NULL unsets. */
+REIN_EXTERN void rein_model_request_set_cancel(rein_model_request *req, rein_cancel *c);
+/* Events of the following sends go to fn (may be NULL). userdata is borrowed. */
+REIN_EXTERN void rein_model_request_set_events(rein_model_request *req, rein_model_event_fn fn,
+                                               void *userdata);
+
+/*
+ * Sends history h (borrowed; its per-message encodings are cached in it) with req and waits
+ * for the reply, emitting events while it streams. Retries 429/500/502/503/529 and
+ * overloaded_error with exponential backoff and jitter, honouring Retry-After and
+ * retry-after-ms; a stream that drops before any tool call arrived is asked for once more
+ * (a REIN_MEV_RETRY event says so).
+ *
+ * On success *out is the new response. On failure the code says what happened:
+ * REIN_ECANCELED, REIN_ETIMEDOUT, REIN_EHTTP (a non-retryable status; err->detail is the
+ * status), REIN_EPROVIDER (an in-stream error, or a stream that dropped after a tool call
+ * had begun), REIN_EIO (no connection), REIN_EINVAL (replay mismatch: err names the
+ * difference). Whenever part of a reply was received, *out is set even on failure (the
+ * partial text kept, unfinished calls marked incomplete, the provider's error object
+ * attached); otherwise *out is NULL. Free it with rein_model_response_free().
+ */
+REIN_EXTERN rein_err rein_provider_send(rein_provider *p, rein_model_request *req, rein_history *h,
+                                        rein_model_response **out, rein_error *err) REIN_WUR;
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* REIN_PROVIDER_H */

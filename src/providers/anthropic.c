@@ -1,0 +1,704 @@
+/*
+ * The Anthropic messages wire protocol.
+ *
+ * Decoding follows the event stream: message_start (input usage), content_block_start /
+ * _delta / _stop for text (text_delta), thinking (thinking_delta, signature_delta),
+ * redacted_thinking (opaque data), tool_use (input_json_delta; a call is finished at its
+ * content_block_stop, so its END event goes out before the message ends), message_delta
+ * (stop_reason, output usage), message_stop, ping, and error events (overloaded_error …),
+ * after which Anthropic closes the stream. Server tool blocks (server_tool_use and the
+ * result blocks that follow them) are run by Anthropic, not by rein: they are kept, input
+ * assembled, as server_blocks for replay, and are not tool calls. A recording holding
+ * several messages (a multi-step capture) is assembled in order with usage summed.
+ *
+ * Encoding: the system messages go to the top-level "system"; an assistant message becomes
+ * thinking blocks (with their signatures), redacted_thinking, server blocks, text and
+ * tool_use blocks, in that order; consecutive tool results (and a user message right after
+ * them) merge into one user message, tool_result blocks first.
+ */
+#define JSMN_STATIC
+#define JSMN_PARENT_LINKS
+#define JSMN_STRICT
+#include <jsmn.h>
+
+#include "jpull.h"
+
+#include <curl/curl.h>
+#include <stdio.h>
+
+/* ---------------------------------------------------------------------------------------
+ * Decoding
+ */
+
+enum block_kind { B_NONE, B_TEXT, B_THINKING, B_TOOL, B_SERVER, B_OTHER };
+
+struct block {
+    enum block_kind kind;
+    int call;              /* B_TOOL: the call index */
+    json_t *server;        /* B_SERVER: the block being assembled */
+    struct rein_buf input; /* B_SERVER: its input text */
+};
+
+struct rein__anthropic_state {
+    struct block *b;
+    size_t nb;
+    int64_t base_in, base_out; /* usage of the messages before this one */
+    int64_t cur_in, cur_out;
+};
+
+static void block_release(struct block *b)
+{
+    json_decref(b->server);
+    rein_buf_release(&b->input);
+    memset(b, 0, sizeof(*b));
+}
+
+void rein__anthropic_state_free(struct rein__anthropic_state *s)
+{
+    if (!s)
+        return;
+    for (size_t i = 0; i < s->nb; i++)
+        block_release(&s->b[i]);
+    rein_free(s->b);
+    rein_free(s);
+}
+
+static struct rein__anthropic_state *state(struct rein_provider_decoder *d)
+{
+    if (!d->anth) {
+        d->anth = rein_calloc(1, sizeof(*d->anth));
+        if (d->anth)
+            d->anth->cur_in = d->anth->cur_out = -1;
+    }
+    return d->anth;
+}
+
+static struct block *block_at(struct rein__anthropic_state *s, int64_t index)
+{
+    if (index < 0 || index > 4096)
+        return NULL;
+    if ((size_t)index >= s->nb) {
+        size_t n = (size_t)index + 1;
+        struct block *v = rein_realloc(s->b, n * sizeof(*v));
+        if (!v)
+            return NULL;
+        memset(v + s->nb, 0, (n - s->nb) * sizeof(*v));
+        s->b = v;
+        s->nb = n;
+    }
+    return &s->b[index];
+}
+
+static int64_t usage_int(const struct jdoc *doc, int u, const char *key, size_t klen)
+{
+    int64_t v;
+
+    return jint(doc, jget(doc, u, key, klen), &v) ? v : -1;
+}
+
+static void take_usage(struct rein_provider_decoder *d, const struct jdoc *doc, int u)
+{
+    struct rein__anthropic_state *s = d->anth;
+    int64_t in, out;
+
+    if (!jis(doc, u, JSMN_OBJECT))
+        return;
+    in = usage_int(doc, u, "input_tokens", 12);
+    out = usage_int(doc, u, "output_tokens", 13);
+    if (in >= 0)
+        s->cur_in = in;
+    if (out >= 0)
+        s->cur_out = out;
+    rein__asm_usage(&d->a, s->cur_in >= 0 ? s->base_in + s->cur_in : -1,
+                    s->cur_out >= 0 ? s->base_out + s->cur_out : -1);
+}
+
+static rein_err add_server_block(rein_model_response *r, json_t *block)
+{
+    if (!r->server_blocks) {
+        r->server_blocks = json_array();
+        if (!r->server_blocks) {
+            json_decref(block);
+            return REIN_ENOMEM;
+        }
+    }
+    return json_array_append_new(r->server_blocks, block) ? REIN_ENOMEM : REIN_OK;
+}
+
+static rein_err add_redacted(rein_model_response *r, const struct jdoc *doc, int data)
+{
+    json_t *v;
+
+    if (!jis(doc, data, JSMN_STRING))
+        return REIN_OK;
+    if (!r->redacted) {
+        r->redacted = json_array();
+        if (!r->redacted)
+            return REIN_ENOMEM;
+    }
+    v = jtree(doc, data);
+    return (!v || json_array_append_new(r->redacted, v)) ? REIN_ENOMEM : REIN_OK;
+}
+
+static int64_t call_key(const struct rein_provider_decoder *d, int64_t index)
+{
+    return ((int64_t)d->a.messages << 20) | index;
+}
+
+/* One content block, from a content_block_start (stream) or a body's content array. */
+static rein_err block_start(struct rein_provider_decoder *d, int64_t index, const struct jdoc *doc,
+                            int cb, bool whole)
+{
+    struct rein__anthropic_state *s = state(d);
+    struct block *b;
+    int type = JGET(doc, cb, "type");
+    rein_err rc = REIN_OK;
+
+    if (!s || !(b = block_at(s, index)))
+        return REIN_ENOMEM;
+    block_release(b);
+    if (JEQ(doc, type, "text")) {
+        b->kind = B_TEXT;
+        return rein__asm_text(&d->a, jstr(doc, JGET(doc, cb, "text")));
+    }
+    if (JEQ(doc, type, "thinking")) {
+        b->kind = B_THINKING;
+        rc = rein__asm_reasoning(&d->a, jstr(doc, JGET(doc, cb, "thinking")));
+        if (!rc)
+            rc = rein__asm_signature(&d->a, jstr(doc, JGET(doc, cb, "signature")));
+        return rc;
+    }
+    if (JEQ(doc, type, "redacted_thinking")) {
+        b->kind = B_OTHER;
+        return add_redacted(d->r, doc, JGET(doc, cb, "data"));
+    }
+    if (JEQ(doc, type, "tool_use")) {
+        int input = JGET(doc, cb, "input");
+        b->kind = B_TOOL;
+        b->call = rein__asm_call(&d->a, call_key(d, index), jstr(doc, JGET(doc, cb, "id")),
+                                 jstr(doc, JGET(doc, cb, "name")));
+        if (b->call < 0)
+            return b->call;
+        if (jis(doc, input, JSMN_OBJECT) && (whole || doc->t[input].size > 0)) {
+            /* A body carries the input whole; its exact text is the raw argument string. */
+            size_t len;
+            const char *raw = jraw(doc, input, &len);
+            rc = rein__asm_call_args_raw(&d->a, (size_t)b->call, raw, len);
+        }
+        return rc;
+    }
+    /* Anything else (server_tool_use and the server's result blocks) is replayed as is. */
+    b->kind = JEQ(doc, type, "server_tool_use") && !whole ? B_SERVER : B_OTHER;
+    json_t *block = jtree(doc, cb);
+    if (!block)
+        return REIN_ENOMEM;
+    if (b->kind == B_SERVER) {
+        b->server = block;
+        rein_buf_init(&b->input, 0);
+        return REIN_OK;
+    }
+    return add_server_block(d->r, block);
+}
+
+static rein_err block_delta(struct rein_provider_decoder *d, int64_t index, const struct jdoc *doc,
+                            int delta)
+{
+    struct rein__anthropic_state *s = state(d);
+    struct block *b = s && index >= 0 && (size_t)index < s->nb ? &s->b[index] : NULL;
+    int type = JGET(doc, delta, "type");
+
+    if (JEQ(doc, type, "text_delta"))
+        return rein__asm_text(&d->a, jstr(doc, JGET(doc, delta, "text")));
+    if (JEQ(doc, type, "thinking_delta"))
+        return rein__asm_reasoning(&d->a, jstr(doc, JGET(doc, delta, "thinking")));
+    if (JEQ(doc, type, "signature_delta"))
+        return rein__asm_signature(&d->a, jstr(doc, JGET(doc, delta, "signature")));
+    if (JEQ(doc, type, "input_json_delta") && b) {
+        struct rein__jstr part = jstr(doc, JGET(doc, delta, "partial_json"));
+        if (b->kind == B_TOOL)
+            return rein__asm_call_args(&d->a, (size_t)b->call, part);
+        if (b->kind == B_SERVER) {
+            uint32_t hi = 0;
+            rein_err rc = rein__json_unescape(&b->input, part.p, part.len, &hi);
+            return rc ? rc : rein__json_unescape_flush(&b->input, &hi);
+        }
+    }
+    return REIN_OK; /* citations_delta and unknown deltas carry nothing rein keeps */
+}
+
+static rein_err block_stop(struct rein_provider_decoder *d, int64_t index)
+{
+    struct rein__anthropic_state *s = state(d);
+    struct block *b = s && index >= 0 && (size_t)index < s->nb ? &s->b[index] : NULL;
+    rein_err rc = REIN_OK;
+
+    if (!b)
+        return REIN_OK;
+    if (b->kind == B_TOOL)
+        rc = rein__asm_call_close(&d->a, (size_t)b->call);
+    if (b->kind == B_SERVER && b->server) {
+        json_t *input =
+            b->input.len ? rein_json_parse(b->input.ptr, b->input.len, 0, NULL) : json_object();
+        if (input && json_object_set_new(b->server, "input", input) != 0)
+            rc = REIN_ENOMEM;
+        if (!rc) {
+            rc = add_server_block(d->r, b->server);
+            b->server = NULL;
+        }
+    }
+    block_release(b);
+    return rc;
+}
+
+static rein_err message_start(struct rein_provider_decoder *d, const struct jdoc *doc, int msg)
+{
+    struct rein__anthropic_state *s = state(d);
+
+    if (!s)
+        return REIN_ENOMEM;
+    if (d->a.messages > 0) {
+        /* A second message in one recording: carry the first one's usage forward. */
+        s->base_in += s->cur_in > 0 ? s->cur_in : 0;
+        s->base_out += s->cur_out > 0 ? s->cur_out : 0;
+        for (size_t i = 0; i < s->nb; i++)
+            block_release(&s->b[i]);
+    }
+    s->cur_in = s->cur_out = -1;
+    d->a.messages++;
+    d->r->complete = false;
+    take_usage(d, doc, JGET(doc, msg, "usage"));
+    return REIN_OK;
+}
+
+static json_t *error_object(const struct jdoc *doc, int obj)
+{
+    int e = JGET(doc, obj, "error");
+
+    return jtree(doc, e >= 0 ? e : obj);
+}
+
+enum { E_TYPE, E_INDEX, E_DELTA, E_BLOCK, E_MESSAGE, E_USAGE, E_ERROR };
+
+static rein_err take_event(struct rein_provider_decoder *d, const struct jdoc *doc, int obj,
+                           const char *event)
+{
+    static const struct jkey keys[] = {JK("type"),    JK("index"), JK("delta"), JK("content_block"),
+                                       JK("message"), JK("usage"), JK("error")};
+    int f[7], type;
+    int64_t index = -1;
+    rein_err rc = REIN_OK;
+
+    JFIELDS(doc, obj, keys, f);
+    type = f[E_TYPE];
+    if (!jis(doc, type, JSMN_STRING)) {
+        if (!(event && strcmp(event, "error") == 0 && f[E_ERROR] >= 0))
+            return REIN_OK;
+        rein__asm_error(&d->a, jtree(doc, f[E_ERROR]));
+        d->recognized++;
+        return REIN_OK;
+    }
+    (void)jint(doc, f[E_INDEX], &index);
+    if (!state(d))
+        return REIN_ENOMEM;
+    if (JEQ(doc, type, "content_block_delta"))
+        rc = block_delta(d, index, doc, f[E_DELTA]);
+    else if (JEQ(doc, type, "content_block_start"))
+        rc = block_start(d, index, doc, f[E_BLOCK], false);
+    else if (JEQ(doc, type, "content_block_stop"))
+        rc = block_stop(d, index);
+    else if (JEQ(doc, type, "message_start"))
+        rc = message_start(d, doc, f[E_MESSAGE]);
+    else if (JEQ(doc, type, "message_delta")) {
+        int sr = JGET(doc, f[E_DELTA], "stop_reason");
+        if (jis(doc, sr, JSMN_STRING))
+            rc = rein__asm_finish_reason(&d->a, jstr(doc, sr));
+        take_usage(d, doc, f[E_USAGE]);
+    } else if (JEQ(doc, type, "message_stop")) {
+        rein__asm_complete(&d->a);
+    } else if (JEQ(doc, type, "error")) {
+        rein__asm_error(&d->a, jtree(doc, f[E_ERROR] >= 0 ? f[E_ERROR] : obj));
+    } else if (!JEQ(doc, type, "ping")) {
+        return REIN_OK; /* an event type rein does not know: skipped, not counted */
+    }
+    d->recognized++;
+    return rc;
+}
+
+static bool blank(const char *p, size_t len)
+{
+    for (size_t i = 0; i < len; i++) {
+        if (p[i] != ' ' && p[i] != '\t' && p[i] != '\r' && p[i] != '\n')
+            return false;
+    }
+    return true;
+}
+
+rein_err rein__anthropic_payload(struct rein_provider_decoder *d, const char *event, const char *p,
+                                 size_t len, rein_error *err)
+{
+    struct jdoc doc;
+    size_t n;
+    int r;
+
+    if (blank(p, len))
+        return REIN_OK;
+    n = rein__decoder_saw(d, p, len);
+    r = jdoc_parse(&doc, p, len, &d->tok, &d->tokcap);
+    if (r == JSMN_ERROR_NOMEM)
+        return REIN_ENOMEM;
+    if (r <= 0)
+        return rein__decoder_bad(d, n, p, len,
+                                 r == JSMN_ERROR_PART ? "the JSON is cut short" : "not JSON", err);
+    for (int i = 0; i < doc.n; i = jnext(&doc, i)) {
+        if (doc.t[i].type != JSMN_OBJECT)
+            return rein__decoder_bad(d, n, p, len, "an event must be a JSON object", err);
+        rein_err rc = take_event(d, &doc, i, event);
+        if (rc)
+            return rc;
+    }
+    return REIN_OK;
+}
+
+rein_err rein__anthropic_body(struct rein_provider_decoder *d, const char *p, size_t len,
+                              rein_error *err)
+{
+    struct jdoc doc;
+    int r, type, content, sr;
+    rein_err rc = REIN_OK;
+
+    if (blank(p, len))
+        return rein__decoder_bad(d, 0, p, len, "the body is empty", err);
+    rein__decoder_saw(d, p, len);
+    r = jdoc_parse(&doc, p, len, &d->tok, &d->tokcap);
+    if (r == JSMN_ERROR_NOMEM)
+        return REIN_ENOMEM;
+    if (r <= 0 || doc.t[0].type != JSMN_OBJECT || jnext(&doc, 0) != doc.n) {
+        rein_error jerr;
+        rein_error_clear(&jerr);
+        json_t *v = rein_json_parse(p, len, 0, &jerr);
+        json_decref(v);
+        return rein__decoder_bad(d, 0, p, len, v ? "the body must be one JSON object" : jerr.msg,
+                                 err);
+    }
+    if (!state(d))
+        return REIN_ENOMEM;
+    type = JGET(&doc, 0, "type");
+    if (JEQ(&doc, type, "error") || JGET(&doc, 0, "error") >= 0) {
+        rein__asm_error(&d->a, error_object(&doc, 0));
+        d->recognized++;
+        return REIN_OK;
+    }
+    content = JGET(&doc, 0, "content");
+    if (!jis(&doc, content, JSMN_ARRAY))
+        return rein__decoder_bad(d, 0, p, len, "no content array and no error", err);
+    d->recognized++;
+    d->a.messages = 1;
+    d->anth->cur_in = d->anth->cur_out = -1;
+    for (int k = 0, i = content + 1; k < doc.t[content].size && !rc; k++, i = jnext(&doc, i)) {
+        if (!jis(&doc, i, JSMN_OBJECT))
+            continue;
+        rc = block_start(d, k, &doc, i, true);
+        if (!rc)
+            rc = block_stop(d, k);
+    }
+    if (rc)
+        return rc;
+    sr = JGET(&doc, 0, "stop_reason");
+    if (jis(&doc, sr, JSMN_STRING))
+        rc = rein__asm_finish_reason(&d->a, jstr(&doc, sr));
+    take_usage(d, &doc, JGET(&doc, 0, "usage"));
+    rein__asm_complete(&d->a);
+    return rc;
+}
+
+/* ---------------------------------------------------------------------------------------
+ * Encoding. A message's cached piece is its content blocks, comma-separated, without the
+ * brackets: the body merges the pieces of consecutive user-side messages into one message.
+ */
+
+static void text_block(struct rein_jw *w, const char *text)
+{
+    rein_jw_obj_begin(w);
+    rein_jw_key(w, "type");
+    rein_jw_str(w, "text");
+    rein_jw_key(w, "text");
+    rein_jw_str(w, text);
+    rein_jw_obj_end(w);
+}
+
+static void assistant_blocks(struct rein_jw *w, const json_t *msg)
+{
+    const char *reasoning = rein__json_str(msg, "reasoning");
+    const char *sig = rein__json_str(msg, "reasoning_signature");
+    const char *content = rein__json_str(msg, "content");
+    const json_t *calls = json_object_get(msg, "tool_calls");
+    const json_t *arr;
+    json_t *v;
+    size_t i, blocks = 0;
+
+    /* Thinking goes back first, with its signature: Anthropic checks it before tool_use. */
+    if (reasoning[0] && sig[0]) {
+        rein_jw_obj_begin(w);
+        rein_jw_key(w, "type");
+        rein_jw_str(w, "thinking");
+        rein_jw_key(w, "thinking");
+        rein_jw_str(w, reasoning);
+        rein_jw_key(w, "signature");
+        rein_jw_str(w, sig);
+        rein_jw_obj_end(w);
+        blocks++;
+    }
+    arr = json_object_get(msg, "redacted_reasoning");
+    json_array_foreach(arr, i, v)
+    {
+        rein_jw_obj_begin(w);
+        rein_jw_key(w, "type");
+        rein_jw_str(w, "redacted_thinking");
+        rein_jw_key(w, "data");
+        rein_jw_str(w, json_string_value(v));
+        rein_jw_obj_end(w);
+        blocks++;
+    }
+    arr = json_object_get(msg, "server_blocks");
+    json_array_foreach(arr, i, v)
+    {
+        rein_jw_json(w, v);
+        blocks++;
+    }
+    if (content[0]) {
+        text_block(w, content);
+        blocks++;
+    }
+    json_array_foreach(calls, i, v)
+    {
+        rein_jw_obj_begin(w);
+        rein_jw_key(w, "type");
+        rein_jw_str(w, "tool_use");
+        rein_jw_key(w, "id");
+        rein_jw_str(w, rein__json_str(v, "id"));
+        rein_jw_key(w, "name");
+        rein_jw_str(w, rein__json_str(v, "name"));
+        rein_jw_key(w, "input");
+        rein__jw_tool_args_raw(w, rein__json_str(v, "arguments"));
+        rein_jw_obj_end(w);
+        blocks++;
+    }
+    if (!blocks) /* Anthropic refuses an assistant turn with no content */
+        text_block(w, "(no content)");
+}
+
+static rein_err anthropic_encode_message(const rein_provider *p, const json_t *msg,
+                                         struct rein_buf *out)
+{
+    const char *role = rein__json_str(msg, "role");
+    struct rein_jw w;
+
+    (void)p;
+    /* The pieces are written as the items of an array whose brackets are dropped. */
+    rein_jw_init(&w, out);
+    rein_jw_arr_begin(&w);
+    if (strcmp(role, "tool") == 0) {
+        rein_jw_obj_begin(&w);
+        rein_jw_key(&w, "type");
+        rein_jw_str(&w, "tool_result");
+        rein_jw_key(&w, "tool_use_id");
+        rein_jw_str(&w, rein__json_str(msg, "tool_call_id"));
+        rein_jw_key(&w, "content");
+        rein_jw_str(&w, rein__json_str(msg, "content"));
+        if (json_is_true(json_object_get(msg, "is_error"))) {
+            rein_jw_key(&w, "is_error");
+            rein_jw_bool(&w, true);
+        }
+        rein_jw_obj_end(&w);
+    } else if (strcmp(role, "assistant") == 0) {
+        assistant_blocks(&w, msg);
+    } else {
+        const char *content = rein__json_str(msg, "content");
+        text_block(&w, content[0] ? content : "(no content)");
+    }
+    rein_jw_arr_end(&w);
+    rein_err rc = rein_jw_finish(&w);
+    if (rc)
+        return rc;
+    /* Drop the brackets: "[a,b]" -> "a,b". */
+    memmove(out->ptr, out->ptr + 1, out->len - 2);
+    rein_buf_truncate(out, out->len - 2);
+    return REIN_OK;
+}
+
+static rein_err anthropic_encode_tools(const rein_provider *p, const rein_model_request *req,
+                                       struct rein_buf *out)
+{
+    struct rein_jw w;
+
+    (void)p;
+    rein_jw_init(&w, out);
+    rein_jw_arr_begin(&w);
+    for (size_t i = 0; i < req->ntools; i++) {
+        const struct rein__tool *t = &req->tools[i];
+        rein_jw_obj_begin(&w);
+        rein_jw_key(&w, "name");
+        rein_jw_str(&w, t->name);
+        if (t->description) {
+            rein_jw_key(&w, "description");
+            rein_jw_str(&w, t->description);
+        }
+        rein_jw_key(&w, "input_schema");
+        if (t->parameters)
+            rein_jw_json(&w, t->parameters);
+        else
+            rein_jw_raw(&w, "{\"type\":\"object\",\"properties\":{}}", 33);
+        rein_jw_obj_end(&w);
+    }
+    rein_jw_arr_end(&w);
+    return rein_jw_finish(&w);
+}
+
+static void anthropic_tool_choice(struct rein_jw *w, const char *choice)
+{
+    rein_jw_key(w, "tool_choice");
+    rein_jw_obj_begin(w);
+    rein_jw_key(w, "type");
+    if (!strcmp(choice, "auto") || !strcmp(choice, "none")) {
+        rein_jw_str(w, choice);
+    } else if (!strcmp(choice, "required")) {
+        rein_jw_str(w, "any");
+    } else {
+        rein_jw_str(w, "tool");
+        rein_jw_key(w, "name");
+        rein_jw_str(w, choice);
+    }
+    rein_jw_obj_end(w);
+}
+
+/* The side of the conversation a neutral role is on: system apart, tool results are user. */
+static char side_of(const json_t *msg)
+{
+    const char *role = rein__json_str(msg, "role");
+    return role[0] == 's' ? 's' : role[0] == 'a' ? 'a' : 'u';
+}
+
+/*
+ * Appends the "system" array (system true) or the "messages" array to b from the cached
+ * pieces: consecutive user-side messages (tool results, then user text) become one user
+ * message, as Anthropic requires.
+ */
+static rein_err anthropic_array(rein_provider *p, rein_history *h, struct rein_buf *b, bool system)
+{
+    size_t n = rein_history_len(h);
+    char open = 0;
+    bool first = true;
+    rein_err rc = rein_buf_addch(b, '[');
+
+    for (size_t i = 0; !rc && i < n; i++) {
+        char side = side_of(rein_history_get(h, i));
+        const char *piece;
+        size_t len;
+        if ((side == 's') != system)
+            continue;
+        rc = rein__history_piece(h, i, p, &rein__wire_anthropic, &piece, &len);
+        if (rc)
+            break;
+        if (system || side == open) {
+            if (!first)
+                rc = rein_buf_addch(b, ',');
+        } else {
+            if (open)
+                rc = rein_buf_add(b, "]},", 3);
+            if (!rc)
+                rc = rein_buf_adds(b, side == 'a' ? "{\"role\":\"assistant\",\"content\":["
+                                                  : "{\"role\":\"user\",\"content\":[");
+            open = side;
+        }
+        if (!rc)
+            rc = rein_buf_add(b, piece, len);
+        first = false;
+    }
+    if (!rc && open)
+        rc = rein_buf_add(b, "]}", 2);
+    if (!rc)
+        rc = rein_buf_addch(b, ']');
+    return rc;
+}
+
+static bool has_system(const rein_history *h)
+{
+    for (size_t i = 0; i < rein_history_len(h); i++) {
+        if (side_of(rein_history_get(h, i)) == 's')
+            return true;
+    }
+    return false;
+}
+
+static rein_err anthropic_build_body(rein_provider *p, const rein_model_request *req,
+                                     rein_history *h, struct rein_buf *body, rein_error *err)
+{
+    struct rein_jw w;
+    rein_err rc = REIN_OK;
+
+    rein_jw_init(&w, body);
+    rein_jw_obj_begin(&w);
+    rein_jw_key(&w, "model");
+    rein_jw_str(&w, p->cfg.model);
+    rein_jw_key(&w, "max_tokens");
+    rein_jw_int(&w, req->max_tokens > 0 ? req->max_tokens : 4096);
+    if (has_system(h)) {
+        rein_jw_key(&w, "system");
+        rein_jw_raw(&w, "", 0); /* the array is spliced in from the cached pieces */
+        rc = w.err ? w.err : anthropic_array(p, h, body, true);
+    }
+    if (!rc) {
+        rein_jw_key(&w, "messages");
+        rein_jw_raw(&w, "", 0);
+        rc = w.err ? w.err : anthropic_array(p, h, body, false);
+    }
+    if (rc)
+        return rein_error_set(err, rc, "encoding the history: %s", rein_strerror(rc));
+    if (req->ntools) {
+        rein_jw_key(&w, "tools");
+        rein_jw_raw(&w, req->tools_enc.ptr, req->tools_enc.len);
+        if (req->tool_choice)
+            anthropic_tool_choice(&w, req->tool_choice);
+    }
+    if (req->temperature >= 0) {
+        rein_jw_key(&w, "temperature");
+        rein_jw_double(&w, req->temperature);
+    }
+    rein_jw_key(&w, "stream");
+    rein_jw_bool(&w, req->stream);
+    rein_jw_obj_end(&w);
+    rc = rein_jw_finish(&w);
+    return rc ? rein_error_set(err, rc, "encoding the request: %s", rein_strerror(rc)) : REIN_OK;
+}
+
+static rein_err anthropic_headers(const rein_provider *p, struct curl_slist **list)
+{
+    const char *version = p->cfg.anthropic_version ? p->cfg.anthropic_version : "2023-06-01";
+    char line[128];
+    rein_err rc;
+
+    snprintf(line, sizeof(line), "anthropic-version: %s", version);
+    rc = rein__header_add(list, line);
+    if (rc || !p->cfg.api_key)
+        return rc;
+    char *h = rein_asprintf("x-api-key: %s", p->cfg.api_key);
+    if (!h)
+        return REIN_ENOMEM;
+    rc = rein__header_add(list, h);
+    memset(h, 0, strlen(h));
+    rein_free(h);
+    return rc;
+}
+
+const struct rein__wire rein__wire_anthropic = {
+    .name = "anthropic",
+    .path = "/v1/messages",
+    .stream_format = REIN_WIRE_ANTHROPIC_SSE,
+    .body_format = REIN_WIRE_ANTHROPIC_JSON,
+    .variant = NULL,
+    .encode_message = anthropic_encode_message,
+    .encode_tools = anthropic_encode_tools,
+    .build_body = anthropic_build_body,
+    .headers = anthropic_headers,
+    .send = NULL,
+};

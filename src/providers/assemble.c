@@ -1,0 +1,911 @@
+/*
+ * The response assembler: every wire decoder reports what it reads here (text, reasoning,
+ * refusal, tool-call pieces keyed by the wire's index, usage, finish reason, errors) and the
+ * events go out from here, so all providers assemble and report a reply the same way.
+ *
+ * Tool calls are assembled by the wire's index. A call that reappears at an index with a
+ * different id is a new call (Ollama's OpenAI endpoint sends every call at index 0); an
+ * empty name or id in a continuation delta changes nothing (DashScope, GLM). A call's status
+ * is decided when the wire says it is finished or when the reply ends (rein__call_decide).
+ *
+ * Text events pass through a small filter so that markup which turns out to be a tool call
+ * written as text, or a <think> section, is not shown as answer text while it streams: a
+ * suffix that may be the start of a marker is held back until the next delta decides it.
+ * The assembled text is decided at the end from the whole reply (textcalls.c); the filter
+ * only shapes the events, and what it held back is flushed then.
+ */
+#include "provider_int.h"
+
+#include <string.h>
+
+#define TEXT_MAX ((size_t)256 << 20)
+
+rein_model_response *rein__response_new(size_t max_bytes)
+{
+    rein_model_response *r = rein_calloc(1, sizeof(*r));
+    size_t max = max_bytes > TEXT_MAX ? max_bytes : TEXT_MAX;
+
+    if (!r)
+        return NULL;
+    rein_buf_init(&r->text, max);
+    rein_buf_init(&r->reasoning, max);
+    rein_buf_init(&r->signature, max);
+    rein_buf_init(&r->refusal, max);
+    r->input_tokens = -1;
+    r->output_tokens = -1;
+    return r;
+}
+
+void rein__asm_init(struct rein__asm *a, rein_model_response *r,
+                    const struct rein_decoder_options *opt, rein_model_event_fn fn, void *ud)
+{
+    memset(a, 0, sizeof(*a));
+    a->r = r;
+    a->opt = opt;
+    a->fn = fn;
+    a->ud = ud;
+    a->tmode = TM_START;
+    rein_buf_init(&a->emitted, TEXT_MAX);
+    rein_buf_init(&a->scratch, TEXT_MAX);
+}
+
+void rein__asm_release(struct rein__asm *a)
+{
+    rein_buf_release(&a->emitted);
+    rein_buf_release(&a->scratch);
+}
+
+static void emit(struct rein__asm *a, struct rein_model_event *ev)
+{
+    if (a->fn)
+        a->fn(ev, a->ud);
+}
+
+static void emit_piece(struct rein__asm *a, enum rein_model_event_type type, size_t index,
+                       const char *p, size_t len)
+{
+    struct rein_model_event ev;
+
+    if (!a->fn || len == 0)
+        return;
+    memset(&ev, 0, sizeof(ev));
+    ev.type = type;
+    ev.index = index;
+    ev.text = p;
+    ev.len = len;
+    emit(a, &ev);
+}
+
+/* ---- the text event filter ---- */
+
+static bool has_prefix(const char *s, size_t n, const char *lit)
+{
+    size_t l = strlen(lit);
+    return n >= l && memcmp(s, lit, l) == 0;
+}
+
+/* Longest suffix of s[0..n) that is a proper prefix of lit. */
+static size_t partial_suffix(const char *s, size_t n, const char *lit)
+{
+    size_t l = strlen(lit);
+    size_t k = n < l - 1 ? n : l - 1;
+
+    for (; k > 0; k--) {
+        if (memcmp(s + n - k, lit, k) == 0)
+            return k;
+    }
+    return 0;
+}
+
+static rein_err emit_text(struct rein__asm *a, const char *p, size_t len)
+{
+    rein_err rc;
+
+    if (len == 0)
+        return REIN_OK;
+    rc = rein_buf_add(&a->emitted, p, len);
+    if (rc)
+        return rc;
+    emit_piece(a, REIN_MEV_TEXT_DELTA, 0, p, len);
+    return REIN_OK;
+}
+
+/* Bytes that can start call markup ("<tool_call>", "[TOOL_CALLS]", "<|python_tag|>", "```"):
+ * most deltas hold none, and then no marker is compared at all. */
+static bool marker_start(unsigned char c)
+{
+    return c == '<' || c == '[' || c == '`';
+}
+
+/* Earliest marker in s[0..n): its offset, or n; *which gets the marker. An offered tool's
+ * name written as a tag ("<run_command ") counts as one. */
+static size_t find_marker(const struct rein__asm *a, const char *s, size_t n, const char **which)
+{
+    *which = NULL;
+    for (size_t i = 0; i < n; i++) {
+        bool partial;
+        if (!marker_start((unsigned char)s[i]))
+            continue;
+        if (rein__textcalls_tool_tag(a->opt, s + i, n - i, &partial)) {
+            *which = "<tool>";
+            return i;
+        }
+        for (size_t m = 0; rein__text_markers[m]; m++) {
+            size_t l = strlen(rein__text_markers[m]);
+            if (n - i >= l && memcmp(s + i, rein__text_markers[m], l) == 0) {
+                *which = rein__text_markers[m];
+                return i;
+            }
+        }
+    }
+    return n;
+}
+
+/* Length of the longest suffix of s[0..n) that may be the start of a marker. */
+static size_t marker_holdback(const struct rein__asm *a, const char *s, size_t n)
+{
+    size_t from = n > 13 ? n - 13 : 0; /* the longest marker is 14 bytes */
+
+    if (a->opt->tool_names) {
+        /* A tool tag can be as long as a tool name: look back to the last '<'. */
+        const char *lt = memrchr(s, '<', n);
+        bool partial = false;
+        if (lt && !rein__textcalls_tool_tag(a->opt, lt, (size_t)(s + n - lt), &partial) && partial)
+            return (size_t)(s + n - lt);
+    }
+    for (size_t i = from; i < n; i++) {
+        if (!marker_start((unsigned char)s[i]))
+            continue;
+        for (size_t m = 0; rein__text_markers[m]; m++) {
+            size_t l = strlen(rein__text_markers[m]);
+            if (n - i < l && memcmp(s + i, rein__text_markers[m], n - i) == 0)
+                return n - i;
+        }
+    }
+    return 0;
+}
+
+static rein_err filter_start(struct rein__asm *a, bool *wait)
+{
+    const char *t = a->r->text.ptr;
+    size_t len = a->r->text.len, k = a->tpos;
+
+    while (k < len && (t[k] == ' ' || t[k] == '\n' || t[k] == '\r' || t[k] == '\t'))
+        k++;
+    *wait = true;
+    if (k == len)
+        return REIN_OK;
+    if (!a->opt->keep_think_tags && has_prefix(t + k, len - k, "<think>")) {
+        a->tmode = TM_THINK;
+        a->tpos = k + 7;
+        *wait = false;
+        return REIN_OK;
+    }
+    if (!a->opt->keep_think_tags && len - k < 7 && memcmp(t + k, "<think>", len - k) == 0)
+        return REIN_OK;
+    if (t[k] == '{' || t[k] == '[') {
+        a->tmode = TM_HOLD; /* may be a bare JSON call: decided at the end */
+        return REIN_OK;
+    }
+    if (a->think_closed)
+        a->tpos = k;
+    a->tmode = TM_NORMAL;
+    *wait = false;
+    return REIN_OK;
+}
+
+static void filter_think(struct rein__asm *a, bool *wait)
+{
+    const char *t = a->r->text.ptr;
+    size_t len = a->r->text.len;
+    const char *close = memmem(t + a->tpos, len - a->tpos, "</think>", 8);
+
+    if (close) {
+        emit_piece(a, REIN_MEV_REASONING_DELTA, 0, t + a->tpos, (size_t)(close - t) - a->tpos);
+        a->tpos = (size_t)(close - t) + 8;
+        a->tmode = TM_START;
+        a->think_closed = true;
+        *wait = false;
+        return;
+    }
+    size_t hold = partial_suffix(t + a->tpos, len - a->tpos, "</think>");
+    emit_piece(a, REIN_MEV_REASONING_DELTA, 0, t + a->tpos, len - a->tpos - hold);
+    a->tpos = len - hold;
+    *wait = true;
+}
+
+/* Whitespace at the end of s[0..n) is held back too: if markup follows, the assembled text
+ * will not end with it. */
+static size_t without_trailing_space(const char *s, size_t n)
+{
+    while (n > 0 && (s[n - 1] == ' ' || s[n - 1] == '\n' || s[n - 1] == '\r' || s[n - 1] == '\t'))
+        n--;
+    return n;
+}
+
+static rein_err filter_normal(struct rein__asm *a, bool *wait)
+{
+    const char *t = a->r->text.ptr;
+    size_t len = a->r->text.len, n = len - a->tpos, at, show;
+    const char *which;
+    rein_err rc;
+
+    at = find_marker(a, t + a->tpos, n, &which);
+    if (which) {
+        show = without_trailing_space(t + a->tpos, at);
+        rc = emit_text(a, t + a->tpos, show);
+        a->fence_at = a->tpos + at;
+        a->tpos += show; /* the whitespace before the marker waits for the verdict */
+        a->tmode = strcmp(which, "```") == 0 ? TM_FENCE : TM_HOLD;
+        *wait = a->tmode == TM_HOLD;
+        return rc;
+    }
+    show = without_trailing_space(t + a->tpos, n - marker_holdback(a, t + a->tpos, n));
+    rc = emit_text(a, t + a->tpos, show);
+    a->tpos += show;
+    *wait = true;
+    return rc;
+}
+
+static rein_err filter_fence(struct rein__asm *a, bool *wait)
+{
+    const char *t = a->r->text.ptr;
+    size_t len = a->r->text.len;
+    const char *nl = memchr(t + a->fence_at + 3, '\n', len - a->fence_at - 3);
+    const char *close;
+    rein_err rc;
+
+    *wait = true;
+    if (!nl)
+        return REIN_OK;
+    close = memmem(nl + 1, (size_t)(t + len - nl - 1), "```", 3);
+    if (!close)
+        return REIN_OK;
+    /* The whitespace before the fence is text either way; the block only if not a call. */
+    if (rein__textcalls_fenced_is_call(a, nl + 1, (size_t)(close - nl - 1)))
+        rc = emit_text(a, t + a->tpos, a->fence_at - a->tpos);
+    else
+        rc = emit_text(a, t + a->tpos, (size_t)(close + 3 - t) - a->tpos);
+    a->tpos = (size_t)(close + 3 - t);
+    a->tmode = TM_NORMAL;
+    *wait = false;
+    return rc;
+}
+
+static rein_err filter_text(struct rein__asm *a)
+{
+    bool wait = false;
+    rein_err rc = REIN_OK;
+
+    if (!a->fn)
+        return REIN_OK;
+    while (!wait && !rc) {
+        switch (a->tmode) {
+        case TM_START:
+            rc = filter_start(a, &wait);
+            break;
+        case TM_THINK:
+            filter_think(a, &wait);
+            break;
+        case TM_NORMAL:
+            rc = filter_normal(a, &wait);
+            break;
+        case TM_FENCE:
+            rc = filter_fence(a, &wait);
+            break;
+        default:
+            wait = true;
+            break;
+        }
+    }
+    return rc;
+}
+
+/* ---- text, reasoning, refusal ---- */
+
+rein_err rein__asm_text(struct rein__asm *a, struct rein__jstr s)
+{
+    rein_err rc;
+
+    if (s.len == 0)
+        return REIN_OK;
+    rc = rein__json_unescape(&a->r->text, s.p, s.len, &a->hi_text);
+    return rc ? rc : filter_text(a);
+}
+
+static rein_err append_field(struct rein__asm *a, struct rein_buf *b, uint32_t *hi,
+                             struct rein__jstr s, enum rein_model_event_type type)
+{
+    size_t before = b->len;
+    rein_err rc;
+
+    if (s.len == 0)
+        return REIN_OK;
+    rc = rein__json_unescape(b, s.p, s.len, hi);
+    if (!rc && type)
+        emit_piece(a, type, 0, b->ptr + before, b->len - before);
+    return rc;
+}
+
+rein_err rein__asm_reasoning(struct rein__asm *a, struct rein__jstr s)
+{
+    return append_field(a, &a->r->reasoning, &a->hi_reason, s, REIN_MEV_REASONING_DELTA);
+}
+
+rein_err rein__asm_signature(struct rein__asm *a, struct rein__jstr s)
+{
+    return append_field(a, &a->r->signature, &a->hi_sig, s, 0);
+}
+
+rein_err rein__asm_refusal(struct rein__asm *a, struct rein__jstr s)
+{
+    return append_field(a, &a->r->refusal, &a->hi_refusal, s, REIN_MEV_REFUSAL_DELTA);
+}
+
+/* ---- tool calls ---- */
+
+static void emit_start(struct rein__asm *a, size_t i)
+{
+    rein_model_call *c = a->r->calls[i];
+    struct rein_model_event ev;
+
+    memset(&ev, 0, sizeof(ev));
+    ev.type = REIN_MEV_TOOL_CALL_START;
+    ev.index = i;
+    ev.id = c->id;
+    ev.name = c->name.ptr;
+    emit(a, &ev);
+}
+
+static void call_free(rein_model_call *c)
+{
+    if (!c)
+        return;
+    rein_free(c->id);
+    rein_buf_release(&c->name);
+    rein_buf_release(&c->args);
+    json_decref(c->parsed);
+    rein_free(c->error);
+    rein_free(c);
+}
+
+static int call_new(struct rein__asm *a, int64_t key, struct rein__jstr id)
+{
+    rein_model_response *r = a->r;
+    rein_model_call *c;
+
+    if (r->ncalls == r->calls_cap) {
+        size_t cap = r->calls_cap ? r->calls_cap * 2 : 4;
+        rein_model_call **v = rein_realloc(r->calls, cap * sizeof(rein_model_call *));
+        if (!v)
+            return REIN_ENOMEM;
+        r->calls = v;
+        r->calls_cap = cap;
+    }
+    c = rein_calloc(1, sizeof(*c));
+    if (!c)
+        return REIN_ENOMEM;
+    rein_buf_init(&c->name, 4096);
+    rein_buf_init(&c->args, TEXT_MAX);
+    c->key = key;
+    if (id.len) {
+        struct rein_buf b;
+        rein_buf_init(&b, 4096);
+        uint32_t hi = 0;
+        if (rein__json_unescape(&b, id.p, id.len, &hi) || rein__json_unescape_flush(&b, &hi)) {
+            rein_buf_release(&b);
+            call_free(c);
+            return REIN_ENOMEM;
+        }
+        c->id = b.alloc ? rein_buf_detach(&b, NULL) : rein_strdup("");
+        rein_buf_release(&b);
+    }
+    if (!c->id || !c->id[0]) {
+        char made[REIN_ID_MAX];
+        rein_free(c->id);
+        rein__call_id_make(a->id_seed, r->ncalls, "", made);
+        c->id = rein_strdup(made);
+        c->synthetic_id = true;
+    }
+    if (!c->id) {
+        call_free(c);
+        return REIN_ENOMEM;
+    }
+    r->calls[r->ncalls] = c;
+    return (int)r->ncalls++;
+}
+
+/* True when the id token names a different call than c (an empty id never does). */
+static bool other_id(const rein_model_call *c, struct rein__jstr id)
+{
+    if (id.len == 0)
+        return false;
+    if (c->synthetic_id)
+        return c->args.len > 0;
+    return strlen(c->id) != id.len || memcmp(c->id, id.p, id.len) != 0;
+}
+
+/* A call that began without an id and gets one before its arguments takes it. */
+static rein_err adopt_id(rein_model_call *c, struct rein__jstr id)
+{
+    struct rein_buf b;
+    uint32_t hi = 0;
+    char *v;
+
+    if (!c->synthetic_id || id.len == 0)
+        return REIN_OK;
+    rein_buf_init(&b, 4096);
+    if (rein__json_unescape(&b, id.p, id.len, &hi) || rein__json_unescape_flush(&b, &hi) ||
+        !(v = rein_buf_detach(&b, NULL))) {
+        rein_buf_release(&b);
+        return REIN_ENOMEM;
+    }
+    rein_free(c->id);
+    c->id = v;
+    c->synthetic_id = false;
+    return REIN_OK;
+}
+
+static rein_err set_name(struct rein__asm *a, size_t i, struct rein__jstr name)
+{
+    rein_model_call *c = a->r->calls[i];
+    uint32_t hi = 0;
+    rein_err rc;
+
+    if (name.len == 0)
+        return REIN_OK;
+    rein_buf_reset(&a->scratch);
+    rc = rein__json_unescape(&a->scratch, name.p, name.len, &hi);
+    if (!rc)
+        rc = rein__json_unescape_flush(&a->scratch, &hi);
+    if (rc)
+        return rc;
+    /* Some servers repeat the whole name in every delta, a few split it: equal is a repeat,
+     * anything else continues the name. */
+    if (c->name.len == a->scratch.len && memcmp(c->name.ptr, a->scratch.ptr, c->name.len) == 0)
+        return REIN_OK;
+    return rein_buf_add(&c->name, a->scratch.ptr, a->scratch.len);
+}
+
+int rein__asm_call(struct rein__asm *a, int64_t key, struct rein__jstr id, struct rein__jstr name)
+{
+    rein_model_response *r = a->r;
+    int idx = -1;
+    rein_err rc;
+
+    if (key >= 0) {
+        for (size_t i = r->ncalls; i-- > 0;) {
+            if (r->calls[i]->key == key && !r->calls[i]->from_text) {
+                idx = (int)i;
+                break;
+            }
+        }
+    } else if (r->ncalls && !r->calls[r->ncalls - 1]->from_text &&
+               !(name.len && r->calls[r->ncalls - 1]->name.len &&
+                 r->calls[r->ncalls - 1]->args.len)) {
+        /* Without an index, a delta continues the last call, unless it names a call while
+         * the last one already has its name and arguments (servers that send each call
+         * whole, with neither index nor id). */
+        idx = (int)r->ncalls - 1;
+    }
+    if (idx >= 0 && other_id(r->calls[idx], id)) {
+        /* The previous call at this index is finished: close it before the next begins. */
+        rc = rein__asm_call_close(a, (size_t)idx);
+        if (rc)
+            return rc;
+        idx = -1;
+    }
+    if (idx < 0) {
+        idx = call_new(a, key, id);
+        if (idx < 0)
+            return idx;
+    } else {
+        rc = adopt_id(r->calls[idx], id);
+        if (rc)
+            return rc;
+    }
+    rc = set_name(a, (size_t)idx, name);
+    if (rc)
+        return rc;
+    /* START goes out once, as soon as the call has a name (or at its first arguments). */
+    if (r->calls[idx]->name.len && !r->calls[idx]->started) {
+        r->calls[idx]->started = true;
+        emit_start(a, (size_t)idx);
+    }
+    return idx;
+}
+
+/* START for a call that never got a name before its arguments or its end. */
+static void ensure_started(struct rein__asm *a, size_t i)
+{
+    rein_model_call *c = a->r->calls[i];
+
+    if (!c->started) {
+        c->started = true;
+        emit_start(a, i);
+    }
+}
+
+rein_err rein__asm_call_args(struct rein__asm *a, size_t i, struct rein__jstr s)
+{
+    rein_model_call *c = a->r->calls[i];
+    size_t before = c->args.len;
+    rein_err rc;
+
+    if (s.len == 0)
+        return REIN_OK;
+    ensure_started(a, i);
+    rc = rein__json_unescape(&c->args, s.p, s.len, &c->hi_args);
+    if (rc)
+        return rc;
+    emit_piece(a, REIN_MEV_TOOL_CALL_DELTA, i, c->args.ptr + before, c->args.len - before);
+    return REIN_OK;
+}
+
+rein_err rein__asm_call_args_raw(struct rein__asm *a, size_t i, const char *p, size_t len)
+{
+    rein_model_call *c = a->r->calls[i];
+    rein_err rc;
+
+    if (len == 0)
+        return REIN_OK;
+    ensure_started(a, i);
+    rc = rein_buf_add(&c->args, p, len);
+    if (!rc)
+        emit_piece(a, REIN_MEV_TOOL_CALL_DELTA, i, p, len);
+    return rc;
+}
+
+int rein__asm_call_whole(struct rein__asm *a, const char *name, size_t name_len, const char *raw,
+                         size_t raw_len, bool from_text, bool closed)
+{
+    struct rein__jstr none = {"", 0, false};
+    int idx = call_new(a, -1, none);
+    rein_model_call *c;
+    rein_err rc;
+
+    if (idx < 0)
+        return idx;
+    c = a->r->calls[idx];
+    c->from_text = from_text;
+    c->key = -2;
+    rc = rein_buf_add(&c->name, name, name_len);
+    if (!rc && c->synthetic_id) {
+        char made[REIN_ID_MAX];
+        rein__call_id_make(a->id_seed, (size_t)idx, c->name.ptr, made);
+        char *id = rein_strdup(made);
+        if (!id)
+            return REIN_ENOMEM;
+        rein_free(c->id);
+        c->id = id;
+    }
+    if (rc)
+        return rc;
+    ensure_started(a, (size_t)idx);
+    rc = rein__asm_call_args_raw(a, (size_t)idx, raw, raw_len);
+    if (rc)
+        return rc;
+    c->closed = closed;
+    return idx;
+}
+
+rein_err rein__asm_call_close(struct rein__asm *a, size_t i)
+{
+    rein_model_call *c = a->r->calls[i];
+    struct rein_model_event ev;
+    rein_err rc;
+
+    if (c->ended)
+        return REIN_OK;
+    ensure_started(a, i);
+    rc = rein__json_unescape_flush(&c->args, &c->hi_args);
+    if (rc)
+        return rc;
+    c->closed = true;
+    rc = rein__call_decide(c, true);
+    if (rc)
+        return rc;
+    c->ended = true;
+    memset(&ev, 0, sizeof(ev));
+    ev.type = REIN_MEV_TOOL_CALL_END;
+    ev.index = i;
+    ev.call = c;
+    emit(a, &ev);
+    return REIN_OK;
+}
+
+/* ---- usage, finish, errors ---- */
+
+void rein__asm_usage(struct rein__asm *a, int64_t in, int64_t out)
+{
+    rein_model_response *r = a->r;
+    struct rein_model_event ev;
+    bool changed = false;
+
+    if (in >= 0 && in != r->input_tokens) {
+        r->input_tokens = in;
+        changed = true;
+    }
+    if (out >= 0 && out != r->output_tokens) {
+        r->output_tokens = out;
+        changed = true;
+    }
+    if (!changed)
+        return;
+    memset(&ev, 0, sizeof(ev));
+    ev.type = REIN_MEV_USAGE;
+    ev.input_tokens = r->input_tokens;
+    ev.output_tokens = r->output_tokens;
+    emit(a, &ev);
+}
+
+rein_err rein__asm_finish_reason(struct rein__asm *a, struct rein__jstr s)
+{
+    struct rein_buf b;
+    uint32_t hi = 0;
+    rein_err rc;
+
+    rein_buf_init(&b, 1024);
+    rc = rein__json_unescape(&b, s.p, s.len, &hi);
+    if (!rc)
+        rc = rein__json_unescape_flush(&b, &hi);
+    if (!rc) {
+        char *v = rein_buf_detach(&b, NULL);
+        if (!v)
+            rc = REIN_ENOMEM;
+        else {
+            rein_free(a->r->finish_reason);
+            a->r->finish_reason = v;
+        }
+    }
+    rein_buf_release(&b);
+    return rc;
+}
+
+void rein__asm_error(struct rein__asm *a, json_t *error)
+{
+    if (!error)
+        return;
+    if (a->r->error) {
+        json_decref(error);
+        return;
+    }
+    a->r->error = error;
+}
+
+void rein__asm_complete(struct rein__asm *a)
+{
+    a->r->complete = true;
+}
+
+static rein_err flush_text_events(struct rein__asm *a)
+{
+    const struct rein_buf *t = &a->r->text;
+    const struct rein_buf *e = &a->emitted;
+
+    if (!a->fn)
+        return REIN_OK;
+    if (a->tmode == TM_THINK && a->tpos < t->len) {
+        /* A <think> that never closed: the rest was thinking. */
+        return REIN_OK;
+    }
+    if (t->len > e->len && memcmp(t->ptr, e->ptr, e->len) == 0)
+        return emit_text(a, t->ptr + e->len, t->len - e->len);
+    return REIN_OK;
+}
+
+rein_err rein__asm_end(struct rein__asm *a)
+{
+    rein_model_response *r = a->r;
+    struct rein_model_event ev;
+    rein_err rc;
+
+    if (a->finished)
+        return REIN_OK;
+    rc = rein__json_unescape_flush(&r->text, &a->hi_text);
+    if (!rc)
+        rc = rein__json_unescape_flush(&r->reasoning, &a->hi_reason);
+    if (!rc)
+        rc = rein__json_unescape_flush(&r->refusal, &a->hi_refusal);
+    if (!rc)
+        rc = rein__json_unescape_flush(&r->signature, &a->hi_sig);
+    if (!rc && r->text.len)
+        rc = rein__textcalls_apply(a);
+    for (size_t i = 0; !rc && i < r->ncalls; i++) {
+        rein_model_call *c = r->calls[i];
+        struct rein_model_event end;
+        if (c->ended)
+            continue;
+        ensure_started(a, i);
+        rc = rein__json_unescape_flush(&c->args, &c->hi_args);
+        if (!rc)
+            rc = rein__call_decide(c, r->complete);
+        if (rc)
+            break;
+        c->ended = true;
+        memset(&end, 0, sizeof(end));
+        end.type = REIN_MEV_TOOL_CALL_END;
+        end.index = i;
+        end.call = c;
+        emit(a, &end);
+    }
+    if (!rc)
+        rc = flush_text_events(a);
+    if (rc)
+        return rc;
+    a->finished = true;
+    memset(&ev, 0, sizeof(ev));
+    ev.type = REIN_MEV_FINISH;
+    ev.finish_reason = r->finish_reason;
+    emit(a, &ev);
+    return REIN_OK;
+}
+
+/* ---- deciding a call ---- */
+
+/* Decodes one UTF-8 sequence at s; returns its length (0 when invalid) and the code point. */
+static size_t utf8_decode(const unsigned char *s, size_t n, uint32_t *cp)
+{
+    size_t len;
+    uint32_t v;
+
+    if (s[0] < 0x80) {
+        *cp = s[0];
+        return 1;
+    }
+    if (s[0] >= 0xC2 && s[0] <= 0xDF)
+        len = 2, v = s[0] & 0x1F;
+    else if (s[0] >= 0xE0 && s[0] <= 0xEF)
+        len = 3, v = s[0] & 0x0F;
+    else if (s[0] >= 0xF0 && s[0] <= 0xF4)
+        len = 4, v = s[0] & 0x07;
+    else
+        return 0;
+    if (len > n)
+        return 0;
+    for (size_t i = 1; i < len; i++) {
+        if ((s[i] & 0xC0) != 0x80)
+            return 0;
+        v = (v << 6) | (s[i] & 0x3F);
+    }
+    if ((len == 3 && v < 0x800) || (len == 4 && (v < 0x10000 || v > 0x10FFFF)) ||
+        (v >= 0xD800 && v <= 0xDFFF))
+        return 0;
+    *cp = v;
+    return len;
+}
+
+/* Letters of the scripts tool names are written in; symbols (⚙, emoji, punctuation) are not. */
+static bool cp_is_letter(uint32_t cp)
+{
+    return (cp >= 0xC0 && cp <= 0x24F && cp != 0xD7 && cp != 0xF7) || /* Latin */
+           (cp >= 0x370 && cp <= 0x3FF) ||                            /* Greek */
+           (cp >= 0x400 && cp <= 0x4FF) ||                            /* Cyrillic */
+           (cp >= 0x5D0 && cp <= 0x5EA) || (cp >= 0x620 && cp <= 0x64A) ||
+           (cp >= 0x3040 && cp <= 0x30FF) ||                                   /* kana */
+           (cp >= 0x3400 && cp <= 0x4DBF) || (cp >= 0x4E00 && cp <= 0x9FFF) || /* CJK */
+           (cp >= 0xAC00 && cp <= 0xD7A3);                                     /* Hangul */
+}
+
+bool rein__tool_name_is_valid(const char *name, size_t len)
+{
+    const unsigned char *s = (const unsigned char *)name;
+    bool alnum = false;
+    size_t i = 0;
+
+    if (len == 0 || len > 256)
+        return false;
+    while (i < len) {
+        uint32_t cp;
+        size_t n = utf8_decode(s + i, len - i, &cp);
+        if (n == 0)
+            return false;
+        if (cp <= 0x20 || cp == 0x7F || (cp >= 0x80 && cp <= 0x9F) || cp == 0xA0 || cp == 0x3000 ||
+            (cp >= 0x2000 && cp <= 0x200F) || cp == 0xFEFF)
+            return false; /* spaces and control characters */
+        if ((cp >= '0' && cp <= '9') || (cp >= 'a' && cp <= 'z') || (cp >= 'A' && cp <= 'Z') ||
+            cp_is_letter(cp))
+            alnum = true;
+        i += n;
+    }
+    return alnum;
+}
+
+static bool all_space(const char *s, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] != ' ' && s[i] != '\n' && s[i] != '\r' && s[i] != '\t')
+            return false;
+    }
+    return true;
+}
+
+static rein_err set_status(rein_model_call *c, enum rein_call_status st, char *msg)
+{
+    c->status = st;
+    rein_free(c->error);
+    c->error = msg;
+    if (st != REIN_CALL_OK && !msg)
+        return REIN_ENOMEM;
+    if (st != REIN_CALL_OK) {
+        json_decref(c->parsed);
+        c->parsed = NULL;
+    }
+    return REIN_OK;
+}
+
+rein_err rein__call_decide(rein_model_call *c, bool reply_complete)
+{
+    bool finished = c->closed || reply_complete;
+    rein_error jerr;
+    json_t *v;
+
+    json_decref(c->parsed);
+    c->parsed = NULL;
+    if (!rein__tool_name_is_valid(c->name.ptr, c->name.len)) {
+        return set_status(
+            c, REIN_CALL_INVALID_NAME,
+            c->name.len ? rein_asprintf("the tool name \"%.*s\" is not a usable name: "
+                                        "use one of the offered tool names",
+                                        (int)(c->name.len > 80 ? 80 : c->name.len), c->name.ptr)
+                        : rein_strdup("the tool call has no name: call a tool by "
+                                      "one of the offered names"));
+    }
+    if (all_space(c->args.ptr, c->args.len)) {
+        if (!finished)
+            return set_status(c, REIN_CALL_INCOMPLETE,
+                              rein_strdup("the reply ended before the call's arguments arrived"));
+        /* A zero-argument call streams "" (or nothing): its arguments are {}. */
+        c->parsed = json_object();
+        return c->parsed ? set_status(c, REIN_CALL_OK, NULL) : REIN_ENOMEM;
+    }
+    rein_error_clear(&jerr);
+    v = rein_json_parse(c->args.ptr, c->args.len, 0, &jerr);
+    if (!v) {
+        if (jerr.code == REIN_ENOMEM)
+            return REIN_ENOMEM;
+        if (!finished)
+            return set_status(c, REIN_CALL_INCOMPLETE,
+                              rein_asprintf("the reply ended in the middle of the call's "
+                                            "arguments (%zu bytes received)",
+                                            c->args.len));
+        return set_status(c, REIN_CALL_INVALID_JSON,
+                          rein_asprintf("the arguments are not valid JSON: %s", jerr.msg));
+    }
+    if (!json_is_object(v)) {
+        const char *type = rein_json_type_name(v);
+        json_decref(v);
+        return set_status(c, REIN_CALL_INVALID_JSON,
+                          rein_asprintf("the arguments must be a JSON object, got %s", type));
+    }
+    c->parsed = v;
+    return set_status(c, REIN_CALL_OK, NULL);
+}
+
+/* ---- ids ---- */
+
+uint64_t rein__hash64(uint64_t h, const void *data, size_t len)
+{
+    const unsigned char *p = data;
+
+    if (!h)
+        h = 0xcbf29ce484222325ULL;
+    for (size_t i = 0; i < len; i++) {
+        h ^= p[i];
+        h *= 0x100000001b3ULL;
+    }
+    return h;
+}
+
+void rein__call_id_make(uint64_t seed, size_t index, const char *name, char out[REIN_ID_MAX])
+{
+    static const char hex[] = "0123456789abcdef";
+    uint64_t h = rein__hash64(0, &seed, sizeof(seed));
+
+    h = rein__hash64(h, &index, sizeof(index));
+    h = rein__hash64(h, name, strlen(name));
+    memcpy(out, "call_", 5);
+    for (int i = 0; i < 16; i++)
+        out[5 + i] = hex[(h >> (60 - 4 * i)) & 15];
+    out[21] = '\0';
+}

@@ -1,0 +1,602 @@
+/*
+ * Provider configuration: the preset table (one row per provider name: its wire protocol,
+ * base URL, key variable, auth header and quirks), settings by name as the command line,
+ * the environment and the config file give them, and the model capability table of
+ * 001_f66c1098d8de8c01.txt (which families can call tools, in parallel, stream, and state a
+ * usable confidence), overridable per model prefix.
+ *
+ * Base URLs follow the official SDKs: an OpenAI-style base ends in /v1 and /chat/completions
+ * is appended; Anthropic's base is the host and /v1/messages is appended; Ollama's base is
+ * the host and /api/chat is appended.
+ *
+ * The API key is only ever copied between these structs and into one HTTP header; no
+ * function here formats it into a message.
+ */
+#include "provider_int.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+static const struct rein__preset presets[] = {
+    {"openai", &rein__wire_openai, "https://api.openai.com/v1", "OPENAI_API_KEY", "bearer",
+     Q_MAX_COMPLETION_TOKENS, "OpenAI chat completions"},
+    {"anthropic", &rein__wire_anthropic, "https://api.anthropic.com", "ANTHROPIC_API_KEY",
+     "x-api-key", 0, "Anthropic messages"},
+    {"dashscope", &rein__wire_openai, "https://dashscope.aliyuncs.com/compatible-mode/v1",
+     "DASHSCOPE_API_KEY", "bearer", Q_ENABLE_THINKING_OFF_NONSTREAM,
+     "Alibaba DashScope (Qwen), OpenAI-compatible mode"},
+    {"ollama", &rein__wire_ollama, "http://localhost:11434", NULL, "bearer", 0,
+     "Ollama native /api/chat (NDJSON)"},
+    {"ollama-openai", &rein__wire_openai, "http://localhost:11434/v1", NULL, "bearer", 0,
+     "Ollama's OpenAI-compatible /v1"},
+    {"vllm", &rein__wire_openai, "http://localhost:8000/v1", NULL, "bearer", 0,
+     "vLLM OpenAI-compatible server"},
+    {"llamacpp", &rein__wire_openai, "http://localhost:8080/v1", NULL, "bearer", 0,
+     "llama.cpp llama-server"},
+    {"lmstudio", &rein__wire_openai, "http://localhost:1234/v1", NULL, "bearer", 0,
+     "LM Studio local server"},
+    {"openai-compatible", &rein__wire_openai, NULL, NULL, "bearer", 0,
+     "any OpenAI-compatible server (set the base URL)"},
+    {"replay", NULL, NULL, NULL, "none", 0, "serves a recording made with --record"},
+    {"rules", NULL, NULL, NULL, "none", 0, "rule routing without a model (not built yet)"},
+};
+#define NPRESETS (sizeof(presets) / sizeof(presets[0]))
+
+static const char *const preset_names[NPRESETS + 1] = {
+    "openai",   "anthropic", "dashscope",         "ollama", "ollama-openai", "vllm",
+    "llamacpp", "lmstudio",  "openai-compatible", "replay", "rules",         NULL};
+
+const char *const *rein_provider_names(void)
+{
+    return preset_names;
+}
+
+const struct rein__preset *rein__preset_find(const char *name)
+{
+    for (size_t i = 0; name && i < NPRESETS; i++) {
+        if (strcasecmp(name, presets[i].name) == 0)
+            return &presets[i];
+    }
+    return NULL;
+}
+
+/* ---------------------------------------------------------------------------------------
+ * Capabilities
+ */
+static const struct {
+    const char *prefix;
+    struct rein_model_caps caps;
+} caps_table[] = {
+    /* prefix              tools  parallel stream confidence context */
+    {"gpt-4o", {true, true, true, true, 128000}},
+    {"gpt-4.1", {true, true, true, true, 1047576}},
+    {"gpt-4-turbo", {true, true, true, true, 128000}},
+    {"gpt-4", {true, true, true, true, 8192}},
+    {"gpt-5", {true, true, true, true, 400000}},
+    {"gpt-3.5-turbo", {true, true, true, false, 16385}},
+    {"o1", {true, true, true, false, 200000}},
+    {"o3", {true, true, true, false, 200000}},
+    {"o4", {true, true, true, false, 200000}},
+    {"claude-3", {true, true, true, true, 200000}},
+    {"claude-", {true, true, true, true, 200000}},
+    {"qwen-max", {true, true, true, false, 32768}},
+    {"qwen-plus", {true, true, true, false, 131072}},
+    {"qwen-turbo", {true, true, true, false, 1000000}},
+    {"qwen3", {true, true, true, false, 131072}},
+    {"qwen2.5", {true, true, true, false, 32768}},
+    {"qwen", {true, false, true, false, 32768}},
+    {"deepseek", {true, true, true, false, 128000}},
+    {"llama3", {true, false, true, false, 128000}},
+    {"llama-3", {true, false, true, false, 128000}},
+    {"mistral", {true, true, true, false, 32768}},
+    {"gemini", {true, true, true, false, 1000000}},
+    {"grok", {true, true, true, false, 131072}},
+};
+static const struct rein_model_caps default_caps = {true, false, true, false, 8192};
+
+static size_t prefix_len(const char *model, const char *prefix)
+{
+    size_t n = strlen(prefix);
+    return strncasecmp(model, prefix, n) == 0 ? n : 0;
+}
+
+static bool table_lookup(const char *model, struct rein_model_caps *caps)
+{
+    size_t best = 0;
+
+    for (size_t i = 0; i < sizeof(caps_table) / sizeof(caps_table[0]); i++) {
+        size_t n = prefix_len(model, caps_table[i].prefix);
+        if (n > best) {
+            best = n;
+            *caps = caps_table[i].caps;
+        }
+    }
+    return best > 0;
+}
+
+void rein_model_caps_lookup(const char *model, struct rein_model_caps *caps)
+{
+    const char *slash;
+
+    *caps = default_caps;
+    if (!model)
+        return;
+    /* "Qwen/Qwen3-8B", "meta-llama/Llama-3.1-8B": the family is after the organisation. */
+    slash = strrchr(model, '/');
+    if (slash && table_lookup(slash + 1, caps))
+        return;
+    (void)table_lookup(model, caps);
+}
+
+void rein__caps_resolve(const struct rein_provider_config *cfg, const char *model,
+                        struct rein_model_caps *caps)
+{
+    size_t best = 0;
+
+    rein_model_caps_lookup(model, caps);
+    for (size_t i = 0; model && i < cfg->ncaps; i++) {
+        size_t n = prefix_len(model, cfg->caps[i].prefix);
+        if (n > best || (n == 0 && cfg->caps[i].prefix[0] == '\0' && best == 0)) {
+            best = n;
+            *caps = cfg->caps[i].caps;
+        }
+    }
+}
+
+/* ---------------------------------------------------------------------------------------
+ * Settings
+ */
+
+rein_provider_config *rein_provider_config_new(void)
+{
+    rein_provider_config *cfg = rein_calloc(1, sizeof(*cfg));
+
+    if (!cfg)
+        return NULL;
+    cfg->timeout[REIN_TIMEOUT_CONNECT] = 10000;
+    cfg->timeout[REIN_TIMEOUT_FIRST_BYTE] = 60000;
+    cfg->timeout[REIN_TIMEOUT_IDLE] = 60000;
+    cfg->timeout[REIN_TIMEOUT_TOTAL] = 600000;
+    cfg->max_retries = 2;
+    cfg->retry_base_ms = 500;
+    cfg->retry_max_wait_ms = 60000;
+    cfg->enable_thinking = -1;
+    cfg->preset = rein__preset_find("openai");
+    cfg->provider = rein_strdup("openai");
+    cfg->quirks = cfg->preset->quirks;
+    if (!cfg->provider) {
+        rein_free(cfg);
+        return NULL;
+    }
+    return cfg;
+}
+
+void rein__config_release(struct rein_provider_config *cfg)
+{
+    rein_free(cfg->provider);
+    rein_free(cfg->model);
+    rein_free(cfg->base_url);
+    if (cfg->api_key) {
+        /* The key is wiped before the memory goes back. */
+        memset(cfg->api_key, 0, strlen(cfg->api_key));
+        rein_free(cfg->api_key);
+    }
+    rein_free(cfg->api_key_env);
+    rein_free(cfg->record);
+    rein_free(cfg->replay);
+    rein_free(cfg->anthropic_version);
+    rein_free(cfg->user_agent);
+    for (size_t i = 0; i < cfg->ncaps; i++)
+        rein_free(cfg->caps[i].prefix);
+    rein_free(cfg->caps);
+    memset(cfg, 0, sizeof(*cfg));
+}
+
+void rein_provider_config_free(rein_provider_config *cfg)
+{
+    if (!cfg)
+        return;
+    rein__config_release(cfg);
+    rein_free(cfg);
+}
+
+static rein_err dup_into(char **slot, const char *value)
+{
+    char *v = NULL;
+
+    if (value && value[0]) {
+        v = rein_strdup(value);
+        if (!v)
+            return REIN_ENOMEM;
+    }
+    rein_free(*slot);
+    *slot = v;
+    return REIN_OK;
+}
+
+rein_err rein__config_copy(struct rein_provider_config *dst, const struct rein_provider_config *src)
+{
+    char **const dslots[] = {
+        &dst->provider, &dst->model,  &dst->base_url,          &dst->api_key,   &dst->api_key_env,
+        &dst->record,   &dst->replay, &dst->anthropic_version, &dst->user_agent};
+    const char *const sslots[] = {
+        src->provider, src->model,  src->base_url,          src->api_key,   src->api_key_env,
+        src->record,   src->replay, src->anthropic_version, src->user_agent};
+
+    *dst = *src;
+    for (size_t i = 0; i < sizeof(dslots) / sizeof(dslots[0]); i++)
+        *dslots[i] = NULL;
+    dst->caps = NULL;
+    dst->ncaps = 0;
+    for (size_t i = 0; i < sizeof(dslots) / sizeof(dslots[0]); i++) {
+        if (dup_into(dslots[i], sslots[i])) {
+            rein__config_release(dst);
+            return REIN_ENOMEM;
+        }
+    }
+    if (src->ncaps) {
+        dst->caps = rein_calloc(src->ncaps, sizeof(*dst->caps));
+        if (!dst->caps) {
+            rein__config_release(dst);
+            return REIN_ENOMEM;
+        }
+        for (size_t i = 0; i < src->ncaps; i++) {
+            dst->caps[i].caps = src->caps[i].caps;
+            dst->caps[i].prefix = rein_strdup(src->caps[i].prefix);
+            dst->ncaps++;
+            if (!dst->caps[i].prefix) {
+                rein__config_release(dst);
+                return REIN_ENOMEM;
+            }
+        }
+    }
+    return REIN_OK;
+}
+
+rein_err rein_provider_config_set_provider(rein_provider_config *cfg, const char *name,
+                                           rein_error *err)
+{
+    const struct rein__preset *p = rein__preset_find(name);
+    rein_err rc;
+
+    if (!p)
+        return rein_error_set(err, REIN_EINVAL,
+                              "unknown provider '%s' (one of: openai, anthropic, dashscope, "
+                              "ollama, ollama-openai, vllm, llamacpp, lmstudio, "
+                              "openai-compatible, replay, rules)",
+                              name ? name : "");
+    if (cfg->preset == p)
+        return REIN_OK; /* the same provider again (file, then environment): keep settings */
+    rc = dup_into(&cfg->provider, p->name);
+    if (rc)
+        return rc;
+    /* A new preset brings its own base URL and quirks; a key set explicitly stays. */
+    cfg->preset = p;
+    cfg->quirks = p->quirks;
+    rein_free(cfg->base_url);
+    cfg->base_url = NULL;
+    return REIN_OK;
+}
+
+rein_err rein_provider_config_set_model(rein_provider_config *cfg, const char *model)
+{
+    return dup_into(&cfg->model, model);
+}
+
+rein_err rein_provider_config_set_base_url(rein_provider_config *cfg, const char *url)
+{
+    return dup_into(&cfg->base_url, url);
+}
+
+rein_err rein_provider_config_set_api_key(rein_provider_config *cfg, const char *key)
+{
+    if (cfg->api_key)
+        memset(cfg->api_key, 0, strlen(cfg->api_key));
+    return dup_into(&cfg->api_key, key);
+}
+
+void rein_provider_config_set_timeout(rein_provider_config *cfg, enum rein_provider_timeout which,
+                                      int64_t ms)
+{
+    if ((unsigned)which < 4)
+        cfg->timeout[which] = ms < 0 ? 0 : ms;
+}
+
+void rein_provider_config_set_max_retries(rein_provider_config *cfg, int n)
+{
+    cfg->max_retries = n < 0 ? 0 : n > 20 ? 20 : n;
+}
+
+rein_err rein_provider_config_set_record(rein_provider_config *cfg, const char *path)
+{
+    return dup_into(&cfg->record, path);
+}
+
+rein_err rein_provider_config_set_caps(rein_provider_config *cfg, const char *prefix,
+                                       const struct rein_model_caps *caps)
+{
+    struct rein__caps_override *v;
+    char *p;
+
+    for (size_t i = 0; i < cfg->ncaps; i++) {
+        if (strcmp(cfg->caps[i].prefix, prefix) == 0) {
+            cfg->caps[i].caps = *caps;
+            return REIN_OK;
+        }
+    }
+    p = rein_strdup(prefix);
+    v = p ? rein_realloc(cfg->caps, (cfg->ncaps + 1) * sizeof(*v)) : NULL;
+    if (!v) {
+        rein_free(p);
+        return REIN_ENOMEM;
+    }
+    cfg->caps = v;
+    cfg->caps[cfg->ncaps].prefix = p;
+    cfg->caps[cfg->ncaps].caps = *caps;
+    cfg->ncaps++;
+    return REIN_OK;
+}
+
+static bool parse_i64(const char *s, int64_t *out)
+{
+    char *end;
+    long long v;
+
+    if (!s || !*s)
+        return false;
+    errno = 0;
+    v = strtoll(s, &end, 10);
+    if (errno || *end || v < 0)
+        return false;
+    *out = v;
+    return true;
+}
+
+static int parse_bool(const char *s)
+{
+    if (!s)
+        return -1;
+    if (!strcasecmp(s, "true") || !strcmp(s, "1") || !strcasecmp(s, "yes") || !strcasecmp(s, "on"))
+        return 1;
+    if (!strcasecmp(s, "false") || !strcmp(s, "0") || !strcasecmp(s, "no") || !strcasecmp(s, "off"))
+        return 0;
+    return -1;
+}
+
+static rein_err bad_value(rein_error *err, const char *key, const char *value, const char *want)
+{
+    return rein_error_set(err, REIN_EINVAL, "provider setting %s: '%s' is not %s", key,
+                          value ? value : "", want);
+}
+
+static rein_err set_number(rein_provider_config *cfg, const char *key, const char *value,
+                           rein_error *err)
+{
+    static const struct {
+        const char *key;
+        int which; /* 0-3 timeout, 4 retries, 5 base, 6 max wait */
+    } nums[] = {{"connect_timeout_ms", REIN_TIMEOUT_CONNECT},
+                {"first_byte_timeout_ms", REIN_TIMEOUT_FIRST_BYTE},
+                {"idle_timeout_ms", REIN_TIMEOUT_IDLE},
+                {"total_timeout_ms", REIN_TIMEOUT_TOTAL},
+                {"max_retries", 4},
+                {"retry_base_ms", 5},
+                {"retry_max_wait_ms", 6}};
+    int64_t v;
+
+    for (size_t i = 0; i < sizeof(nums) / sizeof(nums[0]); i++) {
+        if (strcmp(key, nums[i].key) != 0)
+            continue;
+        if (!parse_i64(value, &v))
+            return bad_value(err, key, value, "a whole number of 0 or more");
+        if (nums[i].which < 4)
+            rein_provider_config_set_timeout(cfg, (enum rein_provider_timeout)nums[i].which, v);
+        else if (nums[i].which == 4)
+            rein_provider_config_set_max_retries(cfg, v > 20 ? 20 : (int)v);
+        else if (nums[i].which == 5)
+            cfg->retry_base_ms = v;
+        else
+            cfg->retry_max_wait_ms = v;
+        return REIN_OK;
+    }
+    return REIN_ENOTFOUND;
+}
+
+rein_err rein_provider_config_set(rein_provider_config *cfg, const char *key, const char *value,
+                                  rein_error *err)
+{
+    rein_err rc;
+    int b;
+
+    if (!key)
+        return rein_error_set(err, REIN_EINVAL, "provider setting without a name");
+    if (strcmp(key, "provider") == 0)
+        return rein_provider_config_set_provider(cfg, value, err);
+    if (strcmp(key, "model") == 0)
+        return rein_provider_config_set_model(cfg, value);
+    if (strcmp(key, "base_url") == 0)
+        return rein_provider_config_set_base_url(cfg, value);
+    if (strcmp(key, "api_key") == 0)
+        return rein_provider_config_set_api_key(cfg, value);
+    if (strcmp(key, "api_key_env") == 0)
+        return dup_into(&cfg->api_key_env, value);
+    if (strcmp(key, "record") == 0)
+        return dup_into(&cfg->record, value);
+    if (strcmp(key, "replay") == 0)
+        return dup_into(&cfg->replay, value);
+    if (strcmp(key, "anthropic_version") == 0)
+        return dup_into(&cfg->anthropic_version, value);
+    if (strcmp(key, "user_agent") == 0)
+        return dup_into(&cfg->user_agent, value);
+    if (strcmp(key, "text_calls") == 0) {
+        if (value && strcmp(value, "from_text") == 0)
+            cfg->text_calls = REIN_TEXT_CALLS_FROM_TEXT;
+        else if (value && strcmp(value, "report") == 0)
+            cfg->text_calls = REIN_TEXT_CALLS_REPORT;
+        else
+            return bad_value(err, key, value, "from_text or report");
+        return REIN_OK;
+    }
+    if (strcmp(key, "think_tags") == 0) {
+        b = parse_bool(value);
+        if (b < 0)
+            return bad_value(err, key, value, "true or false");
+        cfg->keep_think_tags = !b;
+        return REIN_OK;
+    }
+    if (strcmp(key, "enable_thinking") == 0) {
+        b = value && strcmp(value, "default") == 0 ? -1 : parse_bool(value);
+        if (b < 0 && !(value && strcmp(value, "default") == 0))
+            return bad_value(err, key, value, "true, false or default");
+        cfg->enable_thinking = b;
+        return REIN_OK;
+    }
+    if (strcmp(key, "max_tokens_field") == 0) {
+        if (value && strcmp(value, "max_tokens") == 0)
+            cfg->quirks &= ~(unsigned)Q_MAX_COMPLETION_TOKENS;
+        else if (value && strcmp(value, "max_completion_tokens") == 0)
+            cfg->quirks |= Q_MAX_COMPLETION_TOKENS;
+        else
+            return bad_value(err, key, value, "max_tokens or max_completion_tokens");
+        return REIN_OK;
+    }
+    if (strcmp(key, "send_reasoning") == 0) {
+        b = parse_bool(value);
+        if (b < 0)
+            return bad_value(err, key, value, "true or false");
+        cfg->quirks =
+            b ? cfg->quirks | Q_SEND_REASONING : cfg->quirks & ~(unsigned)Q_SEND_REASONING;
+        return REIN_OK;
+    }
+    rc = set_number(cfg, key, value, err);
+    if (rc != REIN_ENOTFOUND)
+        return rc;
+    return rein_error_set(err, REIN_EINVAL, "unknown provider setting '%s'", key);
+}
+
+rein_err rein_provider_config_from_env(rein_provider_config *cfg, rein_error *err)
+{
+    static const struct {
+        const char *env, *key;
+    } vars[] = {{"REIN_PROVIDER", "provider"},    {"REIN_MODEL", "model"},
+                {"REIN_BASE_URL", "base_url"},    {"REIN_API_KEY", "api_key"},
+                {"REIN_RECORD", "record"},        {"REIN_REPLAY", "replay"},
+                {"REIN_TEXT_CALLS", "text_calls"}};
+
+    for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++) {
+        const char *v = getenv(vars[i].env);
+        if (!v || !*v)
+            continue;
+        rein_err rc = rein_provider_config_set(cfg, vars[i].key, v, err);
+        if (rc) {
+            if (i != 3) /* never echo the key */
+                rein_error_prefix(err, "%s: ", vars[i].env);
+            return rc;
+        }
+    }
+    return REIN_OK;
+}
+
+static rein_err apply_caps(rein_provider_config *cfg, const json_t *obj, rein_error *err)
+{
+    const char *prefix;
+    json_t *v;
+
+    if (!json_is_object(obj))
+        return rein_error_set(err, REIN_EINVAL,
+                              "capabilities: must be an object of model prefixes");
+    json_object_foreach((json_t *)obj, prefix, v)
+    {
+        struct rein_model_caps caps;
+        json_t *m;
+        if (!json_is_object(v))
+            return rein_error_set(err, REIN_EINVAL, "capabilities.%s: must be an object", prefix);
+        rein__caps_resolve(cfg, prefix, &caps);
+        if ((m = json_object_get(v, "tools")))
+            caps.tools = json_is_true(m);
+        if ((m = json_object_get(v, "parallel_tools")))
+            caps.parallel_tools = json_is_true(m);
+        if ((m = json_object_get(v, "streaming")))
+            caps.streaming = json_is_true(m);
+        if ((m = json_object_get(v, "confidence")))
+            caps.confidence = json_is_true(m);
+        if ((m = json_object_get(v, "context_window"))) {
+            if (!json_is_integer(m) || json_integer_value(m) <= 0)
+                return rein_error_set(err, REIN_EINVAL,
+                                      "capabilities.%s.context_window: must be a positive integer",
+                                      prefix);
+            caps.context_window = json_integer_value(m);
+        }
+        if (rein_provider_config_set_caps(cfg, prefix, &caps))
+            return REIN_ENOMEM;
+    }
+    return REIN_OK;
+}
+
+static rein_err apply_member(rein_provider_config *cfg, const char *key, const json_t *v,
+                             rein_error *err)
+{
+    char num[32];
+    const char *text;
+
+    if (strcmp(key, "capabilities") == 0)
+        return apply_caps(cfg, v, err);
+    if (json_is_string(v))
+        text = json_string_value(v);
+    else if (json_is_integer(v)) {
+        snprintf(num, sizeof(num), "%lld", (long long)json_integer_value(v));
+        text = num;
+    } else if (json_is_boolean(v))
+        text = json_is_true(v) ? "true" : "false";
+    else
+        return rein_error_set(err, REIN_EINVAL, "%s: must be a string, a number or a boolean", key);
+    return rein_provider_config_set(cfg, key, text, err);
+}
+
+rein_err rein_provider_config_apply_json(rein_provider_config *cfg, const json_t *obj,
+                                         rein_error *err)
+{
+    const json_t *section = json_object_get(obj, "provider");
+    const char *key;
+    json_t *v;
+    rein_err rc;
+
+    if (!json_is_object(obj))
+        return rein_error_set(err, REIN_EINVAL, "the provider configuration must be an object");
+    if (json_is_object(section))
+        obj = section;
+    /* The provider first: its preset is the base the other settings change. */
+    v = json_object_get(obj, "provider");
+    if (json_is_string(v)) {
+        rc = rein_provider_config_set_provider(cfg, json_string_value(v), err);
+        if (rc)
+            return rc;
+    }
+    json_object_foreach((json_t *)obj, key, v)
+    {
+        if (strcmp(key, "provider") == 0)
+            continue;
+        rc = apply_member(cfg, key, v, err);
+        if (rc)
+            return rc;
+    }
+    return REIN_OK;
+}
+
+rein_err rein_provider_config_load_file(rein_provider_config *cfg, const char *path,
+                                        rein_error *err)
+{
+    json_t *doc = rein_json_load_file(path, err);
+    rein_err rc;
+
+    if (!doc)
+        return err ? err->code : REIN_EPARSE;
+    rc = rein_provider_config_apply_json(cfg, doc, err);
+    json_decref(doc);
+    if (rc)
+        rein_error_prefix(err, "%s: ", path);
+    return rc;
+}

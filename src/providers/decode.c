@@ -1,0 +1,266 @@
+/*
+ * The decoder: bytes of one reply in one wire format in, events and the assembled response
+ * out. It owns the framing (SSE, one payload per line, or a whole JSON body) and hands each
+ * payload to the wire's handler (openai.c, anthropic.c, ollama.c), which reports to the
+ * assembler. The HTTP transport, the replay provider, `rein provider parse` and the
+ * benchmark all decode through this one path.
+ */
+#include "provider_int.h"
+
+#include <string.h>
+
+static const struct {
+    const char *name;
+    enum rein_wire_format fmt;
+} format_names[] = {
+    {"openai-sse", REIN_WIRE_OPENAI_SSE},       {"openai-json", REIN_WIRE_OPENAI_JSON},
+    {"anthropic-sse", REIN_WIRE_ANTHROPIC_SSE}, {"anthropic-json", REIN_WIRE_ANTHROPIC_JSON},
+    {"ollama-ndjson", REIN_WIRE_OLLAMA_NDJSON}, {"ollama-json", REIN_WIRE_OLLAMA_JSON},
+    {"dashscope-sse", REIN_WIRE_OPENAI_SSE},    {"dashscope-json", REIN_WIRE_OPENAI_JSON},
+};
+
+rein_err rein_wire_format_parse(const char *name, enum rein_wire_format *out)
+{
+    for (size_t i = 0; name && i < sizeof(format_names) / sizeof(format_names[0]); i++) {
+        if (strcmp(name, format_names[i].name) == 0) {
+            *out = format_names[i].fmt;
+            return REIN_OK;
+        }
+    }
+    return REIN_EINVAL;
+}
+
+const char *rein_wire_format_name(enum rein_wire_format fmt)
+{
+    for (size_t i = 0; i < sizeof(format_names) / sizeof(format_names[0]); i++) {
+        if (format_names[i].fmt == fmt)
+            return format_names[i].name;
+    }
+    return "?";
+}
+
+static bool is_json_format(enum rein_wire_format fmt)
+{
+    return fmt == REIN_WIRE_OPENAI_JSON || fmt == REIN_WIRE_ANTHROPIC_JSON ||
+           fmt == REIN_WIRE_OLLAMA_JSON;
+}
+
+static rein_err on_payload(void *ud, const char *event, const char *data, size_t len,
+                           rein_error *err)
+{
+    struct rein_provider_decoder *d = ud;
+
+    switch (d->fmt) {
+    case REIN_WIRE_OPENAI_SSE:
+        return rein__openai_payload(d, event, data, len, err);
+    case REIN_WIRE_ANTHROPIC_SSE:
+        return rein__anthropic_payload(d, event, data, len, err);
+    case REIN_WIRE_OLLAMA_NDJSON:
+        return rein__ollama_payload(d, event, data, len, err);
+    default:
+        return REIN_EINTERNAL;
+    }
+}
+
+rein_provider_decoder *rein_provider_decoder_new(enum rein_wire_format fmt,
+                                                 const struct rein_decoder_options *opts,
+                                                 rein_model_event_fn on_event, void *userdata)
+{
+    rein_provider_decoder *d;
+    size_t max;
+
+    if (fmt < REIN_WIRE_OPENAI_SSE || fmt > REIN_WIRE_OLLAMA_JSON)
+        return NULL;
+    d = rein_calloc(1, sizeof(*d));
+    if (!d)
+        return NULL;
+    d->fmt = fmt;
+    if (opts)
+        d->opt = *opts;
+    max = d->opt.max_event_bytes ? d->opt.max_event_bytes : ((size_t)64 << 20);
+    d->opt.max_event_bytes = max;
+    d->r = rein__response_new(max);
+    if (!d->r) {
+        rein_free(d);
+        return NULL;
+    }
+    rein__asm_init(&d->a, d->r, &d->opt, on_event, userdata);
+    rein__sse_init(&d->sse, max, d->opt.payload_lines || fmt == REIN_WIRE_OLLAMA_NDJSON, on_payload,
+                   d);
+    rein_buf_init(&d->body, max + 1);
+    rein_buf_init(&d->notes, 4096);
+    return d;
+}
+
+void rein_provider_decoder_free(rein_provider_decoder *d)
+{
+    if (!d)
+        return;
+    rein__sse_release(&d->sse);
+    rein_buf_release(&d->body);
+    rein_buf_release(&d->notes);
+    rein__asm_release(&d->a);
+    rein_model_response_free(d->r);
+    rein__anthropic_state_free(d->anth);
+    rein_free(d->tok);
+    rein_free(d);
+}
+
+void rein__decoder_set_id_seed(struct rein_provider_decoder *d, uint64_t seed)
+{
+    d->a.id_seed = seed;
+}
+
+size_t rein__decoder_saw(struct rein_provider_decoder *d, const char *p, size_t len)
+{
+    if (d->events == 0) {
+        size_t n = len < sizeof(d->first) - 1 ? len : sizeof(d->first) - 1;
+        for (size_t i = 0; i < n; i++)
+            d->first[i] = (p[i] >= 0x20 && p[i] < 0x7f) ? p[i] : '?';
+        d->first[n] = '\0';
+    }
+    return ++d->events;
+}
+
+rein_err rein__decoder_bad(struct rein_provider_decoder *d, size_t n, const char *p, size_t len,
+                           const char *what, rein_error *err)
+{
+    char excerpt[48];
+    size_t k = len < sizeof(excerpt) - 1 ? len : sizeof(excerpt) - 1;
+
+    for (size_t i = 0; i < k; i++)
+        excerpt[i] = (p[i] >= 0x20 && p[i] < 0x7f) ? p[i] : '?';
+    excerpt[k] = '\0';
+    if (is_json_format(d->fmt))
+        return rein_error_set(err, REIN_EPARSE, "the body is not %s: %s (it begins '%s')",
+                              rein_wire_format_name(d->fmt), what, excerpt);
+    return rein_error_set(err, REIN_EPARSE, "%s %zu (line %zu): %s (it begins '%s')",
+                          d->sse.payload_lines ? "line" : "event", n, d->sse.lineno, what, excerpt);
+}
+
+void rein__decoder_note(struct rein_provider_decoder *d, const char *note)
+{
+    size_t n = strlen(note);
+    const char *p = d->notes.ptr;
+
+    /* Notes are few and short: a linear search keeps them unique. */
+    while ((p = strstr(p, note))) {
+        if ((p == d->notes.ptr || p[-1] == '\n') && p[n] == '\n')
+            return;
+        p += n;
+    }
+    if (rein_buf_add(&d->notes, note, n) == REIN_OK && rein_buf_addch(&d->notes, '\n') != REIN_OK)
+        rein_buf_truncate(&d->notes, d->notes.len - n);
+}
+
+const char *rein_provider_decoder_notes(const rein_provider_decoder *d)
+{
+    return d->notes.ptr;
+}
+
+size_t rein_provider_decoder_event_count(const rein_provider_decoder *d)
+{
+    return d->events;
+}
+
+rein_err rein_provider_decoder_feed(rein_provider_decoder *d, const void *data, size_t len,
+                                    rein_error *err)
+{
+    rein_err rc;
+
+    if (d->state != 0)
+        return rein_error_set(err, REIN_ESTATE, "the decoder has finished or failed");
+    if (is_json_format(d->fmt)) {
+        rc = rein_buf_add(&d->body, data, len);
+        if (rc == REIN_ETOOBIG)
+            rc = rein_error_set(err, REIN_ETOOBIG, "the body is larger than %zu bytes",
+                                d->opt.max_event_bytes);
+    } else {
+        rc = rein__sse_feed(&d->sse, data, len, err);
+    }
+    if (rc) {
+        if (rc == REIN_ENOMEM)
+            rein_error_set(err, REIN_ENOMEM, "out of memory while decoding");
+        d->state = -1;
+    }
+    return rc;
+}
+
+static rein_err decode_body(rein_provider_decoder *d, rein_error *err)
+{
+    const char *p = d->body.ptr;
+    size_t len = d->body.len;
+
+    if (len >= 3 && memcmp(p, "\xEF\xBB\xBF", 3) == 0) {
+        p += 3;
+        len -= 3;
+    }
+    switch (d->fmt) {
+    case REIN_WIRE_OPENAI_JSON:
+        return rein__openai_body(d, p, len, err);
+    case REIN_WIRE_ANTHROPIC_JSON:
+        return rein__anthropic_body(d, p, len, err);
+    case REIN_WIRE_OLLAMA_JSON:
+        return rein__ollama_body(d, p, len, err);
+    default:
+        return REIN_EINTERNAL;
+    }
+}
+
+rein_model_response *rein__decoder_salvage(struct rein_provider_decoder *d)
+{
+    rein_model_response *r;
+
+    if (d->state == 1 || !d->r)
+        return NULL;
+    d->a.r->complete = false;
+    if (rein__asm_end(&d->a) != REIN_OK)
+        return NULL;
+    d->state = 1;
+    r = d->r;
+    d->r = NULL;
+    return r;
+}
+
+rein_err rein_provider_decoder_finish(rein_provider_decoder *d, rein_model_response **out,
+                                      rein_error *err)
+{
+    rein_err rc;
+
+    *out = NULL;
+    if (d->state != 0)
+        return rein_error_set(err, REIN_ESTATE, "the decoder has finished or failed");
+    if (is_json_format(d->fmt))
+        rc = decode_body(d, err);
+    else
+        rc = rein__sse_finish(&d->sse, err);
+    if (!rc && !is_json_format(d->fmt) && d->events == 0 && d->sse.lineno > 0) {
+        rc = rein_error_set(err, REIN_EPARSE, "no %s found in %zu lines: this is not %s",
+                            d->fmt == REIN_WIRE_OLLAMA_NDJSON || d->opt.payload_lines
+                                ? "JSON lines"
+                                : "SSE data events",
+                            d->sse.lineno, rein_wire_format_name(d->fmt));
+    }
+    if (!rc && d->events > 0 && d->recognized == 0)
+        rc = rein_error_set(err, REIN_EPARSE,
+                            "none of the %zu payloads has the shape of %s (the first begins "
+                            "'%s')",
+                            d->events, rein_wire_format_name(d->fmt), d->first);
+    if (!rc && d->a.other_choices)
+        rein__decoder_note(d, "the reply has several choices (n > 1): choice 0 was assembled");
+    if (!rc && d->a.messages > 1)
+        rein__decoder_note(d, "the recording holds several messages: they were assembled in "
+                              "order (text joined, tool calls kept, usage summed)");
+    if (!rc)
+        rc = rein__asm_end(&d->a);
+    if (rc) {
+        if (rc == REIN_ENOMEM)
+            rein_error_set(err, REIN_ENOMEM, "out of memory while decoding");
+        d->state = -1;
+        return rc;
+    }
+    d->state = 1;
+    *out = d->r;
+    d->r = NULL;
+    return REIN_OK;
+}

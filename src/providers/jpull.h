@@ -1,0 +1,233 @@
+/*
+ * Pulling fields out of JSON text with jsmn, without building a tree (DESIGN.md, "JSON on
+ * the hot paths"). A payload is tokenized once; lookups walk the token array in place and
+ * hand out spans of the original text, so nothing is allocated per chunk except when the
+ * token array must grow.
+ *
+ * Include after <jsmn.h> with JSMN_STATIC and JSMN_PARENT_LINKS defined (each file that uses
+ * jsmn compiles its own static copy, as jsmn intends).
+ */
+#ifndef REIN_JPULL_H
+#define REIN_JPULL_H
+
+#include "provider_int.h"
+
+#include <string.h>
+
+#define JP_MAX_TOKENS (1 << 22)
+
+struct jdoc {
+    const char *js;
+    jsmntok_t *t;
+    int n;
+};
+
+/*
+ * Tokenizes len bytes of js into *tokv (grown as needed; *cap is its size). Returns the
+ * token count (>= 0) or a negative jsmn error: JSMN_ERROR_INVAL for bytes that are not
+ * JSON, JSMN_ERROR_PART for a value cut short, JSMN_ERROR_NOMEM when memory is exhausted.
+ */
+static inline int jdoc_parse(struct jdoc *d, const char *js, size_t len, void **tokv, int *cap)
+{
+    jsmn_parser ps;
+    int r;
+
+    if (len > (size_t)0x7fffffff)
+        return JSMN_ERROR_NOMEM;
+    jsmn_init(&ps);
+    if (!*tokv) {
+        *tokv = rein_malloc(sizeof(jsmntok_t) * 256);
+        if (!*tokv)
+            return JSMN_ERROR_NOMEM;
+        *cap = 256;
+    }
+    for (;;) {
+        r = jsmn_parse(&ps, js, len, (jsmntok_t *)*tokv, (unsigned)*cap);
+        if (r != JSMN_ERROR_NOMEM)
+            break;
+        if (*cap >= JP_MAX_TOKENS)
+            return JSMN_ERROR_NOMEM;
+        jsmntok_t *bigger = rein_realloc(*tokv, sizeof(jsmntok_t) * (size_t)*cap * 2);
+        if (!bigger)
+            return JSMN_ERROR_NOMEM;
+        *tokv = bigger;
+        *cap *= 2;
+    }
+    d->js = js;
+    d->t = (jsmntok_t *)*tokv;
+    d->n = r > 0 ? r : 0;
+    return r;
+}
+
+/* Index of the token after the value at i and everything inside it. */
+static inline int jnext(const struct jdoc *d, int i)
+{
+    int end = d->t[i].end;
+    int j = i + 1;
+
+    while (j < d->n && d->t[j].start < end)
+        j++;
+    return j;
+}
+
+static inline bool jis(const struct jdoc *d, int i, jsmntype_t type)
+{
+    return i >= 0 && i < d->n && d->t[i].type == type;
+}
+
+/* True when token i is a string equal to lit (compared raw: lit has no escapes); i may be -1
+ * (a member that was not found). */
+static inline bool jeq(const struct jdoc *d, int i, const char *lit, size_t len)
+{
+    const jsmntok_t *t;
+
+    if (i < 0 || i >= d->n)
+        return false;
+    t = &d->t[i];
+    return t->type == JSMN_STRING && (size_t)(t->end - t->start) == len &&
+           memcmp(d->js + t->start, lit, len) == 0;
+}
+#define JEQ(d, i, lit) jeq((d), (i), (lit), sizeof(lit) - 1)
+
+/* The value of key in the object at obj, or -1. Keys are compared raw. */
+static inline int jget(const struct jdoc *d, int obj, const char *key, size_t klen)
+{
+    int i, k, count;
+
+    if (!jis(d, obj, JSMN_OBJECT))
+        return -1;
+    count = d->t[obj].size;
+    i = obj + 1;
+    for (k = 0; k < count && i + 1 < d->n; k++) {
+        if (jeq(d, i, key, klen))
+            return i + 1;
+        i = jnext(d, i + 1);
+    }
+    return -1;
+}
+#define JGET(d, obj, key) jget((d), (obj), (key), sizeof(key) - 1)
+
+/* A member name for jfields(), with its length worked out at compile time. */
+struct jkey {
+    const char *s;
+    size_t len;
+};
+#define JK(lit)                                                                                    \
+    {                                                                                              \
+        (lit), sizeof(lit) - 1                                                                     \
+    }
+
+/*
+ * One pass over the object at obj: out[k] receives the value index of keys[k], or -1. Cheaper
+ * than one jget() per key when several members are wanted (each jget walks the object).
+ */
+static inline void jfields(const struct jdoc *d, int obj, const struct jkey *keys, int nkeys,
+                           int *out)
+{
+    int found = 0;
+
+    for (int k = 0; k < nkeys; k++)
+        out[k] = -1;
+    if (!jis(d, obj, JSMN_OBJECT))
+        return;
+    int count = d->t[obj].size, i = obj + 1;
+    for (int c = 0; c < count && i + 1 < d->n && found < nkeys; c++) {
+        const jsmntok_t *t = &d->t[i];
+        const char *name = d->js + t->start;
+        size_t klen = (size_t)(t->end - t->start);
+        for (int k = 0; k < nkeys; k++) {
+            if (out[k] < 0 && keys[k].len == klen && name[0] == keys[k].s[0] &&
+                memcmp(name, keys[k].s, klen) == 0) {
+                out[k] = i + 1;
+                found++;
+                break;
+            }
+        }
+        i = jnext(d, i + 1);
+    }
+}
+#define JFIELDS(d, obj, keys, out)                                                                 \
+    jfields((d), (obj), (keys), (int)(sizeof(keys) / sizeof((keys)[0])), (out))
+
+/* The i-th element of the array at arr, or -1. */
+static inline int jat(const struct jdoc *d, int arr, int idx)
+{
+    int i;
+
+    if (!jis(d, arr, JSMN_ARRAY) || idx >= d->t[arr].size)
+        return -1;
+    i = arr + 1;
+    while (idx-- > 0)
+        i = jnext(d, i);
+    return i < d->n ? i : -1;
+}
+
+static inline bool jnull(const struct jdoc *d, int i)
+{
+    return i < 0 || (d->t[i].type == JSMN_PRIMITIVE && d->js[d->t[i].start] == 'n');
+}
+
+static inline bool jtrue(const struct jdoc *d, int i)
+{
+    return jis(d, i, JSMN_PRIMITIVE) && d->js[d->t[i].start] == 't';
+}
+
+/* The string token at i as a span (escapes intact). */
+static inline struct rein__jstr jstr(const struct jdoc *d, int i)
+{
+    struct rein__jstr s = {"", 0, false};
+
+    if (jis(d, i, JSMN_STRING)) {
+        s.p = d->js + d->t[i].start;
+        s.len = (size_t)(d->t[i].end - d->t[i].start);
+        s.esc = memchr(s.p, '\\', s.len) != NULL;
+    }
+    return s;
+}
+
+/* A non-negative integer at i (a plain decimal, or one with a fraction of zeros) into *out. */
+static inline bool jint(const struct jdoc *d, int i, int64_t *out)
+{
+    const char *p, *e;
+    int64_t v = 0;
+
+    if (!jis(d, i, JSMN_PRIMITIVE))
+        return false;
+    p = d->js + d->t[i].start;
+    e = d->js + d->t[i].end;
+    if (p == e || *p < '0' || *p > '9')
+        return false;
+    for (; p < e && *p >= '0' && *p <= '9'; p++) {
+        if (v > (INT64_MAX - 9) / 10)
+            return false;
+        v = v * 10 + (*p - '0');
+    }
+    *out = v;
+    return true;
+}
+
+/* The raw text of the value at i. */
+static inline const char *jraw(const struct jdoc *d, int i, size_t *len)
+{
+    *len = (size_t)(d->t[i].end - d->t[i].start);
+    return d->js + d->t[i].start;
+}
+
+/* A jansson value for the token at i (errors are rare: a tree is fine there). */
+static inline json_t *jtree(const struct jdoc *d, int i)
+{
+    size_t len;
+    const char *p;
+
+    if (i < 0)
+        return NULL;
+    if (d->t[i].type == JSMN_STRING) {
+        p = d->js + d->t[i].start - 1;
+        len = (size_t)(d->t[i].end - d->t[i].start) + 2;
+    } else {
+        p = jraw(d, i, &len);
+    }
+    return rein_json_parse(p, len, 0, NULL);
+}
+
+#endif /* REIN_JPULL_H */

@@ -1,0 +1,532 @@
+/*
+ * The OpenAI chat completions wire protocol, and every server that speaks it (DashScope's
+ * compatible mode, vLLM, llama.cpp server, LM Studio, Ollama's /v1, Groq, DeepSeek, xAI).
+ *
+ * Decoding: each streamed chunk is tokenized once with jsmn and only the fields the reply
+ * needs are pulled out (content, reasoning_content / reasoning, refusal, tool_calls by
+ * index, finish_reason, usage); no tree is built per chunk. Quirks the recordings show are
+ * handled here: usage on every chunk (vLLM, last wins), usage inside the finish chunk
+ * (DeepSeek), "finish_reason" absent rather than null (xAI), an empty-arguments delta in the
+ * finish chunk (vLLM), "name":"" in continuation deltas, choices:[] chunks (Azure), n > 1
+ * streams (choice 0 is assembled, the others noted), in-stream {"error": …} objects (Groq,
+ * after HTTP 200), and DashScope's native API (output.choices[].message with the literal
+ * finish_reason "null", cumulative usage with input_tokens/output_tokens, error events with
+ * {code, message}).
+ *
+ * Encoding: messages become chat completion messages (tool results as role "tool" with
+ * tool_call_id; assistant tool calls with the raw argument string), cached per message in
+ * the history; the body is assembled from the cached pieces.
+ */
+#define JSMN_STATIC
+#define JSMN_PARENT_LINKS
+#define JSMN_STRICT
+#include <jsmn.h>
+
+#include "jpull.h"
+
+#include <curl/curl.h>
+#include <math.h>
+#include <stdio.h>
+
+/* ---------------------------------------------------------------------------------------
+ * Decoding
+ */
+
+static int64_t int_member(const struct jdoc *d, int obj, const char *k1, size_t l1, const char *k2,
+                          size_t l2)
+{
+    int64_t v;
+    int i = jget(d, obj, k1, l1);
+
+    if (i < 0 && k2)
+        i = jget(d, obj, k2, l2);
+    return jint(d, i, &v) ? v : -1;
+}
+
+static void take_usage(struct rein_provider_decoder *d, const struct jdoc *doc, int u)
+{
+    int64_t in, out;
+
+    if (!jis(doc, u, JSMN_OBJECT))
+        return;
+    in = int_member(doc, u, "prompt_tokens", 13, "input_tokens", 12);
+    out = int_member(doc, u, "completion_tokens", 17, "output_tokens", 13);
+    rein__asm_usage(&d->a, in, out);
+}
+
+static rein_err take_tool_calls(struct rein_provider_decoder *d, const struct jdoc *doc, int arr)
+{
+    static const struct jkey call_keys[] = {JK("index"), JK("id"), JK("function")};
+    static const struct jkey fn_keys[] = {JK("name"), JK("arguments")};
+    int n = doc->t[arr].size;
+    int i = arr + 1;
+
+    for (int k = 0; k < n; k++, i = jnext(doc, i)) {
+        int64_t index = -1;
+        int f[3], fn[2], call;
+        rein_err rc;
+
+        if (!jis(doc, i, JSMN_OBJECT))
+            continue;
+        JFIELDS(doc, i, call_keys, f);
+        JFIELDS(doc, f[2], fn_keys, fn);
+        (void)jint(doc, f[0], &index);
+        call = rein__asm_call(&d->a, index, jstr(doc, f[1]), jstr(doc, fn[0]));
+        if (call < 0)
+            return call;
+        if (jis(doc, fn[1], JSMN_STRING)) {
+            rc = rein__asm_call_args(&d->a, (size_t)call, jstr(doc, fn[1]));
+        } else if (jis(doc, fn[1], JSMN_OBJECT)) {
+            /* A few servers send the arguments as an object: keep its exact text. */
+            size_t len;
+            const char *raw = jraw(doc, fn[1], &len);
+            rc = rein__asm_call_args_raw(&d->a, (size_t)call, raw, len);
+        } else {
+            rc = REIN_OK;
+        }
+        if (rc)
+            return rc;
+    }
+    return REIN_OK;
+}
+
+enum { D_CONTENT, D_REASONING_CONTENT, D_REASONING, D_REFUSAL, D_TOOL_CALLS, D_FUNCTION_CALL };
+
+static rein_err take_delta(struct rein_provider_decoder *d, const struct jdoc *doc, int delta)
+{
+    static const struct jkey keys[] = {JK("content"), JK("reasoning_content"), JK("reasoning"),
+                                       JK("refusal"), JK("tool_calls"),        JK("function_call")};
+    int f[6], i;
+    rein_err rc;
+
+    if (!jis(doc, delta, JSMN_OBJECT))
+        return REIN_OK;
+    JFIELDS(doc, delta, keys, f);
+    if (jis(doc, f[D_CONTENT], JSMN_STRING)) {
+        rc = rein__asm_text(&d->a, jstr(doc, f[D_CONTENT]));
+        if (rc)
+            return rc;
+    }
+    /* vLLM sends "reasoning" and "reasoning_content" with the same text: take one. */
+    i = f[D_REASONING_CONTENT];
+    if (!jis(doc, i, JSMN_STRING) || doc->t[i].end == doc->t[i].start)
+        i = f[D_REASONING];
+    if (jis(doc, i, JSMN_STRING)) {
+        rc = rein__asm_reasoning(&d->a, jstr(doc, i));
+        if (rc)
+            return rc;
+    }
+    if (jis(doc, f[D_REFUSAL], JSMN_STRING)) {
+        rc = rein__asm_refusal(&d->a, jstr(doc, f[D_REFUSAL]));
+        if (rc)
+            return rc;
+    }
+    if (jis(doc, f[D_TOOL_CALLS], JSMN_ARRAY)) {
+        rc = take_tool_calls(d, doc, f[D_TOOL_CALLS]);
+        if (rc)
+            return rc;
+    }
+    i = f[D_FUNCTION_CALL]; /* the pre-tools form */
+    if (jis(doc, i, JSMN_OBJECT)) {
+        struct rein__jstr none = {"", 0, false};
+        int call = rein__asm_call(&d->a, 0, none, jstr(doc, JGET(doc, i, "name")));
+        if (call < 0)
+            return call;
+        return rein__asm_call_args(&d->a, (size_t)call, jstr(doc, JGET(doc, i, "arguments")));
+    }
+    return REIN_OK;
+}
+
+static rein_err close_calls(struct rein_provider_decoder *d)
+{
+    for (size_t i = 0; i < d->r->ncalls; i++) {
+        rein_err rc = rein__asm_call_close(&d->a, i);
+        if (rc)
+            return rc;
+    }
+    return REIN_OK;
+}
+
+static rein_err take_choices(struct rein_provider_decoder *d, const struct jdoc *doc, int arr,
+                             bool whole)
+{
+    int n = doc->t[arr].size;
+    int c = arr + 1;
+
+    for (int k = 0; k < n; k++, c = jnext(doc, c)) {
+        static const struct jkey keys[] = {JK("index"), JK("delta"), JK("message"),
+                                           JK("finish_reason")};
+        int64_t index = 0;
+        int f[4], delta, fr;
+        rein_err rc;
+
+        if (!jis(doc, c, JSMN_OBJECT))
+            continue;
+        JFIELDS(doc, c, keys, f);
+        (void)jint(doc, f[0], &index);
+        if (index != 0) {
+            d->a.other_choices = true;
+            continue;
+        }
+        delta = jis(doc, f[1], JSMN_OBJECT) ? f[1] : f[2];
+        rc = take_delta(d, doc, delta);
+        if (rc)
+            return rc;
+        fr = f[3];
+        if (jis(doc, fr, JSMN_STRING) && !JEQ(doc, fr, "null") &&
+            doc->t[fr].end > doc->t[fr].start) {
+            rc = rein__asm_finish_reason(&d->a, jstr(doc, fr));
+            if (!rc)
+                rc = close_calls(d); /* a finished choice has finished calls */
+            if (rc)
+                return rc;
+            rein__asm_complete(&d->a);
+        } else if (whole) {
+            rc = close_calls(d);
+            if (rc)
+                return rc;
+        }
+    }
+    return REIN_OK;
+}
+
+/* An error object: the inner "error" member when it is one, else a message string wrapped. */
+static json_t *error_value(const struct jdoc *doc, int i)
+{
+    json_t *v = jtree(doc, i);
+
+    if (v && !json_is_object(v)) {
+        json_t *o = json_object();
+        if (o && json_object_set_new(o, "message", v) == 0)
+            return o;
+        json_decref(o);
+        json_decref(v);
+        return NULL;
+    }
+    return v;
+}
+
+/* One chunk (or body) object. */
+enum { O_ERROR, O_CHOICES, O_OUTPUT, O_USAGE, O_TYPE, O_CODE, O_MESSAGE };
+
+static rein_err take_object(struct rein_provider_decoder *d, const struct jdoc *doc, int obj,
+                            const char *event, bool whole)
+{
+    static const struct jkey keys[] = {JK("error"), JK("choices"), JK("output"), JK("usage"),
+                                       JK("type"),  JK("code"),    JK("message")};
+    int f[7], e, choices;
+    bool known = false;
+    rein_err rc;
+
+    JFIELDS(doc, obj, keys, f);
+    e = f[O_ERROR];
+    if (e >= 0 && !jnull(doc, e)) {
+        rein__asm_error(&d->a, error_value(doc, e));
+        known = true;
+    }
+    choices = f[O_CHOICES];
+    if (!jis(doc, choices, JSMN_ARRAY) && jis(doc, f[O_OUTPUT], JSMN_OBJECT))
+        choices = JGET(doc, f[O_OUTPUT], "choices"); /* DashScope's native API */
+    if (!known && !jis(doc, choices, JSMN_ARRAY) &&
+        ((event && strcmp(event, "error") == 0) || (f[O_CODE] >= 0 && f[O_MESSAGE] >= 0))) {
+        /* DashScope's native errors: {code, message, request_id} as the body or an event. */
+        rein__asm_error(&d->a, jtree(doc, obj));
+        known = true;
+    }
+    if (jis(doc, choices, JSMN_ARRAY)) {
+        rc = take_choices(d, doc, choices, whole);
+        if (rc)
+            return rc;
+        known = true;
+    }
+    /* A usage-only chunk; an object with a "type" is another wire's event (Anthropic). */
+    if (f[O_USAGE] >= 0 && (known || !jis(doc, f[O_TYPE], JSMN_STRING))) {
+        take_usage(d, doc, f[O_USAGE]);
+        known = true;
+    }
+    if (known)
+        d->recognized++;
+    return REIN_OK;
+}
+
+static bool only_space(const char *p, size_t len)
+{
+    for (size_t i = 0; i < len; i++) {
+        if (p[i] != ' ' && p[i] != '\t' && p[i] != '\r' && p[i] != '\n')
+            return false;
+    }
+    return true;
+}
+
+static const char *jsmn_what(int r)
+{
+    return r == JSMN_ERROR_PART ? "the JSON is cut short" : "not JSON";
+}
+
+rein_err rein__openai_payload(struct rein_provider_decoder *d, const char *event, const char *p,
+                              size_t len, rein_error *err)
+{
+    struct jdoc doc;
+    size_t n;
+    int r;
+
+    if (len == 0 || only_space(p, len))
+        return REIN_OK;
+    n = rein__decoder_saw(d, p, len);
+    if (len >= 6 && p[0] == '[' && memcmp(p, "[DONE]", 6) == 0 && only_space(p + 6, len - 6)) {
+        d->done_seen = true;
+        d->recognized++;
+        rein__asm_complete(&d->a);
+        return REIN_OK;
+    }
+    r = jdoc_parse(&doc, p, len, &d->tok, &d->tokcap);
+    if (r == JSMN_ERROR_NOMEM)
+        return REIN_ENOMEM;
+    if (r <= 0)
+        return rein__decoder_bad(d, n, p, len, jsmn_what(r), err);
+    /* Several values in one payload (data lines with no blank line between): each counts. */
+    for (int i = 0; i < doc.n; i = jnext(&doc, i)) {
+        if (doc.t[i].type != JSMN_OBJECT)
+            return rein__decoder_bad(d, n, p, len, "a chunk must be a JSON object", err);
+        rein_err rc = take_object(d, &doc, i, event, false);
+        if (rc)
+            return rc;
+    }
+    return REIN_OK;
+}
+
+rein_err rein__openai_body(struct rein_provider_decoder *d, const char *p, size_t len,
+                           rein_error *err)
+{
+    struct jdoc doc;
+    rein_err rc;
+    int r;
+
+    if (only_space(p, len))
+        return rein__decoder_bad(d, 0, p, len, "the body is empty", err);
+    rein__decoder_saw(d, p, len);
+    r = jdoc_parse(&doc, p, len, &d->tok, &d->tokcap);
+    if (r == JSMN_ERROR_NOMEM)
+        return REIN_ENOMEM;
+    if (r <= 0 || doc.t[0].type != JSMN_OBJECT || jnext(&doc, 0) != doc.n) {
+        rein_error jerr;
+        rein_error_clear(&jerr);
+        json_t *v = rein_json_parse(p, len, 0, &jerr);
+        json_decref(v);
+        return rein__decoder_bad(d, 0, p, len, v ? "the body must be one JSON object" : jerr.msg,
+                                 err);
+    }
+    rc = take_object(d, &doc, 0, NULL, true);
+    if (rc)
+        return rc;
+    if (!d->recognized)
+        return rein__decoder_bad(d, 0, p, len, "no choices, output or error member", err);
+    if (!d->r->error)
+        rein__asm_complete(&d->a);
+    return close_calls(d);
+}
+
+/* ---------------------------------------------------------------------------------------
+ * Encoding
+ */
+
+static unsigned openai_variant(const rein_provider *p)
+{
+    return p->cfg.quirks & Q_SEND_REASONING;
+}
+
+static void jw_member_str(struct rein_jw *w, const char *key, const json_t *msg, const char *from)
+{
+    rein_jw_key(w, key);
+    rein_jw_str(w, rein__json_str(msg, from));
+}
+
+static void encode_calls(struct rein_jw *w, const json_t *calls)
+{
+    size_t i;
+    json_t *c;
+
+    rein_jw_key(w, "tool_calls");
+    rein_jw_arr_begin(w);
+    json_array_foreach(calls, i, c)
+    {
+        const char *raw = rein__json_str(c, "arguments");
+        rein_jw_obj_begin(w);
+        jw_member_str(w, "id", c, "id");
+        rein_jw_key(w, "type");
+        rein_jw_str(w, "function");
+        rein_jw_key(w, "function");
+        rein_jw_obj_begin(w);
+        jw_member_str(w, "name", c, "name");
+        rein_jw_key(w, "arguments");
+        /* The exact string the model sent; a zero-argument call's "" goes back as "{}". */
+        bool blank = true;
+        for (const char *q = raw; *q && blank; q++)
+            blank = *q == ' ' || *q == '\n' || *q == '\r' || *q == '\t';
+        rein_jw_str(w, blank ? "{}" : raw);
+        rein_jw_obj_end(w);
+        rein_jw_obj_end(w);
+    }
+    rein_jw_arr_end(w);
+}
+
+static rein_err openai_encode_message(const rein_provider *p, const json_t *msg,
+                                      struct rein_buf *out)
+{
+    const char *role = rein__json_str(msg, "role");
+    const json_t *calls = json_object_get(msg, "tool_calls");
+    bool has_calls = json_array_size(calls) > 0;
+    struct rein_jw w;
+
+    rein_jw_init(&w, out);
+    rein_jw_obj_begin(&w);
+    rein_jw_key(&w, "role");
+    rein_jw_str(&w, role);
+    if (strcmp(role, "tool") == 0) {
+        jw_member_str(&w, "tool_call_id", msg, "tool_call_id");
+        jw_member_str(&w, "content", msg, "content");
+    } else if (strcmp(role, "assistant") == 0) {
+        const char *content = rein__json_str(msg, "content");
+        rein_jw_key(&w, "content");
+        if (!content[0] && has_calls)
+            rein_jw_null(&w);
+        else
+            rein_jw_str(&w, content);
+        if (has_calls)
+            encode_calls(&w, calls);
+        if (json_object_get(msg, "refusal")) {
+            rein_jw_key(&w, "refusal");
+            rein_jw_str(&w, rein__json_str(msg, "refusal"));
+        }
+        if ((p->cfg.quirks & Q_SEND_REASONING) && rein__json_str(msg, "reasoning")[0])
+            jw_member_str(&w, "reasoning_content", msg, "reasoning");
+    } else {
+        jw_member_str(&w, "content", msg, "content");
+    }
+    rein_jw_obj_end(&w);
+    return rein_jw_finish(&w);
+}
+
+static rein_err openai_encode_tools(const rein_provider *p, const rein_model_request *req,
+                                    struct rein_buf *out)
+{
+    struct rein_jw w;
+
+    (void)p;
+    rein_jw_init(&w, out);
+    rein_jw_arr_begin(&w);
+    for (size_t i = 0; i < req->ntools; i++) {
+        const struct rein__tool *t = &req->tools[i];
+        rein_jw_obj_begin(&w);
+        rein_jw_key(&w, "type");
+        rein_jw_str(&w, "function");
+        rein_jw_key(&w, "function");
+        rein_jw_obj_begin(&w);
+        rein_jw_key(&w, "name");
+        rein_jw_str(&w, t->name);
+        if (t->description) {
+            rein_jw_key(&w, "description");
+            rein_jw_str(&w, t->description);
+        }
+        rein_jw_key(&w, "parameters");
+        if (t->parameters)
+            rein_jw_json(&w, t->parameters);
+        else
+            rein_jw_raw(&w, "{\"type\":\"object\",\"properties\":{}}", 33);
+        rein_jw_obj_end(&w);
+        rein_jw_obj_end(&w);
+    }
+    rein_jw_arr_end(&w);
+    return rein_jw_finish(&w);
+}
+
+static void openai_tool_choice(struct rein_jw *w, const char *choice)
+{
+    rein_jw_key(w, "tool_choice");
+    if (!strcmp(choice, "auto") || !strcmp(choice, "none") || !strcmp(choice, "required")) {
+        rein_jw_str(w, choice);
+        return;
+    }
+    rein_jw_obj_begin(w);
+    rein_jw_key(w, "type");
+    rein_jw_str(w, "function");
+    rein_jw_key(w, "function");
+    rein_jw_obj_begin(w);
+    rein_jw_key(w, "name");
+    rein_jw_str(w, choice);
+    rein_jw_obj_end(w);
+    rein_jw_obj_end(w);
+}
+
+static rein_err openai_build_body(rein_provider *p, const rein_model_request *req, rein_history *h,
+                                  struct rein_buf *body, rein_error *err)
+{
+    struct rein_jw w;
+    rein_err rc = REIN_OK;
+
+    rein_jw_init(&w, body);
+    rein_jw_obj_begin(&w);
+    rein_jw_key(&w, "model");
+    rein_jw_str(&w, p->cfg.model);
+    rein_jw_key(&w, "messages");
+    rein_jw_arr_begin(&w);
+    for (size_t i = 0; !rc && i < rein_history_len(h); i++) {
+        const char *piece;
+        size_t len;
+        rc = rein__history_piece(h, i, p, &rein__wire_openai, &piece, &len);
+        if (!rc)
+            rein_jw_raw(&w, piece, len);
+    }
+    rein_jw_arr_end(&w);
+    if (rc)
+        return rein_error_set(err, rc, "encoding the history: %s", rein_strerror(rc));
+    if (req->ntools) {
+        rein_jw_key(&w, "tools");
+        rein_jw_raw(&w, req->tools_enc.ptr, req->tools_enc.len);
+        if (req->tool_choice)
+            openai_tool_choice(&w, req->tool_choice);
+        if (req->parallel >= 0) {
+            rein_jw_key(&w, "parallel_tool_calls");
+            rein_jw_bool(&w, req->parallel > 0);
+        }
+    }
+    if (req->max_tokens > 0) {
+        rein_jw_key(&w, (p->cfg.quirks & Q_MAX_COMPLETION_TOKENS) ? "max_completion_tokens"
+                                                                  : "max_tokens");
+        rein_jw_int(&w, req->max_tokens);
+    }
+    if (req->temperature >= 0) {
+        rein_jw_key(&w, "temperature");
+        rein_jw_double(&w, req->temperature);
+    }
+    rein_jw_key(&w, "stream");
+    rein_jw_bool(&w, req->stream);
+    if (req->stream && !(p->cfg.quirks & Q_NO_STREAM_OPTIONS)) {
+        rein_jw_key(&w, "stream_options");
+        rein_jw_raw(&w, "{\"include_usage\":true}", 22);
+    }
+    /* DashScope's Qwen3 models refuse non-streamed calls unless thinking is off. */
+    if (!req->stream && (p->cfg.quirks & Q_ENABLE_THINKING_OFF_NONSTREAM)) {
+        rein_jw_key(&w, "enable_thinking");
+        rein_jw_bool(&w, false);
+    } else if (p->cfg.enable_thinking >= 0) {
+        rein_jw_key(&w, "enable_thinking");
+        rein_jw_bool(&w, p->cfg.enable_thinking > 0);
+    }
+    rein_jw_obj_end(&w);
+    rc = rein_jw_finish(&w);
+    return rc ? rein_error_set(err, rc, "encoding the request: %s", rein_strerror(rc)) : REIN_OK;
+}
+
+const struct rein__wire rein__wire_openai = {
+    .name = "openai",
+    .path = "/chat/completions",
+    .stream_format = REIN_WIRE_OPENAI_SSE,
+    .body_format = REIN_WIRE_OPENAI_JSON,
+    .variant = openai_variant,
+    .encode_message = openai_encode_message,
+    .encode_tools = openai_encode_tools,
+    .build_body = openai_build_body,
+    .headers = rein__headers_bearer,
+    .send = NULL,
+};

@@ -1,0 +1,1186 @@
+/*
+ * The provider dispatcher (include/rein/provider.h): configuration in, one rein_provider per
+ * configured backend, and rein_provider_send(), which every wire shares.
+ *
+ * A send encodes the request through the wire (the history's cached pieces, the request's
+ * cached tool list), then runs attempts over libcurl's multi interface so that it can wait on
+ * the transfer and on the request's cancel descriptor at once: cancelling aborts the
+ * transfer immediately, not at the next progress tick. Deadlines are kept here rather than
+ * in curl: connect (CURLOPT_CONNECTTIMEOUT_MS), first byte (from the start of the attempt),
+ * idle (between received bytes, so between SSE events) and total (the whole send, retries
+ * and waits included).
+ *
+ * Each attempt's bytes go straight into the wire's decoder, chosen by the response's
+ * content type, so events reach the caller while the reply streams. What happens after an
+ * attempt is decided in one place (next_step): 429/500/502/503/529, overloaded_error,
+ * connection failures and first-byte timeouts are retried with exponential backoff and full
+ * jitter, waiting what Retry-After or retry-after-ms asks when they say; a stream that drops
+ * before any tool call arrived is asked for once more; a later drop ends the send with
+ * REIN_EPROVIDER and the partial response (its calls marked incomplete). A REIN_MEV_RETRY
+ * event tells the caller to forget the deltas of the attempt that failed.
+ *
+ * The API key goes into one header and nowhere else: not into logs, errors or recordings.
+ */
+#include "provider_int.h"
+
+#include <rein/version.h>
+
+#include <curl/curl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#define WHERE          "providers"
+#define ERROR_BODY_MAX ((size_t)1 << 20)
+
+/* ---------------------------------------------------------------------------------------
+ * Small shared helpers
+ */
+
+const char *rein__json_str(const json_t *obj, const char *key)
+{
+    const char *s = json_string_value(json_object_get(obj, key));
+    return s ? s : "";
+}
+
+void rein__jw_tool_args_raw(struct rein_jw *w, const char *raw)
+{
+    /* The raw text goes back byte for byte when it is a JSON object; otherwise (a
+     * zero-argument call's "", arguments that never parsed) the wire needs an object. */
+    json_t *v = raw && raw[0] ? rein_json_parse(raw, strlen(raw), 0, NULL) : NULL;
+
+    if (json_is_object(v))
+        rein_jw_raw(w, raw, strlen(raw));
+    else
+        rein_jw_raw(w, "{}", 2);
+    json_decref(v);
+}
+
+rein_err rein__header_add(struct curl_slist **list, const char *line)
+{
+    struct curl_slist *l = curl_slist_append(*list, line);
+
+    if (!l)
+        return REIN_ENOMEM;
+    *list = l;
+    return REIN_OK;
+}
+
+rein_err rein__headers_bearer(const rein_provider *p, struct curl_slist **list)
+{
+    rein_err rc;
+    char *h;
+
+    if (!p->cfg.api_key)
+        return REIN_OK;
+    h = rein_asprintf("Authorization: Bearer %s", p->cfg.api_key);
+    if (!h)
+        return REIN_ENOMEM;
+    rc = rein__header_add(list, h);
+    memset(h, 0, strlen(h));
+    rein_free(h);
+    return rc;
+}
+
+/* ---------------------------------------------------------------------------------------
+ * Requests
+ */
+
+rein_model_request *rein_model_request_new(void)
+{
+    rein_model_request *req = rein_calloc(1, sizeof(*req));
+
+    if (!req)
+        return NULL;
+    req->stream = true;
+    req->temperature = -1;
+    req->parallel = -1;
+    rein_buf_init(&req->tools_enc, 0);
+    return req;
+}
+
+void rein_model_request_clear_tools(rein_model_request *req)
+{
+    for (size_t i = 0; i < req->ntools; i++) {
+        rein_free(req->tools[i].name);
+        rein_free(req->tools[i].description);
+        json_decref(req->tools[i].parameters);
+    }
+    req->ntools = 0;
+    req->tools_valid = false;
+}
+
+void rein_model_request_free(rein_model_request *req)
+{
+    if (!req)
+        return;
+    rein_model_request_clear_tools(req);
+    rein_free(req->tools);
+    rein_free(req->tool_choice);
+    rein_buf_release(&req->tools_enc);
+    rein_cancel_unref(req->cancel);
+    rein_free(req);
+}
+
+rein_err rein_model_request_add_tool(rein_model_request *req, const char *name,
+                                     const char *description, json_t *parameters)
+{
+    struct rein__tool *t;
+
+    if (!name || !name[0])
+        return REIN_EINVAL;
+    if (parameters && !json_is_object(parameters))
+        return REIN_EINVAL;
+    if (req->ntools == req->tools_cap) {
+        size_t cap = req->tools_cap ? req->tools_cap * 2 : 8;
+        t = rein_realloc(req->tools, cap * sizeof(*t));
+        if (!t)
+            return REIN_ENOMEM;
+        req->tools = t;
+        req->tools_cap = cap;
+    }
+    t = &req->tools[req->ntools];
+    t->name = rein_strdup(name);
+    t->description = description ? rein_strdup(description) : NULL;
+    if (!t->name || (description && !t->description)) {
+        rein_free(t->name);
+        rein_free(t->description);
+        return REIN_ENOMEM;
+    }
+    t->parameters = json_incref(parameters);
+    req->ntools++;
+    req->tools_valid = false;
+    return REIN_OK;
+}
+
+rein_err rein_model_request_set_tool_choice(rein_model_request *req, const char *choice)
+{
+    char *v = NULL;
+
+    if (choice && !(v = rein_strdup(choice)))
+        return REIN_ENOMEM;
+    rein_free(req->tool_choice);
+    req->tool_choice = v;
+    return REIN_OK;
+}
+
+void rein_model_request_set_max_tokens(rein_model_request *req, int64_t max_tokens)
+{
+    req->max_tokens = max_tokens > 0 ? max_tokens : 0;
+}
+
+void rein_model_request_set_temperature(rein_model_request *req, double temperature)
+{
+    req->temperature = temperature >= 0 ? temperature : -1;
+}
+
+void rein_model_request_set_stream(rein_model_request *req, bool stream)
+{
+    req->stream = stream;
+}
+
+void rein_model_request_set_parallel_tools(rein_model_request *req, bool on)
+{
+    req->parallel = on ? 1 : 0;
+}
+
+void rein_model_request_set_cancel(rein_model_request *req, rein_cancel *c)
+{
+    if (c)
+        rein_cancel_ref(c);
+    rein_cancel_unref(req->cancel);
+    req->cancel = c;
+}
+
+void rein_model_request_set_events(rein_model_request *req, rein_model_event_fn fn, void *userdata)
+{
+    req->fn = fn;
+    req->ud = userdata;
+}
+
+/* ---------------------------------------------------------------------------------------
+ * Providers
+ */
+
+static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
+static CURLcode curl_init_rc = CURLE_OK;
+
+static void curl_init(void)
+{
+    curl_init_rc = curl_global_init(CURL_GLOBAL_DEFAULT);
+}
+
+/* One mutex per kind of shared data: curl may hold one while taking another. */
+static void share_lock(CURL *h, curl_lock_data data, curl_lock_access access, void *ud)
+{
+    pthread_mutex_t *mu = ud;
+
+    (void)h;
+    (void)access;
+    pthread_mutex_lock(&mu[(unsigned)data < CURL_LOCK_DATA_LAST ? data : 0]);
+}
+
+static void share_unlock(CURL *h, curl_lock_data data, void *ud)
+{
+    pthread_mutex_t *mu = ud;
+
+    (void)h;
+    pthread_mutex_unlock(&mu[(unsigned)data < CURL_LOCK_DATA_LAST ? data : 0]);
+}
+
+static char *make_endpoint(const char *base, const char *path)
+{
+    size_t n = strlen(base), m = strlen(path);
+
+    while (n > 0 && base[n - 1] == '/')
+        n--;
+    /* A base that already names the endpoint is taken as it is. */
+    if (n >= m && strncmp(base + n - m, path, m) == 0)
+        return rein_strndup(base, n);
+    return rein_asprintf("%.*s%s", (int)n, base, path);
+}
+
+static rein_err setup_replay(rein_provider *p, rein_error *err)
+{
+    const char *wire = NULL;
+
+    if (!p->cfg.replay)
+        return rein_error_set(err, REIN_EINVAL,
+                              "the replay provider needs a recording: set REIN_REPLAY, --replay "
+                              "or \"replay\" in the config file");
+    p->replay = rein__replay_open(p->cfg.replay, err);
+    if (!p->replay)
+        return err ? err->code : REIN_EIO;
+    /* The recording says which wire made it; that wire encodes and decodes the replay. */
+    if (rein__replay_peek(p->replay, &wire, &p->cfg.model) != REIN_OK || !wire)
+        return rein_error_set(err, REIN_EINVAL, "%s: the recording is empty", p->cfg.replay);
+    if (strcmp(wire, "anthropic") == 0)
+        p->wire = &rein__wire_anthropic;
+    else if (strcmp(wire, "ollama") == 0)
+        p->wire = &rein__wire_ollama;
+    else
+        p->wire = &rein__wire_openai;
+    p->endpoint = rein_strdup("replay:");
+    return p->endpoint ? REIN_OK : REIN_ENOMEM;
+}
+
+static rein_err resolve_key(rein_provider *p, rein_error *err)
+{
+    const struct rein__preset *pre = p->cfg.preset;
+    const char *env = p->cfg.api_key_env ? p->cfg.api_key_env : pre->key_env;
+    const char *v;
+
+    if (!p->cfg.api_key && env && (v = getenv(env)) && *v) {
+        p->cfg.api_key = rein_strdup(v);
+        if (!p->cfg.api_key)
+            return REIN_ENOMEM;
+    }
+    /* A hosted provider at its own address needs a key; a proxy or local server may not. */
+    if (!p->cfg.api_key && pre->key_env && !p->cfg.base_url)
+        return rein_error_set(err, REIN_EINVAL,
+                              "the %s provider needs an API key: set %s (or REIN_API_KEY)",
+                              pre->name, env ? env : pre->key_env);
+    return REIN_OK;
+}
+
+rein_provider *rein_provider_new(const rein_provider_config *cfg, rein_error *err)
+{
+    rein_provider *p;
+    const struct rein__preset *pre = cfg->preset;
+    const char *base;
+    rein_err rc;
+
+    pthread_once(&curl_once, curl_init);
+    if (curl_init_rc != CURLE_OK) {
+        rein_error_set(err, REIN_EIO, "libcurl could not start: %s",
+                       curl_easy_strerror(curl_init_rc));
+        return NULL;
+    }
+    p = rein_calloc(1, sizeof(*p));
+    if (!p || rein__config_copy(&p->cfg, cfg) != REIN_OK) {
+        rein_free(p);
+        rein_error_set(err, REIN_ENOMEM, "out of memory");
+        return NULL;
+    }
+    rein_error_where(err, WHERE);
+    if (strcmp(pre->name, "rules") == 0) {
+        rc = rein_error_set(err, REIN_ENOTSUP, "the rules provider is not part of this build yet");
+        goto fail;
+    }
+    if (strcmp(pre->name, "replay") == 0) {
+        rc = setup_replay(p, err);
+        if (rc)
+            goto fail;
+    } else {
+        p->wire = pre->wire;
+        if (!p->cfg.model) {
+            rc = rein_error_set(err, REIN_EINVAL,
+                                "no model for the %s provider: set REIN_MODEL, --model or "
+                                "\"model\" in the config file",
+                                pre->name);
+            goto fail;
+        }
+        base = p->cfg.base_url ? p->cfg.base_url : pre->base_url;
+        if (!base) {
+            rc = rein_error_set(err, REIN_EINVAL,
+                                "the %s provider needs a base URL (ending in /v1): set "
+                                "REIN_BASE_URL, --base-url or \"base_url\"",
+                                pre->name);
+            goto fail;
+        }
+        if (strncmp(base, "http://", 7) != 0 && strncmp(base, "https://", 8) != 0) {
+            rc = rein_error_set(err, REIN_EINVAL,
+                                "the base URL must start with http:// or "
+                                "https://");
+            goto fail;
+        }
+        rc = resolve_key(p, err);
+        if (rc)
+            goto fail;
+        p->endpoint = make_endpoint(base, p->wire->path);
+        if (!p->endpoint) {
+            rc = REIN_ENOMEM;
+            goto fail;
+        }
+    }
+    rein__caps_resolve(&p->cfg, p->cfg.model, &p->caps);
+    if (p->cfg.record) {
+        p->rec = rein__recorder_open(p->cfg.record, err);
+        if (!p->rec) {
+            rc = err ? err->code : REIN_EIO;
+            goto fail;
+        }
+    }
+    p->share_lock = rein_calloc(CURL_LOCK_DATA_LAST, sizeof(pthread_mutex_t));
+    p->share = p->share_lock ? curl_share_init() : NULL;
+    if (p->share) {
+        for (int i = 0; i < CURL_LOCK_DATA_LAST; i++)
+            pthread_mutex_init((pthread_mutex_t *)p->share_lock + i, NULL);
+        curl_share_setopt(p->share, CURLSHOPT_LOCKFUNC, share_lock);
+        curl_share_setopt(p->share, CURLSHOPT_UNLOCKFUNC, share_unlock);
+        curl_share_setopt(p->share, CURLSHOPT_USERDATA, p->share_lock);
+        curl_share_setopt(p->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_CONNECT);
+        curl_share_setopt(p->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_DNS);
+    } else {
+        rein_free(p->share_lock);
+        p->share_lock = NULL;
+    }
+    return p;
+fail:
+    if (rc == REIN_ENOMEM)
+        rein_error_set(err, REIN_ENOMEM, "out of memory");
+    rein_provider_free(p);
+    return NULL;
+}
+
+void rein_provider_free(rein_provider *p)
+{
+    if (!p)
+        return;
+    if (p->share) {
+        curl_share_cleanup(p->share);
+        for (int i = 0; i < CURL_LOCK_DATA_LAST; i++)
+            pthread_mutex_destroy((pthread_mutex_t *)p->share_lock + i);
+    }
+    rein_free(p->share_lock);
+    rein__recorder_close(p->rec);
+    rein__replay_close(p->replay);
+    rein_free(p->endpoint);
+    rein__config_release(&p->cfg);
+    rein_free(p);
+}
+
+const char *rein_provider_name(const rein_provider *p)
+{
+    return p->cfg.preset->name;
+}
+
+const char *rein_provider_wire(const rein_provider *p)
+{
+    return p->replay ? "replay" : p->wire->name;
+}
+
+const char *rein_provider_model(const rein_provider *p)
+{
+    return p->cfg.model;
+}
+
+const char *rein_provider_endpoint(const rein_provider *p)
+{
+    return p->endpoint;
+}
+
+void rein_provider_caps(const rein_provider *p, struct rein_model_caps *caps)
+{
+    *caps = p->caps;
+}
+
+/* ---------------------------------------------------------------------------------------
+ * One attempt
+ */
+
+enum outcome {
+    O_DONE,       /* a reply: complete, or ended by an in-stream error */
+    O_HTTP_ERROR, /* a non-2xx status */
+    O_CONNECT,    /* no connection, or nothing came back */
+    O_FIRST_BYTE, /* nothing within the first-byte timeout */
+    O_DROPPED,    /* the stream ended or broke before the reply was complete */
+    O_TOTAL,      /* the total deadline passed */
+    O_CANCELLED,
+    O_DECODE, /* the bytes could not be decoded */
+    O_FATAL,  /* out of memory and the like */
+};
+
+struct attempt {
+    rein_provider *p;
+    rein_model_request *req;
+    const struct rein_decoder_options *opt;
+    uint64_t seed;
+    rein_provider_decoder *dec;
+    struct rein_buf errbody;
+    struct rein_buf raw; /* the response bytes, when recording */
+    bool recording;
+    long status;
+    char ctype[128];
+    int64_t retry_after_ms; /* -1: none asked */
+    int64_t t_start, t_last;
+    bool got_byte;
+    rein_err drc; /* a decoder failure */
+    rein_error derr;
+    char curl_err[CURL_ERROR_SIZE];
+};
+
+static enum rein_wire_format format_for(const struct attempt *at)
+{
+    const struct rein__wire *w = at->p->wire;
+
+    if (strncasecmp(at->ctype, "text/event-stream", 17) == 0)
+        return w->stream_format == REIN_WIRE_OLLAMA_NDJSON ? REIN_WIRE_OPENAI_SSE
+                                                           : w->stream_format;
+    if (strncasecmp(at->ctype, "application/x-ndjson", 20) == 0)
+        return REIN_WIRE_OLLAMA_NDJSON;
+    if (strncasecmp(at->ctype, "application/json", 16) == 0)
+        return w->body_format;
+    return at->req->stream ? w->stream_format : w->body_format;
+}
+
+static bool status_ok(long status)
+{
+    return status >= 200 && status < 300;
+}
+
+static rein_err start_decoder(struct attempt *at)
+{
+    at->dec = rein_provider_decoder_new(format_for(at), at->opt, at->req->fn, at->req->ud);
+    if (!at->dec)
+        return REIN_ENOMEM;
+    rein__decoder_set_id_seed(at->dec, at->seed);
+    return REIN_OK;
+}
+
+static size_t on_body(char *data, size_t size, size_t nmemb, void *ud)
+{
+    struct attempt *at = ud;
+    size_t len = size * nmemb;
+
+    at->got_byte = true;
+    at->t_last = rein_now_ms();
+    if (at->recording && rein_buf_add(&at->raw, data, len) != REIN_OK)
+        at->recording = false; /* a recording too large to keep is cut, not fatal */
+    if (!status_ok(at->status)) {
+        size_t room = ERROR_BODY_MAX - at->errbody.len;
+        /* An error body is kept up to 1 MiB; the rest is not needed to report it. */
+        if (rein_buf_add(&at->errbody, data, len < room ? len : room) != REIN_OK)
+            return len;
+        return len;
+    }
+    if (!at->dec && (at->drc = start_decoder(at)) != REIN_OK)
+        return 0;
+    at->drc = rein_provider_decoder_feed(at->dec, data, len, &at->derr);
+    return at->drc ? 0 : len;
+}
+
+static bool header_is(const char *line, size_t n, const char *name, const char **value,
+                      size_t *vlen)
+{
+    size_t k = strlen(name);
+
+    if (n <= k || strncasecmp(line, name, k) != 0 || line[k] != ':')
+        return false;
+    *value = line + k + 1;
+    *vlen = n - k - 1;
+    while (*vlen && (**value == ' ' || **value == '\t'))
+        (*value)++, (*vlen)--;
+    while (*vlen && ((*value)[*vlen - 1] == '\r' || (*value)[*vlen - 1] == '\n' ||
+                     (*value)[*vlen - 1] == ' '))
+        (*vlen)--;
+    return true;
+}
+
+static int64_t parse_retry_after(const char *v, size_t n, bool ms)
+{
+    char buf[64];
+    char *end;
+    double secs;
+
+    if (n == 0 || n >= sizeof(buf))
+        return -1;
+    memcpy(buf, v, n);
+    buf[n] = '\0';
+    secs = strtod(buf, &end);
+    if (end != buf && *end == '\0' && secs >= 0)
+        return ms ? (int64_t)secs : (int64_t)(secs * 1000.0);
+    if (ms)
+        return -1;
+    /* An HTTP date. */
+    time_t when = curl_getdate(buf, NULL);
+    if (when < 0)
+        return -1;
+    int64_t delta = (int64_t)when * 1000 - rein_wall_ms();
+    return delta > 0 ? delta : 0;
+}
+
+static size_t on_header(char *line, size_t size, size_t nmemb, void *ud)
+{
+    struct attempt *at = ud;
+    size_t n = size * nmemb;
+    const char *v;
+    size_t vlen;
+
+    if (n >= 5 && strncmp(line, "HTTP/", 5) == 0) {
+        /* A new response (after 100 Continue, a redirect): start over. */
+        const char *sp = memchr(line, ' ', n);
+        at->status = sp ? strtol(sp + 1, NULL, 10) : 0;
+        at->ctype[0] = '\0';
+        at->retry_after_ms = -1;
+        return n;
+    }
+    if (header_is(line, n, "content-type", &v, &vlen)) {
+        if (vlen >= sizeof(at->ctype))
+            vlen = sizeof(at->ctype) - 1;
+        memcpy(at->ctype, v, vlen);
+        at->ctype[vlen] = '\0';
+    } else if (header_is(line, n, "retry-after-ms", &v, &vlen)) {
+        int64_t ms = parse_retry_after(v, vlen, true);
+        if (ms >= 0)
+            at->retry_after_ms = ms;
+    } else if (header_is(line, n, "retry-after", &v, &vlen)) {
+        int64_t ms = parse_retry_after(v, vlen, false);
+        if (ms >= 0 && at->retry_after_ms < 0)
+            at->retry_after_ms = ms;
+    }
+    return n;
+}
+
+static rein_err build_headers(const struct attempt *at, struct curl_slist **list)
+{
+    const rein_provider *p = at->p;
+    char ua[96];
+    rein_err rc;
+
+    rc = rein__header_add(list, "Content-Type: application/json");
+    if (!rc)
+        rc = rein__header_add(list, at->req->stream ? "Accept: text/event-stream, "
+                                                      "application/x-ndjson, application/json"
+                                                    : "Accept: application/json");
+    snprintf(ua, sizeof(ua), "User-Agent: %s",
+             p->cfg.user_agent ? p->cfg.user_agent : "rein/" REIN_VERSION_STRING);
+    if (!rc)
+        rc = rein__header_add(list, ua);
+    if (!rc)
+        rc = rein__header_add(list, "Expect:"); /* no 100-continue round trip */
+    if (!rc && p->wire->headers)
+        rc = p->wire->headers(p, list);
+    return rc;
+}
+
+/* Milliseconds until the nearest deadline; *which says which one (0 none). */
+static int64_t next_deadline(const struct attempt *at, int64_t total_end, int *which)
+{
+    const int64_t *t = at->p->cfg.timeout;
+    int64_t now = rein_now_ms(), left = INT64_MAX;
+
+    *which = 0;
+    if (total_end > 0 && total_end - now < left) {
+        left = total_end - now;
+        *which = O_TOTAL;
+    }
+    if (!at->got_byte && t[REIN_TIMEOUT_FIRST_BYTE] > 0 &&
+        at->t_start + t[REIN_TIMEOUT_FIRST_BYTE] - now < left) {
+        left = at->t_start + t[REIN_TIMEOUT_FIRST_BYTE] - now;
+        *which = O_FIRST_BYTE;
+    }
+    if (at->got_byte && t[REIN_TIMEOUT_IDLE] > 0 &&
+        at->t_last + t[REIN_TIMEOUT_IDLE] - now < left) {
+        left = at->t_last + t[REIN_TIMEOUT_IDLE] - now;
+        *which = O_DROPPED; /* an idle stream counts as a dropped one */
+    }
+    return left;
+}
+
+static enum outcome classify_curl(struct attempt *at, CURLcode cc, rein_error *err)
+{
+    if (at->drc == REIN_ENOMEM)
+        return O_FATAL;
+    if (at->drc) {
+        *err = at->derr;
+        return O_DECODE;
+    }
+    switch (cc) {
+    case CURLE_OK:
+        break;
+    case CURLE_COULDNT_RESOLVE_HOST:
+    case CURLE_COULDNT_RESOLVE_PROXY:
+    case CURLE_COULDNT_CONNECT:
+    case CURLE_SSL_CONNECT_ERROR:
+        rein_error_set(err, REIN_EIO, "could not connect to %s: %s", at->p->endpoint,
+                       at->curl_err[0] ? at->curl_err : curl_easy_strerror(cc));
+        return O_CONNECT;
+    case CURLE_OPERATION_TIMEDOUT:
+        rein_error_set(err, REIN_ETIMEDOUT, "connecting to %s timed out after %lld ms",
+                       at->p->endpoint, (long long)at->p->cfg.timeout[REIN_TIMEOUT_CONNECT]);
+        return O_CONNECT;
+    case CURLE_OUT_OF_MEMORY:
+        return O_FATAL;
+    default:
+        if (!at->got_byte) {
+            rein_error_set(err, REIN_EIO, "%s: the connection closed before a reply (%s)",
+                           at->p->endpoint,
+                           at->curl_err[0] ? at->curl_err : curl_easy_strerror(cc));
+            return O_CONNECT;
+        }
+        if (!status_ok(at->status))
+            break; /* a cut error body: still an HTTP error */
+        rein_error_set(err, REIN_EPROVIDER, "the reply stream broke off: %s",
+                       at->curl_err[0] ? at->curl_err : curl_easy_strerror(cc));
+        return O_DROPPED;
+    }
+    if (!status_ok(at->status))
+        return O_HTTP_ERROR;
+    return O_DONE;
+}
+
+/*
+ * Runs one HTTP attempt to its end. The decoder (at->dec) holds whatever was received.
+ */
+static enum outcome run_attempt(struct attempt *at, const char *body, size_t body_len,
+                                int64_t total_end, rein_error *err)
+{
+    rein_provider *p = at->p;
+    struct curl_slist *headers = NULL;
+    CURL *easy = curl_easy_init();
+    CURLM *multi = curl_multi_init();
+    enum outcome out = O_FATAL;
+    int running = 1;
+    CURLcode cc = CURLE_OK;
+
+    at->t_start = at->t_last = rein_now_ms();
+    at->retry_after_ms = -1;
+    if (!easy || !multi || build_headers(at, &headers) != REIN_OK)
+        goto done;
+    curl_easy_setopt(easy, CURLOPT_URL, p->endpoint);
+    curl_easy_setopt(easy, CURLOPT_POST, 1L);
+    curl_easy_setopt(easy, CURLOPT_POSTFIELDS, body);
+    curl_easy_setopt(easy, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)body_len);
+    curl_easy_setopt(easy, CURLOPT_HTTPHEADER, headers);
+    curl_easy_setopt(easy, CURLOPT_WRITEFUNCTION, on_body);
+    curl_easy_setopt(easy, CURLOPT_WRITEDATA, at);
+    curl_easy_setopt(easy, CURLOPT_HEADERFUNCTION, on_header);
+    curl_easy_setopt(easy, CURLOPT_HEADERDATA, at);
+    curl_easy_setopt(easy, CURLOPT_ERRORBUFFER, at->curl_err);
+    curl_easy_setopt(easy, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(easy, CURLOPT_ACCEPT_ENCODING, "");
+    curl_easy_setopt(easy, CURLOPT_TCP_KEEPALIVE, 1L);
+    curl_easy_setopt(easy, CURLOPT_FOLLOWLOCATION, 0L);
+    if (p->cfg.timeout[REIN_TIMEOUT_CONNECT] > 0)
+        curl_easy_setopt(easy, CURLOPT_CONNECTTIMEOUT_MS,
+                         (long)p->cfg.timeout[REIN_TIMEOUT_CONNECT]);
+    if (p->share)
+        curl_easy_setopt(easy, CURLOPT_SHARE, p->share);
+    if (curl_multi_add_handle(multi, easy) != CURLM_OK)
+        goto done;
+    for (;;) {
+        struct curl_waitfd extra;
+        int which, nfds = 0;
+        int64_t left;
+
+        if (curl_multi_perform(multi, &running) != CURLM_OK)
+            goto done;
+        if (at->drc || !running)
+            break;
+        if (rein_cancel_is_set(at->req->cancel)) {
+            out = O_CANCELLED;
+            goto done;
+        }
+        left = next_deadline(at, total_end, &which);
+        if (left <= 0) {
+            out = (enum outcome)which;
+            if (out == O_TOTAL)
+                rein_error_set(err, REIN_ETIMEDOUT,
+                               "the reply took longer than the total "
+                               "timeout of %lld ms",
+                               (long long)p->cfg.timeout[REIN_TIMEOUT_TOTAL]);
+            else if (out == O_FIRST_BYTE)
+                rein_error_set(err, REIN_ETIMEDOUT,
+                               "no reply within the first-byte timeout of "
+                               "%lld ms",
+                               (long long)p->cfg.timeout[REIN_TIMEOUT_FIRST_BYTE]);
+            else
+                rein_error_set(err, REIN_ETIMEDOUT, "the stream was idle longer than %lld ms",
+                               (long long)p->cfg.timeout[REIN_TIMEOUT_IDLE]);
+            goto done;
+        }
+        memset(&extra, 0, sizeof(extra));
+        extra.fd = rein_cancel_fd(at->req->cancel);
+        extra.events = CURL_WAIT_POLLIN;
+        if (curl_multi_poll(multi, extra.fd >= 0 ? &extra : NULL, extra.fd >= 0 ? 1 : 0,
+                            (int)(left < 1000 ? left : 1000), &nfds) != CURLM_OK)
+            goto done;
+    }
+    {
+        CURLMsg *msg;
+        int queued;
+        while ((msg = curl_multi_info_read(multi, &queued))) {
+            if (msg->msg == CURLMSG_DONE)
+                cc = msg->data.result;
+        }
+    }
+    if (at->status == 0)
+        curl_easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &at->status);
+    out = classify_curl(at, cc, err);
+done:
+    if (multi && easy)
+        curl_multi_remove_handle(multi, easy);
+    curl_easy_cleanup(easy);
+    curl_multi_cleanup(multi);
+    curl_slist_free_all(headers);
+    return out;
+}
+
+/* ---------------------------------------------------------------------------------------
+ * Sending: attempts, retries, the decision after each attempt
+ */
+
+static bool status_retryable(long s)
+{
+    return s == 429 || s == 500 || s == 502 || s == 503 || s == 529;
+}
+
+static bool error_is_overloaded(const json_t *e)
+{
+    const char *type = json_string_value(json_object_get(e, "type"));
+    const char *code = json_string_value(json_object_get(e, "code"));
+
+    return (type && strcmp(type, "overloaded_error") == 0) ||
+           (code && strcmp(code, "overloaded_error") == 0);
+}
+
+static bool any_call(const rein_model_response *r)
+{
+    return r && r->ncalls > 0;
+}
+
+/* Decodes an error body with the wire's body format, for the provider's error object. */
+static rein_model_response *decode_error_body(const struct attempt *at)
+{
+    rein_provider_decoder *d =
+        rein_provider_decoder_new(at->p->wire->body_format, at->opt, NULL, NULL);
+    rein_model_response *r = NULL;
+    rein_error e;
+
+    if (!d)
+        return NULL;
+    if (rein_provider_decoder_feed(d, at->errbody.ptr, at->errbody.len, &e) != REIN_OK ||
+        rein_provider_decoder_finish(d, &r, &e) != REIN_OK) {
+        rein_provider_decoder_free(d);
+        r = rein__response_new(0);
+        if (!r)
+            return NULL;
+        /* Not JSON: keep the text so nothing is lost. */
+        r->error = json_pack("{s:s%}", "message", at->errbody.ptr, at->errbody.len);
+        return r;
+    }
+    rein_provider_decoder_free(d);
+    return r;
+}
+
+static const char *error_message(const json_t *e)
+{
+    const char *m = json_string_value(json_object_get(e, "message"));
+    return m ? m : "";
+}
+
+/* Finishes the attempt's decoder (if any) into a response; a decoder that failed (or fails
+ * now) still hands out what it assembled. */
+static rein_err finish_decoder(struct attempt *at, rein_model_response **out, rein_error *err)
+{
+    rein_err rc = REIN_OK;
+
+    *out = NULL;
+    if (!at->dec)
+        return REIN_OK;
+    if (!at->drc)
+        rc = rein_provider_decoder_finish(at->dec, out, err);
+    if (!*out)
+        *out = rein__decoder_salvage(at->dec);
+    return rc;
+}
+
+static int64_t backoff_ms(const rein_provider *p, int retry)
+{
+    int64_t base = p->cfg.retry_base_ms > 0 ? p->cfg.retry_base_ms : 1;
+    int64_t cap = p->cfg.retry_max_wait_ms > 0 ? p->cfg.retry_max_wait_ms : 60000;
+    int64_t ceiling = base << (retry < 16 ? retry : 16);
+    uint32_t rnd;
+
+    if (ceiling > cap)
+        ceiling = cap;
+    /* Full jitter between half and all of the ceiling: spread, but never a zero wait. */
+    rein_random_bytes(&rnd, sizeof(rnd));
+    return ceiling / 2 + (int64_t)(rnd % (uint32_t)(ceiling / 2 + 1));
+}
+
+static void emit_retry(const rein_model_request *req, int attempt)
+{
+    struct rein_model_event ev;
+
+    if (!req->fn)
+        return;
+    memset(&ev, 0, sizeof(ev));
+    ev.type = REIN_MEV_RETRY;
+    ev.attempt = attempt;
+    req->fn(&ev, req->ud);
+}
+
+static rein_err ensure_tools(rein_provider *p, rein_model_request *req)
+{
+    const struct rein__wire *w = p->wire;
+    rein_err (*enc)(const rein_provider *, const rein_model_request *, struct rein_buf *) =
+        w->encode_tools ? w->encode_tools : rein__wire_openai.encode_tools;
+    unsigned v = w->variant ? w->variant(p) : 0;
+    rein_err rc;
+
+    if (req->tools_valid && req->tools_wire == w && req->tools_variant == v)
+        return REIN_OK;
+    rein_buf_reset(&req->tools_enc);
+    rc = enc(p, req, &req->tools_enc);
+    if (rc)
+        return rc;
+    req->tools_wire = w;
+    req->tools_variant = v;
+    req->tools_valid = true;
+    return REIN_OK;
+}
+
+struct send_state {
+    rein_provider *p;
+    rein_model_request *req;
+    const char *body;
+    size_t body_len;
+    uint64_t seed;
+    int64_t total_end;
+    struct rein_decoder_options opt;
+    const char **names;
+    int attempt;
+    int retries;     /* retries used for errors and statuses */
+    bool drop_retry; /* the one retry of a dropped stream is used */
+};
+
+static void attempt_init(struct attempt *at, struct send_state *s)
+{
+    memset(at, 0, sizeof(*at));
+    at->p = s->p;
+    at->req = s->req;
+    at->opt = &s->opt;
+    at->seed = s->seed;
+    at->recording = s->p->rec != NULL;
+    rein_buf_init(&at->errbody, ERROR_BODY_MAX + 1);
+    rein_buf_init(&at->raw, (size_t)256 << 20);
+    rein_error_clear(&at->derr);
+}
+
+static void attempt_release(struct attempt *at)
+{
+    rein_provider_decoder_free(at->dec);
+    rein_buf_release(&at->errbody);
+    rein_buf_release(&at->raw);
+}
+
+/* What to do after an attempt. */
+enum step { S_RETURN, S_RETRY };
+
+/*
+ * Decides, from the attempt's outcome and what it received, whether to retry (setting
+ * *wait_ms) or to return (setting *rc, *resp and err).
+ */
+static enum step next_step(struct send_state *s, struct attempt *at, enum outcome out,
+                           rein_model_response **resp, int64_t *wait_ms, rein_err *rc,
+                           rein_error *err)
+{
+    rein_provider *p = s->p;
+    bool retry_ok = s->retries < p->cfg.max_retries;
+    rein_err frc;
+
+    *wait_ms = 0;
+    if (out == O_FATAL) {
+        *rc = rein_error_set(err, REIN_ENOMEM, "out of memory");
+        return S_RETURN;
+    }
+    if (out == O_CANCELLED) {
+        (void)finish_decoder(at, resp, NULL);
+        *rc = rein_error_set(err, REIN_ECANCELED, "the request was cancelled: %s",
+                             rein_cancel_reason(s->req->cancel));
+        return S_RETURN;
+    }
+    if (out == O_HTTP_ERROR) {
+        *resp = decode_error_body(at);
+        *rc = rein_error_set(err, REIN_EHTTP, "HTTP %ld from %s%s%s", at->status, p->endpoint,
+                             *resp && (*resp)->error ? ": " : "",
+                             *resp && (*resp)->error ? error_message((*resp)->error) : "");
+        err->detail = (int)at->status;
+        if (status_retryable(at->status) && retry_ok) {
+            *wait_ms = at->retry_after_ms >= 0 ? at->retry_after_ms : backoff_ms(p, s->retries);
+            s->retries++;
+            return S_RETRY;
+        }
+        return S_RETURN;
+    }
+    if (out == O_CONNECT || out == O_FIRST_BYTE) {
+        if (retry_ok) {
+            *wait_ms = backoff_ms(p, s->retries);
+            s->retries++;
+            return S_RETRY;
+        }
+        *rc = err->code ? err->code : REIN_EIO;
+        return S_RETURN;
+    }
+    if (out == O_TOTAL) {
+        (void)finish_decoder(at, resp, NULL);
+        *rc = REIN_ETIMEDOUT;
+        return S_RETURN;
+    }
+    /* O_DONE, O_DROPPED, O_DECODE: the decoder holds what arrived. */
+    frc = finish_decoder(at, resp, out == O_DECODE ? NULL : err);
+    if (frc == REIN_ENOMEM) {
+        *rc = rein_error_set(err, REIN_ENOMEM, "out of memory");
+        return S_RETURN;
+    }
+    if (out == O_DONE && frc) {
+        out = O_DECODE;
+    }
+    if (out == O_DONE && *resp && (*resp)->error) {
+        if (error_is_overloaded((*resp)->error) && retry_ok) {
+            *wait_ms = backoff_ms(p, s->retries);
+            s->retries++;
+            return S_RETRY;
+        }
+        *rc = rein_error_set(err, REIN_EPROVIDER, "the provider reported an error: %s",
+                             error_message((*resp)->error));
+        return S_RETURN;
+    }
+    if (out == O_DONE && *resp && (*resp)->complete) {
+        *rc = REIN_OK;
+        return S_RETURN;
+    }
+    if (out == O_DONE) /* the stream ended without its end marker */
+        rein_error_set(err, REIN_EPROVIDER, "the reply stream ended before it was complete");
+    /* A dropped, cut or undecodable stream: once more if no tool call had begun. */
+    if (!any_call(*resp) && !s->drop_retry) {
+        s->drop_retry = true;
+        return S_RETRY;
+    }
+    if (out == O_DECODE) {
+        *rc =
+            rein_error_set(err, REIN_EPROVIDER, "the reply could not be decoded: %s", at->derr.msg);
+    } else {
+        char why[sizeof(err->msg)];
+        snprintf(why, sizeof(why), "%s", err->msg[0] ? err->msg : "the connection closed");
+        *rc = rein_error_set(err, REIN_EPROVIDER, "%s%s",
+                             any_call(*resp) ? "the stream dropped after a tool call had "
+                                               "begun: "
+                                             : "the stream dropped twice: ",
+                             why);
+    }
+    return S_RETURN;
+}
+
+static void record_exchange(struct send_state *s, struct attempt *at)
+{
+    const struct rein_buf *b = status_ok(at->status) ? &at->raw : &at->errbody;
+
+    if (!s->p->rec || at->status == 0)
+        return;
+    if (rein__recorder_write(s->p->rec, s->p, s->body, s->body_len, at->status, at->ctype, b->ptr,
+                             b->len) != REIN_OK)
+        rein_log(REIN_LOG_WARN, WHERE, "could not write to the recording %s", s->p->cfg.record);
+}
+
+/* Serves the next recorded exchange through the same decoding and decisions. */
+static enum outcome replay_attempt(struct send_state *s, struct attempt *at, rein_error *err)
+{
+    const char *ctype, *resp, *wire;
+    size_t len;
+    rein_err rc;
+
+    rc = rein__replay_next(s->p->replay, s->body, s->body_len, &at->status, &ctype, &resp, &len,
+                           &wire, err);
+    if (rc)
+        return rc == REIN_ENOMEM ? O_FATAL : O_DECODE;
+    snprintf(at->ctype, sizeof(at->ctype), "%s", ctype);
+    at->got_byte = true;
+    if (!status_ok(at->status)) {
+        if (rein_buf_add(&at->errbody, resp, len < ERROR_BODY_MAX ? len : ERROR_BODY_MAX))
+            return O_FATAL;
+        return O_HTTP_ERROR;
+    }
+    if (start_decoder(at) != REIN_OK)
+        return O_FATAL;
+    /* Fed in pieces, so events arrive as they would from the network. */
+    for (size_t off = 0; off < len; off += 4096) {
+        size_t n = len - off < 4096 ? len - off : 4096;
+        at->drc = rein_provider_decoder_feed(at->dec, resp + off, n, &at->derr);
+        if (at->drc) {
+            *err = at->derr;
+            return at->drc == REIN_ENOMEM ? O_FATAL : O_DECODE;
+        }
+    }
+    return O_DONE;
+}
+
+/* An error body may echo the key (some proxies do): it never leaves in a message. */
+static void scrub_message(rein_error *err, const char *key)
+{
+    size_t n = key ? strlen(key) : 0;
+    char *hit;
+
+    if (!err || n < 4)
+        return;
+    while ((hit = strstr(err->msg, key))) {
+        memset(hit, '*', n);
+    }
+}
+
+static rein_err send_loop(struct send_state *s, rein_model_response **out, rein_error *err)
+{
+    for (;;) {
+        struct attempt at;
+        enum outcome o;
+        enum step st;
+        int64_t wait_ms;
+        rein_err rc = REIN_OK;
+        rein_model_response *resp = NULL;
+
+        s->attempt++;
+        attempt_init(&at, s);
+        rein_error_clear(err);
+        rein_error_where(err, WHERE);
+        if (s->p->replay) {
+            o = replay_attempt(s, &at, err);
+            if (o == O_DECODE && err->code == REIN_EINVAL) {
+                /* A replay mismatch is the answer itself, never a reason to retry. */
+                attempt_release(&at);
+                return err->code;
+            }
+        } else {
+            o = run_attempt(&at, s->body, s->body_len, s->total_end, err);
+            record_exchange(s, &at);
+        }
+        st = next_step(s, &at, o, &resp, &wait_ms, &rc, err);
+        attempt_release(&at);
+        scrub_message(err, s->p->cfg.api_key);
+        if (st == S_RETURN || s->p->replay) {
+            if (st == S_RETRY) /* a recording holds no second attempt */
+                rc = err->code ? err->code : REIN_EPROVIDER;
+            *out = resp;
+            return rc;
+        }
+        if (wait_ms > 0) {
+            int64_t now = rein_now_ms();
+            if (wait_ms > s->p->cfg.retry_max_wait_ms && s->p->cfg.retry_max_wait_ms > 0) {
+                *out = resp; /* the error body that asked for the wait */
+                return rein_error_set(err, REIN_EHTTP,
+                                      "the provider asked to wait %lld ms before retrying, "
+                                      "longer than retry_max_wait_ms (%lld ms)",
+                                      (long long)wait_ms, (long long)s->p->cfg.retry_max_wait_ms);
+            }
+            if (s->total_end > 0 && now + wait_ms >= s->total_end) {
+                *out = resp;
+                return rein_error_set(err, REIN_ETIMEDOUT,
+                                      "a retry after %lld ms would pass the total timeout",
+                                      (long long)wait_ms);
+            }
+            rein_log(REIN_LOG_INFO, WHERE, "attempt %d failed (%s); retrying in %lld ms",
+                     s->attempt, err->msg[0] ? err->msg : "the stream dropped", (long long)wait_ms);
+            if (rein_cancel_wait(s->req->cancel, wait_ms)) {
+                *out = resp;
+                return rein_error_set(err, REIN_ECANCELED, "the request was cancelled: %s",
+                                      rein_cancel_reason(s->req->cancel));
+            }
+        }
+        if (wait_ms <= 0)
+            rein_log(REIN_LOG_INFO, WHERE, "attempt %d failed (%s); asking once more", s->attempt,
+                     err->msg[0] ? err->msg : "the stream dropped");
+        rein_model_response_free(resp);
+        emit_retry(s->req, s->attempt + 1);
+    }
+}
+
+rein_err rein_provider_send(rein_provider *p, rein_model_request *req, rein_history *h,
+                            rein_model_response **out, rein_error *err)
+{
+    struct send_state s;
+    struct rein_buf body;
+    rein_err rc;
+
+    *out = NULL;
+    rein_error_clear(err);
+    rein_error_where(err, WHERE);
+    if (!p->wire)
+        return rein_error_set(err, REIN_EINTERNAL, "the provider has no wire protocol");
+    if (p->wire->send)
+        return p->wire->send(p, req, h, out, err);
+    if (!h || rein_history_len(h) == 0)
+        return rein_error_set(err, REIN_EINVAL, "nothing to send: the history is empty");
+    if (rein_cancel_is_set(req->cancel))
+        return rein_error_set(err, REIN_ECANCELED, "the request was cancelled: %s",
+                              rein_cancel_reason(req->cancel));
+    memset(&s, 0, sizeof(s));
+    s.p = p;
+    s.req = req;
+    rc = ensure_tools(p, req);
+    if (rc)
+        return rein_error_set(err, rc, "encoding the tools: %s", rein_strerror(rc));
+    rein_buf_init(&body, 0);
+    rc = p->wire->build_body(p, req, h, &body, err);
+    if (rc) {
+        rein_buf_release(&body);
+        return rc;
+    }
+    s.body = body.ptr;
+    s.body_len = body.len;
+    s.seed = rein__hash64(0, body.ptr, body.len);
+    if (p->cfg.timeout[REIN_TIMEOUT_TOTAL] > 0)
+        s.total_end = rein_now_ms() + p->cfg.timeout[REIN_TIMEOUT_TOTAL];
+    s.opt.text_calls = p->cfg.text_calls;
+    s.opt.keep_think_tags = p->cfg.keep_think_tags;
+    if (req->ntools) {
+        s.names = rein_calloc(req->ntools, sizeof(*s.names));
+        if (!s.names) {
+            rein_buf_release(&body);
+            return rein_error_set(err, REIN_ENOMEM, "out of memory");
+        }
+        for (size_t i = 0; i < req->ntools; i++)
+            s.names[i] = req->tools[i].name;
+        s.opt.tool_names = s.names;
+        s.opt.tool_name_count = req->ntools;
+    }
+    rc = send_loop(&s, out, err);
+    rein_free(s.names);
+    rein_buf_release(&body);
+    if (rc && !err->msg[0])
+        rein_error_set(err, rc, "%s", rein_strerror(rc));
+    scrub_message(err, p->cfg.api_key);
+    return rc;
+}

@@ -1,0 +1,395 @@
+/*
+ * Private header of src/providers: the backend vtable, the response assembler every decoder
+ * feeds, the SSE reader, and the pieces shared by the wire formats.
+ *
+ * Layout (curl's lib/vtls pattern): provider.c is the one dispatcher; each wire protocol is
+ * one file (openai.c, anthropic.c, ollama.c) exporting one `struct rein__wire`; each preset
+ * (dashscope, vllm, …) is one row of the table in config.c naming its wire and defaults. A
+ * backend that does not speak HTTP (the rules router) fills `send` and leaves the rest NULL.
+ */
+#ifndef REIN_PROVIDER_INT_H
+#define REIN_PROVIDER_INT_H
+
+#include <rein/buf.h>
+#include <rein/cancel.h>
+#include <rein/history.h>
+#include <rein/json.h>
+#include <rein/provider.h>
+
+struct curl_slist;
+
+/* ---------------------------------------------------------------------------------------
+ * The response and its tool calls
+ */
+
+/*
+ * Invariants: name, args are NUL-terminated bounded buffers; id is never NULL once the call
+ * exists; parsed is set only when status is REIN_CALL_OK; ended means the END event went out
+ * and the status is final.
+ */
+struct rein_model_call {
+    char *id;
+    struct rein_buf name;
+    struct rein_buf args; /* the raw argument string */
+    json_t *parsed;
+    char *error;
+    enum rein_call_status status;
+    int64_t key;      /* the wire's index for this call, -1 when none */
+    uint32_t hi_args; /* a high surrogate waiting for its pair across deltas */
+    bool from_text;
+    bool started; /* START went out */
+    bool closed;  /* the wire said the call is finished */
+    bool ended;
+    bool synthetic_id;
+};
+
+struct rein_model_response {
+    struct rein_buf text, reasoning, signature, refusal;
+    rein_model_call **calls;
+    size_t ncalls, calls_cap;
+    json_t *redacted;      /* array of opaque strings, or NULL */
+    json_t *server_blocks; /* array of Anthropic server blocks, or NULL */
+    json_t *error;         /* the provider's error object, or NULL */
+    char *finish_reason;
+    int64_t input_tokens, output_tokens;
+    size_t text_calls; /* calls left in the text (report mode) */
+    bool complete;
+};
+
+rein_model_response *rein__response_new(size_t max_bytes);
+
+/* ---------------------------------------------------------------------------------------
+ * The assembler: every decoder reports what it reads here, and events go out from here.
+ * String inputs are JSON string token contents (between the quotes, escapes intact); the
+ * assembler unescapes them, keeping a high surrogate split across deltas until its pair
+ * arrives.
+ */
+struct rein__jstr {
+    const char *p;
+    size_t len;
+    bool esc; /* contains a backslash */
+};
+
+enum rein__tmode { TM_START, TM_THINK, TM_NORMAL, TM_FENCE, TM_HOLD };
+
+struct rein__asm {
+    rein_model_response *r;
+    rein_model_event_fn fn;
+    void *ud;
+    const struct rein_decoder_options *opt;
+    uint64_t id_seed;
+    uint32_t hi_text, hi_reason, hi_refusal, hi_sig;
+    /* The event filter over the text: what was emitted, and where it stands. */
+    enum rein__tmode tmode;
+    size_t tpos;       /* bytes of r->text looked at by the filter */
+    bool think_closed; /* a <think> section ended: whitespace after it is not text */
+    size_t fence_at;   /* where the fence starts while in TM_FENCE */
+    struct rein_buf emitted;
+    int messages;       /* Anthropic message_start count */
+    bool other_choices; /* n > 1: choices other than 0 were seen */
+    bool finished;      /* rein__asm_end ran */
+    struct rein_buf scratch;
+};
+
+void rein__asm_init(struct rein__asm *a, rein_model_response *r,
+                    const struct rein_decoder_options *opt, rein_model_event_fn fn, void *ud);
+void rein__asm_release(struct rein__asm *a);
+rein_err rein__asm_text(struct rein__asm *a, struct rein__jstr s) REIN_WUR;
+rein_err rein__asm_reasoning(struct rein__asm *a, struct rein__jstr s) REIN_WUR;
+rein_err rein__asm_signature(struct rein__asm *a, struct rein__jstr s) REIN_WUR;
+rein_err rein__asm_refusal(struct rein__asm *a, struct rein__jstr s) REIN_WUR;
+/*
+ * The open call with wire index key (the most recent one), created when there is none or
+ * when id names a different call than the one open at key (Ollama sends every call at index
+ * 0). key -1: a call without index (a new one when id differs from the last call's, else the
+ * last call). id and name may have len 0. Returns the call index, or a negative code.
+ */
+int rein__asm_call(struct rein__asm *a, int64_t key, struct rein__jstr id, struct rein__jstr name);
+/* A whole new call at once (Ollama, text calls): raw arguments as literal bytes. */
+int rein__asm_call_whole(struct rein__asm *a, const char *name, size_t name_len, const char *raw,
+                         size_t raw_len, bool from_text, bool closed);
+rein_err rein__asm_call_args(struct rein__asm *a, size_t i, struct rein__jstr s) REIN_WUR;
+rein_err rein__asm_call_args_raw(struct rein__asm *a, size_t i, const char *p, size_t len) REIN_WUR;
+/* The wire says call i is finished: its status is decided and END goes out. */
+rein_err rein__asm_call_close(struct rein__asm *a, size_t i) REIN_WUR;
+/* Usage as reported (-1: not in this report, keep what is known). */
+void rein__asm_usage(struct rein__asm *a, int64_t in, int64_t out);
+rein_err rein__asm_finish_reason(struct rein__asm *a, struct rein__jstr s) REIN_WUR;
+/* Records the provider's error object (taken). The first one wins. */
+void rein__asm_error(struct rein__asm *a, json_t *error);
+/* The reply ended normally. */
+void rein__asm_complete(struct rein__asm *a);
+/* Ends the reply: open calls are decided, text calls and <think> taken out of the text,
+ * the held-back text flushed, FINISH emitted. Idempotent. */
+rein_err rein__asm_end(struct rein__asm *a) REIN_WUR;
+
+/* Decides a call's status (name, arguments) once it is finished or the reply ended. */
+rein_err rein__call_decide(rein_model_call *c, bool reply_complete) REIN_WUR;
+/* True when name is usable as a tool name: 1-256 bytes of UTF-8 without spaces or control
+ * characters, with at least one letter or digit. */
+bool rein__tool_name_is_valid(const char *name, size_t len);
+/* A stable call id from seed, index and name: "call_" + 16 hex digits. */
+void rein__call_id_make(uint64_t seed, size_t index, const char *name, char out[REIN_ID_MAX]);
+uint64_t rein__hash64(uint64_t h, const void *data, size_t len);
+
+/* ---------------------------------------------------------------------------------------
+ * Text calls (textcalls.c)
+ */
+/* Markers that may start call markup in text; "```" is the fence. NULL-terminated. */
+extern const char *const rein__text_markers[];
+/* Takes <think> sections and tool-call markup out of r->text (per a->opt). */
+rein_err rein__textcalls_apply(struct rein__asm *a) REIN_WUR;
+/* True when a fenced block body (between the fences) holds call JSON (per a->opt tools). */
+bool rein__textcalls_fenced_is_call(const struct rein__asm *a, const char *body, size_t len);
+/* When s starts with "<" + an offered tool name and a tag boundary: the name's length; else 0,
+ * with *partial true when s is too short to tell (s might still become such a tag). */
+size_t rein__textcalls_tool_tag(const struct rein_decoder_options *opt, const char *s, size_t n,
+                                bool *partial);
+/* Offset just past the JSON value starting at s[0] (object, array or string), or 0 when it
+ * does not end within len. */
+size_t rein__json_value_end(const char *s, size_t len);
+
+/* ---------------------------------------------------------------------------------------
+ * JSON string unescaping (jstr.c)
+ */
+/*
+ * Appends the unescaped content of a JSON string token (s, len: between the quotes) to out.
+ * *hi carries a high surrogate from the previous piece and receives one left at the end of
+ * this piece; invalid escapes and unpaired surrogates become U+FFFD.
+ */
+rein_err rein__json_unescape(struct rein_buf *out, const char *s, size_t len, uint32_t *hi);
+/* Appends U+FFFD for a high surrogate left over at the end of a field; resets *hi. */
+rein_err rein__json_unescape_flush(struct rein_buf *out, uint32_t *hi);
+
+/* ---------------------------------------------------------------------------------------
+ * SSE reader (sse.c): lenient text/event-stream framing.
+ * Handles a BOM, LF/CRLF/CR line ends, "data:" with or without a space, comments, "event:"
+ * and "id:" lines, events with no blank line between them (a field line after data
+ * dispatches), data without a final blank line at the end, and bytes split anywhere.
+ */
+typedef rein_err (*rein__sse_fn)(void *ud, const char *event, const char *data, size_t len,
+                                 rein_error *err);
+struct rein__sse {
+    struct rein_buf line; /* a line split across feeds */
+    struct rein_buf data; /* the current event's data */
+    char event[64];
+    size_t max;
+    size_t lineno;
+    rein__sse_fn fn;
+    void *ud;
+    bool started; /* past the BOM check */
+    bool last_cr; /* the previous feed ended with CR */
+    bool has_data;
+    bool payload_lines; /* every line is a payload (jsonl, ndjson) */
+};
+void rein__sse_init(struct rein__sse *s, size_t max, bool payload_lines, rein__sse_fn fn, void *ud);
+void rein__sse_release(struct rein__sse *s);
+rein_err rein__sse_feed(struct rein__sse *s, const char *p, size_t len, rein_error *err) REIN_WUR;
+rein_err rein__sse_finish(struct rein__sse *s, rein_error *err) REIN_WUR;
+
+/* ---------------------------------------------------------------------------------------
+ * Decoders (decode.c) and the per-wire payload handlers
+ */
+struct rein__anthropic_state;
+
+struct rein_provider_decoder {
+    enum rein_wire_format fmt;
+    struct rein_decoder_options opt;
+    struct rein__sse sse;
+    struct rein_buf body; /* JSON formats: the whole body */
+    struct rein__asm a;
+    rein_model_response *r;
+    void *tok; /* jsmntok_t array */
+    int tokcap;
+    size_t events;     /* payloads seen */
+    size_t recognized; /* payloads that had the format's shape */
+    char first[72];    /* the start of the first payload, for error messages */
+    struct rein_buf notes;
+    struct rein__anthropic_state *anth;
+    int state;      /* 0 open, 1 finished, -1 failed */
+    bool done_seen; /* [DONE] */
+};
+
+/* Decodes one payload (an SSE data field or a line) / one whole body. */
+rein_err rein__openai_payload(struct rein_provider_decoder *d, const char *event, const char *p,
+                              size_t len, rein_error *err) REIN_WUR;
+rein_err rein__openai_body(struct rein_provider_decoder *d, const char *p, size_t len,
+                           rein_error *err) REIN_WUR;
+rein_err rein__anthropic_payload(struct rein_provider_decoder *d, const char *event, const char *p,
+                                 size_t len, rein_error *err) REIN_WUR;
+rein_err rein__anthropic_body(struct rein_provider_decoder *d, const char *p, size_t len,
+                              rein_error *err) REIN_WUR;
+void rein__anthropic_state_free(struct rein__anthropic_state *s);
+rein_err rein__ollama_payload(struct rein_provider_decoder *d, const char *event, const char *p,
+                              size_t len, rein_error *err) REIN_WUR;
+rein_err rein__ollama_body(struct rein_provider_decoder *d, const char *p, size_t len,
+                           rein_error *err) REIN_WUR;
+/* After a failed feed (a cut or undecodable stream), ends the reply anyway and hands out
+ * what was assembled so far (calls decided as the reply stands). NULL when there is none. */
+rein_model_response *rein__decoder_salvage(struct rein_provider_decoder *d);
+/* Counts a payload (keeping the start of the first for messages); returns its number. */
+size_t rein__decoder_saw(struct rein_provider_decoder *d, const char *p, size_t len);
+/* Fails with REIN_EPARSE naming payload n, its line and what was wrong. */
+rein_err rein__decoder_bad(struct rein_provider_decoder *d, size_t n, const char *p, size_t len,
+                           const char *what, rein_error *err);
+/* Adds a note line (deduplicated). */
+void rein__decoder_note(struct rein_provider_decoder *d, const char *note);
+/* The seed for made-up call ids (from the request body), before the first feed. */
+void rein__decoder_set_id_seed(struct rein_provider_decoder *d, uint64_t seed);
+
+/* ---------------------------------------------------------------------------------------
+ * Configuration, presets and the backend vtable
+ */
+enum rein__quirk {
+    Q_ENABLE_THINKING_OFF_NONSTREAM = 1
+                                      << 0, /* DashScope: enable_thinking=false unless streaming */
+    Q_MAX_COMPLETION_TOKENS = 1 << 1,       /* send max_completion_tokens (OpenAI) */
+    Q_NO_STREAM_OPTIONS = 1 << 2,           /* server rejects stream_options */
+    Q_SEND_REASONING = 1 << 3,              /* send reasoning_content back (DeepSeek) */
+};
+
+struct rein__caps_override {
+    char *prefix;
+    struct rein_model_caps caps;
+};
+
+struct rein_provider_config {
+    char *provider, *model, *base_url, *api_key, *api_key_env;
+    char *record, *replay, *anthropic_version, *user_agent;
+    const struct rein__preset *preset;
+    int64_t timeout[4];
+    int max_retries;
+    int64_t retry_base_ms, retry_max_wait_ms;
+    enum rein_text_calls text_calls;
+    bool keep_think_tags;
+    int enable_thinking; /* -1 default, 0 off, 1 on */
+    unsigned quirks;
+    struct rein__caps_override *caps;
+    size_t ncaps;
+};
+
+struct rein__wire;
+
+struct rein__preset {
+    const char *name;
+    const struct rein__wire *wire;
+    const char *base_url; /* NULL: must be configured */
+    const char *key_env;  /* NULL: no key needed */
+    const char *auth;     /* "bearer", "x-api-key", "none" */
+    unsigned quirks;
+    const char *summary;
+};
+const struct rein__preset *rein__preset_find(const char *name);
+
+struct rein__send_ctx; /* transport state of one send (provider.c) */
+
+/*
+ * One wire protocol. Encoding a message is cached per history entry under `variant`, so a
+ * wire whose encoding depends on quirks returns different variants for them.
+ */
+struct rein__wire {
+    const char *name;
+    const char *path; /* appended to the base URL */
+    enum rein_wire_format stream_format, body_format;
+    unsigned (*variant)(const rein_provider *p);
+    /* Encodes one neutral message (borrowed) into out: its cached piece. */
+    rein_err (*encode_message)(const rein_provider *p, const json_t *msg, struct rein_buf *out);
+    /* Encodes the tool list of req into out (cached in the request). */
+    rein_err (*encode_tools)(const rein_provider *p, const rein_model_request *req,
+                             struct rein_buf *out);
+    /* Assembles the whole body from the history's cached pieces and the request. */
+    rein_err (*build_body)(rein_provider *p, const rein_model_request *req, rein_history *h,
+                           struct rein_buf *body, rein_error *err);
+    /* Adds the auth and protocol headers. */
+    rein_err (*headers)(const rein_provider *p, struct curl_slist **list);
+    /* A backend that does its own sending (rules); NULL for HTTP wires. */
+    rein_err (*send)(rein_provider *p, rein_model_request *req, rein_history *h,
+                     rein_model_response **out, rein_error *err);
+};
+
+extern const struct rein__wire rein__wire_openai;
+extern const struct rein__wire rein__wire_anthropic;
+extern const struct rein__wire rein__wire_ollama;
+
+struct rein__replay;
+struct rein__recorder;
+
+struct rein_provider {
+    struct rein_provider_config cfg; /* a deep copy */
+    const struct rein__wire *wire;
+    char *endpoint;
+    struct rein_model_caps caps;
+    void *share; /* CURLSH: connections reused across sends */
+    void *share_lock;
+    struct rein__recorder *rec;
+    struct rein__replay *replay;
+};
+
+struct rein__tool {
+    char *name, *description;
+    json_t *parameters;
+};
+
+struct rein_model_request {
+    struct rein__tool *tools;
+    size_t ntools, tools_cap;
+    char *tool_choice;
+    int64_t max_tokens;
+    double temperature; /* < 0: unset */
+    int parallel;       /* -1 unset */
+    bool stream;
+    rein_cancel *cancel;
+    rein_model_event_fn fn;
+    void *ud;
+    /* The encoded tool list, for the wire and variant it was made for. */
+    struct rein_buf tools_enc;
+    const struct rein__wire *tools_wire;
+    unsigned tools_variant;
+    bool tools_valid;
+};
+
+/* Config helpers shared by provider.c and config.c. */
+rein_err rein__config_copy(struct rein_provider_config *dst,
+                           const struct rein_provider_config *src);
+void rein__config_release(struct rein_provider_config *cfg);
+void rein__caps_resolve(const struct rein_provider_config *cfg, const char *model,
+                        struct rein_model_caps *caps);
+
+/* History internals used by the wires: the cached piece of message i for variant v, made
+ * with the wire's encoder when missing. *out is borrowed until the history changes. */
+rein_err rein__history_piece(rein_history *h, size_t i, const rein_provider *p,
+                             const struct rein__wire *w, const char **out, size_t *len) REIN_WUR;
+/* How many times a message was encoded (tests check the cache). */
+size_t rein__history_encode_count(const rein_history *h);
+
+/* Adds "Authorization: Bearer <key>" when a key is configured. */
+rein_err rein__headers_bearer(const rein_provider *p, struct curl_slist **list);
+/* Adds one header line (copied). */
+rein_err rein__header_add(struct curl_slist **list, const char *line);
+
+/* Body helpers shared by the wires. */
+void rein__jw_tool_args_raw(struct rein_jw *w, const char *raw);
+const char *rein__json_str(const json_t *obj, const char *key); /* "" when absent */
+
+/* Record and replay (record.c). */
+struct rein__recorder *rein__recorder_open(const char *path, rein_error *err);
+void rein__recorder_close(struct rein__recorder *rec);
+/* Writes one exchange; secrets (the key) are replaced wherever they appear. */
+rein_err rein__recorder_write(struct rein__recorder *rec, const rein_provider *p, const char *body,
+                              size_t body_len, long status, const char *content_type,
+                              const char *resp, size_t resp_len);
+struct rein__replay *rein__replay_open(const char *path, rein_error *err);
+/* The wire and model of the first recorded exchange (borrowed; *model is replaced with a
+ * new copy when the recording names one and *model is NULL). */
+rein_err rein__replay_peek(struct rein__replay *rp, const char **wire, char **model);
+void rein__replay_close(struct rein__replay *rp);
+/*
+ * Takes the next recorded exchange, checks the request body against it (REIN_EINVAL with the
+ * first difference named when it does not match) and hands out the recorded response.
+ * Pointers are borrowed from rp.
+ */
+rein_err rein__replay_next(struct rein__replay *rp, const char *body, size_t body_len, long *status,
+                           const char **content_type, const char **resp, size_t *resp_len,
+                           const char **wire, rein_error *err) REIN_WUR;
+
+#endif /* REIN_PROVIDER_INT_H */

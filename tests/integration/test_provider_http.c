@@ -1,0 +1,926 @@
+/*
+ * Integration tests for the providers over real HTTP: rein's libcurl transport against the
+ * scripted model server (tests/support/model_server.h) on 127.0.0.1. Streams and bodies in
+ * the OpenAI, Anthropic and Ollama formats, histories the server validates the way the real
+ * services do, retries with Retry-After and retry-after-ms, the four timeouts, streams cut
+ * mid tool call or before one, cancellation from another thread, UTF-8 split across TCP
+ * writes, malformed SSE lines, keys kept out of recordings and logs, record then replay, a
+ * replay mismatch, and the `rein provider` command with the environment and flags.
+ */
+/* rein-test-timeout: 60 */
+#include "test.h"
+
+#include "model_server.h"
+
+#include <pthread.h>
+
+/* ---------------------------------------------------------------------------------------
+ * Helpers
+ */
+
+struct events {
+    struct rein_buf text, args;
+    int starts, ends, retries, finishes;
+};
+
+static void on_event(const struct rein_model_event *ev, void *ud)
+{
+    struct events *e = ud;
+
+    switch (ev->type) {
+    case REIN_MEV_TEXT_DELTA:
+        assert_rein_ok(rein_buf_add(&e->text, ev->text, ev->len), NULL);
+        break;
+    case REIN_MEV_TOOL_CALL_DELTA:
+        assert_rein_ok(rein_buf_add(&e->args, ev->text, ev->len), NULL);
+        break;
+    case REIN_MEV_TOOL_CALL_START:
+        e->starts++;
+        break;
+    case REIN_MEV_TOOL_CALL_END:
+        e->ends++;
+        break;
+    case REIN_MEV_RETRY:
+        /* The deltas of the failed attempt are forgotten, as the caller must. */
+        rein_buf_reset(&e->text);
+        rein_buf_reset(&e->args);
+        e->retries++;
+        break;
+    case REIN_MEV_FINISH:
+        e->finishes++;
+        break;
+    default:
+        break;
+    }
+}
+
+struct fx {
+    ms_server *ms;
+    rein_provider_config *cfg;
+    rein_provider *p;
+    rein_model_request *req;
+    rein_history *h;
+    rein_model_response *resp;
+    struct events ev;
+    rein_error err;
+};
+
+static void fx_start(struct fx *f)
+{
+    rein_error err;
+
+    memset(f, 0, sizeof(*f));
+    f->ms = ms_start(0, &err);
+    if (!f->ms)
+        fail_msg("model server: %s", err.msg);
+    f->cfg = rein_provider_config_new();
+    f->req = rein_model_request_new();
+    f->h = rein_history_new();
+    assert_non_null(f->cfg);
+    rein_buf_init(&f->ev.text, 0);
+    rein_buf_init(&f->ev.args, 0);
+    rein_model_request_set_events(f->req, on_event, &f->ev);
+    /* Quick retries, so a test of three attempts takes milliseconds. */
+    assert_rein_ok(rein_provider_config_set(f->cfg, "retry_base_ms", "10", NULL), NULL);
+    assert_rein_ok(rein_provider_config_set(f->cfg, "model", "test-model", NULL), NULL);
+    assert_rein_ok(rein_provider_config_set_api_key(f->cfg, "sk-test"), NULL);
+    ms_set_api_key(f->ms, "sk-test");
+}
+
+/* Makes the provider (preset name) pointed at the model server. */
+static void fx_provider(struct fx *f, const char *preset)
+{
+    bool openai_style = strcmp(preset, "anthropic") != 0 && strcmp(preset, "ollama") != 0;
+
+    assert_rein_ok(rein_provider_config_set(f->cfg, "provider", preset, NULL), NULL);
+    assert_rein_ok(rein_provider_config_set_base_url(f->cfg, openai_style ? ms_openai_url(f->ms)
+                                                                          : ms_url(f->ms)),
+                   NULL);
+    f->p = rein_provider_new(f->cfg, &f->err);
+    if (!f->p)
+        fail_msg("provider: %s", f->err.msg);
+}
+
+static void fx_stop(struct fx *f)
+{
+    rein_model_response_free(f->resp);
+    rein_provider_free(f->p);
+    rein_provider_config_free(f->cfg);
+    rein_model_request_free(f->req);
+    rein_history_free(f->h);
+    rein_buf_release(&f->ev.text);
+    rein_buf_release(&f->ev.args);
+    ms_stop(f->ms);
+}
+
+static rein_err fx_send(struct fx *f)
+{
+    rein_model_response_free(f->resp);
+    f->resp = NULL;
+    rein_error_clear(&f->err);
+    return rein_provider_send(f->p, f->req, f->h, &f->resp, &f->err);
+}
+
+static void fx_script(struct fx *f, const char *json)
+{
+    rein_error err;
+
+    if (ms_script(f->ms, json, false, &err) != REIN_OK)
+        fail_msg("script: %s", err.msg);
+}
+
+static json_t *schema(void)
+{
+    return json_pack("{s:s, s:{s:{s:s}}, s:[s]}", "type", "object", "properties", "city", "type",
+                     "string", "required", "city");
+}
+
+static void add_weather_tool(struct fx *f)
+{
+    json_t *s = schema();
+    assert_rein_ok(rein_model_request_add_tool(f->req, "get_weather", "Weather for a city", s),
+                   NULL);
+    json_decref(s);
+}
+
+/* ---------------------------------------------------------------------------------------
+ * The three wire formats over HTTP
+ */
+
+static void test_openai_stream_over_http(void **state)
+{
+    struct fx f;
+    const struct ms_request *r;
+    const rein_model_call *c;
+
+    (void)state;
+    fx_start(&f);
+    fx_provider(&f, "openai-compatible");
+    add_weather_tool(&f);
+    fx_script(
+        &f, "{\"text\": [\"Let me \", \"check.\"], \"tool_calls\": [{\"id\": \"call_7\", "
+            "\"name\": \"get_weather\", \"arguments\": [\"{\\\"ci\", \"ty\\\": \\\"Oslo\\\"}\"]}],"
+            " \"usage\": {\"input_tokens\": 12, \"output_tokens\": 9}}");
+    assert_rein_ok(rein_history_add_user(f.h, "Weather in Oslo?"), NULL);
+    assert_rein_ok(fx_send(&f), &f.err);
+    assert_string_equal(rein_model_response_text(f.resp), "Let me check.");
+    c = rein_model_response_call(f.resp, 0);
+    assert_string_equal(rein_model_call_id(c), "call_7");
+    assert_string_equal(rein_model_call_raw_arguments(c), "{\"city\": \"Oslo\"}");
+    assert_int_equal(rein_model_call_status(c), REIN_CALL_OK);
+    assert_int_equal(rein_model_response_input_tokens(f.resp), 12);
+    assert_int_equal(rein_model_response_output_tokens(f.resp), 9);
+    assert_int_equal(rein_model_response_finish(f.resp), REIN_FINISH_TOOL_CALLS);
+    /* The events carried the same text and arguments while the reply streamed. */
+    assert_string_equal(f.ev.text.ptr, "Let me check.");
+    assert_string_equal(f.ev.args.ptr, "{\"city\": \"Oslo\"}");
+    assert_int_equal(f.ev.starts, 1);
+    assert_int_equal(f.ev.ends, 1);
+    r = ms_request(f.ms, 0);
+    assert_string_equal(r->path, "/v1/chat/completions");
+    assert_string_equal(ms_request_header(r, "authorization"), "Bearer sk-test");
+    assert_true(
+        json_is_true(json_object_get(json_object_get(r->json, "stream_options"), "include_usage")));
+
+    /* The second turn: the server checks that every call id has its result. */
+    assert_rein_ok(rein_history_add_response(f.h, f.resp), NULL);
+    assert_rein_ok(
+        rein_history_add_tool_result(f.h, "call_7", "get_weather", "{\"temp\": 3}", false), NULL);
+    fx_script(&f,
+              "{\"match\": {\"tool_result_contains\": \"temp\"}, \"text\": \"It is 3 degrees.\"}");
+    assert_rein_ok(fx_send(&f), &f.err);
+    assert_string_equal(rein_model_response_text(f.resp), "It is 3 degrees.");
+    r = ms_request(f.ms, 1);
+    /* The raw argument string went back byte for byte. */
+    assert_non_null(strstr(r->body, "\"arguments\":\"{\\\"city\\\": \\\"Oslo\\\"}\""));
+    fx_stop(&f);
+}
+
+static void test_openai_json_body_over_http(void **state)
+{
+    struct fx f;
+
+    (void)state;
+    fx_start(&f);
+    fx_provider(&f, "openai-compatible");
+    rein_model_request_set_stream(f.req, false);
+    fx_script(&f, "{\"text\": \"plain answer\"}");
+    assert_rein_ok(rein_history_add_user(f.h, "hi"), NULL);
+    assert_rein_ok(fx_send(&f), &f.err);
+    assert_string_equal(rein_model_response_text(f.resp), "plain answer");
+    assert_string_equal(f.ev.text.ptr, "plain answer");
+    assert_false(ms_request(f.ms, 0)->stream);
+    assert_null(json_object_get(ms_request(f.ms, 0)->json, "stream_options"));
+    fx_stop(&f);
+}
+
+static void test_anthropic_stream_over_http(void **state)
+{
+    struct fx f;
+    const struct ms_request *r;
+
+    (void)state;
+    fx_start(&f);
+    fx_provider(&f, "anthropic");
+    add_weather_tool(&f);
+    fx_script(&f, "{\"reasoning\": [\"need \", \"weather\"], \"signature\": \"sig-1\", "
+                  "\"text\": \"Checking.\", \"tool_calls\": [{\"id\": \"toolu_1\", \"name\": "
+                  "\"get_weather\", \"arguments\": [\"{\\\"city\\\":\", \" \\\"Bergen\\\"}\"]}]}");
+    assert_rein_ok(rein_history_add_system(f.h, "Be brief."), NULL);
+    assert_rein_ok(rein_history_add_user(f.h, "Weather in Bergen?"), NULL);
+    assert_rein_ok(fx_send(&f), &f.err);
+    assert_string_equal(rein_model_response_reasoning(f.resp), "need weather");
+    assert_string_equal(rein_model_call_raw_arguments(rein_model_response_call(f.resp, 0)),
+                        "{\"city\": \"Bergen\"}");
+    r = ms_request(f.ms, 0);
+    assert_string_equal(r->path, "/v1/messages");
+    assert_string_equal(ms_request_header(r, "x-api-key"), "sk-test");
+    assert_string_equal(ms_request_header(r, "anthropic-version"), "2023-06-01");
+    assert_string_equal(json_string_value(json_object_get(
+                            json_array_get(json_object_get(r->json, "system"), 0), "text")),
+                        "Be brief.");
+
+    /* Two results in one user message, thinking with its signature before the tool_use. */
+    assert_rein_ok(rein_history_add_response(f.h, f.resp), NULL);
+    assert_rein_ok(rein_history_add_tool_result(f.h, "toolu_1", "get_weather", "rain", false),
+                   NULL);
+    fx_script(&f, "{\"text\": \"Rain.\"}");
+    assert_rein_ok(fx_send(&f), &f.err);
+    assert_string_equal(rein_model_response_text(f.resp), "Rain.");
+    r = ms_request(f.ms, 1);
+    assert_int_equal(r->status, 200);
+    json_t *blocks =
+        json_object_get(json_array_get(json_object_get(r->json, "messages"), 1), "content");
+    assert_string_equal(json_string_value(json_object_get(json_array_get(blocks, 0), "type")),
+                        "thinking");
+    assert_string_equal(json_string_value(json_object_get(json_array_get(blocks, 0), "signature")),
+                        "sig-1");
+    fx_stop(&f);
+}
+
+static void test_ollama_native_over_http(void **state)
+{
+    struct fx f;
+    const rein_model_call *c;
+
+    (void)state;
+    fx_start(&f);
+    fx_provider(&f, "ollama");
+    add_weather_tool(&f);
+    fx_script(&f, "{\"text\": \"ok\", \"tool_calls\": [{\"name\": \"get_weather\", \"arguments\": "
+                  "\"{\\\"city\\\": \\\"Oslo\\\"}\"}]}");
+    assert_rein_ok(rein_history_add_user(f.h, "Weather?"), NULL);
+    assert_rein_ok(fx_send(&f), &f.err);
+    c = rein_model_response_call(f.resp, 0);
+    assert_non_null(c);
+    assert_string_equal(rein_model_call_name(c), "get_weather");
+    assert_memory_equal(rein_model_call_id(c), "call_", 5);
+    assert_string_equal(json_string_value(json_object_get(rein_model_call_arguments(c), "city")),
+                        "Oslo");
+    assert_string_equal(ms_request(f.ms, 0)->path, "/api/chat");
+    /* A made-up id is stable for the same request: asked again, the same id. */
+    char first[64];
+    snprintf(first, sizeof(first), "%s", rein_model_call_id(c));
+    fx_script(&f, "{\"text\": \"ok\", \"tool_calls\": [{\"name\": \"get_weather\", \"arguments\": "
+                  "\"{\\\"city\\\": \\\"Oslo\\\"}\"}]}");
+    assert_rein_ok(fx_send(&f), &f.err);
+    assert_string_equal(rein_model_call_id(rein_model_response_call(f.resp, 0)), first);
+    /* And the history goes back with arguments as an object. */
+    assert_rein_ok(rein_history_add_response(f.h, f.resp), NULL);
+    assert_rein_ok(rein_history_add_tool_result(f.h, first, "get_weather", "sunny", false), NULL);
+    fx_script(&f, "{\"text\": \"Sunny.\"}");
+    assert_rein_ok(fx_send(&f), &f.err);
+    assert_non_null(strstr(ms_request(f.ms, 2)->body, "\"arguments\":{\"city\": \"Oslo\"}"));
+    fx_stop(&f);
+}
+
+static void test_dashscope_turns_thinking_off_when_not_streaming(void **state)
+{
+    struct fx f;
+
+    (void)state;
+    fx_start(&f);
+    fx_provider(&f, "dashscope");
+    assert_rein_ok(rein_history_add_user(f.h, "hi"), NULL);
+    fx_script(&f, "[{\"text\": \"a\"}, {\"text\": \"b\"}]");
+    assert_rein_ok(fx_send(&f), &f.err);
+    assert_null(json_object_get(ms_request(f.ms, 0)->json, "enable_thinking"));
+    rein_model_request_set_stream(f.req, false);
+    assert_rein_ok(fx_send(&f), &f.err);
+    assert_true(json_is_false(json_object_get(ms_request(f.ms, 1)->json, "enable_thinking")));
+    fx_stop(&f);
+}
+
+static void test_text_calls_from_a_local_model_become_calls(void **state)
+{
+    struct fx f;
+    const rein_model_call *c;
+
+    (void)state;
+    fx_start(&f);
+    fx_provider(&f, "vllm");
+    add_weather_tool(&f);
+    fx_script(&f, "{\"text\": [\"<tool_call>\\n{\\\"name\\\": \\\"get_weather\\\", \", "
+                  "\"\\\"arguments\\\": {\\\"city\\\": \\\"Rome\\\"}}\\n</tool_call>\"], "
+                  "\"finish_reason\": \"stop\"}");
+    assert_rein_ok(rein_history_add_user(f.h, "Rome?"), NULL);
+    assert_rein_ok(fx_send(&f), &f.err);
+    c = rein_model_response_call(f.resp, 0);
+    assert_non_null(c);
+    assert_true(rein_model_call_from_text(c));
+    assert_string_equal(rein_model_call_raw_arguments(c), "{\"city\": \"Rome\"}");
+    assert_string_equal(rein_model_response_text(f.resp), "");
+    assert_string_equal(f.ev.text.ptr, "");
+    fx_stop(&f);
+}
+
+/* ---------------------------------------------------------------------------------------
+ * Retries
+ */
+
+static void test_retry_429_honours_retry_after(void **state)
+{
+    struct fx f;
+    int64_t t0, waited;
+
+    (void)state;
+    fx_start(&f);
+    fx_provider(&f, "openai-compatible");
+    fx_script(&f, "[{\"status\": 429, \"headers\": {\"Retry-After\": \"1\"}, \"times\": 1},"
+                  " {\"text\": \"after the wait\"}]");
+    assert_rein_ok(rein_history_add_user(f.h, "hi"), NULL);
+    assert_rein_ok(fx_send(&f), &f.err);
+    assert_string_equal(rein_model_response_text(f.resp), "after the wait");
+    assert_int_equal(ms_request_count(f.ms), 2);
+    t0 = ms_request(f.ms, 0)->mono_ms;
+    waited = ms_request(f.ms, 1)->mono_ms - t0;
+    assert_true(waited >= 1000); /* Retry-After: 1 second */
+    assert_int_equal(f.ev.retries, 1);
+    fx_stop(&f);
+}
+
+static void test_retry_503_and_529_with_retry_after_ms(void **state)
+{
+    struct fx f;
+
+    (void)state;
+    fx_start(&f);
+    fx_provider(&f, "anthropic");
+    fx_script(&f, "[{\"status\": 503, \"times\": 1},"
+                  " {\"status\": 529, \"headers\": {\"retry-after-ms\": \"300\"}, \"times\": 1},"
+                  " {\"text\": \"third time\"}]");
+    assert_rein_ok(rein_history_add_user(f.h, "hi"), NULL);
+    assert_rein_ok(fx_send(&f), &f.err);
+    assert_string_equal(rein_model_response_text(f.resp), "third time");
+    assert_int_equal(ms_request_count(f.ms), 3);
+    assert_true(ms_request(f.ms, 2)->mono_ms - ms_request(f.ms, 1)->mono_ms >= 300);
+    assert_int_equal(f.ev.retries, 2);
+    fx_stop(&f);
+}
+
+static void test_retries_stop_at_max_and_keep_the_error(void **state)
+{
+    struct fx f;
+
+    (void)state;
+    fx_start(&f);
+    assert_rein_ok(rein_provider_config_set(f.cfg, "max_retries", "1", NULL), NULL);
+    fx_provider(&f, "openai-compatible");
+    fx_script(&f, "{\"status\": 500, \"error\": {\"message\": \"the model fell over\"}, "
+                  "\"times\": 0}");
+    assert_rein_ok(rein_history_add_user(f.h, "hi"), NULL);
+    assert_int_equal(fx_send(&f), REIN_EHTTP);
+    assert_int_equal(f.err.detail, 500);
+    assert_non_null(strstr(f.err.msg, "the model fell over"));
+    assert_int_equal(ms_request_count(f.ms), 2);
+    assert_non_null(f.resp);
+    assert_string_equal(
+        json_string_value(json_object_get(rein_model_response_error(f.resp), "message")),
+        "the model fell over");
+    fx_stop(&f);
+}
+
+static void test_client_errors_are_not_retried(void **state)
+{
+    struct fx f;
+
+    (void)state;
+    fx_start(&f);
+    ms_set_api_key(f.ms, "sk-other");
+    fx_provider(&f, "openai-compatible");
+    fx_script(&f, "{\"text\": \"never\"}");
+    assert_rein_ok(rein_history_add_user(f.h, "hi"), NULL);
+    assert_int_equal(fx_send(&f), REIN_EHTTP);
+    assert_int_equal(f.err.detail, 401);
+    assert_int_equal(ms_request_count(f.ms), 1);
+    assert_non_null(rein_model_response_error(f.resp));
+    fx_stop(&f);
+}
+
+static void test_overloaded_error_in_stream_is_retried(void **state)
+{
+    struct fx f;
+
+    (void)state;
+    fx_start(&f);
+    fx_provider(&f, "anthropic");
+    fx_script(&f, "[{\"text\": [\"par\", \"tial\"], \"times\": 1, \"fault\": "
+                  "{\"error_after_events\": 3, \"error_event\": {\"type\": \"overloaded_error\","
+                  " \"message\": \"Overloaded\"}}}, {\"text\": \"whole answer\"}]");
+    assert_rein_ok(rein_history_add_user(f.h, "hi"), NULL);
+    assert_rein_ok(fx_send(&f), &f.err);
+    assert_string_equal(rein_model_response_text(f.resp), "whole answer");
+    assert_string_equal(f.ev.text.ptr, "whole answer");
+    assert_int_equal(f.ev.retries, 1);
+    assert_null(rein_model_response_error(f.resp));
+    fx_stop(&f);
+}
+
+/* ---------------------------------------------------------------------------------------
+ * Timeouts
+ */
+
+static void test_connect_to_a_closed_port_fails_clearly(void **state)
+{
+    rein_provider_config *cfg = rein_provider_config_new();
+    rein_model_request *req = rein_model_request_new();
+    rein_history *h = rein_history_new();
+    rein_model_response *resp = NULL;
+    rein_provider *p;
+    rein_error err;
+    char url[64];
+
+    (void)state;
+    snprintf(url, sizeof(url), "http://127.0.0.1:%d/v1", test_free_port());
+    assert_rein_ok(rein_provider_config_set(cfg, "provider", "openai-compatible", NULL), NULL);
+    assert_rein_ok(rein_provider_config_set(cfg, "model", "m", NULL), NULL);
+    assert_rein_ok(rein_provider_config_set(cfg, "base_url", url, NULL), NULL);
+    assert_rein_ok(rein_provider_config_set(cfg, "retry_base_ms", "5", NULL), NULL);
+    p = rein_provider_new(cfg, &err);
+    assert_rein_ok(rein_history_add_user(h, "hi"), NULL);
+    assert_int_equal(rein_provider_send(p, req, h, &resp, &err), REIN_EIO);
+    assert_null(resp);
+    assert_non_null(strstr(err.msg, "could not connect"));
+    assert_non_null(strstr(err.msg, url));
+    rein_provider_free(p);
+    rein_history_free(h);
+    rein_model_request_free(req);
+    rein_provider_config_free(cfg);
+}
+
+static void test_first_byte_timeout(void **state)
+{
+    struct fx f;
+
+    (void)state;
+    fx_start(&f);
+    assert_rein_ok(rein_provider_config_set(f.cfg, "first_byte_timeout_ms", "200", NULL), NULL);
+    assert_rein_ok(rein_provider_config_set(f.cfg, "max_retries", "1", NULL), NULL);
+    fx_provider(&f, "openai-compatible");
+    fx_script(&f, "{\"text\": \"late\", \"delay_headers_ms\": 3000, \"times\": 0}");
+    assert_rein_ok(rein_history_add_user(f.h, "hi"), NULL);
+    assert_int_equal(fx_send(&f), REIN_ETIMEDOUT);
+    assert_non_null(strstr(f.err.msg, "first-byte"));
+    assert_true(ms_wait(f.ms, 2, 5000)); /* one retry after the first timeout */
+    fx_stop(&f);
+}
+
+static void test_idle_stream_is_dropped_and_asked_again(void **state)
+{
+    struct fx f;
+
+    (void)state;
+    fx_start(&f);
+    assert_rein_ok(rein_provider_config_set(f.cfg, "idle_timeout_ms", "200", NULL), NULL);
+    fx_provider(&f, "openai-compatible");
+    fx_script(&f, "[{\"text\": [\"a\", \"b\", \"c\"], \"times\": 1, \"fault\": "
+                  "{\"hang_after_events\": 2}}, {\"text\": \"abc\"}]");
+    assert_rein_ok(rein_history_add_user(f.h, "hi"), NULL);
+    assert_rein_ok(fx_send(&f), &f.err);
+    assert_string_equal(rein_model_response_text(f.resp), "abc");
+    assert_int_equal(f.ev.retries, 1);
+    assert_int_equal(ms_request_count(f.ms), 2);
+    fx_stop(&f);
+}
+
+static void test_total_timeout_keeps_the_partial_reply(void **state)
+{
+    struct fx f;
+
+    (void)state;
+    fx_start(&f);
+    assert_rein_ok(rein_provider_config_set(f.cfg, "total_timeout_ms", "400", NULL), NULL);
+    fx_provider(&f, "openai-compatible");
+    fx_script(&f, "{\"text\": [\"one \", \"two \", \"three \", \"four \", \"five \", \"six \", "
+                  "\"seven \", \"eight \", \"nine \", \"ten \"], \"delay_chunk_ms\": 100}");
+    assert_rein_ok(rein_history_add_user(f.h, "count"), NULL);
+    assert_int_equal(fx_send(&f), REIN_ETIMEDOUT);
+    assert_non_null(strstr(f.err.msg, "total timeout"));
+    assert_non_null(f.resp);
+    assert_true(strncmp(rein_model_response_text(f.resp), "one", 3) == 0);
+    assert_false(rein_model_response_is_complete(f.resp));
+    fx_stop(&f);
+}
+
+/* ---------------------------------------------------------------------------------------
+ * Dropped streams, malformed lines, unicode
+ */
+
+static void test_stream_cut_mid_tool_call_keeps_the_call(void **state)
+{
+    struct fx f;
+    const rein_model_call *c;
+
+    (void)state;
+    fx_start(&f);
+    fx_provider(&f, "openai-compatible");
+    add_weather_tool(&f);
+    fx_script(&f,
+              "{\"text\": \"Looking.\", \"tool_calls\": [{\"id\": \"call_9\", \"name\": "
+              "\"get_weather\", \"arguments\": [\"{\\\"city\\\"\", \": \\\"Ka\", \"unas\\\"}\"]}],"
+              " \"fault\": {\"cut_after_events\": 4}, \"times\": 0}");
+    assert_rein_ok(rein_history_add_user(f.h, "Kaunas?"), NULL);
+    assert_int_equal(fx_send(&f), REIN_EPROVIDER);
+    assert_non_null(strstr(f.err.msg, "after a tool call had begun"));
+    assert_non_null(f.resp);
+    assert_string_equal(rein_model_response_text(f.resp), "Looking.");
+    c = rein_model_response_call(f.resp, 0);
+    assert_string_equal(rein_model_call_id(c), "call_9");
+    assert_int_equal(rein_model_call_status(c), REIN_CALL_INCOMPLETE);
+    assert_null(rein_model_call_arguments(c));
+    /* Not retried: a call had been delivered. */
+    assert_int_equal(ms_request_count(f.ms), 1);
+    /* The partial reply still goes into the history, and the call gets its result. */
+    assert_rein_ok(rein_history_add_response(f.h, f.resp), NULL);
+    assert_rein_ok(rein_history_add_tool_result(f.h, "call_9", "get_weather",
+                                                "{\"error\": \"incomplete arguments\"}", true),
+                   NULL);
+    fx_script(&f, "{\"text\": \"Sorry.\"}");
+    assert_rein_ok(fx_send(&f), &f.err);
+    fx_stop(&f);
+}
+
+static void test_stream_dropped_before_a_call_is_retried_once(void **state)
+{
+    struct fx f;
+
+    (void)state;
+    fx_start(&f);
+    fx_provider(&f, "anthropic");
+    fx_script(&f, "[{\"text\": [\"Hel\", \"lo \", \"there\"], \"times\": 1, \"fault\": "
+                  "{\"cut_after_events\": 3}}, {\"text\": \"Hello there\"}]");
+    assert_rein_ok(rein_history_add_user(f.h, "hi"), NULL);
+    assert_rein_ok(fx_send(&f), &f.err);
+    assert_string_equal(rein_model_response_text(f.resp), "Hello there");
+    assert_string_equal(f.ev.text.ptr, "Hello there");
+    assert_int_equal(f.ev.retries, 1);
+    assert_int_equal(ms_request_count(f.ms), 2);
+
+    /* Twice: the turn ends with the partial text and provider_error. */
+    fx_script(&f, "{\"text\": [\"Hel\", \"lo \", \"there\"], \"times\": 0, \"fault\": "
+                  "{\"cut_after_events\": 2}}");
+    assert_int_equal(fx_send(&f), REIN_EPROVIDER);
+    assert_non_null(strstr(f.err.msg, "dropped twice"));
+    assert_int_equal(ms_request_count(f.ms), 4);
+    assert_non_null(f.resp);
+    fx_stop(&f);
+}
+
+static void test_unicode_split_across_writes(void **state)
+{
+    struct fx f;
+
+    (void)state;
+    fx_start(&f);
+    fx_provider(&f, "openai-compatible");
+    add_weather_tool(&f);
+    fx_script(&f, "{\"text\": [\"天气\", \"很好 😊\", \"é\"], \"tool_calls\": [{\"id\": \"c1\","
+                  " \"name\": \"get_weather\", \"arguments\": \"{\\\"city\\\": \\\"北京市\\\"}\"}],"
+                  " \"fault\": {\"chunk_bytes\": 1}}");
+    assert_rein_ok(rein_history_add_user(f.h, "北京?"), NULL);
+    assert_rein_ok(fx_send(&f), &f.err);
+    assert_string_equal(rein_model_response_text(f.resp), "天气很好 😊é");
+    assert_string_equal(
+        json_string_value(json_object_get(
+            rein_model_call_arguments(rein_model_response_call(f.resp, 0)), "city")),
+        "北京市");
+    fx_stop(&f);
+}
+
+static void test_malformed_sse_line(void **state)
+{
+    struct fx f;
+
+    (void)state;
+    fx_start(&f);
+    fx_provider(&f, "openai-compatible");
+    add_weather_tool(&f);
+    /* Before any call: the reply is asked for again. */
+    fx_script(&f, "[{\"text\": [\"a\", \"b\"], \"times\": 1, \"fault\": "
+                  "{\"malformed_after_events\": 1}}, {\"text\": \"ab\"}]");
+    assert_rein_ok(rein_history_add_user(f.h, "hi"), NULL);
+    assert_rein_ok(fx_send(&f), &f.err);
+    assert_string_equal(rein_model_response_text(f.resp), "ab");
+    assert_int_equal(f.ev.retries, 1);
+
+    /* After a call began: the turn ends, naming the bad event. */
+    fx_script(&f, "{\"tool_calls\": [{\"id\": \"c1\", \"name\": \"get_weather\", \"arguments\": "
+                  "[\"{\\\"city\\\"\", \": \\\"Oslo\\\"}\"]}], \"fault\": "
+                  "{\"malformed_after_events\": 2}}");
+    if (fx_send(&f) != REIN_EPROVIDER)
+        fail_msg("%s", f.err.msg);
+    assert_non_null(strstr(f.err.msg, "could not be decoded"));
+    assert_non_null(strstr(f.err.msg, "event 3"));
+    assert_int_equal(rein_model_call_status(rein_model_response_call(f.resp, 0)),
+                     REIN_CALL_INCOMPLETE);
+    fx_stop(&f);
+}
+
+/* ---------------------------------------------------------------------------------------
+ * Cancellation
+ */
+
+struct canceller {
+    rein_cancel *c;
+    int64_t delay_ms;
+};
+
+static void *cancel_later(void *arg)
+{
+    struct canceller *k = arg;
+
+    rein_sleep_ms(k->delay_ms);
+    rein_cancel_trigger(k->c, "user pressed stop");
+    return NULL;
+}
+
+static void test_cancel_from_another_thread_returns_at_once(void **state)
+{
+    struct fx f;
+    struct canceller k;
+    pthread_t t;
+    int64_t t0, took;
+
+    (void)state;
+    fx_start(&f);
+    fx_provider(&f, "openai-compatible");
+    k.c = rein_cancel_new();
+    k.delay_ms = 100;
+    rein_model_request_set_cancel(f.req, k.c);
+    fx_script(&f, "{\"text\": [\"a\", \"b\"], \"fault\": {\"hang_after_events\": 2}}");
+    assert_rein_ok(rein_history_add_user(f.h, "hi"), NULL);
+    t0 = rein_now_ms();
+    assert_int_equal(pthread_create(&t, NULL, cancel_later, &k), 0);
+    assert_int_equal(fx_send(&f), REIN_ECANCELED);
+    took = rein_now_ms() - t0;
+    pthread_join(t, NULL);
+    /* The idle timeout is 60 s: returning within seconds means the cancel cut the wait. */
+    assert_true(took < 10000);
+    assert_non_null(strstr(f.err.msg, "user pressed stop"));
+    assert_non_null(f.resp); /* what arrived before the cancel */
+    assert_string_equal(rein_model_response_text(f.resp), "a");
+
+    /* A cancelled handle stops the next send before it starts. */
+    assert_int_equal(fx_send(&f), REIN_ECANCELED);
+    rein_cancel_unref(k.c);
+    fx_stop(&f);
+}
+
+/* ---------------------------------------------------------------------------------------
+ * Keys, recording and replay
+ */
+
+struct logbuf {
+    struct rein_buf b;
+};
+
+static void log_sink(enum rein_log_level level, const char *where, const char *msg, void *ud)
+{
+    struct logbuf *l = ud;
+
+    (void)level;
+    if (rein_buf_addf(&l->b, "%s: %s\n", where ? where : "", msg) != REIN_OK)
+        return;
+}
+
+static void test_keys_stay_out_of_recordings_logs_and_errors(void **state)
+{
+    static const char key[] = "sk-live-Q7vx9SECRET2k";
+    char *dir = test_tmpdir();
+    char path[1024];
+    struct logbuf lb;
+    struct fx f;
+    char *rec;
+
+    (void)state;
+    snprintf(path, sizeof(path), "%s/rec.jsonl", dir);
+    rein_buf_init(&lb.b, 0);
+    rein_log_set_sink(log_sink, &lb);
+    rein_log_set_level(REIN_LOG_DEBUG);
+    fx_start(&f);
+    ms_set_api_key(f.ms, key);
+    assert_rein_ok(rein_provider_config_set_api_key(f.cfg, key), NULL);
+    assert_rein_ok(rein_provider_config_set_record(f.cfg, path), NULL);
+    fx_provider(&f, "openai-compatible");
+    fx_script(&f, "[{\"status\": 429, \"times\": 1}, {\"text\": \"the key is safe\"}]");
+    assert_rein_ok(rein_history_add_user(f.h, "hi"), NULL);
+    assert_rein_ok(fx_send(&f), &f.err);
+    assert_string_equal(ms_request_header(ms_request(f.ms, 1), "authorization"),
+                        "Bearer sk-live-Q7vx9SECRET2k");
+    /* A refused key: the error message does not repeat it. */
+    ms_set_api_key(f.ms, "sk-something-else");
+    fx_script(&f, "{\"text\": \"no\"}");
+    assert_int_equal(fx_send(&f), REIN_EHTTP);
+    assert_null(strstr(f.err.msg, key));
+    fx_stop(&f);
+    rein_log_set_sink(NULL, NULL);
+    rein_log_set_level(REIN_LOG_ERROR);
+
+    rec = test_read_file(path, NULL);
+    assert_non_null(rec);
+    assert_non_null(strstr(rec, "the key is safe"));
+    assert_null(strstr(rec, key));
+    assert_null(strstr(rec, "SECRET"));
+    assert_null(strstr(lb.b.ptr, "SECRET"));
+    assert_non_null(strstr(lb.b.ptr, "retrying")); /* the log did say something */
+    free(rec);
+    rein_buf_release(&lb.b);
+    test_rmtree(dir);
+    free(dir);
+}
+
+/* A two-turn conversation: a tool call, then the answer. */
+static rein_err converse(rein_provider *p, rein_model_request *req, rein_history *h, char *answer,
+                         size_t size, rein_error *err)
+{
+    rein_model_response *r = NULL;
+    rein_err rc;
+
+    rc = rein_history_add_user(h, "Weather in Oslo?");
+    if (!rc)
+        rc = rein_provider_send(p, req, h, &r, err);
+    if (rc)
+        goto out;
+    assert_int_equal(rein_model_response_call_count(r), 1);
+    assert_rein_ok(rein_history_add_response(h, r), NULL);
+    assert_rein_ok(rein_history_add_tool_result(h,
+                                                rein_model_call_id(rein_model_response_call(r, 0)),
+                                                "get_weather", "{\"temp\": 3}", false),
+                   NULL);
+    rein_model_response_free(r);
+    r = NULL;
+    rc = rein_provider_send(p, req, h, &r, err);
+    if (!rc)
+        snprintf(answer, size, "%s", rein_model_response_text(r));
+out:
+    rein_model_response_free(r);
+    return rc;
+}
+
+static void test_record_then_replay(void **state)
+{
+    char *dir = test_tmpdir();
+    char path[1024], answer[128];
+    rein_provider_config *cfg;
+    rein_model_request *req;
+    rein_history *h;
+    rein_provider *p;
+    rein_error err;
+    struct fx f;
+
+    (void)state;
+    snprintf(path, sizeof(path), "%s/session.jsonl", dir);
+    fx_start(&f);
+    assert_rein_ok(rein_provider_config_set_record(f.cfg, path), NULL);
+    fx_provider(&f, "anthropic");
+    add_weather_tool(&f);
+    fx_script(&f,
+              "[{\"tool_calls\": [{\"id\": \"toolu_5\", \"name\": \"get_weather\", "
+              "\"arguments\": \"{\\\"city\\\": \\\"Oslo\\\"}\"}]}, {\"text\": \"3 degrees.\"}]");
+    assert_rein_ok(converse(f.p, f.req, f.h, answer, sizeof(answer), &err), &err);
+    assert_string_equal(answer, "3 degrees.");
+    fx_stop(&f); /* the server is gone: the replay cannot be talking to it */
+
+    cfg = rein_provider_config_new();
+    assert_rein_ok(rein_provider_config_set(cfg, "provider", "replay", NULL), NULL);
+    assert_rein_ok(rein_provider_config_set(cfg, "replay", path, NULL), NULL);
+    p = rein_provider_new(cfg, &err);
+    if (!p)
+        fail_msg("%s", err.msg);
+    assert_string_equal(rein_provider_wire(p), "replay");
+    assert_string_equal(rein_provider_model(p), "test-model");
+    req = rein_model_request_new();
+    h = rein_history_new();
+    json_t *s = schema();
+    assert_rein_ok(rein_model_request_add_tool(req, "get_weather", "Weather for a city", s), NULL);
+    json_decref(s);
+    answer[0] = '\0';
+    assert_rein_ok(converse(p, req, h, answer, sizeof(answer), &err), &err);
+    assert_string_equal(answer, "3 degrees.");
+    rein_history_free(h);
+    rein_provider_free(p);
+
+    /* The same agent with a changed question: the replay names the difference. */
+    p = rein_provider_new(cfg, &err);
+    h = rein_history_new();
+    assert_rein_ok(rein_history_add_user(h, "Weather in Bergen?"), NULL);
+    rein_model_response *r = NULL;
+    assert_int_equal(rein_provider_send(p, req, h, &r, &err), REIN_EINVAL);
+    assert_null(r);
+    assert_non_null(strstr(err.msg, "request 1 differs"));
+    assert_non_null(strstr(err.msg, "/messages/0/content/0/text"));
+    assert_non_null(strstr(err.msg, "Oslo"));
+    assert_non_null(strstr(err.msg, "Bergen"));
+    rein_history_free(h);
+    rein_provider_free(p);
+
+    /* A recording runs out loudly. */
+    p = rein_provider_new(cfg, &err);
+    h = rein_history_new();
+    answer[0] = '\0';
+    assert_rein_ok(converse(p, req, h, answer, sizeof(answer), &err), &err);
+    assert_int_equal(rein_provider_send(p, req, h, &r, &err), REIN_EINVAL);
+    assert_non_null(strstr(err.msg, "request 3 has no recorded exchange"));
+    rein_history_free(h);
+    rein_provider_free(p);
+    rein_model_request_free(req);
+    rein_provider_config_free(cfg);
+    test_rmtree(dir);
+    free(dir);
+}
+
+/* ---------------------------------------------------------------------------------------
+ * The command
+ */
+
+static void test_cli_chat_takes_environment_and_flags(void **state)
+{
+    struct rein_proc_run_opts o;
+    struct rein_proc_result res;
+    char base[128], env_url[160];
+    const char *argv[] = {test_rein_bin(), "provider",   "chat",   "--events",
+                          "--model",       "flag-model", "Say hi", NULL};
+    const char *env[] = {"REIN_PROVIDER=openai-compatible",
+                         env_url,
+                         "REIN_MODEL=env-model",
+                         "REIN_API_KEY=sk-test",
+                         "REIN_LOG=error",
+                         NULL};
+    struct fx f;
+
+    (void)state;
+    fx_start(&f);
+    snprintf(base, sizeof(base), "%s", ms_openai_url(f.ms));
+    snprintf(env_url, sizeof(env_url), "REIN_BASE_URL=%s", base);
+    fx_script(&f, "{\"text\": [\"Hi \", \"there\"]}");
+    memset(&o, 0, sizeof(o));
+    o.proc.argv = argv;
+    o.proc.env = env;
+    o.timeout_ms = 30000;
+    assert_rein_ok(rein_proc_run(&o, &res, NULL), NULL);
+    if (res.exit_code != 0)
+        fail_msg("rein provider chat exited %d: %s", res.exit_code, res.err.ptr);
+    assert_non_null(strstr(res.out.ptr, "{\"event\":\"text_delta\",\"text\":\"Hi\"}"));
+    assert_non_null(strstr(res.out.ptr, "\"text\": \"Hi there\""));
+    /* The flag won over the environment. */
+    assert_string_equal(json_string_value(json_object_get(ms_request(f.ms, 0)->json, "model")),
+                        "flag-model");
+    rein_proc_result_release(&res);
+
+    /* A bad provider name is a usage error that says what is allowed. */
+    const char *argv2[] = {test_rein_bin(), "provider", "chat", "--provider", "gpt5", "x", NULL};
+    o.proc.argv = argv2;
+    assert_rein_ok(rein_proc_run(&o, &res, NULL), NULL);
+    assert_int_equal(res.exit_code, 2);
+    assert_non_null(strstr(res.err.ptr, "unknown provider 'gpt5'"));
+    rein_proc_result_release(&res);
+    fx_stop(&f);
+}
+
+static const struct CMUnitTest tests[] = {
+    cmocka_unit_test(test_openai_stream_over_http),
+    cmocka_unit_test(test_openai_json_body_over_http),
+    cmocka_unit_test(test_anthropic_stream_over_http),
+    cmocka_unit_test(test_ollama_native_over_http),
+    cmocka_unit_test(test_dashscope_turns_thinking_off_when_not_streaming),
+    cmocka_unit_test(test_text_calls_from_a_local_model_become_calls),
+    cmocka_unit_test(test_retry_429_honours_retry_after),
+    cmocka_unit_test(test_retry_503_and_529_with_retry_after_ms),
+    cmocka_unit_test(test_retries_stop_at_max_and_keep_the_error),
+    cmocka_unit_test(test_client_errors_are_not_retried),
+    cmocka_unit_test(test_overloaded_error_in_stream_is_retried),
+    cmocka_unit_test(test_connect_to_a_closed_port_fails_clearly),
+    cmocka_unit_test(test_first_byte_timeout),
+    cmocka_unit_test(test_idle_stream_is_dropped_and_asked_again),
+    cmocka_unit_test(test_total_timeout_keeps_the_partial_reply),
+    cmocka_unit_test(test_stream_cut_mid_tool_call_keeps_the_call),
+    cmocka_unit_test(test_stream_dropped_before_a_call_is_retried_once),
+    cmocka_unit_test(test_unicode_split_across_writes),
+    cmocka_unit_test(test_malformed_sse_line),
+    cmocka_unit_test(test_cancel_from_another_thread_returns_at_once),
+    cmocka_unit_test(test_keys_stay_out_of_recordings_logs_and_errors),
+    cmocka_unit_test(test_record_then_replay),
+    cmocka_unit_test(test_cli_chat_takes_environment_and_flags),
+};
+
+REIN_TEST_MAIN(tests)

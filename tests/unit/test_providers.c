@@ -1,0 +1,1456 @@
+/*
+ * Unit tests for src/providers: decoding every recorded provider response in
+ * /work/shared/fixtures to the values written by hand in tests/data/providers/, in any
+ * chunking; the SSE reader; string unescaping across deltas; call statuses (invalid names,
+ * cut arguments, zero-argument calls); tool calls written as text; the event stream; the
+ * history and its cached wire encodings; configuration, presets and capabilities; and
+ * allocation failure at every step of a decode.
+ */
+/* rein-test-timeout: 120 */
+#include "test.h"
+
+#include "providers/provider_int.h"
+
+#include <dirent.h>
+#include <math.h>
+
+/* ---------------------------------------------------------------------------------------
+ * Helpers
+ */
+
+struct collected {
+    struct rein_buf text, reasoning, args;
+    int starts, ends, retries, finishes, usages;
+    char order[256];
+    size_t norder;
+};
+
+static void collect(const struct rein_model_event *ev, void *ud)
+{
+    struct collected *c = ud;
+    char tag = '?';
+
+    switch (ev->type) {
+    case REIN_MEV_TEXT_DELTA:
+        assert_rein_ok(rein_buf_add(&c->text, ev->text, ev->len), NULL);
+        tag = 't';
+        break;
+    case REIN_MEV_REASONING_DELTA:
+        assert_rein_ok(rein_buf_add(&c->reasoning, ev->text, ev->len), NULL);
+        tag = 'r';
+        break;
+    case REIN_MEV_TOOL_CALL_START:
+        c->starts++;
+        tag = 'S';
+        break;
+    case REIN_MEV_TOOL_CALL_DELTA:
+        assert_rein_ok(rein_buf_add(&c->args, ev->text, ev->len), NULL);
+        tag = 'D';
+        break;
+    case REIN_MEV_TOOL_CALL_END:
+        c->ends++;
+        tag = 'E';
+        break;
+    case REIN_MEV_USAGE:
+        c->usages++;
+        tag = 'u';
+        break;
+    case REIN_MEV_FINISH:
+        c->finishes++;
+        tag = 'F';
+        break;
+    case REIN_MEV_RETRY:
+        c->retries++;
+        tag = 'R';
+        break;
+    default:
+        break;
+    }
+    /* Consecutive equal tags are folded, so the order reads like "tSDDE F". */
+    if (c->norder + 1 < sizeof(c->order) && (c->norder == 0 || c->order[c->norder - 1] != tag)) {
+        c->order[c->norder++] = tag;
+        c->order[c->norder] = '\0';
+    }
+}
+
+static void collected_init(struct collected *c)
+{
+    memset(c, 0, sizeof(*c));
+    rein_buf_init(&c->text, 0);
+    rein_buf_init(&c->reasoning, 0);
+    rein_buf_init(&c->args, 0);
+}
+
+static void collected_release(struct collected *c)
+{
+    rein_buf_release(&c->text);
+    rein_buf_release(&c->reasoning);
+    rein_buf_release(&c->args);
+}
+
+/* Decodes text in pieces of `chunk` bytes (0: all at once). Returns the response. */
+static rein_model_response *decode_opts(enum rein_wire_format fmt, const char *text, size_t len,
+                                        size_t chunk, const struct rein_decoder_options *opt,
+                                        struct collected *col, rein_error *err)
+{
+    rein_provider_decoder *d = rein_provider_decoder_new(fmt, opt, col ? collect : NULL, col);
+    rein_model_response *r = NULL;
+    rein_err rc = REIN_OK;
+
+    assert_non_null(d);
+    if (!chunk)
+        chunk = len ? len : 1;
+    for (size_t off = 0; off < len && !rc; off += chunk)
+        rc = rein_provider_decoder_feed(d, text + off, len - off < chunk ? len - off : chunk, err);
+    if (!rc)
+        rc = rein_provider_decoder_finish(d, &r, err);
+    rein_provider_decoder_free(d);
+    return rc ? NULL : r;
+}
+
+static rein_model_response *decode(enum rein_wire_format fmt, const char *text, size_t chunk,
+                                   struct collected *col)
+{
+    rein_error err;
+    rein_model_response *r;
+
+    rein_error_clear(&err);
+    r = decode_opts(fmt, text, strlen(text), chunk, NULL, col, &err);
+    if (!r)
+        fail_msg("decode failed: %s", err.msg);
+    return r;
+}
+
+static const rein_model_call *only_call(const rein_model_response *r)
+{
+    assert_int_equal(rein_model_response_call_count(r), 1);
+    return rein_model_response_call(r, 0);
+}
+
+/* ---------------------------------------------------------------------------------------
+ * Fixtures: every recording decodes to the values written by hand
+ */
+
+/* Compares actual against expected; expected strings may be {"$starts","$ends","$bytes"}. */
+static bool matches(const json_t *want, const json_t *got, char *why, size_t size, const char *at)
+{
+    if (json_is_object(want) && json_object_get(want, "$bytes")) {
+        const char *s = json_string_value(got);
+        const char *st = json_string_value(json_object_get(want, "$starts"));
+        const char *en = json_string_value(json_object_get(want, "$ends"));
+        size_t n = (size_t)json_integer_value(json_object_get(want, "$bytes"));
+        if (!s || strlen(s) != n || strncmp(s, st, strlen(st)) != 0 ||
+            strcmp(s + strlen(s) - strlen(en), en) != 0) {
+            snprintf(why, size, "%s: got %zu bytes starting '%.40s', want %zu bytes '%.40s'…'%s'",
+                     at, s ? strlen(s) : 0, s ? s : "(not a string)", n, st, en);
+            return false;
+        }
+        return true;
+    }
+    if (json_is_object(want) && json_is_object(got)) {
+        const char *k;
+        json_t *v;
+        json_object_foreach((json_t *)want, k, v)
+        {
+            char sub[160];
+            snprintf(sub, sizeof(sub), "%s.%s", at, k);
+            if (!matches(v, json_object_get(got, k), why, size, sub))
+                return false;
+        }
+        return true;
+    }
+    if (json_is_array(want) && json_is_array(got)) {
+        if (json_array_size(want) != json_array_size(got)) {
+            snprintf(why, size, "%s: got %zu items, want %zu", at, json_array_size(got),
+                     json_array_size(want));
+            return false;
+        }
+        for (size_t i = 0; i < json_array_size(want); i++) {
+            char sub[160];
+            snprintf(sub, sizeof(sub), "%s[%zu]", at, i);
+            if (!matches(json_array_get(want, i), json_array_get(got, i), why, size, sub))
+                return false;
+        }
+        return true;
+    }
+    if (got && json_equal((json_t *)want, (json_t *)got))
+        return true;
+    char *w = json_dumps(want, JSON_ENCODE_ANY | JSON_COMPACT);
+    char *g = got ? json_dumps(got, JSON_ENCODE_ANY | JSON_COMPACT) : NULL;
+    snprintf(why, size, "%s: got %.200s, want %.200s", at, g ? g : "(absent)", w ? w : "?");
+    free(w);
+    free(g);
+    return false;
+}
+
+struct fixture_run {
+    int checked;
+    int failed;
+};
+
+static void run_fixture(const char *expected_path, struct fixture_run *run, size_t chunk)
+{
+    json_t *spec = rein_json_load_file(expected_path, NULL);
+    const char *fixture, *fmtname;
+    enum rein_wire_format fmt;
+    struct rein_decoder_options opt;
+    rein_model_response *r;
+    rein_error err;
+    char *text, why[512];
+    size_t len;
+    json_t *got;
+
+    assert_non_null(spec);
+    fixture = json_string_value(json_object_get(spec, "fixture"));
+    fmtname = json_string_value(json_object_get(spec, "format"));
+    assert_rein_ok(rein_wire_format_parse(fmtname, &fmt), NULL);
+    memset(&opt, 0, sizeof(opt));
+    opt.payload_lines = json_is_true(json_object_get(spec, "jsonl"));
+    char sub[512];
+    snprintf(sub, sizeof(sub), "fixtures/%s", fixture);
+    text = test_read_file(test_shared_path(sub), &len);
+    assert_non_null(text);
+    rein_error_clear(&err);
+    r = decode_opts(fmt, text, len, chunk, &opt, NULL, &err);
+    if (!r) {
+        print_error("%s (chunk %zu): decode failed: %s\n", fixture, chunk, err.msg);
+        run->failed++;
+    } else {
+        got = rein_model_response_to_json(r);
+        assert_non_null(got);
+        if (!matches(json_object_get(spec, "expect"), got, why, sizeof(why), "response")) {
+            print_error("%s (chunk %zu): %s\n", fixture, chunk, why);
+            run->failed++;
+        }
+        json_decref(got);
+        rein_model_response_free(r);
+    }
+    run->checked++;
+    free(text);
+    json_decref(spec);
+}
+
+static void run_all_fixtures(size_t chunk)
+{
+    char dir[1024];
+    struct dirent *e;
+    struct fixture_run run = {0, 0};
+    DIR *d;
+
+    if (!test_require_shared("fixtures/SOURCES.md"))
+        return;
+    snprintf(dir, sizeof(dir), "%s/tests/data/providers", REIN_SOURCE_DIR);
+    d = opendir(dir);
+    assert_non_null(d);
+    while ((e = readdir(d))) {
+        char path[2048];
+        if (!strstr(e->d_name, ".expected.json"))
+            continue;
+        snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+        run_fixture(path, &run, chunk);
+    }
+    closedir(d);
+    assert_int_equal(run.failed, 0);
+    assert_int_equal(run.checked, 52); /* every provider recording in the fixtures */
+}
+
+static void test_fixtures_decode_to_hand_written_values(void **state)
+{
+    (void)state;
+    run_all_fixtures(0);
+}
+
+static void test_fixtures_decode_the_same_byte_by_byte(void **state)
+{
+    (void)state;
+    run_all_fixtures(1);
+}
+
+static void test_fixtures_decode_the_same_in_odd_pieces(void **state)
+{
+    (void)state;
+    run_all_fixtures(7);
+    run_all_fixtures(4093);
+}
+
+static void test_fixture_notes_say_what_was_assembled(void **state)
+{
+    const char *path;
+    char *text;
+    size_t len;
+    rein_provider_decoder *d;
+    rein_model_response *r;
+    struct rein_decoder_options opt;
+
+    (void)state;
+    path = test_require_shared("fixtures/openai/openai-python-gpt4o-n3-multiple-choices.sse");
+    if (!path)
+        return;
+    text = test_read_file(path, &len);
+    d = rein_provider_decoder_new(REIN_WIRE_OPENAI_SSE, NULL, NULL, NULL);
+    assert_rein_ok(rein_provider_decoder_feed(d, text, len, NULL), NULL);
+    assert_rein_ok(rein_provider_decoder_finish(d, &r, NULL), NULL);
+    assert_non_null(strstr(rein_provider_decoder_notes(d), "choice 0"));
+    rein_model_response_free(r);
+    rein_provider_decoder_free(d);
+    free(text);
+
+    text = test_read_file(
+        test_shared_path("fixtures/anthropic/vercel-server-tool-use-tool-search.stream.jsonl"),
+        &len);
+    memset(&opt, 0, sizeof(opt));
+    opt.payload_lines = true;
+    d = rein_provider_decoder_new(REIN_WIRE_ANTHROPIC_SSE, &opt, NULL, NULL);
+    assert_rein_ok(rein_provider_decoder_feed(d, text, len, NULL), NULL);
+    assert_rein_ok(rein_provider_decoder_finish(d, &r, NULL), NULL);
+    assert_non_null(strstr(rein_provider_decoder_notes(d), "several messages"));
+    /* The server tool use is kept for replay, not offered as a call to run. */
+    json_t *m = rein_model_response_message(r);
+    json_t *blocks = json_object_get(m, "server_blocks");
+    assert_int_equal(json_array_size(blocks), 2);
+    assert_string_equal(json_string_value(json_object_get(json_array_get(blocks, 0), "type")),
+                        "server_tool_use");
+    assert_int_equal(json_integer_value(json_object_get(
+                         json_object_get(json_array_get(blocks, 0), "input"), "limit")),
+                     10);
+    json_decref(m);
+    rein_model_response_free(r);
+    rein_provider_decoder_free(d);
+    free(text);
+}
+
+/* ---------------------------------------------------------------------------------------
+ * The SSE reader
+ */
+
+struct sse_log {
+    char events[16][64];
+    char data[16][128];
+    int n;
+};
+
+static rein_err sse_cb(void *ud, const char *event, const char *data, size_t len, rein_error *err)
+{
+    struct sse_log *l = ud;
+
+    (void)err;
+    assert_true(l->n < 16);
+    snprintf(l->events[l->n], 64, "%s", event ? event : "");
+    snprintf(l->data[l->n], 128, "%.*s", (int)len, data);
+    l->n++;
+    return REIN_OK;
+}
+
+static void sse_run(const char *input, size_t chunk, bool lines, struct sse_log *log)
+{
+    struct rein__sse s;
+    size_t len = strlen(input);
+
+    memset(log, 0, sizeof(*log));
+    rein__sse_init(&s, 0, lines, sse_cb, log);
+    if (!chunk)
+        chunk = len;
+    for (size_t off = 0; off < len; off += chunk)
+        assert_rein_ok(rein__sse_feed(&s, input + off, len - off < chunk ? len - off : chunk, NULL),
+                       NULL);
+    assert_rein_ok(rein__sse_finish(&s, NULL), NULL);
+    rein__sse_release(&s);
+}
+
+static void test_sse_reader_follows_the_spec_and_its_variants(void **state)
+{
+    static const char *const input = "\xEF\xBB\xBF: a comment\r\n"
+                                     "event: message_start\r\n"
+                                     "data: {\"a\":1}\r\n"
+                                     "\r\n"
+                                     "data:{\"b\":2}\n\n"
+                                     "data: line one\n"
+                                     "data: line two\n\n"
+                                     "id:7\nevent:result\n:HTTP_STATUS/200\ndata:{\"c\":3}\n"
+                                     "id:8\nevent:result\ndata:{\"d\":4}\n"
+                                     "retry: 100\nunknown field\n\n"
+                                     "data: last, with no blank line";
+    struct sse_log l;
+
+    (void)state;
+    for (size_t chunk = 0; chunk < 8; chunk++) {
+        sse_run(input, chunk, false, &l);
+        assert_int_equal(l.n, 6);
+        assert_string_equal(l.events[0], "message_start");
+        assert_string_equal(l.data[0], "{\"a\":1}");
+        assert_string_equal(l.events[1], "");
+        assert_string_equal(l.data[1], "{\"b\":2}");
+        assert_string_equal(l.data[2], "line one\nline two");
+        /* DashScope writes no blank line between events: the next id: dispatches. */
+        assert_string_equal(l.events[3], "result");
+        assert_string_equal(l.data[3], "{\"c\":3}");
+        assert_string_equal(l.data[4], "{\"d\":4}");
+        assert_string_equal(l.data[5], "last, with no blank line");
+    }
+}
+
+static void test_sse_reader_handles_lone_cr_and_payload_lines(void **state)
+{
+    struct sse_log l;
+
+    (void)state;
+    for (size_t chunk = 0; chunk < 4; chunk++) {
+        sse_run("data: x\r\rdata: y\r\r", chunk, false, &l);
+        assert_int_equal(l.n, 2);
+        assert_string_equal(l.data[1], "y");
+        sse_run("{\"a\":1}\n\n  \n{\"b\":2}\r\n{\"c\":3}", chunk, true, &l);
+        assert_int_equal(l.n, 3);
+        assert_string_equal(l.data[2], "{\"c\":3}");
+    }
+}
+
+static void test_sse_reader_bounds_an_event(void **state)
+{
+    struct rein__sse s;
+    struct sse_log l;
+    rein_error err;
+    char big[200];
+
+    (void)state;
+    memset(&l, 0, sizeof(l));
+    memset(big, 'x', sizeof(big));
+    rein__sse_init(&s, 64, false, sse_cb, &l);
+    assert_rein_ok(rein__sse_feed(&s, "data: ", 6, NULL), NULL);
+    assert_int_equal(rein__sse_feed(&s, big, sizeof(big), &err), REIN_ETOOBIG);
+    assert_non_null(strstr(err.msg, "larger than 64"));
+    rein__sse_release(&s);
+}
+
+/* ---------------------------------------------------------------------------------------
+ * Strings and names
+ */
+
+static void test_unescape_joins_surrogates_across_deltas(void **state)
+{
+    struct rein_buf b;
+    uint32_t hi = 0;
+
+    (void)state;
+    rein_buf_init(&b, 0);
+    assert_rein_ok(rein__json_unescape(&b, "a\\ud83d", 7, &hi), NULL);
+    assert_int_not_equal(hi, 0);
+    assert_rein_ok(rein__json_unescape(&b, "\\ude00b\\n\\u00e9\\\"", 17, &hi), NULL);
+    assert_string_equal(b.ptr, "a\xF0\x9F\x98\x80"
+                               "b\n\xC3\xA9\"");
+    /* A lone half becomes U+FFFD, and so does a bad escape. */
+    rein_buf_reset(&b);
+    assert_rein_ok(rein__json_unescape(&b, "\\ud83dx\\q", 9, &hi), NULL);
+    assert_string_equal(b.ptr, "\xEF\xBF\xBDx\xEF\xBF\xBD");
+    rein_buf_reset(&b);
+    assert_rein_ok(rein__json_unescape(&b, "\\ud83d", 6, &hi), NULL);
+    assert_rein_ok(rein__json_unescape_flush(&b, &hi), NULL);
+    assert_string_equal(b.ptr, "\xEF\xBF\xBD");
+    rein_buf_release(&b);
+}
+
+static void test_tool_names_are_checked(void **state)
+{
+    (void)state;
+    assert_true(rein__tool_name_is_valid("file_search", 11));
+    assert_true(rein__tool_name_is_valid("math.factorial", 14));
+    assert_true(rein__tool_name_is_valid("搜索", strlen("搜索")));
+    assert_false(rein__tool_name_is_valid("", 0));
+    assert_false(rein__tool_name_is_valid("\xE2\x9A\x99", 3)); /* ⚙ */
+    assert_false(rein__tool_name_is_valid("---", 3));
+    assert_false(rein__tool_name_is_valid("two words", 9));
+    assert_false(rein__tool_name_is_valid("bad\xFFutf8", 8));
+    assert_false(rein__tool_name_is_valid("tab\tname", 8));
+}
+
+/* ---------------------------------------------------------------------------------------
+ * Call statuses
+ */
+
+#define CHUNK(delta) "data: {\"choices\":[{\"index\":0,\"delta\":" delta "}]}\n\n"
+#define FINISH(reason)                                                                             \
+    "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"" reason "\"}]}\n\n"
+#define CALL0(id, name)                                                                            \
+    CHUNK("{\"tool_calls\":[{\"index\":0,\"id\":\"" id "\",\"function\":{\"name\":\"" name         \
+          "\",\"arguments\":\"\"}}]}")
+#define ARGS(i, a)                                                                                 \
+    CHUNK("{\"tool_calls\":[{\"index\":" #i ",\"function\":{\"arguments\":\"" a "\"}}]}")
+
+static void test_invalid_names_are_kept_and_marked(void **state)
+{
+    rein_model_response *r;
+    const rein_model_call *c;
+
+    (void)state;
+    r = decode(REIN_WIRE_OPENAI_SSE,
+               CALL0("call_1", "\xE2\x9A\x99") ARGS(0, "{}") CHUNK(
+                   "{\"tool_calls\":[{\"index\":1,\"id\":\"call_2\",\"function\":{\"name\":\"\","
+                   "\"arguments\":\"{\\\"a\\\":1}\"}}]}") FINISH("tool_calls") "data: [DONE]\n\n",
+               0, NULL);
+    assert_int_equal(rein_model_response_call_count(r), 2);
+    c = rein_model_response_call(r, 0);
+    assert_int_equal(rein_model_call_status(c), REIN_CALL_INVALID_NAME);
+    assert_string_equal(rein_model_call_name(c), "\xE2\x9A\x99");
+    assert_null(rein_model_call_arguments(c));
+    assert_non_null(strstr(rein_model_call_error(c), "not a usable name"));
+    c = rein_model_response_call(r, 1);
+    assert_int_equal(rein_model_call_status(c), REIN_CALL_INVALID_NAME);
+    assert_string_equal(rein_model_call_id(c), "call_2");
+    assert_string_equal(rein_model_call_raw_arguments(c), "{\"a\":1}");
+    rein_model_response_free(r);
+}
+
+static void test_cut_stream_marks_the_call_incomplete(void **state)
+{
+    rein_model_response *r;
+    const rein_model_call *c;
+    json_t *j;
+
+    (void)state;
+    r = decode(REIN_WIRE_OPENAI_SSE,
+               CHUNK("{\"content\":\"Let me look.\"}") CALL0("call_x", "read")
+                   ARGS(0, "{\\\"filePath\\\": \\\"/tm"),
+               0, NULL);
+    assert_false(rein_model_response_is_complete(r));
+    c = only_call(r);
+    assert_int_equal(rein_model_call_status(c), REIN_CALL_INCOMPLETE);
+    assert_string_equal(rein_model_call_raw_arguments(c), "{\"filePath\": \"/tm");
+    assert_string_equal(rein_model_response_text(r), "Let me look.");
+    assert_null(rein_model_response_finish_reason(r));
+    assert_int_equal(rein_model_response_finish(r), REIN_FINISH_NONE);
+    j = rein_model_response_to_json(r);
+    assert_string_equal(json_string_value(json_object_get(
+                            json_array_get(json_object_get(j, "tool_calls"), 0), "status")),
+                        "incomplete");
+    assert_true(json_is_null(
+        json_object_get(json_array_get(json_object_get(j, "tool_calls"), 0), "arguments")));
+    json_decref(j);
+    rein_model_response_free(r);
+
+    /* A call that started but got no arguments before the cut is incomplete too. */
+    r = decode(REIN_WIRE_OPENAI_SSE, CALL0("call_y", "list_files"), 0, NULL);
+    assert_int_equal(rein_model_call_status(only_call(r)), REIN_CALL_INCOMPLETE);
+    rein_model_response_free(r);
+
+    /* Anthropic: a tool_use block without its content_block_stop. */
+    r = decode(REIN_WIRE_ANTHROPIC_SSE,
+               "data: {\"type\":\"message_start\",\"message\":{\"usage\":{\"input_tokens\":5}}}\n\n"
+               "data: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":"
+               "\"tool_use\",\"id\":\"toolu_1\",\"name\":\"get\",\"input\":{}}}\n\n"
+               "data: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":"
+               "\"input_json_delta\",\"partial_json\":\"{\\\"k\\\": [1, 2\"}}\n\n",
+               3, NULL);
+    assert_int_equal(rein_model_call_status(only_call(r)), REIN_CALL_INCOMPLETE);
+    assert_int_equal(rein_model_response_input_tokens(r), 5);
+    assert_int_equal(rein_model_response_output_tokens(r), -1);
+    rein_model_response_free(r);
+}
+
+static void test_bad_json_and_non_objects_are_invalid_json(void **state)
+{
+    rein_model_response *r;
+    const rein_model_call *c;
+
+    (void)state;
+    r = decode(
+        REIN_WIRE_OPENAI_SSE,
+        CALL0("call_1", "a") ARGS(0, "{\\\"x\\\": 1,}") CHUNK(
+            "{\"tool_calls\":[{\"index\":1,\"id\":\"call_2\",\"function\":{\"name\":\"b\","
+            "\"arguments\":\"[1,2]\"}}]}")
+            CHUNK("{\"tool_calls\":[{\"index\":2,\"id\":\"call_3\",\"function\":{\"name\":\"c\","
+                  "\"arguments\":\"{\\\"n\\\": 123456789012345678901234567890}\"}}]}")
+                FINISH("tool_calls"),
+        0, NULL);
+    assert_int_equal(rein_model_response_call_count(r), 3);
+    c = rein_model_response_call(r, 0);
+    assert_int_equal(rein_model_call_status(c), REIN_CALL_INVALID_JSON);
+    assert_non_null(strstr(rein_model_call_error(c), "not valid JSON"));
+    c = rein_model_response_call(r, 1);
+    assert_int_equal(rein_model_call_status(c), REIN_CALL_INVALID_JSON);
+    assert_non_null(strstr(rein_model_call_error(c), "must be a JSON object, got array"));
+    /* An integer beyond 64 bits does not parse: the raw string is kept for the hint. */
+    c = rein_model_response_call(r, 2);
+    assert_int_equal(rein_model_call_status(c), REIN_CALL_INVALID_JSON);
+    assert_string_equal(rein_model_call_raw_arguments(c),
+                        "{\"n\": 123456789012345678901234567890}");
+    rein_model_response_free(r);
+}
+
+static void test_zero_argument_calls_mean_an_empty_object(void **state)
+{
+    rein_model_response *r;
+    const rein_model_call *c;
+
+    (void)state;
+    /* vLLM: a name with no "arguments" key at all, then the finish. */
+    r = decode(
+        REIN_WIRE_OPENAI_SSE,
+        CHUNK("{\"tool_calls\":[{\"index\":0,\"id\":\"c1\",\"function\":{\"name\":\"now\"}}]}")
+            FINISH("tool_calls"),
+        0, NULL);
+    c = only_call(r);
+    assert_int_equal(rein_model_call_status(c), REIN_CALL_OK);
+    assert_string_equal(rein_model_call_raw_arguments(c), "");
+    assert_true(json_is_object(rein_model_call_arguments(c)));
+    assert_int_equal(json_object_size(rein_model_call_arguments(c)), 0);
+    rein_model_response_free(r);
+}
+
+static void test_ollama_index_zero_quirk_and_unicode_in_arguments(void **state)
+{
+    rein_model_response *r;
+
+    (void)state;
+    /* Ollama's /v1 sends every call at index 0 with its own id (ollama#16212). */
+    r = decode(REIN_WIRE_OPENAI_SSE,
+               CHUNK("{\"tool_calls\":[{\"index\":0,\"id\":\"a\",\"function\":{\"name\":\"f\","
+                     "\"arguments\":\"{\\\"x\\\":\\\"\\\\ud83d\"}}]}") ARGS(0, "\\\\ude00\\\"}")
+                   CHUNK("{\"tool_calls\":[{\"index\":0,\"id\":\"b\",\"function\":{\"name\":\"g\","
+                         "\"arguments\":\"{}\"}}]}") FINISH("stop"),
+               5, NULL);
+    assert_int_equal(rein_model_response_call_count(r), 2);
+    assert_string_equal(rein_model_call_name(rein_model_response_call(r, 1)), "g");
+    /* The emoji's surrogate halves came in two deltas and were joined. */
+    assert_string_equal(json_string_value(json_object_get(
+                            rein_model_call_arguments(rein_model_response_call(r, 0)), "x")),
+                        "\xF0\x9F\x98\x80");
+    assert_int_equal(rein_model_call_status(rein_model_response_call(r, 1)), REIN_CALL_OK);
+    rein_model_response_free(r);
+}
+
+static void test_calls_without_index_or_id(void **state)
+{
+    rein_model_response *r;
+
+    (void)state;
+    /* Each call whole in one delta, with neither index nor id: two calls, not one. */
+    r = decode(
+        REIN_WIRE_OPENAI_SSE,
+        CHUNK("{\"tool_calls\":[{\"function\":{\"name\":\"a\",\"arguments\":\"{}\"}}]}") CHUNK(
+            "{\"tool_calls\":[{\"function\":{\"name\":\"b\",\"arguments\":\"{\\\"x\\\":1}\"}}]}")
+            FINISH("tool_calls"),
+        0, NULL);
+    assert_int_equal(rein_model_response_call_count(r), 2);
+    assert_string_equal(rein_model_call_name(rein_model_response_call(r, 1)), "b");
+    assert_int_equal(rein_model_call_status(rein_model_response_call(r, 1)), REIN_CALL_OK);
+    /* Made-up ids are distinct. */
+    assert_string_not_equal(rein_model_call_id(rein_model_response_call(r, 0)),
+                            rein_model_call_id(rein_model_response_call(r, 1)));
+    rein_model_response_free(r);
+    /* Without an index, argument pieces still continue the call they belong to. */
+    r = decode(REIN_WIRE_OPENAI_SSE,
+               CHUNK("{\"tool_calls\":[{\"id\":\"c1\",\"function\":{\"name\":\"a\",\"arguments\":"
+                     "\"{\\\"x\\\"\"}}]}")
+                   CHUNK("{\"tool_calls\":[{\"function\":{\"arguments\":\": 2}\"}}]}")
+                       FINISH("tool_calls"),
+               0, NULL);
+    assert_string_equal(rein_model_call_raw_arguments(only_call(r)), "{\"x\": 2}");
+    rein_model_response_free(r);
+}
+
+static void test_decoder_errors_say_where(void **state)
+{
+    rein_error err;
+    rein_model_response *r;
+    const char *bad = CHUNK("{\"content\":\"ok\"}") "data: {not json\n\n";
+
+    (void)state;
+    rein_error_clear(&err);
+    r = decode_opts(REIN_WIRE_OPENAI_SSE, bad, strlen(bad), 0, NULL, NULL, &err);
+    assert_null(r);
+    assert_int_equal(err.code, REIN_EPARSE);
+    assert_non_null(strstr(err.msg, "event 2 (line"));
+    /* A JSON body is not an SSE stream. */
+    rein_error_clear(&err);
+    r = decode_opts(REIN_WIRE_OPENAI_SSE, "{\"choices\":[]}\n", 15, 0, NULL, NULL, &err);
+    assert_null(r);
+    assert_non_null(strstr(err.msg, "no SSE data events"));
+    /* An Anthropic stream is not an OpenAI one. */
+    rein_error_clear(&err);
+    const char *anth = "data: {\"type\":\"message_start\",\"message\":{}}\n\n";
+    r = decode_opts(REIN_WIRE_OPENAI_SSE, anth, strlen(anth), 0, NULL, NULL, &err);
+    assert_null(r);
+    assert_non_null(strstr(err.msg, "shape of openai-sse"));
+    rein_error_clear(&err);
+    r = decode_opts(REIN_WIRE_OPENAI_JSON, "{\"a\": [1, 2", 11, 0, NULL, NULL, &err);
+    assert_null(r);
+    assert_non_null(strstr(err.msg, "line 1"));
+}
+
+/* ---------------------------------------------------------------------------------------
+ * Events
+ */
+
+static void test_events_follow_the_stream(void **state)
+{
+    struct collected col;
+    rein_model_response *r;
+
+    (void)state;
+    collected_init(&col);
+    r = decode(REIN_WIRE_OPENAI_SSE,
+               CHUNK("{\"role\":\"assistant\",\"content\":\"Checking\"}")
+                   CHUNK("{\"content\":\" now.\"}") CALL0("call_1", "get_weather")
+                       ARGS(0, "{\\\"city\\\":") ARGS(0, "\\\"Paris\\\"}")
+                           FINISH("tool_calls") "data: "
+                                                "{\"choices\":[],\"usage\":{\"prompt_tokens\":9,"
+                                                "\"completion_tokens\":4}}\n\n"
+                                                "data: [DONE]\n\n",
+               3, &col);
+    assert_string_equal(col.text.ptr, "Checking now.");
+    assert_string_equal(col.args.ptr, "{\"city\":\"Paris\"}");
+    assert_string_equal(col.order, "tSDEuF");
+    assert_int_equal(col.starts, 1);
+    assert_int_equal(col.ends, 1);
+    assert_int_equal(rein_model_response_input_tokens(r), 9);
+    assert_int_equal(rein_model_response_finish(r), REIN_FINISH_TOOL_CALLS);
+    rein_model_response_free(r);
+    collected_release(&col);
+
+    /* Anthropic ends a call at its content_block_stop, before the message ends. */
+    collected_init(&col);
+    r = decode(
+        REIN_WIRE_ANTHROPIC_SSE,
+        "event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,"
+        "\"content_block\":{\"type\":\"tool_use\",\"id\":\"t1\",\"name\":\"f\",\"input\":{}}}\n\n"
+        "data: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":"
+        "\"input_json_delta\",\"partial_json\":\"{}\"}}\n\n"
+        "data: {\"type\":\"content_block_stop\",\"index\":0}\n\n"
+        "data: {\"type\":\"content_block_start\",\"index\":1,\"content_block\":{\"type\":"
+        "\"text\",\"text\":\"\"}}\n\n"
+        "data: {\"type\":\"content_block_delta\",\"index\":1,\"delta\":{\"type\":"
+        "\"text_delta\",\"text\":\"done\"}}\n\n"
+        "data: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"end_turn\"},"
+        "\"usage\":{\"output_tokens\":3}}\n\n"
+        "data: {\"type\":\"message_stop\"}\n\n",
+        0, &col);
+    assert_string_equal(col.order, "SDEtuF");
+    assert_true(rein_model_response_is_complete(r));
+    rein_model_response_free(r);
+    collected_release(&col);
+}
+
+static void test_text_events_hold_back_call_markup(void **state)
+{
+    struct collected col;
+    rein_model_response *r;
+
+    (void)state;
+    collected_init(&col);
+    /* The marker is split across deltas; none of it may be shown as answer text. */
+    r = decode(
+        REIN_WIRE_OPENAI_SSE,
+        CHUNK("{\"content\":\"Sure.\\n<tool\"}")
+            CHUNK("{\"content\":\"_call>\\n{\\\"name\\\": \\\"get_weather\\\", \"}") CHUNK(
+                "{\"content\":\"\\\"arguments\\\": {\\\"city\\\": \\\"Oslo\\\"}}\\n</tool_call>\"}")
+                FINISH("stop"),
+        0, &col);
+    assert_string_equal(col.text.ptr, "Sure.");
+    assert_string_equal(rein_model_response_text(r), "Sure.");
+    assert_int_equal(col.starts, 1);
+    assert_true(rein_model_call_from_text(only_call(r)));
+    rein_model_response_free(r);
+    collected_release(&col);
+
+    /* An offered tool written as a tag is held back too, even split mid-name. */
+    collected_init(&col);
+    {
+        struct rein_decoder_options opt;
+        const char *names[] = {"run_command"};
+        const char *stream = CHUNK("{\"content\":\"Running: <run_com\"}")
+            CHUNK("{\"content\":\"mand command=\\\"ls\\\" />\"}") FINISH("stop");
+        rein_error err;
+        memset(&opt, 0, sizeof(opt));
+        opt.tool_names = names;
+        opt.tool_name_count = 1;
+        r = decode_opts(REIN_WIRE_OPENAI_SSE, stream, strlen(stream), 0, &opt, &col, &err);
+        assert_non_null(r);
+        assert_string_equal(col.text.ptr, "Running:");
+        assert_int_equal(col.starts, 1);
+        rein_model_response_free(r);
+    }
+    collected_release(&col);
+
+    /* A <think> section streams as reasoning. */
+    collected_init(&col);
+    r = decode(REIN_WIRE_OPENAI_SSE,
+               CHUNK("{\"content\":\"<thi\"}") CHUNK("{\"content\":\"nk>plan it</th\"}")
+                   CHUNK("{\"content\":\"ink>\\n\\nThe answer is 4.\"}") FINISH("stop"),
+               0, &col);
+    assert_string_equal(col.reasoning.ptr, "plan it");
+    assert_string_equal(col.text.ptr, "The answer is 4.");
+    assert_string_equal(rein_model_response_reasoning(r), "plan it");
+    assert_string_equal(rein_model_response_text(r), "The answer is 4.");
+    rein_model_response_free(r);
+    collected_release(&col);
+
+    /* An ordinary code block is shown once it closes. */
+    collected_init(&col);
+    r = decode(REIN_WIRE_OPENAI_SSE,
+               CHUNK("{\"content\":\"Use:\\n```c\\nint x;\\n\"}")
+                   CHUNK("{\"content\":\"```\\nDone.\"}") FINISH("stop"),
+               0, &col);
+    assert_string_equal(col.text.ptr, "Use:\n```c\nint x;\n```\nDone.");
+    assert_string_equal(rein_model_response_text(r), col.text.ptr);
+    assert_int_equal(rein_model_response_call_count(r), 0);
+    rein_model_response_free(r);
+    collected_release(&col);
+}
+
+/* ---------------------------------------------------------------------------------------
+ * Tool calls written as text
+ */
+
+static rein_model_response *text_reply(const char *content, const struct rein_decoder_options *opt)
+{
+    json_t *body = json_pack("{s:[{s:i, s:{s:s, s:s}, s:s}]}", "choices", "index", 0, "message",
+                             "role", "assistant", "content", content, "finish_reason", "stop");
+    char *text = json_dumps(body, JSON_COMPACT);
+    rein_error err;
+    rein_model_response *r;
+
+    rein_error_clear(&err);
+    r = decode_opts(REIN_WIRE_OPENAI_JSON, text, strlen(text), 0, opt, NULL, &err);
+    if (!r)
+        fail_msg("%s", err.msg);
+    free(text);
+    json_decref(body);
+    return r;
+}
+
+static void check_text_call(const char *content, const char *name, const char *raw,
+                            enum rein_call_status status, const char *rest)
+{
+    rein_model_response *r = text_reply(content, NULL);
+    const rein_model_call *c = only_call(r);
+
+    assert_string_equal(rein_model_call_name(c), name);
+    assert_string_equal(rein_model_call_raw_arguments(c), raw);
+    assert_int_equal(rein_model_call_status(c), status);
+    assert_true(rein_model_call_from_text(c));
+    assert_memory_equal(rein_model_call_id(c), "call_", 5);
+    assert_string_equal(rein_model_response_text(r), rest);
+    rein_model_response_free(r);
+}
+
+static void test_text_calls_in_every_known_form(void **state)
+{
+    (void)state;
+    check_text_call("<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Oslo\", "
+                    "\"n\": 1.50}}\n</tool_call>",
+                    "get_weather", "{\"city\": \"Oslo\", \"n\": 1.50}", REIN_CALL_OK, "");
+    check_text_call("I'll check.\n<tool_call>\n<function=get_weather>\n<parameter=city>\nOslo\n"
+                    "</parameter>\n<parameter=days>\n3\n</parameter>\n</function>\n</tool_call>",
+                    "get_weather", "{\"city\":\"Oslo\",\"days\":3}", REIN_CALL_OK, "I'll check.");
+    check_text_call("[TOOL_CALLS][{\"name\": \"search\", \"arguments\": {\"q\": \"rein\"}}]",
+                    "search", "{\"q\": \"rein\"}", REIN_CALL_OK, "");
+    check_text_call("[TOOL_CALLS]search[ARGS]{\"q\": \"rein\"}", "search", "{\"q\": \"rein\"}",
+                    REIN_CALL_OK, "");
+    check_text_call(
+        "<|python_tag|>{\"name\": \"search\", \"parameters\": {\"q\": \"x\"}}<|eom_id|>", "search",
+        "{\"q\": \"x\"}", REIN_CALL_OK, "");
+    check_text_call("Here:\n```json\n{\"name\": \"search\", \"arguments\": {\"q\": \"x\"}}\n```",
+                    "search", "{\"q\": \"x\"}", REIN_CALL_OK, "Here:");
+    check_text_call("{\"name\": \"search\", \"arguments\": \"{\\\"q\\\": \\\"x\\\"}\"}", "search",
+                    "{\"q\": \"x\"}", REIN_CALL_OK, "");
+    /* Cut or broken markup still becomes a call, so it is answered, not taken as an answer. */
+    check_text_call("<tool_call>\n{\"name\": \"search\", \"arguments\": {\"q\": \"x", "search",
+                    "{\"q\": \"x", REIN_CALL_INVALID_JSON, "");
+    check_text_call("<tool_call>\nsearch for rein\n</tool_call>", "", "search for rein",
+                    REIN_CALL_INVALID_NAME, "");
+}
+
+static void test_text_calls_are_not_invented(void **state)
+{
+    struct rein_decoder_options opt;
+    const char *names[] = {"get_weather"};
+    rein_model_response *r;
+
+    (void)state;
+    /* JSON answers and code blocks that are not calls stay text. */
+    r = text_reply("{\"city\": \"Oslo\", \"temp\": 3}", NULL);
+    assert_int_equal(rein_model_response_call_count(r), 0);
+    rein_model_response_free(r);
+    r = text_reply("```json\n{\"name\": \"Bob\", \"age\": 3}\n```", NULL);
+    assert_int_equal(rein_model_response_call_count(r), 0);
+    rein_model_response_free(r);
+    /* With the offered tools known, a JSON object naming another tool is text. */
+    memset(&opt, 0, sizeof(opt));
+    opt.tool_names = names;
+    opt.tool_name_count = 1;
+    r = text_reply("```json\n{\"name\": \"search\", \"arguments\": {}}\n```", &opt);
+    assert_int_equal(rein_model_response_call_count(r), 0);
+    rein_model_response_free(r);
+    r = text_reply("{\"name\": \"get_weather\", \"arguments\": {}}", &opt);
+    assert_int_equal(rein_model_response_call_count(r), 1);
+    rein_model_response_free(r);
+}
+
+static void test_text_calls_as_tags_of_offered_tools(void **state)
+{
+    struct rein_decoder_options opt;
+    const char *names[] = {"run_command", "search"};
+    rein_model_response *r;
+    const rein_model_call *c;
+
+    (void)state;
+    memset(&opt, 0, sizeof(opt));
+    opt.tool_names = names;
+    opt.tool_name_count = 2;
+    /* The Ollama recording's leak: <run_command command="ls -l" /> with finish_reason stop. */
+    r = text_reply("<run_command command=\"ls -l\" />", &opt);
+    c = only_call(r);
+    assert_string_equal(rein_model_call_name(c), "run_command");
+    assert_string_equal(rein_model_call_raw_arguments(c), "{\"command\":\"ls -l\"}");
+    assert_int_equal(rein_model_call_status(c), REIN_CALL_OK);
+    assert_string_equal(rein_model_response_text(r), "");
+    rein_model_response_free(r);
+    r = text_reply("Let me look.\n<search>{\"q\": \"a &amp; b\"}</search>", &opt);
+    c = only_call(r);
+    assert_string_equal(rein_model_call_raw_arguments(c), "{\"q\": \"a &amp; b\"}");
+    assert_string_equal(rein_model_response_text(r), "Let me look.");
+    rein_model_response_free(r);
+    r = text_reply("<search q='x &quot;y&quot;'/>", &opt);
+    assert_string_equal(rein_model_call_raw_arguments(only_call(r)), "{\"q\":\"x \\\"y\\\"\"}");
+    rein_model_response_free(r);
+    /* Not an offered tool, or no tools known: text. */
+    r = text_reply("<b>bold</b> and <run_commands x=\"1\"/>", &opt);
+    assert_int_equal(rein_model_response_call_count(r), 0);
+    rein_model_response_free(r);
+    r = text_reply("<run_command command=\"ls -l\" />", NULL);
+    assert_int_equal(rein_model_response_call_count(r), 0);
+    rein_model_response_free(r);
+}
+
+static void test_text_calls_report_mode_keeps_the_text(void **state)
+{
+    struct rein_decoder_options opt;
+    rein_model_response *r;
+    const char *content = "<tool_call>{\"name\": \"a\", \"arguments\": {}}</tool_call>";
+
+    (void)state;
+    memset(&opt, 0, sizeof(opt));
+    opt.text_calls = REIN_TEXT_CALLS_REPORT;
+    r = text_reply(content, &opt);
+    assert_int_equal(rein_model_response_call_count(r), 0);
+    assert_int_equal(rein_model_response_text_call_count(r), 1);
+    assert_string_equal(rein_model_response_text(r), content);
+    rein_model_response_free(r);
+}
+
+static void test_think_tags_move_to_reasoning(void **state)
+{
+    struct rein_decoder_options opt;
+    rein_model_response *r;
+
+    (void)state;
+    r = text_reply("<think>\nweigh it\n</think>\n\nAnswer.", NULL);
+    assert_string_equal(rein_model_response_reasoning(r), "weigh it");
+    assert_string_equal(rein_model_response_text(r), "Answer.");
+    rein_model_response_free(r);
+    r = text_reply("leaked thought</think>Answer.", NULL);
+    assert_string_equal(rein_model_response_reasoning(r), "leaked thought");
+    assert_string_equal(rein_model_response_text(r), "Answer.");
+    rein_model_response_free(r);
+    memset(&opt, 0, sizeof(opt));
+    opt.keep_think_tags = true;
+    r = text_reply("<think>x</think>y", &opt);
+    assert_string_equal(rein_model_response_text(r), "<think>x</think>y");
+    rein_model_response_free(r);
+}
+
+/* ---------------------------------------------------------------------------------------
+ * History and encodings
+ */
+
+static rein_provider *provider_for(const char *name, const char *base)
+{
+    rein_provider_config *cfg = rein_provider_config_new();
+    rein_provider *p;
+    rein_error err;
+
+    assert_rein_ok(rein_provider_config_set(cfg, "provider", name, NULL), NULL);
+    assert_rein_ok(rein_provider_config_set_model(cfg, "test-model"), NULL);
+    assert_rein_ok(rein_provider_config_set_base_url(cfg, base), NULL);
+    assert_rein_ok(rein_provider_config_set_api_key(cfg, "sk-test-secret-1234"), NULL);
+    p = rein_provider_new(cfg, &err);
+    if (!p)
+        fail_msg("%s", err.msg);
+    rein_provider_config_free(cfg);
+    return p;
+}
+
+static rein_history *sample_history(void)
+{
+    rein_history *h = rein_history_new();
+    json_t *asst;
+
+    assert_rein_ok(rein_history_add_system(h, "Be brief."), NULL);
+    assert_rein_ok(rein_history_add_user(h, "Weather in Oslo and Bergen?"), NULL);
+    asst =
+        json_pack("{s:s, s:s, s:s, s:s, s:[{s:s, s:s, s:s}, {s:s, s:s, s:s}]}", "role", "assistant",
+                  "content", "", "reasoning", "two cities", "reasoning_signature",
+                  "sig==", "tool_calls", "id", "c1", "name", "weather", "arguments",
+                  "{\"city\":\"Oslo\",\"n\":1.50}", "id", "c2", "name", "weather", "arguments", "");
+    assert_rein_ok(rein_history_append(h, asst, NULL), NULL);
+    json_decref(asst);
+    assert_rein_ok(rein_history_add_tool_result(h, "c1", "weather", "{\"t\":3}", false), NULL);
+    assert_rein_ok(rein_history_add_tool_result(h, "c2", "weather", "boom", true), NULL);
+    return h;
+}
+
+static char *body_for(rein_provider *p, rein_model_request *req, rein_history *h)
+{
+    struct rein_buf b;
+
+    rein_buf_init(&b, 0);
+    assert_rein_ok(req->tools_valid ? REIN_OK
+                   : p->wire->encode_tools
+                       ? p->wire->encode_tools(p, req, &req->tools_enc)
+                       : rein__wire_openai.encode_tools(p, req, &req->tools_enc),
+                   NULL);
+    req->tools_valid = true;
+    assert_rein_ok(p->wire->build_body(p, req, h, &b, NULL), NULL);
+    return rein_buf_detach(&b, NULL);
+}
+
+static void test_history_encodes_openai_messages(void **state)
+{
+    rein_provider *p = provider_for("openai-compatible", "http://127.0.0.1:9/v1");
+    rein_model_request *req = rein_model_request_new();
+    rein_history *h = sample_history();
+    json_t *body, *msgs;
+    char *text;
+
+    (void)state;
+    assert_rein_ok(rein_model_request_add_tool(req, "weather", "Weather for a city", NULL), NULL);
+    assert_rein_ok(rein_model_request_set_tool_choice(req, "required"), NULL);
+    rein_model_request_set_max_tokens(req, 100);
+    text = body_for(p, req, h);
+    /* The raw argument string goes back byte for byte: 1.50 stays 1.50. */
+    assert_non_null(strstr(text, "\"arguments\":\"{\\\"city\\\":\\\"Oslo\\\",\\\"n\\\":1.50}\""));
+    body = rein_json_parse(text, strlen(text), 0, NULL);
+    msgs = json_object_get(body, "messages");
+    assert_int_equal(json_array_size(msgs), 5);
+    assert_string_equal(rein__json_str(json_array_get(msgs, 0), "role"), "system");
+    assert_true(json_is_null(json_object_get(json_array_get(msgs, 2), "content")));
+    json_t *calls = json_object_get(json_array_get(msgs, 2), "tool_calls");
+    assert_string_equal(
+        rein__json_str(json_object_get(json_array_get(calls, 1), "function"), "arguments"), "{}");
+    assert_string_equal(rein__json_str(json_array_get(msgs, 3), "role"), "tool");
+    assert_string_equal(rein__json_str(json_array_get(msgs, 3), "tool_call_id"), "c1");
+    assert_string_equal(rein__json_str(body, "tool_choice"), "required");
+    assert_int_equal(json_integer_value(json_object_get(body, "max_tokens")), 100);
+    assert_true(
+        json_is_true(json_object_get(json_object_get(body, "stream_options"), "include_usage")));
+    assert_string_equal(
+        rein__json_str(
+            json_object_get(json_array_get(json_object_get(body, "tools"), 0), "function"), "name"),
+        "weather");
+    assert_null(strstr(text, "sk-test-secret"));
+    json_decref(body);
+    rein_free(text);
+    rein_history_free(h);
+    rein_model_request_free(req);
+    rein_provider_free(p);
+}
+
+static void test_history_encodes_anthropic_messages(void **state)
+{
+    rein_provider *p = provider_for("anthropic", "http://127.0.0.1:9");
+    rein_model_request *req = rein_model_request_new();
+    rein_history *h = sample_history();
+    json_t *body, *msgs, *blocks;
+    char *text;
+
+    (void)state;
+    assert_string_equal(rein_provider_endpoint(p), "http://127.0.0.1:9/v1/messages");
+    assert_rein_ok(rein_model_request_add_tool(req, "weather", NULL, NULL), NULL);
+    assert_rein_ok(rein_model_request_set_tool_choice(req, "weather"), NULL);
+    assert_rein_ok(rein_history_add_user(h, "And tomorrow?"), NULL);
+    text = body_for(p, req, h);
+    body = rein_json_parse(text, strlen(text), 0, NULL);
+    assert_non_null(body);
+    assert_string_equal(rein__json_str(json_array_get(json_object_get(body, "system"), 0), "text"),
+                        "Be brief.");
+    msgs = json_object_get(body, "messages");
+    assert_int_equal(json_array_size(msgs), 3);
+    /* Thinking (with its signature) comes before the tool_use blocks. */
+    blocks = json_object_get(json_array_get(msgs, 1), "content");
+    assert_int_equal(json_array_size(blocks), 3);
+    assert_string_equal(rein__json_str(json_array_get(blocks, 0), "type"), "thinking");
+    assert_string_equal(rein__json_str(json_array_get(blocks, 0), "signature"), "sig==");
+    assert_string_equal(rein__json_str(json_array_get(blocks, 1), "type"), "tool_use");
+    assert_non_null(strstr(text, "\"input\":{\"city\":\"Oslo\",\"n\":1.50}"));
+    assert_int_equal(json_object_size(json_object_get(json_array_get(blocks, 2), "input")), 0);
+    /* Both tool results, then the next user text, are one user message. */
+    blocks = json_object_get(json_array_get(msgs, 2), "content");
+    assert_string_equal(rein__json_str(json_array_get(msgs, 2), "role"), "user");
+    assert_int_equal(json_array_size(blocks), 3);
+    assert_string_equal(rein__json_str(json_array_get(blocks, 0), "type"), "tool_result");
+    assert_string_equal(rein__json_str(json_array_get(blocks, 1), "tool_use_id"), "c2");
+    assert_true(json_is_true(json_object_get(json_array_get(blocks, 1), "is_error")));
+    assert_string_equal(rein__json_str(json_array_get(blocks, 2), "type"), "text");
+    assert_string_equal(rein__json_str(json_object_get(body, "tool_choice"), "type"), "tool");
+    assert_int_equal(json_integer_value(json_object_get(body, "max_tokens")), 4096);
+    assert_non_null(
+        json_object_get(json_array_get(json_object_get(body, "tools"), 0), "input_schema"));
+    json_decref(body);
+    rein_free(text);
+    rein_history_free(h);
+    rein_model_request_free(req);
+    rein_provider_free(p);
+}
+
+static void test_history_encodes_ollama_messages(void **state)
+{
+    rein_provider *p = provider_for("ollama", "http://127.0.0.1:9/");
+    rein_model_request *req = rein_model_request_new();
+    rein_history *h = sample_history();
+    json_t *body, *msgs;
+    char *text;
+
+    (void)state;
+    assert_string_equal(rein_provider_endpoint(p), "http://127.0.0.1:9/api/chat");
+    rein_model_request_set_temperature(req, 0.5);
+    text = body_for(p, req, h);
+    body = rein_json_parse(text, strlen(text), 0, NULL);
+    msgs = json_object_get(body, "messages");
+    json_t *calls = json_object_get(json_array_get(msgs, 2), "tool_calls");
+    assert_true(json_is_object(
+        json_object_get(json_object_get(json_array_get(calls, 0), "function"), "arguments")));
+    assert_non_null(strstr(text, "\"arguments\":{\"city\":\"Oslo\",\"n\":1.50}"));
+    assert_string_equal(rein__json_str(json_array_get(msgs, 3), "tool_name"), "weather");
+    assert_string_equal(rein__json_str(json_array_get(msgs, 2), "thinking"), "two cities");
+    assert_true(json_real_value(json_object_get(json_object_get(body, "options"), "temperature")) ==
+                0.5);
+    json_decref(body);
+    rein_free(text);
+    rein_history_free(h);
+    rein_model_request_free(req);
+    rein_provider_free(p);
+}
+
+static void test_history_encodes_each_message_once(void **state)
+{
+    rein_provider *p = provider_for("openai-compatible", "http://127.0.0.1:9/v1");
+    rein_model_request *req = rein_model_request_new();
+    rein_history *h = rein_history_new();
+
+    (void)state;
+    for (int turn = 0; turn < 20; turn++) {
+        char msg[32];
+        snprintf(msg, sizeof(msg), "turn %d", turn);
+        assert_rein_ok(rein_history_add_user(h, msg), NULL);
+        rein_free(body_for(p, req, h));
+    }
+    /* Twenty bodies over a growing history: each message was encoded exactly once. */
+    assert_int_equal(rein__history_encode_count(h), 20);
+    rein_history_truncate(h, 5);
+    assert_int_equal(rein_history_len(h), 5);
+    rein_free(body_for(p, req, h));
+    assert_int_equal(rein__history_encode_count(h), 20);
+    rein_history_free(h);
+    rein_model_request_free(req);
+    rein_provider_free(p);
+}
+
+static void test_history_checks_the_neutral_shape(void **state)
+{
+    rein_history *h = rein_history_new();
+    rein_error err;
+    json_t *m;
+
+    (void)state;
+    m = json_pack("{s:s}", "role", "robot");
+    assert_int_equal(rein_history_append(h, m, &err), REIN_EINVAL);
+    assert_non_null(strstr(err.msg, "robot"));
+    json_decref(m);
+    m = json_pack("{s:s, s:s}", "role", "tool", "content", "x");
+    assert_int_equal(rein_history_append(h, m, &err), REIN_EINVAL);
+    assert_non_null(strstr(err.msg, "tool_call_id"));
+    json_decref(m);
+    m = json_pack("{s:s, s:[{s:s, s:s, s:{}}]}", "role", "assistant", "tool_calls", "id", "a",
+                  "name", "f", "arguments");
+    assert_int_equal(rein_history_append(h, m, &err), REIN_EINVAL);
+    assert_non_null(strstr(err.msg, "tool_calls[0].arguments"));
+    json_decref(m);
+    assert_int_equal(rein_history_len(h), 0);
+
+    /* Round trip through JSON, as the store does. */
+    rein_history *s = sample_history();
+    json_t *arr = rein_history_to_json(s);
+    rein_history *back = rein_history_from_json(arr, &err);
+    assert_non_null(back);
+    assert_int_equal(rein_history_len(back), 5);
+    assert_true(json_equal((json_t *)rein_history_get(back, 2), (json_t *)rein_history_get(s, 2)));
+    json_decref(arr);
+    rein_history_free(back);
+    rein_history_free(s);
+    rein_history_free(h);
+}
+
+static void test_response_becomes_the_assistant_message(void **state)
+{
+    rein_model_response *r;
+    json_t *m;
+    rein_history *h = rein_history_new();
+
+    (void)state;
+    r = decode(REIN_WIRE_ANTHROPIC_SSE,
+               "data: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":"
+               "\"thinking\",\"thinking\":\"\",\"signature\":\"\"}}\n\n"
+               "data: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":"
+               "\"thinking_delta\",\"thinking\":\"hmm\"}}\n\n"
+               "data: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":"
+               "\"signature_delta\",\"signature\":\"SIG\"}}\n\n"
+               "data: {\"type\":\"content_block_start\",\"index\":1,\"content_block\":{\"type\":"
+               "\"redacted_thinking\",\"data\":\"opaque\"}}\n\n"
+               "data: {\"type\":\"content_block_start\",\"index\":2,\"content_block\":{\"type\":"
+               "\"tool_use\",\"id\":\"toolu_9\",\"name\":\"f\",\"input\":{}}}\n\n"
+               "data: {\"type\":\"content_block_delta\",\"index\":2,\"delta\":{\"type\":"
+               "\"input_json_delta\",\"partial_json\":\"{\\\"a\\\": 1.0}\"}}\n\n"
+               "data: {\"type\":\"content_block_stop\",\"index\":2}\n\n"
+               "data: {\"type\":\"message_stop\"}\n\n",
+               0, NULL);
+    m = rein_model_response_message(r);
+    assert_string_equal(rein__json_str(m, "reasoning"), "hmm");
+    assert_string_equal(rein__json_str(m, "reasoning_signature"), "SIG");
+    assert_string_equal(
+        json_string_value(json_array_get(json_object_get(m, "redacted_reasoning"), 0)), "opaque");
+    assert_string_equal(
+        rein__json_str(json_array_get(json_object_get(m, "tool_calls"), 0), "arguments"),
+        "{\"a\": 1.0}");
+    assert_rein_ok(rein_history_add_response(h, r), NULL);
+    assert_int_equal(rein_history_len(h), 1);
+    json_decref(m);
+    rein_history_free(h);
+    rein_model_response_free(r);
+}
+
+/* ---------------------------------------------------------------------------------------
+ * Configuration and capabilities
+ */
+
+static void test_presets_and_base_urls(void **state)
+{
+    rein_provider_config *cfg = rein_provider_config_new();
+    rein_provider *p;
+    rein_error err;
+
+    (void)state;
+    assert_rein_ok(rein_provider_config_set(cfg, "provider", "dashscope", NULL), NULL);
+    assert_rein_ok(rein_provider_config_set(cfg, "model", "qwen-plus", NULL), NULL);
+    assert_rein_ok(rein_provider_config_set(cfg, "api_key", "sk-abcdef", NULL), NULL);
+    p = rein_provider_new(cfg, &err);
+    assert_non_null(p);
+    assert_string_equal(rein_provider_endpoint(p),
+                        "https://dashscope.aliyuncs.com/compatible-mode/v1/chat/completions");
+    assert_string_equal(rein_provider_wire(p), "openai");
+    rein_provider_free(p);
+
+    /* A base URL that already names the endpoint is not extended twice. */
+    assert_rein_ok(rein_provider_config_set(cfg, "provider", "vllm", NULL), NULL);
+    assert_rein_ok(
+        rein_provider_config_set(cfg, "base_url", "http://h:1/v1/chat/completions/", NULL), NULL);
+    p = rein_provider_new(cfg, &err);
+    assert_string_equal(rein_provider_endpoint(p), "http://h:1/v1/chat/completions");
+    rein_provider_free(p);
+
+    assert_rein_ok(rein_provider_config_set(cfg, "provider", "openai-compatible", NULL), NULL);
+    assert_null(rein_provider_new(cfg, &err));
+    assert_int_equal(err.code, REIN_EINVAL);
+    assert_non_null(strstr(err.msg, "base URL"));
+
+    assert_int_equal(rein_provider_config_set(cfg, "provider", "gpt", &err), REIN_EINVAL);
+    assert_non_null(strstr(err.msg, "unknown provider 'gpt'"));
+    assert_int_equal(rein_provider_config_set(cfg, "idle_timeout_ms", "soon", &err), REIN_EINVAL);
+    assert_int_equal(rein_provider_config_set(cfg, "colour", "blue", &err), REIN_EINVAL);
+    assert_non_null(strstr(err.msg, "colour"));
+
+    assert_rein_ok(rein_provider_config_set(cfg, "provider", "rules", NULL), NULL);
+    assert_null(rein_provider_new(cfg, &err));
+    assert_int_equal(err.code, REIN_ENOTSUP);
+    rein_provider_config_free(cfg);
+}
+
+static void test_keys_come_from_the_environment_and_never_show(void **state)
+{
+    rein_provider_config *cfg = rein_provider_config_new();
+    rein_provider *p;
+    rein_error err;
+
+    (void)state;
+    unsetenv("ANTHROPIC_API_KEY");
+    setenv("REIN_PROVIDER", "anthropic", 1);
+    setenv("REIN_MODEL", "claude-sonnet-4-5", 1);
+    assert_rein_ok(rein_provider_config_from_env(cfg, &err), &err);
+    p = rein_provider_new(cfg, &err);
+    assert_null(p);
+    assert_non_null(strstr(err.msg, "ANTHROPIC_API_KEY"));
+    setenv("ANTHROPIC_API_KEY", "sk-ant-very-secret", 1);
+    p = rein_provider_new(cfg, &err);
+    assert_non_null(p);
+    assert_string_equal(rein_provider_model(p), "claude-sonnet-4-5");
+    assert_string_equal(rein_provider_endpoint(p), "https://api.anthropic.com/v1/messages");
+    rein_provider_free(p);
+    unsetenv("REIN_PROVIDER");
+    unsetenv("REIN_MODEL");
+    unsetenv("ANTHROPIC_API_KEY");
+    rein_provider_config_free(cfg);
+}
+
+static void test_config_file_and_capabilities(void **state)
+{
+    char *dir = test_tmpdir();
+    char *path = test_write_file(dir, "rein.json",
+                                 "{\"provider\": {\"provider\": \"llamacpp\", \"model\": "
+                                 "\"my-local-7b\", \"max_retries\": 5, \"text_calls\": \"report\","
+                                 " \"capabilities\": {\"my-local\": {\"parallel_tools\": true, "
+                                 "\"context_window\": 32768}}}}");
+    char *bad = test_write_file(dir, "bad.json", "{\"provider\": \"ollama\",\n \"model\": 3.5}");
+    char *broken = test_write_file(dir, "broken.json", "{\"provider\": ");
+    rein_provider_config *cfg = rein_provider_config_new();
+    struct rein_model_caps caps;
+    rein_provider *p;
+    rein_error err;
+
+    (void)state;
+    assert_rein_ok(rein_provider_config_load_file(cfg, path, &err), &err);
+    p = rein_provider_new(cfg, &err);
+    assert_non_null(p);
+    assert_string_equal(rein_provider_endpoint(p), "http://localhost:8080/v1/chat/completions");
+    rein_provider_caps(p, &caps);
+    assert_true(caps.parallel_tools);
+    assert_int_equal(caps.context_window, 32768);
+    rein_provider_free(p);
+    assert_int_equal(rein_provider_config_load_file(cfg, bad, &err), REIN_EINVAL);
+    assert_non_null(strstr(err.msg, "model"));
+    assert_int_equal(rein_provider_config_load_file(cfg, broken, &err), REIN_EPARSE);
+    assert_non_null(strstr(err.msg, "broken.json"));
+    rein_provider_config_free(cfg);
+
+    rein_model_caps_lookup("gpt-4o-mini", &caps);
+    assert_true(caps.confidence && caps.parallel_tools);
+    assert_int_equal(caps.context_window, 128000);
+    rein_model_caps_lookup("gpt-4", &caps);
+    assert_int_equal(caps.context_window, 8192);
+    rein_model_caps_lookup("claude-3-5-sonnet-latest", &caps);
+    assert_true(caps.confidence);
+    rein_model_caps_lookup("Qwen/Qwen3-8B", &caps);
+    assert_int_equal(caps.context_window, 131072);
+    assert_false(caps.confidence);
+    rein_model_caps_lookup("something-new", &caps);
+    assert_true(caps.tools && !caps.parallel_tools && !caps.confidence);
+    test_rmtree(dir);
+    free(dir);
+    free(path);
+    free(bad);
+    free(broken);
+}
+
+/* ---------------------------------------------------------------------------------------
+ * Allocation failure at every step
+ */
+
+static void torture_decode(void *arg)
+{
+    const char *text = arg;
+    rein_provider_decoder *d = rein_provider_decoder_new(REIN_WIRE_OPENAI_SSE, NULL, NULL, NULL);
+    rein_model_response *r = NULL;
+    json_t *j;
+
+    if (!d)
+        return;
+    if (rein_provider_decoder_feed(d, text, strlen(text), NULL) == REIN_OK &&
+        rein_provider_decoder_finish(d, &r, NULL) == REIN_OK) {
+        j = rein_model_response_to_json(r);
+        json_decref(j);
+        j = rein_model_response_message(r);
+        json_decref(j);
+    }
+    rein_model_response_free(r);
+    rein_provider_decoder_free(d);
+}
+
+static void test_decoding_survives_allocation_failure(void **state)
+{
+    static const char stream[] =
+        CHUNK("{\"content\":\"<think>a</think>Hi "
+              "<tool_call>{\\\"name\\\":\\\"f\\\",\\\"arguments\\\":{}}</tool_call>\"}")
+            CALL0("call_1", "get") ARGS(0, "{\\\"a\\\":\\\"\\\\u00e9\\\"}")
+                FINISH("tool_calls") "data: "
+                                     "{\"choices\":[],\"usage\":{\"prompt_tokens\":1,\"completion_"
+                                     "tokens\":2}}\n\n"
+                                     "data: [DONE]\n\n";
+
+    (void)state;
+    test_alloc_torture(torture_decode, (void *)stream);
+}
+
+static void torture_history(void *arg)
+{
+    rein_provider *p = arg;
+    rein_history *h = rein_history_new();
+    rein_model_request *req = rein_model_request_new();
+    struct rein_buf b;
+
+    rein_buf_init(&b, 0);
+    if (h && req && rein_history_add_user(h, "hi") == REIN_OK &&
+        rein_history_add_tool_result(h, "c", "n", "r", false) == REIN_OK &&
+        rein_model_request_add_tool(req, "f", "d", NULL) == REIN_OK &&
+        p->wire->encode_tools(p, req, &req->tools_enc) == REIN_OK) {
+        req->tools_valid = true;
+        (void)(p->wire->build_body(p, req, h, &b, NULL) == REIN_OK);
+    }
+    rein_buf_release(&b);
+    rein_model_request_free(req);
+    rein_history_free(h);
+}
+
+static void test_encoding_survives_allocation_failure(void **state)
+{
+    rein_provider *p = provider_for("anthropic", "http://127.0.0.1:9");
+
+    (void)state;
+    test_alloc_torture(torture_history, p);
+    rein_provider_free(p);
+}
+
+static const struct CMUnitTest tests[] = {
+    cmocka_unit_test(test_fixtures_decode_to_hand_written_values),
+    cmocka_unit_test(test_fixtures_decode_the_same_byte_by_byte),
+    cmocka_unit_test(test_fixtures_decode_the_same_in_odd_pieces),
+    cmocka_unit_test(test_fixture_notes_say_what_was_assembled),
+    cmocka_unit_test(test_sse_reader_follows_the_spec_and_its_variants),
+    cmocka_unit_test(test_sse_reader_handles_lone_cr_and_payload_lines),
+    cmocka_unit_test(test_sse_reader_bounds_an_event),
+    cmocka_unit_test(test_unescape_joins_surrogates_across_deltas),
+    cmocka_unit_test(test_tool_names_are_checked),
+    cmocka_unit_test(test_invalid_names_are_kept_and_marked),
+    cmocka_unit_test(test_cut_stream_marks_the_call_incomplete),
+    cmocka_unit_test(test_bad_json_and_non_objects_are_invalid_json),
+    cmocka_unit_test(test_zero_argument_calls_mean_an_empty_object),
+    cmocka_unit_test(test_ollama_index_zero_quirk_and_unicode_in_arguments),
+    cmocka_unit_test(test_calls_without_index_or_id),
+    cmocka_unit_test(test_decoder_errors_say_where),
+    cmocka_unit_test(test_events_follow_the_stream),
+    cmocka_unit_test(test_text_events_hold_back_call_markup),
+    cmocka_unit_test(test_text_calls_in_every_known_form),
+    cmocka_unit_test(test_text_calls_are_not_invented),
+    cmocka_unit_test(test_text_calls_as_tags_of_offered_tools),
+    cmocka_unit_test(test_text_calls_report_mode_keeps_the_text),
+    cmocka_unit_test(test_think_tags_move_to_reasoning),
+    cmocka_unit_test(test_history_encodes_openai_messages),
+    cmocka_unit_test(test_history_encodes_anthropic_messages),
+    cmocka_unit_test(test_history_encodes_ollama_messages),
+    cmocka_unit_test(test_history_encodes_each_message_once),
+    cmocka_unit_test(test_history_checks_the_neutral_shape),
+    cmocka_unit_test(test_response_becomes_the_assistant_message),
+    cmocka_unit_test(test_presets_and_base_urls),
+    cmocka_unit_test(test_keys_come_from_the_environment_and_never_show),
+    cmocka_unit_test(test_config_file_and_capabilities),
+    cmocka_unit_test(test_decoding_survives_allocation_failure),
+    cmocka_unit_test(test_encoding_survives_allocation_failure),
+};
+
+REIN_TEST_MAIN(tests)
