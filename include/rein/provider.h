@@ -10,8 +10,8 @@
  * parses) the JSON value, usage, finish reason, refusal and any in-stream error.
  *
  * Nothing the model sends is dropped. A tool call whose name is empty, symbol-only or
- * otherwise unusable is kept with status REIN_CALL_INVALID_NAME; one whose arguments do not
- * parse is kept with REIN_CALL_INVALID_JSON, or REIN_CALL_INCOMPLETE when the stream was cut
+ * otherwise unusable is kept with status REIN_MODEL_CALL_INVALID_NAME; one whose arguments do not
+ * parse is kept with REIN_MODEL_CALL_INVALID_JSON, or REIN_MODEL_CALL_INCOMPLETE when the stream was cut
  * before the call was finished. The pipeline answers those with an invalid payload, so every
  * call id gets a tool result. Tool calls that a model wrote as text (Hermes/Qwen
  * <tool_call>, Mistral [TOOL_CALLS], Llama <|python_tag|>, a fenced or bare JSON object with
@@ -45,14 +45,14 @@ typedef struct rein_provider_decoder rein_provider_decoder;
  * Tool calls and responses
  */
 
-enum rein_call_status {
-    REIN_CALL_OK = 0,           /* a usable name and arguments that parse to an object */
-    REIN_CALL_INVALID_JSON = 1, /* the arguments do not parse, or are not an object */
-    REIN_CALL_INVALID_NAME = 2, /* empty, symbol-only, too long or not UTF-8 */
-    REIN_CALL_INCOMPLETE = 3,   /* the stream ended before the call was finished */
+enum rein_model_call_status {
+    REIN_MODEL_CALL_OK = 0,           /* a usable name and arguments that parse to an object */
+    REIN_MODEL_CALL_INVALID_JSON = 1, /* the arguments do not parse, or are not an object */
+    REIN_MODEL_CALL_INVALID_NAME = 2, /* empty, symbol-only, too long or not UTF-8 */
+    REIN_MODEL_CALL_INCOMPLETE = 3,   /* the stream ended before the call was finished */
 };
 /* "ok", "invalid_json", "invalid_name", "incomplete"; never NULL. */
-REIN_EXTERN const char *rein_call_status_name(enum rein_call_status status);
+REIN_EXTERN const char *rein_model_call_status_name(enum rein_model_call_status status);
 
 /* The call's id as the provider sent it, or a stable made-up one ("call_…") when it sent
  * none (Ollama). Borrowed, valid while the response is. Never NULL. */
@@ -64,7 +64,7 @@ REIN_EXTERN const char *rein_model_call_name(const rein_model_call *c);
 REIN_EXTERN const char *rein_model_call_raw_arguments(const rein_model_call *c);
 /* The parsed arguments (always an object), or NULL when they did not parse. Borrowed. */
 REIN_EXTERN const json_t *rein_model_call_arguments(const rein_model_call *c);
-REIN_EXTERN enum rein_call_status rein_model_call_status(const rein_model_call *c);
+REIN_EXTERN enum rein_model_call_status rein_model_call_status(const rein_model_call *c);
 /* Why the status is not OK, in words a model can act on; "" when it is OK. Borrowed. */
 REIN_EXTERN const char *rein_model_call_error(const rein_model_call *c);
 /* True when the call was found in the text rather than in the tool-call field. */

@@ -820,14 +820,14 @@ static bool all_space(const char *s, size_t n)
     return true;
 }
 
-static rein_err set_status(rein_model_call *c, enum rein_call_status st, char *msg)
+static rein_err set_status(rein_model_call *c, enum rein_model_call_status st, char *msg)
 {
     c->status = st;
     rein_free(c->error);
     c->error = msg;
-    if (st != REIN_CALL_OK && !msg)
+    if (st != REIN_MODEL_CALL_OK && !msg)
         return REIN_ENOMEM;
-    if (st != REIN_CALL_OK) {
+    if (st != REIN_MODEL_CALL_OK) {
         json_decref(c->parsed);
         c->parsed = NULL;
     }
@@ -844,7 +844,7 @@ rein_err rein__call_decide(rein_model_call *c, bool reply_complete)
     c->parsed = NULL;
     if (!rein__tool_name_is_valid(c->name.ptr, c->name.len)) {
         return set_status(
-            c, REIN_CALL_INVALID_NAME,
+            c, REIN_MODEL_CALL_INVALID_NAME,
             c->name.len ? rein_asprintf("the tool name \"%.*s\" is not a usable name: "
                                         "use one of the offered tool names",
                                         (int)(c->name.len > 80 ? 80 : c->name.len), c->name.ptr)
@@ -853,11 +853,11 @@ rein_err rein__call_decide(rein_model_call *c, bool reply_complete)
     }
     if (all_space(c->args.ptr, c->args.len)) {
         if (!finished)
-            return set_status(c, REIN_CALL_INCOMPLETE,
+            return set_status(c, REIN_MODEL_CALL_INCOMPLETE,
                               rein_strdup("the reply ended before the call's arguments arrived"));
         /* A zero-argument call streams "" (or nothing): its arguments are {}. */
         c->parsed = json_object();
-        return c->parsed ? set_status(c, REIN_CALL_OK, NULL) : REIN_ENOMEM;
+        return c->parsed ? set_status(c, REIN_MODEL_CALL_OK, NULL) : REIN_ENOMEM;
     }
     rein_error_clear(&jerr);
     v = rein_json_parse(c->args.ptr, c->args.len, 0, &jerr);
@@ -865,21 +865,21 @@ rein_err rein__call_decide(rein_model_call *c, bool reply_complete)
         if (jerr.code == REIN_ENOMEM)
             return REIN_ENOMEM;
         if (!finished)
-            return set_status(c, REIN_CALL_INCOMPLETE,
+            return set_status(c, REIN_MODEL_CALL_INCOMPLETE,
                               rein_asprintf("the reply ended in the middle of the call's "
                                             "arguments (%zu bytes received)",
                                             c->args.len));
-        return set_status(c, REIN_CALL_INVALID_JSON,
+        return set_status(c, REIN_MODEL_CALL_INVALID_JSON,
                           rein_asprintf("the arguments are not valid JSON: %s", jerr.msg));
     }
     if (!json_is_object(v)) {
         const char *type = rein_json_type_name(v);
         json_decref(v);
-        return set_status(c, REIN_CALL_INVALID_JSON,
+        return set_status(c, REIN_MODEL_CALL_INVALID_JSON,
                           rein_asprintf("the arguments must be a JSON object, got %s", type));
     }
     c->parsed = v;
-    return set_status(c, REIN_CALL_OK, NULL);
+    return set_status(c, REIN_MODEL_CALL_OK, NULL);
 }
 
 /* ---- ids ---- */

@@ -24,7 +24,7 @@ struct curl_slist;
 
 /*
  * Invariants: name, args are NUL-terminated bounded buffers; id is never NULL once the call
- * exists; parsed is set only when status is REIN_CALL_OK; ended means the END event went out
+ * exists; parsed is set only when status is REIN_MODEL_CALL_OK; ended means the END event went out
  * and the status is final.
  */
 struct rein_model_call {
@@ -33,7 +33,7 @@ struct rein_model_call {
     struct rein_buf args; /* the raw argument string */
     json_t *parsed;
     char *error;
-    enum rein_call_status status;
+    enum rein_model_call_status status;
     int64_t key;      /* the wire's index for this call, -1 when none */
     uint32_t hi_args; /* a high surrogate waiting for its pair across deltas */
     bool from_text;

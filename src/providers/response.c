@@ -8,7 +8,7 @@
 
 static const char *const status_names[] = {"ok", "invalid_json", "invalid_name", "incomplete"};
 
-const char *rein_call_status_name(enum rein_call_status status)
+const char *rein_model_call_status_name(enum rein_model_call_status status)
 {
     if ((unsigned)status < sizeof(status_names) / sizeof(status_names[0]))
         return status_names[status];
@@ -32,10 +32,10 @@ const char *rein_model_call_raw_arguments(const rein_model_call *c)
 
 const json_t *rein_model_call_arguments(const rein_model_call *c)
 {
-    return c->status == REIN_CALL_OK ? c->parsed : NULL;
+    return c->status == REIN_MODEL_CALL_OK ? c->parsed : NULL;
 }
 
-enum rein_call_status rein_model_call_status(const rein_model_call *c)
+enum rein_model_call_status rein_model_call_status(const rein_model_call *c)
 {
     return c->status;
 }
@@ -203,10 +203,10 @@ json_t *rein_model_response_to_json(const rein_model_response *r)
         bad |= set_str(jc, "id", c->id, strlen(c->id));
         bad |= json_object_set_new(jc, "name", str_value(c->name.ptr, c->name.len));
         bad |= json_object_set_new(jc, "arguments",
-                                   c->status == REIN_CALL_OK && c->parsed ? json_incref(c->parsed)
+                                   c->status == REIN_MODEL_CALL_OK && c->parsed ? json_incref(c->parsed)
                                                                           : json_null());
         bad |= json_object_set_new(jc, "raw_arguments", str_value(c->args.ptr, c->args.len));
-        bad |= json_object_set_new(jc, "status", json_string(rein_call_status_name(c->status)));
+        bad |= json_object_set_new(jc, "status", json_string(rein_model_call_status_name(c->status)));
         bad |= json_object_set_new(jc, "from_text", json_boolean(c->from_text));
     }
     bad |= json_object_set_new(o, "tool_calls", calls);

@@ -167,7 +167,7 @@ static void test_openai_stream_over_http(void **state)
     c = rein_model_response_call(f.resp, 0);
     assert_string_equal(rein_model_call_id(c), "call_7");
     assert_string_equal(rein_model_call_raw_arguments(c), "{\"city\": \"Oslo\"}");
-    assert_int_equal(rein_model_call_status(c), REIN_CALL_OK);
+    assert_int_equal(rein_model_call_status(c), REIN_MODEL_CALL_OK);
     assert_int_equal(rein_model_response_input_tokens(f.resp), 12);
     assert_int_equal(rein_model_response_output_tokens(f.resp), 9);
     assert_int_equal(rein_model_response_finish(f.resp), REIN_FINISH_TOOL_CALLS);
@@ -546,7 +546,7 @@ static void test_stream_cut_mid_tool_call_keeps_the_call(void **state)
     assert_string_equal(rein_model_response_text(f.resp), "Looking.");
     c = rein_model_response_call(f.resp, 0);
     assert_string_equal(rein_model_call_id(c), "call_9");
-    assert_int_equal(rein_model_call_status(c), REIN_CALL_INCOMPLETE);
+    assert_int_equal(rein_model_call_status(c), REIN_MODEL_CALL_INCOMPLETE);
     assert_null(rein_model_call_arguments(c));
     /* Not retried: a call had been delivered. */
     assert_int_equal(ms_request_count(f.ms), 1);
@@ -632,7 +632,7 @@ static void test_malformed_sse_line(void **state)
     assert_non_null(strstr(f.err.msg, "could not be decoded"));
     assert_non_null(strstr(f.err.msg, "event 3"));
     assert_int_equal(rein_model_call_status(rein_model_response_call(f.resp, 0)),
-                     REIN_CALL_INCOMPLETE);
+                     REIN_MODEL_CALL_INCOMPLETE);
     fx_stop(&f);
 }
 

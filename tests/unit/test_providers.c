@@ -488,12 +488,12 @@ static void test_invalid_names_are_kept_and_marked(void **state)
                0, NULL);
     assert_int_equal(rein_model_response_call_count(r), 2);
     c = rein_model_response_call(r, 0);
-    assert_int_equal(rein_model_call_status(c), REIN_CALL_INVALID_NAME);
+    assert_int_equal(rein_model_call_status(c), REIN_MODEL_CALL_INVALID_NAME);
     assert_string_equal(rein_model_call_name(c), "\xE2\x9A\x99");
     assert_null(rein_model_call_arguments(c));
     assert_non_null(strstr(rein_model_call_error(c), "not a usable name"));
     c = rein_model_response_call(r, 1);
-    assert_int_equal(rein_model_call_status(c), REIN_CALL_INVALID_NAME);
+    assert_int_equal(rein_model_call_status(c), REIN_MODEL_CALL_INVALID_NAME);
     assert_string_equal(rein_model_call_id(c), "call_2");
     assert_string_equal(rein_model_call_raw_arguments(c), "{\"a\":1}");
     rein_model_response_free(r);
@@ -512,7 +512,7 @@ static void test_cut_stream_marks_the_call_incomplete(void **state)
                0, NULL);
     assert_false(rein_model_response_is_complete(r));
     c = only_call(r);
-    assert_int_equal(rein_model_call_status(c), REIN_CALL_INCOMPLETE);
+    assert_int_equal(rein_model_call_status(c), REIN_MODEL_CALL_INCOMPLETE);
     assert_string_equal(rein_model_call_raw_arguments(c), "{\"filePath\": \"/tm");
     assert_string_equal(rein_model_response_text(r), "Let me look.");
     assert_null(rein_model_response_finish_reason(r));
@@ -528,7 +528,7 @@ static void test_cut_stream_marks_the_call_incomplete(void **state)
 
     /* A call that started but got no arguments before the cut is incomplete too. */
     r = decode(REIN_WIRE_OPENAI_SSE, CALL0("call_y", "list_files"), 0, NULL);
-    assert_int_equal(rein_model_call_status(only_call(r)), REIN_CALL_INCOMPLETE);
+    assert_int_equal(rein_model_call_status(only_call(r)), REIN_MODEL_CALL_INCOMPLETE);
     rein_model_response_free(r);
 
     /* Anthropic: a tool_use block without its content_block_stop. */
@@ -539,7 +539,7 @@ static void test_cut_stream_marks_the_call_incomplete(void **state)
                "data: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":"
                "\"input_json_delta\",\"partial_json\":\"{\\\"k\\\": [1, 2\"}}\n\n",
                3, NULL);
-    assert_int_equal(rein_model_call_status(only_call(r)), REIN_CALL_INCOMPLETE);
+    assert_int_equal(rein_model_call_status(only_call(r)), REIN_MODEL_CALL_INCOMPLETE);
     assert_int_equal(rein_model_response_input_tokens(r), 5);
     assert_int_equal(rein_model_response_output_tokens(r), -1);
     rein_model_response_free(r);
@@ -562,14 +562,14 @@ static void test_bad_json_and_non_objects_are_invalid_json(void **state)
         0, NULL);
     assert_int_equal(rein_model_response_call_count(r), 3);
     c = rein_model_response_call(r, 0);
-    assert_int_equal(rein_model_call_status(c), REIN_CALL_INVALID_JSON);
+    assert_int_equal(rein_model_call_status(c), REIN_MODEL_CALL_INVALID_JSON);
     assert_non_null(strstr(rein_model_call_error(c), "not valid JSON"));
     c = rein_model_response_call(r, 1);
-    assert_int_equal(rein_model_call_status(c), REIN_CALL_INVALID_JSON);
+    assert_int_equal(rein_model_call_status(c), REIN_MODEL_CALL_INVALID_JSON);
     assert_non_null(strstr(rein_model_call_error(c), "must be a JSON object, got array"));
     /* An integer beyond 64 bits does not parse: the raw string is kept for the hint. */
     c = rein_model_response_call(r, 2);
-    assert_int_equal(rein_model_call_status(c), REIN_CALL_INVALID_JSON);
+    assert_int_equal(rein_model_call_status(c), REIN_MODEL_CALL_INVALID_JSON);
     assert_string_equal(rein_model_call_raw_arguments(c),
                         "{\"n\": 123456789012345678901234567890}");
     rein_model_response_free(r);
@@ -588,7 +588,7 @@ static void test_zero_argument_calls_mean_an_empty_object(void **state)
             FINISH("tool_calls"),
         0, NULL);
     c = only_call(r);
-    assert_int_equal(rein_model_call_status(c), REIN_CALL_OK);
+    assert_int_equal(rein_model_call_status(c), REIN_MODEL_CALL_OK);
     assert_string_equal(rein_model_call_raw_arguments(c), "");
     assert_true(json_is_object(rein_model_call_arguments(c)));
     assert_int_equal(json_object_size(rein_model_call_arguments(c)), 0);
@@ -613,7 +613,7 @@ static void test_ollama_index_zero_quirk_and_unicode_in_arguments(void **state)
     assert_string_equal(json_string_value(json_object_get(
                             rein_model_call_arguments(rein_model_response_call(r, 0)), "x")),
                         "\xF0\x9F\x98\x80");
-    assert_int_equal(rein_model_call_status(rein_model_response_call(r, 1)), REIN_CALL_OK);
+    assert_int_equal(rein_model_call_status(rein_model_response_call(r, 1)), REIN_MODEL_CALL_OK);
     rein_model_response_free(r);
 }
 
@@ -631,7 +631,7 @@ static void test_calls_without_index_or_id(void **state)
         0, NULL);
     assert_int_equal(rein_model_response_call_count(r), 2);
     assert_string_equal(rein_model_call_name(rein_model_response_call(r, 1)), "b");
-    assert_int_equal(rein_model_call_status(rein_model_response_call(r, 1)), REIN_CALL_OK);
+    assert_int_equal(rein_model_call_status(rein_model_response_call(r, 1)), REIN_MODEL_CALL_OK);
     /* Made-up ids are distinct. */
     assert_string_not_equal(rein_model_call_id(rein_model_response_call(r, 0)),
                             rein_model_call_id(rein_model_response_call(r, 1)));
@@ -818,7 +818,7 @@ static rein_model_response *text_reply(const char *content, const struct rein_de
 }
 
 static void check_text_call(const char *content, const char *name, const char *raw,
-                            enum rein_call_status status, const char *rest)
+                            enum rein_model_call_status status, const char *rest)
 {
     rein_model_response *r = text_reply(content, NULL);
     const rein_model_call *c = only_call(r);
@@ -837,26 +837,26 @@ static void test_text_calls_in_every_known_form(void **state)
     (void)state;
     check_text_call("<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Oslo\", "
                     "\"n\": 1.50}}\n</tool_call>",
-                    "get_weather", "{\"city\": \"Oslo\", \"n\": 1.50}", REIN_CALL_OK, "");
+                    "get_weather", "{\"city\": \"Oslo\", \"n\": 1.50}", REIN_MODEL_CALL_OK, "");
     check_text_call("I'll check.\n<tool_call>\n<function=get_weather>\n<parameter=city>\nOslo\n"
                     "</parameter>\n<parameter=days>\n3\n</parameter>\n</function>\n</tool_call>",
-                    "get_weather", "{\"city\":\"Oslo\",\"days\":3}", REIN_CALL_OK, "I'll check.");
+                    "get_weather", "{\"city\":\"Oslo\",\"days\":3}", REIN_MODEL_CALL_OK, "I'll check.");
     check_text_call("[TOOL_CALLS][{\"name\": \"search\", \"arguments\": {\"q\": \"rein\"}}]",
-                    "search", "{\"q\": \"rein\"}", REIN_CALL_OK, "");
+                    "search", "{\"q\": \"rein\"}", REIN_MODEL_CALL_OK, "");
     check_text_call("[TOOL_CALLS]search[ARGS]{\"q\": \"rein\"}", "search", "{\"q\": \"rein\"}",
-                    REIN_CALL_OK, "");
+                    REIN_MODEL_CALL_OK, "");
     check_text_call(
         "<|python_tag|>{\"name\": \"search\", \"parameters\": {\"q\": \"x\"}}<|eom_id|>", "search",
-        "{\"q\": \"x\"}", REIN_CALL_OK, "");
+        "{\"q\": \"x\"}", REIN_MODEL_CALL_OK, "");
     check_text_call("Here:\n```json\n{\"name\": \"search\", \"arguments\": {\"q\": \"x\"}}\n```",
-                    "search", "{\"q\": \"x\"}", REIN_CALL_OK, "Here:");
+                    "search", "{\"q\": \"x\"}", REIN_MODEL_CALL_OK, "Here:");
     check_text_call("{\"name\": \"search\", \"arguments\": \"{\\\"q\\\": \\\"x\\\"}\"}", "search",
-                    "{\"q\": \"x\"}", REIN_CALL_OK, "");
+                    "{\"q\": \"x\"}", REIN_MODEL_CALL_OK, "");
     /* Cut or broken markup still becomes a call, so it is answered, not taken as an answer. */
     check_text_call("<tool_call>\n{\"name\": \"search\", \"arguments\": {\"q\": \"x", "search",
-                    "{\"q\": \"x", REIN_CALL_INVALID_JSON, "");
+                    "{\"q\": \"x", REIN_MODEL_CALL_INVALID_JSON, "");
     check_text_call("<tool_call>\nsearch for rein\n</tool_call>", "", "search for rein",
-                    REIN_CALL_INVALID_NAME, "");
+                    REIN_MODEL_CALL_INVALID_NAME, "");
 }
 
 static void test_text_calls_are_not_invented(void **state)
@@ -901,7 +901,7 @@ static void test_text_calls_as_tags_of_offered_tools(void **state)
     c = only_call(r);
     assert_string_equal(rein_model_call_name(c), "run_command");
     assert_string_equal(rein_model_call_raw_arguments(c), "{\"command\":\"ls -l\"}");
-    assert_int_equal(rein_model_call_status(c), REIN_CALL_OK);
+    assert_int_equal(rein_model_call_status(c), REIN_MODEL_CALL_OK);
     assert_string_equal(rein_model_response_text(r), "");
     rein_model_response_free(r);
     r = text_reply("Let me look.\n<search>{\"q\": \"a &amp; b\"}</search>", &opt);
