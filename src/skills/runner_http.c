@@ -53,38 +53,6 @@ static void http_close(void *state)
     rein_free(h);
 }
 
-/* "Name: value" with each ${VAR} replaced from the environment (unset: empty). */
-static char *expand_header(const char *name, const char *value)
-{
-    struct rein_buf b;
-
-    rein_buf_init(&b, 64 << 10);
-    if (rein_buf_addf(&b, "%s: ", name))
-        goto fail;
-    for (const char *p = value; *p;) {
-        const char *close = p[0] == '$' && p[1] == '{' ? strchr(p + 2, '}') : NULL;
-        if (close) {
-            char var[256];
-            size_t n = (size_t)(close - p - 2);
-            const char *v = NULL;
-            if (n < sizeof(var)) {
-                memcpy(var, p + 2, n);
-                var[n] = '\0';
-                v = getenv(var);
-            }
-            if (v && rein_buf_adds(&b, v))
-                goto fail;
-            p = close + 1;
-        } else if (rein_buf_addch(&b, *p++)) {
-            goto fail;
-        }
-    }
-    return rein_buf_detach(&b, NULL);
-fail:
-    rein_buf_release(&b);
-    return NULL;
-}
-
 static rein_err http_open(const json_t *runner, const char *base_dir, void **state, rein_error *err)
 {
     json_t *headers = json_object_get(runner, "headers");
@@ -110,7 +78,10 @@ static rein_err http_open(const json_t *runner, const char *base_dir, void **sta
                                   "without ':' or line breaks",
                                   key);
         }
-        h->headers[h->nheaders] = expand_header(key, json_string_value(v));
+        char *prefix = rein_asprintf("%s: ", key);
+        h->headers[h->nheaders] =
+            prefix ? rein__skills_expand_env(prefix, json_string_value(v)) : NULL;
+        rein_free(prefix);
         if (!h->headers[h->nheaders])
             goto out_nomem;
         h->nheaders++;

@@ -90,7 +90,9 @@ static rein_err proc_open(const json_t *runner, const char *base_dir, void **sta
             proc_close(p);
             return rein_error_set(err, REIN_ESCHEMA, "/env: \"%s\" is not a variable name", key);
         }
-        p->env[p->nenv] = rein_asprintf("%s=%s", key, json_string_value(v));
+        char *prefix = rein_asprintf("%s=", key);
+        p->env[p->nenv] = prefix ? rein__skills_expand_env(prefix, json_string_value(v)) : NULL;
+        rein_free(prefix);
         if (!p->env[p->nenv])
             goto out_nomem;
         p->nenv++;
@@ -123,9 +125,10 @@ static bool overridden(const char *entry, char *const *list, size_t n)
 }
 
 /*
- * The child's environment: rein's own, then the manifest's variables, then the call's
- * REIN_* variables, each later one replacing an earlier one of the same name. The strings of
- * the inherited part are borrowed from environ; extra holds the three made here.
+ * The child's environment: rein's own without its credentials (rein__skills_env_is_secret),
+ * then the manifest's variables (where "${NAME}" hands a credential over on purpose), then
+ * the call's REIN_* variables, each later one replacing an earlier one of the same name. The
+ * strings of the inherited part are borrowed from environ; extra holds the three made here.
  */
 static const char **child_env(const struct proc_runner *p, const struct rein_invocation *inv,
                               char *extra[3])
@@ -144,7 +147,8 @@ static const char **child_env(const struct proc_runner *p, const struct rein_inv
         return NULL;
     }
     for (char **e = environ; e && *e; e++) {
-        if (!overridden(*e, p->env, p->nenv) && !overridden(*e, extra, 3))
+        if (!overridden(*e, p->env, p->nenv) && !overridden(*e, extra, 3) &&
+            !rein__skills_env_is_secret(*e))
             env[n++] = *e;
     }
     for (size_t i = 0; i < p->nenv; i++) {

@@ -38,6 +38,14 @@ rein_err rein__skills_roots_resolve(const struct rein__skills_roots *r, const ch
  * other value is the output itself. Returns REIN_OK with reply->output set, or the error's
  * code (rein_call_code_to_err) with err and reply->details set. doc is borrowed.
  */
+/*
+ * prefix (copied) followed by value with each ${VAR} replaced from rein's environment (unset:
+ * empty). New string, or NULL when memory is exhausted.
+ */
+char *rein__skills_expand_env(const char *prefix, const char *value);
+/* True when entry ("NAME=VALUE" or "NAME") names a credential that skills do not inherit. */
+bool rein__skills_env_is_secret(const char *entry);
+
 rein_err rein__skills_read_reply(json_t *doc, struct rein_tool_reply *reply, rein_error *err);
 /* Copies up to max bytes of text into out as a one-line snippet (control bytes as spaces). */
 void rein__skills_snippet(const char *text, size_t len, char *out, size_t max);

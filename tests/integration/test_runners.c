@@ -72,12 +72,20 @@ static void expect(rein_call_result *res, enum rein_call_code code, const char *
 
 static void test_process_gets_the_call_and_answers(void **state)
 {
-    rein_registry *reg =
-        proc_skill("echo", NULL, ",\"env\":{\"SKILL_GREETING\":\"bonjour\"}", 10000);
-    rein_call_result *res = run(reg, "{\"city\": \"Paris\"}", NULL);
-    const json_t *out = rein_call_result_output(res), *callj, *env;
+    rein_registry *reg;
+    rein_call_result *res;
+    const json_t *out, *callj, *env;
 
     (void)state;
+    /* rein's own credentials stay out of skills unless the manifest hands one over. */
+    setenv("OPENAI_API_KEY", "sk-must-not-leak", 1);
+    setenv("REIN_TEST_GH_TOKEN", "ghp-handed-over", 1);
+    reg = proc_skill("echo", NULL,
+                     ",\"env\":{\"SKILL_GREETING\":\"bonjour\","
+                     "\"HANDED_TOKEN\":\"${REIN_TEST_GH_TOKEN}\"}",
+                     10000);
+    res = run(reg, "{\"city\": \"Paris\"}", NULL);
+    out = rein_call_result_output(res);
     expect(res, REIN_CALL_OK, "");
     callj = json_object_get(out, "call");
     env = json_object_get(out, "env");
@@ -91,6 +99,8 @@ static void test_process_gets_the_call_and_answers(void **state)
     assert_string_equal(json_string_value(json_object_get(env, "REIN_TOOL")), "ext");
     assert_string_equal(json_string_value(json_object_get(env, "REIN_CALL_ID")), "call_42");
     assert_string_equal(json_string_value(json_object_get(env, "SKILL_GREETING")), "bonjour");
+    assert_string_equal(json_string_value(json_object_get(env, "OPENAI_API_KEY")), "");
+    assert_string_equal(json_string_value(json_object_get(env, "HANDED_TOKEN")), "ghp-handed-over");
     rein_call_result_free(res);
     rein_registry_free(reg);
 }

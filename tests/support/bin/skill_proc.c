@@ -79,6 +79,10 @@ int main(int argc, char **argv)
         print_env("REIN_TRACE_ID");
         printf(", ");
         print_env("SKILL_GREETING");
+        printf(", ");
+        print_env("OPENAI_API_KEY");
+        printf(", ");
+        print_env("HANDED_TOKEN");
         printf("}}\n");
     } else if (strcmp(mode, "error") == 0) {
         printf("{\"ok\": false, \"error\": {\"code\": \"invalid_arguments\", \"message\": "
