@@ -16,8 +16,9 @@
  *   e.g. "⚙", "" or "functions.echo") are sent back in the history under the tool the
  *   pipeline resolved them to, or, when they resolve to nothing, under the fixed placeholder
  *   REIN_AGENT_INVALID_NAME; the tool result's payload quotes the name the model really used
- *   (its "tool" member) and says what was wrong with it. Duplicate call ids within one reply
- *   get a "_2", "_3", … suffix in the history the same way.
+ *   (its "tool" member) and says what was wrong with it. A call id that repeats one of the
+ *   conversation gets a "_2", "_3", … suffix, and characters outside [A-Za-z0-9_-] in an id
+ *   become "_", in the history and in the ledger alike.
  * - The ledger of the turn records every call (pending before it runs), and a turn that ends
  *   with a pending entry is reported as failed (success false).
  *

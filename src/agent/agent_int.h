@@ -104,7 +104,7 @@ struct call_slot {
     const rein_model_call *mc;
     const char *id;   /* history id */
     const char *name; /* history name */
-    char id_buf[REIN_ID_MAX + 8];
+    char id_buf[REIN_ID_MAX + 16];
     char name_buf[REIN_TOOL_NAME_MAX + 1];
     const rein_tool *tool;  /* resolved (for sequential), or NULL */
     rein_cancel *skip;      /* triggered with why the call must not run, or NULL */

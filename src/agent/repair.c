@@ -5,10 +5,10 @@
  * - an assistant tool call without a tool result right after it ("tool_call_ids did not have
  *   response messages", "tool_use ids were found without tool_result blocks"): a turn that
  *   died, or a history restored after a crash, gets a "cancelled" result for each such call;
- * - a tool call whose name is outside ^[a-zA-Z0-9_-]{1,64}$ or whose id repeats within one
- *   reply: the assistant message keeps the call under the name the pipeline resolved it to,
- *   or REIN_AGENT_INVALID_NAME, and a unique id, while the tool result (written by the
- *   pipeline) quotes the name the model really sent.
+ * - a tool call whose name is outside ^[a-zA-Z0-9_-]{1,64}$, or whose id has other characters
+ *   or repeats an id of the conversation: the assistant message keeps the call under the name
+ *   the pipeline resolved it to, or REIN_AGENT_INVALID_NAME, and a clean unique id, while the
+ *   tool result (written by the pipeline) quotes the name the model really sent.
  */
 #include "agent_int.h"
 
@@ -41,13 +41,47 @@ static const char *history_name(const rein_registry *reg, const char *name, char
     return buf;
 }
 
-static bool id_taken(const struct call_slot *slots, size_t n, const char *id)
+/* True when id is used by an earlier call of this reply or of the history: services reject a
+ * history where two tool calls share an id. */
+static bool id_taken(const rein_history *h, const struct call_slot *slots, size_t n,
+                     const char *id)
 {
     for (size_t i = 0; i < n; i++) {
         if (strcmp(slots[i].id, id) == 0)
             return true;
     }
+    for (size_t i = rein_history_len(h); i-- > 0;) {
+        const json_t *calls = json_object_get(rein_history_get(h, i), "tool_calls"), *c;
+        size_t k;
+        json_array_foreach(calls, k, c)
+        {
+            if (strcmp(json_string_value(json_object_get(c, "id")), id) == 0)
+                return true;
+        }
+    }
     return false;
+}
+
+/* The id the history carries: the provider's, with characters Anthropic refuses in a
+ * tool_use id (outside [A-Za-z0-9_-]) replaced, and made unique. */
+static void history_id(const rein_history *h, struct call_slot *slots, size_t i, const char *id)
+{
+    struct call_slot *s = &slots[i];
+    char base[REIN_ID_MAX];
+    size_t n = 0;
+
+    s->id = id;
+    if (id[0] && rein__wire_name_ok(id, strlen(id)) && !id_taken(h, slots, i, id))
+        return;
+    for (const char *p = id; *p && n + 1 < sizeof(base); p++)
+        base[n++] = rein__wire_name_ok(p, 1) ? *p : '_';
+    base[n] = '\0';
+    if (n == 0)
+        snprintf(base, sizeof(base), "call");
+    snprintf(s->id_buf, sizeof(s->id_buf), "%s", base);
+    for (unsigned k = 2; id_taken(h, slots, i, s->id_buf) && k < 100000; k++)
+        snprintf(s->id_buf, sizeof(s->id_buf), "%s_%u", base, k);
+    s->id = s->id_buf;
 }
 
 /* Appends the assistant message with each call's id and name replaced by the slot's. */
@@ -85,17 +119,9 @@ rein_err rein__history_add_reply(struct turn *t, const rein_model_response *resp
 
         s->t = t;
         s->mc = mc;
-        s->id = id;
-        if (!id[0] || id_taken(slots, i, id)) {
-            for (unsigned k = 2; k < 1000; k++) {
-                snprintf(s->id_buf, sizeof(s->id_buf), "%.*s_%u", REIN_ID_MAX - 8,
-                         id[0] ? id : "call", k);
-                if (!id_taken(slots, i, s->id_buf))
-                    break;
-            }
-            s->id = s->id_buf;
+        history_id(t->h, slots, i, id);
+        if (s->id != id)
             rewrite = true;
-        }
         s->name = history_name(t->a->reg, name, s->name_buf, sizeof(s->name_buf));
         if (s->name != name)
             rewrite = true;

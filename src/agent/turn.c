@@ -256,21 +256,34 @@ static void add_warning(struct rein_buf *content, const char *warning)
     }
 }
 
-/* Appends each slot's tool message in the model's order and keeps the calls for the result. */
-static void append_results(struct turn *t, struct call_slot *slots, size_t n)
+/*
+ * Appends each slot's tool message in the model's order and keeps the calls for the result.
+ * mark is the history's length before the reply was appended: when a result cannot be
+ * appended (memory), the reply and its results are taken back out, so the history never holds
+ * a call without its result. (A store that already saved the reply gets the missing results
+ * when the conversation is next loaded: rein_agent_history_repair.)
+ */
+static void append_results(struct turn *t, struct call_slot *slots, size_t n, size_t mark)
 {
     for (size_t i = 0; i < n; i++) {
         struct call_slot *s = &slots[i];
         bool is_error = !s->proposed && !(s->res && rein_call_result_ok(s->res));
-        rein_err rc = rein_history_add_tool_result(t->h, s->id, s->name, s->content.ptr,
-                                                   is_error);
-        if (!rc)
-            rc = rein__turn_persist_last(t);
-        else if (!t->fatal)
-            t->fatal = rc;
+        rein_err rc = s->content.len ? rein_history_add_tool_result(t->h, s->id, s->name,
+                                                                    s->content.ptr, is_error)
+                                     : REIN_ENOMEM;
+        if (rc) {
+            if (!t->fatal)
+                t->fatal = rc;
+            rein_history_truncate(t->h, mark);
+            t->est_valid = false;
+            break;
+        }
+        (void)rein__turn_persist_last(t);
         if (s->proposed)
             t->nproposed++;
-        if (s->res && add_rec(t, s) != REIN_OK && !t->fatal)
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (slots[i].res && add_rec(t, &slots[i]) != REIN_OK && !t->fatal)
             t->fatal = REIN_ENOMEM;
     }
 }
@@ -371,9 +384,11 @@ static void absorb_partial(struct turn *t, const rein_model_response *resp, cons
         rein_buf_reset(&t->partial);
     if (rein_model_response_call_count(resp) == 0)
         return;
+    size_t mark = rein_history_len(t->h);
+
     slots = take_reply(t, resp, reason, false, &n);
     if (slots)
-        append_results(t, slots, n);
+        append_results(t, slots, n, mark);
     release_slots(slots, n);
 }
 
@@ -585,8 +600,8 @@ static void handle_calls(struct turn *t, const rein_model_response *resp)
 {
     bool propose = t->o->mode == REIN_AGENT_MODE_PROPOSE, all_ok = true, all_proposed = true;
     struct call_slot *slots;
+    size_t mark = rein_history_len(t->h), n;
     bool stall;
-    size_t n;
 
     t->iterations++;
     t->confidence = t->a->caps.confidence ? stated_confidence(rein_model_response_text(resp)) : -1;
@@ -602,7 +617,7 @@ static void handle_calls(struct turn *t, const rein_model_response *resp)
             all_proposed = false;
     }
     stall = !propose && detect(t, slots, n);
-    append_results(t, slots, n);
+    append_results(t, slots, n, mark);
     release_slots(slots, n);
     if (t->fatal) {
         stop_with(t, REIN_AGENT_STOP_ERROR, NULL);

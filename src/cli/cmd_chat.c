@@ -64,6 +64,7 @@ struct chat {
     /* the status line */
     bool live;
     pthread_mutex_t mu;
+    pthread_mutex_t ask_mu; /* one approval question on the terminal at a time */
     enum rein_agent_state state;
     char tool[REIN_TOOL_NAME_MAX + 1];
     int64_t start_ms;
@@ -445,6 +446,7 @@ static rein_err approve_on_terminal(void *ud, const struct rein_agent_approval *
         return rein_error_set(err, REIN_EDENIED,
                               "there is no terminal to ask for approval (--yes allows "
                               "destructive tools without asking)");
+    pthread_mutex_lock(&c->ask_mu);
     pthread_mutex_lock(&c->mu);
     c->paused = true;
     clear_line(c);
@@ -462,6 +464,7 @@ static rein_err approve_on_terminal(void *ud, const struct rein_agent_approval *
     pthread_mutex_lock(&c->mu);
     c->paused = false;
     pthread_mutex_unlock(&c->mu);
+    pthread_mutex_unlock(&c->ask_mu);
     return rc;
 }
 
@@ -706,6 +709,7 @@ int cmd_chat_agent(int argc, char **argv)
         return status == -2 ? CLI_EXIT_OK : status;
     c.o = &o;
     pthread_mutex_init(&c.mu, NULL);
+    pthread_mutex_init(&c.ask_mu, NULL);
     rein_trace_id_new(c.trace_id);
     rein_error_clear(&err);
     status = CLI_EXIT_FAIL;
@@ -754,5 +758,6 @@ out:
     rein_provider_free(rules);
     rein_provider_free(provider);
     pthread_mutex_destroy(&c.mu);
+    pthread_mutex_destroy(&c.ask_mu);
     return status;
 }

@@ -257,6 +257,8 @@ static json_t *arguments(const rein_tool *tool, json_t *caps)
                       : NULL;
         rein_free(s);
         if (!c || !args || json_object_set_new(args, key, c) != 0) {
+            if (!args)
+                json_decref(c); /* set_new takes c even when it fails, but not without args */
             json_decref(args);
             return NULL;
         }

@@ -535,6 +535,35 @@ static void test_invalid_names_anthropic(void **state)
     invalid_names("anthropic");
 }
 
+/* Ids the wire refuses ("functions.echo:0", as Kimi sends them) or that repeat an earlier
+ * call's id are cleaned and made unique in the history. */
+static void test_call_ids_cleaned(void **state)
+{
+    struct fx f;
+    json_t *calls, *res;
+
+    (void)state;
+    fx_start(&f, "anthropic");
+    fx_script(&f, "[{\"tool_calls\":[{\"id\":\"functions.echo:0\",\"name\":\"echo\","
+                  "  \"arguments\":\"{\\\"text\\\":\\\"a\\\"}\"}]},"
+                  "{\"tool_calls\":[{\"id\":\"functions.echo:0\",\"name\":\"echo\","
+                  "  \"arguments\":\"{\\\"text\\\":\\\"b\\\"}\"}]},"
+                  "{\"text\":\"ab\"}]");
+    fx_run(&f, "echo a then b");
+    assert_stop(&f, REIN_AGENT_STOP_FINAL_ANSWER);
+    calls = assistant_calls(fx_req(&f, 2));
+    assert_string_equal(json_string_value(json_object_get(json_array_get(calls, 0), "id")),
+                        "functions_echo_0");
+    assert_string_equal(json_string_value(json_object_get(json_array_get(calls, 1), "id")),
+                        "functions_echo_0_2");
+    json_decref(calls);
+    res = tool_results(fx_req(&f, 2));
+    assert_string_equal(json_string_value(json_object_get(json_array_get(res, 1), "id")),
+                        "functions_echo_0_2");
+    json_decref(res);
+    fx_stop(&f);
+}
+
 /* The seed's third case: a missing required field on a built-in skill. */
 static void test_missing_field(void **state)
 {
@@ -1433,6 +1462,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_retry_after_invalid_anthropic),
     cmocka_unit_test(test_invalid_names_openai),
     cmocka_unit_test(test_invalid_names_anthropic),
+    cmocka_unit_test(test_call_ids_cleaned),
     cmocka_unit_test(test_missing_field),
     cmocka_unit_test(test_hallucinated_tool),
     cmocka_unit_test(test_parallel_out_of_order),
