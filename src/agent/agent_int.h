@@ -198,6 +198,14 @@ rein_err rein__calls_proposal_content(struct call_slot *s) REIN_WUR;
 /* A cancel handle triggered with reason (new). NULL when memory is exhausted. */
 rein_cancel *rein__skip_cancel(const char *reason);
 
+/* Model output the loop reads (fuzzed in fuzz/fuzz_agent_reply.c):
+ * the verifier's reply: YES or NO first (markup and quotes skipped, 是/否 too), then the
+ * reason, written to reason (size bytes); anything else is a rejection that says so; */
+void rein__agent_parse_verdict(const char *text, bool *passed, char *reason, size_t size);
+/* the lowest "confidence: N" (or 置信度：N) a reply states, N in [0, 1] or a percentage; -1 when
+ * it states none. */
+double rein__agent_stated_confidence(const char *text);
+
 /* repair.c */
 /* True when name is acceptable to every wire in an assistant message. */
 bool rein__wire_name_ok(const char *name, size_t len);

@@ -40,8 +40,7 @@ rein_cancel *rein__skip_cancel(const char *reason)
 
 /* ---- self-verification ---- */
 
-/* Reads YES or NO at the start of a verifier's reply (markup and quotes skipped). */
-static void parse_verdict(const char *text, bool *passed, char *reason, size_t size)
+void rein__agent_parse_verdict(const char *text, bool *passed, char *reason, size_t size)
 {
     const char *p = text, *rest;
     size_t n;
@@ -112,7 +111,7 @@ static bool self_check(struct call_slot *s, const struct rein_policy_check *chk,
     if (resp)
         rein__turn_add_tokens(t, resp);
     if (rc == REIN_OK)
-        parse_verdict(rein_model_response_text(resp), &passed, reason, size);
+        rein__agent_parse_verdict(rein_model_response_text(resp), &passed, reason, size);
 out:
     if (rc == REIN_ENOMEM)
         snprintf(reason, size, "the call could not be verified: out of memory");

@@ -51,11 +51,16 @@ static bool id_taken(const rein_history *h, const struct call_slot *slots, size_
             return true;
     }
     for (size_t i = rein_history_len(h); i-- > 0;) {
-        const json_t *calls = json_object_get(rein_history_get(h, i), "tool_calls"), *c;
+        const json_t *m = rein_history_get(h, i), *c;
+        const char *role = json_string_value(json_object_get(m, "role"));
         size_t k;
-        json_array_foreach(calls, k, c)
+        /* Only assistant messages carry calls (the history checks their ids are strings). */
+        if (!role || strcmp(role, "assistant") != 0)
+            continue;
+        json_array_foreach(json_object_get(m, "tool_calls"), k, c)
         {
-            if (strcmp(json_string_value(json_object_get(c, "id")), id) == 0)
+            const char *other = json_string_value(json_object_get(c, "id"));
+            if (other && strcmp(other, id) == 0)
                 return true;
         }
     }

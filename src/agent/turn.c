@@ -514,8 +514,7 @@ static void close_turn(struct turn *t, enum rein_agent_stop stop, const char *de
 
 /* ---- one reply ---- */
 
-/* The lowest "confidence: N" the reply states (N in [0, 1], or a percentage), or -1. */
-static double stated_confidence(const char *text)
+double rein__agent_stated_confidence(const char *text)
 {
     static const char *const words[] = {"confidence", "置信度", "信心"};
     double best = -1;
@@ -604,7 +603,7 @@ static void handle_calls(struct turn *t, const rein_model_response *resp)
     bool stall;
 
     t->iterations++;
-    t->confidence = t->a->caps.confidence ? stated_confidence(rein_model_response_text(resp)) : -1;
+    t->confidence = t->a->caps.confidence ? rein__agent_stated_confidence(rein_model_response_text(resp)) : -1;
     slots = take_reply(t, resp, NULL, propose, &n);
     if (!slots) {
         stop_with(t, REIN_AGENT_STOP_ERROR, NULL);

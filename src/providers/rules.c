@@ -33,6 +33,7 @@
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <ctype.h>
 #include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <pcre2.h>
 #include <pthread.h>
@@ -153,6 +154,17 @@ static json_t *enum_member(const json_t *schema, const json_t *aliases, const ch
     return NULL;
 }
 
+/* Length of the list item at p: up to a space, ",", "]", "、" or "，". */
+static size_t item_len(const char *p)
+{
+    size_t n = 0;
+
+    while (p[n] && !isspace((unsigned char)p[n]) && p[n] != ',' && p[n] != ']' &&
+           strncmp(p + n, "、", 3) != 0 && strncmp(p + n, "，", 3) != 0)
+        n++;
+    return n;
+}
+
 /* A bare list "1, 2, 3" / "1 2 3" / "1、2、3" as an array of numbers (or strings). */
 static json_t *bare_list(const char *s, bool numbers)
 {
@@ -169,17 +181,17 @@ static json_t *bare_list(const char *s, bool numbers)
         }
         if (!*p)
             break;
-        n = strcspn(p, " \t,]、，");
+        n = item_len(p); /* at least 1: p is not at a separator */
         if (numbers) {
             char *end;
             double d;
             errno = 0;
             d = strtod(p, &end);
-            if (end != p + n || errno) {
+            if (end != p + n || errno || !isfinite(d)) {
                 json_decref(a);
                 return NULL;
             }
-            json_array_append_new(a, d == (double)(json_int_t)d && n < 16
+            json_array_append_new(a, fabs(d) < 9.0e15 && d == floor(d)
                                          ? json_integer((json_int_t)d)
                                          : json_real(d));
         } else {
