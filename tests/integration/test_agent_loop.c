@@ -15,6 +15,7 @@
 #include "test.h"
 
 #include "model_server.h"
+#include "providers/provider_int.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -1457,7 +1458,37 @@ static void test_events_sequence(void **state)
     fx_stop(&f);
 }
 
+/* Each message is encoded once: a turn's requests are built from the cached encodings, and
+ * the turn records its calls in the metrics it is given. */
+static void test_messages_encoded_once_and_metrics(void **state)
+{
+    struct fx f;
+    rein_metrics *m = rein_metrics_new();
+    struct rein_buf text;
+
+    (void)state;
+    fx_start(&f, "openai");
+    rein_agent_set_metrics(f.a, m);
+    fx_script(&f, "[{\"tool_calls\":[{\"name\":\"echo\",\"arguments\":\"{\\\"text\\\":\\\"1\\\"}\"}]},"
+                  "{\"tool_calls\":[{\"name\":\"echo\",\"arguments\":\"{\\\"text\\\":\\\"2\\\"}\"}]},"
+                  "{\"text\":\"first\"},{\"text\":\"second\"}]");
+    fx_run(&f, "echo twice");
+    fx_run(&f, "and again");
+    /* Sent: system, user, (assistant, tool) x2, assistant, user = 8 messages, each encoded
+     * once although four requests carried them. */
+    assert_int_equal(ms_request_count(f.ms), 4);
+    assert_int_equal(rein__history_encode_count(f.h), 8);
+    rein_buf_init(&text, 0);
+    assert_rein_ok(rein_metrics_render(m, &text), NULL);
+    assert_non_null(strstr(text.ptr, "rein_tool_calls_total{tool=\"echo\",status=\"success\"} 2"));
+    assert_non_null(strstr(text.ptr, "rein_turns_running 0"));
+    rein_buf_release(&text);
+    fx_stop(&f);
+    rein_metrics_free(m);
+}
+
 static const struct CMUnitTest tests[] = {
+    cmocka_unit_test(test_messages_encoded_once_and_metrics),
     cmocka_unit_test(test_retry_after_invalid_openai),
     cmocka_unit_test(test_retry_after_invalid_anthropic),
     cmocka_unit_test(test_invalid_names_openai),
