@@ -162,8 +162,7 @@ int main(int argc, char **argv)
     cfg = rein_provider_config_new();
     if (rein_provider_config_set_provider(cfg, "openai-compatible", &err) ||
         rein_provider_config_set_base_url(cfg, openai) ||
-        rein_provider_config_set_model(cfg, "bench-model") ||
-        !(p = rein_provider_new(cfg, &err))) {
+        rein_provider_config_set_model(cfg, "bench-model") || !(p = rein_provider_new(cfg, &err))) {
         fprintf(stderr, "loop_bench: provider: %s\n", err.msg);
         return 1;
     }

@@ -52,8 +52,8 @@ static void check_answered(const rein_history *h)
             const char *id = json_string_value(json_object_get(c, "id"));
             answers = 0;
             for (size_t j = i + 1; j < rein_history_len(h); j++) {
-                const char *t = json_string_value(
-                    json_object_get(rein_history_get(h, j), "tool_call_id"));
+                const char *t =
+                    json_string_value(json_object_get(rein_history_get(h, j), "tool_call_id"));
                 answers += t && strcmp(t, id) == 0;
             }
             if (answers == 0)

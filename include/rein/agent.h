@@ -117,8 +117,7 @@ enum rein_agent_verification {
 };
 /* "auto", "force", "off". */
 REIN_EXTERN const char *rein_agent_verification_name(enum rein_agent_verification v);
-REIN_EXTERN bool rein_agent_verification_parse(const char *text,
-                                               enum rein_agent_verification *out);
+REIN_EXTERN bool rein_agent_verification_parse(const char *text, enum rein_agent_verification *out);
 
 /*
  * Why a turn stopped (DESIGN.md's list plus three, docs/decisions/0006). Values only grow.

@@ -360,8 +360,7 @@ REIN_EXTERN void rein_model_request_set_events(rein_model_request *req, rein_mod
  * HTTP providers ignore it; the rules provider routes messages with the "routes" of the
  * manifests of the offered tools.
  */
-REIN_EXTERN void rein_model_request_set_registry(rein_model_request *req,
-                                                 const rein_registry *reg);
+REIN_EXTERN void rein_model_request_set_registry(rein_model_request *req, const rein_registry *reg);
 
 /*
  * Sends history h (borrowed; its per-message encodings are cached in it) with req and waits

@@ -47,9 +47,8 @@ static const char confidence_section[] =
 static const char *const mode_names[] = {"auto", "single", "propose"};
 static const char *const verification_names[] = {"auto", "force", "off"};
 static const char *const stop_names[] = {
-    "final_answer", "max_iterations", "success_cap",    "token_budget",
-    "timeout",      "cancelled",      "provider_error", "stalled",
-    "max_tool_calls", "proposed",     "error",
+    "final_answer",   "max_iterations", "success_cap",    "token_budget", "timeout", "cancelled",
+    "provider_error", "stalled",        "max_tool_calls", "proposed",     "error",
 };
 static const char *const state_names[] = {"idle", "thinking", "executing", "verifying",
                                           "waiting_approval"};

@@ -31,8 +31,8 @@ struct rein_agent {
     int64_t context_window; /* 0: caps */
     struct rein_model_caps caps;
     _Atomic int64_t tools_bytes; /* size of the whole tool list in a request; -1 unknown */
-    char *role;   /* custom first part of the prompt, or NULL */
-    char *prompt; /* the whole system prompt */
+    char *role;                  /* custom first part of the prompt, or NULL */
+    char *prompt;                /* the whole system prompt */
 };
 
 /* The pool for a batch of calls: the caller's, or the agent's own made on first use. NULL when
@@ -68,7 +68,7 @@ struct rein__detector {
 
 /* One call's outcome as the detector sees it. */
 struct rein__detect_call {
-    const char *tool; /* the resolved name, or the name as sent */
+    const char *tool;    /* the resolved name, or the name as sent */
     const char *message; /* the error message ("" when ok) */
     enum rein_call_code code;
     enum rein_call_status status;
@@ -106,9 +106,9 @@ struct call_slot {
     const char *name; /* history name */
     char id_buf[REIN_ID_MAX + 16];
     char name_buf[REIN_TOOL_NAME_MAX + 1];
-    const rein_tool *tool;  /* resolved (for sequential), or NULL */
-    rein_cancel *skip;      /* triggered with why the call must not run, or NULL */
-    rein_call_result *res;  /* the outcome */
+    const rein_tool *tool; /* resolved (for sequential), or NULL */
+    rein_cancel *skip;     /* triggered with why the call must not run, or NULL */
+    rein_call_result *res; /* the outcome */
     struct rein_buf content;
     bool proposed;
     bool verified, verify_passed;
@@ -145,13 +145,13 @@ struct turn {
     int64_t pending_bytes;     /* bytes appended since the last model call */
     int64_t est_tokens;        /* estimated size of the history in tokens */
     bool est_valid;
-    size_t dropped; /* messages dropped from the history by context shortening */
-    bool on_rules;    /* the rules fast path has this turn */
-    bool rules_tried; /* the fast path was asked once */
-    size_t nproposed; /* calls proposed (propose mode) */
+    size_t dropped;          /* messages dropped from the history by context shortening */
+    bool on_rules;           /* the rules fast path has this turn */
+    bool rules_tried;        /* the fast path was asked once */
+    size_t nproposed;        /* calls proposed (propose mode) */
     struct rein_buf partial; /* text of a reply that failed part-way */
-    bool nudged;   /* a reply with tool calls written as text was sent back once */
-    double confidence; /* stated in the reply being handled, or -1 */
+    bool nudged;             /* a reply with tool calls written as text was sent back once */
+    double confidence;       /* stated in the reply being handled, or -1 */
     /* The timeout watchdog. */
     pthread_t watchdog;
     bool has_watchdog;

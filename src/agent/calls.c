@@ -19,10 +19,10 @@
 #include <string.h>
 #include <strings.h>
 
-#define VERIFY_MAX_TOKENS      256
-#define DEFAULT_APPROVAL_MS    60000
-#define CONFIDENCE_THRESHOLD   0.8
-#define VERIFIER_REPLY_SHOWN   300
+#define VERIFY_MAX_TOKENS    256
+#define DEFAULT_APPROVAL_MS  60000
+#define CONFIDENCE_THRESHOLD 0.8
+#define VERIFIER_REPLY_SHOWN 300
 
 static const char verifier_system[] =
     "You review one tool call before it runs. You get the user's request and the call an "
@@ -68,8 +68,8 @@ void rein__agent_parse_verdict(const char *text, bool *passed, char *reason, siz
         rest++;
     n = strlen(rest);
     if (n == 0)
-        snprintf(reason, size, "%s", *passed ? "the verifier approved the call"
-                                             : "the verifier rejected the call");
+        snprintf(reason, size, "%s",
+                 *passed ? "the verifier approved the call" : "the verifier rejected the call");
     else
         snprintf(reason, size, "%.*s", (int)(n < VERIFIER_REPLY_SHOWN ? n : VERIFIER_REPLY_SHOWN),
                  rest);
@@ -134,9 +134,8 @@ static bool needs_verification(const struct turn *t, const rein_tool *tool)
     case REIN_AGENT_VERIFY_FORCE:
         return true;
     default:
-        return rein_tool_is_destructive(tool) ||
-               (t->a->caps.confidence && t->confidence >= 0 &&
-                t->confidence < CONFIDENCE_THRESHOLD);
+        return rein_tool_is_destructive(tool) || (t->a->caps.confidence && t->confidence >= 0 &&
+                                                  t->confidence < CONFIDENCE_THRESHOLD);
     }
 }
 
@@ -210,8 +209,9 @@ static rein_err ask_approval(struct call_slot *s, const struct rein_policy_check
     else if (rc == REIN_OK)
         snprintf(s->note, sizeof(s->note), "a person denied this call, so it was not run");
     else
-        snprintf(s->note, sizeof(s->note), "approval could not be asked for (%s), so the call was "
-                                           "not run",
+        snprintf(s->note, sizeof(s->note),
+                 "approval could not be asked for (%s), so the call was "
+                 "not run",
                  aerr.msg[0] ? aerr.msg : rein_strerror(rc));
     verification_event(s, "approval", false);
     return rein_error_set(why, REIN_EDENIED, "%s", s->note);

@@ -54,7 +54,8 @@ static int64_t tool_bytes(const rein_tool *tool)
 {
     char *params = rein_json_dumps(rein_tool_parameters(tool));
     int64_t n = TOOL_OVERHEAD + (int64_t)strlen(rein_tool_id(tool)) +
-                (int64_t)strlen(rein_tool_description(tool)) + (params ? (int64_t)strlen(params) : 0);
+                (int64_t)strlen(rein_tool_description(tool)) +
+                (params ? (int64_t)strlen(params) : 0);
 
     rein_free(params);
     return n;

@@ -59,9 +59,8 @@ uint64_t rein__hash_bytes(uint64_t h, const void *p, size_t n)
 static bool is_volatile(const char *key)
 {
     static const char *const keys[] = {
-        "call_id",   "trace_id",   "id",          "request_id", "timestamp",
-        "time",      "created",    "created_at",  "updated_at", "latency_ms",
-        "duration_ms", "elapsed_ms", "meta",
+        "call_id",    "trace_id",   "id",         "request_id",  "timestamp",  "time", "created",
+        "created_at", "updated_at", "latency_ms", "duration_ms", "elapsed_ms", "meta",
     };
 
     for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
@@ -191,8 +190,8 @@ enum rein__detect_action rein__detect_call(struct rein__detector *d,
         }
         if (d->same_err >= SAME_ERROR_STALL) {
             snprintf(text, sizeof(text), "%s failed %d times in a row with the same error: %s",
-                     tool, d->same_err, short_msg(c->message ? c->message : "", shortm,
-                                                  sizeof(shortm)));
+                     tool, d->same_err,
+                     short_msg(c->message ? c->message : "", shortm, sizeof(shortm)));
             raise(&act, DETECT_STALL, msg, size, text);
         } else if (d->same_err == SAME_ERROR_WARN) {
             snprintf(text, sizeof(text),
@@ -209,8 +208,7 @@ enum rein__detect_action rein__detect_call(struct rein__detector *d,
         d->bad_names++;
         if (d->bad_names >= BAD_NAMES_STALL) {
             snprintf(text, sizeof(text),
-                     "the model named tools that do not exist %d times in this turn",
-                     d->bad_names);
+                     "the model named tools that do not exist %d times in this turn", d->bad_names);
             raise(&act, DETECT_STALL, msg, size, text);
         } else if (d->bad_names == BAD_NAMES_WARN) {
             raise(&act, DETECT_WARN, msg, size,
@@ -267,11 +265,13 @@ enum rein__detect_action rein__detect_reply(struct rein__detector *d, char *msg,
     if (n < 3 || d->resp[n - 1] != d->resp[n - 3] || d->resp[n - 1] == d->resp[n - 2])
         return DETECT_NONE;
     if (n >= 4 && d->resp[n - 2] == d->resp[n - 4]) {
-        snprintf(msg, size, "the model alternated between the same two sets of calls, with "
-                            "unchanged results");
+        snprintf(msg, size,
+                 "the model alternated between the same two sets of calls, with "
+                 "unchanged results");
         return DETECT_STALL;
     }
-    snprintf(msg, size, "You are going back and forth between the same calls and their results "
-                        "do not change. Use the results you have, or try something different.");
+    snprintf(msg, size,
+             "You are going back and forth between the same calls and their results "
+             "do not change. Use the results you have, or try something different.");
     return DETECT_WARN;
 }

@@ -10,8 +10,15 @@
 #include <string.h>
 
 static const char *const type_names[] = {
-    "",       "status", "text_delta", "tool_call", "tool_result", "approval_required",
-    "verification", "final", "error",
+    "",
+    "status",
+    "text_delta",
+    "tool_call",
+    "tool_result",
+    "approval_required",
+    "verification",
+    "final",
+    "error",
 };
 
 const char *rein_agent_event_type_name(enum rein_agent_event_type type)

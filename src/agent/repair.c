@@ -29,8 +29,7 @@ bool rein__wire_name_ok(const char *name, size_t len)
 }
 
 /* The name the history carries for a call the model named `name`. */
-static const char *history_name(const rein_registry *reg, const char *name, char *buf,
-                                size_t size)
+static const char *history_name(const rein_registry *reg, const char *name, char *buf, size_t size)
 {
     const rein_tool *tool;
 
@@ -43,8 +42,7 @@ static const char *history_name(const rein_registry *reg, const char *name, char
 
 /* True when id is used by an earlier call of this reply or of the history: services reject a
  * history where two tool calls share an id. */
-static bool id_taken(const rein_history *h, const struct call_slot *slots, size_t n,
-                     const char *id)
+static bool id_taken(const rein_history *h, const struct call_slot *slots, size_t n, const char *id)
 {
     for (size_t i = 0; i < n; i++) {
         if (strcmp(slots[i].id, id) == 0)
@@ -193,8 +191,8 @@ static void ledger_close(struct turn *t, const char *tool, const char *id, const
 
     call.args = args;
     if (rein_ledger_add_call(t->ledger, &call, NULL, NULL) != REIN_OK ||
-        rein_ledger_update_result(t->ledger, t->o->has_step, t->o->step, id, tool,
-                                  REIN_CALL_ERROR, json_object_get(res, "error"), NULL) != REIN_OK)
+        rein_ledger_update_result(t->ledger, t->o->has_step, t->o->step, id, tool, REIN_CALL_ERROR,
+                                  json_object_get(res, "error"), NULL) != REIN_OK)
         rein_log(REIN_LOG_WARN, REIN__AGENT_WHERE, "the ledger could not record closing %s", id);
     json_decref(args);
     json_decref(res);
@@ -275,13 +273,12 @@ static rein_err close_one(struct turn *t, rein_history *h, size_t i, const char 
         if (answered(h, i + 1, id))
             continue;
         char *content = not_run_content(name, id, t ? t->trace_id : NULL, reason);
-        json_t *tm = content ? json_pack("{s:s, s:s, s:s, s:s, s:b}", "role", "tool",
-                                         "tool_call_id", id, "name", name, "content", content,
-                                         "is_error", 1)
-                             : NULL;
+        json_t *tm = content
+                         ? json_pack("{s:s, s:s, s:s, s:s, s:b}", "role", "tool", "tool_call_id",
+                                     id, "name", name, "content", content, "is_error", 1)
+                         : NULL;
         if (tm && t)
-            ledger_close(t, name, id, json_string_value(json_object_get(c, "arguments")),
-                         content);
+            ledger_close(t, name, id, json_string_value(json_object_get(c, "arguments")), content);
         rein_free(content);
         if (!tm || json_array_append_new(fresh, tm) != 0)
             goto out;

@@ -25,8 +25,7 @@ struct rein_agent_result {
 static bool any_pending(const struct turn *t)
 {
     for (size_t i = 0; i < t->nrecs; i++) {
-        if (!t->recs[i].proposed &&
-            rein_call_result_status(t->recs[i].res) == REIN_CALL_PENDING)
+        if (!t->recs[i].proposed && rein_call_result_status(t->recs[i].res) == REIN_CALL_PENDING)
             return true;
     }
     return t->own_ledger && rein_ledger_pending_count(t->own_ledger, true, false, 0) > 0;

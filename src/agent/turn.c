@@ -406,9 +406,8 @@ static void summarize_calls(struct turn *t, struct rein_buf *b)
         rc = rein_buf_addf(b, "(%zu earlier ones not listed) ", from);
     for (size_t i = from; i < t->nrecs && !rc; i++) {
         rein_call_result *res = t->recs[i].res;
-        const char *status = t->recs[i].proposed
-                                 ? "proposed"
-                                 : rein_call_status_name(rein_call_result_status(res));
+        const char *status =
+            t->recs[i].proposed ? "proposed" : rein_call_status_name(rein_call_result_status(res));
         rc = rein_buf_addf(b, "%s%s (%s", i > from ? "; " : "", rein_call_result_tool_name(res),
                            status);
         if (!rc && !rein_call_result_ok(res))
@@ -432,8 +431,7 @@ static void compose(struct turn *t)
         set_text(&t->text, "The turn was cancelled (%s).", d);
         break;
     case REIN_AGENT_STOP_TIMEOUT:
-        set_text(&t->text, "The turn ran out of time after %lld ms.",
-                 (long long)t->o->timeout_ms);
+        set_text(&t->text, "The turn ran out of time after %lld ms.", (long long)t->o->timeout_ms);
         break;
     case REIN_AGENT_STOP_PROVIDER_ERROR:
         set_text(&t->text, "The model could not answer: %s.", d);
@@ -449,8 +447,9 @@ static void compose(struct turn *t)
                  t->iterations);
         break;
     case REIN_AGENT_STOP_SUCCESS_CAP:
-        set_text(&t->text, "I stopped after %d successful rounds of tool calls, the limit of the "
-                           "%s mode.",
+        set_text(&t->text,
+                 "I stopped after %d successful rounds of tool calls, the limit of the "
+                 "%s mode.",
                  t->successes, rein_agent_mode_name(t->o->mode));
         break;
     case REIN_AGENT_STOP_STALLED:
@@ -603,7 +602,8 @@ static void handle_calls(struct turn *t, const rein_model_response *resp)
     bool stall;
 
     t->iterations++;
-    t->confidence = t->a->caps.confidence ? rein__agent_stated_confidence(rein_model_response_text(resp)) : -1;
+    t->confidence =
+        t->a->caps.confidence ? rein__agent_stated_confidence(rein_model_response_text(resp)) : -1;
     slots = take_reply(t, resp, NULL, propose, &n);
     if (!slots) {
         stop_with(t, REIN_AGENT_STOP_ERROR, NULL);
@@ -666,9 +666,10 @@ static void take_answer(struct turn *t, const rein_model_response *resp)
         stop_with(t, REIN_AGENT_STOP_ERROR, NULL);
         return;
     }
-    stop_with(t, t->o->mode == REIN_AGENT_MODE_PROPOSE && t->nproposed > 0
-                     ? REIN_AGENT_STOP_PROPOSED
-                     : REIN_AGENT_STOP_FINAL_ANSWER,
+    stop_with(t,
+              t->o->mode == REIN_AGENT_MODE_PROPOSE && t->nproposed > 0
+                  ? REIN_AGENT_STOP_PROPOSED
+                  : REIN_AGENT_STOP_FINAL_ANSWER,
               NULL);
 }
 
@@ -756,22 +757,32 @@ static void *watchdog(void *arg)
     return NULL;
 }
 
+static rein_err offer_tool(struct turn *t, const rein_tool *tool, rein_error *err)
+{
+    if (rein_model_request_add_tool(t->req, rein_tool_id(tool), rein_tool_description(tool),
+                                    (json_t *)rein_tool_parameters(tool)) != REIN_OK)
+        return rein_error_set(err, REIN_ENOMEM, "out of memory");
+    return REIN_OK;
+}
+
+/* The tools offered: opts.tools (each must exist), or every tool of the registry. */
 static rein_err offer_tools(struct turn *t, rein_error *err)
 {
     const rein_registry *reg = t->a->reg;
     const struct rein_agent_turn_opts *o = t->o;
-    size_t n = o->tools ? o->tool_count : rein_registry_count(reg);
+    rein_err rc = REIN_OK;
 
-    for (size_t i = 0; i < n; i++) {
-        const rein_tool *tool = o->tools ? rein_registry_get(reg, o->tools[i])
-                                         : rein_registry_at(reg, i);
-        if (!tool)
-            return rein_error_set(err, REIN_EINVAL, "no tool named \"%s\"", o->tools[i]);
-        if (rein_model_request_add_tool(t->req, rein_tool_id(tool), rein_tool_description(tool),
-                                        (json_t *)rein_tool_parameters(tool)) != REIN_OK)
-            return rein_error_set(err, REIN_ENOMEM, "out of memory");
+    if (!o->tools) {
+        for (size_t i = 0; !rc && i < rein_registry_count(reg); i++)
+            rc = offer_tool(t, rein_registry_at(reg, i), err);
+        return rc;
     }
-    return REIN_OK;
+    for (size_t i = 0; !rc && i < o->tool_count; i++) {
+        const rein_tool *tool = rein_registry_get(reg, o->tools[i]);
+        rc = tool ? offer_tool(t, tool, err)
+                  : rein_error_set(err, REIN_EINVAL, "no tool named \"%s\"", o->tools[i]);
+    }
+    return rc;
 }
 
 static rein_err setup(struct turn *t, rein_error *err)
@@ -780,9 +791,9 @@ static rein_err setup(struct turn *t, rein_error *err)
 
     t->start_ms = rein_now_ms();
     t->max_iterations = o->max_iterations > 0 ? o->max_iterations : DEFAULT_MAX_ITERATIONS;
-    t->success_cap = o->success_cap > 0                     ? o->success_cap
+    t->success_cap = o->success_cap > 0                  ? o->success_cap
                      : o->mode == REIN_AGENT_MODE_SINGLE ? SUCCESS_CAP_SINGLE
-                                                          : SUCCESS_CAP_AUTO;
+                                                         : SUCCESS_CAP_AUTO;
     if (o->trace_id && rein_trace_id_is_valid(o->trace_id))
         snprintf(t->trace_id, sizeof(t->trace_id), "%s", o->trace_id);
     else
@@ -894,8 +905,9 @@ rein_err rein_agent_run(rein_agent *a, rein_history *h, const char *message,
     rein_error_clear(err);
     rein_error_where(err, REIN__AGENT_WHERE);
     if (!a || !h || !out)
-        return rein_error_set(err, REIN_EINVAL, "rein_agent_run needs an agent, a history and a "
-                                                "place for the result");
+        return rein_error_set(err, REIN_EINVAL,
+                              "rein_agent_run needs an agent, a history and a "
+                              "place for the result");
     if (!message || !message[0])
         return rein_error_set(err, REIN_EINVAL, "the message is empty");
     memset(&t, 0, sizeof(t));

@@ -81,28 +81,29 @@ struct chat {
 
 static void usage(FILE *out)
 {
-    fprintf(out,
-            "usage: rein chat MESSAGE [--mode single|auto|propose] [--verification auto|force|off]\n"
-            "                 [--provider P] [--model M] [--base-url URL] [--config FILE]\n"
-            "                 [--conversation ID] [--store URL] [--json] [--events]\n"
-            "                 [--max-tool-calls N] [--max-tokens N] [--timeout MS]\n"
-            "                 [--approval-timeout S] [--rules-first] [--yes]\n"
-            "                 [--skills DIR] [--root DIR]\n\n"
-            "Runs one agent turn: the model calls tools through rein's pipeline until it answers\n"
-            "or a limit stops it. Without a configured provider the rules provider answers\n"
-            "simple requests (\"echo hello\", \"search 'x'\", \"计算 [1,2,3] 的平均值\").\n\n"
-            "  --mode            single (one successful round, then a summary), auto (default),\n"
-            "                    propose (check the calls, run none)\n"
-            "  --verification    self-verification: auto (destructive tools, low confidence),\n"
-            "                    force (every call), off\n"
-            "  --conversation    continue (or start) a stored conversation; --store picks the\n"
-            "                    store (default REIN_STORE or sqlite:./rein.db)\n"
-            "  --json            print the result object (as POST /agent/chat returns it)\n"
-            "  --events          print the events as JSON lines while the turn runs\n"
-            "  --rules-first     try the rules provider before the model\n"
-            "  --yes             approve destructive calls without asking\n"
-            "  --skills, --root  as for 'rein skills'\n"
-            "Exit status: 0 success (final_answer, success_cap, proposed), 1 otherwise, 2 usage.\n");
+    fprintf(
+        out,
+        "usage: rein chat MESSAGE [--mode single|auto|propose] [--verification auto|force|off]\n"
+        "                 [--provider P] [--model M] [--base-url URL] [--config FILE]\n"
+        "                 [--conversation ID] [--store URL] [--json] [--events]\n"
+        "                 [--max-tool-calls N] [--max-tokens N] [--timeout MS]\n"
+        "                 [--approval-timeout S] [--rules-first] [--yes]\n"
+        "                 [--skills DIR] [--root DIR]\n\n"
+        "Runs one agent turn: the model calls tools through rein's pipeline until it answers\n"
+        "or a limit stops it. Without a configured provider the rules provider answers\n"
+        "simple requests (\"echo hello\", \"search 'x'\", \"计算 [1,2,3] 的平均值\").\n\n"
+        "  --mode            single (one successful round, then a summary), auto (default),\n"
+        "                    propose (check the calls, run none)\n"
+        "  --verification    self-verification: auto (destructive tools, low confidence),\n"
+        "                    force (every call), off\n"
+        "  --conversation    continue (or start) a stored conversation; --store picks the\n"
+        "                    store (default REIN_STORE or sqlite:./rein.db)\n"
+        "  --json            print the result object (as POST /agent/chat returns it)\n"
+        "  --events          print the events as JSON lines while the turn runs\n"
+        "  --rules-first     try the rules provider before the model\n"
+        "  --yes             approve destructive calls without asking\n"
+        "  --skills, --root  as for 'rein skills'\n"
+        "Exit status: 0 success (final_answer, success_cap, proposed), 1 otherwise, 2 usage.\n");
 }
 
 /* ---- options ---- */
@@ -180,9 +181,9 @@ static int parse_value(struct chat_opts *o, const char *flag, const char *v)
 static int parse_args(int argc, char **argv, struct chat_opts *o)
 {
     static const char *const with_value[] = {
-        "--mode",   "--verification", "--max-tool-calls", "--max-tokens", "--timeout",
-        "--config", "--conversation", "--store",          "--skills",     "--root",
-        "--provider", "--model",      "--base-url",       "--approval-timeout"};
+        "--mode",     "--verification", "--max-tool-calls", "--max-tokens",      "--timeout",
+        "--config",   "--conversation", "--store",          "--skills",          "--root",
+        "--provider", "--model",        "--base-url",       "--approval-timeout"};
 
     o->config = getenv("REIN_CONFIG");
     for (int i = 1; i < argc; i++) {
@@ -241,8 +242,8 @@ static bool provider_configured(const struct chat_opts *o)
         json_t *cfg = rein_json_load_file(o->config, NULL);
         json_t *p = json_object_get(cfg, "provider");
         const json_t *obj = json_is_object(p) ? p : cfg;
-        found = json_object_get(obj, "provider") || json_object_get(obj, "model") ||
-                json_is_string(p);
+        found =
+            json_object_get(obj, "provider") || json_object_get(obj, "model") || json_is_string(p);
         json_decref(cfg);
     }
     return found;
@@ -325,8 +326,8 @@ static void draw_line(struct chat *c)
 
     if (c->paused || c->state == REIN_AGENT_STATE_IDLE)
         return;
-    fprintf(stderr, "\r\033[K%s %s%s%s  %.1fs", spin[c->spin++ % 4], rein_agent_state_name(c->state),
-            c->tool[0] ? " " : "", c->tool, secs);
+    fprintf(stderr, "\r\033[K%s %s%s%s  %.1fs", spin[c->spin++ % 4],
+            rein_agent_state_name(c->state), c->tool[0] ? " " : "", c->tool, secs);
     fflush(stderr);
     c->shown = true;
 }
@@ -433,8 +434,8 @@ static rein_err ask_terminal(int fd, const struct rein_agent_approval *req, bool
     return REIN_OK;
 }
 
-static rein_err approve_on_terminal(void *ud, const struct rein_agent_approval *req,
-                                    bool *approved, rein_error *err)
+static rein_err approve_on_terminal(void *ud, const struct rein_agent_approval *req, bool *approved,
+                                    rein_error *err)
 {
     struct chat *c = ud;
     int fd = open("/dev/tty", O_RDWR | O_CLOEXEC | O_NOCTTY);
@@ -521,8 +522,8 @@ static rein_err save_ledger(void *ud, const json_t *entry)
     } else if (e.status == REIN_LEDGER_PENDING) {
         rc = rein_store_ledger_put(c->store, c->o->conversation, &e, &err);
     } else {
-        rc = rein_store_ledger_update(c->store, c->o->conversation, e.call_id, e.status, result,
-                                      0, &err);
+        rc = rein_store_ledger_update(c->store, c->o->conversation, e.call_id, e.status, result, 0,
+                                      &err);
         /* A call refused before it could run is written once, already decided. */
         if (rc == REIN_ENOTFOUND)
             rc = rein_store_ledger_put(c->store, c->o->conversation, &e, &err);
@@ -565,6 +566,7 @@ static int open_conversation(struct chat *c, rein_history *h, rein_error *err)
 static void print_table(const rein_agent_result *r)
 {
     json_t *calls = rein_agent_result_tool_calls_json(r), *c;
+    int64_t tokens;
     size_t i;
 
     if (json_array_size(calls) > 0) {
@@ -583,10 +585,10 @@ static void print_table(const rein_agent_result *r)
         }
     }
     json_decref(calls);
+    tokens = rein_agent_result_input_tokens(r) + rein_agent_result_output_tokens(r);
     printf("\n(%s · %d model call%s · %lld tokens · %.1f s)\n",
            rein_agent_stop_name(rein_agent_result_stop(r)), rein_agent_result_model_calls(r),
-           rein_agent_result_model_calls(r) == 1 ? "" : "s",
-           (long long)(rein_agent_result_input_tokens(r) + rein_agent_result_output_tokens(r)),
+           rein_agent_result_model_calls(r) == 1 ? "" : "s", (long long)tokens,
            (double)rein_agent_result_latency_ms(r) / 1000.0);
 }
 

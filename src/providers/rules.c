@@ -191,9 +191,8 @@ static json_t *bare_list(const char *s, bool numbers)
                 json_decref(a);
                 return NULL;
             }
-            json_array_append_new(a, fabs(d) < 9.0e15 && d == floor(d)
-                                         ? json_integer((json_int_t)d)
-                                         : json_real(d));
+            json_array_append_new(a, fabs(d) < 9.0e15 && d == floor(d) ? json_integer((json_int_t)d)
+                                                                       : json_real(d));
         } else {
             json_array_append_new(a, json_stringn(p, n));
         }
@@ -265,8 +264,8 @@ static json_t *arguments(const rein_tool *tool, json_t *caps)
     {
         struct part t = trimmed(json_string_value(v), json_string_length(v));
         char *s = rein_strndup(t.p, t.len);
-        json_t *c = s ? coerce(json_object_get(props, key), json_object_get(aliases, key), s)
-                      : NULL;
+        json_t *c =
+            s ? coerce(json_object_get(props, key), json_object_get(aliases, key), s) : NULL;
         rein_free(s);
         if (!c || !args || json_object_set_new(args, key, c) != 0) {
             if (!args)
@@ -435,25 +434,22 @@ static void render_matches(struct text *b, const json_t *out, bool cjk)
     size_t i;
 
     if (json_array_size(matches) == 0) {
-        addf(b, cjk ? "没有找到包含“%s”的内容。" : "No matches for \"%s\".",
-                            query);
+        addf(b, cjk ? "没有找到包含“%s”的内容。" : "No matches for \"%s\".", query);
         return;
     }
     if (cjk)
         addf(b, "找到 %lld 处包含“%s”的内容：", (long long)count, query);
     else
-        addf(b, "%lld match%s for \"%s\":", (long long)count,
-                            count == 1 ? "" : "es", query);
+        addf(b, "%lld match%s for \"%s\":", (long long)count, count == 1 ? "" : "es", query);
     json_array_foreach(matches, i, m)
     {
         if (i == MATCHES_SHOWN) {
             addf(b, cjk ? "\n  …（另有 %zu 处）" : "\n  … (%zu more)",
-                                json_array_size(matches) - i);
+                 json_array_size(matches) - i);
             break;
         }
         addf(b, "\n  %s:%lld: %s", rein__json_str(m, "file"),
-                            (long long)json_integer_value(json_object_get(m, "line")),
-                            rein__json_str(m, "text"));
+             (long long)json_integer_value(json_object_get(m, "line")), rein__json_str(m, "text"));
     }
 }
 
@@ -505,37 +501,37 @@ static rein_err compose(const struct state *st, struct text *b)
     return b->rc;
 }
 
-static void unroutable_text(const rein_model_request *req, const struct state *st,
-                            struct text *b)
+static void unroutable_text(const rein_model_request *req, const struct state *st, struct text *b)
 {
     size_t shown = 0;
 
     if (st->cjk)
         addf(b, "没有配置模型时，我只能处理可以直接对应到工具的简单请求，无法处理“%s”。",
-                            st->message);
+             st->message);
     else
         addf(b,
-                            "Without a model I can only handle simple requests that map straight "
-                            "to a tool, and \"%s\" is not one of them.",
-                            st->message);
+             "Without a model I can only handle simple requests that map straight "
+             "to a tool, and \"%s\" is not one of them.",
+             st->message);
     for (size_t i = 0; i < req->ntools; i++) {
         const rein_tool *t = req->reg ? rein_registry_get(req->reg, req->tools[i].name) : NULL;
         if (!t || rein_tool_route_count(t) == 0)
             continue;
         addf(b, "%s%s", shown++ ? ", " : (st->cjk ? " 可路由的工具：" : " Tools I can route to: "),
-                            rein_tool_id(t));
+             rein_tool_id(t));
     }
     if (shown)
         adds(b, st->cjk ? "（例如 “echo hello”、“搜索 'calculator'”、“计算 [1,2,3] 的平均值”）。"
-                                       : " (for example \"echo hello\", \"search 'calculator'\", "
-                                         "\"calculate 2*(3+4)\").");
-    adds(
-        b, st->cjk ? "\n要让模型回答任何问题，请配置模型提供方：设置 REIN_PROVIDER 和 REIN_MODEL（以及该提供方的 "
-                     "API 密钥，例如 OPENAI_API_KEY、ANTHROPIC_API_KEY 或 DASHSCOPE_API_KEY），或使用 "
-                     "--provider 和 --model 参数。"
-                   : "\nTo let a model answer anything, configure a provider: set REIN_PROVIDER and "
-                     "REIN_MODEL (and the provider's API key, e.g. OPENAI_API_KEY, "
-                     "ANTHROPIC_API_KEY or DASHSCOPE_API_KEY), or pass --provider and --model.");
+                        : " (for example \"echo hello\", \"search 'calculator'\", "
+                          "\"calculate 2*(3+4)\").");
+    adds(b, st->cjk
+                ? "\n要让模型回答任何问题，请配置模型提供方：设置 REIN_PROVIDER 和 "
+                  "REIN_MODEL（以及该提供方的 "
+                  "API 密钥，例如 OPENAI_API_KEY、ANTHROPIC_API_KEY 或 DASHSCOPE_API_KEY），或使用 "
+                  "--provider 和 --model 参数。"
+                : "\nTo let a model answer anything, configure a provider: set REIN_PROVIDER and "
+                  "REIN_MODEL (and the provider's API key, e.g. OPENAI_API_KEY, "
+                  "ANTHROPIC_API_KEY or DASHSCOPE_API_KEY), or pass --provider and --model.");
 }
 
 /* ---- building the reply ---- */

@@ -90,8 +90,8 @@ static rein_err tool_delete(void *ud, const struct rein_invocation *inv,
     return REIN_OK;
 }
 
-static rein_err tool_seq(void *ud, const struct rein_invocation *inv,
-                         struct rein_tool_reply *reply, rein_error *err)
+static rein_err tool_seq(void *ud, const struct rein_invocation *inv, struct rein_tool_reply *reply,
+                         rein_error *err)
 {
     struct tools_state *ts = ud;
     int now = atomic_fetch_add(&ts->seq_running, 1) + 1;
@@ -115,8 +115,8 @@ static rein_err tool_fail(void *ud, const struct rein_invocation *inv,
     return rein_error_set(err, REIN_EIO, "the disk is not there");
 }
 
-static rein_err tool_big(void *ud, const struct rein_invocation *inv,
-                         struct rein_tool_reply *reply, rein_error *err)
+static rein_err tool_big(void *ud, const struct rein_invocation *inv, struct rein_tool_reply *reply,
+                         rein_error *err)
 {
     char *text = malloc(12001);
 
@@ -198,8 +198,8 @@ static void fx_registry(struct fx *f)
     assert_non_null(f->reg);
     assert_rein_ok(rein_skills_register_builtins(f->reg, &sc, &err), &err);
     for (size_t i = 0; i < sizeof(test_tools) / sizeof(test_tools[0]); i++) {
-        json_t *m = rein_json_parse(test_tools[i].manifest, strlen(test_tools[i].manifest), 0,
-                                    &err);
+        json_t *m =
+            rein_json_parse(test_tools[i].manifest, strlen(test_tools[i].manifest), 0, &err);
         assert_non_null(m);
         assert_rein_ok(rein_registry_add_builtin(f->reg, m, test_tools[i].fn, &f->ts, NULL, &err),
                        &err);
@@ -221,9 +221,9 @@ static void fx_start_model(struct fx *f, const char *wire, const char *model)
         fail_msg("model server: %s", err.msg);
     ms_set_api_key(f->ms, "sk-test");
     f->cfg = rein_provider_config_new();
-    assert_rein_ok(rein_provider_config_set(f->cfg, "provider", f->anthropic ? "anthropic" : "openai",
-                                            &err),
-                   &err);
+    assert_rein_ok(
+        rein_provider_config_set(f->cfg, "provider", f->anthropic ? "anthropic" : "openai", &err),
+        &err);
     assert_rein_ok(rein_provider_config_set_base_url(f->cfg, f->anthropic ? ms_url(f->ms)
                                                                           : ms_openai_url(f->ms)),
                    NULL);
@@ -288,7 +288,7 @@ static enum rein_agent_stop fx_stop_reason(const struct fx *f)
 #define assert_stop(f, want)                                                                       \
     do {                                                                                           \
         if (fx_stop_reason(f) != (want))                                                           \
-            fail_msg("stop reason %s, want %s (detail: %s; text: %s)",                           \
+            fail_msg("stop reason %s, want %s (detail: %s; text: %s)",                             \
                      rein_agent_stop_name(fx_stop_reason(f)), rein_agent_stop_name(want),          \
                      rein_agent_result_detail((f)->r), rein_agent_result_text((f)->r));            \
     } while (0)
@@ -302,8 +302,7 @@ static const struct ms_request *fx_req(struct fx *f, size_t i)
     r = ms_request(f->ms, i);
     assert_non_null(r);
     if (r->status != 200 || r->error)
-        fail_msg("request %zu: status %d: %s\n%s", i, r->status, r->error ? r->error : "",
-                 r->body);
+        fail_msg("request %zu: status %d: %s\n%s", i, r->status, r->error ? r->error : "", r->body);
     return r;
 }
 
@@ -335,8 +334,8 @@ static json_t *tool_results(const struct ms_request *r)
                     continue;
                 json_array_append_new(
                     out, json_pack("{s:O, s:s, s:b}", "id", json_object_get(b, "tool_use_id"),
-                                   "content", block_text(json_object_get(b, "content")),
-                                   "is_error", json_is_true(json_object_get(b, "is_error"))));
+                                   "content", block_text(json_object_get(b, "content")), "is_error",
+                                   json_is_true(json_object_get(b, "is_error"))));
             }
         }
     }
@@ -355,18 +354,17 @@ static json_t *assistant_calls(const struct ms_request *r)
             continue;
         json_array_foreach(json_object_get(m, "tool_calls"), k, c)
         {
-            json_array_append_new(out, json_pack("{s:O, s:O}", "id", json_object_get(c, "id"),
-                                                 "name",
-                                                 json_object_get(json_object_get(c, "function"),
-                                                                 "name")));
+            json_array_append_new(
+                out, json_pack("{s:O, s:O}", "id", json_object_get(c, "id"), "name",
+                               json_object_get(json_object_get(c, "function"), "name")));
         }
         if (json_is_array(json_object_get(m, "content"))) {
             json_array_foreach(json_object_get(m, "content"), k, c)
             {
                 if (strcmp(json_string_value(json_object_get(c, "type")), "tool_use") == 0)
-                    json_array_append_new(out, json_pack("{s:O, s:O}", "id",
-                                                         json_object_get(c, "id"), "name",
-                                                         json_object_get(c, "name")));
+                    json_array_append_new(out,
+                                          json_pack("{s:O, s:O}", "id", json_object_get(c, "id"),
+                                                    "name", json_object_get(c, "name")));
             }
         }
     }
@@ -459,9 +457,8 @@ static void retry_after_invalid(const char *wire)
     assert_string_equal(
         json_string_value(json_object_get(json_object_get(j, "meta"), "stop_reason")),
         "final_answer");
-    assert_int_equal(json_integer_value(json_object_get(json_object_get(j, "meta"),
-                                                        "tool_calls_count")),
-                     2);
+    assert_int_equal(
+        json_integer_value(json_object_get(json_object_get(j, "meta"), "tool_calls_count")), 2);
     assert_true(json_integer_value(json_object_get(json_object_get(j, "meta"), "total_tokens")) >
                 0);
     json_decref(j);
@@ -702,10 +699,11 @@ static void hard_cap(const char *wire)
 
     fx_start(&f, wire);
     f.o.max_iterations = 3;
-    fx_script(&f, "[{\"tool_calls\":[{\"name\":\"echo\",\"arguments\":\"{\\\"text\\\":\\\"1\\\"}\"}]},"
-                  "{\"tool_calls\":[{\"name\":\"echo\",\"arguments\":\"{\\\"text\\\":\\\"2\\\"}\"}]},"
-                  "{\"tool_calls\":[{\"name\":\"echo\",\"arguments\":\"{\\\"text\\\":\\\"3\\\"}\"}]},"
-                  "{\"text\":\"I ran out of rounds.\"}]");
+    fx_script(&f,
+              "[{\"tool_calls\":[{\"name\":\"echo\",\"arguments\":\"{\\\"text\\\":\\\"1\\\"}\"}]},"
+              "{\"tool_calls\":[{\"name\":\"echo\",\"arguments\":\"{\\\"text\\\":\\\"2\\\"}\"}]},"
+              "{\"tool_calls\":[{\"name\":\"echo\",\"arguments\":\"{\\\"text\\\":\\\"3\\\"}\"}]},"
+              "{\"text\":\"I ran out of rounds.\"}]");
     fx_run(&f, "keep echoing");
     assert_stop(&f, REIN_AGENT_STOP_MAX_ITERATIONS);
     assert_int_equal(rein_agent_result_iterations(f.r), 3);
@@ -812,9 +810,10 @@ static void timeout_case(const char *wire)
 
     fx_start(&f, wire);
     f.o.timeout_ms = 300;
-    fx_script(&f, "[{\"tool_calls\":["
-                  " {\"id\":\"s1\",\"name\":\"slow\",\"arguments\":\"{\\\"ms\\\":20000}\"},"
-                  " {\"id\":\"s2\",\"name\":\"echo\",\"arguments\":\"{\\\"text\\\":\\\"x\\\"}\"}]}]");
+    fx_script(&f,
+              "[{\"tool_calls\":["
+              " {\"id\":\"s1\",\"name\":\"slow\",\"arguments\":\"{\\\"ms\\\":20000}\"},"
+              " {\"id\":\"s2\",\"name\":\"echo\",\"arguments\":\"{\\\"text\\\":\\\"x\\\"}\"}]}]");
     t0 = rein_now_ms();
     fx_run(&f, "take your time");
     assert_stop(&f, REIN_AGENT_STOP_TIMEOUT);
@@ -1110,11 +1109,12 @@ static void test_ping_pong_stalls(void **state)
 
     (void)state;
     fx_start(&f, "openai");
-    fx_script(&f, "[{\"tool_calls\":[{\"name\":\"echo\",\"arguments\":\"{\\\"text\\\":\\\"A\\\"}\"}]},"
-                  "{\"tool_calls\":[{\"name\":\"echo\",\"arguments\":\"{\\\"text\\\":\\\"B\\\"}\"}]},"
-                  "{\"tool_calls\":[{\"name\":\"echo\",\"arguments\":\"{\\\"text\\\":\\\"A\\\"}\"}]},"
-                  "{\"tool_calls\":[{\"name\":\"echo\",\"arguments\":\"{\\\"text\\\":\\\"B\\\"}\"}]},"
-                  "{\"text\":\"going in circles\"}]");
+    fx_script(&f,
+              "[{\"tool_calls\":[{\"name\":\"echo\",\"arguments\":\"{\\\"text\\\":\\\"A\\\"}\"}]},"
+              "{\"tool_calls\":[{\"name\":\"echo\",\"arguments\":\"{\\\"text\\\":\\\"B\\\"}\"}]},"
+              "{\"tool_calls\":[{\"name\":\"echo\",\"arguments\":\"{\\\"text\\\":\\\"A\\\"}\"}]},"
+              "{\"tool_calls\":[{\"name\":\"echo\",\"arguments\":\"{\\\"text\\\":\\\"B\\\"}\"}]},"
+              "{\"text\":\"going in circles\"}]");
     fx_run(&f, "alternate");
     assert_stop(&f, REIN_AGENT_STOP_STALLED);
     assert_non_null(strstr(rein_agent_result_detail(f.r), "alternated"));
@@ -1230,9 +1230,8 @@ static void test_propose_mode(void **state)
     call = json_array_get(json_object_get(j, "tool_calls"), 1);
     assert_string_equal(json_string_value(json_object_get(call, "status")), "proposed");
     assert_string_equal(json_string_value(json_object_get(call, "tool")), "delete_file");
-    assert_string_equal(json_string_value(json_object_get(json_object_get(call, "arguments"),
-                                                          "path")),
-                        "x.txt");
+    assert_string_equal(
+        json_string_value(json_object_get(json_object_get(call, "arguments"), "path")), "x.txt");
     json_decref(j);
     /* The proposal is answered in the history, so the conversation can go on. */
     next_turn_is_valid(&f, 2);
@@ -1280,11 +1279,10 @@ static void test_history_repair_inserts_in_the_middle(void **state)
     rein_error err;
     rein_history *h;
     size_t added = 0;
-    const char *saved =
-        "[{\"role\":\"user\",\"content\":\"one\"},"
-        "{\"role\":\"assistant\",\"content\":\"\",\"tool_calls\":["
-        " {\"id\":\"c1\",\"name\":\"⚙\",\"arguments\":\"{}\"}]},"
-        "{\"role\":\"user\",\"content\":\"two\"}]";
+    const char *saved = "[{\"role\":\"user\",\"content\":\"one\"},"
+                        "{\"role\":\"assistant\",\"content\":\"\",\"tool_calls\":["
+                        " {\"id\":\"c1\",\"name\":\"⚙\",\"arguments\":\"{}\"}]},"
+                        "{\"role\":\"user\",\"content\":\"two\"}]";
     json_t *msgs = json_loads(saved, 0, NULL);
 
     (void)state;
@@ -1299,8 +1297,8 @@ static void test_history_repair_inserts_in_the_middle(void **state)
                             json_array_get(json_object_get(a, "tool_calls"), 0), "name")),
                         REIN_AGENT_INVALID_NAME);
     assert_string_equal(json_string_value(json_object_get(t, "role")), "tool");
-    assert_non_null(strstr(json_string_value(json_object_get(t, "content")),
-                           "not run: the server restarted"));
+    assert_non_null(
+        strstr(json_string_value(json_object_get(t, "content")), "not run: the server restarted"));
     assert_string_equal(json_string_value(json_object_get(rein_history_get(h, 3), "content")),
                         "two");
     /* Nothing more to do the second time. */
@@ -1469,9 +1467,10 @@ static void test_messages_encoded_once_and_metrics(void **state)
     (void)state;
     fx_start(&f, "openai");
     rein_agent_set_metrics(f.a, m);
-    fx_script(&f, "[{\"tool_calls\":[{\"name\":\"echo\",\"arguments\":\"{\\\"text\\\":\\\"1\\\"}\"}]},"
-                  "{\"tool_calls\":[{\"name\":\"echo\",\"arguments\":\"{\\\"text\\\":\\\"2\\\"}\"}]},"
-                  "{\"text\":\"first\"},{\"text\":\"second\"}]");
+    fx_script(&f,
+              "[{\"tool_calls\":[{\"name\":\"echo\",\"arguments\":\"{\\\"text\\\":\\\"1\\\"}\"}]},"
+              "{\"tool_calls\":[{\"name\":\"echo\",\"arguments\":\"{\\\"text\\\":\\\"2\\\"}\"}]},"
+              "{\"text\":\"first\"},{\"text\":\"second\"}]");
     fx_run(&f, "echo twice");
     fx_run(&f, "and again");
     /* Sent: system, user, (assistant, tool) x2, assistant, user = 8 messages, each encoded

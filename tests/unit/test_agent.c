@@ -172,7 +172,7 @@ static enum rein__detect_action feed(struct rein__detector *d, const char *tool,
         .tool = tool,
         .message = code ? "boom" : "",
         .code = code,
-        .status = code == REIN_CALL_OK               ? REIN_CALL_SUCCESS
+        .status = code == REIN_CALL_OK                 ? REIN_CALL_SUCCESS
                   : code == REIN_CALL_EXECUTION_FAILED ? REIN_CALL_ERROR
                                                        : REIN_CALL_INVALID,
         .call_sig = call,
