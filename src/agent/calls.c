@@ -327,10 +327,9 @@ static void run_slot(struct turn *t, struct call_slot *s, bool check_only)
     };
     rein_error err;
 
-    if (t->deadline_ms > 0) {
-        int64_t left = t->deadline_ms - rein_now_ms();
-        opts.timeout_ms = left > 0 ? left : 1;
-    }
+    /* The turn's deadline reaches running tools through the cancel handle (the watchdog),
+     * so a tool stopped by it is answered "cancelled: the turn's time limit was reached"
+     * rather than with a timeout of its own. */
     if (!in.name[0])
         in.name_len = 0;
     if (rein_call_run(t->a->reg, &in, &opts, &s->res, &err) != REIN_OK) {

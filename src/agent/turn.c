@@ -57,9 +57,20 @@ static void stop_with(struct turn *t, enum rein_agent_stop stop, const char *det
         set_text(&t->detail, "%s", detail);
 }
 
+/* True once the turn is cancelled or out of time. The deadline is checked here as well as by
+ * the watchdog thread, which may not have woken yet: no model request starts after it. */
+static bool cancelled_or_late(struct turn *t)
+{
+    if (t->deadline_ms > 0 && rein_now_ms() >= t->deadline_ms && !rein_cancel_is_set(t->cancel)) {
+        atomic_store(&t->timed_out, true);
+        rein_cancel_trigger(t->cancel, "the turn's time limit was reached");
+    }
+    return rein_cancel_is_set(t->cancel);
+}
+
 static bool interrupted(struct turn *t)
 {
-    if (!rein_cancel_is_set(t->cancel))
+    if (!cancelled_or_late(t))
         return false;
     if (atomic_load(&t->timed_out))
         stop_with(t, REIN_AGENT_STOP_TIMEOUT, "the turn's time limit was reached");
@@ -486,7 +497,7 @@ static void close_turn(struct turn *t, enum rein_agent_stop stop, const char *de
     rein_err rc;
 
     stop_with(t, stop, detail);
-    if (t->fatal || rein_cancel_is_set(t->cancel) || !budget_allows(t))
+    if (t->fatal || cancelled_or_late(t) || !budget_allows(t))
         return;
     rein__context_fit(t);
     if (t->fatal || rein_model_request_set_tool_choice(t->req, "none") != REIN_OK)
