@@ -40,6 +40,7 @@ typedef struct rein_model_request rein_model_request;
 typedef struct rein_model_response rein_model_response;
 typedef struct rein_model_call rein_model_call;
 typedef struct rein_provider_decoder rein_provider_decoder;
+typedef struct rein_registry rein_registry; /* <rein/tools.h> */
 
 /* ---------------------------------------------------------------------------------------
  * Tool calls and responses
@@ -354,6 +355,12 @@ REIN_EXTERN void rein_model_request_set_cancel(rein_model_request *req, rein_can
 /* Events of the following sends go to fn (may be NULL). userdata is borrowed. */
 REIN_EXTERN void rein_model_request_set_events(rein_model_request *req, rein_model_event_fn fn,
                                                void *userdata);
+/*
+ * The registry the offered tools come from (borrowed; must outlive the sends; NULL unsets).
+ * HTTP providers ignore it; the rules provider routes messages with the "routes" of the
+ * manifests of the offered tools.
+ */
+REIN_EXTERN void rein_model_request_set_registry(rein_model_request *req, const rein_registry *reg);
 
 /*
  * Sends history h (borrowed; its per-message encodings are cached in it) with req and waits

@@ -27,6 +27,7 @@ int cmd_verify(int argc, char **argv);
 int cmd_schema(int argc, char **argv);
 int cmd_skills(int argc, char **argv);
 int cmd_provider(int argc, char **argv);
+int cmd_chat_agent(int argc, char **argv); /* cmd_chat.c (cmd_provider.c has a static cmd_chat) */
 
 /* Prints "rein: " + message to stderr; returns CLI_EXIT_USAGE. */
 int cli_usage_error(const char *fmt, ...) REIN_PRINTF(1, 2);

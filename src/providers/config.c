@@ -41,7 +41,7 @@ static const struct rein__preset presets[] = {
     {"openai-compatible", &rein__wire_openai, NULL, NULL, "bearer", 0,
      "any OpenAI-compatible server (set the base URL)"},
     {"replay", NULL, NULL, NULL, "none", 0, "serves a recording made with --record"},
-    {"rules", NULL, NULL, NULL, "none", 0, "rule routing without a model (not built yet)"},
+    {"rules", NULL, NULL, NULL, "none", 0, "rule routing from the tools' routes, without a model"},
 };
 #define NPRESETS (sizeof(presets) / sizeof(presets[0]))
 

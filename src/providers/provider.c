@@ -200,6 +200,11 @@ void rein_model_request_set_events(rein_model_request *req, rein_model_event_fn 
     req->ud = userdata;
 }
 
+void rein_model_request_set_registry(rein_model_request *req, const rein_registry *reg)
+{
+    req->reg = reg;
+}
+
 /* ---------------------------------------------------------------------------------------
  * Providers
  */
@@ -306,10 +311,18 @@ rein_provider *rein_provider_new(const rein_provider_config *cfg, rein_error *er
     }
     rein_error_where(err, WHERE);
     if (strcmp(pre->name, "rules") == 0) {
-        rc = rein_error_set(err, REIN_ENOTSUP, "the rules provider is not part of this build yet");
-        goto fail;
-    }
-    if (strcmp(pre->name, "replay") == 0) {
+        /* No model and no network: the router answers from the tools' routes. */
+        p->wire = &rein__wire_rules;
+        if (!p->cfg.model && !(p->cfg.model = rein_strdup("rules"))) {
+            rc = REIN_ENOMEM;
+            goto fail;
+        }
+        p->endpoint = rein_strdup("rules:");
+        if (!p->endpoint) {
+            rc = REIN_ENOMEM;
+            goto fail;
+        }
+    } else if (strcmp(pre->name, "replay") == 0) {
         rc = setup_replay(p, err);
         if (rc)
             goto fail;

@@ -310,6 +310,7 @@ struct rein__wire {
 extern const struct rein__wire rein__wire_openai;
 extern const struct rein__wire rein__wire_anthropic;
 extern const struct rein__wire rein__wire_ollama;
+extern const struct rein__wire rein__wire_rules;
 
 struct rein__replay;
 struct rein__recorder;
@@ -341,6 +342,7 @@ struct rein_model_request {
     rein_cancel *cancel;
     rein_model_event_fn fn;
     void *ud;
+    const rein_registry *reg; /* for the rules provider's routes */
     /* The encoded tool list, for the wire and variant it was made for. */
     struct rein_buf tools_enc;
     const struct rein__wire *tools_wire;

@@ -425,7 +425,21 @@ static const char calculator_manifest[] =
     "\"additionalProperties\":false},"
     "\"read_only\":true,\"idempotent\":true,\"open_world\":false,\"timeout_ms\":5000,"
     "\"routes\":[\"^(?:calculate|compute|calc|计算)\\\\s*(?<expression>[-+*/"
-    "%^().\\\\d\\\\s]+)$\"]}";
+    "%^().\\\\d\\\\s]+)$\","
+    /* "计算 [1,2,3,4,5] 的平均值": the statistic after the numbers (Chinese word order) */
+    "\"^(?:计算|求)\\\\s*(?<values>\\\\[?\\\\s*-?[\\\\d.]+(?:\\\\s*[,，、\\\\s]\\\\s*-?[\\\\d.]+)*"
+    "\\\\s*\\\\]?)\\\\s*(?:的|之)?\\\\s*(?<op>平均值|平均数|均值|总和|和|最大值|最小值|"
+    "中位数|标准差|乘积|个数)\\\\s*[。？?]?$\","
+    /* "the mean of [1, 2, 3]", "calculate the average of 1, 2, 3" */
+    "\"^(?i:calculate|compute|what\\\\s+is|what's)?\\\\s*(?i:the\\\\s+)?(?<op>(?i:mean|average|avg|"
+    "sum|total|min|minimum|max|maximum|median|stdev|product|count))\\\\s+(?i:of)\\\\s+"
+    "(?<values>\\\\[?\\\\s*-?[\\\\d.]+(?:\\\\s*[,\\\\s]\\\\s*-?[\\\\d.]+)*\\\\s*\\\\]?)\\\\s*[.?]?$"
+    "\"],"
+    /* Words the routes capture for op, mapped to its enum (read by the rules provider). */
+    "\"x-route-aliases\":{\"op\":{\"平均值\":\"mean\",\"平均数\":\"mean\",\"均值\":\"mean\","
+    "\"average\":\"mean\",\"avg\":\"mean\",\"总和\":\"sum\",\"和\":\"sum\",\"total\":\"sum\","
+    "\"最大值\":\"max\",\"maximum\":\"max\",\"最小值\":\"min\",\"minimum\":\"min\","
+    "\"中位数\":\"median\",\"标准差\":\"stdev\",\"乘积\":\"product\",\"个数\":\"count\"}}}";
 
 static int cmp_double(const void *a, const void *b)
 {

@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# bench/loop.sh: the agent loop's own cost per step, rein next to the Vercel AI SDK, in one run.
+#
+# Scenario: "Run the three steps." → the model calls echo → then calculator → then answers:
+# three model calls (steps) and two tool calls per turn, against the scripted model server
+# (rein-model-server, release build) with no delay, TURNS turns (default 1000), each on a new
+# conversation. Both sides stream, send the same system prompt and the same two tools.
+#   rein: rein_agent_run() (bench/loop_bench.c)
+#   SDK:  streamText with stopWhen, @ai-sdk/openai-compatible, zod tools (bench/loop_sdk.mjs)
+# The server's time is measured by replaying rein's three request bodies with a bare libcurl
+# client (one kept-alive connection, the stream read and discarded); each side's own time per
+# step is its total minus that, divided by 3 * TURNS. Memory per conversation: bytes in use
+# after keeping TURNS conversations' messages alive (rein: mallinfo2 over the histories; SDK:
+# V8 heap after gc over the message arrays). ROUNDS rounds (default 3) alternate the sides and
+# each side keeps its best.
+# Needs: cmake, cc, node >= 18, npm (the SDK goes into bench/node_modules, git-ignored).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build=${BUILD:-build-bench}
+out=bench/out
+turns=${TURNS:-1000}
+rounds=${ROUNDS:-3}
+mkdir -p "$out"
+
+if [ ! -x "$build/tests/bin/rein-model-server" ] || [ ! -f "$build/librein.a" ]; then
+  cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DREIN_TESTS=ON >/dev/null
+  cmake --build "$build" -j 2 --target rein_static rein-model-server >/dev/null
+fi
+if [ ! -f bench/node_modules/ai/package.json ] ||
+  [ ! -f bench/node_modules/@ai-sdk/openai-compatible/package.json ]; then
+  (cd bench && npm install --no-audit --no-fund --silent >/dev/null)
+fi
+# shellcheck disable=SC2046
+cc -O2 -Iinclude -I"$build/include" bench/loop_bench.c "$build/librein.a" \
+  $(pkg-config --libs jansson libcurl libmicrohttpd sqlite3 libpcre2-8 yaml-0.1) \
+  $(pkg-config --libs hiredis 2>/dev/null || true) -lpthread -lm -o "$out/loop_bench"
+
+cat >"$out/loop_scenario.json" <<'EOF'
+{ "name": "three-steps",
+  "replies": [
+    { "times": 0, "match": {"last_role": "user"},
+      "tool_calls": [{"name": "echo", "arguments": "{\"text\":\"step-one-done\"}"}] },
+    { "times": 0, "match": {"tool_result_contains": "step-one-done"},
+      "tool_calls": [{"name": "calculator", "arguments": "{\"expression\":\"4000+242\"}"}] },
+    { "times": 0, "match": {"tool_result_contains": "4242"},
+      "text": "All three steps are done." } ] }
+EOF
+"$build/tests/bin/rein-model-server" --port 0 --scenario "$out/loop_scenario.json" \
+  --log-limit 10 >"$out/loop_url" &
+server=$!
+trap 'kill -TERM $server 2>/dev/null; wait $server 2>/dev/null' EXIT
+url=""
+for _ in $(seq 1 100); do
+  url=$(head -n 1 "$out/loop_url")
+  [ -n "$url" ] && break
+  sleep 0.1
+done
+[ -n "$url" ] || { echo "loop.sh: the model server did not start" >&2; exit 1; }
+
+best() { python3 -c "import sys; print(min(float(x) for x in sys.argv[1:]))" "$@"; }
+r_all=() b_all=() s_all=() r_mem=0 s_mem=0
+for _ in $(seq "$rounds"); do
+  read -r r b _ _ rm < <("$out/loop_bench" "$url" "$turns" "$out")
+  read -r s _ _ sm _ < <(node --expose-gc bench/loop_sdk.mjs "$url" "$turns" \
+    "$out/system_prompt.txt")
+  r_all+=("$r") b_all+=("$b") s_all+=("$s") r_mem=$rm s_mem=$sm
+done
+r=$(best "${r_all[@]}")
+b=$(best "${b_all[@]}")
+s=$(best "${s_all[@]}")
+python3 - "$r" "$b" "$s" "$turns" "$r_mem" "$s_mem" <<'EOF'
+import sys
+r, b, s = (float(x) for x in sys.argv[1:4])
+turns, rmem, smem = int(sys.argv[4]), int(sys.argv[5]), int(sys.argv[6])
+steps = 3 * turns
+server = b / steps * 1000
+rein = (r - b) / steps * 1000
+sdk = (s - b) / steps * 1000
+print(f"three-step turns: {turns} ({steps} steps, {2 * turns} tool calls each side)")
+print(f"{'':28} {'rein':>12} {'AI SDK':>12} {'ratio':>8}")
+print(f"{'total per step (µs)':28} {r / steps * 1000:12.1f} {s / steps * 1000:12.1f}")
+print(f"{'server + loopback (µs)':28} {server:12.1f} {server:12.1f}")
+print(f"{'own time per step (µs)':28} {rein:12.1f} {sdk:12.1f} {sdk / max(rein, 0.001):7.1f}x")
+print(f"{'memory per conversation (B)':28} {rmem:12d} {smem:12d} {smem / max(rmem, 1):7.1f}x")
+goal = "met" if rein * 20 <= sdk else "NOT met"
+print(f"goal (rein's own time <= 1/20 of the SDK's): {goal}")
+EOF

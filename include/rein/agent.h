@@ -1,0 +1,400 @@
+/*
+ * rein/agent.h: the agent loop. A turn takes a conversation's history and a user message,
+ * asks the model, runs the tool calls it makes through the one call pipeline
+ * (rein_call_run()), feeds the results back, and repeats until the model answers or a limit
+ * stops it (ReAct, 001_f66c1098d8de8c01.txt). Every turn ends with a named stop reason.
+ *
+ * What a turn guarantees:
+ *
+ * - Every tool call the model made gets exactly one tool result in the history, in the model's
+ *   call order, however the turn ends: answered, capped, timed out, cancelled, provider error,
+ *   or found unanswered at the start of a later turn (a crash). A call that never ran gets a
+ *   normalized result with error code "cancelled" whose message says why ("not run: …"). A
+ *   history that every later request to OpenAI, Anthropic or DashScope would reject cannot
+ *   come out of a turn.
+ * - Names that real services refuse in an assistant message (outside ^[a-zA-Z0-9_-]{1,64}$,
+ *   e.g. "⚙", "" or "functions.echo") are sent back in the history under the tool the
+ *   pipeline resolved them to, or, when they resolve to nothing, under the fixed placeholder
+ *   REIN_AGENT_INVALID_NAME; the tool result's payload quotes the name the model really used
+ *   (its "tool" member) and says what was wrong with it. A call id that repeats one of the
+ *   conversation gets a "_2", "_3", … suffix, and characters outside [A-Za-z0-9_-] in an id
+ *   become "_", in the history and in the ledger alike.
+ * - The ledger of the turn records every call (pending before it runs), and a turn that ends
+ *   with a pending entry is reported as failed (success false).
+ *
+ * Limits (struct rein_agent_turn_opts): a hard cap on model responses with tool calls
+ * (max_iterations, default 10); a success cap counted per model response whose calls all
+ * succeeded (single mode 1, auto mode 5); max_tool_calls (calls the model may make in the
+ * turn; calls past it are answered "not run"); a token budget over the providers' reported
+ * usage (the next request is not sent when its estimate would pass the budget, and the
+ * request's max_tokens is lowered to what is left); a wall-clock timeout; a cancellation
+ * handle that reaches a running provider request and running tools. Reaching a cap
+ * (iterations, success cap, max_tool_calls, stalled, and the token budget when one more
+ * request still fits) ends with one more model call with tool_choice "none" so the user gets
+ * an answer; when that call cannot be made the answer is composed from what happened.
+ *
+ * Modes: auto, single (success cap 1) and propose, which runs calls through name check,
+ * repair, parsing and preflight only (check_only) and returns the repaired, checked calls for
+ * a person or a program to approve; each proposed call gets the tool result
+ * {"tool", "status": "proposed", "message"} in the history. Invalid proposals get the usual
+ * invalid payload and the model may fix them.
+ *
+ * Tool calls of one reply run concurrently on a bounded pool, except tools whose manifest says
+ * "sequential", which run alone, in order; results go back in the model's order.
+ *
+ * Verification (001_f66c1098d8de8c01.txt), decided in the pipeline's policy step after the
+ * arguments passed preflight: strategy "auto" verifies destructive tools, and, for models the
+ * capability table says state a confidence, calls whose reply stated "confidence: N" with
+ * N < 0.8 (the system prompt asks for that line; a reply without it is not verified on that
+ * account); "force" verifies every call; "off" verifies none. Self-verification is a separate
+ * model call without tools that must answer YES or NO with a reason to "the user asked X; the
+ * assistant is about to call Y". Anything but a clear YES, and a verifier that cannot be
+ * reached, deny the call: it is not executed and the model gets the "denied" invalid payload
+ * with the reason. Destructive calls additionally wait for a person when the turn has an
+ * approval callback; no answer before the approval timeout means denied.
+ *
+ * Loop detection: answered first by a "warning" member added to the tool message the model
+ * reads, then by stopping with "stalled": the same error from the same tool in consecutive
+ * calls (warning at 2, stop at 3, the seed's rule); the same call (tool and canonical
+ * arguments) with the same result (volatile members such as ids and latencies left out)
+ * (warning at 2, stop at 3); A↔B ping-pong between two replies with unchanged results (warning
+ * at the first return, stop at the second); unknown or invalid tool names (warning at 2, stop
+ * at 3 in a turn); and a run of invalid calls of any kind (warning at 4, stop at 6).
+ *
+ * Context: messages go into the history once (the provider caches each one's encoding), so a
+ * turn costs what is new. When the estimated size passes the model's context window (the
+ * capability table's, or rein_agent_set_context_window()), old tool results are shortened
+ * first, oldest first (their head and tail kept in a JSON object that says how much was cut);
+ * then the oldest whole exchanges are dropped. The system prompt and the last user message
+ * are never dropped. This changes the caller's history in memory only: the persistence hook
+ * is not called for it (a store keeps the full conversation).
+ *
+ * Threading: a rein_agent is configured by one thread and then used by any number of threads
+ * at once, each running its own turns on its own history. The event callback is called from
+ * the turn's thread and from pool workers running tool calls, but never twice at the same
+ * time. The approval callback and the ledger hook run on the thread running a call and may run
+ * concurrently for parallel calls; the message hook runs on the turn's thread.
+ */
+#ifndef REIN_AGENT_H
+#define REIN_AGENT_H
+
+#include <rein/cancel.h>
+#include <rein/history.h>
+#include <rein/json.h>
+#include <rein/metrics.h>
+#include <rein/pool.h>
+#include <rein/provider.h>
+#include <rein/tools.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct rein_agent rein_agent;
+typedef struct rein_agent_result rein_agent_result;
+
+/* The name a call is sent back under when the model's name is unusable on the wire. */
+#define REIN_AGENT_INVALID_NAME "invalid_tool_name"
+
+/* ---------------------------------------------------------------------------------------
+ * Names
+ */
+
+enum rein_agent_mode {
+    REIN_AGENT_MODE_AUTO = 0,    /* success cap 5 */
+    REIN_AGENT_MODE_SINGLE = 1,  /* success cap 1 */
+    REIN_AGENT_MODE_PROPOSE = 2, /* check calls, do not run them */
+};
+/* "auto", "single", "propose". */
+REIN_EXTERN const char *rein_agent_mode_name(enum rein_agent_mode mode);
+/* false (and *out unchanged) for anything else. */
+REIN_EXTERN bool rein_agent_mode_parse(const char *text, enum rein_agent_mode *out);
+
+enum rein_agent_verification {
+    REIN_AGENT_VERIFY_AUTO = 0,
+    REIN_AGENT_VERIFY_FORCE = 1,
+    REIN_AGENT_VERIFY_OFF = 2,
+};
+/* "auto", "force", "off". */
+REIN_EXTERN const char *rein_agent_verification_name(enum rein_agent_verification v);
+REIN_EXTERN bool rein_agent_verification_parse(const char *text, enum rein_agent_verification *out);
+
+/*
+ * Why a turn stopped (DESIGN.md's list plus three, docs/decisions/0006). Values only grow.
+ */
+enum rein_agent_stop {
+    REIN_AGENT_STOP_FINAL_ANSWER = 0, /* the model answered without tool calls */
+    REIN_AGENT_STOP_MAX_ITERATIONS,   /* the hard cap on model responses */
+    REIN_AGENT_STOP_SUCCESS_CAP,      /* the mode's success cap (a summary follows) */
+    REIN_AGENT_STOP_TOKEN_BUDGET,     /* the next request would pass max_tokens */
+    REIN_AGENT_STOP_TIMEOUT,          /* timeout_ms passed */
+    REIN_AGENT_STOP_CANCELLED,        /* the cancel handle was triggered */
+    REIN_AGENT_STOP_PROVIDER_ERROR,   /* the model could not be asked */
+    REIN_AGENT_STOP_STALLED,          /* loop detection */
+    REIN_AGENT_STOP_MAX_TOOL_CALLS,   /* max_tool_calls reached */
+    REIN_AGENT_STOP_PROPOSED,         /* propose mode: calls are waiting for approval */
+    REIN_AGENT_STOP_ERROR,            /* rein could not go on: the message hook failed, memory */
+};
+/* "final_answer", "max_iterations", "success_cap", "token_budget", "timeout", "cancelled",
+ * "provider_error", "stalled", "max_tool_calls", "proposed", "error". */
+REIN_EXTERN const char *rein_agent_stop_name(enum rein_agent_stop stop);
+
+/* What the turn is doing (the status event, and a lock's state on the server). */
+enum rein_agent_state {
+    REIN_AGENT_STATE_IDLE = 0,
+    REIN_AGENT_STATE_THINKING,
+    REIN_AGENT_STATE_EXECUTING,
+    REIN_AGENT_STATE_VERIFYING,
+    REIN_AGENT_STATE_WAITING_APPROVAL,
+};
+/* "idle", "thinking", "executing", "verifying", "waiting_approval". */
+REIN_EXTERN const char *rein_agent_state_name(enum rein_agent_state state);
+
+/* ---------------------------------------------------------------------------------------
+ * Events
+ *
+ * The JSON of each event (rein_agent_event_write / _json), one object with "type" and "seq":
+ *   {"type":"status","seq":1,"state":"executing","tool":"echo","call_id":"call_1"}
+ *       (tool and call_id only while executing, verifying or waiting_approval)
+ *   {"type":"text_delta","seq":2,"text":"Hel"}
+ *   {"type":"tool_call","seq":3,"call_id":"call_1","tool":"echo","arguments":{…}|"raw text",
+ *    "iteration":1}                     (tool: the name as the model sent it)
+ *   {"type":"tool_result","seq":4,"call_id":"call_1","tool":"echo","status":"success",
+ *    "ok":true,"latency_ms":0,"result":{…what the model reads…}}
+ *       (status: success | error | invalid | proposed; result: the normalized result, the
+ *        invalid payload, or the proposal)
+ *   {"type":"approval_required","seq":5,"call_id":"call_2","tool":"delete_file",
+ *    "arguments":{…},"timeout_ms":60000}
+ *   {"type":"verification","seq":6,"call_id":"call_2","tool":"delete_file",
+ *    "kind":"self_check"|"approval","passed":false,"reason":"…"}
+ *   {"type":"final","seq":7,"text":"…","stop_reason":"final_answer","success":true}
+ *   {"type":"error","seq":8,"kind":"retry"|"provider"|"warning"|"persistence"|"internal",
+ *    "message":"…"}   (kind "retry": the reply is being asked for again; forget the text
+ *                       deltas since the last status event)
+ * ---------------------------------------------------------------------------------------*/
+
+enum rein_agent_event_type {
+    REIN_AGENT_EV_STATUS = 1,
+    REIN_AGENT_EV_TEXT_DELTA,
+    REIN_AGENT_EV_TOOL_CALL,
+    REIN_AGENT_EV_TOOL_RESULT,
+    REIN_AGENT_EV_APPROVAL_REQUIRED,
+    REIN_AGENT_EV_VERIFICATION,
+    REIN_AGENT_EV_FINAL,
+    REIN_AGENT_EV_ERROR,
+};
+/* "status", "text_delta", "tool_call", "tool_result", "approval_required", "verification",
+ * "final", "error" (also the SSE event names). */
+REIN_EXTERN const char *rein_agent_event_type_name(enum rein_agent_event_type type);
+
+/* One event. Every pointer is borrowed for the duration of the callback. */
+struct rein_agent_event {
+    enum rein_agent_event_type type;
+    uint64_t seq;                /* 1, 2, … within the turn */
+    enum rein_agent_state state; /* STATUS */
+    const char *text;            /* TEXT_DELTA, FINAL: answer text; ERROR: message;
+                                    VERIFICATION: reason (NUL-terminated, len bytes) */
+    size_t len;
+    const char *call_id; /* TOOL_CALL, TOOL_RESULT, APPROVAL_REQUIRED, VERIFICATION, STATUS */
+    const char *tool;    /* same */
+    const char *json;    /* TOOL_CALL, APPROVAL_REQUIRED: the arguments; TOOL_RESULT: what the
+                            model reads; always valid JSON text of json_len bytes */
+    size_t json_len;
+    const char *kind;          /* TOOL_RESULT: ledger status or "proposed"; VERIFICATION:
+                                  "self_check" | "approval"; ERROR: the kind */
+    bool ok;                   /* TOOL_RESULT: ran and succeeded; VERIFICATION: passed;
+                                  FINAL: the turn succeeded */
+    enum rein_agent_stop stop; /* FINAL */
+    int iteration;             /* TOOL_CALL */
+    int64_t latency_ms;        /* TOOL_RESULT */
+    int64_t timeout_ms;        /* APPROVAL_REQUIRED */
+};
+typedef void (*rein_agent_event_fn)(const struct rein_agent_event *ev, void *userdata);
+
+/* Appends the event's JSON (one line, no newline) to out. REIN_ENOMEM / REIN_ETOOBIG. */
+REIN_EXTERN rein_err rein_agent_event_write(const struct rein_agent_event *ev,
+                                            struct rein_buf *out) REIN_WUR;
+/* The event as a new JSON object, NULL when memory is exhausted. */
+REIN_EXTERN json_t *rein_agent_event_json(const struct rein_agent_event *ev);
+
+/* ---------------------------------------------------------------------------------------
+ * Callbacks a caller plugs in
+ */
+
+/* A destructive call waiting for a person. Everything is borrowed for the callback. */
+struct rein_agent_approval {
+    const char *call_id;
+    const char *tool;
+    const json_t *args; /* validated, defaults filled */
+    const char *trace_id;
+    const char *conversation_id; /* NULL when the turn has none */
+    int64_t timeout_ms;          /* how long to wait */
+    rein_cancel *cancel;         /* the turn's: stop waiting when it is triggered */
+};
+/*
+ * Asks for approval: REIN_OK with *approved set to the answer; REIN_ETIMEDOUT when nobody
+ * answered in time (denied); REIN_ECANCELED when cancel was triggered while waiting. Any
+ * other code denies the call with err's message as the reason.
+ */
+typedef rein_err (*rein_agent_approval_fn)(void *userdata, const struct rein_agent_approval *req,
+                                           bool *approved, rein_error *err);
+
+/*
+ * Persistence hooks (a store writes what it gets durably before returning).
+ *   message: called after each message the turn appends to the history (system prompt, user
+ *            message, assistant replies, tool results), with its position in the history,
+ *            on the turn's thread, before the next model call. An error stops the turn
+ *            (stop reason "error"): a conversation that cannot be saved is not continued.
+ *   ledger:  the ledger's hook (rein_ledger_hook_fn): every change of every entry, pending
+ *            before a call runs. An error on a pending entry makes the call fail as internal
+ *            without running.
+ * Either may be NULL.
+ */
+struct rein_agent_persist {
+    rein_err (*message)(void *userdata, size_t position, const json_t *msg, rein_error *err);
+    rein_ledger_hook_fn ledger;
+    void *userdata;
+};
+
+/* Per-turn options. A zeroed struct means every default. Members are only ever appended. */
+struct rein_agent_turn_opts {
+    enum rein_agent_mode mode;
+    enum rein_agent_verification verification;
+    int max_iterations;          /* 0: 10 */
+    int success_cap;             /* 0: by mode (single 1, auto 5) */
+    int max_tool_calls;          /* 0: no limit beyond max_iterations */
+    int64_t max_tokens;          /* token budget of the turn (input + output, all calls); 0: none */
+    int64_t timeout_ms;          /* 0: none */
+    int64_t approval_timeout_ms; /* 0: 60000 */
+    rein_cancel *cancel;         /* borrowed; NULL: not cancellable from outside */
+    rein_agent_event_fn on_event;
+    void *event_data;
+    rein_agent_approval_fn approve; /* NULL: destructive calls need no person */
+    void *approval_data;
+    const struct rein_agent_persist *persist; /* borrowed; NULL: nothing persisted */
+    rein_ledger *ledger; /* borrowed; NULL: the turn keeps its own (see the result) */
+    bool has_step;       /* the turn is a plan step: ledger entries carry step */
+    int step;
+    const char *const *tools; /* borrowed: the tools offered (ids); NULL: every tool */
+    size_t tool_count;
+    const char *conversation_id; /* borrowed, copied into the result; may be NULL */
+    const char *trace_id;        /* borrowed; NULL: a new trace id */
+};
+
+/* ---------------------------------------------------------------------------------------
+ * The agent
+ */
+
+/*
+ * New agent over provider and reg (both borrowed; they must outlive the agent). The tools
+ * offered are the registry's (restricted per turn by opts.tools); the system prompt is the
+ * default one. REIN_EINVAL without a provider or registry; REIN_ENOMEM.
+ */
+REIN_EXTERN rein_agent *rein_agent_new(rein_provider *provider, const rein_registry *reg,
+                                       rein_error *err);
+/* Frees the agent (and its own pool). NULL is a no-op. */
+REIN_EXTERN void rein_agent_free(rein_agent *a);
+
+/*
+ * Replaces the first part of the system prompt, the assistant's role (text copied; NULL
+ * restores the default). rein's tool-use section (how to read tool errors, fix the arguments
+ * and call again; the confidence line when it applies) always follows it.
+ */
+REIN_EXTERN rein_err rein_agent_set_system_prompt(rein_agent *a, const char *text) REIN_WUR;
+/* The whole system prompt a new conversation starts with. Borrowed, valid until the next
+ * setter call. */
+REIN_EXTERN const char *rein_agent_system_prompt(const rein_agent *a);
+/* The pool parallel calls run on (borrowed; must outlive the agent). NULL: the agent's own
+ * pool of 4 workers, made on first use. */
+REIN_EXTERN void rein_agent_set_pool(rein_agent *a, rein_pool *pool);
+/* At most n calls of one reply at once (0: 8). */
+REIN_EXTERN void rein_agent_set_max_parallel(rein_agent *a, unsigned n);
+/*
+ * The rules provider (borrowed; provider "rules") tried first as a fast path: when it routes
+ * the message, the turn continues with it without asking the model; when it cannot, or when
+ * a routed call fails, the model takes over. NULL turns the fast path off (the default).
+ */
+REIN_EXTERN void rein_agent_set_rules(rein_agent *a, rein_provider *rules);
+/* The provider that answers self-verification questions (borrowed). NULL: the agent's. */
+REIN_EXTERN void rein_agent_set_verifier(rein_agent *a, rein_provider *verifier);
+/* Metrics to record turns and tool calls in (borrowed). NULL (default): none recorded. */
+REIN_EXTERN void rein_agent_set_metrics(rein_agent *a, rein_metrics *m);
+/* The context window in tokens (0: the provider's capability table). */
+REIN_EXTERN void rein_agent_set_context_window(rein_agent *a, int64_t tokens);
+
+/*
+ * Runs one turn: appends message (borrowed; copied) to h (borrowed; the conversation so far,
+ * which the turn appends to; when it is empty the system prompt goes first), then the loop
+ * described above. Unanswered tool calls already in h (a turn that died) are answered first
+ * with "cancelled" results. opts may be NULL (defaults).
+ *
+ * Returns REIN_OK and a new result in *out whenever the turn ran, whatever its stop reason
+ * (look at rein_agent_result_stop()); fails only with REIN_EINVAL (a NULL argument, an empty
+ * message, an unknown tool in opts.tools: err says which) or REIN_ENOMEM before anything was
+ * appended.
+ */
+REIN_EXTERN rein_err rein_agent_run(rein_agent *a, rein_history *h, const char *message,
+                                    const struct rein_agent_turn_opts *opts,
+                                    rein_agent_result **out, rein_error *err) REIN_WUR;
+
+/*
+ * Gives every tool call in h that has no tool result one, with a "cancelled" normalized result
+ * saying why (reason: borrowed, e.g. "the server restarted"; NULL: "the turn that made it
+ * ended before it ran"). Results for calls of the last assistant message are appended (and
+ * *added counts them); a call left unanswered earlier in the history (before a later user or
+ * assistant message) gets its result inserted right after its siblings' results, which
+ * rebuilds the rest of the history. rein_agent_run() does this itself; a caller that restores
+ * a conversation may call it to persist the results. REIN_ENOMEM leaves h unchanged.
+ */
+REIN_EXTERN rein_err rein_agent_history_repair(rein_history *h, const char *reason, size_t *added,
+                                               rein_error *err) REIN_WUR;
+
+/* ---------------------------------------------------------------------------------------
+ * Results
+ */
+
+REIN_EXTERN void rein_agent_result_free(rein_agent_result *r);
+REIN_EXTERN enum rein_agent_stop rein_agent_result_stop(const rein_agent_result *r);
+/* True for final_answer, success_cap and proposed, when no ledger entry of the turn is
+ * pending. */
+REIN_EXTERN bool rein_agent_result_success(const rein_agent_result *r);
+/* The answer (the model's, or composed by rein when the model could not give one). Borrowed,
+ * never NULL. */
+REIN_EXTERN const char *rein_agent_result_text(const rein_agent_result *r);
+/* Why the turn stopped, in words ("file_search failed three times in a row with …"); ""
+ * for a final answer. Borrowed, never NULL. */
+REIN_EXTERN const char *rein_agent_result_detail(const rein_agent_result *r);
+REIN_EXTERN const char *rein_agent_result_trace_id(const rein_agent_result *r);
+/* Tool calls the model made in the turn. */
+REIN_EXTERN size_t rein_agent_result_tool_call_count(const rein_agent_result *r);
+/* Tokens reported by the providers for the turn's model calls (verification included). */
+REIN_EXTERN int64_t rein_agent_result_input_tokens(const rein_agent_result *r);
+REIN_EXTERN int64_t rein_agent_result_output_tokens(const rein_agent_result *r);
+REIN_EXTERN int64_t rein_agent_result_latency_ms(const rein_agent_result *r);
+/* Model calls made (verification excluded) and responses that carried tool calls. */
+REIN_EXTERN int rein_agent_result_model_calls(const rein_agent_result *r);
+REIN_EXTERN int rein_agent_result_iterations(const rein_agent_result *r);
+/* The ledger the turn wrote (its own, or opts.ledger). Borrowed, valid while r is (and, for
+ * opts.ledger, while that ledger is). */
+REIN_EXTERN rein_ledger *rein_agent_result_ledger(const rein_agent_result *r);
+/*
+ * The result object of POST /agent/chat (new reference, NULL when memory is exhausted):
+ *   {"success", "response", "conversation_id" (null when none), "trace_id",
+ *    "tool_calls": [{"call_id", "tool", "sent_name", "arguments", "status", "result",
+ *                    "latency_ms", "iteration", "verification"?: {"passed", "reason"},
+ *                    "approval"?: {"approved", "reason"}}],
+ *    "meta": {"total_tokens", "input_tokens", "output_tokens", "tool_calls_count",
+ *             "latency_ms", "stop_reason", "iterations", "model_calls", "mode",
+ *             "detail"?}}
+ * status is the ledger's (success | error | invalid) or "proposed"; result is the output on
+ * success, the error object {code, message, details} otherwise, null for a proposal;
+ * arguments are the parsed value (defaults filled) or the raw text when it did not parse.
+ */
+REIN_EXTERN json_t *rein_agent_result_json(const rein_agent_result *r);
+/* Just the tool_calls array above (new reference). */
+REIN_EXTERN json_t *rein_agent_result_tool_calls_json(const rein_agent_result *r);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* REIN_AGENT_H */

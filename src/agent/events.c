@@ -1,0 +1,174 @@
+/*
+ * The agent's events: their JSON (defined once here, so the command's --events lines, the
+ * server's SSE stream and the store's trace all agree) and their delivery to a turn's
+ * callback, serialized with a mutex because tool calls report from pool workers.
+ */
+#include "agent_int.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+static const char *const type_names[] = {
+    "",
+    "status",
+    "text_delta",
+    "tool_call",
+    "tool_result",
+    "approval_required",
+    "verification",
+    "final",
+    "error",
+};
+
+const char *rein_agent_event_type_name(enum rein_agent_event_type type)
+{
+    if ((size_t)type >= sizeof(type_names) / sizeof(type_names[0]) || type == 0)
+        return "unknown";
+    return type_names[type];
+}
+
+static void key_str(struct rein_jw *w, const char *key, const char *s)
+{
+    rein_jw_key(w, key);
+    rein_jw_str(w, s);
+}
+
+static void key_raw(struct rein_jw *w, const char *key, const char *json, size_t len)
+{
+    rein_jw_key(w, key);
+    if (json && len)
+        rein_jw_raw(w, json, len);
+    else
+        rein_jw_null(w);
+}
+
+static void write_call(struct rein_jw *w, const struct rein_agent_event *ev)
+{
+    key_str(w, "call_id", ev->call_id);
+    key_str(w, "tool", ev->tool);
+}
+
+rein_err rein_agent_event_write(const struct rein_agent_event *ev, struct rein_buf *out)
+{
+    struct rein_jw w;
+
+    rein_jw_init(&w, out);
+    rein_jw_obj_begin(&w);
+    key_str(&w, "type", rein_agent_event_type_name(ev->type));
+    rein_jw_key(&w, "seq");
+    rein_jw_uint(&w, ev->seq);
+    switch (ev->type) {
+    case REIN_AGENT_EV_STATUS:
+        key_str(&w, "state", rein_agent_state_name(ev->state));
+        if (ev->tool)
+            write_call(&w, ev);
+        break;
+    case REIN_AGENT_EV_TEXT_DELTA:
+        rein_jw_key(&w, "text");
+        rein_jw_strn(&w, ev->text ? ev->text : "", ev->text ? ev->len : 0);
+        break;
+    case REIN_AGENT_EV_TOOL_CALL:
+        write_call(&w, ev);
+        key_raw(&w, "arguments", ev->json, ev->json_len);
+        rein_jw_key(&w, "iteration");
+        rein_jw_int(&w, ev->iteration);
+        break;
+    case REIN_AGENT_EV_TOOL_RESULT:
+        write_call(&w, ev);
+        key_str(&w, "status", ev->kind);
+        rein_jw_key(&w, "ok");
+        rein_jw_bool(&w, ev->ok);
+        rein_jw_key(&w, "latency_ms");
+        rein_jw_int(&w, ev->latency_ms);
+        key_raw(&w, "result", ev->json, ev->json_len);
+        break;
+    case REIN_AGENT_EV_APPROVAL_REQUIRED:
+        write_call(&w, ev);
+        key_raw(&w, "arguments", ev->json, ev->json_len);
+        rein_jw_key(&w, "timeout_ms");
+        rein_jw_int(&w, ev->timeout_ms);
+        break;
+    case REIN_AGENT_EV_VERIFICATION:
+        write_call(&w, ev);
+        key_str(&w, "kind", ev->kind);
+        rein_jw_key(&w, "passed");
+        rein_jw_bool(&w, ev->ok);
+        rein_jw_key(&w, "reason");
+        rein_jw_strn(&w, ev->text ? ev->text : "", ev->text ? ev->len : 0);
+        break;
+    case REIN_AGENT_EV_FINAL:
+        rein_jw_key(&w, "text");
+        rein_jw_strn(&w, ev->text ? ev->text : "", ev->text ? ev->len : 0);
+        key_str(&w, "stop_reason", rein_agent_stop_name(ev->stop));
+        rein_jw_key(&w, "success");
+        rein_jw_bool(&w, ev->ok);
+        break;
+    case REIN_AGENT_EV_ERROR:
+        key_str(&w, "kind", ev->kind ? ev->kind : "internal");
+        rein_jw_key(&w, "message");
+        rein_jw_strn(&w, ev->text ? ev->text : "", ev->text ? ev->len : 0);
+        break;
+    }
+    rein_jw_obj_end(&w);
+    return rein_jw_finish(&w);
+}
+
+json_t *rein_agent_event_json(const struct rein_agent_event *ev)
+{
+    struct rein_buf b;
+    json_t *j = NULL;
+
+    rein_buf_init(&b, 0);
+    if (rein_agent_event_write(ev, &b) == REIN_OK)
+        j = rein_json_parse(b.ptr, b.len, 0, NULL);
+    rein_buf_release(&b);
+    return j;
+}
+
+/* ---- delivery ---- */
+
+void rein__turn_emit(struct turn *t, struct rein_agent_event *ev)
+{
+    if (!t->o->on_event)
+        return;
+    pthread_mutex_lock(&t->ev_mu);
+    ev->seq = ++t->seq;
+    t->o->on_event(ev, t->o->event_data);
+    pthread_mutex_unlock(&t->ev_mu);
+}
+
+void rein__turn_status(struct turn *t, enum rein_agent_state st, const char *tool,
+                       const char *call_id)
+{
+    struct rein_agent_event ev;
+
+    if (!t->o->on_event)
+        return;
+    memset(&ev, 0, sizeof(ev));
+    ev.type = REIN_AGENT_EV_STATUS;
+    ev.state = st;
+    ev.tool = tool;
+    ev.call_id = tool ? call_id : NULL;
+    rein__turn_emit(t, &ev);
+}
+
+void rein__turn_error_event(struct turn *t, const char *kind, const char *fmt, ...)
+{
+    struct rein_agent_event ev;
+    char msg[512];
+    va_list ap;
+    int n;
+
+    if (!t->o->on_event)
+        return;
+    va_start(ap, fmt);
+    n = vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    memset(&ev, 0, sizeof(ev));
+    ev.type = REIN_AGENT_EV_ERROR;
+    ev.kind = kind;
+    ev.text = msg;
+    ev.len = n < 0 ? 0 : (size_t)n >= sizeof(msg) ? sizeof(msg) - 1 : (size_t)n;
+    rein__turn_emit(t, &ev);
+}

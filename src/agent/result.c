@@ -1,0 +1,280 @@
+/*
+ * The result of a turn (include/rein/agent.h): how it ended, the answer, the calls it made
+ * with their ledger, and the JSON object `POST /agent/chat` and `rein chat --json` return.
+ */
+#include "agent_int.h"
+
+#include <string.h>
+
+struct rein_agent_result {
+    enum rein_agent_stop stop;
+    enum rein_agent_mode mode;
+    bool success;
+    char *text;
+    char *detail;
+    char *conversation_id;
+    char trace_id[REIN_TRACE_ID_LEN + 1];
+    struct call_rec *recs;
+    size_t nrecs;
+    int64_t in_tokens, out_tokens, latency_ms;
+    int model_calls, iterations, tool_calls;
+    rein_ledger *ledger;     /* borrowed, or own_ledger */
+    rein_ledger *own_ledger; /* taken from the turn */
+};
+
+static bool any_pending(const struct turn *t)
+{
+    for (size_t i = 0; i < t->nrecs; i++) {
+        if (!t->recs[i].proposed && rein_call_result_status(t->recs[i].res) == REIN_CALL_PENDING)
+            return true;
+    }
+    return t->own_ledger && rein_ledger_pending_count(t->own_ledger, true, false, 0) > 0;
+}
+
+rein_agent_result *rein__result_from_turn(struct turn *t)
+{
+    rein_agent_result *r = rein_calloc(1, sizeof(*r));
+
+    if (!r)
+        return NULL;
+    r->text = rein_strndup(t->text.ptr, t->text.len);
+    r->detail = rein_strndup(t->detail.ptr, t->detail.len);
+    if (t->o->conversation_id)
+        r->conversation_id = rein_strdup(t->o->conversation_id);
+    if (!r->text || !r->detail || (t->o->conversation_id && !r->conversation_id)) {
+        rein_agent_result_free(r);
+        return NULL;
+    }
+    r->stop = t->stop;
+    r->mode = t->o->mode;
+    r->success = (t->stop == REIN_AGENT_STOP_FINAL_ANSWER ||
+                  t->stop == REIN_AGENT_STOP_SUCCESS_CAP || t->stop == REIN_AGENT_STOP_PROPOSED) &&
+                 !any_pending(t);
+    memcpy(r->trace_id, t->trace_id, sizeof(r->trace_id));
+    r->in_tokens = atomic_load(&t->in_tokens);
+    r->out_tokens = atomic_load(&t->out_tokens);
+    r->latency_ms = rein_now_ms() - t->start_ms;
+    r->model_calls = t->model_calls;
+    r->iterations = t->iterations;
+    r->tool_calls = t->tool_calls;
+    /* The calls and the turn's own ledger move into the result. */
+    r->recs = t->recs;
+    r->nrecs = t->nrecs;
+    t->recs = NULL;
+    t->nrecs = t->recs_cap = 0;
+    r->own_ledger = t->own_ledger;
+    r->ledger = t->ledger;
+    t->own_ledger = NULL;
+    return r;
+}
+
+void rein_agent_result_free(rein_agent_result *r)
+{
+    if (!r)
+        return;
+    for (size_t i = 0; i < r->nrecs; i++) {
+        rein_call_result_free(r->recs[i].res);
+        rein_free(r->recs[i].note);
+    }
+    rein_free(r->recs);
+    rein_ledger_free(r->own_ledger);
+    rein_free(r->text);
+    rein_free(r->detail);
+    rein_free(r->conversation_id);
+    rein_free(r);
+}
+
+enum rein_agent_stop rein_agent_result_stop(const rein_agent_result *r)
+{
+    return r->stop;
+}
+
+bool rein_agent_result_success(const rein_agent_result *r)
+{
+    return r->success;
+}
+
+const char *rein_agent_result_text(const rein_agent_result *r)
+{
+    return r->text;
+}
+
+const char *rein_agent_result_detail(const rein_agent_result *r)
+{
+    return r->detail;
+}
+
+const char *rein_agent_result_trace_id(const rein_agent_result *r)
+{
+    return r->trace_id;
+}
+
+size_t rein_agent_result_tool_call_count(const rein_agent_result *r)
+{
+    return (size_t)r->tool_calls;
+}
+
+int64_t rein_agent_result_input_tokens(const rein_agent_result *r)
+{
+    return r->in_tokens;
+}
+
+int64_t rein_agent_result_output_tokens(const rein_agent_result *r)
+{
+    return r->out_tokens;
+}
+
+int64_t rein_agent_result_latency_ms(const rein_agent_result *r)
+{
+    return r->latency_ms;
+}
+
+int rein_agent_result_model_calls(const rein_agent_result *r)
+{
+    return r->model_calls;
+}
+
+int rein_agent_result_iterations(const rein_agent_result *r)
+{
+    return r->iterations;
+}
+
+rein_ledger *rein_agent_result_ledger(const rein_agent_result *r)
+{
+    return r->ledger;
+}
+
+/* ---- JSON ---- */
+
+static void write_call(struct rein_jw *w, const struct call_rec *c)
+{
+    rein_call_result *res = c->res;
+    const json_t *args = rein_call_result_args(res), *entry;
+    size_t len = 0;
+    const char *text;
+
+    rein_jw_obj_begin(w);
+    rein_jw_key(w, "call_id");
+    rein_jw_str(w, rein_call_result_call_id(res));
+    rein_jw_key(w, "tool");
+    rein_jw_str(w, rein_call_result_tool_name(res));
+    rein_jw_key(w, "sent_name");
+    text = rein_call_result_sent_name(res, &len);
+    rein_jw_strn(w, text, len);
+    rein_jw_key(w, "arguments");
+    if (args) {
+        rein_jw_json(w, args);
+    } else if ((text = rein_call_result_args_text(res, &len)) != NULL) {
+        rein_jw_strn(w, text, len);
+    } else {
+        rein_jw_obj_begin(w);
+        rein_jw_obj_end(w);
+    }
+    rein_jw_key(w, "status");
+    rein_jw_str(w, c->proposed ? "proposed" : rein_call_status_name(rein_call_result_status(res)));
+    rein_jw_key(w, "result");
+    entry = c->proposed ? NULL : rein_call_result_ledger_json(res);
+    if (entry && json_object_get(entry, "result"))
+        rein_jw_json(w, json_object_get(entry, "result"));
+    else
+        rein_jw_null(w);
+    rein_jw_key(w, "latency_ms");
+    rein_jw_int(w, rein_call_result_latency_ms(res));
+    rein_jw_key(w, "iteration");
+    rein_jw_int(w, c->iteration);
+    if (c->verified) {
+        rein_jw_key(w, "verification");
+        rein_jw_obj_begin(w);
+        rein_jw_key(w, "passed");
+        rein_jw_bool(w, c->verify_passed);
+        rein_jw_key(w, "reason");
+        rein_jw_str(w, c->note ? c->note : "");
+        rein_jw_obj_end(w);
+    }
+    if (c->asked) {
+        rein_jw_key(w, "approval");
+        rein_jw_obj_begin(w);
+        rein_jw_key(w, "approved");
+        rein_jw_bool(w, c->approved);
+        rein_jw_key(w, "reason");
+        rein_jw_str(w, c->note ? c->note : "");
+        rein_jw_obj_end(w);
+    }
+    rein_jw_obj_end(w);
+}
+
+static void write_calls(struct rein_jw *w, const rein_agent_result *r)
+{
+    rein_jw_arr_begin(w);
+    for (size_t i = 0; i < r->nrecs; i++)
+        write_call(w, &r->recs[i]);
+    rein_jw_arr_end(w);
+}
+
+static json_t *parse_written(struct rein_buf *b, const struct rein_jw *w)
+{
+    json_t *j = NULL;
+
+    if (rein_jw_finish(w) == REIN_OK)
+        j = rein_json_parse(b->ptr, b->len, 0, NULL);
+    rein_buf_release(b);
+    return j;
+}
+
+json_t *rein_agent_result_tool_calls_json(const rein_agent_result *r)
+{
+    struct rein_buf b;
+    struct rein_jw w;
+
+    rein_buf_init(&b, 0);
+    rein_jw_init(&w, &b);
+    write_calls(&w, r);
+    return parse_written(&b, &w);
+}
+
+json_t *rein_agent_result_json(const rein_agent_result *r)
+{
+    struct rein_buf b;
+    struct rein_jw w;
+
+    rein_buf_init(&b, 0);
+    rein_jw_init(&w, &b);
+    rein_jw_obj_begin(&w);
+    rein_jw_key(&w, "success");
+    rein_jw_bool(&w, r->success);
+    rein_jw_key(&w, "response");
+    rein_jw_str(&w, r->text);
+    rein_jw_key(&w, "conversation_id");
+    rein_jw_str(&w, r->conversation_id);
+    rein_jw_key(&w, "trace_id");
+    rein_jw_str(&w, r->trace_id);
+    rein_jw_key(&w, "tool_calls");
+    write_calls(&w, r);
+    rein_jw_key(&w, "meta");
+    rein_jw_obj_begin(&w);
+    rein_jw_key(&w, "total_tokens");
+    rein_jw_int(&w, r->in_tokens + r->out_tokens);
+    rein_jw_key(&w, "input_tokens");
+    rein_jw_int(&w, r->in_tokens);
+    rein_jw_key(&w, "output_tokens");
+    rein_jw_int(&w, r->out_tokens);
+    rein_jw_key(&w, "tool_calls_count");
+    rein_jw_int(&w, r->tool_calls);
+    rein_jw_key(&w, "latency_ms");
+    rein_jw_int(&w, r->latency_ms);
+    rein_jw_key(&w, "stop_reason");
+    rein_jw_str(&w, rein_agent_stop_name(r->stop));
+    rein_jw_key(&w, "iterations");
+    rein_jw_int(&w, r->iterations);
+    rein_jw_key(&w, "model_calls");
+    rein_jw_int(&w, r->model_calls);
+    rein_jw_key(&w, "mode");
+    rein_jw_str(&w, rein_agent_mode_name(r->mode));
+    if (r->detail[0]) {
+        rein_jw_key(&w, "detail");
+        rein_jw_str(&w, r->detail);
+    }
+    rein_jw_obj_end(&w);
+    rein_jw_obj_end(&w);
+    return parse_written(&b, &w);
+}

@@ -1,0 +1,137 @@
+#!/usr/bin/env bash
+# `rein chat` end to end: the rules provider when no provider is configured (English and
+# Chinese, a sequence, an unroutable request), --json and --events, and a model on
+# rein-model-server (the scripted model server as a process): tool calls through the pipeline,
+# --mode single and propose, a provider error's exit status, a destructive tool denied without
+# a terminal (and allowed with --yes), and --conversation continued across two runs in a
+# SQLite store, with the second request carrying the first turn's messages.
+set -u
+rein="${REIN_BIN:?REIN_BIN is not set}"
+bin_dir="${REIN_TEST_BIN_DIR:?REIN_TEST_BIN_DIR is not set}"
+server="$bin_dir/rein-model-server"
+command -v python3 >/dev/null || { echo "python3 is missing"; exit 77; }
+tmp=$(mktemp -d)
+pid=""
+cleanup() {
+  [ -n "$pid" ] && kill -TERM "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
+# No provider from the environment of whoever runs the tests.
+unset REIN_PROVIDER REIN_MODEL REIN_BASE_URL REIN_REPLAY REIN_CONFIG REIN_STORE REIN_SKILLS_PATH
+unset OPENAI_API_KEY ANTHROPIC_API_KEY DASHSCOPE_API_KEY REIN_API_KEY
+
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+# run STATUS CMD...: runs CMD in $tmp/work, stdout to $tmp/out, stderr to $tmp/err.
+run() {
+  local want=$1 got
+  shift
+  (cd "$tmp/work" && "$@") </dev/null >"$tmp/out" 2>"$tmp/err"
+  got=$?
+  if [ "$got" -ne "$want" ]; then
+    cat "$tmp/out" "$tmp/err" >&2
+    fail "'$*' exited $got, want $want"
+  fi
+}
+
+# check PYTHON-EXPRESSION: evaluated with d = the JSON on stdout.
+check() {
+  python3 -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+if not eval(sys.argv[2]):
+    sys.exit("not true: " + sys.argv[2] + "\n" + json.dumps(d, ensure_ascii=False, indent=1))' \
+    "$tmp/out" "$1" || fail "check: $1"
+}
+
+mkdir -p "$tmp/work/notes"
+echo "the calculator skill adds numbers" >"$tmp/work/notes/calc.md"
+
+# ---- the rules provider ----
+run 0 "$rein" chat "echo hello"
+[ "$(cat "$tmp/out")" = "hello" ] || fail "echo: $(cat "$tmp/out")"
+run 0 "$rein" chat "搜索包含 'calculator' 的文件，然后计算 [1,2,3,4,5] 的平均值" --json
+check 'd["success"] and [c["tool"] for c in d["tool_calls"]] == ["file_search", "calculator"]'
+check '"notes/calc.md:1" in d["response"] and "mean = 3" in d["response"]'
+check 'd["meta"]["stop_reason"] == "final_answer" and d["conversation_id"] is None'
+run 0 "$rein" chat "what's the weather?"
+grep -q "REIN_PROVIDER" "$tmp/out" || fail "unroutable request does not say how to configure"
+run 0 "$rein" chat "echo hi" --events
+python3 - "$tmp/out" <<'EOF' || fail "--events"
+import json, sys
+lines = [json.loads(l) for l in open(sys.argv[1])]
+assert [e["seq"] for e in lines] == list(range(1, len(lines) + 1)), lines
+types = [e["type"] for e in lines]
+assert types[0] == "status" and types[-1] == "final", types
+assert "tool_call" in types and "tool_result" in types, types
+assert lines[-1]["text"] == "hi" and lines[-1]["stop_reason"] == "final_answer"
+EOF
+run 2 "$rein" chat
+run 2 "$rein" chat "x" --mode sometimes
+
+# ---- a model on the scripted model server ----
+"$server" --port 0 >"$tmp/url" &
+pid=$!
+url=""
+for _ in $(seq 1 100); do
+  url="$(head -n 1 "$tmp/url")"
+  [ -n "$url" ] && break
+  sleep 0.1
+done
+[ -n "$url" ] || fail "rein-model-server printed no URL"
+script() { python3 -c 'import sys, urllib.request
+urllib.request.urlopen(urllib.request.Request(sys.argv[1] + "/__script", data=sys.argv[2].encode(), method="POST")).read()' "$url" "$1"; }
+requests() { python3 -c 'import sys, urllib.request
+print(urllib.request.urlopen(sys.argv[1] + "/__requests").read().decode())' "$url" >"$tmp/out"; }
+model=(--provider openai-compatible --base-url "$url/v1" --model test-model)
+
+script '[{"tool_calls":[{"id":"c1","name":"echo","arguments":"{}"}]},
+         {"match":{"tool_result_contains":"missing required"},
+          "tool_calls":[{"id":"c2","name":"echo","arguments":"{\"text\":\"hi\"}"}]},
+         {"text":"It said hi."}]'
+run 0 "$rein" chat "${model[@]}" "echo hi" --json
+check 'd["response"] == "It said hi." and [c["status"] for c in d["tool_calls"]] == ["invalid", "success"]'
+check 'd["meta"]["model_calls"] == 3 and d["meta"]["total_tokens"] > 0'
+
+script '[{"tool_calls":[{"id":"c1","name":"echo","arguments":"{\"text\":\"hi\"}"}]},
+         {"text":"summary"}]'
+run 0 "$rein" chat "${model[@]}" "echo hi" --mode single --json
+check 'd["meta"]["stop_reason"] == "success_cap" and d["response"] == "summary"'
+
+script '[{"tool_calls":[{"id":"c1","name":"calculator","arguments":"{\"expression\":\"1+1\"}"}]}]'
+run 0 "$rein" chat "${model[@]}" "add" --mode propose --json
+check 'd["meta"]["stop_reason"] == "proposed" and d["tool_calls"][0]["status"] == "proposed"'
+
+script '[{"status":400,"error":{"message":"bad request, really"}}]'
+run 1 "$rein" chat "${model[@]}" "hello"
+grep -q "bad request, really" "$tmp/out" || fail "provider error not in the answer"
+grep -q "provider_error" "$tmp/err" || fail "stop reason not on stderr"
+
+# A destructive tool: denied without a terminal to ask on, allowed with --yes.
+mkdir -p "$tmp/skills/wipe"
+cat >"$tmp/skills/wipe/manifest.json" <<'EOF'
+{"id": "wipe", "description": "Wipe a file", "destructive": true,
+ "parameters": {"type": "object", "properties": {"path": {"type": "string"}},
+                "required": ["path"]},
+ "runner": {"kind": "process", "command": ["cat"]}}
+EOF
+wipe='[{"match":{"body_contains":"Answer YES or NO"},"times":0,"text":"YES, as asked."},
+       {"tool_calls":[{"id":"w1","name":"wipe","arguments":"{\"path\":\"x\"}"}]},
+       {"text":"done"}]'
+script "$wipe"
+run 0 "$rein" chat "${model[@]}" --skills "$tmp/skills" "wipe x" --json
+check 'd["tool_calls"][0]["status"] == "invalid" and "no terminal" in d["tool_calls"][0]["result"]["message"]'
+script "$wipe"
+run 0 "$rein" chat "${model[@]}" --skills "$tmp/skills" "wipe x" --json --yes
+check 'd["tool_calls"][0]["status"] == "success" and d["tool_calls"][0]["verification"]["passed"]'
+
+# A stored conversation, continued.
+store="sqlite:$tmp/chat.db"
+script '[{"text":"first answer"},{"text":"second answer"}]'
+run 0 "$rein" chat "${model[@]}" --conversation conv-1 --store "$store" "first question"
+run 0 "$rein" chat "${model[@]}" --conversation conv-1 --store "$store" "second question" --json
+check 'd["conversation_id"] == "conv-1" and d["response"] == "second answer"'
+requests
+check '[m["role"] for m in d[-1]["json"]["messages"]] == ["system", "user", "assistant", "user"]'
+check 'd[-1]["json"]["messages"][2]["content"] == "first answer"'
+exit 0
