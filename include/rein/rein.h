@@ -21,5 +21,6 @@
 #include <rein/skills.h>
 #include <rein/history.h>
 #include <rein/provider.h>
+#include <rein/mcp.h>
 
 #endif /* REIN_REIN_H */

@@ -16,6 +16,7 @@ static const struct cli_command commands[] = {
     {"schema", "validate a JSON document against a JSON Schema", cmd_schema},
     {"skills", "list, show and invoke tools through the call pipeline", cmd_skills},
     {"provider", "decode recorded model replies, talk to a model provider", cmd_provider},
+    {"mcp", "serve tools over MCP (stdio), list and call configured MCP servers", cmd_mcp},
     {NULL, NULL, NULL},
 };
 
