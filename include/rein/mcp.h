@@ -99,6 +99,86 @@ REIN_EXTERN rein_err rein_mcp_server_add_routes(rein_mcp_server *srv, rein_serve
 REIN_EXTERN rein_err rein_mcp_server_run_stdio(rein_mcp_server *srv, int in_fd, int out_fd,
                                                rein_error *err) REIN_WUR;
 
+/* ---------------------------------------------------------------------------------------------
+ * Client: the MCP servers rein uses.
+ *
+ * A configuration names servers the common way:
+ *   {"mcpServers": {
+ *      "fs":   {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "."],
+ *               "env": {"KEY": "${FROM_REIN_ENV}"}, "cwd": "..."},
+ *      "docs": {"url": "https://example.com/mcp", "headers": {"X-Team": "a"},
+ *               "bearer_token": "${DOCS_TOKEN}"}}}
+ * with "timeout_ms" (a tool call's limit, default 60000) and "connect_timeout_ms" (default
+ * 30000) for either; "type" may say "stdio" or "http" ("sse", the old transport, is refused).
+ * Other keys are ignored, so one file can serve several programs. "${VAR}" is taken from
+ * rein's environment. A stdio server starts without a shell, in a process group of its own,
+ * with only PATH, HOME, LANG, LC_ALL, LC_CTYPE, TMPDIR, USER, LOGNAME, SHELL and TERM from
+ * rein's environment plus its "env": never rein's provider keys.
+ *
+ * rein_mcp_clients_register() adds each server's tools to a registry as "<server>__<tool>"
+ * (see src/mcp/runner.c for the whole rule, which settles clashes the same way whatever the
+ * order of the configuration), with runner kind "mcp": every call goes through
+ * rein_call_run(), so repair, preflight against the server's inputSchema, policy, timeout and
+ * ledger apply. A result with isError is a tool error (execution_failed) with the result's
+ * text; a JSON-RPC error -32602 is invalid_arguments; a timeout or a cancel sends
+ * notifications/cancelled. Progress and log notifications become the call's events. A server
+ * that exits fails the calls it had running (exit status and the end of its stderr in the
+ * message) and is started again by the next call. Over HTTP, a stream that ends before the
+ * answer is resumed with Last-Event-ID after the server's retry delay, and a session the
+ * server forgot (404) is initialized again.
+ *
+ * A skill folder may also hold a manifest whose runner is one server's tool:
+ *   "runner": {"kind": "mcp", "tool": "read_file", "command": "...", "args": [...]}
+ * (or "url"); that server is started at the first call.
+ * -------------------------------------------------------------------------------------------*/
+
+typedef struct rein_mcp_clients rein_mcp_clients;
+
+/* New empty set of servers; NULL when memory is exhausted. */
+REIN_EXTERN rein_mcp_clients *rein_mcp_clients_new(void);
+/*
+ * Frees the set. Connections the registry's tools still use stay open until the registry is
+ * freed; the others are closed (stdio servers stopped, HTTP sessions deleted). NULL is a no-op.
+ */
+REIN_EXTERN void rein_mcp_clients_free(rein_mcp_clients *set);
+/*
+ * Adds the servers of config's "mcpServers" object (config borrowed; other members ignored;
+ * no mcpServers is no server). base_dir (may be NULL) resolves a relative "cwd". Nothing is
+ * started. REIN_EINVAL names the entry and the problem; REIN_EEXIST for a name given twice.
+ */
+REIN_EXTERN rein_err rein_mcp_clients_add_config(rein_mcp_clients *set, const json_t *config,
+                                                 const char *base_dir, rein_error *err) REIN_WUR;
+/* The same from a JSON file (relative paths are relative to its folder). */
+REIN_EXTERN rein_err rein_mcp_clients_load_file(rein_mcp_clients *set, const char *path,
+                                                rein_error *err) REIN_WUR;
+/* Adds one server: entry is the value an mcpServers member would have (borrowed). */
+REIN_EXTERN rein_err rein_mcp_clients_add(rein_mcp_clients *set, const char *name,
+                                          const json_t *entry, rein_error *err) REIN_WUR;
+REIN_EXTERN size_t rein_mcp_clients_count(const rein_mcp_clients *set);
+/*
+ * Starts and initializes every server at once, and lists its tools; each gets timeout_ms
+ * (0: its connect_timeout_ms). A server that fails is recorded with the reason (see
+ * rein_mcp_clients_status_json) and has no tools. Returns how many are ready.
+ */
+REIN_EXTERN size_t rein_mcp_clients_connect(rein_mcp_clients *set, int64_t timeout_ms);
+/*
+ * Adds the ready servers' tools to reg (which must not be in use by other threads yet) under
+ * the naming rule. A tool that cannot join (a schema rein cannot compile, no unique name) is
+ * left out and recorded as a problem of its server. Fails only with REIN_ENOMEM/REIN_EINVAL.
+ * The tools keep their servers' connections open; free reg before exiting.
+ */
+REIN_EXTERN rein_err rein_mcp_clients_register(rein_mcp_clients *set, rein_registry *reg,
+                                               rein_error *err) REIN_WUR;
+/*
+ * New array, one object per server: {name, transport ("stdio"|"http"), target (command or
+ * URL), state ("not connected"|"ready"|"failed"|"exited"), error?, protocolVersion?,
+ * serverInfo?, tools: [{id, name}], problems: [text]}. NULL when memory is exhausted.
+ */
+REIN_EXTERN json_t *rein_mcp_clients_status_json(const rein_mcp_clients *set);
+/* The registry id given to server's tool named tool (its MCP name), or NULL. Borrowed. */
+REIN_EXTERN const char *rein_mcp_clients_tool_id(const rein_mcp_clients *set, const char *server,
+                                                 const char *tool);
+
 #ifdef __cplusplus
 }
 #endif

@@ -177,6 +177,66 @@ const struct rein_mcp_server_opts *rein__mcp_opts(const rein_mcp_server *srv);
 void rein__mcp_send_error(struct rein__mcp_sink *sink, const json_t *id, int code,
                           const char *message);
 
+/* ---- client.c: one connection to an MCP server ------------------------------------------ */
+
+/* One mcpServers entry, parsed. Strings are owned. */
+struct rein__mcp_conn_config {
+    char *name;
+    bool http;
+    char **argv; /* stdio: command and args, NULL-terminated */
+    char **env;  /* stdio: "KEY=VALUE" given in the configuration, NULL-terminated */
+    char *cwd;
+    char *url;                  /* http */
+    char **headers;             /* http: "Name: value", NULL-terminated */
+    int64_t timeout_ms;         /* a tool call's limit (0: 60 s) */
+    int64_t connect_timeout_ms; /* starting and initializing (0: 30 s) */
+    size_t max_message_bytes;   /* a longer message from the server is refused (0: 16 MiB) */
+};
+
+/*
+ * Reads one mcpServers entry (borrowed) named name: {"command", "args"?, "env"?, "cwd"?} or
+ * {"url", "headers"?, "bearer_token"?}, with "timeout_ms"? and "connect_timeout_ms"? for
+ * both. "${VAR}" in env values, headers and the bearer token is replaced from rein's
+ * environment. base_dir (may be NULL) resolves a relative cwd. REIN_EINVAL names the problem.
+ */
+rein_err rein__mcp_conn_config_parse(const char *name, const json_t *entry, const char *base_dir,
+                                     struct rein__mcp_conn_config **out, rein_error *err);
+void rein__mcp_conn_config_free(struct rein__mcp_conn_config *cfg);
+
+struct rein__mcp_conn;
+
+/* A new, unconnected connection; takes cfg (freed on failure too). NULL when out of memory. */
+struct rein__mcp_conn *rein__mcp_conn_new(struct rein__mcp_conn_config *cfg);
+struct rein__mcp_conn *rein__mcp_conn_ref(struct rein__mcp_conn *c);
+/* The last reference closes the connection (the server process is stopped, the HTTP
+ * session deleted). */
+void rein__mcp_conn_unref(struct rein__mcp_conn *c);
+const struct rein__mcp_conn_config *rein__mcp_conn_config(const struct rein__mcp_conn *c);
+/*
+ * Starts the server (stdio) and runs the handshake (initialize, notifications/initialized)
+ * and, the first time, tools/list (every page). Does nothing when already connected.
+ * timeout_ms <= 0 uses the configured connect timeout.
+ */
+rein_err rein__mcp_conn_connect(struct rein__mcp_conn *c, int64_t timeout_ms,
+                                rein_error *err) REIN_WUR;
+/* The tools of the first tools/list (borrowed; NULL before it), valid while c lives. */
+const json_t *rein__mcp_conn_tools(const struct rein__mcp_conn *c);
+/* {name, transport, target, state, error?, protocolVersion?, serverInfo?} (new). */
+json_t *rein__mcp_conn_status_json(struct rein__mcp_conn *c);
+/*
+ * Calls the server's tool named tool (its MCP name) with inv's arguments, deadline and
+ * cancellation; progress and log notifications for the call become inv's events. On success
+ * reply->output is {"content", "structuredContent"?}. Connects (again) first when needed.
+ */
+rein_err rein__mcp_conn_call(struct rein__mcp_conn *c, const char *tool,
+                             const struct rein_invocation *inv, struct rein_tool_reply *reply,
+                             rein_error *err);
+/* Counters for tests: responses whose id no request had, lines that were not messages. */
+void rein__mcp_conn_counters(struct rein__mcp_conn *c, int64_t *unknown_ids, int64_t *garbage);
+
+/* The runner kind "mcp" (runner.c): tools of MCP servers, in the registry's standard table. */
+extern const struct rein_runner_kind rein__mcp_runner;
+
 /* ---- http.c: the HTTP transport's state, freed with the server ---------------------------- */
 struct rein__mcp_http;
 void rein__mcp_http_free(struct rein__mcp_http *h);
