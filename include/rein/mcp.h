@@ -108,8 +108,9 @@ REIN_EXTERN rein_err rein_mcp_server_run_stdio(rein_mcp_server *srv, int in_fd, 
  *               "env": {"KEY": "${FROM_REIN_ENV}"}, "cwd": "..."},
  *      "docs": {"url": "https://example.com/mcp", "headers": {"X-Team": "a"},
  *               "bearer_token": "${DOCS_TOKEN}"}}}
- * with "timeout_ms" (a tool call's limit, default 60000) and "connect_timeout_ms" (default
- * 30000) for either; "type" may say "stdio" or "http" ("sse", the old transport, is refused).
+ * with "timeout_ms" (a tool call's limit, default 60000), "connect_timeout_ms" (default
+ * 30000) and "max_message_bytes" (a longer message from the server closes the connection;
+ * default 16 MiB) for either; "type" may say "stdio" or "http" ("sse", the old transport, is refused).
  * Other keys are ignored, so one file can serve several programs. "${VAR}" is taken from
  * rein's environment. A stdio server starts without a shell, in a process group of its own,
  * with only PATH, HOME, LANG, LC_ALL, LC_CTYPE, TMPDIR, USER, LOGNAME, SHELL and TERM from

@@ -343,6 +343,16 @@ rein_err rein__mcp_conn_config_parse(const char *name, const json_t *entry, cons
         rc = parse_ms(name, entry, "timeout_ms", &cfg->timeout_ms, err);
     if (!rc)
         rc = parse_ms(name, entry, "connect_timeout_ms", &cfg->connect_timeout_ms, err);
+    if (!rc && json_object_get(entry, "max_message_bytes")) {
+        const json_t *v = json_object_get(entry, "max_message_bytes");
+        if (!json_is_integer(v) || json_integer_value(v) < 1024 ||
+            json_integer_value(v) > ((json_int_t)1 << 30))
+            rc =
+                rein_error_set(err, REIN_EINVAL,
+                               "mcpServers.%s.max_message_bytes: must be 1024 to 1073741824", name);
+        else
+            cfg->max_message_bytes = (size_t)json_integer_value(v);
+    }
     if (rc) {
         rein__mcp_conn_config_free(cfg);
         return rc;

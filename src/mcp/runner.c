@@ -114,7 +114,8 @@ const struct rein_runner_kind rein__mcp_runner = {
               "\"headers\":{\"type\":\"object\",\"additionalProperties\":{\"type\":\"string\"}},"
               "\"bearer_token\":{\"type\":\"string\"},"
               "\"timeout_ms\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":86400000},"
-              "\"connect_timeout_ms\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":86400000}},"
+              "\"connect_timeout_ms\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":86400000},"
+              "\"max_message_bytes\":{\"type\":\"integer\",\"minimum\":1024}},"
               "\"oneOf\":[{\"required\":[\"command\"]},{\"required\":[\"url\"]}],"
               "\"additionalProperties\":false}",
     .open = runner_open,
