@@ -1575,6 +1575,9 @@ rein_err rein__mcp_conn_connect(struct rein__mcp_conn *c, int64_t timeout_ms, re
     c->in_connect = true;
     pthread_mutex_unlock(&c->mu);
     transport_close(c); /* a server that died is started afresh */
+    pthread_mutex_lock(&c->mu);
+    c->state = ST_IDLE;
+    pthread_mutex_unlock(&c->mu);
     if (!c->cfg->http)
         rc = stdio_open(c, err);
     if (!rc)

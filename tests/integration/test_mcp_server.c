@@ -112,20 +112,22 @@ static void child_start(struct child *c, const char *const *env_extra)
         unsetenv(env_extra[i]);
 }
 
-static void child_send(struct child *c, const char *line)
+static void write_fully(int fd, const char *p, size_t len)
 {
-    int fd = rein_proc_stdin_fd(c->p);
-    size_t len = strlen(line);
-
     for (size_t off = 0; off < len;) {
         struct pollfd pfd = {fd, POLLOUT, 0};
-        ssize_t n = write(fd, line + off, len - off);
+        ssize_t n = write(fd, p + off, len - off);
         if (n > 0)
             off += (size_t)n;
         else
-            assert_true(poll(&pfd, 1, 5000) > 0);
+            assert_true(poll(&pfd, 1, 5000) > 0); /* the pipe is full: wait for room */
     }
-    assert_int_equal(write(fd, "\n", 1), 1);
+}
+
+static void child_send(struct child *c, const char *line)
+{
+    write_fully(rein_proc_stdin_fd(c->p), line, strlen(line));
+    write_fully(rein_proc_stdin_fd(c->p), "\n", 1);
 }
 
 /* The next message from the child, or NULL after timeout_ms or at end of output. */
