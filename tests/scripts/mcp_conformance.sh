@@ -20,30 +20,17 @@ build="${REIN_BUILD_DIR:-$here/../build-test}"
 rein="${REIN_BIN:-$build/rein}"
 not_passed_file="$here/scripts/mcp_conformance.NOT_PASSED.md"
 
-if ! command -v npm >/dev/null || ! command -v node >/dev/null; then
-  echo "mcp_conformance: node/npm not installed; skipping"
-  exit 77
-fi
 if [ ! -x "$rein" ]; then
   echo "mcp_conformance: $rein is not built" >&2
   exit 1
 fi
 
-installed() {
-  [ -x "$mcp_dir/node_modules/node/bin/node" ] &&
-    [ -f "$mcp_dir/node_modules/@modelcontextprotocol/conformance/package.json" ] &&
-    [ "$mcp_dir/node_modules/.package-lock.json" -nt "$mcp_dir/package-lock.json" ]
-}
-if ! installed; then
-  log="$(mktemp)"
-  if ! (cd "$mcp_dir" && timeout 500 npm ci --no-audit --no-fund >"$log" 2>&1); then
-    echo "mcp_conformance: npm ci failed (registry unreachable?); skipping"
-    tail -5 "$log"
-    rm -f "$log"
-    exit 77
-  fi
-  rm -f "$log"
-fi
+bash "$mcp_dir/install.sh"
+case $? in
+  0) ;;
+  77) echo "mcp_conformance: the npm packages cannot be installed; skipping"; exit 77 ;;
+  *) exit 1 ;;
+esac
 node22="$mcp_dir/node_modules/node/bin/node"
 suite="$mcp_dir/node_modules/@modelcontextprotocol/conformance/dist/index.js"
 
