@@ -92,8 +92,9 @@ REIN_EXTERN rein_err rein_mcp_server_add_routes(rein_mcp_server *srv, rein_serve
                                                 rein_error *err) REIN_WUR;
 /*
  * Serves one client over stdio: newline-delimited JSON-RPC messages read from in_fd, answers
- * and notifications written to out_fd. Returns when in_fd reaches end of file (after
- * cancelling the calls still running and waiting for them), or REIN_EIO when reading fails.
+ * and notifications written to out_fd. Returns when in_fd reaches end of file (the calls still
+ * running get a second to finish, then are cancelled and waited for), or REIN_EIO when reading
+ * fails.
  * Malformed lines are answered with JSON-RPC errors and do not end the session.
  */
 REIN_EXTERN rein_err rein_mcp_server_run_stdio(rein_mcp_server *srv, int in_fd, int out_fd,

@@ -157,7 +157,8 @@ bool rein__mcp_session_initialized(const struct rein__mcp_session *s);
 /* Counts the session's jobs on the pool, so a transport can wait for them at its end. */
 void rein__mcp_session_job_begin(struct rein__mcp_session *s);
 void rein__mcp_session_job_end(struct rein__mcp_session *s);
-void rein__mcp_session_wait_jobs(struct rein__mcp_session *s);
+/* Waits up to timeout_ms (negative: without limit); true when none is left. */
+bool rein__mcp_session_wait_jobs(struct rein__mcp_session *s, int64_t timeout_ms);
 
 /*
  * Handles one message of the session's client. Requests are answered through sink (exactly

@@ -478,7 +478,7 @@ rein_err rein_mcp_clients_register(rein_mcp_clients *set, rein_registry *reg, re
 
     if (!set || !reg)
         return rein_error_set(err, REIN_EINVAL, "no set of MCP servers or no registry");
-    order = rein_calloc(set->n ? set->n : 1, sizeof(*order));
+    order = rein_calloc(set->n ? set->n : 1, sizeof(struct server_entry *));
     for (size_t i = 0; order && i < set->n; i++) {
         order[i] = &set->servers[i];
         n += json_array_size(rein__mcp_conn_tools(set->servers[i].conn));
@@ -489,7 +489,7 @@ rein_err rein_mcp_clients_register(rein_mcp_clients *set, rein_registry *reg, re
         rein_free(cands);
         return rein_error_set(err, REIN_ENOMEM, "out of memory adding MCP tools");
     }
-    qsort(order, set->n, sizeof(*order), by_server_name);
+    qsort(order, set->n, sizeof(struct server_entry *), by_server_name);
     for (size_t i = 0; i < set->n; i++) {
         const json_t *def;
         size_t j;

@@ -21,6 +21,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #define WHERE         "mcp/server"
 #define PAGE_SIZE     100
@@ -146,12 +147,26 @@ void rein__mcp_session_job_end(struct rein__mcp_session *s)
     pthread_mutex_unlock(&s->mu);
 }
 
-void rein__mcp_session_wait_jobs(struct rein__mcp_session *s)
+bool rein__mcp_session_wait_jobs(struct rein__mcp_session *s, int64_t timeout_ms)
 {
+    int64_t deadline = timeout_ms >= 0 ? rein_now_ms() + timeout_ms : 0;
+    bool done;
+
     pthread_mutex_lock(&s->mu);
-    while (s->jobs > 0)
-        pthread_cond_wait(&s->cv, &s->mu);
+    while (s->jobs > 0) {
+        struct timespec ts;
+        int64_t left = deadline ? deadline - rein_now_ms() : 1000;
+        if (left <= 0)
+            break;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_nsec += (long)(left % 1000) * 1000000L;
+        ts.tv_sec += left / 1000 + ts.tv_nsec / 1000000000L;
+        ts.tv_nsec %= 1000000000L;
+        pthread_cond_timedwait(&s->cv, &s->mu, &ts);
+    }
+    done = s->jobs == 0;
     pthread_mutex_unlock(&s->mu);
+    return done;
 }
 
 /* ---- sending ---------------------------------------------------------------------------- */

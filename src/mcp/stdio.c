@@ -7,8 +7,8 @@
  * call, a ping, other calls) are read while it runs. Writes from all threads go through one
  * mutex, one whole line at a time. A line that is not a message is answered with a JSON-RPC
  * error and the session goes on; a line longer than max_message_bytes is skipped to its end
- * and answered with -32600. At end of input the calls still running are cancelled and waited
- * for, and the function returns.
+ * and answered with -32600. At end of input the calls still running get a second to finish,
+ * then are cancelled and waited for, and the function returns.
  */
 #include "mcp/mcp_int.h"
 
@@ -18,7 +18,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#define WHERE "mcp/stdio"
+#define WHERE        "mcp/stdio"
+#define EOF_GRACE_MS 1000
 
 struct stdio_conn {
     struct rein__mcp_sink sink; /* first: the sink handed out is the connection */
@@ -175,8 +176,12 @@ rein_err rein_mcp_server_run_stdio(rein_mcp_server *srv, int in_fd, int out_fd, 
     }
     if (!skipping && line.len > 0)
         handle_line(srv, sess, &conn, line.ptr, line.len); /* a last line without newline */
-    rein__mcp_session_cancel_calls(sess, "the MCP client closed its input");
-    rein__mcp_session_wait_jobs(sess);
+    /* The client closed its input: calls it already sent get a moment to finish (a client
+     * may pipe a whole session in), then the rest are cancelled, so rein exits promptly. */
+    if (!rein__mcp_session_wait_jobs(sess, EOF_GRACE_MS)) {
+        rein__mcp_session_cancel_calls(sess, "the MCP client closed its input");
+        rein__mcp_session_wait_jobs(sess, -1);
+    }
     rein_buf_release(&line);
     pthread_mutex_destroy(&conn.mu);
     rein__mcp_session_unref(sess);

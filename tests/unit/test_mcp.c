@@ -439,6 +439,47 @@ static void config_documents(void **state)
     rein_mcp_clients_free(set);
 }
 
+/* Decoding, encoding, content mapping and SSE reading under allocation failure: no crash, no
+ * leak, whatever allocation fails. */
+static void torture_codec(void *arg)
+{
+    static const char text[] = "{\"jsonrpc\":\"2.0\",\"id\":\"r1\",\"method\":\"tools/call\","
+                               "\"params\":{\"name\":\"echo\",\"arguments\":{\"text\":\"hi\"}}}";
+    static const char stream[] = "id: s-0\nretry: 5\ndata: \n\ndata: {\"jsonrpc\":\"2.0\","
+                                 "\"method\":\"notifications/progress\",\"params\":{}}\n\n";
+    struct rein__mcp_msg m;
+    struct rein__mcp_sse sse;
+    struct seen seen;
+    struct rein_buf b;
+    json_t *bad = NULL, *r;
+
+    (void)arg;
+    rein_buf_init(&b, 0);
+    if (rein__mcp_decode(text, sizeof(text) - 1, 0, &m, &bad, NULL) == REIN_OK) {
+        r = rein__mcp_output_to_result(m.params);
+        (void)(rein__mcp_write_result(&b, m.id, r) == REIN_OK);
+        json_decref(r);
+        rein__mcp_msg_release(&m);
+    }
+    json_decref(bad);
+    bad = NULL;
+    if (rein__mcp_decode("[1]", 3, 0, &m, &bad, NULL) == REIN_OK)
+        rein__mcp_msg_release(&m);
+    json_decref(bad);
+    (void)(rein__mcp_write_error(&b, NULL, -32600, "x", NULL) == REIN_OK);
+    rein_buf_release(&b);
+    memset(&seen, 0, sizeof(seen));
+    rein__mcp_sse_init(&sse, 0, keep, &seen);
+    (void)(rein__mcp_sse_feed(&sse, stream, sizeof(stream) - 1) == REIN_OK);
+    rein__mcp_sse_release(&sse);
+}
+
+static void codec_under_allocation_failure(void **state)
+{
+    (void)state;
+    test_alloc_torture(torture_codec, NULL);
+}
+
 static const struct CMUnitTest tests[] = {
     cmocka_unit_test(jsonrpc_kinds),
     cmocka_unit_test(jsonrpc_bad_messages),
@@ -449,6 +490,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(call_results),
     cmocka_unit_test(config_entries),
     cmocka_unit_test(config_documents),
+    cmocka_unit_test(codec_under_allocation_failure),
 };
 
 REIN_TEST_MAIN(tests)
