@@ -59,7 +59,7 @@ struct pending {
     json_t *doc; /* the response message, once done */
     bool done;
     rein_err fail_rc; /* a transport failure instead of a response */
-    char fail_msg[400];
+    char fail_msg[512];
     const struct rein_invocation *inv; /* where the request's events go; may be NULL */
     int busy;                          /* dispatches reporting an event to inv right now */
 };
