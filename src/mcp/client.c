@@ -545,7 +545,7 @@ static void on_server_request(struct rein__mcp_conn *c, const struct rein__mcp_m
 }
 
 /* Routes one decoded message; current is the request whose HTTP answer carried it. */
-static void dispatch(struct rein__mcp_conn *c, const struct rein__mcp_msg *msg,
+static void dispatch(struct rein__mcp_conn *c, struct rein__mcp_msg *msg,
                      const struct pending *current)
 {
     struct pending *p;
@@ -558,7 +558,10 @@ static void dispatch(struct rein__mcp_conn *c, const struct rein__mcp_msg *msg,
         if (!p && json_is_null(msg->id) && current)
             p = pending_find(c, current->id); /* "could not read your request" */
         if (p && !p->done) {
-            p->doc = json_incref(msg->doc);
+            /* The waiting thread takes the document over: no two threads ever hold
+             * references to one jansson value (rein/json.h's rule). */
+            p->doc = msg->doc;
+            msg->doc = NULL;
             p->done = true;
             pthread_cond_broadcast(&c->cv);
         } else {

@@ -318,10 +318,11 @@ static void heartbeat(rein_mcp_server *srv)
     int n = 0;
     int64_t now = rein_now_ms(), every = srv->opts.progress_interval_ms;
 
+    /* The list (srv->mu) gives the calls with a token (set before listing, never changed);
+     * their progress state is read under each call's own mutex. */
     pthread_mutex_lock(&srv->mu);
     for (struct mcp_call *c = srv->calls; c && n < 64; c = c->next) {
-        int64_t since = c->last_sent_ms > c->start_ms ? c->last_sent_ms : c->start_ms;
-        if (c->token && !c->runner_reports && now - since >= every) {
+        if (c->token) {
             atomic_fetch_add(&c->refs, 1);
             due[n++] = c;
         }
@@ -330,7 +331,8 @@ static void heartbeat(rein_mcp_server *srv)
     for (int i = 0; i < n; i++) {
         struct mcp_call *c = due[i];
         pthread_mutex_lock(&c->mu);
-        if (!c->done && !c->runner_reports) {
+        int64_t since = c->last_sent_ms > c->start_ms ? c->last_sent_ms : c->start_ms;
+        if (!c->done && !c->runner_reports && now - since >= every) {
             char msg[64];
             double secs = (double)(now - c->start_ms) / 1000.0;
             snprintf(msg, sizeof(msg), "still running after %.0f s", secs);
