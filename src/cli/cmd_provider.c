@@ -217,8 +217,9 @@ static void print_event(const struct rein_model_event *ev, void *userdata)
     if (ev->name)
         json_object_set_new(j, "name", json_string(ev->name));
     if (ev->call)
-        json_object_set_new(j, "status",
-                            json_string(rein_model_call_status_name(rein_model_call_status(ev->call))));
+        json_object_set_new(
+            j, "status",
+            json_string(rein_model_call_status_name(rein_model_call_status(ev->call))));
     if (ev->type == REIN_MEV_FINISH && ev->finish_reason)
         json_object_set_new(j, "finish_reason", json_string(ev->finish_reason));
     if (ev->type == REIN_MEV_RETRY)

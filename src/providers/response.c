@@ -202,11 +202,12 @@ json_t *rein_model_response_to_json(const rein_model_response *r)
             break;
         bad |= set_str(jc, "id", c->id, strlen(c->id));
         bad |= json_object_set_new(jc, "name", str_value(c->name.ptr, c->name.len));
-        bad |= json_object_set_new(jc, "arguments",
-                                   c->status == REIN_MODEL_CALL_OK && c->parsed ? json_incref(c->parsed)
-                                                                          : json_null());
+        bad |= json_object_set_new(
+            jc, "arguments",
+            c->status == REIN_MODEL_CALL_OK && c->parsed ? json_incref(c->parsed) : json_null());
         bad |= json_object_set_new(jc, "raw_arguments", str_value(c->args.ptr, c->args.len));
-        bad |= json_object_set_new(jc, "status", json_string(rein_model_call_status_name(c->status)));
+        bad |=
+            json_object_set_new(jc, "status", json_string(rein_model_call_status_name(c->status)));
         bad |= json_object_set_new(jc, "from_text", json_boolean(c->from_text));
     }
     bad |= json_object_set_new(o, "tool_calls", calls);

@@ -840,7 +840,8 @@ static void test_text_calls_in_every_known_form(void **state)
                     "get_weather", "{\"city\": \"Oslo\", \"n\": 1.50}", REIN_MODEL_CALL_OK, "");
     check_text_call("I'll check.\n<tool_call>\n<function=get_weather>\n<parameter=city>\nOslo\n"
                     "</parameter>\n<parameter=days>\n3\n</parameter>\n</function>\n</tool_call>",
-                    "get_weather", "{\"city\":\"Oslo\",\"days\":3}", REIN_MODEL_CALL_OK, "I'll check.");
+                    "get_weather", "{\"city\":\"Oslo\",\"days\":3}", REIN_MODEL_CALL_OK,
+                    "I'll check.");
     check_text_call("[TOOL_CALLS][{\"name\": \"search\", \"arguments\": {\"q\": \"rein\"}}]",
                     "search", "{\"q\": \"rein\"}", REIN_MODEL_CALL_OK, "");
     check_text_call("[TOOL_CALLS]search[ARGS]{\"q\": \"rein\"}", "search", "{\"q\": \"rein\"}",
