@@ -3,7 +3,7 @@
  * a runner's output maps to MCP content.
  *
  * rein's normalized result has one output value; MCP has a list of typed content blocks and
- * an optional structured value. The mapping (docs/decisions/0006-mcp-module.md):
+ * an optional structured value. The mapping (docs/decisions/0007-mcp-module.md):
  *   - an output that already is MCP content, {"content": [blocks], "structuredContent"?,
  *     "_meta"?}, passes through unchanged: that is how a skill returns images, audio or
  *     embedded resources, and how a tool of another MCP server keeps its content when rein
