@@ -65,6 +65,10 @@ struct rein_proc_run_opts {
     bool keep_tail;      /* keep the last bytes rather than the first when output is too long */
     int64_t timeout_ms;  /* <= 0: no limit */
     rein_cancel *cancel; /* borrowed; may be NULL */
+    /* Called with each piece of stderr as it arrives (before it is kept in the result), on
+     * the calling thread; for programs that report progress on stderr. May be NULL. */
+    void (*on_stderr)(void *userdata, const char *data, size_t len);
+    void *stderr_data;
 };
 
 struct rein_proc_result {

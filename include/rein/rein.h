@@ -22,5 +22,6 @@
 #include <rein/history.h>
 #include <rein/provider.h>
 #include <rein/agent.h>
+#include <rein/mcp.h>
 
 #endif /* REIN_REIN_H */

@@ -183,6 +183,14 @@ REIN_EXTERN rein_err rein_sse_send(rein_sse *sse, const char *event, const char 
 /* rein_sse_send() with the compact encoding of data (borrowed). */
 REIN_EXTERN rein_err rein_sse_send_json(rein_sse *sse, const char *event,
                                         const json_t *data) REIN_WUR;
+/*
+ * The general form of rein_sse_send(), for protocols that resume streams (MCP): queues
+ * "id: <id>\n" when id is not NULL, "retry: <retry_ms>\n" when retry_ms > 0, "event: <event>\n"
+ * when event is not NULL, then "data: <data>\n\n" (len may be 0: an event with empty data).
+ * REIN_EINVAL when id, event or data holds a line break; otherwise as rein_sse_send().
+ */
+REIN_EXTERN rein_err rein_sse_send_event(rein_sse *sse, const char *id, const char *event,
+                                         const char *data, size_t len, int64_t retry_ms) REIN_WUR;
 /* Queues a comment line ": text". */
 REIN_EXTERN rein_err rein_sse_comment(rein_sse *sse, const char *text) REIN_WUR;
 

@@ -105,6 +105,38 @@ REIN_EXTERN const char *rein_repair_name(enum rein_repair how);
  * "process" (a program, JSON on stdin and stdout) and "http" (POST to a URL).
  * -------------------------------------------------------------------------------------------*/
 
+/*
+ * Something a runner reports while a call runs: how far it has got, or a log message. These
+ * are what an MCP server sends as notifications/progress and notifications/message; a process
+ * skill reports them as MCP notification lines on stderr, an MCP server's tool as the remote
+ * server's own notifications. They are advisory: a call's result never depends on them.
+ */
+enum rein_call_event_kind {
+    REIN_CALL_EVENT_PROGRESS = 0,
+    REIN_CALL_EVENT_LOG = 1,
+};
+
+/* Everything is borrowed for the duration of the callback. */
+struct rein_call_event {
+    enum rein_call_event_kind kind;
+    const rein_tool *tool;
+    const char *call_id;
+    /* REIN_CALL_EVENT_PROGRESS */
+    double progress;     /* should grow from one event to the next */
+    double total;        /* < 0: unknown */
+    const char *message; /* may be NULL */
+    /* REIN_CALL_EVENT_LOG */
+    const char *level;  /* an MCP (syslog) level: debug, info, notice, warning, error,
+                         * critical, alert, emergency */
+    const char *logger; /* may be NULL */
+    const json_t *data; /* the message: any JSON value */
+};
+/*
+ * Receives the events of one call, on whichever thread the runner reports from (the calling
+ * thread of rein_call_run() for the runners rein ships). Must not block for long.
+ */
+typedef void (*rein_call_event_fn)(void *userdata, const struct rein_call_event *ev);
+
 /* One execution of a tool, as its runner sees it. Everything is borrowed for the call. */
 struct rein_invocation {
     const rein_tool *tool;
@@ -116,6 +148,8 @@ struct rein_invocation {
     int64_t deadline_ms; /* rein_now_ms() time after which the call has timed out; 0: none */
     int64_t timeout_ms;  /* the limit the deadline came from (for messages); 0: none */
     rein_cancel *cancel; /* may be NULL */
+    rein_call_event_fn on_event; /* from rein_call_opts; NULL: nobody listens */
+    void *event_data;
 };
 
 /* Milliseconds left before the deadline (0 when passed), or -1 when there is none. */
@@ -127,6 +161,12 @@ REIN_EXTERN int64_t rein_invocation_remaining_ms(const struct rein_invocation *i
  */
 REIN_EXTERN rein_err rein_invocation_check(const struct rein_invocation *inv,
                                            rein_error *err) REIN_WUR;
+/*
+ * Reports ev (its tool and call_id are filled in here) to the caller's on_event, when there
+ * is one. Safe from any thread while the invocation runs.
+ */
+REIN_EXTERN void rein_invocation_event(const struct rein_invocation *inv,
+                                       struct rein_call_event *ev);
 /*
  * The call as JSON for a runner that sends it elsewhere (process stdin, HTTP body):
  *   {"tool", "call_id", "trace_id", "arguments", "step"?, "timeout_ms"?}
@@ -409,6 +449,10 @@ struct rein_call_opts {
     size_t max_args_bytes; /* argument text beyond this is invalid; 0: 4 MiB */
     bool check_only;       /* stop after preflight: no policy, no execution, no ledger
                                  * entry (propose mode); the result is ok with a null output */
+
+    /* Progress and log events while the runner runs (may be NULL), with its userdata. */
+    rein_call_event_fn on_event;
+    void *event_data;
 };
 
 /*

@@ -84,6 +84,7 @@ int cmd_serve(int argc, char **argv)
         .host = "127.0.0.1", .port = 8080, .threads = 8, .body_limit = 1 << 20, .grace_ms = 10000};
     rein_store *store = NULL;
     rein_server *srv = NULL;
+    struct cli_mcp *mcp = NULL;
     rein_error err;
     sigset_t sigs;
     int sig = 0, rc = parse_args(argc, argv, &o);
@@ -115,8 +116,10 @@ int cmd_serve(int argc, char **argv)
         rein_error_set(&err, REIN_ENOMEM, "out of memory");
         goto fail;
     }
-    if (rein_server_add_store_routes(srv, store, &err) != REIN_OK ||
-        rein_server_start(srv, &err) != REIN_OK)
+    if (rein_server_add_store_routes(srv, store, &err) != REIN_OK)
+        goto fail;
+    mcp = cli_mcp_attach(srv, &err);
+    if (!mcp || rein_server_start(srv, &err) != REIN_OK)
         goto fail;
     printf("rein %s listening on http://%s%s%s:%d (store %s)\n", rein_version(),
            strchr(o.host, ':') ? "[" : "", o.host, strchr(o.host, ':') ? "]" : "",
@@ -128,11 +131,13 @@ int cmd_serve(int argc, char **argv)
             sig == SIGINT ? "SIGINT" : "SIGTERM", o.grace_ms);
     rein_server_stop(srv, o.grace_ms);
     rein_server_free(srv);
+    cli_mcp_detach(mcp);
     rein_store_free(store);
     return CLI_EXIT_OK;
 fail:
     cli_print_error(&err);
     rein_server_free(srv);
+    cli_mcp_detach(mcp);
     rein_store_free(store);
     return CLI_EXIT_FAIL;
 }

@@ -17,6 +17,7 @@ static const struct cli_command commands[] = {
     {"skills", "list, show and invoke tools through the call pipeline", cmd_skills},
     {"provider", "decode recorded model replies, talk to a model provider", cmd_provider},
     {"chat", "run one agent turn: the model calls tools until it answers", cmd_chat_agent},
+    {"mcp", "serve tools over MCP (stdio), list and call configured MCP servers", cmd_mcp},
     {NULL, NULL, NULL},
 };
 

@@ -158,6 +158,7 @@ int rein_cancel_fd(const rein_cancel *c)
 int rein_cancel_on(rein_cancel *c, rein_cancel_fn fn, void *userdata)
 {
     struct hook *h;
+    int id;
 
     if (!c || !fn)
         return REIN_EINVAL;
@@ -172,13 +173,14 @@ int rein_cancel_on(rein_cancel *c, rein_cancel_fn fn, void *userdata)
         pthread_mutex_unlock(&c->lock);
         return REIN_ENOMEM;
     }
-    h->id = ++c->next_id;
+    id = h->id = ++c->next_id;
     h->fn = fn;
     h->userdata = userdata;
     h->next = c->hooks;
     c->hooks = h;
+    /* h may be run and freed by a trigger as soon as the lock is released. */
     pthread_mutex_unlock(&c->lock);
-    return h->id;
+    return id;
 }
 
 void rein_cancel_off(rein_cancel *c, int id)

@@ -271,14 +271,20 @@ static void sink_add(struct sink *s, const char *data, size_t n)
         s->truncated = true;
 }
 
-/* Reads what is available on *fd into s; closes *fd at end of file. */
-static void drain(int *fd, struct sink *s)
+/*
+ * Reads what is available on *fd into s; closes *fd at end of file. tap (may be NULL) sees
+ * every piece first.
+ */
+static void drain(int *fd, struct sink *s, void (*tap)(void *ud, const char *data, size_t len),
+                  void *tap_data)
 {
     char chunk[16384];
 
     for (;;) {
         ssize_t n = read(*fd, chunk, sizeof(chunk));
         if (n > 0) {
+            if (tap)
+                tap(tap_data, chunk, (size_t)n);
             sink_add(s, chunk, (size_t)n);
             continue;
         }
@@ -391,9 +397,9 @@ static bool run_step(struct run_state *st, struct rein_proc_result *res)
     if (poll(pfd, (nfds_t)nfd, wait < 0 ? 0 : wait) < 0 && errno != EINTR)
         return false;
     if (pfd[1].revents)
-        drain(&p->out_fd, &st->out);
+        drain(&p->out_fd, &st->out, NULL, NULL);
     if (pfd[2].revents)
-        drain(&p->err_fd, &st->err);
+        drain(&p->err_fd, &st->err, o->on_stderr, o->stderr_data);
     if (pfd[3].revents)
         feed_stdin(st);
     if (pfd[4].revents && rein_cancel_is_set(o->cancel)) {

@@ -577,7 +577,8 @@ rein_err rein_provider_config_apply_json(rein_provider_config *cfg, const json_t
     }
     json_object_foreach((json_t *)obj, key, v)
     {
-        if (strcmp(key, "provider") == 0)
+        /* mcpServers belongs to the MCP client (rein_mcp_clients_add_config), same file. */
+        if (strcmp(key, "provider") == 0 || strcmp(key, "mcpServers") == 0)
             continue;
         rc = apply_member(cfg, key, v, err);
         if (rc)

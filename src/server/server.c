@@ -735,6 +735,40 @@ rein_err rein_sse_send(rein_sse *sse, const char *event, const char *data, size_
     return sse_push(sse->req, head, (size_t)n, data, len, "\n\n", 2);
 }
 
+rein_err rein_sse_send_event(rein_sse *sse, const char *id, const char *event, const char *data,
+                             size_t len, int64_t retry_ms)
+{
+    char head[512];
+    int n = 0, k;
+
+    if ((id && strpbrk(id, "\r\n")) || (event && strpbrk(event, "\r\n")) ||
+        (len && (memchr(data, '\n', len) || memchr(data, '\r', len))))
+        return REIN_EINVAL;
+    if (id) {
+        k = snprintf(head + n, sizeof(head) - (size_t)n, "id: %s\n", id);
+        if (k < 0 || (size_t)k >= sizeof(head) - (size_t)n)
+            return REIN_EINVAL;
+        n += k;
+    }
+    if (retry_ms > 0) {
+        k = snprintf(head + n, sizeof(head) - (size_t)n, "retry: %lld\n", (long long)retry_ms);
+        if (k < 0 || (size_t)k >= sizeof(head) - (size_t)n)
+            return REIN_EINVAL;
+        n += k;
+    }
+    if (event) {
+        k = snprintf(head + n, sizeof(head) - (size_t)n, "event: %s\n", event);
+        if (k < 0 || (size_t)k >= sizeof(head) - (size_t)n)
+            return REIN_EINVAL;
+        n += k;
+    }
+    k = snprintf(head + n, sizeof(head) - (size_t)n, "data: ");
+    if (k < 0 || (size_t)k >= sizeof(head) - (size_t)n)
+        return REIN_EINVAL;
+    n += k;
+    return sse_push(sse->req, head, (size_t)n, len ? data : "", len, "\n\n", 2);
+}
+
 rein_err rein_sse_send_json(rein_sse *sse, const char *event, const json_t *data)
 {
     char *text = rein_json_dumps(data);

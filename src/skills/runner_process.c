@@ -8,7 +8,10 @@
  * own, gets the call as one JSON document on stdin ({tool, call_id, trace_id, arguments,
  * step?, timeout_ms}) and the variables REIN_TOOL, REIN_CALL_ID and REIN_TRACE_ID, and must
  * print one JSON document on stdout: its output, or a normalized result of its own. stderr is
- * kept (the last 64 KiB) and shown with failures. A timeout or a cancel kills the whole group;
+ * kept (the last 64 KiB) and shown with failures. While it runs, a skill may report progress
+ * and log messages by writing MCP notification lines on stderr (notifications/progress,
+ * notifications/message; see rein__skills_event_line), which reach the caller's on_event as
+ * they arrive. A timeout or a cancel kills the whole group;
  * output beyond the limit stops the program. A relative command[0] containing a slash, and a
  * relative cwd, are taken relative to the manifest's folder.
  */
@@ -161,6 +164,105 @@ static const char **child_env(const struct proc_runner *p, const struct rein_inv
     return env;
 }
 
+static const char *const log_levels[] = {"debug", "info",     "notice", "warning",
+                                         "error", "critical", "alert",  "emergency"};
+
+static bool is_log_level(const char *s)
+{
+    for (size_t i = 0; s && i < sizeof(log_levels) / sizeof(log_levels[0]); i++) {
+        if (strcmp(s, log_levels[i]) == 0)
+            return true;
+    }
+    return false;
+}
+
+bool rein__skills_event_line(const char *line, size_t len, struct rein_call_event *ev, json_t **doc)
+{
+    const char *method;
+    json_t *params, *v;
+
+    *doc = NULL;
+    while (len > 0 && (*line == ' ' || *line == '\t')) {
+        line++;
+        len--;
+    }
+    /* Cheap test first: most stderr lines are plain text. */
+    if (len < 2 || line[0] != '{' || !memmem(line, len, "\"jsonrpc\"", 9))
+        return false;
+    *doc = rein_json_parse(line, len, 0, NULL);
+    if (!json_is_object(*doc))
+        goto not_event;
+    method = json_string_value(json_object_get(*doc, "method"));
+    params = json_object_get(*doc, "params");
+    if (!method || !json_is_object(params) ||
+        strcmp(json_string_value(json_object_get(*doc, "jsonrpc")) ?: "", "2.0") != 0)
+        goto not_event;
+    memset(ev, 0, sizeof(*ev));
+    if (strcmp(method, "notifications/progress") == 0) {
+        v = json_object_get(params, "progress");
+        if (!json_is_number(v))
+            goto not_event;
+        ev->kind = REIN_CALL_EVENT_PROGRESS;
+        ev->progress = json_number_value(v);
+        v = json_object_get(params, "total");
+        ev->total = json_is_number(v) ? json_number_value(v) : -1;
+        ev->message = json_string_value(json_object_get(params, "message"));
+        return true;
+    }
+    if (strcmp(method, "notifications/message") == 0) {
+        ev->kind = REIN_CALL_EVENT_LOG;
+        ev->level = json_string_value(json_object_get(params, "level"));
+        ev->logger = json_string_value(json_object_get(params, "logger"));
+        ev->data = json_object_get(params, "data");
+        if (!is_log_level(ev->level) || !ev->data)
+            goto not_event;
+        return true;
+    }
+not_event:
+    json_decref(*doc);
+    *doc = NULL;
+    return false;
+}
+
+/* Splits a running skill's stderr into lines and reports the event lines. */
+struct event_reader {
+    const struct rein_invocation *inv;
+    struct rein_buf line;
+    bool overflow; /* the current line passed the limit: skip to its end */
+};
+
+static void event_line(struct event_reader *r, const char *line, size_t len)
+{
+    struct rein_call_event ev;
+    json_t *doc = NULL;
+
+    if (rein__skills_event_line(line, len, &ev, &doc))
+        rein_invocation_event(r->inv, &ev);
+    json_decref(doc);
+}
+
+static void on_stderr(void *ud, const char *data, size_t len)
+{
+    struct event_reader *r = ud;
+
+    while (len > 0) {
+        const char *nl = memchr(data, '\n', len);
+        size_t n = nl ? (size_t)(nl - data) : len;
+        if (!r->overflow && rein_buf_add(&r->line, data, n) != REIN_OK) {
+            r->overflow = true;
+            rein_buf_reset(&r->line);
+        }
+        if (!nl)
+            return;
+        if (!r->overflow)
+            event_line(r, r->line.ptr, r->line.len);
+        rein_buf_reset(&r->line);
+        r->overflow = false;
+        data = nl + 1;
+        len -= n + 1;
+    }
+}
+
 /* The end of stderr, as a one-line tail for messages. */
 static void stderr_tail(const struct rein_buf *b, char *out, size_t size)
 {
@@ -233,6 +335,7 @@ static rein_err proc_invoke(void *state, const struct rein_invocation *inv,
                             struct rein_tool_reply *reply, rein_error *err)
 {
     const struct proc_runner *p = state;
+    struct event_reader events = {.inv = inv};
     struct rein_proc_result res;
     struct rein_buf input;
     char *extra[3] = {NULL, NULL, NULL};
@@ -240,6 +343,7 @@ static rein_err proc_invoke(void *state, const struct rein_invocation *inv,
     rein_err rc;
 
     rein_buf_init(&input, 0);
+    rein_buf_init(&events.line, 64 << 10);
     env = child_env(p, inv, extra);
     if (!env || rein_invocation_write(inv, &input)) {
         rc = rein_error_set(err, REIN_ENOMEM, "out of memory starting %s", p->argv[0]);
@@ -255,6 +359,8 @@ static rein_err proc_invoke(void *state, const struct rein_invocation *inv,
         .keep_tail = false,
         .timeout_ms = rein_invocation_remaining_ms(inv),
         .cancel = inv->cancel,
+        .on_stderr = inv->on_event ? on_stderr : NULL,
+        .stderr_data = &events,
     };
     if (opts.timeout_ms == 0) {
         rc = rein_error_set(err, REIN_ETIMEDOUT, "timed out before %s could start", p->argv[0]);
@@ -273,6 +379,7 @@ out:
         rein_free(extra[i]);
     rein_free(env);
     rein_buf_release(&input);
+    rein_buf_release(&events.line);
     return rc;
 }
 

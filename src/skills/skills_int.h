@@ -47,6 +47,15 @@ char *rein__skills_expand_env(const char *prefix, const char *value);
 bool rein__skills_env_is_secret(const char *entry);
 
 rein_err rein__skills_read_reply(json_t *doc, struct rein_tool_reply *reply, rein_error *err);
+/*
+ * Reads one line a process skill wrote on stderr as an event: an MCP notification
+ * {"jsonrpc": "2.0", "method": "notifications/progress", "params": {progress, total?,
+ * message?}} or {"jsonrpc": "2.0", "method": "notifications/message", "params": {level,
+ * logger?, data}}. Returns true and fills ev (its strings and data borrowed from *doc, a new
+ * reference the caller releases) when the line is one; false for any other line.
+ */
+bool rein__skills_event_line(const char *line, size_t len, struct rein_call_event *ev,
+                             json_t **doc);
 /* Copies up to max bytes of text into out as a one-line snippet (control bytes as spaces). */
 void rein__skills_snippet(const char *text, size_t len, char *out, size_t max);
 

@@ -198,6 +198,15 @@ rein_err rein_invocation_check(const struct rein_invocation *inv, rein_error *er
     return REIN_OK;
 }
 
+void rein_invocation_event(const struct rein_invocation *inv, struct rein_call_event *ev)
+{
+    if (!inv || !inv->on_event || !ev)
+        return;
+    ev->tool = inv->tool;
+    ev->call_id = inv->call_id;
+    inv->on_event(inv->event_data, ev);
+}
+
 rein_err rein_invocation_write(const struct rein_invocation *inv, struct rein_buf *b)
 {
     struct rein_jw w;
@@ -623,6 +632,8 @@ static void step_execute(rein_call_result *r, const struct rein_call_opts *o)
         .deadline_ms = timeout > 0 ? r->start_ns / 1000000 + timeout : 0,
         .timeout_ms = timeout > 0 ? timeout : 0,
         .cancel = o->cancel,
+        .on_event = o->on_event,
+        .event_data = o->event_data,
     };
     err_reset(&rerr);
     rc = r->tool->kind->invoke(r->tool->state, &inv, &reply, &rerr);

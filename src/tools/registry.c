@@ -64,7 +64,8 @@ const struct rein_runner_kind rein__tools_runner_builtin = {
 rein_registry *rein_registry_new(rein_error *err)
 {
     static const struct rein_runner_kind *const standard[] = {
-        &rein__tools_runner_builtin, &rein__skills_runner_process, &rein__skills_runner_http};
+        &rein__tools_runner_builtin, &rein__skills_runner_process, &rein__skills_runner_http,
+        &rein__mcp_runner};
     rein_registry *reg = rein_calloc(1, sizeof(*reg));
 
     if (!reg)

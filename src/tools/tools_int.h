@@ -65,10 +65,11 @@ struct rein_registry {
 };
 
 /* The runner kinds every registry knows: "builtin" (src/tools/registry.c, its state holds
- * the C function), "process" and "http" (src/skills/). */
+ * the C function), "process" and "http" (src/skills/), "mcp" (src/mcp/runner.c). */
 extern const struct rein_runner_kind rein__tools_runner_builtin;
 extern const struct rein_runner_kind rein__skills_runner_process;
 extern const struct rein_runner_kind rein__skills_runner_http;
+extern const struct rein_runner_kind rein__mcp_runner;
 
 /* ---- repair.c ---- */
 /* ASCII lowercase copy of name (other bytes unchanged) into out (len + 1 bytes). */

@@ -140,6 +140,60 @@ static bool alive(pid_t pid)
     return close_paren && close_paren[1] == ' ' && close_paren[2] != 'Z';
 }
 
+struct events_seen {
+    int progress, logs;
+    double last_progress, last_total;
+    char message[64], level[16], logger[16], data[64];
+};
+
+static void collect_event(void *ud, const struct rein_call_event *ev)
+{
+    struct events_seen *seen = ud;
+
+    assert_string_equal(rein_tool_id(ev->tool), "ext");
+    assert_string_equal(ev->call_id, "call_42");
+    if (ev->kind == REIN_CALL_EVENT_PROGRESS) {
+        seen->progress++;
+        seen->last_progress = ev->progress;
+        seen->last_total = ev->total;
+        snprintf(seen->message, sizeof(seen->message), "%s", ev->message ? ev->message : "");
+    } else {
+        seen->logs++;
+        snprintf(seen->level, sizeof(seen->level), "%s", ev->level);
+        snprintf(seen->logger, sizeof(seen->logger), "%s", ev->logger ? ev->logger : "");
+        snprintf(seen->data, sizeof(seen->data), "%s", json_string_value(ev->data) ?: "");
+    }
+}
+
+/* MCP notification lines on stderr reach on_event as they come; other lines do not. */
+static void test_process_reports_progress_and_logs_as_events(void **state)
+{
+    rein_registry *reg = proc_skill("events", NULL, NULL, 10000);
+    struct rein_call_input in = {
+        .call_id = "call_42", .name = "ext", .args_text = "{}", .args_len = 2};
+    struct events_seen seen = {0};
+    struct rein_call_opts opts = {.on_event = collect_event, .event_data = &seen};
+    rein_call_result *res = NULL;
+
+    (void)state;
+    assert_rein_ok(rein_call_run(reg, &in, &opts, &res, NULL), NULL);
+    expect(res, REIN_CALL_OK, "");
+    assert_true(json_is_true(json_object_get(rein_call_result_output(res), "done")));
+    assert_int_equal(seen.progress, 2);
+    assert_true(seen.last_progress == 100 && seen.last_total == 100);
+    assert_string_equal(seen.message, "done");
+    assert_int_equal(seen.logs, 1);
+    assert_string_equal(seen.level, "info");
+    assert_string_equal(seen.logger, "skill");
+    assert_string_equal(seen.data, "half way");
+    rein_call_result_free(res);
+    /* Without a listener the same skill runs the same way. */
+    res = run(reg, "{}", NULL);
+    expect(res, REIN_CALL_OK, "");
+    rein_call_result_free(res);
+    rein_registry_free(reg);
+}
+
 static void test_process_that_hangs_is_killed_with_its_group(void **state)
 {
     char *dir = test_tmpdir(), extra[4300], *pidfile, pidpath[4200];
@@ -391,6 +445,7 @@ static void test_http_server_that_is_down(void **state)
 static const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_process_gets_the_call_and_answers),
     cmocka_unit_test(test_process_reports_its_own_normalized_error),
+    cmocka_unit_test(test_process_reports_progress_and_logs_as_events),
     cmocka_unit_test(test_process_that_hangs_is_killed_with_its_group),
     cmocka_unit_test(test_cancel_stops_a_process),
     cmocka_unit_test(test_process_misbehaviour),

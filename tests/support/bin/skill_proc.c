@@ -10,6 +10,8 @@
  *   nothing  prints nothing and exits 0
  *   two      prints two JSON documents
  *   cwd      prints {"cwd": "<its working directory>"}
+ *   events   writes progress and log notifications (and lines that are not events) on
+ *            stderr, then prints {"done": true}
  */
 #include <signal.h>
 #include <stdio.h>
@@ -107,6 +109,23 @@ int main(int argc, char **argv)
         return 3;
     } else if (strcmp(mode, "two") == 0) {
         printf("{\"a\": 1}\n{\"b\": 2}\n");
+    } else if (strcmp(mode, "events") == 0) {
+        fprintf(stderr, "starting up\n");
+        fprintf(stderr, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\","
+                        "\"params\":{\"progress\":0,\"total\":100}}\n");
+        fflush(stderr);
+        fprintf(stderr, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\","
+                        "\"params\":{\"level\":\"info\",\"logger\":\"skill\","
+                        "\"data\":\"half way\"}}\n");
+        /* Not events: a bad level, a progress without a number, a broken line. */
+        fprintf(stderr, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\","
+                        "\"params\":{\"level\":\"loud\",\"data\":1}}\n");
+        fprintf(stderr, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\","
+                        "\"params\":{\"progress\":\"50\"}}\n");
+        fprintf(stderr, "{\"jsonrpc\":\"2.0\",\"method\":\n");
+        fprintf(stderr, "  {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\","
+                        "\"params\":{\"progress\":100,\"total\":100,\"message\":\"done\"}}\n");
+        printf("{\"done\": true}\n");
     } else if (strcmp(mode, "cwd") == 0) {
         char dir[4096];
         printf("{\"cwd\": \"%s\"}\n", getcwd(dir, sizeof(dir)) ? dir : "");

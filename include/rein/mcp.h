@@ -1,0 +1,187 @@
+/*
+ * rein/mcp.h: the Model Context Protocol, both ways.
+ *
+ * As a server, rein offers its registry's tools to MCP clients, over stdio (`rein mcp serve`)
+ * and over Streamable HTTP at /mcp (`rein serve`), for protocol revisions 2025-11-25,
+ * 2025-06-18 and 2025-03-26. Every tools/call runs through rein_call_run(), so a call from an
+ * MCP client gets the same name check, repair, preflight, policy, timeout and error shapes as
+ * any other call:
+ *   - an unknown or unusable tool name is a JSON-RPC error (-32602) whose data is the invalid
+ *     payload;
+ *   - a call that could not run (invalid_arguments, denied) or that failed is a result with
+ *     isError true, whose text and structuredContent are what rein feeds its own model (the
+ *     invalid payload, or the normalized error result);
+ *   - a successful output that already is MCP content ({"content": [...],
+ *     "structuredContent"?}) is passed through, so a skill can return images, audio and
+ *     embedded resources; any other output becomes one text block (JSON text unless it is a
+ *     string) plus structuredContent when it is an object.
+ * Runner events become notifications/progress (for requests with a progressToken, kept
+ * strictly increasing; a call that reports nothing gets a heartbeat every
+ * progress_interval_ms) and notifications/message (filtered by logging/setLevel).
+ * notifications/cancelled triggers the call's cancellation handle. resources/list,
+ * resources/templates/list and prompts/list answer with empty lists.
+ *
+ * Over HTTP: sessions (Mcp-Session-Id, made at initialize; 400 without one, 404 once it is
+ * gone, DELETE ends it), MCP-Protocol-Version checked (400 for an unknown one), Origin and
+ * Host checked against DNS rebinding (403 unless loopback or allowed), tools/call answered as
+ * Server-Sent Events when the client accepts them (a priming event with an id and the retry
+ * advice first, for 2025-11-25 sessions; every event has an id), and resumption: a GET with
+ * Last-Event-ID replays what the client missed of that request's stream and goes on with it.
+ * A GET without Last-Event-ID gets 405 (rein sends nothing outside requests).
+ *
+ * As a client, rein joins the tools of the MCP servers named in its configuration
+ * ({"mcpServers": {"name": {"command", "args", "env", "cwd"} | {"url", "headers",
+ * "bearer_token"}}}) to a registry as tools with runner kind "mcp"; see rein_mcp_clients_*.
+ *
+ * Threading: a rein_mcp_server serves many sessions and calls at once (its own worker pool
+ * runs the calls); configure it from one thread before it serves. rein_mcp_clients are safe
+ * to call from many threads once connected.
+ */
+#ifndef REIN_MCP_H
+#define REIN_MCP_H
+
+#include <rein/server.h>
+#include <rein/tools.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The newest protocol revision rein speaks. */
+#define REIN_MCP_PROTOCOL_VERSION "2025-11-25"
+
+typedef struct rein_mcp_server rein_mcp_server;
+
+struct rein_mcp_server_opts {
+    const char *name;           /* serverInfo.name; NULL: "rein" */
+    const char *instructions;   /* initialize's instructions; NULL: none */
+    rein_ledger *ledger;        /* every call is recorded here; borrowed, may be NULL */
+    rein_call_policy_fn policy; /* NULL: allow every call (MCP clients ask their users) */
+    void *policy_data;
+    unsigned threads;             /* workers that run tools/call; 0: 8 */
+    int64_t progress_interval_ms; /* heartbeat progress of a silent call; 0: 1000; < 0: none */
+    int64_t sse_retry_ms;         /* the retry advice of SSE priming events; 0: 1000 */
+    /* HTTP: a tools/call stream is ended after this long while the call goes on, and the
+     * client resumes it with Last-Event-ID (SSE polling); 0: streams stay open. */
+    int64_t sse_close_ms;
+    /* HTTP: hosts and origins accepted besides loopback ones (localhost, 127.0.0.1, [::1]):
+     * comma-separated host names or host:port, or "*" to accept any. NULL: loopback only. */
+    const char *allowed_hosts;
+    size_t max_sessions;      /* HTTP: sessions kept at once; 0: 1024 */
+    int64_t session_idle_ms;  /* HTTP: a session unused this long ends; 0: one hour */
+    size_t max_message_bytes; /* stdio: a longer line is refused; 0: 4 MiB */
+};
+
+/*
+ * New server for reg's tools (borrowed; must outlive the server). opts may be NULL (the
+ * defaults); its strings are copied. NULL with err set on failure.
+ */
+REIN_EXTERN rein_mcp_server *rein_mcp_server_new(const rein_registry *reg,
+                                                 const struct rein_mcp_server_opts *opts,
+                                                 rein_error *err);
+/*
+ * Cancels the calls still running, waits for them and frees the server. Stop the HTTP server
+ * whose routes use it first. NULL is a no-op.
+ */
+REIN_EXTERN void rein_mcp_server_free(rein_mcp_server *srv);
+/*
+ * Adds POST, GET and DELETE /mcp to http (borrowed). srv must outlive http's serving (stop
+ * http before freeing srv).
+ */
+REIN_EXTERN rein_err rein_mcp_server_add_routes(rein_mcp_server *srv, rein_server *http,
+                                                rein_error *err) REIN_WUR;
+/*
+ * Serves one client over stdio: newline-delimited JSON-RPC messages read from in_fd, answers
+ * and notifications written to out_fd. Returns when in_fd reaches end of file (the calls still
+ * running get a second to finish, then are cancelled and waited for), or REIN_EIO when reading
+ * fails.
+ * Malformed lines are answered with JSON-RPC errors and do not end the session.
+ */
+REIN_EXTERN rein_err rein_mcp_server_run_stdio(rein_mcp_server *srv, int in_fd, int out_fd,
+                                               rein_error *err) REIN_WUR;
+
+/* ---------------------------------------------------------------------------------------------
+ * Client: the MCP servers rein uses.
+ *
+ * A configuration names servers the common way:
+ *   {"mcpServers": {
+ *      "fs":   {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "."],
+ *               "env": {"KEY": "${FROM_REIN_ENV}"}, "cwd": "..."},
+ *      "docs": {"url": "https://example.com/mcp", "headers": {"X-Team": "a"},
+ *               "bearer_token": "${DOCS_TOKEN}"}}}
+ * with "timeout_ms" (a tool call's limit, default 60000), "connect_timeout_ms" (default
+ * 30000) and "max_message_bytes" (a longer message from the server closes the connection;
+ * default 16 MiB) for either; "type" may say "stdio" or "http" ("sse", the old transport, is refused).
+ * Other keys are ignored, so one file can serve several programs. "${VAR}" is taken from
+ * rein's environment. A stdio server starts without a shell, in a process group of its own,
+ * with only PATH, HOME, LANG, LC_ALL, LC_CTYPE, TMPDIR, USER, LOGNAME, SHELL and TERM from
+ * rein's environment plus its "env": never rein's provider keys.
+ *
+ * rein_mcp_clients_register() adds each server's tools to a registry as "<server>__<tool>"
+ * (see src/mcp/runner.c for the whole rule, which settles clashes the same way whatever the
+ * order of the configuration), with runner kind "mcp": every call goes through
+ * rein_call_run(), so repair, preflight against the server's inputSchema, policy, timeout and
+ * ledger apply. A result with isError is a tool error (execution_failed) with the result's
+ * text; a JSON-RPC error -32602 is invalid_arguments; a timeout or a cancel sends
+ * notifications/cancelled. Progress and log notifications become the call's events. A server
+ * that exits fails the calls it had running (exit status and the end of its stderr in the
+ * message) and is started again by the next call. Over HTTP, a stream that ends before the
+ * answer is resumed with Last-Event-ID after the server's retry delay, and a session the
+ * server forgot (404) is initialized again.
+ *
+ * A skill folder may also hold a manifest whose runner is one server's tool:
+ *   "runner": {"kind": "mcp", "tool": "read_file", "command": "...", "args": [...]}
+ * (or "url"); that server is started at the first call.
+ * -------------------------------------------------------------------------------------------*/
+
+typedef struct rein_mcp_clients rein_mcp_clients;
+
+/* New empty set of servers; NULL when memory is exhausted. */
+REIN_EXTERN rein_mcp_clients *rein_mcp_clients_new(void);
+/*
+ * Frees the set. Connections the registry's tools still use stay open until the registry is
+ * freed; the others are closed (stdio servers stopped, HTTP sessions deleted). NULL is a no-op.
+ */
+REIN_EXTERN void rein_mcp_clients_free(rein_mcp_clients *set);
+/*
+ * Adds the servers of config's "mcpServers" object (config borrowed; other members ignored;
+ * no mcpServers is no server). base_dir (may be NULL) resolves a relative "cwd". Nothing is
+ * started. REIN_EINVAL names the entry and the problem; REIN_EEXIST for a name given twice.
+ */
+REIN_EXTERN rein_err rein_mcp_clients_add_config(rein_mcp_clients *set, const json_t *config,
+                                                 const char *base_dir, rein_error *err) REIN_WUR;
+/* The same from a JSON file (relative paths are relative to its folder). */
+REIN_EXTERN rein_err rein_mcp_clients_load_file(rein_mcp_clients *set, const char *path,
+                                                rein_error *err) REIN_WUR;
+/* Adds one server: entry is the value an mcpServers member would have (borrowed). */
+REIN_EXTERN rein_err rein_mcp_clients_add(rein_mcp_clients *set, const char *name,
+                                          const json_t *entry, rein_error *err) REIN_WUR;
+REIN_EXTERN size_t rein_mcp_clients_count(const rein_mcp_clients *set);
+/*
+ * Starts and initializes every server at once, and lists its tools; each gets timeout_ms
+ * (0: its connect_timeout_ms). A server that fails is recorded with the reason (see
+ * rein_mcp_clients_status_json) and has no tools. Returns how many are ready.
+ */
+REIN_EXTERN size_t rein_mcp_clients_connect(rein_mcp_clients *set, int64_t timeout_ms);
+/*
+ * Adds the ready servers' tools to reg (which must not be in use by other threads yet) under
+ * the naming rule. A tool that cannot join (a schema rein cannot compile, no unique name) is
+ * left out and recorded as a problem of its server. Fails only with REIN_ENOMEM/REIN_EINVAL.
+ * The tools keep their servers' connections open; free reg before exiting.
+ */
+REIN_EXTERN rein_err rein_mcp_clients_register(rein_mcp_clients *set, rein_registry *reg,
+                                               rein_error *err) REIN_WUR;
+/*
+ * New array, one object per server: {name, transport ("stdio"|"http"), target (command or
+ * URL), state ("not connected"|"ready"|"failed"|"exited"), error?, protocolVersion?,
+ * serverInfo?, tools: [{id, name}], problems: [text]}. NULL when memory is exhausted.
+ */
+REIN_EXTERN json_t *rein_mcp_clients_status_json(const rein_mcp_clients *set);
+/* The registry id given to server's tool named tool (its MCP name), or NULL. Borrowed. */
+REIN_EXTERN const char *rein_mcp_clients_tool_id(const rein_mcp_clients *set, const char *server,
+                                                 const char *tool);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* REIN_MCP_H */

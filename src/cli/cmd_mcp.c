@@ -1,0 +1,402 @@
+/*
+ * `rein mcp`: rein as an MCP server over stdio, and the MCP servers rein is a client of.
+ *
+ *   rein mcp serve [--skills DIR]... [--root DIR]... [--config FILE]
+ *       Serves the registry's tools (built-in skills, REIN_SKILLS_PATH, --skills folders and
+ *       the tools of the MCP servers in the configuration) to one MCP client on stdin/stdout.
+ *       Logs go to stderr.
+ *   rein mcp list [--config FILE] [--url URL [--name NAME]] [--json]
+ *       Starts the configured MCP servers (and the one at URL) and shows each one's state and
+ *       its tools under the names rein gives them. Exit 1 when a server is not ready.
+ *   rein mcp call [--config FILE] [--url URL [--name NAME]] TOOL ['ARGS_JSON'] [--timeout MS]
+ *       Calls a tool through the call pipeline and prints the normalized result. TOOL is the
+ *       name rein gives it (server__tool), or with --url the server's own name for it.
+ *
+ * `rein serve` offers the same at /mcp through cli_mcp_attach(), configured from the
+ * environment: REIN_SKILLS_PATH, REIN_CONFIG / REIN_MCP_CONFIG (mcpServers), and
+ * REIN_MCP_ALLOWED_HOSTS, REIN_MCP_SSE_CLOSE_MS, REIN_MCP_SSE_RETRY_MS, REIN_MCP_PROGRESS_MS.
+ */
+#include "cli.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define MAX_DIRS 32
+
+struct mcp_opts {
+    const char *skills[MAX_DIRS];
+    size_t nskills;
+    const char *roots[MAX_DIRS + 1];
+    size_t nroots;
+    const char *config;
+    const char *url;
+    const char *name;
+    bool json;
+    int64_t timeout_ms;
+    const char *args[4];
+    size_t nargs;
+};
+
+static void mcp_usage(FILE *out)
+{
+    fprintf(out,
+            "usage: rein mcp serve [--skills DIR]... [--root DIR]... [--config FILE]\n"
+            "       rein mcp list [--config FILE] [--url URL [--name NAME]] [--json]\n"
+            "       rein mcp call [--config FILE] [--url URL [--name NAME]] TOOL ['ARGS_JSON']\n"
+            "                     [--timeout MS]\n\n"
+            "  serve   offer rein's tools to one MCP client over stdin/stdout (protocol\n"
+            "          2025-11-25, 2025-06-18, 2025-03-26); every call goes through rein's call\n"
+            "          pipeline. Tools: the built-in skills, REIN_SKILLS_PATH, --skills folders\n"
+            "          and the tools of the configured MCP servers.\n"
+            "  list    start the configured MCP servers; show their state and tools\n"
+            "  call    call a tool (server__tool, or with --url the server's own tool name)\n"
+            "          through the pipeline and print the normalized result\n\n"
+            "  --skills DIR   load external skills from DIR (repeatable)\n"
+            "  --root DIR     a folder file_search and log_transform may read (repeatable)\n"
+            "  --config FILE  JSON with {\"mcpServers\": {...}} (default: REIN_MCP_CONFIG, then\n"
+            "                 REIN_CONFIG)\n"
+            "  --url URL      also use the Streamable HTTP server at URL, named --name\n"
+            "                 (default \"remote\")\n"
+            "  --json         list as JSON\n"
+            "  --timeout MS   stop the call after MS milliseconds\n\n"
+            "`rein serve` serves the same tools at /mcp (Streamable HTTP). Exit status: 0 ok,\n"
+            "1 a server is not ready or the call failed, 2 usage.\n");
+}
+
+static int parse_opts(int argc, char **argv, struct mcp_opts *o)
+{
+    for (int i = 2; i < argc; i++) {
+        const char *a = argv[i];
+        if (cli_is_flag(a, "-h", "--help")) {
+            mcp_usage(stdout);
+            return -1;
+        } else if (cli_is_flag(a, NULL, "--skills") || cli_is_flag(a, NULL, "--root")) {
+            bool skills = a[2] == 's';
+            if (i + 1 >= argc)
+                return cli_usage_error("%s needs a folder", a);
+            if ((skills ? o->nskills : o->nroots) >= MAX_DIRS)
+                return cli_usage_error("too many %s folders", a);
+            if (skills)
+                o->skills[o->nskills++] = argv[++i];
+            else
+                o->roots[o->nroots++] = argv[++i];
+        } else if (cli_is_flag(a, NULL, "--config") || cli_is_flag(a, NULL, "--url") ||
+                   cli_is_flag(a, NULL, "--name")) {
+            if (i + 1 >= argc)
+                return cli_usage_error("%s needs a value", a);
+            if (a[2] == 'c')
+                o->config = argv[++i];
+            else if (a[2] == 'u')
+                o->url = argv[++i];
+            else
+                o->name = argv[++i];
+        } else if (cli_is_flag(a, NULL, "--json")) {
+            o->json = true;
+        } else if (cli_is_flag(a, NULL, "--timeout")) {
+            char *end = NULL;
+            if (i + 1 >= argc)
+                return cli_usage_error("--timeout needs milliseconds");
+            o->timeout_ms = strtoll(argv[++i], &end, 10);
+            if (!end || *end || o->timeout_ms <= 0)
+                return cli_usage_error("--timeout needs a positive number of milliseconds");
+        } else if (a[0] == '-' && a[1] == '-') {
+            return cli_usage_error("unknown option %s (see rein mcp --help)", a);
+        } else if (o->nargs < sizeof(o->args) / sizeof(o->args[0])) {
+            o->args[o->nargs++] = a;
+        } else {
+            return cli_usage_error("unexpected argument '%s'", a);
+        }
+    }
+    return CLI_EXIT_OK;
+}
+
+/* The registry: built-in skills, then REIN_SKILLS_PATH, then the --skills folders. */
+static rein_registry *load_registry(const struct mcp_opts *o, rein_error *err)
+{
+    struct rein_skills_config cfg = {.roots = o && o->nroots ? o->roots : NULL};
+    const char *env = getenv("REIN_SKILLS_PATH");
+    rein_registry *reg = rein_registry_new(err);
+
+    if (!reg || rein_skills_register_builtins(reg, &cfg, err) ||
+        (env && *env && rein_registry_load_path(reg, env, NULL, err)))
+        goto fail;
+    for (size_t i = 0; o && i < o->nskills; i++) {
+        if (rein_registry_load_dir(reg, o->skills[i], NULL, err))
+            goto fail;
+    }
+    return reg;
+fail:
+    rein_registry_free(reg);
+    return NULL;
+}
+
+/* The MCP servers of the configuration (and --url); NULL with err set on a bad config. */
+static rein_mcp_clients *load_clients(const struct mcp_opts *o, rein_error *err)
+{
+    const char *config = o && o->config ? o->config : getenv("REIN_MCP_CONFIG");
+    rein_mcp_clients *set = rein_mcp_clients_new();
+
+    if (!config || !*config)
+        config = getenv("REIN_CONFIG");
+    if (!set) {
+        rein_error_set(err, REIN_ENOMEM, "out of memory");
+        return NULL;
+    }
+    if (config && *config && rein_mcp_clients_load_file(set, config, err) != REIN_OK)
+        goto fail;
+    if (o && o->url) {
+        json_t *entry = json_pack("{s:s}", "url", o->url);
+        rein_err rc = entry ? rein_mcp_clients_add(set, o->name ? o->name : "remote", entry, err)
+                            : rein_error_set(err, REIN_ENOMEM, "out of memory");
+        json_decref(entry);
+        if (rc)
+            goto fail;
+    }
+    return set;
+fail:
+    rein_mcp_clients_free(set);
+    return NULL;
+}
+
+/* Starts the servers and adds their tools to reg. */
+static rein_err join_clients(rein_mcp_clients *set, rein_registry *reg, int64_t timeout_ms,
+                             rein_error *err)
+{
+    rein_mcp_clients_connect(set, timeout_ms);
+    return rein_mcp_clients_register(set, reg, err);
+}
+
+static int64_t env_ms(const char *name, int64_t fallback)
+{
+    const char *v = getenv(name);
+    char *end = NULL;
+    long long n;
+
+    if (!v || !*v)
+        return fallback;
+    n = strtoll(v, &end, 10);
+    return *end ? fallback : (int64_t)n;
+}
+
+static void server_opts(struct rein_mcp_server_opts *so)
+{
+    memset(so, 0, sizeof(*so));
+    so->allowed_hosts = getenv("REIN_MCP_ALLOWED_HOSTS");
+    so->sse_close_ms = env_ms("REIN_MCP_SSE_CLOSE_MS", 0);
+    so->sse_retry_ms = env_ms("REIN_MCP_SSE_RETRY_MS", 0);
+    so->progress_interval_ms = env_ms("REIN_MCP_PROGRESS_MS", 0);
+}
+
+static int cmd_mcp_serve(const struct mcp_opts *o)
+{
+    struct rein_mcp_server_opts so;
+    rein_mcp_clients *clients;
+    rein_registry *reg = NULL;
+    rein_mcp_server *srv = NULL;
+    rein_error err;
+    int rc = CLI_EXIT_OK;
+
+    rein_error_clear(&err);
+    clients = load_clients(o, &err);
+    reg = clients ? load_registry(o, &err) : NULL;
+    if (!reg || join_clients(clients, reg, 0, &err) != REIN_OK) {
+        cli_print_error(&err);
+        rein_registry_free(reg);
+        rein_mcp_clients_free(clients);
+        return CLI_EXIT_USAGE;
+    }
+    server_opts(&so);
+    srv = rein_mcp_server_new(reg, &so, &err);
+    if (!srv || rein_mcp_server_run_stdio(srv, STDIN_FILENO, STDOUT_FILENO, &err) != REIN_OK) {
+        cli_print_error(&err);
+        rc = CLI_EXIT_FAIL;
+    }
+    rein_mcp_server_free(srv);
+    rein_registry_free(reg);
+    rein_mcp_clients_free(clients);
+    return rc;
+}
+
+static void print_status(const json_t *status)
+{
+    const json_t *s, *t;
+    size_t i, j;
+
+    json_array_foreach(status, i, s)
+    {
+        const json_t *info = json_object_get(s, "serverInfo");
+        printf("%s  %s  %s %s", json_string_value(json_object_get(s, "name")),
+               json_string_value(json_object_get(s, "state")),
+               json_string_value(json_object_get(s, "transport")),
+               json_string_value(json_object_get(s, "target")));
+        if (json_object_get(s, "protocolVersion"))
+            printf("  (protocol %s", json_string_value(json_object_get(s, "protocolVersion")));
+        if (info && json_object_get(s, "protocolVersion"))
+            printf(", %s %s", json_string_value(json_object_get(info, "name")) ?: "?",
+                   json_string_value(json_object_get(info, "version")) ?: "");
+        printf("%s\n", json_object_get(s, "protocolVersion") ? ")" : "");
+        if (json_object_get(s, "error"))
+            printf("  error: %s\n", json_string_value(json_object_get(s, "error")));
+        json_array_foreach(json_object_get(s, "tools"), j, t)
+        {
+            printf("  %-40s %s\n", json_string_value(json_object_get(t, "id")),
+                   json_string_value(json_object_get(t, "name")));
+        }
+        json_array_foreach(json_object_get(s, "problems"), j, t)
+        {
+            printf("  problem: %s\n", json_string_value(t));
+        }
+    }
+}
+
+static int cmd_mcp_list(const struct mcp_opts *o)
+{
+    rein_mcp_clients *clients;
+    rein_registry *reg = NULL;
+    json_t *status = NULL, *s;
+    rein_error err;
+    size_t i;
+    int rc = CLI_EXIT_OK;
+
+    rein_error_clear(&err);
+    clients = load_clients(o, &err);
+    reg = clients ? load_registry(o, &err) : NULL;
+    if (!reg || join_clients(clients, reg, o->timeout_ms, &err) != REIN_OK) {
+        cli_print_error(&err);
+        rc = CLI_EXIT_USAGE;
+        goto out;
+    }
+    if (rein_mcp_clients_count(clients) == 0)
+        fprintf(stderr, "rein: no MCP servers are configured (use --config FILE, "
+                        "REIN_MCP_CONFIG, REIN_CONFIG or --url)\n");
+    status = rein_mcp_clients_status_json(clients);
+    if (!status) {
+        fprintf(stderr, "rein: out of memory\n");
+        rc = CLI_EXIT_FAIL;
+        goto out;
+    }
+    if (o->json) {
+        json_dumpf(status, stdout, JSON_INDENT(2));
+        fputc('\n', stdout);
+    } else {
+        print_status(status);
+    }
+    json_array_foreach(status, i, s)
+    {
+        if (strcmp(json_string_value(json_object_get(s, "state")), "ready") != 0)
+            rc = CLI_EXIT_FAIL;
+    }
+out:
+    json_decref(status);
+    rein_registry_free(reg);
+    rein_mcp_clients_free(clients);
+    return rc;
+}
+
+static int cmd_mcp_call(const struct mcp_opts *o)
+{
+    const char *tool = o->nargs > 0 ? o->args[0] : NULL;
+    const char *args = o->nargs > 1 ? o->args[1] : "{}";
+    struct rein_call_opts copts = {.timeout_ms = o->timeout_ms};
+    struct rein_call_input in = {0};
+    rein_mcp_clients *clients;
+    rein_registry *reg = NULL;
+    rein_call_result *res = NULL;
+    rein_error err;
+    int rc = CLI_EXIT_FAIL;
+
+    if (!tool)
+        return cli_usage_error("rein mcp call needs a tool name (see rein mcp --help)");
+    rein_error_clear(&err);
+    clients = load_clients(o, &err);
+    reg = clients ? rein_registry_new(&err) : NULL;
+    if (!reg || join_clients(clients, reg, o->timeout_ms, &err) != REIN_OK) {
+        cli_print_error(&err);
+        rc = CLI_EXIT_USAGE;
+        goto out;
+    }
+    if (o->url) {
+        /* With --url the tool is named as that server names it. */
+        const char *id = rein_mcp_clients_tool_id(clients, o->name ? o->name : "remote", tool);
+        if (id)
+            tool = id;
+    }
+    in.name = tool;
+    in.args_text = args;
+    in.args_len = strlen(args);
+    if (rein_call_run(reg, &in, &copts, &res, &err) != REIN_OK) {
+        cli_print_error(&err);
+        goto out;
+    }
+    json_dumpf(rein_call_result_json(res), stdout, JSON_INDENT(2));
+    fputc('\n', stdout);
+    rc = rein_call_result_ok(res) ? CLI_EXIT_OK : CLI_EXIT_FAIL;
+out:
+    rein_call_result_free(res);
+    rein_registry_free(reg);
+    rein_mcp_clients_free(clients);
+    return rc;
+}
+
+int cmd_mcp(int argc, char **argv)
+{
+    struct mcp_opts o = {0};
+    int rc;
+
+    if (argc < 2 || cli_is_flag(argv[1], "-h", "--help")) {
+        mcp_usage(argc < 2 ? stderr : stdout);
+        return argc < 2 ? CLI_EXIT_USAGE : CLI_EXIT_OK;
+    }
+    rc = parse_opts(argc, argv, &o);
+    if (rc != 0)
+        return rc < 0 ? CLI_EXIT_OK : rc;
+    if (strcmp(argv[1], "serve") == 0)
+        return cmd_mcp_serve(&o);
+    if (strcmp(argv[1], "list") == 0)
+        return cmd_mcp_list(&o);
+    if (strcmp(argv[1], "call") == 0)
+        return cmd_mcp_call(&o);
+    return cli_usage_error("unknown mcp command '%s' (see rein mcp --help)", argv[1]);
+}
+
+/* ---- `rein serve` ------------------------------------------------------------------------ */
+
+struct cli_mcp {
+    rein_mcp_clients *clients;
+    rein_registry *reg;
+    rein_mcp_server *srv;
+};
+
+struct cli_mcp *cli_mcp_attach(rein_server *http, rein_error *err)
+{
+    struct cli_mcp *m = calloc(1, sizeof(*m));
+    struct rein_mcp_server_opts so;
+
+    if (!m) {
+        rein_error_set(err, REIN_ENOMEM, "out of memory");
+        return NULL;
+    }
+    server_opts(&so);
+    m->clients = load_clients(NULL, err);
+    m->reg = m->clients ? load_registry(NULL, err) : NULL;
+    if (!m->reg || join_clients(m->clients, m->reg, 0, err) != REIN_OK)
+        goto fail;
+    m->srv = rein_mcp_server_new(m->reg, &so, err);
+    if (!m->srv || rein_mcp_server_add_routes(m->srv, http, err) != REIN_OK)
+        goto fail;
+    return m;
+fail:
+    cli_mcp_detach(m);
+    return NULL;
+}
+
+void cli_mcp_detach(struct cli_mcp *m)
+{
+    if (!m)
+        return;
+    rein_mcp_server_free(m->srv);
+    rein_registry_free(m->reg);
+    rein_mcp_clients_free(m->clients);
+    free(m);
+}

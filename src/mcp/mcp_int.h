@@ -1,0 +1,247 @@
+/*
+ * Internals of the MCP module (src/mcp/): the JSON-RPC message codec shared by both sides,
+ * the SSE event reader of the client, the protocol core of the server (sessions, calls, sinks)
+ * that the stdio and Streamable HTTP transports drive, and the client's connection object.
+ * Only src/mcp/, the fuzz targets and the tests include this; everyone else uses <rein/mcp.h>.
+ */
+#ifndef REIN_MCP_INT_H
+#define REIN_MCP_INT_H
+
+#include <rein/mcp.h>
+
+#include <pthread.h>
+#include <stdatomic.h>
+
+/* JSON-RPC 2.0 error codes, and the ones MCP adds. */
+#define REIN__MCP_PARSE_ERROR        (-32700)
+#define REIN__MCP_INVALID_REQUEST    (-32600)
+#define REIN__MCP_METHOD_NOT_FOUND   (-32601)
+#define REIN__MCP_INVALID_PARAMS     (-32602)
+#define REIN__MCP_INTERNAL_ERROR     (-32603)
+#define REIN__MCP_SESSION_NOT_FOUND  (-32001)
+#define REIN__MCP_RESOURCE_NOT_FOUND (-32002)
+#define REIN__MCP_REQUEST_CANCELLED  (-32800)
+
+/* The protocol revisions rein speaks, newest first. */
+#define REIN__MCP_LATEST "2025-11-25"
+bool rein__mcp_version_supported(const char *version);
+/* True when version is at least 2025-11-25 (clients that read SSE priming events). */
+bool rein__mcp_version_primes(const char *version);
+
+/* ---- jsonrpc.c: one JSON-RPC message ---------------------------------------------------- */
+
+enum rein__mcp_kind {
+    REIN__MCP_REQUEST = 0,      /* id and method */
+    REIN__MCP_NOTIFICATION = 1, /* method, no id */
+    REIN__MCP_RESPONSE = 2,     /* id and result */
+    REIN__MCP_ERROR = 3,        /* id (maybe null) and error */
+};
+
+/*
+ * A decoded message. doc owns everything; the other members are borrowed from it. id is a
+ * string or an integer (NULL for notifications; JSON null for an error response to a message
+ * whose id could not be read).
+ */
+struct rein__mcp_msg {
+    json_t *doc;
+    enum rein__mcp_kind kind;
+    const json_t *id;
+    const char *method;
+    const json_t *params; /* an object, or NULL when absent */
+    const json_t *result;
+    int error_code;
+    const char *error_message;
+    const json_t *error_data;
+};
+
+/*
+ * Decodes len bytes of text as one JSON-RPC 2.0 message as MCP restricts it (no batches; ids
+ * are strings or integers, never null in requests; params an object). Returns REIN_OK and
+ * fills msg; else:
+ *   REIN_ETOOBIG   len > max_len (0: no limit)
+ *   REIN_EPARSE    not JSON (answer -32700)
+ *   REIN_EINVALID  JSON but not a valid message (answer -32600)
+ * with err set and *bad_id (may be NULL) a new reference to the message's id when it could be
+ * read, so the error response can carry it (else NULL).
+ */
+rein_err rein__mcp_decode(const char *text, size_t len, size_t max_len, struct rein__mcp_msg *msg,
+                          json_t **bad_id, rein_error *err);
+/* Releases msg->doc and clears msg. */
+void rein__mcp_msg_release(struct rein__mcp_msg *msg);
+/* The JSON-RPC error code for a decoding failure (REIN_EPARSE → -32700, else -32600). */
+int rein__mcp_decode_error_code(rein_err rc);
+
+/*
+ * Encoders: each appends one compact message (no newline) to b. id and values are borrowed;
+ * id NULL writes null. Errors are the buffer's (REIN_ENOMEM, REIN_ETOOBIG).
+ */
+rein_err rein__mcp_write_result(struct rein_buf *b, const json_t *id, const json_t *result);
+rein_err rein__mcp_write_error(struct rein_buf *b, const json_t *id, int code, const char *message,
+                               const json_t *data);
+rein_err rein__mcp_write_notification(struct rein_buf *b, const char *method, const json_t *params);
+rein_err rein__mcp_write_request(struct rein_buf *b, int64_t id, const char *method,
+                                 const json_t *params);
+/* The id as a key ("\"abc\"" or "42") into out; false when it is not a string or integer. */
+bool rein__mcp_id_key(const json_t *id, char *out, size_t size);
+
+/* MCP logging levels in order of severity: debug 0 … emergency 7; -1 for anything else. */
+int rein__mcp_level_index(const char *level);
+const char *rein__mcp_level_name(int index);
+
+/* ---- sse.c: the client's reader of text/event-stream bodies ----------------------------- */
+
+/*
+ * One event as the WHATWG rules dispatch it: data lines joined with "\n", the last id seen on
+ * the stream (the reader remembers it across events), the event type (NULL: "message").
+ * Called for every event that has data, including empty data (priming events).
+ */
+typedef rein_err (*rein__mcp_sse_fn)(void *ud, const char *event, const char *id, const char *data,
+                                     size_t len);
+
+struct rein__mcp_sse {
+    struct rein_buf line;
+    struct rein_buf data;
+    char event[64];
+    char last_id[256];
+    bool has_data;    /* a data field was seen since the last dispatch */
+    bool bom_checked; /* the stream's first bytes were checked for a BOM */
+    bool cr;          /* the last byte was a CR (a following LF ends the same line) */
+    int64_t retry_ms; /* the last retry field; -1 when none was sent */
+    rein__mcp_sse_fn fn;
+    void *ud;
+};
+
+/* max bounds one line and one event's data (0: 16 MiB). */
+void rein__mcp_sse_init(struct rein__mcp_sse *s, size_t max, rein__mcp_sse_fn fn, void *ud);
+void rein__mcp_sse_release(struct rein__mcp_sse *s);
+/* Feeds bytes; REIN_ETOOBIG past the limit, or the callback's error. */
+rein_err rein__mcp_sse_feed(struct rein__mcp_sse *s, const char *p, size_t len) REIN_WUR;
+
+/* ---- tools.c: the server side's MCP shapes of a call -------------------------------------- */
+
+/* New CallToolResult for a finished call (ok or not). NULL when memory is exhausted. */
+json_t *rein__mcp_call_result_json(rein_call_result *res);
+/*
+ * The MCP tool result for a runner output: an output that already is MCP content
+ * ({"content": [...], "structuredContent"?, "_meta"?}) passes through; anything else becomes
+ * one text block (a string as is, other values as JSON text) plus structuredContent when it
+ * is an object. New reference or NULL.
+ */
+json_t *rein__mcp_output_to_result(const json_t *output);
+/* True when v has the shape rein__mcp_output_to_result() passes through. */
+bool rein__mcp_is_content_result(const json_t *v);
+
+/* ---- server.c: the protocol core of rein as an MCP server ------------------------------- */
+
+/*
+ * Where the messages answering one client message go: the response, and the notifications
+ * sent while a request runs. send is called from any thread (a call's worker, the heartbeat
+ * thread) and must be safe for that; final marks the response that ends the request.
+ */
+struct rein__mcp_sink {
+    void (*send)(struct rein__mcp_sink *sink, const char *json, size_t len, bool final);
+};
+
+/* One client's session (an HTTP Mcp-Session-Id, or the one stdio connection). */
+struct rein__mcp_session;
+
+struct rein__mcp_session *rein__mcp_session_new(rein_mcp_server *srv);
+struct rein__mcp_session *rein__mcp_session_ref(struct rein__mcp_session *s);
+void rein__mcp_session_unref(struct rein__mcp_session *s);
+/* Triggers the cancellation of every call the session has running. */
+void rein__mcp_session_cancel_calls(struct rein__mcp_session *s, const char *reason);
+/* The protocol version the session agreed on ("" before initialize). */
+const char *rein__mcp_session_version(const struct rein__mcp_session *s);
+bool rein__mcp_session_initialized(const struct rein__mcp_session *s);
+
+/* Counts the session's jobs on the pool, so a transport can wait for them at its end. */
+void rein__mcp_session_job_begin(struct rein__mcp_session *s);
+void rein__mcp_session_job_end(struct rein__mcp_session *s);
+/* Waits up to timeout_ms (negative: without limit); true when none is left. */
+bool rein__mcp_session_wait_jobs(struct rein__mcp_session *s, int64_t timeout_ms);
+
+/*
+ * Handles one message of the session's client. Requests are answered through sink (exactly
+ * once, unless the client cancelled the request); tools/call runs the call here, on the
+ * calling thread. trace_id (may be NULL) becomes the call's trace id.
+ */
+void rein__mcp_handle(rein_mcp_server *srv, struct rein__mcp_session *sess,
+                      const struct rein__mcp_msg *msg, const char *trace_id,
+                      struct rein__mcp_sink *sink);
+/* True for the requests that may run long (tools/call): transports run them on the pool. */
+bool rein__mcp_is_long(const struct rein__mcp_msg *msg);
+/* Runs fn(arg) on the server's call workers. */
+rein_err rein__mcp_submit(rein_mcp_server *srv, void (*fn)(void *arg), void *arg) REIN_WUR;
+/* The server's options (filled with defaults). */
+const struct rein_mcp_server_opts *rein__mcp_opts(const rein_mcp_server *srv);
+/* Sends an error response for a message that could not be decoded through sink. */
+void rein__mcp_send_error(struct rein__mcp_sink *sink, const json_t *id, int code,
+                          const char *message);
+
+/* ---- client.c: one connection to an MCP server ------------------------------------------ */
+
+/* One mcpServers entry, parsed. Strings are owned. */
+struct rein__mcp_conn_config {
+    char *name;
+    bool http;
+    char **argv; /* stdio: command and args, NULL-terminated */
+    char **env;  /* stdio: "KEY=VALUE" given in the configuration, NULL-terminated */
+    char *cwd;
+    char *url;                  /* http */
+    char **headers;             /* http: "Name: value", NULL-terminated */
+    int64_t timeout_ms;         /* a tool call's limit (0: 60 s) */
+    int64_t connect_timeout_ms; /* starting and initializing (0: 30 s) */
+    size_t max_message_bytes;   /* a longer message from the server is refused (0: 16 MiB) */
+};
+
+/*
+ * Reads one mcpServers entry (borrowed) named name: {"command", "args"?, "env"?, "cwd"?} or
+ * {"url", "headers"?, "bearer_token"?}, with "timeout_ms"? and "connect_timeout_ms"? for
+ * both. "${VAR}" in env values, headers and the bearer token is replaced from rein's
+ * environment. base_dir (may be NULL) resolves a relative cwd. REIN_EINVAL names the problem.
+ */
+rein_err rein__mcp_conn_config_parse(const char *name, const json_t *entry, const char *base_dir,
+                                     struct rein__mcp_conn_config **out, rein_error *err);
+void rein__mcp_conn_config_free(struct rein__mcp_conn_config *cfg);
+
+struct rein__mcp_conn;
+
+/* A new, unconnected connection; takes cfg (freed on failure too). NULL when out of memory. */
+struct rein__mcp_conn *rein__mcp_conn_new(struct rein__mcp_conn_config *cfg);
+struct rein__mcp_conn *rein__mcp_conn_ref(struct rein__mcp_conn *c);
+/* The last reference closes the connection (the server process is stopped, the HTTP
+ * session deleted). */
+void rein__mcp_conn_unref(struct rein__mcp_conn *c);
+const struct rein__mcp_conn_config *rein__mcp_conn_config(const struct rein__mcp_conn *c);
+/*
+ * Starts the server (stdio) and runs the handshake (initialize, notifications/initialized)
+ * and, the first time, tools/list (every page). Does nothing when already connected.
+ * timeout_ms <= 0 uses the configured connect timeout.
+ */
+rein_err rein__mcp_conn_connect(struct rein__mcp_conn *c, int64_t timeout_ms,
+                                rein_error *err) REIN_WUR;
+/* The tools of the first tools/list (borrowed; NULL before it), valid while c lives. */
+const json_t *rein__mcp_conn_tools(const struct rein__mcp_conn *c);
+/* {name, transport, target, state, error?, protocolVersion?, serverInfo?} (new). */
+json_t *rein__mcp_conn_status_json(struct rein__mcp_conn *c);
+/*
+ * Calls the server's tool named tool (its MCP name) with inv's arguments, deadline and
+ * cancellation; progress and log notifications for the call become inv's events. On success
+ * reply->output is {"content", "structuredContent"?}. Connects (again) first when needed.
+ */
+rein_err rein__mcp_conn_call(struct rein__mcp_conn *c, const char *tool,
+                             const struct rein_invocation *inv, struct rein_tool_reply *reply,
+                             rein_error *err);
+/* Counters for tests: responses whose id no request had, lines that were not messages. */
+void rein__mcp_conn_counters(struct rein__mcp_conn *c, int64_t *unknown_ids, int64_t *garbage);
+
+/* The runner kind "mcp" (runner.c): tools of MCP servers, in the registry's standard table. */
+extern const struct rein_runner_kind rein__mcp_runner;
+
+/* ---- http.c: the HTTP transport's state, freed with the server ---------------------------- */
+struct rein__mcp_http;
+void rein__mcp_http_free(struct rein__mcp_http *h);
+/* Where the server keeps its HTTP transport state (made by rein_mcp_server_add_routes). */
+struct rein__mcp_http **rein__mcp_http_slot(rein_mcp_server *srv);
+
+#endif /* REIN_MCP_INT_H */

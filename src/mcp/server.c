@@ -1,0 +1,780 @@
+/*
+ * The protocol core of rein as an MCP server, shared by the stdio and Streamable HTTP
+ * transports: sessions (protocol version, client info, log level), the methods (initialize,
+ * ping, tools/list and tools/call through rein_call_run(), logging/setLevel, the empty
+ * resources and prompts lists), cancellation of running calls, and the notifications a call
+ * sends while it runs.
+ *
+ * A transport decodes a message and calls rein__mcp_handle() with a sink, the place the
+ * answer and the request's notifications go. Long requests (tools/call) are run by the
+ * transport on this server's worker pool. Every running call is listed here (srv->calls) so
+ * notifications/cancelled can find it by (session, request id), and so the heartbeat thread
+ * can send progress for calls that report none of their own.
+ *
+ * Ordering: notifications of one call and its response go out in order, because they are
+ * all sent under the call's mutex or after the call has been marked done under it.
+ */
+#include "mcp/mcp_int.h"
+
+#include <rein/pool.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#define WHERE         "mcp/server"
+#define PAGE_SIZE     100
+#define TICK_MS       100
+#define CALL_KEY_SIZE 320
+
+struct rein__mcp_session {
+    atomic_int refs;
+    rein_mcp_server *srv;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    char version[16];
+    bool initialized; /* initialize was answered */
+    bool ready;       /* notifications/initialized arrived */
+    atomic_int level; /* least severe level sent (index) */
+    json_t *client_info;
+    json_t *client_caps;
+    rein_cancel *cancel; /* parent of every call's handle; child of the server's */
+    int jobs;            /* calls this session has running (guarded by mu) */
+};
+
+/* A running tools/call. Listed in srv->calls while it runs; refcounted for the heartbeat. */
+struct mcp_call {
+    atomic_int refs;
+    struct mcp_call *next, *prev;
+    rein_mcp_server *srv;
+    struct rein__mcp_session *sess;
+    char key[CALL_KEY_SIZE];
+    rein_cancel *cancel;
+    json_t *token; /* the progressToken, or NULL */
+    struct rein__mcp_sink *sink;
+    pthread_mutex_t mu;
+    bool done;           /* the response is on its way: nothing more may be sent */
+    bool any_progress;   /* a progress notification was sent */
+    bool runner_reports; /* the runner reports progress itself: no heartbeats */
+    double last;
+    int64_t start_ms, last_sent_ms;
+    atomic_bool client_cancelled;
+};
+
+struct rein_mcp_server {
+    const rein_registry *reg;
+    struct rein_mcp_server_opts opts;
+    char *name, *instructions, *allowed_hosts;
+    rein_pool *pool;
+    json_t *tools; /* the tools/list array, built once */
+    pthread_mutex_t mu;
+    struct mcp_call *calls;
+    pthread_t ticker;
+    bool ticker_running;
+    rein_cancel *stop; /* the heartbeat thread's */
+    rein_cancel *root; /* parent of every session's handle: triggered when the server ends */
+    struct rein__mcp_http *http;
+};
+
+/* ---- sessions --------------------------------------------------------------------------- */
+
+struct rein__mcp_session *rein__mcp_session_new(rein_mcp_server *srv)
+{
+    struct rein__mcp_session *s = rein_calloc(1, sizeof(*s));
+
+    if (!s)
+        return NULL;
+    atomic_init(&s->refs, 1);
+    atomic_init(&s->level, 1); /* info until the client says otherwise */
+    pthread_mutex_init(&s->mu, NULL);
+    pthread_cond_init(&s->cv, NULL);
+    s->srv = srv;
+    s->cancel = rein_cancel_new_child(srv->root);
+    if (!s->cancel) {
+        rein__mcp_session_unref(s);
+        return NULL;
+    }
+    return s;
+}
+
+struct rein__mcp_session *rein__mcp_session_ref(struct rein__mcp_session *s)
+{
+    atomic_fetch_add(&s->refs, 1);
+    return s;
+}
+
+void rein__mcp_session_unref(struct rein__mcp_session *s)
+{
+    if (!s || atomic_fetch_sub(&s->refs, 1) != 1)
+        return;
+    json_decref(s->client_info);
+    json_decref(s->client_caps);
+    rein_cancel_unref(s->cancel);
+    pthread_mutex_destroy(&s->mu);
+    pthread_cond_destroy(&s->cv);
+    rein_free(s);
+}
+
+const char *rein__mcp_session_version(const struct rein__mcp_session *s)
+{
+    return s->version;
+}
+
+bool rein__mcp_session_initialized(const struct rein__mcp_session *s)
+{
+    return s->initialized;
+}
+
+void rein__mcp_session_cancel_calls(struct rein__mcp_session *s, const char *reason)
+{
+    /* Calls that start later get a child of a triggered handle, so they stop at once too. */
+    rein_cancel_trigger(s->cancel, reason);
+}
+
+void rein__mcp_session_job_begin(struct rein__mcp_session *s)
+{
+    pthread_mutex_lock(&s->mu);
+    s->jobs++;
+    pthread_mutex_unlock(&s->mu);
+}
+
+void rein__mcp_session_job_end(struct rein__mcp_session *s)
+{
+    pthread_mutex_lock(&s->mu);
+    s->jobs--;
+    pthread_cond_broadcast(&s->cv);
+    pthread_mutex_unlock(&s->mu);
+}
+
+bool rein__mcp_session_wait_jobs(struct rein__mcp_session *s, int64_t timeout_ms)
+{
+    int64_t deadline = timeout_ms >= 0 ? rein_now_ms() + timeout_ms : 0;
+    bool done;
+
+    pthread_mutex_lock(&s->mu);
+    while (s->jobs > 0) {
+        struct timespec ts;
+        int64_t left = deadline ? deadline - rein_now_ms() : 1000;
+        if (left <= 0)
+            break;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_nsec += (long)(left % 1000) * 1000000L;
+        ts.tv_sec += left / 1000 + ts.tv_nsec / 1000000000L;
+        ts.tv_nsec %= 1000000000L;
+        pthread_cond_timedwait(&s->cv, &s->mu, &ts);
+    }
+    done = s->jobs == 0;
+    pthread_mutex_unlock(&s->mu);
+    return done;
+}
+
+/* ---- sending ---------------------------------------------------------------------------- */
+
+static void send_buf(struct rein__mcp_sink *sink, struct rein_buf *b, bool final)
+{
+    sink->send(sink, b->ptr, b->len, final);
+}
+
+static void send_result(struct rein__mcp_sink *sink, const json_t *id, json_t *result)
+{
+    struct rein_buf b;
+
+    rein_buf_init(&b, 0);
+    if (result && rein__mcp_write_result(&b, id, result) == REIN_OK)
+        send_buf(sink, &b, true);
+    else if (rein__mcp_write_error(&b, id, REIN__MCP_INTERNAL_ERROR,
+                                   "out of memory encoding the result", NULL) == REIN_OK)
+        send_buf(sink, &b, true);
+    rein_buf_release(&b);
+    json_decref(result);
+}
+
+static void send_error_data(struct rein__mcp_sink *sink, const json_t *id, int code,
+                            const char *message, const json_t *data)
+{
+    struct rein_buf b;
+
+    rein_buf_init(&b, 0);
+    if (rein__mcp_write_error(&b, id, code, message, data) == REIN_OK)
+        send_buf(sink, &b, true);
+    rein_buf_release(&b);
+}
+
+void rein__mcp_send_error(struct rein__mcp_sink *sink, const json_t *id, int code,
+                          const char *message)
+{
+    send_error_data(sink, id, code, message, NULL);
+}
+
+static void send_errorf(struct rein__mcp_sink *sink, const json_t *id, int code, const char *fmt,
+                        ...) REIN_PRINTF(4, 5);
+
+static void send_errorf(struct rein__mcp_sink *sink, const json_t *id, int code, const char *fmt,
+                        ...)
+{
+    char msg[512];
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    send_error_data(sink, id, code, msg, NULL);
+}
+
+/* Sends a notification (not final); params is taken. */
+static void send_notification(struct rein__mcp_sink *sink, const char *method, json_t *params)
+{
+    struct rein_buf b;
+
+    rein_buf_init(&b, 0);
+    if (params && rein__mcp_write_notification(&b, method, params) == REIN_OK)
+        send_buf(sink, &b, false);
+    rein_buf_release(&b);
+    json_decref(params);
+}
+
+/* ---- calls: listing, cancellation, notifications ---------------------------------------- */
+
+static void call_unref(struct mcp_call *c)
+{
+    if (!c || atomic_fetch_sub(&c->refs, 1) != 1)
+        return;
+    rein_cancel_unref(c->cancel);
+    json_decref(c->token);
+    pthread_mutex_destroy(&c->mu);
+    rein_free(c);
+}
+
+static void call_list(rein_mcp_server *srv, struct mcp_call *c)
+{
+    pthread_mutex_lock(&srv->mu);
+    c->next = srv->calls;
+    if (srv->calls)
+        srv->calls->prev = c;
+    srv->calls = c;
+    pthread_mutex_unlock(&srv->mu);
+}
+
+static void call_unlist(rein_mcp_server *srv, struct mcp_call *c)
+{
+    pthread_mutex_lock(&srv->mu);
+    if (c->prev)
+        c->prev->next = c->next;
+    else
+        srv->calls = c->next;
+    if (c->next)
+        c->next->prev = c->prev;
+    c->next = c->prev = NULL;
+    pthread_mutex_unlock(&srv->mu);
+}
+
+static void progress_send(struct mcp_call *c, double progress, double total, const char *message)
+{
+    json_t *p = json_pack("{s:O, s:f}", "progressToken", c->token, "progress", progress);
+
+    if (p && total >= 0 && json_object_set_new(p, "total", json_real(total)))
+        goto fail;
+    if (p && message && json_object_set_new(p, "message", json_string(message)))
+        goto fail;
+    c->any_progress = true;
+    c->last = progress;
+    c->last_sent_ms = rein_now_ms();
+    send_notification(c->sink, "notifications/progress", p);
+    return;
+fail:
+    json_decref(p);
+}
+
+/* The pipeline's event callback: runner events become notifications (call thread). */
+static void on_call_event(void *ud, const struct rein_call_event *ev)
+{
+    struct mcp_call *c = ud;
+
+    pthread_mutex_lock(&c->mu);
+    if (c->done)
+        goto out;
+    if (ev->kind == REIN_CALL_EVENT_PROGRESS) {
+        c->runner_reports = true;
+        /* MCP requires progress to increase; a value that does not is dropped. */
+        if (c->token && isfinite(ev->progress) && (!c->any_progress || ev->progress > c->last))
+            progress_send(c, ev->progress, ev->total, ev->message);
+    } else if (rein__mcp_level_index(ev->level) >= atomic_load(&c->sess->level)) {
+        json_t *p = json_pack("{s:s, s:O}", "level", ev->level, "data", ev->data);
+        if (p && ev->logger && json_object_set_new(p, "logger", json_string(ev->logger))) {
+            json_decref(p);
+            p = NULL;
+        }
+        send_notification(c->sink, "notifications/message", p);
+    }
+out:
+    pthread_mutex_unlock(&c->mu);
+}
+
+/* Heartbeat progress for calls that report none, so a client knows they are alive. */
+static void heartbeat(rein_mcp_server *srv)
+{
+    struct mcp_call *due[64];
+    int n = 0;
+    int64_t now = rein_now_ms(), every = srv->opts.progress_interval_ms;
+
+    /* The list (srv->mu) gives the calls with a token (set before listing, never changed);
+     * their progress state is read under each call's own mutex. */
+    pthread_mutex_lock(&srv->mu);
+    for (struct mcp_call *c = srv->calls; c && n < 64; c = c->next) {
+        if (c->token) {
+            atomic_fetch_add(&c->refs, 1);
+            due[n++] = c;
+        }
+    }
+    pthread_mutex_unlock(&srv->mu);
+    for (int i = 0; i < n; i++) {
+        struct mcp_call *c = due[i];
+        pthread_mutex_lock(&c->mu);
+        int64_t since = c->last_sent_ms > c->start_ms ? c->last_sent_ms : c->start_ms;
+        if (!c->done && !c->runner_reports && now - since >= every) {
+            char msg[64];
+            double secs = (double)(now - c->start_ms) / 1000.0;
+            snprintf(msg, sizeof(msg), "still running after %.0f s", secs);
+            if (!c->any_progress || secs > c->last)
+                progress_send(c, secs, -1, msg);
+        }
+        pthread_mutex_unlock(&c->mu);
+        call_unref(c);
+    }
+}
+
+static void *ticker_main(void *arg)
+{
+    rein_mcp_server *srv = arg;
+
+    while (!rein_cancel_wait(srv->stop, TICK_MS))
+        heartbeat(srv);
+    return NULL;
+}
+
+/* ---- methods ---------------------------------------------------------------------------- */
+
+static const char *param_str(const struct rein__mcp_msg *msg, const char *key)
+{
+    return json_string_value(json_object_get(msg->params, key));
+}
+
+static void handle_initialize(rein_mcp_server *srv, struct rein__mcp_session *sess,
+                              const struct rein__mcp_msg *msg, struct rein__mcp_sink *sink)
+{
+    const char *asked = param_str(msg, "protocolVersion");
+    const char *version;
+    json_t *caps, *info, *result;
+
+    if (!asked) {
+        send_errorf(sink, msg->id, REIN__MCP_INVALID_PARAMS,
+                    "initialize needs params.protocolVersion (a string such as \"%s\")",
+                    REIN__MCP_LATEST);
+        return;
+    }
+    pthread_mutex_lock(&sess->mu);
+    if (sess->initialized) {
+        pthread_mutex_unlock(&sess->mu);
+        send_errorf(sink, msg->id, REIN__MCP_INVALID_REQUEST,
+                    "this session is already initialized");
+        return;
+    }
+    /* Negotiation: the client's revision when rein speaks it, else rein's newest. */
+    version = rein__mcp_version_supported(asked) ? asked : REIN__MCP_LATEST;
+    snprintf(sess->version, sizeof(sess->version), "%s", version);
+    sess->client_info = json_incref(json_object_get(msg->params, "clientInfo"));
+    sess->client_caps = json_incref(json_object_get(msg->params, "capabilities"));
+    sess->initialized = true;
+    pthread_mutex_unlock(&sess->mu);
+
+    caps = json_pack("{s:{s:b}, s:{}, s:{s:b}, s:{s:b}}", "tools", "listChanged", 0, "logging",
+                     "resources", "listChanged", 0, "prompts", "listChanged", 0);
+    info = json_pack("{s:s, s:s}", "name", srv->opts.name, "version", rein_version());
+    result = json_pack("{s:s, s:o, s:o}", "protocolVersion", version, "capabilities", caps,
+                       "serverInfo", info);
+    if (result && srv->opts.instructions &&
+        json_object_set_new(result, "instructions", json_string(srv->opts.instructions))) {
+        json_decref(result);
+        result = NULL;
+    }
+    send_result(sink, msg->id, result);
+}
+
+/* A page of a list: the cursor is the decimal offset of the first item. */
+static bool page_bounds(const struct rein__mcp_msg *msg, size_t total, size_t *start, size_t *end)
+{
+    const json_t *cursor = json_object_get(msg->params, "cursor");
+    const char *text = json_string_value(cursor);
+    char *stop = NULL;
+    unsigned long long v = 0;
+
+    *start = 0;
+    if (cursor && !json_is_null(cursor)) {
+        if (!text || !*text || text[0] < '0' || text[0] > '9')
+            return false;
+        v = strtoull(text, &stop, 10);
+        if (*stop || v > total)
+            return false;
+        *start = (size_t)v;
+    }
+    *end = *start + PAGE_SIZE < total ? *start + PAGE_SIZE : total;
+    return true;
+}
+
+static void handle_tools_list(rein_mcp_server *srv, const struct rein__mcp_msg *msg,
+                              struct rein__mcp_sink *sink)
+{
+    size_t start, end, total = json_array_size(srv->tools);
+    json_t *page, *result;
+    char next[32];
+
+    if (!page_bounds(msg, total, &start, &end)) {
+        send_errorf(sink, msg->id, REIN__MCP_INVALID_PARAMS,
+                    "params.cursor is not a cursor this server gave");
+        return;
+    }
+    page = json_array();
+    for (size_t i = start; page && i < end; i++) {
+        if (json_array_append(page, json_array_get(srv->tools, i))) {
+            json_decref(page);
+            page = NULL;
+        }
+    }
+    result = page ? json_pack("{s:o}", "tools", page) : NULL;
+    if (result && end < total) {
+        snprintf(next, sizeof(next), "%zu", end);
+        if (json_object_set_new(result, "nextCursor", json_string(next))) {
+            json_decref(result);
+            result = NULL;
+        }
+    }
+    send_result(sink, msg->id, result);
+}
+
+static void handle_set_level(struct rein__mcp_session *sess, const struct rein__mcp_msg *msg,
+                             struct rein__mcp_sink *sink)
+{
+    const char *level = param_str(msg, "level");
+    int idx = rein__mcp_level_index(level);
+
+    if (idx < 0) {
+        send_errorf(sink, msg->id, REIN__MCP_INVALID_PARAMS,
+                    "params.level must be one of debug, info, notice, warning, error, critical, "
+                    "alert, emergency");
+        return;
+    }
+    atomic_store(&sess->level, idx);
+    send_result(sink, msg->id, json_object());
+}
+
+static void handle_empty_list(const struct rein__mcp_msg *msg, const char *member,
+                              struct rein__mcp_sink *sink)
+{
+    size_t start, end;
+
+    if (!page_bounds(msg, 0, &start, &end)) {
+        send_errorf(sink, msg->id, REIN__MCP_INVALID_PARAMS,
+                    "params.cursor is not a cursor this server gave");
+        return;
+    }
+    send_result(sink, msg->id, json_pack("{s:[]}", member));
+}
+
+/* A new call record for a tools/call request, or NULL when memory is exhausted. */
+static struct mcp_call *call_new(rein_mcp_server *srv, struct rein__mcp_session *sess,
+                                 const struct rein__mcp_msg *msg, struct rein__mcp_sink *sink)
+{
+    struct mcp_call *c = rein_calloc(1, sizeof(*c));
+    const json_t *token = json_object_get(json_object_get(msg->params, "_meta"), "progressToken");
+
+    if (!c)
+        return NULL;
+    atomic_init(&c->refs, 1);
+    atomic_init(&c->client_cancelled, false);
+    pthread_mutex_init(&c->mu, NULL);
+    c->srv = srv;
+    c->sess = sess;
+    c->sink = sink;
+    c->start_ms = rein_now_ms();
+    if (!rein__mcp_id_key(msg->id, c->key, sizeof(c->key)))
+        c->key[0] = '\0'; /* an id too long to track: it cannot be cancelled by id */
+    if (json_is_string(token) || json_is_integer(token))
+        c->token = json_incref((json_t *)token);
+    c->cancel = rein_cancel_new_child(sess->cancel);
+    if (!c->cancel) {
+        call_unref(c);
+        return NULL;
+    }
+    return c;
+}
+
+/* The JSON-RPC error for a call whose name did not lead to a tool; NULL when it did. */
+static bool name_error(rein_call_result *res, struct rein__mcp_sink *sink, const json_t *id)
+{
+    enum rein_call_code code = rein_call_result_code(res);
+
+    if (code != REIN_CALL_UNKNOWN_TOOL && code != REIN_CALL_INVALID_NAME)
+        return false;
+    send_error_data(sink, id, REIN__MCP_INVALID_PARAMS, rein_call_result_message(res),
+                    rein_call_result_invalid_json(res));
+    return true;
+}
+
+static void handle_tools_call(rein_mcp_server *srv, struct rein__mcp_session *sess,
+                              const struct rein__mcp_msg *msg, const char *trace_id,
+                              struct rein__mcp_sink *sink)
+{
+    const json_t *name = json_object_get(msg->params, "name");
+    const json_t *args = json_object_get(msg->params, "arguments");
+    json_t *empty = NULL;
+    struct rein_call_input in = {0};
+    struct rein_call_opts opts = {0};
+    rein_call_result *res = NULL;
+    struct mcp_call *c;
+    rein_error err;
+    json_t *result;
+
+    if (!json_is_string(name)) {
+        send_errorf(sink, msg->id, REIN__MCP_INVALID_PARAMS,
+                    "tools/call needs params.name, the name of a tool from tools/list");
+        return;
+    }
+    if (!args || json_is_null(args))
+        args = empty = json_object();
+    c = call_new(srv, sess, msg, sink);
+    if (!c || !args) {
+        json_decref(empty);
+        call_unref(c);
+        send_errorf(sink, msg->id, REIN__MCP_INTERNAL_ERROR, "out of memory starting the call");
+        return;
+    }
+    in.name = json_string_value(name);
+    in.name_len = json_string_length(name);
+    in.args = args;
+    in.trace_id = trace_id;
+    opts.ledger = srv->opts.ledger;
+    opts.cancel = c->cancel;
+    opts.policy = srv->opts.policy;
+    opts.policy_data = srv->opts.policy_data;
+    opts.on_event = on_call_event;
+    opts.event_data = c;
+    call_list(srv, c);
+    rein_error_clear(&err);
+    if (rein_call_run(srv->reg, &in, &opts, &res, &err) != REIN_OK)
+        res = NULL;
+    /* From here on nothing but the response is sent for this call. */
+    pthread_mutex_lock(&c->mu);
+    c->done = true;
+    pthread_mutex_unlock(&c->mu);
+    call_unlist(srv, c);
+    json_decref(empty);
+    if (atomic_load(&c->client_cancelled)) {
+        /* The client cancelled: MCP says no response is sent. */
+        rein_log(REIN_LOG_INFO, WHERE, "call %s cancelled by the client", c->key);
+    } else if (!res) {
+        send_errorf(sink, msg->id, REIN__MCP_INTERNAL_ERROR, "the call could not run: %s",
+                    err.msg[0] ? err.msg : rein_strerror(err.code));
+    } else if (!name_error(res, sink, msg->id)) {
+        result = rein__mcp_call_result_json(res);
+        send_result(sink, msg->id, result);
+    }
+    rein_call_result_free(res);
+    call_unref(c);
+}
+
+static void handle_cancelled(rein_mcp_server *srv, struct rein__mcp_session *sess,
+                             const struct rein__mcp_msg *msg)
+{
+    const json_t *id = json_object_get(msg->params, "requestId");
+    const char *reason = param_str(msg, "reason");
+    char key[CALL_KEY_SIZE], why[300];
+
+    if (!rein__mcp_id_key(id, key, sizeof(key)))
+        return; /* nothing a call could be found by; MCP says ignore */
+    snprintf(why, sizeof(why), "cancelled by the MCP client%s%s", reason ? ": " : "",
+             reason ? reason : "");
+    pthread_mutex_lock(&srv->mu);
+    for (struct mcp_call *c = srv->calls; c; c = c->next) {
+        if (c->sess == sess && strcmp(c->key, key) == 0) {
+            atomic_store(&c->client_cancelled, true);
+            rein_cancel_trigger(c->cancel, why);
+        }
+    }
+    pthread_mutex_unlock(&srv->mu);
+}
+
+static void handle_notification(rein_mcp_server *srv, struct rein__mcp_session *sess,
+                                const struct rein__mcp_msg *msg)
+{
+    if (strcmp(msg->method, "notifications/cancelled") == 0) {
+        handle_cancelled(srv, sess, msg);
+    } else if (strcmp(msg->method, "notifications/initialized") == 0) {
+        pthread_mutex_lock(&sess->mu);
+        sess->ready = true;
+        pthread_mutex_unlock(&sess->mu);
+    }
+    /* Anything else (roots/list_changed, progress of requests rein never sent) is ignored. */
+}
+
+bool rein__mcp_is_long(const struct rein__mcp_msg *msg)
+{
+    return msg->kind == REIN__MCP_REQUEST && strcmp(msg->method, "tools/call") == 0;
+}
+
+void rein__mcp_handle(rein_mcp_server *srv, struct rein__mcp_session *sess,
+                      const struct rein__mcp_msg *msg, const char *trace_id,
+                      struct rein__mcp_sink *sink)
+{
+    const char *m = msg->method;
+
+    if (msg->kind == REIN__MCP_NOTIFICATION) {
+        handle_notification(srv, sess, msg);
+        return;
+    }
+    if (msg->kind != REIN__MCP_REQUEST)
+        return; /* rein sends no requests, so a response answers nothing; ignored */
+    if (strcmp(m, "initialize") == 0) {
+        handle_initialize(srv, sess, msg, sink);
+    } else if (strcmp(m, "ping") == 0) {
+        send_result(sink, msg->id, json_object());
+    } else if (!sess->initialized) {
+        send_errorf(sink, msg->id, REIN__MCP_INVALID_REQUEST,
+                    "the session is not initialized: send initialize first");
+    } else if (strcmp(m, "tools/list") == 0) {
+        handle_tools_list(srv, msg, sink);
+    } else if (strcmp(m, "tools/call") == 0) {
+        handle_tools_call(srv, sess, msg, trace_id, sink);
+    } else if (strcmp(m, "logging/setLevel") == 0) {
+        handle_set_level(sess, msg, sink);
+    } else if (strcmp(m, "resources/list") == 0) {
+        handle_empty_list(msg, "resources", sink);
+    } else if (strcmp(m, "resources/templates/list") == 0) {
+        handle_empty_list(msg, "resourceTemplates", sink);
+    } else if (strcmp(m, "prompts/list") == 0) {
+        handle_empty_list(msg, "prompts", sink);
+    } else if (strcmp(m, "resources/read") == 0) {
+        json_t *data = json_pack("{s:O*}", "uri", json_object_get(msg->params, "uri"));
+        send_error_data(sink, msg->id, REIN__MCP_RESOURCE_NOT_FOUND,
+                        "Resource not found: this server has no resources", data);
+        json_decref(data);
+    } else if (strcmp(m, "prompts/get") == 0) {
+        send_errorf(sink, msg->id, REIN__MCP_INVALID_PARAMS,
+                    "Unknown prompt: this server has no prompts");
+    } else {
+        send_errorf(sink, msg->id, REIN__MCP_METHOD_NOT_FOUND, "Method not found: %.200s", m);
+    }
+}
+
+/* ---- the server object ------------------------------------------------------------------ */
+
+const struct rein_mcp_server_opts *rein__mcp_opts(const rein_mcp_server *srv)
+{
+    return &srv->opts;
+}
+
+rein_err rein__mcp_submit(rein_mcp_server *srv, void (*fn)(void *arg), void *arg)
+{
+    return rein_pool_submit(srv->pool, fn, arg);
+}
+
+struct rein__mcp_http **rein__mcp_http_slot(rein_mcp_server *srv)
+{
+    return &srv->http;
+}
+
+static char *dup_or_null(const char *s, bool *failed)
+{
+    char *d;
+
+    if (!s)
+        return NULL;
+    d = rein_strdup(s);
+    if (!d)
+        *failed = true;
+    return d;
+}
+
+rein_mcp_server *rein_mcp_server_new(const rein_registry *reg,
+                                     const struct rein_mcp_server_opts *opts, rein_error *err)
+{
+    rein_mcp_server *srv;
+    bool failed = false;
+
+    if (!reg) {
+        rein_error_set(err, REIN_EINVAL, "an MCP server needs a registry");
+        return NULL;
+    }
+    srv = rein_calloc(1, sizeof(*srv));
+    if (!srv)
+        goto nomem;
+    pthread_mutex_init(&srv->mu, NULL);
+    srv->reg = reg;
+    if (opts)
+        srv->opts = *opts;
+    srv->name = dup_or_null(srv->opts.name ? srv->opts.name : "rein", &failed);
+    srv->instructions = dup_or_null(srv->opts.instructions, &failed);
+    srv->allowed_hosts = dup_or_null(srv->opts.allowed_hosts, &failed);
+    srv->opts.name = srv->name;
+    srv->opts.instructions = srv->instructions;
+    srv->opts.allowed_hosts = srv->allowed_hosts;
+    if (!srv->opts.threads)
+        srv->opts.threads = 8;
+    if (!srv->opts.progress_interval_ms)
+        srv->opts.progress_interval_ms = 1000;
+    if (srv->opts.progress_interval_ms < 0)
+        srv->opts.progress_interval_ms = INT64_MAX / 2;
+    if (srv->opts.sse_retry_ms <= 0)
+        srv->opts.sse_retry_ms = 1000;
+    if (!srv->opts.max_sessions)
+        srv->opts.max_sessions = 1024;
+    if (srv->opts.session_idle_ms <= 0)
+        srv->opts.session_idle_ms = 3600 * 1000;
+    if (!srv->opts.max_message_bytes)
+        srv->opts.max_message_bytes = (size_t)4 << 20;
+    srv->tools = rein_registry_tools_json(reg, REIN_TOOLS_MCP);
+    srv->stop = rein_cancel_new();
+    srv->root = rein_cancel_new();
+    if (failed || !srv->tools || !srv->stop || !srv->root)
+        goto nomem_free;
+    srv->pool = rein_pool_new(srv->opts.threads, err);
+    if (!srv->pool)
+        goto fail;
+    if (pthread_create(&srv->ticker, NULL, ticker_main, srv) != 0) {
+        rein_error_set(err, REIN_ENOMEM, "mcp: cannot start the heartbeat thread");
+        goto fail;
+    }
+    srv->ticker_running = true;
+    return srv;
+
+nomem_free:
+    rein_error_set(err, REIN_ENOMEM, "out of memory creating the MCP server");
+fail:
+    rein_mcp_server_free(srv);
+    return NULL;
+nomem:
+    rein_error_set(err, REIN_ENOMEM, "out of memory creating the MCP server");
+    return NULL;
+}
+
+void rein_mcp_server_free(rein_mcp_server *srv)
+{
+    if (!srv)
+        return;
+    rein_cancel_trigger(srv->root, "the MCP server is shutting down");
+    /* The pool finishes the jobs it has (cancelled calls end quickly) before it stops. */
+    rein_pool_free(srv->pool);
+    rein__mcp_http_free(srv->http);
+    if (srv->ticker_running) {
+        rein_cancel_trigger(srv->stop, "stop");
+        pthread_join(srv->ticker, NULL);
+    }
+    rein_cancel_unref(srv->stop);
+    rein_cancel_unref(srv->root);
+    json_decref(srv->tools);
+    rein_free(srv->name);
+    rein_free(srv->instructions);
+    rein_free(srv->allowed_hosts);
+    pthread_mutex_destroy(&srv->mu);
+    rein_free(srv);
+}

@@ -1,0 +1,631 @@
+/*
+ * rein as an MCP client, against real servers: `rein mcp serve` over stdio, rein's /mcp over
+ * HTTP (started in the test), a scripted stdio server that misbehaves on purpose
+ * (tests/support/bin/mcp_fake_server) and an HTTP host that answers what an MCP server must
+ * not (tests/support/skill_http.c). Every call goes through rein_call_run(): results, tool
+ * errors, progress and log events, the ledger, timeouts and cancels (the server is told),
+ * servers that exit, write garbage, answer unknown ids, send too much, or speak another
+ * protocol version; resumed streams and expired sessions over HTTP; the naming rule and its
+ * independence from configuration order; the environment a stdio server gets.
+ */
+/* rein-test-timeout: 120 */
+#include "test.h"
+
+#include "skill_http.h"
+
+#include <pthread.h>
+#include <unistd.h>
+
+static const char *skills_dir(void)
+{
+    static char path[4096];
+
+    snprintf(path, sizeof(path), "%s/tests/data/mcp-skills", REIN_SOURCE_DIR);
+    return path;
+}
+
+static const char *fake_bin(void)
+{
+    static char path[4096];
+
+    snprintf(path, sizeof(path), "%s/mcp_fake_server", test_bin_dir());
+    return path;
+}
+
+/* A set with one server from JSON text, connected, its tools in a new registry. */
+struct client {
+    rein_mcp_clients *set;
+    rein_registry *reg;
+    size_t ready;
+};
+
+static void client_open(struct client *c, const char *config_json)
+{
+    json_t *config = json_loads(config_json, 0, NULL);
+    rein_error err;
+
+    if (!config)
+        print_error("bad test config: %s\n", config_json);
+    assert_non_null(config);
+    c->set = rein_mcp_clients_new();
+    c->reg = rein_registry_new(&err);
+    assert_non_null(c->set);
+    assert_non_null(c->reg);
+    assert_rein_ok(rein_mcp_clients_add_config(c->set, config, NULL, &err), &err);
+    json_decref(config);
+    c->ready = rein_mcp_clients_connect(c->set, 0);
+    assert_rein_ok(rein_mcp_clients_register(c->set, c->reg, &err), &err);
+}
+
+static void client_close(struct client *c)
+{
+    rein_mcp_clients_free(c->set);
+    rein_registry_free(c->reg);
+}
+
+struct events {
+    int progress, logs;
+    double last;
+    char log[128];
+};
+
+static void on_event(void *ud, const struct rein_call_event *ev)
+{
+    struct events *e = ud;
+
+    if (ev->kind == REIN_CALL_EVENT_PROGRESS) {
+        assert_true(ev->progress > e->last);
+        e->last = ev->progress;
+        e->progress++;
+    } else {
+        e->logs++;
+        snprintf(e->log, sizeof(e->log), "%s %s", ev->level, json_string_value(ev->data) ?: "");
+    }
+}
+
+struct call_ctx {
+    rein_ledger *ledger;
+    rein_cancel *cancel;
+    struct events ev;
+    int64_t timeout_ms;
+};
+
+static rein_call_result *call(struct client *c, const char *tool, const char *args,
+                              struct call_ctx *ctx)
+{
+    struct rein_call_input in = {.name = tool, .args_text = args, .args_len = strlen(args)};
+    struct rein_call_opts opts = {0};
+    rein_call_result *res = NULL;
+
+    if (ctx) {
+        memset(&ctx->ev, 0, sizeof(ctx->ev));
+        ctx->ev.last = -1;
+        opts.ledger = ctx->ledger;
+        opts.cancel = ctx->cancel;
+        opts.on_event = on_event;
+        opts.event_data = &ctx->ev;
+        opts.timeout_ms = ctx->timeout_ms;
+    }
+    assert_rein_ok(rein_call_run(c->reg, &in, &opts, &res, NULL), NULL);
+    return res;
+}
+
+static void expect(rein_call_result *res, enum rein_call_code code, const char *says)
+{
+    if (rein_call_result_code(res) != code || !strstr(rein_call_result_message(res), says)) {
+        print_error("got %s \"%s\", want %s \"%s\"\n",
+                    rein_call_code_name(rein_call_result_code(res)) ?: "ok",
+                    rein_call_result_message(res), rein_call_code_name(code) ?: "ok", says);
+        fail();
+    }
+}
+
+static const char *out_text(rein_call_result *res)
+{
+    return json_string_value(json_object_get(
+        json_array_get(json_object_get(rein_call_result_output(res), "content"), 0), "text"));
+}
+
+static json_t *status_of(struct client *c, size_t i)
+{
+    json_t *all = rein_mcp_clients_status_json(c->set);
+    json_t *one = json_incref(json_array_get(all, i));
+
+    json_decref(all);
+    return one;
+}
+
+/* ---- against rein itself over stdio ------------------------------------------------------ */
+
+static void stdio_rein_server(void **state)
+{
+    char config[8192];
+    struct client c;
+    struct call_ctx ctx = {0};
+    rein_call_result *res;
+    json_t *st, *entry;
+
+    (void)state;
+    snprintf(config, sizeof(config),
+             "{\"mcpServers\":{\"self\":{\"command\":\"%s\",\"args\":[\"mcp\",\"serve\","
+             "\"--skills\",\"%s\"],\"env\":{\"REIN_LOG\":\"error\"}}}}",
+             test_rein_bin(), skills_dir());
+    client_open(&c, config);
+    assert_int_equal(c.ready, 1);
+    st = status_of(&c, 0);
+    assert_string_equal(json_string_value(json_object_get(st, "state")), "ready");
+    assert_string_equal(json_string_value(json_object_get(st, "protocolVersion")), "2025-11-25");
+    assert_string_equal(
+        json_string_value(json_object_get(json_object_get(st, "serverInfo"), "name")), "rein");
+    json_decref(st);
+    assert_string_equal(rein_mcp_clients_tool_id(c.set, "self", "echo"), "self__echo");
+    const rein_tool *t = rein_registry_get(c.reg, "self__echo");
+    assert_non_null(t);
+    assert_string_equal(rein_tool_runner_kind(t), "mcp");
+    assert_true(rein_tool_is_read_only(t));
+    assert_false(rein_tool_is_destructive(rein_registry_get(c.reg, "self__test_simple_text")));
+
+    ctx.ledger = rein_ledger_new();
+    res = call(&c, "self__echo", "{\"text\":\"over stdio\"}", &ctx);
+    expect(res, REIN_CALL_OK, "");
+    assert_string_equal(out_text(res), "over stdio");
+    rein_call_result_free(res);
+    /* Preflight against the server's own schema happens here, before anything is sent. */
+    res = call(&c, "self__echo", "{\"text\":1}", &ctx);
+    expect(res, REIN_CALL_INVALID_ARGUMENTS, "");
+    assert_non_null(rein_call_result_invalid_json(res));
+    rein_call_result_free(res);
+    /* A remote failure keeps its code and message (rein serving rein). */
+    res = call(&c, "self__test_error_handling", "{}", &ctx);
+    expect(res, REIN_CALL_EXECUTION_FAILED, "This tool intentionally returns an error");
+    rein_call_result_free(res);
+    res = call(&c, "self__test_tool_with_progress", "{}", &ctx);
+    expect(res, REIN_CALL_OK, "");
+    assert_int_equal(ctx.ev.progress, 3);
+    rein_call_result_free(res);
+    res = call(&c, "self__test_tool_with_logging", "{}", &ctx);
+    expect(res, REIN_CALL_OK, "");
+    assert_int_equal(ctx.ev.logs, 3);
+    rein_call_result_free(res);
+    /* The ledger has every call with its outcome. */
+    assert_int_equal(rein_ledger_count(ctx.ledger), 5);
+    entry = rein_ledger_entry_json(ctx.ledger, 0);
+    assert_string_equal(json_string_value(json_object_get(entry, "tool")), "self__echo");
+    assert_string_equal(json_string_value(json_object_get(entry, "status")), "success");
+    json_decref(entry);
+    entry = rein_ledger_entry_json(ctx.ledger, 1);
+    assert_string_equal(json_string_value(json_object_get(entry, "status")), "invalid");
+    json_decref(entry);
+    entry = rein_ledger_entry_json(ctx.ledger, 2);
+    assert_string_equal(json_string_value(json_object_get(entry, "status")), "error");
+    json_decref(entry);
+    assert_true(rein_ledger_verify(ctx.ledger, false, 0));
+    rein_ledger_free(ctx.ledger);
+    client_close(&c);
+}
+
+/* ---- a scripted server ------------------------------------------------------------------- */
+
+static char *fake_config(const char *name, const char *mode, const char *tools, const char *log,
+                         const char *extra)
+{
+    char *text = NULL;
+
+    assert_true(asprintf(&text,
+                         "{\"mcpServers\":{\"%s\":{\"command\":\"%s\",\"args\":[\"%s\"%s%s],"
+                         "\"env\":{\"FAKE_LOG\":\"%s\",\"FAKE_VAR\":\"v-${REIN_TEST_FAKE}\"}"
+                         "%s%s}}}",
+                         name, fake_bin(), mode, tools[0] ? "," : "", tools, log,
+                         extra[0] ? "," : "", extra) > 0);
+    return text;
+}
+
+static int log_count(const char *path, const char *word)
+{
+    size_t len;
+    char *text = test_read_file(path, &len);
+    int n = 0;
+
+    for (char *p = text; p && (p = strstr(p, word)); p += strlen(word))
+        n++;
+    free(text);
+    return n;
+}
+
+static void fake_server_behaviours(void **state)
+{
+    char *dir = test_tmpdir(), log[4200], *config;
+    struct client c;
+    struct call_ctx ctx = {0};
+    rein_call_result *res;
+    const json_t *sc;
+
+    (void)state;
+    snprintf(log, sizeof(log), "%s/fake.log", dir);
+    setenv("REIN_TEST_FAKE", "expanded", 1);
+    setenv("OPENAI_API_KEY", "sk-must-not-leak", 1);
+    config = fake_config("fake", "ok",
+                         "\"plain\",\"dotted.name\",\"progress\",\"fail\",\"pingback\","
+                         "\"wrongid\",\"garbage\",\"env\",\"die\",\"huge\",\"slow\"",
+                         log, "\"max_message_bytes\":1048576");
+    client_open(&c, config);
+    free(config);
+    assert_int_equal(c.ready, 1);
+    /* Names outside [A-Za-z0-9_-] are replaced; the wire keeps the original. */
+    assert_non_null(rein_registry_get(c.reg, "fake__dotted_name"));
+    res = call(&c, "fake__dotted_name", "{\"x\":\"1\"}", NULL);
+    expect(res, REIN_CALL_OK, "");
+    assert_string_equal(out_text(res), "dotted.name got {\"x\":\"1\"}");
+    assert_string_equal(
+        json_string_value(json_object_get(
+            json_object_get(rein_call_result_output(res), "structuredContent"), "tool")),
+        "dotted.name");
+    rein_call_result_free(res);
+    res = call(&c, "fake__progress", "{}", &ctx);
+    expect(res, REIN_CALL_OK, "");
+    assert_int_equal(ctx.ev.progress, 3);
+    assert_int_equal(ctx.ev.logs, 1);
+    assert_string_equal(ctx.ev.log, "warning almost there");
+    rein_call_result_free(res);
+    res = call(&c, "fake__fail", "{}", NULL);
+    expect(res, REIN_CALL_EXECUTION_FAILED, "the fake failed");
+    rein_call_result_free(res);
+    /* The server asks ping and sampling mid-call: rein answers both, the call completes. */
+    res = call(&c, "fake__pingback", "{}", NULL);
+    expect(res, REIN_CALL_OK, "");
+    assert_string_equal(out_text(res), "pong ok");
+    rein_call_result_free(res);
+    res = call(&c, "fake__wrongid", "{}", NULL);
+    expect(res, REIN_CALL_OK, "");
+    assert_string_equal(out_text(res), "the right one");
+    rein_call_result_free(res);
+    res = call(&c, "fake__garbage", "{}", NULL);
+    expect(res, REIN_CALL_OK, "");
+    rein_call_result_free(res);
+    /* Only a minimal environment reaches the server, never rein's provider keys. */
+    res = call(&c, "fake__env", "{}", NULL);
+    expect(res, REIN_CALL_OK, "");
+    sc = json_object_get(rein_call_result_output(res), "structuredContent");
+    assert_true(json_is_false(json_object_get(sc, "OPENAI_API_KEY")));
+    assert_string_equal(json_string_value(json_object_get(sc, "FAKE_VAR")), "v-expanded");
+    assert_true(strlen(json_string_value(json_object_get(sc, "PATH"))) > 0);
+    rein_call_result_free(res);
+    /* A timeout tells the server to stop. */
+    ctx.timeout_ms = 300;
+    res = call(&c, "fake__slow", "{}", &ctx);
+    expect(res, REIN_CALL_TIMEOUT, "timed out");
+    rein_call_result_free(res);
+    for (int i = 0; i < 500 && log_count(log, "cancelled") < 1; i++)
+        rein_sleep_ms(10);
+    assert_int_equal(log_count(log, "cancelled"), 1);
+    ctx.timeout_ms = 0;
+    /* A server that dies mid-call: the call fails with its status and last words; the next
+     * call starts it again. */
+    res = call(&c, "fake__die", "{}", NULL);
+    expect(res, REIN_CALL_EXECUTION_FAILED, "exited (status 3): fatal: fake crash");
+    rein_call_result_free(res);
+    res = call(&c, "fake__plain", "{}", NULL);
+    expect(res, REIN_CALL_OK, "");
+    rein_call_result_free(res);
+    assert_int_equal(log_count(log, "start"), 2);
+    /* Too big a message closes the connection with a clear error. */
+    res = call(&c, "fake__huge", "{}", NULL);
+    expect(res, REIN_CALL_EXECUTION_FAILED, "larger than 1048576 bytes");
+    rein_call_result_free(res);
+    res = call(&c, "fake__plain", "{}", NULL);
+    expect(res, REIN_CALL_OK, "");
+    rein_call_result_free(res);
+    client_close(&c);
+    unsetenv("OPENAI_API_KEY");
+    unsetenv("REIN_TEST_FAKE");
+    test_rmtree(dir);
+    free(dir);
+}
+
+struct canceller {
+    rein_cancel *cancel;
+    const char *log;
+};
+
+static void *cancel_soon(void *arg)
+{
+    struct canceller *k = arg;
+
+    /* The server has the call once it started waiting; give the request time to arrive. */
+    rein_sleep_ms(200);
+    rein_cancel_trigger(k->cancel, "the user pressed stop");
+    return NULL;
+}
+
+static void fake_server_cancel(void **state)
+{
+    char *dir = test_tmpdir(), log[4200], *config;
+    struct client c;
+    struct call_ctx ctx = {0};
+    struct canceller k;
+    pthread_t th;
+    rein_call_result *res;
+
+    (void)state;
+    snprintf(log, sizeof(log), "%s/fake.log", dir);
+    config = fake_config("fake", "ok", "\"slow\"", log, "");
+    client_open(&c, config);
+    free(config);
+    ctx.cancel = rein_cancel_new();
+    k = (struct canceller){ctx.cancel, log};
+    assert_int_equal(pthread_create(&th, NULL, cancel_soon, &k), 0);
+    res = call(&c, "fake__slow", "{}", &ctx);
+    pthread_join(th, NULL);
+    expect(res, REIN_CALL_CANCELLED, "the user pressed stop");
+    rein_call_result_free(res);
+    for (int i = 0; i < 500 && log_count(log, "cancelled") < 1; i++)
+        rein_sleep_ms(10);
+    assert_int_equal(log_count(log, "cancelled"), 1);
+    rein_cancel_unref(ctx.cancel);
+    client_close(&c);
+    test_rmtree(dir);
+    free(dir);
+}
+
+static void expect_failed(struct client *c, const char *says)
+{
+    json_t *st = status_of(c, 0);
+    const char *error = json_string_value(json_object_get(st, "error"));
+
+    assert_int_equal(c->ready, 0);
+    assert_string_equal(json_string_value(json_object_get(st, "state")), "failed");
+    if (!error || !strstr(error, says)) {
+        print_error("error \"%s\", want \"%s\"\n", error ? error : "(none)", says);
+        fail();
+    }
+    assert_int_equal(json_array_size(json_object_get(st, "tools")), 0);
+    json_decref(st);
+    assert_int_equal(rein_registry_count(c->reg), 0);
+}
+
+static void bad_stdio_servers(void **state)
+{
+    struct client c;
+    char *config;
+    int64_t t0 = rein_now_ms();
+
+    (void)state;
+    config = fake_config("junk", "garbage_only", "", "", "\"connect_timeout_ms\":500");
+    client_open(&c, config);
+    free(config);
+    expect_failed(&c, "not JSON-RPC, the last: Traceback");
+    client_close(&c);
+    config = fake_config("gone", "exit", "", "", "");
+    client_open(&c, config);
+    free(config);
+    expect_failed(&c, "exited (status 4): fatal: cannot start");
+    client_close(&c);
+    config = fake_config("old", "version", "", "", "");
+    client_open(&c, config);
+    free(config);
+    expect_failed(&c, "speaks protocol 1999-01-01");
+    client_close(&c);
+    client_open(&c, "{\"mcpServers\":{\"none\":{\"command\":\"/nonexistent/mcp-server\"}}}");
+    expect_failed(&c, "cannot run /nonexistent/mcp-server");
+    client_close(&c);
+    assert_true(rein_now_ms() - t0 < 20000);
+}
+
+/* ---- naming -------------------------------------------------------------------------------- */
+
+static rein_err nothing(void *userdata, const struct rein_invocation *inv,
+                        struct rein_tool_reply *reply, rein_error *err)
+{
+    (void)userdata;
+    (void)inv;
+    (void)err;
+    reply->output = json_null();
+    return REIN_OK;
+}
+
+static void naming_rule(void **state)
+{
+    char config[8192], reversed[8192], longname[100];
+    struct client a, b;
+    json_t *sa, *sb;
+    rein_error err;
+
+    (void)state;
+    memset(longname, 'l', 80);
+    longname[80] = '\0';
+    snprintf(config, sizeof(config),
+             "{\"mcpServers\":{"
+             "\"a.b\":{\"command\":\"%s\",\"args\":[\"ok\",\"x\",\"only-here\"]},"
+             "\"a_b\":{\"command\":\"%s\",\"args\":[\"ok\",\"x\",\"%s\"]},"
+             "\"s\":{\"command\":\"%s\",\"args\":[\"ok\",\"t\",\"u\"]}}}",
+             fake_bin(), fake_bin(), longname, fake_bin());
+    snprintf(reversed, sizeof(reversed),
+             "{\"mcpServers\":{"
+             "\"s\":{\"command\":\"%s\",\"args\":[\"ok\",\"t\",\"u\"]},"
+             "\"a_b\":{\"command\":\"%s\",\"args\":[\"ok\",\"x\",\"%s\"]},"
+             "\"a.b\":{\"command\":\"%s\",\"args\":[\"ok\",\"x\",\"only-here\"]}}}",
+             fake_bin(), fake_bin(), longname, fake_bin());
+    /* A skill already named s__t: the MCP tool that would take the name gets a hashed one. */
+    for (int round = 0; round < 2; round++) {
+        struct client *c = round ? &b : &a;
+        json_t *cfg = json_loads(round ? reversed : config, 0, NULL);
+        json_t *m = json_pack("{s:s, s:s, s:{s:s}}", "id", "s__t", "description", "a skill",
+                              "parameters", "type", "object");
+        c->set = rein_mcp_clients_new();
+        c->reg = rein_registry_new(&err);
+        assert_rein_ok(rein_registry_add_builtin(c->reg, m, nothing, NULL, NULL, &err), &err);
+        json_decref(m);
+        assert_rein_ok(rein_mcp_clients_add_config(c->set, cfg, NULL, &err), &err);
+        json_decref(cfg);
+        assert_int_equal(rein_mcp_clients_connect(c->set, 0), 3);
+        assert_rein_ok(rein_mcp_clients_register(c->set, c->reg, &err), &err);
+    }
+    /* The same names whatever the order of the configuration. */
+    for (size_t i = 0; i < rein_mcp_clients_count(a.set); i++) {
+        const char *servers[] = {"a.b", "a_b", "s"};
+        const char *tools[][2] = {{"x", "only-here"}, {"x", longname}, {"t", "u"}};
+        for (int j = 0; j < 2; j++) {
+            const char *ida = rein_mcp_clients_tool_id(a.set, servers[i], tools[i][j]);
+            const char *idb = rein_mcp_clients_tool_id(b.set, servers[i], tools[i][j]);
+            assert_non_null(ida);
+            assert_non_null(idb);
+            assert_string_equal(ida, idb);
+            assert_true(strlen(ida) <= 64);
+            assert_non_null(rein_registry_get(a.reg, ida));
+        }
+    }
+    /* Unique names are plain; clashes get a hash of server and tool. */
+    assert_string_equal(rein_mcp_clients_tool_id(a.set, "a.b", "only-here"), "a_b__only-here");
+    assert_string_equal(rein_mcp_clients_tool_id(a.set, "s", "u"), "s__u");
+    assert_true(strncmp(rein_mcp_clients_tool_id(a.set, "a.b", "x"), "a_b__x_", 7) == 0);
+    assert_true(strncmp(rein_mcp_clients_tool_id(a.set, "a_b", "x"), "a_b__x_", 7) == 0);
+    assert_string_not_equal(rein_mcp_clients_tool_id(a.set, "a.b", "x"),
+                            rein_mcp_clients_tool_id(a.set, "a_b", "x"));
+    assert_true(strncmp(rein_mcp_clients_tool_id(a.set, "s", "t"), "s__t_", 5) == 0);
+    assert_string_equal(rein_tool_runner_kind(rein_registry_get(a.reg, "s__t")), "builtin");
+    assert_int_equal(strlen(rein_mcp_clients_tool_id(a.set, "a_b", longname)), 64);
+    sa = rein_mcp_clients_status_json(a.set);
+    sb = rein_mcp_clients_status_json(b.set);
+    assert_int_equal(json_array_size(sa), 3);
+    json_decref(sa);
+    json_decref(sb);
+    client_close(&a);
+    client_close(&b);
+}
+
+/* ---- over HTTP ----------------------------------------------------------------------------- */
+
+struct http_server {
+    rein_registry *reg;
+    rein_mcp_server *mcp;
+    rein_server *srv;
+    char url[128];
+};
+
+static void http_server_start(struct http_server *h, const struct rein_mcp_server_opts *opts)
+{
+    rein_error err;
+
+    h->reg = rein_registry_new(&err);
+    assert_rein_ok(rein_skills_register_builtins(h->reg, NULL, &err), &err);
+    assert_rein_ok(rein_registry_load_dir(h->reg, skills_dir(), NULL, &err), &err);
+    h->mcp = rein_mcp_server_new(h->reg, opts, &err);
+    h->srv = rein_server_new(&err);
+    assert_non_null(h->mcp);
+    assert_non_null(h->srv);
+    rein_server_set_port(h->srv, 0);
+    assert_rein_ok(rein_mcp_server_add_routes(h->mcp, h->srv, &err), &err);
+    assert_rein_ok(rein_server_start(h->srv, &err), &err);
+    snprintf(h->url, sizeof(h->url), "http://127.0.0.1:%d/mcp", rein_server_port(h->srv));
+}
+
+static void http_server_stop(struct http_server *h)
+{
+    rein_server_free(h->srv);
+    rein_mcp_server_free(h->mcp);
+    rein_registry_free(h->reg);
+}
+
+static void http_rein_server(void **state)
+{
+    struct rein_mcp_server_opts opts = {
+        .sse_close_ms = 150, .sse_retry_ms = 100, .session_idle_ms = 300};
+    struct http_server h;
+    struct client c;
+    struct call_ctx ctx = {0};
+    rein_call_result *res;
+    char config[512];
+    int64_t t0;
+
+    (void)state;
+    setenv("TEST_RECONNECTION_SLEEP", "0.5", 1);
+    http_server_start(&h, &opts);
+    snprintf(config, sizeof(config), "{\"mcpServers\":{\"web\":{\"url\":\"%s\"}}}", h.url);
+    client_open(&c, config);
+    assert_int_equal(c.ready, 1);
+    res = call(&c, "web__echo", "{\"text\":\"over http\"}", NULL);
+    expect(res, REIN_CALL_OK, "");
+    assert_string_equal(out_text(res), "over http");
+    rein_call_result_free(res);
+    /* The stream ends after 150 ms; the client comes back after the server's retry delay. */
+    t0 = rein_now_ms();
+    res = call(&c, "web__test_reconnection", "{}", &ctx);
+    expect(res, REIN_CALL_OK, "");
+    assert_string_equal(out_text(res), "Reconnection test completed");
+    assert_true(rein_now_ms() - t0 >= 500);
+    rein_call_result_free(res);
+    res = call(&c, "web__test_tool_with_progress", "{}", &ctx);
+    expect(res, REIN_CALL_OK, "");
+    assert_int_equal(ctx.ev.progress, 3);
+    rein_call_result_free(res);
+    res = call(&c, "web__test_tool_with_logging", "{}", &ctx);
+    expect(res, REIN_CALL_OK, "");
+    assert_int_equal(ctx.ev.logs, 3);
+    rein_call_result_free(res);
+    /* The session expires on the server; the client starts a new one and goes on. */
+    rein_sleep_ms(450);
+    res = call(&c, "web__echo", "{\"text\":\"after expiry\"}", NULL);
+    expect(res, REIN_CALL_OK, "");
+    assert_string_equal(out_text(res), "after expiry");
+    rein_call_result_free(res);
+    res = call(&c, "web__test_image_content", "{}", NULL);
+    expect(res, REIN_CALL_OK, "");
+    assert_string_equal(
+        json_string_value(json_object_get(
+            json_array_get(json_object_get(rein_call_result_output(res), "content"), 0), "type")),
+        "image");
+    rein_call_result_free(res);
+    client_close(&c);
+    http_server_stop(&h);
+    unsetenv("TEST_RECONNECTION_SLEEP");
+}
+
+static void bad_http_servers(void **state)
+{
+    struct skill_http *s = skill_http_start();
+    int port = test_free_port();
+    struct client c;
+    char config[512];
+
+    (void)state;
+    assert_non_null(s);
+    snprintf(config, sizeof(config),
+             "{\"mcpServers\":{\"h\":{\"url\":\"http://127.0.0.1:%d/html\"}}}", skill_http_port(s));
+    client_open(&c, config);
+    expect_failed(&c, "answered text/html");
+    client_close(&c);
+    snprintf(config, sizeof(config),
+             "{\"mcpServers\":{\"h\":{\"url\":\"http://127.0.0.1:%d/gateway\"}}}",
+             skill_http_port(s));
+    client_open(&c, config);
+    expect_failed(&c, "HTTP 502");
+    client_close(&c);
+    snprintf(config, sizeof(config),
+             "{\"mcpServers\":{\"h\":{\"url\":\"http://127.0.0.1:%d/broken\"}}}",
+             skill_http_port(s));
+    client_open(&c, config);
+    expect_failed(&c, "without a JSON-RPC response");
+    client_close(&c);
+    snprintf(config, sizeof(config),
+             "{\"mcpServers\":{\"h\":{\"url\":\"http://127.0.0.1:%d/hang\","
+             "\"connect_timeout_ms\":400}}}",
+             skill_http_port(s));
+    client_open(&c, config);
+    expect_failed(&c, "timed out");
+    client_close(&c);
+    snprintf(config, sizeof(config), "{\"mcpServers\":{\"h\":{\"url\":\"http://127.0.0.1:%d/\"}}}",
+             port);
+    client_open(&c, config);
+    expect_failed(&c, "127.0.0.1");
+    client_close(&c);
+    skill_http_stop(s);
+}
+
+static const struct CMUnitTest tests[] = {
+    cmocka_unit_test(stdio_rein_server),  cmocka_unit_test(fake_server_behaviours),
+    cmocka_unit_test(fake_server_cancel), cmocka_unit_test(bad_stdio_servers),
+    cmocka_unit_test(naming_rule),        cmocka_unit_test(http_rein_server),
+    cmocka_unit_test(bad_http_servers),
+};
+
+REIN_TEST_MAIN(tests)

@@ -1,0 +1,1001 @@
+/*
+ * rein as an MCP server, through its real transports: `rein mcp serve` as a child process
+ * talking newline-delimited JSON-RPC on its stdin and stdout, and /mcp on a rein HTTP server
+ * started in the test on an ephemeral port, driven with libcurl. Covers the lifecycle and
+ * version negotiation, tools/list with the manifests' annotations, tools/call through the
+ * pipeline (results, content, isError with the invalid payload, unknown tools as JSON-RPC
+ * errors, name repair), every kind of bad input, logging levels, progress (the skill's own and
+ * the heartbeat), cancellation reaching the skill's process group, end of input, sessions,
+ * DNS rebinding checks, SSE streams with priming events, resumption with Last-Event-ID, and
+ * stopping with calls running.
+ */
+/* rein-test-timeout: 120 */
+#include "test.h"
+
+#include <curl/curl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <unistd.h>
+
+static bool alive(pid_t pid)
+{
+    char path[64], stat[256] = "";
+    FILE *f;
+
+    snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+    f = fopen(path, "r");
+    if (!f)
+        return false;
+    if (!fgets(stat, sizeof(stat), f))
+        stat[0] = '\0';
+    fclose(f);
+    char *close_paren = strrchr(stat, ')');
+    return close_paren && close_paren[1] == ' ' && close_paren[2] != 'Z';
+}
+
+static const char *skills_dir(void)
+{
+    static char path[4096];
+
+    snprintf(path, sizeof(path), "%s/tests/data/mcp-skills", REIN_SOURCE_DIR);
+    return path;
+}
+
+/* A folder with two test skills: hang (never answers; writes its grandchild's pid to
+ * <dir>/hang.pid) and wipe (destructive, runs echo's program). */
+static char *extra_skills(void)
+{
+    char *dir = test_tmpdir(), m[8192];
+
+    snprintf(m, sizeof(m),
+             "{\"id\":\"hang\",\"description\":\"never answers\",\"parameters\":{\"type\":"
+             "\"object\"},\"timeout_ms\":60000,\"runner\":{\"kind\":\"process\",\"command\":"
+             "[\"%s/skill_proc\",\"hang\",\"%s/hang.pid\"]}}",
+             test_bin_dir(), dir);
+    free(test_write_file(dir, "hang/manifest.json", m));
+    snprintf(m, sizeof(m),
+             "{\"id\":\"wipe\",\"description\":\"deletes things\",\"destructive\":true,"
+             "\"parameters\":{\"type\":\"object\"},\"runner\":{\"kind\":\"process\",\"command\":"
+             "[\"%s/skill_proc\",\"echo\"]}}",
+             test_bin_dir());
+    free(test_write_file(dir, "wipe/manifest.json", m));
+    return dir;
+}
+
+/* Waits until the hang skill's grandchild was started, then until it is gone. */
+static pid_t hang_pid(const char *dir)
+{
+    char path[4200];
+    char *text = NULL;
+    size_t len;
+
+    snprintf(path, sizeof(path), "%s/hang.pid", dir);
+    for (int i = 0; i < 500 && !(text = test_read_file(path, &len)); i++)
+        rein_sleep_ms(10);
+    assert_non_null(text);
+    pid_t pid = (pid_t)strtol(text, NULL, 10);
+    free(text);
+    unlink(path);
+    return pid;
+}
+
+static void expect_gone(pid_t pid)
+{
+    for (int i = 0; i < 500 && alive(pid); i++)
+        rein_sleep_ms(10);
+    assert_false(alive(pid));
+}
+
+/* ---- stdio -------------------------------------------------------------------------------- */
+
+struct child {
+    rein_proc *p;
+    char buf[1 << 16];
+    size_t len;
+    char *dir;
+};
+
+static void child_start(struct child *c, const char *const *env_extra)
+{
+    rein_error err;
+
+    memset(c, 0, sizeof(*c));
+    c->dir = extra_skills();
+    for (size_t i = 0; env_extra && env_extra[i]; i += 2)
+        setenv(env_extra[i], env_extra[i + 1], 1);
+    const char *argv[] = {test_rein_bin(), "mcp",      "serve", "--skills",
+                          skills_dir(),    "--skills", c->dir,  NULL};
+    struct rein_proc_opts po = {.argv = argv};
+    assert_rein_ok(rein_proc_start(&po, &c->p, &err), &err);
+    for (size_t i = 0; env_extra && env_extra[i]; i += 2)
+        unsetenv(env_extra[i]);
+}
+
+static void write_fully(int fd, const char *p, size_t len)
+{
+    for (size_t off = 0; off < len;) {
+        struct pollfd pfd = {fd, POLLOUT, 0};
+        ssize_t n = write(fd, p + off, len - off);
+        if (n > 0)
+            off += (size_t)n;
+        else
+            assert_true(poll(&pfd, 1, 5000) > 0); /* the pipe is full: wait for room */
+    }
+}
+
+static void child_send(struct child *c, const char *line)
+{
+    write_fully(rein_proc_stdin_fd(c->p), line, strlen(line));
+    write_fully(rein_proc_stdin_fd(c->p), "\n", 1);
+}
+
+/* The next message from the child, or NULL after timeout_ms or at end of output. */
+static json_t *child_recv(struct child *c, int timeout_ms)
+{
+    int64_t deadline = rein_now_ms() + timeout_ms;
+
+    for (;;) {
+        char *nl = memchr(c->buf, '\n', c->len);
+        if (nl) {
+            size_t n = (size_t)(nl - c->buf);
+            json_t *v = json_loadb(c->buf, n, 0, NULL);
+            memmove(c->buf, nl + 1, c->len - n - 1);
+            c->len -= n + 1;
+            assert_non_null(v); /* every line rein writes is JSON */
+            return v;
+        }
+        int64_t left = deadline - rein_now_ms();
+        struct pollfd pfd = {rein_proc_stdout_fd(c->p), POLLIN, 0};
+        if (left <= 0 || poll(&pfd, 1, (int)left) <= 0)
+            return NULL;
+        ssize_t r = read(pfd.fd, c->buf + c->len, sizeof(c->buf) - c->len);
+        if (r <= 0)
+            return NULL;
+        c->len += (size_t)r;
+    }
+}
+
+/* The response with this integer id; notifications before it are appended to notes. */
+static json_t *child_wait(struct child *c, int id, json_t *notes)
+{
+    for (;;) {
+        json_t *m = child_recv(c, 20000);
+        assert_non_null(m);
+        if (json_integer_value(json_object_get(m, "id")) == id && !json_object_get(m, "method"))
+            return m;
+        assert_non_null(json_object_get(m, "method")); /* no response for another id */
+        if (notes)
+            json_array_append(notes, m);
+        json_decref(m);
+    }
+}
+
+static json_t *child_call(struct child *c, int id, const char *method, const char *params,
+                          json_t *notes)
+{
+    char line[4096];
+
+    snprintf(line, sizeof(line), "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"%s\"%s%s}", id,
+             method, params ? ",\"params\":" : "", params ? params : "");
+    child_send(c, line);
+    return child_wait(c, id, notes);
+}
+
+static void child_init(struct child *c, const char *version)
+{
+    char params[256];
+    json_t *r;
+
+    snprintf(params, sizeof(params),
+             "{\"protocolVersion\":\"%s\",\"capabilities\":{},\"clientInfo\":{\"name\":\"t\","
+             "\"version\":\"1\"}}",
+             version);
+    r = child_call(c, 1, "initialize", params, NULL);
+    json_decref(r);
+    child_send(c, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}");
+}
+
+static int child_stop(struct child *c)
+{
+    int code = -1;
+
+    rein_proc_close_stdin(c->p);
+    assert_rein_ok(rein_proc_wait(c->p, 20000, &code), NULL);
+    rein_proc_free(c->p);
+    test_rmtree(c->dir);
+    free(c->dir);
+    return code;
+}
+
+static const json_t *result_of(const json_t *m)
+{
+    const json_t *r = json_object_get(m, "result");
+
+    if (!r) {
+        char *t = json_dumps(m, 0);
+        print_error("no result: %s\n", t);
+        free(t);
+        fail();
+    }
+    return r;
+}
+
+static const char *first_text(const json_t *result)
+{
+    return json_string_value(
+        json_object_get(json_array_get(json_object_get(result, "content"), 0), "text"));
+}
+
+static void stdio_lifecycle_and_tools(void **state)
+{
+    struct child c;
+    json_t *m;
+    const json_t *r, *tool;
+    size_t i;
+    bool seen_echo = false, seen_wipe = false, seen_schema = false;
+
+    (void)state;
+    child_start(&c, NULL);
+    /* A revision rein does not speak is answered with its newest. */
+    m = child_call(&c, 1, "initialize",
+                   "{\"protocolVersion\":\"2024-01-01\",\"capabilities\":{},\"clientInfo\":{"
+                   "\"name\":\"t\",\"version\":\"1\"}}",
+                   NULL);
+    r = result_of(m);
+    assert_string_equal(json_string_value(json_object_get(r, "protocolVersion")), "2025-11-25");
+    assert_string_equal(
+        json_string_value(json_object_get(json_object_get(r, "serverInfo"), "name")), "rein");
+    assert_non_null(json_object_get(json_object_get(r, "capabilities"), "tools"));
+    assert_non_null(json_object_get(json_object_get(r, "capabilities"), "logging"));
+    json_decref(m);
+    /* Only one initialize per session. */
+    m = child_call(&c, 2, "initialize",
+                   "{\"protocolVersion\":\"2025-06-18\",\"capabilities\":{},\"clientInfo\":{}}",
+                   NULL);
+    assert_int_equal(json_integer_value(json_object_get(json_object_get(m, "error"), "code")),
+                     -32600);
+    json_decref(m);
+    m = child_call(&c, 3, "tools/list", NULL, NULL);
+    json_array_foreach(json_object_get(result_of(m), "tools"), i, tool)
+    {
+        const char *name = json_string_value(json_object_get(tool, "name"));
+        const json_t *ann = json_object_get(tool, "annotations");
+        assert_non_null(json_string_value(json_object_get(tool, "description")));
+        assert_true(json_is_object(json_object_get(tool, "inputSchema")));
+        if (strcmp(name, "echo") == 0) {
+            seen_echo = true;
+            assert_true(json_is_true(json_object_get(ann, "readOnlyHint")));
+            assert_true(json_is_false(json_object_get(ann, "destructiveHint")));
+        } else if (strcmp(name, "wipe") == 0) {
+            seen_wipe = true;
+            assert_true(json_is_false(json_object_get(ann, "readOnlyHint")));
+            assert_true(json_is_true(json_object_get(ann, "destructiveHint")));
+        } else if (strcmp(name, "json_schema_2020_12_tool") == 0) {
+            const json_t *s = json_object_get(tool, "inputSchema");
+            seen_schema = true;
+            assert_string_equal(json_string_value(json_object_get(s, "$schema")),
+                                "https://json-schema.org/draft/2020-12/schema");
+            assert_non_null(json_object_get(json_object_get(s, "$defs"), "address"));
+        }
+    }
+    assert_true(seen_echo && seen_wipe && seen_schema);
+    assert_null(json_object_get(result_of(m), "nextCursor"));
+    json_decref(m);
+    m = child_call(&c, 4, "tools/list", "{\"cursor\":\"nonsense\"}", NULL);
+    assert_int_equal(json_integer_value(json_object_get(json_object_get(m, "error"), "code")),
+                     -32602);
+    json_decref(m);
+    /* Empty lists for what rein does not have. */
+    m = child_call(&c, 5, "resources/list", NULL, NULL);
+    assert_int_equal(json_array_size(json_object_get(result_of(m), "resources")), 0);
+    json_decref(m);
+    m = child_call(&c, 6, "resources/templates/list", NULL, NULL);
+    assert_int_equal(json_array_size(json_object_get(result_of(m), "resourceTemplates")), 0);
+    json_decref(m);
+    m = child_call(&c, 7, "prompts/list", NULL, NULL);
+    assert_int_equal(json_array_size(json_object_get(result_of(m), "prompts")), 0);
+    json_decref(m);
+    m = child_call(&c, 8, "ping", NULL, NULL);
+    assert_int_equal(json_object_size(result_of(m)), 0);
+    json_decref(m);
+    assert_int_equal(child_stop(&c), 0);
+}
+
+static void stdio_calls(void **state)
+{
+    struct child c;
+    json_t *m;
+    const json_t *r, *sc, *e;
+
+    (void)state;
+    child_start(&c, NULL);
+    child_init(&c, "2025-06-18");
+    m = child_call(&c, 2, "tools/call", "{\"name\":\"echo\",\"arguments\":{\"text\":\"hi\"}}",
+                   NULL);
+    assert_string_equal(first_text(result_of(m)), "hi");
+    assert_null(json_object_get(result_of(m), "isError"));
+    json_decref(m);
+    /* The pipeline's repair applies: "Echo" runs echo. */
+    m = child_call(&c, 3, "tools/call", "{\"name\":\"Echo\",\"arguments\":{\"text\":\"again\"}}",
+                   NULL);
+    assert_string_equal(first_text(result_of(m)), "again");
+    json_decref(m);
+    /* Bad arguments: isError, with the invalid payload as text and as structuredContent. */
+    m = child_call(&c, 4, "tools/call", "{\"name\":\"echo\",\"arguments\":{\"text\":5}}", NULL);
+    r = result_of(m);
+    assert_true(json_is_true(json_object_get(r, "isError")));
+    sc = json_object_get(r, "structuredContent");
+    assert_string_equal(json_string_value(json_object_get(sc, "tool")), "echo");
+    assert_string_equal(json_string_value(json_object_get(
+                            json_array_get(json_object_get(sc, "errors"), 0), "path")),
+                        "/text");
+    assert_non_null(strstr(first_text(r), "\"receivedArgs\":{\"text\":5}"));
+    json_decref(m);
+    /* An unknown tool is a JSON-RPC error whose data lists the tools. */
+    m = child_call(&c, 5, "tools/call", "{\"name\":\"nope_nothing\",\"arguments\":{}}", NULL);
+    e = json_object_get(m, "error");
+    assert_int_equal(json_integer_value(json_object_get(e, "code")), -32602);
+    assert_true(json_array_size(json_object_get(json_object_get(e, "data"), "available_tools")) >
+                4);
+    json_decref(m);
+    m = child_call(&c, 6, "tools/call", "{\"arguments\":{}}", NULL);
+    assert_int_equal(json_integer_value(json_object_get(json_object_get(m, "error"), "code")),
+                     -32602);
+    json_decref(m);
+    /* A skill that fails: isError with the normalized error. */
+    m = child_call(&c, 7, "tools/call", "{\"name\":\"test_error_handling\"}", NULL);
+    r = result_of(m);
+    assert_true(json_is_true(json_object_get(r, "isError")));
+    assert_string_equal(
+        json_string_value(json_object_get(
+            json_object_get(json_object_get(r, "structuredContent"), "error"), "message")),
+        "This tool intentionally returns an error for testing");
+    json_decref(m);
+    /* MCP content from a skill passes through. */
+    m = child_call(&c, 8, "tools/call", "{\"name\":\"test_multiple_content_types\"}", NULL);
+    r = result_of(m);
+    assert_string_equal(json_string_value(json_object_get(
+                            json_array_get(json_object_get(r, "content"), 1), "type")),
+                        "image");
+    assert_string_equal(
+        json_string_value(json_object_get(
+            json_object_get(json_array_get(json_object_get(r, "content"), 2), "resource"), "uri")),
+        "test://mixed-content-resource");
+    json_decref(m);
+    /* An object output: JSON text plus structuredContent. */
+    m = child_call(&c, 9, "tools/call",
+                   "{\"name\":\"calculator\",\"arguments\":{\"expression\":\"2*(3+4)\"}}", NULL);
+    r = result_of(m);
+    assert_true(json_is_object(json_object_get(r, "structuredContent")));
+    assert_non_null(strstr(first_text(r), "14"));
+    json_decref(m);
+    assert_int_equal(child_stop(&c), 0);
+}
+
+static void stdio_bad_input(void **state)
+{
+    struct child c;
+    json_t *m;
+    char *big;
+    size_t n = (size_t)5 << 20;
+
+    (void)state;
+    child_start(&c, NULL);
+    m = child_call(&c, 1, "tools/list", NULL, NULL);
+    assert_int_equal(json_integer_value(json_object_get(json_object_get(m, "error"), "code")),
+                     -32600);
+    assert_non_null(
+        strstr(json_string_value(json_object_get(json_object_get(m, "error"), "message")),
+               "initialize first"));
+    json_decref(m);
+    child_init(&c, "2025-11-25");
+    child_send(&c, "");
+    child_send(&c, "   ");
+    child_send(&c, "this is not json");
+    m = child_recv(&c, 10000);
+    assert_true(json_is_null(json_object_get(m, "id")));
+    assert_int_equal(json_integer_value(json_object_get(json_object_get(m, "error"), "code")),
+                     -32700);
+    json_decref(m);
+    child_send(&c, "{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"tools/list\",\"params\":[]}");
+    m = child_recv(&c, 10000);
+    assert_int_equal(json_integer_value(json_object_get(m, "id")), 9);
+    assert_int_equal(json_integer_value(json_object_get(json_object_get(m, "error"), "code")),
+                     -32600);
+    json_decref(m);
+    child_send(&c, "[{\"jsonrpc\":\"2.0\",\"id\":10,\"method\":\"ping\"}]");
+    m = child_recv(&c, 10000);
+    assert_int_equal(json_integer_value(json_object_get(json_object_get(m, "error"), "code")),
+                     -32600);
+    json_decref(m);
+    /* A response (rein asked nothing) and an unknown notification: ignored, no answer. */
+    child_send(&c, "{\"jsonrpc\":\"2.0\",\"id\":77,\"result\":{}}");
+    child_send(&c, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/whatever\"}");
+    m = child_call(&c, 11, "no/such/method", NULL, NULL);
+    assert_int_equal(json_integer_value(json_object_get(json_object_get(m, "error"), "code")),
+                     -32601);
+    json_decref(m);
+    m = child_call(&c, 12, "logging/setLevel", "{\"level\":\"loud\"}", NULL);
+    assert_int_equal(json_integer_value(json_object_get(json_object_get(m, "error"), "code")),
+                     -32602);
+    json_decref(m);
+    /* An oversized line is refused and skipped; the session goes on. */
+    big = malloc(n + 1);
+    assert_non_null(big);
+    memset(big, 'x', n);
+    big[n] = '\0';
+    child_send(&c, big);
+    free(big);
+    m = child_recv(&c, 20000);
+    assert_non_null(strstr(
+        json_string_value(json_object_get(json_object_get(m, "error"), "message")), "larger than"));
+    json_decref(m);
+    m = child_call(&c, 13, "ping", NULL, NULL);
+    assert_non_null(json_object_get(m, "result"));
+    json_decref(m);
+    assert_int_equal(child_stop(&c), 0);
+}
+
+static int count_method(const json_t *notes, const char *method)
+{
+    const json_t *n;
+    size_t i;
+    int k = 0;
+
+    json_array_foreach(notes, i, n)
+    {
+        k += strcmp(json_string_value(json_object_get(n, "method")), method) == 0;
+    }
+    return k;
+}
+
+static void stdio_progress_and_logging(void **state)
+{
+    struct child c;
+    json_t *m, *notes = json_array();
+    const json_t *n;
+    size_t i;
+    double last = -1;
+
+    (void)state;
+    child_start(&c, NULL);
+    child_init(&c, "2025-11-25");
+    m = child_call(&c, 2, "logging/setLevel", "{\"level\":\"debug\"}", NULL);
+    assert_int_equal(json_object_size(result_of(m)), 0);
+    json_decref(m);
+    m = child_call(&c, 3, "tools/call", "{\"name\":\"test_tool_with_logging\"}", notes);
+    json_decref(m);
+    assert_int_equal(count_method(notes, "notifications/message"), 3);
+    n = json_array_get(notes, 1);
+    assert_string_equal(json_string_value(json_object_get(json_object_get(n, "params"), "data")),
+                        "Tool processing data");
+    json_array_clear(notes);
+    /* Above the level: no log lines reach the client. */
+    json_decref(child_call(&c, 4, "logging/setLevel", "{\"level\":\"warning\"}", NULL));
+    json_decref(child_call(&c, 5, "tools/call", "{\"name\":\"test_tool_with_logging\"}", notes));
+    assert_int_equal(count_method(notes, "notifications/message"), 0);
+    /* Progress goes to requests with a token, strictly increasing. */
+    json_decref(child_call(&c, 6, "tools/call",
+                           "{\"name\":\"test_tool_with_progress\",\"_meta\":{\"progressToken\":"
+                           "\"tok-1\"}}",
+                           notes));
+    assert_int_equal(count_method(notes, "notifications/progress"), 3);
+    json_array_foreach(notes, i, n)
+    {
+        const json_t *p = json_object_get(n, "params");
+        assert_string_equal(json_string_value(json_object_get(p, "progressToken")), "tok-1");
+        assert_true(json_number_value(json_object_get(p, "progress")) > last);
+        assert_true(json_number_value(json_object_get(p, "total")) == 100);
+        last = json_number_value(json_object_get(p, "progress"));
+    }
+    json_array_clear(notes);
+    json_decref(child_call(&c, 7, "tools/call", "{\"name\":\"test_tool_with_progress\"}", notes));
+    assert_int_equal(json_array_size(notes), 0);
+    json_decref(notes);
+    assert_int_equal(child_stop(&c), 0);
+}
+
+/* A silent call gets heartbeat progress; notifications/cancelled stops it and its process. */
+static void stdio_cancel_and_heartbeat(void **state)
+{
+    static const char *const env[] = {"REIN_MCP_PROGRESS_MS", "100", NULL};
+    struct child c;
+    json_t *m;
+    int beats = 0;
+    double last = -1;
+
+    (void)state;
+    child_start(&c, env);
+    child_init(&c, "2025-11-25");
+    child_send(&c, "{\"jsonrpc\":\"2.0\",\"id\":\"call-a\",\"method\":\"tools/call\",\"params\":{"
+                   "\"name\":\"hang\",\"_meta\":{\"progressToken\":7}}}");
+    pid_t pid = hang_pid(c.dir);
+    while (beats < 2) {
+        m = child_recv(&c, 10000);
+        assert_non_null(m);
+        assert_string_equal(json_string_value(json_object_get(m, "method")),
+                            "notifications/progress");
+        const json_t *p = json_object_get(m, "params");
+        assert_int_equal(json_integer_value(json_object_get(p, "progressToken")), 7);
+        assert_true(json_number_value(json_object_get(p, "progress")) > last);
+        last = json_number_value(json_object_get(p, "progress"));
+        beats++;
+        json_decref(m);
+    }
+    child_send(&c, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{"
+                   "\"requestId\":\"call-a\",\"reason\":\"user stopped it\"}}");
+    expect_gone(pid);
+    /* No response is sent for a cancelled request: the next answer is the ping's. */
+    child_send(&c, "{\"jsonrpc\":\"2.0\",\"id\":99,\"method\":\"ping\"}");
+    for (;;) {
+        m = child_recv(&c, 10000);
+        assert_non_null(m);
+        assert_null(json_object_get(m, "result") ? NULL : json_object_get(m, "error"));
+        if (json_integer_value(json_object_get(m, "id")) == 99) {
+            json_decref(m);
+            break;
+        }
+        assert_string_equal(json_string_value(json_object_get(m, "method")),
+                            "notifications/progress");
+        json_decref(m);
+    }
+    assert_int_equal(child_stop(&c), 0);
+}
+
+/* The end of input ends the session: running calls are cancelled and rein exits. */
+static void stdio_end_of_input(void **state)
+{
+    struct child c;
+    int64_t t0;
+
+    (void)state;
+    child_start(&c, NULL);
+    child_init(&c, "2025-11-25");
+    child_send(&c, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":"
+                   "\"hang\"}}");
+    pid_t pid = hang_pid(c.dir);
+    t0 = rein_now_ms();
+    char *dir = rein_strdup(c.dir);
+    assert_int_equal(child_stop(&c), 0);
+    assert_true(rein_now_ms() - t0 < 10000);
+    expect_gone(pid);
+    rein_free(dir);
+}
+
+/* ---- HTTP --------------------------------------------------------------------------------- */
+
+struct http_fixture {
+    rein_registry *reg;
+    rein_mcp_server *mcp;
+    rein_server *srv;
+    char *dir;
+    char url[128];
+};
+
+static struct http_fixture *http_start(const struct rein_mcp_server_opts *opts)
+{
+    struct http_fixture *f = calloc(1, sizeof(*f));
+    rein_error err;
+
+    assert_non_null(f);
+    f->dir = extra_skills();
+    f->reg = rein_registry_new(&err);
+    assert_non_null(f->reg);
+    assert_rein_ok(rein_skills_register_builtins(f->reg, NULL, &err), &err);
+    assert_rein_ok(rein_registry_load_dir(f->reg, skills_dir(), NULL, &err), &err);
+    assert_rein_ok(rein_registry_load_dir(f->reg, f->dir, NULL, &err), &err);
+    f->mcp = rein_mcp_server_new(f->reg, opts, &err);
+    assert_non_null(f->mcp);
+    f->srv = rein_server_new(&err);
+    assert_non_null(f->srv);
+    rein_server_set_port(f->srv, 0);
+    rein_server_set_heartbeat_ms(f->srv, 200);
+    assert_rein_ok(rein_mcp_server_add_routes(f->mcp, f->srv, &err), &err);
+    assert_rein_ok(rein_server_start(f->srv, &err), &err);
+    snprintf(f->url, sizeof(f->url), "http://127.0.0.1:%d/mcp", rein_server_port(f->srv));
+    return f;
+}
+
+static void http_stop(struct http_fixture *f)
+{
+    rein_server_free(f->srv);
+    rein_mcp_server_free(f->mcp);
+    rein_registry_free(f->reg);
+    test_rmtree(f->dir);
+    free(f->dir);
+    free(f);
+}
+
+struct resp {
+    long status;
+    char ctype[128];
+    char session[128];
+    char *body;
+    size_t len;
+};
+
+static size_t on_body(char *data, size_t size, size_t n, void *ud)
+{
+    struct resp *r = ud;
+    size_t len = size * n;
+    char *grown = realloc(r->body, r->len + len + 1);
+
+    assert_non_null(grown);
+    r->body = grown;
+    memcpy(r->body + r->len, data, len);
+    r->len += len;
+    r->body[r->len] = '\0';
+    return len;
+}
+
+static size_t on_header(char *data, size_t size, size_t n, void *ud)
+{
+    struct resp *r = ud;
+    size_t len = size * n;
+
+    if (len > 16 && strncasecmp(data, "mcp-session-id: ", 16) == 0)
+        snprintf(r->session, sizeof(r->session), "%.*s", (int)strcspn(data + 16, "\r\n"),
+                 data + 16);
+    if (len > 14 && strncasecmp(data, "content-type: ", 14) == 0)
+        snprintf(r->ctype, sizeof(r->ctype), "%.*s", (int)strcspn(data + 14, "\r\n"), data + 14);
+    return len;
+}
+
+/* One request; headers: NULL-terminated "Name: value" list. */
+static void http(const char *method, const char *url, const char *body, const char *const *headers,
+                 struct resp *out)
+{
+    CURL *c = curl_easy_init();
+    struct curl_slist *list = NULL;
+
+    memset(out, 0, sizeof(*out));
+    assert_non_null(c);
+    curl_easy_setopt(c, CURLOPT_URL, url);
+    curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method);
+    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
+    curl_easy_setopt(c, CURLOPT_WRITEDATA, out);
+    curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
+    curl_easy_setopt(c, CURLOPT_HEADERDATA, out);
+    curl_easy_setopt(c, CURLOPT_TIMEOUT, 30L);
+    if (body)
+        curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
+    for (size_t i = 0; headers && headers[i]; i++)
+        list = curl_slist_append(list, headers[i]);
+    list = curl_slist_append(list, "Expect:");
+    curl_easy_setopt(c, CURLOPT_HTTPHEADER, list);
+    assert_int_equal(curl_easy_perform(c), CURLE_OK);
+    curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &out->status);
+    curl_slist_free_all(list);
+    curl_easy_cleanup(c);
+}
+
+static json_t *body_json(const struct resp *r)
+{
+    json_t *v = json_loads(r->body ? r->body : "", 0, NULL);
+
+    if (!v)
+        print_error("not JSON (HTTP %ld): %s\n", r->status, r->body ? r->body : "");
+    assert_non_null(v);
+    return v;
+}
+
+static int error_code(const struct resp *r)
+{
+    json_t *v = body_json(r);
+    int code = (int)json_integer_value(json_object_get(json_object_get(v, "error"), "code"));
+
+    json_decref(v);
+    return code;
+}
+
+#define JSON_HEADERS(...)                                                                          \
+    (const char *const[])                                                                          \
+    {                                                                                              \
+        "Content-Type: application/json", "Accept: application/json, text/event-stream",           \
+            __VA_ARGS__, NULL                                                                      \
+    }
+
+/* initialize over HTTP; returns the session id (static buffer). */
+static const char *http_init(const struct http_fixture *f, const char *version)
+{
+    static char session[128];
+    char body[256];
+    struct resp r;
+
+    snprintf(body, sizeof(body),
+             "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{"
+             "\"protocolVersion\":\"%s\",\"capabilities\":{},\"clientInfo\":{\"name\":\"t\","
+             "\"version\":\"1\"}}}",
+             version);
+    http("POST", f->url, body, JSON_HEADERS("X-Nothing: 1"), &r);
+    assert_int_equal(r.status, 200);
+    assert_non_null(strstr(r.ctype, "application/json"));
+    assert_true(strncmp(r.session, "mcp_", 4) == 0);
+    snprintf(session, sizeof(session), "%s", r.session);
+    free(r.body);
+    return session;
+}
+
+static void http_sessions(void **state)
+{
+    struct http_fixture *f = http_start(NULL);
+    const char *list = "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\"}";
+    char sh[200], bogus[] = "Mcp-Session-Id: mcp_doesnotexist";
+    struct resp r;
+
+    (void)state;
+    snprintf(sh, sizeof(sh), "Mcp-Session-Id: %s", http_init(f, "2025-11-25"));
+    http("POST", f->url, list, JSON_HEADERS("X-Nothing: 1"), &r);
+    assert_int_equal(r.status, 400);
+    assert_int_equal(error_code(&r), -32600);
+    free(r.body);
+    http("POST", f->url, list, JSON_HEADERS(bogus), &r);
+    assert_int_equal(r.status, 404);
+    assert_int_equal(error_code(&r), -32001);
+    free(r.body);
+    http("POST", f->url, list, JSON_HEADERS(sh, "MCP-Protocol-Version: 1999-01-01"), &r);
+    assert_int_equal(r.status, 400);
+    free(r.body);
+    http("POST", f->url, list, JSON_HEADERS(sh, "MCP-Protocol-Version: 2025-11-25"), &r);
+    assert_int_equal(r.status, 200);
+    json_t *v = body_json(&r);
+    assert_true(json_array_size(json_object_get(json_object_get(v, "result"), "tools")) > 10);
+    json_decref(v);
+    free(r.body);
+    http("POST", f->url, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}",
+         JSON_HEADERS(sh), &r);
+    assert_int_equal(r.status, 202);
+    assert_int_equal(r.len, 0);
+    free(r.body);
+    http("DELETE", f->url, NULL, (const char *const[]){sh, NULL}, &r);
+    assert_int_equal(r.status, 204);
+    free(r.body);
+    http("POST", f->url, list, JSON_HEADERS(sh), &r);
+    assert_int_equal(r.status, 404);
+    free(r.body);
+    http("DELETE", f->url, NULL, (const char *const[]){sh, NULL}, &r);
+    assert_int_equal(r.status, 404);
+    free(r.body);
+    http_stop(f);
+}
+
+static void http_guards(void **state)
+{
+    struct rein_mcp_server_opts opts = {.allowed_hosts = "rein.internal, gw.example:8443"};
+    struct http_fixture *f = http_start(&opts);
+    const char *init = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{"
+                       "\"protocolVersion\":\"2025-11-25\",\"capabilities\":{},\"clientInfo\":{"
+                       "\"name\":\"t\",\"version\":\"1\"}}}";
+    char sh[200];
+    struct resp r;
+
+    (void)state;
+    /* DNS rebinding: foreign Host or Origin is refused before anything else. */
+    http("POST", f->url, init, JSON_HEADERS("Host: evil.example.com"), &r);
+    assert_int_equal(r.status, 403);
+    free(r.body);
+    http("POST", f->url, init, JSON_HEADERS("Origin: http://evil.example.com"), &r);
+    assert_int_equal(r.status, 403);
+    free(r.body);
+    http("POST", f->url, init, JSON_HEADERS("Origin: null"), &r);
+    assert_int_equal(r.status, 403);
+    free(r.body);
+    http("POST", f->url, init, JSON_HEADERS("Host: gw.example:9999"), &r);
+    assert_int_equal(r.status, 403);
+    free(r.body);
+    http("POST", f->url, init,
+         JSON_HEADERS("Host: localhost:1234", "Origin: http://localhost:1234"), &r);
+    assert_int_equal(r.status, 200);
+    free(r.body);
+    http("POST", f->url, init, JSON_HEADERS("Host: [::1]:80", "Origin: https://rein.internal"), &r);
+    assert_int_equal(r.status, 200);
+    free(r.body);
+    http("POST", f->url, init, JSON_HEADERS("Host: gw.example:8443"), &r);
+    assert_int_equal(r.status, 200);
+    free(r.body);
+    /* Media types. */
+    http("POST", f->url, init, (const char *const[]){"Content-Type: text/plain", NULL}, &r);
+    assert_int_equal(r.status, 415);
+    free(r.body);
+    http("POST", f->url, init,
+         (const char *const[]){"Content-Type: application/json", "Accept: text/html", NULL}, &r);
+    assert_int_equal(r.status, 406);
+    free(r.body);
+    /* Bodies. */
+    http("POST", f->url, "{not json", JSON_HEADERS("X-A: 1"), &r);
+    assert_int_equal(r.status, 400);
+    assert_int_equal(error_code(&r), -32700);
+    free(r.body);
+    http("POST", f->url, "[]", JSON_HEADERS("X-A: 1"), &r);
+    assert_int_equal(r.status, 400);
+    assert_int_equal(error_code(&r), -32600);
+    free(r.body);
+    http("POST", f->url, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{}}",
+         JSON_HEADERS("X-A: 1"), &r);
+    assert_int_equal(r.status, 200);
+    assert_int_equal(error_code(&r), -32602);
+    assert_string_equal(r.session, ""); /* a failed initialize makes no session */
+    free(r.body);
+    /* GET is only for resuming. */
+    snprintf(sh, sizeof(sh), "Mcp-Session-Id: %s", http_init(f, "2025-11-25"));
+    http("GET", f->url, NULL, (const char *const[]){"Accept: text/event-stream", sh, NULL}, &r);
+    assert_int_equal(r.status, 405);
+    free(r.body);
+    http("GET", f->url, NULL,
+         (const char *const[]){"Accept: text/event-stream", sh, "Last-Event-ID: nope-3", NULL}, &r);
+    assert_int_equal(r.status, 400);
+    free(r.body);
+    http("GET", f->url, NULL, (const char *const[]){"Accept: application/json", sh, NULL}, &r);
+    assert_int_equal(r.status, 406);
+    free(r.body);
+    http_stop(f);
+}
+
+/* The id of the first "id:" line of an event stream, into out. */
+static void first_id(const char *body, char *out, size_t size)
+{
+    const char *p = strstr(body, "id: ");
+
+    assert_non_null(p);
+    snprintf(out, size, "%.*s", (int)strcspn(p + 4, "\r\n"), p + 4);
+}
+
+static void http_streams(void **state)
+{
+    struct rein_mcp_server_opts opts = {.sse_retry_ms = 321};
+    struct http_fixture *f = http_start(&opts);
+    const char *call = "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"tools/call\",\"params\":{"
+                       "\"name\":\"test_tool_with_progress\",\"_meta\":{\"progressToken\":1}}}";
+    char sh[200], id[128];
+    struct resp r;
+
+    (void)state;
+    snprintf(sh, sizeof(sh), "Mcp-Session-Id: %s", http_init(f, "2025-11-25"));
+    http("POST", f->url, call, JSON_HEADERS(sh), &r);
+    assert_int_equal(r.status, 200);
+    assert_string_equal(r.ctype, "text/event-stream");
+    /* The priming event comes first: an id, the retry advice, empty data. */
+    first_id(r.body, id, sizeof(id));
+    assert_true(strlen(id) > 2 && strcmp(id + strlen(id) - 2, "-0") == 0);
+    assert_non_null(strstr(r.body, "retry: 321\ndata: \n\n"));
+    assert_true(strstr(r.body, "notifications/progress") < strstr(r.body, "\"id\":5"));
+    assert_non_null(strstr(r.body, "Tool with progress executed successfully"));
+    free(r.body);
+    /* A client that takes only JSON gets the response alone. */
+    http("POST", f->url, call,
+         (const char *const[]){"Content-Type: application/json", "Accept: application/json", sh,
+                               NULL},
+         &r);
+    assert_int_equal(r.status, 200);
+    assert_non_null(strstr(r.ctype, "application/json"));
+    json_t *v = body_json(&r);
+    assert_int_equal(json_integer_value(json_object_get(v, "id")), 5);
+    json_decref(v);
+    free(r.body);
+    /* A 2025-06-18 session gets no priming event (older clients cannot read empty data). */
+    snprintf(sh, sizeof(sh), "Mcp-Session-Id: %s", http_init(f, "2025-06-18"));
+    http("POST", f->url, call, JSON_HEADERS(sh), &r);
+    assert_null(strstr(r.body, "retry:"));
+    assert_null(strstr(r.body, "-0\n"));
+    assert_non_null(strstr(r.body, "\"id\":5"));
+    free(r.body);
+    http_stop(f);
+}
+
+/* SSE polling: the stream ends before the answer; Last-Event-ID brings the rest. */
+static void http_resume(void **state)
+{
+    struct rein_mcp_server_opts opts = {.sse_close_ms = 150};
+    struct http_fixture *f;
+    char sh[200], last[160], id[128];
+    struct resp r;
+
+    (void)state;
+    setenv("TEST_RECONNECTION_SLEEP", "0.8", 1);
+    f = http_start(&opts);
+    snprintf(sh, sizeof(sh), "Mcp-Session-Id: %s", http_init(f, "2025-11-25"));
+    http("POST", f->url,
+         "{\"jsonrpc\":\"2.0\",\"id\":8,\"method\":\"tools/call\",\"params\":{\"name\":"
+         "\"test_reconnection\"}}",
+         JSON_HEADERS(sh), &r);
+    assert_int_equal(r.status, 200);
+    assert_null(strstr(r.body, "\"id\":8")); /* ended before the answer */
+    first_id(r.body, id, sizeof(id));
+    free(r.body);
+    snprintf(last, sizeof(last), "Last-Event-ID: %s", id);
+    http("GET", f->url, NULL, (const char *const[]){"Accept: text/event-stream", sh, last, NULL},
+         &r);
+    assert_int_equal(r.status, 200);
+    assert_non_null(strstr(r.body, "\"id\":8"));
+    assert_non_null(strstr(r.body, "Reconnection test completed"));
+    free(r.body);
+    /* Delivered streams are dropped: resuming again finds nothing. */
+    http("GET", f->url, NULL, (const char *const[]){"Accept: text/event-stream", sh, last, NULL},
+         &r);
+    assert_int_equal(r.status, 400);
+    free(r.body);
+    unsetenv("TEST_RECONNECTION_SLEEP");
+    http_stop(f);
+}
+
+struct bg_call {
+    const char *url;
+    char session[200];
+    struct resp r;
+    pthread_t thread;
+};
+
+static void *bg_main(void *arg)
+{
+    struct bg_call *b = arg;
+
+    http("POST", b->url,
+         "{\"jsonrpc\":\"2.0\",\"id\":\"h1\",\"method\":\"tools/call\",\"params\":{\"name\":"
+         "\"hang\"}}",
+         JSON_HEADERS(b->session), &b->r);
+    return NULL;
+}
+
+static void http_cancel(void **state)
+{
+    struct http_fixture *f = http_start(NULL);
+    struct bg_call b = {.url = f->url};
+    struct resp r;
+
+    (void)state;
+    snprintf(b.session, sizeof(b.session), "Mcp-Session-Id: %s", http_init(f, "2025-11-25"));
+    assert_int_equal(pthread_create(&b.thread, NULL, bg_main, &b), 0);
+    pid_t pid = hang_pid(f->dir);
+    http("POST", f->url,
+         "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{\"requestId\":"
+         "\"h1\"}}",
+         JSON_HEADERS(b.session), &r);
+    assert_int_equal(r.status, 202);
+    free(r.body);
+    pthread_join(b.thread, NULL);
+    expect_gone(pid);
+    assert_int_equal(b.r.status, 200);
+    assert_null(strstr(b.r.body, "\"h1\"")); /* no response for a cancelled request */
+    free(b.r.body);
+    http_stop(f);
+}
+
+/* Stopping the server cancels the calls still running; nothing hangs. */
+static void http_stop_with_calls_running(void **state)
+{
+    struct http_fixture *f = http_start(NULL);
+    struct bg_call b = {.url = f->url};
+    int64_t t0;
+
+    (void)state;
+    snprintf(b.session, sizeof(b.session), "Mcp-Session-Id: %s", http_init(f, "2025-11-25"));
+    assert_int_equal(pthread_create(&b.thread, NULL, bg_main, &b), 0);
+    pid_t pid = hang_pid(f->dir);
+    t0 = rein_now_ms();
+    rein_server_stop(f->srv, 100);
+    pthread_join(b.thread, NULL);
+    free(b.r.body);
+    char *dir = rein_strdup(f->dir);
+    http_stop(f);
+    assert_true(rein_now_ms() - t0 < 10000);
+    expect_gone(pid);
+    rein_free(dir);
+}
+
+static const struct CMUnitTest tests[] = {
+    cmocka_unit_test(stdio_lifecycle_and_tools),
+    cmocka_unit_test(stdio_calls),
+    cmocka_unit_test(stdio_bad_input),
+    cmocka_unit_test(stdio_progress_and_logging),
+    cmocka_unit_test(stdio_cancel_and_heartbeat),
+    cmocka_unit_test(stdio_end_of_input),
+    cmocka_unit_test(http_sessions),
+    cmocka_unit_test(http_guards),
+    cmocka_unit_test(http_streams),
+    cmocka_unit_test(http_resume),
+    cmocka_unit_test(http_cancel),
+    cmocka_unit_test(http_stop_with_calls_running),
+};
+
+REIN_TEST_MAIN(tests)

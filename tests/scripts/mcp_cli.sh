@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# `rein mcp` end to end: list (text and JSON: states, tools under rein's names, a server that
+# cannot start), call through the pipeline with the exit statuses of the other subcommands
+# (0 ok, 1 the call failed or a server is not ready, 2 usage), and serve over stdio.
+set -u
+rein="${REIN_BIN:?REIN_BIN is not set}"
+bin="${REIN_TEST_BIN_DIR:?REIN_TEST_BIN_DIR is not set}"
+src="${REIN_SOURCE_DIR:?REIN_SOURCE_DIR is not set}"
+command -v python3 >/dev/null || { echo "python3 is missing"; exit 77; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+run() {
+  local want=$1 got
+  shift
+  "$@" >"$tmp/out" 2>"$tmp/err"
+  got=$?
+  if [ "$got" -ne "$want" ]; then
+    cat "$tmp/out" "$tmp/err" >&2
+    fail "'$*' exited $got, want $want"
+  fi
+}
+
+check() {
+  python3 -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+if not eval(sys.argv[2]):
+    sys.exit("not true: " + sys.argv[2] + "\n" + json.dumps(d, ensure_ascii=False, indent=1))' \
+    "$tmp/out" "$1" || fail "check: $1"
+}
+
+cat >"$tmp/ok.json" <<JSON
+{"provider": "openai", "mcpServers": {
+  "fake": {"command": "$bin/mcp_fake_server", "args": ["ok", "plain", "fail", "dotted.name"]},
+  "self": {"command": "$rein", "args": ["mcp", "serve", "--skills", "$src/tests/data/mcp-skills"],
+           "env": {"REIN_LOG": "error"}}}}
+JSON
+cat >"$tmp/broken.json" <<JSON
+{"mcpServers": {
+  "fake": {"command": "$bin/mcp_fake_server", "args": ["ok", "plain"]},
+  "gone": {"command": "$bin/mcp_fake_server", "args": ["exit"]}}}
+JSON
+
+run 0 "$rein" mcp list --config "$tmp/ok.json"
+grep -q '^fake  ready  stdio' "$tmp/out" || fail "list: fake is not ready"
+grep -q 'fake__dotted_name *dotted.name' "$tmp/out" || fail "list lacks fake__dotted_name"
+grep -q 'self__test_simple_text' "$tmp/out" || fail "list lacks self's tools"
+run 0 "$rein" mcp list --config "$tmp/ok.json" --json
+check 'len(d) == 2 and all(s["state"] == "ready" for s in d)'
+check '{"id": "fake__plain", "name": "plain"} in d[0]["tools"]'
+check 'd[1]["serverInfo"]["name"] == "rein" and d[1]["protocolVersion"] == "2025-11-25"'
+REIN_MCP_CONFIG="$tmp/broken.json" run 1 "$rein" mcp list
+grep -q '^gone  failed' "$tmp/out" || fail "list: gone is not failed"
+grep -q 'error: MCP server gone exited (status 4): fatal: cannot start' "$tmp/out" ||
+  fail "list: no reason for gone"
+
+run 0 "$rein" mcp call --config "$tmp/ok.json" fake__plain '{"x": "1"}'
+check 'd["ok"] and d["output"]["structuredContent"]["arguments"] == {"x": "1"}'
+run 1 "$rein" mcp call --config "$tmp/ok.json" fake__fail
+check 'd["error"]["code"] == "execution_failed" and d["error"]["message"] == "the fake failed"'
+run 1 "$rein" mcp call --config "$tmp/ok.json" fake__plain '{"x": 5}'
+check 'd["error"]["code"] == "invalid_arguments"'
+run 1 "$rein" mcp call --config "$tmp/ok.json" self__test_error_handling
+check 'd["error"]["message"] == "This tool intentionally returns an error for testing"'
+run 2 "$rein" mcp call --config "$tmp/ok.json"
+run 2 "$rein" mcp list --config "$tmp/missing.json"
+run 2 "$rein" mcp bogus
+run 0 "$rein" mcp --help
+
+# serve over stdio: a whole session from a file.
+printf '%s\n' \
+  '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"sh","version":"1"}}}' \
+  '{"jsonrpc":"2.0","method":"notifications/initialized"}' \
+  '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"text":"from a pipe"}}}' \
+  >"$tmp/session"
+run 0 "$rein" mcp serve <"$tmp/session"
+grep -q '"id":2,"result":{"content":\[{"type":"text","text":"from a pipe"}\]}' "$tmp/out" ||
+  fail "serve: no echo answer: $(cat "$tmp/out")"
+echo "mcp_cli: ok"

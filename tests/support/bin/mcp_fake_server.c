@@ -1,0 +1,253 @@
+/*
+ * A scripted MCP server on stdio for the client tests: well-behaved by default, with tools
+ * that misbehave on purpose. Usage: mcp_fake_server MODE [TOOL...]
+ *
+ * Modes:
+ *   ok            answers initialize and tools/list (the TOOL names given, each taking
+ *                 {"x": string}) and tools/call as below
+ *   garbage_only  writes a line that is not JSON for every line it reads, nothing else
+ *   exit          writes "fatal: cannot start" on stderr and exits with status 4
+ *   version       answers initialize with protocol version 1999-01-01
+ *
+ * Tools (any name works; these behave specially):
+ *   env       returns PATH, HOME, FAKE_VAR and whether OPENAI_API_KEY is set
+ *   slow      answers nothing until a notifications/cancelled for it arrives (then nothing)
+ *   progress  sends three progress notifications and a log message, then answers
+ *   fail      answers isError with the text "the fake failed"
+ *   die       writes "fatal: fake crash" on stderr and exits with status 3
+ *   pingback  asks the client ping and sampling/createMessage, answers once both are answered
+ *   wrongid   first answers an id that was never sent, then the real one
+ *   huge      answers with 2 MiB of text
+ *   garbage   writes a line that is not JSON, then answers
+ * Any other tool answers {"content": [{"type": "text", "text": "<tool> got <arguments>"}],
+ * "structuredContent": {"tool", "arguments"}}.
+ *
+ * FAKE_LOG (a file) receives one line per start ("start") and per cancellation
+ * ("cancelled <request id>").
+ */
+#include <jansson.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static const char *mode = "ok";
+static char **tools;
+static int ntools;
+
+static void log_line(const char *word, const char *arg)
+{
+    const char *path = getenv("FAKE_LOG");
+    FILE *f = path ? fopen(path, "a") : NULL;
+
+    if (!f)
+        return;
+    fprintf(f, "%s%s%s\n", word, arg ? " " : "", arg ? arg : "");
+    fclose(f);
+}
+
+static void send_json(json_t *msg)
+{
+    char *text = json_dumps(msg, JSON_COMPACT);
+
+    if (text) {
+        fputs(text, stdout);
+        fputc('\n', stdout);
+        fflush(stdout);
+        free(text);
+    }
+    json_decref(msg);
+}
+
+static void result(json_t *id, json_t *res)
+{
+    send_json(json_pack("{s:s, s:O, s:o}", "jsonrpc", "2.0", "id", id, "result", res));
+}
+
+static json_t *text_result(const char *text)
+{
+    return json_pack("{s:[{s:s, s:s}]}", "content", "type", "text", "text", text);
+}
+
+/* Reads one line from stdin into a new JSON value (NULL at end of input or for non-JSON). */
+static json_t *read_msg(int timeout_ms, int *eof)
+{
+    static char buf[1 << 20];
+    static size_t len;
+    char *nl;
+
+    *eof = 0;
+    for (;;) {
+        nl = memchr(buf, '\n', len);
+        if (nl) {
+            size_t n = (size_t)(nl - buf);
+            json_t *v = json_loadb(buf, n, 0, NULL);
+            memmove(buf, nl + 1, len - n - 1);
+            len -= n + 1;
+            return v ? v : json_null();
+        }
+        struct pollfd pfd = {0, POLLIN, 0};
+        if (poll(&pfd, 1, timeout_ms) <= 0)
+            return NULL;
+        ssize_t r = read(0, buf + len, sizeof(buf) - len);
+        if (r <= 0) {
+            *eof = 1;
+            return NULL;
+        }
+        len += (size_t)r;
+    }
+}
+
+static json_t *tool_list(void)
+{
+    json_t *arr = json_array();
+
+    for (int i = 0; i < ntools; i++)
+        json_array_append_new(arr, json_pack("{s:s, s:s, s:{s:s, s:{s:{s:s}}}}", "name", tools[i],
+                                             "description", "a fake tool", "inputSchema", "type",
+                                             "object", "properties", "x", "type", "string"));
+    return arr;
+}
+
+/* Waits for the responses to the two requests pingback sent. */
+static void await_client_answers(void)
+{
+    int got = 0, eof;
+
+    while (got < 2) {
+        json_t *m = read_msg(30000, &eof);
+        if (!m)
+            exit(5);
+        if (json_object_get(m, "result") || json_object_get(m, "error"))
+            got++;
+        json_decref(m);
+    }
+}
+
+static void call_tool(json_t *id, json_t *params)
+{
+    const char *name = json_string_value(json_object_get(params, "name"));
+    json_t *args = json_object_get(params, "arguments");
+    json_t *token = json_object_get(json_object_get(params, "_meta"), "progressToken");
+    char text[512];
+
+    if (!name)
+        name = "";
+    if (strcmp(name, "env") == 0) {
+        const char *p = getenv("PATH"), *h = getenv("HOME"), *f = getenv("FAKE_VAR");
+        result(id, json_pack("{s:[{s:s, s:s}], s:{s:s, s:s, s:s, s:b}}", "content", "type", "text",
+                             "text", "env", "structuredContent", "PATH", p ? p : "", "HOME",
+                             h ? h : "", "FAKE_VAR", f ? f : "", "OPENAI_API_KEY",
+                             getenv("OPENAI_API_KEY") != NULL));
+    } else if (strcmp(name, "slow") == 0) {
+        /* Wait for the cancellation; a slow call never answers. */
+        for (;;) {
+            int eof;
+            json_t *m = read_msg(30000, &eof);
+            if (!m)
+                exit(0);
+            const char *method = json_string_value(json_object_get(m, "method"));
+            if (method && strcmp(method, "notifications/cancelled") == 0) {
+                char *rid = json_dumps(json_object_get(json_object_get(m, "params"), "requestId"),
+                                       JSON_ENCODE_ANY);
+                log_line("cancelled", rid ? rid : "?");
+                free(rid);
+                json_decref(m);
+                return;
+            }
+            json_decref(m);
+        }
+    } else if (strcmp(name, "progress") == 0) {
+        for (int i = 1; i <= 3; i++)
+            send_json(json_pack("{s:s, s:s, s:{s:O, s:i, s:i}}", "jsonrpc", "2.0", "method",
+                                "notifications/progress", "params", "progressToken",
+                                token ? token : json_null(), "progress", i, "total", 3));
+        send_json(json_pack("{s:s, s:s, s:{s:s, s:s, s:s}}", "jsonrpc", "2.0", "method",
+                            "notifications/message", "params", "level", "warning", "logger", "fake",
+                            "data", "almost there"));
+        result(id, text_result("progress done"));
+    } else if (strcmp(name, "fail") == 0) {
+        json_t *r = text_result("the fake failed");
+        json_object_set_new(r, "isError", json_true());
+        result(id, r);
+    } else if (strcmp(name, "die") == 0) {
+        fprintf(stderr, "fatal: fake crash\n");
+        _exit(3); /* no exit handlers: a sanitizer's report would bury the last words */
+    } else if (strcmp(name, "pingback") == 0) {
+        send_json(json_pack("{s:s, s:s, s:s}", "jsonrpc", "2.0", "id", "srv-1", "method", "ping"));
+        send_json(json_pack("{s:s, s:s, s:s, s:{s:[], s:i}}", "jsonrpc", "2.0", "id", "srv-2",
+                            "method", "sampling/createMessage", "params", "messages", "maxTokens",
+                            10));
+        await_client_answers();
+        result(id, text_result("pong ok"));
+    } else if (strcmp(name, "wrongid") == 0) {
+        result(json_integer(999999), text_result("not for you"));
+        result(id, text_result("the right one"));
+    } else if (strcmp(name, "huge") == 0) {
+        size_t n = (size_t)2 << 20;
+        char *big = malloc(n + 1);
+        memset(big, 'a', n);
+        big[n] = '\0';
+        result(id, text_result(big));
+        free(big);
+    } else {
+        if (strcmp(name, "garbage") == 0) {
+            fputs("<html>this is not JSON</html>\n", stdout);
+            fflush(stdout);
+        }
+        char *a = json_dumps(args ? args : json_null(), JSON_COMPACT | JSON_ENCODE_ANY);
+        snprintf(text, sizeof(text), "%s got %s", name, a ? a : "null");
+        json_t *r = text_result(text);
+        json_object_set_new(
+            r, "structuredContent",
+            json_pack("{s:s, s:O}", "tool", name, "arguments", args ? args : json_null()));
+        result(id, r);
+        free(a);
+    }
+}
+
+int main(int argc, char **argv)
+{
+    int eof = 0;
+
+    if (argc > 1)
+        mode = argv[1];
+    tools = argv + 2;
+    ntools = argc > 2 ? argc - 2 : 0;
+    log_line("start", NULL);
+    if (strcmp(mode, "exit") == 0) {
+        fprintf(stderr, "fatal: cannot start\n");
+        return 4;
+    }
+    for (;;) {
+        json_t *m = read_msg(60000, &eof);
+        if (!m) {
+            if (eof)
+                return 0;
+            continue;
+        }
+        if (strcmp(mode, "garbage_only") == 0) {
+            fputs("Traceback (most recent call last): not a message\n", stdout);
+            fflush(stdout);
+            json_decref(m);
+            continue;
+        }
+        const char *method = json_string_value(json_object_get(m, "method"));
+        json_t *id = json_object_get(m, "id");
+        if (method && id && strcmp(method, "initialize") == 0) {
+            const char *v = strcmp(mode, "version") == 0 ? "1999-01-01" : "2025-06-18";
+            result(id,
+                   json_pack("{s:s, s:{s:{}}, s:{s:s, s:s}}", "protocolVersion", v, "capabilities",
+                             "tools", "serverInfo", "name", "fake", "version", "1.0"));
+        } else if (method && id && strcmp(method, "tools/list") == 0) {
+            result(id, json_pack("{s:o}", "tools", tool_list()));
+        } else if (method && id && strcmp(method, "tools/call") == 0) {
+            call_tool(id, json_object_get(m, "params"));
+        } else if (method && id) {
+            send_json(json_pack("{s:s, s:O, s:{s:i, s:s}}", "jsonrpc", "2.0", "id", id, "error",
+                                "code", -32601, "message", "no such method"));
+        }
+        json_decref(m);
+    }
+}
