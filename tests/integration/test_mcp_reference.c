@@ -3,11 +3,8 @@
  * @modelcontextprotocol/server-filesystem (npm, pinned in tests/mcp/package.json, run by the
  * node@22 installed next to them), in a model turn: the scripted model server plays the model
  * over real HTTP through rein's OpenAI provider, proposes calls to the servers' tools (one of
- * them with bad arguments), and rein runs every call through rein_call_run() with a ledger,
- * feeding results and the invalid payload back until the model answers.
- *
- * The agent loop (src/agent) is being built on its own branch; until it lands this test drives
- * the turn itself: send, run the calls through the pipeline, add the results, send again.
+ * them with bad arguments), and the agent loop runs every call through rein_call_run() with a
+ * ledger, feeding results and the invalid payload back until the model answers.
  * Skipped (77) when the npm packages cannot be installed.
  */
 /* rein-test-timeout: 300 */
@@ -44,9 +41,9 @@ struct turn {
     ms_server *ms;
     rein_provider_config *cfg;
     rein_provider *p;
-    rein_model_request *req;
+    rein_agent *agent;
     rein_history *h;
-    rein_ledger *ledger;
+    rein_agent_result *result;
 };
 
 static void turn_start(struct turn *t, const rein_registry *reg)
@@ -63,64 +60,32 @@ static void turn_start(struct turn *t, const rein_registry *reg)
     assert_rein_ok(rein_provider_config_set_api_key(t->cfg, "sk-test"), NULL);
     t->p = rein_provider_new(t->cfg, &err);
     assert_non_null(t->p);
-    t->req = rein_model_request_new();
-    t->h = rein_history_new();
-    t->ledger = rein_ledger_new();
     /* The model is offered every tool of the registry, MCP tools included. */
-    for (size_t i = 0; i < rein_registry_count(reg); i++) {
-        const rein_tool *tool = rein_registry_at(reg, i);
-        assert_rein_ok(rein_model_request_add_tool(t->req, rein_tool_id(tool),
-                                                   rein_tool_description(tool),
-                                                   (json_t *)rein_tool_parameters(tool)),
-                       NULL);
-    }
+    t->agent = rein_agent_new(t->p, reg, &err);
+    assert_non_null(t->agent);
+    t->h = rein_history_new();
 }
 
 static void turn_stop(struct turn *t)
 {
-    rein_ledger_free(t->ledger);
+    rein_agent_result_free(t->result);
     rein_history_free(t->h);
-    rein_model_request_free(t->req);
+    rein_agent_free(t->agent);
     rein_provider_free(t->p);
     rein_provider_config_free(t->cfg);
     ms_stop(t->ms);
 }
 
-/* Sends the history and runs the model's calls through the pipeline until it answers. */
-static char *run_turn(struct turn *t, const rein_registry *reg, const char *user)
+/* One agent turn in auto mode; the ledger is the result's. */
+static const char *run_turn(struct turn *t, const char *user)
 {
+    struct rein_agent_turn_opts opts = {.mode = REIN_AGENT_MODE_AUTO,
+                                        .verification = REIN_AGENT_VERIFY_OFF};
     rein_error err;
-    char *answer = NULL;
 
-    assert_rein_ok(rein_history_add_user(t->h, user), NULL);
-    for (int round = 0; round < 5 && !answer; round++) {
-        rein_model_response *r = NULL;
-        assert_rein_ok(rein_provider_send(t->p, t->req, t->h, &r, &err), &err);
-        assert_rein_ok(rein_history_add_response(t->h, r), NULL);
-        if (rein_model_response_call_count(r) == 0)
-            answer = strdup(rein_model_response_text(r));
-        for (size_t i = 0; i < rein_model_response_call_count(r); i++) {
-            const rein_model_call *c = rein_model_response_call(r, i);
-            const char *raw = rein_model_call_raw_arguments(c);
-            struct rein_call_input in = {.call_id = rein_model_call_id(c),
-                                         .name = rein_model_call_name(c),
-                                         .args_text = raw,
-                                         .args_len = strlen(raw)};
-            struct rein_call_opts opts = {.ledger = t->ledger};
-            rein_call_result *res = NULL;
-            char *text;
-            assert_rein_ok(rein_call_run(reg, &in, &opts, &res, &err), &err);
-            text = rein_json_dumps(rein_call_result_model_json(res));
-            assert_rein_ok(rein_history_add_tool_result(t->h, rein_call_result_call_id(res),
-                                                        rein_call_result_tool_name(res), text,
-                                                        !rein_call_result_ok(res)),
-                           NULL);
-            rein_free(text);
-            rein_call_result_free(res);
-        }
-        rein_model_response_free(r);
-    }
-    return answer;
+    assert_rein_ok(rein_agent_run(t->agent, t->h, user, &opts, &t->result, &err), &err);
+    assert_int_equal(rein_agent_result_stop(t->result), REIN_AGENT_STOP_FINAL_ANSWER);
+    return rein_agent_result_text(t->result);
 }
 
 static void reference_servers_in_a_turn(void **state)
@@ -188,10 +153,9 @@ static void reference_servers_in_a_turn(void **state)
              "\"text\":\"The sum is 5; I wrote it next to the answer, 42.\"}]}",
              dir, dir);
     assert_rein_ok(ms_script(t.ms, script, false, &err), &err);
-    char *answer = run_turn(&t, reg, "Add 2 and 3, read notes.txt and write both to out.txt.");
-    assert_non_null(answer);
+    const char *answer = run_turn(&t, "Add 2 and 3, read notes.txt and write both to out.txt.");
     assert_string_equal(answer, "The sum is 5; I wrote it next to the answer, 42.");
-    free(answer);
+    rein_ledger *ledger = rein_agent_result_ledger(t.result);
 
     /* What the servers did. */
     char path[4200];
@@ -208,21 +172,31 @@ static void reference_servers_in_a_turn(void **state)
     assert_non_null(strstr(second->body, "missing required field(s): message"));
     assert_non_null(strstr(ms_request(t.ms, 2)->body, "Echo: fixed"));
 
-    /* The ledger has every call, none pending, each with its outcome. */
-    static const char *const want[][2] = {{"everything__get-sum", "success"},
-                                          {"fs__read_text_file", "success"},
-                                          {"everything__echo", "invalid"},
-                                          {"fs__write_file", "success"},
-                                          {"everything__echo", "success"}};
-    assert_int_equal(rein_ledger_count(t.ledger), 5);
-    for (size_t i = 0; i < 5; i++) {
-        json_t *e = rein_ledger_entry_json(t.ledger, i);
-        assert_string_equal(json_string_value(json_object_get(e, "tool")), want[i][0]);
-        assert_string_equal(json_string_value(json_object_get(e, "status")), want[i][1]);
-        json_decref(e);
+    /* The ledger has every call, none pending, each with its outcome. The calls of one reply
+     * run in parallel, so entries are found by call id, not by position. */
+    static const char *const want[][3] = {{"call_sum", "everything__get-sum", "success"},
+                                          {"call_read", "fs__read_text_file", "success"},
+                                          {"call_echo", "everything__echo", "invalid"},
+                                          {"call_write", "fs__write_file", "success"},
+                                          {"call_echo2", "everything__echo", "success"}};
+    assert_int_equal(rein_ledger_count(ledger), 5);
+    json_t *first = NULL;
+    for (size_t w = 0; w < 5; w++) {
+        bool found = false;
+        for (size_t i = 0; i < 5 && !found; i++) {
+            json_t *e = rein_ledger_entry_json(ledger, i);
+            if (strcmp(json_string_value(json_object_get(e, "call_id")), want[w][0]) == 0) {
+                found = true;
+                assert_string_equal(json_string_value(json_object_get(e, "tool")), want[w][1]);
+                assert_string_equal(json_string_value(json_object_get(e, "status")), want[w][2]);
+                if (w == 0)
+                    first = json_incref(e);
+            }
+            json_decref(e);
+        }
+        assert_true(found);
     }
-    assert_true(rein_ledger_verify(t.ledger, false, 0));
-    json_t *first = rein_ledger_entry_json(t.ledger, 0);
+    assert_true(rein_ledger_verify(ledger, false, 0));
     char *result = rein_json_dumps(json_object_get(first, "result"));
     assert_non_null(strstr(result, "The sum of 2 and 3 is 5"));
     rein_free(result);
