@@ -34,9 +34,10 @@ enum block_kind { B_NONE, B_TEXT, B_THINKING, B_TOOL, B_SERVER, B_OTHER };
 
 struct block {
     enum block_kind kind;
-    int call;              /* B_TOOL: the call index */
-    json_t *server;        /* B_SERVER: the block being assembled */
-    struct rein_buf input; /* B_SERVER: its input text */
+    int call;                 /* B_TOOL: the call index */
+    json_t *server;           /* B_SERVER: the block being assembled */
+    struct rein_buf input;    /* B_SERVER: its input text */
+    size_t reason_at, sig_at; /* B_THINKING: where its text and signature start */
 };
 
 struct rein__anthropic_state {
@@ -125,12 +126,34 @@ static rein_err add_server_block(rein_model_response *r, json_t *block)
     return json_array_append_new(r->server_blocks, block) ? REIN_ENOMEM : REIN_OK;
 }
 
+/* Appends one thinking block (kind "thinking" or "redacted") to the ordered list. */
+static rein_err add_thinking_block(rein_model_response *r, json_t *block)
+{
+    if (!block)
+        return REIN_ENOMEM;
+    if (json_object_set_new(block, "at", json_integer((json_int_t)r->ncalls))) {
+        json_decref(block);
+        return REIN_ENOMEM;
+    }
+    if (!r->thinking_blocks && !(r->thinking_blocks = json_array())) {
+        json_decref(block);
+        return REIN_ENOMEM;
+    }
+    return json_array_append_new(r->thinking_blocks, block) ? REIN_ENOMEM : REIN_OK;
+}
+
 static rein_err add_redacted(rein_model_response *r, const struct jdoc *doc, int data)
 {
     json_t *v;
 
     if (!jis(doc, data, JSMN_STRING))
         return REIN_OK;
+    v = jtree(doc, data);
+    if (!v || add_thinking_block(r, json_pack("{s:O}", "redacted", v))) {
+        json_decref(v);
+        return REIN_ENOMEM;
+    }
+    json_decref(v);
     if (!r->redacted) {
         r->redacted = json_array();
         if (!r->redacted)
@@ -163,6 +186,8 @@ static rein_err block_start(struct rein_provider_decoder *d, int64_t index, cons
     }
     if (JEQ(doc, type, "thinking")) {
         b->kind = B_THINKING;
+        b->reason_at = d->r->reasoning.len;
+        b->sig_at = d->r->signature.len;
         rc = rein__asm_reasoning(&d->a, jstr(doc, JGET(doc, cb, "thinking")));
         if (!rc)
             rc = rein__asm_signature(&d->a, jstr(doc, JGET(doc, cb, "signature")));
@@ -226,6 +251,24 @@ static rein_err block_delta(struct rein_provider_decoder *d, int64_t index, cons
     return REIN_OK; /* citations_delta and unknown deltas carry nothing rein keeps */
 }
 
+/* A thinking block ended: its own text and signature are the tails of the joined buffers. */
+static rein_err thinking_stop(struct rein_provider_decoder *d, const struct block *b)
+{
+    rein_model_response *r = d->r;
+    rein_err rc = rein__json_unescape_flush(&r->reasoning, &d->a.hi_reason);
+
+    if (!rc)
+        rc = rein__json_unescape_flush(&r->signature, &d->a.hi_sig);
+    if (rc)
+        return rc;
+    if (b->reason_at > r->reasoning.len || b->sig_at > r->signature.len)
+        return REIN_OK; /* a buffer was cut at its limit: nothing whole to keep */
+    return add_thinking_block(
+        r, json_pack("{s:s%,s:s%}", "thinking", r->reasoning.ptr + b->reason_at,
+                     r->reasoning.len - b->reason_at, "signature", r->signature.ptr + b->sig_at,
+                     r->signature.len - b->sig_at));
+}
+
 static rein_err block_stop(struct rein_provider_decoder *d, int64_t index)
 {
     struct rein__anthropic_state *s = state(d);
@@ -236,6 +279,8 @@ static rein_err block_stop(struct rein_provider_decoder *d, int64_t index)
         return REIN_OK;
     if (b->kind == B_TOOL)
         rc = rein__asm_call_close(&d->a, (size_t)b->call);
+    if (b->kind == B_THINKING)
+        rc = thinking_stop(d, b);
     if (b->kind == B_SERVER && b->server) {
         json_t *input =
             b->input.len ? rein_json_parse(b->input.ptr, b->input.len, 0, NULL) : json_object();
@@ -247,6 +292,20 @@ static rein_err block_stop(struct rein_provider_decoder *d, int64_t index)
         }
     }
     block_release(b);
+    return rc;
+}
+
+rein_err rein__anthropic_finish(struct rein_provider_decoder *d)
+{
+    struct rein__anthropic_state *s = d->anth;
+    rein_err rc = REIN_OK;
+
+    for (size_t i = 0; s && !rc && i < s->nb; i++) {
+        if (s->b[i].kind == B_THINKING) {
+            rc = thinking_stop(d, &s->b[i]);
+            block_release(&s->b[i]);
+        }
+    }
     return rc;
 }
 
@@ -426,38 +485,91 @@ static void text_block(struct rein_jw *w, const char *text)
     rein_jw_obj_end(w);
 }
 
+static void thinking_block(struct rein_jw *w, const char *text, const char *sig)
+{
+    rein_jw_obj_begin(w);
+    rein_jw_key(w, "type");
+    rein_jw_str(w, "thinking");
+    rein_jw_key(w, "thinking");
+    rein_jw_str(w, text);
+    rein_jw_key(w, "signature");
+    rein_jw_str(w, sig);
+    rein_jw_obj_end(w);
+}
+
+static void redacted_block(struct rein_jw *w, const char *data)
+{
+    rein_jw_obj_begin(w);
+    rein_jw_key(w, "type");
+    rein_jw_str(w, "redacted_thinking");
+    rein_jw_key(w, "data");
+    rein_jw_str(w, data);
+    rein_jw_obj_end(w);
+}
+
+/*
+ * The ordered thinking blocks that came before tool call `at` (thinking_blocks, decision
+ * 0005's addition for interleaved thinking). Each goes back unchanged, with its own signature.
+ */
+static size_t thinking_blocks_at(struct rein_jw *w, const json_t *blocks, json_int_t at)
+{
+    const json_t *v;
+    size_t i, n = 0;
+
+    json_array_foreach(blocks, i, v)
+    {
+        const json_t *redacted = json_object_get(v, "redacted");
+        if (json_integer_value(json_object_get(v, "at")) != at)
+            continue;
+        if (json_is_string(redacted))
+            redacted_block(w, json_string_value(redacted));
+        else
+            thinking_block(w, rein__json_str(v, "thinking"), rein__json_str(v, "signature"));
+        n++;
+    }
+    return n;
+}
+
+static size_t tool_use_block(struct rein_jw *w, const json_t *call)
+{
+    rein_jw_obj_begin(w);
+    rein_jw_key(w, "type");
+    rein_jw_str(w, "tool_use");
+    rein_jw_key(w, "id");
+    rein_jw_str(w, rein__json_str(call, "id"));
+    rein_jw_key(w, "name");
+    rein_jw_str(w, rein__json_str(call, "name"));
+    rein_jw_key(w, "input");
+    rein__jw_tool_args_raw(w, rein__json_str(call, "arguments"));
+    rein_jw_obj_end(w);
+    return 1;
+}
+
 static void assistant_blocks(struct rein_jw *w, const json_t *msg)
 {
     const char *reasoning = rein__json_str(msg, "reasoning");
     const char *sig = rein__json_str(msg, "reasoning_signature");
     const char *content = rein__json_str(msg, "content");
     const json_t *calls = json_object_get(msg, "tool_calls");
+    const json_t *ordered = json_object_get(msg, "thinking_blocks");
     const json_t *arr;
     json_t *v;
     size_t i, blocks = 0;
 
     /* Thinking goes back first, with its signature: Anthropic checks it before tool_use. */
-    if (reasoning[0] && sig[0]) {
-        rein_jw_obj_begin(w);
-        rein_jw_key(w, "type");
-        rein_jw_str(w, "thinking");
-        rein_jw_key(w, "thinking");
-        rein_jw_str(w, reasoning);
-        rein_jw_key(w, "signature");
-        rein_jw_str(w, sig);
-        rein_jw_obj_end(w);
-        blocks++;
-    }
-    arr = json_object_get(msg, "redacted_reasoning");
-    json_array_foreach(arr, i, v)
-    {
-        rein_jw_obj_begin(w);
-        rein_jw_key(w, "type");
-        rein_jw_str(w, "redacted_thinking");
-        rein_jw_key(w, "data");
-        rein_jw_str(w, json_string_value(v));
-        rein_jw_obj_end(w);
-        blocks++;
+    if (json_is_array(ordered)) {
+        blocks += thinking_blocks_at(w, ordered, 0);
+    } else {
+        if (reasoning[0] && sig[0]) {
+            thinking_block(w, reasoning, sig);
+            blocks++;
+        }
+        arr = json_object_get(msg, "redacted_reasoning");
+        json_array_foreach(arr, i, v)
+        {
+            redacted_block(w, json_string_value(v));
+            blocks++;
+        }
     }
     arr = json_object_get(msg, "server_blocks");
     json_array_foreach(arr, i, v)
@@ -471,18 +583,12 @@ static void assistant_blocks(struct rein_jw *w, const json_t *msg)
     }
     json_array_foreach(calls, i, v)
     {
-        rein_jw_obj_begin(w);
-        rein_jw_key(w, "type");
-        rein_jw_str(w, "tool_use");
-        rein_jw_key(w, "id");
-        rein_jw_str(w, rein__json_str(v, "id"));
-        rein_jw_key(w, "name");
-        rein_jw_str(w, rein__json_str(v, "name"));
-        rein_jw_key(w, "input");
-        rein__jw_tool_args_raw(w, rein__json_str(v, "arguments"));
-        rein_jw_obj_end(w);
-        blocks++;
+        if (i > 0 && json_is_array(ordered))
+            blocks += thinking_blocks_at(w, ordered, (json_int_t)i);
+        blocks += tool_use_block(w, v);
     }
+    if (json_is_array(ordered) && json_array_size(calls) > 0)
+        blocks += thinking_blocks_at(w, ordered, (json_int_t)json_array_size(calls));
     if (!blocks) /* Anthropic refuses an assistant turn with no content */
         text_block(w, "(no content)");
 }

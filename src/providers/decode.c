@@ -251,6 +251,8 @@ rein_err rein_provider_decoder_finish(rein_provider_decoder *d, rein_model_respo
     if (!rc && d->a.messages > 1)
         rein__decoder_note(d, "the recording holds several messages: they were assembled in "
                               "order (text joined, tool calls kept, usage summed)");
+    if (!rc && d->anth)
+        rc = rein__anthropic_finish(d);
     if (!rc)
         rc = rein__asm_end(&d->a);
     if (rc) {

@@ -49,7 +49,11 @@ struct rein_model_response {
     size_t ncalls, calls_cap;
     json_t *redacted;      /* array of opaque strings, or NULL */
     json_t *server_blocks; /* array of Anthropic server blocks, or NULL */
-    json_t *error;         /* the provider's error object, or NULL */
+    /* Anthropic's thinking and redacted_thinking blocks in order, each with "at" (how many
+     * tool calls came before it), or NULL: interleaved thinking has several per turn, and
+     * each must go back with its own signature in its place. */
+    json_t *thinking_blocks;
+    json_t *error; /* the provider's error object, or NULL */
     char *finish_reason;
     int64_t input_tokens, output_tokens;
     size_t text_calls; /* calls left in the text (report mode) */
@@ -220,6 +224,8 @@ rein_err rein__anthropic_payload(struct rein_provider_decoder *d, const char *ev
 rein_err rein__anthropic_body(struct rein_provider_decoder *d, const char *p, size_t len,
                               rein_error *err) REIN_WUR;
 void rein__anthropic_state_free(struct rein__anthropic_state *s);
+/* Closes thinking blocks a stream left open (no content_block_stop), so they are kept. */
+rein_err rein__anthropic_finish(struct rein_provider_decoder *d);
 rein_err rein__ollama_payload(struct rein_provider_decoder *d, const char *event, const char *p,
                               size_t len, rein_error *err) REIN_WUR;
 rein_err rein__ollama_body(struct rein_provider_decoder *d, const char *p, size_t len,

@@ -70,6 +70,7 @@ void rein_model_response_free(rein_model_response *r)
     rein_buf_release(&r->refusal);
     json_decref(r->redacted);
     json_decref(r->server_blocks);
+    json_decref(r->thinking_blocks);
     json_decref(r->error);
     rein_free(r->finish_reason);
     rein_free(r);
@@ -265,6 +266,8 @@ json_t *rein_model_response_message(const rein_model_response *r)
         bad |= json_object_set_new(m, "refusal", str_value(r->refusal.ptr, r->refusal.len));
     if (!bad && r->server_blocks)
         bad |= json_object_set_new(m, "server_blocks", json_deep_copy(r->server_blocks));
+    if (!bad && r->thinking_blocks)
+        bad |= json_object_set_new(m, "thinking_blocks", json_deep_copy(r->thinking_blocks));
     if (bad) {
         json_decref(m);
         return NULL;

@@ -1221,11 +1221,76 @@ static void test_response_becomes_the_assistant_message(void **state)
     assert_string_equal(
         rein__json_str(json_array_get(json_object_get(m, "tool_calls"), 0), "arguments"),
         "{\"a\": 1.0}");
+    /* The ordered list has both, the open thinking block closed at the end of the stream. */
+    json_t *ordered = json_object_get(m, "thinking_blocks");
+    assert_int_equal(json_array_size(ordered), 2);
+    assert_string_equal(rein__json_str(json_array_get(ordered, 0), "redacted"), "opaque");
+    assert_string_equal(rein__json_str(json_array_get(ordered, 1), "signature"), "SIG");
     assert_rein_ok(rein_history_add_response(h, r), NULL);
     assert_int_equal(rein_history_len(h), 1);
     json_decref(m);
     rein_history_free(h);
     rein_model_response_free(r);
+}
+
+#define TB_START(i, type, extra)                                                                   \
+    "data: {\"type\":\"content_block_start\",\"index\":" #i ",\"content_block\":{\"type\":\"" type \
+    "\"" extra "}}\n\n"
+#define TB_DELTA(i, type, field, value)                                                            \
+    "data: {\"type\":\"content_block_delta\",\"index\":" #i ",\"delta\":{\"type\":\"" type         \
+    "\",\"" field "\":\"" value "\"}}\n\n"
+#define TB_STOP(i) "data: {\"type\":\"content_block_stop\",\"index\":" #i "}\n\n"
+
+/* Interleaved thinking: each thinking block goes back with its own signature, in its place. */
+static void test_interleaved_thinking_goes_back_in_order(void **state)
+{
+    rein_provider *p = provider_for("anthropic", "http://127.0.0.1:9");
+    rein_model_request *req = rein_model_request_new();
+    rein_history *h = rein_history_new();
+    rein_model_response *r;
+    json_t *m, *body, *blocks;
+    char *text;
+
+    (void)state;
+    r = decode(
+        REIN_WIRE_ANTHROPIC_SSE,
+        TB_START(0, "thinking", ",\"thinking\":\"\",\"signature\":\"\"")
+            TB_DELTA(0, "thinking_delta", "thinking", "first")
+                TB_DELTA(0, "signature_delta", "signature", "S1") TB_STOP(0)
+                    TB_START(1, "tool_use", ",\"id\":\"t1\",\"name\":\"f\",\"input\":{}")
+                        TB_DELTA(1, "input_json_delta", "partial_json", "{}") TB_STOP(1)
+                            TB_START(2, "thinking", ",\"thinking\":\"\",\"signature\":\"\"")
+                                TB_DELTA(2, "thinking_delta", "thinking", "second")
+                                    TB_DELTA(2, "signature_delta", "signature", "S2") TB_STOP(2)
+                                        TB_START(3, "tool_use",
+                                                 ",\"id\":\"t2\",\"name\":\"f\",\"input\":{}")
+                                            TB_DELTA(3, "input_json_delta", "partial_json", "{}")
+                                                TB_STOP(3) "data: {\"type\":\"message_stop\"}\n\n",
+        0, NULL);
+    m = rein_model_response_message(r);
+    assert_int_equal(json_array_size(json_object_get(m, "thinking_blocks")), 2);
+    assert_rein_ok(rein_history_add_user(h, "go"), NULL);
+    assert_rein_ok(rein_history_add_response(h, r), NULL);
+    assert_rein_ok(rein_history_add_tool_result(h, "t1", "f", "1", false), NULL);
+    assert_rein_ok(rein_history_add_tool_result(h, "t2", "f", "2", false), NULL);
+    text = body_for(p, req, h);
+    body = rein_json_parse(text, strlen(text), 0, NULL);
+    assert_non_null(body);
+    blocks = json_object_get(json_array_get(json_object_get(body, "messages"), 1), "content");
+    assert_int_equal(json_array_size(blocks), 4);
+    assert_string_equal(rein__json_str(json_array_get(blocks, 0), "signature"), "S1");
+    assert_string_equal(rein__json_str(json_array_get(blocks, 0), "thinking"), "first");
+    assert_string_equal(rein__json_str(json_array_get(blocks, 1), "id"), "t1");
+    assert_string_equal(rein__json_str(json_array_get(blocks, 2), "signature"), "S2");
+    assert_string_equal(rein__json_str(json_array_get(blocks, 2), "thinking"), "second");
+    assert_string_equal(rein__json_str(json_array_get(blocks, 3), "id"), "t2");
+    json_decref(body);
+    rein_free(text);
+    json_decref(m);
+    rein_history_free(h);
+    rein_model_response_free(r);
+    rein_model_request_free(req);
+    rein_provider_free(p);
 }
 
 /* ---------------------------------------------------------------------------------------
@@ -1450,6 +1515,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_history_encodes_each_message_once),
     cmocka_unit_test(test_history_checks_the_neutral_shape),
     cmocka_unit_test(test_response_becomes_the_assistant_message),
+    cmocka_unit_test(test_interleaved_thinking_goes_back_in_order),
     cmocka_unit_test(test_presets_and_base_urls),
     cmocka_unit_test(test_keys_come_from_the_environment_and_never_show),
     cmocka_unit_test(test_config_file_and_capabilities),
