@@ -370,32 +370,33 @@ static void send_start(struct chat *c, const struct rein_agent_turn_opts *turn)
 
 /* Runs the turn (lock held, history loaded) and returns its result object (new), or NULL
  * with err set. */
-static json_t *run_turn(struct chat *c, rein_history *h, struct rein_agent_turn_opts *turn,
+static json_t *run_turn(struct chat *c, rein_history *h, const struct rein_agent_turn_opts *asked,
                         const char *message, rein_error *err)
 {
     struct rein_agent_persist persist = {save_message, save_ledger, &c->persist};
+    struct rein_agent_turn_opts turn = *asked;
     rein_agent_result *r = NULL;
     json_t *out = NULL;
     int hook;
 
-    turn->cancel = c->cancel;
-    turn->on_event = on_event;
-    turn->event_data = c;
-    turn->approve = approve;
-    turn->approval_data = c;
-    turn->approval_timeout_ms = c->api->approval_timeout_ms;
-    turn->persist = &persist;
-    turn->conversation_id = c->conv_id;
-    turn->trace_id = c->persist.trace_id;
+    turn.cancel = c->cancel;
+    turn.on_event = on_event;
+    turn.event_data = c;
+    turn.approve = approve;
+    turn.approval_data = c;
+    turn.approval_timeout_ms = c->api->approval_timeout_ms;
+    turn.persist = &persist;
+    turn.conversation_id = c->conv_id;
+    turn.trace_id = c->persist.trace_id;
     hook = rein_cancel_on(rein_request_cancel(c->req), on_request_cancel, c);
     if (hook < 0) {
         rein_error_set(err, hook, "cannot watch the request");
         return NULL;
     }
     if (c->sse)
-        send_start(c, turn);
-    if (rein_agent_run(c->api->agent, h, message, turn, &r, err) == REIN_OK) {
-        const char *labels[] = {rein_agent_mode_name(turn->mode),
+        send_start(c, &turn);
+    if (rein_agent_run(c->api->agent, h, message, &turn, &r, err) == REIN_OK) {
+        const char *labels[] = {rein_agent_mode_name(turn.mode),
                                 rein_agent_stop_name(rein_agent_result_stop(r))};
         rein_metric_add(c->api->turns_total, labels, 1);
         out = rein_agent_result_json(r);
