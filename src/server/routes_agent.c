@@ -334,6 +334,8 @@ static bool open_conversation(struct chat *c, const char *message)
             rc = REIN_OK;
     }
     if (rc != REIN_OK) {
+        rein_store_lease_release(c->lease);
+        c->lease = NULL;
         rein_request_reply_rein_error(c->req, &err);
         return false;
     }

@@ -4,14 +4,15 @@
  * process skills (a slow one, a destructive one), and an agent whose model is the scripted
  * model server. Covers invoke and its bad input, chat as JSON and as SSE (order, heartbeat),
  * the 409 of a busy conversation, cancel, approvals, proposals run and discarded, a
- * conversation continued after a crash, shutdown past the grace period, metrics, and every
- * guard on the new routes. The tests assert what the model server received.
+ * conversation continued after a crash, shutdown past the grace period, a closed event stream,
+ * metrics, and every guard on the new routes. The tests assert what the model server received.
  */
 /* rein-test-timeout: 120 */
 #include "http_client.h"
 #include "model_server.h"
 #include "test.h"
 
+#include <curl/curl.h>
 #include <pthread.h>
 #include <unistd.h>
 
@@ -987,6 +988,60 @@ static void shutdown_interrupts_turns(void **state)
     json_decref(conv);
 }
 
+/* Reads an event stream until marker arrives, then hangs up (a closed browser tab). */
+static size_t until_marker(char *data, size_t size, size_t n, void *ud)
+{
+    struct th_resp *r = ud;
+    char *grown = realloc(r->body, r->len + size * n + 1);
+
+    if (!grown)
+        return 0;
+    r->body = grown;
+    memcpy(r->body + r->len, data, size * n);
+    r->len += size * n;
+    r->body[r->len] = '\0';
+    return strstr(r->body, "\"state\":\"executing\"") ? 0 : size * n;
+}
+
+static void stream_closed_interrupts_turn(void **state)
+{
+    static const char body[] = "{\"message\": \"go slow\", \"conversation_id\": \"gone\"}";
+    struct curl_slist *h = NULL;
+    struct th_resp r = {0};
+    struct rein_store_lock_info info;
+    int64_t deadline;
+    json_t *conv;
+    CURL *c;
+
+    (void)state;
+    start_with(50, 0);
+    script("[{\"tool_calls\": [{\"id\": \"s1\", \"name\": \"slow\", \"arguments\": \"{}\"}]}]");
+    c = curl_easy_init();
+    h = curl_slist_append(h, "Content-Type: application/json");
+    h = curl_slist_append(h, "Accept: text/event-stream");
+    curl_easy_setopt(c, CURLOPT_URL, u("/agent/chat"));
+    curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
+    curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
+    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, until_marker);
+    curl_easy_setopt(c, CURLOPT_WRITEDATA, &r);
+    curl_easy_setopt(c, CURLOPT_TIMEOUT, 30L);
+    assert_int_equal(curl_easy_perform(c), CURLE_WRITE_ERROR);
+    curl_easy_cleanup(c);
+    curl_slist_free_all(h);
+    free(r.body);
+    /* The heartbeat finds the client gone; the turn is cancelled and the lock freed. */
+    deadline = rein_now_ms() + 20000;
+    while (rein_store_lock_get(F->store, "gone", &info, NULL) == REIN_OK &&
+           rein_now_ms() < deadline)
+        rein_sleep_ms(10);
+    conv = conversation("gone");
+    assert_true(json_is_null(jget(conv, "lock")));
+    assert_string_equal(jstr(conv, "state"), "interrupted");
+    assert_string_equal(jstr(ledger_entry(conv, "s1"), "status"), "error");
+    assert_string_equal(jstr(jget(ledger_entry(conv, "s1"), "result"), "code"), "cancelled");
+    json_decref(conv);
+}
+
 static void metrics_of_turns(void **state)
 {
     struct th_resp r;
@@ -1047,6 +1102,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test_teardown(chat_limits_and_modes, teardown),
     cmocka_unit_test_teardown(chat_after_crash, teardown),
     cmocka_unit_test_teardown(shutdown_interrupts_turns, teardown),
+    cmocka_unit_test_teardown(stream_closed_interrupts_turn, teardown),
     cmocka_unit_test_teardown(metrics_of_turns, teardown),
 };
 
