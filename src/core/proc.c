@@ -5,7 +5,8 @@
  * dispositions and an empty signal mask whatever the host program set, and with a pidfd so
  * exits are observed with poll() instead of SIGCHLD. rein_proc_run() drives one poll loop
  * over stdin, stdout, stderr, the pidfd and the cancel descriptor, so a program that floods
- * its output, never reads its input or never exits cannot stall the caller.
+ * its output, never reads its input or never exits cannot stall the caller. The child gets
+ * its three pipes and no other descriptor of the caller's, whether or not it was close-on-exec.
  */
 #include <rein/proc.h>
 
@@ -53,6 +54,10 @@ static rein_err spawn_setup(const struct rein_proc_opts *opts, int pipes[3][2],
     rc |= posix_spawn_file_actions_adddup2(fa, pipes[1][1], STDOUT_FILENO);
     rc |= posix_spawn_file_actions_adddup2(fa, opts->merge_stderr ? pipes[1][1] : pipes[2][1],
                                            STDERR_FILENO);
+    /* Only the three pipes go to the child: a socket of rein's (a client's connection, a
+     * provider's keep-alive) held open by a skill would keep that peer from ever seeing it
+     * close. */
+    rc |= posix_spawn_file_actions_addclosefrom_np(fa, STDERR_FILENO + 1);
     if (opts->cwd)
         rc |= posix_spawn_file_actions_addchdir_np(fa, opts->cwd);
     rc |= posix_spawnattr_init(attr);

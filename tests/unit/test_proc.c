@@ -5,6 +5,7 @@
  */
 #include "test.h"
 
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <unistd.h>
@@ -23,6 +24,24 @@ static void test_run_captures_output_and_exit(void **state)
     assert_string_equal(r.err.ptr, "err\n");
     assert_false(r.timed_out);
     rein_proc_result_release(&r);
+}
+
+/* A descriptor the caller left without close-on-exec (as libcurl's sockets are) stays out. */
+static void test_child_gets_only_its_pipes(void **state)
+{
+    char script[64];
+    const char *argv[] = {"sh", "-c", script, NULL};
+    struct rein_proc_run_opts o = {.proc = {.argv = argv}};
+    struct rein_proc_result r;
+    int fd = open("/dev/null", O_RDONLY);
+
+    (void)state;
+    assert_true(fd > 2);
+    snprintf(script, sizeof(script), "test -e /proc/$$/fd/%d && echo open || echo closed", fd);
+    assert_rein_ok(rein_proc_run(&o, &r, NULL), NULL);
+    assert_string_equal(r.out.ptr, "closed\n");
+    rein_proc_result_release(&r);
+    close(fd);
 }
 
 static void test_run_missing_program_is_not_found(void **state)
@@ -220,6 +239,7 @@ static void test_cancel_child_freed_before_parent_triggers(void **state)
 
 static const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_run_captures_output_and_exit),
+    cmocka_unit_test(test_child_gets_only_its_pipes),
     cmocka_unit_test(test_run_missing_program_is_not_found),
     cmocka_unit_test(test_timeout_kills_the_whole_group),
     cmocka_unit_test(test_flood_is_truncated_and_stopped),
