@@ -116,7 +116,8 @@ int cmd_serve(int argc, char **argv)
         rein_error_set(&err, REIN_ENOMEM, "out of memory");
         goto fail;
     }
-    if (rein_server_add_store_routes(srv, store, &err) != REIN_OK)
+    if (rein_server_add_store_routes(srv, store, &err) != REIN_OK ||
+        rein_server_add_web_routes(srv, &err) != REIN_OK)
         goto fail;
     mcp = cli_mcp_attach(srv, &err);
     if (!mcp || rein_server_start(srv, &err) != REIN_OK)
