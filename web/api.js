@@ -67,9 +67,11 @@ export const api = {
   approve: (id, callId, approve) =>
     send('POST', `/agent/conversations/${encodeURIComponent(id)}/approvals/${encodeURIComponent(callId)}`,
       { approve }),
+  // Runs or discards a call proposed in propose mode: {conversation_id, call_id, tool,
+  // action, status, result} (the normalized result when run, null when discarded).
   proposal: (id, callId, run) =>
     send('POST', `/agent/conversations/${encodeURIComponent(id)}/proposals/${encodeURIComponent(callId)}`,
-      { run }),
+      { action: run ? 'run' : 'discard' }),
 };
 
 // Splits a byte stream into SSE events ({event, data, id}); comments (heartbeats) are

@@ -6,7 +6,7 @@
 
 import { api, ApiError, setApiKey, sseEvents, startChat, whenUnauthorized } from './api.js';
 import { ToolCard, el } from './cards.js';
-import { LANGUAGES, label, pickLanguage, remember, setLanguage, t } from './i18n.js';
+import { LANGUAGES, label, language, pickLanguage, remember, setLanguage, t } from './i18n.js';
 import { renderMarkdown } from './markdown.js';
 
 const $ = (id) => document.getElementById(id);
@@ -15,6 +15,7 @@ const ui = {
   status: $('status'), elapsed: $('elapsed'), mode: $('mode'), verification: $('verification'),
   lang: $('lang'), list: $('conv-list'), more: $('conv-more'), empty: $('conv-empty'),
   newConv: $('new-conv'), sidebar: $('sidebar'), toggle: $('toggle-list'), auth: $('auth'),
+  listError: $('conv-error'),
   authKey: $('auth-key'),
 };
 
@@ -148,25 +149,28 @@ class Turn {
   card(call) {
     let c = this.cards.get(call.call_id);
     if (!c) {
+      const stick = nearBottom();
       c = new ToolCard(call);
       this.cards.set(call.call_id, c);
       this.flow.append(c.outer);
       this.seg = null; // text after a call is a new segment
-      scrollDown();
+      scrollDown(stick);
     }
     return c;
   }
 
   notice(cls, key, params) {
-    const p = label(el('p', `notice ${cls}`), key, params);
-    this.notices.append(p);
-    scrollDown();
-    return p;
+    return this.noticeEl(label(el('p', `notice ${cls}`), key, params));
   }
 
   noticeText(cls, text) {
-    const p = el('p', `notice ${cls}`, text);
+    return this.noticeEl(el('p', `notice ${cls}`, text));
+  }
+
+  noticeEl(p) {
+    const stick = nearBottom();
     this.notices.append(p);
+    scrollDown(stick);
     return p;
   }
 
@@ -176,7 +180,9 @@ class Turn {
     const list = (status) =>
       [...this.cards.values()].filter((c) => c.status === status).map((c) => `${c.tool} (${c.callId})`);
     const pending = list('pending');
-    if (stop === 'cancelled') {
+    if (!stop) {
+      this.notice('error', 'turn.broken');
+    } else if (stop === 'cancelled') {
       const cancelled = list('cancelled');
       this.notice('warn', 'status.cancelled');
       if (cancelled.length) this.notice('warn', 'turn.cancelledCalls', { calls: cancelled.join(', ') });
@@ -202,9 +208,8 @@ function statusFor(ev) {
 function proposalAction(card) {
   return async (run) => {
     const out = await api.proposal(state.convId, card.callId, run);
-    return out && out.result !== undefined
-      ? { status: out.status || (out.result.ok ? 'success' : 'error'), result: out.result, latency_ms: out.latency_ms }
-      : { status: 'success', result: out };
+    const meta = out.result && out.result.meta ? out.result.meta : {};
+    return { status: out.status, result: out.result, latency_ms: meta.latency_ms };
   };
 }
 
@@ -233,7 +238,6 @@ function handleEvent(turn, ev) {
     case 'approval_required': {
       const card = turn.card(ev);
       card.setArguments(ev.arguments);
-      card.root.open = true;
       const first = card.ask(ev, (approve) => api.approve(state.convId, ev.call_id, approve));
       first.focus();
       break;
@@ -287,7 +291,6 @@ async function sendMessage(text) {
   scrollDown(true);
   const request = { message: text, mode: ui.mode.value, verification: ui.verification.value };
   if (state.convId) request.conversation_id = state.convId;
-  let ended = false;
   try {
     const resp = await startChat(request, abort.signal);
     adoptConversation(resp.headers.get('X-Conversation-Id'));
@@ -298,11 +301,10 @@ async function sendMessage(text) {
       } catch {
         continue;
       }
-      if (data.conversation_id && !data.type) adoptConversation(data.conversation_id);
-      if (data.type && sse.event !== 'result') handleEvent(turn, data);
-      else if ('success' in data && 'meta' in data) handleResult(turn, data);
+      if (sse.event === 'result') handleResult(turn, data);
+      else if (data.type === 'start') adoptConversation(data.conversation_id);
+      else if (data.type) handleEvent(turn, data);
     }
-    ended = true;
   } catch (e) {
     if (e instanceof ApiError && e.status === 409) {
       // Not sent: give the text back and wait for the other window's turn.
@@ -313,28 +315,37 @@ async function sendMessage(text) {
       showBusy(e.body && e.body.error ? e.body.error.lock : null);
       return;
     }
-    if (!(state.turn && state.turn.stopping && e.code === 'aborted')) {
-      turn.noticeText('error', e.code === 'network' ? t('error.network') : e.message);
-    }
+    // An HTTP error answer says what was wrong; a stream that broke is told by finishTurn.
+    if (e instanceof ApiError && e.status > 0) turn.noticeText('error', e.message);
+    else if (e instanceof ApiError && e.code === 'network') turn.notice('error', 'error.network');
   }
-  finishTurn(turn, ended);
+  finishTurn(turn);
 }
 
-function finishTurn(turn, ended) {
+function finishTurn(turn) {
   const stopping = state.turn && state.turn.stopping;
   state.turn = null;
   stopElapsed();
   const fin = turn.final;
   const res = turn.result;
-  const stop = fin ? fin.stop_reason : res ? res.meta && res.meta.stop_reason : stopping ? 'cancelled' : null;
+  let stop = fin ? fin.stop_reason : res && res.meta ? res.meta.stop_reason : null;
+  if (!stop && stopping) stop = 'cancelled';
   const success = fin ? fin.success : res ? res.success : false;
   for (const c of turn.cards.values()) c.endQuestion();
-  turn.summarize(stop || 'error', success, res && res.meta ? res.meta.detail : '');
+  const stick = nearBottom();
+  turn.summarize(stop, success, res && res.meta ? res.meta.detail : '');
+  scrollDown(stick);
+  lockInput(false, false);
   if (stop === 'cancelled') setStatus('status.cancelled', {}, 'warn');
   else if (success) setStatus('status.done', {}, 'done');
   else if (stop) setStatus('status.failed', { reason: { key: `turn.stop.${stop}` } }, 'warn');
-  else if (!ended) setStatus('status.error', { msg: t('error.network') }, 'error');
-  lockInput(false, false);
+  else {
+    // The stream broke before the turn ended: the turn may still run on the server.
+    setStatus('status.broken', {}, 'error');
+    if (state.convId) {
+      api.conversation(state.convId).then((c) => c.lock && showBusy(c.lock)).catch(() => {});
+    }
+  }
   loadConversations();
 }
 
@@ -422,7 +433,7 @@ function listItem(c) {
   const title = el('span', 'title');
   if (c.title) title.textContent = c.title;
   else label(title, 'conv.untitled', { id: c.id });
-  const when = c.updated_at ? new Date(c.updated_at).toLocaleString() : '';
+  const when = c.updated_at ? new Date(c.updated_at).toLocaleString(language()) : '';
   const meta = el('span', 'meta');
   const count = label(el('span'), 'conv.messages', { n: c.message_count ?? 0 });
   meta.append(`${when} · `, count);
@@ -447,8 +458,10 @@ async function loadConversations(more = false) {
     ui.more.hidden = !state.cursor;
     ui.empty.hidden = ui.list.children.length > 0;
     markCurrent();
+    ui.listError.hidden = true;
   } catch (e) {
-    if (e.status !== 401) setStatus('conv.loadFailed', { msg: e.message }, 'error');
+    // Shown in the list, not the status line, which belongs to the conversation.
+    if (e.status !== 401) label(ui.listError, 'conv.loadFailed', { msg: e.message }).hidden = false;
   }
 }
 
@@ -521,6 +534,11 @@ function renderConversation(conv) {
   for (const item of conv.messages || []) {
     const m = item.message || item;
     if (m.role === 'system') continue;
+    if (m.role === 'user' && turn && String(m.content).startsWith('[rein] ')) {
+      // rein's own note to the model (what became of a proposal): shown as a note.
+      turn.noticeText('muted', m.content.slice(7));
+      continue;
+    }
     if (m.role === 'user') {
       turn = new Turn(m.content ?? '');
       turns.push(turn);
@@ -547,9 +565,17 @@ function renderConversation(conv) {
       if (!card) continue;
       const e = ledger.get(m.tool_call_id);
       const content = parseJson(m.content);
-      if (content && content.status === 'proposed' && !e) {
+      if (content && content.status === 'proposed') {
         card.setResult('proposed', content);
-        card.propose(proposalAction(card));
+        if (!e) {
+          card.propose(proposalAction(card));
+        } else if (e.status === 'invalid') {
+          card.setStatus('discarded');
+          card.note('muted', 'proposal.discarded');
+        } else {
+          card.setResult(e.status, e.result, latencyOf(e));
+          card.note('ok', 'proposal.ran');
+        }
       } else if (e) {
         card.setResult(e.status, e.status === 'invalid' ? content : e.result ?? content, latencyOf(e));
       } else {
@@ -566,13 +592,12 @@ function renderConversation(conv) {
         if (e.interrupted) card.note('warn', 'card.interrupted');
       }
     }
-    const pending = [...turnView.cards.values()].filter((c) => c.status === 'pending');
-    if (pending.length) {
-      turnView.notice('warn', 'turn.pending', {
-        n: pending.length,
-        calls: pending.map((c) => `${c.tool} (${c.callId})`).join(', '),
-      });
-    }
+    const named = (status) => [...turnView.cards.values()].filter((c) => c.status === status)
+      .map((c) => `${c.tool} (${c.callId})`);
+    const pending = named('pending');
+    if (pending.length) turnView.notice('warn', 'turn.pending', { n: pending.length, calls: pending.join(', ') });
+    const denied = named('denied');
+    if (denied.length) turnView.notice('warn', 'turn.denied', { calls: denied.join(', ') });
   }
   scrollDown(true);
 }
@@ -629,6 +654,7 @@ function wire() {
   ui.lang.addEventListener('change', () => {
     remember(ui.lang.value);
     setLanguage(ui.lang.value);
+    loadConversations(); // dates follow the language
   });
   ui.toggle.addEventListener('click', () => {
     const open = !ui.sidebar.classList.contains('open');

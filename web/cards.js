@@ -25,17 +25,20 @@ function pretty(value) {
 }
 
 // The status a person should see. The ledger has pending, success, error and invalid; a denied
-// call is "invalid" with a "Denied: …" payload (or code "denied"), a stopped one "error" with
-// code "cancelled".
+// call is "invalid" with a "Denied: …" payload or the code "denied", a stopped one "error" with
+// the code "cancelled". result is what the model read ({ok, error: {code}}, the invalid
+// payload {error: "Denied: …"}) or the ledger's record of a failure ({code, message}).
 export function displayStatus(status, result) {
-  const err = result && typeof result === 'object' ? result.error : null;
-  const code = err && typeof err === 'object' ? err.code : null;
-  if (code === 'denied' || (typeof err === 'string' && err.startsWith('Denied:'))) return 'denied';
-  if (code === 'cancelled') return 'cancelled';
-  if (['pending', 'success', 'error', 'invalid', 'proposed', 'cancelled', 'denied'].includes(status)) {
-    return status;
+  let code = null;
+  if (result && typeof result === 'object') {
+    const err = result.error;
+    if (err && typeof err === 'object') code = err.code;
+    else if (typeof err === 'string' && err.startsWith('Denied:')) code = 'denied';
+    else if (status !== 'success' && typeof result.code === 'string') code = result.code;
   }
-  return 'error';
+  if (code === 'denied' || code === 'cancelled') return code;
+  const known = ['pending', 'success', 'error', 'invalid', 'proposed', 'cancelled', 'denied', 'discarded'];
+  return known.includes(status) ? status : 'error';
 }
 
 export class ToolCard {
@@ -46,7 +49,6 @@ export class ToolCard {
     this.tool = call.tool;
     this.status = 'pending';
     this.root = el('details', 'card');
-    this.root.dataset.callId = call.call_id;
     const summary = el('summary');
     this.nameEl = el('span', 'tool-name', call.tool);
     this.sentEl = el('span', 'sent-as');
@@ -66,6 +68,7 @@ export class ToolCard {
     this.root.append(summary, this.body);
     // Questions and notes stay visible outside the fold: a person must see them.
     this.outer = el('div', 'card-wrap');
+    this.outer.dataset.callId = call.call_id;
     this.outer.append(this.root, this.notes);
     this.setArguments(call.arguments);
     this.setStatus('pending');
@@ -107,7 +110,8 @@ export class ToolCard {
   // result: what the model read (normalized result, invalid payload or proposal).
   setResult(status, result, latency) {
     this.setStatus(displayStatus(status, result));
-    this.setLatency(latency);
+    // A proposal was only checked: its "latency" says nothing about the tool.
+    if (status !== 'proposed') this.setLatency(latency);
     if (result === undefined || result === null) return;
     label(this.resultHead, status === 'invalid' ? 'card.invalid' : 'card.result');
     this.resultHead.hidden = false;

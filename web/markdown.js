@@ -28,7 +28,8 @@ const INLINE = [
       return a;
     },
   },
-  { re: /\*\*([^*\n]+)\*\*|__([^_\n]+)__/, make: (m) => inlineIn(el('strong'), m[1] ?? m[2]) },
+  // Underscores count only at word edges (as in CommonMark), so snake_case stays as typed.
+  { re: /\*\*([^*\n]+)\*\*|(?<![\w])__([^_\n]+)__(?![\w])/, make: (m) => inlineIn(el('strong'), m[1] ?? m[2]) },
   { re: /\*([^*\n]+)\*|(?<![\w])_([^_\n]+)_(?![\w])/, make: (m) => inlineIn(el('em'), m[1] ?? m[2]) },
   { re: /~~([^~\n]+)~~/, make: (m) => inlineIn(el('del'), m[1]) },
 ];
