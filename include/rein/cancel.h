@@ -21,7 +21,7 @@ extern "C" {
 typedef struct rein_cancel rein_cancel;
 typedef void (*rein_cancel_fn)(void *userdata);
 
-/* New handle with one reference; NULL when memory or descriptors are exhausted. */
+/* New handle with one reference; NULL when memory is exhausted. */
 REIN_EXTERN rein_cancel *rein_cancel_new(void);
 /*
  * New handle that is triggered when parent (borrowed; may be NULL) is. The child keeps a
@@ -38,7 +38,9 @@ REIN_EXTERN void rein_cancel_trigger(rein_cancel *c, const char *reason);
 REIN_EXTERN bool rein_cancel_is_set(const rein_cancel *c);
 /* The reason given to the first trigger ("cancelled" when none); borrowed, valid while c is. */
 REIN_EXTERN const char *rein_cancel_reason(const rein_cancel *c);
-/* A descriptor that becomes readable once c is triggered; owned by c. -1 when c is NULL. */
+/* A descriptor that becomes readable once c is triggered; owned by c, made on the first call.
+ * -1 when c is NULL or no descriptor can be made (then poll with a short timeout and look at
+ * rein_cancel_is_set()). */
 REIN_EXTERN int rein_cancel_fd(const rein_cancel *c);
 /*
  * Registers fn(userdata); it runs once when c is triggered, or at once (on this thread) when

@@ -32,11 +32,13 @@
 #ifndef REIN_SERVER_H
 #define REIN_SERVER_H
 
+#include <rein/agent.h>
 #include <rein/arena.h>
 #include <rein/cancel.h>
 #include <rein/json.h>
 #include <rein/metrics.h>
 #include <rein/store.h>
+#include <rein/tools.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -107,6 +109,66 @@ REIN_EXTERN rein_err rein_server_add_store_routes(rein_server *srv, rein_store *
  */
 REIN_EXTERN rein_err rein_server_add_web_routes(rein_server *srv, rein_error *err) REIN_WUR;
 
+/* ---- the skill host and the agent API (routes_skills.c, routes_agent.c) ------------------ */
+
+/*
+ * Adds the skill host over reg (borrowed; must outlive the server). m (borrowed, may be NULL:
+ * the global registry) counts the calls as rein_tool_calls_total{tool,status}.
+ *   GET  /skills                 {"skills": [manifest, ...], "problems": [{file, pointer,
+ *                                 message}, ...]} (problems: manifests that were refused)
+ *   GET  /skills/{id}            the manifest; 404 not_found for an unknown id
+ *   POST /skills/{id}/invoke     body {"arguments": {...}, "call_id"?, "timeout_ms"?,
+ *                                 "tool"? (must equal id)}: one call through the pipeline.
+ *                                 200 with the normalized result whatever the call's outcome
+ *                                 ({"ok": false, ...} for an invalid or failed call; a call
+ *                                 that could not run also carries "invalid_payload", what a
+ *                                 model would read). The call's trace id is the request's
+ *                                 (traceparent or new), also in the X-Trace-Id header.
+ *                                 404 not_found (with "available_tools") for an unknown id,
+ *                                 400 bad_request for a malformed body.
+ */
+REIN_EXTERN rein_err rein_server_add_skill_routes(rein_server *srv, const rein_registry *reg,
+                                                  rein_metrics *m, rein_error *err) REIN_WUR;
+
+/*
+ * The agent API: POST /agent/chat and the routes that reach a running turn (cancel,
+ * approvals) and act on proposed calls, on whichever `rein serve` instance the turn runs
+ * (everything goes through the store). docs/decisions/0008 describes the shapes.
+ */
+typedef struct rein_agent_api rein_agent_api;
+
+struct rein_agent_api_opts {
+    int64_t lease_ms;            /* a turn's lock lease, renewed while it runs; 0: 30000 */
+    int64_t approval_timeout_ms; /* how long a destructive call waits for a person; 0: 60000 */
+    /* How often calls left pending by a dead process are flagged interrupted in the store
+     * (rein_store_recover); 0: lease_ms / 2; negative: never (only at store open). */
+    int64_t recover_ms;
+    rein_metrics *metrics;     /* borrowed; NULL: the global registry */
+    const char *provider_name; /* label of rein_provider_retries_total (copied); NULL: unknown */
+};
+
+/*
+ * New agent API over agent, reg (the agent's registry, for proposed calls) and store (all
+ * borrowed; they must outlive the API). opts may be NULL. Starts the recovery thread.
+ * NULL on failure (err says why).
+ */
+REIN_EXTERN rein_agent_api *rein_agent_api_new(rein_agent *agent, const rein_registry *reg,
+                                               rein_store *store,
+                                               const struct rein_agent_api_opts *opts,
+                                               rein_error *err);
+/* Stops the recovery thread and frees api. Call after rein_server_stop(). NULL is a no-op. */
+REIN_EXTERN void rein_agent_api_free(rein_agent_api *api);
+/*
+ * Adds (api borrowed; must outlive the server):
+ *   POST /agent/chat                                   one turn (JSON, or SSE events)
+ *   POST /agent/conversations/{id}/cancel              cancel the running turn
+ *   POST /agent/conversations/{id}/approvals/{call_id} {"approve": true|false}
+ *   POST /agent/conversations/{id}/proposals/{call_id} {"action": "run"|"discard"}
+ * Add rein_server_add_store_routes() too for listing, reading and deleting conversations.
+ */
+REIN_EXTERN rein_err rein_server_add_agent_routes(rein_server *srv, rein_agent_api *api,
+                                                  rein_error *err) REIN_WUR;
+
 /* Binds and starts serving. REIN_EIO (err names the address) when the port cannot be bound. */
 REIN_EXTERN rein_err rein_server_start(rein_server *srv, rein_error *err) REIN_WUR;
 /* The bound port (after start), else the configured one. */
@@ -144,6 +206,15 @@ REIN_EXTERN const char *rein_request_trace_id(const rein_request *req);
 REIN_EXTERN rein_cancel *rein_request_cancel(rein_request *req);
 /* True when the Accept header asks for text/event-stream. */
 REIN_EXTERN bool rein_request_wants_sse(const rein_request *req);
+/*
+ * For a REIN_ROUTE_INLINE handler that finds the request will take long: instead of answering,
+ * it hands the request to a worker, where fn(req, userdata) runs once the inline handler has
+ * returned and answers as any handler does. So a route can serve quick requests on the network
+ * thread (no hand-over between threads) and slow ones on the pool. REIN_ESTATE when called
+ * from anything but a running inline handler, twice, or after an answer.
+ */
+REIN_EXTERN rein_err rein_request_defer(rein_request *req, rein_handler_fn fn,
+                                        void *userdata) REIN_WUR;
 
 /* ---- answers: exactly one per request ---------------------------------------------------- */
 

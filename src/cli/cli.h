@@ -30,9 +30,21 @@ int cmd_provider(int argc, char **argv);
 int cmd_chat_agent(int argc, char **argv); /* cmd_chat.c (cmd_provider.c has a static cmd_chat) */
 int cmd_mcp(int argc, char **argv);
 /* `rein serve`'s /mcp routes (cmd_mcp.c): attach after the other routes, detach after the
- * server stopped. */
-struct cli_mcp *cli_mcp_attach(rein_server *http, rein_error *err);
+ * server stopped. The configured MCP servers' tools join reg (borrowed; must outlive the
+ * attachment), the registry the agent and the skill routes use too. */
+struct cli_mcp *cli_mcp_attach(rein_server *http, rein_registry *reg, rein_error *err);
 void cli_mcp_detach(struct cli_mcp *m);
+
+/* cli_agent.c, shared by chat and serve. The provider from the config file (may be NULL),
+ * the environment and flags ({key, value} pairs); the rules provider when none of them names
+ * a provider or model. */
+rein_provider *cli_provider_new(const char *config, const char *const (*flags)[2], size_t nflags,
+                                rein_error *err);
+rein_provider *cli_rules_new(rein_error *err);
+/* Built-in skills (file_search and log_transform limited to roots: NULL-terminated, may be NULL
+ * or empty for the current folder), then REIN_SKILLS_PATH, then the skills folders. */
+rein_registry *cli_registry_new(const char *const *skills, size_t nskills, const char *const *roots,
+                                rein_error *err);
 
 /* Prints "rein: " + message to stderr; returns CLI_EXIT_USAGE. */
 int cli_usage_error(const char *fmt, ...) REIN_PRINTF(1, 2);

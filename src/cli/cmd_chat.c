@@ -227,85 +227,15 @@ static int parse_args(int argc, char **argv, struct chat_opts *o)
 
 /* ---- the provider ---- */
 
-/* True when a provider or model is configured anywhere: flags, environment, config file. */
-static bool provider_configured(const struct chat_opts *o)
-{
-    static const char *const env[] = {"REIN_PROVIDER", "REIN_MODEL", "REIN_BASE_URL",
-                                      "REIN_REPLAY"};
-    bool found = o->nflags > 0;
-
-    for (size_t i = 0; !found && i < sizeof(env) / sizeof(env[0]); i++) {
-        const char *v = getenv(env[i]);
-        found = v && v[0];
-    }
-    if (!found && o->config) {
-        json_t *cfg = rein_json_load_file(o->config, NULL);
-        json_t *p = json_object_get(cfg, "provider");
-        const json_t *obj = json_is_object(p) ? p : cfg;
-        found =
-            json_object_get(obj, "provider") || json_object_get(obj, "model") || json_is_string(p);
-        json_decref(cfg);
-    }
-    return found;
-}
-
 static rein_provider *make_provider(const struct chat_opts *o, rein_error *err)
 {
-    rein_provider_config *cfg = rein_provider_config_new();
-    rein_provider *p = NULL;
-
-    if (!cfg) {
-        rein_error_set(err, REIN_ENOMEM, "out of memory");
-        return NULL;
-    }
-    if (!provider_configured(o)) {
-        if (rein_provider_config_set_provider(cfg, "rules", err) == REIN_OK)
-            p = rein_provider_new(cfg, err);
-        rein_provider_config_free(cfg);
-        return p;
-    }
-    if ((o->config && rein_provider_config_load_file(cfg, o->config, err) != REIN_OK) ||
-        rein_provider_config_from_env(cfg, err) != REIN_OK)
-        goto out;
-    for (size_t i = 0; i < o->nflags; i++) {
-        if (rein_provider_config_set(cfg, o->flags[i][0], o->flags[i][1], err) != REIN_OK)
-            goto out;
-    }
-    p = rein_provider_new(cfg, err);
-out:
-    rein_provider_config_free(cfg);
-    return p;
-}
-
-static rein_provider *make_rules(rein_error *err)
-{
-    rein_provider_config *cfg = rein_provider_config_new();
-    rein_provider *p = NULL;
-
-    if (cfg && rein_provider_config_set_provider(cfg, "rules", err) == REIN_OK)
-        p = rein_provider_new(cfg, err);
-    rein_provider_config_free(cfg);
-    return p;
+    return cli_provider_new(o->config, (const char *const(*)[2])o->flags, o->nflags, err);
 }
 
 /* The registry: built-in skills, then REIN_SKILLS_PATH, then --skills folders. */
 static rein_registry *make_registry(const struct chat_opts *o, rein_error *err)
 {
-    struct rein_skills_config cfg = {.roots = o->nroots ? o->roots : NULL};
-    const char *env = getenv("REIN_SKILLS_PATH");
-    rein_registry *reg = rein_registry_new(err);
-
-    if (!reg || rein_skills_register_builtins(reg, &cfg, err) ||
-        (env && rein_registry_load_path(reg, env, NULL, err)))
-        goto fail;
-    for (size_t i = 0; i < o->nskills; i++) {
-        if (rein_registry_load_dir(reg, o->skills[i], NULL, err))
-            goto fail;
-    }
-    return reg;
-fail:
-    rein_registry_free(reg);
-    return NULL;
+    return cli_registry_new(o->skills, o->nskills, o->nroots ? o->roots : NULL, err);
 }
 
 /* ---- the status line ---- */
@@ -730,7 +660,7 @@ int cmd_chat_agent(int argc, char **argv)
         goto out;
     }
     if (o.rules_first && strcmp(rein_provider_name(provider), "rules") != 0) {
-        rules = make_rules(&err);
+        rules = cli_rules_new(&err);
         if (!rules) {
             cli_print_error(&err);
             goto out;

@@ -114,21 +114,7 @@ static int parse_opts(int argc, char **argv, struct mcp_opts *o)
 /* The registry: built-in skills, then REIN_SKILLS_PATH, then the --skills folders. */
 static rein_registry *load_registry(const struct mcp_opts *o, rein_error *err)
 {
-    struct rein_skills_config cfg = {.roots = o && o->nroots ? o->roots : NULL};
-    const char *env = getenv("REIN_SKILLS_PATH");
-    rein_registry *reg = rein_registry_new(err);
-
-    if (!reg || rein_skills_register_builtins(reg, &cfg, err) ||
-        (env && *env && rein_registry_load_path(reg, env, NULL, err)))
-        goto fail;
-    for (size_t i = 0; o && i < o->nskills; i++) {
-        if (rein_registry_load_dir(reg, o->skills[i], NULL, err))
-            goto fail;
-    }
-    return reg;
-fail:
-    rein_registry_free(reg);
-    return NULL;
+    return cli_registry_new(o->skills, o->nskills, o->nroots ? o->roots : NULL, err);
 }
 
 /* The MCP servers of the configuration (and --url); NULL with err set on a bad config. */
@@ -364,11 +350,10 @@ int cmd_mcp(int argc, char **argv)
 
 struct cli_mcp {
     rein_mcp_clients *clients;
-    rein_registry *reg;
     rein_mcp_server *srv;
 };
 
-struct cli_mcp *cli_mcp_attach(rein_server *http, rein_error *err)
+struct cli_mcp *cli_mcp_attach(rein_server *http, rein_registry *reg, rein_error *err)
 {
     struct cli_mcp *m = calloc(1, sizeof(*m));
     struct rein_mcp_server_opts so;
@@ -379,10 +364,9 @@ struct cli_mcp *cli_mcp_attach(rein_server *http, rein_error *err)
     }
     server_opts(&so);
     m->clients = load_clients(NULL, err);
-    m->reg = m->clients ? load_registry(NULL, err) : NULL;
-    if (!m->reg || join_clients(m->clients, m->reg, 0, err) != REIN_OK)
+    if (!m->clients || join_clients(m->clients, reg, 0, err) != REIN_OK)
         goto fail;
-    m->srv = rein_mcp_server_new(m->reg, &so, err);
+    m->srv = rein_mcp_server_new(reg, &so, err);
     if (!m->srv || rein_mcp_server_add_routes(m->srv, http, err) != REIN_OK)
         goto fail;
     return m;
@@ -396,7 +380,6 @@ void cli_mcp_detach(struct cli_mcp *m)
     if (!m)
         return;
     rein_mcp_server_free(m->srv);
-    rein_registry_free(m->reg);
     rein_mcp_clients_free(m->clients);
     free(m);
 }

@@ -81,6 +81,9 @@ struct rein_request {
     int64_t start_ns;
     enum stage stage;
     int final_status;
+    bool in_inline;           /* an inline handler is running on the network thread */
+    rein_handler_fn defer_fn; /* set by rein_request_defer(): runs on a worker */
+    void *defer_data;
 
     /* Guarded by mu. */
     pthread_mutex_t mu;
@@ -100,7 +103,15 @@ struct rein_request {
     rein_request *live_next, *live_prev;
 };
 
+/* Something a route set allocated, freed with the server. */
+struct kept {
+    struct kept *next;
+    void *ptr;
+    void (*free_fn)(void *ptr);
+};
+
 struct rein_server {
+    struct kept *kept;
     char host[64];
     int port;
     unsigned threads, io_threads;
@@ -402,6 +413,12 @@ static rein_err reply_error_extra(rein_request *req, int status, const char *cod
     return rc;
 }
 
+rein_err rein__request_reply_error_extra(rein_request *req, int status, const char *code,
+                                         const char *message, const json_t *extra)
+{
+    return reply_error_extra(req, status, code, message, extra);
+}
+
 rein_err rein_request_reply_error(rein_request *req, int status, const char *code, const char *fmt,
                                   ...)
 {
@@ -620,6 +637,15 @@ bool rein_request_wants_sse(const rein_request *req)
     return rein__http_accepts_sse(rein_request_header(req, "Accept"));
 }
 
+rein_err rein_request_defer(rein_request *req, rein_handler_fn fn, void *userdata)
+{
+    if (!fn || !req->in_inline || req->defer_fn || req->replied)
+        return REIN_ESTATE;
+    req->defer_fn = fn;
+    req->defer_data = userdata;
+    return REIN_OK;
+}
+
 /* ---- SSE -------------------------------------------------------------------------------- */
 
 static ssize_t sse_reader(void *cls, uint64_t pos, char *buf, size_t max)
@@ -659,8 +685,8 @@ rein_sse *rein_request_sse_start(rein_request *req, rein_error *err)
 {
     struct MHD_Response *resp;
 
-    if (req->route && (req->route->flags & REIN_ROUTE_INLINE)) {
-        rein_error_set(err, REIN_ESTATE, "inline routes cannot stream");
+    if (req->in_inline) {
+        rein_error_set(err, REIN_ESTATE, "inline handlers cannot stream (defer to a worker)");
         return NULL;
     }
     resp =
@@ -841,7 +867,10 @@ static void job_main(void *arg)
     rein_request *req = arg;
     rein_server *srv = req->srv;
 
-    req->route->fn(req, req->route->userdata);
+    if (req->defer_fn)
+        req->defer_fn(req, req->defer_data);
+    else
+        req->route->fn(req, req->route->userdata);
     if (req->is_sse)
         sse_end(req);
     else if (rein_request_reply_error(req, 500, "internal", "the handler gave no answer") ==
@@ -957,7 +986,11 @@ static enum MHD_Result dispatch(rein_request *req)
     rein_err rc;
 
     if (req->route->flags & REIN_ROUTE_INLINE) {
+        req->in_inline = true;
         req->route->fn(req, req->route->userdata);
+        req->in_inline = false;
+    }
+    if ((req->route->flags & REIN_ROUTE_INLINE) && !req->defer_fn) {
         if (!req->replied &&
             rein_request_reply_error(req, 500, "internal", "the handler gave no answer") != REIN_OK)
             return MHD_NO;
@@ -1163,6 +1196,12 @@ void rein_server_free(rein_server *srv)
         rein_free(r);
     }
     free_keys(srv);
+    while (srv->kept) {
+        struct kept *k = srv->kept;
+        srv->kept = k->next;
+        k->free_fn(k->ptr);
+        rein_free(k);
+    }
     pthread_mutex_destroy(&srv->mu);
     pthread_cond_destroy(&srv->cv);
     rein_free(srv);
@@ -1242,6 +1281,19 @@ void rein_server_set_metrics(rein_server *srv, rein_metrics *m)
     srv->metrics = m;
 }
 
+rein_err rein__server_keep(rein_server *srv, void *ptr, void (*free_fn)(void *ptr), rein_error *err)
+{
+    struct kept *k = rein_calloc(1, sizeof(*k));
+
+    if (!k)
+        return rein_error_set(err, REIN_ENOMEM, "server: out of memory");
+    k->ptr = ptr;
+    k->free_fn = free_fn;
+    k->next = srv->kept;
+    srv->kept = k;
+    return REIN_OK;
+}
+
 rein_err rein_server_route(rein_server *srv, const char *method, const char *pattern,
                            unsigned flags, rein_handler_fn fn, void *userdata, rein_error *err)
 {
@@ -1312,7 +1364,8 @@ rein_err rein_server_start(rein_server *srv, rein_error *err)
         flags, (uint16_t)srv->port, NULL, NULL, on_request, srv, MHD_OPTION_EXTERNAL_LOGGER,
         mhd_log, NULL, MHD_OPTION_SOCK_ADDR, sa, MHD_OPTION_THREAD_POOL_SIZE, srv->io_threads,
         MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv, MHD_OPTION_UNESCAPE_CALLBACK, no_unescape,
-        NULL, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)120, MHD_OPTION_END);
+        NULL, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)120, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+        (size_t)16384, MHD_OPTION_END);
     if (!srv->daemon) {
         rein_cancel_unref(srv->ticker_stop);
         srv->ticker_stop = NULL;

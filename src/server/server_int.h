@@ -46,4 +46,28 @@ bool rein__http_bearer_ok(const char *authorization, char *const *keys, int nkey
 /* Parses a decimal in [lo, hi]; false on anything else. */
 bool rein__http_parse_uint(const char *text, long lo, long hi, long *out);
 
+/* ---- request bodies of the skill host and agent API routes (routes_common.c) ------------ */
+
+/* Appends {path, message} to details (a JSON array). */
+void rein__body_problem(json_t *details, const char *path, const char *fmt, ...) REIN_PRINTF(3, 4);
+/* False (with a problem) when body is not an object; a problem for each member not listed in
+ * allowed (NULL-terminated). */
+bool rein__body_object(const json_t *body, const char *const *allowed, json_t *details);
+/* The string member key (borrowed from body), or NULL when absent, null (a problem when
+ * required) or not a string (a problem). */
+const char *rein__body_string(const json_t *body, const char *key, bool required, json_t *details);
+/* Sets *out to the integer member key when present; false (with a problem) when it is not an
+ * integer in [lo, hi]. Absent or null leaves *out unchanged. */
+bool rein__body_int(const json_t *body, const char *key, int64_t lo, int64_t hi, int64_t *out,
+                    json_t *details);
+/* Answers 400 bad_request naming the first problem, with "details": the list. Takes details. */
+rein_err rein__reply_problems(rein_request *req, json_t *details);
+/* Frees ptr with free_fn when the server is freed (route sets' userdata). On failure nothing
+ * is kept and the caller still owns ptr. */
+rein_err rein__server_keep(rein_server *srv, void *ptr, void (*free_fn)(void *ptr),
+                           rein_error *err);
+/* Answers {"error": {"code", "message", ...extra's members}} (server.c); extra borrowed. */
+rein_err rein__request_reply_error_extra(rein_request *req, int status, const char *code,
+                                         const char *message, const json_t *extra);
+
 #endif /* REIN_SERVER_INT_H */

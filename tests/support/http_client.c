@@ -1,0 +1,159 @@
+/*
+ * tests/support/http_client.h: libcurl requests and a Server-Sent Events splitter for tests.
+ */
+#include "http_client.h"
+#include "test.h"
+
+#include <curl/curl.h>
+#include <strings.h>
+
+static size_t on_body(char *data, size_t size, size_t n, void *ud)
+{
+    struct th_resp *r = ud;
+    size_t len = size * n;
+    char *grown = realloc(r->body, r->len + len + 1);
+
+    if (!grown)
+        return 0;
+    r->body = grown;
+    memcpy(r->body + r->len, data, len);
+    r->len += len;
+    r->body[r->len] = '\0';
+    return len;
+}
+
+static size_t on_header(char *data, size_t size, size_t n, void *ud)
+{
+    struct th_resp *r = ud;
+    size_t len = size * n;
+
+    if (r->hlen + len < sizeof(r->headers) - 1) {
+        memcpy(r->headers + r->hlen, data, len);
+        r->hlen += len;
+        r->headers[r->hlen] = '\0';
+    }
+    return len;
+}
+
+void th_http(const char *method, const char *url, const char *body, const char *const *headers,
+             struct th_resp *out)
+{
+    CURL *c = curl_easy_init();
+    struct curl_slist *list = NULL;
+    bool has_ct = false;
+
+    memset(out, 0, sizeof(*out));
+    assert_non_null(c);
+    curl_easy_setopt(c, CURLOPT_URL, url);
+    curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method);
+    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
+    curl_easy_setopt(c, CURLOPT_WRITEDATA, out);
+    curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
+    curl_easy_setopt(c, CURLOPT_HEADERDATA, out);
+    curl_easy_setopt(c, CURLOPT_TIMEOUT, 60L);
+    curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(c, CURLOPT_PATH_AS_IS, 1L);
+    for (size_t i = 0; headers && headers[i]; i++) {
+        list = curl_slist_append(list, headers[i]);
+        has_ct = has_ct || strncasecmp(headers[i], "Content-Type:", 13) == 0;
+    }
+    if (body) {
+        curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
+        curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)strlen(body));
+        if (!has_ct)
+            list = curl_slist_append(list, "Content-Type: application/json");
+    }
+    list = curl_slist_append(list, "Expect:");
+    curl_easy_setopt(c, CURLOPT_HTTPHEADER, list);
+    out->curl_rc = (int)curl_easy_perform(c);
+    curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &out->status);
+    curl_slist_free_all(list);
+    curl_easy_cleanup(c);
+    if (!out->body)
+        out->body = calloc(1, 1);
+    out->json = json_loads(out->body, 0, NULL);
+}
+
+void th_post(const char *url, const char *body, struct th_resp *out)
+{
+    th_http("POST", url, body, NULL, out);
+}
+
+void th_get(const char *url, struct th_resp *out)
+{
+    th_http("GET", url, NULL, NULL, out);
+}
+
+void th_post_sse(const char *url, const char *body, struct th_resp *out)
+{
+    static const char *const accept[] = {"Accept: text/event-stream", NULL};
+
+    th_http("POST", url, body, accept, out);
+}
+
+void th_resp_free(struct th_resp *r)
+{
+    free(r->body);
+    json_decref(r->json);
+    memset(r, 0, sizeof(*r));
+}
+
+const char *th_header(const struct th_resp *r, const char *name)
+{
+    static char value[512];
+    size_t n = strlen(name);
+
+    for (const char *line = r->headers; line && *line;) {
+        const char *end = strstr(line, "\r\n");
+        if (!end)
+            end = line + strlen(line);
+        if ((size_t)(end - line) > n + 1 && strncasecmp(line, name, n) == 0 && line[n] == ':') {
+            const char *v = line + n + 1;
+            while (*v == ' ')
+                v++;
+            snprintf(value, sizeof(value), "%.*s", (int)(end - v), v);
+            return value;
+        }
+        line = *end ? end + 2 : end;
+    }
+    return NULL;
+}
+
+void th_assert_error(const struct th_resp *r, long status, const char *code)
+{
+    const json_t *e = json_object_get(r->json, "error");
+    const char *got = json_string_value(json_object_get(e, "code"));
+
+    if (r->status != status || !got || strcmp(got, code) != 0)
+        fail_msg("expected %ld %s, got %ld: %s", status, code, r->status, r->body);
+    assert_non_null(json_string_value(json_object_get(e, "message")));
+}
+
+json_t *th_sse_events(const char *body, int *comments)
+{
+    json_t *events = json_array();
+    char event[64] = "";
+    const char *p = body;
+
+    if (comments)
+        *comments = 0;
+    while (*p) {
+        const char *end = strchr(p, '\n');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        if (len == 0) {
+            event[0] = '\0';
+        } else if (p[0] == ':') {
+            if (comments)
+                (*comments)++;
+        } else if (len > 7 && strncmp(p, "event: ", 7) == 0) {
+            snprintf(event, sizeof(event), "%.*s", (int)(len - 7), p + 7);
+        } else if (len > 6 && strncmp(p, "data: ", 6) == 0) {
+            json_t *data = json_loadb(p + 6, len - 6, 0, NULL);
+            if (!data)
+                fail_msg("SSE data is not JSON: %.*s", (int)len, p);
+            json_array_append_new(events, json_pack("{s:s, s:o}", "event", event, "data", data));
+        }
+        p += len + (end ? 1 : 0);
+    }
+    return events;
+}

@@ -1,0 +1,46 @@
+/*
+ * http_client.h: a small libcurl client for tests that talk to `rein serve` (or a server
+ * started in the test): one request at a time, the status, headers and body kept, JSON bodies
+ * parsed, and Server-Sent Events streams split into events.
+ */
+#ifndef REIN_TEST_HTTP_CLIENT_H
+#define REIN_TEST_HTTP_CLIENT_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+struct th_resp {
+    int curl_rc;
+    long status;
+    char *body; /* NUL-terminated; never NULL after th_http */
+    size_t len;
+    char headers[8192];
+    size_t hlen;
+    json_t *json; /* the body parsed, or NULL */
+};
+
+/*
+ * One request. body may be NULL (no body); content_type NULL means application/json when there
+ * is a body; headers is a NULL-terminated list of "Name: value" (may be NULL).
+ */
+void th_http(const char *method, const char *url, const char *body, const char *const *headers,
+             struct th_resp *out);
+/* POST body as JSON. */
+void th_post(const char *url, const char *body, struct th_resp *out);
+void th_get(const char *url, struct th_resp *out);
+/* POST with Accept: text/event-stream. */
+void th_post_sse(const char *url, const char *body, struct th_resp *out);
+void th_resp_free(struct th_resp *r);
+/* The value of a response header (case-insensitive), copied into a static buffer; NULL. */
+const char *th_header(const struct th_resp *r, const char *name);
+/* Asserts the JSON error shape {"error": {"code": code, "message": ...}} and the status. */
+void th_assert_error(const struct th_resp *r, long status, const char *code);
+
+/*
+ * The events of an SSE body: a new array of {"event": name, "data": parsed JSON} in order,
+ * and *comments (may be NULL) receives the number of comment lines (heartbeats).
+ */
+json_t *th_sse_events(const char *body, int *comments);
+
+#endif
