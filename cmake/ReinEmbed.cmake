@@ -1,5 +1,5 @@
 # Builds the files of web/ (the chat page) into librein, so `rein serve` has its page wherever
-# the binary is copied (docs/decisions/0008). Two roles in one file:
+# the binary is copied (docs/decisions/0009). Two roles in one file:
 #
 #  - included from CMakeLists.txt, rein_embed_web(target dir) globs dir's page files and adds
 #    a generated C file to target, regenerated whenever one of them changes;

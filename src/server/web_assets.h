@@ -1,6 +1,6 @@
 /*
  * web_assets.h: the files of web/ (the chat page) built into librein. The table is generated
- * at build time by cmake/ReinEmbed.cmake (docs/decisions/0008) into the build tree; the route
+ * at build time by cmake/ReinEmbed.cmake (docs/decisions/0009) into the build tree; the route
  * that serves it is routes_web.c.
  */
 #ifndef REIN_SERVER_WEB_ASSETS_H
