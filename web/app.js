@@ -425,6 +425,12 @@ function markCurrent() {
   }
 }
 
+// Dates are written in the page's language (and rewritten when it changes).
+function showDate(timeEl) {
+  const d = new Date(timeEl.dateTime);
+  timeEl.textContent = Number.isNaN(d.getTime()) ? '' : d.toLocaleString(language());
+}
+
 function listItem(c) {
   const li = el('li');
   li.dataset.id = c.id;
@@ -433,10 +439,12 @@ function listItem(c) {
   const title = el('span', 'title');
   if (c.title) title.textContent = c.title;
   else label(title, 'conv.untitled', { id: c.id });
-  const when = c.updated_at ? new Date(c.updated_at).toLocaleString(language()) : '';
   const meta = el('span', 'meta');
+  const when = el('time');
+  if (c.updated_at) when.dateTime = c.updated_at;
   const count = label(el('span'), 'conv.messages', { n: c.message_count ?? 0 });
-  meta.append(`${when} · `, count);
+  meta.append(when, ' · ', count);
+  showDate(when);
   open.append(title, meta);
   open.addEventListener('click', () => openConversation(c.id));
   const del = el('button', 'delete ghost', '×');
@@ -654,7 +662,7 @@ function wire() {
   ui.lang.addEventListener('change', () => {
     remember(ui.lang.value);
     setLanguage(ui.lang.value);
-    loadConversations(); // dates follow the language
+    for (const time of ui.list.querySelectorAll('time')) showDate(time);
   });
   ui.toggle.addEventListener('click', () => {
     const open = !ui.sidebar.classList.contains('open');

@@ -297,9 +297,24 @@ test('propose mode shows the checked calls and runs or discards each', async () 
   noProblems(page);
 });
 
-test('conversations are listed, reopened and deleted', async () => {
-  await page.waitForSelector('#conv-list li');
-  assert.ok(await page.locator('#conv-list li').count() >= 4);
+test('conversations are listed, paged, reopened and deleted', async () => {
+  // 20 more conversations through the API itself, so the list needs a second page.
+  await model.script([{ text: 'ok', times: 0 }]);
+  for (let i = 0; i < 20; i++) {
+    const r = await fetch(`${rein.url}/agent/chat`, {
+      method: 'POST', headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ message: `filler ${i}` }),
+    });
+    assert.equal(r.status, 200, await r.text());
+  }
+  await page.reload();
+  await page.waitForSelector('body[data-ready="true"]');
+  await page.waitForSelector('#conv-more:not([hidden])');
+  assert.equal(await page.locator('#conv-list li').count(), 20);
+  await page.click('#conv-more');
+  await page.waitForSelector('#conv-more', { state: 'hidden' });
+  assert.ok(await page.locator('#conv-list li').count() >= 24);
+
   await page.locator(`#conv-list li[data-id="${convs.first}"] button.open`).click();
   await waitCard(page, 'slow_1', 'success');
   await waitCard(page, 'hang_1', 'cancelled');
@@ -395,9 +410,11 @@ test('readable on a narrow screen', async () => {
   assert.equal(await page.isVisible('#sidebar'), true);
   assert.equal(await page.getAttribute('#toggle-list', 'aria-expanded'), 'true');
   await shot(page, 'narrow-list');
-  await page.locator(`#conv-list li[data-id="${convs.approvals}"] button.open`).click();
+  await page.locator('#conv-list li button.open').first().click();
+  await page.waitForFunction(() => /ok/.test(document.getElementById('log').textContent));
+  assert.equal(await page.isVisible('#sidebar'), false, 'opening a conversation folds the list');
+  await page.evaluate((id) => { location.hash = `#c=${id}`; }, convs.approvals);
   await waitCard(page, 'wipe_2', 'denied');
-  assert.equal(await page.isVisible('#sidebar'), false);
   await shot(page, 'narrow-conversation');
   noProblems(page);
 });
