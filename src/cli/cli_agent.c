@@ -71,8 +71,8 @@ out:
     return p;
 }
 
-rein_registry *cli_registry_new(const char *const *skills, size_t nskills,
-                                const char *const *roots, rein_error *err)
+rein_registry *cli_registry_new(const char *const *skills, size_t nskills, const char *const *roots,
+                                rein_error *err)
 {
     struct rein_skills_config cfg = {.roots = roots && roots[0] ? roots : NULL};
     const char *env = getenv("REIN_SKILLS_PATH");

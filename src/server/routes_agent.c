@@ -27,20 +27,16 @@
 #include "server/server_int.h"
 
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdatomic.h>
 #include <string.h>
 
-#define WHERE                   "server/agent"
-#define DEFAULT_LEASE_MS        30000
-#define DEFAULT_APPROVAL_MS     60000
-#define TITLE_MAX               80
-#define MAX_TURN_TIMEOUT_MS     (24LL * 3600 * 1000)
-#define MAX_ANNOUNCED           32
-#define CANCEL_REASON_MAX       160
-#define MAX_TOOL_CALLS_LIMIT    100000
-#define MAX_TOKENS_LIMIT        (1LL << 40)
-#define STATE_IDLE              "idle"
-#define STATE_INTERRUPTED       "interrupted"
+#define WHERE               "server/agent"
+#define DEFAULT_LEASE_MS    30000
+#define DEFAULT_APPROVAL_MS 60000
+#define MAX_ANNOUNCED       32
+#define STATE_IDLE          "idle"
+#define STATE_INTERRUPTED   "interrupted"
 
 struct rein_agent_api {
     rein_agent *agent;        /* borrowed */
@@ -100,8 +96,8 @@ static rein_err save_message(void *userdata, size_t position, const json_t *msg,
 
     if (!text)
         return rein_error_set(err, REIN_ENOMEM, "out of memory");
-    rc = rein_store_message_append(p->store, p->conv_id, text, strlen(text), p->trace_id, &pos,
-                                   err);
+    rc =
+        rein_store_message_append(p->store, p->conv_id, text, strlen(text), p->trace_id, &pos, err);
     rein_free(text);
     if (rc == REIN_OK && pos != (int64_t)position)
         rein_log(REIN_LOG_WARN, WHERE, "%s: message stored at %lld, the history has it at %zu",
@@ -243,8 +239,8 @@ static void announce_approval(struct chat *c, const char *call_id)
     rein_error err;
 
     if (rein_store_approval_request(c->api->store, c->conv_id, call_id, &err) != REIN_OK) {
-        rein_log(REIN_LOG_WARN, WHERE, "%s: approval of %s not announced: %s", c->conv_id,
-                 call_id, err.msg);
+        rein_log(REIN_LOG_WARN, WHERE, "%s: approval of %s not announced: %s", c->conv_id, call_id,
+                 err.msg);
         return;
     }
     pthread_mutex_lock(&c->mu);
@@ -295,8 +291,8 @@ static rein_err approve(void *userdata, const struct rein_agent_approval *a, boo
         if (rc != REIN_OK)
             return rc;
     }
-    return rein_store_approval_wait(c->api->store, c->conv_id, a->call_id, a->timeout_ms,
-                                    a->cancel, approved, err);
+    return rein_store_approval_wait(c->api->store, c->conv_id, a->call_id, a->timeout_ms, a->cancel,
+                                    approved, err);
 }
 
 /* The request's handle fired: the event stream's client left, or the server is stopping. */
@@ -310,71 +306,6 @@ static void on_request_cancel(void *userdata)
 
 /* ---- POST /agent/chat ------------------------------------------------------------------ */
 
-struct chat_body {
-    const char *message;
-    const char *conv_id;
-    struct rein_agent_turn_opts turn;
-};
-
-/* Reads the body; false when it has problems (listed in details). */
-static bool read_chat(const json_t *body, struct chat_body *cb, json_t *details)
-{
-    static const char *const allowed[] = {
-        "message",    "conversation_id", "mode",       "verification",
-        "max_tool_calls", "max_tokens",  "timeout_ms", NULL};
-    const char *mode, *verification;
-    int64_t n;
-
-    if (!rein__body_object(body, allowed, details))
-        return false;
-    cb->message = rein__body_string(body, "message", true, details);
-    if (cb->message && !cb->message[cb->message[0] ? strspn(cb->message, " \t\r\n") : 0]) {
-        rein__body_problem(details, "/message", "\"message\" is empty");
-        cb->message = NULL;
-    }
-    cb->conv_id = rein__body_string(body, "conversation_id", false, details);
-    if (cb->conv_id && !rein_store_id_is_valid(cb->conv_id))
-        rein__body_problem(details, "/conversation_id",
-                           "\"conversation_id\" must be 1-64 characters of A-Z a-z 0-9 _ . - "
-                           "(not starting with '.', no \"..\")");
-    mode = rein__body_string(body, "mode", false, details);
-    if (mode && !rein_agent_mode_parse(mode, &cb->turn.mode))
-        rein__body_problem(details, "/mode",
-                           "\"mode\" must be \"single\", \"auto\" or \"propose\", not \"%.40s\"",
-                           mode);
-    verification = rein__body_string(body, "verification", false, details);
-    if (verification && !rein_agent_verification_parse(verification, &cb->turn.verification))
-        rein__body_problem(details, "/verification",
-                           "\"verification\" must be \"auto\", \"force\" or \"off\", not "
-                           "\"%.40s\"",
-                           verification);
-    n = 0;
-    if (rein__body_int(body, "max_tool_calls", 1, MAX_TOOL_CALLS_LIMIT, &n, details))
-        cb->turn.max_tool_calls = (int)n;
-    n = 0;
-    if (rein__body_int(body, "max_tokens", 1, MAX_TOKENS_LIMIT, &n, details))
-        cb->turn.max_tokens = n;
-    n = 0;
-    if (rein__body_int(body, "timeout_ms", 1, MAX_TURN_TIMEOUT_MS, &n, details))
-        cb->turn.timeout_ms = n;
-    return json_array_size(details) == 0;
-}
-
-/* A conversation's title: the first line of its first message, cut on a character boundary. */
-static void make_title(const char *message, char out[TITLE_MAX + 1])
-{
-    size_t n = strcspn(message + strspn(message, " \t\r\n"), "\r\n");
-    const char *s = message + strspn(message, " \t\r\n");
-
-    if (n > TITLE_MAX) {
-        n = TITLE_MAX;
-        while (n > 0 && ((unsigned char)s[n] & 0xC0) == 0x80)
-            n--;
-    }
-    memcpy(out, s, n);
-    out[n] = '\0';
-}
-
 /* Takes the lock and makes sure the conversation exists; answers the request on failure. */
 static bool open_conversation(struct chat *c, const char *message)
 {
@@ -383,8 +314,8 @@ static bool open_conversation(struct chat *c, const char *message)
     rein_error err;
     rein_err rc;
 
-    rc = rein_store_lease_acquire(store, c->conv_id, c->api->lease_ms, "thinking", &c->lease,
-                                  &held, &err);
+    rc = rein_store_lease_acquire(store, c->conv_id, c->api->lease_ms, "thinking", &c->lease, &held,
+                                  &err);
     if (rc == REIN_EBUSY) {
         rein_request_reply_busy(c->req, c->conv_id, &held);
         return false;
@@ -392,8 +323,8 @@ static bool open_conversation(struct chat *c, const char *message)
     if (rc == REIN_OK)
         rein_error_clear(&err);
     if (rc == REIN_OK && !rein_store_conv_exists(store, c->conv_id, &err)) {
-        char title[TITLE_MAX + 1];
-        make_title(message, title);
+        char title[REIN__TITLE_MAX + 1];
+        rein__chat_title(message, title);
         rc = err.code ? err.code
                       : rein_store_conv_create(store, c->conv_id, title[0] ? title : NULL, NULL,
                                                NULL, &err);
@@ -501,8 +432,8 @@ static void answer(struct chat *c, json_t *result, const rein_error *err)
         if (result) {
             rc = rein_sse_send_json(c->sse, "result", result);
         } else {
-            json_t *e = json_pack("{s:s, s:s, s:s}", "type", "error", "kind", "internal",
-                                  "message", err->msg[0] ? err->msg : rein_strerror(err->code));
+            json_t *e = json_pack("{s:s, s:s, s:s}", "type", "error", "kind", "internal", "message",
+                                  err->msg[0] ? err->msg : rein_strerror(err->code));
             rc = e ? rein_sse_send_json(c->sse, "error", e) : REIN_ENOMEM;
             json_decref(e);
         }
@@ -516,7 +447,7 @@ static void answer(struct chat *c, json_t *result, const rein_error *err)
 static void handle_chat(rein_request *req, void *userdata)
 {
     rein_agent_api *api = userdata;
-    struct chat_body cb;
+    struct rein__chat_body cb;
     struct chat c;
     rein_history *h = NULL;
     json_t *open = NULL, *result = NULL, *details = json_array();
@@ -527,7 +458,7 @@ static void handle_chat(rein_request *req, void *userdata)
         rein_request_reply_error(req, 500, "internal", "out of memory");
         return;
     }
-    if (!read_chat(rein_request_json(req), &cb, details)) {
+    if (!rein__chat_body_read(rein_request_json(req), &cb, details)) {
         rein__reply_problems(req, details);
         return;
     }
@@ -577,53 +508,46 @@ out:
 
 /* ---- POST /agent/conversations/{id}/cancel ----------------------------------------------- */
 
-/* The optional body {"reason": "..."}; NULL and an answer sent when it is malformed. */
-static bool read_cancel(rein_request *req, char reason[CANCEL_REASON_MAX])
+/* Reads the optional body {"reason": "..."}; false (and answered) when it is malformed. */
+static bool read_cancel(rein_request *req, char reason[REIN__REASON_MAX])
 {
-    static const char *const allowed[] = {"reason", NULL};
     size_t len = 0;
     const char *text = rein_request_body(req, &len);
-    json_t *body, *details;
-    const char *r;
+    json_t *body = NULL, *details;
     rein_error perr;
+    bool ok;
 
-    snprintf(reason, CANCEL_REASON_MAX, "cancelled by a client");
-    if (len == 0)
-        return true;
-    if (!rein__http_is_json_type(rein_request_header(req, "Content-Type"))) {
+    if (len > 0 && !rein__http_is_json_type(rein_request_header(req, "Content-Type"))) {
         rein_request_reply_error(req, 415, "unsupported_media_type",
                                  "send the body as Content-Type: application/json (or no body)");
         return false;
     }
-    body = rein_json_parse(text, len, 0, &perr);
-    if (!body) {
+    if (len > 0 && !(body = rein_json_parse(text, len, 0, &perr))) {
         rein_request_reply_error(req, 400, "invalid_json",
                                  "the body is not valid JSON: line %d, column %d: %s", perr.line,
                                  perr.column, perr.msg);
         return false;
     }
     details = json_array();
-    if (!details || !rein__body_object(body, allowed, details) ||
-        ((r = rein__body_string(body, "reason", false, details)) != NULL &&
-         snprintf(reason, CANCEL_REASON_MAX, "cancelled by a client: %s", r) < 0) ||
-        json_array_size(details) > 0) {
+    if (!details) {
         json_decref(body);
-        if (details)
-            rein__reply_problems(req, details);
-        else
-            rein_request_reply_error(req, 500, "internal", "out of memory");
+        rein_request_reply_error(req, 500, "internal", "out of memory");
         return false;
     }
-    json_decref(details);
+    ok = rein__cancel_body_read(body, reason, details);
     json_decref(body);
-    return true;
+    if (!ok)
+        rein__reply_problems(req, details);
+    else
+        json_decref(details);
+    return ok;
 }
 
 static void handle_cancel(rein_request *req, void *userdata)
 {
     rein_agent_api *api = userdata;
     const char *id = rein_request_param(req, "id");
-    char reason[CANCEL_REASON_MAX];
+    char reason[REIN__REASON_MAX];
     struct rein_store_lock_info info;
     json_t *lock = NULL;
     rein_error err;
@@ -659,13 +583,11 @@ static void handle_cancel(rein_request *req, void *userdata)
 
 static void handle_approval(rein_request *req, void *userdata)
 {
-    static const char *const allowed[] = {"approve", NULL};
     rein_agent_api *api = userdata;
     const char *id = rein_request_param(req, "id");
     const char *call_id = rein_request_param(req, "call_id");
-    const json_t *body = rein_request_json(req);
     json_t *details = json_array();
-    const json_t *yes;
+    bool yes = false;
     rein_error err;
     rein_err rc;
 
@@ -673,18 +595,12 @@ static void handle_approval(rein_request *req, void *userdata)
         rein_request_reply_error(req, 500, "internal", "out of memory");
         return;
     }
-    if (rein__body_object(body, allowed, details)) {
-        yes = json_object_get(body, "approve");
-        if (!json_is_boolean(yes))
-            rein__body_problem(details, "/approve", "\"approve\" is required: true or false");
-    }
-    if (json_array_size(details) > 0) {
+    if (!rein__approval_body_read(rein_request_json(req), &yes, details)) {
         rein__reply_problems(req, details);
         return;
     }
     json_decref(details);
-    yes = json_object_get(body, "approve");
-    rc = rein_store_approval_post(api->store, id, call_id, json_is_true(yes), &err);
+    rc = rein_store_approval_post(api->store, id, call_id, yes, &err);
     if (rc == REIN_EEXIST) {
         rein_request_reply_error(req, 409, "already_answered", "%s", err.msg);
         return;
@@ -693,9 +609,9 @@ static void handle_approval(rein_request *req, void *userdata)
         rein_request_reply_rein_error(req, &err);
         return;
     }
-    rein_request_reply_json(req, 200,
-                            json_pack("{s:s, s:s, s:b}", "conversation_id", id, "call_id",
-                                      call_id, "approved", json_is_true(yes)));
+    rein_request_reply_json(
+        req, 200,
+        json_pack("{s:s, s:s, s:b}", "conversation_id", id, "call_id", call_id, "approved", yes));
 }
 
 /* ---- POST /agent/conversations/{id}/proposals/{call_id} ---------------------------------- */
@@ -703,8 +619,8 @@ static void handle_approval(rein_request *req, void *userdata)
 /* A proposed call found in the stored history. */
 struct proposal {
     const char *call_id;
-    json_t *call;     /* the assistant's tool call {id, name, arguments} (new), or NULL */
-    bool proposed;    /* its tool message says "proposed" */
+    json_t *call;  /* the assistant's tool call {id, name, arguments} (new), or NULL */
+    bool proposed; /* its tool message says "proposed" */
 };
 
 static int find_proposal(const struct rein_store_message *m, void *userdata)
@@ -725,8 +641,8 @@ static int find_proposal(const struct rein_store_message *m, void *userdata)
             }
         }
     } else if (role && strcmp(role, "tool") == 0 &&
-               strcmp(json_string_value(json_object_get(msg, "tool_call_id")) ?: "",
-                      p->call_id) == 0) {
+               strcmp(json_string_value(json_object_get(msg, "tool_call_id")) ?: "", p->call_id) ==
+                   0) {
         const char *content = json_string_value(json_object_get(msg, "content"));
         json_t *c = content ? rein_json_parse(content, strlen(content), 0, NULL) : NULL;
         const char *status = json_string_value(json_object_get(c, "status"));
@@ -742,8 +658,7 @@ struct ledger_find {
     char status[16];
 };
 
-static int find_entry(const char *conv_id, const struct rein_store_ledger_entry *e,
-                      void *userdata)
+static int find_entry(const char *conv_id, const struct rein_store_ledger_entry *e, void *userdata)
 {
     struct ledger_find *f = userdata;
 
@@ -755,9 +670,8 @@ static int find_entry(const char *conv_id, const struct rein_store_ledger_entry 
 }
 
 /* Runs the proposed call through the pipeline, recorded in the ledger. New result or NULL. */
-static rein_call_result *run_proposal(rein_agent_api *api, rein_request *req,
-                                      struct persist *p, const json_t *call, rein_cancel *cancel,
-                                      rein_error *err)
+static rein_call_result *run_proposal(rein_agent_api *api, rein_request *req, struct persist *p,
+                                      const json_t *call, rein_cancel *cancel, rein_error *err)
 {
     const char *args = json_string_value(json_object_get(call, "arguments"));
     struct rein_call_input in = {
@@ -837,31 +751,65 @@ static rein_err note_proposal(struct persist *p, const json_t *call, bool run,
 
 static bool read_action(rein_request *req, bool *run)
 {
-    static const char *const allowed[] = {"action", NULL};
-    const json_t *body = rein_request_json(req);
     json_t *details = json_array();
-    const char *action = NULL;
 
     if (!details) {
         rein_request_reply_error(req, 500, "internal", "out of memory");
         return false;
     }
-    if (rein__body_object(body, allowed, details))
-        action = rein__body_string(body, "action", true, details);
-    if (action && strcmp(action, "run") != 0 && strcmp(action, "discard") != 0)
-        rein__body_problem(details, "/action", "\"action\" must be \"run\" or \"discard\"");
-    if (json_array_size(details) > 0) {
+    if (!rein__proposal_body_read(rein_request_json(req), run, details)) {
         rein__reply_problems(req, details);
         return false;
     }
     json_decref(details);
-    *run = strcmp(action, "run") == 0;
     return true;
 }
 
-/* Answers the request when the proposal cannot be acted on; true when it can. */
-static bool check_proposal(rein_request *req, rein_agent_api *api, const char *id,
-                           struct proposal *p)
+/*
+ * An answer decided while the conversation's lock is held and sent after it is released, so
+ * a client that acts on the answer at once never finds the conversation still busy.
+ */
+struct answer {
+    int status;
+    const char *code;
+    char msg[320];
+    json_t *body; /* a 2xx body (new), or NULL */
+};
+
+static void answer_error(struct answer *a, int status, const char *code, const char *fmt, ...)
+    REIN_PRINTF(4, 5);
+
+static void answer_error(struct answer *a, int status, const char *code, const char *fmt, ...)
+{
+    va_list ap;
+
+    a->status = status;
+    a->code = code;
+    va_start(ap, fmt);
+    vsnprintf(a->msg, sizeof(a->msg), fmt, ap);
+    va_end(ap);
+}
+
+static void answer_rein_error(struct answer *a, const rein_error *err)
+{
+    int code = err->code ? err->code : REIN_EINTERNAL;
+
+    answer_error(a, rein_http_status_for(code), rein_http_error_code_for(code), "%s",
+                 err->msg[0] ? err->msg : rein_strerror(code));
+}
+
+static void answer_send(rein_request *req, struct answer *a)
+{
+    if (a->body)
+        rein_request_reply_json(req, a->status, a->body);
+    else
+        rein_request_reply_error(req, a->status, a->code, "%s", a->msg);
+    a->body = NULL;
+}
+
+/* Finds the proposal and checks it can be acted on; false with the answer set otherwise. */
+static bool check_proposal(rein_agent_api *api, const char *id, struct proposal *p,
+                           struct answer *a)
 {
     struct ledger_find f = {.call_id = p->call_id};
     rein_error err;
@@ -870,27 +818,27 @@ static bool check_proposal(rein_request *req, rein_agent_api *api, const char *i
     rein_error_clear(&err);
     if (!rein_store_conv_exists(api->store, id, &err)) {
         if (err.code)
-            rein_request_reply_rein_error(req, &err);
+            answer_rein_error(a, &err);
         else
-            rein_request_reply_error(req, 404, "not_found", "there is no conversation %s", id);
+            answer_error(a, 404, "not_found", "there is no conversation %s", id);
         return false;
     }
     rc = rein_store_messages_each(api->store, id, 0, find_proposal, p, &err);
     if (rc == REIN_OK)
         rc = rein_store_ledger_each(api->store, id, find_entry, &f, &err);
     if (rc != REIN_OK && rc != 1) {
-        rein_request_reply_rein_error(req, &err);
+        answer_rein_error(a, &err);
         return false;
     }
     if (!p->call || !p->proposed) {
-        rein_request_reply_error(req, 404, "not_found",
-                                 "conversation %s has no proposed call %s", id, p->call_id);
+        answer_error(a, 404, "not_found", "conversation %s has no proposed call %s", id,
+                     p->call_id);
         return false;
     }
     if (f.status[0]) {
-        rein_request_reply_error(req, 409, "already_resolved",
-                                 "the proposed call %s was already acted on (ledger status %s)",
-                                 p->call_id, f.status);
+        answer_error(a, 409, "already_resolved",
+                     "the proposed call %s was already acted on (ledger status %s)", p->call_id,
+                     f.status);
         return false;
     }
     return true;
@@ -902,20 +850,62 @@ static void trigger_cancel(void *userdata)
     rein_cancel_trigger(userdata, "the request ended (the server is stopping)");
 }
 
+/* Runs (or discards) the checked proposal and records the outcome; the answer says how. */
+static void act_on_proposal(rein_agent_api *api, rein_request *req, rein_store_lease *lease,
+                            const struct proposal *p, bool run, struct answer *a)
+{
+    const char *id = rein_request_param(req, "id");
+    const char *tool = json_string_value(json_object_get(p->call, "name"));
+    struct persist per = {api->store, id, rein_request_trace_id(req), NULL};
+    rein_call_result *res = NULL;
+    rein_cancel *cancel = NULL;
+    rein_error err;
+    rein_err rc;
+
+    rein_error_clear(&err);
+    if (rein_store_lease_set_state(lease, "executing", tool, &err) != REIN_OK)
+        rein_log(REIN_LOG_WARN, WHERE, "%s: lock state not updated: %s", id, err.msg);
+    rein_error_clear(&err);
+    if (run) {
+        int hook = -1;
+        cancel = rein_cancel_new_child(rein_store_lease_cancel(lease));
+        if (cancel)
+            hook = rein_cancel_on(rein_request_cancel(req), trigger_cancel, cancel);
+        res = hook > 0 ? run_proposal(api, req, &per, p->call, cancel, &err) : NULL;
+        if (hook > 0)
+            rein_cancel_off(rein_request_cancel(req), hook);
+        rc = res ? REIN_OK : (err.code ? err.code : REIN_ENOMEM);
+    } else {
+        rc = discard_proposal(&per, p->call, &err);
+    }
+    if (rc == REIN_OK)
+        rc = note_proposal(&per, p->call, run, res, &err);
+    if (rc != REIN_OK) {
+        answer_rein_error(a, &err);
+    } else {
+        a->status = 200;
+        a->body = json_pack("{s:s, s:s, s:s, s:s, s:s, s:O}", "conversation_id", id, "call_id",
+                            p->call_id, "tool", tool, "action", run ? "run" : "discard", "status",
+                            run ? rein_call_status_name(rein_call_result_status(res)) : "invalid",
+                            "result", run ? rein_call_result_json(res) : json_null());
+        if (!a->body)
+            answer_error(a, 500, "internal", "out of memory");
+    }
+    rein_call_result_free(res);
+    rein_cancel_unref(cancel);
+}
+
 static void handle_proposal(rein_request *req, void *userdata)
 {
     rein_agent_api *api = userdata;
     const char *id = rein_request_param(req, "id");
     struct proposal p = {.call_id = rein_request_param(req, "call_id")};
-    struct persist per = {api->store, id, rein_request_trace_id(req), NULL};
     struct rein_store_lock_info held;
+    struct answer a = {0};
     rein_store_lease *lease = NULL;
-    rein_call_result *res = NULL;
-    rein_cancel *cancel = NULL;
     bool run = false;
     rein_error err;
     rein_err rc;
-    json_t *out;
 
     if (!read_action(req, &run))
         return;
@@ -928,39 +918,10 @@ static void handle_proposal(rein_request *req, void *userdata)
         rein_request_reply_rein_error(req, &err);
         return;
     }
-    if (!check_proposal(req, api, id, &p))
-        goto out;
-    rein_error_clear(&err);
-    if (run) {
-        int hook = -1;
-        cancel = rein_cancel_new_child(rein_store_lease_cancel(lease));
-        if (cancel)
-            hook = rein_cancel_on(rein_request_cancel(req), trigger_cancel, cancel);
-        res = hook > 0 ? run_proposal(api, req, &per, p.call, cancel, &err) : NULL;
-        if (hook > 0)
-            rein_cancel_off(rein_request_cancel(req), hook);
-        rc = res ? REIN_OK : (err.code ? err.code : REIN_ENOMEM);
-    } else {
-        rc = discard_proposal(&per, p.call, &err);
-    }
-    if (rc == REIN_OK)
-        rc = note_proposal(&per, p.call, run, res, &err);
-    if (rc != REIN_OK) {
-        rein_request_reply_rein_error(req, &err);
-        goto out;
-    }
+    if (check_proposal(api, id, &p, &a))
+        act_on_proposal(api, req, lease, &p, run, &a);
     rein_store_lease_release(lease);
-    lease = NULL;
-    out = json_pack("{s:s, s:s, s:s, s:s, s:s, s:O}", "conversation_id", id, "call_id", p.call_id,
-                    "tool", json_string_value(json_object_get(p.call, "name")), "action",
-                    run ? "run" : "discard", "status",
-                    run ? rein_call_status_name(rein_call_result_status(res)) : "invalid",
-                    "result", run ? rein_call_result_json(res) : json_null());
-    rein_request_reply_json(req, 200, out);
-out:
-    rein_store_lease_release(lease);
-    rein_call_result_free(res);
-    rein_cancel_unref(cancel);
+    answer_send(req, &a);
     json_decref(p.call);
 }
 

@@ -16,7 +16,6 @@
 
 #include <string.h>
 
-#define MAX_TIMEOUT_MS        (24LL * 3600 * 1000)
 #define INLINE_MAX_TIMEOUT_MS 1000
 
 struct skills_ctx {
@@ -45,8 +44,7 @@ static void reply_unknown(rein_request *req, const struct skills_ctx *c, const c
     char msg[200];
 
     snprintf(msg, sizeof(msg), "there is no skill \"%.64s\" (GET /skills lists them)", id);
-    if (!extra ||
-        json_object_set_new(extra, "available_tools", rein_registry_names_json(c->reg))) {
+    if (!extra || json_object_set_new(extra, "available_tools", rein_registry_names_json(c->reg))) {
         json_decref(extra);
         rein_request_reply_error(req, 404, "not_found", "%s", msg);
         return;
@@ -66,43 +64,6 @@ static void get_skill(rein_request *req, void *userdata)
         return;
     }
     rein_request_reply_json(req, 200, json_incref((json_t *)rein_tool_manifest(tool)));
-}
-
-/* Reads the call document; false when it has problems (listed in details). */
-static bool read_call(const json_t *body, const char *id, struct rein_call_input *in,
-                      struct rein_call_opts *opts, json_t *details)
-{
-    static const char *const allowed[] = {"arguments", "call_id", "timeout_ms", "tool", NULL};
-    const json_t *args;
-    const char *tool, *call_id;
-    int64_t timeout = 0;
-
-    if (!rein__body_object(body, allowed, details))
-        return false;
-    args = json_object_get(body, "arguments");
-    if (!args)
-        rein__body_problem(details, "/arguments",
-                           "\"arguments\" is required: the call's arguments as an object");
-    in->args = args;
-    tool = rein__body_string(body, "tool", false, details);
-    if (tool && strcmp(tool, id) != 0)
-        rein__body_problem(details, "/tool", "\"tool\" is \"%.64s\" but the path names \"%s\"",
-                           tool, id);
-    call_id = rein__body_string(body, "call_id", false, details);
-    if (call_id) {
-        size_t n = strlen(call_id);
-        bool ok = n > 0 && n <= 128;
-        for (size_t i = 0; ok && i < n; i++)
-            ok = call_id[i] > ' ' && call_id[i] < 0x7f;
-        if (!ok)
-            rein__body_problem(details, "/call_id",
-                               "\"call_id\" must be 1 to 128 printable ASCII characters "
-                               "without spaces");
-        in->call_id = call_id;
-    }
-    if (rein__body_int(body, "timeout_ms", 1, MAX_TIMEOUT_MS, &timeout, details))
-        opts->timeout_ms = timeout;
-    return json_array_size(details) == 0;
 }
 
 /*
@@ -151,7 +112,7 @@ static void invoke_run(rein_request *req, void *userdata)
         rein_request_reply_error(req, 500, "internal", "out of memory");
         return;
     }
-    if (!read_call(rein_request_json(req), id, &in, &opts, details)) {
+    if (!rein__invoke_body_read(rein_request_json(req), id, &in, &opts.timeout_ms, details)) {
         rein__reply_problems(req, details);
         return;
     }
@@ -221,7 +182,7 @@ rein_err rein_server_add_skill_routes(rein_server *srv, const rein_registry *reg
     if (rc == REIN_OK)
         rc = rein_server_route(srv, "GET", "/skills/{id}", REIN_ROUTE_INLINE, get_skill, c, err);
     if (rc == REIN_OK)
-        rc = rein_server_route(srv, "POST", "/skills/{id}/invoke", REIN_ROUTE_JSON_BODY | REIN_ROUTE_INLINE,
-                               invoke_skill, c, err);
+        rc = rein_server_route(srv, "POST", "/skills/{id}/invoke",
+                               REIN_ROUTE_JSON_BODY | REIN_ROUTE_INLINE, invoke_skill, c, err);
     return rc;
 }

@@ -46,7 +46,7 @@ bool rein__http_bearer_ok(const char *authorization, char *const *keys, int nkey
 /* Parses a decimal in [lo, hi]; false on anything else. */
 bool rein__http_parse_uint(const char *text, long lo, long hi, long *out);
 
-/* ---- request bodies of the skill host and agent API routes (routes_common.c) ------------ */
+/* ---- request bodies of the skill host and agent API routes (routes_bodies.c) ------------ */
 
 /* Appends {path, message} to details (a JSON array). */
 void rein__body_problem(json_t *details, const char *path, const char *fmt, ...) REIN_PRINTF(3, 4);
@@ -66,6 +66,31 @@ rein_err rein__reply_problems(rein_request *req, json_t *details);
  * is kept and the caller still owns ptr. */
 rein_err rein__server_keep(rein_server *srv, void *ptr, void (*free_fn)(void *ptr),
                            rein_error *err);
+/* POST /agent/chat's body. Strings are borrowed from the body. */
+struct rein__chat_body {
+    const char *message;
+    const char *conv_id;              /* NULL: a new conversation */
+    struct rein_agent_turn_opts turn; /* mode, verification, max_tool_calls, max_tokens,
+                                         timeout_ms */
+};
+#define REIN__TITLE_MAX  80
+#define REIN__REASON_MAX 160
+/* Each reader fills its output and adds a problem to details for everything wrong; true when
+ * there is none. */
+bool rein__chat_body_read(const json_t *body, struct rein__chat_body *cb, json_t *details);
+/* A conversation's title: the first line of message, at most REIN__TITLE_MAX bytes, cut on a
+ * UTF-8 character boundary. */
+void rein__chat_title(const char *message, char out[REIN__TITLE_MAX + 1]);
+/* {"arguments", "call_id"?, "timeout_ms"?, "tool"? (must equal id)}: sets in->args and
+ * in->call_id (borrowed from body) and *timeout_ms (when given). */
+bool rein__invoke_body_read(const json_t *body, const char *id, struct rein_call_input *in,
+                            int64_t *timeout_ms, json_t *details);
+bool rein__approval_body_read(const json_t *body, bool *approve, json_t *details);
+/* {"action": "run" | "discard"} */
+bool rein__proposal_body_read(const json_t *body, bool *run, json_t *details);
+/* body may be NULL (no body): the default reason. */
+bool rein__cancel_body_read(const json_t *body, char reason[REIN__REASON_MAX], json_t *details);
+
 /* Answers {"error": {"code", "message", ...extra's members}} (server.c); extra borrowed. */
 rein_err rein__request_reply_error_extra(rein_request *req, int status, const char *code,
                                          const char *message, const json_t *extra);

@@ -537,8 +537,8 @@ static void chat_sse_heartbeat(void **state)
     assert_non_null(ping);
     assert_non_null(final);
     assert_true(ping < final);
-    assert_string_equal(
-        jstr(json_array_get(events, json_array_size(events) - 1), "event"), "result");
+    assert_string_equal(jstr(json_array_get(events, json_array_size(events) - 1), "event"),
+                        "result");
     json_decref(events);
     th_resp_free(&r);
 }
@@ -873,8 +873,8 @@ static void chat_limits_and_modes(void **state)
     script("[{\"tool_calls\": [{\"id\": \"a1\", \"name\": \"echo\", \"arguments\": "
            "\"{\\\"text\\\": \\\"1\\\"}\"}, {\"id\": \"a2\", \"name\": \"echo\", \"arguments\": "
            "\"{\\\"text\\\": \\\"2\\\"}\"}]}, {\"text\": \"capped\"}]");
-    th_post(u("/agent/chat"), "{\"message\": \"two\", \"max_tool_calls\": 1, \"max_tokens\": 100000}",
-            &r);
+    th_post(u("/agent/chat"),
+            "{\"message\": \"two\", \"max_tool_calls\": 1, \"max_tokens\": 100000}", &r);
     assert_int_equal(r.status, 200);
     assert_string_equal(jstr(jget(r.json, "meta"), "stop_reason"), "max_tool_calls");
     assert_string_equal(jstr(json_array_get(jget(r.json, "tool_calls"), 1), "status"), "error");
@@ -900,11 +900,8 @@ static void chat_after_crash(void **state)
         "{\"role\":\"assistant\",\"content\":\"\",\"tool_calls\":[{\"id\":\"c9\",\"name\":"
         "\"echo\",\"arguments\":\"{\\\"text\\\":\\\"x\\\"}\"}]}",
     };
-    struct rein_store_ledger_entry e = {.call_id = "c9",
-                                        .tool = "echo",
-                                        .args = "{\"text\":\"x\"}",
-                                        .call_ms = 1000,
-                                        .step = -1};
+    struct rein_store_ledger_entry e = {
+        .call_id = "c9", .tool = "echo", .args = "{\"text\":\"x\"}", .call_ms = 1000, .step = -1};
     const struct ms_request *mr;
     const json_t *m, *entry;
     struct th_resp r;
@@ -1009,8 +1006,17 @@ static void metrics_of_turns(void **state)
     assert_int_equal(r.status, 200);
     assert_string_equal(jstr(jget(r.json, "meta"), "stop_reason"), "provider_error");
     th_resp_free(&r);
-    th_get(u("/metrics"), &r);
-    assert_non_null(strstr(r.body, "rein_turns_total{mode=\"auto\",stop_reason=\"final_answer\"} 2\n"));
+    /* A request is counted when its connection is done with it, just after the answer. */
+    for (int64_t end = rein_now_ms() + 10000;; rein_sleep_ms(10)) {
+        th_get(u("/metrics"), &r);
+        if (strstr(r.body, "rein_http_requests_total{method=\"POST\",route=\"/agent/chat\","
+                           "status=\"200\"} 3\n") ||
+            rein_now_ms() > end)
+            break;
+        th_resp_free(&r);
+    }
+    assert_non_null(
+        strstr(r.body, "rein_turns_total{mode=\"auto\",stop_reason=\"final_answer\"} 2\n"));
     assert_non_null(
         strstr(r.body, "rein_turns_total{mode=\"auto\",stop_reason=\"provider_error\"} 1\n"));
     assert_non_null(strstr(r.body, "rein_http_requests_total{method=\"POST\",route=\"/agent/chat\","
@@ -1019,7 +1025,8 @@ static void metrics_of_turns(void **state)
     assert_non_null(strstr(r.body, "rein_turns_running 0\n"));
     assert_non_null(strstr(r.body, "rein_provider_errors_total{provider=\"openai-compatible\""));
     assert_non_null(strstr(r.body, "rein_provider_retries_total{provider=\"openai-compatible\"}"));
-    assert_non_null(strstr(r.body, "rein_http_request_duration_seconds_bucket{route=\"/agent/chat\""));
+    assert_non_null(
+        strstr(r.body, "rein_http_request_duration_seconds_bucket{route=\"/agent/chat\""));
     th_resp_free(&r);
 }
 

@@ -1,0 +1,581 @@
+/*
+ * `rein serve` as real processes: two instances sharing one Redis (started by the test) answer
+ * for the same conversations, exactly one of two concurrent messages to a conversation runs,
+ * and cancel and approval requests sent to one instance reach the turn running on the other.
+ * Then the lifecycle: kill -9 during a slow tool (nothing accepted is lost, the pending call is
+ * flagged once the lease runs out, the conversation continues with the call answered), and
+ * SIGTERM (a turn that ends within the grace period finishes; one that does not is cancelled
+ * and left "interrupted"; the process exits 0, which under ASan also means no leak). The
+ * model is the scripted model server, whose log the tests read.
+ */
+/* rein-test-timeout: 120 */
+#include "http_client.h"
+#include "model_server.h"
+#include "redis_server.h"
+#include "test.h"
+
+#include <pthread.h>
+#include <signal.h>
+#include <unistd.h>
+
+struct inst {
+    rein_proc *proc;
+    int port;
+    char base[64];
+};
+
+struct cl {
+    char *dir;
+    ms_server *ms;
+    struct test_redis *redis;
+    char store[700];
+    struct inst a, b;
+};
+
+static struct cl *C;
+
+static void setup_cluster(bool redis)
+{
+    char manifest[1024];
+    rein_error err;
+
+    C = calloc(1, sizeof(*C));
+    C->dir = test_tmpdir();
+    /* The slow tool writes its pid, so the test can stop it after a kill -9 left it behind. */
+    snprintf(manifest, sizeof(manifest),
+             "{\"id\": \"slow\", \"description\": \"Takes its time\", \"timeout_ms\": 60000,"
+             " \"parameters\": {\"type\": \"object\"},"
+             " \"runner\": {\"kind\": \"process\", \"command\": [\"/bin/sh\", \"-c\","
+             " \"cat >/dev/null; echo $$ > %s/slow.pid; exec sleep 30\"]}}",
+             C->dir);
+    free(test_write_file(C->dir, "skills/slow/manifest.json", manifest));
+    free(test_write_file(C->dir, "skills/wipe/manifest.json",
+                         "{\"id\": \"wipe\", \"description\": \"Wipe a file\", "
+                         "\"destructive\": true, \"parameters\": {\"type\": \"object\"},"
+                         " \"runner\": {\"kind\": \"process\", \"command\": [\"cat\"]}}"));
+    C->ms = ms_start(0, &err);
+    if (!C->ms)
+        fail_msg("model server: %s", err.msg);
+    if (redis) {
+        C->redis = test_redis_start();
+        snprintf(C->store, sizeof(C->store), "%s", C->redis->url);
+    } else {
+        snprintf(C->store, sizeof(C->store), "sqlite:%s/rein.db", C->dir);
+    }
+}
+
+/* Starts `rein serve` and waits for its "listening" line. */
+static void inst_start(struct inst *in, const char *lease_ms, const char *grace_ms)
+{
+    char port[16], skills[600], line[1024];
+    const char *argv[] = {test_rein_bin(),
+                          "serve",
+                          "--port",
+                          port,
+                          "--store",
+                          C->store,
+                          "--skills",
+                          skills,
+                          "--threads",
+                          "4",
+                          "--provider",
+                          "openai-compatible",
+                          "--base-url",
+                          ms_openai_url(C->ms),
+                          "--model",
+                          "test-model",
+                          "--lease-ms",
+                          lease_ms,
+                          "--grace-ms",
+                          grace_ms,
+                          NULL};
+    struct rein_proc_opts opts = {.argv = argv};
+    int64_t deadline = rein_now_ms() + 30000;
+    size_t len = 0;
+    rein_error err;
+
+    in->port = test_free_port();
+    snprintf(port, sizeof(port), "%d", in->port);
+    snprintf(skills, sizeof(skills), "%s/skills", C->dir);
+    snprintf(in->base, sizeof(in->base), "http://127.0.0.1:%d", in->port);
+    assert_rein_ok(rein_proc_start(&opts, &in->proc, &err), &err);
+    line[0] = '\0';
+    while (!strchr(line, '\n') && rein_now_ms() < deadline) {
+        ssize_t n = read(rein_proc_stdout_fd(in->proc), line + len, sizeof(line) - 1 - len);
+        if (n > 0) {
+            len += (size_t)n;
+            line[len] = '\0';
+        } else {
+            int code;
+            if (rein_proc_wait(in->proc, 0, &code) == REIN_OK)
+                fail_msg("rein serve exited with %d", code);
+            rein_sleep_ms(10);
+        }
+    }
+    if (!strstr(line, "listening on"))
+        fail_msg("rein serve did not start: %s", line);
+    assert_non_null(strstr(line, "provider openai-compatible"));
+}
+
+/* SIGTERM, and the exit status must be 0 (ASan makes a leak a failure). */
+static void inst_stop(struct inst *in)
+{
+    int code = -1;
+
+    if (!in->proc)
+        return;
+    rein_proc_kill(in->proc, SIGTERM);
+    assert_rein_ok(rein_proc_wait(in->proc, 30000, &code), NULL);
+    if (code != 0) {
+        char buf[4096];
+        ssize_t n = read(rein_proc_stderr_fd(in->proc), buf, sizeof(buf) - 1);
+        buf[n > 0 ? n : 0] = '\0';
+        fail_msg("rein serve exited with %d: %s", code, buf);
+    }
+    rein_proc_free(in->proc);
+    in->proc = NULL;
+}
+
+static void kill_leftover_tool(void)
+{
+    char path[600];
+    char *text;
+
+    snprintf(path, sizeof(path), "%s/slow.pid", C->dir);
+    text = test_read_file(path, NULL);
+    if (text) {
+        long pid = strtol(text, NULL, 10);
+        if (pid > 1)
+            kill((pid_t)pid, SIGKILL);
+        free(text);
+        unlink(path);
+    }
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    if (!C)
+        return 0;
+    if (C->a.proc)
+        rein_proc_free(C->a.proc);
+    if (C->b.proc)
+        rein_proc_free(C->b.proc);
+    kill_leftover_tool();
+    test_redis_stop(C->redis);
+    ms_stop(C->ms);
+    test_rmtree(C->dir);
+    free(C->dir);
+    free(C);
+    C = NULL;
+    return 0;
+}
+
+static const char *at(const struct inst *in, const char *path)
+{
+    static char url[2][1024];
+    static int k;
+
+    k ^= 1;
+    snprintf(url[k], sizeof(url[k]), "%s%s", in->base, path);
+    return url[k];
+}
+
+static void script(const char *text)
+{
+    rein_error err;
+
+    ms_reset(C->ms);
+    assert_rein_ok(ms_script(C->ms, text, false, &err), &err);
+}
+
+static const char *jstr(const json_t *o, const char *key)
+{
+    return json_string_value(json_object_get(o, key));
+}
+
+/* GET /agent/conversations/{id} through in (new object). */
+static json_t *conversation(const struct inst *in, const char *id)
+{
+    char path[128];
+    struct th_resp r;
+    json_t *o;
+
+    snprintf(path, sizeof(path), "/agent/conversations/%s", id);
+    th_get(at(in, path), &r);
+    if (r.status != 200)
+        fail_msg("GET %s: %ld %s", path, r.status, r.body);
+    o = json_incref(r.json);
+    th_resp_free(&r);
+    return o;
+}
+
+/* Waits until in shows the conversation's lock in state (through GET). */
+static void wait_state(const struct inst *in, const char *id, const char *state)
+{
+    int64_t deadline = rein_now_ms() + 20000;
+
+    while (rein_now_ms() < deadline) {
+        char path[128];
+        struct th_resp r;
+        const char *s;
+        snprintf(path, sizeof(path), "/agent/conversations/%s", id);
+        th_get(at(in, path), &r);
+        s = jstr(json_object_get(r.json, "lock"), "state");
+        if (s && strcmp(s, state) == 0) {
+            th_resp_free(&r);
+            return;
+        }
+        th_resp_free(&r);
+        rein_sleep_ms(20);
+    }
+    fail_msg("%s never showed %s in state %s", in->base, id, state);
+}
+
+static const json_t *ledger_entry(const json_t *conv, const char *call_id)
+{
+    const json_t *e;
+    size_t i;
+
+    json_array_foreach(json_object_get(conv, "ledger"), i, e)
+    {
+        if (strcmp(jstr(e, "call_id"), call_id) == 0)
+            return e;
+    }
+    fail_msg("no ledger entry %s", call_id);
+    return NULL;
+}
+
+struct bg {
+    pthread_t th;
+    char url[256];
+    char body[512];
+    bool sse;
+    struct th_resp r;
+};
+
+static void *bg_main(void *arg)
+{
+    struct bg *b = arg;
+
+    if (b->sse)
+        th_post_sse(b->url, b->body, &b->r);
+    else
+        th_post(b->url, b->body, &b->r);
+    return NULL;
+}
+
+static struct bg *bg_post(const char *url, const char *body, bool sse)
+{
+    struct bg *b = calloc(1, sizeof(*b));
+
+    snprintf(b->url, sizeof(b->url), "%s", url);
+    snprintf(b->body, sizeof(b->body), "%s", body);
+    b->sse = sse;
+    assert_int_equal(pthread_create(&b->th, NULL, bg_main, b), 0);
+    return b;
+}
+
+static void bg_done(struct bg *b)
+{
+    pthread_join(b->th, NULL);
+}
+
+static void bg_free(struct bg *b)
+{
+    th_resp_free(&b->r);
+    free(b);
+}
+
+/* ---- two instances, one Redis ------------------------------------------------------------ */
+
+static void two_instances_share_conversations(void **state)
+{
+    struct th_resp r;
+    json_t *conv;
+    const json_t *msgs;
+
+    (void)state;
+    setup_cluster(true);
+    inst_start(&C->a, "30000", "5000");
+    inst_start(&C->b, "30000", "5000");
+    script("[{\"tool_calls\": [{\"id\": \"c1\", \"name\": \"echo\", \"arguments\": "
+           "\"{\\\"text\\\": \\\"hi\\\"}\"}]}, {\"text\": \"It said hi.\"},"
+           " {\"text\": \"From B.\"}]");
+    th_post(at(&C->a, "/agent/chat"), "{\"message\": \"echo hi\", \"conversation_id\": \"shared\"}",
+            &r);
+    assert_int_equal(r.status, 200);
+    th_resp_free(&r);
+    /* Written through A, read through B. */
+    conv = conversation(&C->b, "shared");
+    assert_int_equal(json_array_size(json_object_get(conv, "messages")), 5);
+    assert_string_equal(jstr(ledger_entry(conv, "c1"), "status"), "success");
+    json_decref(conv);
+    th_get(at(&C->b, "/agent/conversations"), &r);
+    assert_string_equal(jstr(json_array_get(json_object_get(r.json, "conversations"), 0), "id"),
+                        "shared");
+    th_resp_free(&r);
+    /* Continued through B: the model sees the turn A ran. */
+    th_post(at(&C->b, "/agent/chat"), "{\"message\": \"more\", \"conversation_id\": \"shared\"}",
+            &r);
+    assert_int_equal(r.status, 200);
+    assert_string_equal(jstr(r.json, "response"), "From B.");
+    th_resp_free(&r);
+    msgs = json_object_get(ms_request(C->ms, 2)->json, "messages");
+    assert_int_equal(json_array_size(msgs), 6);
+    assert_string_equal(jstr(json_array_get(msgs, 4), "content"), "It said hi.");
+    inst_stop(&C->a);
+    inst_stop(&C->b);
+}
+
+static void two_instances_one_turn_at_a_time(void **state)
+{
+    struct bg *x, *y;
+    long sa, sb;
+    const struct th_resp *busy;
+
+    (void)state;
+    setup_cluster(true);
+    inst_start(&C->a, "30000", "5000");
+    inst_start(&C->b, "30000", "5000");
+    script("[{\"text\": \"the one that ran\", \"delay_headers_ms\": 1000, \"times\": 0}]");
+    x = bg_post(at(&C->a, "/agent/chat"), "{\"message\": \"one\", \"conversation_id\": \"race\"}",
+                false);
+    y = bg_post(at(&C->b, "/agent/chat"), "{\"message\": \"two\", \"conversation_id\": \"race\"}",
+                false);
+    bg_done(x);
+    bg_done(y);
+    sa = x->r.status;
+    sb = y->r.status;
+    if (!((sa == 200 && sb == 409) || (sa == 409 && sb == 200)))
+        fail_msg("expected one 200 and one 409, got %ld (%s) and %ld (%s)", sa, x->r.body, sb,
+                 y->r.body);
+    busy = sa == 409 ? &x->r : &y->r;
+    th_assert_error(busy, 409, "conversation_busy");
+    assert_string_equal(jstr(json_object_get(json_object_get(busy->json, "error"), "lock"), "state"),
+                        "thinking");
+    /* Exactly one turn reached the model, and the conversation has one user message. */
+    assert_int_equal(ms_request_count(C->ms), 1);
+    {
+        json_t *conv = conversation(&C->a, "race");
+        assert_int_equal(json_array_size(json_object_get(conv, "messages")), 3);
+        json_decref(conv);
+    }
+    bg_free(x);
+    bg_free(y);
+    inst_stop(&C->a);
+    inst_stop(&C->b);
+}
+
+static void cancel_and_approval_across_instances(void **state)
+{
+    struct bg *x;
+    struct th_resp r;
+    const json_t *call;
+
+    (void)state;
+    setup_cluster(true);
+    inst_start(&C->a, "30000", "5000");
+    inst_start(&C->b, "30000", "5000");
+
+    /* A cancel sent to B stops the tool running on A. */
+    script("[{\"tool_calls\": [{\"id\": \"s1\", \"name\": \"slow\", \"arguments\": \"{}\"}]}]");
+    x = bg_post(at(&C->a, "/agent/chat"), "{\"message\": \"go\", \"conversation_id\": \"rc\"}",
+                false);
+    wait_state(&C->b, "rc", "executing");
+    th_post(at(&C->b, "/agent/conversations/rc/cancel"), "{\"reason\": \"stop from B\"}", &r);
+    assert_int_equal(r.status, 202);
+    th_resp_free(&r);
+    bg_done(x);
+    assert_int_equal(x->r.status, 200);
+    assert_string_equal(jstr(json_object_get(x->r.json, "meta"), "stop_reason"), "cancelled");
+    assert_non_null(strstr(jstr(x->r.json, "response"), "stop from B"));
+    call = json_array_get(json_object_get(x->r.json, "tool_calls"), 0);
+    assert_string_equal(jstr(json_object_get(call, "result"), "code"), "cancelled");
+    bg_free(x);
+
+    /* An approval posted to B lets the destructive call on A run. */
+    script("[{\"tool_calls\": [{\"id\": \"w1\", \"name\": \"wipe\", \"arguments\": \"{}\"}]},"
+           " {\"text\": \"wiped\"}]");
+    x = bg_post(at(&C->a, "/agent/chat"),
+                "{\"message\": \"wipe\", \"conversation_id\": \"ra\", \"verification\": \"off\"}",
+                true);
+    wait_state(&C->b, "ra", "waiting_approval");
+    th_post(at(&C->b, "/agent/conversations/ra/approvals/w1"), "{\"approve\": true}", &r);
+    assert_int_equal(r.status, 200);
+    th_resp_free(&r);
+    th_post(at(&C->a, "/agent/conversations/ra/approvals/w1"), "{\"approve\": false}", &r);
+    /* Answered once: a second answer, from anywhere, is refused (or finds nothing waiting). */
+    assert_true(r.status == 409 || r.status == 404);
+    th_resp_free(&r);
+    bg_done(x);
+    assert_int_equal(x->r.status, 200);
+    {
+        json_t *events = th_sse_events(x->r.body, NULL);
+        const json_t *res =
+            json_object_get(json_array_get(events, json_array_size(events) - 1), "data");
+        call = json_array_get(json_object_get(res, "tool_calls"), 0);
+        assert_string_equal(jstr(call, "status"), "success");
+        assert_true(json_is_true(json_object_get(json_object_get(call, "approval"), "approved")));
+        assert_string_equal(jstr(res, "response"), "wiped");
+        json_decref(events);
+    }
+    bg_free(x);
+    inst_stop(&C->a);
+    inst_stop(&C->b);
+}
+
+/* ---- lifecycle --------------------------------------------------------------------------- */
+
+static void kill9_during_a_slow_tool(void **state)
+{
+    struct bg *x;
+    struct th_resp r;
+    json_t *conv = NULL;
+    const json_t *msgs, *entry = NULL;
+    const struct ms_request *mr;
+    int64_t deadline;
+
+    (void)state;
+    setup_cluster(true);
+    inst_start(&C->a, "1500", "5000");
+    inst_start(&C->b, "1500", "5000");
+    script("[{\"tool_calls\": [{\"id\": \"s1\", \"name\": \"slow\", \"arguments\": \"{}\"}]},"
+           " {\"text\": \"resumed\"}]");
+    x = bg_post(at(&C->a, "/agent/chat"), "{\"message\": \"go slow\", \"conversation_id\": \"k9\"}",
+                true);
+    wait_state(&C->b, "k9", "executing");
+    rein_proc_kill(C->a.proc, SIGKILL);
+    {
+        int code;
+        assert_rein_ok(rein_proc_wait(C->a.proc, 10000, &code), NULL);
+    }
+    rein_proc_free(C->a.proc);
+    C->a.proc = NULL;
+    bg_done(x);
+    /* The client saw the turn accepted and running before the process died. */
+    assert_non_null(strstr(x->r.body, "event: start"));
+    assert_non_null(strstr(x->r.body, "event: tool_call"));
+    bg_free(x);
+
+    /* Nothing accepted is lost: the message and the model's call are stored, the call
+     * pending; once the dead turn's lease runs out, the call is flagged and the lock free. */
+    deadline = rein_now_ms() + 20000;
+    while (rein_now_ms() < deadline) {
+        json_decref(conv);
+        conv = conversation(&C->b, "k9");
+        entry = ledger_entry(conv, "s1");
+        if (json_is_true(json_object_get(entry, "interrupted")) &&
+            json_is_null(json_object_get(conv, "lock")))
+            break;
+        rein_sleep_ms(50);
+    }
+    assert_true(json_is_true(json_object_get(entry, "interrupted")));
+    assert_string_equal(jstr(entry, "status"), "pending");
+    assert_true(json_is_null(json_object_get(conv, "lock")));
+    msgs = json_object_get(conv, "messages");
+    assert_int_equal(json_array_size(msgs), 3);
+    assert_string_equal(jstr(json_object_get(json_array_get(msgs, 1), "message"), "content"),
+                        "go slow");
+    assert_string_equal(
+        jstr(json_array_get(json_object_get(json_object_get(json_array_get(msgs, 2), "message"),
+                                            "tool_calls"),
+                            0),
+             "id"),
+        "s1");
+    json_decref(conv);
+    kill_leftover_tool();
+
+    /* A restarted instance continues the conversation: the call is answered "cancelled"
+     * before the model is asked again. */
+    inst_start(&C->a, "1500", "5000");
+    th_post(at(&C->a, "/agent/chat"), "{\"message\": \"and now?\", \"conversation_id\": \"k9\"}",
+            &r);
+    assert_int_equal(r.status, 200);
+    assert_string_equal(jstr(r.json, "response"), "resumed");
+    th_resp_free(&r);
+    mr = ms_last_request(C->ms);
+    msgs = json_object_get(mr->json, "messages");
+    assert_string_equal(jstr(json_array_get(msgs, 3), "role"), "tool");
+    assert_string_equal(jstr(json_array_get(msgs, 3), "tool_call_id"), "s1");
+    assert_non_null(strstr(jstr(json_array_get(msgs, 3), "content"), "cancelled"));
+    conv = conversation(&C->b, "k9");
+    entry = ledger_entry(conv, "s1");
+    assert_string_equal(jstr(entry, "status"), "error");
+    assert_false(json_is_true(json_object_get(entry, "interrupted")));
+    json_decref(conv);
+    inst_stop(&C->a);
+    inst_stop(&C->b);
+}
+
+static void sigterm_cancels_after_grace(void **state)
+{
+    struct bg *x;
+    json_t *conv, *events;
+    const json_t *res;
+    int code = -1;
+
+    (void)state;
+    setup_cluster(false);
+    inst_start(&C->a, "30000", "300");
+    script("[{\"tool_calls\": [{\"id\": \"s1\", \"name\": \"slow\", \"arguments\": \"{}\"}]}]");
+    x = bg_post(at(&C->a, "/agent/chat"), "{\"message\": \"go slow\", \"conversation_id\": \"st\"}",
+                true);
+    wait_state(&C->a, "st", "executing");
+    rein_proc_kill(C->a.proc, SIGTERM);
+    assert_rein_ok(rein_proc_wait(C->a.proc, 20000, &code), NULL);
+    assert_int_equal(code, 0);
+    rein_proc_free(C->a.proc);
+    C->a.proc = NULL;
+    bg_done(x);
+    events = th_sse_events(x->r.body, NULL);
+    res = json_object_get(json_array_get(events, json_array_size(events) - 1), "data");
+    assert_string_equal(jstr(json_array_get(events, json_array_size(events) - 1), "event"),
+                        "result");
+    assert_string_equal(jstr(json_object_get(res, "meta"), "stop_reason"), "cancelled");
+    json_decref(events);
+    bg_free(x);
+    /* After a restart: the conversation says it was interrupted, the call has its result. */
+    inst_start(&C->a, "30000", "300");
+    conv = conversation(&C->a, "st");
+    assert_string_equal(jstr(conv, "state"), "interrupted");
+    assert_string_equal(jstr(ledger_entry(conv, "s1"), "status"), "error");
+    assert_true(json_is_null(json_object_get(conv, "lock")));
+    json_decref(conv);
+    inst_stop(&C->a);
+}
+
+static void sigterm_lets_a_turn_finish(void **state)
+{
+    struct bg *x;
+    int code = -1;
+
+    (void)state;
+    setup_cluster(false);
+    inst_start(&C->a, "30000", "10000");
+    script("[{\"text\": \"made it\", \"delay_headers_ms\": 600}]");
+    x = bg_post(at(&C->a, "/agent/chat"), "{\"message\": \"finish\", \"conversation_id\": \"ok\"}",
+                false);
+    assert_true(ms_wait(C->ms, 1, 20000));
+    rein_proc_kill(C->a.proc, SIGTERM);
+    assert_rein_ok(rein_proc_wait(C->a.proc, 20000, &code), NULL);
+    assert_int_equal(code, 0);
+    rein_proc_free(C->a.proc);
+    C->a.proc = NULL;
+    bg_done(x);
+    assert_int_equal(x->r.status, 200);
+    assert_string_equal(jstr(x->r.json, "response"), "made it");
+    assert_string_equal(jstr(json_object_get(x->r.json, "meta"), "stop_reason"), "final_answer");
+    bg_free(x);
+}
+
+static const struct CMUnitTest tests[] = {
+    cmocka_unit_test_teardown(two_instances_share_conversations, teardown),
+    cmocka_unit_test_teardown(two_instances_one_turn_at_a_time, teardown),
+    cmocka_unit_test_teardown(cancel_and_approval_across_instances, teardown),
+    cmocka_unit_test_teardown(kill9_during_a_slow_tool, teardown),
+    cmocka_unit_test_teardown(sigterm_cancels_after_grace, teardown),
+    cmocka_unit_test_teardown(sigterm_lets_a_turn_finish, teardown),
+};
+
+REIN_TEST_MAIN(tests)
