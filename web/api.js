@@ -82,12 +82,12 @@ export async function* sseEvents(body) {
   let ev = { event: 'message', data: [], id: null };
   for (;;) {
     const { value, done } = await reader.read();
-    if (done) break;
-    buf += value;
+    if (!done) buf += value;
     let nl;
     while ((nl = buf.search(/\r\n|\r|\n/)) >= 0) {
-      // A lone CR at the end may be the first half of a CRLF still on its way.
-      if (buf[nl] === '\r' && nl === buf.length - 1) break;
+      // A CR at the end may be the first half of a CRLF still on its way (unless the stream
+      // has ended).
+      if (buf[nl] === '\r' && nl === buf.length - 1 && !done) break;
       const line = buf.slice(0, nl);
       buf = buf.slice(nl + (buf.startsWith('\r\n', nl) ? 2 : 1));
       if (line === '') {
@@ -98,12 +98,14 @@ export async function* sseEvents(body) {
       if (line.startsWith(':')) continue;
       const colon = line.indexOf(':');
       const field = colon < 0 ? line : line.slice(0, colon);
-      let value = colon < 0 ? '' : line.slice(colon + 1);
-      if (value.startsWith(' ')) value = value.slice(1);
-      if (field === 'event') ev.event = value;
-      else if (field === 'data') ev.data.push(value);
-      else if (field === 'id') ev.id = value;
+      let text = colon < 0 ? '' : line.slice(colon + 1);
+      if (text.startsWith(' ')) text = text.slice(1);
+      if (field === 'event') ev.event = text;
+      else if (field === 'data') ev.data.push(text);
+      else if (field === 'id') ev.id = text;
     }
+    // An event not closed by a blank line when the stream ends is dropped (as EventSource does).
+    if (done) return;
   }
 }
 

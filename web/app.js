@@ -331,7 +331,10 @@ function finishTurn(turn) {
   let stop = fin ? fin.stop_reason : res && res.meta ? res.meta.stop_reason : null;
   if (!stop && stopping) stop = 'cancelled';
   const success = fin ? fin.success : res ? res.success : false;
-  for (const c of turn.cards.values()) c.endQuestion();
+  for (const c of turn.cards.values()) {
+    c.endQuestion();
+    if (c.status === 'pending') c.setElapsed(null); // it is not running any more here
+  }
   const stick = nearBottom();
   turn.summarize(stop, success, res && res.meta ? res.meta.detail : '');
   scrollDown(stick);
@@ -469,7 +472,10 @@ async function loadConversations(more = false) {
     ui.listError.hidden = true;
   } catch (e) {
     // Shown in the list, not the status line, which belongs to the conversation.
-    if (e.status !== 401) label(ui.listError, 'conv.loadFailed', { msg: e.message }).hidden = false;
+    if (e.status !== 401) {
+      label(ui.listError, 'conv.loadFailed', { msg: e.message }).hidden = false;
+      ui.empty.hidden = true;
+    }
   }
 }
 

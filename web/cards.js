@@ -101,10 +101,11 @@ export class ToolCard {
     if (typeof ms === 'number') label(this.latencyEl, 'card.latency', { ms });
   }
 
-  // Running time while the call executes (not announced; the status line says it runs).
+  // Running time while the call executes (not announced; the status line says it runs);
+  // null clears it.
   setElapsed(ms) {
     this.latencyEl.removeAttribute('data-i18n');
-    this.latencyEl.textContent = `${(ms / 1000).toFixed(1)} s`;
+    this.latencyEl.textContent = ms === null ? '' : `${(ms / 1000).toFixed(1)} s`;
   }
 
   // result: what the model read (normalized result, invalid payload or proposal).

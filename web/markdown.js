@@ -17,7 +17,7 @@ function el(tag, cls) {
 const INLINE = [
   { re: /`([^`\n]+)`/, make: (m) => textIn(el('code'), m[1]) },
   {
-    re: /\[([^\]\n]+)\]\(([^)\s]+)\)/,
+    re: /\[([^\]\n]+)\]\(([^)\s<>]+)\)/,
     make: (m) => {
       if (!SAFE_URL.test(m[2])) return document.createTextNode(m[0]);
       const a = el('a');
@@ -149,12 +149,17 @@ function pre(text, lang) {
   return p;
 }
 
-// A fenced block runs to the matching fence or to the end (an answer still streaming).
+// A fenced block runs to a closing fence (the same character, at least as many, nothing else
+// on the line) or to the end (an answer still streaming).
 function fence(parent, lines, i, m) {
   const marker = m[1];
+  const closing = (line) => {
+    const t = line.trim();
+    return t.length >= marker.length && t === marker[0].repeat(t.length) && /^\s{0,3}\S/.test(line);
+  };
   const body = [];
   i++;
-  while (i < lines.length && !lines[i].trim().startsWith(marker)) body.push(lines[i++]);
+  while (i < lines.length && !closing(lines[i])) body.push(lines[i++]);
   parent.append(pre(body.join('\n'), m[2]));
   return i + 1;
 }

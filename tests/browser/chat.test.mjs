@@ -400,6 +400,83 @@ test('English, Traditional and Simplified Chinese, from the browser or the selec
   await zh.close();
 });
 
+test('the page\'s SSE reader and Markdown renderer hold up against random input', async () => {
+  // Run in the page, on the modules it loaded; a fixed seed keeps failures reproducible.
+  const problems = await page.evaluate(async () => {
+    const { sseEvents } = await import('/web/api.js');
+    const { renderMarkdown } = await import('/web/markdown.js');
+    let seed = 20261122;
+    const rnd = (n) => {
+      seed = (Math.imul(seed, 1103515245) + 12345) >>> 0;
+      return (seed >>> 8) % n;
+    };
+    const found = [];
+
+    // SSE: events written with one kind of line end, cut into chunks of 1..7 bytes (splitting
+    // CRLF pairs and UTF-8 characters), with comments between them, must come back the same.
+    for (let round = 0; round < 300; round++) {
+      const eol = ['\n', '\r\n', '\r'][rnd(3)];
+      const want = [];
+      let text = '';
+      for (let i = 0; i <= rnd(5); i++) {
+        const e = { event: ['status', 'text_delta', 'result'][rnd(3)],
+          data: JSON.stringify({ text: '€中'.repeat(rnd(3)) + 'x'.repeat(rnd(4)), i }) };
+        want.push(e);
+        if (rnd(2)) text += `: heartbeat${eol}`;
+        text += `event: ${e.event}${eol}data: ${e.data}${eol}${eol}`;
+      }
+      const bytes = new TextEncoder().encode(text);
+      const stream = new ReadableStream({
+        start(c) {
+          for (let p = 0; p < bytes.length;) {
+            const n = 1 + rnd(7);
+            c.enqueue(bytes.slice(p, p + n));
+            p += n;
+          }
+          c.close();
+        },
+      });
+      const got = [];
+      for await (const ev of sseEvents(stream)) got.push({ event: ev.event, data: ev.data });
+      if (JSON.stringify(got) !== JSON.stringify(want)) found.push(`sse round ${round}: ${JSON.stringify(got)}`);
+    }
+
+    // Markdown: whatever the text, only these elements and attributes come out, links only to
+    // http(s) or mailto, and every '<' of the input is still there as text.
+    const pieces = ['*', '**', '_', '__', '`', '```', '~~', '[', ']', '(', ')', '#', '## ', '> ', '- ',
+      '1. ', '    ', ' ', '\n', '\n\n', '<script>alert(1)</script>', '<img src=x onerror=alert(2)>',
+      'javascript:alert(3)', 'http://example.com/x', 'mailto:a@b.c', '&lt;', '中文', 'a', 'word_with_'];
+    const tags = new Set(['DIV', 'P', 'BR', 'STRONG', 'EM', 'DEL', 'CODE', 'PRE', 'A', 'UL', 'OL', 'LI',
+      'BLOCKQUOTE', 'HR', 'H3', 'H4', 'H5', 'H6']);
+    const attrs = new Set(['class', 'href', 'rel', 'target', 'start', 'data-lang']);
+    for (let round = 0; round < 3000; round++) {
+      let text = '';
+      for (let i = rnd(30); i > 0; i--) text += pieces[rnd(pieces.length)];
+      let root;
+      try {
+        root = renderMarkdown(text);
+      } catch (e) {
+        found.push(`markdown threw on ${JSON.stringify(text)}: ${e.message}`);
+        continue;
+      }
+      for (const n of root.querySelectorAll('*')) {
+        if (!tags.has(n.tagName)) found.push(`<${n.tagName}> from ${JSON.stringify(text)}`);
+        for (const a of n.attributes) {
+          if (!attrs.has(a.name)) found.push(`attribute ${a.name} from ${JSON.stringify(text)}`);
+        }
+        if (n.tagName === 'A' && !/^(https?:|mailto:)/.test(n.getAttribute('href'))) {
+          found.push(`link ${n.getAttribute('href')} from ${JSON.stringify(text)}`);
+        }
+      }
+      const lt = (x) => x.split('<').length - 1;
+      if (lt(root.textContent) !== lt(text)) found.push(`lost a '<' in ${JSON.stringify(text)}`);
+    }
+    return found.slice(0, 10);
+  });
+  assert.deepEqual(problems, []);
+  noProblems(page);
+});
+
 test('readable on a narrow screen', async () => {
   await page.setViewportSize({ width: 375, height: 740 });
   await page.locator('#toggle-list').waitFor({ state: 'visible' });
