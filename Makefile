@@ -1,5 +1,6 @@
 # rein's top-level Makefile wraps CMake. The two commands in the README:
-#   make run    install what is missing, build, and run rein
+#   make run    install what is missing, build, and start rein serve (SQLite, the rules provider
+#               unless a model is configured); RUN_ARGS="serve --port 9000" to change
 #   make test   install what is missing, build with ASan+UBSan, run every test through CTest
 # Other targets: make (build only), make lint, make fuzz, make bench, make clean.
 
@@ -9,7 +10,7 @@ TEST_BUILD ?= build-test
 FUZZ_BUILD ?= build-fuzz
 CMAKE_ARGS ?=
 CTEST_ARGS ?=
-RUN_ARGS   ?= --help
+RUN_ARGS   ?= serve
 
 .PHONY: all deps build run test lint format fuzz bench clean
 
@@ -26,7 +27,8 @@ build: $(BUILD)/CMakeCache.txt
 
 run: deps
 	@$(MAKE) --no-print-directory build
-	./$(BUILD)/rein $(RUN_ARGS)
+	@echo "make run: ./$(BUILD)/rein $(RUN_ARGS) (Ctrl-C stops it)"
+	@./$(BUILD)/rein $(RUN_ARGS)
 
 test: deps
 	cmake -S . -B $(TEST_BUILD) -DCMAKE_BUILD_TYPE=Debug -DREIN_ASAN=ON -DREIN_UBSAN=ON \

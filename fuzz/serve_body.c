@@ -46,8 +46,7 @@ static void check_chat(const json_t *body, json_t *details)
     if (cb.conv_id && !rein_store_id_is_valid(cb.conv_id))
         abort();
     rein__chat_title(cb.message, title);
-    if (strlen(title) > REIN__TITLE_MAX || strpbrk(title, "\r\n") ||
-        !strstr(cb.message, title))
+    if (strlen(title) > REIN__TITLE_MAX || strpbrk(title, "\r\n") || !strstr(cb.message, title))
         abort();
 }
 

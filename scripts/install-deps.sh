@@ -17,6 +17,7 @@ packages=(
 bench_packages=(
   wrk hyperfine nginx-light
   python3-jsonschema python3-pydantic python3-fastapi python3-uvicorn
+  python3-uvloop python3-httptools
   nodejs npm
 )
 

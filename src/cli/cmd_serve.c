@@ -23,7 +23,8 @@ static void serve_usage(FILE *out)
 {
     fprintf(out,
             "usage: rein serve [--host 127.0.0.1] [--port 8080] [--store URL] [--threads N]\n"
-            "                  [--skills DIR]... [--root DIR]... [--provider P] [--model M]\n"
+            "                  [--io-threads N] [--skills DIR]... [--root DIR]... [--provider P] "
+            "[--model M]\n"
             "                  [--base-url URL] [--config FILE] [--rules-first]\n"
             "                  [--body-limit BYTES] [--grace-ms MS] [--lease-ms MS]\n"
             "                  [--approval-timeout-ms MS] [--heartbeat-ms MS]\n\n"
@@ -33,6 +34,7 @@ static void serve_usage(FILE *out)
             "                  redis://HOST:PORT[/DB]: several servers sharing one Redis share\n"
             "                  conversations, locks, cancels and approvals\n"
             "  --threads       requests handled at once (a running agent turn holds one)\n"
+            "  --io-threads    network threads (default 2)\n"
             "  --skills, --root  external skill folders; folders file_search may read\n"
             "  --provider, --model, --base-url, --config  the model, as for 'rein chat'; with\n"
             "                  none configured the rules provider answers\n"
@@ -65,6 +67,7 @@ struct serve_opts {
     long port;
     const char *store_url;
     long threads;
+    long io_threads;
     long body_limit;
     long grace_ms;
     long lease_ms;
@@ -91,6 +94,7 @@ static int number_flag(struct serve_opts *o, const char *a, const char *v, bool 
     } nums[] = {
         {"--port", 0, 65535, offsetof(struct serve_opts, port), "0-65535"},
         {"--threads", 1, 1024, offsetof(struct serve_opts, threads), "1-1024"},
+        {"--io-threads", 1, 64, offsetof(struct serve_opts, io_threads), "1-64"},
         {"--body-limit", 1024, 1L << 30, offsetof(struct serve_opts, body_limit),
          "1024 bytes to 1 GiB"},
         {"--grace-ms", 0, 3600000, offsetof(struct serve_opts, grace_ms), "0-3600000"},
@@ -230,6 +234,7 @@ static rein_err make_server(struct serve *s, const struct serve_opts *o, rein_er
         return rein_error_set(err, REIN_EINVAL, "--host %s is not usable", o->host);
     rein_server_set_port(s->srv, (int)o->port);
     rein_server_set_threads(s->srv, (unsigned)o->threads);
+    rein_server_set_io_threads(s->srv, (unsigned)o->io_threads);
     rein_server_set_body_limit(s->srv, (size_t)o->body_limit);
     rein_server_set_heartbeat_ms(s->srv, o->heartbeat_ms);
     if (rein_server_set_api_keys(s->srv, getenv("REIN_API_KEYS")) != REIN_OK)
@@ -259,6 +264,7 @@ int cmd_serve(int argc, char **argv)
     struct serve_opts o = {.host = "127.0.0.1",
                            .port = 8080,
                            .threads = 8,
+                           .io_threads = 2,
                            .body_limit = 1 << 20,
                            .grace_ms = 10000,
                            .lease_ms = 30000,

@@ -271,7 +271,9 @@ static void on_event(const struct rein_agent_event *ev, void *userdata)
     }
     if (c->sse && !c->sse_gone && rein_sse_send(c->sse, type, b.ptr, b.len) == REIN_ECANCELED)
         c->sse_gone = true;
-    if (ev->type != REIN_AGENT_EV_TEXT_DELTA) {
+    /* The trace keeps what happened; text deltas are in the answer, and status changes are
+     * the lock's state while the turn runs (each stored event is a commit). */
+    if (ev->type != REIN_AGENT_EV_TEXT_DELTA && ev->type != REIN_AGENT_EV_STATUS) {
         struct rein_store_event se = {
             .conv_id = c->conv_id, .trace_id = c->persist.trace_id, .type = type, .payload = b.ptr};
         if (rein_store_event_add(c->api->store, &se, &err) != REIN_OK)

@@ -19,6 +19,7 @@
 #include <pthread.h>
 #include <sqlite3.h>
 #include <string.h>
+#include <time.h>
 
 #define WHERE "store/sqlite"
 
@@ -245,6 +246,26 @@ static rein_err exec_sql(struct sq *q, struct conn *c, const char *sql, const ch
     return rc == SQLITE_OK ? REIN_OK : fail(q, c->db, rc, what, err);
 }
 
+/*
+ * Waits for the write lock another connection holds. SQLite's own busy handler sleeps 1, 2,
+ * 5, ... up to 100 ms between tries, which under a server's concurrent turns (each writing a
+ * few small commits) turns a lock held for a millisecond into waits of tens of milliseconds;
+ * this one looks again every 100 microseconds, up to busy_timeout.
+ */
+static int busy_wait(void *userdata, int tries)
+{
+    static _Thread_local int64_t since_ms;
+    const struct sq *q = userdata;
+    struct timespec ts = {0, 100000};
+
+    if (tries == 0)
+        since_ms = rein_now_ms();
+    else if (rein_now_ms() - since_ms >= q->busy_timeout_ms)
+        return 0;
+    nanosleep(&ts, NULL);
+    return 1;
+}
+
 static rein_err conn_open(struct sq *q, struct conn **out, rein_error *err)
 {
     struct conn *c = rein_calloc(1, sizeof(*c));
@@ -266,7 +287,7 @@ static rein_err conn_open(struct sq *q, struct conn **out, rein_error *err)
         rc = fail(q, NULL, SQLITE_READONLY, "open", err);
         goto out_close;
     }
-    sqlite3_busy_timeout(c->db, q->busy_timeout_ms);
+    sqlite3_busy_handler(c->db, busy_wait, q);
     /* WAL lets readers run beside the writer; FULL makes each commit durable. */
     rc = exec_sql(q, c, "PRAGMA journal_mode=WAL", "enable WAL", err);
     if (rc == REIN_OK)

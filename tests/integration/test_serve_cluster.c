@@ -352,8 +352,8 @@ static void two_instances_one_turn_at_a_time(void **state)
                  y->r.body);
     busy = sa == 409 ? &x->r : &y->r;
     th_assert_error(busy, 409, "conversation_busy");
-    assert_string_equal(jstr(json_object_get(json_object_get(busy->json, "error"), "lock"), "state"),
-                        "thinking");
+    assert_string_equal(
+        jstr(json_object_get(json_object_get(busy->json, "error"), "lock"), "state"), "thinking");
     /* Exactly one turn reached the model, and the conversation has one user message. */
     assert_int_equal(ms_request_count(C->ms), 1);
     {
@@ -478,9 +478,9 @@ static void kill9_during_a_slow_tool(void **state)
     assert_string_equal(jstr(json_object_get(json_array_get(msgs, 1), "message"), "content"),
                         "go slow");
     assert_string_equal(
-        jstr(json_array_get(json_object_get(json_object_get(json_array_get(msgs, 2), "message"),
-                                            "tool_calls"),
-                            0),
+        jstr(json_array_get(
+                 json_object_get(json_object_get(json_array_get(msgs, 2), "message"), "tool_calls"),
+                 0),
              "id"),
         "s1");
     json_decref(conv);
