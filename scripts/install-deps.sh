@@ -12,6 +12,7 @@ packages=(
   redis-server
   clang libclang-rt-14-dev clang-format clang-tidy cppcheck
   curl ca-certificates python3
+  chromium fonts-wqy-microhei  # the chat page's browser tests; a CJK font for the Chinese page
 )
 bench_packages=(
   wrk hyperfine nginx-light

@@ -99,6 +99,15 @@ REIN_EXTERN rein_err rein_server_route(rein_server *srv, const char *method, con
  */
 REIN_EXTERN rein_err rein_server_add_store_routes(rein_server *srv, rein_store *store,
                                                   rein_error *err) REIN_WUR;
+/*
+ * Adds the chat page, built into the library from web/ (no files needed at run time):
+ *   GET /             the page (index.html)
+ *   GET /web/{file}   its scripts and styles; 404 for a name the page does not have
+ * Both are public (no API key: the files hold no data; the page sends the key the person
+ * enters to the API routes) and answer with a Content-Security-Policy that allows only this
+ * origin, a strong ETag (If-None-Match gets 304) and Cache-Control: no-cache.
+ */
+REIN_EXTERN rein_err rein_server_add_web_routes(rein_server *srv, rein_error *err) REIN_WUR;
 
 /* ---- the skill host and the agent API (routes_skills.c, routes_agent.c) ------------------ */
 

@@ -29,7 +29,7 @@ static void serve_usage(FILE *out)
             "                  [--body-limit BYTES] [--grace-ms MS] [--lease-ms MS]\n"
             "                  [--approval-timeout-ms MS] [--heartbeat-ms MS]\n\n"
             "Serves the rein HTTP API: the skill host (/skills), the agent (/agent/chat and\n"
-            "/agent/conversations), MCP (/mcp), /metrics and /healthz.\n\n"
+            "/agent/conversations), MCP (/mcp), /metrics, /healthz and the chat page (/).\n\n"
             "  --store         sqlite:PATH (default REIN_STORE or sqlite:./rein.db) or\n"
             "                  redis://HOST:PORT[/DB]: several servers sharing one Redis share\n"
             "                  conversations, locks, cancels and approvals\n"
@@ -242,7 +242,8 @@ static rein_err make_server(struct serve *s, const struct serve_opts *o, rein_er
     s->api = rein_agent_api_new(s->agent, s->reg, s->store, &ao, err);
     if (!s->api || rein_server_add_store_routes(s->srv, s->store, err) != REIN_OK ||
         rein_server_add_skill_routes(s->srv, s->reg, NULL, err) != REIN_OK ||
-        rein_server_add_agent_routes(s->srv, s->api, err) != REIN_OK)
+        rein_server_add_agent_routes(s->srv, s->api, err) != REIN_OK ||
+        rein_server_add_web_routes(s->srv, err) != REIN_OK)
         return err->code ? err->code : REIN_ENOMEM;
     return REIN_OK;
 }

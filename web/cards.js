@@ -1,0 +1,230 @@
+// Tool call cards: one per call the model made, with the tool's name (and the name the model
+// used when rein repaired it), the arguments, the status, the latency, and the result or the
+// invalid payload folded in a <details>. A card can also hold an approval question (a
+// destructive call waiting for a person) or a proposal (propose mode: run or discard). Every
+// value from the model or a tool is put in as text.
+
+import { label, t } from './i18n.js';
+
+export function el(tag, cls, text) {
+  const n = document.createElement(tag);
+  if (cls) n.className = cls;
+  if (text !== undefined) n.textContent = text;
+  return n;
+}
+
+function pretty(value) {
+  if (typeof value === 'string') {
+    try {
+      return JSON.stringify(JSON.parse(value), null, 2);
+    } catch {
+      return value;
+    }
+  }
+  return JSON.stringify(value, null, 2);
+}
+
+// The status a person should see. The ledger has pending, success, error and invalid; a denied
+// call is "invalid" with a "Denied: …" payload or the code "denied", a stopped one "error" with
+// the code "cancelled". result is what the model read ({ok, error: {code}}, the invalid
+// payload {error: "Denied: …"}) or the ledger's record of a failure ({code, message}).
+export function displayStatus(status, result) {
+  let code = null;
+  if (result && typeof result === 'object') {
+    const err = result.error;
+    if (err && typeof err === 'object') code = err.code;
+    else if (typeof err === 'string' && err.startsWith('Denied:')) code = 'denied';
+    else if (status !== 'success' && typeof result.code === 'string') code = result.code;
+  }
+  if (code === 'denied' || code === 'cancelled') return code;
+  const known = ['pending', 'success', 'error', 'invalid', 'proposed', 'cancelled', 'denied', 'discarded'];
+  return known.includes(status) ? status : 'error';
+}
+
+export class ToolCard {
+  // call: {call_id, tool (the name the model sent)}
+  constructor(call) {
+    this.callId = call.call_id;
+    this.sentName = call.tool;
+    this.tool = call.tool;
+    this.status = 'pending';
+    this.root = el('details', 'card');
+    const summary = el('summary');
+    this.nameEl = el('span', 'tool-name', call.tool);
+    this.sentEl = el('span', 'sent-as');
+    this.sentEl.hidden = true;
+    this.statusEl = el('span', 'badge');
+    this.latencyEl = el('span', 'latency');
+    summary.append(this.nameEl, this.sentEl, this.statusEl, this.latencyEl);
+    this.body = el('div', 'card-body');
+    this.argsHead = label(el('h4'), 'card.args');
+    this.argsEl = el('pre', 'json');
+    this.resultHead = el('h4');
+    this.resultHead.hidden = true;
+    this.resultEl = el('pre', 'json');
+    this.resultEl.hidden = true;
+    this.notes = el('div', 'card-notes');
+    this.body.append(this.argsHead, this.argsEl, this.resultHead, this.resultEl);
+    this.root.append(summary, this.body);
+    // Questions and notes stay visible outside the fold: a person must see them.
+    this.outer = el('div', 'card-wrap');
+    this.outer.dataset.callId = call.call_id;
+    this.outer.append(this.root, this.notes);
+    this.setArguments(call.arguments);
+    this.setStatus('pending');
+  }
+
+  setArguments(args) {
+    if (args !== undefined) this.argsEl.textContent = pretty(args);
+  }
+
+  // tool: the registry's name after repair; shown with the model's name when they differ.
+  setTool(tool) {
+    if (!tool) return;
+    this.tool = tool;
+    this.nameEl.textContent = tool;
+    if (this.sentName && tool !== this.sentName) {
+      label(this.sentEl, 'card.sentAs', { name: this.sentName });
+      this.sentEl.hidden = false;
+    }
+  }
+
+  setStatus(status) {
+    this.status = status;
+    this.root.dataset.status = status;
+    this.outer.dataset.status = status;
+    label(this.statusEl, `st.${status}`);
+    this.statusEl.className = `badge st-${status}`;
+  }
+
+  setLatency(ms) {
+    if (typeof ms === 'number') label(this.latencyEl, 'card.latency', { ms });
+  }
+
+  // Running time while the call executes (not announced; the status line says it runs);
+  // null clears it.
+  setElapsed(ms) {
+    this.latencyEl.removeAttribute('data-i18n');
+    this.latencyEl.textContent = ms === null ? '' : `${(ms / 1000).toFixed(1)} s`;
+  }
+
+  // result: what the model read (normalized result, invalid payload or proposal).
+  setResult(status, result, latency) {
+    this.setStatus(displayStatus(status, result));
+    // A proposal was only checked: its "latency" says nothing about the tool.
+    if (status !== 'proposed') this.setLatency(latency);
+    if (result === undefined || result === null) return;
+    label(this.resultHead, status === 'invalid' ? 'card.invalid' : 'card.result');
+    this.resultHead.hidden = false;
+    this.resultEl.textContent = pretty(result);
+    this.resultEl.hidden = false;
+  }
+
+  note(cls, key, params) {
+    const p = label(el('p', `note ${cls}`), key, params);
+    this.notes.append(p);
+    return p;
+  }
+
+  verification(v) {
+    if (v.kind === 'approval') {
+      this.endQuestion();
+      if (v.passed) this.note('ok', 'card.approvalGiven');
+      else this.note('warn', 'card.approvalDenied', { reason: v.reason || '' });
+      return;
+    }
+    this.note(v.passed ? 'ok' : 'warn', v.passed ? 'card.verifyOk' : 'card.verifyNo', {
+      reason: v.reason || '',
+    });
+  }
+
+  // A destructive call waits for a person: the question, the arguments, two buttons and the
+  // time left. answer(approve) sends it; it resolves or throws an Error with a message.
+  ask(ev, answer) {
+    this.endQuestion();
+    const box = el('div', 'question');
+    box.setAttribute('role', 'group');
+    const q = label(el('p', 'q'), 'approval.question', { tool: ev.tool });
+    q.id = `q-${this.callId}`;
+    box.setAttribute('aria-labelledby', q.id);
+    const args = el('pre', 'json', pretty(ev.arguments));
+    const row = el('div', 'row');
+    const yes = label(el('button', 'approve'), 'approval.approve');
+    const no = label(el('button', 'reject danger'), 'approval.reject');
+    yes.type = no.type = 'button';
+    const left = el('span', 'countdown');
+    left.setAttribute('aria-hidden', 'true');
+    const msg = el('p', 'note');
+    msg.setAttribute('role', 'status');
+    row.append(yes, no, left);
+    box.append(q, args, row, msg);
+    this.notes.append(box);
+    this.question = box;
+    const deadline = performance.now() + (ev.timeout_ms || 60000);
+    const tick = () => {
+      const s = Math.max(0, Math.ceil((deadline - performance.now()) / 1000));
+      label(left, 'approval.left', { s });
+      if (s === 0) {
+        this.endQuestion();
+        this.note('warn', 'approval.timeout');
+      }
+    };
+    tick();
+    this.timer = setInterval(tick, 250);
+    const reply = async (approve) => {
+      yes.disabled = no.disabled = true;
+      try {
+        await answer(approve);
+        label(msg, approve ? 'approval.sentYes' : 'approval.sentNo');
+      } catch (e) {
+        label(msg, 'approval.failed', { msg: e.message });
+        yes.disabled = no.disabled = false;
+      }
+    };
+    yes.addEventListener('click', () => reply(true));
+    no.addEventListener('click', () => reply(false));
+    return yes;
+  }
+
+  endQuestion() {
+    clearInterval(this.timer);
+    this.timer = null;
+    if (this.question) this.question.remove();
+    this.question = null;
+  }
+
+  // Propose mode: the checked call waits for a person to run or discard it. act(run) does it
+  // and resolves to the outcome {status, result, latency_ms}.
+  propose(act) {
+    const box = el('div', 'question proposal');
+    const intro = label(el('p', 'q'), 'proposal.intro');
+    const row = el('div', 'row');
+    const run = label(el('button', 'run'), 'proposal.run');
+    const drop = label(el('button', 'discard ghost'), 'proposal.discard');
+    run.type = drop.type = 'button';
+    const msg = el('p', 'note');
+    msg.setAttribute('role', 'status');
+    row.append(run, drop);
+    box.append(intro, row, msg);
+    this.notes.append(box);
+    const go = async (doRun) => {
+      run.disabled = drop.disabled = true;
+      try {
+        const out = await act(doRun);
+        box.remove();
+        if (doRun) {
+          this.setResult(out.status, out.result, out.latency_ms);
+          this.note('ok', 'proposal.ran');
+        } else {
+          this.setStatus('discarded');
+          this.note('muted', 'proposal.discarded');
+        }
+      } catch (e) {
+        label(msg, 'proposal.failed', { msg: e.message });
+        run.disabled = drop.disabled = false;
+      }
+    };
+    run.addEventListener('click', () => go(true));
+    drop.addEventListener('click', () => go(false));
+  }
+}
