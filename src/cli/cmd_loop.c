@@ -476,6 +476,8 @@ static void print_result(const struct loop_opts *o, const rein_loop_result *r)
         json_decref(j);
         return;
     }
+    if (o->events)
+        return; /* the last event, the decision, carried the outcome */
     if (rein_loop_result_success(r))
         printf("%s after %d iteration%s.\n",
                rein_verify_verdict_name(rein_loop_result_verdict(r)), n, n == 1 ? "" : "s");

@@ -74,10 +74,30 @@ static bool add_error(json_t *errors, const char *path, const char *fmt, ...)
                                                    rein__verify_jstr(msg))) == 0;
 }
 
+json_t *rein__verify_judge_schema_json(rein_error *err)
+{
+    json_t *doc = rein_json_parse(judge_schema, sizeof(judge_schema) - 1, 0, err);
+    char *back = doc ? rein_json_dumps(doc) : NULL;
+
+    /*
+     * jansson's parser can drop a character when its string buffer cannot grow and still
+     * return a document ("json-shema.org"); a schema bent that way would judge valid replies
+     * invalid. The text is compact already, so it must come back byte for byte.
+     */
+    if (!back || strcmp(back, judge_schema) != 0) {
+        rein_free(back);
+        json_decref(doc);
+        rein_error_set(err, REIN_ENOMEM, "out of memory");
+        return NULL;
+    }
+    rein_free(back);
+    return doc;
+}
+
 /* The verdict schema, compiled. New; NULL with err set (only REIN_ENOMEM in practice). */
 static rein_schema *compile_schema(rein_error *err)
 {
-    json_t *doc = rein_json_parse(judge_schema, sizeof(judge_schema) - 1, 0, err);
+    json_t *doc = rein__verify_judge_schema_json(err);
     rein_schema *s;
 
     if (!doc)

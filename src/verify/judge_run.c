@@ -181,8 +181,7 @@ static char *user_prompt(const char *requirement, const char *diff, size_t max,
 
 static rein_err setup(struct judge *j, const char *requirement, const char *diff, rein_error *err)
 {
-    json_t *schema =
-        rein_json_parse(rein_verify_judge_schema(), strlen(rein_verify_judge_schema()), 0, err);
+    json_t *schema = rein__verify_judge_schema_json(err);
     char *prompt = NULL;
     rein_err rc = REIN_ENOMEM;
 

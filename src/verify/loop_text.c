@@ -387,6 +387,8 @@ char *rein__loop_summary(const json_t *tool_calls, const char *answer)
         rein__verify_utf8_fix(b.ptr, b.len);
         rc = rein_buf_adds(&b, "…");
     }
+    /* "%.60s" may have cut a character: repair before anyone reads it as UTF-8. */
+    rein__verify_utf8_fix(b.ptr, b.len);
     out = rc ? NULL : rein_buf_detach(&b, NULL);
     rein_buf_release(&b);
     return out;

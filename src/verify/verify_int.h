@@ -180,6 +180,9 @@ char *rein__verify_path_join(const char *dir, const char *path);
 
 /* ---- the judge ---- */
 
+/* rein_verify_judge_schema() as a new document, checked against its text; NULL (ENOMEM). */
+json_t *rein__verify_judge_schema_json(rein_error *err);
+
 /*
  * The first '{' … matching '}' of text (strings skipped), as [*start, *end); false when
  * there is none or the first one never closes. Models wrap their JSON in prose and fences.
