@@ -68,23 +68,23 @@ typedef void (*rein_loop_event_fn)(const json_t *event, void *userdata);
 
 /* Options. A zeroed struct means every default; members are only ever appended. */
 struct rein_loop_opts {
-    const char *cwd;                     /* borrowed; the working tree; NULL: current dir */
-    const rein_verify_config *protocols; /* borrowed; required */
-    enum rein_verify_mode mode;          /* DEFAULT: the protocol file's */
-    const char *const *until;            /* borrowed NULL-terminated protocol names that must
+    const char *cwd;                         /* borrowed; the working tree; NULL: current dir */
+    const rein_verify_config *protocols;     /* borrowed; required */
+    enum rein_verify_mode mode;              /* DEFAULT: the protocol file's */
+    const char *const *until;                /* borrowed NULL-terminated protocol names that must
                                             pass; NULL: every protocol the mode selects */
-    const char *base;                    /* borrowed revision for changes, claims and the
+    const char *base;                        /* borrowed revision for changes, claims and the
                                             judge's diff; NULL: HEAD */
-    struct rein_verify_term_opts term;   /* limits and detectors (max_iterations 10, …);
+    struct rein_verify_term_opts term;       /* limits and detectors (max_iterations 10, …);
                                             continue_on_blocking is ignored: see below */
-    bool stop_on_blocking;               /* stop at a P0 failure, as the seed's tree does */
+    bool stop_on_blocking;                   /* stop at a P0 failure, as the seed's tree does */
     const struct rein_agent_turn_opts *turn; /* borrowed; each turn's options (limits, mode,
                                             on_event for the agent's events, approvals); the
                                             loop sets cancel (when NULL) and trace_id */
-    rein_provider *judge;                /* borrowed; NULL: no judge */
+    rein_provider *judge;                    /* borrowed; NULL: no judge */
     const struct rein_verify_judge_opts *judge_opts; /* borrowed; may be NULL */
-    rein_cancel *cancel;                 /* borrowed; may be NULL */
-    rein_pool *pool;                     /* borrowed; for parallel protocols; may be NULL */
+    rein_cancel *cancel;                             /* borrowed; may be NULL */
+    rein_pool *pool; /* borrowed; for parallel protocols; may be NULL */
     rein_loop_event_fn on_event;
     void *event_data;
 };

@@ -509,7 +509,7 @@ enum rein_verify_stop_reason {
     REIN_VERIFY_STOP_CONVERGENCE_STALL,
     REIN_VERIFY_STOP_LOW_CONFIDENCE,
     REIN_VERIFY_STOP_EXTERNAL_BLOCKER,
-    REIN_VERIFY_STOP_NEEDS_REVIEW,  /* the checks hold but a person must look (the judge's
+    REIN_VERIFY_STOP_NEEDS_REVIEW, /* the checks hold but a person must look (the judge's
                                        NEEDS_REVIEW or unverifiable verdict, layer 6) */
     /* Set by the loop (include/rein/loop.h), never by the tracker: */
     REIN_VERIFY_STOP_CANCELLED,      /* the loop's cancel handle was triggered */

@@ -68,38 +68,37 @@ struct out {
 
 static void usage(FILE *out)
 {
-    fprintf(
-        out,
-        "usage: rein loop GOAL [--until NAME[,NAME...]] [--max-iterations N] [--config FILE]\n"
-        "                 [--mode minimal|standard|thorough|full] [--judge] [--judge-model M]\n"
-        "                 [--json] [--events] [--provider P] [--model M] [--base-url URL]\n"
-        "                 [--provider-config FILE] [--skills DIR] [--root DIR] [--base REV]\n"
-        "                 [--timeout MS] [--max-tokens N] [--max-tool-calls N]\n"
-        "                 [--stop-on-blocking] [--yes]\n\n"
-        "Lets the agent work on GOAL in the current directory until the verification\n"
-        "protocols hold: after each answer the protocols run, and what failed (with the end\n"
-        "of its output, and any claim the tree refutes) goes back to the agent. The loop\n"
-        "stops with a named reason: success, same_error (the same failure 3 times in a row),\n"
-        "no_progress (5 iterations), repeated_state, oscillation, max_iterations (extended\n"
-        "by half once when the last iterations made progress), needs_review, ...\n\n"
-        "  --until NAMES       protocols that must pass (default: all the mode selects)\n"
-        "  --max-iterations N  iteration limit (default 10)\n"
-        "  --config FILE       protocol file (default rein-verify.yaml/.yml/.json here)\n"
-        "  --mode MODE         verification layers, as for 'rein verify'\n"
-        "  --judge             ask an LLM judge about the diff once the checks pass;\n"
-        "                      NEEDS_REVIEW stops for a person (exit 3)\n"
-        "  --judge-model M     the judge's model (default: the agent's)\n"
-        "  --provider, --model, --base-url, --provider-config FILE (else REIN_CONFIG):\n"
-        "                      the model, as for 'rein chat'\n"
-        "  --skills DIR        load skills (the tools that change files) from DIR\n"
-        "  --root DIR          folders the built-in skills may read (default: here)\n"
-        "  --base REV          compare changes, claims and the diff with REV, not HEAD\n"
-        "  --timeout MS, --max-tokens N, --max-tool-calls N: limits of each agent turn\n"
-        "  --stop-on-blocking  stop at once when a P0 protocol fails\n"
-        "  --yes               allow destructive tools (refused otherwise)\n"
-        "  --json              print the result object; --events: events as JSON lines\n\n"
-        "Exit status: 0 the criteria hold, 1 stopped without them, 2 usage or unusable\n"
-        "configuration, 3 a person must review (the judge's NEEDS_REVIEW).\n");
+    fprintf(out,
+            "usage: rein loop GOAL [--until NAME[,NAME...]] [--max-iterations N] [--config FILE]\n"
+            "                 [--mode minimal|standard|thorough|full] [--judge] [--judge-model M]\n"
+            "                 [--json] [--events] [--provider P] [--model M] [--base-url URL]\n"
+            "                 [--provider-config FILE] [--skills DIR] [--root DIR] [--base REV]\n"
+            "                 [--timeout MS] [--max-tokens N] [--max-tool-calls N]\n"
+            "                 [--stop-on-blocking] [--yes]\n\n"
+            "Lets the agent work on GOAL in the current directory until the verification\n"
+            "protocols hold: after each answer the protocols run, and what failed (with the end\n"
+            "of its output, and any claim the tree refutes) goes back to the agent. The loop\n"
+            "stops with a named reason: success, same_error (the same failure 3 times in a row),\n"
+            "no_progress (5 iterations), repeated_state, oscillation, max_iterations (extended\n"
+            "by half once when the last iterations made progress), needs_review, ...\n\n"
+            "  --until NAMES       protocols that must pass (default: all the mode selects)\n"
+            "  --max-iterations N  iteration limit (default 10)\n"
+            "  --config FILE       protocol file (default rein-verify.yaml/.yml/.json here)\n"
+            "  --mode MODE         verification layers, as for 'rein verify'\n"
+            "  --judge             ask an LLM judge about the diff once the checks pass;\n"
+            "                      NEEDS_REVIEW stops for a person (exit 3)\n"
+            "  --judge-model M     the judge's model (default: the agent's)\n"
+            "  --provider, --model, --base-url, --provider-config FILE (else REIN_CONFIG):\n"
+            "                      the model, as for 'rein chat'\n"
+            "  --skills DIR        load skills (the tools that change files) from DIR\n"
+            "  --root DIR          folders the built-in skills may read (default: here)\n"
+            "  --base REV          compare changes, claims and the diff with REV, not HEAD\n"
+            "  --timeout MS, --max-tokens N, --max-tool-calls N: limits of each agent turn\n"
+            "  --stop-on-blocking  stop at once when a P0 protocol fails\n"
+            "  --yes               allow destructive tools (refused otherwise)\n"
+            "  --json              print the result object; --events: events as JSON lines\n\n"
+            "Exit status: 0 the criteria hold, 1 stopped without them, 2 usage or unusable\n"
+            "configuration, 3 a person must review (the judge's NEEDS_REVIEW).\n");
 }
 
 /* ---- options ---- */
@@ -174,8 +173,7 @@ static int parse_value(struct loop_opts *o, const char *flag, const char *v)
         return parse_number(o, flag, v);
     if (strcmp(flag, "--mode") == 0) {
         if (!rein_verify_mode_parse(v, &o->mode))
-            return cli_usage_error("--mode takes minimal, standard, thorough or full, not '%s'",
-                                   v);
+            return cli_usage_error("--mode takes minimal, standard, thorough or full, not '%s'", v);
     } else if (strcmp(flag, "--config") == 0) {
         o->config = v;
     } else if (strcmp(flag, "--provider-config") == 0) {
@@ -228,9 +226,9 @@ static bool switch_flag(struct loop_opts *o, const char *a)
 static int parse_args(int argc, char **argv, struct loop_opts *o)
 {
     static const char *const with_value[] = {
-        "--until",  "--max-iterations", "--config",     "--mode",           "--provider-config",
-        "--judge-model", "--base",      "--skills",     "--root",           "--provider",
-        "--model",  "--base-url",       "--timeout",    "--max-tokens",     "--max-tool-calls"};
+        "--until",       "--max-iterations", "--config",  "--mode",       "--provider-config",
+        "--judge-model", "--base",           "--skills",  "--root",       "--provider",
+        "--model",       "--base-url",       "--timeout", "--max-tokens", "--max-tool-calls"};
 
     o->provider_config = getenv("REIN_CONFIG");
     for (int i = 1; i < argc; i++) {
@@ -360,8 +358,8 @@ static rein_verify_config *load_protocols(const struct loop_opts *o, rein_error 
 
 /* ---- approvals, events, output ---- */
 
-static rein_err refuse_destructive(void *ud, const struct rein_agent_approval *req,
-                                   bool *approved, rein_error *err)
+static rein_err refuse_destructive(void *ud, const struct rein_agent_approval *req, bool *approved,
+                                   rein_error *err)
 {
     (void)ud;
     *approved = false;
@@ -459,7 +457,9 @@ static void print_judge(const rein_verify_judge_result *j)
            json_number_value(json_object_get(reply, "quality_score")),
            rein_verify_judge_result_reason(j));
     json_array_foreach(json_object_get(reply, "risks"), i, risk)
+    {
         printf("  risk: %s\n", json_string_value(risk));
+    }
 }
 
 static void print_result(const struct loop_opts *o, const rein_loop_result *r)
@@ -479,8 +479,8 @@ static void print_result(const struct loop_opts *o, const rein_loop_result *r)
     if (o->events)
         return; /* the last event, the decision, carried the outcome */
     if (rein_loop_result_success(r))
-        printf("%s after %d iteration%s.\n",
-               rein_verify_verdict_name(rein_loop_result_verdict(r)), n, n == 1 ? "" : "s");
+        printf("%s after %d iteration%s.\n", rein_verify_verdict_name(rein_loop_result_verdict(r)),
+               n, n == 1 ? "" : "s");
     else if (rein_loop_result_needs_review(r))
         printf("NEEDS REVIEW after %d iteration%s: a person must look before this counts.\n", n,
                n == 1 ? "" : "s");

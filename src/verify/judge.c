@@ -141,7 +141,7 @@ rein_err rein_verify_judge_check(const json_t *reply, json_t **errors, rein_erro
     /* Without FILL_DEFAULTS the validator only reads the instance. */
     rc = rein_schema_validate(schema, (json_t *)reply, errors ? 0 : REIN_SCHEMA_FIRST_ERROR, res,
                               err);
-    if (rc == REIN_OK || rc != REIN_EINVALID)
+    if (rc != REIN_EINVALID) /* valid, or validation itself failed */
         goto out;
     if (errors) {
         if (collect_errors(res, errs) || json_array_size(errs) == 0) {

@@ -150,7 +150,7 @@ struct judge {
 static char *user_prompt(const char *requirement, const char *diff, size_t max,
                          const char *instructions)
 {
-    size_t len = diff ? strlen(diff) : 0, keep = len;
+    size_t len = diff ? strlen(diff) : 0, keep;
     char *cut = NULL, *prompt, *out;
 
     if (len > max) {
@@ -159,8 +159,8 @@ static char *user_prompt(const char *requirement, const char *diff, size_t max,
             keep--;
         if (keep == 0)
             keep = max; /* one enormous line: cut it anyway, UTF-8 fixed below */
-        cut = rein_asprintf("%.*s\n… (diff cut: %zu of %zu bytes shown)", (int)keep, diff, keep,
-                            len);
+        cut =
+            rein_asprintf("%.*s\n… (diff cut: %zu of %zu bytes shown)", (int)keep, diff, keep, len);
         if (!cut)
             return NULL;
         rein__verify_utf8_fix(cut, strlen(cut));
@@ -202,8 +202,8 @@ static rein_err setup(struct judge *j, const char *requirement, const char *diff
         rein_model_request_set_tool_choice(j->req, "verdict") ||
         rein_history_add_system(j->h, judge_system) || rein_history_add_user(j->h, prompt))
         goto out;
-    rein_model_request_set_max_tokens(j->req, j->o->max_tokens > 0 ? j->o->max_tokens
-                                                                    : DEFAULT_MAX_TOKENS);
+    rein_model_request_set_max_tokens(j->req,
+                                      j->o->max_tokens > 0 ? j->o->max_tokens : DEFAULT_MAX_TOKENS);
     rein_model_request_set_cancel(j->req, j->o->cancel);
     rc = REIN_OK;
 out:
@@ -234,10 +234,8 @@ static rein_err keep_errors(struct judge *j, const json_t *payload)
 static rein_err run_call(struct judge *j, const char *id, const char *name, const char *args,
                          char **payload, bool *ok, rein_error *err)
 {
-    struct rein_call_input in = {.call_id = id,
-                                 .name = name,
-                                 .args_text = args,
-                                 .args_len = strlen(args)};
+    struct rein_call_input in = {
+        .call_id = id, .name = name, .args_text = args, .args_len = strlen(args)};
     struct rein_call_opts co = {.cancel = j->o->cancel};
     rein_call_result *res = NULL;
     const json_t *model;
@@ -302,8 +300,7 @@ static rein_err answer_calls(struct judge *j, const rein_model_response *resp, r
         rein_err rc = run_call(j, rein_model_call_id(c), rein_model_call_name(c),
                                rein_model_call_raw_arguments(c), &payload, &ok, err);
         if (rc == REIN_OK)
-            rc = rein_history_add_tool_result(j->h, rein_model_call_id(c), "verdict", payload,
-                                              !ok);
+            rc = rein_history_add_tool_result(j->h, rein_model_call_id(c), "verdict", payload, !ok);
         rein_free(payload);
         if (rc)
             return rc;

@@ -24,11 +24,11 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#define TEXT_KEPT         2000 /* bytes of each answer kept in the history */
-#define ARG_KEPT          200  /* bytes of each string argument kept in the history */
-#define BLOCKED_WHY       300
-#define JUDGE_SIGNATURE   "judge:fail"
-#define TRIED_IN_MESSAGE  5
+#define TEXT_KEPT        2000 /* bytes of each answer kept in the history */
+#define ARG_KEPT         200  /* bytes of each string argument kept in the history */
+#define BLOCKED_WHY      300
+#define JUDGE_SIGNATURE  "judge:fail"
+#define TRIED_IN_MESSAGE 5
 
 struct rein_loop_result {
     enum rein_verify_stop_reason reason;
@@ -37,9 +37,9 @@ struct rein_loop_result {
     bool extended;
     char *goal, *answer, *message, *suggestion;
     char trace_id[REIN_TRACE_ID_LEN + 1];
-    rein_verify_report *report;       /* the last one, or NULL */
-    rein_verify_judge_result *judge;  /* the last one, or NULL */
-    json_t *history;                  /* iteration records */
+    rein_verify_report *report;      /* the last one, or NULL */
+    rein_verify_judge_result *judge; /* the last one, or NULL */
+    json_t *history;                 /* iteration records */
     int64_t input_tokens, output_tokens, latency_ms;
     int model_calls;
     size_t tool_calls;
@@ -232,17 +232,16 @@ static json_t *agent_record(struct loop *L, const rein_agent_result *ar)
     rein__verify_utf8_fix(text, strlen(text));
     json_array_foreach(calls, i, c)
     {
-        json_t *one = json_pack("{s:O?, s:O?, s:o?}", "tool", json_object_get(c, "tool"),
-                                "status", json_object_get(c, "status"), "arguments",
+        json_t *one = json_pack("{s:O?, s:O?, s:o?}", "tool", json_object_get(c, "tool"), "status",
+                                json_object_get(c, "status"), "arguments",
                                 rein__loop_shorten(json_object_get(c, "arguments"), ARG_KEPT));
         if (!one || json_array_append_new(list, one))
             goto out;
     }
     rec = json_pack("{s:s, s:s, s:O, s:I, s:I}", "stop_reason",
-                    rein_agent_stop_name(rein_agent_result_stop(ar)), "text", text,
-                    "tool_calls", list, "input_tokens",
-                    (json_int_t)rein_agent_result_input_tokens(ar), "output_tokens",
-                    (json_int_t)rein_agent_result_output_tokens(ar));
+                    rein_agent_stop_name(rein_agent_result_stop(ar)), "text", text, "tool_calls",
+                    list, "input_tokens", (json_int_t)rein_agent_result_input_tokens(ar),
+                    "output_tokens", (json_int_t)rein_agent_result_output_tokens(ar));
 out:
     json_decref(calls);
     json_decref(list);
@@ -361,8 +360,8 @@ static rein_err run_judge(struct loop *L, struct iteration *it, rein_error *err)
     rein_free(diff);
     if (rc)
         return rc;
-    L->r->input_tokens += json_integer_value(
-        json_object_get(ev = rein_verify_judge_result_json(it->judge), "input_tokens"));
+    ev = rein_verify_judge_result_json(it->judge);
+    L->r->input_tokens += json_integer_value(json_object_get(ev, "input_tokens"));
     L->r->output_tokens += json_integer_value(json_object_get(ev, "output_tokens"));
     L->r->model_calls += rein_verify_judge_result_attempts(it->judge);
     emit(L, ev ? json_pack("{s:s, s:i, s:o}", "type", "judge", "iteration", it->n, "judge", ev)
@@ -393,8 +392,8 @@ static rein_err decide(struct loop *L, struct iteration *it, rein_error *err)
     json_decref(calls);
     if (!it->summary)
         return rein_error_set(err, REIN_ENOMEM, "out of memory");
-    it->blocked = rein__loop_blocked(answer, strlen(answer), it->blocked_why,
-                                     sizeof(it->blocked_why));
+    it->blocked =
+        rein__loop_blocked(answer, strlen(answer), it->blocked_why, sizeof(it->blocked_why));
     it->confidence = stated < 0 ? NAN : stated;
     more.verdict = it->verdict;
     more.failing = it->judge_failed ? &judge : NULL;
@@ -421,14 +420,14 @@ static rein_err record(struct loop *L, struct iteration *it, enum rein_verify_st
             "{s:i, s:O, s:s, s:f, s:o, s:o, s:O, s:O, s:O, s:o, s:{s:s, s:s, s:b, s:b}}",
             "iteration", it->n, "agent", agent, "verdict", rein_verify_verdict_name(it->verdict),
             "progress", rein_verify_report_progress(it->report), "confidence",
-            isnan(it->confidence) ? json_real(rein_verify_report_confidence(it->report))
-                                  : json_real(fmin(it->confidence,
-                                                   rein_verify_report_confidence(it->report))),
+            isnan(it->confidence)
+                ? json_real(rein_verify_report_confidence(it->report))
+                : json_real(fmin(it->confidence, rein_verify_report_confidence(it->report))),
             "tree_hash", it->has_tree ? json_string(it->tree) : json_null(), "failing", failing,
             "refuted_claims", refuted, "judge", judge, "summary", rein__verify_jstr(it->summary),
-            "decision", "action", it->d.action == REIN_VERIFY_STOP ? "stop" : "continue",
-            "reason", rein_verify_stop_reason_name(reason), "progress", it->d.progress,
-            "extended", it->d.extended);
+            "decision", "action", it->d.action == REIN_VERIFY_STOP ? "stop" : "continue", "reason",
+            rein_verify_stop_reason_name(reason), "progress", it->d.progress, "extended",
+            it->d.extended);
     if (rec && it->blocked &&
         json_object_set_new(rec, "blocked", rein__verify_jstr(it->blocked_why))) {
         json_decref(rec);
@@ -493,13 +492,12 @@ static rein_err stop_with(struct loop *L, enum rein_verify_stop_reason reason, c
 
 static void emit_decision(struct loop *L, const struct iteration *it)
 {
-    emit(L, json_pack("{s:s, s:i, s:s, s:s, s:b, s:b, s:i, s:s, s:s}", "type", "decision",
-                      "iteration", it->n, "action",
-                      L->r->reason == REIN_VERIFY_STOP_NONE ? "continue" : "stop", "reason",
-                      rein_verify_stop_reason_name(L->r->reason), "progress", it->d.progress,
-                      "extended", it->d.extended, "max_iterations", L->r->max_iterations,
-                      "message", rein_loop_result_message(L->r), "suggestion",
-                      rein_loop_result_suggestion(L->r)));
+    emit(L, json_pack(
+                "{s:s, s:i, s:s, s:s, s:b, s:b, s:i, s:s, s:s}", "type", "decision", "iteration",
+                it->n, "action", L->r->reason == REIN_VERIFY_STOP_NONE ? "continue" : "stop",
+                "reason", rein_verify_stop_reason_name(L->r->reason), "progress", it->d.progress,
+                "extended", it->d.extended, "max_iterations", L->r->max_iterations, "message",
+                rein_loop_result_message(L->r), "suggestion", rein_loop_result_suggestion(L->r)));
 }
 
 /* Takes the tracker's decision into the result (its strings are only borrowed). */
@@ -546,13 +544,13 @@ static rein_err act(struct loop *L, struct iteration *it, rein_error *err)
 {
     json_t *rec;
 
-    emit(L, json_pack("{s:s, s:i, s:i}", "type", "iteration", "iteration", it->n,
-                      "max_iterations", L->r->max_iterations));
+    emit(L, json_pack("{s:s, s:i, s:i}", "type", "iteration", "iteration", it->n, "max_iterations",
+                      L->r->max_iterations));
     if (rein_agent_run(L->agent, L->h, L->message, &L->turn, &it->agent, err) != REIN_OK)
         return err ? err->code : REIN_EINTERNAL;
-    rec = json_pack("{s:s, s:i, s:s, s:s, s:I}", "type", "agent", "iteration", it->n,
-                    "stop_reason", rein_agent_stop_name(rein_agent_result_stop(it->agent)),
-                    "text", rein_agent_result_text(it->agent), "tool_calls",
+    rec = json_pack("{s:s, s:i, s:s, s:s, s:I}", "type", "agent", "iteration", it->n, "stop_reason",
+                    rein_agent_stop_name(rein_agent_result_stop(it->agent)), "text",
+                    rein_agent_result_text(it->agent), "tool_calls",
                     (json_int_t)rein_agent_result_tool_call_count(it->agent));
     emit(L, rec);
     return REIN_OK;
@@ -616,9 +614,9 @@ static rein_err iterate(struct loop *L, int n, enum step *step, rein_error *err)
         rc = run_checks(L, &it, err);
         if (!rc) {
             rj = rein_verify_report_json(it.report);
-            emit(L, rj ? json_pack("{s:s, s:i, s:o}", "type", "report", "iteration", n, "report",
-                                   rj)
-                       : NULL);
+            emit(L,
+                 rj ? json_pack("{s:s, s:i, s:o}", "type", "report", "iteration", n, "report", rj)
+                    : NULL);
             rc = run_judge(L, &it, err);
         }
     }

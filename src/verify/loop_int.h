@@ -28,11 +28,11 @@ char *rein__loop_first_message(const struct rein__loop_brief *b);
 struct rein__loop_observation {
     int iteration;
     int max_iterations;
-    bool extended;              /* the limit was just extended */
+    bool extended; /* the limit was just extended */
     const rein_verify_config *cfg;
     const rein_verify_report *report;
     const rein_verify_judge_result *judge; /* NULL: not asked */
-    const json_t *history;      /* the result's iteration records so far (for "tried") */
+    const json_t *history;                 /* the result's iteration records so far (for "tried") */
 };
 
 /* The next user message after a failed iteration. New; NULL on ENOMEM. */

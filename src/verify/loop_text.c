@@ -250,12 +250,11 @@ char *rein__loop_observation(const struct rein__loop_observation *o)
     char *out;
 
     rein_buf_init(&b, OBSERVATION_MAX);
-    rc = rein_buf_addf(&b, "Iteration %d of %d: the checks say %s.\n", o->iteration,
-                       o->max_iterations,
-                       o->judge && rein_verify_judge_result_verdict(o->judge) ==
-                                       REIN_VERIFY_JUDGE_FAIL
-                           ? "FAILED"
-                           : rein_verify_verdict_name(rein_verify_report_verdict(o->report)));
+    rc = rein_buf_addf(
+        &b, "Iteration %d of %d: the checks say %s.\n", o->iteration, o->max_iterations,
+        o->judge && rein_verify_judge_result_verdict(o->judge) == REIN_VERIFY_JUDGE_FAIL
+            ? "FAILED"
+            : rein_verify_verdict_name(rein_verify_report_verdict(o->report)));
     for (size_t i = 0; !rc && rein_verify_report_protocol(o->report, i, &p); i++) {
         if (p.status == REIN_VERIFY_STATUS_FAILED)
             rc = add_failed(&b, o, &p);
@@ -344,8 +343,8 @@ static void first_sentence(const char *text, char *out, size_t n)
 /* The argument that says what a call was about: a path, a command, a name. */
 static const char *key_argument(const json_t *args)
 {
-    static const char *const keys[] = {"path", "file", "filePath", "file_path", "filename",
-                                       "command", "cmd", "name", "query", NULL};
+    static const char *const keys[] = {"path",    "file", "filePath", "file_path", "filename",
+                                       "command", "cmd",  "name",     "query",     NULL};
 
     for (size_t i = 0; keys[i]; i++) {
         const char *v = json_string_value(json_object_get(args, keys[i]));
@@ -371,10 +370,9 @@ char *rein__loop_summary(const json_t *tool_calls, const char *answer)
         const char *tool = json_string_value(json_object_get(c, "tool"));
         const char *arg = key_argument(json_object_get(c, "arguments"));
         const char *status = json_string_value(json_object_get(c, "status"));
-        rc = rein_buf_addf(&b, "%s%s%s%.60s%s%s", i ? ", " : "", tool ? tool : "?",
-                           arg ? " " : "", arg ? arg : "",
-                           status && strcmp(status, "success") ? " " : "",
-                           status && strcmp(status, "success") ? status : "");
+        bool failed = status && strcmp(status, "success") != 0;
+        rc = rein_buf_addf(&b, "%s%s%s%.60s%s%s", i ? ", " : "", tool ? tool : "?", arg ? " " : "",
+                           arg ? arg : "", failed ? " " : "", failed ? status : "");
     }
     if (!rc && n > SUMMARY_CALLS)
         rc = rein_buf_addf(&b, " and %zu more call%s", n - SUMMARY_CALLS,

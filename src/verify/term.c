@@ -551,9 +551,8 @@ rein_err rein__verify_term_add_report(rein_verify_term *t, const rein_verify_rep
     it.failing = f;
     it.n_failing = n;
     it.progress = r->progress;
-    it.confidence = isnan(more->confidence) || more->confidence > r->confidence
-                        ? r->confidence
-                        : more->confidence;
+    it.confidence = isnan(more->confidence) || more->confidence > r->confidence ? r->confidence
+                                                                                : more->confidence;
     rc = rein_verify_term_add(t, &it, out, err);
     rein_free(f);
     rein_free(keys);

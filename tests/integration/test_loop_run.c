@@ -30,9 +30,9 @@ struct fx {
     struct rein_loop_opts o;
     const char *until[4];
     json_t *events;
-    char *dir;    /* the project */
-    char *skills; /* manifests of write_file and read_file */
-    int calls;    /* tool call ids made so far */
+    char *dir;            /* the project */
+    char *skills;         /* manifests of write_file and read_file */
+    int calls;            /* tool call ids made so far */
     int cancel_at_report; /* trigger o.cancel at this iteration's report event (0: never) */
 };
 
@@ -93,8 +93,8 @@ static void on_loop_event(const json_t *ev, void *ud)
     struct fx *f = ud;
 
     json_array_append(f->events, (json_t *)ev);
-    if (f->cancel_at_report && strcmp(json_string_value(json_object_get(ev, "type")), "report") ==
-                                   0 &&
+    if (f->cancel_at_report &&
+        strcmp(json_string_value(json_object_get(ev, "type")), "report") == 0 &&
         json_integer_value(json_object_get(ev, "iteration")) == f->cancel_at_report)
         rein_cancel_trigger(f->o.cancel, "test");
 }
@@ -110,8 +110,8 @@ static void write_manifest(struct fx *f, const char *id, const char *props, cons
             " \"parameters\": {\"type\": \"object\", \"properties\": {%s},\n"
             "                \"required\": [%s], \"additionalProperties\": false},\n"
             " \"runner\": {\"kind\": \"process\", \"command\": [\"%s/fs_skill\", \"%s\"]}}\n",
-            id, strcmp(id, "write_file") == 0 ? "Write" : "Read", props, required,
-            test_bin_dir(), f->dir);
+            id, strcmp(id, "write_file") == 0 ? "Write" : "Read", props, required, test_bin_dir(),
+            f->dir);
     fclose(m);
     snprintf(name, sizeof(name), "%s/manifest.json", id);
     free(test_write_file(f->skills, name, text));
@@ -198,17 +198,16 @@ static void say_write(struct fx *f, const char *bits, const char *notes)
     args = json_dumps(reply, JSON_COMPACT);
     json_decref(reply);
     snprintf(id, sizeof(id), "call_w%d", ++f->calls);
-    json_array_append_new(calls,
-                          json_pack("{s:s, s:s, s:s}", "id", id, "name", "write_file",
-                                    "arguments", args));
+    json_array_append_new(
+        calls, json_pack("{s:s, s:s, s:s}", "id", id, "name", "write_file", "arguments", args));
     free(args);
     if (notes) {
         json_t *a = json_pack("{s:s, s:s}", "path", "notes.txt", "content", notes);
         args = json_dumps(a, JSON_COMPACT);
         json_decref(a);
         snprintf(id, sizeof(id), "call_w%d", ++f->calls);
-        json_array_append_new(calls, json_pack("{s:s, s:s, s:s}", "id", id, "name", "write_file",
-                                               "arguments", args));
+        json_array_append_new(
+            calls, json_pack("{s:s, s:s, s:s}", "id", id, "name", "write_file", "arguments", args));
         free(args);
     }
     free(src);
@@ -263,8 +262,8 @@ static void fx_run(struct fx *f)
     do {                                                                                           \
         if (rein_loop_result_reason((f)->r) != (want))                                             \
             fail_msg("reason %s, want %s: %s",                                                     \
-                     rein_verify_stop_reason_name(rein_loop_result_reason((f)->r)),              \
-                     rein_verify_stop_reason_name(want), rein_loop_result_message((f)->r));      \
+                     rein_verify_stop_reason_name(rein_loop_result_reason((f)->r)),                \
+                     rein_verify_stop_reason_name(want), rein_loop_result_message((f)->r));        \
     } while (0)
 
 /* The text of the last user message of request i (0-based), which must have been served. */
@@ -362,22 +361,19 @@ static void test_fixed_on_second_iteration(void **state)
     assert_string_equal(json_string_value(json_object_get(j, "stop_reason")), "final_answer");
     assert_string_equal(json_string_value(json_object_get(j, "verdict")), "SUCCESS");
     assert_int_equal(json_array_size(json_object_get(j, "history")), 2);
-    assert_string_equal(json_string_value(json_object_get(
-                            json_array_get(json_object_get(json_array_get(json_object_get(
-                                                                              j, "history"),
-                                                                          0),
-                                                           "failing"),
-                                           0),
-                            "check")),
-                        "TEST");
-    assert_int_equal(json_integer_value(json_object_get(json_object_get(j, "meta"),
-                                                        "model_calls")),
+    assert_string_equal(
+        json_string_value(json_object_get(
+            json_array_get(
+                json_object_get(json_array_get(json_object_get(j, "history"), 0), "failing"), 0),
+            "check")),
+        "TEST");
+    assert_int_equal(json_integer_value(json_object_get(json_object_get(j, "meta"), "model_calls")),
                      4);
     json_decref(j);
     /* Events: iteration, agent, report, decision per iteration. */
     assert_int_equal(json_array_size(f.events), 8);
-    assert_string_equal(
-        json_string_value(json_object_get(json_array_get(f.events, 7), "action")), "stop");
+    assert_string_equal(json_string_value(json_object_get(json_array_get(f.events, 7), "action")),
+                        "stop");
     fx_stop(&f);
 }
 
@@ -692,17 +688,17 @@ static void test_judge_verdicts(void **state)
     }
     /* The request offers the verdict tool with the schema and names it in tool_choice. */
     r = ms_request(f.ms, 0);
-    assert_string_equal(json_string_value(json_object_get(
-                            json_object_get(json_object_get(r->json, "tool_choice"), "function"),
-                            "name")),
-                        "verdict");
+    assert_string_equal(
+        json_string_value(json_object_get(
+            json_object_get(json_object_get(r->json, "tool_choice"), "function"), "name")),
+        "verdict");
     assert_int_equal(json_array_size(json_object_get(r->json, "tools")), 1);
     assert_non_null(json_object_get(
-        json_object_get(json_object_get(json_object_get(json_array_get(
-                                                            json_object_get(r->json, "tools"), 0),
-                                                        "function"),
-                                        "parameters"),
-                        "properties"),
+        json_object_get(
+            json_object_get(
+                json_object_get(json_array_get(json_object_get(r->json, "tools"), 0), "function"),
+                "parameters"),
+            "properties"),
         "functionality_score"));
     assert_contains(last_user(&f, 0), "+int f5(void) { return 5; }");
     assert_contains(last_user(&f, 0), "## Requirement\nAdd f5 returning 5.");

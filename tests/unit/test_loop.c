@@ -47,8 +47,8 @@ static void test_blocked_lines(void **state)
     (void)state;
     assert_true(rein__loop_blocked("BLOCKED: need the API key", 25, why, sizeof(why)));
     assert_string_equal(why, "need the API key");
-    assert_true(rein__loop_blocked("Tried.\n**BLOCKED:** no network  \r\nmore", 38, why,
-                                   sizeof(why)));
+    assert_true(
+        rein__loop_blocked("Tried.\n**BLOCKED:** no network  \r\nmore", 38, why, sizeof(why)));
     assert_string_equal(why, "no network");
     assert_true(rein__loop_blocked("- BLOCKED - waiting for a decision", 34, why, sizeof(why)));
     assert_string_equal(why, "waiting for a decision");
@@ -61,22 +61,27 @@ static void test_blocked_lines(void **state)
     assert_false(rein__loop_blocked("blocked: lower case is prose", 28, why, sizeof(why)));
     assert_false(rein__loop_blocked("", 0, why, sizeof(why)));
     /* A long reason is cut to the buffer without splitting a character. */
-    assert_true(rein__loop_blocked("BLOCKED: 需要需要需要需要需要需要需要需要需要需要需要需要需要需要需要需要需要需要需要需要需要需要",
-                                   strlen("BLOCKED: 需要需要需要需要需要需要需要需要需要需要需要需要需要需要需要需要需要需要需要需要需要需要"),
-                                   why, 16));
+    assert_true(rein__loop_blocked(
+        "BLOCKED: "
+        "需要需要需要需要需要需要需要需要需要需要需要需要需要需要需要需要需要需要需要需要需要需要",
+        strlen("BLOCKED: "
+               "需要需要需要需要需要需要需要需要需要需要需要需要需要需要需要需要需要需要需要需要需"
+               "要需要"),
+        why, 16));
     assert_true(strlen(why) <= 15);
 }
 
 static void test_summary(void **state)
 {
-    json_t *calls = json_loads("[{\"tool\": \"write_file\", \"arguments\": {\"path\": \"a.c\", "
-                               "\"content\": \"x\"}, \"status\": \"success\"},"
-                               " {\"tool\": \"run\", \"arguments\": {\"command\": \"make\"}, "
-                               "\"status\": \"error\"},"
-                               " {\"tool\": \"echo\", \"arguments\": {}, \"status\": \"success\"},"
-                               " {\"tool\": \"x\", \"arguments\": \"raw\", \"status\": \"invalid\"},"
-                               " {\"tool\": \"y\", \"arguments\": {}, \"status\": \"success\"}]",
-                               0, NULL);
+    json_t *calls =
+        json_loads("[{\"tool\": \"write_file\", \"arguments\": {\"path\": \"a.c\", "
+                   "\"content\": \"x\"}, \"status\": \"success\"},"
+                   " {\"tool\": \"run\", \"arguments\": {\"command\": \"make\"}, "
+                   "\"status\": \"error\"},"
+                   " {\"tool\": \"echo\", \"arguments\": {}, \"status\": \"success\"},"
+                   " {\"tool\": \"x\", \"arguments\": \"raw\", \"status\": \"invalid\"},"
+                   " {\"tool\": \"y\", \"arguments\": {}, \"status\": \"success\"}]",
+                   0, NULL);
     char *s;
 
     (void)state;
@@ -135,11 +140,8 @@ static void test_first_message(void **state)
 {
     rein_verify_config *cfg = cfg_parse(two_protocols);
     const char *until[] = {"TEST", NULL};
-    struct rein__loop_brief b = {.goal = "Fix beta.",
-                                 .cwd = "/work/x",
-                                 .cfg = cfg,
-                                 .until = until,
-                                 .max_iterations = 7};
+    struct rein__loop_brief b = {
+        .goal = "Fix beta.", .cwd = "/work/x", .cfg = cfg, .until = until, .max_iterations = 7};
     char *m;
 
     (void)state;
@@ -161,9 +163,8 @@ static void test_first_message(void **state)
 static rein_verify_report *run_report(const char *dir, const rein_verify_config *cfg,
                                       const char *claims)
 {
-    struct rein_verify_opts o = {.cwd = dir,
-                                 .claims_text = claims,
-                                 .claims_len = claims ? strlen(claims) : 0};
+    struct rein_verify_opts o = {
+        .cwd = dir, .claims_text = claims, .claims_len = claims ? strlen(claims) : 0};
     rein_verify_report *r = NULL;
     rein_error err;
 
@@ -336,10 +337,8 @@ static void test_judge_check_alloc_torture(void **state)
 
 static void test_needs_review_and_stop_words(void **state)
 {
-    struct rein_verify_iteration it = {.verdict = REIN_VERIFY_SUCCESS,
-                                       .progress = NAN,
-                                       .confidence = NAN,
-                                       .needs_review = true};
+    struct rein_verify_iteration it = {
+        .verdict = REIN_VERIFY_SUCCESS, .progress = NAN, .confidence = NAN, .needs_review = true};
     struct rein_verify_failing f = {"TEST", "abc", REIN_VERIFY_P1};
     struct rein_verify_decision d;
     rein_verify_term *t = rein_verify_term_new(NULL);
