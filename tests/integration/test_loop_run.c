@@ -118,7 +118,7 @@ static void write_manifest(struct fx *f, const char *id, const char *props, cons
     free(text);
 }
 
-static void fx_start(struct fx *f, const char *bits)
+static void fx_start_wire(struct fx *f, const char *bits, const char *wire)
 {
     rein_error err;
     char *src = calc_src(bits);
@@ -143,8 +143,10 @@ static void fx_start(struct fx *f, const char *bits)
     if (!f->ms)
         fail_msg("model server: %s", err.msg);
     f->cfg = rein_provider_config_new();
-    assert_rein_ok(rein_provider_config_set(f->cfg, "provider", "openai", &err), &err);
-    assert_rein_ok(rein_provider_config_set_base_url(f->cfg, ms_openai_url(f->ms)), NULL);
+    assert_rein_ok(rein_provider_config_set(f->cfg, "provider", wire, &err), &err);
+    assert_rein_ok(rein_provider_config_set_base_url(
+                       f->cfg, strcmp(wire, "openai") == 0 ? ms_openai_url(f->ms) : ms_url(f->ms)),
+                   NULL);
     assert_rein_ok(rein_provider_config_set_model(f->cfg, "test-model"), NULL);
     assert_rein_ok(rein_provider_config_set_api_key(f->cfg, "sk-test"), NULL);
     assert_rein_ok(rein_provider_config_set(f->cfg, "max_retries", "0", &err), &err);
@@ -167,6 +169,11 @@ static void fx_start(struct fx *f, const char *bits)
     f->o.until = f->until;
     f->o.on_event = on_loop_event;
     f->o.event_data = f;
+}
+
+static void fx_start(struct fx *f, const char *bits)
+{
+    fx_start_wire(f, bits, "openai");
 }
 
 static void fx_stop(struct fx *f)
@@ -374,6 +381,26 @@ static void test_fixed_on_second_iteration(void **state)
     assert_int_equal(json_array_size(f.events), 8);
     assert_string_equal(json_string_value(json_object_get(json_array_get(f.events, 7), "action")),
                         "stop");
+    fx_stop(&f);
+}
+
+static void test_fixed_on_anthropic_wire(void **state)
+{
+    struct fx f;
+    const struct ms_request *r;
+
+    (void)state;
+    fx_start_wire(&f, "0000", "anthropic");
+    iteration(&f, "1101", NULL, "I changed calc.c.");
+    iteration(&f, "1111", NULL, "Fixed f3.");
+    fx_run(&f);
+    assert_reason(&f, REIN_VERIFY_STOP_SUCCESS);
+    assert_int_equal(rein_loop_result_iterations(f.r), 2);
+    /* Every request was one Anthropic accepts (the model server validates them). */
+    for (size_t i = 0; i < 4; i++)
+        assert_int_equal(ms_request(f.ms, i)->status, 200);
+    r = ms_request(f.ms, 2);
+    assert_contains(r->body, "not ok 3 - gamma returned 0");
     fx_stop(&f);
 }
 
@@ -738,6 +765,43 @@ static void test_judge_invalid_then_fixed(void **state)
     fx_stop(&f);
 }
 
+static void test_judge_on_anthropic_wire(void **state)
+{
+    struct fx f;
+    rein_verify_judge_result *j;
+    const struct ms_request *r;
+    const json_t *last;
+
+    (void)state;
+    fx_start_wire(&f, "0000", "anthropic");
+    assert_rein_ok(ms_add_tool_call(f.ms, "toolu_bad", "Verdict", "{\"verdict\": \"PASS\"}"), NULL);
+    judge_says(&f, "FAIL", "f5 is missing");
+    j = judge(&f, "+x\n");
+    assert_int_equal(rein_verify_judge_result_verdict(j), REIN_VERIFY_JUDGE_FAIL);
+    assert_int_equal(rein_verify_judge_result_attempts(j), 2);
+    r = ms_request(f.ms, 0);
+    assert_string_equal(
+        json_string_value(json_object_get(json_object_get(r->json, "tool_choice"), "type")),
+        "tool");
+    assert_string_equal(
+        json_string_value(json_object_get(json_object_get(r->json, "tool_choice"), "name")),
+        "verdict");
+    assert_non_null(
+        json_object_get(json_array_get(json_object_get(r->json, "tools"), 0), "input_schema"));
+    /* The second request answers the repaired call with a tool_result block. */
+    r = ms_request(f.ms, 1);
+    assert_int_equal(r->status, 200);
+    last = json_array_get(json_object_get(r->json, "messages"),
+                          json_array_size(json_object_get(r->json, "messages")) - 1);
+    assert_string_equal(json_string_value(json_object_get(
+                            json_array_get(json_object_get(last, "content"), 0), "type")),
+                        "tool_result");
+    assert_contains(r->body, "toolu_bad");
+    assert_contains(r->body, "required property");
+    rein_verify_judge_result_free(j);
+    fx_stop(&f);
+}
+
 static void test_judge_invalid_twice_unverifiable(void **state)
 {
     struct fx f;
@@ -846,6 +910,7 @@ static void test_loop_with_judge(void **state)
 
 static const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_fixed_on_second_iteration),
+    cmocka_unit_test(test_fixed_on_anthropic_wire),
     cmocka_unit_test(test_same_error_three_times),
     cmocka_unit_test(test_no_progress_five_iterations),
     cmocka_unit_test(test_repeated_state),
@@ -859,6 +924,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_bad_options),
     cmocka_unit_test(test_judge_verdicts),
     cmocka_unit_test(test_judge_invalid_then_fixed),
+    cmocka_unit_test(test_judge_on_anthropic_wire),
     cmocka_unit_test(test_judge_invalid_twice_unverifiable),
     cmocka_unit_test(test_judge_text_reply_and_provider_error),
     cmocka_unit_test(test_loop_with_judge),
