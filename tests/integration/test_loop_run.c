@@ -908,6 +908,33 @@ static void test_loop_with_judge(void **state)
     fx_stop(&f);
 }
 
+static void test_thorough_mode_asks_for_review(void **state)
+{
+    struct fx f;
+    json_t *keep;
+
+    (void)state;
+    /* Layer 6: in thorough mode a change that adds files needs a person, checks or not. */
+    fx_start(&f, "1111");
+    f.o.mode = REIN_VERIFY_MODE_THOROUGH;
+    iteration(&f, "1111", "a new file", "Added notes.txt.");
+    fx_run(&f);
+    assert_reason(&f, REIN_VERIFY_STOP_NEEDS_REVIEW);
+    assert_int_equal(rein_loop_result_verdict(f.r), REIN_VERIFY_SUCCESS);
+    keep = rein_loop_result_json(f.r);
+    assert_true(json_is_true(
+        json_object_get(json_object_get(json_object_get(keep, "report"), "review"), "required")));
+    json_decref(keep);
+    fx_stop(&f);
+
+    /* The same change in standard mode is simply done. */
+    fx_start(&f, "1111");
+    iteration(&f, "1111", "a new file", "Added notes.txt.");
+    fx_run(&f);
+    assert_reason(&f, REIN_VERIFY_STOP_SUCCESS);
+    fx_stop(&f);
+}
+
 static const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_fixed_on_second_iteration),
     cmocka_unit_test(test_fixed_on_anthropic_wire),
@@ -928,6 +955,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_judge_invalid_twice_unverifiable),
     cmocka_unit_test(test_judge_text_reply_and_provider_error),
     cmocka_unit_test(test_loop_with_judge),
+    cmocka_unit_test(test_thorough_mode_asks_for_review),
 };
 
 REIN_TEST_MAIN(tests)
