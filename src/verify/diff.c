@@ -54,7 +54,7 @@ static rein_err add_new_file(struct diff *d, const char *top, const char *path)
     bool binary = false, nl = true;
     rein_err rc = REIN_ENOMEM;
 
-    rein_buf_init(&body, NEW_FILE_MAX_BYTES * 2);
+    rein_buf_init(&body, NEW_FILE_MAX_BYTES * 2 + 64);
     if (!full || !head)
         goto out;
     if (lstat(full, &st) == 0 && S_ISREG(st.st_mode))
@@ -78,8 +78,12 @@ static rein_err add_new_file(struct diff *d, const char *top, const char *path)
             lines += nl;
         }
     }
-    if (!nl && (rein_buf_adds(&body, "\n\\ No newline at end of file\n") == REIN_OK))
+    if (!binary && !nl) {
+        /* The last line counts in the hunk; git's marker after it does not. */
+        if (rein_buf_adds(&body, "\n\\ No newline at end of file\n"))
+            goto out;
         lines++;
+    }
     if (binary) {
         rein_buf_reset(&body);
         rc = rein_buf_addf(&body, "Binary file %s added\n", path);
