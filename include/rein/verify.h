@@ -2,8 +2,8 @@
  * rein/verify.h: closed-loop verification. Did the agent really finish, or does it only look
  * finished?
  *
- * This header has six parts, used together by `rein verify` and, later, by `rein loop` and
- * the LLM judge:
+ * This header has six parts, used together by `rein verify`, by `rein loop`
+ * (include/rein/loop.h) and by the LLM judge:
  *
  *  1. Protocols. A protocol file (`rein-verify.yaml`, `.yml` or `.json`) declares BUILD, LINT,
  *     TEST, FUNCTIONALITY, ARCHITECT and custom protocols. Each protocol has a priority, an
@@ -102,7 +102,8 @@
  *  6. Confidence and the judge. Every result carries a confidence in [0, 1]; a result's
  *     confidence is the minimum of its own and its inputs'; below 0.7 it is UNVERIFIED and
  *     below 0.4 it is withheld (not passed downstream). The LLM judge's reply has a JSON
- *     Schema (rein_verify_judge_schema()) and is checked against it like a tool call.
+ *     Schema (rein_verify_judge_schema()) and is checked against it like a tool call;
+ *     rein_verify_judge_run() asks a model for it through the call pipeline.
  *
  * Threading: a rein_verify_config is immutable once loaded and may be used by many runs on
  * many threads at once. A report, a claims list and a termination tracker belong to one
@@ -115,6 +116,7 @@
 #include <rein/cancel.h>
 #include <rein/json.h>
 #include <rein/pool.h>
+#include <rein/provider.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -469,6 +471,9 @@ struct rein_verify_iteration {
     double confidence;     /* the agent's or the report's; NaN when unknown */
     bool external_blocker; /* the agent needs a person or an outside resource */
     const char *summary;   /* borrowed: what was tried in this iteration; may be NULL */
+    bool needs_review;     /* a person must review before the result counts (the judge said
+                              NEEDS_REVIEW or could not decide); stops a loop whose checks
+                              hold with REIN_VERIFY_STOP_NEEDS_REVIEW */
 };
 
 struct rein_verify_term_opts {
@@ -504,8 +509,14 @@ enum rein_verify_stop_reason {
     REIN_VERIFY_STOP_CONVERGENCE_STALL,
     REIN_VERIFY_STOP_LOW_CONFIDENCE,
     REIN_VERIFY_STOP_EXTERNAL_BLOCKER,
+    REIN_VERIFY_STOP_NEEDS_REVIEW, /* the checks hold but a person must look (the judge's
+                                       NEEDS_REVIEW or unverifiable verdict, layer 6) */
+    /* Set by the loop (include/rein/loop.h), never by the tracker: */
+    REIN_VERIFY_STOP_CANCELLED,      /* the loop's cancel handle was triggered */
+    REIN_VERIFY_STOP_PROVIDER_ERROR, /* the agent's model could not be asked */
+    REIN_VERIFY_STOP_ERROR,          /* rein could not go on (memory, a broken working tree) */
 };
-/* "success", "same_error", "oscillation", …; "none" for NONE. */
+/* "success", "same_error", "oscillation", "needs_review", …; "none" for NONE. */
 REIN_EXTERN const char *rein_verify_stop_reason_name(enum rein_verify_stop_reason r);
 
 /* The decision after an iteration. Strings are borrowed from the tracker until its next add. */
@@ -567,7 +578,10 @@ enum rein_verify_judge_verdict {
     REIN_VERIFY_JUDGE_PASS = 0,
     REIN_VERIFY_JUDGE_FAIL = 1,
     REIN_VERIFY_JUDGE_NEEDS_REVIEW = 2,
+    REIN_VERIFY_JUDGE_UNVERIFIABLE = 3, /* rein_verify_judge_run only: no valid verdict came */
 };
+/* "PASS", "FAIL", "NEEDS_REVIEW", "UNVERIFIABLE". */
+REIN_EXTERN const char *rein_verify_judge_verdict_name(enum rein_verify_judge_verdict v);
 
 /*
  * The JSON Schema (2020-12) of a judge's reply, as static text:
@@ -581,10 +595,12 @@ REIN_EXTERN const char *rein_verify_judge_schema(void);
  */
 REIN_EXTERN char *rein_verify_judge_prompt(const char *requirement, const char *diff);
 /*
- * Checks a parsed reply (borrowed) against the schema. REIN_OK when it conforms; otherwise
- * REIN_EINVALID and, when errors is not NULL, a new JSON array of {"path", "message"} in the
- * tool-call error style ("/verdict": "must be one of \"PASS\", \"FAIL\", \"NEEDS_REVIEW\",
- * got string \"OK\""), which is what the model reads to fix its reply. REIN_ENOMEM.
+ * Checks a parsed reply (borrowed) against the schema, with the JSON Schema validator
+ * (<rein/schema.h>) that checks every tool call's arguments. REIN_OK when it conforms;
+ * otherwise REIN_EINVALID and, when errors is not NULL, a new JSON array of {"path",
+ * "message"} in the tool-call error style ("/verdict": "must be one of \"PASS\", \"FAIL\",
+ * \"NEEDS_REVIEW\", got \"OK\""), which is what the model reads to fix its reply.
+ * REIN_ENOMEM.
  */
 REIN_EXTERN rein_err rein_verify_judge_check(const json_t *reply, json_t **errors,
                                              rein_error *err) REIN_WUR;
@@ -603,6 +619,70 @@ REIN_EXTERN enum rein_verify_judge_verdict rein_verify_judge_verdict(const json_
  * 10; NEEDS_REVIEW caps it below REIN_VERIFY_CONFIDENCE_HIGH.
  */
 REIN_EXTERN double rein_verify_judge_confidence(const json_t *reply);
+
+/*
+ * The change of the tree at dir (borrowed; NULL: current directory) for a judge to read: a
+ * unified diff against base (borrowed revision; NULL: HEAD, or the index in a repository
+ * without commits) with every untracked, not ignored file shown as a new file (binary files
+ * named only). At most max_bytes (0: 64 KiB), cut at a line with a note. *out receives new
+ * text; "" outside a git repository. Errors: REIN_EINVAL for a base git does not know,
+ * REIN_ENOMEM, REIN_EIO.
+ */
+REIN_EXTERN rein_err rein_verify_diff(const char *dir, const char *base, size_t max_bytes,
+                                      char **out, rein_error *err) REIN_WUR;
+
+/*
+ * Asking a judge. The judge is a model call offered one tool, "verdict", whose parameters are
+ * rein_verify_judge_schema(), with tool_choice naming it: the model's arguments go through
+ * the call pipeline (rein_call_run: name repair, parsing, preflight against the schema) like
+ * any tool call. A reply that answers in text instead is read as the verdict's arguments
+ * (the JSON object in it, or the whole text) and goes through the same pipeline. A reply
+ * that does not pass is fed back once as the pipeline's invalid payload (as the tool result
+ * of the call, or as a user message when there was no call), and the model answers again;
+ * when no valid verdict has come after max_attempts replies the verdict is UNVERIFIABLE,
+ * as it is when the model cannot be asked. The judge's conversation is its own: it sees the
+ * requirement and the diff, not the agent's reasoning.
+ */
+struct rein_verify_judge_opts {
+    int max_attempts;         /* replies asked for; 0: 2 (one invalid verdict fed back once) */
+    size_t max_diff_bytes;    /* the diff is cut (with a note) beyond this; 0: 64 KiB */
+    int64_t max_tokens;       /* per reply; 0: 2048 */
+    rein_cancel *cancel;      /* borrowed; may be NULL */
+    const char *instructions; /* borrowed; extra text for the judge (project rules); NULL */
+};
+
+typedef struct rein_verify_judge_result rein_verify_judge_result;
+
+/*
+ * Asks the model p (borrowed) to judge diff against requirement (both borrowed; diff may be
+ * NULL or empty: the prompt says that no diff is available). opts may be NULL. Returns
+ * REIN_OK with a new result whatever the verdict (UNVERIFIABLE included, with the reason);
+ * fails only with REIN_EINVAL (NULL arguments), REIN_ECANCELED (opts->cancel triggered) or
+ * REIN_ENOMEM. Runs on the calling thread.
+ */
+REIN_EXTERN rein_err rein_verify_judge_run(rein_provider *p, const char *requirement,
+                                           const char *diff,
+                                           const struct rein_verify_judge_opts *opts,
+                                           rein_verify_judge_result **out,
+                                           rein_error *err) REIN_WUR;
+REIN_EXTERN void rein_verify_judge_result_free(rein_verify_judge_result *r);
+REIN_EXTERN enum rein_verify_judge_verdict
+rein_verify_judge_result_verdict(const rein_verify_judge_result *r);
+/* The conforming verdict object (borrowed), or NULL when UNVERIFIABLE. */
+REIN_EXTERN const json_t *rein_verify_judge_result_reply(const rein_verify_judge_result *r);
+/* The judge's reasoning, or why the verdict is UNVERIFIABLE. Borrowed, never NULL. */
+REIN_EXTERN const char *rein_verify_judge_result_reason(const rein_verify_judge_result *r);
+/* rein_verify_judge_confidence() of the reply; 0 when UNVERIFIABLE. */
+REIN_EXTERN double rein_verify_judge_result_confidence(const rein_verify_judge_result *r);
+/* Replies the model gave (1 when the first was valid). */
+REIN_EXTERN int rein_verify_judge_result_attempts(const rein_verify_judge_result *r);
+/*
+ * A new JSON object: {"verdict": "PASS" | "FAIL" | "NEEDS_REVIEW" | "UNVERIFIABLE",
+ * "reply": {…the verdict…} | null, "reason", "confidence", "attempts", "errors": [{path,
+ * message}] (the last invalid reply's; [] when none), "input_tokens", "output_tokens"}.
+ * NULL when memory is exhausted.
+ */
+REIN_EXTERN json_t *rein_verify_judge_result_json(const rein_verify_judge_result *r);
 
 #ifdef __cplusplus
 }

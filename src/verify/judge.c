@@ -11,6 +11,8 @@
  */
 #include "verify_int.h"
 
+#include <rein/schema.h>
+
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -72,165 +74,92 @@ static bool add_error(json_t *errors, const char *path, const char *fmt, ...)
                                                    rein__verify_jstr(msg))) == 0;
 }
 
-/* `string "OK"`, `integer 12`, `object` for messages. */
-static void got(const json_t *v, char *out, size_t n)
+json_t *rein__verify_judge_schema_json(rein_error *err)
 {
-    if (json_is_string(v))
-        snprintf(out, n, "string \"%.60s\"", json_string_value(v));
-    else if (json_is_integer(v))
-        snprintf(out, n, "integer %lld", (long long)json_integer_value(v));
-    else if (json_is_real(v))
-        snprintf(out, n, "number %g", json_real_value(v));
-    else if (json_is_boolean(v))
-        snprintf(out, n, "boolean %s", json_is_true(v) ? "true" : "false");
-    else
-        snprintf(out, n, "%s", rein_json_type_name(v));
+    json_t *doc = rein_json_parse(judge_schema, sizeof(judge_schema) - 1, 0, err);
+    char *back = doc ? rein_json_dumps(doc) : NULL;
+
+    /*
+     * jansson's parser can drop a character when its string buffer cannot grow and still
+     * return a document ("json-shema.org"); a schema bent that way would judge valid replies
+     * invalid. The text is compact already, so it must come back byte for byte.
+     */
+    if (!back || strcmp(back, judge_schema) != 0) {
+        rein_free(back);
+        json_decref(doc);
+        rein_error_set(err, REIN_ENOMEM, "out of memory");
+        return NULL;
+    }
+    rein_free(back);
+    return doc;
 }
 
-static bool check_number(json_t *errors, const json_t *reply, const char *key, double max,
-                         bool required)
+/* The verdict schema, compiled. New; NULL with err set (only REIN_ENOMEM in practice). */
+static rein_schema *compile_schema(rein_error *err)
 {
-    const json_t *v = json_object_get(reply, key);
-    char path[64], what[100];
+    json_t *doc = rein__verify_judge_schema_json(err);
+    rein_schema *s;
 
-    snprintf(path, sizeof(path), "/%s", key);
-    if (!v) {
-        if (!required)
-            return true;
-        add_error(errors, "/", "required property \"%s\" is missing", key);
-        return false;
-    }
-    got(v, what, sizeof(what));
-    if (!json_is_number(v)) {
-        add_error(errors, path, "must be number, got %s", what);
-        return false;
-    }
-    if (json_number_value(v) < 0 || json_number_value(v) > max) {
-        add_error(errors, path, "must be between 0 and %g, got %s", max, what);
-        return false;
-    }
-    return true;
+    if (!doc)
+        return NULL;
+    s = rein_schema_compile(doc, NULL, err);
+    json_decref(doc);
+    return s;
 }
 
-static bool check_risks(json_t *errors, const json_t *reply)
+/* The validator's errors as [{path, message}], "" paths shown as "/" like the pipeline's. */
+static rein_err collect_errors(const rein_schema_result *res, json_t *errors)
 {
-    const json_t *v = json_object_get(reply, "risks");
-    bool ok = true;
-    char what[100];
-    size_t i;
-    json_t *item;
-
-    if (!v) {
-        add_error(errors, "/", "required property \"risks\" is missing");
-        return false;
+    for (size_t i = 0; i < rein_schema_result_count(res); i++) {
+        const char *path = rein_schema_result_instance_path(res, i);
+        json_t *e = json_pack("{s:s, s:o}", "path", path[0] ? path : "/", "message",
+                              rein__verify_jstr(rein_schema_result_message(res, i)));
+        if (!e || json_array_append_new(errors, e))
+            return REIN_ENOMEM;
     }
-    if (!json_is_array(v)) {
-        got(v, what, sizeof(what));
-        add_error(errors, "/risks", "must be array, got %s", what);
-        return false;
-    }
-    json_array_foreach(v, i, item)
-    {
-        if (!json_is_string(item)) {
-            char path[48];
-            snprintf(path, sizeof(path), "/risks/%zu", i);
-            got(item, what, sizeof(what));
-            add_error(errors, path, "must be string, got %s", what);
-            ok = false;
-        }
-    }
-    return ok;
-}
-
-static bool check_verdict(json_t *errors, const json_t *reply)
-{
-    const json_t *v = json_object_get(reply, "verdict");
-    const char *s = json_string_value(v);
-    char what[100];
-
-    if (!v) {
-        add_error(errors, "/", "required property \"verdict\" is missing");
-        return false;
-    }
-    if (s && (!strcmp(s, "PASS") || !strcmp(s, "FAIL") || !strcmp(s, "NEEDS_REVIEW")))
-        return true;
-    got(v, what, sizeof(what));
-    add_error(errors, "/verdict", "must be one of \"PASS\", \"FAIL\", \"NEEDS_REVIEW\", got %s",
-              what);
-    return false;
-}
-
-static bool check_reasoning(json_t *errors, const json_t *reply)
-{
-    const json_t *v = json_object_get(reply, "reasoning");
-    char what[100];
-
-    if (!v) {
-        add_error(errors, "/", "required property \"reasoning\" is missing");
-        return false;
-    }
-    if (json_is_string(v) && json_string_length(v) > 0)
-        return true;
-    got(v, what, sizeof(what));
-    add_error(errors, "/reasoning",
-              json_is_string(v) ? "must not be empty" : "must be string, got %s", what);
-    return false;
+    return REIN_OK;
 }
 
 rein_err rein_verify_judge_check(const json_t *reply, json_t **errors, rein_error *err)
 {
-    static const char *const known[] = {"functionality_score", "quality_score", "risks", "verdict",
-                                        "reasoning",           "confidence",    NULL};
-    json_t *errs = errors ? json_array() : NULL;
-    bool ok = true;
-    const char *key;
-    json_t *v;
-    char what[100];
+    rein_schema *schema;
+    rein_schema_result *res = NULL;
+    json_t *errs = NULL;
+    rein_err rc;
 
-    if (errors) {
-        *errors = NULL;
-        if (!errs)
-            return rein_error_set(err, REIN_ENOMEM, "out of memory");
-    }
-    if (!json_is_object(reply)) {
-        got(reply, what, sizeof(what));
-        ok = false;
-        add_error(errs, "/", "must be object, got %s", what);
-    } else {
-        ok &= check_number(errs, reply, "functionality_score", 10, true);
-        ok &= check_number(errs, reply, "quality_score", 10, true);
-        ok &= check_risks(errs, reply);
-        ok &= check_verdict(errs, reply);
-        ok &= check_reasoning(errs, reply);
-        ok &= check_number(errs, reply, "confidence", 1, false);
-        json_object_foreach((json_t *)reply, key, v)
-        {
-            bool k = false;
-            for (size_t i = 0; known[i] && !k; i++)
-                k = strcmp(known[i], key) == 0;
-            if (!k) {
-                ok = false;
-                add_error(errs, "/", "property \"%.60s\" is not allowed", key);
-            }
-        }
-    }
-    if (ok) {
-        json_decref(errs);
-        return REIN_OK;
-    }
-    if (errs && json_array_size(errs) == 0) {
-        json_decref(errs); /* the messages themselves ran out of memory */
-        return rein_error_set(err, REIN_ENOMEM, "out of memory");
-    }
     if (errors)
+        *errors = NULL;
+    schema = compile_schema(err);
+    if (!schema)
+        return err && err->code ? err->code : REIN_ENOMEM;
+    res = errors ? rein_schema_result_new() : NULL;
+    errs = errors ? json_array() : NULL;
+    if (errors && (!res || !errs)) {
+        rc = rein_error_set(err, REIN_ENOMEM, "out of memory");
+        goto out;
+    }
+    /* Without FILL_DEFAULTS the validator only reads the instance. */
+    rc = rein_schema_validate(schema, (json_t *)reply, errors ? 0 : REIN_SCHEMA_FIRST_ERROR, res,
+                              err);
+    if (rc != REIN_EINVALID) /* valid, or validation itself failed */
+        goto out;
+    if (errors) {
+        if (collect_errors(res, errs) || json_array_size(errs) == 0) {
+            rc = rein_error_set(err, REIN_ENOMEM, "out of memory");
+            goto out;
+        }
         *errors = errs;
-    return rein_error_set(err, REIN_EINVALID,
-                          "the judge's reply does not match the verdict "
-                          "schema");
+        errs = NULL;
+    }
+    rc = rein_error_set(err, REIN_EINVALID, "the judge's reply does not match the verdict schema");
+out:
+    json_decref(errs);
+    rein_schema_result_free(res);
+    rein_schema_free(schema);
+    return rc;
 }
 
-/* The first '{' … matching '}' in text, skipping strings; false when there is none. */
-static bool find_object(const char *text, size_t len, size_t *start, size_t *end)
+bool rein__verify_judge_find_object(const char *text, size_t len, size_t *start, size_t *end)
 {
     for (size_t i = 0; i < len; i++) {
         int depth = 0;
@@ -270,7 +199,7 @@ rein_err rein_verify_judge_parse(const char *text, size_t len, json_t **reply, j
         *reply = NULL;
     if (errors)
         *errors = NULL;
-    if (!text || !find_object(text, len, &start, &end)) {
+    if (!text || !rein__verify_judge_find_object(text, len, &start, &end)) {
         if (errors) {
             *errors = json_array();
             if (!*errors || !add_error(*errors, "/", "the reply holds no JSON object")) {
@@ -306,6 +235,13 @@ rein_err rein_verify_judge_parse(const char *text, size_t len, json_t **reply, j
     else
         json_decref(v);
     return rc;
+}
+
+const char *rein_verify_judge_verdict_name(enum rein_verify_judge_verdict v)
+{
+    static const char *const names[] = {"PASS", "FAIL", "NEEDS_REVIEW", "UNVERIFIABLE"};
+
+    return (unsigned)v < sizeof(names) / sizeof(names[0]) ? names[v] : "UNVERIFIABLE";
 }
 
 enum rein_verify_judge_verdict rein_verify_judge_verdict(const json_t *reply)

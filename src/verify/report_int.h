@@ -52,4 +52,14 @@ bool rein__report_note(rein_verify_report *r, const char *fmt, ...) REIN_PRINTF(
 /* Computes verdict, confidence and progress from the results and claims. */
 void rein__report_finish(rein_verify_report *r);
 
+/*
+ * rein_verify_term_add_report for the loop: the iteration is the report's (failing protocols
+ * with their signatures, refuted claims, progress, confidence) plus what more (borrowed)
+ * adds: more failing checks (a judge's FAIL), a worse verdict, a lower confidence (NaN:
+ * none), the tree hash, the summary, external_blocker and needs_review.
+ */
+rein_err rein__verify_term_add_report(rein_verify_term *t, const rein_verify_report *r,
+                                      const struct rein_verify_iteration *more,
+                                      struct rein_verify_decision *out, rein_error *err);
+
 #endif /* REIN_VERIFY_REPORT_INT_H */

@@ -3,7 +3,8 @@
  * named reason, or extend the iteration limit by half (once).
  *
  * It follows the seed's decision tree and its "cannot complete" signals:
- *   SUCCESS → stop; only P2 failing → stop with warnings; a P0 failing → stop (unless the
+ *   a person must review (needs_review) and nothing failed → stop; SUCCESS → stop; only P2
+ *   failing → stop with warnings; a P0 failing → stop (unless the
  *   caller asked to keep fixing); P1 failing → continue while under the limit; at the limit,
  *   extend by half once if one of the last iterations made progress, else stop.
  *   Before the limit, stop early when: the agent reports an external blocker; confidence is
@@ -56,7 +57,8 @@ struct rein_verify_term {
 static const char *const reason_names[] = {
     "none",           "success",           "success_with_warnings", "blocking_failure",
     "max_iterations", "same_error",        "no_progress",           "repeated_state",
-    "oscillation",    "convergence_stall", "low_confidence",        "external_blocker"};
+    "oscillation",    "convergence_stall", "low_confidence",        "external_blocker",
+    "needs_review",   "cancelled",         "provider_error",        "error"};
 
 const char *rein_verify_stop_reason_name(enum rein_verify_stop_reason r)
 {
@@ -317,6 +319,9 @@ static const char *suggestion_for(enum rein_verify_stop_reason r)
     case REIN_VERIFY_STOP_EXTERNAL_BLOCKER:
         return "Provide what the agent needs (access, a decision, a missing resource), then run "
                "again.";
+    case REIN_VERIFY_STOP_NEEDS_REVIEW:
+        return "Review the change yourself (the judge's reasoning and risks are in the report): "
+               "accept it, or run again saying what must change.";
     case REIN_VERIFY_STOP_MAX_ITERATIONS:
         return "Review what was tried. Raise the limit only if the last iterations were getting "
                "closer; otherwise 1) step in, 2) redefine the goal, or 3) accept the current "
@@ -389,7 +394,15 @@ static rein_err write_message(rein_verify_term *t, enum rein_verify_stop_reason 
     case REIN_VERIFY_STOP_EXTERNAL_BLOCKER:
         rc = rc ? rc : rein_buf_adds(m, "the agent needs a person or an outside resource.");
         break;
+    case REIN_VERIFY_STOP_NEEDS_REVIEW:
+        rc = rc ? rc
+                : rein_buf_adds(m, "the checks hold, but a person must review the result "
+                                   "before it counts.");
+        break;
     case REIN_VERIFY_STOP_NONE:
+    case REIN_VERIFY_STOP_CANCELLED:
+    case REIN_VERIFY_STOP_PROVIDER_ERROR:
+    case REIN_VERIFY_STOP_ERROR:
         break;
     }
     if (!rc && cur->failing && cur->failing[0])
@@ -419,6 +432,9 @@ decide(rein_verify_term *t, const struct rein_verify_iteration *it, size_t *earl
     *extend = false;
     for (size_t i = 0; i < it->n_failing; i++)
         p0 |= it->failing[i].priority == REIN_VERIFY_P0;
+    /* Layer 6: checks that hold are not the end when someone must look first. */
+    if (it->needs_review && it->verdict != REIN_VERIFY_FAILED)
+        return REIN_VERIFY_STOP_NEEDS_REVIEW;
     if (it->verdict == REIN_VERIFY_SUCCESS)
         return REIN_VERIFY_STOP_SUCCESS;
     if (it->verdict == REIN_VERIFY_SUCCESS_WITH_WARNINGS)
@@ -499,14 +515,14 @@ rein_err rein_verify_term_add(rein_verify_term *t, const struct rein_verify_iter
     return REIN_OK;
 }
 
-rein_err rein_verify_term_add_report(rein_verify_term *t, const rein_verify_report *r,
-                                     const char *tree_hash, const char *summary,
-                                     struct rein_verify_decision *out, rein_error *err)
+rein_err rein__verify_term_add_report(rein_verify_term *t, const rein_verify_report *r,
+                                      const struct rein_verify_iteration *more,
+                                      struct rein_verify_decision *out, rein_error *err)
 {
     size_t nclaims = r->claims ? r->claims->n : 0, n = 0;
-    struct rein_verify_failing *f = rein_calloc(r->n + nclaims + 1, sizeof(*f));
+    struct rein_verify_failing *f = rein_calloc(r->n + nclaims + more->n_failing + 1, sizeof(*f));
     char(*keys)[200] = rein_calloc(nclaims + 1, sizeof(*keys));
-    struct rein_verify_iteration it = {0};
+    struct rein_verify_iteration it = *more;
     rein_err rc;
 
     if (!f || !keys) {
@@ -528,15 +544,29 @@ rein_err rein_verify_term_add_report(rein_verify_term *t, const rein_verify_repo
                  c->name ? c->name : "");
         f[n++] = (struct rein_verify_failing){keys[i], "", REIN_VERIFY_P1};
     }
-    it.verdict = r->verdict;
+    for (size_t i = 0; i < more->n_failing; i++)
+        f[n++] = more->failing[i];
+    /* The worse verdict and the lower confidence win: extra checks can only take away. */
+    it.verdict = more->verdict > r->verdict ? more->verdict : r->verdict;
     it.failing = f;
     it.n_failing = n;
-    it.tree_hash = tree_hash;
     it.progress = r->progress;
-    it.confidence = r->confidence;
-    it.summary = summary;
+    it.confidence = isnan(more->confidence) || more->confidence > r->confidence ? r->confidence
+                                                                                : more->confidence;
     rc = rein_verify_term_add(t, &it, out, err);
     rein_free(f);
     rein_free(keys);
     return rc;
+}
+
+rein_err rein_verify_term_add_report(rein_verify_term *t, const rein_verify_report *r,
+                                     const char *tree_hash, const char *summary,
+                                     struct rein_verify_decision *out, rein_error *err)
+{
+    struct rein_verify_iteration more = {.verdict = REIN_VERIFY_SUCCESS,
+                                         .tree_hash = tree_hash,
+                                         .confidence = NAN,
+                                         .summary = summary};
+
+    return rein__verify_term_add_report(t, r, &more, out, err);
 }

@@ -178,6 +178,17 @@ char *rein__verify_git_repo_path(const struct rein__git *g, const char *dir, con
 /* Joins dir and path ("." when dir is NULL), normalising "." and ".." components. New. */
 char *rein__verify_path_join(const char *dir, const char *path);
 
+/* ---- the judge ---- */
+
+/* rein_verify_judge_schema() as a new document, checked against its text; NULL (ENOMEM). */
+json_t *rein__verify_judge_schema_json(rein_error *err);
+
+/*
+ * The first '{' … matching '}' of text (strings skipped), as [*start, *end); false when
+ * there is none or the first one never closes. Models wrap their JSON in prose and fences.
+ */
+bool rein__verify_judge_find_object(const char *text, size_t len, size_t *start, size_t *end);
+
 /* ---- shared between run.c, claims and term.c ---- */
 
 /* The decision tree of the seed over the report's protocol statuses and claims. */

@@ -1,0 +1,644 @@
+/*
+ * `rein loop`: the verification loop from the command line (include/rein/loop.h).
+ *
+ *   rein loop GOAL [--until NAME[,NAME...]] [--max-iterations N] [--config FILE]
+ *             [--mode minimal|standard|thorough|full] [--judge] [--judge-model M]
+ *             [--json] [--events] [--provider P] [--model M] [--base-url URL]
+ *             [--provider-config FILE] [--skills DIR] [--root DIR] [--base REV]
+ *             [--timeout MS] [--max-tokens N] [--max-tool-calls N] [--stop-on-blocking]
+ *             [--yes]
+ *
+ * The agent works on GOAL in the current directory with the tools of the registry: the
+ * built-in skills plus the skills of REIN_SKILLS_PATH and --skills (rein has no general
+ * write or exec tool of its own: the tools that change the tree are skills the user chose).
+ * After each answer the protocols of rein-verify.yaml (or --config FILE, as for `rein
+ * verify`) run, and what failed goes back to the agent, until the protocols named in --until
+ * pass or the loop stops for a named reason. The model comes from the provider flags, the
+ * environment, and the provider configuration (--provider-config, else REIN_CONFIG), as for
+ * `rein chat`; the judge (--judge) uses the same provider, or --judge-model on it.
+ *
+ * Progress goes to stderr, one line per step; the outcome to stdout: the reason, what was
+ * tried and what a person should do (--json: the result object; --events: the agent's and
+ * the loop's events as JSON lines). Destructive tools are refused unless --yes is given:
+ * nobody watches a loop to approve them. Ctrl-C stops the loop (cancelled).
+ *
+ * Exit status: 0 the criteria hold (success, success_with_warnings); 1 the loop stopped
+ * without them; 2 usage or a configuration that cannot work (no protocol file, an --until
+ * name it does not declare, no model); 3 the checks hold but a person must review (the
+ * judge said NEEDS_REVIEW or gave no valid verdict, or layer 6 asked for review).
+ */
+#include "cli.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CLI_EXIT_REVIEW 3
+#define MAX_DIRS        32
+#define MAX_FLAGS       16
+#define MAX_UNTIL       32
+
+struct loop_opts {
+    const char *goal;
+    const char *config;          /* protocol file */
+    const char *provider_config; /* provider settings file */
+    const char *flags[MAX_FLAGS][2];
+    size_t nflags;
+    const char *judge_model;
+    const char *skills[MAX_DIRS];
+    size_t nskills;
+    const char *roots[MAX_DIRS + 1];
+    size_t nroots;
+    char *until_text;
+    const char *until[MAX_UNTIL + 1];
+    bool has_until;
+    const char *base;
+    enum rein_verify_mode mode;
+    int max_iterations;
+    struct rein_agent_turn_opts turn;
+    bool judge, json, events, yes, stop_on_blocking;
+};
+
+struct out {
+    const struct loop_opts *o;
+    pthread_mutex_t mu;
+};
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "usage: rein loop GOAL [--until NAME[,NAME...]] [--max-iterations N] [--config FILE]\n"
+            "                 [--mode minimal|standard|thorough|full] [--judge] [--judge-model M]\n"
+            "                 [--json] [--events] [--provider P] [--model M] [--base-url URL]\n"
+            "                 [--provider-config FILE] [--skills DIR] [--root DIR] [--base REV]\n"
+            "                 [--timeout MS] [--max-tokens N] [--max-tool-calls N]\n"
+            "                 [--stop-on-blocking] [--yes]\n\n"
+            "Lets the agent work on GOAL in the current directory until the verification\n"
+            "protocols hold: after each answer the protocols run, and what failed (with the end\n"
+            "of its output, and any claim the tree refutes) goes back to the agent. The loop\n"
+            "stops with a named reason: success, same_error (the same failure 3 times in a row),\n"
+            "no_progress (5 iterations), repeated_state, oscillation, max_iterations (extended\n"
+            "by half once when the last iterations made progress), needs_review, ...\n\n"
+            "  --until NAMES       protocols that must pass (default: all the mode selects)\n"
+            "  --max-iterations N  iteration limit (default 10)\n"
+            "  --config FILE       protocol file (default rein-verify.yaml/.yml/.json here)\n"
+            "  --mode MODE         verification layers, as for 'rein verify'\n"
+            "  --judge             ask an LLM judge about the diff once the checks pass;\n"
+            "                      NEEDS_REVIEW stops for a person (exit 3)\n"
+            "  --judge-model M     the judge's model (default: the agent's)\n"
+            "  --provider, --model, --base-url, --provider-config FILE (else REIN_CONFIG):\n"
+            "                      the model, as for 'rein chat'\n"
+            "  --skills DIR        load skills (the tools that change files) from DIR\n"
+            "  --root DIR          folders the built-in skills may read (default: here)\n"
+            "  --base REV          compare changes, claims and the diff with REV, not HEAD\n"
+            "  --timeout MS, --max-tokens N, --max-tool-calls N: limits of each agent turn\n"
+            "  --stop-on-blocking  stop at once when a P0 protocol fails\n"
+            "  --yes               allow destructive tools (refused otherwise)\n"
+            "  --json              print the result object; --events: events as JSON lines\n\n"
+            "Exit status: 0 the criteria hold, 1 stopped without them, 2 usage or unusable\n"
+            "configuration, 3 a person must review (the judge's NEEDS_REVIEW).\n");
+}
+
+/* ---- options ---- */
+
+static bool parse_count(const char *text, int64_t *out)
+{
+    char *end = NULL;
+    long long v;
+
+    errno = 0;
+    v = strtoll(text, &end, 10);
+    if (!*text || *end || errno || v <= 0 || v > INT32_MAX)
+        return false;
+    *out = v;
+    return true;
+}
+
+static int split_until(struct loop_opts *o, const char *text)
+{
+    size_t n = 0;
+
+    rein_free(o->until_text);
+    o->until_text = rein_strdup(text);
+    if (!o->until_text)
+        return cli_usage_error("out of memory");
+    for (char *p = o->until_text; p;) {
+        char *comma = strchr(p, ',');
+        if (comma)
+            *comma = '\0';
+        while (*p == ' ')
+            p++;
+        if (*p) {
+            if (n == MAX_UNTIL)
+                return cli_usage_error("--until names too many protocols");
+            o->until[n++] = p;
+        }
+        p = comma ? comma + 1 : NULL;
+    }
+    o->until[n] = NULL;
+    if (n == 0)
+        return cli_usage_error("--until needs protocol names, e.g. --until TEST,LINT");
+    o->has_until = true;
+    return CLI_EXIT_OK;
+}
+
+static int parse_number(struct loop_opts *o, const char *flag, const char *v)
+{
+    int64_t n;
+
+    if (!parse_count(v, &n))
+        return cli_usage_error("%s needs a positive number, not '%s'", flag, v);
+    if (strcmp(flag, "--max-iterations") == 0)
+        o->max_iterations = (int)n;
+    else if (strcmp(flag, "--timeout") == 0)
+        o->turn.timeout_ms = n;
+    else if (strcmp(flag, "--max-tokens") == 0)
+        o->turn.max_tokens = n;
+    else
+        o->turn.max_tool_calls = (int)n;
+    return CLI_EXIT_OK;
+}
+
+static int parse_value(struct loop_opts *o, const char *flag, const char *v)
+{
+    static const char *const keys[][2] = {
+        {"--provider", "provider"}, {"--model", "model"}, {"--base-url", "base_url"}};
+
+    if (strcmp(flag, "--until") == 0)
+        return split_until(o, v);
+    if (strcmp(flag, "--max-iterations") == 0 || strcmp(flag, "--timeout") == 0 ||
+        strcmp(flag, "--max-tokens") == 0 || strcmp(flag, "--max-tool-calls") == 0)
+        return parse_number(o, flag, v);
+    if (strcmp(flag, "--mode") == 0) {
+        if (!rein_verify_mode_parse(v, &o->mode))
+            return cli_usage_error("--mode takes minimal, standard, thorough or full, not '%s'", v);
+    } else if (strcmp(flag, "--config") == 0) {
+        o->config = v;
+    } else if (strcmp(flag, "--provider-config") == 0) {
+        o->provider_config = v;
+    } else if (strcmp(flag, "--judge-model") == 0) {
+        o->judge_model = v;
+        o->judge = true;
+    } else if (strcmp(flag, "--base") == 0) {
+        o->base = v;
+    } else if (strcmp(flag, "--skills") == 0 || strcmp(flag, "--root") == 0) {
+        bool skills = flag[2] == 's';
+        if ((skills ? o->nskills : o->nroots) >= MAX_DIRS)
+            return cli_usage_error("too many %s folders", flag);
+        if (skills)
+            o->skills[o->nskills++] = v;
+        else
+            o->roots[o->nroots++] = v;
+    } else {
+        for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++) {
+            if (strcmp(flag, keys[k][0]) == 0) {
+                if (o->nflags >= MAX_FLAGS)
+                    return cli_usage_error("too many provider settings");
+                o->flags[o->nflags][0] = keys[k][1];
+                o->flags[o->nflags++][1] = v;
+                return CLI_EXIT_OK;
+            }
+        }
+        return cli_usage_error("loop: unknown option '%s'", flag);
+    }
+    return CLI_EXIT_OK;
+}
+
+static bool switch_flag(struct loop_opts *o, const char *a)
+{
+    if (strcmp(a, "--judge") == 0)
+        o->judge = true;
+    else if (strcmp(a, "--json") == 0)
+        o->json = true;
+    else if (strcmp(a, "--events") == 0)
+        o->events = true;
+    else if (strcmp(a, "--yes") == 0)
+        o->yes = true;
+    else if (strcmp(a, "--stop-on-blocking") == 0)
+        o->stop_on_blocking = true;
+    else
+        return false;
+    return true;
+}
+
+static int parse_args(int argc, char **argv, struct loop_opts *o)
+{
+    static const char *const with_value[] = {
+        "--until",       "--max-iterations", "--config",  "--mode",       "--provider-config",
+        "--judge-model", "--base",           "--skills",  "--root",       "--provider",
+        "--model",       "--base-url",       "--timeout", "--max-tokens", "--max-tool-calls"};
+
+    o->provider_config = getenv("REIN_CONFIG");
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        bool valued = false;
+        if (cli_is_flag(a, "-h", "--help")) {
+            usage(stdout);
+            return -1;
+        }
+        for (size_t k = 0; k < sizeof(with_value) / sizeof(with_value[0]); k++)
+            valued = valued || strcmp(a, with_value[k]) == 0;
+        if (valued) {
+            int rc;
+            if (i + 1 >= argc)
+                return cli_usage_error("loop: %s needs a value", a);
+            rc = parse_value(o, a, argv[++i]);
+            if (rc)
+                return rc;
+        } else if (switch_flag(o, a)) {
+            continue;
+        } else if (a[0] == '-' && a[1] != '\0') {
+            return cli_usage_error("loop: unknown option '%s' (see rein loop --help)", a);
+        } else if (!o->goal) {
+            o->goal = a;
+        } else {
+            return cli_usage_error("loop: one goal at a time (quote it)");
+        }
+    }
+    if (!o->goal || !o->goal[0]) {
+        usage(stderr);
+        return CLI_EXIT_USAGE;
+    }
+    return CLI_EXIT_OK;
+}
+
+/* ---- what the loop needs ---- */
+
+/* True when a provider or model is configured: flags, environment or the settings file. */
+static bool provider_configured(const struct loop_opts *o)
+{
+    static const char *const env[] = {"REIN_PROVIDER", "REIN_MODEL", "REIN_BASE_URL",
+                                      "REIN_REPLAY"};
+    bool found = o->nflags > 0;
+
+    for (size_t i = 0; !found && i < sizeof(env) / sizeof(env[0]); i++) {
+        const char *v = getenv(env[i]);
+        found = v && v[0];
+    }
+    if (!found && o->provider_config) {
+        json_t *cfg = rein_json_load_file(o->provider_config, NULL);
+        json_t *p = json_object_get(cfg, "provider");
+        const json_t *obj = json_is_object(p) ? p : cfg;
+        found =
+            json_object_get(obj, "provider") || json_object_get(obj, "model") || json_is_string(p);
+        json_decref(cfg);
+    }
+    return found;
+}
+
+/* The agent's provider, or the judge's when model is given. NULL with err set. */
+static rein_provider *make_provider(const struct loop_opts *o, const char *model, rein_error *err)
+{
+    rein_provider_config *cfg = rein_provider_config_new();
+    rein_provider *p = NULL;
+
+    if (!cfg) {
+        rein_error_set(err, REIN_ENOMEM, "out of memory");
+        return NULL;
+    }
+    if ((o->provider_config && rein_provider_config_load_file(cfg, o->provider_config, err)) ||
+        rein_provider_config_from_env(cfg, err))
+        goto out;
+    for (size_t i = 0; i < o->nflags; i++) {
+        if (rein_provider_config_set(cfg, o->flags[i][0], o->flags[i][1], err))
+            goto out;
+    }
+    if (model && rein_provider_config_set(cfg, "model", model, err))
+        goto out;
+    p = rein_provider_new(cfg, err);
+out:
+    rein_provider_config_free(cfg);
+    return p;
+}
+
+/* The registry: built-in skills, then REIN_SKILLS_PATH, then --skills folders. */
+static rein_registry *make_registry(const struct loop_opts *o, rein_error *err)
+{
+    struct rein_skills_config cfg = {.roots = o->nroots ? o->roots : NULL};
+    const char *env = getenv("REIN_SKILLS_PATH");
+    rein_registry *reg = rein_registry_new(err);
+    const json_t *problem;
+    size_t i;
+
+    if (!reg || rein_skills_register_builtins(reg, &cfg, err) ||
+        (env && rein_registry_load_path(reg, env, NULL, err)))
+        goto fail;
+    for (i = 0; i < o->nskills; i++) {
+        if (rein_registry_load_dir(reg, o->skills[i], NULL, err))
+            goto fail;
+    }
+    json_array_foreach(rein_registry_problems(reg), i, problem)
+    {
+        fprintf(stderr, "rein: skill not loaded: %s: %s%s%s\n",
+                json_string_value(json_object_get(problem, "file")),
+                json_string_value(json_object_get(problem, "pointer")),
+                json_string_length(json_object_get(problem, "pointer")) ? ": " : "",
+                json_string_value(json_object_get(problem, "message")));
+    }
+    return reg;
+fail:
+    rein_registry_free(reg);
+    return NULL;
+}
+
+static rein_verify_config *load_protocols(const struct loop_opts *o, rein_error *err)
+{
+    rein_verify_config *cfg =
+        o->config ? rein_verify_config_load(o->config, err) : rein_verify_config_find(NULL, err);
+
+    if (!cfg && !o->config && err->code == REIN_ENOTFOUND)
+        rein_error_set(err, REIN_ENOTFOUND,
+                       "no rein-verify.yaml (or .yml, .json) here: the loop needs protocols to "
+                       "check the work against (see 'rein verify --help' for the format, or "
+                       "pass --config FILE)");
+    return cfg;
+}
+
+/* ---- approvals, events, output ---- */
+
+static rein_err refuse_destructive(void *ud, const struct rein_agent_approval *req, bool *approved,
+                                   rein_error *err)
+{
+    (void)ud;
+    *approved = false;
+    return rein_error_set(err, REIN_EDENIED,
+                          "%s is destructive and nobody approves calls in a loop (run rein loop "
+                          "with --yes to allow destructive tools)",
+                          req->tool);
+}
+
+static void print_json_line(struct out *w, const char *text, size_t len)
+{
+    pthread_mutex_lock(&w->mu);
+    fwrite(text, 1, len, stdout);
+    fputc('\n', stdout);
+    fflush(stdout);
+    pthread_mutex_unlock(&w->mu);
+}
+
+static void on_agent_event(const struct rein_agent_event *ev, void *ud)
+{
+    struct out *w = ud;
+    struct rein_buf b;
+
+    rein_buf_init(&b, 0);
+    if (rein_agent_event_write(ev, &b) == REIN_OK)
+        print_json_line(w, b.ptr, b.len);
+    rein_buf_release(&b);
+}
+
+/* One line on stderr per step of the loop, for a person watching. */
+static void print_progress(const json_t *ev)
+{
+    const char *type = json_string_value(json_object_get(ev, "type"));
+    int n = (int)json_integer_value(json_object_get(ev, "iteration"));
+
+    if (strcmp(type, "iteration") == 0) {
+        fprintf(stderr, "rein: iteration %d of %lld: the agent is working\n", n,
+                (long long)json_integer_value(json_object_get(ev, "max_iterations")));
+    } else if (strcmp(type, "agent") == 0) {
+        fprintf(stderr, "rein: iteration %d: the agent answered (%s, %lld tool calls); checking\n",
+                n, json_string_value(json_object_get(ev, "stop_reason")),
+                (long long)json_integer_value(json_object_get(ev, "tool_calls")));
+    } else if (strcmp(type, "report") == 0) {
+        const json_t *r = json_object_get(ev, "report"), *p;
+        size_t i;
+        fprintf(stderr, "rein: iteration %d: %s", n,
+                json_string_value(json_object_get(r, "verdict")));
+        json_array_foreach(json_object_get(r, "protocols"), i, p)
+        {
+            const char *st = json_string_value(json_object_get(p, "status"));
+            if (strcmp(st, "skipped") != 0)
+                fprintf(stderr, " %s:%s", json_string_value(json_object_get(p, "name")), st);
+        }
+        fputc('\n', stderr);
+    } else if (strcmp(type, "judge") == 0) {
+        const json_t *j = json_object_get(ev, "judge");
+        fprintf(stderr, "rein: iteration %d: the judge says %s\n", n,
+                json_string_value(json_object_get(j, "verdict")));
+    } else if (strcmp(type, "decision") == 0) {
+        fprintf(stderr, "rein: iteration %d: %s%s%s\n", n,
+                json_string_value(json_object_get(ev, "action")),
+                strcmp(json_string_value(json_object_get(ev, "action")), "stop") == 0 ? ": " : "",
+                strcmp(json_string_value(json_object_get(ev, "action")), "stop") == 0
+                    ? json_string_value(json_object_get(ev, "reason"))
+                    : "");
+    }
+}
+
+static void on_loop_event(const json_t *ev, void *ud)
+{
+    struct out *w = ud;
+
+    if (w->o->events) {
+        char *text = json_dumps(ev, JSON_COMPACT | JSON_PRESERVE_ORDER);
+        if (text)
+            print_json_line(w, text, strlen(text));
+        free(text);
+    } else if (!w->o->json) {
+        print_progress(ev);
+    }
+}
+
+static void print_judge(const rein_verify_judge_result *j)
+{
+    const json_t *reply = rein_verify_judge_result_reply(j), *risk;
+    size_t i;
+
+    if (!reply) {
+        printf("Judge: UNVERIFIABLE: %s\n", rein_verify_judge_result_reason(j));
+        return;
+    }
+    printf("Judge: %s (functionality %g/10, quality %g/10): %s\n",
+           rein_verify_judge_verdict_name(rein_verify_judge_result_verdict(j)),
+           json_number_value(json_object_get(reply, "functionality_score")),
+           json_number_value(json_object_get(reply, "quality_score")),
+           rein_verify_judge_result_reason(j));
+    json_array_foreach(json_object_get(reply, "risks"), i, risk)
+    {
+        printf("  risk: %s\n", json_string_value(risk));
+    }
+}
+
+static void print_result(const struct loop_opts *o, const rein_loop_result *r)
+{
+    enum rein_verify_stop_reason reason = rein_loop_result_reason(r);
+    int n = rein_loop_result_iterations(r);
+
+    if (o->json) {
+        json_t *j = rein_loop_result_json(r);
+        if (j) {
+            json_dumpf(j, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+            fputc('\n', stdout);
+        }
+        json_decref(j);
+        return;
+    }
+    if (o->events)
+        return; /* the last event, the decision, carried the outcome */
+    if (rein_loop_result_success(r))
+        printf("%s after %d iteration%s.\n", rein_verify_verdict_name(rein_loop_result_verdict(r)),
+               n, n == 1 ? "" : "s");
+    else if (rein_loop_result_needs_review(r))
+        printf("NEEDS REVIEW after %d iteration%s: a person must look before this counts.\n", n,
+               n == 1 ? "" : "s");
+    else
+        printf("Stopped (%s) after %d iteration%s, verdict %s.\n",
+               rein_verify_stop_reason_name(reason), n, n == 1 ? "" : "s",
+               rein_verify_verdict_name(rein_loop_result_verdict(r)));
+    printf("%s\n", rein_loop_result_message(r));
+    if (rein_loop_result_judge(r))
+        print_judge(rein_loop_result_judge(r));
+    if (rein_loop_result_suggestion(r)[0])
+        printf("What to do: %s\n", rein_loop_result_suggestion(r));
+}
+
+/* ---- signals ---- */
+
+struct sig_waiter {
+    sigset_t set;
+    rein_cancel *cancel;
+};
+
+static void *wait_signals(void *arg)
+{
+    struct sig_waiter *w = arg;
+    int sig = 0;
+
+    if (sigwait(&w->set, &sig) == 0 && sig != SIGUSR1)
+        rein_cancel_trigger(w->cancel, sig == SIGINT ? "interrupted (Ctrl-C)" : "terminated");
+    return NULL;
+}
+
+/* ---- the command ---- */
+
+struct parts {
+    rein_verify_config *protocols;
+    rein_provider *provider, *judge;
+    rein_registry *reg;
+    rein_agent *agent;
+    rein_cancel *cancel;
+};
+
+static int setup(const struct loop_opts *o, struct parts *p, rein_error *err)
+{
+    p->protocols = load_protocols(o, err);
+    if (!p->protocols)
+        return CLI_EXIT_USAGE;
+    if (!provider_configured(o)) {
+        rein_error_set(err, REIN_EINVAL,
+                       "rein loop needs a model: --provider and --model (or REIN_PROVIDER and "
+                       "REIN_MODEL, or a provider file in --provider-config / REIN_CONFIG)");
+        return CLI_EXIT_USAGE;
+    }
+    p->provider = make_provider(o, NULL, err);
+    if (!p->provider)
+        return CLI_EXIT_USAGE;
+    if (o->judge && o->judge_model && !(p->judge = make_provider(o, o->judge_model, err)))
+        return CLI_EXIT_USAGE;
+    p->reg = make_registry(o, err);
+    if (!p->reg)
+        return CLI_EXIT_USAGE;
+    p->agent = rein_agent_new(p->provider, p->reg, err);
+    p->cancel = rein_cancel_new();
+    if (!p->agent || !p->cancel)
+        return err->code == REIN_ENOMEM || !p->cancel ? CLI_EXIT_FAIL : CLI_EXIT_USAGE;
+    return CLI_EXIT_OK;
+}
+
+static void teardown(struct parts *p)
+{
+    rein_agent_free(p->agent);
+    rein_registry_free(p->reg);
+    rein_provider_free(p->judge);
+    rein_provider_free(p->provider);
+    rein_verify_config_free(p->protocols);
+    rein_cancel_unref(p->cancel);
+}
+
+static int exit_status(const rein_loop_result *r)
+{
+    if (rein_loop_result_success(r))
+        return CLI_EXIT_OK;
+    return rein_loop_result_needs_review(r) ? CLI_EXIT_REVIEW : CLI_EXIT_FAIL;
+}
+
+static int run(struct loop_opts *o, struct parts *p)
+{
+    struct out w = {.o = o};
+    struct rein_loop_opts lo = {.protocols = p->protocols,
+                                .mode = o->mode,
+                                .until = o->has_until ? o->until : NULL,
+                                .base = o->base,
+                                .term = {.max_iterations = o->max_iterations},
+                                .stop_on_blocking = o->stop_on_blocking,
+                                .turn = &o->turn,
+                                .judge = o->judge ? (p->judge ? p->judge : p->provider) : NULL,
+                                .cancel = p->cancel,
+                                .on_event = on_loop_event,
+                                .event_data = &w};
+    struct sig_waiter sw = {.cancel = p->cancel};
+    rein_loop_result *r = NULL;
+    pthread_t sig_tid;
+    bool waiting;
+    sigset_t old;
+    rein_error err;
+    int status;
+
+    pthread_mutex_init(&w.mu, NULL);
+    o->turn.approve = o->yes ? NULL : refuse_destructive;
+    if (o->events) {
+        o->turn.on_event = on_agent_event;
+        o->turn.event_data = &w;
+    }
+    sigemptyset(&sw.set);
+    sigaddset(&sw.set, SIGINT);
+    sigaddset(&sw.set, SIGTERM);
+    sigaddset(&sw.set, SIGUSR1); /* wakes the waiter when the loop is over */
+    pthread_sigmask(SIG_BLOCK, &sw.set, &old);
+    waiting = pthread_create(&sig_tid, NULL, wait_signals, &sw) == 0;
+
+    rein_error_clear(&err);
+    if (rein_loop_run(p->agent, o->goal, &lo, &r, &err) != REIN_OK) {
+        cli_print_error(&err);
+        status = err.code == REIN_EINVAL ? CLI_EXIT_USAGE : CLI_EXIT_FAIL;
+    } else {
+        print_result(o, r);
+        status = exit_status(r);
+    }
+
+    if (waiting) {
+        pthread_kill(sig_tid, SIGUSR1);
+        pthread_join(sig_tid, NULL);
+    }
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    pthread_mutex_destroy(&w.mu);
+    rein_loop_result_free(r);
+    return status;
+}
+
+int cmd_loop(int argc, char **argv)
+{
+    struct loop_opts o;
+    struct parts p = {0};
+    rein_error err;
+    int status;
+
+    memset(&o, 0, sizeof(o));
+    status = parse_args(argc, argv, &o);
+    if (status) {
+        rein_free(o.until_text);
+        return status < 0 ? CLI_EXIT_OK : status;
+    }
+    rein_error_clear(&err);
+    status = setup(&o, &p, &err);
+    if (status)
+        cli_print_error(&err);
+    else
+        status = run(&o, &p);
+    teardown(&p);
+    rein_free(o.until_text);
+    return status;
+}
