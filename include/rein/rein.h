@@ -23,5 +23,6 @@
 #include <rein/provider.h>
 #include <rein/agent.h>
 #include <rein/mcp.h>
+#include <rein/plan.h>
 
 #endif /* REIN_REIN_H */

@@ -29,6 +29,7 @@ int cmd_skills(int argc, char **argv);
 int cmd_provider(int argc, char **argv);
 int cmd_chat_agent(int argc, char **argv); /* cmd_chat.c (cmd_provider.c has a static cmd_chat) */
 int cmd_mcp(int argc, char **argv);
+int cmd_plan(int argc, char **argv);
 /* `rein serve`'s /mcp routes (cmd_mcp.c): attach after the other routes, detach after the
  * server stopped. */
 struct cli_mcp *cli_mcp_attach(rein_server *http, rein_error *err);

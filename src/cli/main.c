@@ -18,6 +18,7 @@ static const struct cli_command commands[] = {
     {"provider", "decode recorded model replies, talk to a model provider", cmd_provider},
     {"chat", "run one agent turn: the model calls tools until it answers", cmd_chat_agent},
     {"mcp", "serve tools over MCP (stdio), list and call configured MCP servers", cmd_mcp},
+    {"plan", "plan a request as steps, run and verify them, replan what fails", cmd_plan},
     {NULL, NULL, NULL},
 };
 
