@@ -172,7 +172,7 @@ bool rein__plan_find_cycle(size_t n, int *const *deps, const size_t *ndeps, char
                 } else if (color[v] == 1) {
                     /* v is on the path: the loop is v … u, then back to v. */
                     size_t pos = 0, len = 0;
-                    while (stack[pos] != v)
+                    while (pos + 1 < sp && stack[pos] != v)
                         pos++;
                     msg[0] = '\0';
                     for (size_t q = pos; q < sp && len < size; q++)

@@ -278,7 +278,7 @@ static bool verify(struct run *r, size_t i, const rein_agent_result *res, json_t
 
 static void block_step(struct run *r, size_t i, const char *note)
 {
-    enum rein_plan_status before[REIN_PLAN_MAX_STEPS];
+    enum rein_plan_status before[REIN_PLAN_MAX_STEPS] = {0};
 
     for (size_t k = 0; k < r->plan->n; k++)
         before[k] = r->plan->steps[k].status;
@@ -802,8 +802,14 @@ rein_err rein_planner_run(rein_planner *pl, const char *query, const struct rein
         opts = &defaults;
     events_init(&ev, opts);
     rc = rein__plan_make(pl, query, opts, &ev, &st, &plan, err);
-    if (!rc)
+    if (!rc) {
         rc = rein__plan_execute(pl, plan, opts, &ev, &st, start, out, err);
+    } else {
+        /* Event readers learn why nothing ran. */
+        struct rein_plan_event fail = {.type = REIN_PLAN_EV_ERROR, .step = -1};
+        fail.text = err && err->msg[0] ? err->msg : rein_strerror(rc);
+        rein__plan_emit(&ev, &fail);
+    }
     pthread_mutex_destroy(&ev.mu);
     return rc;
 }

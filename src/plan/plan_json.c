@@ -44,7 +44,8 @@ rein_err rein_plan_spec_check(const json_t *args, json_t **details, rein_error *
     }
     json_object_foreach((json_t *)args, key, v)
     {
-        if (strcmp(key, "title") && strcmp(key, "steps") && strcmp(key, "dependencies")) {
+        if (strcmp(key, "title") != 0 && strcmp(key, "steps") != 0 &&
+            strcmp(key, "dependencies") != 0) {
             char path[80];
             snprintf(path, sizeof(path), "/%.60s", key);
             rc = rein__plan_problem(list, err, path,

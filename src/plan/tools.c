@@ -123,8 +123,9 @@ rein_err rein_plan_replan_check(const json_t *args, json_t **details, rein_error
     }
     json_object_foreach((json_t *)args, key, v)
     {
-        if (strcmp(key, "action") && strcmp(key, "new_description") && strcmp(key, "new_steps") &&
-            strcmp(key, "new_dependencies") && strcmp(key, "reason")) {
+        if (strcmp(key, "action") != 0 && strcmp(key, "new_description") != 0 &&
+            strcmp(key, "new_steps") != 0 && strcmp(key, "new_dependencies") != 0 &&
+            strcmp(key, "reason") != 0) {
             char path[80];
             snprintf(path, sizeof(path), "/%.60s", key);
             rc = rein__plan_problem(list, err, path,
@@ -156,7 +157,8 @@ rein_err rein_plan_replan_check(const json_t *args, json_t **details, rein_error
         rc = rein__plan_problem(list, err, "/action",
                                 "\"%.40s\" is not an action: rewrite, split or give_up", action);
     }
-    if (!rc && strcmp(action, "split") != 0 && present(json_object_get(args, "new_dependencies")))
+    if (!rc && action && strcmp(action, "split") != 0 &&
+        present(json_object_get(args, "new_dependencies")))
         rc = rein__plan_problem(list, err, "/new_dependencies", "only for split");
 out:
     if (details && rc)

@@ -254,8 +254,10 @@ static bool path_touched(const struct view *v, const char *path)
             continue;
         if (tool && rein_tool_is_read_only(tool))
             continue;
-        args = rein_json_dumps(json_object_get(e, "args"));
-        result = rein_json_dumps(json_object_get(e, "result"));
+        /* A loaded entry may lack either member. */
+        args = json_object_get(e, "args") ? rein_json_dumps(json_object_get(e, "args")) : NULL;
+        result =
+            json_object_get(e, "result") ? rein_json_dumps(json_object_get(e, "result")) : NULL;
         hit = (args && (strstr(args, path) || strstr(args, base))) ||
               (result && (strstr(result, path) || strstr(result, base)));
         rein_free(args);

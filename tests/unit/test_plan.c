@@ -550,6 +550,21 @@ static void test_verify_text_claims(void **state)
     rein_plan_free(p);
 }
 
+/* Regression (found by fuzz/plan_file.c): a loaded entry without "args" or "result". */
+static void test_verify_entry_without_args(void **state)
+{
+    static const char text[] =
+        "{\"title\":\"t\",\"steps\":[\"a\"],\"step_tool_history\":{\"0\":[{\"tool\":"
+        "\"write_file\",\"status\":\"success\"}]}}";
+    rein_error err;
+    rein_plan *p = rein_plan_parse(text, sizeof(text) - 1, &err);
+
+    (void)state;
+    assert_non_null(p);
+    assert_false(rein_plan_verify_step(p, 0, "I wrote notes.txt.", NULL, NULL, 0, NULL));
+    rein_plan_free(p);
+}
+
 static rein_err noop_tool(void *ud, const struct rein_invocation *inv,
                           struct rein_tool_reply *reply, rein_error *err)
 {
@@ -879,6 +894,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_replan_split_format),
     cmocka_unit_test(test_replan_give_up_format),
     cmocka_unit_test(test_verify_text_claims),
+    cmocka_unit_test(test_verify_entry_without_args),
     cmocka_unit_test(test_verify_read_only_tool_backs_no_write),
     cmocka_unit_test(test_verify_looks_at_the_current_attempt),
     cmocka_unit_test(test_json_uses_the_seed_field_names),

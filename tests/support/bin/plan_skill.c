@@ -52,10 +52,12 @@ static int write_file(const char *root, const json_t *args)
     return 0;
 }
 
+/* Read before stdin is: a rein killed while writing the call must not leave this behind. */
+static pid_t parent;
+
 static int block(const json_t *args)
 {
     json_int_t ms = json_integer_value(json_object_get(args, "ms"));
-    pid_t parent = getppid();
     long slept = 0;
     struct timespec ts = {0, 20 * 1000 * 1000};
 
@@ -72,10 +74,13 @@ static int block(const json_t *args)
 int main(int argc, char **argv)
 {
     json_error_t jerr;
-    json_t *call = json_loadf(stdin, 0, &jerr);
-    const json_t *args = json_object_get(call, "arguments");
+    json_t *call;
+    const json_t *args;
     int rc = 2;
 
+    parent = getppid();
+    call = json_loadf(stdin, 0, &jerr);
+    args = json_object_get(call, "arguments");
     if (!call) {
         fprintf(stderr, "the call is not JSON: %s\n", jerr.text);
         return 2;
