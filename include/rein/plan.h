@@ -256,7 +256,8 @@ REIN_EXTERN json_t *rein_plan_replan_manifest(void);
  * Events of a run
  *
  * The JSON of each event (rein_plan_event_write), one object with "type" and "seq":
- *   {"type":"plan","seq":1,"plan":{…the saved shape…},"resumed":false}
+ *   {"type":"plan","seq":1,"plan":{…the saved shape…},"reason":"new|resumed|split",
+ *    "resumed":false}       (again after a split, with the new steps)
  *   {"type":"step","seq":2,"step":0,"status":"in_progress","attempt":1,"description":"…",
  *    "note"?:"…"}
  *   {"type":"verification","seq":3,"step":0,"passed":false,"reason":"…","report":{…}}
@@ -288,7 +289,8 @@ struct rein_plan_event {
     int attempt;                  /* STEP: 1, 2, 3 */
     const char *phase;            /* AGENT: "plan", "step", "replan", "answer" */
     const char *text;             /* STEP: description; VERIFICATION: reason; FINAL: answer;
-                                     ERROR: message; REPLAN: action */
+                                     ERROR: message; REPLAN: action; PLAN: "new", "resumed",
+                                     "split" */
     const char *note;             /* STEP: the note, or NULL */
     bool ok;                      /* VERIFICATION: passed; FINAL: success; PLAN: resumed */
     const char *stop_reason;      /* FINAL */

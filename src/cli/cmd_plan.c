@@ -404,6 +404,9 @@ static void update_view(struct view *v, const struct rein_plan_event *ev)
             return;
         }
         break;
+    case REIN_PLAN_EV_FINAL:
+        snprintf(v->phase, sizeof(v->phase), "Finished: %s", ev->stop_reason);
+        break;
     default:
         return;
     }

@@ -68,6 +68,8 @@ rein_err rein_plan_event_write(const struct rein_plan_event *ev, struct rein_buf
             rein_jw_json(&w, ev->data);
         else
             rein_jw_null(&w);
+        rein_jw_key(&w, "reason");
+        rein_jw_str(&w, ev->text ? ev->text : "new");
         rein_jw_key(&w, "resumed");
         rein_jw_bool(&w, ev->ok);
         break;

@@ -107,7 +107,8 @@ static void emit_step(struct run *r, size_t i)
     rein__plan_emit(r->ev, &ev);
 }
 
-static void emit_plan(struct run *r, bool resumed)
+/* why: "new", "resumed" or "split". */
+static void emit_plan(struct run *r, const char *why)
 {
     struct rein_plan_event ev;
     json_t *j;
@@ -118,7 +119,8 @@ static void emit_plan(struct run *r, bool resumed)
     memset(&ev, 0, sizeof(ev));
     ev.type = REIN_PLAN_EV_PLAN;
     ev.step = -1;
-    ev.ok = resumed;
+    ev.ok = strcmp(why, "resumed") == 0;
+    ev.text = why;
     ev.data = j;
     rein__plan_emit(r->ev, &ev);
     json_decref(j);
@@ -335,7 +337,7 @@ static void apply_replan(struct run *r, struct job *job, const json_t *d, const 
             rein_plan_set_step_replans(r->plan, i + k, replans + 1);
         rein__plan_mark(r->plan, i, REIN_PLAN_NOT_STARTED, note);
         (void)save_locked(r);
-        emit_plan(r, true);
+        emit_plan(r, "split");
         return;
     } else {
         snprintf(note, sizeof(note), "attempt %d failed (%s); %s", replans + 1, reason,
@@ -631,14 +633,32 @@ static bool has_progress(const rein_plan *p)
     return p->answer != NULL;
 }
 
+/* "step 1 (…) is blocked: <note>" for the first blocked step, and how many others. */
+static void describe_blocked(const rein_plan *p, char *detail, size_t size)
+{
+    size_t blocked = 0, skipped = 0, first = 0;
+
+    for (size_t i = 0; i < p->n; i++) {
+        if (p->steps[i].status == REIN_PLAN_BLOCKED && blocked++ == 0)
+            first = i;
+        skipped += p->steps[i].status == REIN_PLAN_SKIPPED;
+    }
+    if (blocked == 0)
+        return;
+    snprintf(detail, size, "step %zu (%.80s) is blocked: %.160s%s%zu more blocked, %zu skipped",
+             first, p->steps[first].desc, p->steps[first].note ? p->steps[first].note : "no note",
+             "; ", blocked - 1, skipped);
+}
+
 /* Runs the steps and the answer; fills stop, answer (new) and detail. */
 static void run_plan(struct run *r, const char **stop, char **answer, char *detail, size_t size)
 {
-    bool answered = false;
+    bool answered = false, resumed;
 
     pthread_mutex_lock(&r->mu);
-    emit_plan(r, has_progress(r->plan));
+    resumed = has_progress(r->plan);
     rein_plan_resume_reset(r->plan);
+    emit_plan(r, resumed ? "resumed" : "new");
     if (save_locked(r) == REIN_OK)
         schedule(r);
     pthread_mutex_unlock(&r->mu);
@@ -667,6 +687,8 @@ static void run_plan(struct run *r, const char **stop, char **answer, char *deta
         *stop = "error";
     } else {
         *stop = all_completed(r->plan) ? "completed" : "blocked";
+        if (!all_completed(r->plan))
+            describe_blocked(r->plan, detail, size);
     }
     if (!*answer)
         *answer = rein__plan_fallback_answer(r->plan, detail[0] ? detail : *stop);

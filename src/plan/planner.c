@@ -373,7 +373,7 @@ char *rein__plan_fallback_answer(const rein_plan *p, const char *why)
 
     rein__plan_text_init(&b, 0);
     rein__plan_text_addf(&b,
-                         "The answer could not be written by the model (%s). What the steps "
+                         "No answer was written (%s). What the steps "
                          "produced:\n",
                          why);
     for (size_t i = 0; i < p->n; i++) {

@@ -96,8 +96,9 @@ static void add_manifest(struct fx *f, const char *text)
     json_decref(m);
 }
 
-static void fx_start(struct fx *f)
+static void fx_start_wire(struct fx *f, const char *wire)
 {
+    bool anthropic = strcmp(wire, "anthropic") == 0;
     char manifest[2048];
     rein_error err;
     json_t *m;
@@ -112,8 +113,10 @@ static void fx_start(struct fx *f)
         fail_msg("model server: %s", err.msg);
     ms_set_api_key(f->ms, "sk-test");
     f->cfg = rein_provider_config_new();
-    assert_rein_ok(rein_provider_config_set(f->cfg, "provider", "openai", &err), &err);
-    assert_rein_ok(rein_provider_config_set_base_url(f->cfg, ms_openai_url(f->ms)), NULL);
+    assert_rein_ok(rein_provider_config_set(f->cfg, "provider", wire, &err), &err);
+    assert_rein_ok(
+        rein_provider_config_set_base_url(f->cfg, anthropic ? ms_url(f->ms) : ms_openai_url(f->ms)),
+        NULL);
     assert_rein_ok(rein_provider_config_set_model(f->cfg, "test-model"), NULL);
     assert_rein_ok(rein_provider_config_set_api_key(f->cfg, "sk-test"), NULL);
     f->p = rein_provider_new(f->cfg, &err);
@@ -141,6 +144,11 @@ static void fx_start(struct fx *f)
     rein_buf_init(&f->events, 0);
     f->o.on_event = on_event;
     f->o.event_data = f;
+}
+
+static void fx_start(struct fx *f)
+{
+    fx_start_wire(f, "openai");
 }
 
 static void fx_stop(struct fx *f)
@@ -250,14 +258,13 @@ static const char claimed_write[] =
     "\"text\":\"I wrote notes.txt with write_file.\"}]";
 
 /* The seed's Cortex integration test: verification fails, the replanner rewrites, it passes. */
-static void test_cortex_claimed_write_is_rewritten_then_passes(void **state)
+static void cortex(const char *wire)
 {
     struct fx f;
     json_t *j, *step, *calls;
     char *content, path[512];
 
-    (void)state;
-    fx_start(&f);
+    fx_start_wire(&f, wire);
     fx_script(&f, claimed_write);
     fx_run(&f, "Put hello into notes.txt");
     all_served(&f);
@@ -302,6 +309,19 @@ static void test_cortex_claimed_write_is_rewritten_then_passes(void **state)
     fx_stop(&f);
 }
 
+static void test_cortex_claimed_write_is_rewritten_then_passes(void **state)
+{
+    (void)state;
+    cortex("openai");
+}
+
+/* The same on the Anthropic wire (tool results merged into user messages, tool_use blocks). */
+static void test_cortex_on_the_anthropic_wire(void **state)
+{
+    (void)state;
+    cortex("anthropic");
+}
+
 static const char always_claims[] =
     "[{\"match\":{\"tools_include\":\"create_plan\"},\"tool_calls\":[{\"id\":\"p1\",\"name\":"
     "\"create_plan\",\"arguments\":\"{\\\"title\\\":\\\"Notes\\\",\\\"steps\\\":[\\\"Save hello "
@@ -343,6 +363,10 @@ static void test_step_failing_three_times_is_blocked_and_dependents_skipped(void
     assert_string_equal(rein_plan_step_note(p, 2),
                         "skipped: step 0 (Save hello in notes.txt with write_file) is blocked");
     assert_string_equal(rein_plan_result_answer(f.r), "Nothing was saved.");
+    assert_non_null(strstr(rein_plan_result_detail(f.r), "step 0 (Save hello in notes.txt with "
+                                                         "write_file) is blocked: blocked after "
+                                                         "3 attempts"));
+    assert_non_null(strstr(rein_plan_result_detail(f.r), "0 more blocked, 2 skipped"));
     /* The aggregation saw why. */
     assert_non_null(strstr(request_with(&f, "Write the answer to the request")->body,
                            "blocked after 3 attempts"));
@@ -558,7 +582,7 @@ static void test_split_replaces_a_step_and_rewires_its_dependents(void **state)
                                        "the whole report"),
                      1);
     /* The live view's rebuild event: a plan event after the split. */
-    assert_non_null(strstr(f.events.ptr, "\"resumed\":true"));
+    assert_non_null(strstr(f.events.ptr, "\"reason\":\"split\""));
     fx_stop(&f);
 }
 
@@ -669,6 +693,7 @@ static void test_cancel_stops_the_run_and_keeps_the_plan_resumable(void **state)
 
 static const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_cortex_claimed_write_is_rewritten_then_passes),
+    cmocka_unit_test(test_cortex_on_the_anthropic_wire),
     cmocka_unit_test(test_step_failing_three_times_is_blocked_and_dependents_skipped),
     cmocka_unit_test(test_independent_steps_overlap_in_time),
     cmocka_unit_test(test_max_parallel_one_runs_steps_one_by_one),
