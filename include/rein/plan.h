@@ -179,8 +179,9 @@ REIN_EXTERN rein_err rein_plan_update_tool_result(rein_plan *p, size_t i, const 
  */
 REIN_EXTERN rein_err rein_plan_record_entry(rein_plan *p, size_t i, const json_t *entry,
                                             rein_error *err) REIN_WUR;
-/* finalize_step: a new array of the entries of step i's current attempt that are still
- * pending (interrupted ones included). NULL when memory is exhausted. */
+/* finalize_step: a new array of the entries of step i's current attempt (entries whose
+ * "attempt" is the step's replan count and that are not marked "interrupted") that are still
+ * pending. NULL when memory is exhausted. */
 REIN_EXTERN json_t *rein_plan_finalize_step(const rein_plan *p, size_t i);
 /* rewrite_step: a new description (copied); the step's status and history stay. */
 REIN_EXTERN rein_err rein_plan_rewrite_step(rein_plan *p, size_t i, const char *description,
