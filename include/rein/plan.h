@@ -213,9 +213,11 @@ REIN_EXTERN rein_err rein_plan_set_step_output(rein_plan *p, size_t i, const cha
  * (the seed's rule), and, when text (the step's final answer; may be NULL) is given, when
  * every tool result the text claims is in the ledger: a tool named in an affirmative sentence
  * ("I wrote it with write_file") must have a successful call in this attempt, and a file the
- * text says was created, modified or deleted must appear in the arguments or result of a
- * successful call (of a tool that is not read_only, when reg is given to tell). tools (n names,
- * borrowed; NULL: the tools of reg, or none) are the names looked for in the text.
+ * text says the step created, modified or deleted ("I wrote notes.txt", "Created notes.txt")
+ * must appear in the arguments or result of a successful call (of a tool that is not
+ * read_only, when reg is given to tell). Negated, conditional, future and failure sentences
+ * and questions claim nothing. tools (n names, borrowed; NULL: the tools of reg, or none) are
+ * the names looked for in the text.
  *
  * When report is not NULL it gets a new object:
  *   {"passed", "reason", "pending": [entry], "failed_calls": [entry (error | invalid)],

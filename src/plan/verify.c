@@ -6,8 +6,9 @@
  * On top of the seed's rule it reads the step's final text for claims its ledger does not
  * back: a tool named in an affirmative sentence ("I saved it with write_file") with no
  * successful call of that tool in this attempt, and a file the text says was created,
- * modified or deleted (extracted by the verify module's claim extractor) that no successful
- * call of a tool that may write touched. Sentences that are negated, conditional, future or
+ * modified or deleted by the step itself (extracted by the verify module's claim extractor;
+ * "I", "we" or a sentence that starts with the verb) that no successful call of a tool that
+ * may write touched. Sentences that are negated, conditional, future or
  * about a failure ("write_file failed", "I could not call write_file", "I will write
  * notes.txt") claim nothing, so an honest report of a failure never fails the step.
  */
@@ -292,6 +293,47 @@ static void check_tools(struct view *v, const char *text, const char *const *too
     }
 }
 
+/*
+ * True when the sentence says the agent did it: a first-person word ("I", "we", "my", 我), or
+ * a summary that starts with the verb ("Created notes.txt."). "The log says config.yaml was
+ * modified yesterday" reports a fact the step found, not something it did.
+ */
+static bool agentive(const char *s)
+{
+    static const char *const persons[] = {"i", "i've", "i'd", "i'm", "we", "we've", "my", "our"};
+    static const char *const verbs[] = {"created",   "wrote",   "written", "saved",   "updated",
+                                        "modified",  "edited",  "deleted", "removed", "added",
+                                        "generated", "changed", "fixed",   "rewrote"};
+    bool first = true;
+
+    if (strstr(s, "我"))
+        return true;
+    for (const char *p = s; *p;) {
+        char word[16];
+        size_t n = 0;
+        while (*p && !isalpha((unsigned char)*p))
+            p++;
+        while (*p && (isalpha((unsigned char)*p) || *p == '\'')) {
+            if (n + 1 < sizeof(word))
+                word[n++] = (char)tolower((unsigned char)*p);
+            p++;
+        }
+        word[n] = '\0';
+        if (n == 0)
+            break;
+        for (size_t k = 0; k < sizeof(persons) / sizeof(persons[0]); k++) {
+            if (strcmp(word, persons[k]) == 0)
+                return true;
+        }
+        for (size_t k = 0; first && k < sizeof(verbs) / sizeof(verbs[0]); k++) {
+            if (strcmp(word, verbs[k]) == 0)
+                return true;
+        }
+        first = false;
+    }
+    return false;
+}
+
 static rein_err check_files(struct view *v, const char *text)
 {
     rein_error err;
@@ -306,7 +348,7 @@ static rein_err check_files(struct view *v, const char *text)
                          c->kind != REIN_VERIFY_CLAIM_FILE_MODIFIED &&
                          c->kind != REIN_VERIFY_CLAIM_FILE_DELETED))
             continue;
-        if (path_touched(v, c->path))
+        if (!agentive(c->text) || path_touched(v, c->path))
             continue;
         snprintf(reason, sizeof(reason),
                  "the text says %.120s was %s, but no successful call in this attempt touched it",

@@ -529,6 +529,10 @@ static void test_verify_text_claims(void **state)
     assert_true(json_array_size(json_object_get(report, "claims")) >= 1);
     json_decref(report);
     assert_false(rein_plan_verify_step(p, 0, "Done. I created summary.md.", NULL, tools, 2, NULL));
+    assert_false(rein_plan_verify_step(p, 0, "Created summary.md.", NULL, tools, 2, NULL));
+    /* A fact the step found is not something it claims to have done. */
+    assert_true(rein_plan_verify_step(p, 0, "The log says config.yaml was modified yesterday.",
+                                      NULL, tools, 2, NULL));
     /* Honest reports of what did not happen claim nothing. */
     assert_true(rein_plan_verify_step(p, 0, "I could not call write_file: it is not available.",
                                       NULL, tools, 2, NULL));
