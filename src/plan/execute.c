@@ -409,8 +409,8 @@ static void finish_step(struct run *r, struct job *job, rein_err rc, const rein_
         return;
     i = (size_t)at;
     s = &r->plan->steps[i];
-    if (rc) {
-        fail_run(r, rc, "step %zu could not run: %s", i, err->msg);
+    if (rc || !res) {
+        fail_run(r, rc ? rc : REIN_EINTERNAL, "step %zu could not run: %s", i, err->msg);
         interrupt_step(r, i);
         return;
     }
