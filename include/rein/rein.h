@@ -24,5 +24,6 @@
 #include <rein/agent.h>
 #include <rein/mcp.h>
 #include <rein/loop.h>
+#include <rein/plan.h>
 
 #endif /* REIN_REIN_H */

@@ -30,6 +30,7 @@ int cmd_provider(int argc, char **argv);
 int cmd_chat_agent(int argc, char **argv); /* cmd_chat.c (cmd_provider.c has a static cmd_chat) */
 int cmd_mcp(int argc, char **argv);
 int cmd_loop(int argc, char **argv);
+int cmd_plan(int argc, char **argv);
 /* `rein serve`'s /mcp routes (cmd_mcp.c): attach after the other routes, detach after the
  * server stopped. The configured MCP servers' tools join reg (borrowed; must outlive the
  * attachment), the registry the agent and the skill routes use too. */

@@ -19,6 +19,7 @@ static const struct cli_command commands[] = {
     {"chat", "run one agent turn: the model calls tools until it answers", cmd_chat_agent},
     {"mcp", "serve tools over MCP (stdio), list and call configured MCP servers", cmd_mcp},
     {"loop", "let the agent work on a goal until the verification protocols hold", cmd_loop},
+    {"plan", "plan a request as steps, run and verify them, replan what fails", cmd_plan},
     {NULL, NULL, NULL},
 };
 

@@ -1,0 +1,664 @@
+/*
+ * `rein plan`: the plan engine from the command line (include/rein/plan.h).
+ *
+ *   rein plan QUERY [--max-parallel N] [--save FILE] [--json] [--events]
+ *             [--provider P] [--model M] [--base-url URL] [--config FILE]
+ *             [--skills DIR] [--root DIR] [--verification auto|force|off]
+ *             [--max-tool-calls N] [--timeout MS] [--max-replans N] [--yes]
+ *   rein plan --resume FILE [the same options]
+ *   rein plan --show FILE [--dot]
+ *
+ * The planner turns QUERY into a plan, the steps run (up to --max-parallel at once), each is
+ * verified against its ledger, a failed one is rewritten or split by the replanner at most
+ * --max-replans times (default 2) before it is blocked, and the steps' outputs become the
+ * answer. With --save the plan is written after every change, so a run that was killed or
+ * interrupted continues with --resume FILE, without running a completed step again.
+ *
+ * On a terminal a live view on stderr shows every step's state while the plan runs; then
+ * the answer, and a table of the steps with their status, attempts and calls. --json prints
+ * the result object; --events prints the events as JSON lines. Ctrl-C stops the run (the
+ * saved plan can be resumed). Destructive tools are denied unless --yes allows them: a plan
+ * runs unattended, with several steps at once, so nobody is asked.
+ *
+ * Exit status: 0 when every step completed and the answer was written, 1 otherwise, 2 for
+ * usage errors, a configuration that cannot work and a plan file that cannot be read.
+ */
+#include "cli.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define MAX_DIRS  32
+#define MAX_FLAGS 16
+#define DESC_COLS 56
+
+struct plan_opts {
+    const char *query;
+    const char *resume;
+    const char *show;
+    const char *save;
+    const char *config;
+    struct rein_plan_opts run;
+    const char *flags[MAX_FLAGS][2];
+    size_t nflags;
+    const char *skills[MAX_DIRS];
+    size_t nskills;
+    const char *roots[MAX_DIRS + 1];
+    size_t nroots;
+    bool json, events, yes, dot;
+};
+
+/* The live view: one line per step, redrawn in place on stderr. */
+struct view_step {
+    enum rein_plan_status status;
+    int attempt;
+    char desc[DESC_COLS * 4 + 1];
+    char activity[REIN_TOOL_NAME_MAX + 24];
+};
+
+struct view {
+    bool live, events;
+    pthread_mutex_t mu;
+    struct view_step *steps;
+    size_t n;
+    int drawn;
+    char phase[64];
+};
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "usage: rein plan QUERY [--max-parallel N] [--save FILE] [--json] [--events]\n"
+            "                 [--provider P] [--model M] [--base-url URL] [--config FILE]\n"
+            "                 [--skills DIR] [--root DIR] [--verification auto|force|off]\n"
+            "                 [--max-tool-calls N] [--timeout MS] [--max-replans N] [--yes]\n"
+            "       rein plan --resume FILE [the same options]\n"
+            "       rein plan --show FILE [--dot]\n\n"
+            "Plans the request as steps, runs the ready steps (several at once), checks each\n"
+            "step's tool calls, rewrites or splits a step that failed (at most --max-replans\n"
+            "times, default 2, then it is blocked and what depends on it skipped), and writes\n"
+            "the answer from the steps' results.\n\n"
+            "  --max-parallel  steps running at once (default 4)\n"
+            "  --save FILE     write the plan after every change (resume it with --resume)\n"
+            "  --resume FILE   continue a saved plan; completed steps do not run again\n"
+            "  --show FILE     print a saved plan; --dot as a Graphviz digraph\n"
+            "  --json          print the result object; --events the events as JSON lines\n"
+            "  --timeout MS    time limit of each step's turn; --max-tool-calls per step\n"
+            "  --yes           allow destructive tools (otherwise they are denied)\n"
+            "  provider options, --skills and --root: as for 'rein chat'\n"
+            "Exit status: 0 every step completed, 1 otherwise, 2 usage or unreadable plan.\n");
+}
+
+/* ---- options ---- */
+
+static bool parse_num(const char *text, long long min, long long max, long long *out)
+{
+    char *end = NULL;
+    long long v;
+
+    errno = 0;
+    v = strtoll(text, &end, 10);
+    if (!*text || *end || errno || v < min || v > max)
+        return false;
+    *out = v;
+    return true;
+}
+
+static int parse_value(struct plan_opts *o, const char *flag, const char *v)
+{
+    static const char *const keys[][2] = {
+        {"--provider", "provider"}, {"--model", "model"}, {"--base-url", "base_url"}};
+    long long n;
+
+    if (strcmp(flag, "--max-parallel") == 0 || strcmp(flag, "--max-replans") == 0 ||
+        strcmp(flag, "--max-tool-calls") == 0 || strcmp(flag, "--timeout") == 0) {
+        bool replans = strcmp(flag, "--max-replans") == 0;
+        if (!parse_num(v, replans ? 0 : 1, replans ? 100 : INT32_MAX, &n))
+            return cli_usage_error("%s needs a %s number, not '%s'", flag,
+                                   replans ? "non-negative" : "positive", v);
+        if (strcmp(flag, "--max-parallel") == 0)
+            o->run.max_parallel = (unsigned)(n > 64 ? 64 : n);
+        else if (replans)
+            o->run.max_replans = n == 0 ? -1 : (int)n;
+        else if (strcmp(flag, "--timeout") == 0)
+            o->run.step.timeout_ms = n;
+        else
+            o->run.step.max_tool_calls = (int)n;
+        return CLI_EXIT_OK;
+    }
+    if (strcmp(flag, "--verification") == 0) {
+        if (!rein_agent_verification_parse(v, &o->run.step.verification))
+            return cli_usage_error("--verification takes auto, force or off, not '%s'", v);
+    } else if (strcmp(flag, "--save") == 0) {
+        o->save = v;
+    } else if (strcmp(flag, "--resume") == 0) {
+        o->resume = v;
+    } else if (strcmp(flag, "--show") == 0) {
+        o->show = v;
+    } else if (strcmp(flag, "--config") == 0) {
+        o->config = v;
+    } else if (strcmp(flag, "--skills") == 0 || strcmp(flag, "--root") == 0) {
+        bool skills = flag[2] == 's';
+        if ((skills ? o->nskills : o->nroots) >= MAX_DIRS)
+            return cli_usage_error("too many %s folders", flag);
+        if (skills)
+            o->skills[o->nskills++] = v;
+        else
+            o->roots[o->nroots++] = v;
+    } else {
+        for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++) {
+            if (strcmp(flag, keys[k][0]) == 0) {
+                if (o->nflags >= MAX_FLAGS)
+                    return cli_usage_error("too many provider settings");
+                o->flags[o->nflags][0] = keys[k][1];
+                o->flags[o->nflags++][1] = v;
+                return CLI_EXIT_OK;
+            }
+        }
+        return cli_usage_error("plan: unknown option '%s'", flag);
+    }
+    return CLI_EXIT_OK;
+}
+
+static int parse_args(int argc, char **argv, struct plan_opts *o)
+{
+    static const char *const with_value[] = {
+        "--max-parallel", "--save",     "--resume",       "--show",           "--config",
+        "--skills",       "--root",     "--verification", "--max-tool-calls", "--timeout",
+        "--max-replans",  "--provider", "--model",        "--base-url"};
+
+    o->config = getenv("REIN_CONFIG");
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        bool valued = false;
+        if (cli_is_flag(a, "-h", "--help")) {
+            usage(stdout);
+            return -2;
+        }
+        for (size_t k = 0; k < sizeof(with_value) / sizeof(with_value[0]); k++)
+            valued = valued || strcmp(a, with_value[k]) == 0;
+        if (valued) {
+            int rc;
+            if (i + 1 >= argc)
+                return cli_usage_error("%s needs a value", a);
+            rc = parse_value(o, a, argv[++i]);
+            if (rc)
+                return rc;
+        } else if (strcmp(a, "--json") == 0) {
+            o->json = true;
+        } else if (strcmp(a, "--events") == 0) {
+            o->events = true;
+        } else if (strcmp(a, "--yes") == 0) {
+            o->yes = true;
+        } else if (strcmp(a, "--dot") == 0) {
+            o->dot = true;
+        } else if (a[0] == '-' && a[1] != '\0') {
+            return cli_usage_error("plan: unknown option '%s' (see rein plan --help)", a);
+        } else if (!o->query) {
+            o->query = a;
+        } else {
+            return cli_usage_error("plan: one request at a time (quote it)");
+        }
+    }
+    if ((o->show ? 1 : 0) + (o->resume ? 1 : 0) + (o->query ? 1 : 0) != 1) {
+        usage(stderr);
+        return cli_usage_error("plan: give a request, --resume FILE or --show FILE (one of them)");
+    }
+    if (o->query && !o->query[0])
+        return cli_usage_error("plan: the request is empty");
+    if (o->dot && !o->show)
+        return cli_usage_error("plan: --dot goes with --show");
+    if (o->json && o->events)
+        return cli_usage_error("plan: --json and --events do not go together");
+    return CLI_EXIT_OK;
+}
+
+/* ---- the provider and the tools (as `rein chat` makes them) ---- */
+
+static bool provider_configured(const struct plan_opts *o)
+{
+    static const char *const env[] = {"REIN_PROVIDER", "REIN_MODEL", "REIN_BASE_URL",
+                                      "REIN_REPLAY"};
+    bool found = o->nflags > 0;
+
+    for (size_t i = 0; !found && i < sizeof(env) / sizeof(env[0]); i++) {
+        const char *v = getenv(env[i]);
+        found = v && v[0];
+    }
+    if (!found && o->config) {
+        json_t *cfg = rein_json_load_file(o->config, NULL);
+        json_t *p = json_object_get(cfg, "provider");
+        const json_t *obj = json_is_object(p) ? p : cfg;
+        found =
+            json_object_get(obj, "provider") || json_object_get(obj, "model") || json_is_string(p);
+        json_decref(cfg);
+    }
+    return found;
+}
+
+static rein_provider *make_provider(const struct plan_opts *o, rein_error *err)
+{
+    rein_provider_config *cfg = rein_provider_config_new();
+    rein_provider *p = NULL;
+
+    if (!cfg) {
+        rein_error_set(err, REIN_ENOMEM, "out of memory");
+        return NULL;
+    }
+    if ((o->config && rein_provider_config_load_file(cfg, o->config, err) != REIN_OK) ||
+        rein_provider_config_from_env(cfg, err) != REIN_OK)
+        goto out;
+    for (size_t i = 0; i < o->nflags; i++) {
+        if (rein_provider_config_set(cfg, o->flags[i][0], o->flags[i][1], err) != REIN_OK)
+            goto out;
+    }
+    p = rein_provider_new(cfg, err);
+out:
+    rein_provider_config_free(cfg);
+    return p;
+}
+
+static rein_registry *make_registry(const struct plan_opts *o, rein_error *err)
+{
+    struct rein_skills_config cfg = {.roots = o->nroots ? o->roots : NULL};
+    const char *env = getenv("REIN_SKILLS_PATH");
+    rein_registry *reg = rein_registry_new(err);
+
+    if (!reg || rein_skills_register_builtins(reg, &cfg, err) ||
+        (env && rein_registry_load_path(reg, env, NULL, err)))
+        goto fail;
+    for (size_t i = 0; i < o->nskills; i++) {
+        if (rein_registry_load_dir(reg, o->skills[i], NULL, err))
+            goto fail;
+    }
+    return reg;
+fail:
+    rein_registry_free(reg);
+    return NULL;
+}
+
+/* ---- the live view ---- */
+
+/* Copies at most cols bytes of s into out (size bytes), cut at a character boundary, with
+ * newlines as spaces. */
+static void copy_cut(char *out, size_t size, const char *s, size_t cols)
+{
+    size_t n = strlen(s);
+
+    if (n > cols) {
+        n = cols;
+        while (n > 0 && ((unsigned char)s[n] & 0xC0) == 0x80)
+            n--;
+    }
+    if (n >= size)
+        n = size - 1;
+    for (size_t k = 0; k < n; k++)
+        out[k] = s[k] == '\n' || s[k] == '\t' ? ' ' : s[k];
+    out[n] = '\0';
+    if (n < strlen(s) && n + 4 <= size)
+        memcpy(out + n, "…", 4);
+}
+
+static const char *mark(enum rein_plan_status s)
+{
+    switch (s) {
+    case REIN_PLAN_IN_PROGRESS:
+        return "▸";
+    case REIN_PLAN_COMPLETED:
+        return "✓";
+    case REIN_PLAN_BLOCKED:
+        return "✗";
+    case REIN_PLAN_SKIPPED:
+        return "-";
+    default:
+        return "·";
+    }
+}
+
+static void draw(struct view *v)
+{
+    if (v->drawn > 0)
+        fprintf(stderr, "\033[%dA", v->drawn);
+    v->drawn = 0;
+    fprintf(stderr, "\r\033[K%s\n", v->phase);
+    v->drawn++;
+    for (size_t i = 0; i < v->n; i++) {
+        const struct view_step *s = &v->steps[i];
+        fprintf(stderr, "\r\033[K  %s %2zu %-*s %s%s%s", mark(s->status), i, DESC_COLS, s->desc,
+                rein_plan_status_name(s->status), s->activity[0] ? " · " : "", s->activity);
+        if (s->attempt > 1)
+            fprintf(stderr, " (attempt %d)", s->attempt);
+        fputc('\n', stderr);
+        v->drawn++;
+    }
+    fflush(stderr);
+}
+
+static void load_steps(struct view *v, const json_t *plan)
+{
+    const json_t *steps = json_object_get(plan, "steps");
+    const json_t *statuses = json_object_get(plan, "step_statuses");
+    const json_t *replans = json_object_get(plan, "replan_attempts");
+    size_t n = json_array_size(steps), i;
+    struct view_step *vs = rein_calloc(n ? n : 1, sizeof(*vs));
+    json_t *d;
+
+    if (!vs)
+        return;
+    json_array_foreach(steps, i, d)
+    {
+        char key[24];
+        snprintf(key, sizeof(key), "%zu", i);
+        (void)rein_plan_status_parse(json_string_value(json_object_get(statuses, key)),
+                                     &vs[i].status);
+        vs[i].attempt = (int)json_integer_value(json_object_get(replans, key)) + 1;
+        copy_cut(vs[i].desc, sizeof(vs[i].desc), json_string_value(d), DESC_COLS);
+    }
+    rein_free(v->steps);
+    v->steps = vs;
+    v->n = n;
+    snprintf(v->phase, sizeof(v->phase), "Running the plan (%zu step%s)", n, n == 1 ? "" : "s");
+}
+
+static void update_view(struct view *v, const struct rein_plan_event *ev)
+{
+    struct view_step *s = ev->step >= 0 && (size_t)ev->step < v->n ? &v->steps[ev->step] : NULL;
+
+    switch (ev->type) {
+    case REIN_PLAN_EV_PLAN:
+        load_steps(v, ev->data);
+        break;
+    case REIN_PLAN_EV_STEP:
+        if (!s)
+            return;
+        s->status = ev->status;
+        s->attempt = ev->attempt;
+        s->activity[0] = '\0';
+        copy_cut(s->desc, sizeof(s->desc), ev->text, DESC_COLS);
+        break;
+    case REIN_PLAN_EV_REPLAN:
+        if (s)
+            snprintf(s->activity, sizeof(s->activity), "replanned: %s", ev->text);
+        break;
+    case REIN_PLAN_EV_AGENT:
+        if (ev->agent->type != REIN_AGENT_EV_STATUS)
+            return;
+        if (strcmp(ev->phase, "plan") == 0) {
+            snprintf(v->phase, sizeof(v->phase), "Planning…");
+        } else if (strcmp(ev->phase, "answer") == 0) {
+            snprintf(v->phase, sizeof(v->phase), "Writing the answer…");
+        } else if (s) {
+            const char *st = rein_agent_state_name(ev->agent->state);
+            if (strcmp(ev->phase, "replan") == 0)
+                snprintf(s->activity, sizeof(s->activity), "replanning");
+            else if (ev->agent->state == REIN_AGENT_STATE_IDLE)
+                s->activity[0] = '\0';
+            else
+                snprintf(s->activity, sizeof(s->activity), "%s%s%s", st, ev->agent->tool ? " " : "",
+                         ev->agent->tool ? ev->agent->tool : "");
+        } else {
+            return;
+        }
+        break;
+    case REIN_PLAN_EV_FINAL:
+        snprintf(v->phase, sizeof(v->phase), "Finished: %s", ev->stop_reason);
+        break;
+    default:
+        return;
+    }
+    draw(v);
+}
+
+static void on_event(const struct rein_plan_event *ev, void *ud)
+{
+    struct view *v = ud;
+
+    pthread_mutex_lock(&v->mu);
+    if (v->events) {
+        struct rein_buf b;
+        rein_buf_init(&b, 0);
+        if (rein_plan_event_write(ev, &b) == REIN_OK) {
+            fwrite(b.ptr, 1, b.len, stdout);
+            fputc('\n', stdout);
+            fflush(stdout);
+        }
+        rein_buf_release(&b);
+    }
+    if (v->live)
+        update_view(v, ev);
+    pthread_mutex_unlock(&v->mu);
+}
+
+/* ---- approvals ---- */
+
+static rein_err approve_yes(void *ud, const struct rein_agent_approval *req, bool *approved,
+                            rein_error *err)
+{
+    (void)ud;
+    (void)req;
+    (void)err;
+    *approved = true;
+    return REIN_OK;
+}
+
+static rein_err approve_no(void *ud, const struct rein_agent_approval *req, bool *approved,
+                           rein_error *err)
+{
+    (void)ud;
+    *approved = false;
+    return rein_error_set(err, REIN_EDENIED,
+                          "%s is destructive and rein plan runs unattended: pass --yes to allow "
+                          "destructive tools",
+                          req->tool);
+}
+
+/* ---- signals ---- */
+
+struct sig_waiter {
+    sigset_t set;
+    rein_cancel *cancel;
+};
+
+static void *wait_signals(void *arg)
+{
+    struct sig_waiter *w = arg;
+    int sig = 0;
+
+    if (sigwait(&w->set, &sig) == 0 && sig != SIGUSR1)
+        rein_cancel_trigger(w->cancel, sig == SIGINT ? "interrupted (Ctrl-C)" : "terminated");
+    return NULL;
+}
+
+/* ---- output ---- */
+
+static void print_table(const rein_plan_result *r)
+{
+    const rein_plan *p = rein_plan_result_plan(r);
+    json_t *j = rein_plan_result_json(r);
+    const json_t *meta = json_object_get(j, "meta");
+
+    printf("\n  %-3s %-11s %-8s %-5s %s\n", "#", "STATUS", "ATTEMPTS", "CALLS", "STEP");
+    for (size_t i = 0; i < rein_plan_step_count(p); i++) {
+        char desc[DESC_COLS * 4 + 1];
+        copy_cut(desc, sizeof(desc), rein_plan_step_description(p, i), DESC_COLS);
+        printf("  %-3zu %-11s %-8lld %-5zu %s\n", i,
+               rein_plan_status_name(rein_plan_step_status(p, i)),
+               (long long)json_integer_value(
+                   json_object_get(json_array_get(json_object_get(j, "steps"), i), "attempts")),
+               json_array_size(rein_plan_step_history(p, i)), desc);
+        if (rein_plan_step_note(p, i) && rein_plan_step_status(p, i) != REIN_PLAN_COMPLETED) {
+            copy_cut(desc, sizeof(desc), rein_plan_step_note(p, i), 100);
+            printf("      %s\n", desc);
+        }
+    }
+    printf("\n(%s · %lld model calls · %lld tokens · %.1f s)\n", rein_plan_result_stop_reason(r),
+           (long long)json_integer_value(json_object_get(meta, "model_calls")),
+           (long long)json_integer_value(json_object_get(meta, "total_tokens")),
+           (double)json_integer_value(json_object_get(meta, "latency_ms")) / 1000.0);
+    json_decref(j);
+}
+
+static void print_result(const struct plan_opts *o, const rein_plan_result *r, bool tty)
+{
+    if (o->json) {
+        json_t *j = rein_plan_result_json(r);
+        if (j) {
+            json_dumpf(j, stdout, JSON_INDENT(2));
+            fputc('\n', stdout);
+        }
+        json_decref(j);
+        return;
+    }
+    if (o->events)
+        return; /* the final event carried the answer */
+    puts(rein_plan_result_answer(r));
+    if (tty)
+        print_table(r);
+    else if (!rein_plan_result_success(r))
+        fprintf(stderr, "rein: the plan did not complete: %s%s%s\n",
+                rein_plan_result_stop_reason(r), rein_plan_result_detail(r)[0] ? ": " : "",
+                rein_plan_result_detail(r));
+}
+
+/* ---- the commands ---- */
+
+static int show(const struct plan_opts *o)
+{
+    rein_error err;
+    rein_plan *p = rein_plan_load_file(o->show, &err);
+    struct rein_buf b;
+    rein_err rc;
+
+    if (!p) {
+        cli_print_error(&err);
+        return CLI_EXIT_USAGE;
+    }
+    rein_buf_init(&b, 0);
+    rc = o->dot ? rein_plan_write_dot(p, &b) : rein_plan_write_text(p, &b);
+    if (rc == REIN_OK)
+        fwrite(b.ptr, 1, b.len, stdout);
+    rein_buf_release(&b);
+    rein_plan_free(p);
+    return rc ? CLI_EXIT_FAIL : CLI_EXIT_OK;
+}
+
+static int run(struct plan_opts *o, rein_planner *pl, rein_plan *loaded, struct view *v)
+{
+    struct sig_waiter w;
+    rein_plan_result *r = NULL;
+    rein_cancel *cancel = rein_cancel_new();
+    bool tty = isatty(STDOUT_FILENO) && !o->json && !o->events;
+    pthread_t sig_tid;
+    bool waiting;
+    sigset_t old;
+    rein_error err;
+    rein_err rc;
+    int status = CLI_EXIT_FAIL;
+
+    if (!cancel) {
+        rein_plan_free(loaded);
+        return CLI_EXIT_FAIL;
+    }
+    o->run.cancel = cancel;
+    o->run.on_event = v->live || v->events ? on_event : NULL;
+    o->run.event_data = v;
+    o->run.save_path = o->save ? o->save : o->resume;
+    o->run.step.approve = o->yes ? approve_yes : approve_no;
+    w.cancel = cancel;
+    sigemptyset(&w.set);
+    sigaddset(&w.set, SIGINT);
+    sigaddset(&w.set, SIGTERM);
+    sigaddset(&w.set, SIGUSR1); /* wakes the waiter when the run is over */
+    pthread_sigmask(SIG_BLOCK, &w.set, &old);
+    waiting = pthread_create(&sig_tid, NULL, wait_signals, &w) == 0;
+    if (v->live) {
+        pthread_mutex_lock(&v->mu);
+        snprintf(v->phase, sizeof(v->phase), "%s", loaded ? "Resuming the plan" : "Planning…");
+        draw(v);
+        pthread_mutex_unlock(&v->mu);
+    }
+
+    rein_error_clear(&err);
+    rc = loaded ? rein_planner_execute(pl, loaded, &o->run, &r, &err)
+                : rein_planner_run(pl, o->query, &o->run, &r, &err);
+    if (rc)
+        cli_print_error(&err);
+    else
+        status = rein_plan_result_success(r) ? CLI_EXIT_OK : CLI_EXIT_FAIL;
+
+    if (waiting) {
+        pthread_kill(sig_tid, SIGUSR1);
+        pthread_join(sig_tid, NULL);
+    }
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (r)
+        print_result(o, r, tty);
+    if (r && o->run.save_path && tty)
+        fprintf(stderr, "(plan saved to %s)\n", o->run.save_path);
+    rein_plan_result_free(r);
+    rein_cancel_unref(cancel);
+    return status;
+}
+
+int cmd_plan(int argc, char **argv)
+{
+    struct plan_opts o;
+    struct view v;
+    rein_provider *provider = NULL;
+    rein_registry *reg = NULL;
+    rein_planner *pl = NULL;
+    rein_plan *loaded = NULL;
+    rein_error err;
+    int status;
+
+    memset(&o, 0, sizeof(o));
+    memset(&v, 0, sizeof(v));
+    status = parse_args(argc, argv, &o);
+    if (status)
+        return status == -2 ? CLI_EXIT_OK : status;
+    if (o.show)
+        return show(&o);
+    rein_error_clear(&err);
+    if (o.resume) {
+        loaded = rein_plan_load_file(o.resume, &err);
+        if (!loaded) {
+            cli_print_error(&err);
+            return CLI_EXIT_USAGE;
+        }
+    }
+    if (!provider_configured(&o)) {
+        rein_plan_free(loaded);
+        return cli_usage_error("plan: a plan needs a model: set --provider and --model (or "
+                               "REIN_PROVIDER and REIN_MODEL, or a --config file)");
+    }
+    status = CLI_EXIT_FAIL;
+    provider = make_provider(&o, &err);
+    if (!provider) {
+        cli_print_error(&err);
+        status = err.code == REIN_EINVAL ? CLI_EXIT_USAGE : CLI_EXIT_FAIL;
+        goto out;
+    }
+    reg = make_registry(&o, &err);
+    pl = reg ? rein_planner_new(provider, reg, &err) : NULL;
+    if (!pl) {
+        cli_print_error(&err);
+        goto out;
+    }
+    pthread_mutex_init(&v.mu, NULL);
+    v.events = o.events;
+    v.live = isatty(STDERR_FILENO) && !o.events && !o.json;
+    status = run(&o, pl, loaded, &v);
+    loaded = NULL; /* taken by the run */
+    pthread_mutex_destroy(&v.mu);
+    rein_free(v.steps);
+out:
+    rein_plan_free(loaded);
+    rein_planner_free(pl);
+    rein_registry_free(reg);
+    rein_provider_free(provider);
+    return status;
+}
