@@ -233,6 +233,16 @@ static long unescape(const char *s, size_t len, char *out)
     return (long)n;
 }
 
+/* The bytes that stop the scan of a string: the quote, the backslash and control bytes. */
+static const bool string_special[256] = {
+    [0x00] = true, [0x01] = true, [0x02] = true, [0x03] = true, [0x04] = true, [0x05] = true,
+    [0x06] = true, [0x07] = true, [0x08] = true, [0x09] = true, [0x0a] = true, [0x0b] = true,
+    [0x0c] = true, [0x0d] = true, [0x0e] = true, [0x0f] = true, [0x10] = true, [0x11] = true,
+    [0x12] = true, [0x13] = true, [0x14] = true, [0x15] = true, [0x16] = true, [0x17] = true,
+    [0x18] = true, [0x19] = true, [0x1a] = true, [0x1b] = true, [0x1c] = true, [0x1d] = true,
+    [0x1e] = true, [0x1f] = true, ['"'] = true,  ['\\'] = true,
+};
+
 /* A string value or key: the text between the quotes, checked and unescaped. */
 static json_t *fast_string(struct fast *f, bool key, char *keybuf, size_t *keylen)
 {
@@ -244,30 +254,25 @@ static json_t *fast_string(struct fast *f, bool key, char *keybuf, size_t *keyle
     json_t *v = NULL;
     long n;
 
-    /* Find the closing quote a run at a time; escapes and control bytes need a closer look. */
-    for (const char *c = f->p;;) {
-        const char *q = c < f->end ? memchr(c, '"', (size_t)(f->end - c)) : NULL;
-        bool quote_escaped = false;
-        if (!q)
+    /*
+     * One pass to the closing quote. Arguments' strings are mostly short, and a byte loop
+     * beats a memchr for the quote followed by a second pass for escapes and control bytes.
+     * The byte after a backslash is skipped here (so an escaped quote does not end the
+     * string); unescape() checks it.
+     */
+    const char *c = f->p;
+    for (;;) {
+        while (c < f->end && !string_special[(unsigned char)*c])
+            high |= (unsigned char)*c++;
+        if (c >= f->end || (unsigned char)*c < 0x20)
             return NULL;
-        for (const char *x = c; x < q; x++) {
-            if ((unsigned char)*x < 0x20)
-                return NULL;
-            high |= (unsigned char)*x;
-            if (*x == '\\') {
-                escaped = true;
-                if (++x == q) { /* the quote itself is escaped: look further */
-                    quote_escaped = true;
-                    break;
-                }
-            }
-        }
-        if (!quote_escaped) {
-            f->p = q;
+        if (*c == '"')
             break;
-        }
-        c = q + 1;
+        escaped = true; /* a backslash: skip it and the byte it escapes */
+        if (++c < f->end)
+            c++;
     }
+    f->p = c;
     size_t len = (size_t)(f->p - start);
     f->p++; /* the closing quote */
     if (escaped) {
@@ -280,8 +285,9 @@ static json_t *fast_string(struct fast *f, bool key, char *keybuf, size_t *keyle
             goto out;
     }
     if (key) {
-        /* Keys go to the caller's buffer; jansson refuses NUL bytes in keys. */
-        if (len >= REIN__TOOLS_KEY_MAX || memchr(start, '\0', len))
+        /* Keys go to the caller's buffer; jansson refuses NUL bytes in keys (only \u0000
+         * makes one: a raw control byte was refused above). */
+        if (len >= REIN__TOOLS_KEY_MAX || (escaped && memchr(start, '\0', len)))
             goto out;
         memcpy(keybuf, start, len);
         keybuf[len] = '\0';

@@ -273,7 +273,8 @@ static rein_err set_result(struct entry *e, const char *json, size_t len)
 /* Fills e from v, copying every string. */
 static rein_err entry_fill(struct entry *e, const struct rein__tools_entry_view *v)
 {
-    size_t id_len = strlen(v->call_id), trace_len = v->trace_id ? strlen(v->trace_id) : 0;
+    size_t id_len = v->call_id_len ? v->call_id_len : strlen(v->call_id);
+    size_t trace_len = v->trace_id_len ? v->trace_id_len : v->trace_id ? strlen(v->trace_id) : 0;
     size_t sent_len = v->sent_name ? v->sent_len : 0;
     const char *args = v->args_json ? v->args_json : v->args_text;
     size_t args_len = v->args_json ? v->args_json_len : v->args_len;

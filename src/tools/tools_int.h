@@ -121,6 +121,7 @@ void rein__tools_pointer_at(const char *text, size_t len, size_t offset, char *o
  */
 struct rein__tools_entry_view {
     const char *call_id;
+    size_t call_id_len; /* 0: strlen(call_id) */
     const char *tool;
     size_t tool_len;
     const char *sent_name; /* NULL: same as tool */
@@ -137,6 +138,7 @@ struct rein__tools_entry_view {
     bool has_step;
     int step;
     const char *trace_id;
+    size_t trace_id_len; /* 0: strlen(trace_id) when trace_id is set */
     int64_t latency_ms; /* < 0: null */
 };
 void rein__tools_entry_write(struct rein_jw *w, const struct rein__tools_entry_view *v);
