@@ -139,7 +139,7 @@ struct rein__tools_entry_view {
     int step;
     const char *trace_id;
     size_t trace_id_len; /* 0: strlen(trace_id) when trace_id is set */
-    int64_t latency_ms; /* < 0: null */
+    int64_t latency_ms;  /* < 0: null */
 };
 void rein__tools_entry_write(struct rein_jw *w, const struct rein__tools_entry_view *v);
 /* The pipeline's own entry, updated by position rather than paired. */
