@@ -15,7 +15,7 @@ cd "$(dirname "$0")/.."
 build=${BUILD:-build}
 calls=${CALLS:-2000}
 rounds=${ROUNDS:-3}
-[ -x "$build/rein" ] || make --no-print-directory build >/dev/null
+make --no-print-directory BUILD="$build" build >/dev/null
 if [ ! -d bench/mcp/node_modules/@modelcontextprotocol/sdk ]; then
   (cd bench/mcp && npm install --no-audit --no-fund --silent >/dev/null)
 fi

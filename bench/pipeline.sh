@@ -14,7 +14,7 @@ py_calls=${PY_CALLS:-50000}
 out=bench/out
 mkdir -p "$out"
 
-[ -f build/librein.a ] || make --no-print-directory build >/dev/null
+make --no-print-directory build >/dev/null
 if ! /usr/bin/python3 -c 'import pydantic' 2>/dev/null; then
   echo "pipeline.sh: python3-pydantic is missing; run scripts/install-deps.sh --bench" >&2
   exit 1

@@ -20,7 +20,7 @@ runs=${RUNS:-3}
 rounds=${ROUNDS:-3}
 mkdir -p "$out"
 
-[ -f "$build/librein.a" ] || make --no-print-directory build >/dev/null
+make --no-print-directory BUILD="$build" build >/dev/null
 if [ ! -d bench/node_modules/eventsource-parser ]; then
   (cd bench && npm install --no-audit --no-fund --silent >/dev/null)
 fi
