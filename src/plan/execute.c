@@ -27,6 +27,8 @@
 #define DEFAULT_MAX_PARALLEL 4
 #define MAX_PARALLEL_CAP     64
 #define DEP_OUTPUT_SHOWN     8000
+#define REASON_MAX           300 /* a failed step's reason, as the replanner gets it */
+#define WHY_MAX              400 /* why the replanner could not decide */
 
 struct job;
 
@@ -299,7 +301,8 @@ static void apply_replan(struct run *r, struct job *job, const json_t *d, const 
     long at = rein__plan_find_uid(r->plan, job->uid);
     size_t i;
     int replans;
-    char note[500];
+    /* the longest: the attempt, the reason, and the replanner's or the split's error */
+    char note[REASON_MAX + WHY_MAX + 128];
 
     if (at < 0)
         return;
@@ -365,7 +368,7 @@ static void replan(struct run *r, struct job *job, size_t i, const json_t *repor
     };
     const char *reason = json_string_value(json_object_get(report, "reason"));
     char *prompt = rein__plan_replan_prompt(r->plan, i, report, r->pl->reg, &r->o->step);
-    char reason_copy[300], why[400];
+    char reason_copy[REASON_MAX], why[WHY_MAX];
     struct rein_plan_event ev;
     rein_error err;
     rein_err rc;
