@@ -264,8 +264,8 @@ static rein_err check_sub(const json_t *parent, const char *key, const struct me
         return REIN_OK;
     len = snprintf(at, sizeof(at), "%s.%s", where, key);
     if (len < 0 || (size_t)len >= sizeof(at))
-        return rein_error_set(err, REIN_EINVAL, "%.100s….%s: the path is too long to report",
-                              where, key);
+        return rein_error_set(err, REIN_EINVAL, "%.100s….%s: the path is too long to report", where,
+                              key);
     return check_members(v, tab, n, at, err);
 }
 
