@@ -73,9 +73,11 @@ struct cli_args {
     /* Takes one of valued (or, with value NULL, of switches); CLI_EXIT_OK or a usage status. */
     int (*option)(void *opts, const char *flag, const char *value);
     const char *positional; /* "message": one positional argument; NULL: none */
+    bool required;          /* without it (or empty), the usage goes to stderr: exit 2 */
 };
-/* Parses argv[1..]; the positional argument (borrowed) goes to *positional. Returns
- * CLI_EXIT_OK, CLI_ARGS_HELP, or CLI_EXIT_USAGE with the message printed. */
+/* Starts s (cli_setup_init) and parses argv[1..]; the positional argument (borrowed) goes to
+ * *positional. Returns CLI_EXIT_OK, CLI_ARGS_HELP, or CLI_EXIT_USAGE with the message or the
+ * usage printed. */
 int cli_args_parse(const struct cli_args *a, int argc, char **argv, void *opts, struct cli_setup *s,
                    const char **positional);
 /* A whole decimal number in [lo, hi] (no sign games, no trailing text). */

@@ -56,8 +56,8 @@ static bool listed(const char *const *list, const char *a)
 
 static bool setup_takes_value(const char *a)
 {
-    static const char *const names[] = {"--provider", "--model", "--base-url", "--skills",
-                                        "--root",     NULL};
+    static const char *const names[] = {"--provider", "--model", "--base-url",
+                                        "--skills",   "--root",  NULL};
     return listed(names, a);
 }
 
@@ -78,6 +78,7 @@ static int take_valued(const struct cli_args *ca, int argc, char **argv, int *i,
 int cli_args_parse(const struct cli_args *ca, int argc, char **argv, void *opts,
                    struct cli_setup *s, const char **positional)
 {
+    cli_setup_init(s);
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         int rc = CLI_EXIT_OK;
@@ -93,14 +94,18 @@ int cli_args_parse(const struct cli_args *ca, int argc, char **argv, void *opts,
             return cli_usage_error("%s: unknown option '%s' (see rein %s --help)", ca->name, a,
                                    ca->name);
         else if (!ca->positional)
-            return cli_usage_error("%s: unexpected argument '%s' (see rein %s --help)", ca->name,
-                                   a, ca->name);
+            return cli_usage_error("%s: unexpected argument '%s' (see rein %s --help)", ca->name, a,
+                                   ca->name);
         else if (*positional)
             return cli_usage_error("%s: one %s at a time (quote it)", ca->name, ca->positional);
         else
             *positional = a;
         if (rc)
             return rc;
+    }
+    if (ca->required && (!*positional || !(*positional)[0])) {
+        ca->usage(stderr);
+        return CLI_EXIT_USAGE;
     }
     return CLI_EXIT_OK;
 }

@@ -151,18 +151,10 @@ static int parse_args(int argc, char **argv, struct chat_opts *o)
         "--mode",   "--verification", "--max-tool-calls",   "--max-tokens", "--timeout",
         "--config", "--conversation", "--approval-timeout", "--store",      NULL};
     static const char *const switches[] = {"--json", "--events", "--yes", "--rules-first", NULL};
-    static const struct cli_args args = {"chat", usage, valued, switches, chat_option, "message"};
-    int rc;
+    static const struct cli_args args = {"chat",      usage,     valued, switches,
+                                         chat_option, "message", true};
 
-    cli_setup_init(&o->setup);
-    rc = cli_args_parse(&args, argc, argv, o, &o->setup, &o->message);
-    if (rc)
-        return rc;
-    if (!o->message || !o->message[0]) {
-        usage(stderr);
-        return CLI_EXIT_USAGE;
-    }
-    return CLI_EXIT_OK;
+    return cli_args_parse(&args, argc, argv, o, &o->setup, &o->message);
 }
 
 /* ---- the status line ---- */
@@ -520,7 +512,7 @@ int cmd_chat_agent(int argc, char **argv)
     memset(&c, 0, sizeof(c));
     status = parse_args(argc, argv, &o);
     if (status)
-        return status == -2 ? CLI_EXIT_OK : status;
+        return status == CLI_ARGS_HELP ? CLI_EXIT_OK : status;
     c.o = &o;
     pthread_mutex_init(&c.mu, NULL);
     pthread_mutex_init(&c.ask_mu, NULL);

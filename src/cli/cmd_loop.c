@@ -188,18 +188,10 @@ static int parse_args(int argc, char **argv, struct loop_opts *o)
         NULL};
     static const char *const switches[] = {
         "--judge", "--json", "--events", "--yes", "--stop-on-blocking", NULL};
-    static const struct cli_args args = {"loop", usage, valued, switches, loop_option, "goal"};
-    int rc;
+    static const struct cli_args args = {"loop",      usage,  valued, switches,
+                                         loop_option, "goal", true};
 
-    cli_setup_init(&o->setup);
-    rc = cli_args_parse(&args, argc, argv, o, &o->setup, &o->goal);
-    if (rc)
-        return rc;
-    if (!o->goal || !o->goal[0]) {
-        usage(stderr);
-        return CLI_EXIT_USAGE;
-    }
-    return CLI_EXIT_OK;
+    return cli_args_parse(&args, argc, argv, o, &o->setup, &o->goal);
 }
 
 /* ---- what the loop needs ---- */
@@ -451,7 +443,7 @@ int cmd_loop(int argc, char **argv)
     status = parse_args(argc, argv, &o);
     if (status) {
         rein_free(o.until_text);
-        return status < 0 ? CLI_EXIT_OK : status;
+        return status == CLI_ARGS_HELP ? CLI_EXIT_OK : status;
     }
     rein_error_clear(&err);
     status = setup(&o, &p, &err);

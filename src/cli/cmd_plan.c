@@ -141,10 +141,10 @@ static int parse_args(int argc, char **argv, struct plan_opts *o)
         "--max-parallel", "--save",           "--resume",  "--show",        "--config",
         "--verification", "--max-tool-calls", "--timeout", "--max-replans", NULL};
     static const char *const switches[] = {"--json", "--events", "--yes", "--dot", NULL};
-    static const struct cli_args args = {"plan", usage, valued, switches, plan_option, "request"};
+    static const struct cli_args args = {"plan",      usage,     valued, switches,
+                                         plan_option, "request", false};
     int rc;
 
-    cli_setup_init(&o->setup);
     rc = cli_args_parse(&args, argc, argv, o, &o->setup, &o->query);
     if (rc)
         return rc;
@@ -455,7 +455,7 @@ int cmd_plan(int argc, char **argv)
     memset(&v, 0, sizeof(v));
     status = parse_args(argc, argv, &o);
     if (status)
-        return status == -2 ? CLI_EXIT_OK : status;
+        return status == CLI_ARGS_HELP ? CLI_EXIT_OK : status;
     if (o.show)
         return show(&o);
     rein_error_clear(&err);

@@ -112,11 +112,10 @@ static int parse_args(int argc, char **argv, struct serve_opts *o)
                                          "--lease-ms",     "--approval-timeout-ms",
                                          "--heartbeat-ms", NULL};
     static const char *const switches[] = {"--rules-first", NULL};
-    static const struct cli_args args = {"serve",  serve_usage,  valued,
-                                         switches, serve_option, NULL};
+    static const struct cli_args args = {"serve",      serve_usage, valued, switches,
+                                         serve_option, NULL,        false};
     const char *none = NULL;
 
-    cli_setup_init(&o->setup);
     return cli_args_parse(&args, argc, argv, o, &o->setup, &none);
 }
 
@@ -195,7 +194,7 @@ int cmd_serve(int argc, char **argv)
     int sig = 0, rc = parse_args(argc, argv, &o);
 
     if (rc != 0)
-        return rc < 0 ? CLI_EXIT_OK : rc;
+        return rc == CLI_ARGS_HELP ? CLI_EXIT_OK : rc;
     /* Block the stop signals before any thread starts, so only sigwait() below sees them. */
     sigemptyset(&sigs);
     sigaddset(&sigs, SIGINT);
