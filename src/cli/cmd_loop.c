@@ -242,6 +242,17 @@ static void on_agent_event(const struct rein_agent_event *ev, void *ud)
     rein_buf_release(&b);
 }
 
+/* The words for a stop reason's name in an event. */
+static const char *reason_text(const char *name)
+{
+    for (int r = REIN_VERIFY_STOP_NONE; r <= (int)REIN_VERIFY_STOP_ERROR; r++) {
+        if (name &&
+            strcmp(name, rein_verify_stop_reason_name((enum rein_verify_stop_reason)r)) == 0)
+            return rein_verify_stop_reason_text((enum rein_verify_stop_reason)r);
+    }
+    return name ? name : "the loop stopped";
+}
+
 /* One line on stderr per step of the loop, for a person watching. */
 static void print_progress(const json_t *ev)
 {
@@ -272,12 +283,13 @@ static void print_progress(const json_t *ev)
         fprintf(stderr, "rein: iteration %d: the judge says %s\n", n,
                 json_string_value(json_object_get(j, "verdict")));
     } else if (strcmp(type, "decision") == 0) {
-        fprintf(stderr, "rein: iteration %d: %s%s%s\n", n,
-                json_string_value(json_object_get(ev, "action")),
-                strcmp(json_string_value(json_object_get(ev, "action")), "stop") == 0 ? ": " : "",
-                strcmp(json_string_value(json_object_get(ev, "action")), "stop") == 0
-                    ? json_string_value(json_object_get(ev, "reason"))
-                    : "");
+        bool stop = strcmp(json_string_value(json_object_get(ev, "action")), "stop") == 0;
+        if (stop)
+            fprintf(stderr, "rein: iteration %d: stopping: %s\n", n,
+                    reason_text(json_string_value(json_object_get(ev, "reason"))));
+        else
+            fprintf(stderr,
+                    "rein: iteration %d: the criteria do not hold yet; the agent tries again\n", n);
     }
 }
 
@@ -335,8 +347,8 @@ static void print_result(const struct loop_opts *o, const rein_loop_result *r)
         printf("NEEDS REVIEW after %d iteration%s: a person must look before this counts.\n", n,
                n == 1 ? "" : "s");
     else
-        printf("Stopped (%s) after %d iteration%s, verdict %s.\n",
-               rein_verify_stop_reason_name(reason), n, n == 1 ? "" : "s",
+        printf("Stopped after %d iteration%s: %s (verdict %s).\n", n, n == 1 ? "" : "s",
+               rein_verify_stop_reason_text(reason),
                rein_verify_verdict_name(rein_loop_result_verdict(r)));
     printf("%s\n", rein_loop_result_message(r));
     if (rein_loop_result_judge(r))

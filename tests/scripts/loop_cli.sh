@@ -146,10 +146,13 @@ grep -q "iteration 1: FAILED TEST:failed" "$tmp/err" || fail "no progress line: 
 reset_project
 script write:1:0:a "text:Tried a." write:1:0:b "text:Tried b." write:1:0:c "text:Tried c."
 run 1 "$rein" loop "Make the tests pass" --until TEST "${model[@]}"
-grep -q "^Stopped (same_error) after 3 iterations, verdict FAILED." "$tmp/out" \
+grep -q "^Stopped after 3 iterations: the same failure kept coming back (verdict FAILED)." "$tmp/out" \
   || fail "no stop line: $(cat "$tmp/out")"
 grep -q "Tried: (1) write_file calc.c, write_file notes.txt" "$tmp/out" || fail "no tried list"
 grep -q "^What to do: " "$tmp/out" || fail "no suggestion"
+grep -q "iteration 3: stopping: the same failure kept coming back" "$tmp/err" \
+  || fail "no stop progress line: $(cat "$tmp/err")"
+if grep -q "same_error\|claim:" "$tmp/out" "$tmp/err"; then fail "a machine key in the words"; fi
 
 # ---- the iteration limit: --max-iterations ----
 reset_project
