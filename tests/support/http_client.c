@@ -7,7 +7,7 @@
 #include <curl/curl.h>
 #include <strings.h>
 
-static size_t on_body(char *data, size_t size, size_t n, void *ud)
+size_t th_on_body(char *data, size_t size, size_t n, void *ud)
 {
     struct th_resp *r = ud;
     size_t len = size * n;
@@ -35,8 +35,9 @@ static size_t on_header(char *data, size_t size, size_t n, void *ud)
     return len;
 }
 
-void th_http(const char *method, const char *url, const char *body, const char *const *headers,
-             struct th_resp *out)
+/* One request; with json_default, a body without a Content-Type header is sent as JSON. */
+static void request(const char *method, const char *url, const char *body, size_t len,
+                    const char *const *headers, bool json_default, struct th_resp *out)
 {
     CURL *c = curl_easy_init();
     struct curl_slist *list = NULL;
@@ -46,7 +47,7 @@ void th_http(const char *method, const char *url, const char *body, const char *
     assert_non_null(c);
     curl_easy_setopt(c, CURLOPT_URL, url);
     curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method);
-    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
+    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, th_on_body);
     curl_easy_setopt(c, CURLOPT_WRITEDATA, out);
     curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
     curl_easy_setopt(c, CURLOPT_HEADERDATA, out);
@@ -59,8 +60,8 @@ void th_http(const char *method, const char *url, const char *body, const char *
     }
     if (body) {
         curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
-        curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)strlen(body));
-        if (!has_ct)
+        curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
+        if (!has_ct && json_default)
             list = curl_slist_append(list, "Content-Type: application/json");
     }
     list = curl_slist_append(list, "Expect:");
@@ -72,6 +73,18 @@ void th_http(const char *method, const char *url, const char *body, const char *
     if (!out->body)
         out->body = calloc(1, 1);
     out->json = json_loads(out->body, 0, NULL);
+}
+
+void th_http(const char *method, const char *url, const char *body, const char *const *headers,
+             struct th_resp *out)
+{
+    request(method, url, body, body ? strlen(body) : 0, headers, true, out);
+}
+
+void th_http_raw(const char *method, const char *url, const char *body, size_t len,
+                 const char *const *headers, struct th_resp *out)
+{
+    request(method, url, body, len, headers, false, out);
 }
 
 void th_post(const char *url, const char *body, struct th_resp *out)

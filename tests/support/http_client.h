@@ -26,6 +26,13 @@ struct th_resp {
  */
 void th_http(const char *method, const char *url, const char *body, const char *const *headers,
              struct th_resp *out);
+/* The same with len bytes of body, sent with exactly the given headers (no Content-Type is
+ * added: curl then sends its form encoding). */
+void th_http_raw(const char *method, const char *url, const char *body, size_t len,
+                 const char *const *headers, struct th_resp *out);
+/* A CURLOPT_WRITEFUNCTION that appends to the struct th_resp in CURLOPT_WRITEDATA, for tests
+ * that drive curl themselves. */
+size_t th_on_body(char *data, size_t size, size_t n, void *ud);
 /* POST body as JSON. */
 void th_post(const char *url, const char *body, struct th_resp *out);
 void th_get(const char *url, struct th_resp *out);
