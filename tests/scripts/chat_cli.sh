@@ -17,32 +17,10 @@ cleanup() {
   rm -rf "$tmp"
 }
 trap cleanup EXIT
-# No provider from the environment of whoever runs the tests.
-unset REIN_PROVIDER REIN_MODEL REIN_BASE_URL REIN_REPLAY REIN_CONFIG REIN_STORE REIN_SKILLS_PATH
-unset OPENAI_API_KEY ANTHROPIC_API_KEY DASHSCOPE_API_KEY REIN_API_KEY
 
-fail() { echo "FAIL: $*" >&2; exit 1; }
-
-# run STATUS CMD...: runs CMD in $tmp/work, stdout to $tmp/out, stderr to $tmp/err.
-run() {
-  local want=$1 got
-  shift
-  (cd "$tmp/work" && "$@") </dev/null >"$tmp/out" 2>"$tmp/err"
-  got=$?
-  if [ "$got" -ne "$want" ]; then
-    cat "$tmp/out" "$tmp/err" >&2
-    fail "'$*' exited $got, want $want"
-  fi
-}
-
-# check PYTHON-EXPRESSION: evaluated with d = the JSON on stdout.
-check() {
-  python3 -c 'import json, sys
-d = json.load(open(sys.argv[1]))
-if not eval(sys.argv[2]):
-    sys.exit("not true: " + sys.argv[2] + "\n" + json.dumps(d, ensure_ascii=False, indent=1))' \
-    "$tmp/out" "$1" || fail "check: $1"
-}
+. "$(dirname "$0")/lib.sh"
+clean_env
+run_dir="$tmp/work"
 
 mkdir -p "$tmp/work/notes"
 echo "the calculator skill adds numbers" >"$tmp/work/notes/calc.md"

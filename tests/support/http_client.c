@@ -170,3 +170,58 @@ json_t *th_sse_events(const char *body, int *comments)
     }
     return events;
 }
+
+static void *bg_main(void *arg)
+{
+    struct th_bg *b = arg;
+
+    if (b->sse)
+        th_post_sse(b->url, b->body, &b->r);
+    else
+        th_post(b->url, b->body, &b->r);
+    return NULL;
+}
+
+struct th_bg *th_bg_post(const char *url, const char *body, bool sse)
+{
+    struct th_bg *b = calloc(1, sizeof(*b));
+
+    assert_non_null(b);
+    assert_true(strlen(url) < sizeof(b->url) && strlen(body) < sizeof(b->body));
+    snprintf(b->url, sizeof(b->url), "%s", url);
+    snprintf(b->body, sizeof(b->body), "%s", body);
+    b->sse = sse;
+    assert_int_equal(pthread_create(&b->th, NULL, bg_main, b), 0);
+    return b;
+}
+
+void th_bg_join(struct th_bg *b)
+{
+    pthread_join(b->th, NULL);
+}
+
+void th_bg_free(struct th_bg *b)
+{
+    th_resp_free(&b->r);
+    free(b);
+}
+
+const char *th_jstr(const json_t *o, const char *key)
+{
+    return json_string_value(json_object_get(o, key));
+}
+
+const json_t *th_ledger_entry(const json_t *conv, const char *call_id)
+{
+    const json_t *e;
+    size_t i;
+
+    json_array_foreach(json_object_get(conv, "ledger"), i, e)
+    {
+        const char *id = th_jstr(e, "call_id");
+        if (id && strcmp(id, call_id) == 0)
+            return e;
+    }
+    fail_msg("no ledger entry %s", call_id);
+    return NULL;
+}
