@@ -29,6 +29,30 @@ rein_err rein__plan_problem(json_t *details, rein_error *err, const char *path, 
     return REIN_EINVALID;
 }
 
+rein_err rein__plan_args_members(const json_t *args, const char *const *names, const char *takes,
+                                 json_t *details, rein_error *err)
+{
+    rein_err rc = REIN_OK;
+    const char *key;
+    json_t *v;
+
+    if (!json_is_object(args))
+        return rein__plan_problem(details, err, "", "the arguments must be an object, not %s",
+                                  rein_json_type_name(args));
+    json_object_foreach((json_t *)args, key, v)
+    {
+        bool known = false;
+        for (size_t k = 0; names[k] && !known; k++)
+            known = strcmp(key, names[k]) == 0;
+        if (!known) {
+            char path[80];
+            snprintf(path, sizeof(path), "/%.60s", key);
+            rc = rein__plan_problem(details, err, path, "unknown member: %s", takes);
+        }
+    }
+    return rc;
+}
+
 bool rein__plan_index_parse(const char *text, size_t limit, size_t *out)
 {
     size_t v = 0;
