@@ -227,6 +227,19 @@ static void wait_state(const struct inst *in, const char *id, const char *state)
     fail_msg("%s never showed %s in state %s", in->base, id, state);
 }
 
+/* Both instances over the one Redis, with the same lease and grace (ms, as text). */
+static void pair_start(const char *lease_ms, const char *grace_ms)
+{
+    inst_start(&C->a, lease_ms, grace_ms);
+    inst_start(&C->b, lease_ms, grace_ms);
+}
+
+static void pair_stop(void)
+{
+    inst_stop(&C->a);
+    inst_stop(&C->b);
+}
+
 /* ---- two instances, one Redis ------------------------------------------------------------ */
 
 static void two_instances_share_conversations(void **state)
@@ -237,8 +250,7 @@ static void two_instances_share_conversations(void **state)
 
     (void)state;
     setup_cluster(true);
-    inst_start(&C->a, "30000", "5000");
-    inst_start(&C->b, "30000", "5000");
+    pair_start("30000", "5000");
     script("[{\"tool_calls\": [{\"id\": \"c1\", \"name\": \"echo\", \"arguments\": "
            "\"{\\\"text\\\": \\\"hi\\\"}\"}]}, {\"text\": \"It said hi.\"},"
            " {\"text\": \"From B.\"}]");
@@ -264,8 +276,7 @@ static void two_instances_share_conversations(void **state)
     msgs = json_object_get(ms_request(C->ms, 2)->json, "messages");
     assert_int_equal(json_array_size(msgs), 6);
     assert_string_equal(th_jstr(json_array_get(msgs, 4), "content"), "It said hi.");
-    inst_stop(&C->a);
-    inst_stop(&C->b);
+    pair_stop();
 }
 
 static void two_instances_one_turn_at_a_time(void **state)
@@ -276,8 +287,7 @@ static void two_instances_one_turn_at_a_time(void **state)
 
     (void)state;
     setup_cluster(true);
-    inst_start(&C->a, "30000", "5000");
-    inst_start(&C->b, "30000", "5000");
+    pair_start("30000", "5000");
     script("[{\"text\": \"the one that ran\", \"delay_headers_ms\": 1000, \"times\": 0}]");
     x = th_bg_post(at(&C->a, "/agent/chat"),
                    "{\"message\": \"one\", \"conversation_id\": \"race\"}", false);
@@ -304,8 +314,7 @@ static void two_instances_one_turn_at_a_time(void **state)
     }
     th_bg_free(x);
     th_bg_free(y);
-    inst_stop(&C->a);
-    inst_stop(&C->b);
+    pair_stop();
 }
 
 static void cancel_and_approval_across_instances(void **state)
@@ -316,8 +325,7 @@ static void cancel_and_approval_across_instances(void **state)
 
     (void)state;
     setup_cluster(true);
-    inst_start(&C->a, "30000", "5000");
-    inst_start(&C->b, "30000", "5000");
+    pair_start("30000", "5000");
 
     /* A cancel sent to B stops the tool running on A. */
     script("[{\"tool_calls\": [{\"id\": \"s1\", \"name\": \"slow\", \"arguments\": \"{}\"}]}]");
@@ -362,8 +370,7 @@ static void cancel_and_approval_across_instances(void **state)
         json_decref(events);
     }
     th_bg_free(x);
-    inst_stop(&C->a);
-    inst_stop(&C->b);
+    pair_stop();
 }
 
 /* ---- lifecycle --------------------------------------------------------------------------- */
@@ -379,8 +386,7 @@ static void kill9_during_a_slow_tool(void **state)
 
     (void)state;
     setup_cluster(true);
-    inst_start(&C->a, "1500", "5000");
-    inst_start(&C->b, "1500", "5000");
+    pair_start("1500", "5000");
     script("[{\"tool_calls\": [{\"id\": \"s1\", \"name\": \"slow\", \"arguments\": \"{}\"}]},"
            " {\"text\": \"resumed\"}]");
     x = th_bg_post(at(&C->a, "/agent/chat"),
@@ -445,8 +451,7 @@ static void kill9_during_a_slow_tool(void **state)
     assert_string_equal(th_jstr(entry, "status"), "error");
     assert_false(json_is_true(json_object_get(entry, "interrupted")));
     json_decref(conv);
-    inst_stop(&C->a);
-    inst_stop(&C->b);
+    pair_stop();
 }
 
 static void sigterm_cancels_after_grace(void **state)

@@ -10,15 +10,8 @@ rein="${REIN_BIN:?REIN_BIN is not set}"
 bin_dir="${REIN_TEST_BIN_DIR:?REIN_TEST_BIN_DIR is not set}"
 server="$bin_dir/rein-model-server"
 command -v python3 >/dev/null || { echo "python3 is missing"; exit 77; }
-tmp=$(mktemp -d)
-pid=""
-cleanup() {
-  [ -n "$pid" ] && kill -TERM "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
-  rm -rf "$tmp"
-}
-trap cleanup EXIT
-
 . "$(dirname "$0")/lib.sh"
+
 clean_env
 run_dir="$tmp/work"
 

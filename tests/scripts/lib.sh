@@ -1,6 +1,15 @@
 # Helpers the shell tests source (`. "$(dirname "$0")/lib.sh"`); not a test itself
-# (tests/CMakeLists.txt leaves it out of the script tests). The sourcing script sets $tmp
-# first; with $run_dir set, run() runs commands there with stdin from /dev/null.
+# (tests/CMakeLists.txt leaves it out of the script tests). Sourcing it makes the temporary
+# folder $tmp, removed on exit together with the server whose process id the script puts in
+# $pid. With $run_dir set, run() runs commands there with stdin from /dev/null.
+
+tmp=$(mktemp -d)
+pid=""
+cleanup() {
+  [ -n "$pid" ] && kill -TERM "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
 
 # No provider, store or skills from the environment of whoever runs the tests.
 clean_env() {

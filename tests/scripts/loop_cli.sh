@@ -14,15 +14,8 @@ server="$bin_dir/rein-model-server"
 command -v python3 >/dev/null || { echo "python3 is missing"; exit 77; }
 command -v git >/dev/null || { echo "git is missing"; exit 77; }
 command -v make >/dev/null && command -v cc >/dev/null || { echo "make or cc is missing"; exit 77; }
-tmp=$(mktemp -d)
-pid=""
-cleanup() {
-  [ -n "$pid" ] && kill -TERM "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
-  rm -rf "$tmp"
-}
-trap cleanup EXIT
-
 . "$(dirname "$0")/lib.sh"
+
 clean_env
 run_dir="$tmp/work"
 

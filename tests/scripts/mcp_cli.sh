@@ -7,10 +7,8 @@ rein="${REIN_BIN:?REIN_BIN is not set}"
 bin="${REIN_TEST_BIN_DIR:?REIN_TEST_BIN_DIR is not set}"
 src="${REIN_SOURCE_DIR:?REIN_SOURCE_DIR is not set}"
 command -v python3 >/dev/null || { echo "python3 is missing"; exit 77; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-
 . "$(dirname "$0")/lib.sh"
+
 
 cat >"$tmp/ok.json" <<JSON
 {"provider": "openai", "mcpServers": {

@@ -7,11 +7,9 @@ set -u
 rein="${REIN_BIN:?REIN_BIN is not set}"
 src="${REIN_SOURCE_DIR:?REIN_SOURCE_DIR is not set}"
 command -v python3 >/dev/null || { echo "python3 is missing"; exit 77; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+. "$(dirname "$0")/lib.sh"
 skills="$src/tests/data/skills"
 
-. "$(dirname "$0")/lib.sh"
 
 # list
 run 0 "$rein" skills list
