@@ -41,15 +41,7 @@ run 2 "$rein" chat
 run 2 "$rein" chat "x" --mode sometimes
 
 # ---- a model on the scripted model server ----
-"$server" --port 0 >"$tmp/url" &
-pid=$!
-url=""
-for _ in $(seq 1 100); do
-  url="$(head -n 1 "$tmp/url")"
-  [ -n "$url" ] && break
-  sleep 0.1
-done
-[ -n "$url" ] || fail "rein-model-server printed no URL"
+start_model_server
 script() { python3 -c 'import sys, urllib.request
 urllib.request.urlopen(urllib.request.Request(sys.argv[1] + "/__script", data=sys.argv[2].encode(), method="POST")).read()' "$url" "$1"; }
 requests() { python3 -c 'import sys, urllib.request

@@ -43,3 +43,17 @@ if not eval(sys.argv[2]):
     sys.exit("not true: " + sys.argv[2] + "\n" + json.dumps(d, ensure_ascii=False, indent=1)[:6000])' \
     "$tmp/out" "$1" || fail "check: $1"
 }
+
+# start_model_server: starts $server (rein-model-server) on a free port in the background;
+# sets $pid (killed on exit) and $url (where it listens).
+start_model_server() {
+  "$server" --port 0 >"$tmp/url" &
+  pid=$!
+  url=""
+  for _ in $(seq 1 100); do
+    url="$(head -n 1 "$tmp/url")"
+    [ -n "$url" ] && break
+    sleep 0.1
+  done
+  [ -n "$url" ] || fail "rein-model-server printed no URL"
+}

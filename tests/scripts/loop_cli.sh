@@ -51,15 +51,7 @@ cat >"$tmp/skills/write_file/manifest.json" <<EOF
 EOF
 
 # ---- the model ----
-"$server" --port 0 >"$tmp/url" &
-pid=$!
-url=""
-for _ in $(seq 1 100); do
-  url="$(head -n 1 "$tmp/url")"
-  [ -n "$url" ] && break
-  sleep 0.1
-done
-[ -n "$url" ] || fail "rein-model-server printed no URL"
+start_model_server
 # script REPLY-SPEC...: each spec is "write:F1:F2[:NOTES]", "text:TEXT" or "verdict:VERDICT".
 script() {
   python3 - "$url" "$@" <<'EOF' || fail "script"
