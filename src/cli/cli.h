@@ -55,6 +55,9 @@ struct cli_setup {
     const char *roots[CLI_MAX_DIRS + 1]; /* --root folders, NULL-terminated */
     size_t nroots;
     bool rules_first; /* put the rules provider before the model */
+    /* --json (the result object), --events (events as JSON lines), --yes (allow destructive
+     * tools): taken by cli_args_parse for the commands that list them in switches */
+    bool json, events, yes;
 };
 
 /* Sets config from REIN_CONFIG; everything else empty. */

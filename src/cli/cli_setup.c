@@ -61,6 +61,20 @@ static bool setup_takes_value(const char *a)
     return listed(names, a);
 }
 
+/* --json, --events and --yes into s; false for any other switch. */
+static bool setup_switch(struct cli_setup *s, const char *a)
+{
+    if (strcmp(a, "--json") == 0)
+        s->json = true;
+    else if (strcmp(a, "--events") == 0)
+        s->events = true;
+    else if (strcmp(a, "--yes") == 0)
+        s->yes = true;
+    else
+        return false;
+    return true;
+}
+
 /* One option with its value (argv[*i + 1]); advances *i past it. */
 static int take_valued(const struct cli_args *ca, int argc, char **argv, int *i, void *opts,
                        struct cli_setup *s)
@@ -89,7 +103,7 @@ int cli_args_parse(const struct cli_args *ca, int argc, char **argv, void *opts,
         if (setup_takes_value(a) || listed(ca->valued, a))
             rc = take_valued(ca, argc, argv, &i, opts, s);
         else if (listed(ca->switches, a))
-            rc = ca->option(opts, a, NULL);
+            rc = setup_switch(s, a) ? CLI_EXIT_OK : ca->option(opts, a, NULL);
         else if (a[0] == '-' && a[1] != '\0')
             return cli_usage_error("%s: unknown option '%s' (see rein %s --help)", ca->name, a,
                                    ca->name);

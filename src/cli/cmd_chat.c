@@ -47,7 +47,6 @@ struct chat_opts {
     struct cli_setup setup;
     const char *conversation;
     const char *store_url;
-    bool json, events, yes;
 };
 
 struct chat {
@@ -105,14 +104,7 @@ static int chat_option(void *opts, const char *flag, const char *v)
     long long n;
 
     if (!v) {
-        if (strcmp(flag, "--json") == 0)
-            o->json = true;
-        else if (strcmp(flag, "--events") == 0)
-            o->events = true;
-        else if (strcmp(flag, "--yes") == 0)
-            o->yes = true;
-        else
-            o->setup.rules_first = true;
+        o->setup.rules_first = true; /* the one switch of its own */
     } else if (strcmp(flag, "--mode") == 0) {
         if (!rein_agent_mode_parse(v, &o->turn.mode))
             return cli_usage_error("--mode takes single, auto or propose, not '%s'", v);
@@ -201,8 +193,8 @@ static void on_event(const struct rein_agent_event *ev, void *ud)
     struct rein_buf b;
 
     rein_buf_init(&b, 0);
-    if ((c->o->events || c->store) && rein_agent_event_write(ev, &b) == REIN_OK) {
-        if (c->o->events) {
+    if ((c->o->setup.events || c->store) && rein_agent_event_write(ev, &b) == REIN_OK) {
+        if (c->o->setup.events) {
             fwrite(b.ptr, 1, b.len, stdout);
             fputc('\n', stdout);
             fflush(stdout);
@@ -432,13 +424,13 @@ static void print_table(const rein_agent_result *r)
 
 static void print_result(const struct chat_opts *o, const rein_agent_result *r, bool tty)
 {
-    if (o->json) {
+    if (o->setup.json) {
         json_t *j = rein_agent_result_json(r);
         cli_print_json(j);
         json_decref(j);
         return;
     }
-    if (o->events)
+    if (o->setup.events)
         return; /* the final event carried the answer */
     puts(rein_agent_result_text(r));
     if (tty)
@@ -458,20 +450,20 @@ static int run_turn(struct chat *c, rein_agent *a, rein_history *h, rein_cancel 
     struct rein_agent_persist persist = {save_message, save_ledger, c};
     struct cli_sigwatch w;
     rein_agent_result *r = NULL;
-    bool tty = isatty(STDOUT_FILENO) && !o->json && !o->events;
+    bool tty = isatty(STDOUT_FILENO) && !o->setup.json && !o->setup.events;
     rein_error err;
     int status = CLI_EXIT_FAIL;
 
     turn.cancel = cancel;
     turn.on_event = on_event;
     turn.event_data = c;
-    turn.approve = o->yes ? cli_approve_yes : approve_on_terminal;
+    turn.approve = o->setup.yes ? cli_approve_yes : approve_on_terminal;
     turn.approval_data = c;
     turn.conversation_id = o->conversation;
     turn.trace_id = c->trace_id;
     if (c->store)
         turn.persist = &persist;
-    c->live = isatty(STDERR_FILENO) && !o->events && !o->json;
+    c->live = isatty(STDERR_FILENO) && !o->setup.events && !o->setup.json;
     c->start_ms = rein_now_ms();
     if (c->live && (c->stop_ticker = rein_cancel_new()) != NULL)
         c->has_ticker = pthread_create(&c->ticker, NULL, tick, c) == 0;

@@ -48,7 +48,7 @@ struct loop_opts {
     enum rein_verify_mode mode;
     int max_iterations;
     struct rein_agent_turn_opts turn;
-    bool judge, json, events, yes, stop_on_blocking;
+    bool judge, stop_on_blocking;
 };
 
 struct out {
@@ -142,12 +142,6 @@ static int switch_flag(struct loop_opts *o, const char *a)
 {
     if (strcmp(a, "--judge") == 0)
         o->judge = true;
-    else if (strcmp(a, "--json") == 0)
-        o->json = true;
-    else if (strcmp(a, "--events") == 0)
-        o->events = true;
-    else if (strcmp(a, "--yes") == 0)
-        o->yes = true;
     else
         o->stop_on_blocking = true;
     return CLI_EXIT_OK;
@@ -297,12 +291,12 @@ static void on_loop_event(const json_t *ev, void *ud)
 {
     struct out *w = ud;
 
-    if (w->o->events) {
+    if (w->o->setup.events) {
         char *text = json_dumps(ev, JSON_COMPACT | JSON_PRESERVE_ORDER);
         if (text)
             print_json_line(w, text, strlen(text));
         free(text);
-    } else if (!w->o->json) {
+    } else if (!w->o->setup.json) {
         print_progress(ev);
     }
 }
@@ -332,13 +326,13 @@ static void print_result(const struct loop_opts *o, const rein_loop_result *r)
     enum rein_verify_stop_reason reason = rein_loop_result_reason(r);
     int n = rein_loop_result_iterations(r);
 
-    if (o->json) {
+    if (o->setup.json) {
         json_t *j = rein_loop_result_json(r);
         cli_print_json(j);
         json_decref(j);
         return;
     }
-    if (o->events)
+    if (o->setup.events)
         return; /* the last event, the decision, carried the outcome */
     if (rein_loop_result_success(r))
         printf("%s after %d iteration%s.\n", rein_verify_verdict_name(rein_loop_result_verdict(r)),
@@ -422,8 +416,8 @@ static int run(struct loop_opts *o, struct parts *p)
     int status;
 
     pthread_mutex_init(&w.mu, NULL);
-    o->turn.approve = o->yes ? NULL : refuse_destructive;
-    if (o->events) {
+    o->turn.approve = o->setup.yes ? NULL : refuse_destructive;
+    if (o->setup.events) {
         o->turn.on_event = on_agent_event;
         o->turn.event_data = &w;
     }

@@ -39,7 +39,7 @@ struct plan_opts {
     const char *save;
     struct rein_plan_opts run;
     struct cli_setup setup;
-    bool json, events, yes, dot;
+    bool dot;
 };
 
 /* The live view: one line per step, redrawn in place on stderr. */
@@ -109,14 +109,7 @@ static int plan_option(void *opts, const char *flag, const char *v)
     struct plan_opts *o = opts;
 
     if (!v) {
-        if (strcmp(flag, "--json") == 0)
-            o->json = true;
-        else if (strcmp(flag, "--events") == 0)
-            o->events = true;
-        else if (strcmp(flag, "--yes") == 0)
-            o->yes = true;
-        else
-            o->dot = true;
+        o->dot = true; /* the one switch of its own */
     } else if (strcmp(flag, "--max-parallel") == 0 || strcmp(flag, "--max-replans") == 0 ||
                strcmp(flag, "--max-tool-calls") == 0 || strcmp(flag, "--timeout") == 0) {
         return plan_number(o, flag, v);
@@ -156,7 +149,7 @@ static int parse_args(int argc, char **argv, struct plan_opts *o)
         return cli_usage_error("plan: the request is empty");
     if (o->dot && !o->show)
         return cli_usage_error("plan: --dot goes with --show");
-    if (o->json && o->events)
+    if (o->setup.json && o->setup.events)
         return cli_usage_error("plan: --json and --events do not go together");
     return CLI_EXIT_OK;
 }
@@ -357,13 +350,13 @@ static void print_table(const rein_plan_result *r)
 
 static void print_result(const struct plan_opts *o, const rein_plan_result *r, bool tty)
 {
-    if (o->json) {
+    if (o->setup.json) {
         json_t *j = rein_plan_result_json(r);
         cli_print_json(j);
         json_decref(j);
         return;
     }
-    if (o->events)
+    if (o->setup.events)
         return; /* the final event carried the answer */
     puts(rein_plan_result_answer(r));
     if (tty)
@@ -401,7 +394,7 @@ static int run(struct plan_opts *o, rein_planner *pl, rein_plan *loaded, struct 
     struct cli_sigwatch w;
     rein_plan_result *r = NULL;
     rein_cancel *cancel = rein_cancel_new();
-    bool tty = isatty(STDOUT_FILENO) && !o->json && !o->events;
+    bool tty = isatty(STDOUT_FILENO) && !o->setup.json && !o->setup.events;
     rein_error err;
     rein_err rc;
     int status = CLI_EXIT_FAIL;
@@ -414,7 +407,7 @@ static int run(struct plan_opts *o, rein_planner *pl, rein_plan *loaded, struct 
     o->run.on_event = v->live || v->events ? on_event : NULL;
     o->run.event_data = v;
     o->run.save_path = o->save ? o->save : o->resume;
-    o->run.step.approve = o->yes ? cli_approve_yes : approve_no;
+    o->run.step.approve = o->setup.yes ? cli_approve_yes : approve_no;
     cli_sigwatch_start(&w, cancel);
     if (v->live) {
         pthread_mutex_lock(&v->mu);
@@ -484,8 +477,8 @@ int cmd_plan(int argc, char **argv)
         goto out;
     }
     pthread_mutex_init(&v.mu, NULL);
-    v.events = o.events;
-    v.live = isatty(STDERR_FILENO) && !o.events && !o.json;
+    v.events = o.setup.events;
+    v.live = isatty(STDERR_FILENO) && !o.setup.events && !o.setup.json;
     status = run(&o, pl, loaded, &v);
     loaded = NULL; /* taken by the run */
     pthread_mutex_destroy(&v.mu);
