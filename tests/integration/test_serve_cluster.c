@@ -459,7 +459,6 @@ static void sigterm_cancels_after_grace(void **state)
     struct th_bg *x;
     json_t *conv, *events;
     const json_t *res;
-    int code = -1;
 
     (void)state;
     setup_cluster(false);
@@ -468,11 +467,7 @@ static void sigterm_cancels_after_grace(void **state)
     x = th_bg_post(at(&C->a, "/agent/chat"),
                    "{\"message\": \"go slow\", \"conversation_id\": \"st\"}", true);
     wait_state(&C->a, "st", "executing");
-    rein_proc_kill(C->a.proc, SIGTERM);
-    assert_rein_ok(rein_proc_wait(C->a.proc, 20000, &code), NULL);
-    assert_int_equal(code, 0);
-    rein_proc_free(C->a.proc);
-    C->a.proc = NULL;
+    inst_stop(&C->a); /* SIGTERM: stops gracefully, exits 0 */
     th_bg_join(x);
     events = th_sse_events(x->r.body, NULL);
     res = json_object_get(json_array_get(events, json_array_size(events) - 1), "data");
@@ -494,7 +489,6 @@ static void sigterm_cancels_after_grace(void **state)
 static void sigterm_lets_a_turn_finish(void **state)
 {
     struct th_bg *x;
-    int code = -1;
 
     (void)state;
     setup_cluster(false);
@@ -503,11 +497,7 @@ static void sigterm_lets_a_turn_finish(void **state)
     x = th_bg_post(at(&C->a, "/agent/chat"),
                    "{\"message\": \"finish\", \"conversation_id\": \"ok\"}", false);
     assert_true(ms_wait(C->ms, 1, 20000));
-    rein_proc_kill(C->a.proc, SIGTERM);
-    assert_rein_ok(rein_proc_wait(C->a.proc, 20000, &code), NULL);
-    assert_int_equal(code, 0);
-    rein_proc_free(C->a.proc);
-    C->a.proc = NULL;
+    inst_stop(&C->a); /* SIGTERM: stops gracefully, exits 0 */
     th_bg_join(x);
     assert_int_equal(x->r.status, 200);
     assert_string_equal(th_jstr(x->r.json, "response"), "made it");
