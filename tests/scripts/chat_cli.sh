@@ -38,6 +38,11 @@ assert "tool_call" in types and "tool_result" in types, types
 assert lines[-1]["text"] == "hi" and lines[-1]["stop_reason"] == "final_answer"
 EOF
 run 2 "$rein" chat
+# --help exits 0 in every command built on the shared argument loop, and the usage is on stdout.
+for cmd in chat loop plan serve; do
+  run 0 "$rein" "$cmd" --help
+  grep -q "^usage: rein $cmd" "$tmp/out" || fail "rein $cmd --help printed no usage"
+done
 run 2 "$rein" chat "x" --mode sometimes
 
 # ---- a model on the scripted model server ----
