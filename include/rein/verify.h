@@ -518,6 +518,8 @@ enum rein_verify_stop_reason {
 };
 /* "success", "same_error", "oscillation", "needs_review", …; "none" for NONE. */
 REIN_EXTERN const char *rein_verify_stop_reason_name(enum rein_verify_stop_reason r);
+/* The same in words for a person ("the same failure kept coming back"). Static. */
+REIN_EXTERN const char *rein_verify_stop_reason_text(enum rein_verify_stop_reason r);
 
 /* The decision after an iteration. Strings are borrowed from the tracker until its next add. */
 struct rein_verify_decision {

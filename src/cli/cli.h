@@ -9,6 +9,8 @@
 #define REIN_CLI_H
 
 #include <rein/rein.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 
 #define CLI_EXIT_OK    0
@@ -37,16 +39,98 @@ int cmd_plan(int argc, char **argv);
 struct cli_mcp *cli_mcp_attach(rein_server *http, rein_registry *reg, rein_error *err);
 void cli_mcp_detach(struct cli_mcp *m);
 
-/* cli_agent.c, shared by chat and serve. The provider from the config file (may be NULL),
- * the environment and flags ({key, value} pairs); the rules provider when none of them names
- * a provider or model. */
-rein_provider *cli_provider_new(const char *config, const char *const (*flags)[2], size_t nflags,
-                                rein_error *err);
+/* ---- cli_setup.c: what the commands that run tools parse alike ---- */
+
+#define CLI_MAX_DIRS  32
+#define CLI_MAX_FLAGS 16
+#define CLI_ARGS_HELP (-1) /* cli_args_parse: --help printed the usage on stdout */
+
+/* The model and the tools, as chat, loop, plan, serve (and skills, mcp: the tools) take them. */
+struct cli_setup {
+    const char *config;                  /* provider settings file (borrowed); REIN_CONFIG */
+    const char *flags[CLI_MAX_FLAGS][2]; /* {key, value}: --provider, --model, --base-url */
+    size_t nflags;
+    const char *skills[CLI_MAX_DIRS]; /* --skills folders */
+    size_t nskills;
+    const char *roots[CLI_MAX_DIRS + 1]; /* --root folders, NULL-terminated */
+    size_t nroots;
+    bool rules_first; /* put the rules provider before the model */
+    /* --json (the result object), --events (events as JSON lines), --yes (allow destructive
+     * tools): taken by cli_args_parse for the commands that list them in switches */
+    bool json, events, yes;
+};
+
+/* Sets config from REIN_CONFIG; everything else empty. */
+void cli_setup_init(struct cli_setup *s);
+/* Takes --provider, --model, --base-url, --skills and --root (value borrowed from argv).
+ * Returns CLI_EXIT_OK when taken, CLI_EXIT_USAGE (message printed) when there are too many,
+ * -1 when flag is none of them. */
+int cli_setup_option(struct cli_setup *s, const char *flag, const char *value);
+
+/* One command's arguments: the options of cli_setup_option, then its own. */
+struct cli_args {
+    const char *name;            /* "chat": messages say "chat: ..." and "see rein chat --help" */
+    void (*usage)(FILE *out);    /* the help text */
+    const char *const *valued;   /* its own options that take a value, NULL-terminated */
+    const char *const *switches; /* its own options without a value, NULL-terminated */
+    /* Takes one of valued (or, with value NULL, of switches); CLI_EXIT_OK or a usage status. */
+    int (*option)(void *opts, const char *flag, const char *value);
+    const char *positional; /* "message": one positional argument; NULL: none */
+    bool required;          /* without it (or empty), the usage goes to stderr: exit 2 */
+};
+/* Starts s (cli_setup_init) and parses argv[1..]; the positional argument (borrowed) goes to
+ * *positional. Returns CLI_EXIT_OK, CLI_ARGS_HELP, or CLI_EXIT_USAGE with the message or the
+ * usage printed. */
+int cli_args_parse(const struct cli_args *a, int argc, char **argv, void *opts, struct cli_setup *s,
+                   const char **positional);
+/* A whole decimal number in [lo, hi] (no sign games, no trailing text). */
+bool cli_parse_number(const char *text, long long lo, long long hi, long long *out);
+
+/* SIGINT and SIGTERM cancel a run while it lasts: a thread takes them with sigwait(), since a
+ * signal handler may not take the cancel handle's lock. start blocks the signals in the
+ * calling thread (threads started after inherit it); stop restores the mask. cancel is
+ * borrowed and must outlive the watch. */
+struct cli_sigwatch {
+    sigset_t set, old;
+    rein_cancel *cancel;
+    pthread_t tid;
+    bool waiting;
+};
+void cli_sigwatch_start(struct cli_sigwatch *w, rein_cancel *cancel);
+void cli_sigwatch_stop(struct cli_sigwatch *w);
+
+/* Approves every destructive call (--yes). */
+rein_err cli_approve_yes(void *ud, const struct rein_agent_approval *req, bool *approved,
+                         rein_error *err);
+/* Prints j (borrowed) indented, with a newline, on stdout; nothing for NULL. */
+void cli_print_json(const json_t *j);
+
+/* ---- cli_agent.c: what they build from it ---- */
+
+/* True when a provider or model is configured anywhere: flags, environment, config file. */
+bool cli_provider_configured(const struct cli_setup *s);
+/* The provider from the config file, the environment and the flags, with model (may be NULL)
+ * over them; the rules provider when none of them names a provider or model. New. */
+rein_provider *cli_provider_new(const struct cli_setup *s, const char *model, rein_error *err);
 rein_provider *cli_rules_new(rein_error *err);
-/* Built-in skills (file_search and log_transform limited to roots: NULL-terminated, may be NULL
- * or empty for the current folder), then REIN_SKILLS_PATH, then the skills folders. */
-rein_registry *cli_registry_new(const char *const *skills, size_t nskills, const char *const *roots,
-                                rein_error *err);
+/* Built-in skills (file_search and log_transform limited to the roots, else the current
+ * folder), then REIN_SKILLS_PATH, then the skills folders. New. */
+rein_registry *cli_registry_new(const struct cli_setup *s, rein_error *err);
+/* Manifests the registry refused, one line each on stderr, so a list is never silently short. */
+void cli_registry_report(const rein_registry *reg);
+
+/* What a command that runs the model builds: the provider, the registry, the agent (when
+ * asked for) with the rules provider in front (rules_first). Release frees what was made;
+ * on a failure the parts made so far stay, so the caller can tell which step failed. */
+struct cli_parts {
+    rein_provider *provider, *rules;
+    rein_registry *reg;
+    rein_agent *agent;
+};
+rein_err cli_parts_new(const struct cli_setup *s, bool agent, struct cli_parts *p, rein_error *err);
+void cli_parts_release(struct cli_parts *p);
+/* Opens url, else REIN_STORE, else REIN_STORE_DEFAULT_URL. */
+rein_err cli_store_open(const char *url, rein_store **out, rein_error *err);
 
 /* Prints "rein: " + message to stderr; returns CLI_EXIT_USAGE. */
 int cli_usage_error(const char *fmt, ...) REIN_PRINTF(1, 2);

@@ -1,26 +1,27 @@
 /*
- * What `rein chat` and `rein serve` share to set up an agent: the model provider from the
- * configuration file, the environment and the flags (the rules provider when no provider or
- * model is configured anywhere), and the tool registry (built-in skills, REIN_SKILLS_PATH,
- * --skills folders). `rein mcp` builds its registry the same way.
+ * What `rein chat`, `rein loop`, `rein plan` and `rein serve` build from their struct
+ * cli_setup: the model provider from the configuration file, the environment and the flags
+ * (the rules provider when no provider or model is configured anywhere), the tool registry
+ * (built-in skills, REIN_SKILLS_PATH, --skills folders), the agent over both, and the store.
+ * `rein skills` and `rein mcp` build their registry the same way.
  */
 #include "cli.h"
 
 #include <stdlib.h>
+#include <string.h>
 
-/* True when a provider or model is configured anywhere: flags, environment, config file. */
-static bool provider_configured(const char *config, size_t nflags)
+bool cli_provider_configured(const struct cli_setup *s)
 {
     static const char *const env[] = {"REIN_PROVIDER", "REIN_MODEL", "REIN_BASE_URL",
                                       "REIN_REPLAY"};
-    bool found = nflags > 0;
+    bool found = s->nflags > 0;
 
     for (size_t i = 0; !found && i < sizeof(env) / sizeof(env[0]); i++) {
         const char *v = getenv(env[i]);
         found = v && v[0];
     }
-    if (!found && config) {
-        json_t *cfg = rein_json_load_file(config, NULL);
+    if (!found && s->config) {
+        json_t *cfg = rein_json_load_file(s->config, NULL);
         json_t *p = json_object_get(cfg, "provider");
         const json_t *obj = json_is_object(p) ? p : cfg;
         found =
@@ -45,48 +46,105 @@ rein_provider *cli_rules_new(rein_error *err)
     return p;
 }
 
-rein_provider *cli_provider_new(const char *config, const char *const (*flags)[2], size_t nflags,
-                                rein_error *err)
+rein_provider *cli_provider_new(const struct cli_setup *s, const char *model, rein_error *err)
 {
     rein_provider_config *cfg;
     rein_provider *p = NULL;
 
-    if (!provider_configured(config, nflags))
+    if (!model && !cli_provider_configured(s))
         return cli_rules_new(err);
     cfg = rein_provider_config_new();
     if (!cfg) {
         rein_error_set(err, REIN_ENOMEM, "out of memory");
         return NULL;
     }
-    if ((config && rein_provider_config_load_file(cfg, config, err) != REIN_OK) ||
+    if ((s->config && rein_provider_config_load_file(cfg, s->config, err) != REIN_OK) ||
         rein_provider_config_from_env(cfg, err) != REIN_OK)
         goto out;
-    for (size_t i = 0; i < nflags; i++) {
-        if (rein_provider_config_set(cfg, flags[i][0], flags[i][1], err) != REIN_OK)
+    for (size_t i = 0; i < s->nflags; i++) {
+        if (rein_provider_config_set(cfg, s->flags[i][0], s->flags[i][1], err) != REIN_OK)
             goto out;
     }
+    if (model && rein_provider_config_set(cfg, "model", model, err) != REIN_OK)
+        goto out;
     p = rein_provider_new(cfg, err);
 out:
     rein_provider_config_free(cfg);
     return p;
 }
 
-rein_registry *cli_registry_new(const char *const *skills, size_t nskills, const char *const *roots,
-                                rein_error *err)
+rein_registry *cli_registry_new(const struct cli_setup *s, rein_error *err)
 {
-    struct rein_skills_config cfg = {.roots = roots && roots[0] ? roots : NULL};
+    struct rein_skills_config cfg = {.roots = s->nroots ? s->roots : NULL};
     const char *env = getenv("REIN_SKILLS_PATH");
     rein_registry *reg = rein_registry_new(err);
 
     if (!reg || rein_skills_register_builtins(reg, &cfg, err) ||
         (env && *env && rein_registry_load_path(reg, env, NULL, err)))
         goto fail;
-    for (size_t i = 0; i < nskills; i++) {
-        if (rein_registry_load_dir(reg, skills[i], NULL, err))
+    for (size_t i = 0; i < s->nskills; i++) {
+        if (rein_registry_load_dir(reg, s->skills[i], NULL, err))
             goto fail;
     }
     return reg;
 fail:
     rein_registry_free(reg);
     return NULL;
+}
+
+void cli_registry_report(const rein_registry *reg)
+{
+    const json_t *p;
+    size_t i;
+
+    json_array_foreach(rein_registry_problems(reg), i, p)
+    {
+        const char *ptr = json_string_value(json_object_get(p, "pointer"));
+        fprintf(stderr, "rein: skipped %s: %s%s%s\n", json_string_value(json_object_get(p, "file")),
+                ptr && ptr[0] ? ptr : "", ptr && ptr[0] ? ": " : "",
+                json_string_value(json_object_get(p, "message")));
+    }
+}
+
+rein_err cli_parts_new(const struct cli_setup *s, bool agent, struct cli_parts *p, rein_error *err)
+{
+    memset(p, 0, sizeof(*p));
+    p->provider = cli_provider_new(s, NULL, err);
+    if (!p->provider)
+        goto fail;
+    p->reg = cli_registry_new(s, err);
+    if (!p->reg)
+        goto fail;
+    if (!agent)
+        return REIN_OK;
+    p->agent = rein_agent_new(p->provider, p->reg, err);
+    if (!p->agent)
+        goto fail;
+    if (s->rules_first && strcmp(rein_provider_name(p->provider), "rules") != 0) {
+        p->rules = cli_rules_new(err);
+        if (!p->rules)
+            goto fail;
+        rein_agent_set_rules(p->agent, p->rules);
+    }
+    return REIN_OK;
+fail:
+    return err && err->code ? err->code : REIN_ENOMEM;
+}
+
+void cli_parts_release(struct cli_parts *p)
+{
+    rein_agent_free(p->agent);
+    rein_registry_free(p->reg);
+    rein_provider_free(p->rules);
+    rein_provider_free(p->provider);
+    memset(p, 0, sizeof(*p));
+}
+
+rein_err cli_store_open(const char *url, rein_store **out, rein_error *err)
+{
+    const char *env = getenv("REIN_STORE");
+
+    if (!url)
+        url = env && *env ? env : REIN_STORE_DEFAULT_URL;
+    return rein_store_open(url, NULL, out, err);
 }

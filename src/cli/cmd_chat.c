@@ -33,13 +33,10 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#define MAX_DIRS    32
-#define MAX_FLAGS   16
 #define LEASE_MS    30000
 #define TICK_MS     100
 #define SHOWN_ERROR 60
@@ -47,16 +44,9 @@
 struct chat_opts {
     const char *message;
     struct rein_agent_turn_opts turn;
-    const char *flags[MAX_FLAGS][2];
-    size_t nflags;
-    const char *config;
+    struct cli_setup setup;
     const char *conversation;
     const char *store_url;
-    const char *skills[MAX_DIRS];
-    size_t nskills;
-    const char *roots[MAX_DIRS + 1];
-    size_t nroots;
-    bool json, events, yes, rules_first;
 };
 
 struct chat {
@@ -108,24 +98,14 @@ static void usage(FILE *out)
 
 /* ---- options ---- */
 
-static bool parse_i64(const char *text, int64_t *out)
+static int chat_option(void *opts, const char *flag, const char *v)
 {
-    char *end = NULL;
-    long long v;
+    struct chat_opts *o = opts;
+    long long n;
 
-    errno = 0;
-    v = strtoll(text, &end, 10);
-    if (!*text || *end || errno || v <= 0)
-        return false;
-    *out = v;
-    return true;
-}
-
-static int parse_value(struct chat_opts *o, const char *flag, const char *v)
-{
-    int64_t n;
-
-    if (strcmp(flag, "--mode") == 0) {
+    if (!v) {
+        o->setup.rules_first = true; /* the one switch of its own */
+    } else if (strcmp(flag, "--mode") == 0) {
         if (!rein_agent_mode_parse(v, &o->turn.mode))
             return cli_usage_error("--mode takes single, auto or propose, not '%s'", v);
     } else if (strcmp(flag, "--verification") == 0) {
@@ -133,7 +113,7 @@ static int parse_value(struct chat_opts *o, const char *flag, const char *v)
             return cli_usage_error("--verification takes auto, force or off, not '%s'", v);
     } else if (strcmp(flag, "--max-tool-calls") == 0 || strcmp(flag, "--max-tokens") == 0 ||
                strcmp(flag, "--timeout") == 0 || strcmp(flag, "--approval-timeout") == 0) {
-        if (!parse_i64(v, &n) || n > INT32_MAX)
+        if (!cli_parse_number(v, 1, INT32_MAX, &n))
             return cli_usage_error("%s needs a positive number, not '%s'", flag, v);
         if (flag[2] == 't')
             o->turn.timeout_ms = n;
@@ -144,98 +124,29 @@ static int parse_value(struct chat_opts *o, const char *flag, const char *v)
         else
             o->turn.max_tool_calls = (int)n;
     } else if (strcmp(flag, "--config") == 0) {
-        o->config = v;
+        o->setup.config = v;
     } else if (strcmp(flag, "--conversation") == 0) {
         if (!rein_store_id_is_valid(v))
             return cli_usage_error("'%s' is not a valid conversation id ([A-Za-z0-9_.-], at "
                                    "most 64 characters)",
                                    v);
         o->conversation = v;
-    } else if (strcmp(flag, "--store") == 0) {
-        o->store_url = v;
-    } else if (strcmp(flag, "--skills") == 0 || strcmp(flag, "--root") == 0) {
-        bool skills = flag[2] == 's';
-        if ((skills ? o->nskills : o->nroots) >= MAX_DIRS)
-            return cli_usage_error("too many %s folders", flag);
-        if (skills)
-            o->skills[o->nskills++] = v;
-        else
-            o->roots[o->nroots++] = v;
     } else {
-        static const char *const keys[][2] = {
-            {"--provider", "provider"}, {"--model", "model"}, {"--base-url", "base_url"}};
-        for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++) {
-            if (strcmp(flag, keys[k][0]) == 0) {
-                if (o->nflags >= MAX_FLAGS)
-                    return cli_usage_error("too many provider settings");
-                o->flags[o->nflags][0] = keys[k][1];
-                o->flags[o->nflags++][1] = v;
-                return CLI_EXIT_OK;
-            }
-        }
-        return -1;
+        o->store_url = v;
     }
     return CLI_EXIT_OK;
 }
 
 static int parse_args(int argc, char **argv, struct chat_opts *o)
 {
-    static const char *const with_value[] = {
-        "--mode",     "--verification", "--max-tool-calls", "--max-tokens",      "--timeout",
-        "--config",   "--conversation", "--store",          "--skills",          "--root",
-        "--provider", "--model",        "--base-url",       "--approval-timeout"};
+    static const char *const valued[] = {
+        "--mode",   "--verification", "--max-tool-calls",   "--max-tokens", "--timeout",
+        "--config", "--conversation", "--approval-timeout", "--store",      NULL};
+    static const char *const switches[] = {"--json", "--events", "--yes", "--rules-first", NULL};
+    static const struct cli_args args = {"chat",      usage,     valued, switches,
+                                         chat_option, "message", true};
 
-    o->config = getenv("REIN_CONFIG");
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        bool valued = false;
-        if (cli_is_flag(a, "-h", "--help")) {
-            usage(stdout);
-            return -2;
-        }
-        for (size_t k = 0; k < sizeof(with_value) / sizeof(with_value[0]); k++)
-            valued = valued || strcmp(a, with_value[k]) == 0;
-        if (valued) {
-            int rc;
-            if (i + 1 >= argc)
-                return cli_usage_error("%s needs a value", a);
-            rc = parse_value(o, a, argv[++i]);
-            if (rc)
-                return rc;
-        } else if (strcmp(a, "--json") == 0) {
-            o->json = true;
-        } else if (strcmp(a, "--events") == 0) {
-            o->events = true;
-        } else if (strcmp(a, "--yes") == 0) {
-            o->yes = true;
-        } else if (strcmp(a, "--rules-first") == 0) {
-            o->rules_first = true;
-        } else if (a[0] == '-' && a[1] != '\0') {
-            return cli_usage_error("chat: unknown option '%s' (see rein chat --help)", a);
-        } else if (!o->message) {
-            o->message = a;
-        } else {
-            return cli_usage_error("chat: one message at a time (quote it)");
-        }
-    }
-    if (!o->message || !o->message[0]) {
-        usage(stderr);
-        return CLI_EXIT_USAGE;
-    }
-    return CLI_EXIT_OK;
-}
-
-/* ---- the provider ---- */
-
-static rein_provider *make_provider(const struct chat_opts *o, rein_error *err)
-{
-    return cli_provider_new(o->config, (const char *const(*)[2])o->flags, o->nflags, err);
-}
-
-/* The registry: built-in skills, then REIN_SKILLS_PATH, then --skills folders. */
-static rein_registry *make_registry(const struct chat_opts *o, rein_error *err)
-{
-    return cli_registry_new(o->skills, o->nskills, o->nroots ? o->roots : NULL, err);
+    return cli_args_parse(&args, argc, argv, o, &o->setup, &o->message);
 }
 
 /* ---- the status line ---- */
@@ -282,8 +193,8 @@ static void on_event(const struct rein_agent_event *ev, void *ud)
     struct rein_buf b;
 
     rein_buf_init(&b, 0);
-    if ((c->o->events || c->store) && rein_agent_event_write(ev, &b) == REIN_OK) {
-        if (c->o->events) {
+    if ((c->o->setup.events || c->store) && rein_agent_event_write(ev, &b) == REIN_OK) {
+        if (c->o->setup.events) {
             fwrite(b.ptr, 1, b.len, stdout);
             fputc('\n', stdout);
             fflush(stdout);
@@ -322,16 +233,6 @@ static void on_event(const struct rein_agent_event *ev, void *ud)
 }
 
 /* ---- approvals on the terminal ---- */
-
-static rein_err approve_yes(void *ud, const struct rein_agent_approval *req, bool *approved,
-                            rein_error *err)
-{
-    (void)ud;
-    (void)req;
-    (void)err;
-    *approved = true;
-    return REIN_OK;
-}
 
 /* Reads y/N from the terminal until the deadline or a cancel. */
 static rein_err ask_terminal(int fd, const struct rein_agent_approval *req, bool *approved)
@@ -465,11 +366,10 @@ static rein_err save_ledger(void *ud, const json_t *entry)
 
 static int open_conversation(struct chat *c, rein_history *h, rein_error *err)
 {
-    const char *url = c->o->store_url ? c->o->store_url : getenv("REIN_STORE");
     struct rein_store_lock_info held;
     rein_err rc;
 
-    rc = rein_store_open(url ? url : REIN_STORE_DEFAULT_URL, NULL, &c->store, err);
+    rc = cli_store_open(c->o->store_url, &c->store, err);
     if (rc)
         return rc;
     rc = rein_store_lease_acquire(c->store, c->o->conversation, LEASE_MS, "thinking", &c->lease,
@@ -524,16 +424,13 @@ static void print_table(const rein_agent_result *r)
 
 static void print_result(const struct chat_opts *o, const rein_agent_result *r, bool tty)
 {
-    if (o->json) {
+    if (o->setup.json) {
         json_t *j = rein_agent_result_json(r);
-        if (j) {
-            json_dumpf(j, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-            fputc('\n', stdout);
-        }
+        cli_print_json(j);
         json_decref(j);
         return;
     }
-    if (o->events)
+    if (o->setup.events)
         return; /* the final event carried the answer */
     puts(rein_agent_result_text(r));
     if (tty)
@@ -544,23 +441,6 @@ static void print_result(const struct chat_opts *o, const rein_agent_result *r, 
                 rein_agent_result_detail(r)[0] ? ": " : "", rein_agent_result_detail(r));
 }
 
-/* ---- signals ---- */
-
-struct sig_waiter {
-    sigset_t set;
-    rein_cancel *cancel;
-};
-
-static void *wait_signals(void *arg)
-{
-    struct sig_waiter *w = arg;
-    int sig = 0;
-
-    if (sigwait(&w->set, &sig) == 0 && sig != SIGUSR1)
-        rein_cancel_trigger(w->cancel, sig == SIGINT ? "interrupted (Ctrl-C)" : "terminated");
-    return NULL;
-}
-
 /* ---- the command ---- */
 
 static int run_turn(struct chat *c, rein_agent *a, rein_history *h, rein_cancel *cancel)
@@ -568,34 +448,26 @@ static int run_turn(struct chat *c, rein_agent *a, rein_history *h, rein_cancel 
     const struct chat_opts *o = c->o;
     struct rein_agent_turn_opts turn = o->turn;
     struct rein_agent_persist persist = {save_message, save_ledger, c};
-    struct sig_waiter w = {.cancel = cancel};
+    struct cli_sigwatch w;
     rein_agent_result *r = NULL;
-    bool tty = isatty(STDOUT_FILENO) && !o->json && !o->events;
-    pthread_t sig_tid;
-    bool waiting;
-    sigset_t old;
+    bool tty = isatty(STDOUT_FILENO) && !o->setup.json && !o->setup.events;
     rein_error err;
     int status = CLI_EXIT_FAIL;
 
     turn.cancel = cancel;
     turn.on_event = on_event;
     turn.event_data = c;
-    turn.approve = o->yes ? approve_yes : approve_on_terminal;
+    turn.approve = o->setup.yes ? cli_approve_yes : approve_on_terminal;
     turn.approval_data = c;
     turn.conversation_id = o->conversation;
     turn.trace_id = c->trace_id;
     if (c->store)
         turn.persist = &persist;
-    c->live = isatty(STDERR_FILENO) && !o->events && !o->json;
+    c->live = isatty(STDERR_FILENO) && !o->setup.events && !o->setup.json;
     c->start_ms = rein_now_ms();
     if (c->live && (c->stop_ticker = rein_cancel_new()) != NULL)
         c->has_ticker = pthread_create(&c->ticker, NULL, tick, c) == 0;
-    sigemptyset(&w.set);
-    sigaddset(&w.set, SIGINT);
-    sigaddset(&w.set, SIGTERM);
-    sigaddset(&w.set, SIGUSR1); /* wakes the waiter when the turn is over */
-    pthread_sigmask(SIG_BLOCK, &w.set, &old);
-    waiting = pthread_create(&sig_tid, NULL, wait_signals, &w) == 0;
+    cli_sigwatch_start(&w, cancel);
 
     rein_error_clear(&err);
     if (rein_agent_run(a, h, o->message, &turn, &r, &err) != REIN_OK) {
@@ -604,11 +476,7 @@ static int run_turn(struct chat *c, rein_agent *a, rein_history *h, rein_cancel 
         status = rein_agent_result_success(r) ? CLI_EXIT_OK : CLI_EXIT_FAIL;
     }
 
-    if (waiting) {
-        pthread_kill(sig_tid, SIGUSR1);
-        pthread_join(sig_tid, NULL);
-    }
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    cli_sigwatch_stop(&w);
     if (c->has_ticker) {
         rein_cancel_trigger(c->stop_ticker, "done");
         pthread_join(c->ticker, NULL);
@@ -626,9 +494,7 @@ int cmd_chat_agent(int argc, char **argv)
 {
     struct chat_opts o;
     struct chat c;
-    rein_provider *provider = NULL, *rules = NULL;
-    rein_registry *reg = NULL;
-    rein_agent *a = NULL;
+    struct cli_parts p = {0};
     rein_history *h = NULL;
     rein_cancel *cancel = NULL;
     rein_error err;
@@ -638,34 +504,24 @@ int cmd_chat_agent(int argc, char **argv)
     memset(&c, 0, sizeof(c));
     status = parse_args(argc, argv, &o);
     if (status)
-        return status == -2 ? CLI_EXIT_OK : status;
+        return status == CLI_ARGS_HELP ? CLI_EXIT_OK : status;
     c.o = &o;
     pthread_mutex_init(&c.mu, NULL);
     pthread_mutex_init(&c.ask_mu, NULL);
     rein_trace_id_new(c.trace_id);
     rein_error_clear(&err);
     status = CLI_EXIT_FAIL;
-    provider = make_provider(&o, &err);
-    if (!provider) {
+    if (cli_parts_new(&o.setup, true, &p, &err) != REIN_OK) {
         cli_print_error(&err);
-        status = err.code == REIN_EINVAL ? CLI_EXIT_USAGE : CLI_EXIT_FAIL;
+        if (!p.provider && err.code == REIN_EINVAL)
+            status = CLI_EXIT_USAGE;
         goto out;
     }
-    reg = make_registry(&o, &err);
-    a = reg ? rein_agent_new(provider, reg, &err) : NULL;
     h = rein_history_new();
-    cancel = c.lease ? NULL : rein_cancel_new();
-    if (!a || !h || !cancel) {
+    cancel = rein_cancel_new();
+    if (!h || !cancel) {
         cli_print_error(&err);
         goto out;
-    }
-    if (o.rules_first && strcmp(rein_provider_name(provider), "rules") != 0) {
-        rules = cli_rules_new(&err);
-        if (!rules) {
-            cli_print_error(&err);
-            goto out;
-        }
-        rein_agent_set_rules(a, rules);
     }
     if (o.conversation) {
         if (open_conversation(&c, h, &err) != REIN_OK) {
@@ -678,17 +534,14 @@ int cmd_chat_agent(int argc, char **argv)
         if (!cancel)
             goto out;
     }
-    status = run_turn(&c, a, h, cancel);
+    status = run_turn(&c, p.agent, h, cancel);
 out:
     rein_cancel_unref(c.stop_ticker);
     rein_store_lease_release(c.lease);
     rein_store_free(c.store);
     rein_cancel_unref(cancel);
     rein_history_free(h);
-    rein_agent_free(a);
-    rein_registry_free(reg);
-    rein_provider_free(rules);
-    rein_provider_free(provider);
+    cli_parts_release(&p);
     pthread_mutex_destroy(&c.mu);
     pthread_mutex_destroy(&c.ask_mu);
     return status;

@@ -29,28 +29,18 @@
  */
 #include "cli.h"
 
-#include <errno.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define CLI_EXIT_REVIEW 3
-#define MAX_DIRS        32
-#define MAX_FLAGS       16
 #define MAX_UNTIL       32
 
 struct loop_opts {
     const char *goal;
-    const char *config;          /* protocol file */
-    const char *provider_config; /* provider settings file */
-    const char *flags[MAX_FLAGS][2];
-    size_t nflags;
+    const char *config;     /* protocol file */
+    struct cli_setup setup; /* its config: --provider-config */
     const char *judge_model;
-    const char *skills[MAX_DIRS];
-    size_t nskills;
-    const char *roots[MAX_DIRS + 1];
-    size_t nroots;
     char *until_text;
     const char *until[MAX_UNTIL + 1];
     bool has_until;
@@ -58,7 +48,7 @@ struct loop_opts {
     enum rein_verify_mode mode;
     int max_iterations;
     struct rein_agent_turn_opts turn;
-    bool judge, json, events, yes, stop_on_blocking;
+    bool judge, stop_on_blocking;
 };
 
 struct out {
@@ -103,19 +93,6 @@ static void usage(FILE *out)
 
 /* ---- options ---- */
 
-static bool parse_count(const char *text, int64_t *out)
-{
-    char *end = NULL;
-    long long v;
-
-    errno = 0;
-    v = strtoll(text, &end, 10);
-    if (!*text || *end || errno || v <= 0 || v > INT32_MAX)
-        return false;
-    *out = v;
-    return true;
-}
-
 static int split_until(struct loop_opts *o, const char *text)
 {
     size_t n = 0;
@@ -146,9 +123,9 @@ static int split_until(struct loop_opts *o, const char *text)
 
 static int parse_number(struct loop_opts *o, const char *flag, const char *v)
 {
-    int64_t n;
+    long long n;
 
-    if (!parse_count(v, &n))
+    if (!cli_parse_number(v, 1, INT32_MAX, &n))
         return cli_usage_error("%s needs a positive number, not '%s'", flag, v);
     if (strcmp(flag, "--max-iterations") == 0)
         o->max_iterations = (int)n;
@@ -161,11 +138,21 @@ static int parse_number(struct loop_opts *o, const char *flag, const char *v)
     return CLI_EXIT_OK;
 }
 
-static int parse_value(struct loop_opts *o, const char *flag, const char *v)
+static int switch_flag(struct loop_opts *o, const char *a)
 {
-    static const char *const keys[][2] = {
-        {"--provider", "provider"}, {"--model", "model"}, {"--base-url", "base_url"}};
+    if (strcmp(a, "--judge") == 0)
+        o->judge = true;
+    else
+        o->stop_on_blocking = true;
+    return CLI_EXIT_OK;
+}
 
+static int loop_option(void *opts, const char *flag, const char *v)
+{
+    struct loop_opts *o = opts;
+
+    if (!v)
+        return switch_flag(o, flag);
     if (strcmp(flag, "--until") == 0)
         return split_until(o, v);
     if (strcmp(flag, "--max-iterations") == 0 || strcmp(flag, "--timeout") == 0 ||
@@ -177,171 +164,31 @@ static int parse_value(struct loop_opts *o, const char *flag, const char *v)
     } else if (strcmp(flag, "--config") == 0) {
         o->config = v;
     } else if (strcmp(flag, "--provider-config") == 0) {
-        o->provider_config = v;
+        o->setup.config = v;
     } else if (strcmp(flag, "--judge-model") == 0) {
         o->judge_model = v;
         o->judge = true;
-    } else if (strcmp(flag, "--base") == 0) {
-        o->base = v;
-    } else if (strcmp(flag, "--skills") == 0 || strcmp(flag, "--root") == 0) {
-        bool skills = flag[2] == 's';
-        if ((skills ? o->nskills : o->nroots) >= MAX_DIRS)
-            return cli_usage_error("too many %s folders", flag);
-        if (skills)
-            o->skills[o->nskills++] = v;
-        else
-            o->roots[o->nroots++] = v;
     } else {
-        for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++) {
-            if (strcmp(flag, keys[k][0]) == 0) {
-                if (o->nflags >= MAX_FLAGS)
-                    return cli_usage_error("too many provider settings");
-                o->flags[o->nflags][0] = keys[k][1];
-                o->flags[o->nflags++][1] = v;
-                return CLI_EXIT_OK;
-            }
-        }
-        return cli_usage_error("loop: unknown option '%s'", flag);
+        o->base = v;
     }
     return CLI_EXIT_OK;
-}
-
-static bool switch_flag(struct loop_opts *o, const char *a)
-{
-    if (strcmp(a, "--judge") == 0)
-        o->judge = true;
-    else if (strcmp(a, "--json") == 0)
-        o->json = true;
-    else if (strcmp(a, "--events") == 0)
-        o->events = true;
-    else if (strcmp(a, "--yes") == 0)
-        o->yes = true;
-    else if (strcmp(a, "--stop-on-blocking") == 0)
-        o->stop_on_blocking = true;
-    else
-        return false;
-    return true;
 }
 
 static int parse_args(int argc, char **argv, struct loop_opts *o)
 {
-    static const char *const with_value[] = {
-        "--until",       "--max-iterations", "--config",  "--mode",       "--provider-config",
-        "--judge-model", "--base",           "--skills",  "--root",       "--provider",
-        "--model",       "--base-url",       "--timeout", "--max-tokens", "--max-tool-calls"};
+    static const char *const valued[] = {
+        "--until", "--max-iterations", "--config",  "--mode",       "--provider-config",
+        "--base",  "--judge-model",    "--timeout", "--max-tokens", "--max-tool-calls",
+        NULL};
+    static const char *const switches[] = {
+        "--judge", "--json", "--events", "--yes", "--stop-on-blocking", NULL};
+    static const struct cli_args args = {"loop",      usage,  valued, switches,
+                                         loop_option, "goal", true};
 
-    o->provider_config = getenv("REIN_CONFIG");
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        bool valued = false;
-        if (cli_is_flag(a, "-h", "--help")) {
-            usage(stdout);
-            return -1;
-        }
-        for (size_t k = 0; k < sizeof(with_value) / sizeof(with_value[0]); k++)
-            valued = valued || strcmp(a, with_value[k]) == 0;
-        if (valued) {
-            int rc;
-            if (i + 1 >= argc)
-                return cli_usage_error("loop: %s needs a value", a);
-            rc = parse_value(o, a, argv[++i]);
-            if (rc)
-                return rc;
-        } else if (switch_flag(o, a)) {
-            continue;
-        } else if (a[0] == '-' && a[1] != '\0') {
-            return cli_usage_error("loop: unknown option '%s' (see rein loop --help)", a);
-        } else if (!o->goal) {
-            o->goal = a;
-        } else {
-            return cli_usage_error("loop: one goal at a time (quote it)");
-        }
-    }
-    if (!o->goal || !o->goal[0]) {
-        usage(stderr);
-        return CLI_EXIT_USAGE;
-    }
-    return CLI_EXIT_OK;
+    return cli_args_parse(&args, argc, argv, o, &o->setup, &o->goal);
 }
 
 /* ---- what the loop needs ---- */
-
-/* True when a provider or model is configured: flags, environment or the settings file. */
-static bool provider_configured(const struct loop_opts *o)
-{
-    static const char *const env[] = {"REIN_PROVIDER", "REIN_MODEL", "REIN_BASE_URL",
-                                      "REIN_REPLAY"};
-    bool found = o->nflags > 0;
-
-    for (size_t i = 0; !found && i < sizeof(env) / sizeof(env[0]); i++) {
-        const char *v = getenv(env[i]);
-        found = v && v[0];
-    }
-    if (!found && o->provider_config) {
-        json_t *cfg = rein_json_load_file(o->provider_config, NULL);
-        json_t *p = json_object_get(cfg, "provider");
-        const json_t *obj = json_is_object(p) ? p : cfg;
-        found =
-            json_object_get(obj, "provider") || json_object_get(obj, "model") || json_is_string(p);
-        json_decref(cfg);
-    }
-    return found;
-}
-
-/* The agent's provider, or the judge's when model is given. NULL with err set. */
-static rein_provider *make_provider(const struct loop_opts *o, const char *model, rein_error *err)
-{
-    rein_provider_config *cfg = rein_provider_config_new();
-    rein_provider *p = NULL;
-
-    if (!cfg) {
-        rein_error_set(err, REIN_ENOMEM, "out of memory");
-        return NULL;
-    }
-    if ((o->provider_config && rein_provider_config_load_file(cfg, o->provider_config, err)) ||
-        rein_provider_config_from_env(cfg, err))
-        goto out;
-    for (size_t i = 0; i < o->nflags; i++) {
-        if (rein_provider_config_set(cfg, o->flags[i][0], o->flags[i][1], err))
-            goto out;
-    }
-    if (model && rein_provider_config_set(cfg, "model", model, err))
-        goto out;
-    p = rein_provider_new(cfg, err);
-out:
-    rein_provider_config_free(cfg);
-    return p;
-}
-
-/* The registry: built-in skills, then REIN_SKILLS_PATH, then --skills folders. */
-static rein_registry *make_registry(const struct loop_opts *o, rein_error *err)
-{
-    struct rein_skills_config cfg = {.roots = o->nroots ? o->roots : NULL};
-    const char *env = getenv("REIN_SKILLS_PATH");
-    rein_registry *reg = rein_registry_new(err);
-    const json_t *problem;
-    size_t i;
-
-    if (!reg || rein_skills_register_builtins(reg, &cfg, err) ||
-        (env && rein_registry_load_path(reg, env, NULL, err)))
-        goto fail;
-    for (i = 0; i < o->nskills; i++) {
-        if (rein_registry_load_dir(reg, o->skills[i], NULL, err))
-            goto fail;
-    }
-    json_array_foreach(rein_registry_problems(reg), i, problem)
-    {
-        fprintf(stderr, "rein: skill not loaded: %s: %s%s%s\n",
-                json_string_value(json_object_get(problem, "file")),
-                json_string_value(json_object_get(problem, "pointer")),
-                json_string_length(json_object_get(problem, "pointer")) ? ": " : "",
-                json_string_value(json_object_get(problem, "message")));
-    }
-    return reg;
-fail:
-    rein_registry_free(reg);
-    return NULL;
-}
 
 static rein_verify_config *load_protocols(const struct loop_opts *o, rein_error *err)
 {
@@ -389,6 +236,17 @@ static void on_agent_event(const struct rein_agent_event *ev, void *ud)
     rein_buf_release(&b);
 }
 
+/* The words for a stop reason's name in an event. */
+static const char *reason_text(const char *name)
+{
+    for (int r = REIN_VERIFY_STOP_NONE; r <= (int)REIN_VERIFY_STOP_ERROR; r++) {
+        if (name &&
+            strcmp(name, rein_verify_stop_reason_name((enum rein_verify_stop_reason)r)) == 0)
+            return rein_verify_stop_reason_text((enum rein_verify_stop_reason)r);
+    }
+    return name ? name : "the loop stopped";
+}
+
 /* One line on stderr per step of the loop, for a person watching. */
 static void print_progress(const json_t *ev)
 {
@@ -419,12 +277,13 @@ static void print_progress(const json_t *ev)
         fprintf(stderr, "rein: iteration %d: the judge says %s\n", n,
                 json_string_value(json_object_get(j, "verdict")));
     } else if (strcmp(type, "decision") == 0) {
-        fprintf(stderr, "rein: iteration %d: %s%s%s\n", n,
-                json_string_value(json_object_get(ev, "action")),
-                strcmp(json_string_value(json_object_get(ev, "action")), "stop") == 0 ? ": " : "",
-                strcmp(json_string_value(json_object_get(ev, "action")), "stop") == 0
-                    ? json_string_value(json_object_get(ev, "reason"))
-                    : "");
+        bool stop = strcmp(json_string_value(json_object_get(ev, "action")), "stop") == 0;
+        if (stop)
+            fprintf(stderr, "rein: iteration %d: stopping: %s\n", n,
+                    reason_text(json_string_value(json_object_get(ev, "reason"))));
+        else
+            fprintf(stderr,
+                    "rein: iteration %d: the criteria do not hold yet; the agent tries again\n", n);
     }
 }
 
@@ -432,12 +291,12 @@ static void on_loop_event(const json_t *ev, void *ud)
 {
     struct out *w = ud;
 
-    if (w->o->events) {
+    if (w->o->setup.events) {
         char *text = json_dumps(ev, JSON_COMPACT | JSON_PRESERVE_ORDER);
         if (text)
             print_json_line(w, text, strlen(text));
         free(text);
-    } else if (!w->o->json) {
+    } else if (!w->o->setup.json) {
         print_progress(ev);
     }
 }
@@ -467,16 +326,13 @@ static void print_result(const struct loop_opts *o, const rein_loop_result *r)
     enum rein_verify_stop_reason reason = rein_loop_result_reason(r);
     int n = rein_loop_result_iterations(r);
 
-    if (o->json) {
+    if (o->setup.json) {
         json_t *j = rein_loop_result_json(r);
-        if (j) {
-            json_dumpf(j, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-            fputc('\n', stdout);
-        }
+        cli_print_json(j);
         json_decref(j);
         return;
     }
-    if (o->events)
+    if (o->setup.events)
         return; /* the last event, the decision, carried the outcome */
     if (rein_loop_result_success(r))
         printf("%s after %d iteration%s.\n", rein_verify_verdict_name(rein_loop_result_verdict(r)),
@@ -485,8 +341,8 @@ static void print_result(const struct loop_opts *o, const rein_loop_result *r)
         printf("NEEDS REVIEW after %d iteration%s: a person must look before this counts.\n", n,
                n == 1 ? "" : "s");
     else
-        printf("Stopped (%s) after %d iteration%s, verdict %s.\n",
-               rein_verify_stop_reason_name(reason), n, n == 1 ? "" : "s",
+        printf("Stopped after %d iteration%s: %s (verdict %s).\n", n, n == 1 ? "" : "s",
+               rein_verify_stop_reason_text(reason),
                rein_verify_verdict_name(rein_loop_result_verdict(r)));
     printf("%s\n", rein_loop_result_message(r));
     if (rein_loop_result_judge(r))
@@ -495,30 +351,12 @@ static void print_result(const struct loop_opts *o, const rein_loop_result *r)
         printf("What to do: %s\n", rein_loop_result_suggestion(r));
 }
 
-/* ---- signals ---- */
-
-struct sig_waiter {
-    sigset_t set;
-    rein_cancel *cancel;
-};
-
-static void *wait_signals(void *arg)
-{
-    struct sig_waiter *w = arg;
-    int sig = 0;
-
-    if (sigwait(&w->set, &sig) == 0 && sig != SIGUSR1)
-        rein_cancel_trigger(w->cancel, sig == SIGINT ? "interrupted (Ctrl-C)" : "terminated");
-    return NULL;
-}
-
 /* ---- the command ---- */
 
 struct parts {
     rein_verify_config *protocols;
-    rein_provider *provider, *judge;
-    rein_registry *reg;
-    rein_agent *agent;
+    struct cli_parts c; /* the provider, the registry, the agent */
+    rein_provider *judge;
     rein_cancel *cancel;
 };
 
@@ -527,33 +365,26 @@ static int setup(const struct loop_opts *o, struct parts *p, rein_error *err)
     p->protocols = load_protocols(o, err);
     if (!p->protocols)
         return CLI_EXIT_USAGE;
-    if (!provider_configured(o)) {
+    if (!cli_provider_configured(&o->setup)) {
         rein_error_set(err, REIN_EINVAL,
                        "rein loop needs a model: --provider and --model (or REIN_PROVIDER and "
                        "REIN_MODEL, or a provider file in --provider-config / REIN_CONFIG)");
         return CLI_EXIT_USAGE;
     }
-    p->provider = make_provider(o, NULL, err);
-    if (!p->provider)
+    if (cli_parts_new(&o->setup, true, &p->c, err) != REIN_OK)
+        return p->c.reg && err->code == REIN_ENOMEM ? CLI_EXIT_FAIL : CLI_EXIT_USAGE;
+    cli_registry_report(p->c.reg);
+    if (o->judge && o->judge_model &&
+        !(p->judge = cli_provider_new(&o->setup, o->judge_model, err)))
         return CLI_EXIT_USAGE;
-    if (o->judge && o->judge_model && !(p->judge = make_provider(o, o->judge_model, err)))
-        return CLI_EXIT_USAGE;
-    p->reg = make_registry(o, err);
-    if (!p->reg)
-        return CLI_EXIT_USAGE;
-    p->agent = rein_agent_new(p->provider, p->reg, err);
     p->cancel = rein_cancel_new();
-    if (!p->agent || !p->cancel)
-        return err->code == REIN_ENOMEM || !p->cancel ? CLI_EXIT_FAIL : CLI_EXIT_USAGE;
-    return CLI_EXIT_OK;
+    return p->cancel ? CLI_EXIT_OK : CLI_EXIT_FAIL;
 }
 
 static void teardown(struct parts *p)
 {
-    rein_agent_free(p->agent);
-    rein_registry_free(p->reg);
+    cli_parts_release(&p->c);
     rein_provider_free(p->judge);
-    rein_provider_free(p->provider);
     rein_verify_config_free(p->protocols);
     rein_cancel_unref(p->cancel);
 }
@@ -575,33 +406,25 @@ static int run(struct loop_opts *o, struct parts *p)
                                 .term = {.max_iterations = o->max_iterations},
                                 .stop_on_blocking = o->stop_on_blocking,
                                 .turn = &o->turn,
-                                .judge = o->judge ? (p->judge ? p->judge : p->provider) : NULL,
+                                .judge = o->judge ? (p->judge ? p->judge : p->c.provider) : NULL,
                                 .cancel = p->cancel,
                                 .on_event = on_loop_event,
                                 .event_data = &w};
-    struct sig_waiter sw = {.cancel = p->cancel};
+    struct cli_sigwatch sw;
     rein_loop_result *r = NULL;
-    pthread_t sig_tid;
-    bool waiting;
-    sigset_t old;
     rein_error err;
     int status;
 
     pthread_mutex_init(&w.mu, NULL);
-    o->turn.approve = o->yes ? NULL : refuse_destructive;
-    if (o->events) {
+    o->turn.approve = o->setup.yes ? NULL : refuse_destructive;
+    if (o->setup.events) {
         o->turn.on_event = on_agent_event;
         o->turn.event_data = &w;
     }
-    sigemptyset(&sw.set);
-    sigaddset(&sw.set, SIGINT);
-    sigaddset(&sw.set, SIGTERM);
-    sigaddset(&sw.set, SIGUSR1); /* wakes the waiter when the loop is over */
-    pthread_sigmask(SIG_BLOCK, &sw.set, &old);
-    waiting = pthread_create(&sig_tid, NULL, wait_signals, &sw) == 0;
+    cli_sigwatch_start(&sw, p->cancel);
 
     rein_error_clear(&err);
-    if (rein_loop_run(p->agent, o->goal, &lo, &r, &err) != REIN_OK) {
+    if (rein_loop_run(p->c.agent, o->goal, &lo, &r, &err) != REIN_OK) {
         cli_print_error(&err);
         status = err.code == REIN_EINVAL ? CLI_EXIT_USAGE : CLI_EXIT_FAIL;
     } else {
@@ -609,11 +432,7 @@ static int run(struct loop_opts *o, struct parts *p)
         status = exit_status(r);
     }
 
-    if (waiting) {
-        pthread_kill(sig_tid, SIGUSR1);
-        pthread_join(sig_tid, NULL);
-    }
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    cli_sigwatch_stop(&sw);
     pthread_mutex_destroy(&w.mu);
     rein_loop_result_free(r);
     return status;
@@ -630,7 +449,7 @@ int cmd_loop(int argc, char **argv)
     status = parse_args(argc, argv, &o);
     if (status) {
         rein_free(o.until_text);
-        return status < 0 ? CLI_EXIT_OK : status;
+        return status == CLI_ARGS_HELP ? CLI_EXIT_OK : status;
     }
     rein_error_clear(&err);
     status = setup(&o, &p, &err);

@@ -22,13 +22,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#define MAX_DIRS 32
-
 struct mcp_opts {
-    const char *skills[MAX_DIRS];
-    size_t nskills;
-    const char *roots[MAX_DIRS + 1];
-    size_t nroots;
+    struct cli_setup setup; /* the tool folders */
     const char *config;
     const char *url;
     const char *name;
@@ -72,15 +67,10 @@ static int parse_opts(int argc, char **argv, struct mcp_opts *o)
             mcp_usage(stdout);
             return -1;
         } else if (cli_is_flag(a, NULL, "--skills") || cli_is_flag(a, NULL, "--root")) {
-            bool skills = a[2] == 's';
             if (i + 1 >= argc)
                 return cli_usage_error("%s needs a folder", a);
-            if ((skills ? o->nskills : o->nroots) >= MAX_DIRS)
-                return cli_usage_error("too many %s folders", a);
-            if (skills)
-                o->skills[o->nskills++] = argv[++i];
-            else
-                o->roots[o->nroots++] = argv[++i];
+            if (cli_setup_option(&o->setup, a, argv[++i]))
+                return CLI_EXIT_USAGE;
         } else if (cli_is_flag(a, NULL, "--config") || cli_is_flag(a, NULL, "--url") ||
                    cli_is_flag(a, NULL, "--name")) {
             if (i + 1 >= argc)
@@ -114,7 +104,7 @@ static int parse_opts(int argc, char **argv, struct mcp_opts *o)
 /* The registry: built-in skills, then REIN_SKILLS_PATH, then the --skills folders. */
 static rein_registry *load_registry(const struct mcp_opts *o, rein_error *err)
 {
-    return cli_registry_new(o->skills, o->nskills, o->nroots ? o->roots : NULL, err);
+    return cli_registry_new(&o->setup, err);
 }
 
 /* The MCP servers of the configuration (and --url); NULL with err set on a bad config. */

@@ -25,15 +25,11 @@
  */
 #include "cli.h"
 
-#include <errno.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#define MAX_DIRS  32
-#define MAX_FLAGS 16
 #define DESC_COLS 56
 
 struct plan_opts {
@@ -41,15 +37,9 @@ struct plan_opts {
     const char *resume;
     const char *show;
     const char *save;
-    const char *config;
     struct rein_plan_opts run;
-    const char *flags[MAX_FLAGS][2];
-    size_t nflags;
-    const char *skills[MAX_DIRS];
-    size_t nskills;
-    const char *roots[MAX_DIRS + 1];
-    size_t nroots;
-    bool json, events, yes, dot;
+    struct cli_setup setup;
+    bool dot;
 };
 
 /* The live view: one line per step, redrawn in place on stderr. */
@@ -95,42 +85,35 @@ static void usage(FILE *out)
 
 /* ---- options ---- */
 
-static bool parse_num(const char *text, long long min, long long max, long long *out)
+static int plan_number(struct plan_opts *o, const char *flag, const char *v)
 {
-    char *end = NULL;
-    long long v;
-
-    errno = 0;
-    v = strtoll(text, &end, 10);
-    if (!*text || *end || errno || v < min || v > max)
-        return false;
-    *out = v;
-    return true;
-}
-
-static int parse_value(struct plan_opts *o, const char *flag, const char *v)
-{
-    static const char *const keys[][2] = {
-        {"--provider", "provider"}, {"--model", "model"}, {"--base-url", "base_url"}};
+    bool replans = strcmp(flag, "--max-replans") == 0;
     long long n;
 
-    if (strcmp(flag, "--max-parallel") == 0 || strcmp(flag, "--max-replans") == 0 ||
-        strcmp(flag, "--max-tool-calls") == 0 || strcmp(flag, "--timeout") == 0) {
-        bool replans = strcmp(flag, "--max-replans") == 0;
-        if (!parse_num(v, replans ? 0 : 1, replans ? 100 : INT32_MAX, &n))
-            return cli_usage_error("%s needs a %s number, not '%s'", flag,
-                                   replans ? "non-negative" : "positive", v);
-        if (strcmp(flag, "--max-parallel") == 0)
-            o->run.max_parallel = (unsigned)(n > 64 ? 64 : n);
-        else if (replans)
-            o->run.max_replans = n == 0 ? -1 : (int)n;
-        else if (strcmp(flag, "--timeout") == 0)
-            o->run.step.timeout_ms = n;
-        else
-            o->run.step.max_tool_calls = (int)n;
-        return CLI_EXIT_OK;
-    }
-    if (strcmp(flag, "--verification") == 0) {
+    if (!cli_parse_number(v, replans ? 0 : 1, replans ? 100 : INT32_MAX, &n))
+        return cli_usage_error("%s needs a %s number, not '%s'", flag,
+                               replans ? "non-negative" : "positive", v);
+    if (strcmp(flag, "--max-parallel") == 0)
+        o->run.max_parallel = (unsigned)(n > 64 ? 64 : n);
+    else if (replans)
+        o->run.max_replans = n == 0 ? -1 : (int)n;
+    else if (strcmp(flag, "--timeout") == 0)
+        o->run.step.timeout_ms = n;
+    else
+        o->run.step.max_tool_calls = (int)n;
+    return CLI_EXIT_OK;
+}
+
+static int plan_option(void *opts, const char *flag, const char *v)
+{
+    struct plan_opts *o = opts;
+
+    if (!v) {
+        o->dot = true; /* the one switch of its own */
+    } else if (strcmp(flag, "--max-parallel") == 0 || strcmp(flag, "--max-replans") == 0 ||
+               strcmp(flag, "--max-tool-calls") == 0 || strcmp(flag, "--timeout") == 0) {
+        return plan_number(o, flag, v);
+    } else if (strcmp(flag, "--verification") == 0) {
         if (!rein_agent_verification_parse(v, &o->run.step.verification))
             return cli_usage_error("--verification takes auto, force or off, not '%s'", v);
     } else if (strcmp(flag, "--save") == 0) {
@@ -139,71 +122,25 @@ static int parse_value(struct plan_opts *o, const char *flag, const char *v)
         o->resume = v;
     } else if (strcmp(flag, "--show") == 0) {
         o->show = v;
-    } else if (strcmp(flag, "--config") == 0) {
-        o->config = v;
-    } else if (strcmp(flag, "--skills") == 0 || strcmp(flag, "--root") == 0) {
-        bool skills = flag[2] == 's';
-        if ((skills ? o->nskills : o->nroots) >= MAX_DIRS)
-            return cli_usage_error("too many %s folders", flag);
-        if (skills)
-            o->skills[o->nskills++] = v;
-        else
-            o->roots[o->nroots++] = v;
     } else {
-        for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++) {
-            if (strcmp(flag, keys[k][0]) == 0) {
-                if (o->nflags >= MAX_FLAGS)
-                    return cli_usage_error("too many provider settings");
-                o->flags[o->nflags][0] = keys[k][1];
-                o->flags[o->nflags++][1] = v;
-                return CLI_EXIT_OK;
-            }
-        }
-        return cli_usage_error("plan: unknown option '%s'", flag);
+        o->setup.config = v;
     }
     return CLI_EXIT_OK;
 }
 
 static int parse_args(int argc, char **argv, struct plan_opts *o)
 {
-    static const char *const with_value[] = {
-        "--max-parallel", "--save",     "--resume",       "--show",           "--config",
-        "--skills",       "--root",     "--verification", "--max-tool-calls", "--timeout",
-        "--max-replans",  "--provider", "--model",        "--base-url"};
+    static const char *const valued[] = {
+        "--max-parallel", "--save",           "--resume",  "--show",        "--config",
+        "--verification", "--max-tool-calls", "--timeout", "--max-replans", NULL};
+    static const char *const switches[] = {"--json", "--events", "--yes", "--dot", NULL};
+    static const struct cli_args args = {"plan",      usage,     valued, switches,
+                                         plan_option, "request", false};
+    int rc;
 
-    o->config = getenv("REIN_CONFIG");
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        bool valued = false;
-        if (cli_is_flag(a, "-h", "--help")) {
-            usage(stdout);
-            return -2;
-        }
-        for (size_t k = 0; k < sizeof(with_value) / sizeof(with_value[0]); k++)
-            valued = valued || strcmp(a, with_value[k]) == 0;
-        if (valued) {
-            int rc;
-            if (i + 1 >= argc)
-                return cli_usage_error("%s needs a value", a);
-            rc = parse_value(o, a, argv[++i]);
-            if (rc)
-                return rc;
-        } else if (strcmp(a, "--json") == 0) {
-            o->json = true;
-        } else if (strcmp(a, "--events") == 0) {
-            o->events = true;
-        } else if (strcmp(a, "--yes") == 0) {
-            o->yes = true;
-        } else if (strcmp(a, "--dot") == 0) {
-            o->dot = true;
-        } else if (a[0] == '-' && a[1] != '\0') {
-            return cli_usage_error("plan: unknown option '%s' (see rein plan --help)", a);
-        } else if (!o->query) {
-            o->query = a;
-        } else {
-            return cli_usage_error("plan: one request at a time (quote it)");
-        }
-    }
+    rc = cli_args_parse(&args, argc, argv, o, &o->setup, &o->query);
+    if (rc)
+        return rc;
     if ((o->show ? 1 : 0) + (o->resume ? 1 : 0) + (o->query ? 1 : 0) != 1) {
         usage(stderr);
         return cli_usage_error("plan: give a request, --resume FILE or --show FILE (one of them)");
@@ -212,73 +149,9 @@ static int parse_args(int argc, char **argv, struct plan_opts *o)
         return cli_usage_error("plan: the request is empty");
     if (o->dot && !o->show)
         return cli_usage_error("plan: --dot goes with --show");
-    if (o->json && o->events)
+    if (o->setup.json && o->setup.events)
         return cli_usage_error("plan: --json and --events do not go together");
     return CLI_EXIT_OK;
-}
-
-/* ---- the provider and the tools (as `rein chat` makes them) ---- */
-
-static bool provider_configured(const struct plan_opts *o)
-{
-    static const char *const env[] = {"REIN_PROVIDER", "REIN_MODEL", "REIN_BASE_URL",
-                                      "REIN_REPLAY"};
-    bool found = o->nflags > 0;
-
-    for (size_t i = 0; !found && i < sizeof(env) / sizeof(env[0]); i++) {
-        const char *v = getenv(env[i]);
-        found = v && v[0];
-    }
-    if (!found && o->config) {
-        json_t *cfg = rein_json_load_file(o->config, NULL);
-        json_t *p = json_object_get(cfg, "provider");
-        const json_t *obj = json_is_object(p) ? p : cfg;
-        found =
-            json_object_get(obj, "provider") || json_object_get(obj, "model") || json_is_string(p);
-        json_decref(cfg);
-    }
-    return found;
-}
-
-static rein_provider *make_provider(const struct plan_opts *o, rein_error *err)
-{
-    rein_provider_config *cfg = rein_provider_config_new();
-    rein_provider *p = NULL;
-
-    if (!cfg) {
-        rein_error_set(err, REIN_ENOMEM, "out of memory");
-        return NULL;
-    }
-    if ((o->config && rein_provider_config_load_file(cfg, o->config, err) != REIN_OK) ||
-        rein_provider_config_from_env(cfg, err) != REIN_OK)
-        goto out;
-    for (size_t i = 0; i < o->nflags; i++) {
-        if (rein_provider_config_set(cfg, o->flags[i][0], o->flags[i][1], err) != REIN_OK)
-            goto out;
-    }
-    p = rein_provider_new(cfg, err);
-out:
-    rein_provider_config_free(cfg);
-    return p;
-}
-
-static rein_registry *make_registry(const struct plan_opts *o, rein_error *err)
-{
-    struct rein_skills_config cfg = {.roots = o->nroots ? o->roots : NULL};
-    const char *env = getenv("REIN_SKILLS_PATH");
-    rein_registry *reg = rein_registry_new(err);
-
-    if (!reg || rein_skills_register_builtins(reg, &cfg, err) ||
-        (env && rein_registry_load_path(reg, env, NULL, err)))
-        goto fail;
-    for (size_t i = 0; i < o->nskills; i++) {
-        if (rein_registry_load_dir(reg, o->skills[i], NULL, err))
-            goto fail;
-    }
-    return reg;
-fail:
-    rein_registry_free(reg);
-    return NULL;
 }
 
 /* ---- the live view ---- */
@@ -435,16 +308,6 @@ static void on_event(const struct rein_plan_event *ev, void *ud)
 
 /* ---- approvals ---- */
 
-static rein_err approve_yes(void *ud, const struct rein_agent_approval *req, bool *approved,
-                            rein_error *err)
-{
-    (void)ud;
-    (void)req;
-    (void)err;
-    *approved = true;
-    return REIN_OK;
-}
-
 static rein_err approve_no(void *ud, const struct rein_agent_approval *req, bool *approved,
                            rein_error *err)
 {
@@ -454,23 +317,6 @@ static rein_err approve_no(void *ud, const struct rein_agent_approval *req, bool
                           "%s is destructive and rein plan runs unattended: pass --yes to allow "
                           "destructive tools",
                           req->tool);
-}
-
-/* ---- signals ---- */
-
-struct sig_waiter {
-    sigset_t set;
-    rein_cancel *cancel;
-};
-
-static void *wait_signals(void *arg)
-{
-    struct sig_waiter *w = arg;
-    int sig = 0;
-
-    if (sigwait(&w->set, &sig) == 0 && sig != SIGUSR1)
-        rein_cancel_trigger(w->cancel, sig == SIGINT ? "interrupted (Ctrl-C)" : "terminated");
-    return NULL;
 }
 
 /* ---- output ---- */
@@ -504,16 +350,13 @@ static void print_table(const rein_plan_result *r)
 
 static void print_result(const struct plan_opts *o, const rein_plan_result *r, bool tty)
 {
-    if (o->json) {
+    if (o->setup.json) {
         json_t *j = rein_plan_result_json(r);
-        if (j) {
-            json_dumpf(j, stdout, JSON_INDENT(2));
-            fputc('\n', stdout);
-        }
+        cli_print_json(j);
         json_decref(j);
         return;
     }
-    if (o->events)
+    if (o->setup.events)
         return; /* the final event carried the answer */
     puts(rein_plan_result_answer(r));
     if (tty)
@@ -548,13 +391,10 @@ static int show(const struct plan_opts *o)
 
 static int run(struct plan_opts *o, rein_planner *pl, rein_plan *loaded, struct view *v)
 {
-    struct sig_waiter w;
+    struct cli_sigwatch w;
     rein_plan_result *r = NULL;
     rein_cancel *cancel = rein_cancel_new();
-    bool tty = isatty(STDOUT_FILENO) && !o->json && !o->events;
-    pthread_t sig_tid;
-    bool waiting;
-    sigset_t old;
+    bool tty = isatty(STDOUT_FILENO) && !o->setup.json && !o->setup.events;
     rein_error err;
     rein_err rc;
     int status = CLI_EXIT_FAIL;
@@ -567,14 +407,8 @@ static int run(struct plan_opts *o, rein_planner *pl, rein_plan *loaded, struct 
     o->run.on_event = v->live || v->events ? on_event : NULL;
     o->run.event_data = v;
     o->run.save_path = o->save ? o->save : o->resume;
-    o->run.step.approve = o->yes ? approve_yes : approve_no;
-    w.cancel = cancel;
-    sigemptyset(&w.set);
-    sigaddset(&w.set, SIGINT);
-    sigaddset(&w.set, SIGTERM);
-    sigaddset(&w.set, SIGUSR1); /* wakes the waiter when the run is over */
-    pthread_sigmask(SIG_BLOCK, &w.set, &old);
-    waiting = pthread_create(&sig_tid, NULL, wait_signals, &w) == 0;
+    o->run.step.approve = o->setup.yes ? cli_approve_yes : approve_no;
+    cli_sigwatch_start(&w, cancel);
     if (v->live) {
         pthread_mutex_lock(&v->mu);
         snprintf(v->phase, sizeof(v->phase), "%s", loaded ? "Resuming the plan" : "Planning…");
@@ -590,11 +424,7 @@ static int run(struct plan_opts *o, rein_planner *pl, rein_plan *loaded, struct 
     else
         status = rein_plan_result_success(r) ? CLI_EXIT_OK : CLI_EXIT_FAIL;
 
-    if (waiting) {
-        pthread_kill(sig_tid, SIGUSR1);
-        pthread_join(sig_tid, NULL);
-    }
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    cli_sigwatch_stop(&w);
     if (r)
         print_result(o, r, tty);
     if (r && o->run.save_path && tty)
@@ -608,8 +438,7 @@ int cmd_plan(int argc, char **argv)
 {
     struct plan_opts o;
     struct view v;
-    rein_provider *provider = NULL;
-    rein_registry *reg = NULL;
+    struct cli_parts parts = {0};
     rein_planner *pl = NULL;
     rein_plan *loaded = NULL;
     rein_error err;
@@ -619,7 +448,7 @@ int cmd_plan(int argc, char **argv)
     memset(&v, 0, sizeof(v));
     status = parse_args(argc, argv, &o);
     if (status)
-        return status == -2 ? CLI_EXIT_OK : status;
+        return status == CLI_ARGS_HELP ? CLI_EXIT_OK : status;
     if (o.show)
         return show(&o);
     rein_error_clear(&err);
@@ -630,27 +459,26 @@ int cmd_plan(int argc, char **argv)
             return CLI_EXIT_USAGE;
         }
     }
-    if (!provider_configured(&o)) {
+    if (!cli_provider_configured(&o.setup)) {
         rein_plan_free(loaded);
         return cli_usage_error("plan: a plan needs a model: set --provider and --model (or "
                                "REIN_PROVIDER and REIN_MODEL, or a --config file)");
     }
     status = CLI_EXIT_FAIL;
-    provider = make_provider(&o, &err);
-    if (!provider) {
+    if (cli_parts_new(&o.setup, false, &parts, &err) != REIN_OK) {
         cli_print_error(&err);
-        status = err.code == REIN_EINVAL ? CLI_EXIT_USAGE : CLI_EXIT_FAIL;
+        if (!parts.provider && err.code == REIN_EINVAL)
+            status = CLI_EXIT_USAGE;
         goto out;
     }
-    reg = make_registry(&o, &err);
-    pl = reg ? rein_planner_new(provider, reg, &err) : NULL;
+    pl = rein_planner_new(parts.provider, parts.reg, &err);
     if (!pl) {
         cli_print_error(&err);
         goto out;
     }
     pthread_mutex_init(&v.mu, NULL);
-    v.events = o.events;
-    v.live = isatty(STDERR_FILENO) && !o.events && !o.json;
+    v.events = o.setup.events;
+    v.live = isatty(STDERR_FILENO) && !o.setup.events && !o.setup.json;
     status = run(&o, pl, loaded, &v);
     loaded = NULL; /* taken by the run */
     pthread_mutex_destroy(&v.mu);
@@ -658,7 +486,6 @@ int cmd_plan(int argc, char **argv)
 out:
     rein_plan_free(loaded);
     rein_planner_free(pl);
-    rein_registry_free(reg);
-    rein_provider_free(provider);
+    cli_parts_release(&parts);
     return status;
 }

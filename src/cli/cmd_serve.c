@@ -16,9 +16,6 @@
 #include <string.h>
 #include <sys/resource.h>
 
-#define MAX_DIRS  32
-#define MAX_FLAGS 16
-
 static void serve_usage(FILE *out)
 {
     fprintf(out,
@@ -48,20 +45,6 @@ static void serve_usage(FILE *out)
             "Authorization: Bearer <key>. SIGINT/SIGTERM stop it gracefully.\n");
 }
 
-static bool parse_long(const char *text, long lo, long hi, long *out)
-{
-    char *end = NULL;
-    long v;
-
-    if (!text || !*text)
-        return false;
-    v = strtol(text, &end, 10);
-    if (*end || v < lo || v > hi)
-        return false;
-    *out = v;
-    return true;
-}
-
 struct serve_opts {
     const char *host;
     long port;
@@ -73,116 +56,73 @@ struct serve_opts {
     long lease_ms;
     long approval_ms;
     long heartbeat_ms;
-    const char *config;
-    bool rules_first;
-    const char *skills[MAX_DIRS];
-    size_t nskills;
-    const char *roots[MAX_DIRS + 1];
-    size_t nroots;
-    const char *flags[MAX_FLAGS][2];
-    size_t nflags;
+    struct cli_setup setup;
 };
 
 /* The flags that take a number: name, range, where it goes. */
-static int number_flag(struct serve_opts *o, const char *a, const char *v, bool *known)
-{
-    static const struct {
-        const char *name;
-        long lo, hi;
-        size_t off;
-        const char *range;
-    } nums[] = {
-        {"--port", 0, 65535, offsetof(struct serve_opts, port), "0-65535"},
-        {"--threads", 1, 1024, offsetof(struct serve_opts, threads), "1-1024"},
-        {"--io-threads", 1, 64, offsetof(struct serve_opts, io_threads), "1-64"},
-        {"--body-limit", 1024, 1L << 30, offsetof(struct serve_opts, body_limit),
-         "1024 bytes to 1 GiB"},
-        {"--grace-ms", 0, 3600000, offsetof(struct serve_opts, grace_ms), "0-3600000"},
-        {"--lease-ms", 100, 3600000, offsetof(struct serve_opts, lease_ms), "100-3600000"},
-        {"--approval-timeout-ms", 1, 86400000, offsetof(struct serve_opts, approval_ms),
-         "1-86400000"},
-        {"--heartbeat-ms", 10, 3600000, offsetof(struct serve_opts, heartbeat_ms), "10-3600000"},
-    };
+static const struct {
+    const char *name;
+    long lo, hi;
+    size_t off;
+    const char *range;
+} nums[] = {
+    {"--port", 0, 65535, offsetof(struct serve_opts, port), "0-65535"},
+    {"--threads", 1, 1024, offsetof(struct serve_opts, threads), "1-1024"},
+    {"--io-threads", 1, 64, offsetof(struct serve_opts, io_threads), "1-64"},
+    {"--body-limit", 1024, 1L << 30, offsetof(struct serve_opts, body_limit),
+     "1024 bytes to 1 GiB"},
+    {"--grace-ms", 0, 3600000, offsetof(struct serve_opts, grace_ms), "0-3600000"},
+    {"--lease-ms", 100, 3600000, offsetof(struct serve_opts, lease_ms), "100-3600000"},
+    {"--approval-timeout-ms", 1, 86400000, offsetof(struct serve_opts, approval_ms), "1-86400000"},
+    {"--heartbeat-ms", 10, 3600000, offsetof(struct serve_opts, heartbeat_ms), "10-3600000"},
+};
 
+static int serve_option(void *opts, const char *a, const char *v)
+{
+    struct serve_opts *o = opts;
+    long long n;
+
+    if (!v) {
+        o->setup.rules_first = true;
+        return CLI_EXIT_OK;
+    }
     for (size_t k = 0; k < sizeof(nums) / sizeof(nums[0]); k++) {
         if (strcmp(a, nums[k].name) != 0)
             continue;
-        *known = true;
-        if (!parse_long(v, nums[k].lo, nums[k].hi, (long *)((char *)o + nums[k].off)))
+        if (!cli_parse_number(v, nums[k].lo, nums[k].hi, &n))
             return cli_usage_error("%s must be %s", a, nums[k].range);
+        *(long *)((char *)o + nums[k].off) = (long)n;
         return CLI_EXIT_OK;
     }
-    *known = false;
-    return CLI_EXIT_OK;
-}
-
-static int value_flag(struct serve_opts *o, const char *a, const char *v)
-{
-    static const char *const provider_keys[][2] = {
-        {"--provider", "provider"}, {"--model", "model"}, {"--base-url", "base_url"}};
-    bool known = false;
-    int rc = number_flag(o, a, v, &known);
-
-    if (known || rc)
-        return rc;
-    if (strcmp(a, "--host") == 0) {
+    if (strcmp(a, "--host") == 0)
         o->host = v;
-    } else if (strcmp(a, "--store") == 0) {
+    else if (strcmp(a, "--store") == 0)
         o->store_url = v;
-    } else if (strcmp(a, "--config") == 0) {
-        o->config = v;
-    } else if (strcmp(a, "--skills") == 0 || strcmp(a, "--root") == 0) {
-        bool skills = a[2] == 's';
-        if ((skills ? o->nskills : o->nroots) >= MAX_DIRS)
-            return cli_usage_error("too many %s folders", a);
-        if (skills)
-            o->skills[o->nskills++] = v;
-        else
-            o->roots[o->nroots++] = v;
-    } else {
-        for (size_t k = 0; k < sizeof(provider_keys) / sizeof(provider_keys[0]); k++) {
-            if (strcmp(a, provider_keys[k][0]) == 0) {
-                if (o->nflags >= MAX_FLAGS)
-                    return cli_usage_error("too many provider settings");
-                o->flags[o->nflags][0] = provider_keys[k][1];
-                o->flags[o->nflags++][1] = v;
-                return CLI_EXIT_OK;
-            }
-        }
-        return cli_usage_error("unknown option %s (see rein serve --help)", a);
-    }
+    else
+        o->setup.config = v;
     return CLI_EXIT_OK;
 }
 
 static int parse_args(int argc, char **argv, struct serve_opts *o)
 {
-    o->config = getenv("REIN_CONFIG");
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        int rc;
-        if (cli_is_flag(a, "-h", "--help")) {
-            serve_usage(stdout);
-            return -1;
-        }
-        if (strcmp(a, "--rules-first") == 0) {
-            o->rules_first = true;
-            continue;
-        }
-        if (i + 1 >= argc)
-            return cli_usage_error("%s needs a value (see rein serve --help)", a);
-        rc = value_flag(o, a, argv[++i]);
-        if (rc)
-            return rc;
-    }
-    return 0;
+    static const char *const valued[] = {"--host",         "--store",
+                                         "--config",       "--port",
+                                         "--threads",      "--io-threads",
+                                         "--body-limit",   "--grace-ms",
+                                         "--lease-ms",     "--approval-timeout-ms",
+                                         "--heartbeat-ms", NULL};
+    static const char *const switches[] = {"--rules-first", NULL};
+    static const struct cli_args args = {"serve",      serve_usage, valued, switches,
+                                         serve_option, NULL,        false};
+    const char *none = NULL;
+
+    return cli_args_parse(&args, argc, argv, o, &o->setup, &none);
 }
 
 /* Everything `rein serve` builds, freed in reverse order. */
 struct serve {
     rein_store *store;
-    rein_registry *reg;
-    rein_provider *provider, *rules;
-    rein_agent *agent;
+    struct cli_parts p; /* the provider, the registry, the agent */
     rein_agent_api *api;
     rein_server *srv;
     struct cli_mcp *mcp;
@@ -193,30 +133,8 @@ static void serve_free(struct serve *s)
     rein_server_free(s->srv);
     rein_agent_api_free(s->api);
     cli_mcp_detach(s->mcp);
-    rein_agent_free(s->agent);
-    rein_provider_free(s->rules);
-    rein_provider_free(s->provider);
-    rein_registry_free(s->reg);
+    cli_parts_release(&s->p);
     rein_store_free(s->store);
-}
-
-/* The agent over the registry and the configured provider. */
-static rein_err make_agent(struct serve *s, const struct serve_opts *o, rein_error *err)
-{
-    s->provider = cli_provider_new(o->config, (const char *const(*)[2])o->flags, o->nflags, err);
-    if (!s->provider)
-        return err->code ? err->code : REIN_ENOMEM;
-    s->agent = rein_agent_new(s->provider, s->reg, err);
-    if (!s->agent)
-        return err->code ? err->code : REIN_ENOMEM;
-    rein_agent_set_metrics(s->agent, rein_metrics_global());
-    if (o->rules_first && strcmp(rein_provider_name(s->provider), "rules") != 0) {
-        s->rules = cli_rules_new(err);
-        if (!s->rules)
-            return err->code ? err->code : REIN_ENOMEM;
-        rein_agent_set_rules(s->agent, s->rules);
-    }
-    return REIN_OK;
 }
 
 static rein_err make_server(struct serve *s, const struct serve_opts *o, rein_error *err)
@@ -224,7 +142,7 @@ static rein_err make_server(struct serve *s, const struct serve_opts *o, rein_er
     struct rein_agent_api_opts ao = {
         .lease_ms = o->lease_ms,
         .approval_timeout_ms = o->approval_ms,
-        .provider_name = rein_provider_name(s->provider),
+        .provider_name = rein_provider_name(s->p.provider),
     };
 
     s->srv = rein_server_new(err);
@@ -239,9 +157,9 @@ static rein_err make_server(struct serve *s, const struct serve_opts *o, rein_er
     rein_server_set_heartbeat_ms(s->srv, o->heartbeat_ms);
     if (rein_server_set_api_keys(s->srv, getenv("REIN_API_KEYS")) != REIN_OK)
         return rein_error_set(err, REIN_ENOMEM, "out of memory");
-    s->api = rein_agent_api_new(s->agent, s->reg, s->store, &ao, err);
+    s->api = rein_agent_api_new(s->p.agent, s->p.reg, s->store, &ao, err);
     if (!s->api || rein_server_add_store_routes(s->srv, s->store, err) != REIN_OK ||
-        rein_server_add_skill_routes(s->srv, s->reg, NULL, err) != REIN_OK ||
+        rein_server_add_skill_routes(s->srv, s->p.reg, NULL, err) != REIN_OK ||
         rein_server_add_agent_routes(s->srv, s->api, err) != REIN_OK ||
         rein_server_add_web_routes(s->srv, err) != REIN_OK)
         return err->code ? err->code : REIN_ENOMEM;
@@ -276,9 +194,7 @@ int cmd_serve(int argc, char **argv)
     int sig = 0, rc = parse_args(argc, argv, &o);
 
     if (rc != 0)
-        return rc < 0 ? CLI_EXIT_OK : rc;
-    if (!o.store_url)
-        o.store_url = getenv("REIN_STORE") ? getenv("REIN_STORE") : REIN_STORE_DEFAULT_URL;
+        return rc == CLI_ARGS_HELP ? CLI_EXIT_OK : rc;
     /* Block the stop signals before any thread starts, so only sigwait() below sees them. */
     sigemptyset(&sigs);
     sigaddset(&sigs, SIGINT);
@@ -288,21 +204,23 @@ int cmd_serve(int argc, char **argv)
     memset(&s, 0, sizeof(s));
     rein_error_clear(&err);
 
-    if (rein_store_open(o.store_url, NULL, &s.store, &err) != REIN_OK) {
+    if (cli_store_open(o.store_url, &s.store, &err) != REIN_OK) {
         cli_print_error(&err);
         return CLI_EXIT_USAGE;
     }
-    s.reg = cli_registry_new(o.skills, o.nskills, o.nroots ? o.roots : NULL, &err);
-    if (!s.reg || make_agent(&s, &o, &err) != REIN_OK || make_server(&s, &o, &err) != REIN_OK)
+    if (cli_parts_new(&o.setup, true, &s.p, &err) != REIN_OK)
+        goto fail;
+    rein_agent_set_metrics(s.p.agent, rein_metrics_global());
+    if (make_server(&s, &o, &err) != REIN_OK)
         goto fail;
     /* The MCP servers' tools join the one registry before anything serves it. */
-    s.mcp = cli_mcp_attach(s.srv, s.reg, &err);
+    s.mcp = cli_mcp_attach(s.srv, s.p.reg, &err);
     if (!s.mcp || rein_server_start(s.srv, &err) != REIN_OK)
         goto fail;
     printf("rein %s listening on http://%s%s%s:%d (store %s, provider %s, %zu tools)\n",
            rein_version(), strchr(o.host, ':') ? "[" : "", o.host, strchr(o.host, ':') ? "]" : "",
-           rein_server_port(s.srv), rein_store_url(s.store), rein_provider_name(s.provider),
-           rein_registry_count(s.reg));
+           rein_server_port(s.srv), rein_store_url(s.store), rein_provider_name(s.p.provider),
+           rein_registry_count(s.p.reg));
     fflush(stdout);
 
     sigwait(&sigs, &sig);

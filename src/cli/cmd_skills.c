@@ -14,18 +14,11 @@
  */
 #include "cli.h"
 
-#include <pthread.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_DIRS 32
-
 struct skills_opts {
-    const char *skills[MAX_DIRS];
-    size_t nskills;
-    const char *roots[MAX_DIRS + 1];
-    size_t nroots;
+    struct cli_setup setup; /* the tool folders */
     bool json;
     int64_t timeout_ms;
     const char *args[2]; /* positional arguments after the action */
@@ -57,15 +50,10 @@ static int parse_opts(int argc, char **argv, struct skills_opts *o)
         if (cli_is_flag(a, NULL, "--json")) {
             o->json = true;
         } else if (cli_is_flag(a, NULL, "--skills") || cli_is_flag(a, NULL, "--root")) {
-            bool skills = a[2] == 's';
             if (i + 1 >= argc)
                 return cli_usage_error("%s needs a folder", a);
-            if ((skills ? o->nskills : o->nroots) >= MAX_DIRS)
-                return cli_usage_error("too many %s folders", a);
-            if (skills)
-                o->skills[o->nskills++] = argv[++i];
-            else
-                o->roots[o->nroots++] = argv[++i];
+            if (cli_setup_option(&o->setup, a, argv[++i]))
+                return CLI_EXIT_USAGE;
         } else if (cli_is_flag(a, NULL, "--timeout")) {
             char *end = NULL;
             if (i + 1 >= argc)
@@ -87,48 +75,14 @@ static int parse_opts(int argc, char **argv, struct skills_opts *o)
 /* The registry: built-in skills, then REIN_SKILLS_PATH, then --skills folders. */
 static rein_registry *load_registry(const struct skills_opts *o)
 {
-    struct rein_skills_config cfg = {.roots = o->nroots ? o->roots : NULL};
-    const char *env = getenv("REIN_SKILLS_PATH");
     rein_error err;
     rein_registry *reg;
 
     rein_error_clear(&err);
-    reg = rein_registry_new(&err);
-    if (!reg || rein_skills_register_builtins(reg, &cfg, &err) ||
-        (env && rein_registry_load_path(reg, env, NULL, &err))) {
+    reg = cli_registry_new(&o->setup, &err);
+    if (!reg)
         cli_print_error(&err);
-        rein_registry_free(reg);
-        return NULL;
-    }
-    for (size_t i = 0; i < o->nskills; i++) {
-        if (rein_registry_load_dir(reg, o->skills[i], NULL, &err)) {
-            cli_print_error(&err);
-            rein_registry_free(reg);
-            return NULL;
-        }
-    }
     return reg;
-}
-
-static void print_json(const json_t *v)
-{
-    json_dumpf(v, stdout, JSON_INDENT(2));
-    fputc('\n', stdout);
-}
-
-/* Refused manifests go to stderr, one line each, so a list is never silently short. */
-static void print_problems(const rein_registry *reg)
-{
-    const json_t *problems = rein_registry_problems(reg), *p;
-    size_t i;
-
-    json_array_foreach(problems, i, p)
-    {
-        const char *ptr = json_string_value(json_object_get(p, "pointer"));
-        fprintf(stderr, "rein: skipped %s: %s%s%s\n", json_string_value(json_object_get(p, "file")),
-                ptr && ptr[0] ? ptr : "", ptr && ptr[0] ? ": " : "",
-                json_string_value(json_object_get(p, "message")));
-    }
 }
 
 static int do_list(const rein_registry *reg, const struct skills_opts *o)
@@ -138,7 +92,7 @@ static int do_list(const rein_registry *reg, const struct skills_opts *o)
                                 "problems", rein_registry_problems(reg));
         if (!out)
             return CLI_EXIT_FAIL;
-        print_json(out);
+        cli_print_json(out);
         json_decref(out);
         return CLI_EXIT_OK;
     }
@@ -168,68 +122,40 @@ static int do_show(const rein_registry *reg, const char *id)
     }
     if (how != REIN_REPAIR_EXACT)
         fprintf(stderr, "rein: showing %s (for \"%s\")\n", rein_tool_id(t), id);
-    print_json(rein_tool_manifest(t));
+    cli_print_json(rein_tool_manifest(t));
     return CLI_EXIT_OK;
-}
-
-/* Ctrl-C and SIGTERM cancel the call: a thread waits for them, since a signal handler may not
- * take the cancel handle's lock. */
-struct sig_waiter {
-    sigset_t set;
-    rein_cancel *cancel;
-};
-
-static void *wait_signals(void *arg)
-{
-    struct sig_waiter *w = arg;
-    int sig = 0;
-
-    if (sigwait(&w->set, &sig) == 0 && sig != SIGUSR1)
-        rein_cancel_trigger(w->cancel, sig == SIGINT ? "interrupted (Ctrl-C)" : "terminated");
-    return NULL;
 }
 
 static int do_invoke(const rein_registry *reg, const struct skills_opts *o)
 {
-    struct sig_waiter w = {.cancel = rein_cancel_new()};
+    rein_cancel *cancel = rein_cancel_new();
+    struct cli_sigwatch w;
     struct rein_call_input in = {
         .name = o->args[0],
         .args_text = o->nargs > 1 ? o->args[1] : "",
         .args_len = o->nargs > 1 ? strlen(o->args[1]) : 0,
     };
-    struct rein_call_opts opts = {.cancel = w.cancel, .timeout_ms = o->timeout_ms};
+    struct rein_call_opts opts = {.cancel = cancel, .timeout_ms = o->timeout_ms};
     rein_call_result *res = NULL;
-    sigset_t old;
-    pthread_t tid;
-    bool waiting;
     rein_error err;
     int status;
 
-    if (!w.cancel)
+    if (!cancel)
         return CLI_EXIT_FAIL;
-    sigemptyset(&w.set);
-    sigaddset(&w.set, SIGINT);
-    sigaddset(&w.set, SIGTERM);
-    sigaddset(&w.set, SIGUSR1); /* wakes the waiter when the call is over */
-    pthread_sigmask(SIG_BLOCK, &w.set, &old);
-    waiting = pthread_create(&tid, NULL, wait_signals, &w) == 0;
+    cli_sigwatch_start(&w, cancel); /* Ctrl-C and SIGTERM cancel the call */
     rein_error_clear(&err);
     if (rein_call_run(reg, &in, &opts, &res, &err)) {
         cli_print_error(&err);
         status = CLI_EXIT_FAIL;
     } else {
-        print_json(rein_call_result_model_json(res));
+        cli_print_json(rein_call_result_model_json(res));
         if (rein_call_result_log(res) && rein_log_enabled(REIN_LOG_INFO))
             fprintf(stderr, "%s", rein_call_result_log(res));
         status = rein_call_result_ok(res) ? CLI_EXIT_OK : CLI_EXIT_FAIL;
     }
-    if (waiting) {
-        pthread_kill(tid, SIGUSR1);
-        pthread_join(tid, NULL);
-    }
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    cli_sigwatch_stop(&w);
     rein_call_result_free(res);
-    rein_cancel_unref(w.cancel);
+    rein_cancel_unref(cancel);
     return status;
 }
 
@@ -260,7 +186,7 @@ int cmd_skills(int argc, char **argv)
     if (!reg)
         return CLI_EXIT_USAGE;
     if (!o.json)
-        print_problems(reg); /* stderr: stdout stays the listing or one JSON document */
+        cli_registry_report(reg); /* stderr: stdout stays the listing or one JSON document */
     if (argv[1][0] == 'l')
         status = do_list(reg, &o);
     else if (argv[1][0] == 's')

@@ -10,6 +10,9 @@
 #include <stdio.h>
 #include <string.h>
 
+/* The longest JSON pointer to a dependency list kept in a problem ("/dependencies/<key>"). */
+#define POINTER_MAX 300
+
 rein_err rein__plan_problem(json_t *details, rein_error *err, const char *path, const char *fmt,
                             ...)
 {
@@ -24,6 +27,30 @@ rein_err rein__plan_problem(json_t *details, rein_error *err, const char *path, 
     if (err && err->code == REIN_OK)
         rein_error_set(err, REIN_EINVALID, "%s%s%s", path, path[0] ? ": " : "", msg);
     return REIN_EINVALID;
+}
+
+rein_err rein__plan_args_members(const json_t *args, const char *const *names, const char *takes,
+                                 json_t *details, rein_error *err)
+{
+    rein_err rc = REIN_OK;
+    const char *key;
+    json_t *v;
+
+    if (!json_is_object(args))
+        return rein__plan_problem(details, err, "", "the arguments must be an object, not %s",
+                                  rein_json_type_name(args));
+    json_object_foreach((json_t *)args, key, v)
+    {
+        bool known = false;
+        for (size_t k = 0; names[k] && !known; k++)
+            known = strcmp(key, names[k]) == 0;
+        if (!known) {
+            char path[80];
+            snprintf(path, sizeof(path), "/%.60s", key);
+            rc = rein__plan_problem(details, err, path, "unknown member: %s", takes);
+        }
+    }
+    return rc;
 }
 
 bool rein__plan_index_parse(const char *text, size_t limit, size_t *out)
@@ -74,7 +101,7 @@ static rein_err read_list(const json_t *list, size_t k, size_t n, const char *pa
     rein_err rc = REIN_OK;
     size_t j, m = 0;
     json_t *v;
-    char at[300];
+    char at[POINTER_MAX + 24]; /* path, '/', an index */
 
     if (!json_is_array(list))
         return rein__plan_problem(details, err, path, "must be an array of step indices, not %s",
@@ -127,7 +154,7 @@ rein_err rein__plan_deps_read(const json_t *obj, size_t n, const char *prefix, i
                                   rein_json_type_name(obj));
     json_object_foreach((json_t *)obj, key, list)
     {
-        char token[200], path[300];
+        char token[200], path[POINTER_MAX];
         size_t k;
         pointer_token(key, token, sizeof(token));
         snprintf(path, sizeof(path), "%s/%s", prefix, token);

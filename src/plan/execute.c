@@ -27,6 +27,8 @@
 #define DEFAULT_MAX_PARALLEL 4
 #define MAX_PARALLEL_CAP     64
 #define DEP_OUTPUT_SHOWN     8000
+#define REASON_MAX           300 /* a failed step's reason, as the replanner gets it */
+#define WHY_MAX              400 /* why the replanner could not decide */
 
 struct job;
 
@@ -299,7 +301,8 @@ static void apply_replan(struct run *r, struct job *job, const json_t *d, const 
     long at = rein__plan_find_uid(r->plan, job->uid);
     size_t i;
     int replans;
-    char note[500];
+    /* the longest: the attempt, the reason, and the replanner's or the split's error */
+    char note[REASON_MAX + WHY_MAX + 128];
 
     if (at < 0)
         return;
@@ -365,7 +368,7 @@ static void replan(struct run *r, struct job *job, size_t i, const json_t *repor
     };
     const char *reason = json_string_value(json_object_get(report, "reason"));
     char *prompt = rein__plan_replan_prompt(r->plan, i, report, r->pl->reg, &r->o->step);
-    char reason_copy[300], why[400];
+    char reason_copy[REASON_MAX], why[WHY_MAX];
     struct rein_plan_event ev;
     rein_error err;
     rein_err rc;
@@ -756,23 +759,38 @@ static void events_init(struct rein__plan_events *e, const struct rein_plan_opts
     pthread_mutex_init(&e->mu, NULL);
 }
 
+/* What every entry point does first: err cleared and placed in this module. */
+static void begin(rein_error *err)
+{
+    rein_error_clear(err);
+    rein_error_where(err, REIN__PLAN_WHERE);
+}
+
+/* The options (the defaults for NULL) and the event sink over them; destroy ev->mu after. */
+static const struct rein_plan_opts *start_events(struct rein__plan_events *ev,
+                                                 const struct rein_plan_opts *opts)
+{
+    static const struct rein_plan_opts defaults;
+
+    if (!opts)
+        opts = &defaults;
+    events_init(ev, opts);
+    return opts;
+}
+
 rein_err rein_planner_plan(rein_planner *pl, const char *query, const struct rein_plan_opts *opts,
                            rein_plan **out, rein_error *err)
 {
-    static const struct rein_plan_opts defaults;
     struct rein__plan_events ev;
     struct rein__plan_stats st = {0};
     rein_err rc;
 
-    rein_error_clear(err);
-    rein_error_where(err, REIN__PLAN_WHERE);
+    begin(err);
     if (out)
         *out = NULL;
     if (!pl || !query || !query[0] || !out)
         return rein_error_set(err, REIN_EINVAL, "planning needs an engine and a request");
-    if (!opts)
-        opts = &defaults;
-    events_init(&ev, opts);
+    opts = start_events(&ev, opts);
     rc = rein__plan_make(pl, query, opts, &ev, &st, out, err);
     pthread_mutex_destroy(&ev.mu);
     return rc;
@@ -781,13 +799,11 @@ rein_err rein_planner_plan(rein_planner *pl, const char *query, const struct rei
 rein_err rein_planner_execute(rein_planner *pl, rein_plan *plan, const struct rein_plan_opts *opts,
                               rein_plan_result **out, rein_error *err)
 {
-    static const struct rein_plan_opts defaults;
     struct rein__plan_events ev;
     struct rein__plan_stats st = {0};
     rein_err rc;
 
-    rein_error_clear(err);
-    rein_error_where(err, REIN__PLAN_WHERE);
+    begin(err);
     if (out)
         *out = NULL;
     if (!pl || !plan || !out) {
@@ -796,9 +812,7 @@ rein_err rein_planner_execute(rein_planner *pl, rein_plan *plan, const struct re
                               "execute needs an engine, a plan and a place "
                               "for the result");
     }
-    if (!opts)
-        opts = &defaults;
-    events_init(&ev, opts);
+    opts = start_events(&ev, opts);
     rc = rein__plan_execute(pl, plan, opts, &ev, &st, rein_now_ms(), out, err);
     pthread_mutex_destroy(&ev.mu);
     return rc;
@@ -807,22 +821,18 @@ rein_err rein_planner_execute(rein_planner *pl, rein_plan *plan, const struct re
 rein_err rein_planner_run(rein_planner *pl, const char *query, const struct rein_plan_opts *opts,
                           rein_plan_result **out, rein_error *err)
 {
-    static const struct rein_plan_opts defaults;
     struct rein__plan_events ev;
     struct rein__plan_stats st = {0};
     int64_t start = rein_now_ms();
     rein_plan *plan = NULL;
     rein_err rc;
 
-    rein_error_clear(err);
-    rein_error_where(err, REIN__PLAN_WHERE);
+    begin(err);
     if (out)
         *out = NULL;
     if (!pl || !query || !query[0] || !out)
         return rein_error_set(err, REIN_EINVAL, "a plan run needs an engine and a request");
-    if (!opts)
-        opts = &defaults;
-    events_init(&ev, opts);
+    opts = start_events(&ev, opts);
     rc = rein__plan_make(pl, query, opts, &ev, &st, &plan, err);
     if (!rc) {
         rc = rein__plan_execute(pl, plan, opts, &ev, &st, start, out, err);

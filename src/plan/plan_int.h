@@ -101,6 +101,11 @@ void rein__plan_deps_free(int **deps, size_t n);
  * Returns REIN_EINVALID. */
 rein_err rein__plan_problem(json_t *details, rein_error *err, const char *path, const char *fmt,
                             ...) REIN_PRINTF(4, 5);
+/* The arguments of a plan tool: an object whose members are all among names (NULL-terminated);
+ * a problem for each other member ("unknown member: " + takes). REIN_EINVALID when not, with
+ * every problem in details (may be NULL) and the first in err. */
+rein_err rein__plan_args_members(const json_t *args, const char *const *names, const char *takes,
+                                 json_t *details, rein_error *err);
 
 /* ---- tools.c ---- */
 

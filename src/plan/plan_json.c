@@ -23,13 +23,13 @@
 
 rein_err rein_plan_spec_check(const json_t *args, json_t **details, rein_error *err)
 {
+    static const char *const names[] = {"title", "steps", "dependencies", NULL};
     int *deps[REIN_PLAN_MAX_STEPS] = {0};
     size_t ndeps[REIN_PLAN_MAX_STEPS] = {0};
     json_t *list = details ? json_array() : NULL;
     const json_t *title, *steps, *d;
     rein_err rc = REIN_OK;
     size_t n = 0, i;
-    const char *key;
     json_t *v;
 
     rein_error_clear(err);
@@ -37,22 +37,10 @@ rein_err rein_plan_spec_check(const json_t *args, json_t **details, rein_error *
         *details = NULL;
     if (details && !list)
         return rein_error_set(err, REIN_ENOMEM, "out of memory");
-    if (!json_is_object(args)) {
-        rc = rein__plan_problem(list, err, "", "the arguments must be an object, not %s",
-                                rein_json_type_name(args));
+    rc = rein__plan_args_members(args, names, "create_plan takes title, steps and dependencies",
+                                 list, err);
+    if (!json_is_object(args))
         goto out;
-    }
-    json_object_foreach((json_t *)args, key, v)
-    {
-        if (strcmp(key, "title") != 0 && strcmp(key, "steps") != 0 &&
-            strcmp(key, "dependencies") != 0) {
-            char path[80];
-            snprintf(path, sizeof(path), "/%.60s", key);
-            rc = rein__plan_problem(list, err, path,
-                                    "unknown member: create_plan takes title, steps and "
-                                    "dependencies");
-        }
-    }
     title = json_object_get(args, "title");
     if (!json_is_string(title) || json_string_length(title) == 0)
         rc =
@@ -428,6 +416,14 @@ static rein_err read_replans(rein_plan *p, size_t i, json_t *v, const char *path
     return REIN_OK;
 }
 
+/* Replaces *slot with a deep copy of v (checked by the caller). */
+static rein_err keep_copy(json_t **slot, const json_t *v, rein_error *err)
+{
+    json_decref(*slot);
+    *slot = json_deep_copy(v);
+    return *slot ? REIN_OK : rein_error_set(err, REIN_ENOMEM, "out of memory");
+}
+
 static rein_err read_files(rein_plan *p, size_t i, json_t *v, const char *path, rein_error *err)
 {
     size_t k;
@@ -440,9 +436,7 @@ static rein_err read_files(rein_plan *p, size_t i, json_t *v, const char *path, 
         if (!json_is_string(f))
             return bad(err, path, "item %zu must be a path (a string)", k);
     }
-    json_decref(p->steps[i].files);
-    p->steps[i].files = json_deep_copy(v);
-    return p->steps[i].files ? REIN_OK : rein_error_set(err, REIN_ENOMEM, "out of memory");
+    return keep_copy(&p->steps[i].files, v, err);
 }
 
 static rein_err check_entry(const json_t *e, const char *path, size_t k, rein_error *err)
@@ -485,9 +479,7 @@ static rein_err read_history(rein_plan *p, size_t i, json_t *v, const char *path
         if (rc)
             return rc;
     }
-    json_decref(p->steps[i].history);
-    p->steps[i].history = json_deep_copy(v);
-    return p->steps[i].history ? REIN_OK : rein_error_set(err, REIN_ENOMEM, "out of memory");
+    return keep_copy(&p->steps[i].history, v, err);
 }
 
 static rein_err read_steps(rein_plan *p, const json_t *doc, rein_error *err)

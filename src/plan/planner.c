@@ -342,6 +342,20 @@ char *rein__plan_replan_prompt(const rein_plan *p, size_t i, const json_t *repor
     return rein__plan_text_detach(&b);
 }
 
+/* "Step i (description) — status" with the step's output when it completed, else its note. */
+static void add_step_result(struct rein__plan_text *b, const rein_plan *p, size_t i)
+{
+    const struct rein__plan_step *s = &p->steps[i];
+
+    rein__plan_text_addf(b, "Step %zu (%s) — %s", i, s->desc, rein_plan_status_name(s->status));
+    if (s->status == REIN_PLAN_COMPLETED && s->output) {
+        rein__plan_text_adds(b, ":\n");
+        add_output(b, s->output);
+    } else if (s->note) {
+        rein__plan_text_addf(b, ": %s", s->note);
+    }
+}
+
 char *rein__plan_answer_prompt(const rein_plan *p)
 {
     struct rein__plan_text b;
@@ -352,15 +366,7 @@ char *rein__plan_answer_prompt(const rein_plan *p)
                          "produced:\n\n",
                          p->query, p->title);
     for (size_t i = 0; i < p->n; i++) {
-        const struct rein__plan_step *s = &p->steps[i];
-        rein__plan_text_addf(&b, "Step %zu (%s) — %s", i, s->desc,
-                             rein_plan_status_name(s->status));
-        if (s->status == REIN_PLAN_COMPLETED && s->output) {
-            rein__plan_text_adds(&b, ":\n");
-            add_output(&b, s->output);
-        } else if (s->note) {
-            rein__plan_text_addf(&b, ": %s", s->note);
-        }
+        add_step_result(&b, p, i);
         rein__plan_text_adds(&b, "\n\n");
     }
     rein__plan_text_adds(&b, "Write the answer to the request from these results.");
@@ -377,15 +383,8 @@ char *rein__plan_fallback_answer(const rein_plan *p, const char *why)
                          "produced:\n",
                          why);
     for (size_t i = 0; i < p->n; i++) {
-        const struct rein__plan_step *s = &p->steps[i];
-        rein__plan_text_addf(&b, "\nStep %zu (%s) — %s", i, s->desc,
-                             rein_plan_status_name(s->status));
-        if (s->status == REIN_PLAN_COMPLETED && s->output) {
-            rein__plan_text_adds(&b, ":\n");
-            add_output(&b, s->output);
-        } else if (s->note) {
-            rein__plan_text_addf(&b, ": %s", s->note);
-        }
+        rein__plan_text_addch(&b, '\n');
+        add_step_result(&b, p, i);
         rein__plan_text_addch(&b, '\n');
     }
     return rein__plan_text_detach(&b);

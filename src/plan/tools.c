@@ -106,8 +106,10 @@ static rein_err check_split(const json_t *args, json_t *list, rein_error *err)
 
 rein_err rein_plan_replan_check(const json_t *args, json_t **details, rein_error *err)
 {
+    static const char *const names[] = {"action",           "new_description", "new_steps",
+                                        "new_dependencies", "reason",          NULL};
     json_t *list = details ? json_array() : NULL;
-    const char *action, *key;
+    const char *action;
     rein_err rc = REIN_OK;
     json_t *v;
 
@@ -116,23 +118,12 @@ rein_err rein_plan_replan_check(const json_t *args, json_t **details, rein_error
         *details = NULL;
     if (details && !list)
         return rein_error_set(err, REIN_ENOMEM, "out of memory");
-    if (!json_is_object(args)) {
-        rc = rein__plan_problem(list, err, "", "the arguments must be an object, not %s",
-                                rein_json_type_name(args));
+    rc = rein__plan_args_members(args, names,
+                                 "replan takes action, new_description, new_steps, "
+                                 "new_dependencies and reason",
+                                 list, err);
+    if (!json_is_object(args))
         goto out;
-    }
-    json_object_foreach((json_t *)args, key, v)
-    {
-        if (strcmp(key, "action") != 0 && strcmp(key, "new_description") != 0 &&
-            strcmp(key, "new_steps") != 0 && strcmp(key, "new_dependencies") != 0 &&
-            strcmp(key, "reason") != 0) {
-            char path[80];
-            snprintf(path, sizeof(path), "/%.60s", key);
-            rc = rein__plan_problem(list, err, path,
-                                    "unknown member: replan takes action, new_description, "
-                                    "new_steps, new_dependencies and reason");
-        }
-    }
     v = json_object_get(args, "reason");
     if (present(v) && !json_is_string(v))
         rc = rein__plan_problem(list, err, "/reason", "must be a string");

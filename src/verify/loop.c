@@ -266,8 +266,8 @@ static json_t *failing_json(const rein_verify_report *rep, bool judge_failed)
         }
     }
     if (a && judge_failed &&
-        json_array_append_new(a, json_pack("{s:s, s:s, s:s}", "check", "JUDGE", "signature",
-                                           JUDGE_SIGNATURE, "priority", "P1"))) {
+        json_array_append_new(a, json_pack("{s:s, s:s, s:s}", "check", REIN__VERIFY_JUDGE_CHECK,
+                                           "signature", JUDGE_SIGNATURE, "priority", "P1"))) {
         json_decref(a);
         return NULL;
     }
@@ -384,7 +384,7 @@ static rein_err decide(struct loop *L, struct iteration *it, rein_error *err)
 {
     const char *answer = rein_agent_result_text(it->agent);
     json_t *calls = rein_agent_result_tool_calls_json(it->agent);
-    struct rein_verify_failing judge = {"JUDGE", JUDGE_SIGNATURE, REIN_VERIFY_P1};
+    struct rein_verify_failing judge = {REIN__VERIFY_JUDGE_CHECK, JUDGE_SIGNATURE, REIN_VERIFY_P1};
     double stated = rein__agent_stated_confidence(answer);
     struct rein_verify_iteration more = {0};
 
@@ -460,8 +460,9 @@ static rein_err stop_message(struct loop *L, const char *why)
     json_array_foreach(json_object_get(last, "failing"), i, f)
     {
         if (!rc)
-            rc = rein_buf_addf(&b, "%s%s", i ? ", " : " Still failing: ",
-                               json_string_value(json_object_get(f, "check")));
+            rc = rein_buf_adds(&b, i ? ", " : " Still failing: ");
+        if (!rc)
+            rc = rein__verify_failing_words(&b, json_string_value(json_object_get(f, "check")));
     }
     if (!rc && json_array_size(json_object_get(last, "failing")))
         rc = rein_buf_addch(&b, '.');

@@ -62,4 +62,10 @@ rein_err rein__verify_term_add_report(rein_verify_term *t, const rein_verify_rep
                                       const struct rein_verify_iteration *more,
                                       struct rein_verify_decision *out, rein_error *err);
 
+/* The loop's name for the judge among the failing checks (term.c, loop.c). */
+#define REIN__VERIFY_JUDGE_CHECK "JUDGE"
+/* A failing check in words for a person: a protocol's name as it is, "the judge's review",
+ * "the refuted claim that the tests pass" for a claim's key "claim:tests_pass::". */
+rein_err rein__verify_failing_words(struct rein_buf *b, const char *check) REIN_WUR;
+
 #endif /* REIN_VERIFY_REPORT_INT_H */

@@ -36,7 +36,7 @@ struct iter {
     double progress;
     bool progress_made;
     char *summary; /* owned; may be NULL */
-    char *failing; /* owned: "TEST (3fa1…), LINT (…)" */
+    char *failing; /* owned: "TEST, LINT, the refuted claim that the tests pass" */
 };
 
 struct rein_verify_term {
@@ -64,6 +64,71 @@ const char *rein_verify_stop_reason_name(enum rein_verify_stop_reason r)
 {
     return (unsigned)r < sizeof(reason_names) / sizeof(reason_names[0]) ? reason_names[r]
                                                                         : "unknown";
+}
+
+const char *rein_verify_stop_reason_text(enum rein_verify_stop_reason r)
+{
+    static const char *const texts[] = {"the loop is still running",
+                                        "every check passed",
+                                        "the required checks passed, with warnings",
+                                        "a blocking (P0) check failed",
+                                        "the iteration limit was reached",
+                                        "the same failure kept coming back",
+                                        "the iterations stopped making progress",
+                                        "the work came back to a state it had been in before",
+                                        "the work went back and forth between two states",
+                                        "small changes stopped getting closer to the goal",
+                                        "the agent's confidence fell too low",
+                                        "the agent needs a person or an outside resource",
+                                        "a person must review the result",
+                                        "the loop was cancelled",
+                                        "the agent's model could not be asked",
+                                        "rein could not go on"};
+
+    return (unsigned)r < sizeof(texts) / sizeof(texts[0]) ? texts[r] : "the loop stopped";
+}
+
+/* What a refuted claim said, from its key "claim:KIND:PATH:NAME" (PATH may hold ':'). */
+static rein_err claim_words(struct rein_buf *b, const char *key)
+{
+    const char *kind = key + 6, *colon = strchr(kind, ':');
+    const char *name = strrchr(key, ':') + 1;
+    size_t klen = colon ? (size_t)(colon - kind) : strlen(kind);
+    int plen = colon && name - 1 > colon ? (int)(name - 1 - colon - 1) : 0;
+    const char *path = colon ? colon + 1 : "";
+
+    rein_err rc = rein_buf_adds(b, "the refuted claim that ");
+    if (rc)
+        return rc;
+#define KIND_IS(word) (klen == sizeof(word) - 1 && strncmp(kind, word, klen) == 0)
+    if (KIND_IS("file_created") || KIND_IS("file_modified") || KIND_IS("file_deleted"))
+        return rein_buf_addf(b, "%.*s was %s", plen, path,
+                             kind[5] == 'c'   ? "created"
+                             : kind[5] == 'm' ? "changed"
+                                              : "deleted");
+    if (KIND_IS("function_exists"))
+        return rein_buf_addf(b, "%s exists%s%.*s", name, plen ? " in " : "", plen, path);
+    if (KIND_IS("tests_pass"))
+        return rein_buf_adds(b, "the tests pass");
+    if (KIND_IS("no_type_errors"))
+        return rein_buf_adds(b, "there are no type errors");
+    if (KIND_IS("build_passes"))
+        return rein_buf_adds(b, "the build passes");
+    if (KIND_IS("lint_clean"))
+        return rein_buf_adds(b, "the code is lint-clean");
+#undef KIND_IS
+    return rein_buf_addf(b, "%.*s holds", (int)klen, kind);
+}
+
+rein_err rein__verify_failing_words(struct rein_buf *b, const char *check)
+{
+    if (!check || !check[0])
+        return rein_buf_adds(b, "an unnamed check");
+    if (strncmp(check, "claim:", 6) == 0)
+        return claim_words(b, check);
+    if (strcmp(check, REIN__VERIFY_JUDGE_CHECK) == 0)
+        return rein_buf_adds(b, "the judge's review");
+    return rein_buf_adds(b, check);
 }
 
 rein_verify_term *rein_verify_term_new(const struct rein_verify_term_opts *opts)
@@ -178,9 +243,8 @@ static bool fill_iter(struct iter *rec, const struct rein_verify_iteration *it)
         rein__verify_sha256_hex(&h, rec->fail_key, REIN_VERIFY_HASH_LEN);
     }
     for (size_t i = 0; ok && i < it->n_failing; i++) {
-        const char *sig = s[i].signature ? s[i].signature : "";
-        ok = rein_buf_addf(&desc, "%s%s%s%.8s%s", i ? ", " : "", s[i].check ? s[i].check : "?",
-                           sig[0] ? " (" : "", sig, sig[0] ? ")" : "") == REIN_OK;
+        ok = (!i || rein_buf_adds(&desc, ", ") == REIN_OK) &&
+             rein__verify_failing_words(&desc, s[i].check) == REIN_OK;
     }
     rein_free(s);
     rec->failing = ok ? rein_buf_detach(&desc, NULL) : NULL;

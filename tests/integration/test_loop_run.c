@@ -543,6 +543,10 @@ static void test_refuted_claim_fed_back(void **state)
     assert_contains(obs, "Passed: BUILD.");
     assert_int_equal(rein_loop_result_verdict(f.r), REIN_VERIFY_FAILED);
     assert_reason(&f, REIN_VERIFY_STOP_SAME_ERROR);
+    /* The stop message says in words what failed: no internal key such as claim:tests_pass. */
+    assert_contains(rein_loop_result_message(f.r),
+                    "Still failing: TEST, the refuted claim that the tests pass.");
+    assert_null(strstr(rein_loop_result_message(f.r), "claim:"));
     assert_int_equal(json_array_size(json_object_get(history_at(&f, 2, &keep), "refuted_claims")),
                      1);
     json_decref(keep);

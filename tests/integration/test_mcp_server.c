@@ -10,6 +10,7 @@
  * stopping with calls running.
  */
 /* rein-test-timeout: 120 */
+#include "http_client.h"
 #include "test.h"
 
 #include <curl/curl.h>
@@ -607,70 +608,23 @@ static void http_stop(struct http_fixture *f)
     free(f);
 }
 
-struct resp {
-    long status;
-    char ctype[128];
-    char session[128];
-    char *body;
-    size_t len;
-};
-
-static size_t on_body(char *data, size_t size, size_t n, void *ud)
-{
-    struct resp *r = ud;
-    size_t len = size * n;
-    char *grown = realloc(r->body, r->len + len + 1);
-
-    assert_non_null(grown);
-    r->body = grown;
-    memcpy(r->body + r->len, data, len);
-    r->len += len;
-    r->body[r->len] = '\0';
-    return len;
-}
-
-static size_t on_header(char *data, size_t size, size_t n, void *ud)
-{
-    struct resp *r = ud;
-    size_t len = size * n;
-
-    if (len > 16 && strncasecmp(data, "mcp-session-id: ", 16) == 0)
-        snprintf(r->session, sizeof(r->session), "%.*s", (int)strcspn(data + 16, "\r\n"),
-                 data + 16);
-    if (len > 14 && strncasecmp(data, "content-type: ", 14) == 0)
-        snprintf(r->ctype, sizeof(r->ctype), "%.*s", (int)strcspn(data + 14, "\r\n"), data + 14);
-    return len;
-}
-
-/* One request; headers: NULL-terminated "Name: value" list. */
+/* One request through the support client, headers exactly as given. */
 static void http(const char *method, const char *url, const char *body, const char *const *headers,
-                 struct resp *out)
+                 struct th_resp *out)
 {
-    CURL *c = curl_easy_init();
-    struct curl_slist *list = NULL;
-
-    memset(out, 0, sizeof(*out));
-    assert_non_null(c);
-    curl_easy_setopt(c, CURLOPT_URL, url);
-    curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method);
-    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
-    curl_easy_setopt(c, CURLOPT_WRITEDATA, out);
-    curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
-    curl_easy_setopt(c, CURLOPT_HEADERDATA, out);
-    curl_easy_setopt(c, CURLOPT_TIMEOUT, 30L);
-    if (body)
-        curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
-    for (size_t i = 0; headers && headers[i]; i++)
-        list = curl_slist_append(list, headers[i]);
-    list = curl_slist_append(list, "Expect:");
-    curl_easy_setopt(c, CURLOPT_HTTPHEADER, list);
-    assert_int_equal(curl_easy_perform(c), CURLE_OK);
-    curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &out->status);
-    curl_slist_free_all(list);
-    curl_easy_cleanup(c);
+    th_http_raw(method, url, body, body ? strlen(body) : 0, headers, out);
+    assert_int_equal(out->curl_rc, CURLE_OK);
 }
 
-static json_t *body_json(const struct resp *r)
+/* A response header's value, "" when absent (th_header's static buffer). */
+static const char *hdr(const struct th_resp *r, const char *name)
+{
+    const char *v = th_header(r, name);
+
+    return v ? v : "";
+}
+
+static json_t *body_json(const struct th_resp *r)
 {
     json_t *v = json_loads(r->body ? r->body : "", 0, NULL);
 
@@ -680,7 +634,7 @@ static json_t *body_json(const struct resp *r)
     return v;
 }
 
-static int error_code(const struct resp *r)
+static int error_code(const struct th_resp *r)
 {
     json_t *v = body_json(r);
     int code = (int)json_integer_value(json_object_get(json_object_get(v, "error"), "code"));
@@ -701,7 +655,7 @@ static const char *http_init(const struct http_fixture *f, const char *version)
 {
     static char session[128];
     char body[256];
-    struct resp r;
+    struct th_resp r;
 
     snprintf(body, sizeof(body),
              "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{"
@@ -710,10 +664,10 @@ static const char *http_init(const struct http_fixture *f, const char *version)
              version);
     http("POST", f->url, body, JSON_HEADERS("X-Nothing: 1"), &r);
     assert_int_equal(r.status, 200);
-    assert_non_null(strstr(r.ctype, "application/json"));
-    assert_true(strncmp(r.session, "mcp_", 4) == 0);
-    snprintf(session, sizeof(session), "%s", r.session);
-    free(r.body);
+    assert_non_null(strstr(hdr(&r, "Content-Type"), "application/json"));
+    assert_true(strncmp(hdr(&r, "Mcp-Session-Id"), "mcp_", 4) == 0);
+    snprintf(session, sizeof(session), "%s", hdr(&r, "Mcp-Session-Id"));
+    th_resp_free(&r);
     return session;
 }
 
@@ -722,41 +676,41 @@ static void http_sessions(void **state)
     struct http_fixture *f = http_start(NULL);
     const char *list = "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\"}";
     char sh[200], bogus[] = "Mcp-Session-Id: mcp_doesnotexist";
-    struct resp r;
+    struct th_resp r;
 
     (void)state;
     snprintf(sh, sizeof(sh), "Mcp-Session-Id: %s", http_init(f, "2025-11-25"));
     http("POST", f->url, list, JSON_HEADERS("X-Nothing: 1"), &r);
     assert_int_equal(r.status, 400);
     assert_int_equal(error_code(&r), -32600);
-    free(r.body);
+    th_resp_free(&r);
     http("POST", f->url, list, JSON_HEADERS(bogus), &r);
     assert_int_equal(r.status, 404);
     assert_int_equal(error_code(&r), -32001);
-    free(r.body);
+    th_resp_free(&r);
     http("POST", f->url, list, JSON_HEADERS(sh, "MCP-Protocol-Version: 1999-01-01"), &r);
     assert_int_equal(r.status, 400);
-    free(r.body);
+    th_resp_free(&r);
     http("POST", f->url, list, JSON_HEADERS(sh, "MCP-Protocol-Version: 2025-11-25"), &r);
     assert_int_equal(r.status, 200);
     json_t *v = body_json(&r);
     assert_true(json_array_size(json_object_get(json_object_get(v, "result"), "tools")) > 10);
     json_decref(v);
-    free(r.body);
+    th_resp_free(&r);
     http("POST", f->url, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}",
          JSON_HEADERS(sh), &r);
     assert_int_equal(r.status, 202);
     assert_int_equal(r.len, 0);
-    free(r.body);
+    th_resp_free(&r);
     http("DELETE", f->url, NULL, (const char *const[]){sh, NULL}, &r);
     assert_int_equal(r.status, 204);
-    free(r.body);
+    th_resp_free(&r);
     http("POST", f->url, list, JSON_HEADERS(sh), &r);
     assert_int_equal(r.status, 404);
-    free(r.body);
+    th_resp_free(&r);
     http("DELETE", f->url, NULL, (const char *const[]){sh, NULL}, &r);
     assert_int_equal(r.status, 404);
-    free(r.body);
+    th_resp_free(&r);
     http_stop(f);
 }
 
@@ -768,67 +722,67 @@ static void http_guards(void **state)
                        "\"protocolVersion\":\"2025-11-25\",\"capabilities\":{},\"clientInfo\":{"
                        "\"name\":\"t\",\"version\":\"1\"}}}";
     char sh[200];
-    struct resp r;
+    struct th_resp r;
 
     (void)state;
     /* DNS rebinding: foreign Host or Origin is refused before anything else. */
     http("POST", f->url, init, JSON_HEADERS("Host: evil.example.com"), &r);
     assert_int_equal(r.status, 403);
-    free(r.body);
+    th_resp_free(&r);
     http("POST", f->url, init, JSON_HEADERS("Origin: http://evil.example.com"), &r);
     assert_int_equal(r.status, 403);
-    free(r.body);
+    th_resp_free(&r);
     http("POST", f->url, init, JSON_HEADERS("Origin: null"), &r);
     assert_int_equal(r.status, 403);
-    free(r.body);
+    th_resp_free(&r);
     http("POST", f->url, init, JSON_HEADERS("Host: gw.example:9999"), &r);
     assert_int_equal(r.status, 403);
-    free(r.body);
+    th_resp_free(&r);
     http("POST", f->url, init,
          JSON_HEADERS("Host: localhost:1234", "Origin: http://localhost:1234"), &r);
     assert_int_equal(r.status, 200);
-    free(r.body);
+    th_resp_free(&r);
     http("POST", f->url, init, JSON_HEADERS("Host: [::1]:80", "Origin: https://rein.internal"), &r);
     assert_int_equal(r.status, 200);
-    free(r.body);
+    th_resp_free(&r);
     http("POST", f->url, init, JSON_HEADERS("Host: gw.example:8443"), &r);
     assert_int_equal(r.status, 200);
-    free(r.body);
+    th_resp_free(&r);
     /* Media types. */
     http("POST", f->url, init, (const char *const[]){"Content-Type: text/plain", NULL}, &r);
     assert_int_equal(r.status, 415);
-    free(r.body);
+    th_resp_free(&r);
     http("POST", f->url, init,
          (const char *const[]){"Content-Type: application/json", "Accept: text/html", NULL}, &r);
     assert_int_equal(r.status, 406);
-    free(r.body);
+    th_resp_free(&r);
     /* Bodies. */
     http("POST", f->url, "{not json", JSON_HEADERS("X-A: 1"), &r);
     assert_int_equal(r.status, 400);
     assert_int_equal(error_code(&r), -32700);
-    free(r.body);
+    th_resp_free(&r);
     http("POST", f->url, "[]", JSON_HEADERS("X-A: 1"), &r);
     assert_int_equal(r.status, 400);
     assert_int_equal(error_code(&r), -32600);
-    free(r.body);
+    th_resp_free(&r);
     http("POST", f->url, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{}}",
          JSON_HEADERS("X-A: 1"), &r);
     assert_int_equal(r.status, 200);
     assert_int_equal(error_code(&r), -32602);
-    assert_string_equal(r.session, ""); /* a failed initialize makes no session */
-    free(r.body);
+    assert_string_equal(hdr(&r, "Mcp-Session-Id"), ""); /* a failed initialize makes no session */
+    th_resp_free(&r);
     /* GET is only for resuming. */
     snprintf(sh, sizeof(sh), "Mcp-Session-Id: %s", http_init(f, "2025-11-25"));
     http("GET", f->url, NULL, (const char *const[]){"Accept: text/event-stream", sh, NULL}, &r);
     assert_int_equal(r.status, 405);
-    free(r.body);
+    th_resp_free(&r);
     http("GET", f->url, NULL,
          (const char *const[]){"Accept: text/event-stream", sh, "Last-Event-ID: nope-3", NULL}, &r);
     assert_int_equal(r.status, 400);
-    free(r.body);
+    th_resp_free(&r);
     http("GET", f->url, NULL, (const char *const[]){"Accept: application/json", sh, NULL}, &r);
     assert_int_equal(r.status, 406);
-    free(r.body);
+    th_resp_free(&r);
     http_stop(f);
 }
 
@@ -848,38 +802,38 @@ static void http_streams(void **state)
     const char *call = "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"tools/call\",\"params\":{"
                        "\"name\":\"test_tool_with_progress\",\"_meta\":{\"progressToken\":1}}}";
     char sh[200], id[128];
-    struct resp r;
+    struct th_resp r;
 
     (void)state;
     snprintf(sh, sizeof(sh), "Mcp-Session-Id: %s", http_init(f, "2025-11-25"));
     http("POST", f->url, call, JSON_HEADERS(sh), &r);
     assert_int_equal(r.status, 200);
-    assert_string_equal(r.ctype, "text/event-stream");
+    assert_string_equal(hdr(&r, "Content-Type"), "text/event-stream");
     /* The priming event comes first: an id, the retry advice, empty data. */
     first_id(r.body, id, sizeof(id));
     assert_true(strlen(id) > 2 && strcmp(id + strlen(id) - 2, "-0") == 0);
     assert_non_null(strstr(r.body, "retry: 321\ndata: \n\n"));
     assert_true(strstr(r.body, "notifications/progress") < strstr(r.body, "\"id\":5"));
     assert_non_null(strstr(r.body, "Tool with progress executed successfully"));
-    free(r.body);
+    th_resp_free(&r);
     /* A client that takes only JSON gets the response alone. */
     http("POST", f->url, call,
          (const char *const[]){"Content-Type: application/json", "Accept: application/json", sh,
                                NULL},
          &r);
     assert_int_equal(r.status, 200);
-    assert_non_null(strstr(r.ctype, "application/json"));
+    assert_non_null(strstr(hdr(&r, "Content-Type"), "application/json"));
     json_t *v = body_json(&r);
     assert_int_equal(json_integer_value(json_object_get(v, "id")), 5);
     json_decref(v);
-    free(r.body);
+    th_resp_free(&r);
     /* A 2025-06-18 session gets no priming event (older clients cannot read empty data). */
     snprintf(sh, sizeof(sh), "Mcp-Session-Id: %s", http_init(f, "2025-06-18"));
     http("POST", f->url, call, JSON_HEADERS(sh), &r);
     assert_null(strstr(r.body, "retry:"));
     assert_null(strstr(r.body, "-0\n"));
     assert_non_null(strstr(r.body, "\"id\":5"));
-    free(r.body);
+    th_resp_free(&r);
     http_stop(f);
 }
 
@@ -889,7 +843,7 @@ static void http_resume(void **state)
     struct rein_mcp_server_opts opts = {.sse_close_ms = 150};
     struct http_fixture *f;
     char sh[200], last[160], id[128];
-    struct resp r;
+    struct th_resp r;
 
     (void)state;
     setenv("TEST_RECONNECTION_SLEEP", "0.8", 1);
@@ -902,19 +856,19 @@ static void http_resume(void **state)
     assert_int_equal(r.status, 200);
     assert_null(strstr(r.body, "\"id\":8")); /* ended before the answer */
     first_id(r.body, id, sizeof(id));
-    free(r.body);
+    th_resp_free(&r);
     snprintf(last, sizeof(last), "Last-Event-ID: %s", id);
     http("GET", f->url, NULL, (const char *const[]){"Accept: text/event-stream", sh, last, NULL},
          &r);
     assert_int_equal(r.status, 200);
     assert_non_null(strstr(r.body, "\"id\":8"));
     assert_non_null(strstr(r.body, "Reconnection test completed"));
-    free(r.body);
+    th_resp_free(&r);
     /* Delivered streams are dropped: resuming again finds nothing. */
     http("GET", f->url, NULL, (const char *const[]){"Accept: text/event-stream", sh, last, NULL},
          &r);
     assert_int_equal(r.status, 400);
-    free(r.body);
+    th_resp_free(&r);
     unsetenv("TEST_RECONNECTION_SLEEP");
     http_stop(f);
 }
@@ -922,7 +876,7 @@ static void http_resume(void **state)
 struct bg_call {
     const char *url;
     char session[200];
-    struct resp r;
+    struct th_resp r;
     pthread_t thread;
 };
 
@@ -941,7 +895,7 @@ static void http_cancel(void **state)
 {
     struct http_fixture *f = http_start(NULL);
     struct bg_call b = {.url = f->url};
-    struct resp r;
+    struct th_resp r;
 
     (void)state;
     snprintf(b.session, sizeof(b.session), "Mcp-Session-Id: %s", http_init(f, "2025-11-25"));
@@ -952,12 +906,12 @@ static void http_cancel(void **state)
          "\"h1\"}}",
          JSON_HEADERS(b.session), &r);
     assert_int_equal(r.status, 202);
-    free(r.body);
+    th_resp_free(&r);
     pthread_join(b.thread, NULL);
     expect_gone(pid);
     assert_int_equal(b.r.status, 200);
     assert_null(strstr(b.r.body, "\"h1\"")); /* no response for a cancelled request */
-    free(b.r.body);
+    th_resp_free(&b.r);
     http_stop(f);
 }
 
@@ -975,7 +929,7 @@ static void http_stop_with_calls_running(void **state)
     t0 = rein_now_ms();
     rein_server_stop(f->srv, 100);
     pthread_join(b.thread, NULL);
-    free(b.r.body);
+    th_resp_free(&b.r);
     char *dir = rein_strdup(f->dir);
     http_stop(f);
     assert_true(rein_now_ms() - t0 < 10000);

@@ -154,56 +154,9 @@ static void wait_lock(const char *conv, const char *state)
     fail_msg("conversation %s never reached lock state %s", conv, state ? state : "(held)");
 }
 
-/* A request run on its own thread, for turns the test acts on while they run. */
-struct bg {
-    pthread_t th;
-    char url[256];
-    char body[1024];
-    bool sse;
-    struct th_resp r;
-};
-
-static void *bg_main(void *arg)
-{
-    struct bg *b = arg;
-
-    if (b->sse)
-        th_post_sse(b->url, b->body, &b->r);
-    else
-        th_post(b->url, b->body, &b->r);
-    return NULL;
-}
-
-static struct bg *bg_post(const char *path, const char *body, bool sse)
-{
-    struct bg *b = calloc(1, sizeof(*b));
-
-    snprintf(b->url, sizeof(b->url), "%s", u(path));
-    snprintf(b->body, sizeof(b->body), "%s", body);
-    b->sse = sse;
-    assert_int_equal(pthread_create(&b->th, NULL, bg_main, b), 0);
-    return b;
-}
-
-static void bg_join(struct bg *b)
-{
-    pthread_join(b->th, NULL);
-}
-
-static void bg_free(struct bg *b)
-{
-    th_resp_free(&b->r);
-    free(b);
-}
-
 static const json_t *jget(const json_t *o, const char *path)
 {
     return json_object_get(o, path);
-}
-
-static const char *jstr(const json_t *o, const char *key)
-{
-    return json_string_value(json_object_get(o, key));
 }
 
 /* The conversation as GET /agent/conversations/{id} returns it (new). */
@@ -222,21 +175,6 @@ static json_t *conversation(const char *id)
     return o;
 }
 
-/* The ledger entry with this call id in a conversation object (borrowed). */
-static const json_t *ledger_entry(const json_t *conv, const char *call_id)
-{
-    const json_t *e;
-    size_t i;
-
-    json_array_foreach(json_object_get(conv, "ledger"), i, e)
-    {
-        if (strcmp(jstr(e, "call_id"), call_id) == 0)
-            return e;
-    }
-    fail_msg("no ledger entry %s", call_id);
-    return NULL;
-}
-
 /* ---- the skill host ---------------------------------------------------------------------- */
 
 static void skills_list_and_get(void **state)
@@ -252,8 +190,8 @@ static void skills_list_and_get(void **state)
     assert_int_equal(r.status, 200);
     json_array_foreach(jget(r.json, "skills"), i, s)
     {
-        echo = echo || strcmp(jstr(s, "id"), "echo") == 0;
-        slow = slow || strcmp(jstr(s, "id"), "slow") == 0;
+        echo = echo || strcmp(th_jstr(s, "id"), "echo") == 0;
+        slow = slow || strcmp(th_jstr(s, "id"), "slow") == 0;
     }
     assert_true(echo && slow);
     assert_true(json_is_array(jget(r.json, "problems")));
@@ -261,7 +199,7 @@ static void skills_list_and_get(void **state)
     th_get(u("/skills/wipe"), &r);
     assert_int_equal(r.status, 200);
     assert_true(json_is_true(jget(r.json, "destructive")));
-    assert_string_equal(jstr(jget(r.json, "runner"), "kind"), "process");
+    assert_string_equal(th_jstr(jget(r.json, "runner"), "kind"), "process");
     th_resp_free(&r);
     th_get(u("/skills/nope"), &r);
     th_assert_error(&r, 404, "not_found");
@@ -288,33 +226,33 @@ static void skills_invoke(void **state)
             "{\"arguments\": {\"text\": \"hi\"}, \"call_id\": \"mine-1\"}", traced, &r);
     assert_int_equal(r.status, 200);
     assert_true(json_is_true(jget(r.json, "ok")));
-    assert_string_equal(jstr(r.json, "output"), "hi");
-    assert_string_equal(jstr(r.json, "call_id"), "mine-1");
-    assert_string_equal(jstr(r.json, "trace_id"), "4bf92f3577b34da6a3ce929d0e0e4736");
+    assert_string_equal(th_jstr(r.json, "output"), "hi");
+    assert_string_equal(th_jstr(r.json, "call_id"), "mine-1");
+    assert_string_equal(th_jstr(r.json, "trace_id"), "4bf92f3577b34da6a3ce929d0e0e4736");
     assert_string_equal(th_header(&r, "X-Trace-Id"), "4bf92f3577b34da6a3ce929d0e0e4736");
     assert_non_null(jget(jget(r.json, "meta"), "latency_ms"));
     th_resp_free(&r);
 
     /* Every other request gets a new trace id, the same in the header and the result. */
     th_post(u("/skills/echo/invoke"), "{\"arguments\": {\"text\": \"x\"}}", &r);
-    assert_string_equal(jstr(r.json, "trace_id"), th_header(&r, "X-Trace-Id"));
+    assert_string_equal(th_jstr(r.json, "trace_id"), th_header(&r, "X-Trace-Id"));
     th_resp_free(&r);
 
     /* Invalid arguments: a pipeline result, 200 with ok:false and the invalid payload. */
     th_post(u("/skills/echo/invoke"), "{\"arguments\": {\"txt\": \"hi\"}}", &r);
     assert_int_equal(r.status, 200);
     assert_true(json_is_false(jget(r.json, "ok")));
-    assert_string_equal(jstr(jget(r.json, "error"), "code"), "invalid_arguments");
+    assert_string_equal(th_jstr(jget(r.json, "error"), "code"), "invalid_arguments");
     inv = jget(r.json, "invalid_payload");
     assert_non_null(inv);
-    assert_string_equal(jstr(inv, "tool"), "echo");
-    assert_string_equal(jstr(inv, "hint"), "Fix the arguments and call echo again.");
-    assert_string_equal(jstr(jget(inv, "receivedArgs"), "txt"), "hi");
-    assert_string_equal(jstr(jget(inv, "expected"), "type"), "object");
+    assert_string_equal(th_jstr(inv, "tool"), "echo");
+    assert_string_equal(th_jstr(inv, "hint"), "Fix the arguments and call echo again.");
+    assert_string_equal(th_jstr(jget(inv, "receivedArgs"), "txt"), "hi");
+    assert_string_equal(th_jstr(jget(inv, "expected"), "type"), "object");
     th_resp_free(&r);
     th_post(u("/skills/echo/invoke"), "{\"arguments\": \"{not json\"}", &r);
     assert_int_equal(r.status, 200);
-    assert_string_equal(jstr(jget(r.json, "error"), "code"), "invalid_arguments");
+    assert_string_equal(th_jstr(jget(r.json, "error"), "code"), "invalid_arguments");
     th_resp_free(&r);
 
     /* A process skill runs on a worker: the same shapes. */
@@ -322,7 +260,7 @@ static void skills_invoke(void **state)
             &r);
     assert_int_equal(r.status, 200);
     assert_true(json_is_true(jget(r.json, "ok")));
-    assert_string_equal(jstr(jget(jget(r.json, "output"), "arguments"), "path"), "a");
+    assert_string_equal(th_jstr(jget(jget(r.json, "output"), "arguments"), "path"), "a");
     th_resp_free(&r);
     th_post(u("/skills/calculator/invoke"),
             "{\"arguments\": {\"op\": \"mean\", \"values\": [1, 2, 3]}}", &r);
@@ -332,7 +270,7 @@ static void skills_invoke(void **state)
     /* The pipeline's time limit: a slow process stopped by timeout_ms. */
     th_post(u("/skills/slow/invoke"), "{\"arguments\": {}, \"timeout_ms\": 200}", &r);
     assert_int_equal(r.status, 200);
-    assert_string_equal(jstr(jget(r.json, "error"), "code"), "timeout");
+    assert_string_equal(th_jstr(jget(r.json, "error"), "code"), "timeout");
     assert_null(jget(r.json, "invalid_payload"));
     th_resp_free(&r);
 
@@ -369,7 +307,7 @@ static void skills_invoke_bad_input(void **state)
         th_post(u("/skills/echo/invoke"), bad[i].body, &r);
         th_assert_error(&r, 400, "bad_request");
         d = json_array_get(jget(jget(r.json, "error"), "details"), 0);
-        if (!d || strcmp(jstr(d, "path"), bad[i].path) != 0)
+        if (!d || strcmp(th_jstr(d, "path"), bad[i].path) != 0)
             fail_msg("%s: expected a problem at \"%s\": %s", bad[i].body, bad[i].path, r.body);
         th_resp_free(&r);
     }
@@ -386,7 +324,7 @@ static void skills_invoke_bad_input(void **state)
     /* A problem per bad member, all at once. */
     th_post(u("/skills/echo/invoke"), "{\"x\": 1, \"y\": 2}", &r);
     assert_int_equal(json_array_size(jget(jget(r.json, "error"), "details")), 3);
-    assert_non_null(strstr(jstr(jget(r.json, "error"), "message"), "and 2 more"));
+    assert_non_null(strstr(th_jstr(jget(r.json, "error"), "message"), "and 2 more"));
     th_resp_free(&r);
 }
 
@@ -410,37 +348,38 @@ static void chat_json(void **state)
     if (r.status != 200)
         fail_msg("%ld %s", r.status, r.body);
     assert_true(json_is_true(jget(r.json, "success")));
-    assert_string_equal(jstr(r.json, "response"), "It said hi.");
-    id = jstr(r.json, "conversation_id");
+    assert_string_equal(th_jstr(r.json, "response"), "It said hi.");
+    id = th_jstr(r.json, "conversation_id");
     assert_non_null(id);
     assert_int_equal(strncmp(id, "conv_", 5), 0);
     assert_string_equal(th_header(&r, "X-Conversation-Id"), id);
-    assert_string_equal(jstr(r.json, "trace_id"), th_header(&r, "X-Trace-Id"));
+    assert_string_equal(th_jstr(r.json, "trace_id"), th_header(&r, "X-Trace-Id"));
     call = json_array_get(jget(r.json, "tool_calls"), 0);
-    assert_string_equal(jstr(call, "tool"), "echo");
-    assert_string_equal(jstr(call, "status"), "success");
-    assert_string_equal(jstr(jget(r.json, "meta"), "stop_reason"), "final_answer");
+    assert_string_equal(th_jstr(call, "tool"), "echo");
+    assert_string_equal(th_jstr(call, "status"), "success");
+    assert_string_equal(th_jstr(jget(r.json, "meta"), "stop_reason"), "final_answer");
     assert_int_equal(json_integer_value(jget(jget(r.json, "meta"), "tool_calls_count")), 1);
     assert_true(json_integer_value(jget(jget(r.json, "meta"), "total_tokens")) > 0);
     /* The model got the tool's result in its second request. */
     assert_int_equal(ms_request_count(F->ms), 2);
     mr = ms_request(F->ms, 1);
     msgs = jget(mr->json, "messages");
-    assert_string_equal(jstr(json_array_get(msgs, json_array_size(msgs) - 1), "role"), "tool");
+    assert_string_equal(th_jstr(json_array_get(msgs, json_array_size(msgs) - 1), "role"), "tool");
     assert_non_null(strstr(mr->body, "\\\"output\\\":\\\"hi\\\""));
 
     /* Everything is in the store: messages in order, the ledger, the lock free. */
     conv = conversation(id);
-    assert_string_equal(jstr(conv, "title"), "echo hi");
-    assert_string_equal(jstr(conv, "state"), "idle");
+    assert_string_equal(th_jstr(conv, "title"), "echo hi");
+    assert_string_equal(th_jstr(conv, "state"), "idle");
     assert_true(json_is_null(jget(conv, "lock")));
     msgs = jget(conv, "messages");
     assert_int_equal(json_array_size(msgs), 5);
-    assert_string_equal(jstr(jget(json_array_get(msgs, 0), "message"), "role"), "system");
-    assert_string_equal(jstr(jget(json_array_get(msgs, 2), "message"), "role"), "assistant");
-    assert_string_equal(jstr(jget(json_array_get(msgs, 3), "message"), "role"), "tool");
-    assert_string_equal(jstr(jget(json_array_get(msgs, 4), "message"), "content"), "It said hi.");
-    assert_string_equal(jstr(ledger_entry(conv, "c1"), "status"), "success");
+    assert_string_equal(th_jstr(jget(json_array_get(msgs, 0), "message"), "role"), "system");
+    assert_string_equal(th_jstr(jget(json_array_get(msgs, 2), "message"), "role"), "assistant");
+    assert_string_equal(th_jstr(jget(json_array_get(msgs, 3), "message"), "role"), "tool");
+    assert_string_equal(th_jstr(jget(json_array_get(msgs, 4), "message"), "content"),
+                        "It said hi.");
+    assert_string_equal(th_jstr(th_ledger_entry(conv, "c1"), "status"), "success");
     json_decref(conv);
 
     /* The next message continues the conversation: the model sees what came before. */
@@ -448,18 +387,18 @@ static void chat_json(void **state)
     th_resp_free(&r);
     th_post(u("/agent/chat"), body, &r);
     assert_int_equal(r.status, 200);
-    assert_string_equal(jstr(r.json, "response"), "Second answer.");
+    assert_string_equal(th_jstr(r.json, "response"), "Second answer.");
     mr = ms_request(F->ms, 2);
     msgs = jget(mr->json, "messages");
     assert_int_equal(json_array_size(msgs), 6);
-    assert_string_equal(jstr(json_array_get(msgs, 1), "content"), "echo hi");
-    assert_string_equal(jstr(json_array_get(msgs, 5), "content"), "and again");
+    assert_string_equal(th_jstr(json_array_get(msgs, 1), "content"), "echo hi");
+    assert_string_equal(th_jstr(json_array_get(msgs, 5), "content"), "and again");
     th_resp_free(&r);
 
     /* A client-chosen id starts a new conversation under that id. */
     th_post(u("/agent/chat"), "{\"message\": \"hello\", \"conversation_id\": \"mine.1\"}", &r);
     assert_int_equal(r.status, 200);
-    assert_string_equal(jstr(r.json, "conversation_id"), "mine.1");
+    assert_string_equal(th_jstr(r.json, "conversation_id"), "mine.1");
     th_resp_free(&r);
 }
 
@@ -483,35 +422,36 @@ static void chat_sse_events(void **state)
     /* start first (seq 0), then the turn's events numbered 1, 2, ... with the event name
      * equal to their type, final, and the result object last. */
     ev = json_array_get(events, 0);
-    assert_string_equal(jstr(ev, "event"), "start");
-    conv = jstr(jget(ev, "data"), "conversation_id");
+    assert_string_equal(th_jstr(ev, "event"), "start");
+    conv = th_jstr(jget(ev, "data"), "conversation_id");
     assert_string_equal(conv, th_header(&r, "X-Conversation-Id"));
-    assert_string_equal(jstr(jget(ev, "data"), "mode"), "auto");
+    assert_string_equal(th_jstr(jget(ev, "data"), "mode"), "auto");
     for (i = 1; i < n - 1; i++) {
         const json_t *d = jget(json_array_get(events, i), "data");
-        assert_string_equal(jstr(json_array_get(events, i), "event"), jstr(d, "type"));
+        assert_string_equal(th_jstr(json_array_get(events, i), "event"), th_jstr(d, "type"));
         assert_int_equal(json_integer_value(jget(d, "seq")), (json_int_t)i);
     }
     {
         const char *types[] = {"status", "tool_call", "status", "tool_result", "status"};
         for (i = 0; i < 5; i++)
-            assert_string_equal(jstr(json_array_get(events, i + 1), "event"), types[i]);
+            assert_string_equal(th_jstr(json_array_get(events, i + 1), "event"), types[i]);
     }
-    assert_string_equal(jstr(jget(json_array_get(events, 2), "data"), "call_id"), "c1");
-    assert_string_equal(jstr(json_array_get(events, n - 2), "event"), "final");
-    assert_string_equal(jstr(jget(json_array_get(events, n - 2), "data"), "text"), "It said hi.");
+    assert_string_equal(th_jstr(jget(json_array_get(events, 2), "data"), "call_id"), "c1");
+    assert_string_equal(th_jstr(json_array_get(events, n - 2), "event"), "final");
+    assert_string_equal(th_jstr(jget(json_array_get(events, n - 2), "data"), "text"),
+                        "It said hi.");
     ev = json_array_get(events, n - 1);
-    assert_string_equal(jstr(ev, "event"), "result");
-    assert_string_equal(jstr(jget(ev, "data"), "response"), "It said hi.");
-    assert_string_equal(jstr(jget(ev, "data"), "conversation_id"), conv);
+    assert_string_equal(th_jstr(ev, "event"), "result");
+    assert_string_equal(th_jstr(jget(ev, "data"), "response"), "It said hi.");
+    assert_string_equal(th_jstr(jget(ev, "data"), "conversation_id"), conv);
     assert_true(json_is_true(jget(jget(ev, "data"), "success")));
     {
         /* The text arrived in deltas, in order. */
         char text[64] = "";
         json_array_foreach(events, i, ev)
         {
-            if (strcmp(jstr(ev, "event"), "text_delta") == 0)
-                strncat(text, jstr(jget(ev, "data"), "text"), sizeof(text) - strlen(text) - 1);
+            if (strcmp(th_jstr(ev, "event"), "text_delta") == 0)
+                strncat(text, th_jstr(jget(ev, "data"), "text"), sizeof(text) - strlen(text) - 1);
         }
         assert_string_equal(text, "It said hi.");
     }
@@ -538,7 +478,7 @@ static void chat_sse_heartbeat(void **state)
     assert_non_null(ping);
     assert_non_null(final);
     assert_true(ping < final);
-    assert_string_equal(jstr(json_array_get(events, json_array_size(events) - 1), "event"),
+    assert_string_equal(th_jstr(json_array_get(events, json_array_size(events) - 1), "event"),
                         "result");
     json_decref(events);
     th_resp_free(&r);
@@ -546,41 +486,42 @@ static void chat_sse_heartbeat(void **state)
 
 static void chat_busy_conversation(void **state)
 {
-    struct bg *b;
+    struct th_bg *b;
     struct th_resp r;
     const json_t *lock;
 
     (void)state;
     start();
     script("[{\"text\": \"first\", \"delay_headers_ms\": 1500}, {\"text\": \"second\"}]");
-    b = bg_post("/agent/chat", "{\"message\": \"one\", \"conversation_id\": \"busy\"}", false);
+    b = th_bg_post(u("/agent/chat"), "{\"message\": \"one\", \"conversation_id\": \"busy\"}",
+                   false);
     wait_lock("busy", NULL);
     th_post(u("/agent/chat"), "{\"message\": \"two\", \"conversation_id\": \"busy\"}", &r);
     th_assert_error(&r, 409, "conversation_busy");
     lock = jget(jget(r.json, "error"), "lock");
-    assert_string_equal(jstr(lock, "state"), "thinking");
-    assert_non_null(jstr(lock, "started_at"));
-    assert_non_null(jstr(lock, "expires_at"));
+    assert_string_equal(th_jstr(lock, "state"), "thinking");
+    assert_non_null(th_jstr(lock, "started_at"));
+    assert_non_null(th_jstr(lock, "expires_at"));
     th_resp_free(&r);
     /* Deleting is refused while it runs, too. */
     th_http("DELETE", u("/agent/conversations/busy"), NULL, NULL, &r);
     th_assert_error(&r, 409, "conversation_busy");
     th_resp_free(&r);
-    bg_join(b);
+    th_bg_join(b);
     assert_int_equal(b->r.status, 200);
-    assert_string_equal(jstr(b->r.json, "response"), "first");
-    bg_free(b);
+    assert_string_equal(th_jstr(b->r.json, "response"), "first");
+    th_bg_free(b);
     /* Free again once the answer is out. */
     th_post(u("/agent/chat"), "{\"message\": \"two\", \"conversation_id\": \"busy\"}", &r);
     assert_int_equal(r.status, 200);
-    assert_string_equal(jstr(r.json, "response"), "second");
+    assert_string_equal(th_jstr(r.json, "response"), "second");
     th_resp_free(&r);
     assert_int_equal(ms_request_count(F->ms), 2);
 }
 
 static void chat_cancel(void **state)
 {
-    struct bg *b;
+    struct th_bg *b;
     struct th_resp r;
     const json_t *call;
     json_t *conv;
@@ -588,26 +529,27 @@ static void chat_cancel(void **state)
     (void)state;
     start();
     script("[{\"tool_calls\": [{\"id\": \"s1\", \"name\": \"slow\", \"arguments\": \"{}\"}]}]");
-    b = bg_post("/agent/chat", "{\"message\": \"go slow\", \"conversation_id\": \"cx\"}", false);
+    b = th_bg_post(u("/agent/chat"), "{\"message\": \"go slow\", \"conversation_id\": \"cx\"}",
+                   false);
     wait_lock("cx", "executing");
     th_post(u("/agent/conversations/cx/cancel"), "{\"reason\": \"user pressed stop\"}", &r);
     assert_int_equal(r.status, 202);
     assert_true(json_is_true(jget(r.json, "cancel_requested")));
-    assert_string_equal(jstr(jget(r.json, "lock"), "tool"), "slow");
+    assert_string_equal(th_jstr(jget(r.json, "lock"), "tool"), "slow");
     th_resp_free(&r);
-    bg_join(b);
+    th_bg_join(b);
     assert_int_equal(b->r.status, 200);
     assert_false(json_is_true(jget(b->r.json, "success")));
-    assert_string_equal(jstr(jget(b->r.json, "meta"), "stop_reason"), "cancelled");
-    assert_non_null(strstr(jstr(b->r.json, "response"), "user pressed stop"));
+    assert_string_equal(th_jstr(jget(b->r.json, "meta"), "stop_reason"), "cancelled");
+    assert_non_null(strstr(th_jstr(b->r.json, "response"), "user pressed stop"));
     call = json_array_get(jget(b->r.json, "tool_calls"), 0);
-    assert_string_equal(jstr(call, "status"), "error");
-    assert_string_equal(jstr(jget(call, "result"), "code"), "cancelled");
-    bg_free(b);
+    assert_string_equal(th_jstr(call, "status"), "error");
+    assert_string_equal(th_jstr(jget(call, "result"), "code"), "cancelled");
+    th_bg_free(b);
     conv = conversation("cx");
-    assert_string_equal(jstr(ledger_entry(conv, "s1"), "status"), "error");
+    assert_string_equal(th_jstr(th_ledger_entry(conv, "s1"), "status"), "error");
     assert_true(json_is_null(jget(conv, "lock")));
-    assert_string_equal(jstr(conv, "state"), "idle");
+    assert_string_equal(th_jstr(conv, "state"), "idle");
     json_decref(conv);
     /* Nothing runs now; an unknown conversation is 404. */
     th_post(u("/agent/conversations/cx/cancel"), NULL, &r);
@@ -650,7 +592,7 @@ static void approval_turn(const char *conv, const char *call_id, bool approve,
                           const char *want_status)
 {
     char body[256], path[256], sc[512];
-    struct bg *b;
+    struct th_bg *b;
     struct th_resp r;
     const json_t *call;
 
@@ -662,14 +604,14 @@ static void approval_turn(const char *conv, const char *call_id, bool approve,
     snprintf(body, sizeof(body),
              "{\"message\": \"wipe x\", \"conversation_id\": \"%s\", \"verification\": \"off\"}",
              conv);
-    b = bg_post("/agent/chat", body, true);
+    b = th_bg_post(u("/agent/chat"), body, true);
     wait_lock(conv, "waiting_approval");
     snprintf(path, sizeof(path), "/agent/conversations/%s/approvals/%s", conv, call_id);
     th_post(u(path), approve ? "{\"approve\": true}" : "{\"approve\": false}", &r);
     assert_int_equal(r.status, 200);
     assert_int_equal(json_is_true(jget(r.json, "approved")), approve);
     th_resp_free(&r);
-    bg_join(b);
+    th_bg_join(b);
     assert_int_equal(b->r.status, 200);
     {
         json_t *events = th_sse_events(b->r.body, NULL), *ev;
@@ -679,23 +621,23 @@ static void approval_turn(const char *conv, const char *call_id, bool approve,
         json_array_foreach(events, i, ev)
         {
             const json_t *d = jget(ev, "data");
-            if (strcmp(jstr(ev, "event"), "approval_required") == 0) {
+            if (strcmp(th_jstr(ev, "event"), "approval_required") == 0) {
                 asked = true;
-                assert_string_equal(jstr(d, "call_id"), call_id);
-                assert_string_equal(jstr(jget(d, "arguments"), "path"), "x");
+                assert_string_equal(th_jstr(d, "call_id"), call_id);
+                assert_string_equal(th_jstr(jget(d, "arguments"), "path"), "x");
             }
-            if (strcmp(jstr(ev, "event"), "verification") == 0 &&
-                strcmp(jstr(d, "kind"), "approval") == 0) {
+            if (strcmp(th_jstr(ev, "event"), "verification") == 0 &&
+                strcmp(th_jstr(d, "kind"), "approval") == 0) {
                 answered = true;
                 assert_int_equal(json_is_true(jget(d, "passed")), approve);
             }
         }
         assert_true(asked && answered);
         call = json_array_get(jget(res, "tool_calls"), 0);
-        assert_string_equal(jstr(call, "status"), want_status);
+        assert_string_equal(th_jstr(call, "status"), want_status);
         json_decref(events);
     }
-    bg_free(b);
+    th_bg_free(b);
     /* The approval is gone once taken: a late answer finds nothing waiting. */
     th_post(u(path), "{\"approve\": true}", &r);
     th_assert_error(&r, 404, "not_found");
@@ -712,7 +654,7 @@ static void chat_approvals(void **state)
     approval_turn("ap", "w2", false, "invalid");
     th_post(u("/agent/conversations/ap/approvals/w1"), "{}", &r);
     th_assert_error(&r, 400, "bad_request");
-    assert_string_equal(jstr(json_array_get(jget(jget(r.json, "error"), "details"), 0), "path"),
+    assert_string_equal(th_jstr(json_array_get(jget(jget(r.json, "error"), "details"), 0), "path"),
                         "/approve");
     th_resp_free(&r);
     th_post(u("/agent/conversations/ap/approvals/w1"), "{\"approve\": \"yes\"}", &r);
@@ -738,9 +680,9 @@ static void chat_approval_timeout(void **state)
     th_post(u("/agent/chat"), "{\"message\": \"wipe x\", \"verification\": \"off\"}", &r);
     assert_int_equal(r.status, 200);
     call = json_array_get(jget(r.json, "tool_calls"), 0);
-    assert_string_equal(jstr(call, "status"), "invalid");
+    assert_string_equal(th_jstr(call, "status"), "invalid");
     assert_false(json_is_true(jget(jget(call, "approval"), "approved")));
-    assert_non_null(strstr(jstr(jget(call, "result"), "message"), "nobody approved"));
+    assert_non_null(strstr(th_jstr(jget(call, "result"), "message"), "nobody approved"));
     th_resp_free(&r);
 }
 
@@ -759,8 +701,9 @@ static void chat_proposals(void **state)
             "{\"message\": \"plan it\", \"conversation_id\": \"pp\", \"mode\": \"propose\"}", &r);
     assert_int_equal(r.status, 200);
     assert_true(json_is_true(jget(r.json, "success")));
-    assert_string_equal(jstr(jget(r.json, "meta"), "stop_reason"), "proposed");
-    assert_string_equal(jstr(json_array_get(jget(r.json, "tool_calls"), 0), "status"), "proposed");
+    assert_string_equal(th_jstr(jget(r.json, "meta"), "stop_reason"), "proposed");
+    assert_string_equal(th_jstr(json_array_get(jget(r.json, "tool_calls"), 0), "status"),
+                        "proposed");
     th_resp_free(&r);
     conv = conversation("pp");
     assert_int_equal(json_array_size(jget(conv, "ledger")), 0);
@@ -768,13 +711,13 @@ static void chat_proposals(void **state)
 
     th_post(u("/agent/conversations/pp/proposals/p1"), "{\"action\": \"run\"}", &r);
     assert_int_equal(r.status, 200);
-    assert_string_equal(jstr(r.json, "status"), "success");
-    assert_string_equal(jstr(r.json, "tool"), "echo");
-    assert_string_equal(jstr(jget(r.json, "result"), "output"), "hi");
+    assert_string_equal(th_jstr(r.json, "status"), "success");
+    assert_string_equal(th_jstr(r.json, "tool"), "echo");
+    assert_string_equal(th_jstr(jget(r.json, "result"), "output"), "hi");
     th_resp_free(&r);
     th_post(u("/agent/conversations/pp/proposals/p2"), "{\"action\": \"discard\"}", &r);
     assert_int_equal(r.status, 200);
-    assert_string_equal(jstr(r.json, "status"), "invalid");
+    assert_string_equal(th_jstr(r.json, "status"), "invalid");
     assert_true(json_is_null(jget(r.json, "result")));
     th_resp_free(&r);
     th_post(u("/agent/conversations/pp/proposals/p1"), "{\"action\": \"discard\"}", &r);
@@ -794,9 +737,9 @@ static void chat_proposals(void **state)
     th_resp_free(&r);
 
     conv = conversation("pp");
-    assert_string_equal(jstr(ledger_entry(conv, "p1"), "status"), "success");
-    assert_string_equal(jstr(ledger_entry(conv, "p2"), "status"), "invalid");
-    assert_string_equal(jstr(jget(ledger_entry(conv, "p2"), "result"), "code"), "denied");
+    assert_string_equal(th_jstr(th_ledger_entry(conv, "p1"), "status"), "success");
+    assert_string_equal(th_jstr(th_ledger_entry(conv, "p2"), "status"), "invalid");
+    assert_string_equal(th_jstr(jget(th_ledger_entry(conv, "p2"), "result"), "code"), "denied");
     json_decref(conv);
 
     /* The next turn tells the model what became of its proposals. */
@@ -841,7 +784,7 @@ static void chat_bad_bodies(void **state)
         th_post(u("/agent/chat"), bad[i].body, &r);
         th_assert_error(&r, 400, "bad_request");
         d = json_array_get(jget(jget(r.json, "error"), "details"), 0);
-        if (!d || strcmp(jstr(d, "path"), bad[i].path) != 0)
+        if (!d || strcmp(th_jstr(d, "path"), bad[i].path) != 0)
             fail_msg("%s: expected a problem at \"%s\": %s", bad[i].body, bad[i].path, r.body);
         th_resp_free(&r);
     }
@@ -877,18 +820,18 @@ static void chat_limits_and_modes(void **state)
     th_post(u("/agent/chat"),
             "{\"message\": \"two\", \"max_tool_calls\": 1, \"max_tokens\": 100000}", &r);
     assert_int_equal(r.status, 200);
-    assert_string_equal(jstr(jget(r.json, "meta"), "stop_reason"), "max_tool_calls");
-    assert_string_equal(jstr(json_array_get(jget(r.json, "tool_calls"), 1), "status"), "error");
+    assert_string_equal(th_jstr(jget(r.json, "meta"), "stop_reason"), "max_tool_calls");
+    assert_string_equal(th_jstr(json_array_get(jget(r.json, "tool_calls"), 1), "status"), "error");
     th_resp_free(&r);
     script("[{\"tool_calls\": [{\"id\": \"b1\", \"name\": \"echo\", \"arguments\": "
            "\"{\\\"text\\\": \\\"1\\\"}\"}]}, {\"text\": \"one round\"}]");
     th_post(u("/agent/chat"), "{\"message\": \"one\", \"mode\": \"single\"}", &r);
-    assert_string_equal(jstr(jget(r.json, "meta"), "stop_reason"), "success_cap");
-    assert_string_equal(jstr(jget(r.json, "meta"), "mode"), "single");
+    assert_string_equal(th_jstr(jget(r.json, "meta"), "stop_reason"), "success_cap");
+    assert_string_equal(th_jstr(jget(r.json, "meta"), "mode"), "single");
     th_resp_free(&r);
     script("[{\"text\": \"late\", \"delay_headers_ms\": 3000}]");
     th_post(u("/agent/chat"), "{\"message\": \"hurry\", \"timeout_ms\": 200}", &r);
-    assert_string_equal(jstr(jget(r.json, "meta"), "stop_reason"), "timeout");
+    assert_string_equal(th_jstr(jget(r.json, "meta"), "stop_reason"), "timeout");
     th_resp_free(&r);
 }
 
@@ -921,8 +864,8 @@ static void chat_after_crash(void **state)
     assert_rein_ok(rein_store_recover(F->store, &flagged, &err), &err);
     assert_int_equal(flagged, 1);
     conv = conversation("crashed");
-    entry = ledger_entry(conv, "c9");
-    assert_string_equal(jstr(entry, "status"), "pending");
+    entry = th_ledger_entry(conv, "c9");
+    assert_string_equal(th_jstr(entry, "status"), "pending");
     assert_true(json_is_true(jget(entry, "interrupted")));
     json_decref(conv);
 
@@ -934,17 +877,17 @@ static void chat_after_crash(void **state)
     mr = ms_request(F->ms, 0);
     m = jget(mr->json, "messages");
     assert_int_equal(json_array_size(m), 5);
-    assert_string_equal(jstr(json_array_get(m, 3), "role"), "tool");
-    assert_string_equal(jstr(json_array_get(m, 3), "tool_call_id"), "c9");
-    assert_non_null(strstr(jstr(json_array_get(m, 3), "content"), "cancelled"));
-    assert_string_equal(jstr(json_array_get(m, 4), "content"), "again");
+    assert_string_equal(th_jstr(json_array_get(m, 3), "role"), "tool");
+    assert_string_equal(th_jstr(json_array_get(m, 3), "tool_call_id"), "c9");
+    assert_non_null(strstr(th_jstr(json_array_get(m, 3), "content"), "cancelled"));
+    assert_string_equal(th_jstr(json_array_get(m, 4), "content"), "again");
     /* The store has the same, and the ledger entry is closed, its first record kept. */
     conv = conversation("crashed");
     assert_int_equal(json_array_size(jget(conv, "messages")), 6);
-    entry = ledger_entry(conv, "c9");
-    assert_string_equal(jstr(entry, "status"), "error");
-    assert_string_equal(jstr(jget(entry, "result"), "code"), "cancelled");
-    assert_string_equal(jstr(entry, "call_time"), "1970-01-01T00:00:01.000Z");
+    entry = th_ledger_entry(conv, "c9");
+    assert_string_equal(th_jstr(entry, "status"), "error");
+    assert_string_equal(th_jstr(jget(entry, "result"), "code"), "cancelled");
+    assert_string_equal(th_jstr(entry, "call_time"), "1970-01-01T00:00:01.000Z");
     json_decref(conv);
 }
 
@@ -956,7 +899,7 @@ static void *stop_server(void *arg)
 
 static void shutdown_interrupts_turns(void **state)
 {
-    struct bg *b;
+    struct th_bg *b;
     pthread_t th;
     json_t *conv;
     rein_error err;
@@ -964,27 +907,28 @@ static void shutdown_interrupts_turns(void **state)
     (void)state;
     start();
     script("[{\"tool_calls\": [{\"id\": \"s1\", \"name\": \"slow\", \"arguments\": \"{}\"}]}]");
-    b = bg_post("/agent/chat", "{\"message\": \"go slow\", \"conversation_id\": \"sd\"}", true);
+    b = th_bg_post(u("/agent/chat"), "{\"message\": \"go slow\", \"conversation_id\": \"sd\"}",
+                   true);
     wait_lock("sd", "executing");
     assert_int_equal(pthread_create(&th, NULL, stop_server, F->srv), 0);
     pthread_join(th, NULL);
-    bg_join(b);
+    th_bg_join(b);
     assert_int_equal(b->r.status, 200);
     {
         json_t *events = th_sse_events(b->r.body, NULL);
         const json_t *res = jget(json_array_get(events, json_array_size(events) - 1), "data");
-        assert_string_equal(jstr(json_array_get(events, json_array_size(events) - 1), "event"),
+        assert_string_equal(th_jstr(json_array_get(events, json_array_size(events) - 1), "event"),
                             "result");
-        assert_string_equal(jstr(jget(res, "meta"), "stop_reason"), "cancelled");
-        assert_string_equal(jstr(json_array_get(jget(res, "tool_calls"), 0), "status"), "error");
+        assert_string_equal(th_jstr(jget(res, "meta"), "stop_reason"), "cancelled");
+        assert_string_equal(th_jstr(json_array_get(jget(res, "tool_calls"), 0), "status"), "error");
         json_decref(events);
     }
-    bg_free(b);
+    th_bg_free(b);
     assert_rein_ok(rein_store_conv_get(F->store, "sd", &conv, &err), &err);
-    assert_string_equal(jstr(conv, "state"), "interrupted");
+    assert_string_equal(th_jstr(conv, "state"), "interrupted");
     json_decref(conv);
     assert_rein_ok(rein_store_conv_export(F->store, "sd", &conv, &err), &err);
-    assert_string_equal(jstr(ledger_entry(conv, "s1"), "status"), "error");
+    assert_string_equal(th_jstr(th_ledger_entry(conv, "s1"), "status"), "error");
     json_decref(conv);
 }
 
@@ -1036,9 +980,9 @@ static void stream_closed_interrupts_turn(void **state)
         rein_sleep_ms(10);
     conv = conversation("gone");
     assert_true(json_is_null(jget(conv, "lock")));
-    assert_string_equal(jstr(conv, "state"), "interrupted");
-    assert_string_equal(jstr(ledger_entry(conv, "s1"), "status"), "error");
-    assert_string_equal(jstr(jget(ledger_entry(conv, "s1"), "result"), "code"), "cancelled");
+    assert_string_equal(th_jstr(conv, "state"), "interrupted");
+    assert_string_equal(th_jstr(th_ledger_entry(conv, "s1"), "status"), "error");
+    assert_string_equal(th_jstr(jget(th_ledger_entry(conv, "s1"), "result"), "code"), "cancelled");
     json_decref(conv);
 }
 
@@ -1055,11 +999,11 @@ static void metrics_of_turns(void **state)
     th_post(u("/agent/chat"), "{\"message\": \"echo hi\"}", &r);
     th_resp_free(&r);
     th_post(u("/agent/chat"), "{\"message\": \"retry me\"}", &r);
-    assert_string_equal(jstr(r.json, "response"), "after a retry");
+    assert_string_equal(th_jstr(r.json, "response"), "after a retry");
     th_resp_free(&r);
     th_post(u("/agent/chat"), "{\"message\": \"fail\"}", &r);
     assert_int_equal(r.status, 200);
-    assert_string_equal(jstr(jget(r.json, "meta"), "stop_reason"), "provider_error");
+    assert_string_equal(th_jstr(jget(r.json, "meta"), "stop_reason"), "provider_error");
     th_resp_free(&r);
     /* A request is counted when its connection is done with it, just after the answer. */
     for (int64_t end = rein_now_ms() + 10000;; rein_sleep_ms(10)) {

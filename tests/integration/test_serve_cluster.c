@@ -189,11 +189,6 @@ static void script(const char *text)
     assert_rein_ok(ms_script(C->ms, text, false, &err), &err);
 }
 
-static const char *jstr(const json_t *o, const char *key)
-{
-    return json_string_value(json_object_get(o, key));
-}
-
 /* GET /agent/conversations/{id} through in (new object). */
 static json_t *conversation(const struct inst *in, const char *id)
 {
@@ -221,7 +216,7 @@ static void wait_state(const struct inst *in, const char *id, const char *state)
         const char *s;
         snprintf(path, sizeof(path), "/agent/conversations/%s", id);
         th_get(at(in, path), &r);
-        s = jstr(json_object_get(r.json, "lock"), "state");
+        s = th_jstr(json_object_get(r.json, "lock"), "state");
         if (s && strcmp(s, state) == 0) {
             th_resp_free(&r);
             return;
@@ -232,59 +227,17 @@ static void wait_state(const struct inst *in, const char *id, const char *state)
     fail_msg("%s never showed %s in state %s", in->base, id, state);
 }
 
-static const json_t *ledger_entry(const json_t *conv, const char *call_id)
+/* Both instances over the one Redis, with the same lease and grace (ms, as text). */
+static void pair_start(const char *lease_ms, const char *grace_ms)
 {
-    const json_t *e;
-    size_t i;
-
-    json_array_foreach(json_object_get(conv, "ledger"), i, e)
-    {
-        if (strcmp(jstr(e, "call_id"), call_id) == 0)
-            return e;
-    }
-    fail_msg("no ledger entry %s", call_id);
-    return NULL;
+    inst_start(&C->a, lease_ms, grace_ms);
+    inst_start(&C->b, lease_ms, grace_ms);
 }
 
-struct bg {
-    pthread_t th;
-    char url[256];
-    char body[512];
-    bool sse;
-    struct th_resp r;
-};
-
-static void *bg_main(void *arg)
+static void pair_stop(void)
 {
-    struct bg *b = arg;
-
-    if (b->sse)
-        th_post_sse(b->url, b->body, &b->r);
-    else
-        th_post(b->url, b->body, &b->r);
-    return NULL;
-}
-
-static struct bg *bg_post(const char *url, const char *body, bool sse)
-{
-    struct bg *b = calloc(1, sizeof(*b));
-
-    snprintf(b->url, sizeof(b->url), "%s", url);
-    snprintf(b->body, sizeof(b->body), "%s", body);
-    b->sse = sse;
-    assert_int_equal(pthread_create(&b->th, NULL, bg_main, b), 0);
-    return b;
-}
-
-static void bg_done(struct bg *b)
-{
-    pthread_join(b->th, NULL);
-}
-
-static void bg_free(struct bg *b)
-{
-    th_resp_free(&b->r);
-    free(b);
+    inst_stop(&C->a);
+    inst_stop(&C->b);
 }
 
 /* ---- two instances, one Redis ------------------------------------------------------------ */
@@ -297,8 +250,7 @@ static void two_instances_share_conversations(void **state)
 
     (void)state;
     setup_cluster(true);
-    inst_start(&C->a, "30000", "5000");
-    inst_start(&C->b, "30000", "5000");
+    pair_start("30000", "5000");
     script("[{\"tool_calls\": [{\"id\": \"c1\", \"name\": \"echo\", \"arguments\": "
            "\"{\\\"text\\\": \\\"hi\\\"}\"}]}, {\"text\": \"It said hi.\"},"
            " {\"text\": \"From B.\"}]");
@@ -309,42 +261,40 @@ static void two_instances_share_conversations(void **state)
     /* Written through A, read through B. */
     conv = conversation(&C->b, "shared");
     assert_int_equal(json_array_size(json_object_get(conv, "messages")), 5);
-    assert_string_equal(jstr(ledger_entry(conv, "c1"), "status"), "success");
+    assert_string_equal(th_jstr(th_ledger_entry(conv, "c1"), "status"), "success");
     json_decref(conv);
     th_get(at(&C->b, "/agent/conversations"), &r);
-    assert_string_equal(jstr(json_array_get(json_object_get(r.json, "conversations"), 0), "id"),
+    assert_string_equal(th_jstr(json_array_get(json_object_get(r.json, "conversations"), 0), "id"),
                         "shared");
     th_resp_free(&r);
     /* Continued through B: the model sees the turn A ran. */
     th_post(at(&C->b, "/agent/chat"), "{\"message\": \"more\", \"conversation_id\": \"shared\"}",
             &r);
     assert_int_equal(r.status, 200);
-    assert_string_equal(jstr(r.json, "response"), "From B.");
+    assert_string_equal(th_jstr(r.json, "response"), "From B.");
     th_resp_free(&r);
     msgs = json_object_get(ms_request(C->ms, 2)->json, "messages");
     assert_int_equal(json_array_size(msgs), 6);
-    assert_string_equal(jstr(json_array_get(msgs, 4), "content"), "It said hi.");
-    inst_stop(&C->a);
-    inst_stop(&C->b);
+    assert_string_equal(th_jstr(json_array_get(msgs, 4), "content"), "It said hi.");
+    pair_stop();
 }
 
 static void two_instances_one_turn_at_a_time(void **state)
 {
-    struct bg *x, *y;
+    struct th_bg *x, *y;
     long sa, sb;
     const struct th_resp *busy;
 
     (void)state;
     setup_cluster(true);
-    inst_start(&C->a, "30000", "5000");
-    inst_start(&C->b, "30000", "5000");
+    pair_start("30000", "5000");
     script("[{\"text\": \"the one that ran\", \"delay_headers_ms\": 1000, \"times\": 0}]");
-    x = bg_post(at(&C->a, "/agent/chat"), "{\"message\": \"one\", \"conversation_id\": \"race\"}",
-                false);
-    y = bg_post(at(&C->b, "/agent/chat"), "{\"message\": \"two\", \"conversation_id\": \"race\"}",
-                false);
-    bg_done(x);
-    bg_done(y);
+    x = th_bg_post(at(&C->a, "/agent/chat"),
+                   "{\"message\": \"one\", \"conversation_id\": \"race\"}", false);
+    y = th_bg_post(at(&C->b, "/agent/chat"),
+                   "{\"message\": \"two\", \"conversation_id\": \"race\"}", false);
+    th_bg_join(x);
+    th_bg_join(y);
     sa = x->r.status;
     sb = y->r.status;
     if (!((sa == 200 && sb == 409) || (sa == 409 && sb == 200)))
@@ -353,7 +303,8 @@ static void two_instances_one_turn_at_a_time(void **state)
     busy = sa == 409 ? &x->r : &y->r;
     th_assert_error(busy, 409, "conversation_busy");
     assert_string_equal(
-        jstr(json_object_get(json_object_get(busy->json, "error"), "lock"), "state"), "thinking");
+        th_jstr(json_object_get(json_object_get(busy->json, "error"), "lock"), "state"),
+        "thinking");
     /* Exactly one turn reached the model, and the conversation has one user message. */
     assert_int_equal(ms_request_count(C->ms), 1);
     {
@@ -361,45 +312,43 @@ static void two_instances_one_turn_at_a_time(void **state)
         assert_int_equal(json_array_size(json_object_get(conv, "messages")), 3);
         json_decref(conv);
     }
-    bg_free(x);
-    bg_free(y);
-    inst_stop(&C->a);
-    inst_stop(&C->b);
+    th_bg_free(x);
+    th_bg_free(y);
+    pair_stop();
 }
 
 static void cancel_and_approval_across_instances(void **state)
 {
-    struct bg *x;
+    struct th_bg *x;
     struct th_resp r;
     const json_t *call;
 
     (void)state;
     setup_cluster(true);
-    inst_start(&C->a, "30000", "5000");
-    inst_start(&C->b, "30000", "5000");
+    pair_start("30000", "5000");
 
     /* A cancel sent to B stops the tool running on A. */
     script("[{\"tool_calls\": [{\"id\": \"s1\", \"name\": \"slow\", \"arguments\": \"{}\"}]}]");
-    x = bg_post(at(&C->a, "/agent/chat"), "{\"message\": \"go\", \"conversation_id\": \"rc\"}",
-                false);
+    x = th_bg_post(at(&C->a, "/agent/chat"), "{\"message\": \"go\", \"conversation_id\": \"rc\"}",
+                   false);
     wait_state(&C->b, "rc", "executing");
     th_post(at(&C->b, "/agent/conversations/rc/cancel"), "{\"reason\": \"stop from B\"}", &r);
     assert_int_equal(r.status, 202);
     th_resp_free(&r);
-    bg_done(x);
+    th_bg_join(x);
     assert_int_equal(x->r.status, 200);
-    assert_string_equal(jstr(json_object_get(x->r.json, "meta"), "stop_reason"), "cancelled");
-    assert_non_null(strstr(jstr(x->r.json, "response"), "stop from B"));
+    assert_string_equal(th_jstr(json_object_get(x->r.json, "meta"), "stop_reason"), "cancelled");
+    assert_non_null(strstr(th_jstr(x->r.json, "response"), "stop from B"));
     call = json_array_get(json_object_get(x->r.json, "tool_calls"), 0);
-    assert_string_equal(jstr(json_object_get(call, "result"), "code"), "cancelled");
-    bg_free(x);
+    assert_string_equal(th_jstr(json_object_get(call, "result"), "code"), "cancelled");
+    th_bg_free(x);
 
     /* An approval posted to B lets the destructive call on A run. */
     script("[{\"tool_calls\": [{\"id\": \"w1\", \"name\": \"wipe\", \"arguments\": \"{}\"}]},"
            " {\"text\": \"wiped\"}]");
-    x = bg_post(at(&C->a, "/agent/chat"),
-                "{\"message\": \"wipe\", \"conversation_id\": \"ra\", \"verification\": \"off\"}",
-                true);
+    x = th_bg_post(
+        at(&C->a, "/agent/chat"),
+        "{\"message\": \"wipe\", \"conversation_id\": \"ra\", \"verification\": \"off\"}", true);
     wait_state(&C->b, "ra", "waiting_approval");
     th_post(at(&C->b, "/agent/conversations/ra/approvals/w1"), "{\"approve\": true}", &r);
     assert_int_equal(r.status, 200);
@@ -408,28 +357,27 @@ static void cancel_and_approval_across_instances(void **state)
     /* Answered once: a second answer, from anywhere, is refused (or finds nothing waiting). */
     assert_true(r.status == 409 || r.status == 404);
     th_resp_free(&r);
-    bg_done(x);
+    th_bg_join(x);
     assert_int_equal(x->r.status, 200);
     {
         json_t *events = th_sse_events(x->r.body, NULL);
         const json_t *res =
             json_object_get(json_array_get(events, json_array_size(events) - 1), "data");
         call = json_array_get(json_object_get(res, "tool_calls"), 0);
-        assert_string_equal(jstr(call, "status"), "success");
+        assert_string_equal(th_jstr(call, "status"), "success");
         assert_true(json_is_true(json_object_get(json_object_get(call, "approval"), "approved")));
-        assert_string_equal(jstr(res, "response"), "wiped");
+        assert_string_equal(th_jstr(res, "response"), "wiped");
         json_decref(events);
     }
-    bg_free(x);
-    inst_stop(&C->a);
-    inst_stop(&C->b);
+    th_bg_free(x);
+    pair_stop();
 }
 
 /* ---- lifecycle --------------------------------------------------------------------------- */
 
 static void kill9_during_a_slow_tool(void **state)
 {
-    struct bg *x;
+    struct th_bg *x;
     struct th_resp r;
     json_t *conv = NULL;
     const json_t *msgs, *entry = NULL;
@@ -438,12 +386,11 @@ static void kill9_during_a_slow_tool(void **state)
 
     (void)state;
     setup_cluster(true);
-    inst_start(&C->a, "1500", "5000");
-    inst_start(&C->b, "1500", "5000");
+    pair_start("1500", "5000");
     script("[{\"tool_calls\": [{\"id\": \"s1\", \"name\": \"slow\", \"arguments\": \"{}\"}]},"
            " {\"text\": \"resumed\"}]");
-    x = bg_post(at(&C->a, "/agent/chat"), "{\"message\": \"go slow\", \"conversation_id\": \"k9\"}",
-                true);
+    x = th_bg_post(at(&C->a, "/agent/chat"),
+                   "{\"message\": \"go slow\", \"conversation_id\": \"k9\"}", true);
     wait_state(&C->b, "k9", "executing");
     rein_proc_kill(C->a.proc, SIGKILL);
     {
@@ -452,11 +399,11 @@ static void kill9_during_a_slow_tool(void **state)
     }
     rein_proc_free(C->a.proc);
     C->a.proc = NULL;
-    bg_done(x);
+    th_bg_join(x);
     /* The client saw the turn accepted and running before the process died. */
     assert_non_null(strstr(x->r.body, "event: start"));
     assert_non_null(strstr(x->r.body, "event: tool_call"));
-    bg_free(x);
+    th_bg_free(x);
 
     /* Nothing accepted is lost: the message and the model's call are stored, the call
      * pending; once the dead turn's lease runs out, the call is flagged and the lock free. */
@@ -464,24 +411,24 @@ static void kill9_during_a_slow_tool(void **state)
     while (rein_now_ms() < deadline) {
         json_decref(conv);
         conv = conversation(&C->b, "k9");
-        entry = ledger_entry(conv, "s1");
+        entry = th_ledger_entry(conv, "s1");
         if (json_is_true(json_object_get(entry, "interrupted")) &&
             json_is_null(json_object_get(conv, "lock")))
             break;
         rein_sleep_ms(50);
     }
     assert_true(json_is_true(json_object_get(entry, "interrupted")));
-    assert_string_equal(jstr(entry, "status"), "pending");
+    assert_string_equal(th_jstr(entry, "status"), "pending");
     assert_true(json_is_null(json_object_get(conv, "lock")));
     msgs = json_object_get(conv, "messages");
     assert_int_equal(json_array_size(msgs), 3);
-    assert_string_equal(jstr(json_object_get(json_array_get(msgs, 1), "message"), "content"),
+    assert_string_equal(th_jstr(json_object_get(json_array_get(msgs, 1), "message"), "content"),
                         "go slow");
     assert_string_equal(
-        jstr(json_array_get(
-                 json_object_get(json_object_get(json_array_get(msgs, 2), "message"), "tool_calls"),
-                 0),
-             "id"),
+        th_jstr(json_array_get(json_object_get(json_object_get(json_array_get(msgs, 2), "message"),
+                                               "tool_calls"),
+                               0),
+                "id"),
         "s1");
     json_decref(conv);
     kill_leftover_tool();
@@ -492,54 +439,48 @@ static void kill9_during_a_slow_tool(void **state)
     th_post(at(&C->a, "/agent/chat"), "{\"message\": \"and now?\", \"conversation_id\": \"k9\"}",
             &r);
     assert_int_equal(r.status, 200);
-    assert_string_equal(jstr(r.json, "response"), "resumed");
+    assert_string_equal(th_jstr(r.json, "response"), "resumed");
     th_resp_free(&r);
     mr = ms_last_request(C->ms);
     msgs = json_object_get(mr->json, "messages");
-    assert_string_equal(jstr(json_array_get(msgs, 3), "role"), "tool");
-    assert_string_equal(jstr(json_array_get(msgs, 3), "tool_call_id"), "s1");
-    assert_non_null(strstr(jstr(json_array_get(msgs, 3), "content"), "cancelled"));
+    assert_string_equal(th_jstr(json_array_get(msgs, 3), "role"), "tool");
+    assert_string_equal(th_jstr(json_array_get(msgs, 3), "tool_call_id"), "s1");
+    assert_non_null(strstr(th_jstr(json_array_get(msgs, 3), "content"), "cancelled"));
     conv = conversation(&C->b, "k9");
-    entry = ledger_entry(conv, "s1");
-    assert_string_equal(jstr(entry, "status"), "error");
+    entry = th_ledger_entry(conv, "s1");
+    assert_string_equal(th_jstr(entry, "status"), "error");
     assert_false(json_is_true(json_object_get(entry, "interrupted")));
     json_decref(conv);
-    inst_stop(&C->a);
-    inst_stop(&C->b);
+    pair_stop();
 }
 
 static void sigterm_cancels_after_grace(void **state)
 {
-    struct bg *x;
+    struct th_bg *x;
     json_t *conv, *events;
     const json_t *res;
-    int code = -1;
 
     (void)state;
     setup_cluster(false);
     inst_start(&C->a, "30000", "300");
     script("[{\"tool_calls\": [{\"id\": \"s1\", \"name\": \"slow\", \"arguments\": \"{}\"}]}]");
-    x = bg_post(at(&C->a, "/agent/chat"), "{\"message\": \"go slow\", \"conversation_id\": \"st\"}",
-                true);
+    x = th_bg_post(at(&C->a, "/agent/chat"),
+                   "{\"message\": \"go slow\", \"conversation_id\": \"st\"}", true);
     wait_state(&C->a, "st", "executing");
-    rein_proc_kill(C->a.proc, SIGTERM);
-    assert_rein_ok(rein_proc_wait(C->a.proc, 20000, &code), NULL);
-    assert_int_equal(code, 0);
-    rein_proc_free(C->a.proc);
-    C->a.proc = NULL;
-    bg_done(x);
+    inst_stop(&C->a); /* SIGTERM: stops gracefully, exits 0 */
+    th_bg_join(x);
     events = th_sse_events(x->r.body, NULL);
     res = json_object_get(json_array_get(events, json_array_size(events) - 1), "data");
-    assert_string_equal(jstr(json_array_get(events, json_array_size(events) - 1), "event"),
+    assert_string_equal(th_jstr(json_array_get(events, json_array_size(events) - 1), "event"),
                         "result");
-    assert_string_equal(jstr(json_object_get(res, "meta"), "stop_reason"), "cancelled");
+    assert_string_equal(th_jstr(json_object_get(res, "meta"), "stop_reason"), "cancelled");
     json_decref(events);
-    bg_free(x);
+    th_bg_free(x);
     /* After a restart: the conversation says it was interrupted, the call has its result. */
     inst_start(&C->a, "30000", "300");
     conv = conversation(&C->a, "st");
-    assert_string_equal(jstr(conv, "state"), "interrupted");
-    assert_string_equal(jstr(ledger_entry(conv, "s1"), "status"), "error");
+    assert_string_equal(th_jstr(conv, "state"), "interrupted");
+    assert_string_equal(th_jstr(th_ledger_entry(conv, "s1"), "status"), "error");
     assert_true(json_is_null(json_object_get(conv, "lock")));
     json_decref(conv);
     inst_stop(&C->a);
@@ -547,26 +488,21 @@ static void sigterm_cancels_after_grace(void **state)
 
 static void sigterm_lets_a_turn_finish(void **state)
 {
-    struct bg *x;
-    int code = -1;
+    struct th_bg *x;
 
     (void)state;
     setup_cluster(false);
     inst_start(&C->a, "30000", "10000");
     script("[{\"text\": \"made it\", \"delay_headers_ms\": 600}]");
-    x = bg_post(at(&C->a, "/agent/chat"), "{\"message\": \"finish\", \"conversation_id\": \"ok\"}",
-                false);
+    x = th_bg_post(at(&C->a, "/agent/chat"),
+                   "{\"message\": \"finish\", \"conversation_id\": \"ok\"}", false);
     assert_true(ms_wait(C->ms, 1, 20000));
-    rein_proc_kill(C->a.proc, SIGTERM);
-    assert_rein_ok(rein_proc_wait(C->a.proc, 20000, &code), NULL);
-    assert_int_equal(code, 0);
-    rein_proc_free(C->a.proc);
-    C->a.proc = NULL;
-    bg_done(x);
+    inst_stop(&C->a); /* SIGTERM: stops gracefully, exits 0 */
+    th_bg_join(x);
     assert_int_equal(x->r.status, 200);
-    assert_string_equal(jstr(x->r.json, "response"), "made it");
-    assert_string_equal(jstr(json_object_get(x->r.json, "meta"), "stop_reason"), "final_answer");
-    bg_free(x);
+    assert_string_equal(th_jstr(x->r.json, "response"), "made it");
+    assert_string_equal(th_jstr(json_object_get(x->r.json, "meta"), "stop_reason"), "final_answer");
+    th_bg_free(x);
 }
 
 static const struct CMUnitTest tests[] = {

@@ -6,6 +6,7 @@
  * on SIGTERM.
  */
 /* rein-test-timeout: 120 */
+#include "http_client.h"
 #include "test.h"
 
 #include <curl/curl.h>
@@ -14,98 +15,6 @@
 #include <signal.h>
 #include <stdatomic.h>
 #include <unistd.h>
-
-struct resp {
-    int curl_rc;
-    long status;
-    char *body;
-    size_t len;
-    char headers[4096];
-    size_t hlen;
-};
-
-static size_t on_body(char *data, size_t size, size_t n, void *ud)
-{
-    struct resp *r = ud;
-    size_t len = size * n;
-    char *grown = realloc(r->body, r->len + len + 1);
-
-    assert_non_null(grown);
-    r->body = grown;
-    memcpy(r->body + r->len, data, len);
-    r->len += len;
-    r->body[r->len] = '\0';
-    return len;
-}
-
-static size_t on_header(char *data, size_t size, size_t n, void *ud)
-{
-    struct resp *r = ud;
-    size_t len = size * n;
-
-    if (r->hlen + len < sizeof(r->headers) - 1) {
-        memcpy(r->headers + r->hlen, data, len);
-        r->hlen += len;
-        r->headers[r->hlen] = '\0';
-    }
-    return len;
-}
-
-/* One request; headers is a NULL-terminated list of "Name: value" (may be NULL). */
-static void http(const char *method, const char *url, const char *body, size_t len,
-                 const char *const *headers, struct resp *out)
-{
-    CURL *c = curl_easy_init();
-    struct curl_slist *list = NULL;
-
-    memset(out, 0, sizeof(*out));
-    assert_non_null(c);
-    curl_easy_setopt(c, CURLOPT_URL, url);
-    curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method);
-    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
-    curl_easy_setopt(c, CURLOPT_WRITEDATA, out);
-    curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
-    curl_easy_setopt(c, CURLOPT_HEADERDATA, out);
-    curl_easy_setopt(c, CURLOPT_TIMEOUT, 30L);
-    curl_easy_setopt(c, CURLOPT_PATH_AS_IS, 1L);
-    if (body) {
-        curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
-        curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
-    }
-    for (size_t i = 0; headers && headers[i]; i++)
-        list = curl_slist_append(list, headers[i]);
-    list = curl_slist_append(list, "Expect:");
-    curl_easy_setopt(c, CURLOPT_HTTPHEADER, list);
-    out->curl_rc = (int)curl_easy_perform(c);
-    curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &out->status);
-    curl_slist_free_all(list);
-    curl_easy_cleanup(c);
-    if (!out->body)
-        out->body = calloc(1, 1);
-}
-
-static void resp_free(struct resp *r)
-{
-    free(r->body);
-    r->body = NULL;
-}
-
-/* The error code of a JSON error body. */
-static void assert_error(const struct resp *r, long status, const char *code)
-{
-    json_t *o;
-    const char *got;
-
-    if (r->status != status)
-        fail_msg("expected %ld, got %ld: %s", status, r->status, r->body);
-    o = json_loads(r->body, 0, NULL);
-    assert_non_null(o);
-    got = json_string_value(json_object_get(json_object_get(o, "error"), "code"));
-    assert_non_null(got);
-    assert_string_equal(got, code);
-    assert_non_null(json_string_value(json_object_get(json_object_get(o, "error"), "message")));
-    json_decref(o);
-}
 
 struct fixture {
     char *dir;
@@ -196,32 +105,32 @@ static void guards_routing(void **state)
         "/agent/conversations/"
         "0123456789012345678901234567890123456789012345678901234567890123456789",
     };
-    struct resp r;
+    struct th_resp r;
 
     (void)state;
     start(NULL, 0, NULL);
-    http("GET", u("/nope"), NULL, 0, NULL, &r);
-    assert_error(&r, 404, "not_found");
+    th_http_raw("GET", u("/nope"), NULL, 0, NULL, &r);
+    th_assert_error(&r, 404, "not_found");
     assert_non_null(strstr(r.headers, "X-Request-Id: req_"));
-    resp_free(&r);
-    http("GET", u("/agent/conversations/"), NULL, 0, NULL, &r);
-    assert_error(&r, 404, "not_found");
-    resp_free(&r);
-    http("PUT", u("/agent/conversations/abc"), "{}", 2, NULL, &r);
-    assert_error(&r, 405, "method_not_allowed");
+    th_resp_free(&r);
+    th_http_raw("GET", u("/agent/conversations/"), NULL, 0, NULL, &r);
+    th_assert_error(&r, 404, "not_found");
+    th_resp_free(&r);
+    th_http_raw("PUT", u("/agent/conversations/abc"), "{}", 2, NULL, &r);
+    th_assert_error(&r, 405, "method_not_allowed");
     assert_non_null(strstr(r.headers, "Allow: GET, DELETE"));
-    resp_free(&r);
+    th_resp_free(&r);
     for (size_t i = 0; i < sizeof(bad_ids) / sizeof(bad_ids[0]); i++) {
-        http("GET", u(bad_ids[i]), NULL, 0, NULL, &r);
+        th_http_raw("GET", u(bad_ids[i]), NULL, 0, NULL, &r);
         if (r.status != 400)
             fail_msg("%s: expected 400, got %ld %s", bad_ids[i], r.status, r.body);
-        assert_error(&r, 400, "invalid_id");
-        resp_free(&r);
+        th_assert_error(&r, 400, "invalid_id");
+        th_resp_free(&r);
     }
     /* A plain unknown id is well-formed: 404 from the store. */
-    http("GET", u("/agent/conversations/conv_unknown"), NULL, 0, NULL, &r);
-    assert_error(&r, 404, "not_found");
-    resp_free(&r);
+    th_http_raw("GET", u("/agent/conversations/conv_unknown"), NULL, 0, NULL, &r);
+    th_assert_error(&r, 404, "not_found");
+    th_resp_free(&r);
 }
 
 static void guards_bodies(void **state)
@@ -233,34 +142,34 @@ static void guards_bodies(void **state)
         "traceparent: 00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", NULL};
     size_t big = (size_t)2 << 20;
     char *body = malloc(big);
-    struct resp r;
+    struct th_resp r;
     json_t *o;
 
     (void)state;
     start(NULL, 0, NULL);
-    http("POST", u("/echo"), "{\"a\":1}", 7, text_ct, &r);
-    assert_error(&r, 415, "unsupported_media_type");
-    resp_free(&r);
-    http("POST", u("/echo"), "{\"a\":1}", 7, NULL, &r); /* curl sends form encoding */
-    assert_error(&r, 415, "unsupported_media_type");
-    resp_free(&r);
-    http("POST", u("/echo"), "{\"a\":\n  [1, 2,, 3]}", 19, json_ct, &r);
-    assert_error(&r, 400, "invalid_json");
+    th_http_raw("POST", u("/echo"), "{\"a\":1}", 7, text_ct, &r);
+    th_assert_error(&r, 415, "unsupported_media_type");
+    th_resp_free(&r);
+    th_http_raw("POST", u("/echo"), "{\"a\":1}", 7, NULL, &r); /* curl sends form encoding */
+    th_assert_error(&r, 415, "unsupported_media_type");
+    th_resp_free(&r);
+    th_http_raw("POST", u("/echo"), "{\"a\":\n  [1, 2,, 3]}", 19, json_ct, &r);
+    th_assert_error(&r, 400, "invalid_json");
     assert_non_null(strstr(r.body, "line 2"));
     assert_non_null(strstr(r.body, "column"));
-    resp_free(&r);
-    http("POST", u("/echo"), "", 0, json_ct, &r);
-    assert_error(&r, 400, "invalid_json");
-    resp_free(&r);
+    th_resp_free(&r);
+    th_http_raw("POST", u("/echo"), "", 0, json_ct, &r);
+    th_assert_error(&r, 400, "invalid_json");
+    th_resp_free(&r);
 
     /* 2 MiB against a 1 MiB limit: refused from Content-Length, body never read. */
     memset(body, 'x', big);
-    http("POST", u("/echo"), body, big, json_ct, &r);
-    assert_error(&r, 413, "payload_too_large");
-    resp_free(&r);
+    th_http_raw("POST", u("/echo"), body, big, json_ct, &r);
+    th_assert_error(&r, 413, "payload_too_large");
+    th_resp_free(&r);
     free(body);
 
-    http("POST", u("/echo"), "{\"k\":[1,2,3]}", 13, tp, &r);
+    th_http_raw("POST", u("/echo"), "{\"k\":[1,2,3]}", 13, tp, &r);
     assert_int_equal(r.status, 200);
     o = json_loads(r.body, 0, NULL);
     assert_string_equal(json_string_value(json_object_get(o, "trace")),
@@ -269,7 +178,7 @@ static void guards_bodies(void **state)
         json_integer_value(json_array_get(json_object_get(json_object_get(o, "got"), "k"), 2)), 3);
     json_decref(o);
     assert_non_null(strstr(r.headers, "X-Trace-Id: 4bf92f3577b34da6a3ce929d0e0e4736"));
-    resp_free(&r);
+    th_resp_free(&r);
 }
 
 /* Chunked upload past the limit: nothing buffered past it, 413 at the end. */
@@ -292,7 +201,7 @@ static void guards_chunked(void **state)
     CURL *c = curl_easy_init();
     struct curl_slist *list = NULL;
     struct reader rd = {.left = (size_t)3 << 20 >> 1};
-    struct resp r = {0};
+    struct th_resp r = {0};
 
     (void)state;
     start(NULL, 0, NULL);
@@ -304,15 +213,16 @@ static void guards_chunked(void **state)
     curl_easy_setopt(c, CURLOPT_READFUNCTION, read_chunks);
     curl_easy_setopt(c, CURLOPT_READDATA, &rd);
     curl_easy_setopt(c, CURLOPT_HTTPHEADER, list);
-    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
+    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, th_on_body);
     curl_easy_setopt(c, CURLOPT_WRITEDATA, &r);
     curl_easy_setopt(c, CURLOPT_TIMEOUT, 30L);
     curl_easy_perform(c);
     curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &r.status);
     curl_slist_free_all(list);
     curl_easy_cleanup(c);
-    assert_error(&r, 413, "payload_too_large");
-    resp_free(&r);
+    r.json = json_loads(r.body ? r.body : "", 0, NULL);
+    th_assert_error(&r, 413, "payload_too_large");
+    th_resp_free(&r);
 }
 
 static void guards_auth(void **state)
@@ -321,44 +231,44 @@ static void guards_auth(void **state)
     static const char *const wrong[] = {"Authorization: Bearer k3", NULL};
     static const char *const basic[] = {"Authorization: Basic azI=", NULL};
     static const char *const prefix[] = {"Authorization: Bearer k", NULL};
-    struct resp r;
+    struct th_resp r;
 
     (void)state;
     start(" k1 , k2,,", 0, NULL);
-    http("GET", u("/agent/conversations"), NULL, 0, NULL, &r);
-    assert_error(&r, 401, "unauthorized");
+    th_http_raw("GET", u("/agent/conversations"), NULL, 0, NULL, &r);
+    th_assert_error(&r, 401, "unauthorized");
     assert_non_null(strstr(r.headers, "WWW-Authenticate: Bearer"));
-    resp_free(&r);
-    http("GET", u("/agent/conversations"), NULL, 0, wrong, &r);
-    assert_error(&r, 401, "unauthorized");
-    resp_free(&r);
-    http("GET", u("/agent/conversations"), NULL, 0, basic, &r);
-    assert_error(&r, 401, "unauthorized");
-    resp_free(&r);
-    http("GET", u("/agent/conversations"), NULL, 0, prefix, &r);
-    assert_error(&r, 401, "unauthorized");
-    resp_free(&r);
+    th_resp_free(&r);
+    th_http_raw("GET", u("/agent/conversations"), NULL, 0, wrong, &r);
+    th_assert_error(&r, 401, "unauthorized");
+    th_resp_free(&r);
+    th_http_raw("GET", u("/agent/conversations"), NULL, 0, basic, &r);
+    th_assert_error(&r, 401, "unauthorized");
+    th_resp_free(&r);
+    th_http_raw("GET", u("/agent/conversations"), NULL, 0, prefix, &r);
+    th_assert_error(&r, 401, "unauthorized");
+    th_resp_free(&r);
     /* Unknown paths do not reveal themselves to a client without a key. */
-    http("GET", u("/secret-route"), NULL, 0, NULL, &r);
-    assert_error(&r, 401, "unauthorized");
-    resp_free(&r);
-    http("GET", u("/metrics"), NULL, 0, NULL, &r);
-    assert_error(&r, 401, "unauthorized");
-    resp_free(&r);
-    http("GET", u("/agent/conversations"), NULL, 0, good, &r);
+    th_http_raw("GET", u("/secret-route"), NULL, 0, NULL, &r);
+    th_assert_error(&r, 401, "unauthorized");
+    th_resp_free(&r);
+    th_http_raw("GET", u("/metrics"), NULL, 0, NULL, &r);
+    th_assert_error(&r, 401, "unauthorized");
+    th_resp_free(&r);
+    th_http_raw("GET", u("/agent/conversations"), NULL, 0, good, &r);
     assert_int_equal(r.status, 200);
-    resp_free(&r);
-    http("GET", u("/healthz"), NULL, 0, NULL, &r);
+    th_resp_free(&r);
+    th_http_raw("GET", u("/healthz"), NULL, 0, NULL, &r);
     assert_int_equal(r.status, 200);
     assert_non_null(strstr(r.body, "\"ok\""));
-    resp_free(&r);
+    th_resp_free(&r);
     teardown(NULL);
 
     /* Without keys, no route needs one. */
     start(NULL, 0, NULL);
-    http("GET", u("/agent/conversations"), NULL, 0, NULL, &r);
+    th_http_raw("GET", u("/agent/conversations"), NULL, 0, NULL, &r);
     assert_int_equal(r.status, 200);
-    resp_free(&r);
+    th_resp_free(&r);
 }
 
 static void secret_compare(void **state)
@@ -382,7 +292,7 @@ static void conversations_routes(void **state)
     struct rein_store_ledger_entry e = {
         .call_id = "call_1", .tool = "echo", .args = "{\"text\":\"hi\"}", .step = -1};
     char token[REIN_ID_MAX];
-    struct resp r;
+    struct th_resp r;
     json_t *o;
     rein_error err;
 
@@ -405,7 +315,7 @@ static void conversations_routes(void **state)
                    &err);
     assert_rein_ok(rein_store_ledger_put(fx->store, "c2", &e, &err), &err);
 
-    http("GET", u("/agent/conversations?limit=2"), NULL, 0, NULL, &r);
+    th_http_raw("GET", u("/agent/conversations?limit=2"), NULL, 0, NULL, &r);
     assert_int_equal(r.status, 200);
     o = json_loads(r.body, 0, NULL);
     assert_int_equal(json_array_size(json_object_get(o, "conversations")), 2);
@@ -419,23 +329,23 @@ static void conversations_routes(void **state)
         snprintf(path, sizeof(path), "/agent/conversations?limit=10&cursor=%s", cursor);
         curl_free(cursor);
         json_decref(o);
-        resp_free(&r);
-        http("GET", u(path), NULL, 0, NULL, &r);
+        th_resp_free(&r);
+        th_http_raw("GET", u(path), NULL, 0, NULL, &r);
         assert_int_equal(r.status, 200);
         o = json_loads(r.body, 0, NULL);
         assert_int_equal(json_array_size(json_object_get(o, "conversations")), 3);
         assert_true(json_is_null(json_object_get(o, "next_cursor")));
     }
     json_decref(o);
-    resp_free(&r);
-    http("GET", u("/agent/conversations?limit=0"), NULL, 0, NULL, &r);
-    assert_error(&r, 400, "bad_request");
-    resp_free(&r);
-    http("GET", u("/agent/conversations?cursor=nonsense"), NULL, 0, NULL, &r);
-    assert_error(&r, 400, "bad_request");
-    resp_free(&r);
+    th_resp_free(&r);
+    th_http_raw("GET", u("/agent/conversations?limit=0"), NULL, 0, NULL, &r);
+    th_assert_error(&r, 400, "bad_request");
+    th_resp_free(&r);
+    th_http_raw("GET", u("/agent/conversations?cursor=nonsense"), NULL, 0, NULL, &r);
+    th_assert_error(&r, 400, "bad_request");
+    th_resp_free(&r);
 
-    http("GET", u("/agent/conversations/c2"), NULL, 0, NULL, &r);
+    th_http_raw("GET", u("/agent/conversations/c2"), NULL, 0, NULL, &r);
     assert_int_equal(r.status, 200);
     o = json_loads(r.body, 0, NULL);
     assert_int_equal(json_array_size(json_object_get(o, "messages")), 1);
@@ -449,32 +359,32 @@ static void conversations_routes(void **state)
                         "pending");
     assert_true(json_is_null(json_object_get(o, "lock")));
     json_decref(o);
-    resp_free(&r);
+    th_resp_free(&r);
 
     /* While a turn holds the lock: the state is visible and deletion is refused with it. */
     assert_rein_ok(rein_store_lock_acquire(fx->store, "c2", 60000, "executing", token, NULL, &err),
                    &err);
     assert_rein_ok(rein_store_lock_set_state(fx->store, "c2", token, "executing", "echo", &err),
                    &err);
-    http("DELETE", u("/agent/conversations/c2"), NULL, 0, NULL, &r);
-    assert_error(&r, 409, "conversation_busy");
+    th_http_raw("DELETE", u("/agent/conversations/c2"), NULL, 0, NULL, &r);
+    th_assert_error(&r, 409, "conversation_busy");
     o = json_loads(r.body, 0, NULL);
     assert_string_equal(json_string_value(json_object_get(
                             json_object_get(json_object_get(o, "error"), "lock"), "tool")),
                         "echo");
     json_decref(o);
-    resp_free(&r);
+    th_resp_free(&r);
     assert_rein_ok(rein_store_lock_release(fx->store, "c2", token, &err), &err);
 
-    http("DELETE", u("/agent/conversations/c2"), NULL, 0, NULL, &r);
+    th_http_raw("DELETE", u("/agent/conversations/c2"), NULL, 0, NULL, &r);
     assert_int_equal(r.status, 200);
-    resp_free(&r);
-    http("GET", u("/agent/conversations/c2"), NULL, 0, NULL, &r);
-    assert_error(&r, 404, "not_found");
-    resp_free(&r);
-    http("DELETE", u("/agent/conversations/c2"), NULL, 0, NULL, &r);
-    assert_error(&r, 404, "not_found");
-    resp_free(&r);
+    th_resp_free(&r);
+    th_http_raw("GET", u("/agent/conversations/c2"), NULL, 0, NULL, &r);
+    th_assert_error(&r, 404, "not_found");
+    th_resp_free(&r);
+    th_http_raw("DELETE", u("/agent/conversations/c2"), NULL, 0, NULL, &r);
+    th_assert_error(&r, 404, "not_found");
+    th_resp_free(&r);
 }
 
 /* ---- metrics ---------------------------------------------------------------------------- */
@@ -482,7 +392,7 @@ static void conversations_routes(void **state)
 static void metrics_text(void **state)
 {
     regex_t help, type, sample;
-    struct resp r;
+    struct th_resp r;
     char *line, *save = NULL;
     int samples = 0, bucket_lines = 0;
     rein_error err;
@@ -502,11 +412,11 @@ static void metrics_text(void **state)
     rein_metric_add(f, values, 2);
     assert_null(rein_metrics_family(fx->metrics, REIN_METRIC_GAUGE, "rein_test_total", "x", labels,
                                     NULL, 0, &err));
-    http("GET", u("/healthz"), NULL, 0, NULL, &r);
-    resp_free(&r);
-    http("GET", u("/nope"), NULL, 0, NULL, &r);
-    resp_free(&r);
-    http("GET", u("/metrics"), NULL, 0, NULL, &r);
+    th_http_raw("GET", u("/healthz"), NULL, 0, NULL, &r);
+    th_resp_free(&r);
+    th_http_raw("GET", u("/nope"), NULL, 0, NULL, &r);
+    th_resp_free(&r);
+    th_http_raw("GET", u("/metrics"), NULL, 0, NULL, &r);
     assert_int_equal(r.status, 200);
     assert_non_null(strstr(r.headers, "text/plain; version=0.0.4"));
     assert_int_equal(regcomp(&help, "^# HELP [a-zA-Z_:][a-zA-Z0-9_:]* .*$", REG_NOSUB), 0);
@@ -536,8 +446,8 @@ static void metrics_text(void **state)
     regfree(&sample);
     assert_true(samples > 10);
     assert_true(bucket_lines > 10);
-    resp_free(&r);
-    http("GET", u("/metrics"), NULL, 0, NULL, &r);
+    th_resp_free(&r);
+    th_http_raw("GET", u("/metrics"), NULL, 0, NULL, &r);
     assert_non_null(strstr(r.body, "rein_http_requests_total{method=\"GET\",route=\"/healthz\","
                                    "status=\"200\"} 1\n"));
     assert_non_null(strstr(r.body, "route=\"unmatched\",status=\"404\"} 1\n"));
@@ -551,7 +461,7 @@ static void metrics_text(void **state)
     assert_non_null(
         strstr(r.body, "rein_http_request_duration_seconds_count{route=\"/healthz\"} 1\n"));
     assert_non_null(strstr(r.body, "# TYPE rein_http_request_duration_seconds histogram\n"));
-    resp_free(&r);
+    th_resp_free(&r);
 }
 
 /* ---- SSE -------------------------------------------------------------------------------- */
@@ -605,12 +515,12 @@ static void add_sse_routes(rein_server *srv)
 
 static void sse_stream(void **state)
 {
-    struct resp r;
+    struct th_resp r;
     const char *first, *ping, *last;
 
     (void)state;
     start(NULL, 50, add_sse_routes);
-    http("GET", u("/sse"), NULL, 0, NULL, &r);
+    th_http_raw("GET", u("/sse"), NULL, 0, NULL, &r);
     assert_int_equal(r.status, 200);
     assert_non_null(strstr(r.headers, "Content-Type: text/event-stream"));
     first = strstr(r.body, "event: status\ndata: {\"n\":1}\n\n");
@@ -621,7 +531,7 @@ static void sse_stream(void **state)
     assert_non_null(last);
     assert_true(first < ping && ping < last);
     assert_null(strstr(r.body, "event: bad"));
-    resp_free(&r);
+    th_resp_free(&r);
 }
 
 static size_t stop_after_first(char *data, size_t size, size_t n, void *ud)
@@ -675,15 +585,15 @@ static void *client_main(void *arg)
 {
     (void)arg;
     for (int i = 0; i < 20; i++) {
-        struct resp r;
+        struct th_resp r;
         char url[128];
         snprintf(url, sizeof(url), "%s%s", fx->base, i % 2 ? "/slow" : "/agent/conversations");
-        http("GET", url, NULL, 0, NULL, &r);
+        th_http_raw("GET", url, NULL, 0, NULL, &r);
         if (r.status == 200)
             atomic_fetch_add(&ok_count, 1);
         else
             print_message("request %d: status %ld, curl %d: %s\n", i, r.status, r.curl_rc, r.body);
-        resp_free(&r);
+        th_resp_free(&r);
     }
     return NULL;
 }
@@ -705,11 +615,11 @@ static void concurrent_clients(void **state)
 
 static void *stream_client(void *arg)
 {
-    struct resp *r = arg;
+    struct th_resp *r = arg;
     CURL *c = curl_easy_init();
 
     curl_easy_setopt(c, CURLOPT_URL, u("/sse-forever"));
-    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
+    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, th_on_body);
     curl_easy_setopt(c, CURLOPT_WRITEDATA, r);
     curl_easy_setopt(c, CURLOPT_TIMEOUT, 60L);
     curl_easy_perform(c);
@@ -719,7 +629,7 @@ static void *stream_client(void *arg)
 
 static void stop_cancels_running(void **state)
 {
-    struct resp r = {0};
+    struct th_resp r = {0};
     pthread_t th;
     int64_t deadline = rein_now_ms() + 10000;
 
@@ -737,7 +647,7 @@ static void stop_cancels_running(void **state)
     pthread_join(th, NULL);
     assert_non_null(r.body);
     assert_non_null(strstr(r.body, "thinking"));
-    resp_free(&r);
+    th_resp_free(&r);
 }
 
 /* ---- the rein serve binary -------------------------------------------------------------- */
@@ -748,7 +658,7 @@ static void serve_binary_sigterm(void **state)
     char port[16], store[600], line[512];
     rein_proc *p = NULL;
     rein_error err;
-    struct resp r;
+    struct th_resp r;
     int code = -1;
     size_t len = 0;
     int64_t deadline = rein_now_ms() + 20000;
@@ -779,13 +689,13 @@ static void serve_binary_sigterm(void **state)
     {
         char url[128];
         snprintf(url, sizeof(url), "http://127.0.0.1:%s/healthz", port);
-        http("GET", url, NULL, 0, NULL, &r);
+        th_http_raw("GET", url, NULL, 0, NULL, &r);
         assert_int_equal(r.status, 200);
-        resp_free(&r);
+        th_resp_free(&r);
         snprintf(url, sizeof(url), "http://127.0.0.1:%s/agent/conversations", port);
-        http("GET", url, NULL, 0, NULL, &r);
+        th_http_raw("GET", url, NULL, 0, NULL, &r);
         assert_int_equal(r.status, 200);
-        resp_free(&r);
+        th_resp_free(&r);
     }
     rein_proc_kill(p, SIGTERM);
     assert_rein_ok(rein_proc_wait(p, 20000, &code), NULL);

@@ -6,117 +6,30 @@
  * itself is tested in Chromium by tests/scripts/browser.sh.
  */
 /* rein-test-timeout: 60 */
+#include "http_client.h"
 #include "test.h"
 
 #include <curl/curl.h>
 #include <dirent.h>
 #include <strings.h>
 
-struct resp {
-    long status;
-    char *body;
-    size_t len;
-    char headers[4096];
-    size_t hlen;
-};
-
-static size_t on_body(char *data, size_t size, size_t n, void *ud)
+/* One request through the support client; header may be NULL. */
+static void http(const char *method, const char *url, const char *header, struct th_resp *out)
 {
-    struct resp *r = ud;
-    size_t len = size * n;
-    char *grown = realloc(r->body, r->len + len + 1);
+    const char *const headers[] = {header, NULL};
 
-    assert_non_null(grown);
-    r->body = grown;
-    memcpy(r->body + r->len, data, len);
-    r->len += len;
-    r->body[r->len] = '\0';
-    return len;
+    th_http(method, url, NULL, header ? headers : NULL, out);
+    assert_int_equal(out->curl_rc, CURLE_OK);
 }
 
-static size_t on_header(char *data, size_t size, size_t n, void *ud)
+static void assert_header(const struct th_resp *r, const char *name, const char *want)
 {
-    struct resp *r = ud;
-    size_t len = size * n;
+    const char *got = th_header(r, name);
 
-    if (r->hlen + len < sizeof(r->headers) - 1) {
-        memcpy(r->headers + r->hlen, data, len);
-        r->hlen += len;
-        r->headers[r->hlen] = '\0';
-    }
-    return len;
-}
-
-/* One request; header may be NULL. */
-static void http(const char *method, const char *url, const char *header, struct resp *out)
-{
-    CURL *c = curl_easy_init();
-    struct curl_slist *list = NULL;
-
-    memset(out, 0, sizeof(*out));
-    assert_non_null(c);
-    curl_easy_setopt(c, CURLOPT_URL, url);
-    curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method);
-    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
-    curl_easy_setopt(c, CURLOPT_WRITEDATA, out);
-    curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
-    curl_easy_setopt(c, CURLOPT_HEADERDATA, out);
-    curl_easy_setopt(c, CURLOPT_TIMEOUT, 30L);
-    curl_easy_setopt(c, CURLOPT_PATH_AS_IS, 1L);
-    if (header) {
-        list = curl_slist_append(list, header);
-        curl_easy_setopt(c, CURLOPT_HTTPHEADER, list);
-    }
-    assert_int_equal(curl_easy_perform(c), CURLE_OK);
-    curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &out->status);
-    curl_slist_free_all(list);
-    curl_easy_cleanup(c);
-    if (!out->body)
-        out->body = calloc(1, 1);
-}
-
-/* The value of response header name (case-insensitive), copied into out; false when absent. */
-static bool header_value(const struct resp *r, const char *name, char *out, size_t size)
-{
-    size_t nlen = strlen(name);
-
-    for (const char *line = r->headers; *line;) {
-        const char *end = strstr(line, "\r\n");
-        size_t len = end ? (size_t)(end - line) : strlen(line);
-        if (len > nlen && strncasecmp(line, name, nlen) == 0 && line[nlen] == ':') {
-            const char *v = line + nlen + 1;
-            while (*v == ' ')
-                v++;
-            snprintf(out, size, "%.*s", (int)(len - (size_t)(v - line)), v);
-            return true;
-        }
-        if (!end)
-            break;
-        line = end + 2;
-    }
-    return false;
-}
-
-static void assert_header(const struct resp *r, const char *name, const char *want)
-{
-    char got[512];
-
-    if (!header_value(r, name, got, sizeof(got)))
+    if (!got)
         fail_msg("no %s header in:\n%s", name, r->headers);
     if (strstr(got, want) == NULL)
         fail_msg("%s is \"%s\", expected it to contain \"%s\"", name, got, want);
-}
-
-static void assert_error(const struct resp *r, long status, const char *code)
-{
-    json_t *o = json_loads(r->body, 0, NULL);
-
-    if (r->status != status)
-        fail_msg("expected %ld, got %ld: %s", status, r->status, r->body);
-    assert_non_null(o);
-    assert_string_equal(json_string_value(json_object_get(json_object_get(o, "error"), "code")),
-                        code);
-    json_decref(o);
 }
 
 struct fixture {
@@ -186,7 +99,7 @@ static void test_serves_every_file(void **state)
     assert_non_null(d);
     while ((de = readdir(d)) != NULL) {
         const char *type = type_for(de->d_name);
-        struct resp r;
+        struct th_resp r;
         size_t len = 0;
         char *want;
         if (!type)
@@ -201,7 +114,7 @@ static void test_serves_every_file(void **state)
         assert_int_equal(r.len, len);
         assert_memory_equal(r.body, want, len);
         free(want);
-        free(r.body);
+        th_resp_free(&r);
         served++;
     }
     closedir(d);
@@ -214,7 +127,7 @@ static void test_index_and_headers(void **state)
 {
     struct fixture *f = start(NULL);
     char url[128], etag[64];
-    struct resp r, again, other;
+    struct th_resp r, again, other;
 
     (void)state;
     snprintf(url, sizeof(url), "%s/", f->base);
@@ -229,7 +142,8 @@ static void test_index_and_headers(void **state)
     assert_non_null(strstr(r.body, "<script type=\"module\" src=\"/web/app.js\">"));
 
     /* The ETag turns a repeat into a 304 with no body; another tag gets the page again. */
-    assert_true(header_value(&r, "ETag", etag, sizeof(etag)));
+    assert_non_null(th_header(&r, "ETag"));
+    snprintf(etag, sizeof(etag), "%s", th_header(&r, "ETag"));
     assert_true(strlen(etag) > 2 && etag[0] == '"' && etag[strlen(etag) - 1] == '"');
     {
         char h[128];
@@ -241,9 +155,9 @@ static void test_index_and_headers(void **state)
     http("GET", url, "If-None-Match: \"0000\"", &other);
     assert_int_equal(other.status, 200);
     assert_int_equal(other.len, r.len);
-    free(r.body);
-    free(again.body);
-    free(other.body);
+    th_resp_free(&r);
+    th_resp_free(&again);
+    th_resp_free(&other);
     stop(f);
 }
 
@@ -272,13 +186,13 @@ static void test_bad_paths(void **state)
     (void)state;
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         char url[256];
-        struct resp r;
+        struct th_resp r;
         snprintf(url, sizeof(url), "%s%s", f->base, cases[i].path);
         http(cases[i].method, url, NULL, &r);
         if (r.status != cases[i].status)
             fail_msg("%s %s: %ld %s", cases[i].method, cases[i].path, r.status, r.body);
-        assert_error(&r, cases[i].status, cases[i].code);
-        free(r.body);
+        th_assert_error(&r, cases[i].status, cases[i].code);
+        th_resp_free(&r);
     }
     stop(f);
 }
@@ -288,7 +202,7 @@ static void test_page_is_public_api_is_not(void **state)
 {
     struct fixture *f = start("k1");
     char url[128];
-    struct resp page, js, list, keyed;
+    struct th_resp page, js, list, keyed;
 
     (void)state;
     snprintf(url, sizeof(url), "%s/", f->base);
@@ -299,13 +213,13 @@ static void test_page_is_public_api_is_not(void **state)
     assert_int_equal(js.status, 200);
     snprintf(url, sizeof(url), "%s/agent/conversations", f->base);
     http("GET", url, NULL, &list);
-    assert_error(&list, 401, "unauthorized");
+    th_assert_error(&list, 401, "unauthorized");
     http("GET", url, "Authorization: Bearer k1", &keyed);
     assert_int_equal(keyed.status, 200);
-    free(page.body);
-    free(js.body);
-    free(list.body);
-    free(keyed.body);
+    th_resp_free(&page);
+    th_resp_free(&js);
+    th_resp_free(&list);
+    th_resp_free(&keyed);
     stop(f);
 }
 

@@ -10,39 +10,10 @@ rein="${REIN_BIN:?REIN_BIN is not set}"
 bin_dir="${REIN_TEST_BIN_DIR:?REIN_TEST_BIN_DIR is not set}"
 server="$bin_dir/rein-model-server"
 command -v python3 >/dev/null || { echo "python3 is missing"; exit 77; }
-tmp=$(mktemp -d)
-pid=""
-cleanup() {
-  [ -n "$pid" ] && kill -TERM "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
-  rm -rf "$tmp"
-}
-trap cleanup EXIT
-# No provider from the environment of whoever runs the tests.
-unset REIN_PROVIDER REIN_MODEL REIN_BASE_URL REIN_REPLAY REIN_CONFIG REIN_STORE REIN_SKILLS_PATH
-unset OPENAI_API_KEY ANTHROPIC_API_KEY DASHSCOPE_API_KEY REIN_API_KEY
+. "$(dirname "$0")/lib.sh"
 
-fail() { echo "FAIL: $*" >&2; exit 1; }
-
-# run STATUS CMD...: runs CMD in $tmp/work, stdout to $tmp/out, stderr to $tmp/err.
-run() {
-  local want=$1 got
-  shift
-  (cd "$tmp/work" && "$@") </dev/null >"$tmp/out" 2>"$tmp/err"
-  got=$?
-  if [ "$got" -ne "$want" ]; then
-    cat "$tmp/out" "$tmp/err" >&2
-    fail "'$*' exited $got, want $want"
-  fi
-}
-
-# check PYTHON-EXPRESSION: evaluated with d = the JSON on stdout.
-check() {
-  python3 -c 'import json, sys
-d = json.load(open(sys.argv[1]))
-if not eval(sys.argv[2]):
-    sys.exit("not true: " + sys.argv[2] + "\n" + json.dumps(d, ensure_ascii=False, indent=1))' \
-    "$tmp/out" "$1" || fail "check: $1"
-}
+clean_env
+run_dir="$tmp/work"
 
 mkdir -p "$tmp/work/notes"
 echo "the calculator skill adds numbers" >"$tmp/work/notes/calc.md"
@@ -67,18 +38,15 @@ assert "tool_call" in types and "tool_result" in types, types
 assert lines[-1]["text"] == "hi" and lines[-1]["stop_reason"] == "final_answer"
 EOF
 run 2 "$rein" chat
+# --help exits 0 in every command built on the shared argument loop, and the usage is on stdout.
+for cmd in chat loop plan serve; do
+  run 0 "$rein" "$cmd" --help
+  grep -q "^usage: rein $cmd" "$tmp/out" || fail "rein $cmd --help printed no usage"
+done
 run 2 "$rein" chat "x" --mode sometimes
 
 # ---- a model on the scripted model server ----
-"$server" --port 0 >"$tmp/url" &
-pid=$!
-url=""
-for _ in $(seq 1 100); do
-  url="$(head -n 1 "$tmp/url")"
-  [ -n "$url" ] && break
-  sleep 0.1
-done
-[ -n "$url" ] || fail "rein-model-server printed no URL"
+start_model_server
 script() { python3 -c 'import sys, urllib.request
 urllib.request.urlopen(urllib.request.Request(sys.argv[1] + "/__script", data=sys.argv[2].encode(), method="POST")).read()' "$url" "$1"; }
 requests() { python3 -c 'import sys, urllib.request

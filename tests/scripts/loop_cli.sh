@@ -14,38 +14,10 @@ server="$bin_dir/rein-model-server"
 command -v python3 >/dev/null || { echo "python3 is missing"; exit 77; }
 command -v git >/dev/null || { echo "git is missing"; exit 77; }
 command -v make >/dev/null && command -v cc >/dev/null || { echo "make or cc is missing"; exit 77; }
-tmp=$(mktemp -d)
-pid=""
-cleanup() {
-  [ -n "$pid" ] && kill -TERM "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
-  rm -rf "$tmp"
-}
-trap cleanup EXIT
-unset REIN_PROVIDER REIN_MODEL REIN_BASE_URL REIN_REPLAY REIN_CONFIG REIN_STORE REIN_SKILLS_PATH
-unset OPENAI_API_KEY ANTHROPIC_API_KEY DASHSCOPE_API_KEY REIN_API_KEY
+. "$(dirname "$0")/lib.sh"
 
-fail() { echo "FAIL: $*" >&2; exit 1; }
-
-# run STATUS CMD...: runs CMD in $tmp/work, stdout to $tmp/out, stderr to $tmp/err.
-run() {
-  local want=$1 got
-  shift
-  (cd "$tmp/work" && "$@") </dev/null >"$tmp/out" 2>"$tmp/err"
-  got=$?
-  if [ "$got" -ne "$want" ]; then
-    cat "$tmp/out" "$tmp/err" >&2
-    fail "'$*' exited $got, want $want"
-  fi
-}
-
-# check PYTHON-EXPRESSION: evaluated with d = the JSON in $tmp/out.
-check() {
-  python3 -c 'import json, sys
-d = json.load(open(sys.argv[1]))
-if not eval(sys.argv[2]):
-    sys.exit("not true: " + sys.argv[2] + "\n" + json.dumps(d, ensure_ascii=False, indent=1)[:6000])' \
-    "$tmp/out" "$1" || fail "check: $1"
-}
+clean_env
+run_dir="$tmp/work"
 
 # ---- the project ----
 mkdir -p "$tmp/work" "$tmp/skills/write_file" "$tmp/empty"
@@ -79,15 +51,7 @@ cat >"$tmp/skills/write_file/manifest.json" <<EOF
 EOF
 
 # ---- the model ----
-"$server" --port 0 >"$tmp/url" &
-pid=$!
-url=""
-for _ in $(seq 1 100); do
-  url="$(head -n 1 "$tmp/url")"
-  [ -n "$url" ] && break
-  sleep 0.1
-done
-[ -n "$url" ] || fail "rein-model-server printed no URL"
+start_model_server
 # script REPLY-SPEC...: each spec is "write:F1:F2[:NOTES]", "text:TEXT" or "verdict:VERDICT".
 script() {
   python3 - "$url" "$@" <<'EOF' || fail "script"
@@ -146,10 +110,13 @@ grep -q "iteration 1: FAILED TEST:failed" "$tmp/err" || fail "no progress line: 
 reset_project
 script write:1:0:a "text:Tried a." write:1:0:b "text:Tried b." write:1:0:c "text:Tried c."
 run 1 "$rein" loop "Make the tests pass" --until TEST "${model[@]}"
-grep -q "^Stopped (same_error) after 3 iterations, verdict FAILED." "$tmp/out" \
+grep -q "^Stopped after 3 iterations: the same failure kept coming back (verdict FAILED)." "$tmp/out" \
   || fail "no stop line: $(cat "$tmp/out")"
 grep -q "Tried: (1) write_file calc.c, write_file notes.txt" "$tmp/out" || fail "no tried list"
 grep -q "^What to do: " "$tmp/out" || fail "no suggestion"
+grep -q "iteration 3: stopping: the same failure kept coming back" "$tmp/err" \
+  || fail "no stop progress line: $(cat "$tmp/err")"
+if grep -q "same_error\|claim:" "$tmp/out" "$tmp/err"; then fail "a machine key in the words"; fi
 
 # ---- the iteration limit: --max-iterations ----
 reset_project

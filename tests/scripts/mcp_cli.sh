@@ -7,29 +7,8 @@ rein="${REIN_BIN:?REIN_BIN is not set}"
 bin="${REIN_TEST_BIN_DIR:?REIN_TEST_BIN_DIR is not set}"
 src="${REIN_SOURCE_DIR:?REIN_SOURCE_DIR is not set}"
 command -v python3 >/dev/null || { echo "python3 is missing"; exit 77; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+. "$(dirname "$0")/lib.sh"
 
-fail() { echo "FAIL: $*" >&2; exit 1; }
-
-run() {
-  local want=$1 got
-  shift
-  "$@" >"$tmp/out" 2>"$tmp/err"
-  got=$?
-  if [ "$got" -ne "$want" ]; then
-    cat "$tmp/out" "$tmp/err" >&2
-    fail "'$*' exited $got, want $want"
-  fi
-}
-
-check() {
-  python3 -c 'import json, sys
-d = json.load(open(sys.argv[1]))
-if not eval(sys.argv[2]):
-    sys.exit("not true: " + sys.argv[2] + "\n" + json.dumps(d, ensure_ascii=False, indent=1))' \
-    "$tmp/out" "$1" || fail "check: $1"
-}
 
 cat >"$tmp/ok.json" <<JSON
 {"provider": "openai", "mcpServers": {

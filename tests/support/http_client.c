@@ -7,7 +7,7 @@
 #include <curl/curl.h>
 #include <strings.h>
 
-static size_t on_body(char *data, size_t size, size_t n, void *ud)
+size_t th_on_body(char *data, size_t size, size_t n, void *ud)
 {
     struct th_resp *r = ud;
     size_t len = size * n;
@@ -35,8 +35,9 @@ static size_t on_header(char *data, size_t size, size_t n, void *ud)
     return len;
 }
 
-void th_http(const char *method, const char *url, const char *body, const char *const *headers,
-             struct th_resp *out)
+/* One request; with json_default, a body without a Content-Type header is sent as JSON. */
+static void request(const char *method, const char *url, const char *body, size_t len,
+                    const char *const *headers, bool json_default, struct th_resp *out)
 {
     CURL *c = curl_easy_init();
     struct curl_slist *list = NULL;
@@ -46,7 +47,7 @@ void th_http(const char *method, const char *url, const char *body, const char *
     assert_non_null(c);
     curl_easy_setopt(c, CURLOPT_URL, url);
     curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method);
-    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
+    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, th_on_body);
     curl_easy_setopt(c, CURLOPT_WRITEDATA, out);
     curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
     curl_easy_setopt(c, CURLOPT_HEADERDATA, out);
@@ -59,8 +60,8 @@ void th_http(const char *method, const char *url, const char *body, const char *
     }
     if (body) {
         curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
-        curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)strlen(body));
-        if (!has_ct)
+        curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
+        if (!has_ct && json_default)
             list = curl_slist_append(list, "Content-Type: application/json");
     }
     list = curl_slist_append(list, "Expect:");
@@ -72,6 +73,18 @@ void th_http(const char *method, const char *url, const char *body, const char *
     if (!out->body)
         out->body = calloc(1, 1);
     out->json = json_loads(out->body, 0, NULL);
+}
+
+void th_http(const char *method, const char *url, const char *body, const char *const *headers,
+             struct th_resp *out)
+{
+    request(method, url, body, body ? strlen(body) : 0, headers, true, out);
+}
+
+void th_http_raw(const char *method, const char *url, const char *body, size_t len,
+                 const char *const *headers, struct th_resp *out)
+{
+    request(method, url, body, len, headers, false, out);
 }
 
 void th_post(const char *url, const char *body, struct th_resp *out)
@@ -156,4 +169,59 @@ json_t *th_sse_events(const char *body, int *comments)
         p += len + (end ? 1 : 0);
     }
     return events;
+}
+
+static void *bg_main(void *arg)
+{
+    struct th_bg *b = arg;
+
+    if (b->sse)
+        th_post_sse(b->url, b->body, &b->r);
+    else
+        th_post(b->url, b->body, &b->r);
+    return NULL;
+}
+
+struct th_bg *th_bg_post(const char *url, const char *body, bool sse)
+{
+    struct th_bg *b = calloc(1, sizeof(*b));
+
+    assert_non_null(b);
+    assert_true(strlen(url) < sizeof(b->url) && strlen(body) < sizeof(b->body));
+    snprintf(b->url, sizeof(b->url), "%s", url);
+    snprintf(b->body, sizeof(b->body), "%s", body);
+    b->sse = sse;
+    assert_int_equal(pthread_create(&b->th, NULL, bg_main, b), 0);
+    return b;
+}
+
+void th_bg_join(struct th_bg *b)
+{
+    pthread_join(b->th, NULL);
+}
+
+void th_bg_free(struct th_bg *b)
+{
+    th_resp_free(&b->r);
+    free(b);
+}
+
+const char *th_jstr(const json_t *o, const char *key)
+{
+    return json_string_value(json_object_get(o, key));
+}
+
+const json_t *th_ledger_entry(const json_t *conv, const char *call_id)
+{
+    const json_t *e;
+    size_t i;
+
+    json_array_foreach(json_object_get(conv, "ledger"), i, e)
+    {
+        const char *id = th_jstr(e, "call_id");
+        if (id && strcmp(id, call_id) == 0)
+            return e;
+    }
+    fail_msg("no ledger entry %s", call_id);
+    return NULL;
 }

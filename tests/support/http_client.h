@@ -7,6 +7,7 @@
 #define REIN_TEST_HTTP_CLIENT_H
 
 #include <jansson.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -26,6 +27,13 @@ struct th_resp {
  */
 void th_http(const char *method, const char *url, const char *body, const char *const *headers,
              struct th_resp *out);
+/* The same with len bytes of body, sent with exactly the given headers (no Content-Type is
+ * added: curl then sends its form encoding). */
+void th_http_raw(const char *method, const char *url, const char *body, size_t len,
+                 const char *const *headers, struct th_resp *out);
+/* A CURLOPT_WRITEFUNCTION that appends to the struct th_resp in CURLOPT_WRITEDATA, for tests
+ * that drive curl themselves. */
+size_t th_on_body(char *data, size_t size, size_t n, void *ud);
 /* POST body as JSON. */
 void th_post(const char *url, const char *body, struct th_resp *out);
 void th_get(const char *url, struct th_resp *out);
@@ -42,5 +50,27 @@ void th_assert_error(const struct th_resp *r, long status, const char *code);
  * and *comments (may be NULL) receives the number of comment lines (heartbeats).
  */
 json_t *th_sse_events(const char *body, int *comments);
+
+/*
+ * A POST (as th_post, or th_post_sse when sse) run on its own thread, for requests a test acts
+ * on while they run (a turn to cancel, two turns racing for a lock). url and body are copied.
+ * Join before reading r; free after joining.
+ */
+struct th_bg {
+    pthread_t th;
+    char url[256];
+    char body[1024];
+    bool sse;
+    struct th_resp r;
+};
+struct th_bg *th_bg_post(const char *url, const char *body, bool sse);
+void th_bg_join(struct th_bg *b);
+void th_bg_free(struct th_bg *b);
+
+/* The string member key of o (borrowed), or NULL. */
+const char *th_jstr(const json_t *o, const char *key);
+/* The ledger entry with this call id in a conversation object as GET
+ * /agent/conversations/{id} returns it (borrowed); fails the test when there is none. */
+const json_t *th_ledger_entry(const json_t *conv, const char *call_id);
 
 #endif

@@ -257,11 +257,15 @@ static rein_err check_sub(const json_t *parent, const char *key, const struct me
                           const char *where, rein_error *err)
 {
     const json_t *v = json_object_get(parent, key);
-    char at[128];
+    char at[256];
+    int len;
 
     if (!v)
         return REIN_OK;
-    snprintf(at, sizeof(at), "%s.%s", where, key);
+    len = snprintf(at, sizeof(at), "%s.%s", where, key);
+    if (len < 0 || (size_t)len >= sizeof(at))
+        return rein_error_set(err, REIN_EINVAL, "%.100s….%s: the path is too long to report", where,
+                              key);
     return check_members(v, tab, n, at, err);
 }
 

@@ -41,8 +41,11 @@ const char *test_shared_path(const char *subpath)
 {
     static char path[4096];
     const char *dir = test_shared_dir();
+    int len = snprintf(path, sizeof(path), "%s/%s", dir ? dir : "(no shared dir)", subpath);
 
-    snprintf(path, sizeof(path), "%s/%s", dir ? dir : "(no shared dir)", subpath);
+    if (len < 0 || (size_t)len >= sizeof(path))
+        fail_msg("the shared path %s/%s is longer than %zu bytes", dir ? dir : "", subpath,
+                 sizeof(path) - 1);
     return path;
 }
 

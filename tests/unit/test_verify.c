@@ -1595,7 +1595,9 @@ static void test_term_from_reports(void **state)
     }
     assert_int_equal(d.reason, REIN_VERIFY_STOP_SAME_ERROR);
     assert_int_equal(d.iteration, 3);
-    assert_non_null(strstr(d.message, "Still failing: TEST ("));
+    assert_non_null(strstr(d.message, "Still failing: TEST."));
+    assert_string_equal(rein_verify_stop_reason_text(d.reason),
+                        "the same failure kept coming back");
     rein_verify_term_free(t);
     test_rmtree(dir);
     free(dir);
