@@ -181,6 +181,11 @@ static json_t *bare_list(const char *s, bool numbers)
         }
         if (!*p)
             break;
+        /* "1, 2 and 3": the last separator of a list of numbers may be a word */
+        if (numbers && strncasecmp(p, "and", 3) == 0 && isspace((unsigned char)p[3])) {
+            p += 3;
+            continue;
+        }
         n = item_len(p); /* at least 1: p is not at a separator */
         if (numbers) {
             char *end;

@@ -430,10 +430,11 @@ static const char calculator_manifest[] =
     "\"^(?:计算|求)\\\\s*(?<values>\\\\[?\\\\s*-?[\\\\d.]+(?:\\\\s*[,，、\\\\s]\\\\s*-?[\\\\d.]+)*"
     "\\\\s*\\\\]?)\\\\s*(?:的|之)?\\\\s*(?<op>平均值|平均数|均值|总和|和|最大值|最小值|"
     "中位数|标准差|乘积|个数)\\\\s*[。？?]?$\","
-    /* "the mean of [1, 2, 3]", "calculate the average of 1, 2, 3" */
+    /* "the mean of [1, 2, 3]", "calculate the average of 1, 2, 3", "the sum of 1, 2 and 3" */
     "\"^(?i:calculate|compute|what\\\\s+is|what's)?\\\\s*(?i:the\\\\s+)?(?<op>(?i:mean|average|avg|"
     "sum|total|min|minimum|max|maximum|median|stdev|product|count))\\\\s+(?i:of)\\\\s+"
-    "(?<values>\\\\[?\\\\s*-?[\\\\d.]+(?:\\\\s*[,\\\\s]\\\\s*-?[\\\\d.]+)*\\\\s*\\\\]?)\\\\s*[.?]?$"
+    "(?<values>\\\\[?\\\\s*-?[\\\\d.]+(?:(?:\\\\s*[,\\\\s]\\\\s*|\\\\s*,?\\\\s*(?i:and)\\\\s+)"
+    "-?[\\\\d.]+)*\\\\s*\\\\]?)\\\\s*[.?]?$"
     "\"],"
     /* Words the routes capture for op, mapped to its enum (read by the rules provider). */
     "\"x-route-aliases\":{\"op\":{\"平均值\":\"mean\",\"平均数\":\"mean\",\"均值\":\"mean\","

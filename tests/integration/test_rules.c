@@ -167,6 +167,8 @@ static void test_calculator_chinese_and_english(void **state)
     assert_string_equal(fx_run(&f, "计算 [10,20,30] 的最大值"), "max = 30");
     assert_string_equal(fx_run(&f, "calculate the average of [2, 4]"), "mean = 3");
     assert_string_equal(fx_run(&f, "the sum of 1, 2, 3"), "sum = 6");
+    assert_string_equal(fx_run(&f, "What is the mean of 3, 4 and 8?"), "mean = 5");
+    assert_string_equal(fx_run(&f, "the product of 2 and 5"), "product = 10");
     assert_string_equal(fx_run(&f, "calculate 2*(3+4)"), "2*(3+4) = 14");
     fx_stop(&f);
 }
