@@ -218,6 +218,15 @@ static void test_plain_text_error_events_are_the_providers_error(void **state)
     assert_false(rein_model_response_is_complete(r));
     rein_model_response_free(r);
 
+    /* The event type may follow the data within one event (the spec's field order is free). */
+    r = decode(REIN_WIRE_OPENAI_SSE, OAI("{\"content\":\"Hi\"}") "data: {\"message\":\"later\"}\n"
+                                                                 "event: error\n\n");
+    assert_string_equal(error_member(r, "message"), "later");
+    rein_model_response_free(r);
+    r = decode(REIN_WIRE_ANTHROPIC_SSE, "data: overloaded, try again\nevent: error\n\n");
+    assert_string_equal(error_member(r, "message"), "overloaded, try again");
+    rein_model_response_free(r);
+
     /* Not UTF-8: kept, cleaned, never a failure. */
     r = decode(REIN_WIRE_OPENAI_SSE, "event: error\ndata: bad \xff byte\n\n");
     assert_non_null(error_member(r, "message"));
