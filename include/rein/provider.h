@@ -92,7 +92,8 @@ REIN_EXTERN const char *rein_model_response_refusal(const rein_model_response *r
 /* The provider's own finish reason ("tool_calls", "end_turn", …), or NULL. Borrowed. */
 REIN_EXTERN const char *rein_model_response_finish_reason(const rein_model_response *r);
 REIN_EXTERN enum rein_finish rein_model_response_finish(const rein_model_response *r);
-/* Token counts, -1 when the provider did not report them. */
+/* Token counts, -1 when the provider did not report them. Input tokens are the whole prompt:
+ * Anthropic's prompt-cache writes and reads are added to its input_tokens. */
 REIN_EXTERN int64_t rein_model_response_input_tokens(const rein_model_response *r);
 REIN_EXTERN int64_t rein_model_response_output_tokens(const rein_model_response *r);
 REIN_EXTERN size_t rein_model_response_call_count(const rein_model_response *r);
@@ -102,7 +103,9 @@ REIN_EXTERN const rein_model_call *rein_model_response_call(const rein_model_res
 /* The provider's error object (an in-stream error event, or the body of a failed HTTP
  * request), or NULL. Borrowed. */
 REIN_EXTERN const json_t *rein_model_response_error(const rein_model_response *r);
-/* True when the reply ended normally ([DONE], a finish reason, message_stop, done:true). */
+/* True when the reply ended normally ([DONE], a finish reason, message_stop, done:true);
+ * false for a stream cut anywhere (even inside an event) and for a reply that carries the
+ * provider's error. */
 REIN_EXTERN bool rein_model_response_is_complete(const rein_model_response *r);
 /* Tool calls written as text that were reported and not turned into calls (text_calls
  * "report" mode); the text still holds them. The agent must not take such a reply as a

@@ -106,6 +106,13 @@ static void take_usage(struct rein_provider_decoder *d, const struct jdoc *doc, 
         return;
     in = usage_int(doc, u, "input_tokens", 12);
     out = usage_int(doc, u, "output_tokens", 13);
+    if (in >= 0) {
+        /* Anthropic counts prompt-cache writes and reads apart from input_tokens; the whole
+         * prompt (what OpenAI's prompt_tokens counts) is the sum of the three. */
+        int64_t cw = usage_int(doc, u, "cache_creation_input_tokens", 27);
+        int64_t cr = usage_int(doc, u, "cache_read_input_tokens", 23);
+        in += (cw > 0 ? cw : 0) + (cr > 0 ? cr : 0);
+    }
     if (in >= 0)
         s->cur_in = in;
     if (out >= 0)
@@ -405,6 +412,10 @@ rein_err rein__anthropic_payload(struct rein_provider_decoder *d, const char *ev
     r = jdoc_parse(&doc, p, len, &d->tok, &d->tokcap);
     if (r == JSMN_ERROR_NOMEM)
         return REIN_ENOMEM;
+    if (r <= 0 && rein__decoder_cut_at_eof(d, r == JSMN_ERROR_PART))
+        return REIN_OK;
+    if (r <= 0 && rein__decoder_error_text(d, event, p, len))
+        return REIN_OK;
     if (r <= 0)
         return rein__decoder_bad(d, n, p, len,
                                  r == JSMN_ERROR_PART ? "the JSON is cut short" : "not JSON", err);

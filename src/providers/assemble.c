@@ -702,6 +702,10 @@ rein_err rein__asm_end(struct rein__asm *a)
 
     if (a->finished)
         return REIN_OK;
+    /* A reply that carries the provider's error did not end normally, whatever else it
+     * said (OpenRouter sends finish_reason "error"; some servers an error after [DONE]). */
+    if (r->error)
+        r->complete = false;
     rc = rein__json_unescape_flush(&r->text, &a->hi_text);
     if (!rc)
         rc = rein__json_unescape_flush(&r->reasoning, &a->hi_reason);

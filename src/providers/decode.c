@@ -138,6 +138,47 @@ rein_err rein__decoder_bad(struct rein_provider_decoder *d, size_t n, const char
                           d->sse.payload_lines ? "line" : "event", n, d->sse.lineno, what, excerpt);
 }
 
+bool rein__decoder_cut_at_eof(struct rein_provider_decoder *d, bool cut_short)
+{
+    if (!cut_short || !d->at_eof)
+        return false;
+    /* A payload that was never whole is not one the reply had: it is not counted. */
+    if (d->events > 0)
+        d->events--;
+    d->cut = true;
+    d->a.r->complete = false;
+    rein__decoder_note(d, "the input ends inside its last event (the stream was cut): that "
+                          "event was dropped and the reply is incomplete");
+    return true;
+}
+
+bool rein__decoder_error_text(struct rein_provider_decoder *d, const char *event, const char *p,
+                              size_t len)
+{
+    struct rein_buf b;
+    struct rein_jw w;
+    json_t *msg = NULL;
+
+    if (!event || strcmp(event, "error") != 0)
+        return false;
+    while (len &&
+           (p[len - 1] == ' ' || p[len - 1] == '\t' || p[len - 1] == '\r' || p[len - 1] == '\n'))
+        len--;
+    /* The writer cleans bytes that are not UTF-8; jansson would refuse them. */
+    rein_buf_init(&b, 0);
+    rein_jw_init(&w, &b);
+    rein_jw_obj_begin(&w);
+    rein_jw_key(&w, "message");
+    rein_jw_strn(&w, p, len);
+    rein_jw_obj_end(&w);
+    if (rein_jw_finish(&w) == REIN_OK)
+        msg = rein_json_parse(b.ptr, b.len, 0, NULL);
+    rein_buf_release(&b);
+    rein__asm_error(&d->a, msg);
+    d->recognized++;
+    return true;
+}
+
 void rein__decoder_note(struct rein_provider_decoder *d, const char *note)
 {
     size_t n = strlen(note);
@@ -230,18 +271,22 @@ rein_err rein_provider_decoder_finish(rein_provider_decoder *d, rein_model_respo
     *out = NULL;
     if (d->state != 0)
         return rein_error_set(err, REIN_ESTATE, "the decoder has finished or failed");
-    if (is_json_format(d->fmt))
+    if (is_json_format(d->fmt)) {
         rc = decode_body(d, err);
-    else
+    } else {
+        d->at_eof = true;
         rc = rein__sse_finish(&d->sse, err);
-    if (!rc && !is_json_format(d->fmt) && d->events == 0 && d->sse.lineno > 0) {
+        if (d->cut)
+            d->a.r->complete = false; /* whatever came before, the stream was cut */
+    }
+    if (!rc && !is_json_format(d->fmt) && d->events == 0 && d->sse.lineno > 0 && !d->cut) {
         rc = rein_error_set(err, REIN_EPARSE, "no %s found in %zu lines: this is not %s",
                             d->fmt == REIN_WIRE_OLLAMA_NDJSON || d->opt.payload_lines
                                 ? "JSON lines"
                                 : "SSE data events",
                             d->sse.lineno, rein_wire_format_name(d->fmt));
     }
-    if (!rc && d->events > 0 && d->recognized == 0)
+    if (!rc && d->events > 0 && d->recognized == 0 && !d->cut)
         rc = rein_error_set(err, REIN_EPARSE,
                             "none of the %zu payloads has the shape of %s (the first begins "
                             "'%s')",
@@ -251,6 +296,10 @@ rein_err rein_provider_decoder_finish(rein_provider_decoder *d, rein_model_respo
     if (!rc && d->a.messages > 1)
         rein__decoder_note(d, "the recording holds several messages: they were assembled in "
                               "order (text joined, tool calls kept, usage summed)");
+    if (!rc && !is_json_format(d->fmt) && !d->cut && !d->a.r->complete && !d->a.r->error &&
+        d->events > 0)
+        rein__decoder_note(d, "the stream ends without its end marker ([DONE], a finish "
+                              "reason, message_stop or done:true): the reply is incomplete");
     if (!rc && d->anth)
         rc = rein__anthropic_finish(d);
     if (!rc)

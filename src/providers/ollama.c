@@ -129,6 +129,8 @@ rein_err rein__ollama_payload(struct rein_provider_decoder *d, const char *event
     (void)event;
     if (r == JSMN_ERROR_NOMEM)
         return REIN_ENOMEM;
+    if (r <= 0 && rein__decoder_cut_at_eof(d, r == JSMN_ERROR_PART))
+        return REIN_OK;
     if (r <= 0 || doc.t[0].type != JSMN_OBJECT || jnext(&doc, 0) != doc.n)
         return rein__decoder_bad(
             d, n, p, len,

@@ -173,8 +173,14 @@ static rein_err take_choices(struct rein_provider_decoder *d, const struct jdoc 
         if (rc)
             return rc;
         fr = f[3];
-        if (jis(doc, fr, JSMN_STRING) && !JEQ(doc, fr, "null") &&
-            doc->t[fr].end > doc->t[fr].start) {
+        if (JEQ(doc, fr, "error")) {
+            /* OpenRouter ends a choice that failed upstream this way, next to an "error"
+             * object: the reply did not end normally, and open calls stay unfinished. */
+            rc = rein__asm_finish_reason(&d->a, jstr(doc, fr));
+            if (rc)
+                return rc;
+        } else if (jis(doc, fr, JSMN_STRING) && !JEQ(doc, fr, "null") &&
+                   doc->t[fr].end > doc->t[fr].start) {
             rc = rein__asm_finish_reason(&d->a, jstr(doc, fr));
             if (!rc)
                 rc = close_calls(d); /* a finished choice has finished calls */
@@ -282,6 +288,10 @@ rein_err rein__openai_payload(struct rein_provider_decoder *d, const char *event
     r = jdoc_parse(&doc, p, len, &d->tok, &d->tokcap);
     if (r == JSMN_ERROR_NOMEM)
         return REIN_ENOMEM;
+    if (r <= 0 && rein__decoder_cut_at_eof(d, r == JSMN_ERROR_PART))
+        return REIN_OK;
+    if (r <= 0 && rein__decoder_error_text(d, event, p, len))
+        return REIN_OK;
     if (r <= 0)
         return rein__decoder_bad(d, n, p, len, jsmn_what(r), err);
     /* Several values in one payload (data lines with no blank line between): each counts. */

@@ -795,6 +795,81 @@ static bool any_call(const rein_model_response *r)
     return r && r->ncalls > 0;
 }
 
+/* Offset of the first case-insensitive occurrence of lit in p[0..n), or n. */
+static size_t find_nocase(const char *p, size_t n, const char *lit)
+{
+    size_t l = strlen(lit);
+
+    for (size_t i = 0; i + l <= n; i++) {
+        if (strncasecmp(p + i, lit, l) == 0)
+            return i;
+    }
+    return n;
+}
+
+/* Appends p[0..n) to b with tags left out (when html) and runs of whitespace made one space. */
+static void one_line(struct rein_buf *b, const char *p, size_t n, bool html)
+{
+    bool space = false, tag = false;
+
+    for (size_t i = 0; i < n && b->len < 300; i++) {
+        char c = p[i];
+        if (html && (c == '<' || tag)) {
+            tag = c != '>';
+            space = true;
+            continue;
+        }
+        if (c == ' ' || c == '\t' || c == '\r' || c == '\n') {
+            space = true;
+            continue;
+        }
+        if (space && b->len && rein_buf_addch(b, ' ') != REIN_OK)
+            return;
+        space = false;
+        if (rein_buf_addch(b, c) != REIN_OK)
+            return;
+    }
+}
+
+/*
+ * The error object for an error body that is not JSON (a proxy's HTML page, plain text, an
+ * empty body): {"message": one line a person can read (an HTML page's title), "body": the
+ * text as received}. NULL when memory is exhausted.
+ */
+static json_t *text_error(const char *p, size_t n)
+{
+    struct rein_buf line, out;
+    struct rein_jw w;
+    json_t *e = NULL;
+    bool html = find_nocase(p, n < 512 ? n : 512, "<html") < (n < 512 ? n : 512) ||
+                find_nocase(p, n < 512 ? n : 512, "<!doctype") < (n < 512 ? n : 512);
+    size_t t = html ? find_nocase(p, n, "<title>") : n;
+
+    rein_buf_init(&line, 0);
+    if (t < n) {
+        size_t end = t + 7 + find_nocase(p + t + 7, n - t - 7, "</title>");
+        one_line(&line, p + t + 7, end - t - 7, false);
+    }
+    if (!line.len)
+        one_line(&line, p, n, html);
+    rein_buf_init(&out, 0);
+    rein_jw_init(&w, &out);
+    rein_jw_obj_begin(&w);
+    rein_jw_key(&w, "message");
+    if (line.len)
+        rein_jw_strn(&w, line.ptr, line.len);
+    else
+        rein_jw_str(&w, "the error body is empty");
+    rein_jw_key(&w, "body");
+    rein_jw_strn(&w, p, n); /* the writer cleans bytes that are not UTF-8 */
+    rein_jw_obj_end(&w);
+    if (rein_jw_finish(&w) == REIN_OK)
+        e = rein_json_parse(out.ptr, out.len, 0, NULL);
+    rein_buf_release(&out);
+    rein_buf_release(&line);
+    return e;
+}
+
 /* Decodes an error body with the wire's body format, for the provider's error object. */
 static rein_model_response *decode_error_body(const struct attempt *at)
 {
@@ -811,8 +886,8 @@ static rein_model_response *decode_error_body(const struct attempt *at)
         r = rein__response_new(0);
         if (!r)
             return NULL;
-        /* Not JSON: keep the text so nothing is lost. */
-        r->error = json_pack("{s:s%}", "message", at->errbody.ptr, at->errbody.len);
+        /* Not JSON: a readable line, and the text itself so nothing is lost. */
+        r->error = text_error(at->errbody.ptr, at->errbody.len);
         return r;
     }
     rein_provider_decoder_free(d);

@@ -212,7 +212,23 @@ struct rein_provider_decoder {
     struct rein__anthropic_state *anth;
     int state;      /* 0 open, 1 finished, -1 failed */
     bool done_seen; /* [DONE] */
+    bool at_eof;    /* _finish is dispatching what the input left unterminated */
+    bool cut;       /* the input ended inside its last payload: it was dropped */
 };
+
+/*
+ * True when a payload that did not parse (cut_short: its JSON ended early) is the input's
+ * last one, left unterminated: the stream was cut mid-event. The payload is dropped (it was
+ * never whole), the reply is marked incomplete and a note says so.
+ */
+bool rein__decoder_cut_at_eof(struct rein_provider_decoder *d, bool cut_short);
+
+/*
+ * An "event: error" whose data is not JSON (a proxy's or server's plain-text message): kept
+ * as the provider's error {"message": text}. False (nothing done) for any other event.
+ */
+bool rein__decoder_error_text(struct rein_provider_decoder *d, const char *event, const char *p,
+                              size_t len);
 
 /* Decodes one payload (an SSE data field or a line) / one whole body. */
 rein_err rein__openai_payload(struct rein_provider_decoder *d, const char *event, const char *p,

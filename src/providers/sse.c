@@ -6,7 +6,8 @@
  * "data:" without the space, comment lines (":HTTP_STATUS/200"), "event:" and "id:" lines,
  * and DashScope's events written with no blank line between them. The reader follows the
  * spec where it is clear and otherwise dispatches the pending data as soon as the next
- * event's first field arrives, so no event is merged into another. With payload_lines it
+ * event's first field arrives (an id:, or a second event:), so no event is merged into
+ * another. With payload_lines it
  * reads the variant where each line is one payload (vercel's *.chunks.txt, Ollama NDJSON).
  *
  * The common case, a whole "data: …" line followed by a blank line inside one received
@@ -111,10 +112,14 @@ static rein_err process_line(struct rein__sse *s, const char *line, size_t n, re
         return REIN_OK;
     }
     if (field_is(line, name_len, "event")) {
-        /* A new event's field while data is pending: the blank line was left out. */
-        rc = dispatch_pending(s, err);
-        if (rc)
-            return rc;
+        /* While data is pending, a second event type means a new event whose blank line was
+         * left out; the first one belongs to the pending data, as the spec has it
+         * ("data: …" then "event: error" then the blank line is one error event). */
+        if (s->event[0]) {
+            rc = dispatch_pending(s, err);
+            if (rc)
+                return rc;
+        }
         if (vlen >= sizeof(s->event))
             vlen = sizeof(s->event) - 1;
         memcpy(s->event, val, vlen);

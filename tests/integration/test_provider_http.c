@@ -636,6 +636,79 @@ static void test_malformed_sse_line(void **state)
     fx_stop(&f);
 }
 
+/* Error bodies that are not JSON: a proxy's HTML page, an empty body, plain text. */
+static void test_error_bodies_that_are_not_json(void **state)
+{
+    static const char page[] =
+        "<html>\r\n<head><title>502 Bad Gateway</title></head>\r\n<body>\r\n<center><h1>502 "
+        "Bad Gateway</h1></center>\r\n<hr><center>nginx</center>\r\n</body>\r\n</html>\r\n";
+    const json_t *e;
+    json_t *script;
+    struct fx f;
+
+    (void)state;
+    fx_start(&f);
+    assert_rein_ok(rein_provider_config_set(f.cfg, "max_retries", "0", NULL), NULL);
+    fx_provider(&f, "openai-compatible");
+    script = json_pack("[{s:i, s:s, s:s}, {s:i, s:s, s:s}, {s:i, s:s, s:s}]", "status", 502,
+                       "content_type", "text/html", "body", page, "status", 503, "content_type",
+                       "text/plain", "body", "", "status", 400, "content_type", "text/plain",
+                       "body", "  upstream   request\n timeout \n");
+    assert_non_null(script);
+    char *text = json_dumps(script, 0);
+    fx_script(&f, text);
+    free(text);
+    json_decref(script);
+    assert_rein_ok(rein_history_add_user(f.h, "hi"), NULL);
+
+    /* The page's title is the message, on one line; the page itself is kept. */
+    assert_int_equal(fx_send(&f), REIN_EHTTP);
+    assert_int_equal(f.err.detail, 502);
+    assert_non_null(strstr(f.err.msg, ": 502 Bad Gateway"));
+    assert_null(strchr(f.err.msg, '\n'));
+    assert_null(strchr(f.err.msg, '<'));
+    e = rein_model_response_error(f.resp);
+    assert_string_equal(json_string_value(json_object_get(e, "message")), "502 Bad Gateway");
+    assert_string_equal(json_string_value(json_object_get(e, "body")), page);
+
+    /* An empty body says so. */
+    assert_int_equal(fx_send(&f), REIN_EHTTP);
+    assert_int_equal(f.err.detail, 503);
+    assert_non_null(strstr(f.err.msg, "the error body is empty"));
+
+    /* Plain text: one line, spaces folded. */
+    assert_int_equal(fx_send(&f), REIN_EHTTP);
+    assert_int_equal(f.err.detail, 400);
+    assert_non_null(strstr(f.err.msg, ": upstream request timeout"));
+    e = rein_model_response_error(f.resp);
+    assert_string_equal(json_string_value(json_object_get(e, "message")),
+                        "upstream request timeout");
+    fx_stop(&f);
+}
+
+/* An "event: error" with a plain-text message after HTTP 200 is the provider's error, not an
+ * undecodable stream. */
+static void test_plain_text_error_event_over_http(void **state)
+{
+    struct fx f;
+
+    (void)state;
+    fx_start(&f);
+    fx_provider(&f, "openai-compatible");
+    fx_script(&f, "{\"content_type\": \"text/event-stream\", \"times\": 0, \"body\": "
+                  "\"data: {\\\"choices\\\":[{\\\"index\\\":0,\\\"delta\\\":{"
+                  "\\\"content\\\":\\\"Hi\\\"}}]}\\n\\nevent: error\\ndata: "
+                  "upstream connect error\\n\\n\"}");
+    assert_rein_ok(rein_history_add_user(f.h, "hi"), NULL);
+    assert_int_equal(fx_send(&f), REIN_EPROVIDER);
+    assert_non_null(strstr(f.err.msg, "the provider reported an error: upstream connect error"));
+    assert_string_equal(
+        json_string_value(json_object_get(rein_model_response_error(f.resp), "message")),
+        "upstream connect error");
+    assert_int_equal(ms_request_count(f.ms), 1);
+    fx_stop(&f);
+}
+
 /* ---------------------------------------------------------------------------------------
  * Cancellation
  */
@@ -917,6 +990,8 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_stream_dropped_before_a_call_is_retried_once),
     cmocka_unit_test(test_unicode_split_across_writes),
     cmocka_unit_test(test_malformed_sse_line),
+    cmocka_unit_test(test_error_bodies_that_are_not_json),
+    cmocka_unit_test(test_plain_text_error_event_over_http),
     cmocka_unit_test(test_cancel_from_another_thread_returns_at_once),
     cmocka_unit_test(test_keys_stay_out_of_recordings_logs_and_errors),
     cmocka_unit_test(test_record_then_replay),
