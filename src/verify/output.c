@@ -1,6 +1,8 @@
 /*
  * Parsers for the output of build, lint and test tools: CTest, cmocka, pytest, Jest,
- * Vitest, TAP, gcc/clang (and ld) diagnostics, ESLint (`-f json` and the stylish summary).
+ * Vitest, TAP (raw streams, `prove`'s summary, `node --test`'s closing counts), gcc/clang
+ * (and ld) diagnostics, ESLint (`-f json` and the stylish summary). They were checked
+ * against the real tools' output kept in tests/data/verify_outputs/.
  *
  * Each parser reads the cleaned output (no ANSI colours, '\n' line ends) line by line and
  * either recognises its tool's summary or stays silent; a parser never guesses from a
