@@ -179,7 +179,9 @@ REIN_EXTERN bool rein_verify_format_parse(const char *text, enum rein_verify_for
 /*
  * What a command's output says, when a parser recognised it. Test counts and diagnostic
  * counts are separate because one output often has both (`make test` compiles, then runs
- * the tests). xfail/todo results count as skipped; pytest's errors count as failed.
+ * the tests). xfail/todo results count as skipped; pytest's errors count as failed; a
+ * test file that fails to load (Jest, Vitest, node --test) counts as one failed test, and
+ * tests a filter left out (pytest's deselected, ctest -R) are not counted.
  */
 struct rein_verify_counts {
     bool has_tests;

@@ -1,6 +1,8 @@
 /*
  * Parsers for the output of build, lint and test tools: CTest, cmocka, pytest, Jest,
- * Vitest, TAP, gcc/clang (and ld) diagnostics, ESLint (`-f json` and the stylish summary).
+ * Vitest, TAP (raw streams, `prove`'s summary, `node --test`'s closing counts), gcc/clang
+ * (and ld) diagnostics, ESLint (`-f json` and the stylish summary). They were checked
+ * against the real tools' output kept in tests/data/verify_outputs/.
  *
  * Each parser reads the cleaned output (no ANSI colours, '\n' line ends) line by line and
  * either recognises its tool's summary or stays silent; a parser never guesses from a
@@ -189,6 +191,7 @@ static bool ctest_entry(const char *s, const char **name, size_t *n, const char 
 static bool parse_ctest(const char *text, size_t len, struct tests *t, struct diags *d)
 {
     enum { NONE, FAILED_LIST, NOT_RUN_LIST } section = NONE;
+    int64_t disabled = 0;
     char buf[LINE_MAX_LEN];
     size_t pos = 0;
     struct line l;
@@ -200,10 +203,17 @@ static bool parse_ctest(const char *text, size_t len, struct tests *t, struct di
 
         rtrim(buf);
         if (section != NONE && ctest_entry(s, &name, &n, &status)) {
-            if (section == FAILED_LIST)
-                diag_test(d, name, n, status);
-            else if (starts(status, "Skipped") || starts(status, "Disabled"))
+            if (section == FAILED_LIST) {
+                char st[64];
+                snprintf(st, sizeof(st), "%.*s", (int)strcspn(status, ")"), status);
+                diag_test(d, name, n, st);
+            } else if (starts(status, "Skipped")) {
                 t->skipped++;
+            } else if (starts(status, "Disabled")) {
+                /* "x% tests passed, N tests failed out of M": M leaves disabled tests out. */
+                t->skipped++;
+                disabled++;
+            }
             continue;
         }
         section = NONE;
@@ -229,6 +239,7 @@ static bool parse_ctest(const char *text, size_t len, struct tests *t, struct di
         }
     }
     /* CTest counts skipped tests among the passed ones in its percentage. */
+    t->total += disabled;
     t->passed = t->total - t->failed - t->skipped;
     if (t->passed < 0)
         t->passed = 0;
@@ -314,9 +325,10 @@ static bool pytest_summary(const char *s, struct tests *t)
             c.passed += n;
         else if (IS("failed") || IS("error") || IS("errors"))
             c.failed += n;
-        else if (IS("skipped") || IS("xfailed") || IS("deselected"))
+        else if (IS("skipped") || IS("xfailed"))
             c.skipped += n;
-        else if (!IS("warning") && !IS("warnings") && !IS("rerun"))
+        /* Deselected tests (-k, -m) were filtered out, like tests ctest -R leaves out. */
+        else if (!IS("warning") && !IS("warnings") && !IS("rerun") && !IS("deselected"))
             return false;
 #undef IS
         known++;
@@ -400,114 +412,278 @@ static bool count_items(const char *s, char sep, struct tests *t, int64_t *total
     return any;
 }
 
+/* "FAIL src/a.test.js" or "FAIL  src/a.test.js (5.1 s)": remembers the suite's path. */
+static void jest_suite(const char *s, char *suite, size_t size)
+{
+    size_t n;
+
+    s = skip_ws(s + 4);
+    n = strcspn(s, " ");
+    snprintf(suite, size, "%.*s", (int)n, s);
+}
+
 static bool parse_jest(const char *text, size_t len, struct tests *t, struct diags *d)
 {
     struct tests suites = {0};
-    int64_t total = 0, stotal = 0;
-    char buf[LINE_MAX_LEN];
+    int64_t total = 0, stotal = 0, unloaded = 0;
+    bool recap = false;
+    char buf[LINE_MAX_LEN], suite[LINE_MAX_LEN] = "";
     size_t pos = 0;
     struct line l;
 
     while (next_line(text, len, &pos, &l)) {
-        const char *s = line_str(&l, buf);
+        const char *s = line_str(&l, buf), *name;
         rtrim(buf);
         if (starts(s, "Tests:")) {
             t->found |= count_items(s + 6, ',', t, &total);
         } else if (starts(s, "Test Suites:")) {
             count_items(s + 12, ',', &suites, &stotal);
-        } else if (starts(skip_ws(s), "\xe2\x97\x8f ") &&
-                   !starts(skip_ws(s), "\xe2\x97\x8f Console")) {
-            const char *name = skip_ws(s) + 4;
+        } else if (strcmp(s, "Summary of all failing tests") == 0) {
+            recap = true; /* what follows repeats the failures above */
+        } else if (starts(s, "FAIL ")) {
+            jest_suite(s, suite, sizeof(suite));
+        } else if (!starts(skip_ws(s), "\xe2\x97\x8f ")) {
+            continue;
+        } else if (strcmp(name = skip_ws(s) + 4, "Test suite failed to run") == 0) {
+            /* A suite that cannot even load has no test in "Tests:": it is named by path. */
+            unloaded += recap ? 0 : 1;
+            diag_test(d, suite[0] ? suite : name, strlen(suite[0] ? suite : name), name);
+        } else if (s[0] == ' ' && !starts(name, "Console")) {
             diag_test(d, name, strlen(name), NULL);
         }
     }
-    t->total = total;
-    /* A suite that cannot even load fails with no failed test in it: count it. */
-    if (t->found && suites.failed > 0 && t->failed == 0)
+    t->total = total + unloaded;
+    t->failed += unloaded;
+    /* The suites' count also catches a failure to load whose message was not shown. */
+    if (t->found && suites.failed > 0 && t->failed == 0) {
         t->failed = suites.failed;
+        t->total += suites.failed;
+    }
     return t->found;
+}
+
+/* "⎯⎯⎯ Failed Suites 2 ⎯⎯⎯": how many test files failed to load (or in a hook). */
+static bool vitest_failed_suites(const char *s, int64_t *n)
+{
+    const char *p = strstr(s, " Failed Suites ");
+
+    if (!p || !starts(s, "\xe2\x8e\xaf"))
+        return false;
+    p += strlen(" Failed Suites ");
+    return read_num(&p, n);
 }
 
 static bool parse_vitest(const char *text, size_t len, struct tests *t, struct diags *d)
 {
     struct tests files = {0};
-    int64_t total = 0, ftotal = 0;
+    int64_t total = 0, ftotal = 0, unloaded = 0, n;
+    bool files_seen = false, no_tests = false;
     char buf[LINE_MAX_LEN];
     size_t pos = 0;
     struct line l;
 
     while (next_line(text, len, &pos, &l)) {
-        const char *s = skip_ws(line_str(&l, buf));
+        const char *s = skip_ws(line_str(&l, buf)), *br;
         rtrim(buf);
         if (starts(s, "Tests  ") && strchr(s, '(')) {
             t->found |= count_items(s + 7, '|', t, &total);
+        } else if (strcmp(s, "Tests  no tests") == 0) {
+            no_tests = true; /* every file failed to load, or none has a test */
         } else if (starts(s, "Test Files  ")) {
-            count_items(s + 12, '|', &files, &ftotal);
+            files_seen |= count_items(s + 12, '|', &files, &ftotal);
+        } else if (vitest_failed_suites(s, &n)) {
+            unloaded += n;
         } else if (starts(s, "FAIL  ") && strstr(s, " > ")) {
             diag_test(d, s + 6, strlen(s + 6), NULL);
+        } else if (starts(s, "FAIL  ") && (br = strstr(s + 6, " [ "))) {
+            diag_test(d, s + 6, (size_t)(br - (s + 6)), "failed to run");
         }
     }
-    t->total = total;
-    if (t->found && files.failed > 0 && t->failed == 0)
+    t->found |= no_tests && files_seen;
+    /* A file that fails to load is one failure that "Tests" does not count. */
+    t->failed += unloaded;
+    t->total = total + unloaded;
+    if (t->found && files.failed > 0 && t->failed == 0) {
         t->failed = files.failed;
+        t->total += files.failed;
+    }
     return t->found;
 }
 
 /* ---- TAP ---- */
 
+/* What a TAP stream says: its own lines, Node's closing counts, prove's summary. */
+struct tap {
+    bool tap, bail;
+    int64_t plan, seen, failed, skipped;
+    size_t fail_mark; /* diagnostics before the last "not ok" added one; SIZE_MAX: none */
+    /* "# tests 7" … from `node --test` (also "ℹ tests 7" from its spec reporter). */
+    unsigned trailer; /* bits of the words seen, in the order of trailer_words */
+    int64_t tr[6];
+    /* prove: "Files=3, Tests=9, …", "t/a.t (Wstat: 512 … Tests: 6 Failed: 2)" */
+    bool prove;
+    int64_t p_tests, p_failed, p_missing, p_skipped, p_bail, p_skipped_files;
+};
+
+static const char *const trailer_words[] = {"tests",     "pass",    "fail",
+                                            "cancelled", "skipped", "todo"};
+
+/* "# pass 3" or "ℹ pass 3" (Node's spec reporter) after the last test. */
+static bool tap_trailer(const char *s, struct tap *tp)
+{
+    if (starts(s, "# "))
+        s += 2;
+    else if (starts(s, "\xe2\x84\xb9 "))
+        s += 4;
+    else
+        return false;
+    for (size_t i = 0; i < 6; i++) {
+        size_t n = strlen(trailer_words[i]);
+        const char *p = s + n + 1;
+        int64_t v;
+        if (strncmp(s, trailer_words[i], n) == 0 && s[n] == ' ' && read_num(&p, &v) && !*p) {
+            tp->trailer |= 1u << i;
+            tp->tr[i] += v;
+            return true;
+        }
+    }
+    return false;
+}
+
+/* "ok 3 - name # SKIP why" at any depth; only the top level (depth 0) is counted. */
+static void tap_result(const char *s, bool ok, bool top, struct tap *tp, struct diags *d)
+{
+    const char *p = s + (ok ? 2 : 6), *hash, *name;
+    int64_t num;
+    size_t before;
+
+    if (*p != '\0' && *p != ' ')
+        return;
+    hash = strchr(p, '#');
+    if (hash && (rein__verify_has_prefix_ci(skip_ws(hash + 1), "skip") ||
+                 rein__verify_has_prefix_ci(skip_ws(hash + 1), "todo"))) {
+        tp->skipped += top;
+        tp->seen += top;
+        return;
+    }
+    tp->seen += top;
+    if (ok)
+        return;
+    tp->failed += top;
+    p = skip_ws(p);
+    read_num(&p, &num);
+    name = skip_ws(p);
+    if (*name == '-')
+        name = skip_ws(name + 1);
+    before = d->arr ? json_array_size(d->arr) : 0;
+    diag_test(d, name, hash ? (size_t)(hash - name) : strlen(name), NULL);
+    tp->fail_mark = d->arr && json_array_size(d->arr) > before ? before : SIZE_MAX;
+}
+
+/* Reads "<label>N" after s's first occurrence of label; false when absent. */
+static bool num_after(const char *s, const char *label, int64_t *out)
+{
+    const char *p = strstr(s, label);
+
+    if (!p)
+        return false;
+    p += strlen(label);
+    return read_num(&p, out);
+}
+
+/* prove's own lines (not the TAP it runs); true when the line was one. */
+static bool tap_prove(const char *s, struct tap *tp, struct diags *d)
+{
+    int64_t a, b;
+    const char *p;
+
+    if (starts(s, "Files=") && num_after(s, ", Tests=", &a)) {
+        tp->prove = true;
+        tp->p_tests += a;
+    } else if ((p = strstr(s, " (Wstat: ")) && num_after(p, " Failed: ", &a)) {
+        tp->p_failed += a;
+        diag_test(d, s, (size_t)(p - s), NULL);
+    } else if (starts(skip_ws(s), "Parse errors: Bad plan.") && num_after(s, "You planned ", &a) &&
+               num_after(s, " tests but ran ", &b)) {
+        tp->p_missing += a > b ? a - b : 0;
+    } else if (starts(s, "Bailout called.")) {
+        tp->p_bail++;
+    } else if (num_after(s, "(less ", &a) && strstr(s, " skipped subtest")) {
+        tp->p_skipped += a;
+    } else if (strstr(s, " .. skipped")) {
+        tp->p_skipped_files++;
+    } else {
+        return false;
+    }
+    return true;
+}
+
+static void tap_line(const char *s, struct tap *tp, struct diags *d)
+{
+    const char *ts = skip_ws(s);
+    bool top = ts == s, ok;
+
+    if (top && starts(s, "TAP version ")) {
+        tp->tap = true;
+    } else if (top && starts(s, "1..")) {
+        const char *p = s + 3;
+        int64_t n;
+        /* One plan per stream; prove -v prints one stream per test file. */
+        if (read_num(&p, &n) && (*p == '\0' || *p == ' ')) {
+            tp->tap = true;
+            tp->plan += n;
+        }
+    } else if (top && starts(s, "Bail out!")) {
+        tp->bail = true;
+    } else if ((ok = starts(ts, "ok")) || starts(ts, "not ok")) {
+        tap_result(ts, ok, top, tp, d);
+    } else if (strcmp(ts, "failureType: 'subtestsFailed'") == 0 && tp->fail_mark != SIZE_MAX) {
+        /* Node's suite that failed only because a test in it failed: that test is named. */
+        while (d->arr && json_array_size(d->arr) > tp->fail_mark)
+            json_array_remove(d->arr, json_array_size(d->arr) - 1);
+        tp->fail_mark = SIZE_MAX;
+    } else if (!top || !tap_trailer(s, tp)) {
+        tap_prove(s, tp, d); /* some of prove's summary lines are indented */
+    }
+}
+
 static bool parse_tap(const char *text, size_t len, struct tests *t, struct diags *d)
 {
+    struct tap tp = {.fail_mark = SIZE_MAX};
     char buf[LINE_MAX_LEN];
     size_t pos = 0;
     struct line l;
-    int64_t plan = -1, seen = 0;
-    bool tap = false;
 
     while (next_line(text, len, &pos, &l)) {
-        const char *s = line_str(&l, buf), *hash;
-        bool ok;
-        rtrim(buf);
-        if (starts(s, "TAP version ")) {
-            tap = true;
-        } else if (starts(s, "1..")) {
-            const char *p = s + 3;
-            if (read_num(&p, &plan) && (*p == '\0' || *p == ' '))
-                tap = true;
-            else
-                plan = -1;
-        } else if (starts(s, "Bail out!")) {
-            t->failed++;
-        } else if ((ok = starts(s, "ok")) || starts(s, "not ok")) {
-            const char *p = s + (ok ? 2 : 6), *name;
-            int64_t num;
-            if (*p != '\0' && *p != ' ')
-                continue;
-            seen++;
-            hash = strchr(p, '#');
-            if (hash && (rein__verify_has_prefix_ci(skip_ws(hash + 1), "skip") ||
-                         rein__verify_has_prefix_ci(skip_ws(hash + 1), "todo"))) {
-                t->skipped++;
-                continue;
-            }
-            if (ok) {
-                t->passed++;
-                continue;
-            }
-            t->failed++;
-            p = skip_ws(p);
-            read_num(&p, &num);
-            name = skip_ws(p);
-            if (*name == '-')
-                name = skip_ws(name + 1);
-            diag_test(d, name, hash ? (size_t)(hash - name) : strlen(name), NULL);
-        }
+        rtrim((char *)line_str(&l, buf));
+        tap_line(buf, &tp, d);
     }
-    if (!tap)
+    if (tp.prove) {
+        /* prove's summary covers every file, also those whose TAP it did not print. */
+        t->total = tp.p_tests + tp.p_missing + tp.p_skipped_files + tp.p_bail;
+        t->failed = tp.p_failed + tp.p_missing + tp.p_bail;
+        t->skipped = (tp.skipped > tp.p_skipped ? tp.skipped : tp.p_skipped) + tp.p_skipped_files;
+    } else if ((tp.trailer & 3u) == 3u && (tp.tap || tp.trailer == 63u)) {
+        /* Node counts every test at any depth; the TAP lines show only the top level. */
+        t->total = tp.tr[0];
+        t->failed = tp.tr[2] + tp.tr[3];
+        t->skipped = tp.tr[4] + tp.tr[5];
+    } else if (tp.tap) {
+        int64_t missing = tp.plan > tp.seen ? tp.plan - tp.seen : 0;
+        /* Planned tests that never reported failed; a bail out before any is planned is
+         * one failure of its own. */
+        if (tp.bail && missing == 0)
+            missing = 1;
+        t->total = tp.seen + missing;
+        t->failed = tp.failed + missing;
+        t->skipped = tp.skipped;
+    } else {
         return false;
+    }
+    t->passed = t->total - t->failed - t->skipped;
+    if (t->passed < 0)
+        t->passed = 0;
     t->found = true;
-    t->total = plan > seen ? plan : seen;
-    if (plan > seen)
-        t->failed += plan - seen; /* planned tests that never reported are failures */
     return true;
 }
 
@@ -551,12 +727,33 @@ static void gcc_diag(struct diags *d, const char *sev, const char *file, size_t 
     set_str(d, o, "message", msg, mn);
 }
 
+/* "/usr/bin/ld: cannot find -lfoo: No such file or directory" (GNU ld, gold, lld). */
+static bool linker_error(const char *s, struct lints *t, struct diags *d)
+{
+    const char *p = strstr(s, ": cannot find ");
+    const char *prog = p;
+
+    if (!p)
+        return false;
+    while (prog > s && prog[-1] != '/')
+        prog--;
+    if (!starts(prog, "ld") && !strstr(prog, "-ld") && !starts(prog, "ld.lld"))
+        return false;
+    if (strchr(prog, ' ') && strchr(prog, ' ') < p)
+        return false;
+    t->errors++;
+    gcc_diag(d, "error", NULL, 0, 0, 0, p + 2);
+    return true;
+}
+
 static bool parse_gcc_line(const char *s, struct lints *t, struct diags *d)
 {
     const char *p = s, *sev, *msg;
     int64_t line = 0, col = 0;
     size_t fn;
 
+    if (linker_error(s, t, d))
+        return true;
     if (strstr(s, "undefined reference to `") || strstr(s, "multiple definition of `")) {
         const char *what = strstr(s, "undefined reference") ? strstr(s, "undefined reference")
                                                             : strstr(s, "multiple definition");
@@ -578,8 +775,9 @@ static bool parse_gcc_line(const char *s, struct lints *t, struct diags *d)
     }
     if (*p++ != ' ' || !gcc_severity(p, &sev, &msg))
         return false;
-    /* collect2's "ld returned 1 exit status" repeats the undefined references above it. */
-    if (fn == 8 && strncmp(s, "collect2", 8) == 0)
+    /* collect2's "ld returned 1 exit status" and clang's "linker command failed" repeat
+     * the linker's errors above them. */
+    if ((fn == 8 && strncmp(s, "collect2", 8) == 0) || starts(msg, "linker command failed"))
         return false;
     if (sev[0] == 'e')
         t->errors++;
