@@ -77,6 +77,10 @@ REIN_EXTERN void rein_server_set_threads(rein_server *srv, unsigned n);
 /* libmicrohttpd's network threads; 0 keeps the default. */
 REIN_EXTERN void rein_server_set_io_threads(rein_server *srv, unsigned n);
 REIN_EXTERN void rein_server_set_body_limit(rein_server *srv, size_t bytes);
+/* Seconds a connection may stay silent (headers or a body half sent, or idle between
+ * keep-alive requests) before it is closed; 0 keeps the default (30). Connections waiting for
+ * a handler or an SSE write are not counted as silent. */
+REIN_EXTERN void rein_server_set_idle_timeout(rein_server *srv, unsigned seconds);
 /* Comma-separated API keys (copied; spaces around keys ignored; NULL or "" turns auth off). */
 REIN_EXTERN rein_err rein_server_set_api_keys(rein_server *srv, const char *keys) REIN_WUR;
 REIN_EXTERN void rein_server_set_heartbeat_ms(rein_server *srv, int64_t ms);

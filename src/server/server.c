@@ -116,6 +116,7 @@ struct rein_server {
     int port;
     unsigned threads, io_threads;
     size_t body_limit;
+    unsigned idle_s;
     int64_t heartbeat_ms;
     char **keys;
     int nkeys;
@@ -1161,6 +1162,7 @@ rein_server *rein_server_new(rein_error *err)
     srv->threads = 8;
     srv->io_threads = 2;
     srv->body_limit = REIN_SERVER_DEFAULT_BODY_LIMIT;
+    srv->idle_s = 30;
     srv->heartbeat_ms = 15000;
     pthread_mutex_init(&srv->mu, NULL);
     pthread_cond_init(&srv->cv, NULL);
@@ -1270,6 +1272,12 @@ oom:
     return REIN_ENOMEM;
 }
 
+void rein_server_set_idle_timeout(rein_server *srv, unsigned seconds)
+{
+    if (seconds)
+        srv->idle_s = seconds;
+}
+
 void rein_server_set_heartbeat_ms(rein_server *srv, int64_t ms)
 {
     if (ms > 0)
@@ -1364,7 +1372,7 @@ rein_err rein_server_start(rein_server *srv, rein_error *err)
         flags, (uint16_t)srv->port, NULL, NULL, on_request, srv, MHD_OPTION_EXTERNAL_LOGGER,
         mhd_log, NULL, MHD_OPTION_SOCK_ADDR, sa, MHD_OPTION_THREAD_POOL_SIZE, srv->io_threads,
         MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv, MHD_OPTION_UNESCAPE_CALLBACK, no_unescape,
-        NULL, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)120, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+        NULL, MHD_OPTION_CONNECTION_TIMEOUT, srv->idle_s, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
         (size_t)16384, MHD_OPTION_END);
     if (!srv->daemon) {
         rein_cancel_unref(srv->ticker_stop);
