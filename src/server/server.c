@@ -1028,7 +1028,9 @@ static enum MHD_Result body_done(rein_request *req)
         rein_error perr;
         if (req->body.len == 0)
             return guard(req, 400, "invalid_json", "the body is empty; send a JSON object");
-        req->json = rein_json_parse(req->body.ptr, req->body.len, 0, &perr);
+        /* A key sent twice would mean one thing to this server and another to the next
+         * parser that reads the same bytes (a proxy, a log, a tool): refuse it. */
+        req->json = rein_json_parse(req->body.ptr, req->body.len, JSON_REJECT_DUPLICATES, &perr);
         if (!req->json)
             return guard(req, 400, "invalid_json",
                          "the body is not valid JSON: line %d, column %d: %s", perr.line,

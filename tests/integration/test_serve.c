@@ -579,6 +579,10 @@ static void cancel_bad_input(void **state)
     th_post(u("/agent/conversations/cx/cancel"), "{\"reason\": 5}", &r);
     th_assert_error(&r, 400, "bad_request");
     th_resp_free(&r);
+    th_post(u("/agent/conversations/cx/cancel"), "{\"reason\": \"a\", \"reason\": \"b\"}", &r);
+    th_assert_error(&r, 400, "invalid_json");
+    assert_non_null(strstr(r.body, "duplicate"));
+    th_resp_free(&r);
     th_post(u("/agent/conversations/a..b/cancel"), NULL, &r);
     th_assert_error(&r, 400, "invalid_id");
     th_resp_free(&r);
