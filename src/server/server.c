@@ -76,6 +76,7 @@ struct rein_request {
     struct rein_buf body;
     size_t discarded;
     bool too_big;
+    bool bad_framing; /* the body's length is ambiguous: answer and close */
     json_t *json;
     rein_cancel *cancel;
     int64_t start_ns;
@@ -310,7 +311,7 @@ static enum MHD_Result guard(rein_request *req, int status, const char *code, co
         add_out_headers(req, resp);
         if (status == 401)
             MHD_add_response_header(resp, "WWW-Authenticate", "Bearer");
-        if (status == 503 || status == 413)
+        if (status == 503 || status == 413 || req->bad_framing)
             MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION, "close");
     }
     return queue(req, status, resp);
@@ -915,6 +916,28 @@ static bool route_lookup(rein_request *req, char *allow, size_t allow_size, bool
     return path_known;
 }
 
+/*
+ * The request's one Content-Length (NULL when none). Two that differ, or one next to
+ * Transfer-Encoding, make the body's end ambiguous (RFC 9112 6.3): MHD reads one framing and a
+ * proxy in front may read the other, so such a request is refused, not guessed at.
+ */
+static bool framing_ok(const rein_request *req, const char **cl)
+{
+    bool te = false;
+
+    *cl = NULL;
+    for (const struct kv *h = req->headers_in; h; h = h->next) {
+        if (strcasecmp(h->key, "Transfer-Encoding") == 0)
+            te = true;
+        if (strcasecmp(h->key, "Content-Length") != 0)
+            continue;
+        if (*cl && strcmp(*cl, h->value) != 0)
+            return false;
+        *cl = h->value;
+    }
+    return !(te && *cl);
+}
+
 static enum MHD_Result first_call(rein_request *req)
 {
     rein_server *srv = req->srv;
@@ -953,7 +976,12 @@ static enum MHD_Result first_call(rein_request *req)
         !rein__http_is_json_type(rein_request_header(req, "Content-Type")))
         return guard(req, 415, "unsupported_media_type",
                      "send the body as Content-Type: application/json");
-    cl = rein_request_header(req, "Content-Length");
+    if (!framing_ok(req, &cl)) {
+        req->bad_framing = true;
+        return guard(req, 400, "bad_request",
+                     "conflicting Content-Length (or Content-Length with Transfer-Encoding): "
+                     "send one way of framing the body");
+    }
     if (cl && rein__http_parse_uint(cl, 0, 999999999, &declared) &&
         (size_t)declared > srv->body_limit)
         return guard(req, 413, "payload_too_large", "the body is larger than %zu bytes",
