@@ -8,6 +8,10 @@
  *   401 unauthorized        API keys are set and Authorization: Bearer <key> is missing/wrong
  *   404 not_found           no route has this path
  *   405 method_not_allowed  a route has the path but not the method (with an Allow header)
+ *                           (HEAD is answered by the GET route, headers only; OPTIONS on a
+ *                           known path is 204 with Allow)
+ *   400 bad_request         two different Content-Length headers, or one beside
+ *                           Transfer-Encoding (answered with Connection: close)
  *   400 invalid_id          a {param} is not an id: 1-64 of [A-Za-z0-9_.-], no "..", no '/',
  *                           no percent-encoded tricks (segments are decoded once, then checked)
  *   415 unsupported_media_type  a JSON route got a body that is not application/json

@@ -886,6 +886,24 @@ static void job_main(void *arg)
     request_unref(req);
 }
 
+/* HEAD is GET without the body (RFC 9110 9.3.2): a GET route answers it and MHD sends only
+ * the headers. */
+static bool method_matches(const char *route_method, const char *method)
+{
+    return strcmp(route_method, method) == 0 ||
+           (strcmp(method, "HEAD") == 0 && strcmp(route_method, "GET") == 0);
+}
+
+/* Answers OPTIONS on a known path: 204 with Allow (no CORS: rein's page is same-origin). */
+static enum MHD_Result answer_options(rein_request *req, const char *allow)
+{
+    struct MHD_Response *resp = make_response(req, NULL, "", 0);
+
+    if (resp)
+        MHD_add_response_header(resp, "Allow", allow);
+    return queue(req, 204, resp);
+}
+
 /* Matches the path; fills req->route or *allow with the methods the path supports. */
 static bool route_lookup(rein_request *req, char *allow, size_t allow_size, bool *path_public)
 {
@@ -903,7 +921,7 @@ static bool route_lookup(rein_request *req, char *allow, size_t allow_size, bool
         path_known = true;
         if (r->flags & REIN_ROUTE_PUBLIC)
             *path_public = true;
-        if (strcmp(r->method, req->method) == 0 && !req->route) {
+        if (method_matches(r->method, req->method) && !req->route) {
             req->route = r;
             req->nparams = n;
             memcpy(req->names, names, sizeof(names));
@@ -912,6 +930,14 @@ static bool route_lookup(rein_request *req, char *allow, size_t allow_size, bool
             size_t len = strlen(allow);
             snprintf(allow + len, allow_size - len, "%s%s", len ? ", " : "", r->method);
         }
+    }
+    if (path_known && strstr(allow, "GET") && !strstr(allow, "HEAD")) {
+        size_t len = strlen(allow);
+        snprintf(allow + len, allow_size - len, ", HEAD");
+    }
+    if (path_known && !strstr(allow, "OPTIONS")) {
+        size_t len = strlen(allow);
+        snprintf(allow + len, allow_size - len, "%sOPTIONS", len ? ", " : "");
     }
     return path_known;
 }
@@ -957,6 +983,8 @@ static enum MHD_Result first_call(rein_request *req)
                      "this server needs an API key: send Authorization: Bearer <key>");
     if (!known)
         return guard(req, 404, "not_found", "no route for %.200s", req->path);
+    if (!req->route && strcmp(req->method, "OPTIONS") == 0)
+        return answer_options(req, allow);
     if (!req->route) {
         rein_err rc = rein_request_set_header(req, "Allow", allow);
         if (rc != REIN_OK)
@@ -1103,6 +1131,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
     rein_server *srv = cls;
     rein_request *req = *con_cls;
     double secs;
+    bool orphan;
 
     (void)conn;
     if (!req)
@@ -1121,8 +1150,11 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 
     pthread_mutex_lock(&req->mu);
     req->closed = true;
+    /* A stream MHD has finished while its handler still writes (a HEAD on a streaming GET:
+     * the headers are the whole answer) has no reader any more either. */
+    orphan = req->is_sse && !req->sse_ended;
     pthread_mutex_unlock(&req->mu);
-    if (toe != MHD_REQUEST_TERMINATED_COMPLETED_OK)
+    if (toe != MHD_REQUEST_TERMINATED_COMPLETED_OK || orphan)
         rein_cancel_trigger(req->cancel, toe == MHD_REQUEST_TERMINATED_DAEMON_SHUTDOWN
                                              ? "server shutting down"
                                              : "client disconnected");
