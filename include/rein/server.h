@@ -85,7 +85,9 @@ REIN_EXTERN void rein_server_set_body_limit(rein_server *srv, size_t bytes);
  * keep-alive requests) before it is closed; 0 keeps the default (30). Connections waiting for
  * a handler or an SSE write are not counted as silent. */
 REIN_EXTERN void rein_server_set_idle_timeout(rein_server *srv, unsigned seconds);
-/* Comma-separated API keys (copied; spaces around keys ignored; NULL or "" turns auth off). */
+/* Comma-separated API keys (copied; spaces around keys ignored; NULL, "" or only spaces turn
+ * auth off). REIN_EINVAL when keys holds commas but no key (",", " , "): auth stays off, and
+ * the caller must not start believing it is on. */
 REIN_EXTERN rein_err rein_server_set_api_keys(rein_server *srv, const char *keys) REIN_WUR;
 REIN_EXTERN void rein_server_set_heartbeat_ms(rein_server *srv, int64_t ms);
 /* Registry for request metrics and GET /metrics (borrowed; NULL: the global registry). */

@@ -1328,6 +1328,9 @@ rein_err rein_server_set_api_keys(rein_server *srv, const char *keys)
         }
         p = comma ? comma + 1 : NULL;
     }
+    /* "," or " , " would turn auth off while the operator believes keys are set. */
+    if (srv->nkeys == 0 && keys && keys[strspn(keys, " \t")] != '\0')
+        return REIN_EINVAL;
     return REIN_OK;
 oom:
     free_keys(srv);

@@ -658,6 +658,34 @@ static void auth_variants(void **state)
     rh_resp_free(&r);
 }
 
+/* A key list with commas but no key must not quietly turn auth off. */
+static void auth_empty_key_list(void **state)
+{
+    static const char *const env[] = {"REIN_API_KEYS= , ", NULL};
+    char store[600];
+    const char *argv[] = {test_rein_bin(), "serve", "--port", "0", "--store", store, NULL};
+    struct rein_proc_run_opts opts = {.proc = {.argv = argv, .env = env, .merge_stderr = true},
+                                      .timeout_ms = 20000};
+    struct rein_proc_result res;
+    rein_error err;
+    rein_server *srv = rein_server_new(&err);
+    char *dir = test_tmpdir();
+
+    (void)state;
+    assert_int_equal(rein_server_set_api_keys(srv, ","), REIN_EINVAL);
+    assert_int_equal(rein_server_set_api_keys(srv, " , \t,"), REIN_EINVAL);
+    assert_rein_ok(rein_server_set_api_keys(srv, "   "), NULL);
+    assert_rein_ok(rein_server_set_api_keys(srv, NULL), NULL);
+    rein_server_free(srv);
+    snprintf(store, sizeof(store), "sqlite:%s/rein.db", dir);
+    assert_rein_ok(rein_proc_run(&opts, &res, &err), &err);
+    assert_int_not_equal(res.exit_code, 0);
+    assert_non_null(strstr(res.out.ptr, "REIN_API_KEYS"));
+    rein_proc_result_release(&res);
+    test_rmtree(dir);
+    free(dir);
+}
+
 static const struct CMUnitTest tests[] = {
     cmocka_unit_test_teardown(body_declared_too_big, teardown),
     cmocka_unit_test_teardown(body_expect_continue, teardown),
@@ -675,6 +703,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test_teardown(slow_clients, teardown),
     cmocka_unit_test_teardown(dead_client_mid_body, teardown),
     cmocka_unit_test_teardown(auth_variants, teardown),
+    cmocka_unit_test(auth_empty_key_list),
 };
 
 REIN_TEST_MAIN(tests)
