@@ -10,7 +10,8 @@
  *   405 method_not_allowed  a route has the path but not the method (with an Allow header)
  *                           (HEAD is answered by the GET route, headers only; OPTIONS on a
  *                           known path is 204 with Allow)
- *   400 bad_request         two different Content-Length headers, or one beside
+ *   400 bad_request         an HTTP/1.1 request without exactly one Host header; two
+ *                           different Content-Length headers, or one beside
  *                           Transfer-Encoding (answered with Connection: close)
  *   400 invalid_id          a {param} is not an id: 1-64 of [A-Za-z0-9_.-], no "..", no '/',
  *                           no percent-encoded tricks (segments are decoded once, then checked)

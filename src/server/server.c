@@ -77,6 +77,7 @@ struct rein_request {
     size_t discarded;
     bool too_big;
     bool bad_framing; /* the body's length is ambiguous: answer and close */
+    bool http11;      /* HTTP/1.1 (needs exactly one Host) */
     json_t *json;
     rein_cancel *cancel;
     int64_t start_ns;
@@ -964,6 +965,17 @@ static bool framing_ok(const rein_request *req, const char **cl)
     return !(te && *cl);
 }
 
+/* Host headers: an HTTP/1.1 request has exactly one (RFC 9112 3.2). Two would let the Host
+ * checks (/mcp's DNS-rebinding guard) read one while a proxy routed on the other. */
+static bool host_ok(const rein_request *req)
+{
+    int n = 0;
+
+    for (const struct kv *h = req->headers_in; h; h = h->next)
+        n += strcasecmp(h->key, "Host") == 0;
+    return n == 1 || (n == 0 && !req->http11);
+}
+
 static enum MHD_Result first_call(rein_request *req)
 {
     rein_server *srv = req->srv;
@@ -976,6 +988,11 @@ static enum MHD_Result first_call(rein_request *req)
         rein_trace_id_new(req->trace_id);
     if (srv->stopping)
         return guard(req, 503, "shutting_down", "the server is shutting down");
+    if (!host_ok(req)) {
+        req->bad_framing = true;
+        return guard(req, 400, "bad_request",
+                     "an HTTP/1.1 request needs exactly one Host header");
+    }
     known = route_lookup(req, allow, sizeof(allow), &path_public);
     if (srv->nkeys > 0 && !path_public &&
         !rein__http_bearer_ok(rein_request_header(req, "Authorization"), srv->keys, srv->nkeys))
@@ -1101,12 +1118,12 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 {
     rein_request *req = *con_cls;
 
-    (void)version;
     if (!req) {
         req = request_new(cls, conn, url, method);
         if (!req)
             return MHD_NO;
         *con_cls = req;
+        req->http11 = version && strcmp(version, MHD_HTTP_VERSION_1_1) == 0;
         return first_call(req);
     }
     switch (req->stage) {

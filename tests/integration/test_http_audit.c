@@ -686,6 +686,31 @@ static void auth_empty_key_list(void **state)
     free(dir);
 }
 
+/* HTTP/1.1 needs exactly one Host: none or two are refused before routing (the /mcp
+ * DNS-rebinding guard reads one Host; a proxy may route on the other). */
+static void headers_host(void **state)
+{
+    static const char *const bad[] = {
+        "GET /healthz HTTP/1.1\n\n",
+        "GET /healthz HTTP/1.1\nHost: evil.example\nHost: 127.0.0.1\n\n",
+        "GET /agent/conversations HTTP/1.1\nHost: 127.0.0.1\nhost: 127.0.0.1\n\n",
+    };
+    struct rh_resp r;
+
+    (void)state;
+    start(NULL, 0);
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        ask(bad[i], &r);
+        rh_assert_error(&r, 400, "bad_request");
+        assert_non_null(strstr(r.body, "Host"));
+        rh_resp_free(&r);
+    }
+    /* HTTP/1.0 has no Host requirement. */
+    ask("GET /healthz HTTP/1.0\n\n", &r);
+    assert_int_equal(r.status, 200);
+    rh_resp_free(&r);
+}
+
 static const struct CMUnitTest tests[] = {
     cmocka_unit_test_teardown(body_declared_too_big, teardown),
     cmocka_unit_test_teardown(body_expect_continue, teardown),
@@ -695,6 +720,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test_teardown(body_empty_and_get, teardown),
     cmocka_unit_test_teardown(headers_content_type, teardown),
     cmocka_unit_test_teardown(headers_too_big, teardown),
+    cmocka_unit_test_teardown(headers_host, teardown),
     cmocka_unit_test_teardown(json_bad_bodies, teardown),
     cmocka_unit_test_teardown(json_deep_nesting, teardown),
     cmocka_unit_test_teardown(json_nul_in_strings, teardown),
