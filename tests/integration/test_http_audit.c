@@ -11,6 +11,7 @@
 #include "raw_http.h"
 #include "test.h"
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <unistd.h>
 
@@ -481,6 +482,14 @@ static void paths_tricks(void **state)
         rh_assert_error(&r, 404, "not_found");
         rh_resp_free(&r);
     }
+    /* Bytes that are not UTF-8 in the path or the method still get a JSON answer. */
+    ask("GET /\xff\xfe%ff HTTP/1.1\nHost: x\n\n", &r);
+    rh_assert_error(&r, 404, "not_found");
+    rh_resp_free(&r);
+    ask("G\xc3\x28T /healthz HTTP/1.1\nHost: x\n\n", &r);
+    if (r.status != 0 && r.status != 400)
+        rh_assert_error(&r, 405, "method_not_allowed");
+    rh_resp_free(&r);
     /* An encoded literal segment is the same path. */
     ask("GET /%68ealthz HTTP/1.1\nHost: x\n\n", &r);
     assert_int_equal(r.status, 200);
@@ -711,6 +720,101 @@ static void headers_host(void **state)
     rh_resp_free(&r);
 }
 
+/* ---- the access log --------------------------------------------------------------------- */
+
+static pthread_mutex_t log_mu = PTHREAD_MUTEX_INITIALIZER;
+static char log_text[65536];
+static size_t log_len;
+
+static void log_sink(enum rein_log_level level, const char *where, const char *msg, void *ud)
+{
+    (void)ud;
+    if (level != REIN_LOG_INFO || strcmp(where, "server") != 0)
+        return;
+    pthread_mutex_lock(&log_mu);
+    log_len += (size_t)snprintf(log_text + log_len, sizeof(log_text) - log_len, "%s\n", msg);
+    if (log_len >= sizeof(log_text))
+        log_len = sizeof(log_text) - 1;
+    pthread_mutex_unlock(&log_mu);
+}
+
+/* The access-log line of request id, waiting up to 5 s for the request to complete. */
+static bool log_has(const char *id, const char *method, int status)
+{
+    char want[160];
+
+    snprintf(want, sizeof(want), "%s %s ", id, method);
+    for (int i = 0; i < 500; i++) {
+        const char *line;
+        bool ok = false;
+        pthread_mutex_lock(&log_mu);
+        line = strstr(log_text, want);
+        if (line) {
+            char st[16];
+            const char *eol = strchr(line, '\n');
+            snprintf(st, sizeof(st), " %d ", status);
+            ok = eol && memmem(line, (size_t)(eol - line), st, strlen(st)) != NULL;
+        }
+        pthread_mutex_unlock(&log_mu);
+        if (ok)
+            return true;
+        usleep(10000);
+    }
+    return false;
+}
+
+/* Every answer the server writes, refusals included, is one access-log line with its status. */
+static void access_log_lines(void **state)
+{
+    static const struct {
+        const char *req, *method;
+        int status;
+    } cases[] = {
+        {"GET /nope HTTP/1.1\nHost: x\n\n", "GET", 404},
+        {"PUT /echo HTTP/1.1\nHost: x\nContent-Length: 0\n\n", "PUT", 405},
+        {"POST /echo HTTP/1.1\nHost: x\nContent-Type: text/plain\nContent-Length: 2\n\n{}",
+         "POST", 415},
+        {"POST /echo HTTP/1.1\nHost: x\n" JSON_CT "Content-Length: 2000000\n\n", "POST", 413},
+        {"POST /echo HTTP/1.1\nHost: x\n" JSON_CT "Content-Length: 2\n\n{]", "POST", 400},
+        {"POST /len HTTP/1.1\nHost: x\nContent-Length: 1\nContent-Length: 2\n\nab", "POST",
+         400},
+        {"GET /healthz HTTP/1.1\n\n", "GET", 400},
+        {"GET /agent/conversations/%2e%2e HTTP/1.1\nHost: x\n\n", "GET", 400},
+        {"OPTIONS /echo HTTP/1.1\nHost: x\n\n", "OPTIONS", 204},
+        {"HEAD /healthz HTTP/1.1\nHost: x\n\n", "HEAD", 200},
+        {"GET /agent/conversations HTTP/1.1\nHost: x\n\n", "GET", 401},
+    };
+    enum rein_log_level before = rein_log_level();
+    struct rh_resp r;
+
+    (void)state;
+    log_len = 0;
+    log_text[0] = '\0';
+    rein_log_set_level(REIN_LOG_INFO);
+    rein_log_set_sink(log_sink, NULL);
+    start(NULL, 0);
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        const char *id;
+        if (cases[i].status == 401) { /* the last case runs against a server with keys */
+            teardown(NULL);
+            start("k1", 0);
+        }
+        ask(cases[i].req, &r);
+        assert_int_equal(r.status, cases[i].status);
+        if (r.status >= 400)
+            rh_assert_error(&r, r.status, NULL);
+        id = rh_header(&r, "X-Request-Id");
+        assert_non_null(id);
+        if (!log_has(id, cases[i].method, cases[i].status))
+            fail_msg("no access-log line for %s %d (%s) in:\n%s", cases[i].method,
+                     cases[i].status, id, log_text);
+        rh_resp_free(&r);
+    }
+    teardown(NULL);
+    rein_log_set_sink(NULL, NULL);
+    rein_log_set_level(before);
+}
+
 static const struct CMUnitTest tests[] = {
     cmocka_unit_test_teardown(body_declared_too_big, teardown),
     cmocka_unit_test_teardown(body_expect_continue, teardown),
@@ -730,6 +834,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test_teardown(dead_client_mid_body, teardown),
     cmocka_unit_test_teardown(auth_variants, teardown),
     cmocka_unit_test(auth_empty_key_list),
+    cmocka_unit_test_teardown(access_log_lines, teardown),
 };
 
 REIN_TEST_MAIN(tests)
