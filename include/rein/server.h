@@ -13,6 +13,7 @@
  *   400 bad_request         an HTTP/1.1 request without exactly one Host header; two
  *                           different Content-Length headers, or one beside
  *                           Transfer-Encoding (answered with Connection: close)
+ *   501 not_implemented     a Transfer-Encoding other than chunked (with Connection: close)
  *   400 invalid_id          a {param} is not an id: 1-64 of [A-Za-z0-9_.-], no "..", no '/',
  *                           no percent-encoded tricks (segments are decoded once, then checked)
  *   415 unsupported_media_type  a JSON route got a body that is not application/json

@@ -976,6 +976,29 @@ static bool host_ok(const rein_request *req)
     return n == 1 || (n == 0 && !req->http11);
 }
 
+/* True when Transfer-Encoding is absent or exactly "chunked", the one coding libmicrohttpd
+ * decodes: with any other (gzip, identity, "gzip, chunked") it cannot find the body's end and
+ * the connection hung until the idle timeout. */
+static bool coding_ok(const rein_request *req)
+{
+    const char *te = NULL;
+    size_t len;
+
+    for (const struct kv *h = req->headers_in; h; h = h->next) {
+        if (strcasecmp(h->key, "Transfer-Encoding") != 0)
+            continue;
+        if (te)
+            return false; /* two headers: a list, and chunked would not be alone */
+        te = h->value;
+    }
+    if (!te)
+        return true;
+    /* As libmicrohttpd compares it: case-insensitive, trailing spaces not trimmed. */
+    te += strspn(te, " \t");
+    len = strlen(te);
+    return len == 7 && strncasecmp(te, "chunked", 7) == 0;
+}
+
 static enum MHD_Result first_call(rein_request *req)
 {
     rein_server *srv = req->srv;
@@ -1021,6 +1044,13 @@ static enum MHD_Result first_call(rein_request *req)
         !rein__http_is_json_type(rein_request_header(req, "Content-Type")))
         return guard(req, 415, "unsupported_media_type",
                      "send the body as Content-Type: application/json");
+    if (!coding_ok(req)) {
+        req->bad_framing = true;
+        return guard(req, 501, "not_implemented",
+                     "Transfer-Encoding %.60s is not supported: send the body with "
+                     "Content-Length or Transfer-Encoding: chunked",
+                     rein_request_header(req, "Transfer-Encoding"));
+    }
     if (!framing_ok(req, &cl)) {
         req->bad_framing = true;
         return guard(req, 400, "bad_request",
