@@ -1013,8 +1013,7 @@ static enum MHD_Result first_call(rein_request *req)
         return guard(req, 503, "shutting_down", "the server is shutting down");
     if (!host_ok(req)) {
         req->bad_framing = true;
-        return guard(req, 400, "bad_request",
-                     "an HTTP/1.1 request needs exactly one Host header");
+        return guard(req, 400, "bad_request", "an HTTP/1.1 request needs exactly one Host header");
     }
     known = route_lookup(req, allow, sizeof(allow), &path_public);
     if (srv->nkeys > 0 && !path_public &&

@@ -123,8 +123,7 @@ static void ask(const char *text, struct rh_resp *r)
 static void post(const char *path, const char *headers, const char *body, struct rh_resp *r)
 {
     char *req = NULL;
-    int n = asprintf(&req,
-                     "POST %s HTTP/1.1\r\nHost: 127.0.0.1\r\n%sContent-Length: %zu\r\n\r\n%s",
+    int n = asprintf(&req, "POST %s HTTP/1.1\r\nHost: 127.0.0.1\r\n%sContent-Length: %zu\r\n\r\n%s",
                      path, headers, strlen(body), body);
 
     assert_true(n > 0);
@@ -146,11 +145,9 @@ static void body_declared_too_big(void **state)
     (void)state;
     start(NULL, 0);
     fd = rh_connect(fx->port);
-    assert_true(rh_send(fd,
-                        "POST /echo HTTP/1.1\r\nHost: x\r\n" JSON_CT
-                        "Content-Length: 1073741824\r\n\r\n",
-                        strlen("POST /echo HTTP/1.1\r\nHost: x\r\n" JSON_CT
-                               "Content-Length: 1073741824\r\n\r\n")));
+    assert_true(rh_send(
+        fd, "POST /echo HTTP/1.1\r\nHost: x\r\n" JSON_CT "Content-Length: 1073741824\r\n\r\n",
+        strlen("POST /echo HTTP/1.1\r\nHost: x\r\n" JSON_CT "Content-Length: 1073741824\r\n\r\n")));
     rh_read(fd, 5000, false, &r);
     rh_assert_error(&r, 413, "payload_too_large");
     assert_true(rh_wait_closed(fd, 5000));
@@ -200,8 +197,8 @@ static void body_expect_continue(void **state)
  * the client still wants to send. */
 static void body_chunked_too_big(void **state)
 {
-    static const char head[] = "POST /echo HTTP/1.1\r\nHost: x\r\n" JSON_CT
-                               "Transfer-Encoding: chunked\r\n\r\n";
+    static const char head[] =
+        "POST /echo HTTP/1.1\r\nHost: x\r\n" JSON_CT "Transfer-Encoding: chunked\r\n\r\n";
     char chunk[8192 + 16];
     struct rh_resp r;
     int fd, n;
@@ -244,8 +241,8 @@ static void body_lying_length(void **state)
 {
     struct rh_resp r;
     int fd;
-    static const char longer[] = "POST /echo HTTP/1.1\r\nHost: x\r\n" JSON_CT
-                                 "Content-Length: 100\r\n\r\n{\"a\":1}";
+    static const char longer[] =
+        "POST /echo HTTP/1.1\r\nHost: x\r\n" JSON_CT "Content-Length: 100\r\n\r\n{\"a\":1}";
 
     (void)state;
     start(NULL, 1);
@@ -289,8 +286,8 @@ static void body_duplicate_length(void **state)
     }
     /* A transfer coding libmicrohttpd cannot decode: 501 at once, not a hang. */
     {
-        static const char *const codings[] = {"gzip", "identity", "gzip, chunked",
-                                              "chunked, gzip", "chunked "};
+        static const char *const codings[] = {"gzip", "identity", "gzip, chunked", "chunked, gzip",
+                                              "chunked "};
         for (size_t i = 0; i < sizeof(codings) / sizeof(codings[0]); i++) {
             char req[256];
             snprintf(req, sizeof(req),
@@ -402,11 +399,11 @@ static void headers_too_big(void **state)
 static void json_bad_bodies(void **state)
 {
     static const char *const bad[] = {
-        "{\"a\":\"\xff\xfe\"}",     /* invalid UTF-8 */
-        "{\"a\":\"\xc0\xaf\"}",     /* overlong '/' */
-        "{\"a\":1,\"a\":2}",        /* duplicate keys */
+        "{\"a\":\"\xff\xfe\"}",      /* invalid UTF-8 */
+        "{\"a\":\"\xc0\xaf\"}",      /* overlong '/' */
+        "{\"a\":1,\"a\":2}",         /* duplicate keys */
         "{\"a\":{\"b\":1,\"b\":1}}", /* duplicate keys, nested */
-        "{\"a\":1e999}",            /* a real number out of range */
+        "{\"a\":1e999}",             /* a real number out of range */
         "{\"a\":123456789012345678901234567890}",
         "{\"a\":1}x",
         "{\"a\":\"\\ud800\"}", /* a lone surrogate */
@@ -477,13 +474,12 @@ static void json_nul_in_strings(void **state)
 static void paths_tricks(void **state)
 {
     static const char *const bad_ids[] = {
-        "/agent/conversations/%2F",       "/agent/conversations/%2e%2e",
-        "/agent/conversations/%2E%2E%2F", "/agent/conversations/..",
-        "/agent/conversations/.",         "/agent/conversations/a%00b",
+        "/agent/conversations/%2F", "/agent/conversations/%2e%2e", "/agent/conversations/%2E%2E%2F",
+        "/agent/conversations/..",  "/agent/conversations/.",      "/agent/conversations/a%00b",
         "/skills/%2e%2e/invoke",
     };
     static const char *const not_found[] = {
-        "/healthz/", "//healthz", "/agent//conversations", "/agent/conversations/a/b",
+        "/healthz/",    "//healthz", "/agent//conversations", "/agent/conversations/a/b",
         "/%68ealthz/x",
     };
     char line[32768];
@@ -627,8 +623,8 @@ static void slow_clients(void **state)
 /* A client that vanishes mid-body: nothing leaks (ASan), the server serves the next one. */
 static void dead_client_mid_body(void **state)
 {
-    static const char head[] = "POST /echo HTTP/1.1\r\nHost: x\r\n" JSON_CT
-                               "Content-Length: 100000\r\n\r\n{\"a\":\"";
+    static const char head[] =
+        "POST /echo HTTP/1.1\r\nHost: x\r\n" JSON_CT "Content-Length: 100000\r\n\r\n{\"a\":\"";
     struct rh_resp r;
 
     (void)state;
@@ -797,12 +793,11 @@ static void access_log_lines(void **state)
     } cases[] = {
         {"GET /nope HTTP/1.1\nHost: x\n\n", "GET", 404},
         {"PUT /echo HTTP/1.1\nHost: x\nContent-Length: 0\n\n", "PUT", 405},
-        {"POST /echo HTTP/1.1\nHost: x\nContent-Type: text/plain\nContent-Length: 2\n\n{}",
-         "POST", 415},
+        {"POST /echo HTTP/1.1\nHost: x\nContent-Type: text/plain\nContent-Length: 2\n\n{}", "POST",
+         415},
         {"POST /echo HTTP/1.1\nHost: x\n" JSON_CT "Content-Length: 2000000\n\n", "POST", 413},
         {"POST /echo HTTP/1.1\nHost: x\n" JSON_CT "Content-Length: 2\n\n{]", "POST", 400},
-        {"POST /len HTTP/1.1\nHost: x\nContent-Length: 1\nContent-Length: 2\n\nab", "POST",
-         400},
+        {"POST /len HTTP/1.1\nHost: x\nContent-Length: 1\nContent-Length: 2\n\nab", "POST", 400},
         {"GET /healthz HTTP/1.1\n\n", "GET", 400},
         {"GET /agent/conversations/%2e%2e HTTP/1.1\nHost: x\n\n", "GET", 400},
         {"OPTIONS /echo HTTP/1.1\nHost: x\n\n", "OPTIONS", 204},
@@ -831,8 +826,8 @@ static void access_log_lines(void **state)
         id = rh_header(&r, "X-Request-Id");
         assert_non_null(id);
         if (!log_has(id, cases[i].method, cases[i].status))
-            fail_msg("no access-log line for %s %d (%s) in:\n%s", cases[i].method,
-                     cases[i].status, id, log_text);
+            fail_msg("no access-log line for %s %d (%s) in:\n%s", cases[i].method, cases[i].status,
+                     id, log_text);
         rh_resp_free(&r);
     }
     teardown(NULL);
