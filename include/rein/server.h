@@ -8,6 +8,12 @@
  *   401 unauthorized        API keys are set and Authorization: Bearer <key> is missing/wrong
  *   404 not_found           no route has this path
  *   405 method_not_allowed  a route has the path but not the method (with an Allow header)
+ *                           (HEAD is answered by the GET route, headers only; OPTIONS on a
+ *                           known path is 204 with Allow)
+ *   400 bad_request         an HTTP/1.1 request without exactly one Host header; two
+ *                           different Content-Length headers, or one beside
+ *                           Transfer-Encoding (answered with Connection: close)
+ *   501 not_implemented     a Transfer-Encoding other than chunked (with Connection: close)
  *   400 invalid_id          a {param} is not an id: 1-64 of [A-Za-z0-9_.-], no "..", no '/',
  *                           no percent-encoded tricks (segments are decoded once, then checked)
  *   415 unsupported_media_type  a JSON route got a body that is not application/json
@@ -77,7 +83,13 @@ REIN_EXTERN void rein_server_set_threads(rein_server *srv, unsigned n);
 /* libmicrohttpd's network threads; 0 keeps the default. */
 REIN_EXTERN void rein_server_set_io_threads(rein_server *srv, unsigned n);
 REIN_EXTERN void rein_server_set_body_limit(rein_server *srv, size_t bytes);
-/* Comma-separated API keys (copied; spaces around keys ignored; NULL or "" turns auth off). */
+/* Seconds a connection may stay silent (headers or a body half sent, or idle between
+ * keep-alive requests) before it is closed; 0 keeps the default (30). Connections waiting for
+ * a handler or an SSE write are not counted as silent. */
+REIN_EXTERN void rein_server_set_idle_timeout(rein_server *srv, unsigned seconds);
+/* Comma-separated API keys (copied; spaces around keys ignored; NULL, "" or only spaces turn
+ * auth off). REIN_EINVAL when keys holds commas but no key (",", " , "): auth stays off, and
+ * the caller must not start believing it is on. */
 REIN_EXTERN rein_err rein_server_set_api_keys(rein_server *srv, const char *keys) REIN_WUR;
 REIN_EXTERN void rein_server_set_heartbeat_ms(rein_server *srv, int64_t ms);
 /* Registry for request metrics and GET /metrics (borrowed; NULL: the global registry). */

@@ -144,6 +144,7 @@ static rein_err make_server(struct serve *s, const struct serve_opts *o, rein_er
         .approval_timeout_ms = o->approval_ms,
         .provider_name = rein_provider_name(s->p.provider),
     };
+    rein_err rc;
 
     s->srv = rein_server_new(err);
     if (!s->srv)
@@ -155,7 +156,12 @@ static rein_err make_server(struct serve *s, const struct serve_opts *o, rein_er
     rein_server_set_io_threads(s->srv, (unsigned)o->io_threads);
     rein_server_set_body_limit(s->srv, (size_t)o->body_limit);
     rein_server_set_heartbeat_ms(s->srv, o->heartbeat_ms);
-    if (rein_server_set_api_keys(s->srv, getenv("REIN_API_KEYS")) != REIN_OK)
+    rc = rein_server_set_api_keys(s->srv, getenv("REIN_API_KEYS"));
+    if (rc == REIN_EINVAL)
+        return rein_error_set(err, REIN_EINVAL,
+                              "REIN_API_KEYS is set but holds no key (keys are separated by "
+                              "commas); unset it to serve without keys");
+    if (rc != REIN_OK)
         return rein_error_set(err, REIN_ENOMEM, "out of memory");
     s->api = rein_agent_api_new(s->p.agent, s->p.reg, s->store, &ao, err);
     if (!s->api || rein_server_add_store_routes(s->srv, s->store, err) != REIN_OK ||

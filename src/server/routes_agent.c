@@ -527,7 +527,7 @@ static bool read_cancel(rein_request *req, char reason[REIN__REASON_MAX])
                                  "send the body as Content-Type: application/json (or no body)");
         return false;
     }
-    if (len > 0 && !(body = rein_json_parse(text, len, 0, &perr))) {
+    if (len > 0 && !(body = rein_json_parse(text, len, JSON_REJECT_DUPLICATES, &perr))) {
         rein_request_reply_error(req, 400, "invalid_json",
                                  "the body is not valid JSON: line %d, column %d: %s", perr.line,
                                  perr.column, perr.msg);

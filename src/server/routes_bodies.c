@@ -67,6 +67,11 @@ const char *rein__body_string(const json_t *body, const char *key, bool required
                            rein_json_type_name(v));
         return NULL;
     }
+    /* A \u0000 would cut the C string short: "conv_1\u0000x" must not become "conv_1". */
+    if (strlen(json_string_value(v)) != json_string_length(v)) {
+        rein__body_problem(details, path, "\"%s\" must not contain a NUL character (\\u0000)", key);
+        return NULL;
+    }
     return json_string_value(v);
 }
 

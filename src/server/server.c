@@ -76,6 +76,8 @@ struct rein_request {
     struct rein_buf body;
     size_t discarded;
     bool too_big;
+    bool bad_framing; /* the body's length is ambiguous: answer and close */
+    bool http11;      /* HTTP/1.1 (needs exactly one Host) */
     json_t *json;
     rein_cancel *cancel;
     int64_t start_ns;
@@ -116,6 +118,7 @@ struct rein_server {
     int port;
     unsigned threads, io_threads;
     size_t body_limit;
+    unsigned idle_s;
     int64_t heartbeat_ms;
     char **keys;
     int nkeys;
@@ -309,7 +312,7 @@ static enum MHD_Result guard(rein_request *req, int status, const char *code, co
         add_out_headers(req, resp);
         if (status == 401)
             MHD_add_response_header(resp, "WWW-Authenticate", "Bearer");
-        if (status == 503 || status == 413)
+        if (status == 503 || status == 413 || req->bad_framing)
             MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION, "close");
     }
     return queue(req, status, resp);
@@ -884,6 +887,24 @@ static void job_main(void *arg)
     request_unref(req);
 }
 
+/* HEAD is GET without the body (RFC 9110 9.3.2): a GET route answers it and MHD sends only
+ * the headers. */
+static bool method_matches(const char *route_method, const char *method)
+{
+    return strcmp(route_method, method) == 0 ||
+           (strcmp(method, "HEAD") == 0 && strcmp(route_method, "GET") == 0);
+}
+
+/* Answers OPTIONS on a known path: 204 with Allow (no CORS: rein's page is same-origin). */
+static enum MHD_Result answer_options(rein_request *req, const char *allow)
+{
+    struct MHD_Response *resp = make_response(req, NULL, "", 0);
+
+    if (resp)
+        MHD_add_response_header(resp, "Allow", allow);
+    return queue(req, 204, resp);
+}
+
 /* Matches the path; fills req->route or *allow with the methods the path supports. */
 static bool route_lookup(rein_request *req, char *allow, size_t allow_size, bool *path_public)
 {
@@ -901,7 +922,7 @@ static bool route_lookup(rein_request *req, char *allow, size_t allow_size, bool
         path_known = true;
         if (r->flags & REIN_ROUTE_PUBLIC)
             *path_public = true;
-        if (strcmp(r->method, req->method) == 0 && !req->route) {
+        if (method_matches(r->method, req->method) && !req->route) {
             req->route = r;
             req->nparams = n;
             memcpy(req->names, names, sizeof(names));
@@ -911,7 +932,71 @@ static bool route_lookup(rein_request *req, char *allow, size_t allow_size, bool
             snprintf(allow + len, allow_size - len, "%s%s", len ? ", " : "", r->method);
         }
     }
+    if (path_known && strstr(allow, "GET") && !strstr(allow, "HEAD")) {
+        size_t len = strlen(allow);
+        snprintf(allow + len, allow_size - len, ", HEAD");
+    }
+    if (path_known && !strstr(allow, "OPTIONS")) {
+        size_t len = strlen(allow);
+        snprintf(allow + len, allow_size - len, "%sOPTIONS", len ? ", " : "");
+    }
     return path_known;
+}
+
+/*
+ * The request's one Content-Length (NULL when none). Two that differ, or one next to
+ * Transfer-Encoding, make the body's end ambiguous (RFC 9112 6.3): MHD reads one framing and a
+ * proxy in front may read the other, so such a request is refused, not guessed at.
+ */
+static bool framing_ok(const rein_request *req, const char **cl)
+{
+    bool te = false;
+
+    *cl = NULL;
+    for (const struct kv *h = req->headers_in; h; h = h->next) {
+        if (strcasecmp(h->key, "Transfer-Encoding") == 0)
+            te = true;
+        if (strcasecmp(h->key, "Content-Length") != 0)
+            continue;
+        if (*cl && strcmp(*cl, h->value) != 0)
+            return false;
+        *cl = h->value;
+    }
+    return !(te && *cl);
+}
+
+/* Host headers: an HTTP/1.1 request has exactly one (RFC 9112 3.2). Two would let the Host
+ * checks (/mcp's DNS-rebinding guard) read one while a proxy routed on the other. */
+static bool host_ok(const rein_request *req)
+{
+    int n = 0;
+
+    for (const struct kv *h = req->headers_in; h; h = h->next)
+        n += strcasecmp(h->key, "Host") == 0;
+    return n == 1 || (n == 0 && !req->http11);
+}
+
+/* True when Transfer-Encoding is absent or exactly "chunked", the one coding libmicrohttpd
+ * decodes: with any other (gzip, identity, "gzip, chunked") it cannot find the body's end and
+ * the connection hung until the idle timeout. */
+static bool coding_ok(const rein_request *req)
+{
+    const char *te = NULL;
+    size_t len;
+
+    for (const struct kv *h = req->headers_in; h; h = h->next) {
+        if (strcasecmp(h->key, "Transfer-Encoding") != 0)
+            continue;
+        if (te)
+            return false; /* two headers: a list, and chunked would not be alone */
+        te = h->value;
+    }
+    if (!te)
+        return true;
+    /* As libmicrohttpd compares it: case-insensitive, trailing spaces not trimmed. */
+    te += strspn(te, " \t");
+    len = strlen(te);
+    return len == 7 && strncasecmp(te, "chunked", 7) == 0;
 }
 
 static enum MHD_Result first_call(rein_request *req)
@@ -926,6 +1011,10 @@ static enum MHD_Result first_call(rein_request *req)
         rein_trace_id_new(req->trace_id);
     if (srv->stopping)
         return guard(req, 503, "shutting_down", "the server is shutting down");
+    if (!host_ok(req)) {
+        req->bad_framing = true;
+        return guard(req, 400, "bad_request", "an HTTP/1.1 request needs exactly one Host header");
+    }
     known = route_lookup(req, allow, sizeof(allow), &path_public);
     if (srv->nkeys > 0 && !path_public &&
         !rein__http_bearer_ok(rein_request_header(req, "Authorization"), srv->keys, srv->nkeys))
@@ -933,6 +1022,8 @@ static enum MHD_Result first_call(rein_request *req)
                      "this server needs an API key: send Authorization: Bearer <key>");
     if (!known)
         return guard(req, 404, "not_found", "no route for %.200s", req->path);
+    if (!req->route && strcmp(req->method, "OPTIONS") == 0)
+        return answer_options(req, allow);
     if (!req->route) {
         rein_err rc = rein_request_set_header(req, "Allow", allow);
         if (rc != REIN_OK)
@@ -952,7 +1043,19 @@ static enum MHD_Result first_call(rein_request *req)
         !rein__http_is_json_type(rein_request_header(req, "Content-Type")))
         return guard(req, 415, "unsupported_media_type",
                      "send the body as Content-Type: application/json");
-    cl = rein_request_header(req, "Content-Length");
+    if (!coding_ok(req)) {
+        req->bad_framing = true;
+        return guard(req, 501, "not_implemented",
+                     "Transfer-Encoding %.60s is not supported: send the body with "
+                     "Content-Length or Transfer-Encoding: chunked",
+                     rein_request_header(req, "Transfer-Encoding"));
+    }
+    if (!framing_ok(req, &cl)) {
+        req->bad_framing = true;
+        return guard(req, 400, "bad_request",
+                     "conflicting Content-Length (or Content-Length with Transfer-Encoding): "
+                     "send one way of framing the body");
+    }
     if (cl && rein__http_parse_uint(cl, 0, 999999999, &declared) &&
         (size_t)declared > srv->body_limit)
         return guard(req, 413, "payload_too_large", "the body is larger than %zu bytes",
@@ -1027,7 +1130,9 @@ static enum MHD_Result body_done(rein_request *req)
         rein_error perr;
         if (req->body.len == 0)
             return guard(req, 400, "invalid_json", "the body is empty; send a JSON object");
-        req->json = rein_json_parse(req->body.ptr, req->body.len, 0, &perr);
+        /* A key sent twice would mean one thing to this server and another to the next
+         * parser that reads the same bytes (a proxy, a log, a tool): refuse it. */
+        req->json = rein_json_parse(req->body.ptr, req->body.len, JSON_REJECT_DUPLICATES, &perr);
         if (!req->json)
             return guard(req, 400, "invalid_json",
                          "the body is not valid JSON: line %d, column %d: %s", perr.line,
@@ -1042,12 +1147,12 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 {
     rein_request *req = *con_cls;
 
-    (void)version;
     if (!req) {
         req = request_new(cls, conn, url, method);
         if (!req)
             return MHD_NO;
         *con_cls = req;
+        req->http11 = version && strcmp(version, MHD_HTTP_VERSION_1_1) == 0;
         return first_call(req);
     }
     switch (req->stage) {
@@ -1072,6 +1177,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
     rein_server *srv = cls;
     rein_request *req = *con_cls;
     double secs;
+    bool orphan;
 
     (void)conn;
     if (!req)
@@ -1090,8 +1196,11 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 
     pthread_mutex_lock(&req->mu);
     req->closed = true;
+    /* A stream MHD has finished while its handler still writes (a HEAD on a streaming GET:
+     * the headers are the whole answer) has no reader any more either. */
+    orphan = req->is_sse && !req->sse_ended;
     pthread_mutex_unlock(&req->mu);
-    if (toe != MHD_REQUEST_TERMINATED_COMPLETED_OK)
+    if (toe != MHD_REQUEST_TERMINATED_COMPLETED_OK || orphan)
         rein_cancel_trigger(req->cancel, toe == MHD_REQUEST_TERMINATED_DAEMON_SHUTDOWN
                                              ? "server shutting down"
                                              : "client disconnected");
@@ -1161,6 +1270,7 @@ rein_server *rein_server_new(rein_error *err)
     srv->threads = 8;
     srv->io_threads = 2;
     srv->body_limit = REIN_SERVER_DEFAULT_BODY_LIMIT;
+    srv->idle_s = 30;
     srv->heartbeat_ms = 15000;
     pthread_mutex_init(&srv->mu, NULL);
     pthread_cond_init(&srv->cv, NULL);
@@ -1264,10 +1374,19 @@ rein_err rein_server_set_api_keys(rein_server *srv, const char *keys)
         }
         p = comma ? comma + 1 : NULL;
     }
+    /* "," or " , " would turn auth off while the operator believes keys are set. */
+    if (srv->nkeys == 0 && keys && keys[strspn(keys, " \t")] != '\0')
+        return REIN_EINVAL;
     return REIN_OK;
 oom:
     free_keys(srv);
     return REIN_ENOMEM;
+}
+
+void rein_server_set_idle_timeout(rein_server *srv, unsigned seconds)
+{
+    if (seconds)
+        srv->idle_s = seconds;
 }
 
 void rein_server_set_heartbeat_ms(rein_server *srv, int64_t ms)
@@ -1364,7 +1483,7 @@ rein_err rein_server_start(rein_server *srv, rein_error *err)
         flags, (uint16_t)srv->port, NULL, NULL, on_request, srv, MHD_OPTION_EXTERNAL_LOGGER,
         mhd_log, NULL, MHD_OPTION_SOCK_ADDR, sa, MHD_OPTION_THREAD_POOL_SIZE, srv->io_threads,
         MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv, MHD_OPTION_UNESCAPE_CALLBACK, no_unescape,
-        NULL, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)120, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+        NULL, MHD_OPTION_CONNECTION_TIMEOUT, srv->idle_s, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
         (size_t)16384, MHD_OPTION_END);
     if (!srv->daemon) {
         rein_cancel_unref(srv->ticker_stop);

@@ -54,7 +54,7 @@ void rein__body_problem(json_t *details, const char *path, const char *fmt, ...)
  * allowed (NULL-terminated). */
 bool rein__body_object(const json_t *body, const char *const *allowed, json_t *details);
 /* The string member key (borrowed from body), or NULL when absent, null (a problem when
- * required) or not a string (a problem). */
+ * required), not a string or holding a NUL character (a problem). */
 const char *rein__body_string(const json_t *body, const char *key, bool required, json_t *details);
 /* Sets *out to the integer member key when present; false (with a problem) when it is not an
  * integer in [lo, hi]. Absent or null leaves *out unchanged. */

@@ -579,6 +579,13 @@ static void cancel_bad_input(void **state)
     th_post(u("/agent/conversations/cx/cancel"), "{\"reason\": 5}", &r);
     th_assert_error(&r, 400, "bad_request");
     th_resp_free(&r);
+    th_post(u("/agent/conversations/cx/cancel"), "{\"reason\": \"a\", \"reason\": \"b\"}", &r);
+    th_assert_error(&r, 400, "invalid_json");
+    assert_non_null(strstr(r.body, "duplicate"));
+    th_resp_free(&r);
+    th_post(u("/agent/conversations/cx/cancel"), "{\"reason\": \"a\\u0000b\"}", &r);
+    th_assert_error(&r, 400, "bad_request");
+    th_resp_free(&r);
     th_post(u("/agent/conversations/a..b/cancel"), NULL, &r);
     th_assert_error(&r, 400, "invalid_id");
     th_resp_free(&r);
@@ -773,6 +780,8 @@ static void chat_bad_bodies(void **state)
         {"{\"message\": \"hi\", \"conversation_id\": \"../etc\"}", "/conversation_id"},
         {"{\"message\": \"hi\", \"conversation_id\": 7}", "/conversation_id"},
         {"{\"message\": \"hi\", \"mdoe\": \"auto\"}", "/mdoe"},
+        {"{\"message\": \"hi\", \"conversation_id\": \"conv_1\\u0000x\"}", "/conversation_id"},
+        {"{\"message\": \"hi\\u0000 and the rest\"}", "/message"},
     };
     struct th_resp r;
 
