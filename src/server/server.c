@@ -1222,6 +1222,8 @@ static size_t no_unescape(void *cls, struct MHD_Connection *c, char *s)
     return strlen(s);
 }
 
+/* MHD hands over its own format strings; the attribute lets the compiler check the call. */
+static void mhd_log(void *cls, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
 static void mhd_log(void *cls, const char *fmt, va_list ap)
 {
     char msg[512];
