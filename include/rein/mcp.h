@@ -23,8 +23,9 @@
  *
  * Over HTTP: sessions (Mcp-Session-Id, made at initialize; 400 without one, 404 once it is
  * gone, DELETE ends it), MCP-Protocol-Version checked (400 for an unknown one), Origin and
- * Host checked against DNS rebinding (403 unless loopback or allowed), tools/call answered as
- * Server-Sent Events when the client accepts them (a priming event with an id and the retry
+ * Host checked against DNS rebinding (403 unless loopback or allowed), a POST's Accept must
+ * list application/json and text/event-stream (406 else), tools/call answered as
+ * Server-Sent Events (a priming event with an id and the retry
  * advice first, for 2025-11-25 sessions; every event has an id), and resumption: a GET with
  * Last-Event-ID replays what the client missed of that request's stream and goes on with it.
  * A GET without Last-Event-ID gets 405 (rein sends nothing outside requests).
@@ -32,6 +33,9 @@
  * As a client, rein joins the tools of the MCP servers named in its configuration
  * ({"mcpServers": {"name": {"command", "args", "env", "cwd"} | {"url", "headers",
  * "bearer_token"}}}) to a registry as tools with runner kind "mcp"; see rein_mcp_clients_*.
+ * A server's tool list is read once, when it first connects (every page of tools/list);
+ * notifications/tools/list_changed is ignored, because a registry's tools are fixed once it is
+ * in use: restart rein (or build a new registry) to see a server's new tools.
  *
  * Threading: a rein_mcp_server serves many sessions and calls at once (its own worker pool
  * runs the calls); configure it from one thread before it serves. rein_mcp_clients are safe

@@ -7,9 +7,10 @@
  * operator allowed; otherwise 403. A POST carries one JSON-RPC message. initialize makes a
  * session (Mcp-Session-Id, 24 random characters after "mcp_"); every other message needs that
  * header (400 without it, 404 once the session is gone). Notifications and responses are
- * answered 202. Requests are answered with one JSON body, except tools/call from a client that
- * accepts text/event-stream, which gets a stream: a priming event (an id, the retry advice,
- * empty data) for 2025-11-25 sessions, then the call's notifications, then its response.
+ * answered 202. A POST must accept both application/json and text/event-stream (406 else, as
+ * MCP requires). Requests are answered with one JSON body, except tools/call, which gets a
+ * stream: a priming event (an id, the retry advice, empty data) for 2025-11-25 sessions, then
+ * the call's notifications, then its response.
  *
  * Streams are resumable. The call runs on the MCP server's workers and writes into a stream
  * object kept with the session (the events with their sequence numbers); the HTTP handler only
@@ -24,6 +25,7 @@
 
 #include <ctype.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -531,9 +533,67 @@ static bool rebinding_check(struct rein__mcp_http *h, rein_request *req)
 
 /* ---- negotiation helpers ---------------------------------------------------------------- */
 
+/* The q value of one media range's parameters (";q=0.5"); 1 when absent or unreadable. */
+static double range_q(const char *params, size_t len)
+{
+    for (size_t i = 0; i + 2 < len; i++) {
+        if (params[i] == ';') {
+            size_t j = i + 1;
+            while (j < len && (params[j] == ' ' || params[j] == '\t'))
+                j++;
+            if (j + 1 < len && (params[j] == 'q' || params[j] == 'Q') && params[j + 1] == '=') {
+                char num[16];
+                size_t n = 0;
+                for (j += 2; j < len && n + 1 < sizeof(num) && params[j] != ';'; j++)
+                    num[n++] = params[j];
+                num[n] = '\0';
+                return strtod(num, NULL);
+            }
+        }
+    }
+    return 1;
+}
+
+/*
+ * True when an Accept header value admits type ("application/json"), as RFC 9110 reads it:
+ * the most specific media range that matches (the type itself, then its major type with a
+ * star, then star/star) decides, and q=0 refuses. No header admits nothing: MCP requires
+ * clients to send one.
+ */
 static bool accepts(const char *accept, const char *type)
 {
-    return accept && (strcasestr(accept, type) || strstr(accept, "*/*"));
+    size_t major = strcspn(type, "/");
+    int best = 0; /* 3 the type, 2 its major type, 1 any */
+    double q = 0;
+
+    for (const char *p = accept; p && *p;) {
+        size_t item = strcspn(p, ",");
+        size_t start = 0, end;
+        while (start < item && (p[start] == ' ' || p[start] == '\t'))
+            start++;
+        end = start + strcspn(p + start, ";,");
+        if (end > item)
+            end = item;
+        while (end > start && (p[end - 1] == ' ' || p[end - 1] == '\t'))
+            end--;
+        const char *r = p + start;
+        size_t rlen = end - start;
+        int rank = 0;
+        if (rlen == strlen(type) && strncasecmp(r, type, rlen) == 0)
+            rank = 3;
+        else if (rlen == major + 2 && strncasecmp(r, type, major + 1) == 0 && r[major + 1] == '*')
+            rank = 2;
+        else if (rlen == 3 && memcmp(r, "*/*", 3) == 0)
+            rank = 1;
+        if (rank > best) {
+            best = rank;
+            q = range_q(p + end, item - end);
+        }
+        p += item;
+        if (*p == ',')
+            p++;
+    }
+    return best > 0 && q > 0;
 }
 
 /* The session a request names, with a reference; answers 400/404 and returns NULL else. */
@@ -726,7 +786,6 @@ static void handle_post(rein_request *req, void *userdata)
     struct rein__mcp_http *h = userdata;
     const char *accept = rein_request_header(req, "Accept");
     const char *ctype = rein_request_header(req, "Content-Type");
-    bool sse_ok = !accept || accepts(accept, "text/event-stream");
     struct rein__mcp_msg msg;
     struct http_session *hs;
     struct capture cap;
@@ -744,9 +803,11 @@ static void handle_post(rein_request *req, void *userdata)
                         "Unsupported Media Type: send the message as application/json");
         return;
     }
-    if (accept && !accepts(accept, "application/json") && !sse_ok) {
+    if (!accepts(accept, "application/json") || !accepts(accept, "text/event-stream")) {
+        /* MCP: a client lists both, and the server picks one per request. */
         reply_rpc_error(req, 406, NULL, REIN__MCP_INVALID_REQUEST,
-                        "Not Acceptable: accept application/json and text/event-stream");
+                        "Not Acceptable: the Accept header must list both application/json and "
+                        "text/event-stream");
         return;
     }
     body = rein_request_body(req, &len);
@@ -772,7 +833,7 @@ static void handle_post(rein_request *req, void *userdata)
         rein__mcp_handle(h->srv, hs->s, &msg, rein_request_trace_id(req), &cap.sink);
         capture_release(&cap);
         rein_request_reply(req, 202, NULL, "", 0);
-    } else if (rein__mcp_is_long(&msg) && sse_ok) {
+    } else if (rein__mcp_is_long(&msg)) {
         post_stream(h, req, hs, &msg);
     } else {
         capture_init(&cap);
@@ -865,12 +926,19 @@ static void handle_delete(rein_request *req, void *userdata)
 {
     struct rein__mcp_http *h = userdata;
     const char *sid = rein_request_header(req, "Mcp-Session-Id");
+    const char *pv = rein_request_header(req, "MCP-Protocol-Version");
 
     if (!rebinding_check(h, req))
         return;
     if (!sid || !*sid) {
         reply_rpc_error(req, 400, NULL, REIN__MCP_INVALID_REQUEST,
                         "Bad Request: the Mcp-Session-Id header is missing");
+        return;
+    }
+    if (pv && !rein__mcp_version_supported(pv)) {
+        /* MCP: every request after initialize, DELETE included, is checked. */
+        reply_rpc_error(req, 400, NULL, REIN__MCP_INVALID_REQUEST,
+                        "Bad Request: unsupported MCP-Protocol-Version %.40s", pv);
         return;
     }
     if (!session_remove(h, sid)) {

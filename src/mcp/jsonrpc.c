@@ -131,6 +131,7 @@ rein_err rein__mcp_decode(const char *text, size_t len, size_t max_len, struct r
 {
     rein_error perr;
     rein_err rc;
+    bool response;
 
     memset(msg, 0, sizeof(*msg));
     if (bad_id)
@@ -160,7 +161,12 @@ fail:
         if (id_ok(id))
             *bad_id = json_incref(id);
     }
+    response = json_is_object(msg->doc) && !json_object_get(msg->doc, "method") &&
+               (json_object_get(msg->doc, "result") || json_object_get(msg->doc, "error"));
     rein__mcp_msg_release(msg);
+    /* A broken response is still a response: JSON-RPC never answers one, and answering it
+     * with an error could start two peers answering each other's errors forever. */
+    msg->kind = response ? REIN__MCP_RESPONSE : REIN__MCP_REQUEST;
     return rc;
 }
 

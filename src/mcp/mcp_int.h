@@ -62,7 +62,9 @@ struct rein__mcp_msg {
  *   REIN_EPARSE    not JSON (answer -32700)
  *   REIN_EINVALID  JSON but not a valid message (answer -32600)
  * with err set and *bad_id (may be NULL) a new reference to the message's id when it could be
- * read, so the error response can carry it (else NULL).
+ * read, so the error response can carry it (else NULL). On REIN_EINVALID msg->kind is
+ * REIN__MCP_RESPONSE when the message was meant as a response (an object with "result" or
+ * "error" and no "method"): such a message is logged and dropped, never answered.
  */
 rein_err rein__mcp_decode(const char *text, size_t len, size_t max_len, struct rein__mcp_msg *msg,
                           json_t **bad_id, rein_error *err);

@@ -540,6 +540,14 @@ static void handle_tools_call(rein_mcp_server *srv, struct rein__mcp_session *se
                     "tools/call needs params.name, the name of a tool from tools/list");
         return;
     }
+    if (args && !json_is_object(args) && !json_is_null(args)) {
+        /* MCP's CallToolRequest has an object here; the pipeline would read a string as
+         * argument text, which is a model's habit, not a client's. */
+        send_errorf(sink, msg->id, REIN__MCP_INVALID_PARAMS,
+                    "tools/call needs params.arguments to be an object, not %s",
+                    rein_json_type_name(args));
+        return;
+    }
     if (!args || json_is_null(args))
         args = empty = json_object();
     c = call_new(srv, sess, msg, sink);

@@ -106,8 +106,13 @@ static void handle_line(rein_mcp_server *srv, struct rein__mcp_session *sess,
         return;
     rein_error_clear(&err);
     rc = rein__mcp_decode(line, len, 0, &msg, &bad_id, &err);
-    if (rc) {
+    if (rc == REIN_EINVALID && msg.kind == REIN__MCP_RESPONSE) {
+        rein_log(REIN_LOG_INFO, WHERE, "a malformed response from the client, ignored: %s",
+                 err.msg);
+    } else if (rc) {
         rein__mcp_send_error(&conn->sink, bad_id, rein__mcp_decode_error_code(rc), err.msg);
+    }
+    if (rc) {
         json_decref(bad_id);
         return;
     }

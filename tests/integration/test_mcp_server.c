@@ -438,6 +438,88 @@ static void stdio_bad_input(void **state)
     assert_int_equal(child_stop(&c), 0);
 }
 
+static int error_of(const json_t *m)
+{
+    return (int)json_integer_value(json_object_get(json_object_get(m, "error"), "code"));
+}
+
+/* Ids echoed exactly, ids and methods of the wrong type, broken responses left unanswered,
+ * and tools/call arguments that are not an object. */
+static void stdio_jsonrpc_edges(void **state)
+{
+    struct child c;
+    json_t *m;
+
+    (void)state;
+    child_start(&c, NULL);
+    child_init(&c, "2025-11-25");
+    child_send(&c, "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"ping\"}");
+    m = child_recv(&c, 10000);
+    assert_true(json_is_integer(json_object_get(m, "id")));
+    assert_int_equal(json_integer_value(json_object_get(m, "id")), 0);
+    assert_non_null(json_object_get(m, "result"));
+    json_decref(m);
+    child_send(&c, "{\"jsonrpc\":\"2.0\",\"id\":\"0 x\\u00e9\",\"method\":\"ping\"}");
+    m = child_recv(&c, 10000);
+    assert_string_equal(json_string_value(json_object_get(m, "id")), "0 x\xc3\xa9");
+    json_decref(m);
+    /* Ids of the wrong type: -32600 with a null id. */
+    child_send(&c, "{\"jsonrpc\":\"2.0\",\"id\":{\"a\":1},\"method\":\"ping\"}");
+    m = child_recv(&c, 10000);
+    assert_true(json_is_null(json_object_get(m, "id")));
+    assert_int_equal(error_of(m), -32600);
+    json_decref(m);
+    child_send(&c, "{\"jsonrpc\":\"2.0\",\"id\":2.5,\"method\":\"ping\"}");
+    m = child_recv(&c, 10000);
+    assert_true(json_is_null(json_object_get(m, "id")));
+    assert_int_equal(error_of(m), -32600);
+    json_decref(m);
+    /* A method that is not a string, a missing or wrong jsonrpc: -32600 with the id. */
+    child_send(&c, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":[\"ping\"]}");
+    m = child_recv(&c, 10000);
+    assert_int_equal(json_integer_value(json_object_get(m, "id")), 3);
+    assert_int_equal(error_of(m), -32600);
+    json_decref(m);
+    child_send(&c, "{\"id\":4,\"method\":\"ping\"}");
+    m = child_recv(&c, 10000);
+    assert_int_equal(json_integer_value(json_object_get(m, "id")), 4);
+    assert_int_equal(error_of(m), -32600);
+    json_decref(m);
+    child_send(&c, "{\"jsonrpc\":\"1.0\",\"id\":5,\"method\":\"ping\"}");
+    m = child_recv(&c, 10000);
+    assert_int_equal(error_of(m), -32600);
+    json_decref(m);
+    /* Responses, well-formed or not, and notifications are never answered: the next message
+     * is the answer to ping 20 (child_wait fails on any other response). */
+    child_send(&c, "{\"jsonrpc\":\"2.0\",\"id\":\"never-sent\",\"result\":{}}");
+    child_send(&c, "{\"jsonrpc\":\"2.0\",\"id\":5,\"error\":\"boom\"}");
+    child_send(&c, "{\"jsonrpc\":\"2.0\",\"id\":null,\"result\":{}}");
+    child_send(&c, "{\"id\":6,\"result\":{}}");
+    child_send(&c, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{"
+                   "\"progressToken\":1,\"progress\":1}}");
+    m = child_call(&c, 20, "ping", NULL, NULL);
+    assert_non_null(json_object_get(m, "result"));
+    json_decref(m);
+    /* arguments must be an object (null counts as none). */
+    m = child_call(&c, 21, "tools/call",
+                   "{\"name\":\"echo\",\"arguments\":\"{\\\"text\\\":\\\"hi\\\"}\"}", NULL);
+    assert_int_equal(error_of(m), -32602);
+    assert_non_null(strstr(
+        json_string_value(json_object_get(json_object_get(m, "error"), "message")), "object"));
+    json_decref(m);
+    m = child_call(&c, 22, "tools/call", "{\"name\":\"echo\",\"arguments\":[1]}", NULL);
+    assert_int_equal(error_of(m), -32602);
+    json_decref(m);
+    m = child_call(&c, 23, "tools/call", "{\"name\":7,\"arguments\":{}}", NULL);
+    assert_int_equal(error_of(m), -32602);
+    json_decref(m);
+    m = child_call(&c, 24, "tools/call", "{\"name\":\"test_simple_text\",\"arguments\":null}",
+                   NULL);
+    assert_non_null(first_text(result_of(m)));
+    json_decref(m);
+    assert_int_equal(child_stop(&c), 0);
+}
+
 static int count_method(const json_t *notes, const char *method)
 {
     const json_t *n;
@@ -786,6 +868,67 @@ static void http_guards(void **state)
     http_stop(f);
 }
 
+/* POST with this Accept header (NULL: none at all); returns the status. */
+static long post_accept(const struct http_fixture *f, const char *body, const char *sh,
+                        const char *accept)
+{
+    char line[200];
+    struct th_resp r;
+    long status;
+
+    snprintf(line, sizeof(line), "Accept:%s%s", accept ? " " : "", accept ? accept : "");
+    http("POST", f->url, body,
+         (const char *const[]){"Content-Type: application/json", line, sh ? sh : "X-A: 1", NULL},
+         &r);
+    status = r.status;
+    th_resp_free(&r);
+    return status;
+}
+
+/* Accept negotiation, answers to responses, and MCP-Protocol-Version on DELETE. */
+static void http_negotiation(void **state)
+{
+    struct http_fixture *f = http_start(NULL);
+    const char *ping = "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"ping\"}";
+    char sh[200];
+    struct th_resp r;
+
+    (void)state;
+    snprintf(sh, sizeof(sh), "Mcp-Session-Id: %s", http_init(f, "2025-06-18"));
+    assert_int_equal(post_accept(f, ping, sh, "application/json, text/event-stream"), 200);
+    assert_int_equal(post_accept(f, ping, sh, "*/*"), 200);
+    assert_int_equal(post_accept(f, ping, sh, "application/*, text/*;q=0.5"), 200);
+    assert_int_equal(post_accept(f, ping, sh, "TEXT/EVENT-STREAM;q=1, Application/JSON"), 200);
+    assert_int_equal(post_accept(f, ping, sh, "application/json"), 406);
+    assert_int_equal(post_accept(f, ping, sh, "text/event-stream"), 406);
+    assert_int_equal(post_accept(f, ping, sh, NULL), 406);
+    assert_int_equal(post_accept(f, ping, sh, "application/json-seq, text/event-stream"), 406);
+    assert_int_equal(post_accept(f, ping, sh, "application/json;q=0, text/event-stream, */*"), 406);
+    /* A response to a request rein never sent: accepted, 202 and no body. */
+    http("POST", f->url, "{\"jsonrpc\":\"2.0\",\"id\":\"srv-9\",\"result\":{}}", JSON_HEADERS(sh),
+         &r);
+    assert_int_equal(r.status, 202);
+    assert_int_equal(r.len, 0);
+    th_resp_free(&r);
+    /* No MCP-Protocol-Version: 2025-03-26 is assumed, which rein speaks. */
+    http("POST", f->url, ping, JSON_HEADERS(sh), &r);
+    assert_int_equal(r.status, 200);
+    th_resp_free(&r);
+    /* DELETE with an unsupported version is refused and ends nothing. */
+    http("DELETE", f->url, NULL,
+         (const char *const[]){sh, "MCP-Protocol-Version: 1999-01-01", NULL}, &r);
+    assert_int_equal(r.status, 400);
+    th_resp_free(&r);
+    http("POST", f->url, ping, JSON_HEADERS(sh, "MCP-Protocol-Version: 2025-06-18"), &r);
+    assert_int_equal(r.status, 200);
+    th_resp_free(&r);
+    http("DELETE", f->url, NULL,
+         (const char *const[]){sh, "MCP-Protocol-Version: 2025-06-18", NULL}, &r);
+    assert_int_equal(r.status, 204);
+    th_resp_free(&r);
+    http_stop(f);
+}
+
 /* The id of the first "id:" line of an event stream, into out. */
 static void first_id(const char *body, char *out, size_t size)
 {
@@ -816,16 +959,12 @@ static void http_streams(void **state)
     assert_true(strstr(r.body, "notifications/progress") < strstr(r.body, "\"id\":5"));
     assert_non_null(strstr(r.body, "Tool with progress executed successfully"));
     th_resp_free(&r);
-    /* A client that takes only JSON gets the response alone. */
+    /* A client must accept both media types (MCP), so one that takes only JSON is refused. */
     http("POST", f->url, call,
          (const char *const[]){"Content-Type: application/json", "Accept: application/json", sh,
                                NULL},
          &r);
-    assert_int_equal(r.status, 200);
-    assert_non_null(strstr(hdr(&r, "Content-Type"), "application/json"));
-    json_t *v = body_json(&r);
-    assert_int_equal(json_integer_value(json_object_get(v, "id")), 5);
-    json_decref(v);
+    assert_int_equal(r.status, 406);
     th_resp_free(&r);
     /* A 2025-06-18 session gets no priming event (older clients cannot read empty data). */
     snprintf(sh, sizeof(sh), "Mcp-Session-Id: %s", http_init(f, "2025-06-18"));
@@ -941,11 +1080,13 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(stdio_lifecycle_and_tools),
     cmocka_unit_test(stdio_calls),
     cmocka_unit_test(stdio_bad_input),
+    cmocka_unit_test(stdio_jsonrpc_edges),
     cmocka_unit_test(stdio_progress_and_logging),
     cmocka_unit_test(stdio_cancel_and_heartbeat),
     cmocka_unit_test(stdio_end_of_input),
     cmocka_unit_test(http_sessions),
     cmocka_unit_test(http_guards),
+    cmocka_unit_test(http_negotiation),
     cmocka_unit_test(http_streams),
     cmocka_unit_test(http_resume),
     cmocka_unit_test(http_cancel),

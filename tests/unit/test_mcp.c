@@ -119,6 +119,36 @@ static void jsonrpc_bad_messages(void **state)
     }
 }
 
+/* A broken message meant as a response is marked so, for the transports to leave it
+ * unanswered; a broken request or notification is not. */
+static void jsonrpc_broken_responses(void **state)
+{
+    static const struct {
+        const char *text;
+        bool response;
+    } cases[] = {
+        {"{\"jsonrpc\":\"2.0\",\"id\":5,\"error\":\"boom\"}", true},
+        {"{\"jsonrpc\":\"2.0\",\"id\":null,\"result\":{}}", true},
+        {"{\"id\":6,\"result\":{}}", true},
+        {"{\"jsonrpc\":\"2.0\",\"result\":1,\"error\":{}}", true},
+        {"{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"x\",\"result\":{}}", false},
+        {"{\"jsonrpc\":\"2.0\",\"id\":5}", false},
+        {"{\"jsonrpc\":\"2.0\",\"id\":{},\"method\":\"ping\"}", false},
+        {"[{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}]", false},
+    };
+
+    (void)state;
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        struct rein__mcp_msg m;
+
+        assert_int_equal(decode(cases[i].text, &m, NULL), REIN_EINVALID);
+        if ((m.kind == REIN__MCP_RESPONSE) != cases[i].response) {
+            print_error("case %zu %s: kind %d\n", i, cases[i].text, (int)m.kind);
+            fail();
+        }
+    }
+}
+
 static void jsonrpc_limits_and_encoders(void **state)
 {
     struct rein__mcp_msg m;
@@ -483,6 +513,7 @@ static void codec_under_allocation_failure(void **state)
 static const struct CMUnitTest tests[] = {
     cmocka_unit_test(jsonrpc_kinds),
     cmocka_unit_test(jsonrpc_bad_messages),
+    cmocka_unit_test(jsonrpc_broken_responses),
     cmocka_unit_test(jsonrpc_limits_and_encoders),
     cmocka_unit_test(sse_reader),
     cmocka_unit_test(sse_limits),
