@@ -270,7 +270,8 @@ static void fake_server_behaviours(void **state)
     res = call(&c, "fake__fail", "{}", NULL);
     expect(res, REIN_CALL_EXECUTION_FAILED, "the fake failed");
     rein_call_result_free(res);
-    /* The server asks ping and sampling mid-call: rein answers both, the call completes. */
+    /* The server asks ping, sampling, roots and elicitation mid-call: rein answers ping with
+     * an empty result and refuses the rest with -32601 (the fake checks), the call completes. */
     res = call(&c, "fake__pingback", "{}", NULL);
     expect(res, REIN_CALL_OK, "");
     assert_string_equal(out_text(res), "pong ok");
@@ -365,6 +366,72 @@ static void fake_server_cancel(void **state)
     client_close(&c);
     test_rmtree(dir);
     free(dir);
+}
+
+struct held_call {
+    struct client *c;
+    rein_call_result *res;
+};
+
+static void *call_hold(void *arg)
+{
+    struct held_call *h = arg;
+
+    h->res = call(h->c, "fake__hold", "{}", NULL);
+    return NULL;
+}
+
+/* Responses out of order: hold's answer comes after release's, each reaches its own call. */
+static void fake_server_out_of_order(void **state)
+{
+    char *dir = test_tmpdir(), log[4200], *config;
+    struct client c;
+    struct held_call h = {&c, NULL};
+    rein_call_result *res;
+    pthread_t th;
+
+    (void)state;
+    snprintf(log, sizeof(log), "%s/fake.log", dir);
+    config = fake_config("fake", "ok", "\"hold\",\"release\"", log, "");
+    client_open(&c, config);
+    free(config);
+    assert_int_equal(c.ready, 1);
+    assert_int_equal(pthread_create(&th, NULL, call_hold, &h), 0);
+    for (int i = 0; i < 1000 && log_count(log, "holding") < 1; i++)
+        rein_sleep_ms(10);
+    assert_int_equal(log_count(log, "holding"), 1);
+    res = call(&c, "fake__release", "{}", NULL);
+    expect(res, REIN_CALL_OK, "");
+    assert_string_equal(out_text(res), "released");
+    rein_call_result_free(res);
+    pthread_join(th, NULL);
+    expect(h.res, REIN_CALL_OK, "");
+    assert_string_equal(out_text(h.res), "held");
+    rein_call_result_free(h.res);
+    client_close(&c);
+    test_rmtree(dir);
+    free(dir);
+}
+
+/* tools/list over several pages: every page's tools join the registry. */
+static void fake_server_pages(void **state)
+{
+    char *config = fake_config("paged", "paged", "\"one\",\"two\",\"three\"", "/dev/null", "");
+    struct client c;
+    rein_call_result *res;
+
+    (void)state;
+    client_open(&c, config);
+    free(config);
+    assert_int_equal(c.ready, 1);
+    assert_non_null(rein_registry_get(c.reg, "paged__one"));
+    assert_non_null(rein_registry_get(c.reg, "paged__two"));
+    assert_non_null(rein_registry_get(c.reg, "paged__three"));
+    res = call(&c, "paged__three", "{\"x\":\"3\"}", NULL);
+    expect(res, REIN_CALL_OK, "");
+    assert_string_equal(out_text(res), "three got {\"x\":\"3\"}");
+    rein_call_result_free(res);
+    client_close(&c);
 }
 
 static void expect_failed(struct client *c, const char *says)
@@ -625,7 +692,8 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(stdio_rein_server),  cmocka_unit_test(fake_server_behaviours),
     cmocka_unit_test(fake_server_cancel), cmocka_unit_test(bad_stdio_servers),
     cmocka_unit_test(naming_rule),        cmocka_unit_test(http_rein_server),
-    cmocka_unit_test(bad_http_servers),
+    cmocka_unit_test(bad_http_servers),   cmocka_unit_test(fake_server_out_of_order),
+    cmocka_unit_test(fake_server_pages),
 };
 
 REIN_TEST_MAIN(tests)

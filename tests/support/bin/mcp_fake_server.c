@@ -8,6 +8,8 @@
  *   garbage_only  writes a line that is not JSON for every line it reads, nothing else
  *   exit          writes "fatal: cannot start" on stderr and exits with status 4
  *   version       answers initialize with protocol version 1999-01-01
+ *   paged         as ok, but tools/list gives one tool per page (nextCursor is the next
+ *                 index; a cursor that is not one it gave is refused with -32602)
  *
  * Tools (any name works; these behave specially):
  *   env       returns PATH, HOME, FAKE_VAR and whether OPENAI_API_KEY is set
@@ -15,7 +17,12 @@
  *   progress  sends three progress notifications and a log message, then answers
  *   fail      answers isError with the text "the fake failed"
  *   die       writes "fatal: fake crash" on stderr and exits with status 3
- *   pingback  asks the client ping and sampling/createMessage, answers once both are answered
+ *   pingback  asks the client ping, sampling/createMessage, roots/list and elicitation/create;
+ *             answers "pong ok" once all are answered as MCP asks of a client without those
+ *             capabilities (ping: an empty result; the rest: error -32601), else says which
+ *             answer was wrong
+ *   hold      logs "holding", then waits for a call of release and answers that one first
+ *             (so the client sees its responses out of order), then itself ("held")
  *   wrongid   first answers an id that was never sent, then the real one
  *   huge      answers with 2 MiB of text
  *   garbage   writes a line that is not JSON, then answers
@@ -27,6 +34,7 @@
  */
 #include <jansson.h>
 #include <poll.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -110,19 +118,78 @@ static json_t *tool_list(void)
     return arr;
 }
 
-/* Waits for the responses to the two requests pingback sent. */
-static void await_client_answers(void)
+/* tools/list in paged mode: one tool per page. */
+static void paged_list(json_t *id, json_t *params)
 {
+    const char *cursor = json_string_value(json_object_get(params, "cursor"));
+    char *end = NULL, next[32];
+    long i = cursor ? strtol(cursor, &end, 10) : 0;
+
+    if (cursor && (!*cursor || *end || i < 0 || i >= ntools)) {
+        send_json(json_pack("{s:s, s:O, s:{s:i, s:s}}", "jsonrpc", "2.0", "id", id, "error", "code",
+                            -32602, "message", "invalid cursor"));
+        return;
+    }
+    json_t *all = tool_list();
+    json_t *page = json_pack("{s:[O]}", "tools", json_array_get(all, (size_t)i));
+    if (i + 1 < ntools) {
+        snprintf(next, sizeof(next), "%ld", i + 1);
+        json_object_set_new(page, "nextCursor", json_string(next));
+    }
+    json_decref(all);
+    result(id, page);
+}
+
+/* Waits for the answers to the four requests pingback sent; NULL when they are right, else
+ * what was wrong. */
+static const char *await_client_answers(void)
+{
+    static char wrong[256];
     int got = 0, eof;
 
-    while (got < 2) {
+    wrong[0] = '\0';
+    while (got < 4) {
         json_t *m = read_msg(30000, &eof);
         if (!m)
             exit(5);
-        if (json_object_get(m, "result") || json_object_get(m, "error"))
+        const char *id = json_string_value(json_object_get(m, "id"));
+        json_t *res = json_object_get(m, "result"), *err = json_object_get(m, "error");
+        if (id && (res || err)) {
             got++;
+            bool ok = strcmp(id, "srv-1") == 0
+                          ? json_is_object(res) && json_object_size(res) == 0
+                          : json_integer_value(json_object_get(err, "code")) == -32601;
+            if (!ok && !wrong[0]) {
+                char *t = json_dumps(m, JSON_COMPACT);
+                snprintf(wrong, sizeof(wrong), "wrong answer to %s: %s", id, t ? t : "?");
+                free(t);
+            }
+        }
         json_decref(m);
     }
+    return wrong[0] ? wrong : NULL;
+}
+
+/* hold: waits for release's call, answers it, then hold's own id. */
+static void hold(json_t *id)
+{
+    int eof;
+
+    log_line("holding", NULL);
+    for (;;) {
+        json_t *m = read_msg(30000, &eof);
+        if (!m)
+            exit(6);
+        const char *method = json_string_value(json_object_get(m, "method"));
+        const char *name = json_string_value(json_object_get(json_object_get(m, "params"), "name"));
+        if (method && strcmp(method, "tools/call") == 0 && name && strcmp(name, "release") == 0) {
+            result(json_object_get(m, "id"), text_result("released"));
+            json_decref(m);
+            break;
+        }
+        json_decref(m);
+    }
+    result(id, text_result("held"));
 }
 
 static void call_tool(json_t *id, json_t *params)
@@ -179,8 +246,15 @@ static void call_tool(json_t *id, json_t *params)
         send_json(json_pack("{s:s, s:s, s:s, s:{s:[], s:i}}", "jsonrpc", "2.0", "id", "srv-2",
                             "method", "sampling/createMessage", "params", "messages", "maxTokens",
                             10));
-        await_client_answers();
-        result(id, text_result("pong ok"));
+        send_json(
+            json_pack("{s:s, s:s, s:s}", "jsonrpc", "2.0", "id", "srv-3", "method", "roots/list"));
+        send_json(json_pack("{s:s, s:s, s:s, s:{s:s, s:{s:s}}}", "jsonrpc", "2.0", "id", "srv-4",
+                            "method", "elicitation/create", "params", "message", "name?",
+                            "requestedSchema", "type", "object"));
+        const char *wrong = await_client_answers();
+        result(id, text_result(wrong ? wrong : "pong ok"));
+    } else if (strcmp(name, "hold") == 0) {
+        hold(id);
     } else if (strcmp(name, "wrongid") == 0) {
         result(json_integer(999999), text_result("not for you"));
         result(id, text_result("the right one"));
@@ -241,7 +315,10 @@ int main(int argc, char **argv)
                    json_pack("{s:s, s:{s:{}}, s:{s:s, s:s}}", "protocolVersion", v, "capabilities",
                              "tools", "serverInfo", "name", "fake", "version", "1.0"));
         } else if (method && id && strcmp(method, "tools/list") == 0) {
-            result(id, json_pack("{s:o}", "tools", tool_list()));
+            if (strcmp(mode, "paged") == 0)
+                paged_list(id, json_object_get(m, "params"));
+            else
+                result(id, json_pack("{s:o}", "tools", tool_list()));
         } else if (method && id && strcmp(method, "tools/call") == 0) {
             call_tool(id, json_object_get(m, "params"));
         } else if (method && id) {
