@@ -814,7 +814,10 @@ static void handle_post(rein_request *req, void *userdata)
     rein_error_clear(&err);
     rc = rein__mcp_decode(body, len, 0, &msg, &bad_id, &err);
     if (rc) {
-        reply_rpc_error(req, 400, bad_id, rein__mcp_decode_error_code(rc), "%s", err.msg);
+        /* A broken response is refused with an error that has no id (MCP): the id is the
+         * client's own request's, which this error does not answer. */
+        reply_rpc_error(req, 400, msg.kind == REIN__MCP_RESPONSE ? NULL : bad_id,
+                        rein__mcp_decode_error_code(rc), "%s", err.msg);
         json_decref(bad_id);
         return;
     }

@@ -910,6 +910,15 @@ static void http_negotiation(void **state)
     assert_int_equal(r.status, 202);
     assert_int_equal(r.len, 0);
     th_resp_free(&r);
+    /* A malformed response: 400, and the error has no id (it answers nothing). */
+    http("POST", f->url, "{\"jsonrpc\":\"2.0\",\"id\":5,\"error\":\"boom\"}", JSON_HEADERS(sh), &r);
+    assert_int_equal(r.status, 400);
+    json_t *v = body_json(&r);
+    assert_true(json_is_null(json_object_get(v, "id")));
+    assert_int_equal(json_integer_value(json_object_get(json_object_get(v, "error"), "code")),
+                     -32600);
+    json_decref(v);
+    th_resp_free(&r);
     /* No MCP-Protocol-Version: 2025-03-26 is assumed, which rein speaks. */
     http("POST", f->url, ping, JSON_HEADERS(sh), &r);
     assert_int_equal(r.status, 200);
