@@ -661,6 +661,23 @@ static void bad_http_servers(void **state)
     client_open(&c, config);
     expect_failed(&c, "answered text/html");
     client_close(&c);
+    /* A server that asks the client things in the middle of a call's event stream: rein
+     * POSTs its answers (ping: empty result; roots, sampling, elicitation: -32601) and the
+     * call completes. */
+    snprintf(config, sizeof(config),
+             "{\"mcpServers\":{\"asks\":{\"url\":\"http://127.0.0.1:%d/mcp-asks\"}}}",
+             skill_http_port(s));
+    client_open(&c, config);
+    assert_int_equal(c.ready, 1);
+    rein_call_result *res = call(&c, "asks__ask", "{}", NULL);
+    expect(res, REIN_CALL_OK, "");
+    assert_string_equal(out_text(res), "asked");
+    rein_call_result_free(res);
+    int good = 0, bad = 0;
+    skill_http_mcp_answers(s, &good, &bad);
+    assert_int_equal(good, 4);
+    assert_int_equal(bad, 0);
+    client_close(&c);
     snprintf(config, sizeof(config),
              "{\"mcpServers\":{\"h\":{\"url\":\"http://127.0.0.1:%d/gateway\"}}}",
              skill_http_port(s));

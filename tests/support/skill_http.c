@@ -5,6 +5,7 @@
 #include "skill_http.h"
 
 #include <arpa/inet.h>
+#include <jansson.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
 #include <pthread.h>
@@ -21,6 +22,7 @@ struct skill_http {
     pthread_cond_t stop_cond;
     bool stopping;
     int requests;
+    int mcp_good, mcp_bad; /* /mcp-asks: the client's answers to its requests, right or not */
 };
 
 struct upload {
@@ -53,6 +55,85 @@ static void hang(struct skill_http *s)
     pthread_mutex_unlock(&s->lock);
 }
 
+/* Counts one answer of the client to a request /mcp-asks sent: ping wants an empty result,
+ * the rest (rein declares no client capabilities) error -32601. */
+static void mcp_record(struct skill_http *s, json_t *msg)
+{
+    const char *id = json_string_value(json_object_get(msg, "id"));
+    json_t *res = json_object_get(msg, "result"), *err = json_object_get(msg, "error");
+    bool good = id && strcmp(id, "srv-0") == 0
+                    ? json_is_object(res) && json_object_size(res) == 0
+                    : id && json_integer_value(json_object_get(err, "code")) == -32601;
+
+    pthread_mutex_lock(&s->lock);
+    if (good)
+        s->mcp_good++;
+    else
+        s->mcp_bad++;
+    pthread_mutex_unlock(&s->lock);
+}
+
+/* A scripted MCP server whose one tool asks the client four things mid-call (see the header). */
+static enum MHD_Result mcp_asks(struct skill_http *s, struct MHD_Connection *c, struct upload *u)
+{
+    json_t *msg = json_loadb(u->data ? u->data : "", u->len, 0, NULL);
+    const char *method = json_string_value(json_object_get(msg, "method"));
+    json_t *id = json_object_get(msg, "id"), *out = NULL;
+    enum MHD_Result rc = MHD_NO;
+    char *text;
+
+    if (!msg) {
+        rc = reply(c, 400, "text/plain", "not json", 8);
+    } else if (!method) {
+        mcp_record(s, msg);
+        rc = reply(c, 202, "text/plain", "", 0);
+    } else if (!id) {
+        rc = reply(c, 202, "text/plain", "", 0);
+    } else if (strcmp(method, "initialize") == 0) {
+        out = json_pack("{s:s, s:O, s:{s:s, s:{s:{}}, s:{s:s, s:s}}}", "jsonrpc", "2.0", "id", id,
+                        "result", "protocolVersion", "2025-06-18", "capabilities", "tools",
+                        "serverInfo", "name", "asks", "version", "1");
+    } else if (strcmp(method, "tools/list") == 0) {
+        out = json_pack("{s:s, s:O, s:{s:[{s:s, s:s, s:{s:s}}]}}", "jsonrpc", "2.0", "id", id,
+                        "result", "tools", "name", "ask", "description", "asks the client",
+                        "inputSchema", "type", "object");
+    } else if (strcmp(method, "tools/call") == 0) {
+        static const char *const asks[] = {"ping", "roots/list", "sampling/createMessage",
+                                           "elicitation/create"};
+        size_t n = 0, cap = 4096;
+        char *body = malloc(cap);
+        for (int i = 0; i < 4; i++) {
+            char rid[16];
+            snprintf(rid, sizeof(rid), "srv-%d", i);
+            json_t *ask = json_pack("{s:s, s:s, s:s, s:{}}", "jsonrpc", "2.0", "id", rid, "method",
+                                    asks[i], "params");
+            text = json_dumps(ask, JSON_COMPACT);
+            n += (size_t)snprintf(body + n, cap - n, "event: message\ndata: %s\n\n", text);
+            free(text);
+            json_decref(ask);
+        }
+        json_t *res = json_pack("{s:s, s:O, s:{s:[{s:s, s:s}]}}", "jsonrpc", "2.0", "id", id,
+                                "result", "content", "type", "text", "text", "asked");
+        text = json_dumps(res, JSON_COMPACT);
+        n += (size_t)snprintf(body + n, cap - n, "id: 1\ndata: %s\n\n", text);
+        free(text);
+        json_decref(res);
+        rc = reply(c, 200, "text/event-stream", body, n);
+        free(body);
+    } else {
+        out = json_pack("{s:s, s:O, s:{s:i, s:s}}", "jsonrpc", "2.0", "id", id, "error", "code",
+                        -32601, "message", "no such method");
+    }
+    if (out) {
+        text = json_dumps(out, JSON_COMPACT);
+        rc = reply(c, 200, "application/json", text, strlen(text));
+        free(text);
+        json_decref(out);
+    }
+    json_decref(msg);
+    return rc;
+}
+
 static enum MHD_Result answer(struct skill_http *s, struct MHD_Connection *c, const char *url,
                               struct upload *u)
 {
@@ -74,6 +155,8 @@ static enum MHD_Result answer(struct skill_http *s, struct MHD_Connection *c, co
         free(body);
         return rc;
     }
+    if (strcmp(url, "/mcp-asks") == 0)
+        return mcp_asks(s, c, u);
     if (strcmp(url, "/raw") == 0)
         return reply(c, 200, "application/json; charset=utf-8", "{\"answer\": 42}", 14);
     if (strcmp(url, "/hang") == 0) {
@@ -183,6 +266,14 @@ int skill_http_requests(struct skill_http *s)
     n = s->requests;
     pthread_mutex_unlock(&s->lock);
     return n;
+}
+
+void skill_http_mcp_answers(struct skill_http *s, int *good, int *bad)
+{
+    pthread_mutex_lock(&s->lock);
+    *good = s->mcp_good;
+    *bad = s->mcp_bad;
+    pthread_mutex_unlock(&s->lock);
 }
 
 void skill_http_stop(struct skill_http *s)
