@@ -1484,16 +1484,18 @@ static rein_err list_tools(struct rein__mcp_conn *c, const struct req_opts *o, r
 {
     json_t *all = json_array(), *params = NULL, *result = NULL;
     rein_err rc = REIN_OK;
+    int page;
 
     if (!all)
         return rein_error_set(err, REIN_ENOMEM, "out of memory");
-    for (int page = 0; page < MAX_TOOL_PAGES; page++) {
+    for (page = 0; page < MAX_TOOL_PAGES; page++) {
         const json_t *tools, *next;
         rc = request(c, "tools/list", params, o, &result, err);
-        json_decref(params);
-        params = NULL;
-        if (rc)
+        if (rc) {
+            json_decref(params);
+            params = NULL;
             break;
+        }
         tools = json_object_get(result, "tools");
         if (!json_is_array(tools)) {
             rc = rein_error_set(err, REIN_EIO,
@@ -1506,12 +1508,30 @@ static rein_err list_tools(struct rein__mcp_conn *c, const struct req_opts *o, r
             break;
         }
         next = json_object_get(result, "nextCursor");
-        if (!json_is_string(next) || !json_string_value(next)[0])
+        if (!json_is_string(next) || !json_string_value(next)[0]) {
+            json_decref(params);
+            params = NULL;
             break;
+        }
+        if (json_equal(json_object_get(params, "cursor"), next)) {
+            /* The same page again: following it would list the same tools forever. */
+            rc = rein_error_set(err, REIN_EIO,
+                                "MCP server %s answered tools/list with the cursor it was given "
+                                "as nextCursor",
+                                c->cfg->name);
+            break;
+        }
+        json_decref(params);
         params = json_pack("{s:O}", "cursor", next);
         json_decref(result);
         result = NULL;
     }
+    if (!rc && page == MAX_TOOL_PAGES)
+        /* Tools past the last page would be missing without a word. */
+        rc = rein_error_set(err, REIN_ETOOBIG,
+                            "MCP server %s has more than %d pages of tools; rein reads at most "
+                            "that many",
+                            c->cfg->name, MAX_TOOL_PAGES);
     json_decref(result);
     json_decref(params);
     if (rc) {

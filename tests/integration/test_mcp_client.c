@@ -472,6 +472,17 @@ static void bad_stdio_servers(void **state)
     free(config);
     expect_failed(&c, "speaks protocol 1999-01-01");
     client_close(&c);
+    /* tools/list that never ends: a cursor repeated, or page after page. */
+    config = fake_config("loop", "pageloop", "\"a\",\"b\"", "", "");
+    client_open(&c, config);
+    free(config);
+    expect_failed(&c, "with the cursor it was given");
+    client_close(&c);
+    config = fake_config("many", "pagemany", "\"a\"", "", "");
+    client_open(&c, config);
+    free(config);
+    expect_failed(&c, "more than 100 pages of tools");
+    client_close(&c);
     client_open(&c, "{\"mcpServers\":{\"none\":{\"command\":\"/nonexistent/mcp-server\"}}}");
     expect_failed(&c, "cannot run /nonexistent/mcp-server");
     client_close(&c);

@@ -10,6 +10,8 @@
  *   version       answers initialize with protocol version 1999-01-01
  *   paged         as ok, but tools/list gives one tool per page (nextCursor is the next
  *                 index; a cursor that is not one it gave is refused with -32602)
+ *   pageloop      as paged, but a page's nextCursor is the cursor it was asked with
+ *   pagemany      as paged, but every page has a nextCursor (the next index, without end)
  *
  * Tools (any name works; these behave specially):
  *   env       returns PATH, HOME, FAKE_VAR and whether OPENAI_API_KEY is set
@@ -125,6 +127,15 @@ static void paged_list(json_t *id, json_t *params)
     char *end = NULL, next[32];
     long i = cursor ? strtol(cursor, &end, 10) : 0;
 
+    if (strcmp(mode, "pageloop") == 0 && cursor) {
+        result(id, json_pack("{s:[], s:s}", "tools", "nextCursor", cursor));
+        return;
+    }
+    if (strcmp(mode, "pagemany") == 0) {
+        snprintf(next, sizeof(next), "%ld", cursor ? strtol(cursor, NULL, 10) + 1 : 1);
+        result(id, json_pack("{s:[], s:s}", "tools", "nextCursor", next));
+        return;
+    }
     if (cursor && (!*cursor || *end || i < 0 || i >= ntools)) {
         send_json(json_pack("{s:s, s:O, s:{s:i, s:s}}", "jsonrpc", "2.0", "id", id, "error", "code",
                             -32602, "message", "invalid cursor"));
@@ -315,7 +326,7 @@ int main(int argc, char **argv)
                    json_pack("{s:s, s:{s:{}}, s:{s:s, s:s}}", "protocolVersion", v, "capabilities",
                              "tools", "serverInfo", "name", "fake", "version", "1.0"));
         } else if (method && id && strcmp(method, "tools/list") == 0) {
-            if (strcmp(mode, "paged") == 0)
+            if (strncmp(mode, "page", 4) == 0)
                 paged_list(id, json_object_get(m, "params"));
             else
                 result(id, json_pack("{s:o}", "tools", tool_list()));
