@@ -92,6 +92,13 @@ REIN_EXTERN rein_err rein_proc_run(const struct rein_proc_run_opts *opts,
                                    struct rein_proc_result *res, rein_error *err) REIN_WUR;
 REIN_EXTERN void rein_proc_result_release(struct rein_proc_result *res);
 
+/*
+ * Writes all len bytes of data (borrowed) to a pipe or socket fd: short writes and EINTR are
+ * retried, a non-blocking fd that is full is waited on, and a reader that has gone is an
+ * error (false, errno EPIPE) instead of a SIGPIPE that would end the host program.
+ */
+REIN_EXTERN bool rein_proc_write_all(int fd, const void *data, size_t len);
+
 #ifdef __cplusplus
 }
 #endif

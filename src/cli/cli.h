@@ -85,6 +85,9 @@ int cli_args_parse(const struct cli_args *a, int argc, char **argv, void *opts, 
                    const char **positional);
 /* A whole decimal number in [lo, hi] (no sign games, no trailing text). */
 bool cli_parse_number(const char *text, long long lo, long long hi, long long *out);
+/* Takes the value of --timeout at argv[*i + 1] (advancing *i) into *ms. CLI_EXIT_OK, or
+ * CLI_EXIT_USAGE with the message printed. */
+int cli_timeout_arg(int argc, char **argv, int *i, int64_t *ms);
 
 /* SIGINT and SIGTERM cancel a run while it lasts: a thread takes them with sigwait(), since a
  * signal handler may not take the cancel handle's lock. start blocks the signals in the

@@ -139,6 +139,18 @@ bool cli_parse_number(const char *text, long long lo, long long hi, long long *o
     return true;
 }
 
+int cli_timeout_arg(int argc, char **argv, int *i, int64_t *ms)
+{
+    char *end = NULL;
+
+    if (*i + 1 >= argc)
+        return cli_usage_error("--timeout needs milliseconds");
+    *ms = strtoll(argv[++*i], &end, 10);
+    if (!end || *end || *ms <= 0)
+        return cli_usage_error("--timeout needs a positive number of milliseconds");
+    return CLI_EXIT_OK;
+}
+
 /* ---- signals ---- */
 
 static void *wait_signals(void *arg)

@@ -55,12 +55,8 @@ static int parse_opts(int argc, char **argv, struct skills_opts *o)
             if (cli_setup_option(&o->setup, a, argv[++i]))
                 return CLI_EXIT_USAGE;
         } else if (cli_is_flag(a, NULL, "--timeout")) {
-            char *end = NULL;
-            if (i + 1 >= argc)
-                return cli_usage_error("--timeout needs milliseconds");
-            o->timeout_ms = strtoll(argv[++i], &end, 10);
-            if (!end || *end || o->timeout_ms <= 0)
-                return cli_usage_error("--timeout needs a positive number of milliseconds");
+            if (cli_timeout_arg(argc, argv, &i, &o->timeout_ms) != CLI_EXIT_OK)
+                return CLI_EXIT_USAGE;
         } else if (a[0] == '-' && a[1] == '-') {
             return cli_usage_error("unknown option %s (see rein skills --help)", a);
         } else if (o->nargs < sizeof(o->args) / sizeof(o->args[0])) {

@@ -345,6 +345,27 @@ static ssize_t write_nosigpipe(int fd, const void *data, size_t len)
     return n;
 }
 
+bool rein_proc_write_all(int fd, const void *data, size_t len)
+{
+    const char *p = data;
+
+    while (len > 0) {
+        ssize_t n = write_nosigpipe(fd, p, len);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0 && errno == EAGAIN) {
+            struct pollfd pfd = {fd, POLLOUT, 0};
+            if (poll(&pfd, 1, 1000) >= 0)
+                continue;
+        }
+        if (n <= 0)
+            return false;
+        p += n;
+        len -= (size_t)n;
+    }
+    return true;
+}
+
 static void feed_stdin(struct run_state *st)
 {
     const struct rein_proc_run_opts *o = st->opts;

@@ -21,6 +21,7 @@
  * A timeout or a cancel sends notifications/cancelled for the request.
  */
 #include "mcp/mcp_int.h"
+#include "skills/skills_int.h"
 
 #include <rein/proc.h>
 #include <rein/version.h>
@@ -120,38 +121,6 @@ void rein__mcp_conn_config_free(struct rein__mcp_conn_config *cfg)
     rein_free(cfg);
 }
 
-/* prefix + value with each ${VAR} replaced from the environment (unset: empty). */
-static char *expand(const char *prefix, const char *value)
-{
-    struct rein_buf b;
-
-    rein_buf_init(&b, 64 << 10);
-    if (rein_buf_adds(&b, prefix))
-        goto fail;
-    for (const char *p = value; *p;) {
-        const char *close = p[0] == '$' && p[1] == '{' ? strchr(p + 2, '}') : NULL;
-        if (close) {
-            char var[256];
-            size_t n = (size_t)(close - p - 2);
-            const char *v = NULL;
-            if (n < sizeof(var)) {
-                memcpy(var, p + 2, n);
-                var[n] = '\0';
-                v = getenv(var);
-            }
-            if (v && rein_buf_adds(&b, v))
-                goto fail;
-            p = close + 1;
-        } else if (rein_buf_addch(&b, *p++)) {
-            goto fail;
-        }
-    }
-    return rein_buf_detach(&b, NULL);
-fail:
-    rein_buf_release(&b);
-    return NULL;
-}
-
 static rein_err parse_ms(const char *name, const json_t *entry, const char *key, int64_t *out,
                          rein_error *err)
 {
@@ -232,7 +201,7 @@ static rein_err parse_stdio(struct rein__mcp_conn_config *cfg, const json_t *ent
                                   key);
         cfg->env[i] = rein_asprintf("%s=", key);
         if (cfg->env[i]) {
-            char *full = expand(cfg->env[i], json_string_value(v));
+            char *full = rein__skills_expand_env(cfg->env[i], json_string_value(v));
             rein_free(cfg->env[i]);
             cfg->env[i] = full;
         }
@@ -286,7 +255,7 @@ static rein_err parse_http(struct rein__mcp_conn_config *cfg, const json_t *entr
                                   "values have no line breaks",
                                   cfg->name, key);
         snprintf(prefix, sizeof(prefix), "%s: ", key);
-        cfg->headers[i] = expand(prefix, json_string_value(v));
+        cfg->headers[i] = rein__skills_expand_env(prefix, json_string_value(v));
         if (!cfg->headers[i++])
             goto nomem;
     }
@@ -295,7 +264,8 @@ static rein_err parse_http(struct rein__mcp_conn_config *cfg, const json_t *entr
             return rein_error_set(err, REIN_EINVAL,
                                   "mcpServers.%s.bearer_token: must not hold line breaks",
                                   cfg->name);
-        cfg->headers[i] = expand("Authorization: Bearer ", json_string_value(token));
+        cfg->headers[i] =
+            rein__skills_expand_env("Authorization: Bearer ", json_string_value(token));
         if (!cfg->headers[i])
             goto nomem;
     }
@@ -612,48 +582,14 @@ static void dispatch_text(struct rein__mcp_conn *c, const char *text, size_t len
 
 /* ---- stdio transport -------------------------------------------------------------------- */
 
-/* SIGPIPE is blocked for the write and a pending one consumed (see src/mcp/stdio.c). */
-static bool write_all(int fd, const char *p, size_t len)
-{
-    sigset_t pipe_set, old;
-    bool ok = true;
-
-    sigemptyset(&pipe_set);
-    sigaddset(&pipe_set, SIGPIPE);
-    pthread_sigmask(SIG_BLOCK, &pipe_set, &old);
-    while (len > 0) {
-        ssize_t n = write(fd, p, len);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0 && errno == EAGAIN) {
-            struct pollfd pfd = {fd, POLLOUT, 0};
-            if (poll(&pfd, 1, 1000) >= 0)
-                continue;
-        }
-        if (n <= 0) {
-            ok = false;
-            break;
-        }
-        p += n;
-        len -= (size_t)n;
-    }
-    if (!ok && errno == EPIPE && !sigismember(&old, SIGPIPE)) {
-        struct timespec zero = {0, 0};
-        while (sigtimedwait(&pipe_set, NULL, &zero) < 0 && errno == EINTR)
-            ;
-    }
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
-    return ok;
-}
-
 static rein_err stdio_send(struct rein__mcp_conn *c, const char *json, size_t len, rein_error *err)
 {
     bool ok;
 
     pthread_mutex_lock(&c->write_mu);
     ok = c->proc && rein_proc_stdin_fd(c->proc) >= 0 &&
-         write_all(rein_proc_stdin_fd(c->proc), json, len) &&
-         write_all(rein_proc_stdin_fd(c->proc), "\n", 1);
+         rein_proc_write_all(rein_proc_stdin_fd(c->proc), json, len) &&
+         rein_proc_write_all(rein_proc_stdin_fd(c->proc), "\n", 1);
     pthread_mutex_unlock(&c->write_mu);
     if (!ok)
         return rein_error_set(err, REIN_EIO, "MCP server %s: cannot write to it: %s", c->cfg->name,
@@ -1000,45 +936,6 @@ fail:
     return NULL;
 }
 
-/* Runs the transfer on a multi handle that also wakes on cancel; *cancelled when it did. */
-static CURLcode perform(CURL *easy, rein_cancel *cancel, bool *cancelled)
-{
-    CURLM *multi = curl_multi_init();
-    CURLcode result = CURLE_FAILED_INIT;
-    int running = 1;
-
-    *cancelled = false;
-    if (!multi)
-        return CURLE_OUT_OF_MEMORY;
-    if (curl_multi_add_handle(multi, easy) != CURLM_OK) {
-        curl_multi_cleanup(multi);
-        return CURLE_OUT_OF_MEMORY;
-    }
-    while (running) {
-        struct curl_waitfd extra = {.fd = rein_cancel_fd(cancel), .events = CURL_WAIT_POLLIN};
-        if (curl_multi_perform(multi, &running) != CURLM_OK || !running)
-            break;
-        if (rein_cancel_is_set(cancel)) {
-            *cancelled = true;
-            result = CURLE_ABORTED_BY_CALLBACK;
-            break;
-        }
-        if (curl_multi_poll(multi, cancel ? &extra : NULL, cancel ? 1 : 0, 1000, NULL) != CURLM_OK)
-            break;
-    }
-    if (!*cancelled) {
-        int left;
-        CURLMsg *m;
-        while ((m = curl_multi_info_read(multi, &left))) {
-            if (m->msg == CURLMSG_DONE && m->easy_handle == easy)
-                result = m->data.result;
-        }
-    }
-    curl_multi_remove_handle(multi, easy);
-    curl_multi_cleanup(multi);
-    return result;
-}
-
 /* What one HTTP exchange ended with, beyond success and plain errors. */
 #define NEED_RESUME     1 /* the stream ended before the response; resume from x->sse.last_id */
 #define SESSION_EXPIRED 2 /* 404 for the session: initialize again */
@@ -1092,7 +989,7 @@ static int http_exchange(struct rein__mcp_conn *c, struct pending *p, const char
         int64_t left = deadline - rein_now_ms();
         curl_easy_setopt(x.easy, CURLOPT_TIMEOUT_MS, (long)(left > 1 ? left : 1));
     }
-    code = perform(x.easy, cancel, &cancelled);
+    code = rein__skills_curl_perform(x.easy, cancel, &cancelled);
     curl_easy_getinfo(x.easy, CURLINFO_RESPONSE_CODE, &status);
     curl_easy_getinfo(x.easy, CURLINFO_CONTENT_TYPE, &ct);
     if (x.session[0] && !last_id) {

@@ -12,10 +12,10 @@
  */
 #include "mcp/mcp_int.h"
 
+#include <rein/proc.h>
+
 #include <errno.h>
-#include <signal.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #define WHERE        "mcp/stdio"
@@ -28,46 +28,14 @@ struct stdio_conn {
     bool broken; /* a write failed: the client is gone, later writes are dropped */
 };
 
-/*
- * Writing to a pipe whose reader has gone raises SIGPIPE, which would end the host program;
- * the library installs no handlers, so the signal is blocked for the write and a pending one
- * consumed before the mask is restored.
- */
-static bool write_all(int fd, const char *p, size_t len)
-{
-    sigset_t pipe_set, old;
-    bool ok = true;
-
-    sigemptyset(&pipe_set);
-    sigaddset(&pipe_set, SIGPIPE);
-    pthread_sigmask(SIG_BLOCK, &pipe_set, &old);
-    while (len > 0) {
-        ssize_t n = write(fd, p, len);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0) {
-            ok = false;
-            break;
-        }
-        p += n;
-        len -= (size_t)n;
-    }
-    if (!ok && errno == EPIPE && !sigismember(&old, SIGPIPE)) {
-        struct timespec zero = {0, 0};
-        while (sigtimedwait(&pipe_set, NULL, &zero) < 0 && errno == EINTR)
-            ;
-    }
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
-    return ok;
-}
-
 static void stdio_send(struct rein__mcp_sink *sink, const char *json, size_t len, bool final)
 {
     struct stdio_conn *c = (struct stdio_conn *)sink;
 
     (void) final;
     pthread_mutex_lock(&c->mu);
-    if (!c->broken && (!write_all(c->out_fd, json, len) || !write_all(c->out_fd, "\n", 1))) {
+    if (!c->broken &&
+        (!rein_proc_write_all(c->out_fd, json, len) || !rein_proc_write_all(c->out_fd, "\n", 1))) {
         c->broken = true;
         rein_log(REIN_LOG_INFO, WHERE, "the client stopped reading: %s", strerror(errno));
     }

@@ -144,11 +144,7 @@ fail:
     return NULL;
 }
 
-/*
- * Runs the transfer on a multi handle, waking on the cancel descriptor too. Returns the
- * transfer's CURLcode, or CURLE_ABORTED_BY_CALLBACK when cancelled (*cancelled set).
- */
-static CURLcode perform(CURL *easy, rein_cancel *cancel, bool *cancelled)
+CURLcode rein__skills_curl_perform(CURL *easy, rein_cancel *cancel, bool *cancelled)
 {
     CURLM *multi = curl_multi_init();
     CURLcode result = CURLE_FAILED_INIT;
@@ -293,7 +289,7 @@ static rein_err http_invoke(void *state, const struct rein_invocation *inv,
         curl_easy_setopt(easy, CURLOPT_CONNECTTIMEOUT_MS,
                          (long)(left < CONNECT_TIMEOUT_MS ? left : CONNECT_TIMEOUT_MS));
     }
-    code = perform(easy, inv->cancel, &cancelled);
+    code = rein__skills_curl_perform(easy, inv->cancel, &cancelled);
     if (code != CURLE_OK || cancelled)
         rc = transfer_failed(h, inv, code, cancelled, &t, detail, err);
     else

@@ -10,6 +10,8 @@
 
 #include "../tools/tools_int.h"
 
+#include <curl/curl.h>
+
 /* ---- paths.c: the folders the file skills may read ---- */
 struct rein__skills_roots {
     char **roots; /* real paths, no trailing slash (except "/") */
@@ -43,6 +45,12 @@ rein_err rein__skills_roots_resolve(const struct rein__skills_roots *r, const ch
  * empty). New string, or NULL when memory is exhausted.
  */
 char *rein__skills_expand_env(const char *prefix, const char *value);
+/*
+ * Runs a libcurl transfer (easy, borrowed) on a multi handle that also wakes on cancel (may be
+ * NULL). Returns the transfer's CURLcode, or CURLE_ABORTED_BY_CALLBACK when cancelled
+ * (*cancelled set). Shared by the HTTP runner and the MCP client's HTTP transport.
+ */
+CURLcode rein__skills_curl_perform(CURL *easy, rein_cancel *cancel, bool *cancelled);
 /* True when entry ("NAME=VALUE" or "NAME") names a credential that skills do not inherit. */
 bool rein__skills_env_is_secret(const char *entry);
 
