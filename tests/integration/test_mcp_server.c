@@ -19,22 +19,6 @@
 #include <signal.h>
 #include <unistd.h>
 
-static bool alive(pid_t pid)
-{
-    char path[64], stat[256] = "";
-    FILE *f;
-
-    snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-    f = fopen(path, "r");
-    if (!f)
-        return false;
-    if (!fgets(stat, sizeof(stat), f))
-        stat[0] = '\0';
-    fclose(f);
-    char *close_paren = strrchr(stat, ')');
-    return close_paren && close_paren[1] == ' ' && close_paren[2] != 'Z';
-}
-
 static const char *skills_dir(void)
 {
     static char path[4096];
@@ -83,9 +67,9 @@ static pid_t hang_pid(const char *dir)
 
 static void expect_gone(pid_t pid)
 {
-    for (int i = 0; i < 500 && alive(pid); i++)
+    for (int i = 0; i < 500 && test_pid_alive(pid); i++)
         rein_sleep_ms(10);
-    assert_false(alive(pid));
+    assert_false(test_pid_alive(pid));
 }
 
 /* ---- stdio -------------------------------------------------------------------------------- */

@@ -124,22 +124,6 @@ static void test_process_reports_its_own_normalized_error(void **state)
     rein_registry_free(reg);
 }
 
-static bool alive(pid_t pid)
-{
-    char path[64], stat[256] = "";
-    FILE *f;
-
-    snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-    f = fopen(path, "r");
-    if (!f)
-        return false;
-    if (!fgets(stat, sizeof(stat), f))
-        stat[0] = '\0';
-    fclose(f);
-    char *close_paren = strrchr(stat, ')');
-    return close_paren && close_paren[1] == ' ' && close_paren[2] != 'Z';
-}
-
 struct events_seen {
     int progress, logs;
     double last_progress, last_total;
@@ -214,9 +198,9 @@ static void test_process_that_hangs_is_killed_with_its_group(void **state)
     assert_non_null(pidfile);
     pid_t grandchild = (pid_t)strtol(pidfile, NULL, 10);
     free(pidfile);
-    for (int i = 0; i < 200 && alive(grandchild); i++)
+    for (int i = 0; i < 200 && test_pid_alive(grandchild); i++)
         rein_sleep_ms(10);
-    assert_false(alive(grandchild));
+    assert_false(test_pid_alive(grandchild));
     rein_call_result_free(res);
     rein_registry_free(reg);
     test_rmtree(dir);

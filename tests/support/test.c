@@ -246,3 +246,20 @@ void test_alloc_torture(void (*fn)(void *arg), void *arg)
     test_alloc_fail_at(0);
     rein_set_allocator(NULL);
 }
+
+bool test_pid_alive(pid_t pid)
+{
+    char path[64], stat[256] = "";
+    char *close_paren;
+    FILE *f;
+
+    snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+    f = fopen(path, "r");
+    if (!f)
+        return false;
+    if (!fgets(stat, sizeof(stat), f))
+        stat[0] = '\0';
+    fclose(f);
+    close_paren = strrchr(stat, ')');
+    return close_paren && close_paren[1] == ' ' && close_paren[2] != 'Z';
+}

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/types.h>
 
 #include <cmocka.h>
 
@@ -52,6 +53,8 @@ char *test_read_file(const char *path, size_t *len);
 
 /* A free TCP port on 127.0.0.1 (bound and released, so a race is possible but unlikely). */
 int test_free_port(void);
+/* True while pid runs; a zombie left for a non-reaping init counts as gone. */
+bool test_pid_alive(pid_t pid);
 /* The built rein binary and the folder with test programs (from the environment). */
 const char *test_rein_bin(void);
 const char *test_bin_dir(void);

@@ -57,23 +57,6 @@ static void test_run_missing_program_is_not_found(void **state)
     assert_non_null(strstr(err.msg, "rein-no-such-program"));
 }
 
-/* True while pid runs; a zombie left for a non-reaping init counts as gone. */
-static bool alive(pid_t pid)
-{
-    char path[64], stat[256] = "";
-    FILE *f;
-
-    snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-    f = fopen(path, "r");
-    if (!f)
-        return false;
-    if (!fgets(stat, sizeof(stat), f))
-        stat[0] = '\0';
-    fclose(f);
-    char *close_paren = strrchr(stat, ')');
-    return close_paren && close_paren[1] == ' ' && close_paren[2] != 'Z';
-}
-
 static void test_timeout_kills_the_whole_group(void **state)
 {
     char *dir = test_tmpdir();
@@ -97,9 +80,9 @@ static void test_timeout_kills_the_whole_group(void **state)
     assert_non_null(pidfile);
     pid_t grandchild = (pid_t)strtol(pidfile, NULL, 10);
     assert_true(grandchild > 0);
-    for (int i = 0; i < 100 && alive(grandchild); i++)
+    for (int i = 0; i < 100 && test_pid_alive(grandchild); i++)
         rein_sleep_ms(10);
-    assert_false(alive(grandchild));
+    assert_false(test_pid_alive(grandchild));
     free(pidfile);
     rein_proc_result_release(&r);
     test_rmtree(dir);
