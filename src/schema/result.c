@@ -158,8 +158,12 @@ void rein__mb_addf(struct mbuf *m, const char *fmt, ...)
             rein__mb_add(m, "%", 1);
             p += 2;
         } else {
+            /* p is the rest of fmt, which the compiler checked at the call (REIN_PRINTF). */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wformat-nonliteral"
             if (!m->failed && rein_buf_addvf(m->b, p, ap))
                 m->failed = true;
+#pragma GCC diagnostic pop
             va_end(ap);
             return;
         }
