@@ -10,7 +10,10 @@
  *   repair      exact; else case-insensitive; else separators normalised ("fileSearch",
  *               "file-search", "File Search" → "file_search"); else a "functions." or "tools."
  *               prefix stripped; else the one registered name within edit distance 2 →
- *               the real tool, or unknown_tool listing the available tools
+ *               the real tool, or unknown_tool listing the available tools. A repaired name
+ *               never runs a destructive tool (unknown_tool naming the exact one), and with
+ *               rein_call_opts.exact_name nothing is repaired. Every repair is logged (info)
+ *               and the ledger entry keeps the name as sent next to the tool.
  *   parse       arguments as an object, a JSON string, "" (means {}), or broken text →
  *               invalid_arguments with the parse error and its position (no guessing)
  *   preflight   the compiled parameter schema; every failure reported; defaults filled in
@@ -449,6 +452,10 @@ struct rein_call_opts {
     size_t max_args_bytes; /* argument text beyond this is invalid; 0: 4 MiB */
     bool check_only;       /* stop after preflight: no policy, no execution, no ledger
                                  * entry (propose mode); the result is ok with a null output */
+    /* The name must be a tool's exact id: no repair (unknown_tool otherwise). For callers at a
+     * protocol boundary (MCP tools/call), where a client names a tool it was listed, and a
+     * host's allow or deny list by name must not be sidestepped by a near miss. */
+    bool exact_name;
 
     /* Progress and log events while the runner runs (may be NULL), with its userdata. */
     rein_call_event_fn on_event;

@@ -514,10 +514,18 @@ static bool name_error(rein_call_result *res, struct rein__mcp_sink *sink, const
 {
     enum rein_call_code code = rein_call_result_code(res);
 
+    size_t len;
+    const char *sent = rein_call_result_sent_name(res, &len);
+    char msg[600];
+
     if (code != REIN_CALL_UNKNOWN_TOOL && code != REIN_CALL_INVALID_NAME)
         return false;
-    send_error_data(sink, id, REIN__MCP_INVALID_PARAMS, rein_call_result_message(res),
-                    rein_call_result_invalid_json(res));
+    /* MCP's wording first ("Unknown tool: <name>"), rein's explanation after it; the data is
+     * the invalid payload (the available tools, the hint). */
+    snprintf(msg, sizeof(msg), "%s: %.*s (%s)",
+             code == REIN_CALL_UNKNOWN_TOOL ? "Unknown tool" : "Invalid tool name",
+             (int)(len > 100 ? 100 : len), sent, rein_call_result_message(res));
+    send_error_data(sink, id, REIN__MCP_INVALID_PARAMS, msg, rein_call_result_invalid_json(res));
     return true;
 }
 
@@ -567,6 +575,9 @@ static void handle_tools_call(rein_mcp_server *srv, struct rein__mcp_session *se
     opts.policy_data = srv->opts.policy_data;
     opts.on_event = on_call_event;
     opts.event_data = c;
+    /* A client calls the names tools/list gave it; a near miss is an unknown tool (MCP's
+     * -32602), never the nearest tool. */
+    opts.exact_name = true;
     call_list(srv, c);
     rein_error_clear(&err);
     if (rein_call_run(srv->reg, &in, &opts, &res, &err) != REIN_OK)

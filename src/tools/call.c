@@ -422,14 +422,23 @@ static bool step_name(rein_call_result *r, const rein_registry *reg,
 }
 
 static bool step_repair(rein_call_result *r, const rein_registry *reg,
-                        const struct rein_call_input *in)
+                        const struct rein_call_input *in, bool exact)
 {
     struct rein_buf list;
     rein_error why;
 
     err_reset(&why);
-    r->tool = rein__tools_resolve(reg, r->sent, r->sent_len, &r->repair, &why);
+    r->repair = REIN_REPAIR_EXACT;
+    r->tool = exact ? rein__tools_resolve_exact(reg, r->sent, r->sent_len, &why)
+                    : rein__tools_resolve(reg, r->sent, r->sent_len, &r->repair, &why);
     if (r->tool) {
+        if (r->repair != REIN_REPAIR_EXACT)
+            /* Every repair leaves a trace, also where no ledger is kept (the ledger entry has
+             * the name as sent next to the tool). */
+            rein_log(REIN_LOG_INFO, "tools/call",
+                     "call %.*s: tool name \"%.*s\" repaired to %s (%s)", (int)r->call_id_len,
+                     r->call_id, (int)(r->sent_len > 64 ? 64 : r->sent_len), r->sent, r->tool->id,
+                     rein_repair_name(r->repair));
         step_done(r, ST_REPAIR, true);
         return true;
     }
@@ -878,7 +887,7 @@ rein_err rein_call_run(const rein_registry *reg, const struct rein_call_input *i
     r->call_wall_ms = wall_ms_at(start);
     r->check_only = o->check_only;
 
-    if (step_name(r, reg, in) && step_repair(r, reg, in) &&
+    if (step_name(r, reg, in) && step_repair(r, reg, in, o->exact_name) &&
         step_parse(r, in, o->max_args_bytes ? o->max_args_bytes : DEFAULT_MAX_ARGS_BYTES) &&
         step_preflight(r) && !o->check_only && (!o->ledger || ledger_begin(r, o->ledger, &index)) &&
         step_policy(r, o))

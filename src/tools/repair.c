@@ -344,16 +344,16 @@ rein_err rein__tools_list_names(const rein_registry *reg, struct rein_buf *b)
     return rc;
 }
 
-const rein_tool *rein__tools_resolve(const rein_registry *reg, const char *name, size_t len,
-                                     enum rein_repair *how, rein_error *why)
+/*
+ * The repair steps proper; resolve() below adds the rule for destructive tools.
+ */
+static const rein_tool *repair(const rein_registry *reg, const char *name, size_t len,
+                               enum rein_repair *how, rein_error *why)
 {
-    enum rein_repair dummy;
     bool several = false;
     const rein_tool *t;
     size_t skip;
 
-    if (!how)
-        how = &dummy;
     t = match_forms(reg, name, len, how, &several);
     if (t)
         return t;
@@ -376,6 +376,40 @@ const rein_tool *rein__tools_resolve(const rein_registry *reg, const char *name,
     rein_error_set(why, REIN_ENOTFOUND, "\"%.*s\" %s", shown_len(name, len), name,
                    several ? "matches more than one tool" : "is not a tool");
     return NULL;
+}
+
+const rein_tool *rein__tools_resolve(const rein_registry *reg, const char *name, size_t len,
+                                     enum rein_repair *how, rein_error *why)
+{
+    enum rein_repair dummy;
+    const rein_tool *t;
+
+    if (!how)
+        how = &dummy;
+    t = repair(reg, name, len, how, why);
+    /* A repaired name never runs a destructive tool: "delete_notes" or "Delete-Note" may be a
+     * model's slip, or a name a host's allow/deny list does not know, and guessing wrong here
+     * deletes something. The model is told the exact name and calls it again, so approval
+     * and policy see the real tool. */
+    if (t && *how != REIN_REPAIR_EXACT && rein_tool_is_destructive(t)) {
+        rein_error_set(why, REIN_ENOTFOUND,
+                       "\"%.*s\" is not a tool; the nearest is %s, which is destructive and runs "
+                       "only when called by its exact name",
+                       shown_len(name, len), name, t->id);
+        return NULL;
+    }
+    return t;
+}
+
+const rein_tool *rein__tools_resolve_exact(const rein_registry *reg, const char *name, size_t len,
+                                           rein_error *why)
+{
+    const rein_tool *t = rein__tools_lookup(reg, name, len);
+
+    if (!t)
+        rein_error_set(why, REIN_ENOTFOUND, "no tool is named \"%.*s\" (names are exact here)",
+                       shown_len(name, len), name);
+    return t;
 }
 
 const rein_tool *rein_registry_resolve(const rein_registry *reg, const char *name,

@@ -80,9 +80,13 @@ size_t rein__tools_name_normalize(const char *name, size_t len, char *out);
 /* Optimal string alignment distance, giving up (returning limit + 1) beyond limit. */
 size_t rein__tools_edit_distance(const char *a, size_t alen, const char *b, size_t blen,
                                  size_t limit);
-/* rein_registry_resolve with a length (the name is already checked). */
+/* rein_registry_resolve with a length (the name is already checked). A repair never lands on
+ * a destructive tool: such a name is not found, and why names the exact one. */
 const rein_tool *rein__tools_resolve(const rein_registry *reg, const char *name, size_t len,
                                      enum rein_repair *how, rein_error *why);
+/* Only the tool whose id is exactly name (protocol boundaries: rein_call_opts.exact_name). */
+const rein_tool *rein__tools_resolve_exact(const rein_registry *reg, const char *name, size_t len,
+                                           rein_error *why);
 /* ", "-separated list of the tool names into b (at most max_names, then ", …"). */
 rein_err rein__tools_list_names(const rein_registry *reg, struct rein_buf *b);
 

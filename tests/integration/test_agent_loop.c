@@ -1249,10 +1249,10 @@ static void test_propose_mode(void **state)
     (void)state;
     fx_start(&f, "openai");
     f.o.mode = REIN_AGENT_MODE_PROPOSE;
-    fx_script(&f, "[{\"tool_calls\":[{\"id\":\"p1\",\"name\":\"Delete-File\","
+    fx_script(&f, "[{\"tool_calls\":[{\"id\":\"p1\",\"name\":\"delete_file\","
                   "  \"arguments\":\"{}\"}]},"
                   "{\"match\":{\"tool_result_contains\":\"missing required\"},"
-                  " \"tool_calls\":[{\"id\":\"p2\",\"name\":\"Delete-File\","
+                  " \"tool_calls\":[{\"id\":\"p2\",\"name\":\"delete_file\","
                   "  \"arguments\":\"{\\\"path\\\":\\\"x.txt\\\"}\"}]}]");
     fx_run(&f, "delete x.txt");
     assert_stop(&f, REIN_AGENT_STOP_PROPOSED);

@@ -45,6 +45,12 @@ static char *extra_skills(void)
              "[\"%s/skill_proc\",\"echo\"]}}",
              test_bin_dir());
     free(test_write_file(dir, "wipe/manifest.json", m));
+    snprintf(m, sizeof(m),
+             "{\"id\":\"delete_note\",\"description\":\"deletes a note\",\"destructive\":"
+             "true,\"parameters\":{\"type\":\"object\"},\"runner\":{\"kind\":\"process\","
+             "\"command\":[\"%s/skill_proc\",\"touch\",\"%s/deleted\"]}}",
+             test_bin_dir(), dir);
+    free(test_write_file(dir, "delete_note/manifest.json", m));
     return dir;
 }
 
@@ -301,10 +307,13 @@ static void stdio_calls(void **state)
     assert_string_equal(first_text(result_of(m)), "hi");
     assert_null(json_object_get(result_of(m), "isError"));
     json_decref(m);
-    /* The pipeline's repair applies: "Echo" runs echo. */
+    /* Names are exact at the protocol boundary: "Echo" is not echo (-32602, MCP's unknown
+     * tool), and nothing runs. */
     m = child_call(&c, 3, "tools/call", "{\"name\":\"Echo\",\"arguments\":{\"text\":\"again\"}}",
                    NULL);
-    assert_string_equal(first_text(result_of(m)), "again");
+    e = json_object_get(m, "error");
+    assert_int_equal(json_integer_value(json_object_get(e, "code")), -32602);
+    assert_non_null(strstr(json_string_value(json_object_get(e, "message")), "\"Echo\""));
     json_decref(m);
     /* Bad arguments: isError, with the invalid payload as text and as structuredContent. */
     m = child_call(&c, 4, "tools/call", "{\"name\":\"echo\",\"arguments\":{\"text\":5}}", NULL);
@@ -355,6 +364,41 @@ static void stdio_calls(void **state)
     assert_true(json_is_object(json_object_get(r, "structuredContent")));
     assert_non_null(strstr(first_text(r), "14"));
     json_decref(m);
+    assert_int_equal(child_stop(&c), 0);
+}
+
+/* Issue 20: "delete_notes" and "Delete-Note" ran delete_note, bypassing a host that allows or
+ * denies tools by exact name. Only a name tools/list gave runs a tool. */
+static void stdio_exact_names(void **state)
+{
+    const char *near[] = {"delete_notes", "Delete-Note",           "deleteNote",
+                          "DELETE_NOTE",  "functions.delete_note", "delete_note "};
+    struct child c;
+    char params[256], marker[4200];
+    size_t len;
+    json_t *m;
+
+    (void)state;
+    child_start(&c, NULL);
+    child_init(&c, "2025-11-25");
+    snprintf(marker, sizeof(marker), "%s/deleted", c.dir);
+    for (size_t i = 0; i < sizeof(near) / sizeof(near[0]); i++) {
+        snprintf(params, sizeof(params), "{\"name\":\"%s\",\"arguments\":{}}", near[i]);
+        m = child_call(&c, (int)i + 2, "tools/call", params, NULL);
+        const json_t *e = json_object_get(m, "error");
+        assert_int_equal(json_integer_value(json_object_get(e, "code")), -32602);
+        assert_null(json_object_get(m, "result"));
+        json_decref(m);
+    }
+    assert_null(test_read_file(marker, &len));
+    /* The exact name runs it. */
+    m = child_call(&c, 20, "tools/call", "{\"name\":\"delete_note\",\"arguments\":{}}", NULL);
+    assert_null(json_object_get(result_of(m), "isError"));
+    json_decref(m);
+    char *text = test_read_file(marker, &len);
+    assert_non_null(text);
+    assert_string_equal(text, "ran\n");
+    free(text);
     assert_int_equal(child_stop(&c), 0);
 }
 
@@ -1072,6 +1116,7 @@ static void http_stop_with_calls_running(void **state)
 static const struct CMUnitTest tests[] = {
     cmocka_unit_test(stdio_lifecycle_and_tools),
     cmocka_unit_test(stdio_calls),
+    cmocka_unit_test(stdio_exact_names),
     cmocka_unit_test(stdio_bad_input),
     cmocka_unit_test(stdio_jsonrpc_edges),
     cmocka_unit_test(stdio_progress_and_logging),

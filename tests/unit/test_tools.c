@@ -623,15 +623,15 @@ static void test_policy_denies_before_execution(void **state)
     struct rein_call_opts opts = {
         .ledger = ledger, .policy = deny_destructive, .policy_data = &seen};
     int runs = args_runs;
-    rein_call_result *res = call(reg, "deleteFile", "{\"path\": \"a.txt\"}", &opts);
+    rein_call_result *res = call(reg, "delete_file", "{\"path\": \"a.txt\"}", &opts);
     const json_t *p = rein_call_result_invalid_json(res);
 
     (void)state;
     assert_int_equal(rein_call_result_code(res), REIN_CALL_DENIED);
     assert_int_equal(args_runs, runs);
     assert_string_equal(seen.tool, "delete_file");
-    assert_string_equal(seen.sent, "deleteFile");
-    assert_int_equal(seen.repair, REIN_REPAIR_SEPARATORS);
+    assert_string_equal(seen.sent, "delete_file");
+    assert_int_equal(seen.repair, REIN_REPAIR_EXACT);
     assert_string_equal(str(p, "error"), "Denied: deleting files needs the user's approval");
     assert_non_null(strstr(str(p, "hint"), "Do not repeat this call to delete_file unchanged"));
     json_t *e = rein_ledger_entry_json(ledger, 0);
@@ -644,6 +644,64 @@ static void test_policy_denies_before_execution(void **state)
     assert_true(rein_call_result_ok(res));
     rein_call_result_free(res);
     rein_ledger_free(ledger);
+    rein_registry_free(reg);
+}
+
+/* Issue 20: "delete_notes" and "Delete-Note" ran delete_note. A repaired name never reaches a
+ * destructive tool; the model is told the exact name. */
+static void test_repair_never_lands_on_a_destructive_tool(void **state)
+{
+    rein_registry *reg = fixture();
+    rein_ledger *ledger = rein_ledger_new();
+    struct policy_seen seen = {0};
+    struct rein_call_opts opts = {
+        .ledger = ledger, .policy = deny_destructive, .policy_data = &seen};
+    const char *names[] = {"deleteFile", "Delete-File", "delete_files", "DELETE_FILE",
+                           "functions.delete_file"};
+    int runs = args_runs;
+
+    (void)state;
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+        rein_call_result *res = call(reg, names[i], "{\"path\": \"a.txt\"}", &opts);
+        const json_t *p = rein_call_result_invalid_json(res);
+        assert_int_equal(rein_call_result_code(res), REIN_CALL_UNKNOWN_TOOL);
+        assert_null(rein_call_result_tool(res));
+        assert_non_null(strstr(str(p, "error"), "delete_file"));
+        assert_non_null(strstr(str(p, "error"), "exact name"));
+        rein_call_result_free(res);
+    }
+    assert_int_equal(args_runs, runs);
+    assert_string_equal(seen.tool, ""); /* the policy was never asked */
+    assert_null(rein_registry_resolve(reg, "deleteFile", NULL, NULL));
+    /* The ledger records what was sent, also for the calls that did not run. */
+    assert_int_equal(rein_ledger_count(ledger), 5);
+    json_t *e = rein_ledger_entry_json(ledger, 0);
+    assert_string_equal(str(e, "sent_name"), "deleteFile");
+    assert_string_equal(str(e, "status"), "invalid");
+    json_decref(e);
+    /* Repair still helps with tools that change nothing. */
+    rein_call_result *res = call(reg, "Read", "{\"filePath\": \"a\"}", &opts);
+    assert_true(rein_call_result_ok(res));
+    assert_int_equal(rein_call_result_repair(res), REIN_REPAIR_CASE);
+    rein_call_result_free(res);
+    rein_ledger_free(ledger);
+    rein_registry_free(reg);
+}
+
+/* rein_call_opts.exact_name (MCP tools/call): nothing is repaired, not even the case. */
+static void test_exact_name_repairs_nothing(void **state)
+{
+    rein_registry *reg = fixture();
+    struct rein_call_opts opts = {.exact_name = true};
+    rein_call_result *res = call(reg, "Read", "{\"filePath\": \"a\"}", &opts);
+
+    (void)state;
+    assert_int_equal(rein_call_result_code(res), REIN_CALL_UNKNOWN_TOOL);
+    assert_non_null(strstr(rein_call_result_message(res), "no tool is named \"Read\""));
+    rein_call_result_free(res);
+    res = call(reg, "read", "{\"filePath\": \"a\"}", &opts);
+    assert_true(rein_call_result_ok(res));
+    rein_call_result_free(res);
     rein_registry_free(reg);
 }
 
@@ -1238,6 +1296,8 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_preflight_reports_every_error),
     cmocka_unit_test(test_defaults_are_filled_in),
     cmocka_unit_test(test_policy_denies_before_execution),
+    cmocka_unit_test(test_repair_never_lands_on_a_destructive_tool),
+    cmocka_unit_test(test_exact_name_repairs_nothing),
     cmocka_unit_test(test_timeout_stops_a_builtin),
     cmocka_unit_test(test_cancel_stops_a_running_call),
     cmocka_unit_test(test_normalized_result_shape),

@@ -12,6 +12,7 @@
  *   cwd      prints {"cwd": "<its working directory>"}
  *   events   writes progress and log notifications (and lines that are not events) on
  *            stderr, then prints {"done": true}
+ *   touch    appends one line to the file argv[2] (a trace that it ran), prints {"done": true}
  */
 #include <signal.h>
 #include <stdio.h>
@@ -129,6 +130,13 @@ int main(int argc, char **argv)
     } else if (strcmp(mode, "cwd") == 0) {
         char dir[4096];
         printf("{\"cwd\": \"%s\"}\n", getcwd(dir, sizeof(dir)) ? dir : "");
+    } else if (strcmp(mode, "touch") == 0) {
+        FILE *f = argc > 2 ? fopen(argv[2], "a") : NULL;
+        if (f) {
+            fputs("ran\n", f);
+            fclose(f);
+        }
+        printf("{\"done\": true}\n");
     }
     free(in);
     return 0;
