@@ -2,13 +2,16 @@
  * rein/proc.h: child processes without a shell.
  *
  * Process skills, verification protocols and stdio MCP servers all start programs the same
- * way: posix_spawn with an argv (never /bin/sh unless the caller puts it in argv), in a new
- * process group so a timeout or a cancel kills the program and everything it started, with
- * bounded capture of its output.
+ * way: with an argv (never /bin/sh unless the caller puts it in argv), in a process group of
+ * their own, with bounded capture of their output. Children die with rein: a timeout, a
+ * cancel or rein_proc_free() kills the program's whole group (the program and everything it
+ * started, also what it left running after it exited), and so does rein's own death in any
+ * form, kill -9 and crashes included (a small supervisor process leads each group and kills
+ * it when the kernel reports rein gone, PR_SET_PDEATHSIG). No program outlives its handle.
  *
  * Threading: a rein_proc belongs to one thread at a time. rein_proc_run() may be called from
- * many threads at once. rein does not install signal handlers; children are reaped through
- * pidfds.
+ * many threads at once. rein does not install signal handlers and never waits for children
+ * it did not start.
  */
 #ifndef REIN_PROC_H
 #define REIN_PROC_H
@@ -39,8 +42,10 @@ REIN_EXTERN rein_err rein_proc_start(const struct rein_proc_opts *opts, rein_pro
 REIN_EXTERN int rein_proc_stdin_fd(const rein_proc *p);
 REIN_EXTERN int rein_proc_stdout_fd(const rein_proc *p);
 REIN_EXTERN int rein_proc_stderr_fd(const rein_proc *p);
-/* A pidfd that becomes readable when the child exits; owned by p. */
+/* A descriptor (owned by p) that becomes readable when the program exits; -1 once
+ * rein_proc_wait() has seen the exit. For poll() next to the program's pipes. */
 REIN_EXTERN int rein_proc_pidfd(const rein_proc *p);
+/* The program's process id (its group's id is another: the supervisor's). */
 REIN_EXTERN int rein_proc_pid(const rein_proc *p);
 /* Closes the child's stdin (end of input). */
 REIN_EXTERN void rein_proc_close_stdin(rein_proc *p);
@@ -51,7 +56,8 @@ REIN_EXTERN void rein_proc_kill(rein_proc *p, int sig);
  * is still running. On exit, *exit_code is its status (128 + signal when killed).
  */
 REIN_EXTERN rein_err rein_proc_wait(rein_proc *p, int64_t timeout_ms, int *exit_code) REIN_WUR;
-/* Kills the group if still running, reaps the child, closes everything. NULL is a no-op. */
+/* Kills the program's group (whatever still runs in it), reaps, closes everything. NULL is a
+ * no-op. */
 REIN_EXTERN void rein_proc_free(rein_proc *p);
 
 /* Running a program to completion with its input given and its output captured. */

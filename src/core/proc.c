@@ -1,33 +1,62 @@
 /*
  * Child processes without a shell (include/rein/proc.h).
  *
- * Programs start with posix_spawnp in a process group of their own, with default signal
- * dispositions and an empty signal mask whatever the host program set, and with a pidfd so
- * exits are observed with poll() instead of SIGCHLD. rein_proc_run() drives one poll loop
- * over stdin, stdout, stderr, the pidfd and the cancel descriptor, so a program that floods
- * its output, never reads its input or never exits cannot stall the caller. The child gets
- * its three pipes and no other descriptor of the caller's, whether or not it was close-on-exec.
+ * A program never runs as rein's direct child. rein forks a small supervisor (the same
+ * process image, running only async-signal-safe system calls and never returning to rein's
+ * code), which makes itself the leader of a new process group, asks the kernel for a signal
+ * when rein dies (PR_SET_PDEATHSIG), and forks and executes the program inside that group.
+ * The supervisor then waits: it reports the program's pid and, when it ends, its wait status
+ * on a pipe, and stays alive as the group's leader until rein kills the group. That gives
+ * three guarantees posix_spawn alone cannot:
+ *   - when rein dies in any way (kill -9, a crash, an exit that skipped cleanup), the
+ *     supervisor gets the parent-death signal and kills its whole group with SIGKILL, so no
+ *     program and nothing it started runs on re-parented to PID 1;
+ *   - rein can always signal the group safely: its id is the supervisor's pid, which cannot be
+ *     reused while rein has not reaped the supervisor;
+ *   - a program's leftovers (a background job that kept running after the program exited) are
+ *     killed with the group when rein frees the handle, i.e. when the call or turn ends.
+ * PR_SET_PDEATHSIG fires when the *thread* that forked exits, not only the process; the
+ * supervisor therefore checks that its parent process is really gone (getppid() changed)
+ * before it kills anything, and otherwise keeps waiting (the signal is re-armed for the next
+ * thread the kernel re-parents it to).
+ *
+ * Programs get default signal dispositions and an empty signal mask whatever the host program
+ * set, their three pipes and no other descriptor of rein's, and are observed with poll() on
+ * the status pipe instead of SIGCHLD. rein_proc_run() drives
+ * one poll loop over stdin, stdout, stderr, the status pipe and the cancel descriptor, so a
+ * program that floods its output, never reads its input or never exits cannot stall the
+ * caller.
  */
 #include <rein/proc.h>
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
-#include <spawn.h>
+#include <stdlib.h>
 #include <string.h>
-#include <sys/pidfd.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 extern char **environ;
 
+/*
+ * Invariants: pgid is the supervisor's pid and stays valid to signal until sup_reaped;
+ * exited is set once the program's wait status is known (status); status_fd reads the
+ * supervisor's reports and is -1 once it reached end of file.
+ */
 struct rein_proc {
-    pid_t pid;
-    int pidfd;
+    pid_t pgid;    /* the supervisor: group leader */
+    pid_t pid;     /* the program */
+    int status_fd; /* the supervisor's reports: the program's wait status */
     int in_fd, out_fd, err_fd;
-    bool reaped;
+    bool exited;
+    bool sup_reaped;
     int status;
 };
 
@@ -39,49 +68,198 @@ static void close_fd(int *fd)
     }
 }
 
-static rein_err spawn_setup(const struct rein_proc_opts *opts, int pipes[3][2],
-                            posix_spawn_file_actions_t *fa, posix_spawnattr_t *attr)
+/* Reads exactly len bytes, retrying on EINTR; false at end of file or on an error. */
+static bool read_full(int fd, void *buf, size_t len)
 {
-    sigset_t none, all;
-    int rc = 0;
+    char *p = buf;
 
+    while (len > 0) {
+        ssize_t n = read(fd, p, len);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return false;
+        p += n;
+        len -= (size_t)n;
+    }
+    return true;
+}
+
+/* ---- in the forked processes: async-signal-safe system calls only -------------------- */
+
+/* Reports an errno on fd (the exec pipe) and ends the process. */
+_Noreturn static void child_fail(int fd, int e)
+{
+    ssize_t n = write(fd, &e, sizeof(e));
+
+    (void)n;
+    _exit(127);
+}
+
+/* What the forked processes need, prepared before fork() so they allocate nothing. */
+struct spawn_plan {
+    const char *path; /* resolved program */
+    char *const *argv;
+    char *const *envp;
+    const char *cwd;
+    pid_t parent;
+    int in_r, out_w, err_w; /* the child's ends */
+    int exec_w;             /* close-on-exec: an errno when exec fails */
+    int status_w;           /* supervisor → rein: the program's pid, then its wait status */
+};
+
+/* Moves fd to a number of at least 10, so dup2 onto 0, 1 and 2 cannot clobber another. */
+static int lift(int fd, int exec_w)
+{
+    int high = fcntl(fd, F_DUPFD_CLOEXEC, 10);
+
+    if (high < 0)
+        child_fail(exec_w, errno);
+    return high;
+}
+
+_Noreturn static void exec_program(const struct spawn_plan *sp)
+{
+    int exec_w = lift(sp->exec_w, sp->exec_w);
+    int in = lift(sp->in_r, exec_w), out = lift(sp->out_w, exec_w);
+    int err = sp->err_w == sp->out_w ? out : lift(sp->err_w, exec_w);
+    struct sigaction dfl;
+    sigset_t none;
+
+    if (dup2(in, STDIN_FILENO) < 0 || dup2(out, STDOUT_FILENO) < 0 || dup2(err, STDERR_FILENO) < 0)
+        child_fail(exec_w, errno);
+    /* Only the three pipes (and the exec pipe, closed by exec) go to the program: a socket of
+     * rein's held open by a skill would keep its peer from ever seeing it close. */
+    if (dup2(exec_w, 3) < 0)
+        child_fail(exec_w, errno);
+    exec_w = 3;
+    (void)fcntl(exec_w, F_SETFD, FD_CLOEXEC);
+    (void)syscall(SYS_close_range, 4U, ~0U, 0U);
+    if (sp->cwd && chdir(sp->cwd) != 0)
+        child_fail(exec_w, errno);
+    memset(&dfl, 0, sizeof(dfl));
+    dfl.sa_handler = SIG_DFL;
+    for (int sig = 1; sig < NSIG; sig++)
+        (void)sigaction(sig, &dfl, NULL);
     sigemptyset(&none);
+    (void)sigprocmask(SIG_SETMASK, &none, NULL);
+    execve(sp->path, sp->argv, sp->envp);
+    child_fail(exec_w, errno);
+}
+
+/* The supervisor: see the comment at the top of the file. Never returns. */
+_Noreturn static void supervise(const struct spawn_plan *sp)
+{
+    sigset_t all;
+    struct sigaction dfl;
+    pid_t child;
+    int status;
+
+    if (setpgid(0, 0) != 0)
+        child_fail(sp->exec_w, errno);
     sigfillset(&all);
-    sigdelset(&all, SIGKILL);
-    sigdelset(&all, SIGSTOP);
-    rc |= posix_spawn_file_actions_init(fa);
-    rc |= posix_spawn_file_actions_adddup2(fa, pipes[0][0], STDIN_FILENO);
-    rc |= posix_spawn_file_actions_adddup2(fa, pipes[1][1], STDOUT_FILENO);
-    rc |= posix_spawn_file_actions_adddup2(fa, opts->merge_stderr ? pipes[1][1] : pipes[2][1],
-                                           STDERR_FILENO);
-    /* Only the three pipes go to the child: a socket of rein's (a client's connection, a
-     * provider's keep-alive) held open by a skill would keep that peer from ever seeing it
-     * close. */
-    rc |= posix_spawn_file_actions_addclosefrom_np(fa, STDERR_FILENO + 1);
-    if (opts->cwd)
-        rc |= posix_spawn_file_actions_addchdir_np(fa, opts->cwd);
-    rc |= posix_spawnattr_init(attr);
-    rc |= posix_spawnattr_setflags(attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK |
-                                             POSIX_SPAWN_SETSIGDEF);
-    rc |= posix_spawnattr_setpgroup(attr, 0);
-    rc |= posix_spawnattr_setsigmask(attr, &none);
-    rc |= posix_spawnattr_setsigdefault(attr, &all);
-    return rc ? REIN_ENOMEM : REIN_OK;
+    (void)sigprocmask(SIG_SETMASK, &all, NULL);
+    /* SIGCHLD must not be ignored (the program would be reaped behind our back). */
+    memset(&dfl, 0, sizeof(dfl));
+    dfl.sa_handler = SIG_DFL;
+    (void)sigaction(SIGCHLD, &dfl, NULL);
+    if (prctl(PR_SET_PDEATHSIG, SIGTERM) != 0)
+        child_fail(sp->exec_w, errno);
+    if (getppid() != sp->parent) /* rein died before the request was in place */
+        _exit(127);
+    child = fork();
+    if (child < 0)
+        child_fail(sp->exec_w, errno);
+    if (child == 0)
+        exec_program(sp);
+    /* Keep only the status pipe (as fd 0): every descriptor of rein's is let go. */
+    if (dup2(sp->status_w, 0) < 0)
+        _exit(127);
+    (void)syscall(SYS_close_range, 1U, ~0U, 0U);
+    if (write(0, &child, sizeof(child)) != (ssize_t)sizeof(child))
+        (void)kill(child, SIGKILL);
+    for (;;) {
+        siginfo_t si;
+        int sig = sigwaitinfo(&all, &si);
+        if (getppid() != sp->parent)
+            (void)kill(0, SIGKILL); /* rein is gone: so is everything it started */
+        if (sig != SIGCHLD || child < 0)
+            continue;
+        if (waitpid(child, &status, WNOHANG) == child) {
+            ssize_t n = write(0, &status, sizeof(status));
+            (void)n;
+            child = -1; /* stay, as the group's leader, until rein kills the group */
+        }
+    }
+}
+
+/* ---- in rein ------------------------------------------------------------------------- */
+
+/*
+ * Finds argv0 the way posix_spawnp does: a name with a slash is used as it is, any other is
+ * looked up in rein's PATH (not the child's). Returns the path (new) or NULL with *e set.
+ */
+static char *resolve_program(const char *argv0, int *e)
+{
+    const char *path = getenv("PATH");
+    int found_noexec = 0;
+
+    if (strchr(argv0, '/'))
+        return rein_strdup(argv0);
+    if (!path || !*path)
+        path = "/usr/local/bin:/usr/bin:/bin";
+    for (const char *p = path;;) {
+        const char *colon = strchr(p, ':');
+        size_t dlen = colon ? (size_t)(colon - p) : strlen(p);
+        char *full = dlen ? rein_asprintf("%.*s/%s", (int)dlen, p, argv0) : rein_strdup(argv0);
+        struct stat st;
+        if (!full) {
+            *e = ENOMEM;
+            return NULL;
+        }
+        if (stat(full, &st) == 0 && S_ISREG(st.st_mode)) {
+            if (access(full, X_OK) == 0)
+                return full;
+            found_noexec = 1;
+        }
+        rein_free(full);
+        if (!colon)
+            break;
+        p = colon + 1;
+    }
+    *e = found_noexec ? EACCES : ENOENT;
+    return NULL;
+}
+
+/* Kills the group, reaps the supervisor and closes what is left; for failed starts too. */
+static void reap_supervisor(rein_proc *p)
+{
+    if (!p->sup_reaped && p->pgid > 0) {
+        (void)kill(-p->pgid, SIGKILL);
+        while (waitpid(p->pgid, NULL, 0) < 0 && errno == EINTR)
+            ;
+        p->sup_reaped = true;
+    }
 }
 
 rein_err rein_proc_start(const struct rein_proc_opts *opts, rein_proc **out, rein_error *err)
 {
-    int pipes[3][2] = {{-1, -1}, {-1, -1}, {-1, -1}};
-    posix_spawn_file_actions_t fa;
-    posix_spawnattr_t attr;
-    rein_proc *p;
+    int pipes[5][2] = {{-1, -1}, {-1, -1}, {-1, -1}, {-1, -1}, {-1, -1}};
+    struct spawn_plan sp;
+    rein_proc *p = NULL;
+    char *path;
     rein_err rc;
-    int src;
+    int e = 0;
 
     *out = NULL;
     if (!opts || !opts->argv || !opts->argv[0])
         return rein_error_set(err, REIN_EINVAL, "no program to run");
-    for (int i = 0; i < 3; i++) {
+    path = resolve_program(opts->argv[0], &e);
+    if (!path)
+        return rein_error_set(err, e == ENOMEM ? REIN_ENOMEM : REIN_ENOTFOUND, "cannot run %s: %s",
+                              opts->argv[0], strerror(e));
+    /* stdin, stdout, stderr, the exec pipe, the status pipe */
+    for (int i = 0; i < 5; i++) {
         if (pipe2(pipes[i], O_CLOEXEC) < 0) {
             rc = rein_error_set(err, REIN_EIO, "pipe: %s", strerror(errno));
             goto out_close_pipes;
@@ -92,49 +270,68 @@ rein_err rein_proc_start(const struct rein_proc_opts *opts, rein_proc **out, rei
         rc = rein_error_set(err, REIN_ENOMEM, "out of memory starting %s", opts->argv[0]);
         goto out_close_pipes;
     }
-    rc = spawn_setup(opts, pipes, &fa, &attr);
-    if (rc) {
-        rein_error_set(err, rc, "cannot prepare to start %s", opts->argv[0]);
+    p->status_fd = p->in_fd = p->out_fd = p->err_fd = -1;
+    sp = (struct spawn_plan){
+        .path = path,
+        .argv = (char *const *)opts->argv,
+        .envp = opts->env ? (char *const *)opts->env : environ,
+        .cwd = opts->cwd,
+        .parent = getpid(),
+        .in_r = pipes[0][0],
+        .out_w = pipes[1][1],
+        .err_w = opts->merge_stderr ? pipes[1][1] : pipes[2][1],
+        .exec_w = pipes[3][1],
+        .status_w = pipes[4][1],
+    };
+    p->pgid = fork();
+    if (p->pgid < 0) {
+        rc = rein_error_set(err, REIN_EIO, "cannot start %s: fork: %s", opts->argv[0],
+                            strerror(errno));
         goto out_free_proc;
     }
-    src = posix_spawnp(&p->pid, opts->argv[0], &fa, &attr, (char *const *)opts->argv,
-                       opts->env ? (char *const *)opts->env : environ);
-    posix_spawn_file_actions_destroy(&fa);
-    posix_spawnattr_destroy(&attr);
-    if (src != 0) {
-        rc = rein_error_set(err, src == ENOENT || src == EACCES ? REIN_ENOTFOUND : REIN_EIO,
-                            "cannot run %s: %s%s%s%s", opts->argv[0], strerror(src),
+    if (p->pgid == 0)
+        supervise(&sp);
+    for (int i = 0; i < 5; i++)
+        close_fd(i == 0 ? &pipes[i][0] : &pipes[i][1]);
+    p->in_fd = pipes[0][1];
+    p->out_fd = pipes[1][0];
+    p->err_fd = pipes[2][0];
+    p->status_fd = pipes[4][0];
+    pipes[0][1] = pipes[1][0] = pipes[2][0] = pipes[4][0] = -1;
+    /* The exec pipe closes (end of file) once the program runs; bytes there are an errno. */
+    if (read_full(pipes[3][0], &e, sizeof(e)) ||
+        !read_full(p->status_fd, &p->pid, sizeof(p->pid))) {
+        if (e == 0)
+            e = ECHILD;
+        rc = rein_error_set(err, e == ENOENT || e == EACCES ? REIN_ENOTFOUND : REIN_EIO,
+                            "cannot run %s: %s%s%s%s", opts->argv[0], strerror(e),
                             opts->cwd ? " (in " : "", opts->cwd ? opts->cwd : "",
                             opts->cwd ? ")" : "");
         goto out_free_proc;
     }
-    p->pidfd = pidfd_open(p->pid, 0);
-    if (p->pidfd < 0) {
-        /* The child exists; without a pidfd we cannot wait on it with poll, so stop it. */
-        kill(-p->pid, SIGKILL);
-        waitpid(p->pid, NULL, 0);
-        rc = rein_error_set(err, REIN_EIO, "pidfd_open: %s", strerror(errno));
-        goto out_free_proc;
-    }
-    p->in_fd = pipes[0][1];
-    p->out_fd = pipes[1][0];
-    p->err_fd = pipes[2][0];
-    close(pipes[0][0]);
-    close(pipes[1][1]);
-    close(pipes[2][1]);
+    close_fd(&pipes[3][0]);
     fcntl(p->in_fd, F_SETFL, O_NONBLOCK);
     fcntl(p->out_fd, F_SETFL, O_NONBLOCK);
     fcntl(p->err_fd, F_SETFL, O_NONBLOCK);
+    rein_free(path);
     *out = p;
     return REIN_OK;
 
 out_free_proc:
+    if (p) {
+        reap_supervisor(p);
+        close_fd(&p->in_fd);
+        close_fd(&p->out_fd);
+        close_fd(&p->err_fd);
+        close_fd(&p->status_fd);
+    }
     rein_free(p);
 out_close_pipes:
-    for (int i = 0; i < 3; i++) {
+    for (int i = 0; i < 5; i++) {
         close_fd(&pipes[i][0]);
         close_fd(&pipes[i][1]);
     }
+    rein_free(path);
     return rc;
 }
 
@@ -155,7 +352,8 @@ int rein_proc_stderr_fd(const rein_proc *p)
 
 int rein_proc_pidfd(const rein_proc *p)
 {
-    return p->pidfd;
+    /* Readable (a report, or end of file) once the program has exited. */
+    return p->status_fd;
 }
 
 int rein_proc_pid(const rein_proc *p)
@@ -170,8 +368,9 @@ void rein_proc_close_stdin(rein_proc *p)
 
 void rein_proc_kill(rein_proc *p, int sig)
 {
-    if (p && !p->reaped)
-        kill(-p->pid, sig);
+    /* Safe while the supervisor is not reaped: the group's id cannot be reused until then. */
+    if (p && !p->sup_reaped)
+        kill(-p->pgid, sig);
 }
 
 static int status_code(int status)
@@ -183,11 +382,21 @@ static int status_code(int status)
     return -1;
 }
 
-/* Waits for and reaps the child; the result is in p->status once p->reaped is set. */
+/* Reads the supervisor's report of the program's end; a supervisor that died without one
+ * was killed with its group (SIGKILL), so the program was too. */
+static void take_status(rein_proc *p)
+{
+    if (!read_full(p->status_fd, &p->status, sizeof(p->status)))
+        p->status = SIGKILL; /* as a wait status: killed by SIGKILL */
+    close_fd(&p->status_fd);
+    p->exited = true;
+}
+
+/* Waits for the program to end; its wait status is in p->status once p->exited is set. */
 static rein_err reap(rein_proc *p, int64_t timeout_ms)
 {
-    if (!p->reaped) {
-        struct pollfd pfd = {p->pidfd, POLLIN, 0};
+    if (!p->exited) {
+        struct pollfd pfd = {p->status_fd, POLLIN, 0};
         int64_t deadline = timeout_ms >= 0 ? rein_now_ms() + timeout_ms : -1;
         for (;;) {
             int wait = -1;
@@ -203,13 +412,7 @@ static rein_err reap(rein_proc *p, int64_t timeout_ms)
             if (n == 0 && deadline >= 0 && rein_now_ms() >= deadline)
                 return REIN_ETIMEDOUT;
         }
-        while (waitpid(p->pid, &p->status, 0) < 0) {
-            if (errno != EINTR) {
-                p->status = 0;
-                break;
-            }
-        }
-        p->reaped = true;
+        take_status(p);
     }
     return REIN_OK;
 }
@@ -229,15 +432,12 @@ void rein_proc_free(rein_proc *p)
 {
     if (!p)
         return;
-    if (!p->reaped) {
-        kill(-p->pid, SIGKILL);
-        if (reap(p, -1))
-            rein_log(REIN_LOG_WARN, "core/proc", "could not reap child %d", (int)p->pid);
-    }
+    /* The whole group goes, the program if it still runs and whatever it left behind. */
+    reap_supervisor(p);
     close_fd(&p->in_fd);
     close_fd(&p->out_fd);
     close_fd(&p->err_fd);
-    close_fd(&p->pidfd);
+    close_fd(&p->status_fd);
     rein_free(p);
 }
 
@@ -402,14 +602,14 @@ static bool run_step(struct run_state *st, struct rein_proc_result *res)
     }
     if (st->kill_at && now >= st->kill_at)
         rein_proc_kill(p, SIGKILL);
-    if (p->reaped && p->out_fd < 0 && p->err_fd < 0)
+    if (p->exited && p->out_fd < 0 && p->err_fd < 0)
         return false;
-    if (p->reaped && now - st->exited_at > 2000) {
+    if (p->exited && now - st->exited_at > 2000) {
         /* Leftover members of the group still hold the pipes open: end them. */
-        kill(-p->pid, SIGKILL);
+        rein_proc_kill(p, SIGKILL);
         return false;
     }
-    pfd[nfd++] = (struct pollfd){p->reaped ? -1 : p->pidfd, POLLIN, 0};
+    pfd[nfd++] = (struct pollfd){p->exited ? -1 : p->status_fd, POLLIN, 0};
     pfd[nfd++] = (struct pollfd){p->out_fd, POLLIN, 0};
     pfd[nfd++] = (struct pollfd){p->err_fd, POLLIN, 0};
     pfd[nfd++] = (struct pollfd){st->written < o->input_len ? p->in_fd : -1, POLLOUT, 0};
@@ -418,7 +618,7 @@ static bool run_step(struct run_state *st, struct rein_proc_result *res)
         wait = (int)(st->deadline - now < wait ? st->deadline - now : wait);
     if (st->kill_at)
         wait = 50;
-    if (p->reaped)
+    if (p->exited)
         wait = 100;
     if (poll(pfd, (nfds_t)nfd, wait < 0 ? 0 : wait) < 0 && errno != EINTR)
         return false;
@@ -434,7 +634,7 @@ static bool run_step(struct run_state *st, struct rein_proc_result *res)
     }
     if (o->kill_on_flood && st->out.truncated && !st->kill_at)
         stop_group(st);
-    if (pfd[0].revents && !p->reaped && reap(p, 0) == REIN_OK)
+    if (pfd[0].revents && !p->exited && reap(p, 0) == REIN_OK)
         st->exited_at = rein_now_ms();
     return true;
 }

@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 static void test_run_captures_output_and_exit(void **state)
@@ -220,7 +221,122 @@ static void test_cancel_child_freed_before_parent_triggers(void **state)
     rein_cancel_unref(parent);
 }
 
+/* Waits up to 5 s for path to hold a pid; returns it (or 0). */
+static pid_t wait_pidfile(const char *path)
+{
+    for (int i = 0; i < 500; i++) {
+        size_t len;
+        char *text = test_read_file(path, &len);
+        pid_t pid = text && strchr(text, '\n') ? (pid_t)strtol(text, NULL, 10) : 0;
+        free(text);
+        if (pid > 0)
+            return pid;
+        rein_sleep_ms(10);
+    }
+    return 0;
+}
+
+static bool gone_within(pid_t pid, int ms)
+{
+    for (int i = 0; i < ms / 10 && test_pid_alive(pid); i++)
+        rein_sleep_ms(10);
+    return !test_pid_alive(pid);
+}
+
+/* A job the program left running after it exited (its output sent elsewhere, so no pipe
+ * keeps the run open) is killed with the group when the run ends. */
+static void test_leftovers_die_when_the_run_ends(void **state)
+{
+    const char *argv[] = {"sh", "-c", "sleep 30 >/dev/null 2>&1 </dev/null & echo $!", NULL};
+    struct rein_proc_run_opts o = {.proc = {.argv = argv}, .timeout_ms = 10000};
+    struct rein_proc_result r;
+    pid_t left;
+
+    (void)state;
+    assert_rein_ok(rein_proc_run(&o, &r, NULL), NULL);
+    assert_int_equal(r.exit_code, 0);
+    left = (pid_t)strtol(r.out.ptr, NULL, 10);
+    assert_true(left > 0);
+    assert_true(gone_within(left, 2000));
+    rein_proc_result_release(&r);
+}
+
+/* kill -9 of the process that started a program: the program and its children die too
+ * (PR_SET_PDEATHSIG on the group's supervisor), instead of running on under PID 1. */
+static void test_children_die_with_their_parent(void **state)
+{
+    char *dir = test_tmpdir();
+    char script[2600], pidpath[560];
+    const char *argv[] = {"sh", "-c", script, NULL};
+    pid_t parent, prog, grandchild;
+
+    (void)state;
+    snprintf(pidpath, sizeof(pidpath), "%s/pids", dir);
+    snprintf(script, sizeof(script),
+             "sleep 30 & echo $! > %s.tmp; echo $$ >> %s.tmp; mv %s.tmp %s; wait", pidpath, pidpath,
+             pidpath, pidpath);
+    parent = fork();
+    assert_true(parent >= 0);
+    if (parent == 0) {
+        struct rein_proc_opts opts = {.argv = argv};
+        rein_proc *p = NULL;
+        if (rein_proc_start(&opts, &p, NULL) != REIN_OK)
+            _exit(1);
+        for (;;)
+            pause();
+    }
+    grandchild = wait_pidfile(pidpath);
+    assert_true(grandchild > 0);
+    {
+        size_t len;
+        char *text = test_read_file(pidpath, &len);
+        prog = (pid_t)strtol(strchr(text, '\n') + 1, NULL, 10);
+        free(text);
+    }
+    assert_true(prog > 0);
+    assert_true(test_pid_alive(prog));
+    kill(parent, SIGKILL);
+    waitpid(parent, NULL, 0);
+    assert_true(gone_within(prog, 5000));
+    assert_true(gone_within(grandchild, 5000));
+    test_rmtree(dir);
+    free(dir);
+}
+
+/* The parent-death signal follows the thread that started the program; a program started
+ * from a thread that has since ended must keep running. */
+static void *start_from_thread(void *arg)
+{
+    const char *argv[] = {"sleep", "30", NULL};
+    struct rein_proc_opts opts = {.argv = argv};
+
+    if (rein_proc_start(&opts, (rein_proc **)arg, NULL) != REIN_OK)
+        *(rein_proc **)arg = NULL;
+    return NULL;
+}
+
+static void test_program_outlives_the_thread_that_started_it(void **state)
+{
+    rein_proc *p = NULL;
+    pthread_t t;
+    int code = -1;
+
+    (void)state;
+    pthread_create(&t, NULL, start_from_thread, &p);
+    pthread_join(t, NULL);
+    assert_non_null(p);
+    assert_int_equal(rein_proc_wait(p, 300, &code), REIN_ETIMEDOUT);
+    assert_true(test_pid_alive(rein_proc_pid(p)));
+    rein_proc_kill(p, SIGTERM);
+    assert_rein_ok(rein_proc_wait(p, 5000, &code), NULL);
+    assert_int_equal(code, 128 + SIGTERM);
+    rein_proc_free(p);
+}
+
 static const struct CMUnitTest tests[] = {
+    cmocka_unit_test(test_leftovers_die_when_the_run_ends),
+    cmocka_unit_test(test_children_die_with_their_parent),
+    cmocka_unit_test(test_program_outlives_the_thread_that_started_it),
     cmocka_unit_test(test_run_captures_output_and_exit),
     cmocka_unit_test(test_child_gets_only_its_pipes),
     cmocka_unit_test(test_run_missing_program_is_not_found),
