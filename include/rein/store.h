@@ -14,7 +14,8 @@
  * - ledger entries: {call_id, tool, args, status: pending|success|error|invalid, result,
  *   call_time, response_time, step} plus the conversation id, trace id, the name the model
  *   sent and an `interrupted` flag;
- * - events (traces): type, JSON payload, time, trace id, optionally a conversation;
+ * - events (traces): type, JSON payload, time, trace id, optionally a conversation, and then
+ *   a sequence id within it for readers that resume (rein_store_events_after/_wait);
  * - a lock per conversation (owner token, lease, lock state: what the turn is doing), and
  *   control messages (a cancel request, approval answers) that any instance can write and the
  *   lock owner reads.
@@ -51,7 +52,7 @@ struct rein_store_opts {
     int busy_timeout_ms;    /* SQLite busy_timeout; 0: 5000 */
     int io_timeout_ms;      /* Redis connect/command timeout; 0: 5000 */
     int poll_ms;            /* how often waiting calls poll control messages; 0: 100 */
-    unsigned events_max;    /* events kept per conversation in Redis (capped list); 0: 10000 */
+    unsigned events_max;    /* events kept per conversation; 0: 10000 */
     bool no_recover;        /* skip rein_store_recover() at open */
 };
 
@@ -222,26 +223,71 @@ REIN_EXTERN json_t *rein_store_ledger_json(const struct rein_store_ledger_entry 
 
 /* ---- events ----------------------------------------------------------------------------- */
 
+/*
+ * Events are what a turn reports (include/rein/session.h records them) and what a later
+ * reader replays: each event of a conversation gets the next sequence id of that
+ * conversation (1, 2, 3, …; never reused while the conversation exists), so a reader that
+ * remembers the last id it saw asks for what came after it, from any instance sharing the
+ * store. Each backend keeps the newest events_max events per conversation (older ones are
+ * dropped: a reader then sees the ids jump) and events of a trace without a conversation
+ * (Redis: for 7 days).
+ */
 struct rein_store_event {
     const char *conv_id;  /* may be NULL */
     const char *trace_id; /* may be NULL */
     const char *type;     /* "tool_call", "final", ... */
     const char *payload;  /* JSON text */
     int64_t time_ms;      /* 0 on write: now */
+    int64_t seq;          /* on read: its sequence id in the conversation, 0 without one;
+                             ignored on write */
 };
 typedef int (*rein_store_event_fn)(const struct rein_store_event *ev, void *userdata);
 
-/* Records an event (all borrowed). REIN_EINVAL when payload is not JSON or type is empty. */
+#define REIN_STORE_EVENTS_BATCH 32
+
+/*
+ * Records an event (all borrowed) and commits. *seq_out (may be NULL) receives its sequence id
+ * in its conversation (0 for an event without one). REIN_EINVAL when payload is not JSON or
+ * type is empty.
+ */
+REIN_EXTERN rein_err rein_store_event_record(rein_store *s, const struct rein_store_event *ev,
+                                             int64_t *seq_out, rein_error *err) REIN_WUR;
+/*
+ * Records n events (all borrowed) of one conversation and trace (every conv_id and trace_id
+ * the same) in one commit; seqs (may be NULL) receives their n sequence ids, in order. At most
+ * REIN_STORE_EVENTS_BATCH at once. REIN_EINVAL as above, or for a mixed or too large batch.
+ */
+REIN_EXTERN rein_err rein_store_events_record(rein_store *s, const struct rein_store_event *evs,
+                                              size_t n, int64_t *seqs, rein_error *err) REIN_WUR;
+/* rein_store_event_record() without the sequence id. */
 REIN_EXTERN rein_err rein_store_event_add(rein_store *s, const struct rein_store_event *ev,
                                           rein_error *err) REIN_WUR;
 /*
  * Calls fn for events in time order: those of conv_id (when not NULL), restricted to trace_id
- * when that is not NULL too; with conv_id NULL, those of trace_id. Redis keeps the newest
- * events_max per conversation and trace events without a conversation for 7 days.
+ * when that is not NULL too; with conv_id NULL, those of trace_id.
  */
 REIN_EXTERN rein_err rein_store_events_each(rein_store *s, const char *conv_id,
                                             const char *trace_id, rein_store_event_fn fn,
                                             void *userdata, rein_error *err) REIN_WUR;
+/*
+ * Calls fn for the events of conv_id whose sequence id is greater than after_seq, in order,
+ * at most max of them (0: all that are kept). A non-zero value from fn stops the walk and is
+ * returned. An unknown conversation has no events (REIN_OK, fn not called).
+ */
+REIN_EXTERN rein_err rein_store_events_after(rein_store *s, const char *conv_id, int64_t after_seq,
+                                             unsigned max, rein_store_event_fn fn, void *userdata,
+                                             rein_error *err) REIN_WUR;
+/*
+ * Waits until conv_id has an event with a sequence id greater than after_seq, for up to
+ * timeout_ms (0: just look; negative: no limit). *last_seq (may be NULL) receives the
+ * conversation's last sequence id (0 when it has none). Events recorded through this handle
+ * wake the waiter at once; those of other processes are seen within poll_ms.
+ * REIN_OK when there is a newer event, REIN_ETIMEDOUT when none came in time, REIN_ECANCELED
+ * when cancel (borrowed, may be NULL) was triggered first.
+ */
+REIN_EXTERN rein_err rein_store_events_wait(rein_store *s, const char *conv_id, int64_t after_seq,
+                                            int64_t timeout_ms, rein_cancel *cancel,
+                                            int64_t *last_seq, rein_error *err) REIN_WUR;
 
 /* ---- locks ------------------------------------------------------------------------------ */
 

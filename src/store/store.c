@@ -14,6 +14,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define WHERE "store"
 
@@ -173,6 +174,36 @@ out:
 
 /* ---- open / close ----------------------------------------------------------------------- */
 
+/* The in-process wake-up of event waiters (see struct rein_store). The condition variable
+ * uses the monotonic clock, as rein_now_ms() does. events_notify also runs as a waiter's
+ * cancel callback. */
+static void events_notify_init(rein_store *s)
+{
+    pthread_condattr_t attr;
+
+    pthread_mutex_init(&s->events_mu, NULL);
+    pthread_condattr_init(&attr);
+    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+    pthread_cond_init(&s->events_cv, &attr);
+    pthread_condattr_destroy(&attr);
+}
+
+static void events_notify_release(rein_store *s)
+{
+    pthread_mutex_destroy(&s->events_mu);
+    pthread_cond_destroy(&s->events_cv);
+}
+
+static void events_notify(void *userdata)
+{
+    rein_store *s = userdata;
+
+    pthread_mutex_lock(&s->events_mu);
+    s->events_gen++;
+    pthread_cond_broadcast(&s->events_cv);
+    pthread_mutex_unlock(&s->events_mu);
+}
+
 static bool has_prefix(const char *s, const char *prefix)
 {
     return strncmp(s, prefix, strlen(prefix)) == 0;
@@ -202,6 +233,7 @@ rein_err rein_store_open(const char *url, const struct rein_store_opts *opts, re
         s->opts.poll_ms = 100;
     if (!s->opts.events_max)
         s->opts.events_max = 10000;
+    events_notify_init(s);
     s->prefix = rein_strdup(s->opts.key_prefix ? s->opts.key_prefix : "rein:");
     if (!s->prefix) {
         rc = rein_error_set(err, REIN_ENOMEM, "store: out of memory");
@@ -241,6 +273,7 @@ out_close:
 out_free:
     if (err && !err->where[0])
         rein_error_where(err, WHERE);
+    events_notify_release(s);
     rein_free(s->url);
     rein_free(s->prefix);
     rein_free(s);
@@ -253,6 +286,7 @@ void rein_store_free(rein_store *s)
         return;
     if (s->ops)
         s->ops->close(s);
+    events_notify_release(s);
     rein_free(s->url);
     rein_free(s->prefix);
     rein_free(s);
@@ -663,9 +697,10 @@ json_t *rein_store_ledger_json(const struct rein_store_ledger_entry *e)
 
 /* ---- events ----------------------------------------------------------------------------- */
 
-rein_err rein_store_event_add(rein_store *s, const struct rein_store_event *ev, rein_error *err)
+/* Checks one event for rein_store_events_record and fills its time. */
+static rein_err check_event(const struct rein_store_event *ev, struct rein_store_event *copy,
+                            int64_t now_ms, rein_error *err)
 {
-    struct rein_store_event copy = *ev;
     rein_err rc;
 
     if (ev->conv_id) {
@@ -683,11 +718,69 @@ rein_err rein_store_event_add(rein_store *s, const struct rein_store_event *ev, 
                     false, err);
     if (rc != REIN_OK)
         return rc;
-    if (!copy.time_ms)
-        copy.time_ms = rein_wall_ms();
-    if (copy.trace_id && !copy.trace_id[0])
-        copy.trace_id = NULL;
-    return s->ops->event_add(s, &copy, err);
+    *copy = *ev;
+    if (!copy->time_ms)
+        copy->time_ms = now_ms;
+    if (copy->trace_id && !copy->trace_id[0])
+        copy->trace_id = NULL;
+    copy->seq = 0;
+    return REIN_OK;
+}
+
+static bool same_text(const char *a, const char *b)
+{
+    if (a && !a[0])
+        a = NULL;
+    if (b && !b[0])
+        b = NULL;
+    return a == b || (a && b && strcmp(a, b) == 0);
+}
+
+rein_err rein_store_events_record(rein_store *s, const struct rein_store_event *evs, size_t n,
+                                  int64_t *seqs, rein_error *err)
+{
+    struct rein_store_event copy[REIN_STORE_EVENTS_BATCH];
+    int64_t got[REIN_STORE_EVENTS_BATCH] = {0};
+    int64_t now = rein_wall_ms();
+    rein_err rc;
+
+    if (n == 0 || n > REIN_STORE_EVENTS_BATCH)
+        return rein_error_set(err, REIN_EINVAL, "record 1-%d events at once, not %zu",
+                              REIN_STORE_EVENTS_BATCH, n);
+    for (size_t i = 0; i < n; i++) {
+        if (i > 0 && (!same_text(evs[i].conv_id, evs[0].conv_id) ||
+                      !same_text(evs[i].trace_id, evs[0].trace_id)))
+            return rein_error_set(err, REIN_EINVAL,
+                                  "events recorded together must share their conversation and "
+                                  "trace");
+        rc = check_event(&evs[i], &copy[i], now, err);
+        if (rc != REIN_OK)
+            return rc;
+    }
+    rc = s->ops->events_add(s, copy, n, got, err);
+    if (rc != REIN_OK)
+        return rc;
+    if (evs[0].conv_id)
+        events_notify(s);
+    if (seqs)
+        memcpy(seqs, got, n * sizeof(*seqs));
+    return REIN_OK;
+}
+
+rein_err rein_store_event_record(rein_store *s, const struct rein_store_event *ev, int64_t *seq_out,
+                                 rein_error *err)
+{
+    int64_t seq = 0;
+    rein_err rc = rein_store_events_record(s, ev, 1, &seq, err);
+
+    if (seq_out)
+        *seq_out = rc == REIN_OK ? seq : 0;
+    return rc;
+}
+
+rein_err rein_store_event_add(rein_store *s, const struct rein_store_event *ev, rein_error *err)
+{
+    return rein_store_event_record(s, ev, NULL, err);
 }
 
 rein_err rein_store_events_each(rein_store *s, const char *conv_id, const char *trace_id,
@@ -703,6 +796,88 @@ rein_err rein_store_events_each(rein_store *s, const char *conv_id, const char *
         return rein_error_set(err, REIN_EINVAL, "events: give a conversation or a trace id");
     }
     return s->ops->events_each(s, conv_id, trace_id, fn, userdata, err);
+}
+
+rein_err rein_store_events_after(rein_store *s, const char *conv_id, int64_t after_seq,
+                                 unsigned max, rein_store_event_fn fn, void *userdata,
+                                 rein_error *err)
+{
+    rein_err rc = check_id(conv_id, "conversation", err);
+
+    if (rc != REIN_OK)
+        return rc;
+    return s->ops->events_after(s, conv_id, after_seq < 0 ? 0 : after_seq, max, fn, userdata, err);
+}
+
+/* Sleeps on the handle's condition variable until gen moves on (an event was recorded through
+ * the handle, or a waiter's cancel fired) or ms pass. */
+static void wait_for_events(rein_store *s, uint64_t gen, int64_t ms)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    ts.tv_sec += (time_t)(ms / 1000);
+    ts.tv_nsec += (long)(ms % 1000) * 1000000L;
+    if (ts.tv_nsec >= 1000000000L) {
+        ts.tv_sec++;
+        ts.tv_nsec -= 1000000000L;
+    }
+    pthread_mutex_lock(&s->events_mu);
+    while (s->events_gen == gen) {
+        if (pthread_cond_timedwait(&s->events_cv, &s->events_mu, &ts) != 0)
+            break;
+    }
+    pthread_mutex_unlock(&s->events_mu);
+}
+
+rein_err rein_store_events_wait(rein_store *s, const char *conv_id, int64_t after_seq,
+                                int64_t timeout_ms, rein_cancel *cancel, int64_t *last_seq,
+                                rein_error *err)
+{
+    int64_t deadline = timeout_ms < 0 ? INT64_MAX : rein_now_ms() + timeout_ms;
+    int64_t last = 0;
+    int hook = 0;
+    rein_err rc = check_id(conv_id, "conversation", err);
+
+    if (last_seq)
+        *last_seq = 0;
+    if (rc != REIN_OK)
+        return rc;
+    if (cancel) {
+        /* A cancel wakes every waiter of the handle; the others look again and sleep on. */
+        hook = rein_cancel_on(cancel, events_notify, s);
+        if (hook < 0)
+            return rein_error_set(err, hook, "events: cannot watch the cancel handle");
+    }
+    for (;;) {
+        uint64_t gen;
+        int64_t left;
+
+        pthread_mutex_lock(&s->events_mu);
+        gen = s->events_gen;
+        pthread_mutex_unlock(&s->events_mu);
+        rc = s->ops->events_last(s, conv_id, &last, err);
+        if (rc != REIN_OK || last > after_seq)
+            break;
+        if (rein_cancel_is_set(cancel)) {
+            rc = rein_error_set(err, REIN_ECANCELED, "waiting for events cancelled: %s",
+                                rein_cancel_reason(cancel));
+            break;
+        }
+        left = deadline - rein_now_ms();
+        if (left <= 0) {
+            rc = rein_error_set(err, REIN_ETIMEDOUT, "no new event in conversation %s in time",
+                                conv_id);
+            break;
+        }
+        /* Another process's events are only seen by looking again: at most poll_ms apart. */
+        wait_for_events(s, gen, left < s->opts.poll_ms ? left : s->opts.poll_ms);
+    }
+    if (hook > 0)
+        rein_cancel_off(cancel, hook);
+    if (last_seq)
+        *last_seq = last;
+    return rc;
 }
 
 /* ---- locks ------------------------------------------------------------------------------ */

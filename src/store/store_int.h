@@ -13,6 +13,8 @@
 
 #include <rein/store.h>
 
+#include <pthread.h>
+
 struct rein__store_ops {
     const char *kind;
     void (*close)(rein_store *s);
@@ -44,9 +46,18 @@ struct rein__store_ops {
     rein_err (*ledger_each)(rein_store *s, const char *conv_id, rein_store_ledger_fn fn,
                             void *userdata, rein_error *err);
 
-    rein_err (*event_add)(rein_store *s, const struct rein_store_event *ev, rein_error *err);
+    /* n (1..REIN_STORE_EVENTS_BATCH) events of one conversation and trace, in one commit;
+     * seqs[i]: the next sequence ids of the conversation, 0 without one. The backend drops the
+     * conversation's events older than the newest opts.events_max. */
+    rein_err (*events_add)(rein_store *s, const struct rein_store_event *evs, size_t n,
+                           int64_t *seqs, rein_error *err);
     rein_err (*events_each)(rein_store *s, const char *conv_id, const char *trace_id,
                             rein_store_event_fn fn, void *userdata, rein_error *err);
+    /* Events of conv_id with seq > after, in order, at most max (0: all). */
+    rein_err (*events_after)(rein_store *s, const char *conv_id, int64_t after, unsigned max,
+                             rein_store_event_fn fn, void *userdata, rein_error *err);
+    /* The conversation's last sequence id, 0 when it has none. */
+    rein_err (*events_last)(rein_store *s, const char *conv_id, int64_t *last, rein_error *err);
 
     rein_err (*lock_acquire)(rein_store *s, const char *conv_id, const char *token,
                              const char *state, int64_t lease_ms, struct rein_store_lock_info *held,
@@ -79,7 +90,9 @@ struct rein__store_ops {
 
 /*
  * Invariants: ops and impl are set by a backend's open function before the store is handed
- * out; url is the address without any password.
+ * out; url is the address without any password. events_gen grows (under events_mu) after
+ * every event recorded through this handle, and events_cv is broadcast then, so waiters in
+ * this process wake at once instead of at their next poll.
  */
 struct rein_store {
     const struct rein__store_ops *ops;
@@ -87,6 +100,9 @@ struct rein_store {
     char *url;
     struct rein_store_opts opts; /* defaults filled in; key_prefix points at prefix */
     char *prefix;
+    pthread_mutex_t events_mu;
+    pthread_cond_t events_cv;
+    uint64_t events_gen;
 };
 
 /* Backend entry points: fill s->ops and s->impl, or fail with err set. target is the part of

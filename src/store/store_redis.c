@@ -8,10 +8,13 @@
  *   P msgs:ID            list of "CREATED_MS TRACE_ID JSON" (TRACE_ID "-" when none)
  *   P ledger:ID          hash call_id -> entry JSON; P ledger:ID:order list of call ids;
  *   P ledger:ID:pending  set of pending call ids; P pending: set of ids with pending calls
- *   P events:ID, P trace:TRACE   capped lists of event JSON (trace lists expire after 7 days)
+ *   P events:ID, P trace:TRACE   capped lists of event JSON (trace lists expire after 7 days);
+ *                        P events:ID:seq the conversation's last event sequence id (each
+ *                        entry carries its own as "s", so a list holds consecutive ids)
  *   P lock:ID            the owner token, SET NX PX; P lockinfo:ID hash (state, tool, started)
  *   P cancel:ID          "TOKEN\nREASON", living as long as the lock it targets
  *   P approval:ID:CALL   hash requested_ms, answer; P approvals:ID set of waiting call ids
+ *   P schema             the layout version (LAYOUT below), migrated on open
  * Every change that touches several keys is one Lua script, so it is atomic; lock release and
  * renew are compare-and-delete and compare-and-pexpire scripts on the owner token.
  *
@@ -33,7 +36,7 @@
 #include <string.h>
 
 #define WHERE     "store/redis"
-#define MAX_ARGS  24
+#define MAX_ARGS  (16 + REIN_STORE_EVENTS_BATCH) /* a batch of events and its keys */
 #define TRACE_TTL "604800"
 
 struct rconn {
@@ -473,7 +476,8 @@ static const char *const lua_conv_delete =
     "  redis.call('DEL', p .. 'approval:' .. id .. ':' .. call) end "
     "redis.call('DEL', p .. 'conv:' .. id, p .. 'msgs:' .. id, p .. 'ledger:' .. id, "
     "  p .. 'ledger:' .. id .. ':order', p .. 'ledger:' .. id .. ':pending', "
-    "  p .. 'events:' .. id, p .. 'approvals:' .. id, p .. 'cancel:' .. id, "
+    "  p .. 'events:' .. id, p .. 'events:' .. id .. ':seq', p .. 'approvals:' .. id, "
+    "  p .. 'cancel:' .. id, "
     "  p .. 'lockinfo:' .. id) "
     "redis.call('ZREM', p .. 'convs', id) "
     "redis.call('SREM', p .. 'pending', id) "
@@ -801,21 +805,26 @@ static rein_err rd_ledger_each(rein_store *s, const char *conv_id, rein_store_le
 
 /* ---- events ----------------------------------------------------------------------------- */
 
-static const char *const lua_event_add =
-    "local max = tonumber(ARGV[2]) "
-    "if ARGV[3] == '1' then redis.call('RPUSH', KEYS[1], ARGV[1]) "
-    "  redis.call('LTRIM', KEYS[1], -max, -1) end "
-    "if ARGV[4] == '1' then redis.call('RPUSH', KEYS[2], ARGV[1]) "
-    "  redis.call('LTRIM', KEYS[2], -max, -1) redis.call('EXPIRE', KEYS[2], " TRACE_TTL ") end "
-    "return 1";
+/* The entries arrive as JSON objects from rd_events_add; each gets its sequence id put in
+ * front here, where the ids are taken. */
+static const char *const lua_events_add =
+    "local max = tonumber(ARGV[1]) local n = #ARGV - 3 local last = 0 "
+    "if ARGV[2] == '1' then last = redis.call('INCRBY', KEYS[3], n) end "
+    "for i = 1, n do local entry = ARGV[3 + i] "
+    "  if ARGV[2] == '1' then "
+    "    entry = '{\"s\":' .. (last - n + i) .. ',' .. string.sub(entry, 2) "
+    "    redis.call('RPUSH', KEYS[1], entry) end "
+    "  if ARGV[3] == '1' then redis.call('RPUSH', KEYS[2], entry) end end "
+    "if ARGV[2] == '1' then redis.call('LTRIM', KEYS[1], -max, -1) end "
+    "if ARGV[3] == '1' then redis.call('LTRIM', KEYS[2], -max, -1) "
+    "  redis.call('EXPIRE', KEYS[2], " TRACE_TTL ") end "
+    "return last";
 
-static rein_err rd_event_add(rein_store *s, const struct rein_store_event *ev, rein_error *err)
+/* The stored form of an event, without its sequence id (new text, NULL when out of memory). */
+static char *event_encode(const struct rein_store_event *ev)
 {
-    struct cmd cm = {0};
     json_t *o = json_object();
     char *text = NULL;
-    long long v = 0;
-    rein_err rc;
 
     if (o && !json_object_set_new(o, "c", ev->conv_id ? json_string(ev->conv_id) : json_null()) &&
         !json_object_set_new(o, "t", ev->trace_id ? json_string(ev->trace_id) : json_null()) &&
@@ -824,18 +833,58 @@ static rein_err rd_event_add(rein_store *s, const struct rein_store_event *ev, r
         !json_object_set_new(o, "ms", json_integer(ev->time_ms)))
         text = rein_json_dumps(o);
     json_decref(o);
-    if (!text)
-        return oom(err);
-    eval(&cm, lua_event_add, 2);
+    return text;
+}
+
+static rein_err rd_events_add(rein_store *s, const struct rein_store_event *evs, size_t n,
+                              int64_t *seqs, rein_error *err)
+{
+    const struct rein_store_event *ev = &evs[0];
+    struct cmd cm = {0};
+    long long last = 0;
+    rein_err rc;
+
+    eval(&cm, lua_events_add, 3);
     arg_key(&cm, s, "events", ev->conv_id ? ev->conv_id : "-", NULL);
     arg_key(&cm, s, "trace", ev->trace_id ? ev->trace_id : "-", NULL);
-    arg(&cm, text);
+    arg_key(&cm, s, "events", ev->conv_id ? ev->conv_id : "-", "seq");
     arg_i(&cm, s->opts.events_max);
     arg(&cm, ev->conv_id ? "1" : "0");
     arg(&cm, ev->trace_id ? "1" : "0");
-    rc = call_int(s, &cm, &v, err);
-    rein_free(text);
+    for (size_t i = 0; i < n; i++)
+        arg_owned(&cm, event_encode(&evs[i]));
+    rc = call_int(s, &cm, &last, err);
+    for (size_t i = 0; rc == REIN_OK && i < n; i++)
+        seqs[i] = ev->conv_id && last > 0 ? last - (long long)n + 1 + (long long)i : 0;
     return rc;
+}
+
+/*
+ * Hands the stored entries of rep (an array of event JSON) to fn, those with a sequence id
+ * above after only (0: all), restricted to trace_id when it is not NULL.
+ */
+static rein_err each_entry(const redisReply *rep, const char *trace_id, int64_t after,
+                           rein_store_event_fn fn, void *userdata)
+{
+    for (size_t i = 0; rep->type == REDIS_REPLY_ARRAY && i < rep->elements; i++) {
+        json_t *o = rein_json_parse(rep->element[i]->str, rep->element[i]->len, 0, NULL);
+        struct rein_store_event ev = {
+            .conv_id = json_string_value(json_object_get(o, "c")),
+            .trace_id = json_string_value(json_object_get(o, "t")),
+            .type = json_string_value(json_object_get(o, "y")),
+            .payload = json_string_value(json_object_get(o, "p")),
+            .time_ms = (int64_t)json_number_value(json_object_get(o, "ms")),
+            .seq = (int64_t)json_number_value(json_object_get(o, "s")),
+        };
+        int stop = 0;
+        if (ev.type && ev.payload && ev.seq >= 0 && (after <= 0 || ev.seq > after) &&
+            (!trace_id || (ev.trace_id && strcmp(ev.trace_id, trace_id) == 0)))
+            stop = fn(&ev, userdata);
+        json_decref(o);
+        if (stop)
+            return stop;
+    }
+    return REIN_OK;
 }
 
 static rein_err rd_events_each(rein_store *s, const char *conv_id, const char *trace_id,
@@ -843,7 +892,7 @@ static rein_err rd_events_each(rein_store *s, const char *conv_id, const char *t
 {
     struct cmd cm = {0};
     redisReply *rep;
-    rein_err rc = REIN_OK;
+    rein_err rc;
 
     arg(&cm, "LRANGE");
     if (conv_id)
@@ -856,27 +905,56 @@ static rein_err rd_events_each(rein_store *s, const char *conv_id, const char *t
     cmd_release(&cm);
     if (!rep)
         return err ? err->code : REIN_ESTORE;
-    for (size_t i = 0; rep->type == REDIS_REPLY_ARRAY && i < rep->elements; i++) {
-        json_t *o = rein_json_parse(rep->element[i]->str, rep->element[i]->len, 0, NULL);
-        struct rein_store_event ev = {
-            .conv_id = json_string_value(json_object_get(o, "c")),
-            .trace_id = json_string_value(json_object_get(o, "t")),
-            .type = json_string_value(json_object_get(o, "y")),
-            .payload = json_string_value(json_object_get(o, "p")),
-            .time_ms = (int64_t)json_number_value(json_object_get(o, "ms")),
-        };
-        int stop = 0;
-        if (ev.type && ev.payload &&
-            (!conv_id || !trace_id || (ev.trace_id && strcmp(ev.trace_id, trace_id) == 0)))
-            stop = fn(&ev, userdata);
-        json_decref(o);
-        if (stop) {
-            rc = stop;
-            break;
-        }
-    }
+    rc = each_entry(rep, conv_id ? trace_id : NULL, 0, fn, userdata);
     freeReplyObject(rep);
     return rc;
+}
+
+/* The list holds consecutive sequence ids ending at the counter's value, so the entries after
+ * a given id are one LRANGE away. */
+static const char *const lua_events_after =
+    "local n = redis.call('LLEN', KEYS[1]) if n == 0 then return {} end "
+    "local last = tonumber(redis.call('GET', KEYS[2]) or n) "
+    "local start = tonumber(ARGV[1]) - (last - n + 1) + 1 "
+    "if start < 0 then start = 0 end if start >= n then return {} end "
+    "local stop = -1 if tonumber(ARGV[2]) > 0 then stop = start + tonumber(ARGV[2]) - 1 end "
+    "return redis.call('LRANGE', KEYS[1], start, stop)";
+
+static rein_err rd_events_after(rein_store *s, const char *conv_id, int64_t after, unsigned max,
+                                rein_store_event_fn fn, void *userdata, rein_error *err)
+{
+    struct cmd cm = {0};
+    redisReply *rep;
+    rein_err rc;
+
+    eval(&cm, lua_events_after, 2);
+    arg_key(&cm, s, "events", conv_id, NULL);
+    arg_key(&cm, s, "events", conv_id, "seq");
+    arg_i(&cm, after);
+    arg_i(&cm, max);
+    rep = call(s, &cm, err);
+    cmd_release(&cm);
+    if (!rep)
+        return err ? err->code : REIN_ESTORE;
+    rc = each_entry(rep, NULL, after, fn, userdata);
+    freeReplyObject(rep);
+    return rc;
+}
+
+static rein_err rd_events_last(rein_store *s, const char *conv_id, int64_t *last, rein_error *err)
+{
+    struct cmd cm = {0};
+    redisReply *rep;
+
+    arg(&cm, "GET");
+    arg_key(&cm, s, "events", conv_id, "seq");
+    rep = call(s, &cm, err);
+    cmd_release(&cm);
+    if (!rep)
+        return err ? err->code : REIN_ESTORE;
+    *last = rep->type == REDIS_REPLY_STRING ? strtoll(rep->str, NULL, 10) : 0;
+    freeReplyObject(rep);
+    return REIN_OK;
 }
 
 /* ---- locks ------------------------------------------------------------------------------ */
@@ -1253,8 +1331,10 @@ static const struct rein__store_ops redis_ops = {
     .ledger_put = rd_ledger_put,
     .ledger_update = rd_ledger_update,
     .ledger_each = rd_ledger_each,
-    .event_add = rd_event_add,
+    .events_add = rd_events_add,
     .events_each = rd_events_each,
+    .events_after = rd_events_after,
+    .events_last = rd_events_last,
     .lock_acquire = rd_lock_acquire,
     .lock_renew = rd_lock_renew,
     .lock_release = rd_lock_release,
@@ -1268,6 +1348,59 @@ static const struct rein__store_ops redis_ops = {
     .approval_drop = rd_approval_drop,
     .recover = rd_recover,
 };
+
+/* ---- layout migrations ------------------------------------------------------------------ */
+
+/*
+ * The layout version this code writes. 1 is the layout of the first release (no P schema
+ * key); 2 numbers events per conversation. A store written by a newer rein is refused, an
+ * older one is brought up to date once, atomically, by the first instance that opens it.
+ */
+#define LAYOUT 2
+
+static const char *const lua_migrate =
+    "local p = ARGV[1] local want = tonumber(ARGV[2]) "
+    "local have = tonumber(redis.call('GET', p .. 'schema') or '1') "
+    "if have > want then return -have end "
+    "local glob = string.gsub(p, '([%*%?%[%]\\])', '\\%1') "
+    "if have < 2 then "
+    "  for _, key in ipairs(redis.call('KEYS', glob .. 'events:*')) do "
+    "    if redis.call('TYPE', key).ok == 'list' then "
+    "      local entries = redis.call('LRANGE', key, 0, -1) "
+    "      redis.call('DEL', key) "
+    "      for i, e in ipairs(entries) do "
+    "        if string.sub(e, 1, 5) ~= '{\"s\":' then "
+    "          e = '{\"s\":' .. i .. ',' .. string.sub(e, 2) end "
+    "        redis.call('RPUSH', key, e) end "
+    "      redis.call('SET', key .. ':seq', #entries) end end end "
+    "if have < want then redis.call('SET', p .. 'schema', want) end "
+    "return have";
+
+static rein_err migrate(rein_store *s, rein_error *err)
+{
+    struct cmd cm = {0};
+    long long have = 0;
+    rein_err rc;
+
+    eval(&cm, lua_migrate, 0);
+    arg(&cm, s->prefix);
+    arg_i(&cm, LAYOUT);
+    rc = call_int(s, &cm, &have, err);
+    if (rc != REIN_OK)
+        return rc;
+    if (have < 0) {
+        rein_error_set(err, REIN_ESTORE,
+                       "redis %s: the store has layout version %lld, newer than this rein knows "
+                       "(%d): use a newer rein or another key prefix",
+                       impl(s)->addr, -have, LAYOUT);
+        rein_error_where(err, WHERE);
+        return REIN_ESTORE;
+    }
+    if (have < LAYOUT)
+        rein_log(REIN_LOG_INFO, WHERE, "%s: migrated the store layout from version %lld to %d",
+                 impl(s)->addr, have, LAYOUT);
+    return REIN_OK;
+}
 
 /* Parses redis://[[USER]:PASSWORD@]HOST[:PORT][/DB]. */
 static rein_err parse_url(struct rd *r, const char *url, rein_error *err)
@@ -1348,6 +1481,9 @@ rein_err rein__store_redis_open(rein_store *s, const char *url, rein_error *err)
     if (rc != REIN_OK)
         goto out_close;
     conn_put(r, c);
+    rc = migrate(s, err);
+    if (rc != REIN_OK)
+        goto out_close;
     s->ops = &redis_ops;
     return REIN_OK;
 out_close:

@@ -59,6 +59,14 @@ static const char *const migrations[] = {
     "CREATE TABLE approvals ("
     "  conversation_id TEXT NOT NULL, call_id TEXT NOT NULL, requested_ms INTEGER NOT NULL,"
     "  answer INTEGER, answered_ms INTEGER, PRIMARY KEY (conversation_id, call_id));",
+    /* 3: a sequence id per conversation for events, so a reader resumes after the last one it
+     * saw; existing events are numbered in the order they were written. */
+    "ALTER TABLE events ADD COLUMN seq INTEGER NOT NULL DEFAULT 0;"
+    "UPDATE events SET seq = n.rn FROM (SELECT id, row_number() OVER "
+    "  (PARTITION BY conversation_id ORDER BY id) AS rn FROM events "
+    "  WHERE conversation_id IS NOT NULL) AS n WHERE events.id = n.id;"
+    "DROP INDEX IF EXISTS events_conversation;"
+    "CREATE UNIQUE INDEX events_conversation_seq ON events(conversation_id, seq);",
 };
 #define SCHEMA_VERSION ((int)(sizeof(migrations) / sizeof(migrations[0])))
 
@@ -66,7 +74,10 @@ static const char *const migrations[] = {
 #define LEDGER_COLS                                                                                \
     "call_id, tool, name_sent, args, status, result, call_ms, response_ms, step, trace_id, "       \
     "interrupted, conversation_id"
-#define LOCK_COLS "token, state, tool, started_ms, expires_ms"
+#define LOCK_COLS  "token, state, tool, started_ms, expires_ms"
+#define EVENT_COLS "conversation_id, trace_id, type, payload, time_ms, seq"
+/* Old events are dropped in batches: every TRIM_EVERY-th event of a conversation. */
+#define TRIM_EVERY 64
 
 enum stmt_id {
     ST_BEGIN,
@@ -90,6 +101,9 @@ enum stmt_id {
     ST_EVENTS_CONV_TRACE,
     ST_EVENTS_TRACE,
     ST_EVENTS_DELETE,
+    ST_EVENTS_AFTER,
+    ST_EVENTS_LAST,
+    ST_EVENTS_TRIM,
     ST_LOCK_GET_LIVE,
     ST_LOCK_PUT,
     ST_LOCK_RENEW,
@@ -144,15 +158,19 @@ static const char *const sql_text[ST_COUNT] = {
                          "interrupted = 0 WHERE conversation_id = ?1 AND call_id = ?2",
     [ST_LEDGER_EACH] = "SELECT " LEDGER_COLS " FROM ledger WHERE conversation_id = ?1 "
                        "ORDER BY seq",
-    [ST_EVENT_INSERT] = "INSERT INTO events (conversation_id, trace_id, type, payload, time_ms) "
-                        "VALUES (?1, ?2, ?3, ?4, ?5)",
-    [ST_EVENTS_CONV] = "SELECT conversation_id, trace_id, type, payload, time_ms FROM events "
-                       "WHERE conversation_id = ?1 ORDER BY id",
-    [ST_EVENTS_CONV_TRACE] = "SELECT conversation_id, trace_id, type, payload, time_ms FROM "
-                             "events WHERE conversation_id = ?1 AND trace_id = ?2 ORDER BY id",
-    [ST_EVENTS_TRACE] = "SELECT conversation_id, trace_id, type, payload, time_ms FROM events "
-                        "WHERE trace_id = ?1 ORDER BY id",
+    [ST_EVENT_INSERT] = "INSERT INTO events (conversation_id, trace_id, type, payload, time_ms, "
+                        "seq) VALUES (?1, ?2, ?3, ?4, ?5, CASE WHEN ?1 IS NULL THEN 0 ELSE "
+                        "(SELECT COALESCE(MAX(seq), 0) + 1 FROM events WHERE conversation_id = ?1) "
+                        "END) RETURNING seq",
+    [ST_EVENTS_CONV] = "SELECT " EVENT_COLS " FROM events WHERE conversation_id = ?1 ORDER BY seq",
+    [ST_EVENTS_CONV_TRACE] = "SELECT " EVENT_COLS " FROM events WHERE conversation_id = ?1 "
+                             "AND trace_id = ?2 ORDER BY seq",
+    [ST_EVENTS_TRACE] = "SELECT " EVENT_COLS " FROM events WHERE trace_id = ?1 ORDER BY id",
     [ST_EVENTS_DELETE] = "DELETE FROM events WHERE conversation_id = ?1",
+    [ST_EVENTS_AFTER] = "SELECT " EVENT_COLS " FROM events WHERE conversation_id = ?1 "
+                        "AND seq > ?2 ORDER BY seq LIMIT ?3",
+    [ST_EVENTS_LAST] = "SELECT COALESCE(MAX(seq), 0) FROM events WHERE conversation_id = ?1",
+    [ST_EVENTS_TRIM] = "DELETE FROM events WHERE conversation_id = ?1 AND seq <= ?2",
     [ST_LOCK_GET_LIVE] = "SELECT " LOCK_COLS " FROM locks WHERE conversation_id = ?1 "
                          "AND expires_ms > ?2",
     [ST_LOCK_PUT] = "INSERT OR REPLACE INTO locks (conversation_id, token, state, tool, "
@@ -959,28 +977,95 @@ out:
 
 /* ---- events ----------------------------------------------------------------------------- */
 
-static rein_err sq_event_add(rein_store *s, const struct rein_store_event *ev, rein_error *err)
+/* Drops the events of conv_id older than the newest events_max, in batches: when seq is a
+ * multiple of TRIM_EVERY. */
+static rein_err trim_events(rein_store *s, struct conn *c, const char *conv_id, int64_t seq,
+                            rein_error *err)
 {
     struct sq *q = impl(s);
-    struct conn *c;
     sqlite3_stmt *st;
-    rein_err rc = conn_get(q, &c, err);
 
-    if (rc != REIN_OK)
-        return rc;
-    st = stmt(q, c, ST_EVENT_INSERT, err);
-    if (!st) {
-        rc = REIN_ESTORE;
-        goto out;
-    }
+    if (seq % TRIM_EVERY != 0 || seq <= (int64_t)s->opts.events_max)
+        return REIN_OK;
+    st = stmt(q, c, ST_EVENTS_TRIM, err);
+    if (!st)
+        return REIN_ESTORE;
+    bind_text(st, 1, conv_id);
+    sqlite3_bind_int64(st, 2, seq - (int64_t)s->opts.events_max);
+    return run(q, c, st, "drop old events", NULL, err);
+}
+
+static rein_err insert_event(rein_store *s, struct conn *c, const struct rein_store_event *ev,
+                             int64_t *seq, rein_error *err)
+{
+    struct sq *q = impl(s);
+    sqlite3_stmt *st = stmt(q, c, ST_EVENT_INSERT, err);
+    int rc2;
+
+    if (!st)
+        return REIN_ESTORE;
     bind_text(st, 1, ev->conv_id);
     bind_text(st, 2, ev->trace_id);
     bind_text(st, 3, ev->type);
     bind_text(st, 4, ev->payload);
     sqlite3_bind_int64(st, 5, ev->time_ms);
-    rc = run(q, c, st, "record event", NULL, err);
-out:
+    rc2 = sqlite3_step(st);
+    if (rc2 == SQLITE_ROW)
+        *seq = sqlite3_column_int64(st, 0);
+    while (rc2 == SQLITE_ROW)
+        rc2 = sqlite3_step(st);
+    done(st);
+    if (rc2 != SQLITE_DONE)
+        return fail(q, c->db, rc2, "record event", err);
+    return ev->conv_id ? trim_events(s, c, ev->conv_id, *seq, err) : REIN_OK;
+}
+
+static rein_err sq_events_add(rein_store *s, const struct rein_store_event *evs, size_t n,
+                              int64_t *seqs, rein_error *err)
+{
+    struct sq *q = impl(s);
+    struct conn *c;
+    rein_err rc = conn_get(q, &c, err);
+
+    if (rc != REIN_OK)
+        return rc;
+    /* One transaction: the batch costs one commit, and its ids are consecutive. */
+    rc = tx(q, c, ST_BEGIN, err);
+    for (size_t i = 0; rc == REIN_OK && i < n; i++)
+        rc = insert_event(s, c, &evs[i], &seqs[i], err);
+    if (rc == REIN_OK)
+        rc = tx(q, c, ST_COMMIT, err);
+    if (rc != REIN_OK)
+        rollback(q, c);
     conn_put(q, c);
+    return rc;
+}
+
+/* Hands each row of st (EVENT_COLS) to fn; a non-zero value from fn stops and is returned. */
+static rein_err each_event_row(struct sq *q, struct conn *c, sqlite3_stmt *st,
+                               rein_store_event_fn fn, void *userdata, rein_error *err)
+{
+    rein_err rc = REIN_OK;
+    int rc2;
+
+    while ((rc2 = sqlite3_step(st)) == SQLITE_ROW) {
+        struct rein_store_event ev = {
+            .conv_id = col_text(st, 0),
+            .trace_id = col_text(st, 1),
+            .type = col_text(st, 2),
+            .payload = col_text(st, 3),
+            .time_ms = sqlite3_column_int64(st, 4),
+            .seq = sqlite3_column_int64(st, 5),
+        };
+        int stop = fn(&ev, userdata);
+        if (stop) {
+            rc = stop;
+            break;
+        }
+    }
+    if (rc == REIN_OK && rc2 != SQLITE_DONE)
+        rc = fail(q, c->db, rc2, "read events", err);
+    done(st);
     return rc;
 }
 
@@ -992,7 +1077,6 @@ static rein_err sq_events_each(rein_store *s, const char *conv_id, const char *t
     sqlite3_stmt *st;
     enum stmt_id id =
         conv_id ? (trace_id ? ST_EVENTS_CONV_TRACE : ST_EVENTS_CONV) : ST_EVENTS_TRACE;
-    int rc2;
     rein_err rc = conn_get(q, &c, err);
 
     if (rc != REIN_OK)
@@ -1009,23 +1093,59 @@ static rein_err sq_events_each(rein_store *s, const char *conv_id, const char *t
     } else {
         bind_text(st, 1, trace_id);
     }
-    while ((rc2 = sqlite3_step(st)) == SQLITE_ROW) {
-        struct rein_store_event ev = {
-            .conv_id = col_text(st, 0),
-            .trace_id = col_text(st, 1),
-            .type = col_text(st, 2),
-            .payload = col_text(st, 3),
-            .time_ms = sqlite3_column_int64(st, 4),
-        };
-        int stop = fn(&ev, userdata);
-        if (stop) {
-            rc = stop;
-            break;
-        }
+    rc = each_event_row(q, c, st, fn, userdata, err);
+out:
+    conn_put(q, c);
+    return rc;
+}
+
+static rein_err sq_events_after(rein_store *s, const char *conv_id, int64_t after, unsigned max,
+                                rein_store_event_fn fn, void *userdata, rein_error *err)
+{
+    struct sq *q = impl(s);
+    struct conn *c;
+    sqlite3_stmt *st;
+    rein_err rc = conn_get(q, &c, err);
+
+    if (rc != REIN_OK)
+        return rc;
+    st = stmt(q, c, ST_EVENTS_AFTER, err);
+    if (!st) {
+        rc = REIN_ESTORE;
+        goto out;
     }
-    if (rc == REIN_OK && rc2 != SQLITE_DONE)
-        rc = fail(q, c->db, rc2, "read events", err);
+    bind_text(st, 1, conv_id);
+    sqlite3_bind_int64(st, 2, after);
+    sqlite3_bind_int64(st, 3, max ? (int64_t)max : -1);
+    rc = each_event_row(q, c, st, fn, userdata, err);
+out:
+    conn_put(q, c);
+    return rc;
+}
+
+static rein_err sq_events_last(rein_store *s, const char *conv_id, int64_t *last, rein_error *err)
+{
+    struct sq *q = impl(s);
+    struct conn *c;
+    sqlite3_stmt *st;
+    int rc2;
+    rein_err rc = conn_get(q, &c, err);
+
+    if (rc != REIN_OK)
+        return rc;
+    st = stmt(q, c, ST_EVENTS_LAST, err);
+    if (!st) {
+        rc = REIN_ESTORE;
+        goto out;
+    }
+    bind_text(st, 1, conv_id);
+    rc2 = sqlite3_step(st);
+    *last = rc2 == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
+    while (rc2 == SQLITE_ROW)
+        rc2 = sqlite3_step(st);
     done(st);
+    if (rc2 != SQLITE_DONE)
+        rc = fail(q, c->db, rc2, "read events", err);
 out:
     conn_put(q, c);
     return rc;
@@ -1343,8 +1463,10 @@ static const struct rein__store_ops sqlite_ops = {
     .ledger_put = sq_ledger_put,
     .ledger_update = sq_ledger_update,
     .ledger_each = sq_ledger_each,
-    .event_add = sq_event_add,
+    .events_add = sq_events_add,
     .events_each = sq_events_each,
+    .events_after = sq_events_after,
+    .events_last = sq_events_last,
     .lock_acquire = sq_lock_acquire,
     .lock_renew = sq_lock_renew,
     .lock_release = sq_lock_release,

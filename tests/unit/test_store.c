@@ -6,6 +6,7 @@
  */
 /* rein-test-timeout: 60 */
 #include "redis_server.h"
+#include "store_fixture.h"
 #include "test.h"
 
 #include <pthread.h>
@@ -473,6 +474,225 @@ static void t_events(struct backend *b)
     rein_store_free(s);
 }
 BOTH(events)
+
+/* Sequence ids: per conversation, consecutive, read after an id, waited for, bounded. */
+struct seqs {
+    int n;
+    int64_t seq[200];
+    char type[200][16];
+};
+
+static int collect_seqs(const struct rein_store_event *ev, void *ud)
+{
+    struct seqs *q = ud;
+
+    if (q->n < 200) {
+        q->seq[q->n] = ev->seq;
+        snprintf(q->type[q->n], sizeof(q->type[0]), "%s", ev->type);
+        q->n++;
+    }
+    return 0;
+}
+
+struct waiter {
+    rein_store *s;
+    rein_err rc;
+    int64_t last;
+};
+
+static void *wait_events(void *arg)
+{
+    struct waiter *w = arg;
+    rein_error err;
+
+    w->rc = rein_store_events_wait(w->s, "q1", 3, 10000, NULL, &w->last, &err);
+    return NULL;
+}
+
+static void t_events_seq(struct backend *b)
+{
+    struct rein_store_opts opts = {.events_max = 10, .poll_ms = 20};
+    struct rein_store_event evs[3] = {
+        {.conv_id = "q1",
+         .trace_id = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+         .type = "status",
+         .payload = "{}"},
+        {.conv_id = "q1",
+         .trace_id = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+         .type = "text_delta",
+         .payload = "{\"text\":\"x\"}"},
+        {.conv_id = "q1",
+         .trace_id = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+         .type = "tool_call",
+         .payload = "{}"},
+    };
+    struct rein_store_event other = {.conv_id = "q2", .type = "final", .payload = "{}"};
+    struct rein_store_event lone = {
+        .trace_id = "cccccccccccccccccccccccccccccccc", .type = "x", .payload = "{}"};
+    struct waiter w = {0};
+    struct seqs q = {0};
+    int64_t got[3] = {0}, seq = -1, last = -1;
+    rein_store *s = NULL, *s2 = NULL;
+    pthread_t th;
+    rein_error err;
+
+    assert_rein_ok(rein_store_open(b->url, &opts, &s, &err), &err);
+    assert_rein_ok(rein_store_conv_create(s, "q1", NULL, NULL, NULL, &err), &err);
+    assert_rein_ok(rein_store_conv_create(s, "q2", NULL, NULL, NULL, &err), &err);
+    /* One batch, one commit, consecutive ids; another conversation counts on its own. */
+    assert_rein_ok(rein_store_events_record(s, evs, 3, got, &err), &err);
+    assert_int_equal(got[0], 1);
+    assert_int_equal(got[2], 3);
+    assert_rein_ok(rein_store_event_record(s, &other, &seq, &err), &err);
+    assert_int_equal(seq, 1);
+    assert_rein_ok(rein_store_event_record(s, &lone, &seq, &err), &err);
+    assert_int_equal(seq, 0);
+    assert_rein_ok(rein_store_events_after(s, "q1", 1, 0, collect_seqs, &q, &err), &err);
+    assert_int_equal(q.n, 2);
+    assert_int_equal(q.seq[0], 2);
+    assert_string_equal(q.type[1], "tool_call");
+    memset(&q, 0, sizeof(q));
+    assert_rein_ok(rein_store_events_after(s, "q1", 0, 2, collect_seqs, &q, &err), &err);
+    assert_int_equal(q.n, 2);
+    memset(&q, 0, sizeof(q));
+    assert_rein_ok(rein_store_events_after(s, "q1", 3, 0, collect_seqs, &q, &err), &err);
+    assert_int_equal(q.n, 0);
+    assert_rein_ok(rein_store_events_after(s, "none", 0, 0, collect_seqs, &q, &err), &err);
+    assert_int_equal(q.n, 0);
+
+    /* A waiter on another handle (another instance) wakes for a new event. */
+    assert_rein_ok(rein_store_open(b->url, &opts, &s2, &err), &err);
+    assert_int_equal(rein_store_events_wait(s2, "q1", 3, 0, NULL, &last, &err), REIN_ETIMEDOUT);
+    assert_int_equal(last, 3);
+    assert_rein_ok(rein_store_events_wait(s2, "q1", 2, 0, NULL, &last, &err), &err);
+    w.s = s2;
+    assert_int_equal(pthread_create(&th, NULL, wait_events, &w), 0);
+    assert_rein_ok(rein_store_event_record(s, &evs[2], &seq, &err), &err);
+    pthread_join(th, NULL);
+    assert_rein_ok(w.rc, NULL);
+    assert_int_equal(w.last, 4);
+    /* And one on the same handle, at once. */
+    w.s = s;
+    assert_int_equal(pthread_create(&th, NULL, wait_events, &w), 0);
+    assert_rein_ok(rein_store_event_record(s, &evs[2], &seq, &err), &err);
+    pthread_join(th, NULL);
+    assert_rein_ok(w.rc, NULL);
+
+    /* The newest events_max are kept (SQLite drops older ones in batches). */
+    for (int i = 0; i < 150; i++)
+        assert_rein_ok(rein_store_event_record(s, &evs[0], &seq, &err), &err);
+    assert_int_equal(seq, 155);
+    memset(&q, 0, sizeof(q));
+    assert_rein_ok(rein_store_events_after(s, "q1", 0, 0, collect_seqs, &q, &err), &err);
+    assert_true(q.n >= 10 && q.n <= 10 + 64);
+    assert_int_equal(q.seq[q.n - 1], 155);
+    for (int i = 1; i < q.n; i++)
+        assert_int_equal(q.seq[i], q.seq[i - 1] + 1);
+    memset(&q, 0, sizeof(q));
+    assert_rein_ok(rein_store_events_after(s, "q1", 150, 0, collect_seqs, &q, &err), &err);
+    assert_int_equal(q.n, 5);
+    assert_int_equal(q.seq[0], 151);
+
+    /* Bad batches. */
+    assert_int_equal(rein_store_events_record(s, evs, 0, NULL, &err), REIN_EINVAL);
+    evs[1].conv_id = "q2";
+    assert_int_equal(rein_store_events_record(s, evs, 2, NULL, &err), REIN_EINVAL);
+    assert_non_null(strstr(err.msg, "share"));
+    evs[1].conv_id = "q1";
+    evs[1].payload = "{bad";
+    assert_int_equal(rein_store_events_record(s, evs, 3, got, &err), REIN_EINVAL);
+    assert_int_equal(rein_store_events_wait(s, "../x", 0, 0, NULL, NULL, &err), REIN_EINVAL);
+    /* Deleting the conversation drops its events and their counter. */
+    assert_rein_ok(rein_store_conv_delete(s, "q1", &err), &err);
+    assert_int_equal(rein_store_events_wait(s, "q1", 0, 0, NULL, &last, &err), REIN_ETIMEDOUT);
+    assert_int_equal(last, 0);
+    rein_store_free(s2);
+    rein_store_free(s);
+}
+BOTH(events_seq)
+
+/* ---- a store written by the first release ------------------------------------------------ */
+
+struct ledger_by_id {
+    const char *call_id;
+    json_t *entry;
+};
+
+static int find_ledger(const char *conv_id, const struct rein_store_ledger_entry *e, void *ud)
+{
+    struct ledger_by_id *f = ud;
+
+    (void)conv_id;
+    if (strcmp(e->call_id, f->call_id) == 0)
+        f->entry = rein_store_ledger_json(e);
+    return 0;
+}
+
+static json_t *release_entry(rein_store *s, const char *conv, const char *call_id)
+{
+    struct ledger_by_id f = {call_id, NULL};
+    rein_error err;
+
+    assert_rein_ok(rein_store_ledger_each(s, conv, find_ledger, &f, &err), &err);
+    assert_non_null(f.entry);
+    return f.entry;
+}
+
+static void t_release_store(struct backend *b)
+{
+    struct rein_store_event ev = {.conv_id = "chat-1", .type = "status", .payload = "{}"};
+    struct seqs q = {0};
+    json_t *page = NULL, *e;
+    rein_store *s;
+    int64_t seq = 0;
+    rein_error err;
+
+    if (b->redis) {
+        test_store_fixture_redis(b->server);
+    } else {
+        char path[700];
+        snprintf(path, sizeof(path), "%s/rein.db", b->dir);
+        test_store_fixture_sqlite(path);
+    }
+    s = open_store(b);
+    assert_rein_ok(rein_store_conv_list(s, NULL, 0, &page, &err), &err);
+    assert_int_equal(json_array_size(json_object_get(page, "conversations")), 4);
+    json_decref(page);
+    /* The old ledger reads as it was written. */
+    e = release_entry(s, "chat-2", "c1");
+    assert_string_equal(json_string_value(json_object_get(e, "tool")), "echo");
+    assert_string_equal(json_string_value(json_object_get(e, "name_sent")), "Echo");
+    assert_string_equal(json_string_value(json_object_get(e, "status")), "success");
+    json_decref(e);
+    e = release_entry(s, "chat-2", "c2");
+    assert_string_equal(json_string_value(json_object_get(e, "status")), "invalid");
+    assert_string_equal(json_string_value(json_object_get(json_object_get(e, "result"), "code")),
+                        "invalid_arguments");
+    json_decref(e);
+    /* Recovery at open flagged the call the killed process left running. */
+    e = release_entry(s, "chat-4", "s1");
+    assert_string_equal(json_string_value(json_object_get(e, "status")), "pending");
+    assert_true(json_is_true(json_object_get(e, "interrupted")));
+    json_decref(e);
+    /* Old events got sequence ids in the order they were written; new ones follow on. */
+    assert_rein_ok(rein_store_events_after(s, "chat-1", 0, 0, collect_seqs, &q, &err), &err);
+    assert_int_equal(q.n, 16);
+    for (int i = 0; i < q.n; i++)
+        assert_int_equal(q.seq[i], i + 1);
+    assert_string_equal(q.type[0], "status");
+    assert_string_equal(q.type[15], "final");
+    assert_rein_ok(rein_store_event_record(s, &ev, &seq, &err), &err);
+    assert_int_equal(seq, 17);
+    rein_store_free(s);
+    /* Opening again changes nothing. */
+    s = open_store(b);
+    memset(&q, 0, sizeof(q));
+    assert_rein_ok(rein_store_events_after(s, "chat-1", 15, 0, collect_seqs, &q, &err), &err);
+    assert_int_equal(q.n, 2);
+    assert_int_equal(q.seq[1], 17);
+    rein_store_free(s);
+}
+BOTH(release_store)
 
 /* ---- locks ------------------------------------------------------------------------------ */
 
@@ -1123,6 +1343,10 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test_teardown(redis_ledger, cleanup),
     cmocka_unit_test_teardown(sqlite_events, cleanup),
     cmocka_unit_test_teardown(redis_events, cleanup),
+    cmocka_unit_test_teardown(sqlite_events_seq, cleanup),
+    cmocka_unit_test_teardown(redis_events_seq, cleanup),
+    cmocka_unit_test_teardown(sqlite_release_store, cleanup),
+    cmocka_unit_test_teardown(redis_release_store, cleanup),
     cmocka_unit_test_teardown(sqlite_lock_basic, cleanup),
     cmocka_unit_test_teardown(redis_lock_basic, cleanup),
     cmocka_unit_test_teardown(sqlite_lock_expiry, cleanup),

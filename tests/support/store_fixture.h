@@ -1,0 +1,15 @@
+/*
+ * Stores written by the first release (tests/data/store/README.md), loaded into a fresh
+ * SQLite file or an empty redis-server, for the migration tests.
+ */
+#ifndef REIN_TEST_STORE_FIXTURE_H
+#define REIN_TEST_STORE_FIXTURE_H
+
+#include "redis_server.h"
+
+/* Creates the SQLite database at path from tests/data/store/sqlite-v2.sql. */
+void test_store_fixture_sqlite(const char *path);
+/* Writes the keys of tests/data/store/redis-layout1.jsonl into r's server. */
+void test_store_fixture_redis(const struct test_redis *r);
+
+#endif
