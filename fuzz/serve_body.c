@@ -3,10 +3,11 @@
  * routes_bodies.c): the first byte picks the route (chat, invoke, approval, proposal,
  * cancel), the rest is the body, parsed as the JSON routes do and read by that route's
  * reader. Nothing may crash, leak or read out of bounds; every problem must carry a path and
- * a message; a chat body that passes has a non-blank message whose title is a clean prefix of
- * its first line.
+ * a message; a chat body that passes has a non-blank message whose title (as the session
+ * module cuts it, src/session/session.c) is a clean prefix of its first line.
  */
 #include "server/server_int.h"
+#include "session/session_int.h"
 
 /* Compiled into the target so that the coverage instrumentation reaches the readers. */
 #include "server/routes_bodies.c"
@@ -35,7 +36,7 @@ static void check_details(const json_t *details, bool ok)
 static void check_chat(const json_t *body, json_t *details)
 {
     struct rein__chat_body cb;
-    char title[REIN__TITLE_MAX + 1];
+    char title[REIN_SESSION_TITLE_MAX + 1];
     bool ok = rein__chat_body_read(body, &cb, details);
 
     check_details(details, ok);
@@ -45,8 +46,9 @@ static void check_chat(const json_t *body, json_t *details)
         abort();
     if (cb.conv_id && !rein_store_id_is_valid(cb.conv_id))
         abort();
-    rein__chat_title(cb.message, title);
-    if (strlen(title) > REIN__TITLE_MAX || strpbrk(title, "\r\n") || !strstr(cb.message, title))
+    rein__session_title(cb.message, title);
+    if (strlen(title) > REIN_SESSION_TITLE_MAX || strpbrk(title, "\r\n") ||
+        !strstr(cb.message, title))
         abort();
 }
 

@@ -25,5 +25,6 @@
 #include <rein/mcp.h>
 #include <rein/loop.h>
 #include <rein/plan.h>
+#include <rein/session.h>
 
 #endif /* REIN_REIN_H */

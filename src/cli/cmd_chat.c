@@ -21,8 +21,10 @@
  * every call still gets its result.
  *
  * --conversation ID keeps the conversation in the store (--store URL, REIN_STORE, or
- * sqlite:./rein.db): its messages are loaded first, the conversation is locked while the turn
- * runs, and every message, ledger change and event is written as it happens.
+ * sqlite:./rein.db): this command is the terminal's adapter over the session module
+ * (include/rein/session.h), which loads its messages first, locks it while the turn runs, and
+ * writes every message, ledger change and event as it happens. Without --conversation the turn
+ * runs in a session in memory, the same way.
  *
  * Exit status: 0 when the turn succeeded (final_answer, success_cap, or proposed in propose
  * mode), 1 otherwise, 2 for usage errors and a configuration that cannot work.
@@ -63,10 +65,9 @@ struct chat {
     rein_cancel *stop_ticker;
     pthread_t ticker;
     bool has_ticker;
-    /* the store */
+    /* the conversation (include/rein/session.h): in the store with --conversation */
     rein_store *store;
-    rein_store_lease *lease;
-    char trace_id[REIN_TRACE_ID_LEN + 1];
+    rein_session *session;
 };
 
 static void usage(FILE *out)
@@ -187,39 +188,21 @@ static void *tick(void *arg)
 
 /* ---- events ---- */
 
-static void on_event(const struct rein_agent_event *ev, void *ud)
+static void on_event(const struct rein_session_event *sev, void *ud)
 {
     struct chat *c = ud;
-    struct rein_buf b;
+    const struct rein_agent_event *ev = sev->agent;
 
-    rein_buf_init(&b, 0);
-    if ((c->o->setup.events || c->store) && rein_agent_event_write(ev, &b) == REIN_OK) {
-        if (c->o->setup.events) {
-            fwrite(b.ptr, 1, b.len, stdout);
-            fputc('\n', stdout);
-            fflush(stdout);
-        }
-        if (c->store) {
-            struct rein_store_event se = {
-                .conv_id = c->o->conversation,
-                .trace_id = c->trace_id,
-                .type = rein_agent_event_type_name(ev->type),
-                .payload = b.ptr,
-            };
-            rein_error err;
-            if (rein_store_event_add(c->store, &se, &err) != REIN_OK)
-                rein_log(REIN_LOG_WARN, "chat", "event not stored: %s", err.msg);
-        }
+    /* start and result are the store's; the terminal shows the agent's events. */
+    if (!ev)
+        return;
+    if (c->o->setup.events) {
+        fwrite(sev->json, 1, sev->len, stdout);
+        fputc('\n', stdout);
+        fflush(stdout);
     }
-    rein_buf_release(&b);
     if (ev->type != REIN_AGENT_EV_STATUS)
         return;
-    if (c->lease) {
-        rein_error err;
-        if (rein_store_lease_set_state(c->lease, rein_agent_state_name(ev->state), ev->tool,
-                                       &err) != REIN_OK)
-            rein_log(REIN_LOG_WARN, "chat", "lock state not updated: %s", err.msg);
-    }
     pthread_mutex_lock(&c->mu);
     c->state = ev->state;
     snprintf(c->tool, sizeof(c->tool), "%s", ev->tool ? ev->tool : "");
@@ -300,95 +283,30 @@ static rein_err approve_on_terminal(void *ud, const struct rein_agent_approval *
     return rc;
 }
 
-/* ---- the store ---- */
+/* ---- the conversation ---- */
 
-static int load_message(const struct rein_store_message *m, void *ud)
+/*
+ * Opens the session the turn runs in: the stored conversation of --conversation (locked while
+ * the turn runs, its messages loaded, everything written as it happens), or one in memory.
+ */
+static int open_session(struct chat *c, rein_error *err)
 {
-    json_t *msg = rein_json_parse(m->json, m->len, 0, NULL);
-    int rc = msg ? rein_history_append(ud, msg, NULL) : REIN_EPARSE;
-
-    json_decref(msg);
-    return rc;
-}
-
-static rein_err save_message(void *ud, size_t position, const json_t *msg, rein_error *err)
-{
-    struct chat *c = ud;
-    char *text = rein_json_dumps(msg);
-    rein_err rc;
-
-    (void)position;
-    if (!text)
-        return rein_error_set(err, REIN_ENOMEM, "out of memory");
-    rc = rein_store_message_append(c->store, c->o->conversation, text, strlen(text), c->trace_id,
-                                   NULL, err);
-    rein_free(text);
-    return rc;
-}
-
-static rein_err save_ledger(void *ud, const json_t *entry)
-{
-    struct chat *c = ud;
-    const char *status = json_string_value(json_object_get(entry, "status"));
-    const json_t *step = json_object_get(entry, "step");
-    char *args = rein_json_dumps(json_object_get(entry, "args"));
-    char *result = json_is_null(json_object_get(entry, "result"))
-                       ? NULL
-                       : rein_json_dumps(json_object_get(entry, "result"));
-    struct rein_store_ledger_entry e = {
-        .call_id = json_string_value(json_object_get(entry, "call_id")),
-        .tool = json_string_value(json_object_get(entry, "tool")),
-        .name_sent = json_string_value(json_object_get(entry, "sent_name")),
-        .args = args ? args : "null",
-        .result = result,
-        .call_ms = rein_wall_ms(),
-        .step = json_is_integer(step) ? (int)json_integer_value(step) : -1,
-        .trace_id = c->trace_id,
+    struct rein_session_opts so = {
+        .lease_ms = LEASE_MS,
+        .title = c->o->message,
+        .on_event = on_event,
+        .event_data = c,
+        .approve = c->o->setup.yes ? cli_approve_yes : approve_on_terminal,
+        .approval_data = c,
     };
-    rein_error err;
     rein_err rc;
 
-    if (!rein_ledger_status_parse(status, &e.status)) {
-        rc = REIN_EINVAL;
-    } else if (e.status == REIN_LEDGER_PENDING) {
-        rc = rein_store_ledger_put(c->store, c->o->conversation, &e, &err);
-    } else {
-        rc = rein_store_ledger_update(c->store, c->o->conversation, e.call_id, e.status, result, 0,
-                                      &err);
-        /* A call refused before it could run is written once, already decided. */
-        if (rc == REIN_ENOTFOUND)
-            rc = rein_store_ledger_put(c->store, c->o->conversation, &e, &err);
-    }
-    rein_free(args);
-    rein_free(result);
-    return rc;
-}
-
-static int open_conversation(struct chat *c, rein_history *h, rein_error *err)
-{
-    struct rein_store_lock_info held;
-    rein_err rc;
-
-    rc = cli_store_open(c->o->store_url, &c->store, err);
-    if (rc)
-        return rc;
-    rc = rein_store_lease_acquire(c->store, c->o->conversation, LEASE_MS, "thinking", &c->lease,
-                                  &held, err);
-    if (rc == REIN_EBUSY)
-        return rein_error_set(err, REIN_EBUSY, "conversation %s is busy: a turn is %s%s%s",
-                              c->o->conversation, held.state, held.tool[0] ? " " : "", held.tool);
-    if (rc)
-        return rc;
-    if (!rein_store_conv_exists(c->store, c->o->conversation, err)) {
-        rc = rein_store_conv_create(c->store, c->o->conversation, NULL, NULL, NULL, err);
-        if (rc && rc != REIN_EEXIST)
+    if (c->o->conversation) {
+        rc = cli_store_open(c->o->store_url, &c->store, err);
+        if (rc)
             return rc;
     }
-    rc = rein_store_messages_each(c->store, c->o->conversation, 0, load_message, h, err);
-    if (rc && !err->msg[0])
-        rein_error_set(err, rc, "conversation %s: a stored message cannot be read",
-                       c->o->conversation);
-    return rc;
+    return rein_session_open(c->store, c->o->conversation, &so, &c->session, NULL, err);
 }
 
 /* ---- output ---- */
@@ -443,34 +361,24 @@ static void print_result(const struct chat_opts *o, const rein_agent_result *r, 
 
 /* ---- the command ---- */
 
-static int run_turn(struct chat *c, rein_agent *a, rein_history *h, rein_cancel *cancel)
+static int run_turn(struct chat *c, rein_agent *a)
 {
     const struct chat_opts *o = c->o;
-    struct rein_agent_turn_opts turn = o->turn;
-    struct rein_agent_persist persist = {save_message, save_ledger, c};
     struct cli_sigwatch w;
     rein_agent_result *r = NULL;
     bool tty = isatty(STDOUT_FILENO) && !o->setup.json && !o->setup.events;
     rein_error err;
     int status = CLI_EXIT_FAIL;
 
-    turn.cancel = cancel;
-    turn.on_event = on_event;
-    turn.event_data = c;
-    turn.approve = o->setup.yes ? cli_approve_yes : approve_on_terminal;
-    turn.approval_data = c;
-    turn.conversation_id = o->conversation;
-    turn.trace_id = c->trace_id;
-    if (c->store)
-        turn.persist = &persist;
     c->live = isatty(STDERR_FILENO) && !o->setup.events && !o->setup.json;
     c->start_ms = rein_now_ms();
     if (c->live && (c->stop_ticker = rein_cancel_new()) != NULL)
         c->has_ticker = pthread_create(&c->ticker, NULL, tick, c) == 0;
-    cli_sigwatch_start(&w, cancel);
+    /* Ctrl-C stops the turn; so do a cancel through the store and a lost lock. */
+    cli_sigwatch_start(&w, rein_session_cancel(c->session));
 
     rein_error_clear(&err);
-    if (rein_agent_run(a, h, o->message, &turn, &r, &err) != REIN_OK) {
+    if (rein_session_run(c->session, a, o->message, &o->turn, &r, &err) != REIN_OK) {
         cli_print_error(&err);
     } else {
         status = rein_agent_result_success(r) ? CLI_EXIT_OK : CLI_EXIT_FAIL;
@@ -495,8 +403,6 @@ int cmd_chat_agent(int argc, char **argv)
     struct chat_opts o;
     struct chat c;
     struct cli_parts p = {0};
-    rein_history *h = NULL;
-    rein_cancel *cancel = NULL;
     rein_error err;
     int status;
 
@@ -508,7 +414,6 @@ int cmd_chat_agent(int argc, char **argv)
     c.o = &o;
     pthread_mutex_init(&c.mu, NULL);
     pthread_mutex_init(&c.ask_mu, NULL);
-    rein_trace_id_new(c.trace_id);
     rein_error_clear(&err);
     status = CLI_EXIT_FAIL;
     if (cli_parts_new(&o.setup, true, &p, &err) != REIN_OK) {
@@ -517,30 +422,15 @@ int cmd_chat_agent(int argc, char **argv)
             status = CLI_EXIT_USAGE;
         goto out;
     }
-    h = rein_history_new();
-    cancel = rein_cancel_new();
-    if (!h || !cancel) {
+    if (open_session(&c, &err) != REIN_OK) {
         cli_print_error(&err);
         goto out;
     }
-    if (o.conversation) {
-        if (open_conversation(&c, h, &err) != REIN_OK) {
-            cli_print_error(&err);
-            goto out;
-        }
-        /* A cancel through the store (any instance) or a lost lock stops the turn too. */
-        rein_cancel_unref(cancel);
-        cancel = rein_cancel_new_child(rein_store_lease_cancel(c.lease));
-        if (!cancel)
-            goto out;
-    }
-    status = run_turn(&c, p.agent, h, cancel);
+    status = run_turn(&c, p.agent);
 out:
     rein_cancel_unref(c.stop_ticker);
-    rein_store_lease_release(c.lease);
+    rein_session_close(c.session);
     rein_store_free(c.store);
-    rein_cancel_unref(cancel);
-    rein_history_free(h);
     cli_parts_release(&p);
     pthread_mutex_destroy(&c.mu);
     pthread_mutex_destroy(&c.ask_mu);

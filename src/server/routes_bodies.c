@@ -167,20 +167,6 @@ bool rein__chat_body_read(const json_t *body, struct rein__chat_body *cb, json_t
     return json_array_size(details) == 0;
 }
 
-void rein__chat_title(const char *message, char out[REIN__TITLE_MAX + 1])
-{
-    const char *s = message + strspn(message, " \t\r\n");
-    size_t n = strcspn(s, "\r\n");
-
-    if (n > REIN__TITLE_MAX) {
-        n = REIN__TITLE_MAX;
-        while (n > 0 && ((unsigned char)s[n] & 0xC0) == 0x80)
-            n--;
-    }
-    memcpy(out, s, n);
-    out[n] = '\0';
-}
-
 bool rein__invoke_body_read(const json_t *body, const char *id, struct rein_call_input *in,
                             int64_t *timeout_ms, json_t *details)
 {

@@ -73,14 +73,10 @@ struct rein__chat_body {
     struct rein_agent_turn_opts turn; /* mode, verification, max_tool_calls, max_tokens,
                                          timeout_ms */
 };
-#define REIN__TITLE_MAX  80
 #define REIN__REASON_MAX 160
 /* Each reader fills its output and adds a problem to details for everything wrong; true when
  * there is none. */
 bool rein__chat_body_read(const json_t *body, struct rein__chat_body *cb, json_t *details);
-/* A conversation's title: the first line of message, at most REIN__TITLE_MAX bytes, cut on a
- * UTF-8 character boundary. */
-void rein__chat_title(const char *message, char out[REIN__TITLE_MAX + 1]);
 /* {"arguments", "call_id"?, "timeout_ms"?, "tool"? (must equal id)}: sets in->args and
  * in->call_id (borrowed from body) and *timeout_ms (when given). */
 bool rein__invoke_body_read(const json_t *body, const char *id, struct rein_call_input *in,

@@ -68,25 +68,6 @@ static void chat_body(void **state)
     json_decref(details);
 }
 
-static void chat_title(void **state)
-{
-    char title[REIN__TITLE_MAX + 1];
-    char long_text[200];
-
-    (void)state;
-    rein__chat_title("  \n first line\nsecond", title);
-    assert_string_equal(title, "first line");
-    /* 79 ASCII bytes and then a 3-byte character: cut before it, not through it. */
-    memset(long_text, 'a', 79);
-    snprintf(long_text + 79, sizeof(long_text) - 79, "中文");
-    rein__chat_title(long_text, title);
-    assert_int_equal(strlen(title), 79);
-    memset(long_text, 'b', 150);
-    long_text[150] = '\0';
-    rein__chat_title(long_text, title);
-    assert_int_equal(strlen(title), REIN__TITLE_MAX);
-}
-
 static void other_bodies(void **state)
 {
     struct rein_call_input in;
@@ -170,7 +151,6 @@ static void bodies_out_of_memory(void **state)
 
 static const struct CMUnitTest tests[] = {
     cmocka_unit_test(chat_body),
-    cmocka_unit_test(chat_title),
     cmocka_unit_test(other_bodies),
     cmocka_unit_test(bodies_out_of_memory),
 };

@@ -1,0 +1,432 @@
+/*
+ * A turn of a stored conversation (include/rein/session.h): opening one (the lease, the
+ * conversation, the history), running an agent turn in it with hooks that write every message
+ * and ledger change to the store before the agent goes on, keeping the lock's state in step,
+ * and waiting for approvals through the store. Recording events is events.c's, recovering
+ * what a dead turn left is recover.c's, proposals are proposal.c's.
+ *
+ * `rein serve` (src/server/routes_agent.c) and `rein chat` (src/cli/cmd_chat.c) are adapters
+ * over this file: they turn requests or flags into session options and events into Server-Sent
+ * Events or terminal output, and nothing else.
+ */
+#include "session/session_int.h"
+
+#include <rein/json.h>
+
+#include <string.h>
+
+#define WHERE             REIN__SESSION_WHERE
+#define DEFAULT_LEASE_MS  30000
+#define STATE_IDLE        "idle"
+#define STATE_INTERRUPTED "interrupted"
+
+void rein__session_title(const char *text, char out[REIN_SESSION_TITLE_MAX + 1])
+{
+    const char *s = text + strspn(text, " \t\r\n");
+    size_t n = strcspn(s, "\r\n");
+
+    if (n > REIN_SESSION_TITLE_MAX) {
+        n = REIN_SESSION_TITLE_MAX;
+        while (n > 0 && ((unsigned char)s[n] & 0xC0) == 0x80)
+            n--;
+    }
+    memcpy(out, s, n);
+    out[n] = '\0';
+}
+
+/* ---- persistence ------------------------------------------------------------------------ */
+
+rein_err rein__session_save_message(rein_session *s, const json_t *msg, int64_t *position,
+                                    rein_error *err)
+{
+    char *text = rein_json_dumps(msg);
+    rein_err rc;
+
+    if (!text)
+        return rein_error_set(err, REIN_ENOMEM, "out of memory");
+    rc = rein_store_message_append(s->store, s->conv_id, text, strlen(text), s->trace_id, position,
+                                   err);
+    rein_free(text);
+    return rc;
+}
+
+/* The agent's message hook: the message at position of the history goes to the store. */
+static rein_err save_turn_message(void *userdata, size_t position, const json_t *msg,
+                                  rein_error *err)
+{
+    rein_session *s = userdata;
+    int64_t pos = -1;
+    rein_err rc = rein__session_save_message(s, msg, &pos, err);
+
+    if (rc == REIN_OK && pos != (int64_t)position)
+        rein_log(REIN_LOG_WARN, WHERE, "%s: message stored at %lld, the history has it at %zu",
+                 s->conv_id, (long long)pos, position);
+    return rc;
+}
+
+/* A pending entry is put (written before the call runs), later changes update it; a call
+ * refused before it could run is written once, already decided. */
+rein_err rein__session_save_ledger(void *userdata, const json_t *entry)
+{
+    rein_session *s = userdata;
+    const char *status = json_string_value(json_object_get(entry, "status"));
+    const json_t *step = json_object_get(entry, "step");
+    const json_t *result = json_object_get(entry, "result");
+    char *args = rein_json_dumps(json_object_get(entry, "args"));
+    char *res = result && !json_is_null(result) ? rein_json_dumps(result) : NULL;
+    struct rein_store_ledger_entry e = {
+        .call_id = json_string_value(json_object_get(entry, "call_id")),
+        .tool = json_string_value(json_object_get(entry, "tool")),
+        .name_sent = json_string_value(json_object_get(entry, "sent_name")),
+        .args = args ? args : "null",
+        .result = res,
+        .call_ms = rein_wall_ms(),
+        .step = json_is_integer(step) ? (int)json_integer_value(step) : -1,
+        .trace_id = s->trace_id,
+    };
+    rein_error err;
+    rein_err rc;
+
+    rein_error_clear(&err);
+    if (!e.call_id || !e.tool || !rein_ledger_status_parse(status, &e.status)) {
+        rc = REIN_EINVAL;
+    } else if (e.status == REIN_LEDGER_PENDING) {
+        rc = rein_store_ledger_put(s->store, s->conv_id, &e, &err);
+    } else {
+        rc = rein_store_ledger_update(s->store, s->conv_id, e.call_id, e.status, res, 0, &err);
+        if (rc == REIN_ENOTFOUND)
+            rc = rein_store_ledger_put(s->store, s->conv_id, &e, &err);
+    }
+    if (rc != REIN_OK)
+        rein_log(REIN_LOG_WARN, WHERE, "%s: ledger entry %s not stored: %s", s->conv_id,
+                 e.call_id ? e.call_id : "?", err.msg[0] ? err.msg : rein_strerror(rc));
+    rein_free(args);
+    rein_free(res);
+    return rc;
+}
+
+void rein__session_set_state(rein_session *s, const char *state, const char *tool)
+{
+    rein_error err;
+
+    if (s->lease && rein_store_lease_set_state(s->lease, state, tool, &err) != REIN_OK)
+        rein_log(REIN_LOG_WARN, WHERE, "%s: lock state not updated: %s", s->conv_id, err.msg);
+}
+
+/* ---- approvals through the store -------------------------------------------------------- */
+
+static bool was_asked(rein_session *s, const char *call_id)
+{
+    bool found = false;
+
+    pthread_mutex_lock(&s->mu);
+    for (size_t i = 0; i < s->nasked && !found; i++)
+        found = strcmp(s->asked[i], call_id) == 0;
+    pthread_mutex_unlock(&s->mu);
+    return found;
+}
+
+/*
+ * Registers the approval in the store before the event reaches anyone, so an answer posted the
+ * moment a client sees approval_required finds it waiting.
+ */
+static void announce_approval(rein_session *s, const char *call_id)
+{
+    rein_error err;
+
+    if (rein_store_approval_request(s->store, s->conv_id, call_id, &err) != REIN_OK) {
+        rein_log(REIN_LOG_WARN, WHERE, "%s: approval of %s not announced: %s", s->conv_id, call_id,
+                 err.msg);
+        return;
+    }
+    pthread_mutex_lock(&s->mu);
+    if (s->nasked < REIN__SESSION_ASKED && strlen(call_id) < sizeof(s->asked[0]))
+        snprintf(s->asked[s->nasked++], sizeof(s->asked[0]), "%s", call_id);
+    pthread_mutex_unlock(&s->mu);
+}
+
+static rein_err approve_in_store(void *userdata, const struct rein_agent_approval *a,
+                                 bool *approved, rein_error *err)
+{
+    rein_session *s = userdata;
+    rein_err rc;
+
+    if (!was_asked(s, a->call_id)) {
+        rc = rein_store_approval_request(s->store, s->conv_id, a->call_id, err);
+        if (rc != REIN_OK)
+            return rc;
+    }
+    return rein_store_approval_wait(s->store, s->conv_id, a->call_id, a->timeout_ms, a->cancel,
+                                    approved, err);
+}
+
+static bool approvals_in_store(const rein_session *s)
+{
+    return s->store && !s->opts.approve;
+}
+
+/* ---- the turn --------------------------------------------------------------------------- */
+
+static void on_event(const struct rein_agent_event *ev, void *userdata)
+{
+    rein_session *s = userdata;
+
+    if (ev->type == REIN_AGENT_EV_APPROVAL_REQUIRED && approvals_in_store(s))
+        announce_approval(s, ev->call_id);
+    if (ev->type == REIN_AGENT_EV_STATUS)
+        rein__session_set_state(s, rein_agent_state_name(ev->state), ev->tool);
+    rein__session_on_agent_event(s, ev);
+}
+
+/* Records the first event of a turn: which conversation and trace it belongs to. */
+static void record_start(rein_session *s, const struct rein_agent_turn_opts *o)
+{
+    struct rein_buf b;
+    struct rein_jw w;
+    rein_error err;
+
+    rein_buf_init(&b, 0);
+    rein_jw_init(&w, &b);
+    rein_jw_obj_begin(&w);
+    rein_jw_key(&w, "type");
+    rein_jw_str(&w, "start");
+    rein_jw_key(&w, "seq");
+    rein_jw_int(&w, 0);
+    rein_jw_key(&w, "conversation_id");
+    if (s->store)
+        rein_jw_str(&w, s->conv_id);
+    else
+        rein_jw_null(&w);
+    rein_jw_key(&w, "trace_id");
+    rein_jw_str(&w, s->trace_id);
+    rein_jw_key(&w, "mode");
+    rein_jw_str(&w, rein_agent_mode_name(o->mode));
+    rein_jw_key(&w, "verification");
+    rein_jw_str(&w, rein_agent_verification_name(o->verification));
+    rein_jw_obj_end(&w);
+    if (rein_jw_finish(&w) == REIN_OK &&
+        rein__session_record(s, "start", b.ptr, b.len, true, NULL, &err) != REIN_OK)
+        rein_log(REIN_LOG_WARN, WHERE, "%s: start not recorded: %s", s->conv_id, err.msg);
+    rein_buf_release(&b);
+}
+
+/* Records the turn's result object, handed to nobody: the adapter answers after closing. */
+static void record_result(rein_session *s, const rein_agent_result *r)
+{
+    json_t *j = rein_agent_result_json(r);
+    struct rein_buf b;
+    rein_error err;
+
+    rein_buf_init(&b, 0);
+    if (j && rein_json_dump(&b, j) == REIN_OK &&
+        rein__session_record(s, "result", b.ptr, b.len, false, NULL, &err) != REIN_OK)
+        rein_log(REIN_LOG_WARN, WHERE, "%s: result not recorded: %s", s->conv_id, err.msg);
+    rein_buf_release(&b);
+    json_decref(j);
+}
+
+rein_err rein_session_run(rein_session *s, rein_agent *agent, const char *message,
+                          const struct rein_agent_turn_opts *turn, rein_agent_result **out,
+                          rein_error *err)
+{
+    struct rein_agent_persist persist = {save_turn_message, rein__session_save_ledger, s};
+    struct rein_agent_turn_opts o;
+    rein_err rc;
+
+    if (out)
+        *out = NULL;
+    if (!s || !agent || !message || !out)
+        return rein_error_set(err, REIN_EINVAL,
+                              "a session turn needs a session, an agent, a "
+                              "message and a place for the result");
+    if (turn)
+        o = *turn;
+    else
+        memset(&o, 0, sizeof(o));
+    o.cancel = s->cancel;
+    o.on_event = on_event;
+    o.event_data = s;
+    o.approve = s->opts.approve ? s->opts.approve : s->store ? approve_in_store : NULL;
+    o.approval_data = s->opts.approve ? s->opts.approval_data : s;
+    o.persist = s->store ? &persist : NULL;
+    o.ledger = NULL;
+    o.conversation_id = s->store ? s->conv_id : NULL;
+    o.trace_id = s->trace_id;
+    record_start(s, &o);
+    rc = rein_agent_run(agent, s->h, message, &o, out, err);
+    if (rc == REIN_OK)
+        record_result(s, *out);
+    else
+        rein__session_flush(s);
+    return rc;
+}
+
+/* ---- opening and closing ---------------------------------------------------------------- */
+
+/* Creates the conversation unless it exists (another opener may have made it meanwhile). */
+static rein_err ensure_conversation(rein_session *s, const char *title, rein_error *err)
+{
+    char cut[REIN_SESSION_TITLE_MAX + 1] = "";
+    rein_error e;
+    rein_err rc;
+
+    rein_error_clear(&e);
+    if (rein_store_conv_exists(s->store, s->conv_id, &e))
+        return REIN_OK;
+    if (e.code) {
+        if (err)
+            *err = e;
+        return e.code;
+    }
+    if (s->opts.existing)
+        return rein_error_set(err, REIN_ENOTFOUND, "there is no conversation %s", s->conv_id);
+    if (title)
+        rein__session_title(title, cut);
+    rc = rein_store_conv_create(s->store, s->conv_id, cut[0] ? cut : NULL, NULL, NULL, err);
+    return rc == REIN_EEXIST ? REIN_OK : rc;
+}
+
+/* Takes the lease and loads the conversation; on failure nothing is held. */
+static rein_err open_stored(rein_session *s, const char *title, struct rein_store_lock_info *held,
+                            rein_error *err)
+{
+    int64_t lease_ms = s->opts.lease_ms > 0 ? s->opts.lease_ms : DEFAULT_LEASE_MS;
+    rein_err rc;
+
+    rc = rein_store_lease_acquire(s->store, s->conv_id, lease_ms, "thinking", &s->lease, held, err);
+    if (rc == REIN_EBUSY && held)
+        rein_error_set(err, REIN_EBUSY, "conversation %s is busy: a turn is %s%s%s", s->conv_id,
+                       held->state, held->tool[0] ? " " : "", held->tool);
+    if (rc != REIN_OK)
+        return rc;
+    rc = ensure_conversation(s, title, err);
+    if (rc == REIN_OK)
+        rc = rein__session_load(s, err);
+    if (rc == REIN_OK) {
+        s->cancel = rein_cancel_new_child(rein_store_lease_cancel(s->lease));
+        if (!s->cancel)
+            rc = rein_error_set(err, REIN_ENOMEM, "out of memory");
+    }
+    return rc;
+}
+
+rein_err rein_session_open(rein_store *store, const char *conv_id,
+                           const struct rein_session_opts *opts, rein_session **out,
+                           struct rein_store_lock_info *held, rein_error *err)
+{
+    rein_session *s;
+    rein_err rc;
+
+    *out = NULL;
+    if (conv_id && !rein_store_id_is_valid(conv_id))
+        return rein_error_set(err, REIN_EINVAL,
+                              "conversation id \"%.64s\" is not valid: use 1-64 characters of "
+                              "A-Z a-z 0-9 _ . - (not starting with '.', no \"..\")",
+                              conv_id);
+    s = rein_calloc(1, sizeof(*s));
+    if (!s)
+        return rein_error_set(err, REIN_ENOMEM, "out of memory");
+    if (opts)
+        s->opts = *opts;
+    s->opts.title = NULL;
+    s->store = store;
+    atomic_init(&s->interrupted, false);
+    pthread_mutex_init(&s->mu, NULL);
+    rein__session_held_init(&s->held);
+    if (opts && opts->trace_id && opts->trace_id[0])
+        snprintf(s->trace_id, sizeof(s->trace_id), "%s", opts->trace_id);
+    else
+        rein_trace_id_new(s->trace_id);
+    if (conv_id)
+        snprintf(s->conv_id, sizeof(s->conv_id), "%s", conv_id);
+    else
+        rein_id_new("conv_", s->conv_id);
+    s->h = rein_history_new();
+    if (!s->h) {
+        rc = rein_error_set(err, REIN_ENOMEM, "out of memory");
+        goto fail;
+    }
+    if (store) {
+        rc = open_stored(s, opts ? opts->title : NULL, held, err);
+    } else {
+        s->cancel = rein_cancel_new();
+        rc = s->cancel ? REIN_OK : rein_error_set(err, REIN_ENOMEM, "out of memory");
+    }
+    if (rc != REIN_OK)
+        goto fail;
+    *out = s;
+    return REIN_OK;
+fail:
+    if (err && !err->where[0])
+        rein_error_where(err, WHERE);
+    rein_session_close(s);
+    return rc;
+}
+
+void rein_session_close(rein_session *s)
+{
+    rein_error err;
+
+    if (!s)
+        return;
+    rein__session_flush(s);
+    /* The conversation's state for listings first, then the lock, so a client that sends the
+     * next message as soon as it has the answer does not find the conversation busy. */
+    if (s->lease &&
+        rein_store_conv_update(s->store, s->conv_id, NULL,
+                               atomic_load(&s->interrupted) ? STATE_INTERRUPTED : STATE_IDLE, NULL,
+                               &err) != REIN_OK &&
+        err.code != REIN_ENOTFOUND)
+        rein_log(REIN_LOG_WARN, WHERE, "%s: state not updated: %s", s->conv_id, err.msg);
+    rein_store_lease_release(s->lease);
+    rein_cancel_unref(s->cancel);
+    rein_history_free(s->h);
+    rein__session_held_release(&s->held);
+    pthread_mutex_destroy(&s->mu);
+    rein_free(s);
+}
+
+/* ---- accessors -------------------------------------------------------------------------- */
+
+const char *rein_session_conversation_id(const rein_session *s)
+{
+    return s->store ? s->conv_id : NULL;
+}
+
+const char *rein_session_trace_id(const rein_session *s)
+{
+    return s->trace_id;
+}
+
+const rein_history *rein_session_history(const rein_session *s)
+{
+    return s->h;
+}
+
+rein_cancel *rein_session_cancel(rein_session *s)
+{
+    return s->cancel;
+}
+
+void rein_session_interrupt(rein_session *s, const char *reason)
+{
+    atomic_store(&s->interrupted, true);
+    rein_cancel_trigger(s->cancel, reason ? reason : "interrupted");
+}
+
+int64_t rein_session_last_seq(const rein_session *s)
+{
+    return s->last_seq;
+}
+
+rein_err rein_session_record(rein_session *s, const char *type, const char *payload,
+                             int64_t *seq_out, rein_error *err)
+{
+    if (seq_out)
+        *seq_out = 0;
+    if (!s->store)
+        return rein_error_set(err, REIN_EINVAL, "a session without a store records nothing");
+    if (!type || !payload)
+        return rein_error_set(err, REIN_EINVAL, "an event needs a type and a payload");
+    return rein__session_record(s, type, payload, strlen(payload), false, seq_out, err);
+}

@@ -1,0 +1,94 @@
+/*
+ * session_int.h: what the files of the session module share (include/rein/session.h):
+ * session.c (opening, the turn, persistence and approvals), events.c (recording events),
+ * proposal.c (acting on proposed calls) and recover.c (what a dead turn left).
+ */
+#ifndef REIN_SESSION_INT_H
+#define REIN_SESSION_INT_H
+
+#include <rein/buf.h>
+#include <rein/session.h>
+
+#include <pthread.h>
+#include <stdatomic.h>
+
+#define REIN__SESSION_WHERE "session"
+#define REIN__SESSION_HELD  16 /* events held back at most, before they are written anyway */
+#define REIN__SESSION_ASKED 32 /* approvals announced in the store at once */
+
+/*
+ * Events waiting to be written together with the next one (events.c). Invariants: items[0..n)
+ * are rendered JSON texts in buf (each NUL-terminated, at its offset; offsets because buf may
+ * move), except that the last item is the open text delta when text_open: its text is in text,
+ * rendered only when the item is closed. since_ms is when items[0] arrived.
+ */
+struct rein__session_held {
+    struct {
+        const char *type; /* static */
+        size_t off;
+    } items[REIN__SESSION_HELD];
+    size_t n;
+    struct rein_buf buf;
+    struct rein_buf text;
+    bool text_open;
+    uint64_t text_seq; /* the agent's seq of the open delta's first part */
+    int64_t since_ms;
+};
+
+/*
+ * One open session. Invariants: lease is held from open to close when store is set; cancel
+ * is a child of the lease's cancel (or a fresh handle without a store); h holds the stored
+ * messages and those of the session's turns; asked lists the approvals announced in the store,
+ * guarded by mu (the approval callback runs on the threads of parallel calls).
+ */
+struct rein_session {
+    rein_store *store; /* borrowed; NULL: in memory */
+    rein_store_lease *lease;
+    rein_cancel *cancel;
+    rein_history *h;
+    char conv_id[REIN_ID_MAX];
+    char trace_id[REIN_TRACE_ID_LEN + 1];
+    struct rein_session_opts opts; /* title not kept */
+    atomic_bool interrupted;
+    int64_t last_seq;
+    struct rein__session_held held;
+    pthread_mutex_t mu;
+    char asked[REIN__SESSION_ASKED][REIN_ID_MAX + 64];
+    size_t nasked;
+};
+
+/* ---- session.c ---- */
+/* A conversation's title: the first line of text, at most REIN_SESSION_TITLE_MAX bytes, cut on
+ * a UTF-8 character boundary. */
+void rein__session_title(const char *text, char out[REIN_SESSION_TITLE_MAX + 1]);
+/* Writes msg (borrowed) to the store as the conversation's next message; *position (may be
+ * NULL) receives where it went. */
+rein_err rein__session_save_message(rein_session *s, const json_t *msg, int64_t *position,
+                                    rein_error *err);
+/* The ledger hook of the session's turns and proposals (rein_ledger_hook_fn). */
+rein_err rein__session_save_ledger(void *userdata, const json_t *entry);
+/* Updates the lock state others see; failures are logged. */
+void rein__session_set_state(rein_session *s, const char *state, const char *tool);
+
+/* ---- events.c ---- */
+void rein__session_held_init(struct rein__session_held *held);
+void rein__session_held_release(struct rein__session_held *held);
+/* Records an agent event (or holds it back) and hands it to the adapter. */
+void rein__session_on_agent_event(rein_session *s, const struct rein_agent_event *ev);
+/* Records an event of the session's own (start, result, an adapter's) after what is held.
+ * With tell, the adapter is handed it too. */
+rein_err rein__session_record(rein_session *s, const char *type, const char *json, size_t len,
+                              bool tell, int64_t *seq_out, rein_error *err);
+/* Writes what is held. Failures are logged: events are the trace, not the conversation. */
+void rein__session_flush(rein_session *s);
+
+/* ---- recover.c ---- */
+/*
+ * Loads the stored messages into s->h and answers the calls they leave without a result,
+ * writing those results and closing the calls' ledger entries.
+ */
+rein_err rein__session_load(rein_session *s, rein_error *err);
+
+/* ---- proposal.c: nothing shared ---- */
+
+#endif /* REIN_SESSION_INT_H */
