@@ -8,6 +8,7 @@
  * metrics, and every guard on the new routes. The tests assert what the model server received.
  */
 /* rein-test-timeout: 120 */
+#include "agent_fixture.h"
 #include "http_client.h"
 #include "model_server.h"
 #include "test.h"
@@ -31,49 +32,19 @@ struct fx {
 
 static struct fx *F;
 
-static const char slow_manifest[] =
-    "{\"id\": \"slow\", \"description\": \"Takes its time\", \"timeout_ms\": 60000,"
-    " \"parameters\": {\"type\": \"object\"},"
-    " \"runner\": {\"kind\": \"process\", \"command\": [\"/bin/sh\", \"-c\","
-    " \"cat >/dev/null; exec sleep 30\"]}}";
-static const char wipe_manifest[] =
-    "{\"id\": \"wipe\", \"description\": \"Wipe a file\", \"destructive\": true,"
-    " \"parameters\": {\"type\": \"object\", \"properties\": {\"path\": {\"type\": \"string\"}},"
-    " \"required\": [\"path\"]},"
-    " \"runner\": {\"kind\": \"process\", \"command\": [\"cat\"]}}";
-
 static void start_with(int64_t heartbeat_ms, int64_t approval_ms)
 {
-    const char *roots[2];
-    struct rein_skills_config sc = {.roots = roots};
     struct rein_agent_api_opts ao = {.approval_timeout_ms = approval_ms};
-    rein_provider_config *cfg;
     rein_error err;
     char url[600];
 
     F = calloc(1, sizeof(*F));
     F->dir = test_tmpdir();
-    roots[0] = F->dir;
-    roots[1] = NULL;
-    free(test_write_file(F->dir, "skills/slow/manifest.json", slow_manifest));
-    free(test_write_file(F->dir, "skills/wipe/manifest.json", wipe_manifest));
     F->ms = ms_start(0, &err);
     if (!F->ms)
         fail_msg("model server: %s", err.msg);
-    cfg = rein_provider_config_new();
-    assert_rein_ok(rein_provider_config_set(cfg, "provider", "openai-compatible", &err), &err);
-    assert_rein_ok(rein_provider_config_set_base_url(cfg, ms_openai_url(F->ms)), NULL);
-    assert_rein_ok(rein_provider_config_set_model(cfg, "test-model"), NULL);
-    assert_rein_ok(rein_provider_config_set(cfg, "retry_base_ms", "5", &err), &err);
-    F->p = rein_provider_new(cfg, &err);
-    rein_provider_config_free(cfg);
-    assert_non_null(F->p);
-    F->reg = rein_registry_new(&err);
-    assert_non_null(F->reg);
-    assert_rein_ok(rein_skills_register_builtins(F->reg, &sc, &err), &err);
-    snprintf(url, sizeof(url), "%s/skills", F->dir);
-    assert_rein_ok(rein_registry_load_dir(F->reg, url, NULL, &err), &err);
-    assert_non_null(rein_registry_get(F->reg, "slow"));
+    F->p = test_ms_provider(ms_openai_url(F->ms));
+    F->reg = test_agent_registry(F->dir);
     F->metrics = rein_metrics_new();
     F->a = rein_agent_new(F->p, F->reg, &err);
     assert_non_null(F->a);

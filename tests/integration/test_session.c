@@ -9,6 +9,7 @@
  * (test_serve.c, tests/scripts/chat_cli.sh).
  */
 /* rein-test-timeout: 120 */
+#include "agent_fixture.h"
 #include "model_server.h"
 #include "redis_server.h"
 #include "store_fixture.h"
@@ -30,49 +31,20 @@ struct fx {
 
 static struct fx *F;
 
-static const char slow_manifest[] =
-    "{\"id\": \"slow\", \"description\": \"Takes its time\", \"timeout_ms\": 60000,"
-    " \"parameters\": {\"type\": \"object\"},"
-    " \"runner\": {\"kind\": \"process\", \"command\": [\"/bin/sh\", \"-c\","
-    " \"cat >/dev/null; exec sleep 30\"]}}";
-static const char wipe_manifest[] =
-    "{\"id\": \"wipe\", \"description\": \"Wipe a file\", \"destructive\": true,"
-    " \"parameters\": {\"type\": \"object\", \"properties\": {\"path\": {\"type\": \"string\"}},"
-    " \"required\": [\"path\"]},"
-    " \"runner\": {\"kind\": \"process\", \"command\": [\"cat\"]}}";
-
 /* Before the store is opened: a store written by the first release. */
 static bool with_release_store;
 
 static void start_backend(bool redis)
 {
-    const char *roots[2];
-    struct rein_skills_config sc = {.roots = roots};
-    rein_provider_config *cfg;
     rein_error err;
-    char path[700];
 
     F = calloc(1, sizeof(*F));
     F->dir = test_tmpdir();
-    roots[0] = F->dir;
-    roots[1] = NULL;
-    free(test_write_file(F->dir, "skills/slow/manifest.json", slow_manifest));
-    free(test_write_file(F->dir, "skills/wipe/manifest.json", wipe_manifest));
     F->ms = ms_start(0, &err);
     if (!F->ms)
         fail_msg("model server: %s", err.msg);
-    cfg = rein_provider_config_new();
-    assert_rein_ok(rein_provider_config_set(cfg, "provider", "openai-compatible", &err), &err);
-    assert_rein_ok(rein_provider_config_set_base_url(cfg, ms_openai_url(F->ms)), NULL);
-    assert_rein_ok(rein_provider_config_set_model(cfg, "test-model"), NULL);
-    F->p = rein_provider_new(cfg, &err);
-    rein_provider_config_free(cfg);
-    assert_non_null(F->p);
-    F->reg = rein_registry_new(&err);
-    assert_non_null(F->reg);
-    assert_rein_ok(rein_skills_register_builtins(F->reg, &sc, &err), &err);
-    snprintf(path, sizeof(path), "%s/skills", F->dir);
-    assert_rein_ok(rein_registry_load_dir(F->reg, path, NULL, &err), &err);
+    F->p = test_ms_provider(ms_openai_url(F->ms));
+    F->reg = test_agent_registry(F->dir);
     F->a = rein_agent_new(F->p, F->reg, &err);
     assert_non_null(F->a);
     if (redis) {
@@ -98,6 +70,25 @@ static void start(void)
 {
     start_backend(false);
 }
+
+/* A case run on each backend: t_NAME() after start_backend(); RELEASE: on the release's store. */
+#define BOTH_(name, release)                                                                       \
+    static void sqlite_##name(void **state)                                                        \
+    {                                                                                              \
+        (void)state;                                                                               \
+        with_release_store = release;                                                              \
+        start_backend(false);                                                                      \
+        t_##name();                                                                                \
+    }                                                                                              \
+    static void redis_##name(void **state)                                                         \
+    {                                                                                              \
+        (void)state;                                                                               \
+        with_release_store = release;                                                              \
+        start_backend(true);                                                                       \
+        t_##name();                                                                                \
+    }
+#define BOTH(name)         BOTH_(name, false)
+#define BOTH_RELEASE(name) BOTH_(name, true)
 
 static int teardown(void **state)
 {
@@ -358,19 +349,7 @@ static void t_turn_records(void)
     json_decref(st.payloads);
 }
 
-static void sqlite_turn_records(void **state)
-{
-    (void)state;
-    start_backend(false);
-    t_turn_records();
-}
-
-static void redis_turn_records(void **state)
-{
-    (void)state;
-    start_backend(true);
-    t_turn_records();
-}
+BOTH(turn_records)
 
 /* ---- a reader on another instance follows the turn --------------------------------------- */
 
@@ -403,7 +382,7 @@ static void *follow(void *arg)
     return NULL;
 }
 
-static void t_follow(void)
+static void t_follow_from_another_handle(void)
 {
     struct follower f = {.conv = "f1"};
     struct stored st;
@@ -449,19 +428,7 @@ static void t_follow(void)
     rein_cancel_unref(cancel);
 }
 
-static void sqlite_follow_from_another_handle(void **state)
-{
-    (void)state;
-    start_backend(false);
-    t_follow();
-}
-
-static void redis_follow_from_another_handle(void **state)
-{
-    (void)state;
-    start_backend(true);
-    t_follow();
-}
+BOTH(follow_from_another_handle)
 
 /* ---- recovery ----------------------------------------------------------------------------- */
 
@@ -754,21 +721,7 @@ static void t_release_store_continues(void)
     rein_session_close(s);
 }
 
-static void sqlite_release_store_continues(void **state)
-{
-    (void)state;
-    with_release_store = true;
-    start_backend(false);
-    t_release_store_continues();
-}
-
-static void redis_release_store_continues(void **state)
-{
-    (void)state;
-    with_release_store = true;
-    start_backend(true);
-    t_release_store_continues();
-}
+BOTH_RELEASE(release_store_continues)
 
 static const struct CMUnitTest tests[] = {
     cmocka_unit_test_teardown(open_busy_and_existing, teardown),
