@@ -66,7 +66,7 @@ static void verdict(const char *text)
 {
     char reason[320];
     bool passed;
-    double c = rein__agent_stated_confidence(text);
+    double c = rein_agent_stated_confidence(text);
 
     rein__agent_parse_verdict(text, &passed, reason, sizeof(reason));
     if (strlen(reason) >= sizeof(reason) || !(c == -1 || (c >= 0 && c <= 1)))

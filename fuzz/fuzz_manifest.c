@@ -21,7 +21,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (!m)
         return 0;
     reg = rein_registry_new(NULL);
-    if (!reg)
+    if (!reg || rein_skills_register_runners(reg, NULL) || rein_mcp_register_runner(reg, NULL))
         abort();
     rein_error_clear(&err);
     if (rein_registry_add_manifest(reg, m, "/nonexistent", "fuzz", &err) == REIN_OK) {

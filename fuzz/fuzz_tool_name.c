@@ -18,7 +18,8 @@ static rein_registry *registry(void)
     if (reg)
         return reg;
     reg = rein_registry_new(NULL);
-    if (!reg || rein_skills_register_builtins(reg, NULL, NULL))
+    if (!reg || rein_skills_register_runners(reg, NULL) ||
+        rein_skills_register_builtins(reg, NULL, NULL))
         abort();
     for (size_t i = 0; i < sizeof(extra) / sizeof(extra[0]); i++) {
         json_t *m = json_pack("{s:s, s:s, s:{s:s}, s:{s:s, s:s}}", "id", extra[i], "description",

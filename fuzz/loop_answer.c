@@ -39,7 +39,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     memset(why, 'x', sizeof(why));
     if (rein__loop_blocked(text, size, why, sizeof(why)) && strlen(why) >= sizeof(why))
         __builtin_trap();
-    c = rein__agent_stated_confidence(text);
+    c = rein_agent_stated_confidence(text);
     if (!(c == -1 || (c >= 0 && c <= 1)))
         __builtin_trap();
     args = json_loadb((const char *)data, size, JSON_DECODE_ANY, NULL);

@@ -81,7 +81,6 @@
 #include <rein/cancel.h>
 #include <rein/history.h>
 #include <rein/json.h>
-#include <rein/metrics.h>
 #include <rein/pool.h>
 #include <rein/provider.h>
 #include <rein/tools.h>
@@ -317,10 +316,34 @@ REIN_EXTERN void rein_agent_set_max_parallel(rein_agent *a, unsigned n);
 REIN_EXTERN void rein_agent_set_rules(rein_agent *a, rein_provider *rules);
 /* The provider that answers self-verification questions (borrowed). NULL: the agent's. */
 REIN_EXTERN void rein_agent_set_verifier(rein_agent *a, rein_provider *verifier);
-/* Metrics to record turns and tool calls in (borrowed). NULL (default): none recorded. */
-REIN_EXTERN void rein_agent_set_metrics(rein_agent *a, rein_metrics *m);
+/*
+ * An observer of what the agent's turns do, for counters and gauges (the server's metrics
+ * implement one: rein_metrics_observe_agent() in <rein/metrics.h>). Each member may be NULL.
+ * Every pointer is borrowed for the duration of the call.
+ */
+struct rein_agent_observer {
+    /* A turn started (+1) or ended (-1); on the turn's thread. */
+    void (*turn_running)(void *userdata, int delta);
+    /* A tool call was answered (not in propose mode): the tool's real name and its ledger
+     * status (rein_call_status_name); on the thread that ran the call, concurrently for
+     * parallel calls. */
+    void (*tool_call)(void *userdata, const char *tool, const char *status);
+    /* A model request failed: the provider's name and "timeout" or the rein_err_name of the
+     * failure; on the turn's thread. */
+    void (*provider_error)(void *userdata, const char *provider, const char *kind);
+    void *userdata;
+};
+/* Sets the observer (copied; its userdata borrowed and must outlive the agent). NULL (the
+ * default): nothing observed. Call before turns run. */
+REIN_EXTERN void rein_agent_set_observer(rein_agent *a, const struct rein_agent_observer *obs);
 /* The context window in tokens (0: the provider's capability table). */
 REIN_EXTERN void rein_agent_set_context_window(rein_agent *a, int64_t tokens);
+/*
+ * The lowest confidence a model's reply states ("confidence: 0.7", "Confidence: 70%",
+ * "置信度：0.7"), in [0, 1]; -1 when it states none. text: borrowed, NUL-terminated. The turn
+ * uses it for verification "auto"; rein loop for its stop decision.
+ */
+REIN_EXTERN double rein_agent_stated_confidence(const char *text);
 
 /*
  * Runs one turn: appends message (borrowed; copied) to h (borrowed; the conversation so far,

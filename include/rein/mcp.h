@@ -135,7 +135,8 @@ REIN_EXTERN rein_err rein_mcp_server_run_stdio(rein_mcp_server *srv, int in_fd, 
  *
  * A skill folder may also hold a manifest whose runner is one server's tool:
  *   "runner": {"kind": "mcp", "tool": "read_file", "command": "...", "args": [...]}
- * (or "url"); that server is started at the first call.
+ * (or "url"); that server is started at the first call. Such manifests need the runner kind
+ * in the registry first: rein_mcp_register_runner().
  * -------------------------------------------------------------------------------------------*/
 
 typedef struct rein_mcp_clients rein_mcp_clients;
@@ -184,6 +185,12 @@ REIN_EXTERN json_t *rein_mcp_clients_status_json(const rein_mcp_clients *set);
 /* The registry id given to server's tool named tool (its MCP name), or NULL. Borrowed. */
 REIN_EXTERN const char *rein_mcp_clients_tool_id(const rein_mcp_clients *set, const char *server,
                                                  const char *tool);
+/*
+ * Registers the runner kind "mcp" in reg (rein_registry_add_runner_kind), so skill folders can
+ * hold manifests run by an MCP server's tool. REIN_EEXIST when it is already there.
+ * (rein_mcp_clients_register needs no such step.)
+ */
+REIN_EXTERN rein_err rein_mcp_register_runner(rein_registry *reg, rein_error *err) REIN_WUR;
 
 #ifdef __cplusplus
 }

@@ -2,15 +2,18 @@
  * rein/metrics.h: a small metrics registry rendered in the Prometheus text format (0.0.4).
  *
  * Families are counters, gauges or histograms with up to four labels; each distinct set of
- * label values is one series. `rein serve` renders the registry at GET /metrics. Other
- * modules record through the helpers at the bottom (turns running, tool calls by tool and
- * status, provider errors and retries), passing NULL for the process-wide registry.
+ * label values is one series. `rein serve` renders the registry at GET /metrics. The server
+ * records through the helpers at the bottom (turns running, tool calls by tool and status,
+ * provider errors and retries), passing NULL for the process-wide registry; an agent's turns
+ * reach them through the observer rein_metrics_observe_agent() installs, so the agent itself
+ * knows nothing of metrics.
  *
  * Threading: every function may be called from any thread.
  */
 #ifndef REIN_METRICS_H
 #define REIN_METRICS_H
 
+#include <rein/agent.h>
 #include <rein/buf.h>
 
 #ifdef __cplusplus
@@ -75,6 +78,11 @@ REIN_EXTERN void rein_metrics_provider_error(rein_metrics *m, const char *provid
                                              const char *kind);
 /* rein_provider_retries_total{provider}. */
 REIN_EXTERN void rein_metrics_provider_retry(rein_metrics *m, const char *provider);
+/*
+ * Makes a's turns record in m (borrowed; must outlive a; NULL: the global registry): turns
+ * running, tool calls and provider errors above, through rein_agent_set_observer().
+ */
+REIN_EXTERN void rein_metrics_observe_agent(rein_agent *a, rein_metrics *m);
 
 #ifdef __cplusplus
 }

@@ -13,8 +13,9 @@
  *                 fields?, limit?}: lines parsed into records, filtered, counted by level;
  *                 unparsable lines counted and listed
  *
- * The runners for external skills ("process" and "http") are part of every registry
- * (rein_registry_new); nothing here is needed to use them.
+ * The runners for external skills, "process" (a program, JSON on stdin and stdout) and "http"
+ * (POST to a URL), join a registry with rein_skills_register_runners(), before skill folders
+ * are loaded into it (rein_registry_load_dir).
  *
  * Threading: registering happens while the registry is being filled; the skills themselves
  * run on many threads at once.
@@ -46,6 +47,12 @@ struct rein_skills_config {
 REIN_EXTERN rein_err rein_skills_register_builtins(rein_registry *reg,
                                                    const struct rein_skills_config *cfg,
                                                    rein_error *err) REIN_WUR;
+
+/*
+ * Registers the runner kinds "process" and "http" in reg (rein_registry_add_runner_kind), so
+ * manifests that name them can be added. REIN_EEXIST when one of them is already there.
+ */
+REIN_EXTERN rein_err rein_skills_register_runners(rein_registry *reg, rein_error *err) REIN_WUR;
 
 #ifdef __cplusplus
 }

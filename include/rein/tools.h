@@ -102,10 +102,12 @@ enum rein_repair {
 REIN_EXTERN const char *rein_repair_name(enum rein_repair how);
 
 /* ---------------------------------------------------------------------------------------------
- * Runners: what executes a tool. A runner kind is a small vtable; a new kind (MCP) is one file
- * that defines a struct rein_runner_kind and registers it (rein_registry_add_runner_kind) or
- * adds tools with it directly (rein_registry_add_tool). Built in: "builtin" (a C function),
- * "process" (a program, JSON on stdin and stdout) and "http" (POST to a URL).
+ * Runners: what executes a tool. A runner kind is a small vtable; a new kind is one file that
+ * defines a struct rein_runner_kind and registers it (rein_registry_add_runner_kind) or adds
+ * tools with it directly (rein_registry_add_tool). This module knows only "builtin" (a C
+ * function); the modules above it register theirs: "process" (a program, JSON on stdin and
+ * stdout) and "http" (POST to a URL) with rein_skills_register_runners() (<rein/skills.h>),
+ * "mcp" (a tool of an MCP server) with rein_mcp_register_runner() (<rein/mcp.h>).
  * -------------------------------------------------------------------------------------------*/
 
 /*
@@ -225,7 +227,7 @@ typedef rein_err (*rein_tool_fn)(void *userdata, const struct rein_invocation *i
  * refused whole, with the JSON Pointer of the problem.
  * -------------------------------------------------------------------------------------------*/
 
-/* New empty registry that knows the runner kinds builtin, process and http. */
+/* New empty registry that knows the runner kind builtin (see Runners above for the others). */
 REIN_EXTERN rein_registry *rein_registry_new(rein_error *err);
 /* Frees the tools (closing their runners). NULL is a no-op. */
 REIN_EXTERN void rein_registry_free(rein_registry *reg);

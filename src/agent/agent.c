@@ -201,9 +201,12 @@ void rein_agent_set_verifier(rein_agent *a, rein_provider *verifier)
     a->verifier = verifier;
 }
 
-void rein_agent_set_metrics(rein_agent *a, rein_metrics *m)
+void rein_agent_set_observer(rein_agent *a, const struct rein_agent_observer *obs)
 {
-    a->metrics = m;
+    if (obs)
+        a->obs = *obs;
+    else
+        memset(&a->obs, 0, sizeof(a->obs));
 }
 
 void rein_agent_set_context_window(rein_agent *a, int64_t tokens)

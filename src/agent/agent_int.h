@@ -27,8 +27,8 @@ struct rein_agent {
     rein_pool *own_pool;
     pthread_mutex_t pool_mu;
     unsigned max_parallel;
-    rein_metrics *metrics;
-    int64_t context_window; /* 0: caps */
+    struct rein_agent_observer obs; /* zeroed: none */
+    int64_t context_window;         /* 0: caps */
     struct rein_model_caps caps;
     _Atomic int64_t tools_bytes; /* size of the whole tool list in a request; -1 unknown */
     char *role;                  /* custom first part of the prompt, or NULL */
@@ -198,13 +198,11 @@ rein_err rein__calls_proposal_content(struct call_slot *s) REIN_WUR;
 /* A cancel handle triggered with reason (new). NULL when memory is exhausted. */
 rein_cancel *rein__skip_cancel(const char *reason);
 
-/* Model output the loop reads (fuzzed in fuzz/fuzz_agent_reply.c):
- * the verifier's reply: YES or NO first (markup and quotes skipped, 是/否 too), then the
- * reason, written to reason (size bytes); anything else is a rejection that says so; */
+/* Model output the loop reads (fuzzed in fuzz/fuzz_agent_reply.c, with
+ * rein_agent_stated_confidence): the verifier's reply: YES or NO first (markup and quotes
+ * skipped, 是/否 too), then the reason, written to reason (size bytes); anything else is a
+ * rejection that says so. */
 void rein__agent_parse_verdict(const char *text, bool *passed, char *reason, size_t size);
-/* the lowest "confidence: N" (or 置信度：N) a reply states, N in [0, 1] or a percentage; -1 when
- * it states none. */
-double rein__agent_stated_confidence(const char *text);
 
 /* repair.c */
 /* True when name is acceptable to every wire in an assistant message. */

@@ -347,9 +347,9 @@ static void run_slot(struct turn *t, struct call_slot *s, bool check_only)
         if (rein_jw_finish(&w) != REIN_OK)
             fallback_content(s);
     }
-    if (t->a->metrics && s->res && !opts.check_only)
-        rein_metrics_tool_call(t->a->metrics, rein_call_result_tool_name(s->res),
-                               rein_call_status_name(rein_call_result_status(s->res)));
+    if (t->a->obs.tool_call && s->res && !opts.check_only)
+        t->a->obs.tool_call(t->a->obs.userdata, rein_call_result_tool_name(s->res),
+                            rein_call_status_name(rein_call_result_status(s->res)));
     result_event(s);
 }
 

@@ -188,9 +188,9 @@ static rein_err ask(struct turn *t, rein_model_response **out, rein_error *err)
         }
         break;
     }
-    if (rc && a->metrics)
-        rein_metrics_provider_error(a->metrics, rein_provider_name(p),
-                                    rc == REIN_ETIMEDOUT ? "timeout" : rein_err_name(rc));
+    if (rc && a->obs.provider_error)
+        a->obs.provider_error(a->obs.userdata, rein_provider_name(p),
+                              rc == REIN_ETIMEDOUT ? "timeout" : rein_err_name(rc));
 got:
     if (*out) {
         int64_t in = rein_model_response_input_tokens(*out);
@@ -524,7 +524,7 @@ static void close_turn(struct turn *t, enum rein_agent_stop stop, const char *de
 
 /* ---- one reply ---- */
 
-double rein__agent_stated_confidence(const char *text)
+double rein_agent_stated_confidence(const char *text)
 {
     static const char *const words[] = {"confidence", "置信度", "信心"};
     double best = -1;
@@ -614,7 +614,7 @@ static void handle_calls(struct turn *t, const rein_model_response *resp)
 
     t->iterations++;
     t->confidence =
-        t->a->caps.confidence ? rein__agent_stated_confidence(rein_model_response_text(resp)) : -1;
+        t->a->caps.confidence ? rein_agent_stated_confidence(rein_model_response_text(resp)) : -1;
     slots = take_reply(t, resp, NULL, propose, &n);
     if (!slots) {
         stop_with(t, REIN_AGENT_STOP_ERROR, NULL);
@@ -935,15 +935,15 @@ rein_err rein_agent_run(rein_agent *a, rein_history *h, const char *message,
             rein_error_set(err, REIN_ENOMEM, "out of memory");
         return rc;
     }
-    if (a->metrics)
-        rein_metrics_turns_running(a->metrics, 1);
+    if (a->obs.turn_running)
+        a->obs.turn_running(a->obs.userdata, 1);
     loop(&t);
     if (t.stop != REIN_AGENT_STOP_FINAL_ANSWER || t.text.len == 0)
         compose(&t);
     r = rein__result_from_turn(&t);
     final_event(&t, r && rein_agent_result_success(r));
-    if (a->metrics)
-        rein_metrics_turns_running(a->metrics, -1);
+    if (a->obs.turn_running)
+        a->obs.turn_running(a->obs.userdata, -1);
     release(&t);
     if (!r)
         return rein_error_set(err, REIN_ENOMEM, "out of memory building the turn's result");

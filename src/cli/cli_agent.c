@@ -79,7 +79,9 @@ rein_registry *cli_registry_new(const struct cli_setup *s, rein_error *err)
     const char *env = getenv("REIN_SKILLS_PATH");
     rein_registry *reg = rein_registry_new(err);
 
-    if (!reg || rein_skills_register_builtins(reg, &cfg, err) ||
+    /* The command's registry knows every runner kind rein has: skill folders may name any. */
+    if (!reg || rein_skills_register_runners(reg, err) || rein_mcp_register_runner(reg, err) ||
+        rein_skills_register_builtins(reg, &cfg, err) ||
         (env && *env && rein_registry_load_path(reg, env, NULL, err)))
         goto fail;
     for (size_t i = 0; i < s->nskills; i++) {

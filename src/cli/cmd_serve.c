@@ -216,7 +216,7 @@ int cmd_serve(int argc, char **argv)
     }
     if (cli_parts_new(&o.setup, true, &s.p, &err) != REIN_OK)
         goto fail;
-    rein_agent_set_metrics(s.p.agent, rein_metrics_global());
+    rein_metrics_observe_agent(s.p.agent, rein_metrics_global());
     if (make_server(&s, &o, &err) != REIN_OK)
         goto fail;
     /* The MCP servers' tools join the one registry before anything serves it. */

@@ -4,6 +4,8 @@
  * jansson's error record is copied into rein_error at once, with its line and column, so the
  * caller can point a person (or a model) at the exact place where the text went wrong.
  */
+#include "core/internal.h"
+
 #include <rein/json.h>
 
 #include <errno.h>
@@ -140,4 +142,23 @@ const char *rein_json_type_name(const json_t *v)
     default:
         return "null";
     }
+}
+
+json_t *rein__json_string_lossy(const char *s, size_t len)
+{
+    struct rein_buf b;
+    json_t *v;
+
+    v = json_stringn(s, len);
+    if (v || !s)
+        return v;
+    /* Not UTF-8 (or out of memory): the JSON writer replaces bad bytes with U+FFFD. */
+    rein_buf_init(&b, 0);
+    if (rein_buf_addch(&b, '"') || rein_json_escape(&b, s, len) || rein_buf_addch(&b, '"')) {
+        rein_buf_release(&b);
+        return NULL;
+    }
+    v = rein_json_parse(b.ptr, b.len, 0, NULL);
+    rein_buf_release(&b);
+    return v;
 }

@@ -21,7 +21,7 @@
  * A timeout or a cancel sends notifications/cancelled for the request.
  */
 #include "mcp/mcp_int.h"
-#include "skills/skills_int.h"
+#include "core/internal.h"
 
 #include <rein/proc.h>
 #include <rein/version.h>
@@ -91,14 +91,6 @@ struct rein__mcp_conn {
     /* http */
     char *session_id;
 };
-
-static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
-static CURLcode curl_init_rc = CURLE_FAILED_INIT;
-
-static void curl_init(void)
-{
-    curl_init_rc = curl_global_init(CURL_GLOBAL_DEFAULT);
-}
 
 /* ---- configuration ---------------------------------------------------------------------- */
 
@@ -201,7 +193,7 @@ static rein_err parse_stdio(struct rein__mcp_conn_config *cfg, const json_t *ent
                                   key);
         cfg->env[i] = rein_asprintf("%s=", key);
         if (cfg->env[i]) {
-            char *full = rein__skills_expand_env(cfg->env[i], json_string_value(v));
+            char *full = rein__expand_env(cfg->env[i], json_string_value(v));
             rein_free(cfg->env[i]);
             cfg->env[i] = full;
         }
@@ -255,7 +247,7 @@ static rein_err parse_http(struct rein__mcp_conn_config *cfg, const json_t *entr
                                   "values have no line breaks",
                                   cfg->name, key);
         snprintf(prefix, sizeof(prefix), "%s: ", key);
-        cfg->headers[i] = rein__skills_expand_env(prefix, json_string_value(v));
+        cfg->headers[i] = rein__expand_env(prefix, json_string_value(v));
         if (!cfg->headers[i++])
             goto nomem;
     }
@@ -264,8 +256,7 @@ static rein_err parse_http(struct rein__mcp_conn_config *cfg, const json_t *entr
             return rein_error_set(err, REIN_EINVAL,
                                   "mcpServers.%s.bearer_token: must not hold line breaks",
                                   cfg->name);
-        cfg->headers[i] =
-            rein__skills_expand_env("Authorization: Bearer ", json_string_value(token));
+        cfg->headers[i] = rein__expand_env("Authorization: Bearer ", json_string_value(token));
         if (!cfg->headers[i])
             goto nomem;
     }
@@ -957,9 +948,9 @@ static int http_exchange(struct rein__mcp_conn *c, struct pending *p, const char
     CURLcode code;
     int rc;
 
-    pthread_once(&curl_once, curl_init);
-    if (curl_init_rc != CURLE_OK)
-        return rein_error_set(err, REIN_EINTERNAL, "libcurl could not be initialised");
+    rc = rein__curl_global_init(err);
+    if (rc)
+        return rc;
     rein_buf_init(&x.body, c->cfg->max_message_bytes + 1);
     rein__mcp_sse_init(&x.sse, c->cfg->max_message_bytes, on_sse_event, &x);
     x.easy = curl_easy_init();
@@ -989,7 +980,7 @@ static int http_exchange(struct rein__mcp_conn *c, struct pending *p, const char
         int64_t left = deadline - rein_now_ms();
         curl_easy_setopt(x.easy, CURLOPT_TIMEOUT_MS, (long)(left > 1 ? left : 1));
     }
-    code = rein__skills_curl_perform(x.easy, cancel, &cancelled);
+    code = rein__curl_perform(x.easy, cancel, &cancelled);
     curl_easy_getinfo(x.easy, CURLINFO_RESPONSE_CODE, &status);
     curl_easy_getinfo(x.easy, CURLINFO_CONTENT_TYPE, &ct);
     if (x.session[0] && !last_id) {
@@ -1113,8 +1104,7 @@ static void http_close(struct rein__mcp_conn *c)
 
     if (!c->session_id)
         return;
-    pthread_once(&curl_once, curl_init);
-    easy = curl_init_rc == CURLE_OK ? curl_easy_init() : NULL;
+    easy = rein__curl_global_init(NULL) == REIN_OK ? curl_easy_init() : NULL;
     headers = easy ? http_headers(c, false, NULL) : NULL;
     if (easy && headers) {
         /* Ending the session is a courtesy; its failure changes nothing here. */

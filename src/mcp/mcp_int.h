@@ -237,7 +237,7 @@ rein_err rein__mcp_conn_call(struct rein__mcp_conn *c, const char *tool,
 /* Counters for tests: responses whose id no request had, lines that were not messages. */
 void rein__mcp_conn_counters(struct rein__mcp_conn *c, int64_t *unknown_ids, int64_t *garbage);
 
-/* The runner kind "mcp" (runner.c): tools of MCP servers, in the registry's standard table. */
+/* The runner kind "mcp" (runner.c): tools of MCP servers (rein_mcp_register_runner). */
 extern const struct rein_runner_kind rein__mcp_runner;
 
 /* ---- http.c: the HTTP transport's state, freed with the server ---------------------------- */

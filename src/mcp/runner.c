@@ -123,6 +123,11 @@ const struct rein_runner_kind rein__mcp_runner = {
     .close = runner_close,
 };
 
+rein_err rein_mcp_register_runner(rein_registry *reg, rein_error *err)
+{
+    return rein_registry_add_runner_kind(reg, &rein__mcp_runner, err);
+}
+
 /* ---- the set of configured servers ------------------------------------------------------ */
 
 struct server_entry {

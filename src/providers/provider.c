@@ -23,6 +23,8 @@
  */
 #include "provider_int.h"
 
+#include "core/internal.h"
+
 #include <rein/version.h>
 
 #include <curl/curl.h>
@@ -209,14 +211,6 @@ void rein_model_request_set_registry(rein_model_request *req, const rein_registr
  * Providers
  */
 
-static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
-static CURLcode curl_init_rc = CURLE_OK;
-
-static void curl_init(void)
-{
-    curl_init_rc = curl_global_init(CURL_GLOBAL_DEFAULT);
-}
-
 /* One mutex per kind of shared data: curl may hold one while taking another. */
 static void share_lock(CURL *h, curl_lock_data data, curl_lock_access access, void *ud)
 {
@@ -297,12 +291,8 @@ rein_provider *rein_provider_new(const rein_provider_config *cfg, rein_error *er
     const char *base;
     rein_err rc;
 
-    pthread_once(&curl_once, curl_init);
-    if (curl_init_rc != CURLE_OK) {
-        rein_error_set(err, REIN_EIO, "libcurl could not start: %s",
-                       curl_easy_strerror(curl_init_rc));
+    if (rein__curl_global_init(err))
         return NULL;
-    }
     p = rein_calloc(1, sizeof(*p));
     if (!p || rein__config_copy(&p->cfg, cfg) != REIN_OK) {
         rein_free(p);

@@ -489,3 +489,33 @@ void rein_metrics_provider_retry(rein_metrics *m, const char *provider)
                                "Model provider requests retried, by provider", labels),
                     values, 1);
 }
+
+/* ---- the agent's observer ---------------------------------------------------------------- */
+
+static void observe_turn(void *userdata, int delta)
+{
+    rein_metrics_turns_running(userdata, delta);
+}
+
+static void observe_tool_call(void *userdata, const char *tool, const char *status)
+{
+    rein_metrics_tool_call(userdata, tool, status);
+}
+
+static void observe_provider_error(void *userdata, const char *provider, const char *kind)
+{
+    rein_metrics_provider_error(userdata, provider, kind);
+}
+
+void rein_metrics_observe_agent(rein_agent *a, rein_metrics *m)
+{
+    struct rein_agent_observer obs = {
+        .turn_running = observe_turn,
+        .tool_call = observe_tool_call,
+        .provider_error = observe_provider_error,
+        .userdata = m,
+    };
+
+    if (a)
+        rein_agent_set_observer(a, &obs);
+}

@@ -50,3 +50,15 @@ rein_err rein_skills_register_builtins(rein_registry *reg, const struct rein_ski
         rc = rein__skills_log_transform_register(reg, cfg, err);
     return rc;
 }
+
+rein_err rein_skills_register_runners(rein_registry *reg, rein_error *err)
+{
+    rein_err rc;
+
+    if (!reg)
+        return rein_error_set(err, REIN_EINVAL, "no registry");
+    rc = rein_registry_add_runner_kind(reg, rein__skills_process_kind(), err);
+    if (!rc)
+        rc = rein_registry_add_runner_kind(reg, rein__skills_http_kind(), err);
+    return rc;
+}

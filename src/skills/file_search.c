@@ -136,13 +136,13 @@ static json_t *line_text(const char *line, size_t len)
     if (n > 0 && line[n - 1] == '\r')
         n--;
     if (n <= MAX_LINE_SHOWN)
-        return rein__tools_string_lossy(line, n);
+        return rein__json_string_lossy(line, n);
     n = MAX_LINE_SHOWN;
     while (n > 0 && ((unsigned char)line[n] & 0xc0) == 0x80)
         n--;
     memcpy(shown, line, n);
     memcpy(shown + n, "\xe2\x80\xa6", 3); /* … */
-    return rein__tools_string_lossy(shown, n + 3);
+    return rein__json_string_lossy(shown, n + 3);
 }
 
 static void add_match(struct search *s, const char *rel, size_t lineno, const char *line,

@@ -145,7 +145,7 @@ static void rec_set(struct rec *r, json_t *obj, const char *key, json_t *v)
 
 static void rec_str(struct rec *r, json_t *obj, const char *key, const char *s, size_t len)
 {
-    rec_set(r, obj, key, rein__tools_string_lossy(s, len));
+    rec_set(r, obj, key, rein__json_string_lossy(s, len));
 }
 
 static json_t *rec_finish(struct rec *r, bool *oom)

@@ -17,7 +17,6 @@
 
 #include <curl/curl.h>
 #include <rein/version.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,14 +30,6 @@ struct http_runner {
     size_t nheaders;
     size_t max_response;
 };
-
-static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
-static CURLcode curl_init_rc = CURLE_FAILED_INIT;
-
-static void curl_init(void)
-{
-    curl_init_rc = curl_global_init(CURL_GLOBAL_DEFAULT);
-}
 
 static void http_close(void *state)
 {
@@ -79,8 +70,7 @@ static rein_err http_open(const json_t *runner, const char *base_dir, void **sta
                                   key);
         }
         char *prefix = rein_asprintf("%s: ", key);
-        h->headers[h->nheaders] =
-            prefix ? rein__skills_expand_env(prefix, json_string_value(v)) : NULL;
+        h->headers[h->nheaders] = prefix ? rein__expand_env(prefix, json_string_value(v)) : NULL;
         rein_free(prefix);
         if (!h->headers[h->nheaders])
             goto out_nomem;
@@ -142,46 +132,6 @@ static struct curl_slist *request_headers(const struct http_runner *h,
 fail:
     curl_slist_free_all(list);
     return NULL;
-}
-
-CURLcode rein__skills_curl_perform(CURL *easy, rein_cancel *cancel, bool *cancelled)
-{
-    CURLM *multi = curl_multi_init();
-    CURLcode result = CURLE_FAILED_INIT;
-    int running = 1;
-
-    *cancelled = false;
-    if (!multi)
-        return CURLE_OUT_OF_MEMORY;
-    if (curl_multi_add_handle(multi, easy) != CURLM_OK) {
-        curl_multi_cleanup(multi);
-        return CURLE_OUT_OF_MEMORY;
-    }
-    while (running) {
-        struct curl_waitfd extra = {.fd = rein_cancel_fd(cancel), .events = CURL_WAIT_POLLIN};
-        if (curl_multi_perform(multi, &running) != CURLM_OK)
-            break;
-        if (!running)
-            break;
-        if (rein_cancel_is_set(cancel)) {
-            *cancelled = true;
-            result = CURLE_ABORTED_BY_CALLBACK;
-            break;
-        }
-        if (curl_multi_poll(multi, cancel ? &extra : NULL, cancel ? 1 : 0, 1000, NULL) != CURLM_OK)
-            break;
-    }
-    if (!*cancelled) {
-        int left;
-        CURLMsg *msg;
-        while ((msg = curl_multi_info_read(multi, &left))) {
-            if (msg->msg == CURLMSG_DONE && msg->easy_handle == easy)
-                result = msg->data.result;
-        }
-    }
-    curl_multi_remove_handle(multi, easy);
-    curl_multi_cleanup(multi);
-    return result;
 }
 
 static bool is_json_type(const char *ct)
@@ -259,9 +209,9 @@ static rein_err http_invoke(void *state, const struct rein_invocation *inv,
     CURL *easy;
     rein_err rc;
 
-    pthread_once(&curl_once, curl_init);
-    if (curl_init_rc != CURLE_OK)
-        return rein_error_set(err, REIN_EINTERNAL, "libcurl could not be initialised");
+    rc = rein__curl_global_init(err);
+    if (rc)
+        return rc;
     if (left == 0)
         return rein_error_set(err, REIN_ETIMEDOUT, "timed out before %s was called", h->url);
     rein_buf_init(&body, 0);
@@ -289,7 +239,7 @@ static rein_err http_invoke(void *state, const struct rein_invocation *inv,
         curl_easy_setopt(easy, CURLOPT_CONNECTTIMEOUT_MS,
                          (long)(left < CONNECT_TIMEOUT_MS ? left : CONNECT_TIMEOUT_MS));
     }
-    code = rein__skills_curl_perform(easy, inv->cancel, &cancelled);
+    code = rein__curl_perform(easy, inv->cancel, &cancelled);
     if (code != CURLE_OK || cancelled)
         rc = transfer_failed(h, inv, code, cancelled, &t, detail, err);
     else
@@ -302,7 +252,7 @@ out:
     return rc;
 }
 
-const struct rein_runner_kind rein__skills_runner_http = {
+static const struct rein_runner_kind http_kind = {
     .name = "http",
     .schema = "{\"type\":\"object\",\"required\":[\"kind\",\"url\"],\"properties\":{"
               "\"kind\":{\"const\":\"http\"},"
@@ -315,3 +265,8 @@ const struct rein_runner_kind rein__skills_runner_http = {
     .invoke = http_invoke,
     .close = http_close,
 };
+
+const struct rein_runner_kind *rein__skills_http_kind(void)
+{
+    return &http_kind;
+}

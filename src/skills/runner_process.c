@@ -94,7 +94,7 @@ static rein_err proc_open(const json_t *runner, const char *base_dir, void **sta
             return rein_error_set(err, REIN_ESCHEMA, "/env: \"%s\" is not a variable name", key);
         }
         char *prefix = rein_asprintf("%s=", key);
-        p->env[p->nenv] = prefix ? rein__skills_expand_env(prefix, json_string_value(v)) : NULL;
+        p->env[p->nenv] = prefix ? rein__expand_env(prefix, json_string_value(v)) : NULL;
         rein_free(prefix);
         if (!p->env[p->nenv])
             goto out_nomem;
@@ -383,7 +383,7 @@ out:
     return rc;
 }
 
-const struct rein_runner_kind rein__skills_runner_process = {
+static const struct rein_runner_kind process_kind = {
     .name = "process",
     .schema = "{\"type\":\"object\",\"required\":[\"kind\",\"command\"],\"properties\":{"
               "\"kind\":{\"const\":\"process\"},"
@@ -398,3 +398,8 @@ const struct rein_runner_kind rein__skills_runner_process = {
     .invoke = proc_invoke,
     .close = proc_close,
 };
+
+const struct rein_runner_kind *rein__skills_process_kind(void)
+{
+    return &process_kind;
+}

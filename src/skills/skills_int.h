@@ -8,9 +8,10 @@
 
 #include <rein/skills.h>
 
-#include "../tools/tools_int.h"
+#include "core/internal.h"
 
-#include <curl/curl.h>
+#define PCRE2_CODE_UNIT_WIDTH 8
+#include <pcre2.h>
 
 /* ---- paths.c: the folders the file skills may read ---- */
 struct rein__skills_roots {
@@ -33,6 +34,10 @@ bool rein__skills_roots_contain(const struct rein__skills_roots *r, const char *
 rein_err rein__skills_roots_resolve(const struct rein__skills_roots *r, const char *path,
                                     const char *what, char **out, rein_error *err);
 
+/* ---- envvars.c ---- */
+/* True when entry ("NAME=VALUE" or "NAME") names a credential that skills do not inherit. */
+bool rein__skills_env_is_secret(const char *entry);
+
 /* ---- reply.c: reading what an external skill answered ---- */
 /*
  * Reads one JSON document an external skill produced: an object with a boolean "ok" is a
@@ -40,20 +45,6 @@ rein_err rein__skills_roots_resolve(const struct rein__skills_roots *r, const ch
  * other value is the output itself. Returns REIN_OK with reply->output set, or the error's
  * code (rein_call_code_to_err) with err and reply->details set. doc is borrowed.
  */
-/*
- * prefix (copied) followed by value with each ${VAR} replaced from rein's environment (unset:
- * empty). New string, or NULL when memory is exhausted.
- */
-char *rein__skills_expand_env(const char *prefix, const char *value);
-/*
- * Runs a libcurl transfer (easy, borrowed) on a multi handle that also wakes on cancel (may be
- * NULL). Returns the transfer's CURLcode, or CURLE_ABORTED_BY_CALLBACK when cancelled
- * (*cancelled set). Shared by the HTTP runner and the MCP client's HTTP transport.
- */
-CURLcode rein__skills_curl_perform(CURL *easy, rein_cancel *cancel, bool *cancelled);
-/* True when entry ("NAME=VALUE" or "NAME") names a credential that skills do not inherit. */
-bool rein__skills_env_is_secret(const char *entry);
-
 rein_err rein__skills_read_reply(json_t *doc, struct rein_tool_reply *reply, rein_error *err);
 /*
  * Reads one line a process skill wrote on stderr as an event: an MCP notification
@@ -122,6 +113,10 @@ json_t *rein__skills_log_parse_line(enum rein__skills_log_format f, const char *
 int rein__skills_log_level_rank(const char *level);
 /* The normalised level for a level word ("WARNING" → "warn"), or NULL. */
 const char *rein__skills_log_level_normalize(const char *word, size_t len);
+
+/* ---- runner_process.c, runner_http.c: the runner kinds of external skills ---- */
+const struct rein_runner_kind *rein__skills_process_kind(void);
+const struct rein_runner_kind *rein__skills_http_kind(void);
 
 /* ---- the built-in skills (each registers itself) ---- */
 rein_err rein__skills_echo_register(rein_registry *reg, rein_error *err);

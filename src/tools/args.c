@@ -500,22 +500,3 @@ rein_err rein__tools_args_parse(const char *text, size_t len, size_t max_len, js
     *out = v;
     return REIN_OK;
 }
-
-json_t *rein__tools_string_lossy(const char *s, size_t len)
-{
-    struct rein_buf b;
-    json_t *v;
-
-    v = json_stringn(s, len);
-    if (v || !s)
-        return v;
-    /* Not UTF-8 (or out of memory): the JSON writer replaces bad bytes with U+FFFD. */
-    rein_buf_init(&b, 0);
-    if (rein_buf_addch(&b, '"') || rein_json_escape(&b, s, len) || rein_buf_addch(&b, '"')) {
-        rein_buf_release(&b);
-        return NULL;
-    }
-    v = rein_json_parse(b.ptr, b.len, 0, NULL);
-    rein_buf_release(&b);
-    return v;
-}

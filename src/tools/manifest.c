@@ -236,9 +236,9 @@ static void add_problem(rein_registry *reg, const char *file, const char *pointe
                         const char *message)
 {
     /* A file name need not be UTF-8; the record stays valid JSON either way. */
-    json_t *p = json_pack("{s:o, s:s, s:o}", "file", rein__tools_string_lossy(file, strlen(file)),
+    json_t *p = json_pack("{s:o, s:s, s:o}", "file", rein__json_string_lossy(file, strlen(file)),
                           "pointer", pointer ? pointer : "", "message",
-                          rein__tools_string_lossy(message, strlen(message)));
+                          rein__json_string_lossy(message, strlen(message)));
 
     rein_log(REIN_LOG_INFO, "tools/manifest", "%s: %s%s%s (skipped)", file,
              pointer && pointer[0] ? pointer : "", pointer && pointer[0] ? ": " : "", message);

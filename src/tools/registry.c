@@ -63,9 +63,6 @@ const struct rein_runner_kind rein__tools_runner_builtin = {
 
 rein_registry *rein_registry_new(rein_error *err)
 {
-    static const struct rein_runner_kind *const standard[] = {
-        &rein__tools_runner_builtin, &rein__skills_runner_process, &rein__skills_runner_http,
-        &rein__mcp_runner};
     rein_registry *reg = rein_calloc(1, sizeof(*reg));
 
     if (!reg)
@@ -73,10 +70,8 @@ rein_registry *rein_registry_new(rein_error *err)
     reg->problems = json_array();
     if (!reg->problems)
         goto out_free;
-    for (size_t i = 0; i < sizeof(standard) / sizeof(standard[0]); i++) {
-        if (rein_registry_add_runner_kind(reg, standard[i], err))
-            goto out_free;
-    }
+    if (rein_registry_add_runner_kind(reg, &rein__tools_runner_builtin, err))
+        goto out_free;
     return reg;
 
 out_free:
@@ -551,7 +546,7 @@ static rein_err captures_json(const struct rein__tools_route *r, const char *tex
         if (ov[2 * group] == PCRE2_UNSET)
             continue;
         json_t *v =
-            rein__tools_string_lossy(text + ov[2 * group], ov[2 * group + 1] - ov[2 * group]);
+            rein__json_string_lossy(text + ov[2 * group], ov[2 * group + 1] - ov[2 * group]);
         if (!v || json_object_set_new(obj, (const char *)(e + 2), v)) {
             json_decref(obj);
             return REIN_ENOMEM;

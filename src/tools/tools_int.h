@@ -1,12 +1,14 @@
 /*
  * Internals of the tools module (src/tools/): the registry and tool structs, name repair,
  * argument parsing and the shapes the pipeline and the ledger write. Only src/tools/,
- * src/skills/, the fuzz targets and the tests include this; everyone else uses <rein/tools.h>.
+ * the fuzz targets and the tests include this; everyone else uses <rein/tools.h>.
  */
 #ifndef REIN_TOOLS_INT_H
 #define REIN_TOOLS_INT_H
 
 #include <rein/tools.h>
+
+#include "core/internal.h"
 
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <pcre2.h>
@@ -64,12 +66,10 @@ struct rein_registry {
     rein_schema *meta; /* the manifest meta-schema, compiled on first use */
 };
 
-/* The runner kinds every registry knows: "builtin" (src/tools/registry.c, its state holds
- * the C function), "process" and "http" (src/skills/), "mcp" (src/mcp/runner.c). */
+/* The one runner kind the tools module knows: "builtin" (registry.c; its state holds the C
+ * function). Every other kind is registered by the module that implements it
+ * (rein_skills_register_runners, rein_mcp_register_runner). */
 extern const struct rein_runner_kind rein__tools_runner_builtin;
-extern const struct rein_runner_kind rein__skills_runner_process;
-extern const struct rein_runner_kind rein__skills_runner_http;
-extern const struct rein_runner_kind rein__mcp_runner;
 
 /* ---- repair.c ---- */
 /* ASCII lowercase copy of name (other bytes unchanged) into out (len + 1 bytes). */
@@ -192,8 +192,5 @@ static inline void rein__tools_ignore(rein_err rc)
 {
     (void)rc;
 }
-
-/* Writes s (len bytes, any bytes) as a JSON string body into b, invalid UTF-8 as U+FFFD. */
-json_t *rein__tools_string_lossy(const char *s, size_t len);
 
 #endif /* REIN_TOOLS_INT_H */

@@ -14,8 +14,6 @@
  */
 #include "loop_int.h"
 
-#include "agent/agent_int.h" /* rein__agent_stated_confidence */
-
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
@@ -385,7 +383,7 @@ static rein_err decide(struct loop *L, struct iteration *it, rein_error *err)
     const char *answer = rein_agent_result_text(it->agent);
     json_t *calls = rein_agent_result_tool_calls_json(it->agent);
     struct rein_verify_failing judge = {REIN__VERIFY_JUDGE_CHECK, JUDGE_SIGNATURE, REIN_VERIFY_P1};
-    double stated = rein__agent_stated_confidence(answer);
+    double stated = rein_agent_stated_confidence(answer);
     struct rein_verify_iteration more = {0};
 
     it->summary = calls ? rein__loop_summary(calls, answer) : NULL;

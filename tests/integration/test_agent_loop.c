@@ -1498,7 +1498,7 @@ static void test_messages_encoded_once_and_metrics(void **state)
 
     (void)state;
     fx_start(&f, "openai");
-    rein_agent_set_metrics(f.a, m);
+    rein_metrics_observe_agent(f.a, m);
     fx_script(&f,
               "[{\"tool_calls\":[{\"name\":\"echo\",\"arguments\":\"{\\\"text\\\":\\\"1\\\"}\"}]},"
               "{\"tool_calls\":[{\"name\":\"echo\",\"arguments\":\"{\\\"text\\\":\\\"2\\\"}\"}]},"

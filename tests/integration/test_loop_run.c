@@ -155,6 +155,7 @@ static void fx_start_wire(struct fx *f, const char *bits, const char *wire)
         fail_msg("provider: %s", err.msg);
     f->reg = rein_registry_new(&err);
     assert_non_null(f->reg);
+    assert_rein_ok(rein_skills_register_runners(f->reg, &err), &err);
     assert_rein_ok(rein_registry_load_dir(f->reg, f->skills, NULL, &err), &err);
     assert_int_equal(rein_registry_count(f->reg), 2);
     f->a = rein_agent_new(f->p, f->reg, &err);

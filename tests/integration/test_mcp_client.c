@@ -585,6 +585,8 @@ static void http_server_start(struct http_server *h, const struct rein_mcp_serve
     rein_error err;
 
     h->reg = rein_registry_new(&err);
+    assert_rein_ok(rein_skills_register_runners(h->reg, &err), &err);
+    assert_rein_ok(rein_mcp_register_runner(h->reg, &err), &err);
     assert_rein_ok(rein_skills_register_builtins(h->reg, NULL, &err), &err);
     assert_rein_ok(rein_registry_load_dir(h->reg, skills_dir(), NULL, &err), &err);
     h->mcp = rein_mcp_server_new(h->reg, opts, &err);

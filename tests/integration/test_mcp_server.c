@@ -692,6 +692,8 @@ static struct http_fixture *http_start(const struct rein_mcp_server_opts *opts)
     assert_non_null(f);
     f->dir = extra_skills();
     f->reg = rein_registry_new(&err);
+    assert_rein_ok(rein_skills_register_runners(f->reg, &err), &err);
+    assert_rein_ok(rein_mcp_register_runner(f->reg, &err), &err);
     assert_non_null(f->reg);
     assert_rein_ok(rein_skills_register_builtins(f->reg, NULL, &err), &err);
     assert_rein_ok(rein_registry_load_dir(f->reg, skills_dir(), NULL, &err), &err);

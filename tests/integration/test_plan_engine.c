@@ -123,6 +123,7 @@ static void fx_start_wire(struct fx *f, const char *wire)
     if (!f->p)
         fail_msg("provider: %s", err.msg);
     f->reg = rein_registry_new(&err);
+    assert_rein_ok(rein_skills_register_runners(f->reg, &err), &err);
     snprintf(manifest, sizeof(manifest),
              "{\"id\":\"write_file\",\"description\":\"Write content to a file\","
              "\"parameters\":{\"type\":\"object\",\"properties\":{\"path\":{\"type\":\"string\"},"

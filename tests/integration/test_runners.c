@@ -23,6 +23,7 @@ static rein_registry *registry_with(const char *manifest, const char *base_dir)
     json_t *m = rein_json_parse(manifest, strlen(manifest), 0, &err);
 
     assert_non_null(reg);
+    assert_rein_ok(rein_skills_register_runners(reg, &err), &err);
     assert_non_null(m);
     assert_rein_ok(rein_registry_add_manifest(reg, m, base_dir, "test", &err), &err);
     json_decref(m);

@@ -48,7 +48,7 @@ static void start_with(int64_t heartbeat_ms, int64_t approval_ms)
     F->metrics = rein_metrics_new();
     F->a = rein_agent_new(F->p, F->reg, &err);
     assert_non_null(F->a);
-    rein_agent_set_metrics(F->a, F->metrics);
+    rein_metrics_observe_agent(F->a, F->metrics);
     snprintf(url, sizeof(url), "sqlite:%s/rein.db", F->dir);
     assert_rein_ok(rein_store_open(url, NULL, &F->store, &err), &err);
     ao.metrics = F->metrics;

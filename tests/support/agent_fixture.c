@@ -47,6 +47,7 @@ rein_registry *test_agent_registry(const char *dir)
     reg = rein_registry_new(&err);
     if (!reg)
         fail_msg("registry: %s", err.msg);
+    assert_rein_ok(rein_skills_register_runners(reg, &err), &err);
     assert_rein_ok(rein_skills_register_builtins(reg, &sc, &err), &err);
     snprintf(path, sizeof(path), "%s/skills", dir);
     assert_rein_ok(rein_registry_load_dir(reg, path, NULL, &err), &err);

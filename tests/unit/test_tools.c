@@ -1014,6 +1014,7 @@ static void test_bad_manifests_are_refused_with_a_pointer(void **state)
     rein_registry *reg = rein_registry_new(&err);
 
     (void)state;
+    assert_rein_ok(rein_skills_register_runners(reg, &err), &err);
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         json_t *m = rein_json_parse(cases[i].manifest, strlen(cases[i].manifest), 0, NULL);
         assert_non_null(m);
@@ -1067,6 +1068,7 @@ static void test_load_dir_keeps_good_and_reports_bad(void **state)
     const json_t *problems;
 
     (void)state;
+    assert_rein_ok(rein_skills_register_runners(reg, &err), &err);
     snprintf(manifest, sizeof(manifest),
              "{\"id\":\"proc_echo\",\"description\":\"d\",\"parameters\":{\"type\":\"object\"},"
              "\"runner\":{\"kind\":\"process\",\"command\":[\"%s/skill_proc\",\"echo\"]}}",

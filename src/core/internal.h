@@ -1,0 +1,83 @@
+/*
+ * The library-internal interface of core: small helpers that every module of librein may use
+ * and that would otherwise be written once per module (an array's length, a hex digit, FNV-1a
+ * hashing, the one libcurl global-init guard, a cancellable libcurl transfer, ${VAR}
+ * expansion). It is not installed and not part of the API; unlike a module's private
+ * `*_int.h`, any file under src/ may include it (docs/decisions/0013, scripts/modgraph.sh).
+ * Everything here is safe to call from any thread.
+ */
+#ifndef REIN_CORE_INTERNAL_H
+#define REIN_CORE_INTERNAL_H
+
+#include <rein/cancel.h>
+#include <rein/core.h>
+#include <rein/json.h>
+
+#include <curl/curl.h>
+
+/* The number of elements of an array (not a pointer). */
+#define REIN_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+/* The value of a hexadecimal digit (either case), or -1 for any other byte. */
+static inline int rein__hex_digit(char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
+/*
+ * FNV-1a over len bytes, continuing from h: start with REIN_FNV32_INIT / REIN_FNV64_INIT and
+ * feed the pieces of a key in turn. Not for anything an attacker must not collide.
+ */
+#define REIN_FNV32_INIT 2166136261u
+#define REIN_FNV64_INIT 0xcbf29ce484222325ULL
+static inline uint32_t rein__fnv1a32(uint32_t h, const void *data, size_t len)
+{
+    const unsigned char *p = data;
+
+    for (size_t i = 0; i < len; i++)
+        h = (h ^ p[i]) * 16777619u;
+    return h;
+}
+static inline uint64_t rein__fnv1a64(uint64_t h, const void *data, size_t len)
+{
+    const unsigned char *p = data;
+
+    for (size_t i = 0; i < len; i++)
+        h = (h ^ p[i]) * 0x100000001b3ULL;
+    return h;
+}
+
+/* ---- json.c ---- */
+/* A new JSON string holding s (len bytes, any bytes), invalid UTF-8 as U+FFFD; NULL when
+ * memory is exhausted. */
+json_t *rein__json_string_lossy(const char *s, size_t len);
+
+/* ---- curl.c ---- */
+/*
+ * curl_global_init, once per process whoever asks first (it is not thread-safe in older
+ * libcurl, so every module goes through this one guard). REIN_OK, or REIN_EINTERNAL with err naming
+ * libcurl's reason.
+ */
+rein_err rein__curl_global_init(rein_error *err);
+/*
+ * Runs a libcurl transfer (easy, borrowed) on a multi handle that also wakes on cancel (may be
+ * NULL). Returns the transfer's CURLcode, or CURLE_ABORTED_BY_CALLBACK when cancelled
+ * (*cancelled set). Used by the HTTP skill runner and the MCP client's HTTP transport.
+ */
+CURLcode rein__curl_perform(CURL *easy, rein_cancel *cancel, bool *cancelled);
+
+/* ---- env.c ---- */
+/*
+ * prefix (copied) followed by value with each ${VAR} replaced from rein's environment (unset:
+ * empty), so secrets stay out of manifests and configuration files. New string (rein_free),
+ * or NULL when memory is exhausted.
+ */
+char *rein__expand_env(const char *prefix, const char *value);
+
+#endif /* REIN_CORE_INTERNAL_H */
