@@ -24,6 +24,13 @@ extern "C" {
  * jansson decoding flags; JSON_DECODE_ANY is always added.
  */
 REIN_EXTERN json_t *rein_json_parse(const char *text, size_t len, size_t flags, rein_error *err);
+/*
+ * Checks that len bytes of text are one JSON value that rein_json_parse() (flags 0) would
+ * accept, without building it: for texts that are kept as they are and only need to be known
+ * good. REIN_OK, or REIN_EPARSE with err's line, column and what is wrong (REIN_ENOMEM only for
+ * a number longer than 63 bytes when memory is exhausted).
+ */
+REIN_EXTERN rein_err rein_json_check(const char *text, size_t len, rein_error *err) REIN_WUR;
 /* Reads and parses a whole file. err names the path on failure. New reference or NULL. */
 REIN_EXTERN json_t *rein_json_load_file(const char *path, rein_error *err);
 /* Writes v (borrowed) as one value. Object keys keep their order. */

@@ -188,6 +188,48 @@ static void test_json_parse_reports_position(void **state)
     assert_null(v);
 }
 
+/* rein_json_check agrees with rein_json_parse; fuzz/json_check.c holds it to that on any
+ * input, these name the cases that matter to the store. */
+static void test_json_check_without_a_tree(void **state)
+{
+    static const char *const good[] = {"{\"a\": [1, 2.5, true, null], \"b\": \"\\u00e9\"}",
+                                       " 7 ",
+                                       "\"\\u0000\"",
+                                       "-9223372036854775808",
+                                       "1e-400",
+                                       "\"\\ud83d\\ude00\""};
+    static const char *const bad[] = {"",
+                                      "{} x",
+                                      "[1,]",
+                                      "9223372036854775808",
+                                      "1e400",
+                                      "\"\\ud800\"",
+                                      "{\"\\u0000\":1}",
+                                      "\"\xc0\xaf\"",
+                                      "[truex]",
+                                      "{\"a\" 1}"};
+    rein_error err;
+
+    (void)state;
+    for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+        json_t *v = rein_json_parse(good[i], strlen(good[i]), 0, NULL);
+        assert_non_null(v);
+        json_decref(v);
+        assert_rein_ok(rein_json_check(good[i], strlen(good[i]), &err), &err);
+    }
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        assert_null(rein_json_parse(bad[i], strlen(bad[i]), 0, NULL));
+        assert_int_equal(rein_json_check(bad[i], strlen(bad[i]), &err), REIN_EPARSE);
+        assert_true(err.msg[0] != '\0');
+    }
+    /* Where it went wrong, as a person counts. */
+    assert_int_equal(rein_json_check("{\"a\": 1,\n \"b\": tru}", 21, &err), REIN_EPARSE);
+    assert_int_equal(err.line, 2);
+    assert_int_equal(err.column, 7);
+    assert_non_null(strstr(err.msg, "invalid token"));
+    assert_int_equal(rein_json_check(NULL, 0, NULL), REIN_EPARSE);
+}
+
 static void test_json_dump_keeps_key_order(void **state)
 {
     const char *text = "{\"z\":1,\"a\":[1.5,\"x\",null,false],\"m\":{}}";
@@ -322,6 +364,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_log_level_parses),
     cmocka_unit_test(test_arena_allocates_and_cleans_up),
     cmocka_unit_test(test_jw_survives_every_allocation_failure),
+    cmocka_unit_test(test_json_check_without_a_tree),
 };
 
 REIN_TEST_MAIN(tests)
