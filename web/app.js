@@ -568,7 +568,7 @@ function renderConversation(conv) {
         const e = ledger.get(tc.id);
         const card = turn.card({
           call_id: tc.id,
-          tool: (e && e.name_sent) || tc.name,
+          tool: (e && e.sent_name) || tc.name,
           arguments: e ? e.args : parseJson(tc.arguments),
         });
         card.setTool((e && e.tool) || tc.name);

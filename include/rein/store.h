@@ -11,9 +11,8 @@
  * - conversations: id, title, state, metadata (a JSON object), created/updated times;
  * - messages in order: the neutral message JSON of decision 0001, stored as the exact text
  *   given, with its position (0, 1, ...), created time and trace id;
- * - ledger entries: {call_id, tool, args, status: pending|success|error|invalid, result,
- *   call_time, response_time, step} plus the conversation id, trace id, the name the model
- *   sent and an `interrupted` flag;
+ * - ledger entries: struct rein_ledger_entry (include/rein/tools.h), the one record of a call
+ *   from the pipeline to here, written as JSON by rein_ledger_entry_write;
  * - events (traces): type, JSON payload, time, trace id, optionally a conversation, and then
  *   a sequence id within it for readers that resume (rein_store_events_after/_wait);
  * - a lock per conversation (owner token, lease, lock state: what the turn is doing), and
@@ -38,6 +37,7 @@
 #include <jansson.h>
 #include <rein/cancel.h>
 #include <rein/core.h>
+#include <rein/tools.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -122,7 +122,7 @@ REIN_EXTERN rein_err rein_store_conv_delete(rein_store *s, const char *id,
                                             rein_error *err) REIN_WUR;
 /*
  * *out receives a new object: conv_get's fields plus messages (each {position, created_at,
- * trace_id, message: the stored JSON}) and ledger (entries as rein_store_ledger_json writes
+ * trace_id, message: the stored JSON}) and ledger (entries as rein_ledger_entry_write writes
  * them), for `GET /agent/conversations/{id}`.
  */
 REIN_EXTERN rein_err rein_store_conv_export(rein_store *s, const char *id, json_t **out,
@@ -161,65 +161,35 @@ REIN_EXTERN rein_err rein_store_messages_each(rein_store *s, const char *conv_id
 
 /* ---- ledger ----------------------------------------------------------------------------- */
 
-enum rein_ledger_status {
-    REIN_LEDGER_PENDING = 0,
-    REIN_LEDGER_SUCCESS = 1,
-    REIN_LEDGER_ERROR = 2,
-    REIN_LEDGER_INVALID = 3,
-};
-/* "pending", "success", "error", "invalid"; static. */
-REIN_EXTERN const char *rein_ledger_status_name(enum rein_ledger_status st);
-/* Parses a status name; false for anything else. */
-REIN_EXTERN bool rein_ledger_status_parse(const char *text, enum rein_ledger_status *out);
-
 /*
- * A ledger entry. Text pointers are borrowed (by the store when writing; from the store for
- * the duration of a callback when reading). args and result are JSON texts (result NULL
- * while pending); name_sent is the name the model used (NULL: same as tool); step is the
- * plan step or -1.
+ * The ledger of a conversation holds struct rein_ledger_entry records (include/rein/tools.h),
+ * one per call id, in the order they were first written. Written entries are borrowed; read
+ * ones are borrowed for the duration of the callback.
  */
-struct rein_store_ledger_entry {
-    const char *call_id;
-    const char *tool;
-    const char *name_sent;
-    const char *args;
-    enum rein_ledger_status status;
-    const char *result;
-    int64_t call_ms;     /* when the call was issued */
-    int64_t response_ms; /* when its result arrived; 0 while pending */
-    int step;
-    const char *trace_id;
-    bool interrupted; /* set by recovery: the process running the call died */
-};
-typedef int (*rein_store_ledger_fn)(const char *conv_id, const struct rein_store_ledger_entry *e,
+typedef int (*rein_store_ledger_fn)(const char *conv_id, const struct rein_ledger_entry *e,
                                     void *userdata);
 
 /*
  * Writes an entry (normally pending, before the call runs) and commits. An entry with the
- * same call id in the conversation is replaced. REIN_ENOTFOUND for an unknown conversation,
- * REIN_EINVAL for a bad call id or args/result that are not JSON.
+ * same call id in the conversation is replaced. call_ms 0 means now; a decided entry without
+ * response_ms gets now. REIN_ENOTFOUND for an unknown conversation, REIN_EINVAL for a bad call
+ * id, a status out of range, or args/result that are not JSON.
  */
 REIN_EXTERN rein_err rein_store_ledger_put(rein_store *s, const char *conv_id,
-                                           const struct rein_store_ledger_entry *e,
+                                           const struct rein_ledger_entry *e,
                                            rein_error *err) REIN_WUR;
 /*
- * Records the outcome of a call: status, result (JSON text, borrowed, may be NULL) and
- * response time (0: now). Clears the interrupted flag. REIN_ENOTFOUND for an unknown entry.
+ * Records the outcome of the call e->call_id: e's status, result (may be NULL), response_ms
+ * (0: now) and latency_ms; its first record (tool, arguments, call time, step, trace) stays.
+ * Clears the interrupted flag. REIN_ENOTFOUND for an unknown entry.
  */
 REIN_EXTERN rein_err rein_store_ledger_update(rein_store *s, const char *conv_id,
-                                              const char *call_id, enum rein_ledger_status status,
-                                              const char *result, int64_t response_ms,
+                                              const struct rein_ledger_entry *e,
                                               rein_error *err) REIN_WUR;
 /* Calls fn for each entry of the conversation in the order they were first written. */
 REIN_EXTERN rein_err rein_store_ledger_each(rein_store *s, const char *conv_id,
                                             rein_store_ledger_fn fn, void *userdata,
                                             rein_error *err) REIN_WUR;
-/*
- * New JSON object for an entry: {call_id, tool, name_sent, args, status, result, call_time,
- * response_time, step, trace_id, interrupted}; args and result are embedded as JSON when they
- * parse, else as strings. NULL when memory is exhausted.
- */
-REIN_EXTERN json_t *rein_store_ledger_json(const struct rein_store_ledger_entry *e);
 
 /* ---- events ----------------------------------------------------------------------------- */
 

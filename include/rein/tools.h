@@ -80,15 +80,20 @@ REIN_EXTERN enum rein_call_code rein_call_code_from_err(rein_err rc);
 /* The reverse, for runners that read a remote normalized error (invalid_arguments → EINVALID). */
 REIN_EXTERN rein_err rein_call_code_to_err(enum rein_call_code code);
 
-/* Ledger status of a call (000_47403d59ab6ffe48.txt). */
+/*
+ * The status of a call (000_47403d59ab6ffe48.txt): the one enum of the pipeline's result, the
+ * ledger, the store and every shape that names it. Values only grow.
+ */
 enum rein_call_status {
     REIN_CALL_PENDING = 0, /* written before the call runs */
     REIN_CALL_SUCCESS,     /* ran and succeeded */
     REIN_CALL_ERROR,       /* ran (or started to) and failed: timeout, execution_failed, … */
     REIN_CALL_INVALID,     /* could not run: name, arguments or policy */
 };
-/* "pending", "success", "error", "invalid". */
+/* "pending", "success", "error", "invalid"; "unknown" for a value out of range. Static. */
 REIN_EXTERN const char *rein_call_status_name(enum rein_call_status status);
+/* The status named text; false (and *out unchanged) for anything else. */
+REIN_EXTERN bool rein_call_status_parse(const char *text, enum rein_call_status *out);
 
 /* How rein_registry_resolve() found the tool. */
 enum rein_repair {
@@ -342,14 +347,43 @@ REIN_EXTERN rein_err rein_tool_route_match(const rein_tool *tool, size_t i, cons
                                            size_t len, json_t **captures, rein_error *err) REIN_WUR;
 
 /* ---------------------------------------------------------------------------------------------
- * The ledger (000_47403d59ab6ffe48.txt): one entry per call,
- *   {call_id, tool, args, status, result, call_time, response_time, step,
- *    sent_name, trace_id, latency_ms}
- * written pending before the call runs and updated to success, error or invalid with its
- * result (the output on success, the error object otherwise) and times (ISO 8601, UTC).
- * sent_name is the name the model sent (differs from tool when repaired); step is null for
- * calls outside a plan. Safe for concurrent use.
+ * The ledger (000_47403d59ab6ffe48.txt, decision 0004): one entry per call, written pending
+ * before the call runs and updated to success, error or invalid with its result (the output on
+ * success, the error object otherwise) and times. Safe for concurrent use.
  * -------------------------------------------------------------------------------------------*/
+
+/*
+ * A ledger entry: the one record of a call, handed as this struct from the pipeline through
+ * the ledger's hook and the session to the store and back (include/rein/store.h), and written
+ * as JSON by one writer (rein_ledger_entry_write) wherever it appears (the ledger, the store's
+ * export, GET /agent/conversations/{id}, plan files):
+ *   {"call_id", "tool", "args", "status", "result", "call_time", "response_time", "step",
+ *    "sent_name", "trace_id", "latency_ms", "interrupted"}
+ * Times are ISO 8601 UTC with milliseconds (null while pending), step and latency_ms null when
+ * not known. Every pointer is borrowed (from the hook's caller for the hook's call, from the
+ * store for a callback); texts are NUL-terminated.
+ */
+struct rein_ledger_entry {
+    const char *call_id;
+    const char *tool;      /* the tool that ran (the repaired name), or the name as sent */
+    const char *sent_name; /* the name the model sent; NULL: the same as tool */
+    const char *args;      /* JSON text of the arguments (a JSON string when they did not parse) */
+    enum rein_call_status status;
+    const char *result;  /* JSON text: the output on success, the error object otherwise; NULL
+                           while pending */
+    int64_t call_ms;     /* wall clock when the call was issued */
+    int64_t response_ms; /* when its result arrived; 0 while pending */
+    int64_t latency_ms;  /* how long it ran; < 0 when not measured */
+    bool has_step;       /* the call belongs to plan step step */
+    int step;
+    const char *trace_id; /* may be NULL */
+    bool interrupted;     /* the store's recovery found it pending after its process died */
+};
+
+/* Appends e's JSON (the shape above) to w. args and result must be JSON texts. */
+REIN_EXTERN void rein_ledger_entry_write(const struct rein_ledger_entry *e, struct rein_jw *w);
+/* e as a new JSON object; NULL when memory is exhausted or a text is not JSON. */
+REIN_EXTERN json_t *rein_ledger_entry_to_json(const struct rein_ledger_entry *e);
 
 /*
  * Called after every change with the whole entry (borrowed, valid during the call), from the
@@ -357,7 +391,7 @@ REIN_EXTERN rein_err rein_tool_route_match(const rein_tool *tool, size_t i, cons
  * writes it durably before returning. An error from the hook on a new pending entry makes the
  * pipeline refuse to run the call (internal); on a later update it is logged.
  */
-typedef rein_err (*rein_ledger_hook_fn)(void *userdata, const json_t *entry);
+typedef rein_err (*rein_ledger_hook_fn)(void *userdata, const struct rein_ledger_entry *entry);
 
 /* New empty ledger (an in-memory log; the hook makes it durable); NULL when out of memory. */
 REIN_EXTERN rein_ledger *rein_ledger_new(void);
@@ -394,7 +428,8 @@ REIN_EXTERN rein_err rein_ledger_update_result(rein_ledger *ledger, bool has_ste
                                                rein_error *err) REIN_WUR;
 /* Entries so far (all steps). */
 REIN_EXTERN size_t rein_ledger_count(const rein_ledger *ledger);
-/* New JSON of entry i, or NULL when i is out of range or memory is exhausted. */
+/* New JSON of entry i (the shape of rein_ledger_entry_write), or NULL when i is out of range
+ * or memory is exhausted. */
 REIN_EXTERN json_t *rein_ledger_entry_json(const rein_ledger *ledger, size_t i);
 /* New array of all entries (all_steps) or those of one step (step null when !has_step). */
 REIN_EXTERN json_t *rein_ledger_json(const rein_ledger *ledger, bool all_steps, bool has_step,

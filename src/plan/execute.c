@@ -149,16 +149,20 @@ static void renumber_jobs(struct run *r)
 
 /* The ledger hook of a step's turn: every entry lands in the step's history and is saved
  * before the pipeline goes on. An error stops a pending call from running. */
-static rein_err mirror(void *ud, const json_t *entry)
+static rein_err mirror(void *ud, const struct rein_ledger_entry *e)
 {
     struct job *job = ud;
     struct run *r = job->r;
+    json_t *entry = rein_ledger_entry_to_json(e);
     rein_err rc;
     long i;
 
+    if (!entry)
+        return REIN_ENOMEM;
     pthread_mutex_lock(&r->mu);
     i = rein__plan_find_uid(r->plan, job->uid);
     rc = i < 0 ? REIN_EINTERNAL : rein_plan_record_entry(r->plan, (size_t)i, entry, NULL);
+    json_decref(entry);
     if (rc == REIN_ENOMEM)
         fail_run(r, rc, "out of memory recording a tool call");
     if (!rc)

@@ -128,23 +128,25 @@ struct tt_state {
     int invalid;
 };
 
-static rein_err tt_hook(void *ud, const json_t *entry)
+static rein_err tt_hook(void *ud, const struct rein_ledger_entry *e)
 {
     struct tt_state *st = ud;
     struct rein__plan_tool_turn *tt = st->tt;
-    const char *tool = json_string_value(json_object_get(entry, "tool"));
-    const char *status = json_string_value(json_object_get(entry, "status"));
+    json_t *result;
     const char *msg;
 
-    if (!status || strcmp(status, "pending") == 0)
+    if (e->status == REIN_CALL_PENDING)
         return REIN_OK;
     pthread_mutex_lock(&st->mu);
-    if (!tt->accepted && tool && strcmp(tool, tt->tool) == 0 && strcmp(status, "success") == 0) {
-        tt->accepted = json_deep_copy(json_object_get(entry, "args"));
+    if (!tt->accepted && strcmp(e->tool, tt->tool) == 0 && e->status == REIN_CALL_SUCCESS) {
+        tt->accepted = rein_json_parse(e->args, strlen(e->args), 0, NULL);
         rein_cancel_trigger(st->cancel, "the decision was made");
-    } else if (!tt->accepted && strcmp(status, "success") != 0) {
-        msg = json_string_value(json_object_get(json_object_get(entry, "result"), "message"));
-        snprintf(tt->last_error, sizeof(tt->last_error), "%s", msg ? msg : status);
+    } else if (!tt->accepted && e->status != REIN_CALL_SUCCESS) {
+        result = e->result ? rein_json_parse(e->result, strlen(e->result), 0, NULL) : NULL;
+        msg = json_string_value(json_object_get(result, "message"));
+        snprintf(tt->last_error, sizeof(tt->last_error), "%s",
+                 msg ? msg : rein_call_status_name(e->status));
+        json_decref(result);
         if (++st->invalid >= tt->attempts)
             rein_cancel_trigger(st->cancel, "too many invalid calls");
     }

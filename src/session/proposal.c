@@ -52,14 +52,14 @@ struct ledger_find {
     char status[16];
 };
 
-static int find_entry(const char *conv_id, const struct rein_store_ledger_entry *e, void *userdata)
+static int find_entry(const char *conv_id, const struct rein_ledger_entry *e, void *userdata)
 {
     struct ledger_find *f = userdata;
 
     (void)conv_id;
     if (strcmp(e->call_id, f->call_id) != 0)
         return 0;
-    snprintf(f->status, sizeof(f->status), "%s", rein_ledger_status_name(e->status));
+    snprintf(f->status, sizeof(f->status), "%s", rein_call_status_name(e->status));
     return 1;
 }
 
@@ -99,15 +99,15 @@ static rein_err discard_call(rein_session *s, const json_t *call, rein_error *er
     json_t *parsed = args && args[0] ? rein_json_parse(args, strlen(args), 0, NULL) : NULL;
     char *args_text = rein_json_dumps(parsed ? parsed : json_object_get(call, "arguments"));
     int64_t now = rein_wall_ms();
-    struct rein_store_ledger_entry e = {
+    struct rein_ledger_entry e = {
         .call_id = json_string_value(json_object_get(call, "id")),
         .tool = json_string_value(json_object_get(call, "name")),
         .args = args_text ? args_text : "{}",
-        .status = REIN_LEDGER_INVALID,
+        .status = REIN_CALL_INVALID,
         .result = DISCARDED,
         .call_ms = now,
         .response_ms = now,
-        .step = -1,
+        .latency_ms = -1,
         .trace_id = s->trace_id,
     };
     rein_err rc = rein_store_ledger_put(s->store, s->conv_id, &e, err);

@@ -89,22 +89,21 @@ static void close_entry(rein_session *s, const json_t *call, const json_t *tool_
     char *args = parsed || (raw && raw[0])
                      ? rein_json_dumps(parsed ? parsed : json_object_get(call, "arguments"))
                      : NULL;
+    struct rein_ledger_entry e = {
+        .call_id = id,
+        .tool = json_string_value(json_object_get(call, "name")),
+        .args = args ? args : "{}",
+        .status = REIN_CALL_ERROR,
+        .result = result,
+        .latency_ms = -1,
+        .trace_id = s->trace_id,
+    };
     rein_error err;
     rein_err rc;
 
-    rc = rein_store_ledger_update(s->store, s->conv_id, id, REIN_LEDGER_ERROR, result, 0, &err);
-    if (rc == REIN_ENOTFOUND) {
-        struct rein_store_ledger_entry e = {
-            .call_id = id,
-            .tool = json_string_value(json_object_get(call, "name")),
-            .args = args ? args : "{}",
-            .status = REIN_LEDGER_ERROR,
-            .result = result,
-            .step = -1,
-            .trace_id = s->trace_id,
-        };
+    rc = rein_store_ledger_update(s->store, s->conv_id, &e, &err);
+    if (rc == REIN_ENOTFOUND)
         rc = rein_store_ledger_put(s->store, s->conv_id, &e, &err);
-    }
     if (rc != REIN_OK)
         rein_log(REIN_LOG_WARN, WHERE, "%s: the ledger entry of %s was not closed: %s", s->conv_id,
                  id, err.msg);

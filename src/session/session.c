@@ -65,43 +65,28 @@ static rein_err save_turn_message(void *userdata, size_t position, const json_t 
 }
 
 /* A pending entry is put (written before the call runs), later changes update it; a call
- * refused before it could run is written once, already decided. */
-rein_err rein__session_save_ledger(void *userdata, const json_t *entry)
+ * refused before it could run is written once, already decided. The entry goes to the store as
+ * the ledger handed it over. */
+rein_err rein__session_save_ledger(void *userdata, const struct rein_ledger_entry *e)
 {
     rein_session *s = userdata;
-    const char *status = json_string_value(json_object_get(entry, "status"));
-    const json_t *step = json_object_get(entry, "step");
-    const json_t *result = json_object_get(entry, "result");
-    char *args = rein_json_dumps(json_object_get(entry, "args"));
-    char *res = result && !json_is_null(result) ? rein_json_dumps(result) : NULL;
-    struct rein_store_ledger_entry e = {
-        .call_id = json_string_value(json_object_get(entry, "call_id")),
-        .tool = json_string_value(json_object_get(entry, "tool")),
-        .name_sent = json_string_value(json_object_get(entry, "sent_name")),
-        .args = args ? args : "null",
-        .result = res,
-        .call_ms = rein_wall_ms(),
-        .step = json_is_integer(step) ? (int)json_integer_value(step) : -1,
-        .trace_id = s->trace_id,
-    };
+    struct rein_ledger_entry copy = *e;
     rein_error err;
     rein_err rc;
 
+    if (!copy.trace_id || !copy.trace_id[0])
+        copy.trace_id = s->trace_id;
     rein_error_clear(&err);
-    if (!e.call_id || !e.tool || !rein_ledger_status_parse(status, &e.status)) {
-        rc = REIN_EINVAL;
-    } else if (e.status == REIN_LEDGER_PENDING) {
-        rc = rein_store_ledger_put(s->store, s->conv_id, &e, &err);
+    if (e->status == REIN_CALL_PENDING) {
+        rc = rein_store_ledger_put(s->store, s->conv_id, &copy, &err);
     } else {
-        rc = rein_store_ledger_update(s->store, s->conv_id, e.call_id, e.status, res, 0, &err);
+        rc = rein_store_ledger_update(s->store, s->conv_id, &copy, &err);
         if (rc == REIN_ENOTFOUND)
-            rc = rein_store_ledger_put(s->store, s->conv_id, &e, &err);
+            rc = rein_store_ledger_put(s->store, s->conv_id, &copy, &err);
     }
     if (rc != REIN_OK)
-        rein_log(REIN_LOG_WARN, WHERE, "%s: ledger entry %s not stored: %s", s->conv_id,
-                 e.call_id ? e.call_id : "?", err.msg[0] ? err.msg : rein_strerror(rc));
-    rein_free(args);
-    rein_free(res);
+        rein_log(REIN_LOG_WARN, WHERE, "%s: ledger entry %s not stored: %s", s->conv_id, e->call_id,
+                 err.msg[0] ? err.msg : rein_strerror(rc));
     return rc;
 }
 

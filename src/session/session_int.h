@@ -66,7 +66,7 @@ void rein__session_title(const char *text, char out[REIN_SESSION_TITLE_MAX + 1])
 rein_err rein__session_save_message(rein_session *s, const json_t *msg, int64_t *position,
                                     rein_error *err);
 /* The ledger hook of the session's turns and proposals (rein_ledger_hook_fn). */
-rein_err rein__session_save_ledger(void *userdata, const json_t *entry);
+rein_err rein__session_save_ledger(void *userdata, const struct rein_ledger_entry *e);
 /* Updates the lock state others see; failures are logged. */
 void rein__session_set_state(rein_session *s, const char *state, const char *tool);
 

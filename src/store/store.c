@@ -18,26 +18,6 @@
 
 #define WHERE "store"
 
-static const char *const status_names[] = {"pending", "success", "error", "invalid"};
-
-const char *rein_ledger_status_name(enum rein_ledger_status st)
-{
-    if ((unsigned)st > REIN_LEDGER_INVALID)
-        return "unknown";
-    return status_names[st];
-}
-
-bool rein_ledger_status_parse(const char *text, enum rein_ledger_status *out)
-{
-    for (int i = 0; text && i < 4; i++) {
-        if (strcmp(text, status_names[i]) == 0) {
-            *out = (enum rein_ledger_status)i;
-            return true;
-        }
-    }
-    return false;
-}
-
 bool rein_store_id_is_valid(const char *id)
 {
     size_t n;
@@ -98,13 +78,15 @@ static rein_err check_call_id(const char *id, rein_error *err)
     return REIN_EINVAL;
 }
 
-/* Checks that text (may be NULL when optional) parses as JSON, of object type if asked. */
+/*
+ * Checks that text (may be NULL when optional) is JSON, of object type if asked. The store
+ * keeps such texts as they are, so they are checked without building a tree.
+ */
 static rein_err check_json(const char *text, size_t len, const char *what, bool optional,
                            bool want_object, rein_error *err)
 {
     rein_error perr;
-    json_t *v;
-    bool is_object;
+    rein_err rc;
 
     if (!text) {
         if (optional)
@@ -113,10 +95,10 @@ static rein_err check_json(const char *text, size_t len, const char *what, bool 
         rein_error_where(err, WHERE);
         return REIN_EINVAL;
     }
-    v = rein_json_parse(text, len, 0, &perr);
-    if (!v) {
-        if (perr.code == REIN_ENOMEM)
-            return rein_error_set(err, REIN_ENOMEM, "%s: out of memory", what);
+    rc = rein_json_check(text, len, &perr);
+    if (rc == REIN_ENOMEM)
+        return rein_error_set(err, REIN_ENOMEM, "%s: out of memory", what);
+    if (rc != REIN_OK) {
         rein_error_set(err, REIN_EINVAL, "%s is not valid JSON (line %d, column %d): %s", what,
                        perr.line, perr.column, perr.msg);
         if (err) {
@@ -126,9 +108,7 @@ static rein_err check_json(const char *text, size_t len, const char *what, bool 
         rein_error_where(err, WHERE);
         return REIN_EINVAL;
     }
-    is_object = json_is_object(v);
-    json_decref(v);
-    if (want_object && !is_object) {
+    if (want_object && text[strspn(text, " \t\r\n")] != '{') {
         rein_error_set(err, REIN_EINVAL, "%s must be a JSON object", what);
         rein_error_where(err, WHERE);
         return REIN_EINVAL;
@@ -512,10 +492,9 @@ static int export_message(const struct rein_store_message *m, void *userdata)
     return 0;
 }
 
-static int export_ledger(const char *conv_id, const struct rein_store_ledger_entry *e,
-                         void *userdata)
+static int export_ledger(const char *conv_id, const struct rein_ledger_entry *e, void *userdata)
 {
-    json_t *o = rein_store_ledger_json(e);
+    json_t *o = rein_ledger_entry_to_json(e);
 
     (void)conv_id;
     if (!o || json_array_append_new(userdata, o))
@@ -594,25 +573,33 @@ rein_err rein_store_messages_each(rein_store *s, const char *conv_id, int64_t fr
 
 /* ---- ledger ----------------------------------------------------------------------------- */
 
-rein_err rein_store_ledger_put(rein_store *s, const char *conv_id,
-                               const struct rein_store_ledger_entry *e, rein_error *err)
+/* Checks what every written entry must be: a call id, a tool, a known status, JSON texts. */
+static rein_err check_entry(const struct rein_ledger_entry *e, bool need_args, rein_error *err)
 {
-    struct rein_store_ledger_entry copy;
-    rein_err rc = check_id(conv_id, "conversation", err);
+    rein_err rc = check_call_id(e->call_id, err);
 
     if (rc != REIN_OK)
         return rc;
-    rc = check_call_id(e->call_id, err);
-    if (rc != REIN_OK)
-        return rc;
-    if (!e->tool || !e->tool[0] || strlen(e->tool) > 256)
+    if (need_args && (!e->tool || !e->tool[0] || strlen(e->tool) > 256))
         return rein_error_set(err, REIN_EINVAL, "ledger entry needs a tool name of 1-256 bytes");
-    if ((unsigned)e->status > REIN_LEDGER_INVALID)
+    if ((unsigned)e->status > REIN_CALL_INVALID)
         return rein_error_set(err, REIN_EINVAL, "ledger status %d is not valid", (int)e->status);
-    rc = check_json(e->args, e->args ? strlen(e->args) : 0, "ledger args", false, false, err);
+    if (need_args)
+        rc = check_json(e->args, e->args ? strlen(e->args) : 0, "ledger args", false, false, err);
     if (rc == REIN_OK)
         rc = check_json(e->result, e->result ? strlen(e->result) : 0, "ledger result", true, false,
                         err);
+    return rc;
+}
+
+rein_err rein_store_ledger_put(rein_store *s, const char *conv_id,
+                               const struct rein_ledger_entry *e, rein_error *err)
+{
+    struct rein_ledger_entry copy;
+    rein_err rc = check_id(conv_id, "conversation", err);
+
+    if (rc == REIN_OK)
+        rc = check_entry(e, true, err);
     if (rc != REIN_OK)
         return rc;
     copy = *e;
@@ -620,30 +607,27 @@ rein_err rein_store_ledger_put(rein_store *s, const char *conv_id,
         copy.call_ms = rein_wall_ms();
     if (!copy.trace_id)
         copy.trace_id = "";
-    if (copy.status != REIN_LEDGER_PENDING && !copy.response_ms)
+    if (copy.status != REIN_CALL_PENDING && !copy.response_ms)
         copy.response_ms = rein_wall_ms();
+    if (copy.status == REIN_CALL_PENDING)
+        copy.response_ms = 0;
     return s->ops->ledger_put(s, conv_id, &copy, err);
 }
 
-rein_err rein_store_ledger_update(rein_store *s, const char *conv_id, const char *call_id,
-                                  enum rein_ledger_status status, const char *result,
-                                  int64_t response_ms, rein_error *err)
+rein_err rein_store_ledger_update(rein_store *s, const char *conv_id,
+                                  const struct rein_ledger_entry *e, rein_error *err)
 {
+    struct rein_ledger_entry copy;
     rein_err rc = check_id(conv_id, "conversation", err);
 
+    if (rc == REIN_OK)
+        rc = check_entry(e, false, err);
     if (rc != REIN_OK)
         return rc;
-    rc = check_call_id(call_id, err);
-    if (rc != REIN_OK)
-        return rc;
-    if ((unsigned)status > REIN_LEDGER_INVALID)
-        return rein_error_set(err, REIN_EINVAL, "ledger status %d is not valid", (int)status);
-    rc = check_json(result, result ? strlen(result) : 0, "ledger result", true, false, err);
-    if (rc != REIN_OK)
-        return rc;
-    if (!response_ms && status != REIN_LEDGER_PENDING)
-        response_ms = rein_wall_ms();
-    return s->ops->ledger_update(s, conv_id, call_id, status, result, response_ms, err);
+    copy = *e;
+    if (!copy.response_ms && copy.status != REIN_CALL_PENDING)
+        copy.response_ms = rein_wall_ms();
+    return s->ops->ledger_update(s, conv_id, &copy, err);
 }
 
 rein_err rein_store_ledger_each(rein_store *s, const char *conv_id, rein_store_ledger_fn fn,
@@ -654,45 +638,6 @@ rein_err rein_store_ledger_each(rein_store *s, const char *conv_id, rein_store_l
     if (rc != REIN_OK)
         return rc;
     return s->ops->ledger_each(s, conv_id, fn, userdata, err);
-}
-
-/* Embeds text as JSON when it parses, else as a string; NULL text is null. */
-static json_t *json_or_string(const char *text)
-{
-    json_t *v;
-
-    if (!text)
-        return json_null();
-    v = rein_json_parse(text, strlen(text), 0, NULL);
-    return v ? v : json_string(text);
-}
-
-json_t *rein_store_ledger_json(const struct rein_store_ledger_entry *e)
-{
-    char ct[REIN_TIME_ISO_LEN], rt[REIN_TIME_ISO_LEN];
-    json_t *o = json_object();
-
-    if (!o)
-        return NULL;
-    if (json_object_set_new(o, "call_id", json_string(e->call_id)) ||
-        json_object_set_new(o, "tool", json_string(e->tool)) ||
-        json_object_set_new(
-            o, "name_sent",
-            json_string(e->name_sent && e->name_sent[0] ? e->name_sent : e->tool)) ||
-        json_object_set_new(o, "args", json_or_string(e->args)) ||
-        json_object_set_new(o, "status", json_string(rein_ledger_status_name(e->status))) ||
-        json_object_set_new(o, "result", json_or_string(e->result)) ||
-        json_object_set_new(o, "call_time", json_string(rein_time_iso(e->call_ms, ct))) ||
-        json_object_set_new(o, "response_time",
-                            e->response_ms ? json_string(rein_time_iso(e->response_ms, rt))
-                                           : json_null()) ||
-        json_object_set_new(o, "step", e->step >= 0 ? json_integer(e->step) : json_null()) ||
-        json_object_set_new(o, "trace_id", json_string(e->trace_id ? e->trace_id : "")) ||
-        json_object_set_new(o, "interrupted", json_boolean(e->interrupted))) {
-        json_decref(o);
-        return NULL;
-    }
-    return o;
 }
 
 /* ---- events ----------------------------------------------------------------------------- */

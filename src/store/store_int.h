@@ -38,11 +38,12 @@ struct rein__store_ops {
     rein_err (*messages_each)(rein_store *s, const char *conv_id, int64_t from,
                               rein_store_message_fn fn, void *userdata, rein_error *err);
 
-    rein_err (*ledger_put)(rein_store *s, const char *conv_id,
-                           const struct rein_store_ledger_entry *e, rein_error *err);
-    rein_err (*ledger_update)(rein_store *s, const char *conv_id, const char *call_id,
-                              enum rein_ledger_status status, const char *result,
-                              int64_t response_ms, rein_error *err);
+    /* e has its times filled and its texts checked. */
+    rein_err (*ledger_put)(rein_store *s, const char *conv_id, const struct rein_ledger_entry *e,
+                           rein_error *err);
+    /* Sets e's status, result, response_ms and latency_ms on the entry of e->call_id. */
+    rein_err (*ledger_update)(rein_store *s, const char *conv_id, const struct rein_ledger_entry *e,
+                              rein_error *err);
     rein_err (*ledger_each)(rein_store *s, const char *conv_id, rein_store_ledger_fn fn,
                             void *userdata, rein_error *err);
 

@@ -627,8 +627,12 @@ static rein_err rd_messages_each(rein_store *s, const char *conv_id, int64_t fro
 
 /* ---- ledger ----------------------------------------------------------------------------- */
 
-/* The stored form of an entry: args and result as strings, so their text is kept exactly. */
-static char *entry_encode(const struct rein_store_ledger_entry *e)
+/*
+ * The stored form of an entry: args and result as strings, so their text is kept exactly;
+ * step and latency_ms null when not known. Member names are those of the entry's JSON
+ * (rein_ledger_entry_write), times in milliseconds.
+ */
+static char *entry_encode(const struct rein_ledger_entry *e)
 {
     json_t *o = json_object();
     char *text = NULL;
@@ -637,15 +641,17 @@ static char *entry_encode(const struct rein_store_ledger_entry *e)
         return NULL;
     if (!json_object_set_new(o, "call_id", json_string(e->call_id)) &&
         !json_object_set_new(o, "tool", json_string(e->tool)) &&
-        !json_object_set_new(o, "name_sent",
-                             e->name_sent ? json_string(e->name_sent) : json_null()) &&
+        !json_object_set_new(o, "sent_name",
+                             e->sent_name ? json_string(e->sent_name) : json_null()) &&
         !json_object_set_new(o, "args", json_string(e->args)) &&
-        !json_object_set_new(o, "status", json_string(rein_ledger_status_name(e->status))) &&
+        !json_object_set_new(o, "status", json_string(rein_call_status_name(e->status))) &&
         !json_object_set_new(o, "result", e->result ? json_string(e->result) : json_null()) &&
         !json_object_set_new(o, "call_ms", json_integer(e->call_ms)) &&
         !json_object_set_new(o, "response_ms", json_integer(e->response_ms)) &&
-        !json_object_set_new(o, "step", json_integer(e->step)) &&
+        !json_object_set_new(o, "step", e->has_step ? json_integer(e->step) : json_null()) &&
         !json_object_set_new(o, "trace_id", json_string(e->trace_id ? e->trace_id : "")) &&
+        !json_object_set_new(o, "latency_ms",
+                             e->latency_ms >= 0 ? json_integer(e->latency_ms) : json_null()) &&
         !json_object_set_new(o, "interrupted", json_boolean(e->interrupted)))
         text = rein_json_dumps(o);
     json_decref(o);
@@ -653,10 +659,10 @@ static char *entry_encode(const struct rein_store_ledger_entry *e)
 }
 
 /* Reads a stored entry; borrowed pointers stay valid while *holder lives. */
-static bool entry_decode(const char *text, size_t len, struct rein_store_ledger_entry *e,
-                         json_t **holder)
+static bool entry_decode(const char *text, size_t len, struct rein_ledger_entry *e, json_t **holder)
 {
     json_t *o = rein_json_parse(text, len, 0, NULL);
+    const json_t *step, *latency;
     const char *status;
 
     *holder = o;
@@ -665,18 +671,23 @@ static bool entry_decode(const char *text, size_t len, struct rein_store_ledger_
     memset(e, 0, sizeof(*e));
     e->call_id = json_string_value(json_object_get(o, "call_id"));
     e->tool = json_string_value(json_object_get(o, "tool"));
-    e->name_sent = json_string_value(json_object_get(o, "name_sent"));
+    e->sent_name = json_string_value(json_object_get(o, "sent_name"));
     e->args = json_string_value(json_object_get(o, "args"));
     e->result = json_string_value(json_object_get(o, "result"));
     /* Lua's cjson writes integers as numbers that may come back as reals. */
     e->call_ms = (int64_t)json_number_value(json_object_get(o, "call_ms"));
     e->response_ms = (int64_t)json_number_value(json_object_get(o, "response_ms"));
-    e->step = (int)json_number_value(json_object_get(o, "step"));
+    /* Layout 1 wrote -1 for "no step". */
+    step = json_object_get(o, "step");
+    e->has_step = json_is_number(step) && json_number_value(step) >= 0;
+    e->step = e->has_step ? (int)json_number_value(step) : 0;
+    latency = json_object_get(o, "latency_ms");
+    e->latency_ms = json_is_number(latency) ? (int64_t)json_number_value(latency) : -1;
     e->trace_id = json_string_value(json_object_get(o, "trace_id"));
     e->interrupted = json_is_true(json_object_get(o, "interrupted"));
     status = json_string_value(json_object_get(o, "status"));
-    if (!rein_ledger_status_parse(status, &e->status))
-        e->status = REIN_LEDGER_ERROR;
+    if (!rein_call_status_parse(status, &e->status))
+        e->status = REIN_CALL_ERROR;
     return e->call_id && e->tool && e->args;
 }
 
@@ -700,8 +711,8 @@ static void ledger_keys(struct cmd *cm, rein_store *s, const char *conv_id)
     arg_key(cm, s, "pending", NULL, NULL);
 }
 
-static rein_err rd_ledger_put(rein_store *s, const char *conv_id,
-                              const struct rein_store_ledger_entry *e, rein_error *err)
+static rein_err rd_ledger_put(rein_store *s, const char *conv_id, const struct rein_ledger_entry *e,
+                              rein_error *err)
 {
     struct cmd cm = {0};
     char *text = entry_encode(e);
@@ -714,7 +725,7 @@ static rein_err rd_ledger_put(rein_store *s, const char *conv_id,
     ledger_keys(&cm, s, conv_id);
     arg(&cm, e->call_id);
     arg(&cm, text);
-    arg(&cm, rein_ledger_status_name(e->status));
+    arg(&cm, rein_call_status_name(e->status));
     arg(&cm, conv_id);
     rc = call_int(s, &cm, &v, err);
     rein_free(text);
@@ -730,6 +741,7 @@ static const char *const lua_ledger_update =
     "e.status = ARGV[2] "
     "if ARGV[3] == '1' then e.result = ARGV[4] else e.result = cjson.null end "
     "e.response_ms = tonumber(ARGV[5]) e.interrupted = false "
+    "if ARGV[7] == '' then e.latency_ms = cjson.null else e.latency_ms = tonumber(ARGV[7]) end "
     "redis.call('HSET', KEYS[2], ARGV[1], cjson.encode(e)) "
     "if ARGV[2] == 'pending' then redis.call('SADD', KEYS[4], ARGV[1]) "
     "  redis.call('SADD', KEYS[5], ARGV[6]) "
@@ -737,9 +749,8 @@ static const char *const lua_ledger_update =
     "  if redis.call('SCARD', KEYS[4]) == 0 then redis.call('SREM', KEYS[5], ARGV[6]) end end "
     "return 1";
 
-static rein_err rd_ledger_update(rein_store *s, const char *conv_id, const char *call_id,
-                                 enum rein_ledger_status status, const char *result,
-                                 int64_t response_ms, rein_error *err)
+static rein_err rd_ledger_update(rein_store *s, const char *conv_id,
+                                 const struct rein_ledger_entry *e, rein_error *err)
 {
     struct cmd cm = {0};
     long long v = 0;
@@ -747,16 +758,20 @@ static rein_err rd_ledger_update(rein_store *s, const char *conv_id, const char 
 
     eval(&cm, lua_ledger_update, 5);
     ledger_keys(&cm, s, conv_id);
-    arg(&cm, call_id);
-    arg(&cm, rein_ledger_status_name(status));
-    arg(&cm, result ? "1" : "0");
-    arg(&cm, result);
-    arg_i(&cm, response_ms);
+    arg(&cm, e->call_id);
+    arg(&cm, rein_call_status_name(e->status));
+    arg(&cm, e->result ? "1" : "0");
+    arg(&cm, e->result);
+    arg_i(&cm, e->response_ms);
     arg(&cm, conv_id);
+    if (e->latency_ms >= 0)
+        arg_i(&cm, e->latency_ms);
+    else
+        arg(&cm, "");
     rc = call_int(s, &cm, &v, err);
     if (rc == REIN_OK && v == 0)
-        rc = rein_error_set(err, REIN_ENOTFOUND, "no ledger entry %s in conversation %s", call_id,
-                            conv_id);
+        rc = rein_error_set(err, REIN_ENOTFOUND, "no ledger entry %s in conversation %s",
+                            e->call_id, conv_id);
     return rc;
 }
 
@@ -781,7 +796,7 @@ static rein_err rd_ledger_each(rein_store *s, const char *conv_id, rein_store_le
     if (!rep)
         return err ? err->code : REIN_ESTORE;
     for (size_t i = 0; rep->type == REDIS_REPLY_ARRAY && i < rep->elements; i++) {
-        struct rein_store_ledger_entry e;
+        struct rein_ledger_entry e;
         json_t *holder = NULL;
         int stop;
         if (rep->element[i]->type != REDIS_REPLY_STRING)
@@ -1353,10 +1368,12 @@ static const struct rein__store_ops redis_ops = {
 
 /*
  * The layout version this code writes. 1 is the layout of the first release (no P schema
- * key); 2 numbers events per conversation. A store written by a newer rein is refused, an
- * older one is brought up to date once, atomically, by the first instance that opens it.
+ * key); 2 numbers events per conversation; 3 names the ledger's fields as every other shape
+ * does (sent_name, not name_sent) and keeps latency_ms. A store written by a newer rein is
+ * refused, an older one is brought up to date once, atomically, by the first instance that
+ * opens it.
  */
-#define LAYOUT 2
+#define LAYOUT 3
 
 static const char *const lua_migrate =
     "local p = ARGV[1] local want = tonumber(ARGV[2]) "
@@ -1373,6 +1390,16 @@ static const char *const lua_migrate =
     "          e = '{\"s\":' .. i .. ',' .. string.sub(e, 2) end "
     "        redis.call('RPUSH', key, e) end "
     "      redis.call('SET', key .. ':seq', #entries) end end end "
+    "if have < 3 then "
+    "  for _, key in ipairs(redis.call('KEYS', glob .. 'ledger:*')) do "
+    "    if redis.call('TYPE', key).ok == 'hash' then "
+    "      local all = redis.call('HGETALL', key) "
+    "      for i = 1, #all, 2 do local e = cjson.decode(all[i + 1]) "
+    "        if e.sent_name == nil then e.sent_name = e.name_sent end "
+    "        e.name_sent = nil "
+    "        if e.latency_ms == nil then e.latency_ms = cjson.null end "
+    "        if e.step == -1 then e.step = cjson.null end "
+    "        redis.call('HSET', key, all[i], cjson.encode(e)) end end end end "
     "if have < want then redis.call('SET', p .. 'schema', want) end "
     "return have";
 

@@ -67,13 +67,17 @@ static const char *const migrations[] = {
     "  WHERE conversation_id IS NOT NULL) AS n WHERE events.id = n.id;"
     "DROP INDEX IF EXISTS events_conversation;"
     "CREATE UNIQUE INDEX events_conversation_seq ON events(conversation_id, seq);",
+    /* 4: the ledger names its fields as every other shape does (sent_name), and keeps how long
+     * each call ran (unknown for the calls recorded before). */
+    ("ALTER TABLE ledger RENAME COLUMN name_sent TO sent_name;"
+     "ALTER TABLE ledger ADD COLUMN latency_ms INTEGER;"),
 };
 #define SCHEMA_VERSION ((int)(sizeof(migrations) / sizeof(migrations[0])))
 
 #define CONV_COLS "id, title, state, metadata, created_ms, updated_ms, message_count"
 #define LEDGER_COLS                                                                                \
-    "call_id, tool, name_sent, args, status, result, call_ms, response_ms, step, trace_id, "       \
-    "interrupted, conversation_id"
+    "call_id, tool, sent_name, args, status, result, call_ms, response_ms, step, trace_id, "       \
+    "interrupted, latency_ms"
 #define LOCK_COLS  "token, state, tool, started_ms, expires_ms"
 #define EVENT_COLS "conversation_id, trace_id, type, payload, time_ms, seq"
 /* Old events are dropped in batches: every TRIM_EVERY-th event of a conversation. */
@@ -145,17 +149,19 @@ static const char *const sql_text[ST_COUNT] = {
     [ST_MSG_EACH] = "SELECT position, created_ms, trace_id, body FROM messages "
                     "WHERE conversation_id = ?1 AND position >= ?2 ORDER BY position",
     [ST_LEDGER_PUT] =
-        "INSERT INTO ledger (conversation_id, seq, call_id, tool, name_sent, args, status, "
-        "result, call_ms, response_ms, step, trace_id, interrupted) VALUES (?1, "
+        "INSERT INTO ledger (conversation_id, seq, call_id, tool, sent_name, args, status, "
+        "result, call_ms, response_ms, step, trace_id, interrupted, latency_ms) VALUES (?1, "
         "(SELECT COALESCE(MAX(seq), 0) + 1 FROM ledger WHERE conversation_id = ?1), "
-        "?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12) "
+        "?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13) "
         "ON CONFLICT (conversation_id, call_id) DO UPDATE SET tool = excluded.tool, "
-        "name_sent = excluded.name_sent, args = excluded.args, status = excluded.status, "
+        "sent_name = excluded.sent_name, args = excluded.args, status = excluded.status, "
         "result = excluded.result, call_ms = excluded.call_ms, "
         "response_ms = excluded.response_ms, step = excluded.step, "
-        "trace_id = excluded.trace_id, interrupted = excluded.interrupted",
+        "trace_id = excluded.trace_id, interrupted = excluded.interrupted, "
+        "latency_ms = excluded.latency_ms",
     [ST_LEDGER_UPDATE] = "UPDATE ledger SET status = ?3, result = ?4, response_ms = ?5, "
-                         "interrupted = 0 WHERE conversation_id = ?1 AND call_id = ?2",
+                         "latency_ms = ?6, interrupted = 0 "
+                         "WHERE conversation_id = ?1 AND call_id = ?2",
     [ST_LEDGER_EACH] = "SELECT " LEDGER_COLS " FROM ledger WHERE conversation_id = ?1 "
                        "ORDER BY seq",
     [ST_EVENT_INSERT] = "INSERT INTO events (conversation_id, trace_id, type, payload, time_ms, "
@@ -855,8 +861,8 @@ out:
 
 /* ---- ledger ----------------------------------------------------------------------------- */
 
-static rein_err sq_ledger_put(rein_store *s, const char *conv_id,
-                              const struct rein_store_ledger_entry *e, rein_error *err)
+static rein_err sq_ledger_put(rein_store *s, const char *conv_id, const struct rein_ledger_entry *e,
+                              rein_error *err)
 {
     struct sq *q = impl(s);
     struct conn *c;
@@ -874,17 +880,19 @@ static rein_err sq_ledger_put(rein_store *s, const char *conv_id,
     bind_text(st, 1, conv_id);
     bind_text(st, 2, e->call_id);
     bind_text(st, 3, e->tool);
-    bind_text(st, 4, e->name_sent);
+    bind_text(st, 4, e->sent_name);
     bind_text(st, 5, e->args);
-    bind_text(st, 6, rein_ledger_status_name(e->status));
+    bind_text(st, 6, rein_call_status_name(e->status));
     bind_text(st, 7, e->result);
     sqlite3_bind_int64(st, 8, e->call_ms);
     if (e->response_ms)
         sqlite3_bind_int64(st, 9, e->response_ms);
-    if (e->step >= 0)
+    if (e->has_step)
         sqlite3_bind_int(st, 10, e->step);
     bind_text(st, 11, e->trace_id);
     sqlite3_bind_int(st, 12, e->interrupted ? 1 : 0);
+    if (e->latency_ms >= 0)
+        sqlite3_bind_int64(st, 13, e->latency_ms);
     rc2 = sqlite3_step(st);
     if (rc2 == SQLITE_CONSTRAINT_FOREIGNKEY)
         rc = rein_error_set(err, REIN_ENOTFOUND, "conversation %s not found", conv_id);
@@ -896,9 +904,8 @@ out:
     return rc;
 }
 
-static rein_err sq_ledger_update(rein_store *s, const char *conv_id, const char *call_id,
-                                 enum rein_ledger_status status, const char *result,
-                                 int64_t response_ms, rein_error *err)
+static rein_err sq_ledger_update(rein_store *s, const char *conv_id,
+                                 const struct rein_ledger_entry *e, rein_error *err)
 {
     struct sq *q = impl(s);
     struct conn *c;
@@ -914,15 +921,17 @@ static rein_err sq_ledger_update(rein_store *s, const char *conv_id, const char 
         goto out;
     }
     bind_text(st, 1, conv_id);
-    bind_text(st, 2, call_id);
-    bind_text(st, 3, rein_ledger_status_name(status));
-    bind_text(st, 4, result);
-    if (response_ms)
-        sqlite3_bind_int64(st, 5, response_ms);
+    bind_text(st, 2, e->call_id);
+    bind_text(st, 3, rein_call_status_name(e->status));
+    bind_text(st, 4, e->result);
+    if (e->response_ms)
+        sqlite3_bind_int64(st, 5, e->response_ms);
+    if (e->latency_ms >= 0)
+        sqlite3_bind_int64(st, 6, e->latency_ms);
     rc = run(q, c, st, "update ledger entry", &changes, err);
     if (rc == REIN_OK && changes == 0)
-        rc = rein_error_set(err, REIN_ENOTFOUND, "no ledger entry %s in conversation %s", call_id,
-                            conv_id);
+        rc = rein_error_set(err, REIN_ENOTFOUND, "no ledger entry %s in conversation %s",
+                            e->call_id, conv_id);
 out:
     conn_put(q, c);
     return rc;
@@ -946,21 +955,26 @@ static rein_err sq_ledger_each(rein_store *s, const char *conv_id, rein_store_le
     }
     bind_text(st, 1, conv_id);
     while ((rc2 = sqlite3_step(st)) == SQLITE_ROW) {
-        struct rein_store_ledger_entry e = {
+        struct rein_ledger_entry e = {
             .call_id = col_text(st, 0),
             .tool = col_text(st, 1),
-            .name_sent = col_text(st, 2),
+            .sent_name = col_text(st, 2),
             .args = col_text(st, 3),
             .result = col_text(st, 5),
             .call_ms = sqlite3_column_int64(st, 6),
             .response_ms = sqlite3_column_int64(st, 7),
-            .step = sqlite3_column_type(st, 8) == SQLITE_NULL ? -1 : sqlite3_column_int(st, 8),
+            .has_step = sqlite3_column_type(st, 8) != SQLITE_NULL,
+            .step = sqlite3_column_int(st, 8),
             .trace_id = col_text(st, 9),
             .interrupted = sqlite3_column_int(st, 10) != 0,
+            .latency_ms =
+                sqlite3_column_type(st, 11) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, 11),
         };
         int stop;
-        if (!rein_ledger_status_parse(col_text(st, 4), &e.status))
-            e.status = REIN_LEDGER_ERROR;
+        /* A status this rein does not know reads as an error, so the call is not taken as
+         * done or pending by mistake. */
+        if (!rein_call_status_parse(col_text(st, 4), &e.status))
+            e.status = REIN_CALL_ERROR;
         stop = fn(conv_id, &e, userdata);
         if (stop) {
             rc = stop;

@@ -10,8 +10,9 @@
  * call's memory alive until the ledger goes), and text is what the store writes anyway. The
  * pipeline updates its own entry by position; other callers (the plan engine, a replay) pair
  * a result with its call by call id, or first in, first out per tool when the provider gave
- * no ids. The optional hook sees every change as JSON, outside the lock, on the thread that
- * made it: that is where the store makes each change durable.
+ * no ids. The optional hook sees every change as a struct rein_ledger_entry (a copy of the
+ * entry's texts taken under the lock), outside the lock, on the thread that made it: that is
+ * where the store makes each change durable, with no JSON tree built on the way.
  */
 #include "tools_int.h"
 
@@ -85,18 +86,29 @@ struct rein_ledger {
     void *hook_data;
 };
 
+static const char *const status_names[] = {
+    [REIN_CALL_PENDING] = "pending",
+    [REIN_CALL_SUCCESS] = "success",
+    [REIN_CALL_ERROR] = "error",
+    [REIN_CALL_INVALID] = "invalid",
+};
+
 const char *rein_call_status_name(enum rein_call_status status)
 {
-    switch (status) {
-    case REIN_CALL_SUCCESS:
-        return "success";
-    case REIN_CALL_ERROR:
-        return "error";
-    case REIN_CALL_INVALID:
-        return "invalid";
-    default:
-        return "pending";
+    if ((unsigned)status >= sizeof(status_names) / sizeof(status_names[0]))
+        return "unknown";
+    return status_names[status];
+}
+
+bool rein_call_status_parse(const char *text, enum rein_call_status *out)
+{
+    for (size_t i = 0; text && i < sizeof(status_names) / sizeof(status_names[0]); i++) {
+        if (strcmp(text, status_names[i]) == 0) {
+            *out = (enum rein_call_status)i;
+            return true;
+        }
     }
+    return false;
 }
 
 rein_ledger *rein_ledger_new(void)
@@ -196,7 +208,54 @@ void rein__tools_entry_write(struct rein_jw *w, const struct rein__tools_entry_v
         rein_jw_int(w, v->latency_ms);
     else
         rein_jw_null(w);
+    rein_jw_key(w, "interrupted");
+    rein_jw_bool(w, v->interrupted);
     rein_jw_obj_end(w);
+}
+
+void rein_ledger_entry_write(const struct rein_ledger_entry *e, struct rein_jw *w)
+{
+    struct rein__tools_entry_view v = {
+        .call_id = e->call_id,
+        .tool = e->tool,
+        .tool_len = strlen(e->tool),
+        .sent_name = e->sent_name,
+        .sent_len = e->sent_name ? strlen(e->sent_name) : 0,
+        .args_json = e->args,
+        .args_json_len = e->args ? strlen(e->args) : 0,
+        .status = e->status,
+        .result_json = e->result,
+        .result_len = e->result ? strlen(e->result) : 0,
+        .call_wall_ms = e->call_ms,
+        .response_wall_ms = e->response_ms,
+        .has_step = e->has_step,
+        .step = e->step,
+        .trace_id = e->trace_id,
+        .latency_ms = e->latency_ms,
+        .interrupted = e->interrupted,
+    };
+
+    rein__tools_entry_write(w, &v);
+}
+
+/* The JSON text in b as a new tree; NULL when the writer failed or a text was not JSON. */
+static json_t *written_json(struct rein_jw *w, struct rein_buf *b)
+{
+    return rein_jw_finish(w) == REIN_OK ? rein_json_parse(b->ptr, b->len, 0, NULL) : NULL;
+}
+
+json_t *rein_ledger_entry_to_json(const struct rein_ledger_entry *e)
+{
+    struct rein_buf b;
+    struct rein_jw w;
+    json_t *j;
+
+    rein_buf_init(&b, 0);
+    rein_jw_init(&w, &b);
+    rein_ledger_entry_write(e, &w);
+    j = written_json(&w, &b);
+    rein_buf_release(&b);
+    return j;
 }
 
 static struct rein__tools_entry_view view_of(const struct entry *e)
@@ -228,15 +287,80 @@ static json_t *entry_json(const struct entry *e)
     struct rein__tools_entry_view v = view_of(e);
     struct rein_buf b;
     struct rein_jw w;
-    json_t *j = NULL;
+    json_t *j;
 
     rein_buf_init(&b, 0);
     rein_jw_init(&w, &b);
     rein__tools_entry_write(&w, &v);
-    if (rein_jw_finish(&w) == REIN_OK)
-        j = rein_json_parse(b.ptr, b.len, 0, NULL);
+    j = written_json(&w, &b);
     rein_buf_release(&b);
     return j;
+}
+
+/*
+ * What the hook gets: the entry as a struct rein_ledger_entry whose texts are copied into mem
+ * (taken under the lock, read outside it, while other threads may change the entry).
+ * Arguments kept as unparsable text become a JSON string here.
+ */
+struct snapshot {
+    struct rein_ledger_entry e;
+    struct rein_buf mem;
+};
+
+/* Appends len bytes of s and a NUL to b; returns the offset, or SIZE_MAX when out of memory. */
+static size_t keep(struct rein_buf *b, const char *s, size_t len)
+{
+    size_t off = b->len;
+
+    if (rein_buf_add(b, s, len) != REIN_OK || rein_buf_addch(b, '\0') != REIN_OK)
+        return SIZE_MAX;
+    return off;
+}
+
+static rein_err snapshot_take(const struct entry *en, struct snapshot *s)
+{
+    struct rein_buf *b = &s->mem;
+    size_t id, tool, sent = 0, trace = 0, args = 0, result = 0;
+    bool ok;
+
+    rein_buf_init(b, 0);
+    id = keep(b, en->call_id, strlen(en->call_id));
+    tool = keep(b, en->tool, en->tool_len);
+    ok = id != SIZE_MAX && tool != SIZE_MAX;
+    if (ok && en->sent_name)
+        ok = (sent = keep(b, en->sent_name, en->sent_len)) != SIZE_MAX;
+    if (ok && en->trace_id)
+        ok = (trace = keep(b, en->trace_id, strlen(en->trace_id))) != SIZE_MAX;
+    if (ok && en->args && en->args_is_text) {
+        args = b->len;
+        ok = rein_buf_addch(b, '"') == REIN_OK &&
+             rein_json_escape(b, en->args, en->args_len) == REIN_OK &&
+             rein_buf_add(b, "\"", 2) == REIN_OK;
+    } else if (ok) {
+        ok = (args = en->args ? keep(b, en->args, en->args_len) : keep(b, "null", 4)) != SIZE_MAX;
+    }
+    if (ok && en->result)
+        ok = (result = keep(b, en->result, en->result_len)) != SIZE_MAX;
+    if (!ok) {
+        rein_buf_release(b);
+        return REIN_ENOMEM;
+    }
+    /* The buffer has stopped moving: point into it now. */
+    s->e = (struct rein_ledger_entry){
+        .call_id = b->ptr + id,
+        .tool = b->ptr + tool,
+        .sent_name = en->sent_name ? b->ptr + sent : NULL,
+        .args = b->ptr + args,
+        .status = en->status,
+        .result = en->result ? b->ptr + result : NULL,
+        .call_ms = en->call_wall_ms,
+        .response_ms = en->response_wall_ms,
+        .latency_ms = en->latency_ms,
+        .has_step = en->has_step,
+        .step = en->step,
+        .trace_id = en->trace_id ? b->ptr + trace : NULL,
+    };
+    return REIN_OK;
 }
 
 /* Copies len bytes of s to *p and NUL-terminates; returns the copy and advances *p. */
@@ -315,17 +439,18 @@ static rein_err entry_fill(struct entry *e, const struct rein__tools_entry_view 
     return REIN_OK;
 }
 
-/* Runs the hook with snapshot (taken under the lock), outside the lock. */
-static rein_err notify(json_t *snapshot, rein_ledger_hook_fn hook, void *data, rein_error *err)
+/* Runs the hook with a snapshot (taken under the lock, or failed to), outside the lock. */
+static rein_err notify(struct snapshot *snap, rein_err taken, rein_ledger_hook_fn hook, void *data,
+                       rein_error *err)
 {
     rein_err rc;
 
     if (!hook)
         return REIN_OK;
-    if (!snapshot)
+    if (taken != REIN_OK)
         return rein_error_set(err, REIN_ENOMEM, "ledger: out of memory describing an entry");
-    rc = hook(data, snapshot);
-    json_decref(snapshot);
+    rc = hook(data, &snap->e);
+    rein_buf_release(&snap->mem);
     if (rc)
         rein_error_set(err, rc, "ledger: the persistence hook failed: %s", rein_strerror(rc));
     return rc;
@@ -354,7 +479,8 @@ rein_err rein__tools_ledger_begin(rein_ledger *l, const struct rein__tools_entry
 {
     rein_ledger_hook_fn hook;
     void *hook_data;
-    json_t *snapshot = NULL;
+    struct snapshot snap;
+    rein_err taken = REIN_OK;
     struct entry *e;
 
     pthread_mutex_lock(&l->lock);
@@ -368,26 +494,26 @@ rein_err rein__tools_ledger_begin(rein_ledger *l, const struct rein__tools_entry
     hook = l->hook;
     hook_data = l->hook_data;
     if (hook)
-        snapshot = entry_json(e);
+        taken = snapshot_take(e, &snap);
     pthread_mutex_unlock(&l->lock);
-    return notify(snapshot, hook, hook_data, err);
+    return notify(&snap, taken, hook, hook_data, err);
 }
 
-/* Sets the final state of entry i. Called locked; on success *snapshot is the hook's copy. */
+/* Sets the final state of entry i. Called locked; *taken says whether snap is the hook's copy. */
 static rein_err finish_locked(rein_ledger *l, size_t i, enum rein_call_status status,
                               const char *result, size_t result_len, int64_t response_wall_ms,
-                              int64_t latency_ms, json_t **snapshot)
+                              int64_t latency_ms, struct snapshot *snap, rein_err *taken)
 {
     struct entry *e = at(l, i);
 
-    *snapshot = NULL;
+    *taken = REIN_ENOMEM;
     if (set_result(e, result, result_len))
         return REIN_ENOMEM;
     e->status = status;
     e->response_wall_ms = response_wall_ms;
     e->latency_ms = latency_ms;
     if (l->hook)
-        *snapshot = entry_json(e);
+        *taken = snapshot_take(e, snap);
     return REIN_OK;
 }
 
@@ -397,8 +523,8 @@ rein_err rein__tools_ledger_finish(rein_ledger *l, size_t index, enum rein_call_
 {
     rein_ledger_hook_fn hook;
     void *hook_data;
-    json_t *snapshot;
-    rein_err rc;
+    struct snapshot snap;
+    rein_err rc, taken;
 
     pthread_mutex_lock(&l->lock);
     if (index >= l->n) {
@@ -406,13 +532,13 @@ rein_err rein__tools_ledger_finish(rein_ledger *l, size_t index, enum rein_call_
         return rein_error_set(err, REIN_EINVAL, "ledger: no entry %zu", index);
     }
     rc = finish_locked(l, index, status, result_json, result_len, response_wall_ms, latency_ms,
-                       &snapshot);
+                       &snap, &taken);
     hook = l->hook;
     hook_data = l->hook_data;
     pthread_mutex_unlock(&l->lock);
     if (rc)
         return rein_error_set(err, rc, "ledger: out of memory recording a result");
-    return notify(snapshot, hook, hook_data, err);
+    return notify(&snap, taken, hook, hook_data, err);
 }
 
 /* Compact JSON text of v (borrowed) in b; NULL when v is NULL. */
@@ -493,9 +619,9 @@ rein_err rein_ledger_update_result(rein_ledger *l, bool has_step, int step, cons
 {
     rein_ledger_hook_fn hook;
     void *hook_data;
-    json_t *snapshot;
+    struct snapshot snap;
     struct rein_buf text;
-    rein_err rc = REIN_OK;
+    rein_err rc = REIN_OK, taken = REIN_ENOMEM;
     const char *json;
     long i;
 
@@ -511,7 +637,7 @@ rein_err rein_ledger_update_result(rein_ledger *l, bool has_step, int step, cons
     pthread_mutex_lock(&l->lock);
     i = find_pending(l, has_step, step, call_id, tool);
     if (i >= 0)
-        rc = finish_locked(l, (size_t)i, status, json, text.len, rein_wall_ms(), -1, &snapshot);
+        rc = finish_locked(l, (size_t)i, status, json, text.len, rein_wall_ms(), -1, &snap, &taken);
     hook = l->hook;
     hook_data = l->hook_data;
     pthread_mutex_unlock(&l->lock);
@@ -524,7 +650,7 @@ rein_err rein_ledger_update_result(rein_ledger *l, bool has_step, int step, cons
     }
     if (rc)
         return rein_error_set(err, rc, "ledger: out of memory recording a result");
-    return notify(snapshot, hook, hook_data, err);
+    return notify(&snap, taken, hook, hook_data, err);
 }
 
 size_t rein_ledger_count(const rein_ledger *l)

@@ -144,7 +144,9 @@ struct rein__tools_entry_view {
     const char *trace_id;
     size_t trace_id_len; /* 0: strlen(trace_id) when trace_id is set */
     int64_t latency_ms;  /* < 0: null */
+    bool interrupted;
 };
+/* The one writer of a ledger entry's JSON (include/rein/tools.h, struct rein_ledger_entry). */
 void rein__tools_entry_write(struct rein_jw *w, const struct rein__tools_entry_view *v);
 /* The pipeline's own entry, updated by position rather than paired. */
 rein_err rein__tools_ledger_begin(rein_ledger *ledger, const struct rein__tools_entry_view *v,

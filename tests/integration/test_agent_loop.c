@@ -1356,11 +1356,11 @@ static rein_err save_message(void *ud, size_t position, const json_t *msg, rein_
     return REIN_OK;
 }
 
-static rein_err save_ledger(void *ud, const json_t *entry)
+static rein_err save_ledger(void *ud, const struct rein_ledger_entry *entry)
 {
     struct saved *s = ud;
 
-    json_array_append_new(s->ledger, json_deep_copy(entry));
+    json_array_append_new(s->ledger, rein_ledger_entry_to_json(entry));
     return REIN_OK;
 }
 

@@ -824,7 +824,7 @@ static void chat_after_crash(void **state)
         "{\"role\":\"assistant\",\"content\":\"\",\"tool_calls\":[{\"id\":\"c9\",\"name\":"
         "\"echo\",\"arguments\":\"{\\\"text\\\":\\\"x\\\"}\"}]}",
     };
-    struct rein_store_ledger_entry e = {
+    struct rein_ledger_entry e = {
         .call_id = "c9", .tool = "echo", .args = "{\"text\":\"x\"}", .call_ms = 1000, .step = -1};
     const struct ms_request *mr;
     const json_t *m, *entry;

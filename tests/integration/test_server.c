@@ -293,7 +293,7 @@ static void secret_compare(void **state)
 
 static void conversations_routes(void **state)
 {
-    struct rein_store_ledger_entry e = {
+    struct rein_ledger_entry e = {
         .call_id = "call_1", .tool = "echo", .args = "{\"text\":\"hi\"}", .step = -1};
     char token[REIN_ID_MAX];
     struct th_resp r;

@@ -307,6 +307,10 @@ static void t_turn_records(void)
     assert_int_equal(json_array_size(json_object_get(conv, "messages")), 5);
     assert_string_equal(jstr(ledger_entry(conv, "c1"), "status"), "success");
     assert_string_equal(jstr(ledger_entry(conv, "c1"), "tool"), "echo");
+    /* The entry as the pipeline made it: the name the model sent, how long the call ran. */
+    assert_string_equal(jstr(ledger_entry(conv, "c1"), "sent_name"), "Echo");
+    assert_true(json_is_integer(json_object_get(ledger_entry(conv, "c1"), "latency_ms")));
+    assert_true(json_is_false(json_object_get(ledger_entry(conv, "c1"), "interrupted")));
     json_decref(conv);
 
     /* The events: start first, the result last, sequence ids 1, 2, 3, … */
@@ -441,7 +445,7 @@ static void recovery_closes_open_calls(void **state)
         "{\"id\":\"c8\",\"name\":\"echo\",\"arguments\":\"{\\\"text\\\":\\\"x\\\"}\"},"
         "{\"id\":\"c9\",\"name\":\"echo\",\"arguments\":\"{\\\"text\\\":\\\"y\\\"}\"}]}",
     };
-    struct rein_store_ledger_entry e = {
+    struct rein_ledger_entry e = {
         .call_id = "c8", .tool = "echo", .args = "{\"text\":\"x\"}", .call_ms = 1000, .step = -1};
     rein_session *s;
     rein_agent_result *r = NULL;

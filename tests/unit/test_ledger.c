@@ -179,7 +179,7 @@ static void test_entry_shape(void **state)
     e = rein_ledger_entry_json(l, 0);
     static const char *const keys[] = {"call_id",   "tool",      "args",          "status",
                                        "result",    "call_time", "response_time", "step",
-                                       "sent_name", "trace_id",  "latency_ms"};
+                                       "sent_name", "trace_id",  "latency_ms",    "interrupted"};
     for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
         assert_non_null(json_object_get(e, keys[i]));
     assert_int_equal(json_object_size(e), sizeof(keys) / sizeof(keys[0]));
@@ -198,12 +198,12 @@ struct seen {
     json_t *entries;
 };
 
-static rein_err remember(void *userdata, const json_t *entry)
+static rein_err remember(void *userdata, const struct rein_ledger_entry *entry)
 {
     struct seen *s = userdata;
 
     pthread_mutex_lock(&s->lock);
-    json_array_append(s->entries, (json_t *)entry);
+    json_array_append_new(s->entries, rein_ledger_entry_to_json(entry));
     pthread_mutex_unlock(&s->lock);
     return REIN_OK;
 }

@@ -95,6 +95,16 @@ static void append(rein_store *s, const char *conv, const char *json, int64_t wa
     assert_int_equal(pos, want_pos);
 }
 
+/* The outcome of a call, as rein_store_ledger_update takes it (a latency not measured). */
+static rein_err ledger_update(rein_store *s, const char *conv, const char *call_id,
+                              enum rein_call_status status, const char *result, rein_error *err)
+{
+    struct rein_ledger_entry e = {
+        .call_id = call_id, .status = status, .result = result, .latency_ms = -1};
+
+    return rein_store_ledger_update(s, conv, &e, err);
+}
+
 /* ---- conversations ---------------------------------------------------------------------- */
 
 static void t_conv_roundtrip(struct backend *b)
@@ -283,7 +293,7 @@ BOTH(list_paging)
 static void t_delete(struct backend *b)
 {
     rein_store *s = open_store(b);
-    struct rein_store_ledger_entry e = {
+    struct rein_ledger_entry e = {
         .call_id = "call_1", .tool = "echo", .args = "{\"text\":\"x\"}", .step = -1};
     struct rein_store_event ev = {.conv_id = "d1", .type = "final", .payload = "{}"};
     char token[REIN_ID_MAX];
@@ -325,19 +335,19 @@ struct ledger_seen {
     char names[8][32];
 };
 
-static int collect_ledger(const char *conv_id, const struct rein_store_ledger_entry *e, void *ud)
+static int collect_ledger(const char *conv_id, const struct rein_ledger_entry *e, void *ud)
 {
     struct ledger_seen *l = ud;
 
     (void)conv_id;
     snprintf(l->call_ids[l->n], 32, "%s", e->call_id);
-    snprintf(l->statuses[l->n], 16, "%s", rein_ledger_status_name(e->status));
+    snprintf(l->statuses[l->n], 16, "%s", rein_call_status_name(e->status));
     snprintf(l->results[l->n], 128, "%s", e->result ? e->result : "(null)");
-    snprintf(l->names[l->n], 32, "%s", e->name_sent ? e->name_sent : "(null)");
+    snprintf(l->names[l->n], 32, "%s", e->sent_name ? e->sent_name : "(null)");
     l->interrupted[l->n] = e->interrupted;
-    l->steps[l->n] = e->step;
+    l->steps[l->n] = e->has_step ? e->step : -1;
     assert_true(e->call_ms > 0);
-    if (e->status == REIN_LEDGER_PENDING)
+    if (e->status == REIN_CALL_PENDING)
         assert_int_equal(e->response_ms, 0);
     else
         assert_true(e->response_ms >= e->call_ms);
@@ -348,16 +358,17 @@ static int collect_ledger(const char *conv_id, const struct rein_store_ledger_en
 static void t_ledger(struct backend *b)
 {
     rein_store *s = open_store(b);
-    struct rein_store_ledger_entry e1 = {.call_id = "call_1",
-                                         .tool = "file_search",
-                                         .name_sent = "File_Search",
-                                         .args = "{\"query\":\"openSkill\"}",
-                                         .step = 2,
-                                         .trace_id = "4bf92f3577b34da6a3ce929d0e0e4736"};
-    struct rein_store_ledger_entry e2 = {.call_id = "toolu_01A",
-                                         .tool = "calculator",
-                                         .args = "{\"op\":\"mean\",\"values\":[1,2,3]}",
-                                         .step = -1};
+    struct rein_ledger_entry e1 = {.call_id = "call_1",
+                                   .tool = "file_search",
+                                   .sent_name = "File_Search",
+                                   .args = "{\"query\":\"openSkill\"}",
+                                   .has_step = true,
+                                   .step = 2,
+                                   .trace_id = "4bf92f3577b34da6a3ce929d0e0e4736"};
+    struct rein_ledger_entry e2 = {.call_id = "toolu_01A",
+                                   .tool = "calculator",
+                                   .args = "{\"op\":\"mean\",\"values\":[1,2,3]}",
+                                   .step = -1};
     struct ledger_seen seen = {0};
     json_t *o = NULL, *entry;
     rein_error err;
@@ -365,9 +376,9 @@ static void t_ledger(struct backend *b)
     assert_rein_ok(rein_store_conv_create(s, "l1", NULL, NULL, NULL, &err), &err);
     assert_rein_ok(rein_store_ledger_put(s, "l1", &e1, &err), &err);
     assert_rein_ok(rein_store_ledger_put(s, "l1", &e2, &err), &err);
-    assert_rein_ok(rein_store_ledger_update(s, "l1", "call_1", REIN_LEDGER_SUCCESS,
-                                            "{\"matches\":[\"a.md\"]}", 0, &err),
-                   &err);
+    assert_rein_ok(
+        ledger_update(s, "l1", "call_1", REIN_CALL_SUCCESS, "{\"matches\":[\"a.md\"]}", &err),
+        &err);
     assert_rein_ok(rein_store_ledger_each(s, "l1", collect_ledger, &seen, &err), &err);
     assert_int_equal(seen.n, 2);
     assert_string_equal(seen.call_ids[0], "call_1");
@@ -381,7 +392,7 @@ static void t_ledger(struct backend *b)
     assert_int_equal(seen.steps[1], -1);
 
     /* Writing the same call id again replaces the entry and keeps its place. */
-    e1.status = REIN_LEDGER_INVALID;
+    e1.status = REIN_CALL_INVALID;
     e1.result = "{\"error\":\"missing query\"}";
     assert_rein_ok(rein_store_ledger_put(s, "l1", &e1, &err), &err);
     memset(&seen, 0, sizeof(seen));
@@ -398,13 +409,12 @@ static void t_ledger(struct backend *b)
     assert_int_equal(json_integer_value(json_array_get(
                          json_object_get(json_object_get(entry, "args"), "values"), 2)),
                      3);
-    assert_string_equal(json_string_value(json_object_get(entry, "name_sent")), "calculator");
+    assert_string_equal(json_string_value(json_object_get(entry, "sent_name")), "calculator");
     json_decref(o);
 
     /* Bad input. */
-    assert_int_equal(
-        rein_store_ledger_update(s, "l1", "call_404", REIN_LEDGER_SUCCESS, NULL, 0, &err),
-        REIN_ENOTFOUND);
+    assert_int_equal(ledger_update(s, "l1", "call_404", REIN_CALL_SUCCESS, NULL, &err),
+                     REIN_ENOTFOUND);
     e2.args = "{not json";
     assert_int_equal(rein_store_ledger_put(s, "l1", &e2, &err), REIN_EINVAL);
     e2.args = "{}";
@@ -412,9 +422,8 @@ static void t_ledger(struct backend *b)
     assert_int_equal(rein_store_ledger_put(s, "l1", &e2, &err), REIN_EINVAL);
     e2.call_id = "call_9";
     assert_int_equal(rein_store_ledger_put(s, "nope", &e2, &err), REIN_ENOTFOUND);
-    assert_int_equal(
-        rein_store_ledger_update(s, "l1", "toolu_01A", REIN_LEDGER_ERROR, "{oops", 0, &err),
-        REIN_EINVAL);
+    assert_int_equal(ledger_update(s, "l1", "toolu_01A", REIN_CALL_ERROR, "{oops", &err),
+                     REIN_EINVAL);
     rein_store_free(s);
 }
 BOTH(ledger)
@@ -618,13 +627,13 @@ struct ledger_by_id {
     json_t *entry;
 };
 
-static int find_ledger(const char *conv_id, const struct rein_store_ledger_entry *e, void *ud)
+static int find_ledger(const char *conv_id, const struct rein_ledger_entry *e, void *ud)
 {
     struct ledger_by_id *f = ud;
 
     (void)conv_id;
     if (strcmp(e->call_id, f->call_id) == 0)
-        f->entry = rein_store_ledger_json(e);
+        f->entry = rein_ledger_entry_to_json(e);
     return 0;
 }
 
@@ -661,8 +670,12 @@ static void t_release_store(struct backend *b)
     /* The old ledger reads as it was written. */
     e = release_entry(s, "chat-2", "c1");
     assert_string_equal(json_string_value(json_object_get(e, "tool")), "echo");
-    assert_string_equal(json_string_value(json_object_get(e, "name_sent")), "Echo");
+    assert_string_equal(json_string_value(json_object_get(e, "sent_name")), "Echo");
+    assert_null(json_object_get(e, "name_sent"));
     assert_string_equal(json_string_value(json_object_get(e, "status")), "success");
+    /* Not measured then; the shape has it all the same. */
+    assert_true(json_is_null(json_object_get(e, "latency_ms")));
+    assert_true(json_is_null(json_object_get(e, "step")));
     json_decref(e);
     e = release_entry(s, "chat-2", "c2");
     assert_string_equal(json_string_value(json_object_get(e, "status")), "invalid");
@@ -941,11 +954,11 @@ BOTH(lease_renews)
 
 /* ---- recovery --------------------------------------------------------------------------- */
 
-static int find_interrupted(const char *conv_id, const struct rein_store_ledger_entry *e, void *ud)
+static int find_interrupted(const char *conv_id, const struct rein_ledger_entry *e, void *ud)
 {
     (void)conv_id;
     *(int *)ud = e->interrupted ? 1 : 0;
-    assert_int_equal(e->status == REIN_LEDGER_PENDING || !e->interrupted, 1);
+    assert_int_equal(e->status == REIN_CALL_PENDING || !e->interrupted, 1);
     return 0;
 }
 
@@ -954,8 +967,7 @@ static void t_recovery(struct backend *b)
     rein_store *live = open_store(b);
     rein_store *dead = open_store(b);
     rein_store *fresh;
-    struct rein_store_ledger_entry e = {
-        .call_id = "call_1", .tool = "echo", .args = "{}", .step = -1};
+    struct rein_ledger_entry e = {.call_id = "call_1", .tool = "echo", .args = "{}", .step = -1};
     char token[REIN_ID_MAX], dead_token[REIN_ID_MAX];
     int flagged = -1, interrupted = -1;
     json_t *o = NULL;
@@ -1004,8 +1016,8 @@ static void t_recovery(struct backend *b)
     }
     json_decref(o);
     /* A result arriving later clears the flag. */
-    assert_rein_ok(rein_store_ledger_update(fresh, "orphan", "call_1", REIN_LEDGER_ERROR,
-                                            "{\"error\":\"cancelled\"}", 0, &err),
+    assert_rein_ok(ledger_update(fresh, "orphan", "call_1", REIN_CALL_ERROR,
+                                 "{\"error\":\"cancelled\"}", &err),
                    &err);
     assert_rein_ok(rein_store_ledger_each(fresh, "orphan", find_interrupted, &interrupted, &err),
                    &err);
@@ -1082,7 +1094,7 @@ static void sqlite_migrates_v1(void **state)
     assert_string_equal(json_string_value(json_object_get(o, "title")), "From v1");
     assert_int_equal(json_array_size(json_object_get(o, "messages")), 1);
     entry = json_array_get(json_object_get(o, "ledger"), 0);
-    assert_string_equal(json_string_value(json_object_get(entry, "name_sent")), "echo");
+    assert_string_equal(json_string_value(json_object_get(entry, "sent_name")), "echo");
     /* Recovery at open ran on the migrated table: the dead v1 call is flagged. */
     assert_true(json_is_true(json_object_get(entry, "interrupted")));
     json_decref(o);
@@ -1216,7 +1228,7 @@ static void sqlite_alloc_torture(void **state)
     char *dir = test_tmpdir();
     char url[600];
     rein_error err;
-    struct rein_store_ledger_entry e = {
+    struct rein_ledger_entry e = {
         .call_id = "c", .tool = "echo", .args = "{\"a\":[1,2]}", .step = -1};
 
     (void)state;
@@ -1326,7 +1338,7 @@ static void store_ids(void **state)
     assert_false(rein_store_id_is_valid("a:b"));
     assert_false(rein_store_id_is_valid("01234567890123456789012345678901234567890123456789"
                                         "012345678901234"));
-    assert_string_equal(rein_ledger_status_name(REIN_LEDGER_INVALID), "invalid");
+    assert_string_equal(rein_call_status_name(REIN_CALL_INVALID), "invalid");
 }
 
 static const struct CMUnitTest tests[] = {

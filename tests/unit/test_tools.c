@@ -852,12 +852,12 @@ struct hook_log {
     rein_err fail_with;
 };
 
-static rein_err record_hook(void *userdata, const json_t *entry)
+static rein_err record_hook(void *userdata, const struct rein_ledger_entry *entry)
 {
     struct hook_log *h = userdata;
 
     pthread_mutex_lock(&h->lock);
-    json_array_append(h->seen, (json_t *)entry);
+    json_array_append_new(h->seen, rein_ledger_entry_to_json(entry));
     pthread_mutex_unlock(&h->lock);
     return h->fail_with;
 }
