@@ -18,8 +18,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
     if (size < 1 || size > 65536)
         return 0;
-    rec = rein__skills_log_parse_line((enum rein__skills_log_format)(data[0] % 6),
-                                      (const char *)data + 1, size - 1, &oom);
+    rec = rein__skills_log_parse_line(
+        (enum rein__skills_log_format)(data[0] % REIN__SKILLS_LOG_COUNT), (const char *)data + 1,
+        size - 1, &oom);
     if (rec) {
         json_t *level = json_object_get(rec, "level");
         if (!json_is_string(json_object_get(rec, "format")) ||

@@ -98,14 +98,24 @@ enum rein__skills_log_format {
     REIN__SKILLS_LOG_SYSLOG,
     REIN__SKILLS_LOG_APACHE,
     REIN__SKILLS_LOG_PLAIN,
+    REIN__SKILLS_LOG_NGINX,
+    REIN__SKILLS_LOG_JAVA,
+    REIN__SKILLS_LOG_PYTHON,
+    REIN__SKILLS_LOG_GO,
+    REIN__SKILLS_LOG_KLOG,
+    REIN__SKILLS_LOG_DOCKER,
+    REIN__SKILLS_LOG_CRI,
+    REIN__SKILLS_LOG_COUNT /* not a format */
 };
 const char *rein__skills_log_format_name(enum rein__skills_log_format f);
 bool rein__skills_log_format_parse(const char *text, enum rein__skills_log_format *out);
 /*
- * Parses one line (no newline) in format f (AUTO tries each). Returns a new record
+ * Parses one line (no newline) in format f (AUTO tries each and prefers a record with a
+ * level). Returns a new record
  *   {format, time?, level?, message?, fields: {…}}
  * or NULL when the line is not in that format (or memory is exhausted: *oom is set).
- * level is normalised to trace|debug|info|warn|error|fatal.
+ * level is normalised to trace|debug|info|warn|error|fatal. The docker and cri wrappers read
+ * the wrapped line again: their fields hold its fields and inner_format.
  */
 json_t *rein__skills_log_parse_line(enum rein__skills_log_format f, const char *line, size_t len,
                                     bool *oom);
