@@ -360,10 +360,18 @@ REIN_EXTERN void rein_model_request_set_events(rein_model_request *req, rein_mod
                                                void *userdata);
 /*
  * The registry the offered tools come from (borrowed; must outlive the sends; NULL unsets).
- * HTTP providers ignore it; the rules provider routes messages with the "routes" of the
- * manifests of the offered tools.
+ * HTTP providers ignore it; the rules provider routes messages among the offered tools: the
+ * built-in skills by its own table of rows, other tools by their manifests' "examples"
+ * (utterances with their arguments) and "routes" (patterns with named captures).
  */
 REIN_EXTERN void rein_model_request_set_registry(rein_model_request *req, const rein_registry *reg);
+
+/*
+ * The finish reason of a rules provider reply that could not route the request: its text says
+ * what rein can do without a model, in the request's language. The agent's fast path then asks
+ * the model instead; a turn whose answer is such a reply did not do what was asked.
+ */
+#define REIN_FINISH_UNROUTABLE "unroutable"
 
 /*
  * Sends history h (borrowed; its per-message encodings are cached in it) with req and waits

@@ -142,7 +142,7 @@ static void model_event(const struct rein_model_event *ev, void *userdata)
 static bool unroutable(const rein_model_response *r)
 {
     const char *f = rein_model_response_finish_reason(r);
-    return f && strcmp(f, "unroutable") == 0;
+    return f && strcmp(f, REIN_FINISH_UNROUTABLE) == 0;
 }
 
 /* Asks for the next reply: the rules fast path once per turn, then the model (or the rules,

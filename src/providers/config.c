@@ -94,6 +94,8 @@ static const struct {
     {"mistral", {true, true, true, false, 32768}},
     {"gemini", {true, true, true, false, 1000000}},
     {"grok", {true, true, true, false, 131072}},
+    /* the rules provider reads every result whole: nothing may be shortened for it */
+    {"rules", {true, false, false, false, INT64_C(1) << 40}},
 };
 static const struct rein_model_caps default_caps = {true, false, true, false, 8192};
 

@@ -14,7 +14,8 @@ static const char echo_manifest[] =
     "\"properties\":{\"text\":{\"type\":\"string\",\"description\":\"The text to return\"}},"
     "\"required\":[\"text\"],\"additionalProperties\":false},"
     "\"read_only\":true,\"idempotent\":true,\"open_world\":false,\"timeout_ms\":1000,"
-    "\"routes\":[\"^(?:echo|say|回显)\\\\s+(?<text>.+)$\"]}";
+    "\"examples\":[{\"text\":\"echo hello world\",\"arguments\":{\"text\":\"hello world\"}},"
+    "{\"text\":\"回显 你好\",\"arguments\":{\"text\":\"你好\"}}]}";
 
 static rein_err echo_run(void *userdata, const struct rein_invocation *inv,
                          struct rein_tool_reply *reply, rein_error *err)

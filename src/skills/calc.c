@@ -424,23 +424,10 @@ static const char calculator_manifest[] =
     "\"dependentRequired\":{\"op\":[\"values\"],\"values\":[\"op\"]},"
     "\"additionalProperties\":false},"
     "\"read_only\":true,\"idempotent\":true,\"open_world\":false,\"timeout_ms\":5000,"
-    "\"routes\":[\"^(?:calculate|compute|calc|计算)\\\\s*(?<expression>[-+*/"
-    "%^().\\\\d\\\\s]+)$\","
-    /* "计算 [1,2,3,4,5] 的平均值": the statistic after the numbers (Chinese word order) */
-    "\"^(?:计算|求)\\\\s*(?<values>\\\\[?\\\\s*-?[\\\\d.]+(?:\\\\s*[,，、\\\\s]\\\\s*-?[\\\\d.]+)*"
-    "\\\\s*\\\\]?)\\\\s*(?:的|之)?\\\\s*(?<op>平均值|平均数|均值|总和|和|最大值|最小值|"
-    "中位数|标准差|乘积|个数)\\\\s*[。？?]?$\","
-    /* "the mean of [1, 2, 3]", "calculate the average of 1, 2, 3", "the sum of 1, 2 and 3" */
-    "\"^(?i:calculate|compute|what\\\\s+is|what's)?\\\\s*(?i:the\\\\s+)?(?<op>(?i:mean|average|avg|"
-    "sum|total|min|minimum|max|maximum|median|stdev|product|count))\\\\s+(?i:of)\\\\s+"
-    "(?<values>\\\\[?\\\\s*-?[\\\\d.]+(?:(?:\\\\s*[,\\\\s]\\\\s*|\\\\s*,?\\\\s*(?i:and)\\\\s+)"
-    "-?[\\\\d.]+)*\\\\s*\\\\]?)\\\\s*[.?]?$"
-    "\"],"
-    /* Words the routes capture for op, mapped to its enum (read by the rules provider). */
-    "\"x-route-aliases\":{\"op\":{\"平均值\":\"mean\",\"平均数\":\"mean\",\"均值\":\"mean\","
-    "\"average\":\"mean\",\"avg\":\"mean\",\"总和\":\"sum\",\"和\":\"sum\",\"total\":\"sum\","
-    "\"最大值\":\"max\",\"maximum\":\"max\",\"最小值\":\"min\",\"minimum\":\"min\","
-    "\"中位数\":\"median\",\"标准差\":\"stdev\",\"乘积\":\"product\",\"个数\":\"count\"}}}";
+    "\"examples\":[{\"text\":\"what is 2*(3+4)/5?\",\"arguments\":{\"expression\":\"2*(3+4)/5\"}},"
+    "{\"text\":\"the average of 3, 4 and 8\",\"arguments\":{\"op\":\"mean\",\"values\":[3,4,8]}},"
+    "{\"text\":\"计算 [1,2,3,4,5] 的平均值\",\"arguments\":{\"op\":\"mean\","
+    "\"values\":[1,2,3,4,5]}}]}";
 
 static int cmp_double(const void *a, const void *b)
 {

@@ -44,8 +44,9 @@ static const char file_search_manifest[] =
     "\"case_sensitive\":{\"type\":\"boolean\",\"default\":false}},"
     "\"required\":[\"query\"],\"additionalProperties\":false},"
     "\"read_only\":true,\"idempotent\":true,\"open_world\":false,\"timeout_ms\":10000,"
-    "\"routes\":[\"^(?:search(?:\\\\s+for)?|find|grep|搜索|查找)\\\\s*(?:包含)?\\\\s*"
-    "['\\\"‘“]?(?<query>[^'\\\"’”]+?)['\\\"’”]?\\\\s*(?:的文件)?$\"]}";
+    "\"examples\":[{\"text\":\"search the docs for calculator\",\"arguments\":{\"query\":"
+    "\"calculator\"}},{\"text\":\"在 ./data/docs 目录下搜索 'openSkill'，最多返回 5 条\","
+    "\"arguments\":{\"query\":\"openSkill\",\"root_dir\":\"./data/docs\",\"limit\":5}}]}";
 
 struct visited {
     dev_t dev;

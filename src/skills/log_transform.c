@@ -44,8 +44,9 @@ static const char log_transform_manifest[] =
     "\"description\":\"Most records to return (all are counted)\"}},"
     "\"additionalProperties\":false},"
     "\"read_only\":true,\"idempotent\":true,\"open_world\":false,\"timeout_ms\":15000,"
-    "\"routes\":[\"^(?:analy[sz]e|parse|分析(?:一下)?)\\\\s*(?:the\\\\s+)?(?:log\\\\s+)?"
-    "(?<path>[\\\\w./-]+\\\\.log)\\\\s*$\"]}";
+    "\"examples\":[{\"text\":\"show error lines in app.log\",\"arguments\":{\"path\":\"app.log\","
+    "\"level\":\"error\"}},{\"text\":\"帮我分析一下 data/logs/app.log\",\"arguments\":{\"path\":"
+    "\"data/logs/app.log\"}}]}";
 
 struct transform {
     const struct rein_invocation *inv;

@@ -41,7 +41,10 @@ static const char meta_schema_text[] =
     "\"timeout_ms\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":86400000},"
     "\"runner\":{\"type\":\"object\",\"required\":[\"kind\"],"
     "\"properties\":{\"kind\":{\"type\":\"string\",\"minLength\":1}}},"
-    "\"routes\":{\"type\":\"array\",\"items\":{\"type\":\"string\",\"minLength\":1}}"
+    "\"routes\":{\"type\":\"array\",\"items\":{\"type\":\"string\",\"minLength\":1}},"
+    "\"examples\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"required\":[\"text\"],"
+    "\"properties\":{\"text\":{\"type\":\"string\",\"minLength\":1},"
+    "\"arguments\":{\"type\":\"object\"}},\"additionalProperties\":false}}"
     "},"
     "\"patternProperties\":{\"^x-\":true},"
     "\"additionalProperties\":false}";

@@ -113,6 +113,14 @@ static void test_echo_english_and_chinese(void **state)
     /* The answer streams as text like a model's. */
     assert_non_null(strstr(f.events.ptr, "{\"type\":\"text_delta\",\"seq\""));
     assert_string_equal(fx_run(&f, "回显 你好，世界"), "你好，世界");
+    /* a long text comes back whole: the rules read results unshortened (it was "echo failed:") */
+    char *big = malloc(7006);
+    memcpy(big, "echo ", 5);
+    memset(big + 5, 'a', 7000);
+    big[7005] = '\0';
+    assert_string_equal(fx_run(&f, big), big + 5);
+    assert_true(rein_agent_result_success(f.r));
+    free(big);
     fx_stop(&f);
 }
 
@@ -125,7 +133,7 @@ static void test_search_chinese(void **state)
     fx_start(&f);
     text = fx_run(&f, "搜索包含 'calculator' 的文件");
     assert_string_equal(calls_of(&f), "file_search:success");
-    assert_non_null(strstr(text, "找到 1 处包含“calculator”的内容"));
+    assert_non_null(strstr(text, "找到 1 处包含“calculator”的内容（1 个文件）"));
     assert_non_null(strstr(text, "notes/calc.md:1: the calculator skill adds numbers"));
     /* The arguments the route captured. */
     json_t *calls = rein_agent_result_tool_calls_json(f.r);
@@ -144,9 +152,23 @@ static void test_search_english(void **state)
     (void)state;
     fx_start(&f);
     text = fx_run(&f, "search 'calculator'");
-    assert_non_null(strstr(text, "1 match for \"calculator\":"));
+    assert_non_null(strstr(text, "1 match for \"calculator\" in 1 file:"));
     text = fx_run(&f, "find unicorns");
-    assert_string_equal(text, "No matches for \"unicorns\".");
+    assert_string_equal(text, "No matches for \"unicorns\" (2 files searched).");
+    /* the search term without "the docs for", the folder from "in the notes folder" */
+    fx_run(&f, "Search the docs for calculator");
+    json_t *calls = rein_agent_result_tool_calls_json(f.r);
+    assert_string_equal(json_string_value(json_object_get(
+                            json_object_get(json_array_get(calls, 0), "arguments"), "query")),
+                        "calculator");
+    json_decref(calls);
+    text = fx_run(&f, "search for calculator in the notes folder, at most 5 results");
+    assert_non_null(strstr(text, "\n  calc.md:1: the calculator skill adds numbers"));
+    calls = rein_agent_result_tool_calls_json(f.r);
+    json_t *args = json_object_get(json_array_get(calls, 0), "arguments");
+    assert_string_equal(json_string_value(json_object_get(args, "root_dir")), "notes");
+    assert_int_equal(json_integer_value(json_object_get(args, "limit")), 5);
+    json_decref(calls);
     fx_stop(&f);
 }
 
@@ -157,19 +179,27 @@ static void test_calculator_chinese_and_english(void **state)
 
     (void)state;
     fx_start(&f);
-    assert_string_equal(fx_run(&f, "计算 [1,2,3,4,5] 的平均值"), "mean = 3");
+    assert_string_equal(fx_run(&f, "计算 [1,2,3,4,5] 的平均值"), "1, 2, 3, 4, 5 的平均值是 3。");
     /* The captured word became the enum member, the list an array of numbers. */
     calls = rein_agent_result_tool_calls_json(f.r);
     json_t *args = json_object_get(json_array_get(calls, 0), "arguments");
     assert_string_equal(json_string_value(json_object_get(args, "op")), "mean");
     assert_int_equal(json_array_size(json_object_get(args, "values")), 5);
     json_decref(calls);
-    assert_string_equal(fx_run(&f, "计算 [10,20,30] 的最大值"), "max = 30");
-    assert_string_equal(fx_run(&f, "calculate the average of [2, 4]"), "mean = 3");
-    assert_string_equal(fx_run(&f, "the sum of 1, 2, 3"), "sum = 6");
-    assert_string_equal(fx_run(&f, "What is the mean of 3, 4 and 8?"), "mean = 5");
-    assert_string_equal(fx_run(&f, "the product of 2 and 5"), "product = 10");
+    assert_string_equal(fx_run(&f, "計算 [10,20,30] 的最大值"), "10, 20, 30 的最大值是 30。");
+    assert_string_equal(fx_run(&f, "calculate the average of [2, 4]"), "The mean of 2, 4 is 3.");
+    assert_string_equal(fx_run(&f, "the sum of 1, 2, 3"), "The sum of 1, 2, 3 is 6.");
+    assert_string_equal(fx_run(&f, "What is the mean of 3, 4 and 8?"), "The mean of 3, 4, 8 is 5.");
+    assert_string_equal(fx_run(&f, "the product of 2 and 5"), "The product of 2, 5 is 10.");
     assert_string_equal(fx_run(&f, "calculate 2*(3+4)"), "2*(3+4) = 14");
+    assert_string_equal(fx_run(&f, "Calculate 2*(3+4)/5"), "2*(3+4)/5 = 2.8");
+    assert_string_equal(fx_run(&f, "2 乘以 21"), "2*21 = 42");
+    assert_string_equal(fx_run(&f, "what is 15% of 200"), "(15/100)*200 = 30");
+    /* several statistics of one list: one call each, in order */
+    assert_string_equal(fx_run(&f, "计算 [10,20,30] 的平均值、最大值和最小值"),
+                        "1. 10, 20, 30 的平均值是 20。\n2. 10, 20, 30 的最大值是 30。\n"
+                        "3. 10, 20, 30 的最小值是 10。");
+    assert_string_equal(calls_of(&f), "calculator:success,calculator:success,calculator:success");
     fx_stop(&f);
 }
 
@@ -184,7 +214,7 @@ static void test_sequence_chinese(void **state)
     assert_string_equal(calls_of(&f), "file_search:success,calculator:success");
     assert_int_equal(rein_agent_result_stop(f.r), REIN_AGENT_STOP_FINAL_ANSWER);
     assert_non_null(strstr(text, "1. 找到 1 处"));
-    assert_non_null(strstr(text, "\n2. mean = 3"));
+    assert_non_null(strstr(text, "\n2. 1, 2, 3, 4, 5 的平均值是 3。"));
     /* One call per reply, in order, each answered before the next. */
     assert_int_equal(rein_agent_result_iterations(f.r), 2);
     assert_int_equal(rein_history_len(f.h), 7);
@@ -199,6 +229,7 @@ static void test_sequence_english(void **state)
     fx_start(&f);
     assert_string_equal(fx_run(&f, "echo hi, then calculate 1+2"), "1. hi\n2. 1+2 = 3");
     assert_string_equal(calls_of(&f), "echo:success,calculator:success");
+    assert_string_equal(fx_run(&f, "first echo a; then say b"), "1. a\n2. b");
     /* A message that reads as one request is not split: echo takes all of it. */
     assert_string_equal(fx_run(&f, "echo then what"), "then what");
     fx_stop(&f);
@@ -230,9 +261,55 @@ static void test_unroutable(void **state)
     assert_non_null(strstr(text, "\"what's the weather in Paris?\""));
     assert_non_null(strstr(text, "REIN_PROVIDER"));
     assert_non_null(strstr(text, "--provider"));
-    assert_non_null(strstr(text, "echo, file_search, calculator, log_transform"));
+    /* what it can do, one line per offered skill */
+    assert_non_null(strstr(text, "Offline I can:"));
+    assert_non_null(strstr(text, "(echo)"));
+    assert_non_null(strstr(text, "search the docs for calculator (file_search)"));
+    assert_non_null(strstr(text, "(log_transform)"));
+    /* the finish reason says it did not route (the agent's fast path and success rule read it) */
     text = fx_run(&f, "今天天气怎么样？");
     assert_non_null(strstr(text, "请配置模型提供方"));
+    text = fx_run(&f, "今天天氣如何？");
+    assert_non_null(strstr(text, "請設定模型提供者"));
+    fx_stop(&f);
+}
+
+/* The answer about a log: counts by level and the first error lines, in the request's
+ * language, and the records cut at the limit said so. */
+static void test_log_answers(void **state)
+{
+    struct fx f;
+    const char *text;
+    struct rein_buf log;
+
+    (void)state;
+    fx_start(&f);
+    rein_buf_init(&log, 0);
+    assert_rein_ok(rein_buf_adds(&log, "2026-11-25T10:00:01Z INFO started\n"
+                                       "ERROR:app.db:connection refused\n"
+                                       "2026-11-25 10:00:03.120 [main] WARN  c.e.App - slow\n"
+                                       "2026-11-25T10:00:02Z ERROR disk full\n"),
+                   NULL);
+    for (int i = 0; i < 150; i++)
+        assert_rein_ok(rein_buf_addf(&log, "level=info msg=\"tick %d\"\n", i), NULL);
+    free(test_write_file(f.root, "logs/app.log", log.ptr));
+    rein_buf_release(&log);
+    text = fx_run(&f, "show error lines in logs/app.log");
+    assert_string_equal(calls_of(&f), "log_transform:success");
+    assert_non_null(strstr(text, "logs/app.log: 154 lines, 154 parsed. 2 match what you asked "
+                                 "for. By level: error 2."));
+    assert_non_null(strstr(text, "\n  line 2 [error]: connection refused\n"
+                                 "  line 4 [error]: disk full"));
+    text = fx_run(&f, "帮我分析一下 logs/app.log");
+    assert_non_null(strstr(text, "按级别：error 2，warn 1，info 151。"));
+    assert_non_null(strstr(text, "前几条错误："));
+    assert_non_null(strstr(text, "只返回了前 100 条（共 154 条，达到上限）。"));
+    text = fx_run(&f, "分析 logs/app.log");
+    assert_non_null(strstr(text, "依等級") == NULL ? text : NULL);
+    text = fx_run(&f, "幫我分析一下 logs/app.log 的錯誤");
+    assert_non_null(strstr(text, "依等級：error 2。"));
+    /* never a JSON dump */
+    assert_null(strstr(text, "{\""));
     fx_stop(&f);
 }
 
@@ -335,6 +412,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_sequence_english),
     cmocka_unit_test(test_sequence_stops_at_a_failure),
     cmocka_unit_test(test_unroutable),
+    cmocka_unit_test(test_log_answers),
     cmocka_unit_test(test_fast_path_skips_the_model),
     cmocka_unit_test(test_without_registry),
 };
