@@ -688,22 +688,26 @@ static const char *const arg_patterns[A_COUNT] = {
                 "要|看)?\\s*前?\\s*(\\d+)\\s*(?:条|條|个|個|处|處|项|項|筆|行)?(?:结果|結果|记录|"
                 "記錄|匹配)?|(?:返回|显示|顯示|列出)\\s*(\\d+)\\s*(?:条|條|个|個|处|處|项|項|筆)"
                 "(?:结果|結果|记录|記錄)?",
-    [A_DIR] = "\\b(?:in|under|inside|within|from|across|at)\\s+(?:the\\s+|my\\s+|our\\s+)?"
-              "(?:folder|directory|dir)\\s+(" PATH_CHARS "+)|"
-              "\\b(?:in|under|inside|within|from|across)\\s+(?:the\\s+|my\\s+|our\\s+)?"
-              "(" PATH_CHARS "+?)\\s+(?:folder|directory|dir|subfolder|subdirectory)\\b|"
-              "\\b(?:in|under|inside|within|from)\\s+((?:\\.{1,2}/|/|~/)?[\\w.\\-]+/[\\w./\\-]*|"
-              "\\.{1,2}/[\\w./\\-]*)|"
-              "(?:在|到|从|從)\\s*(" PATH_CHARS "+?)\\s*(?:目录|目錄|文件夹|文件夾|資料夾|"
-              "路径|路徑)\\s*(?:下面|下|里面|裡面|里|裡|中|内|內)?|"
-              "(?:在|到|从|從)\\s*((?:\\.{1,2}/|/)?[\\w.\\-]+/[\\w./\\-]*)\\s*(?:下面|下|里面|"
-              "裡面|里|裡|中|内|內)?|(?:目录|目錄|文件夹|文件夾|資料夾)\\s*(" PATH_CHARS
-              "+)\\s*(?:下面|下|里面|裡面|里|裡|中|内|內)?",
+    [A_DIR] =
+        "\\b(?:in|under|inside|within|from|across|at)\\s+(?:the\\s+|my\\s+|our\\s+)?"
+        "(?:folder|directory|dir)\\s+(" PATH_CHARS "+)|"
+        "\\b(?:in|under|inside|within|from|across)\\s+(?:the\\s+|my\\s+|our\\s+)?"
+        "(" PATH_CHARS "+?)\\s+(?:folder|directory|dir|subfolder|subdirectory)\\b|"
+        "\\b(?:in|under|inside|within|from)\\s+((?:\\.{1,2}/|/|~/)?[\\w.\\-]+/[\\w./\\-]*|"
+        "\\.{1,2}/[\\w./\\-]*)|"
+        "(?:在|到|从|從)\\s*(" PATH_CHARS "+?)\\s*(?:目录|目錄|文件夹|文件夾|資料夾|"
+        "路径|路徑)\\s*(?:下面|下|里面|裡面|里|裡|中|内|內)?|"
+        "(?:在|到|从|從)\\s*((?:\\.{1,2}/|/)?[\\w.\\-]+/[\\w./\\-]*)\\s*(?:下面|下|里面|"
+        "裡面|里|裡|中|内|內)?|(?:目录|目錄|文件夹|文件夾|資料夾)\\s*(" PATH_CHARS
+        "+)\\s*(?:下面|下|里面|裡面|里|裡|中|内|內)?|"
+        "(" PATH_CHARS "+)\\s*(?:目录|目錄|文件夹|文件夾|資料夾)\\s*(?:下面|下|里面|裡面|里|裡|"
+        "中|内|內)?\\s*的?",
     [A_NOISE_PLACE] = "\\b(?:in|across|through|within|inside|throughout)\\s+(?:the\\s+|my\\s+|"
                       "our\\s+|all\\s+(?:the\\s+|my\\s+)?|any\\s+)?" PLACE_WORDS "\\b|"
                       "(?:在|从|從)\\s*(?:所有|全部|各个|各個)?(?:的)?" PLACE_WORDS
                       "\\s*(?:里面|裡面|里|裡|中|内|內)?",
-    [A_LEAD] = "^\\s*(?:for\\s+|the\\s+(?:words?|text|strings?|terms?|phrase)\\s+|"
+    [A_LEAD] = "^\\s*(?:for\\s+|(?:and|or|then|also|with)\\s+|the\\s+(?:words?|text|strings?|terms?"
+               "|phrase)\\s+|"
                "(?:all\\s+|any\\s+)?(?:mentions?|occurrences?|references?|instances?|uses?)\\s+"
                "(?:of|to)\\s+|(?:all\\s+|any\\s+|the\\s+)?(?:files?|lines?|places?|documents?|"
                "docs?|notes?|matches)\\s+(?:that\\s+|which\\s+|where\\s+)?(?:contain(?:s|ing)?|"
@@ -713,7 +717,8 @@ static const char *const arg_patterns[A_COUNT] = {
                "(?:the\\s+)?(?:docs?|documentation|files?|notes?|repo|code|codebase|project)\\s+"
                "for\\s+|where\\s+|(?:the\\s+|a\\s+|an\\s+)|包含|含有|包括|有关|有關|关于|關於|"
                "所有|全部|一下|一遍|内容|內容)",
-    [A_TAIL] = "(?:\\s+(?:is|are)\\s+(?:mentioned|used|defined|referenced|written)|"
+    [A_TAIL] = "(?:\\s+(?:and|or|then|also|with)|\\s+(?:is|are)\\s+(?:mentioned|used|defined|"
+               "referenced|written)|"
                "\\s+(?:mentioned|used|defined|referenced)|\\s+(?:appears?|shows?\\s+up|occurs?)|"
                "\\s+(?:in\\s+)?(?:any|which|what)\\s+files?|\\s+(?:files?|docs?|lines?)|"
                "\\s*的?(?:文件|文档|文檔|檔案|行|内容|內容|地方|位置|资料|資料)|"
@@ -805,6 +810,14 @@ char *rein__args_search_term(const char *text)
 
     if (!s)
         return NULL;
+    /* runs of spaces (where modifiers were taken out) are one space */
+    size_t w = 0;
+    for (size_t r = 0; s[r]; r++) {
+        if (s[r] == ' ' && w > 0 && s[w - 1] == ' ')
+            continue;
+        s[w++] = s[r];
+    }
+    s[w] = '\0';
     rein__args_trim(s);
     while (changed && *s) {
         changed = false;

@@ -34,8 +34,10 @@ static bool x_echo(const struct rein__match *m, const rein_tool *tool, struct re
     if (e == p->e && !p->question)
         e = p->raw_e;
     /* a quoted text loses its quotes, whichever kind they were ("", “”, 「」) */
-    if (e - b >= 2 && strchr("\"'", p->t->norm[b]) && p->t->norm[e - 1] == p->t->norm[b] &&
-        !memchr(p->t->norm + b + 1, p->t->norm[b], e - b - 2)) {
+    bool quoted = e - b >= 2 && strchr("\"'", p->t->norm[b]) &&
+                  p->t->norm[e - 1] == p->t->norm[b] &&
+                  !memchr(p->t->norm + b + 1, p->t->norm[b], e - b - 2);
+    if (quoted) {
         b++;
         e--;
     }
@@ -43,7 +45,7 @@ static bool x_echo(const struct rein__match *m, const rein_tool *tool, struct re
     if (!text)
         return false;
     len = strlen(text);
-    while (len && isspace((unsigned char)text[len - 1]))
+    while (!quoted && len && isspace((unsigned char)text[len - 1]))
         text[--len] = '\0';
     bool ok = text[0] && rein__plan_add(out, tool, json_pack("{s:s}", "text", text));
     rein_free(text);
@@ -242,13 +244,15 @@ static const char log_cues[] =
     "\\b(?:analy[sz]|pars|summari[sz]|inspect|check|review|read|scan|look|go\\s+through|"
     "examin|process|digest|tail|show|list|find|get|give|count|what|any|how\\s+many|"
     "are\\s+there|errors?|warn|fatal|crash|fail|problem|issue|level|lines?|entries|search|grep|"
-    "filter|open|explain)|分析|解析|查看|看看|看一下|检查|檢查|统计|統計|汇总|彙總|总结|總結|"
+    "filter|explain)|分析|解析|查看|看看|看一下|检查|檢查|统计|統計|汇总|彙總|总结|總結|"
     "读取|讀取|过滤|過濾|筛选|篩選|找|列出|显示|顯示|有哪些|有什么|有什麼|有没有|有沒有|错误|"
     "錯誤|警告|日志|日誌|多少|处理|處理|看|查";
 /* The text a request wants matched in the lines: "containing X", "for X", "包含 X 的". */
 static const char log_match[] =
     "(?:\\b(?:matching|containing|mentioning|about|with\\s+the\\s+word|that\\s+(?:contain|"
-    "mention)s?|for)\\s+(?<m>[^\\s,]+)|包含\\s*(?<m2>[^\\s,的]+))";
+    "mention)s?|for)\\s+(?:(?:anything|everything|something|lines?|entries|mentions?)\\s+"
+    "(?:about|on|with|containing|mentioning|of)\\s+|the\\s+word\\s+)?(?<m>[^\\s,]+)|"
+    "包含\\s*(?<m2>[^\\s,的]+))";
 
 static pcre2_code *cue_re, *match_re;
 static pthread_once_t log_once = PTHREAD_ONCE_INIT;
@@ -415,9 +419,9 @@ const struct rein__row rein__router_rows[] = {
     /* calculator: an expression after a verb or a question */
     {"calculator", EN,
      "^(?:calculate|compute|calc|evaluate|eval|solve|work\\s+out|figure\\s+out|"
-     "what(?:'s|\\s+is|\\s+are|\\s+does|\\s+do)|whats|how\\s+much\\s+(?:is|are|does)|"
-     "tell\\s+me|give\\s+me)\\s*:?\\s+(?<expr>.+?)(?:\\s+(?:equal|equals|come\\s+to|make|"
-     "give))?$",
+     "what(?:'s|\\s+is|\\s+are|\\s+does|\\s+do)?|whats|how\\s+much\\s+(?:is|are|does)|"
+     "tell\\s+me|give\\s+me)\\s*:?\\s+(?<expr>.+?)(?:\\s+(?:is|are|equal|equals|come\\s+to|"
+     "make|give|gives))?$",
      x_expr},
     {"calculator", HANS,
      "^(?:计算|計算|算|算算|算一算|求|求值)(?:一下)?\\s*[:,]?\\s*(?<expr>.+?)\\s*(?:(?:等于|等於|"
@@ -453,7 +457,8 @@ const struct rein__row rein__router_rows[] = {
     {"file_search", HANS,
      "^(?:在|到|从|從)\\s*(?<where>.+?)\\s*(?<dirword>目录|目錄|文件夹|文件夾|資料夾|路径|路徑)?"
      "\\s*"
-     "(?:下面|下|里面|裡面|里|裡|中|内|內)\\s*" SEARCH_ZH "(?:一下)?\\s*(?<q>.+)$",
+     "(?:下面|下|里面|裡面|里|裡|中|内|內)\\s*(?:的\\s*(?:所有|全部)?(?:文件|文档|文檔|檔案|资料|"
+     "資料)\\s*(?:里面|裡面|里|裡|中)?)?\\s*" SEARCH_ZH "(?:一下)?\\s*(?<q>.+)$",
      x_search},
     {"file_search", HANS, "^" SEARCH_ZH "(?:一下)?\\s*(?<q>.+)$", x_search},
     {"file_search", HANS,
