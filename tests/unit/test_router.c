@@ -316,6 +316,7 @@ static void test_manifest_examples(void **state)
 
     (void)state;
     assert_non_null(m);
+    assert_rein_ok(rein_skills_register_runners(reg, &err), &err);
     assert_rein_ok(rein_registry_add_manifest(reg, m, "/tmp", "test", &err), &err);
     json_decref(m);
     assert_rein_ok(rein__router_route(reg, names, 2, "Please convert 12.5 kg to pounds.", &plan),

@@ -1151,6 +1151,7 @@ static void test_routes_capture_named_groups(void **state)
 
     (void)state;
     assert_non_null(m);
+    assert_rein_ok(rein_skills_register_runners(reg, &err), &err);
     assert_rein_ok(rein_registry_add_manifest(reg, m, "/tmp", "test", &err), &err);
     json_decref(m);
     say = rein_registry_get(reg, "say");
