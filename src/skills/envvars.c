@@ -1,33 +1,172 @@
 /*
  * Environment handling of the runners that start something outside rein.
  *
- * Secrets stay out of manifests: a manifest writes "${GITHUB_TOKEN}" and the value is read
- * from rein's environment when the manifest is loaded (rein__expand_env, core). And secrets
- * stay out of skills that did not ask for them: a process skill inherits rein's environment minus anything that looks like
- * a credential (provider API keys above all), so a third-party skill cannot read the key of
- * the model rein talks to unless its manifest names it.
+ * Secrets by allowlist. A process skill does not inherit rein's environment: it gets a
+ * documented base (rein__skills_base_env: PATH, HOME, LANG, LANGUAGE and the LC_* variables,
+ * TZ, TMPDIR, USER, LOGNAME, SHELL, TERM and the sanitizer options; PATH defaults to
+ * /usr/local/bin:/usr/bin:/bin), the variables
+ * its manifest lists in the runner's "env_allow" (passed through as they are), the manifest's
+ * own "env" values, and the call's REIN_TOOL, REIN_CALL_ID and REIN_TRACE_ID. A manifest's
+ * "${NAME}" (process env values, HTTP header values) reads only a variable its env_allow
+ * names. rein's own variables (REIN_*: the API keys, the store URL with its password) reach no
+ * skill in any of these ways. Before, everything but names that looked like credentials was
+ * inherited, and DATABASE_URL, PGPASSWORD, GITHUB_PAT or a lower-case openai_api_key passed.
  */
 #include "skills_int.h"
 
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
-static bool ends_with(const char *name, size_t len, const char *suffix)
-{
-    size_t slen = strlen(suffix);
+extern char **environ;
 
-    return len >= slen && strncmp(name + len - slen, suffix, slen) == 0;
+/* The sanitizer runtime options hold no secrets and let skills built like rein's own test
+ * build run the same way. */
+const char *const rein__skills_base_env[] = {
+    "PATH",  "HOME", "LANG",         "LANGUAGE",      "TZ",           "TMPDIR", "USER", "LOGNAME",
+    "SHELL", "TERM", "ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS", NULL};
+
+bool rein__skills_env_is_reins(const char *name, size_t len)
+{
+    return len >= 5 && strncmp(name, "REIN_", 5) == 0;
 }
 
-bool rein__skills_env_is_secret(const char *entry)
+/* True when the variable name (len bytes) is in allow (a JSON array of names). */
+static bool allowed(const json_t *allow, const char *name, size_t len)
 {
-    static const char *const suffixes[] = {"_API_KEY",  "_API_KEYS", "_TOKEN",  "_SECRET",
-                                           "_PASSWORD", "_PASSWD",   "_APIKEY", "_KEY"};
-    const char *eq = strchr(entry, '=');
-    size_t len = eq ? (size_t)(eq - entry) : strlen(entry);
+    size_t i;
+    json_t *v;
 
-    for (size_t i = 0; i < sizeof(suffixes) / sizeof(suffixes[0]); i++) {
-        if (ends_with(entry, len, suffixes[i]))
+    json_array_foreach(allow, i, v)
+    {
+        const char *a = json_string_value(v);
+        if (a && strlen(a) == len && strncmp(a, name, len) == 0)
             return true;
     }
     return false;
+}
+
+/*
+ * prefix followed by value with each ${VAR} replaced; a ${VAR} outside allow (or one of
+ * rein's) is REIN_EDENIED, err naming it. An unset variable is empty. (Operator configuration,
+ * mcpServers, expands through rein__expand_env in core, which reads any variable.)
+ */
+static rein_err expand(const char *prefix, const char *value, const json_t *allow, char **out,
+                       rein_error *err)
+{
+    struct rein_buf b;
+
+    *out = NULL;
+    rein_buf_init(&b, 64 << 10);
+    if (rein_buf_adds(&b, prefix))
+        goto nomem;
+    for (const char *p = value; *p;) {
+        const char *close = p[0] == '$' && p[1] == '{' ? strchr(p + 2, '}') : NULL;
+        if (close) {
+            char var[256];
+            size_t n = (size_t)(close - p - 2);
+            const char *v = NULL;
+            bool reins = rein__skills_env_is_reins(p + 2, n);
+            if (n >= sizeof(var) || reins || !allowed(allow, p + 2, n)) {
+                rein_buf_release(&b);
+                return rein_error_set(err, REIN_EDENIED, "${%.*s} may not be read: %s",
+                                      (int)(n < 64 ? n : 64), p + 2,
+                                      reins ? "rein's own variables (REIN_*) never reach a skill"
+                                            : "list the variable in the runner's \"env_allow\" to "
+                                              "hand it to the skill");
+            }
+            memcpy(var, p + 2, n);
+            var[n] = '\0';
+            v = getenv(var);
+            if (v && rein_buf_adds(&b, v))
+                goto nomem;
+            p = close + 1;
+        } else if (rein_buf_addch(&b, *p++)) {
+            goto nomem;
+        }
+    }
+    *out = rein_buf_detach(&b, NULL);
+    return REIN_OK;
+nomem:
+    rein_buf_release(&b);
+    return rein_error_set(err, REIN_ENOMEM, "out of memory expanding ${...}");
+}
+
+rein_err rein__skills_expand_env_allowed(const char *prefix, const char *value, const json_t *allow,
+                                         char **out, rein_error *err)
+{
+    return expand(prefix, value, allow, out, err);
+}
+
+rein_err rein__skills_env_allow_check(const json_t *allow, rein_error *err)
+{
+    size_t i;
+    json_t *v;
+
+    json_array_foreach(allow, i, v)
+    {
+        const char *name = json_string_value(v);
+        if (rein__skills_env_is_reins(name, strlen(name)))
+            return rein_error_set(err, REIN_ESCHEMA,
+                                  "/env_allow/%zu: %s is rein's own variable; rein's variables "
+                                  "(REIN_*) are never handed to a skill",
+                                  i, name);
+    }
+    return REIN_OK;
+}
+
+/* True when entry ("NAME=value") names a variable of the base or of allow. */
+static bool passed(const char *entry, const json_t *allow)
+{
+    size_t len = strcspn(entry, "=");
+
+    if (rein__skills_env_is_reins(entry, len))
+        return false;
+    if (len > 3 && strncmp(entry, "LC_", 3) == 0)
+        return true;
+    for (size_t i = 0; rein__skills_base_env[i]; i++) {
+        if (strlen(rein__skills_base_env[i]) == len &&
+            strncmp(entry, rein__skills_base_env[i], len) == 0)
+            return true;
+    }
+    return allowed(allow, entry, len);
+}
+
+/* True when entry sets a variable that one of list (n entries) sets too. */
+static bool overridden(const char *entry, char *const *list, size_t n)
+{
+    size_t klen = strcspn(entry, "=");
+
+    for (size_t i = 0; i < n; i++) {
+        if (list[i] && strncmp(list[i], entry, klen) == 0 && list[i][klen] == '=')
+            return true;
+    }
+    return false;
+}
+
+const char **rein__skills_child_env(const json_t *allow, char *const *set, size_t nset)
+{
+    size_t n = 0, total = nset + 2;
+    const char **env;
+    bool has_path = false;
+
+    for (char **e = environ; e && *e; e++)
+        total++;
+    env = rein_calloc(total, sizeof(*env));
+    if (!env)
+        return NULL;
+    for (char **e = environ; e && *e; e++) {
+        if (!passed(*e, allow) || overridden(*e, set, nset))
+            continue;
+        has_path = has_path || strncmp(*e, "PATH=", 5) == 0;
+        env[n++] = *e;
+    }
+    for (size_t i = 0; i < nset; i++) {
+        has_path = has_path || strncmp(set[i], "PATH=", 5) == 0;
+        env[n++] = set[i];
+    }
+    if (!has_path)
+        env[n++] = "PATH=/usr/local/bin:/usr/bin:/bin";
+    env[n] = NULL;
+    return env;
 }

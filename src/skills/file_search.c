@@ -5,9 +5,12 @@
  * The walk is deterministic (entries in name order) and bounded: binary files (a NUL byte in
  * their first 8 KiB, as grep decides) and files over the size limit are skipped and counted,
  * symbolic links are followed only when they lead inside the roots (the others are counted),
+ * hard links (files with several names, which may be files outside the roots) are skipped and
+ * counted,
  * folders reached twice through links are not searched twice, and the call's deadline and
- * cancel handle are checked for every file. Plain queries are matched literally; regex: true
- * uses PCRE2 with match limits, so a pathological pattern cannot run away.
+ * cancel handle are checked for every file and every line. Plain queries are matched
+ * literally; regex: true uses PCRE2 under its match and depth limits, line by line, and a
+ * limit reached is an error (invalid_arguments naming file and line), never "no match".
  */
 #include "skills_int.h"
 
@@ -56,13 +59,14 @@ struct visited {
 struct search {
     const struct rein__skills_roots *roots;
     const struct rein_invocation *inv;
+    struct rein_tool_reply *reply;
     struct rein__skills_regex re;
     const char *glob;
     bool glob_path;
     size_t limit, count;
     bool truncated;
     json_t *matches;
-    size_t scanned, binary, large, outside, unreadable;
+    size_t scanned, binary, large, outside, hard_links, unreadable;
     struct visited *seen;
     size_t nseen, seen_cap;
     size_t base_len; /* the searched folder's path length, for relative names */
@@ -159,37 +163,37 @@ static void add_match(struct search *s, const char *rel, size_t lineno, const ch
     s->count++;
 }
 
+/* Matches the buffer line by line (as grep does), so the deadline is looked at before every
+ * line and a limit names the file and line. */
 static void search_buffer(struct search *s, const char *rel, size_t len)
 {
     const char *buf = s->buf;
-    size_t offset = 0, lineno = 1, counted_to = 0;
+    size_t pos = 0, lineno = 0;
 
-    while (offset < len && !s->stop) {
-        int rc = pcre2_match(s->re.code, (PCRE2_SPTR)buf, len, offset, 0, s->re.md, s->re.mctx);
-        if (rc < 0) {
-            if (rc == PCRE2_ERROR_MATCHLIMIT || rc == PCRE2_ERROR_DEPTHLIMIT)
-                s->stop = rein_error_set(s->err, REIN_EINVALID,
-                                         "the regular expression is too expensive to match "
-                                         "(match limit reached in %s)",
-                                         rel);
+    while (pos < len && !s->stop) {
+        const char *nl = memchr(buf + pos, '\n', len - pos);
+        size_t end = nl ? (size_t)(nl - buf) : len;
+        int m;
+        lineno++;
+        m = rein__skills_regex_find(&s->re, buf + pos, end - pos, s->inv, s->reply, s->err);
+        if (m < 0) {
+            if (m == REIN_EINVALID && s->err) {
+                char msg[sizeof(s->err->msg)];
+                snprintf(msg, sizeof(msg), "%s", s->err->msg);
+                rein_error_set(s->err, REIN_EINVALID, "%s line %zu: %s", rel, lineno, msg);
+            }
+            s->stop = (rein_err)m;
             return;
         }
-        size_t at = pcre2_get_ovector_pointer(s->re.md)[0];
-        const char *start = buf + at;
-        while (start > buf && start[-1] != '\n')
-            start--;
-        const char *end = memchr(buf + at, '\n', len - at);
-        size_t line_end = end ? (size_t)(end - buf) : len;
-        for (size_t i = counted_to; i < (size_t)(start - buf); i++)
-            lineno += buf[i] == '\n';
-        counted_to = (size_t)(start - buf);
-        if (s->count == s->limit) {
-            s->truncated = true;
-            s->stop = REIN_ETOOBIG; /* the limit, not an error */
-            return;
+        if (m == 1) {
+            if (s->count == s->limit) {
+                s->truncated = true;
+                s->stop = REIN_ETOOBIG; /* the limit, not an error */
+                return;
+            }
+            add_match(s, rel, lineno, buf + pos, end - pos);
         }
-        add_match(s, rel, lineno, start, line_end - (size_t)(start - buf));
-        offset = line_end + 1;
+        pos = end + 1;
     }
 }
 
@@ -298,6 +302,8 @@ static void visit(struct search *s, const char *child, int depth)
     if (S_ISDIR(st.st_mode)) {
         if (depth < MAX_DEPTH && !seen_before(s, &st))
             walk(s, child, depth + 1);
+    } else if (S_ISREG(st.st_mode) && st.st_nlink > 1) {
+        s->hard_links++; /* may be a file outside the roots under another name */
     } else if (S_ISREG(st.st_mode)) {
         search_file(s, real ? real : child, child, &st);
     }
@@ -340,21 +346,21 @@ static void walk(struct search *s, const char *path, int depth)
 static rein_err compile_query(struct search *s, const char *query, bool regex, bool cs,
                               struct rein_tool_reply *reply, rein_error *err)
 {
-    /* PCRE2_LITERAL allows neither MULTILINE nor UCP; UTF alone folds case beyond ASCII. */
-    uint32_t opts =
-        (regex ? PCRE2_UCP | PCRE2_MULTILINE : PCRE2_LITERAL) | (cs ? 0 : PCRE2_CASELESS);
+    /* Lines are matched one at a time, so ^ and $ are a line's ends without MULTILINE.
+     * PCRE2_LITERAL does not allow UCP; UTF alone folds case beyond ASCII. */
+    uint32_t opts = (regex ? PCRE2_UCP : PCRE2_LITERAL) | (cs ? 0 : PCRE2_CASELESS);
 
     return rein__skills_regex_compile(&s->re, query, opts, "query", "/query", reply, err);
 }
 
 static json_t *report(const struct search *s, const char *root, const char *query)
 {
-    return json_pack("{s:s, s:s, s:O, s:I, s:b, s:I, s:{s:I, s:I, s:I, s:I}}", "root", root,
+    return json_pack("{s:s, s:s, s:O, s:I, s:b, s:I, s:{s:I, s:I, s:I, s:I, s:I}}", "root", root,
                      "query", query, "matches", s->matches, "count", (json_int_t)s->count,
                      "truncated", s->truncated, "files_scanned", (json_int_t)s->scanned, "skipped",
                      "binary", (json_int_t)s->binary, "too_large", (json_int_t)s->large,
-                     "symlinks_outside", (json_int_t)s->outside, "unreadable",
-                     (json_int_t)s->unreadable);
+                     "symlinks_outside", (json_int_t)s->outside, "hard_links",
+                     (json_int_t)s->hard_links, "unreadable", (json_int_t)s->unreadable);
 }
 
 static rein_err file_search_run(void *userdata, const struct rein_invocation *inv,
@@ -363,7 +369,7 @@ static rein_err file_search_run(void *userdata, const struct rein_invocation *in
     const struct rein__skills_roots *roots = userdata;
     const char *query = json_string_value(json_object_get(inv->args, "query"));
     const char *root_dir = json_string_value(json_object_get(inv->args, "root_dir"));
-    struct search s = {.roots = roots, .inv = inv, .err = err};
+    struct search s = {.roots = roots, .inv = inv, .reply = reply, .err = err};
     char *real = NULL;
     struct stat st;
     rein_err rc;

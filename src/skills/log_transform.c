@@ -6,6 +6,10 @@
  * Nothing is dropped silently: every line is either a record, a blank line or an unparsable
  * line, and the counts always add up (lines = blank + parsed + unparsable); the first
  * unparsable lines are listed with their numbers so the caller can see what did not fit.
+ *
+ * The call's deadline and cancel handle are checked before every line, and the match filter
+ * runs under PCRE2's limits (rein__skills_regex_find): a line that makes the expression hit a
+ * limit ends the call with invalid_arguments naming the line, never a silent "no match".
  */
 #include "skills_int.h"
 
@@ -17,7 +21,6 @@
 #include <unistd.h>
 
 #define MAX_UNPARSABLE_LISTED 20
-#define CHECK_EVERY_LINES     1024
 
 static const char log_transform_manifest[] =
     "{\"id\":\"log_transform\","
@@ -50,6 +53,8 @@ static const char log_transform_manifest[] =
 
 struct transform {
     const struct rein_invocation *inv;
+    struct rein_tool_reply *reply;
+    rein_error *err;
     enum rein__skills_log_format format;
     int min_rank;                    /* -1: no level filter */
     struct rein__skills_regex match; /* code is NULL when there is no match filter */
@@ -73,6 +78,13 @@ static rein_err read_log(const struct rein__skills_roots *roots, const char *rea
     if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
         close(fd);
         return rein_error_set(err, REIN_EINVALID, "%s is not a regular file", shown);
+    }
+    if (st.st_nlink > 1) { /* checked again on the open file: it may have changed */
+        close(fd);
+        return rein_error_set(err, REIN_EDENIED,
+                              "%s is a hard link (a file with several names), which may be a "
+                              "file outside the allowed roots",
+                              shown);
     }
     if ((size_t)st.st_size > roots->max_file_bytes) {
         close(fd);
@@ -145,6 +157,23 @@ static rein_err unparsable(struct transform *t, size_t lineno, const char *line,
                : REIN_OK;
 }
 
+/* Runs the match filter on a line: true when it matches; *rc set (err filled) on a limit,
+ * the deadline or a cancel. */
+static bool keeps(struct transform *t, size_t lineno, const char *line, size_t len, rein_err *rc)
+{
+    int m = rein__skills_regex_find(&t->match, line, len, t->inv, t->reply, t->err);
+
+    if (m < 0) {
+        *rc = (rein_err)m;
+        if (*rc == REIN_EINVALID && t->err) {
+            char msg[sizeof(t->err->msg)];
+            snprintf(msg, sizeof(msg), "%s", t->err->msg);
+            rein_error_set(t->err, REIN_EINVALID, "line %zu: %s", lineno, msg);
+        }
+    }
+    return m == 1;
+}
+
 static rein_err one_line(struct transform *t, size_t lineno, const char *line, size_t len)
 {
     bool oom = false;
@@ -170,10 +199,9 @@ static rein_err one_line(struct transform *t, size_t lineno, const char *line, s
     t->parsed++;
     level = json_string_value(json_object_get(rec, "level"));
     if ((t->min_rank >= 0 && rein__skills_log_level_rank(level) < t->min_rank) ||
-        (t->match.code &&
-         pcre2_match(t->match.code, (PCRE2_SPTR)line, len, 0, 0, t->match.md, t->match.mctx) < 0)) {
+        (t->match.code && !keeps(t, lineno, line, len, &rc))) {
         json_decref(rec);
-        return REIN_OK;
+        return rc;
     }
     t->matched++;
     if (bump(t->by_level, level ? level : "unknown") ||
@@ -197,10 +225,13 @@ static rein_err run_lines(struct transform *t, const char *text, size_t len, rei
         size_t end = nl ? (size_t)(nl - text) : len;
         rein_err rc;
         lineno++;
-        if (lineno % CHECK_EVERY_LINES == 0 && (rc = rein_invocation_check(t->inv, err)))
-            return rc;
-        if (one_line(t, lineno, text + pos, end - pos))
+        rc = rein_invocation_check(t->inv, err);
+        if (!rc)
+            rc = one_line(t, lineno, text + pos, end - pos);
+        if (rc == REIN_ENOMEM)
             return rein_error_set(err, REIN_ENOMEM, "out of memory at line %zu", lineno);
+        if (rc)
+            return rc;
         pos = end + 1;
     }
     return REIN_OK;
@@ -260,7 +291,7 @@ static rein_err log_transform_run(void *userdata, const struct rein_invocation *
                                   struct rein_tool_reply *reply, rein_error *err)
 {
     const struct rein__skills_roots *roots = userdata;
-    struct transform t = {.inv = inv, .min_rank = -1};
+    struct transform t = {.inv = inv, .reply = reply, .err = err, .min_rank = -1};
     const char *match = json_string_value(json_object_get(inv->args, "match"));
     const char *text = NULL;
     char *owned = NULL;

@@ -5,7 +5,10 @@
  * A path a model gives is checked twice: lexically (after "." and ".." are folded, before the
  * file system is touched, so "../../etc" is refused without revealing whether it exists) and
  * again after realpath() (so a symbolic link inside a root that leads elsewhere is refused
- * too). Roots themselves are stored as real paths.
+ * too). Hard links are treated like symbolic links that cannot be followed: a file with more
+ * than one name may be the same file as one outside the roots, and nothing tells where its
+ * other names are, so a regular file with a link count above one is refused. Roots
+ * themselves are stored as real paths.
  */
 #include "skills_int.h"
 
@@ -13,6 +16,7 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define DEFAULT_MAX_FILE_BYTES ((size_t)16 << 20)
@@ -77,6 +81,13 @@ bool rein__skills_roots_contain(const struct rein__skills_roots *r, const char *
     return false;
 }
 
+bool rein__skills_is_hard_link(const char *path)
+{
+    struct stat st;
+
+    return stat(path, &st) == 0 && S_ISREG(st.st_mode) && st.st_nlink > 1;
+}
+
 /* Folds ".", ".." and repeated slashes of an absolute path in place. */
 static void fold(char *path)
 {
@@ -135,6 +146,13 @@ rein_err rein__skills_roots_resolve(const struct rein__skills_roots *r, const ch
         free(real);
         return rein_error_set(err, REIN_EDENIED,
                               "%s \"%s\" leads outside the allowed roots (through a symbolic link)",
+                              what, path);
+    }
+    if (rein__skills_is_hard_link(real)) {
+        free(real);
+        return rein_error_set(err, REIN_EDENIED,
+                              "%s \"%s\" is a hard link (a file with several names), which may "
+                              "be a file outside the allowed roots",
                               what, path);
     }
     *out = rein_strdup(real);

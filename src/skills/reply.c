@@ -93,8 +93,11 @@ rein_err rein__skills_regex_compile(struct rein__skills_regex *re, const char *p
     PCRE2_SIZE off;
 
     memset(re, 0, sizeof(*re));
+    re->what = what;
+    re->path = path;
     re->code = pcre2_compile((PCRE2_SPTR)pattern, PCRE2_ZERO_TERMINATED,
-                             options | PCRE2_UTF | PCRE2_MATCH_INVALID_UTF, &errcode, &off, NULL);
+                             options | PCRE2_UTF | PCRE2_MATCH_INVALID_UTF | PCRE2_USE_OFFSET_LIMIT,
+                             &errcode, &off, NULL);
     if (!re->code) {
         PCRE2_UCHAR msg[160];
         pcre2_get_error_message(errcode, msg, sizeof(msg));
@@ -112,9 +115,48 @@ rein_err rein__skills_regex_compile(struct rein__skills_regex *re, const char *p
         rein__skills_regex_free(re);
         return rein_error_set(err, REIN_ENOMEM, "out of memory compiling %s", what);
     }
-    pcre2_set_match_limit(re->mctx, 10000000);
-    pcre2_set_depth_limit(re->mctx, 10000);
+    pcre2_set_match_limit(re->mctx, REIN__SKILLS_REGEX_MATCH_LIMIT);
+    pcre2_set_depth_limit(re->mctx, REIN__SKILLS_REGEX_DEPTH_LIMIT);
     return REIN_OK;
+}
+
+int rein__skills_regex_find(struct rein__skills_regex *re, const char *subject, size_t len,
+                            const struct rein_invocation *inv, struct rein_tool_reply *reply,
+                            rein_error *err)
+{
+    /* Start positions tried per pcre2_match() call: the match limit bounds each of them, so
+     * this bounds the time between two looks at the deadline. */
+    const size_t window = 256;
+
+    for (size_t start = 0;; start += window + 1) {
+        rein_err rc = inv ? rein_invocation_check(inv, err) : REIN_OK;
+        int m;
+        if (rc)
+            return rc;
+        pcre2_set_offset_limit(re->mctx, start + window);
+        m = pcre2_match(re->code, (PCRE2_SPTR)subject, len, start, 0, re->md, re->mctx);
+        if (m >= 0)
+            return 1;
+        if (m == PCRE2_ERROR_MATCHLIMIT || m == PCRE2_ERROR_DEPTHLIMIT ||
+            m == PCRE2_ERROR_HEAPLIMIT) {
+            if (reply && !reply->details)
+                reply->details = json_pack("[{s:s, s:s}]", "path", re->path, "message",
+                                           "too expensive to match: simplify the expression");
+            return rein_error_set(err, REIN_EINVALID,
+                                  "%s is too expensive to match (PCRE2's %s limit was reached); "
+                                  "simplify the regular expression (nested repetition such as "
+                                  "(a+)+ backtracks exponentially)",
+                                  re->what,
+                                  m == PCRE2_ERROR_MATCHLIMIT   ? "match"
+                                  : m == PCRE2_ERROR_DEPTHLIMIT ? "depth"
+                                                                : "heap");
+        }
+        if (m != PCRE2_ERROR_NOMATCH)
+            return rein_error_set(err, REIN_EINTERNAL, "matching %s failed (PCRE2 error %d)",
+                                  re->what, m);
+        if (start + window >= len)
+            return 0;
+    }
 }
 
 void rein__skills_regex_free(struct rein__skills_regex *re)

@@ -11,7 +11,8 @@
  * the call's cancel descriptor, so a cancel stops it at once; the call's deadline is the
  * transfer's timeout. Redirects are not followed, only http and https are allowed, and a
  * response beyond the size limit is cut off. "${NAME}" in a header value is replaced by the
- * environment variable NAME when the manifest is loaded, so secrets stay out of manifests.
+ * environment variable NAME when the manifest is loaded, so secrets stay out of manifests; the
+ * runner's "env_allow" must name it (rein's own REIN_* variables never).
  */
 #include "skills_int.h"
 
@@ -56,6 +57,10 @@ static rein_err http_open(const json_t *runner, const char *base_dir, void **sta
     *state = NULL;
     if (!h)
         goto out_nomem;
+    if (rein__skills_env_allow_check(json_object_get(runner, "env_allow"), err) != REIN_OK) {
+        http_close(h);
+        return REIN_ESCHEMA;
+    }
     h->url = rein_strdup(json_string_value(json_object_get(runner, "url")));
     h->headers = rein_calloc(json_object_size(headers) + 1, sizeof(*h->headers));
     if (!h->url || !h->headers)
@@ -70,9 +75,17 @@ static rein_err http_open(const json_t *runner, const char *base_dir, void **sta
                                   key);
         }
         char *prefix = rein_asprintf("%s: ", key);
-        h->headers[h->nheaders] = prefix ? rein__expand_env(prefix, json_string_value(v)) : NULL;
+        rein_err rc = prefix ? rein__skills_expand_env_allowed(prefix, json_string_value(v),
+                                                               json_object_get(runner, "env_allow"),
+                                                               &h->headers[h->nheaders], err)
+                             : REIN_ENOMEM;
         rein_free(prefix);
-        if (!h->headers[h->nheaders])
+        if (rc == REIN_EDENIED) {
+            rein_error_prefix(err, "/headers/%s: ", key);
+            http_close(h);
+            return REIN_ESCHEMA;
+        }
+        if (rc)
             goto out_nomem;
         h->nheaders++;
     }
@@ -258,6 +271,8 @@ static const struct rein_runner_kind http_kind = {
               "\"kind\":{\"const\":\"http\"},"
               "\"url\":{\"type\":\"string\",\"pattern\":\"^https?://[^\\\\s]+$\"},"
               "\"headers\":{\"type\":\"object\",\"additionalProperties\":{\"type\":\"string\"}},"
+              "\"env_allow\":{\"type\":\"array\",\"items\":{\"type\":\"string\","
+              "\"pattern\":\"^[A-Za-z_][A-Za-z0-9_]*$\"}},"
               "\"max_response_bytes\":{\"type\":\"integer\",\"minimum\":1,"
               "\"maximum\":1073741824}},"
               "\"additionalProperties\":false}",

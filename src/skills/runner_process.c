@@ -2,7 +2,13 @@
  * The "process" runner: an external skill that is a program.
  *
  *   "runner": {"kind": "process", "command": ["./search.py", "--fast"], "cwd": "data",
- *              "env": {"LANG": "C"}, "max_output_bytes": 1048576}
+ *              "env": {"LANG": "C", "TOKEN": "${GITHUB_TOKEN}"}, "env_allow": ["GITHUB_TOKEN"],
+ *              "max_output_bytes": 1048576}
+ *
+ * The program's environment is explicit (envvars.c): a documented base, the variables
+ * env_allow names, the manifest's env (where ${NAME} reads only what env_allow names), and the
+ * call's REIN_TOOL, REIN_CALL_ID and REIN_TRACE_ID; nothing else of rein's, and never rein's
+ * own REIN_* variables.
  *
  * The program is started without a shell (posix_spawn, rein/proc.h) in a process group of its
  * own, gets the call as one JSON document on stdin ({tool, call_id, trace_id, arguments,
@@ -23,8 +29,6 @@
 #include <stdio.h>
 #include <string.h>
 
-extern char **environ;
-
 #define DEFAULT_MAX_OUTPUT ((size_t)1 << 20)
 #define STDERR_KEPT        ((size_t)64 << 10)
 
@@ -34,6 +38,7 @@ struct proc_runner {
     char *cwd;
     char **env; /* "KEY=VALUE" from the manifest */
     size_t nenv;
+    json_t *allow; /* env_allow, or NULL */
     size_t max_output;
 };
 
@@ -50,6 +55,7 @@ static void proc_close(void *state)
     rein_free(p->argv);
     rein_free(p->env);
     rein_free(p->cwd);
+    json_decref(p->allow);
     rein_free(p);
 }
 
@@ -65,7 +71,8 @@ static rein_err proc_open(const json_t *runner, const char *base_dir, void **sta
 {
     json_t *cmd = json_object_get(runner, "command"), *env = json_object_get(runner, "env");
     json_t *cwd = json_object_get(runner, "cwd"),
-           *max = json_object_get(runner, "max_output_bytes");
+           *max = json_object_get(runner, "max_output_bytes"),
+           *allow = json_object_get(runner, "env_allow");
     struct proc_runner *p = rein_calloc(1, sizeof(*p));
     const char *key;
     json_t *v;
@@ -78,6 +85,11 @@ static rein_err proc_open(const json_t *runner, const char *base_dir, void **sta
     p->env = rein_calloc(json_object_size(env) + 1, sizeof(*p->env));
     if (!p->argv || !p->env)
         goto out_nomem;
+    if (rein__skills_env_allow_check(allow, err) != REIN_OK) {
+        proc_close(p);
+        return REIN_ESCHEMA;
+    }
+    p->allow = json_incref(allow);
     json_array_foreach(cmd, i, v)
     {
         const char *arg = json_string_value(v);
@@ -94,9 +106,16 @@ static rein_err proc_open(const json_t *runner, const char *base_dir, void **sta
             return rein_error_set(err, REIN_ESCHEMA, "/env: \"%s\" is not a variable name", key);
         }
         char *prefix = rein_asprintf("%s=", key);
-        p->env[p->nenv] = prefix ? rein__expand_env(prefix, json_string_value(v)) : NULL;
+        rein_err rc = prefix ? rein__skills_expand_env_allowed(prefix, json_string_value(v), allow,
+                                                               &p->env[p->nenv], err)
+                             : REIN_ENOMEM;
         rein_free(prefix);
-        if (!p->env[p->nenv])
+        if (rc == REIN_EDENIED) {
+            rein_error_prefix(err, "/env/%s: ", key);
+            proc_close(p);
+            return REIN_ESCHEMA;
+        }
+        if (rc)
             goto out_nomem;
         p->nenv++;
     }
@@ -112,56 +131,6 @@ static rein_err proc_open(const json_t *runner, const char *base_dir, void **sta
 out_nomem:
     proc_close(p);
     return rein_error_set(err, REIN_ENOMEM, "out of memory preparing a process runner");
-}
-
-/* True when entry ("KEY=VALUE") sets one of the variables in list. */
-static bool overridden(const char *entry, char *const *list, size_t n)
-{
-    const char *eq = strchr(entry, '=');
-    size_t klen = eq ? (size_t)(eq - entry) : strlen(entry);
-
-    for (size_t i = 0; i < n; i++) {
-        if (list[i] && strncmp(list[i], entry, klen) == 0 && list[i][klen] == '=')
-            return true;
-    }
-    return false;
-}
-
-/*
- * The child's environment: rein's own without its credentials (rein__skills_env_is_secret),
- * then the manifest's variables (where "${NAME}" hands a credential over on purpose), then
- * the call's REIN_* variables, each later one replacing an earlier one of the same name. The
- * strings of the inherited part are borrowed from environ; extra holds the three made here.
- */
-static const char **child_env(const struct proc_runner *p, const struct rein_invocation *inv,
-                              char *extra[3])
-{
-    size_t n = 0, total = p->nenv + 3;
-    const char **env;
-
-    for (char **e = environ; e && *e; e++)
-        total++;
-    env = rein_calloc(total + 1, sizeof(*env));
-    extra[0] = rein_asprintf("REIN_TOOL=%s", rein_tool_id(inv->tool));
-    extra[1] = rein_asprintf("REIN_CALL_ID=%s", inv->call_id);
-    extra[2] = rein_asprintf("REIN_TRACE_ID=%s", inv->trace_id);
-    if (!env || !extra[0] || !extra[1] || !extra[2]) {
-        rein_free(env);
-        return NULL;
-    }
-    for (char **e = environ; e && *e; e++) {
-        if (!overridden(*e, p->env, p->nenv) && !overridden(*e, extra, 3) &&
-            !rein__skills_env_is_secret(*e))
-            env[n++] = *e;
-    }
-    for (size_t i = 0; i < p->nenv; i++) {
-        if (!overridden(p->env[i], extra, 3))
-            env[n++] = p->env[i];
-    }
-    for (size_t i = 0; i < 3; i++)
-        env[n++] = extra[i];
-    env[n] = NULL;
-    return env;
 }
 
 static const char *const log_levels[] = {"debug", "info",     "notice", "warning",
@@ -338,13 +307,23 @@ static rein_err proc_invoke(void *state, const struct rein_invocation *inv,
     struct event_reader events = {.inv = inv};
     struct rein_proc_result res;
     struct rein_buf input;
-    char *extra[3] = {NULL, NULL, NULL};
-    const char **env;
+    char **all = rein_calloc(p->nenv + 3, sizeof(*all)), **extra = NULL;
+    const char **env = NULL;
     rein_err rc;
 
+    /* The manifest's variables, then the call's (which win over a manifest's REIN_*). */
+    if (all)
+        memcpy(all, p->env, p->nenv * sizeof(*all));
+    extra = all ? all + p->nenv : NULL;
+    if (extra) {
+        extra[0] = rein_asprintf("REIN_TOOL=%s", rein_tool_id(inv->tool));
+        extra[1] = rein_asprintf("REIN_CALL_ID=%s", inv->call_id);
+        extra[2] = rein_asprintf("REIN_TRACE_ID=%s", inv->trace_id);
+        if (extra[0] && extra[1] && extra[2])
+            env = rein__skills_child_env(p->allow, all, p->nenv + 3);
+    }
     rein_buf_init(&input, 0);
     rein_buf_init(&events.line, 64 << 10);
-    env = child_env(p, inv, extra);
     if (!env || rein_invocation_write(inv, &input)) {
         rc = rein_error_set(err, REIN_ENOMEM, "out of memory starting %s", p->argv[0]);
         goto out;
@@ -375,8 +354,9 @@ static rein_err proc_invoke(void *state, const struct rein_invocation *inv,
     rc = read_run(p, inv, &res, reply, err);
     rein_proc_result_release(&res);
 out:
-    for (int i = 0; i < 3; i++)
+    for (int i = 0; extra && i < 3; i++)
         rein_free(extra[i]);
+    rein_free(all);
     rein_free(env);
     rein_buf_release(&input);
     rein_buf_release(&events.line);
@@ -391,6 +371,8 @@ static const struct rein_runner_kind process_kind = {
               "\"items\":{\"type\":\"string\",\"minLength\":1}},"
               "\"cwd\":{\"type\":\"string\",\"minLength\":1},"
               "\"env\":{\"type\":\"object\",\"additionalProperties\":{\"type\":\"string\"}},"
+              "\"env_allow\":{\"type\":\"array\",\"items\":{\"type\":\"string\","
+              "\"pattern\":\"^[A-Za-z_][A-Za-z0-9_]*$\"}},"
               "\"max_output_bytes\":{\"type\":\"integer\",\"minimum\":1,"
               "\"maximum\":1073741824}},"
               "\"additionalProperties\":false}",

@@ -23,12 +23,15 @@ struct rein__skills_roots {
 rein_err rein__skills_roots_new(const struct rein_skills_config *cfg,
                                 struct rein__skills_roots **out, rein_error *err);
 void rein__skills_roots_free(void *roots);
+/* True when path is a regular file with more than one name (a hard link): like a symbolic
+ * link leading outside, the file skills refuse it. */
+bool rein__skills_is_hard_link(const char *path);
 /* True when real (a real path) is one of the roots or inside one. */
 bool rein__skills_roots_contain(const struct rein__skills_roots *r, const char *real);
 /*
  * Resolves a path a model gave (relative to the first root, or absolute) to a real path
  * inside the roots: *out is new (rein_free). REIN_EDENIED when it is outside, lexically or
- * through a symbolic link; REIN_ENOTFOUND when it does not exist. what names the argument in
+ * through a symbolic link, or is a hard link; REIN_ENOTFOUND when it does not exist. what names the argument in
  * messages ("root_dir").
  */
 rein_err rein__skills_roots_resolve(const struct rein__skills_roots *r, const char *path,
@@ -45,6 +48,29 @@ bool rein__skills_env_is_secret(const char *entry);
  * other value is the output itself. Returns REIN_OK with reply->output set, or the error's
  * code (rein_call_code_to_err) with err and reply->details set. doc is borrowed.
  */
+/*
+ * For manifests: prefix (copied) followed by value with each ${VAR} replaced from rein's
+ * environment (unset: empty), where a ${VAR} may read only a variable named in allow (a JSON array
+ * of names, may be NULL: none) and never one of rein's own; otherwise REIN_EDENIED with err
+ * naming the variable. *out is new on success.
+ */
+rein_err rein__skills_expand_env_allowed(const char *prefix, const char *value, const json_t *allow,
+                                         char **out, rein_error *err);
+/* REIN_ESCHEMA (err names it) when a runner's env_allow (array, may be NULL) lists one of
+ * rein's own variables. */
+rein_err rein__skills_env_allow_check(const json_t *allow, rein_error *err);
+/* True for the name (len bytes) of one of rein's own variables (REIN_*). */
+bool rein__skills_env_is_reins(const char *name, size_t len);
+/* The variables every process skill gets from rein's environment (NULL-terminated), besides
+ * the LC_* ones. */
+extern const char *const rein__skills_base_env[];
+/*
+ * A process skill's environment: the base and the variables allow names (borrowed from
+ * environ), then the nset "NAME=value" entries of set (borrowed; they replace inherited ones of
+ * the same name), and PATH=/usr/local/bin:/usr/bin:/bin when no PATH is set. New array
+ * (rein_free it; the strings stay borrowed), or NULL when memory is exhausted.
+ */
+const char **rein__skills_child_env(const json_t *allow, char *const *set, size_t nset);
 rein_err rein__skills_read_reply(json_t *doc, struct rein_tool_reply *reply, rein_error *err);
 /*
  * Reads one line a process skill wrote on stderr as an event: an MCP notification
@@ -60,12 +86,16 @@ void rein__skills_snippet(const char *text, size_t len, char *out, size_t max);
 
 /*
  * A regular expression a model gave as an argument, compiled with match limits so a
- * pathological pattern cannot run away. Match with md and mctx; free with rein__skills_regex_free.
+ * pathological pattern cannot run away: PCRE2's match limit (steps per start position) and
+ * depth limit below. Match with rein__skills_regex_find; free with rein__skills_regex_free.
  */
+#define REIN__SKILLS_REGEX_MATCH_LIMIT 1000000
+#define REIN__SKILLS_REGEX_DEPTH_LIMIT 10000
 struct rein__skills_regex {
     pcre2_code *code;
     pcre2_match_data *md;
     pcre2_match_context *mctx;
+    const char *what, *path; /* the argument's name and JSON Pointer (static) */
 };
 /*
  * Compiles pattern with options (PCRE2_UTF and PCRE2_MATCH_INVALID_UTF are added). A bad
@@ -76,6 +106,17 @@ rein_err rein__skills_regex_compile(struct rein__skills_regex *re, const char *p
                                     uint32_t options, const char *what, const char *path,
                                     struct rein_tool_reply *reply, rein_error *err);
 void rein__skills_regex_free(struct rein__skills_regex *re);
+/*
+ * Finds the first match of re in subject (len bytes): 1 (the match is in re->md), 0 (none), or
+ * an error with err set: REIN_EINVALID when the expression hits a PCRE2 limit (a limit is an
+ * error, never "no match"; reply->details, when reply is given and has none, names the
+ * argument), REIN_ETIMEDOUT or REIN_ECANCELED from inv (may be NULL), which is checked before
+ * every 256 start positions, so a call never outruns its deadline by more than that many
+ * bounded attempts.
+ */
+int rein__skills_regex_find(struct rein__skills_regex *re, const char *subject, size_t len,
+                            const struct rein_invocation *inv, struct rein_tool_reply *reply,
+                            rein_error *err);
 
 /* ---- calc.c: the calculator's expression parser ---- */
 enum rein__skills_calc_fail {

@@ -33,11 +33,53 @@ static rein_err builtin_open(const json_t *runner, const char *base_dir, void **
                           "{\"kind\": \"http\", \"url\": \"...\"}");
 }
 
+/*
+ * Finds a string holding a NUL character in v (at pointer path, a buffer of size bytes) and
+ * leaves its pointer in path. A built-in tool reads strings as C strings: "a.txt\u0000/../.."
+ * would be searched as "a.txt" while the ledger records the whole string, so such an argument
+ * is refused before the tool sees it.
+ */
+static bool find_nul(const json_t *v, char *path, size_t size)
+{
+    size_t len = strlen(path), i;
+    const char *key;
+    json_t *item;
+
+    if (json_is_string(v))
+        return memchr(json_string_value(v), '\0', json_string_length(v)) != NULL;
+    if (json_is_object(v)) {
+        json_object_foreach((json_t *)v, key, item)
+        {
+            snprintf(path + len, size - len, "/%s", key);
+            if (find_nul(item, path, size))
+                return true;
+        }
+    } else if (json_is_array(v)) {
+        json_array_foreach(v, i, item)
+        {
+            snprintf(path + len, size - len, "/%zu", i);
+            if (find_nul(item, path, size))
+                return true;
+        }
+    }
+    path[len] = '\0';
+    return false;
+}
+
 static rein_err builtin_invoke(void *state, const struct rein_invocation *inv,
                                struct rein_tool_reply *reply, rein_error *err)
 {
     struct builtin_state *b = state;
+    char path[256] = "";
 
+    if (find_nul(inv->args, path, sizeof(path))) {
+        reply->details = json_pack("[{s:s, s:s}]", "path", path, "message",
+                                   "contains a NUL character (\\u0000)");
+        return rein_error_set(err, REIN_EINVALID,
+                              "%s contains a NUL character (\\u0000), which this tool cannot "
+                              "take; send the string without it",
+                              path[0] ? path + 1 : "the arguments");
+    }
     return b->fn(b->userdata, inv, reply, err);
 }
 

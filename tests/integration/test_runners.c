@@ -78,12 +78,20 @@ static void test_process_gets_the_call_and_answers(void **state)
     const json_t *out, *callj, *env;
 
     (void)state;
-    /* rein's own credentials stay out of skills unless the manifest hands one over. */
+    /* Secrets by allowlist: a skill gets a documented base of rein's environment, what its
+     * manifest's env_allow names and its own env, nothing else; rein's REIN_* never. */
     setenv("OPENAI_API_KEY", "sk-must-not-leak", 1);
-    setenv("REIN_TEST_GH_TOKEN", "ghp-handed-over", 1);
+    setenv("TEST_GH_TOKEN", "ghp-handed-over", 1);
+    setenv("DATABASE_URL", "postgres://u:pw@db/x", 1);
+    setenv("PGPASSWORD", "pw", 1);
+    setenv("GITHUB_PAT", "ghp-not-asked-for", 1);
+    setenv("SECRET", "s", 1);
+    setenv("openai_api_key", "sk-lower", 1);
+    setenv("REIN_STORE", "redis://:password@127.0.0.1:1", 1);
+    setenv("REIN_API_KEYS", "k1", 1);
     reg = proc_skill("echo", NULL,
                      ",\"env\":{\"SKILL_GREETING\":\"bonjour\","
-                     "\"HANDED_TOKEN\":\"${REIN_TEST_GH_TOKEN}\"}",
+                     "\"HANDED_TOKEN\":\"${TEST_GH_TOKEN}\"},\"env_allow\":[\"TEST_GH_TOKEN\"]",
                      10000);
     res = run(reg, "{\"city\": \"Paris\"}", NULL);
     out = rein_call_result_output(res);
@@ -102,8 +110,46 @@ static void test_process_gets_the_call_and_answers(void **state)
     assert_string_equal(json_string_value(json_object_get(env, "SKILL_GREETING")), "bonjour");
     assert_string_equal(json_string_value(json_object_get(env, "OPENAI_API_KEY")), "");
     assert_string_equal(json_string_value(json_object_get(env, "HANDED_TOKEN")), "ghp-handed-over");
+    for (const char *const *v =
+             (const char *const[]){"DATABASE_URL", "PGPASSWORD", "GITHUB_PAT", "SECRET",
+                                   "openai_api_key", "REIN_STORE", "REIN_API_KEYS", NULL};
+         *v; v++)
+        assert_string_equal(json_string_value(json_object_get(env, *v)), "");
+    assert_string_not_equal(json_string_value(json_object_get(env, "PATH")), "");
     rein_call_result_free(res);
     rein_registry_free(reg);
+    unsetenv("REIN_STORE");
+    unsetenv("REIN_API_KEYS");
+}
+
+/* ${VAR} in a manifest reads only what env_allow names, and never rein's own variables: such
+ * a manifest is refused when it is loaded, naming the variable. */
+static void test_manifest_env_reads_only_allowed_variables(void **state)
+{
+    static const char *const bad[] = {
+        ",\"env\":{\"K\":\"${GITHUB_PAT}\"}",
+        ",\"env\":{\"K\":\"${REIN_API_KEYS}\"},\"env_allow\":[\"REIN_API_KEYS\"]",
+        ",\"env_allow\":[\"REIN_STORE\"]",
+    };
+    char manifest[4096];
+    rein_error err;
+
+    (void)state;
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        rein_registry *reg = rein_registry_new(&err);
+        json_t *m;
+        snprintf(manifest, sizeof(manifest),
+                 "{\"id\":\"ext\",\"description\":\"x\",\"parameters\":{\"type\":\"object\"},"
+                 "\"runner\":{\"kind\":\"process\",\"command\":[\"true\"]%s}}",
+                 bad[i]);
+        m = rein_json_parse(manifest, strlen(manifest), 0, &err);
+        assert_non_null(m);
+        rein_error_clear(&err);
+        assert_int_not_equal(rein_registry_add_manifest(reg, m, NULL, "test", &err), REIN_OK);
+        assert_non_null(strstr(err.msg, i == 0 ? "GITHUB_PAT" : "REIN_"));
+        json_decref(m);
+        rein_registry_free(reg);
+    }
 }
 
 static void test_process_reports_its_own_normalized_error(void **state)
@@ -429,6 +475,7 @@ static void test_http_server_that_is_down(void **state)
 
 static const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_process_gets_the_call_and_answers),
+    cmocka_unit_test(test_manifest_env_reads_only_allowed_variables),
     cmocka_unit_test(test_process_reports_its_own_normalized_error),
     cmocka_unit_test(test_process_reports_progress_and_logs_as_events),
     cmocka_unit_test(test_process_that_hangs_is_killed_with_its_group),

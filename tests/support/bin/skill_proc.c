@@ -86,6 +86,18 @@ int main(int argc, char **argv)
         print_env("OPENAI_API_KEY");
         printf(", ");
         print_env("HANDED_TOKEN");
+        /* Variables that held secrets and reached skills before the allowlist. */
+        static const char *const leaks[] = {"DATABASE_URL", "PGPASSWORD",     "GITHUB_PAT",
+                                            "SECRET",       "openai_api_key", "REIN_STORE",
+                                            "REIN_API_KEYS"};
+        for (size_t i = 0; i < sizeof(leaks) / sizeof(leaks[0]); i++) {
+            printf(", ");
+            print_env(leaks[i]);
+        }
+        printf(", ");
+        print_env("PATH");
+        printf(", ");
+        print_env("HOME");
         printf("}}\n");
     } else if (strcmp(mode, "error") == 0) {
         printf("{\"ok\": false, \"error\": {\"code\": \"invalid_arguments\", \"message\": "
