@@ -89,8 +89,10 @@ done
 
 # ---- the three servers ---------------------------------------------------------------------
 rein_port=$(free_port)
+# All the load comes from one address: let it hold every conversation's connection.
 "$build/rein" serve --port "$rein_port" --store "sqlite:$tmp/rein.db" \
   --provider openai-compatible --base-url "$ms_url/v1" --model bench-model \
+  --max-client-connections $((convs + 256)) \
   >"$tmp/rein.out" 2>"$tmp/rein.err" &
 rein_pid=$!
 pids+=("$rein_pid")

@@ -324,9 +324,10 @@ REIN_EXTERN void rein_agent_set_verifier(rein_agent *a, rein_provider *verifier)
 struct rein_agent_observer {
     /* A turn started (+1) or ended (-1); on the turn's thread. */
     void (*turn_running)(void *userdata, int delta);
-    /* A tool call was answered (not in propose mode): the tool's real name and its ledger
-     * status (rein_call_status_name); on the thread that ran the call, concurrently for
-     * parallel calls. */
+    /* A tool call was answered (not in propose mode): the tool's real name (NULL for a name
+     * no tool has, so a model cannot invent label values) and its ledger status
+     * (rein_call_status_name); on the thread that ran the call, concurrently for parallel
+     * calls. */
     void (*tool_call)(void *userdata, const char *tool, const char *status);
     /* A model request failed: the provider's name and "timeout" or the rein_err_name of the
      * failure; on the turn's thread. */

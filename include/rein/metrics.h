@@ -31,6 +31,8 @@ enum rein_metric_kind {
 
 #define REIN_METRIC_MAX_LABELS  4
 #define REIN_METRIC_MAX_BUCKETS 16
+/* Series one family holds at most; label sets past it are counted under values "other". */
+#define REIN_METRIC_MAX_SERIES 1000
 
 /* New empty registry, or NULL when memory is exhausted. */
 REIN_EXTERN rein_metrics *rein_metrics_new(void);
@@ -66,12 +68,15 @@ REIN_EXTERN rein_err rein_metrics_render(rein_metrics *m, struct rein_buf *out) 
 
 /* ---- the standard series (m NULL: the global registry) ---------------------------------- */
 
-/* rein_http_requests_total{method,route,status} and rein_http_request_duration_seconds{route} */
+/* rein_http_requests_total{method,route,status} and rein_http_request_duration_seconds{route}.
+ * method: any text (methods HTTP does not define are counted as "other"); route: a route
+ * pattern or "unmatched", never a raw path. */
 REIN_EXTERN void rein_metrics_http_request(rein_metrics *m, const char *method, const char *route,
                                            int status, double seconds);
 /* rein_turns_running (gauge): +1 when a turn starts, -1 when it ends. */
 REIN_EXTERN void rein_metrics_turns_running(rein_metrics *m, int delta);
-/* rein_tool_calls_total{tool,status}; status as in the ledger (success, error, invalid, ...). */
+/* rein_tool_calls_total{tool,status}; status as in the ledger (success, error, invalid, ...).
+ * tool: a registered tool's id, never a name a model invented; NULL counts as "unknown". */
 REIN_EXTERN void rein_metrics_tool_call(rein_metrics *m, const char *tool, const char *status);
 /* rein_provider_errors_total{provider,kind} (kind: http_429, timeout, parse, ...). */
 REIN_EXTERN void rein_metrics_provider_error(rein_metrics *m, const char *provider,

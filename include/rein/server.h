@@ -20,7 +20,16 @@
  *   413 payload_too_large   the body passes the limit (default 1 MiB; refused from
  *                           Content-Length before reading, never buffered past the limit)
  *   400 invalid_json        the body of a JSON route does not parse (message names line/column)
- *   503 shutting_down       the server is stopping
+ *   400 bad_request         two Authorization headers
+ *   503 shutting_down       the server is stopping (with Connection: close)
+ *   503 overloaded          bodies being received already hold the body memory budget
+ *                           (the declared length would pass it, or the body did)
+ * Bounds (setters below): a connection's request headers must arrive within the header
+ * timeout (default 10 s, counted from accept or from the previous answer on a kept-alive
+ * connection) and its body within the body timeout (default 30 s from the end of the headers),
+ * or the connection is closed; one client address holds at most 256 connections, the server
+ * 4096; bodies being received hold at most 64 MiB together. None of these counts while a
+ * handler runs.
  * Every answer carries X-Request-Id and X-Trace-Id (from a valid `traceparent` header, else
  * new). One access-log line per request at info level: request id, method, route pattern,
  * status, latency. Requests are counted in the metrics registry by route and status.
@@ -28,8 +37,8 @@
  * Handlers answer exactly once: with rein_request_reply*() (from any thread), or by starting a
  * Server-Sent Events stream that lasts until the handler returns. A handler that returns
  * without answering gets a 500. The request's cancellation handle is triggered when the
- * client disconnects (found at the latest by the next SSE write or heartbeat) or when the
- * server stops past its grace period.
+ * client disconnects (seen at once, within about 100 ms, while a handler runs or a stream
+ * waits, on JSON and SSE requests alike) or when the server stops past its grace period.
  *
  * Threading: configure and start from one thread; rein_server_stop() from any thread (not
  * from a handler). Handlers run on worker threads; request functions may be called from the
@@ -64,8 +73,13 @@ enum rein_route_flags {
     REIN_ROUTE_RAW_PARAMS = 1 << 3, /* {params} are not checked as ids (decoded still) */
 };
 
-#define REIN_SERVER_DEFAULT_PORT       8080
-#define REIN_SERVER_DEFAULT_BODY_LIMIT ((size_t)1 << 20)
+#define REIN_SERVER_DEFAULT_PORT               8080
+#define REIN_SERVER_DEFAULT_BODY_LIMIT         ((size_t)1 << 20)
+#define REIN_SERVER_DEFAULT_HEADER_TIMEOUT_MS  10000
+#define REIN_SERVER_DEFAULT_BODY_TIMEOUT_MS    30000
+#define REIN_SERVER_DEFAULT_CLIENT_CONNECTIONS 256
+#define REIN_SERVER_DEFAULT_CONNECTIONS        4096
+#define REIN_SERVER_DEFAULT_BODY_MEMORY        ((size_t)64 << 20)
 
 /* New server with the defaults (127.0.0.1:8080, 8 workers, 2 network threads, 1 MiB body
  * limit, 15 s SSE heartbeat, no API keys) and the built-in routes GET /healthz and
@@ -94,6 +108,19 @@ REIN_EXTERN rein_err rein_server_set_api_keys(rein_server *srv, const char *keys
 REIN_EXTERN void rein_server_set_heartbeat_ms(rein_server *srv, int64_t ms);
 /* Registry for request metrics and GET /metrics (borrowed; NULL: the global registry). */
 REIN_EXTERN void rein_server_set_metrics(rein_server *srv, rein_metrics *m);
+/* GET /metrics needs an API key like every route (when keys are set) unless made public. */
+REIN_EXTERN void rein_server_set_metrics_public(rein_server *srv, bool public_);
+/* How long a request's headers may take to arrive (from accept, or from the previous answer
+ * on a kept-alive connection) and its body (from the end of the headers), in ms; past it the
+ * connection is closed. <= 0 keeps the default. */
+REIN_EXTERN void rein_server_set_header_timeout_ms(rein_server *srv, int64_t ms);
+REIN_EXTERN void rein_server_set_body_timeout_ms(rein_server *srv, int64_t ms);
+/* Connections one client address may hold at once (more are closed at accept), and all
+ * clients together; 0 keeps the default. */
+REIN_EXTERN void rein_server_set_client_connections(rein_server *srv, unsigned n);
+REIN_EXTERN void rein_server_set_connections(rein_server *srv, unsigned n);
+/* Bytes all bodies being received may hold together (503 overloaded past it); 0: default. */
+REIN_EXTERN void rein_server_set_body_memory(rein_server *srv, size_t bytes);
 
 /*
  * Adds a route. method: "GET", "POST", "DELETE", ...; pattern: "/agent/conversations/{id}"
@@ -157,6 +184,11 @@ struct rein_agent_api_opts {
     int64_t recover_ms;
     rein_metrics *metrics;     /* borrowed; NULL: the global registry */
     const char *provider_name; /* label of rein_provider_retries_total (copied); NULL: unknown */
+    /* The one switch of the disconnect policy. false (today's): a client that goes away
+     * (JSON or event stream) cancels its turn, as Stop does, and the conversation is left
+     * "interrupted". true: only the cancel route stops a turn; it runs on without its client
+     * and its outcome is in the store. */
+    bool disconnect_keeps_turn;
 };
 
 /*
@@ -216,6 +248,8 @@ REIN_EXTERN const char *rein_request_id(const rein_request *req);
 REIN_EXTERN const char *rein_request_trace_id(const rein_request *req);
 /* Triggered on client disconnect or forced shutdown; borrowed. */
 REIN_EXTERN rein_cancel *rein_request_cancel(rein_request *req);
+/* True once the client has gone away (hung up, or MHD ended the connection unanswered). */
+REIN_EXTERN bool rein_request_client_gone(rein_request *req);
 /* True when the Accept header asks for text/event-stream. */
 REIN_EXTERN bool rein_request_wants_sse(const rein_request *req);
 /*

@@ -54,6 +54,10 @@ struct rein_store_opts {
     int poll_ms;            /* how often waiting calls poll control messages; 0: 100 */
     unsigned events_max;    /* events kept per conversation; 0: 10000 */
     bool no_recover;        /* skip rein_store_recover() at open */
+    /* SQLite: this process alone uses the file (one connection, locking_mode=EXCLUSIVE; a
+     * second process gets REIN_ESTORE). No -shm file is mapped, so an outside change to it
+     * cannot crash the process (SIGBUS), and the WAL is truncated every 30 s. For servers. */
+    bool exclusive;
 };
 
 #define REIN_STORE_DEFAULT_URL "sqlite:./rein.db"

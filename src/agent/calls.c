@@ -348,7 +348,9 @@ static void run_slot(struct turn *t, struct call_slot *s, bool check_only)
             fallback_content(s);
     }
     if (t->a->obs.tool_call && s->res && !opts.check_only)
-        t->a->obs.tool_call(t->a->obs.userdata, rein_call_result_tool_name(s->res),
+        t->a->obs.tool_call(t->a->obs.userdata,
+                            rein_call_result_tool(s->res) ? rein_call_result_tool_name(s->res)
+                                                          : NULL,
                             rein_call_status_name(rein_call_result_status(s->res)));
     result_event(s);
 }

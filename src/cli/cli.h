@@ -132,8 +132,9 @@ struct cli_parts {
 };
 rein_err cli_parts_new(const struct cli_setup *s, bool agent, struct cli_parts *p, rein_error *err);
 void cli_parts_release(struct cli_parts *p);
-/* Opens url, else REIN_STORE, else REIN_STORE_DEFAULT_URL. */
-rein_err cli_store_open(const char *url, rein_store **out, rein_error *err);
+/* Opens url, else REIN_STORE, else REIN_STORE_DEFAULT_URL, with opts (may be NULL). */
+rein_err cli_store_open(const char *url, const struct rein_store_opts *opts, rein_store **out,
+                        rein_error *err);
 
 /* Prints "rein: " + message to stderr; returns CLI_EXIT_USAGE. */
 int cli_usage_error(const char *fmt, ...) REIN_PRINTF(1, 2);

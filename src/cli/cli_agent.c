@@ -142,11 +142,12 @@ void cli_parts_release(struct cli_parts *p)
     memset(p, 0, sizeof(*p));
 }
 
-rein_err cli_store_open(const char *url, rein_store **out, rein_error *err)
+rein_err cli_store_open(const char *url, const struct rein_store_opts *opts, rein_store **out,
+                        rein_error *err)
 {
     const char *env = getenv("REIN_STORE");
 
     if (!url)
         url = env && *env ? env : REIN_STORE_DEFAULT_URL;
-    return rein_store_open(url, NULL, out, err);
+    return rein_store_open(url, opts, out, err);
 }

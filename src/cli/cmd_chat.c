@@ -302,7 +302,7 @@ static int open_session(struct chat *c, rein_error *err)
     rein_err rc;
 
     if (c->o->conversation) {
-        rc = cli_store_open(c->o->store_url, &c->store, err);
+        rc = cli_store_open(c->o->store_url, NULL, &c->store, err);
         if (rc)
             return rc;
     }

@@ -24,7 +24,10 @@ static void serve_usage(FILE *out)
             "[--model M]\n"
             "                  [--base-url URL] [--config FILE] [--rules-first]\n"
             "                  [--body-limit BYTES] [--grace-ms MS] [--lease-ms MS]\n"
-            "                  [--approval-timeout-ms MS] [--heartbeat-ms MS]\n\n"
+            "                  [--approval-timeout-ms MS] [--heartbeat-ms MS]\n"
+            "                  [--header-timeout-ms MS] [--body-timeout-ms MS]\n"
+            "                  [--max-client-connections N] [--body-memory BYTES] "
+            "[--metrics-public]\n\n"
             "Serves the rein HTTP API: the skill host (/skills), the agent (/agent/chat and\n"
             "/agent/conversations), MCP (/mcp), /metrics, /healthz and the chat page (/).\n\n"
             "  --store         sqlite:PATH (default REIN_STORE or sqlite:./rein.db) or\n"
@@ -40,9 +43,19 @@ static void serve_usage(FILE *out)
             "  --lease-ms      a turn's lock lease (default 30000): a conversation whose server\n"
             "                  died is free again after it\n"
             "  --approval-timeout-ms  how long a destructive call waits for approval (60000)\n"
-            "  --heartbeat-ms  SSE heartbeat interval (default 15000)\n\n"
-            "With REIN_API_KEYS=key1,key2 set, every route but /healthz needs\n"
-            "Authorization: Bearer <key>. SIGINT/SIGTERM stop it gracefully.\n");
+            "  --heartbeat-ms  SSE heartbeat interval (default 15000)\n"
+            "  --header-timeout-ms  a request's headers must arrive within this time (from\n"
+            "                  accept, or the previous answer on a kept-alive connection), else\n"
+            "                  the connection is closed (default 10000)\n"
+            "  --body-timeout-ms  a request's body must arrive within this time after its\n"
+            "                  headers (default 30000)\n"
+            "  --max-client-connections  connections one client address may hold (default 256)\n"
+            "  --body-memory   bytes all request bodies being received may hold together;\n"
+            "                  past it requests get 503 (default 64 MiB)\n"
+            "  --metrics-public  serve /metrics without an API key\n\n"
+            "With REIN_API_KEYS=key1,key2 set, every route but /healthz and the chat page needs\n"
+            "Authorization: Bearer <key> (/metrics too, unless --metrics-public).\n"
+            "SIGINT/SIGTERM stop it gracefully.\n");
 }
 
 struct serve_opts {
@@ -56,6 +69,11 @@ struct serve_opts {
     long lease_ms;
     long approval_ms;
     long heartbeat_ms;
+    long header_timeout_ms;
+    long body_timeout_ms;
+    long client_conns;
+    long body_memory;
+    bool metrics_public;
     struct cli_setup setup;
 };
 
@@ -75,6 +93,13 @@ static const struct {
     {"--lease-ms", 100, 3600000, offsetof(struct serve_opts, lease_ms), "100-3600000"},
     {"--approval-timeout-ms", 1, 86400000, offsetof(struct serve_opts, approval_ms), "1-86400000"},
     {"--heartbeat-ms", 10, 3600000, offsetof(struct serve_opts, heartbeat_ms), "10-3600000"},
+    {"--header-timeout-ms", 100, 3600000, offsetof(struct serve_opts, header_timeout_ms),
+     "100-3600000"},
+    {"--body-timeout-ms", 100, 3600000, offsetof(struct serve_opts, body_timeout_ms),
+     "100-3600000"},
+    {"--max-client-connections", 1, 100000, offsetof(struct serve_opts, client_conns), "1-100000"},
+    {"--body-memory", 1L << 20, 1L << 36, offsetof(struct serve_opts, body_memory),
+     "1 MiB to 64 GiB"},
 };
 
 static int serve_option(void *opts, const char *a, const char *v)
@@ -83,7 +108,10 @@ static int serve_option(void *opts, const char *a, const char *v)
     long long n;
 
     if (!v) {
-        o->setup.rules_first = true;
+        if (strcmp(a, "--metrics-public") == 0)
+            o->metrics_public = true;
+        else
+            o->setup.rules_first = true;
         return CLI_EXIT_OK;
     }
     for (size_t k = 0; k < sizeof(nums) / sizeof(nums[0]); k++) {
@@ -105,13 +133,23 @@ static int serve_option(void *opts, const char *a, const char *v)
 
 static int parse_args(int argc, char **argv, struct serve_opts *o)
 {
-    static const char *const valued[] = {"--host",         "--store",
-                                         "--config",       "--port",
-                                         "--threads",      "--io-threads",
-                                         "--body-limit",   "--grace-ms",
-                                         "--lease-ms",     "--approval-timeout-ms",
-                                         "--heartbeat-ms", NULL};
-    static const char *const switches[] = {"--rules-first", NULL};
+    static const char *const valued[] = {"--host",
+                                         "--store",
+                                         "--config",
+                                         "--port",
+                                         "--threads",
+                                         "--io-threads",
+                                         "--body-limit",
+                                         "--grace-ms",
+                                         "--lease-ms",
+                                         "--approval-timeout-ms",
+                                         "--heartbeat-ms",
+                                         "--header-timeout-ms",
+                                         "--body-timeout-ms",
+                                         "--max-client-connections",
+                                         "--body-memory",
+                                         NULL};
+    static const char *const switches[] = {"--rules-first", "--metrics-public", NULL};
     static const struct cli_args args = {"serve",      serve_usage, valued, switches,
                                          serve_option, NULL,        false};
     const char *none = NULL;
@@ -156,6 +194,11 @@ static rein_err make_server(struct serve *s, const struct serve_opts *o, rein_er
     rein_server_set_io_threads(s->srv, (unsigned)o->io_threads);
     rein_server_set_body_limit(s->srv, (size_t)o->body_limit);
     rein_server_set_heartbeat_ms(s->srv, o->heartbeat_ms);
+    rein_server_set_header_timeout_ms(s->srv, o->header_timeout_ms);
+    rein_server_set_body_timeout_ms(s->srv, o->body_timeout_ms);
+    rein_server_set_client_connections(s->srv, (unsigned)o->client_conns);
+    rein_server_set_body_memory(s->srv, (size_t)o->body_memory);
+    rein_server_set_metrics_public(s->srv, o->metrics_public);
     rc = rein_server_set_api_keys(s->srv, getenv("REIN_API_KEYS"));
     if (rc == REIN_EINVAL)
         return rein_error_set(err, REIN_EINVAL,
@@ -194,6 +237,7 @@ int cmd_serve(int argc, char **argv)
                            .lease_ms = 30000,
                            .approval_ms = 60000,
                            .heartbeat_ms = 15000};
+    struct rein_store_opts store_opts = {.exclusive = true};
     struct serve s;
     rein_error err;
     sigset_t sigs;
@@ -210,7 +254,8 @@ int cmd_serve(int argc, char **argv)
     memset(&s, 0, sizeof(s));
     rein_error_clear(&err);
 
-    if (cli_store_open(o.store_url, &s.store, &err) != REIN_OK) {
+    /* The server holds a SQLite file alone: no -shm mapping to crash it (store.h). */
+    if (cli_store_open(o.store_url, &store_opts, &s.store, &err) != REIN_OK) {
         cli_print_error(&err);
         return CLI_EXIT_USAGE;
     }

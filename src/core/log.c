@@ -3,7 +3,9 @@
  *
  * The level is read from REIN_LOG once, lazily, so a program that never logs never looks at
  * the environment. Lines are formatted on the stack and written with one write so messages
- * from different threads do not interleave.
+ * from different threads do not interleave. Control bytes in a message (a request's method
+ * or path, a skill's stderr) are written as \xNN, so what a client sends can neither forge a
+ * log line (CR, LF) nor drive the terminal that shows the log (ESC, BS).
  */
 #include <rein/core.h>
 
@@ -83,16 +85,36 @@ static void write_stderr(enum rein_log_level level, const char *where, const cha
         return;
 }
 
+/* Copies in to out (size bytes) with each control byte (below 0x20, and DEL) as \xNN. */
+static void escape_controls(const char *in, char *out, size_t size)
+{
+    static const char hex[] = "0123456789abcdef";
+    size_t n = 0;
+
+    for (const unsigned char *p = (const unsigned char *)in; *p && n + 5 < size; p++) {
+        if (*p < 0x20 || *p == 0x7f) {
+            out[n++] = '\\';
+            out[n++] = 'x';
+            out[n++] = hex[*p >> 4];
+            out[n++] = hex[*p & 15];
+        } else {
+            out[n++] = (char)*p;
+        }
+    }
+    out[n] = '\0';
+}
+
 void rein_log(enum rein_log_level level, const char *where, const char *fmt, ...)
 {
-    char msg[900];
+    char raw[900], msg[900];
     va_list ap;
 
     if (!rein_log_enabled(level))
         return;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof(msg), fmt, ap);
+    vsnprintf(raw, sizeof(raw), fmt, ap);
     va_end(ap);
+    escape_controls(raw, msg, sizeof(msg));
     if (sink_fn)
         sink_fn(level, where, msg, sink_userdata);
     else

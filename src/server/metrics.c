@@ -5,6 +5,12 @@
  * their label values. Lookups are linear: rein has tens of series, not thousands, and a
  * linear scan under one lock is simpler than a hash and fast enough at that size. Values are
  * doubles, so counters, gauges and histogram sums share one representation.
+ *
+ * Label values come from closed sets, so no client can grow the registry: the standard series
+ * map what a request sends to a fixed list (an HTTP method outside it is "other", a tool no
+ * registry has is "unknown"), and as a last line every family holds at most
+ * REIN_METRIC_MAX_SERIES series; a new label set past that is counted under a series whose
+ * values are all "other" (logged once per family).
  */
 #include <rein/metrics.h>
 
@@ -29,6 +35,8 @@ struct series {
 
 struct rein_metric {
     struct rein_metric *next;
+    size_t nseries;
+    bool overflowed;
     rein_metrics *owner;
     enum rein_metric_kind kind;
     char *name;
@@ -209,19 +217,32 @@ oom:
 static struct series *find_series(struct rein_metric *f, const char *const *given)
 {
     const char *values[REIN_METRIC_MAX_LABELS] = {"", "", "", ""};
-
+    bool again = false;
     struct series *s;
 
     for (int i = 0; i < f->nlabels && given; i++) {
         if (given[i])
             values[i] = given[i];
     }
+look:
     for (s = f->series; s; s = s->next) {
         bool same = true;
         for (int i = 0; i < f->nlabels && same; i++)
             same = strcmp(s->values[i], values[i]) == 0;
         if (same)
             return s;
+    }
+    if (f->nseries >= REIN_METRIC_MAX_SERIES && !again) {
+        /* Full: this label set joins the overflow series (all values "other"). */
+        if (!f->overflowed)
+            rein_log(REIN_LOG_WARN, WHERE,
+                     "%s has %d series: further label sets are counted as \"other\"", f->name,
+                     REIN_METRIC_MAX_SERIES);
+        f->overflowed = true;
+        for (int i = 0; i < f->nlabels; i++)
+            values[i] = "other";
+        again = true;
+        goto look;
     }
     s = rein_calloc(1, sizeof(*s));
     if (!s)
@@ -240,6 +261,7 @@ static struct series *find_series(struct rein_metric *f, const char *const *give
     else
         f->series = s;
     f->series_tail = s;
+    f->nseries++;
     return s;
 }
 
@@ -433,16 +455,34 @@ static rein_metric *std_family(rein_metrics *m, enum rein_metric_kind kind, cons
     return f;
 }
 
+/* The method as a label: one of the methods HTTP defines (RFC 9110, plus PATCH), else
+ * "other", so a client inventing methods adds no series. */
+static const char *method_label(const char *method)
+{
+    static const char *const known[] = {"GET",     "HEAD",    "POST",  "PUT",  "DELETE",
+                                        "OPTIONS", "CONNECT", "TRACE", "PATCH"};
+
+    for (size_t i = 0; method && i < sizeof(known) / sizeof(known[0]); i++) {
+        if (strcmp(method, known[i]) == 0)
+            return known[i];
+    }
+    return "other";
+}
+
 void rein_metrics_http_request(rein_metrics *m, const char *method, const char *route, int status,
                                double seconds)
 {
     static const char *const req_labels[] = {"method", "route", "status", NULL};
     static const char *const dur_labels[] = {"route", NULL};
     char code[8];
-    const char *values[REIN_METRIC_MAX_LABELS] = {method, route, code, NULL};
+    const char *values[REIN_METRIC_MAX_LABELS] = {method_label(method), route, code, NULL};
     const char *dvalues[REIN_METRIC_MAX_LABELS] = {route, NULL, NULL, NULL};
 
-    snprintf(code, sizeof(code), "%d", status);
+    /* Statuses are three digits (100-599); anything else would be a bug, kept bounded. */
+    if (status >= 100 && status <= 599)
+        snprintf(code, sizeof(code), "%d", status);
+    else
+        snprintf(code, sizeof(code), "other");
     rein_metric_add(std_family(m, REIN_METRIC_COUNTER, "rein_http_requests_total",
                                "HTTP requests answered, by method, route pattern and status",
                                req_labels),
@@ -463,7 +503,7 @@ void rein_metrics_turns_running(rein_metrics *m, int delta)
 void rein_metrics_tool_call(rein_metrics *m, const char *tool, const char *status)
 {
     static const char *const labels[] = {"tool", "status", NULL};
-    const char *values[REIN_METRIC_MAX_LABELS] = {tool, status, NULL, NULL};
+    const char *values[REIN_METRIC_MAX_LABELS] = {tool ? tool : "unknown", status, NULL, NULL};
 
     rein_metric_add(std_family(m, REIN_METRIC_COUNTER, "rein_tool_calls_total",
                                "Tool calls finished, by tool and ledger status", labels),

@@ -121,7 +121,8 @@ static void invoke_run(rein_request *req, void *userdata)
         rein_request_reply_rein_error(req, &err);
         return;
     }
-    rein_metrics_tool_call(c->metrics, rein_call_result_tool_name(res),
+    rein_metrics_tool_call(c->metrics,
+                           rein_call_result_tool(res) ? rein_call_result_tool_name(res) : NULL,
                            rein_call_status_name(rein_call_result_status(res)));
     reply_result(req, res);
     rein_call_result_free(res);

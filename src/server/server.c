@@ -19,6 +19,21 @@
  *
  * A request is shared by MHD (until the completion callback), its handler job and its SSE
  * response; the last of the three to let go frees it.
+ *
+ * Every unit of work has a deadline and a bound. Each connection is tracked from accept to
+ * close (on_connection): its request's headers must arrive within the header timeout (counted
+ * from accept or from the previous answer) and its body within the body timeout, or the
+ * ticker shuts the socket down; MHD's idle timeout alone let a client that sends a byte every
+ * few seconds hold a connection forever. A client (an IP address) holds at most
+ * max_client_conns connections, and bodies being received hold at most body_memory bytes
+ * together (a request past that is answered 503 and its body discarded). While a handler runs
+ * or a stream waits, MHD does not look at the connection; the ticker polls those sockets for
+ * a hang-up, so a client that goes away is seen at once, not at the next write.
+ *
+ * Not used: MHD_quiesce_daemon(). With epoll and a thread pool, libmicrohttpd 0.9.75 races
+ * its own worker threads removing the listening socket from their epoll sets and aborts the
+ * process ("Failed to remove listen FD from epoll set"); a stopping server instead answers
+ * new requests 503 until MHD_stop_daemon() closes the socket.
  */
 #include "server/server_int.h"
 
@@ -27,6 +42,7 @@
 #include <arpa/inet.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <string.h>
@@ -36,6 +52,21 @@
 
 #define WHERE       "server"
 #define SSE_MAX_BUF ((size_t)8 << 20)
+#define TICK_MS     100
+#define MAX_WATCHED 1024
+
+/*
+ * One accepted connection, from on_connection(STARTED) to on_connection(CLOSED). deadline_ms
+ * (monotonic; 0: none) is when the ticker shuts the socket down; phase names what it waits
+ * for. Guarded by the server's mu.
+ */
+struct conn_track {
+    struct conn_track *next, *prev;
+    int fd;
+    int64_t deadline_ms;
+    const char *phase;
+    bool cut;
+};
 
 struct route {
     struct route *next;
@@ -76,8 +107,12 @@ struct rein_request {
     struct rein_buf body;
     size_t discarded;
     bool too_big;
-    bool bad_framing; /* the body's length is ambiguous: answer and close */
-    bool http11;      /* HTTP/1.1 (needs exactly one Host) */
+    bool bad_framing;         /* the body's length is ambiguous: answer and close */
+    bool http11;              /* HTTP/1.1 (needs exactly one Host) */
+    bool shed;                /* the body was dropped: bodies in flight hold too much memory */
+    size_t counted;           /* body bytes counted in the server's body_bytes */
+    struct conn_track *track; /* borrowed from MHD's socket context */
+    int fd;
     json_t *json;
     rein_cancel *cancel;
     int64_t start_ns;
@@ -92,6 +127,7 @@ struct rein_request {
     bool suspended; /* the connection is suspended and waits for us */
     bool replied;   /* an answer was handed over */
     bool closed;    /* MHD finished with the connection */
+    bool gone;      /* the client hung up while the connection was suspended */
     struct MHD_Response *response;
     int status;
     struct kv *headers_out;
@@ -120,6 +156,13 @@ struct rein_server {
     size_t body_limit;
     unsigned idle_s;
     int64_t heartbeat_ms;
+    int64_t header_timeout_ms;
+    int64_t body_timeout_ms;
+    unsigned max_client_conns;
+    unsigned max_conns;
+    size_t body_memory;
+    atomic_size_t body_bytes; /* bytes held by bodies of live requests */
+    atomic_bool stopping;
     char **keys;
     int nkeys;
     rein_metrics *metrics; /* borrowed; NULL: global */
@@ -137,7 +180,8 @@ struct rein_server {
     rein_request *live;
     int nlive;
     int jobs;
-    bool started, stopping, stopped;
+    struct conn_track *conns;
+    bool started, stopped;
     pthread_t ticker;
     rein_cancel *ticker_stop;
 };
@@ -148,6 +192,8 @@ static void request_unref(rein_request *req)
 {
     if (!req || atomic_fetch_sub(&req->refs, 1) != 1)
         return;
+    if (req->counted)
+        atomic_fetch_sub(&req->srv->body_bytes, req->counted);
     if (req->response)
         MHD_destroy_response(req->response);
     json_decref(req->json);
@@ -179,9 +225,21 @@ static enum MHD_Result collect_kv(void *cls, enum MHD_ValueKind kind, const char
     return MHD_YES;
 }
 
+/* Sets when the connection's current phase must end (ms from now; 0: no deadline). */
+static void track_deadline(rein_server *srv, struct conn_track *t, int64_t ms, const char *phase)
+{
+    if (!t)
+        return;
+    pthread_mutex_lock(&srv->mu);
+    t->deadline_ms = ms > 0 ? rein_now_ms() + ms : 0;
+    t->phase = phase;
+    pthread_mutex_unlock(&srv->mu);
+}
+
 static rein_request *request_new(rein_server *srv, struct MHD_Connection *conn, const char *url,
                                  const char *method)
 {
+    const union MHD_ConnectionInfo *info;
     rein_request *req = rein_calloc(1, sizeof(*req));
 
     if (!req)
@@ -192,6 +250,11 @@ static rein_request *request_new(rein_server *srv, struct MHD_Connection *conn, 
     rein_buf_init(&req->sse_buf, SSE_MAX_BUF);
     req->srv = srv;
     req->conn = conn;
+    req->fd = -1;
+    info = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    req->track = info ? info->socket_context : NULL;
+    if (req->track)
+        req->fd = req->track->fd;
     req->start_ns = rein_now_ns();
     req->arena = rein_arena_new(0);
     req->cancel = rein_cancel_new();
@@ -283,6 +346,8 @@ static enum MHD_Result queue(rein_request *req, int status, struct MHD_Response 
         return MHD_NO;
     req->final_status = status;
     req->stage = ST_QUEUED;
+    /* Sending is bounded by MHD's idle timeout: a reader that stops reading is closed. */
+    track_deadline(req->srv, req->track, 0, NULL);
     r = MHD_queue_response(req->conn, (unsigned)status, resp);
     MHD_destroy_response(resp);
     return r;
@@ -635,6 +700,16 @@ rein_cancel *rein_request_cancel(rein_request *req)
     return req->cancel;
 }
 
+bool rein_request_client_gone(rein_request *req)
+{
+    bool gone;
+
+    pthread_mutex_lock(&req->mu);
+    gone = req->gone || (req->closed && !req->replied);
+    pthread_mutex_unlock(&req->mu);
+    return gone;
+}
+
 bool rein_request_wants_sse(const rein_request *req)
 {
     return rein__http_accepts_sse(rein_request_header(req, "Accept"));
@@ -731,7 +806,7 @@ static rein_err sse_push(rein_request *req, const char *a, size_t alen, const ch
     size_t before;
 
     pthread_mutex_lock(&req->mu);
-    if (req->closed || req->sse_ended) {
+    if (req->closed || req->gone || req->sse_ended) {
         pthread_mutex_unlock(&req->mu);
         return REIN_ECANCELED;
     }
@@ -828,36 +903,108 @@ static void sse_end(rein_request *req)
     pthread_mutex_unlock(&req->mu);
 }
 
-/* Writes heartbeat comments into idle streams; a failed write ends a vanished client. */
+/* Writes heartbeat comments into streams idle for heartbeat_ms (at most 64 per pass). */
+static void send_heartbeats(rein_server *srv)
+{
+    rein_request *due[64];
+    int n = 0;
+    int64_t now = rein_now_ms();
+
+    pthread_mutex_lock(&srv->mu);
+    for (rein_request *r = srv->live; r && n < 64; r = r->live_next) {
+        pthread_mutex_lock(&r->mu);
+        if (r->is_sse && !r->sse_ended && !r->closed && now - r->sse_last_ms >= srv->heartbeat_ms) {
+            atomic_fetch_add(&r->refs, 1);
+            due[n++] = r;
+        }
+        pthread_mutex_unlock(&r->mu);
+    }
+    pthread_mutex_unlock(&srv->mu);
+    for (int i = 0; i < n; i++) {
+        if (rein_sse_comment(&due[i]->sse, "ping") != REIN_OK)
+            rein_log(REIN_LOG_DEBUG, WHERE, "%s: heartbeat not sent", due[i]->id);
+        request_unref(due[i]);
+    }
+}
+
+/* Shuts down the sockets of connections past their deadline (headers or body too slow);
+ * MHD then sees the connection end and closes it. */
+static void cut_late_connections(rein_server *srv)
+{
+    int64_t now = rein_now_ms();
+
+    pthread_mutex_lock(&srv->mu);
+    for (struct conn_track *t = srv->conns; t; t = t->next) {
+        if (t->cut || !t->deadline_ms || now < t->deadline_ms)
+            continue;
+        t->cut = true;
+        rein_log(REIN_LOG_INFO, WHERE, "closing a connection: its %s did not arrive in time",
+                 t->phase ? t->phase : "request");
+        (void)shutdown(t->fd, SHUT_RDWR);
+    }
+    pthread_mutex_unlock(&srv->mu);
+}
+
+/*
+ * Waits up to TICK_MS for a hang-up on the sockets of suspended connections (a handler is
+ * running or a stream is waiting, so MHD is not reading them) and triggers the request's
+ * cancellation handle for each client that left. Returns false when the server stops.
+ */
+static bool watch_hangups(rein_server *srv, int wait_ms)
+{
+    struct pollfd pfd[MAX_WATCHED + 1];
+    rein_request *reqs[MAX_WATCHED];
+    int n = 0;
+
+    pthread_mutex_lock(&srv->mu);
+    for (rein_request *r = srv->live; r && n < MAX_WATCHED; r = r->live_next) {
+        pthread_mutex_lock(&r->mu);
+        if (r->suspended && !r->closed && !r->gone && r->fd >= 0) {
+            atomic_fetch_add(&r->refs, 1);
+            pfd[n] = (struct pollfd){r->fd, POLLRDHUP, 0};
+            reqs[n++] = r;
+        }
+        pthread_mutex_unlock(&r->mu);
+    }
+    pthread_mutex_unlock(&srv->mu);
+    pfd[n] = (struct pollfd){rein_cancel_fd(srv->ticker_stop), POLLIN, 0};
+    if (poll(pfd, (nfds_t)n + 1, wait_ms) > 0) {
+        for (int i = 0; i < n; i++) {
+            bool left = false;
+            if (!(pfd[i].revents & (POLLRDHUP | POLLHUP | POLLERR)))
+                continue;
+            /* Still suspended, so the socket is still this request's (MHD closes a
+             * connection only after it is resumed). */
+            pthread_mutex_lock(&reqs[i]->mu);
+            if (reqs[i]->suspended && !reqs[i]->closed && !reqs[i]->gone) {
+                reqs[i]->gone = true;
+                left = true;
+            }
+            pthread_mutex_unlock(&reqs[i]->mu);
+            if (left)
+                rein_cancel_trigger(reqs[i]->cancel, "client disconnected");
+        }
+    }
+    for (int i = 0; i < n; i++)
+        request_unref(reqs[i]);
+    return !rein_cancel_is_set(srv->ticker_stop);
+}
+
+/* The ticker: hang-ups at once, deadlines every tick, heartbeats when due. */
 static void *ticker_main(void *arg)
 {
     rein_server *srv = arg;
-    int64_t every = srv->heartbeat_ms / 2;
+    int64_t every = srv->heartbeat_ms / 2, next_beat = rein_now_ms();
 
     if (every < 10)
         every = 10;
     if (every > 1000)
         every = 1000;
-    while (!rein_cancel_wait(srv->ticker_stop, every)) {
-        rein_request *due[64];
-        int n = 0;
-        int64_t now = rein_now_ms();
-
-        pthread_mutex_lock(&srv->mu);
-        for (rein_request *r = srv->live; r && n < 64; r = r->live_next) {
-            pthread_mutex_lock(&r->mu);
-            if (r->is_sse && !r->sse_ended && !r->closed &&
-                now - r->sse_last_ms >= srv->heartbeat_ms) {
-                atomic_fetch_add(&r->refs, 1);
-                due[n++] = r;
-            }
-            pthread_mutex_unlock(&r->mu);
-        }
-        pthread_mutex_unlock(&srv->mu);
-        for (int i = 0; i < n; i++) {
-            if (rein_sse_comment(&due[i]->sse, "ping") != REIN_OK)
-                rein_log(REIN_LOG_DEBUG, WHERE, "%s: heartbeat not sent", due[i]->id);
-            request_unref(due[i]);
+    while (watch_hangups(srv, (int)(every < TICK_MS ? every : TICK_MS))) {
+        cut_late_connections(srv);
+        if (rein_now_ms() >= next_beat) {
+            send_heartbeats(srv);
+            next_beat = rein_now_ms() + every;
         }
     }
     return NULL;
@@ -965,6 +1112,17 @@ static bool framing_ok(const rein_request *req, const char **cl)
     return !(te && *cl);
 }
 
+/* Two Authorization headers would let a proxy check one while this server read the other
+ * (MHD's lookup returns the first, the header list the last). */
+static bool one_authorization(const rein_request *req)
+{
+    int n = 0;
+
+    for (const struct kv *h = req->headers_in; h; h = h->next)
+        n += strcasecmp(h->key, "Authorization") == 0;
+    return n <= 1;
+}
+
 /* Host headers: an HTTP/1.1 request has exactly one (RFC 9112 3.2). Two would let the Host
  * checks (/mcp's DNS-rebinding guard) read one while a proxy routed on the other. */
 static bool host_ok(const rein_request *req)
@@ -1009,12 +1167,18 @@ static enum MHD_Result first_call(rein_request *req)
 
     if (!rein__http_traceparent(rein_request_header(req, "traceparent"), req->trace_id))
         rein_trace_id_new(req->trace_id);
-    if (srv->stopping)
+    if (atomic_load(&srv->stopping)) {
+        req->bad_framing = true; /* close: the next request would get the same answer */
         return guard(req, 503, "shutting_down", "the server is shutting down");
+    }
     if (!host_ok(req)) {
         req->bad_framing = true;
         return guard(req, 400, "bad_request", "an HTTP/1.1 request needs exactly one Host header");
     }
+    if (!one_authorization(req))
+        return guard(req, 400, "bad_request",
+                     "send at most one Authorization header (two could be read differently by "
+                     "a proxy and by this server)");
     known = route_lookup(req, allow, sizeof(allow), &path_public);
     if (srv->nkeys > 0 && !path_public &&
         !rein__http_bearer_ok(rein_request_header(req, "Authorization"), srv->keys, srv->nkeys))
@@ -1063,18 +1227,45 @@ static enum MHD_Result first_call(rein_request *req)
     if (cl && !rein__http_parse_uint(cl, 0, 999999999, &declared))
         return guard(req, 413, "payload_too_large", "the body is larger than %zu bytes",
                      srv->body_limit);
+    if (cl && declared > 0 && atomic_load(&srv->body_bytes) + (size_t)declared > srv->body_memory) {
+        req->bad_framing = true;
+        return guard(req, 503, "overloaded",
+                     "the server holds too many unfinished request bodies; try again shortly");
+    }
     req->stage = ST_BODY;
+    track_deadline(srv, req->track, srv->body_timeout_ms, "body");
     return MHD_YES;
+}
+
+/* Drops what the request's body holds and uncounts it. */
+static void drop_body(rein_request *req)
+{
+    if (req->counted)
+        atomic_fetch_sub(&req->srv->body_bytes, req->counted);
+    req->counted = 0;
+    rein_buf_release(&req->body);
 }
 
 static enum MHD_Result take_body(rein_request *req, const char *data, size_t len)
 {
-    if (!req->too_big && rein_buf_add(&req->body, data, len) != REIN_OK) {
-        /* Past the limit (or out of memory): keep nothing more, answer 413 at the end. */
-        req->too_big = true;
-        rein_buf_release(&req->body);
+    rein_server *srv = req->srv;
+
+    if (!req->too_big && !req->shed) {
+        /* All bodies being received share one memory budget: past it, this one is shed. */
+        if (atomic_fetch_add(&srv->body_bytes, len) + len > srv->body_memory) {
+            atomic_fetch_sub(&srv->body_bytes, len);
+            req->shed = true;
+            drop_body(req);
+        } else {
+            req->counted += len;
+            if (rein_buf_add(&req->body, data, len) != REIN_OK) {
+                /* Past the limit (or out of memory): keep nothing more, 413 at the end. */
+                req->too_big = true;
+                drop_body(req);
+            }
+        }
     }
-    if (req->too_big) {
+    if (req->too_big || req->shed) {
         req->discarded += len;
         /* A client that keeps streaming long after the limit is cut off. */
         if (req->discarded > 4 * req->srv->body_limit)
@@ -1088,6 +1279,7 @@ static enum MHD_Result dispatch(rein_request *req)
     rein_server *srv = req->srv;
     rein_err rc;
 
+    track_deadline(srv, req->track, 0, NULL); /* the handler's time is not the client's */
     if (req->route->flags & REIN_ROUTE_INLINE) {
         req->in_inline = true;
         req->route->fn(req, req->route->userdata);
@@ -1123,6 +1315,11 @@ static enum MHD_Result dispatch(rein_request *req)
 
 static enum MHD_Result body_done(rein_request *req)
 {
+    if (req->shed) {
+        req->bad_framing = true;
+        return guard(req, 503, "overloaded",
+                     "the server holds too many unfinished request bodies; try again shortly");
+    }
     if (req->too_big)
         return guard(req, 413, "payload_too_large", "the body is larger than %zu bytes",
                      req->srv->body_limit);
@@ -1200,6 +1397,9 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
      * the headers are the whole answer) has no reader any more either. */
     orphan = req->is_sse && !req->sse_ended;
     pthread_mutex_unlock(&req->mu);
+    /* The next request on this connection has the header timeout from now. */
+    if (toe == MHD_REQUEST_TERMINATED_COMPLETED_OK)
+        track_deadline(srv, req->track, srv->header_timeout_ms, "request headers");
     if (toe != MHD_REQUEST_TERMINATED_COMPLETED_OK || orphan)
         rein_cancel_trigger(req->cancel, toe == MHD_REQUEST_TERMINATED_DAEMON_SHUTDOWN
                                              ? "server shutting down"
@@ -1212,6 +1412,47 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
                               req->route ? req->route->pattern : "unmatched", req->final_status,
                               secs);
     request_unref(req);
+}
+
+/* Tracks each connection from accept to close, for the deadlines and the hang-up watch. */
+static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
+                          enum MHD_ConnectionNotificationCode code)
+{
+    rein_server *srv = cls;
+    struct conn_track *t = *socket_context;
+
+    if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+        const union MHD_ConnectionInfo *info =
+            MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+        t = rein_calloc(1, sizeof(*t));
+        if (!t || !info) {
+            rein_free(t); /* untracked: MHD's idle timeout still applies */
+            return;
+        }
+        t->fd = info->connect_fd;
+        t->deadline_ms = rein_now_ms() + srv->header_timeout_ms;
+        t->phase = "request headers";
+        pthread_mutex_lock(&srv->mu);
+        t->next = srv->conns;
+        if (srv->conns)
+            srv->conns->prev = t;
+        srv->conns = t;
+        pthread_mutex_unlock(&srv->mu);
+        *socket_context = t;
+        return;
+    }
+    if (!t)
+        return;
+    pthread_mutex_lock(&srv->mu);
+    if (t->prev)
+        t->prev->next = t->next;
+    else
+        srv->conns = t->next;
+    if (t->next)
+        t->next->prev = t->prev;
+    pthread_mutex_unlock(&srv->mu);
+    *socket_context = NULL;
+    rein_free(t);
 }
 
 /* libmicrohttpd must not decode the path: route matching decodes each segment once. */
@@ -1274,6 +1515,13 @@ rein_server *rein_server_new(rein_error *err)
     srv->body_limit = REIN_SERVER_DEFAULT_BODY_LIMIT;
     srv->idle_s = 30;
     srv->heartbeat_ms = 15000;
+    srv->header_timeout_ms = REIN_SERVER_DEFAULT_HEADER_TIMEOUT_MS;
+    srv->body_timeout_ms = REIN_SERVER_DEFAULT_BODY_TIMEOUT_MS;
+    srv->max_client_conns = REIN_SERVER_DEFAULT_CLIENT_CONNECTIONS;
+    srv->max_conns = REIN_SERVER_DEFAULT_CONNECTIONS;
+    srv->body_memory = REIN_SERVER_DEFAULT_BODY_MEMORY;
+    atomic_init(&srv->body_bytes, 0);
+    atomic_init(&srv->stopping, false);
     pthread_mutex_init(&srv->mu, NULL);
     pthread_cond_init(&srv->cv, NULL);
     if (rein_server_route(srv, "GET", "/healthz", REIN_ROUTE_PUBLIC | REIN_ROUTE_INLINE,
@@ -1402,6 +1650,44 @@ void rein_server_set_metrics(rein_server *srv, rein_metrics *m)
     srv->metrics = m;
 }
 
+void rein_server_set_metrics_public(rein_server *srv, bool public_)
+{
+    for (struct route *r = srv->routes; r; r = r->next) {
+        if (r->fn == handle_metrics)
+            r->flags = public_ ? r->flags | REIN_ROUTE_PUBLIC : r->flags & ~REIN_ROUTE_PUBLIC;
+    }
+}
+
+void rein_server_set_header_timeout_ms(rein_server *srv, int64_t ms)
+{
+    if (ms > 0)
+        srv->header_timeout_ms = ms;
+}
+
+void rein_server_set_body_timeout_ms(rein_server *srv, int64_t ms)
+{
+    if (ms > 0)
+        srv->body_timeout_ms = ms;
+}
+
+void rein_server_set_client_connections(rein_server *srv, unsigned n)
+{
+    if (n)
+        srv->max_client_conns = n;
+}
+
+void rein_server_set_connections(rein_server *srv, unsigned n)
+{
+    if (n)
+        srv->max_conns = n;
+}
+
+void rein_server_set_body_memory(rein_server *srv, size_t bytes)
+{
+    if (bytes)
+        srv->body_memory = bytes;
+}
+
 rein_err rein__server_keep(rein_server *srv, void *ptr, void (*free_fn)(void *ptr), rein_error *err)
 {
     struct kept *k = rein_calloc(1, sizeof(*k));
@@ -1484,9 +1770,11 @@ rein_err rein_server_start(rein_server *srv, rein_error *err)
     srv->daemon = MHD_start_daemon(
         flags, (uint16_t)srv->port, NULL, NULL, on_request, srv, MHD_OPTION_EXTERNAL_LOGGER,
         mhd_log, NULL, MHD_OPTION_SOCK_ADDR, sa, MHD_OPTION_THREAD_POOL_SIZE, srv->io_threads,
-        MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv, MHD_OPTION_UNESCAPE_CALLBACK, no_unescape,
-        NULL, MHD_OPTION_CONNECTION_TIMEOUT, srv->idle_s, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
-        (size_t)16384, MHD_OPTION_END);
+        MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv, MHD_OPTION_NOTIFY_CONNECTION, on_connection,
+        srv, MHD_OPTION_UNESCAPE_CALLBACK, no_unescape, NULL, MHD_OPTION_CONNECTION_TIMEOUT,
+        srv->idle_s, MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)16384,
+        MHD_OPTION_PER_IP_CONNECTION_LIMIT, srv->max_client_conns, MHD_OPTION_CONNECTION_LIMIT,
+        srv->max_conns, MHD_OPTION_END);
     if (!srv->daemon) {
         rein_cancel_unref(srv->ticker_stop);
         srv->ticker_stop = NULL;
@@ -1552,16 +1840,11 @@ static bool none_live(rein_server *srv)
 
 void rein_server_stop(rein_server *srv, int64_t grace_ms)
 {
-    MHD_socket fd;
-
     if (!srv->started || srv->stopped)
         return;
-    pthread_mutex_lock(&srv->mu);
-    srv->stopping = true;
-    pthread_mutex_unlock(&srv->mu);
-    fd = MHD_quiesce_daemon(srv->daemon);
-    if (fd != MHD_INVALID_SOCKET)
-        close(fd);
+    /* New requests get 503 from here on (see the top of the file on why the listening socket
+     * stays open until MHD_stop_daemon()). */
+    atomic_store(&srv->stopping, true);
 
     pthread_mutex_lock(&srv->mu);
     wait_until(srv, rein_now_ms() + (grace_ms > 0 ? grace_ms : 0), all_done);

@@ -8,6 +8,15 @@
  * Writers take the write lock up front (BEGIN IMMEDIATE) and wait on busy_timeout, so two
  * processes on one file never deadlock on a lock upgrade.
  *
+ * Exclusive mode (opts.exclusive, what `rein serve` uses): one connection in
+ * locking_mode=EXCLUSIVE, so this process alone uses the file and SQLite keeps the WAL index in
+ * its heap instead of mapping the -shm file. A mapped -shm that someone truncates or makes
+ * unwritable while rein runs kills the process with SIGBUS inside SQLite; heap memory cannot be
+ * taken away, and every other I/O failure is an ordinary SQLite error (REIN_ESTORE, a 503).
+ * The WAL is kept small: journal_size_limit truncates it after each checkpoint, and in
+ * exclusive mode a TRUNCATE checkpoint runs every CHECKPOINT_MS while the connection is handed
+ * back (no reader can pin the WAL then).
+ *
  * Schema: a schema_version table and ordered migration steps; a database newer than the code
  * is refused with a clear error. Locks are rows with an owner token and a lease expiry, taken
  * inside BEGIN IMMEDIATE so exactly one of many racing acquirers wins. A cancel request is a
@@ -21,7 +30,9 @@
 #include <string.h>
 #include <time.h>
 
-#define WHERE "store/sqlite"
+#define WHERE          "store/sqlite"
+#define CHECKPOINT_MS  30000
+#define WAL_KEEP_BYTES "4194304"
 
 /* Ordered migrations: step i brings the schema from version i to i + 1. Never edit a step
  * that has shipped; append a new one. */
@@ -217,6 +228,8 @@ struct conn {
 struct sq {
     char *path;
     int busy_timeout_ms;
+    bool exclusive;
+    int64_t checkpoint_ms; /* monotonic time of the last TRUNCATE checkpoint */
     pthread_mutex_t mu;
     pthread_cond_t cv;
     struct conn **all;
@@ -312,10 +325,17 @@ static rein_err conn_open(struct sq *q, struct conn **out, rein_error *err)
         goto out_close;
     }
     sqlite3_busy_handler(c->db, busy_wait, q);
+    /* Before WAL is first used, so the WAL index lives in the heap (see the top). */
+    rc = q->exclusive ? exec_sql(q, c, "PRAGMA locking_mode=EXCLUSIVE", "lock the file", err)
+                      : REIN_OK;
     /* WAL lets readers run beside the writer; FULL makes each commit durable. */
-    rc = exec_sql(q, c, "PRAGMA journal_mode=WAL", "enable WAL", err);
     if (rc == REIN_OK)
-        rc = exec_sql(q, c, "PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON", "configure", err);
+        rc = exec_sql(q, c, "PRAGMA journal_mode=WAL", "enable WAL", err);
+    if (rc == REIN_OK)
+        rc = exec_sql(q, c,
+                      "PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON; "
+                      "PRAGMA mmap_size=0; PRAGMA journal_size_limit=" WAL_KEEP_BYTES,
+                      "configure", err);
     if (rc != REIN_OK)
         goto out_close;
     *out = c;
@@ -350,6 +370,13 @@ static rein_err conn_get(struct sq *q, struct conn **out, rein_error *err)
 
 static void conn_put(struct sq *q, struct conn *c)
 {
+    if (q->exclusive && rein_now_ms() - q->checkpoint_ms >= CHECKPOINT_MS) {
+        /* The one connection is ours alone here: nothing can hold the WAL open. */
+        int rc = sqlite3_wal_checkpoint_v2(c->db, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);
+        if (rc != SQLITE_OK)
+            rein_log(REIN_LOG_WARN, WHERE, "%s: checkpoint: %s", q->path, sqlite3_errmsg(c->db));
+        q->checkpoint_ms = rein_now_ms();
+    }
     pthread_mutex_lock(&q->mu);
     c->next_free = q->free_list;
     q->free_list = c;
@@ -1509,7 +1536,9 @@ rein_err rein__store_sqlite_open(rein_store *s, const char *path, rein_error *er
     q->path = rein_strdup(path);
     s->url = rein_asprintf("sqlite:%s", path);
     /* Each connection to ":memory:" would be a separate database: keep exactly one. */
-    q->max = strcmp(path, ":memory:") == 0 ? 1 : s->opts.pool_size;
+    q->exclusive = s->opts.exclusive;
+    q->checkpoint_ms = rein_now_ms();
+    q->max = strcmp(path, ":memory:") == 0 || q->exclusive ? 1 : s->opts.pool_size;
     q->all = rein_calloc(q->max, sizeof(struct conn *));
     q->busy_timeout_ms = s->opts.busy_timeout_ms;
     if (!q->path || !s->url || !q->all) {

@@ -297,6 +297,28 @@ static void test_log_level_parses(void **state)
 }
 
 static int cleanups_run;
+static char logged[1024];
+
+static void capture_log(enum rein_log_level level, const char *where, const char *msg, void *ud)
+{
+    (void)level;
+    (void)where;
+    (void)ud;
+    snprintf(logged, sizeof(logged), "%s", msg);
+}
+
+/* What a client sends (a method, a path) can neither forge a log line nor drive a terminal:
+ * control bytes are written as \xNN. */
+static void test_log_escapes_control_bytes(void **state)
+{
+    (void)state;
+    rein_log_set_sink(capture_log, NULL);
+    rein_log_set_level(REIN_LOG_INFO);
+    rein_log(REIN_LOG_INFO, "t", "GET %s", "/a\x1b[31m\b\r\nfake line\x7f");
+    assert_string_equal(logged, "GET /a\\x1b[31m\\x08\\x0d\\x0afake line\\x7f");
+    rein_log_set_sink(NULL, NULL);
+}
+
 static void count_cleanup(void *data)
 {
     (void)data;
@@ -362,6 +384,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_ids_are_well_formed_and_distinct),
     cmocka_unit_test(test_clock_is_monotonic_and_iso_formats),
     cmocka_unit_test(test_log_level_parses),
+    cmocka_unit_test(test_log_escapes_control_bytes),
     cmocka_unit_test(test_arena_allocates_and_cleans_up),
     cmocka_unit_test(test_jw_survives_every_allocation_failure),
     cmocka_unit_test(test_json_check_without_a_tree),

@@ -1194,6 +1194,47 @@ static void sqlite_readonly_file(void **state)
     free(dir);
 }
 
+/* Exclusive mode (what rein serve uses): no -shm file is mapped, so truncating or removing it
+ * from outside cannot crash the process with SIGBUS; a second process is refused; the WAL is
+ * truncated after checkpoints instead of growing. */
+static void sqlite_exclusive_maps_no_shm(void **state)
+{
+    char *dir = test_tmpdir();
+    char url[600], shm[600], wal[600];
+    struct rein_store_opts opts = {.exclusive = true};
+    rein_store *s = NULL, *other = NULL;
+    rein_error err;
+    struct stat st;
+    char *big = malloc(64 << 10);
+
+    (void)state;
+    snprintf(url, sizeof(url), "sqlite:%s/rein.db", dir);
+    snprintf(shm, sizeof(shm), "%s/rein.db-shm", dir);
+    snprintf(wal, sizeof(wal), "%s/rein.db-wal", dir);
+    assert_rein_ok(rein_store_open(url, &opts, &s, &err), &err);
+    assert_rein_ok(rein_store_conv_create(s, "x", NULL, NULL, NULL, &err), &err);
+    assert_int_not_equal(stat(shm, &st), 0);
+    /* Another process (here: another handle) cannot use the file meanwhile. */
+    {
+        struct rein_store_opts quick = {.busy_timeout_ms = 50};
+        assert_int_equal(rein_store_open(url, &quick, &other, &err), REIN_ESTORE);
+        assert_null(other);
+    }
+    /* 200 messages of 64 KiB pass SQLite's automatic checkpoint several times; the WAL is cut
+     * back to its size limit (4 MiB) instead of staying at its largest. */
+    memset(big, 'a', 64 << 10);
+    memcpy(big, "{\"role\":\"user\",\"content\":\"", 26);
+    memcpy(big + (64 << 10) - 3, "\"}", 3);
+    for (int i = 0; i < 200; i++)
+        assert_rein_ok(rein_store_message_append(s, "x", big, strlen(big), NULL, NULL, &err), &err);
+    assert_int_equal(stat(wal, &st), 0);
+    assert_true(st.st_size <= (8 << 20));
+    rein_store_free(s);
+    free(big);
+    test_rmtree(dir);
+    free(dir);
+}
+
 static void sqlite_memory(void **state)
 {
     rein_store *s = NULL;
@@ -1379,6 +1420,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(sqlite_bad_files),
     cmocka_unit_test(sqlite_readonly_file),
     cmocka_unit_test(sqlite_memory),
+    cmocka_unit_test(sqlite_exclusive_maps_no_shm),
     cmocka_unit_test(sqlite_alloc_torture),
 };
 
