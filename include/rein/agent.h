@@ -372,6 +372,24 @@ REIN_EXTERN rein_err rein_agent_run(rein_agent *a, rein_history *h, const char *
  */
 REIN_EXTERN rein_err rein_agent_history_repair(rein_history *h, const char *reason, size_t *added,
                                                rein_error *err) REIN_WUR;
+/*
+ * The calls a dead turn had started: their ledger entries were written (pending) before they
+ * ran, so their process may have done its work. ids borrowed (count of them); reg (borrowed,
+ * may be NULL) tells which tools are destructive.
+ */
+struct rein_agent_started {
+    const char *const *ids;
+    size_t count;
+    const rein_registry *reg;
+};
+/*
+ * rein_agent_history_repair(), except that a call listed in started (may be NULL) is answered
+ * "interrupted": it may have run, never "not run"; a destructive tool's result tells the person
+ * to check what it changed before calling it again.
+ */
+REIN_EXTERN rein_err rein_agent_history_repair_started(rein_history *h, const char *reason,
+                                                       const struct rein_agent_started *started,
+                                                       size_t *added, rein_error *err) REIN_WUR;
 
 /* ---------------------------------------------------------------------------------------
  * Results

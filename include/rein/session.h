@@ -96,6 +96,9 @@ struct rein_session_opts {
     rein_agent_approval_fn approve;
     void *approval_data;
     bool existing; /* the conversation must exist already (REIN_ENOTFOUND): not created */
+    /* The tools (borrowed), so a destructive call a dead turn left running is named as such
+     * when it is answered "may have run"; NULL: no tool is known to be destructive. */
+    const rein_registry *reg;
 };
 
 /*

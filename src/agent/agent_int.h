@@ -212,7 +212,8 @@ rein_err rein__history_add_reply(struct turn *t, const rein_model_response *resp
                                  struct call_slot *slots, size_t n) REIN_WUR;
 /* Closes unanswered calls of h through the pipeline (t may be NULL: no ledger, no hooks). */
 rein_err rein__history_close_calls(struct turn *t, rein_history *h, const char *reason,
-                                   size_t *added, rein_error *err) REIN_WUR;
+                                   const struct rein_agent_started *st, size_t *added,
+                                   rein_error *err) REIN_WUR;
 
 /* context.c */
 /* Bytes a message adds to a request, roughly (its text members plus some overhead). */

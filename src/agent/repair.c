@@ -138,15 +138,14 @@ rein_err rein__history_add_reply(struct turn *t, const rein_model_response *resp
 
 /* ---- unanswered calls ---- */
 
-/* The normalized result of a call that never ran (DESIGN.md's shape, code "cancelled"). */
-static char *not_run_content(const char *tool, const char *id, const char *trace_id,
-                             const char *reason)
+/* The normalized result of a call that never got one (DESIGN.md's shape): code "cancelled"
+ * for a call that never ran; code "interrupted" when msg says it may have run. */
+static char *closed_content(const char *tool, const char *id, const char *trace_id,
+                            const char *code, const char *msg)
 {
     struct rein_buf b;
     struct rein_jw w;
-    char msg[400];
 
-    snprintf(msg, sizeof(msg), "not run: %s", reason);
     rein_buf_init(&b, 0);
     rein_jw_init(&w, &b);
     rein_jw_obj_begin(&w);
@@ -163,7 +162,7 @@ static char *not_run_content(const char *tool, const char *id, const char *trace
     rein_jw_key(&w, "error");
     rein_jw_obj_begin(&w);
     rein_jw_key(&w, "code");
-    rein_jw_str(&w, "cancelled");
+    rein_jw_str(&w, code);
     rein_jw_key(&w, "message");
     rein_jw_str(&w, msg);
     rein_jw_obj_end(&w);
@@ -245,10 +244,54 @@ static rein_err replace_tail(rein_history *h, size_t from, const json_t *list, r
     return REIN_OK;
 }
 
+/* True when id is among the calls st lists as started (st may be NULL). */
+static bool started_before(const struct rein_agent_started *st, const char *id)
+{
+    for (size_t k = 0; st && k < st->count; k++) {
+        if (strcmp(st->ids[k], id) == 0)
+            return true;
+    }
+    return false;
+}
+
+/*
+ * What an unanswered call's result says, written into msg; returns the error code. A call
+ * whose ledger entry shows it started (a process may have run it before rein stopped) is
+ * "interrupted" and says it may have run; saying "not run" would invite running a destructive
+ * call twice, so a destructive tool's result says so outright (and the log warns).
+ */
+static const char *close_message(const struct rein_agent_started *st, const char *name,
+                                 const char *id, const char *reason, char *msg, size_t size)
+{
+    const rein_tool *tool;
+
+    if (!started_before(st, id)) {
+        snprintf(msg, size, "not run: %s", reason);
+        return "cancelled";
+    }
+    tool = st->reg ? rein_registry_get(st->reg, name) : NULL;
+    if (tool && rein_tool_is_destructive(tool)) {
+        snprintf(msg, size,
+                 "interrupted: rein stopped while this call was running, so it may have run; "
+                 "%s is destructive: check what it changed before calling it again",
+                 name);
+        rein_log(REIN_LOG_WARN, REIN__AGENT_WHERE,
+                 "%s (%s) may have run before rein stopped; it is destructive: check what it "
+                 "changed before running it again",
+                 name, id);
+    } else {
+        snprintf(msg, size,
+                 "interrupted: rein stopped while this call was running, so it may have run; "
+                 "check its effect before calling it again");
+    }
+    return "interrupted";
+}
+
 /* Fixes one assistant message at index i: names the wire refuses, and missing results.
  * *changed tells the caller to look at the history again from the start. */
 static rein_err close_one(struct turn *t, rein_history *h, size_t i, const char *reason,
-                          size_t *added, bool *changed, rein_error *err)
+                          const struct rein_agent_started *st, size_t *added, bool *changed,
+                          rein_error *err)
 {
     const json_t *msg = rein_history_get(h, i);
     const json_t *calls = json_object_get(msg, "tool_calls");
@@ -272,7 +315,9 @@ static rein_err close_one(struct turn *t, rein_history *h, size_t i, const char 
         }
         if (answered(h, i + 1, id))
             continue;
-        char *content = not_run_content(name, id, t ? t->trace_id : NULL, reason);
+        char text[600];
+        const char *code = close_message(st, name, id, reason, text, sizeof(text));
+        char *content = closed_content(name, id, t ? t->trace_id : NULL, code, text);
         json_t *tm = content
                          ? json_pack("{s:s, s:s, s:s, s:s, s:b}", "role", "tool", "tool_call_id",
                                      id, "name", name, "content", content, "is_error", 1)
@@ -331,7 +376,8 @@ out:
 }
 
 rein_err rein__history_close_calls(struct turn *t, rein_history *h, const char *reason,
-                                   size_t *added, rein_error *err)
+                                   const struct rein_agent_started *st, size_t *added,
+                                   rein_error *err)
 {
     size_t n = 0;
     bool changed = true;
@@ -348,7 +394,7 @@ rein_err rein__history_close_calls(struct turn *t, rein_history *h, const char *
             if (!role || strcmp(role, "assistant") != 0 ||
                 json_array_size(json_object_get(m, "tool_calls")) == 0)
                 continue;
-            rc = close_one(t, h, i, reason, &n, &changed, err);
+            rc = close_one(t, h, i, reason, st, &n, &changed, err);
             if (rc) {
                 if (added)
                     *added = n;
@@ -364,9 +410,16 @@ rein_err rein__history_close_calls(struct turn *t, rein_history *h, const char *
 rein_err rein_agent_history_repair(rein_history *h, const char *reason, size_t *added,
                                    rein_error *err)
 {
+    return rein_agent_history_repair_started(h, reason, NULL, added, err);
+}
+
+rein_err rein_agent_history_repair_started(rein_history *h, const char *reason,
+                                           const struct rein_agent_started *started, size_t *added,
+                                           rein_error *err)
+{
     if (added)
         *added = 0;
     if (!h)
         return rein_error_set(err, REIN_EINVAL, "no history");
-    return rein__history_close_calls(NULL, h, reason, added, err);
+    return rein__history_close_calls(NULL, h, reason, started, added, err);
 }

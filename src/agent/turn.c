@@ -849,7 +849,7 @@ static rein_err setup(struct turn *t, rein_error *err)
  * the user's message. Fails only before the user message is in. */
 static rein_err begin(struct turn *t, rein_error *err)
 {
-    rein_err rc = rein__history_close_calls(t, t->h, NULL, NULL, err);
+    rein_err rc = rein__history_close_calls(t, t->h, NULL, NULL, NULL, err);
 
     if (!rc && rein_history_len(t->h) == 0) {
         rc = rein_history_add_system(t->h, t->a->prompt);

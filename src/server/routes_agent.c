@@ -13,9 +13,11 @@
  * the answer, sent after the session is closed so a client that sends the next message at once
  * never finds the conversation busy.
  *
- * The request's own cancellation handle (the client of an event stream went away, or the
- * server is stopping past its grace period) interrupts the session: the turn stops and the
- * conversation is left in state "interrupted".
+ * The request's own cancellation handle (the client went away, seen at once on JSON and event
+ * stream requests alike; or the server is stopping past its grace period) interrupts the
+ * session: the turn stops and the conversation is left in state "interrupted". Whether a
+ * client that went away stops its turn is the disconnect policy, decided in on_request_cancel
+ * and nowhere else (rein_agent_api_opts.disconnect_keeps_turn).
  */
 #include "server/server_int.h"
 
@@ -37,6 +39,7 @@ struct rein_agent_api {
     char provider[64];
     rein_metric *turns_total;
     rein_session_recovery *recovery; /* NULL: recovery only at store open */
+    bool disconnect_keeps_turn;      /* the disconnect policy: see rein_agent_api_opts */
 };
 
 /* One running POST /agent/chat. sse is NULL for a JSON answer. */
@@ -75,11 +78,14 @@ static void on_event(const struct rein_session_event *ev, void *userdata)
     send_event(c, ev->type, ev->json, ev->len, ev->seq);
 }
 
-/* The request's handle fired: the event stream's client left, or the server is stopping. */
+/* The request's handle fired: the client left, or the server is stopping. The disconnect
+ * policy: a client that left interrupts its turn unless the API keeps turns running. */
 static void on_request_cancel(void *userdata)
 {
     struct chat *c = userdata;
 
+    if (c->api->disconnect_keeps_turn && rein_request_client_gone(c->req))
+        return;
     rein_session_interrupt(c->session, rein_cancel_reason(rein_request_cancel(c->req)));
 }
 
@@ -143,8 +149,10 @@ static void handle_chat(rein_request *req, void *userdata)
     struct rein__chat_body cb;
     struct rein_store_lock_info held;
     struct chat c = {.api = api, .req = req};
-    struct rein_session_opts so = {
-        .lease_ms = api->lease_ms, .trace_id = rein_request_trace_id(req), .on_event = on_event};
+    struct rein_session_opts so = {.lease_ms = api->lease_ms,
+                                   .trace_id = rein_request_trace_id(req),
+                                   .on_event = on_event,
+                                   .reg = api->reg};
     json_t *result, *details = json_array();
     int64_t seq;
     rein_error err;
@@ -322,8 +330,10 @@ static void handle_proposal(rein_request *req, void *userdata)
     rein_agent_api *api = userdata;
     const char *id = rein_request_param(req, "id");
     const char *call_id = rein_request_param(req, "call_id");
-    struct rein_session_opts so = {
-        .lease_ms = api->lease_ms, .trace_id = rein_request_trace_id(req), .existing = true};
+    struct rein_session_opts so = {.lease_ms = api->lease_ms,
+                                   .trace_id = rein_request_trace_id(req),
+                                   .existing = true,
+                                   .reg = api->reg};
     struct rein_store_lock_info held;
     rein_session *session = NULL;
     json_t *out = NULL;
@@ -385,6 +395,7 @@ rein_agent_api *rein_agent_api_new(rein_agent *agent, const rein_registry *reg, 
         opts && opts->approval_timeout_ms > 0 ? opts->approval_timeout_ms : DEFAULT_APPROVAL_MS;
     recover_ms = opts && opts->recover_ms ? opts->recover_ms : api->lease_ms / 2;
     api->metrics = opts ? opts->metrics : NULL;
+    api->disconnect_keeps_turn = opts && opts->disconnect_keeps_turn;
     snprintf(api->provider, sizeof(api->provider), "%s",
              opts && opts->provider_name ? opts->provider_name : "unknown");
     api->turns_total = rein_metrics_family(api->metrics, REIN_METRIC_COUNTER, "rein_turns_total",

@@ -8,9 +8,12 @@
  *   every so often on the thread of rein_session_recovery_new(), so a conversation is repaired
  *   even when no instance restarts.
  * - Opening a session loads the stored messages and answers every call they leave without a
- *   result (rein_agent_history_repair: a "cancelled" result that says the turn ended before
- *   the call ran), writes those results to the store, and closes the calls' ledger entries
- *   (status error, with the result's error object), keeping their first record. Every later
+ *   result (rein_agent_history_repair_started), writes those results to the store, and closes
+ *   the calls' ledger entries (status error, with the result's error object), keeping their
+ *   first record. A call whose ledger entry is still pending had started (the entry is
+ *   written before a call runs), so its process may have done its work: its result is
+ *   "interrupted: ... may have run" (for a destructive tool: check what it changed), never
+ *   "not run"; a call without an entry never ran and gets "cancelled: not run". Every later
  *   request to the model then carries a history the providers accept.
  */
 #include "session/session_int.h"
@@ -112,13 +115,47 @@ static void close_entry(rein_session *s, const json_t *call, const json_t *tool_
     rein_free(result);
 }
 
-/* Answers the open calls; when that appended to the history, writes the results and closes
- * the calls' ledger entries. */
+/* Collects the open calls whose ledger entry is still pending: they had started. */
+struct started {
+    const json_t *open;
+    json_t *ids; /* array of strings */
+};
+
+static int find_started(const char *conv_id, const struct rein_store_ledger_entry *e, void *ud)
+{
+    struct started *st = ud;
+
+    (void)conv_id;
+    if (e->status != REIN_LEDGER_PENDING || !json_object_get(st->open, e->call_id))
+        return 0;
+    return json_array_append_new(st->ids, json_string(e->call_id)) ? REIN_ENOMEM : 0;
+}
+
+/* Answers the open calls (those that had started "interrupted", the others "cancelled");
+ * when that appended to the history, writes the results and closes the calls' ledger
+ * entries. */
 static rein_err close_open_calls(rein_session *s, const json_t *open, bool tail_ok, rein_error *err)
 {
-    size_t before = rein_history_len(s->h), added = 0;
-    rein_err rc = rein_agent_history_repair(s->h, NULL, &added, err);
+    size_t before = rein_history_len(s->h), added = 0, n;
+    struct started found = {open, json_array()};
+    struct rein_agent_started started = {NULL, 0, s->opts.reg};
+    const char **ids = NULL;
+    rein_err rc;
 
+    if (!found.ids)
+        return rein_error_set(err, REIN_ENOMEM, "out of memory");
+    rc = rein_store_ledger_each(s->store, s->conv_id, find_started, &found, err);
+    n = json_array_size(found.ids);
+    if (rc == REIN_OK && n && !(ids = rein_calloc(n, sizeof(*ids))))
+        rc = rein_error_set(err, REIN_ENOMEM, "out of memory");
+    for (size_t i = 0; rc == REIN_OK && i < n; i++)
+        ids[i] = json_string_value(json_array_get(found.ids, i));
+    started.ids = ids;
+    started.count = n;
+    if (rc == REIN_OK)
+        rc = rein_agent_history_repair_started(s->h, NULL, &started, &added, err);
+    rein_free(ids);
+    json_decref(found.ids);
     if (rc != REIN_OK)
         return rc;
     if (!tail_ok || rein_history_len(s->h) != before + added) {

@@ -674,6 +674,27 @@ static void stdio_end_of_input(void **state)
     rein_free(dir);
 }
 
+/* SIGTERM to `rein mcp serve` alone (not its group) while a skill runs: the skill's process
+ * and what it started die with rein instead of running on under PID 1. */
+static void stdio_sigterm_takes_running_skills_along(void **state)
+{
+    struct child c;
+    int code = -1;
+
+    (void)state;
+    child_start(&c, NULL);
+    child_init(&c, "2025-11-25");
+    child_send(&c, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":"
+                   "\"hang\"}}");
+    pid_t pid = hang_pid(c.dir);
+    kill(rein_proc_pid(c.p), SIGTERM);
+    assert_rein_ok(rein_proc_wait(c.p, 20000, &code), NULL);
+    expect_gone(pid);
+    rein_proc_free(c.p);
+    test_rmtree(c.dir);
+    free(c.dir);
+}
+
 /* ---- HTTP --------------------------------------------------------------------------------- */
 
 struct http_fixture {
@@ -1124,6 +1145,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(stdio_progress_and_logging),
     cmocka_unit_test(stdio_cancel_and_heartbeat),
     cmocka_unit_test(stdio_end_of_input),
+    cmocka_unit_test(stdio_sigterm_takes_running_skills_along),
     cmocka_unit_test(http_sessions),
     cmocka_unit_test(http_guards),
     cmocka_unit_test(http_negotiation),
