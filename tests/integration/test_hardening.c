@@ -367,69 +367,66 @@ static void duplicate_authorization_is_refused(void **state)
 
 /* ---- skills ---------------------------------------------------------------------------- */
 
+/*
+ * Runs log_transform with match "(a+)+$" over n copies of line (text lines, plain format) and
+ * the call's timeout_ms; the answer in r, the time it took returned.
+ */
+static int64_t log_bomb(const char *line, int n, int timeout_ms, struct rh_resp *r)
+{
+    size_t len = strlen(line);
+    char *text = malloc(len * (size_t)n + 1), *req;
+    json_t *body;
+    int64_t t0;
+
+    for (int i = 0; i < n; i++)
+        memcpy(text + len * (size_t)i, line, len);
+    text[len * (size_t)n] = '\0';
+    body = json_pack("{s:{s:s, s:s, s:s}, s:i}", "arguments", "text", text, "format", "plain",
+                     "match", "(a+)+$", "timeout_ms", timeout_ms);
+    req = json_dumps(body, 0);
+    t0 = rein_now_ms();
+    invoke("log_transform", req, r);
+    t0 = rein_now_ms() - t0;
+    assert_int_equal(r->status, 200);
+    assert_false(json_is_true(json_object_get(r->json, "ok")));
+    free(req);
+    json_decref(body);
+    free(text);
+    return t0;
+}
+
 /* 1,100 lines against (a+)+$: the first line hits PCRE2's match limit, which is an error
  * naming the line, not a silent "no match" after half a minute. */
 static void regex_bomb_is_an_error(void **state)
 {
-    json_t *body;
-    char *text, *req;
     struct rh_resp r;
-    int64_t t0;
+    int64_t took;
 
     (void)state;
     start(NULL);
-    text = malloc(1100 * 57 + 1);
-    for (int i = 0; i < 1100; i++)
-        memcpy(text + i * 57, "2024-05-01 12:00:00 INFO aaaaaaaaaaaaaaaaaaaaaaaaaaaaaa!\n", 57);
-    text[1100 * 57] = '\0';
-    body = json_pack("{s:{s:s, s:s, s:s}, s:i}", "arguments", "text", text, "format", "plain",
-                     "match", "(a+)+$", "timeout_ms", 2000);
-    req = json_dumps(body, 0);
-    t0 = rein_now_ms();
-    invoke("log_transform", req, &r);
-    assert_int_equal(r.status, 200);
-    assert_false(json_is_true(json_object_get(r.json, "ok")));
+    took = log_bomb("2024-05-01 12:00:00 INFO aaaaaaaaaaaaaaaaaaaaaaaaaaaaaa!\n", 1100, 2000, &r);
     assert_string_equal(error_code(&r), "invalid_arguments");
     assert_non_null(strstr(
         json_string_value(json_object_get(json_object_get(r.json, "error"), "message")), "line 1"));
-    assert_true(rein_now_ms() - t0 < 10000);
+    assert_true(took < 10000);
     rh_resp_free(&r);
-    free(req);
-    json_decref(body);
-    free(text);
 }
 
 /* An expression under the limits but slow on every line: the call's deadline is checked per
- * line, so the call ends near its timeout instead of running 1,024 lines past it. */
+ * line, so the call ends near its timeout instead of running 1,024 lines past it. 18 a's
+ * before the end: (a+)+$ backtracks about 2^19 steps per line, a few ms, under the limit;
+ * 3,000 lines take seconds. */
 static void regex_deadline_is_checked_per_line(void **state)
 {
-    json_t *body;
-    char *text, *req;
     struct rh_resp r;
-    int64_t t0;
-    const int lines = 3000;
+    int64_t took;
 
     (void)state;
     start(NULL);
-    /* 18 a's before the end: (a+)+$ backtracks about 2^19 steps per line, under the limit
-     * (a few ms per line; 3,000 lines take seconds). */
-    text = malloc((size_t)lines * 45 + 1);
-    for (int i = 0; i < lines; i++)
-        memcpy(text + i * 45, "2024-05-01 12:00:00 INFO aaaaaaaaaaaaaaaaaa!\n", 45);
-    text[lines * 45] = '\0';
-    body = json_pack("{s:{s:s, s:s, s:s}, s:i}", "arguments", "text", text, "format", "plain",
-                     "match", "(a+)+$", "timeout_ms", 300);
-    req = json_dumps(body, 0);
-    t0 = rein_now_ms();
-    invoke("log_transform", req, &r);
-    assert_int_equal(r.status, 200);
-    assert_false(json_is_true(json_object_get(r.json, "ok")));
+    took = log_bomb("2024-05-01 12:00:00 INFO aaaaaaaaaaaaaaaaaa!\n", 3000, 300, &r);
     assert_string_equal(error_code(&r), "timeout");
-    assert_true(rein_now_ms() - t0 < 5000);
+    assert_true(took < 5000);
     rh_resp_free(&r);
-    free(req);
-    json_decref(body);
-    free(text);
 }
 
 /* file_search's regular expressions follow the same rules. */
