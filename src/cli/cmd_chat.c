@@ -289,9 +289,10 @@ static rein_err approve_on_terminal(void *ud, const struct rein_agent_approval *
  * Opens the session the turn runs in: the stored conversation of --conversation (locked while
  * the turn runs, its messages loaded, everything written as it happens), or one in memory.
  */
-static int open_session(struct chat *c, rein_error *err)
+static int open_session(struct chat *c, const rein_registry *reg, rein_error *err)
 {
     struct rein_session_opts so = {
+        .reg = reg,
         .lease_ms = LEASE_MS,
         .title = c->o->message,
         .on_event = on_event,
@@ -422,7 +423,7 @@ int cmd_chat_agent(int argc, char **argv)
             status = CLI_EXIT_USAGE;
         goto out;
     }
-    if (open_session(&c, &err) != REIN_OK) {
+    if (open_session(&c, p.reg, &err) != REIN_OK) {
         cli_print_error(&err);
         goto out;
     }
