@@ -248,6 +248,46 @@ static void test_history_repair_leaves_good_histories_alone(void **state)
     json_decref(msgs);
 }
 
+/* Calls a dead turn had started may have run: "interrupted", never "not run"; a destructive
+ * tool's answer says to check what it changed. A call that never started stays "not run". */
+static void test_history_repair_says_started_calls_may_have_run(void **state)
+{
+    rein_error err;
+    size_t added = 0;
+    json_t *msgs = parse("[{\"role\":\"user\",\"content\":\"hi\"},"
+                         "{\"role\":\"assistant\",\"content\":\"\",\"tool_calls\":["
+                         " {\"id\":\"c1\",\"name\":\"wipe\",\"arguments\":\"{}\"},"
+                         " {\"id\":\"c2\",\"name\":\"echo\",\"arguments\":\"{}\"},"
+                         " {\"id\":\"c3\",\"name\":\"echo\",\"arguments\":\"{}\"}]}]");
+    rein_history *h = rein_history_from_json(msgs, &err);
+    rein_registry *reg = rein_registry_new(&err);
+    json_t *m = parse("{\"id\":\"wipe\",\"description\":\"deletes\",\"destructive\":true,"
+                      "\"parameters\":{\"type\":\"object\"},\"runner\":{\"kind\":\"process\","
+                      "\"command\":[\"true\"]}}");
+    const char *ids[] = {"c1", "c2"};
+    struct rein_agent_started started = {ids, 2, reg};
+    const char *content;
+
+    (void)state;
+    assert_rein_ok(rein_registry_add_manifest(reg, m, NULL, "test", &err), &err);
+    assert_rein_ok(rein_agent_history_repair_started(h, NULL, &started, &added, &err), &err);
+    assert_int_equal(added, 3);
+    content = json_string_value(json_object_get(rein_history_get(h, 2), "content"));
+    assert_non_null(strstr(content, "\"interrupted\""));
+    assert_non_null(strstr(content, "may have run"));
+    assert_non_null(strstr(content, "wipe is destructive"));
+    content = json_string_value(json_object_get(rein_history_get(h, 3), "content"));
+    assert_non_null(strstr(content, "may have run"));
+    assert_null(strstr(content, "destructive"));
+    content = json_string_value(json_object_get(rein_history_get(h, 4), "content"));
+    assert_non_null(strstr(content, "\"cancelled\""));
+    assert_non_null(strstr(content, "not run"));
+    rein_history_free(h);
+    rein_registry_free(reg);
+    json_decref(m);
+    json_decref(msgs);
+}
+
 /* ---- whole turns with the rules provider ---- */
 
 struct rules_fx {
@@ -396,6 +436,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_canonical_hash),
     cmocka_unit_test(test_detector),
     cmocka_unit_test(test_history_repair_leaves_good_histories_alone),
+    cmocka_unit_test(test_history_repair_says_started_calls_may_have_run),
     cmocka_unit_test(test_turn_under_allocation_failure),
     cmocka_unit_test(test_run_rejects_bad_arguments),
 };
