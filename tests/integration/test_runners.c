@@ -138,6 +138,7 @@ static void test_manifest_env_reads_only_allowed_variables(void **state)
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         rein_registry *reg = rein_registry_new(&err);
         json_t *m;
+        assert_rein_ok(rein_skills_register_runners(reg, &err), &err);
         snprintf(manifest, sizeof(manifest),
                  "{\"id\":\"ext\",\"description\":\"x\",\"parameters\":{\"type\":\"object\"},"
                  "\"runner\":{\"kind\":\"process\",\"command\":[\"true\"]%s}}",

@@ -269,6 +269,7 @@ static void test_history_repair_says_started_calls_may_have_run(void **state)
     const char *content;
 
     (void)state;
+    assert_rein_ok(rein_skills_register_runners(reg, &err), &err);
     assert_rein_ok(rein_registry_add_manifest(reg, m, NULL, "test", &err), &err);
     assert_rein_ok(rein_agent_history_repair_started(h, NULL, &started, &added, &err), &err);
     assert_int_equal(added, 3);
