@@ -121,12 +121,12 @@ struct started {
     json_t *ids; /* array of strings */
 };
 
-static int find_started(const char *conv_id, const struct rein_store_ledger_entry *e, void *ud)
+static int find_started(const char *conv_id, const struct rein_ledger_entry *e, void *ud)
 {
     struct started *st = ud;
 
     (void)conv_id;
-    if (e->status != REIN_LEDGER_PENDING || !json_object_get(st->open, e->call_id))
+    if (e->status != REIN_CALL_PENDING || !json_object_get(st->open, e->call_id))
         return 0;
     return json_array_append_new(st->ids, json_string(e->call_id)) ? REIN_ENOMEM : 0;
 }
