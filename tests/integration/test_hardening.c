@@ -199,16 +199,20 @@ static void per_client_connection_cap(void **state)
 
     (void)state;
     start(&l);
+    /* Three kept-alive connections, each answered once, so all three are surely held. */
     for (int i = 0; i < 3; i++) {
         fds[i] = rh_connect(fx->port);
-        assert_true(rh_send(fds[i], "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n", 41));
+        assert_true(rh_send(fds[i], "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", 43));
+        rh_read(fds[i], 5000, false, &r);
+        assert_int_equal(r.status, 200);
+        rh_resp_free(&r);
     }
     extra = rh_connect(fx->port);
     assert_true(rh_wait_closed(extra, 5000));
     close(extra);
     close(fds[0]);
     /* A slot is free again once one closes. */
-    for (int i = 0; i < 50; i++) {
+    for (int i = 0; i < 500; i++) {
         get("/healthz", NULL, &r);
         if (r.status == 200)
             break;
