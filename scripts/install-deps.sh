@@ -8,7 +8,7 @@ set -euo pipefail
 packages=(
   build-essential cmake pkg-config git
   libjansson-dev libjsmn-dev libcurl4-openssl-dev libmicrohttpd-dev libsqlite3-dev
-  libhiredis-dev libpcre2-dev libyaml-dev libcmocka-dev
+  libhiredis-dev libpcre2-dev libyaml-dev libexpat1-dev libcmocka-dev
   redis-server
   clang libclang-rt-14-dev clang-format clang-tidy cppcheck
   curl ca-certificates python3

@@ -172,6 +172,10 @@ enum rein_verify_format {
     REIN_VERIFY_FORMAT_TAP,
     REIN_VERIFY_FORMAT_GCC,    /* gcc and clang diagnostics, ld's undefined references */
     REIN_VERIFY_FORMAT_ESLINT, /* `eslint -f json`, and the stylish summary line */
+    REIN_VERIFY_FORMAT_JUNIT,  /* JUnit XML (<testsuites>/<testsuite>/<testcase>), as pytest
+                                  --junitxml, ctest --output-junit, Maven Surefire, Gradle,
+                                  jest-junit, `vitest --reporter=junit` and `node --test
+                                  --test-reporter=junit` write it; "junit-xml" parses too */
 };
 REIN_EXTERN const char *rein_verify_format_name(enum rein_verify_format f);
 REIN_EXTERN bool rein_verify_format_parse(const char *text, enum rein_verify_format *out);
@@ -189,6 +193,8 @@ struct rein_verify_counts {
     bool has_diagnostics;
     int64_t errors, warnings;
     char format[48]; /* the parsers that matched, joined with '+' ("gcc+ctest"); "" if none */
+    bool has_coverage;
+    double coverage; /* percent of lines (statements for Go) covered, 0-100 */
 };
 
 /*
@@ -197,12 +203,59 @@ struct rein_verify_counts {
  * new JSON array (up to 50 entries) of what failed: compiler and lint diagnostics
  * {"severity": "error"|"warning", "file", "line", "column", "message", "rule"} and failing
  * tests {"severity": "failure", "test": name, "message"?}; absent members are unknown.
- * Errors: REIN_ENOMEM only.
+ * Every result is counted however many there are; only the description stops at 50.
+ * Coverage totals that tools print (gcovr, `lcov --summary`, `coverage report`, `go test
+ * -cover`, Jest/Istanbul's text summary) fill has_coverage and coverage (the last one
+ * printed wins). Errors: REIN_ENOMEM only.
  */
 REIN_EXTERN rein_err rein_verify_output_parse(const char *text, size_t len,
                                               enum rein_verify_format fmt,
                                               struct rein_verify_counts *counts,
                                               json_t **diagnostics, rein_error *err) REIN_WUR;
+
+/*
+ * The same as a stream, in memory that does not grow with the output: feed the bytes as
+ * they come (in pieces of any size; a line or an escape sequence may be split anywhere),
+ * then finish. Lines longer than 4 KiB are read by their first 4 KiB (ESLint's JSON report
+ * and JUnit XML, read as byte streams, are not cut). rein_verify_output_new returns a new
+ * reader (want_diagnostics: keep the first 50 failures) or NULL when memory is exhausted;
+ * finish fills *counts and *diagnostics as rein_verify_output_parse does and may be called
+ * once. A reader belongs to one thread at a time.
+ */
+typedef struct rein_verify_output rein_verify_output;
+REIN_EXTERN rein_verify_output *rein_verify_output_new(enum rein_verify_format fmt,
+                                                       bool want_diagnostics);
+REIN_EXTERN void rein_verify_output_feed(rein_verify_output *o, const char *data, size_t len);
+REIN_EXTERN rein_err rein_verify_output_finish(rein_verify_output *o,
+                                               struct rein_verify_counts *counts,
+                                               json_t **diagnostics, rein_error *err) REIN_WUR;
+REIN_EXTERN void rein_verify_output_free(rein_verify_output *o);
+
+/* ---- coverage reports ------------------------------------------------------------------ */
+
+/* A coverage total read from a report. */
+struct rein_verify_coverage {
+    double percent;         /* lines covered, 0-100 (statements for Go) */
+    int64_t covered, total; /* the counts behind it when the format gives them, else -1 */
+    char format[24];        /* "coverage.py", "istanbul", "gcovr", "lcov", "go", "jacoco",
+                               "cobertura", "text" (a printed total) */
+};
+
+/*
+ * Reads a coverage report, its format found from the content: coverage.py's `coverage
+ * json`, Istanbul's coverage-summary.json (Jest, Vitest, nyc), gcovr's --json-summary, an
+ * lcov tracefile, a Go -coverprofile (blocks listed twice count once), JaCoCo XML (the
+ * report's LINE counter), Cobertura XML (line-rate; gcovr --xml, coverage xml), or text with
+ * a printed total (gcovr, `coverage report`, `lcov --summary`, `go tool cover -func`).
+ * _parse reads len bytes of text (borrowed); _read the file at path (borrowed), streamed:
+ * line and XML formats in bounded memory, JSON up to 64 MiB. Errors: REIN_EPARSE (err
+ * says what is wrong), REIN_ENOTFOUND / REIN_EIO for _read, REIN_ENOMEM.
+ */
+REIN_EXTERN rein_err rein_verify_coverage_parse(const char *text, size_t len,
+                                                struct rein_verify_coverage *out,
+                                                rein_error *err) REIN_WUR;
+REIN_EXTERN rein_err rein_verify_coverage_read(const char *path, struct rein_verify_coverage *out,
+                                               rein_error *err) REIN_WUR;
 
 /* ---- protocol files ------------------------------------------------------------------- */
 

@@ -69,7 +69,8 @@ const char *rein_verify_verdict_name(enum rein_verify_verdict v)
 }
 
 static const char *const format_names[] = {"auto", "none",   "ctest", "cmocka", "pytest",
-                                           "jest", "vitest", "tap",   "gcc",    "eslint"};
+                                           "jest", "vitest", "tap",   "gcc",    "eslint",
+                                           "junit"};
 
 const char *rein_verify_format_name(enum rein_verify_format f)
 {
@@ -88,6 +89,10 @@ bool rein_verify_format_parse(const char *text, enum rein_verify_format *out)
     /* Names people reach for: clang diagnostics look like gcc's. */
     if (text && strcmp(text, "clang") == 0) {
         *out = REIN_VERIFY_FORMAT_GCC;
+        return true;
+    }
+    if (text && strcmp(text, "junit-xml") == 0) {
+        *out = REIN_VERIFY_FORMAT_JUNIT;
         return true;
     }
     return false;

@@ -37,6 +37,7 @@ enum var {
     V_WARNINGS,
     V_ALL_TESTS_PASS,
     V_OUTPUT,
+    V_COVERAGE,
 };
 
 static const struct {
@@ -57,6 +58,7 @@ static const struct {
     {"warning_count", V_WARNINGS, T_NUM},
     {"all_tests_pass", V_ALL_TESTS_PASS, T_BOOL},
     {"output", V_OUTPUT, T_STR},
+    {"coverage", V_COVERAGE, T_NUM},
 };
 
 enum node_kind {
@@ -279,7 +281,7 @@ static struct rein__expr *parse_ident(struct parser *p)
     }
     return fail_at(p, start,
                    "unknown name \"%s\" (known: exit_code, timed_out, duration_ms, passed, "
-                   "failed, skipped, total, errors, warnings, all_tests_pass, output)",
+                   "failed, skipped, total, errors, warnings, all_tests_pass, coverage, output)",
                    name);
 }
 
@@ -563,6 +565,14 @@ static struct value var_value(const struct rein__expr *e, const struct rein__exp
             return v;
         }
         v.num = (double)(e->var == V_ERRORS ? c->errors : c->warnings);
+        return v;
+    case V_COVERAGE:
+        if (!c || !c->has_coverage) {
+            note_missing(note, note_len, "the coverage");
+            v.known = REIN__UNKNOWN;
+            return v;
+        }
+        v.num = c->coverage;
         return v;
     }
     v.known = REIN__UNKNOWN;

@@ -1,70 +1,35 @@
 /*
- * Parsers for the output of build, lint and test tools: CTest, cmocka, pytest, Jest,
- * Vitest, TAP (raw streams, `prove`'s summary, `node --test`'s closing counts), gcc/clang
- * (and ld) diagnostics, ESLint (`-f json` and the stylish summary). They were checked
- * against the real tools' output kept in tests/data/verify_outputs/.
+ * Readers of the output of build, lint and test tools: CTest, cmocka, pytest, Jest, Vitest,
+ * TAP (raw streams, `prove`'s summary, `node --test`'s closing counts), JUnit XML (junit.c),
+ * gcc/clang (and ld) diagnostics, ESLint (`-f json` and the stylish summary), and the
+ * coverage totals tools print (coverage.c). They were checked against the real tools' output
+ * kept in tests/data/verify_outputs/.
  *
- * Each parser reads the cleaned output (no ANSI colours, '\n' line ends) line by line and
- * either recognises its tool's summary or stays silent; a parser never guesses from a
- * single ambiguous line. In auto mode every parser runs: the test counts come from the
- * first test format that matched, in the order CTest, Jest, Vitest, pytest, TAP, cmocka
- * (CTest first because `ctest --output-on-failure` repeats the cmocka output of its failed
- * tests), and the diagnostic counts are the sum of gcc and ESLint's. What failed is
- * collected as diagnostics, which later name the failure in its signature.
+ * The output is read as a stream (rein_verify_output_feed), so a run that prints a million
+ * results is read in bounded memory: the bytes are cleaned on the way (ANSI colours removed,
+ * "\r\n" and lone '\r' made '\n'), cut into lines, and every line goes to every reader the
+ * format selects. A line reader either recognises its tool's summary or stays silent; it
+ * never guesses from a single ambiguous line. Each reader keeps its own counts and its own
+ * capped list of what failed (output_int.h), so every result is counted and at most
+ * REIN__DIAG_MAX are described. In auto mode the test counts come from the first test format
+ * that matched, in the order JUnit, CTest, Jest, Vitest, pytest, TAP, cmocka (CTest before
+ * the line formats because `ctest --output-on-failure` repeats the cmocka output of its
+ * failed tests), and the diagnostic counts are the sum of gcc's and ESLint's. ESLint's JSON
+ * report is one long line: it is split into its per-file objects as the bytes arrive, and
+ * each object is parsed alone.
  */
-#include "verify_int.h"
+#include "output_int.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define DIAG_MAX     50
-#define DIAG_MSG_MAX 300
-#define LINE_MAX_LEN 4096
-
-struct line {
-    const char *p;
-    size_t n;
-};
-
-struct diags {
-    json_t *arr; /* NULL when the caller does not want them */
-    bool oom;
-};
-
-struct tests {
-    bool found;
-    int64_t passed, failed, skipped, total;
-};
+#define ESLINT_ENTRY_MAX ((size_t)4 << 20) /* bytes of one file's object in ESLint's JSON */
 
 struct lints {
     bool found;
     int64_t errors, warnings;
 };
-
-/* Iterates over the lines of text; false at the end. */
-static bool next_line(const char *text, size_t len, size_t *pos, struct line *l)
-{
-    const char *nl;
-
-    if (*pos >= len)
-        return false;
-    l->p = text + *pos;
-    nl = memchr(l->p, '\n', len - *pos);
-    l->n = nl ? (size_t)(nl - l->p) : len - *pos;
-    *pos += l->n + (nl ? 1 : 0);
-    return true;
-}
-
-/* Copies a line into a NUL-terminated buffer (cut at LINE_MAX_LEN - 1). */
-static const char *line_str(const struct line *l, char buf[LINE_MAX_LEN])
-{
-    size_t n = l->n < LINE_MAX_LEN - 1 ? l->n : LINE_MAX_LEN - 1;
-
-    memcpy(buf, l->p, n);
-    buf[n] = '\0';
-    return buf;
-}
 
 static const char *skip_ws(const char *s)
 {
@@ -106,14 +71,14 @@ static bool starts(const char *s, const char *prefix)
 
 /* ---- diagnostics ---- */
 
-static void set_str(struct diags *d, json_t *o, const char *key, const char *s, size_t n)
+void rein__diag_set_str(struct rein__diags *d, json_t *o, const char *key, const char *s, size_t n)
 {
     json_t *v;
 
-    if (!s || d->oom)
+    if (!o || !s || d->oom)
         return;
-    if (n > DIAG_MSG_MAX)
-        n = DIAG_MSG_MAX;
+    if (n > REIN__DIAG_MSG_MAX)
+        n = REIN__DIAG_MSG_MAX;
     /* Cut at a character boundary so the text stays valid UTF-8. */
     while (n && n < strlen(s) && ((unsigned char)s[n] & 0xc0) == 0x80)
         n--;
@@ -124,29 +89,28 @@ static void set_str(struct diags *d, json_t *o, const char *key, const char *s, 
         d->oom = true;
 }
 
-static void set_int(struct diags *d, json_t *o, const char *key, int64_t v)
+void rein__diag_set_int(struct rein__diags *d, json_t *o, const char *key, int64_t v)
 {
-    if (!d->oom && v > 0 && json_object_set_new(o, key, json_integer(v)))
+    if (o && !d->oom && v > 0 && json_object_set_new(o, key, json_integer(v)))
         d->oom = true;
 }
 
-/* A new diagnostic object appended to d, or NULL when full, unwanted or out of memory. */
-static json_t *diag_new(struct diags *d, const char *severity)
+json_t *rein__diag_new(struct rein__diags *d, const char *severity)
 {
     json_t *o;
 
-    if (!d->arr || d->oom || json_array_size(d->arr) >= DIAG_MAX)
+    if (!d->arr || d->oom || json_array_size(d->arr) >= (d->max ? d->max : REIN__DIAG_MAX))
         return NULL;
     o = json_object();
     if (!o || json_array_append_new(d->arr, o)) {
         d->oom = true;
         return NULL;
     }
-    set_str(d, o, "severity", severity, strlen(severity));
+    rein__diag_set_str(d, o, "severity", severity, strlen(severity));
     return o;
 }
 
-static void diag_test(struct diags *d, const char *name, size_t n, const char *msg)
+void rein__diag_test(struct rein__diags *d, const char *name, size_t n, const char *msg)
 {
     json_t *o;
     size_t i;
@@ -161,13 +125,20 @@ static void diag_test(struct diags *d, const char *name, size_t n, const char *m
         if (t && strlen(t) == n && memcmp(t, name, n) == 0)
             return;
     }
-    o = diag_new(d, "failure");
-    set_str(d, o, "test", name, n);
-    if (o && msg && *msg)
-        set_str(d, o, "message", msg, strlen(msg));
+    o = rein__diag_new(d, "failure");
+    rein__diag_set_str(d, o, "test", name, n);
+    if (msg && *msg)
+        rein__diag_set_str(d, o, "message", msg, strlen(msg));
 }
 
 /* ---- CTest ---- */
+
+struct ctest {
+    struct rein__tests t;
+    struct rein__diags d;
+    enum { CT_NONE, CT_FAILED_LIST, CT_NOT_RUN_LIST } section;
+    int64_t disabled;
+};
 
 /* "  2 - math.sub (Failed)" → name; false when the line is not such an entry. */
 static bool ctest_entry(const char *s, const char **name, size_t *n, const char **status)
@@ -188,65 +159,67 @@ static bool ctest_entry(const char *s, const char **name, size_t *n, const char 
     return true;
 }
 
-static bool parse_ctest(const char *text, size_t len, struct tests *t, struct diags *d)
+static void ctest_line(struct ctest *c, const char *s)
 {
-    enum { NONE, FAILED_LIST, NOT_RUN_LIST } section = NONE;
-    int64_t disabled = 0;
-    char buf[LINE_MAX_LEN];
-    size_t pos = 0;
-    struct line l;
+    const char *p, *name, *status;
+    int64_t pct, failed, total;
+    size_t n;
 
-    while (next_line(text, len, &pos, &l)) {
-        const char *s = line_str(&l, buf), *p, *name, *status;
-        int64_t pct, failed, total;
-        size_t n;
-
-        rtrim(buf);
-        if (section != NONE && ctest_entry(s, &name, &n, &status)) {
-            if (section == FAILED_LIST) {
-                char st[64];
-                snprintf(st, sizeof(st), "%.*s", (int)strcspn(status, ")"), status);
-                diag_test(d, name, n, st);
-            } else if (starts(status, "Skipped")) {
-                t->skipped++;
-            } else if (starts(status, "Disabled")) {
-                /* "x% tests passed, N tests failed out of M": M leaves disabled tests out. */
-                t->skipped++;
-                disabled++;
-            }
-            continue;
+    if (c->section != CT_NONE && ctest_entry(s, &name, &n, &status)) {
+        if (c->section == CT_FAILED_LIST) {
+            char st[64];
+            snprintf(st, sizeof(st), "%.*s", (int)strcspn(status, ")"), status);
+            rein__diag_test(&c->d, name, n, st);
+        } else if (starts(status, "Skipped")) {
+            c->t.skipped++;
+        } else if (starts(status, "Disabled")) {
+            /* "x% tests passed, N tests failed out of M": M leaves disabled tests out. */
+            c->t.skipped++;
+            c->disabled++;
         }
-        section = NONE;
-        if (strcmp(s, "The following tests FAILED:") == 0) {
-            section = FAILED_LIST;
-        } else if (strcmp(s, "The following tests did not run:") == 0) {
-            section = NOT_RUN_LIST;
-        } else if (starts(s, "No tests were found")) {
-            t->found = true;
-        } else if ((p = strstr(s, "% tests passed, ")) && p > s) {
-            const char *q = p;
-            while (q > s && q[-1] >= '0' && q[-1] <= '9')
-                q--;
-            if (!read_num(&q, &pct))
-                continue;
-            p += strlen("% tests passed, ");
-            if (!read_num(&p, &failed) || !starts(p, " tests failed out of ") ||
-                (p += strlen(" tests failed out of "), !read_num(&p, &total)))
-                continue;
-            t->found = true;
-            t->failed += failed;
-            t->total += total;
-        }
+        return;
     }
+    c->section = CT_NONE;
+    if (strcmp(s, "The following tests FAILED:") == 0) {
+        c->section = CT_FAILED_LIST;
+    } else if (strcmp(s, "The following tests did not run:") == 0) {
+        c->section = CT_NOT_RUN_LIST;
+    } else if (starts(s, "No tests were found")) {
+        c->t.found = true;
+    } else if ((p = strstr(s, "% tests passed, ")) && p > s) {
+        const char *q = p;
+        while (q > s && q[-1] >= '0' && q[-1] <= '9')
+            q--;
+        if (!read_num(&q, &pct))
+            return;
+        p += strlen("% tests passed, ");
+        if (!read_num(&p, &failed) || !starts(p, " tests failed out of "))
+            return;
+        p += strlen(" tests failed out of ");
+        if (!read_num(&p, &total))
+            return;
+        c->t.found = true;
+        c->t.failed += failed;
+        c->t.total += total;
+    }
+}
+
+static void ctest_finish(struct ctest *c)
+{
     /* CTest counts skipped tests among the passed ones in its percentage. */
-    t->total += disabled;
-    t->passed = t->total - t->failed - t->skipped;
-    if (t->passed < 0)
-        t->passed = 0;
-    return t->found;
+    c->t.total += c->disabled;
+    c->t.passed = c->t.total - c->t.failed - c->t.skipped;
+    if (c->t.passed < 0)
+        c->t.passed = 0;
 }
 
 /* ---- cmocka ---- */
+
+struct cmocka {
+    struct rein__tests t;
+    struct rein__diags d;
+    char last_error[REIN__DIAG_MSG_MAX + 1];
+};
 
 /* "[  FAILED  ] 1 test(s), listed below:" → 1; "[  FAILED  ] tests: 2 test(s)…" → 2. */
 static bool cmocka_count(const char *rest, int64_t *out)
@@ -262,42 +235,39 @@ static bool cmocka_count(const char *rest, int64_t *out)
     return q < p && read_num(&q, out);
 }
 
-static bool parse_cmocka(const char *text, size_t len, struct tests *t, struct diags *d)
+static void cmocka_line(struct cmocka *c, const char *s)
 {
-    char buf[LINE_MAX_LEN], last_error[DIAG_MSG_MAX + 1] = "";
-    size_t pos = 0;
-    struct line l;
+    int64_t n;
 
-    while (next_line(text, len, &pos, &l)) {
-        const char *s = line_str(&l, buf);
-        int64_t n;
-
-        rtrim(buf);
-        if (starts(s, "[==========] ") && strstr(s, " test(s) run.") && cmocka_count(s, &n)) {
-            t->found = true;
-            t->total += n;
-        } else if (starts(s, "[  PASSED  ] ") && cmocka_count(s, &n)) {
-            t->passed += n;
-        } else if (starts(s, "[  SKIPPED ] ") && cmocka_count(s, &n)) {
-            t->skipped += n;
-        } else if (starts(s, "[  FAILED  ] ") && strstr(s, " test(s)") && cmocka_count(s, &n)) {
-            t->failed += n;
-        } else if (starts(s, "[  FAILED  ] ") && !strchr(s + 13, ' ')) {
-            diag_test(d, s + 13, strlen(s + 13), last_error);
-        } else if (starts(s, "[  ERROR   ] --- ")) {
-            snprintf(last_error, sizeof(last_error), "%.*s", (int)sizeof(last_error) - 1, s + 17);
-        } else if (starts(s, "[ RUN      ] ")) {
-            last_error[0] = '\0';
-        }
+    if (starts(s, "[==========] ") && strstr(s, " test(s) run.") && cmocka_count(s, &n)) {
+        c->t.found = true;
+        c->t.total += n;
+    } else if (starts(s, "[  PASSED  ] ") && cmocka_count(s, &n)) {
+        c->t.passed += n;
+    } else if (starts(s, "[  SKIPPED ] ") && cmocka_count(s, &n)) {
+        c->t.skipped += n;
+    } else if (starts(s, "[  FAILED  ] ") && strstr(s, " test(s)") && cmocka_count(s, &n)) {
+        c->t.failed += n;
+    } else if (starts(s, "[  FAILED  ] ") && !strchr(s + 13, ' ')) {
+        rein__diag_test(&c->d, s + 13, strlen(s + 13), c->last_error);
+    } else if (starts(s, "[  ERROR   ] --- ")) {
+        snprintf(c->last_error, sizeof(c->last_error), "%.*s", (int)sizeof(c->last_error) - 1,
+                 s + 17);
+    } else if (starts(s, "[ RUN      ] ")) {
+        c->last_error[0] = '\0';
     }
-    return t->found;
 }
 
 /* ---- pytest ---- */
 
-static bool pytest_summary(const char *s, struct tests *t)
+struct pytest {
+    struct rein__tests t;
+    struct rein__diags d;
+};
+
+static bool pytest_summary(const char *s, struct rein__tests *t)
 {
-    struct tests c = {0};
+    struct rein__tests c = {0};
     int known = 0;
     const char *in;
 
@@ -349,31 +319,22 @@ static bool pytest_summary(const char *s, struct tests *t)
     return true;
 }
 
-static bool parse_pytest(const char *text, size_t len, struct tests *t, struct diags *d)
+static void pytest_line(struct pytest *p, const char *s)
 {
-    char buf[LINE_MAX_LEN];
-    size_t pos = 0;
-    struct line l;
-
-    while (next_line(text, len, &pos, &l)) {
-        const char *s = line_str(&l, buf), *dash;
-        rtrim(buf);
-        if (starts(s, "FAILED ") || starts(s, "ERROR ")) {
-            const char *name = s + (s[0] == 'F' ? 7 : 6);
-            dash = strstr(name, " - ");
-            diag_test(d, name, dash ? (size_t)(dash - name) : strlen(name), dash ? dash + 3 : "");
-        } else if (((s[0] >= '0' && s[0] <= '9') || s[0] == '=' || starts(s, "no tests ran")) &&
-                   strstr(s, " in ")) {
-            pytest_summary(s, t);
-        }
+    if (starts(s, "FAILED ") || starts(s, "ERROR ")) {
+        const char *name = s + (s[0] == 'F' ? 7 : 6), *dash = strstr(name, " - ");
+        rein__diag_test(&p->d, name, dash ? (size_t)(dash - name) : strlen(name),
+                        dash ? dash + 3 : "");
+    } else if (((s[0] >= '0' && s[0] <= '9') || s[0] == '=' || starts(s, "no tests ran")) &&
+               strstr(s, " in ")) {
+        pytest_summary(s, &p->t);
     }
-    return t->found;
 }
 
 /* ---- Jest and Vitest ---- */
 
 /* Reads "N word" items separated by sep until the end (or '('), adding to t. */
-static bool count_items(const char *s, char sep, struct tests *t, int64_t *total)
+static bool count_items(const char *s, char sep, struct rein__tests *t, int64_t *total)
 {
     bool any = false;
 
@@ -412,6 +373,14 @@ static bool count_items(const char *s, char sep, struct tests *t, int64_t *total
     return any;
 }
 
+struct jest {
+    struct rein__tests t, suites;
+    struct rein__diags d;
+    int64_t total, stotal, unloaded;
+    bool recap;
+    char suite[REIN__LINE_MAX];
+};
+
 /* "FAIL src/a.test.js" or "FAIL  src/a.test.js (5.1 s)": remembers the suite's path. */
 static void jest_suite(const char *s, char *suite, size_t size)
 {
@@ -422,45 +391,47 @@ static void jest_suite(const char *s, char *suite, size_t size)
     snprintf(suite, size, "%.*s", (int)n, s);
 }
 
-static bool parse_jest(const char *text, size_t len, struct tests *t, struct diags *d)
+static void jest_line(struct jest *j, const char *s)
 {
-    struct tests suites = {0};
-    int64_t total = 0, stotal = 0, unloaded = 0;
-    bool recap = false;
-    char buf[LINE_MAX_LEN], suite[LINE_MAX_LEN] = "";
-    size_t pos = 0;
-    struct line l;
+    const char *name;
 
-    while (next_line(text, len, &pos, &l)) {
-        const char *s = line_str(&l, buf), *name;
-        rtrim(buf);
-        if (starts(s, "Tests:")) {
-            t->found |= count_items(s + 6, ',', t, &total);
-        } else if (starts(s, "Test Suites:")) {
-            count_items(s + 12, ',', &suites, &stotal);
-        } else if (strcmp(s, "Summary of all failing tests") == 0) {
-            recap = true; /* what follows repeats the failures above */
-        } else if (starts(s, "FAIL ")) {
-            jest_suite(s, suite, sizeof(suite));
-        } else if (!starts(skip_ws(s), "\xe2\x97\x8f ")) {
-            continue;
-        } else if (strcmp(name = skip_ws(s) + 4, "Test suite failed to run") == 0) {
-            /* A suite that cannot even load has no test in "Tests:": it is named by path. */
-            unloaded += recap ? 0 : 1;
-            diag_test(d, suite[0] ? suite : name, strlen(suite[0] ? suite : name), name);
-        } else if (s[0] == ' ' && !starts(name, "Console")) {
-            diag_test(d, name, strlen(name), NULL);
-        }
+    if (starts(s, "Tests:")) {
+        j->t.found |= count_items(s + 6, ',', &j->t, &j->total);
+    } else if (starts(s, "Test Suites:")) {
+        count_items(s + 12, ',', &j->suites, &j->stotal);
+    } else if (strcmp(s, "Summary of all failing tests") == 0) {
+        j->recap = true; /* what follows repeats the failures above */
+    } else if (starts(s, "FAIL ")) {
+        jest_suite(s, j->suite, sizeof(j->suite));
+    } else if (!starts(skip_ws(s), "\xe2\x97\x8f ")) {
+        return;
+    } else if (strcmp(name = skip_ws(s) + 4, "Test suite failed to run") == 0) {
+        /* A suite that cannot even load has no test in "Tests:": it is named by path. */
+        j->unloaded += j->recap ? 0 : 1;
+        rein__diag_test(&j->d, j->suite[0] ? j->suite : name,
+                        strlen(j->suite[0] ? j->suite : name), name);
+    } else if (s[0] == ' ' && !starts(name, "Console")) {
+        rein__diag_test(&j->d, name, strlen(name), NULL);
     }
-    t->total = total + unloaded;
-    t->failed += unloaded;
-    /* The suites' count also catches a failure to load whose message was not shown. */
-    if (t->found && suites.failed > 0 && t->failed == 0) {
-        t->failed = suites.failed;
-        t->total += suites.failed;
-    }
-    return t->found;
 }
+
+static void jest_finish(struct jest *j)
+{
+    j->t.total = j->total + j->unloaded;
+    j->t.failed += j->unloaded;
+    /* The suites' count also catches a failure to load whose message was not shown. */
+    if (j->t.found && j->suites.failed > 0 && j->t.failed == 0) {
+        j->t.failed = j->suites.failed;
+        j->t.total += j->suites.failed;
+    }
+}
+
+struct vitest {
+    struct rein__tests t, files;
+    struct rein__diags d;
+    int64_t total, ftotal, unloaded;
+    bool files_seen, no_tests;
+};
 
 /* "⎯⎯⎯ Failed Suites 2 ⎯⎯⎯": how many test files failed to load (or in a hook). */
 static bool vitest_failed_suites(const char *s, int64_t *n)
@@ -473,47 +444,45 @@ static bool vitest_failed_suites(const char *s, int64_t *n)
     return read_num(&p, n);
 }
 
-static bool parse_vitest(const char *text, size_t len, struct tests *t, struct diags *d)
+static void vitest_line(struct vitest *v, const char *s)
 {
-    struct tests files = {0};
-    int64_t total = 0, ftotal = 0, unloaded = 0, n;
-    bool files_seen = false, no_tests = false;
-    char buf[LINE_MAX_LEN];
-    size_t pos = 0;
-    struct line l;
+    const char *br;
+    int64_t n;
 
-    while (next_line(text, len, &pos, &l)) {
-        const char *s = skip_ws(line_str(&l, buf)), *br;
-        rtrim(buf);
-        if (starts(s, "Tests  ") && strchr(s, '(')) {
-            t->found |= count_items(s + 7, '|', t, &total);
-        } else if (strcmp(s, "Tests  no tests") == 0) {
-            no_tests = true; /* every file failed to load, or none has a test */
-        } else if (starts(s, "Test Files  ")) {
-            files_seen |= count_items(s + 12, '|', &files, &ftotal);
-        } else if (vitest_failed_suites(s, &n)) {
-            unloaded += n;
-        } else if (starts(s, "FAIL  ") && strstr(s, " > ")) {
-            diag_test(d, s + 6, strlen(s + 6), NULL);
-        } else if (starts(s, "FAIL  ") && (br = strstr(s + 6, " [ "))) {
-            diag_test(d, s + 6, (size_t)(br - (s + 6)), "failed to run");
-        }
+    s = skip_ws(s);
+    if (starts(s, "Tests  ") && strchr(s, '(')) {
+        v->t.found |= count_items(s + 7, '|', &v->t, &v->total);
+    } else if (strcmp(s, "Tests  no tests") == 0) {
+        v->no_tests = true; /* every file failed to load, or none has a test */
+    } else if (starts(s, "Test Files  ")) {
+        v->files_seen |= count_items(s + 12, '|', &v->files, &v->ftotal);
+    } else if (vitest_failed_suites(s, &n)) {
+        v->unloaded += n;
+    } else if (starts(s, "FAIL  ") && strstr(s, " > ")) {
+        rein__diag_test(&v->d, s + 6, strlen(s + 6), NULL);
+    } else if (starts(s, "FAIL  ") && (br = strstr(s + 6, " [ "))) {
+        rein__diag_test(&v->d, s + 6, (size_t)(br - (s + 6)), "failed to run");
     }
-    t->found |= no_tests && files_seen;
+}
+
+static void vitest_finish(struct vitest *v)
+{
+    v->t.found |= v->no_tests && v->files_seen;
     /* A file that fails to load is one failure that "Tests" does not count. */
-    t->failed += unloaded;
-    t->total = total + unloaded;
-    if (t->found && files.failed > 0 && t->failed == 0) {
-        t->failed = files.failed;
-        t->total += files.failed;
+    v->t.failed += v->unloaded;
+    v->t.total = v->total + v->unloaded;
+    if (v->t.found && v->files.failed > 0 && v->t.failed == 0) {
+        v->t.failed = v->files.failed;
+        v->t.total += v->files.failed;
     }
-    return t->found;
 }
 
 /* ---- TAP ---- */
 
 /* What a TAP stream says: its own lines, Node's closing counts, prove's summary. */
 struct tap {
+    struct rein__tests t;
+    struct rein__diags d;
     bool tap, bail;
     int64_t plan, seen, failed, skipped;
     size_t fail_mark; /* diagnostics before the last "not ok" added one; SIZE_MAX: none */
@@ -551,7 +520,7 @@ static bool tap_trailer(const char *s, struct tap *tp)
 }
 
 /* "ok 3 - name # SKIP why" at any depth; only the top level (depth 0) is counted. */
-static void tap_result(const char *s, bool ok, bool top, struct tap *tp, struct diags *d)
+static void tap_result(const char *s, bool ok, bool top, struct tap *tp)
 {
     const char *p = s + (ok ? 2 : 6), *hash, *name;
     int64_t num;
@@ -575,9 +544,9 @@ static void tap_result(const char *s, bool ok, bool top, struct tap *tp, struct 
     name = skip_ws(p);
     if (*name == '-')
         name = skip_ws(name + 1);
-    before = d->arr ? json_array_size(d->arr) : 0;
-    diag_test(d, name, hash ? (size_t)(hash - name) : strlen(name), NULL);
-    tp->fail_mark = d->arr && json_array_size(d->arr) > before ? before : SIZE_MAX;
+    before = tp->d.arr ? json_array_size(tp->d.arr) : 0;
+    rein__diag_test(&tp->d, name, hash ? (size_t)(hash - name) : strlen(name), NULL);
+    tp->fail_mark = tp->d.arr && json_array_size(tp->d.arr) > before ? before : SIZE_MAX;
 }
 
 /* Reads "<label>N" after s's first occurrence of label; false when absent. */
@@ -592,7 +561,7 @@ static bool num_after(const char *s, const char *label, int64_t *out)
 }
 
 /* prove's own lines (not the TAP it runs); true when the line was one. */
-static bool tap_prove(const char *s, struct tap *tp, struct diags *d)
+static bool tap_prove(const char *s, struct tap *tp)
 {
     int64_t a, b;
     const char *p;
@@ -602,7 +571,7 @@ static bool tap_prove(const char *s, struct tap *tp, struct diags *d)
         tp->p_tests += a;
     } else if ((p = strstr(s, " (Wstat: ")) && num_after(p, " Failed: ", &a)) {
         tp->p_failed += a;
-        diag_test(d, s, (size_t)(p - s), NULL);
+        rein__diag_test(&tp->d, s, (size_t)(p - s), NULL);
     } else if (starts(skip_ws(s), "Parse errors: Bad plan.") && num_after(s, "You planned ", &a) &&
                num_after(s, " tests but ran ", &b)) {
         tp->p_missing += a > b ? a - b : 0;
@@ -618,7 +587,7 @@ static bool tap_prove(const char *s, struct tap *tp, struct diags *d)
     return true;
 }
 
-static void tap_line(const char *s, struct tap *tp, struct diags *d)
+static void tap_line(struct tap *tp, const char *s)
 {
     const char *ts = skip_ws(s);
     bool top = ts == s, ok;
@@ -636,58 +605,56 @@ static void tap_line(const char *s, struct tap *tp, struct diags *d)
     } else if (top && starts(s, "Bail out!")) {
         tp->bail = true;
     } else if ((ok = starts(ts, "ok")) || starts(ts, "not ok")) {
-        tap_result(ts, ok, top, tp, d);
+        tap_result(ts, ok, top, tp);
     } else if (strcmp(ts, "failureType: 'subtestsFailed'") == 0 && tp->fail_mark != SIZE_MAX) {
         /* Node's suite that failed only because a test in it failed: that test is named. */
-        while (d->arr && json_array_size(d->arr) > tp->fail_mark)
-            json_array_remove(d->arr, json_array_size(d->arr) - 1);
+        while (tp->d.arr && json_array_size(tp->d.arr) > tp->fail_mark)
+            json_array_remove(tp->d.arr, json_array_size(tp->d.arr) - 1);
         tp->fail_mark = SIZE_MAX;
     } else if (!top || !tap_trailer(s, tp)) {
-        tap_prove(s, tp, d); /* some of prove's summary lines are indented */
+        tap_prove(s, tp); /* some of prove's summary lines are indented */
     }
 }
 
-static bool parse_tap(const char *text, size_t len, struct tests *t, struct diags *d)
+static void tap_finish(struct tap *tp)
 {
-    struct tap tp = {.fail_mark = SIZE_MAX};
-    char buf[LINE_MAX_LEN];
-    size_t pos = 0;
-    struct line l;
+    struct rein__tests *t = &tp->t;
 
-    while (next_line(text, len, &pos, &l)) {
-        rtrim((char *)line_str(&l, buf));
-        tap_line(buf, &tp, d);
-    }
-    if (tp.prove) {
+    if (tp->prove) {
         /* prove's summary covers every file, also those whose TAP it did not print. */
-        t->total = tp.p_tests + tp.p_missing + tp.p_skipped_files + tp.p_bail;
-        t->failed = tp.p_failed + tp.p_missing + tp.p_bail;
-        t->skipped = (tp.skipped > tp.p_skipped ? tp.skipped : tp.p_skipped) + tp.p_skipped_files;
-    } else if ((tp.trailer & 3u) == 3u && (tp.tap || tp.trailer == 63u)) {
+        t->total = tp->p_tests + tp->p_missing + tp->p_skipped_files + tp->p_bail;
+        t->failed = tp->p_failed + tp->p_missing + tp->p_bail;
+        t->skipped =
+            (tp->skipped > tp->p_skipped ? tp->skipped : tp->p_skipped) + tp->p_skipped_files;
+    } else if ((tp->trailer & 3u) == 3u && (tp->tap || tp->trailer == 63u)) {
         /* Node counts every test at any depth; the TAP lines show only the top level. */
-        t->total = tp.tr[0];
-        t->failed = tp.tr[2] + tp.tr[3];
-        t->skipped = tp.tr[4] + tp.tr[5];
-    } else if (tp.tap) {
-        int64_t missing = tp.plan > tp.seen ? tp.plan - tp.seen : 0;
+        t->total = tp->tr[0];
+        t->failed = tp->tr[2] + tp->tr[3];
+        t->skipped = tp->tr[4] + tp->tr[5];
+    } else if (tp->tap) {
+        int64_t missing = tp->plan > tp->seen ? tp->plan - tp->seen : 0;
         /* Planned tests that never reported failed; a bail out before any is planned is
          * one failure of its own. */
-        if (tp.bail && missing == 0)
+        if (tp->bail && missing == 0)
             missing = 1;
-        t->total = tp.seen + missing;
-        t->failed = tp.failed + missing;
-        t->skipped = tp.skipped;
+        t->total = tp->seen + missing;
+        t->failed = tp->failed + missing;
+        t->skipped = tp->skipped;
     } else {
-        return false;
+        return;
     }
     t->passed = t->total - t->failed - t->skipped;
     if (t->passed < 0)
         t->passed = 0;
     t->found = true;
-    return true;
 }
 
 /* ---- gcc and clang ---- */
+
+struct gcc {
+    struct lints l;
+    struct rein__diags d;
+};
 
 static bool gcc_severity(const char *s, const char **sev, const char **msg)
 {
@@ -703,10 +670,10 @@ static bool gcc_severity(const char *s, const char **sev, const char **msg)
     return false;
 }
 
-static void gcc_diag(struct diags *d, const char *sev, const char *file, size_t fn, int64_t line,
-                     int64_t col, const char *msg)
+static void gcc_diag(struct rein__diags *d, const char *sev, const char *file, size_t fn,
+                     int64_t line, int64_t col, const char *msg)
 {
-    json_t *o = diag_new(d, sev);
+    json_t *o = rein__diag_new(d, sev);
     const char *rule = NULL;
     size_t mn = strlen(msg);
 
@@ -717,18 +684,18 @@ static void gcc_diag(struct diags *d, const char *sev, const char *file, size_t 
         const char *open = strrchr(msg, '[');
         if (open && open > msg && open[-1] == ' ' && open[1] == '-') {
             rule = open + 1;
-            set_str(d, o, "rule", rule, (size_t)(msg + mn - 1 - rule));
+            rein__diag_set_str(d, o, "rule", rule, (size_t)(msg + mn - 1 - rule));
             mn = (size_t)(open - 1 - msg);
         }
     }
-    set_str(d, o, "file", file, fn);
-    set_int(d, o, "line", line);
-    set_int(d, o, "column", col);
-    set_str(d, o, "message", msg, mn);
+    rein__diag_set_str(d, o, "file", file, fn);
+    rein__diag_set_int(d, o, "line", line);
+    rein__diag_set_int(d, o, "column", col);
+    rein__diag_set_str(d, o, "message", msg, mn);
 }
 
 /* "/usr/bin/ld: cannot find -lfoo: No such file or directory" (GNU ld, gold, lld). */
-static bool linker_error(const char *s, struct lints *t, struct diags *d)
+static bool linker_error(const char *s, struct gcc *g)
 {
     const char *p = strstr(s, ": cannot find ");
     const char *prog = p;
@@ -741,24 +708,25 @@ static bool linker_error(const char *s, struct lints *t, struct diags *d)
         return false;
     if (strchr(prog, ' ') && strchr(prog, ' ') < p)
         return false;
-    t->errors++;
-    gcc_diag(d, "error", NULL, 0, 0, 0, p + 2);
+    g->l.errors++;
+    gcc_diag(&g->d, "error", NULL, 0, 0, 0, p + 2);
     return true;
 }
 
-static bool parse_gcc_line(const char *s, struct lints *t, struct diags *d)
+static bool gcc_line(struct gcc *g, const char *s)
 {
-    const char *p = s, *sev, *msg;
+    const char *p = s, *sev, *msg, *what;
     int64_t line = 0, col = 0;
     size_t fn;
 
-    if (linker_error(s, t, d))
+    if (linker_error(s, g))
         return true;
-    if (strstr(s, "undefined reference to `") || strstr(s, "multiple definition of `")) {
-        const char *what = strstr(s, "undefined reference") ? strstr(s, "undefined reference")
-                                                            : strstr(s, "multiple definition");
-        t->errors++;
-        gcc_diag(d, "error", NULL, 0, 0, 0, what);
+    what = strstr(s, "undefined reference to `");
+    if (!what)
+        what = strstr(s, "multiple definition of `");
+    if (what) {
+        g->l.errors++;
+        gcc_diag(&g->d, "error", NULL, 0, 0, 0, what);
         return true;
     }
     while (*p && *p != ':' && *p != ' ' && *p != '\t')
@@ -780,37 +748,109 @@ static bool parse_gcc_line(const char *s, struct lints *t, struct diags *d)
     if ((fn == 8 && strncmp(s, "collect2", 8) == 0) || starts(msg, "linker command failed"))
         return false;
     if (sev[0] == 'e')
-        t->errors++;
+        g->l.errors++;
     else
-        t->warnings++;
-    gcc_diag(d, sev, s, fn, line, col, msg);
+        g->l.warnings++;
+    gcc_diag(&g->d, sev, s, fn, line, col, msg);
     return true;
 }
 
-static bool parse_gcc(const char *text, size_t len, struct lints *t, struct diags *d)
-{
-    char buf[LINE_MAX_LEN];
-    size_t pos = 0;
-    struct line l;
+/* ---- ESLint: the stylish report ---- */
 
-    while (next_line(text, len, &pos, &l)) {
-        rtrim((char *)line_str(&l, buf));
-        if (parse_gcc_line(buf, t, d))
-            t->found = true;
+struct stylish {
+    struct lints l;
+    struct rein__diags d;
+    char file[REIN__LINE_MAX];
+};
+
+/* "  3:7  error  'x' is assigned a value but never used  no-unused-vars" */
+static void stylish_message(struct stylish *st, const char *p, int64_t ln, int64_t col)
+{
+    const char *sev, *gap = NULL;
+    json_t *o;
+
+    p = skip_ws(p);
+    sev = starts(p, "error") ? "error" : starts(p, "warning") ? "warning" : NULL;
+    if (!sev)
+        return;
+    o = rein__diag_new(&st->d, sev);
+    if (!o)
+        return;
+    p = skip_ws(p + strlen(sev));
+    rein__diag_set_str(&st->d, o, "file", st->file, strlen(st->file));
+    rein__diag_set_int(&st->d, o, "line", ln);
+    rein__diag_set_int(&st->d, o, "column", col);
+    /* The rule is the last word after two or more spaces. */
+    for (const char *q = p; *q; q++)
+        if (q[0] == ' ' && q[1] == ' ')
+            gap = q;
+    if (gap) {
+        rein__diag_set_str(&st->d, o, "message", p, (size_t)(gap - p));
+        gap = skip_ws(gap);
+        rein__diag_set_str(&st->d, o, "rule", gap, strlen(gap));
+    } else {
+        rein__diag_set_str(&st->d, o, "message", p, strlen(p));
     }
-    return t->found;
 }
 
-/* ---- ESLint ---- */
+/* "✖ 5 problems (3 errors, 2 warnings)" closes the report. */
+static void stylish_line(struct stylish *st, const char *s)
+{
+    const char *p;
+    int64_t problems, errors, warnings, ln, col;
 
-static void eslint_entry(const json_t *file, struct lints *t, struct diags *d)
+    if (starts(s, "\xe2\x9c\x96 ")) {
+        p = s + 4;
+        if (!read_num(&p, &problems) || !(p = strstr(p, " (")))
+            return;
+        p += 2;
+        if (!read_num(&p, &errors) || !(p = strstr(p, ", ")))
+            return;
+        p += 2;
+        if (!read_num(&p, &warnings))
+            return;
+        st->l.found = true;
+        st->l.errors += errors;
+        st->l.warnings += warnings;
+    } else if (s[0] == '/' || (s[0] && s[0] != ' ' && strchr(s, '.') && !strchr(s, ' '))) {
+        snprintf(st->file, sizeof(st->file), "%s", s);
+    } else if (s[0] == ' ') {
+        p = skip_ws(s);
+        if (read_num(&p, &ln) && *p == ':') {
+            p++;
+            if (read_num(&p, &col))
+                stylish_message(st, p, ln, col);
+        }
+    }
+}
+
+/* ---- ESLint: the JSON report, split into its per-file objects as it streams ---- */
+
+enum ej_state { EJ_SEARCH, EJ_ARRAY, EJ_ENTRY, EJ_DONE, EJ_FAILED };
+
+struct ejson {
+    struct lints l;
+    struct rein__diags d;
+    bool strict; /* the step says eslint: "[" at a line start opens the report, even "[]" */
+    enum ej_state state;
+    char win[16]; /* the last bytes seen while searching, for `[{"filePath":` */
+    size_t wn;
+    bool line_start;
+    int depth;
+    bool in_str, esc;
+    struct rein_buf entry; /* the current file's object */
+};
+
+static const char ejson_open[] = "[{\"filePath\":";
+
+static void eslint_entry(struct ejson *e, const json_t *file)
 {
     const char *path = json_string_value(json_object_get(file, "filePath"));
     json_t *messages = json_object_get(file, "messages"), *m;
     size_t i;
 
-    t->errors += json_integer_value(json_object_get(file, "errorCount"));
-    t->warnings += json_integer_value(json_object_get(file, "warningCount"));
+    e->l.errors += json_integer_value(json_object_get(file, "errorCount"));
+    e->l.warnings += json_integer_value(json_object_get(file, "warningCount"));
     json_array_foreach(messages, i, m)
     {
         int64_t sev = json_integer_value(json_object_get(m, "severity"));
@@ -819,131 +859,305 @@ static void eslint_entry(const json_t *file, struct lints *t, struct diags *d)
         json_t *o;
         if (sev < 1)
             continue;
-        o = diag_new(d, sev >= 2 ? "error" : "warning");
+        o = rein__diag_new(&e->d, sev >= 2 ? "error" : "warning");
         if (!o)
-            continue;
-        set_str(d, o, "file", path, path ? strlen(path) : 0);
-        set_int(d, o, "line", json_integer_value(json_object_get(m, "line")));
-        set_int(d, o, "column", json_integer_value(json_object_get(m, "column")));
-        set_str(d, o, "message", msg, msg ? strlen(msg) : 0);
-        set_str(d, o, "rule", rule, rule ? strlen(rule) : 0);
+            break;
+        rein__diag_set_str(&e->d, o, "file", path, path ? strlen(path) : 0);
+        rein__diag_set_int(&e->d, o, "line", json_integer_value(json_object_get(m, "line")));
+        rein__diag_set_int(&e->d, o, "column", json_integer_value(json_object_get(m, "column")));
+        rein__diag_set_str(&e->d, o, "message", msg, msg ? strlen(msg) : 0);
+        rein__diag_set_str(&e->d, o, "rule", rule, rule ? strlen(rule) : 0);
     }
 }
 
-static bool parse_eslint_json(const char *text, size_t len, bool strict, struct lints *t,
-                              struct diags *d)
+/* One file's object is complete: parse it alone. */
+static void ejson_entry_done(struct ejson *e)
 {
-    const char *start = memmem(text, len, "[{\"filePath\":", 13);
     json_error_t jerr;
-    json_t *arr;
-    size_t i;
     json_t *file;
 
-    /* An empty result ("[]") is only recognised when the step says its format is eslint. */
-    if (!start && strict) {
-        size_t pos = 0;
-        struct line l;
-        while (next_line(text, len, &pos, &l)) {
-            if (l.n >= 2 && l.p[0] == '[') {
-                start = l.p;
-                break;
-            }
-        }
+    rein__verify_utf8_fix(e->entry.ptr, e->entry.len);
+    file = json_loadb(e->entry.ptr, e->entry.len, 0, &jerr);
+    rein_buf_reset(&e->entry);
+    e->state = EJ_ARRAY;
+    if (!json_is_object(file)) {
+        if (!file && strstr(jerr.text, "memory"))
+            e->d.oom = true;
+        e->state = EJ_FAILED;
+    } else {
+        eslint_entry(e, file);
     }
-    if (!start)
-        return false;
-    arr = json_loadb(start, len - (size_t)(start - text), JSON_DISABLE_EOF_CHECK, &jerr);
-    if (!json_is_array(arr)) {
-        json_decref(arr);
-        if (!arr && strstr(jerr.text, "memory"))
-            d->oom = true;
-        return false;
-    }
-    json_array_foreach(arr, i, file)
-    {
-        if (json_is_object(file))
-            eslint_entry(file, t, d);
-    }
-    json_decref(arr);
-    t->found = true;
-    return true;
+    json_decref(file);
 }
 
-/* "✖ 5 problems (3 errors, 2 warnings)" */
-static bool parse_eslint_stylish(const char *text, size_t len, struct lints *t, struct diags *d)
+static void ejson_begin_entry(struct ejson *e, const char *head, size_t n)
 {
-    char buf[LINE_MAX_LEN], file[LINE_MAX_LEN] = "";
-    size_t pos = 0;
-    struct line l;
-
-    while (next_line(text, len, &pos, &l)) {
-        const char *s = line_str(&l, buf), *p;
-        int64_t problems, errors, warnings, ln, col;
-        rtrim(buf);
-        if (starts(s, "\xe2\x9c\x96 ")) {
-            p = s + 4;
-            if (read_num(&p, &problems) && (p = strstr(p, " (")) &&
-                (p += 2, read_num(&p, &errors)) && (p = strstr(p, ", ")) &&
-                (p += 2, read_num(&p, &warnings))) {
-                t->found = true;
-                t->errors += errors;
-                t->warnings += warnings;
-            }
-        } else if (s[0] == '/' || (s[0] && s[0] != ' ' && strchr(s, '.') && !strchr(s, ' '))) {
-            snprintf(file, sizeof(file), "%s", s);
-        } else if (s[0] == ' ' && (p = skip_ws(s), read_num(&p, &ln)) && *p == ':' &&
-                   (p++, read_num(&p, &col))) {
-            const char *sev;
-            json_t *o;
-            p = skip_ws(p);
-            sev = starts(p, "error") ? "error" : starts(p, "warning") ? "warning" : NULL;
-            if (!sev)
-                continue;
-            o = diag_new(d, sev);
-            if (!o)
-                continue;
-            p = skip_ws(p + strlen(sev));
-            set_str(d, o, "file", file, strlen(file));
-            set_int(d, o, "line", ln);
-            set_int(d, o, "column", col);
-            /* The rule is the last word after two or more spaces. */
-            {
-                const char *gap = NULL;
-                for (const char *q = p; *q; q++)
-                    if (q[0] == ' ' && q[1] == ' ')
-                        gap = q;
-                if (gap) {
-                    set_str(d, o, "message", p, (size_t)(gap - p));
-                    gap = skip_ws(gap);
-                    set_str(d, o, "rule", gap, strlen(gap));
-                } else {
-                    set_str(d, o, "message", p, strlen(p));
-                }
-            }
-        }
-    }
-    return t->found;
+    rein_buf_reset(&e->entry);
+    e->state = EJ_ENTRY;
+    e->depth = 1;
+    e->in_str = e->esc = false;
+    if (rein_buf_add(&e->entry, head, n))
+        e->state = EJ_FAILED;
 }
 
-static bool parse_eslint(const char *text, size_t len, bool strict, struct lints *t,
-                         struct diags *d)
+static void ejson_byte(struct ejson *e, char c)
 {
-    if (parse_eslint_json(text, len, strict, t, d))
-        return true;
-    if (d->oom)
-        return false;
-    /* Messages from a stylish report are only kept when its summary line is there. */
-    {
-        size_t mark = d->arr ? json_array_size(d->arr) : 0;
-        if (parse_eslint_stylish(text, len, t, d))
-            return true;
-        while (d->arr && json_array_size(d->arr) > mark)
-            json_array_remove(d->arr, json_array_size(d->arr) - 1);
+    switch (e->state) {
+    case EJ_SEARCH:
+        if (e->strict) {
+            if (e->line_start && c == '[')
+                e->state = EJ_ARRAY;
+        } else {
+            if (e->wn == sizeof(ejson_open) - 1) {
+                memmove(e->win, e->win + 1, e->wn - 1);
+                e->wn--;
+            }
+            e->win[e->wn++] = c;
+            if (e->wn == sizeof(ejson_open) - 1 && memcmp(e->win, ejson_open, e->wn) == 0)
+                ejson_begin_entry(e, ejson_open + 1, sizeof(ejson_open) - 2);
+        }
+        e->line_start = c == '\n';
+        return;
+    case EJ_ARRAY:
+        if (c == ']')
+            e->state = EJ_DONE;
+        else if (c == '{')
+            ejson_begin_entry(e, "{", 1);
+        else if (c != ',' && c != ' ' && c != '\n' && c != '\t')
+            e->state = EJ_FAILED;
+        return;
+    case EJ_ENTRY:
+        /* rein_buf_addch fails past its maximum: an entry that large is not read. */
+        if (rein_buf_addch(&e->entry, c)) {
+            e->state = EJ_FAILED;
+            return;
+        }
+        if (e->in_str) {
+            if (e->esc)
+                e->esc = false;
+            else if (c == '\\')
+                e->esc = true;
+            else if (c == '"')
+                e->in_str = false;
+        } else if (c == '"') {
+            e->in_str = true;
+        } else if (c == '{' || c == '[') {
+            e->depth++;
+        } else if ((c == '}' || c == ']') && --e->depth == 0) {
+            ejson_entry_done(e);
+        }
+        return;
+    case EJ_DONE:
+    case EJ_FAILED:
+        return;
     }
-    return false;
 }
 
-/* ---- dispatch ---- */
+/* ---- the stream ---- */
+
+enum clean_state { CL_TEXT, CL_ESC, CL_CSI, CL_OSC, CL_OSC_ESC };
+
+struct rein_verify_output {
+    enum rein_verify_format fmt;
+    bool want_diags;
+    bool oom;
+    enum clean_state cs;
+    bool pending_cr;
+    char line[REIN__LINE_MAX];
+    size_t line_len;
+    /* JUnit XML: a document starts at a line whose first non-blank bytes are "<?xml" or
+     * "<testsuite"; until then the first bytes of each line wait in head. */
+    char head[16];
+    size_t head_len;
+    bool junit_on;
+    struct rein__junit *junit;
+    struct ctest ctest;
+    struct cmocka cmocka;
+    struct pytest pytest;
+    struct jest jest;
+    struct vitest vitest;
+    struct tap tap;
+    struct gcc gcc;
+    struct stylish stylish;
+    struct ejson ejson;
+    struct rein__cov_lines cov;
+};
+
+static bool wants(const struct rein_verify_output *o, enum rein_verify_format f)
+{
+    return o->fmt == REIN_VERIFY_FORMAT_AUTO || o->fmt == f;
+}
+
+static void dispatch_line(struct rein_verify_output *o, char *s)
+{
+    rein__verify_utf8_fix(s, strlen(s));
+    rtrim(s);
+    if (wants(o, REIN_VERIFY_FORMAT_CTEST))
+        ctest_line(&o->ctest, s);
+    if (wants(o, REIN_VERIFY_FORMAT_CMOCKA))
+        cmocka_line(&o->cmocka, s);
+    if (wants(o, REIN_VERIFY_FORMAT_PYTEST))
+        pytest_line(&o->pytest, s);
+    if (wants(o, REIN_VERIFY_FORMAT_JEST))
+        jest_line(&o->jest, s);
+    if (wants(o, REIN_VERIFY_FORMAT_VITEST))
+        vitest_line(&o->vitest, s);
+    if (wants(o, REIN_VERIFY_FORMAT_TAP))
+        tap_line(&o->tap, s);
+    if (wants(o, REIN_VERIFY_FORMAT_GCC) && gcc_line(&o->gcc, s))
+        o->gcc.l.found = true;
+    if (wants(o, REIN_VERIFY_FORMAT_ESLINT))
+        stylish_line(&o->stylish, s);
+    if (o->fmt != REIN_VERIFY_FORMAT_NONE)
+        rein__coverage_line(&o->cov, s);
+}
+
+/* The JUnit reader sees raw cleaned bytes once a document has started. */
+static void junit_byte(struct rein_verify_output *o, char c)
+{
+    const char *h;
+
+    if (o->junit_on) {
+        rein__junit_feed(o->junit, &c, 1);
+        return;
+    }
+    if (o->head_len == SIZE_MAX) { /* this line cannot start a document */
+        if (c == '\n')
+            o->head_len = 0;
+        return;
+    }
+    if (o->head_len == 0 && (c == ' ' || c == '\t'))
+        return;
+    o->head[o->head_len++] = c;
+    h = o->head;
+    if ((o->head_len == 5 && memcmp(h, "<?xml", 5) == 0) ||
+        (o->head_len == 10 && memcmp(h, "<testsuite", 10) == 0)) {
+        o->junit_on = true;
+        rein__junit_feed(o->junit, h, o->head_len);
+        o->head_len = 0;
+        return;
+    }
+    /* Still a prefix of one of the two openings? */
+    if ((o->head_len <= 5 && memcmp(h, "<?xml", o->head_len) == 0) ||
+        (o->head_len <= 10 && memcmp(h, "<testsuite", o->head_len) == 0))
+        return;
+    o->head_len = c == '\n' ? 0 : SIZE_MAX;
+}
+
+/* One cleaned byte. */
+static void put(struct rein_verify_output *o, char c)
+{
+    if (o->junit)
+        junit_byte(o, c);
+    if (wants(o, REIN_VERIFY_FORMAT_ESLINT))
+        ejson_byte(&o->ejson, c);
+    if (c == '\n') {
+        o->line[o->line_len] = '\0';
+        dispatch_line(o, o->line);
+        o->line_len = 0;
+        return;
+    }
+    /* A longer line is cut: the line readers look at its start. */
+    if (o->line_len < sizeof(o->line) - 1)
+        o->line[o->line_len++] = c ? c : ' ';
+}
+
+rein_verify_output *rein_verify_output_new(enum rein_verify_format fmt, bool want_diagnostics)
+{
+    rein_verify_output *o = rein_calloc(1, sizeof(*o));
+    struct rein__diags *all[9];
+    size_t n = 0;
+
+    if (!o)
+        return NULL;
+    o->fmt = fmt;
+    o->want_diags = want_diagnostics;
+    o->tap.fail_mark = SIZE_MAX;
+    o->ejson.strict = fmt == REIN_VERIFY_FORMAT_ESLINT;
+    o->ejson.line_start = true;
+    rein_buf_init(&o->ejson.entry, ESLINT_ENTRY_MAX);
+    all[n++] = &o->ctest.d;
+    all[n++] = &o->cmocka.d;
+    all[n++] = &o->pytest.d;
+    all[n++] = &o->jest.d;
+    all[n++] = &o->vitest.d;
+    all[n++] = &o->tap.d;
+    all[n++] = &o->gcc.d;
+    all[n++] = &o->stylish.d;
+    all[n++] = &o->ejson.d;
+    for (size_t i = 0; want_diagnostics && i < n; i++) {
+        all[i]->arr = json_array();
+        if (!all[i]->arr)
+            goto fail;
+    }
+    if (wants(o, REIN_VERIFY_FORMAT_JUNIT) && fmt != REIN_VERIFY_FORMAT_NONE) {
+        o->junit = rein__junit_new(want_diagnostics);
+        if (!o->junit)
+            goto fail;
+    }
+    return o;
+fail:
+    rein_verify_output_free(o);
+    return NULL;
+}
+
+void rein_verify_output_free(rein_verify_output *o)
+{
+    if (!o)
+        return;
+    json_decref(o->ctest.d.arr);
+    json_decref(o->cmocka.d.arr);
+    json_decref(o->pytest.d.arr);
+    json_decref(o->jest.d.arr);
+    json_decref(o->vitest.d.arr);
+    json_decref(o->tap.d.arr);
+    json_decref(o->gcc.d.arr);
+    json_decref(o->stylish.d.arr);
+    json_decref(o->ejson.d.arr);
+    rein_buf_release(&o->ejson.entry);
+    rein__junit_free(o->junit);
+    rein_free(o);
+}
+
+void rein_verify_output_feed(rein_verify_output *o, const char *data, size_t len)
+{
+    const unsigned char *p = (const unsigned char *)data;
+
+    if (o->fmt == REIN_VERIFY_FORMAT_NONE)
+        return;
+    for (size_t i = 0; i < len; i++) {
+        unsigned char c = p[i];
+        switch (o->cs) {
+        case CL_ESC:
+            o->cs = c == '[' ? CL_CSI : c == ']' ? CL_OSC : CL_TEXT;
+            continue;
+        case CL_CSI: /* parameters and intermediates, then one final byte */
+            if (c >= 0x40 && c <= 0x7e)
+                o->cs = CL_TEXT;
+            continue;
+        case CL_OSC: /* ends with BEL or ESC \ */
+            o->cs = c == 0x07 ? CL_TEXT : c == 0x1b ? CL_OSC_ESC : CL_OSC;
+            continue;
+        case CL_OSC_ESC:
+            o->cs = c == '\\' || c == 0x07 ? CL_TEXT : c == 0x1b ? CL_OSC_ESC : CL_OSC;
+            continue;
+        case CL_TEXT:
+            break;
+        }
+        if (o->pending_cr) {
+            o->pending_cr = false;
+            put(o, '\n');
+            if (c == '\n')
+                continue;
+        }
+        if (c == 0x1b)
+            o->cs = CL_ESC;
+        else if (c == '\r')
+            o->pending_cr = true;
+        else
+            put(o, (char)c);
+    }
+}
 
 static void add_format(struct rein_verify_counts *c, const char *name)
 {
@@ -952,98 +1166,155 @@ static void add_format(struct rein_verify_counts *c, const char *name)
     snprintf(c->format + n, sizeof(c->format) - n, "%s%s", n ? "+" : "", name);
 }
 
-typedef bool (*test_parser)(const char *, size_t, struct tests *, struct diags *);
-
-static const struct {
-    enum rein_verify_format fmt;
-    test_parser fn;
-} test_parsers[] = {
-    {REIN_VERIFY_FORMAT_CTEST, parse_ctest},   {REIN_VERIFY_FORMAT_JEST, parse_jest},
-    {REIN_VERIFY_FORMAT_VITEST, parse_vitest}, {REIN_VERIFY_FORMAT_PYTEST, parse_pytest},
-    {REIN_VERIFY_FORMAT_TAP, parse_tap},       {REIN_VERIFY_FORMAT_CMOCKA, parse_cmocka},
-};
-
-static void run_lints(const char *text, size_t len, enum rein_verify_format fmt,
-                      struct rein_verify_counts *counts, struct diags *d)
+/* Appends what src holds (up to the list's cap) to dst, which may be NULL. */
+static bool take_diags(json_t *dst, const json_t *src)
 {
-    bool any = fmt == REIN_VERIFY_FORMAT_AUTO;
+    size_t i;
+    json_t *d;
 
-    if (any || fmt == REIN_VERIFY_FORMAT_GCC) {
-        struct lints g = {0};
-        if (parse_gcc(text, len, &g, d)) {
-            counts->has_diagnostics = true;
-            counts->errors += g.errors;
-            counts->warnings += g.warnings;
-            add_format(counts, "gcc");
-        }
+    if (!dst)
+        return true;
+    json_array_foreach(src, i, d)
+    {
+        if (json_array_size(dst) >= REIN__DIAG_MAX)
+            break;
+        if (json_array_append(dst, d))
+            return false;
     }
-    if (any || fmt == REIN_VERIFY_FORMAT_ESLINT) {
-        struct lints e = {0};
-        if (parse_eslint(text, len, !any, &e, d)) {
-            counts->has_diagnostics = true;
-            counts->errors += e.errors;
-            counts->warnings += e.warnings;
-            add_format(counts, "eslint");
-        }
+    return true;
+}
+
+static void finish_lints(rein_verify_output *o, struct rein_verify_counts *c, json_t *diags,
+                         bool *ok)
+{
+    struct lints *eslint = NULL;
+    const json_t *ediags = NULL;
+
+    if (o->gcc.l.found) {
+        c->has_diagnostics = true;
+        c->errors += o->gcc.l.errors;
+        c->warnings += o->gcc.l.warnings;
+        add_format(c, "gcc");
+        *ok &= take_diags(diags, o->gcc.d.arr);
+    }
+    /* ESLint's JSON report, else its stylish one (whose messages count only with its
+     * summary line). */
+    if (o->ejson.state == EJ_DONE) {
+        eslint = &o->ejson.l;
+        ediags = o->ejson.d.arr;
+    } else if (o->stylish.l.found) {
+        eslint = &o->stylish.l;
+        ediags = o->stylish.d.arr;
+    }
+    if (eslint) {
+        c->has_diagnostics = true;
+        c->errors += eslint->errors;
+        c->warnings += eslint->warnings;
+        add_format(c, "eslint");
+        *ok &= take_diags(diags, ediags);
     }
 }
 
-static void run_tests(const char *text, size_t len, enum rein_verify_format fmt,
-                      struct rein_verify_counts *counts, struct diags *d)
+static void finish_tests(rein_verify_output *o, struct rein_verify_counts *c, json_t *diags,
+                         bool *ok)
 {
-    for (size_t i = 0; i < sizeof(test_parsers) / sizeof(test_parsers[0]); i++) {
-        struct tests t = {0};
-        size_t mark = d->arr ? json_array_size(d->arr) : 0;
-        if (fmt != REIN_VERIFY_FORMAT_AUTO && fmt != test_parsers[i].fmt)
+    struct rein__tests junit = {0};
+    json_t *jdiags = NULL;
+    const struct {
+        enum rein_verify_format fmt;
+        const struct rein__tests *t;
+        const json_t *d;
+    } order[] = {
+        {REIN_VERIFY_FORMAT_JUNIT, &junit, NULL},
+        {REIN_VERIFY_FORMAT_CTEST, &o->ctest.t, o->ctest.d.arr},
+        {REIN_VERIFY_FORMAT_JEST, &o->jest.t, o->jest.d.arr},
+        {REIN_VERIFY_FORMAT_VITEST, &o->vitest.t, o->vitest.d.arr},
+        {REIN_VERIFY_FORMAT_PYTEST, &o->pytest.t, o->pytest.d.arr},
+        {REIN_VERIFY_FORMAT_TAP, &o->tap.t, o->tap.d.arr},
+        {REIN_VERIFY_FORMAT_CMOCKA, &o->cmocka.t, o->cmocka.d.arr},
+    };
+
+    ctest_finish(&o->ctest);
+    jest_finish(&o->jest);
+    vitest_finish(&o->vitest);
+    tap_finish(&o->tap);
+    if (o->junit && !rein__junit_finish(o->junit, &junit, o->want_diags ? &jdiags : NULL))
+        *ok = false;
+    for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++) {
+        const struct rein__tests *t = order[i].t;
+        if (!wants(o, order[i].fmt) || !t->found)
             continue;
-        if (!test_parsers[i].fn(text, len, &t, d)) {
-            /* Failure names seen by a parser whose summary never came are not kept. */
-            while (d->arr && json_array_size(d->arr) > mark)
-                json_array_remove(d->arr, json_array_size(d->arr) - 1);
-            continue;
-        }
-        counts->has_tests = true;
-        counts->passed = t.passed;
-        counts->failed = t.failed;
-        counts->skipped = t.skipped;
-        counts->total = t.total;
-        add_format(counts, rein_verify_format_name(test_parsers[i].fmt));
-        return;
+        c->has_tests = true;
+        c->passed = t->passed;
+        c->failed = t->failed;
+        c->skipped = t->skipped;
+        c->total = t->total;
+        add_format(c, rein_verify_format_name(order[i].fmt));
+        *ok &= take_diags(diags, i == 0 ? jdiags : order[i].d);
+        break;
     }
+    json_decref(jdiags);
+}
+
+rein_err rein_verify_output_finish(rein_verify_output *o, struct rein_verify_counts *counts,
+                                   json_t **diagnostics, rein_error *err)
+{
+    json_t *diags = NULL;
+    bool ok = true;
+
+    memset(counts, 0, sizeof(*counts));
+    if (diagnostics)
+        *diagnostics = NULL;
+    if (o->fmt == REIN_VERIFY_FORMAT_NONE)
+        return REIN_OK;
+    if (o->pending_cr || o->line_len) {
+        o->pending_cr = false;
+        put(o, '\n');
+    }
+    if (o->want_diags && diagnostics) {
+        diags = json_array();
+        ok = diags != NULL;
+    }
+    if (ok)
+        finish_lints(o, counts, diags, &ok);
+    if (ok)
+        finish_tests(o, counts, diags, &ok);
+    if (o->cov.found) {
+        counts->has_coverage = true;
+        counts->coverage = o->cov.percent;
+    }
+    ok &= !o->ctest.d.oom && !o->cmocka.d.oom && !o->pytest.d.oom && !o->jest.d.oom &&
+          !o->vitest.d.oom && !o->tap.d.oom && !o->gcc.d.oom && !o->stylish.d.oom &&
+          !o->ejson.d.oom;
+    if (!ok) {
+        json_decref(diags);
+        memset(counts, 0, sizeof(*counts));
+        return rein_error_set(err, REIN_ENOMEM, "out of memory parsing output");
+    }
+    if (diagnostics)
+        *diagnostics = diags;
+    else
+        json_decref(diags);
+    return REIN_OK;
 }
 
 rein_err rein_verify_output_parse(const char *text, size_t len, enum rein_verify_format fmt,
                                   struct rein_verify_counts *counts, json_t **diagnostics,
                                   rein_error *err)
 {
-    struct diags d = {0};
-    size_t clen;
-    char *clean;
+    rein_verify_output *o;
+    rein_err rc;
 
     memset(counts, 0, sizeof(*counts));
     if (diagnostics)
         *diagnostics = NULL;
     if (fmt == REIN_VERIFY_FORMAT_NONE)
         return REIN_OK;
-    clean = rein__verify_clean_text(text, len, &clen);
-    if (!clean)
+    o = rein_verify_output_new(fmt, diagnostics != NULL);
+    if (!o)
         return rein_error_set(err, REIN_ENOMEM, "out of memory parsing output");
-    if (diagnostics) {
-        d.arr = json_array();
-        if (!d.arr) {
-            rein_free(clean);
-            return rein_error_set(err, REIN_ENOMEM, "out of memory parsing output");
-        }
-    }
-    run_lints(clean, clen, fmt, counts, &d);
-    run_tests(clean, clen, fmt, counts, &d);
-    rein_free(clean);
-    if (d.oom) {
-        json_decref(d.arr);
-        memset(counts, 0, sizeof(*counts));
-        return rein_error_set(err, REIN_ENOMEM, "out of memory parsing output");
-    }
-    if (diagnostics)
-        *diagnostics = d.arr;
-    return REIN_OK;
+    rein_verify_output_feed(o, text, len);
+    rc = rein_verify_output_finish(o, counts, diagnostics, err);
+    rein_verify_output_free(o);
+    return rc;
 }
