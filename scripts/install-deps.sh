@@ -12,6 +12,7 @@ packages=(
   redis-server
   clang libclang-rt-14-dev clang-format clang-tidy cppcheck
   curl ca-certificates python3
+  python3-pytest python3-coverage gcovr  # real pytest, coverage.py and gcovr runs in verify tests
   chromium fonts-wqy-microhei  # the chat page's browser tests; a CJK font for the Chinese page
 )
 bench_packages=(

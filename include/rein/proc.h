@@ -75,6 +75,10 @@ struct rein_proc_run_opts {
      * the calling thread; for programs that report progress on stderr. May be NULL. */
     void (*on_stderr)(void *userdata, const char *data, size_t len);
     void *stderr_data;
+    /* The same for stdout (stderr too with merge_stderr): every byte is passed, also those
+     * beyond stdout_max, so a caller can read output of any size as it streams. */
+    void (*on_stdout)(void *userdata, const char *data, size_t len);
+    void *stdout_data;
 };
 
 struct rein_proc_result {

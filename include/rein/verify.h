@@ -32,10 +32,15 @@
  *               on_failure: retry   # retry | skip | fail (default fail)
  *               retries: 2          # extra attempts for retry (default 2)
  *               format: auto        # output parser: auto | none | ctest | cmocka | pytest
- *                                   # | jest | vitest | tap | gcc | eslint
+ *                                   # | jest | vitest | tap | junit | gcc | eslint
  *               cwd: subdir         # relative to the working directory
  *               env: {VERBOSE: 1}
  *               shell: false        # true: run with /bin/sh -c
+ *               reports: [build/test-results/*.xml]  # JUnit XML the step writes (globs):
+ *                                   # their counts replace the printed ones
+ *               coverage: coverage.json  # coverage reports it writes (globs; the formats of
+ *                                   # rein_verify_coverage_read); the lowest one counts
+ *           coverage_threshold: 80  # TEST passes when its steps pass and coverage >= 80
  *         SECURITY:                 # a custom protocol
  *           description: dependency audit
  *           layer: 1                # which layer it belongs to (1-6); see modes below
@@ -48,10 +53,14 @@
  *
  *     Success conditions are small expressions: numbers, "strings", the names exit_code,
  *     timed_out, duration_ms, passed, failed, skipped, total, errors, warnings, error_count,
- *     warning_count, all_tests_pass and output; the operators == != < <= > >=, `output
- *     contains "text"`, `output matches "regex"`, and/&&, or/||, not/!, parentheses. A name
- *     the output did not report (failed, when no parser recognised the output) makes the
- *     condition undecided, which counts as failure with a note saying why.
+ *     warning_count, all_tests_pass, coverage (percent) and output; the operators == != <
+ *     <= > >=, `output contains "text"`, `output matches "regex"`, and/&&, or/||, not/!,
+ *     parentheses. A name the output did not report (failed, when no parser recognised the
+ *     output; coverage, when no report or printed total gave one) makes the condition
+ *     undecided, which counts as failure with a note saying why. Output is read as it
+ *     streams, so every test result is counted however long it is; `output` holds its last
+ *     8 MiB. Report files older than the step's start are ignored (with a note), as CI
+ *     systems ignore stale test reports.
  *
  *  2. Order. Protocols run in groups, lowest group first; the protocols of one group run in
  *     parallel (on the pool given, or a temporary one). Without `group:` the seed's groups

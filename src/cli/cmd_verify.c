@@ -165,6 +165,9 @@ static void counts_text(const struct rein_verify_protocol_info *p, char *out, si
     if (c->has_diagnostics && used < n)
         used += (size_t)snprintf(out + used, n - used, "%s%lld errors, %lld warnings",
                                  used ? "; " : "", (long long)c->errors, (long long)c->warnings);
+    if (c->has_coverage && used < n)
+        used += (size_t)snprintf(out + used, n - used, "%scoverage %.1f%%", used ? "; " : "",
+                                 c->coverage);
     if (!used)
         snprintf(out, n, "-");
 }

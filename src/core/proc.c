@@ -623,7 +623,7 @@ static bool run_step(struct run_state *st, struct rein_proc_result *res)
     if (poll(pfd, (nfds_t)nfd, wait < 0 ? 0 : wait) < 0 && errno != EINTR)
         return false;
     if (pfd[1].revents)
-        drain(&p->out_fd, &st->out, NULL, NULL);
+        drain(&p->out_fd, &st->out, o->on_stdout, o->stdout_data);
     if (pfd[2].revents)
         drain(&p->err_fd, &st->err, o->on_stderr, o->stderr_data);
     if (pfd[3].revents)

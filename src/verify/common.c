@@ -68,9 +68,8 @@ const char *rein_verify_verdict_name(enum rein_verify_verdict v)
     return "UNKNOWN";
 }
 
-static const char *const format_names[] = {"auto", "none",   "ctest", "cmocka", "pytest",
-                                           "jest", "vitest", "tap",   "gcc",    "eslint",
-                                           "junit"};
+static const char *const format_names[] = {"auto",   "none", "ctest", "cmocka", "pytest", "jest",
+                                           "vitest", "tap",  "gcc",   "eslint", "junit"};
 
 const char *rein_verify_format_name(enum rein_verify_format f)
 {

@@ -334,6 +334,41 @@ out_oom:
     return oom(c);
 }
 
+/* A string or a list of strings at key, as a new NULL-terminated list (NULL when absent). */
+static rein_err get_string_list(struct vctx *c, const json_t *parent, const char *key,
+                                const char *path, char ***out)
+{
+    const json_t *v = json_object_get(parent, key);
+    size_t n = json_is_array(v) ? json_array_size(v) : 1;
+    char kp[200], **list;
+
+    *out = NULL;
+    if (!v)
+        return REIN_OK;
+    if ((!json_is_array(v) && !json_is_string(v)) || n == 0 || n > 64)
+        return verr(c, REIN_EINVAL, parent, key, v, kpath(kp, path, key),
+                    "must be a path (glob patterns allowed) or a list of 1 to 64 paths");
+    list = rein_calloc(n + 1, sizeof(*list));
+    if (!list)
+        return oom(c);
+    for (size_t i = 0; i < n; i++) {
+        const json_t *item = json_is_array(v) ? json_array_get(v, i) : v;
+        if (!json_is_string(item) || !json_string_length(item) ||
+            strlen(json_string_value(item)) != json_string_length(item)) {
+            rein__verify_argv_free(list);
+            return verr(c, REIN_EINVAL, parent, key, item, kpath(kp, path, key),
+                        "every entry must be a non-empty path");
+        }
+        list[i] = rein_strdup(json_string_value(item));
+        if (!list[i]) {
+            rein__verify_argv_free(list);
+            return oom(c);
+        }
+    }
+    *out = list;
+    return REIN_OK;
+}
+
 /* ---- steps ---- */
 
 static void step_release(struct rein__step *s)
@@ -345,6 +380,8 @@ static void step_release(struct rein__step *s)
     rein_free(s->success_text);
     rein_free(s->cwd);
     env_free(s->env);
+    rein__verify_argv_free(s->reports);
+    rein__verify_argv_free(s->coverage);
 }
 
 static rein_err step_command_list(struct vctx *c, const json_t *obj, const json_t *cmd,
@@ -470,7 +507,7 @@ static rein_err step_format(struct vctx *c, const json_t *obj, const char *path,
     if (!rein_verify_format_parse(text, &s->format))
         return verr(c, REIN_EINVAL, obj, key, json_object_get(obj, key), kpath(kp, path, key),
                     "unknown output format \"%.40s\" (known: auto, none, ctest, cmocka, "
-                    "pytest, jest, vitest, tap, gcc, eslint)",
+                    "pytest, jest, vitest, tap, junit, gcc, eslint)",
                     text);
     return REIN_OK;
 }
@@ -479,9 +516,9 @@ static rein_err parse_step(struct vctx *c, const json_t *obj, const char *path, 
                            struct rein__step *s)
 {
     static const char *const keys[] = {
-        "name",       "command", "shell",  "timeout", "success", "success_condition",
-        "on_failure", "retries", "format", "parser",  "cwd",     "env",
-        NULL};
+        "name",       "command",  "shell",  "timeout", "success", "success_condition",
+        "on_failure", "retries",  "format", "parser",  "cwd",     "env",
+        "reports",    "coverage", NULL};
     const char *name = NULL, *cwd = NULL;
     const char *succ_key =
         json_object_get(obj, "success_condition") ? "success_condition" : "success";
@@ -492,7 +529,7 @@ static rein_err parse_step(struct vctx *c, const json_t *obj, const char *path, 
                     "a step must be a mapping with at least a \"command\"");
     rc = check_keys(c, obj, path, keys,
                     "name, command, shell, timeout, success, on_failure, retries, format, cwd, "
-                    "env");
+                    "env, reports, coverage");
     if (!rc && json_object_get(obj, "success") && json_object_get(obj, "success_condition"))
         rc = verr(c, REIN_EINVAL, obj, "success_condition", NULL, path,
                   "give either success or success_condition, not both");
@@ -515,6 +552,10 @@ static rein_err parse_step(struct vctx *c, const json_t *obj, const char *path, 
         rc = get_string(c, obj, "cwd", path, &cwd);
     if (!rc)
         rc = get_env(c, obj, path, c->top_env, &s->env);
+    if (!rc)
+        rc = get_string_list(c, obj, "reports", path, &s->reports);
+    if (!rc)
+        rc = get_string_list(c, obj, "coverage", path, &s->coverage);
     if (rc)
         return rc;
     s->name = rein_strdup(name ? name : s->command);
@@ -539,6 +580,9 @@ static void protocol_release(struct rein__protocol *p)
     rein_free(p->description);
     rein__verify_expr_free(p->success);
     rein_free(p->success_text);
+    rein_schema_free(p->output_schema);
+    rein__verify_argv_free(p->case_argv);
+    rein_free(p->case_command);
 }
 
 static const struct {
@@ -636,8 +680,17 @@ static rein_err parse_steps(struct vctx *c, const json_t *obj, const char *path,
     size_t i;
     json_t *item;
 
+    /* FUNCTIONALITY and ARCHITECT without steps are the judge's (002: "如果無法執行 →
+     * LLM-as-Judge"; ARCHITECT's last step is the judge's review). */
+    if ((!steps || (json_is_array(steps) && json_array_size(steps) == 0)) &&
+        (strcmp(p->name, "FUNCTIONALITY") == 0 || strcmp(p->name, "ARCHITECT") == 0)) {
+        p->judged = true;
+        return REIN_OK;
+    }
     if (!steps)
-        return verr(c, REIN_EINVAL, obj, NULL, obj, path, "a protocol needs \"steps\"");
+        return verr(c, REIN_EINVAL, obj, NULL, obj, path,
+                    "a protocol needs \"steps\" (only FUNCTIONALITY and ARCHITECT may have "
+                    "none: the judge checks them)");
     if (!json_is_array(steps) || json_array_size(steps) == 0 ||
         json_array_size(steps) > CONFIG_MAX_STEPS)
         return verr(c, REIN_EINVAL, obj, "steps", steps, path,
@@ -657,21 +710,102 @@ static rein_err parse_steps(struct vctx *c, const json_t *obj, const char *path,
     return REIN_OK;
 }
 
+/* coverage_threshold: 80, 80.5 or "80%". */
+static rein_err parse_threshold(struct vctx *c, const json_t *obj, const char *path,
+                                struct rein__protocol *p)
+{
+    const json_t *v = json_object_get(obj, "coverage_threshold");
+    double t = NAN;
+    char what[64], kp[200];
+
+    if (!v)
+        return REIN_OK;
+    if (json_is_number(v)) {
+        t = json_number_value(v);
+    } else if (json_is_string(v)) {
+        char *end;
+        t = strtod(json_string_value(v), &end);
+        if (end == json_string_value(v) || (*end && strcmp(end, "%") != 0))
+            t = NAN;
+    }
+    if (!(t >= 0 && t <= 100)) {
+        describe(v, what, sizeof(what));
+        return verr(c, REIN_EINVAL, obj, "coverage_threshold", v,
+                    kpath(kp, path, "coverage_threshold"),
+                    "must be a percentage from 0 to 100 (80 or \"80%%\"), got %s", what);
+    }
+    p->coverage_threshold = t;
+    return REIN_OK;
+}
+
+/* output_schema: a JSON Schema the last step's JSON output must match (002's custom
+ * protocol template), compiled now so a broken schema is reported before anything runs. */
+static rein_err parse_output_schema(struct vctx *c, const json_t *obj, const char *path,
+                                    struct rein__protocol *p)
+{
+    json_t *v = json_object_get(obj, "output_schema");
+    rein_error serr;
+    char kp[200];
+
+    if (!v)
+        return REIN_OK;
+    if (!json_is_object(v) && !json_is_boolean(v))
+        return verr(c, REIN_EINVAL, obj, "output_schema", v, kpath(kp, path, "output_schema"),
+                    "must be a JSON Schema (a mapping)");
+    if (p->judged)
+        return verr(c, REIN_EINVAL, obj, "output_schema", v, kpath(kp, path, "output_schema"),
+                    "applies to what steps print, and this protocol has none");
+    rein_error_clear(&serr);
+    p->output_schema = rein_schema_compile(v, NULL, &serr);
+    if (!p->output_schema)
+        return serr.code == REIN_ENOMEM
+                   ? oom(c)
+                   : verr(c, REIN_EINVAL, obj, "output_schema", v, kpath(kp, path, "output_schema"),
+                          "not a usable JSON Schema: %s", serr.msg);
+    return REIN_OK;
+}
+
+/* FUNCTIONALITY's run: the command each proposed case runs ({input} in a word is replaced
+ * by the case's input, which is also its standard input). */
+static rein_err parse_case_command(struct vctx *c, const json_t *obj, const char *path,
+                                   struct rein__protocol *p)
+{
+    struct rein__step tmp;
+    const json_t *v = json_object_get(obj, "run");
+    char kp[200];
+    json_t *wrap;
+    rein_err rc;
+
+    if (!v)
+        return REIN_OK;
+    if (!p->judged || strcmp(p->name, "FUNCTIONALITY") != 0)
+        return verr(c, REIN_EINVAL, obj, "run", v, kpath(kp, path, "run"),
+                    "only FUNCTIONALITY without steps has `run` (the command its cases run)");
+    wrap = json_pack("{s:O}", "command", v);
+    if (!wrap)
+        return oom(c);
+    memset(&tmp, 0, sizeof(tmp));
+    rc = step_command(c, wrap, kpath(kp, path, "run"), &tmp);
+    json_decref(wrap);
+    if (rc) {
+        step_release(&tmp);
+        return rc;
+    }
+    p->case_argv = tmp.argv;
+    p->case_command = tmp.command;
+    tmp.argv = NULL;
+    tmp.command = NULL;
+    step_release(&tmp);
+    return REIN_OK;
+}
+
 static rein_err parse_protocol(struct vctx *c, const json_t *protocols, const char *name,
                                size_t index, struct rein__protocol *p)
 {
-    static const char *const keys[] = {"name",
-                                       "description",
-                                       "priority",
-                                       "group",
-                                       "layer",
-                                       "when",
-                                       "trigger_conditions",
-                                       "steps",
-                                       "success",
-                                       "success_criteria",
-                                       "timeout",
-                                       NULL};
+    static const char *const keys[] = {
+        "name",    "description",        "priority",      "group",   "layer",
+        "when",    "trigger_conditions", "steps",         "success", "success_criteria",
+        "timeout", "coverage_threshold", "output_schema", "run",     NULL};
     const json_t *obj = json_object_get(protocols, name);
     const struct builtin *b = &custom_defaults;
     const char *desc = NULL, *display = NULL;
@@ -702,8 +836,10 @@ static rein_err parse_protocol(struct vctx *c, const json_t *protocols, const ch
     p->layer = b->layer;
     p->when = b->when;
     p->rank = b->rank * 1000 + (b == &custom_defaults ? (int)index : 0);
+    p->coverage_threshold = NAN;
     rc = check_keys(c, obj, path, keys,
-                    "description, priority, group, layer, when, steps, success, timeout");
+                    "description, priority, group, layer, when, steps, success, timeout, "
+                    "coverage_threshold, output_schema, run");
     if (!rc && json_object_get(obj, "success") && json_object_get(obj, "success_criteria"))
         rc = verr(c, REIN_EINVAL, obj, "success_criteria", NULL, path,
                   "give either success or success_criteria, not both");
@@ -725,6 +861,12 @@ static rein_err parse_protocol(struct vctx *c, const json_t *protocols, const ch
         rc = get_expr(c, obj, succ_key, path, &p->success, &p->success_text);
     if (!rc)
         rc = parse_steps(c, obj, path, timeout, p);
+    if (!rc)
+        rc = parse_threshold(c, obj, path, p);
+    if (!rc)
+        rc = parse_output_schema(c, obj, path, p);
+    if (!rc)
+        rc = parse_case_command(c, obj, path, p);
     if (rc)
         return rc;
     p->description = rein_strdup(desc ? desc : display ? display : "");

@@ -141,7 +141,8 @@ struct rein__covr {
     /* lines (lcov tracefile, Go profile, printed totals) */
     char line[COV_LINE_MAX];
     size_t line_len;
-    int64_t lf, lh;
+    int64_t lf, lh;                             /* totals of finished records */
+    int64_t rec_da, rec_da_hit, rec_lf, rec_lh; /* the record being read */
     bool lcov;
     struct rein__cov_lines printed;
     bool go_mode_seen;
@@ -229,8 +230,7 @@ static void go_line(struct rein__covr *r, const char *s)
     }
     if (!*s)
         return;
-    if (!sp || sp == s)
-        {
+    if (!sp || sp == s) {
         cov_fail(r, "a Go coverage profile line is not \"file:start,end stmts count\"");
         return;
     }
@@ -238,19 +238,16 @@ static void go_line(struct rein__covr *r, const char *s)
     while (sp2 > s && *sp2 != ' ')
         sp2--;
     stmts = strtoll(sp2 + 1, &end, 10);
-    if (sp2 == s || end != sp || stmts < 0)
-        {
+    if (sp2 == s || end != sp || stmts < 0) {
         cov_fail(r, "a Go coverage profile line is not \"file:start,end stmts count\"");
         return;
     }
     count = strtoll(sp + 1, &end, 10);
-    if (*end || count < 0)
-        {
+    if (*end || count < 0) {
         cov_fail(r, "a Go coverage profile line is not \"file:start,end stmts count\"");
         return;
     }
-    if ((r->nblocks + 1) * 2 > r->cap && !go_grow(r))
-        {
+    if ((r->nblocks + 1) * 2 > r->cap && !go_grow(r)) {
         cov_fail(r, "out of memory");
         return;
     }
@@ -266,31 +263,48 @@ static void go_line(struct rein__covr *r, const char *s)
     r->blocks[k].covered |= count > 0;
 }
 
-/* lcov tracefile records; other lines may be printed totals. */
+/*
+ * lcov tracefile records (geninfo(1)): per source file, DA:<line>,<count> for every
+ * instrumented line, and LF/LH with their totals, which some geninfo versions leave out:
+ * the DA lines count when a record has them, LF/LH otherwise. Other lines may be printed
+ * totals.
+ */
 static void text_line(struct rein__covr *r, const char *s)
 {
     char *end;
     int64_t v;
 
-    if (starts(s, "LF:") || starts(s, "LH:")) {
+    if (starts(s, "DA:")) {
+        const char *comma = strchr(s + 3, ',');
+        v = comma ? strtoll(comma + 1, &end, 10) : -1;
+        if (!comma || v < 0 || (*end && *end != ',')) {
+            cov_fail(r, "an lcov DA record is not \"DA:line,count\"");
+            return;
+        }
+        r->lcov = true;
+        r->rec_da++;
+        r->rec_da_hit += v > 0;
+    } else if (starts(s, "LF:") || starts(s, "LH:")) {
         v = strtoll(s + 3, &end, 10);
-        if (*end || v < 0)
-            {
-        cov_fail(r, "an lcov LF/LH record is not a count");
-        return;
-    }
+        if (*end || v < 0) {
+            cov_fail(r, "an lcov LF/LH record is not a count");
+            return;
+        }
         r->lcov = true;
         if (s[1] == 'F')
-            r->lf += v;
+            r->rec_lf += v;
         else
-            r->lh += v;
-        return;
-    }
-    if (starts(s, "SF:") || starts(s, "TN:") || strcmp(s, "end_of_record") == 0) {
+            r->rec_lh += v;
+    } else if (strcmp(s, "end_of_record") == 0) {
         r->lcov = true;
-        return;
+        r->lf += r->rec_da ? r->rec_da : r->rec_lf;
+        r->lh += r->rec_da ? r->rec_da_hit : r->rec_lh;
+        r->rec_da = r->rec_da_hit = r->rec_lf = r->rec_lh = 0;
+    } else if (starts(s, "SF:") || starts(s, "TN:")) {
+        r->lcov = true;
+    } else {
+        rein__coverage_line(&r->printed, s);
     }
-    rein__coverage_line(&r->printed, s);
 }
 
 static void on_line(struct rein__covr *r)
@@ -355,11 +369,10 @@ static void xml_start(void *ud, const XML_Char *name, const XML_Char **atts)
             is_line |= strcmp(atts[i], "type") == 0 && strcmp(atts[i + 1], "LINE") == 0;
         if (is_line) {
             int64_t missed = attr_int(atts, "missed", &ok), cov = attr_int(atts, "covered", &ok);
-            if (!ok)
-                {
-        cov_fail(r, "a JaCoCo counter's missed/covered is not a count");
-        return;
-    }
+            if (!ok) {
+                cov_fail(r, "a JaCoCo counter's missed/covered is not a count");
+                return;
+            }
             r->covered = cov;
             r->total = cov + missed;
             r->pct = r->total ? 100.0 * (double)cov / (double)r->total : 100.0;
@@ -503,8 +516,8 @@ static void json_report(struct rein__covr *r, struct rein_verify_coverage *out)
         json_decref(doc);
         return;
     }
-    if ((t = json_object_get(doc, "totals")) && json_num(json_object_get(t, "percent_covered"),
-                                                         &v)) {
+    if ((t = json_object_get(doc, "totals")) &&
+        json_num(json_object_get(t, "percent_covered"), &v)) {
         snprintf(out->format, sizeof(out->format), "coverage.py");
         out->percent = v;
         out->covered = json_integer_value(json_object_get(t, "covered_lines"));
@@ -539,8 +552,7 @@ static void covr_finish(struct rein__covr *r, struct rein_verify_coverage *out)
     if (r->failed)
         return;
     switch (r->kind) {
-    case CK_UNKNOWN:
-        {
+    case CK_UNKNOWN: {
         cov_fail(r, "the file is empty");
         return;
     }
@@ -567,6 +579,8 @@ static void covr_finish(struct rein__covr *r, struct rein_verify_coverage *out)
             on_line(r);
         if (r->failed)
             break;
+        r->lf += r->rec_da ? r->rec_da : r->rec_lf;
+        r->lh += r->rec_da ? r->rec_da_hit : r->rec_lh;
         if (r->kind == CK_GO) {
             int64_t all = 0, hit = 0;
             for (size_t i = 0; i < r->cap; i++) {
@@ -619,8 +633,8 @@ static rein_err covr_result(struct rein__covr *r, struct rein_verify_coverage *o
     return rein_error_set(err, REIN_EPARSE, "%s: %s", name, r->why);
 }
 
-rein_err rein_verify_coverage_parse(const char *text, size_t len,
-                                    struct rein_verify_coverage *out, rein_error *err)
+rein_err rein_verify_coverage_parse(const char *text, size_t len, struct rein_verify_coverage *out,
+                                    rein_error *err)
 {
     struct rein__covr r;
 

@@ -35,7 +35,7 @@ struct rein__junit {
     bool root_open;   /* the current document's root element has been opened */
     bool root_closed; /* … and closed again */
     uint64_t fed;     /* bytes given to the current document's parser */
-    bool started;   /* some document's root has been opened */
+    bool started;     /* some document's root has been opened */
     bool oom;
     int depth;
     size_t since_event; /* bytes fed since expat last called back */
@@ -103,8 +103,14 @@ static void begin_case(struct rein__junit *j, const XML_Char **atts)
 {
     const char *cls = attr(atts, "classname"), *name = attr(atts, "name");
 
+    const char *status = attr(atts, "status");
+
     j->case_depth = j->depth;
-    j->case_failed = j->case_skipped = false;
+    j->case_failed = false;
+    /* CTest marks tests it did not run with status="notrun" or "disabled" (the second
+     * without a <skipped> child). */
+    j->case_skipped = status && (strcmp(status, "notrun") == 0 ||
+                                 strcmp(status, "disabled") == 0 || strcmp(status, "skipped") == 0);
     j->case_msg[0] = '\0';
     j->msg_len = 0;
     j->msg_from_text = false;
@@ -139,8 +145,10 @@ static void on_start(void *ud, const XML_Char *name, const XML_Char **atts)
         j->root_open = j->started = true;
         if (strcmp(name, "testsuites") != 0 && strcmp(name, "testsuite") != 0) {
             /* Not a test report: stop reading this document. */
-            snprintf(j->error, sizeof(j->error), "the document's root is <%.40s>, not "
-                     "<testsuites> or <testsuite>", name);
+            snprintf(j->error, sizeof(j->error),
+                     "the document's root is <%.40s>, not "
+                     "<testsuites> or <testsuite>",
+                     name);
             XML_StopParser(j->p, XML_FALSE);
             return;
         }
@@ -240,8 +248,10 @@ static void on_entity(void *ud, const XML_Char *name, int is_param, const XML_Ch
     (void)system_id;
     (void)public_id;
     (void)notation;
-    snprintf(j->error, sizeof(j->error), "the document declares an entity (%.40s); test "
-             "reports have none, so it is not read", name);
+    snprintf(j->error, sizeof(j->error),
+             "the document declares an entity (%.40s); test "
+             "reports have none, so it is not read",
+             name);
     XML_StopParser(j->p, XML_FALSE);
 }
 
@@ -339,8 +349,7 @@ static void flush(struct rein__junit *j, bool final)
     }
     if (final && j->state == J_DOC && !j->oom) {
         /* The input ended inside a document: a cut report still counts what it showed. */
-        if (XML_Parse(j->p, "", 0, XML_TRUE) == XML_STATUS_ERROR && j->root_open &&
-            !j->root_closed)
+        if (XML_Parse(j->p, "", 0, XML_TRUE) == XML_STATUS_ERROR && j->root_open && !j->root_closed)
             parser_end(j, true);
     }
     j->len = 0;

@@ -408,8 +408,8 @@ static void jest_line(struct jest *j, const char *s)
     } else if (strcmp(name = skip_ws(s) + 4, "Test suite failed to run") == 0) {
         /* A suite that cannot even load has no test in "Tests:": it is named by path. */
         j->unloaded += j->recap ? 0 : 1;
-        rein__diag_test(&j->d, j->suite[0] ? j->suite : name,
-                        strlen(j->suite[0] ? j->suite : name), name);
+        rein__diag_test(&j->d, j->suite[0] ? j->suite : name, strlen(j->suite[0] ? j->suite : name),
+                        name);
     } else if (s[0] == ' ' && !starts(name, "Console")) {
         rein__diag_test(&j->d, name, strlen(name), NULL);
     }

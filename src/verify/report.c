@@ -197,7 +197,9 @@ static json_t *counts_json(const struct rein_verify_counts *c)
         json_object_set_new(o, "total", c->has_tests ? num(c->total) : json_null()) ||
         json_object_set_new(o, "errors", c->has_diagnostics ? num(c->errors) : json_null()) ||
         json_object_set_new(o, "warnings", c->has_diagnostics ? num(c->warnings) : json_null()) ||
-        json_object_set_new(o, "format", c->format[0] ? json_string(c->format) : json_null())) {
+        json_object_set_new(o, "format", c->format[0] ? json_string(c->format) : json_null()) ||
+        json_object_set_new(o, "coverage",
+                            c->has_coverage ? json_real(c->coverage) : json_null())) {
         json_decref(o);
         return NULL;
     }

@@ -8,17 +8,24 @@
  * Each protocol writes only its own result slot, so the parallel workers share nothing but
  * the event callback, which is serialised by a mutex.
  */
+#include "output_int.h"
 #include "report_int.h"
 
+#include <glob.h>
+#include <stdarg.h>
+#include <math.h>
 #include <pthread.h>
 #include <rein/proc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 
-#define STEP_OUTPUT_MAX ((size_t)8 << 20)
-#define DIAGS_MAX       50
-#define SIG_LINES       20
+#define STEP_OUTPUT_MAX  ((size_t)8 << 20)
+#define REPORT_FILES_MAX 1000
+#define DIAGS_MAX        50
+#define SIG_LINES        20
 
 extern char **environ;
 
@@ -154,11 +161,13 @@ struct step_out {
     char *output; /* cleaned; owned */
     size_t output_len;
     char why[300];
+    json_t *notes; /* owned array of strings about the step's reports, or NULL */
 };
 
 static void step_out_release(struct step_out *o)
 {
     json_decref(o->diagnostics);
+    json_decref(o->notes);
     rein_free(o->output);
     memset(o, 0, sizeof(*o));
 }
@@ -206,6 +215,202 @@ static void describe_failure(const struct rein__step *s, struct step_out *o, enu
         snprintf(o->why, sizeof(o->why), "exited with %d", o->exit_code);
 }
 
+static void feed_output(void *ud, const char *data, size_t len)
+{
+    rein_verify_output_feed(ud, data, len);
+}
+
+static bool step_note(struct step_out *o, const char *fmt, ...) REIN_PRINTF(2, 3);
+
+static bool step_note(struct step_out *o, const char *fmt, ...)
+{
+    char buf[400];
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof(buf), fmt, ap);
+    va_end(ap);
+    if (!o->notes && !(o->notes = json_array()))
+        return false;
+    return json_array_append_new(o->notes, rein__verify_jstr(buf)) == 0;
+}
+
+/*
+ * The files matching the patterns (relative to dir) that were written since the step began:
+ * a report left over from an earlier run says nothing about this one (CI systems refuse
+ * those too). Calls fn for each; false when memory ran out.
+ */
+static bool each_fresh_file(struct step_out *o, const char *dir, char **patterns, int64_t since_s,
+                            const char *what,
+                            bool (*fn)(struct step_out *o, const char *path, void *ud), void *ud)
+{
+    size_t fresh = 0, stale = 0;
+
+    for (size_t i = 0; patterns[i]; i++) {
+        char *pat = patterns[i][0] == '/' ? rein_strdup(patterns[i])
+                                          : rein_asprintf("%s/%s", dir, patterns[i]);
+        glob_t g;
+        int grc;
+        if (!pat)
+            return false;
+        memset(&g, 0, sizeof(g));
+        grc = glob(pat, 0, NULL, &g);
+        rein_free(pat);
+        if (grc == GLOB_NOSPACE) {
+            globfree(&g);
+            return false;
+        }
+        for (size_t k = 0; grc == 0 && k < g.gl_pathc && fresh < REPORT_FILES_MAX; k++) {
+            struct stat st;
+            if (stat(g.gl_pathv[k], &st) != 0 || !S_ISREG(st.st_mode))
+                continue;
+            if ((int64_t)st.st_mtime < since_s) {
+                stale++;
+                continue;
+            }
+            fresh++;
+            if (!fn(o, g.gl_pathv[k], ud)) {
+                globfree(&g);
+                return false;
+            }
+        }
+        globfree(&g);
+    }
+    if (stale && !step_note(o, "%zu %s file%s older than this run ignored", stale, what,
+                            stale == 1 ? "" : "s"))
+        return false;
+    if (!fresh && !stale && !step_note(o, "no %s file was written", what))
+        return false;
+    return true;
+}
+
+struct junit_files {
+    struct rein__tests sum;
+    json_t *diags;
+    int files;
+};
+
+static bool read_report(struct step_out *o, const char *path, void *ud)
+{
+    struct junit_files *jf = ud;
+    struct rein__junit *j = rein__junit_new(true);
+    struct rein__tests t = {0};
+    json_t *d = NULL;
+    char chunk[65536];
+    size_t n;
+    FILE *f;
+    bool ok;
+
+    if (!j)
+        return false;
+    f = fopen(path, "rb");
+    if (!f) {
+        rein__junit_free(j);
+        return step_note(o, "%s: cannot be read", path);
+    }
+    while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
+        rein__junit_feed(j, chunk, n);
+    fclose(f);
+    ok = rein__junit_finish(j, &t, &d);
+    if (ok && rein__junit_error(j)[0])
+        ok = step_note(o, "%s: %s", path, rein__junit_error(j));
+    if (ok && !t.found)
+        ok = step_note(o, "%s: not a JUnit XML report", path);
+    if (ok && t.found) {
+        jf->files++;
+        jf->sum.found = true;
+        jf->sum.passed += t.passed;
+        jf->sum.failed += t.failed;
+        jf->sum.skipped += t.skipped;
+        jf->sum.total += t.total;
+        for (size_t i = 0; i < json_array_size(d) && json_array_size(jf->diags) < REIN__DIAG_MAX;
+             i++)
+            ok &= json_array_append(jf->diags, json_array_get(d, i)) == 0;
+    }
+    json_decref(d);
+    rein__junit_free(j);
+    return ok;
+}
+
+struct cov_files {
+    int files;
+    double lowest;
+};
+
+static bool read_coverage(struct step_out *o, const char *path, void *ud)
+{
+    struct cov_files *cf = ud;
+    struct rein_verify_coverage cov;
+    rein_error err;
+    rein_err rc = rein_verify_coverage_read(path, &cov, &err);
+
+    if (rc == REIN_ENOMEM)
+        return false;
+    if (rc)
+        return step_note(o, "%s", err.msg);
+    /* Several reports (one per package or module): each must reach a threshold. */
+    if (!cf->files || cov.percent < cf->lowest)
+        cf->lowest = cov.percent;
+    cf->files++;
+    return true;
+}
+
+/* Test counts from the step's JUnit reports and coverage from its coverage reports: what
+ * tools write to files wins over what they print. */
+static rein_err read_step_files(const struct rein__step *s, const char *cwd, int64_t since_s,
+                                struct step_out *o)
+{
+    if (s->reports) {
+        struct junit_files jf = {.diags = json_array()};
+        if (!jf.diags ||
+            !each_fresh_file(o, cwd, s->reports, since_s, "JUnit report", read_report, &jf)) {
+            json_decref(jf.diags);
+            return REIN_ENOMEM;
+        }
+        if (jf.files) {
+            size_t keep = 0;
+            json_t *merged = json_array();
+            /* The report's failures replace the printed test failures; diagnostics of the
+             * compiler or linter stay. */
+            for (size_t i = 0; merged && i < json_array_size(o->diagnostics); i++) {
+                json_t *d = json_array_get(o->diagnostics, i);
+                if (!json_object_get(d, "test") && json_array_append(merged, d) == 0)
+                    keep++;
+            }
+            for (size_t i = 0; merged && i < json_array_size(jf.diags) && keep < REIN__DIAG_MAX;
+                 i++, keep++)
+                json_array_append(merged, json_array_get(jf.diags, i));
+            if (!merged) {
+                json_decref(jf.diags);
+                return REIN_ENOMEM;
+            }
+            json_decref(o->diagnostics);
+            o->diagnostics = merged;
+            o->counts.has_tests = true;
+            o->counts.passed = jf.sum.passed;
+            o->counts.failed = jf.sum.failed;
+            o->counts.skipped = jf.sum.skipped;
+            o->counts.total = jf.sum.total;
+            if (!strstr(o->counts.format, "junit")) {
+                size_t n = strlen(o->counts.format);
+                snprintf(o->counts.format + n, sizeof(o->counts.format) - n, "%sjunit",
+                         n ? "+" : "");
+            }
+        }
+        json_decref(jf.diags);
+    }
+    if (s->coverage) {
+        struct cov_files cf = {0};
+        if (!each_fresh_file(o, cwd, s->coverage, since_s, "coverage report", read_coverage, &cf))
+            return REIN_ENOMEM;
+        if (cf.files) {
+            o->counts.has_coverage = true;
+            o->counts.coverage = cf.lowest;
+        }
+    }
+    return REIN_OK;
+}
+
 /* One attempt of a step. REIN_OK unless memory ran out; failures are in *o. */
 static rein_err attempt(struct run *run, const struct rein__step *s, struct step_out *o)
 {
@@ -214,7 +419,10 @@ static rein_err attempt(struct run *run, const struct rein__step *s, struct step
         .stdout_max = STEP_OUTPUT_MAX,
         .keep_tail = true,
         .timeout_ms = s->timeout_ms,
-        .cancel = run->opts->cancel};
+        .cancel = run->opts->cancel,
+        .on_stdout = feed_output};
+    rein_verify_output *parser;
+    int64_t since_s = (int64_t)time(NULL) - 1; /* file times have whole seconds */
     struct rein_proc_result res;
     struct rein__expr_env env = {0};
     const char **envp = NULL;
@@ -238,12 +446,22 @@ static rein_err attempt(struct run *run, const struct rein__step *s, struct step
         }
         po.proc.env = envp;
     }
+    /* The output is parsed as it streams, so every result is counted however long it is;
+     * only its tail (STEP_OUTPUT_MAX) is kept for `output` conditions and the report. */
+    parser = rein_verify_output_new(s->format, true);
+    if (!parser) {
+        rein_free(cwd);
+        rein_free(envp);
+        return REIN_ENOMEM;
+    }
+    po.stdout_data = parser;
     rc = rein_proc_run(&po, &res, &perr);
-    rein_free(cwd);
     rein_free(envp);
-    if (rc == REIN_ENOMEM)
-        return rc;
     if (rc) {
+        rein_verify_output_free(parser);
+        rein_free(cwd);
+        if (rc == REIN_ENOMEM)
+            return rc;
         /* The program could not start: a failed step, with the reason, not an error. */
         o->exit_code = 127;
         snprintf(o->why, sizeof(o->why), "%s", perr.msg);
@@ -258,10 +476,12 @@ static rein_err attempt(struct run *run, const struct rein__step *s, struct step
     o->duration_ms = res.duration_ms;
     o->output = rein__verify_clean_text(res.out.ptr, res.out.len, &o->output_len);
     rein_proc_result_release(&res);
-    if (!o->output)
-        return REIN_ENOMEM;
-    rc = rein_verify_output_parse(o->output, o->output_len, s->format, &o->counts, &o->diagnostics,
-                                  NULL);
+    rc = o->output ? rein_verify_output_finish(parser, &o->counts, &o->diagnostics, NULL)
+                   : REIN_ENOMEM;
+    rein_verify_output_free(parser);
+    if (!rc)
+        rc = read_step_files(s, po.proc.cwd, since_s, o);
+    rein_free(cwd);
     if (rc)
         return rc;
     env = (struct rein__expr_env){o->exit_code, o->timed_out, o->duration_ms,
@@ -311,6 +531,11 @@ static void add_counts(struct rein_verify_counts *sum, const struct rein_verify_
         sum->errors += c->errors;
         sum->warnings += c->warnings;
     }
+    /* Steps that each report coverage (one per module): a threshold holds for the lowest. */
+    if (c->has_coverage && (!sum->has_coverage || c->coverage < sum->coverage)) {
+        sum->has_coverage = true;
+        sum->coverage = c->coverage;
+    }
     if (c->format[0] && !strstr(sum->format, c->format))
         snprintf(sum->format + n, sizeof(sum->format) - n, "%s%s", n ? "+" : "", c->format);
 }
@@ -338,6 +563,10 @@ static json_t *step_json(const struct rein__step *s, const struct step_out *o, c
                   (json_int_t)o->duration_ms, "attempts", o->attempts, "timed_out", o->timed_out);
 
     if (j && o->why[0] && json_object_set_new(j, "reason", rein__verify_jstr(o->why))) {
+        json_decref(j);
+        return NULL;
+    }
+    if (j && o->notes && json_object_set(j, "notes", o->notes)) {
         json_decref(j);
         return NULL;
     }
@@ -454,17 +683,35 @@ static bool protocol_criteria(struct rein__presult *p, const struct step_out *la
         last->output_len};
     char note[200] = "";
     enum rein__tri t;
+    double th = p->proto->coverage_threshold;
 
-    if (!p->proto->success)
+    if (p->proto->success) {
+        t = rein__verify_expr_eval(p->proto->success, &env, note, sizeof(note));
+        if (t == REIN__UNKNOWN) {
+            snprintf(why, why_len, "could not decide `%s`: %s", p->proto->success_text, note);
+            return false;
+        }
+        if (t == REIN__FALSE) {
+            snprintf(why, why_len, "`%s` does not hold", p->proto->success_text);
+            return false;
+        }
+    }
+    /* The seed's TEST: "all_tests_pass AND coverage >= threshold". */
+    if (isnan(th))
         return true;
-    t = rein__verify_expr_eval(p->proto->success, &env, note, sizeof(note));
-    if (t == REIN__TRUE)
-        return true;
-    if (t == REIN__UNKNOWN)
-        snprintf(why, why_len, "could not decide `%s`: %s", p->proto->success_text, note);
-    else
-        snprintf(why, why_len, "`%s` does not hold", p->proto->success_text);
-    return false;
+    if (!p->counts.has_coverage) {
+        snprintf(why, why_len,
+                 "coverage_threshold is %g%% but no coverage was reported (give the step a "
+                 "`coverage:` report file, or print a coverage total)",
+                 th);
+        return false;
+    }
+    if (p->counts.coverage + 1e-9 < th) {
+        snprintf(why, why_len, "coverage %.2f%% is below the threshold of %g%%", p->counts.coverage,
+                 th);
+        return false;
+    }
+    return true;
 }
 
 static rein_err finish_protocol(struct run *run, struct rein__presult *p, struct step_out *last,

@@ -8,6 +8,7 @@
 
 #include <rein/verify.h>
 #include <rein/buf.h>
+#include <rein/schema.h>
 
 /* ---- SHA-256 (FIPS 180-4), for tree hashes, state hashes and failure signatures ---- */
 
@@ -110,8 +111,11 @@ struct rein__step {
     enum rein__on_failure on_failure;
     int retries;
     enum rein_verify_format format;
-    char *cwd;  /* NULL: the run's directory */
-    char **env; /* "KEY=VALUE" overrides, NULL-terminated (top-level env first), or NULL */
+    char *cwd;       /* NULL: the run's directory */
+    char **env;      /* "KEY=VALUE" overrides, NULL-terminated (top-level env first), or NULL */
+    char **reports;  /* JUnit XML files the step writes (glob patterns, relative to its cwd),
+                       NULL-terminated, or NULL */
+    char **coverage; /* coverage reports it writes (globs), NULL-terminated, or NULL */
 };
 
 /* Invariant: protocols are stored in run order (group, then default rank, then file order). */
@@ -127,6 +131,11 @@ struct rein__protocol {
     size_t nsteps;
     struct rein__expr *success; /* protocol-level criteria over summed counts; may be NULL */
     char *success_text;
+    double coverage_threshold;  /* percent the coverage must reach; NaN when not set */
+    rein_schema *output_schema; /* what the last step's JSON output must be; or NULL */
+    bool judged;                /* FUNCTIONALITY or ARCHITECT without steps: the judge runs */
+    char **case_argv;           /* FUNCTIONALITY's `run`: the command a case runs, or NULL */
+    char *case_command;
 };
 
 struct rein_verify_config {

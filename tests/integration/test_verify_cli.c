@@ -460,6 +460,131 @@ static void test_modes_and_only_from_cli(void **state)
     cleanup(dir);
 }
 
+
+/* A program is there (exit 0 for `cmd`). */
+static bool have(const char *cmd)
+{
+    char line[300];
+
+    snprintf(line, sizeof(line), "%s >/dev/null 2>&1", cmd);
+    return system(line) == 0;
+}
+
+/*
+ * Coverage end to end with the real tools: a C project built with gcc --coverage whose
+ * TEST step runs the tests and gcovr (its JSON summary is the step's coverage report; gcovr
+ * also prints its table), and a Python project tested under coverage.py (`coverage json`).
+ * A threshold above what the tests cover fails TEST with the numbers; one below passes.
+ */
+static void test_coverage_threshold_c_project(void **state)
+{
+    char *dir;
+    json_t *j;
+    static const char yaml[] =
+        "protocols:\n"
+        "  TEST:\n"
+        "    coverage_threshold: %s\n"
+        "    steps:\n"
+        "      - command: make -s cov\n"
+        "        coverage: build/coverage.json\n";
+    char text[400];
+
+    (void)state;
+    if (!have("gcovr --version"))
+        skip();
+    dir = project(PASSING);
+    free(test_write_file(dir, "Makefile",
+                         "cov:\n"
+                         "\tmkdir -p build\n"
+                         "\tcc --coverage -o build/t tests/test_calc.c src/calc.c -lcmocka\n"
+                         "\tcd build && ./t\n"
+                         "\tgcovr -r . --filter src/ --json-summary -o build/coverage.json\n"));
+    /* Only add() and sub() exist and both are tested: add an untested function. */
+    free(test_write_file(dir, "src/extra.c", "int twice(int a)\n{\n    return 2 * a;\n}\n"));
+    free(test_write_file(dir, "Makefile",
+                         "cov:\n"
+                         "\tmkdir -p build\n"
+                         "\tcc --coverage -o build/t tests/test_calc.c src/calc.c src/extra.c "
+                         "-lcmocka\n"
+                         "\t./build/t\n"
+                         "\tgcovr -r . --filter src/ --json-summary -o build/coverage.json\n"));
+    snprintf(text, sizeof(text), yaml, "90");
+    free(test_write_file(dir, "rein-verify.yaml", text));
+    j = report_of(dir, NULL, 1);
+    assert_string_equal(status_of(j, "TEST"), "failed");
+    /* 6 of 9 lines of src/ (add and sub tested, twice not) */
+    {
+        json_t *p = protocol(j, "TEST");
+        double cov = json_real_value(json_object_get(json_object_get(p, "counts"), "coverage"));
+        const char *why = json_string_value(json_object_get(p, "reason"));
+        if (!(cov > 60 && cov < 70) || !strstr(why, "below the threshold of 90%"))
+            fail_msg("coverage %g, reason %s", cov, why);
+    }
+    json_decref(j);
+    snprintf(text, sizeof(text), yaml, "60");
+    free(test_write_file(dir, "rein-verify.yaml", text));
+    j = report_of(dir, NULL, 0);
+    assert_string_equal(status_of(j, "TEST"), "passed");
+    json_decref(j);
+    cleanup(dir);
+}
+
+/* The interpreter with coverage.py and pytest: python3, else Debian's. */
+static const char *python_with(const char *module)
+{
+    static const char *const pys[] = {"python3", "/usr/bin/python3"};
+    char cmd[200];
+
+    for (size_t i = 0; i < 2; i++) {
+        snprintf(cmd, sizeof(cmd), "%s -m %s --version", pys[i], module);
+        if (have(cmd))
+            return pys[i];
+    }
+    return NULL;
+}
+
+static void test_coverage_python_project(void **state)
+{
+    const char *py = python_with("coverage");
+    char *dir, yaml[600];
+    json_t *j;
+    struct out o;
+
+    (void)state;
+    if (!py || !python_with("pytest"))
+        skip();
+    dir = test_tmpdir();
+    free(test_write_file(dir, "calc.py",
+                         "def add(a, b):\n    return a + b\n\n\ndef div(a, b):\n"
+                         "    if b == 0:\n        return 0\n    return a / b\n"));
+    free(test_write_file(dir, "test_calc.py",
+                         "from calc import add\n\n\ndef test_add():\n    assert add(2, 2) == 4\n"));
+    snprintf(yaml, sizeof(yaml),
+             "protocols:\n"
+             "  TEST:\n"
+             "    coverage_threshold: 80\n"
+             "    steps:\n"
+             "      - command: %s -m coverage run --source=. -m pytest -q -p no:cacheprovider\n"
+             "        format: pytest\n"
+             "      - command: %s -m coverage json -q -o cov.json\n"
+             "        coverage: cov.json\n",
+             py, py);
+    free(test_write_file(dir, "rein-verify.yaml", yaml));
+    j = report_of(dir, NULL, 1);
+    assert_int_equal(count_of(j, "TEST", "passed"), 1);
+    assert_string_equal(json_string_value(json_object_get(
+                            json_object_get(protocol(j, "TEST"), "counts"), "format")),
+                        "pytest");
+    json_decref(j);
+    /* The table shows the coverage next to the counts. */
+    o = rein(dir, NULL, NULL);
+    expect_code(&o, 1);
+    if (!strstr(o.stdout_text, "; coverage 66.7%") || !strstr(o.stdout_text, "below the threshold"))
+        fail_msg("%s", o.stdout_text);
+    out_free(&o);
+    cleanup(dir);
+}
+
 static const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_passing_project),
     cmocka_unit_test(test_failing_test_project),
@@ -472,6 +597,8 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_malformed_protocol_file),
     cmocka_unit_test(test_unusable_command_lines),
     cmocka_unit_test(test_modes_and_only_from_cli),
+    cmocka_unit_test(test_coverage_threshold_c_project),
+    cmocka_unit_test(test_coverage_python_project),
 };
 
 REIN_TEST_MAIN(tests)

@@ -7,6 +7,7 @@
 #include <arpa/inet.h>
 #include <dirent.h>
 #include <errno.h>
+#include <malloc.h>
 #include <netinet/in.h>
 #include <stdatomic.h>
 #include <sys/socket.h>
@@ -245,6 +246,60 @@ void test_alloc_torture(void (*fn)(void *arg), void *arg)
     }
     test_alloc_fail_at(0);
     rein_set_allocator(NULL);
+}
+
+/* The measuring allocator: live bytes by malloc_usable_size, so memory from before it was
+ * installed can still be freed through it (its bytes then count as freed). */
+static atomic_llong live_bytes, peak_bytes;
+
+static void track_add(long long n)
+{
+    long long now = atomic_fetch_add(&live_bytes, n) + n;
+    long long peak = atomic_load(&peak_bytes);
+
+    while (now > peak && !atomic_compare_exchange_weak(&peak_bytes, &peak, now))
+        ;
+}
+
+static void *track_malloc(size_t size)
+{
+    void *p = malloc(size);
+
+    if (p)
+        track_add((long long)malloc_usable_size(p));
+    return p;
+}
+
+static void *track_realloc(void *p, size_t size)
+{
+    long long before = p ? (long long)malloc_usable_size(p) : 0;
+    void *q = realloc(p, size);
+
+    if (q)
+        track_add((long long)malloc_usable_size(q) - before);
+    return q;
+}
+
+static void track_free(void *p)
+{
+    if (p)
+        track_add(-(long long)malloc_usable_size(p));
+    free(p);
+}
+
+void test_mem_track_start(void)
+{
+    static const struct rein_allocator a = {track_malloc, track_realloc, track_free};
+
+    atomic_store(&live_bytes, 0);
+    atomic_store(&peak_bytes, 0);
+    rein_set_allocator(&a);
+}
+
+size_t test_mem_track_stop(void)
+{
+    rein_set_allocator(NULL);
+    return (size_t)atomic_load(&peak_bytes);
 }
 
 bool test_pid_alive(pid_t pid)

@@ -70,5 +70,13 @@ void test_alloc_fail_at(long n);
 long test_alloc_count(void);
 long test_alloc_failures(void);
 void test_alloc_torture(void (*fn)(void *arg), void *arg);
+/*
+ * Memory accounting: from test_mem_track_start() on, rein's allocations (jansson's and
+ * expat's too) are counted by their usable size; test_mem_track_stop() restores the C
+ * library's allocator and returns the peak of live bytes in between. Start and stop when no
+ * other thread uses the library.
+ */
+void test_mem_track_start(void);
+size_t test_mem_track_stop(void);
 
 #endif /* REIN_TEST_H */

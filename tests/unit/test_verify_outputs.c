@@ -144,7 +144,9 @@ static void check_case(const char *name)
     X(eslint8_json_clean, "eslint8-json-clean")                                                    \
     X(eslint9_stylish, "eslint9-stylish")                                                          \
     X(eslint9_json, "eslint9-json")                                                                \
-    X(eslint9_json_clean, "eslint9-json-clean")
+    X(eslint9_json_clean, "eslint9-json-clean")                                                    \
+    X(junit_pytest7, "junit-pytest7")                                                              \
+    X(junit_ctest325, "junit-ctest325")
 
 #define DEFINE_CASE(fn, dir)                                                                       \
     static void fn(void **state)                                                                   \
@@ -243,6 +245,8 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(eslint9_stylish),
     cmocka_unit_test(eslint9_json),
     cmocka_unit_test(eslint9_json_clean),
+    cmocka_unit_test(junit_pytest7),
+    cmocka_unit_test(junit_ctest325),
     cmocka_unit_test(every_folder_is_a_case),
 };
 
