@@ -36,7 +36,7 @@
  *               cwd: subdir         # relative to the working directory
  *               env: {VERBOSE: 1}
  *               shell: false        # true: run with /bin/sh -c
- *               reports: [build/test-results/*.xml]  # JUnit XML the step writes (globs):
+ *               reports: [out/junit-*.xml]  # JUnit XML the step writes (globs):
  *                                   # their counts replace the printed ones
  *               coverage: coverage.json  # coverage reports it writes (globs; the formats of
  *                                   # rein_verify_coverage_read); the lowest one counts
@@ -152,6 +152,9 @@ enum rein_verify_status {
     REIN_VERIFY_STATUS_FAILED = 1,
     REIN_VERIFY_STATUS_SKIPPED = 2, /* not selected: mode, `only`, or its conditions did not hold */
     REIN_VERIFY_STATUS_NOT_RUN = 3, /* selected but not run: fast-fail or cancellation */
+    REIN_VERIFY_STATUS_UNVERIFIABLE = 4, /* ran, but could not be decided: a judged protocol
+                                            without a model, or the judge gave no verdict or
+                                            asked for a person (NEEDS_REVIEW) */
 };
 
 enum rein_verify_verdict {
@@ -475,6 +478,12 @@ struct rein_verify_opts {
     size_t tail_bytes;   /* output tail kept per protocol; 0: 4096 */
     rein_verify_event_fn on_event;
     void *userdata;
+    /* FUNCTIONALITY and ARCHITECT without steps ask this model (borrowed; NULL: they are
+     * UNVERIFIABLE, which makes the verdict SUCCESS_WITH_WARNINGS, not a failure). */
+    rein_provider *judge;
+    const struct rein_verify_judge_opts *judge_opts; /* borrowed; may be NULL */
+    const char *goal; /* borrowed: what was asked, the behaviour FUNCTIONALITY is judged
+                         against; NULL: the protocol's description */
 };
 
 typedef struct rein_verify_report rein_verify_report;
@@ -508,9 +517,11 @@ REIN_EXTERN const rein_verify_claims *rein_verify_report_claims(const rein_verif
 /*
  * The report as a new JSON object: {verdict, mode, confidence, progress, protocols: [{name,
  * priority, status, group, duration_ms, started_ms, ended_ms, attempts, flaky, counts:
- * {passed, failed, skipped, total, errors, warnings, format} (null when unknown),
- * diagnostics, steps, output_tail, reason, signature, confidence, unverified}], claims,
- * changes, review (thorough and full modes), notes}. NULL when memory is exhausted.
+ * {passed, failed, skipped, total, errors, warnings, format, coverage} (null when unknown),
+ * diagnostics, steps, output_tail, reason, signature, confidence, unverified, judge? (a
+ * judged protocol: the judge's result, or FUNCTIONALITY's behaviour and cases)}], claims,
+ * changes, review (thorough and full modes, and whenever the judge asked for a person),
+ * notes}. NULL when memory is exhausted.
  */
 REIN_EXTERN json_t *rein_verify_report_json(const rein_verify_report *r);
 

@@ -20,10 +20,13 @@ struct verify_args {
     const char *config;
     const char *claims;
     const char *base;
+    const char *goal;
+    const char *judge_model;
     char *only_text;
     const char **only;
     enum rein_verify_mode mode;
-    bool json;
+    bool json, judge;
+    struct cli_setup setup; /* the judge's model: --provider, --model, --base-url, config */
 };
 
 static void verify_usage(FILE *out)
@@ -31,7 +34,9 @@ static void verify_usage(FILE *out)
     fprintf(
         out,
         "usage: rein verify [--config FILE] [--mode minimal|standard|thorough|full] [--json]\n"
-        "                   [--only NAME[,NAME...]] [--claims FILE|-] [--base REV]\n\n"
+        "                   [--only NAME[,NAME...]] [--claims FILE|-] [--base REV]\n"
+        "                   [--goal TEXT] [--judge] [--judge-model M] [--provider P]\n"
+        "                   [--model M] [--base-url URL] [--provider-config FILE]\n\n"
         "Runs the verification protocols (BUILD, LINT, TEST, FUNCTIONALITY, ARCHITECT and\n"
         "custom ones) declared in rein-verify.yaml (or .yml, .json) in the current\n"
         "directory, and prints each protocol's status, duration and counts and the verdict.\n\n"
@@ -43,6 +48,11 @@ static void verify_usage(FILE *out)
         "  --claims FILE   check the claims in an agent's text (\"-\" reads stdin): files\n"
         "                  created, modified or deleted, functions added, tests passing, ...\n"
         "  --base REV      compare changes and claims with this revision instead of HEAD\n"
+        "  --goal TEXT     what was asked: the behaviour FUNCTIONALITY is judged against\n"
+        "  --judge         judge FUNCTIONALITY and ARCHITECT without steps with the model of\n"
+        "                  --provider/--model/--base-url/--provider-config (or REIN_PROVIDER,\n"
+        "                  REIN_MODEL, REIN_CONFIG; used whenever one is configured); without a\n"
+        "                  model they are unverifiable; --judge-model M names the judge's model\n"
         "  --json          print the report as JSON\n\n"
         "A minimal rein-verify.yaml:\n"
         "  protocols:\n"
@@ -92,14 +102,32 @@ static int parse_args(int argc, char **argv, struct verify_args *a)
             a->json = true;
             continue;
         }
+        if (cli_is_flag(arg, NULL, "--judge")) {
+            a->judge = true;
+            continue;
+        }
+        if (val && cli_setup_option(&a->setup, arg, val) >= 0) {
+            i++;
+            continue;
+        }
         if (!cli_is_flag(arg, "-c", "--config") && !cli_is_flag(arg, NULL, "--mode") &&
             !cli_is_flag(arg, NULL, "--only") && !cli_is_flag(arg, NULL, "--claims") &&
-            !cli_is_flag(arg, NULL, "--base"))
+            !cli_is_flag(arg, NULL, "--base") && !cli_is_flag(arg, NULL, "--goal") &&
+            !cli_is_flag(arg, NULL, "--judge-model") &&
+            !cli_is_flag(arg, NULL, "--provider-config"))
             return cli_usage_error("verify: unknown option '%s' (see rein verify --help)", arg);
         if (!val)
             return cli_usage_error("verify: %s needs a value", arg);
         i++;
-        if (cli_is_flag(arg, "-c", "--config"))
+        if (cli_is_flag(arg, NULL, "--goal"))
+            a->goal = val;
+        else if (cli_is_flag(arg, NULL, "--judge-model")) {
+            a->judge_model = val;
+            a->judge = true;
+        }
+        else if (cli_is_flag(arg, NULL, "--provider-config"))
+            a->setup.config = val;
+        else if (cli_is_flag(arg, "-c", "--config"))
             a->config = val;
         else if (cli_is_flag(arg, NULL, "--claims"))
             a->claims = val;
@@ -154,7 +182,8 @@ static void counts_text(const struct rein_verify_protocol_info *p, char *out, si
     size_t used = 0;
 
     out[0] = '\0';
-    if (p->status == REIN_VERIFY_STATUS_SKIPPED || p->status == REIN_VERIFY_STATUS_NOT_RUN) {
+    if (p->status == REIN_VERIFY_STATUS_SKIPPED || p->status == REIN_VERIFY_STATUS_NOT_RUN ||
+        p->status == REIN_VERIFY_STATUS_UNVERIFIABLE) {
         snprintf(out, n, "%s", p->reason);
         return;
     }
@@ -280,13 +309,37 @@ static rein_verify_config *load_config(const struct verify_args *a, rein_error *
     return cfg;
 }
 
+/* The judge's model, when one is configured (flags, environment, provider file); else NULL,
+ * and the judged protocols are unverifiable. */
+static rein_provider *judge_provider(const struct verify_args *a)
+{
+    rein_provider *p;
+    rein_error err;
+
+    if (!cli_provider_configured(&a->setup)) {
+        if (a->judge)
+            fprintf(stderr, "rein: verify: --judge, but no model is configured (--provider and "
+                            "--model, REIN_PROVIDER and REIN_MODEL, or REIN_CONFIG): "
+                            "FUNCTIONALITY and ARCHITECT without steps are unverifiable\n");
+        return NULL;
+    }
+    rein_error_clear(&err);
+    p = cli_provider_new(&a->setup, a->judge_model, &err);
+    if (!p)
+        fprintf(stderr, "rein: verify: the judge's model cannot be used (%s): judged "
+                        "protocols are unverifiable\n",
+                err.msg);
+    return p;
+}
+
 static int run(const struct verify_args *a, const char *claims, size_t claims_len)
 {
     struct rein_verify_opts o = {.mode = a->mode,
                                  .only = a->only,
                                  .claims_text = claims,
                                  .claims_len = claims_len,
-                                 .base = a->base};
+                                 .base = a->base,
+                                 .goal = a->goal};
     rein_verify_report *report = NULL;
     rein_verify_config *cfg;
     rein_error err;
@@ -301,12 +354,14 @@ static int run(const struct verify_args *a, const char *claims, size_t claims_le
     }
     pool = rein_pool_new(0, &err);
     o.pool = pool;
+    o.judge = judge_provider(a);
     if (!a->json && isatty(STDERR_FILENO))
         o.on_event = on_event;
     code = rein_verify_run(cfg, &o, &report, &err);
     if (code) {
         cli_print_error(&err);
         rein_pool_free(pool);
+        rein_provider_free(o.judge);
         rein_verify_config_free(cfg);
         return code == REIN_EINVAL ? CLI_EXIT_USAGE : CLI_EXIT_FAIL;
     }
@@ -334,6 +389,7 @@ static int run(const struct verify_args *a, const char *claims, size_t claims_le
     }
     rein_verify_report_free(report);
     rein_pool_free(pool);
+    rein_provider_free(o.judge);
     rein_verify_config_free(cfg);
     return code;
 }
@@ -343,7 +399,10 @@ int cmd_verify(int argc, char **argv)
     struct verify_args a = {0};
     char *claims = NULL;
     size_t claims_len = 0;
-    int code = parse_args(argc, argv, &a);
+    int code;
+
+    cli_setup_init(&a.setup);
+    code = parse_args(argc, argv, &a);
 
     if (code < 0) {
         code = CLI_EXIT_OK; /* --help */

@@ -51,6 +51,8 @@ const char *rein_verify_status_name(enum rein_verify_status s)
         return "skipped";
     case REIN_VERIFY_STATUS_NOT_RUN:
         return "not_run";
+    case REIN_VERIFY_STATUS_UNVERIFIABLE:
+        return "unverifiable";
     }
     return "unknown";
 }

@@ -112,15 +112,16 @@ static rein_err verdict_tool(void *ud, const struct rein_invocation *inv,
     return REIN_OK;
 }
 
-static rein_registry *verdict_registry(json_t *schema, rein_error *err)
+static rein_registry *tool_registry(const char *tool, const char *description, json_t *schema,
+                                    rein_error *err)
 {
     rein_registry *reg = rein_registry_new(err);
     json_t *m;
 
     if (!reg)
         return NULL;
-    m = json_pack("{s:s, s:s, s:O}", "id", "verdict", "description", verdict_description,
-                  "parameters", schema);
+    m = json_pack("{s:s, s:s, s:O}", "id", tool, "description", description, "parameters",
+                  schema);
     if (!m) {
         rein_registry_free(reg);
         rein_error_set(err, REIN_ENOMEM, "out of memory");
@@ -140,6 +141,7 @@ static rein_registry *verdict_registry(json_t *schema, rein_error *err)
 struct judge {
     rein_provider *p;
     const struct rein_verify_judge_opts *o;
+    const struct rein__verify_ask *ask;
     rein_registry *reg;
     rein_model_request *req;
     rein_history *h;
@@ -179,36 +181,26 @@ static char *user_prompt(const char *requirement, const char *diff, size_t max,
     return out;
 }
 
-static rein_err setup(struct judge *j, const char *requirement, const char *diff, rein_error *err)
+static rein_err setup(struct judge *j, rein_error *err)
 {
-    json_t *schema = rein__verify_judge_schema_json(err);
-    char *prompt = NULL;
+    const struct rein__verify_ask *a = j->ask;
     rein_err rc = REIN_ENOMEM;
 
-    if (!schema)
+    j->reg = tool_registry(a->tool, a->description, a->schema, err);
+    if (!j->reg)
         return err && err->code ? err->code : REIN_ENOMEM;
-    j->reg = verdict_registry(schema, err);
-    if (!j->reg) {
-        json_decref(schema);
-        return err && err->code ? err->code : REIN_ENOMEM;
-    }
     j->req = rein_model_request_new();
     j->h = rein_history_new();
-    prompt = user_prompt(requirement, diff,
-                         j->o->max_diff_bytes ? j->o->max_diff_bytes : DEFAULT_DIFF_BYTES,
-                         j->o->instructions);
-    if (!j->req || !j->h || !prompt ||
-        rein_model_request_add_tool(j->req, "verdict", verdict_description, schema) ||
-        rein_model_request_set_tool_choice(j->req, "verdict") ||
-        rein_history_add_system(j->h, judge_system) || rein_history_add_user(j->h, prompt))
+    if (!j->req || !j->h ||
+        rein_model_request_add_tool(j->req, a->tool, a->description, a->schema) ||
+        rein_model_request_set_tool_choice(j->req, a->tool) ||
+        rein_history_add_system(j->h, a->system) || rein_history_add_user(j->h, a->prompt))
         goto out;
     rein_model_request_set_max_tokens(j->req,
                                       j->o->max_tokens > 0 ? j->o->max_tokens : DEFAULT_MAX_TOKENS);
     rein_model_request_set_cancel(j->req, j->o->cancel);
     rc = REIN_OK;
 out:
-    json_decref(schema);
-    rein_free(prompt);
     if (rc)
         rein_error_set(err, rc, "out of memory");
     return rc;
@@ -248,7 +240,7 @@ static rein_err run_call(struct judge *j, const char *id, const char *name, cons
     *ok = rein_call_result_ok(res);
     if (*ok && !j->r->reply) {
         j->r->reply = json_incref((json_t *)rein_call_result_output(res));
-        *payload = rein_strdup("{\"ok\":true,\"message\":\"verdict recorded\"}");
+        *payload = rein_asprintf("{\"ok\":true,\"message\":\"%s recorded\"}", j->ask->tool);
     } else if (rein_call_result_code(res) == REIN_CALL_CANCELLED) {
         rc = rein_error_set(err, REIN_ECANCELED, "the judge was cancelled");
     } else {
@@ -280,7 +272,7 @@ static rein_err add_reply(struct judge *j, const rein_model_response *resp, rein
         return rein_error_set(err, REIN_ENOMEM, "out of memory");
     json_array_foreach(json_object_get(msg, "tool_calls"), i, call)
     {
-        if (json_object_set_new(call, "name", json_string("verdict"))) {
+        if (json_object_set_new(call, "name", json_string(j->ask->tool))) {
             json_decref(msg);
             return rein_error_set(err, REIN_ENOMEM, "out of memory");
         }
@@ -300,7 +292,8 @@ static rein_err answer_calls(struct judge *j, const rein_model_response *resp, r
         rein_err rc = run_call(j, rein_model_call_id(c), rein_model_call_name(c),
                                rein_model_call_raw_arguments(c), &payload, &ok, err);
         if (rc == REIN_OK)
-            rc = rein_history_add_tool_result(j->h, rein_model_call_id(c), "verdict", payload, !ok);
+            rc = rein_history_add_tool_result(j->h, rein_model_call_id(c), j->ask->tool, payload,
+                                              !ok);
         rein_free(payload);
         if (rc)
             return rc;
@@ -324,15 +317,15 @@ static rein_err answer_text(struct judge *j, const rein_model_response *resp, re
     args = rein_strndup(text + start, end - start);
     if (!args)
         return rein_error_set(err, REIN_ENOMEM, "out of memory");
-    rc = run_call(j, NULL, "verdict", args, &payload, &ok, err);
+    rc = run_call(j, NULL, j->ask->tool, args, &payload, &ok, err);
     rein_free(args);
     if (rc || j->r->reply) {
         rein_free(payload);
         return rc;
     }
-    msg = rein_asprintf("Your reply is not a valid verdict. What rein's tool-call pipeline "
-                        "found:\n%s\nCall the verdict tool with corrected arguments.",
-                        payload);
+    msg = rein_asprintf("Your reply is not a valid %s. What rein's tool-call pipeline "
+                        "found:\n%s\nCall the %s tool with corrected arguments.",
+                        j->ask->what, payload, j->ask->tool);
     rein_free(payload);
     if (!msg)
         return rein_error_set(err, REIN_ENOMEM, "out of memory");
@@ -350,7 +343,7 @@ static char *unverifiable_reason(const struct judge *j)
     char *out;
 
     rein_buf_init(&b, REASON_MAX);
-    if (rein_buf_addf(&b, "no valid verdict after %d repl%s", j->r->attempts,
+    if (rein_buf_addf(&b, "no valid %s after %d repl%s", j->ask->what, j->r->attempts,
                       j->r->attempts == 1 ? "y" : "ies"))
         goto out;
     json_array_foreach(j->r->errors, i, e)
@@ -405,34 +398,22 @@ static rein_err converse(struct judge *j, rein_error *err)
     return REIN_OK;
 }
 
-rein_err rein_verify_judge_run(rein_provider *p, const char *requirement, const char *diff,
-                               const struct rein_verify_judge_opts *opts,
-                               rein_verify_judge_result **out, rein_error *err)
+/* Runs one conversation for a's tool; r (new) holds the reply or why there is none. */
+static rein_err ask_run(rein_provider *p, const struct rein__verify_ask *a,
+                        rein_verify_judge_result **out, rein_error *err)
 {
     static const struct rein_verify_judge_opts defaults = {0};
-    struct judge j = {.p = p, .o = opts ? opts : &defaults};
-    const char *reasoning;
+    struct judge j = {.p = p, .o = a->opts ? a->opts : &defaults, .ask = a};
     rein_err rc;
 
-    if (out)
-        *out = NULL;
-    if (!p || !requirement || !out)
-        return rein_error_set(err, REIN_EINVAL, "the judge needs a provider and a requirement");
+    *out = NULL;
     j.r = rein_calloc(1, sizeof(*j.r));
     if (!j.r)
         return rein_error_set(err, REIN_ENOMEM, "out of memory");
     j.r->verdict = REIN_VERIFY_JUDGE_UNVERIFIABLE;
-    rc = setup(&j, requirement, diff, err);
+    rc = setup(&j, err);
     if (!rc)
         rc = converse(&j, err);
-    if (!rc && j.r->reply) {
-        j.r->verdict = rein_verify_judge_verdict(j.r->reply);
-        j.r->confidence = rein_verify_judge_confidence(j.r->reply);
-        reasoning = json_string_value(json_object_get(j.r->reply, "reasoning"));
-        j.r->reason = rein_strdup(reasoning ? reasoning : "");
-        if (!j.r->reason)
-            rc = rein_error_set(err, REIN_ENOMEM, "out of memory");
-    }
     if (!rc && !j.r->errors && !(j.r->errors = json_array()))
         rc = rein_error_set(err, REIN_ENOMEM, "out of memory");
     rein_history_free(j.h);
@@ -443,5 +424,76 @@ rein_err rein_verify_judge_run(rein_provider *p, const char *requirement, const 
         return rc;
     }
     *out = j.r;
+    return REIN_OK;
+}
+
+rein_err rein__verify_ask_run(rein_provider *p, const struct rein__verify_ask *a, json_t **reply,
+                              char **reason, rein_error *err)
+{
+    rein_verify_judge_result *r = NULL;
+    rein_err rc = ask_run(p, a, &r, err);
+
+    *reply = NULL;
+    *reason = NULL;
+    if (rc)
+        return rc;
+    *reply = r->reply ? json_incref(r->reply) : NULL;
+    *reason = rein_strdup(r->reason ? r->reason : "");
+    rein_verify_judge_result_free(r);
+    if (!*reason) {
+        json_decref(*reply);
+        *reply = NULL;
+        return rein_error_set(err, REIN_ENOMEM, "out of memory");
+    }
+    return REIN_OK;
+}
+
+rein_err rein_verify_judge_run(rein_provider *p, const char *requirement, const char *diff,
+                               const struct rein_verify_judge_opts *opts,
+                               rein_verify_judge_result **out, rein_error *err)
+{
+    static const struct rein_verify_judge_opts defaults = {0};
+    const struct rein_verify_judge_opts *o = opts ? opts : &defaults;
+    struct rein__verify_ask a = {.system = judge_system,
+                                 .tool = "verdict",
+                                 .what = "verdict",
+                                 .description = verdict_description,
+                                 .opts = opts};
+    const char *reasoning;
+    char *prompt;
+    rein_err rc;
+
+    if (out)
+        *out = NULL;
+    if (!p || !requirement || !out)
+        return rein_error_set(err, REIN_EINVAL, "the judge needs a provider and a requirement");
+    a.schema = rein__verify_judge_schema_json(err);
+    if (!a.schema)
+        return err && err->code ? err->code : REIN_ENOMEM;
+    prompt = user_prompt(requirement, diff, o->max_diff_bytes ? o->max_diff_bytes
+                                                              : DEFAULT_DIFF_BYTES,
+                         o->instructions);
+    if (!prompt) {
+        json_decref(a.schema);
+        return rein_error_set(err, REIN_ENOMEM, "out of memory");
+    }
+    a.prompt = prompt;
+    rc = ask_run(p, &a, out, err);
+    rein_free(prompt);
+    json_decref(a.schema);
+    if (rc)
+        return rc;
+    if ((*out)->reply) {
+        (*out)->verdict = rein_verify_judge_verdict((*out)->reply);
+        (*out)->confidence = rein_verify_judge_confidence((*out)->reply);
+        reasoning = json_string_value(json_object_get((*out)->reply, "reasoning"));
+        rein_free((*out)->reason);
+        (*out)->reason = rein_strdup(reasoning ? reasoning : "");
+        if (!(*out)->reason) {
+            rein_verify_judge_result_free(*out);
+            *out = NULL;
+            return rein_error_set(err, REIN_ENOMEM, "out of memory");
+        }
+    }
     return REIN_OK;
 }

@@ -38,6 +38,8 @@ void rein_verify_report_free(rein_verify_report *r)
         rein_free(r->r[i].tail);
         rein_free(r->r[i].reason);
         rein_free(r->r[i].name);
+        json_decref(r->r[i].judge);
+        rein_free(r->r[i].review_why);
     }
     rein_free(r->r);
     rein_verify_claims_free(r->claims);
@@ -53,6 +55,8 @@ enum rein_verify_verdict rein__verify_verdict(const rein_verify_report *r)
     for (size_t i = 0; i < r->n; i++) {
         const struct rein__presult *p = &r->r[i];
         any |= p->ran;
+        /* A check that could not be decided is no failure, and no pass either. */
+        warn |= p->status == REIN_VERIFY_STATUS_UNVERIFIABLE;
         if (p->status != REIN_VERIFY_STATUS_FAILED)
             continue;
         if (p->priority != REIN_VERIFY_P2)
@@ -233,7 +237,8 @@ static json_t *protocol_json(const struct rein__presult *p)
                             p->signature[0] ? json_string(p->signature) : json_null()) ||
         json_object_set_new(o, "confidence", p->ran ? conf_json(p->confidence) : json_null()) ||
         json_object_set_new(o, "unverified",
-                            json_boolean(p->ran && p->confidence < REIN_VERIFY_CONFIDENCE_HIGH))) {
+                            json_boolean(p->ran && p->confidence < REIN_VERIFY_CONFIDENCE_HIGH)) ||
+        (p->judge && json_object_set_new(o, "judge", json_incref(p->judge)))) {
         json_decref(o);
         return NULL;
     }
@@ -276,7 +281,7 @@ json_t *rein_verify_report_json(const rein_verify_report *r)
     rc = json_object_set_new(o, "claims", claims);
     claims = NULL;
     if (rc || json_object_set_new(o, "changes", changes_json(&r->changes)) ||
-        (r->review_mode &&
+        ((r->review_mode || r->review_required) &&
          json_object_set_new(o, "review",
                              json_pack("{s:b, s:O}", "required", r->review_required, "reasons",
                                        r->review_reasons))) ||

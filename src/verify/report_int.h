@@ -30,7 +30,27 @@ struct rein__presult {
     char signature[17];  /* "" unless failed */
     double own_confidence;
     double confidence; /* after propagation */
+    json_t *judge;      /* owned: the judge's result for a judged protocol, or NULL */
+    char *review_why;   /* owned: why a person must look (the judge's NEEDS_REVIEW), or NULL */
 };
+
+/* What a judged protocol (FUNCTIONALITY or ARCHITECT without steps) needs. Borrowed. */
+struct rein__judged_in {
+    const struct rein__protocol *proto;
+    const char *cwd;
+    const char *base;
+    const char *goal;
+    rein_provider *judge;
+    const struct rein_verify_judge_opts *judge_opts;
+    rein_cancel *cancel;
+};
+
+/*
+ * Runs a judged protocol into p (judged.c): status (passed, failed or unverifiable), reason,
+ * counts and diagnostics (FUNCTIONALITY's cases), judge, review_why, own_confidence.
+ * Errors: REIN_ENOMEM, REIN_ECANCELED; anything else is a result.
+ */
+rein_err rein__verify_judged(const struct rein__judged_in *in, struct rein__presult *p);
 
 struct rein_verify_report {
     enum rein_verify_verdict verdict;

@@ -751,6 +751,39 @@ static rein_err finish_protocol(struct run *run, struct rein__presult *p, struct
     return p->reason ? REIN_OK : REIN_ENOMEM;
 }
 
+/* FUNCTIONALITY or ARCHITECT without steps: the judge (judged.c). */
+static rein_err run_judged(struct run *run, size_t idx)
+{
+    struct rein__presult *p = &run->report->r[idx];
+    struct rein__judged_in in = {.proto = p->proto,
+                                 .cwd = run->cwd,
+                                 .base = run->opts->base,
+                                 .goal = run->opts->goal,
+                                 .judge = run->opts->judge,
+                                 .judge_opts = run->opts->judge_opts,
+                                 .cancel = run->opts->cancel};
+    int64_t t = rein_now_ms();
+    rein_err rc = rein__verify_judged(&in, p);
+
+    if (rc == REIN_ECANCELED) {
+        p->status = REIN_VERIFY_STATUS_NOT_RUN;
+        p->ran = false;
+        rein_free(p->reason);
+        p->reason = rein_strdup("not run: cancelled");
+        rc = p->reason ? REIN_OK : REIN_ENOMEM;
+    }
+    if (rc)
+        return rc;
+    p->duration_ms = rein_now_ms() - t;
+    p->ended_ms = rein_now_ms() - run->t0;
+    if (!p->tail && !(p->tail = rein_strdup("")))
+        return REIN_ENOMEM;
+    if (p->status == REIN_VERIFY_STATUS_FAILED && !compute_signature(p, false, 0))
+        return REIN_ENOMEM;
+    emit(run, REIN_VERIFY_EVENT_END, idx);
+    return REIN_OK;
+}
+
 static rein_err run_protocol(struct run *run, size_t idx)
 {
     struct rein__presult *p = &run->report->r[idx];
@@ -767,6 +800,8 @@ static rein_err run_protocol(struct run *run, size_t idx)
     if (!p->diagnostics || !p->steps)
         return REIN_ENOMEM;
     emit(run, REIN_VERIFY_EVENT_START, idx);
+    if (pr->judged)
+        return run_judged(run, idx);
     for (size_t i = 0; i < pr->nsteps && !failed_step; i++) {
         const struct rein__step *s = &pr->steps[i];
         bool ignored;
@@ -981,6 +1016,14 @@ static rein_err review(rein_verify_report *r)
     const char *reasons[4];
     size_t n = 0;
 
+    /* The judge's NEEDS_REVIEW asks for a person in any mode. */
+    for (size_t i = 0; i < r->n; i++) {
+        if (!r->r[i].review_why)
+            continue;
+        r->review_required = true;
+        if (json_array_append_new(r->review_reasons, rein__verify_jstr(r->r[i].review_why)))
+            return REIN_ENOMEM;
+    }
     if (!r->review_mode)
         return REIN_OK;
     if (c->files_added || c->dependencies_changed || c->api_changed)
@@ -989,7 +1032,7 @@ static rein_err review(rein_verify_report *r)
         reasons[n++] = "security-sensitive files changed";
     if (!c->known)
         reasons[n++] = "the changes are unknown (not a git repository)";
-    r->review_required = n > 0;
+    r->review_required |= n > 0;
     for (size_t i = 0; i < n; i++) {
         if (json_array_append_new(r->review_reasons, json_string(reasons[i])))
             return REIN_ENOMEM;

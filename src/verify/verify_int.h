@@ -198,6 +198,26 @@ json_t *rein__verify_judge_schema_json(rein_error *err);
  */
 bool rein__verify_judge_find_object(const char *text, size_t len, size_t *start, size_t *end);
 
+/*
+ * One question to a model answered through one tool (the judge's "verdict", FUNCTIONALITY's
+ * "cases"): the tool's arguments are the answer and go through the call pipeline, so they are
+ * validated against schema like any tool call; an invalid one is fed back once (opts'
+ * max_attempts). Everything is borrowed.
+ */
+struct rein__verify_ask {
+    const char *system, *prompt;
+    const char *tool, *description;
+    const char *what; /* "verdict", "set of cases": for the reason when none came */
+    json_t *schema;
+    const struct rein_verify_judge_opts *opts; /* may be NULL */
+};
+/*
+ * Asks; REIN_OK with *reply the conforming arguments (new reference) or NULL when none came,
+ * and *reason (new) saying why not (or the empty string). Errors: REIN_ECANCELED, REIN_ENOMEM.
+ */
+rein_err rein__verify_ask_run(rein_provider *p, const struct rein__verify_ask *a, json_t **reply,
+                              char **reason, rein_error *err);
+
 /* ---- shared between run.c, claims and term.c ---- */
 
 /* The decision tree of the seed over the report's protocol statuses and claims. */
