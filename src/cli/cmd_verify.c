@@ -124,8 +124,7 @@ static int parse_args(int argc, char **argv, struct verify_args *a)
         else if (cli_is_flag(arg, NULL, "--judge-model")) {
             a->judge_model = val;
             a->judge = true;
-        }
-        else if (cli_is_flag(arg, NULL, "--provider-config"))
+        } else if (cli_is_flag(arg, NULL, "--provider-config"))
             a->setup.config = val;
         else if (cli_is_flag(arg, "-c", "--config"))
             a->config = val;
@@ -326,8 +325,9 @@ static rein_provider *judge_provider(const struct verify_args *a)
     rein_error_clear(&err);
     p = cli_provider_new(&a->setup, a->judge_model, &err);
     if (!p)
-        fprintf(stderr, "rein: verify: the judge's model cannot be used (%s): judged "
-                        "protocols are unverifiable\n",
+        fprintf(stderr,
+                "rein: verify: the judge's model cannot be used (%s): judged "
+                "protocols are unverifiable\n",
                 err.msg);
     return p;
 }

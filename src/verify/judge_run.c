@@ -120,8 +120,7 @@ static rein_registry *tool_registry(const char *tool, const char *description, j
 
     if (!reg)
         return NULL;
-    m = json_pack("{s:s, s:s, s:O}", "id", tool, "description", description, "parameters",
-                  schema);
+    m = json_pack("{s:s, s:s, s:O}", "id", tool, "description", description, "parameters", schema);
     if (!m) {
         rein_registry_free(reg);
         rein_error_set(err, REIN_ENOMEM, "out of memory");
@@ -470,9 +469,9 @@ rein_err rein_verify_judge_run(rein_provider *p, const char *requirement, const 
     a.schema = rein__verify_judge_schema_json(err);
     if (!a.schema)
         return err && err->code ? err->code : REIN_ENOMEM;
-    prompt = user_prompt(requirement, diff, o->max_diff_bytes ? o->max_diff_bytes
-                                                              : DEFAULT_DIFF_BYTES,
-                         o->instructions);
+    prompt =
+        user_prompt(requirement, diff, o->max_diff_bytes ? o->max_diff_bytes : DEFAULT_DIFF_BYTES,
+                    o->instructions);
     if (!prompt) {
         json_decref(a.schema);
         return rein_error_set(err, REIN_ENOMEM, "out of memory");

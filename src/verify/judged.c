@@ -92,8 +92,7 @@ static rein_err take_verdict(struct rein__presult *p, const rein_verify_judge_re
             return REIN_ENOMEM;
         break;
     case REIN_VERIFY_JUDGE_NEEDS_REVIEW:
-        p->review_why = rein_asprintf("%s: the judge asks for a person's review: %s", p->name,
-                                      why);
+        p->review_why = rein_asprintf("%s: the judge asks for a person's review: %s", p->name, why);
         if (!p->review_why)
             return REIN_ENOMEM;
         return unverifiable(p, p->review_why + strlen(p->name) + 2);
@@ -241,8 +240,7 @@ static rein_err run_cases(const struct rein__judged_in *in, struct rein__presult
         "trailing blanks, equals the expected text.\n\n## Goal\n%s\n\n## Code change\n"
         "```diff\n%.*s\n```\n\nCall the cases tool with {\"behaviour\": string, \"cases\": "
         "[{\"input\": string, \"expected\": string, \"why\": string}]}.\n",
-        CASES_MAX, in->proto->case_command, requirement, (int)strnlen(diff, DIFF_MAX_BYTES),
-        diff);
+        CASES_MAX, in->proto->case_command, requirement, (int)strnlen(diff, DIFF_MAX_BYTES), diff);
     if (!a.schema || !prompt) {
         json_decref(a.schema);
         rein_free(prompt);
@@ -287,11 +285,10 @@ static rein_err run_cases(const struct rein__judged_in *in, struct rein__presult
     snprintf(p->counts.format, sizeof(p->counts.format), "cases");
     p->status = p->counts.failed ? REIN_VERIFY_STATUS_FAILED : REIN_VERIFY_STATUS_PASSED;
     p->own_confidence = p->counts.failed ? 1.0 : 0.8; /* the cases are the model's own */
-    p->reason = p->counts.failed ? rein_asprintf("%lld of %lld proposed cases failed",
-                                                 (long long)p->counts.failed,
-                                                 (long long)p->counts.total)
-                                 : rein_asprintf("all %lld proposed cases passed",
-                                                 (long long)p->counts.total);
+    p->reason = p->counts.failed
+                    ? rein_asprintf("%lld of %lld proposed cases failed",
+                                    (long long)p->counts.failed, (long long)p->counts.total)
+                    : rein_asprintf("all %lld proposed cases passed", (long long)p->counts.total);
     return p->reason ? REIN_OK : REIN_ENOMEM;
 }
 

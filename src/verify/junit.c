@@ -109,8 +109,8 @@ static void begin_case(struct rein__junit *j, const XML_Char **atts)
     j->case_failed = false;
     /* CTest marks tests it did not run with status="notrun" or "disabled" (the second
      * without a <skipped> child). */
-    j->case_skipped = status && (strcmp(status, "notrun") == 0 ||
-                                 strcmp(status, "disabled") == 0 || strcmp(status, "skipped") == 0);
+    j->case_skipped = status && (strcmp(status, "notrun") == 0 || strcmp(status, "disabled") == 0 ||
+                                 strcmp(status, "skipped") == 0);
     j->case_msg[0] = '\0';
     j->msg_len = 0;
     j->msg_from_text = false;

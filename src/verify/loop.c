@@ -326,7 +326,10 @@ static rein_err run_checks(struct loop *L, struct iteration *it, rein_error *err
                                   .claims_len = strlen(answer),
                                   .base = L->o->base,
                                   .pool = L->o->pool,
-                                  .cancel = L->cancel};
+                                  .cancel = L->cancel,
+                                  .judge = L->o->judge,
+                                  .judge_opts = L->o->judge_opts,
+                                  .goal = L->r->goal};
     rein_error herr;
 
     if (rein_verify_run(L->o->protocols, &vo, &it->report, err) != REIN_OK)

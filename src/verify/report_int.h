@@ -30,8 +30,8 @@ struct rein__presult {
     char signature[17];  /* "" unless failed */
     double own_confidence;
     double confidence; /* after propagation */
-    json_t *judge;      /* owned: the judge's result for a judged protocol, or NULL */
-    char *review_why;   /* owned: why a person must look (the judge's NEEDS_REVIEW), or NULL */
+    json_t *judge;     /* owned: the judge's result for a judged protocol, or NULL */
+    char *review_why;  /* owned: why a person must look (the judge's NEEDS_REVIEW), or NULL */
 };
 
 /* What a judged protocol (FUNCTIONALITY or ARCHITECT without steps) needs. Borrowed. */

@@ -460,7 +460,6 @@ static void test_modes_and_only_from_cli(void **state)
     cleanup(dir);
 }
 
-
 /* A program is there (exit 0 for `cmd`). */
 static bool have(const char *cmd)
 {
@@ -480,13 +479,12 @@ static void test_coverage_threshold_c_project(void **state)
 {
     char *dir;
     json_t *j;
-    static const char yaml[] =
-        "protocols:\n"
-        "  TEST:\n"
-        "    coverage_threshold: %s\n"
-        "    steps:\n"
-        "      - command: make -s cov\n"
-        "        coverage: build/coverage.json\n";
+    static const char yaml[] = "protocols:\n"
+                               "  TEST:\n"
+                               "    coverage_threshold: %s\n"
+                               "    steps:\n"
+                               "      - command: make -s cov\n"
+                               "        coverage: build/coverage.json\n";
     char text[400];
 
     (void)state;

@@ -189,29 +189,30 @@ static void test_judge_pass_and_fail(void **state)
 
     (void)state;
     /* Group 3 runs both in parallel: the replies are matched to the prompts. */
-    assert_rein_ok(ms_script(ms,
-                             "[{\"match\": {\"body_contains\": \"The code must have this "
-                             "behaviour\"}, \"tool_calls\": [{\"name\": \"verdict\", "
-                             "\"arguments\": \"{\\\"functionality_score\\\": 3, "
-                             "\\\"quality_score\\\": 7, \\\"risks\\\": [\\\"9 is called "
-                             "prime: the loop stops before d*d == n\\\"], \\\"verdict\\\": "
-                             "\\\"FAIL\\\", \\\"reasoning\\\": \\\"squares of primes pass\\\"}\"}]},"
-                             " {\"match\": {\"body_contains\": \"Review the architecture\"}, "
-                             "\"tool_calls\": [{\"name\": \"verdict\", \"arguments\": "
-                             "\"{\\\"functionality_score\\\": 8, \\\"quality_score\\\": 8, "
-                             "\\\"risks\\\": [], \\\"verdict\\\": \\\"PASS\\\", "
-                             "\\\"reasoning\\\": \\\"one small file\\\"}\"}]}]",
-                             false, NULL),
-                   NULL);
+    assert_rein_ok(
+        ms_script(ms,
+                  "[{\"match\": {\"body_contains\": \"The code must have this "
+                  "behaviour\"}, \"tool_calls\": [{\"name\": \"verdict\", "
+                  "\"arguments\": \"{\\\"functionality_score\\\": 3, "
+                  "\\\"quality_score\\\": 7, \\\"risks\\\": [\\\"9 is called "
+                  "prime: the loop stops before d*d == n\\\"], \\\"verdict\\\": "
+                  "\\\"FAIL\\\", \\\"reasoning\\\": \\\"squares of primes pass\\\"}\"}]},"
+                  " {\"match\": {\"body_contains\": \"Review the architecture\"}, "
+                  "\"tool_calls\": [{\"name\": \"verdict\", \"arguments\": "
+                  "\"{\\\"functionality_score\\\": 8, \\\"quality_score\\\": 8, "
+                  "\\\"risks\\\": [], \\\"verdict\\\": \\\"PASS\\\", "
+                  "\\\"reasoning\\\": \\\"one small file\\\"}\"}]}]",
+                  false, NULL),
+        NULL);
     free(test_write_file(dir, "NOTES.md", "a new file, so ARCHITECT has a diff\n"));
     o = verify(dir, ms, goal);
     assert_int_equal(o.code, 1);
     assert_string_equal(str(proto(&o, "FUNCTIONALITY"), "status"), "failed");
     assert_contains(str(proto(&o, "FUNCTIONALITY"), "reason"), "the judge: squares of primes pass");
-    assert_contains(str(json_array_get(json_object_get(proto(&o, "FUNCTIONALITY"), "diagnostics"),
-                                       0),
-                        "message"),
-                    "9 is called prime");
+    assert_contains(
+        str(json_array_get(json_object_get(proto(&o, "FUNCTIONALITY"), "diagnostics"), 0),
+            "message"),
+        "9 is called prime");
     assert_string_equal(str(proto(&o, "ARCHITECT"), "status"), "passed");
     assert_int_equal(ms_request_count(ms), 2);
     for (size_t i = 0; i < 2; i++) {
