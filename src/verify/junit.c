@@ -336,10 +336,8 @@ static void flush(struct rein__junit *j, bool final)
     while (pos < j->len && j->state != J_STOPPED && !j->oom) {
         if (j->state == J_WAIT) {
             const char *lt = memchr(j->buf + pos, '<', j->len - pos);
-            if (!lt) {
-                pos = j->len;
+            if (!lt)
                 break;
-            }
             pos = (size_t)(lt - j->buf);
             if (!parser_start(j))
                 break;

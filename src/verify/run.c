@@ -635,10 +635,14 @@ static bool compute_signature(struct rein__presult *p, bool timed_out, int exit_
                                           parts[1] ? parts[1] : "", parts[2] ? parts[2] : "",
                                           parts[3] ? parts[3] : "", parts[4] ? parts[4] : "")
                           : NULL;
+        if (!ok) {
+            rein_free(joined);
+            break;
+        }
         items[n] = joined ? normalize(joined, strlen(joined)) : NULL;
         rein_free(joined);
-        ok = ok && items[n];
-        n += items[n] != NULL;
+        ok = items[n] != NULL;
+        n += ok;
     }
     if (ok && nd == 0) {
         /* Nothing parsed: the last lines of the output say what failed. */
