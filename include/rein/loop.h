@@ -30,9 +30,14 @@
  * State between iterations: one conversation carries over, so the model sees what it did and
  * what came of it and does not repeat work; when it outgrows the model's context, the agent
  * shortens old tool results first (include/rein/agent.h), and the observations' "tried so
- * far" lines keep the earlier iterations' gist. A blocking (P0) failure does not stop the
- * loop unless stop_on_blocking is set: the loop exists to fix failures, and the detectors
- * (same error, no progress, repeated state, oscillation) bound it.
+ * far" lines keep the earlier iterations' gist. A blocking (P0) failure stops the loop with
+ * blocking_failure, as the seed's decision tree says (P0 failed → FAILED); keep_going makes
+ * the loop iterate on it instead, bounded by the detectors (same error, no progress,
+ * repeated state, oscillation).
+ *
+ * Without a protocol file (protocols NULL) the loop derives its criteria from the goal and
+ * the project (rein_verify_criteria_derive): they are sent as a "criteria" event before the
+ * first iteration and kept in the result.
  *
  * An agent turn that ends for a limit (max_iterations, stalled, timeout, token budget) is
  * still checked: it may have changed the tree. A turn whose model could not be asked
@@ -57,6 +62,8 @@ typedef struct rein_loop_result rein_loop_result;
 
 /*
  * Loop events, each a JSON object (borrowed for the callback) with "type" and "iteration":
+ *   {"type":"criteria","iteration":0,"criteria":{…rein_verify_criteria_json()…}}  derived
+ *                                                                    criteria, before the first
  *   {"type":"iteration","iteration":1,"max_iterations":10}          an iteration starts
  *   {"type":"agent","iteration":1,"stop_reason":"final_answer","text":"…","tool_calls":3}
  *   {"type":"report","iteration":1,"report":{…rein_verify_report_json()…}}
@@ -69,15 +76,17 @@ typedef void (*rein_loop_event_fn)(const json_t *event, void *userdata);
 /* Options. A zeroed struct means every default; members are only ever appended. */
 struct rein_loop_opts {
     const char *cwd;                         /* borrowed; the working tree; NULL: current dir */
-    const rein_verify_config *protocols;     /* borrowed; required */
+    const rein_verify_config *protocols;     /* borrowed; NULL: criteria derived from the goal
+                                                and the project (rein_verify_criteria_derive) */
     enum rein_verify_mode mode;              /* DEFAULT: the protocol file's */
     const char *const *until;                /* borrowed NULL-terminated protocol names that must
                                             pass; NULL: every protocol the mode selects */
     const char *base;                        /* borrowed revision for changes, claims and the
                                             judge's diff; NULL: HEAD */
     struct rein_verify_term_opts term;       /* limits and detectors (max_iterations 10, …);
-                                            continue_on_blocking is ignored: see below */
-    bool stop_on_blocking;                   /* stop at a P0 failure, as the seed's tree does */
+                                            continue_on_blocking is ignored: see keep_going */
+    bool stop_on_blocking;                   /* stop at a P0 failure: the default now, kept for
+                                            callers that set it */
     const struct rein_agent_turn_opts *turn; /* borrowed; each turn's options (limits, mode,
                                             on_event for the agent's events, approvals); the
                                             loop sets cancel (when NULL) and trace_id */
@@ -87,14 +96,15 @@ struct rein_loop_opts {
     rein_pool *pool; /* borrowed; for parallel protocols; may be NULL */
     rein_loop_event_fn on_event;
     void *event_data;
+    bool keep_going; /* iterate on after a P0 failure instead of stopping (blocking_failure) */
 };
 
 /*
  * Runs the loop for goal (borrowed) with agent (borrowed; its registry must offer the tools
  * that change the tree, e.g. process skills) as opts (borrowed) say. Returns REIN_OK with a
  * new result whenever the loop ran, whatever its outcome; fails before the first turn with
- * REIN_EINVAL (no goal or protocols, a name in `until` the protocol file does not declare,
- * an unusable working tree: err says which) or REIN_ENOMEM.
+ * REIN_EINVAL (no goal, a name in `until` the protocol file does not declare, an unusable
+ * working tree: err says which) or REIN_ENOMEM.
  */
 REIN_EXTERN rein_err rein_loop_run(rein_agent *agent, const char *goal,
                                    const struct rein_loop_opts *opts, rein_loop_result **out,
@@ -118,6 +128,9 @@ REIN_EXTERN const char *rein_loop_result_message(const rein_loop_result *r);
 REIN_EXTERN const char *rein_loop_result_suggestion(const rein_loop_result *r);
 /* The agent's last answer. Borrowed, never NULL. */
 REIN_EXTERN const char *rein_loop_result_answer(const rein_loop_result *r);
+/* The criteria derived from the goal (rein_verify_criteria_json, borrowed), or NULL when the
+ * loop was given a protocol file. */
+REIN_EXTERN const json_t *rein_loop_result_criteria(const rein_loop_result *r);
 /* The last verification report and judge result (borrowed), or NULL when none. */
 REIN_EXTERN const rein_verify_report *rein_loop_result_report(const rein_loop_result *r);
 REIN_EXTERN const rein_verify_judge_result *rein_loop_result_judge(const rein_loop_result *r);
@@ -133,6 +146,7 @@ REIN_EXTERN const rein_verify_judge_result *rein_loop_result_judge(const rein_lo
  *                 "priority"}], "refuted_claims": [{"text", "evidence"}], "judge"?: {…},
  *                 "summary", "decision": {"action", "reason", "progress", "extended"}}],
  *    "report": {…the last report…} | null, "judge": {…the last judge result…} | null,
+ *    "criteria": {…rein_verify_criteria_json()…} | null,
  *    "meta": {"input_tokens", "output_tokens", "model_calls", "tool_calls", "latency_ms"}}
  */
 REIN_EXTERN json_t *rein_loop_result_json(const rein_loop_result *r);

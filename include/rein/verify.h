@@ -301,6 +301,74 @@ REIN_EXTERN size_t rein_verify_config_protocol_count(const rein_verify_config *c
 REIN_EXTERN const char *rein_verify_config_protocol_name(const rein_verify_config *cfg, size_t i);
 REIN_EXTERN bool rein_verify_config_has_protocol(const rein_verify_config *cfg, const char *name);
 
+/* ---- projects and criteria ------------------------------------------------------------ */
+
+/* What rein_verify_project_detect found, a bit each. */
+enum rein_verify_project_kind {
+    REIN_VERIFY_PROJECT_CMAKE = 1u << 0,
+    REIN_VERIFY_PROJECT_MAKE = 1u << 1,
+    REIN_VERIFY_PROJECT_NODE = 1u << 2, /* npm, yarn or pnpm */
+    REIN_VERIFY_PROJECT_TYPESCRIPT = 1u << 3,
+    REIN_VERIFY_PROJECT_PYTHON = 1u << 4,
+    REIN_VERIFY_PROJECT_CARGO = 1u << 5,
+    REIN_VERIFY_PROJECT_GO = 1u << 6,
+    REIN_VERIFY_PROJECT_MAVEN = 1u << 7,
+    REIN_VERIFY_PROJECT_GRADLE = 1u << 8,
+    REIN_VERIFY_PROJECT_HAS_TESTS = 1u << 9,   /* a test command was found */
+    REIN_VERIFY_PROJECT_HAS_LINTER = 1u << 10, /* a linter was found */
+};
+
+typedef struct rein_verify_project rein_verify_project;
+
+/*
+ * Looks at the files of dir (borrowed; NULL: the current directory), without running
+ * anything, for CMake/Make, npm/yarn/pnpm, TypeScript, ESLint, pytest/tox, ruff, cargo, go,
+ * Maven/Gradle and clang-tidy, and the build, type-check, lint and test commands they imply.
+ * Returns a new result (possibly of nothing), or NULL with err set: REIN_ENOTFOUND when dir
+ * is not a folder, REIN_ENOMEM.
+ */
+REIN_EXTERN rein_verify_project *rein_verify_project_detect(const char *dir, rein_error *err);
+REIN_EXTERN void rein_verify_project_free(rein_verify_project *p);
+/* enum rein_verify_project_kind bits. */
+REIN_EXTERN unsigned rein_verify_project_kinds(const rein_verify_project *p);
+/* A new {"found": [{"kind", "evidence"}], "has_tests", "has_linter", "typescript"}; NULL on
+ * ENOMEM. */
+REIN_EXTERN json_t *rein_verify_project_json(const rein_verify_project *p);
+/*
+ * The protocol file for the project (what `rein verify --init` writes): BUILD (P0),
+ * TYPECHECK, LINT and TEST (P1) with the commands found, and a comment naming what was
+ * found. New text, or NULL when nothing was found (or memory is exhausted).
+ */
+REIN_EXTERN char *rein_verify_project_yaml(const rein_verify_project *p);
+
+typedef struct rein_verify_criteria rein_verify_criteria;
+
+/*
+ * Success criteria derived from a request (002, 2.2): goal's action verbs (English,
+ * simplified and traditional Chinese: implement/add 實作/新增/实现, fix 修復/修复, refactor
+ * 重構/重构) mapped by the seed's table, its constraints ("don't change the API", 保持向後相容),
+ * and the implicit ones (no syntax errors always; no type errors in TypeScript; tests pass
+ * when the project has tests; lint passes when it has a linter; no TODO added, desired), each
+ * with a priority (P0 compiles, P1 tests/lint/types and the verbs', P2 desired) and the
+ * protocol that checks it, in the project at dir (borrowed; NULL: current directory). goal is
+ * borrowed. New result, or NULL with err set (REIN_EINVAL without a goal, REIN_ENOTFOUND,
+ * REIN_ENOMEM).
+ */
+REIN_EXTERN rein_verify_criteria *rein_verify_criteria_derive(const char *goal, const char *dir,
+                                                              rein_error *err);
+REIN_EXTERN void rein_verify_criteria_free(rein_verify_criteria *c);
+/* The protocols that check them (borrowed, valid while c is). */
+REIN_EXTERN const rein_verify_config *rein_verify_criteria_config(const rein_verify_criteria *c);
+/*
+ * {"goal", "verbs": [{"class": "implement"|"fix"|"refactor", "word"}], "constraints":
+ * [text], "project": {…rein_verify_project_json…}, "criteria": [{"id", "priority",
+ * "protocol", "source", "checked", "why"?}]} (borrowed). A criterion whose protocol has
+ * nothing to run in the project is kept with checked false and why.
+ */
+REIN_EXTERN const json_t *rein_verify_criteria_json(const rein_verify_criteria *c);
+/* One line per criterion, for a person (borrowed). */
+REIN_EXTERN const char *rein_verify_criteria_text(const rein_verify_criteria *c);
+
 /* ---- working-tree changes ------------------------------------------------------------- */
 
 /*
@@ -552,18 +620,20 @@ struct rein_verify_iteration {
 };
 
 struct rein_verify_term_opts {
-    int max_iterations;         /* 0: 10 */
-    int same_error_limit;       /* the same failing signatures this many times in a row: 3 */
-    int no_progress_limit;      /* this many iterations in a row without progress: 5 */
-    int convergence_limit;      /* this many tiny improvements in a row while below the
+    int max_iterations;          /* 0: 10 */
+    int same_error_limit;        /* the same failing signatures this many times in a row: 3 */
+    int no_progress_limit;       /* this many iterations in a row without progress: 5 */
+    int convergence_limit;       /* this many tiny improvements in a row while below the
                                    goal: 3 */
-    double convergence_epsilon; /* an improvement smaller than this is tiny: 0.01 */
-    double progress_goal;       /* 1.0 */
-    double min_confidence;      /* below: stop (REIN_VERIFY_CONFIDENCE_GIVE_UP) */
-    int progress_window;        /* extend the limit when one of the last N made progress: 3 */
-    bool continue_on_blocking;  /* the seed stops at once on a P0 failure; a fixing loop may
+    double convergence_epsilon;  /* an improvement smaller than this is tiny: 0.01 */
+    double progress_goal;        /* 1.0 */
+    double min_confidence;       /* below: stop (REIN_VERIFY_CONFIDENCE_GIVE_UP) */
+    int progress_window;         /* extend the limit when one of the last N made progress: 3 */
+    bool continue_on_blocking;   /* the seed stops at once on a P0 failure; a fixing loop may
                                    prefer to iterate, bounded by the detectors */
-    bool no_extension;          /* never extend the limit */
+    bool no_extension;           /* never extend the limit */
+    double oscillation_variance; /* the last five values of the metric vary less than this
+                                    while going up and down: oscillation; 0: 0.01 */
 };
 
 enum rein_verify_action {

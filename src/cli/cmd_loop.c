@@ -5,7 +5,7 @@
  *             [--mode minimal|standard|thorough|full] [--judge] [--judge-model M]
  *             [--json] [--events] [--provider P] [--model M] [--base-url URL]
  *             [--provider-config FILE] [--skills DIR] [--root DIR] [--base REV]
- *             [--timeout MS] [--max-tokens N] [--max-tool-calls N] [--stop-on-blocking]
+ *             [--timeout MS] [--max-tokens N] [--max-tool-calls N] [--keep-going]
  *             [--yes]
  *
  * The agent works on GOAL in the current directory with the tools of the registry: the
@@ -13,7 +13,9 @@
  * write or exec tool of its own: the tools that change the tree are skills the user chose).
  * After each answer the protocols of rein-verify.yaml (or --config FILE, as for `rein
  * verify`) run, and what failed goes back to the agent, until the protocols named in --until
- * pass or the loop stops for a named reason. The model comes from the provider flags, the
+ * pass or the loop stops for a named reason. Without a protocol file the criteria are derived
+ * from GOAL's verbs and the project (printed before the first iteration). The model comes
+ * from the provider flags, the
  * environment, and the provider configuration (--provider-config, else REIN_CONFIG), as for
  * `rein chat`; the judge (--judge) uses the same provider, or --judge-model on it.
  *
@@ -25,7 +27,8 @@
  * Exit status: 0 the criteria hold (success, success_with_warnings); 1 the loop stopped
  * without them; 2 usage or a configuration that cannot work (no protocol file, an --until
  * name it does not declare, no model); 3 the checks hold but a person must review (the
- * judge said NEEDS_REVIEW or gave no valid verdict, or layer 6 asked for review).
+ * judge said NEEDS_REVIEW or gave no valid verdict, or layer 6 asked for review). A failing
+ * P0 protocol stops the loop (blocking_failure) unless --keep-going is given.
  */
 #include "cli.h"
 
@@ -48,7 +51,7 @@ struct loop_opts {
     enum rein_verify_mode mode;
     int max_iterations;
     struct rein_agent_turn_opts turn;
-    bool judge, stop_on_blocking;
+    bool judge, keep_going;
 };
 
 struct out {
@@ -64,13 +67,16 @@ static void usage(FILE *out)
             "                 [--json] [--events] [--provider P] [--model M] [--base-url URL]\n"
             "                 [--provider-config FILE] [--skills DIR] [--root DIR] [--base REV]\n"
             "                 [--timeout MS] [--max-tokens N] [--max-tool-calls N]\n"
-            "                 [--stop-on-blocking] [--yes]\n\n"
+            "                 [--keep-going] [--yes]\n\n"
             "Lets the agent work on GOAL in the current directory until the verification\n"
             "protocols hold: after each answer the protocols run, and what failed (with the end\n"
             "of its output, and any claim the tree refutes) goes back to the agent. The loop\n"
             "stops with a named reason: success, same_error (the same failure 3 times in a row),\n"
             "no_progress (5 iterations), repeated_state, oscillation, max_iterations (extended\n"
-            "by half once when the last iterations made progress), needs_review, ...\n\n"
+            "by half once when the last iterations made progress), blocking_failure (a P0\n"
+            "protocol failed), needs_review, ... Without rein-verify.yaml the criteria come\n"
+            "from GOAL's verbs (implement/add, fix, refactor; 實作/新增, 修復, 重構 and the\n"
+            "simplified forms) and the project (tests, linter, TypeScript), shown first.\n\n"
             "  --until NAMES       protocols that must pass (default: all the mode selects)\n"
             "  --max-iterations N  iteration limit (default 10)\n"
             "  --config FILE       protocol file (default rein-verify.yaml/.yml/.json here)\n"
@@ -84,7 +90,7 @@ static void usage(FILE *out)
             "  --root DIR          folders the built-in skills may read (default: here)\n"
             "  --base REV          compare changes, claims and the diff with REV, not HEAD\n"
             "  --timeout MS, --max-tokens N, --max-tool-calls N: limits of each agent turn\n"
-            "  --stop-on-blocking  stop at once when a P0 protocol fails\n"
+            "  --keep-going        iterate on after a P0 protocol fails (default: stop)\n"
             "  --yes               allow destructive tools (refused otherwise)\n"
             "  --json              print the result object; --events: events as JSON lines\n\n"
             "Exit status: 0 the criteria hold, 1 stopped without them, 2 usage or unusable\n"
@@ -142,8 +148,9 @@ static int switch_flag(struct loop_opts *o, const char *a)
 {
     if (strcmp(a, "--judge") == 0)
         o->judge = true;
-    else
-        o->stop_on_blocking = true;
+    else if (strcmp(a, "--keep-going") == 0)
+        o->keep_going = true;
+    /* --stop-on-blocking is the default now; it is still accepted. */
     return CLI_EXIT_OK;
 }
 
@@ -181,7 +188,7 @@ static int parse_args(int argc, char **argv, struct loop_opts *o)
         "--base",  "--judge-model",    "--timeout", "--max-tokens", "--max-tool-calls",
         NULL};
     static const char *const switches[] = {
-        "--judge", "--json", "--events", "--yes", "--stop-on-blocking", NULL};
+        "--judge", "--json", "--events", "--yes", "--keep-going", "--stop-on-blocking", NULL};
     static const struct cli_args args = {"loop",      usage,  valued, switches,
                                          loop_option, "goal", true};
 
@@ -190,16 +197,14 @@ static int parse_args(int argc, char **argv, struct loop_opts *o)
 
 /* ---- what the loop needs ---- */
 
-static rein_verify_config *load_protocols(const struct loop_opts *o, rein_error *err)
+/* The protocol file, or NULL with *derive set when there is none here: the loop then
+ * derives the criteria from the goal. */
+static rein_verify_config *load_protocols(const struct loop_opts *o, bool *derive, rein_error *err)
 {
     rein_verify_config *cfg =
         o->config ? rein_verify_config_load(o->config, err) : rein_verify_config_find(NULL, err);
 
-    if (!cfg && !o->config && err->code == REIN_ENOTFOUND)
-        rein_error_set(err, REIN_ENOTFOUND,
-                       "no rein-verify.yaml (or .yml, .json) here: the loop needs protocols to "
-                       "check the work against (see 'rein verify --help' for the format, or "
-                       "pass --config FILE)");
+    *derive = !cfg && !o->config && err->code == REIN_ENOTFOUND;
     return cfg;
 }
 
@@ -253,7 +258,22 @@ static void print_progress(const json_t *ev)
     const char *type = json_string_value(json_object_get(ev, "type"));
     int n = (int)json_integer_value(json_object_get(ev, "iteration"));
 
-    if (strcmp(type, "iteration") == 0) {
+    if (strcmp(type, "criteria") == 0) {
+        const json_t *c = json_object_get(ev, "criteria"), *k;
+        size_t i;
+        fprintf(stderr, "rein: no protocol file: criteria derived from the goal and the "
+                        "project:\n");
+        json_array_foreach(json_object_get(c, "criteria"), i, k)
+        {
+            const char *why = json_string_value(json_object_get(k, "why"));
+            fprintf(stderr, "rein:   %s %-22s %-13s (%s)%s%s\n",
+                    json_string_value(json_object_get(k, "priority")),
+                    json_string_value(json_object_get(k, "id")),
+                    json_string_value(json_object_get(k, "protocol")),
+                    json_string_value(json_object_get(k, "source")), why ? ": not checked, " : "",
+                    why ? why : "");
+        }
+    } else if (strcmp(type, "iteration") == 0) {
         fprintf(stderr, "rein: iteration %d of %lld: the agent is working\n", n,
                 (long long)json_integer_value(json_object_get(ev, "max_iterations")));
     } else if (strcmp(type, "agent") == 0) {
@@ -354,7 +374,8 @@ static void print_result(const struct loop_opts *o, const rein_loop_result *r)
 /* ---- the command ---- */
 
 struct parts {
-    rein_verify_config *protocols;
+    rein_verify_config *protocols; /* NULL: derived from the goal */
+    bool derive;
     struct cli_parts c; /* the provider, the registry, the agent */
     rein_provider *judge;
     rein_cancel *cancel;
@@ -362,8 +383,8 @@ struct parts {
 
 static int setup(const struct loop_opts *o, struct parts *p, rein_error *err)
 {
-    p->protocols = load_protocols(o, err);
-    if (!p->protocols)
+    p->protocols = load_protocols(o, &p->derive, err);
+    if (!p->protocols && !p->derive)
         return CLI_EXIT_USAGE;
     if (!cli_provider_configured(&o->setup)) {
         rein_error_set(err, REIN_EINVAL,
@@ -404,7 +425,7 @@ static int run(struct loop_opts *o, struct parts *p)
                                 .until = o->has_until ? o->until : NULL,
                                 .base = o->base,
                                 .term = {.max_iterations = o->max_iterations},
-                                .stop_on_blocking = o->stop_on_blocking,
+                                .keep_going = o->keep_going,
                                 .turn = &o->turn,
                                 .judge = o->judge ? (p->judge ? p->judge : p->c.provider) : NULL,
                                 .cancel = p->cancel,

@@ -25,7 +25,7 @@ struct verify_args {
     char *only_text;
     const char **only;
     enum rein_verify_mode mode;
-    bool json, judge;
+    bool json, judge, init, force;
     struct cli_setup setup; /* the judge's model: --provider, --model, --base-url, config */
 };
 
@@ -36,7 +36,8 @@ static void verify_usage(FILE *out)
         "usage: rein verify [--config FILE] [--mode minimal|standard|thorough|full] [--json]\n"
         "                   [--only NAME[,NAME...]] [--claims FILE|-] [--base REV]\n"
         "                   [--goal TEXT] [--judge] [--judge-model M] [--provider P]\n"
-        "                   [--model M] [--base-url URL] [--provider-config FILE]\n\n"
+        "                   [--model M] [--base-url URL] [--provider-config FILE]\n"
+        "       rein verify --init [--force]\n\n"
         "Runs the verification protocols (BUILD, LINT, TEST, FUNCTIONALITY, ARCHITECT and\n"
         "custom ones) declared in rein-verify.yaml (or .yml, .json) in the current\n"
         "directory, and prints each protocol's status, duration and counts and the verdict.\n\n"
@@ -53,7 +54,11 @@ static void verify_usage(FILE *out)
         "                  --provider/--model/--base-url/--provider-config (or REIN_PROVIDER,\n"
         "                  REIN_MODEL, REIN_CONFIG; used whenever one is configured); without a\n"
         "                  model they are unverifiable; --judge-model M names the judge's model\n"
-        "  --json          print the report as JSON\n\n"
+        "  --json          print the report as JSON\n"
+        "  --init          look at the project (CMake, Make, npm/yarn/pnpm, TypeScript, ESLint,\n"
+        "                  pytest/tox, ruff, cargo, go, Maven, Gradle, clang-tidy) and write\n"
+        "                  rein-verify.yaml with the BUILD, TYPECHECK, LINT and TEST steps it\n"
+        "                  implies; --force replaces an existing one\n\n"
         "A minimal rein-verify.yaml:\n"
         "  protocols:\n"
         "    BUILD: {priority: P0, steps: [{command: make all, timeout: 300}]}\n"
@@ -104,6 +109,11 @@ static int parse_args(int argc, char **argv, struct verify_args *a)
         }
         if (cli_is_flag(arg, NULL, "--judge")) {
             a->judge = true;
+            continue;
+        }
+        if (cli_is_flag(arg, NULL, "--init") || cli_is_flag(arg, NULL, "--force")) {
+            a->init |= strcmp(arg, "--init") == 0;
+            a->force |= strcmp(arg, "--force") == 0;
             continue;
         }
         if (val && cli_setup_option(&a->setup, arg, val) >= 0) {
@@ -394,6 +404,56 @@ static int run(const struct verify_args *a, const char *claims, size_t claims_le
     return code;
 }
 
+/* --init: writes rein-verify.yaml for the project in the current directory. */
+static int init_protocols(const struct verify_args *a)
+{
+    static const char path[] = "rein-verify.yaml";
+    rein_verify_project *pj;
+    rein_verify_config *check;
+    bool written;
+    char *yaml;
+    rein_error err;
+    FILE *f;
+
+    rein_error_clear(&err);
+    if (!a->force &&
+        (access("rein-verify.yaml", F_OK) == 0 || access("rein-verify.yml", F_OK) == 0 ||
+         access("rein-verify.json", F_OK) == 0))
+        return cli_usage_error("verify: a protocol file is already here; --init --force "
+                               "replaces it");
+    pj = rein_verify_project_detect(NULL, &err);
+    if (!pj) {
+        cli_print_error(&err);
+        return CLI_EXIT_FAIL;
+    }
+    yaml = rein_verify_project_yaml(pj);
+    rein_verify_project_free(pj);
+    if (!yaml)
+        return cli_usage_error("verify: found nothing to check here (no CMakeLists.txt, "
+                               "Makefile, package.json, pyproject.toml, tox.ini, Cargo.toml, "
+                               "go.mod, pom.xml or build.gradle)");
+    /* What is written must load: the same rules as any protocol file. */
+    check = rein_verify_config_parse(yaml, strlen(yaml), path, &err);
+    if (!check) {
+        rein_free(yaml);
+        cli_print_error(&err);
+        return CLI_EXIT_FAIL;
+    }
+    rein_verify_config_free(check);
+    f = fopen(path, "w");
+    written = f && fputs(yaml, f) != EOF;
+    if (f && fclose(f) != 0)
+        written = false;
+    if (!written) {
+        rein_free(yaml);
+        return cli_usage_error("verify: cannot write %s", path);
+    }
+    fputs(yaml, stdout);
+    fprintf(stderr, "rein: wrote %s; run `rein verify` to check the project\n", path);
+    rein_free(yaml);
+    return CLI_EXIT_OK;
+}
+
 int cmd_verify(int argc, char **argv)
 {
     struct verify_args a = {0};
@@ -410,6 +470,10 @@ int cmd_verify(int argc, char **argv)
     }
     if (code)
         goto out;
+    if (a.init) {
+        code = init_protocols(&a);
+        goto out;
+    }
     if (a.claims) {
         claims = read_claims(a.claims, &claims_len);
         if (!claims) {

@@ -38,6 +38,7 @@ struct rein_loop_result {
     rein_verify_report *report;      /* the last one, or NULL */
     rein_verify_judge_result *judge; /* the last one, or NULL */
     json_t *history;                 /* iteration records */
+    rein_verify_criteria *criteria;  /* derived from the goal, or NULL */
     int64_t input_tokens, output_tokens, latency_ms;
     int model_calls;
     size_t tool_calls;
@@ -55,6 +56,8 @@ struct loop {
     rein_cancel *cancel; /* the loop's (opts.cancel), may be NULL */
     char *message;       /* the next user message */
     int64_t start_ms;
+    const rein_verify_config *protocols; /* the caller's, or the derived criteria's */
+    rein_verify_criteria *criteria;      /* derived (handed to the result), or NULL */
 };
 
 /* ---- the result ---- */
@@ -70,7 +73,13 @@ void rein_loop_result_free(rein_loop_result *r)
     rein_verify_report_free(r->report);
     rein_verify_judge_result_free(r->judge);
     json_decref(r->history);
+    rein_verify_criteria_free(r->criteria);
     rein_free(r);
+}
+
+const json_t *rein_loop_result_criteria(const rein_loop_result *r)
+{
+    return r->criteria ? rein_verify_criteria_json(r->criteria) : NULL;
 }
 
 enum rein_verify_stop_reason rein_loop_result_reason(const rein_loop_result *r)
@@ -181,6 +190,9 @@ json_t *rein_loop_result_json(const rein_loop_result *r)
         json_object_set_new(o, "trace_id", json_string(r->trace_id)) ||
         json_object_set_new(o, "history", json_deep_copy(r->history)) ||
         json_object_set_new(o, "report", report) || json_object_set_new(o, "judge", judge) ||
+        json_object_set_new(o, "criteria",
+                            r->criteria ? json_deep_copy(rein_verify_criteria_json(r->criteria))
+                                        : json_null()) ||
         json_object_set_new(o, "meta", meta)) {
         json_decref(o);
         return NULL;
@@ -332,7 +344,7 @@ static rein_err run_checks(struct loop *L, struct iteration *it, rein_error *err
                                   .goal = L->r->goal};
     rein_error herr;
 
-    if (rein_verify_run(L->o->protocols, &vo, &it->report, err) != REIN_OK)
+    if (rein_verify_run(L->protocols, &vo, &it->report, err) != REIN_OK)
         return err ? err->code : REIN_EINTERNAL;
     it->verdict = rein_verify_report_verdict(it->report);
     /* A tree too large to hash only switches off repeated-state detection. */
@@ -591,7 +603,7 @@ static rein_err next_message(struct loop *L, struct iteration *it)
     struct rein__loop_observation ob = {.iteration = it->n,
                                         .max_iterations = L->r->max_iterations,
                                         .extended = it->d.extended,
-                                        .cfg = L->o->protocols,
+                                        .cfg = L->protocols,
                                         .report = L->r->report,
                                         .judge = L->r->judge,
                                         .history = L->r->history};
@@ -660,16 +672,41 @@ out:
 
 /* ---- the run ---- */
 
+/* Without a protocol file: the criteria of the goal and the project, announced before the
+ * first iteration. They go into the result once it exists (start). */
+static rein_err derive_criteria(struct loop *L, const char *goal, rein_error *err)
+{
+    rein_error e;
+
+    if (L->protocols)
+        return REIN_OK;
+    rein_error_clear(&e);
+    L->criteria = rein_verify_criteria_derive(goal, L->o->cwd, &e);
+    if (!L->criteria) {
+        /* Nothing to check is the caller's to fix, like an unusable working tree. */
+        if (e.code == REIN_ENOTFOUND)
+            e.code = REIN_EINVAL;
+        if (err)
+            *err = e;
+        return e.code;
+    }
+    L->protocols = rein_verify_criteria_config(L->criteria);
+    emit(L, json_pack("{s:s, s:i, s:O}", "type", "criteria", "iteration", 0, "criteria",
+                      rein_verify_criteria_json(L->criteria)));
+    return REIN_OK;
+}
+
 /* Fails with REIN_EINVAL when a name in until is not a protocol of cfg. */
-static rein_err check_until(const struct rein_loop_opts *o, rein_error *err)
+static rein_err check_until(const struct rein_loop_opts *o, const rein_verify_config *cfg,
+                            rein_error *err)
 {
     for (size_t i = 0; o->until && o->until[i]; i++) {
-        if (!rein_verify_config_has_protocol(o->protocols, o->until[i])) {
+        if (!rein_verify_config_has_protocol(cfg, o->until[i])) {
             char names[512] = "";
             size_t len = 0;
-            for (size_t k = 0; k < rein_verify_config_protocol_count(o->protocols); k++) {
+            for (size_t k = 0; k < rein_verify_config_protocol_count(cfg); k++) {
                 int w = snprintf(names + len, sizeof(names) - len, "%s%s", k ? ", " : "",
-                                 rein_verify_config_protocol_name(o->protocols, k));
+                                 rein_verify_config_protocol_name(cfg, k));
                 if (w < 0 || (size_t)w >= sizeof(names) - len)
                     break;
                 len += (size_t)w;
@@ -684,11 +721,8 @@ static rein_err check_until(const struct rein_loop_opts *o, rein_error *err)
 
 static rein_err start(struct loop *L, const char *goal, rein_error *err)
 {
-    struct rein__loop_brief brief = {.goal = goal,
-                                     .cwd = L->cwd,
-                                     .cfg = L->o->protocols,
-                                     .until = L->o->until,
-                                     .mode = L->o->mode};
+    struct rein__loop_brief brief = {
+        .goal = goal, .cwd = L->cwd, .cfg = L->protocols, .until = L->o->until, .mode = L->o->mode};
     struct rein_verify_term_opts to = L->o->term;
     struct stat st;
 
@@ -703,7 +737,7 @@ static rein_err start(struct loop *L, const char *goal, rein_error *err)
         if (rc)
             return rc;
     }
-    to.continue_on_blocking = !L->o->stop_on_blocking;
+    to.continue_on_blocking = L->o->keep_going;
     L->term = rein_verify_term_new(&to);
     L->h = rein_history_new();
     L->r = rein_calloc(1, sizeof(*L->r));
@@ -711,6 +745,8 @@ static rein_err start(struct loop *L, const char *goal, rein_error *err)
         !(L->r->history = json_array()))
         return rein_error_set(err, REIN_ENOMEM, "out of memory");
     L->r->verdict = REIN_VERIFY_FAILED;
+    L->r->criteria = L->criteria; /* the result owns them from here */
+    L->criteria = NULL;
     L->r->max_iterations = to.max_iterations > 0 ? to.max_iterations : 10;
     rein_trace_id_new(L->r->trace_id);
     if (L->o->turn)
@@ -732,10 +768,13 @@ rein_err rein_loop_run(rein_agent *agent, const char *goal, const struct rein_lo
 
     if (out)
         *out = NULL;
-    if (!agent || !goal || !goal[0] || !opts || !opts->protocols || !out)
-        return rein_error_set(err, REIN_EINVAL, "the loop needs an agent, a goal and protocols");
+    if (!agent || !goal || !goal[0] || !opts || !out)
+        return rein_error_set(err, REIN_EINVAL, "the loop needs an agent and a goal");
     L.cancel = opts->cancel;
-    rc = check_until(opts, err);
+    L.protocols = opts->protocols;
+    rc = derive_criteria(&L, goal, err);
+    if (!rc)
+        rc = check_until(opts, L.protocols, err);
     if (!rc)
         rc = start(&L, goal, err);
     for (int n = 1; !rc && step == STEP_NEXT; n++) {
@@ -761,6 +800,7 @@ rein_err rein_loop_run(rein_agent *agent, const char *goal, const struct rein_lo
         L.r->latency_ms = rein_now_ms() - L.start_ms;
     rein_history_free(L.h);
     rein_verify_term_free(L.term);
+    rein_verify_criteria_free(L.criteria);
     rein_free(L.message);
     if (rc) {
         rein_loop_result_free(L.r);

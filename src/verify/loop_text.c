@@ -50,7 +50,16 @@ static rein_err add_check_line(struct rein_buf *b, const struct rein__protocol *
 {
     rein_err rc = rein_buf_addf(b, "- %s (%s): ", p->name, rein_verify_priority_name(p->priority));
 
-    if (!rc)
+    if (!rc && p->judged)
+        rc = rein_buf_adds(b, p->case_command ? "a reviewer proposes cases from the goal and "
+                                                "runs them with "
+                              : strcmp(p->name, "ARCHITECT") == 0
+                                  ? "a reviewer judges the design of your change"
+                                  : "a reviewer judges whether your change does what the goal "
+                                    "asks");
+    if (!rc && p->judged && p->case_command)
+        rc = rein_buf_addf(b, "`%s`", p->case_command);
+    else if (!rc)
         rc = add_commands(b, p);
     return rc ? rc : rein_buf_addch(b, '\n');
 }

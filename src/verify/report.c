@@ -39,6 +39,7 @@ void rein_verify_report_free(rein_verify_report *r)
         rein_free(r->r[i].reason);
         rein_free(r->r[i].name);
         json_decref(r->r[i].judge);
+        json_decref(r->r[i].output);
         rein_free(r->r[i].review_why);
     }
     rein_free(r->r);
@@ -238,7 +239,8 @@ static json_t *protocol_json(const struct rein__presult *p)
         json_object_set_new(o, "confidence", p->ran ? conf_json(p->confidence) : json_null()) ||
         json_object_set_new(o, "unverified",
                             json_boolean(p->ran && p->confidence < REIN_VERIFY_CONFIDENCE_HIGH)) ||
-        (p->judge && json_object_set_new(o, "judge", json_incref(p->judge)))) {
+        (p->judge && json_object_set_new(o, "judge", json_incref(p->judge))) ||
+        (p->output && json_object_set_new(o, "output", json_incref(p->output)))) {
         json_decref(o);
         return NULL;
     }

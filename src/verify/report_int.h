@@ -31,6 +31,7 @@ struct rein__presult {
     double own_confidence;
     double confidence; /* after propagation */
     json_t *judge;     /* owned: the judge's result for a judged protocol, or NULL */
+    json_t *output;    /* owned: the JSON output_schema was applied to, or NULL */
     char *review_why;  /* owned: why a person must look (the judge's NEEDS_REVIEW), or NULL */
 };
 

@@ -678,9 +678,72 @@ static void emit(struct run *run, enum rein_verify_event ev, size_t idx)
     pthread_mutex_unlock(&run->event_lock);
 }
 
+/* The JSON document a step printed: the whole output, else its last non-empty line. New
+ * reference, or NULL. */
+static json_t *output_document(const char *text, size_t len)
+{
+    json_t *doc = json_loadb(text, len, JSON_DECODE_ANY, NULL);
+    const char *end = text + len, *start;
+
+    if (doc)
+        return doc;
+    while (end > text && strchr(" \t\r\n", end[-1]))
+        end--;
+    start = end;
+    while (start > text && start[-1] != '\n')
+        start--;
+    return start < end ? json_loadb(start, (size_t)(end - start), JSON_DECODE_ANY, NULL) : NULL;
+}
+
+/*
+ * output_schema (002's custom protocol template): the last step's JSON output must match it.
+ * The errors become the protocol's diagnostics. false with why when it does not hold;
+ * *oom when memory ran out.
+ */
+static bool output_matches(struct rein__presult *p, const struct step_out *last, char *why,
+                           size_t why_len, bool *oom)
+{
+    rein_schema_result *res;
+    struct rein__diags d = {.arr = p->diagnostics};
+    rein_error err;
+    rein_err rc;
+    size_t n;
+
+    p->output = output_document(last->output ? last->output : "", last->output_len);
+    if (!p->output) {
+        snprintf(why, why_len,
+                 "the output is not JSON, and output_schema needs the last step "
+                 "to print a JSON document");
+        return false;
+    }
+    res = rein_schema_result_new();
+    if (!res) {
+        *oom = true;
+        return false;
+    }
+    rc = rein_schema_validate(p->proto->output_schema, p->output, 0, res, &err);
+    n = rein_schema_result_count(res);
+    for (size_t i = 0; rc == REIN_EINVALID && i < n; i++) {
+        char msg[400];
+        const char *path = rein_schema_result_instance_path(res, i);
+        json_t *o = rein__diag_new(&d, "error");
+        snprintf(msg, sizeof(msg), "%s: %s", path[0] ? path : "/",
+                 rein_schema_result_message(res, i));
+        rein__diag_set_str(&d, o, "message", msg, strlen(msg));
+        if (i == 0)
+            snprintf(why, why_len, "the output does not match output_schema: %s%s", msg,
+                     n > 1 ? " (and more)" : "");
+    }
+    if (rc != REIN_OK && rc != REIN_EINVALID)
+        snprintf(why, why_len, "output_schema could not be applied: %s", err.msg);
+    rein_schema_result_free(res);
+    *oom = d.oom || rc == REIN_ENOMEM;
+    return rc == REIN_OK;
+}
+
 /* Protocol-level criteria over the summed steps. */
 static bool protocol_criteria(struct rein__presult *p, const struct step_out *last, bool timed_out,
-                              char *why, size_t why_len)
+                              char *why, size_t why_len, bool *oom)
 {
     struct rein__expr_env env = {
         last->exit_code, timed_out, p->duration_ms, &p->counts, last->output ? last->output : "",
@@ -689,6 +752,8 @@ static bool protocol_criteria(struct rein__presult *p, const struct step_out *la
     enum rein__tri t;
     double th = p->proto->coverage_threshold;
 
+    if (p->proto->output_schema && !output_matches(p, last, why, why_len, oom))
+        return false;
     if (p->proto->success) {
         t = rein__verify_expr_eval(p->proto->success, &env, note, sizeof(note));
         if (t == REIN__UNKNOWN) {
@@ -725,13 +790,16 @@ static rein_err finish_protocol(struct run *run, struct rein__presult *p, struct
     const char *tail = rein__verify_tail(last->output ? last->output : "", last->output_len,
                                          run->tail_bytes, &tail_len);
     char why[400] = "";
+    bool oom = false;
 
     p->ended_ms = rein_now_ms() - run->t0;
     p->tail = rein_strndup(tail, tail_len);
     if (!p->tail)
         return REIN_ENOMEM;
-    if (!failed_step && !protocol_criteria(p, last, timed_out, why, sizeof(why)))
+    if (!failed_step && !protocol_criteria(p, last, timed_out, why, sizeof(why), &oom))
         failed_step = "";
+    if (oom)
+        return REIN_ENOMEM;
     if (failed_step) {
         p->status = REIN_VERIFY_STATUS_FAILED;
         p->reason = failed_step[0] ? rein_asprintf("step '%s' %s", failed_step, last->why)

@@ -8,11 +8,18 @@
  *   caller asked to keep fixing); P1 failing → continue while under the limit; at the limit,
  *   extend by half once if one of the last iterations made progress, else stop.
  *   Before the limit, stop early when: the agent reports an external blocker; confidence is
- *   below 0.3; the state (tree hash + failing checks) equals the one two iterations back
- *   while the one between differs (oscillation), or the progress metric alternates a, b, a,
- *   b; the state equals any earlier one (a repeated state); the same failures come back 3
- *   times in a row; 5 iterations in a row make no progress; or the metric creeps up by less
- *   than epsilon 3 times in a row while below the goal (convergence stall).
+ *   below 0.3; the work oscillates (below); the state equals any earlier one (a repeated
+ *   state); the same failures come back 3 times in a row; 5 iterations in a row make no
+ *   progress; or the metric creeps up by less than epsilon 3 times in a row while below the
+ *   goal (convergence stall).
+ *
+ * Oscillation, the seed's "metric goes back and forth between A and B", is any of: the
+ * variance of the last five values of the tracked metric (the progress) is below the
+ * threshold (0.01) while they go up and down (a flat line is the no-progress detector's, a
+ * steady climb the convergence detector's); the metric alternates a, b, a, b; the failure
+ * signatures alternate A, B, A, B (the same two failures in turn, the metric not improving);
+ * or the state (tree hash + failing checks) equals the one two iterations back while the one
+ * between differs.
  *
  * Progress means: the metric beat its best so far, fewer checks fail than ever before, or
  * the failures are ones never seen before (the error is changing). The first iteration is
@@ -52,6 +59,8 @@ struct rein_verify_term {
     size_t min_failing;
     struct rein_buf message;
     struct rein_buf suggestion;
+    int osc;         /* enum osc of the last oscillation stop */
+    double variance; /* the metric's variance when that was OSC_VARIANCE */
 };
 
 static const char *const reason_names[] = {
@@ -155,6 +164,8 @@ rein_verify_term *rein_verify_term_new(const struct rein_verify_term_opts *opts)
         t->o.min_confidence = REIN_VERIFY_CONFIDENCE_GIVE_UP;
     if (t->o.progress_window <= 0)
         t->o.progress_window = 3;
+    if (!(t->o.oscillation_variance > 0))
+        t->o.oscillation_variance = 0.01;
     t->max_iterations = t->first_max = t->o.max_iterations;
     rein_buf_init(&t->message, 1 << 16);
     rein_buf_init(&t->suggestion, 1 << 12);
@@ -295,6 +306,56 @@ static int no_progress_run(const rein_verify_term *t)
     return run;
 }
 
+/* The last five values of the metric: low variance, and they go both up and down. */
+static bool metric_variance_low(const rein_verify_term *t, double *var)
+{
+    const struct iter *h = t->h;
+    size_t n = t->n;
+    double mean = 0, v = 0;
+    bool up = false, down = false;
+
+    if (n < 5)
+        return false;
+    for (size_t i = n - 5; i < n; i++) {
+        if (isnan(h[i].progress) || h[i].progress >= t->o.progress_goal)
+            return false;
+        mean += h[i].progress / 5;
+        if (i > n - 5) {
+            up |= h[i].progress > h[i - 1].progress + 1e-9;
+            down |= h[i].progress < h[i - 1].progress - 1e-9;
+        }
+    }
+    for (size_t i = n - 5; i < n; i++)
+        v += (h[i].progress - mean) * (h[i].progress - mean) / 5;
+    *var = v;
+    return up && down && v < t->o.oscillation_variance;
+}
+
+/* The failures alternate between two signatures (A, B, A, B) and the metric does not
+ * improve over them. */
+static bool signatures_alternate(const rein_verify_term *t)
+{
+    const struct iter *h = t->h;
+    size_t n = t->n;
+
+    if (n < 4)
+        return false;
+    for (size_t i = n - 4; i < n; i++) {
+        if (!h[i].fail_key[0])
+            return false;
+    }
+    if (strcmp(h[n - 1].fail_key, h[n - 3].fail_key) != 0 ||
+        strcmp(h[n - 2].fail_key, h[n - 4].fail_key) != 0 ||
+        strcmp(h[n - 1].fail_key, h[n - 2].fail_key) == 0)
+        return false;
+    for (size_t i = n - 3; i < n; i++) {
+        if (!isnan(h[i].progress) && !isnan(h[n - 4].progress) &&
+            h[i].progress > h[n - 4].progress + t->o.convergence_epsilon)
+            return false; /* the metric climbs: that is progress, not a swing */
+    }
+    return true;
+}
+
 static bool metric_oscillates(const rein_verify_term *t)
 {
     const struct iter *h = t->h;
@@ -340,15 +401,24 @@ static size_t repeated_state(const rein_verify_term *t)
     return 0;
 }
 
-static bool oscillates(const rein_verify_term *t)
+/* Which oscillation was seen (for the message), or OSC_NONE. */
+enum osc { OSC_NONE, OSC_STATE, OSC_METRIC, OSC_SIGNATURES, OSC_VARIANCE };
+
+static enum osc oscillates(rein_verify_term *t)
 {
     const struct iter *h = t->h;
     size_t n = t->n;
 
-    return (n >= 3 && h[n - 1].has_tree && h[n - 3].has_tree && h[n - 2].has_tree &&
-            strcmp(h[n - 1].state, h[n - 3].state) == 0 &&
-            strcmp(h[n - 1].state, h[n - 2].state) != 0) ||
-           metric_oscillates(t);
+    if (n >= 3 && h[n - 1].has_tree && h[n - 3].has_tree && h[n - 2].has_tree &&
+        strcmp(h[n - 1].state, h[n - 3].state) == 0 && strcmp(h[n - 1].state, h[n - 2].state) != 0)
+        return OSC_STATE;
+    if (metric_oscillates(t))
+        return OSC_METRIC;
+    if (signatures_alternate(t))
+        return OSC_SIGNATURES;
+    if (metric_variance_low(t, &t->variance))
+        return OSC_VARIANCE;
+    return OSC_NONE;
 }
 
 static bool progress_recently(const rein_verify_term *t)
@@ -441,7 +511,18 @@ static rein_err write_message(rein_verify_term *t, enum rein_verify_stop_reason 
                                 earlier);
         break;
     case REIN_VERIFY_STOP_OSCILLATION:
-        rc = rc ? rc : rein_buf_adds(m, "the work alternates between two states.");
+        if (rc)
+            break;
+        if (t->osc == OSC_SIGNATURES)
+            rc = rein_buf_adds(m, "the failures alternate between the same two (A, B, A, B) "
+                                  "without getting closer to the goal.");
+        else if (t->osc == OSC_VARIANCE)
+            rc = rein_buf_addf(m,
+                               "the progress metric went back and forth over the last five "
+                               "iterations (variance %.4f, below %g) without reaching the goal.",
+                               t->variance, t->o.oscillation_variance);
+        else
+            rc = rein_buf_adds(m, "the work alternates between two states.");
         break;
     case REIN_VERIFY_STOP_CONVERGENCE_STALL:
         rc = rc ? rc
@@ -509,7 +590,8 @@ decide(rein_verify_term *t, const struct rein_verify_iteration *it, size_t *earl
         return REIN_VERIFY_STOP_EXTERNAL_BLOCKER;
     if (!isnan(it->confidence) && it->confidence < t->o.min_confidence)
         return REIN_VERIFY_STOP_LOW_CONFIDENCE;
-    if (oscillates(t))
+    t->osc = oscillates(t);
+    if (t->osc != OSC_NONE)
         return REIN_VERIFY_STOP_OSCILLATION;
     *earlier = repeated_state(t);
     if (*earlier)

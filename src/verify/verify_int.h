@@ -218,6 +218,10 @@ struct rein__verify_ask {
 rein_err rein__verify_ask_run(rein_provider *p, const struct rein__verify_ask *a, json_t **reply,
                               char **reason, rein_error *err);
 
+/* The YAML step lines project.c found for protocol ("BUILD", "TYPECHECK", "LINT", "TEST"),
+ * "" when none (borrowed from pj). */
+const char *rein__verify_project_steps(const rein_verify_project *pj, const char *protocol);
+
 /* ---- shared between run.c, claims and term.c ---- */
 
 /* The decision tree of the seed over the report's protocol statuses and claims. */

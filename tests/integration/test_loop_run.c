@@ -432,19 +432,42 @@ static void test_same_error_three_times(void **state)
 
 static void test_no_progress_five_iterations(void **state)
 {
+    static const char *const cycle[] = {"1101", "1011", "0111"};
     struct fx f;
     char notes[16];
 
     (void)state;
     fx_start(&f, "0000");
-    for (int i = 1; i <= 7; i++) {
+    /* One of three tests fails in turn: the first three failures are new, then none is. */
+    for (int i = 1; i <= 8; i++) {
+        snprintf(notes, sizeof(notes), "try %d", i);
+        iteration(&f, cycle[(i - 1) % 3], notes, "Changed calc.c.");
+    }
+    fx_run(&f);
+    assert_reason(&f, REIN_VERIFY_STOP_NO_PROGRESS);
+    assert_int_equal(rein_loop_result_iterations(f.r), 8);
+    assert_contains(rein_loop_result_message(f.r), "5 iterations in a row made no progress");
+    fx_stop(&f);
+}
+
+/* The issue's case: failures alternating between two signatures at a constant pass rate, the
+ * tree different every time, end as oscillation (A, B, A, B), not after seven iterations as
+ * no_progress. */
+static void test_oscillation_alternating_failures(void **state)
+{
+    struct fx f;
+    char notes[16];
+
+    (void)state;
+    fx_start(&f, "0000");
+    for (int i = 1; i <= 6; i++) {
         snprintf(notes, sizeof(notes), "try %d", i);
         iteration(&f, i % 2 ? "1101" : "1011", notes, "Changed calc.c.");
     }
     fx_run(&f);
-    assert_reason(&f, REIN_VERIFY_STOP_NO_PROGRESS);
-    assert_int_equal(rein_loop_result_iterations(f.r), 7);
-    assert_contains(rein_loop_result_message(f.r), "5 iterations in a row made no progress");
+    assert_reason(&f, REIN_VERIFY_STOP_OSCILLATION);
+    assert_int_equal(rein_loop_result_iterations(f.r), 4);
+    assert_contains(rein_loop_result_message(f.r), "the failures alternate between the same two");
     fx_stop(&f);
 }
 
@@ -589,16 +612,17 @@ static void test_blocking_failure(void **state)
     say_write_raw(&f, "calc.c", "int f1(void) { ");
     say(&f, "Rewrote calc.c.");
     iteration(&f, "1111", NULL, "Fixed the syntax error.");
+    f.o.keep_going = true;
     fx_run(&f);
-    /* The loop keeps fixing after a P0 failure by default. */
+    /* With keep_going the loop keeps fixing after a P0 failure. */
     assert_reason(&f, REIN_VERIFY_STOP_SUCCESS);
     obs = last_user(&f, 2);
     assert_contains(obs, "BUILD failed (P0, `make -s test_calc`)");
     assert_contains(obs, "Not run: TEST");
     fx_stop(&f);
 
+    /* By default a P0 failure stops the loop, as the seed's tree says (P0 → FAILED). */
     fx_start(&f, "0000");
-    f.o.stop_on_blocking = true;
     f.until[0] = "BUILD";
     f.until[1] = "TEST";
     say_write_raw(&f, "calc.c", "int f1(void) { ");
@@ -945,6 +969,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_fixed_on_anthropic_wire),
     cmocka_unit_test(test_same_error_three_times),
     cmocka_unit_test(test_no_progress_five_iterations),
+    cmocka_unit_test(test_oscillation_alternating_failures),
     cmocka_unit_test(test_repeated_state),
     cmocka_unit_test(test_oscillation),
     cmocka_unit_test(test_limit_extended_once_with_progress),

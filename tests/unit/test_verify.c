@@ -1448,16 +1448,77 @@ static void test_term_same_error_three_times(void **state)
 
 static void test_term_no_progress_five(void **state)
 {
-    /* Errors alternate among known ones, trees differ, nothing improves. */
+    /* Errors cycle among three known ones, trees differ, nothing improves. */
     const struct iter_spec its[] = {
         {F, "t1", "TEST", "a", P1, NAN}, {F, "t2", "TEST", "b", P1, NAN},
-        {F, "t3", "TEST", "a", P1, NAN}, {F, "t4", "TEST", "b", P1, NAN},
-        {F, "t5", "TEST", "a", P1, NAN}, {F, "t6", "TEST", "b", P1, NAN},
-        {F, "t7", "TEST", "a", P1, NAN}, {F, "t8", "TEST", "b", P1, NAN}};
+        {F, "t3", "TEST", "c", P1, NAN}, {F, "t4", "TEST", "a", P1, NAN},
+        {F, "t5", "TEST", "b", P1, NAN}, {F, "t6", "TEST", "c", P1, NAN},
+        {F, "t7", "TEST", "a", P1, NAN}, {F, "t8", "TEST", "b", P1, NAN},
+        {F, "t9", "TEST", "c", P1, NAN}};
 
     (void)state;
-    /* iteration 2 is progress (a new error); 3..7 are not: five in a row at 7 */
-    expect_stop(its, 8, NULL, REIN_VERIFY_STOP_NO_PROGRESS, 7);
+    /* iterations 2 and 3 are progress (new errors); 4..8 are not: five in a row at 8 */
+    expect_stop(its, 9, NULL, REIN_VERIFY_STOP_NO_PROGRESS, 8);
+}
+
+/* The seed's oscillation: failures alternating between two signatures at a constant pass
+ * rate, and the metric's last five values varying a little up and down. */
+static void test_term_oscillation_seed_rules(void **state)
+{
+    const struct iter_spec alternate[] = {{F, "t1", "TEST", "a", P1, 0.75},
+                                          {F, "t2", "TEST", "b", P1, 0.75},
+                                          {F, "t3", "TEST", "a", P1, 0.75},
+                                          {F, "t4", "TEST", "b", P1, 0.75},
+                                          {F, "t5", "TEST", "a", P1, 0.75}};
+    const struct iter_spec climbing[] = {{F, "t1", "TEST", "a", P1, 0.2},
+                                         {F, "t2", "TEST", "b", P1, 0.4},
+                                         {F, "t3", "TEST", "a", P1, 0.6},
+                                         {F, "t4", "TEST", "b", P1, 0.8},
+                                         {F, "t5", "TEST", "c", P1, 0.9}};
+    const struct iter_spec wobble[] = {
+        {F, "t1", "TEST", "a", P1, 0.60}, {F, "t2", "TEST", "b", P1, 0.62},
+        {F, "t3", "TEST", "c", P1, 0.59}, {F, "t4", "TEST", "d", P1, 0.61},
+        {F, "t5", "TEST", "e", P1, 0.60}, {F, "t6", "TEST", "f", P1, 0.60}};
+    const struct iter_spec flat[] = {
+        {F, "t1", "TEST", "a", P1, 0.5}, {F, "t2", "TEST", "b", P1, 0.5},
+        {F, "t3", "TEST", "c", P1, 0.5}, {F, "t4", "TEST", "d", P1, 0.5},
+        {F, "t5", "TEST", "e", P1, 0.5}, {F, "t6", "TEST", "f", P1, 0.5}};
+    rein_verify_term *t;
+    struct rein_verify_decision d;
+    size_t used;
+
+    (void)state;
+    t = rein_verify_term_new(NULL);
+    d = feed(t, alternate, 5, &used);
+    assert_int_equal(d.reason, REIN_VERIFY_STOP_OSCILLATION);
+    assert_int_equal(used, 4);
+    assert_non_null(strstr(d.message, "the failures alternate between the same two"));
+    rein_verify_term_free(t);
+    /* The same two failures while the pass rate climbs: progress, not a swing. */
+    t = rein_verify_term_new(NULL);
+    d = feed(t, climbing, 5, &used);
+    assert_int_equal(d.action, REIN_VERIFY_CONTINUE);
+    rein_verify_term_free(t);
+    /* New failures each time (progress), but the metric wobbles around 0.6. */
+    t = rein_verify_term_new(NULL);
+    d = feed(t, wobble, 6, &used);
+    assert_int_equal(d.reason, REIN_VERIFY_STOP_OSCILLATION);
+    assert_int_equal(used, 5);
+    assert_non_null(strstr(d.message, "went back and forth over the last five iterations"));
+    rein_verify_term_free(t);
+    /* A flat metric with new failures is not a swing (the errors keep changing). */
+    t = rein_verify_term_new(NULL);
+    d = feed(t, flat, 6, &used);
+    assert_int_equal(d.action, REIN_VERIFY_CONTINUE);
+    rein_verify_term_free(t);
+    /* The threshold is an option. */
+    {
+        struct rein_verify_term_opts o = {.oscillation_variance = 0.00001};
+        t = rein_verify_term_new(&o);
+        d = feed(t, wobble, 6, &used);
+        assert_int_equal(d.action, REIN_VERIFY_CONTINUE);
+        rein_verify_term_free(t);
+    }
 }
 
 static void test_term_repeated_state(void **state)
@@ -1534,9 +1595,9 @@ static void test_term_limit_without_progress(void **state)
     /* New errors every time is progress; stuck metric and known errors at the limit is not. */
     const struct iter_spec its[] = {{F, "t1", "TEST", "a", P1, 0.5},
                                     {F, "t2", "TEST", "b", P1, 0.5},
-                                    {F, "t3", "TEST", "a", P1, 0.5},
-                                    {F, "t4", "TEST", "b", P1, 0.5},
-                                    {F, "t5", "TEST", "a", P1, 0.5}};
+                                    {F, "t3", "TEST", "c", P1, 0.5},
+                                    {F, "t4", "TEST", "a", P1, 0.5},
+                                    {F, "t5", "TEST", "b", P1, 0.5}};
     struct rein_verify_term_opts o = {.max_iterations = 5, .progress_window = 2};
 
     (void)state;
@@ -1849,6 +1910,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_term_success_and_blocking),
     cmocka_unit_test(test_term_same_error_three_times),
     cmocka_unit_test(test_term_no_progress_five),
+    cmocka_unit_test(test_term_oscillation_seed_rules),
     cmocka_unit_test(test_term_repeated_state),
     cmocka_unit_test(test_term_oscillation),
     cmocka_unit_test(test_term_extends_once),
