@@ -152,6 +152,22 @@ static void find_verbs(const char *goal, bool found[V_COUNT], const char *word[V
     }
 }
 
+/* Bytes up to the end of the sentence at s: ". ; ! ?", a line end, or 。；！？ */
+static size_t clause_len(const char *s)
+{
+    static const char *const ends[] = {"\xe3\x80\x82", "\xef\xbc\x9b", "\xef\xbc\x81",
+                                       "\xef\xbc\x9f"};
+    size_t i = 0;
+
+    for (; s[i] && !strchr(".;!?\n", s[i]); i++) {
+        for (size_t k = 0; k < sizeof(ends) / sizeof(ends[0]); k++) {
+            if (strncmp(s + i, ends[k], 3) == 0)
+                return i;
+        }
+    }
+    return i;
+}
+
 /* The constraint clauses of goal, as a new JSON array of strings. */
 static json_t *find_constraints(const char *goal)
 {
@@ -173,7 +189,7 @@ static json_t *find_constraints(const char *goal)
             continue;
         off = (size_t)(at - low);
         /* The clause runs to the end of the sentence. */
-        n = strcspn(goal + off, ".;!?\n。；！？");
+        n = clause_len(goal + off);
         snprintf(clause, sizeof(clause), "%.*s", (int)(n < 150 ? n : 150), goal + off);
         rein__verify_utf8_fix(clause, strlen(clause));
         if (json_array_append_new(out, json_string(clause))) {
@@ -199,6 +215,8 @@ static void add(struct crit *c, size_t *n, const char *id, enum rein_verify_prio
     c[*n].id = id;
     c[*n].priority = pr;
     c[*n].protocol = protocol;
+    c[*n].checked = true;
+    c[*n].why = NULL;
     snprintf(c[*n].source, sizeof(c[*n].source), "%s", source);
     (*n)++;
 }
@@ -307,8 +325,8 @@ void rein_verify_criteria_free(rein_verify_criteria *cr)
 }
 
 /* The criteria of goal for project pj, in order, into c. */
-static size_t derive(const char *goal, const rein_verify_project *pj, bool verbs[V_COUNT],
-                     const char *words[V_COUNT], const json_t *constraints, struct crit *c)
+static size_t derive(const rein_verify_project *pj, bool verbs[V_COUNT], const char *words[V_COUNT],
+                     const json_t *constraints, struct crit *c)
 {
     unsigned k = rein_verify_project_kinds(pj);
     char src[48];
@@ -342,9 +360,6 @@ static size_t derive(const char *goal, const rein_verify_project *pj, bool verbs
     if (k & REIN_VERIFY_PROJECT_HAS_LINTER)
         add(c, &n, "LINT_PASS", REIN_VERIFY_P1, "LINT", "context: has a linter");
     add(c, &n, "NO_TODO_COMMENTS", REIN_VERIFY_P2, "TODO", "desired");
-    for (size_t i = 0; i < n; i++)
-        c[i].checked = true;
-    (void)goal;
     return n;
 }
 
@@ -390,7 +405,7 @@ rein_verify_criteria *rein_verify_criteria_derive(const char *goal, const char *
                 verb_list, json_pack("{s:s, s:s}", "class", verb_names[v], "word", words[v])))
             goto oom;
     }
-    n = derive(goal, pj, verbs, words, constraints, c);
+    n = derive(pj, verbs, words, constraints, c);
     if (build_yaml(pj, c, n, &y))
         goto oom;
     cr->cfg = rein_verify_config_parse(y.ptr, y.len, "(criteria)", err);

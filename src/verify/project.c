@@ -157,8 +157,10 @@ static rein_err detect_c(const char *dir, struct rein_verify_project *pj)
         return REIN_OK;
     mk = slurp(dir, mkname);
     rc = found(pj, REIN_VERIFY_PROJECT_MAKE, "make", mkname);
+    /* "make" builds the first target, which is sometimes `test`: prefer `all`. */
     if (!rc)
-        rc = step(&pj->build, "{command: make, format: gcc}");
+        rc = step(&pj->build, "{command: make%s, format: gcc}",
+                  mk && make_target(mk, "all") ? " all" : "");
     if (!rc && mk && (make_target(mk, "test") || make_target(mk, "check"))) {
         pj->kinds |= REIN_VERIFY_PROJECT_HAS_TESTS;
         rc = step(&pj->test, "{command: make %s}", make_target(mk, "test") ? "test" : "check");

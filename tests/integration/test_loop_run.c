@@ -18,6 +18,7 @@
 #include "model_server.h"
 
 #include <math.h>
+#include <unistd.h>
 
 struct fx {
     ms_server *ms;
@@ -687,6 +688,61 @@ static void test_bad_options(void **state)
     fx_stop(&f);
 }
 
+/* No protocol file: the criteria come from the goal's verb (修復, fix, in traditional
+ * Chinese) and the project (a Makefile with test and all targets), are announced before the
+ * first iteration, checked, and recorded in the result. FUNCTIONALITY (BUG_RESOLVED) has no
+ * judge here, so it is unverifiable and the loop ends with warnings, not a plain success. */
+static void test_criteria_derived_from_the_goal(void **state)
+{
+    struct fx f;
+    char *path = NULL;
+    json_t *j;
+    const json_t *crit, *ev0;
+
+    (void)state;
+    fx_start(&f, "0000");
+    assert_true(asprintf(&path, "%s/rein-verify.yaml", f.dir) > 0);
+    unlink(path);
+    free(path);
+    free(test_write_file(f.dir, "Makefile",
+                         "all: test_calc\n"
+                         "test: test_calc\n\t./test_calc\n"
+                         "test_calc: test_calc.c calc.c\n\tcc -o test_calc test_calc.c calc.c\n"));
+    sh(f.dir, "git add -A && git -c user.name=t -c user.email=t@example.com commit -qm make");
+    f.o.protocols = NULL;
+    f.o.until = NULL;
+    iteration(&f, "1111", NULL, "Fixed calc.c.");
+    {
+        rein_error err;
+        assert_rein_ok(rein_loop_run(f.a, "修復 calc.c，讓所有測試通過", &f.o, &f.r, &err), &err);
+    }
+    assert_reason(&f, REIN_VERIFY_STOP_SUCCESS_WITH_WARNINGS);
+    /* Announced first. */
+    ev0 = json_array_get(f.events, 0);
+    assert_string_equal(json_string_value(json_object_get(ev0, "type")), "criteria");
+    /* The agent was told the checks. */
+    assert_contains(last_user(&f, 0), "TEST (P1): `make test`");
+    assert_contains(last_user(&f, 0), "BUILD (P0): `make all`");
+    assert_contains(last_user(&f, 0), "FUNCTIONALITY (P1): a reviewer judges");
+    /* Recorded in the result. */
+    j = rein_loop_result_json(f.r);
+    crit = json_object_get(j, "criteria");
+    assert_string_equal(json_string_value(json_object_get(
+                            json_array_get(json_object_get(crit, "verbs"), 0), "word")),
+                        "修復");
+    assert_string_equal(json_string_value(json_object_get(
+                            json_array_get(json_object_get(crit, "criteria"), 1), "id")),
+                        "BUG_RESOLVED");
+    assert_non_null(rein_loop_result_criteria(f.r));
+    assert_string_equal(
+        json_string_value(json_object_get(
+            json_array_get(json_object_get(json_object_get(j, "report"), "protocols"), 2),
+            "status")),
+        "unverifiable");
+    json_decref(j);
+    fx_stop(&f);
+}
+
 /* ---------------------------------------------------------------------------------------
  * The judge
  */
@@ -970,6 +1026,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_same_error_three_times),
     cmocka_unit_test(test_no_progress_five_iterations),
     cmocka_unit_test(test_oscillation_alternating_failures),
+    cmocka_unit_test(test_criteria_derived_from_the_goal),
     cmocka_unit_test(test_repeated_state),
     cmocka_unit_test(test_oscillation),
     cmocka_unit_test(test_limit_extended_once_with_progress),

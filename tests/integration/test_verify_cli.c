@@ -583,6 +583,63 @@ static void test_coverage_python_project(void **state)
     cleanup(dir);
 }
 
+/* A custom protocol with the seed's output_schema: the step's JSON output must match it. */
+static void test_custom_protocol_output_schema(void **state)
+{
+    static const char yaml[] = "protocols:\n"
+                               "  HEALTH:\n"
+                               "    description: the service reports itself healthy\n"
+                               "    steps: [{command: [cat, health.json]}]\n"
+                               "    output_schema:\n"
+                               "      type: object\n"
+                               "      required: [status, checks]\n"
+                               "      properties:\n"
+                               "        status: {const: ok}\n"
+                               "        checks: {type: array, items: {type: string}}\n";
+    char *dir = test_tmpdir();
+    json_t *j, *p;
+
+    (void)state;
+    free(test_write_file(dir, "rein-verify.yaml", yaml));
+    free(test_write_file(dir, "health.json", "{\"status\": \"ok\", \"checks\": [\"db\"]}\n"));
+    j = report_of(dir, NULL, 0);
+    assert_string_equal(status_of(j, "HEALTH"), "passed");
+    assert_string_equal(json_string_value(json_object_get(
+                            json_object_get(protocol(j, "HEALTH"), "output"), "status")),
+                        "ok");
+    json_decref(j);
+    /* Logs first, the JSON document on the last line, which does not match. */
+    free(test_write_file(dir, "health.json",
+                         "checking...\n{\"status\": \"degraded\", \"checks\": [1]}\n"));
+    j = report_of(dir, NULL, 1);
+    p = protocol(j, "HEALTH");
+    assert_string_equal(status_of(j, "HEALTH"), "failed");
+    if (!strstr(json_string_value(json_object_get(p, "reason")),
+                "does not match output_schema: /status:"))
+        fail_msg("reason: %s", json_string_value(json_object_get(p, "reason")));
+    assert_int_equal(json_array_size(json_object_get(p, "diagnostics")), 2);
+    json_decref(j);
+    free(test_write_file(dir, "health.json", "all good\n"));
+    j = report_of(dir, NULL, 1);
+    if (!strstr(json_string_value(json_object_get(protocol(j, "HEALTH"), "reason")),
+                "the output is not JSON"))
+        fail_msg("%s", json_string_value(json_object_get(protocol(j, "HEALTH"), "reason")));
+    json_decref(j);
+    /* A schema that cannot compile is the file's mistake, with its position. */
+    free(test_write_file(dir, "rein-verify.yaml",
+                         "protocols:\n  HEALTH:\n    steps: [{command: [cat, health.json]}]\n"
+                         "    output_schema: {type: 5}\n"));
+    {
+        struct out o = rein(dir, NULL, NULL);
+        expect_code(&o, 2);
+        if (!strstr(o.stderr_text, "rein-verify.yaml:4:") ||
+            !strstr(o.stderr_text, "not a usable JSON Schema"))
+            fail_msg("%s", o.stderr_text);
+        out_free(&o);
+    }
+    cleanup(dir);
+}
+
 static const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_passing_project),
     cmocka_unit_test(test_failing_test_project),
@@ -597,6 +654,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_modes_and_only_from_cli),
     cmocka_unit_test(test_coverage_threshold_c_project),
     cmocka_unit_test(test_coverage_python_project),
+    cmocka_unit_test(test_custom_protocol_output_schema),
 };
 
 REIN_TEST_MAIN(tests)
