@@ -42,16 +42,21 @@
  * Tool calls of one reply run concurrently on a bounded pool, except tools whose manifest says
  * "sequential", which run alone, in order; results go back in the model's order.
  *
- * Verification (001_f66c1098d8de8c01.txt), decided in the pipeline's policy step after the
- * arguments passed preflight: strategy "auto" verifies destructive tools, and, for models the
- * capability table says state a confidence, calls whose reply stated "confidence: N" with
- * N < 0.8 (the system prompt asks for that line; a reply without it is not verified on that
- * account); "force" verifies every call; "off" verifies none. Self-verification is a separate
- * model call without tools that must answer YES or NO with a reason to "the user asked X; the
- * assistant is about to call Y". Anything but a clear YES, and a verifier that cannot be
- * reached, deny the call: it is not executed and the model gets the "denied" invalid payload
- * with the reason. Destructive calls additionally wait for a person when the turn has an
- * approval callback; no answer before the approval timeout means denied.
+ * Verification (001_f66c1098d8de8c01.txt, its should_verify), decided in the pipeline's
+ * policy step after the arguments passed preflight: strategy "auto" verifies destructive
+ * tools always, and every other call unless its reply stated "confidence: N" with N >= 0.8.
+ * Whether a model can state a confidence comes from the capability table
+ * (rein_model_caps_lookup; overridable per model prefix in the provider configuration's
+ * "capabilities"): the system prompt asks such models for the line, and a reply of theirs
+ * without it is verified; a model that cannot state one has every call verified, as the seed
+ * says (the cost is one more model call per tool call; "off" or a "confidence": true
+ * capability avoid it). "force" verifies every call; "off" verifies none. Self-verification
+ * is a separate model call without tools that must answer YES or NO with a reason to "the
+ * user asked X; the assistant is about to call Y". Anything but a clear YES, and a verifier
+ * that cannot be reached, deny the call: it is not executed and the model gets the "denied"
+ * invalid payload with the reason. Destructive calls additionally wait for a person when the
+ * turn has an approval callback; no answer before the approval timeout means denied. A
+ * denied call records verification {"passed": false, "reason"} whichever step denied it.
  *
  * Loop detection: answered first by a "warning" member added to the tool message the model
  * reads, then by stopping with "stalled": the same error from the same tool in consecutive

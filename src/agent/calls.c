@@ -134,8 +134,11 @@ static bool needs_verification(const struct turn *t, const rein_tool *tool)
     case REIN_AGENT_VERIFY_FORCE:
         return true;
     default:
-        return rein_tool_is_destructive(tool) || (t->a->caps.confidence && t->confidence >= 0 &&
-                                                  t->confidence < CONFIDENCE_THRESHOLD);
+        /* 001's should_verify: destructive calls always; otherwise a call is verified unless
+         * its reply stated a confidence of at least 0.8. A model the capability table says
+         * cannot state one gets every call verified (its confidence is never read), and so
+         * does a reply of a capable model that left the line out. */
+        return rein_tool_is_destructive(tool) || !(t->confidence >= CONFIDENCE_THRESHOLD);
     }
 }
 
@@ -213,6 +216,9 @@ static rein_err ask_approval(struct call_slot *s, const struct rein_policy_check
                  "approval could not be asked for (%s), so the call was "
                  "not run",
                  aerr.msg[0] ? aerr.msg : rein_strerror(rc));
+    /* A denied call did not pass verification, whatever the self-check said before. */
+    s->verified = true;
+    s->verify_passed = false;
     verification_event(s, "approval", false);
     return rein_error_set(why, REIN_EDENIED, "%s", s->note);
 }

@@ -615,6 +615,10 @@ static void handle_calls(struct turn *t, const rein_model_response *resp)
     t->iterations++;
     t->confidence =
         t->a->caps.confidence ? rein_agent_stated_confidence(rein_model_response_text(resp)) : -1;
+    /* The rules router is no model: its calls are rein's own reading of the request, which
+     * self-verification (a check on model output) has nothing to add to. */
+    if (t->on_rules || strcmp(rein_provider_name(t->a->provider), "rules") == 0)
+        t->confidence = 1.0;
     slots = take_reply(t, resp, NULL, propose, &n);
     if (!slots) {
         stop_with(t, REIN_AGENT_STOP_ERROR, NULL);

@@ -63,9 +63,12 @@ export class ModelServer {
     return s;
   }
 
-  // Replaces the script with these replies (tests/support/model_server.h).
+  // Replaces the script with these replies (tests/support/model_server.h). test-model states
+  // no confidence, so the agent self-verifies every call in auto (001): a verifier that
+  // approves them is always there (a scenario's own verifier reply, earlier, wins).
   async script(replies) {
-    const r = await fetch(`${this.url}/__script`, { method: 'POST', body: JSON.stringify(replies) });
+    const all = [...replies, { match: { body_contains: 'Answer YES or NO' }, times: 0, text: 'YES' }];
+    const r = await fetch(`${this.url}/__script`, { method: 'POST', body: JSON.stringify(all) });
     if (!r.ok) throw new Error(`script refused: ${await r.text()}`);
   }
 

@@ -240,6 +240,10 @@ static void fx_start_model(struct fx *f, const char *wire, const char *model)
     rein_buf_init(&f->events, 0);
     f->o.on_event = on_event;
     f->o.event_data = f;
+    /* In auto, every call of a model without a stated confidence is self-verified (one more
+     * model request per call); the tests about other things turn it off, and the ones about
+     * verification name the strategy they use. */
+    f->o.verification = REIN_AGENT_VERIFY_OFF;
 }
 
 static void fx_start(struct fx *f, const char *wire)
@@ -968,6 +972,7 @@ static void test_destructive_rejected_by_self_check(void **state)
 
     (void)state;
     fx_start(&f, "openai");
+    f.o.verification = REIN_AGENT_VERIFY_AUTO;
     fx_script(&f, "[{\"match\":{\"body_contains\":\"Answer YES or NO\"},"
                   "  \"text\":\"NO. The user asked to list the files, not to delete one.\"},"
                   "{\"tool_calls\":[{\"id\":\"d1\",\"name\":\"delete_file\","
@@ -1067,6 +1072,7 @@ static void test_low_confidence_is_verified(void **state)
 
     (void)state;
     fx_start_model(&f, "openai", "gpt-4o");
+    f.o.verification = REIN_AGENT_VERIFY_AUTO;
     assert_non_null(strstr(rein_agent_system_prompt(f.a), "confidence: N"));
     fx_script(&f, "[{\"match\":{\"body_contains\":\"Answer YES or NO\"},"
                   "  \"text\":\"NO - wrong text.\"},"
@@ -1082,6 +1088,104 @@ static void test_low_confidence_is_verified(void **state)
     /* One verification (for the 0.4 call), four requests in all. */
     assert_int_equal(ms_request_count(f.ms), 4);
     assert_int_equal(count_events(&f, "verification"), 1);
+    fx_stop(&f);
+}
+
+
+/*
+ * 001's should_verify in auto: a model that cannot state a confidence (test-model: the
+ * capability table does not know it) has every call verified; a capable model's call is
+ * verified when its reply leaves the confidence out, and not when it states 0.8 or more; the
+ * capability is overridden per model in the provider configuration.
+ */
+static void test_auto_verifies_calls_without_confidence(void **state)
+{
+    struct fx f;
+    json_t *j, *caps;
+    rein_error err;
+
+    (void)state;
+    fx_start(&f, "openai");
+    f.o.verification = REIN_AGENT_VERIFY_AUTO;
+    assert_null(strstr(rein_agent_system_prompt(f.a), "confidence: N"));
+    fx_script(&f, "[{\"match\":{\"body_contains\":\"Answer YES or NO\"},\"times\":0,"
+                  "  \"text\":\"YES, it echoes what was asked.\"},"
+                  "{\"tool_calls\":[{\"id\":\"c1\",\"name\":\"echo\","
+                  "  \"arguments\":\"{\\\"text\\\":\\\"hi\\\"}\"}]},"
+                  "{\"text\":\"hi\"}]");
+    fx_run(&f, "echo hi");
+    assert_stop(&f, REIN_AGENT_STOP_FINAL_ANSWER);
+    assert_int_equal(count_events(&f, "verification"), 1);
+    assert_int_equal(ms_request_count(f.ms), 3);
+    j = result_json(&f);
+    assert_true(json_is_true(json_object_get(
+        json_object_get(json_array_get(json_object_get(j, "tool_calls"), 0), "verification"),
+        "passed")));
+    json_decref(j);
+    fx_stop(&f);
+
+    /* The same model declared able to state a confidence in the configuration: a stated
+     * 0.9 runs without a check, a reply without the line is checked. */
+    fx_start(&f, "openai");
+    f.o.verification = REIN_AGENT_VERIFY_AUTO;
+    caps = json_pack("{s:{s:{s:b}}}", "capabilities", "test-model", "confidence", 1);
+    assert_rein_ok(rein_provider_config_apply_json(f.cfg, caps, &err), &err);
+    json_decref(caps);
+    rein_agent_free(f.a);
+    rein_provider_free(f.p);
+    f.p = rein_provider_new(f.cfg, &err);
+    assert_non_null(f.p);
+    f.a = rein_agent_new(f.p, f.reg, &err);
+    assert_non_null(f.a);
+    assert_non_null(strstr(rein_agent_system_prompt(f.a), "confidence: N"));
+    fx_script(&f, "[{\"match\":{\"body_contains\":\"Answer YES or NO\"},\"times\":0,"
+                  "  \"text\":\"YES\"},"
+                  "{\"text\":\"confidence: 0.9\",\"tool_calls\":[{\"id\":\"c1\","
+                  "  \"name\":\"echo\",\"arguments\":\"{\\\"text\\\":\\\"a\\\"}\"}]},"
+                  "{\"tool_calls\":[{\"id\":\"c2\",\"name\":\"echo\","
+                  "  \"arguments\":\"{\\\"text\\\":\\\"b\\\"}\"}]},"
+                  "{\"text\":\"a b\"}]");
+    fx_run(&f, "echo a, then b");
+    assert_stop(&f, REIN_AGENT_STOP_FINAL_ANSWER);
+    /* Only the call without a stated confidence was checked. */
+    assert_int_equal(count_events(&f, "verification"), 1);
+    assert_int_equal(ms_request_count(f.ms), 4);
+    fx_stop(&f);
+}
+
+static rein_err nobody_to_ask(void *ud, const struct rein_agent_approval *req, bool *approved,
+                              rein_error *err)
+{
+    (void)ud;
+    (void)req;
+    *approved = false;
+    return rein_error_set(err, REIN_EDENIED, "nobody approves calls here");
+}
+
+/* A destructive call that passed the self-check but was denied because nobody could approve
+ * it records verification {"passed": false} with the reason. */
+static void test_denied_call_records_failed_verification(void **state)
+{
+    struct fx f;
+    json_t *j, *v;
+
+    (void)state;
+    fx_start(&f, "openai");
+    f.o.verification = REIN_AGENT_VERIFY_AUTO;
+    f.o.approve = nobody_to_ask;
+    fx_script(&f, "[{\"match\":{\"body_contains\":\"Answer YES or NO\"},\"times\":0,"
+                  "  \"text\":\"YES\"},"
+                  "{\"tool_calls\":[{\"id\":\"d1\",\"name\":\"delete_file\","
+                  "  \"arguments\":\"{\\\"path\\\":\\\"a\\\"}\"}]},"
+                  "{\"text\":\"Not deleted.\"}]");
+    fx_run(&f, "delete a");
+    assert_int_equal(atomic_load(&f.ts.deleted), 0);
+    j = result_json(&f);
+    v = json_object_get(json_array_get(json_object_get(j, "tool_calls"), 0), "verification");
+    assert_false(json_is_true(json_object_get(v, "passed")));
+    assert_non_null(strstr(json_string_value(json_object_get(v, "reason")),
+                           "approval could not be asked for (nobody approves calls here)"));
+    json_decref(j);
     fx_stop(&f);
 }
 
@@ -1544,6 +1648,8 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_self_check_yes_runs_the_call),
     cmocka_unit_test(test_approval_denied_by_timeout),
     cmocka_unit_test(test_low_confidence_is_verified),
+    cmocka_unit_test(test_auto_verifies_calls_without_confidence),
+    cmocka_unit_test(test_denied_call_records_failed_verification),
     cmocka_unit_test(test_same_error_three_times_stalls),
     cmocka_unit_test(test_same_call_same_result_stalls),
     cmocka_unit_test(test_ping_pong_stalls),

@@ -29,6 +29,7 @@ struct fx {
     rein_verify_config *protocols;
     rein_loop_result *r;
     struct rein_loop_opts o;
+    struct rein_agent_turn_opts turn;
     const char *until[4];
     json_t *events;
     char *dir;            /* the project */
@@ -171,6 +172,10 @@ static void fx_start_wire(struct fx *f, const char *bits, const char *wire)
     f->o.until = f->until;
     f->o.on_event = on_loop_event;
     f->o.event_data = f;
+    /* The scripted agent's calls are not self-verified (test-model states no confidence, so
+     * auto would ask about each): the loop's decisions are what these tests are about. */
+    f->turn.verification = REIN_AGENT_VERIFY_OFF;
+    f->o.turn = &f->turn;
 }
 
 static void fx_start(struct fx *f, const char *bits)

@@ -111,6 +111,9 @@ static void plan_argv(struct cli *c, const char **argv, const char *const *extra
     argv[n++] = "test-model";
     argv[n++] = "--skills";
     argv[n++] = c->skills;
+    /* test-model states no confidence: auto would self-verify every step's calls. */
+    argv[n++] = "--verification";
+    argv[n++] = "off";
     argv[n] = NULL;
 }
 

@@ -108,6 +108,13 @@ static void script(const char *text)
 
     ms_reset(F->ms);
     assert_rein_ok(ms_script(F->ms, text, false, &err), &err);
+    /* test-model states no confidence, so auto self-verifies every call (001): the verifier
+     * approves them all. */
+    assert_rein_ok(ms_script(F->ms,
+                             "{\"match\": {\"body_contains\": \"Answer YES or NO\"}, "
+                             "\"times\": 0, \"text\": \"YES\"}",
+                             true, &err),
+                   &err);
 }
 
 /* Waits until the conversation's lock shows state (NULL: any holder). */
@@ -315,7 +322,7 @@ static void chat_json(void **state)
     script("[{\"tool_calls\": [{\"id\": \"c1\", \"name\": \"echo\", \"arguments\": "
            "\"{\\\"text\\\": \\\"hi\\\"}\"}]}, {\"text\": \"It said hi.\"},"
            " {\"text\": \"Second answer.\"}]");
-    th_post(u("/agent/chat"), "{\"message\": \"echo hi\"}", &r);
+    th_post(u("/agent/chat"), "{\"message\": \"echo hi\", \"verification\": \"off\"}", &r);
     if (r.status != 200)
         fail_msg("%ld %s", r.status, r.body);
     assert_true(json_is_true(jget(r.json, "success")));
@@ -384,7 +391,8 @@ static void chat_sse_events(void **state)
     start();
     script("[{\"tool_calls\": [{\"id\": \"c1\", \"name\": \"echo\", \"arguments\": "
            "\"{\\\"text\\\": \\\"hi\\\"}\"}]}, {\"text\": [\"It \", \"said \", \"hi.\"]}]");
-    th_post_sse(u("/agent/chat"), "{\"message\": \"echo hi\", \"mode\": \"auto\"}", &r);
+    th_post_sse(u("/agent/chat"),
+                "{\"message\": \"echo hi\", \"mode\": \"auto\", \"verification\": \"off\"}", &r);
     assert_int_equal(r.status, 200);
     assert_non_null(strstr(th_header(&r, "Content-Type"), "text/event-stream"));
     events = th_sse_events(r.body, NULL);

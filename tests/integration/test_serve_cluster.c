@@ -217,6 +217,13 @@ static void script(const char *text)
 
     ms_reset(C->ms);
     assert_rein_ok(ms_script(C->ms, text, false, &err), &err);
+    /* test-model states no confidence, so auto self-verifies every call (001): the verifier
+     * approves them all. */
+    assert_rein_ok(ms_script(C->ms,
+                             "{\"match\": {\"body_contains\": \"Answer YES or NO\"}, "
+                             "\"times\": 0, \"text\": \"YES\"}",
+                             true, &err),
+                   &err);
 }
 
 /* GET /agent/conversations/{id} through in (new object). */
@@ -284,7 +291,9 @@ static void two_instances_share_conversations(void **state)
     script("[{\"tool_calls\": [{\"id\": \"c1\", \"name\": \"echo\", \"arguments\": "
            "\"{\\\"text\\\": \\\"hi\\\"}\"}]}, {\"text\": \"It said hi.\"},"
            " {\"text\": \"From B.\"}]");
-    th_post(at(&C->a, "/agent/chat"), "{\"message\": \"echo hi\", \"conversation_id\": \"shared\"}",
+    th_post(at(&C->a, "/agent/chat"),
+            "{\"message\": \"echo hi\", \"conversation_id\": \"shared\", \"verification\": "
+            "\"off\"}",
             &r);
     assert_int_equal(r.status, 200);
     th_resp_free(&r);

@@ -47,8 +47,12 @@ run 2 "$rein" chat "x" --mode sometimes
 
 # ---- a model on the scripted model server ----
 start_model_server
+# test-model states no confidence, so auto self-verifies every call (001): each scenario
+# gets a verifier that approves them all.
 script() { python3 -c 'import sys, urllib.request
-urllib.request.urlopen(urllib.request.Request(sys.argv[1] + "/__script", data=sys.argv[2].encode(), method="POST")).read()' "$url" "$1"; }
+post = lambda q, d: urllib.request.urlopen(urllib.request.Request(sys.argv[1] + "/__script" + q, data=d.encode(), method="POST")).read()
+post("", sys.argv[2])
+post("?append=1", "{\"match\": {\"body_contains\": \"Answer YES or NO\"}, \"times\": 0, \"text\": \"YES\"}")' "$url" "$1"; }
 requests() { python3 -c 'import sys, urllib.request
 print(urllib.request.urlopen(sys.argv[1] + "/__requests").read().decode())' "$url" >"$tmp/out"; }
 model=(--provider openai-compatible --base-url "$url/v1" --model test-model)

@@ -75,14 +75,21 @@ for n, spec in enumerate(specs):
                 "verdict": rest, "reasoning": "the new return value needs a person's look"}
         replies.append({"tool_calls": [{"id": "v%d" % n, "name": "verdict",
                                         "arguments": json.dumps(args)}]})
+# test-model states no confidence, so auto self-verifies the agent's calls (001): approve.
+replies.append({"match": {"body_contains": "Answer YES or NO"}, "times": 0, "text": "YES"})
 urllib.request.urlopen(urllib.request.Request(url + "/__reset", data=b"", method="POST")).read()
 urllib.request.urlopen(urllib.request.Request(url + "/__script",
                                               data=json.dumps(replies).encode(),
                                               method="POST")).read()
 EOF
 }
-requests() { python3 -c 'import sys, urllib.request
+all_requests() { python3 -c 'import sys, urllib.request
 print(urllib.request.urlopen(sys.argv[1] + "/__requests").read().decode())' "$url" >"$tmp/out"; }
+# The agent's and the judge's requests, without the self-verification ones (001's auto asks
+# about every call of test-model, which states no confidence).
+requests() { python3 -c 'import json, sys, urllib.request
+d = json.loads(urllib.request.urlopen(sys.argv[1] + "/__requests").read().decode())
+print(json.dumps([r for r in d if "Answer YES or NO" not in r["body"]]))' "$url" >"$tmp/out"; }
 model=(--provider openai-compatible --base-url "$url/v1" --model test-model --skills "$tmp/skills")
 
 # ---- fixed on the second iteration: exit 0 ----
@@ -92,8 +99,12 @@ check 'd["success"] and d["verdict"] == "SUCCESS" and d["reason"] == "success"'
 check 'd["iterations"] == 2 and d["stop_reason"] == "final_answer"'
 check 'd["history"][0]["failing"][0]["check"] == "TEST" and d["history"][1]["failing"] == []'
 check 'd["report"]["claims"][0]["status"] == "verified"'
+all_requests
+# One self-verification per write_file call (001's auto), all served.
+check 'len([r for r in d if "Answer YES or NO" in r["body"]]) == 2'
+check 'all(r["status"] == 200 for r in d)'
 requests
-check 'len(d) == 4 and all(r["status"] == 200 for r in d)'
+check 'len(d) == 4'
 check '"not ok 2 - beta" in d[2]["json"]["messages"][-1]["content"]'
 check '"Iteration 1 of 10: the checks say FAILED." in d[2]["json"]["messages"][-1]["content"]'
 check '"TEST (P1): `make -s test`" in d[0]["json"]["messages"][-1]["content"]'
