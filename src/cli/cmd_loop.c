@@ -67,7 +67,7 @@ static void usage(FILE *out)
             "                 [--json] [--events] [--provider P] [--model M] [--base-url URL]\n"
             "                 [--provider-config FILE] [--skills DIR] [--root DIR] [--base REV]\n"
             "                 [--timeout MS] [--max-tokens N] [--max-tool-calls N]\n"
-            "                 [--keep-going] [--yes]\n\n"
+            "                 [--keep-going] [--verification auto|force|off] [--yes]\n\n"
             "Lets the agent work on GOAL in the current directory until the verification\n"
             "protocols hold: after each answer the protocols run, and what failed (with the end\n"
             "of its output, and any claim the tree refutes) goes back to the agent. The loop\n"
@@ -91,6 +91,9 @@ static void usage(FILE *out)
             "  --base REV          compare changes, claims and the diff with REV, not HEAD\n"
             "  --timeout MS, --max-tokens N, --max-tool-calls N: limits of each agent turn\n"
             "  --keep-going        iterate on after a P0 protocol fails (default: stop)\n"
+            "  --verification V    self-verification of the agent's calls: auto (destructive\n"
+            "                      calls, and calls without a stated confidence >= 0.8),\n"
+            "                      force or off\n"
             "  --yes               allow destructive tools (refused otherwise)\n"
             "  --json              print the result object; --events: events as JSON lines\n\n"
             "Exit status: 0 the criteria hold, 1 stopped without them, 2 usage or unusable\n"
@@ -168,6 +171,9 @@ static int loop_option(void *opts, const char *flag, const char *v)
     if (strcmp(flag, "--mode") == 0) {
         if (!rein_verify_mode_parse(v, &o->mode))
             return cli_usage_error("--mode takes minimal, standard, thorough or full, not '%s'", v);
+    } else if (strcmp(flag, "--verification") == 0) {
+        if (!rein_agent_verification_parse(v, &o->turn.verification))
+            return cli_usage_error("--verification takes auto, force or off, not '%s'", v);
     } else if (strcmp(flag, "--config") == 0) {
         o->config = v;
     } else if (strcmp(flag, "--provider-config") == 0) {
@@ -183,10 +189,10 @@ static int loop_option(void *opts, const char *flag, const char *v)
 
 static int parse_args(int argc, char **argv, struct loop_opts *o)
 {
-    static const char *const valued[] = {
-        "--until", "--max-iterations", "--config",  "--mode",       "--provider-config",
-        "--base",  "--judge-model",    "--timeout", "--max-tokens", "--max-tool-calls",
-        NULL};
+    static const char *const valued[] = {"--until",          "--max-iterations",  "--config",
+                                         "--mode",           "--provider-config", "--base",
+                                         "--judge-model",    "--timeout",         "--max-tokens",
+                                         "--max-tool-calls", "--verification",    NULL};
     static const char *const switches[] = {
         "--judge", "--json", "--events", "--yes", "--keep-going", "--stop-on-blocking", NULL};
     static const struct cli_args args = {"loop",      usage,  valued, switches,
