@@ -693,6 +693,35 @@ static void test_bad_options(void **state)
     fx_stop(&f);
 }
 
+/* The seed's tree: only P2 (desired) checks failing is SUCCESS_WITH_WARNINGS, and stops. */
+static void test_only_desired_failing_is_success_with_warnings(void **state)
+{
+    struct fx f;
+    rein_error err;
+
+    (void)state;
+    fx_start(&f, "0000");
+    rein_verify_config_free(f.protocols);
+    f.protocols = rein_verify_config_parse(
+        "protocols:\n"
+        "  TEST: {priority: P1, steps: [{command: make -s test, format: tap}]}\n"
+        "  DOCS: {priority: P2, steps: [{command: [test, -f, CHANGES.md]}]}\n",
+        strlen("protocols:\n"
+               "  TEST: {priority: P1, steps: [{command: make -s test, format: tap}]}\n"
+               "  DOCS: {priority: P2, steps: [{command: [test, -f, CHANGES.md]}]}\n"),
+        "inline.yaml", &err);
+    assert_non_null(f.protocols);
+    f.o.protocols = f.protocols;
+    f.o.until = NULL;
+    iteration(&f, "1111", NULL, "Fixed calc.c.");
+    fx_run(&f);
+    assert_reason(&f, REIN_VERIFY_STOP_SUCCESS_WITH_WARNINGS);
+    assert_int_equal(rein_loop_result_iterations(f.r), 1);
+    assert_int_equal(rein_loop_result_verdict(f.r), REIN_VERIFY_SUCCESS_WITH_WARNINGS);
+    assert_true(rein_loop_result_success(f.r));
+    fx_stop(&f);
+}
+
 /* No protocol file: the criteria come from the goal's verb (修復, fix, in traditional
  * Chinese) and the project (a Makefile with test and all targets), are announced before the
  * first iteration, checked, and recorded in the result. FUNCTIONALITY (BUG_RESOLVED) has no
@@ -1032,6 +1061,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_no_progress_five_iterations),
     cmocka_unit_test(test_oscillation_alternating_failures),
     cmocka_unit_test(test_criteria_derived_from_the_goal),
+    cmocka_unit_test(test_only_desired_failing_is_success_with_warnings),
     cmocka_unit_test(test_repeated_state),
     cmocka_unit_test(test_oscillation),
     cmocka_unit_test(test_limit_extended_once_with_progress),
