@@ -27,7 +27,6 @@
 #include "output_int.h"
 
 #include <errno.h>
-#include <expat.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -157,23 +156,6 @@ struct rein__covr {
     double pct;
     int64_t covered, total;
 };
-
-static void *x_malloc(size_t n)
-{
-    return rein_malloc(n);
-}
-
-static void *x_realloc(void *p, size_t n)
-{
-    return rein_realloc(p, n);
-}
-
-static void x_free(void *p)
-{
-    rein_free(p);
-}
-
-static const XML_Memory_Handling_Suite xml_mem = {x_malloc, x_realloc, x_free};
 
 static void cov_fail(struct rein__covr *r, const char *why)
 {
@@ -437,14 +419,11 @@ static bool detect(struct rein__covr *r, const char *data, size_t len, size_t *s
         r->kind = CK_JSON;
     } else if (data[i] == '<') {
         r->kind = CK_XML;
-        r->xml = XML_ParserCreate_MM(NULL, &xml_mem, NULL);
+        r->xml = rein__verify_xml_new(r, xml_start, xml_end, NULL, xml_entity);
         if (!r->xml) {
             cov_fail(r, "out of memory");
             return true;
         }
-        XML_SetUserData(r->xml, r);
-        XML_SetElementHandler(r->xml, xml_start, xml_end);
-        XML_SetEntityDeclHandler(r->xml, xml_entity);
     } else if (len - i >= 6 && memcmp(data + i, "mode: ", 6) == 0) {
         r->kind = CK_GO;
     } else {

@@ -15,7 +15,6 @@
  */
 #include "output_int.h"
 
-#include <expat.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -57,23 +56,6 @@ struct rein__junit {
     int msg_depth;
     char error[160];
 };
-
-static void *j_malloc(size_t n)
-{
-    return rein_malloc(n);
-}
-
-static void *j_realloc(void *p, size_t n)
-{
-    return rein_realloc(p, n);
-}
-
-static void j_free(void *p)
-{
-    rein_free(p);
-}
-
-static const XML_Memory_Handling_Suite mem = {j_malloc, j_realloc, j_free};
 
 static const char *attr(const XML_Char **atts, const char *name)
 {
@@ -263,16 +245,13 @@ static bool parser_start(struct rein__junit *j)
             return false;
         }
     } else {
-        j->p = XML_ParserCreate_MM(NULL, &mem, NULL);
+        j->p = rein__verify_xml_new(j, on_start, on_end, on_text, on_entity);
         if (!j->p) {
             j->oom = true;
             return false;
         }
     }
-    XML_SetUserData(j->p, j);
-    XML_SetElementHandler(j->p, on_start, on_end);
-    XML_SetCharacterDataHandler(j->p, on_text);
-    XML_SetEntityDeclHandler(j->p, on_entity);
+    rein__verify_xml_setup(j->p, j, on_start, on_end, on_text, on_entity);
     j->depth = 0;
     j->root_open = j->root_closed = false;
     j->fed = 0;

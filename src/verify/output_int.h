@@ -9,6 +9,8 @@
 
 #include "verify_int.h"
 
+#include <expat.h>
+
 #define REIN__DIAG_MAX     50   /* diagnostics kept per reader (and per report) */
 #define REIN__DIAG_MSG_MAX 300  /* bytes of a diagnostic's message */
 #define REIN__LINE_MAX     4096 /* bytes of a line the line parsers see (longer lines are cut) */
@@ -40,6 +42,19 @@ void rein__diag_set_int(struct rein__diags *d, json_t *o, const char *key, int64
 /* A failing test named by n bytes of name, with msg (may be NULL or ""); a name already in
  * the list is not added twice. */
 void rein__diag_test(struct rein__diags *d, const char *name, size_t n, const char *msg);
+
+/* ---- XML (xml.c) ---- */
+
+/*
+ * A new expat parser allocating through rein_malloc, with ud and the handlers set (text may
+ * be NULL); entity declarations go to entity, which is how the readers refuse them. NULL on
+ * ENOMEM. _setup sets the same on a parser again after XML_ParserReset.
+ */
+XML_Parser rein__verify_xml_new(void *ud, XML_StartElementHandler start, XML_EndElementHandler end,
+                                XML_CharacterDataHandler text, XML_EntityDeclHandler entity);
+void rein__verify_xml_setup(XML_Parser p, void *ud, XML_StartElementHandler start,
+                            XML_EndElementHandler end, XML_CharacterDataHandler text,
+                            XML_EntityDeclHandler entity);
 
 /* ---- JUnit XML (junit.c) ---- */
 
