@@ -60,6 +60,9 @@ static bool last_percent(const char *s, double *out)
     return true;
 }
 
+/* Counts in reports are at most 2^40 (a trillion lines), so sums of them never overflow. */
+#define COUNT_MAX ((int64_t)1 << 40)
+
 static bool starts(const char *s, const char *prefix)
 {
     return strncmp(s, prefix, strlen(prefix)) == 0;
@@ -220,7 +223,7 @@ static void go_line(struct rein__covr *r, const char *s)
     while (sp2 > s && *sp2 != ' ')
         sp2--;
     stmts = strtoll(sp2 + 1, &end, 10);
-    if (sp2 == s || end != sp || stmts < 0) {
+    if (sp2 == s || end != sp || stmts < 0 || stmts > COUNT_MAX) {
         cov_fail(r, "a Go coverage profile line is not \"file:start,end stmts count\"");
         return;
     }
@@ -243,6 +246,16 @@ static void go_line(struct rein__covr *r, const char *s)
         r->nblocks++;
     }
     r->blocks[k].covered |= count > 0;
+}
+
+/* Adds a finished lcov record's lines to the totals. */
+static void end_record(struct rein__covr *r)
+{
+    r->lf += r->rec_da ? r->rec_da : r->rec_lf;
+    r->lh += r->rec_da ? r->rec_da_hit : r->rec_lh;
+    r->rec_da = r->rec_da_hit = r->rec_lf = r->rec_lh = 0;
+    if (r->lf > COUNT_MAX || r->lh > COUNT_MAX)
+        cov_fail(r, "the lcov totals are larger than any real project");
 }
 
 /*
@@ -268,7 +281,7 @@ static void text_line(struct rein__covr *r, const char *s)
         r->rec_da_hit += v > 0;
     } else if (starts(s, "LF:") || starts(s, "LH:")) {
         v = strtoll(s + 3, &end, 10);
-        if (*end || v < 0) {
+        if (*end || v < 0 || v > COUNT_MAX) {
             cov_fail(r, "an lcov LF/LH record is not a count");
             return;
         }
@@ -277,11 +290,11 @@ static void text_line(struct rein__covr *r, const char *s)
             r->rec_lf += v;
         else
             r->rec_lh += v;
+        if (r->rec_lf > COUNT_MAX || r->rec_lh > COUNT_MAX)
+            cov_fail(r, "the lcov totals are larger than any real project");
     } else if (strcmp(s, "end_of_record") == 0) {
         r->lcov = true;
-        r->lf += r->rec_da ? r->rec_da : r->rec_lf;
-        r->lh += r->rec_da ? r->rec_da_hit : r->rec_lh;
-        r->rec_da = r->rec_da_hit = r->rec_lf = r->rec_lh = 0;
+        end_record(r);
     } else if (starts(s, "SF:") || starts(s, "TN:")) {
         r->lcov = true;
     } else {
@@ -558,8 +571,9 @@ static void covr_finish(struct rein__covr *r, struct rein_verify_coverage *out)
             on_line(r);
         if (r->failed)
             break;
-        r->lf += r->rec_da ? r->rec_da : r->rec_lf;
-        r->lh += r->rec_da ? r->rec_da_hit : r->rec_lh;
+        end_record(r);
+        if (r->failed)
+            break;
         if (r->kind == CK_GO) {
             int64_t all = 0, hit = 0;
             for (size_t i = 0; i < r->cap; i++) {
@@ -567,6 +581,10 @@ static void covr_finish(struct rein__covr *r, struct rein_verify_coverage *out)
                     continue;
                 all += r->blocks[i].stmts;
                 hit += r->blocks[i].covered ? r->blocks[i].stmts : 0;
+                if (all > COUNT_MAX) {
+                    cov_fail(r, "the Go profile counts more statements than any real project");
+                    break;
+                }
             }
             snprintf(out->format, sizeof(out->format), "go");
             out->covered = hit;
