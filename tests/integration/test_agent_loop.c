@@ -1091,7 +1091,6 @@ static void test_low_confidence_is_verified(void **state)
     fx_stop(&f);
 }
 
-
 /*
  * 001's should_verify in auto: a model that cannot state a confidence (test-model: the
  * capability table does not know it) has every call verified; a capable model's call is
