@@ -135,6 +135,7 @@ struct goblock {
 };
 
 struct rein__covr {
+    struct rein__xml_guard x; /* first: the XML handlers get a pointer to it */
     enum cov_kind kind;
     bool failed;
     char why[200];
@@ -151,7 +152,6 @@ struct rein__covr {
     struct goblock *blocks;
     size_t nblocks, cap;
     /* XML */
-    XML_Parser xml;
     int depth;
     bool xml_done;
     char root[16];
@@ -353,7 +353,7 @@ static void xml_start(void *ud, const XML_Char *name, const XML_Char **atts)
         } else if (strcmp(name, "report") != 0) {
             cov_fail(r, "an XML file whose root is neither <report> (JaCoCo) nor <coverage> "
                         "(Cobertura)");
-            XML_StopParser(r->xml, XML_FALSE);
+            XML_StopParser(r->x.parser, XML_FALSE);
         }
         return;
     }
@@ -385,35 +385,21 @@ static void xml_end(void *ud, const XML_Char *name)
         r->xml_done = true;
 }
 
-static void xml_entity(void *ud, const XML_Char *name, int is_param, const XML_Char *value,
-                       int value_len, const XML_Char *base, const XML_Char *system_id,
-                       const XML_Char *public_id, const XML_Char *notation)
-{
-    struct rein__covr *r = ud;
-
-    (void)name;
-    (void)is_param;
-    (void)value;
-    (void)value_len;
-    (void)base;
-    (void)system_id;
-    (void)public_id;
-    (void)notation;
-    cov_fail(r, "the XML declares an entity; coverage reports have none");
-    XML_StopParser(r->xml, XML_FALSE);
-}
-
 static void xml_feed(struct rein__covr *r, const char *data, size_t len, bool final)
 {
     if (r->failed || r->xml_done)
         return;
-    if (XML_Parse(r->xml, data, (int)len, final) == XML_STATUS_ERROR && !r->xml_done) {
+    if (XML_Parse(r->x.parser, data, (int)len, final) == XML_STATUS_ERROR && !r->xml_done) {
         char why[160];
         if (r->failed)
             return;
+        if (r->x.entity) {
+            cov_fail(r, "the XML declares an entity; coverage reports have none");
+            return;
+        }
         snprintf(why, sizeof(why), "malformed XML at line %lu: %s",
-                 (unsigned long)XML_GetCurrentLineNumber(r->xml),
-                 XML_ErrorString(XML_GetErrorCode(r->xml)));
+                 (unsigned long)XML_GetCurrentLineNumber(r->x.parser),
+                 XML_ErrorString(XML_GetErrorCode(r->x.parser)));
         cov_fail(r, why);
     }
 }
@@ -432,8 +418,7 @@ static bool detect(struct rein__covr *r, const char *data, size_t len, size_t *s
         r->kind = CK_JSON;
     } else if (data[i] == '<') {
         r->kind = CK_XML;
-        r->xml = rein__verify_xml_new(r, xml_start, xml_end, NULL, xml_entity);
-        if (!r->xml) {
+        if (!rein__verify_xml_start(&r->x, xml_start, xml_end, NULL)) {
             cov_fail(r, "out of memory");
             return true;
         }
@@ -613,8 +598,8 @@ static void covr_release(struct rein__covr *r)
 {
     rein_buf_release(&r->json);
     rein_free(r->blocks);
-    if (r->xml)
-        XML_ParserFree(r->xml);
+    if (r->x.parser)
+        XML_ParserFree(r->x.parser);
 }
 
 static rein_err covr_result(struct rein__covr *r, struct rein_verify_coverage *out,

@@ -29,7 +29,7 @@ enum jstate {
 };
 
 struct rein__junit {
-    XML_Parser p;
+    struct rein__xml_guard x; /* first: the handlers get a pointer to it */
     enum jstate state;
     bool root_open;   /* the current document's root element has been opened */
     bool root_closed; /* … and closed again */
@@ -131,7 +131,7 @@ static void on_start(void *ud, const XML_Char *name, const XML_Char **atts)
                      "the document's root is <%.40s>, not "
                      "<testsuites> or <testsuite>",
                      name);
-            XML_StopParser(j->p, XML_FALSE);
+            XML_StopParser(j->x.parser, XML_FALSE);
             return;
         }
         j->t.found = true;
@@ -217,41 +217,12 @@ static void on_text(void *ud, const XML_Char *s, int len)
     j->msg_len += n;
 }
 
-static void on_entity(void *ud, const XML_Char *name, int is_param, const XML_Char *value,
-                      int value_len, const XML_Char *base, const XML_Char *system_id,
-                      const XML_Char *public_id, const XML_Char *notation)
-{
-    struct rein__junit *j = ud;
-
-    (void)is_param;
-    (void)value;
-    (void)value_len;
-    (void)base;
-    (void)system_id;
-    (void)public_id;
-    (void)notation;
-    snprintf(j->error, sizeof(j->error),
-             "the document declares an entity (%.40s); test "
-             "reports have none, so it is not read",
-             name);
-    XML_StopParser(j->p, XML_FALSE);
-}
-
 static bool parser_start(struct rein__junit *j)
 {
-    if (j->p) {
-        if (!XML_ParserReset(j->p, NULL)) {
-            j->oom = true;
-            return false;
-        }
-    } else {
-        j->p = rein__verify_xml_new(j, on_start, on_end, on_text, on_entity);
-        if (!j->p) {
-            j->oom = true;
-            return false;
-        }
+    if (!rein__verify_xml_start(&j->x, on_start, on_end, on_text)) {
+        j->oom = true;
+        return false;
     }
-    rein__verify_xml_setup(j->p, j, on_start, on_end, on_text, on_entity);
     j->depth = 0;
     j->root_open = j->root_closed = false;
     j->fed = 0;
@@ -263,11 +234,14 @@ static bool parser_start(struct rein__junit *j)
 /* A document ended or broke: back to waiting for the next, or stopped. */
 static void parser_end(struct rein__junit *j, bool broken)
 {
-    if (broken && j->root_open) {
+    if (j->x.entity && !j->error[0])
+        snprintf(j->error, sizeof(j->error),
+                 "the document declares an entity; test reports have none, so it is not read");
+    if (broken && (j->root_open || j->x.entity)) {
         if (!j->error[0])
             snprintf(j->error, sizeof(j->error), "line %lu: %s",
-                     (unsigned long)XML_GetCurrentLineNumber(j->p),
-                     XML_ErrorString(XML_GetErrorCode(j->p)));
+                     (unsigned long)XML_GetCurrentLineNumber(j->x.parser),
+                     XML_ErrorString(XML_GetErrorCode(j->x.parser)));
         j->state = J_STOPPED;
         return;
     }
@@ -286,10 +260,14 @@ static size_t parse(struct rein__junit *j, const char *data, size_t n)
 
     j->fed += n;
     j->since_event += n;
-    if (XML_Parse(j->p, data, (int)n, XML_FALSE) == XML_STATUS_ERROR) {
-        XML_Index at = XML_GetCurrentByteIndex(j->p);
-        if (XML_GetErrorCode(j->p) == XML_ERROR_NO_MEMORY)
+    if (XML_Parse(j->x.parser, data, (int)n, XML_FALSE) == XML_STATUS_ERROR) {
+        XML_Index at = XML_GetCurrentByteIndex(j->x.parser);
+        if (XML_GetErrorCode(j->x.parser) == XML_ERROR_NO_MEMORY)
             j->oom = true;
+        if (j->x.entity) { /* refused: the rest is not read */
+            parser_end(j, true);
+            return n;
+        }
         if ((j->root_closed || !j->root_open) && at >= 0 && (uint64_t)at >= before) {
             /* After the document, or text with a '<' that was no document ("a < b"):
              * look for the next one from there (past the bad byte in the second case). */
@@ -326,7 +304,8 @@ static void flush(struct rein__junit *j, bool final)
     }
     if (final && j->state == J_DOC && !j->oom) {
         /* The input ended inside a document: a cut report still counts what it showed. */
-        if (XML_Parse(j->p, "", 0, XML_TRUE) == XML_STATUS_ERROR && j->root_open && !j->root_closed)
+        if (XML_Parse(j->x.parser, "", 0, XML_TRUE) == XML_STATUS_ERROR && j->root_open &&
+            !j->root_closed)
             parser_end(j, true);
     }
     j->len = 0;
@@ -352,8 +331,8 @@ void rein__junit_free(struct rein__junit *j)
 {
     if (!j)
         return;
-    if (j->p)
-        XML_ParserFree(j->p);
+    if (j->x.parser)
+        XML_ParserFree(j->x.parser);
     json_decref(j->d.arr);
     rein_free(j);
 }

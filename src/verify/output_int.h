@@ -46,15 +46,21 @@ void rein__diag_test(struct rein__diags *d, const char *name, size_t n, const ch
 /* ---- XML (xml.c) ---- */
 
 /*
- * A new expat parser allocating through rein_malloc, with ud and the handlers set (text may
- * be NULL); entity declarations go to entity, which is how the readers refuse them. NULL on
- * ENOMEM. _setup sets the same on a parser again after XML_ParserReset.
+ * The first member of an XML reader's state: expat calls the reader's handlers with a pointer
+ * to it (so to the reader), and the shared entity handler stops the parser and sets entity:
+ * test and coverage reports declare no entities, and entities are how XML bombs are built.
  */
-XML_Parser rein__verify_xml_new(void *ud, XML_StartElementHandler start, XML_EndElementHandler end,
-                                XML_CharacterDataHandler text, XML_EntityDeclHandler entity);
-void rein__verify_xml_setup(XML_Parser p, void *ud, XML_StartElementHandler start,
-                            XML_EndElementHandler end, XML_CharacterDataHandler text,
-                            XML_EntityDeclHandler entity);
+struct rein__xml_guard {
+    XML_Parser parser;
+    bool entity; /* a declaration was refused */
+};
+
+/*
+ * Starts (or, after a document, restarts) g->parser, allocating through rein_malloc, with the
+ * handlers (text may be NULL) called with g. false on ENOMEM.
+ */
+bool rein__verify_xml_start(struct rein__xml_guard *g, XML_StartElementHandler start,
+                            XML_EndElementHandler end, XML_CharacterDataHandler text);
 
 /* ---- JUnit XML (junit.c) ---- */
 

@@ -1,7 +1,7 @@
 /*
  * The expat parsers of the verify readers (JUnit XML in junit.c, JaCoCo and Cobertura XML in
- * coverage.c) allocate through rein's allocator, so memory limits, fault injection and
- * accounting see them like any other allocation of rein.
+ * coverage.c): they allocate through rein's allocator, so memory limits, fault injection and
+ * accounting see them like any other allocation of rein, and they refuse entity declarations.
  */
 #include "output_int.h"
 
@@ -22,24 +22,40 @@ static void xml_free(void *p)
 
 static const XML_Memory_Handling_Suite xml_mem = {xml_malloc, xml_realloc, xml_free};
 
-XML_Parser rein__verify_xml_new(void *ud, XML_StartElementHandler start, XML_EndElementHandler end,
-                                XML_CharacterDataHandler text, XML_EntityDeclHandler entity)
+static void refuse_entity(void *ud, const XML_Char *name, int is_param, const XML_Char *value,
+                          int value_len, const XML_Char *base, const XML_Char *system_id,
+                          const XML_Char *public_id, const XML_Char *notation)
 {
-    XML_Parser p = XML_ParserCreate_MM(NULL, &xml_mem, NULL);
+    struct rein__xml_guard *g = ud;
 
-    if (!p)
-        return NULL;
-    rein__verify_xml_setup(p, ud, start, end, text, entity);
-    return p;
+    (void)name;
+    (void)is_param;
+    (void)value;
+    (void)value_len;
+    (void)base;
+    (void)system_id;
+    (void)public_id;
+    (void)notation;
+    g->entity = true;
+    XML_StopParser(g->parser, XML_FALSE);
 }
 
-void rein__verify_xml_setup(XML_Parser p, void *ud, XML_StartElementHandler start,
-                            XML_EndElementHandler end, XML_CharacterDataHandler text,
-                            XML_EntityDeclHandler entity)
+bool rein__verify_xml_start(struct rein__xml_guard *g, XML_StartElementHandler start,
+                            XML_EndElementHandler end, XML_CharacterDataHandler text)
 {
-    XML_SetUserData(p, ud);
-    XML_SetElementHandler(p, start, end);
+    if (g->parser) {
+        if (!XML_ParserReset(g->parser, NULL))
+            return false;
+    } else {
+        g->parser = XML_ParserCreate_MM(NULL, &xml_mem, NULL);
+        if (!g->parser)
+            return false;
+    }
+    g->entity = false;
+    XML_SetUserData(g->parser, g);
+    XML_SetElementHandler(g->parser, start, end);
     if (text)
-        XML_SetCharacterDataHandler(p, text);
-    XML_SetEntityDeclHandler(p, entity);
+        XML_SetCharacterDataHandler(g->parser, text);
+    XML_SetEntityDeclHandler(g->parser, refuse_entity);
+    return true;
 }

@@ -61,19 +61,6 @@ enum variant {
     BROKEN_BUILD,
 };
 
-static void sh(const char *dir, const char *cmd)
-{
-    const char *argv[] = {"sh", "-c", cmd, NULL};
-    struct rein_proc_run_opts o = {.proc = {.argv = argv, .cwd = dir, .merge_stderr = true},
-                                   .timeout_ms = 60000};
-    struct rein_proc_result r;
-
-    assert_rein_ok(rein_proc_run(&o, &r, NULL), NULL);
-    if (r.exit_code != 0)
-        fail_msg("%s: %s", cmd, r.out.ptr);
-    rein_proc_result_release(&r);
-}
-
 static char *replace(const char *text, const char *what, const char *with)
 {
     const char *at = strstr(text, what);
@@ -311,7 +298,8 @@ static void test_claims_on_stdin(void **state)
     json_t *r, *claims;
 
     (void)state;
-    sh(dir, "git init -q . && git add -A && git -c user.email=t@t -c user.name=t commit -qm init");
+    test_sh(dir,
+            "git init -q . && git add -A && git -c user.email=t@t -c user.name=t commit -qm init");
     free(test_write_file(dir, "src/mul.c", "int mul(int a, int b)\n{\n    return a * b;\n}\n"));
     o = rein(dir, args,
              "I created src/mul.c with a mul() function. I added function div to src/calc.c. "

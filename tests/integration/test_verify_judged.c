@@ -21,19 +21,6 @@ struct out {
     json_t *report;
 };
 
-static void sh(const char *dir, const char *cmd)
-{
-    const char *argv[] = {"sh", "-c", cmd, NULL};
-    struct rein_proc_run_opts o = {.proc = {.argv = argv, .cwd = dir, .merge_stderr = true},
-                                   .timeout_ms = 60000};
-    struct rein_proc_result r;
-
-    assert_rein_ok(rein_proc_run(&o, &r, NULL), NULL);
-    if (r.exit_code != 0)
-        fail_msg("%s: %s", cmd, r.out.ptr);
-    rein_proc_result_release(&r);
-}
-
 /* A C project whose is_prime is wrong for 9, in a git repository, plus the protocol file. */
 static char *c_project(const char *protocols)
 {
@@ -49,8 +36,8 @@ static char *c_project(const char *protocols)
                          "NULL, 10)) ? \"true\" : \"false\");\n    return 0;\n}\n"));
     free(test_write_file(dir, "rein-verify.yaml", protocols));
     free(test_write_file(dir, ".gitignore", "is_prime\n"));
-    sh(dir, "git init -q . && git add -A && git -c user.name=t -c user.email=t@example.com "
-            "commit -qm init && cc -o is_prime prime.c");
+    test_sh(dir, "git init -q . && git add -A && git -c user.name=t -c user.email=t@example.com "
+                 "commit -qm init && cc -o is_prime prime.c");
     return dir;
 }
 
@@ -66,8 +53,8 @@ static char *py_project(const char *protocols)
                          "if __name__ == \"__main__\":\n"
                          "    print(str(is_prime(int(sys.argv[1]))).lower())\n"));
     free(test_write_file(dir, "rein-verify.yaml", protocols));
-    sh(dir, "git init -q . && git add -A && git -c user.name=t -c user.email=t@example.com "
-            "commit -qm init");
+    test_sh(dir, "git init -q . && git add -A && git -c user.name=t -c user.email=t@example.com "
+                 "commit -qm init");
     return dir;
 }
 

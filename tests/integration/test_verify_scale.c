@@ -219,15 +219,6 @@ static bool have(const char *cmd)
     return system(line) == 0;
 }
 
-static void sh(const char *dir, const char *cmd)
-{
-    char line[4096];
-
-    snprintf(line, sizeof(line), "cd '%s' && %s >/dev/null 2>&1", dir, cmd);
-    if (system(line) != 0)
-        fail_msg("command failed: %s", line);
-}
-
 /* A C project: 51 tests registered with CTest, every one exits 1. */
 static void test_real_ctest_51(void **state)
 {
@@ -247,7 +238,7 @@ static void test_real_ctest_51(void **state)
     free(test_write_file(dir, "CMakeLists.txt", cm.ptr));
     rein_buf_release(&cm);
     free(test_write_file(dir, "fails.c", "int main(void) { return 1; }\n"));
-    sh(dir, "cmake -S . -B build && cmake --build build");
+    test_sh(dir, "cmake -S . -B build && cmake --build build");
     free(test_write_file(dir, "rein-verify.yaml",
                          "protocols:\n  TEST:\n    steps:\n"
                          "      - {command: ctest --test-dir build -j2, format: ctest}\n"));

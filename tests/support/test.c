@@ -302,6 +302,19 @@ size_t test_mem_track_stop(void)
     return (size_t)atomic_load(&peak_bytes);
 }
 
+void test_sh(const char *dir, const char *cmd)
+{
+    const char *argv[] = {"sh", "-c", cmd, NULL};
+    struct rein_proc_run_opts o = {.proc = {.argv = argv, .cwd = dir, .merge_stderr = true},
+                                   .timeout_ms = 60000};
+    struct rein_proc_result r;
+
+    assert_rein_ok(rein_proc_run(&o, &r, NULL), NULL);
+    if (r.exit_code != 0)
+        fail_msg("%s: %s", cmd, r.out.ptr);
+    rein_proc_result_release(&r);
+}
+
 bool test_pid_alive(pid_t pid)
 {
     char path[64], stat[256] = "";

@@ -51,6 +51,10 @@ char *test_write_file(const char *dir, const char *name, const char *text);
 /* Reads a whole file into malloc'd memory (NUL-terminated); NULL when it cannot. */
 char *test_read_file(const char *path, size_t *len);
 
+/* Runs cmd with /bin/sh in dir (stdout and stderr merged, 60 s at most); fails the test with
+ * the output when it does not exit 0. */
+void test_sh(const char *dir, const char *cmd);
+
 /* A free TCP port on 127.0.0.1 (bound and released, so a race is possible but unlikely). */
 int test_free_port(void);
 /* True while pid runs; a zombie left for a non-reaping init counts as gone. */

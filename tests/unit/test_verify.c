@@ -1871,6 +1871,46 @@ static void test_judge_parse(void **state)
     rein_free(prompt);
 }
 
+/* JUnit XML read from output: what counts and what is refused. */
+static void junit_counts(const char *text, bool found, int64_t total, int64_t failed)
+{
+    struct rein_verify_counts c;
+
+    assert_rein_ok(
+        rein_verify_output_parse(text, strlen(text), REIN_VERIFY_FORMAT_AUTO, &c, NULL, NULL),
+        NULL);
+    if (c.has_tests != found || (found && (c.total != total || c.failed != failed)))
+        fail_msg("%s\n  gave %s%lld of %lld failed", text, c.has_tests ? "" : "no tests, ",
+                 (long long)c.failed, (long long)c.total);
+}
+
+static void test_junit_edges(void **state)
+{
+    (void)state;
+    /* An entity declaration is refused: nothing is read (XML bombs are built of them). */
+    junit_counts("<?xml version=\"1.0\"?>\n<!DOCTYPE t [<!ENTITY a \"aa\">]>\n"
+                 "<testsuite><testcase name=\"x\">&a;</testcase></testsuite>\n",
+                 false, 0, 0);
+    /* Two reports one after another (cat of several files) are summed; text around them and a
+     * stray '<' in it do not matter. */
+    junit_counts("running a < b\n<?xml version=\"1.0\"?>\n<testsuite><testcase name=\"a\"/>"
+                 "<testcase name=\"b\"><failure message=\"m\"/></testcase></testsuite>\n"
+                 "between\n<testsuite><testcase name=\"c\"><error/></testcase></testsuite>\n",
+                 true, 3, 2);
+    /* A report cut short counts what it showed. */
+    junit_counts("<testsuites><testsuite><testcase name=\"a\"/><testcase name=\"b\">"
+                 "<failure/></testcase><testcase name=\"c\"",
+                 true, 2, 1);
+    /* Only the summary attributes: they count. Surefire's flaky reruns passed. */
+    junit_counts("<testsuite tests=\"5\" failures=\"1\" errors=\"1\" skipped=\"1\"/>\n", true, 5,
+                 2);
+    junit_counts("<testsuite><testcase name=\"f\"><flakyFailure message=\"x\"/></testcase>"
+                 "</testsuite>\n",
+                 true, 1, 0);
+    /* Another XML document is no test report. */
+    junit_counts("<?xml version=\"1.0\"?>\n<project><testcase/></project>\n", false, 0, 0);
+}
+
 static const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_output_samples),
     cmocka_unit_test(test_output_diagnostics),
@@ -1911,6 +1951,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_term_same_error_three_times),
     cmocka_unit_test(test_term_no_progress_five),
     cmocka_unit_test(test_term_oscillation_seed_rules),
+    cmocka_unit_test(test_junit_edges),
     cmocka_unit_test(test_term_repeated_state),
     cmocka_unit_test(test_term_oscillation),
     cmocka_unit_test(test_term_extends_once),
