@@ -350,6 +350,8 @@ REIN_EXTERN void rein_agent_set_context_window(rein_agent *a, int64_t tokens);
  * uses it for verification "auto"; rein loop for its stop decision.
  */
 REIN_EXTERN double rein_agent_stated_confidence(const char *text);
+/* The registry the agent was made with (borrowed). */
+REIN_EXTERN const rein_registry *rein_agent_registry(const rein_agent *a);
 
 /*
  * Runs one turn: appends message (borrowed; copied) to h (borrowed; the conversation so far,

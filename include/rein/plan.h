@@ -210,19 +210,19 @@ REIN_EXTERN rein_err rein_plan_set_step_output(rein_plan *p, size_t i, const cha
 
 /*
  * verify_step: passes when step i's current attempt made no calls or none of them is pending
- * (the seed's rule), and, when text (the step's final answer; may be NULL) is given, when
- * every tool result the text claims is in the ledger: a tool named in an affirmative sentence
- * ("I wrote it with write_file") must have a successful call in this attempt, and a file the
- * text says the step created, modified or deleted ("I wrote notes.txt", "Created notes.txt")
- * must appear in the arguments or result of a successful call (of a tool that is not
- * read_only, when reg is given to tell). Negated, conditional, future and failure sentences
- * and questions claim nothing. tools (n names, borrowed; NULL: the tools of reg, or none) are
- * the names looked for in the text.
+ * (the seed's rule), and, when text (the step's final answer; may be NULL) is given, when no
+ * claim of the text is refuted by the attempt's ledger (include/rein/claims.h): a tool the text
+ * says ran must have a successful call in this attempt, and a file or function the text says
+ * the step wrote or deleted must be named by a successful call of a tool that may write
+ * (read_only tools, when reg tells, do not count). Future, conditional, modal, imperative,
+ * negated and failure sentences and questions claim nothing. reg (borrowed; may be NULL) and
+ * tools (n names, borrowed; may be NULL) name the tools the text may mention, besides those in
+ * the ledger.
  *
  * When report is not NULL it gets a new object:
  *   {"passed", "reason", "pending": [entry], "failed_calls": [entry (error | invalid)],
- *    "claims": [{"text", "tool"? | "path"?, "reason"}]}
- * which is what the replanner is shown.
+ *    "claims": [{"kind", "text", "subject", "status": "refuted", "evidence", "reason", …}]}
+ * which is what the replanner is shown; "reason" names the first refuted claim.
  */
 REIN_EXTERN bool rein_plan_verify_step(const rein_plan *p, size_t i, const char *text,
                                        const rein_registry *reg, const char *const *tools, size_t n,

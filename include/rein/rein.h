@@ -16,6 +16,7 @@
 #include <rein/store.h>
 #include <rein/metrics.h>
 #include <rein/server.h>
+#include <rein/claims.h>
 #include <rein/verify.h>
 #include <rein/tools.h>
 #include <rein/skills.h>

@@ -96,12 +96,11 @@
  *     REIN_VERIFY_CONFIDENCE_HIGH. (In a loop, a P1 failure means "iterate again"; that is
  *     the termination decision's job, part 5.)
  *
- *  4. Claims (chain-of-verification). Sentences of an agent's final text that claim a file
- *     was created, modified or deleted, that a function exists in a file, that tests pass,
- *     that there are no type errors, that the build passes or that lint is clean (English and
- *     Chinese) are extracted and checked against the working tree, git, the source (a C-family
- *     scanner; Python, JS/TS, Go and Rust by pattern) and by running the protocol. Each is
- *     verified, refuted or unverifiable; a refuted claim fails the verdict.
+ *  4. Claims (chain-of-verification, include/rein/claims.h). The claims of an agent's final
+ *     text (a tool ran, a file written or deleted, a function added, tests, build, lint or
+ *     type checks passing; English and Chinese) are checked against the ledger when one is
+ *     given, the working tree and git, the source, and by running the matching protocol.
+ *     Each is confirmed, refuted or unverifiable; a refuted claim fails the verdict.
  *
  *  5. Termination (for `rein loop`): given the history of iterations (failing checks with
  *     their error signatures, a working-tree hash, a progress metric, a confidence), decide
@@ -123,6 +122,7 @@
 #define REIN_VERIFY_H
 
 #include <rein/cancel.h>
+#include <rein/claims.h>
 #include <rein/json.h>
 #include <rein/pool.h>
 #include <rein/provider.h>
@@ -413,96 +413,8 @@ REIN_EXTERN enum rein_verify_confidence_level rein_verify_confidence_level(doubl
 /* "verified", "UNVERIFIED" or "withheld". */
 REIN_EXTERN const char *rein_verify_confidence_label(double c);
 
-/* ---- claims --------------------------------------------------------------------------- */
-
-enum rein_verify_claim_kind {
-    REIN_VERIFY_CLAIM_FILE_CREATED = 0,
-    REIN_VERIFY_CLAIM_FILE_MODIFIED,
-    REIN_VERIFY_CLAIM_FILE_DELETED,
-    REIN_VERIFY_CLAIM_FUNCTION_EXISTS,
-    REIN_VERIFY_CLAIM_TESTS_PASS,
-    REIN_VERIFY_CLAIM_NO_TYPE_ERRORS,
-    REIN_VERIFY_CLAIM_BUILD_PASSES,
-    REIN_VERIFY_CLAIM_LINT_CLEAN,
-};
-enum rein_verify_claim_status {
-    REIN_VERIFY_CLAIM_UNCHECKED = 0,
-    REIN_VERIFY_CLAIM_VERIFIED,
-    REIN_VERIFY_CLAIM_REFUTED,
-    REIN_VERIFY_CLAIM_UNVERIFIABLE,
-};
-/* "file_created", …; "verified", "refuted", "unverifiable", "unchecked". */
-REIN_EXTERN const char *rein_verify_claim_kind_name(enum rein_verify_claim_kind k);
-REIN_EXTERN const char *rein_verify_claim_status_name(enum rein_verify_claim_status s);
-
-/* One claim. Every string is borrowed from its claims list. */
-struct rein_verify_claim {
-    enum rein_verify_claim_kind kind;
-    const char *text; /* the sentence it came from (trimmed, at most 300 bytes) */
-    const char *path; /* the file, or NULL */
-    const char *name; /* the function, or NULL */
-    int line;         /* the line claimed for the function, or 0 */
-    enum rein_verify_claim_status status;
-    const char *evidence; /* why it is verified, refuted or unverifiable; "" unchecked */
-    double confidence;
-};
-
-typedef struct rein_verify_claims rein_verify_claims;
-
-/*
- * Extracts the claims of text (len bytes, borrowed; UTF-8). Conditional, future and negated
- * sentences ("if the tests pass", "I will create", "tests do not pass", "测试未通过") make no
- * claim. Returns a new list (possibly empty), or NULL with err set (REIN_ENOMEM).
- */
-REIN_EXTERN rein_verify_claims *rein_verify_claims_extract(const char *text, size_t len,
-                                                           rein_error *err);
-REIN_EXTERN void rein_verify_claims_free(rein_verify_claims *claims);
-REIN_EXTERN size_t rein_verify_claims_count(const rein_verify_claims *claims);
-/* Claim i (borrowed, valid until the list is checked again or freed); NULL out of range. */
-REIN_EXTERN const struct rein_verify_claim *rein_verify_claims_get(const rein_verify_claims *c,
-                                                                   size_t i);
-
-/*
- * How execution claims are checked: run_check runs the named protocol ("TEST", "BUILD",
- * "LINT", or "TYPECHECK" with "BUILD" as the fallback) and returns 1 when it passed, 0 when
- * it failed, and -1 when there is no such protocol. It writes a short reason into why and
- * the result's confidence into *confidence. Called on the checking thread.
- */
-typedef int (*rein_verify_run_check_fn)(const char *protocol, char *why, size_t why_len,
-                                        double *confidence, void *userdata);
-
-struct rein_verify_claims_opts {
-    const char *cwd;  /* borrowed; NULL: the current directory. Claim paths are relative */
-    const char *base; /* borrowed revision the changes are read against; NULL: HEAD */
-    rein_verify_run_check_fn run_check; /* NULL: execution claims are unverifiable */
-    void *userdata;
-};
-
-/*
- * Checks every claim, filling status, evidence and confidence. File claims use the file
- * system and `git status`/`git diff` (outside git: existence only, at medium confidence);
- * function claims scan the file for a definition. Errors: REIN_ENOMEM, REIN_EINVAL for a
- * base revision git does not know; a claim that cannot be checked is UNVERIFIABLE, not an
- * error.
- */
-REIN_EXTERN rein_err rein_verify_claims_check(rein_verify_claims *claims,
-                                              const struct rein_verify_claims_opts *opts,
-                                              rein_error *err) REIN_WUR;
-/* A new JSON array [{kind, text, path?, name?, line?, status, evidence, confidence}]. */
-REIN_EXTERN json_t *rein_verify_claims_json(const rein_verify_claims *claims);
-
-/*
- * Looks for a definition of the function name (borrowed) in len bytes of source text
- * (borrowed). lang is a file name or extension ("x.c", ".py"): C-family sources (c, h, cc,
- * cpp, hpp, m, java, cs, …) are scanned with comments, strings and preprocessor lines
- * understood; py, js/ts, go, rs, rb, php, kt, swift by pattern. Returns
- *   2  a definition (also `#define name(`), *line its 1-based line
- *   1  only a declaration (a prototype), *line its line
- *   0  neither
- *  -1  the language is not known (a plain-text match is in *line, 0 when none)
- */
-REIN_EXTERN int rein_verify_source_find_function(const char *text, size_t len, const char *lang,
-                                                 const char *name, int *line);
+/* Claims (extraction and evidence) are the claims module's: include/rein/claims.h. A run
+ * checks the claims of opts.claims_text with it; rein_verify_report_claims() returns them. */
 
 /* ---- running ------------------------------------------------------------------------- */
 
@@ -552,6 +464,10 @@ struct rein_verify_opts {
     const struct rein_verify_judge_opts *judge_opts; /* borrowed; may be NULL */
     const char *goal; /* borrowed: what was asked, the behaviour FUNCTIONALITY is judged
                          against; NULL: the protocol's description */
+    const json_t *ledger;          /* borrowed ledger entries the claims' tool calls are
+                                      checked against (the agent's); NULL: tool claims are
+                                      unverifiable */
+    const rein_registry *registry; /* borrowed; names the tools claims may mention; NULL */
 };
 
 typedef struct rein_verify_report rein_verify_report;
@@ -581,7 +497,7 @@ REIN_EXTERN size_t rein_verify_report_protocol_count(const rein_verify_report *r
 REIN_EXTERN bool rein_verify_report_protocol(const rein_verify_report *r, size_t i,
                                              struct rein_verify_protocol_info *info);
 /* The checked claims (borrowed), or NULL when no claims text was given. */
-REIN_EXTERN const rein_verify_claims *rein_verify_report_claims(const rein_verify_report *r);
+REIN_EXTERN const rein_claims *rein_verify_report_claims(const rein_verify_report *r);
 /*
  * The report as a new JSON object: {verdict, mode, confidence, progress, protocols: [{name,
  * priority, status, group, duration_ms, started_ms, ended_ms, attempts, flaky, counts:

@@ -213,3 +213,8 @@ void rein_agent_set_context_window(rein_agent *a, int64_t tokens)
 {
     a->context_window = tokens > 0 ? tokens : 0;
 }
+
+const rein_registry *rein_agent_registry(const rein_agent *a)
+{
+    return a ? a->reg : NULL;
+}

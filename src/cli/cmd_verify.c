@@ -256,15 +256,15 @@ static void print_table(FILE *out, const rein_verify_report *r)
 
 static void print_claims(FILE *out, const rein_verify_report *r)
 {
-    const rein_verify_claims *cl = rein_verify_report_claims(r);
-    const struct rein_verify_claim *c;
+    const rein_claims *cl = rein_verify_report_claims(r);
+    const struct rein_claim *c;
 
     if (!cl)
         return;
-    fprintf(out, "\nCLAIMS (%zu)\n", rein_verify_claims_count(cl));
-    for (size_t i = 0; (c = rein_verify_claims_get(cl, i)); i++)
-        fprintf(out, "  %-12s %-15s \"%s\"\n               %s\n",
-                rein_verify_claim_status_name(c->status), rein_verify_claim_kind_name(c->kind),
+    fprintf(out, "\nCLAIMS (%zu)\n", rein_claims_count(cl));
+    for (size_t i = 0; (c = rein_claims_get(cl, i)); i++)
+        fprintf(out, "  %-12s %-14s %s: \"%s\"\n               %s\n",
+                rein_claim_status_name(c->status), rein_claim_kind_name(c->kind), c->subject,
                 c->text, c->evidence);
 }
 

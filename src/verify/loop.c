@@ -286,12 +286,12 @@ static json_t *failing_json(const rein_verify_report *rep, bool judge_failed)
 
 static json_t *refuted_json(const rein_verify_report *rep)
 {
-    const rein_verify_claims *claims = rein_verify_report_claims(rep);
+    const rein_claims *claims = rein_verify_report_claims(rep);
     json_t *a = json_array();
 
-    for (size_t i = 0; a && i < rein_verify_claims_count(claims); i++) {
-        const struct rein_verify_claim *c = rein_verify_claims_get(claims, i);
-        if (c->status != REIN_VERIFY_CLAIM_REFUTED)
+    for (size_t i = 0; a && i < rein_claims_count(claims); i++) {
+        const struct rein_claim *c = rein_claims_get(claims, i);
+        if (c->status != REIN_CLAIM_REFUTED)
             continue;
         if (json_array_append_new(a, json_pack("{s:o, s:o}", "text", rein__verify_jstr(c->text),
                                                "evidence", rein__verify_jstr(c->evidence)))) {
@@ -331,6 +331,8 @@ static void iteration_release(struct iteration *it)
 static rein_err run_checks(struct loop *L, struct iteration *it, rein_error *err)
 {
     const char *answer = rein_agent_result_text(it->agent);
+    /* the turn's own calls: tool claims in the answer are checked against them */
+    json_t *ledger = rein_ledger_json(rein_agent_result_ledger(it->agent), true, false, 0);
     struct rein_verify_opts vo = {.cwd = L->cwd,
                                   .mode = L->o->mode,
                                   .only = L->o->until,
@@ -341,10 +343,17 @@ static rein_err run_checks(struct loop *L, struct iteration *it, rein_error *err
                                   .cancel = L->cancel,
                                   .judge = L->o->judge,
                                   .judge_opts = L->o->judge_opts,
-                                  .goal = L->r->goal};
+                                  .goal = L->r->goal,
+                                  .ledger = ledger,
+                                  .registry = rein_agent_registry(L->agent)};
     rein_error herr;
+    rein_err rc;
 
-    if (rein_verify_run(L->protocols, &vo, &it->report, err) != REIN_OK)
+    if (!ledger)
+        return rein_error_set(err, REIN_ENOMEM, "out of memory");
+    rc = rein_verify_run(L->protocols, &vo, &it->report, err);
+    json_decref(ledger);
+    if (rc != REIN_OK)
         return err ? err->code : REIN_EINTERNAL;
     it->verdict = rein_verify_report_verdict(it->report);
     /* A tree too large to hash only switches off repeated-state detection. */

@@ -163,19 +163,19 @@ static rein_err add_failed(struct rein_buf *b, const struct rein__loop_observati
 
 static rein_err add_claims(struct rein_buf *b, const rein_verify_report *r)
 {
-    const rein_verify_claims *claims = rein_verify_report_claims(r);
+    const rein_claims *claims = rein_verify_report_claims(r);
     bool first = true;
     rein_err rc = REIN_OK;
 
-    for (size_t i = 0; !rc && i < rein_verify_claims_count(claims); i++) {
-        const struct rein_verify_claim *c = rein_verify_claims_get(claims, i);
-        if (c->status != REIN_VERIFY_CLAIM_REFUTED)
+    for (size_t i = 0; !rc && i < rein_claims_count(claims); i++) {
+        const struct rein_claim *c = rein_claims_get(claims, i);
+        if (c->status != REIN_CLAIM_REFUTED)
             continue;
         if (first)
-            rc = rein_buf_adds(b, "\nWhat you said that the tree refutes:\n");
+            rc = rein_buf_adds(b, "\nWhat you said that nothing shows:\n");
         first = false;
         if (!rc)
-            rc = rein_buf_addf(b, "- You said: \"%s\". The tree shows: %s\n", c->text,
+            rc = rein_buf_addf(b, "- You said: \"%s\". But: %s\n", c->text,
                                c->evidence && c->evidence[0] ? c->evidence : "it is not so.");
     }
     return rc;

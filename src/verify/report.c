@@ -9,7 +9,6 @@
  * below REIN_VERIFY_CONFIDENCE_HIGH (the result is UNVERIFIED) turns SUCCESS into
  * SUCCESS_WITH_WARNINGS, never into a silent SUCCESS.
  */
-#include "claims_int.h"
 #include "report_int.h"
 
 #include <math.h>
@@ -43,7 +42,7 @@ void rein_verify_report_free(rein_verify_report *r)
         rein_free(r->r[i].review_why);
     }
     rein_free(r->r);
-    rein_verify_claims_free(r->claims);
+    rein_claims_free(r->claims);
     json_decref(r->notes);
     json_decref(r->review_reasons);
     rein_free(r);
@@ -64,12 +63,12 @@ enum rein_verify_verdict rein__verify_verdict(const rein_verify_report *r)
             return REIN_VERIFY_FAILED;
         warn = true;
     }
-    for (size_t i = 0; r->claims && i < r->claims->n; i++) {
-        enum rein_verify_claim_status s = r->claims->v[i].pub.status;
+    for (size_t i = 0; i < rein_claims_count(r->claims); i++) {
+        enum rein_claim_status s = rein_claims_get(r->claims, i)->status;
         any = true;
-        if (s == REIN_VERIFY_CLAIM_REFUTED)
+        if (s == REIN_CLAIM_REFUTED)
             return REIN_VERIFY_FAILED;
-        warn |= s != REIN_VERIFY_CLAIM_VERIFIED;
+        warn |= s != REIN_CLAIM_CONFIRMED;
     }
     if (warn || !any || r->confidence < REIN_VERIFY_CONFIDENCE_HIGH)
         return REIN_VERIFY_SUCCESS_WITH_WARNINGS;
@@ -106,12 +105,12 @@ void rein__report_finish(rein_verify_report *r)
             items++;
         }
     }
-    for (size_t i = 0; r->claims && i < r->claims->n; i++) {
-        const struct rein_verify_claim *c = &r->claims->v[i].pub;
+    for (size_t i = 0; i < rein_claims_count(r->claims); i++) {
+        const struct rein_claim *c = rein_claims_get(r->claims, i);
         conf = rein_verify_confidence_propagate(conf, &c->confidence, 1);
-        sum += c->status == REIN_VERIFY_CLAIM_VERIFIED       ? 1.0
-               : c->status == REIN_VERIFY_CLAIM_UNVERIFIABLE ? 0.5
-                                                             : 0.0;
+        sum += c->status == REIN_CLAIM_CONFIRMED      ? 1.0
+               : c->status == REIN_CLAIM_UNVERIFIABLE ? 0.5
+                                                      : 0.0;
         items++;
     }
     r->confidence = conf;
@@ -182,7 +181,7 @@ bool rein_verify_report_protocol(const rein_verify_report *r, size_t i,
     return true;
 }
 
-const rein_verify_claims *rein_verify_report_claims(const rein_verify_report *r)
+const rein_claims *rein_verify_report_claims(const rein_verify_report *r)
 {
     return r->claims;
 }
@@ -263,7 +262,7 @@ json_t *rein_verify_report_json(const rein_verify_report *r)
     json_t *o = json_pack("{s:s, s:s}", "verdict", rein_verify_verdict_name(r->verdict), "mode",
                           rein_verify_mode_name(r->mode));
     json_t *protocols = json_array();
-    json_t *claims = r->claims ? rein_verify_claims_json(r->claims) : json_array();
+    json_t *claims = r->claims ? rein_claims_json(r->claims, false) : json_array();
     int rc;
 
     if (!o || !protocols || !claims)

@@ -60,7 +60,7 @@ struct rein_verify_report {
     double progress;
     struct rein__presult *r; /* one per protocol of the config, in run order */
     size_t n;
-    rein_verify_claims *claims; /* owned; NULL when no claims text was given */
+    rein_claims *claims;        /* owned; NULL when no claims text was given */
     struct rein_verify_changes changes;
     bool review_mode; /* thorough or full: the layer-6 review flag applies */
     bool review_required;
@@ -86,7 +86,7 @@ rein_err rein__verify_term_add_report(rein_verify_term *t, const rein_verify_rep
 /* The loop's name for the judge among the failing checks (term.c, loop.c). */
 #define REIN__VERIFY_JUDGE_CHECK "JUDGE"
 /* A failing check in words for a person: a protocol's name as it is, "the judge's review",
- * "the refuted claim that the tests pass" for a claim's key "claim:tests_pass::". */
+ * "the refuted claim that the tests pass" for a claim's key "claim:tests_pass:tests". */
 rein_err rein__verify_failing_words(struct rein_buf *b, const char *check) REIN_WUR;
 
 #endif /* REIN_VERIFY_REPORT_INT_H */

@@ -1046,15 +1046,28 @@ static int run_check(const char *protocol, char *why, size_t why_len, double *co
 static rein_err check_claims(struct run *run)
 {
     struct claim_ctx cc = {run, REIN_OK};
-    struct rein_verify_claims_opts co = {
-        .cwd = run->cwd, .base = run->opts->base, .run_check = run_check, .userdata = &cc};
+    const struct rein_verify_opts *o = run->opts;
+    struct rein_claims_evidence ev = {.ledger = o->ledger,
+                                      .reg = o->registry,
+                                      .tree = true,
+                                      .cwd = run->cwd,
+                                      .base = o->base,
+                                      .run_check = run_check,
+                                      .userdata = &cc};
+    rein_claims_vocab *vocab = rein_claims_vocab_new(o->registry, run->err);
     rein_err rc;
 
-    run->report->claims =
-        rein_verify_claims_extract(run->opts->claims_text, run->opts->claims_len, run->err);
+    if (!vocab)
+        return REIN_ENOMEM;
+    if (o->ledger && rein_claims_vocab_add_ledger(vocab, o->ledger) != REIN_OK) {
+        rein_claims_vocab_free(vocab);
+        return rein_error_set(run->err, REIN_ENOMEM, "out of memory reading the ledger");
+    }
+    run->report->claims = rein_claims_extract(o->claims_text, o->claims_len, vocab, run->err);
+    rein_claims_vocab_free(vocab);
     if (!run->report->claims)
-        return run->err ? run->err->code : REIN_ENOMEM;
-    rc = rein_verify_claims_check(run->report->claims, &co, run->err);
+        return REIN_ENOMEM;
+    rc = rein_claims_check(run->report->claims, &ev, run->err);
     return rc ? rc : cc.rc;
 }
 

@@ -26,7 +26,6 @@
  * the baseline and counts neither way.
  */
 #include "report_int.h"
-#include "claims_int.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -97,26 +96,25 @@ const char *rein_verify_stop_reason_text(enum rein_verify_stop_reason r)
     return (unsigned)r < sizeof(texts) / sizeof(texts[0]) ? texts[r] : "the loop stopped";
 }
 
-/* What a refuted claim said, from its key "claim:KIND:PATH:NAME" (PATH may hold ':'). */
+/* What a refuted claim said, from its key "claim:KIND:SUBJECT" (SUBJECT may hold ':'). */
 static rein_err claim_words(struct rein_buf *b, const char *key)
 {
     const char *kind = key + 6, *colon = strchr(kind, ':');
-    const char *name = strrchr(key, ':') + 1;
+    const char *subject = colon ? colon + 1 : "";
     size_t klen = colon ? (size_t)(colon - kind) : strlen(kind);
-    int plen = colon && name - 1 > colon ? (int)(name - 1 - colon - 1) : 0;
-    const char *path = colon ? colon + 1 : "";
 
     rein_err rc = rein_buf_adds(b, "the refuted claim that ");
     if (rc)
         return rc;
 #define KIND_IS(word) (klen == sizeof(word) - 1 && strncmp(kind, word, klen) == 0)
-    if (KIND_IS("file_created") || KIND_IS("file_modified") || KIND_IS("file_deleted"))
-        return rein_buf_addf(b, "%.*s was %s", plen, path,
-                             kind[5] == 'c'   ? "created"
-                             : kind[5] == 'm' ? "changed"
-                                              : "deleted");
-    if (KIND_IS("function_exists"))
-        return rein_buf_addf(b, "%s exists%s%.*s", name, plen ? " in " : "", plen, path);
+    if (KIND_IS("tool"))
+        return rein_buf_addf(b, "%s ran", subject);
+    if (KIND_IS("file_written"))
+        return rein_buf_addf(b, "%s was written", subject);
+    if (KIND_IS("file_deleted"))
+        return rein_buf_addf(b, "%s was deleted", subject);
+    if (KIND_IS("function"))
+        return rein_buf_addf(b, "%s was added", subject);
     if (KIND_IS("tests_pass"))
         return rein_buf_adds(b, "the tests pass");
     if (KIND_IS("no_type_errors"))
@@ -665,7 +663,7 @@ rein_err rein__verify_term_add_report(rein_verify_term *t, const rein_verify_rep
                                       const struct rein_verify_iteration *more,
                                       struct rein_verify_decision *out, rein_error *err)
 {
-    size_t nclaims = r->claims ? r->claims->n : 0, n = 0;
+    size_t nclaims = rein_claims_count(r->claims), n = 0;
     struct rein_verify_failing *f = rein_calloc(r->n + nclaims + more->n_failing + 1, sizeof(*f));
     char(*keys)[200] = rein_calloc(nclaims + 1, sizeof(*keys));
     struct rein_verify_iteration it = *more;
@@ -682,12 +680,11 @@ rein_err rein__verify_term_add_report(rein_verify_term *t, const rein_verify_rep
             f[n++] = (struct rein_verify_failing){p->name, p->signature, p->priority};
     }
     for (size_t i = 0; i < nclaims; i++) {
-        const struct rein__claim *c = &r->claims->v[i];
-        if (c->pub.status != REIN_VERIFY_CLAIM_REFUTED)
+        const struct rein_claim *c = rein_claims_get(r->claims, i);
+        if (c->status != REIN_CLAIM_REFUTED)
             continue;
-        snprintf(keys[i], sizeof(keys[i]), "claim:%s:%s:%s",
-                 rein_verify_claim_kind_name(c->pub.kind), c->path ? c->path : "",
-                 c->name ? c->name : "");
+        snprintf(keys[i], sizeof(keys[i]), "claim:%s:%s", rein_claim_kind_name(c->kind),
+                 c->subject);
         f[n++] = (struct rein_verify_failing){keys[i], "", REIN_VERIFY_P1};
     }
     for (size_t i = 0; i < more->n_failing; i++)

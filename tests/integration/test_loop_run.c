@@ -366,9 +366,9 @@ static void test_fixed_on_second_iteration(void **state)
     assert_contains(second, "Fix what failed");
     assert_null(strstr(second, "Tried so far")); /* only from the third iteration on */
     /* The claim "All tests pass." was checked and holds. */
-    j = rein_verify_claims_json(rein_verify_report_claims(rein_loop_result_report(f.r)));
+    j = rein_claims_json(rein_verify_report_claims(rein_loop_result_report(f.r)), false);
     assert_string_equal(json_string_value(json_object_get(json_array_get(j, 0), "status")),
-                        "verified");
+                        "confirmed");
     json_decref(j);
     j = rein_loop_result_json(f.r);
     assert_true(json_is_true(json_object_get(j, "success")));
@@ -568,8 +568,8 @@ static void test_refuted_claim_fed_back(void **state)
     }
     fx_run(&f);
     obs = last_user(&f, 2);
-    assert_contains(obs, "What you said that the tree refutes:");
-    assert_contains(obs, "You said: \"All tests pass\". The tree shows: TEST failed");
+    assert_contains(obs, "What you said that nothing shows:");
+    assert_contains(obs, "You said: \"All tests pass\". But: TEST failed");
     assert_contains(obs, "Passed: BUILD.");
     assert_int_equal(rein_loop_result_verdict(f.r), REIN_VERIFY_FAILED);
     assert_reason(&f, REIN_VERIFY_STOP_SAME_ERROR);

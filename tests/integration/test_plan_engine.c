@@ -277,9 +277,11 @@ static void cortex(const char *wire)
                  f.events.ptr);
     assert_string_equal(rein_plan_result_answer(f.r), "notes.txt now says hello.");
     assert_int_equal(ms_request_count(f.ms), 6);
-    /* The replanner was told which claim had no call behind it. */
+    /* The replanner was told which claim had no call behind it, found by the claims module
+     * (the tool, and the file it names). */
     assert_non_null(strstr(request_with(&f, "\"replan\"")->body,
-                           "no call to write_file succeeded in this attempt"));
+                           "claims what its calls do not show: \\\"I wrote notes.txt with "
+                           "write_file\\\" (tool write_file): no call shows it"));
     j = result_json(&f);
     step = json_array_get(json_object_get(j, "steps"), 0);
     assert_string_equal(json_string_value(json_object_get(step, "status")), "completed");

@@ -98,7 +98,7 @@ run 0 "$rein" loop "Make the tests pass" --until TEST "${model[@]}" --json
 check 'd["success"] and d["verdict"] == "SUCCESS" and d["reason"] == "success"'
 check 'd["iterations"] == 2 and d["stop_reason"] == "final_answer"'
 check 'd["history"][0]["failing"][0]["check"] == "TEST" and d["history"][1]["failing"] == []'
-check 'd["report"]["claims"][0]["status"] == "verified"'
+check 'd["report"]["claims"][0]["status"] == "confirmed"'
 all_requests
 # One self-verification per write_file call (001's auto), all served.
 check 'len([r for r in d if "Answer YES or NO" in r["body"]]) == 2'

@@ -197,7 +197,7 @@ static void test_observation(void **state)
     assert_contains(m, "Last lines of its output:\n```\n1..2\nok 1 - alpha\nnot ok 2 - beta\n```");
     assert_contains(m, "LINT failed (P2, `true`, then `true`, then `true` and 1 more step)");
     assert_contains(m, "It printed nothing.");
-    assert_contains(m, "- You said: \"All tests pass\". The tree shows: TEST failed");
+    assert_contains(m, "- You said: \"All tests pass\". But: TEST failed");
     assert_contains(m, "Passed: BUILD.");
     assert_contains(m, "Tried so far:\n(1) write_file a.c → FAILED\n(2) write_file b.c → FAILED\n");
     assert_contains(m, "the limit is now 6 iterations");

@@ -12,7 +12,7 @@
  * Other languages are matched line by line with their definition keywords (def, fn, func,
  * function, fun) and JavaScript's assignment and method forms.
  */
-#include "verify_int.h"
+#include <rein/claims.h>
 
 #include <string.h>
 
@@ -489,8 +489,8 @@ static int scan_lines(enum lang l, const char *text, size_t len, const char *nam
     return 0;
 }
 
-int rein_verify_source_find_function(const char *text, size_t len, const char *lang,
-                                     const char *name, int *line)
+int rein_claims_find_function(const char *text, size_t len, const char *lang, const char *name,
+                              int *line)
 {
     enum lang l = lang_of(lang);
     const char *last = name ? strrchr(name, ':') : NULL;

@@ -1,0 +1,1278 @@
+/*
+ * The English claim grammar: one sentence's tokens in, claims out.
+ *
+ * A sentence is cut into clauses (at ; — ( ), at a comma or "and" before a new subject, at
+ * but/because/although/which/…). A claim needs a predicate in the realis: a past or perfect
+ * verb ("saved", "have written"), a passive ("was deleted", "is now saved in"), a summary
+ * fragment that starts with the verb ("Saved result.txt."), or a present verb that reports a
+ * result ("file_search shows 3 matches", "the tests pass"). Base forms never claim anything,
+ * which is most of what keeps imperatives ("Add parse_args …"), infinitives ("to call …"),
+ * futures ("will write"), modals and do-negation ("didn't use") out. What remains is caught
+ * by the clause's gates, read from the clause start up to the predicate: negation, a modal
+ * or semi-modal (need to, going to), a conditional (if, unless, once, when you), a hedge
+ * (probably, I think), an imperative clause start, an attempt (tried to), reported speech
+ * ("the log says …", "you said …"), and a question (the clause ends in "?" or starts with an
+ * inverted auxiliary).
+ *
+ * Then the predicate is paired with what it is about:
+ *   tool      a tool as object of a use verb ("ran file_search"), after a tool preposition in
+ *             a clause with a realis verb ("… with get_weather", "via send_email"), in a frame
+ *             ("according to the calculator", "per file_search's output", "calculator
+ *             output: 42", "based on the output of run_command"), or as subject of a result
+ *             verb ("the calculator returned 2", "web_search came back with …"); a failure
+ *             ("failed", "returned an error") is not a claim of a result.
+ *   files     a path as direct object or after a destination preposition of a write or
+ *             delete verb ("wrote the mean to result.txt", "saved as summary.md"), or as the
+ *             subject of a passive ("report.pdf has been generated"); "removed X from P"
+ *             changes P rather than deleting it.
+ *   function  a write/add/implement verb with an identifier (snake_case, camelCase, name(),
+ *             `code`, or a word after "function"/"method") and the file it went into.
+ *   checks    tests, build, lint and type checks with a passing predicate ("all 57 tests
+ *             pass", "compiles without warnings", "no type errors", "eslint reports no
+ *             problems").
+ */
+#include "claims_int.h"
+
+#include <string.h>
+
+#define TOKENS_MAX 400
+#define WINDOW     16 /* tokens between a verb and the path it governs */
+
+struct en {
+    struct rein__sent *st;
+    const struct rein__tok *t;
+    size_t n;
+    uint16_t gc[TOKENS_MAX]; /* gating clause of each token */
+    uint16_t pc[TOKENS_MAX]; /* pairing clause (a colon does not end it) */
+    size_t qfrom;            /* tokens from here are in a question */
+    bool all_question;
+    rein__emit_fn emit;
+    void *ud;
+    bool ok;
+    bool tests_seen; /* a tests subject earlier in the sentence ("… and they pass") */
+};
+
+struct gates {
+    bool neg, modal, cond, hedge, imper, report, attempt, question;
+};
+
+enum tense { T_NO = 0, T_PAST, T_PERFECT, T_PASSIVE, T_PRESENT, T_FRAGMENT };
+
+/* ---- token helpers ---- */
+
+static bool word(const struct en *e, size_t i)
+{
+    return i < e->n && e->t[i].type == TK_WORD;
+}
+
+static uint64_t lex(const struct en *e, size_t i)
+{
+    return i < e->n && (e->t[i].type == TK_WORD || e->t[i].type == TK_CODE) ? e->t[i].lex : 0;
+}
+
+static bool is(const struct en *e, size_t i, const char *w)
+{
+    return rein__claims_is(e->st, i, w);
+}
+
+static bool punct(const struct en *e, size_t i, int c)
+{
+    return i < e->n && e->t[i].type == TK_PUNCT && e->t[i].punct == c;
+}
+
+static uint16_t vclass(const struct en *e, size_t i)
+{
+    return i < e->n && e->t[i].type == TK_WORD ? rein__claims_verb_class(e->t[i].verb) : 0;
+}
+
+static bool verb(const struct en *e, size_t i)
+{
+    return word(e, i) && e->t[i].verb != 0;
+}
+
+static uint8_t vform(const struct en *e, size_t i)
+{
+    return verb(e, i) ? e->t[i].form : 0;
+}
+
+static bool is_path(const struct en *e, size_t i)
+{
+    return i < e->n && e->t[i].type == TK_PATH;
+}
+
+/* A concrete value: a number, a quoted value, `code` or a path. */
+static bool value(const struct en *e, size_t i)
+{
+    return i < e->n && (e->t[i].type == TK_NUM || e->t[i].type == TK_QUOTE ||
+                        e->t[i].type == TK_CODE || e->t[i].type == TK_PATH);
+}
+
+/* An identifier a function claim can name. */
+static bool ident_tok(const struct en *e, size_t i)
+{
+    const struct rein__tok *t = i < e->n ? &e->t[i] : NULL;
+
+    if (!t || t->tool >= 0)
+        return false;
+    if (t->type == TK_CODE)
+        return (t->flags & TF_IDENT) != 0;
+    return t->type == TK_WORD && (t->flags & (TF_IDENT | TF_CALL));
+}
+
+static size_t clause_start(const struct en *e, size_t i)
+{
+    while (i > 0 && e->gc[i - 1] == e->gc[i])
+        i--;
+    return i;
+}
+
+/* ---- clauses ---- */
+
+static bool hard_punct(const struct en *e, size_t i)
+{
+    int c = e->t[i].punct;
+
+    return e->t[i].type == TK_PUNCT &&
+           (c == ';' || c == P_CJK_SEMI || c == P_DASH || c == '(' || c == ')' || c == '[' ||
+            c == ']' || c == P_CJK_OPEN || c == P_CJK_CLOSE || c == '!' || c == '.');
+}
+
+static bool new_subject_at(const struct en *e, size_t i)
+{
+    uint64_t l = lex(e, i);
+
+    return word(e, i) && (l & (L_PRON | L_CONJ | L_REL | L_COND));
+}
+
+static void clauses(struct en *e)
+{
+    uint16_t g = 0, p = 0;
+    size_t last_hard = 0;
+
+    for (size_t i = 0; i < e->n; i++) {
+        bool hard = hard_punct(e, i), soft = false,
+             colon = punct(e, i, ':') || punct(e, i, P_CJK_COLON);
+        uint64_t l = lex(e, i);
+        if (i > 0 && (punct(e, i - 1, ',') || punct(e, i - 1, P_CJK_COMMA)) && new_subject_at(e, i))
+            soft = true;
+        if (word(e, i) && (l & L_CONJ) && !(l & L_COND)) {
+            /* "so" joins clauses only before a subject: "so I saved …", not "so far" */
+            soft = !is(e, i, "so") || new_subject_at(e, i + 1) || is(e, i + 1, "that");
+            if (is(e, i, "since") && !new_subject_at(e, i + 1) && !(lex(e, i + 1) & L_DET) &&
+                !(lex(e, i + 1) & L_NEG))
+                soft = false; /* "since the last release" is a time, not a clause */
+        }
+        if ((is(e, i, "and") || is(e, i, "or")) && i + 1 < e->n &&
+            ((lex(e, i + 1) & L_PRON) || is(e, i + 1, "then")))
+            soft = true;
+        if (hard || soft) {
+            g++;
+            p++;
+        }
+        if (colon)
+            g++;
+        if (hard)
+            last_hard = i + 1;
+        e->gc[i] = g;
+        e->pc[i] = p;
+    }
+    e->qfrom = e->st->question ? last_hard : e->n;
+    /* An inverted auxiliary at the start asks a question even without the "?":
+     * "Would you like me to save it …", "Did you mean …". */
+    if (e->n >= 2 && word(e, 0) && (lex(e, 0) & (L_DO | L_MODAL | L_HAVE | L_BE)) &&
+        !(lex(e, 0) & (L_PRON | L_LET | L_NEG)) &&
+        ((lex(e, 1) & L_PRON) && !(lex(e, 1) & (L_BE | L_HAVE | L_MODAL))) && !is(e, 0, "got") &&
+        !is(e, 0, "get"))
+        e->all_question = true;
+}
+
+/* ---- gates ---- */
+
+static bool think_verb(const struct en *e, size_t i)
+{
+    static const char *const w[] = {"think",  "believe", "assume", "guess",  "suppose",
+                                    "expect", "hope",    "bet",    "reckon", "imagine"};
+
+    for (size_t k = 0; k < sizeof(w) / sizeof(w[0]); k++) {
+        if (is(e, i, w[k]))
+            return true;
+    }
+    return false;
+}
+
+/* The first token of the clause that is not an adverb, "please", or "then". */
+static size_t clause_head(const struct en *e, size_t cs, size_t limit)
+{
+    size_t i = cs;
+
+    while (i < limit && (e->t[i].type == TK_PUNCT ||
+                         (word(e, i) && (lex(e, i) & (L_NOW | L_ADV)) && !verb(e, i)) ||
+                         is(e, i, "and") || is(e, i, "or")))
+        i++;
+    return i;
+}
+
+/* Is the clause [cs, ...) an imperative: it starts with a bare verb? */
+static bool imperative(const struct en *e, size_t cs, size_t p)
+{
+    size_t h = clause_head(e, cs, p + 1);
+
+    if (h > p)
+        return false;
+    if (is(e, h, "please") || is(e, h, "kindly") || is(e, h, "let") || is(e, h, "let's"))
+        return true;
+    if (is(e, h, "never") || is(e, h, "always") || is(e, h, "don't") ||
+        (is(e, h, "do") && is(e, h + 1, "not")))
+        return h + 1 <= p;
+    if (is(e, h, "to") && (vform(e, h + 1) & VF_BASE))
+        return true; /* "To fix this, …" (its own clause) */
+    if (h == p && (vform(e, h) & (VF_PAST | VF_PART)) && !(vform(e, h) & VF_BASE))
+        return false;
+    /* "Query Database returned …", "Lint is clean": the word is the subject */
+    if (e->t[h].tool != -1 || (lex(e, h + 1) & (L_BE | L_MODAL | L_HAVE)) ||
+        (verb(e, h + 1) && (vform(e, h + 1) & (VF_S | VF_PAST)) && !(vform(e, h + 1) & VF_BASE)))
+        return false;
+    return verb(e, h) && (vform(e, h) & VF_BASE) && (vclass(e, h) & V_IMP) &&
+           !(e->t[h].flags & TF_POSS) && !(lex(e, h) & (L_PRON | L_DET));
+}
+
+static void gates(const struct en *e, size_t p, struct gates *g)
+{
+    size_t cs = clause_start(e, p);
+
+    memset(g, 0, sizeof(*g));
+    g->question = e->all_question || p >= e->qfrom;
+    g->imper = imperative(e, cs, p);
+    for (size_t j = cs; j < p && j < e->n; j++) {
+        uint64_t l = lex(e, j);
+        if (!word(e, j))
+            continue;
+        if ((l & L_NEG) && !(is(e, j, "not") && is(e, j + 1, "only")) &&
+            !(is(e, j, "no") && is(e, j + 1, "longer") && (vclass(e, p) & V_STATE)))
+            g->neg = true;
+        if (l & L_MODAL) {
+            /* I'd saved = I had saved */
+            size_t k = j + 1;
+            while (k < p && (lex(e, k) & (L_ADV | L_NOW)))
+                k++;
+            if (!(k == p && (l & L_PRON) && (vform(e, p) & VF_PART) && !(vform(e, p) & VF_BASE)))
+                g->modal = true;
+        }
+        if (l & L_COND)
+            g->cond = true;
+        if ((is(e, j, "when") || is(e, j, "whenever")) && is(e, j + 1, "you"))
+            g->cond = true;
+        if (is(e, j, "in") && is(e, j + 1, "case"))
+            g->cond = true;
+        if (is(e, j, "as") && (is(e, j + 1, "soon") || is(e, j + 1, "long")) && is(e, j + 2, "as"))
+            g->cond = true;
+        if (l & L_HEDGE)
+            g->hedge = true;
+        if ((l & L_PRON1) && think_verb(e, j + 1))
+            g->hedge = true;
+        if (is(e, j, "seems") || is(e, j, "seem") || is(e, j, "appears") ||
+            (is(e, j, "looks") && is(e, j + 1, "like")))
+            g->hedge = true;
+        if ((l & (L_SEMI | L_HAVE)) && is(e, j + 1, "to")) {
+            bool realised =
+                is(e, j, "able") && j > 0 && (is(e, j - 1, "was") || is(e, j - 1, "were"));
+            if (is(e, j, "tried") || is(e, j, "attempted") || is(e, j, "trying") ||
+                is(e, j, "try") || is(e, j, "attempt"))
+                g->attempt = true;
+            else if (!realised)
+                g->modal = true;
+        }
+        if (is(e, j, "about") && is(e, j + 1, "to"))
+            g->modal = true;
+        if (is(e, j, "worth") || (is(e, j, "better") && j > 0 && (lex(e, j - 1) & L_MODAL)))
+            g->modal = true;
+        if (l & L_LET)
+            g->imper = true;
+        if ((vclass(e, j) & V_TRY) && !(vform(e, j) & VF_BASE))
+            g->attempt = true;
+        if ((l & L_SAYV) && !(j > 0 && (lex(e, j - 1) & L_PRON1)))
+            g->report = true;
+    }
+}
+
+static bool gated(const struct gates *g)
+{
+    return g->neg || g->modal || g->cond || g->hedge || g->imper || g->attempt || g->question;
+}
+
+/* ---- tense ---- */
+
+/* Where the verb group of p starts (its auxiliaries and adverbs), within its clause. */
+static size_t group_start(const struct en *e, size_t p, bool *have, bool *be, bool *doe, bool *to)
+{
+    size_t cs = clause_start(e, p), j = p;
+
+    *have = *be = *doe = *to = false;
+    while (j > cs) {
+        uint64_t l = lex(e, j - 1);
+        if (!word(e, j - 1))
+            break;
+        if (l & L_HAVE) {
+            *have = true;
+            j--;
+            if (l & L_PRON)
+                break;
+            continue;
+        }
+        if (l & L_BE) {
+            *be = true;
+            j--;
+            if (l & L_PRON)
+                break;
+            continue;
+        }
+        if (l & L_DO) {
+            *doe = true;
+            j--;
+            continue;
+        }
+        if ((l & (L_ADV | L_NOW | L_MODAL)) || is(e, j - 1, "not") || is(e, j - 1, "never")) {
+            j--;
+            if (l & L_PRON)
+                break;
+            continue;
+        }
+        if (is(e, j - 1, "to")) {
+            *to = true;
+            j--;
+        }
+        break;
+    }
+    return j;
+}
+
+/* True when nothing but adverbs and punctuation comes before j in its clause. */
+static bool clause_initial(const struct en *e, size_t j)
+{
+    size_t cs = clause_start(e, j);
+
+    return clause_head(e, cs, j) >= j;
+}
+
+static enum tense tense(const struct en *e, size_t p)
+{
+    uint8_t f = vform(e, p);
+    bool have, be, doe, to;
+    size_t g;
+
+    if (!f)
+        return T_NO;
+    g = group_start(e, p, &have, &be, &doe, &to);
+    if (to)
+        return T_NO;
+    /* the saved file, my updated notes: an adjective */
+    if (p > 0 && (lex(e, p - 1) & L_DET) && !(lex(e, p - 1) & L_REL) && !have && !be)
+        return T_NO;
+    if ((f & VF_PART) && have)
+        return T_PERFECT;
+    if ((f & VF_PART) && be)
+        return T_PASSIVE;
+    if ((f & VF_BASE) && doe && !be && !have)
+        return T_PAST;
+    if (f & VF_ING)
+        return T_NO;
+    if ((f & VF_PAST) && !be && !have) {
+        if (clause_initial(e, g))
+            return (f & VF_BASE) ? T_NO : T_FRAGMENT;
+        if (f & VF_BASE) /* put, set, read: past only after a subject */
+            return g > 0 && (lex(e, g - 1) & L_PRON) && !(lex(e, g - 1) & L_MODAL) ? T_PAST : T_NO;
+        return T_PAST;
+    }
+    if ((f & VF_PART) && !(f & VF_BASE)) {
+        if (clause_initial(e, g))
+            return T_FRAGMENT;
+        /* "Output written to out.json": a noun, then the participle */
+        if (g > 0 &&
+            (e->t[g - 1].type == TK_PATH || (word(e, g - 1) && !verb(e, g - 1) &&
+                                             !(lex(e, g - 1) & ~(L_OUTN | L_NOUNISH | L_FILEN)))))
+            return T_PASSIVE;
+        return T_NO;
+    }
+    if (f & VF_S)
+        return T_PRESENT;
+    return T_NO;
+}
+
+static bool realis(enum tense t)
+{
+    return t == T_PAST || t == T_PERFECT || t == T_PASSIVE || t == T_FRAGMENT;
+}
+
+/* A realis verb in [a, b) of one pairing clause that is not gated and not a failure. */
+static size_t realis_verb(const struct en *e, size_t a, size_t b, uint16_t pc)
+{
+    for (size_t i = a; i < b && i < e->n; i++) {
+        struct gates g;
+        if (e->pc[i] != pc || !verb(e, i) || (vclass(e, i) & (V_FAIL | V_TRY)))
+            continue;
+        if (!realis(tense(e, i)))
+            continue;
+        gates(e, i, &g);
+        if (!gated(&g))
+            return i;
+    }
+    return SIZE_MAX;
+}
+
+/* ---- emitting ---- */
+
+static void emit(struct en *e, enum rein_claim_kind kind, size_t subj, const char *name_s,
+                 size_t name_n, size_t path_tok, int line)
+{
+    struct rein__found f;
+    const struct rein__tok *st = subj < e->n ? &e->t[subj] : NULL;
+
+    if (!e->ok)
+        return;
+    memset(&f, 0, sizeof(f));
+    f.kind = kind;
+    if (kind == REIN_CLAIM_TOOL && st) {
+        size_t last = subj + (st->tool_len ? st->tool_len : 1) - 1;
+        f.subject = e->st->s + st->s;
+        f.subject_len = e->t[last].s + e->t[last].n - st->s;
+        f.tool = rein__claims_vocab_name(e->st->vocab, st->tool);
+    } else if (name_s) {
+        f.subject = name_s;
+        f.subject_len = name_n;
+    } else if (st) {
+        f.subject = e->st->s + st->s;
+        f.subject_len = st->n;
+    }
+    if (path_tok < e->n) {
+        f.path = e->st->s + e->t[path_tok].s;
+        f.path_len = e->t[path_tok].n;
+        if (kind != REIN_CLAIM_FUNCTION) {
+            f.subject = f.path;
+            f.subject_len = f.path_len;
+        }
+        if (!line)
+            line = e->t[path_tok].line;
+    }
+    if (kind == REIN_CLAIM_FUNCTION && st) {
+        f.name = e->st->s + st->s;
+        f.name_len = st->n;
+        f.subject = f.name;
+        f.subject_len = f.name_len;
+    }
+    f.line = line;
+    e->ok = e->emit(e->ud, e->st, &f);
+}
+
+/* ---- checks: tests, build, lint, types ---- */
+
+enum check {
+    C_NONE = -1,
+    C_TESTS = REIN_CLAIM_TESTS_PASS,
+    C_BUILD = REIN_CLAIM_BUILD_PASSES,
+    C_LINT = REIN_CLAIM_LINT_CLEAN,
+    C_TYPES = REIN_CLAIM_NO_TYPE_ERRORS
+};
+
+static const char *const lint_tools[] = {
+    "lint",      "linter",   "linters",    "linting",       "eslint",   "flake8",
+    "ruff",      "pylint",   "clang-tidy", "golangci-lint", "rubocop",  "shellcheck",
+    "stylelint", "cppcheck", "clippy",     "checkstyle",    "prettier", "markdownlint",
+    "hadolint",  "tslint",   "biome",      "swiftlint",     "ktlint",   "credo"};
+static const char *const test_tools[] = {"tests",  "test",     "suite",   "specs",  "spec",
+                                         "pytest", "ctest",    "jest",    "vitest", "mocha",
+                                         "rspec",  "unittest", "phpunit", "junit",  "testsuite"};
+static const char *const type_tools[] = {
+    "tsc",          "mypy",          "pyright",     "typecheck", "type-check",
+    "typechecking", "type-checking", "typechecker", "pytype",    "sorbet"};
+
+static void emit_check(struct en *e, enum check c)
+{
+    const char *what = c == C_TYPES   ? "types"
+                       : c == C_LINT  ? "lint"
+                       : c == C_BUILD ? "build"
+                                      : "tests";
+
+    emit(e, (enum rein_claim_kind)c, SIZE_MAX, what, strlen(what), SIZE_MAX, 0);
+}
+
+static bool in(const struct en *e, size_t i, const char *const *list, size_t n)
+{
+    for (size_t k = 0; k < n; k++) {
+        if (is(e, i, list[k]))
+            return true;
+    }
+    return false;
+}
+
+#define IN(e, i, list) in(e, i, list, sizeof(list) / sizeof(list[0]))
+
+/* The check named at token i, and how many tokens name it. */
+static enum check check_subject(const struct en *e, size_t i, size_t *len)
+{
+    *len = 1;
+    if (!word(e, i) && !(i < e->n && e->t[i].type == TK_CODE))
+        return C_NONE;
+    if ((is(e, i, "make") || is(e, i, "npm") || is(e, i, "cargo") || is(e, i, "go") ||
+         is(e, i, "yarn") || is(e, i, "pnpm") || is(e, i, "dotnet") || is(e, i, "mvn")) &&
+        i + 1 < e->n) {
+        size_t k = i + 1;
+        if (is(e, k, "run"))
+            k++;
+        *len = k - i + 1;
+        if (is(e, k, "test") || is(e, k, "tests") || is(e, k, "check"))
+            return C_TESTS;
+        if (is(e, k, "build"))
+            return C_BUILD;
+        if (is(e, k, "lint") || is(e, k, "clippy"))
+            return C_LINT;
+        *len = 1;
+        return C_NONE;
+    }
+    if (is(e, i, "type") && (is(e, i + 1, "check") || is(e, i + 1, "checks") ||
+                             is(e, i + 1, "checking") || is(e, i + 1, "checker"))) {
+        *len = 2;
+        return C_TYPES;
+    }
+    if (is(e, i, "test") &&
+        (is(e, i + 1, "suite") || is(e, i + 1, "cases") || is(e, i + 1, "run"))) {
+        *len = 2;
+        return C_TESTS;
+    }
+    if ((is(e, i, "unit") || is(e, i, "integration") || is(e, i, "regression") || is(e, i, "e2e") ||
+         is(e, i, "end-to-end")) &&
+        (is(e, i + 1, "tests") || is(e, i + 1, "test"))) {
+        *len = 2;
+        return C_TESTS;
+    }
+    if (IN(e, i, test_tools))
+        return C_TESTS;
+    if (IN(e, i, lint_tools))
+        return C_LINT;
+    if (IN(e, i, type_tools))
+        return C_TYPES;
+    if (is(e, i, "build") || is(e, i, "compilation") || is(e, i, "builds") ||
+        (is(e, i, "ci") && !is(e, i + 1, "build")))
+        return C_BUILD;
+    if (e->tests_seen && (is(e, i, "they") || is(e, i, "all") || is(e, i, "both")))
+        return C_TESTS;
+    return C_NONE;
+}
+
+/* "no", "zero", "0" or "without" then an issue word: an all-clear. */
+static bool all_clear_at(const struct en *e, size_t i, size_t *end)
+{
+    size_t k = i + 1;
+
+    if (!(is(e, i, "no") || is(e, i, "zero") || is(e, i, "without") ||
+          (i < e->n && e->t[i].type == TK_NUM && e->t[i].n == 1 && e->st->s[e->t[i].s] == '0')))
+        return false;
+    if (is(e, k, "more") || is(e, k, "new") || is(e, k, "remaining") || is(e, k, "outstanding"))
+        k++;
+    for (size_t m = 0;
+         m < 2 && k < e->n && word(e, k) && !(lex(e, k) & L_FAILN) && !is(e, k, "warnings") &&
+         !is(e, k, "issues") && !is(e, k, "problems") && !is(e, k, "failures");
+         m++)
+        k++;
+    if (is(e, k, "errors") || is(e, k, "error") || is(e, k, "warnings") || is(e, k, "warning") ||
+        is(e, k, "issues") || is(e, k, "problems") || is(e, k, "failures") ||
+        is(e, k, "complaints") || is(e, k, "findings") || is(e, k, "violations") ||
+        is(e, k, "diagnostics")) {
+        *end = k + 1;
+        return true;
+    }
+    return false;
+}
+
+/* The category an all-clear names itself ("no type errors", "no lint warnings"). */
+static enum check all_clear_kind(const struct en *e, size_t i, size_t end)
+{
+    for (size_t k = i + 1; k < end; k++) {
+        if (is(e, k, "type") || is(e, k, "typing") || is(e, k, "typescript"))
+            return C_TYPES;
+        if (IN(e, k, lint_tools) || is(e, k, "style"))
+            return C_LINT;
+        if (is(e, k, "build") || is(e, k, "compile") || is(e, k, "compiler") ||
+            is(e, k, "compilation"))
+            return C_BUILD;
+        if (is(e, k, "test") || is(e, k, "tests"))
+            return C_TESTS;
+    }
+    return C_NONE;
+}
+
+/* A passing predicate at k for a check: true, and *end after it. */
+static bool passing_at(const struct en *e, size_t k, enum check c, size_t *end)
+{
+    uint16_t cls = vclass(e, k);
+    uint8_t f = vform(e, k);
+
+    *end = k + 1;
+    if (verb(e, k) && (cls & V_FAIL))
+        return false;
+    if (is(e, k, "pass") || is(e, k, "passes") || is(e, k, "passed") || is(e, k, "passing") ||
+        is(e, k, "succeed") || is(e, k, "succeeds") || is(e, k, "succeeded") ||
+        is(e, k, "succeeding") || is(e, k, "green") || is(e, k, "clean") ||
+        is(e, k, "successful") || is(e, k, "happy") || is(e, k, "ok") || is(e, k, "okay"))
+        return true;
+    if ((is(e, k, "ran") || is(e, k, "run") || is(e, k, "runs") || is(e, k, "went") ||
+         is(e, k, "turned") || is(e, k, "came") || is(e, k, "comes") || is(e, k, "come")) &&
+        (is(e, k + 1, "green") || is(e, k + 1, "clean") ||
+         (is(e, k + 1, "back") && (is(e, k + 2, "clean") || is(e, k + 2, "green"))))) {
+        *end = k + (is(e, k + 1, "back") ? 3 : 2);
+        return true;
+    }
+    if ((is(e, k, "completed") || is(e, k, "completes") || is(e, k, "finished") ||
+         is(e, k, "finishes") || is(e, k, "works") || is(e, k, "worked") || is(e, k, "compiles") ||
+         is(e, k, "compiled") || is(e, k, "builds") || is(e, k, "built")) &&
+        (is(e, k + 1, "successfully") || is(e, k + 1, "cleanly") || is(e, k + 1, "fine") ||
+         is(e, k + 1, "without") || (is(e, k + 1, "with") && is(e, k + 2, "no")) ||
+         (c == C_BUILD && (is(e, k, "works") || is(e, k, "worked"))))) {
+        *end = k + 2;
+        return true;
+    }
+    /* "reports no problems", "found no issues", "has zero errors", "shows 0 warnings" */
+    if (verb(e, k) && (f & (VF_S | VF_PAST | VF_PART | VF_BASE)) &&
+        ((cls & (V_SAY | V_RES)) || is(e, k, "has") || is(e, k, "had") || is(e, k, "have") ||
+         is(e, k, "gives") || is(e, k, "gave"))) {
+        size_t k2 = k + 1;
+        if (is(e, k2, "back"))
+            k2++;
+        if (all_clear_at(e, k2, end))
+            return true;
+        if (is(e, k2, "nothing") || is(e, k2, "zero") ||
+            (is(e, k2, "no") && is(e, k2 + 1, "issues"))) {
+            *end = k2 + 1;
+            return true;
+        }
+    }
+    if (is(e, k, "lint-clean") || is(e, k, "type-clean"))
+        return true;
+    return false;
+}
+
+static void check_claims(struct en *e)
+{
+    for (size_t i = 0; i < e->n && e->ok; i++) {
+        size_t len, end = 0, k;
+        enum check c;
+        struct gates g;
+        bool neg_between = false, found = false;
+
+        /* an all-clear that names its check: "no type errors", "zero lint warnings" */
+        if (all_clear_at(e, i, &end) && (c = all_clear_kind(e, i, end)) != C_NONE) {
+            gates(e, i, &g);
+            if (!gated(&g))
+                emit_check(e, c);
+            i = end - 1;
+            continue;
+        }
+        /* "it compiles cleanly", "builds without warnings": the build, whatever the subject */
+        if ((is(e, i, "compiles") || is(e, i, "compiled") || is(e, i, "builds") ||
+             is(e, i, "built")) &&
+            passing_at(e, i, C_BUILD, &end) && !(lex(e, i - 1) & L_DET)) {
+            gates(e, i, &g);
+            if (!gated(&g))
+                emit_check(e, C_BUILD);
+            i = end - 1;
+            continue;
+        }
+        c = check_subject(e, i, &len);
+        if (c == C_NONE)
+            continue;
+        if (c == C_TESTS && !is(e, i, "they") && !is(e, i, "all") && !is(e, i, "both"))
+            e->tests_seen = true;
+        /* the predicate, a few tokens on: "tests are all passing", "every test in tests/
+         * passes", "ran pytest: 34 passed, 0 failed" */
+        for (k = i + len; k < e->n && k < i + len + 7 && e->pc[k] == e->pc[i]; k++) {
+            if (word(e, k) && (lex(e, k) & L_NEG))
+                neg_between = true;
+            if (passing_at(e, k, c, &end)) {
+                found = true;
+                break;
+            }
+            if (verb(e, k) && !(lex(e, k) & (L_BE | L_HAVE | L_DO)) && !(vform(e, k) & VF_ING) &&
+                !(lex(e, k - 1) & L_DET) && !is(e, k, "run") && !is(e, k, "test"))
+                k = e->n; /* another verb: this subject's predicate is not a pass */
+            if (word(e, k) && (lex(e, k) & (L_REL | L_CONJ)))
+                k = e->n;
+        }
+        if (!found || neg_between)
+            continue;
+        gates(e, i, &g);
+        if (g.imper && clause_head(e, clause_start(e, i), i) == i)
+            g.imper = false; /* "Test suite passes": a subject, not an order */
+        if (!gated(&g)) {
+            struct gates g2;
+            gates(e, k, &g2);
+            if (!g2.neg && !g2.modal && !g2.cond && !g2.hedge)
+                emit_check(e, c);
+        }
+        i = end - 1;
+    }
+}
+
+/* ---- tools ---- */
+
+static bool fail_object(const struct en *e, size_t k)
+{
+    while (k < e->n && word(e, k) && (lex(e, k) & (L_DET | L_ADV)))
+        k++;
+    return word(e, k) && (lex(e, k) & L_FAILN);
+}
+
+/* A concrete result follows p: a value, "that …", ": …", "no …", a count. */
+static bool specific_after(const struct en *e, size_t p)
+{
+    if (p + 1 >= e->n)
+        return false;
+    if (punct(e, p + 1, ':') || is(e, p + 1, "that") || is(e, p + 1, "nothing") ||
+        is(e, p + 1, "no") || (lex(e, p + 1) & L_NUMW))
+        return true;
+    for (size_t k = p + 1; k < e->n && k < p + 9 && e->gc[k] == e->gc[p]; k++) {
+        if (value(e, k))
+            return true;
+    }
+    return false;
+}
+
+/* May a mention of a one-word ordinary name ("echo") be taken for the tool here? */
+static bool mention_ok(const struct en *e, size_t m, size_t me)
+{
+    size_t b = m;
+
+    if (e->t[m].tool == -2 || !rein__claims_vocab_is_common(e->st->vocab, e->t[m].tool))
+        return true;
+    if (e->t[m].type == TK_CODE || e->t[m].type == TK_QUOTE || (e->t[me - 1].flags & TF_POSS))
+        return true;
+    if (word(e, me) && (lex(e, me) & (L_TOOLN | L_OUTN)))
+        return true;
+    while (b > 0 && (lex(e, b - 1) & L_DET))
+        b--;
+    return b > 0 && ((vclass(e, b - 1) & (V_USE | V_GIVE)) || (lex(e, b - 1) & L_TPREP));
+}
+
+/* (A) the object of a use verb: "I called file_search", "ran the log-transform tool". */
+static bool tool_object(struct en *e, size_t m, size_t me)
+{
+    size_t u = m, fill = 0;
+    struct gates g;
+    enum tense t;
+
+    while (u > 0 && fill < 3 && word(e, u - 1) && (lex(e, u - 1) & L_DET)) {
+        u--;
+        fill++;
+    }
+    if (u == 0)
+        return false;
+    u--;
+    /* "I had the calculator add the numbers": the tool did it */
+    if ((is(e, u, "had") || is(e, u, "got") || is(e, u, "made")) && u > 0 &&
+        (lex(e, u - 1) & L_PRON) && (vform(e, me) & VF_BASE)) {
+        gates(e, u, &g);
+        return !gated(&g);
+    }
+    /* "passed the numbers to the calculator", "sent it to send_email" */
+    if ((is(e, u, "to") || is(e, u, "into") || is(e, u, "through")) && u > 0) {
+        size_t k = u;
+        while (k > 0 && k + 7 > u && e->pc[k - 1] == e->pc[u] &&
+               !(verb(e, k - 1) && (vclass(e, k - 1) & V_GIVE)))
+            k--;
+        if (k == 0 || !(vclass(e, k - 1) & V_GIVE) || e->pc[k - 1] != e->pc[u])
+            return false;
+        u = k - 1;
+    } else if (!(vclass(e, u) & V_USE) || !verb(e, u)) {
+        return false;
+    }
+    /* "a helper called slugify": naming, not calling */
+    if ((is(e, u, "called") || is(e, u, "named")) && u > 0 &&
+        (lex(e, u - 1) & (L_FNN | L_FILEN | L_TOOLN)))
+        return false;
+    if (vform(e, u) & VF_ING) {
+        size_t v;
+        if (u > 0 && (lex(e, u - 1) & L_BE))
+            return false; /* "I am running file_search": under way */
+        gates(e, u, &g);
+        if (gated(&g))
+            return false;
+        /* "Calling the calculator gave 144", "After calling fetchUrl, I got …" */
+        for (v = me; v < e->n; v++) {
+            if (verb(e, v) && !(vclass(e, v) & (V_FAIL | V_TRY)) && realis(tense(e, v))) {
+                struct gates g2;
+                gates(e, v, &g2);
+                return !gated(&g2);
+            }
+        }
+        return false;
+    }
+    t = tense(e, u);
+    if (!realis(t))
+        return false;
+    gates(e, u, &g);
+    return !gated(&g);
+}
+
+/* (B) after a tool preposition or in a frame: "with get_weather", "according to the
+ * calculator", "per file_search's output", "based on the output of run_command". */
+static bool tool_frame(struct en *e, size_t m, size_t me)
+{
+    size_t b = m;
+    struct gates g;
+
+    while (b > 0 && word(e, b - 1) && (lex(e, b - 1) & L_DET))
+        b--;
+    /* "the output of", "the results from", "the help of" */
+    if (b >= 2 && (is(e, b - 1, "of") || is(e, b - 1, "from")) &&
+        ((lex(e, b - 2) & L_OUTN) || is(e, b - 2, "help"))) {
+        size_t o = b - 2;
+        size_t ob = o;
+        while (ob > 0 && word(e, ob - 1) && (lex(e, ob - 1) & L_DET))
+            ob--;
+        if (is(e, o, "help")) {
+            b = ob; /* "with the help of M" is "with M" */
+        } else {
+            gates(e, o, &g);
+            if (gated(&g))
+                return false;
+            /* a frame word before it, or a concrete value after the mention */
+            if (ob > 0 && ((lex(e, ob - 1) & L_TPREP) || is(e, ob - 1, "on") ||
+                           is(e, ob - 1, "in") || is(e, ob - 1, "to")))
+                return true;
+            return specific_after(e, me - 1) ||
+                   (me < e->n && (lex(e, me) & L_BE) && specific_after(e, me));
+        }
+    }
+    if (b == 0)
+        return false;
+    if (is(e, b - 1, "per") || (is(e, b - 1, "to") && b >= 2 && is(e, b - 2, "according")) ||
+        (is(e, b - 1, "on") && b >= 2 && is(e, b - 2, "based"))) {
+        gates(e, b - 1, &g);
+        return !gated(&g);
+    }
+    if (!(lex(e, b - 1) & L_TPREP) || is(e, b - 1, "according"))
+        return false;
+    {
+        size_t prep = b - 1, v;
+        uint16_t pc = e->pc[prep];
+        /* the verb the preposition belongs to: before it, or (a fronted "Using M, …",
+         * "With M, …") after the mention */
+        v = realis_verb(e, clause_start(e, prep), prep, pc);
+        if (v == SIZE_MAX && (clause_initial(e, prep) || is(e, prep, "using")))
+            v = realis_verb(e, me, e->n, e->pc[me < e->n ? me : prep]);
+        if (v == SIZE_MAX && clause_initial(e, prep)) {
+            for (size_t k = me; k < e->n && v == SIZE_MAX; k++) {
+                if (verb(e, k) && realis(tense(e, k)) && !(vclass(e, k) & (V_FAIL | V_TRY))) {
+                    gates(e, k, &g);
+                    v = gated(&g) ? e->n : k;
+                }
+            }
+        }
+        return v != SIZE_MAX && v < e->n;
+    }
+}
+
+/* (C) the subject of a result verb: "the calculator returned 2", "echo's output was …",
+ * "Calculator output: 42", "the query_database call returned 12 rows". */
+static bool tool_subject(struct en *e, size_t m, size_t me)
+{
+    size_t k = me;
+    bool out = false, rel = false;
+    struct gates g;
+    enum tense t;
+    uint16_t cls;
+
+    while (k < e->n && word(e, k) && (lex(e, k) & L_TOOLN) && !(vform(e, k) & (VF_PAST | VF_S)) &&
+           k < me + 2)
+        k++;
+    if (k < e->n && word(e, k) && (lex(e, k) & L_OUTN)) {
+        out = true;
+        k++;
+    }
+    if (out && (punct(e, k, ':') || punct(e, k, P_CJK_COLON))) {
+        gates(e, k - 1, &g);
+        return !gated(&g) && k + 1 < e->n;
+    }
+    if (punct(e, k, ',') && (is(e, k + 1, "which") || is(e, k + 1, "who"))) {
+        k += 2;
+        rel = true;
+    }
+    while (k < e->n && word(e, k) && (lex(e, k) & (L_ADV | L_NOW)) && !verb(e, k))
+        k++;
+    if (out && k < e->n && (lex(e, k) & L_BE) && !(lex(e, k) & L_PRON)) {
+        gates(e, k, &g);
+        return !gated(&g) && (is(e, k, "was") || is(e, k, "were") || specific_after(e, k));
+    }
+    /* skip auxiliaries to the verb: "has returned", "was not run" */
+    {
+        size_t a = k;
+        while (a < e->n && word(e, a) &&
+               (lex(e, a) & (L_HAVE | L_BE | L_DO | L_NEG | L_ADV | L_NOW | L_MODAL)) &&
+               !(lex(e, a) & L_PRON) && a < k + 4)
+            a++;
+        k = a;
+    }
+    if (!verb(e, k) || (lex(e, k) & (L_BE | L_HAVE)))
+        return false;
+    cls = vclass(e, k);
+    if (cls & (V_FAIL | V_TRY))
+        return false;
+    t = tense(e, k);
+    gates(e, k, &g);
+    if (gated(&g))
+        return false;
+    (void)rel;
+    if (t == T_PASSIVE)
+        return (cls & V_USE) && !(cls & V_RES);
+    if (t == T_PAST || t == T_PERFECT || t == T_FRAGMENT) {
+        if (cls & V_NORUN)
+            return false;
+        return !fail_object(e, k + 1) &&
+               !((is(e, k, "came") || is(e, k, "come")) && is(e, k + 1, "with"));
+    }
+    if (t == T_PRESENT ||
+        (out && t == T_NO && (vform(e, k) & VF_BASE) && k > 0 && (lex(e, k - 1) & L_OUTN))) {
+        /* "web search results show …": the plural takes the bare form */
+        if (cls & V_SAY)
+            return true;
+        if (cls & (V_RES | V_PASS))
+            return specific_after(e, k) && !fail_object(e, k + 1);
+    }
+    return false;
+}
+
+static void tool_claims(struct en *e)
+{
+    for (size_t m = 0; m < e->n && e->ok; m++) {
+        size_t me;
+        if (e->t[m].tool == -1)
+            continue;
+        me = m + (e->t[m].tool_len ? e->t[m].tool_len : 1);
+        if (me > e->n)
+            me = e->n;
+        if (mention_ok(e, m, me) &&
+            (tool_object(e, m, me) || tool_frame(e, m, me) || tool_subject(e, m, me)))
+            emit(e, REIN_CLAIM_TOOL, m, NULL, 0, SIZE_MAX, 0);
+        m = me - 1;
+    }
+}
+
+/* ---- files and functions ---- */
+
+struct pairing {
+    size_t paths[8];
+    bool from[8]; /* the path came after "from" */
+    bool dest[8]; /* the path came after to, into, onto or as */
+    size_t np;
+    size_t name;     /* identifier token, or SIZE_MAX */
+    bool name_after; /* the name came after an object path ("created P with a mul() …") */
+    int line;
+};
+
+static bool dest_word(const struct en *e, size_t k, bool strong_only)
+{
+    if (is(e, k, "to") || is(e, k, "into") || is(e, k, "onto") || is(e, k, "as"))
+        return true;
+    return !strong_only && (lex(e, k) & L_DEST);
+}
+
+/* What verb v governs, forward: its object and destination paths, and a function name. */
+static void pair_forward(const struct en *e, size_t v, struct pairing *pr)
+{
+    bool other_prep = false, after_fn_noun = false, strong_dest = false, with_prep = false;
+    int prep = 0; /* 0 none, 1 a destination, 2 another preposition, 3 from */
+    size_t np_words = 0;
+
+    memset(pr, 0, sizeof(*pr));
+    pr->name = SIZE_MAX;
+    for (size_t k = v + 1; k < e->n && k < v + WINDOW && e->pc[k] == e->pc[v]; k++) {
+        const struct rein__tok *t = &e->t[k];
+        uint64_t l = lex(e, k);
+        if (t->type == TK_PATH) {
+            if ((prep == 0 || prep == 1 || prep == 3) && pr->np < 8) {
+                pr->from[pr->np] = prep == 3;
+                pr->dest[pr->np] = prep == 1 && strong_dest;
+                pr->paths[pr->np++] = k;
+            }
+            continue;
+        }
+        if (t->type == TK_PUNCT) {
+            if (t->punct == ',' || t->punct == ':' || t->punct == P_CJK_COMMA ||
+                t->punct == P_CJK_ENUM || t->punct == P_CJK_COLON || t->punct == '(' ||
+                t->punct == ')')
+                continue;
+            break;
+        }
+        if (ident_tok(e, k) && pr->name == SIZE_MAX &&
+            (prep == 0 || after_fn_noun || (pr->np && with_prep))) {
+            pr->name = k;
+            pr->name_after = pr->np > 0;
+            continue;
+        }
+        if (t->type != TK_WORD)
+            continue;
+        if (after_fn_noun && pr->name == SIZE_MAX && !(l & (L_DET | L_DEST | L_PREP)) &&
+            !verb(e, k)) {
+            pr->name = k; /* "a helper called slugify" */
+            after_fn_noun = false;
+            continue;
+        }
+        if (is(e, k, "which") || is(e, k, "who") || (l & L_CONJ) ||
+            (is(e, k, "that") && (verb(e, k + 1) || (lex(e, k + 1) & (L_PRON | L_DET)))))
+            break;
+        if (is(e, k, "line") && k + 1 < e->n && e->t[k + 1].type == TK_NUM) {
+            int n = 0;
+            for (uint32_t c = 0; c < e->t[k + 1].n && c < 7; c++) {
+                char d = e->st->s[e->t[k + 1].s + c];
+                if (d < '0' || d > '9')
+                    break;
+                n = n * 10 + (d - '0');
+            }
+            pr->line = n;
+            k++;
+            continue;
+        }
+        if ((l & L_FNN) && !verb(e, k)) {
+            after_fn_noun = true;
+            continue;
+        }
+        if ((is(e, k, "called") || is(e, k, "named")) && k > 0 &&
+            (lex(e, k - 1) & (L_FNN | L_FILEN | L_TOOLN))) {
+            after_fn_noun = !(lex(e, k - 1) & L_FILEN);
+            continue;
+        }
+        if (verb(e, k) && !(l & (L_DET | L_DEST | L_PREP)) && !(lex(e, k - 1) & L_DET) &&
+            !(vform(e, k) & VF_ING && np_words == 0 && false)) {
+            /* another verb ends the phrase, unless it is an adjective ("a clean target") */
+            if (!(vform(e, k) & (VF_PAST | VF_PART)) || k == v + 1 || !(lex(e, k - 1) & L_DET))
+                if (!(vform(e, k) & VF_BASE && word(e, k - 1) && !verb(e, k - 1) &&
+                      !(lex(e, k - 1) & (L_PRON | L_DEST | L_PREP)) && np_words > 0 &&
+                      !(vform(e, k) & (VF_S | VF_PAST))))
+                    break;
+        }
+        if (is(e, k, "from")) {
+            prep = 3;
+            continue;
+        }
+        if (dest_word(e, k, other_prep)) {
+            prep = 1;
+            strong_dest = dest_word(e, k, true);
+            continue;
+        }
+        if (l & (L_PREP | L_DEST)) {
+            prep = 2;
+            other_prep = true;
+            with_prep = is(e, k, "with");
+            continue;
+        }
+        np_words++;
+    }
+}
+
+/* The path (or identifier) a passive or perfect verb at v is about, before it. */
+static size_t subject_before(const struct en *e, size_t v, bool *is_name)
+{
+    bool have, be, doe, to;
+    size_t g = group_start(e, v, &have, &be, &doe, &to), s;
+
+    *is_name = false;
+    if (g == 0)
+        return SIZE_MAX;
+    s = g - 1;
+    /* "api/routes.py, which I just created" */
+    if ((lex(e, s) & L_PRON) && s >= 2 && (is(e, s - 1, "which") || is(e, s - 1, "that"))) {
+        size_t p = s - 2;
+        if (punct(e, p, ',') && p > 0)
+            p--;
+        return is_path(e, p) ? p : SIZE_MAX;
+    }
+    /* the subject of a passive or a perfect only: "report.pdf has been generated" */
+    if (!have && !be)
+        return SIZE_MAX;
+    /* "A new helper, normalize_path(), is now defined …" */
+    if (punct(e, s, ',') && s > 0)
+        s--;
+    /* "report.pdf file", "the config file config.yaml" */
+    if (word(e, s) && (lex(e, s) & L_FILEN) && s > 0 && is_path(e, s - 1))
+        s--;
+    if (is_path(e, s))
+        return s;
+    if (ident_tok(e, s) || (e->t[s].type == TK_CODE)) {
+        *is_name = true;
+        return s;
+    }
+    return SIZE_MAX;
+}
+
+static void file_claim(struct en *e, uint16_t cls, size_t path, bool from, int line)
+{
+    enum rein_claim_kind k =
+        (cls & V_DELETE) && !from ? REIN_CLAIM_FILE_DELETED : REIN_CLAIM_FILE_WRITTEN;
+    (void)line;
+    emit(e, k, path, NULL, 0, path, 0);
+}
+
+static void verb_files(struct en *e, size_t v)
+{
+    uint16_t cls = vclass(e, v);
+    enum tense t;
+    struct gates g;
+    struct pairing pr;
+    bool is_name;
+    size_t s;
+
+    if (!(cls & (V_WRITE | V_DELETE | V_FN)))
+        return;
+    t = tense(e, v);
+    /* "by removing scratch.txt": the tense of the verb it explains */
+    if (t == T_NO && (vform(e, v) & VF_ING) && v > 0 && is(e, v - 1, "by")) {
+        size_t mv = realis_verb(e, clause_start(e, v), v - 1, e->pc[v]);
+        if (mv == SIZE_MAX)
+            return;
+        t = T_PAST;
+    }
+    if (!realis(t))
+        return;
+    gates(e, v, &g);
+    if (gated(&g) || g.report)
+        return;
+    pair_forward(e, v, &pr);
+    s = subject_before(e, v, &is_name);
+    if ((cls & V_FN) && (pr.name != SIZE_MAX || (is_name && s != SIZE_MAX)) &&
+        !(pr.name != SIZE_MAX && e->t[pr.name].type == TK_PATH)) {
+        size_t nm = pr.name != SIZE_MAX ? pr.name : s;
+        size_t path = pr.np ? pr.paths[0] : (!is_name && s != SIZE_MAX ? s : SIZE_MAX);
+        emit(e, REIN_CLAIM_FUNCTION, nm, NULL, 0, path, pr.line);
+        /* "created src/mul.c with a mul() function": the file is a claim of its own */
+        if (!pr.name_after)
+            return;
+    }
+    {
+        bool dest = false;
+        for (size_t i = 0; i < pr.np; i++)
+            dest |= pr.dest[i];
+        /* "converted data.csv to data.json", "copied a.txt to b/": the destination was
+         * written, the object is where it came from */
+        for (size_t i = 0; i < pr.np; i++) {
+            if (!dest || pr.dest[i] || (cls & V_DELETE))
+                file_claim(e, cls, pr.paths[i], pr.from[i], 0);
+        }
+    }
+    if (s != SIZE_MAX && !is_name && (t == T_PASSIVE || t == T_PERFECT || t == T_PAST))
+        file_claim(e, cls, s, false, 0);
+}
+
+/* States: "notes.txt now contains …", "report.html is ready", "tests/x.py is gone now". */
+static void state_claims(struct en *e, size_t p)
+{
+    size_t k = p + 1, v;
+    struct gates g;
+    bool now = false, name = ident_tok(e, p);
+
+    if (!is_path(e, p) && !name)
+        return;
+    while (k < e->n && word(e, k) && (lex(e, k) & (L_NOW | L_ADV)) && !verb(e, k)) {
+        now |= is(e, k, "now");
+        k++;
+    }
+    v = k;
+    if (name) {
+        /* "parse_args() now lives in src/cli.c" */
+        if (!now || !(vclass(e, v) & V_STATE) || !(vform(e, v) & VF_S))
+            return;
+        gates(e, v, &g);
+        if (gated(&g) || g.report)
+            return;
+        for (size_t n = v + 1; n < e->n && n < v + 6 && e->pc[n] == e->pc[v]; n++) {
+            if (is_path(e, n)) {
+                emit(e, REIN_CLAIM_FUNCTION, p, NULL, 0, n, 0);
+                return;
+            }
+        }
+        emit(e, REIN_CLAIM_FUNCTION, p, NULL, 0, SIZE_MAX, 0);
+        return;
+    }
+    if (now && (is(e, v, "has") || is(e, v, "have")) && !(vform(e, v + 1) & VF_PART)) {
+        gates(e, v, &g);
+        if (!gated(&g) && !g.report)
+            emit(e, REIN_CLAIM_FILE_WRITTEN, p, NULL, 0, p, 0);
+        return;
+    }
+    if (k < e->n && (lex(e, k) & L_BE) && !(lex(e, k) & L_PRON)) {
+        size_t r = k + 1;
+        while (r < e->n && word(e, r) && (lex(e, r) & (L_NOW | L_ADV)) && !verb(e, r))
+            r++;
+        if (is(e, r, "gone") || is(e, r, "ready") || is(e, r, "available") ||
+            (is(e, r, "in") && is(e, r + 1, "place")) ||
+            (is(e, r, "up") && is(e, r + 1, "to") && is(e, r + 2, "date"))) {
+            gates(e, r, &g);
+            if (!gated(&g) && !g.report)
+                emit(e, is(e, r, "gone") ? REIN_CLAIM_FILE_DELETED : REIN_CLAIM_FILE_WRITTEN, p,
+                     NULL, 0, p, 0);
+        }
+        return;
+    }
+    if (!verb(e, v) || !(vclass(e, v) & V_STATE) || !(vform(e, v) & VF_S))
+        return;
+    now |= is(e, v + 1, "now");
+    if (is(e, v - 1, "longer") && is(e, v - 2, "no")) {
+        gates(e, v - 2, &g);
+        if (!gated(&g) && !g.report)
+            emit(e, REIN_CLAIM_FILE_DELETED, p, NULL, 0, p, 0);
+        return;
+    }
+    if (!now)
+        return;
+    gates(e, v, &g);
+    if (gated(&g) || g.report)
+        return;
+    for (size_t n = v + 1; n < e->n && n < v + 8 && e->pc[n] == e->pc[v]; n++) {
+        if (ident_tok(e, n) && (e->t[n].flags & TF_CALL || (lex(e, n + 1) & L_FNN) ||
+                                (n > 0 && (lex(e, n - 1) & L_FNN)))) {
+            emit(e, REIN_CLAIM_FUNCTION, n, NULL, 0, p, 0);
+            return;
+        }
+    }
+    emit(e, REIN_CLAIM_FILE_WRITTEN, p, NULL, 0, p, 0);
+}
+
+/* "got rid of debug.log" */
+static void rid_claims(struct en *e, size_t i)
+{
+    struct gates g;
+
+    if (!(is(e, i, "rid") && i > 0 && (is(e, i - 1, "got") || is(e, i - 1, "gotten")) &&
+          is(e, i + 1, "of")))
+        return;
+    gates(e, i - 1, &g);
+    if (gated(&g) || g.report)
+        return;
+    for (size_t k = i + 2; k < e->n && k < i + 8 && e->pc[k] == e->pc[i]; k++) {
+        if (is_path(e, k))
+            emit(e, REIN_CLAIM_FILE_DELETED, k, NULL, 0, k, 0);
+    }
+}
+
+bool rein__claims_english(struct rein__sent *st, rein__emit_fn fn, void *ud)
+{
+    struct en e;
+
+    memset(&e, 0, sizeof(e));
+    e.st = st;
+    e.t = st->t;
+    e.n = st->nt < TOKENS_MAX ? st->nt : TOKENS_MAX;
+    e.emit = fn;
+    e.ud = ud;
+    e.ok = true;
+    if (e.n == 0)
+        return true;
+    clauses(&e);
+    check_claims(&e);
+    tool_claims(&e);
+    for (size_t i = 0; i < e.n && e.ok; i++) {
+        if (verb(&e, i))
+            verb_files(&e, i);
+        if (is_path(&e, i) || ident_tok(&e, i))
+            state_claims(&e, i);
+        rid_claims(&e, i);
+    }
+    return e.ok;
+}
