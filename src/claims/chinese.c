@@ -814,6 +814,15 @@ static void add(struct zh *z, uint8_t type, uint32_t pos, uint32_t end, uint32_t
     it->tok = (uint16_t)tok;
 }
 
+static bool in_words(const char *const *list, size_t n, const char *w, size_t wn)
+{
+    for (size_t k = 0; k < n; k++) {
+        if (strlen(list[k]) == wn && memcmp(list[k], w, wn) == 0)
+            return true;
+    }
+    return false;
+}
+
 static uint32_t ascii_check_word(const struct rein__sent *st, const struct rein__tok *t)
 {
     static const char *const lint[] = {"lint",          "eslint",     "flake8",    "ruff",
@@ -825,16 +834,14 @@ static uint32_t ascii_check_word(const struct rein__sent *st, const struct rein_
     static const char *const build[] = {"build", "make", "cmake", "cargo"};
     const char *w = st->low + t->s;
 
-#define MATCH(list, cat)                                                                           \
-    for (size_t k = 0; k < sizeof(list) / sizeof(list[0]); k++) {                                  \
-        if (strlen(list[k]) == t->n && memcmp(list[k], w, t->n) == 0)                              \
-            return cat;                                                                            \
-    }
-    MATCH(lint, Z_LINT)
-    MATCH(tests, Z_TEST)
-    MATCH(types, Z_TYPES)
-    MATCH(build, Z_BUILD)
-#undef MATCH
+    if (in_words(lint, sizeof(lint) / sizeof(lint[0]), w, t->n))
+        return Z_LINT;
+    if (in_words(tests, sizeof(tests) / sizeof(tests[0]), w, t->n))
+        return Z_TEST;
+    if (in_words(types, sizeof(types) / sizeof(types[0]), w, t->n))
+        return Z_TYPES;
+    if (in_words(build, sizeof(build) / sizeof(build[0]), w, t->n))
+        return Z_BUILD;
     return 0;
 }
 
@@ -993,6 +1000,8 @@ static void clauses(struct zh *z)
 
 static size_t cstart(const struct zh *z, size_t i)
 {
+    if (i >= z->n || i >= ITEMS_MAX)
+        return i;
     while (i > 0 && z->clause[i - 1] == z->clause[i])
         i--;
     return i;

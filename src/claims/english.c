@@ -121,6 +121,8 @@ static bool ident_tok(const struct en *e, size_t i)
 
 static size_t clause_start(const struct en *e, size_t i)
 {
+    if (i >= e->n || i >= TOKENS_MAX)
+        return i;
     while (i > 0 && e->gc[i - 1] == e->gc[i])
         i--;
     return i;
@@ -504,7 +506,7 @@ static bool in(const struct en *e, size_t i, const char *const *list, size_t n)
     return false;
 }
 
-#define IN(e, i, list) in(e, i, list, sizeof(list) / sizeof(list[0]))
+#define IN(e, i, list) in(e, i, list, sizeof(list) / sizeof((list)[0]))
 
 /* The check named at token i, and how many tokens name it. */
 static enum check check_subject(const struct en *e, size_t i, size_t *len)
@@ -1123,7 +1125,7 @@ static void verb_files(struct en *e, size_t v)
         return;
     t = tense(e, v);
     /* "by removing scratch.txt": the tense of the verb it explains */
-    if (t == T_NO && (vform(e, v) & VF_ING) && v > 0 && is(e, v - 1, "by")) {
+    if (t == T_NO && (vform(e, v) & VF_ING) && v > 0 && v < TOKENS_MAX && is(e, v - 1, "by")) {
         size_t mv = realis_verb(e, clause_start(e, v), v - 1, e->pc[v]);
         if (mv == SIZE_MAX)
             return;

@@ -71,7 +71,7 @@ static bool in_list(const char *const *list, size_t n, const char *s, size_t len
     return false;
 }
 
-#define IN(list, s, n, fold) in_list(list, sizeof(list) / sizeof(list[0]), s, n, fold)
+#define IN(list, s, n, fold) in_list(list, sizeof(list) / sizeof((list)[0]), s, n, fold)
 
 size_t rein__claims_utf8_len(const char *s, size_t n, size_t i)
 {
