@@ -174,6 +174,29 @@ class Turn {
     return p;
   }
 
+  // Claims in the answer that no call of the turn backs (rein's claims check): shown on the
+  // answer; "reask" means they went back to the model, whose corrected answer follows.
+  claims(action, claims) {
+    if (!claims || !claims.length) return;
+    if (action === 'reask') {
+      this.notice('muted', 'turn.claims.reask', { n: claims.length });
+      this.seg = null;
+      return;
+    }
+    if (this.claimsShown) return;
+    this.claimsShown = true;
+    const box = el('div', 'notice warn claims');
+    box.append(label(el('p', 'claims-title'), 'turn.claims.refuted', { n: claims.length }));
+    const list = el('ul');
+    for (const c of claims) {
+      const item = el('li');
+      item.append(el('q', null, c.text || ''), el('span', 'claims-why', ` ${c.evidence || ''}`));
+      list.append(item);
+    }
+    box.append(list);
+    this.noticeEl(box);
+  }
+
   // What a person must know about how the turn ended: it failed, calls never got a result,
   // checks denied calls, or it was stopped.
   summarize(stop, success, detail) {
@@ -245,6 +268,9 @@ function handleEvent(turn, ev) {
     case 'verification':
       turn.card(ev).verification(ev);
       break;
+    case 'claims':
+      turn.claims(ev.action, ev.claims);
+      break;
     case 'final':
       turn.finalSeen = true;
       if (ev.text && (!turn.seg || turn.seg.text !== ev.text)) turn.setText(ev.text);
@@ -271,6 +297,7 @@ function handleResult(turn, res) {
     card.setTool(c.tool);
     if (card.status === 'pending' && c.status !== 'pending') card.setResult(c.status, c.result, c.latency_ms);
   }
+  if (res.meta) turn.claims('report', res.meta.claims);
   turn.result = res;
 }
 

@@ -58,6 +58,15 @@
  * turn has an approval callback; no answer before the approval timeout means denied. A
  * denied call records verification {"passed": false, "reason"} whichever step denied it.
  *
+ * Claims: unless verification is "off", the final answer is read for claims of work done
+ * (include/rein/claims.h: a tool ran, a file written or deleted, a function added) and each is
+ * checked against the turn's own ledger; a claim no successful call of the turn backs is
+ * refuted, reported in a "claims" event and in the result's meta.claims. With "force", the
+ * first answer with refuted claims is sent back once ("your answer says X, but no call shows
+ * it; correct the answer") and the model answers again (with tools, so it may still do the
+ * work) before the turn ends. Tests, build and lint claims are not checked here (no protocol
+ * runs in a turn); `rein verify` and `rein loop` check those.
+ *
  * Loop detection: answered first by a "warning" member added to the tool message the model
  * reads, then by stopping with "stalled": the same error from the same tool in consecutive
  * calls (warning at 2, stop at 3, the seed's rule); the same call (tool and canonical
@@ -175,6 +184,11 @@ REIN_EXTERN const char *rein_agent_state_name(enum rein_agent_state state);
  *   {"type":"error","seq":8,"kind":"retry"|"provider"|"warning"|"persistence"|"internal",
  *    "message":"…"}   (kind "retry": the reply is being asked for again; forget the text
  *                       deltas since the last status event)
+ *   {"type":"claims","seq":9,"action":"reask"|"report","claims":[{kind, text, subject,
+ *    status: "refuted", evidence, …}]}   (claims of the answer that the turn's own calls do
+ *                       not back, include/rein/claims.h; "reask": verification force sends
+ *                       them back to the model, which answers again; "report": the final
+ *                       answer's, also in the result's meta.claims; before the final event)
  * ---------------------------------------------------------------------------------------*/
 
 enum rein_agent_event_type {
@@ -186,9 +200,10 @@ enum rein_agent_event_type {
     REIN_AGENT_EV_VERIFICATION,
     REIN_AGENT_EV_FINAL,
     REIN_AGENT_EV_ERROR,
+    REIN_AGENT_EV_CLAIMS,
 };
 /* "status", "text_delta", "tool_call", "tool_result", "approval_required", "verification",
- * "final", "error" (also the SSE event names). */
+ * "final", "error", "claims" (also the SSE event names). */
 REIN_EXTERN const char *rein_agent_event_type_name(enum rein_agent_event_type type);
 
 /* One event. Every pointer is borrowed for the duration of the callback. */
@@ -202,10 +217,12 @@ struct rein_agent_event {
     const char *call_id; /* TOOL_CALL, TOOL_RESULT, APPROVAL_REQUIRED, VERIFICATION, STATUS */
     const char *tool;    /* same */
     const char *json;    /* TOOL_CALL, APPROVAL_REQUIRED: the arguments; TOOL_RESULT: what the
-                            model reads; always valid JSON text of json_len bytes */
+                            model reads; CLAIMS: the refuted claims; always valid JSON text of
+                            json_len bytes */
     size_t json_len;
     const char *kind;          /* TOOL_RESULT: ledger status or "proposed"; VERIFICATION:
-                                  "self_check" | "approval"; ERROR: the kind */
+                                  "self_check" | "approval"; ERROR: the kind; CLAIMS: the
+                                  action */
     bool ok;                   /* TOOL_RESULT: ran and succeeded; VERIFICATION: passed;
                                   FINAL: the turn succeeded */
     enum rein_agent_stop stop; /* FINAL */
@@ -434,12 +451,15 @@ REIN_EXTERN rein_ledger *rein_agent_result_ledger(const rein_agent_result *r);
  *                    "approval"?: {"approved", "reason"}}],
  *    "meta": {"total_tokens", "input_tokens", "output_tokens", "tool_calls_count",
  *             "latency_ms", "stop_reason", "iterations", "model_calls", "mode",
- *             "detail"?}}
+ *             "detail"?, "claims": [refuted claims of the answer, as in the claims event]}}
  * status is the ledger's (success | error | invalid) or "proposed"; result is the output on
  * success, the error object {code, message, details} otherwise, null for a proposal;
  * arguments are the parsed value (defaults filled) or the raw text when it did not parse.
  */
 REIN_EXTERN json_t *rein_agent_result_json(const rein_agent_result *r);
+/* The refuted claims of the answer (borrowed JSON array, valid while r is; empty when none
+ * or when verification was off). */
+REIN_EXTERN const json_t *rein_agent_result_claims(const rein_agent_result *r);
 /* Just the tool_calls array above (new reference). */
 REIN_EXTERN json_t *rein_agent_result_tool_calls_json(const rein_agent_result *r);
 

@@ -225,6 +225,30 @@ REIN_EXTERN rein_err rein_claims_ledger_from_json(const json_t *doc, json_t **ou
 REIN_EXTERN int rein_claims_find_function(const char *text, size_t len, const char *lang,
                                           const char *name, int *line);
 
+/* ---- the optional model stage --------------------------------------------------------- */
+
+struct rein_claims_judge_opts {
+    int max_attempts;   /* model replies asked for (an invalid one is fed back); 0: 2 */
+    int64_t max_tokens; /* of each reply; 0: 2048 */
+};
+
+/*
+ * Asks the model behind p (borrowed) to list the claims of text (len bytes, borrowed; the
+ * first 64 KiB) as one call of the tool "report_claims" (schema: rein_claims_judge_schema()).
+ * The arguments go through the call pipeline, so they are validated against that schema like
+ * any tool call, and an invalid call gets the pipeline's invalid payload back. Every listed
+ * claim that names what it is about is appended to claims (borrowed), where rein checks it
+ * like an extracted one; the model's opinion of its truth is never asked for. *listed (may
+ * be NULL) gets how many were new. REIN_EPROVIDER when the model cannot be asked or gives no
+ * valid list (err says why), REIN_EINVAL, REIN_ENOMEM. Runs on the calling thread.
+ */
+REIN_EXTERN rein_err rein_claims_judge(rein_provider *p, const char *text, size_t len,
+                                       const struct rein_claims_judge_opts *opts,
+                                       rein_claims *claims, size_t *listed,
+                                       rein_error *err) REIN_WUR;
+/* The report_claims tool's parameter schema (JSON text; static). */
+REIN_EXTERN const char *rein_claims_judge_schema(void);
+
 #ifdef __cplusplus
 }
 #endif

@@ -464,10 +464,12 @@ struct rein_verify_opts {
     const struct rein_verify_judge_opts *judge_opts; /* borrowed; may be NULL */
     const char *goal; /* borrowed: what was asked, the behaviour FUNCTIONALITY is judged
                          against; NULL: the protocol's description */
-    const json_t *ledger;          /* borrowed ledger entries the claims' tool calls are
+    const json_t *ledger;           /* borrowed ledger entries the claims' tool calls are
                                       checked against (the agent's); NULL: tool claims are
                                       unverifiable */
-    const rein_registry *registry; /* borrowed; names the tools claims may mention; NULL */
+    const rein_registry *registry;  /* borrowed; names the tools claims may mention; NULL */
+    const rein_claims *claims_more; /* borrowed claims listed by other means (the claims
+                                       judge), checked with those extracted; NULL */
 };
 
 typedef struct rein_verify_report rein_verify_report;

@@ -171,7 +171,19 @@ struct turn {
     struct rein_buf text;
     struct rein_buf detail;
     rein_err fatal; /* an error that ends the turn as "error" */
+    /* Claims of the answer (claims.c). */
+    size_t ledger_mark; /* ledger entries there were before the turn */
+    json_t *refuted;    /* the final answer's refuted claims, or NULL */
+    bool claims_sent;   /* force: refuted claims were sent back once */
 };
+
+/* claims.c: unless verification is off, checks the final answer's claims against the turn's
+ * own calls, keeps the refuted ones in t->refuted and reports them in a claims event. */
+void rein__turn_claims_report(struct turn *t);
+/* claims.c: with verification force, once per turn: when the answer just taken has refuted
+ * claims, sends them back to the model as a user message and returns true (the turn goes
+ * on); false otherwise. */
+bool rein__turn_claims_reask(struct turn *t);
 
 /* events.c */
 void rein__turn_emit(struct turn *t, struct rein_agent_event *ev);

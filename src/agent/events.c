@@ -19,6 +19,7 @@ static const char *const type_names[] = {
     "verification",
     "final",
     "error",
+    "claims",
 };
 
 const char *rein_agent_event_type_name(enum rein_agent_event_type type)
@@ -103,6 +104,10 @@ rein_err rein_agent_event_write(const struct rein_agent_event *ev, struct rein_b
         key_str(&w, "stop_reason", rein_agent_stop_name(ev->stop));
         rein_jw_key(&w, "success");
         rein_jw_bool(&w, ev->ok);
+        break;
+    case REIN_AGENT_EV_CLAIMS:
+        key_str(&w, "action", ev->kind ? ev->kind : "report");
+        key_raw(&w, "claims", ev->json, ev->json_len);
         break;
     case REIN_AGENT_EV_ERROR:
         key_str(&w, "kind", ev->kind ? ev->kind : "internal");

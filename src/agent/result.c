@@ -20,6 +20,7 @@ struct rein_agent_result {
     int model_calls, iterations, tool_calls;
     rein_ledger *ledger;     /* borrowed, or own_ledger */
     rein_ledger *own_ledger; /* taken from the turn */
+    json_t *claims;          /* refuted claims of the answer (taken from the turn) */
 };
 
 static bool any_pending(const struct turn *t)
@@ -65,6 +66,12 @@ rein_agent_result *rein__result_from_turn(struct turn *t)
     r->own_ledger = t->own_ledger;
     r->ledger = t->ledger;
     t->own_ledger = NULL;
+    r->claims = t->refuted ? t->refuted : json_array();
+    t->refuted = NULL;
+    if (!r->claims) {
+        rein_agent_result_free(r);
+        return NULL;
+    }
     return r;
 }
 
@@ -78,6 +85,7 @@ void rein_agent_result_free(rein_agent_result *r)
     }
     rein_free(r->recs);
     rein_ledger_free(r->own_ledger);
+    json_decref(r->claims);
     rein_free(r->text);
     rein_free(r->detail);
     rein_free(r->conversation_id);
@@ -221,6 +229,11 @@ static json_t *parse_written(struct rein_buf *b, const struct rein_jw *w)
     return j;
 }
 
+const json_t *rein_agent_result_claims(const rein_agent_result *r)
+{
+    return r->claims;
+}
+
 json_t *rein_agent_result_tool_calls_json(const rein_agent_result *r)
 {
     struct rein_buf b;
@@ -274,6 +287,8 @@ json_t *rein_agent_result_json(const rein_agent_result *r)
         rein_jw_key(&w, "detail");
         rein_jw_str(&w, r->detail);
     }
+    rein_jw_key(&w, "claims");
+    rein_jw_json(&w, r->claims);
     rein_jw_obj_end(&w);
     rein_jw_obj_end(&w);
     return parse_written(&b, &w);

@@ -681,6 +681,8 @@ static void take_answer(struct turn *t, const rein_model_response *resp)
         stop_with(t, REIN_AGENT_STOP_ERROR, NULL);
         return;
     }
+    if (rein__turn_claims_reask(t))
+        return; /* verification force: the claims went back, the model answers again */
     stop_with(t,
               t->o->mode == REIN_AGENT_MODE_PROPOSE && t->nproposed > 0
                   ? REIN_AGENT_STOP_PROPOSED
@@ -831,6 +833,7 @@ static rein_err setup(struct turn *t, rein_error *err)
     }
     if (!t->cancel || !t->req || !t->ledger)
         return rein_error_set(err, REIN_ENOMEM, "out of memory");
+    t->ledger_mark = rein_ledger_count(t->ledger);
     if (offer_tools(t, err) != REIN_OK)
         return err ? err->code : REIN_EINVAL;
     rein_model_request_set_registry(t->req, t->a->reg);
@@ -889,6 +892,7 @@ static void release(struct turn *t)
     rein_buf_release(&t->text);
     rein_buf_release(&t->detail);
     rein_buf_release(&t->partial);
+    json_decref(t->refuted);
     pthread_mutex_destroy(&t->ev_mu);
 }
 
@@ -944,6 +948,7 @@ rein_err rein_agent_run(rein_agent *a, rein_history *h, const char *message,
     loop(&t);
     if (t.stop != REIN_AGENT_STOP_FINAL_ANSWER || t.text.len == 0)
         compose(&t);
+    rein__turn_claims_report(&t);
     r = rein__result_from_turn(&t);
     final_event(&t, r && rein_agent_result_success(r));
     if (a->obs.turn_running)

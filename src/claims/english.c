@@ -508,10 +508,38 @@ static bool in(const struct en *e, size_t i, const char *const *list, size_t n)
 
 #define IN(e, i, list) in(e, i, list, sizeof(list) / sizeof((list)[0]))
 
+/* A command in `code` that runs a check: `make test`, `cargo build`, `npm run lint`, `tsc`. */
+static enum check code_check(const struct en *e, size_t i)
+{
+    static const struct {
+        const char *prefix;
+        enum check c;
+    } cmds[] = {{"make test", C_TESTS},     {"make check", C_TESTS},    {"npm test", C_TESTS},
+                {"npm run test", C_TESTS},  {"yarn test", C_TESTS},     {"pnpm test", C_TESTS},
+                {"cargo test", C_TESTS},    {"go test", C_TESTS},       {"pytest", C_TESTS},
+                {"ctest", C_TESTS},         {"dotnet test", C_TESTS},   {"mvn test", C_TESTS},
+                {"cargo build", C_BUILD},   {"npm run build", C_BUILD}, {"make", C_BUILD},
+                {"cmake --build", C_BUILD}, {"go build", C_BUILD},      {"dotnet build", C_BUILD},
+                {"make lint", C_LINT},      {"npm run lint", C_LINT},   {"cargo clippy", C_LINT},
+                {"eslint", C_LINT},         {"ruff", C_LINT},           {"flake8", C_LINT},
+                {"tsc", C_TYPES},           {"mypy", C_TYPES},          {"pyright", C_TYPES}};
+    const struct rein__tok *t = &e->t[i];
+    const char *w = e->st->low + t->s;
+
+    for (size_t k = 0; k < sizeof(cmds) / sizeof(cmds[0]); k++) {
+        size_t n = strlen(cmds[k].prefix);
+        if (t->n >= n && memcmp(w, cmds[k].prefix, n) == 0 && (t->n == n || w[n] == ' '))
+            return cmds[k].c;
+    }
+    return C_NONE;
+}
+
 /* The check named at token i, and how many tokens name it. */
 static enum check check_subject(const struct en *e, size_t i, size_t *len)
 {
     *len = 1;
+    if (i < e->n && e->t[i].type == TK_CODE && e->t[i].n)
+        return code_check(e, i);
     if (!word(e, i) && !(i < e->n && e->t[i].type == TK_CODE))
         return C_NONE;
     if ((is(e, i, "make") || is(e, i, "npm") || is(e, i, "cargo") || is(e, i, "go") ||
@@ -748,9 +776,35 @@ static bool mention_ok(const struct en *e, size_t m, size_t me)
         return true;
     if (word(e, me) && (lex(e, me) & (L_TOOLN | L_OUTN)))
         return true;
+    /* "Echo responded with …": the name as the subject of what a tool does */
+    if ((e->t[m].flags & TF_CAP) && clause_initial(e, m) && verb(e, me) &&
+        (vclass(e, me) & (V_RES | V_SAY)) && (vform(e, me) & VF_PAST))
+        return true;
     while (b > 0 && (lex(e, b - 1) & L_DET))
         b--;
     return b > 0 && ((vclass(e, b - 1) & (V_USE | V_GIVE)) || (lex(e, b - 1) & L_TPREP));
+}
+
+/* A concrete value anywhere after token p in the sentence. */
+static bool value_later(const struct en *e, size_t p)
+{
+    for (size_t k = p + 1; k < e->n; k++) {
+        if (value(e, k) || (word(e, k) && (lex(e, k) & L_NUMW)))
+            return true;
+    }
+    return false;
+}
+
+/* Is the mention at m inside what someone else is reported to have said ("the ticket says
+ * the calculator returned …", "you mentioned that …")? */
+static bool reported(const struct en *e, size_t m)
+{
+    for (size_t j = clause_start(e, m); j < m; j++) {
+        if (word(e, j) && (lex(e, j) & L_SAYV) && !(j > 0 && (lex(e, j - 1) & L_PRON1)) &&
+            e->t[j].tool == -1)
+            return true;
+    }
+    return false;
 }
 
 /* (A) the object of a use verb: "I called file_search", "ran the log-transform tool". */
@@ -796,6 +850,14 @@ static bool tool_object(struct en *e, size_t m, size_t me)
         gates(e, u, &g);
         if (gated(&g))
             return false;
+        /* "After invoking create_ticket, …": done, unless what follows is still to come */
+        if (u > 0 && (is(e, u - 1, "after") || is(e, u - 1, "upon"))) {
+            for (size_t k = me; k < e->n; k++) {
+                if (word(e, k) && (lex(e, k) & (L_MODAL | L_COND | L_NEG | L_SEMI)))
+                    return false;
+            }
+            return !e->all_question && e->qfrom == e->n;
+        }
         /* "Calling the calculator gave 144", "After calling fetchUrl, I got …" */
         for (v = me; v < e->n; v++) {
             if (verb(e, v) && !(vclass(e, v) & (V_FAIL | V_TRY)) && realis(tense(e, v))) {
@@ -836,11 +898,9 @@ static bool tool_frame(struct en *e, size_t m, size_t me)
             if (gated(&g))
                 return false;
             /* a frame word before it, or a concrete value after the mention */
-            if (ob > 0 && ((lex(e, ob - 1) & L_TPREP) || is(e, ob - 1, "on") ||
-                           is(e, ob - 1, "in") || is(e, ob - 1, "to")))
+            if (ob > 0 && ((lex(e, ob - 1) & (L_TPREP | L_DEST)) || is(e, ob - 1, "on")))
                 return true;
-            return specific_after(e, me - 1) ||
-                   (me < e->n && (lex(e, me) & L_BE) && specific_after(e, me));
+            return value_later(e, me - 1);
         }
     }
     if (b == 0)
@@ -877,7 +937,7 @@ static bool tool_frame(struct en *e, size_t m, size_t me)
 static bool tool_subject(struct en *e, size_t m, size_t me)
 {
     size_t k = me;
-    bool out = false, rel = false;
+    bool out = false;
     struct gates g;
     enum tense t;
     uint16_t cls;
@@ -893,10 +953,15 @@ static bool tool_subject(struct en *e, size_t m, size_t me)
         gates(e, k - 1, &g);
         return !gated(&g) && k + 1 < e->n;
     }
-    if (punct(e, k, ',') && (is(e, k + 1, "which") || is(e, k + 1, "who"))) {
-        k += 2;
-        rel = true;
+    /* "Calculator: 42", "**file_search:** 2 hits": a tool as the label of a result */
+    if ((punct(e, k, ':') || punct(e, k, P_CJK_COLON)) && clause_initial(e, m) && k + 1 < e->n &&
+        (value(e, k + 1) || (word(e, k + 1) && (lex(e, k + 1) & L_NUMW)))) {
+        gates(e, k, &g);
+        return !gated(&g);
     }
+    /* "the calculator, which returned 7" */
+    if (punct(e, k, ',') && (is(e, k + 1, "which") || is(e, k + 1, "who")))
+        k += 2;
     while (k < e->n && word(e, k) && (lex(e, k) & (L_ADV | L_NOW)) && !verb(e, k))
         k++;
     if (out && k < e->n && (lex(e, k) & L_BE) && !(lex(e, k) & L_PRON)) {
@@ -921,7 +986,6 @@ static bool tool_subject(struct en *e, size_t m, size_t me)
     gates(e, k, &g);
     if (gated(&g))
         return false;
-    (void)rel;
     if (t == T_PASSIVE)
         return (cls & V_USE) && !(cls & V_RES);
     if (t == T_PAST || t == T_PERFECT || t == T_FRAGMENT) {
@@ -950,7 +1014,7 @@ static void tool_claims(struct en *e)
         me = m + (e->t[m].tool_len ? e->t[m].tool_len : 1);
         if (me > e->n)
             me = e->n;
-        if (mention_ok(e, m, me) &&
+        if (mention_ok(e, m, me) && !reported(e, m) &&
             (tool_object(e, m, me) || tool_frame(e, m, me) || tool_subject(e, m, me)))
             emit(e, REIN_CLAIM_TOOL, m, NULL, 0, SIZE_MAX, 0);
         m = me - 1;
@@ -981,7 +1045,6 @@ static void pair_forward(const struct en *e, size_t v, struct pairing *pr)
 {
     bool other_prep = false, after_fn_noun = false, strong_dest = false, with_prep = false;
     int prep = 0; /* 0 none, 1 a destination, 2 another preposition, 3 from */
-    size_t np_words = 0;
 
     memset(pr, 0, sizeof(*pr));
     pr->name = SIZE_MAX;
@@ -1041,14 +1104,19 @@ static void pair_forward(const struct en *e, size_t v, struct pairing *pr)
             after_fn_noun = !(lex(e, k - 1) & L_FILEN);
             continue;
         }
-        if (verb(e, k) && !(l & (L_DET | L_DEST | L_PREP)) && !(lex(e, k - 1) & L_DET) &&
-            !(vform(e, k) & VF_ING && np_words == 0 && false)) {
-            /* another verb ends the phrase, unless it is an adjective ("a clean target") */
-            if (!(vform(e, k) & (VF_PAST | VF_PART)) || k == v + 1 || !(lex(e, k - 1) & L_DET))
-                if (!(vform(e, k) & VF_BASE && word(e, k - 1) && !verb(e, k - 1) &&
-                      !(lex(e, k - 1) & (L_PRON | L_DEST | L_PREP)) && np_words > 0 &&
-                      !(vform(e, k) & (VF_S | VF_PAST))))
-                    break;
+        /* Another verb ends the phrase ("a script that reads data.csv", "then deleted x",
+         * "to add …"), unless it is used as a noun or an adjective: after a determiner ("the
+         * updated file", "a clean target"), a bare or -s form inside the object ("test
+         * results", "the logs"), or an -ing noun ("error handling to src/cli.c"). */
+        if (verb(e, k) && !(l & (L_DET | L_DEST | L_PREP | L_BE | L_HAVE)) &&
+            !(lex(e, k - 1) & L_DET)) {
+            uint8_t f = vform(e, k);
+            bool past = (f & (VF_PAST | VF_PART)) && !(f & (VF_BASE | VF_S));
+            bool ing = (f & VF_ING) && k + 1 < e->n &&
+                       (e->t[k + 1].type == TK_PATH ||
+                        (word(e, k + 1) && !(lex(e, k + 1) & (L_DEST | L_PREP))));
+            if (past || ing || ((f & VF_BASE) && is(e, k - 1, "to")))
+                break;
         }
         if (is(e, k, "from")) {
             prep = 3;
@@ -1065,7 +1133,6 @@ static void pair_forward(const struct en *e, size_t v, struct pairing *pr)
             with_prep = is(e, k, "with");
             continue;
         }
-        np_words++;
     }
 }
 
@@ -1236,6 +1303,25 @@ static void state_claims(struct en *e, size_t p)
     emit(e, REIN_CLAIM_FILE_WRITTEN, p, NULL, 0, p, 0);
 }
 
+/* "The cleaned CSV now lives at data/cleaned.csv": a state that is new, at a path. */
+static void state_at(struct en *e, size_t v)
+{
+    bool now = is(e, v - 1, "now") || is(e, v + 1, "now");
+    struct gates g;
+    size_t k = v + 1;
+
+    if (!verb(e, v) || !(vclass(e, v) & V_STATE) || !(vform(e, v) & VF_S) || !now ||
+        is_path(e, v - 1) || (v >= 2 && is(e, v - 1, "now") && is_path(e, v - 2)))
+        return;
+    while (k < e->n && is(e, k, "now"))
+        k++;
+    if (!(lex(e, k) & L_DEST) || !is_path(e, k + 1))
+        return;
+    gates(e, v, &g);
+    if (!gated(&g) && !g.report)
+        emit(e, REIN_CLAIM_FILE_WRITTEN, k + 1, NULL, 0, k + 1, 0);
+}
+
 /* "got rid of debug.log" */
 static void rid_claims(struct en *e, size_t i)
 {
@@ -1270,8 +1356,10 @@ bool rein__claims_english(struct rein__sent *st, rein__emit_fn fn, void *ud)
     check_claims(&e);
     tool_claims(&e);
     for (size_t i = 0; i < e.n && e.ok; i++) {
-        if (verb(&e, i))
+        if (verb(&e, i)) {
             verb_files(&e, i);
+            state_at(&e, i);
+        }
         if (is_path(&e, i) || ident_tok(&e, i))
             state_claims(&e, i);
         rid_claims(&e, i);

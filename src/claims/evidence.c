@@ -389,8 +389,19 @@ static rein_err check_file(struct checker *k, struct rein__claim *c)
                    json_string_value(json_object_get(e, "tool")), c->path);
     if (k->ev->tree) {
         rc = tree_file(k, c, &v);
-        if (rc || v != V_UNDECIDED)
+        if (rc || v == V_YES || (v == V_NO && !k->ev->ledger))
             return rc;
+        if (v == V_NO) {
+            /* what the tree says, and that no call shows it either */
+            char *tree = rein_strdup(c->evidence);
+            if (!tree)
+                return REIN_ENOMEM;
+            rc = set(c, REIN_CLAIM_REFUTED, c->pub.confidence,
+                     "%s, and no call shows it: no successful call of a tool that writes names it",
+                     tree);
+            rein_free(tree);
+            return rc;
+        }
     }
     if (k->ev->ledger)
         return set(c, REIN_CLAIM_REFUTED, 1.0,

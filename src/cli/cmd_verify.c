@@ -1,7 +1,8 @@
 /*
  * `rein verify`: runs the verification protocols of rein-verify.yaml (or --config FILE) in
- * the current directory, checks the claims of a text when --claims is given, and prints a
- * table and the verdict (or, with --json, the report as JSON).
+ * the current directory, checks the claims of a text when --claims is given (against the
+ * agent's ledger with --ledger, and with the model's list of claims too with --claims-judge),
+ * and prints a table and the verdict (or, with --json, the report as JSON).
  *
  * Exit codes: 0 SUCCESS, 1 FAILED, 3 SUCCESS_WITH_WARNINGS, 2 an unusable configuration or
  * command line. Everything here goes through the public <rein/verify.h> API.
@@ -19,14 +20,16 @@
 struct verify_args {
     const char *config;
     const char *claims;
+    const char *ledger;
     const char *base;
     const char *goal;
     const char *judge_model;
     char *only_text;
     const char **only;
     enum rein_verify_mode mode;
-    bool json, judge, init, force;
-    struct cli_setup setup; /* the judge's model: --provider, --model, --base-url, config */
+    bool json, judge, claims_judge, init, force;
+    struct cli_setup setup; /* the judges' model: --provider, --model, --base-url, config;
+                               --skills (tools claims may name) */
 };
 
 static void verify_usage(FILE *out)
@@ -34,9 +37,10 @@ static void verify_usage(FILE *out)
     fprintf(
         out,
         "usage: rein verify [--config FILE] [--mode minimal|standard|thorough|full] [--json]\n"
-        "                   [--only NAME[,NAME...]] [--claims FILE|-] [--base REV]\n"
-        "                   [--goal TEXT] [--judge] [--judge-model M] [--provider P]\n"
-        "                   [--model M] [--base-url URL] [--provider-config FILE]\n"
+        "                   [--only NAME[,NAME...]] [--claims FILE|-] [--ledger FILE]\n"
+        "                   [--base REV] [--claims-judge] [--skills DIR] [--goal TEXT]\n"
+        "                   [--judge] [--judge-model M] [--provider P] [--model M]\n"
+        "                   [--base-url URL] [--provider-config FILE]\n"
         "       rein verify --init [--force]\n\n"
         "Runs the verification protocols (BUILD, LINT, TEST, FUNCTIONALITY, ARCHITECT and\n"
         "custom ones) declared in rein-verify.yaml (or .yml, .json) in the current\n"
@@ -46,9 +50,17 @@ static void verify_usage(FILE *out)
         "                  FUNCTIONALITY, ARCHITECT), thorough (+ layer 3 and the review\n"
         "                  flag), full (everything)\n"
         "  --only NAMES    run just these protocols, whatever the mode and conditions\n"
-        "  --claims FILE   check the claims in an agent's text (\"-\" reads stdin): files\n"
-        "                  created, modified or deleted, functions added, tests passing, ...\n"
+        "  --claims FILE   check the claims in an agent's text (\"-\" reads stdin): tools\n"
+        "                  that ran, files written or deleted, functions added, tests,\n"
+        "                  build, lint or type checks passing (English and Chinese)\n"
+        "  --ledger FILE   the agent's tool calls to check tool claims against: a JSON array\n"
+        "                  of ledger entries, a `rein chat --json` result, or a saved plan;\n"
+        "                  without it tool claims are unverifiable\n"
         "  --base REV      compare changes and claims with this revision instead of HEAD\n"
+        "  --claims-judge  also ask the configured model (--provider, --model, --base-url or\n"
+        "                  REIN_CONFIG) to list the claims; rein checks each one itself\n"
+        "  --skills DIR    skills whose tool names the claims may mention (besides the\n"
+        "                  built-in ones and those in the ledger)\n"
         "  --goal TEXT     what was asked: the behaviour FUNCTIONALITY is judged against\n"
         "  --judge         judge FUNCTIONALITY and ARCHITECT without steps with the model of\n"
         "                  --provider/--model/--base-url/--provider-config (or REIN_PROVIDER,\n"
@@ -111,20 +123,29 @@ static int parse_args(int argc, char **argv, struct verify_args *a)
             a->judge = true;
             continue;
         }
+        if (cli_is_flag(arg, NULL, "--claims-judge")) {
+            a->claims_judge = true;
+            continue;
+        }
         if (cli_is_flag(arg, NULL, "--init") || cli_is_flag(arg, NULL, "--force")) {
             a->init |= strcmp(arg, "--init") == 0;
             a->force |= strcmp(arg, "--force") == 0;
             continue;
         }
-        if (val && cli_setup_option(&a->setup, arg, val) >= 0) {
-            i++;
-            continue;
+        if (val) {
+            int rc = cli_setup_option(&a->setup, arg, val);
+            if (rc != -1) {
+                if (rc != CLI_EXIT_OK)
+                    return rc;
+                i++;
+                continue;
+            }
         }
         if (!cli_is_flag(arg, "-c", "--config") && !cli_is_flag(arg, NULL, "--mode") &&
             !cli_is_flag(arg, NULL, "--only") && !cli_is_flag(arg, NULL, "--claims") &&
             !cli_is_flag(arg, NULL, "--base") && !cli_is_flag(arg, NULL, "--goal") &&
             !cli_is_flag(arg, NULL, "--judge-model") &&
-            !cli_is_flag(arg, NULL, "--provider-config"))
+            !cli_is_flag(arg, NULL, "--provider-config") && !cli_is_flag(arg, NULL, "--ledger"))
             return cli_usage_error("verify: unknown option '%s' (see rein verify --help)", arg);
         if (!val)
             return cli_usage_error("verify: %s needs a value", arg);
@@ -140,6 +161,8 @@ static int parse_args(int argc, char **argv, struct verify_args *a)
             a->config = val;
         else if (cli_is_flag(arg, NULL, "--claims"))
             a->claims = val;
+        else if (cli_is_flag(arg, NULL, "--ledger"))
+            a->ledger = val;
         else if (cli_is_flag(arg, NULL, "--base"))
             a->base = val;
         else if (cli_is_flag(arg, NULL, "--only")) {
@@ -342,6 +365,49 @@ static rein_provider *judge_provider(const struct verify_args *a)
     return p;
 }
 
+/* The ledger of --ledger in any of its three shapes (new), or NULL after saying why. */
+static json_t *read_ledger(const char *path)
+{
+    rein_error err;
+    json_t *doc, *ledger = NULL;
+
+    rein_error_clear(&err);
+    doc = rein_json_load_file(path, &err);
+    if (!doc) {
+        cli_usage_error("verify: --ledger %s: %s", path, err.msg[0] ? err.msg : "cannot read it");
+        return NULL;
+    }
+    if (rein_claims_ledger_from_json(doc, &ledger, &err) != REIN_OK)
+        cli_usage_error("verify: --ledger %s: %s", path, err.msg);
+    json_decref(doc);
+    return ledger;
+}
+
+/* --claims-judge: the claims the model lists (new), or NULL (said why on stderr). */
+static rein_claims *judge_claims(const struct verify_args *a, const char *claims, size_t len)
+{
+    rein_claims *more = rein_claims_new();
+    rein_provider *p;
+    rein_error err;
+    size_t n = 0;
+
+    rein_error_clear(&err);
+    p = more ? cli_provider_new(&a->setup, NULL, &err) : NULL;
+    if (!p || rein_claims_judge(p, claims, len, NULL, more, &n, &err) != REIN_OK) {
+        fprintf(stderr,
+                "rein: verify: --claims-judge: %s; checking the claims rein found "
+                "itself\n",
+                err.msg[0] ? err.msg : "out of memory");
+        rein_claims_free(more);
+        more = NULL;
+    } else if (!a->json) {
+        fprintf(stderr, "verify: the model listed %zu claim%s rein had not found\n", n,
+                n == 1 ? "" : "s");
+    }
+    rein_provider_free(p);
+    return more;
+}
+
 static int run(const struct verify_args *a, const char *claims, size_t claims_len)
 {
     struct rein_verify_opts o = {.mode = a->mode,
@@ -352,22 +418,44 @@ static int run(const struct verify_args *a, const char *claims, size_t claims_le
                                  .goal = a->goal};
     rein_verify_report *report = NULL;
     rein_verify_config *cfg;
+    rein_registry *reg = NULL;
+    rein_claims *more = NULL;
+    json_t *ledger = NULL;
     rein_error err;
     rein_pool *pool;
     int code;
 
     rein_error_clear(&err);
+    if (a->ledger && !(ledger = read_ledger(a->ledger)))
+        return CLI_EXIT_USAGE;
     cfg = load_config(a, &err);
+    /* the tools claims may name: the built-in ones, --skills, REIN_SKILLS_PATH */
+    if (cfg && claims) {
+        reg = cli_registry_new(&a->setup, &err);
+        if (!reg) {
+            rein_verify_config_free(cfg);
+            cfg = NULL;
+        }
+    }
     if (!cfg) {
         cli_print_error(&err);
+        json_decref(ledger);
         return CLI_EXIT_USAGE;
     }
+    if (claims && a->claims_judge)
+        more = judge_claims(a, claims, claims_len);
+    o.ledger = ledger;
+    o.registry = reg;
+    o.claims_more = more;
     pool = rein_pool_new(0, &err);
     o.pool = pool;
     o.judge = judge_provider(a);
     if (!a->json && isatty(STDERR_FILENO))
         o.on_event = on_event;
     code = rein_verify_run(cfg, &o, &report, &err);
+    rein_claims_free(more);
+    json_decref(ledger);
+    rein_registry_free(reg);
     if (code) {
         cli_print_error(&err);
         rein_pool_free(pool);
@@ -463,7 +551,6 @@ int cmd_verify(int argc, char **argv)
 
     cli_setup_init(&a.setup);
     code = parse_args(argc, argv, &a);
-
     if (code < 0) {
         code = CLI_EXIT_OK; /* --help */
         goto out;
@@ -472,6 +559,16 @@ int cmd_verify(int argc, char **argv)
         goto out;
     if (a.init) {
         code = init_protocols(&a);
+        goto out;
+    }
+    if ((a.ledger || a.claims_judge) && !a.claims) {
+        code = cli_usage_error("verify: %s needs --claims",
+                               a.ledger ? "--ledger" : "--claims-judge");
+        goto out;
+    }
+    if (a.claims_judge && !cli_provider_configured(&a.setup)) {
+        code = cli_usage_error("verify: --claims-judge needs a model: --provider and --model (or "
+                               "REIN_CONFIG, REIN_PROVIDER)");
         goto out;
     }
     if (a.claims) {

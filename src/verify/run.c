@@ -1067,6 +1067,11 @@ static rein_err check_claims(struct run *run)
     rein_claims_vocab_free(vocab);
     if (!run->report->claims)
         return REIN_ENOMEM;
+    for (size_t i = 0; i < rein_claims_count(o->claims_more); i++) {
+        const struct rein_claim *c = rein_claims_get(o->claims_more, i);
+        if (rein_claims_add(run->report->claims, c->kind, c->text, c->subject, c->path, c->name))
+            return rein_error_set(run->err, REIN_ENOMEM, "out of memory");
+    }
     rc = rein_claims_check(run->report->claims, &ev, run->err);
     return rc ? rc : cc.rc;
 }

@@ -263,6 +263,36 @@ test('markup in a model answer or a tool result is shown as text', async () => {
   noProblems(page);
 });
 
+test('claims no call backs are shown on the answer; force mode sends them back once', async () => {
+  await newConversation();
+  await model.script([
+    { text: 'I used the calculator: 2 + 2 = 4, and I saved the result to result.txt.' },
+  ]);
+  await send(page, 'What is 2 + 2? Save it too.');
+  await waitStatus(page, 'Done.');
+  const claims = lastAnswer(page).locator('.notice.claims');
+  await claims.waitFor();
+  assert.match(await claims.locator('.claims-title').textContent(), /claims 2 thing\(s\) that no tool call/);
+  assert.equal(await claims.locator('li').count(), 2);
+  assert.match(await claims.locator('li').first().textContent(), /I used the calculator.*no call shows it/);
+  await shot(page, 'claims-refuted');
+
+  await page.selectOption('#verification', 'force');
+  await model.script([
+    { text: 'The calculator returned 6.' },
+    { match: { body_contains: 'no call shows it' }, text: 'Correction: I did not run the calculator; 3 + 3 is 6.' },
+  ]);
+  await send(page, 'And 3 + 3?');
+  await waitStatus(page, 'Done.');
+  const last = lastAnswer(page);
+  await last.locator('.notice.muted', { hasText: 'asked the model to correct it' }).waitFor();
+  assert.match(await last.locator('.answer').last().textContent(), /Correction: I did not run/);
+  assert.equal(await last.locator('.notice.claims').count(), 0, 'the corrected answer claims nothing');
+  await shot(page, 'claims-force');
+  await page.selectOption('#verification', 'auto');
+  noProblems(page);
+});
+
 test('propose mode shows the checked calls and runs or discards each', async () => {
   await newConversation();
   await page.selectOption('#mode', 'propose');

@@ -438,6 +438,77 @@ static void chat_sse_events(void **state)
     th_resp_free(&r);
 }
 
+/* The answer's claims are checked against the turn's own calls (issue 14): a claim no call
+ * backs is in meta.claims and a claims event, one a call backs is not; with verification
+ * force the model is asked once to correct the answer. */
+static void chat_claims(void **state)
+{
+    struct th_resp r;
+    const json_t *claims, *c;
+    const struct ms_request *mr;
+    json_t *events, *ev;
+    size_t i;
+    bool seen = false;
+
+    (void)state;
+    start();
+    script("[{\"tool_calls\": [{\"id\": \"k1\", \"name\": \"calculator\", \"arguments\": "
+           "\"{\\\"expression\\\": \\\"1+1\\\"}\"}]},"
+           " {\"text\": \"I used the calculator and it returned 2. I saved the result to "
+           "result.txt. 我已经调用了 echo。\"}]");
+    th_post_sse(u("/agent/chat"), "{\"message\": \"add 1 and 1, save it\"}", &r);
+    assert_int_equal(r.status, 200);
+    events = th_sse_events(r.body, NULL);
+    ev = json_array_get(events, json_array_size(events) - 1);
+    assert_string_equal(th_jstr(ev, "event"), "result");
+    claims = jget(jget(jget(ev, "data"), "meta"), "claims");
+    /* the calculator ran; result.txt and echo were never touched by a call */
+    assert_int_equal(json_array_size(claims), 2);
+    c = json_array_get(claims, 0);
+    assert_string_equal(th_jstr(c, "kind"), "file_written");
+    assert_string_equal(th_jstr(c, "subject"), "result.txt");
+    assert_string_equal(th_jstr(c, "status"), "refuted");
+    assert_non_null(strstr(th_jstr(c, "evidence"), "no call shows it"));
+    c = json_array_get(claims, 1);
+    assert_string_equal(th_jstr(c, "kind"), "tool");
+    assert_string_equal(th_jstr(c, "tool"), "echo");
+    json_array_foreach(events, i, ev)
+    {
+        if (strcmp(th_jstr(ev, "event"), "claims") != 0)
+            continue;
+        seen = true;
+        assert_string_equal(th_jstr(jget(ev, "data"), "action"), "report");
+        assert_int_equal(json_array_size(jget(jget(ev, "data"), "claims")), 2);
+        /* before the final event */
+        assert_string_equal(th_jstr(json_array_get(events, json_array_size(events) - 2), "event"),
+                            "final");
+        assert_true(i < json_array_size(events) - 2);
+    }
+    assert_true(seen);
+    json_decref(events);
+    th_resp_free(&r);
+
+    /* force: the claim goes back once, the model corrects itself, the answer stands */
+    script("[{\"text\": \"The calculator returned 4.\"},"
+           " {\"match\": {\"body_contains\": \"no call shows it\"}, \"text\": \"I did not run "
+           "the calculator; 2 + 2 is 4.\"}]");
+    th_post(u("/agent/chat"), "{\"message\": \"2+2?\", \"verification\": \"force\"}", &r);
+    assert_int_equal(r.status, 200);
+    assert_string_equal(th_jstr(r.json, "response"), "I did not run the calculator; 2 + 2 is 4.");
+    assert_int_equal(json_array_size(jget(jget(r.json, "meta"), "claims")), 0);
+    assert_int_equal(ms_request_count(F->ms), 2);
+    mr = ms_request(F->ms, 1);
+    assert_non_null(strstr(mr->body, "Your answer says \\\"The calculator returned 4\\\""));
+    th_resp_free(&r);
+
+    /* off: nothing is checked */
+    script("[{\"text\": \"The calculator returned 4.\"}]");
+    th_post(u("/agent/chat"), "{\"message\": \"2+2?\", \"verification\": \"off\"}", &r);
+    assert_int_equal(r.status, 200);
+    assert_int_equal(json_array_size(jget(jget(r.json, "meta"), "claims")), 0);
+    th_resp_free(&r);
+}
+
 static void chat_sse_heartbeat(void **state)
 {
     struct th_resp r;
@@ -1027,6 +1098,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test_teardown(skills_invoke_bad_input, teardown),
     cmocka_unit_test_teardown(chat_json, teardown),
     cmocka_unit_test_teardown(chat_sse_events, teardown),
+    cmocka_unit_test_teardown(chat_claims, teardown),
     cmocka_unit_test_teardown(chat_sse_heartbeat, teardown),
     cmocka_unit_test_teardown(chat_busy_conversation, teardown),
     cmocka_unit_test_teardown(chat_cancel, teardown),

@@ -7,6 +7,7 @@
  * stdin, and a malformed protocol file reported with its line and column.
  */
 /* rein-test-timeout: 180 */
+#include "model_server.h"
 #include "test.h"
 
 #include <sys/stat.h>
@@ -348,6 +349,144 @@ static void test_claims_without_config(void **state)
     cleanup(dir);
 }
 
+/* --ledger in its three shapes: tool claims are checked against the calls it records. */
+static void test_claims_with_ledger(void **state)
+{
+    static const char *const ledgers[] = {
+        "[{\"call_id\":\"c1\",\"tool\":\"calculator\",\"args\":{\"expression\":\"1+1\"},"
+        "\"status\":\"success\",\"result\":{\"value\":2},\"call_time\":\"t\","
+        "\"response_time\":\"t\",\"step\":null},{\"call_id\":\"c2\",\"tool\":\"web_search\","
+        "\"args\":{},\"status\":\"error\",\"result\":{\"code\":\"timeout\"}}]",
+        "{\"success\":true,\"response\":\"…\",\"tool_calls\":[{\"call_id\":\"c1\",\"tool\":"
+        "\"calculator\",\"sent_name\":\"calculator\",\"arguments\":{},\"status\":\"success\","
+        "\"result\":2},{\"call_id\":\"c2\",\"tool\":\"web_search\",\"arguments\":{},"
+        "\"status\":\"invalid\",\"result\":{}}],\"meta\":{}}",
+        "{\"title\":\"t\",\"steps\":[\"a\",\"b\"],\"step_tool_history\":{\"0\":[{\"call_id\":"
+        "\"c1\",\"tool\":\"calculator\",\"args\":{},\"status\":\"success\",\"result\":2}],"
+        "\"1\":[{\"call_id\":\"c2\",\"tool\":\"web_search\",\"args\":{},\"status\":"
+        "\"pending\",\"result\":null}]}}"};
+    char *dir = test_tmpdir();
+    const char *args[] = {"--claims", "-", "--ledger", "ledger.json", "--json", NULL};
+    const char *no_ledger[] = {"--claims", "-", "--json", NULL};
+    const char *said = "I used the calculator and it returned 2. web_search found the docs. "
+                       "我已将结果写入 result.txt。下一步我会创建 report.csv。";
+    struct out o;
+    json_t *r, *claims;
+
+    (void)state;
+    for (size_t i = 0; i < sizeof(ledgers) / sizeof(ledgers[0]); i++) {
+        free(test_write_file(dir, "ledger.json", ledgers[i]));
+        o = rein(dir, args, said);
+        expect_code(&o, 1);
+        r = json_loads(o.stdout_text, 0, NULL);
+        assert_non_null(r);
+        claims = json_object_get(r, "claims");
+        assert_int_equal(json_array_size(claims), 3);
+        expect_claim(claims, 0, "tool", "calculator", "confirmed");
+        expect_claim(claims, 1, "tool", "web_search", "refuted");
+        expect_claim(claims, 2, "file_written", "result.txt", "refuted");
+        json_decref(r);
+        out_free(&o);
+    }
+    /* without a ledger a tool claim is unverifiable, not ignored */
+    o = rein(dir, no_ledger, said);
+    expect_code(&o, 1);
+    r = json_loads(o.stdout_text, 0, NULL);
+    claims = json_object_get(r, "claims");
+    expect_claim(claims, 0, "tool", "calculator", "unverifiable");
+    json_decref(r);
+    out_free(&o);
+    cleanup(dir);
+}
+
+static void expect_usage(const char *dir, const char *const *args, const char *input,
+                         const char *message)
+{
+    struct out o = rein(dir, args, input);
+
+    expect_code(&o, 2);
+    if (!strstr(o.stderr_text, message))
+        fail_msg("stderr does not say \"%s\":\n%s", message, o.stderr_text);
+    out_free(&o);
+}
+
+static void test_claims_bad_ledger(void **state)
+{
+    char *dir = test_tmpdir();
+    const char *with_ledger[] = {"--claims", "-", "--ledger", "ledger.json", NULL};
+    const char *no_claims[] = {"--ledger", "ledger.json", NULL};
+    const char *judge[] = {"--claims", "-", "--claims-judge", NULL};
+
+    (void)state;
+    free(test_write_file(dir, "ledger.json", "[{\"tool\": \"calculator\", \"status\""));
+    expect_usage(dir, with_ledger, "I ran it.", "--ledger ledger.json");
+    free(test_write_file(dir, "ledger.json", "{\"calls\": []}"));
+    expect_usage(dir, with_ledger, "I ran it.", "a ledger is a JSON array of entries");
+    free(test_write_file(dir, "ledger.json", "[{\"tool\": 7, \"status\": \"success\"}]"));
+    expect_usage(dir, with_ledger, "I ran it.", "ledger[0]");
+    with_ledger[3] = "missing.json";
+    expect_usage(dir, with_ledger, "I ran it.", "missing.json");
+    expect_usage(dir, no_claims, NULL, "--ledger needs --claims");
+    expect_usage(dir, judge, "I ran it.", "--claims-judge needs a model");
+    cleanup(dir);
+}
+
+/* --claims-judge: the model lists claims (a tool call checked against its schema, an invalid
+ * one sent back), and rein checks each itself. */
+static void test_claims_judge(void **state)
+{
+    char *dir = test_tmpdir();
+    rein_error err;
+    ms_server *ms = ms_start(0, &err);
+    const char *args[] = {
+        "--claims",   "-",  "--json",  "--claims-judge", "--provider", "openai-compatible",
+        "--base-url", NULL, "--model", "judge-model",    NULL};
+    struct out o;
+    json_t *r, *claims;
+    const struct ms_request *mr;
+
+    (void)state;
+    assert_non_null(ms);
+    args[7] = ms_openai_url(ms);
+    assert_rein_ok(
+        ms_script(ms,
+                  "[{\"tool_calls\": [{\"id\": \"j1\", \"name\": \"report_claims\", "
+                  "\"arguments\": \"{\\\"claims\\\": [{\\\"kind\\\": \\\"banana\\\", "
+                  "\\\"text\\\": \\\"x\\\"}]}\"}]},"
+                  " {\"tool_calls\": [{\"id\": \"j2\", \"name\": \"report_claims\", "
+                  "\"arguments\": \"{\\\"claims\\\": [{\\\"kind\\\": \\\"file_written\\\", "
+                  "\\\"text\\\": \\\"The totals are in totals.csv.\\\", \\\"path\\\": "
+                  "\\\"totals.csv\\\"}]}\"}]}]",
+                  false, &err),
+        &err);
+    /* the extractor alone finds no claim in this sentence: nothing was said to be done */
+    o = rein(dir, args, "The totals are in totals.csv.");
+    expect_code(&o, 1);
+    r = json_loads(o.stdout_text, 0, NULL);
+    assert_non_null(r);
+    claims = json_object_get(r, "claims");
+    assert_int_equal(json_array_size(claims), 1);
+    expect_claim(claims, 0, "file_written", "totals.csv", "refuted");
+    json_decref(r);
+    out_free(&o);
+    assert_int_equal(ms_request_count(ms), 2);
+    mr = ms_request(ms, 0);
+    assert_non_null(strstr(mr->body, "\"report_claims\""));
+    assert_non_null(strstr(mr->body, "The totals are in totals.csv."));
+    /* the invalid list went back as the pipeline's invalid payload */
+    mr = ms_request(ms, 1);
+    assert_non_null(strstr(mr->body, "Invalid arguments"));
+    assert_non_null(strstr(mr->body, "/claims/0/kind"));
+    /* a model that cannot be reached: the claims rein finds itself are still checked */
+    ms_stop(ms);
+    o = rein(dir, args, "I created notes.md.");
+    expect_code(&o, 1);
+    assert_non_null(strstr(o.stderr_text, "--claims-judge"));
+    assert_non_null(strstr(o.stdout_text, "notes.md"));
+    out_free(&o);
+    cleanup(dir);
+}
+
 static void test_desired_failure_is_a_warning(void **state)
 {
     char *dir = project(PASSING);
@@ -637,6 +776,9 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_broken_build_fails_fast),
     cmocka_unit_test(test_claims_on_stdin),
     cmocka_unit_test(test_claims_without_config),
+    cmocka_unit_test(test_claims_with_ledger),
+    cmocka_unit_test(test_claims_bad_ledger),
+    cmocka_unit_test(test_claims_judge),
     cmocka_unit_test(test_desired_failure_is_a_warning),
     cmocka_unit_test(test_malformed_protocol_file),
     cmocka_unit_test(test_unusable_command_lines),
