@@ -88,31 +88,30 @@ void rein__turn_claims_report(struct turn *t)
         claims_event(t, t->refuted, "report");
 }
 
-/* "Your answer says …" for the refuted claims (new), or NULL on ENOMEM. */
+/* "Your answer says …" for the refuted claims (new), or NULL on ENOMEM. What does not fit
+ * in the buffer's bound is left out. */
 static char *correction(const json_t *claims)
 {
     struct rein_buf b;
     size_t i;
     const json_t *c;
+    rein_err rc;
     char *out;
 
     rein_buf_init(&b, 8192);
-    if (rein_buf_adds(&b, "rein checked your answer against the tool calls of this turn."))
-        goto out;
+    rc = rein_buf_adds(&b, "rein checked your answer against the tool calls of this turn.");
     json_array_foreach(claims, i, c)
     {
-        if (i == REASK_CLAIMS_MAX)
+        if (rc || i == REASK_CLAIMS_MAX)
             break;
-        if (rein_buf_addf(&b, "\n- Your answer says \"%s\", but no call shows it: %s",
-                          json_string_value(json_object_get(c, "text")),
-                          json_string_value(json_object_get(c, "evidence"))))
-            goto out;
+        rc = rein_buf_addf(&b, "\n- Your answer says \"%s\", but no call shows it: %s",
+                           json_string_value(json_object_get(c, "text")),
+                           json_string_value(json_object_get(c, "evidence")));
     }
-    if (rein_buf_adds(&b, "\nCorrect the answer: do it now with a tool call, or say plainly "
-                          "what was not done."))
-        goto out;
-out:
-    out = rein_buf_detach(&b, NULL);
+    if (!rc)
+        rc = rein_buf_adds(&b, "\nCorrect the answer: do it now with a tool call, or say plainly "
+                               "what was not done.");
+    out = rc == REIN_ENOMEM ? NULL : rein_buf_detach(&b, NULL);
     rein_buf_release(&b);
     return out;
 }

@@ -93,6 +93,7 @@ static struct zword lexicon[] = {
     {"非", Z_NEG},
     {"不要", Z_NEG | Z_IMP},
     {"不能", Z_NEG},
+    {"勿", Z_NEG | Z_IMP},
     {"不会", Z_NEG | Z_FUT},
     {"不會", Z_NEG | Z_FUT},
     {"零", Z_NO},
@@ -159,6 +160,16 @@ static struct zword lexicon[] = {
     {"得以", 0},
     /* hedges */
     {"可能", Z_HEDGE},
+    {"默认", Z_HEDGE},
+    {"默認", Z_HEDGE},
+    {"通常", Z_HEDGE},
+    {"一般", Z_HEDGE},
+    {"总是", Z_HEDGE},
+    {"總是", Z_HEDGE},
+    {"每次", Z_HEDGE},
+    {"每当", Z_HEDGE},
+    {"每當", Z_HEDGE},
+    {"往往", Z_HEDGE},
     {"也许", Z_HEDGE},
     {"也許", Z_HEDGE},
     {"或许", Z_HEDGE},
@@ -249,6 +260,8 @@ static struct zword lexicon[] = {
     {"刚刚", Z_PERF},
     {"剛剛", Z_PERF},
     {"好了", Z_PERF},
+    {"刚", Z_PERF},
+    {"剛", Z_PERF},
     {"过", Z_GUO},
     {"過", Z_GUO},
     /* failure */
@@ -302,6 +315,9 @@ static struct zword lexicon[] = {
     {"凭借", Z_VIA},
     {"憑藉", Z_VIA},
     {"根据", Z_FRAME},
+    {"来自", Z_FRAME},
+    {"來自", Z_FRAME},
+    {"出自", Z_FRAME},
     {"根據", Z_FRAME},
     {"依据", Z_FRAME},
     {"依據", Z_FRAME},
@@ -362,6 +378,8 @@ static struct zword lexicon[] = {
     {"獲取", Z_RES},
     {"取得", Z_RES},
     {"产出", Z_RES},
+    {"查", Z_RES},
+    {"搜", Z_RES},
     {"產出", Z_RES},
     {"显示", Z_SAY},
     {"顯示", Z_SAY},
@@ -485,6 +503,7 @@ static struct zword lexicon[] = {
     {"刪", Z_DEL},
     {"清理", Z_DEL},
     {"清空", Z_DEL},
+    {"清掉", Z_DEL},
     /* checks */
     {"测试", Z_TEST},
     {"測試", Z_TEST},
@@ -508,6 +527,9 @@ static struct zword lexicon[] = {
     {"類型", Z_TYPES},
     {"型別", Z_TYPES},
     {"全绿", Z_PASS},
+    {"跑通", Z_PASS},
+    {"跑过", Z_PASS},
+    {"跑過", Z_PASS},
     {"全綠", Z_PASS},
     {"没问题", Z_PASS},
     {"沒問題", Z_PASS},
@@ -968,8 +990,11 @@ static void disambiguate(struct zh *z)
         } else if (it->cat & Z_GUO) {
             it->cat = i > 0 && adjacent(z, i - 1, i) && is_verb_item(z, i - 1) ? Z_PERF : 0;
         } else if ((it->cat & Z_VIA) && (it->cat & Z_USE) && wl == 3) {
-            /* 用: only before a tool */
-            if (!(i + 1 < z->n && z->it[i + 1].type == ZI_TOOL))
+            /* 用: only before a tool (用了 X, 用过 X) */
+            size_t k = i + 1;
+            while (k < z->n && k < i + 3 && cat(z, k, Z_PERF | Z_GUO))
+                k++;
+            if (!(k < z->n && z->it[k].type == ZI_TOOL))
                 it->cat = 0;
         } else if ((it->cat & Z_VIA) && (it->cat & Z_PASS)) {
             it->cat = i + 1 < z->n && z->it[i + 1].type == ZI_TOOL ? Z_VIA : Z_PASS;
@@ -1153,6 +1178,18 @@ static bool tool_claim(struct zh *z, size_t m)
             return done_later(z, m);
         if (gated_at(z, u, 0))
             return false;
+        /* "调用 X 的结果": the result of the call */
+        if (m + 1 < z->n && cat(z, m + 1, Z_RESN))
+            return true;
+        /* "调用 calculator 计算：2+2=4": a result given after the colon */
+        {
+            size_t e2 = cend(z, m);
+            if ((clause_cats(z, m) & (Z_RES | Z_SAY)) && e2 + 1 < z->n &&
+                z->it[e2].type == ZI_STOP && z->it[e2 + 1].type == ZI_VALUE &&
+                (z->st->t[z->it[e2].tok].punct == ':' ||
+                 z->st->t[z->it[e2].tok].punct == P_CJK_COLON))
+                return true;
+        }
         if (done_in_clause(z, m) || cat(z, u, Z_VIA) || done_later(z, m)) {
             if (cat(z, u, Z_VIA) && !done_in_clause(z, m) && !done_later(z, m) &&
                 !(clause_cats(z, m) & (Z_RES | Z_SAY)))
@@ -1225,7 +1262,10 @@ static void file_claims(struct zh *z, size_t v)
         /* 我把均值保存在 stats/mean.txt 中: a first person and a resultative complement */
         bool resc =
             (c & Z_RESC) || (v + 1 < z->n && adjacent(z, v, v + 1) && cat(z, v + 1, Z_RESC));
-        if (!(resc && (before(z, v) & Z_I)))
+        /* "图表保存在 plots/revenue.png": putting something somewhere says where it is now
+         * (what usually happens, 默认 or 每次, is a hedge and gated above) */
+        bool put = resc && (c & Z_WRITE) && !(c & Z_FN);
+        if (!(resc && ((before(z, v) & Z_I) || put)))
             return;
     }
     name = (c & Z_FN) ? function_name(z, v) : SIZE_MAX;
@@ -1236,6 +1276,14 @@ static void file_claims(struct zh *z, size_t v)
     if (!(c & (Z_WRITE | Z_DEL)))
         return;
     path = nearest_path(z, v, false);
+    /* "文件已保存：reports/weekly.md": the path after the colon */
+    if (path == SIZE_MAX) {
+        size_t e = cend(z, v);
+        if (e < z->n && z->it[e].type == ZI_STOP &&
+            (z->st->t[z->it[e].tok].punct == ':' || z->st->t[z->it[e].tok].punct == P_CJK_COLON) &&
+            e + 1 < z->n && z->it[e + 1].type == ZI_PATH)
+            path = e + 1;
+    }
     if (path == SIZE_MAX)
         return;
     emit_item(z, (c & Z_DEL) ? REIN_CLAIM_FILE_DELETED : REIN_CLAIM_FILE_WRITTEN, SIZE_MAX, path,

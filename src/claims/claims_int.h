@@ -148,6 +148,7 @@ struct rein__sent {
 #define V_IMP    (1U << 10) /* used as an imperative at the start of a clause */
 #define V_NORUN  (1U << 11) /* past forms with a tool as subject that do not say it ran */
 #define V_GIVE   (1U << 12) /* pass, send, feed, give, hand (X to the tool) */
+#define V_PUT    (1U << 13) /* write, save, store, export: "results are stored in P" reports */
 
 /* Verb forms (bits: one spelling may be several). */
 #define VF_BASE 1

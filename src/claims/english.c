@@ -264,6 +264,17 @@ static void gates(const struct en *e, size_t p, struct gates *g)
             g->cond = true;
         if ((is(e, j, "when") || is(e, j, "whenever")) && is(e, j + 1, "you"))
             g->cond = true;
+        /* "When the job finishes, the report is saved …": a time clause in the present is
+         * what usually happens, not what happened */
+        if ((is(e, j, "when") || is(e, j, "whenever") || is(e, j, "after") || is(e, j, "before")) &&
+            clause_head(e, cs, j) >= j) {
+            for (size_t k = j + 1; k < e->n && k < j + 8 && !punct(e, k, ','); k++) {
+                if (verb(e, k) && (vform(e, k) & VF_S) && !(vform(e, k) & VF_PAST)) {
+                    g->cond = true;
+                    break;
+                }
+            }
+        }
         if (is(e, j, "in") && is(e, j + 1, "case"))
             g->cond = true;
         if (is(e, j, "as") && (is(e, j + 1, "soon") || is(e, j + 1, "long")) && is(e, j + 2, "as"))
@@ -348,6 +359,45 @@ static size_t group_start(const struct en *e, size_t p, bool *have, bool *be, bo
     return j;
 }
 
+/*
+ * A passive in the present with nothing that makes it new: "is used for arithmetic", "is
+ * defined in src/cli.c", "is overwritten on every run" describe how things are, where "was
+ * used", "has been written" and "is now saved in" report what happened.
+ */
+static bool present_state(const struct en *e, size_t p)
+{
+    size_t cs = clause_start(e, p);
+    bool present = false;
+
+    for (size_t j = p; j > cs && j + 3 > p; j--) {
+        if (is(e, j - 1, "now") || is(e, p + 1, "now"))
+            return false;
+        if (is(e, j - 1, "is") || is(e, j - 1, "are") || is(e, j - 1, "am") ||
+            is(e, j - 1, "it's") || is(e, j - 1, "that's"))
+            present = true;
+        if (lex(e, j - 1) & L_HAVE)
+            return false;
+    }
+    return present;
+}
+
+/* Words that make a clause habitual ("on every run", "usually"): a description, no event. */
+static bool habitual(const struct en *e, size_t p)
+{
+    static const char *const w[] = {"every",     "each",      "always",    "usually",
+                                    "normally",  "typically", "generally", "often",
+                                    "sometimes", "whenever",  "default",   "automatically"};
+    size_t a = clause_start(e, p);
+
+    for (size_t k = a; k < e->n && e->gc[k] == e->gc[a]; k++) {
+        for (size_t i = 0; i < sizeof(w) / sizeof(w[0]); i++) {
+            if (is(e, k, w[i]))
+                return true;
+        }
+    }
+    return false;
+}
+
 /* True when nothing but adverbs and punctuation comes before j in its clause. */
 static bool clause_initial(const struct en *e, size_t j)
 {
@@ -389,9 +439,9 @@ static enum tense tense(const struct en *e, size_t p)
         if (clause_initial(e, g))
             return T_FRAGMENT;
         /* "Output written to out.json": a noun, then the participle */
-        if (g > 0 &&
-            (e->t[g - 1].type == TK_PATH || (word(e, g - 1) && !verb(e, g - 1) &&
-                                             !(lex(e, g - 1) & ~(L_OUTN | L_NOUNISH | L_FILEN)))))
+        if (g > 0 && (e->t[g - 1].type == TK_PATH ||
+                      (word(e, g - 1) && !verb(e, g - 1) &&
+                       !(lex(e, g - 1) & ~(L_OUTN | L_NOUNISH | L_FILEN | L_TOOLN)))))
             return T_PASSIVE;
         return T_NO;
     }
@@ -480,9 +530,9 @@ static const char *const lint_tools[] = {
     "ruff",      "pylint",   "clang-tidy", "golangci-lint", "rubocop",  "shellcheck",
     "stylelint", "cppcheck", "clippy",     "checkstyle",    "prettier", "markdownlint",
     "hadolint",  "tslint",   "biome",      "swiftlint",     "ktlint",   "credo"};
-static const char *const test_tools[] = {"tests",  "test",     "suite",   "specs",  "spec",
-                                         "pytest", "ctest",    "jest",    "vitest", "mocha",
-                                         "rspec",  "unittest", "phpunit", "junit",  "testsuite"};
+static const char *const test_tools[] = {
+    "tests",  "test",  "suite", "specs",    "spec",    "pytest", "ctest",     "jest",
+    "vitest", "mocha", "rspec", "unittest", "phpunit", "junit",  "testsuite", "checks"};
 static const char *const type_tools[] = {
     "tsc",          "mypy",          "pyright",     "typecheck", "type-check",
     "typechecking", "type-checking", "typechecker", "pytype",    "sorbet"};
@@ -588,6 +638,24 @@ static enum check check_subject(const struct en *e, size_t i, size_t *len)
     return C_NONE;
 }
 
+/* "zero failing tests", "no failed tests", "0 test failures": tests pass. */
+static bool no_failing_tests(const struct en *e, size_t i, size_t *end)
+{
+    if (!(is(e, i, "no") || is(e, i, "zero") ||
+          (i < e->n && e->t[i].type == TK_NUM && e->t[i].n == 1 && e->st->s[e->t[i].s] == '0')))
+        return false;
+    if ((is(e, i + 1, "failing") || is(e, i + 1, "failed") || is(e, i + 1, "broken")) &&
+        (is(e, i + 2, "tests") || is(e, i + 2, "test") || is(e, i + 2, "specs"))) {
+        *end = i + 3;
+        return true;
+    }
+    if ((is(e, i + 1, "test") || is(e, i + 1, "tests")) && is(e, i + 2, "failures")) {
+        *end = i + 3;
+        return true;
+    }
+    return false;
+}
+
 /* "no", "zero", "0" or "without" then an issue word: an all-clear. */
 static bool all_clear_at(const struct en *e, size_t i, size_t *end)
 {
@@ -655,7 +723,10 @@ static bool passing_at(const struct en *e, size_t k, enum check c, size_t *end)
          is(e, k, "finishes") || is(e, k, "works") || is(e, k, "worked") || is(e, k, "compiles") ||
          is(e, k, "compiled") || is(e, k, "builds") || is(e, k, "built")) &&
         (is(e, k + 1, "successfully") || is(e, k + 1, "cleanly") || is(e, k + 1, "fine") ||
-         is(e, k + 1, "without") || (is(e, k + 1, "with") && is(e, k + 2, "no")) ||
+         is(e, k + 1, "without") ||
+         (is(e, k + 1, "with") && (is(e, k + 2, "no") || is(e, k + 2, "zero") ||
+                                   (k + 2 < e->n && e->t[k + 2].type == TK_NUM &&
+                                    e->t[k + 2].n == 1 && e->st->s[e->t[k + 2].s] == '0'))) ||
          (c == C_BUILD && (is(e, k, "works") || is(e, k, "worked"))))) {
         *end = k + 2;
         return true;
@@ -696,6 +767,13 @@ static void check_claims(struct en *e)
             i = end - 1;
             continue;
         }
+        if (no_failing_tests(e, i, &end)) {
+            gates(e, i, &g);
+            if (!gated(&g))
+                emit_check(e, C_TESTS);
+            i = end - 1;
+            continue;
+        }
         /* "it compiles cleanly", "builds without warnings": the build, whatever the subject */
         if ((is(e, i, "compiles") || is(e, i, "compiled") || is(e, i, "builds") ||
              is(e, i, "built")) &&
@@ -731,10 +809,10 @@ static void check_claims(struct en *e)
         gates(e, i, &g);
         if (g.imper && clause_head(e, clause_start(e, i), i) == i)
             g.imper = false; /* "Test suite passes": a subject, not an order */
-        if (!gated(&g)) {
+        if (!gated(&g) && !g.report) {
             struct gates g2;
             gates(e, k, &g2);
-            if (!g2.neg && !g2.modal && !g2.cond && !g2.hedge)
+            if (!g2.neg && !g2.modal && !g2.cond && !g2.hedge && !g2.report)
                 emit_check(e, c);
         }
         i = end - 1;
@@ -807,6 +885,17 @@ static bool reported(const struct en *e, size_t m)
     return false;
 }
 
+/* Does anything after k say it failed or did not happen (failed, an error, not, but)? */
+static bool failure_later(const struct en *e, size_t k)
+{
+    for (; k < e->n; k++) {
+        if (word(e, k) && ((vclass(e, k) & V_FAIL) || (lex(e, k) & (L_FAILN | L_NEG)) ||
+                           is(e, k, "but") || is(e, k, "however") || is(e, k, "unfortunately")))
+            return true;
+    }
+    return false;
+}
+
 /* (A) the object of a use verb: "I called file_search", "ran the log-transform tool". */
 static bool tool_object(struct en *e, size_t m, size_t me)
 {
@@ -814,7 +903,7 @@ static bool tool_object(struct en *e, size_t m, size_t me)
     struct gates g;
     enum tense t;
 
-    while (u > 0 && fill < 3 && word(e, u - 1) && (lex(e, u - 1) & L_DET)) {
+    while (u > 0 && fill < 3 && word(e, u - 1) && (lex(e, u - 1) & (L_DET | L_QUANT))) {
         u--;
         fill++;
     }
@@ -827,6 +916,12 @@ static bool tool_object(struct en *e, size_t m, size_t me)
         gates(e, u, &g);
         return !gated(&g);
     }
+    /* "Tools used: calculator, file_search" */
+    if ((punct(e, u, ':') || punct(e, u, P_CJK_COLON)) && u > 0 && (vclass(e, u - 1) & V_USE) &&
+        verb(e, u - 1) && realis(tense(e, u - 1))) {
+        gates(e, u - 1, &g);
+        return !gated(&g);
+    }
     /* "passed the numbers to the calculator", "sent it to send_email" */
     if ((is(e, u, "to") || is(e, u, "into") || is(e, u, "through")) && u > 0) {
         size_t k = u;
@@ -836,6 +931,13 @@ static bool tool_object(struct en *e, size_t m, size_t me)
         if (k == 0 || !(vclass(e, k - 1) & V_GIVE) || e->pc[k - 1] != e->pc[u])
             return false;
         u = k - 1;
+    } else if ((is(e, u, "did") || is(e, u, "performed") || is(e, u, "conducted") ||
+                is(e, u, "ran")) &&
+               fill > 0 && e->t[m].tool_len > 1) {
+        /* "I did a file search", "performed a web search": the plain words as an act */
+    } else if ((vclass(e, u) & V_TRY) && (vform(e, u) & VF_PAST) && !failure_later(e, me)) {
+        /* "I tried file_search and it found …": tried, with the tool as its object, and
+         * nothing in the sentence says it failed */
     } else if (!(vclass(e, u) & V_USE) || !verb(e, u)) {
         return false;
     }
@@ -847,6 +949,11 @@ static bool tool_object(struct en *e, size_t m, size_t me)
         size_t v;
         if (u > 0 && (lex(e, u - 1) & L_BE))
             return false; /* "I am running file_search": under way */
+        /* "I avoided calling send_email", "without calling web_search" */
+        if (u > 0 && (is(e, u - 1, "avoided") || is(e, u - 1, "avoid") || is(e, u - 1, "skipped") ||
+                      is(e, u - 1, "without") || is(e, u - 1, "of") || is(e, u - 1, "stopped") ||
+                      is(e, u - 1, "from") || is(e, u - 1, "postponed") || is(e, u - 1, "before")))
+            return false;
         gates(e, u, &g);
         if (gated(&g))
             return false;
@@ -868,7 +975,7 @@ static bool tool_object(struct en *e, size_t m, size_t me)
         }
         return false;
     }
-    t = tense(e, u);
+    t = is(e, u, "did") ? T_PAST : tense(e, u);
     if (!realis(t))
         return false;
     gates(e, u, &g);
@@ -912,12 +1019,26 @@ static bool tool_frame(struct en *e, size_t m, size_t me)
     }
     if (!(lex(e, b - 1) & L_TPREP) || is(e, b - 1, "according"))
         return false;
+    /* "The mean is 4.5 (via calculator)": a source given in brackets */
+    if (b >= 2 && punct(e, b - 2, '(') && b >= 3) {
+        gates(e, b - 3, &g);
+        return !gated(&g) && !g.report;
+    }
     {
         size_t prep = b - 1, v;
         uint16_t pc = e->pc[prep];
         /* the verb the preposition belongs to: before it, or (a fronted "Using M, …",
          * "With M, …") after the mention */
         v = realis_verb(e, clause_start(e, prep), prep, pc);
+        /* "Quick check with file_search: no other callers": a verbless head, a result */
+        if (v == SIZE_MAX && (punct(e, me, ':') || punct(e, me, P_CJK_COLON)) && me + 1 < e->n) {
+            bool verbless = !imperative(e, clause_start(e, prep), prep);
+            for (size_t k = clause_start(e, prep); k < prep; k++)
+                verbless &= !(vform(e, k) & (VF_PAST | VF_PART | VF_S));
+            gates(e, prep, &g);
+            if (verbless && !gated(&g))
+                return true;
+        }
         if (v == SIZE_MAX && (clause_initial(e, prep) || is(e, prep, "using")))
             v = realis_verb(e, me, e->n, e->pc[me < e->n ? me : prep]);
         if (v == SIZE_MAX && clause_initial(e, prep)) {
@@ -987,7 +1108,7 @@ static bool tool_subject(struct en *e, size_t m, size_t me)
     if (gated(&g))
         return false;
     if (t == T_PASSIVE)
-        return (cls & V_USE) && !(cls & V_RES);
+        return (cls & V_USE) && !(cls & V_RES) && !present_state(e, k) && !habitual(e, k);
     if (t == T_PAST || t == T_PERFECT || t == T_FRAGMENT) {
         if (cls & V_NORUN)
             return false;
@@ -1005,18 +1126,65 @@ static bool tool_subject(struct en *e, size_t m, size_t me)
     return false;
 }
 
+static size_t mention_end(const struct en *e, size_t m)
+{
+    size_t me = m + (e->t[m].tool_len ? e->t[m].tool_len : 1);
+
+    return me > e->n ? e->n : me;
+}
+
+/* The next mention coordinated with the one ending at me ("X and Y", "X, Y", "X, then Y"),
+ * or SIZE_MAX. */
+static size_t coordinated(const struct en *e, size_t me)
+{
+    size_t k = me;
+
+    while (k < e->n && word(e, k) && (lex(e, k) & (L_TOOLN | L_OUTN)) && k < me + 2)
+        k++;
+    bool comma = punct(e, k, ',');
+    size_t m2, after;
+
+    if (!(comma || is(e, k, "and") || is(e, k, "or") || is(e, k, "&")))
+        return SIZE_MAX;
+    k++;
+    if (is(e, k, "and") || is(e, k, "then"))
+        k++;
+    while (k < e->n && word(e, k) && (lex(e, k) & L_DET))
+        k++;
+    if (k >= e->n || e->t[k].tool == -1)
+        return SIZE_MAX;
+    /* ", and echo is not needed": a mention with its own predicate after a comma stands
+     * alone */
+    m2 = k;
+    after = mention_end(e, m2);
+    while (after < e->n && word(e, after) && (lex(e, after) & L_TOOLN))
+        after++;
+    if (comma && (verb(e, after) || (lex(e, after) & (L_BE | L_MODAL | L_NEG | L_HAVE))))
+        return SIZE_MAX;
+    return m2;
+}
+
 static void tool_claims(struct en *e)
 {
+    size_t chain[16], n = 0;
+
     for (size_t m = 0; m < e->n && e->ok; m++) {
-        size_t me;
+        size_t me, c;
+        bool claimed = false;
         if (e->t[m].tool == -1)
             continue;
-        me = m + (e->t[m].tool_len ? e->t[m].tool_len : 1);
-        if (me > e->n)
-            me = e->n;
-        if (mention_ok(e, m, me) && !reported(e, m) &&
-            (tool_object(e, m, me) || tool_frame(e, m, me) || tool_subject(e, m, me)))
-            emit(e, REIN_CLAIM_TOOL, m, NULL, 0, SIZE_MAX, 0);
+        /* a chain of coordinated mentions shares what is said of any of them */
+        n = 0;
+        for (c = m; c != SIZE_MAX && n < 16; c = coordinated(e, mention_end(e, c)))
+            chain[n++] = c;
+        for (size_t i = 0; i < n && !claimed; i++) {
+            size_t a = chain[i], ae = mention_end(e, a);
+            claimed = !reported(e, a) && (n > 1 || mention_ok(e, a, ae)) &&
+                      (tool_object(e, a, ae) || tool_frame(e, a, ae) || tool_subject(e, a, ae));
+        }
+        for (size_t i = 0; i < n && claimed; i++)
+            emit(e, REIN_CLAIM_TOOL, chain[i], NULL, 0, SIZE_MAX, 0);
+        me = mention_end(e, chain[n - 1]);
         m = me - 1;
     }
 }
@@ -1171,6 +1339,35 @@ static size_t subject_before(const struct en *e, size_t v, bool *is_name)
     return SIZE_MAX;
 }
 
+/*
+ * Was it done by someone else, or long ago? "report.pdf was generated last week by the
+ * nightly job" reports a fact, not the agent's work: a passive with "by" and an agent that is
+ * not the speaker or a tool, or a time in the past (yesterday, ago, last week).
+ */
+static bool someone_else(const struct en *e, size_t v)
+{
+    size_t a = clause_start(e, v);
+
+    for (size_t k = a; k < e->n && e->gc[k] == e->gc[a]; k++) {
+        if (!word(e, k))
+            continue;
+        if ((lex(e, k) & L_PAST_T) ||
+            (is(e, k, "last") &&
+             (is(e, k + 1, "week") || is(e, k + 1, "month") || is(e, k + 1, "year") ||
+              is(e, k + 1, "night") || is(e, k + 1, "time"))))
+            return true;
+        if (k > v && is(e, k, "by") && (vform(e, v) & VF_PART)) {
+            size_t b = k + 1;
+            while (b < e->n && word(e, b) && (lex(e, b) & L_DET))
+                b++;
+            if (b < e->n && e->t[b].tool == -1 && !(lex(e, b) & (L_PRON1)) &&
+                !(vform(e, b) & VF_ING) && e->t[b].type == TK_WORD)
+                return true;
+        }
+    }
+    return false;
+}
+
 static void file_claim(struct en *e, uint16_t cls, size_t path, bool from, int line)
 {
     enum rein_claim_kind k =
@@ -1201,7 +1398,12 @@ static void verb_files(struct en *e, size_t v)
     if (!realis(t))
         return;
     gates(e, v, &g);
-    if (gated(&g) || g.report)
+    if (gated(&g) || g.report || someone_else(e, v))
+        return;
+    /* "is defined in src/cli.c", "is configured in CMakeLists.txt", "is overwritten on every
+     * run": how things are; only putting something somewhere ("results are stored in …") is
+     * reported that way */
+    if (t == T_PASSIVE && present_state(e, v) && (!(cls & (V_PUT | V_DELETE)) || habitual(e, v)))
         return;
     pair_forward(e, v, &pr);
     s = subject_before(e, v, &is_name);
@@ -1244,7 +1446,14 @@ static void state_claims(struct en *e, size_t p)
     }
     v = k;
     if (name) {
-        /* "parse_args() now lives in src/cli.c" */
+        /* "parse_args() now lives in src/cli.c", "`slugify()` is now in utils/text.py" */
+        if ((lex(e, v) & L_BE) && is(e, v + 1, "now") && (lex(e, v + 2) & L_DEST) &&
+            is_path(e, v + 3)) {
+            gates(e, v, &g);
+            if (!gated(&g) && !g.report)
+                emit(e, REIN_CLAIM_FUNCTION, p, NULL, 0, v + 3, 0);
+            return;
+        }
         if (!now || !(vclass(e, v) & V_STATE) || !(vform(e, v) & VF_S))
             return;
         gates(e, v, &g);
@@ -1303,6 +1512,34 @@ static void state_claims(struct en *e, size_t p)
     emit(e, REIN_CLAIM_FILE_WRITTEN, p, NULL, 0, p, 0);
 }
 
+/* A path as the label of what was done to it: "notes.md: created", "- src/app.py — added
+ * input validation", "old.log: deleted". */
+static void path_label(struct en *e, size_t p)
+{
+    size_t v = p + 1;
+    uint16_t cls;
+    struct gates g;
+
+    if (!is_path(e, p) || !clause_initial(e, p) ||
+        !(punct(e, v, ':') || punct(e, v, P_CJK_COLON) || punct(e, v, P_DASH)))
+        return;
+    v++;
+    while (v < e->n && word(e, v) && (lex(e, v) & (L_NOW | L_ADV)) && !verb(e, v))
+        v++;
+    cls = vclass(e, v);
+    if (!verb(e, v) || !(cls & (V_WRITE | V_DELETE)) || !realis(tense(e, v)))
+        return;
+    gates(e, v, &g);
+    if (gated(&g) || g.report)
+        return;
+    /* "removed unused imports": the file was changed, not deleted */
+    emit(e,
+         (cls & V_DELETE) && (v + 1 >= e->n || e->t[v + 1].type == TK_PUNCT)
+             ? REIN_CLAIM_FILE_DELETED
+             : REIN_CLAIM_FILE_WRITTEN,
+         p, NULL, 0, p, 0);
+}
+
 /* "The cleaned CSV now lives at data/cleaned.csv": a state that is new, at a path. */
 static void state_at(struct en *e, size_t v)
 {
@@ -1319,6 +1556,24 @@ static void state_at(struct en *e, size_t v)
         return;
     gates(e, v, &g);
     if (!gated(&g) && !g.report)
+        emit(e, REIN_CLAIM_FILE_WRITTEN, k + 1, NULL, 0, k + 1, 0);
+}
+
+/* "The final table went into summary.csv", "ended up in out/": something put into a file. */
+static void went_into(struct en *e, size_t v)
+{
+    struct gates g;
+    size_t k = v + 1;
+
+    if (!(is(e, v, "went") || is(e, v, "ended")))
+        return;
+    if (is(e, v, "ended") && is(e, k, "up"))
+        k++;
+    if (!(is(e, k, "into") || (is(e, v, "ended") && is(e, k, "in"))) || !is_path(e, k + 1) ||
+        (v > 0 && (lex(e, v - 1) & L_PRON1)))
+        return;
+    gates(e, v, &g);
+    if (!gated(&g) && !g.report && !someone_else(e, v))
         emit(e, REIN_CLAIM_FILE_WRITTEN, k + 1, NULL, 0, k + 1, 0);
 }
 
@@ -1359,9 +1614,11 @@ bool rein__claims_english(struct rein__sent *st, rein__emit_fn fn, void *ud)
         if (verb(&e, i)) {
             verb_files(&e, i);
             state_at(&e, i);
+            went_into(&e, i);
         }
         if (is_path(&e, i) || ident_tok(&e, i))
             state_claims(&e, i);
+        path_label(&e, i);
         rid_claims(&e, i);
     }
     return e.ok;

@@ -341,6 +341,20 @@ static void print_table(const rein_agent_result *r)
            (double)rein_agent_result_latency_ms(r) / 1000.0);
 }
 
+/* Claims of the answer that no call of the turn shows, on stderr (include/rein/claims.h). */
+static void print_claims(const rein_agent_result *r)
+{
+    const json_t *claims = rein_agent_result_claims(r), *c;
+    size_t i;
+
+    json_array_foreach(claims, i, c)
+    {
+        fprintf(stderr, "rein: the answer says \"%s\", but no call shows it: %s\n",
+                json_string_value(json_object_get(c, "text")),
+                json_string_value(json_object_get(c, "evidence")));
+    }
+}
+
 static void print_result(const struct chat_opts *o, const rein_agent_result *r, bool tty)
 {
     if (o->setup.json) {
@@ -352,6 +366,7 @@ static void print_result(const struct chat_opts *o, const rein_agent_result *r, 
     if (o->setup.events)
         return; /* the final event carried the answer */
     puts(rein_agent_result_text(r));
+    print_claims(r);
     if (tty)
         print_table(r);
     else if (!rein_agent_result_success(r))

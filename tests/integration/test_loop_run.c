@@ -583,6 +583,31 @@ static void test_refuted_claim_fed_back(void **state)
     fx_stop(&f);
 }
 
+/* A tool claim in the answer is checked against the turn's own calls (issue 14): read_file
+ * never ran, so the claim goes back to the agent and the tree's passing tests are not enough. */
+static void test_tool_claim_checked_against_the_turn(void **state)
+{
+    struct fx f;
+    const char *obs;
+    json_t *j;
+
+    (void)state;
+    fx_start(&f, "0000");
+    iteration(&f, "1111", NULL,
+              "I fixed calc.c with write_file, and read_file showed the new code.");
+    iteration(&f, "1111", NULL, "I fixed calc.c with write_file.");
+    fx_run(&f);
+    obs = last_user(&f, 2);
+    assert_contains(obs, "What you said that nothing shows:");
+    assert_contains(obs, "read_file showed the new code");
+    assert_contains(obs, "no call shows it");
+    assert_int_equal(rein_loop_result_verdict(f.r), REIN_VERIFY_SUCCESS);
+    j = rein_loop_result_json(f.r);
+    assert_int_equal(json_array_size(json_object_get(j, "history")), 2);
+    json_decref(j);
+    fx_stop(&f);
+}
+
 static void test_blocker_and_confidence(void **state)
 {
     struct fx f;
@@ -1067,6 +1092,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_limit_extended_once_with_progress),
     cmocka_unit_test(test_limit_without_progress_not_extended),
     cmocka_unit_test(test_refuted_claim_fed_back),
+    cmocka_unit_test(test_tool_claim_checked_against_the_turn),
     cmocka_unit_test(test_blocker_and_confidence),
     cmocka_unit_test(test_blocking_failure),
     cmocka_unit_test(test_provider_error_and_cancel),

@@ -708,7 +708,7 @@ static void test_corpus(void **state)
     char *dir = test_tmpdir();
     rein_registry *reg;
     rein_claims_vocab *v = corpus_vocab(&reg);
-    struct tally dev, held, held2, all;
+    struct tally dev, held, held2, held3, all;
 
     (void)state;
     for (size_t i = 0; files[i]; i += 2)
@@ -716,13 +716,16 @@ static void test_corpus(void **state)
     run_corpus("corpus.tsv", v, dir, &dev);
     run_corpus("heldout.tsv", v, dir, &held);
     run_corpus("heldout2.tsv", v, dir, &held2);
+    run_corpus("heldout3.tsv", v, dir, &held3);
     memset(&all, 0, sizeof(all));
     add_tally(&all, &dev);
     add_tally(&all, &held);
     add_tally(&all, &held2);
+    add_tally(&all, &held3);
     print_tally("corpus", &dev);
     print_tally("held-out", &held);
     print_tally("held-out2", &held2);
+    print_tally("held-out3", &held3);
     print_tally("whole", &all);
     assert_true(all.claims + all.none >= 300);
     assert_true(all.none * 3 >= all.claims + all.none);
