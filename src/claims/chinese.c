@@ -160,6 +160,8 @@ static struct zword lexicon[] = {
     {"得以", 0},
     /* hedges */
     {"可能", Z_HEDGE},
+    {"觉得", Z_HEDGE},
+    {"覺得", Z_HEDGE},
     {"默认", Z_HEDGE},
     {"默認", Z_HEDGE},
     {"通常", Z_HEDGE},
@@ -260,6 +262,10 @@ static struct zword lexicon[] = {
     {"刚刚", Z_PERF},
     {"剛剛", Z_PERF},
     {"好了", Z_PERF},
+    {"准备好", Z_PERF},
+    {"準備好", Z_PERF},
+    {"就绪", Z_PERF},
+    {"就緒", Z_PERF},
     {"刚", Z_PERF},
     {"剛", Z_PERF},
     {"过", Z_GUO},
@@ -286,6 +292,10 @@ static struct zword lexicon[] = {
     {"调用", Z_USE},
     {"調用", Z_USE},
     {"呼叫", Z_USE},
+    {"问", Z_USE},
+    {"問", Z_USE},
+    {"询问", Z_USE},
+    {"詢問", Z_USE},
     {"使用", Z_USE},
     {"运行", Z_USE},
     {"運行", Z_USE},
@@ -716,7 +726,6 @@ static struct zword lexicon[] = {
     {"前后", 0},
     {"前後", 0},
     {"罢了", 0},
-    {"算了", 0},
     {"可见", 0},
     {"可見", 0},
     {"可视", 0},
@@ -734,10 +743,10 @@ static struct zword lexicon[] = {
     {"在線", 0},
     {"为止", 0},
     {"為止", 0},
-    {"以为", 0},
-    {"以為", 0},
-    {"认为", 0},
-    {"認為", 0},
+    {"以为", Z_HEDGE},
+    {"以為", Z_HEDGE},
+    {"认为", Z_HEDGE},
+    {"認為", Z_HEDGE},
     {"作为", 0},
     {"作為", 0},
     {"因为", Z_CONJ},
@@ -987,6 +996,9 @@ static void disambiguate(struct zh *z)
                       strncmp(nx, "去", 3) == 0;
             }
             it->cat = fut ? Z_FUT : 0;
+        } else if ((wl == 3 && (memcmp(w, "让", 3) == 0 || memcmp(w, "讓", 3) == 0)) &&
+                   i + 1 < z->n && z->it[i + 1].type == ZI_TOOL) {
+            it->cat = Z_USE; /* 让 calculator 算: the tool did it */
         } else if (it->cat & Z_GUO) {
             it->cat = i > 0 && adjacent(z, i - 1, i) && is_verb_item(z, i - 1) ? Z_PERF : 0;
         } else if ((it->cat & Z_VIA) && (it->cat & Z_USE) && wl == 3) {
@@ -1088,8 +1100,8 @@ static bool done_later(const struct zh *z, size_t i)
     size_t e = cend(z, i);
 
     for (size_t k = e; k < z->n; k++) {
-        if (z->it[k].type == ZI_LEX && (z->it[k].cat & (Z_FUT | Z_MODAL | Z_NEG | Z_COND)) &&
-            !(z->it[k].cat & Z_NO))
+        if (z->it[k].type == ZI_LEX &&
+            (z->it[k].cat & (Z_FUT | Z_MODAL | Z_NEG | Z_COND | Z_FAIL)) && !(z->it[k].cat & Z_NO))
             return false;
         if (z->it[k].type == ZI_LEX && (z->it[k].cat & (Z_PERF | Z_SAY)))
             return true;

@@ -855,8 +855,8 @@ static bool mention_ok(const struct en *e, size_t m, size_t me)
     if (word(e, me) && (lex(e, me) & (L_TOOLN | L_OUTN)))
         return true;
     /* "Echo responded with …": the name as the subject of what a tool does */
-    if ((e->t[m].flags & TF_CAP) && clause_initial(e, m) && verb(e, me) &&
-        (vclass(e, me) & (V_RES | V_SAY)) && (vform(e, me) & VF_PAST))
+    if (clause_initial(e, m) && verb(e, me) && (vclass(e, me) & (V_RES | V_SAY)) &&
+        (vform(e, me) & VF_PAST))
         return true;
     while (b > 0 && (lex(e, b - 1) & L_DET))
         b--;
@@ -896,6 +896,21 @@ static bool failure_later(const struct en *e, size_t k)
     return false;
 }
 
+/* An arrow between a call and its result: → ⇒ -> => */
+static bool arrow(const struct en *e, size_t k)
+{
+    const struct rein__tok *t = k < e->n ? &e->t[k] : NULL;
+    const char *p = t ? e->st->s + t->s : NULL;
+
+    if (!t)
+        return false;
+    if (t->type == TK_OTHER && t->n == 3 &&
+        (memcmp(p, "\xe2\x86\x92", 3) == 0 || memcmp(p, "\xe2\x87\x92", 3) == 0))
+        return true;
+    /* -> and => (the - or = is read as a one-character token) */
+    return t->n == 1 && (p[0] == '-' || p[0] == '=') && punct(e, k + 1, '>');
+}
+
 /* (A) the object of a use verb: "I called file_search", "ran the log-transform tool". */
 static bool tool_object(struct en *e, size_t m, size_t me)
 {
@@ -911,7 +926,7 @@ static bool tool_object(struct en *e, size_t m, size_t me)
         return false;
     u--;
     /* "I had the calculator add the numbers": the tool did it */
-    if ((is(e, u, "had") || is(e, u, "got") || is(e, u, "made")) && u > 0 &&
+    if ((is(e, u, "had") || is(e, u, "got") || is(e, u, "made") || is(e, u, "let")) && u > 0 &&
         (lex(e, u - 1) & L_PRON) && (vform(e, me) & VF_BASE)) {
         gates(e, u, &g);
         return !gated(&g);
@@ -920,6 +935,20 @@ static bool tool_object(struct en *e, size_t m, size_t me)
     if ((punct(e, u, ':') || punct(e, u, P_CJK_COLON)) && u > 0 && (vclass(e, u - 1) & V_USE) &&
         verb(e, u - 1) && realis(tense(e, u - 1))) {
         gates(e, u - 1, &g);
+        return !gated(&g);
+    }
+    /* "turned to web_search", "relied on query_database", "a query to query_database" */
+    if ((is(e, u, "to") || is(e, u, "on") || is(e, u, "upon")) && u > 0 &&
+        (is(e, u - 1, "turned") || is(e, u - 1, "resorted") || is(e, u - 1, "switched") ||
+         is(e, u - 1, "relied") || is(e, u - 1, "depended") || is(e, u - 1, "leaned") ||
+         is(e, u - 1, "drew") || is(e, u - 1, "counted") ||
+         ((lex(e, u - 1) & L_TOOLN) && is(e, u, "to") &&
+          realis_verb(e, clause_start(e, u), u - 1, e->pc[u]) != SIZE_MAX))) {
+        size_t w =
+            (lex(e, u - 1) & L_TOOLN) ? realis_verb(e, clause_start(e, u), u - 1, e->pc[u]) : u - 1;
+        if (!realis(tense(e, w)))
+            return false;
+        gates(e, w, &g);
         return !gated(&g);
     }
     /* "passed the numbers to the calculator", "sent it to send_email" */
@@ -1013,6 +1042,8 @@ static bool tool_frame(struct en *e, size_t m, size_t me)
     if (b == 0)
         return false;
     if (is(e, b - 1, "per") || (is(e, b - 1, "to") && b >= 2 && is(e, b - 2, "according")) ||
+        (is(e, b - 1, "to") && b >= 2 && is(e, b - 2, "thanks")) ||
+        (is(e, b - 1, "of") && b >= 2 && is(e, b - 2, "courtesy")) ||
         (is(e, b - 1, "on") && b >= 2 && is(e, b - 2, "based"))) {
         gates(e, b - 1, &g);
         return !gated(&g);
@@ -1030,6 +1061,13 @@ static bool tool_frame(struct en *e, size_t m, size_t me)
         /* the verb the preposition belongs to: before it, or (a fronted "Using M, …",
          * "With M, …") after the mention */
         v = realis_verb(e, clause_start(e, prep), prep, pc);
+        /* "The figure comes from the calculator: 12.75": a present verb, a value given */
+        if (v == SIZE_MAX && prep > 0 && verb(e, prep - 1) && (vform(e, prep - 1) & VF_S) &&
+            !(vclass(e, prep - 1) & (V_FAIL | V_NORUN)) && value_later(e, me - 1)) {
+            gates(e, prep - 1, &g);
+            if (!gated(&g))
+                return true;
+        }
         /* "Quick check with file_search: no other callers": a verbless head, a result */
         if (v == SIZE_MAX && (punct(e, me, ':') || punct(e, me, P_CJK_COLON)) && me + 1 < e->n) {
             bool verbless = !imperative(e, clause_start(e, prep), prep);
@@ -1074,9 +1112,13 @@ static bool tool_subject(struct en *e, size_t m, size_t me)
         gates(e, k - 1, &g);
         return !gated(&g) && k + 1 < e->n;
     }
-    /* "Calculator: 42", "**file_search:** 2 hits": a tool as the label of a result */
-    if ((punct(e, k, ':') || punct(e, k, P_CJK_COLON)) && clause_initial(e, m) && k + 1 < e->n &&
-        (value(e, k + 1) || (word(e, k + 1) && (lex(e, k + 1) & L_NUMW)))) {
+    /* "Calculator: 42", "**file_search:** 2 hits", "calculator → 4": a tool as the label of
+     * a result */
+    if ((punct(e, k, ':') || punct(e, k, P_CJK_COLON) || arrow(e, k)) && clause_initial(e, m) &&
+        k + 1 < e->n) {
+        size_t r = arrow(e, k) && e->t[k].n == 1 ? k + 2 : k + 1;
+        if (!(value(e, r) || (word(e, r) && (lex(e, r) & L_NUMW))))
+            return false;
         gates(e, k, &g);
         return !gated(&g);
     }

@@ -378,39 +378,6 @@ out:
     return rc;
 }
 
-static rein_err check_file(struct checker *k, struct rein__claim *c)
-{
-    const json_t *e = k->ev->ledger ? touched(k, c->path, true) : NULL;
-    enum verdict v = V_UNDECIDED;
-    rein_err rc;
-
-    if (e)
-        return set(c, REIN_CLAIM_CONFIRMED, 0.9, "call %s (%s) succeeded and names %s", call_id(e),
-                   json_string_value(json_object_get(e, "tool")), c->path);
-    if (k->ev->tree) {
-        rc = tree_file(k, c, &v);
-        if (rc || v == V_YES || (v == V_NO && !k->ev->ledger))
-            return rc;
-        if (v == V_NO) {
-            /* what the tree says, and that no call shows it either */
-            char *tree = rein_strdup(c->evidence);
-            if (!tree)
-                return REIN_ENOMEM;
-            rc = set(c, REIN_CLAIM_REFUTED, c->pub.confidence,
-                     "%s, and no call shows it: no successful call of a tool that writes names it",
-                     tree);
-            rein_free(tree);
-            return rc;
-        }
-    }
-    if (k->ev->ledger)
-        return set(c, REIN_CLAIM_REFUTED, 1.0,
-                   "no call shows it: no successful call of a tool that writes names %s%s", c->path,
-                   k->ev->tree ? ", and the working tree does not show it either" : "");
-    return set(c, REIN_CLAIM_UNVERIFIABLE, 0.5,
-               "nothing to check %s against: no ledger, and the tree cannot tell", c->path);
-}
-
 /* ---- functions ---- */
 
 static char *read_source(const char *path, size_t *len)
@@ -578,25 +545,49 @@ static rein_err function_anywhere(struct checker *k, struct rein__claim *c, enum
                c->name, s.files);
 }
 
-static rein_err check_function(struct checker *k, struct rein__claim *c)
+static rein_err function_tree(struct checker *k, struct rein__claim *c, enum verdict *v)
 {
-    const json_t *e = k->ev->ledger ? touched(k, c->name, false) : NULL;
+    return c->path ? function_in(k, c, v) : function_anywhere(k, c, v);
+}
+
+/*
+ * A file or function claim: a successful writing call that names what (the file's path or
+ * the function's name) confirms it; else the tree decides when it may be read; else, with a
+ * ledger, nothing shows it; with nothing to check against, it is unverifiable.
+ */
+static rein_err check_work(struct checker *k, struct rein__claim *c, const char *what, bool is_path,
+                           rein_err (*tree)(struct checker *, struct rein__claim *, enum verdict *))
+{
+    const json_t *e = k->ev->ledger ? touched(k, what, is_path) : NULL;
     enum verdict v = V_UNDECIDED;
     rein_err rc;
 
     if (e)
-        return set(c, REIN_CLAIM_CONFIRMED, 0.8, "call %s (%s) succeeded and names %s", call_id(e),
-                   json_string_value(json_object_get(e, "tool")), c->name);
+        return set(c, REIN_CLAIM_CONFIRMED, is_path ? 0.9 : 0.8,
+                   "call %s (%s) succeeded and names %s", call_id(e),
+                   json_string_value(json_object_get(e, "tool")), what);
     if (k->ev->tree) {
-        rc = c->path ? function_in(k, c, &v) : function_anywhere(k, c, &v);
-        if (rc || v != V_UNDECIDED)
+        rc = tree(k, c, &v);
+        if (rc || v == V_YES || (v == V_NO && !k->ev->ledger))
             return rc;
+        if (v == V_NO) {
+            /* what the tree says, and that no call shows it either */
+            char *seen = rein_strdup(c->evidence);
+            if (!seen)
+                return REIN_ENOMEM;
+            rc = set(c, REIN_CLAIM_REFUTED, c->pub.confidence,
+                     "%s, and no call shows it: no successful call of a tool that writes names it",
+                     seen);
+            rein_free(seen);
+            return rc;
+        }
     }
     if (k->ev->ledger)
         return set(c, REIN_CLAIM_REFUTED, 1.0,
-                   "no call shows it: no successful call of a tool that writes names %s", c->name);
+                   "no call shows it: no successful call of a tool that writes names %s%s", what,
+                   k->ev->tree ? ", and the working tree does not show it either" : "");
     return set(c, REIN_CLAIM_UNVERIFIABLE, 0.5,
-               "nothing to check %s against: no ledger, and no source file rein can read", c->name);
+               "nothing to check %s against: no ledger, and the tree cannot tell", what);
 }
 
 /* ---- checks ---- */
@@ -643,11 +634,11 @@ rein_err rein_claims_check(rein_claims *claims, const struct rein_claims_evidenc
             break;
         case REIN_CLAIM_FILE_WRITTEN:
         case REIN_CLAIM_FILE_DELETED:
-            rc =
-                c->path ? check_file(&k, c) : set(c, REIN_CLAIM_UNVERIFIABLE, 0.5, "no file named");
+            rc = c->path ? check_work(&k, c, c->path, true, tree_file)
+                         : set(c, REIN_CLAIM_UNVERIFIABLE, 0.5, "no file named");
             break;
         case REIN_CLAIM_FUNCTION:
-            rc = c->name ? check_function(&k, c)
+            rc = c->name ? check_work(&k, c, c->name, false, function_tree)
                          : set(c, REIN_CLAIM_UNVERIFIABLE, 0.5, "no function named");
             break;
         default:

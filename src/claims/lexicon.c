@@ -468,7 +468,10 @@ static const struct rein__verb verbs[] = {
     {{"revise", "revises", "revised", "revised", "revising"}, V_WRITE | V_IMP},
     {{"replace", "replaces", "replaced", "replaced", "replacing"}, V_WRITE | V_IMP},
     {{"regenerate", "regenerates", "regenerated", "regenerated", "regenerating"}, V_WRITE | V_IMP},
-    {{"serialize", "serializes", "serialized", "serialized", "serializing"}, V_WRITE},
+    {{"serialize", "serializes", "serialized", "serialized", "serializing"}, V_WRITE | V_PUT},
+    {{"flush", "flushes", "flushed", "flushed", "flushing"}, V_WRITE | V_PUT},
+    {{"cache", "caches", "cached", "cached", "caching"}, V_WRITE | V_PUT},
+    {{"spit", "spits", "spat", "spat", "spitting"}, V_RES},
     {{"download", "downloads", "downloaded", "downloaded", "downloading"}, V_WRITE | V_IMP},
     {{"touch", "touches", "touched", "touched", "touching"}, V_WRITE},
     {{"commit", "commits", "committed", "committed", "committing"}, V_WRITE | V_IMP},
@@ -790,6 +793,17 @@ uint64_t rein__claims_lex(const char *w, size_t n)
     return bits;
 }
 
+/* Irregular past forms of verbs the table does not list: they still mark tense and end a
+ * verb phrase. */
+static const char *const irregular_pasts[] = {
+    "dug",        "drew",  "fed",    "fought", "felt",  "fled",   "flung",  "forgot", "froze",
+    "grew",       "hid",   "knew",   "laid",   "led",   "lent",   "lit",    "lost",   "meant",
+    "met",        "paid",  "rode",   "rang",   "rose",  "sang",   "sank",   "shook",  "shone",
+    "shot",       "slept", "slid",   "sold",   "sped",  "spent",  "spread", "sprang", "stood",
+    "stole",      "stuck", "struck", "swept",  "swam",  "swung",  "taught", "tore",   "threw",
+    "understood", "woke",  "wore",   "won",    "wound", "caught", "bought", "fell",   "beat",
+};
+
 /* Words ending in -ed that are not past forms of a verb. */
 static bool not_past(const char *w, size_t n)
 {
@@ -825,6 +839,12 @@ uint16_t rein__claims_verb(const char *w, size_t n, uint8_t *form)
             v = forms[lo].verb;
         if (forms[lo].verb == v)
             f |= forms[lo].form;
+    }
+    for (size_t i = 0; !v && i < sizeof(irregular_pasts) / sizeof(irregular_pasts[0]); i++) {
+        if (cmp_n(irregular_pasts[i], w, n) == 0) {
+            v = (uint16_t)(NVERBS + 1);
+            f = VF_PAST | VF_PART;
+        }
     }
     if (!v && n >= 5 && w[n - 2] == 'e' && w[n - 1] == 'd' && !not_past(w, n)) {
         v = (uint16_t)(NVERBS + 1); /* some verb we do not list */

@@ -60,7 +60,7 @@ struct rein_verify_report {
     double progress;
     struct rein__presult *r; /* one per protocol of the config, in run order */
     size_t n;
-    rein_claims *claims;        /* owned; NULL when no claims text was given */
+    rein_claims *claims; /* owned; NULL when no claims text was given */
     struct rein_verify_changes changes;
     bool review_mode; /* thorough or full: the layer-6 review flag applies */
     bool review_required;

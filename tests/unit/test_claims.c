@@ -391,48 +391,35 @@ static void test_evidence_tools(void **state)
     rein_claims_vocab_free(v);
 }
 
-static rein_err noop_tool(void *ud, const struct rein_invocation *inv,
-                          struct rein_tool_reply *reply, rein_error *err)
-{
-    (void)ud;
-    (void)inv;
-    (void)reply;
-    (void)err;
-    return REIN_OK;
-}
-
 /* A file or function the ledger names: only calls of tools that may write count. */
 static void test_evidence_ledger_files(void **state)
 {
     rein_claims_vocab *v = small_vocab();
     rein_error err;
     rein_registry *reg = rein_registry_new(&err);
-    json_t *m = json_loads("{\"id\":\"read\",\"description\":\"read a file\",\"read_only\":true,"
-                           "\"parameters\":{\"type\":\"object\"}}",
-                           0, NULL);
     json_t *ledger =
         json_loads("[{\"call_id\":\"w1\",\"tool\":\"write_file\",\"status\":\"success\","
                    "\"args\":{\"path\":\"out/result.txt\",\"content\":\"def "
                    "parse_args(): pass\"},\"result\":{}},"
-                   "{\"call_id\":\"r1\",\"tool\":\"read\",\"status\":\"success\","
-                   "\"args\":{\"path\":\"notes.txt\"},\"result\":\"x\"}]",
+                   "{\"call_id\":\"r1\",\"tool\":\"file_search\",\"status\":\"success\","
+                   "\"args\":{\"query\":\"x\",\"root_dir\":\"notes.txt\"},\"result\":\"x\"}]",
                    0, NULL);
     struct rein_claims_evidence ev = {.ledger = ledger, .reg = reg};
     rein_claims *c;
 
     (void)state;
-    assert_rein_ok(rein_registry_add_builtin(reg, m, noop_tool, NULL, NULL, &err), &err);
+    /* the built-in skills are read-only: file_search reading notes.txt wrote nothing */
+    assert_rein_ok(rein_skills_register_builtins(reg, NULL, &err), &err);
     c = checked(v,
                 "I wrote the mean to result.txt. I updated notes.txt. I added parse_args to "
                 "cli.py. I deleted old.log.",
                 &ev);
     assert_int_equal(rein_claims_count(c), 4);
     assert_non_null(strstr(status_of(c, 0, REIN_CLAIM_CONFIRMED)->evidence, "w1"));
-    status_of(c, 1, REIN_CLAIM_REFUTED); /* read is read-only */
+    status_of(c, 1, REIN_CLAIM_REFUTED);
     status_of(c, 2, REIN_CLAIM_CONFIRMED);
     status_of(c, 3, REIN_CLAIM_REFUTED);
     rein_claims_free(c);
-    json_decref(m);
     json_decref(ledger);
     rein_registry_free(reg);
     rein_claims_vocab_free(v);
@@ -708,7 +695,7 @@ static void test_corpus(void **state)
     char *dir = test_tmpdir();
     rein_registry *reg;
     rein_claims_vocab *v = corpus_vocab(&reg);
-    struct tally dev, held, held2, held3, all;
+    struct tally dev, held, held2, held3, held4, all;
 
     (void)state;
     for (size_t i = 0; files[i]; i += 2)
@@ -717,15 +704,18 @@ static void test_corpus(void **state)
     run_corpus("heldout.tsv", v, dir, &held);
     run_corpus("heldout2.tsv", v, dir, &held2);
     run_corpus("heldout3.tsv", v, dir, &held3);
+    run_corpus("heldout4.tsv", v, dir, &held4);
     memset(&all, 0, sizeof(all));
     add_tally(&all, &dev);
     add_tally(&all, &held);
     add_tally(&all, &held2);
     add_tally(&all, &held3);
+    add_tally(&all, &held4);
     print_tally("corpus", &dev);
     print_tally("held-out", &held);
     print_tally("held-out2", &held2);
     print_tally("held-out3", &held3);
+    print_tally("held-out4", &held4);
     print_tally("whole", &all);
     assert_true(all.claims + all.none >= 300);
     assert_true(all.none * 3 >= all.claims + all.none);

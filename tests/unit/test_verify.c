@@ -1074,21 +1074,11 @@ static void test_claims_in_run(void **state)
     free(repo);
 }
 
-static rein_err noop_tool(void *ud, const struct rein_invocation *inv,
-                          struct rein_tool_reply *reply, rein_error *err)
-{
-    (void)ud;
-    (void)inv;
-    (void)reply;
-    (void)err;
-    return REIN_OK;
-}
-
 /* A tool claim in a run is checked against the ledger the caller gives. */
 static void test_claims_in_run_with_ledger(void **state)
 {
     char *dir = test_tmpdir();
-    const char *text = "I used the calculator and it returned 2. web_search found nothing.";
+    const char *text = "I used the calculator and it returned 2. file_search found nothing.";
     json_t *ledger = json_loads("[{\"call_id\":\"c1\",\"tool\":\"calculator\",\"status\":"
                                 "\"success\",\"args\":{},\"result\":2}]",
                                 0, NULL);
@@ -1101,19 +1091,16 @@ static void test_claims_in_run_with_ledger(void **state)
                                  .mode = REIN_VERIFY_MODE_MINIMAL};
     rein_verify_report *r;
     const rein_claims *c;
-    json_t *m;
 
     (void)state;
     assert_non_null(reg);
-    m = json_pack("{s:s, s:s, s:{s:s}}", "id", "web_search", "description", "search the web",
-                  "parameters", "type", "object");
-    assert_rein_ok(rein_registry_add_builtin(reg, m, noop_tool, NULL, NULL, &err), &err);
-    json_decref(m);
+    /* the registry names file_search, which the ledger does not have */
+    assert_rein_ok(rein_skills_register_builtins(reg, NULL, &err), &err);
     r = run_cfg(dir, "protocols:\n  BUILD: {steps: [{command: 'true'}]}\n", &o);
     c = rein_verify_report_claims(r);
     assert_int_equal(rein_claims_count(c), 2);
     assert_int_equal(rein_claims_get(c, 0)->status, REIN_CLAIM_CONFIRMED);
-    assert_string_equal(rein_claims_get(c, 1)->tool, "web_search");
+    assert_string_equal(rein_claims_get(c, 1)->tool, "file_search");
     assert_int_equal(rein_claims_get(c, 1)->status, REIN_CLAIM_REFUTED);
     assert_int_equal(rein_verify_report_verdict(r), REIN_VERIFY_FAILED);
     rein_verify_report_free(r);
