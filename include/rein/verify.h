@@ -462,9 +462,9 @@ struct rein_verify_opts {
      * UNVERIFIABLE, which makes the verdict SUCCESS_WITH_WARNINGS, not a failure). */
     rein_provider *judge;
     const struct rein_verify_judge_opts *judge_opts; /* borrowed; may be NULL */
-    const char *goal; /* borrowed: what was asked, the behaviour FUNCTIONALITY is judged
+    const char *goal;     /* borrowed: what was asked, the behaviour FUNCTIONALITY is judged
                          against; NULL: the protocol's description */
-    const json_t *ledger;           /* borrowed ledger entries the claims' tool calls are
+    const json_t *ledger; /* borrowed ledger entries the claims' tool calls are
                                       checked against (the agent's); NULL: tool claims are
                                       unverifiable */
     const rein_registry *registry;  /* borrowed; names the tools claims may mention; NULL */

@@ -562,8 +562,8 @@ int cmd_verify(int argc, char **argv)
         goto out;
     }
     if ((a.ledger || a.claims_judge) && !a.claims) {
-        code = cli_usage_error("verify: %s needs --claims",
-                               a.ledger ? "--ledger" : "--claims-judge");
+        code =
+            cli_usage_error("verify: %s needs --claims", a.ledger ? "--ledger" : "--claims-judge");
         goto out;
     }
     if (a.claims_judge && !cli_provider_configured(&a.setup)) {
