@@ -1,6 +1,6 @@
 """The benchmark's peer: the same call pipeline in Python with pydantic, as the seed's teams
-built it (004_168e21e9a946f9f0.txt): a model per tool, the name looked up in a dict (with the
-case-insensitive fallback of 003_1ff4919009b415e8.txt), the argument text parsed and validated,
+built it (docs/DESIGN.md [skill-host]): a model per tool, the name looked up in a dict (with the
+case-insensitive fallback of docs/DESIGN.md [pipeline]), the argument text parsed and validated,
 a ledger entry written pending and updated to success, the tool run, and a result dict in the
 normalized shape. Prints calls per second (a batch timed as a whole, in CPU time, so other
 programs on the machine do not count) and the median wall time of one call (each call timed).

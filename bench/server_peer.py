@@ -1,5 +1,5 @@
 """The benchmark's peer for bench/server.sh: the seed's FastAPI skill host
-(004_168e21e9a946f9f0.txt) serving POST /skills/{id}/invoke the way rein does: a registry of
+(docs/DESIGN.md [skill-host]) serving POST /skills/{id}/invoke the way rein does: a registry of
 skills with their manifests, the arguments checked by a pydantic model per skill (the seed's
 "Pydantic validation"), the skill run by its runner, and a normalized result
 {ok, tool, call_id, trace_id, output | error, meta: {latency_ms}} with the trace id from a

@@ -1,4 +1,4 @@
-# The Debian packages of DESIGN.md, found through pkg-config (scripts/install-deps.sh installs
+# The Debian packages of docs/DESIGN.md, found through pkg-config (scripts/install-deps.sh installs
 # them). Everything is linked through one interface target so modules need no per-file edits.
 find_package(PkgConfig REQUIRED)
 find_package(Threads REQUIRED)

@@ -1,4 +1,4 @@
-// The page's client of rein's HTTP API (DESIGN.md's table): JSON requests, the API key when
+// The page's client of rein's HTTP API (docs/DESIGN.md's table): JSON requests, the API key when
 // the server asks for one, and POST /agent/chat read as Server-Sent Events. EventSource can
 // only GET, so the stream is read from fetch() and split into events here.
 

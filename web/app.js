@@ -1,4 +1,4 @@
-// The chat page (seed 001's ChatPanel): send a message, watch the turn's events arrive over
+// The chat page (docs/DESIGN.md [react]): send a message, watch the turn's events arrive over
 // SSE (status line, streamed answer, tool call cards, approval questions, proposals), stop
 // it, and list, reopen and delete conversations. The input stays locked while a turn runs,
 // here or in another window (the server's 409 and the conversation's lock), because a second

@@ -1,8 +1,9 @@
 /*
- * rein/loop.h: the verification loop behind `rein loop` (002_cbbc926b3263d1f9.txt, 2.1 and
- * 2.3). An agent works on a goal in a working tree; the verification protocols run; what
- * failed goes back to the agent as its next observation; until the criteria hold or the loop
- * stops for a reason it can name, with what was tried and what a person should do.
+ * rein/loop.h: the verification loop behind `rein loop` (docs/DESIGN.md [verification]: the
+ * loop with carried state, and its termination). An agent works on a goal in a working tree;
+ * the verification protocols run; what failed goes back to the agent as its next observation;
+ * until the criteria hold or the loop stops for a reason it can name, with what was tried and
+ * what a person should do.
  *
  * One iteration:
  *   1. act      one agent turn (rein_agent_run) on the loop's conversation. The first turn
@@ -150,7 +151,7 @@ REIN_EXTERN const rein_verify_judge_result *rein_loop_result_judge(const rein_lo
  *    "meta": {"input_tokens", "output_tokens", "model_calls", "tool_calls", "latency_ms"}}
  */
 REIN_EXTERN json_t *rein_loop_result_json(const rein_loop_result *r);
-/* The word DESIGN.md's events use for a stop reason: "final_answer" for the two successes,
+/* The word docs/DESIGN.md's events use for a stop reason: "final_answer" for the two successes,
  * "max_iterations", "cancelled", "provider_error", "error", else "stalled". Static. */
 REIN_EXTERN const char *rein_loop_stop_word(enum rein_verify_stop_reason r);
 

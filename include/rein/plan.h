@@ -1,5 +1,5 @@
 /*
- * rein/plan.h: the plan engine (000_47403d59ab6ffe48.txt, "Cortex"): a planner turns a request
+ * rein/plan.h: the plan engine (docs/DESIGN.md [cortex], "Cortex"): a planner turns a request
  * into a plan of steps with dependencies, an executor runs every ready step as an agent turn
  * (several at once), a verifier checks each finished step against its ledger, and a replanner
  * rewrites or splits a step that failed, at most twice, before the step is blocked. One last

@@ -225,7 +225,7 @@ REIN_EXTERN size_t rein_provider_decoder_event_count(const rein_provider_decoder
 REIN_EXTERN const char *rein_provider_decoder_notes(const rein_provider_decoder *d);
 
 /* ---------------------------------------------------------------------------------------
- * Model capabilities (001_f66c1098d8de8c01.txt: capability detection)
+ * Model capabilities (docs/DESIGN.md [react]: capability detection)
  */
 struct rein_model_caps {
     bool tools;          /* function calling */

@@ -6,9 +6,9 @@
  * front end: `rein serve`'s routes (HTTP and Server-Sent Events) and `rein chat` (the
  * terminal) are adapters over it. Opening a session:
  *
- *   1. takes the conversation's lock as a lease (renewed by a thread; seed 001's input
- *      locking): a second opener gets REIN_EBUSY with what the running turn is doing,
- *      whichever instance it runs on;
+ *   1. takes the conversation's lock as a lease (renewed by a thread; input locking,
+ *      docs/DESIGN.md [react]): a second opener gets REIN_EBUSY with what the running turn is
+ *      doing, whichever instance it runs on;
  *   2. creates the conversation when it does not exist yet;
  *   3. loads the stored messages into a history, with the calls a dead turn left without a
  *      result, and closes those (recovery, below).

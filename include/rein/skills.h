@@ -1,5 +1,5 @@
 /*
- * rein/skills.h: the built-in skills (004_168e21e9a946f9f0.txt) and their configuration.
+ * rein/skills.h: the built-in skills (docs/DESIGN.md [skill-host]) and their configuration.
  *
  *   echo          {text} → the text
  *   file_search   {query, root_dir?, limit? = 20, regex? = false, glob?, case_sensitive? = false}

@@ -53,7 +53,7 @@ typedef struct rein_call_result rein_call_result;
 #define REIN_TOOL_DEFAULT_TIMEOUT_MS 30000
 
 /*
- * Error codes of the normalized result (DESIGN.md). REIN_CALL_OK is a successful call.
+ * Error codes of the normalized result (docs/DESIGN.md). REIN_CALL_OK is a successful call.
  * Codes are only ever appended.
  */
 enum rein_call_code {
@@ -81,7 +81,7 @@ REIN_EXTERN enum rein_call_code rein_call_code_from_err(rein_err rc);
 REIN_EXTERN rein_err rein_call_code_to_err(enum rein_call_code code);
 
 /*
- * The status of a call (000_47403d59ab6ffe48.txt): the one enum of the pipeline's result, the
+ * The status of a call (docs/DESIGN.md [cortex]): the one enum of the pipeline's result, the
  * ledger, the store and every shape that names it. Values only grow.
  */
 enum rein_call_status {
@@ -224,7 +224,7 @@ typedef rein_err (*rein_tool_fn)(void *userdata, const struct rein_invocation *i
 /* ---------------------------------------------------------------------------------------------
  * Registry and manifests.
  *
- * A manifest (DESIGN.md) is checked against rein's manifest meta-schema before anything is
+ * A manifest (docs/DESIGN.md) is checked against rein's manifest meta-schema before anything is
  * kept: id (^[A-Za-z0-9_-]{1,64}$), description, parameters (a JSON Schema of type object,
  * compiled once here), destructive, read_only, idempotent, open_world, sequential (must not
  * run in parallel with other calls), timeout_ms, title, runner {kind, …}, routes (PCRE2
@@ -347,7 +347,7 @@ REIN_EXTERN rein_err rein_tool_route_match(const rein_tool *tool, size_t i, cons
                                            size_t len, json_t **captures, rein_error *err) REIN_WUR;
 
 /* ---------------------------------------------------------------------------------------------
- * The ledger (000_47403d59ab6ffe48.txt, decision 0004): one entry per call, written pending
+ * The ledger (docs/DESIGN.md [cortex], decision 0004): one entry per call, written pending
  * before the call runs and updated to success, error or invalid with its result (the output on
  * success, the error object otherwise) and times. Safe for concurrent use.
  * -------------------------------------------------------------------------------------------*/
@@ -552,7 +552,8 @@ REIN_EXTERN const json_t *rein_call_result_ledger_json(rein_call_result *res);
 REIN_EXTERN const json_t *rein_call_result_steps_json(rein_call_result *res);
 /*
  * The normalized result (or the model's message) written straight into a JSON writer, with
- * no tree built: the fast path for encoding tool messages (DESIGN.md, "JSON on the hot paths").
+ * no tree built: the fast path for encoding tool messages (docs/DESIGN.md, "JSON on the hot
+ * paths").
  */
 REIN_EXTERN void rein_call_result_write(const rein_call_result *res, struct rein_jw *w);
 REIN_EXTERN void rein_call_result_write_for_model(const rein_call_result *res, struct rein_jw *w);

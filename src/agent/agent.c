@@ -2,11 +2,11 @@
  * The agent handle (include/rein/agent.h): the provider and registry a turn uses, the pool its
  * parallel calls run on, the optional rules fast path and verifier, and the system prompt.
  *
- * The system prompt is rein's own words for what 003_1ff4919009b415e8.txt asks of it: read a
+ * The system prompt is rein's own words for what docs/DESIGN.md [pipeline] asks of it: read a
  * failed call's result, fix exactly what it names and call again, and never repeat a call
  * unchanged. When the model's capability table says it can state a confidence, the prompt
  * also asks for a "confidence:" line before tool calls, which the verification strategy reads
- * (001_f66c1098d8de8c01.txt).
+ * (docs/DESIGN.md [react]).
  */
 #include "agent_int.h"
 

@@ -1,6 +1,6 @@
 /*
  * Loop and stall detection for a turn (issue 5 item 5; the "cannot complete" signals of
- * 002_cbbc926b3263d1f9.txt). Each call's outcome is fed in the model's order and each reply is
+ * docs/DESIGN.md [verification]). Each call's outcome is fed in the model's order and each reply is
  * closed with a ping-pong check. The detector answers with nothing, a warning (which the loop
  * adds to the tool message the model reads) or a stall (which ends the turn):
  *

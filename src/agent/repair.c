@@ -138,7 +138,7 @@ rein_err rein__history_add_reply(struct turn *t, const rein_model_response *resp
 
 /* ---- unanswered calls ---- */
 
-/* The normalized result of a call that never got one (DESIGN.md's shape): code "cancelled"
+/* The normalized result of a call that never got one (docs/DESIGN.md's shape): code "cancelled"
  * for a call that never ran; code "interrupted" when msg says it may have run. */
 static char *closed_content(const char *tool, const char *id, const char *trace_id,
                             const char *code, const char *msg)

@@ -1,5 +1,5 @@
 /*
- * One agent turn (include/rein/agent.h): the ReAct loop of 001_f66c1098d8de8c01.txt with its
+ * One agent turn (include/rein/agent.h): the ReAct loop of docs/DESIGN.md [react] with its
  * limits, modes and stop reasons.
  *
  *   user message → [model → tool calls through the pipeline → results] … → answer

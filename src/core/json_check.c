@@ -12,7 +12,7 @@
  * (an artefact of how it puts a byte back), which this check refuses like any other stray
  * byte. fuzz/json_check.c holds it to jansson's answer on every input.
  */
-#include <rein/json.h>
+#include "core/internal.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -48,17 +48,6 @@ static bool literal(struct jc *c, const char *word)
     return true;
 }
 
-static int hex(unsigned char ch)
-{
-    if (ch >= '0' && ch <= '9')
-        return ch - '0';
-    if (ch >= 'a' && ch <= 'f')
-        return ch - 'a' + 10;
-    if (ch >= 'A' && ch <= 'F')
-        return ch - 'A' + 10;
-    return -1;
-}
-
 /* Reads the four hex digits of a \u escape at c->p; -1 when they are not four hex digits. */
 static long hex4(struct jc *c)
 {
@@ -67,7 +56,7 @@ static long hex4(struct jc *c)
     if (c->end - c->p < 4)
         return -1;
     for (int i = 0; i < 4; i++) {
-        int d = hex(c->p[i]);
+        int d = rein__hex_digit((char)c->p[i]);
         if (d < 0)
             return -1;
         v = v * 16 + d;

@@ -1,5 +1,5 @@
 /*
- * The executor (000_47403d59ab6ffe48.txt, "Cortex integration"): runs every ready step, at
+ * The executor (docs/DESIGN.md [cortex], "Cortex integration"): runs every ready step, at
  * most max_parallel at once, each as an agent turn restricted to that step; verifies each
  * step as it finishes; replans a failed one (rewrite, split, give_up) up to max_replans
  * times, then blocks it and skips what depends on it; and, when nothing is left to run,

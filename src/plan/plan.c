@@ -1,5 +1,5 @@
 /*
- * The plan (000_47403d59ab6ffe48.txt's Plan class): steps with dependencies, statuses, notes,
+ * The plan (docs/DESIGN.md [cortex]'s Plan class): steps with dependencies, statuses, notes,
  * the tool history of each step, files, outputs of completed steps and replan counts, and the
  * seed's methods: add_tool_call, update_tool_result, finalize_step, rewrite_step, split_step,
  * get_step_output, ready steps and mark_step.

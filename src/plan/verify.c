@@ -1,5 +1,5 @@
 /*
- * The plan verifier (000_47403d59ab6ffe48.txt, "Verifier"): pure C, no model. A step passes
+ * The plan verifier (docs/DESIGN.md [cortex], "Verifier"): pure C, no model. A step passes
  * when its current attempt made no calls or none of them is still pending; a pending call is
  * one that was issued and never answered, a lost or hallucinated call.
  *

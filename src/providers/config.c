@@ -2,7 +2,7 @@
  * Provider configuration: the preset table (one row per provider name: its wire protocol,
  * base URL, key variable, auth header and quirks), settings by name as the command line,
  * the environment and the config file give them, and the model capability table of
- * 001_f66c1098d8de8c01.txt (which families can call tools, in parallel, stream, and state a
+ * docs/DESIGN.md [react] (which families can call tools, in parallel, stream, and state a
  * usable confidence), overridable per model prefix.
  *
  * Base URLs follow the official SDKs: an OpenAI-style base ends in /v1 and /chat/completions

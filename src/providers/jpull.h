@@ -1,5 +1,5 @@
 /*
- * Pulling fields out of JSON text with jsmn, without building a tree (DESIGN.md, "JSON on
+ * Pulling fields out of JSON text with jsmn, without building a tree (docs/DESIGN.md, "JSON on
  * the hot paths"). A payload is tokenized once; lookups walk the token array in place and
  * hand out spans of the original text, so nothing is allocated per chunk except when the
  * token array must grow.

@@ -1,5 +1,5 @@
 /*
- * The rules provider (issue 4 item 8; option B of 004_168e21e9a946f9f0.txt): a backend that
+ * The rules provider (issue 4 item 8; option B of docs/DESIGN.md [skill-host]): a backend that
  * answers like a model without one. The router (router.c) turns the request into calls of the
  * offered tools; this file proposes them one reply at a time and words the answer from their
  * results (rules_answer.c).

@@ -7,7 +7,7 @@
  * object (or nothing at all, which means {}) is refused with the parse error and its position,
  * so the model can see exactly what to fix. Duplicate keys are refused, because which of the
  * two values the model meant is a guess, and integers beyond 64 bits are refused with a hint
- * to send them as strings (DESIGN.md, "JSON on the hot paths"), because a double would change
+ * to send them as strings (docs/DESIGN.md, "JSON on the hot paths"), because a double would change
  * their value silently.
  */
 #include "tools_int.h"

@@ -2,7 +2,7 @@
  * The one call pipeline: rein_call_run() takes a tool call as a model (or a plan step, an HTTP
  * client, an MCP client, a replay) sent it and runs name check → repair → parse → preflight →
  * policy → execute → normalize, recording each step, the ledger entry and, for a call that
- * could not run, the invalid payload the model gets back (003_1ff4919009b415e8.txt: one path
+ * could not run, the invalid payload the model gets back (docs/DESIGN.md [pipeline]: one path
  * for every caller, so every caller gets the same checks and the same error shapes).
  *
  * The hot path allocates little: the result and its strings are one block, the arguments are
@@ -1137,7 +1137,7 @@ static const char *payload_message(const rein_call_result *r)
     return m;
 }
 
-/* The invalid payload (DESIGN.md), plus available_tools when the name was the problem. */
+/* The invalid payload (docs/DESIGN.md), plus available_tools when the name was the problem. */
 static void write_invalid(const rein_call_result *r, struct rein_jw *w)
 {
     struct rein_buf text;

@@ -1,5 +1,5 @@
 /*
- * The call ledger (000_47403d59ab6ffe48.txt): one entry per tool call, written `pending`
+ * The call ledger (docs/DESIGN.md [cortex]): one entry per tool call, written `pending`
  * before the call runs and updated when its result arrives, so a step or a turn that ends
  * with a pending entry is visibly unfinished (a lost call, or one the model only claimed to
  * make).
@@ -95,14 +95,14 @@ static const char *const status_names[] = {
 
 const char *rein_call_status_name(enum rein_call_status status)
 {
-    if ((unsigned)status >= sizeof(status_names) / sizeof(status_names[0]))
+    if ((unsigned)status >= REIN_ARRAY_SIZE(status_names))
         return "unknown";
     return status_names[status];
 }
 
 bool rein_call_status_parse(const char *text, enum rein_call_status *out)
 {
-    for (size_t i = 0; text && i < sizeof(status_names) / sizeof(status_names[0]); i++) {
+    for (size_t i = 0; text && i < REIN_ARRAY_SIZE(status_names); i++) {
         if (strcmp(text, status_names[i]) == 0) {
             *out = (enum rein_call_status)i;
             return true;

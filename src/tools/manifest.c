@@ -17,7 +17,7 @@
 #include <sys/stat.h>
 
 /*
- * The manifest meta-schema (DESIGN.md's manifest plus read_only, idempotent, open_world and
+ * The manifest meta-schema (docs/DESIGN.md's manifest plus read_only, idempotent, open_world and
  * title for MCP annotations, and sequential for tools that must not run in parallel). Keys
  * starting with "x-" are free for extensions; any other unknown key is refused, because a
  * misspelt "destuctive" silently ignored is exactly the kind of error rein exists to stop.

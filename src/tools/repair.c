@@ -1,7 +1,7 @@
 /*
  * Tool-name checking and repair: the first two steps of the call pipeline.
  *
- * Models misspell tool names in a handful of recurring ways (003_1ff4919009b415e8.txt): wrong
+ * Models misspell tool names in a handful of recurring ways (docs/DESIGN.md [pipeline]): wrong
  * case, camelCase or spaces for snake_case, a "functions." prefix copied from their own
  * training format, a one-letter slip, or something that is not a name at all ("⚙"). The
  * check refuses what cannot be a name; the repair tries each correction in a fixed order from

@@ -1,5 +1,5 @@
 /*
- * Asking the LLM judge (layer 5 of 002_cbbc926b3263d1f9.txt) for its verdict on a change.
+ * Asking the LLM judge (layer 5 of docs/DESIGN.md [verification]) for its verdict on a change.
  *
  * The judge is one model conversation of its own: a short system prompt, the seed's prompt
  * (requirement, diff, criteria, reply format) and one tool, "verdict", whose parameters are

@@ -5,7 +5,7 @@
  * (with the commands they run, so the agent can run them itself when it has a tool for that)
  * and the two lines the loop understands in an answer: "BLOCKED: …" and "confidence: N".
  * Each observation after a failed iteration is the seed's "perceive" step
- * (002_cbbc926b3263d1f9.txt, 2.1): the error messages and tool output of the last action,
+ * (docs/DESIGN.md [verification]): the error messages and tool output of the last action,
  * filtered to what matters (failing checks with a bounded output tail, refuted claims, the
  * judge's objections), plus a compressed line per earlier iteration from the third on, so
  * the agent does not repeat what already failed.

@@ -1,6 +1,6 @@
 /*
  * Integration tests for the agent loop (include/rein/agent.h) over real HTTP against the
- * scripted model server: the seed's retry-after-invalid cases (003_1ff4919009b415e8.txt), names
+ * scripted model server: the seed's retry-after-invalid cases (docs/DESIGN.md [pipeline]), names
  * the wire refuses, a hallucinated tool, parallel calls finishing out of order, sequential
  * tools, the limits (single mode, the hard cap, max_tool_calls, the token budget, the
  * timeout, cancel), self-verification, approvals, loop detection, a dropped stream, a call

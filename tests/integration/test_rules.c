@@ -1,5 +1,5 @@
 /*
- * The rules provider (issue 4 item 8, 004_168e21e9a946f9f0.txt option B) driven by the agent
+ * The rules provider (issue 4 item 8, docs/DESIGN.md [skill-host] option B) driven by the agent
  * loop: the seed's scenarios in English and Chinese ("echo hello", "搜索包含 'calculator' 的文件",
  * "计算 [1,2,3,4,5] 的平均值"), sequences ("A, then B", "…然后…"), an unroutable request, and
  * the fast path in front of a model on the scripted model server (routed requests never reach

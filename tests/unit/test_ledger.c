@@ -1,6 +1,6 @@
 /*
  * Unit tests for the call ledger (src/tools/ledger.c), following the test list of
- * 000_47403d59ab6ffe48.txt: add_tool_call / update_tool_result / finalize_step, the
+ * docs/DESIGN.md [cortex]: add_tool_call / update_tool_result / finalize_step, the
  * verifier's pass and fail cases, and FIFO pairing when the provider gives no call ids; plus
  * the hook the store will use and concurrent appends.
  */

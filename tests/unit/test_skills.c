@@ -1,6 +1,6 @@
 /*
  * Unit tests for the built-in skills (src/skills/), run through the call pipeline as a model's
- * calls would be: the scenarios of 004_168e21e9a946f9f0.txt for echo, calculator,
+ * calls would be: the scenarios of docs/DESIGN.md [skill-host] for echo, calculator,
  * file_search and log_transform, and their bad inputs (path traversal, symbolic links that
  * lead out, huge and binary files, malformed expressions, empty lists, unparsable log lines).
  */

@@ -2,7 +2,7 @@
  * Unit tests for the tools module (src/tools/): manifests and the registry, name checking and
  * repair, argument parsing, preflight, policy, execution limits, the result shapes (normalized
  * result, invalid payload, ledger entry) and concurrent calls. The seed's checks
- * (003_1ff4919009b415e8.txt) come first: {} to a tool with a required field, "⚙", a wrong-case
+ * (docs/DESIGN.md [pipeline]) come first: {} to a tool with a required field, "⚙", a wrong-case
  * name, a missing required field.
  */
 #include "test.h"
@@ -142,7 +142,7 @@ static void test_empty_args_to_required_field_give_invalid_payload(void **state)
     assert_true(json_equal(json_object_get(p, "expected"),
                            (json_t *)rein_tool_parameters(rein_registry_get(reg, "read"))));
     assert_string_equal(str(p, "hint"), "Fix the arguments and call read again.");
-    /* The normalized result says the same in DESIGN.md's shape. */
+    /* The normalized result says the same in docs/DESIGN.md's shape. */
     assert_false(json_is_true(json_object_get(r, "ok")));
     assert_string_equal(str(json_object_get(r, "error"), "code"), "invalid_arguments");
     assert_string_equal(str(json_object_get(r, "error"), "message"),
