@@ -53,6 +53,7 @@
 #define REIN_LOOP_H
 
 #include <rein/agent.h>
+#include <rein/session.h>
 #include <rein/verify.h>
 
 #ifdef __cplusplus
@@ -98,6 +99,14 @@ struct rein_loop_opts {
     rein_loop_event_fn on_event;
     void *event_data;
     bool keep_going; /* iterate on after a P0 failure instead of stopping (blocking_failure) */
+    /*
+     * borrowed; NULL: the loop's conversation lives in memory. With a session
+     * (include/rein/session.h) every turn runs in it (rein_session_run): the conversation is the
+     * session's, kept in its store and locked while the loop runs, each turn recorded; the
+     * turn's callbacks are then the session's (set them in its options), and cancel should be
+     * rein_session_cancel() or trigger it. The result's trace id is the session's.
+     */
+    rein_session *session;
 };
 
 /*

@@ -6,7 +6,7 @@
  *             [--json] [--events] [--provider P] [--model M] [--base-url URL]
  *             [--provider-config FILE] [--skills DIR] [--root DIR] [--base REV]
  *             [--timeout MS] [--max-tokens N] [--max-tool-calls N] [--keep-going]
- *             [--yes]
+ *             [--yes] [--conversation ID] [--store URL]
  *
  * The agent works on GOAL in the current directory with the tools of the registry: the
  * built-in skills plus the skills of REIN_SKILLS_PATH and --skills (rein has no general
@@ -23,6 +23,11 @@
  * tried and what a person should do (--json: the result object; --events: the agent's and
  * the loop's events as JSON lines). Destructive tools are refused unless --yes is given:
  * nobody watches a loop to approve them. Ctrl-C stops the loop (cancelled).
+ *
+ * --conversation ID keeps the loop's conversation in the store (--store URL, REIN_STORE, or
+ * sqlite:./rein.db) through the session module (include/rein/session.h), as `rein chat
+ * --conversation` does: locked while the loop runs, every turn's messages, ledger and events
+ * written as they happen, so the conversation can be read, replayed or continued later.
  *
  * Exit status: 0 the criteria hold (success, success_with_warnings); 1 the loop stopped
  * without them; 2 usage or a configuration that cannot work (no protocol file, an --until
@@ -52,6 +57,7 @@ struct loop_opts {
     int max_iterations;
     struct rein_agent_turn_opts turn;
     bool judge, keep_going;
+    const char *conversation, *store_url;
 };
 
 struct out {
@@ -67,7 +73,8 @@ static void usage(FILE *out)
             "                 [--json] [--events] [--provider P] [--model M] [--base-url URL]\n"
             "                 [--provider-config FILE] [--skills DIR] [--root DIR] [--base REV]\n"
             "                 [--timeout MS] [--max-tokens N] [--max-tool-calls N]\n"
-            "                 [--keep-going] [--verification auto|force|off] [--yes]\n\n"
+            "                 [--keep-going] [--verification auto|force|off] [--yes]\n"
+            "                 [--conversation ID] [--store URL]\n\n"
             "Lets the agent work on GOAL in the current directory until the verification\n"
             "protocols hold: after each answer the protocols run, and what failed (with the end\n"
             "of its output, and any claim its calls or the tree refute) goes back to the agent.\n"
@@ -96,7 +103,9 @@ static void usage(FILE *out)
             "                      calls, and calls without a stated confidence >= 0.8),\n"
             "                      force or off\n"
             "  --yes               allow destructive tools (refused otherwise)\n"
-            "  --json              print the result object; --events: events as JSON lines\n\n"
+            "  --json              print the result object; --events: events as JSON lines\n"
+            "  --conversation ID   keep the loop's conversation in the store (--store URL,\n"
+            "                      default REIN_STORE or sqlite:./rein.db), locked meanwhile\n\n"
             "Exit status: 0 the criteria hold, 1 stopped without them, 2 usage or unusable\n"
             "configuration, 3 a person must review (the judge's NEEDS_REVIEW).\n");
 }
@@ -182,6 +191,14 @@ static int loop_option(void *opts, const char *flag, const char *v)
     } else if (strcmp(flag, "--judge-model") == 0) {
         o->judge_model = v;
         o->judge = true;
+    } else if (strcmp(flag, "--conversation") == 0) {
+        if (!rein_store_id_is_valid(v))
+            return cli_usage_error("'%s' is not a valid conversation id ([A-Za-z0-9_.-], at "
+                                   "most 64 characters)",
+                                   v);
+        o->conversation = v;
+    } else if (strcmp(flag, "--store") == 0) {
+        o->store_url = v;
     } else {
         o->base = v;
     }
@@ -190,10 +207,13 @@ static int loop_option(void *opts, const char *flag, const char *v)
 
 static int parse_args(int argc, char **argv, struct loop_opts *o)
 {
-    static const char *const valued[] = {"--until",          "--max-iterations",  "--config",
-                                         "--mode",           "--provider-config", "--base",
-                                         "--judge-model",    "--timeout",         "--max-tokens",
-                                         "--max-tool-calls", "--verification",    NULL};
+    static const char *const valued[] = {"--until",           "--max-iterations",
+                                         "--config",          "--mode",
+                                         "--provider-config", "--base",
+                                         "--judge-model",     "--timeout",
+                                         "--max-tokens",      "--max-tool-calls",
+                                         "--verification",    "--conversation",
+                                         "--store",           NULL};
     static const char *const switches[] = {
         "--judge", "--json", "--events", "--yes", "--keep-going", "--stop-on-blocking", NULL};
     static const struct cli_args args = {"loop",      usage,  valued, switches,
@@ -246,6 +266,15 @@ static void on_agent_event(const struct rein_agent_event *ev, void *ud)
     if (rein_agent_event_write(ev, &b) == REIN_OK)
         print_json_line(w, b.ptr, b.len);
     rein_buf_release(&b);
+}
+
+/* The same for a loop in a session: the agent's events, not the session's start and result. */
+static void on_session_event(const struct rein_session_event *ev, void *ud)
+{
+    struct out *w = ud;
+
+    if (ev->agent && w->o->setup.events)
+        print_json_line(w, ev->json, ev->len);
 }
 
 /* The words for a stop reason's name in an event. */
@@ -386,6 +415,8 @@ struct parts {
     struct cli_parts c; /* the provider, the registry, the agent */
     rein_provider *judge;
     rein_cancel *cancel;
+    rein_store *store;     /* with --conversation */
+    rein_session *session; /* with --conversation */
 };
 
 static int setup(const struct loop_opts *o, struct parts *p, rein_error *err)
@@ -409,8 +440,29 @@ static int setup(const struct loop_opts *o, struct parts *p, rein_error *err)
     return p->cancel ? CLI_EXIT_OK : CLI_EXIT_FAIL;
 }
 
+/* With --conversation: the session the loop's turns run in, whose cancel stops the loop. */
+static int open_session(const struct loop_opts *o, struct parts *p, struct out *w, rein_error *err)
+{
+    struct rein_session_opts so = {
+        .lease_ms = 30000,
+        .title = o->goal,
+        .on_event = on_session_event,
+        .event_data = w,
+        .approve = o->setup.yes ? cli_approve_yes : refuse_destructive,
+    };
+
+    if (cli_store_open(o->store_url, NULL, &p->store, err) != REIN_OK ||
+        rein_session_open(p->store, o->conversation, &so, &p->session, NULL, err) != REIN_OK)
+        return CLI_EXIT_FAIL;
+    rein_cancel_unref(p->cancel);
+    p->cancel = rein_cancel_ref(rein_session_cancel(p->session));
+    return CLI_EXIT_OK;
+}
+
 static void teardown(struct parts *p)
 {
+    rein_session_close(p->session);
+    rein_store_free(p->store);
     cli_parts_release(&p->c);
     rein_provider_free(p->judge);
     rein_verify_config_free(p->protocols);
@@ -444,6 +496,14 @@ static int run(struct loop_opts *o, struct parts *p)
     int status;
 
     pthread_mutex_init(&w.mu, NULL);
+    rein_error_clear(&err);
+    if (o->conversation && open_session(o, p, &w, &err) != CLI_EXIT_OK) {
+        cli_print_error(&err);
+        pthread_mutex_destroy(&w.mu);
+        return CLI_EXIT_FAIL;
+    }
+    lo.session = p->session;
+    lo.cancel = p->cancel;
     o->turn.approve = o->setup.yes ? NULL : refuse_destructive;
     if (o->setup.events) {
         o->turn.on_event = on_agent_event;

@@ -569,7 +569,10 @@ static rein_err act(struct loop *L, struct iteration *it, rein_error *err)
 
     emit(L, json_pack("{s:s, s:i, s:i}", "type", "iteration", "iteration", it->n, "max_iterations",
                       L->r->max_iterations));
-    if (rein_agent_run(L->agent, L->h, L->message, &L->turn, &it->agent, err) != REIN_OK)
+    /* In a session the conversation is the stored one, and the session writes each turn. */
+    if ((L->o->session
+             ? rein_session_run(L->o->session, L->agent, L->message, &L->turn, &it->agent, err)
+             : rein_agent_run(L->agent, L->h, L->message, &L->turn, &it->agent, err)) != REIN_OK)
         return err ? err->code : REIN_EINTERNAL;
     rec = json_pack("{s:s, s:i, s:s, s:s, s:I}", "type", "agent", "iteration", it->n, "stop_reason",
                     rein_agent_stop_name(rein_agent_result_stop(it->agent)), "text",
@@ -757,7 +760,11 @@ static rein_err start(struct loop *L, const char *goal, rein_error *err)
     L->r->criteria = L->criteria; /* the result owns them from here */
     L->criteria = NULL;
     L->r->max_iterations = to.max_iterations > 0 ? to.max_iterations : 10;
-    rein_trace_id_new(L->r->trace_id);
+    if (L->o->session)
+        snprintf(L->r->trace_id, sizeof(L->r->trace_id), "%s",
+                 rein_session_trace_id(L->o->session));
+    else
+        rein_trace_id_new(L->r->trace_id);
     if (L->o->turn)
         L->turn = *L->o->turn;
     if (!L->turn.cancel)

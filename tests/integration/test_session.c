@@ -16,6 +16,7 @@
 #include "test.h"
 
 #include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 
 struct fx {
@@ -741,6 +742,63 @@ static void t_release_store_continues(void)
 
 BOTH_RELEASE(release_store_continues)
 
+/* ---- rein loop keeps its conversation in a session --------------------------------------- */
+
+static void loop_in_a_session(void **state)
+{
+    static const char protocols[] = "protocols:\n"
+                                    "  TEST:\n"
+                                    "    priority: P1\n"
+                                    "    steps: [{command: \"true\"}]\n";
+    char *project = test_tmpdir(), cmd[1024];
+    rein_verify_config *cfg;
+    struct rein_loop_opts lo = {0};
+    struct stored st;
+    rein_loop_result *r = NULL;
+    rein_session *s;
+    json_t *conv, *j;
+    rein_error err;
+
+    (void)state;
+    start();
+    free(test_write_file(project, "rein-verify.yaml", protocols));
+    snprintf(cmd, sizeof(cmd),
+             "cd '%s' && git init -q . && git add -A && git -c user.name=t "
+             "-c user.email=t@example.com commit -qm init",
+             project);
+    assert_int_equal(system(cmd), 0);
+    cfg = rein_verify_config_find(project, &err);
+    assert_non_null(cfg);
+    script("[{\"text\": \"done, the tests pass\"}]");
+    assert_rein_ok(rein_session_open(F->store, "lp", NULL, &s, NULL, &err), &err);
+    lo.cwd = project;
+    lo.protocols = cfg;
+    lo.session = s;
+    lo.cancel = rein_session_cancel(s);
+    assert_rein_ok(rein_loop_run(F->a, "make the tests pass", &lo, &r, &err), &err);
+    assert_true(rein_loop_result_success(r));
+    j = rein_loop_result_json(r);
+    assert_string_equal(jstr(j, "trace_id"), rein_session_trace_id(s));
+    json_decref(j);
+    rein_loop_result_free(r);
+    rein_session_close(s);
+    /* The loop's conversation is the stored one, its turn recorded like any other. */
+    conv = exported("lp");
+    assert_int_equal(json_array_size(json_object_get(conv, "messages")), 3);
+    assert_string_equal(
+        jstr(json_object_get(json_array_get(json_object_get(conv, "messages"), 2), "message"),
+             "content"),
+        "done, the tests pass");
+    json_decref(conv);
+    stored_events(F->store, "lp", 0, &st);
+    assert_string_equal(st.type[0], "start");
+    assert_string_equal(st.type[st.n - 1], "result");
+    json_decref(st.payloads);
+    rein_verify_config_free(cfg);
+    test_rmtree(project);
+    free(project);
+}
+
 static const struct CMUnitTest tests[] = {
     cmocka_unit_test_teardown(open_busy_and_existing, teardown),
     cmocka_unit_test_teardown(sqlite_turn_records, teardown),
@@ -753,6 +811,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test_teardown(interrupt_leaves_state, teardown),
     cmocka_unit_test_teardown(adapter_events, teardown),
     cmocka_unit_test_teardown(in_memory, teardown),
+    cmocka_unit_test_teardown(loop_in_a_session, teardown),
     cmocka_unit_test_teardown(sqlite_release_store_continues, teardown),
     cmocka_unit_test_teardown(redis_release_store_continues, teardown),
 };

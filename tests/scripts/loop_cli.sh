@@ -4,7 +4,8 @@
 # failing test on its second iteration (exit 0, verdict SUCCESS, and the second iteration's
 # request carries the failing test's output tail); the same failure three times (exit 1, the
 # reason, what was tried and a suggestion printed); the judge asking for a person (exit 3,
-# NEEDS REVIEW printed); --events as JSON lines; and the configurations that cannot work
+# NEEDS REVIEW printed); --events as JSON lines; --conversation (the loop's conversation and
+# its turns in a SQLite store); and the configurations that cannot work
 # (exit 2): no protocol file, an --until name the file does not declare, no model, bad
 # numbers, no goal.
 set -u
@@ -161,6 +162,27 @@ for t in ("iteration", "tool_call", "tool_result", "final", "agent", "report", "
 assert lines[-1]["type"] == "decision" and lines[-1]["action"] == "stop", lines[-1]
 assert lines[-1]["reason"] == "success", lines[-1]
 EOF
+
+# ---- --conversation: the loop's conversation kept in the store, its turns recorded ----
+reset_project
+script write:1:2 "text:Done."
+run 0 "$rein" loop "Make the tests pass" --until TEST "${model[@]}" --events \
+  --conversation loop-1 --store "sqlite:$tmp/loop.db"
+grep -q '"type":"tool_call"' "$tmp/out" || fail "--conversation --events: no agent events"
+python3 - "$tmp/loop.db" <<'EOF' || fail "--conversation: the store"
+import sqlite3, sys, json
+db = sqlite3.connect(sys.argv[1])
+title, state = db.execute("select title, state from conversations where id = 'loop-1'").fetchone()
+assert title == "Make the tests pass" and state == "idle", (title, state)
+roles = [json.loads(b)["role"] for (b,) in
+         db.execute("select body from messages where conversation_id = 'loop-1' order by position")]
+assert roles[:2] == ["system", "user"] and roles[-1] == "assistant", roles
+calls = db.execute("select tool, status from ledger where conversation_id = 'loop-1'").fetchall()
+assert calls == [("write_file", "success")], calls
+types = [t for (t,) in db.execute("select type from events where conversation_id = 'loop-1' order by seq")]
+assert types[0] == "start" and types[-1] == "result", types
+EOF
+run 2 "$rein" loop "goal" --conversation "a/b" "${model[@]}"
 
 # ---- configurations that cannot work: exit 2 ----
 run 2 "$rein" loop
