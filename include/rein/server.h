@@ -135,6 +135,10 @@ REIN_EXTERN rein_err rein_server_route(rein_server *srv, const char *method, con
  *   GET    /agent/conversations?limit=N&cursor=C   newest first, paged
  *   GET    /agent/conversations/{id}               conversation, messages, ledger, lock state
  *   DELETE /agent/conversations/{id}               409 with the lock state while a turn runs
+ *   GET    /agent/conversations/{id}/events        the recorded events after Last-Event-ID
+ *          (or ?after=N; default: all kept) as Server-Sent Events, each with its sequence id
+ *          as the SSE id; while a turn runs the stream follows it, and it ends when no turn
+ *          runs and every event is sent. Any instance sharing the store can serve it.
  */
 REIN_EXTERN rein_err rein_server_add_store_routes(rein_server *srv, rein_store *store,
                                                   rein_error *err) REIN_WUR;

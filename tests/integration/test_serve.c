@@ -1049,6 +1049,106 @@ static void stream_closed_interrupts_turn(void **state)
     json_decref(conv);
 }
 
+/* GET /agent/conversations/{id}/events, on a thread: a follower of a running turn. */
+struct follower {
+    pthread_t th;
+    char url[256];
+    struct th_resp r;
+};
+
+static void *follow_events(void *arg)
+{
+    struct follower *f = arg;
+
+    th_http("GET", f->url, NULL, NULL, &f->r);
+    return NULL;
+}
+
+/* The events of an SSE body, their ids checked to be 1, 2, 3, … from first_id (new). */
+static json_t *numbered_events(const char *body, long first_id)
+{
+    json_t *events = th_sse_events(body, NULL), *e;
+    size_t i;
+
+    json_array_foreach(events, i, e)
+    {
+        char want[32];
+        snprintf(want, sizeof(want), "%ld", first_id + (long)i);
+        assert_string_equal(th_jstr(e, "id"), want);
+    }
+    return events;
+}
+
+static void events_replay_and_follow(void **state)
+{
+    static const char *const from_three[] = {"Last-Event-ID: 3", NULL};
+    struct follower f = {0};
+    struct th_bg *b;
+    struct th_resp r;
+    json_t *live, *followed, *replay;
+    size_t n;
+
+    (void)state;
+    start();
+    script("[{\"tool_calls\": [{\"id\": \"s1\", \"name\": \"slow\", \"arguments\": \"{}\"}]},"
+           " {\"text\": \"stopped\"}]");
+    b = th_bg_post(u("/agent/chat"), "{\"message\": \"go slow\", \"conversation_id\": \"ev\"}",
+                   true);
+    wait_lock("ev", "executing");
+    /* A follower joins while the turn runs, from the start. */
+    snprintf(f.url, sizeof(f.url), "%s", u("/agent/conversations/ev/events"));
+    assert_int_equal(pthread_create(&f.th, NULL, follow_events, &f), 0);
+    th_post(u("/agent/conversations/ev/cancel"), "{}", &r);
+    assert_int_equal(r.status, 202);
+    th_resp_free(&r);
+    th_bg_join(b);
+    pthread_join(f.th, NULL);
+    assert_int_equal(f.r.status, 200);
+    assert_non_null(strstr(th_header(&f.r, "Content-Type"), "text/event-stream"));
+    /* It got the whole turn in order, start to result, and then the stream ended. */
+    followed = numbered_events(f.r.body, 1);
+    n = json_array_size(followed);
+    assert_true(n >= 6);
+    assert_string_equal(th_jstr(json_array_get(followed, 0), "event"), "start");
+    assert_string_equal(th_jstr(json_array_get(followed, n - 1), "event"), "result");
+    assert_string_equal(
+        th_jstr(json_object_get(json_object_get(json_array_get(followed, n - 1), "data"), "meta"),
+                "stop_reason"),
+        "cancelled");
+    /* The chat's own stream carries the same ids on the events it wrote at once. */
+    live = th_sse_events(b->r.body, NULL);
+    assert_string_equal(th_jstr(json_array_get(live, 0), "id"), "1");
+    assert_string_equal(th_jstr(json_array_get(live, json_array_size(live) - 1), "event"),
+                        "result");
+    {
+        char last[32];
+        snprintf(last, sizeof(last), "%zu", n);
+        assert_string_equal(th_jstr(json_array_get(live, json_array_size(live) - 1), "id"), last);
+    }
+    /* Resuming after id 3 replays what came after it, and ends: no turn runs. */
+    th_http("GET", u("/agent/conversations/ev/events"), NULL, from_three, &r);
+    assert_int_equal(r.status, 200);
+    replay = numbered_events(r.body, 4);
+    assert_int_equal(json_array_size(replay), n - 3);
+    th_resp_free(&r);
+    th_get(u("/agent/conversations/ev/events?after=99999"), &r);
+    assert_int_equal(r.status, 200);
+    assert_int_equal(r.len, 0);
+    th_resp_free(&r);
+    /* Bad input. */
+    th_get(u("/agent/conversations/ev/events?after=x"), &r);
+    th_assert_error(&r, 400, "bad_request");
+    th_resp_free(&r);
+    th_get(u("/agent/conversations/nope/events"), &r);
+    th_assert_error(&r, 404, "not_found");
+    th_resp_free(&r);
+    json_decref(live);
+    json_decref(followed);
+    json_decref(replay);
+    th_resp_free(&f.r);
+    th_bg_free(b);
+}
+
 static void metrics_of_turns(void **state)
 {
     struct th_resp r;
@@ -1111,6 +1211,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test_teardown(chat_after_crash, teardown),
     cmocka_unit_test_teardown(shutdown_interrupts_turns, teardown),
     cmocka_unit_test_teardown(stream_closed_interrupts_turn, teardown),
+    cmocka_unit_test_teardown(events_replay_and_follow, teardown),
     cmocka_unit_test_teardown(metrics_of_turns, teardown),
 };
 

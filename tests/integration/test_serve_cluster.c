@@ -1,7 +1,8 @@
 /*
  * `rein serve` as real processes: two instances sharing one Redis (started by the test) answer
  * for the same conversations, exactly one of two concurrent messages to a conversation runs,
- * and cancel and approval requests sent to one instance reach the turn running on the other.
+ * and cancel and approval requests sent to one instance reach the turn running on the other,
+ * whose events the other serves from the store while it runs.
  * Then the lifecycle: kill -9 during a slow tool (nothing accepted is lost, the pending call is
  * flagged once the lease runs out, the conversation continues with the call answered), and
  * SIGTERM (a turn that ends within the grace period finishes; one that does not is cancelled
@@ -412,6 +413,66 @@ static void cancel_and_approval_across_instances(void **state)
     pair_stop();
 }
 
+/* GET /agent/conversations/{id}/events through one instance, on a thread. */
+struct follower {
+    pthread_t th;
+    char url[256];
+    struct th_resp r;
+};
+
+static void *follow_events(void *arg)
+{
+    struct follower *f = arg;
+
+    th_http("GET", f->url, NULL, NULL, &f->r);
+    return NULL;
+}
+
+static void events_followed_across_instances(void **state)
+{
+    struct follower f = {0};
+    struct th_bg *x;
+    struct th_resp r;
+    json_t *events;
+    size_t n;
+
+    (void)state;
+    setup_cluster(true);
+    pair_start("30000", "5000");
+    /* The turn runs on A; B serves its events, from the store, while it runs and after. */
+    script("[{\"tool_calls\": [{\"id\": \"s1\", \"name\": \"slow\", \"arguments\": \"{}\"}]}]");
+    x = th_bg_post(at(&C->a, "/agent/chat"), "{\"message\": \"go\", \"conversation_id\": \"fe\"}",
+                   true);
+    wait_state(&C->b, "fe", "executing");
+    snprintf(f.url, sizeof(f.url), "%s", at(&C->b, "/agent/conversations/fe/events"));
+    assert_int_equal(pthread_create(&f.th, NULL, follow_events, &f), 0);
+    th_post(at(&C->b, "/agent/conversations/fe/cancel"), "{}", &r);
+    assert_int_equal(r.status, 202);
+    th_resp_free(&r);
+    th_bg_join(x);
+    pthread_join(f.th, NULL);
+    assert_int_equal(f.r.status, 200);
+    events = th_sse_events(f.r.body, NULL);
+    n = json_array_size(events);
+    assert_true(n >= 4);
+    assert_string_equal(th_jstr(json_array_get(events, 0), "event"), "start");
+    assert_string_equal(th_jstr(json_array_get(events, 0), "id"), "1");
+    assert_string_equal(th_jstr(json_array_get(events, n - 1), "event"), "result");
+    json_decref(events);
+    /* A's own stream ended with the same result, under the same id. */
+    events = th_sse_events(x->r.body, NULL);
+    {
+        char last[32];
+        snprintf(last, sizeof(last), "%zu", n);
+        assert_string_equal(th_jstr(json_array_get(events, json_array_size(events) - 1), "id"),
+                            last);
+    }
+    json_decref(events);
+    th_resp_free(&f.r);
+    th_bg_free(x);
+    pair_stop();
+}
+
 /* ---- lifecycle --------------------------------------------------------------------------- */
 
 static void kill9_during_a_slow_tool(void **state)
@@ -554,6 +615,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test_teardown(two_instances_share_conversations, teardown),
     cmocka_unit_test_teardown(two_instances_one_turn_at_a_time, teardown),
     cmocka_unit_test_teardown(cancel_and_approval_across_instances, teardown),
+    cmocka_unit_test_teardown(events_followed_across_instances, teardown),
     cmocka_unit_test_teardown(kill9_during_a_slow_tool, teardown),
     cmocka_unit_test_teardown(sigterm_cancels_after_grace, teardown),
     cmocka_unit_test_teardown(sigterm_lets_a_turn_finish, teardown),

@@ -145,7 +145,7 @@ void th_assert_error(const struct th_resp *r, long status, const char *code)
 json_t *th_sse_events(const char *body, int *comments)
 {
     json_t *events = json_array();
-    char event[64] = "";
+    char event[64] = "", id[32] = "";
     const char *p = body;
 
     if (comments)
@@ -155,16 +155,23 @@ json_t *th_sse_events(const char *body, int *comments)
         size_t len = end ? (size_t)(end - p) : strlen(p);
         if (len == 0) {
             event[0] = '\0';
+            id[0] = '\0';
         } else if (p[0] == ':') {
             if (comments)
                 (*comments)++;
         } else if (len > 7 && strncmp(p, "event: ", 7) == 0) {
             snprintf(event, sizeof(event), "%.*s", (int)(len - 7), p + 7);
+        } else if (len > 4 && strncmp(p, "id: ", 4) == 0) {
+            snprintf(id, sizeof(id), "%.*s", (int)(len - 4), p + 4);
         } else if (len > 6 && strncmp(p, "data: ", 6) == 0) {
             json_t *data = json_loadb(p + 6, len - 6, 0, NULL);
+            json_t *ev;
             if (!data)
                 fail_msg("SSE data is not JSON: %.*s", (int)len, p);
-            json_array_append_new(events, json_pack("{s:s, s:o}", "event", event, "data", data));
+            ev = json_pack("{s:s, s:o}", "event", event, "data", data);
+            if (id[0])
+                json_object_set_new(ev, "id", json_string(id));
+            json_array_append_new(events, ev);
         }
         p += len + (end ? 1 : 0);
     }

@@ -46,8 +46,9 @@ const char *th_header(const struct th_resp *r, const char *name);
 void th_assert_error(const struct th_resp *r, long status, const char *code);
 
 /*
- * The events of an SSE body: a new array of {"event": name, "data": parsed JSON} in order,
- * and *comments (may be NULL) receives the number of comment lines (heartbeats).
+ * The events of an SSE body: a new array of {"event": name, "data": parsed JSON, "id"?: the
+ * event's id when it has one} in order, and *comments (may be NULL) receives the number of
+ * comment lines (heartbeats).
  */
 json_t *th_sse_events(const char *body, int *comments);
 
