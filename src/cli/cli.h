@@ -135,6 +135,9 @@ void cli_parts_release(struct cli_parts *p);
 /* Opens url, else REIN_STORE, else REIN_STORE_DEFAULT_URL, with opts (may be NULL). */
 rein_err cli_store_open(const char *url, const struct rein_store_opts *opts, rein_store **out,
                         rein_error *err);
+/* The value of --conversation into *out when it is a valid conversation id; else a usage
+ * error (CLI_EXIT_USAGE). */
+int cli_conversation_option(const char *value, const char **out);
 
 /* Prints "rein: " + message to stderr; returns CLI_EXIT_USAGE. */
 int cli_usage_error(const char *fmt, ...) REIN_PRINTF(1, 2);

@@ -142,6 +142,16 @@ void cli_parts_release(struct cli_parts *p)
     memset(p, 0, sizeof(*p));
 }
 
+int cli_conversation_option(const char *value, const char **out)
+{
+    if (!rein_store_id_is_valid(value))
+        return cli_usage_error("'%s' is not a valid conversation id ([A-Za-z0-9_.-], at most 64 "
+                               "characters)",
+                               value);
+    *out = value;
+    return CLI_EXIT_OK;
+}
+
 rein_err cli_store_open(const char *url, const struct rein_store_opts *opts, rein_store **out,
                         rein_error *err)
 {

@@ -127,11 +127,7 @@ static int chat_option(void *opts, const char *flag, const char *v)
     } else if (strcmp(flag, "--config") == 0) {
         o->setup.config = v;
     } else if (strcmp(flag, "--conversation") == 0) {
-        if (!rein_store_id_is_valid(v))
-            return cli_usage_error("'%s' is not a valid conversation id ([A-Za-z0-9_.-], at "
-                                   "most 64 characters)",
-                                   v);
-        o->conversation = v;
+        return cli_conversation_option(v, &o->conversation);
     } else {
         o->store_url = v;
     }

@@ -192,11 +192,7 @@ static int loop_option(void *opts, const char *flag, const char *v)
         o->judge_model = v;
         o->judge = true;
     } else if (strcmp(flag, "--conversation") == 0) {
-        if (!rein_store_id_is_valid(v))
-            return cli_usage_error("'%s' is not a valid conversation id ([A-Za-z0-9_.-], at "
-                                   "most 64 characters)",
-                                   v);
-        o->conversation = v;
+        return cli_conversation_option(v, &o->conversation);
     } else if (strcmp(flag, "--store") == 0) {
         o->store_url = v;
     } else {

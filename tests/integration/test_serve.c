@@ -1049,21 +1049,6 @@ static void stream_closed_interrupts_turn(void **state)
     json_decref(conv);
 }
 
-/* GET /agent/conversations/{id}/events, on a thread: a follower of a running turn. */
-struct follower {
-    pthread_t th;
-    char url[256];
-    struct th_resp r;
-};
-
-static void *follow_events(void *arg)
-{
-    struct follower *f = arg;
-
-    th_http("GET", f->url, NULL, NULL, &f->r);
-    return NULL;
-}
-
 /* The events of an SSE body, their ids checked to be 1, 2, 3, … from first_id (new). */
 static json_t *numbered_events(const char *body, long first_id)
 {
@@ -1082,7 +1067,7 @@ static json_t *numbered_events(const char *body, long first_id)
 static void events_replay_and_follow(void **state)
 {
     static const char *const from_three[] = {"Last-Event-ID: 3", NULL};
-    struct follower f = {0};
+    struct th_bg *f;
     struct th_bg *b;
     struct th_resp r;
     json_t *live, *followed, *replay;
@@ -1096,17 +1081,16 @@ static void events_replay_and_follow(void **state)
                    true);
     wait_lock("ev", "executing");
     /* A follower joins while the turn runs, from the start. */
-    snprintf(f.url, sizeof(f.url), "%s", u("/agent/conversations/ev/events"));
-    assert_int_equal(pthread_create(&f.th, NULL, follow_events, &f), 0);
+    f = th_bg_get(u("/agent/conversations/ev/events"));
     th_post(u("/agent/conversations/ev/cancel"), "{}", &r);
     assert_int_equal(r.status, 202);
     th_resp_free(&r);
     th_bg_join(b);
-    pthread_join(f.th, NULL);
-    assert_int_equal(f.r.status, 200);
-    assert_non_null(strstr(th_header(&f.r, "Content-Type"), "text/event-stream"));
+    th_bg_join(f);
+    assert_int_equal(f->r.status, 200);
+    assert_non_null(strstr(th_header(&f->r, "Content-Type"), "text/event-stream"));
     /* It got the whole turn in order, start to result, and then the stream ended. */
-    followed = numbered_events(f.r.body, 1);
+    followed = numbered_events(f->r.body, 1);
     n = json_array_size(followed);
     assert_true(n >= 6);
     assert_string_equal(th_jstr(json_array_get(followed, 0), "event"), "start");
@@ -1145,7 +1129,7 @@ static void events_replay_and_follow(void **state)
     json_decref(live);
     json_decref(followed);
     json_decref(replay);
-    th_resp_free(&f.r);
+    th_bg_free(f);
     th_bg_free(b);
 }
 

@@ -413,24 +413,9 @@ static void cancel_and_approval_across_instances(void **state)
     pair_stop();
 }
 
-/* GET /agent/conversations/{id}/events through one instance, on a thread. */
-struct follower {
-    pthread_t th;
-    char url[256];
-    struct th_resp r;
-};
-
-static void *follow_events(void *arg)
-{
-    struct follower *f = arg;
-
-    th_http("GET", f->url, NULL, NULL, &f->r);
-    return NULL;
-}
-
 static void events_followed_across_instances(void **state)
 {
-    struct follower f = {0};
+    struct th_bg *f;
     struct th_bg *x;
     struct th_resp r;
     json_t *events;
@@ -444,15 +429,14 @@ static void events_followed_across_instances(void **state)
     x = th_bg_post(at(&C->a, "/agent/chat"), "{\"message\": \"go\", \"conversation_id\": \"fe\"}",
                    true);
     wait_state(&C->b, "fe", "executing");
-    snprintf(f.url, sizeof(f.url), "%s", at(&C->b, "/agent/conversations/fe/events"));
-    assert_int_equal(pthread_create(&f.th, NULL, follow_events, &f), 0);
+    f = th_bg_get(at(&C->b, "/agent/conversations/fe/events"));
     th_post(at(&C->b, "/agent/conversations/fe/cancel"), "{}", &r);
     assert_int_equal(r.status, 202);
     th_resp_free(&r);
     th_bg_join(x);
-    pthread_join(f.th, NULL);
-    assert_int_equal(f.r.status, 200);
-    events = th_sse_events(f.r.body, NULL);
+    th_bg_join(f);
+    assert_int_equal(f->r.status, 200);
+    events = th_sse_events(f->r.body, NULL);
     n = json_array_size(events);
     assert_true(n >= 4);
     assert_string_equal(th_jstr(json_array_get(events, 0), "event"), "start");
@@ -468,7 +452,7 @@ static void events_followed_across_instances(void **state)
                             last);
     }
     json_decref(events);
-    th_resp_free(&f.r);
+    th_bg_free(f);
     th_bg_free(x);
     pair_stop();
 }

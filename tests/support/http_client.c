@@ -182,11 +182,25 @@ static void *bg_main(void *arg)
 {
     struct th_bg *b = arg;
 
-    if (b->sse)
+    if (b->get)
+        th_get(b->url, &b->r);
+    else if (b->sse)
         th_post_sse(b->url, b->body, &b->r);
     else
         th_post(b->url, b->body, &b->r);
     return NULL;
+}
+
+struct th_bg *th_bg_get(const char *url)
+{
+    struct th_bg *b = calloc(1, sizeof(*b));
+
+    assert_non_null(b);
+    assert_true(strlen(url) < sizeof(b->url));
+    snprintf(b->url, sizeof(b->url), "%s", url);
+    b->get = true;
+    assert_int_equal(pthread_create(&b->th, NULL, bg_main, b), 0);
+    return b;
 }
 
 struct th_bg *th_bg_post(const char *url, const char *body, bool sse)

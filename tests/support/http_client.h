@@ -62,9 +62,12 @@ struct th_bg {
     char url[256];
     char body[1024];
     bool sse;
+    bool get; /* a GET instead (th_bg_get) */
     struct th_resp r;
 };
 struct th_bg *th_bg_post(const char *url, const char *body, bool sse);
+/* A GET on its own thread (a follower of an event stream). */
+struct th_bg *th_bg_get(const char *url);
 void th_bg_join(struct th_bg *b);
 void th_bg_free(struct th_bg *b);
 
