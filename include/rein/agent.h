@@ -2,7 +2,7 @@
  * rein/agent.h: the agent loop. A turn takes a conversation's history and a user message,
  * asks the model, runs the tool calls it makes through the one call pipeline
  * (rein_call_run()), feeds the results back, and repeats until the model answers or a limit
- * stops it (ReAct, 001_f66c1098d8de8c01.txt). Every turn ends with a named stop reason.
+ * stops it (ReAct, docs/DESIGN.md [react]). Every turn ends with a named stop reason.
  *
  * What a turn guarantees:
  *
@@ -42,7 +42,7 @@
  * Tool calls of one reply run concurrently on a bounded pool, except tools whose manifest says
  * "sequential", which run alone, in order; results go back in the model's order.
  *
- * Verification (001_f66c1098d8de8c01.txt, its should_verify), decided in the pipeline's
+ * Verification (docs/DESIGN.md [react], its should_verify), decided in the pipeline's
  * policy step after the arguments passed preflight: strategy "auto" verifies destructive
  * tools always, and every other call unless its reply stated "confidence: N" with N >= 0.8.
  * Whether a model can state a confidence comes from the capability table
@@ -133,7 +133,7 @@ REIN_EXTERN const char *rein_agent_verification_name(enum rein_agent_verificatio
 REIN_EXTERN bool rein_agent_verification_parse(const char *text, enum rein_agent_verification *out);
 
 /*
- * Why a turn stopped (DESIGN.md's list plus three, docs/decisions/0006). Values only grow.
+ * Why a turn stopped (docs/DESIGN.md's list plus three, docs/decisions/0006). Values only grow.
  */
 enum rein_agent_stop {
     REIN_AGENT_STOP_FINAL_ANSWER = 0, /* the model answered without tool calls */

@@ -1,5 +1,5 @@
 /*
- * Success criteria derived from a request (002_cbbc926b3263d1f9.txt, 2.2), for `rein loop`
+ * Success criteria derived from a request (docs/DESIGN.md [verification]), for `rein loop`
  * without a protocol file.
  *
  *   step 1  the request's action verbs, English and Chinese (simplified and traditional):
