@@ -237,7 +237,9 @@ static void test_process_that_hangs_is_killed_with_its_group(void **state)
     (void)state;
     snprintf(pidpath, sizeof(pidpath), "%s/grandchild.pid", dir);
     snprintf(extra, sizeof(extra), ",\"%s\"", pidpath);
-    reg = proc_skill("hang", extra, NULL, 300);
+    /* Long enough for the skill to start its grandchild on a loaded machine (with 300 ms the
+     * call could time out before the grandchild wrote its pid file). */
+    reg = proc_skill("hang", extra, NULL, 2000);
     res = run(reg, "{}", NULL);
     expect(res, REIN_CALL_TIMEOUT, "process group were killed");
     assert_int_equal(rein_call_result_status(res), REIN_CALL_ERROR);
