@@ -191,6 +191,14 @@ static rein_err ask(struct turn *t, rein_model_response **out, rein_error *err)
     if (rc && a->obs.provider_error)
         a->obs.provider_error(a->obs.userdata, rein_provider_name(p),
                               rc == REIN_ETIMEDOUT ? "timeout" : rein_err_name(rc));
+    if (rc == REIN_OK && t->on_rules && a->rules && unroutable(*out)) {
+        /* The rules ran the steps they could read and not the rest: the model takes the turn
+         * over, with what ran in the history. */
+        t->on_rules = false;
+        rein_model_response_free(*out);
+        *out = NULL;
+        return ask(t, out, err);
+    }
 got:
     if (*out) {
         int64_t in = rein_model_response_input_tokens(*out);

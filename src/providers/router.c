@@ -27,7 +27,7 @@
 #include <string.h>
 #include <strings.h>
 
-#define MAX_PARTS 8
+#define MAX_PARTS REIN__ROUTE_MAX_PARTS
 
 pcre2_code *rein__router_compile(const char *pattern)
 {
@@ -648,6 +648,9 @@ void rein__route_plan_release(struct rein__route_plan *plan)
     for (size_t i = 0; i < plan->n; i++)
         json_decref(plan->calls[i].args);
     plan->n = 0;
+    for (size_t i = 0; i < plan->nskipped; i++)
+        rein_free(plan->skipped[i]);
+    plan->nskipped = 0;
 }
 
 /* Routes every part; false (and nothing in plan) unless all route. */
@@ -665,13 +668,71 @@ static bool route_all(const rein_registry *reg, const char *const *names, size_t
     return true;
 }
 
+/* Routes the parts that route and keeps the others, as typed, in plan->skipped; false (and
+ * nothing in plan) unless some routed and some did not. */
+static bool route_some(const rein_registry *reg, const char *const *names, size_t n,
+                       struct rein__part *parts, size_t nparts, struct rein__route_plan *plan,
+                       pcre2_match_data *md)
+{
+    const struct rein__rtext *t = parts[0].t;
+
+    for (size_t i = 0; i < nparts; i++) {
+        polish(&parts[i], md);
+        if (route_part(reg, names, n, &parts[i], plan, md))
+            continue;
+        if (parts[i].e <= parts[i].b)
+            continue; /* nothing was asked there ("A, then") */
+        char *typed =
+            rein_strndup(t->orig + t->map[parts[i].b], t->map[parts[i].e] - t->map[parts[i].b]);
+        if (!typed) {
+            rein__route_plan_release(plan);
+            return false;
+        }
+        plan->skipped[plan->nskipped++] = typed;
+    }
+    if (plan->n == 0 || plan->nskipped == 0) {
+        rein__route_plan_release(plan);
+        return false;
+    }
+    return true;
+}
+
+/* True when some string argument of plan's calls holds text: a request routed whole that
+ * carries a step in an argument ("echo A, then B") accounts for that step. */
+static bool plan_carries(const struct rein__route_plan *plan, const char *text)
+{
+    for (size_t i = 0; i < plan->n; i++) {
+        const char *key;
+        const json_t *v;
+        json_object_foreach((json_t *)plan->calls[i].args, key, v)
+        {
+            if (json_is_string(v) && strstr(json_string_value(v), text))
+                return true;
+        }
+    }
+    return false;
+}
+
+/* A request in steps that route only in part: the routed steps and the skipped ones, unless
+ * routing it whole (whole, already routed) accounts for every step. */
+static bool prefer_steps(const struct rein__route_plan *whole, const struct rein__route_plan *steps)
+{
+    if (steps->n == 0)
+        return false;
+    for (size_t i = 0; i < steps->nskipped; i++) {
+        if (!plan_carries(whole, steps->skipped[i]))
+            return true;
+    }
+    return whole->n == 0;
+}
+
 rein_err rein__router_route(const rein_registry *reg, const char *const *names, size_t n,
                             const char *text, struct rein__route_plan *plan)
 {
     struct rein__rtext t = {0};
-    struct rein__part parts[MAX_PARTS];
+    struct rein__part parts[MAX_PARTS], steps[MAX_PARTS];
     pcre2_match_data *md = pcre2_match_data_create(32, NULL);
-    size_t nparts;
+    size_t nparts, nsteps = 0;
     rein_err rc = REIN_OK;
 
     memset(plan, 0, sizeof(*plan));
@@ -688,11 +749,24 @@ rein_err rein__router_route(const rein_registry *reg, const char *const *names, 
     nparts = split_on(engine_re[RE_SPLIT], &t, parts, MAX_PARTS, md);
     if (nparts > 1 && route_all(reg, names, n, parts, nparts, plan, md))
         goto out;
+    if (nparts > 1) {
+        nsteps = nparts;
+        memcpy(steps, parts, sizeof(parts));
+    }
     nparts = split_on(engine_re[RE_WEAK_SPLIT], &t, parts, MAX_PARTS, md);
     if (nparts > 1 && route_all(reg, names, n, parts, nparts, plan, md))
         goto out;
     parts[0] = (struct rein__part){.t = &t, .b = 0, .e = t.len};
     (void)route_all(reg, names, n, parts, 1, plan, md);
+    if (nsteps > 1) {
+        struct rein__route_plan some = {.lang = plan->lang};
+        if (route_some(reg, names, n, steps, nsteps, &some, md) && prefer_steps(plan, &some)) {
+            rein__route_plan_release(plan);
+            *plan = some;
+        } else {
+            rein__route_plan_release(&some);
+        }
+    }
 out:
     pcre2_match_data_free(md);
     rein_free(t.norm);

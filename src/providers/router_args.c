@@ -704,7 +704,7 @@ static const char *const arg_patterns[A_COUNT] = {
         "中|内|內)?\\s*的?",
     [A_NOISE_PLACE] = "\\b(?:in|across|through|within|inside|throughout)\\s+(?:the\\s+|my\\s+|"
                       "our\\s+|all\\s+(?:the\\s+|my\\s+)?|any\\s+)?" PLACE_WORDS "\\b|"
-                      "(?:在|从|從)\\s*(?:所有|全部|各个|各個)?(?:的)?" PLACE_WORDS
+                      "(?:在|从|從)\\s*(?:(?:所有|全部|各个|各個)\\s*的?\\s*)?" PLACE_WORDS
                       "\\s*(?:里面|裡面|里|裡|中|内|內)?",
     [A_LEAD] = "^\\s*(?:for\\s+|(?:and|or|then|also|with)\\s+|the\\s+(?:words?|text|strings?|terms?"
                "|phrase)\\s+|"

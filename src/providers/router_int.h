@@ -23,6 +23,7 @@
 enum rein__lang { REIN__LANG_EN, REIN__LANG_HANS, REIN__LANG_HANT };
 
 #define REIN__ROUTE_MAX_CALLS 8
+#define REIN__ROUTE_MAX_PARTS 8
 
 /* One call the request asks for: a tool of the registry and its arguments (new). */
 struct rein__routed {
@@ -30,16 +31,23 @@ struct rein__routed {
     json_t *args;
 };
 
-/* Invariants: calls[0 .. n) are set; n is 0 when the request did not route. */
+/* Invariants: calls[0 .. n) are set; n is 0 when the request did not route. skipped[0 ..
+ * nskipped) are the steps of a request in sequence ("A, then B") that no row or example
+ * understood, as typed (new): the steps that did route run, and the answer names these
+ * instead of dropping them. */
 struct rein__route_plan {
     struct rein__routed calls[REIN__ROUTE_MAX_CALLS];
     size_t n;
+    char *skipped[REIN__ROUTE_MAX_PARTS];
+    size_t nskipped;
     enum rein__lang lang;
 };
 
 /*
  * Routes text among the tools named in names (n of them; looked up in reg, borrowed). Every
- * part of the request must route, else plan->n is 0. Returns REIN_OK or REIN_ENOMEM; release
+ * part of the request must route, else plan->n is 0; except that a request written as steps
+ * in sequence whose steps route only in part yields the calls of those that do and the others
+ * in plan->skipped, unless routing it whole accounts for all of it. Returns REIN_OK or REIN_ENOMEM; release
  * the plan with rein__route_plan_release either way.
  */
 rein_err rein__router_route(const rein_registry *reg, const char *const *names, size_t n,

@@ -80,8 +80,9 @@ static bool folder_of(const char *where, char **dir)
         "the files",    "files",     "the repo",      "the repository", "the project",
         "the codebase", "the code",  "my notes",      "the notes",      "notes",
         "everything",   "all files", "all the files", "文件",           "文档",
-        "文檔",         "檔案",      "所有文件",      "全部文件",       "项目",
-        "項目",         "代码",      "代碼",
+        "文檔",         "檔案",      "所有文件",      "全部文件",       "所有的文件",
+        "全部的文件",   "所有檔案",  "所有的檔案",    "所有文档",       "所有的文档",
+        "项目",         "項目",      "代码",          "代碼",
     };
 
     *dir = NULL;

@@ -13,6 +13,9 @@
  *                             so a later one runs after the earlier one succeeded
  *   all calls done, or a      the answer, worded from the results in the request's language
  *   call failed               (English, Simplified or Traditional Chinese)
+ *   steps it could not read   the answer of the steps that ran, each step it could not read
+ *                             named, and finish reason "unroutable": the turn did not do all
+ *                             it was asked, and a model behind the rules takes it over
  *   nothing routes            finish reason "unroutable" (REIN_RULES_UNROUTABLE in
  *                             rein/provider.h) and a text that says what rein can do offline
  *                             and how to configure a model; the agent's fast path reads the
@@ -204,7 +207,9 @@ static rein_err rules_send(rein_provider *p, rein_model_request *req, rein_histo
         rc = reply_call(req, h, &st, &plan.calls[st.calls_made], out);
     } else if (json_array_size(st.results) > 0 || st.calls_made > 0) {
         rein__rules_compose(&st, &text);
-        rc = text.rc ? text.rc : reply_text(req, &text, FINISH_ANSWER, out);
+        rein__rules_skipped(&st, &plan, &text);
+        rc = text.rc ? text.rc
+                     : reply_text(req, &text, plan.nskipped ? FINISH_NOROUTE : FINISH_ANSWER, out);
     } else {
         rein__rules_unroutable(req, &st, &text);
         rc = text.rc ? text.rc : reply_text(req, &text, FINISH_NOROUTE, out);

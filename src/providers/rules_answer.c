@@ -349,6 +349,27 @@ void rein__rules_compose(const struct rein__rules_state *st, struct rein__text *
 
 /* ---- what rein can do offline ---- */
 
+void rein__rules_skipped(const struct rein__rules_state *st, const struct rein__route_plan *plan,
+                         struct rein__text *t)
+{
+    enum rein__lang lang = st->lang;
+
+    for (size_t i = 0; i < plan->nskipped; i++)
+        addf(t,
+             L(lang, "\nNot done: \"%s\". Without a model I cannot read that step.",
+               "\n未完成：“%s”。没有配置模型时，我读不懂这一步。",
+               "\n未完成：「%s」。沒有設定模型時，我讀不懂這一步。"),
+             plan->skipped[i]);
+    if (plan->nskipped > 0)
+        adds(t, L(lang,
+                  " A model can do it: set REIN_PROVIDER and REIN_MODEL (and its API key), or "
+                  "pass --provider and --model.",
+                  "配置模型后可以完成：设置 REIN_PROVIDER 和 REIN_MODEL（以及 API 密钥），或使用 "
+                  "--provider 和 --model 参数。",
+                  "設定模型後可以完成：設定 REIN_PROVIDER 和 REIN_MODEL（以及 API 金鑰），或使用 "
+                  "--provider 和 --model 參數。"));
+}
+
 void rein__rules_unroutable(const rein_model_request *req, const struct rein__rules_state *st,
                             struct rein__text *t)
 {

@@ -25,6 +25,9 @@ struct rein__text {
 
 /* The answer from the results, in the request's language. */
 void rein__rules_compose(const struct rein__rules_state *st, struct rein__text *t);
+/* The steps of plan that did not route, named after the answer (nothing when none). */
+void rein__rules_skipped(const struct rein__rules_state *st, const struct rein__route_plan *plan,
+                         struct rein__text *t);
 /* What rein can do offline, for a request that did not route. */
 void rein__rules_unroutable(const rein_model_request *req, const struct rein__rules_state *st,
                             struct rein__text *t);

@@ -221,6 +221,33 @@ static void test_sequence_chinese(void **state)
     fx_stop(&f);
 }
 
+/* Seed 004's combined example as it is written there: the second step needs the file's
+ * contents, which no rule reads. The step that routes runs; the other is named, never dropped,
+ * and the reply's finish reason says the request was not done in full. */
+static void test_sequence_step_it_cannot_read(void **state)
+{
+    struct fx f;
+    const char *text;
+
+    (void)state;
+    fx_start(&f);
+    text = fx_run(&f, "搜索包含 'calculator' 的文件，然后计算文件中数字的平均值");
+    assert_string_equal(calls_of(&f), "file_search:success");
+    assert_non_null(strstr(text, "找到 1 处"));
+    assert_non_null(strstr(text, "未完成：“计算文件中数字的平均值”。"));
+    assert_non_null(strstr(text, "REIN_PROVIDER"));
+    const json_t *last = rein_history_get(f.h, rein_history_len(f.h) - 1);
+    assert_string_equal(json_string_value(json_object_get(last, "role")), "assistant");
+    text = fx_run(&f, "search the docs for calculator, then compute the mean of the numbers in it");
+    assert_string_equal(calls_of(&f), "file_search:success");
+    assert_non_null(strstr(text, "Not done: \"compute the mean of the numbers in it\"."));
+    /* A step an argument carries is not a step of its own: echo repeats all of it. */
+    text = fx_run(&f, "echo hello, then world");
+    assert_string_equal(calls_of(&f), "echo:success");
+    assert_string_equal(text, "hello, then world");
+    fx_stop(&f);
+}
+
 static void test_sequence_english(void **state)
 {
     struct fx f;
@@ -362,6 +389,22 @@ static void test_fast_path_skips_the_model(void **state)
     assert_non_null(strstr(r->body, "log_transform"));
     assert_non_null(strstr(r->body, "missing.log"));
 
+    /* Routed in part: the rules run the step they read, then the model takes the turn over
+     * with that result in the history, instead of the rules answering "not done". */
+    assert_rein_ok(ms_script(ms, "[{\"text\":\"The mean is 42.\"}]", false, &err), &err);
+    rein_agent_result_free(f.r);
+    assert_rein_ok(rein_agent_run(a, f.h,
+                                  "search the docs for calculator, then compute the mean of the "
+                                  "numbers in it",
+                                  &o, &f.r, &err),
+                   &err);
+    assert_string_equal(rein_agent_result_text(f.r), "The mean is 42.");
+    assert_int_equal(ms_request_count(ms), 3);
+    r = ms_request(ms, 2);
+    assert_non_null(strstr(r->body, "file_search"));
+    assert_non_null(strstr(r->body, "calc.md"));
+    assert_null(strstr(r->body, "Not done"));
+
     rein_agent_free(a);
     rein_provider_free(model);
     rein_provider_config_free(cfg);
@@ -409,6 +452,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_search_english),
     cmocka_unit_test(test_calculator_chinese_and_english),
     cmocka_unit_test(test_sequence_chinese),
+    cmocka_unit_test(test_sequence_step_it_cannot_read),
     cmocka_unit_test(test_sequence_english),
     cmocka_unit_test(test_sequence_stops_at_a_failure),
     cmocka_unit_test(test_unroutable),

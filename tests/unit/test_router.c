@@ -345,10 +345,54 @@ static void test_manifest_examples(void **state)
     rein_registry_free(reg);
 }
 
+/* Steps in sequence that route only in part: the calls of those that do, the others as typed;
+ * a request routed whole that carries the rest in an argument stays whole. */
+static void test_steps_routed_in_part(void **state)
+{
+    rein_registry *reg = registry();
+    struct rein__route_plan plan;
+
+    (void)state;
+    assert_rein_ok(rein__router_route(reg, builtins, 4,
+                                      "搜索包含 'calculator' 的文件，然后计算文件中数字的平均值",
+                                      &plan),
+                   NULL);
+    assert_int_equal(plan.n, 1);
+    assert_string_equal(rein_tool_id(plan.calls[0].tool), "file_search");
+    assert_int_equal(plan.nskipped, 1);
+    assert_string_equal(plan.skipped[0], "计算文件中数字的平均值");
+    rein__route_plan_release(&plan);
+    assert_rein_ok(rein__router_route(reg, builtins, 4, "Echo hi; then tell me a joke", &plan),
+                   NULL);
+    assert_int_equal(plan.n, 1);
+    assert_int_equal(plan.nskipped, 0);
+    assert_string_equal(json_string_value(json_object_get(plan.calls[0].args, "text")),
+                        "hi; then tell me a joke");
+    rein__route_plan_release(&plan);
+    /* nothing routes: nothing skipped either (the request is unroutable as a whole) */
+    assert_rein_ok(rein__router_route(reg, builtins, 4, "tell a joke, then sing", &plan), NULL);
+    assert_int_equal(plan.n, 0);
+    assert_int_equal(plan.nskipped, 0);
+    rein__route_plan_release(&plan);
+    /* "不存在的文件" is a term, not "in the files" */
+    assert_rein_ok(rein__router_route(reg, builtins, 4, "搜索不存在的文件", &plan), NULL);
+    assert_int_equal(plan.n, 1);
+    assert_string_equal(json_string_value(json_object_get(plan.calls[0].args, "query")), "不存在");
+    rein__route_plan_release(&plan);
+    assert_rein_ok(rein__router_route(reg, builtins, 4, "在所有的文件里搜索 calculator", &plan),
+                   NULL);
+    assert_int_equal(plan.n, 1);
+    assert_string_equal(json_string_value(json_object_get(plan.calls[0].args, "query")),
+                        "calculator");
+    assert_null(json_object_get(plan.calls[0].args, "root_dir"));
+    rein__route_plan_release(&plan);
+    rein_registry_free(reg);
+}
+
 static const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_corpus_accuracy),   cmocka_unit_test(test_readme_and_help_examples),
     cmocka_unit_test(test_language),          cmocka_unit_test(test_expressions),
-    cmocka_unit_test(test_manifest_examples),
+    cmocka_unit_test(test_manifest_examples), cmocka_unit_test(test_steps_routed_in_part),
 };
 
 REIN_TEST_MAIN(tests)
