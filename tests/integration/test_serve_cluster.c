@@ -319,6 +319,45 @@ static void two_instances_share_conversations(void **state)
     pair_stop();
 }
 
+/* The store going away is the server's trouble, not the client's: 503 with the store named,
+ * the server keeps answering what does not need the store, and serves again once it is back
+ * (issue 19: store I/O errors become 503s). */
+static void store_down_is_503(void **state)
+{
+    struct th_resp r;
+    int port;
+
+    (void)state;
+    setup_cluster(true);
+    inst_start(&C->a, "30000", "5000");
+    script("[{\"text\": \"Hello.\"}, {\"text\": \"Back.\"}]");
+    th_post(at(&C->a, "/agent/chat"),
+            "{\"message\": \"hi\", \"conversation_id\": \"c\", \"verification\": \"off\"}", &r);
+    assert_int_equal(r.status, 200);
+    th_resp_free(&r);
+    port = C->redis->port;
+    assert_null(test_redis_command(C->redis, "SHUTDOWN NOSAVE"));
+    th_get(at(&C->a, "/agent/conversations"), &r);
+    th_assert_error(&r, 503, "store_unavailable");
+    th_resp_free(&r);
+    th_post(at(&C->a, "/agent/chat"),
+            "{\"message\": \"again\", \"conversation_id\": \"c\", \"verification\": \"off\"}", &r);
+    th_assert_error(&r, 503, "store_unavailable");
+    th_resp_free(&r);
+    th_get(at(&C->a, "/healthz"), &r);
+    assert_int_equal(r.status, 200);
+    th_resp_free(&r);
+    /* The same port again: the server reconnects on its own (the data is gone: no persistence) */
+    test_redis_stop(C->redis);
+    C->redis = test_redis_start_on(port);
+    th_post(at(&C->a, "/agent/chat"),
+            "{\"message\": \"again\", \"conversation_id\": \"c\", \"verification\": \"off\"}", &r);
+    assert_int_equal(r.status, 200);
+    assert_string_equal(th_jstr(r.json, "response"), "Back.");
+    th_resp_free(&r);
+    inst_stop(&C->a);
+}
+
 static void two_instances_one_turn_at_a_time(void **state)
 {
     struct th_bg *x, *y;
@@ -598,6 +637,7 @@ static void sigterm_lets_a_turn_finish(void **state)
 static const struct CMUnitTest tests[] = {
     cmocka_unit_test_teardown(two_instances_share_conversations, teardown),
     cmocka_unit_test_teardown(two_instances_one_turn_at_a_time, teardown),
+    cmocka_unit_test_teardown(store_down_is_503, teardown),
     cmocka_unit_test_teardown(cancel_and_approval_across_instances, teardown),
     cmocka_unit_test_teardown(events_followed_across_instances, teardown),
     cmocka_unit_test_teardown(kill9_during_a_slow_tool, teardown),

@@ -61,6 +61,11 @@ fail:
 
 struct test_redis *test_redis_start(void)
 {
+    return test_redis_start_on(0);
+}
+
+struct test_redis *test_redis_start_on(int on_port)
+{
     const char *bin = find_redis();
     struct test_redis *r;
     char port[16], logfile[512];
@@ -76,7 +81,7 @@ struct test_redis *test_redis_start(void)
     r = calloc(1, sizeof(*r));
     assert_non_null(r);
     r->dir = test_tmpdir();
-    r->port = test_free_port();
+    r->port = on_port ? on_port : test_free_port();
     snprintf(port, sizeof(port), "%d", r->port);
     snprintf(logfile, sizeof(logfile), "%s/redis.log", r->dir);
     snprintf(r->url, sizeof(r->url), "redis://127.0.0.1:%d", r->port);

@@ -17,6 +17,9 @@ struct test_redis {
  * skips the test with a message (CI has it).
  */
 struct test_redis *test_redis_start(void);
+/* The same on port (0: a free one), e.g. to bring a stopped server back where clients expect
+ * it. */
+struct test_redis *test_redis_start_on(int port);
 /* Stops the server and removes its folder. NULL is a no-op. */
 void test_redis_stop(struct test_redis *r);
 /* Sends one inline command (e.g. "CLIENT KILL TYPE normal") and returns the first reply line
