@@ -86,8 +86,18 @@ REIN_EXTERN void rein_jw_str(struct rein_jw *w, const char *s);
 REIN_EXTERN void rein_jw_strn(struct rein_jw *w, const char *s, size_t len);
 REIN_EXTERN void rein_jw_int(struct rein_jw *w, int64_t v);
 REIN_EXTERN void rein_jw_uint(struct rein_jw *w, uint64_t v);
-/* Shortest text that reads back as the same double; NaN and infinities are written null. */
+/* Shortest text that reads back as the same double; NaN and infinities are written null.
+ * The text is rein_json_double_text()'s. */
 REIN_EXTERN void rein_jw_double(struct rein_jw *w, double v);
+/*
+ * Writes into out the shortest decimal text that reads back as v (the fewest significant
+ * digits), laid out as Python's repr does: plain notation for exponents -4 to 15 ("2.8",
+ * "0.30000000000000004", "1e-07", "1e+21", "5e-324", "-0.0"), always with a fraction or an
+ * exponent ("2.0"). NaN and infinities give "null". Returns the length. Every JSON rein writes
+ * prints doubles this way, and so does text that shows a number to a person.
+ */
+#define REIN_JSON_DOUBLE_MAX 32
+REIN_EXTERN int rein_json_double_text(double v, char out[REIN_JSON_DOUBLE_MAX]);
 REIN_EXTERN void rein_jw_bool(struct rein_jw *w, bool v);
 REIN_EXTERN void rein_jw_null(struct rein_jw *w);
 /* Already-encoded JSON text (borrowed), written as one value without checking. */

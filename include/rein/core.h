@@ -185,6 +185,29 @@ REIN_EXTERN char *rein_time_iso(int64_t wall_ms, char out[REIN_TIME_ISO_LEN]);
 /* Sleeps at least ms milliseconds. */
 REIN_EXTERN void rein_sleep_ms(int64_t ms);
 
+/*
+ * Text checks. rein_utf8_valid_prefix returns how many leading bytes of text (len bytes,
+ * borrowed) are valid UTF-8 as JSON requires it (no overlong forms, surrogates or code points
+ * above U+10FFFF): len when all of it is, else the offset of the first bad byte.
+ */
+REIN_EXTERN size_t rein_utf8_valid_prefix(const char *text, size_t len);
+/*
+ * The entry of choices (n entries, or fewer when a NULL ends them; all borrowed) a mistyped
+ * word was most likely meant to be: the nearest by edit distance (ASCII case ignored,
+ * adjacent transpositions count once), if it is close for the word's length. NULL when
+ * nothing is close. The result points into choices.
+ */
+REIN_EXTERN const char *rein_suggest(const char *word, const char *const *choices, size_t n);
+
+/*
+ * Reads the whole file at path (borrowed) into *text: new memory (free with rein_free()),
+ * NUL-terminated, its length in *len (may be NULL). REIN_ENOTFOUND when it does not exist,
+ * REIN_EINVAL for a directory, REIN_EIO when it cannot be read, REIN_ETOOBIG beyond max
+ * bytes; err's message starts with the path.
+ */
+REIN_EXTERN rein_err rein_read_file(const char *path, size_t max, char **text, size_t *len,
+                                    rein_error *err) REIN_WUR;
+
 /* Library version: "MAJOR.MINOR.PATCH". */
 REIN_EXTERN const char *rein_version(void);
 

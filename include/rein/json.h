@@ -33,10 +33,25 @@ REIN_EXTERN json_t *rein_json_parse(const char *text, size_t len, size_t flags, 
 REIN_EXTERN rein_err rein_json_check(const char *text, size_t len, rein_error *err) REIN_WUR;
 /* Reads and parses a whole file. err names the path on failure. New reference or NULL. */
 REIN_EXTERN json_t *rein_json_load_file(const char *path, rein_error *err);
+/*
+ * Where the value at JSON Pointer pointer (RFC 6901; "" is the whole document) starts in
+ * text (len bytes of JSON, borrowed): for an object member the position of its key, for an
+ * array element the element. line and column count from 1, a column being a character, as
+ * in jansson's errors. False when the pointer names nothing there (or the text is broken
+ * before it). For a check that found a problem in a parsed document and must point a
+ * person at it in the file.
+ */
+REIN_EXTERN bool rein_json_locate(const char *text, size_t len, const char *pointer, int *line,
+                                  int *column);
 /* Writes v (borrowed) as one value. Object keys keep their order. */
 REIN_EXTERN void rein_jw_json(struct rein_jw *w, const json_t *v);
 /* Appends the compact encoding of v (borrowed) to b. */
 REIN_EXTERN rein_err rein_json_dump(struct rein_buf *b, const json_t *v) REIN_WUR;
+/* Appends v (borrowed) laid out over lines, indent spaces per level (at most 16; 0: compact),
+ * for a person to read. Numbers as in every rein JSON (rein_json_double_text). On failure b
+ * is left as it was. */
+REIN_EXTERN rein_err rein_json_dump_indent(struct rein_buf *b, const json_t *v,
+                                           int indent) REIN_WUR;
 /* New compact string for v (borrowed), free with rein_free(); NULL on failure. */
 REIN_EXTERN char *rein_json_dumps(const json_t *v);
 /* Short readable type name: "object", "array", "string", "integer", "number", "boolean", "null". */

@@ -240,26 +240,87 @@ void rein_jw_uint(struct rein_jw *w, uint64_t v)
         put(w, tmp, (size_t)n);
 }
 
+/*
+ * The shortest decimal that reads back as v: the fewest significant digits (1 to 17) whose
+ * correctly rounded value is v, laid out as Python's repr and JavaScript do it: plain
+ * notation for exponents from -4 to 15 ("2.8", "0.0001", "1e+16" beyond), always with a
+ * fraction or an exponent so readers keep it a real ("2.0"), exponents with at least two
+ * digits ("1e-07"). One writer for every JSON rein prints, so a number reads the same on
+ * every path.
+ */
+int rein_json_double_text(double v, char out[REIN_JSON_DOUBLE_MAX])
+{
+    char sci[40], digits[20];
+    int prec, exp10, nd = 0, n = 0;
+    const char *p;
+
+    if (!isfinite(v)) {
+        memcpy(out, "null", 5);
+        return 4;
+    }
+    if (v == 0) {
+        n = snprintf(out, REIN_JSON_DOUBLE_MAX, "%s", signbit(v) ? "-0.0" : "0.0");
+        return n;
+    }
+    for (prec = 1; prec < 17; prec++) {
+        snprintf(sci, sizeof(sci), "%.*e", prec - 1, v);
+        if (strtod(sci, NULL) == v)
+            break;
+    }
+    snprintf(sci, sizeof(sci), "%.*e", prec - 1, v);
+    /* sci is "-d.ddde-XX": collect the digits and the exponent. */
+    for (p = sci; *p && *p != 'e'; p++) {
+        if (*p >= '0' && *p <= '9')
+            digits[nd++] = *p;
+    }
+    exp10 = (int)strtol(p + 1, NULL, 10);
+    while (nd > 1 && digits[nd - 1] == '0')
+        nd--;
+    if (v < 0)
+        out[n++] = '-';
+    if (exp10 >= -4 && exp10 < 16) {
+        if (exp10 < 0) {
+            out[n++] = '0';
+            out[n++] = '.';
+            for (int z = -1; z > exp10; z--)
+                out[n++] = '0';
+            memcpy(out + n, digits, (size_t)nd);
+            n += nd;
+        } else {
+            for (int i = 0; i <= exp10; i++)
+                out[n++] = i < nd ? digits[i] : '0';
+            out[n++] = '.';
+            if (nd > exp10 + 1) {
+                memcpy(out + n, digits + exp10 + 1, (size_t)(nd - exp10 - 1));
+                n += nd - exp10 - 1;
+            } else {
+                out[n++] = '0';
+            }
+        }
+    } else {
+        out[n++] = digits[0];
+        if (nd > 1) {
+            out[n++] = '.';
+            memcpy(out + n, digits + 1, (size_t)(nd - 1));
+            n += nd - 1;
+        }
+        n += snprintf(out + n, (size_t)(REIN_JSON_DOUBLE_MAX - n), "e%c%02d", exp10 < 0 ? '-' : '+',
+                      exp10 < 0 ? -exp10 : exp10);
+    }
+    out[n] = '\0';
+    return n;
+}
+
 void rein_jw_double(struct rein_jw *w, double v)
 {
-    char tmp[32];
+    char tmp[REIN_JSON_DOUBLE_MAX];
     int n;
 
     if (!isfinite(v)) {
         rein_jw_null(w);
         return;
     }
-    /* The shortest of %.15g..%.17g that reads back exactly. */
-    for (int prec = 15; prec <= 17; prec++) {
-        n = snprintf(tmp, sizeof(tmp), "%.*g", prec, v);
-        if (strtod(tmp, NULL) == v)
-            break;
-    }
-    /* Keep it a JSON number that readers treat as real, as jansson does. */
-    if (!strpbrk(tmp, ".eE") && (size_t)n + 2 < sizeof(tmp)) {
-        memcpy(tmp + n, ".0", 3);
-        n += 2;
-    }
+    n = rein_json_double_text(v, tmp);
     if (begin_item(w))
         put(w, tmp, (size_t)n);
 }

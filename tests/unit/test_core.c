@@ -171,6 +171,114 @@ static void test_jw_double_round_trips(void **state)
     rein_buf_release(&b);
 }
 
+/* The shortest text that reads back, laid out as Python's repr (the oracle the table came
+ * from: python3 -c 'print(repr(x))'), so every path prints a double one way. */
+static void test_double_text_is_shortest(void **state)
+{
+    static const struct {
+        double v;
+        const char *text;
+    } table[] = {
+        {0.1 + 0.2, "0.30000000000000004"},
+        {2.0 * (3 + 4) / 5, "2.8"},
+        {1e-7, "1e-07"},
+        {1e21, "1e+21"},
+        {-0.0, "-0.0"},
+        {0.0, "0.0"},
+        {5e-324, "5e-324"},
+        {0.6000000000000001, "0.6000000000000001"},
+        {0.6, "0.6"},
+        {100.0, "100.0"},
+        {1e15, "1000000000000000.0"},
+        {1e16, "1e+16"},
+        {0.0001, "0.0001"},
+        {0.00001, "1e-05"},
+        {1.0 / 3.0, "0.3333333333333333"},
+        {-2.5e-300, "-2.5e-300"},
+        {1.7976931348623157e308, "1.7976931348623157e+308"},
+        {123456789.123456789, "123456789.12345679"},
+        {2.5, "2.5"},
+        {-1.5e-7, "-1.5e-07"},
+        {9007199254740993.0, "9007199254740992.0"},
+    };
+    char out[REIN_JSON_DOUBLE_MAX];
+
+    (void)state;
+    for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++) {
+        int n = rein_json_double_text(table[i].v, out);
+        assert_string_equal(out, table[i].text);
+        assert_int_equal(n, (int)strlen(table[i].text));
+        assert_true(strtod(out, NULL) == table[i].v);
+    }
+    assert_int_equal(rein_json_double_text(INFINITY, out), 4);
+    assert_string_equal(out, "null");
+}
+
+static void test_dump_indent_uses_the_one_number_writer(void **state)
+{
+    const char *text = "{\"a\":[2.8,1e-7,{}],\"b\":{\"c\":\"x\\u0000y\",\"d\":[]},\"e\":7}";
+    json_t *v = rein_json_parse(text, strlen(text), 0, NULL);
+    struct rein_buf b;
+
+    (void)state;
+    assert_non_null(v);
+    rein_buf_init(&b, 0);
+    assert_rein_ok(rein_json_dump_indent(&b, v, 2), NULL);
+    assert_string_equal(b.ptr, "{\n  \"a\": [\n    2.8,\n    1e-07,\n    {}\n  ],\n  \"b\": {\n"
+                               "    \"c\": \"x\\u0000y\",\n    \"d\": []\n  },\n  \"e\": 7\n}");
+    rein_buf_reset(&b);
+    assert_rein_ok(rein_json_dump_indent(&b, v, 0), NULL);
+    assert_string_equal(b.ptr,
+                        "{\"a\":[2.8,1e-07,{}],\"b\":{\"c\":\"x\\u0000y\",\"d\":[]},\"e\":7}");
+    rein_buf_release(&b);
+    json_decref(v);
+}
+
+static void test_json_locate_finds_members(void **state)
+{
+    const char *text = "{\"provider\": {\n  \"model\": \"x\",\n  \"caf\\u00e9\": [1, {\"k\": 2}],\n"
+                       "  \"a/b\": 3}, \"é\": true}";
+    int line = 0, col = 0;
+
+    (void)state;
+    assert_true(rein_json_locate(text, strlen(text), "", &line, &col));
+    assert_int_equal(line, 1);
+    assert_int_equal(col, 1);
+    assert_true(rein_json_locate(text, strlen(text), "/provider/model", &line, &col));
+    assert_int_equal(line, 2);
+    assert_int_equal(col, 3);
+    assert_true(rein_json_locate(text, strlen(text), "/provider/café/1/k", &line, &col));
+    assert_int_equal(line, 3);
+    assert_int_equal(col, 21);
+    assert_true(rein_json_locate(text, strlen(text), "/provider/a~1b", &line, &col));
+    assert_int_equal(line, 4);
+    /* A column counts characters: "é" is one. */
+    assert_true(rein_json_locate(text, strlen(text), "/é", &line, &col));
+    assert_int_equal(line, 4);
+    assert_int_equal(col, 14);
+    assert_false(rein_json_locate(text, strlen(text), "/nope", &line, &col));
+    assert_false(rein_json_locate(text, strlen(text), "/provider/café/7", &line, &col));
+    assert_false(rein_json_locate(text, strlen(text), "provider", &line, &col));
+    assert_false(rein_json_locate("{\"a\": ", 6, "/a/b", &line, &col));
+}
+
+static void test_utf8_prefix_and_suggestions(void **state)
+{
+    static const char *const names[] = {"chat", "serve", "schema", "skills", "provider", NULL};
+
+    (void)state;
+    assert_int_equal(rein_utf8_valid_prefix("caf\xc3\xa9", 5), 5);
+    assert_int_equal(rein_utf8_valid_prefix("echo caf\xe9", 9), 8);
+    assert_int_equal(rein_utf8_valid_prefix("\xed\xa0\x80", 3), 0); /* a surrogate */
+    assert_int_equal(rein_utf8_valid_prefix("a\xc0\x80", 3), 1);    /* overlong */
+    assert_int_equal(rein_utf8_valid_prefix("a\0b", 3), 3);         /* NUL is text */
+    assert_string_equal(rein_suggest("chta", names, SIZE_MAX), "chat");
+    assert_string_equal(rein_suggest("serv", names, SIZE_MAX), "serve");
+    assert_string_equal(rein_suggest("SKILS", names, SIZE_MAX), "skills");
+    assert_null(rein_suggest("zzzzzz", names, SIZE_MAX));
+    assert_null(rein_suggest("", names, SIZE_MAX));
+}
+
 static void test_json_parse_reports_position(void **state)
 {
     rein_error err;
@@ -379,6 +487,10 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_jw_replaces_invalid_utf8),
     cmocka_unit_test(test_jw_reports_misuse_and_depth),
     cmocka_unit_test(test_jw_double_round_trips),
+    cmocka_unit_test(test_double_text_is_shortest),
+    cmocka_unit_test(test_dump_indent_uses_the_one_number_writer),
+    cmocka_unit_test(test_json_locate_finds_members),
+    cmocka_unit_test(test_utf8_prefix_and_suggestions),
     cmocka_unit_test(test_json_parse_reports_position),
     cmocka_unit_test(test_json_dump_keeps_key_order),
     cmocka_unit_test(test_ids_are_well_formed_and_distinct),
