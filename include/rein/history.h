@@ -46,7 +46,7 @@ REIN_EXTERN size_t rein_history_len(const rein_history *h);
  */
 REIN_EXTERN rein_err rein_history_append(rein_history *h, const json_t *msg,
                                          rein_error *err) REIN_WUR;
-/* Conveniences for the common messages; text is copied. */
+/* Conveniences for the common messages; text is copied. REIN_EINVAL when text is not UTF-8. */
 REIN_EXTERN rein_err rein_history_add_system(rein_history *h, const char *text) REIN_WUR;
 REIN_EXTERN rein_err rein_history_add_user(rein_history *h, const char *text) REIN_WUR;
 /* The assistant message of a response (borrowed): text, calls with raw arguments,

@@ -298,14 +298,30 @@ REIN_EXTERN rein_err rein_provider_config_set_caps(rein_provider_config *cfg, co
 REIN_EXTERN rein_err rein_provider_config_from_env(rein_provider_config *cfg,
                                                    rein_error *err) REIN_WUR;
 /*
- * Applies a JSON object (borrowed): its "provider" member when that is an object, else the
- * object itself. Members are the keys of rein_provider_config_set() (strings, numbers or
- * booleans) plus "capabilities": {"<model prefix>": {"tools", "parallel_tools",
- * "streaming", "confidence", "context_window"}}. "provider" is applied first.
+ * Applies a configuration document (borrowed), rein's config file: provider settings either
+ * under a "provider" object or, the older flat form, at the top level ("provider" then names
+ * the preset). Members are the keys of rein_provider_config_set() (strings, numbers or
+ * booleans) plus "capabilities": {"<model prefix>": {"tools", "parallel_tools", "streaming",
+ * "confidence", "context_window"}}; "provider" is applied first. Beside them the top level may
+ * hold "mcpServers" (read by rein_mcp_clients_add_config()), "$schema" and "$comment".
+ * Anything else is refused with REIN_EINVAL: "unknown key "modle" (did you mean "model"?)",
+ * so a misspelt setting never passes silently.
  */
 REIN_EXTERN rein_err rein_provider_config_apply_json(rein_provider_config *cfg, const json_t *obj,
                                                      rein_error *err) REIN_WUR;
-/* Reads a JSON config file and applies it. err names the file, line and column. */
+/*
+ * Parses len bytes of text (borrowed) as a configuration document and applies it. Every
+ * failure names the place: err's message starts with "NAME:LINE:COLUMN: " (name borrowed,
+ * e.g. the file's path) and err->line and err->column are set: REIN_EPARSE for text that is
+ * not UTF-8 ("not valid UTF-8 at byte N") or not JSON, REIN_EINVAL for a member that is
+ * unknown or has a bad value (the position of its key).
+ */
+REIN_EXTERN rein_err rein_provider_config_load_text(rein_provider_config *cfg, const char *text,
+                                                    size_t len, const char *name,
+                                                    rein_error *err) REIN_WUR;
+/* Reads a configuration file (path borrowed) and applies it as rein_provider_config_load_text()
+ * does; a file that is missing (REIN_ENOTFOUND), a directory (REIN_EINVAL) or unreadable
+ * (REIN_EIO) is named with the reason. */
 REIN_EXTERN rein_err rein_provider_config_load_file(rein_provider_config *cfg, const char *path,
                                                     rein_error *err) REIN_WUR;
 /* The provider preset names, NULL-terminated, for help texts. Static. */

@@ -342,6 +342,32 @@ rein_err rein_provider_config_set_caps(rein_provider_config *cfg, const char *pr
     return REIN_OK;
 }
 
+/* Every member a provider section may hold: rein_provider_config_set()'s keys and
+ * "capabilities". Suggestions for a mistyped key come from this list. */
+static const char *const file_keys[] = {"provider",
+                                        "model",
+                                        "base_url",
+                                        "api_key",
+                                        "api_key_env",
+                                        "record",
+                                        "replay",
+                                        "anthropic_version",
+                                        "user_agent",
+                                        "text_calls",
+                                        "think_tags",
+                                        "enable_thinking",
+                                        "max_tokens_field",
+                                        "send_reasoning",
+                                        "connect_timeout_ms",
+                                        "first_byte_timeout_ms",
+                                        "idle_timeout_ms",
+                                        "total_timeout_ms",
+                                        "max_retries",
+                                        "retry_base_ms",
+                                        "retry_max_wait_ms",
+                                        "capabilities",
+                                        NULL};
+
 static bool parse_i64(const char *s, int64_t *out)
 {
     char *end;
@@ -476,7 +502,11 @@ rein_err rein_provider_config_set(rein_provider_config *cfg, const char *key, co
     rc = set_number(cfg, key, value, err);
     if (rc != REIN_ENOTFOUND)
         return rc;
-    return rein_error_set(err, REIN_EINVAL, "unknown provider setting '%s'", key);
+    {
+        const char *near = rein_suggest(key, file_keys, SIZE_MAX);
+        return rein_error_set(err, REIN_EINVAL, "unknown provider setting '%s'%s%s%s", key,
+                              near ? " (did you mean '" : "", near ? near : "", near ? "'?)" : "");
+    }
 }
 
 rein_err rein_provider_config_from_env(rein_provider_config *cfg, rein_error *err)
@@ -502,10 +532,62 @@ rein_err rein_provider_config_from_env(rein_provider_config *cfg, rein_error *er
     return REIN_OK;
 }
 
-static rein_err apply_caps(rein_provider_config *cfg, const json_t *obj, rein_error *err)
+/* ---------------------------------------------------------------------------------------
+ * The configuration file
+ *
+ * A check that fails names the member by its JSON Pointer in `at`, so the file loader can turn
+ * it into a line and column: a person fixes "rein.json:3:5: unknown key "modle"" at once.
+ */
+
+/* Members of the top level that belong to others or to nobody: the MCP client's servers and
+ * the two keys editors and schemas add. */
+static const char *const foreign_keys[] = {"mcpServers", "$schema", "$comment", NULL};
+
+static bool in_list(const char *const *list, const char *key)
 {
-    const char *prefix;
-    json_t *v;
+    for (size_t i = 0; list[i]; i++) {
+        if (strcmp(list[i], key) == 0)
+            return true;
+    }
+    return false;
+}
+
+/* Appends "/key" (escaped as RFC 6901 wants) to the pointer in at. */
+static void at_push(char *at, size_t size, const char *key)
+{
+    size_t n = strlen(at);
+
+    if (n + 1 < size)
+        at[n++] = '/';
+    for (const char *k = key; *k && n + 2 < size; k++) {
+        if (*k == '~' || *k == '/') {
+            at[n++] = '~';
+            at[n++] = *k == '~' ? '0' : '1';
+        } else {
+            at[n++] = *k;
+        }
+    }
+    at[n] = '\0';
+}
+
+static rein_err unknown_key(rein_error *err, const char *key, const char *const *known,
+                            const char *where)
+{
+    const char *near = rein_suggest(key, known, SIZE_MAX);
+
+    return rein_error_set(err, REIN_EINVAL, "unknown key \"%.80s\"%s%s%s%s", key,
+                          where ? where : "", near ? " (did you mean \"" : "", near ? near : "",
+                          near ? "\"?)" : "");
+}
+
+static rein_err apply_caps(rein_provider_config *cfg, const json_t *obj, char *at, size_t size,
+                           rein_error *err)
+{
+    static const char *const flags[] = {"tools",      "parallel_tools", "streaming",
+                                        "confidence", "context_window", NULL};
+    size_t base = strlen(at);
+    const char *prefix, *name;
+    json_t *v, *m;
 
     if (!json_is_object(obj))
         return rein_error_set(err, REIN_EINVAL,
@@ -513,39 +595,54 @@ static rein_err apply_caps(rein_provider_config *cfg, const json_t *obj, rein_er
     json_object_foreach((json_t *)obj, prefix, v)
     {
         struct rein_model_caps caps;
-        json_t *m;
+        at[base] = '\0';
+        at_push(at, size, prefix);
         if (!json_is_object(v))
             return rein_error_set(err, REIN_EINVAL, "capabilities.%s: must be an object", prefix);
         rein__caps_resolve(cfg, prefix, &caps);
-        if ((m = json_object_get(v, "tools")))
-            caps.tools = json_is_true(m);
-        if ((m = json_object_get(v, "parallel_tools")))
-            caps.parallel_tools = json_is_true(m);
-        if ((m = json_object_get(v, "streaming")))
-            caps.streaming = json_is_true(m);
-        if ((m = json_object_get(v, "confidence")))
-            caps.confidence = json_is_true(m);
-        if ((m = json_object_get(v, "context_window"))) {
-            if (!json_is_integer(m) || json_integer_value(m) <= 0)
-                return rein_error_set(err, REIN_EINVAL,
-                                      "capabilities.%s.context_window: must be a positive integer",
-                                      prefix);
-            caps.context_window = json_integer_value(m);
+        json_object_foreach(v, name, m)
+        {
+            size_t mark = strlen(at);
+            at_push(at, size, name);
+            if (!in_list(flags, name))
+                return unknown_key(err, name, flags, " in capabilities");
+            if (strcmp(name, "context_window") == 0) {
+                if (!json_is_integer(m) || json_integer_value(m) <= 0)
+                    return rein_error_set(
+                        err, REIN_EINVAL,
+                        "capabilities.%s.context_window: must be a positive integer", prefix);
+                caps.context_window = json_integer_value(m);
+            } else if (!json_is_boolean(m)) {
+                return rein_error_set(err, REIN_EINVAL, "capabilities.%s.%s: must be true or false",
+                                      prefix, name);
+            } else if (strcmp(name, "tools") == 0) {
+                caps.tools = json_is_true(m);
+            } else if (strcmp(name, "parallel_tools") == 0) {
+                caps.parallel_tools = json_is_true(m);
+            } else if (strcmp(name, "streaming") == 0) {
+                caps.streaming = json_is_true(m);
+            } else {
+                caps.confidence = json_is_true(m);
+            }
+            at[mark] = '\0';
         }
         if (rein_provider_config_set_caps(cfg, prefix, &caps))
-            return REIN_ENOMEM;
+            return rein_error_set(err, REIN_ENOMEM, "out of memory");
     }
+    at[base] = '\0';
     return REIN_OK;
 }
 
-static rein_err apply_member(rein_provider_config *cfg, const char *key, const json_t *v,
-                             rein_error *err)
+static rein_err apply_member(rein_provider_config *cfg, const char *key, const json_t *v, char *at,
+                             size_t size, rein_error *err)
 {
     char num[32];
     const char *text;
 
+    if (!in_list(file_keys, key))
+        return unknown_key(err, key, file_keys, NULL);
     if (strcmp(key, "capabilities") == 0)
-        return apply_caps(cfg, v, err);
+        return apply_caps(cfg, v, at, size, err);
     if (json_is_string(v))
         text = json_string_value(v);
     else if (json_is_integer(v)) {
@@ -554,52 +651,148 @@ static rein_err apply_member(rein_provider_config *cfg, const char *key, const j
     } else if (json_is_boolean(v))
         text = json_is_true(v) ? "true" : "false";
     else
-        return rein_error_set(err, REIN_EINVAL, "%s: must be a string, a number or a boolean", key);
+        return rein_error_set(err, REIN_EINVAL,
+                              "%s: must be a string, a number or a boolean, got %s", key,
+                              rein_json_type_name(v));
+    if (json_is_string(v) && strlen(text) != json_string_length(v))
+        return rein_error_set(err, REIN_EINVAL, "%s: must not contain \\u0000", key);
     return rein_provider_config_set(cfg, key, text, err);
+}
+
+/* Applies obj (the whole document); on failure `at` holds the failing member's pointer. */
+static rein_err apply_doc(rein_provider_config *cfg, const json_t *obj, char *at, size_t size,
+                          rein_error *err)
+{
+    const json_t *section = json_object_get(obj, "provider"), *v;
+    const char *key;
+    rein_err rc;
+
+    at[0] = '\0';
+    if (!json_is_object(obj))
+        return rein_error_set(err, REIN_EINVAL, "the configuration must be a JSON object, got %s",
+                              rein_json_type_name(obj));
+    if (section && !json_is_object(section) && !json_is_string(section)) {
+        at_push(at, size, "provider");
+        return rein_error_set(err, REIN_EINVAL,
+                              "provider: must be a provider name or an object of provider "
+                              "settings, got %s",
+                              rein_json_type_name(section));
+    }
+    /* A section holds the provider settings; beside it only other programs' members. */
+    json_object_foreach((json_t *)obj, key, v)
+    {
+        if (!json_is_object(section) || strcmp(key, "provider") == 0 || in_list(foreign_keys, key))
+            continue;
+        at_push(at, size, key);
+        if (in_list(file_keys, key))
+            return rein_error_set(err, REIN_EINVAL,
+                                  "%s: provider settings go inside the \"provider\" object", key);
+        return unknown_key(err, key, foreign_keys, NULL);
+    }
+    if (json_is_object(section)) {
+        at_push(at, size, "provider");
+        obj = section;
+    }
+    /* The provider first: its preset is the base the other settings change. */
+    v = json_object_get(obj, "provider");
+    if (json_is_string(v)) {
+        size_t mark = strlen(at);
+        at_push(at, size, "provider");
+        rc = apply_member(cfg, "provider", v, at, size, err);
+        if (rc)
+            return rc;
+        at[mark] = '\0';
+    }
+    json_object_foreach((json_t *)obj, key, v)
+    {
+        size_t mark = strlen(at);
+        /* mcpServers belongs to the MCP client (rein_mcp_clients_add_config), same file. */
+        if (strcmp(key, "provider") == 0 || (obj != section && in_list(foreign_keys, key)))
+            continue;
+        at_push(at, size, key);
+        rc = apply_member(cfg, key, v, at, size, err);
+        if (rc)
+            return rc;
+        at[mark] = '\0';
+    }
+    return REIN_OK;
 }
 
 rein_err rein_provider_config_apply_json(rein_provider_config *cfg, const json_t *obj,
                                          rein_error *err)
 {
-    const json_t *section = json_object_get(obj, "provider");
-    const char *key;
-    json_t *v;
+    char at[256];
+
+    return apply_doc(cfg, obj, at, sizeof(at), err);
+}
+
+/* "NAME:LINE:COLUMN: " in front of err's message, with the position in err. */
+static void point_at(rein_error *err, const char *name, int line, int column)
+{
+    if (!err)
+        return;
+    err->line = line;
+    err->column = column;
+    rein_error_prefix(err, "%s:%d:%d: ", name, line, column);
+}
+
+rein_err rein_provider_config_load_text(rein_provider_config *cfg, const char *text, size_t len,
+                                        const char *name, rein_error *err)
+{
+    size_t good = rein_utf8_valid_prefix(text, len);
+    int line = 1, column = 1;
+    char at[256];
+    json_t *doc;
     rein_err rc;
 
-    if (!json_is_object(obj))
-        return rein_error_set(err, REIN_EINVAL, "the provider configuration must be an object");
-    if (json_is_object(section))
-        obj = section;
-    /* The provider first: its preset is the base the other settings change. */
-    v = json_object_get(obj, "provider");
-    if (json_is_string(v)) {
-        rc = rein_provider_config_set_provider(cfg, json_string_value(v), err);
-        if (rc)
-            return rc;
+    if (!name)
+        name = "configuration";
+    if (good < len) {
+        for (size_t i = 0; i < good; i++) {
+            if (text[i] == '\n')
+                line++, column = 1;
+            else if (((unsigned char)text[i] & 0xC0) != 0x80)
+                column++;
+        }
+        rein_error_set(err, REIN_EPARSE, "not valid UTF-8 at byte %zu", good + 1);
+        point_at(err, name, line, column);
+        return REIN_EPARSE;
     }
-    json_object_foreach((json_t *)obj, key, v)
-    {
-        /* mcpServers belongs to the MCP client (rein_mcp_clients_add_config), same file. */
-        if (strcmp(key, "provider") == 0 || strcmp(key, "mcpServers") == 0)
-            continue;
-        rc = apply_member(cfg, key, v, err);
-        if (rc)
-            return rc;
+    doc = rein_json_parse(text, len, 0, err);
+    if (!doc) {
+        if (err) {
+            /* jansson's own words, without the position it also appends. */
+            char *tail = strstr(err->msg, " at line ");
+            if (tail)
+                *tail = '\0';
+            line = err->line > 0 ? err->line : 1;
+            column = err->column > 0 ? err->column : 1;
+            point_at(err, name, line, column);
+        }
+        return REIN_EPARSE;
     }
-    return REIN_OK;
+    rc = apply_doc(cfg, doc, at, sizeof(at), err);
+    json_decref(doc);
+    if (rc) {
+        line = column = 1;
+        (void)rein_json_locate(text, len, at, &line, &column);
+        point_at(err, name, line, column);
+    }
+    return rc;
 }
+
+#define CONFIG_MAX_BYTES ((size_t)4 << 20)
 
 rein_err rein_provider_config_load_file(rein_provider_config *cfg, const char *path,
                                         rein_error *err)
 {
-    json_t *doc = rein_json_load_file(path, err);
-    rein_err rc;
+    char *text;
+    size_t len;
+    rein_err rc = rein_read_file(path, CONFIG_MAX_BYTES, &text, &len, err);
 
-    if (!doc)
-        return err ? err->code : REIN_EPARSE;
-    rc = rein_provider_config_apply_json(cfg, doc, err);
-    json_decref(doc);
     if (rc)
-        rein_error_prefix(err, "%s: ", path);
+        return rc;
+    rc = rein_provider_config_load_text(cfg, text, len, path, err);
+    rein_free(text);
     return rc;
 }

@@ -195,7 +195,12 @@ rein_err rein_history_append(rein_history *h, const json_t *msg, rein_error *err
 
 static rein_err add_text(rein_history *h, const char *role, const char *text)
 {
-    json_t *m = json_pack("{s:s, s:s}", "role", role, "content", text ? text : "");
+    json_t *m;
+
+    /* jansson refuses text that is not UTF-8 as if memory had run out: say what it is. */
+    if (text && rein_utf8_valid_prefix(text, strlen(text)) != strlen(text))
+        return REIN_EINVAL;
+    m = json_pack("{s:s, s:s}", "role", role, "content", text ? text : "");
     return append_take(h, m);
 }
 

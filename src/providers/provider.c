@@ -349,6 +349,10 @@ rein_provider *rein_provider_new(const rein_provider_config *cfg, rein_error *er
         }
     }
     rein__caps_resolve(&p->cfg, p->cfg.model, &p->caps);
+    /* The rules read the history and send nothing anywhere: no context window to fit, so a
+     * long tool result is never shortened into something they cannot render. */
+    if (p->wire == &rein__wire_rules)
+        p->caps.context_window = 0;
     if (p->cfg.record) {
         p->rec = rein__recorder_open(p->cfg.record, err);
         if (!p->rec) {

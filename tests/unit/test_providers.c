@@ -1368,6 +1368,61 @@ static void test_keys_come_from_the_environment_and_never_show(void **state)
     rein_provider_config_free(cfg);
 }
 
+/* A configuration that cannot be used is refused with the file, line and column of the
+ * problem, never half applied in silence. */
+static void test_config_refusals_name_the_place(void **state)
+{
+    static const struct {
+        const char *text, *want;
+        int line, column;
+    } cases[] = {
+        {"{\"provider\": \"openai\",\n  \"modle\": \"x\"}",
+         "unknown key \"modle\" (did you mean \"model\"?)", 2, 3},
+        {"{\"provider\": {\"provider\": \"vllm\",\n \"max_retrys\": 3}}",
+         "did you mean \"max_retries\"", 2, 2},
+        {"{\"provider\": {\"model\": \"m\"}, \"model\": \"n\"}",
+         "go inside the \"provider\" object", 1, 30},
+        {"{\"provider\": {\"model\": \"m\"}, \"mcpservers\": {}}", "did you mean \"mcpServers\"", 1,
+         30},
+        {"{\"provider\": 7}", "must be a provider name or an object", 1, 2},
+        {"{\"provider\": \"nope\"}", "unknown provider 'nope'", 1, 2},
+        {"{\"capabilities\": {\"gpt\": {\"toolz\": true}}}",
+         "unknown key \"toolz\" in capabilities", 1, 27},
+        {"{\"capabilities\": {\"gpt\": {\"tools\": 1}}}", "must be true or false", 1, 27},
+        {"[1, 2]", "must be a JSON object, got array", 1, 1},
+        {"{\"model\": \"caf\xe9\"}", "not valid UTF-8 at byte 15", 1, 15},
+        {"{\"model\": ", "", 1, 10},
+        {"{\"model\": \"a\\u0000b\"}", "must not contain \\u0000", 1, 2},
+    };
+    rein_provider_config *cfg = rein_provider_config_new();
+    rein_error err;
+
+    (void)state;
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        char head[64];
+        rein_error_clear(&err);
+        assert_int_not_equal(rein_provider_config_load_text(
+                                 cfg, cases[i].text, strlen(cases[i].text), "rein.json", &err),
+                             REIN_OK);
+        snprintf(head, sizeof(head), "rein.json:%d:%d: ", cases[i].line, cases[i].column);
+        if (strncmp(err.msg, head, strlen(head)) != 0 || !strstr(err.msg, cases[i].want))
+            fail_msg("case %zu: got \"%s\", want \"%s...%s\"", i, err.msg, head, cases[i].want);
+        assert_int_equal(err.line, cases[i].line);
+        assert_int_equal(err.column, cases[i].column);
+    }
+    /* What belongs to others, and the two keys editors add, pass. */
+    rein_error_clear(&err);
+    {
+        const char *fine = "{\"$schema\": \"x\", \"mcpServers\": {}, \"provider\": \"rules\"}";
+        assert_rein_ok(rein_provider_config_load_text(cfg, fine, strlen(fine), "rein.json", &err),
+                       &err);
+    }
+    rein_error_clear(&err);
+    assert_int_equal(rein_provider_config_set(cfg, "modle", "x", &err), REIN_EINVAL);
+    assert_non_null(strstr(err.msg, "did you mean 'model'"));
+    rein_provider_config_free(cfg);
+}
+
 static void test_config_file_and_capabilities(void **state)
 {
     char *dir = test_tmpdir();
@@ -1518,6 +1573,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_interleaved_thinking_goes_back_in_order),
     cmocka_unit_test(test_presets_and_base_urls),
     cmocka_unit_test(test_keys_come_from_the_environment_and_never_show),
+    cmocka_unit_test(test_config_refusals_name_the_place),
     cmocka_unit_test(test_config_file_and_capabilities),
     cmocka_unit_test(test_decoding_survives_allocation_failure),
     cmocka_unit_test(test_encoding_survives_allocation_failure),
