@@ -2,8 +2,9 @@
  * rein/store.h: durable conversations, messages, ledger, events, locks and control messages.
  *
  * One interface, two backends chosen by URL:
- *   sqlite:PATH                 (the default, "sqlite:./rein.db"; a bare path means SQLite)
+ *   sqlite:PATH                 (the default, "sqlite:./rein.db")
  *   redis://[:PASSWORD@]HOST:PORT[/DB]
+ * Any other URL, a bare path included, is refused with REIN_EINVAL and these forms named.
  * SQLite is for one process (or several on one machine); Redis lets several `rein serve`
  * processes share conversations, ledger and locks, so any instance can take any request.
  *

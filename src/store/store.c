@@ -225,13 +225,13 @@ rein_err rein_store_open(const char *url, const struct rein_store_opts *opts, re
         rc = rein__store_redis_open(s, url, err);
     } else if (has_prefix(url, "sqlite:")) {
         rc = rein__store_sqlite_open(s, url + strlen("sqlite:"), err);
-    } else if (strstr(url, "://")) {
-        rc = rein_error_set(err, REIN_EINVAL,
-                            "store URL \"%.100s\" is not understood: use sqlite:PATH or "
-                            "redis://HOST:PORT[/DB]",
-                            url);
     } else {
-        rc = rein__store_sqlite_open(s, url, err);
+        /* Anything else is refused, a bare path too: "bogus:x" must not become a file. */
+        rc = rein_error_set(err, REIN_EINVAL,
+                            "store URL \"%.100s\" is not one rein knows; use sqlite:PATH (e.g. "
+                            "sqlite:./rein.db) or redis://HOST:PORT[/DB]",
+                            url);
+        rein_error_where(err, "store");
     }
     if (rc != REIN_OK)
         goto out_free;
