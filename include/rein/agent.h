@@ -421,14 +421,20 @@ REIN_EXTERN rein_err rein_agent_history_repair_started(rein_history *h, const ch
 
 REIN_EXTERN void rein_agent_result_free(rein_agent_result *r);
 REIN_EXTERN enum rein_agent_stop rein_agent_result_stop(const rein_agent_result *r);
-/* True for final_answer, success_cap and proposed, when no ledger entry of the turn is
- * pending. */
+/*
+ * Success means success: true for final_answer, success_cap and proposed, when no ledger
+ * entry of the turn is pending, unless the turn made tool calls and none of them succeeded,
+ * every call was denied, or the rules provider could not route the request (its reply's
+ * finish reason "unroutable"); then false, and the detail says which. A proposed call
+ * (checked, not run) counts as one that succeeded. The same rule for every front end (rein chat's exit status, POST /agent/chat).
+ */
 REIN_EXTERN bool rein_agent_result_success(const rein_agent_result *r);
 /* The answer (the model's, or composed by rein when the model could not give one). Borrowed,
  * never NULL. */
 REIN_EXTERN const char *rein_agent_result_text(const rein_agent_result *r);
-/* Why the turn stopped, in words ("file_search failed three times in a row with …"); ""
- * for a final answer. Borrowed, never NULL. */
+/* Why the turn stopped, in words ("file_search failed three times in a row with …"), and
+ * why it did not succeed ("none of the 1 tool call succeeded; the last: calculator: …");
+ * "" for a successful final answer. Borrowed, never NULL. */
 REIN_EXTERN const char *rein_agent_result_detail(const rein_agent_result *r);
 REIN_EXTERN const char *rein_agent_result_trace_id(const rein_agent_result *r);
 /* Tool calls the model made in the turn. */
@@ -451,7 +457,8 @@ REIN_EXTERN rein_ledger *rein_agent_result_ledger(const rein_agent_result *r);
  *                    "approval"?: {"approved", "reason"}}],
  *    "meta": {"total_tokens", "input_tokens", "output_tokens", "tool_calls_count",
  *             "latency_ms", "stop_reason", "iterations", "model_calls", "mode",
- *             "detail"?, "claims": [refuted claims of the answer, as in the claims event]}}
+ *             "provider", "model" (null when none), "detail"?,
+ *             "claims": [refuted claims of the answer, as in the claims event]}}
  * status is the ledger's (success | error | invalid) or "proposed"; result is the output on
  * success, the error object {code, message, details} otherwise, null for a proposal;
  * arguments are the parsed value (defaults filled) or the raw text when it did not parse.

@@ -151,6 +151,7 @@ struct turn {
     size_t nproposed;        /* calls proposed (propose mode) */
     struct rein_buf partial; /* text of a reply that failed part-way */
     bool nudged;             /* a reply with tool calls written as text was sent back once */
+    bool unroutable;         /* the answer is the rules provider's "could not route" */
     double confidence;       /* stated in the reply being handled, or -1 */
     /* The timeout watchdog. */
     pthread_t watchdog;

@@ -13,6 +13,8 @@ struct rein_agent_result {
     char *text;
     char *detail;
     char *conversation_id;
+    const char *provider; /* the preset's static name */
+    char *model;          /* NULL when the provider has none */
     char trace_id[REIN_TRACE_ID_LEN + 1];
     struct call_rec *recs;
     size_t nrecs;
@@ -32,25 +34,81 @@ static bool any_pending(const struct turn *t)
     return t->own_ledger && rein_ledger_pending_count(t->own_ledger, true, false, 0) > 0;
 }
 
+/*
+ * Why a turn that stopped well still did not succeed (docs/decisions/0006): it made tool
+ * calls and none succeeded, every call was denied, or the rules provider could not route
+ * the request. Writes the reason into why and returns true; false when the turn succeeded.
+ * A proposed call (propose mode: checked, waiting to run) counts as one that succeeded.
+ */
+static bool not_a_success(const struct turn *t, char *why, size_t size)
+{
+    size_t made = 0, ok = 0, denied = 0;
+    const rein_call_result *last_failed = NULL;
+
+    if (t->unroutable) {
+        snprintf(why, size,
+                 "the rules provider could not route the request (no model is "
+                 "configured to answer it)");
+        return true;
+    }
+    for (size_t i = 0; i < t->nrecs; i++) {
+        const rein_call_result *res = t->recs[i].res;
+        if (t->recs[i].proposed) {
+            ok++; /* checked and waiting: as good as a propose-mode turn gets */
+            continue;
+        }
+        made++;
+        if (rein_call_result_ok(res)) {
+            ok++;
+        } else {
+            last_failed = res;
+            denied += rein_call_result_code(res) == REIN_CALL_DENIED;
+        }
+    }
+    if (made == 0 || ok > 0)
+        return false;
+    if (denied == made)
+        snprintf(why, size, "every tool call was denied (%zu of %zu): %.200s", denied, made,
+                 rein_call_result_message(last_failed));
+    else
+        snprintf(why, size, "none of the %zu tool call%s succeeded; the last: %s: %s: %.200s", made,
+                 made == 1 ? "" : "s", rein_call_result_tool_name(last_failed),
+                 rein_call_code_name(rein_call_result_code(last_failed)),
+                 rein_call_result_message(last_failed));
+    return true;
+}
+
 rein_agent_result *rein__result_from_turn(struct turn *t)
 {
+    char why[400];
     rein_agent_result *r = rein_calloc(1, sizeof(*r));
 
     if (!r)
         return NULL;
+    r->success = (t->stop == REIN_AGENT_STOP_FINAL_ANSWER ||
+                  t->stop == REIN_AGENT_STOP_SUCCESS_CAP || t->stop == REIN_AGENT_STOP_PROPOSED) &&
+                 !any_pending(t);
+    if (r->success && not_a_success(t, why, sizeof(why))) {
+        r->success = false;
+        /* The reason goes into meta.detail, ahead of what the turn noted. */
+        if ((t->detail.len && rein_buf_adds(&t->detail, "; ") != REIN_OK) ||
+            rein_buf_adds(&t->detail, why) != REIN_OK)
+            rein_buf_reset(&t->detail);
+    }
     r->text = rein_strndup(t->text.ptr, t->text.len);
     r->detail = rein_strndup(t->detail.ptr, t->detail.len);
     if (t->o->conversation_id)
         r->conversation_id = rein_strdup(t->o->conversation_id);
-    if (!r->text || !r->detail || (t->o->conversation_id && !r->conversation_id)) {
+    r->provider = rein_provider_name(t->a->provider);
+    if (rein_provider_model(t->a->provider))
+        r->model = rein_strdup(rein_provider_model(t->a->provider));
+    if (!r->text || !r->detail || (t->o->conversation_id && !r->conversation_id) ||
+        (rein_provider_model(t->a->provider) && !r->model)) {
         rein_agent_result_free(r);
         return NULL;
     }
     r->stop = t->stop;
     r->mode = t->o->mode;
-    r->success = (t->stop == REIN_AGENT_STOP_FINAL_ANSWER ||
-                  t->stop == REIN_AGENT_STOP_SUCCESS_CAP || t->stop == REIN_AGENT_STOP_PROPOSED) &&
-                 !any_pending(t);
     memcpy(r->trace_id, t->trace_id, sizeof(r->trace_id));
     r->in_tokens = atomic_load(&t->in_tokens);
     r->out_tokens = atomic_load(&t->out_tokens);
@@ -89,6 +147,7 @@ void rein_agent_result_free(rein_agent_result *r)
     rein_free(r->text);
     rein_free(r->detail);
     rein_free(r->conversation_id);
+    rein_free(r->model);
     rein_free(r);
 }
 
@@ -283,6 +342,10 @@ json_t *rein_agent_result_json(const rein_agent_result *r)
     rein_jw_int(&w, r->model_calls);
     rein_jw_key(&w, "mode");
     rein_jw_str(&w, rein_agent_mode_name(r->mode));
+    rein_jw_key(&w, "provider");
+    rein_jw_str(&w, r->provider);
+    rein_jw_key(&w, "model");
+    rein_jw_str(&w, r->model);
     if (r->detail[0]) {
         rein_jw_key(&w, "detail");
         rein_jw_str(&w, r->detail);

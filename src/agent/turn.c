@@ -685,6 +685,8 @@ static void take_answer(struct turn *t, const rein_model_response *resp)
     if ((text[0] || refusal) && rein_history_add_response(t->h, resp) == REIN_OK)
         (void)rein__turn_persist_last(t);
     set_text(&t->text, "%s", text[0] ? text : refusal ? refusal : "");
+    /* The rules provider answering "I could not route this" is an answer, not a success. */
+    t->unroutable = unroutable(resp);
     if (t->fatal) {
         stop_with(t, REIN_AGENT_STOP_ERROR, NULL);
         return;
@@ -937,6 +939,9 @@ rein_err rein_agent_run(rein_agent *a, rein_history *h, const char *message,
                               "place for the result");
     if (!message || !message[0])
         return rein_error_set(err, REIN_EINVAL, "the message is empty");
+    if (rein_utf8_valid_prefix(message, strlen(message)) != strlen(message))
+        return rein_error_set(err, REIN_EINVAL, "the message is not valid UTF-8 at byte %zu",
+                              rein_utf8_valid_prefix(message, strlen(message)) + 1);
     memset(&t, 0, sizeof(t));
     t.a = a;
     t.h = h;

@@ -203,7 +203,9 @@ test('a destructive call is approved, and another rejected', async () => {
   await page.waitForSelector('.card-wrap[data-call-id="wipe_2"] .question button.reject');
   await card(page, 'wipe_2').locator('button.reject').click();
   await waitCard(page, 'wipe_2', 'denied');
-  await waitStatus(page, 'Done.');
+  // Every call of the turn was denied: it did not succeed, whatever the model answered.
+  await waitStatus(page, 'without success');
+  assert.match(await lastAnswer(page).textContent(), /every tool call was denied/);
   assert.match(await card(page, 'wipe_2').locator('.card-notes').textContent(),
     /Not approved: a person denied this call/);
   assert.match(await lastAnswer(page).locator('.notices').textContent(), /Denied, not run: wipe \(wipe_2\)/);
@@ -223,7 +225,7 @@ test('an approval nobody answers in time is denied', async () => {
   await send(p, 'Wipe c.txt');
   await p.waitForSelector('.card-wrap[data-call-id="wipe_3"] .question');
   await waitCard(p, 'wipe_3', 'denied');
-  await waitStatus(p, 'Done.');
+  await waitStatus(p, 'without success');
   assert.match(await card(p, 'wipe_3').locator('.card-notes').textContent(),
     /nobody approved this call within 1 seconds|No answer in time/);
   assert.equal(await card(p, 'wipe_3').locator('.question').count(), 0);
