@@ -18,6 +18,12 @@ if grep -nE '\b(strcpy|strcat|sprintf|vsprintf|gets|strtok|atoi|atol)\s*\(' "${s
   status=1
 fi
 
+echo "lint: one JSON number writer (jansson's json_dump* print doubles with 17 digits)"
+if grep -nE '\bjson_dump(s|f|b|fd|_file|_callback)?\s*\(' "${lib_sources[@]}"; then
+  echo "lint: write JSON with rein_json_dump / rein_json_dump_indent / rein_jw_* instead" >&2
+  status=1
+fi
+
 echo "lint: clang-tidy"
 # Reconfigure so compile_commands.json lists every source file in the tree right now.
 cmake -S . -B "$build" >/dev/null

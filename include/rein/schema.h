@@ -43,6 +43,7 @@ enum rein_schema_dialect {
     REIN_SCHEMA_DIALECT_DEFAULT = 0, /* from $schema; 2020-12 when absent */
     REIN_SCHEMA_DIALECT_2020_12 = 1,
     REIN_SCHEMA_DIALECT_DRAFT7 = 2,
+    REIN_SCHEMA_DIALECT_2019_09 = 3, /* items/additionalItems arrays; $recursiveRef read as $ref */
 };
 
 struct rein_schema_options {

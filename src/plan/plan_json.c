@@ -211,11 +211,6 @@ json_t *rein_plan_to_json(const rein_plan *p)
     return j;
 }
 
-static int dump_cb(const char *buffer, size_t size, void *data)
-{
-    return rein_buf_add(data, buffer, size) == REIN_OK ? 0 : -1;
-}
-
 /* Writes len bytes to fd, retrying short writes. */
 static bool write_all(int fd, const char *p, size_t len)
 {
@@ -259,8 +254,7 @@ rein_err rein_plan_save_file(const rein_plan *p, const char *path, rein_error *e
         return rein_error_set(err, REIN_EINVAL, "save needs a plan and a path");
     j = rein_plan_to_json(p);
     rein_buf_init(&b, 0);
-    if (!j || json_dump_callback(j, dump_cb, &b, JSON_INDENT(2)) != 0 ||
-        rein_buf_addch(&b, '\n') != REIN_OK) {
+    if (!j || rein_json_dump_indent(&b, j, 2) != REIN_OK || rein_buf_addch(&b, '\n') != REIN_OK) {
         rc = rein_error_set(err, REIN_ENOMEM, "out of memory writing the plan");
         goto out;
     }

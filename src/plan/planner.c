@@ -319,10 +319,17 @@ char *rein__plan_replan_prompt(const rein_plan *p, size_t i, const json_t *repor
     json_t *calls = json_pack("{s:O?, s:O?, s:O?}", "pending", json_object_get(report, "pending"),
                               "failed_calls", json_object_get(report, "failed_calls"), "claims",
                               json_object_get(report, "claims"));
-    char *calls_text = calls ? json_dumps(calls, JSON_INDENT(1)) : NULL;
+    char *calls_text = NULL;
     const char *reason = json_string_value(json_object_get(report, "reason"));
     struct rein__plan_text b;
 
+    if (calls) {
+        struct rein_buf cb;
+        rein_buf_init(&cb, 0);
+        if (rein_json_dump_indent(&cb, calls, 1) == REIN_OK)
+            calls_text = rein_buf_detach(&cb, NULL);
+        rein_buf_release(&cb);
+    }
     rein__plan_text_init(&b, 0);
     rein__plan_text_addf(&b, "The request:\n%s\n\n## The whole plan\n", p->query);
     add_plan(&b, p, i);
@@ -339,7 +346,7 @@ char *rein__plan_replan_prompt(const rein_plan *p, size_t i, const json_t *repor
             "(new_description)\n2. split: replace the step with two or more smaller steps "
             "(new_steps, and new_dependencies among them by their index in new_steps)\n"
             "3. give_up: the step cannot be done\n\nCall the replan tool with your decision.");
-    rein_free(calls_text); /* json_dumps allocates through rein's allocator hook */
+    rein_free(calls_text);
     json_decref(calls);
     return rein__plan_text_detach(&b);
 }

@@ -224,7 +224,7 @@ rein_err rein__replay_peek(struct rein__replay *rp, const char **wire, char **mo
 /* A short rendering of a value for a message. */
 static void brief(const json_t *v, char *out, size_t size)
 {
-    char *s = v ? json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY | JSON_PRESERVE_ORDER) : NULL;
+    char *s = v ? rein_json_dumps(v) : NULL;
 
     if (!s) {
         snprintf(out, size, "%s", v ? "?" : "nothing");
@@ -234,7 +234,7 @@ static void brief(const json_t *v, char *out, size_t size)
         snprintf(out, size, "%.57s...", s);
     else
         snprintf(out, size, "%s", s);
-    free(s);
+    rein_free(s);
 }
 
 static rein_err path_push(struct rein_buf *path, const char *key)

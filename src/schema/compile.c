@@ -1177,6 +1177,8 @@ rein_schema *rein_schema_compile(json_t *schema, const struct rein_schema_option
     }
     if (opts->dialect == REIN_SCHEMA_DIALECT_DRAFT7)
         d.version = SV_DRAFT7;
+    else if (opts->dialect == REIN_SCHEMA_DIALECT_2019_09)
+        d.version = SV_2019;
     c.s = schema_alloc();
     if (!c.s) {
         rein_error_set(err, REIN_ENOMEM, "out of memory");
@@ -1193,6 +1195,7 @@ rein_schema *rein_schema_compile(json_t *schema, const struct rein_schema_option
         goto fail;
     root = rein__index_find_json(&c.s->local, schema);
     c.s->dialect = root->dialect.version == SV_DRAFT7 ? REIN_SCHEMA_DIALECT_DRAFT7
+                   : root->dialect.version == SV_2019 ? REIN_SCHEMA_DIALECT_2019_09
                                                       : REIN_SCHEMA_DIALECT_2020_12;
     c.s->root = compile_node(&c, schema, root);
     if (!c.s->root) {

@@ -244,7 +244,7 @@ static rein_err run_call(struct judge *j, const char *id, const char *name, cons
         rc = rein_error_set(err, REIN_ECANCELED, "the judge was cancelled");
     } else {
         model = rein_call_result_model_json(res);
-        *payload = model ? json_dumps(model, JSON_COMPACT) : NULL;
+        *payload = model ? rein_json_dumps(model) : NULL;
         if (!rein_call_result_ok(res) && model && keep_errors(j, model))
             rc = REIN_ENOMEM;
     }
