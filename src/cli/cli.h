@@ -47,7 +47,8 @@ void cli_mcp_detach(struct cli_mcp *m);
 
 /* The model and the tools, as chat, loop, plan, serve (and skills, mcp: the tools) take them. */
 struct cli_setup {
-    const char *config;                  /* provider settings file (borrowed); REIN_CONFIG */
+    const char *config;        /* rein's configuration file (borrowed): --config, REIN_CONFIG */
+    const char *config_origin; /* "REIN_CONFIG" when the environment named it, else NULL */
     const char *flags[CLI_MAX_FLAGS][2]; /* {key, value}: --provider, --model, --base-url */
     size_t nflags;
     const char *skills[CLI_MAX_DIRS]; /* --skills folders */
@@ -67,27 +68,71 @@ void cli_setup_init(struct cli_setup *s);
  * -1 when flag is none of them. */
 int cli_setup_option(struct cli_setup *s, const char *flag, const char *value);
 
-/* One command's arguments: the options of cli_setup_option, then its own. */
+/* ---- cli_args.c: the command line ---- */
+
+/* Groups of shared options a command takes (struct cli_args.shared); --config FILE and
+ * -h/--help are taken by every command. */
+#define CLI_OPT_MODEL  (1u << 0) /* --provider, --model, --base-url */
+#define CLI_OPT_TOOLS  (1u << 1) /* --skills DIR, --root DIR */
+#define CLI_OPT_JSON   (1u << 2) /* --json */
+#define CLI_OPT_EVENTS (1u << 3) /* --events */
+#define CLI_OPT_YES    (1u << 4) /* --yes */
+
+/* Another spelling of an option. An old spelling keeps working: with now set, old is read as
+ * now after a warning on stderr; with now NULL the command's option() gets old itself (its
+ * meaning differs, e.g. units). A short form (-f for --format) is read as now silently. */
+struct cli_alias {
+    const char *old, *now;
+    bool short_form;
+};
+
+/* One command's arguments. */
 struct cli_args {
     const char *name;            /* "chat": messages say "chat: ..." and "see rein chat --help" */
-    void (*usage)(FILE *out);    /* the help text */
+    void (*usage)(FILE *out);    /* the help text: usage, options, exit status */
+    unsigned shared;             /* CLI_OPT_* */
     const char *const *valued;   /* its own options that take a value, NULL-terminated */
     const char *const *switches; /* its own options without a value, NULL-terminated */
+    const struct cli_alias *aliases; /* deprecated spellings; ends with {NULL, NULL} */
     /* Takes one of valued (or, with value NULL, of switches); CLI_EXIT_OK or a usage status. */
     int (*option)(void *opts, const char *flag, const char *value);
-    const char *positional; /* "message": one positional argument; NULL: none */
-    bool required;          /* without it (or empty), the usage goes to stderr: exit 2 */
+    const char *positional;    /* "message": what the positional arguments are, for messages */
+    unsigned min_pos, max_pos; /* how many positional arguments; fewer prints the usage */
+    unsigned stdin_pos;        /* bit k: positional k may be "-", read from stdin */
+    unsigned json_pos;         /* bit k: positional k is JSON (stdin text kept as it is) */
+    unsigned path_pos;         /* bit k: positional k is a path (bytes: not checked as UTF-8) */
 };
-/* Starts s (cli_setup_init) and parses argv[1..]; the positional argument (borrowed) goes to
- * *positional. Returns CLI_EXIT_OK, CLI_ARGS_HELP, or CLI_EXIT_USAGE with the message or the
- * usage printed. */
+/*
+ * Starts s (cli_setup_init), parses argv[1..] (options anywhere, --opt=value, -- ends them),
+ * puts the positional arguments (borrowed from argv, or read from stdin for "-") in pos
+ * (room for max_pos) and their number in *npos (may be NULL), checks that they are UTF-8,
+ * and loads rein's configuration (cli_config_load). Returns CLI_EXIT_OK, CLI_ARGS_HELP (the
+ * usage went to stdout), or CLI_EXIT_USAGE with the message printed.
+ */
 int cli_args_parse(const struct cli_args *a, int argc, char **argv, void *opts, struct cli_setup *s,
-                   const char **positional);
+                   const char **pos, unsigned *npos);
+/* Reads stdin whole (at most 16 MiB) into *text (new, NUL-terminated; rein_free) and *len.
+ * CLI_EXIT_OK, or CLI_EXIT_USAGE with the message printed. */
+int cli_read_stdin(char **text, size_t *len);
+/* Frees what the parser read from stdin (at exit). */
+void cli_args_release(void);
+/* Runs the subcommand argv[1] of cmd from subs (ends with an empty entry): no subcommand
+ * prints usage on stderr (2), -h/--help on stdout (0), an unknown one is refused with the
+ * nearest name suggested (2). */
+int cli_dispatch(const char *cmd, const struct cli_command *subs, void (*usage)(FILE *out),
+                 int argc, char **argv);
+/* "rein: warning: rein CMD: OLD is deprecated; use NOW" on stderr. */
+void cli_deprecated(const char *cmd, const char *old, const char *now);
+/* CLI_EXIT_OK when len bytes of text are UTF-8; else "CMD: WHAT: not valid UTF-8 at byte N"
+ * and CLI_EXIT_USAGE. */
+int cli_text_check(const char *cmd, const char *what, const char *text, size_t len);
 /* A whole decimal number in [lo, hi] (no sign games, no trailing text). */
 bool cli_parse_number(const char *text, long long lo, long long hi, long long *out);
-/* Takes the value of --timeout at argv[*i + 1] (advancing *i) into *ms. CLI_EXIT_OK, or
- * CLI_EXIT_USAGE with the message printed. */
-int cli_timeout_arg(int argc, char **argv, int *i, int64_t *ms);
+/* A duration in [lo, hi] milliseconds: a number of milliseconds, or a number with a unit
+ * (ms, s, m, h; "1.5s"). */
+bool cli_parse_duration(const char *text, int64_t lo, int64_t hi, int64_t *ms);
+/* The message for a bad duration; returns CLI_EXIT_USAGE. */
+int cli_duration_error(const char *cmd, const char *flag, const char *value);
 
 /* SIGINT and SIGTERM cancel a run while it lasts: a thread takes them with sigwait(), since a
  * signal handler may not take the cancel handle's lock. start blocks the signals in the
@@ -107,6 +152,24 @@ rein_err cli_approve_yes(void *ud, const struct rein_agent_approval *req, bool *
                          rein_error *err);
 /* Prints j (borrowed) indented, with a newline, on stdout; nothing for NULL. */
 void cli_print_json(const json_t *j);
+/* Prints j (borrowed) compact on one line and flushes (events, JSON lines). */
+void cli_print_json_line(const json_t *j);
+
+/* ---- cli_config.c: rein's configuration file ---- */
+
+/* Reads and checks the configuration file at path (borrowed; NULL or "": none) once per run;
+ * origin says who named it for messages ("REIN_CONFIG"; NULL: --config). A file that cannot
+ * be used is refused with one line naming file, line and column: CLI_EXIT_USAGE. Later calls
+ * keep the first file. */
+int cli_config_load(const char *path, const char *origin);
+/* The checked configuration document (borrowed until cli_config_release), or NULL. */
+const json_t *cli_config_doc(void);
+/* Its path, or NULL when there is none. */
+const char *cli_config_path(void);
+void cli_config_release(void);
+/* True when path is a verification protocol file (YAML, or JSON with "protocols"): what
+ * --config named in rein verify and rein loop before it meant rein's configuration. */
+bool cli_is_protocol_file(const char *path);
 
 /* ---- cli_agent.c: what they build from it ---- */
 
@@ -119,6 +182,8 @@ rein_provider *cli_rules_new(rein_error *err);
 /* Built-in skills (file_search and log_transform limited to the roots, else the current
  * folder), then REIN_SKILLS_PATH, then the skills folders. New. */
 rein_registry *cli_registry_new(const struct cli_setup *s, rein_error *err);
+/* With REIN_LOG=info, one line on stderr naming the provider and model cmd uses. */
+void cli_log_provider(const char *cmd, const rein_provider *p);
 /* Manifests the registry refused, one line each on stderr, so a list is never silently short. */
 void cli_registry_report(const rein_registry *reg);
 
@@ -141,7 +206,9 @@ int cli_conversation_option(const char *value, const char **out);
 
 /* Prints "rein: " + message to stderr; returns CLI_EXIT_USAGE. */
 int cli_usage_error(const char *fmt, ...) REIN_PRINTF(1, 2);
-/* Prints "rein: <where>: <msg>" for err to stderr. */
+/* Prints "rein: <where>: <msg>" for err to stderr. Every rein_error in the command starts
+ * zeroed (= {0}), so a record a library call left untouched prints as its code, never as
+ * stack garbage. */
 void cli_print_error(const rein_error *err);
 /* True when text equals one of the two spellings ("-h", "--help"). */
 int cli_is_flag(const char *text, const char *short_form, const char *long_form);

@@ -20,13 +20,12 @@ bool cli_provider_configured(const struct cli_setup *s)
         const char *v = getenv(env[i]);
         found = v && v[0];
     }
-    if (!found && s->config) {
-        json_t *cfg = rein_json_load_file(s->config, NULL);
-        json_t *p = json_object_get(cfg, "provider");
+    if (!found && cli_config_doc()) {
+        const json_t *cfg = cli_config_doc();
+        const json_t *p = json_object_get(cfg, "provider");
         const json_t *obj = json_is_object(p) ? p : cfg;
         found =
             json_object_get(obj, "provider") || json_object_get(obj, "model") || json_is_string(p);
-        json_decref(cfg);
     }
     return found;
 }
@@ -58,7 +57,9 @@ rein_provider *cli_provider_new(const struct cli_setup *s, const char *model, re
         rein_error_set(err, REIN_ENOMEM, "out of memory");
         return NULL;
     }
-    if ((s->config && rein_provider_config_load_file(cfg, s->config, err) != REIN_OK) ||
+    /* The file was checked whole when the command started (cli_config_load). */
+    if ((cli_config_doc() &&
+         rein_provider_config_apply_json(cfg, cli_config_doc(), err) != REIN_OK) ||
         rein_provider_config_from_env(cfg, err) != REIN_OK)
         goto out;
     for (size_t i = 0; i < s->nflags; i++) {
@@ -114,6 +115,7 @@ rein_err cli_parts_new(const struct cli_setup *s, bool agent, struct cli_parts *
     p->provider = cli_provider_new(s, NULL, err);
     if (!p->provider)
         goto fail;
+    cli_log_provider(NULL, p->provider);
     p->reg = cli_registry_new(s, err);
     if (!p->reg)
         goto fail;
@@ -160,4 +162,13 @@ rein_err cli_store_open(const char *url, const struct rein_store_opts *opts, rei
     if (!url)
         url = env && *env ? env : REIN_STORE_DEFAULT_URL;
     return rein_store_open(url, opts, out, err);
+}
+
+void cli_log_provider(const char *cmd, const rein_provider *p)
+{
+    const char *path = cli_config_path();
+
+    rein_log(REIN_LOG_INFO, cmd, "provider %s, model %s%s%s%s", rein_provider_name(p),
+             rein_provider_model(p) ? rein_provider_model(p) : "(none)", path ? " (config " : "",
+             path ? path : "", path ? ")" : "");
 }

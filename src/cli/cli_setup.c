@@ -1,10 +1,9 @@
 /*
- * What the `rein` subcommands that run tools parse alike: the model options (--provider,
- * --model, --base-url) and the tool folders (--skills, --root) into one struct cli_setup, one
- * argument loop (help, options with and without a value, one positional argument) driven by
- * a command's table, numbers, the SIGINT/SIGTERM watch that cancels a run, the --yes
- * approver and JSON output. chat, loop, plan and serve each keep their own options, help
- * text and exit codes; only the shared part lives here.
+ * What the `rein` subcommands that run tools set up alike: the model options (--provider,
+ * --model, --base-url) and the tool folders (--skills, --root) into one struct cli_setup (the
+ * argument loop that fills it is cli_args.c), the SIGINT/SIGTERM watch that cancels a run,
+ * the --yes approver and JSON output. chat, loop, plan and serve each keep their own options,
+ * help text and exit codes; only the shared part lives here.
  */
 #include "cli.h"
 
@@ -16,6 +15,7 @@ void cli_setup_init(struct cli_setup *s)
 {
     memset(s, 0, sizeof(*s));
     s->config = getenv("REIN_CONFIG");
+    s->config_origin = "REIN_CONFIG";
 }
 
 int cli_setup_option(struct cli_setup *s, const char *flag, const char *value)
@@ -43,112 +43,6 @@ int cli_setup_option(struct cli_setup *s, const char *flag, const char *value)
         }
     }
     return -1;
-}
-
-static bool listed(const char *const *list, const char *a)
-{
-    for (size_t k = 0; list && list[k]; k++) {
-        if (strcmp(a, list[k]) == 0)
-            return true;
-    }
-    return false;
-}
-
-static bool setup_takes_value(const char *a)
-{
-    static const char *const names[] = {"--provider", "--model", "--base-url",
-                                        "--skills",   "--root",  NULL};
-    return listed(names, a);
-}
-
-/* --json, --events and --yes into s; false for any other switch. */
-static bool setup_switch(struct cli_setup *s, const char *a)
-{
-    if (strcmp(a, "--json") == 0)
-        s->json = true;
-    else if (strcmp(a, "--events") == 0)
-        s->events = true;
-    else if (strcmp(a, "--yes") == 0)
-        s->yes = true;
-    else
-        return false;
-    return true;
-}
-
-/* One option with its value (argv[*i + 1]); advances *i past it. */
-static int take_valued(const struct cli_args *ca, int argc, char **argv, int *i, void *opts,
-                       struct cli_setup *s)
-{
-    const char *a = argv[*i];
-
-    if (*i + 1 >= argc)
-        return cli_usage_error("%s: %s needs a value (see rein %s --help)", ca->name, a, ca->name);
-    *i += 1;
-    if (setup_takes_value(a))
-        return cli_setup_option(s, a, argv[*i]);
-    return ca->option(opts, a, argv[*i]);
-}
-
-int cli_args_parse(const struct cli_args *ca, int argc, char **argv, void *opts,
-                   struct cli_setup *s, const char **positional)
-{
-    cli_setup_init(s);
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        int rc = CLI_EXIT_OK;
-        if (cli_is_flag(a, "-h", "--help")) {
-            ca->usage(stdout);
-            return CLI_ARGS_HELP;
-        }
-        if (setup_takes_value(a) || listed(ca->valued, a))
-            rc = take_valued(ca, argc, argv, &i, opts, s);
-        else if (listed(ca->switches, a))
-            rc = setup_switch(s, a) ? CLI_EXIT_OK : ca->option(opts, a, NULL);
-        else if (a[0] == '-' && a[1] != '\0')
-            return cli_usage_error("%s: unknown option '%s' (see rein %s --help)", ca->name, a,
-                                   ca->name);
-        else if (!ca->positional)
-            return cli_usage_error("%s: unexpected argument '%s' (see rein %s --help)", ca->name, a,
-                                   ca->name);
-        else if (*positional)
-            return cli_usage_error("%s: one %s at a time (quote it)", ca->name, ca->positional);
-        else
-            *positional = a;
-        if (rc)
-            return rc;
-    }
-    if (ca->required && (!*positional || !(*positional)[0])) {
-        ca->usage(stderr);
-        return CLI_EXIT_USAGE;
-    }
-    return CLI_EXIT_OK;
-}
-
-bool cli_parse_number(const char *text, long long lo, long long hi, long long *out)
-{
-    char *end = NULL;
-    long long v;
-
-    if (!text || !*text)
-        return false;
-    errno = 0;
-    v = strtoll(text, &end, 10);
-    if (*end || errno || v < lo || v > hi)
-        return false;
-    *out = v;
-    return true;
-}
-
-int cli_timeout_arg(int argc, char **argv, int *i, int64_t *ms)
-{
-    char *end = NULL;
-
-    if (*i + 1 >= argc)
-        return cli_usage_error("--timeout needs milliseconds");
-    *ms = strtoll(argv[++*i], &end, 10);
-    if (!end || *end || *ms <= 0)
-        return cli_usage_error("--timeout needs a positive number of milliseconds");
-    return CLI_EXIT_OK;
 }
 
 /* ---- signals ---- */
@@ -196,10 +90,29 @@ rein_err cli_approve_yes(void *ud, const struct rein_agent_approval *req, bool *
     return REIN_OK;
 }
 
-void cli_print_json(const json_t *j)
+/* Through rein's writer, never jansson's: jansson prints doubles with 17 digits
+ * (2.7999999999999998 for 2.8), and every path must print a number the same way. */
+static void print_json(const json_t *j, int indent)
 {
+    struct rein_buf b;
+
     if (!j)
         return;
-    json_dumpf(j, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-    fputc('\n', stdout);
+    rein_buf_init(&b, 0);
+    if (rein_json_dump_indent(&b, j, indent) == REIN_OK && rein_buf_addch(&b, '\n') == REIN_OK)
+        fwrite(b.ptr, 1, b.len, stdout);
+    else
+        fprintf(stderr, "rein: out of memory writing the output\n");
+    rein_buf_release(&b);
+}
+
+void cli_print_json(const json_t *j)
+{
+    print_json(j, 2);
+}
+
+void cli_print_json_line(const json_t *j)
+{
+    print_json(j, 0);
+    fflush(stdout);
 }

@@ -1,11 +1,11 @@
 /*
  * `rein chat`: one agent turn from the command line (include/rein/agent.h).
  *
- *   rein chat MESSAGE [--mode single|auto|propose] [--verification auto|force|off]
+ *   rein chat MESSAGE|- [--mode single|auto|propose] [--verification auto|force|off]
  *             [--provider P] [--model M] [--base-url URL] [--config FILE]
  *             [--conversation ID] [--store URL] [--json] [--events]
- *             [--max-tool-calls N] [--max-tokens N] [--timeout MS] [--rules-first] [--yes]
- *             [--skills DIR] [--root DIR]
+ *             [--max-tool-calls N] [--max-tokens N] [--timeout DURATION] [--rules-first]
+ *             [--approval-timeout-ms DURATION] [--yes] [--skills DIR] [--root DIR]
  *
  * Settings come from the config file (--config or REIN_CONFIG), then the environment, then the
  * flags. With no provider or model configured anywhere, the rules provider answers (simple
@@ -16,7 +16,7 @@
  * while it runs; then the answer, and a table of the turn's tool calls with their status and
  * latency. --json prints the result object of POST /agent/chat; --events prints the events as
  * JSON lines while they happen. A destructive call asks for approval on the terminal (y/N,
- * denied after --approval-timeout seconds, 60 by default; --yes approves without asking; with
+ * denied after --approval-timeout-ms, 60 s by default; --yes approves without asking; with
  * no terminal the call is denied). Ctrl-C cancels the turn: running tools are stopped and
  * every call still gets its result.
  *
@@ -26,8 +26,10 @@
  * writes every message, ledger change and event as it happens. Without --conversation the turn
  * runs in a session in memory, the same way.
  *
- * Exit status: 0 when the turn succeeded (final_answer, success_cap, or proposed in propose
- * mode), 1 otherwise, 2 for usage errors and a configuration that cannot work.
+ * Exit status: 0 when the turn succeeded (rein_agent_result_success: final_answer,
+ * success_cap, or proposed in propose mode, and not a turn whose calls all failed or were
+ * denied, nor the rules' "could not route"), 1 otherwise, 2 for usage errors and a
+ * configuration that cannot work.
  */
 #include "cli.h"
 
@@ -74,27 +76,35 @@ static void usage(FILE *out)
 {
     fprintf(
         out,
-        "usage: rein chat MESSAGE [--mode single|auto|propose] [--verification auto|force|off]\n"
-        "                 [--provider P] [--model M] [--base-url URL] [--config FILE]\n"
-        "                 [--conversation ID] [--store URL] [--json] [--events]\n"
-        "                 [--max-tool-calls N] [--max-tokens N] [--timeout MS]\n"
-        "                 [--approval-timeout S] [--rules-first] [--yes]\n"
-        "                 [--skills DIR] [--root DIR]\n\n"
+        "usage: rein chat [options] MESSAGE\n"
+        "       rein chat [options] -          (the message from stdin)\n"
+        "       rein chat [options] -- MESSAGE (a message that starts with '-')\n\n"
         "Runs one agent turn: the model calls tools through rein's pipeline until it answers\n"
         "or a limit stops it. Without a configured provider the rules provider answers\n"
         "simple requests (\"echo hello\", \"search 'x'\", \"计算 [1,2,3] 的平均值\").\n\n"
-        "  --mode            single (one successful round, then a summary), auto (default),\n"
-        "                    propose (check the calls, run none)\n"
-        "  --verification    self-verification: auto (destructive tools, low confidence),\n"
-        "                    force (every call), off\n"
-        "  --conversation    continue (or start) a stored conversation; --store picks the\n"
-        "                    store (default REIN_STORE or sqlite:./rein.db)\n"
-        "  --json            print the result object (as POST /agent/chat returns it)\n"
-        "  --events          print the events as JSON lines while the turn runs\n"
-        "  --rules-first     try the rules provider before the model\n"
-        "  --yes             approve destructive calls without asking\n"
-        "  --skills, --root  as for 'rein skills'\n"
-        "Exit status: 0 success (final_answer, success_cap, proposed), 1 otherwise, 2 usage.\n");
+        "  --mode MODE          single (one successful round, then a summary), auto (default),\n"
+        "                       propose (check the calls, run none)\n"
+        "  --verification V     self-verification: auto (destructive tools, low confidence),\n"
+        "                       force (every call), off\n"
+        "  --conversation ID    continue (or start) a stored conversation\n"
+        "  --store URL          sqlite:PATH or redis://HOST:PORT[/DB] (default REIN_STORE or\n"
+        "                       sqlite:./rein.db)\n"
+        "  --json               print the result object (as POST /agent/chat returns it)\n"
+        "  --events             print the events as JSON lines while the turn runs\n"
+        "  --max-tool-calls N, --max-tokens N   limits of the turn\n"
+        "  --timeout DURATION   the turn's time limit: milliseconds, or 30s, 2m, ...\n"
+        "  --approval-timeout-ms DURATION  how long a destructive call waits for a y/N on the\n"
+        "                       terminal (default 60s); then it is not run\n"
+        "  --yes                approve destructive calls without asking\n"
+        "  --rules-first        try the rules provider before the model\n"
+        "  --provider P, --model M, --base-url URL   the model (over --config and REIN_*)\n"
+        "  --config FILE        rein's configuration file (default REIN_CONFIG)\n"
+        "  --skills DIR, --root DIR   as for 'rein skills'\n\n"
+        "Exit status: 0 the turn succeeded, 1 it did not, 2 usage or a configuration that\n"
+        "cannot work. A turn succeeds when it stops with final_answer, success_cap or (in\n"
+        "propose mode) proposed, no call is left pending, and it is not one of these (the\n"
+        "reason is in meta.detail): it made tool calls and none succeeded; every call was\n"
+        "denied; the rules provider could not route the request.\n");
 }
 
 /* ---- options ---- */
@@ -103,6 +113,7 @@ static int chat_option(void *opts, const char *flag, const char *v)
 {
     struct chat_opts *o = opts;
     long long n;
+    int64_t ms;
 
     if (!v) {
         o->setup.rules_first = true; /* the one switch of its own */
@@ -112,20 +123,27 @@ static int chat_option(void *opts, const char *flag, const char *v)
     } else if (strcmp(flag, "--verification") == 0) {
         if (!rein_agent_verification_parse(v, &o->turn.verification))
             return cli_usage_error("--verification takes auto, force or off, not '%s'", v);
-    } else if (strcmp(flag, "--max-tool-calls") == 0 || strcmp(flag, "--max-tokens") == 0 ||
-               strcmp(flag, "--timeout") == 0 || strcmp(flag, "--approval-timeout") == 0) {
+    } else if (strcmp(flag, "--timeout") == 0 || strcmp(flag, "--approval-timeout-ms") == 0) {
+        if (!cli_parse_duration(v, 1, INT32_MAX, &ms))
+            return cli_duration_error("chat", flag, v);
+        *(flag[2] == 't' ? &o->turn.timeout_ms : &o->turn.approval_timeout_ms) = ms;
+    } else if (strcmp(flag, "--approval-timeout") == 0) {
+        /* The old spelling counted seconds; a unit (30s) reads as --approval-timeout-ms. */
+        cli_deprecated("chat", flag, "--approval-timeout-ms (milliseconds, or 30s)");
+        if (cli_parse_number(v, 1, INT32_MAX / 1000, &n))
+            o->turn.approval_timeout_ms = n * 1000;
+        else if (cli_parse_duration(v, 1, INT32_MAX, &ms) &&
+                 !strchr("0123456789", v[strlen(v) - 1]))
+            o->turn.approval_timeout_ms = ms;
+        else
+            return cli_duration_error("chat", flag, v);
+    } else if (strcmp(flag, "--max-tool-calls") == 0 || strcmp(flag, "--max-tokens") == 0) {
         if (!cli_parse_number(v, 1, INT32_MAX, &n))
             return cli_usage_error("%s needs a positive number, not '%s'", flag, v);
-        if (flag[2] == 't')
-            o->turn.timeout_ms = n;
-        else if (flag[2] == 'a')
-            o->turn.approval_timeout_ms = n * 1000;
-        else if (strcmp(flag, "--max-tokens") == 0)
+        if (strcmp(flag, "--max-tokens") == 0)
             o->turn.max_tokens = n;
         else
             o->turn.max_tool_calls = (int)n;
-    } else if (strcmp(flag, "--config") == 0) {
-        o->setup.config = v;
     } else if (strcmp(flag, "--conversation") == 0) {
         return cli_conversation_option(v, &o->conversation);
     } else {
@@ -137,13 +155,30 @@ static int chat_option(void *opts, const char *flag, const char *v)
 static int parse_args(int argc, char **argv, struct chat_opts *o)
 {
     static const char *const valued[] = {
-        "--mode",   "--verification", "--max-tool-calls",   "--max-tokens", "--timeout",
-        "--config", "--conversation", "--approval-timeout", "--store",      NULL};
-    static const char *const switches[] = {"--json", "--events", "--yes", "--rules-first", NULL};
-    static const struct cli_args args = {"chat",      usage,     valued, switches,
-                                         chat_option, "message", true};
+        "--mode",    "--verification", "--max-tool-calls",      "--max-tokens",
+        "--timeout", "--conversation", "--approval-timeout-ms", "--store",
+        NULL};
+    static const char *const switches[] = {"--rules-first", NULL};
+    static const struct cli_alias aliases[] = {{"--approval-timeout", NULL, false},
+                                               {NULL, NULL, false}};
+    static const struct cli_args args = {
+        .name = "chat",
+        .usage = usage,
+        .shared = CLI_OPT_MODEL | CLI_OPT_TOOLS | CLI_OPT_JSON | CLI_OPT_EVENTS | CLI_OPT_YES,
+        .valued = valued,
+        .switches = switches,
+        .aliases = aliases,
+        .option = chat_option,
+        .positional = "message",
+        .min_pos = 1,
+        .max_pos = 1,
+        .stdin_pos = 1,
+    };
+    int rc = cli_args_parse(&args, argc, argv, o, &o->setup, &o->message, NULL);
 
-    return cli_args_parse(&args, argc, argv, o, &o->setup, &o->message);
+    if (rc == CLI_EXIT_OK && !o->message[0])
+        return cli_usage_error("chat: the message is empty");
+    return rc;
 }
 
 /* ---- the status line ---- */
@@ -366,7 +401,7 @@ static void print_result(const struct chat_opts *o, const rein_agent_result *r, 
     if (tty)
         print_table(r);
     else if (!rein_agent_result_success(r))
-        fprintf(stderr, "rein: the turn stopped: %s%s%s\n",
+        fprintf(stderr, "rein: the turn did not succeed (%s)%s%s\n",
                 rein_agent_stop_name(rein_agent_result_stop(r)),
                 rein_agent_result_detail(r)[0] ? ": " : "", rein_agent_result_detail(r));
 }
@@ -379,7 +414,7 @@ static int run_turn(struct chat *c, rein_agent *a)
     struct cli_sigwatch w;
     rein_agent_result *r = NULL;
     bool tty = isatty(STDOUT_FILENO) && !o->setup.json && !o->setup.events;
-    rein_error err;
+    rein_error err = {0};
     int status = CLI_EXIT_FAIL;
 
     c->live = isatty(STDERR_FILENO) && !o->setup.events && !o->setup.json;
@@ -415,7 +450,7 @@ int cmd_chat_agent(int argc, char **argv)
     struct chat_opts o;
     struct chat c;
     struct cli_parts p = {0};
-    rein_error err;
+    rein_error err = {0};
     int status;
 
     memset(&o, 0, sizeof(o));
@@ -436,6 +471,8 @@ int cmd_chat_agent(int argc, char **argv)
     }
     if (open_session(&c, p.reg, &err) != REIN_OK) {
         cli_print_error(&err);
+        if (err.code == REIN_EINVAL) /* a store URL rein does not know */
+            status = CLI_EXIT_USAGE;
         goto out;
     }
     status = run_turn(&c, p.agent);

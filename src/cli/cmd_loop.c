@@ -1,22 +1,22 @@
 /*
  * `rein loop`: the verification loop from the command line (include/rein/loop.h).
  *
- *   rein loop GOAL [--until NAME[,NAME...]] [--max-iterations N] [--config FILE]
- *             [--mode minimal|standard|thorough|full] [--judge] [--judge-model M]
+ *   rein loop GOAL [--until NAME[,NAME...]] [--max-iterations N] [--protocols FILE]
+ *             [--verify-mode minimal|standard|thorough|full] [--judge] [--judge-model M]
  *             [--json] [--events] [--provider P] [--model M] [--base-url URL]
- *             [--provider-config FILE] [--skills DIR] [--root DIR] [--base REV]
- *             [--timeout MS] [--max-tokens N] [--max-tool-calls N] [--keep-going]
+ *             [--config FILE] [--skills DIR] [--root DIR] [--base REV]
+ *             [--timeout DURATION] [--max-tokens N] [--max-tool-calls N] [--keep-going]
  *             [--yes] [--conversation ID] [--store URL]
  *
  * The agent works on GOAL in the current directory with the tools of the registry: the
  * built-in skills plus the skills of REIN_SKILLS_PATH and --skills (rein has no general
  * write or exec tool of its own: the tools that change the tree are skills the user chose).
- * After each answer the protocols of rein-verify.yaml (or --config FILE, as for `rein
+ * After each answer the protocols of rein-verify.yaml (or --protocols FILE, as for `rein
  * verify`) run, and what failed goes back to the agent, until the protocols named in --until
  * pass or the loop stops for a named reason. Without a protocol file the criteria are derived
  * from GOAL's verbs and the project (printed before the first iteration). The model comes
- * from the provider flags, the
- * environment, and the provider configuration (--provider-config, else REIN_CONFIG), as for
+ * from the provider flags, the environment, and rein's configuration file (--config, else
+ * REIN_CONFIG), as for
  * `rein chat`; the judge (--judge) uses the same provider, or --judge-model on it.
  *
  * Progress goes to stderr, one line per step; the outcome to stdout: the reason, what was
@@ -46,8 +46,8 @@
 
 struct loop_opts {
     const char *goal;
-    const char *config;     /* protocol file */
-    struct cli_setup setup; /* its config: --provider-config */
+    const char *protocols;  /* --protocols: the protocol file */
+    struct cli_setup setup; /* the model and the tools; --config is rein's configuration */
     const char *judge_model;
     char *until_text;
     const char *until[MAX_UNTIL + 1];
@@ -68,13 +68,8 @@ struct out {
 static void usage(FILE *out)
 {
     fprintf(out,
-            "usage: rein loop GOAL [--until NAME[,NAME...]] [--max-iterations N] [--config FILE]\n"
-            "                 [--mode minimal|standard|thorough|full] [--judge] [--judge-model M]\n"
-            "                 [--json] [--events] [--provider P] [--model M] [--base-url URL]\n"
-            "                 [--provider-config FILE] [--skills DIR] [--root DIR] [--base REV]\n"
-            "                 [--timeout MS] [--max-tokens N] [--max-tool-calls N]\n"
-            "                 [--keep-going] [--verification auto|force|off] [--yes]\n"
-            "                 [--conversation ID] [--store URL]\n\n"
+            "usage: rein loop [options] GOAL\n"
+            "       rein loop [options] -      (the goal from stdin)\n\n"
             "Lets the agent work on GOAL in the current directory until the verification\n"
             "protocols hold: after each answer the protocols run, and what failed (with the end\n"
             "of its output, and any claim its calls or the tree refute) goes back to the agent.\n"
@@ -84,28 +79,32 @@ static void usage(FILE *out)
             "by half once when the last iterations made progress), blocking_failure (a P0\n"
             "protocol failed), needs_review, ... Without rein-verify.yaml the criteria come\n"
             "from GOAL's verbs (implement/add, fix, refactor; 實作/新增, 修復, 重構 and the\n"
-            "simplified forms) and the project (tests, linter, TypeScript), shown first.\n\n"
-            "  --until NAMES       protocols that must pass (default: all the mode selects)\n"
-            "  --max-iterations N  iteration limit (default 10)\n"
-            "  --config FILE       protocol file (default rein-verify.yaml/.yml/.json here)\n"
-            "  --mode MODE         verification layers, as for 'rein verify'\n"
-            "  --judge             ask an LLM judge about the diff once the checks pass;\n"
-            "                      NEEDS_REVIEW stops for a person (exit 3)\n"
-            "  --judge-model M     the judge's model (default: the agent's)\n"
-            "  --provider, --model, --base-url, --provider-config FILE (else REIN_CONFIG):\n"
-            "                      the model, as for 'rein chat'\n"
-            "  --skills DIR        load skills (the tools that change files) from DIR\n"
-            "  --root DIR          folders the built-in skills may read (default: here)\n"
-            "  --base REV          compare changes, claims and the diff with REV, not HEAD\n"
-            "  --timeout MS, --max-tokens N, --max-tool-calls N: limits of each agent turn\n"
-            "  --keep-going        iterate on after a P0 protocol fails (default: stop)\n"
-            "  --verification V    self-verification of the agent's calls: auto (destructive\n"
-            "                      calls, and calls without a stated confidence >= 0.8),\n"
-            "                      force or off\n"
-            "  --yes               allow destructive tools (refused otherwise)\n"
-            "  --json              print the result object; --events: events as JSON lines\n"
-            "  --conversation ID   keep the loop's conversation in the store (--store URL,\n"
-            "                      default REIN_STORE or sqlite:./rein.db), locked meanwhile\n\n"
+            "simplified forms) and the project (tests, linter, TypeScript), shown first.\n"
+            "rein loop needs a model: --provider and --model, REIN_PROVIDER and REIN_MODEL, or\n"
+            "a provider in rein's configuration file (--config or REIN_CONFIG).\n\n"
+            "  --until NAMES         protocols that must pass (default: all the mode selects)\n"
+            "  --max-iterations N    iteration limit (default 10)\n"
+            "  --protocols FILE      protocol file (default rein-verify.yaml/.yml/.json here)\n"
+            "  --verify-mode MODE    verification layers, as for 'rein verify'\n"
+            "  --judge               ask an LLM judge about the diff once the checks pass;\n"
+            "                        NEEDS_REVIEW stops for a person (exit 3)\n"
+            "  --judge-model M       the judge's model (default: the agent's)\n"
+            "  --provider P, --model M, --base-url URL   the model, as for 'rein chat'\n"
+            "  --config FILE         rein's configuration file (default REIN_CONFIG)\n"
+            "  --skills DIR          load skills (the tools that change files) from DIR\n"
+            "  --root DIR            folders the built-in skills may read (default: here)\n"
+            "  --base REV            compare changes, claims and the diff with REV, not HEAD\n"
+            "  --timeout DURATION, --max-tokens N, --max-tool-calls N: limits of each agent turn\n"
+            "  --keep-going          iterate on after a P0 protocol fails (default: stop)\n"
+            "  --verification V      self-verification of the agent's calls: auto (destructive\n"
+            "                        calls, and calls without a stated confidence >= 0.8),\n"
+            "                        force or off\n"
+            "  --yes                 allow destructive tools (refused otherwise)\n"
+            "  --json                print the result object; --events: events as JSON lines\n"
+            "  --conversation ID     keep the loop's conversation in the store (--store URL,\n"
+            "                        default REIN_STORE or sqlite:./rein.db), locked meanwhile\n"
+            "Old spellings that still work, with a warning: --provider-config (--config),\n"
+            "--mode (--verify-mode), --config with a protocol file (--protocols).\n\n"
             "Exit status: 0 the criteria hold, 1 stopped without them, 2 usage or unusable\n"
             "configuration, 3 a person must review (the judge's NEEDS_REVIEW).\n");
 }
@@ -143,13 +142,18 @@ static int split_until(struct loop_opts *o, const char *text)
 static int parse_number(struct loop_opts *o, const char *flag, const char *v)
 {
     long long n;
+    int64_t ms;
 
+    if (strcmp(flag, "--timeout") == 0) {
+        if (!cli_parse_duration(v, 1, INT32_MAX, &ms))
+            return cli_duration_error("loop", flag, v);
+        o->turn.timeout_ms = ms;
+        return CLI_EXIT_OK;
+    }
     if (!cli_parse_number(v, 1, INT32_MAX, &n))
         return cli_usage_error("%s needs a positive number, not '%s'", flag, v);
     if (strcmp(flag, "--max-iterations") == 0)
         o->max_iterations = (int)n;
-    else if (strcmp(flag, "--timeout") == 0)
-        o->turn.timeout_ms = n;
     else if (strcmp(flag, "--max-tokens") == 0)
         o->turn.max_tokens = n;
     else
@@ -178,16 +182,25 @@ static int loop_option(void *opts, const char *flag, const char *v)
     if (strcmp(flag, "--max-iterations") == 0 || strcmp(flag, "--timeout") == 0 ||
         strcmp(flag, "--max-tokens") == 0 || strcmp(flag, "--max-tool-calls") == 0)
         return parse_number(o, flag, v);
-    if (strcmp(flag, "--mode") == 0) {
+    if (strcmp(flag, "--verify-mode") == 0) {
         if (!rein_verify_mode_parse(v, &o->mode))
-            return cli_usage_error("--mode takes minimal, standard, thorough or full, not '%s'", v);
+            return cli_usage_error("--verify-mode takes minimal, standard, thorough or full, not "
+                                   "'%s'",
+                                   v);
     } else if (strcmp(flag, "--verification") == 0) {
         if (!rein_agent_verification_parse(v, &o->turn.verification))
             return cli_usage_error("--verification takes auto, force or off, not '%s'", v);
+    } else if (strcmp(flag, "--protocols") == 0) {
+        o->protocols = v;
     } else if (strcmp(flag, "--config") == 0) {
-        o->config = v;
-    } else if (strcmp(flag, "--provider-config") == 0) {
-        o->setup.config = v;
+        /* --config once named the protocol file here; such a file still works that way. */
+        if (cli_is_protocol_file(v)) {
+            cli_deprecated("loop", "--config with a protocol file", "--protocols FILE");
+            o->protocols = v;
+        } else {
+            o->setup.config = v;
+            o->setup.config_origin = NULL;
+        }
     } else if (strcmp(flag, "--judge-model") == 0) {
         o->judge_model = v;
         o->judge = true;
@@ -203,19 +216,35 @@ static int loop_option(void *opts, const char *flag, const char *v)
 
 static int parse_args(int argc, char **argv, struct loop_opts *o)
 {
-    static const char *const valued[] = {"--until",           "--max-iterations",
-                                         "--config",          "--mode",
-                                         "--provider-config", "--base",
-                                         "--judge-model",     "--timeout",
-                                         "--max-tokens",      "--max-tool-calls",
-                                         "--verification",    "--conversation",
-                                         "--store",           NULL};
-    static const char *const switches[] = {
-        "--judge", "--json", "--events", "--yes", "--keep-going", "--stop-on-blocking", NULL};
-    static const struct cli_args args = {"loop",      usage,  valued, switches,
-                                         loop_option, "goal", true};
+    static const char *const valued[] = {"--until",        "--max-iterations",
+                                         "--protocols",    "--verify-mode",
+                                         "--config",       "--base",
+                                         "--judge-model",  "--timeout",
+                                         "--max-tokens",   "--max-tool-calls",
+                                         "--verification", "--conversation",
+                                         "--store",        NULL};
+    static const char *const switches[] = {"--judge", "--keep-going", "--stop-on-blocking", NULL};
+    static const struct cli_alias aliases[] = {{"--provider-config", "--config", false},
+                                               {"--mode", "--verify-mode", false},
+                                               {NULL, NULL, false}};
+    static const struct cli_args args = {
+        .name = "loop",
+        .usage = usage,
+        .shared = CLI_OPT_MODEL | CLI_OPT_TOOLS | CLI_OPT_JSON | CLI_OPT_EVENTS | CLI_OPT_YES,
+        .valued = valued,
+        .switches = switches,
+        .aliases = aliases,
+        .option = loop_option,
+        .positional = "goal",
+        .min_pos = 1,
+        .max_pos = 1,
+        .stdin_pos = 1,
+    };
+    int rc = cli_args_parse(&args, argc, argv, o, &o->setup, &o->goal, NULL);
 
-    return cli_args_parse(&args, argc, argv, o, &o->setup, &o->goal);
+    if (rc == CLI_EXIT_OK && !o->goal[0])
+        return cli_usage_error("loop: the goal is empty");
+    return rc;
 }
 
 /* ---- what the loop needs ---- */
@@ -224,10 +253,10 @@ static int parse_args(int argc, char **argv, struct loop_opts *o)
  * derives the criteria from the goal. */
 static rein_verify_config *load_protocols(const struct loop_opts *o, bool *derive, rein_error *err)
 {
-    rein_verify_config *cfg =
-        o->config ? rein_verify_config_load(o->config, err) : rein_verify_config_find(NULL, err);
+    rein_verify_config *cfg = o->protocols ? rein_verify_config_load(o->protocols, err)
+                                           : rein_verify_config_find(NULL, err);
 
-    *derive = !cfg && !o->config && err->code == REIN_ENOTFOUND;
+    *derive = !cfg && !o->protocols && err->code == REIN_ENOTFOUND;
     return cfg;
 }
 
@@ -344,10 +373,10 @@ static void on_loop_event(const json_t *ev, void *ud)
     struct out *w = ud;
 
     if (w->o->setup.events) {
-        char *text = json_dumps(ev, JSON_COMPACT | JSON_PRESERVE_ORDER);
+        char *text = rein_json_dumps(ev);
         if (text)
             print_json_line(w, text, strlen(text));
-        free(text);
+        rein_free(text);
     } else if (!w->o->setup.json) {
         print_progress(ev);
     }
@@ -423,7 +452,8 @@ static int setup(const struct loop_opts *o, struct parts *p, rein_error *err)
     if (!cli_provider_configured(&o->setup)) {
         rein_error_set(err, REIN_EINVAL,
                        "rein loop needs a model: --provider and --model (or REIN_PROVIDER and "
-                       "REIN_MODEL, or a provider file in --provider-config / REIN_CONFIG)");
+                       "REIN_MODEL, or a provider in rein's configuration file, --config FILE or "
+                       "REIN_CONFIG)");
         return CLI_EXIT_USAGE;
     }
     if (cli_parts_new(&o->setup, true, &p->c, err) != REIN_OK)
@@ -488,7 +518,7 @@ static int run(struct loop_opts *o, struct parts *p)
                                 .event_data = &w};
     struct cli_sigwatch sw;
     rein_loop_result *r = NULL;
-    rein_error err;
+    rein_error err = {0};
     int status;
 
     pthread_mutex_init(&w.mu, NULL);
@@ -526,7 +556,7 @@ int cmd_loop(int argc, char **argv)
 {
     struct loop_opts o;
     struct parts p = {0};
-    rein_error err;
+    rein_error err = {0};
     int status;
 
     memset(&o, 0, sizeof(o));

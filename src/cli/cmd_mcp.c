@@ -23,23 +23,27 @@
 #include <unistd.h>
 
 struct mcp_opts {
-    struct cli_setup setup; /* the tool folders */
-    const char *config;
+    struct cli_setup setup; /* the tool folders, --config, --json */
     const char *url;
     const char *name;
-    bool json;
     int64_t timeout_ms;
-    const char *args[4];
-    size_t nargs;
+    const char *args[2];
+    unsigned nargs;
 };
+
+#define MCP_COMMON_HELP                                                                            \
+    "  --config FILE  rein's configuration file, whose \"mcpServers\" name the servers\n"          \
+    "                 (default: REIN_MCP_CONFIG, then REIN_CONFIG)\n"                              \
+    "  --url URL      also use the Streamable HTTP server at URL, named --name\n"                  \
+    "                 (default \"remote\")\n"
 
 static void mcp_usage(FILE *out)
 {
     fprintf(out,
             "usage: rein mcp serve [--skills DIR]... [--root DIR]... [--config FILE]\n"
             "       rein mcp list [--config FILE] [--url URL [--name NAME]] [--json]\n"
-            "       rein mcp call [--config FILE] [--url URL [--name NAME]] TOOL ['ARGS_JSON']\n"
-            "                     [--timeout MS]\n\n"
+            "       rein mcp call [--config FILE] [--url URL [--name NAME]] TOOL ['ARGS_JSON'|-]\n"
+            "                     [--timeout DURATION]\n\n"
             "  serve   offer rein's tools to one MCP client over stdin/stdout (protocol\n"
             "          2025-11-25, 2025-06-18, 2025-03-26); every call goes through rein's call\n"
             "          pipeline. Tools: the built-in skills, REIN_SKILLS_PATH, --skills folders\n"
@@ -47,54 +51,78 @@ static void mcp_usage(FILE *out)
             "  list    start the configured MCP servers; show their state and tools\n"
             "  call    call a tool (server__tool, or with --url the server's own tool name)\n"
             "          through the pipeline and print the normalized result\n\n"
-            "  --skills DIR   load external skills from DIR (repeatable)\n"
-            "  --root DIR     a folder file_search and log_transform may read (repeatable)\n"
-            "  --config FILE  JSON with {\"mcpServers\": {...}} (default: REIN_MCP_CONFIG, then\n"
-            "                 REIN_CONFIG)\n"
-            "  --url URL      also use the Streamable HTTP server at URL, named --name\n"
-            "                 (default \"remote\")\n"
-            "  --json         list as JSON\n"
-            "  --timeout MS   stop the call after MS milliseconds\n\n"
-            "`rein serve` serves the same tools at /mcp (Streamable HTTP). Exit status: 0 ok,\n"
-            "1 a server is not ready or the call failed, 2 usage.\n");
+            "'rein mcp COMMAND --help' describes a command. `rein serve` serves the same tools\n"
+            "at /mcp (Streamable HTTP). Exit status: 0 ok, 1 a server is not ready or the call\n"
+            "failed, 2 usage.\n");
 }
 
-static int parse_opts(int argc, char **argv, struct mcp_opts *o)
+static void serve_usage(FILE *out)
 {
-    for (int i = 2; i < argc; i++) {
-        const char *a = argv[i];
-        if (cli_is_flag(a, "-h", "--help")) {
-            mcp_usage(stdout);
-            return -1;
-        } else if (cli_is_flag(a, NULL, "--skills") || cli_is_flag(a, NULL, "--root")) {
-            if (i + 1 >= argc)
-                return cli_usage_error("%s needs a folder", a);
-            if (cli_setup_option(&o->setup, a, argv[++i]))
-                return CLI_EXIT_USAGE;
-        } else if (cli_is_flag(a, NULL, "--config") || cli_is_flag(a, NULL, "--url") ||
-                   cli_is_flag(a, NULL, "--name")) {
-            if (i + 1 >= argc)
-                return cli_usage_error("%s needs a value", a);
-            if (a[2] == 'c')
-                o->config = argv[++i];
-            else if (a[2] == 'u')
-                o->url = argv[++i];
-            else
-                o->name = argv[++i];
-        } else if (cli_is_flag(a, NULL, "--json")) {
-            o->json = true;
-        } else if (cli_is_flag(a, NULL, "--timeout")) {
-            if (cli_timeout_arg(argc, argv, &i, &o->timeout_ms) != CLI_EXIT_OK)
-                return CLI_EXIT_USAGE;
-        } else if (a[0] == '-' && a[1] == '-') {
-            return cli_usage_error("unknown option %s (see rein mcp --help)", a);
-        } else if (o->nargs < sizeof(o->args) / sizeof(o->args[0])) {
-            o->args[o->nargs++] = a;
-        } else {
-            return cli_usage_error("unexpected argument '%s'", a);
-        }
-    }
+    fprintf(out, "usage: rein mcp serve [--skills DIR]... [--root DIR]... [--config FILE]\n\n"
+                 "Offers rein's tools to one MCP client over stdin/stdout; logs go to stderr.\n\n"
+                 "  --skills DIR   load external skills from DIR (repeatable)\n"
+                 "  --root DIR     a folder file_search and log_transform may read "
+                 "(repeatable)\n" MCP_COMMON_HELP
+                 "\nExit status: 0 the client closed the connection, 1 the server failed, 2 usage\n"
+                 "or a configuration that cannot work.\n");
+}
+
+static void list_usage(FILE *out)
+{
+    fprintf(out,
+            "usage: rein mcp list [--config FILE] [--url URL [--name NAME]] [--json]\n"
+            "                     [--timeout DURATION]\n\n"
+            "Starts the configured MCP servers and shows each one's state and its tools under\n"
+            "the names rein gives them.\n\n" MCP_COMMON_HELP
+            "  --json         the servers as JSON\n"
+            "  --timeout D    how long each server may take to start (milliseconds, or 30s)\n"
+            "\nExit status: 0 every server is ready, 1 one is not, 2 usage.\n");
+}
+
+static void call_usage(FILE *out)
+{
+    fprintf(out,
+            "usage: rein mcp call [--config FILE] [--url URL [--name NAME]] TOOL\n"
+            "                     ['ARGS_JSON' | -] [--timeout DURATION]\n\n"
+            "Calls TOOL (server__tool, or with --url the server's own name for it) through the\n"
+            "call pipeline and prints the normalized result as JSON. ARGS_JSON defaults to\n"
+            "{}; - reads it from stdin.\n\n" MCP_COMMON_HELP
+            "  --timeout D    stop the call after D (milliseconds, or 30s)\n"
+            "\nExit status: 0 the call succeeded, 1 it failed, 2 usage.\n");
+}
+
+static int mcp_option(void *opts, const char *flag, const char *v)
+{
+    struct mcp_opts *o = opts;
+
+    if (strcmp(flag, "--url") == 0)
+        o->url = v;
+    else if (strcmp(flag, "--name") == 0)
+        o->name = v;
+    else if (!cli_parse_duration(v, 1, INT32_MAX, &o->timeout_ms))
+        return cli_duration_error("mcp", flag, v);
     return CLI_EXIT_OK;
+}
+
+static int parse_opts(const char *name, void (*usage)(FILE *), unsigned max_pos, int argc,
+                      char **argv, struct mcp_opts *o)
+{
+    static const char *const valued_serve[] = {NULL};
+    static const char *const valued[] = {"--url", "--name", "--timeout", NULL};
+    struct cli_args args = {
+        .name = name,
+        .usage = usage,
+        .shared = strcmp(name, "mcp serve") == 0 ? CLI_OPT_TOOLS : CLI_OPT_TOOLS | CLI_OPT_JSON,
+        .valued = strcmp(name, "mcp serve") == 0 ? valued_serve : valued,
+        .option = mcp_option,
+        .positional = "argument",
+        .min_pos = max_pos ? 1 : 0,
+        .max_pos = max_pos,
+        .stdin_pos = 2u,
+        .json_pos = 2u,
+    };
+
+    return cli_args_parse(&args, argc, argv, o, &o->setup, o->args, &o->nargs);
 }
 
 /* The registry: built-in skills, then REIN_SKILLS_PATH, then the --skills folders. */
@@ -103,20 +131,35 @@ static rein_registry *load_registry(const struct mcp_opts *o, rein_error *err)
     return cli_registry_new(&o->setup, err);
 }
 
-/* The MCP servers of the configuration (and --url); NULL with err set on a bad config. */
+/* The MCP servers of the configuration (and --url); NULL with err set on a bad config. The
+ * configuration is rein's (checked when the command started), unless REIN_MCP_CONFIG names
+ * a file of servers and no --config was given. */
 static rein_mcp_clients *load_clients(const struct mcp_opts *o, rein_error *err)
 {
-    const char *config = o && o->config ? o->config : getenv("REIN_MCP_CONFIG");
+    const char *mcp_only = getenv("REIN_MCP_CONFIG");
+    const char *path = cli_config_path();
     rein_mcp_clients *set = rein_mcp_clients_new();
+    bool flag = o && o->setup.config && !o->setup.config_origin;
 
-    if (!config || !*config)
-        config = getenv("REIN_CONFIG");
     if (!set) {
         rein_error_set(err, REIN_ENOMEM, "out of memory");
         return NULL;
     }
-    if (config && *config && rein_mcp_clients_load_file(set, config, err) != REIN_OK)
-        goto fail;
+    if (!flag && mcp_only && *mcp_only) {
+        if (rein_mcp_clients_load_file(set, mcp_only, err) != REIN_OK)
+            goto fail;
+    } else if (cli_config_doc()) {
+        /* Relative "cwd"s are relative to the file's folder. */
+        char *dir = rein_strdup(path);
+        char *slash = dir ? strrchr(dir, '/') : NULL;
+        rein_err rc;
+        if (slash)
+            *slash = '\0';
+        rc = rein_mcp_clients_add_config(set, cli_config_doc(), slash ? dir : ".", err);
+        rein_free(dir);
+        if (rc)
+            goto fail;
+    }
     if (o && o->url) {
         json_t *entry = json_pack("{s:s}", "url", o->url);
         rein_err rc = entry ? rein_mcp_clients_add(set, o->name ? o->name : "remote", entry, err)
@@ -166,7 +209,7 @@ static int cmd_mcp_serve(const struct mcp_opts *o)
     rein_mcp_clients *clients;
     rein_registry *reg = NULL;
     rein_mcp_server *srv = NULL;
-    rein_error err;
+    rein_error err = {0};
     int rc = CLI_EXIT_OK;
 
     rein_error_clear(&err);
@@ -227,7 +270,7 @@ static int cmd_mcp_list(const struct mcp_opts *o)
     rein_mcp_clients *clients;
     rein_registry *reg = NULL;
     json_t *status = NULL, *s;
-    rein_error err;
+    rein_error err = {0};
     size_t i;
     int rc = CLI_EXIT_OK;
 
@@ -248,9 +291,8 @@ static int cmd_mcp_list(const struct mcp_opts *o)
         rc = CLI_EXIT_FAIL;
         goto out;
     }
-    if (o->json) {
-        json_dumpf(status, stdout, JSON_INDENT(2));
-        fputc('\n', stdout);
+    if (o->setup.json) {
+        cli_print_json(status);
     } else {
         print_status(status);
     }
@@ -275,7 +317,7 @@ static int cmd_mcp_call(const struct mcp_opts *o)
     rein_mcp_clients *clients;
     rein_registry *reg = NULL;
     rein_call_result *res = NULL;
-    rein_error err;
+    rein_error err = {0};
     int rc = CLI_EXIT_FAIL;
 
     if (!tool)
@@ -301,8 +343,7 @@ static int cmd_mcp_call(const struct mcp_opts *o)
         cli_print_error(&err);
         goto out;
     }
-    json_dumpf(rein_call_result_json(res), stdout, JSON_INDENT(2));
-    fputc('\n', stdout);
+    cli_print_json(rein_call_result_json(res));
     rc = rein_call_result_ok(res) ? CLI_EXIT_OK : CLI_EXIT_FAIL;
 out:
     rein_call_result_free(res);
@@ -311,25 +352,44 @@ out:
     return rc;
 }
 
-int cmd_mcp(int argc, char **argv)
+static int run_sub(const char *name, void (*usage)(FILE *), unsigned max_pos, int argc, char **argv,
+                   int (*fn)(const struct mcp_opts *))
 {
-    struct mcp_opts o = {0};
+    struct mcp_opts o;
     int rc;
 
-    if (argc < 2 || cli_is_flag(argv[1], "-h", "--help")) {
-        mcp_usage(argc < 2 ? stderr : stdout);
-        return argc < 2 ? CLI_EXIT_USAGE : CLI_EXIT_OK;
-    }
-    rc = parse_opts(argc, argv, &o);
-    if (rc != 0)
-        return rc < 0 ? CLI_EXIT_OK : rc;
-    if (strcmp(argv[1], "serve") == 0)
-        return cmd_mcp_serve(&o);
-    if (strcmp(argv[1], "list") == 0)
-        return cmd_mcp_list(&o);
-    if (strcmp(argv[1], "call") == 0)
-        return cmd_mcp_call(&o);
-    return cli_usage_error("unknown mcp command '%s' (see rein mcp --help)", argv[1]);
+    memset(&o, 0, sizeof(o));
+    rc = parse_opts(name, usage, max_pos, argc, argv, &o);
+    if (rc)
+        return rc == CLI_ARGS_HELP ? CLI_EXIT_OK : rc;
+    return fn(&o);
+}
+
+static int sub_serve(int argc, char **argv)
+{
+    return run_sub("mcp serve", serve_usage, 0, argc, argv, cmd_mcp_serve);
+}
+
+static int sub_list(int argc, char **argv)
+{
+    return run_sub("mcp list", list_usage, 0, argc, argv, cmd_mcp_list);
+}
+
+static int sub_call(int argc, char **argv)
+{
+    return run_sub("mcp call", call_usage, 2, argc, argv, cmd_mcp_call);
+}
+
+int cmd_mcp(int argc, char **argv)
+{
+    static const struct cli_command subs[] = {
+        {"serve", "offer rein's tools over MCP on stdin/stdout", sub_serve},
+        {"list", "the configured MCP servers and their tools", sub_list},
+        {"call", "call a tool of a configured MCP server", sub_call},
+        {NULL, NULL, NULL},
+    };
+
+    return cli_dispatch("mcp", subs, mcp_usage, argc, argv);
 }
 
 /* ---- `rein serve` ------------------------------------------------------------------------ */

@@ -1,12 +1,12 @@
 /*
  * `rein plan`: the plan engine from the command line (include/rein/plan.h).
  *
- *   rein plan QUERY [--max-parallel N] [--save FILE] [--json] [--events]
+ *   rein plan QUERY|- [--max-parallel N] [--save FILE] [--json] [--events]
  *             [--provider P] [--model M] [--base-url URL] [--config FILE]
  *             [--skills DIR] [--root DIR] [--verification auto|force|off]
- *             [--max-tool-calls N] [--timeout MS] [--max-replans N] [--yes]
+ *             [--max-tool-calls N] [--timeout DURATION] [--max-replans N] [--yes]
  *   rein plan --resume FILE [the same options]
- *   rein plan --show FILE [--dot]
+ *   rein plan --show FILE|- [--dot | --json]
  *
  * The planner turns QUERY into a plan, the steps run (up to --max-parallel at once), each is
  * verified against its ledger, a failed one is rewritten or split by the replanner at most
@@ -62,25 +62,30 @@ struct view {
 static void usage(FILE *out)
 {
     fprintf(out,
-            "usage: rein plan QUERY [--max-parallel N] [--save FILE] [--json] [--events]\n"
-            "                 [--provider P] [--model M] [--base-url URL] [--config FILE]\n"
-            "                 [--skills DIR] [--root DIR] [--verification auto|force|off]\n"
-            "                 [--max-tool-calls N] [--timeout MS] [--max-replans N] [--yes]\n"
-            "       rein plan --resume FILE [the same options]\n"
-            "       rein plan --show FILE [--dot]\n\n"
+            "usage: rein plan [options] REQUEST   (or - to read the request from stdin)\n"
+            "       rein plan --resume FILE [options]\n"
+            "       rein plan --show FILE [--dot | --json]\n\n"
             "Plans the request as steps, runs the ready steps (several at once), checks each\n"
             "step's tool calls, rewrites or splits a step that failed (at most --max-replans\n"
             "times, default 2, then it is blocked and what depends on it skipped), and writes\n"
-            "the answer from the steps' results.\n\n"
-            "  --max-parallel  steps running at once (default 4)\n"
-            "  --save FILE     write the plan after every change (resume it with --resume)\n"
-            "  --resume FILE   continue a saved plan; completed steps do not run again\n"
-            "  --show FILE     print a saved plan; --dot as a Graphviz digraph\n"
-            "  --json          print the result object; --events the events as JSON lines\n"
-            "  --timeout MS    time limit of each step's turn; --max-tool-calls per step\n"
-            "  --yes           allow destructive tools (otherwise they are denied)\n"
-            "  provider options, --skills and --root: as for 'rein chat'\n"
-            "Exit status: 0 every step completed, 1 otherwise, 2 usage or unreadable plan.\n");
+            "the answer from the steps' results. rein plan needs a model: --provider and\n"
+            "--model, REIN_PROVIDER and REIN_MODEL, or a provider in rein's configuration file\n"
+            "(--config or REIN_CONFIG).\n\n"
+            "  --max-parallel N      steps running at once (default 4)\n"
+            "  --save FILE           write the plan after every change (resume it with --resume)\n"
+            "  --resume FILE         continue a saved plan; completed steps do not run again\n"
+            "  --show FILE           print a saved plan (- reads stdin); --dot as a Graphviz\n"
+            "                        digraph, --json as JSON\n"
+            "  --json                print the result object; --events the events as JSON lines\n"
+            "  --verification V      self-verification of each step: auto, force, off\n"
+            "  --timeout DURATION    time limit of each step's turn (milliseconds, or 30s, 2m)\n"
+            "  --max-tool-calls N    tool calls per step; --max-replans N (0: none)\n"
+            "  --yes                 allow destructive tools (otherwise they are denied)\n"
+            "  --provider P, --model M, --base-url URL   the model, as for 'rein chat'\n"
+            "  --config FILE         rein's configuration file (default REIN_CONFIG)\n"
+            "  --skills DIR, --root DIR   as for 'rein skills'\n\n"
+            "Exit status: 0 every step completed, 1 otherwise, 2 usage, a configuration that\n"
+            "cannot work, or a plan file that cannot be read.\n");
 }
 
 /* ---- options ---- */
@@ -89,7 +94,14 @@ static int plan_number(struct plan_opts *o, const char *flag, const char *v)
 {
     bool replans = strcmp(flag, "--max-replans") == 0;
     long long n;
+    int64_t ms;
 
+    if (strcmp(flag, "--timeout") == 0) {
+        if (!cli_parse_duration(v, 1, INT32_MAX, &ms))
+            return cli_duration_error("plan", flag, v);
+        o->run.step.timeout_ms = ms;
+        return CLI_EXIT_OK;
+    }
     if (!cli_parse_number(v, replans ? 0 : 1, replans ? 100 : INT32_MAX, &n))
         return cli_usage_error("%s needs a %s number, not '%s'", flag,
                                replans ? "non-negative" : "positive", v);
@@ -97,8 +109,6 @@ static int plan_number(struct plan_opts *o, const char *flag, const char *v)
         o->run.max_parallel = (unsigned)(n > 64 ? 64 : n);
     else if (replans)
         o->run.max_replans = n == 0 ? -1 : (int)n;
-    else if (strcmp(flag, "--timeout") == 0)
-        o->run.step.timeout_ms = n;
     else
         o->run.step.max_tool_calls = (int)n;
     return CLI_EXIT_OK;
@@ -120,25 +130,32 @@ static int plan_option(void *opts, const char *flag, const char *v)
         o->save = v;
     } else if (strcmp(flag, "--resume") == 0) {
         o->resume = v;
-    } else if (strcmp(flag, "--show") == 0) {
-        o->show = v;
     } else {
-        o->setup.config = v;
+        o->show = v;
     }
     return CLI_EXIT_OK;
 }
 
 static int parse_args(int argc, char **argv, struct plan_opts *o)
 {
-    static const char *const valued[] = {
-        "--max-parallel", "--save",           "--resume",  "--show",        "--config",
-        "--verification", "--max-tool-calls", "--timeout", "--max-replans", NULL};
-    static const char *const switches[] = {"--json", "--events", "--yes", "--dot", NULL};
-    static const struct cli_args args = {"plan",      usage,     valued, switches,
-                                         plan_option, "request", false};
+    static const char *const valued[] = {"--max-parallel", "--save",         "--resume",
+                                         "--show",         "--verification", "--max-tool-calls",
+                                         "--timeout",      "--max-replans",  NULL};
+    static const char *const switches[] = {"--dot", NULL};
+    static const struct cli_args args = {
+        .name = "plan",
+        .usage = usage,
+        .shared = CLI_OPT_MODEL | CLI_OPT_TOOLS | CLI_OPT_JSON | CLI_OPT_EVENTS | CLI_OPT_YES,
+        .valued = valued,
+        .switches = switches,
+        .option = plan_option,
+        .positional = "request",
+        .max_pos = 1,
+        .stdin_pos = 1,
+    };
     int rc;
 
-    rc = cli_args_parse(&args, argc, argv, o, &o->setup, &o->query);
+    rc = cli_args_parse(&args, argc, argv, o, &o->setup, &o->query, NULL);
     if (rc)
         return rc;
     if ((o->show ? 1 : 0) + (o->resume ? 1 : 0) + (o->query ? 1 : 0) != 1) {
@@ -149,6 +166,8 @@ static int parse_args(int argc, char **argv, struct plan_opts *o)
         return cli_usage_error("plan: the request is empty");
     if (o->dot && !o->show)
         return cli_usage_error("plan: --dot goes with --show");
+    if (o->dot && o->setup.json)
+        return cli_usage_error("plan: --dot and --json do not go together");
     if (o->setup.json && o->setup.events)
         return cli_usage_error("plan: --json and --events do not go together");
     return CLI_EXIT_OK;
@@ -369,16 +388,51 @@ static void print_result(const struct plan_opts *o, const rein_plan_result *r, b
 
 /* ---- the commands ---- */
 
+/* The saved plan at path ("-": stdin). New, or NULL with err set. */
+static rein_plan *load_plan(const char *path, rein_error *err)
+{
+    char *text = NULL;
+    size_t len = 0;
+    json_t *doc;
+    rein_plan *p;
+    int rc;
+
+    if (strcmp(path, "-") != 0)
+        return rein_plan_load_file(path, err);
+    rc = cli_read_stdin(&text, &len);
+    if (rc) {
+        rein_error_set(err, REIN_EIO, "stdin: cannot read the plan");
+        return NULL;
+    }
+    doc = rein_json_parse(text, len, 0, err);
+    p = doc ? rein_plan_from_json(doc, err) : NULL;
+    if (!p)
+        rein_error_prefix(err, "stdin: ");
+    json_decref(doc);
+    rein_free(text);
+    return p;
+}
+
 static int show(const struct plan_opts *o)
 {
-    rein_error err;
-    rein_plan *p = rein_plan_load_file(o->show, &err);
+    rein_error err = {0};
+    rein_plan *p;
     struct rein_buf b;
     rein_err rc;
 
+    rein_error_clear(&err);
+    p = load_plan(o->show, &err);
     if (!p) {
         cli_print_error(&err);
         return CLI_EXIT_USAGE;
+    }
+    if (o->setup.json) {
+        json_t *j = rein_plan_to_json(p);
+        rc = j ? REIN_OK : REIN_ENOMEM;
+        cli_print_json(j);
+        json_decref(j);
+        rein_plan_free(p);
+        return rc ? CLI_EXIT_FAIL : CLI_EXIT_OK;
     }
     rein_buf_init(&b, 0);
     rc = o->dot ? rein_plan_write_dot(p, &b) : rein_plan_write_text(p, &b);
@@ -395,7 +449,7 @@ static int run(struct plan_opts *o, rein_planner *pl, rein_plan *loaded, struct 
     rein_plan_result *r = NULL;
     rein_cancel *cancel = rein_cancel_new();
     bool tty = isatty(STDOUT_FILENO) && !o->setup.json && !o->setup.events;
-    rein_error err;
+    rein_error err = {0};
     rein_err rc;
     int status = CLI_EXIT_FAIL;
 
@@ -441,7 +495,7 @@ int cmd_plan(int argc, char **argv)
     struct cli_parts parts = {0};
     rein_planner *pl = NULL;
     rein_plan *loaded = NULL;
-    rein_error err;
+    rein_error err = {0};
     int status;
 
     memset(&o, 0, sizeof(o));
@@ -462,7 +516,8 @@ int cmd_plan(int argc, char **argv)
     if (!cli_provider_configured(&o.setup)) {
         rein_plan_free(loaded);
         return cli_usage_error("plan: a plan needs a model: set --provider and --model (or "
-                               "REIN_PROVIDER and REIN_MODEL, or a --config file)");
+                               "REIN_PROVIDER and REIN_MODEL, or a provider in rein's "
+                               "configuration file, --config FILE or REIN_CONFIG)");
     }
     status = CLI_EXIT_FAIL;
     if (cli_parts_new(&o.setup, false, &parts, &err) != REIN_OK) {

@@ -6,11 +6,12 @@
  *       Decodes a recorded response and prints the assembled response as JSON. Exit 0 when
  *       the file parsed, 2 when it could not be read as that format (the message says where).
  *   rein provider chat [--provider P] [--model M] [--base-url U] [--config FILE]
- *                      [--record FILE] [--no-stream] [--events] MESSAGE
+ *                      [--record FILE] [--replay FILE] [--no-stream] [--events] MESSAGE|-
  *       Sends one user message (settings from the config file, then the environment, then
- *       the flags) and prints the response as JSON; with --events, the events first, one
- *       JSON line each. Exit 0 on a reply, 1 when the provider failed.
- *   rein provider list
+ *       the flags; the rules provider when none names a provider) and prints the response as
+ *       JSON with the provider and model in "meta"; with --events, the events first, one JSON
+ *       line each. Exit 0 on a reply, 1 when the provider failed, 2 usage.
+ *   rein provider list [--json]
  *       The provider presets.
  *   rein provider caps MODEL
  *       The capabilities rein assumes for a model.
@@ -21,14 +22,72 @@
 #include <stdlib.h>
 #include <string.h>
 
+static void provider_usage(FILE *out)
+{
+    fprintf(out, "usage: rein provider parse --format FORMAT [options] FILE|-\n"
+                 "       rein provider chat [--provider P] [--model M] [--base-url URL]\n"
+                 "                          [--record FILE] [--replay FILE] MESSAGE|-\n"
+                 "       rein provider list [--json]\n"
+                 "       rein provider caps MODEL\n\n"
+                 "  parse   decode a recorded model reply (SSE, JSON, NDJSON)\n"
+                 "  chat    send one message to the configured provider and print the reply\n"
+                 "  list    the provider presets\n"
+                 "  caps    the capabilities rein assumes for a model\n\n"
+                 "'rein provider COMMAND --help' describes a command.\n"
+                 "Exit status: 0 ok, 1 the provider failed, 2 usage or unusable input.\n");
+}
+
 static void parse_usage(FILE *out)
 {
     fprintf(out,
             "usage: rein provider parse --format FORMAT [--jsonl] [--text-calls from_text|report]\n"
-            "                           [--keep-think] [--tools NAME,NAME] FILE|-\n"
+            "                           [--keep-think] [--tools NAME,NAME] FILE|-\n\n"
+            "Decodes a recorded model reply and prints the assembled response as JSON.\n"
             "formats: openai-sse openai-json anthropic-sse anthropic-json ollama-ndjson "
-            "ollama-json\n"
-            "  --jsonl  the file has one SSE data payload per line (implied by *.stream.jsonl)\n");
+            "ollama-json\n\n"
+            "  -f, --format FORMAT  the wire format of FILE\n"
+            "  --jsonl              one SSE data payload per line (implied by *.stream.jsonl)\n"
+            "  --text-calls MODE    tool calls written as text: from_text (run them) or report\n"
+            "  --keep-think         keep <think> sections in the text\n"
+            "  --tools NAMES        the tool names offered (for calls written as text)\n\n"
+            "Exit status: 0 decoded, 2 the file cannot be read as FORMAT (the message says\n"
+            "where) or usage.\n");
+}
+
+static void chat_usage(FILE *out)
+{
+    fprintf(out,
+            "usage: rein provider chat [options] MESSAGE\n"
+            "       rein provider chat [options] -     (the message from stdin)\n\n"
+            "Sends one user message to the model (no tools run) and prints the response as JSON,\n"
+            "with the provider and model in \"meta\". Settings come from rein's configuration\n"
+            "file, then the environment (REIN_PROVIDER, REIN_MODEL, ...), then the flags; with\n"
+            "none naming a provider, the rules provider answers.\n\n"
+            "  --provider P, --model M, --base-url URL   the model\n"
+            "  --config FILE      rein's configuration file (default REIN_CONFIG)\n"
+            "  --record FILE      append the exchange to FILE (JSON lines) for replay\n"
+            "  --replay FILE      answer from a recording instead of a model\n"
+            "  --no-stream        ask for one JSON reply instead of a stream\n"
+            "  --events           print the model's events as JSON lines first\n\n"
+            "Exit status: 0 a reply came, 1 the provider failed, 2 usage or a configuration\n"
+            "that cannot work.\n");
+}
+
+static void list_usage(FILE *out)
+{
+    fprintf(out, "usage: rein provider list [--json]\n\n"
+                 "The provider presets, one per line (--json: a JSON array of names).\n\n"
+                 "Exit status: 0, or 2 for usage.\n");
+}
+
+static void caps_usage(FILE *out)
+{
+    fprintf(out,
+            "usage: rein provider caps MODEL\n\n"
+            "Prints, as JSON, the capabilities rein assumes for MODEL: tools, parallel_tools,\n"
+            "streaming, confidence and context_window (a configuration file's\n"
+            "\"capabilities\" can override them).\n\n"
+            "Exit status: 0, or 2 for usage.\n");
 }
 
 static bool ends_with(const char *s, const char *suffix)
@@ -39,12 +98,9 @@ static bool ends_with(const char *s, const char *suffix)
 
 static int print_json(const json_t *v)
 {
-    char *text = json_dumps(v, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-
-    if (!text)
+    if (!v)
         return CLI_EXIT_FAIL;
-    puts(text);
-    free(text);
+    cli_print_json(v);
     return CLI_EXIT_OK;
 }
 
@@ -70,7 +126,7 @@ static int decode_file(FILE *f, const char *path, enum rein_wire_format fmt,
 {
     rein_provider_decoder *d = rein_provider_decoder_new(fmt, opt, NULL, NULL);
     rein_model_response *resp = NULL;
-    rein_error err;
+    rein_error err = {0};
     char buf[65536];
     size_t n;
     int rc = CLI_EXIT_OK;
@@ -104,90 +160,141 @@ static int decode_file(FILE *f, const char *path, enum rein_wire_format fmt,
     return rc;
 }
 
+struct parse_opts {
+    struct cli_setup setup;
+    struct rein_decoder_options opt;
+    enum rein_wire_format fmt;
+    const char *path;
+    char *tools;
+    bool jsonl;
+};
+
+static int parse_option(void *opts, const char *flag, const char *v)
+{
+    struct parse_opts *o = opts;
+
+    if (strcmp(flag, "--jsonl") == 0) {
+        o->jsonl = true;
+    } else if (strcmp(flag, "--keep-think") == 0) {
+        o->opt.keep_think_tags = true;
+    } else if (strcmp(flag, "--format") == 0) {
+        if (rein_wire_format_parse(v, &o->fmt) != REIN_OK)
+            return cli_usage_error("provider parse: unknown format '%s' (see --help)", v);
+    } else if (strcmp(flag, "--text-calls") == 0) {
+        if (strcmp(v, "from_text") == 0)
+            o->opt.text_calls = REIN_TEXT_CALLS_FROM_TEXT;
+        else if (strcmp(v, "report") == 0)
+            o->opt.text_calls = REIN_TEXT_CALLS_REPORT;
+        else
+            return cli_usage_error("--text-calls takes from_text or report, not '%s'", v);
+    } else {
+        o->tools = (char *)v; /* --tools: split in place below (argv is ours to change) */
+    }
+    return CLI_EXIT_OK;
+}
+
 static int cmd_parse(int argc, char **argv)
 {
-    struct rein_decoder_options opt;
-    enum rein_wire_format fmt = 0;
-    const char *path = NULL, *names[256];
-    char *tools = NULL;
-    bool jsonl = false;
+    static const char *const valued[] = {"--format", "--text-calls", "--tools", NULL};
+    static const char *const switches[] = {"--jsonl", "--keep-think", NULL};
+    static const struct cli_alias aliases[] = {{"-f", "--format", true}, {NULL, NULL, false}};
+    static const struct cli_args args = {
+        .name = "provider parse",
+        .usage = parse_usage,
+        .shared = CLI_OPT_JSON,
+        .valued = valued,
+        .switches = switches,
+        .aliases = aliases,
+        .option = parse_option,
+        .positional = "file",
+        .min_pos = 1,
+        .max_pos = 1,
+        .path_pos = 1u,
+    };
+    struct parse_opts o;
+    const char *names[256];
     FILE *f;
     int rc;
 
-    memset(&opt, 0, sizeof(opt));
-    for (int i = 1; i < argc; i++) {
-        if (cli_is_flag(argv[i], "-h", "--help")) {
-            parse_usage(stdout);
-            return CLI_EXIT_OK;
-        } else if (cli_is_flag(argv[i], "-f", "--format") && i + 1 < argc) {
-            if (rein_wire_format_parse(argv[++i], &fmt) != REIN_OK)
-                return cli_usage_error("unknown format '%s' (see --help)", argv[i]);
-        } else if (cli_is_flag(argv[i], NULL, "--jsonl")) {
-            jsonl = true;
-        } else if (cli_is_flag(argv[i], NULL, "--keep-think")) {
-            opt.keep_think_tags = true;
-        } else if (cli_is_flag(argv[i], NULL, "--text-calls") && i + 1 < argc) {
-            const char *v = argv[++i];
-            if (strcmp(v, "from_text") == 0)
-                opt.text_calls = REIN_TEXT_CALLS_FROM_TEXT;
-            else if (strcmp(v, "report") == 0)
-                opt.text_calls = REIN_TEXT_CALLS_REPORT;
-            else
-                return cli_usage_error("--text-calls takes from_text or report, not '%s'", v);
-        } else if (cli_is_flag(argv[i], NULL, "--tools") && i + 1 < argc) {
-            tools = argv[++i];
-        } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
-            return cli_usage_error("provider parse: unknown option '%s'", argv[i]);
-        } else if (!path) {
-            path = argv[i];
-        } else {
-            return cli_usage_error("provider parse: one file at a time");
-        }
-    }
-    if (!fmt || !path) {
+    memset(&o, 0, sizeof(o));
+    rc = cli_args_parse(&args, argc, argv, &o, &o.setup, &o.path, NULL);
+    if (rc)
+        return rc == CLI_ARGS_HELP ? CLI_EXIT_OK : rc;
+    if (!o.fmt) {
         parse_usage(stderr);
-        return CLI_EXIT_USAGE;
+        return cli_usage_error("provider parse: --format is required");
     }
-    if (tools) {
-        opt.tool_names = names;
-        opt.tool_name_count = split_names(tools, names, sizeof(names) / sizeof(names[0]));
+    if (o.tools) {
+        o.opt.tool_names = names;
+        o.opt.tool_name_count = split_names(o.tools, names, sizeof(names) / sizeof(names[0]));
     }
-    if ((jsonl || ends_with(path, ".stream.jsonl") || ends_with(path, ".chunks.txt")) &&
-        (fmt == REIN_WIRE_OPENAI_SSE || fmt == REIN_WIRE_ANTHROPIC_SSE))
-        opt.payload_lines = true;
-    f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
+    if ((o.jsonl || ends_with(o.path, ".stream.jsonl") || ends_with(o.path, ".chunks.txt")) &&
+        (o.fmt == REIN_WIRE_OPENAI_SSE || o.fmt == REIN_WIRE_ANTHROPIC_SSE))
+        o.opt.payload_lines = true;
+    f = strcmp(o.path, "-") == 0 ? stdin : fopen(o.path, "rb");
     if (!f) {
-        fprintf(stderr, "rein: %s: %s\n", path, strerror(errno));
+        fprintf(stderr, "rein: %s: %s\n", o.path, strerror(errno));
         return CLI_EXIT_USAGE;
     }
-    rc = decode_file(f, path, fmt, &opt);
+    rc = decode_file(f, o.path, o.fmt, &o.opt);
     if (f != stdin)
         fclose(f);
     return rc;
 }
 
-static int cmd_list(void)
+/* The options of a command that takes nothing but --json (and prints JSON anyway). */
+static int parse_plain(const char *name, void (*usage)(FILE *), unsigned npos, int argc,
+                       char **argv, struct cli_setup *s, const char **pos)
+{
+    struct cli_args args = {
+        .name = name,
+        .usage = usage,
+        .shared = CLI_OPT_JSON,
+        .positional = "model",
+        .min_pos = npos,
+        .max_pos = npos,
+    };
+
+    return cli_args_parse(&args, argc, argv, NULL, s, pos, NULL);
+}
+
+static int cmd_list(int argc, char **argv)
 {
     const char *const *names = rein_provider_names();
+    struct cli_setup s;
+    json_t *list;
+    int rc = parse_plain("provider list", list_usage, 0, argc, argv, &s, NULL);
 
-    for (size_t i = 0; names[i]; i++)
-        puts(names[i]);
-    return CLI_EXIT_OK;
+    if (rc)
+        return rc == CLI_ARGS_HELP ? CLI_EXIT_OK : rc;
+    if (!s.json) {
+        for (size_t i = 0; names[i]; i++)
+            puts(names[i]);
+        return CLI_EXIT_OK;
+    }
+    list = json_array();
+    for (size_t i = 0; list && names[i]; i++)
+        json_array_append_new(list, json_string(names[i]));
+    rc = print_json(list);
+    json_decref(list);
+    return rc;
 }
 
 static int cmd_caps(int argc, char **argv)
 {
     struct rein_model_caps caps;
+    struct cli_setup s;
+    const char *model = NULL;
     json_t *j;
-    int rc;
+    int rc = parse_plain("provider caps", caps_usage, 1, argc, argv, &s, &model);
 
-    if (argc != 2)
-        return cli_usage_error("usage: rein provider caps MODEL");
-    rein_model_caps_lookup(argv[1], &caps);
-    j = json_pack("{s:s, s:b, s:b, s:b, s:b, s:I}", "model", argv[1], "tools", caps.tools,
+    if (rc)
+        return rc == CLI_ARGS_HELP ? CLI_EXIT_OK : rc;
+    rein_model_caps_lookup(model, &caps);
+    j = json_pack("{s:s, s:b, s:b, s:b, s:b, s:I}", "model", model, "tools", caps.tools,
                   "parallel_tools", caps.parallel_tools, "streaming", caps.streaming, "confidence",
                   caps.confidence, "context_window", (json_int_t)caps.context_window);
-    rc = j ? print_json(j) : CLI_EXIT_FAIL;
+    rc = print_json(j);
     json_decref(j);
     return rc;
 }
@@ -224,118 +331,123 @@ static void print_event(const struct rein_model_event *ev, void *userdata)
         json_object_set_new(j, "finish_reason", json_string(ev->finish_reason));
     if (ev->type == REIN_MEV_RETRY)
         json_object_set_new(j, "attempt", json_integer(ev->attempt));
-    char *s = json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER);
-    if (s)
-        puts(s);
-    free(s);
+    cli_print_json_line(j);
     json_decref(j);
+}
+
+struct chat_opts {
+    struct cli_setup setup;
+    const char *message;
+    bool no_stream;
+};
+
+static int chat_option(void *opts, const char *flag, const char *v)
+{
+    struct chat_opts *o = opts;
+    struct cli_setup *s = &o->setup;
+
+    if (!v) {
+        o->no_stream = true; /* --no-stream */
+        return CLI_EXIT_OK;
+    }
+    if (s->nflags + 2 > CLI_MAX_FLAGS)
+        return cli_usage_error("provider chat: too many provider settings");
+    if (strcmp(flag, "--replay") == 0) {
+        s->flags[s->nflags][0] = "provider";
+        s->flags[s->nflags++][1] = "replay";
+    }
+    s->flags[s->nflags][0] = flag + 2; /* "record", "replay" */
+    s->flags[s->nflags++][1] = v;
+    return CLI_EXIT_OK;
 }
 
 static int cmd_chat(int argc, char **argv)
 {
-    rein_provider_config *cfg = rein_provider_config_new();
+    static const char *const valued[] = {"--record", "--replay", NULL};
+    static const char *const switches[] = {"--no-stream", NULL};
+    static const struct cli_args args = {
+        .name = "provider chat",
+        .usage = chat_usage,
+        .shared = CLI_OPT_MODEL | CLI_OPT_JSON | CLI_OPT_EVENTS,
+        .valued = valued,
+        .switches = switches,
+        .option = chat_option,
+        .positional = "message",
+        .min_pos = 1,
+        .max_pos = 1,
+        .stdin_pos = 1u,
+    };
     rein_model_request *req = rein_model_request_new();
     rein_history *h = rein_history_new();
     rein_provider *p = NULL;
     rein_model_response *resp = NULL;
-    const char *message = NULL, *config = getenv("REIN_CONFIG");
-    const char *flags[16][2];
-    size_t nflags = 0;
-    bool events = false;
-    rein_error err;
-    int rc = CLI_EXIT_FAIL;
+    struct chat_opts o;
+    rein_error err = {0};
+    int rc;
 
+    memset(&o, 0, sizeof(o));
     rein_error_clear(&err);
-    if (!cfg || !req || !h)
-        goto out;
-    for (int i = 1; i < argc; i++) {
-        static const char *const keys[][2] = {{"--provider", "provider"},
-                                              {"--model", "model"},
-                                              {"--base-url", "base_url"},
-                                              {"--record", "record"},
-                                              {"--replay", "replay"}};
-        bool matched = false;
-        for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++) {
-            if (strcmp(argv[i], keys[k][0]) == 0 && i + 1 < argc && nflags < 16) {
-                flags[nflags][0] = keys[k][1];
-                flags[nflags++][1] = argv[++i];
-                matched = true;
-            }
-        }
-        if (matched)
-            continue;
-        if (strcmp(argv[i], "--config") == 0 && i + 1 < argc)
-            config = argv[++i];
-        else if (strcmp(argv[i], "--no-stream") == 0)
-            rein_model_request_set_stream(req, false);
-        else if (strcmp(argv[i], "--events") == 0)
-            events = true;
-        else if (argv[i][0] == '-') {
-            rc = cli_usage_error("provider chat: unknown option '%s'", argv[i]);
-            goto out;
-        } else
-            message = argv[i];
-    }
-    if (!message) {
-        rc = cli_usage_error("usage: rein provider chat [--provider P] [--model M] "
-                             "[--base-url URL] [--config FILE] [--record FILE] MESSAGE");
+    rc = cli_args_parse(&args, argc, argv, &o, &o.setup, &o.message, NULL);
+    if (rc) {
+        rc = rc == CLI_ARGS_HELP ? CLI_EXIT_OK : rc;
         goto out;
     }
-    if (config && rein_provider_config_load_file(cfg, config, &err) != REIN_OK)
-        goto fail;
-    if (rein_provider_config_from_env(cfg, &err) != REIN_OK)
-        goto fail;
-    for (size_t i = 0; i < nflags; i++) {
-        if (rein_provider_config_set(cfg, flags[i][0], flags[i][1], &err) != REIN_OK)
-            goto fail;
-    }
-    p = rein_provider_new(cfg, &err);
-    if (!p)
-        goto fail;
-    if (rein_history_add_user(h, message) != REIN_OK)
+    if (!o.message[0]) {
+        rc = cli_usage_error("provider chat: the message is empty");
         goto out;
-    if (events)
+    }
+    rc = CLI_EXIT_FAIL;
+    if (!req || !h) {
+        fprintf(stderr, "rein: out of memory\n");
+        goto out;
+    }
+    p = cli_provider_new(&o.setup, NULL, &err);
+    if (!p) {
+        cli_print_error(&err);
+        rc = err.code == REIN_EINVAL ? CLI_EXIT_USAGE : CLI_EXIT_FAIL;
+        goto out;
+    }
+    cli_log_provider(NULL, p);
+    if (o.no_stream)
+        rein_model_request_set_stream(req, false);
+    if (rein_history_add_user(h, o.message) != REIN_OK) {
+        fprintf(stderr, "rein: out of memory\n");
+        goto out;
+    }
+    if (o.setup.events)
         rein_model_request_set_events(req, print_event, NULL);
+    rein_error_clear(&err);
     rc = rein_provider_send(p, req, h, &resp, &err) == REIN_OK ? CLI_EXIT_OK : CLI_EXIT_FAIL;
     if (resp) {
         json_t *j = rein_model_response_to_json(resp);
-        if (j)
-            print_json(j);
+        json_t *meta = json_pack("{s:s, s:s?}", "provider", rein_provider_name(p), "model",
+                                 rein_provider_model(p));
+        if (j && meta)
+            json_object_set_new(j, "meta", meta);
+        else
+            json_decref(meta);
+        print_json(j);
         json_decref(j);
     }
     if (rc != CLI_EXIT_OK)
         cli_print_error(&err);
-    goto out;
-fail:
-    cli_print_error(&err);
-    rc = err.code == REIN_EINVAL ? CLI_EXIT_USAGE : CLI_EXIT_FAIL;
 out:
     rein_model_response_free(resp);
     rein_provider_free(p);
     rein_history_free(h);
     rein_model_request_free(req);
-    rein_provider_config_free(cfg);
     return rc;
 }
 
 int cmd_provider(int argc, char **argv)
 {
-    if (argc < 2 || cli_is_flag(argv[1], "-h", "--help")) {
-        fprintf(argc < 2 ? stderr : stdout,
-                "usage: rein provider parse --format FORMAT [--jsonl] FILE\n"
-                "       rein provider chat [--provider P] [--model M] [--base-url URL] "
-                "[--record FILE] MESSAGE\n"
-                "       rein provider list\n"
-                "       rein provider caps MODEL\n");
-        return argc < 2 ? CLI_EXIT_USAGE : CLI_EXIT_OK;
-    }
-    if (strcmp(argv[1], "parse") == 0)
-        return cmd_parse(argc - 1, argv + 1);
-    if (strcmp(argv[1], "chat") == 0)
-        return cmd_chat(argc - 1, argv + 1);
-    if (strcmp(argv[1], "list") == 0)
-        return cmd_list();
-    if (strcmp(argv[1], "caps") == 0)
-        return cmd_caps(argc - 1, argv + 1);
-    return cli_usage_error("provider: unknown subcommand '%s'", argv[1]);
+    static const struct cli_command subs[] = {
+        {"parse", "decode a recorded model reply", cmd_parse},
+        {"chat", "send one message to the configured provider", cmd_chat},
+        {"list", "the provider presets", cmd_list},
+        {"caps", "the capabilities rein assumes for a model", cmd_caps},
+        {NULL, NULL, NULL},
+    };
+
+    return cli_dispatch("provider", subs, provider_usage, argc, argv);
 }

@@ -19,43 +19,41 @@
 static void serve_usage(FILE *out)
 {
     fprintf(out,
-            "usage: rein serve [--host 127.0.0.1] [--port 8080] [--store URL] [--threads N]\n"
-            "                  [--io-threads N] [--skills DIR]... [--root DIR]... [--provider P] "
-            "[--model M]\n"
-            "                  [--base-url URL] [--config FILE] [--rules-first]\n"
-            "                  [--body-limit BYTES] [--grace-ms MS] [--lease-ms MS]\n"
-            "                  [--approval-timeout-ms MS] [--heartbeat-ms MS]\n"
-            "                  [--header-timeout-ms MS] [--body-timeout-ms MS]\n"
-            "                  [--max-client-connections N] [--body-memory BYTES] "
-            "[--metrics-public]\n\n"
+            "usage: rein serve [--host 127.0.0.1] [--port 8080] [--store URL] [options]\n\n"
             "Serves the rein HTTP API: the skill host (/skills), the agent (/agent/chat and\n"
             "/agent/conversations), MCP (/mcp), /metrics, /healthz and the chat page (/).\n\n"
-            "  --store         sqlite:PATH (default REIN_STORE or sqlite:./rein.db) or\n"
-            "                  redis://HOST:PORT[/DB]: several servers sharing one Redis share\n"
-            "                  conversations, locks, cancels and approvals\n"
-            "  --threads       requests handled at once (a running agent turn holds one)\n"
-            "  --io-threads    network threads (default 2)\n"
-            "  --skills, --root  external skill folders; folders file_search may read\n"
-            "  --provider, --model, --base-url, --config  the model, as for 'rein chat'; with\n"
-            "                  none configured the rules provider answers\n"
-            "  --rules-first   try the rules provider before the model\n"
-            "  --grace-ms      on SIGTERM, how long running turns may finish (default 10000)\n"
-            "  --lease-ms      a turn's lock lease (default 30000): a conversation whose server\n"
-            "                  died is free again after it\n"
-            "  --approval-timeout-ms  how long a destructive call waits for approval (60000)\n"
-            "  --heartbeat-ms  SSE heartbeat interval (default 15000)\n"
-            "  --header-timeout-ms  a request's headers must arrive within this time (from\n"
-            "                  accept, or the previous answer on a kept-alive connection), else\n"
-            "                  the connection is closed (default 10000)\n"
-            "  --body-timeout-ms  a request's body must arrive within this time after its\n"
-            "                  headers (default 30000)\n"
-            "  --max-client-connections  connections one client address may hold (default 256)\n"
-            "  --body-memory   bytes all request bodies being received may hold together;\n"
-            "                  past it requests get 503 (default 64 MiB)\n"
-            "  --metrics-public  serve /metrics without an API key\n\n"
+            "  --host HOST, --port N   where to listen (port 0: any free port)\n"
+            "  --store URL             sqlite:PATH (default REIN_STORE or sqlite:./rein.db) or\n"
+            "                          redis://HOST:PORT[/DB]: several servers sharing one Redis\n"
+            "                          share conversations, locks, cancels and approvals\n"
+            "  --threads N             requests handled at once (a running agent turn holds one)\n"
+            "  --io-threads N          network threads (default 2)\n"
+            "  --skills DIR, --root DIR   external skill folders; folders file_search may read\n"
+            "  --provider P, --model M, --base-url URL   the model, as for 'rein chat'; with\n"
+            "                          none configured the rules provider answers\n"
+            "  --config FILE           rein's configuration file (default REIN_CONFIG)\n"
+            "  --rules-first           try the rules provider before the model\n"
+            "  --body-limit BYTES      largest request body (default 1 MiB)\n"
+            "  --max-client-connections N  connections one client address may hold (256)\n"
+            "  --body-memory BYTES     bytes all request bodies being received may hold\n"
+            "                          together; past it requests get 503 (default 64 MiB)\n"
+            "  --metrics-public        serve /metrics without an API key\n"
+            "Durations are milliseconds, or a number with a unit (30s, 2m):\n"
+            "  --grace-ms D            on SIGTERM, how long running turns may finish (10s)\n"
+            "  --lease-ms D            a turn's lock lease (30s): a conversation whose server\n"
+            "                          died is free again after it\n"
+            "  --approval-timeout-ms D how long a destructive call waits for approval (60s)\n"
+            "  --heartbeat-ms D        SSE heartbeat interval (15s)\n"
+            "  --header-timeout-ms D   a request's headers must arrive within D (from accept,\n"
+            "                          or the previous answer on a kept-alive connection), else\n"
+            "                          the connection is closed (10s)\n"
+            "  --body-timeout-ms D     a request's body must arrive within D after its headers\n"
+            "                          (30s)\n\n"
             "With REIN_API_KEYS=key1,key2 set, every route but /healthz and the chat page needs\n"
             "Authorization: Bearer <key> (/metrics too, unless --metrics-public).\n"
-            "SIGINT/SIGTERM stop it gracefully.\n");
+            "SIGINT/SIGTERM stop it gracefully.\n"
+            "Exit status: 0 stopped by a signal, 1 it could not start or serve, 2 usage or a\n"
+            "configuration that cannot work.\n");
 }
 
 struct serve_opts {
@@ -83,23 +81,26 @@ static const struct {
     long lo, hi;
     size_t off;
     const char *range;
+    bool duration;
 } nums[] = {
-    {"--port", 0, 65535, offsetof(struct serve_opts, port), "0-65535"},
-    {"--threads", 1, 1024, offsetof(struct serve_opts, threads), "1-1024"},
-    {"--io-threads", 1, 64, offsetof(struct serve_opts, io_threads), "1-64"},
-    {"--body-limit", 1024, 1L << 30, offsetof(struct serve_opts, body_limit),
-     "1024 bytes to 1 GiB"},
-    {"--grace-ms", 0, 3600000, offsetof(struct serve_opts, grace_ms), "0-3600000"},
-    {"--lease-ms", 100, 3600000, offsetof(struct serve_opts, lease_ms), "100-3600000"},
-    {"--approval-timeout-ms", 1, 86400000, offsetof(struct serve_opts, approval_ms), "1-86400000"},
-    {"--heartbeat-ms", 10, 3600000, offsetof(struct serve_opts, heartbeat_ms), "10-3600000"},
+    {"--port", 0, 65535, offsetof(struct serve_opts, port), "0-65535", false},
+    {"--threads", 1, 1024, offsetof(struct serve_opts, threads), "1-1024", false},
+    {"--io-threads", 1, 64, offsetof(struct serve_opts, io_threads), "1-64", false},
+    {"--body-limit", 1024, 1L << 30, offsetof(struct serve_opts, body_limit), "1024 bytes to 1 GiB",
+     false},
+    {"--grace-ms", 0, 3600000, offsetof(struct serve_opts, grace_ms), "0 to 1h", true},
+    {"--lease-ms", 100, 3600000, offsetof(struct serve_opts, lease_ms), "100ms to 1h", true},
+    {"--approval-timeout-ms", 1, 86400000, offsetof(struct serve_opts, approval_ms), "1ms to 24h",
+     true},
+    {"--heartbeat-ms", 10, 3600000, offsetof(struct serve_opts, heartbeat_ms), "10ms to 1h", true},
     {"--header-timeout-ms", 100, 3600000, offsetof(struct serve_opts, header_timeout_ms),
-     "100-3600000"},
+     "100ms to 1h", true},
     {"--body-timeout-ms", 100, 3600000, offsetof(struct serve_opts, body_timeout_ms),
-     "100-3600000"},
-    {"--max-client-connections", 1, 100000, offsetof(struct serve_opts, client_conns), "1-100000"},
+     "100ms to 1h", true},
+    {"--max-client-connections", 1, 100000, offsetof(struct serve_opts, client_conns), "1-100000",
+     false},
     {"--body-memory", 1L << 20, 1L << 36, offsetof(struct serve_opts, body_memory),
-     "1 MiB to 64 GiB"},
+     "1 MiB to 64 GiB", false},
 };
 
 static int serve_option(void *opts, const char *a, const char *v)
@@ -115,19 +116,25 @@ static int serve_option(void *opts, const char *a, const char *v)
         return CLI_EXIT_OK;
     }
     for (size_t k = 0; k < sizeof(nums) / sizeof(nums[0]); k++) {
+        int64_t ms;
         if (strcmp(a, nums[k].name) != 0)
             continue;
-        if (!cli_parse_number(v, nums[k].lo, nums[k].hi, &n))
-            return cli_usage_error("%s must be %s", a, nums[k].range);
+        if (nums[k].duration) {
+            if (!cli_parse_duration(v, nums[k].lo, nums[k].hi, &ms))
+                return cli_usage_error("serve: %s takes a duration from %s (milliseconds, or "
+                                       "with a unit: 30s), not '%s'",
+                                       a, nums[k].range, v);
+            n = ms;
+        } else if (!cli_parse_number(v, nums[k].lo, nums[k].hi, &n)) {
+            return cli_usage_error("serve: %s must be %s, not '%s'", a, nums[k].range, v);
+        }
         *(long *)((char *)o + nums[k].off) = (long)n;
         return CLI_EXIT_OK;
     }
     if (strcmp(a, "--host") == 0)
         o->host = v;
-    else if (strcmp(a, "--store") == 0)
-        o->store_url = v;
     else
-        o->setup.config = v;
+        o->store_url = v;
     return CLI_EXIT_OK;
 }
 
@@ -135,7 +142,6 @@ static int parse_args(int argc, char **argv, struct serve_opts *o)
 {
     static const char *const valued[] = {"--host",
                                          "--store",
-                                         "--config",
                                          "--port",
                                          "--threads",
                                          "--io-threads",
@@ -150,11 +156,16 @@ static int parse_args(int argc, char **argv, struct serve_opts *o)
                                          "--body-memory",
                                          NULL};
     static const char *const switches[] = {"--rules-first", "--metrics-public", NULL};
-    static const struct cli_args args = {"serve",      serve_usage, valued, switches,
-                                         serve_option, NULL,        false};
-    const char *none = NULL;
+    static const struct cli_args args = {
+        .name = "serve",
+        .usage = serve_usage,
+        .shared = CLI_OPT_MODEL | CLI_OPT_TOOLS,
+        .valued = valued,
+        .switches = switches,
+        .option = serve_option,
+    };
 
-    return cli_args_parse(&args, argc, argv, o, &o->setup, &none);
+    return cli_args_parse(&args, argc, argv, o, &o->setup, NULL, NULL);
 }
 
 /* Everything `rein serve` builds, freed in reverse order. */
@@ -239,7 +250,7 @@ int cmd_serve(int argc, char **argv)
                            .heartbeat_ms = 15000};
     struct rein_store_opts store_opts = {.exclusive = true};
     struct serve s;
-    rein_error err;
+    rein_error err = {0};
     sigset_t sigs;
     int sig = 0, rc = parse_args(argc, argv, &o);
 
@@ -254,24 +265,35 @@ int cmd_serve(int argc, char **argv)
     memset(&s, 0, sizeof(s));
     rein_error_clear(&err);
 
+    if (cli_parts_new(&o.setup, true, &s.p, &err) != REIN_OK) {
+        cli_print_error(&err);
+        serve_free(&s);
+        return err.code == REIN_EINVAL ? CLI_EXIT_USAGE : CLI_EXIT_FAIL;
+    }
+    rein_error_clear(&err);
     /* The server holds a SQLite file alone: no -shm mapping to crash it (store.h). */
     if (cli_store_open(o.store_url, &store_opts, &s.store, &err) != REIN_OK) {
         cli_print_error(&err);
+        serve_free(&s);
         return CLI_EXIT_USAGE;
     }
-    if (cli_parts_new(&o.setup, true, &s.p, &err) != REIN_OK)
-        goto fail;
     rein_metrics_observe_agent(s.p.agent, rein_metrics_global());
+    /* Each step gets a fresh record: a failure names its own module, never an earlier one. */
+    rein_error_clear(&err);
     if (make_server(&s, &o, &err) != REIN_OK)
         goto fail;
     /* The MCP servers' tools join the one registry before anything serves it. */
+    rein_error_clear(&err);
     s.mcp = cli_mcp_attach(s.srv, s.p.reg, &err);
-    if (!s.mcp || rein_server_start(s.srv, &err) != REIN_OK)
+    if (!s.mcp)
         goto fail;
-    printf("rein %s listening on http://%s%s%s:%d (store %s, provider %s, %zu tools)\n",
+    rein_error_clear(&err);
+    if (rein_server_start(s.srv, &err) != REIN_OK)
+        goto fail;
+    printf("rein %s listening on http://%s%s%s:%d (store %s, provider %s, model %s, %zu tools)\n",
            rein_version(), strchr(o.host, ':') ? "[" : "", o.host, strchr(o.host, ':') ? "]" : "",
            rein_server_port(s.srv), rein_store_url(s.store), rein_provider_name(s.p.provider),
-           rein_registry_count(s.p.reg));
+           rein_provider_model(s.p.provider), rein_registry_count(s.p.reg));
     fflush(stdout);
 
     sigwait(&sigs, &sig);

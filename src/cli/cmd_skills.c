@@ -3,9 +3,10 @@
  * external ones under REIN_SKILLS_PATH and --skills folders).
  *
  *   rein skills list [--json]
- *   rein skills show ID
- *   rein skills invoke NAME ['ARGS_JSON'] [--timeout MS]
- *   common options: --skills DIR (repeatable), --root DIR (repeatable: file skill roots)
+ *   rein skills show NAME
+ *   rein skills invoke NAME ['ARGS_JSON' | -] [--timeout DURATION]
+ *   common options: --skills DIR (repeatable), --root DIR (repeatable: file skill roots),
+ *   --config FILE; each subcommand has its own --help
  *
  * invoke runs NAME through the same pipeline as a model's call (name repair included) and
  * prints the normalized result, or the invalid payload when the call could not run. Exit
@@ -18,60 +19,97 @@
 #include <string.h>
 
 struct skills_opts {
-    struct cli_setup setup; /* the tool folders */
-    bool json;
+    struct cli_setup setup; /* the tool folders, --json */
     int64_t timeout_ms;
     const char *args[2]; /* positional arguments after the action */
-    size_t nargs;
+    unsigned nargs;
 };
+
+#define COMMON_HELP                                                                                \
+    "  --skills DIR   load external skills from DIR (each subfolder with a manifest.json);\n"      \
+    "                 repeatable, after the folders in REIN_SKILLS_PATH\n"                         \
+    "  --root DIR     a folder file_search and log_transform may read (repeatable;\n"              \
+    "                 default: the current directory)\n"                                           \
+    "  --config FILE  rein's configuration file (default REIN_CONFIG)\n"
 
 static void skills_usage(FILE *out)
 {
     fprintf(out, "usage: rein skills list [--json] [--skills DIR] [--root DIR]\n"
-                 "       rein skills show ID [--skills DIR]\n"
-                 "       rein skills invoke NAME ['ARGS_JSON'] [--timeout MS] [--root DIR] "
-                 "[--skills DIR]\n\n"
-                 "  --skills DIR  load external skills from DIR (each subfolder with a "
-                 "manifest.json);\n"
-                 "                repeatable, after the folders in REIN_SKILLS_PATH\n"
-                 "  --root DIR    a folder file_search and log_transform may read (repeatable;\n"
-                 "                default: the current directory)\n"
-                 "  --json        list as JSON: {\"skills\": [manifest…], \"problems\": […]}\n"
-                 "  --timeout MS  stop the call after MS milliseconds (the skill's own limit "
-                 "still applies)\n\n"
-                 "invoke prints the normalized result, or the invalid payload when the call could\n"
-                 "not run; exit status 0 ok, 1 the call failed, 2 usage.\n");
+                 "       rein skills show [--json] NAME\n"
+                 "       rein skills invoke NAME ['ARGS_JSON' | -] [--timeout DURATION]\n\n"
+                 "  list     the tools rein knows: built-in skills, REIN_SKILLS_PATH, --skills\n"
+                 "  show     one tool's manifest (the name is repaired as a model's would be)\n"
+                 "  invoke   run one call through the call pipeline\n\n" COMMON_HELP
+                 "\n'rein skills COMMAND --help' describes a command.\n"
+                 "Exit status: 0 ok, 1 the call failed or the tool is unknown, 2 usage.\n");
 }
 
-static int parse_opts(int argc, char **argv, struct skills_opts *o)
+static void list_usage(FILE *out)
 {
-    for (int i = 2; i < argc; i++) {
-        const char *a = argv[i];
-        if (cli_is_flag(a, NULL, "--json")) {
-            o->json = true;
-        } else if (cli_is_flag(a, NULL, "--skills") || cli_is_flag(a, NULL, "--root")) {
-            if (i + 1 >= argc)
-                return cli_usage_error("%s needs a folder", a);
-            if (cli_setup_option(&o->setup, a, argv[++i]))
-                return CLI_EXIT_USAGE;
-        } else if (cli_is_flag(a, NULL, "--timeout")) {
-            if (cli_timeout_arg(argc, argv, &i, &o->timeout_ms) != CLI_EXIT_OK)
-                return CLI_EXIT_USAGE;
-        } else if (a[0] == '-' && a[1] == '-') {
-            return cli_usage_error("unknown option %s (see rein skills --help)", a);
-        } else if (o->nargs < sizeof(o->args) / sizeof(o->args[0])) {
-            o->args[o->nargs++] = a;
-        } else {
-            return cli_usage_error("unexpected argument '%s'", a);
-        }
-    }
+    fprintf(out,
+            "usage: rein skills list [--json] [--skills DIR]... [--root DIR]...\n\n"
+            "Lists the tools rein knows: the built-in skills, then REIN_SKILLS_PATH, then the\n"
+            "--skills folders. A manifest that cannot be used is named on stderr.\n\n"
+            "  --json         {\"skills\": [manifest...], \"problems\": [...]}\n" COMMON_HELP
+            "\nExit status: 0 listed, 2 usage or a folder that cannot be read.\n");
+}
+
+static void show_usage(FILE *out)
+{
+    fprintf(out,
+            "usage: rein skills show [--skills DIR]... NAME\n\n"
+            "Prints the manifest of the tool NAME as JSON (--json is accepted: the output is\n"
+            "JSON already). A misspelt name finds its tool as a model's call would.\n\n" COMMON_HELP
+            "\nExit status: 0 shown, 1 no such tool, 2 usage.\n");
+}
+
+static void invoke_usage(FILE *out)
+{
+    fprintf(out,
+            "usage: rein skills invoke NAME ['ARGS_JSON' | -] [--timeout DURATION]\n"
+            "                          [--skills DIR]... [--root DIR]...\n\n"
+            "Runs NAME through the same pipeline as a model's call (name repair, schema check,\n"
+            "policy, timeout, ledger) and prints the result as JSON. ARGS_JSON is the\n"
+            "arguments object (default {}); - reads it from stdin. Ctrl-C cancels the call.\n\n"
+            "  --timeout D    stop the call after D (milliseconds, or 30s); the skill's own\n"
+            "                 limit still applies\n" COMMON_HELP
+            "\nExit status: 0 the call succeeded, 1 it failed or could not run, 2 usage.\n");
+}
+
+static int skills_option(void *opts, const char *flag, const char *value)
+{
+    struct skills_opts *o = opts;
+
+    (void)flag; /* --timeout, the one option of its own */
+    if (!cli_parse_duration(value, 1, INT32_MAX, &o->timeout_ms))
+        return cli_duration_error("skills invoke", "--timeout", value);
     return CLI_EXIT_OK;
+}
+
+static int parse_opts(const char *name, void (*usage)(FILE *), unsigned min, unsigned max, int argc,
+                      char **argv, struct skills_opts *o)
+{
+    static const char *const valued[] = {"--timeout", NULL};
+    struct cli_args args = {
+        .name = name,
+        .usage = usage,
+        .shared = CLI_OPT_TOOLS | CLI_OPT_JSON,
+        .valued = max == 2 ? valued : NULL,
+        .option = skills_option,
+        .positional = max == 2 ? "argument" : "tool name",
+        .min_pos = min,
+        .max_pos = max,
+        .stdin_pos = 2u,
+        .json_pos = 2u,
+    };
+
+    return cli_args_parse(&args, argc, argv, o, &o->setup, o->args, &o->nargs);
 }
 
 /* The registry: built-in skills, then REIN_SKILLS_PATH, then --skills folders. */
 static rein_registry *load_registry(const struct skills_opts *o)
 {
-    rein_error err;
+    rein_error err = {0};
     rein_registry *reg;
 
     rein_error_clear(&err);
@@ -83,7 +121,7 @@ static rein_registry *load_registry(const struct skills_opts *o)
 
 static int do_list(const rein_registry *reg, const struct skills_opts *o)
 {
-    if (o->json) {
+    if (o->setup.json) {
         json_t *out = json_pack("{s:o, s:O}", "skills", rein_registry_manifests_json(reg),
                                 "problems", rein_registry_problems(reg));
         if (!out)
@@ -107,7 +145,7 @@ static int do_list(const rein_registry *reg, const struct skills_opts *o)
 static int do_show(const rein_registry *reg, const char *id)
 {
     enum rein_repair how;
-    rein_error why;
+    rein_error why = {0};
     const rein_tool *t;
 
     rein_error_clear(&why);
@@ -133,7 +171,7 @@ static int do_invoke(const rein_registry *reg, const struct skills_opts *o)
     };
     struct rein_call_opts opts = {.cancel = cancel, .timeout_ms = o->timeout_ms};
     rein_call_result *res = NULL;
-    rein_error err;
+    rein_error err = {0};
     int status;
 
     if (!cancel)
@@ -155,40 +193,59 @@ static int do_invoke(const rein_registry *reg, const struct skills_opts *o)
     return status;
 }
 
-int cmd_skills(int argc, char **argv)
+/* Builds the registry, reports what it refused (stderr: stdout stays one listing or one
+ * JSON document), and runs the action. */
+static int with_registry(const struct skills_opts *o, char action)
 {
-    struct skills_opts o = {0};
-    rein_registry *reg;
+    rein_registry *reg = load_registry(o);
     int status;
 
-    if (argc < 2 || cli_is_flag(argv[1], "-h", "--help")) {
-        skills_usage(argc < 2 ? stderr : stdout);
-        return argc < 2 ? CLI_EXIT_USAGE : CLI_EXIT_OK;
-    }
-    status = parse_opts(argc, argv, &o);
-    if (status)
-        return status;
-    if (strcmp(argv[1], "list") == 0 && o.nargs == 0) {
-        /* list takes no positional arguments */
-    } else if (strcmp(argv[1], "show") == 0 && o.nargs == 1) {
-        /* show ID */
-    } else if (strcmp(argv[1], "invoke") == 0 && (o.nargs == 1 || o.nargs == 2)) {
-        /* invoke NAME [ARGS] */
-    } else {
-        skills_usage(stderr);
-        return CLI_EXIT_USAGE;
-    }
-    reg = load_registry(&o);
     if (!reg)
         return CLI_EXIT_USAGE;
-    if (!o.json)
-        cli_registry_report(reg); /* stderr: stdout stays the listing or one JSON document */
-    if (argv[1][0] == 'l')
-        status = do_list(reg, &o);
-    else if (argv[1][0] == 's')
-        status = do_show(reg, o.args[0]);
+    if (!o->setup.json)
+        cli_registry_report(reg);
+    if (action == 'l')
+        status = do_list(reg, o);
+    else if (action == 's')
+        status = do_show(reg, o->args[0]);
     else
-        status = do_invoke(reg, &o);
+        status = do_invoke(reg, o);
     rein_registry_free(reg);
     return status;
+}
+
+static int cmd_list(int argc, char **argv)
+{
+    struct skills_opts o = {0};
+    int rc = parse_opts("skills list", list_usage, 0, 0, argc, argv, &o);
+
+    return rc ? (rc == CLI_ARGS_HELP ? CLI_EXIT_OK : rc) : with_registry(&o, 'l');
+}
+
+static int cmd_show(int argc, char **argv)
+{
+    struct skills_opts o = {0};
+    int rc = parse_opts("skills show", show_usage, 1, 1, argc, argv, &o);
+
+    return rc ? (rc == CLI_ARGS_HELP ? CLI_EXIT_OK : rc) : with_registry(&o, 's');
+}
+
+static int cmd_invoke(int argc, char **argv)
+{
+    struct skills_opts o = {0};
+    int rc = parse_opts("skills invoke", invoke_usage, 1, 2, argc, argv, &o);
+
+    return rc ? (rc == CLI_ARGS_HELP ? CLI_EXIT_OK : rc) : with_registry(&o, 'i');
+}
+
+int cmd_skills(int argc, char **argv)
+{
+    static const struct cli_command subs[] = {
+        {"list", "list the tools", cmd_list},
+        {"show", "show a tool's manifest", cmd_show},
+        {"invoke", "run one call through the pipeline", cmd_invoke},
+        {NULL, NULL, NULL},
+    };
+
+    return cli_dispatch("skills", subs, skills_usage, argc, argv);
 }

@@ -1,5 +1,5 @@
 /*
- * `rein verify`: runs the verification protocols of rein-verify.yaml (or --config FILE) in
+ * `rein verify`: runs the verification protocols of rein-verify.yaml (or --protocols FILE) in
  * the current directory, checks the claims of a text when --claims is given (against the
  * agent's ledger with --ledger, and with the model's list of claims too with --claims-judge),
  * and prints a table and the verdict (or, with --json, the report as JSON).
@@ -9,6 +9,7 @@
  */
 #include "cli.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -18,7 +19,10 @@
 #define TAIL_LINES        12
 
 struct verify_args {
-    const char *config;
+    /* --config (rein's configuration), --json, the judges' model (--provider, --model,
+     * --base-url) and --skills (tools claims may name) */
+    struct cli_setup setup;
+    const char *protocols;
     const char *claims;
     const char *ledger;
     const char *base;
@@ -28,54 +32,57 @@ struct verify_args {
     const char **only;
     enum rein_verify_mode mode;
     bool json, judge, claims_judge, init, force;
-    struct cli_setup setup; /* the judges' model: --provider, --model, --base-url, config;
-                               --skills (tools claims may name) */
 };
 
 static void verify_usage(FILE *out)
 {
     fprintf(
         out,
-        "usage: rein verify [--config FILE] [--mode minimal|standard|thorough|full] [--json]\n"
+        "usage: rein verify [--protocols FILE] [--verify-mode minimal|standard|thorough|full]\n"
         "                   [--only NAME[,NAME...]] [--claims FILE|-] [--ledger FILE]\n"
         "                   [--base REV] [--claims-judge] [--skills DIR] [--goal TEXT]\n"
         "                   [--judge] [--judge-model M] [--provider P] [--model M]\n"
-        "                   [--base-url URL] [--provider-config FILE]\n"
+        "                   [--base-url URL] [--config FILE] [--json]\n"
         "       rein verify --init [--force]\n\n"
         "Runs the verification protocols (BUILD, LINT, TEST, FUNCTIONALITY, ARCHITECT and\n"
         "custom ones) declared in rein-verify.yaml (or .yml, .json) in the current\n"
         "directory, and prints each protocol's status, duration and counts and the verdict.\n\n"
-        "  --config FILE   the protocol file to use\n"
-        "  --mode MODE     which layers run: minimal (BUILD, LINT), standard (+ TEST,\n"
-        "                  FUNCTIONALITY, ARCHITECT), thorough (+ layer 3 and the review\n"
-        "                  flag), full (everything)\n"
-        "  --only NAMES    run just these protocols, whatever the mode and conditions\n"
-        "  --claims FILE   check the claims in an agent's text (\"-\" reads stdin): tools\n"
-        "                  that ran, files written or deleted, functions added, tests,\n"
-        "                  build, lint or type checks passing (English and Chinese)\n"
-        "  --ledger FILE   the agent's tool calls to check tool claims against: a JSON array\n"
-        "                  of ledger entries, a `rein chat --json` result, or a saved plan;\n"
-        "                  without it tool claims are unverifiable\n"
-        "  --base REV      compare changes and claims with this revision instead of HEAD\n"
-        "  --claims-judge  also ask the configured model (--provider, --model, --base-url or\n"
-        "                  REIN_CONFIG) to list the claims; rein checks each one itself\n"
-        "  --skills DIR    skills whose tool names the claims may mention (besides the\n"
-        "                  built-in ones and those in the ledger)\n"
-        "  --goal TEXT     what was asked: the behaviour FUNCTIONALITY is judged against\n"
-        "  --judge         judge FUNCTIONALITY and ARCHITECT without steps with the model of\n"
-        "                  --provider/--model/--base-url/--provider-config (or REIN_PROVIDER,\n"
-        "                  REIN_MODEL, REIN_CONFIG; used whenever one is configured); without a\n"
-        "                  model they are unverifiable; --judge-model M names the judge's model\n"
-        "  --json          print the report as JSON\n"
-        "  --init          look at the project (CMake, Make, npm/yarn/pnpm, TypeScript, ESLint,\n"
-        "                  pytest/tox, ruff, cargo, go, Maven, Gradle, clang-tidy) and write\n"
-        "                  rein-verify.yaml with the BUILD, TYPECHECK, LINT and TEST steps it\n"
-        "                  implies; --force replaces an existing one\n\n"
+        "  --protocols FILE     the protocol file to use\n"
+        "  --verify-mode MODE   which layers run: minimal (BUILD, LINT), standard (+ TEST,\n"
+        "                       FUNCTIONALITY, ARCHITECT), thorough (+ layer 3 and the review\n"
+        "                       flag), full (everything)\n"
+        "  --only NAMES         run just these protocols, whatever the mode and conditions\n"
+        "  --claims FILE        check the claims in an agent's text (\"-\" reads stdin): tools\n"
+        "                       that ran, files written or deleted, functions added, tests,\n"
+        "                       build, lint or type checks passing (English and Chinese)\n"
+        "  --ledger FILE        the agent's tool calls to check tool claims against: a JSON\n"
+        "                       array of ledger entries, a `rein chat --json` result, or a\n"
+        "                       saved plan; without it tool claims are unverifiable\n"
+        "  --base REV           compare changes and claims with this revision instead of HEAD\n"
+        "  --claims-judge       also ask the configured model (--provider, --model, --base-url\n"
+        "                       or --config) to list the claims; rein checks each one itself\n"
+        "  --skills DIR         skills whose tool names the claims may mention (besides the\n"
+        "                       built-in ones and those in the ledger)\n"
+        "  --goal TEXT          what was asked: the behaviour FUNCTIONALITY is judged against\n"
+        "  --judge              judge FUNCTIONALITY and ARCHITECT without steps with the model\n"
+        "                       of --provider/--model/--base-url/--config (or REIN_PROVIDER,\n"
+        "                       REIN_MODEL, REIN_CONFIG; used whenever one is configured);\n"
+        "                       without a model they are unverifiable; --judge-model M names\n"
+        "                       the judge's model\n"
+        "  --json               print the report as JSON\n"
+        "  --config FILE        rein's configuration file (default REIN_CONFIG)\n"
+        "  --init               look at the project (CMake, Make, npm/yarn/pnpm, TypeScript,\n"
+        "                       ESLint, pytest/tox, ruff, cargo, go, Maven, Gradle, clang-tidy)\n"
+        "                       and write rein-verify.yaml with the BUILD, TYPECHECK, LINT and\n"
+        "                       TEST steps it implies; --force replaces an existing one\n"
+        "Old spellings that still work, with a warning: --mode (--verify-mode), -c and\n"
+        "--config with a protocol file (--protocols), --provider-config (--config).\n\n"
         "A minimal rein-verify.yaml:\n"
         "  protocols:\n"
         "    BUILD: {priority: P0, steps: [{command: make all, timeout: 300}]}\n"
         "    TEST:  {priority: P1, steps: [{command: make test, on_failure: retry}]}\n\n"
-        "exit status: 0 SUCCESS, 1 FAILED, 3 SUCCESS_WITH_WARNINGS, 2 unusable configuration\n");
+        "Exit status: 0 SUCCESS, 1 FAILED, 3 SUCCESS_WITH_WARNINGS, 2 usage or unusable\n"
+        "configuration.\n");
 }
 
 /* Splits "TEST,LINT" into a NULL-terminated list pointing into a->only_text. */
@@ -84,6 +91,9 @@ static int split_only(struct verify_args *a, const char *text)
     size_t n = 1;
     char *p;
 
+    rein_free(a->only_text);
+    rein_free(a->only);
+    a->only = NULL;
     a->only_text = rein_strdup(text);
     if (!a->only_text)
         return cli_usage_error("out of memory");
@@ -106,75 +116,72 @@ static int split_only(struct verify_args *a, const char *text)
     return CLI_EXIT_OK;
 }
 
-static int parse_args(int argc, char **argv, struct verify_args *a)
+static int verify_option(void *opts, const char *flag, const char *val)
 {
-    for (int i = 1; i < argc; i++) {
-        const char *arg = argv[i];
-        const char *val = i + 1 < argc ? argv[i + 1] : NULL;
-        if (cli_is_flag(arg, "-h", "--help")) {
-            verify_usage(stdout);
-            return -1;
-        }
-        if (cli_is_flag(arg, NULL, "--json")) {
-            a->json = true;
-            continue;
-        }
-        if (cli_is_flag(arg, NULL, "--judge")) {
-            a->judge = true;
-            continue;
-        }
-        if (cli_is_flag(arg, NULL, "--claims-judge")) {
-            a->claims_judge = true;
-            continue;
-        }
-        if (cli_is_flag(arg, NULL, "--init") || cli_is_flag(arg, NULL, "--force")) {
-            a->init |= strcmp(arg, "--init") == 0;
-            a->force |= strcmp(arg, "--force") == 0;
-            continue;
-        }
-        if (val) {
-            int rc = cli_setup_option(&a->setup, arg, val);
-            if (rc != -1) {
-                if (rc != CLI_EXIT_OK)
-                    return rc;
-                i++;
-                continue;
-            }
-        }
-        if (!cli_is_flag(arg, "-c", "--config") && !cli_is_flag(arg, NULL, "--mode") &&
-            !cli_is_flag(arg, NULL, "--only") && !cli_is_flag(arg, NULL, "--claims") &&
-            !cli_is_flag(arg, NULL, "--base") && !cli_is_flag(arg, NULL, "--goal") &&
-            !cli_is_flag(arg, NULL, "--judge-model") &&
-            !cli_is_flag(arg, NULL, "--provider-config") && !cli_is_flag(arg, NULL, "--ledger"))
-            return cli_usage_error("verify: unknown option '%s' (see rein verify --help)", arg);
-        if (!val)
-            return cli_usage_error("verify: %s needs a value", arg);
-        i++;
-        if (cli_is_flag(arg, NULL, "--goal"))
-            a->goal = val;
-        else if (cli_is_flag(arg, NULL, "--judge-model")) {
-            a->judge_model = val;
-            a->judge = true;
-        } else if (cli_is_flag(arg, NULL, "--provider-config"))
+    struct verify_args *a = opts;
+
+    if (!val) { /* --judge, --init, --force */
+        a->judge |= strcmp(flag, "--judge") == 0;
+        a->claims_judge |= strcmp(flag, "--claims-judge") == 0;
+        a->init |= strcmp(flag, "--init") == 0;
+        a->force |= strcmp(flag, "--force") == 0;
+    } else if (strcmp(flag, "--protocols") == 0) {
+        a->protocols = val;
+    } else if (strcmp(flag, "--config") == 0) {
+        /* --config once named the protocol file here; such a file still works that way. */
+        if (cli_is_protocol_file(val)) {
+            cli_deprecated("verify", "--config with a protocol file", "--protocols FILE");
+            a->protocols = val;
+        } else {
             a->setup.config = val;
-        else if (cli_is_flag(arg, "-c", "--config"))
-            a->config = val;
-        else if (cli_is_flag(arg, NULL, "--claims"))
-            a->claims = val;
-        else if (cli_is_flag(arg, NULL, "--ledger"))
-            a->ledger = val;
-        else if (cli_is_flag(arg, NULL, "--base"))
-            a->base = val;
-        else if (cli_is_flag(arg, NULL, "--only")) {
-            int rc = split_only(a, val);
-            if (rc)
-                return rc;
-        } else if (!rein_verify_mode_parse(val, &a->mode))
-            return cli_usage_error("verify: --mode must be minimal, standard, thorough or full, "
-                                   "not '%s'",
-                                   val);
+            a->setup.config_origin = NULL;
+        }
+    } else if (strcmp(flag, "--claims") == 0) {
+        a->claims = val;
+    } else if (strcmp(flag, "--ledger") == 0) {
+        a->ledger = val;
+    } else if (strcmp(flag, "--base") == 0) {
+        a->base = val;
+    } else if (strcmp(flag, "--goal") == 0) {
+        a->goal = val;
+    } else if (strcmp(flag, "--judge-model") == 0) {
+        a->judge_model = val;
+        a->judge = true;
+    } else if (strcmp(flag, "--only") == 0) {
+        return split_only(a, val);
+    } else if (!rein_verify_mode_parse(val, &a->mode)) {
+        return cli_usage_error("verify: --verify-mode must be minimal, standard, thorough or "
+                               "full, not '%s'",
+                               val);
     }
     return CLI_EXIT_OK;
+}
+
+static int parse_args(int argc, char **argv, struct verify_args *a)
+{
+    static const char *const valued[] = {"--protocols", "--config",      "--verify-mode",
+                                         "--only",      "--claims",      "--base",
+                                         "--goal",      "--judge-model", "--ledger",
+                                         NULL};
+    static const char *const switches[] = {"--judge", "--claims-judge", "--init", "--force",
+                                           NULL};
+    static const struct cli_alias aliases[] = {{"--mode", "--verify-mode", false},
+                                               {"-c", "--protocols", false},
+                                               {"--provider-config", "--config", false},
+                                               {NULL, NULL, false}};
+    static const struct cli_args args = {
+        .name = "verify",
+        .usage = verify_usage,
+        .shared = CLI_OPT_JSON | CLI_OPT_MODEL | CLI_OPT_TOOLS,
+        .valued = valued,
+        .switches = switches,
+        .aliases = aliases,
+        .option = verify_option,
+    };
+    int rc = cli_args_parse(&args, argc, argv, a, &a->setup, NULL, NULL);
+
+    a->json = a->setup.json;
+    return rc == CLI_ARGS_HELP ? -1 : rc;
 }
 
 /* Reads the claims text (a file, or stdin for "-") into new memory. */
@@ -184,7 +191,7 @@ static char *read_claims(const char *path, size_t *len)
     char *buf;
 
     if (!f) {
-        cli_usage_error("verify: cannot read %s", path);
+        cli_usage_error("verify: --claims %s: %s", path, strerror(errno));
         return NULL;
     }
     buf = rein_malloc(CLAIMS_MAX_BYTES + 1);
@@ -332,8 +339,8 @@ static rein_verify_config *load_config(const struct verify_args *a, rein_error *
 {
     rein_verify_config *cfg;
 
-    if (a->config)
-        return rein_verify_config_load(a->config, err);
+    if (a->protocols)
+        return rein_verify_config_load(a->protocols, err);
     cfg = rein_verify_config_find(NULL, err);
     /* Claims about files can be checked without any protocol. */
     if (!cfg && err->code == REIN_ENOTFOUND && a->claims)
@@ -346,7 +353,7 @@ static rein_verify_config *load_config(const struct verify_args *a, rein_error *
 static rein_provider *judge_provider(const struct verify_args *a)
 {
     rein_provider *p;
-    rein_error err;
+    rein_error err = {0};
 
     if (!cli_provider_configured(&a->setup)) {
         if (a->judge)
@@ -421,7 +428,7 @@ static int run(const struct verify_args *a, const char *claims, size_t claims_le
     rein_registry *reg = NULL;
     rein_claims *more = NULL;
     json_t *ledger = NULL;
-    rein_error err;
+    rein_error err = {0};
     rein_pool *pool;
     int code;
 
@@ -465,9 +472,9 @@ static int run(const struct verify_args *a, const char *claims, size_t claims_le
     }
     if (a->json) {
         json_t *j = rein_verify_report_json(report);
-        if (!j || json_dumpf(j, stdout, JSON_INDENT(2)) != 0)
+        if (!j)
             fprintf(stderr, "rein: verify: cannot write the report\n");
-        fputc('\n', stdout);
+        cli_print_json(j);
         json_decref(j);
     } else {
         print_table(stdout, report);
@@ -500,7 +507,7 @@ static int init_protocols(const struct verify_args *a)
     rein_verify_config *check;
     bool written;
     char *yaml;
-    rein_error err;
+    rein_error err = {0};
     FILE *f;
 
     rein_error_clear(&err);
@@ -549,8 +556,8 @@ int cmd_verify(int argc, char **argv)
     size_t claims_len = 0;
     int code;
 
-    cli_setup_init(&a.setup);
     code = parse_args(argc, argv, &a);
+
     if (code < 0) {
         code = CLI_EXIT_OK; /* --help */
         goto out;
@@ -568,12 +575,12 @@ int cmd_verify(int argc, char **argv)
     }
     if (a.claims_judge && !cli_provider_configured(&a.setup)) {
         code = cli_usage_error("verify: --claims-judge needs a model: --provider and --model (or "
-                               "REIN_CONFIG, REIN_PROVIDER)");
+                               "--config, REIN_CONFIG, REIN_PROVIDER)");
         goto out;
     }
     if (a.claims) {
         claims = read_claims(a.claims, &claims_len);
-        if (!claims) {
+        if (!claims || cli_text_check("verify", "--claims", claims, claims_len) != CLI_EXIT_OK) {
             code = CLI_EXIT_USAGE;
             goto out;
         }

@@ -25,14 +25,66 @@ static const struct cli_command commands[] = {
 
 static void usage(FILE *out)
 {
-    fprintf(out, "usage: rein [--version] [--help] <command> [<args>]\n\n"
+    fprintf(out, "usage: rein [--version] [--help] <command> [<args>]\n"
+                 "       rein help <command> [<subcommand>]\n\n"
                  "rein makes LLM tool calling trustworthy: every call a model makes is repaired,\n"
                  "validated, executed and recorded through one pipeline.\n\n"
                  "commands:\n");
     for (size_t i = 0; commands[i].name; i++)
         fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].summary);
-    fprintf(out, "\n'rein <command> --help' describes a command. Logging: REIN_LOG=error|warn|"
-                 "info|debug.\n");
+    fprintf(out, "\n'rein <command> --help' (or 'rein help <command>') describes a command.\n"
+                 "Every command takes --config FILE, rein's configuration file (default\n"
+                 "REIN_CONFIG). Logging: REIN_LOG=error|warn|info|debug. Colour and terminal\n"
+                 "escapes only on a terminal, never with NO_COLOR or TERM=dumb.\n\n"
+                 "Exit status: 0 success, 1 the thing checked or run failed, 2 usage or a\n"
+                 "configuration that cannot work (some commands add 3: see their help).\n");
+}
+
+static const struct cli_command *find_command(const char *name)
+{
+    for (size_t i = 0; commands[i].name; i++) {
+        if (strcmp(name, commands[i].name) == 0)
+            return &commands[i];
+    }
+    return NULL;
+}
+
+static int unknown_command(const char *name)
+{
+    const char *names[sizeof(commands) / sizeof(commands[0])];
+    const char *near;
+    size_t n = 0;
+
+    for (size_t i = 0; commands[i].name; i++)
+        names[n++] = commands[i].name;
+    near = rein_suggest(name, names, n);
+    if (near)
+        return cli_usage_error("'%s' is not a rein command (did you mean '%s'?)", name, near);
+    fprintf(stderr, "rein: '%s' is not a rein command\n\n", name);
+    usage(stderr);
+    return CLI_EXIT_USAGE;
+}
+
+/* `rein help [CMD [SUB]]`: the same text as `rein CMD [SUB] --help`. */
+static int help(int argc, char **argv)
+{
+    const struct cli_command *c;
+    char help_flag[] = "--help";
+    char *args[3];
+
+    if (argc < 3) {
+        usage(stdout);
+        return CLI_EXIT_OK;
+    }
+    c = find_command(argv[2]);
+    if (!c)
+        return unknown_command(argv[2]);
+    if (argc > 4)
+        return cli_usage_error("help: give a command and at most one subcommand");
+    args[0] = argv[2];
+    args[1] = argc == 4 ? argv[3] : help_flag;
+    args[2] = help_flag;
+    return c->run(argc == 4 ? 3 : 2, args);
 }
 
 int cli_usage_error(const char *fmt, ...)
@@ -59,21 +111,37 @@ int cli_is_flag(const char *text, const char *short_form, const char *long_form)
                     (long_form && strcmp(text, long_form) == 0));
 }
 
-int main(int argc, char **argv)
+static int run(int argc, char **argv)
 {
-    if (argc < 2 || cli_is_flag(argv[1], "-h", "--help") || strcmp(argv[1], "help") == 0) {
-        usage(stdout);
-        return argc < 2 ? CLI_EXIT_USAGE : CLI_EXIT_OK;
+    const struct cli_command *c;
+
+    if (argc < 2) {
+        usage(stderr);
+        return CLI_EXIT_USAGE;
     }
+    if (cli_is_flag(argv[1], "-h", "--help")) {
+        usage(stdout);
+        return CLI_EXIT_OK;
+    }
+    if (strcmp(argv[1], "help") == 0)
+        return help(argc, argv);
     if (cli_is_flag(argv[1], "-V", "--version") || strcmp(argv[1], "version") == 0) {
         printf("rein %s\n", rein_version());
         return CLI_EXIT_OK;
     }
-    for (size_t i = 0; commands[i].name; i++) {
-        if (strcmp(argv[1], commands[i].name) == 0)
-            return commands[i].run(argc - 1, argv + 1);
-    }
-    fprintf(stderr, "rein: '%s' is not a rein command\n\n", argv[1]);
-    usage(stderr);
-    return CLI_EXIT_USAGE;
+    c = find_command(argv[1]);
+    if (c)
+        return c->run(argc - 1, argv + 1);
+    if (argv[1][0] == '-')
+        return cli_usage_error("unknown option '%s' before the command (see rein --help)", argv[1]);
+    return unknown_command(argv[1]);
+}
+
+int main(int argc, char **argv)
+{
+    int status = run(argc, argv);
+
+    cli_config_release();
+    cli_args_release();
+    return status;
 }

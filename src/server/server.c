@@ -1742,6 +1742,9 @@ rein_err rein_server_start(rein_server *srv, rein_error *err)
     const union MHD_DaemonInfo *info;
     struct sockaddr *sa;
 
+    /* A failure here is the server's, whatever err held before (a provider's "where"). */
+    rein_error_clear(err);
+    rein_error_where(err, WHERE);
     if (srv->started)
         return rein_error_set(err, REIN_ESTATE, "server already started");
     memset(&srv->addr, 0, sizeof(srv->addr));

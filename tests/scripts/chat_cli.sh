@@ -25,7 +25,8 @@ run 0 "$rein" chat "搜索包含 'calculator' 的文件，然后计算 [1,2,3,4,
 check 'd["success"] and [c["tool"] for c in d["tool_calls"]] == ["file_search", "calculator"]'
 check '"notes/calc.md:1" in d["response"] and "1, 2, 3, 4, 5 的平均值是 3。" in d["response"]'
 check 'd["meta"]["stop_reason"] == "final_answer" and d["conversation_id"] is None'
-run 0 "$rein" chat "what's the weather?"
+# An unroutable request is answered (how to configure a model) but is not a success.
+run 1 "$rein" chat "what's the weather?"
 grep -q "REIN_PROVIDER" "$tmp/out" || fail "unroutable request does not say how to configure"
 run 0 "$rein" chat "echo hi" --events
 python3 - "$tmp/out" <<'EOF' || fail "--events"
@@ -91,8 +92,9 @@ wipe='[{"match":{"body_contains":"Answer YES or NO"},"times":0,"text":"YES, as a
        {"tool_calls":[{"id":"w1","name":"wipe","arguments":"{\"path\":\"x\"}"}]},
        {"text":"done"}]'
 script "$wipe"
-run 0 "$rein" chat "${model[@]}" --skills "$tmp/skills" "wipe x" --json
+run 1 "$rein" chat "${model[@]}" --skills "$tmp/skills" "wipe x" --json
 check 'd["tool_calls"][0]["status"] == "invalid" and "no terminal" in d["tool_calls"][0]["result"]["message"]'
+check 'not d["success"] and "every tool call was denied" in d["meta"]["detail"]'
 script "$wipe"
 run 0 "$rein" chat "${model[@]}" --skills "$tmp/skills" "wipe x" --json --yes
 check 'd["tool_calls"][0]["status"] == "success" and d["tool_calls"][0]["verification"]["passed"]'
