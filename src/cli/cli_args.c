@@ -134,6 +134,7 @@ int cli_read_stdin(char **text, size_t *len)
     char *buf = NULL, *grown;
 
     *text = NULL;
+    *len = 0;
     for (;;) {
         if (used + 1 >= cap) {
             cap = cap ? cap * 2 : 4096;
@@ -163,7 +164,7 @@ int cli_read_stdin(char **text, size_t *len)
 /* Reads stdin whole for "-" (kept in stdin_text until cli_args_release). */
 static int read_stdin(const struct cli_args *ca, bool text, const char **out)
 {
-    size_t used;
+    size_t used = 0;
     int rc;
 
     if (stdin_text)

@@ -195,9 +195,10 @@ static bool parse_draft(const char *v, enum rein_schema_dialect *out)
     return false;
 }
 
-static int check(struct check_opts *o)
+static int check(const struct check_opts *o)
 {
     const char *schema_path = o->files[0], *inst_path = o->files[1];
+    struct rein_schema_options so = o->schema;
     rein_schema_registry *reg = NULL;
     rein_schema_result *res = NULL;
     rein_schema *schema = NULL;
@@ -224,14 +225,14 @@ static int check(struct check_opts *o)
         }
         if (add_ref_dir(reg, o->ref_dir, REF_DIR_DEPTH) != CLI_EXIT_OK)
             goto out;
-        o->schema.registry = reg;
+        so.registry = reg;
     }
     /* Relative $refs of a schema without $id resolve next to its file. */
     if (strcmp(schema_path, "-") != 0 && realpath(schema_path, abs)) {
         snprintf(base, sizeof(base), "file://%s", abs);
-        o->schema.base_uri = base;
+        so.base_uri = base;
     }
-    schema = rein_schema_compile(schema_doc, &o->schema, &err);
+    schema = rein_schema_compile(schema_doc, &so, &err);
     if (!schema) {
         char *lib_hint = strstr(err.msg, "; register it with");
         if (lib_hint)

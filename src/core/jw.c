@@ -250,7 +250,7 @@ void rein_jw_uint(struct rein_jw *w, uint64_t v)
  */
 int rein_json_double_text(double v, char out[REIN_JSON_DOUBLE_MAX])
 {
-    char sci[40], digits[20];
+    char sci[40], digits[20] = "0";
     int prec, exp10, nd = 0, n = 0;
     const char *p;
 
@@ -270,8 +270,12 @@ int rein_json_double_text(double v, char out[REIN_JSON_DOUBLE_MAX])
     snprintf(sci, sizeof(sci), "%.*e", prec - 1, v);
     /* sci is "-d.ddde-XX": collect the digits and the exponent. */
     for (p = sci; *p && *p != 'e'; p++) {
-        if (*p >= '0' && *p <= '9')
+        if (*p >= '0' && *p <= '9' && nd < (int)sizeof(digits) - 1)
             digits[nd++] = *p;
+    }
+    if (nd == 0 || *p != 'e') { /* cannot happen: %e always gives digits and an exponent */
+        memcpy(out, "null", 5);
+        return 4;
     }
     exp10 = (int)strtol(p + 1, NULL, 10);
     while (nd > 1 && digits[nd - 1] == '0')
