@@ -137,7 +137,7 @@ static int add_ref_dir(rein_schema_registry *reg, const char *dir, int depth)
     if (!d)
         return cli_usage_error("schema check: --ref-dir %s: %s", dir, strerror(errno));
     while (rc == CLI_EXIT_OK && (e = readdir(d)) != NULL) {
-        char path[PATH_MAX], abs[PATH_MAX], uri[PATH_MAX + 8];
+        char path[PATH_MAX], abs[PATH_MAX], uri[PATH_MAX + 8] = "";
         size_t n = strlen(e->d_name);
         struct stat st;
         const char *id;
@@ -162,6 +162,8 @@ static int add_ref_dir(rein_schema_registry *reg, const char *dir, int depth)
         id = json_string_value(json_object_get(doc, "$id"));
         if (!id && realpath(path, abs))
             snprintf(uri, sizeof(uri), "file://%s", abs);
+        else if (!id)
+            snprintf(uri, sizeof(uri), "file://%s", path);
         rein_error_clear(&err);
         if (rein_schema_registry_add(reg, id ? id : uri, doc, &err) != REIN_OK &&
             err.code != REIN_EEXIST)

@@ -305,5 +305,7 @@ int cmd_serve(int argc, char **argv)
 fail:
     cli_print_error(&err);
     serve_free(&s);
-    return CLI_EXIT_FAIL;
+    /* A setting that cannot work (a host that is no address) is a usage error; a port that
+     * is taken is a failure to serve. */
+    return err.code == REIN_EINVAL ? CLI_EXIT_USAGE : CLI_EXIT_FAIL;
 }

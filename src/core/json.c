@@ -497,13 +497,15 @@ static bool enter(struct cursor *c, const char *seg, size_t slen, struct cursor 
 
 bool rein_json_locate(const char *text, size_t len, const char *pointer, int *line, int *column)
 {
-    struct cursor c = {(const unsigned char *)text, (const unsigned char *)text + len, 1, 1};
-    struct cursor at;
+    struct cursor c, at;
     char seg[256];
     size_t slen;
 
     if (!text || !pointer || (pointer[0] && pointer[0] != '/'))
         return false;
+    c.p = (const unsigned char *)text;
+    c.end = c.p + len;
+    c.line = c.column = 1;
     skip_ws(&c);
     at = c;
     while (*pointer) {
