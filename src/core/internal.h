@@ -53,6 +53,11 @@ static inline uint64_t rein__fnv1a64(uint64_t h, const void *data, size_t len)
     return h;
 }
 
+/* ---- text.c ---- */
+/* Length of the valid UTF-8 sequence at s (1-4; avail bytes there), or 0 when it is not
+ * valid: no overlong forms, surrogates or code points above U+10FFFF. */
+size_t rein__utf8_seq_len(const unsigned char *s, size_t avail);
+
 /* ---- json.c ---- */
 /* A new JSON string holding s (len bytes, any bytes), invalid UTF-8 as U+FFFD; NULL when
  * memory is exhausted. */

@@ -260,22 +260,13 @@ static void skip_ws(struct cursor *c)
         step(c);
 }
 
-static int hexval(unsigned char h)
-{
-    if (h >= '0' && h <= '9')
-        return h - '0';
-    if ((h | 0x20) >= 'a' && (h | 0x20) <= 'f')
-        return (h | 0x20) - 'a' + 10;
-    return -1;
-}
-
 /* Four hex digits at c->p (consumed), or -1. */
 static long hex4(struct cursor *c)
 {
     long v = 0;
 
     for (int i = 0; i < 4; i++) {
-        int h = c->p < c->end ? hexval(*c->p) : -1;
+        int h = c->p < c->end ? rein__hex_digit((char)*c->p) : -1;
         if (h < 0)
             return -1;
         v = v * 16 + h;
@@ -367,6 +358,25 @@ static bool scan_string(struct cursor *c, const char *want, size_t wlen)
 
 static bool skip_value(struct cursor *c, int depth);
 
+/* Consumes a member's key and its colon; *hit (may be NULL) says whether the key is want. */
+static bool member_key(struct cursor *c, const char *want, size_t wlen, bool *hit)
+{
+    bool same;
+
+    if (c->p >= c->end || *c->p != '"')
+        return false;
+    same = scan_string(c, want, wlen);
+    if (!c->p)
+        return false;
+    skip_ws(c);
+    if (c->p >= c->end || *c->p != ':')
+        return false;
+    step(c);
+    if (hit)
+        *hit = same;
+    return true;
+}
+
 /* Consumes a container's members or elements; each member's key is checked when key is set. */
 static bool skip_container(struct cursor *c, int depth)
 {
@@ -380,17 +390,8 @@ static bool skip_container(struct cursor *c, int depth)
         return true;
     }
     for (;;) {
-        if (object) {
-            if (c->p >= c->end || *c->p != '"')
-                return false;
-            scan_string(c, NULL, 0);
-            if (!c->p)
-                return false;
-            skip_ws(c);
-            if (c->p >= c->end || *c->p != ':')
-                return false;
-            step(c);
-        }
+        if (object && !member_key(c, NULL, 0, NULL))
+            return false;
         if (!skip_value(c, depth + 1))
             return false;
         skip_ws(c);
@@ -470,15 +471,8 @@ static bool enter(struct cursor *c, const char *seg, size_t slen, struct cursor 
         skip_ws(c);
         *at = *c;
         if (object) {
-            if (c->p >= c->end || *c->p != '"')
+            if (!member_key(c, seg, slen, &hit))
                 return false;
-            hit = scan_string(c, seg, slen);
-            if (!c->p)
-                return false;
-            skip_ws(c);
-            if (c->p >= c->end || *c->p != ':')
-                return false;
-            step(c);
             skip_ws(c);
         } else {
             hit = index == want;

@@ -8,6 +8,8 @@
  */
 #include <rein/buf.h>
 
+#include "core/internal.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -100,36 +102,6 @@ void rein_jw_arr_end(struct rein_jw *w)
     close_container(w, ']');
 }
 
-/* Length of the valid UTF-8 sequence at s (1-4), or 0 when it is not valid. */
-static size_t utf8_seq_len(const unsigned char *s, size_t avail)
-{
-    unsigned char c = s[0];
-    size_t n;
-    uint32_t cp;
-
-    if (c < 0x80)
-        return 1;
-    if (c >= 0xC2 && c <= 0xDF)
-        n = 2, cp = c & 0x1F;
-    else if (c >= 0xE0 && c <= 0xEF)
-        n = 3, cp = c & 0x0F;
-    else if (c >= 0xF0 && c <= 0xF4)
-        n = 4, cp = c & 0x07;
-    else
-        return 0;
-    if (n > avail)
-        return 0;
-    for (size_t i = 1; i < n; i++) {
-        if ((s[i] & 0xC0) != 0x80)
-            return 0;
-        cp = (cp << 6) | (s[i] & 0x3F);
-    }
-    if ((n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10FFFF)) ||
-        (cp >= 0xD800 && cp <= 0xDFFF))
-        return 0;
-    return n;
-}
-
 rein_err rein_json_escape(struct rein_buf *b, const char *str, size_t len)
 {
     static const char hex[] = "0123456789abcdef";
@@ -147,7 +119,7 @@ rein_err rein_json_escape(struct rein_buf *b, const char *str, size_t len)
             continue;
         }
         if (c >= 0x80) {
-            seq = utf8_seq_len(s + i, len - i);
+            seq = rein__utf8_seq_len(s + i, len - i);
             if (seq) {
                 i += seq;
                 continue;

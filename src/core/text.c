@@ -13,13 +13,14 @@
  */
 #include <rein/core.h>
 
+#include "core/internal.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 
-/* Length of the valid UTF-8 sequence at s (1-4), or 0 when it is not valid there. */
-static size_t seq_len(const unsigned char *s, size_t avail)
+size_t rein__utf8_seq_len(const unsigned char *s, size_t avail)
 {
     unsigned char c = s[0];
     size_t n;
@@ -59,7 +60,7 @@ size_t rein_utf8_valid_prefix(const char *text, size_t len)
             i++;
             continue;
         }
-        n = seq_len(s + i, len - i);
+        n = rein__utf8_seq_len(s + i, len - i);
         if (n == 0)
             return i;
         i += n;
