@@ -94,7 +94,8 @@ struct cli_args {
     const char *const *valued;   /* its own options that take a value, NULL-terminated */
     const char *const *switches; /* its own options without a value, NULL-terminated */
     const struct cli_alias *aliases; /* deprecated spellings; ends with {NULL, NULL} */
-    /* Takes one of valued (or, with value NULL, of switches); CLI_EXIT_OK or a usage status. */
+    /* Takes one of valued (or, with value NULL, of switches); CLI_EXIT_OK or a usage status.
+     * flag lives only during the call (value is argv's, or stdin's text, and stays). */
     int (*option)(void *opts, const char *flag, const char *value);
     const char *positional;    /* "message": what the positional arguments are, for messages */
     unsigned min_pos, max_pos; /* how many positional arguments; fewer prints the usage */
@@ -182,6 +183,8 @@ rein_provider *cli_rules_new(rein_error *err);
 /* Built-in skills (file_search and log_transform limited to the roots, else the current
  * folder), then REIN_SKILLS_PATH, then the skills folders. New. */
 rein_registry *cli_registry_new(const struct cli_setup *s, rein_error *err);
+/* Names the provider and model in a --json result's "meta" (created when missing). */
+void cli_json_add_provider(json_t *result, const rein_provider *p);
 /* With REIN_LOG=info, one line on stderr naming the provider and model cmd uses. */
 void cli_log_provider(const char *cmd, const rein_provider *p);
 /* Manifests the registry refused, one line each on stderr, so a list is never silently short. */
@@ -203,6 +206,28 @@ rein_err cli_store_open(const char *url, const struct rein_store_opts *opts, rei
 /* The value of --conversation into *out when it is a valid conversation id; else a usage
  * error (CLI_EXIT_USAGE). */
 int cli_conversation_option(const char *value, const char **out);
+
+/* ---- cli_term.c: terminal manners ---- */
+
+/* What a progress display may send to a descriptor. */
+enum cli_term {
+    CLI_TERM_NONE,  /* not a terminal: no status line (a heartbeat with REIN_LOG=info) */
+    CLI_TERM_PLAIN, /* a terminal, but NO_COLOR or TERM=dumb: carriage returns, no escapes */
+    CLI_TERM_FULL,  /* a terminal that takes escape codes */
+};
+enum cli_term cli_term_of(int fd);
+/* One status line on stderr, redrawn in place (never drawn for CLI_TERM_NONE). */
+struct cli_status {
+    enum cli_term mode;
+    int width; /* of the line shown */
+    bool shown;
+};
+void cli_status_draw(struct cli_status *s, const char *text);
+void cli_status_clear(struct cli_status *s);
+/* Heartbeats when stderr is no terminal: one line every CLI_HEARTBEAT_MS with REIN_LOG=info.
+ * True (and *last_ms moved to now) when the next one is due. */
+#define CLI_HEARTBEAT_MS 10000
+bool cli_heartbeat_due(int64_t *last_ms, int64_t now_ms);
 
 /* Prints "rein: " + message to stderr; returns CLI_EXIT_USAGE. */
 int cli_usage_error(const char *fmt, ...) REIN_PRINTF(1, 2);

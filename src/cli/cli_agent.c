@@ -14,7 +14,11 @@ bool cli_provider_configured(const struct cli_setup *s)
 {
     static const char *const env[] = {"REIN_PROVIDER", "REIN_MODEL", "REIN_BASE_URL",
                                       "REIN_REPLAY"};
-    bool found = s->nflags > 0;
+    bool found = false;
+
+    /* A recording to write is no provider; a recording to replay is one. */
+    for (size_t i = 0; !found && i < s->nflags; i++)
+        found = strcmp(s->flags[i][0], "record") != 0;
 
     for (size_t i = 0; !found && i < sizeof(env) / sizeof(env[0]); i++) {
         const char *v = getenv(env[i]);
@@ -49,18 +53,20 @@ rein_provider *cli_provider_new(const struct cli_setup *s, const char *model, re
 {
     rein_provider_config *cfg;
     rein_provider *p = NULL;
+    bool rules = !model && !cli_provider_configured(s);
 
-    if (!model && !cli_provider_configured(s))
-        return cli_rules_new(err);
     cfg = rein_provider_config_new();
     if (!cfg) {
         rein_error_set(err, REIN_ENOMEM, "out of memory");
         return NULL;
     }
-    /* The file was checked whole when the command started (cli_config_load). */
-    if ((cli_config_doc() &&
-         rein_provider_config_apply_json(cfg, cli_config_doc(), err) != REIN_OK) ||
-        rein_provider_config_from_env(cfg, err) != REIN_OK)
+    /* Nothing names a provider: the rules answer (a recording still applies). Otherwise the
+     * file, checked whole when the command started (cli_config_load), then the environment. */
+    if (rules ? rein_provider_config_set_provider(cfg, "rules", err) != REIN_OK
+              : cli_config_doc() &&
+                    rein_provider_config_apply_json(cfg, cli_config_doc(), err) != REIN_OK)
+        goto out;
+    if (rein_provider_config_from_env(cfg, err) != REIN_OK)
         goto out;
     for (size_t i = 0; i < s->nflags; i++) {
         if (rein_provider_config_set(cfg, s->flags[i][0], s->flags[i][1], err) != REIN_OK)
@@ -171,4 +177,20 @@ void cli_log_provider(const char *cmd, const rein_provider *p)
     rein_log(REIN_LOG_INFO, cmd, "provider %s, model %s%s%s%s", rein_provider_name(p),
              rein_provider_model(p) ? rein_provider_model(p) : "(none)", path ? " (config " : "",
              path ? path : "", path ? ")" : "");
+}
+
+void cli_json_add_provider(json_t *result, const rein_provider *p)
+{
+    json_t *meta = json_object_get(result, "meta");
+
+    if (!json_is_object(result) || !p)
+        return;
+    if (!json_is_object(meta)) {
+        meta = json_object();
+        if (!meta || json_object_set_new(result, "meta", meta) != 0)
+            return;
+    }
+    json_object_set_new(meta, "provider", json_string(rein_provider_name(p)));
+    json_object_set_new(meta, "model",
+                        rein_provider_model(p) ? json_string(rein_provider_model(p)) : json_null());
 }

@@ -356,7 +356,8 @@ static int chat_option(void *opts, const char *flag, const char *v)
         s->flags[s->nflags][0] = "provider";
         s->flags[s->nflags++][1] = "replay";
     }
-    s->flags[s->nflags][0] = flag + 2; /* "record", "replay" */
+    /* flag is the parser's copy, gone after this call: the key must be a literal. */
+    s->flags[s->nflags][0] = strcmp(flag, "--replay") == 0 ? "replay" : "record";
     s->flags[s->nflags++][1] = v;
     return CLI_EXIT_OK;
 }

@@ -255,7 +255,9 @@ static rein_err setup_replay(rein_provider *p, rein_error *err)
     /* The recording says which wire made it; that wire encodes and decodes the replay. */
     if (rein__replay_peek(p->replay, &wire, &p->cfg.model) != REIN_OK || !wire)
         return rein_error_set(err, REIN_EINVAL, "%s: the recording is empty", p->cfg.replay);
-    if (strcmp(wire, "anthropic") == 0)
+    if (strcmp(wire, "rules") == 0)
+        p->wire = &rein__wire_rules; /* replayed by routing again, checked against the file */
+    else if (strcmp(wire, "anthropic") == 0)
         p->wire = &rein__wire_anthropic;
     else if (strcmp(wire, "ollama") == 0)
         p->wire = &rein__wire_ollama;
@@ -1209,6 +1211,83 @@ static rein_err send_loop(struct send_state *s, rein_model_response **out, rein_
     }
 }
 
+/* What a backend without HTTP (the rules) was asked, as one JSON body for a recording:
+ * {"messages": the history, "tools": the names offered}. */
+static rein_err local_request(const rein_model_request *req, const rein_history *h,
+                              struct rein_buf *b)
+{
+    json_t *names = json_array(), *messages = rein_history_to_json(h), *doc;
+    rein_err rc;
+
+    for (size_t i = 0; names && i < req->ntools; i++)
+        json_array_append_new(names, json_string(req->tools[i].name));
+    doc = names && messages ? json_pack("{s:O, s:O}", "messages", messages, "tools", names) : NULL;
+    rc = doc ? rein_json_dump(b, doc) : REIN_ENOMEM;
+    json_decref(doc);
+    json_decref(names);
+    json_decref(messages);
+    return rc;
+}
+
+/* Checks a local answer against the recorded one (replay of a rules recording). */
+static rein_err replay_local(rein_provider *p, const struct rein_buf *body, const char *got,
+                             rein_error *err)
+{
+    const char *ctype, *resp, *wire;
+    size_t len;
+    long status;
+    json_t *a, *b;
+    bool same;
+    rein_err rc = rein__replay_next(p->replay, body->ptr, body->len, &status, &ctype, &resp, &len,
+                                    &wire, err);
+
+    if (rc)
+        return rc;
+    a = rein_json_parse(resp, len, 0, NULL);
+    b = rein_json_parse(got, strlen(got), 0, NULL);
+    same = a && b && json_equal(a, b);
+    json_decref(a);
+    json_decref(b);
+    if (!same)
+        return rein_error_set(err, REIN_EINVAL,
+                              "replay: the rules answer differently from %s now: recorded %.100s",
+                              p->cfg.replay, resp);
+    return REIN_OK;
+}
+
+/* A backend that answers without HTTP, with its exchanges recorded and replayed like any
+ * model's, so `rein provider chat --record` works offline and never leaves an empty file. */
+static rein_err send_local(rein_provider *p, rein_model_request *req, rein_history *h,
+                           rein_model_response **out, rein_error *err)
+{
+    struct rein_buf body;
+    json_t *j;
+    char *text = NULL;
+    rein_err rc = p->wire->send(p, req, h, out, err);
+
+    if (rc || (!p->rec && !p->replay))
+        return rc;
+    rein_buf_init(&body, 0);
+    j = rein_model_response_to_json(*out);
+    text = j ? rein_json_dumps(j) : NULL;
+    json_decref(j);
+    if (!text || local_request(req, h, &body) != REIN_OK) {
+        rc = rein_error_set(err, REIN_ENOMEM, "out of memory recording the exchange");
+    } else if (p->replay) {
+        rc = replay_local(p, &body, text, err);
+    } else if (rein__recorder_write(p->rec, p, body.ptr, body.len, 200, "application/json", text,
+                                    strlen(text)) != REIN_OK) {
+        rein_log(REIN_LOG_WARN, WHERE, "could not write to the recording %s", p->cfg.record);
+    }
+    rein_free(text);
+    rein_buf_release(&body);
+    if (rc) {
+        rein_model_response_free(*out);
+        *out = NULL;
+    }
+    return rc;
+}
+
 rein_err rein_provider_send(rein_provider *p, rein_model_request *req, rein_history *h,
                             rein_model_response **out, rein_error *err)
 {
@@ -1222,7 +1301,7 @@ rein_err rein_provider_send(rein_provider *p, rein_model_request *req, rein_hist
     if (!p->wire)
         return rein_error_set(err, REIN_EINTERNAL, "the provider has no wire protocol");
     if (p->wire->send)
-        return p->wire->send(p, req, h, out, err);
+        return send_local(p, req, h, out, err);
     if (!h || rein_history_len(h) == 0)
         return rein_error_set(err, REIN_EINVAL, "nothing to send: the history is empty");
     if (rein_cancel_is_set(req->cancel))

@@ -16,35 +16,49 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
+/* The file is opened at the first exchange, so a run that sent nothing leaves no empty
+ * recording behind; whether it can be written is checked when the recorder is made. */
 struct rein__recorder {
     FILE *f;
+    char *path;
     pthread_mutex_t mu;
 };
 
 struct rein__recorder *rein__recorder_open(const char *path, rein_error *err)
 {
     struct rein__recorder *rec = rein_calloc(1, sizeof(*rec));
+    const char *slash = strrchr(path, '/');
+    char *dir = slash ? rein_strndup(path, slash == path ? 1 : (size_t)(slash - path)) : NULL;
 
-    if (!rec) {
+    if (!rec || !(rec->path = rein_strdup(path)) || (slash && !dir)) {
         rein_error_set(err, REIN_ENOMEM, "out of memory");
-        return NULL;
+        goto fail;
     }
-    rec->f = fopen(path, "a");
-    if (!rec->f) {
-        rein_error_set(err, REIN_EIO, "cannot open the recording %s: %s", path, strerror(errno));
-        rein_free(rec);
-        return NULL;
+    if (access(path, F_OK) == 0 ? access(path, W_OK) != 0 : access(dir ? dir : ".", W_OK) != 0) {
+        rein_error_set(err, REIN_EINVAL, "cannot write the recording %s: %s", path,
+                       strerror(errno));
+        goto fail;
     }
+    rein_free(dir);
     pthread_mutex_init(&rec->mu, NULL);
     return rec;
+fail:
+    rein_free(dir);
+    if (rec)
+        rein_free(rec->path);
+    rein_free(rec);
+    return NULL;
 }
 
 void rein__recorder_close(struct rein__recorder *rec)
 {
     if (!rec)
         return;
-    fclose(rec->f);
+    if (rec->f)
+        fclose(rec->f);
+    rein_free(rec->path);
     pthread_mutex_destroy(&rec->mu);
     rein_free(rec);
 }
@@ -124,7 +138,9 @@ rein_err rein__recorder_write(struct rein__recorder *rec, const rein_provider *p
         rc = rein_buf_addch(&line, '\n');
     if (!rc) {
         pthread_mutex_lock(&rec->mu);
-        if (fwrite(line.ptr, 1, line.len, rec->f) != line.len || fflush(rec->f) != 0)
+        if (!rec->f)
+            rec->f = fopen(rec->path, "a");
+        if (!rec->f || fwrite(line.ptr, 1, line.len, rec->f) != line.len || fflush(rec->f) != 0)
             rc = REIN_EIO;
         pthread_mutex_unlock(&rec->mu);
     }
