@@ -55,14 +55,16 @@ struct chat_opts {
 
 struct chat {
     const struct chat_opts *o;
-    /* the status line */
-    bool live;
+    /* the status line on a terminal, or a heartbeat (REIN_LOG=info) when stderr is none */
+    bool live, heartbeat;
+    struct cli_status line;
+    int64_t last_beat_ms;
     pthread_mutex_t mu;
     pthread_mutex_t ask_mu; /* one approval question on the terminal at a time */
     enum rein_agent_state state;
     char tool[REIN_TOOL_NAME_MAX + 1];
     int64_t start_ms;
-    bool shown, paused;
+    bool paused;
     unsigned spin;
     rein_cancel *stop_ticker;
     pthread_t ticker;
@@ -185,24 +187,31 @@ static int parse_args(int argc, char **argv, struct chat_opts *o)
 
 static void clear_line(struct chat *c)
 {
-    if (c->shown) {
-        fputs("\r\033[K", stderr);
-        fflush(stderr);
-        c->shown = false;
-    }
+    cli_status_clear(&c->line);
 }
 
 static void draw_line(struct chat *c)
 {
     static const char *const spin[] = {"|", "/", "-", "\\"};
     double secs = (double)(rein_now_ms() - c->start_ms) / 1000.0;
+    char text[REIN_TOOL_NAME_MAX + 64];
 
     if (c->paused || c->state == REIN_AGENT_STATE_IDLE)
         return;
-    fprintf(stderr, "\r\033[K%s %s%s%s  %.1fs", spin[c->spin++ % 4],
-            rein_agent_state_name(c->state), c->tool[0] ? " " : "", c->tool, secs);
-    fflush(stderr);
-    c->shown = true;
+    snprintf(text, sizeof(text), "%s %s%s%s  %.1fs", spin[c->spin++ % 4],
+             rein_agent_state_name(c->state), c->tool[0] ? " " : "", c->tool, secs);
+    cli_status_draw(&c->line, text);
+}
+
+/* stderr is no terminal: with REIN_LOG=info, say every 10 s that the turn still waits. */
+static void beat(struct chat *c)
+{
+    int64_t now = rein_now_ms();
+
+    if (c->state != REIN_AGENT_STATE_IDLE && cli_heartbeat_due(&c->last_beat_ms, now))
+        rein_log(REIN_LOG_INFO, "chat", "still %s%s%s after %lld s",
+                 rein_agent_state_name(c->state), c->tool[0] ? " " : "", c->tool,
+                 (long long)((now - c->start_ms) / 1000));
 }
 
 static void *tick(void *arg)
@@ -211,7 +220,10 @@ static void *tick(void *arg)
 
     while (!rein_cancel_wait(c->stop_ticker, TICK_MS)) {
         pthread_mutex_lock(&c->mu);
-        draw_line(c);
+        if (c->live)
+            draw_line(c);
+        else
+            beat(c);
         pthread_mutex_unlock(&c->mu);
     }
     return NULL;
@@ -417,9 +429,12 @@ static int run_turn(struct chat *c, rein_agent *a)
     rein_error err = {0};
     int status = CLI_EXIT_FAIL;
 
-    c->live = isatty(STDERR_FILENO) && !o->setup.events && !o->setup.json;
-    c->start_ms = rein_now_ms();
-    if (c->live && (c->stop_ticker = rein_cancel_new()) != NULL)
+    /* --events is progress itself; --json writes stdout only, so stderr still shows it. */
+    c->line.mode = o->setup.events ? CLI_TERM_NONE : cli_term_of(STDERR_FILENO);
+    c->live = c->line.mode != CLI_TERM_NONE;
+    c->heartbeat = !isatty(STDERR_FILENO) && rein_log_enabled(REIN_LOG_INFO);
+    c->start_ms = c->last_beat_ms = rein_now_ms();
+    if ((c->live || c->heartbeat) && (c->stop_ticker = rein_cancel_new()) != NULL)
         c->has_ticker = pthread_create(&c->ticker, NULL, tick, c) == 0;
     /* Ctrl-C stops the turn; so do a cancel through the store and a lost lock. */
     cli_sigwatch_start(&w, rein_session_cancel(c->session));

@@ -402,13 +402,15 @@ static void print_judge(const rein_verify_judge_result *j)
     }
 }
 
-static void print_result(const struct loop_opts *o, const rein_loop_result *r)
+static void print_result(const struct loop_opts *o, const rein_loop_result *r,
+                         const rein_provider *provider)
 {
     enum rein_verify_stop_reason reason = rein_loop_result_reason(r);
     int n = rein_loop_result_iterations(r);
 
     if (o->setup.json) {
         json_t *j = rein_loop_result_json(r);
+        cli_json_add_provider(j, provider);
         cli_print_json(j);
         json_decref(j);
         return;
@@ -542,7 +544,7 @@ static int run(struct loop_opts *o, struct parts *p)
         cli_print_error(&err);
         status = err.code == REIN_EINVAL ? CLI_EXIT_USAGE : CLI_EXIT_FAIL;
     } else {
-        print_result(o, r);
+        print_result(o, r, p->c.provider);
         status = exit_status(r);
     }
 

@@ -39,6 +39,7 @@ struct plan_opts {
     const char *save;
     struct rein_plan_opts run;
     struct cli_setup setup;
+    const rein_provider *provider; /* borrowed, for meta in --json */
     bool dot;
 };
 
@@ -46,12 +47,15 @@ struct plan_opts {
 struct view_step {
     enum rein_plan_status status;
     int attempt;
+    int shown; /* without escapes: the status + 1 and attempt last printed (0: none) */
     char desc[DESC_COLS * 4 + 1];
     char activity[REIN_TOOL_NAME_MAX + 24];
 };
 
 struct view {
     bool live, events;
+    enum cli_term term; /* full: redrawn in place; plain: a line per change */
+    char shown_phase[64];
     pthread_mutex_t mu;
     struct view_step *steps;
     size_t n;
@@ -211,8 +215,34 @@ static const char *mark(enum rein_plan_status s)
     }
 }
 
+/* NO_COLOR or TERM=dumb: no cursor movement, so each change gets a line of its own. */
+static void draw_plain(struct view *v)
+{
+    if (strcmp(v->phase, v->shown_phase) != 0) {
+        fprintf(stderr, "%s\n", v->phase);
+        snprintf(v->shown_phase, sizeof(v->shown_phase), "%s", v->phase);
+    }
+    for (size_t i = 0; i < v->n; i++) {
+        struct view_step *s = &v->steps[i];
+        int now = ((int)s->status + 1) * 1000 + s->attempt;
+        if (s->shown == now)
+            continue;
+        s->shown = now;
+        fprintf(stderr, "  %s %2zu %s %s", mark(s->status), i, s->desc,
+                rein_plan_status_name(s->status));
+        if (s->attempt > 1)
+            fprintf(stderr, " (attempt %d)", s->attempt);
+        fputc('\n', stderr);
+    }
+    fflush(stderr);
+}
+
 static void draw(struct view *v)
 {
+    if (v->term == CLI_TERM_PLAIN) {
+        draw_plain(v);
+        return;
+    }
     if (v->drawn > 0)
         fprintf(stderr, "\033[%dA", v->drawn);
     v->drawn = 0;
@@ -371,6 +401,7 @@ static void print_result(const struct plan_opts *o, const rein_plan_result *r, b
 {
     if (o->setup.json) {
         json_t *j = rein_plan_result_json(r);
+        cli_json_add_provider(j, o->provider);
         cli_print_json(j);
         json_decref(j);
         return;
@@ -526,6 +557,7 @@ int cmd_plan(int argc, char **argv)
             status = CLI_EXIT_USAGE;
         goto out;
     }
+    o.provider = parts.provider;
     pl = rein_planner_new(parts.provider, parts.reg, &err);
     if (!pl) {
         cli_print_error(&err);
@@ -533,7 +565,8 @@ int cmd_plan(int argc, char **argv)
     }
     pthread_mutex_init(&v.mu, NULL);
     v.events = o.setup.events;
-    v.live = isatty(STDERR_FILENO) && !o.setup.events && !o.setup.json;
+    v.term = o.setup.events ? CLI_TERM_NONE : cli_term_of(STDERR_FILENO);
+    v.live = v.term != CLI_TERM_NONE;
     status = run(&o, pl, loaded, &v);
     loaded = NULL; /* taken by the run */
     pthread_mutex_destroy(&v.mu);
