@@ -2,48 +2,73 @@
 #   make run    install what is missing, build, and start rein serve (SQLite, the rules provider
 #               unless a model is configured); RUN_ARGS="serve --port 9000" to change
 #   make test   install what is missing, build with ASan+UBSan, run every test through CTest
-# Other targets: make (build only), make lint, make fuzz, make bench, make clean.
+# Other targets: make (build only), make install (PREFIX=/usr/local: rein on PATH), make lint,
+# make fuzz, make bench, make clean.
+#
+# Every target checks what it needs before CMake runs (scripts/check-deps.sh names what is
+# missing and how to install it), and a configure that fails leaves no half-made build folder
+# behind: the next make configures again instead of failing with "No rule to make target".
 
 JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
 BUILD      ?= build
 TEST_BUILD ?= build-test
 FUZZ_BUILD ?= build-fuzz
+PREFIX     ?= /usr/local
 CMAKE_ARGS ?=
 CTEST_ARGS ?=
 RUN_ARGS   ?= serve
 
-.PHONY: all deps build run test lint format fuzz bench clean
+# configure DIR ARGS: runs CMake; on failure removes what it cached, so a later run starts
+# clean (a cached "not found" would outlive installing the package).
+configure = cmake -S . -B $(1) $(2) || { rm -rf $(1)/CMakeCache.txt $(1)/CMakeFiles $(1)/Makefile; exit 1; }
+
+.PHONY: all deps check-deps build run test lint format fuzz bench install clean
 
 all: build
 
 deps:
 	@scripts/install-deps.sh
 
-$(BUILD)/CMakeCache.txt:
-	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DREIN_TESTS=OFF $(CMAKE_ARGS)
+check-deps:
+	@scripts/check-deps.sh build
 
-build: $(BUILD)/CMakeCache.txt
+$(BUILD)/Makefile:
+	@scripts/check-deps.sh build
+	@$(call configure,$(BUILD),-DCMAKE_BUILD_TYPE=RelWithDebInfo -DREIN_TESTS=OFF $(CMAKE_ARGS))
+
+build: check-deps $(BUILD)/Makefile
 	cmake --build $(BUILD) -j $(JOBS)
+
+install: build
+	cmake --install $(BUILD) --prefix $(PREFIX)
+	@echo "make install: $(PREFIX)/bin/rein (try: rein --help)"
 
 run: deps
 	@$(MAKE) --no-print-directory build
 	@echo "make run: ./$(BUILD)/rein $(RUN_ARGS) (Ctrl-C stops it)"
 	@./$(BUILD)/rein $(RUN_ARGS)
 
+TEST_CMAKE_ARGS = -DCMAKE_BUILD_TYPE=Debug -DREIN_ASAN=ON -DREIN_UBSAN=ON -DREIN_WERROR=ON \
+                  -DREIN_TESTS=ON $(CMAKE_ARGS)
+
 test: deps
-	cmake -S . -B $(TEST_BUILD) -DCMAKE_BUILD_TYPE=Debug -DREIN_ASAN=ON -DREIN_UBSAN=ON \
-	  -DREIN_WERROR=ON -DREIN_TESTS=ON $(CMAKE_ARGS)
+	@scripts/check-deps.sh test
+	@$(call configure,$(TEST_BUILD),$(TEST_CMAKE_ARGS))
 	cmake --build $(TEST_BUILD) -j $(JOBS)
 	cd $(TEST_BUILD) && ctest --output-on-failure -j $(JOBS) $(CTEST_ARGS)
 
-lint: $(BUILD)/CMakeCache.txt
+lint:
+	@scripts/check-deps.sh lint
+	@$(MAKE) --no-print-directory $(BUILD)/Makefile
 	scripts/lint.sh $(BUILD)
 
 format:
+	@scripts/check-deps.sh lint
 	clang-format -i $$(git ls-files '*.c' '*.h')
 
 fuzz: deps
-	CC=clang cmake -S . -B $(FUZZ_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DREIN_FUZZ=ON
+	@scripts/check-deps.sh fuzz
+	@CC=clang $(call configure,$(FUZZ_BUILD),-DCMAKE_BUILD_TYPE=RelWithDebInfo -DREIN_FUZZ=ON)
 	cmake --build $(FUZZ_BUILD) -j $(JOBS)
 	@echo "fuzzers are in $(FUZZ_BUILD)/fuzz; e.g. $(FUZZ_BUILD)/fuzz/fuzz_<name> fuzz/corpus/<name>"
 

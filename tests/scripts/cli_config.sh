@@ -113,10 +113,7 @@ printf '{"model": "gpt-4o"}\n' >model-only.json
 run 2 env OPENAI_API_KEY= "$rein" chat --config model-only.json "echo hi"
 grep -q "OPENAI_API_KEY" "$tmp/err" || fail "a model-only config fell back to the rules: $(cat "$tmp/err")"
 # rein serve names what it uses on its first line.
-"$rein" serve --port 0 --store "sqlite:$tmp/s.db" --config mcp-only.json >"$tmp/serve.out" 2>&1 &
-spid=$!
-for _ in $(seq 1 100); do grep -q listening "$tmp/serve.out" && break; sleep 0.1; done
-kill -TERM "$spid"
-wait "$spid"
+start_serve --store "sqlite:$tmp/s.db" --config mcp-only.json
+stop_serve
 grep -q "provider rules, model rules" "$tmp/serve.out" || fail "serve: $(cat "$tmp/serve.out")"
 exit 0

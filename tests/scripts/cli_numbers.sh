@@ -97,16 +97,8 @@ body = sys.argv[2].replace("ARGS", sys.argv[3])
 urllib.request.urlopen(urllib.request.Request(sys.argv[1] + "/__script", data=body.encode(), method="POST")).read()' \
   "$url" '[{"tool_calls":[{"id":"n1","name":"numbers","arguments":ARGS}]},{"text":"done"}]' \
   "$(python3 -c 'import json,sys; print(json.dumps(sys.argv[1]))' "$args")"
-"$rein" serve --port 0 --store "sqlite:$tmp/n.db" --skills "$tmp/skills" --provider openai-compatible \
-  --base-url "$url/v1" --model test-model >"$tmp/serve.out" 2>"$tmp/serve.err" &
-spid=$!
-surl=""
-for _ in $(seq 1 100); do
-  surl=$(sed -n 's/.*listening on \(http:[^ ]*\).*/\1/p' "$tmp/serve.out")
-  [ -n "$surl" ] && break
-  sleep 0.1
-done
-[ -n "$surl" ] || fail "rein serve did not start: $(cat "$tmp/serve.err")"
+start_serve --store "sqlite:$tmp/n.db" --skills "$tmp/skills" --provider openai-compatible \
+  --base-url "$url/v1" --model test-model
 http() { python3 -c 'import sys, urllib.request
 data = sys.argv[3].encode() if len(sys.argv) > 3 else None
 req = urllib.request.Request(sys.argv[1] + sys.argv[2], data=data,
@@ -123,8 +115,7 @@ http /agent/conversations/n1
 numbers_in "$tmp/out" 'd["ledger"]'
 # The tool message the model read (stored as sent) carries the numbers as JSON text too.
 numbers_in "$tmp/out" 'load([m["message"] for m in d["messages"] if m["message"].get("role") == "tool"][0]["content"])'
-kill -TERM "$spid"
-wait "$spid" || fail "rein serve did not stop cleanly"
+stop_serve
 
 # ---- a plan file, as rein writes and shows it ----
 cat >"$tmp/plan.json" <<EOF

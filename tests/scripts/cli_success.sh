@@ -61,15 +61,7 @@ run 0 "$rein" chat "${model[@]}" "echo x" --mode propose --json
 check 'd["success"] and d["meta"]["stop_reason"] == "proposed"'
 
 # ---- POST /agent/chat reads the same rule ----
-"$rein" serve --port 0 --store "sqlite:$tmp/serve.db" >"$tmp/serve.out" 2>"$tmp/serve.err" &
-spid=$!
-surl=""
-for _ in $(seq 1 100); do
-  surl=$(sed -n 's/.*listening on \(http:[^ ]*\).*/\1/p' "$tmp/serve.out")
-  [ -n "$surl" ] && break
-  sleep 0.1
-done
-[ -n "$surl" ] || fail "rein serve did not start: $(cat "$tmp/serve.err")"
+start_serve --store "sqlite:$tmp/serve.db"
 post() { python3 -c 'import sys, urllib.request
 req = urllib.request.Request(sys.argv[1] + "/agent/chat", data=sys.argv[2].encode(),
                              headers={"Content-Type": "application/json", "Accept": sys.argv[3]})
@@ -87,8 +79,7 @@ result = events[-1]
 assert final["success"] is False, final
 assert result["success"] is False and "could not route" in result["meta"]["detail"], result
 EOF
-kill -TERM "$spid"
-wait "$spid" || fail "rein serve did not stop cleanly"
+stop_serve
 
 # ---- documented next to the exit status ----
 run 0 "$rein" chat --help

@@ -5,8 +5,10 @@
 
 tmp=$(mktemp -d)
 pid=""
+spid=""
 cleanup() {
   [ -n "$pid" ] && kill -TERM "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
+  [ -n "$spid" ] && kill -TERM "$spid" 2>/dev/null && wait "$spid" 2>/dev/null
   rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -42,6 +44,25 @@ d = json.load(open(sys.argv[1]))
 if not eval(sys.argv[2]):
     sys.exit("not true: " + sys.argv[2] + "\n" + json.dumps(d, ensure_ascii=False, indent=1)[:6000])' \
     "$tmp/out" "$1" || fail "check: $1"
+}
+
+# start_serve ARGS...: starts `$rein serve --port 0 ARGS...` in the background; sets $spid
+# (stopped on exit; stop_serve stops it and checks that it exited 0) and $surl (its base URL).
+start_serve() {
+  "$rein" serve --port 0 "$@" >"$tmp/serve.out" 2>"$tmp/serve.err" &
+  spid=$!
+  surl=""
+  for _ in $(seq 1 300); do
+    surl=$(sed -n 's/.*listening on \(http:[^ ]*\).*/\1/p' "$tmp/serve.out")
+    [ -n "$surl" ] && return 0
+    sleep 0.1
+  done
+  fail "rein serve did not start: $(cat "$tmp/serve.err")"
+}
+stop_serve() {
+  kill -TERM "$spid"
+  wait "$spid" || fail "rein serve did not stop cleanly: $(cat "$tmp/serve.err")"
+  spid=""
 }
 
 # start_model_server: starts $server (rein-model-server) on a free port in the background;
