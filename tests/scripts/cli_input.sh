@@ -61,10 +61,19 @@ printf '{"a": "x\\u0000y"}' >"$tmp/nul.json"
 run 0 "$rein" schema check "$tmp/nul-schema.json" "$tmp/nul.json"
 [ "$(cat "$tmp/out")" = "valid" ] || fail "\\u0000 in a string is valid JSON: $(cat "$tmp/out") $(cat "$tmp/err")"
 grep -qi "JSON_ALLOW_NUL" "$tmp/err" && fail "a jansson flag in a message"
-run 0 "$rein" skills invoke echo '{"text": "a\u0000b"}'
-check 'd["output"] == "a\u0000b"'
+# A skill that reads JSON gets it as sent.
+mkdir -p "$tmp/skills/back"
+cat >"$tmp/skills/back/manifest.json" <<'EOF'
+{"id": "back", "description": "Returns its call", "runner": {"kind": "process", "command": ["cat"]},
+ "parameters": {"type": "object", "properties": {"text": {"type": "string"}}}}
+EOF
+run 0 "$rein" skills invoke back '{"text": "a\u0000b"}' --skills "$tmp/skills"
+check 'd["output"]["arguments"]["text"] == "a\u0000b"'
+# A skill that takes C strings refuses it, saying so (the JSON itself was fine).
+run 1 "$rein" skills invoke echo '{"text": "a\u0000b"}'
+check '"NUL" in d["error"] and d["receivedArgs"]["text"] == "a\u0000b"'
 run 1 "$rein" skills invoke calculator '{"expression": "1+\u00002"}'
-check '"unexpected byte 0x00" in d["error"]'
+check '"NUL" in d["error"] or "unexpected byte 0x00" in d["error"]'
 printf '{"model": "a\\u0000b"}' >"$tmp/nul-config.json"
 run 2 "$rein" chat --config "$tmp/nul-config.json" "echo hi"
 grep -q 'model: must not contain \\u0000' "$tmp/err" || fail "NUL in a config value: $(cat "$tmp/err")"
