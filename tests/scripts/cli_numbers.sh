@@ -106,7 +106,7 @@ req = urllib.request.Request(sys.argv[1] + sys.argv[2], data=data,
 print(urllib.request.urlopen(req).read().decode())' "$surl" "$@" >"$tmp/out"; }
 http /skills/numbers/invoke "{\"arguments\": $args}"
 numbers_in "$tmp/out"
-http /agent/chat '{"message": "numbers please", "conversation_id": "n1"}'
+http /agent/chat '{"message": "numbers please", "conversation_id": "n1", "verification": "off"}'
 grep '"type":"tool_result"' "$tmp/out" | sed 's/^data: //' >"$tmp/event.json"
 numbers_in "$tmp/event.json"
 sed -n 's/^data: //p' "$tmp/out" | tail -n 1 >"$tmp/result.json"

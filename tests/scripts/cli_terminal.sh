@@ -18,7 +18,8 @@ mkdir -p "$run_dir"
 start_model_server
 script() { python3 -c 'import sys, urllib.request
 urllib.request.urlopen(urllib.request.Request(sys.argv[1] + "/__script", data=sys.argv[2].encode(), method="POST")).read()' "$url" "$1"; }
-model=(--provider openai-compatible --base-url "$url/v1" --model test-model)
+# Self-verification off: the scripts answer the turn's calls, not a verifier's questions.
+model=(--provider openai-compatible --base-url "$url/v1" --model test-model --verification off)
 
 # on_tty ENV... -- CMD...: runs CMD with stdin, stdout and stderr on a pseudo-terminal; what
 # it wrote goes to $tmp/tty.
