@@ -159,12 +159,10 @@ static int verify_option(void *opts, const char *flag, const char *val)
 
 static int parse_args(int argc, char **argv, struct verify_args *a)
 {
-    static const char *const valued[] = {"--protocols", "--config",      "--verify-mode",
-                                         "--only",      "--claims",      "--base",
-                                         "--goal",      "--judge-model", "--ledger",
-                                         NULL};
-    static const char *const switches[] = {"--judge", "--claims-judge", "--init", "--force",
-                                           NULL};
+    static const char *const valued[] = {
+        "--protocols", "--config", "--verify-mode", "--only",   "--claims",
+        "--base",      "--goal",   "--judge-model", "--ledger", NULL};
+    static const char *const switches[] = {"--judge", "--claims-judge", "--init", "--force", NULL};
     static const struct cli_alias aliases[] = {{"--mode", "--verify-mode", false},
                                                {"-c", "--protocols", false},
                                                {"--provider-config", "--config", false},
