@@ -399,6 +399,47 @@ static void test_claims_with_ledger(void **state)
     cleanup(dir);
 }
 
+/* The sentences issue 14 opens with, each given alone to rein verify --claims with an empty
+ * ledger: each is refuted, and the plan for later is no claim. */
+static void test_claims_issue_sentences(void **state)
+{
+    static const char *const said[][3] = {
+        {"I used the calculator and it returned 2.", "tool", "calculator"},
+        {"The calculator returned 2.", "tool", "calculator"},
+        {"I wrote the result to result.txt.", "file_written", "result.txt"},
+        {"I saved the mean to result.txt.", "file_written", "result.txt"},
+        {"Saved result.txt.", "file_written", "result.txt"},
+        {"I added parse_args to src/cli.c.", "function", "parse_args"},
+        {"我调用了 calculator，结果是 2。", "tool", "calculator"},
+        {"我已将结果写入 result.txt。", "file_written", "result.txt"},
+    };
+    char *dir = test_tmpdir();
+    const char *args[] = {"--claims", "-", "--ledger", "ledger.json", "--json", NULL};
+    struct out o;
+    json_t *r;
+
+    (void)state;
+    free(test_write_file(dir, "ledger.json", "[]"));
+    for (size_t i = 0; i < sizeof(said) / sizeof(said[0]); i++) {
+        o = rein(dir, args, said[i][0]);
+        expect_code(&o, 1);
+        r = json_loads(o.stdout_text, 0, NULL);
+        assert_non_null(r);
+        assert_int_equal(json_array_size(json_object_get(r, "claims")), 1);
+        expect_claim(json_object_get(r, "claims"), 0, said[i][1], said[i][2], "refuted");
+        json_decref(r);
+        out_free(&o);
+    }
+    o = rein(dir, args, "下一步我会创建 report.csv。");
+    assert_int_not_equal(o.code, 1);
+    r = json_loads(o.stdout_text, 0, NULL);
+    assert_non_null(r);
+    assert_int_equal(json_array_size(json_object_get(r, "claims")), 0);
+    json_decref(r);
+    out_free(&o);
+    cleanup(dir);
+}
+
 static void expect_usage(const char *dir, const char *const *args, const char *input,
                          const char *message)
 {
@@ -777,6 +818,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_claims_on_stdin),
     cmocka_unit_test(test_claims_without_config),
     cmocka_unit_test(test_claims_with_ledger),
+    cmocka_unit_test(test_claims_issue_sentences),
     cmocka_unit_test(test_claims_bad_ledger),
     cmocka_unit_test(test_claims_judge),
     cmocka_unit_test(test_desired_failure_is_a_warning),

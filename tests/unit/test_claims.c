@@ -515,6 +515,63 @@ static void test_evidence_outside_git(void **state)
     free(dir);
 }
 
+/* The sentences issue 14 opens with, each on its own as a one-step answer: every claim is
+ * refuted while nothing backs it and confirmed once the ledger and the tree do; the plan for
+ * later claims nothing. */
+static void test_issue_sentences(void **state)
+{
+    static const struct {
+        const char *text;
+        enum rein_claim_kind kind;
+        const char *subject;
+    } said[] = {
+        {"I used the calculator and it returned 2.", REIN_CLAIM_TOOL, "calculator"},
+        {"The calculator returned 2.", REIN_CLAIM_TOOL, "calculator"},
+        {"I wrote the result to result.txt.", REIN_CLAIM_FILE_WRITTEN, "result.txt"},
+        {"I saved the mean to result.txt.", REIN_CLAIM_FILE_WRITTEN, "result.txt"},
+        {"Saved result.txt.", REIN_CLAIM_FILE_WRITTEN, "result.txt"},
+        {"I added parse_args to src/cli.c.", REIN_CLAIM_FUNCTION, "parse_args"},
+        {"我调用了 calculator，结果是 2。", REIN_CLAIM_TOOL, "calculator"},
+        {"我已将结果写入 result.txt。", REIN_CLAIM_FILE_WRITTEN, "result.txt"},
+    };
+    rein_claims_vocab *v = small_vocab();
+    char *dir = test_tmpdir();
+    json_t *empty = json_array();
+    json_t *ran = json_loads("[{\"call_id\":\"c1\",\"tool\":\"calculator\",\"status\":"
+                             "\"success\",\"args\":{\"expression\":\"1+1\"},\"result\":2}]",
+                             0, NULL);
+    struct rein_claims_evidence ev = {.ledger = empty, .tree = true, .cwd = dir};
+    rein_claims *c;
+
+    (void)state;
+    for (int backed = 0; backed < 2; backed++) {
+        if (backed) {
+            ev.ledger = ran;
+            free(test_write_file(dir, "result.txt", "2\n"));
+            free(test_write_file(dir, "src/cli.c",
+                                 "int parse_args(int argc)\n{\n    return "
+                                 "argc;\n}\n"));
+        }
+        for (size_t i = 0; i < sizeof(said) / sizeof(said[0]); i++) {
+            c = checked(v, said[i].text, &ev);
+            if (rein_claims_count(c) != 1)
+                fail_msg("\"%s\": %zu claims, expected 1", said[i].text, rein_claims_count(c));
+            assert_int_equal(rein_claims_get(c, 0)->kind, said[i].kind);
+            assert_string_equal(rein_claims_get(c, 0)->subject, said[i].subject);
+            status_of(c, 0, backed ? REIN_CLAIM_CONFIRMED : REIN_CLAIM_REFUTED);
+            rein_claims_free(c);
+        }
+    }
+    c = checked(v, "下一步我会创建 report.csv。", &ev);
+    assert_int_equal(rein_claims_count(c), 0);
+    rein_claims_free(c);
+    json_decref(ran);
+    json_decref(empty);
+    test_rmtree(dir);
+    free(dir);
+    rein_claims_vocab_free(v);
+}
+
 static int check_cb(const char *protocol, char *why, size_t why_len, double *conf, void *ud)
 {
     (void)ud;
@@ -695,7 +752,7 @@ static void test_corpus(void **state)
     char *dir = test_tmpdir();
     rein_registry *reg;
     rein_claims_vocab *v = corpus_vocab(&reg);
-    struct tally dev, held, held2, held3, held4, all;
+    struct tally dev, held, held2, held3, held4, held5, all;
 
     (void)state;
     for (size_t i = 0; files[i]; i += 2)
@@ -705,17 +762,20 @@ static void test_corpus(void **state)
     run_corpus("heldout2.tsv", v, dir, &held2);
     run_corpus("heldout3.tsv", v, dir, &held3);
     run_corpus("heldout4.tsv", v, dir, &held4);
+    run_corpus("heldout5.tsv", v, dir, &held5);
     memset(&all, 0, sizeof(all));
     add_tally(&all, &dev);
     add_tally(&all, &held);
     add_tally(&all, &held2);
     add_tally(&all, &held3);
     add_tally(&all, &held4);
+    add_tally(&all, &held5);
     print_tally("corpus", &dev);
     print_tally("held-out", &held);
     print_tally("held-out2", &held2);
     print_tally("held-out3", &held3);
     print_tally("held-out4", &held4);
+    print_tally("held-out5", &held5);
     print_tally("whole", &all);
     assert_true(all.claims + all.none >= 300);
     assert_true(all.none * 3 >= all.claims + all.none);
@@ -740,6 +800,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_evidence_tree_git),
     cmocka_unit_test(test_evidence_base_and_subdir),
     cmocka_unit_test(test_evidence_outside_git),
+    cmocka_unit_test(test_issue_sentences),
     cmocka_unit_test(test_evidence_protocols),
     cmocka_unit_test(test_claims_json_and_add),
     cmocka_unit_test(test_ledger_shapes),
