@@ -10,17 +10,6 @@
 
 #include <sys/stat.h>
 
-static int sh(const char *dir, const char *cmd)
-{
-    char *full = NULL;
-    int rc;
-
-    assert_true(asprintf(&full, "cd '%s' && (%s) >/dev/null 2>&1", dir, cmd) > 0);
-    rc = system(full);
-    free(full);
-    return rc;
-}
-
 /* A git repository with files (name, text, …, NULL) committed. */
 static char *git_repo(const char *const *files)
 {
@@ -28,9 +17,8 @@ static char *git_repo(const char *const *files)
 
     for (size_t i = 0; files && files[i]; i += 2)
         free(test_write_file(dir, files[i], files[i + 1]));
-    assert_int_equal(sh(dir, "git init -q && git add -A && git -c user.email=t@t -c user.name=t "
-                             "commit -qm init --allow-empty"),
-                     0);
+    test_sh(dir, "git init -q && git add -A && git -c user.email=t@t -c user.name=t "
+                 "commit -qm init --allow-empty");
     return dir;
 }
 
@@ -446,7 +434,7 @@ static void test_evidence_tree_git(void **state)
                          "int keep(void) { return 1; }\n"
                          "static int foo(int a)\n{\n    return a;\n}\n"));
     free(test_write_file(repo, "run.log", "log\n"));
-    assert_int_equal(sh(repo, "rm src/gone.c"), 0);
+    test_sh(repo, "rm src/gone.c");
     c = checked(NULL, text, &ev);
     assert_int_equal(rein_claims_count(c), 10);
     status_of(c, 0, REIN_CLAIM_CONFIRMED); /* new */
@@ -477,8 +465,7 @@ static void test_evidence_base_and_subdir(void **state)
     assert_true(asprintf(&sub, "%s/pkg", repo) > 0);
     /* committed since the base: new against the base even though git status is clean */
     free(test_write_file(repo, "pkg/lib/b.c", "int b;\n"));
-    assert_int_equal(sh(repo, "git add -A && git -c user.email=t@t -c user.name=t commit -qm b"),
-                     0);
+    test_sh(repo, "git add -A && git -c user.email=t@t -c user.name=t commit -qm b");
     ev.cwd = sub;
     ev.base = "HEAD~1";
     c = checked(NULL, text, &ev);
