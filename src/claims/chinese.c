@@ -1027,11 +1027,15 @@ static void clauses(struct zh *z)
         if (z->it[i].type == ZI_STOP || cat(z, i, Z_CONJ))
             c++;
         z->clause[i] = c;
-    }
-    /* 后 and 之后 make a time clause only at its end: 调用 X 后，… (清洗后的数据 is not one) */
-    for (size_t i = 0; i < z->n; i++) {
-        if (cat(z, i, Z_TIME) && !(i + 1 == z->n || z->it[i + 1].type == ZI_STOP))
-            z->it[i].cat &= ~Z_TIME;
+        /* 后 and 之后 make a time clause at its end (调用 X 后，…) or right after a call of a
+         * tool (调用 X 后得到…); 清洗后的数据 is not one */
+        if (cat(z, i, Z_TIME) && !(i + 1 == z->n || z->it[i + 1].type == ZI_STOP)) {
+            size_t u = i >= 3 && cat(z, i - 2, Z_PERF) ? i - 3 : i >= 2 ? i - 2 : i;
+            if (u < i && z->it[i - 1].type == ZI_TOOL && cat(z, u, Z_USE | Z_VIA))
+                c++;
+            else
+                z->it[i].cat &= ~Z_TIME;
+        }
     }
 }
 
@@ -1349,11 +1353,18 @@ static void check_claims(struct zh *z, size_t i)
     for (size_t k = i + 1; k < e && k < i + 6; k++) {
         if (z->it[k].type != ZI_LEX)
             continue;
-        /* 没有报错, 无错误: an all-clear */
-        if ((z->it[k].cat & Z_NO) && k + 1 < e && cat(z, k + 1, Z_ERRN)) {
-            if (!gated_at(z, k, 0))
-                emit_check(z, check_kind(z->it[i].cat), check_name(check_kind(z->it[i].cat)));
-            return;
+        /* 没有报错, 无错误, 没有发现任何问题: an all-clear */
+        if (z->it[k].cat & Z_NO) {
+            for (size_t j = k + 1; j < e && j < k + 4; j++) {
+                if (cat(z, j, Z_ERRN)) {
+                    if (!gated_at(z, k, 0))
+                        emit_check(z, check_kind(z->it[i].cat),
+                                   check_name(check_kind(z->it[i].cat)));
+                    return;
+                }
+                if (z->it[j].type == ZI_LEX && !(z->it[j].cat & (Z_RES | Z_SAY)))
+                    break;
+            }
         }
         if (z->it[k].cat & (Z_FAIL | Z_NEG | Z_FUT | Z_MODAL | Z_HEDGE))
             return;

@@ -440,7 +440,8 @@ static enum tense tense(const struct en *e, size_t p)
             return T_FRAGMENT;
         /* "Output written to out.json": a noun, then the participle */
         if (g > 0 && (e->t[g - 1].type == TK_PATH ||
-                      (word(e, g - 1) && !verb(e, g - 1) &&
+                      (word(e, g - 1) &&
+                       (!verb(e, g - 1) || (lex(e, g - 1) & (L_OUTN | L_NOUNISH | L_FILEN))) &&
                        !(lex(e, g - 1) & ~(L_OUTN | L_NOUNISH | L_FILEN | L_TOOLN)))))
             return T_PASSIVE;
         return T_NO;
@@ -536,6 +537,9 @@ static const char *const test_tools[] = {
 static const char *const type_tools[] = {
     "tsc",          "mypy",          "pyright",     "typecheck", "type-check",
     "typechecking", "type-checking", "typechecker", "pytype",    "sorbet"};
+static const char *const build_tools[] = {"compiler", "gcc",     "clang",  "rustc",
+                                          "javac",    "ninja",   "gradle", "bazel",
+                                          "webpack",  "msbuild", "cmake",  "xcodebuild"};
 
 static void emit_check(struct en *e, enum check c)
 {
@@ -584,9 +588,13 @@ static enum check code_check(const struct en *e, size_t i)
     return C_NONE;
 }
 
+static bool passing_at(const struct en *e, size_t k, enum check c, size_t *end);
+
 /* The check named at token i, and how many tokens name it. */
 static enum check check_subject(const struct en *e, size_t i, size_t *len)
 {
+    size_t end;
+
     *len = 1;
     if (i < e->n && e->t[i].type == TK_CODE && e->t[i].n)
         return code_check(e, i);
@@ -606,6 +614,9 @@ static enum check check_subject(const struct en *e, size_t i, size_t *len)
         if (is(e, k, "lint") || is(e, k, "clippy"))
             return C_LINT;
         *len = 1;
+        /* "make finished with no errors": the bare build command, its pass right after */
+        if (is(e, i, "make") && passing_at(e, i + 1, C_BUILD, &end))
+            return C_BUILD;
         return C_NONE;
     }
     if (is(e, i, "type") && (is(e, i + 1, "check") || is(e, i + 1, "checks") ||
@@ -630,6 +641,8 @@ static enum check check_subject(const struct en *e, size_t i, size_t *len)
         return C_LINT;
     if (IN(e, i, type_tools))
         return C_TYPES;
+    if (IN(e, i, build_tools))
+        return C_BUILD;
     if (is(e, i, "build") || is(e, i, "compilation") || is(e, i, "builds") ||
         (is(e, i, "ci") && !is(e, i + 1, "build")))
         return C_BUILD;
@@ -737,6 +750,8 @@ static bool passing_at(const struct en *e, size_t k, enum check c, size_t *end)
          is(e, k, "gives") || is(e, k, "gave"))) {
         size_t k2 = k + 1;
         if (is(e, k2, "back"))
+            k2++;
+        if (is(e, k2, "with")) /* "came back with 0 errors" */
             k2++;
         if (all_clear_at(e, k2, end))
             return true;
@@ -1011,6 +1026,24 @@ static bool tool_object(struct en *e, size_t m, size_t me)
     return !gated(&g);
 }
 
+/* Does the tool preposition at prep open its clause, alone ("Via web_search, …") or after a
+ * participle and its object ("Looking it up with web_search, …")? */
+static bool fronted(const struct en *e, size_t prep)
+{
+    size_t cs = clause_start(e, prep), h = clause_head(e, cs, prep);
+
+    if (h >= prep)
+        return true;
+    if (!verb(e, h) || !(vform(e, h) & VF_ING) || (vclass(e, h) & (V_FAIL | V_TRY)) || h + 4 < prep)
+        return false;
+    for (size_t k = h + 1; k < prep; k++) {
+        if (!word(e, k) || verb(e, k) ||
+            (lex(e, k) & (L_BE | L_HAVE | L_MODAL | L_NEG | L_CONJ | L_REL)))
+            return false;
+    }
+    return true;
+}
+
 /* (B) after a tool preposition or in a frame: "with get_weather", "according to the
  * calculator", "per file_search's output", "based on the output of run_command". */
 static bool tool_frame(struct en *e, size_t m, size_t me)
@@ -1077,13 +1110,25 @@ static bool tool_frame(struct en *e, size_t m, size_t me)
             if (verbless && !gated(&g))
                 return true;
         }
-        if (v == SIZE_MAX && (clause_initial(e, prep) || is(e, prep, "using")))
+        if (v == SIZE_MAX && (fronted(e, prep) || is(e, prep, "using")))
             v = realis_verb(e, me, e->n, e->pc[me < e->n ? me : prep]);
-        if (v == SIZE_MAX && clause_initial(e, prep)) {
+        if (v == SIZE_MAX && fronted(e, prep)) {
             for (size_t k = me; k < e->n && v == SIZE_MAX; k++) {
                 if (verb(e, k) && realis(tense(e, k)) && !(vclass(e, k) & (V_FAIL | V_TRY))) {
                     gates(e, k, &g);
                     v = gated(&g) ? e->n : k;
+                }
+            }
+        }
+        /* "Via web_search, the release date is March 3": a fronted frame, then a result
+         * stated in the present with a concrete value */
+        if (v == SIZE_MAX && fronted(e, prep) && punct(e, me, ',')) {
+            for (size_t k = me + 1; k < e->n && k < me + 8; k++) {
+                if (verb(e, k) || (lex(e, k) & (L_MODAL | L_HAVE | L_DO)))
+                    break;
+                if ((is(e, k, "is") || is(e, k, "are")) && !(lex(e, k) & L_PRON)) {
+                    gates(e, k, &g);
+                    return !gated(&g) && !g.report && specific_after(e, k) && !habitual(e, k);
                 }
             }
         }
@@ -1619,6 +1664,38 @@ static void went_into(struct en *e, size_t v)
         emit(e, REIN_CLAIM_FILE_WRITTEN, k + 1, NULL, 0, k + 1, 0);
 }
 
+/* "There is now a validate() function in checks.py", "there's now a report at out/r.html":
+ * something new, in a file. Without "now" it only describes what is there. */
+static void there_now(struct en *e, size_t i)
+{
+    size_t k, fn = SIZE_MAX;
+    struct gates g;
+
+    if (is(e, i, "there's"))
+        k = i + 1;
+    else if (is(e, i, "there") && (is(e, i + 1, "is") || is(e, i + 1, "are")))
+        k = i + 2;
+    else
+        return;
+    if (!is(e, k, "now"))
+        return;
+    gates(e, k, &g);
+    if (gated(&g) || g.report)
+        return;
+    for (size_t n = k + 1; n < e->n && n < k + 10 && e->pc[n] == e->pc[k]; n++) {
+        if (ident_tok(e, n) && fn == SIZE_MAX &&
+            ((e->t[n].flags & TF_CALL) || (lex(e, n + 1) & L_FNN) || (lex(e, n - 1) & L_FNN)))
+            fn = n;
+        if (is_path(e, n)) {
+            if (fn != SIZE_MAX)
+                emit(e, REIN_CLAIM_FUNCTION, fn, NULL, 0, n, 0);
+            else
+                emit(e, REIN_CLAIM_FILE_WRITTEN, n, NULL, 0, n, 0);
+            return;
+        }
+    }
+}
+
 /* "got rid of debug.log" */
 static void rid_claims(struct en *e, size_t i)
 {
@@ -1662,6 +1739,7 @@ bool rein__claims_english(struct rein__sent *st, rein__emit_fn fn, void *ud)
             state_claims(&e, i);
         path_label(&e, i);
         rid_claims(&e, i);
+        there_now(&e, i);
     }
     return e.ok;
 }

@@ -9,8 +9,10 @@
  *   - as the words in sequence: "file search", "Translate Text";
  *   - without a leading generic verb when a tool noun follows: "the weather tool" for
  *     get_weather, "the email tool" for send_email;
+ *   - with a leading verb as its noun before a tool noun: "the translation tool", "the text
+ *     translation tool", "the translator service" for translate_text;
  *   - in Chinese, each word through a small glossary, concatenated: 文件搜索, 计算器, and
- *     天气工具 (a dropped verb needs 工具 after it).
+ *     天气工具 or 翻译工具 (a dropped verb or object needs 工具 after it).
  * A one-word name that is also an ordinary English word ("echo", "read", "search") is only
  * taken for the tool where the sentence treats it as one (english.c checks the context).
  *
@@ -31,6 +33,7 @@ struct tool {
     char *words[WORDS_MAX];
     size_t nwords;
     size_t plain; /* index of the first word of the plain form (1 when a verb is dropped) */
+    char *stem;   /* the leading verb without a final e ("translat"), or NULL */
     bool common;  /* one word that is also an ordinary English word */
 };
 
@@ -52,6 +55,8 @@ struct rein_claims_vocab {
     size_t nslots;
     int *first; /* tool index + 1 by first word (multi-word names), chained through next */
     int *next;
+    int *sfirst; /* tool index + 1 by stem, chained through snext */
+    int *snext;
 };
 
 struct gloss {
@@ -242,6 +247,12 @@ static rein_err cjk_forms(rein_claims_vocab *v, int ti)
     }
     if (first >= t->nwords)
         return REIN_OK;
+    /* the leading verb alone, before 工具: 翻译工具 */
+    for (size_t k = 0; t->stem && k < 3 && g[0]->zh[k]; k++) {
+        rein_err rc = add_cjk(v, g[0]->zh[k], strlen(g[0]->zh[k]), ti, true);
+        if (rc)
+            return rc;
+    }
     for (;;) {
         size_t k = 0;
         rein_err rc;
@@ -272,17 +283,21 @@ static rein_err cjk_forms(rein_claims_vocab *v, int ti)
 static rein_err rehash(rein_claims_vocab *v)
 {
     size_t ns = HASH_MIN;
-    int *slots, *first, *next;
+    int *slots, *first, *next, *sfirst, *snext;
 
     while (ns < v->n * 4)
         ns *= 2;
     slots = rein_calloc(ns, sizeof(*slots));
     first = rein_calloc(ns, sizeof(*first));
     next = rein_calloc(v->n + 1, sizeof(*next));
-    if (!slots || !first || !next) {
+    sfirst = rein_calloc(ns, sizeof(*sfirst));
+    snext = rein_calloc(v->n + 1, sizeof(*snext));
+    if (!slots || !first || !next || !sfirst || !snext) {
         rein_free(slots);
         rein_free(first);
         rein_free(next);
+        rein_free(sfirst);
+        rein_free(snext);
         return REIN_ENOMEM;
     }
     for (size_t i = 0; i < v->n; i++) {
@@ -298,13 +313,22 @@ static rein_err rehash(rein_claims_vocab *v)
             next[i] = first[h];
             first[h] = (int)i + 1;
         }
+        if (t->stem) {
+            h = hash_str(t->stem, strlen(t->stem)) & (ns - 1);
+            snext[i] = sfirst[h];
+            sfirst[h] = (int)i + 1;
+        }
     }
     rein_free(v->slots);
     rein_free(v->first);
     rein_free(v->next);
+    rein_free(v->sfirst);
+    rein_free(v->snext);
     v->slots = slots;
     v->first = first;
     v->next = next;
+    v->sfirst = sfirst;
+    v->snext = snext;
     v->nslots = ns;
     return REIN_OK;
 }
@@ -314,6 +338,7 @@ static void tool_release(struct tool *t)
     rein_free(t->name);
     rein_free(t->key);
     rein_free(t->words[0]);
+    rein_free(t->stem);
 }
 
 rein_err rein_claims_vocab_add(rein_claims_vocab *v, const char *name)
@@ -364,6 +389,17 @@ rein_err rein_claims_vocab_add(rein_claims_vocab *v, const char *name)
     }
     if (t->nwords >= 2 && generic_verb(t->words[0]))
         t->plain = 1;
+    if (t->nwords >= 2 && !t->plain && t->words[0]) {
+        uint8_t form;
+        size_t wn = strlen(t->words[0]);
+        if (wn >= 5 && rein__claims_verb(t->words[0], wn, &form)) {
+            t->stem = rein_strndup(t->words[0], t->words[0][wn - 1] == 'e' ? wn - 1 : wn);
+            if (!t->stem) {
+                tool_release(t);
+                return REIN_ENOMEM;
+            }
+        }
+    }
     t->common = t->nwords == 1 && (rein__claims_lex(t->key, kn) & ~(uint64_t)L_NOUNISH) != 0;
     if (t->nwords == 1 && !t->common) {
         uint8_t form;
@@ -430,6 +466,8 @@ void rein_claims_vocab_free(rein_claims_vocab *v)
     rein_free(v->slots);
     rein_free(v->first);
     rein_free(v->next);
+    rein_free(v->sfirst);
+    rein_free(v->snext);
     rein_free(v);
 }
 
@@ -496,6 +534,39 @@ static void mark(struct rein__sent *st, size_t i, int tool, size_t len)
     st->t[i].tool_len = (uint8_t)len;
 }
 
+/*
+ * Token i as the noun of a tool's leading verb, before a tool noun: "translation tool",
+ * "translator service" for translate_text; with the rest of the name before it ("text
+ * translation tool") the mention starts there. Marks it and returns true.
+ */
+static bool mark_derived(const rein_claims_vocab *v, struct rein__sent *st, size_t i)
+{
+    static const char *const suffixes[] = {"ation", "ion", "or", "er", "ing"};
+    const struct rein__tok *tok = &st->t[i];
+    const char *w = st->low + tok->s;
+
+    if (!v->nslots || tok->type != TK_WORD || !tool_noun_at(st, i + 1))
+        return false;
+    for (size_t k = 0; k < sizeof(suffixes) / sizeof(suffixes[0]); k++) {
+        size_t sn = strlen(suffixes[k]), stn;
+        if (tok->n < sn + 4 || memcmp(w + tok->n - sn, suffixes[k], sn) != 0)
+            continue;
+        stn = tok->n - sn;
+        for (int c = v->sfirst[hash_str(w, stn) & (v->nslots - 1)]; c; c = v->snext[c - 1]) {
+            const struct tool *t = &v->v[c - 1];
+            size_t rest = t->nwords - 1;
+            if (strlen(t->stem) != stn || memcmp(t->stem, w, stn) != 0)
+                continue;
+            if (i >= rest && words_match(st, t, 1, i - rest) == rest)
+                mark(st, i - rest, c - 1, rest + 1);
+            else
+                mark(st, i, c - 1, 1);
+            return true;
+        }
+    }
+    return false;
+}
+
 void rein__claims_vocab_mark(const struct rein__vocab_view *vv, struct rein__sent *st)
 {
     const rein_claims_vocab *v = vv ? &vv->v : NULL;
@@ -544,6 +615,8 @@ void rein__claims_vocab_mark(const struct rein__vocab_view *vv, struct rein__sen
             mark(st, i, ti, 1);
             continue;
         }
+        if (v && mark_derived(v, st, i))
+            continue;
         /* a tool the vocabulary does not know, called a tool: "the get_stock tool" */
         if ((tok->type == TK_CODE || (tok->flags & TF_IDENT)) && !(tok->flags & TF_CALL) &&
             i + 1 < st->nt && st->t[i + 1].type == TK_WORD &&

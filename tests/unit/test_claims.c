@@ -242,6 +242,29 @@ static void test_extract_kinds(void **state)
     EXPECT(v, "我调用了 calculator，结果是 2。我已将结果写入 result.txt。",
            {REIN_CLAIM_TOOL, "calculator", NULL},
            {REIN_CLAIM_FILE_WRITTEN, "result.txt", "result.txt"});
+    /* a result after a fronted frame, a causative, a headline passive, something there now */
+    EXPECT(v, "Checking with get_weather, the forecast is 12 degrees.",
+           {REIN_CLAIM_TOOL, "get_weather", NULL});
+    EXPECT(v, "I had the calculator tally the invoices.", {REIN_CLAIM_TOOL, "calculator", NULL});
+    EXPECT(v, "Summary written to docs/summary.md.",
+           {REIN_CLAIM_FILE_WRITTEN, "docs/summary.md", "docs/summary.md"});
+    EXPECT(v, "There's now a `normalize()` helper in lib/text.py.",
+           {REIN_CLAIM_FUNCTION, "normalize", "lib/text.py"});
+    EXPECT(v, "There is now a changelog at docs/CHANGES.md.",
+           {REIN_CLAIM_FILE_WRITTEN, "docs/CHANGES.md", "docs/CHANGES.md"});
+    EXPECT(v, "The compiler finished without warnings.", {REIN_CLAIM_BUILD_PASSES, "build", NULL});
+    EXPECT(v, "make completed successfully.", {REIN_CLAIM_BUILD_PASSES, "build", NULL});
+    EXPECT(v, "The linter came back with zero warnings.", {REIN_CLAIM_LINT_CLEAN, "lint", NULL});
+    EXPECT(v, "调用 get_weather 后得到的气温是 12 度。", {REIN_CLAIM_TOOL, "get_weather", NULL});
+    EXPECT(v, "静态检查没有报告任何错误。", {REIN_CLAIM_LINT_CLEAN, "lint", NULL});
+    /* the same shapes that say nothing happened */
+    EXPECT_NONE(v, "Via get_weather, the forecast is usually accurate.");
+    EXPECT_NONE(v, "If you check with get_weather, the forecast is 12 degrees.");
+    EXPECT_NONE(v, "There is a `normalize()` helper in lib/text.py.");
+    EXPECT_NONE(v, "Is there now a changelog at docs/CHANGES.md?");
+    EXPECT_NONE(v, "Make sure the tests pass.");
+    EXPECT_NONE(v, "调用 get_weather 后我会告诉你气温。");
+    EXPECT_NONE(v, "静态检查还没有运行。");
     /* a product name, a URL and an e-mail address are not files */
     EXPECT_NONE(v, "I updated Node.js and read https://example.com/docs/guide.md today.");
     /* code blocks are not read */
@@ -285,6 +308,15 @@ static void test_vocabulary(void **state)
     EXPECT(v, "The weather tool reported rain.", {REIN_CLAIM_TOOL, "weather", NULL});
     EXPECT(v, "文件搜索工具找到了两处定义。", {REIN_CLAIM_TOOL, "文件搜索", NULL});
     EXPECT(v, "计算器返回的结果是 391。", {REIN_CLAIM_TOOL, "计算器", NULL});
+    /* a leading verb as its noun, before a tool noun */
+    assert_rein_ok(rein_claims_vocab_add(v, "summarize_page"), NULL);
+    EXPECT(v, "The summarization tool returned 3 bullet points.",
+           {REIN_CLAIM_TOOL, "summarization", NULL});
+    EXPECT(v, "The page summarizer tool gave a short abstract.",
+           {REIN_CLAIM_TOOL, "page summarizer", NULL});
+    EXPECT(v, "总结工具返回了三条要点。", {REIN_CLAIM_TOOL, "总结工具", NULL});
+    EXPECT_NONE(v, "The summarization was short.");
+    EXPECT_NONE(v, "The summarization tool can handle long pages.");
     /* an unknown tool the sentence calls a tool */
     EXPECT(v, "The get_stock tool returned 42.", {REIN_CLAIM_TOOL, "get_stock", NULL});
     /* "echo" is an ordinary word: a tool only where the sentence makes it one */
