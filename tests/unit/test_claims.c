@@ -771,7 +771,7 @@ static void test_corpus(void **state)
     char *dir = test_tmpdir();
     rein_registry *reg;
     rein_claims_vocab *v = corpus_vocab(&reg);
-    struct tally dev, held, held2, held3, held4, held5, all;
+    struct tally dev, held, held2, held3, held4, held5, held6, all;
 
     (void)state;
     for (size_t i = 0; files[i]; i += 2)
@@ -782,6 +782,7 @@ static void test_corpus(void **state)
     run_corpus("heldout3.tsv", v, dir, &held3);
     run_corpus("heldout4.tsv", v, dir, &held4);
     run_corpus("heldout5.tsv", v, dir, &held5);
+    run_corpus("heldout6.tsv", v, dir, &held6);
     memset(&all, 0, sizeof(all));
     add_tally(&all, &dev);
     add_tally(&all, &held);
@@ -789,12 +790,14 @@ static void test_corpus(void **state)
     add_tally(&all, &held3);
     add_tally(&all, &held4);
     add_tally(&all, &held5);
+    add_tally(&all, &held6);
     print_tally("corpus", &dev);
     print_tally("held-out", &held);
     print_tally("held-out2", &held2);
     print_tally("held-out3", &held3);
     print_tally("held-out4", &held4);
     print_tally("held-out5", &held5);
+    print_tally("held-out6", &held6);
     print_tally("whole", &all);
     assert_true(all.claims + all.none >= 300);
     assert_true(all.none * 3 >= all.claims + all.none);
