@@ -380,8 +380,8 @@ static struct zword lexicon[] = {
     {"搜索", Z_RES},
     {"搜尋", Z_RES},
     {"查找", Z_RES},
-    {"查询", Z_RES},
-    {"查詢", Z_RES},
+    {"查询", Z_RES | Z_USE},
+    {"查詢", Z_RES | Z_USE},
     {"检索", Z_RES},
     {"檢索", Z_RES},
     {"获取", Z_RES},
@@ -479,6 +479,9 @@ static struct zword lexicon[] = {
     {"重命名", Z_WRITE},
     {"修复", Z_WRITE},
     {"修復", Z_WRITE},
+    {"修正", Z_WRITE},
+    {"改正", Z_WRITE},
+    {"更正", Z_WRITE},
     {"重构", Z_WRITE | Z_FN},
     {"重構", Z_WRITE | Z_FN},
     {"调整", Z_WRITE},
@@ -656,6 +659,14 @@ static struct zword lexicon[] = {
     {"級別", 0},
     {"性别", 0},
     {"性別", 0},
+    {"错别字", 0},
+    {"錯別字", 0},
+    {"告别", 0},
+    {"告別", 0},
+    {"个别", 0},
+    {"個別", 0},
+    {"差别", 0},
+    {"差別", 0},
     {"非常", 0},
     {"若干", 0},
     {"用于", 0},
@@ -1116,6 +1127,19 @@ static bool done_later(const struct zh *z, size_t i)
     return false;
 }
 
+/* A result stated in words after 是/为 ("结果是官方更新日志"): at least one more character
+ * before the clause ends. */
+static bool stated_after(const struct zh *z, size_t i)
+{
+    size_t e = cend(z, i);
+    size_t from = z->it[i].end, to = e < z->n ? z->it[e].pos : z->st->n;
+    const char *s = z->st->s + from;
+
+    if (to < from + 6)
+        return false;
+    return memcmp(s, "是", 3) == 0 || memcmp(s, "为", 3) == 0 || memcmp(s, "為", 3) == 0;
+}
+
 /* A concrete value in the clause after i: a number, a quote, a path, a word. */
 static bool value_after(const struct zh *z, size_t i)
 {
@@ -1228,6 +1252,8 @@ static bool tool_claim(struct zh *z, size_t m)
         if (it->cat & (Z_PERF | Z_SAY))
             return true;
         if ((it->cat & (Z_RES | Z_RESN)) && value_after(z, k))
+            return true;
+        if ((it->cat & Z_RESN) && stated_after(z, k))
             return true;
     }
     return false;

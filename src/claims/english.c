@@ -1646,6 +1646,36 @@ static void state_at(struct en *e, size_t v)
         emit(e, REIN_CLAIM_FILE_WRITTEN, k + 1, NULL, 0, k + 1, 0);
 }
 
+/* "The updated requirements are in requirements.txt now", "Your report is ready at
+ * reports/q3.pdf": something that is newly in a file. Without "now" only "ready" says so
+ * ("The reference is available at docs/api.md" describes). */
+static void be_at(struct en *e, size_t v)
+{
+    bool now = false, ready = false;
+    size_t r = v + 1;
+    struct gates g;
+
+    if (!(is(e, v, "is") || is(e, v, "are")) || v == 0 || is_path(e, v - 1))
+        return;
+    now = is(e, v - 1, "now");
+    while (r < e->n && (is(e, r, "now") || is(e, r, "already"))) {
+        now |= is(e, r, "now");
+        r++;
+    }
+    if (is(e, r, "ready") || is(e, r, "available")) {
+        ready = is(e, r, "ready");
+        r++;
+    }
+    if (!(is(e, r, "in") || is(e, r, "at")) || !is_path(e, r + 1))
+        return;
+    now |= is(e, r + 2, "now");
+    if (!now && !ready)
+        return;
+    gates(e, v, &g);
+    if (!gated(&g) && !g.report && !habitual(e, v))
+        emit(e, REIN_CLAIM_FILE_WRITTEN, r + 1, NULL, 0, r + 1, 0);
+}
+
 /* "The final table went into summary.csv", "ended up in out/": something put into a file. */
 static void went_into(struct en *e, size_t v)
 {
@@ -1740,6 +1770,7 @@ bool rein__claims_english(struct rein__sent *st, rein__emit_fn fn, void *ud)
         path_label(&e, i);
         rid_claims(&e, i);
         there_now(&e, i);
+        be_at(&e, i);
     }
     return e.ok;
 }

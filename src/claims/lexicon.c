@@ -550,7 +550,7 @@ static const struct rein__verb verbs[] = {
     {{"ping", "pings", "pinged", "pinged", "pinging"}, V_USE | V_IMP},
     {{"poll", "polls", "polled", "polled", "polling"}, V_USE},
     {{"check", "checks", "checked", "checked", "checking"}, V_USE | V_IMP},
-    {{"apply", "applies", "applied", "applied", "applying"}, V_USE | V_IMP},
+    {{"apply", "applies", "applied", "applied", "applying"}, V_USE | V_WRITE | V_IMP},
     {{"start", "starts", "started", "started", "starting"}, V_USE | V_IMP},
     {{"try", "tries", "tried", "tried", "trying"}, V_TRY | V_IMP},
     {{"attempt", "attempts", "attempted", "attempted", "attempting"}, V_TRY},

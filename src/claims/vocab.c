@@ -248,7 +248,7 @@ static rein_err cjk_forms(rein_claims_vocab *v, int ti)
     if (first >= t->nwords)
         return REIN_OK;
     /* the leading verb alone, before 工具: 翻译工具 */
-    for (size_t k = 0; t->stem && k < 3 && g[0]->zh[k]; k++) {
+    for (size_t k = 0; t->stem && !t->plain && k < 3 && g[0]->zh[k]; k++) {
         rein_err rc = add_cjk(v, g[0]->zh[k], strlen(g[0]->zh[k]), ti, true);
         if (rc)
             return rc;
@@ -389,10 +389,10 @@ rein_err rein_claims_vocab_add(rein_claims_vocab *v, const char *name)
     }
     if (t->nwords >= 2 && generic_verb(t->words[0]))
         t->plain = 1;
-    if (t->nwords >= 2 && !t->plain && t->words[0]) {
+    if (t->nwords >= 2 && t->words[0]) {
         uint8_t form;
         size_t wn = strlen(t->words[0]);
-        if (wn >= 5 && rein__claims_verb(t->words[0], wn, &form)) {
+        if (wn >= 4 && rein__claims_verb(t->words[0], wn, &form)) {
             t->stem = rein_strndup(t->words[0], t->words[0][wn - 1] == 'e' ? wn - 1 : wn);
             if (!t->stem) {
                 tool_release(t);
@@ -537,11 +537,12 @@ static void mark(struct rein__sent *st, size_t i, int tool, size_t len)
 /*
  * Token i as the noun of a tool's leading verb, before a tool noun: "translation tool",
  * "translator service" for translate_text; with the rest of the name before it ("text
- * translation tool") the mention starts there. Marks it and returns true.
+ * translation tool", "database query tool") the mention starts there. A generic verb
+ * ("query") names its tool only with the rest. Marks it and returns true.
  */
 static bool mark_derived(const rein_claims_vocab *v, struct rein__sent *st, size_t i)
 {
-    static const char *const suffixes[] = {"ation", "ion", "or", "er", "ing"};
+    static const char *const suffixes[] = {"", "ation", "ion", "or", "er", "ing"};
     const struct rein__tok *tok = &st->t[i];
     const char *w = st->low + tok->s;
 
@@ -551,7 +552,7 @@ static bool mark_derived(const rein_claims_vocab *v, struct rein__sent *st, size
         size_t sn = strlen(suffixes[k]), stn;
         if (tok->n < sn + 4 || memcmp(w + tok->n - sn, suffixes[k], sn) != 0)
             continue;
-        stn = tok->n - sn;
+        stn = tok->n - sn - (sn == 0 && w[tok->n - 1] == 'e');
         for (int c = v->sfirst[hash_str(w, stn) & (v->nslots - 1)]; c; c = v->snext[c - 1]) {
             const struct tool *t = &v->v[c - 1];
             size_t rest = t->nwords - 1;
@@ -559,8 +560,10 @@ static bool mark_derived(const rein_claims_vocab *v, struct rein__sent *st, size
                 continue;
             if (i >= rest && words_match(st, t, 1, i - rest) == rest)
                 mark(st, i - rest, c - 1, rest + 1);
-            else
+            else if (!t->plain)
                 mark(st, i, c - 1, 1);
+            else
+                continue;
             return true;
         }
     }

@@ -257,7 +257,21 @@ static void test_extract_kinds(void **state)
     EXPECT(v, "The linter came back with zero warnings.", {REIN_CLAIM_LINT_CLEAN, "lint", NULL});
     EXPECT(v, "调用 get_weather 后得到的气温是 12 度。", {REIN_CLAIM_TOOL, "get_weather", NULL});
     EXPECT(v, "静态检查没有报告任何错误。", {REIN_CLAIM_LINT_CLEAN, "lint", NULL});
+    EXPECT(v, "The notes are in docs/notes.md now.",
+           {REIN_CLAIM_FILE_WRITTEN, "docs/notes.md", "docs/notes.md"});
+    EXPECT(v, "Your chart is ready at out/chart.png.",
+           {REIN_CLAIM_FILE_WRITTEN, "out/chart.png", "out/chart.png"});
+    EXPECT(v, "The fix was applied to src/app.c.",
+           {REIN_CLAIM_FILE_WRITTEN, "src/app.c", "src/app.c"});
+    EXPECT(v, "我查询了 get_weather，气温 12 度。", {REIN_CLAIM_TOOL, "get_weather", NULL});
+    EXPECT(v, "get_weather 的第一条结果是晴天。", {REIN_CLAIM_TOOL, "get_weather", NULL});
+    EXPECT(v, "notes.md 里的错别字已经修正了。", {REIN_CLAIM_FILE_WRITTEN, "notes.md", "notes.md"});
     /* the same shapes that say nothing happened */
+    EXPECT_NONE(v, "The reference is available at docs/api.md.");
+    EXPECT_NONE(v, "Will the chart be ready at out/chart.png?");
+    EXPECT_NONE(v, "Apply the fix to src/app.c.");
+    EXPECT_NONE(v, "我会查询 get_weather。");
+    EXPECT_NONE(v, "get_weather 的结果可能是晴天。");
     EXPECT_NONE(v, "Via get_weather, the forecast is usually accurate.");
     EXPECT_NONE(v, "If you check with get_weather, the forecast is 12 degrees.");
     EXPECT_NONE(v, "There is a `normalize()` helper in lib/text.py.");
@@ -315,6 +329,8 @@ static void test_vocabulary(void **state)
     EXPECT(v, "The page summarizer tool gave a short abstract.",
            {REIN_CLAIM_TOOL, "page summarizer", NULL});
     EXPECT(v, "总结工具返回了三条要点。", {REIN_CLAIM_TOOL, "总结工具", NULL});
+    EXPECT(v, "The file writer tool returned ok.", {REIN_CLAIM_TOOL, "file writer", NULL});
+    EXPECT_NONE(v, "The writer tool returned ok.");
     EXPECT_NONE(v, "The summarization was short.");
     EXPECT_NONE(v, "The summarization tool can handle long pages.");
     /* an unknown tool the sentence calls a tool */
