@@ -229,6 +229,9 @@ struct rein_agent_event {
     int iteration;             /* TOOL_CALL */
     int64_t latency_ms;        /* TOOL_RESULT */
     int64_t timeout_ms;        /* APPROVAL_REQUIRED */
+    /* VERIFICATION of kind "approval": what became of the question, as a code a front end
+     * translates (approved, denied, timeout, cancelled, unavailable); NULL otherwise. */
+    const char *code;
 };
 typedef void (*rein_agent_event_fn)(const struct rein_agent_event *ev, void *userdata);
 

@@ -132,7 +132,9 @@ REIN_EXTERN rein_err rein_server_route(rein_server *srv, const char *method, con
                                        rein_error *err) REIN_WUR;
 /*
  * Adds the routes that need only the store (borrowed; must outlive the server):
- *   GET    /agent/conversations?limit=N&cursor=C   newest first, paged
+ *   GET    /agent/conversations?limit=N&cursor=C&q=T   newest first, paged; q: only those
+ *                                                  whose title contains T (rein_store_conv_find)
+ *   PATCH  /agent/conversations/{id}               {"title": "..."}: renames it
  *   GET    /agent/conversations/{id}               conversation, messages, ledger, lock state
  *   DELETE /agent/conversations/{id}               409 with the lock state while a turn runs
  *   GET    /agent/conversations/{id}/events        the recorded events after Last-Event-ID

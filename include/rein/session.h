@@ -96,6 +96,13 @@ struct rein_session_opts {
     rein_agent_approval_fn approve;
     void *approval_data;
     bool existing; /* the conversation must exist already (REIN_ENOTFOUND): not created */
+    /* With replace: the turn replaces the conversation's last message from the person, at
+     * position replace_from, and everything after it (edit and resend, regenerate): those
+     * messages are dropped (rein_store_messages_truncate; the ledger and events keep what ran)
+     * before the history is loaded. REIN_ESTATE when that position holds no message from the
+     * person, or a later one does: the conversation moved on. Needs a store. */
+    bool replace;
+    int64_t replace_from;
     /* The tools (borrowed), so a destructive call a dead turn left running is named as such
      * when it is answered "may have run"; NULL: no tool is known to be destructive. */
     const rein_registry *reg;

@@ -119,6 +119,18 @@ REIN_EXTERN bool rein_store_conv_exists(rein_store *s, const char *id, rein_erro
  */
 REIN_EXTERN rein_err rein_store_conv_list(rein_store *s, const char *cursor, unsigned limit,
                                           json_t **out, rein_error *err) REIN_WUR;
+#define REIN_STORE_QUERY_MAX 200
+/*
+ * rein_store_conv_list() restricted to the conversations whose title contains text (borrowed;
+ * at most REIN_STORE_QUERY_MAX bytes; "" matches every one): ASCII letters are compared
+ * without case, anything else byte for byte. The title is the first line of the first
+ * message unless someone renamed it (rein_store_conv_update). Pages and cursors as in
+ * rein_store_conv_list; a cursor belongs to the text it was made with. Both backends look at
+ * every conversation newer than the cursor until the page is full: a search costs a walk
+ * over the list, not an index.
+ */
+REIN_EXTERN rein_err rein_store_conv_find(rein_store *s, const char *text, const char *cursor,
+                                          unsigned limit, json_t **out, rein_error *err) REIN_WUR;
 /*
  * Deletes a conversation with its messages, ledger, events and control messages.
  * REIN_ENOTFOUND when absent; REIN_EBUSY when its lock is held by a live turn.
@@ -163,6 +175,15 @@ REIN_EXTERN rein_err rein_store_message_append(rein_store *s, const char *conv_i
 REIN_EXTERN rein_err rein_store_messages_each(rein_store *s, const char *conv_id, int64_t from,
                                               rein_store_message_fn fn, void *userdata,
                                               rein_error *err) REIN_WUR;
+
+/*
+ * Drops the messages at position >= from (a person edits their last message or asks for the
+ * answer again: the turn from there is replaced). The ledger and the events stay: what ran, ran.
+ * Commits before returning; the message count follows, the updated time is bumped.
+ * REIN_ENOTFOUND for an unknown conversation, REIN_EINVAL for a negative position.
+ */
+REIN_EXTERN rein_err rein_store_messages_truncate(rein_store *s, const char *conv_id, int64_t from,
+                                                  rein_error *err) REIN_WUR;
 
 /* ---- ledger ----------------------------------------------------------------------------- */
 

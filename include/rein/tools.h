@@ -373,7 +373,8 @@ struct rein_ledger_entry {
                            while pending */
     int64_t call_ms;     /* wall clock when the call was issued */
     int64_t response_ms; /* when its result arrived; 0 while pending */
-    int64_t latency_ms;  /* how long it ran; < 0 when not measured */
+    int64_t latency_ms;  /* how long it ran, without the policy step's waits (self-check,
+                            a person's approval); < 0 when not measured */
     bool has_step;       /* the call belongs to plan step step */
     int step;
     const char *trace_id; /* may be NULL */

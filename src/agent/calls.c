@@ -142,7 +142,7 @@ static bool needs_verification(const struct turn *t, const rein_tool *tool)
     }
 }
 
-static void verification_event(struct call_slot *s, const char *kind, bool passed)
+static void verification_event(struct call_slot *s, const char *kind, const char *code, bool passed)
 {
     struct rein_agent_event ev;
 
@@ -152,6 +152,7 @@ static void verification_event(struct call_slot *s, const char *kind, bool passe
     ev.tool = s->tool ? rein_tool_id(s->tool) : s->name;
     ev.kind = kind;
     ev.ok = passed;
+    ev.code = code;
     ev.text = s->note;
     ev.len = strlen(s->note);
     rein__turn_emit(s->t, &ev);
@@ -196,13 +197,13 @@ static rein_err ask_approval(struct call_slot *s, const struct rein_policy_check
     s->asked = true;
     if (rc == REIN_ECANCELED || rein_cancel_is_set(t->cancel)) {
         snprintf(s->note, sizeof(s->note), "the turn was cancelled while waiting for approval");
-        verification_event(s, "approval", false);
+        verification_event(s, "approval", "cancelled", false);
         return rein_error_set(why, REIN_ECANCELED, "%s", rein_cancel_reason(t->cancel));
     }
     if (rc == REIN_OK && approved) {
         s->approved = true;
         snprintf(s->note, sizeof(s->note), "approved by a person");
-        verification_event(s, "approval", true);
+        verification_event(s, "approval", "approved", true);
         return REIN_OK;
     }
     if (rc == REIN_ETIMEDOUT)
@@ -219,7 +220,11 @@ static rein_err ask_approval(struct call_slot *s, const struct rein_policy_check
     /* A denied call did not pass verification, whatever the self-check said before. */
     s->verified = true;
     s->verify_passed = false;
-    verification_event(s, "approval", false);
+    verification_event(s, "approval",
+                       rc == REIN_ETIMEDOUT ? "timeout"
+                       : rc == REIN_OK      ? "denied"
+                                            : "unavailable",
+                       false);
     return rein_error_set(why, REIN_EDENIED, "%s", s->note);
 }
 
@@ -237,7 +242,7 @@ static rein_err policy(void *userdata, const struct rein_policy_check *chk, rein
         rein__turn_status(t, REIN_AGENT_STATE_VERIFYING, rein_tool_id(chk->tool), chk->call_id);
         s->verified = true;
         s->verify_passed = self_check(s, chk, s->note, sizeof(s->note));
-        verification_event(s, "self_check", s->verify_passed);
+        verification_event(s, "self_check", NULL, s->verify_passed);
         if (rein_cancel_is_set(t->cancel))
             return rein_error_set(why, REIN_ECANCELED, "%s", rein_cancel_reason(t->cancel));
         if (!s->verify_passed)
@@ -266,6 +271,12 @@ rein_err rein__calls_proposal_content(struct call_slot *s)
     rein_jw_str(&w, rein_call_result_tool_name(s->res));
     rein_jw_key(&w, "status");
     rein_jw_str(&w, "proposed");
+    const rein_tool *tool = rein_registry_get(s->t->a->reg, rein_call_result_tool_name(s->res));
+
+    if (tool && rein_tool_is_destructive(tool)) {
+        rein_jw_key(&w, "destructive");
+        rein_jw_bool(&w, true);
+    }
     rein_jw_key(&w, "message");
     rein_jw_str(&w, "Not run: the call was checked and proposed for approval; it runs only when "
                     "a person or a program approves it. Do not call it again.");

@@ -93,6 +93,8 @@ rein_err rein_agent_event_write(const struct rein_agent_event *ev, struct rein_b
     case REIN_AGENT_EV_VERIFICATION:
         write_call(&w, ev);
         key_str(&w, "kind", ev->kind);
+        if (ev->code)
+            key_str(&w, "code", ev->code);
         rein_jw_key(&w, "passed");
         rein_jw_bool(&w, ev->ok);
         rein_jw_key(&w, "reason");

@@ -170,6 +170,8 @@ static void handle_chat(rein_request *req, void *userdata)
     json_decref(details);
     so.title = cb.message;
     so.event_data = &c;
+    so.replace = cb.replace_from >= 0;
+    so.replace_from = cb.replace_from;
     rc = rein_session_open(api->store, cb.conv_id, &so, &c.session, &held, &err);
     if (rc == REIN_EBUSY) {
         rein_request_reply_busy(req, cb.conv_id, &held);

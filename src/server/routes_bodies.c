@@ -125,13 +125,14 @@ rein_err rein__reply_problems(rein_request *req, json_t *details)
 
 bool rein__chat_body_read(const json_t *body, struct rein__chat_body *cb, json_t *details)
 {
-    static const char *const allowed[] = {
-        "message",        "conversation_id", "mode",       "verification",
-        "max_tool_calls", "max_tokens",      "timeout_ms", NULL};
+    static const char *const allowed[] = {"message",      "conversation_id", "mode",
+                                          "verification", "max_tool_calls",  "max_tokens",
+                                          "timeout_ms",   "replace_from",    NULL};
     const char *mode, *verification;
     int64_t n;
 
     memset(cb, 0, sizeof(*cb));
+    cb->replace_from = -1;
     if (!rein__body_object(body, allowed, details))
         return false;
     cb->message = rein__body_string(body, "message", true, details);
@@ -164,6 +165,38 @@ bool rein__chat_body_read(const json_t *body, struct rein__chat_body *cb, json_t
     n = 0;
     if (rein__body_int(body, "timeout_ms", 1, MAX_TIMEOUT_MS, &n, details))
         cb->turn.timeout_ms = n;
+    n = -1;
+    if (rein__body_int(body, "replace_from", 0, INT32_MAX, &n, details) && n >= 0) {
+        cb->replace_from = n;
+        if (!cb->conv_id)
+            rein__body_problem(details, "/replace_from",
+                               "\"replace_from\" needs the \"conversation_id\" whose message it "
+                               "replaces");
+    }
+    return json_array_size(details) == 0;
+}
+
+bool rein__patch_body_read(const json_t *body, const char **title, json_t *details)
+{
+    static const char *const allowed[] = {"title", NULL};
+    const char *t;
+    size_t n;
+
+    *title = NULL;
+    if (!rein__body_object(body, allowed, details))
+        return false;
+    t = rein__body_string(body, "title", true, details);
+    if (t) {
+        t += strspn(t, " \t\r\n");
+        n = strlen(t);
+        while (n > 0 && strchr(" \t\r\n", t[n - 1]))
+            n--;
+        if (n == 0 || n > 200 || n != strlen(t))
+            rein__body_problem(details, "/title",
+                               "\"title\" must be 1-200 bytes without spaces around it");
+        else
+            *title = t;
+    }
     return json_array_size(details) == 0;
 }
 

@@ -18,15 +18,19 @@ static void list_conversations(rein_request *req, void *userdata)
     rein_store *store = userdata;
     const char *limit_text = rein_request_query(req, "limit");
     const char *cursor = rein_request_query(req, "cursor");
+    const char *q = rein_request_query(req, "q");
     long limit = 20;
     json_t *page = NULL;
     rein_error err;
+    rein_err rc;
 
     if (limit_text && !rein__http_parse_uint(limit_text, 1, 100, &limit)) {
         rein_request_reply_error(req, 400, "bad_request", "limit must be a number from 1 to 100");
         return;
     }
-    if (rein_store_conv_list(store, cursor, (unsigned)limit, &page, &err) != REIN_OK) {
+    rc = q ? rein_store_conv_find(store, q, cursor, (unsigned)limit, &page, &err)
+           : rein_store_conv_list(store, cursor, (unsigned)limit, &page, &err);
+    if (rc != REIN_OK) {
         rein_request_reply_rein_error(req, &err);
         return;
     }
@@ -57,6 +61,33 @@ static void get_conversation(rein_request *req, void *userdata)
     if (json_object_set_new(conv, "lock", lock ? lock : json_null())) {
         json_decref(conv);
         rein_request_reply_error(req, 500, "internal", "out of memory");
+        return;
+    }
+    rein_request_reply_json(req, 200, conv);
+}
+
+/* PATCH {"title"}: renames the conversation (while a turn runs too: the title is not the
+ * turn's). Answers the conversation as the list shows it. */
+static void patch_conversation(rein_request *req, void *userdata)
+{
+    rein_store *store = userdata;
+    const char *id = rein_request_param(req, "id");
+    const char *title = NULL;
+    json_t *details = json_array(), *conv = NULL;
+    rein_error err;
+
+    if (!details) {
+        rein_request_reply_error(req, 500, "internal", "out of memory");
+        return;
+    }
+    if (!rein__patch_body_read(rein_request_json(req), &title, details)) {
+        rein__reply_problems(req, details);
+        return;
+    }
+    json_decref(details);
+    if (rein_store_conv_update(store, id, title, NULL, NULL, &err) != REIN_OK ||
+        rein_store_conv_get(store, id, &conv, &err) != REIN_OK) {
+        rein_request_reply_rein_error(req, &err);
         return;
     }
     rein_request_reply_json(req, 200, conv);
@@ -188,6 +219,9 @@ rein_err rein_server_add_store_routes(rein_server *srv, rein_store *store, rein_
     if (rc == REIN_OK)
         rc = rein_server_route(srv, "GET", "/agent/conversations/{id}", 0, get_conversation, store,
                                err);
+    if (rc == REIN_OK)
+        rc = rein_server_route(srv, "PATCH", "/agent/conversations/{id}", REIN_ROUTE_JSON_BODY,
+                               patch_conversation, store, err);
     if (rc == REIN_OK)
         rc = rein_server_route(srv, "DELETE", "/agent/conversations/{id}", 0, delete_conversation,
                                store, err);

@@ -72,7 +72,10 @@ struct rein__chat_body {
     const char *conv_id;              /* NULL: a new conversation */
     struct rein_agent_turn_opts turn; /* mode, verification, max_tool_calls, max_tokens,
                                          timeout_ms */
+    int64_t replace_from;             /* -1: none; else the position of the message replaced */
 };
+/* {"title"}: the new title (borrowed from body), 1..200 bytes once trimmed of spaces. */
+bool rein__patch_body_read(const json_t *body, const char **title, json_t *details);
 #define REIN__REASON_MAX 160
 /* Each reader fills its output and adds a problem to details for everything wrong; true when
  * there is none. */

@@ -271,6 +271,53 @@ static rein_err ensure_conversation(rein_session *s, const char *title, rein_err
     return rc == REIN_EEXIST ? REIN_OK : rc;
 }
 
+/* ---- replacing the last message (edit and resend, regenerate) ----------------------------- */
+
+struct replace_check {
+    int64_t from;
+    bool first_is_person; /* the message at from is the person's */
+    bool later_person;    /* a later one is too */
+};
+
+/* A message the person wrote: role user, and not one of rein's own notes to the model. */
+static bool from_person(const char *json, size_t len)
+{
+    json_t *m = rein_json_parse(json, len, 0, NULL);
+    const char *role = json_string_value(json_object_get(m, "role"));
+    const char *text = json_string_value(json_object_get(m, "content"));
+    bool yes = role && strcmp(role, "user") == 0 && !(text && strncmp(text, "[rein] ", 7) == 0);
+
+    json_decref(m);
+    return yes;
+}
+
+static int check_replaced(const struct rein_store_message *m, void *userdata)
+{
+    struct replace_check *rc = userdata;
+    bool person = from_person(m->json, m->len);
+
+    if (m->position == rc->from)
+        rc->first_is_person = person;
+    else if (person)
+        rc->later_person = true;
+    return 0;
+}
+
+static rein_err replace_messages(rein_session *s, rein_error *err)
+{
+    struct replace_check rc = {.from = s->opts.replace_from};
+    rein_err r = rein_store_messages_each(s->store, s->conv_id, rc.from, check_replaced, &rc, err);
+
+    if (r != REIN_OK)
+        return r;
+    if (!rc.first_is_person || rc.later_person)
+        return rein_error_set(err, REIN_ESTATE,
+                              "message %lld of conversation %s is not the last message from the "
+                              "person: the conversation moved on; reload it",
+                              (long long)rc.from, s->conv_id);
+    return rein_store_messages_truncate(s->store, s->conv_id, rc.from, err);
+}
+
 /* Takes the lease and loads the conversation; on failure nothing is held. */
 static rein_err open_stored(rein_session *s, const char *title, struct rein_store_lock_info *held,
                             rein_error *err)
@@ -285,6 +332,8 @@ static rein_err open_stored(rein_session *s, const char *title, struct rein_stor
     if (rc != REIN_OK)
         return rc;
     rc = ensure_conversation(s, title, err);
+    if (rc == REIN_OK && s->opts.replace)
+        rc = replace_messages(s, err);
     if (rc == REIN_OK)
         rc = rein__session_load(s, err);
     if (rc == REIN_OK) {

@@ -409,8 +409,27 @@ bad:
     return REIN_EINVAL;
 }
 
+static rein_err conv_page(rein_store *s, const char *query, const char *cursor, unsigned limit,
+                          json_t **out, rein_error *err);
+
 rein_err rein_store_conv_list(rein_store *s, const char *cursor, unsigned limit, json_t **out,
                               rein_error *err)
+{
+    return conv_page(s, NULL, cursor, limit, out, err);
+}
+
+rein_err rein_store_conv_find(rein_store *s, const char *text, const char *cursor, unsigned limit,
+                              json_t **out, rein_error *err)
+{
+    *out = NULL;
+    if (!text || strlen(text) > REIN_STORE_QUERY_MAX)
+        return rein_error_set(err, REIN_EINVAL, "the search text must be at most %d bytes",
+                              REIN_STORE_QUERY_MAX);
+    return conv_page(s, text[0] ? text : NULL, cursor, limit, out, err);
+}
+
+static rein_err conv_page(rein_store *s, const char *query, const char *cursor, unsigned limit,
+                          json_t **out, rein_error *err)
 {
     char cur_id[REIN_ID_MAX];
     int64_t cur_ms = 0;
@@ -431,7 +450,8 @@ rein_err rein_store_conv_list(rein_store *s, const char *cursor, unsigned limit,
     if (!arr)
         return rein_error_set(err, REIN_ENOMEM, "store: out of memory");
     /* One more than asked tells whether another page follows. */
-    rc = s->ops->conv_list(s, cur_ms, cursor && *cursor ? cur_id : NULL, limit + 1, arr, err);
+    rc =
+        s->ops->conv_list(s, cur_ms, cursor && *cursor ? cur_id : NULL, query, limit + 1, arr, err);
     if (rc != REIN_OK)
         goto out;
     if (json_array_size(arr) > limit) {
@@ -569,6 +589,18 @@ rein_err rein_store_messages_each(rein_store *s, const char *conv_id, int64_t fr
     if (rc != REIN_OK)
         return rc;
     return s->ops->messages_each(s, conv_id, from < 0 ? 0 : from, fn, userdata, err);
+}
+
+rein_err rein_store_messages_truncate(rein_store *s, const char *conv_id, int64_t from,
+                                      rein_error *err)
+{
+    rein_err rc = check_id(conv_id, "conversation", err);
+
+    if (rc != REIN_OK)
+        return rc;
+    if (from < 0)
+        return rein_error_set(err, REIN_EINVAL, "a message position is 0 or more");
+    return s->ops->messages_truncate(s, conv_id, from, rein_wall_ms(), err);
 }
 
 /* ---- ledger ----------------------------------------------------------------------------- */

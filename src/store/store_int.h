@@ -27,9 +27,10 @@ struct rein__store_ops {
     /* *out: new object as rein__store_conv_json() builds it. */
     rein_err (*conv_get)(rein_store *s, const char *id, json_t **out, rein_error *err);
     /* Appends up to limit conversations after (cur_ms, cur_id) (cur_id NULL: from the top)
-     * to arr (borrowed), newest first, ties by id descending. */
-    rein_err (*conv_list)(rein_store *s, int64_t cur_ms, const char *cur_id, unsigned limit,
-                          json_t *arr, rein_error *err);
+     * to arr (borrowed), newest first, ties by id descending; with query, only those whose
+     * title contains it (ASCII letters compared without case). */
+    rein_err (*conv_list)(rein_store *s, int64_t cur_ms, const char *cur_id, const char *query,
+                          unsigned limit, json_t *arr, rein_error *err);
     rein_err (*conv_delete)(rein_store *s, const char *id, int64_t now_ms, rein_error *err);
 
     rein_err (*message_append)(rein_store *s, const char *conv_id, const char *json, size_t len,
@@ -37,6 +38,9 @@ struct rein__store_ops {
                                rein_error *err);
     rein_err (*messages_each)(rein_store *s, const char *conv_id, int64_t from,
                               rein_store_message_fn fn, void *userdata, rein_error *err);
+    /* Drops the messages at position >= from (the conversation exists) and sets the count. */
+    rein_err (*messages_truncate)(rein_store *s, const char *conv_id, int64_t from, int64_t now_ms,
+                                  rein_error *err);
 
     /* e has its times filled and its texts checked. */
     rein_err (*ledger_put)(rein_store *s, const char *conv_id, const struct rein_ledger_entry *e,

@@ -415,10 +415,11 @@ static rein_err rd_conv_get(rein_store *s, const char *id, json_t **out, rein_er
 
 /* Walks the sorted set newest first, skipping up to and including the cursor, and returns
  * the HGETALL of each conversation. Ties on the score come in descending id order, which is
- * the order the cursor assumes. */
+ * the order the cursor assumes. With a query (ARGV[6], lower case; '' for none) only titles
+ * that contain it count, compared with ASCII letters lowered as SQLite's lower() does. */
 static const char *const lua_conv_list =
     "local limit = tonumber(ARGV[1]) local has = ARGV[2] == '1' "
-    "local cur_ms = tonumber(ARGV[3]) local cur_id = ARGV[4] "
+    "local cur_ms = tonumber(ARGV[3]) local cur_id = ARGV[4] local q = ARGV[6] "
     "local max = '+inf' if has then max = ARGV[3] end "
     "local out = {} local offset = 0 "
     "while #out < limit do "
@@ -428,7 +429,12 @@ static const char *const lua_conv_list =
     "  for i = 1, #batch, 2 do "
     "    local id = batch[i] local score = tonumber(batch[i + 1]) "
     "    if not (has and score == cur_ms and id >= cur_id) then "
-    "      table.insert(out, redis.call('HGETALL', ARGV[5] .. id)) "
+    "      local keep = q == '' "
+    "      if not keep then "
+    "        local title = redis.call('HGET', ARGV[5] .. id, 'title') "
+    "        keep = title and string.find(string.lower(title), q, 1, true) ~= nil "
+    "      end "
+    "      if keep then table.insert(out, redis.call('HGETALL', ARGV[5] .. id)) end "
     "      if #out >= limit then break end "
     "    end "
     "  end "
@@ -436,8 +442,20 @@ static const char *const lua_conv_list =
     "end "
     "return out";
 
-static rein_err rd_conv_list(rein_store *s, int64_t cur_ms, const char *cur_id, unsigned limit,
-                             json_t *arr, rein_error *err)
+/* query with its ASCII letters lowered (new), as the Lua side compares. */
+static char *ascii_lower(const char *query)
+{
+    char *q = rein_strdup(query ? query : "");
+
+    for (char *p = q; p && *p; p++) {
+        if (*p >= 'A' && *p <= 'Z')
+            *p = (char)(*p - 'A' + 'a');
+    }
+    return q;
+}
+
+static rein_err rd_conv_list(rein_store *s, int64_t cur_ms, const char *cur_id, const char *query,
+                             unsigned limit, json_t *arr, rein_error *err)
 {
     struct cmd cm = {0};
     redisReply *rep;
@@ -450,6 +468,7 @@ static rein_err rd_conv_list(rein_store *s, int64_t cur_ms, const char *cur_id, 
     arg_i(&cm, cur_ms);
     arg(&cm, cur_id ? cur_id : "");
     arg_owned(&cm, rein_asprintf("%sconv:", s->prefix));
+    arg_owned(&cm, ascii_lower(query));
     rep = call(s, &cm, err);
     cmd_release(&cm);
     if (!rep)
@@ -502,6 +521,37 @@ static rein_err rd_conv_delete(rein_store *s, const char *id, int64_t now_ms, re
 }
 
 /* ---- messages --------------------------------------------------------------------------- */
+
+static const char *const lua_msg_truncate =
+    "if redis.call('EXISTS', KEYS[1]) == 0 then return -1 end "
+    "local from = tonumber(ARGV[1]) "
+    "if from <= 0 then redis.call('DEL', KEYS[2]) else redis.call('LTRIM', KEYS[2], 0, from - 1) "
+    "end "
+    "redis.call('HSET', KEYS[1], 'message_count', redis.call('LLEN', KEYS[2])) "
+    "local old = tonumber(redis.call('HGET', KEYS[1], 'updated_ms')) "
+    "if tonumber(ARGV[2]) > old then redis.call('HSET', KEYS[1], 'updated_ms', ARGV[2]) "
+    "  redis.call('ZADD', KEYS[3], ARGV[2], ARGV[3]) end "
+    "return 1";
+
+static rein_err rd_messages_truncate(rein_store *s, const char *conv_id, int64_t from,
+                                     int64_t now_ms, rein_error *err)
+{
+    struct cmd cm = {0};
+    long long v = 0;
+    rein_err rc;
+
+    eval(&cm, lua_msg_truncate, 3);
+    arg_key(&cm, s, "conv", conv_id, NULL);
+    arg_key(&cm, s, "msgs", conv_id, NULL);
+    arg_key(&cm, s, "convs", NULL, NULL);
+    arg_i(&cm, from);
+    arg_i(&cm, now_ms);
+    arg(&cm, conv_id);
+    rc = call_int(s, &cm, &v, err);
+    if (rc == REIN_OK && v < 0)
+        rc = rein_error_set(err, REIN_ENOTFOUND, "conversation %s not found", conv_id);
+    return rc;
+}
 
 static const char *const lua_msg_append =
     "if redis.call('EXISTS', KEYS[1]) == 0 then return -1 end "
@@ -1343,6 +1393,7 @@ static const struct rein__store_ops redis_ops = {
     .conv_delete = rd_conv_delete,
     .message_append = rd_message_append,
     .messages_each = rd_messages_each,
+    .messages_truncate = rd_messages_truncate,
     .ledger_put = rd_ledger_put,
     .ledger_update = rd_ledger_update,
     .ledger_each = rd_ledger_each,

@@ -106,7 +106,9 @@ enum stmt_id {
     ST_CONV_LIST_AFTER,
     ST_CONV_DELETE,
     ST_CONV_BUMP,
+    ST_CONV_COUNT_AT,
     ST_MSG_INSERT,
+    ST_MSG_TRUNCATE,
     ST_MSG_EACH,
     ST_LEDGER_PUT,
     ST_LEDGER_UPDATE,
@@ -147,14 +149,20 @@ static const char *const sql_text[ST_COUNT] = {
                        "state = COALESCE(?3, state), metadata = COALESCE(?4, metadata), "
                        "updated_ms = ?5 WHERE id = ?1",
     [ST_CONV_GET] = "SELECT " CONV_COLS " FROM conversations WHERE id = ?1",
+    /* ?4: text the title must contain (ASCII letters without case), NULL for every one. */
     [ST_CONV_LIST_FIRST] = "SELECT " CONV_COLS " FROM conversations "
-                           "ORDER BY updated_ms DESC, id DESC LIMIT ?1",
+                           "WHERE (?4 IS NULL OR instr(lower(COALESCE(title, '')), lower(?4)) > 0) "
+                           "ORDER BY updated_ms DESC, id DESC LIMIT ?3",
     [ST_CONV_LIST_AFTER] = "SELECT " CONV_COLS " FROM conversations "
-                           "WHERE updated_ms < ?1 OR (updated_ms = ?1 AND id < ?2) "
+                           "WHERE (updated_ms < ?1 OR (updated_ms = ?1 AND id < ?2)) "
+                           "AND (?4 IS NULL OR instr(lower(COALESCE(title, '')), lower(?4)) > 0) "
                            "ORDER BY updated_ms DESC, id DESC LIMIT ?3",
     [ST_CONV_DELETE] = "DELETE FROM conversations WHERE id = ?1",
     [ST_CONV_BUMP] = "UPDATE conversations SET message_count = message_count + 1, "
                      "updated_ms = max(updated_ms, ?2) WHERE id = ?1 RETURNING message_count - 1",
+    [ST_CONV_COUNT_AT] = "UPDATE conversations SET message_count = min(message_count, ?2), "
+                         "updated_ms = max(updated_ms, ?3) WHERE id = ?1",
+    [ST_MSG_TRUNCATE] = "DELETE FROM messages WHERE conversation_id = ?1 AND position >= ?2",
     [ST_MSG_INSERT] = "INSERT INTO messages (conversation_id, position, created_ms, trace_id, "
                       "body) VALUES (?1, ?2, ?3, ?4, ?5)",
     [ST_MSG_EACH] = "SELECT position, created_ms, trace_id, body FROM messages "
@@ -647,8 +655,8 @@ out:
     return rc;
 }
 
-static rein_err sq_conv_list(rein_store *s, int64_t cur_ms, const char *cur_id, unsigned limit,
-                             json_t *arr, rein_error *err)
+static rein_err sq_conv_list(rein_store *s, int64_t cur_ms, const char *cur_id, const char *query,
+                             unsigned limit, json_t *arr, rein_error *err)
 {
     struct sq *q = impl(s);
     struct conn *c;
@@ -666,10 +674,12 @@ static rein_err sq_conv_list(rein_store *s, int64_t cur_ms, const char *cur_id, 
     if (cur_id) {
         sqlite3_bind_int64(st, 1, cur_ms);
         bind_text(st, 2, cur_id);
-        sqlite3_bind_int(st, 3, (int)limit);
-    } else {
-        sqlite3_bind_int(st, 1, (int)limit);
     }
+    sqlite3_bind_int(st, 3, (int)limit);
+    if (query)
+        bind_text(st, 4, query);
+    else
+        sqlite3_bind_null(st, 4);
     while ((rc2 = sqlite3_step(st)) == SQLITE_ROW) {
         json_t *o = row_conv(st);
         if (!o || json_array_append_new(arr, o)) {
@@ -811,6 +821,53 @@ static rein_err sq_message_append(rein_store *s, const char *conv_id, const char
     bind_text(st, 4, trace_id);
     sqlite3_bind_text(st, 5, json, (int)len, SQLITE_STATIC);
     rc = run(q, c, st, "append message", NULL, err);
+    if (rc == REIN_OK)
+        rc = tx(q, c, ST_COMMIT, err);
+    if (rc == REIN_OK)
+        goto out;
+out_rollback:
+    rollback(q, c);
+out:
+    conn_put(q, c);
+    return rc;
+}
+
+/* Drops the messages at position >= from, and counts the conversation's messages again. */
+static rein_err sq_messages_truncate(rein_store *s, const char *conv_id, int64_t from,
+                                     int64_t now_ms, rein_error *err)
+{
+    struct sq *q = impl(s);
+    struct conn *c;
+    sqlite3_stmt *st;
+    int changes = 0;
+    rein_err rc = conn_get(q, &c, err);
+
+    if (rc != REIN_OK)
+        return rc;
+    rc = tx(q, c, ST_BEGIN, err);
+    if (rc != REIN_OK)
+        goto out;
+    st = stmt(q, c, ST_MSG_TRUNCATE, err);
+    if (!st) {
+        rc = REIN_ESTORE;
+        goto out_rollback;
+    }
+    bind_text(st, 1, conv_id);
+    sqlite3_bind_int64(st, 2, from);
+    rc = run(q, c, st, "drop messages", NULL, err);
+    if (rc != REIN_OK)
+        goto out_rollback;
+    st = stmt(q, c, ST_CONV_COUNT_AT, err);
+    if (!st) {
+        rc = REIN_ESTORE;
+        goto out_rollback;
+    }
+    bind_text(st, 1, conv_id);
+    sqlite3_bind_int64(st, 2, from);
+    sqlite3_bind_int64(st, 3, now_ms);
+    rc = run(q, c, st, "drop messages", &changes, err);
+    if (rc == REIN_OK && changes == 0)
+        rc = rein_error_set(err, REIN_ENOTFOUND, "conversation %s not found", conv_id);
     if (rc == REIN_OK)
         rc = tx(q, c, ST_COMMIT, err);
     if (rc == REIN_OK)
@@ -1501,6 +1558,7 @@ static const struct rein__store_ops sqlite_ops = {
     .conv_delete = sq_conv_delete,
     .message_append = sq_message_append,
     .messages_each = sq_messages_each,
+    .messages_truncate = sq_messages_truncate,
     .ledger_put = sq_ledger_put,
     .ledger_update = sq_ledger_update,
     .ledger_each = sq_ledger_each,

@@ -67,6 +67,7 @@ struct rein_call_result {
     bool has_step;
     int step;
     int64_t start_ns, latency_ns;
+    int64_t policy_ns; /* time spent in the policy step (self-check, approval): not latency */
     int64_t call_wall_ms, response_wall_ms;
     uint8_t nsteps;
     struct step_rec steps[ST_COUNT];
@@ -622,7 +623,12 @@ static bool step_policy(rein_call_result *r, const struct rein_call_opts *o)
         .cancel = o->cancel,
     };
     err_reset(&why);
-    rc = o->policy(o->policy_data, &check, &why);
+    {
+        int64_t t0 = rein_now_ns();
+        rc = o->policy(o->policy_data, &check, &why);
+        /* Waiting for a person (or a judge) is not the call's latency. */
+        r->policy_ns = rein_now_ns() - t0;
+    }
     if (rc == REIN_OK) {
         step_done(r, ST_POLICY, true);
         return true;
@@ -894,8 +900,10 @@ rein_err rein_call_run(const rein_registry *reg, const struct rein_call_input *i
         step_execute(r, o);
 
     r->latency_ns = rein_now_ns() - start;
-    /* One wall-clock reading per call: the response time is the call time plus the latency. */
+    /* One wall-clock reading per call: the response time is the call time plus the time it
+     * took; the latency leaves out the policy step, where the call waited for a person. */
     r->response_wall_ms = r->call_wall_ms + r->latency_ns / 1000000;
+    r->latency_ns -= r->policy_ns;
     step_done(r, ST_NORMALIZE, true);
     if (o->ledger && !o->check_only)
         ledger_end(r, o->ledger, index);

@@ -1176,6 +1176,120 @@ static void metrics_of_turns(void **state)
     th_resp_free(&r);
 }
 
+/* Rename, search by title, replace the last message (edit and regenerate), and what the page
+ * reads of a turn: approval codes, a latency without the wait for a person, a destructive
+ * proposal marked. */
+static void conversations_edit_and_facts(void **state)
+{
+    struct th_resp r;
+    json_t *conv;
+    const json_t *msgs, *call;
+
+    (void)state;
+    start();
+    script("[{\"text\": \"first answer\"}, {\"text\": \"second answer\"},"
+           " {\"text\": \"edited answer\"}]");
+    th_post(u("/agent/chat"), "{\"message\": \"Plan the trip\", \"conversation_id\": \"ed\"}", &r);
+    th_resp_free(&r);
+    /* Regenerate: the same message again from position 1 (0 is the system prompt). */
+    th_post(u("/agent/chat"),
+            "{\"message\": \"Plan the trip\", \"conversation_id\": \"ed\", \"replace_from\": 1}",
+            &r);
+    assert_int_equal(r.status, 200);
+    assert_string_equal(th_jstr(r.json, "response"), "second answer");
+    th_resp_free(&r);
+    conv = conversation("ed");
+    msgs = jget(conv, "messages");
+    assert_int_equal(json_array_size(msgs), 3);
+    assert_string_equal(th_jstr(jget(json_array_get(msgs, 2), "message"), "content"),
+                        "second answer");
+    json_decref(conv);
+    /* The model was asked without the replaced answer. */
+    assert_int_equal(json_array_size(jget(ms_last_request(F->ms)->json, "messages")), 2);
+    /* Position 2 is the answer, not the person's message; 9 is nothing: 409, nothing lost. */
+    th_post(u("/agent/chat"),
+            "{\"message\": \"x\", \"conversation_id\": \"ed\", \"replace_from\": 2}", &r);
+    th_assert_error(&r, 409, "conflict");
+    th_resp_free(&r);
+    th_post(u("/agent/chat"),
+            "{\"message\": \"x\", \"conversation_id\": \"ed\", \"replace_from\": 9}", &r);
+    th_assert_error(&r, 409, "conflict");
+    th_resp_free(&r);
+    th_post(u("/agent/chat"), "{\"message\": \"x\", \"replace_from\": 1}", &r);
+    th_assert_error(&r, 400, "bad_request");
+    th_resp_free(&r);
+    /* Edit: another message from the same position. */
+    th_post(u("/agent/chat"),
+            "{\"message\": \"Plan the trip to Oslo\", \"conversation_id\": \"ed\", "
+            "\"replace_from\": 1}",
+            &r);
+    assert_string_equal(th_jstr(r.json, "response"), "edited answer");
+    th_resp_free(&r);
+    conv = conversation("ed");
+    msgs = jget(conv, "messages");
+    assert_int_equal(json_array_size(msgs), 3);
+    assert_string_equal(th_jstr(jget(json_array_get(msgs, 1), "message"), "content"),
+                        "Plan the trip to Oslo");
+    json_decref(conv);
+
+    /* Rename, then find it by its new title (and not by the old one). */
+    th_http("PATCH", u("/agent/conversations/ed"), "{\"title\": \"Oslo trip\"}", NULL, &r);
+    assert_int_equal(r.status, 200);
+    assert_string_equal(th_jstr(r.json, "title"), "Oslo trip");
+    th_resp_free(&r);
+    th_http("PATCH", u("/agent/conversations/ed"), "{\"title\": \"  \"}", NULL, &r);
+    th_assert_error(&r, 400, "bad_request");
+    th_resp_free(&r);
+    th_http("PATCH", u("/agent/conversations/ed"), "{\"name\": \"x\"}", NULL, &r);
+    th_assert_error(&r, 400, "bad_request");
+    th_resp_free(&r);
+    th_http("PATCH", u("/agent/conversations/nope"), "{\"title\": \"x\"}", NULL, &r);
+    th_assert_error(&r, 404, "not_found");
+    th_resp_free(&r);
+    th_get(u("/agent/conversations?q=OSLO"), &r);
+    assert_int_equal(json_array_size(jget(r.json, "conversations")), 1);
+    th_resp_free(&r);
+    th_get(u("/agent/conversations?q=plan"), &r);
+    assert_int_equal(json_array_size(jget(r.json, "conversations")), 0);
+    th_resp_free(&r);
+
+    /* An approval that took a while: the call's latency is the tool's, not the wait. */
+    script("[{\"tool_calls\": [{\"id\": \"w1\", \"name\": \"wipe\", \"arguments\": "
+           "\"{\\\"path\\\": \\\"a\\\"}\"}]}, {\"text\": \"done\"}]");
+    {
+        struct th_bg *b = th_bg_post(
+            u("/agent/chat"),
+            "{\"message\": \"wipe\", \"conversation_id\": \"lat\", \"verification\": \"off\"}",
+            true);
+        wait_lock("lat", "waiting_approval");
+        rein_sleep_ms(1200);
+        th_post(u("/agent/conversations/lat/approvals/w1"), "{\"approve\": true}", &r);
+        th_resp_free(&r);
+        th_bg_join(b);
+        assert_non_null(strstr(b->r.body, "\"code\":\"approved\""));
+        th_bg_free(b);
+    }
+    conv = conversation("lat");
+    call = th_ledger_entry(conv, "w1");
+    assert_true(json_integer_value(jget(call, "latency_ms")) < 1000);
+    json_decref(conv);
+
+    /* A destructive call proposed is marked as such for whoever decides. */
+    script("[{\"tool_calls\": [{\"id\": \"w2\", \"name\": \"wipe\", \"arguments\": "
+           "\"{\\\"path\\\": \\\"b\\\"}\"}]}]");
+    th_post(u("/agent/chat"),
+            "{\"message\": \"wipe b\", \"mode\": \"propose\", \"conversation_id\": \"pd\"}", &r);
+    call = json_array_get(jget(r.json, "tool_calls"), 0);
+    assert_string_equal(th_jstr(call, "status"), "proposed");
+    th_resp_free(&r);
+    conv = conversation("pd");
+    msgs = jget(conv, "messages");
+    assert_non_null(
+        strstr(th_jstr(jget(json_array_get(msgs, json_array_size(msgs) - 1), "message"), "content"),
+               "\"destructive\":true"));
+    json_decref(conv);
+}
+
 static const struct CMUnitTest tests[] = {
     cmocka_unit_test_teardown(skills_list_and_get, teardown),
     cmocka_unit_test_teardown(skills_invoke, teardown),
@@ -1197,6 +1311,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test_teardown(stream_closed_interrupts_turn, teardown),
     cmocka_unit_test_teardown(events_replay_and_follow, teardown),
     cmocka_unit_test_teardown(metrics_of_turns, teardown),
+    cmocka_unit_test_teardown(conversations_edit_and_facts, teardown),
 };
 
 REIN_TEST_MAIN(tests)

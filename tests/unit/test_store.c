@@ -290,6 +290,106 @@ static void t_list_paging(struct backend *b)
 }
 BOTH(list_paging)
 
+/* Search by title: ASCII letters without case, other text byte for byte, pages with cursors,
+ * renamed titles found by their new name. */
+static void t_find(struct backend *b)
+{
+    rein_store *s = open_store(b);
+    static const char *const titles[] = {"Deploy the API", "deploy notes",    "部署手册", NULL,
+                                         "Lunch",          "Re-deploy friday"};
+    json_t *page = NULL;
+    const json_t *arr;
+    char *cursor;
+    char big[REIN_STORE_QUERY_MAX + 2];
+    rein_error err;
+
+    for (int i = 0; i < 6; i++) {
+        char id[16];
+        snprintf(id, sizeof(id), "f%d", i);
+        assert_rein_ok(rein_store_conv_create(s, id, titles[i], NULL, NULL, &err), &err);
+    }
+    assert_rein_ok(rein_store_conv_find(s, "DEPLOY", NULL, 20, &page, &err), &err);
+    arr = json_object_get(page, "conversations");
+    assert_int_equal(json_array_size(arr), 3);
+    json_decref(page);
+    assert_rein_ok(rein_store_conv_find(s, "部署", NULL, 20, &page, &err), &err);
+    arr = json_object_get(page, "conversations");
+    assert_int_equal(json_array_size(arr), 1);
+    assert_string_equal(json_string_value(json_object_get(json_array_get(arr, 0), "id")), "f2");
+    json_decref(page);
+    /* Two at a time: a cursor that keeps the filter. */
+    assert_rein_ok(rein_store_conv_find(s, "deploy", NULL, 2, &page, &err), &err);
+    assert_int_equal(json_array_size(json_object_get(page, "conversations")), 2);
+    cursor = strdup(json_string_value(json_object_get(page, "next_cursor")));
+    json_decref(page);
+    assert_rein_ok(rein_store_conv_find(s, "deploy", cursor, 2, &page, &err), &err);
+    assert_int_equal(json_array_size(json_object_get(page, "conversations")), 1);
+    assert_true(json_is_null(json_object_get(page, "next_cursor")));
+    free(cursor);
+    json_decref(page);
+    /* Nothing matches; "" matches all; a renamed one is found by its new title only. */
+    assert_rein_ok(rein_store_conv_find(s, "zzz", NULL, 20, &page, &err), &err);
+    assert_int_equal(json_array_size(json_object_get(page, "conversations")), 0);
+    json_decref(page);
+    assert_rein_ok(rein_store_conv_find(s, "", NULL, 20, &page, &err), &err);
+    assert_int_equal(json_array_size(json_object_get(page, "conversations")), 6);
+    json_decref(page);
+    assert_rein_ok(rein_store_conv_update(s, "f4", "Team lunch plans", NULL, NULL, &err), &err);
+    assert_rein_ok(rein_store_conv_find(s, "plans", NULL, 20, &page, &err), &err);
+    arr = json_object_get(page, "conversations");
+    assert_int_equal(json_array_size(arr), 1);
+    assert_string_equal(json_string_value(json_object_get(json_array_get(arr, 0), "title")),
+                        "Team lunch plans");
+    json_decref(page);
+    memset(big, 'a', sizeof(big) - 1);
+    big[sizeof(big) - 1] = '\0';
+    assert_int_equal(rein_store_conv_find(s, big, NULL, 20, &page, &err), REIN_EINVAL);
+    assert_null(page);
+    assert_int_equal(rein_store_conv_find(s, "x", "garbage", 20, &page, &err), REIN_EINVAL);
+    rein_store_free(s);
+}
+BOTH(find)
+
+/* Dropping the messages from a position: the count follows, later appends take the freed
+ * positions, the ledger stays. */
+static void t_truncate(struct backend *b)
+{
+    rein_store *s = open_store(b);
+    struct rein_ledger_entry e = {
+        .call_id = "c1", .tool = "echo", .args = "{\"text\":\"x\"}", .step = -1};
+    json_t *conv = NULL;
+    int64_t pos = -1;
+    rein_error err;
+
+    assert_rein_ok(rein_store_conv_create(s, "t1", "t", NULL, NULL, &err), &err);
+    for (int i = 0; i < 4; i++)
+        append(s, "t1", "{\"role\":\"user\",\"content\":\"m\"}", i);
+    assert_rein_ok(rein_store_ledger_put(s, "t1", &e, &err), &err);
+    assert_rein_ok(rein_store_messages_truncate(s, "t1", 2, &err), &err);
+    assert_rein_ok(rein_store_conv_export(s, "t1", &conv, &err), &err);
+    assert_int_equal(json_array_size(json_object_get(conv, "messages")), 2);
+    assert_int_equal(json_integer_value(json_object_get(conv, "message_count")), 2);
+    assert_int_equal(json_array_size(json_object_get(conv, "ledger")), 1);
+    json_decref(conv);
+    assert_rein_ok(rein_store_message_append(s, "t1", "{\"role\":\"user\",\"content\":\"n\"}", 29,
+                                             NULL, &pos, &err),
+                   &err);
+    assert_int_equal(pos, 2);
+    /* Past the end changes nothing; from 0 empties it. */
+    assert_rein_ok(rein_store_messages_truncate(s, "t1", 10, &err), &err);
+    assert_rein_ok(rein_store_conv_get(s, "t1", &conv, &err), &err);
+    assert_int_equal(json_integer_value(json_object_get(conv, "message_count")), 3);
+    json_decref(conv);
+    assert_rein_ok(rein_store_messages_truncate(s, "t1", 0, &err), &err);
+    assert_rein_ok(rein_store_conv_get(s, "t1", &conv, &err), &err);
+    assert_int_equal(json_integer_value(json_object_get(conv, "message_count")), 0);
+    json_decref(conv);
+    assert_int_equal(rein_store_messages_truncate(s, "nope", 0, &err), REIN_ENOTFOUND);
+    assert_int_equal(rein_store_messages_truncate(s, "t1", -1, &err), REIN_EINVAL);
+    rein_store_free(s);
+}
+BOTH(truncate)
+
 static void t_delete(struct backend *b)
 {
     rein_store *s = open_store(b);
@@ -1390,6 +1490,10 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test_teardown(redis_messages, cleanup),
     cmocka_unit_test_teardown(sqlite_list_paging, cleanup),
     cmocka_unit_test_teardown(redis_list_paging, cleanup),
+    cmocka_unit_test_teardown(sqlite_find, cleanup),
+    cmocka_unit_test_teardown(redis_find, cleanup),
+    cmocka_unit_test_teardown(sqlite_truncate, cleanup),
+    cmocka_unit_test_teardown(redis_truncate, cleanup),
     cmocka_unit_test_teardown(sqlite_delete, cleanup),
     cmocka_unit_test_teardown(redis_delete, cleanup),
     cmocka_unit_test_teardown(sqlite_ledger, cleanup),
