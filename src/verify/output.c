@@ -486,6 +486,10 @@ struct tap {
     bool tap, bail;
     int64_t plan, seen, failed, skipped;
     size_t fail_mark; /* diagnostics before the last "not ok" added one; SIZE_MAX: none */
+    /* The YAML block after a "not ok" ("  ---" … "  ..."): its message (or Node's error)
+     * describes the failure. yaml_diag is the diagnostic it belongs to, SIZE_MAX: none. */
+    size_t yaml_diag;
+    bool in_yaml, yaml_block; /* inside the block; the message is a block scalar (|, >) */
     /* "# tests 7" … from `node --test` (also "ℹ tests 7" from its spec reporter). */
     unsigned trailer; /* bits of the words seen, in the order of trailer_words */
     int64_t tr[6];
@@ -526,6 +530,7 @@ static void tap_result(const char *s, bool ok, bool top, struct tap *tp)
     int64_t num;
     size_t before;
 
+    tp->yaml_diag = SIZE_MAX; /* a YAML block after this result is not a failure's */
     if (*p != '\0' && *p != ' ')
         return;
     hash = strchr(p, '#');
@@ -547,6 +552,42 @@ static void tap_result(const char *s, bool ok, bool top, struct tap *tp)
     before = tp->d.arr ? json_array_size(tp->d.arr) : 0;
     rein__diag_test(&tp->d, name, hash ? (size_t)(hash - name) : strlen(name), NULL);
     tp->fail_mark = tp->d.arr && json_array_size(tp->d.arr) > before ? before : SIZE_MAX;
+    tp->yaml_diag = tp->fail_mark;
+}
+
+/* A line of the YAML block after a failure: "message: 'expected 2'" (TAP 13's convention),
+ * or Node's "error: |-" with the text on the next line, becomes the failure's message. */
+static void tap_yaml(struct tap *tp, const char *ts)
+{
+    json_t *d = json_array_get(tp->d.arr, tp->yaml_diag);
+    const char *v = NULL;
+    size_t n;
+
+    if (strcmp(ts, "...") == 0) {
+        tp->in_yaml = false;
+        tp->yaml_diag = SIZE_MAX;
+        return;
+    }
+    if (!d || json_object_get(d, "message"))
+        return;
+    if (tp->yaml_block) {
+        v = ts;
+        tp->yaml_block = false;
+    } else if (starts(ts, "message:") || starts(ts, "error:")) {
+        v = skip_ws(strchr(ts, ':') + 1);
+        if (*v == '|' || *v == '>') {
+            tp->yaml_block = true;
+            return;
+        }
+    }
+    if (!v || !*v)
+        return;
+    n = strlen(v);
+    if (n >= 2 && (v[0] == '\'' || v[0] == '"') && v[n - 1] == v[0]) {
+        v++;
+        n -= 2;
+    }
+    rein__diag_set_str(&tp->d, d, "message", v, n);
 }
 
 /* Reads "<label>N" after s's first occurrence of label; false when absent. */
@@ -592,6 +633,17 @@ static void tap_line(struct tap *tp, const char *s)
     const char *ts = skip_ws(s);
     bool top = ts == s, ok;
 
+    if (tp->in_yaml && (starts(ts, "ok") || starts(ts, "not ok") || starts(ts, "1..") ||
+                        starts(ts, "Bail out!"))) {
+        tp->in_yaml = tp->yaml_block = false; /* a block without its "...": results go on */
+    } else if (tp->in_yaml) {
+        tap_yaml(tp, ts);
+        if (tp->in_yaml && strcmp(ts, "failureType: 'subtestsFailed'") != 0)
+            return;
+    } else if (!top && strcmp(ts, "---") == 0 && tp->yaml_diag != SIZE_MAX) {
+        tp->in_yaml = true;
+        return;
+    }
     if (top && starts(s, "TAP version ")) {
         tp->tap = true;
     } else if (top && starts(s, "1..")) {
@@ -610,7 +662,7 @@ static void tap_line(struct tap *tp, const char *s)
         /* Node's suite that failed only because a test in it failed: that test is named. */
         while (tp->d.arr && json_array_size(tp->d.arr) > tp->fail_mark)
             json_array_remove(tp->d.arr, json_array_size(tp->d.arr) - 1);
-        tp->fail_mark = SIZE_MAX;
+        tp->fail_mark = tp->yaml_diag = SIZE_MAX;
     } else if (!top || !tap_trailer(s, tp)) {
         tap_prove(s, tp); /* some of prove's summary lines are indented */
     }
@@ -1073,6 +1125,7 @@ rein_verify_output *rein_verify_output_new(enum rein_verify_format fmt, bool wan
     o->fmt = fmt;
     o->want_diags = want_diagnostics;
     o->tap.fail_mark = SIZE_MAX;
+    o->tap.yaml_diag = SIZE_MAX;
     o->ejson.strict = fmt == REIN_VERIFY_FORMAT_ESLINT;
     o->ejson.line_start = true;
     rein_buf_init(&o->ejson.entry, ESLINT_ENTRY_MAX);

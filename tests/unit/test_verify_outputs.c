@@ -24,10 +24,11 @@ static json_t *nullable(bool known, int64_t v)
     return known ? json_integer(v) : json_null();
 }
 
-/* The same shape as expected.json, built from what the parser returned. */
-static json_t *actual_json(const struct rein_verify_counts *c, json_t *diags)
+/* The same shape as expected.json, built from what the parser returned; "failed_messages"
+ * (each failing test's message, null when it has none) only when the case lists them. */
+static json_t *actual_json(const struct rein_verify_counts *c, json_t *diags, bool messages)
 {
-    json_t *o = json_object(), *names = json_array(), *d;
+    json_t *o = json_object(), *names = json_array(), *msgs = json_array(), *d;
     int64_t lints = 0;
     size_t i;
 
@@ -41,12 +42,18 @@ static json_t *actual_json(const struct rein_verify_counts *c, json_t *diags)
     json_array_foreach(diags, i, d)
     {
         json_t *t = json_object_get(d, "test");
-        if (t)
+        if (t) {
+            json_t *m = json_object_get(d, "message");
             json_array_append(names, t);
-        else
+            json_array_append_new(msgs, m ? json_incref(m) : json_null());
+        } else {
             lints++;
+        }
     }
     json_object_set_new(o, "failed_tests", names);
+    if (messages)
+        json_object_set(o, "failed_messages", msgs);
+    json_decref(msgs);
     json_object_set_new(o, "diagnostics", json_integer(lints));
     return o;
 }
@@ -67,7 +74,7 @@ static void check_case(const char *name)
                    NULL);
     expected = json_loads(exp_text, 0, NULL);
     assert_non_null(expected);
-    actual = actual_json(&c, diags);
+    actual = actual_json(&c, diags, json_object_get(expected, "failed_messages") != NULL);
     if (!json_equal(expected, actual)) {
         char *a = json_dumps(actual, JSON_SORT_KEYS), *x = json_dumps(expected, JSON_SORT_KEYS);
         print_error("%s:\n  expected %s\n  got      %s\n", name, x, a);
@@ -82,6 +89,42 @@ static void check_case(const char *name)
     free(exp_text);
     free(in_path);
     free(exp_path);
+}
+
+/*
+ * TAP 13's YAML block after a failure (the specification's example: "message:" with quotes),
+ * as the failure's message; a block that never ends ("...") does not hide the results after
+ * it, and a block after a passing test is nobody's message.
+ */
+static void tap13_yaml_message(void **state)
+{
+    static const char text[] = "TAP version 13\n1..4\n"
+                               "ok 1 - Input file opened\n"
+                               "  ---\n  message: 'not this one'\n  ...\n"
+                               "not ok 2 - First line of the input valid\n"
+                               "  ---\n"
+                               "  message: 'First line invalid'\n"
+                               "  severity: fail\n"
+                               "  data:\n    got: 'Flirble'\n    expect: 'Fnible'\n"
+                               "  ...\n"
+                               "not ok 3 - Read the rest of the file\n"
+                               "  ---\n  severity: fail\n"
+                               "not ok 4 - Summarized correctly # TODO Not written yet\n";
+    struct rein_verify_counts c;
+    json_t *diags = NULL;
+
+    (void)state;
+    assert_rein_ok(
+        rein_verify_output_parse(text, sizeof(text) - 1, REIN_VERIFY_FORMAT_AUTO, &c, &diags, NULL),
+        NULL);
+    assert_int_equal(c.total, 4);
+    assert_int_equal(c.failed, 2);
+    assert_int_equal(c.skipped, 1);
+    assert_int_equal(json_array_size(diags), 2);
+    assert_string_equal(json_string_value(json_object_get(json_array_get(diags, 0), "message")),
+                        "First line invalid");
+    assert_null(json_object_get(json_array_get(diags, 1), "message"));
+    json_decref(diags);
 }
 
 /*
@@ -247,6 +290,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(eslint9_json_clean),
     cmocka_unit_test(junit_pytest7),
     cmocka_unit_test(junit_ctest325),
+    cmocka_unit_test(tap13_yaml_message),
     cmocka_unit_test(every_folder_is_a_case),
 };
 
