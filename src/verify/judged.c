@@ -316,7 +316,7 @@ rein_err rein__verify_judged(const struct rein__judged_in *in, struct rein__pres
 
     if (!in->judge) {
         snprintf(why, sizeof(why),
-                 "no model to judge %s with (`rein verify --judge` and a model, or steps for "
+                 "no model to judge %s with (--judge and a model, or steps for "
                  "it in the protocol file)",
                  pr->name);
         return unverifiable(p, why);

@@ -84,6 +84,38 @@ static bool make_target(const char *text, const char *name)
     return false;
 }
 
+/*
+ * The target BUILD should make when there is no `all`: the first rule's target unless that
+ * one runs the tests or is a chore (then `make` would fail the build for a failing test),
+ * else the first target that builds something. Copies it into out ("" for plain `make`);
+ * false when no rule builds anything (a Makefile that only runs tests).
+ */
+static bool make_build_target(const char *text, char *out, size_t out_len)
+{
+    static const char *const not_build[] = {"test",      "tests",   "check",  "lint",
+                                            "clean",     "install", "format", "run",
+                                            "distclean", "help",    "bench",  "coverage"};
+    bool first = true;
+
+    for (const char *p = text; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
+        size_t line = strcspn(p, "\n"), head = strcspn(p, ":=\n"), n = strcspn(p, " \t:=\n");
+        bool skip = false;
+        /* A rule line: column 0, targets, then ':' that is not ":=" ("a b: deps" → a). */
+        if (n == 0 || *p == '#' || *p == '.' || head >= line || p[head] != ':' ||
+            p[head + 1] == '=' || memchr(p, '%', head) || memchr(p, '$', head))
+            continue;
+        for (size_t i = 0; i < sizeof(not_build) / sizeof(not_build[0]); i++)
+            skip |= strlen(not_build[i]) == n && strncmp(p, not_build[i], n) == 0;
+        if (!skip) {
+            snprintf(out, out_len, "%.*s", first || n >= out_len ? 0 : (int)n, p);
+            return true;
+        }
+        first = false;
+    }
+    out[0] = '\0';
+    return first; /* no rule at all: plain `make` says what is wrong */
+}
+
 /* A file matching prefix*suffix directly in dir. */
 static bool any_file(const char *dir, const char *sub, const char *prefix, const char *suffix)
 {
@@ -157,10 +189,18 @@ static rein_err detect_c(const char *dir, struct rein_verify_project *pj)
         return REIN_OK;
     mk = slurp(dir, mkname);
     rc = found(pj, REIN_VERIFY_PROJECT_MAKE, "make", mkname);
-    /* "make" builds the first target, which is sometimes `test`: prefer `all`. */
-    if (!rc)
-        rc = step(&pj->build, "{command: make%s, format: gcc}",
-                  mk && make_target(mk, "all") ? " all" : "");
+    /* "make" builds the first target, which is sometimes `test`: prefer `all`, else the
+     * first target that is not one of the chores. */
+    if (!rc) {
+        char target[64] = "";
+        bool builds = true;
+        if (mk && make_target(mk, "all"))
+            snprintf(target, sizeof(target), "all");
+        else if (mk)
+            builds = make_build_target(mk, target, sizeof(target));
+        if (builds)
+            rc = step(&pj->build, "{command: make%s%s, format: gcc}", target[0] ? " " : "", target);
+    }
     if (!rc && mk && (make_target(mk, "test") || make_target(mk, "check"))) {
         pj->kinds |= REIN_VERIFY_PROJECT_HAS_TESTS;
         rc = step(&pj->test, "{command: make %s}", make_target(mk, "test") ? "test" : "check");
@@ -319,11 +359,13 @@ static rein_err detect_others(const char *dir, struct rein_verify_project *pj)
     if (!rc && exists(dir, ".clang-tidy")) {
         rc = found(pj, REIN_VERIFY_PROJECT_HAS_LINTER, "clang-tidy", ".clang-tidy");
         /* clang-tidy takes files: the tracked C and C++ sources, with the build's
-         * compile_commands.json when CMake wrote one. */
+         * compile_commands.json when CMake wrote one. Outside a git repository the list
+         * would be empty and the check pass having read nothing: it fails instead. */
         if (!rc)
             rc = step(&pj->lint,
-                      "{name: clang-tidy, shell: true, format: gcc, command: \"git "
-                      "ls-files -z '*.c' '*.cc' '*.cpp' | xargs -0 -r clang-tidy "
+                      "{name: clang-tidy, shell: true, format: gcc, command: \"git rev-parse "
+                      "--git-dir >/dev/null && git ls-files -z '*.c' '*.cc' '*.cpp' | xargs "
+                      "-0 -r clang-tidy "
                       "--quiet%s\"}",
                       pj->kinds & REIN_VERIFY_PROJECT_CMAKE ? " -p build" : "");
     }

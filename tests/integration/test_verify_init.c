@@ -122,6 +122,45 @@ static void test_init_cmake_c_project(void **state)
         fail_msg("rein verify on the initialised project: exit %d\n%s\n%s", o.code, o.out, o.err);
     assert_contains(o.out, "1 passed, 0 failed");
     out_free(&o);
+    /* clang-tidy's file list comes from git: outside a repository LINT fails saying so,
+     * where it used to pass having checked no file. */
+    o = rein_in(dir, "--only", "LINT");
+    if (o.code != 1 || !strstr(o.out, "not a git repository"))
+        fail_msg("LINT outside a git repository: exit %d\n%s\n%s", o.code, o.out, o.err);
+    out_free(&o);
+    done(dir);
+}
+
+/* A Makefile whose first rule runs the tests: plain `make` would run them as the P0 build
+ * (so one failing test stopped `rein loop` as a blocking failure), so BUILD makes the first
+ * target that builds; a Makefile that only runs tests gets no BUILD from make at all. */
+static void test_init_make_first_rule_runs_tests(void **state)
+{
+    const char *files[] = {"Makefile=test: prog\n\t./prog\nCC := cc\n%.o: %.c\n\t$(CC) -c $<\n"
+                           "prog lib: p.c\n\tcc -o prog p.c\n",
+                           "p.c=int main(void) { return 1; }\n", NULL};
+    const char *want[] = {"command: make prog, format: gcc", "command: make test", NULL};
+    const char *only_tests[] = {"Makefile=.PHONY: check\ncheck:\n\ttrue\n", NULL};
+    const char *want_tests[] = {"command: make check", NULL};
+    char *dir, *path = NULL, *yaml;
+    struct out o;
+
+    (void)state;
+    dir = init_and_check(files, want);
+    /* The build passes and the failing test fails TEST, not BUILD. */
+    o = rein_in(dir, NULL, NULL);
+    if (o.code != 1 || !strstr(o.out, "BUILD           P0   passed") ||
+        !strstr(o.out, "TEST            P1   failed"))
+        fail_msg("exit %d:\n%s%s", o.code, o.out, o.err);
+    out_free(&o);
+    done(dir);
+    dir = init_and_check(only_tests, want_tests);
+    assert_true(asprintf(&path, "%s/rein-verify.yaml", dir) > 0);
+    yaml = test_read_file(path, NULL);
+    if (strstr(yaml, "BUILD"))
+        fail_msg("a BUILD step for a Makefile that only runs tests:\n%s", yaml);
+    free(yaml);
+    free(path);
     done(dir);
 }
 
@@ -405,6 +444,7 @@ static void test_criteria_follow_the_project(void **state)
 static const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_init_cmake_c_project),
     cmocka_unit_test(test_init_make_project),
+    cmocka_unit_test(test_init_make_first_rule_runs_tests),
     cmocka_unit_test(test_init_node_projects),
     cmocka_unit_test(test_init_python_projects),
     cmocka_unit_test(test_init_cargo_go_maven_gradle),
