@@ -151,7 +151,10 @@ REIN_EXTERN const rein_verify_judge_result *rein_loop_result_judge(const rein_lo
  *    "error"), "message", "suggestion", "goal", "answer", "iterations", "max_iterations",
  *    "extended", "trace_id",
  *    "history": [{"iteration", "agent": {"stop_reason", "text", "tool_calls": [{"tool",
- *                 "status", "arguments"}], "input_tokens", "output_tokens"}, "verdict",
+ *                 "status", "arguments", "code"?: why it failed or did not run ("denied",
+ *                 "invalid_arguments", …), "verification"?: {"passed", "reason"} when the
+ *                 call was self-verified or denied}], "input_tokens", "output_tokens"},
+ *                 "verdict",
  *                 "progress", "confidence", "tree_hash", "failing": [{"check", "signature",
  *                 "priority"}], "refuted_claims": [{"text", "evidence"}], "judge"?: {…},
  *                 "summary", "decision": {"action", "reason", "progress", "extended"}}],

@@ -242,10 +242,21 @@ static json_t *agent_record(struct loop *L, const rein_agent_result *ar)
     rein__verify_utf8_fix(text, strlen(text));
     json_array_foreach(calls, i, c)
     {
+        json_t *res = json_object_get(c, "result");
+        const char *status = json_string_value(json_object_get(c, "status"));
         json_t *one = json_pack("{s:O?, s:O?, s:o?}", "tool", json_object_get(c, "tool"), "status",
                                 json_object_get(c, "status"), "arguments",
                                 rein__loop_shorten(json_object_get(c, "arguments"), ARG_KEPT));
         if (!one || json_array_append_new(list, one))
+            goto out;
+        /* Why a call failed or was not run (denied, invalid_arguments, …), and the seed-001
+         * self-verification record: what a person reading the loop needs to see. */
+        if (status && strcmp(status, "success") != 0 &&
+            json_is_string(json_object_get(res, "code")) &&
+            json_object_set(one, "code", json_object_get(res, "code")))
+            goto out;
+        if (json_object_get(c, "verification") &&
+            json_object_set(one, "verification", json_object_get(c, "verification")))
             goto out;
     }
     rec = json_pack("{s:s, s:s, s:O, s:I, s:I}", "stop_reason",

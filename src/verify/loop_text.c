@@ -379,7 +379,11 @@ char *rein__loop_summary(const json_t *tool_calls, const char *answer)
         const char *tool = json_string_value(json_object_get(c, "tool"));
         const char *arg = key_argument(json_object_get(c, "arguments"));
         const char *status = json_string_value(json_object_get(c, "status"));
+        const char *code = json_string_value(json_object_get(json_object_get(c, "result"), "code"));
         bool failed = status && strcmp(status, "success") != 0;
+
+        if (failed && code)
+            status = code; /* "denied" says more than "invalid" */
         rc = rein_buf_addf(&b, "%s%s%s%.60s%s%s", i ? ", " : "", tool ? tool : "?", arg ? " " : "",
                            arg ? arg : "", failed ? " " : "", failed ? status : "");
     }

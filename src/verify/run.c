@@ -624,6 +624,14 @@ static bool compute_signature(struct rein__presult *p, bool timed_out, int exit_
     rein__verify_sha256_add(&h, p->proto->name, strlen(p->proto->name) + 1);
     snprintf(head, sizeof(head), timed_out ? "timeout" : "exit:%d", exit_code);
     rein__verify_sha256_add(&h, head, strlen(head) + 1);
+    if (nd >= REIN__DIAG_MAX) {
+        /* The list describes only the first failures: 80 and 78 failing tests that start
+         * alike are still different failures, so the counts take part. */
+        snprintf(head, sizeof(head), "failed:%lld errors:%lld warnings:%lld",
+                 (long long)p->counts.failed, (long long)p->counts.errors,
+                 (long long)p->counts.warnings);
+        rein__verify_sha256_add(&h, head, strlen(head) + 1);
+    }
     json_array_foreach(p->diagnostics, i, d)
     {
         const char *parts[] = {json_string_value(json_object_get(d, "severity")),
@@ -741,6 +749,25 @@ static bool output_matches(struct rein__presult *p, const struct step_out *last,
     return rc == REIN_OK;
 }
 
+/* The first note a step made about its coverage report ("no coverage report file was
+ * written", "cov.json: … none of coverage.py's …"): why the number is missing; NULL if none. */
+static const char *coverage_note(const json_t *steps)
+{
+    size_t i, k;
+    const json_t *s, *n;
+
+    json_array_foreach(steps, i, s)
+    {
+        json_array_foreach(json_object_get(s, "notes"), k, n)
+        {
+            const char *note = json_string_value(n);
+            if (note && strstr(note, "coverage"))
+                return note;
+        }
+    }
+    return NULL;
+}
+
 /* Protocol-level criteria over the summed steps. */
 static bool protocol_criteria(struct rein__presult *p, const struct step_out *last, bool timed_out,
                               char *why, size_t why_len, bool *oom)
@@ -769,10 +796,15 @@ static bool protocol_criteria(struct rein__presult *p, const struct step_out *la
     if (isnan(th))
         return true;
     if (!p->counts.has_coverage) {
-        snprintf(why, why_len,
-                 "coverage_threshold is %g%% but no coverage was reported (give the step a "
-                 "`coverage:` report file, or print a coverage total)",
-                 th);
+        const char *seen = coverage_note(p->steps);
+        if (seen)
+            snprintf(why, why_len, "coverage_threshold is %g%% but no coverage was reported: %s",
+                     th, seen);
+        else
+            snprintf(why, why_len,
+                     "coverage_threshold is %g%% but no coverage was reported (give the step a "
+                     "`coverage:` report file, or print a coverage total)",
+                     th);
         return false;
     }
     if (p->counts.coverage + 1e-9 < th) {

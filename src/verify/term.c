@@ -517,7 +517,7 @@ static rein_err write_message(rein_verify_term *t, enum rein_verify_stop_reason 
         else if (t->osc == OSC_VARIANCE)
             rc = rein_buf_addf(m,
                                "the progress metric went back and forth over the last five "
-                               "iterations (variance %.4f, below %g) without reaching the goal.",
+                               "iterations (variance %.2g, below %g) without reaching the goal.",
                                t->variance, t->o.oscillation_variance);
         else
             rc = rein_buf_adds(m, "the work alternates between two states.");

@@ -508,6 +508,84 @@ static void test_oscillation(void **state)
     fx_stop(&f);
 }
 
+/* A project with 200 tests (test_calc.c prints TAP, names made of letters): test i fails
+ * when (i + shift) % 200 < nfail, the two numbers calc.c defines. More failures than the
+ * report describes (50), as on a real project that is far from passing. */
+static void big_project(struct fx *f, int shift, int nfail)
+{
+    static const char big_test[] =
+        "#include <stdio.h>\n"
+        "extern const int shift, nfail;\n"
+        "int main(void)\n"
+        "{\n"
+        "    int bad = 0;\n"
+        "    printf(\"1..200\\n\");\n"
+        "    for (int i = 0; i < 200; i++) {\n"
+        "        char name[4] = {(char)('a' + i % 26), (char)('a' + i / 26 % 26), 'x', 0};\n"
+        "        int fails = (i + shift) % 200 < nfail;\n"
+        "        printf(\"%sok %d - case_%s\\n\", fails ? \"not \" : \"\", i + 1, name);\n"
+        "        bad += fails;\n"
+        "    }\n"
+        "    return bad ? 1 : 0;\n"
+        "}\n";
+    char src[80];
+
+    snprintf(src, sizeof(src), "const int shift = %d, nfail = %d;\n", shift, nfail);
+    free(test_write_file(f->dir, "test_calc.c", big_test));
+    free(test_write_file(f->dir, "calc.c", src));
+    sh(f->dir, "git add -A && git -c user.name=t -c user.email=t@example.com commit -qm big");
+}
+
+/* One iteration on the big project: calc.c gets new numbers, then the agent answers. */
+static void big_iteration(struct fx *f, int shift, int nfail)
+{
+    char src[80];
+
+    snprintf(src, sizeof(src), "const int shift = %d, nfail = %d;\n", shift, nfail);
+    say_write_raw(f, "calc.c", src);
+    say(f, "Changed calc.c.");
+}
+
+/* The seed's oscillation by variance, end to end: the pass rate swings around 0.6 (80, 78,
+ * 82, 78, 80 of 200 tests failing, a different set each time) and ends as oscillation after
+ * five iterations. Before, the failure signature saw only the first 50 failures, which were
+ * the same, and the loop stopped at the third as same_error although the failures changed. */
+static void test_oscillation_by_variance(void **state)
+{
+    static const int shift[] = {0, 7, 13, 21, 29}, nfail[] = {80, 78, 82, 78, 80};
+    struct fx f;
+
+    (void)state;
+    fx_start(&f, "0000");
+    big_project(&f, 0, 100);
+    for (int i = 0; i < 5; i++)
+        big_iteration(&f, shift[i], nfail[i]);
+    big_iteration(&f, 0, 0);
+    fx_run(&f);
+    assert_reason(&f, REIN_VERIFY_STOP_OSCILLATION);
+    assert_int_equal(rein_loop_result_iterations(f.r), 5);
+    assert_contains(rein_loop_result_message(f.r), "went back and forth over the last five");
+    fx_stop(&f);
+}
+
+/* The seed's asymptotic case end to end: one test fixed per iteration of 200 (the metric
+ * creeps up by 0.005) stops as convergence_stall after the third such step. */
+static void test_convergence_stall(void **state)
+{
+    struct fx f;
+
+    (void)state;
+    fx_start(&f, "0000");
+    big_project(&f, 0, 100);
+    for (int i = 0; i < 5; i++)
+        big_iteration(&f, 0, 20 - i);
+    fx_run(&f);
+    assert_reason(&f, REIN_VERIFY_STOP_CONVERGENCE_STALL);
+    assert_int_equal(rein_loop_result_iterations(f.r), 4);
+    assert_contains(rein_loop_result_message(f.r), "3 small adjustments in a row");
+    fx_stop(&f);
+}
+
 static void test_limit_extended_once_with_progress(void **state)
 {
     struct fx f;
@@ -627,6 +705,57 @@ static void test_blocker_and_confidence(void **state)
     iteration(&f, "1101", NULL, "Tried something.\nconfidence: 0.1");
     fx_run(&f);
     assert_reason(&f, REIN_VERIFY_STOP_LOW_CONFIDENCE);
+    fx_stop(&f);
+}
+
+/* Seed 001 in a loop: test-model states no confidence, so auto self-verifies every call.
+ * The verifier refuses the first write: the call is not run, and the loop's history says
+ * so (code "denied", verification {"passed": false, "reason"}), as does the summary; the
+ * second write passes the check and is recorded as verified. Before, the history kept only
+ * "status": "invalid". */
+static void test_self_verification_in_history(void **state)
+{
+    struct fx f;
+    rein_error err;
+    json_t *keep, *call;
+    const json_t *it;
+
+    (void)state;
+    fx_start(&f, "0011");
+    f.turn.verification = REIN_AGENT_VERIFY_AUTO;
+    if (ms_add(f.ms,
+               json_pack("{s:{s:s}, s:s, s:i}", "match", "body_contains",
+                         "You review one tool call", "text",
+                         "NO\nIt writes zeros where the tests want ones.", "times", 1),
+               &err) != REIN_OK ||
+        ms_add(f.ms,
+               json_pack("{s:{s:s}, s:s, s:i}", "match", "body_contains",
+                         "You review one tool call", "text", "YES\nIt fixes the tests.", "times",
+                         0),
+               &err) != REIN_OK)
+        fail_msg("script: %s", err.msg);
+    iteration(&f, "0000", NULL, "Wrote calc.c.");
+    iteration(&f, "1111", NULL, "Fixed calc.c.");
+    fx_run(&f);
+    assert_reason(&f, REIN_VERIFY_STOP_SUCCESS);
+    assert_int_equal(rein_loop_result_iterations(f.r), 2);
+    it = history_at(&f, 0, &keep);
+    call = json_array_get(json_object_get(json_object_get(it, "agent"), "tool_calls"), 0);
+    assert_non_null(json_object_get(call, "code"));
+    assert_string_equal(json_string_value(json_object_get(call, "code")), "denied");
+    assert_false(json_is_true(json_object_get(json_object_get(call, "verification"), "passed")));
+    assert_contains(
+        json_string_value(json_object_get(json_object_get(call, "verification"), "reason")),
+        "zeros where the tests want ones");
+    assert_contains(json_string_value(json_object_get(it, "summary")), "write_file calc.c denied");
+    call = json_array_get(
+        json_object_get(
+            json_object_get(json_array_get(json_object_get(keep, "history"), 1), "agent"),
+            "tool_calls"),
+        0);
+    assert_null(json_object_get(call, "code"));
+    assert_true(json_is_true(json_object_get(json_object_get(call, "verification"), "passed")));
+    json_decref(keep);
     fx_stop(&f);
 }
 
@@ -751,6 +880,32 @@ static void test_only_desired_failing_is_success_with_warnings(void **state)
  * Chinese) and the project (a Makefile with test and all targets), are announced before the
  * first iteration, checked, and recorded in the result. FUNCTIONALITY (BUG_RESOLVED) has no
  * judge here, so it is unverifiable and the loop ends with warnings, not a plain success. */
+/* Derived criteria on a Makefile whose first rule runs the tests (the fixture's): BUILD makes
+ * test_calc, so a test still failing after the first iteration is a P1 failure the agent gets
+ * another try at. Before, BUILD was plain `make`, which ran the tests: blocking_failure. */
+static void test_criteria_make_first_rule_runs_tests(void **state)
+{
+    struct fx f;
+    char *path = NULL;
+    rein_error err;
+
+    (void)state;
+    fx_start(&f, "0000");
+    assert_true(asprintf(&path, "%s/rein-verify.yaml", f.dir) > 0);
+    unlink(path);
+    free(path);
+    sh(f.dir, "git add -A && git -c user.name=t -c user.email=t@example.com commit -qm derive");
+    f.o.protocols = NULL;
+    f.o.until = NULL;
+    iteration(&f, "1101", NULL, "Fixed most of calc.c.");
+    iteration(&f, "1111", NULL, "Fixed calc.c.");
+    assert_rein_ok(rein_loop_run(f.a, "Fix calc.c so the tests pass", &f.o, &f.r, &err), &err);
+    assert_reason(&f, REIN_VERIFY_STOP_SUCCESS_WITH_WARNINGS);
+    assert_int_equal(rein_loop_result_iterations(f.r), 2);
+    assert_contains(last_user(&f, 0), "BUILD (P0): `make test_calc`");
+    fx_stop(&f);
+}
+
 static void test_criteria_derived_from_the_goal(void **state)
 {
     struct fx f;
@@ -1086,15 +1241,19 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_no_progress_five_iterations),
     cmocka_unit_test(test_oscillation_alternating_failures),
     cmocka_unit_test(test_criteria_derived_from_the_goal),
+    cmocka_unit_test(test_criteria_make_first_rule_runs_tests),
     cmocka_unit_test(test_only_desired_failing_is_success_with_warnings),
     cmocka_unit_test(test_repeated_state),
     cmocka_unit_test(test_oscillation),
+    cmocka_unit_test(test_oscillation_by_variance),
+    cmocka_unit_test(test_convergence_stall),
     cmocka_unit_test(test_limit_extended_once_with_progress),
     cmocka_unit_test(test_limit_without_progress_not_extended),
     cmocka_unit_test(test_refuted_claim_fed_back),
     cmocka_unit_test(test_tool_claim_checked_against_the_turn),
     cmocka_unit_test(test_blocker_and_confidence),
     cmocka_unit_test(test_blocking_failure),
+    cmocka_unit_test(test_self_verification_in_history),
     cmocka_unit_test(test_provider_error_and_cancel),
     cmocka_unit_test(test_bad_options),
     cmocka_unit_test(test_judge_verdicts),

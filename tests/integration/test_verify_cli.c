@@ -752,6 +752,43 @@ static void test_coverage_python_project(void **state)
     cleanup(dir);
 }
 
+/* A threshold without a number says why the number is missing: the report was not written,
+ * was left over from an earlier run, or is not a coverage report. Before, all three read
+ * "no coverage was reported" and the reason sat in the step's notes only. */
+static void test_coverage_missing_says_why(void **state)
+{
+    static const char yaml[] = "protocols:\n"
+                               "  TEST:\n"
+                               "    coverage_threshold: 50\n"
+                               "    steps:\n"
+                               "      - command: %s\n"
+                               "        shell: true\n"
+                               "        coverage: cov.json\n";
+    static const struct {
+        const char *command, *why;
+    } cases[] = {
+        {"\"true\"", "no coverage was reported: no coverage report file was written"},
+        {"touch -d 2001-01-01 cov.json", "1 coverage report file older than this run ignored"},
+        {"echo '{\"x\":1}' > cov.json", "none of coverage.py's `coverage json`"},
+    };
+    char *dir = test_tmpdir();
+    char text[300];
+
+    (void)state;
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        json_t *j;
+        const char *why;
+        snprintf(text, sizeof(text), yaml, cases[i].command);
+        free(test_write_file(dir, "rein-verify.yaml", text));
+        j = report_of(dir, NULL, 1);
+        why = json_string_value(json_object_get(protocol(j, "TEST"), "reason"));
+        if (!why || !strstr(why, cases[i].why))
+            fail_msg("%s: reason \"%s\", want \"%s\"", cases[i].command, why, cases[i].why);
+        json_decref(j);
+    }
+    cleanup(dir);
+}
+
 /* A custom protocol with the seed's output_schema: the step's JSON output must match it. */
 static void test_custom_protocol_output_schema(void **state)
 {
@@ -827,6 +864,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_modes_and_only_from_cli),
     cmocka_unit_test(test_coverage_threshold_c_project),
     cmocka_unit_test(test_coverage_python_project),
+    cmocka_unit_test(test_coverage_missing_says_why),
     cmocka_unit_test(test_custom_protocol_output_schema),
 };
 
