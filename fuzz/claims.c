@@ -16,8 +16,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     static const char *const langs[] = {"x.c", "x.cc", "x.py", "x.ts", "x.go", "x.rb", "x.txt"};
-    static const char *const tools[] = {"calculator", "file_search", "get_weather",  "echo",
-                                        "WebSearch",  "send-email",  "log_transform"};
+    static const char *const tools[] = {"calculator",    "file_search",    "get_weather",
+                                        "echo",          "WebSearch",      "send-email",
+                                        "log_transform", "translate_text", "query_database"};
     rein_claims_vocab *v = rein_claims_vocab_new(NULL, NULL);
     json_t *doc = json_loadb((const char *)data, size, 0, NULL), *ledger = NULL;
     json_t *fixed = json_loads("[{\"tool\":\"calculator\",\"status\":\"success\",\"args\":"
