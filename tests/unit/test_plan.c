@@ -554,6 +554,36 @@ static void test_verify_text_claims(void **state)
     rein_plan_free(p);
 }
 
+/* The sentences issue 14 opens with, each the whole answer of a one-step plan with no call:
+ * each fails the step, naming its claim; the plan for later passes. */
+static void test_verify_issue_sentences(void **state)
+{
+    static const char *const said[][2] = {
+        {"I used the calculator and it returned 2.", "calculator"},
+        {"The calculator returned 2.", "calculator"},
+        {"I wrote the result to result.txt.", "result.txt"},
+        {"I saved the mean to result.txt.", "result.txt"},
+        {"Saved result.txt.", "result.txt"},
+        {"I added parse_args to src/cli.c.", "parse_args"},
+        {"我调用了 calculator，结果是 2。", "calculator"},
+        {"我已将结果写入 result.txt。", "result.txt"},
+    };
+    const char *tools[] = {"calculator", "write_file"};
+    rein_plan *p = spec("{\"title\":\"t\",\"steps\":[\"a\"]}");
+    json_t *report = NULL;
+
+    (void)state;
+    for (size_t i = 0; i < sizeof(said) / sizeof(said[0]); i++) {
+        if (rein_plan_verify_step(p, 0, said[i][0], NULL, tools, 2, &report))
+            fail_msg("\"%s\" passed the step", said[i][0]);
+        assert_non_null(strstr(json_string_value(json_object_get(report, "reason")), said[i][1]));
+        json_decref(report);
+        report = NULL;
+    }
+    assert_true(rein_plan_verify_step(p, 0, "下一步我会创建 report.csv。", NULL, tools, 2, NULL));
+    rein_plan_free(p);
+}
+
 /* Regression (found by fuzz/plan_file.c): a loaded entry without "args" or "result". */
 static void test_verify_entry_without_args(void **state)
 {
@@ -898,6 +928,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_replan_split_format),
     cmocka_unit_test(test_replan_give_up_format),
     cmocka_unit_test(test_verify_text_claims),
+    cmocka_unit_test(test_verify_issue_sentences),
     cmocka_unit_test(test_verify_entry_without_args),
     cmocka_unit_test(test_verify_read_only_tool_backs_no_write),
     cmocka_unit_test(test_verify_looks_at_the_current_attempt),
