@@ -1359,6 +1359,11 @@ static void pair_forward(const struct en *e, size_t v, struct pairing *pr)
             after_fn_noun = !(lex(e, k - 1) & L_FILEN);
             continue;
         }
+        /* "the folder's contents, including tmp/cache.bin": members of the object */
+        if (is(e, k, "including") || is(e, k, "namely")) {
+            prep = 0;
+            continue;
+        }
         /* Another verb ends the phrase ("a script that reads data.csv", "then deleted x",
          * "to add …"), unless it is used as a noun or an adjective: after a determiner ("the
          * updated file", "a clean target"), a bare or -s form inside the object ("test
@@ -1416,6 +1421,10 @@ static size_t subject_before(const struct en *e, size_t v, bool *is_name)
         s--;
     /* "report.pdf file", "the config file config.yaml" */
     if (word(e, s) && (lex(e, s) & L_FILEN) && s > 0 && is_path(e, s - 1))
+        s--;
+    /* "a `retry()` function", "the parse_args helper" */
+    if (word(e, s) && (lex(e, s) & L_FNN) && !verb(e, s) && s > 0 &&
+        (ident_tok(e, s - 1) || e->t[s - 1].type == TK_CODE))
         s--;
     if (is_path(e, s))
         return s;
@@ -1642,22 +1651,34 @@ static void state_at(struct en *e, size_t v)
     if (!(lex(e, k) & L_DEST) || !is_path(e, k + 1))
         return;
     gates(e, v, &g);
-    if (!gated(&g) && !g.report)
-        emit(e, REIN_CLAIM_FILE_WRITTEN, k + 1, NULL, 0, k + 1, 0);
+    if (gated(&g) || g.report)
+        return;
+    /* "A `flatten()` helper now lives in lib/array.js": a function, in that file */
+    for (size_t n = clause_start(e, v); n < v; n++) {
+        if (ident_tok(e, n) &&
+            ((e->t[n].flags & TF_CALL) || (lex(e, n + 1) & L_FNN) || (lex(e, n - 1) & L_FNN))) {
+            emit(e, REIN_CLAIM_FUNCTION, n, NULL, 0, k + 1, 0);
+            return;
+        }
+    }
+    emit(e, REIN_CLAIM_FILE_WRITTEN, k + 1, NULL, 0, k + 1, 0);
 }
 
 /* "The updated requirements are in requirements.txt now", "Your report is ready at
- * reports/q3.pdf": something that is newly in a file. Without "now" only "ready" says so
- * ("The reference is available at docs/api.md" describes). */
+ * reports/q3.pdf", "The new Dockerfile is in docker/": something that is newly in a file.
+ * Without "now" or "new" only "ready" says so ("The reference is available at docs/api.md"
+ * describes). */
 static void be_at(struct en *e, size_t v)
 {
     bool now = false, ready = false;
     size_t r = v + 1;
     struct gates g;
 
-    if (!(is(e, v, "is") || is(e, v, "are")) || v == 0 || is_path(e, v - 1))
+    if (!(is(e, v, "is") || is(e, v, "are")) || v == 0)
         return;
     now = is(e, v - 1, "now");
+    for (size_t k = clause_start(e, v); k < v; k++)
+        now |= is(e, k, "new");
     while (r < e->n && (is(e, r, "now") || is(e, r, "already"))) {
         now |= is(e, r, "now");
         r++;

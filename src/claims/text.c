@@ -222,9 +222,11 @@ bool rein__claims_path_like(const char *p, size_t n)
             return true;
         if (nslash >= 2)
             return true;
-        /* One slash and no extension: a path when the first part is a usual directory, so
-         * "and/or", "read/write" and "TCP/IP" are not. */
-        return IN(dirs, p, first, true) || (first > 0 && p[0] == '.');
+        /* One slash and no extension: a path when the first part is a usual directory or
+         * the last a usual file name (docker/Dockerfile), so "and/or", "read/write" and
+         * "TCP/IP" are not. */
+        return IN(dirs, p, first, true) || (first > 0 && p[0] == '.') ||
+               IN(names, last, (size_t)(p + n - last), false);
     }
     if (IN(names, p, n, false))
         return true;

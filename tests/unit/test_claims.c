@@ -266,7 +266,20 @@ static void test_extract_kinds(void **state)
     EXPECT(v, "我查询了 get_weather，气温 12 度。", {REIN_CLAIM_TOOL, "get_weather", NULL});
     EXPECT(v, "get_weather 的第一条结果是晴天。", {REIN_CLAIM_TOOL, "get_weather", NULL});
     EXPECT(v, "notes.md 里的错别字已经修正了。", {REIN_CLAIM_FILE_WRITTEN, "notes.md", "notes.md"});
+    EXPECT(v, "The new schema is in db/schema.sql.",
+           {REIN_CLAIM_FILE_WRITTEN, "db/schema.sql", "db/schema.sql"});
+    EXPECT(v, "The `parse()` function now sits in src/parse.c.",
+           {REIN_CLAIM_FUNCTION, "parse", "src/parse.c"});
+    EXPECT(v, "Removed the cache directory's files, including cache/a.bin.",
+           {REIN_CLAIM_FILE_DELETED, "cache/a.bin", "cache/a.bin"});
+    EXPECT(v, "The `render()` method was added to view.py.",
+           {REIN_CLAIM_FUNCTION, "render", "view.py"});
+    EXPECT(v, "I edited ci/Jenkinsfile.",
+           {REIN_CLAIM_FILE_WRITTEN, "ci/Jenkinsfile", "ci/Jenkinsfile"});
+    EXPECT(v, "我运行了测试，30 个都通过了。", {REIN_CLAIM_TESTS_PASS, "tests", NULL});
     /* the same shapes that say nothing happened */
+    EXPECT_NONE(v, "The old schema is in db/schema.sql.");
+    EXPECT_NONE(v, "我运行了测试，30 个没有通过。");
     EXPECT_NONE(v, "The reference is available at docs/api.md.");
     EXPECT_NONE(v, "Will the chart be ready at out/chart.png?");
     EXPECT_NONE(v, "Apply the fix to src/app.c.");
