@@ -75,6 +75,9 @@ static struct zword lexicon[] = {
     {"沒", Z_NEG},
     {"没有", Z_NEG | Z_NO},
     {"沒有", Z_NEG | Z_NO},
+    {"忘了", Z_NEG},
+    {"忘记", Z_NEG},
+    {"忘記", Z_NEG},
     {"未", Z_NEG},
     {"不", Z_NEG},
     {"无法", Z_NEG},
@@ -404,6 +407,14 @@ static struct zword lexicon[] = {
     {"確認", Z_SAY},
     {"说", Z_SAY},
     {"說", Z_SAY},
+    {"表示", Z_SAY},
+    /* what someone else says is not the speaker's claim */
+    {"声称", Z_HEDGE},
+    {"聲稱", Z_HEDGE},
+    {"据说", Z_HEDGE},
+    {"據說", Z_HEDGE},
+    {"听说", Z_HEDGE},
+    {"聽說", Z_HEDGE},
     {"结果", Z_RESN},
     {"結果", Z_RESN},
     {"返回值", Z_RESN},
@@ -1019,6 +1030,12 @@ static void disambiguate(struct zh *z)
                 k++;
             if (!(k < z->n && z->it[k].type == ZI_TOOL))
                 it->cat = 0;
+        } else if ((it->cat & Z_SAY) && (wl == 3 || wl == 6) &&
+                   (memcmp(w, "说", 3) == 0 || memcmp(w, "說", 3) == 0 ||
+                    (wl == 6 && memcmp(w, "表示", 6) == 0)) &&
+                   !(i > 0 && (z->it[i - 1].type == ZI_TOOL || cat(z, i - 1, Z_RESN)))) {
+            /* 上一个助手说…: a person's word, not a tool's output */
+            it->cat = Z_HEDGE;
         } else if ((it->cat & Z_VIA) && (it->cat & Z_PASS)) {
             it->cat = i + 1 < z->n && z->it[i + 1].type == ZI_TOOL ? Z_VIA : Z_PASS;
         } else if ((it->cat & Z_RESC) && !(it->cat & (Z_WRITE)) && wl == 3) {

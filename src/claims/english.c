@@ -940,15 +940,19 @@ static bool tool_object(struct en *e, size_t m, size_t me)
     if (u == 0)
         return false;
     u--;
+    /* "kicked off run_command", "fired up the calculator": a particle after the verb */
+    if ((is(e, u, "off") || is(e, u, "up")) && u > 0 && verb(e, u - 1))
+        u--;
     /* "I had the calculator add the numbers": the tool did it */
     if ((is(e, u, "had") || is(e, u, "got") || is(e, u, "made") || is(e, u, "let")) && u > 0 &&
         (lex(e, u - 1) & L_PRON) && (vform(e, me) & VF_BASE)) {
         gates(e, u, &g);
         return !gated(&g);
     }
-    /* "Tools used: calculator, file_search" */
-    if ((punct(e, u, ':') || punct(e, u, P_CJK_COLON)) && u > 0 && (vclass(e, u - 1) & V_USE) &&
-        verb(e, u - 1) && realis(tense(e, u - 1))) {
+    /* "Tools used: calculator, file_search", "Sources: web_search (3 results)" */
+    if ((punct(e, u, ':') || punct(e, u, P_CJK_COLON)) && u > 0 &&
+        (((vclass(e, u - 1) & V_USE) && verb(e, u - 1) && realis(tense(e, u - 1))) ||
+         ((is(e, u - 1, "sources") || is(e, u - 1, "source")) && clause_initial(e, u - 1)))) {
         gates(e, u - 1, &g);
         return !gated(&g);
     }
@@ -982,6 +986,8 @@ static bool tool_object(struct en *e, size_t m, size_t me)
     } else if ((vclass(e, u) & V_TRY) && (vform(e, u) & VF_PAST) && !failure_later(e, me)) {
         /* "I tried file_search and it found …": tried, with the tool as its object, and
          * nothing in the sentence says it failed */
+    } else if ((vclass(e, u) & V_GIVE) && verb(e, u) && (lex(e, me) & L_DET)) {
+        /* "I gave get_weather the coordinates": the tool as the one given to */
     } else if (!(vclass(e, u) & V_USE) || !verb(e, u)) {
         return false;
     }
@@ -1136,6 +1142,34 @@ static bool tool_frame(struct en *e, size_t m, size_t me)
     }
 }
 
+/* "A typical web_search returns ten results", "any file_search lists …": a kind of call, in
+ * general. A bare "a" only with a result verb ("A web_search shows …" reports one). */
+static bool indefinite(const struct en *e, size_t m, uint16_t cls)
+{
+    size_t b = m;
+
+    while (b > 0 && (is(e, b - 1, "typical") || is(e, b - 1, "usual") || is(e, b - 1, "normal") ||
+                     is(e, b - 1, "single") || is(e, b - 1, "regular")))
+        b--;
+    if (b < m || (b > 0 && (is(e, b - 1, "any") || is(e, b - 1, "each") || is(e, b - 1, "every"))))
+        return true;
+    return b > 0 && (is(e, b - 1, "a") || is(e, b - 1, "an")) && !(cls & V_SAY);
+}
+
+/* "exited with code 1", "exits with a non-zero status": the run failed */
+static bool nonzero_exit(const struct en *e, size_t k)
+{
+    if (!(is(e, k, "exited") || is(e, k, "exits") || is(e, k, "exit")))
+        return false;
+    for (size_t j = k + 1; j < e->n && j < k + 6; j++) {
+        if (is(e, j, "non-zero") || is(e, j, "nonzero"))
+            return true;
+        if (e->t[j].type == TK_NUM)
+            return !(e->t[j].n == 1 && e->st->s[e->t[j].s] == '0');
+    }
+    return false;
+}
+
 /* (C) the subject of a result verb: "the calculator returned 2", "echo's output was …",
  * "Calculator output: 42", "the query_database call returned 12 rows". */
 static bool tool_subject(struct en *e, size_t m, size_t me)
@@ -1188,11 +1222,13 @@ static bool tool_subject(struct en *e, size_t m, size_t me)
     if (!verb(e, k) || (lex(e, k) & (L_BE | L_HAVE)))
         return false;
     cls = vclass(e, k);
-    if (cls & (V_FAIL | V_TRY))
+    if ((cls & (V_FAIL | V_TRY)) || nonzero_exit(e, k))
         return false;
     t = tense(e, k);
     gates(e, k, &g);
     if (gated(&g))
+        return false;
+    if (t == T_PRESENT && indefinite(e, m, cls))
         return false;
     if (t == T_PASSIVE)
         return (cls & V_USE) && !(cls & V_RES) && !present_state(e, k) && !habitual(e, k);
@@ -1536,7 +1572,10 @@ static void state_claims(struct en *e, size_t p)
 
     if (!is_path(e, p) && !name)
         return;
-    while (k < e->n && word(e, k) && (lex(e, k) & (L_NOW | L_ADV)) && !verb(e, k)) {
+    if (punct(e, k, ',') && is(e, k + 1, "now"))
+        k++; /* "docs/api.md, now documents …" */
+    while (k < e->n && ((word(e, k) && (lex(e, k) & (L_NOW | L_ADV)) && !verb(e, k)) ||
+                        (is(e, k, "no") && is(e, k + 1, "longer")) || is(e, k, "longer"))) {
         now |= is(e, k, "now");
         k++;
     }
@@ -1582,6 +1621,14 @@ static void state_claims(struct en *e, size_t p)
                 emit(e, is(e, r, "gone") ? REIN_CLAIM_FILE_DELETED : REIN_CLAIM_FILE_WRITTEN, p,
                      NULL, 0, p, 0);
         }
+        return;
+    }
+    /* "notes/todo.md now lists the remaining work": any present verb, after "now" */
+    if (now && verb(e, v) && (vform(e, v) & VF_S) &&
+        !(vclass(e, v) & (V_STATE | V_FAIL | V_NORUN))) {
+        gates(e, v, &g);
+        if (!gated(&g) && !g.report && !habitual(e, v))
+            emit(e, REIN_CLAIM_FILE_WRITTEN, p, NULL, 0, p, 0);
         return;
     }
     if (!verb(e, v) || !(vclass(e, v) & V_STATE) || !(vform(e, v) & VF_S))

@@ -547,6 +547,8 @@ static const struct rein__verb verbs[] = {
     {{"leverage", "leverages", "leveraged", "leveraged", "leveraging"}, V_USE},
     {{"trigger", "triggers", "triggered", "triggered", "triggering"}, V_USE | V_IMP},
     {{"launch", "launches", "launched", "launched", "launching"}, V_USE | V_IMP},
+    {{"kick", "kicks", "kicked", "kicked", "kicking"}, V_USE},
+    {{"fire", "fires", "fired", "fired", "firing"}, V_USE},
     {{"ping", "pings", "pinged", "pinged", "pinging"}, V_USE | V_IMP},
     {{"poll", "polls", "polled", "polled", "polling"}, V_USE},
     {{"check", "checks", "checked", "checked", "checking"}, V_USE | V_IMP},

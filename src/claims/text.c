@@ -57,6 +57,7 @@ static const char *const dotfiles[] = {
 static const char *const names[] = {
     "Makefile", "GNUmakefile", "Dockerfile",  "Jenkinsfile", "Justfile",      "Rakefile",
     "Gemfile",  "Procfile",    "Vagrantfile", "Brewfile",    "Containerfile", "Pipfile",
+    "LICENSE",  "COPYING",     "README",      "CHANGELOG",   "AUTHORS",       "CODEOWNERS",
 };
 
 static bool in_list(const char *const *list, size_t n, const char *s, size_t len, bool fold)

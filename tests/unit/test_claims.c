@@ -277,7 +277,21 @@ static void test_extract_kinds(void **state)
     EXPECT(v, "I edited ci/Jenkinsfile.",
            {REIN_CLAIM_FILE_WRITTEN, "ci/Jenkinsfile", "ci/Jenkinsfile"});
     EXPECT(v, "我运行了测试，30 个都通过了。", {REIN_CLAIM_TESTS_PASS, "tests", NULL});
+    EXPECT(v, "I handed the calculator the numbers and it returned 9.",
+           {REIN_CLAIM_TOOL, "calculator", NULL});
+    EXPECT(v, "I fired up get_weather for Oslo.", {REIN_CLAIM_TOOL, "get_weather", NULL});
+    EXPECT(v, "Sources: get_weather, file_search.", {REIN_CLAIM_TOOL, "get_weather", NULL},
+           {REIN_CLAIM_TOOL, "file_search", NULL});
+    EXPECT(v, "I added a COPYING file.", {REIN_CLAIM_FILE_WRITTEN, "COPYING", "COPYING"});
+    EXPECT(v, "notes.md now summarizes the meeting.",
+           {REIN_CLAIM_FILE_WRITTEN, "notes.md", "notes.md"});
+    EXPECT(v, "old.log no longer exists.", {REIN_CLAIM_FILE_DELETED, "old.log", "old.log"});
     /* the same shapes that say nothing happened */
+    EXPECT_NONE(v, "A typical file_search returns 20 lines.");
+    EXPECT_NONE(v, "get_weather exited with code 2.");
+    EXPECT_NONE(v, "我忘了调用 get_weather。");
+    EXPECT_NONE(v, "同事说他已经删除了 old.log。");
+    EXPECT_NONE(v, "notes.md usually summarizes the meeting.");
     EXPECT_NONE(v, "The old schema is in db/schema.sql.");
     EXPECT_NONE(v, "我运行了测试，30 个没有通过。");
     EXPECT_NONE(v, "The reference is available at docs/api.md.");
