@@ -1032,7 +1032,8 @@ static void disambiguate(struct zh *z)
                 it->cat = 0;
         } else if ((it->cat & Z_SAY) && (wl == 3 || wl == 6) &&
                    (memcmp(w, "说", 3) == 0 || memcmp(w, "說", 3) == 0 ||
-                    (wl == 6 && memcmp(w, "表示", 6) == 0)) &&
+                    (wl == 6 && (memcmp(w, "表示", 6) == 0 || memcmp(w, "告诉", 6) == 0 ||
+                                 memcmp(w, "告訴", 6) == 0))) &&
                    !(i > 0 && (z->it[i - 1].type == ZI_TOOL || cat(z, i - 1, Z_RESN)))) {
             /* 上一个助手说…: a person's word, not a tool's output */
             it->cat = Z_HEDGE;

@@ -807,6 +807,11 @@ static void check_claims(struct en *e)
         /* the predicate, a few tokens on: "tests are all passing", "every test in tests/
          * passes", "ran pytest: 34 passed, 0 failed" */
         for (k = i + len; k < e->n && k < i + len + 7 && e->pc[k] == e->pc[i]; k++) {
+            /* "pyright: 0 errors, 0 warnings" */
+            if (k == i + len && punct(e, k, ':') && all_clear_at(e, k + 1, &end)) {
+                found = true;
+                break;
+            }
             if (word(e, k) && (lex(e, k) & L_NEG))
                 neg_between = true;
             if (passing_at(e, k, c, &end)) {
@@ -840,6 +845,15 @@ static bool fail_object(const struct en *e, size_t k)
 {
     while (k < e->n && word(e, k) && (lex(e, k) & (L_DET | L_ADV)))
         k++;
+    if (is(e, k, "http") || is(e, k, "status"))
+        k++;
+    /* "returned a 404", "returned 503 Service Unavailable": an HTTP error, not "500 rows" */
+    if (k < e->n && e->t[k].type == TK_NUM && e->t[k].n == 3 &&
+        (e->st->s[e->t[k].s] == '4' || e->st->s[e->t[k].s] == '5') &&
+        (k + 1 >= e->n || !word(e, k + 1) ||
+         (lex(e, k + 1) & (L_PREP | L_DEST | L_CONJ | L_FAILN)) || (e->t[k + 1].flags & TF_CAP) ||
+         is(e, k + 1, "not")))
+        return true;
     return word(e, k) && (lex(e, k) & L_FAILN);
 }
 
@@ -1010,6 +1024,11 @@ static bool tool_object(struct en *e, size_t m, size_t me)
         /* "After invoking create_ticket, …": done, unless what follows is still to come */
         if (u > 0 && (is(e, u - 1, "after") || is(e, u - 1, "upon"))) {
             for (size_t k = me; k < e->n; k++) {
+                /* "I can confirm …", "I can tell you …": what is known now */
+                if ((is(e, k, "can") || is(e, k, "could")) &&
+                    (is(e, k + 1, "confirm") || is(e, k + 1, "tell") || is(e, k + 1, "see") ||
+                     is(e, k + 1, "report") || is(e, k + 1, "say")))
+                    continue;
                 if (word(e, k) && (lex(e, k) & (L_MODAL | L_COND | L_NEG | L_SEMI)))
                     return false;
             }
@@ -1209,6 +1228,11 @@ static bool tool_subject(struct en *e, size_t m, size_t me)
     if (out && k < e->n && (lex(e, k) & L_BE) && !(lex(e, k) & L_PRON)) {
         gates(e, k, &g);
         return !gated(&g) && (is(e, k, "was") || is(e, k, "were") || specific_after(e, k));
+    }
+    /* "log_transform's output has 12 error lines" */
+    if (out && (is(e, k, "has") || is(e, k, "had")) && specific_after(e, k)) {
+        gates(e, k, &g);
+        return !gated(&g);
     }
     /* skip auxiliaries to the verb: "has returned", "was not run" */
     {
@@ -1775,7 +1799,8 @@ static void there_now(struct en *e, size_t i)
         k = i + 2;
     else
         return;
-    if (!is(e, k, "now"))
+    /* "There's a new `validate()` method …" says the same */
+    if (!is(e, k, "now") && !((is(e, k, "a") || is(e, k, "an")) && is(e, k + 1, "new")))
         return;
     gates(e, k, &g);
     if (gated(&g) || g.report)

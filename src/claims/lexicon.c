@@ -548,6 +548,8 @@ static const struct rein__verb verbs[] = {
     {{"trigger", "triggers", "triggered", "triggered", "triggering"}, V_USE | V_IMP},
     {{"launch", "launches", "launched", "launched", "launching"}, V_USE | V_IMP},
     {{"kick", "kicks", "kicked", "kicked", "kicking"}, V_USE},
+    {{"notify", "notifies", "notified", "notified", "notifying"}, V_RES | V_GIVE},
+    {{"inform", "informs", "informed", "informed", "informing"}, V_RES},
     {{"fire", "fires", "fired", "fired", "firing"}, V_USE},
     {{"ping", "pings", "pinged", "pinged", "pinging"}, V_USE | V_IMP},
     {{"poll", "polls", "polled", "polled", "polling"}, V_USE},

@@ -286,7 +286,19 @@ static void test_extract_kinds(void **state)
     EXPECT(v, "notes.md now summarizes the meeting.",
            {REIN_CLAIM_FILE_WRITTEN, "notes.md", "notes.md"});
     EXPECT(v, "old.log no longer exists.", {REIN_CLAIM_FILE_DELETED, "old.log", "old.log"});
+    EXPECT(v, "file_search returned 500 rows.", {REIN_CLAIM_TOOL, "file_search", NULL});
+    EXPECT(v, "calculator 告诉我结果是 7。", {REIN_CLAIM_TOOL, "calculator", NULL});
+    EXPECT(v, "I had get_weather notify the user.", {REIN_CLAIM_TOOL, "get_weather", NULL});
+    EXPECT(v, "file_search's output has 3 paths.", {REIN_CLAIM_TOOL, "file_search", NULL});
+    EXPECT(v, "There's a new `render()` helper in view.py.",
+           {REIN_CLAIM_FUNCTION, "render", "view.py"});
+    EXPECT(v, "mypy: 0 errors.", {REIN_CLAIM_NO_TYPE_ERRORS, "types", NULL});
+    EXPECT(v, "After calling get_weather, I can confirm it is 12 degrees.",
+           {REIN_CLAIM_TOOL, "get_weather", NULL});
     /* the same shapes that say nothing happened */
+    EXPECT_NONE(v, "file_search returned a 500 for that folder.");
+    EXPECT_NONE(v, "用户告诉我他已经删除了 old.log。");
+    EXPECT_NONE(v, "After calling get_weather, I could write the forecast to notes.md.");
     EXPECT_NONE(v, "A typical file_search returns 20 lines.");
     EXPECT_NONE(v, "get_weather exited with code 2.");
     EXPECT_NONE(v, "我忘了调用 get_weather。");
