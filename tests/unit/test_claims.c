@@ -826,7 +826,7 @@ static void test_corpus(void **state)
     char *dir = test_tmpdir();
     rein_registry *reg;
     rein_claims_vocab *v = corpus_vocab(&reg);
-    struct tally dev, held, held2, held3, held4, held5, held6, held7, held8, held9, all;
+    struct tally dev, held, held2, held3, held4, held5, held6, held7, held8, held9, held10, all;
 
     (void)state;
     for (size_t i = 0; files[i]; i += 2)
@@ -841,6 +841,7 @@ static void test_corpus(void **state)
     run_corpus("heldout7.tsv", v, dir, &held7);
     run_corpus("heldout8.tsv", v, dir, &held8);
     run_corpus("heldout9.tsv", v, dir, &held9);
+    run_corpus("heldout10.tsv", v, dir, &held10);
     memset(&all, 0, sizeof(all));
     add_tally(&all, &dev);
     add_tally(&all, &held);
@@ -852,6 +853,7 @@ static void test_corpus(void **state)
     add_tally(&all, &held7);
     add_tally(&all, &held8);
     add_tally(&all, &held9);
+    add_tally(&all, &held10);
     print_tally("corpus", &dev);
     print_tally("held-out", &held);
     print_tally("held-out2", &held2);
@@ -862,6 +864,7 @@ static void test_corpus(void **state)
     print_tally("held-out7", &held7);
     print_tally("held-out8", &held8);
     print_tally("held-out9", &held9);
+    print_tally("held-out10", &held10);
     print_tally("whole", &all);
     assert_true(all.claims + all.none >= 300);
     assert_true(all.none * 3 >= all.claims + all.none);
