@@ -486,6 +486,11 @@ static struct zword lexicon[] = {
     {"复制", Z_WRITE},
     {"複製", Z_WRITE},
     {"移动", Z_WRITE},
+    {"搬", Z_WRITE},
+    {"补全", Z_WRITE},
+    {"補全", Z_WRITE},
+    {"填写", Z_WRITE},
+    {"填寫", Z_WRITE},
     {"移動", Z_WRITE},
     {"重命名", Z_WRITE},
     {"修复", Z_WRITE},
@@ -1394,10 +1399,11 @@ static void check_claims(struct zh *z, size_t i)
     }
     if (!cat(z, i, subjects))
         return;
-    /* "我跑了一遍测试，212 个全部通过": the pass in the next clause, after a count */
-    if (e + 2 < z->n && z->it[e].type == ZI_STOP &&
+    /* "我跑了一遍测试，212 个全部通过", "…，全部通过": the pass in the next clause, when
+     * that clause names no other check */
+    if (e + 1 < z->n && z->it[e].type == ZI_STOP &&
         (z->st->t[z->it[e].tok].punct == ',' || z->st->t[z->it[e].tok].punct == P_CJK_COMMA) &&
-        z->it[e + 1].type == ZI_VALUE)
+        !(clause_cats(z, e + 1) & subjects))
         e = cend(z, e + 1);
     for (size_t k = i + 1; k < e && k < i + 8; k++) {
         if (z->it[k].type != ZI_LEX)

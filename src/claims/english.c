@@ -1199,6 +1199,9 @@ static bool tool_subject(struct en *e, size_t m, size_t me)
     enum tense t;
     uint16_t cls;
 
+    /* "Weather lookup (get_weather) says …": the name in brackets after its label */
+    if (m > 0 && punct(e, m - 1, '(') && punct(e, k, ')'))
+        k++;
     while (k < e->n && word(e, k) && (lex(e, k) & L_TOOLN) && !(vform(e, k) & (VF_PAST | VF_S)) &&
            k < me + 2)
         k++;
@@ -1764,8 +1767,17 @@ static void be_at(struct en *e, size_t v)
     if (!now && !ready)
         return;
     gates(e, v, &g);
-    if (!gated(&g) && !g.report && !habitual(e, v))
-        emit(e, REIN_CLAIM_FILE_WRITTEN, r + 1, NULL, 0, r + 1, 0);
+    if (gated(&g) || g.report || habitual(e, v))
+        return;
+    /* "The new `toCamelCase()` utility is in src/strings.ts": a function, in that file */
+    for (size_t n = clause_start(e, v); n < v; n++) {
+        if (ident_tok(e, n) &&
+            ((e->t[n].flags & TF_CALL) || (lex(e, n + 1) & L_FNN) || (lex(e, n - 1) & L_FNN))) {
+            emit(e, REIN_CLAIM_FUNCTION, n, NULL, 0, r + 1, 0);
+            return;
+        }
+    }
+    emit(e, REIN_CLAIM_FILE_WRITTEN, r + 1, NULL, 0, r + 1, 0);
 }
 
 /* "The final table went into summary.csv", "ended up in out/": something put into a file. */

@@ -295,7 +295,16 @@ static void test_extract_kinds(void **state)
     EXPECT(v, "mypy: 0 errors.", {REIN_CLAIM_NO_TYPE_ERRORS, "types", NULL});
     EXPECT(v, "After calling get_weather, I can confirm it is 12 degrees.",
            {REIN_CLAIM_TOOL, "get_weather", NULL});
+    EXPECT(v, "File lookup (file_search) found 2 copies.", {REIN_CLAIM_TOOL, "file_search", NULL});
+    EXPECT(v, "我补全了 docs/faq.md 的答案。",
+           {REIN_CLAIM_FILE_WRITTEN, "docs/faq.md", "docs/faq.md"});
+    EXPECT(v, "notes.md 已搬到 docs/notes.md。",
+           {REIN_CLAIM_FILE_WRITTEN, "docs/notes.md", "docs/notes.md"});
+    EXPECT(v, "又跑了一次测试，都通过了。", {REIN_CLAIM_TESTS_PASS, "tests", NULL});
+    EXPECT(v, "The new `slug()` helper is in lib/text.py.",
+           {REIN_CLAIM_FUNCTION, "slug", "lib/text.py"});
     /* the same shapes that say nothing happened */
+    EXPECT_NONE(v, "又跑了一次测试，还是没有通过。");
     EXPECT_NONE(v, "file_search returned a 500 for that folder.");
     EXPECT_NONE(v, "用户告诉我他已经删除了 old.log。");
     EXPECT_NONE(v, "After calling get_weather, I could write the forecast to notes.md.");
