@@ -2,7 +2,8 @@
 # The build (issue 16 item 9): every make target checks what it needs before CMake runs and
 # names what is missing with the command that installs it (simulated without a container: a
 # pkg-config that finds no module); a configure that fails leaves nothing that breaks the next
-# make; `make install` (cmake --install) puts rein where PATH finds it.
+# make; `make install` (cmake --install) puts rein where PATH finds it; every link in the
+# README leads somewhere in a clone.
 set -u
 src="${REIN_SOURCE_DIR:?REIN_SOURCE_DIR is not set}"
 build="${REIN_BUILD_DIR:?REIN_BUILD_DIR is not set}"
@@ -43,4 +44,37 @@ run 0 env PATH="$tmp/prefix/bin:$PATH" rein --version
 grep -q "^rein " "$tmp/out" || fail "the installed rein: $(cat "$tmp/out")"
 [ -f "$tmp/prefix/include/rein/rein.h" ] || fail "the headers were not installed"
 ls "$tmp/prefix"/lib*/pkgconfig/rein.pc >/dev/null 2>&1 || fail "rein.pc was not installed"
+
+# ---- every link in the README works in a clone: tracked files, and headings for #anchors ----
+if git -C "$src" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+  git -C "$src" ls-files >"$tmp/tracked"
+  python3 - "$src/README.md" "$tmp/tracked" <<'EOF' || fail "README links"
+import os, re, sys
+text = open(sys.argv[1], encoding="utf-8").read()
+tracked = set(open(sys.argv[2]).read().split("\n"))
+dirs = set()
+for t in tracked:
+    d = os.path.dirname(t)
+    while d:
+        dirs.add(d)
+        d = os.path.dirname(d)
+# GitHub's anchors: lower case, punctuation dropped, spaces to hyphens.
+prose = re.sub(r"```.*?```", "", text, flags=re.S)
+anchors = {re.sub(r"[^\w\- ]", "", h.strip().lower()).replace(" ", "-")
+           for h in re.findall(r"^#+ (.*)$", prose, re.M)}
+bad = []
+for target in re.findall(r"\]\(([^)\s]+)\)", prose):
+    if re.match(r"[a-z]+:", target):
+        continue
+    path, _, anchor = target.partition("#")
+    path = os.path.normpath(path) if path else ""
+    if path and path not in tracked and path not in dirs:
+        bad.append(target + " (not in a clone)")
+    elif not path and anchor not in anchors:
+        bad.append(target + " (no such heading)")
+if bad:
+    print("README links that lead nowhere:", *bad, sep="\n  ")
+    sys.exit(1)
+EOF
+fi
 exit 0
