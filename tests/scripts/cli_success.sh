@@ -36,27 +36,25 @@ check 'd["success"]'
 
 # ---- a model ----
 start_model_server
-script() { python3 -c 'import sys, urllib.request
-urllib.request.urlopen(urllib.request.Request(sys.argv[1] + "/__script", data=sys.argv[2].encode(), method="POST")).read()' "$url" "$1"; }
 # Self-verification off: the scripts answer the turn's calls, not a verifier's questions.
 model=(--provider openai-compatible --base-url "$url/v1" --model test-model --verification off)
-script '[{"tool_calls":[{"id":"c1","name":"calculator","arguments":"{\"expression\":\"1/0\"}"}]},
+model_script '[{"tool_calls":[{"id":"c1","name":"calculator","arguments":"{\"expression\":\"1/0\"}"}]},
          {"tool_calls":[{"id":"c2","name":"nosuchtool","arguments":"{}"}]},
          {"text":"Done, all good."}]'
 run 1 "$rein" chat "${model[@]}" "divide" --json
 check 'not d["success"] and d["response"] == "Done, all good."'
 check 'd["meta"]["detail"].startswith("none of the 2 tool calls succeeded; the last: nosuchtool: unknown_tool")'
-script '[{"tool_calls":[{"id":"c1","name":"calculator","arguments":"{\"expression\":\"1/0\"}"}]},
+model_script '[{"tool_calls":[{"id":"c1","name":"calculator","arguments":"{\"expression\":\"1/0\"}"}]},
          {"tool_calls":[{"id":"c2","name":"calculator","arguments":"{\"expression\":\"1/4\"}"}]},
          {"text":"It is 0.25."}]'
 run 0 "$rein" chat "${model[@]}" "divide" --json
 check 'd["success"] and [c["status"] for c in d["tool_calls"]] == ["error", "success"]'
 # No tool calls at all: the model's answer is the success.
-script '[{"text":"Hello."}]'
+model_script '[{"text":"Hello."}]'
 run 0 "$rein" chat "${model[@]}" "hello" --json
 check 'd["success"] and d["meta"]["provider"] == "openai-compatible" and d["meta"]["model"] == "test-model"'
 # Propose mode: an invalid call, then a checked one waiting to run, is a success.
-script '[{"tool_calls":[{"id":"p1","name":"echo","arguments":"{}"}]},
+model_script '[{"tool_calls":[{"id":"p1","name":"echo","arguments":"{}"}]},
          {"tool_calls":[{"id":"p2","name":"echo","arguments":"{\"text\":\"x\"}"}]}]'
 run 0 "$rein" chat "${model[@]}" "echo x" --mode propose --json
 check 'd["success"] and d["meta"]["stop_reason"] == "proposed"'

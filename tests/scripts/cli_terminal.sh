@@ -16,8 +16,6 @@ unset NO_COLOR REIN_LOG
 run_dir="$tmp/work"
 mkdir -p "$run_dir"
 start_model_server
-script() { python3 -c 'import sys, urllib.request
-urllib.request.urlopen(urllib.request.Request(sys.argv[1] + "/__script", data=sys.argv[2].encode(), method="POST")).read()' "$url" "$1"; }
 # Self-verification off: the scripts answer the turn's calls, not a verifier's questions.
 model=(--provider openai-compatible --base-url "$url/v1" --model test-model --verification off)
 
@@ -56,23 +54,23 @@ has_esc() { python3 -c 'import sys; sys.exit(0 if b"\x1b" in open(sys.argv[1], "
 # A turn that waits a moment, so the status line is drawn more than once.
 slow='[{"delay_headers_ms": 600, "tool_calls":[{"id":"c1","name":"echo","arguments":"{\"text\":\"hi\"}"}]},
        {"delay_headers_ms": 300, "text":"said hi"}]'
-script "$slow"
+model_script "$slow"
 on_tty TERM=xterm -- "$rein" chat "${model[@]}" "say hi"
 has_esc || fail "no status line on a terminal"
 grep -q "thinking" "$tmp/tty" || fail "the status line does not say what the turn does"
 for env in NO_COLOR=1 TERM=dumb TERM=\<unset\>; do
-  script "$slow"
+  model_script "$slow"
   on_tty TERM=xterm "$env" -- "$rein" chat "${model[@]}" "say hi"
   has_esc && fail "escape codes with $env: $(od -c "$tmp/tty" | head -5)"
   grep -q "thinking" "$tmp/tty" || fail "no progress at all with $env"
   grep -q "said hi" "$tmp/tty" || fail "no answer with $env"
 done
 # NO_COLOR set but empty does not count (no-color.org).
-script "$slow"
+model_script "$slow"
 on_tty TERM=xterm NO_COLOR= -- "$rein" chat "${model[@]}" "say hi"
 has_esc || fail "an empty NO_COLOR turned the status line off"
 # The plan's live view follows the same rule.
-script '[{"match":{"tools_include":"create_plan"},"tool_calls":[{"name":"create_plan",
+model_script '[{"match":{"tools_include":"create_plan"},"tool_calls":[{"name":"create_plan",
           "arguments":"{\"title\":\"Hi\",\"steps\":[\"Say hi\"],\"dependencies\":{}}"}]},
          {"match":{"body_contains":"Write the answer"},"text":"said hi"},
          {"match":{"body_contains":"Your step"},"times":0,"text":"said it"}]'
@@ -81,12 +79,12 @@ has_esc && fail "plan: escape codes with TERM=dumb"
 grep -q "Say hi" "$tmp/tty" || fail "plan: no step shown with TERM=dumb: $(cat "$tmp/tty")"
 
 # Not a terminal: nothing but the answer, and with REIN_LOG=info a heartbeat every 10 s.
-script "$slow"
+model_script "$slow"
 run 0 "$rein" chat "${model[@]}" "say hi"
 [ -s "$tmp/err" ] && fail "stderr got progress while it is no terminal: $(cat "$tmp/err")"
 python3 -c 'import sys; sys.exit(1 if b"\x1b" in open(sys.argv[1], "rb").read() else 0)' "$tmp/out" ||
   fail "escape codes in a pipe"
-script '[{"delay_headers_ms": 10600, "text":"late"}]'
+model_script '[{"delay_headers_ms": 10600, "text":"late"}]'
 run 0 env REIN_LOG=info "$rein" chat "${model[@]}" "wait"
 grep -q "rein info chat: still thinking after 10 s" "$tmp/err" || fail "no heartbeat: $(cat "$tmp/err")"
 

@@ -78,3 +78,10 @@ start_model_server() {
   done
   [ -n "$url" ] || fail "rein-model-server printed no URL"
 }
+
+# model_script JSON: the replies the running rein-model-server ($url) gives next (its
+# /__script body, as the README section "Testing against a scripted model server" describes).
+model_script() {
+  python3 -c 'import sys, urllib.request
+urllib.request.urlopen(urllib.request.Request(sys.argv[1] + "/__script", data=sys.argv[2].encode(), method="POST")).read()' "$url" "$1"
+}
