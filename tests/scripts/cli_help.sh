@@ -3,7 +3,8 @@
 # usage, options and exit status on stdout (exit 0), and `rein help CMD [SUB]` the same;
 # --opt=value; -- ends the options; - reads a text or file from stdin; unknown commands,
 # subcommands and options get the nearest name; durations take units; old spellings work with
-# a warning; --json wherever a command prints data.
+# a warning; --json wherever a command prints data; `rein schema check --draft D` for a schema
+# without $schema and `--ref-dir DIR` for remote $refs.
 set -u
 rein="${REIN_BIN:?REIN_BIN is not set}"
 command -v python3 >/dev/null || { echo "python3 is missing"; exit 77; }
@@ -116,4 +117,31 @@ run 0 "$rein" skills show echo --json
 check 'd["id"] == "echo"'
 run 0 "$rein" skills list --json
 check 'any(s["id"] == "calculator" for s in d["skills"])'
+# ---- rein schema check: --draft for a schema without $schema, --ref-dir for remote $refs ----
+mkdir -p "$tmp/sc/refs"
+echo '{"items": [{"type": "integer"}, {"type": "string"}]}' >"$tmp/sc/tuple.json"
+echo '[1, "a"]' >"$tmp/sc/pair.json"
+echo '[1, 2]' >"$tmp/sc/two.json"
+# Array-form items is draft-07's tuple; 2020-12 (the default) calls it unusable and says why.
+run 2 "$rein" schema check "$tmp/sc/tuple.json" "$tmp/sc/pair.json"
+grep -q "prefixItems" "$tmp/err" || fail "tuple items under 2020-12: $(cat "$tmp/err")"
+run 0 "$rein" schema check --draft 7 "$tmp/sc/tuple.json" "$tmp/sc/pair.json"
+[ "$(cat "$tmp/out")" = "valid" ] || fail "--draft 7: $(cat "$tmp/out")"
+run 1 "$rein" schema check --draft=7 "$tmp/sc/tuple.json" "$tmp/sc/two.json"
+grep -q "^/1: must be string" "$tmp/out" || fail "--draft 7, a bad tuple: $(cat "$tmp/out")"
+# The schema's own $schema wins over --draft.
+echo '{"$schema": "http://json-schema.org/draft-07/schema#", "items": [{"type": "integer"}, {"type": "string"}]}' >"$tmp/sc/tuple7.json"
+run 1 "$rein" schema check --draft 2020-12 "$tmp/sc/tuple7.json" "$tmp/sc/two.json"
+grep -q "^/1: must be string" "$tmp/out" || fail "\$schema draft-07: $(cat "$tmp/out")"
+echo '{"$ref": "https://example.com/s/count.json"}' >"$tmp/sc/ref.json"
+echo '{"$id": "https://example.com/s/count.json", "type": "integer", "minimum": 0}' >"$tmp/sc/refs/count.json"
+echo 5 >"$tmp/sc/five.json"
+echo -1 >"$tmp/sc/minus.json"
+run 2 "$rein" schema check "$tmp/sc/ref.json" "$tmp/sc/five.json"
+grep -q -- "--ref-dir" "$tmp/err" || fail "a remote \$ref without --ref-dir: $(cat "$tmp/err")"
+run 0 "$rein" schema check --ref-dir "$tmp/sc/refs" "$tmp/sc/ref.json" "$tmp/sc/five.json"
+run 1 "$rein" schema check --ref-dir "$tmp/sc/refs" --json "$tmp/sc/ref.json" "$tmp/sc/minus.json"
+check 'not d["valid"] and d["errors"][0]["keyword"] == "minimum"'
+run 2 "$rein" schema check --ref-dir "$tmp/sc/nowhere" "$tmp/sc/ref.json" "$tmp/sc/five.json"
+grep -q "nowhere" "$tmp/err" || fail "a missing --ref-dir: $(cat "$tmp/err")"
 exit 0
