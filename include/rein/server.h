@@ -141,6 +141,8 @@ REIN_EXTERN rein_err rein_server_route(rein_server *srv, const char *method, con
  *          (or ?after=N; default: all kept) as Server-Sent Events, each with its sequence id
  *          as the SSE id; while a turn runs the stream follows it, and it ends when no turn
  *          runs and every event is sent. Any instance sharing the store can serve it.
+ *          ?from=turn starts at the last turn's start, ?type=a,b filters; with
+ *          Accept: application/json one page (?limit=N) instead (src/server/routes_store.c)
  */
 REIN_EXTERN rein_err rein_server_add_store_routes(rein_server *srv, rein_store *store,
                                                   rein_error *err) REIN_WUR;
@@ -190,11 +192,13 @@ struct rein_agent_api_opts {
     int64_t recover_ms;
     rein_metrics *metrics;     /* borrowed; NULL: the global registry */
     const char *provider_name; /* label of rein_provider_retries_total (copied); NULL: unknown */
-    /* The one switch of the disconnect policy. false (today's): a client that goes away
-     * (JSON or event stream) cancels its turn, as Stop does, and the conversation is left
-     * "interrupted". true: only the cancel route stops a turn; it runs on without its client
-     * and its outcome is in the store. */
-    bool disconnect_keeps_turn;
+    /* The one switch of the disconnect policy. false (the default): a client that goes away
+     * (JSON or event stream) leaves its turn running; only the cancel route (Stop) ends it, and
+     * its events and outcome are in the store for whoever reads them
+     * (GET /agent/conversations/{id}/events). true: a client that goes away cancels its turn,
+     * as Stop does, and the conversation is left "interrupted". A request may ask for that
+     * with ?cancel_on_disconnect=1 (or keep its turn with =0) whatever the switch says. */
+    bool disconnect_cancels_turn;
 };
 
 /*
@@ -210,7 +214,7 @@ REIN_EXTERN rein_agent_api *rein_agent_api_new(rein_agent *agent, const rein_reg
 REIN_EXTERN void rein_agent_api_free(rein_agent_api *api);
 /*
  * Adds (api borrowed; must outlive the server):
- *   POST /agent/chat                                   one turn (JSON, or SSE events)
+ *   POST /agent/chat[?cancel_on_disconnect=1]          one turn (JSON, or SSE events)
  *   POST /agent/conversations/{id}/cancel              cancel the running turn
  *   POST /agent/conversations/{id}/approvals/{call_id} {"approve": true|false}
  *   POST /agent/conversations/{id}/proposals/{call_id} {"action": "run"|"discard"}

@@ -22,7 +22,8 @@
  * "interrupted" when rein_session_interrupt was called) and releases the lock.
  *
  * What is recorded, in order, for each turn (rein_store_event types; payloads are JSON):
- *   start       {"type":"start","seq":0,"conversation_id","trace_id","mode","verification"}
+ *   start       {"type":"start","seq":0,"conversation_id","trace_id","position" (of the
+ *               turn's first message in the conversation),"mode","verification"}
  *   the agent's events (agent.h), each as rein_agent_event_write() writes it, except that
  *               text deltas are joined: the text that arrives between two other events is
  *               recorded as one text_delta (written with the next event, or once it is

@@ -17,7 +17,9 @@
  * stream requests alike; or the server is stopping past its grace period) interrupts the
  * session: the turn stops and the conversation is left in state "interrupted". Whether a
  * client that went away stops its turn is the disconnect policy, decided in on_request_cancel
- * and nowhere else (rein_agent_api_opts.disconnect_keeps_turn).
+ * and nowhere else (rein_agent_api_opts.disconnect_cancels_turn, or the request's
+ * ?cancel_on_disconnect): by default a turn outlives its client, and whoever comes back reads
+ * it from the store (GET /agent/conversations/{id}/events).
  */
 #include "server/server_int.h"
 
@@ -39,7 +41,7 @@ struct rein_agent_api {
     char provider[64];
     rein_metric *turns_total;
     rein_session_recovery *recovery; /* NULL: recovery only at store open */
-    bool disconnect_keeps_turn;      /* the disconnect policy: see rein_agent_api_opts */
+    bool disconnect_cancels_turn;    /* the disconnect policy: see rein_agent_api_opts */
 };
 
 /* One running POST /agent/chat. sse is NULL for a JSON answer. */
@@ -49,6 +51,7 @@ struct chat {
     rein_session *session;
     rein_sse *sse;
     bool sse_gone;
+    bool cancel_on_disconnect; /* the policy for this request */
 };
 
 /* ---- POST /agent/chat ------------------------------------------------------------------ */
@@ -79,14 +82,35 @@ static void on_event(const struct rein_session_event *ev, void *userdata)
 }
 
 /* The request's handle fired: the client left, or the server is stopping. The disconnect
- * policy: a client that left interrupts its turn unless the API keeps turns running. */
+ * policy: a client that left interrupts its turn only when this request asked for that. */
 static void on_request_cancel(void *userdata)
 {
     struct chat *c = userdata;
 
-    if (c->api->disconnect_keeps_turn && rein_request_client_gone(c->req))
+    if (!c->cancel_on_disconnect && rein_request_client_gone(c->req))
         return;
     rein_session_interrupt(c->session, rein_cancel_reason(rein_request_cancel(c->req)));
+}
+
+/* The disconnect policy of this request: ?cancel_on_disconnect=1|0 (true|false), else the
+ * API's switch. False (and answered) when the value is neither. */
+static bool read_policy(rein_request *req, const rein_agent_api *api, bool *cancel)
+{
+    const char *v = rein_request_query(req, "cancel_on_disconnect");
+
+    *cancel = api->disconnect_cancels_turn;
+    if (!v)
+        return true;
+    if (strcmp(v, "1") == 0 || strcmp(v, "true") == 0)
+        *cancel = true;
+    else if (strcmp(v, "0") == 0 || strcmp(v, "false") == 0)
+        *cancel = false;
+    else {
+        rein_request_reply_error(req, 400, "bad_request",
+                                 "cancel_on_disconnect must be 1 or 0 (true or false)");
+        return false;
+    }
+    return true;
 }
 
 /* Runs the turn in the open session; returns its result object (new), or NULL with err set. */
@@ -161,6 +185,10 @@ static void handle_chat(rein_request *req, void *userdata)
     memset(&cb, 0, sizeof(cb));
     if (!details) {
         rein_request_reply_error(req, 500, "internal", "out of memory");
+        return;
+    }
+    if (!read_policy(req, api, &c.cancel_on_disconnect)) {
+        json_decref(details);
         return;
     }
     if (!rein__chat_body_read(rein_request_json(req), &cb, details)) {
@@ -397,7 +425,7 @@ rein_agent_api *rein_agent_api_new(rein_agent *agent, const rein_registry *reg, 
         opts && opts->approval_timeout_ms > 0 ? opts->approval_timeout_ms : DEFAULT_APPROVAL_MS;
     recover_ms = opts && opts->recover_ms ? opts->recover_ms : api->lease_ms / 2;
     api->metrics = opts ? opts->metrics : NULL;
-    api->disconnect_keeps_turn = opts && opts->disconnect_keeps_turn;
+    api->disconnect_cancels_turn = opts && opts->disconnect_cancels_turn;
     snprintf(api->provider, sizeof(api->provider), "%s",
              opts && opts->provider_name ? opts->provider_name : "unknown");
     api->turns_total = rein_metrics_family(api->metrics, REIN_METRIC_COUNTER, "rein_turns_total",

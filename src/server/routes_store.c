@@ -6,6 +6,8 @@
  */
 #include "server/server_int.h"
 
+#include <rein/buf.h>
+
 #include <inttypes.h>
 #include <limits.h>
 #include <string.h>
@@ -117,34 +119,58 @@ static void delete_conversation(rein_request *req, void *userdata)
 
 /* ---- GET /agent/conversations/{id}/events ------------------------------------------------ */
 
-struct follow {
-    rein_sse *sse;
-    int64_t last; /* the last sequence id sent */
-    size_t sent;  /* in this batch */
-    bool gone;    /* the client left */
+/*
+ * The recorded events of a conversation, from the store, so any instance sharing it serves
+ * them, whichever instance runs the turn. A turn outlives its client: a page that was
+ * reloaded, another tab or another device reads the turn here.
+ *
+ * Where it starts: the Last-Event-ID header, else ?after=N, else ?from=turn (the last turn's
+ * start event: the one running, or the last one that ran), else the first event kept.
+ * ?type=a,b keeps only those types. As Server-Sent Events (the default) each event keeps its
+ * sequence id as the SSE id and its payload as data, with "recorded_ms" added (when it was
+ * written, on the store's clock); while a turn runs the stream follows it, and it ends once no
+ * turn runs and every event is sent. With Accept: application/json (and not
+ * text/event-stream) the answer is one page, ?limit=N (1..1000, default 100) events:
+ *   {"conversation_id", "events": [{"seq", "type", "time", "trace_id", "data"}], "last_seq",
+ *    "running", "now_ms", "next_after"} (next_after: where the next page starts, null at the end)
+ */
+
+#define EVENTS_TYPES_MAX   8
+#define EVENTS_LIMIT_MAX   1000
+#define EVENTS_SCAN_WINDOW 256
+#define EVENTS_SCAN_MAX    (1 << 20) /* events looked through for a turn's start at most */
+
+struct events_query {
+    int64_t after;
+    bool from_turn;
+    long limit;
+    char types[EVENTS_TYPES_MAX][64];
+    size_t ntypes;
 };
 
-static int send_stored(const struct rein_store_event *ev, void *userdata)
+static bool parse_types(const char *text, struct events_query *q)
 {
-    struct follow *f = userdata;
-    char id[24];
-
-    snprintf(id, sizeof(id), "%" PRId64, ev->seq);
-    if (rein_sse_send_event(f->sse, id, ev->type, ev->payload, strlen(ev->payload), 0) != REIN_OK) {
-        f->gone = true;
-        return 1;
+    while (text && *text) {
+        size_t n = strcspn(text, ",");
+        if (n == 0 || n >= sizeof(q->types[0]) || q->ntypes == EVENTS_TYPES_MAX)
+            return false;
+        memcpy(q->types[q->ntypes], text, n);
+        q->types[q->ntypes++][n] = '\0';
+        text += n + (text[n] == ',');
     }
-    f->last = ev->seq;
-    f->sent++;
-    return 0;
+    return true;
 }
 
-/* Where the client resumes: Last-Event-ID, else ?after=N, else 0 (everything kept). */
-static bool resume_point(rein_request *req, int64_t *after)
+/* False (and answered) when a parameter is malformed. */
+static bool read_events_query(rein_request *req, struct events_query *q)
 {
     const char *text = rein_request_header(req, "Last-Event-ID");
+    const char *from = rein_request_query(req, "from");
+    const char *limit = rein_request_query(req, "limit");
     long v = 0;
 
+    memset(q, 0, sizeof(*q));
+    q->limit = 100;
     if (!text)
         text = rein_request_query(req, "after");
     if (text && !rein__http_parse_uint(text, 0, LONG_MAX, &v)) {
@@ -152,8 +178,130 @@ static bool resume_point(rein_request *req, int64_t *after)
                                  "Last-Event-ID (or after) must be an event id: a number >= 0");
         return false;
     }
-    *after = v;
+    q->after = v;
+    if (!text && from) {
+        if (strcmp(from, "turn") != 0) {
+            rein_request_reply_error(req, 400, "bad_request", "from must be \"turn\"");
+            return false;
+        }
+        q->from_turn = true;
+    }
+    if (limit && !rein__http_parse_uint(limit, 1, EVENTS_LIMIT_MAX, &q->limit)) {
+        rein_request_reply_error(req, 400, "bad_request", "limit must be a number from 1 to %d",
+                                 EVENTS_LIMIT_MAX);
+        return false;
+    }
+    if (!parse_types(rein_request_query(req, "type"), q)) {
+        rein_request_reply_error(req, 400, "bad_request",
+                                 "type must be up to %d event types separated by commas",
+                                 EVENTS_TYPES_MAX);
+        return false;
+    }
     return true;
+}
+
+static bool type_wanted(const struct events_query *q, const char *type)
+{
+    for (size_t i = 0; i < q->ntypes; i++) {
+        if (strcmp(q->types[i], type) == 0)
+            return true;
+    }
+    return q->ntypes == 0;
+}
+
+struct scan {
+    int64_t hi;    /* only events up to this id count */
+    int64_t start; /* the last start event found */
+};
+
+static int scan_start(const struct rein_store_event *ev, void *userdata)
+{
+    struct scan *sc = userdata;
+
+    if (ev->seq > sc->hi)
+        return 1;
+    if (strcmp(ev->type, "start") == 0)
+        sc->start = ev->seq;
+    return 0;
+}
+
+static int64_t last_seq(rein_store *store, const char *id)
+{
+    int64_t last = 0;
+    rein_error err;
+    rein_err rc = rein_store_events_wait(store, id, INT64_MAX, 0, NULL, &last, &err);
+
+    if (rc != REIN_OK && rc != REIN_ETIMEDOUT)
+        rein_log(REIN_LOG_WARN, "server/events", "%s: events not read: %s", id, err.msg);
+    return last;
+}
+
+/* The id just before the last turn's start event (0: from the first event kept), looked for
+ * backwards, a window at a time. */
+static rein_err turn_start(rein_store *store, const char *id, int64_t *after, rein_error *err)
+{
+    struct scan sc = {.hi = last_seq(store, id), .start = 0};
+
+    *after = 0;
+    for (int64_t looked = 0; sc.hi > 0 && looked < EVENTS_SCAN_MAX; looked += EVENTS_SCAN_WINDOW) {
+        int64_t lo = sc.hi > EVENTS_SCAN_WINDOW ? sc.hi - EVENTS_SCAN_WINDOW : 0;
+        rein_err rc =
+            rein_store_events_after(store, id, lo, EVENTS_SCAN_WINDOW, scan_start, &sc, err);
+        if (rc != REIN_OK && rc != 1)
+            return rc;
+        if (sc.start > 0) {
+            *after = sc.start - 1;
+            return REIN_OK;
+        }
+        sc.hi = lo;
+    }
+    return REIN_OK;
+}
+
+struct follow {
+    rein_sse *sse;
+    const struct events_query *q;
+    struct rein_buf b;
+    int64_t last;    /* the last sequence id sent (or skipped by the type filter) */
+    size_t seen;     /* in this batch */
+    bool gone;       /* the client left */
+    bool saw_result; /* the last event sent was a turn's result: its lock goes at once */
+};
+
+/* The payload with "recorded_ms" first, when it is an object. */
+static rein_err with_time(struct rein_buf *b, const struct rein_store_event *ev)
+{
+    const char *p = ev->payload;
+    size_t len = strlen(p);
+    char head[48];
+
+    rein_buf_reset(b);
+    if (p[0] != '{')
+        return rein_buf_add(b, p, len);
+    snprintf(head, sizeof(head), "{\"recorded_ms\":%" PRId64 "%s", ev->time_ms,
+             p[1] == '}' ? "" : ",");
+    if (rein_buf_add(b, head, strlen(head)) != REIN_OK)
+        return REIN_ENOMEM;
+    return rein_buf_add(b, p + 1, len - 1);
+}
+
+static int send_stored(const struct rein_store_event *ev, void *userdata)
+{
+    struct follow *f = userdata;
+    char id[24];
+
+    f->last = ev->seq;
+    f->seen++;
+    if (!type_wanted(f->q, ev->type))
+        return 0;
+    snprintf(id, sizeof(id), "%" PRId64, ev->seq);
+    if (with_time(&f->b, ev) != REIN_OK ||
+        rein_sse_send_event(f->sse, id, ev->type, f->b.ptr, f->b.len, 0) != REIN_OK) {
+        f->gone = true;
+        return 1;
+    }
+    f->saw_result = strcmp(ev->type, "result") == 0;
+    return 0;
 }
 
 /* True while a turn holds the conversation's lock (errors count as held: keep following). */
@@ -166,20 +314,126 @@ static bool turn_running(rein_store *store, const char *id)
 }
 
 /*
- * The conversation's recorded events after the resume point, each with its sequence id as the
- * SSE id; while a turn runs the stream follows it, and it ends once no turn runs and every
- * event is sent. The lock is looked at before reading: a turn records its last event (the
- * result) before it releases the lock, so nothing of a finished turn is missed.
+ * The events after the starting point as SSE; while a turn runs the stream follows it. The
+ * lock is looked at before reading: a turn records its last event (the result) before it
+ * releases the lock, so nothing of a finished turn is missed.
  */
-static void stream_events(rein_request *req, void *userdata)
+static void stream_events(rein_request *req, rein_store *store, const char *id,
+                          const struct events_query *q, int64_t after)
+{
+    struct follow f = {.q = q, .last = after};
+    rein_error err;
+    rein_err rc = REIN_OK;
+
+    f.sse = rein_request_sse_start(req, &err);
+    if (!f.sse) {
+        rein_request_reply_rein_error(req, &err);
+        return;
+    }
+    rein_buf_init(&f.b, 0);
+    for (;;) {
+        bool running = turn_running(store, id);
+        do {
+            f.seen = 0;
+            rc = rein_store_events_after(store, id, f.last, EVENTS_BATCH, send_stored, &f, &err);
+        } while (rc == REIN_OK && f.seen == EVENTS_BATCH);
+        if (f.gone || (rc != REIN_OK && rc != 1) || !running)
+            break;
+        rc = rein_store_events_wait(store, id, f.last, f.saw_result ? 100 : EVENTS_WAIT_MS,
+                                    rein_request_cancel(req), NULL, &err);
+        if (rc != REIN_OK && rc != REIN_ETIMEDOUT)
+            break;
+    }
+    if (rc != REIN_OK && rc != 1 && rc != REIN_ETIMEDOUT && rc != REIN_ECANCELED && !f.gone)
+        rein_log(REIN_LOG_WARN, "server/events", "%s: events not sent: %s", id, err.msg);
+    rein_buf_release(&f.b);
+}
+
+struct page {
+    const struct events_query *q;
+    json_t *events;
+    int64_t after;
+    bool full;
+    bool oom;
+};
+
+static int add_to_page(const struct rein_store_event *ev, void *userdata)
+{
+    struct page *pg = userdata;
+    char when[REIN_TIME_ISO_LEN];
+    json_t *data, *o;
+
+    if (json_array_size(pg->events) >= (size_t)pg->q->limit) {
+        pg->full = true;
+        return 1;
+    }
+    pg->after = ev->seq;
+    if (!type_wanted(pg->q, ev->type))
+        return 0;
+    data = rein_json_parse(ev->payload, strlen(ev->payload), 0, NULL);
+    o = json_pack("{s:I, s:s, s:s, s:s?, s:o}", "seq", (json_int_t)ev->seq, "type", ev->type,
+                  "time", rein_time_iso(ev->time_ms, when), "trace_id",
+                  ev->trace_id && ev->trace_id[0] ? ev->trace_id : NULL, "data",
+                  data ? data : json_null());
+    if (!o || json_array_append_new(pg->events, o) != 0) {
+        pg->oom = true;
+        return 1;
+    }
+    return 0;
+}
+
+/* One page of events as JSON. */
+static void page_events(rein_request *req, rein_store *store, const char *id,
+                        const struct events_query *q, int64_t after)
+{
+    struct page pg = {.q = q, .events = json_array(), .after = after};
+    bool running = turn_running(store, id);
+    int64_t last = last_seq(store, id);
+    rein_error err;
+
+    if (!pg.events) {
+        rein_request_reply_error(req, 500, "internal", "out of memory");
+        return;
+    }
+    while (!pg.full && pg.after < last) {
+        int64_t before = pg.after;
+        rein_err rc =
+            rein_store_events_after(store, id, pg.after, EVENTS_BATCH, add_to_page, &pg, &err);
+        if (rc < 0 || pg.oom) {
+            json_decref(pg.events);
+            if (pg.oom)
+                rein_request_reply_error(req, 500, "internal", "out of memory");
+            else
+                rein_request_reply_rein_error(req, &err);
+            return;
+        }
+        if (pg.after == before)
+            break;
+    }
+    rein_request_reply_json(req, 200,
+                            json_pack("{s:s, s:o, s:I, s:b, s:I, s:o}", "conversation_id", id,
+                                      "events", pg.events, "last_seq", (json_int_t)last, "running",
+                                      running, "now_ms", (json_int_t)rein_wall_ms(), "next_after",
+                                      pg.full ? json_integer(pg.after) : json_null()));
+}
+
+/* JSON only when the client asks for it and not for an event stream. */
+static bool wants_json_page(const rein_request *req)
+{
+    const char *accept = rein_request_header(req, "Accept");
+
+    return accept && strstr(accept, "application/json") && !rein_request_wants_sse(req);
+}
+
+static void get_events(rein_request *req, void *userdata)
 {
     rein_store *store = userdata;
     const char *id = rein_request_param(req, "id");
-    struct follow f = {0};
+    struct events_query q;
+    int64_t after;
     rein_error err;
-    rein_err rc;
 
-    if (!resume_point(req, &f.last))
+    if (!read_events_query(req, &q))
         return;
     rein_error_clear(&err);
     if (!rein_store_conv_exists(store, id, &err)) {
@@ -189,26 +443,15 @@ static void stream_events(rein_request *req, void *userdata)
             rein_request_reply_error(req, 404, "not_found", "there is no conversation %s", id);
         return;
     }
-    f.sse = rein_request_sse_start(req, &err);
-    if (!f.sse) {
+    after = q.after;
+    if (q.from_turn && turn_start(store, id, &after, &err) != REIN_OK) {
         rein_request_reply_rein_error(req, &err);
         return;
     }
-    for (;;) {
-        bool running = turn_running(store, id);
-        do {
-            f.sent = 0;
-            rc = rein_store_events_after(store, id, f.last, EVENTS_BATCH, send_stored, &f, &err);
-        } while (rc == REIN_OK && f.sent == EVENTS_BATCH);
-        if (f.gone || (rc != REIN_OK && rc != 1) || !running)
-            break;
-        rc = rein_store_events_wait(store, id, f.last, EVENTS_WAIT_MS, rein_request_cancel(req),
-                                    NULL, &err);
-        if (rc != REIN_OK && rc != REIN_ETIMEDOUT)
-            break;
-    }
-    if (rc != REIN_OK && rc != 1 && rc != REIN_ETIMEDOUT && rc != REIN_ECANCELED && !f.gone)
-        rein_log(REIN_LOG_WARN, "server/events", "%s: events not sent: %s", id, err.msg);
+    if (wants_json_page(req))
+        page_events(req, store, id, &q, after);
+    else
+        stream_events(req, store, id, &q, after);
 }
 
 rein_err rein_server_add_store_routes(rein_server *srv, rein_store *store, rein_error *err)
@@ -226,7 +469,7 @@ rein_err rein_server_add_store_routes(rein_server *srv, rein_store *store, rein_
         rc = rein_server_route(srv, "DELETE", "/agent/conversations/{id}", 0, delete_conversation,
                                store, err);
     if (rc == REIN_OK)
-        rc = rein_server_route(srv, "GET", "/agent/conversations/{id}/events", 0, stream_events,
-                               store, err);
+        rc = rein_server_route(srv, "GET", "/agent/conversations/{id}/events", 0, get_events, store,
+                               err);
     return rc;
 }

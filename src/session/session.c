@@ -184,6 +184,10 @@ static void record_start(rein_session *s, const struct rein_agent_turn_opts *o)
         rein_jw_null(&w);
     rein_jw_key(&w, "trace_id");
     rein_jw_str(&w, s->trace_id);
+    /* Where the turn's first message goes: a reader replaying the turn draws the stored
+     * messages before it and the turn from its events. */
+    rein_jw_key(&w, "position");
+    rein_jw_int(&w, (int64_t)rein_history_len(s->h));
     rein_jw_key(&w, "mode");
     rein_jw_str(&w, rein_agent_mode_name(o->mode));
     rein_jw_key(&w, "verification");

@@ -995,52 +995,36 @@ static void shutdown_interrupts_turns(void **state)
     json_decref(conv);
 }
 
-/* Reads an event stream until marker arrives, then hangs up (a closed browser tab). */
-static size_t until_marker(char *data, size_t size, size_t n, void *ud)
+/* Waits until no turn holds conv. */
+static void wait_free(const char *conv)
 {
-    struct th_resp *r = ud;
-    char *grown = realloc(r->body, r->len + size * n + 1);
+    struct rein_store_lock_info info;
+    int64_t deadline = rein_now_ms() + 20000;
 
-    if (!grown)
-        return 0;
-    r->body = grown;
-    memcpy(r->body + r->len, data, size * n);
-    r->len += size * n;
-    r->body[r->len] = '\0';
-    return strstr(r->body, "\"state\":\"executing\"") ? 0 : size * n;
+    while (rein_store_lock_get(F->store, conv, &info, NULL) == REIN_OK && rein_now_ms() < deadline)
+        rein_sleep_ms(10);
+    if (rein_store_lock_get(F->store, conv, &info, NULL) == REIN_OK)
+        fail_msg("conversation %s is still held (%s)", conv, info.state);
 }
 
+/* A client that asked for it (?cancel_on_disconnect=1) cancels its turn by leaving. */
 static void stream_closed_interrupts_turn(void **state)
 {
-    static const char body[] = "{\"message\": \"go slow\", \"conversation_id\": \"gone\"}";
-    struct curl_slist *h = NULL;
-    struct th_resp r = {0};
-    struct rein_store_lock_info info;
-    int64_t deadline;
+    struct th_resp r;
     json_t *conv;
-    CURL *c;
 
     (void)state;
     start_with(50, 0);
     script("[{\"tool_calls\": [{\"id\": \"s1\", \"name\": \"slow\", \"arguments\": \"{}\"}]}]");
-    c = curl_easy_init();
-    h = curl_slist_append(h, "Content-Type: application/json");
-    h = curl_slist_append(h, "Accept: text/event-stream");
-    curl_easy_setopt(c, CURLOPT_URL, u("/agent/chat"));
-    curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
-    curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
-    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, until_marker);
-    curl_easy_setopt(c, CURLOPT_WRITEDATA, &r);
-    curl_easy_setopt(c, CURLOPT_TIMEOUT, 30L);
-    assert_int_equal(curl_easy_perform(c), CURLE_WRITE_ERROR);
-    curl_easy_cleanup(c);
-    curl_slist_free_all(h);
-    free(r.body);
-    /* The heartbeat finds the client gone; the turn is cancelled and the lock freed. */
-    deadline = rein_now_ms() + 20000;
-    while (rein_store_lock_get(F->store, "gone", &info, NULL) == REIN_OK &&
-           rein_now_ms() < deadline)
-        rein_sleep_ms(10);
+    th_post(u("/agent/chat?cancel_on_disconnect=maybe"), "{\"message\": \"x\"}", &r);
+    th_assert_error(&r, 400, "bad_request");
+    th_resp_free(&r);
+    th_post_sse_until(u("/agent/chat?cancel_on_disconnect=1"),
+                      "{\"message\": \"go slow\", \"conversation_id\": \"gone\"}",
+                      "\"state\":\"executing\"", &r);
+    th_resp_free(&r);
+    /* The hang-up is seen at once; the turn is cancelled and the lock freed. */
+    wait_free("gone");
     conv = conversation("gone");
     assert_true(json_is_null(jget(conv, "lock")));
     assert_string_equal(th_jstr(conv, "state"), "interrupted");
@@ -1131,6 +1115,164 @@ static void events_replay_and_follow(void **state)
     json_decref(replay);
     th_bg_free(f);
     th_bg_free(b);
+}
+
+/* The events of a stream body: the recorded events with increasing ids, each with the time
+ * it was recorded (new array of {event, data, id}). */
+static json_t *recorded_events(const char *body)
+{
+    json_t *all = th_sse_events(body, NULL), *out = json_array();
+    size_t n = json_array_size(all);
+    long long prev = 0;
+
+    for (size_t i = 0; i < n; i++) {
+        json_t *ev = json_array_get(all, i);
+        const char *id = th_jstr(ev, "id");
+        assert_non_null(id);
+        assert_true(atoll(id) > prev);
+        prev = atoll(id);
+        assert_true(json_is_integer(jget(jget(ev, "data"), "recorded_ms")));
+        json_array_append(out, ev);
+    }
+    json_decref(all);
+    return out;
+}
+
+/* GET of an events URL as a JSON page. */
+static void events_page(const char *url, struct th_resp *r)
+{
+    static const char *const json_please[] = {"Accept: application/json", NULL};
+
+    th_http("GET", url, NULL, json_please, r);
+}
+
+static const char *event_type(const json_t *events, size_t i)
+{
+    return th_jstr(json_array_get(events, i), "event");
+}
+
+/* By default a turn outlives its client: the page that started it closes while an approval
+ * waits, another reads the turn from the store, answers it, and follows it to its end. */
+static void turn_outlives_its_client(void **state)
+{
+    struct th_resp r;
+    struct th_bg *b;
+    json_t *evs, *conv;
+    size_t n;
+    char last[32];
+
+    (void)state;
+    start_with(50, 0);
+    script("[{\"tool_calls\": [{\"id\": \"w1\", \"name\": \"wipe\", \"arguments\": "
+           "\"{\\\"path\\\": \\\"a\\\"}\"}]}, {\"text\": \"Wiped a.\"}]");
+    th_post_sse_until(
+        u("/agent/chat"),
+        "{\"message\": \"wipe a\", \"conversation_id\": \"ev\", \"verification\": \"off\"}",
+        "event: approval_required", &r);
+    th_resp_free(&r);
+    /* Long after the hang-up was seen, the turn still waits for the approval. */
+    rein_sleep_ms(200);
+    wait_lock("ev", "waiting_approval");
+
+    th_get(u("/agent/conversations/nope/events"), &r);
+    th_assert_error(&r, 404, "not_found");
+    th_resp_free(&r);
+    {
+        static const char *const bad[] = {"Last-Event-ID: x", NULL};
+        th_http("GET", u("/agent/conversations/ev/events"), NULL, bad, &r);
+        th_assert_error(&r, 400, "bad_request");
+        th_resp_free(&r);
+        th_get(u("/agent/conversations/ev/events?from=yesterday"), &r);
+        th_assert_error(&r, 400, "bad_request");
+        th_resp_free(&r);
+    }
+
+    /* Another page attaches from the turn's start and sees the question. */
+    b = th_bg_get(u("/agent/conversations/ev/events?from=turn"));
+    events_page(u("/agent/conversations/ev/events"), &r);
+    assert_int_equal(r.status, 200);
+    assert_true(json_is_true(jget(r.json, "running")));
+    assert_string_equal(th_jstr(json_array_get(jget(r.json, "events"), 0), "type"), "start");
+    th_resp_free(&r);
+    th_post(u("/agent/conversations/ev/approvals/w1"), "{\"approve\": true}", &r);
+    assert_int_equal(r.status, 200);
+    th_resp_free(&r);
+    th_bg_join(b);
+    assert_int_equal(b->r.status, 200);
+    evs = recorded_events(b->r.body);
+    n = json_array_size(evs);
+    assert_string_equal(event_type(evs, 0), "start");
+    assert_int_equal(json_integer_value(jget(jget(json_array_get(evs, 0), "data"), "position")), 0);
+    assert_string_equal(event_type(evs, n - 1), "result");
+    assert_string_equal(th_jstr(jget(json_array_get(evs, n - 1), "data"), "response"), "Wiped a.");
+    {
+        bool asked = false, ran = false;
+        for (size_t i = 0; i < n; i++) {
+            asked = asked || strcmp(event_type(evs, i), "approval_required") == 0;
+            ran = ran ||
+                  (strcmp(event_type(evs, i), "tool_result") == 0 &&
+                   strcmp(th_jstr(jget(json_array_get(evs, i), "data"), "status"), "success") == 0);
+        }
+        assert_true(asked && ran);
+    }
+    snprintf(last, sizeof(last), "%s", th_jstr(json_array_get(evs, n - 2), "id"));
+    json_decref(evs);
+    th_bg_free(b);
+    wait_free("ev");
+    conv = conversation("ev");
+    assert_string_equal(th_jstr(conv, "state"), "idle");
+    assert_string_equal(th_jstr(th_ledger_entry(conv, "w1"), "status"), "success");
+    json_decref(conv);
+
+    /* A reader that saw everything up to the event before the result gets only the result. */
+    {
+        char header[64];
+        const char *resume[] = {header, NULL};
+        snprintf(header, sizeof(header), "Last-Event-ID: %s", last);
+        th_http("GET", u("/agent/conversations/ev/events"), NULL, resume, &r);
+        evs = recorded_events(r.body);
+        assert_int_equal(json_array_size(evs), 1);
+        assert_string_equal(event_type(evs, 0), "result");
+        json_decref(evs);
+        th_resp_free(&r);
+    }
+
+    /* As JSON: pages, a type filter, and the turn's start. */
+    events_page(u("/agent/conversations/ev/events?after=0&limit=2"), &r);
+    assert_int_equal(json_array_size(jget(r.json, "events")), 2);
+    assert_int_equal(json_integer_value(jget(r.json, "next_after")), 2);
+    assert_false(json_is_true(jget(r.json, "running")));
+    assert_int_equal(
+        json_integer_value(json_object_get(json_array_get(jget(r.json, "events"), 1), "seq")), 2);
+    th_resp_free(&r);
+    events_page(u("/agent/conversations/ev/events?type=result,start"), &r);
+    assert_int_equal(json_array_size(jget(r.json, "events")), 2);
+    assert_string_equal(th_jstr(json_array_get(jget(r.json, "events"), 1), "type"), "result");
+    assert_non_null(th_jstr(json_array_get(jget(r.json, "events"), 1), "trace_id"));
+    assert_true(json_is_null(jget(r.json, "next_after")));
+    th_resp_free(&r);
+}
+
+/* A second turn: from=turn starts at its start, not the first turn's. */
+static void events_from_the_last_turn(void **state)
+{
+    struct th_resp r;
+    const json_t *evs;
+
+    (void)state;
+    start();
+    script("[{\"text\": \"one\"}, {\"text\": \"two\"}]");
+    th_post(u("/agent/chat"), "{\"message\": \"1\", \"conversation_id\": \"lt\"}", &r);
+    th_resp_free(&r);
+    th_post(u("/agent/chat"), "{\"message\": \"2\", \"conversation_id\": \"lt\"}", &r);
+    th_resp_free(&r);
+    events_page(u("/agent/conversations/lt/events?from=turn"), &r);
+    evs = jget(r.json, "events");
+    assert_string_equal(th_jstr(json_array_get(evs, 0), "type"), "start");
+    assert_int_equal(json_integer_value(jget(jget(json_array_get(evs, 0), "data"), "position")), 3);
+    assert_string_equal(
+        th_jstr(jget(json_array_get(evs, json_array_size(evs) - 1), "data"), "response"), "two");
+    th_resp_free(&r);
 }
 
 static void metrics_of_turns(void **state)
@@ -1310,6 +1452,8 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test_teardown(shutdown_interrupts_turns, teardown),
     cmocka_unit_test_teardown(stream_closed_interrupts_turn, teardown),
     cmocka_unit_test_teardown(events_replay_and_follow, teardown),
+    cmocka_unit_test_teardown(turn_outlives_its_client, teardown),
+    cmocka_unit_test_teardown(events_from_the_last_turn, teardown),
     cmocka_unit_test_teardown(metrics_of_turns, teardown),
     cmocka_unit_test_teardown(conversations_edit_and_facts, teardown),
 };

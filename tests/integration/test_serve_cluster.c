@@ -496,6 +496,64 @@ static void events_followed_across_instances(void **state)
     pair_stop();
 }
 
+/* The page that started a turn on A closes; a page served by B attaches to the turn from the
+ * store, answers its approval and follows it to the end; a reader that resumes after an id
+ * gets only what came after it. The turn never depended on its first client. */
+static void events_of_a_turn_from_another_instance(void **state)
+{
+    struct th_resp r;
+    struct th_bg *b;
+    json_t *all;
+    size_t n;
+    char last[32] = "";
+    bool asked = false;
+
+    (void)state;
+    setup_cluster(true);
+    pair_start("30000", "5000");
+    script("[{\"tool_calls\": [{\"id\": \"w1\", \"name\": \"wipe\", \"arguments\": \"{}\"}]},"
+           " {\"text\": \"wiped on A\"}]");
+    th_post_sse_until(
+        at(&C->a, "/agent/chat"),
+        "{\"message\": \"wipe\", \"conversation_id\": \"re\", \"verification\": \"off\"}",
+        "event: approval_required", &r);
+    th_resp_free(&r);
+    b = th_bg_get(at(&C->b, "/agent/conversations/re/events?from=turn"));
+    wait_state(&C->b, "re", "waiting_approval");
+    th_post(at(&C->b, "/agent/conversations/re/approvals/w1"), "{\"approve\": true}", &r);
+    assert_int_equal(r.status, 200);
+    th_resp_free(&r);
+    th_bg_join(b);
+    assert_int_equal(b->r.status, 200);
+    all = th_sse_events(b->r.body, NULL);
+    n = json_array_size(all);
+    assert_true(n > 3);
+    assert_string_equal(th_jstr(json_array_get(all, 0), "event"), "start");
+    assert_string_equal(th_jstr(json_array_get(all, n - 1), "event"), "result");
+    assert_string_equal(th_jstr(json_object_get(json_array_get(all, n - 1), "data"), "response"),
+                        "wiped on A");
+    for (size_t i = 0; i + 1 < n; i++) {
+        asked = asked || strcmp(th_jstr(json_array_get(all, i), "event"), "approval_required") == 0;
+        snprintf(last, sizeof(last), "%s", th_jstr(json_array_get(all, i), "id"));
+    }
+    assert_true(asked);
+    json_decref(all);
+    th_bg_free(b);
+    /* Resumed through A after the last event before the result. */
+    {
+        char header[64];
+        const char *resume[] = {header, NULL};
+        snprintf(header, sizeof(header), "Last-Event-ID: %s", last);
+        th_http("GET", at(&C->a, "/agent/conversations/re/events"), NULL, resume, &r);
+        all = th_sse_events(r.body, NULL);
+        assert_int_equal(json_array_size(all), 1);
+        assert_string_equal(th_jstr(json_array_get(all, 0), "event"), "result");
+        json_decref(all);
+        th_resp_free(&r);
+    }
+    pair_stop();
+}
+
 /* ---- lifecycle --------------------------------------------------------------------------- */
 
 static void kill9_during_a_slow_tool(void **state)
@@ -640,6 +698,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test_teardown(store_down_is_503, teardown),
     cmocka_unit_test_teardown(cancel_and_approval_across_instances, teardown),
     cmocka_unit_test_teardown(events_followed_across_instances, teardown),
+    cmocka_unit_test_teardown(events_of_a_turn_from_another_instance, teardown),
     cmocka_unit_test_teardown(kill9_during_a_slow_tool, teardown),
     cmocka_unit_test_teardown(sigterm_cancels_after_grace, teardown),
     cmocka_unit_test_teardown(sigterm_lets_a_turn_finish, teardown),

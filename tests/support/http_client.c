@@ -216,6 +216,47 @@ struct th_bg *th_bg_post(const char *url, const char *body, bool sse)
     return b;
 }
 
+/* Appends to the th_resp and stops (a hang-up) once the marker has arrived. */
+struct until {
+    struct th_resp *r;
+    const char *marker;
+};
+
+static size_t until_marker(char *data, size_t size, size_t n, void *ud)
+{
+    struct until *u = ud;
+    size_t len = th_on_body(data, size, n, u->r);
+
+    return len && strstr(u->r->body, u->marker) ? 0 : len;
+}
+
+void th_post_sse_until(const char *url, const char *body, const char *marker, struct th_resp *out)
+{
+    CURL *c = curl_easy_init();
+    struct curl_slist *h = NULL;
+    struct until u = {out, marker};
+
+    memset(out, 0, sizeof(*out));
+    assert_non_null(c);
+    h = curl_slist_append(h, "Content-Type: application/json");
+    h = curl_slist_append(h, "Accept: text/event-stream");
+    curl_easy_setopt(c, CURLOPT_URL, url);
+    curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
+    curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
+    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, until_marker);
+    curl_easy_setopt(c, CURLOPT_WRITEDATA, &u);
+    curl_easy_setopt(c, CURLOPT_TIMEOUT, 30L);
+    curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+    out->curl_rc = (int)curl_easy_perform(c);
+    curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &out->status);
+    curl_slist_free_all(h);
+    curl_easy_cleanup(c);
+    if (!out->body)
+        out->body = calloc(1, 1);
+    if (out->curl_rc != CURLE_WRITE_ERROR)
+        fail_msg("the stream ended before %s arrived: %s", marker, out->body);
+}
+
 void th_bg_join(struct th_bg *b)
 {
     pthread_join(b->th, NULL);

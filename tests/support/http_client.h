@@ -45,6 +45,9 @@ const char *th_header(const struct th_resp *r, const char *name);
 /* Asserts the JSON error shape {"error": {"code": code, "message": ...}} and the status. */
 void th_assert_error(const struct th_resp *r, long status, const char *code);
 
+/* POSTs with Accept: text/event-stream and hangs up (a closed tab) once marker was received;
+ * fails the test when the stream ends before. */
+void th_post_sse_until(const char *url, const char *body, const char *marker, struct th_resp *out);
 /*
  * The events of an SSE body: a new array of {"event": name, "data": parsed JSON, "id"?: the
  * event's id when it has one} in order, and *comments (may be NULL) receives the number of
