@@ -14,12 +14,12 @@ packages=(
   curl ca-certificates python3
   python3-pytest python3-coverage gcovr  # real pytest, coverage.py and gcovr runs in verify tests
   chromium fonts-wqy-microhei  # the chat page's browser tests; a CJK font for the Chinese page
+  nodejs npm  # the chat page's highlighter from npm at build time; its browser tests
 )
 bench_packages=(
   wrk hyperfine nginx-light
   python3-jsonschema python3-pydantic python3-fastapi python3-uvicorn
   python3-uvloop python3-httptools
-  nodejs npm
 )
 
 if [ "${1:-}" = "--bench" ]; then
@@ -34,7 +34,7 @@ for p in "${packages[@]}"; do
   fi
 done
 # Node.js may come from another source (the machine image ships nodesource's build).
-if [ "${1:-}" = "--bench" ] && command -v node >/dev/null && command -v npm >/dev/null; then
+if command -v node >/dev/null && command -v npm >/dev/null; then
   filtered=()
   for p in "${missing[@]}"; do
     case "$p" in nodejs|npm) ;; *) filtered+=("$p") ;; esac
