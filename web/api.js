@@ -1,6 +1,8 @@
 // The page's client of rein's HTTP API (docs/DESIGN.md's table): JSON requests, the API key when
-// the server asks for one, and POST /agent/chat read as Server-Sent Events. EventSource can
-// only GET, so the stream is read from fetch() and split into events here.
+// the server asks for one, POST /agent/chat and GET /agent/conversations/{id}/events read as
+// Server-Sent Events. EventSource can neither POST nor send the API key, so streams are read
+// from fetch() and split into events here. Errors carry the server's code (or "network" when
+// nothing answered), which the page translates; the server's message is kept as detail.
 
 export class ApiError extends Error {
   constructor(status, code, message, body) {
@@ -43,13 +45,14 @@ async function errorFrom(resp) {
   return new ApiError(resp.status, e.code || `http_${resp.status}`, e.message || resp.statusText, body);
 }
 
-async function send(method, path, body) {
+async function send(method, path, body, extra = {}) {
   let resp;
   try {
     resp = await fetch(path, {
       method,
       headers: headers(body === undefined ? {} : { 'Content-Type': 'application/json' }),
       body: body === undefined ? undefined : JSON.stringify(body),
+      ...extra,
     });
   } catch (e) {
     throw new ApiError(0, 'network', e.message);
@@ -58,11 +61,24 @@ async function send(method, path, body) {
   return resp.status === 204 ? null : resp.json();
 }
 
+const conv = (id) => `/agent/conversations/${encodeURIComponent(id)}`;
+
 export const api = {
-  conversations: (cursor, limit = 20) =>
-    send('GET', `/agent/conversations?limit=${limit}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`),
-  conversation: (id) => send('GET', `/agent/conversations/${encodeURIComponent(id)}`),
-  remove: (id) => send('DELETE', `/agent/conversations/${encodeURIComponent(id)}`),
+  conversations: (cursor, limit = 20, query = '') =>
+    send('GET', `/agent/conversations?limit=${limit}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}${
+      query ? `&q=${encodeURIComponent(query)}` : ''}`),
+  conversation: (id) => send('GET', conv(id)),
+  // keepalive: a delete sent while the page is going away still reaches the server.
+  remove: (id, keepalive = false) => send('DELETE', conv(id), undefined, { keepalive }),
+  rename: (id, title) => send('PATCH', conv(id), { title }),
+  // A page of recorded events as JSON: {events: [{seq, type, time, trace_id, data}], last_seq,
+  // running, now_ms, next_after}. params: {after, from, type, limit}.
+  events: (id, params = {}) => {
+    const q = new URLSearchParams();
+    for (const [k, v] of Object.entries(params)) if (v !== undefined && v !== null) q.set(k, v);
+    return send('GET', `${conv(id)}/events?${q}`, undefined, { headers: headers({ Accept: 'application/json' }) });
+  },
+  health: () => send('GET', '/healthz'),
   cancel: (id) => send('POST', `/agent/conversations/${encodeURIComponent(id)}/cancel`, {}),
   approve: (id, callId, approve) =>
     send('POST', `/agent/conversations/${encodeURIComponent(id)}/approvals/${encodeURIComponent(callId)}`,
@@ -111,7 +127,7 @@ export async function* sseEvents(body) {
 
 // Starts a turn: POST /agent/chat with Accept: text/event-stream. Resolves to the Response
 // once the headers are in (throws ApiError for 409 busy, 400, 401, ...); read its body with
-// sseEvents(). signal aborts the request (the server cancels the turn when it sees that).
+// sseEvents(). signal only stops reading: a turn outlives its client, only cancel stops it.
 export async function startChat(request, signal) {
   let resp;
   try {
@@ -119,6 +135,23 @@ export async function startChat(request, signal) {
       method: 'POST',
       headers: headers({ 'Content-Type': 'application/json', Accept: 'text/event-stream' }),
       body: JSON.stringify(request),
+      signal,
+    });
+  } catch (e) {
+    throw new ApiError(0, e.name === 'AbortError' ? 'aborted' : 'network', e.message);
+  }
+  if (!resp.ok) throw await errorFrom(resp);
+  return resp;
+}
+
+// Follows a conversation's turn: GET /agent/conversations/{id}/events as an event stream,
+// from after (an event id) or from the start of the last turn. Resolves to the Response.
+export async function followEvents(id, after, signal) {
+  let resp;
+  const query = after ? `after=${encodeURIComponent(after)}` : 'from=turn';
+  try {
+    resp = await fetch(`${conv(id)}/events?${query}`, {
+      headers: headers({ Accept: 'text/event-stream' }),
       signal,
     });
   } catch (e) {

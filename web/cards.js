@@ -4,7 +4,7 @@
 // destructive call waiting for a person) or a proposal (propose mode: run or discard). Every
 // value from the model or a tool is put in as text.
 
-import { label, t } from './i18n.js';
+import { errorRef, has, label } from './i18n.js';
 
 export function el(tag, cls, text) {
   const n = document.createElement(tag);
@@ -41,6 +41,32 @@ export function displayStatus(status, result) {
   return known.includes(status) ? status : 'error';
 }
 
+function parseMaybe(value) {
+  if (typeof value !== 'string') return value;
+  try {
+    return JSON.parse(value);
+  } catch {
+    return value;
+  }
+}
+
+// What a person reads of a result: {kind: output | error | refused, text}.
+function essence(r) {
+  if (r && typeof r === 'object' && !Array.isArray(r)) {
+    if (typeof r.ok === 'boolean') {
+      if (r.ok) return { kind: 'output', text: pretty(r.output ?? r.result ?? null) };
+      const e = r.error && typeof r.error === 'object' ? r.error : {};
+      return { kind: 'error', text: [e.code, e.message].filter(Boolean).join(': ') || pretty(r) };
+    }
+    if (typeof r.error === 'string') return { kind: 'refused', text: r.error };
+    if (r.status === 'proposed') return { kind: 'refused', text: r.message || '' };
+    if (typeof r.code === 'string' && typeof r.message === 'string') {
+      return { kind: 'error', text: `${r.code}: ${r.message}` };
+    }
+  }
+  return { kind: 'output', text: pretty(r) };
+}
+
 export class ToolCard {
   // call: {call_id, tool (the name the model sent)}
   constructor(call) {
@@ -64,7 +90,11 @@ export class ToolCard {
     this.resultEl = el('pre', 'json');
     this.resultEl.hidden = true;
     this.notes = el('div', 'card-notes');
-    this.body.append(this.argsHead, this.argsEl, this.resultHead, this.resultEl);
+    this.raw = el('details', 'raw');
+    this.raw.hidden = true;
+    this.rawEl = el('pre', 'json');
+    this.raw.append(label(el('summary'), 'card.raw'), this.rawEl);
+    this.body.append(this.argsHead, this.argsEl, this.resultHead, this.resultEl, this.raw);
     this.root.append(summary, this.body);
     // Questions and notes stay visible outside the fold: a person must see them.
     this.outer = el('div', 'card-wrap');
@@ -108,16 +138,22 @@ export class ToolCard {
     this.latencyEl.textContent = ms === null ? '' : `${(ms / 1000).toFixed(1)} s`;
   }
 
-  // result: what the model read (normalized result, invalid payload or proposal).
+  // result: what the model read (normalized result, invalid payload or proposal). The card
+  // shows what matters to a person: the tool's output, or the error's code and message, or
+  // the reason a call was refused; the whole envelope (ids, timings) stays one click away.
   setResult(status, result, latency) {
     this.setStatus(displayStatus(status, result));
     // A proposal was only checked: its "latency" says nothing about the tool.
     if (status !== 'proposed') this.setLatency(latency);
     if (result === undefined || result === null) return;
-    label(this.resultHead, status === 'invalid' ? 'card.invalid' : 'card.result');
+    const shown = essence(parseMaybe(result));
+    label(this.resultHead, shown.kind === 'output' ? 'card.result' : shown.kind === 'error'
+      ? 'card.error' : 'card.invalid');
     this.resultHead.hidden = false;
-    this.resultEl.textContent = pretty(result);
+    this.resultEl.textContent = shown.text;
     this.resultEl.hidden = false;
+    this.rawEl.textContent = pretty(result);
+    this.raw.hidden = false;
   }
 
   note(cls, key, params) {
@@ -129,7 +165,8 @@ export class ToolCard {
   verification(v) {
     if (v.kind === 'approval') {
       this.endQuestion();
-      if (v.passed) this.note('ok', 'card.approvalGiven');
+      if (v.code && has(`approval.code.${v.code}`)) this.note(v.passed ? 'ok' : 'warn', `approval.code.${v.code}`);
+      else if (v.passed) this.note('ok', 'card.approvalGiven');
       else this.note('warn', 'card.approvalDenied', { reason: v.reason || '' });
       return;
     }
@@ -160,7 +197,8 @@ export class ToolCard {
     box.append(q, args, row, msg);
     this.notes.append(box);
     this.question = box;
-    const deadline = performance.now() + (ev.timeout_ms || 60000);
+    // A question replayed after a reload has less time left: ev.left_ms says how much.
+    const deadline = performance.now() + (ev.left_ms ?? ev.timeout_ms ?? 60000);
     const tick = () => {
       const s = Math.max(0, Math.ceil((deadline - performance.now()) / 1000));
       label(left, 'approval.left', { s });
@@ -177,7 +215,7 @@ export class ToolCard {
         await answer(approve);
         label(msg, approve ? 'approval.sentYes' : 'approval.sentNo');
       } catch (e) {
-        label(msg, 'approval.failed', { msg: e.message });
+        label(msg, 'approval.failed', { msg: errorRef(e) });
         yes.disabled = no.disabled = false;
       }
     };
@@ -194,10 +232,11 @@ export class ToolCard {
   }
 
   // Propose mode: the checked call waits for a person to run or discard it. act(run) does it
-  // and resolves to the outcome {status, result, latency_ms}.
-  propose(act) {
+  // and resolves to the outcome {status, result, latency_ms}; done(card) is told after. A
+  // destructive call is marked and runs only after a second, explicit click.
+  propose(act, destructive, done) {
     const box = el('div', 'question proposal');
-    const intro = label(el('p', 'q'), 'proposal.intro');
+    const intro = label(el('p', 'q'), destructive ? 'proposal.introDestructive' : 'proposal.intro');
     const row = el('div', 'row');
     const run = label(el('button', 'run'), 'proposal.run');
     const drop = label(el('button', 'discard ghost'), 'proposal.discard');
@@ -206,12 +245,26 @@ export class ToolCard {
     msg.setAttribute('role', 'status');
     row.append(run, drop);
     box.append(intro, row, msg);
+    if (destructive) {
+      this.outer.classList.add('destructive');
+      this.nameEl.after(label(el('span', 'badge st-destructive'), 'card.destructive'));
+    }
     this.notes.append(box);
+    this.proposal = box;
+    let armed = !destructive;
     const go = async (doRun) => {
+      if (doRun && !armed) {
+        armed = true;
+        label(run, 'proposal.confirmRun');
+        run.classList.add('danger');
+        label(msg, 'proposal.confirm');
+        return;
+      }
       run.disabled = drop.disabled = true;
       try {
         const out = await act(doRun);
         box.remove();
+        this.proposal = null;
         if (doRun) {
           this.setResult(out.status, out.result, out.latency_ms);
           this.note('ok', 'proposal.ran');
@@ -219,12 +272,14 @@ export class ToolCard {
           this.setStatus('discarded');
           this.note('muted', 'proposal.discarded');
         }
+        if (done) done(this);
       } catch (e) {
-        label(msg, 'proposal.failed', { msg: e.message });
+        label(msg, 'proposal.failed', { msg: errorRef(e) });
         run.disabled = drop.disabled = false;
       }
     };
     run.addEventListener('click', () => go(true));
     drop.addEventListener('click', () => go(false));
+    return run;
   }
 }

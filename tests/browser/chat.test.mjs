@@ -22,7 +22,7 @@ let page;
 const convs = {};
 
 before(async () => {
-  prepareArtifacts();
+  prepareArtifacts('chat');
   model = await ModelServer.start();
   skills = new Skills();
   rein = await Rein.start(model, skills);
@@ -106,15 +106,17 @@ test('a message with a tool call: locked input, status, card, then the answer', 
   assert.match(await lastAnswer(page).locator('.answer').textContent(), /The tool said hi\./);
   assert.match(await card(page, 'slow_1').locator('.latency').textContent(), /^\d+ ms$/);
   await shot(page, 'tool-done');
-  // Folded by default; opening it shows the arguments and the result.
-  assert.equal(await card(page, 'slow_1').locator('details').getAttribute('open'), null);
-  await card(page, 'slow_1').locator('summary').click();
+  // Folded by default; opening it shows the arguments and the tool's output, not the envelope.
+  assert.equal(await card(page, 'slow_1').locator('details.card').getAttribute('open'), null);
+  await card(page, 'slow_1').locator('details.card > summary').click();
   assert.match(await card(page, 'slow_1').locator('pre.json').first().textContent(), /"text": "hi"/);
-  assert.match(await card(page, 'slow_1').locator('pre.json').nth(1).textContent(), /"call_id": "slow_1"/);
+  // (the slow skill echoes what it was given, which names the call)
+  assert.doesNotMatch(await card(page, 'slow_1').locator('pre.json').nth(1).textContent(), /"ok":|"meta":/);
+  assert.match(await card(page, 'slow_1').locator('details.raw pre').textContent(), /"call_id": "slow_1"/);
   convs.first = await conversationId(page);
   assert.match(convs.first, /^[A-Za-z0-9_.-]+$/);
   await shot(page, 'tool-card-open');
-  await card(page, 'slow_1').locator('summary').click();
+  await card(page, 'slow_1').locator('details.card > summary').click();
   noProblems(page);
 });
 
@@ -135,7 +137,7 @@ test('Stop cancels a slow tool and the page says what was cancelled', async () =
   noProblems(page);
 });
 
-test('a second page on the same conversation sees it busy instead of sending', async () => {
+test('a second page on the same conversation follows the running turn instead of sending', async () => {
   const id = await conversationId(page);
   const page2 = await openPage(context, `${rein.url}/#c=${id}`);
   await waitStatus(page2, 'Ready.');
@@ -146,23 +148,24 @@ test('a second page on the same conversation sees it busy instead of sending', a
   await send(page, 'Keep the conversation busy');
   await waitStatus(page, 'Running tool slow');
 
-  // The second page did not know: its message gets the server's 409 and is kept, unsent.
+  // The second page did not know: its message gets the server's 409, is kept, and the page
+  // follows the running turn instead.
   await send(page2, 'Are you there?');
-  await waitStatus(page2, 'This conversation is busy');
-  assert.match(await page2.textContent('#status'), /running a tool: slow/);
-  assert.equal(await page2.isDisabled('#input'), true);
+  await page2.waitForSelector('.card-wrap[data-call-id="slow_2"]');
   assert.equal(await page2.inputValue('#input'), 'Are you there?');
-  await shot(page2, 'second-page-busy');
+  assert.equal(await page2.isDisabled('#input'), true);
+  assert.equal(await page2.isEnabled('#stop'), true, 'a following page can stop the turn');
+  await shot(page2, 'second-page-follows');
 
-  // A page opened now sees the lock at once.
+  // A page opened now follows it at once.
   const page3 = await openPage(context, `${rein.url}/#c=${id}`);
-  await waitStatus(page3, 'This conversation is busy');
+  await page3.waitForSelector('.card-wrap[data-call-id="slow_2"][data-status="pending"]');
   assert.equal(await page3.isDisabled('#input'), true);
   await page3.close();
 
   skills.open('slow_2');
   await waitStatus(page, 'Done.');
-  await waitStatus(page2, 'free again');
+  await waitStatus(page2, 'Done.');
   assert.equal(await page2.isEnabled('#input'), true);
   assert.match(await page2.textContent('#log'), /Finished the busy turn\./);
   const sent = (await model.requests()).some((r) => r.body.includes('Are you there?'));
@@ -190,7 +193,7 @@ test('a destructive call is approved, and another rejected', async () => {
   await waitStatus(page, 'Done.');
   const notes1 = await card(page, 'wipe_1').locator('.card-notes').textContent();
   assert.match(notes1, /Check passed: /);
-  assert.match(notes1, /Approved by you/);
+  assert.match(notes1, /Approved by a person/);
   assert.match(await lastAnswer(page).textContent(), /Wiped a\.txt\./);
   await shot(page, 'approval-approved');
 
@@ -257,7 +260,7 @@ test('markup in a model answer or a tool result is shown as text', async () => {
   // The model said "Echo"; rein repaired it to echo, and the card says both.
   assert.equal(await card(page, 'echo_1').locator('.tool-name').textContent(), 'echo');
   assert.match(await card(page, 'echo_1').locator('.sent-as').textContent(), /the model called it “Echo”/);
-  await card(page, 'echo_1').locator('summary').click();
+  await card(page, 'echo_1').locator('details.card > summary').click();
   assert.match(await card(page, 'echo_1').textContent(), /<img src=x onerror=\\"window.__pwned=3\\">/);
   assert.equal(await page.evaluate(() => window.__pwned), undefined);
   convs.markup = await conversationId(page);
@@ -307,13 +310,13 @@ test('propose mode shows the checked calls and runs or discards each', async () 
   await send(page, 'Add 2 and 3');
   await waitCard(page, 'prop_1', 'proposed');
   await waitCard(page, 'prop_2', 'proposed');
-  await waitStatus(page, 'Done.');
+  await waitStatus(page, 'Proposed calls wait for you.');
   const body = (await model.requests()).at(-1).json;
   assert.ok(body.messages.some((m) => m.role === 'user' && m.content === 'Add 2 and 3'));
   await shot(page, 'proposed');
   await card(page, 'prop_1').locator('button.run').click();
   await waitCard(page, 'prop_1', 'success');
-  await card(page, 'prop_1').locator('summary').click();
+  await card(page, 'prop_1').locator('details.card > summary').click();
   assert.match(await card(page, 'prop_1').locator('pre.json').nth(1).textContent(), /5/);
   await card(page, 'prop_2').locator('button.discard').click();
   await waitCard(page, 'prop_2', 'discarded');
@@ -355,45 +358,49 @@ test('conversations are listed, paged, reopened and deleted', async () => {
     .getAttribute('aria-current'), 'page');
   await shot(page, 'reopened');
 
-  page.once('dialog', (d) => d.accept());
+  // Deleting hides it at once with an Undo; Undo brings it back and nothing was deleted.
   await page.locator(`#conv-list li[data-id="${convs.markup}"] button.delete`).click();
-  await page.waitForSelector(`#conv-list li[data-id="${convs.markup}"]`, { state: 'detached' });
-  const gone = await fetch(`${rein.url}/agent/conversations/${convs.markup}`);
-  assert.equal(gone.status, 404);
+  await page.waitForSelector(`#conv-list li[data-id="${convs.markup}"]`, { state: 'hidden' });
+  await page.waitForSelector('#toast:not([hidden])');
+  await shot(page, 'deleted-undo-offered');
+  await page.locator('#toast button').click();
+  await page.waitForSelector(`#conv-list li[data-id="${convs.markup}"]`, { state: 'visible' });
+  assert.equal((await fetch(`${rein.url}/agent/conversations/${convs.markup}`)).status, 200);
+  // Deleted again and the page closed before the Undo time is up: the delete still goes out.
+  await page.locator(`#conv-list li[data-id="${convs.markup}"] button.delete`).click();
+  await page.reload();
+  await page.waitForSelector('body[data-ready="true"]');
+  for (let i = 0; i < 50; i++) {
+    if ((await fetch(`${rein.url}/agent/conversations/${convs.markup}`)).status === 404) break;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  assert.equal((await fetch(`${rein.url}/agent/conversations/${convs.markup}`)).status, 404);
   noProblems(page);
 });
 
-test('a call left pending by a crash is shown as a problem', async () => {
+test('after a crash the page reconnects and shows the call left pending', async () => {
   const first = await Rein.start(model, skills, { args: ['--lease-ms', '1000'], name: 'rein-crash' });
+  const port = new URL(first.url).port;
   const p = await openPage(context, `${first.url}/`);
   await model.script([{ tool_calls: [{ id: 'slow_9', name: 'slow', arguments: '{"text":"lost"}' }] }]);
   await send(p, 'Start something and crash');
   await waitStatus(p, 'Running tool slow');
   const id = await conversationId(p);
   await first.crash();
-  await waitStatus(p, 'The connection broke');
-  assert.match(await lastAnswer(p).locator('.notices').textContent(), /never got a result: slow \(slow_9\)/);
-  await shot(p, 'crash-stream-broken');
+  // The page says the connection broke and keeps trying; nothing is lost from the box.
+  await waitStatus(p, 'reconnecting');
+  await shot(p, 'crash-reconnecting');
 
-  // The same store after a restart: the ledger still has the call pending, and the page says
-  // so once the dead turn's lease has run out.
-  const again = await Rein.start(model, skills, { args: ['--lease-ms', '1000'], name: 'rein-restarted', dir: first.dir });
-  await p.goto(`${again.url}/#c=${id}`);
-  await p.waitForSelector('body[data-ready="true"]');
+  // The same store and port after a restart: the page reconnects by itself, finds the turn
+  // dead, and shows its call as never answered, flagged once the lease has run out.
+  const again = await Rein.start(model, skills, {
+    args: ['--lease-ms', '1000'], port, name: 'rein-restarted', dir: first.dir,
+  });
   await waitCard(p, 'slow_9', 'pending');
   await p.waitForFunction(() => /never got a result: slow \(slow_9\)/.test(document.getElementById('log').textContent));
-  // The dead turn's lock holds until its lease runs out; then recovery flags the call. The page
-  // opened the conversation busy (input locked) if the lease was still running when it loaded,
-  // and says so until it is free again; after a slow restart the lease has already run out and
-  // the page opens it idle (the card is rendered and the lock shown in the same step).
-  if (!(await p.isEnabled('#input'))) await waitStatus(p, 'free again');
-  for (;;) {
-    if (await card(p, 'slow_9').locator('.card-notes').textContent().then((t) => /interrupted/.test(t))) break;
-    await p.waitForTimeout(200);
-    await p.reload();
-    await waitCard(p, 'slow_9', 'pending');
-  }
-  assert.equal(await p.isEnabled('#input'), true);
+  await p.waitForFunction(() => !document.getElementById('input').disabled, null, { timeout: 20000 });
+  await p.waitForFunction(() => /interrupted/.test(document.querySelector('.card-wrap[data-call-id="slow_9"]').textContent),
+    null, { timeout: 20000 });
   await shot(p, 'crash-reopened');
   await p.close();
   assert.equal(await again.stop(), 0);
@@ -404,6 +411,13 @@ test('a server with API keys gets the key from the person once', async () => {
   const p = await openPage(context, `${keyed.url}/`);
   await p.waitForSelector('#auth:not([hidden])');
   await shot(p, 'api-key-asked');
+  // A wrong key is refused, and the page says so instead of closing the form.
+  await p.fill('#auth-key', 'k-wrong');
+  await p.press('#auth-key', 'Enter');
+  await p.waitForSelector('#auth-error:not([hidden])');
+  assert.match(await p.textContent('#auth-error'), /not accepted/);
+  assert.equal(await p.isVisible('#auth'), true);
+  await shot(p, 'api-key-refused');
   await p.fill('#auth-key', 'k-browser');
   await p.press('#auth-key', 'Enter');
   await p.waitForSelector('#auth', { state: 'hidden' });
@@ -482,8 +496,10 @@ test('the page\'s SSE reader and Markdown renderer hold up against random input'
       '1. ', '    ', ' ', '\n', '\n\n', '<script>alert(1)</script>', '<img src=x onerror=alert(2)>',
       'javascript:alert(3)', 'http://example.com/x', 'mailto:a@b.c', '&lt;', '中文', 'a', 'word_with_'];
     const tags = new Set(['DIV', 'P', 'BR', 'STRONG', 'EM', 'DEL', 'CODE', 'PRE', 'A', 'UL', 'OL', 'LI',
-      'BLOCKQUOTE', 'HR', 'H3', 'H4', 'H5', 'H6']);
-    const attrs = new Set(['class', 'href', 'rel', 'target', 'start', 'data-lang']);
+      'BLOCKQUOTE', 'HR', 'H3', 'H4', 'H5', 'H6', 'TABLE', 'THEAD', 'TBODY', 'TR', 'TH', 'TD', 'SPAN',
+      'BUTTON']);
+    const attrs = new Set(['class', 'href', 'rel', 'target', 'start', 'data-lang', 'data-level',
+      'data-copy', 'data-i18n', 'type', 'data-highlighted']);
     for (let round = 0; round < 3000; round++) {
       let text = '';
       for (let i = rnd(30); i > 0; i--) text += pieces[rnd(pieces.length)];
@@ -504,7 +520,10 @@ test('the page\'s SSE reader and Markdown renderer hold up against random input'
         }
       }
       const lt = (x) => x.split('<').length - 1;
-      if (lt(root.textContent) !== lt(text)) found.push(`lost a '<' in ${JSON.stringify(text)}`);
+      for (const b of root.querySelectorAll('button')) b.remove(); // copy buttons: not text
+      // An autolink <https://…> shows its URL without the brackets.
+      const links = (text.match(/<(https?:|mailto:)[^\s<>]+>/gi) || []).length;
+      if (lt(root.textContent) + links !== lt(text)) found.push(`lost a '<' in ${JSON.stringify(text)}`);
     }
     return found.slice(0, 10);
   });

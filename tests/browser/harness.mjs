@@ -13,7 +13,9 @@ import { chromium } from 'playwright-core';
 
 export const CHROMIUM = process.env.REIN_CHROMIUM || '/usr/bin/chromium';
 const BUILD = process.env.REIN_BUILD_DIR || path.resolve('build-test');
-export const ARTIFACTS = path.join(BUILD, 'artifacts', 'browser');
+// Each test file ("lane") keeps its screenshots and logs in a folder of its own, so files can
+// run at once.
+export let ARTIFACTS = path.join(BUILD, 'artifacts', 'browser');
 const REIN = process.env.REIN_BIN;
 const BIN_DIR = process.env.REIN_TEST_BIN_DIR;
 
@@ -110,10 +112,10 @@ export class Skills {
 
 export class Rein {
   // opts: args (more flags), name (of the log), env (more variables), dir (a store folder
-  // to reuse: a restart).
+  // to reuse: a restart), port (0: any), store (a store URL instead of the folder's SQLite).
   static async start(model, skills, opts = {}) {
     const dir = opts.dir || fs.mkdtempSync(path.join(os.tmpdir(), 'rein-web-store-'));
-    const args = ['serve', '--port', '0', '--store', `sqlite:${dir}/rein.db`,
+    const args = ['serve', '--port', String(opts.port || 0), '--store', opts.store || `sqlite:${dir}/rein.db`,
       '--provider', 'openai-compatible', '--base-url', `${model.url}/v1`, '--model', 'test-model',
       '--skills', skills.dir, '--grace-ms', '2000', ...(opts.args || [])];
     // No provider, store, skills or keys from whoever runs the tests.
@@ -173,15 +175,90 @@ export async function openPage(context, url) {
   return page;
 }
 
+// A screenshot of the step at 1280 px and at 375 px wide, in the page's language (the file
+// name says which); the page goes back to its size after.
 let shots = 0;
 export async function shot(page, name) {
   shots += 1;
-  const file = path.join(ARTIFACTS, `${String(shots).padStart(2, '0')}-${name}.png`);
-  await page.screenshot({ path: file, fullPage: false });
-  return file;
+  const lang = await page.evaluate(() => document.documentElement.lang);
+  const size = page.viewportSize();
+  const files = [];
+  for (const [w, h] of [[1280, 800], [375, 740]]) {
+    if (size.width !== w || size.height !== h) await page.setViewportSize({ width: w, height: h });
+    const file = path.join(ARTIFACTS, `${String(shots).padStart(2, '0')}-${name}-${lang}-${w}.png`);
+    await page.screenshot({ path: file, fullPage: false });
+    files.push(file);
+  }
+  await page.setViewportSize(size);
+  return files;
 }
 
-export function prepareArtifacts() {
+export function prepareArtifacts(lane = '') {
+  ARTIFACTS = path.join(BUILD, 'artifacts', 'browser', lane);
   fs.rmSync(ARTIFACTS, { recursive: true, force: true });
   fs.mkdirSync(ARTIFACTS, { recursive: true });
+}
+
+// Everything one test file needs: the model server, the skills, `rein serve`, a browser.
+// page(locale, size) opens the chat page in a new context of its own.
+export async function startLane(lane, reinOpts = {}) {
+  prepareArtifacts(lane);
+  const l = { lane };
+  l.model = await ModelServer.start();
+  l.skills = new Skills();
+  l.rein = await Rein.start(l.model, l.skills, reinOpts);
+  l.browser = await launchBrowser();
+  l.contexts = [];
+  l.page = async (locale = 'en-US', size = { width: 1280, height: 800 }, url = '/', extra = {}) => {
+    const context = await l.browser.newContext({ viewport: size, locale, ...extra });
+    l.contexts.push(context);
+    const base = extra.base || l.rein.url;
+    return openPage(context, `${base}${url}`);
+  };
+  l.close = async () => {
+    await l.browser?.close();
+    const code = l.rein ? await l.rein.stop() : 0;
+    if (l.model) await stopProcess(l.model.proc);
+    l.skills?.remove();
+    killAll();
+    return code;
+  };
+  return l;
+}
+
+// Sends a message from the page's box (Enter).
+export async function send(p, text) {
+  await p.fill('#input', text);
+  await p.press('#input', 'Enter');
+}
+
+export function waitStatus(p, text) {
+  return p.waitForFunction((t) => document.getElementById('status').textContent.includes(t), text);
+}
+
+export function waitIdle(p) {
+  return p.waitForFunction(() => !document.getElementById('input').disabled);
+}
+
+export function card(p, callId) {
+  return p.locator(`.card-wrap[data-call-id="${callId}"]`);
+}
+
+export function waitCard(p, callId, status) {
+  return p.waitForSelector(`.card-wrap[data-call-id="${callId}"][data-status="${status}"]`);
+}
+
+export function lastAnswer(p) {
+  return p.locator('.msg.assistant').last();
+}
+
+export function conversationId(p) {
+  return p.evaluate(() => decodeURIComponent(location.hash.replace(/^#c=/, '')));
+}
+
+export async function chat(base, body) {
+  const r = await fetch(`${base}/agent/chat`, {
+    method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body),
+  });
+  return { status: r.status, body: await r.json() };
 }
