@@ -1,5 +1,5 @@
 # The chat page's syntax highlighter, taken from the npm registry at build time
-# (docs/decisions/0017): web/vendor/package.json names highlight.js's browser build and
+# (docs/decisions/0018): web/vendor/package.json names highlight.js's browser build and
 # web/vendor/package-lock.json pins its version and integrity; scripts/web-vendor.sh runs
 # `npm ci` (which checks the tarball against the lock) and leaves hljs.js and its licence in
 # the build tree, to be embedded beside the files of web/. Re-run only when the lock changes.

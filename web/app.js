@@ -2,7 +2,7 @@
 // SSE (status line, streamed answer, tool call cards, approval questions, proposals), stop
 // it, and list, search, rename, reopen and delete conversations.
 //
-// A turn belongs to the server, not to the page (decision 0017): closing or reloading the page
+// A turn belongs to the server, not to the page (decision 0018): closing or reloading the page
 // never stops it, only Stop does. A page that opens a conversation whose turn is running, or
 // whose message got 409 because another tab's turn runs, or whose stream broke, follows that
 // turn from the store (GET /agent/conversations/{id}/events from the turn's start) and can

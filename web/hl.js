@@ -1,5 +1,5 @@
 // Syntax highlighting of code blocks with highlight.js, which the build takes from the npm
-// registry at a pinned version and embeds beside the page (/web/hljs.js; decision 0017). It
+// registry at a pinned version and embeds beside the page (/web/hljs.js; decision 0018). It
 // is loaded the first time a closed code block appears, and blocks are coloured one at a time
 // when the browser is idle, so highlighting never holds up the streaming answer.
 //
