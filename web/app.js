@@ -32,6 +32,7 @@ const RECONNECT_MS = [1000, 2000, 4000, 8000];
 
 const state = {
   convId: null, // the open conversation (null: a new one, made by the first message)
+  unsettled: false, // the drawn conversation has calls a dead turn left pending, not yet flagged
   live: null, // the turn this page shows as it runs: {turn, kind: post|follow, abort, stopping}
   cursor: null, // next page of the conversation list
   query: '', // the list's search text
@@ -556,7 +557,9 @@ function startWatch() {
       if (state.live || state.convId !== id) return;
       if (page.running) {
         openConversation(id);
-      } else if (page.last_seq > state.lastSeq) {
+      } else if (page.last_seq > state.lastSeq || state.unsettled) {
+        // New events, or calls a dead turn left running that recovery flags in the ledger
+        // (it records no event): draw the conversation from the store again.
         openConversation(id, true);
       }
     } catch (e) {
@@ -846,6 +849,7 @@ const PROPOSAL_NOTE = /^\[rein\] A person (ran|discarded) the proposed call (\S+
 // with the recorded checks and each turn's outcome when rec has them.
 function renderConversation(conv, upTo = Infinity, rec = null) {
   ui.log.replaceChildren();
+  state.unsettled = !conv.lock && (conv.ledger || []).some((e) => e.status === 'pending' && !e.interrupted);
   const ledger = new Map((conv.ledger || []).map((e) => [e.call_id, e]));
   const turns = [];
   let turn = null;
