@@ -210,9 +210,10 @@ export async function startLane(lane, reinOpts = {}) {
   l.browser = await launchBrowser();
   l.contexts = [];
   l.page = async (locale = 'en-US', size = { width: 1280, height: 800 }, url = '/', extra = {}) => {
-    const context = await l.browser.newContext({ viewport: size, locale, ...extra });
+    const { base: other, ...options } = extra;
+    const context = await l.browser.newContext({ viewport: size, locale, ...options });
     l.contexts.push(context);
-    const base = extra.base || l.rein.url;
+    const base = other || l.rein.url;
     return openPage(context, `${base}${url}`);
   };
   l.close = async () => {

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The chat page end to end in headless Chromium (tests/browser/chat.test.mjs): playwright-core
+# The chat page end to end in headless Chromium (tests/browser/*.test.mjs): playwright-core
 # from npm (tests/browser/package.json) drives Debian's /usr/bin/chromium against `rein serve`
 # and the scripted model server. Screenshots of every step go to
 # $REIN_BUILD_DIR/artifacts/browser/. Skips (77) when Chromium, node or the npm registry is
@@ -15,4 +15,4 @@ fi
 command -v node >/dev/null || { echo "SKIP: node is not installed"; exit 77; }
 bash "$src/tests/browser/install.sh" || exit $?
 cd "$src/tests/browser" || exit 1
-exec node --test --test-reporter=spec --test-timeout=120000 chat.test.mjs
+exec node --test --test-reporter=spec --test-timeout=120000 chat.test.mjs features.test.mjs

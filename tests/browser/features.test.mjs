@@ -1,0 +1,245 @@
+// Issue 21 on the chat page: a turn outlives the page that started it (a reload or another
+// device reattaches and answers its approval), a message sent while the server is down stays
+// in the box, and what people expect of a chat page (Markdown tables, autolinks and heading
+// levels, highlighted code with a copy button, regenerate and edit, the turn's duration and
+// tokens, rename and search, the theme toggle), each step screenshotted at 1280 and 375 px.
+// Its own `rein serve`, model server and browser (a "lane"), beside chat.test.mjs.
+
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import {
+  ARTIFACTS, Rein, card, conversationId, lastAnswer, send, shot, startLane, waitCard, waitStatus,
+} from './harness.mjs';
+
+let lane;
+let page;
+
+before(async () => {
+  lane = await startLane('features');
+  page = await lane.page('en-US', { width: 1180, height: 820 }, '/', {
+    permissions: ['clipboard-read', 'clipboard-write'],
+  });
+  await page.selectOption('#verification', 'off');
+});
+
+after(async () => {
+  const code = lane ? await lane.close() : 0;
+  console.log(`screenshots: ${ARTIFACTS}`);
+  assert.equal(code, 0, 'rein serve did not exit cleanly (see rein.log in the artifacts)');
+});
+
+function noProblems(p) {
+  assert.deepEqual(p.problems, [], 'the page logged errors');
+}
+
+function waitDone(p) {
+  return p.waitForFunction(() => document.getElementById('status').textContent.includes('Done.') &&
+    !document.getElementById('input').disabled);
+}
+
+async function newConversation(p) {
+  await p.click('#new-conv');
+  await p.waitForFunction(() => location.hash === '' && !document.querySelector('#log .msg'));
+}
+
+test('a reload while an approval waits: the page reattaches and the approval lands', async () => {
+  await lane.model.script([
+    { tool_calls: [{ id: 'wipe_r', name: 'wipe', arguments: '{"path":"r.txt"}' }] },
+    { text: 'Wiped r.txt.' },
+  ]);
+  await send(page, 'Wipe r.txt');
+  await page.waitForSelector('.card-wrap[data-call-id="wipe_r"] button.approve');
+  assert.match(await page.title(), /Approval needed: wipe/);
+  const id = await conversationId(page);
+  await shot(page, 'approval-before-reload');
+
+  // Before issue 21 the reload cancelled the turn and the page only said "busy".
+  await page.reload();
+  await page.waitForSelector('body[data-ready="true"]');
+  await page.waitForSelector('.card-wrap[data-call-id="wipe_r"] button.approve');
+  assert.equal(await conversationId(page), id);
+  assert.match(await page.title(), /Approval needed: wipe/);
+  await shot(page, 'approval-after-reload');
+  await card(page, 'wipe_r').locator('button.approve').click();
+  await waitDone(page);
+  await waitCard(page, 'wipe_r', 'success');
+  assert.match(await lastAnswer(page).textContent(), /Wiped r\.txt\./);
+  assert.doesNotMatch(await page.title(), /Approval needed/);
+  // The turn shows what it cost.
+  const meta = await lastAnswer(page).locator('.turn-meta').textContent();
+  assert.match(meta, /\d+\.\d s/);
+  assert.match(meta, /tokens/);
+  await shot(page, 'approval-landed-after-reload');
+  noProblems(page);
+});
+
+test('another device follows the turn and answers its approval', async () => {
+  await newConversation(page);
+  await lane.model.script([
+    { tool_calls: [{ id: 'wipe_d', name: 'wipe', arguments: '{"path":"d.txt"}' }] },
+    { text: 'Wiped d.txt.' },
+  ]);
+  await send(page, 'Wipe d.txt');
+  await page.waitForSelector('.card-wrap[data-call-id="wipe_d"] button.approve');
+  const id = await conversationId(page);
+  // A second browser context: nothing shared with the first page but the server.
+  const other = await lane.page('en-US', { width: 1180, height: 820 }, `/#c=${encodeURIComponent(id)}`);
+  await other.waitForSelector('.card-wrap[data-call-id="wipe_d"] button.approve');
+  assert.equal(await other.isDisabled('#input'), true);
+  await shot(other, 'other-device-asked');
+  await card(other, 'wipe_d').locator('button.approve').click();
+  await waitDone(other);
+  await waitDone(page);
+  assert.match(await lastAnswer(page).textContent(), /Wiped d\.txt\./);
+  assert.match(await lastAnswer(other).textContent(), /Wiped d\.txt\./);
+  assert.equal(await page.locator('.card-wrap[data-call-id="wipe_d"] button.approve').count(), 0);
+  await shot(page, 'first-page-after-other-approved');
+  noProblems(page);
+  noProblems(other);
+  await other.close();
+});
+
+test('Markdown tables, autolinks, heading levels, highlighted code with a copy button', async () => {
+  await newConversation(page);
+  const code = 'def add(a, b):\n    return a + b\n';
+  await lane.model.script([{
+    text: '# Title\n\n## Section\n\n| name | n |\n| --- | ---: |\n| a | 1 |\n| b | 2 |\n\n' +
+      'See <https://example.com/a> and https://example.com/b.\n\n```python\n' + code + '```\n',
+  }]);
+  await send(page, 'Show me the table');
+  await waitDone(page);
+  const answer = lastAnswer(page);
+  assert.equal(await answer.locator('table tbody tr').count(), 2);
+  assert.equal(await answer.locator('table th').first().textContent(), 'name');
+  assert.equal(await answer.locator('a[href="https://example.com/a"]').count(), 1);
+  assert.equal(await answer.locator('a[href="https://example.com/b"]').count(), 1);
+  assert.equal(await answer.locator('[data-level="1"]').evaluate((e) => e.tagName), 'H3');
+  assert.equal(await answer.locator('[data-level="2"]').evaluate((e) => e.tagName), 'H4');
+  const sizes = await answer.evaluate((a) => ['[data-level="1"]', '[data-level="2"]']
+    .map((s) => parseFloat(getComputedStyle(a.querySelector(s)).fontSize)));
+  assert.ok(sizes[0] > sizes[1], `# (${sizes[0]}px) looks bigger than ## (${sizes[1]}px)`);
+  assert.equal(await answer.locator('.code-lang').textContent(), 'python');
+  // Coloured by the vendored highlighter once the block is closed; the text stays the code.
+  await answer.locator('pre code span[class^="hljs-"]').first().waitFor();
+  const shown = code.replace(/\n$/, ''); // a block's last line break is the fence's
+  assert.equal(await answer.locator('pre code').textContent(), shown);
+  await answer.locator('.code-head button.copy').click();
+  await page.waitForFunction(() => document.querySelector('.msg.assistant:last-of-type .code-head button.copy')
+    ?.textContent === 'Copied');
+  assert.equal(await page.evaluate(() => navigator.clipboard.readText()), shown);
+  await shot(page, 'markdown-table-links-code');
+  noProblems(page);
+});
+
+test('regenerate the last answer, then edit the last message and send it again', async () => {
+  await newConversation(page);
+  await lane.model.script([{ text: 'first answer' }, { text: 'second answer' }]);
+  await send(page, 'Plan the trip');
+  await waitDone(page);
+  await lastAnswer(page).locator('button.regenerate').click();
+  await page.waitForFunction(() => /second answer/.test(document.querySelector('#log').textContent));
+  await waitDone(page);
+  assert.equal(await page.locator('.msg.user').count(), 1);
+  assert.doesNotMatch(await page.textContent('#log'), /first answer/);
+  await shot(page, 'regenerated');
+
+  await lane.model.script([{ text: 'edited answer' }]);
+  await page.locator('.msg.user').last().locator('button.edit').click();
+  await page.waitForSelector('#editing:not([hidden])');
+  assert.equal(await page.inputValue('#input'), 'Plan the trip');
+  await shot(page, 'editing');
+  await send(page, 'Plan the trip to Oslo');
+  await page.waitForFunction(() => /edited answer/.test(document.querySelector('#log').textContent));
+  await waitDone(page);
+  assert.equal(await page.locator('.msg.user').count(), 1);
+  assert.equal(await page.locator('.msg.user .text').textContent(), 'Plan the trip to Oslo');
+  const id = await conversationId(page);
+  const conv = await (await fetch(`${lane.rein.url}/agent/conversations/${id}`)).json();
+  const roles = conv.messages.map((m) => (m.message || m).role).filter((r) => r !== 'system');
+  assert.deepEqual(roles, ['user', 'assistant']);
+  await shot(page, 'edited');
+  noProblems(page);
+});
+
+test('rename and search conversations', async () => {
+  const id = await conversationId(page);
+  const item = page.locator(`#conv-list li[data-id="${id}"]`);
+  await item.locator('button.rename').click();
+  await item.locator('.rename-input').fill('Oslo trip');
+  await item.locator('.rename-input').press('Enter');
+  await page.waitForFunction((i) => document.querySelector(`#conv-list li[data-id="${i}"] .open`)
+    ?.textContent.includes('Oslo trip'), id);
+  const conv = await (await fetch(`${lane.rein.url}/agent/conversations/${id}`)).json();
+  assert.equal(conv.title, 'Oslo trip');
+  await page.fill('#conv-search', 'oslo');
+  await page.waitForFunction(() => document.querySelectorAll('#conv-list li:not([hidden])').length === 1);
+  assert.equal(await page.locator('#conv-list li').first().getAttribute('data-id'), id);
+  await shot(page, 'searched');
+  await page.fill('#conv-search', '');
+  await page.waitForFunction(() => document.querySelectorAll('#conv-list li').length > 1);
+  noProblems(page);
+});
+
+test('the theme toggle: dark, kept across a reload, then back to the system\'s', async () => {
+  const bg = () => page.evaluate(() => getComputedStyle(document.body).backgroundColor);
+  const light = await bg();
+  await page.selectOption('#theme', 'dark');
+  assert.equal(await page.getAttribute('html', 'data-theme'), 'dark');
+  assert.notEqual(await bg(), light);
+  await page.reload();
+  await page.waitForSelector('body[data-ready="true"]');
+  assert.equal(await page.getAttribute('html', 'data-theme'), 'dark');
+  await shot(page, 'dark');
+  await page.selectOption('#theme', 'system');
+  assert.equal(await page.getAttribute('html', 'data-theme'), null);
+  noProblems(page);
+});
+
+test('a message sent while the server is down stays in the box and goes out once it is back', async () => {
+  const quick = await Rein.start(lane.model, lane.skills, { name: 'rein-down' });
+  const port = new URL(quick.url).port;
+  const p = await lane.page('en-US', { width: 1180, height: 820 }, '/', { base: quick.url });
+  await quick.crash();
+  await send(p, 'Are you there?');
+  await waitStatus(p, 'was not sent');
+  assert.equal(await p.inputValue('#input'), 'Are you there?');
+  assert.equal(await p.isEnabled('#input'), true);
+  assert.equal(await p.isVisible('#retry'), true);
+  assert.equal(await p.textContent('#elapsed'), '', 'no timer runs for a message never sent');
+  await shot(p, 'server-down-kept');
+  const again = await Rein.start(lane.model, lane.skills, { name: 'rein-back', port, dir: quick.dir });
+  await waitStatus(p, 'answers again');
+  await lane.model.script([{ text: 'Yes, here.' }]);
+  await p.click('#retry');
+  await waitDone(p);
+  assert.match(await lastAnswer(p).textContent(), /Yes, here\./);
+  await shot(p, 'server-back-sent');
+  await p.close();
+  assert.equal(await again.stop(), 0);
+});
+
+test('a 100 KB answer streams in without long tasks (measured, reported)', async () => {
+  await newConversation(page);
+  const para = 'Lorem ipsum **dolor** sit amet, `code` and [a link](https://example.com). ';
+  let text = '';
+  let last = '';
+  for (let i = 0; text.length < 100 * 1024; i++) {
+    if (i % 20 === 19) last = `Part ${i}`;
+    text += i % 20 === 19 ? `\n\n## ${last}\n\n` : para;
+    if (i % 50 === 49) text += '\n\n```js\nconst x = 1;\n```\n\n';
+  }
+  await lane.model.script([{ text, delta_bytes: 256 }]);
+  await page.evaluate(() => {
+    window.__long = [];
+    new PerformanceObserver((l) => window.__long.push(...l.getEntries().map((e) => e.duration)))
+      .observe({ type: 'longtask' });
+  });
+  await send(page, 'A long answer please');
+  await waitDone(page);
+  const long = await page.evaluate(() => window.__long);
+  const rendered = await lastAnswer(page).locator('.answer').textContent();
+  assert.ok(rendered.includes(last), `the whole answer is shown (${rendered.length} characters)`);
+  console.log(`100 KB answer: ${long.length} long task(s) over 50 ms` +
+    (long.length ? `, the longest ${Math.round(Math.max(...long))} ms` : ''));
+  noProblems(page);
+});
