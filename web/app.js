@@ -216,6 +216,8 @@ function handleEvent(turn, ev) {
         first.focus();
         first.scrollIntoView({ block: 'nearest' });
         setAttention(true, ev.tool || '');
+        // Said here too: a page that follows the turn from the store may not get the status.
+        setStatus('status.waiting_approval', { tool: ev.tool || '' });
       }
       break;
     }

@@ -115,14 +115,17 @@ export class Turn {
 
   // kind "retry": the reply is being asked for again; what it streamed since the last status
   // will come again. One notice says how often, however many times it happens.
+  // Nothing streamed yet (an HTTP error before any text) is not an answer that broke off.
   retry() {
-    if (this.seg) {
+    const broke = !!(this.seg && this.seg.text.length > this.kept);
+    if (broke) {
       this.seg.text = this.seg.text.slice(0, this.kept);
       this.render(true);
     }
     this.retries = (this.retries || 0) + 1;
-    if (!this.retryNotice) this.retryNotice = this.notice('muted', 'turn.retry', { n: this.retries });
-    else label(this.retryNotice, 'turn.retry', { n: this.retries });
+    this.retryKey = broke || this.retryKey === 'turn.retry' ? 'turn.retry' : 'turn.retryError';
+    if (!this.retryNotice) this.retryNotice = this.notice('muted', this.retryKey, { n: this.retries });
+    else label(this.retryNotice, this.retryKey, { n: this.retries });
   }
 
   card(call) {
@@ -193,6 +196,7 @@ export class Turn {
   error(ev) {
     const kind = ev.kind || 'internal';
     if (kind === 'retry') return this.retry();
+    if (kind === 'provider') this.providerFailed = true;
     const key = ['provider', 'warning', 'persistence'].includes(kind) ? `turn.error.${kind}` : 'turn.error.internal';
     return this.noticeDetail(kind === 'warning' ? 'muted' : 'error', key, {}, ev.message || '');
   }
@@ -215,7 +219,7 @@ export class Turn {
       else if (!this.cards.size && !this.answerText()) this.notice('muted', 'turn.cancelledNone');
     } else if (stop === 'proposed') {
       this.proposalNotice = this.notice('muted', 'turn.proposed', { n: this.named('proposed').length });
-    } else if (success === false) {
+    } else if (success === false && !(stop === 'provider_error' && this.providerFailed)) {
       this.noticeDetail('warn', 'turn.problem', { reason: { key: `turn.stop.${stop}` } },
         stop === 'provider_error' ? '' : detail);
     }

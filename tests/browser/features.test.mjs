@@ -59,6 +59,7 @@ test('a reload while an approval waits: the page reattaches and the approval lan
   await page.waitForSelector('.card-wrap[data-call-id="wipe_r"] button.approve');
   assert.equal(await conversationId(page), id);
   assert.match(await page.title(), /Approval needed: wipe/);
+  await waitStatus(page, 'Waiting for your approval: wipe');
   await shot(page, 'approval-after-reload');
   await card(page, 'wipe_r').locator('button.approve').click();
   await waitDone(page);
@@ -242,4 +243,87 @@ test('a 100 KB answer streams in without long tasks (measured, reported)', async
   console.log(`100 KB answer: ${long.length} long task(s) over 50 ms` +
     (long.length ? `, the longest ${Math.round(Math.max(...long))} ms` : ''));
   noProblems(page);
+});
+
+test('a conversation is listed while its first turn runs, and another can be opened meanwhile', async () => {
+  await newConversation(page);
+  await lane.model.script([
+    { tool_calls: [{ id: 'slow_l', name: 'slow', arguments: '{"text":"later"}' }] },
+    { text: 'Finished later.' },
+  ]);
+  await send(page, 'A slow first turn');
+  await page.waitForSelector('.card-wrap[data-call-id="slow_l"]');
+  const id = await conversationId(page);
+  await page.waitForSelector(`#conv-list li[data-id="${id}"]`);
+  // Another conversation opens at once; the turn goes on without this page.
+  const other = await page.locator('#conv-list li:not([hidden])').nth(1).getAttribute('data-id');
+  await page.locator(`#conv-list li[data-id="${other}"] button.open`).click();
+  await page.waitForFunction((o) => decodeURIComponent(location.hash) === `#c=${o}`, other);
+  assert.equal(await page.isEnabled('#input'), true);
+  await shot(page, 'switched-during-turn');
+  // Back to the running one: the page follows it to its end.
+  await page.locator(`#conv-list li[data-id="${id}"] button.open`).click();
+  await page.waitForSelector('.card-wrap[data-call-id="slow_l"]');
+  lane.skills.open('slow_l');
+  await waitDone(page);
+  assert.match(await lastAnswer(page).textContent(), /Finished later\./);
+  noProblems(page);
+});
+
+test('a model failure (HTTP 500) is said once', async () => {
+  await newConversation(page);
+  await lane.model.script([{ status: 500, times: 0, error: { message: 'upstream exploded' } }]);
+  await send(page, 'This will fail');
+  await page.waitForFunction(() => !document.getElementById('input').disabled &&
+    document.getElementById('status').dataset.state !== 'busy');
+  const notices = await lastAnswer(page).locator('.notices').textContent();
+  // The provider's own retries are one quiet line, not "the answer broke off" for each.
+  assert.doesNotMatch(notices, /broke off/);
+  assert.ok(!/×/.test(notices), `no notice repeated: ${notices}`);
+  assert.equal(await lastAnswer(page).locator('.notice.error, .notice.warn').count(), 1, notices);
+  assert.match(notices, /upstream exploded/);
+  await lane.model.script([{ text: 'Now it works.' }]);
+  await shot(page, 'model-failed-once');
+  noProblems(page);
+});
+
+test('phone: the list and the settings sheet close on New conversation, Escape and a tap outside', async () => {
+  const p = await lane.page('zh-CN', { width: 375, height: 740 });
+  assert.equal(await p.getAttribute('html', 'lang'), 'zh-Hans');
+  await p.click('#toggle-list');
+  assert.equal(await p.isVisible('#sidebar'), true);
+  await p.click('#new-conv');
+  assert.equal(await p.isVisible('#sidebar'), false, 'New conversation folds the list');
+  await p.click('#toggle-list');
+  await p.keyboard.press('Escape');
+  assert.equal(await p.isVisible('#sidebar'), false, 'Escape folds the list');
+  await p.click('#toggle-list');
+  await p.mouse.click(187, 720); // on the scrim, below the list
+  assert.equal(await p.isVisible('#sidebar'), false, 'a tap outside folds the list');
+  await p.click('#settings-toggle');
+  assert.equal(await p.isVisible('#theme'), true);
+  await shot(p, 'phone-settings-sheet');
+  await p.keyboard.press('Escape');
+  assert.equal(await p.isVisible('#theme'), false, 'Escape folds the settings sheet');
+  // Landscape: the log keeps most of the height.
+  await p.setViewportSize({ width: 740, height: 375 });
+  const logHeight = await p.evaluate(() => document.getElementById('log').getBoundingClientRect().height);
+  console.log(`phone landscape: ${Math.round(logHeight)} px of 375 for messages`);
+  await shot(p, 'phone-landscape');
+  noProblems(p);
+  await p.close();
+});
+
+test('Chinese page: the server being down is said in Chinese, with nothing in English', async () => {
+  const quick = await Rein.start(lane.model, lane.skills, { name: 'rein-down-zh' });
+  const p = await lane.page('zh-TW', { width: 1180, height: 820 }, '/', { base: quick.url });
+  await quick.crash();
+  await send(p, '你好');
+  await p.waitForFunction(() => !document.getElementById('retry').hidden);
+  const status = await p.textContent('#status');
+  assert.match(status, /無法連上伺服器/);
+  assert.doesNotMatch(status, /[A-Za-z]{4,}/, `English in the Chinese page: ${status}`);
+  assert.equal(await p.inputValue('#input'), '你好');
+  await shot(p, 'server-down-zh');
+  await p.close();
 });
