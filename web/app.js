@@ -11,6 +11,7 @@
 
 import { api, ApiError, followEvents, setApiKey, sseEvents, startChat, whenUnauthorized } from './api.js';
 import { el } from './cards.js';
+import { preloadHighlighter } from './hl.js';
 import { LANGUAGES, errorRef, label, language, pickLanguage, remember, setLanguage, t } from './i18n.js';
 import { Turn } from './turn.js';
 
@@ -1207,6 +1208,7 @@ function main() {
   if (id) openConversation(id);
   else ui.input.focus();
   document.body.dataset.ready = 'true';
+  preloadHighlighter();
 }
 
 main();

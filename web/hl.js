@@ -92,3 +92,9 @@ export function highlightLater(code, lang) {
   if (hljs) schedule();
   else load().then(() => hljs && schedule());
 }
+
+// Loads the highlighter when the browser is idle after the page opened, so evaluating its
+// module (a long task of its own) does not land in the middle of a streaming answer.
+export function preloadHighlighter() {
+  idle(() => load());
+}
