@@ -10,7 +10,7 @@
 // few seconds whether another tab or device started a turn, and follows it when one did.
 
 import { api, ApiError, followEvents, setApiKey, sseEvents, startChat, whenUnauthorized } from './api.js';
-import { el } from './cards.js';
+import { el, parseMaybe } from './cards.js';
 import { preloadHighlighter } from './hl.js';
 import { LANGUAGES, errorRef, label, language, pickLanguage, remember, setLanguage, t } from './i18n.js';
 import { Turn } from './turn.js';
@@ -801,15 +801,6 @@ async function openConversation(id, quiet = false) {
   }
 }
 
-function parseJson(text) {
-  if (typeof text !== 'string') return text;
-  try {
-    return JSON.parse(text);
-  } catch {
-    return text;
-  }
-}
-
 // What the recorded events add to the stored messages: each turn's result (by trace id) and
 // each call's checks and approvals (by call id). Events are kept for the newest turns only.
 async function turnRecords(id) {
@@ -884,7 +875,7 @@ function renderConversation(conv, upTo = Infinity, rec = null) {
         const card = turn.card({
           call_id: tc.id,
           tool: (e && e.sent_name) || tc.name,
-          arguments: e ? e.args : parseJson(tc.arguments),
+          arguments: e ? e.args : parseMaybe(tc.arguments),
         });
         card.setTool((e && e.tool) || tc.name);
         for (const v of (rec && rec.checks.get(tc.id)) || []) card.verification(v);
@@ -894,7 +885,7 @@ function renderConversation(conv, upTo = Infinity, rec = null) {
       const card = turn.cards.get(m.tool_call_id);
       if (!card) continue;
       const e = ledger.get(m.tool_call_id);
-      const c = parseJson(m.content);
+      const c = parseMaybe(m.content);
       if (c && c.status === 'proposed') {
         card.setResult('proposed', c);
         if (!e) {
@@ -1053,9 +1044,12 @@ function fillLanguages() {
   }
 }
 
+// theme: light, dark or system (kept in localStorage by the switch); theme.js turns it into
+// the colours (data-scheme), the same way as before the first paint.
 function applyTheme(theme) {
   if (theme === 'light' || theme === 'dark') document.documentElement.dataset.theme = theme;
   else delete document.documentElement.dataset.theme;
+  if (window.reinApplyScheme) window.reinApplyScheme();
 }
 
 function growInput() {

@@ -41,7 +41,8 @@ export function displayStatus(status, result) {
   return known.includes(status) ? status : 'error';
 }
 
-function parseMaybe(value) {
+// JSON text parsed, or the value itself (not a string, or not JSON).
+export function parseMaybe(value) {
   if (typeof value !== 'string') return value;
   try {
     return JSON.parse(value);

@@ -193,6 +193,14 @@ test('the theme toggle: dark, kept across a reload, then back to the system\'s',
   await shot(page, 'dark');
   await page.selectOption('#theme', 'system');
   assert.equal(await page.getAttribute('html', 'data-theme'), null);
+  assert.equal(await bg(), light);
+  // The system's dark, followed while the page is open.
+  await page.emulateMedia({ colorScheme: 'dark' });
+  await page.waitForFunction(() => document.documentElement.dataset.scheme === 'dark');
+  assert.notEqual(await bg(), light);
+  await page.emulateMedia({ colorScheme: 'light' });
+  await page.waitForFunction(() => document.documentElement.dataset.scheme === 'light');
+  assert.equal(await bg(), light);
   noProblems(page);
 });
 
