@@ -253,7 +253,7 @@ test('a 100 KB answer streams in without long tasks (measured, reported)', async
   noProblems(page);
 });
 
-test('a conversation is listed while its first turn runs, and another can be opened meanwhile', async () => {
+test('a conversation is listed while its first turn runs, another opens meanwhile, and a reload during its slow tool still gets the answer', async () => {
   await newConversation(page);
   await lane.model.script([
     { tool_calls: [{ id: 'slow_l', name: 'slow', arguments: '{"text":"later"}' }] },
@@ -272,6 +272,10 @@ test('a conversation is listed while its first turn runs, and another can be ope
   // Back to the running one: the page follows it to its end.
   await page.locator(`#conv-list li[data-id="${id}"] button.open`).click();
   await page.waitForSelector('.card-wrap[data-call-id="slow_l"]');
+  // A reload during the slow tool: the tool finishes and the answer still arrives.
+  await page.reload();
+  await page.waitForSelector('body[data-ready="true"]');
+  await page.waitForSelector('.card-wrap[data-call-id="slow_l"][data-status="pending"]');
   lane.skills.open('slow_l');
   await waitDone(page);
   assert.match(await lastAnswer(page).textContent(), /Finished later\./);
@@ -335,3 +339,59 @@ test('Chinese page: the server being down is said in Chinese, with nothing in En
   await shot(p, 'server-down-zh');
   await p.close();
 });
+
+test('proposals: brought into view with focus, a destructive one marked and confirmed, the notice counts down', async () => {
+  await newConversation(page);
+  // A conversation long enough that the proposals land below the fold.
+  await lane.model.script([{ text: `${'A long answer line.\n\n'.repeat(60)}` }]);
+  await send(page, 'Say a lot first');
+  await waitDone(page);
+  await page.selectOption('#mode', 'propose');
+  await lane.model.script([{ tool_calls: [
+    { id: 'prop_w', name: 'wipe', arguments: '{"path":"p.txt"}' },
+    { id: 'prop_s', name: 'slow', arguments: '{"text":"kept"}' },
+  ] }]);
+  await send(page, 'Wipe p.txt and echo kept');
+  await waitCard(page, 'prop_w', 'proposed');
+  await waitStatus(page, 'Proposed calls wait for you.');
+  const run = card(page, 'prop_w').locator('button.run');
+  await page.waitForFunction(() => document.activeElement?.matches('.card-wrap[data-call-id="prop_w"] button.run'));
+  assert.ok(await run.evaluate((b) => {
+    const r = b.getBoundingClientRect();
+    return r.top >= 0 && r.bottom <= window.innerHeight;
+  }), 'the first proposal is in view');
+  assert.equal(await card(page, 'prop_w').locator('.badge.st-destructive').count(), 1);
+  await shot(page, 'proposals-in-view');
+  // A destructive proposal asks once more before it runs.
+  await run.click();
+  assert.equal(await card(page, 'prop_w').getAttribute('data-status'), 'proposed');
+  await shot(page, 'proposal-confirm');
+  await run.click();
+  await waitCard(page, 'prop_w', 'success');
+  // Focus moves on to the next proposal, and the notice says one is left.
+  await page.waitForFunction(() => document.activeElement?.matches('.card-wrap[data-call-id="prop_s"] button.run'));
+  assert.match(await lastAnswer(page).locator('.notices').textContent(), /1/);
+  await card(page, 'prop_s').locator('button.discard').click();
+  await waitCard(page, 'prop_s', 'discarded');
+  await page.waitForFunction(() => document.activeElement === document.getElementById('input'));
+  const notices = await lastAnswer(page).locator('.notices').textContent();
+  assert.doesNotMatch(notices, /wait/i, `no proposal is said to wait any more: ${notices}`);
+  await page.selectOption('#mode', 'auto');
+  await shot(page, 'proposals-done');
+  noProblems(page);
+});
+
+test('the input grows with its text; a message has a copy button; the turn names its model', async () => {
+  const before = await page.evaluate(() => document.getElementById('input').offsetHeight);
+  await page.fill('#input', 'one\ntwo\nthree\nfour');
+  await page.waitForFunction((h) => document.getElementById('input').offsetHeight > h, before);
+  await page.fill('#input', '');
+  await lane.model.script([{ text: 'Copy me.' }]);
+  await send(page, 'Something to copy');
+  await waitDone(page);
+  await lastAnswer(page).locator('.msg-actions button.copy').click();
+  await page.waitForFunction(() => navigator.clipboard.readText().then((t) => t === 'Copy me.'));
+  assert.match(await lastAnswer(page).locator('.turn-meta').textContent(), /test-model/);
+  noProblems(page);
+});
+
