@@ -227,6 +227,11 @@ static rein_err detect_node(const char *dir, struct rein_verify_project *pj)
     const char *pm = exists(dir, "pnpm-lock.yaml") ? "pnpm"
                      : exists(dir, "yarn.lock")    ? "yarn"
                                                    : "npm";
+    /* The project's tools run through its package manager, as its users run them: pnpm
+     * and Yarn (Plug'n'Play has no node_modules/.bin for npx to find) have their own. */
+    const char *exec = strcmp(pm, "pnpm") == 0   ? "pnpm exec"
+                       : strcmp(pm, "yarn") == 0 ? "yarn"
+                                                 : "npx";
     char *text = slurp(dir, "package.json");
     json_t *pkg = text ? json_loads(text, 0, NULL) : NULL;
     bool eslint = exists(dir, "eslint.config.js") || exists(dir, "eslint.config.mjs") ||
@@ -251,7 +256,7 @@ static rein_err detect_node(const char *dir, struct rein_verify_project *pj)
     if (!rc && exists(dir, "tsconfig.json")) {
         rc = found(pj, REIN_VERIFY_PROJECT_TYPESCRIPT, "typescript", "tsconfig.json");
         if (!rc)
-            rc = step(&pj->typecheck, "{command: npx tsc --noEmit, format: gcc}");
+            rc = step(&pj->typecheck, "{command: %s tsc --noEmit, format: gcc}", exec);
     }
     if (!rc && npm_script(pkg, "test")) {
         pj->kinds |= REIN_VERIFY_PROJECT_HAS_TESTS;
@@ -263,7 +268,7 @@ static rein_err detect_node(const char *dir, struct rein_verify_project *pj)
     } else if (!rc && eslint) {
         rc = found(pj, REIN_VERIFY_PROJECT_HAS_LINTER, "eslint", "an ESLint configuration");
         if (!rc)
-            rc = step(&pj->lint, "{command: npx eslint ., format: eslint}");
+            rc = step(&pj->lint, "{command: %s eslint ., format: eslint}", exec);
     }
     json_decref(pkg);
     return rc;

@@ -192,14 +192,20 @@ static void test_init_node_projects(void **state)
                                "#   typescript (tsconfig.json)",
                                "command: pnpm run build",
                                "TYPECHECK:",
-                               "npx tsc --noEmit",
+                               "command: pnpm exec tsc --noEmit",
                                "command: pnpm test",
-                               "npx eslint ., format: eslint",
+                               "command: pnpm exec eslint ., format: eslint",
                                NULL};
     const char *yarn[] = {"package.json={\"name\": \"x\", \"scripts\": {\"lint\": \"eslint .\", "
                           "\"test\": \"jest\"}}",
                           "yarn.lock=# yarn lockfile v1\n", NULL};
     const char *yarn_want[] = {"command: yarn test", "command: yarn run lint", NULL};
+    /* Yarn without a lint script: ESLint through yarn (Plug'n'Play has no .bin for npx). */
+    const char *yarn_eslint[] = {
+        "package.json={\"name\": \"x\", \"scripts\": {\"test\": \"jest\"}}",
+        "yarn.lock=# yarn lockfile v1\n", ".eslintrc.json={}", "tsconfig.json={}", NULL};
+    const char *yarn_eslint_want[] = {"command: yarn eslint ., format: eslint",
+                                      "command: yarn tsc --noEmit", NULL};
     const char *npm[] = {"package.json={\"name\": \"x\", \"scripts\": {\"test\": \"echo \\\"Error: "
                          "no test specified\\\" && exit 1\"}}",
                          ".eslintrc.json={}", NULL};
@@ -209,6 +215,7 @@ static void test_init_node_projects(void **state)
     (void)state;
     done(init_and_check(pnpm, pnpm_want));
     done(init_and_check(yarn, yarn_want));
+    done(init_and_check(yarn_eslint, yarn_eslint_want));
     /* npm init's placeholder test script is not a test command. */
     dir = init_and_check(npm, npm_want);
     assert_true(asprintf(&path, "%s/rein-verify.yaml", dir) > 0);
