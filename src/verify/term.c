@@ -84,7 +84,7 @@ const char *rein_verify_stop_reason_text(enum rein_verify_stop_reason r)
                                         "the same failure kept coming back",
                                         "the iterations stopped making progress",
                                         "the work came back to a state it had been in before",
-                                        "the work went back and forth between two states",
+                                        "the work went back and forth without getting closer",
                                         "small changes stopped getting closer to the goal",
                                         "the agent's confidence fell too low",
                                         "the agent needs a person or an outside resource",
