@@ -18,8 +18,10 @@
  * in step with the turn's status, waits for approvals through the store (any instance may
  * answer them), and records the turn's events with the conversation's sequence ids, so a
  * reader on any instance can replay them and follow the turn while it runs
- * (rein_store_events_after / _wait). Closing writes the conversation's state ("idle", or
- * "interrupted" when rein_session_interrupt was called) and releases the lock.
+ * (rein_store_events_after / _wait). Opening sets the conversation's state to "running";
+ * closing writes "idle" (or "interrupted" when rein_session_interrupt was called) and releases
+ * the lock. A process that dies in between leaves "running", which rein_store_recover() turns
+ * into "interrupted" once the lease has run out.
  *
  * What is recorded, in order, for each turn (rein_store_event types; payloads are JSON):
  *   start       {"type":"start","seq":0,"conversation_id","trace_id","position" (of the

@@ -398,7 +398,9 @@ REIN_EXTERN void rein_store_lease_release(rein_store_lease *l);
 /*
  * Flags pending ledger entries as interrupted when their conversation's lock is free or its
  * lease has expired (the process that ran them died; a live instance's running turn is left
- * alone). *flagged (may be NULL) receives how many were flagged. Runs at open.
+ * alone), and sets such a conversation's state from "running" (what a session writes when its
+ * turn starts) to "interrupted". *flagged (may be NULL) receives how many entries were
+ * flagged. Runs at open.
  */
 REIN_EXTERN rein_err rein_store_recover(rein_store *s, int *flagged, rein_error *err) REIN_WUR;
 

@@ -19,6 +19,7 @@
 #define DEFAULT_LEASE_MS  30000
 #define STATE_IDLE        "idle"
 #define STATE_INTERRUPTED "interrupted"
+#define STATE_RUNNING     "running" /* until close; recovery turns a dead turn's into interrupted */
 
 void rein__session_title(const char *text, char out[REIN_SESSION_TITLE_MAX + 1])
 {
@@ -340,6 +341,10 @@ static rein_err open_stored(rein_session *s, const char *title, struct rein_stor
         rc = replace_messages(s, err);
     if (rc == REIN_OK)
         rc = rein__session_load(s, err);
+    /* Listings show the turn, and a process that dies before close leaves "running" behind
+     * for rein_store_recover() to turn into "interrupted" once the lease has run out. */
+    if (rc == REIN_OK)
+        rc = rein_store_conv_update(s->store, s->conv_id, NULL, STATE_RUNNING, NULL, err);
     if (rc == REIN_OK) {
         s->cancel = rein_cancel_new_child(rein_store_lease_cancel(s->lease));
         if (!s->cancel)

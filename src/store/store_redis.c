@@ -8,6 +8,7 @@
  *   P msgs:ID            list of "CREATED_MS TRACE_ID JSON" (TRACE_ID "-" when none)
  *   P ledger:ID          hash call_id -> entry JSON; P ledger:ID:order list of call ids;
  *   P ledger:ID:pending  set of pending call ids; P pending: set of ids with pending calls
+ *   P running            set of the ids of conversations in state "running" (a turn's)
  *   P events:ID, P trace:TRACE   capped lists of event JSON (trace lists expire after 7 days);
  *                        P events:ID:seq the conversation's last event sequence id (each
  *                        entry carries its own as "s", so a list holds consecutive ids)
@@ -335,7 +336,10 @@ static rein_err rd_conv_create(rein_store *s, const char *id, const char *title,
 static const char *const lua_conv_update =
     "if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end "
     "if ARGV[2] == '1' then redis.call('HSET', KEYS[1], 'title', ARGV[3]) end "
-    "if ARGV[4] == '1' then redis.call('HSET', KEYS[1], 'state', ARGV[5]) end "
+    "if ARGV[4] == '1' then redis.call('HSET', KEYS[1], 'state', ARGV[5]) "
+    "  if ARGV[5] == 'running' then redis.call('SADD', KEYS[3], ARGV[1]) "
+    "  else redis.call('SREM', KEYS[3], ARGV[1]) end "
+    "end "
     "if ARGV[6] == '1' then redis.call('HSET', KEYS[1], 'metadata', ARGV[7]) end "
     "local old = tonumber(redis.call('HGET', KEYS[1], 'updated_ms')) "
     "local now = tonumber(ARGV[8]) "
@@ -350,9 +354,10 @@ static rein_err rd_conv_update(rein_store *s, const char *id, const char *title,
     long long v = 0;
     rein_err rc;
 
-    eval(&cm, lua_conv_update, 2);
+    eval(&cm, lua_conv_update, 3);
     arg_key(&cm, s, "conv", id, NULL);
     arg_key(&cm, s, "convs", NULL, NULL);
+    arg_key(&cm, s, "running", NULL, NULL);
     arg(&cm, id);
     arg(&cm, title ? "1" : "0");
     arg(&cm, title);
@@ -500,6 +505,7 @@ static const char *const lua_conv_delete =
     "  p .. 'lockinfo:' .. id) "
     "redis.call('ZREM', p .. 'convs', id) "
     "redis.call('SREM', p .. 'pending', id) "
+    "redis.call('SREM', p .. 'running', id) "
     "return 1";
 
 static rein_err rd_conv_delete(rein_store *s, const char *id, int64_t now_ms, rein_error *err)
@@ -1314,7 +1320,8 @@ static rein_err rd_approval_drop(rein_store *s, const char *conv_id, const char 
     return call_int(s, &cm, &v, err);
 }
 
-/* Flags the pending calls of every conversation whose lock is gone (expired or never held). */
+/* Flags the pending calls of every conversation whose lock is gone (expired or never held),
+ * and marks such a conversation interrupted when its turn never wrote that it ended. */
 static const char *const lua_recover =
     "local p = ARGV[1] local n = 0 "
     "for _, id in ipairs(redis.call('SMEMBERS', p .. 'pending')) do "
@@ -1329,6 +1336,13 @@ static const char *const lua_recover =
     "        end "
     "      end "
     "    end "
+    "  end "
+    "end "
+    "for _, id in ipairs(redis.call('SMEMBERS', p .. 'running')) do "
+    "  if redis.call('EXISTS', p .. 'lock:' .. id) == 0 then "
+    "    if redis.call('HGET', p .. 'conv:' .. id, 'state') == 'running' then "
+    "      redis.call('HSET', p .. 'conv:' .. id, 'state', 'interrupted') end "
+    "    redis.call('SREM', p .. 'running', id) "
     "  end "
     "end "
     "return n";

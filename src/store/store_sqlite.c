@@ -82,6 +82,9 @@ static const char *const migrations[] = {
      * each call ran (unknown for the calls recorded before). */
     ("ALTER TABLE ledger RENAME COLUMN name_sent TO sent_name;"
      "ALTER TABLE ledger ADD COLUMN latency_ms INTEGER;"),
+    /* 5: recovery finds the conversations whose turn died ("running" without a live lock)
+     * without reading every conversation. */
+    "CREATE INDEX conversations_running ON conversations(id) WHERE state = 'running';",
 };
 #define SCHEMA_VERSION ((int)(sizeof(migrations) / sizeof(migrations[0])))
 
@@ -135,6 +138,7 @@ enum stmt_id {
     ST_APPROVAL_DROP,
     ST_APPROVALS_DELETE,
     ST_RECOVER,
+    ST_RECOVER_CONVS,
     ST_COUNT
 };
 
@@ -220,6 +224,8 @@ static const char *const sql_text[ST_COUNT] = {
     [ST_RECOVER] = "UPDATE ledger SET interrupted = 1 WHERE status = 'pending' "
                    "AND interrupted = 0 AND conversation_id NOT IN "
                    "(SELECT conversation_id FROM locks WHERE expires_ms > ?1)",
+    [ST_RECOVER_CONVS] = "UPDATE conversations SET state = 'interrupted' WHERE state = 'running' "
+                         "AND id NOT IN (SELECT conversation_id FROM locks WHERE expires_ms > ?1)",
 };
 
 /* One connection and its statement cache; used by one thread at a time. */
@@ -1531,6 +1537,7 @@ static rein_err sq_recover(rein_store *s, int *flagged, rein_error *err)
     struct sq *q = impl(s);
     struct conn *c;
     sqlite3_stmt *st;
+    int64_t now;
     rein_err rc = conn_get(q, &c, err);
 
     if (rc != REIN_OK)
@@ -1540,8 +1547,18 @@ static rein_err sq_recover(rein_store *s, int *flagged, rein_error *err)
         rc = REIN_ESTORE;
         goto out;
     }
-    sqlite3_bind_int64(st, 1, rein_wall_ms());
+    now = rein_wall_ms();
+    sqlite3_bind_int64(st, 1, now);
     rc = run(q, c, st, "recover interrupted calls", flagged, err);
+    if (rc != REIN_OK)
+        goto out;
+    st = stmt(q, c, ST_RECOVER_CONVS, err);
+    if (!st) {
+        rc = REIN_ESTORE;
+        goto out;
+    }
+    sqlite3_bind_int64(st, 1, now);
+    rc = run(q, c, st, "recover interrupted conversations", NULL, err);
 out:
     conn_put(q, c);
     return rc;

@@ -573,6 +573,10 @@ static void kill9_during_a_slow_tool(void **state)
     x = th_bg_post(at(&C->a, "/agent/chat"),
                    "{\"message\": \"go slow\", \"conversation_id\": \"k9\"}", true);
     wait_state(&C->b, "k9", "executing");
+    conv = conversation(&C->b, "k9");
+    assert_string_equal(th_jstr(conv, "state"), "running");
+    json_decref(conv);
+    conv = NULL;
     /* The tool's process runs (it has written its pid) when the server is killed. */
     assert_true(leftover_tool_pid(10000) > 1);
     rein_proc_kill(C->a.proc, SIGKILL);
@@ -603,6 +607,8 @@ static void kill9_during_a_slow_tool(void **state)
     assert_true(json_is_true(json_object_get(entry, "interrupted")));
     assert_string_equal(th_jstr(entry, "status"), "pending");
     assert_true(json_is_null(json_object_get(conv, "lock")));
+    /* The turn never said it ended; recovery says it was interrupted. */
+    assert_string_equal(th_jstr(conv, "state"), "interrupted");
     msgs = json_object_get(conv, "messages");
     assert_int_equal(json_array_size(msgs), 3);
     assert_string_equal(th_jstr(json_object_get(json_array_get(msgs, 1), "message"), "content"),
@@ -637,6 +643,7 @@ static void kill9_during_a_slow_tool(void **state)
     entry = th_ledger_entry(conv, "s1");
     assert_string_equal(th_jstr(entry, "status"), "error");
     assert_false(json_is_true(json_object_get(entry, "interrupted")));
+    assert_string_equal(th_jstr(conv, "state"), "idle");
     json_decref(conv);
     pair_stop();
 }

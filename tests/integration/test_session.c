@@ -627,6 +627,9 @@ static void interrupt_leaves_state(void **state)
     }
     assert_string_equal(info.state, "executing");
     assert_string_equal(info.tool, "slow");
+    conv = exported("int");
+    assert_string_equal(jstr(conv, "state"), "running");
+    json_decref(conv);
     rein_session_interrupt(b.s, "the client went away");
     pthread_join(th, NULL);
     assert_rein_ok(b.rc, NULL);

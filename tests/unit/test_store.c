@@ -1062,6 +1062,16 @@ static int find_interrupted(const char *conv_id, const struct rein_ledger_entry 
     return 0;
 }
 
+static void assert_conv_state(rein_store *s, const char *id, const char *want)
+{
+    json_t *o = NULL;
+    rein_error err;
+
+    assert_rein_ok(rein_store_conv_get(s, id, &o, &err), &err);
+    assert_string_equal(json_string_value(json_object_get(o, "state")), want);
+    json_decref(o);
+}
+
 static void t_recovery(struct backend *b)
 {
     rein_store *live = open_store(b);
@@ -1083,6 +1093,14 @@ static void t_recovery(struct backend *b)
     assert_rein_ok(rein_store_ledger_put(live, "alive", &e, &err), &err);
     assert_rein_ok(rein_store_ledger_put(dead, "crashed", &e, &err), &err);
     assert_rein_ok(rein_store_ledger_put(dead, "orphan", &e, &err), &err);
+    /* Their turns said they were running (as a session does), and none said it ended; "gone"
+     * was running too, and was deleted since. */
+    assert_rein_ok(rein_store_conv_create(live, "gone", NULL, NULL, NULL, &err), &err);
+    assert_rein_ok(rein_store_conv_create(live, "quiet", NULL, NULL, NULL, &err), &err);
+    for (const char *const *id = (const char *const[]){"alive", "crashed", "orphan", "gone", NULL};
+         *id; id++)
+        assert_rein_ok(rein_store_conv_update(live, *id, NULL, "running", NULL, &err), &err);
+    assert_rein_ok(rein_store_conv_delete(live, "gone", &err), &err);
     rein_store_free(dead);
     {
         /* Make sure the 1 ms lease has run out. */
@@ -1100,8 +1118,16 @@ static void t_recovery(struct backend *b)
     }
     assert_rein_ok(rein_store_recover(fresh, &flagged, &err), &err);
     assert_int_equal(flagged, 2);
+    /* The dead turns' conversations say they were interrupted; the live one still runs, the
+     * others keep their state, and the deleted one stays deleted. */
+    assert_conv_state(fresh, "crashed", "interrupted");
+    assert_conv_state(fresh, "orphan", "interrupted");
+    assert_conv_state(fresh, "alive", "running");
+    assert_conv_state(fresh, "quiet", "idle");
+    assert_false(rein_store_conv_exists(fresh, "gone", &err));
     assert_rein_ok(rein_store_recover(fresh, &flagged, &err), &err);
     assert_int_equal(flagged, 0);
+    assert_conv_state(fresh, "alive", "running");
     assert_rein_ok(rein_store_ledger_each(fresh, "alive", find_interrupted, &interrupted, &err),
                    &err);
     assert_int_equal(interrupted, 0);
