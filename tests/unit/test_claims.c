@@ -835,7 +835,8 @@ static void test_corpus(void **state)
     char *dir = test_tmpdir();
     rein_registry *reg;
     rein_claims_vocab *v = corpus_vocab(&reg);
-    struct tally dev, held, held2, held3, held4, held5, held6, held7, held8, held9, held10, all;
+    struct tally dev, held, held2, held3, held4, held5, held6, held7, held8, held9, held10, held11,
+        all;
 
     (void)state;
     for (size_t i = 0; files[i]; i += 2)
@@ -851,6 +852,7 @@ static void test_corpus(void **state)
     run_corpus("heldout8.tsv", v, dir, &held8);
     run_corpus("heldout9.tsv", v, dir, &held9);
     run_corpus("heldout10.tsv", v, dir, &held10);
+    run_corpus("heldout11.tsv", v, dir, &held11);
     memset(&all, 0, sizeof(all));
     add_tally(&all, &dev);
     add_tally(&all, &held);
@@ -863,6 +865,7 @@ static void test_corpus(void **state)
     add_tally(&all, &held8);
     add_tally(&all, &held9);
     add_tally(&all, &held10);
+    add_tally(&all, &held11);
     print_tally("corpus", &dev);
     print_tally("held-out", &held);
     print_tally("held-out2", &held2);
@@ -874,6 +877,7 @@ static void test_corpus(void **state)
     print_tally("held-out8", &held8);
     print_tally("held-out9", &held9);
     print_tally("held-out10", &held10);
+    print_tally("held-out11", &held11);
     print_tally("whole", &all);
     assert_true(all.claims + all.none >= 300);
     assert_true(all.none * 3 >= all.claims + all.none);
