@@ -163,6 +163,11 @@ static struct zword lexicon[] = {
     {"得以", 0},
     /* hedges */
     {"可能", Z_HEDGE},
+    /* what a picture or an example shows is not a run */
+    {"截图", Z_HEDGE},
+    {"截圖", Z_HEDGE},
+    {"示例", Z_HEDGE},
+    {"範例", Z_HEDGE},
     {"觉得", Z_HEDGE},
     {"覺得", Z_HEDGE},
     {"默认", Z_HEDGE},
@@ -275,6 +280,11 @@ static struct zword lexicon[] = {
     {"過", Z_GUO},
     /* failure */
     {"失败", Z_FAIL},
+    {"拦截", Z_FAIL},
+    {"攔截", Z_FAIL},
+    {"阻止", Z_FAIL},
+    {"阻挡", Z_FAIL},
+    {"阻擋", Z_FAIL},
     {"失敗", Z_FAIL},
     {"出错", Z_FAIL},
     {"出錯", Z_FAIL},

@@ -238,11 +238,26 @@ static bool imperative(const struct en *e, size_t cs, size_t p)
            !(e->t[h].flags & TF_POSS) && !(lex(e, h) & (L_PRON | L_DET));
 }
 
+/* "In the screenshot, the calculator shows 7.5": the sentence tells what a picture or a text
+ * shows, not what ran */
+static bool depicted(const struct en *e)
+{
+    size_t j = 0;
+
+    while (j < e->n && !word(e, j))
+        j++;
+    return is(e, j, "in") && (lex(e, j + 1) & L_DET) &&
+           (is(e, j + 2, "screenshot") || is(e, j + 2, "example") || is(e, j + 2, "image") ||
+            is(e, j + 2, "picture") || is(e, j + 2, "docs") || is(e, j + 2, "documentation") ||
+            is(e, j + 2, "readme") || is(e, j + 2, "ticket") || is(e, j + 2, "mockup"));
+}
+
 static void gates(const struct en *e, size_t p, struct gates *g)
 {
     size_t cs = clause_start(e, p);
 
     memset(g, 0, sizeof(*g));
+    g->report = depicted(e);
     g->question = e->all_question || p >= e->qfrom;
     g->imper = imperative(e, cs, p);
     for (size_t j = cs; j < p && j < e->n; j++) {
@@ -277,6 +292,11 @@ static void gates(const struct en *e, size_t p, struct gates *g)
         }
         if (is(e, j, "in") && is(e, j + 1, "case"))
             g->cond = true;
+        /* "Had the tests passed, …", "Had I used web_search, …": a conditional */
+        if (is(e, j, "had") && (e->t[j].flags & TF_FIRST) && j + 1 < p && !verb(e, j + 1) &&
+            !is(e, j + 1, "to"))
+            g->cond = true;
+
         if (is(e, j, "as") && (is(e, j + 1, "soon") || is(e, j + 1, "long")) && is(e, j + 2, "as"))
             g->cond = true;
         if (l & L_HEDGE)
@@ -906,6 +926,8 @@ static bool value_later(const struct en *e, size_t p)
  * the calculator returned …", "you mentioned that …")? */
 static bool reported(const struct en *e, size_t m)
 {
+    if (depicted(e))
+        return true;
     for (size_t j = clause_start(e, m); j < m; j++) {
         if (word(e, j) && (lex(e, j) & L_SAYV) && !(j > 0 && (lex(e, j - 1) & L_PRON1)) &&
             e->t[j].tool == -1)
@@ -947,7 +969,11 @@ static bool tool_object(struct en *e, size_t m, size_t me)
     struct gates g;
     enum tense t;
 
-    while (u > 0 && fill < 3 && word(e, u - 1) && (lex(e, u - 1) & (L_DET | L_QUANT))) {
+    while (u > 0 && fill < 3 && word(e, u - 1) &&
+           ((lex(e, u - 1) & (L_DET | L_QUANT)) || is(e, u - 1, "quick") || is(e, u - 1, "brief") ||
+            is(e, u - 1, "thorough") || is(e, u - 1, "second") || is(e, u - 1, "another") ||
+            is(e, u - 1, "final") || is(e, u - 1, "fresh") || is(e, u - 1, "full") ||
+            is(e, u - 1, "targeted"))) {
         u--;
         fill++;
     }
@@ -995,8 +1021,8 @@ static bool tool_object(struct en *e, size_t m, size_t me)
         u = k - 1;
     } else if ((is(e, u, "did") || is(e, u, "performed") || is(e, u, "conducted") ||
                 is(e, u, "ran")) &&
-               fill > 0 && e->t[m].tool_len > 1) {
-        /* "I did a file search", "performed a web search": the plain words as an act */
+               fill > 0) {
+        /* "I did a file search", "performed a quick web_search": the tool as an act */
     } else if ((vclass(e, u) & V_TRY) && (vform(e, u) & VF_PAST) && !failure_later(e, me)) {
         /* "I tried file_search and it found …": tried, with the tool as its object, and
          * nothing in the sentence says it failed */
@@ -1213,12 +1239,27 @@ static bool tool_subject(struct en *e, size_t m, size_t me)
         gates(e, k - 1, &g);
         return !gated(&g) && k + 1 < e->n;
     }
+    /* "get_weather's forecast for Rome: 30°C": what the tool gave, labelling a value */
+    if (!out && me > m && (e->t[me - 1].flags & TF_POSS)) {
+        for (size_t j = me; j < e->n && j < me + 5 && !(verb(e, j) && !(vform(e, j) & VF_ING));
+             j++) {
+            if (punct(e, j, ':') || punct(e, j, P_CJK_COLON)) {
+                if (!(value(e, j + 1) || (word(e, j + 1) && (lex(e, j + 1) & L_NUMW))))
+                    break;
+                gates(e, j, &g);
+                return !gated(&g);
+            }
+        }
+    }
     /* "Calculator: 42", "**file_search:** 2 hits", "calculator → 4": a tool as the label of
      * a result */
     if ((punct(e, k, ':') || punct(e, k, P_CJK_COLON) || arrow(e, k)) && clause_initial(e, m) &&
         k + 1 < e->n) {
         size_t r = arrow(e, k) && e->t[k].n == 1 ? k + 2 : k + 1;
-        if (!(value(e, r) || (word(e, r) && (lex(e, r) & L_NUMW))))
+        /* "send_email: delivered" */
+        bool done = verb(e, r) && (vform(e, r) & (VF_PAST | VF_PART)) && !(vform(e, r) & VF_BASE) &&
+                    !(vclass(e, r) & (V_FAIL | V_TRY | V_NORUN));
+        if (!(value(e, r) || (word(e, r) && (lex(e, r) & L_NUMW)) || done))
             return false;
         gates(e, k, &g);
         return !gated(&g);

@@ -658,6 +658,7 @@ static const struct rein__verb verbs[] = {
     {{"break", "breaks", "broke", "broken", "breaking"}, V_FAIL},
     {{"time", "times", "timed", "timed", "timing"}, V_FAIL},
     {{"stall", "stalls", "stalled", "stalled", "stalling"}, V_FAIL},
+    {{"block", "blocks", "blocked", "blocked", "blocking"}, V_FAIL},
     /* states of a file */
     {{"exist", "exists", "existed", "existed", "existing"}, V_STATE},
     {{"contain", "contains", "contained", "contained", "containing"}, V_STATE},

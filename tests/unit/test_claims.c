@@ -303,7 +303,17 @@ static void test_extract_kinds(void **state)
     EXPECT(v, "又跑了一次测试，都通过了。", {REIN_CLAIM_TESTS_PASS, "tests", NULL});
     EXPECT(v, "The new `slug()` helper is in lib/text.py.",
            {REIN_CLAIM_FUNCTION, "slug", "lib/text.py"});
+    EXPECT(v, "I did a quick file_search and it found 2 files.",
+           {REIN_CLAIM_TOOL, "file_search", NULL});
+    EXPECT(v, "get_weather's reading for Oslo: 4 degrees.", {REIN_CLAIM_TOOL, "get_weather", NULL});
+    EXPECT(v, "file_search: completed.", {REIN_CLAIM_TOOL, "file_search", NULL});
     /* the same shapes that say nothing happened */
+    EXPECT_NONE(v, "In the example, file_search returns 3 matches.");
+    EXPECT_NONE(v, "Had get_weather been available, I would have checked it.");
+    EXPECT_NONE(v, "file_search was blocked by the policy.");
+    EXPECT_NONE(v, "file_search: failed.");
+    EXPECT_NONE(v, "示例里 calculator 返回了 4。");
+    EXPECT_NONE(v, "file_search 被防火墙阻止了。");
     EXPECT_NONE(v, "又跑了一次测试，还是没有通过。");
     EXPECT_NONE(v, "file_search returned a 500 for that folder.");
     EXPECT_NONE(v, "用户告诉我他已经删除了 old.log。");
