@@ -395,3 +395,30 @@ test('the input grows with its text; a message has a copy button; the turn names
   noProblems(page);
 });
 
+test('a reopened conversation keeps its approval notes, and a stopped turn says it stopped', async () => {
+  await newConversation(page);
+  await lane.model.script([
+    { tool_calls: [{ id: 'wipe_o', name: 'wipe', arguments: '{"path":"o.txt"}' }] },
+    { text: 'Wiped o.txt.' },
+  ]);
+  await send(page, 'Wipe o.txt');
+  await card(page, 'wipe_o').locator('button.approve').click();
+  await waitDone(page);
+  const id = await conversationId(page);
+  // A turn stopped before anything streamed.
+  await lane.model.script([{ delay_headers_ms: 20000, text: 'too late' }]);
+  await send(page, 'Say something slowly');
+  await waitStatus(page, 'Thinking');
+  await page.click('#stop');
+  await waitStatus(page, 'Stopped.');
+  await newConversation(page);
+  await page.locator(`#conv-list li[data-id="${id}"] button.open`).click();
+  await waitCard(page, 'wipe_o', 'success');
+  assert.match(await card(page, 'wipe_o').locator('.card-notes').textContent(), /Approved by a person/);
+  const last = lastAnswer(page);
+  assert.match(await last.textContent(), /Stopped\./);
+  assert.doesNotMatch(await page.textContent('#log'), /\{"|"code"/, 'no raw JSON in the notes');
+  await shot(page, 'reopened-notes-and-stopped');
+  noProblems(page);
+});
+
