@@ -26,10 +26,14 @@
  *   {tool, error: "Invalid arguments: …", errors: [{path, message}], receivedArgs, expected,
  *    hint: "Fix the arguments and call <tool> again."}
  *
- * Threading: a registry is filled by one thread (rein_registry_add_*, rein_registry_load_*)
- * and is then read by any number of threads at once: rein_call_run() may run concurrently on
- * one registry (parallel tool calls), with all per-call state in the call. A ledger is safe
- * for concurrent use. A rein_call_result belongs to one thread at a time.
+ * Threading: a registry is read by any number of threads at once: rein_call_run() may run
+ * concurrently on one registry (parallel tool calls), with all per-call state in the call.
+ * Tools may also be added (rein_registry_add_*) and removed (rein_registry_remove) while it is
+ * in use, from any thread (the tools of an MCP server that connects later or changes its list):
+ * lookups and exports see a consistent set, and a tool pointer handed out earlier stays valid
+ * until the registry is freed (a removed tool is kept, unlisted, so calls in flight finish).
+ * Loading skill folders (rein_registry_load_*) is for one thread before the registry is shared.
+ * A ledger is safe for concurrent use. A rein_call_result belongs to one thread at a time.
  */
 #ifndef REIN_TOOLS_H
 #define REIN_TOOLS_H
@@ -285,8 +289,28 @@ REIN_EXTERN rein_err rein_registry_load_path(rein_registry *reg, const char *pat
 /* Array of {file, pointer, message} for every manifest that was refused; borrowed. */
 REIN_EXTERN const json_t *rein_registry_problems(const rein_registry *reg);
 
+/*
+ * Removes the tool named id from the lists and lookups; calls already running it finish (its
+ * runner is closed when the registry is freed). REIN_ENOTFOUND when there is none.
+ */
+REIN_EXTERN rein_err rein_registry_remove(rein_registry *reg, const char *id,
+                                          rein_error *err) REIN_WUR;
+/*
+ * Called after every tool added or removed, with the registry (borrowed), from the thread that
+ * made the change, outside the registry's lock. Must be short and must not add or remove
+ * tools itself (a watcher typically marks a cached tool list stale).
+ */
+typedef void (*rein_registry_change_fn)(void *userdata, const rein_registry *reg);
+/* Adds a watcher (userdata borrowed); returns its handle (> 0), or 0 when out of memory. */
+REIN_EXTERN int rein_registry_watch(rein_registry *reg, rein_registry_change_fn fn, void *userdata);
+/* Removes a watcher; when this returns, it is not running and will not run again. */
+REIN_EXTERN void rein_registry_unwatch(rein_registry *reg, int handle);
+/* Grows by one with every change: a cheap way to tell whether a cached list is stale. */
+REIN_EXTERN uint64_t rein_registry_generation(const rein_registry *reg);
+
 REIN_EXTERN size_t rein_registry_count(const rein_registry *reg);
-/* Tools in registration order (i < count); borrowed, valid while the registry is. */
+/* Tools in registration order (i < count), or NULL for i past the end (the count can shrink
+ * between two calls while tools are removed); borrowed, valid while the registry is. */
 REIN_EXTERN const rein_tool *rein_registry_at(const rein_registry *reg, size_t i);
 /* The tool with exactly this id, or NULL. */
 REIN_EXTERN const rein_tool *rein_registry_get(const rein_registry *reg, const char *id);

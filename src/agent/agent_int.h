@@ -31,6 +31,7 @@ struct rein_agent {
     int64_t context_window;         /* 0: caps */
     struct rein_model_caps caps;
     _Atomic int64_t tools_bytes; /* size of the whole tool list in a request; -1 unknown */
+    _Atomic uint64_t tools_gen;  /* the registry generation tools_bytes was measured at */
     char *role;                  /* custom first part of the prompt, or NULL */
     char *prompt;                /* the whole system prompt */
 };

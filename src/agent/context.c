@@ -75,12 +75,17 @@ static int64_t offered_tools_bytes(struct turn *t)
         }
         return n;
     }
+    /* Tools join and leave while an agent lives (MCP servers): measured again after a change. */
+    uint64_t gen = rein_registry_generation(reg);
     n = atomic_load(&t->a->tools_bytes);
-    if (n >= 0)
+    if (n >= 0 && atomic_load(&t->a->tools_gen) == gen)
         return n;
     n = 0;
-    for (size_t i = 0; i < rein_registry_count(reg); i++)
-        n += tool_bytes(rein_registry_at(reg, i));
+    for (size_t i = 0; i < rein_registry_count(reg); i++) {
+        const rein_tool *tool = rein_registry_at(reg, i);
+        n += tool ? tool_bytes(tool) : 0;
+    }
+    atomic_store(&t->a->tools_gen, gen);
     atomic_store(&t->a->tools_bytes, n);
     return n;
 }

@@ -800,8 +800,11 @@ static rein_err offer_tools(struct turn *t, rein_error *err)
     rein_err rc = REIN_OK;
 
     if (!o->tools) {
-        for (size_t i = 0; !rc && i < rein_registry_count(reg); i++)
-            rc = offer_tool(t, rein_registry_at(reg, i), err);
+        for (size_t i = 0; !rc && i < rein_registry_count(reg); i++) {
+            /* NULL when a tool left (an MCP server changed its list) during the loop. */
+            const rein_tool *tool = rein_registry_at(reg, i);
+            rc = tool ? offer_tool(t, tool, err) : REIN_OK;
+        }
         return rc;
     }
     for (size_t i = 0; !rc && i < o->tool_count; i++) {

@@ -423,7 +423,8 @@ rein_claims_vocab *rein_claims_vocab_new(const rein_registry *reg, rein_error *e
     if (!v)
         goto out_oom;
     for (size_t i = 0; reg && i < rein_registry_count(reg); i++) {
-        if (rein_claims_vocab_add(v, rein_tool_id(rein_registry_at(reg, i))) != REIN_OK)
+        const rein_tool *tool = rein_registry_at(reg, i); /* NULL: it left meanwhile */
+        if (tool && rein_claims_vocab_add(v, rein_tool_id(tool)) != REIN_OK)
             goto out_oom;
     }
     if (!v->slots && rehash(v) != REIN_OK)

@@ -133,6 +133,8 @@ static int do_list(const rein_registry *reg, const struct skills_opts *o)
     printf("%-16s %-8s %-12s %s\n", "ID", "RUNNER", "FLAGS", "DESCRIPTION");
     for (size_t i = 0; i < rein_registry_count(reg); i++) {
         const rein_tool *t = rein_registry_at(reg, i);
+        if (!t)
+            continue;
         const char *flags = rein_tool_is_destructive(t) ? "destructive"
                             : rein_tool_is_read_only(t) ? "read-only"
                                                         : "-";

@@ -3,9 +3,11 @@
  * runner kinds that execute them, and the tool lists each wire format expects (OpenAI
  * `tools[].function`, Anthropic `tools[].input_schema`, MCP `tools/list`).
  *
- * A registry is filled once and then only read, by any number of threads: nothing in a lookup
- * or an export writes to it. Exact lookups go through an open-addressing table; the repair
- * steps (repair.c) scan the precomputed lower-case and normalised forms of each id.
+ * Any number of threads read a registry at once under its read lock; a tool that joins or
+ * leaves later (an MCP server's) takes the write lock, and a removed tool is kept aside until
+ * the registry is freed, so pointers already handed out stay valid. Exact lookups go through an
+ * open-addressing table; the repair steps (repair.c) scan the precomputed lower-case and
+ * normalised forms of each id.
  */
 #include "tools_int.h"
 
@@ -109,6 +111,9 @@ rein_registry *rein_registry_new(rein_error *err)
 
     if (!reg)
         goto out_nomem;
+    pthread_rwlock_init(&reg->lock, NULL);
+    pthread_mutex_init(&reg->watch_mu, NULL);
+    atomic_init(&reg->generation, 0);
     reg->problems = json_array();
     if (!reg->problems)
         goto out_free;
@@ -146,6 +151,18 @@ void rein_registry_free(rein_registry *reg)
         return;
     for (size_t i = 0; i < reg->ntools; i++)
         tool_free(reg->tools[i]);
+    while (reg->retired) {
+        rein_tool *t = reg->retired;
+        reg->retired = t->retired_next;
+        tool_free(t);
+    }
+    while (reg->watchers) {
+        struct rein__tools_watcher *w = reg->watchers;
+        reg->watchers = w->next;
+        rein_free(w);
+    }
+    pthread_rwlock_destroy(&reg->lock);
+    pthread_mutex_destroy(&reg->watch_mu);
     rein_free(reg->tools);
     rein_free(reg->slots);
     for (size_t i = 0; i < reg->nkinds; i++)
@@ -193,15 +210,16 @@ static uint32_t hash_name(const char *s, size_t len)
     return h;
 }
 
-/* Rebuilds the id table with room for n tools (load factor at most one half). */
-static rein_err rehash(rein_registry *reg, size_t n)
+/* Rebuilds the id table with room for n tools (load factor at most one half); force rebuilds
+ * it at the same size (after a removal, since linear probing cannot delete in place). */
+static rein_err rehash(rein_registry *reg, size_t n, bool force)
 {
     size_t nslots = 16;
     uint32_t *slots;
 
     while (nslots < 2 * n)
         nslots *= 2;
-    if (nslots == reg->nslots)
+    if (nslots == reg->nslots && !force)
         return REIN_OK;
     slots = rein_calloc(nslots, sizeof(*slots));
     if (!slots)
@@ -234,11 +252,110 @@ const rein_tool *rein__tools_lookup(const rein_registry *reg, const char *id, si
     return NULL;
 }
 
+void rein__tools_rdlock(const rein_registry *reg)
+{
+    pthread_rwlock_rdlock(&((rein_registry *)reg)->lock);
+}
+
+void rein__tools_unlock(const rein_registry *reg)
+{
+    pthread_rwlock_unlock(&((rein_registry *)reg)->lock);
+}
+
 const rein_tool *rein_registry_get(const rein_registry *reg, const char *id)
 {
+    const rein_tool *t;
+
     if (!reg || !id)
         return NULL;
-    return rein__tools_lookup(reg, id, strlen(id));
+    rein__tools_rdlock(reg);
+    t = rein__tools_lookup(reg, id, strlen(id));
+    rein__tools_unlock(reg);
+    return t;
+}
+
+/* Tells the watchers about a change (no registry lock held). */
+static void changed(rein_registry *reg)
+{
+    atomic_fetch_add(&reg->generation, 1);
+    pthread_mutex_lock(&reg->watch_mu);
+    for (struct rein__tools_watcher *w = reg->watchers; w; w = w->next)
+        w->fn(w->userdata, reg);
+    pthread_mutex_unlock(&reg->watch_mu);
+}
+
+int rein_registry_watch(rein_registry *reg, rein_registry_change_fn fn, void *userdata)
+{
+    struct rein__tools_watcher *w = reg && fn ? rein_calloc(1, sizeof(*w)) : NULL;
+    int handle;
+
+    if (!w)
+        return 0;
+    pthread_mutex_lock(&reg->watch_mu);
+    handle = ++reg->next_watch;
+    *w = (struct rein__tools_watcher){reg->watchers, handle, fn, userdata};
+    reg->watchers = w;
+    pthread_mutex_unlock(&reg->watch_mu);
+    return handle;
+}
+
+void rein_registry_unwatch(rein_registry *reg, int handle)
+{
+    struct rein__tools_watcher *gone = NULL;
+
+    if (!reg || handle <= 0)
+        return;
+    /* The mutex is held while watchers run, so once it is ours none of them is running. */
+    pthread_mutex_lock(&reg->watch_mu);
+    for (struct rein__tools_watcher **pp = &reg->watchers; *pp; pp = &(*pp)->next) {
+        if ((*pp)->handle == handle) {
+            gone = *pp;
+            *pp = gone->next;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&reg->watch_mu);
+    rein_free(gone);
+}
+
+uint64_t rein_registry_generation(const rein_registry *reg)
+{
+    return reg ? atomic_load(&((rein_registry *)reg)->generation) : 0;
+}
+
+rein_err rein_registry_remove(rein_registry *reg, const char *id, rein_error *err)
+{
+    rein_tool *t = NULL;
+    size_t i;
+
+    if (!reg || !id)
+        return rein_error_set(err, REIN_EINVAL, "no registry or no tool id");
+    pthread_rwlock_wrlock(&reg->lock);
+    for (i = 0; i < reg->ntools; i++) {
+        if (strcmp(reg->tools[i]->id, id) == 0) {
+            t = reg->tools[i];
+            break;
+        }
+    }
+    if (t) {
+        memmove(&reg->tools[i], &reg->tools[i + 1], (reg->ntools - i - 1) * sizeof(rein_tool *));
+        reg->ntools--;
+        t->retired_next = reg->retired;
+        reg->retired = t;
+        /* Same size: no allocation, so removal cannot fail half-way. */
+        memset(reg->slots, 0, reg->nslots * sizeof(*reg->slots));
+        for (size_t k = 0; k < reg->ntools; k++) {
+            size_t h = hash_name(reg->tools[k]->id, reg->tools[k]->id_len) & (reg->nslots - 1);
+            while (reg->slots[h])
+                h = (h + 1) & (reg->nslots - 1);
+            reg->slots[h] = (uint32_t)(k + 1);
+        }
+    }
+    pthread_rwlock_unlock(&reg->lock);
+    if (!t)
+        return rein_error_set(err, REIN_ENOTFOUND, "no tool is named %s", id);
+    changed(reg);
+    return REIN_OK;
 }
 
 /* Sets pointer to base + the pointer that leads err->msg, when it has one. */
@@ -331,7 +448,7 @@ static rein_err insert(rein_registry *reg, rein_tool *t, rein_error *err)
         reg->tools = v;
         reg->cap = cap;
     }
-    if (rehash(reg, reg->ntools + 1))
+    if (rehash(reg, reg->ntools + 1, false))
         return rein_error_set(err, REIN_ENOMEM, "out of memory adding %s", t->id);
     size_t h = hash_name(t->id, t->id_len) & (reg->nslots - 1);
     while (reg->slots[h])
@@ -380,26 +497,21 @@ static rein_err open_runner(rein_registry *reg, rein_tool *t, const char *base_d
     return REIN_OK;
 }
 
-rein_err rein__tools_add(rein_registry *reg, json_t *manifest, const struct rein_runner_kind *kind,
-                         void *state, const char *base_dir, const char *source, char *pointer,
-                         size_t pointer_size, rein_error *err)
+/* rein__tools_add with the write lock held. */
+static rein_err add_locked(rein_registry *reg, json_t *manifest,
+                           const struct rein_runner_kind *kind, void *state, const char *base_dir,
+                           const char *source, char *pointer, size_t pointer_size, rein_error *err)
 {
     json_t *norm = NULL;
     rein_tool *t;
     rein_err rc;
 
-    if (pointer && pointer_size)
-        pointer[0] = '\0';
-    if (!reg) {
-        rc = rein_error_set(err, REIN_EINVAL, "no registry");
-        goto out_close;
-    }
     rc = rein__tools_manifest_check(reg, manifest, kind ? kind->name : "builtin", &norm, pointer,
                                     pointer_size, err);
     if (rc)
         goto out_close;
     const char *id = json_string_value(json_object_get(norm, "id"));
-    if (rein_registry_get(reg, id)) {
+    if (rein__tools_lookup(reg, id, strlen(id))) {
         if (pointer)
             snprintf(pointer, pointer_size, "/id");
         rc = rein_error_set(err, REIN_EEXIST, "/id: a tool named %s is already registered", id);
@@ -432,6 +544,29 @@ rein_err rein__tools_add(rein_registry *reg, json_t *manifest, const struct rein
 out_close:
     if (kind && kind->close)
         kind->close(state);
+    return rc;
+}
+
+rein_err rein__tools_add(rein_registry *reg, json_t *manifest, const struct rein_runner_kind *kind,
+                         void *state, const char *base_dir, const char *source, char *pointer,
+                         size_t pointer_size, rein_error *err)
+{
+    rein_err rc;
+
+    if (pointer && pointer_size)
+        pointer[0] = '\0';
+    if (!reg) {
+        if (kind && kind->close)
+            kind->close(state);
+        return rein_error_set(err, REIN_EINVAL, "no registry");
+    }
+    /* The whole add holds the write lock: the manifest meta-schema is compiled on first use,
+     * and adds are rare next to lookups. */
+    pthread_rwlock_wrlock(&reg->lock);
+    rc = add_locked(reg, manifest, kind, state, base_dir, source, pointer, pointer_size, err);
+    pthread_rwlock_unlock(&reg->lock);
+    if (rc == REIN_OK)
+        changed(reg);
     return rc;
 }
 
@@ -481,12 +616,26 @@ const json_t *rein_registry_problems(const rein_registry *reg)
 
 size_t rein_registry_count(const rein_registry *reg)
 {
-    return reg ? reg->ntools : 0;
+    size_t n;
+
+    if (!reg)
+        return 0;
+    rein__tools_rdlock(reg);
+    n = reg->ntools;
+    rein__tools_unlock(reg);
+    return n;
 }
 
 const rein_tool *rein_registry_at(const rein_registry *reg, size_t i)
 {
-    return reg && i < reg->ntools ? reg->tools[i] : NULL;
+    const rein_tool *t;
+
+    if (!reg)
+        return NULL;
+    rein__tools_rdlock(reg);
+    t = i < reg->ntools ? reg->tools[i] : NULL;
+    rein__tools_unlock(reg);
+    return t;
 }
 
 /* ---- tool accessors ---- */
@@ -669,12 +818,14 @@ static json_t *collect(const rein_registry *reg, json_t *(*f)(const rein_tool *t
 {
     json_t *arr = json_array();
 
+    rein__tools_rdlock(reg);
     for (size_t i = 0; arr && i < reg->ntools; i++) {
         if (json_array_append_new(arr, f(reg->tools[i], fmt))) {
             json_decref(arr);
-            return NULL;
+            arr = NULL;
         }
     }
+    rein__tools_unlock(reg);
     return arr;
 }
 

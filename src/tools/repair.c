@@ -337,10 +337,12 @@ rein_err rein__tools_list_names(const rein_registry *reg, struct rein_buf *b)
 {
     rein_err rc = REIN_OK;
 
+    rein__tools_rdlock(reg);
     for (size_t i = 0; i < reg->ntools && !rc; i++)
         rc = rein_buf_addf(b, "%s%s", i ? ", " : "", reg->tools[i]->id);
     if (!rc && reg->ntools == 0)
         rc = rein_buf_adds(b, "(none)");
+    rein__tools_unlock(reg);
     return rc;
 }
 
@@ -386,7 +388,9 @@ const rein_tool *rein__tools_resolve(const rein_registry *reg, const char *name,
 
     if (!how)
         how = &dummy;
+    rein__tools_rdlock(reg);
     t = repair(reg, name, len, how, why);
+    rein__tools_unlock(reg);
     /* A repaired name never runs a destructive tool: "delete_notes" or "Delete-Note" may be a
      * model's slip, or a name a host's allow/deny list does not know, and guessing wrong here
      * deletes something. The model is told the exact name and calls it again, so approval
@@ -404,8 +408,11 @@ const rein_tool *rein__tools_resolve(const rein_registry *reg, const char *name,
 const rein_tool *rein__tools_resolve_exact(const rein_registry *reg, const char *name, size_t len,
                                            rein_error *why)
 {
-    const rein_tool *t = rein__tools_lookup(reg, name, len);
+    const rein_tool *t;
 
+    rein__tools_rdlock(reg);
+    t = rein__tools_lookup(reg, name, len);
+    rein__tools_unlock(reg);
     if (!t)
         rein_error_set(why, REIN_ENOTFOUND, "no tool is named \"%.*s\" (names are exact here)",
                        shown_len(name, len), name);

@@ -10,6 +10,9 @@
 
 #include "core/internal.h"
 
+#include <pthread.h>
+#include <stdatomic.h>
+
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <pcre2.h>
 
@@ -43,19 +46,38 @@ struct rein_tool {
     char *source;
     struct rein__tools_route *routes;
     size_t nroutes;
+    struct rein_tool *retired_next; /* in the registry's list of removed tools */
 };
 
 /*
  * The registry. tools keeps registration order; slots is an open-addressing table of
  * (index + 1) by id hash, sized to a power of two at least twice the tool count, so an exact
  * lookup is one hash and usually one comparison.
+ *
+ * Tools may join and leave while the registry is in use (an MCP server connects later, or
+ * changes its tool list): lock guards tools, slots and meta (read for lookups and exports,
+ * written for adds and removals). A removed tool moves to retired and is freed only with the
+ * registry, so a pointer handed out earlier (a call in flight, a turn's tool list) stays valid.
  */
 struct rein__tools_kind_entry {
     const struct rein_runner_kind *kind;
     rein_schema *schema; /* kind->schema compiled on first use */
 };
 
+struct rein__tools_watcher {
+    struct rein__tools_watcher *next;
+    int handle;
+    rein_registry_change_fn fn;
+    void *userdata;
+};
+
 struct rein_registry {
+    pthread_rwlock_t lock;
+    rein_tool *retired;
+    pthread_mutex_t watch_mu; /* watchers; held while they are called */
+    struct rein__tools_watcher *watchers;
+    int next_watch;
+    _Atomic uint64_t generation;
     rein_tool **tools;
     size_t ntools, cap;
     uint32_t *slots;
@@ -89,6 +111,10 @@ const rein_tool *rein__tools_resolve_exact(const rein_registry *reg, const char 
                                            rein_error *why);
 /* ", "-separated list of the tool names into b (at most max_names, then ", …"). */
 rein_err rein__tools_list_names(const rein_registry *reg, struct rein_buf *b);
+/* The registry's read lock, for the internal readers (resolve, list_names take it themselves;
+ * rein__tools_lookup expects it held). */
+void rein__tools_rdlock(const rein_registry *reg);
+void rein__tools_unlock(const rein_registry *reg);
 
 /* ---- args.c ---- */
 /*

@@ -705,6 +705,98 @@ static void test_exact_name_repairs_nothing(void **state)
     rein_registry_free(reg);
 }
 
+/* Tools join and leave while calls run (an MCP server connecting later or changing its list). */
+struct churn {
+    rein_registry *reg;
+    atomic_bool stop;
+    atomic_int calls, changes, bad;
+};
+
+static void count_change(void *ud, const rein_registry *reg)
+{
+    struct churn *c = ud;
+
+    (void)reg;
+    atomic_fetch_add(&c->changes, 1);
+}
+
+/* Calls, exports and walks the registry until told to stop; counts what went wrong (cmocka's
+ * asserts belong to the main thread). */
+static void *churn_callers(void *arg)
+{
+    struct churn *c = arg;
+    struct rein_call_input in = {.name = "read", .args_text = "{\"filePath\": \"a\"}"};
+
+    in.args_len = strlen(in.args_text);
+    while (!atomic_load(&c->stop)) {
+        rein_call_result *res = NULL;
+        if (rein_call_run(c->reg, &in, NULL, &res, NULL) != REIN_OK || !rein_call_result_ok(res))
+            atomic_fetch_add(&c->bad, 1);
+        rein_call_result_free(res);
+        json_t *tools = rein_registry_tools_json(c->reg, REIN_TOOLS_MCP);
+        if (!tools)
+            atomic_fetch_add(&c->bad, 1);
+        json_decref(tools);
+        for (size_t i = 0; i < rein_registry_count(c->reg); i++) {
+            const rein_tool *t = rein_registry_at(c->reg, i);
+            if (t && strlen(rein_tool_id(t)) == 0)
+                atomic_fetch_add(&c->bad, 1);
+        }
+        atomic_fetch_add(&c->calls, 1);
+    }
+    return NULL;
+}
+
+static void test_tools_join_and_leave_while_in_use(void **state)
+{
+    struct churn c = {.reg = fixture()};
+    pthread_t th[3];
+    rein_error err;
+    int handle = rein_registry_watch(c.reg, count_change, &c);
+    uint64_t gen0 = rein_registry_generation(c.reg);
+    const rein_tool *kept;
+
+    (void)state;
+    atomic_init(&c.stop, false);
+    assert_true(handle > 0);
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(pthread_create(&th[i], NULL, churn_callers, &c), 0);
+    add(c.reg,
+        "{\"id\":\"late\",\"description\":\"joins late\",\"parameters\":{\"type\":\"object\"}}",
+        return_args);
+    kept = rein_registry_get(c.reg, "late");
+    assert_non_null(kept);
+    for (int round = 0; round < 50; round++) {
+        char m[160];
+        snprintf(
+            m, sizeof(m),
+            "{\"id\":\"t%d\",\"description\":\"round %d\",\"parameters\":{\"type\":\"object\"}}",
+            round, round);
+        add(c.reg, m, return_args);
+        snprintf(m, sizeof(m), "t%d", round);
+        assert_rein_ok(rein_registry_remove(c.reg, m, &err), &err);
+        assert_null(rein_registry_get(c.reg, m));
+    }
+    assert_rein_ok(rein_registry_remove(c.reg, "late", &err), &err);
+    assert_int_equal(rein_registry_remove(c.reg, "late", &err), REIN_ENOTFOUND);
+    /* A tool handed out before it left stays readable (a call in flight). */
+    assert_string_equal(rein_tool_id(kept), "late");
+    assert_null(rein_registry_resolve(c.reg, "late", NULL, NULL));
+    atomic_store(&c.stop, true);
+    for (int i = 0; i < 3; i++)
+        pthread_join(th[i], NULL);
+    assert_true(atomic_load(&c.calls) > 0);
+    assert_int_equal(atomic_load(&c.bad), 0);
+    assert_int_equal(atomic_load(&c.changes), 102);
+    assert_int_equal(rein_registry_generation(c.reg), gen0 + 102);
+    rein_registry_unwatch(c.reg, handle);
+    add(c.reg,
+        "{\"id\":\"after\",\"description\":\"unwatched\",\"parameters\":{\"type\":\"object\"}}",
+        return_args);
+    assert_int_equal(atomic_load(&c.changes), 102);
+    rein_registry_free(c.reg);
+}
+
 static void test_timeout_stops_a_builtin(void **state)
 {
     rein_registry *reg = fixture();
@@ -1311,6 +1403,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_policy_denies_before_execution),
     cmocka_unit_test(test_repair_never_lands_on_a_destructive_tool),
     cmocka_unit_test(test_exact_name_repairs_nothing),
+    cmocka_unit_test(test_tools_join_and_leave_while_in_use),
     cmocka_unit_test(test_timeout_stops_a_builtin),
     cmocka_unit_test(test_cancel_stops_a_running_call),
     cmocka_unit_test(test_normalized_result_shape),
