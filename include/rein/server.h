@@ -35,7 +35,8 @@
  * status, latency. Requests are counted in the metrics registry by route and status.
  *
  * Handlers answer exactly once: with rein_request_reply*() (from any thread), or by starting a
- * Server-Sent Events stream that lasts until the handler returns. A handler that returns
+ * Server-Sent Events stream that lasts until the handler returns (or, detached, until its
+ * owner ends it). A handler that returns
  * without answering gets a 500. The request's cancellation handle is triggered when the
  * client disconnects (seen at once, within about 100 ms, while a handler runs or a stream
  * waits, on JSON and SSE requests alike) or when the server stops past its grace period.
@@ -71,6 +72,9 @@ enum rein_route_flags {
     REIN_ROUTE_PUBLIC = 1 << 1,     /* no API key needed (/healthz) */
     REIN_ROUTE_INLINE = 1 << 2,     /* short, non-blocking: run on the network thread */
     REIN_ROUTE_RAW_PARAMS = 1 << 3, /* {params} are not checked as ids (decoded still) */
+    /* A JSON-RPC endpoint (/mcp): the guards answer with a JSON-RPC error ({"jsonrpc": "2.0",
+     * "id": null, "error": {"code": -32600, "message"}}) and the same HTTP status. */
+    REIN_ROUTE_JSONRPC = 1 << 4,
 };
 
 #define REIN_SERVER_DEFAULT_PORT               8080
@@ -121,6 +125,14 @@ REIN_EXTERN void rein_server_set_client_connections(rein_server *srv, unsigned n
 REIN_EXTERN void rein_server_set_connections(rein_server *srv, unsigned n);
 /* Bytes all bodies being received may hold together (503 overloaded past it); 0: default. */
 REIN_EXTERN void rein_server_set_body_memory(rein_server *srv, size_t bytes);
+/*
+ * Adds members to GET /healthz's answer ({"status": "ok", "version"}): fn(userdata, health)
+ * sets them in health (borrowed). Called on a network thread for each /healthz request, so it
+ * must be quick and must not block (the state of MCP servers, say). userdata is borrowed and
+ * must outlive the server. Set before rein_server_start().
+ */
+typedef void (*rein_health_fn)(void *userdata, json_t *health);
+REIN_EXTERN void rein_server_set_health(rein_server *srv, rein_health_fn fn, void *userdata);
 
 /*
  * Adds a route. method: "GET", "POST", "DELETE", ...; pattern: "/agent/conversations/{id}"
@@ -329,6 +341,19 @@ REIN_EXTERN rein_err rein_sse_send_event(rein_sse *sse, const char *id, const ch
                                          const char *data, size_t len, int64_t retry_ms) REIN_WUR;
 /* Queues a comment line ": text". */
 REIN_EXTERN rein_err rein_sse_comment(rein_sse *sse, const char *text) REIN_WUR;
+/*
+ * Keeps the stream open after the handler returns, so answers produced elsewhere (an MCP call
+ * on its own pool) do not hold a worker while they run. The stream then ends only with
+ * rein_sse_end(), which the owner must call exactly once, from any thread; until then sse and
+ * rein_sse_cancel(sse) stay valid, and writes after the client left (or after the server
+ * stopped, which ends detached streams once its grace period is over) fail with
+ * REIN_ECANCELED. Heartbeats go on as for any stream. REIN_ESTATE when already detached.
+ */
+REIN_EXTERN rein_err rein_sse_detach(rein_sse *sse) REIN_WUR;
+/* Ends a detached stream and lets go of it (sse is invalid afterwards). NULL is a no-op. */
+REIN_EXTERN void rein_sse_end(rein_sse *sse);
+/* The request's cancellation handle (client gone, server stopping); borrowed. */
+REIN_EXTERN rein_cancel *rein_sse_cancel(rein_sse *sse);
 
 #ifdef __cplusplus
 }

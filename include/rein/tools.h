@@ -301,10 +301,12 @@ REIN_EXTERN rein_err rein_registry_remove(rein_registry *reg, const char *id,
  * tools itself (a watcher typically marks a cached tool list stale).
  */
 typedef void (*rein_registry_change_fn)(void *userdata, const rein_registry *reg);
-/* Adds a watcher (userdata borrowed); returns its handle (> 0), or 0 when out of memory. */
-REIN_EXTERN int rein_registry_watch(rein_registry *reg, rein_registry_change_fn fn, void *userdata);
+/* Adds a watcher (userdata borrowed); returns its handle (> 0), or 0 when out of memory.
+ * Watching does not change the tools, so it takes a registry its caller may only read. */
+REIN_EXTERN int rein_registry_watch(const rein_registry *reg, rein_registry_change_fn fn,
+                                    void *userdata);
 /* Removes a watcher; when this returns, it is not running and will not run again. */
-REIN_EXTERN void rein_registry_unwatch(rein_registry *reg, int handle);
+REIN_EXTERN void rein_registry_unwatch(const rein_registry *reg, int handle);
 /* Grows by one with every change: a cheap way to tell whether a cached list is stale. */
 REIN_EXTERN uint64_t rein_registry_generation(const rein_registry *reg);
 

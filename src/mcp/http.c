@@ -2,28 +2,35 @@
  * rein as an MCP server over Streamable HTTP: POST, GET and DELETE /mcp on rein's HTTP server
  * (include/rein/server.h).
  *
- * Every request is first checked against DNS rebinding: an Origin header, and the Host
- * header, must name a loopback host (localhost, 127.0.0.1, [::1], any port) or one the
- * operator allowed; otherwise 403. A POST carries one JSON-RPC message. initialize makes a
- * session (Mcp-Session-Id, 24 random characters after "mcp_"); every other message needs that
- * header (400 without it, 404 once the session is gone). Notifications and responses are
- * answered 202. A POST must accept both application/json and text/event-stream (406 else, as
- * MCP requires). Requests are answered with one JSON body, except tools/call, which gets a
- * stream: a priming event (an id, the retry advice, empty data) for 2025-11-25 sessions, then
- * the call's notifications, then its response.
+ * Every request is first checked against DNS rebinding (http_guard.c: 403 unless Origin and
+ * Host name a loopback host or one the operator allowed). A POST carries one JSON-RPC message.
+ * initialize makes a session (Mcp-Session-Id, 24 random characters after "mcp_"; a second
+ * initialize on a session is refused); every other message needs that header (400 without
+ * it, 404 once the session is gone). Notifications and responses are answered 202. A POST must
+ * accept both application/json and text/event-stream (406 else, as MCP requires).
  *
- * Streams are resumable. The call runs on the MCP server's workers and writes into a stream
- * object kept with the session (the events with their sequence numbers); the HTTP handler only
- * forwards what the stream holds. When the connection ends early, or when the server ends it
- * on purpose after sse_close_ms (SSE polling, SEP-1699), the call goes on, and a GET with
- * Last-Event-ID "<stream>-<n>" replays the events after n and follows the stream to its end.
- * A stream is dropped once its response was forwarded, or with its session; a session ends
- * with DELETE, after session_idle_ms unused, or when max_sessions is reached and it is the
- * least recently used idle one.
+ * Nothing a client sends holds up another client. The POST route runs on the network thread
+ * (REIN_ROUTE_INLINE), where quick requests are answered at once with one JSON body:
+ * initialize, ping, the lists, and a tools/call of a built-in tool that finishes within a
+ * second (as POST /skills/{id}/invoke runs it). Any other tools/call is handed to a worker,
+ * which only opens a Server-Sent Events stream, detaches it (rein_sse_detach) and hands the
+ * call to the MCP server's own pool, so neither the network threads nor the HTTP workers wait
+ * for a tool. The stream starts with a priming event (an id, the retry advice, empty data)
+ * for 2025-11-25 sessions, then carries the call's notifications and its response.
+ *
+ * Streams are resumable. A call writes into a stream object kept with its session (its events
+ * with sequence numbers); whichever connection is attached gets each event as it is written.
+ * When the connection ends early, or the server ends it on purpose after sse_close_ms (SSE
+ * polling, SEP-1699), the call goes on, and a GET with Last-Event-ID "<stream>-<n>" replays
+ * the events after n and stays attached until the end. A stream is dropped once its response
+ * was delivered, or with its session. Each session also has a standalone stream, which a GET
+ * without Last-Event-ID opens (one at a time; 409 for a second): it carries what the server
+ * says outside any request (notifications/tools/list_changed), and keeps the newest 64 events
+ * until a client reads them. A session ends with DELETE, after session_idle_ms unused, or when
+ * max_sessions is reached and it is the least recently used idle one.
  */
 #include "mcp/mcp_int.h"
 
-#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,7 +39,7 @@
 #define WHERE            "mcp/http"
 #define MAX_STREAMS      32                /* finished streams kept per session for resumption */
 #define STREAM_MAX_BYTES ((size_t)8 << 20) /* notifications kept per stream before dropping */
-#define WAIT_SLICE_MS    200
+#define STANDALONE_KEEP  64                /* events the standalone stream keeps */
 
 struct mcp_event {
     struct mcp_event *next;
@@ -41,27 +48,37 @@ struct mcp_event {
     char data[];
 };
 
-/* One request's stream of messages: what the call sent, in order, for whoever forwards it. */
+/*
+ * One request's stream of messages (or the session's standalone stream). Invariants, under
+ * mu: events are in seq order and seq > 0; sent <= last_seq; sse is the one connection
+ * attached (a detached SSE stream this object ends), and every event up to sent was queued on
+ * it; done means no more events come; delivered means a connection got every event of a done
+ * stream.
+ */
 struct mcp_stream {
     struct rein__mcp_sink sink; /* first: the call's sink is the stream */
     atomic_int refs;
     struct mcp_stream *next; /* in the session's list, guarded by the transport's mu */
     char id[REIN_ID_MAX];
     pthread_mutex_t mu;
-    pthread_cond_t cv;
     struct mcp_event *head, *tail;
     uint64_t last_seq; /* sequence number of the newest event (events start at 1) */
-    size_t bytes;
-    bool done;      /* the call ended: no more events */
-    bool delivered; /* a forwarder sent every event up to the end */
-    unsigned gen;   /* the forwarder that attached last; earlier ones stop */
+    uint64_t high;     /* the highest seq any connection was sent */
+    size_t bytes, nevents;
+    bool done;
+    bool delivered;
+    bool standalone;
+    rein_sse *sse;
+    uint64_t sent;
+    int64_t close_at; /* SSE polling: end the connection at this time (0: never) */
 };
 
 struct http_session {
     struct http_session *next;
     char id[REIN_ID_MAX];
-    struct rein__mcp_session *s; /* a reference */
-    struct mcp_stream *streams;
+    struct rein__mcp_session *s;   /* a reference */
+    struct mcp_stream *streams;    /* the requests' streams */
+    struct mcp_stream *standalone; /* a reference */
     int64_t last_used_ms;
     int refs;     /* the table's (while listed) and each request's using it; under mu */
     bool removed; /* unlinked from the table */
@@ -72,25 +89,76 @@ struct rein__mcp_http {
     pthread_mutex_t mu;
     struct http_session *sessions;
     size_t nsessions;
-    char **allowed;
-    size_t nallowed;
-    bool allow_any;
+    struct rein__mcp_hosts hosts;
 };
 
 /* ---- streams ---------------------------------------------------------------------------- */
+
+static void event_id(const struct mcp_stream *st, uint64_t seq, char *out, size_t size)
+{
+    snprintf(out, size, "%s-%llu", st->id, (unsigned long long)seq);
+}
+
+/* Ends the attached connection (st->mu held). */
+static void detach_locked(struct mcp_stream *st)
+{
+    if (st->sse) {
+        rein_sse_end(st->sse);
+        st->sse = NULL;
+    }
+}
+
+/* Writes what the attached connection has not had yet; ends it once a done stream is all
+ * out, or when the client has gone (st->mu held). */
+static void flush_locked(struct mcp_stream *st)
+{
+    char id[REIN_ID_MAX + 24];
+
+    if (!st->sse)
+        return;
+    for (struct mcp_event *e = st->head; e; e = e->next) {
+        if (e->seq <= st->sent)
+            continue;
+        event_id(st, e->seq, id, sizeof(id));
+        if (rein_sse_send_event(st->sse, id, "message", e->data, e->len, 0) != REIN_OK) {
+            detach_locked(st); /* gone: a later GET with Last-Event-ID resumes */
+            return;
+        }
+        st->sent = e->seq;
+        if (e->seq > st->high)
+            st->high = e->seq;
+    }
+    if (st->done && st->sent == st->last_seq) {
+        st->delivered = true;
+        detach_locked(st);
+    }
+}
 
 static void stream_unref(struct mcp_stream *st)
 {
     if (!st || atomic_fetch_sub(&st->refs, 1) != 1)
         return;
+    detach_locked(st);
     while (st->head) {
         struct mcp_event *e = st->head;
         st->head = e->next;
         rein_free(e);
     }
     pthread_mutex_destroy(&st->mu);
-    pthread_cond_destroy(&st->cv);
     rein_free(st);
+}
+
+/* Drops the oldest event (st->mu held): the standalone stream keeps only the newest. */
+static void drop_oldest(struct mcp_stream *st)
+{
+    struct mcp_event *e = st->head;
+
+    st->head = e->next;
+    if (!st->head)
+        st->tail = NULL;
+    st->bytes -= e->len;
+    st->nevents--;
+    rein_free(e);
 }
 
 static void stream_send(struct rein__mcp_sink *sink, const char *json, size_t len, bool final)
@@ -101,7 +169,7 @@ static void stream_send(struct rein__mcp_sink *sink, const char *json, size_t le
     pthread_mutex_lock(&st->mu);
     if (st->done)
         goto out;
-    if (!final && st->bytes + len > STREAM_MAX_BYTES) {
+    if (!final && !st->standalone && st->bytes + len > STREAM_MAX_BYTES) {
         rein_log(REIN_LOG_WARN, WHERE, "stream %s: notifications past %zu bytes dropped", st->id,
                  STREAM_MAX_BYTES);
         goto out;
@@ -110,7 +178,7 @@ static void stream_send(struct rein__mcp_sink *sink, const char *json, size_t le
     if (!e) {
         /* Out of memory: the stream ends so the client is not left waiting forever. */
         st->done = st->done || final;
-        goto wake;
+        goto flush;
     }
     e->next = NULL;
     e->seq = ++st->last_seq;
@@ -123,10 +191,13 @@ static void stream_send(struct rein__mcp_sink *sink, const char *json, size_t le
         st->head = e;
     st->tail = e;
     st->bytes += len;
+    st->nevents++;
+    if (st->standalone && st->nevents > STANDALONE_KEEP)
+        drop_oldest(st);
     if (final)
         st->done = true;
-wake:
-    pthread_cond_broadcast(&st->cv);
+flush:
+    flush_locked(st);
 out:
     pthread_mutex_unlock(&st->mu);
 }
@@ -136,11 +207,26 @@ static void stream_end(struct mcp_stream *st)
 {
     pthread_mutex_lock(&st->mu);
     st->done = true;
-    pthread_cond_broadcast(&st->cv);
+    flush_locked(st);
     pthread_mutex_unlock(&st->mu);
 }
 
-static struct mcp_stream *stream_new(void)
+/*
+ * Attaches a detached SSE connection (taken: the stream ends it) that has had the events up to
+ * after; an older connection is ended (the newest reader wins). close_at: see mcp_stream.
+ */
+static void stream_attach(struct mcp_stream *st, rein_sse *sse, uint64_t after, int64_t close_at)
+{
+    pthread_mutex_lock(&st->mu);
+    detach_locked(st);
+    st->sse = sse;
+    st->sent = after < st->last_seq ? after : st->last_seq;
+    st->close_at = close_at;
+    flush_locked(st);
+    pthread_mutex_unlock(&st->mu);
+}
+
+static struct mcp_stream *stream_new(bool standalone)
 {
     struct mcp_stream *st = rein_calloc(1, sizeof(*st));
 
@@ -149,9 +235,19 @@ static struct mcp_stream *stream_new(void)
     st->sink.send = stream_send;
     atomic_init(&st->refs, 1);
     pthread_mutex_init(&st->mu, NULL);
-    pthread_cond_init(&st->cv, NULL);
+    st->standalone = standalone;
     rein_id_new("", st->id);
     return st;
+}
+
+/* The tick's work on one stream (st->mu taken here): polling and vanished clients. */
+static void stream_tick(struct mcp_stream *st, int64_t now)
+{
+    pthread_mutex_lock(&st->mu);
+    if (st->sse &&
+        (rein_cancel_is_set(rein_sse_cancel(st->sse)) || (st->close_at && now >= st->close_at)))
+        detach_locked(st); /* SSE polling: the client comes back with Last-Event-ID */
+    pthread_mutex_unlock(&st->mu);
 }
 
 /* ---- sessions --------------------------------------------------------------------------- */
@@ -159,11 +255,13 @@ static struct mcp_stream *stream_new(void)
 static void session_free(struct http_session *hs)
 {
     rein__mcp_session_cancel_calls(hs->s, "the MCP session ended");
+    rein__mcp_session_set_notify(hs->s, NULL);
     while (hs->streams) {
         struct mcp_stream *st = hs->streams;
         hs->streams = st->next;
         stream_unref(st);
     }
+    stream_unref(hs->standalone);
     rein__mcp_session_unref(hs->s);
     rein_free(hs);
 }
@@ -222,6 +320,14 @@ static struct http_session *session_get(struct rein__mcp_http *h, const char *id
     return found;
 }
 
+static struct http_session *session_ref(struct rein__mcp_http *h, struct http_session *hs)
+{
+    pthread_mutex_lock(&h->mu);
+    hs->refs++;
+    pthread_mutex_unlock(&h->mu);
+    return hs;
+}
+
 static void session_put(struct rein__mcp_http *h, struct http_session *hs)
 {
     bool last;
@@ -234,47 +340,57 @@ static void session_put(struct rein__mcp_http *h, struct http_session *hs)
         session_free(hs);
 }
 
+/* Makes room for one more session (h->mu held) by ending the least recently used idle one;
+ * the ended one joins *gone. */
+static void evict_one(struct rein__mcp_http *h, struct http_session **gone)
+{
+    struct http_session **pp, **oldest = NULL, *evict;
+
+    for (pp = &h->sessions; *pp; pp = &(*pp)->next) {
+        if ((*pp)->refs == 1 && (!oldest || (*pp)->last_used_ms < (*oldest)->last_used_ms))
+            oldest = pp;
+    }
+    if (!oldest)
+        return;
+    evict = *oldest;
+    *oldest = evict->next;
+    evict->next = *gone;
+    *gone = evict;
+    evict->removed = true;
+    evict->refs--;
+    h->nsessions--;
+}
+
 /* A new session in the table, with a reference for the caller; NULL when memory is out or
  * every slot is in use. */
 static struct http_session *session_create(struct rein__mcp_http *h)
 {
     size_t max = rein__mcp_opts(h->srv)->max_sessions;
-    struct http_session *hs = rein_calloc(1, sizeof(*hs)), *gone, *evict = NULL;
+    struct http_session *hs = rein_calloc(1, sizeof(*hs)), *gone;
 
     if (!hs)
         return NULL;
     hs->s = rein__mcp_session_new(h->srv);
-    if (!hs->s) {
+    hs->standalone = stream_new(true);
+    if (!hs->s || !hs->standalone) {
+        rein__mcp_session_unref(hs->s);
+        stream_unref(hs->standalone);
         rein_free(hs);
         return NULL;
     }
+    rein__mcp_session_set_notify(hs->s, &hs->standalone->sink);
     rein_id_new("mcp_", hs->id);
     hs->refs = 2;
     hs->last_used_ms = rein_now_ms();
     pthread_mutex_lock(&h->mu);
     gone = sweep(h, hs->last_used_ms);
-    if (h->nsessions >= max) {
-        /* Make room by ending the least recently used idle session. */
-        struct http_session **pp, **oldest = NULL;
-        for (pp = &h->sessions; *pp; pp = &(*pp)->next) {
-            if ((*pp)->refs == 1 && (!oldest || (*pp)->last_used_ms < (*oldest)->last_used_ms))
-                oldest = pp;
-        }
-        if (oldest) {
-            evict = *oldest;
-            *oldest = evict->next;
-            evict->next = gone;
-            gone = evict;
-            evict->removed = true;
-            evict->refs--;
-            h->nsessions--;
-        }
-    }
+    if (h->nsessions >= max)
+        evict_one(h, &gone);
     if (h->nsessions >= max) {
         pthread_mutex_unlock(&h->mu);
         free_list(gone);
-        rein__mcp_session_unref(hs->s);
-        rein_free(hs);
+        hs->refs = 0;
+        session_free(hs);
         return NULL;
     }
     hs->next = h->sessions;
@@ -313,24 +429,23 @@ static bool session_remove(struct rein__mcp_http *h, const char *id)
     return found != NULL;
 }
 
-/* Adds st to the session (taking a reference), dropping the oldest finished streams. */
-static void session_add_stream(struct rein__mcp_http *h, struct http_session *hs,
-                               struct mcp_stream *st)
+/*
+ * Unlinks from hs the streams a client has read to the end, and the oldest finished ones past
+ * MAX_STREAMS (h->mu held); returns them in a list to unref outside the lock.
+ */
+static struct mcp_stream *prune_streams(struct http_session *hs)
 {
     struct mcp_stream *drop = NULL;
     size_t n = 0;
 
-    pthread_mutex_lock(&h->mu);
-    atomic_fetch_add(&st->refs, 1);
-    st->next = hs->streams;
-    hs->streams = st;
     for (struct mcp_stream **pp = &hs->streams; *pp;) {
         struct mcp_stream *s = *pp;
-        bool done;
+        bool done, delivered;
         pthread_mutex_lock(&s->mu);
-        done = s->done;
+        done = s->done && !s->sse;
+        delivered = s->delivered;
         pthread_mutex_unlock(&s->mu);
-        if (++n > MAX_STREAMS && done) {
+        if (delivered || (++n > MAX_STREAMS && done)) {
             *pp = s->next;
             s->next = drop;
             drop = s;
@@ -338,30 +453,31 @@ static void session_add_stream(struct rein__mcp_http *h, struct http_session *hs
             pp = &s->next;
         }
     }
-    pthread_mutex_unlock(&h->mu);
-    while (drop) {
-        struct mcp_stream *next = drop->next;
-        stream_unref(drop);
-        drop = next;
+    return drop;
+}
+
+static void unref_list(struct mcp_stream *list)
+{
+    while (list) {
+        struct mcp_stream *next = list->next;
+        stream_unref(list);
+        list = next;
     }
 }
 
-static void session_drop_stream(struct rein__mcp_http *h, struct http_session *hs,
-                                struct mcp_stream *st)
+/* Adds st to the session (taking a reference), dropping streams that are over. */
+static void session_add_stream(struct rein__mcp_http *h, struct http_session *hs,
+                               struct mcp_stream *st)
 {
-    bool found = false;
+    struct mcp_stream *drop;
 
     pthread_mutex_lock(&h->mu);
-    for (struct mcp_stream **pp = &hs->streams; *pp; pp = &(*pp)->next) {
-        if (*pp == st) {
-            *pp = st->next;
-            found = true;
-            break;
-        }
-    }
+    atomic_fetch_add(&st->refs, 1);
+    st->next = hs->streams;
+    hs->streams = st;
+    drop = prune_streams(hs);
     pthread_mutex_unlock(&h->mu);
-    if (found)
-        stream_unref(st);
+    unref_list(drop);
 }
 
 /* The stream named id with a reference, or NULL. */
@@ -371,15 +487,44 @@ static struct mcp_stream *session_find_stream(struct rein__mcp_http *h, struct h
     struct mcp_stream *found = NULL;
 
     pthread_mutex_lock(&h->mu);
-    for (struct mcp_stream *st = hs->streams; st; st = st->next) {
+    if (strlen(hs->standalone->id) == id_len && memcmp(hs->standalone->id, id, id_len) == 0)
+        found = hs->standalone;
+    for (struct mcp_stream *st = hs->streams; !found && st; st = st->next) {
         if (strlen(st->id) == id_len && memcmp(st->id, id, id_len) == 0) {
-            found = st;
-            atomic_fetch_add(&st->refs, 1);
+            /* A stream read to its end is gone, even before the tick unlists it. */
+            pthread_mutex_lock(&st->mu);
+            found = st->delivered ? NULL : st;
+            pthread_mutex_unlock(&st->mu);
             break;
         }
     }
+    if (found)
+        atomic_fetch_add(&found->refs, 1);
     pthread_mutex_unlock(&h->mu);
     return found;
+}
+
+void rein__mcp_http_tick(struct rein__mcp_http *h)
+{
+    int64_t now = rein_now_ms();
+    struct mcp_stream *drop = NULL;
+
+    pthread_mutex_lock(&h->mu);
+    for (struct http_session *hs = h->sessions; hs; hs = hs->next) {
+        struct mcp_stream *gone;
+        stream_tick(hs->standalone, now);
+        for (struct mcp_stream *st = hs->streams; st; st = st->next)
+            stream_tick(st, now);
+        gone = prune_streams(hs);
+        while (gone) {
+            struct mcp_stream *next = gone->next;
+            gone->next = drop;
+            drop = gone;
+            gone = next;
+        }
+    }
+    pthread_mutex_unlock(&h->mu);
+    unref_list(drop);
 }
 
 /* ---- answers ---------------------------------------------------------------------------- */
@@ -439,161 +584,42 @@ static void capture_release(struct capture *c)
     pthread_mutex_destroy(&c->mu);
 }
 
-/* ---- DNS rebinding: Host and Origin ----------------------------------------------------- */
-
-/* Copies the host[:port] of an Origin ("http://localhost:3000") into out; false if none. */
-static bool origin_hostport(const char *origin, char *out, size_t size)
+/* Handles msg right here and answers with its response as one JSON body (202 when it was not a
+ * request). */
+static void answer_now(struct rein__mcp_http *h, rein_request *req, struct http_session *hs,
+                       const struct rein__mcp_msg *msg)
 {
-    const char *p = strstr(origin, "://");
-    size_t n;
+    struct capture cap;
 
-    if (!p)
-        return false;
-    p += 3;
-    n = strcspn(p, "/?#");
-    if (n == 0 || n >= size)
-        return false;
-    memcpy(out, p, n);
-    out[n] = '\0';
-    return true;
+    capture_init(&cap);
+    rein__mcp_handle(h->srv, hs->s, msg, rein_request_trace_id(req), &cap.sink);
+    if (msg->kind != REIN__MCP_REQUEST)
+        rein_request_reply(req, 202, NULL, "", 0);
+    else if (rein_request_set_header(req, "Mcp-Session-Id", hs->id) != REIN_OK)
+        reply_rpc_error(req, 500, msg->id, REIN__MCP_INTERNAL_ERROR, "out of memory");
+    else if (cap.got)
+        rein_request_reply(req, 200, "application/json", cap.out.ptr, cap.out.len);
+    else
+        reply_rpc_error(req, 200, msg->id, REIN__MCP_REQUEST_CANCELLED,
+                        "the request was cancelled");
+    capture_release(&cap);
 }
 
-/* Splits "host:port" / "[v6]:port" / "host": writes the lower-case host into out. */
-static bool split_host(const char *hostport, char *out, size_t size)
-{
-    size_t n;
-
-    if (hostport[0] == '[') {
-        const char *close = strchr(hostport, ']');
-        if (!close)
-            return false;
-        n = (size_t)(close - hostport) + 1;
-        if (close[1] && close[1] != ':')
-            return false;
-    } else {
-        n = strcspn(hostport, ":");
-    }
-    if (n == 0 || n >= size)
-        return false;
-    for (size_t i = 0; i < n; i++)
-        out[i] = (char)tolower((unsigned char)hostport[i]);
-    out[n] = '\0';
-    return true;
-}
-
-static bool has_port(const char *hostport)
-{
-    const char *close = hostport[0] == '[' ? strchr(hostport, ']') : NULL;
-
-    return strchr(close ? close : hostport, ':') != NULL;
-}
-
-static bool hostport_allowed(const struct rein__mcp_http *h, const char *hostport)
-{
-    char host[256];
-
-    if (h->allow_any)
-        return true;
-    if (!split_host(hostport, host, sizeof(host)))
-        return false;
-    if (strcmp(host, "localhost") == 0 || strcmp(host, "127.0.0.1") == 0 ||
-        strcmp(host, "[::1]") == 0)
-        return true;
-    for (size_t i = 0; i < h->nallowed; i++) {
-        const char *a = h->allowed[i];
-        /* An entry with a port must match exactly; one without matches any port. */
-        if (has_port(a) ? strcasecmp(a, hostport) == 0 : strcasecmp(a, host) == 0)
-            return true;
-    }
-    return false;
-}
+/* ---- checks ----------------------------------------------------------------------------- */
 
 /* Answers 403 and returns false when Origin or Host is not one this server accepts. */
 static bool rebinding_check(struct rein__mcp_http *h, rein_request *req)
 {
     const char *origin = rein_request_header(req, "Origin");
     const char *host = rein_request_header(req, "Host");
-    char hp[256];
+    const char *bad = rein__mcp_hosts_check(&h->hosts, origin, host);
 
-    if (h->allow_any)
+    if (!bad)
         return true;
-    if (origin && (!origin_hostport(origin, hp, sizeof(hp)) || !hostport_allowed(h, hp))) {
-        reply_rpc_error(req, 403, NULL, REIN__MCP_INVALID_REQUEST,
-                        "Forbidden: Origin %.100s is not allowed (DNS rebinding protection)",
-                        origin);
-        return false;
-    }
-    if (host && !hostport_allowed(h, host)) {
-        reply_rpc_error(req, 403, NULL, REIN__MCP_INVALID_REQUEST,
-                        "Forbidden: Host %.100s is not allowed (DNS rebinding protection)", host);
-        return false;
-    }
-    return true;
-}
-
-/* ---- negotiation helpers ---------------------------------------------------------------- */
-
-/* The q value of one media range's parameters (";q=0.5"); 1 when absent or unreadable. */
-static double range_q(const char *params, size_t len)
-{
-    for (size_t i = 0; i + 2 < len; i++) {
-        if (params[i] == ';') {
-            size_t j = i + 1;
-            while (j < len && (params[j] == ' ' || params[j] == '\t'))
-                j++;
-            if (j + 1 < len && (params[j] == 'q' || params[j] == 'Q') && params[j + 1] == '=') {
-                char num[16];
-                size_t n = 0;
-                for (j += 2; j < len && n + 1 < sizeof(num) && params[j] != ';'; j++)
-                    num[n++] = params[j];
-                num[n] = '\0';
-                return strtod(num, NULL);
-            }
-        }
-    }
-    return 1;
-}
-
-/*
- * True when an Accept header value admits type ("application/json"), as RFC 9110 reads it:
- * the most specific media range that matches (the type itself, then its major type with a
- * star, then star/star) decides, and q=0 refuses. No header admits nothing: MCP requires
- * clients to send one.
- */
-static bool accepts(const char *accept, const char *type)
-{
-    size_t major = strcspn(type, "/");
-    int best = 0; /* 3 the type, 2 its major type, 1 any */
-    double q = 0;
-
-    for (const char *p = accept; p && *p;) {
-        size_t item = strcspn(p, ",");
-        size_t start = 0, end;
-        while (start < item && (p[start] == ' ' || p[start] == '\t'))
-            start++;
-        end = start + strcspn(p + start, ";,");
-        if (end > item)
-            end = item;
-        while (end > start && (p[end - 1] == ' ' || p[end - 1] == '\t'))
-            end--;
-        const char *r = p + start;
-        size_t rlen = end - start;
-        int rank = 0;
-        if (rlen == strlen(type) && strncasecmp(r, type, rlen) == 0)
-            rank = 3;
-        else if (rlen == major + 2 && strncasecmp(r, type, major + 1) == 0 && r[major + 1] == '*')
-            rank = 2;
-        else if (rlen == 3 && memcmp(r, "*/*", 3) == 0)
-            rank = 1;
-        if (rank > best) {
-            best = rank;
-            q = range_q(p + end, item - end);
-        }
-        p += item;
-        if (*p == ',')
-            p++;
-    }
-    return best > 0 && q > 0;
+    reply_rpc_error(req, 403, NULL, REIN__MCP_INVALID_REQUEST,
+                    "Forbidden: %s %.100s is not allowed (DNS rebinding protection)", bad,
+                    bad[0] == 'O' ? origin : host);
+    return false;
 }
 
 /* The session a request names, with a reference; answers 400/404 and returns NULL else. */
@@ -624,72 +650,10 @@ static struct http_session *request_session(struct rein__mcp_http *h, rein_reque
     return hs;
 }
 
-/* ---- forwarding a stream ---------------------------------------------------------------- */
+/* ---- streamed calls --------------------------------------------------------------------- */
 
-static void event_id(const struct mcp_stream *st, uint64_t seq, char *out, size_t size)
-{
-    snprintf(out, size, "%s-%llu", st->id, (unsigned long long)seq);
-}
-
-/*
- * Forwards st's events after seq `after` into sse until the stream is done, the client goes,
- * or a newer forwarder attaches; a POST's stream (polling) also ends after sse_close_ms once
- * the client has an event id to resume from (resumable). A resumed stream is followed to its
- * end. Returns true when everything up to the end was sent.
- */
-static bool forward(struct rein__mcp_http *h, rein_request *req, rein_sse *sse,
-                    struct mcp_stream *st, uint64_t after, bool resumable, bool polling)
-{
-    int64_t close_ms = polling ? rein__mcp_opts(h->srv)->sse_close_ms : 0;
-    int64_t deadline = close_ms > 0 ? rein_now_ms() + close_ms : 0;
-    rein_cancel *gone = rein_request_cancel(req);
-    uint64_t cursor = after;
-    bool delivered = false;
-    unsigned gen;
-    char id[REIN_ID_MAX + 24];
-
-    pthread_mutex_lock(&st->mu);
-    gen = ++st->gen;
-    for (;;) {
-        struct mcp_event *e = st->head;
-        while (e && e->seq <= cursor)
-            e = e->next;
-        if (st->gen != gen)
-            break;
-        if (e) {
-            event_id(st, e->seq, id, sizeof(id));
-            if (rein_sse_send_event(sse, id, "message", e->data, e->len, 0) != REIN_OK)
-                break;
-            cursor = e->seq;
-            resumable = true;
-            continue;
-        }
-        if (st->done) {
-            delivered = true;
-            st->delivered = true;
-            break;
-        }
-        if (rein_cancel_is_set(gone))
-            break;
-        int64_t now = rein_now_ms(), wait = WAIT_SLICE_MS;
-        if (deadline && resumable && now >= deadline)
-            break; /* SSE polling: the client comes back with Last-Event-ID */
-        if (deadline && deadline - now < wait)
-            wait = deadline - now > 0 ? deadline - now : 1;
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        ts.tv_nsec += (long)(wait % 1000) * 1000000L;
-        ts.tv_sec += wait / 1000 + ts.tv_nsec / 1000000000L;
-        ts.tv_nsec %= 1000000000L;
-        pthread_cond_timedwait(&st->cv, &st->mu, &ts);
-    }
-    pthread_mutex_unlock(&st->mu);
-    return delivered;
-}
-
-/* ---- the call job ----------------------------------------------------------------------- */
-
-struct http_job {
+/* A call that runs on the MCP server's pool and writes into its stream. */
+struct call_job {
     rein_mcp_server *srv;
     struct rein__mcp_session *sess; /* a reference */
     struct mcp_stream *st;          /* a reference */
@@ -697,9 +661,9 @@ struct http_job {
     char trace_id[REIN_TRACE_ID_LEN + 1];
 };
 
-static void job_run(void *arg)
+static void call_job_run(void *arg)
 {
-    struct http_job *j = arg;
+    struct call_job *j = arg;
 
     rein__mcp_handle(j->srv, j->sess, &j->msg, j->trace_id, &j->st->sink);
     stream_end(j->st);
@@ -710,46 +674,104 @@ static void job_run(void *arg)
     rein_free(j);
 }
 
-/* Runs a tools/call as a resumable SSE stream. Takes msg. */
-static void post_stream(struct rein__mcp_http *h, rein_request *req, struct http_session *hs,
-                        struct rein__mcp_msg *msg)
-{
-    struct mcp_stream *st = stream_new();
-    struct http_job *job = rein_calloc(1, sizeof(*job));
-    bool primes = rein__mcp_version_primes(rein__mcp_session_version(hs->s));
-    rein_sse *sse;
-    rein_error err;
-    char id[REIN_ID_MAX + 24];
+/*
+ * A POST whose answer is a stream, handed from the network thread to a worker. It lives in the
+ * request's arena; whatever the worker did not take over is released with the arena (also
+ * when the worker never ran).
+ */
+struct deferred {
+    struct rein__mcp_http *h;
+    struct http_session *hs; /* a reference */
+    struct rein__mcp_msg msg;
+};
 
-    if (!st || !job || rein_request_set_header(req, "Mcp-Session-Id", hs->id) != REIN_OK) {
-        reply_rpc_error(req, 500, msg->id, REIN__MCP_INTERNAL_ERROR, "out of memory");
-        rein__mcp_msg_release(msg);
-        stream_unref(st);
-        rein_free(job);
-        return;
-    }
-    session_add_stream(h, hs, st);
-    *job = (struct http_job){h->srv, rein__mcp_session_ref(hs->s), st, *msg, ""};
-    atomic_fetch_add(&st->refs, 1);
-    snprintf(job->trace_id, sizeof(job->trace_id), "%s", rein_request_trace_id(req));
-    memset(msg, 0, sizeof(*msg)); /* the job has it now */
-    rein__mcp_session_job_begin(hs->s);
-    if (rein__mcp_submit(h->srv, job_run, job) != REIN_OK)
-        job_run(job); /* no worker could take it: run it here, then forward what it wrote */
+static void deferred_release(void *data)
+{
+    struct deferred *d = data;
+
+    rein__mcp_msg_release(&d->msg);
+    if (d->hs)
+        session_put(d->h, d->hs);
+    d->hs = NULL;
+}
+
+/* Opens the SSE answer and detaches it; NULL when the request was answered otherwise. */
+static rein_sse *open_stream(rein_request *req, const struct http_session *hs)
+{
+    rein_error err;
+    rein_sse *sse;
+
+    if (rein_request_set_header(req, "Mcp-Session-Id", hs->id) != REIN_OK)
+        return NULL;
     sse = rein_request_sse_start(req, &err);
+    if (!sse)
+        return NULL;
+    if (rein_sse_detach(sse) != REIN_OK)
+        return NULL; /* cannot happen on a fresh stream; it then simply ends with the handler */
+    return sse;
+}
+
+/* The worker's part of a streamed tools/call: open, attach, hand the call to the pool. */
+static void post_stream(rein_request *req, void *userdata)
+{
+    struct deferred *d = userdata;
+    struct rein__mcp_http *h = d->h;
+    const struct rein_mcp_server_opts *o = rein__mcp_opts(h->srv);
+    bool primes = rein__mcp_version_primes(rein__mcp_session_version(d->hs->s));
+    struct mcp_stream *st = stream_new(false);
+    struct call_job *job = rein_calloc(1, sizeof(*job));
+    char id[REIN_ID_MAX + 24];
+    rein_sse *sse;
+
+    if (!st || !job) {
+        reply_rpc_error(req, 500, d->msg.id, REIN__MCP_INTERNAL_ERROR, "out of memory");
+        goto out;
+    }
+    sse = open_stream(req, d->hs);
     if (!sse)
         goto out;
     if (primes) {
         /* Priming (SEP-1699): an id to resume from, before anything else. */
         event_id(st, 0, id, sizeof(id));
-        if (rein_sse_send_event(sse, id, NULL, "", 0, rein__mcp_opts(h->srv)->sse_retry_ms) !=
-            REIN_OK)
+        if (rein_sse_send_event(sse, id, NULL, "", 0, o->sse_retry_ms) != REIN_OK) {
+            rein_sse_end(sse);
             goto out;
+        }
     }
-    if (forward(h, req, sse, st, 0, primes, true))
-        session_drop_stream(h, hs, st);
+    session_add_stream(h, d->hs, st);
+    stream_attach(st, sse, 0, primes && o->sse_close_ms > 0 ? rein_now_ms() + o->sse_close_ms : 0);
+    *job = (struct call_job){h->srv, rein__mcp_session_ref(d->hs->s), st, d->msg, ""};
+    memset(&d->msg, 0, sizeof(d->msg)); /* the job has it now */
+    atomic_fetch_add(&st->refs, 1);
+    snprintf(job->trace_id, sizeof(job->trace_id), "%s", rein_request_trace_id(req));
+    rein__mcp_session_job_begin(job->sess);
+    if (rein__mcp_submit(h->srv, call_job_run, job) != REIN_OK)
+        call_job_run(job); /* no worker could take it: run it here rather than lose it */
+    job = NULL;
 out:
+    rein_free(job);
     stream_unref(st);
+    deferred_release(d);
+}
+
+/* Hands msg (taken) to a worker that streams the answer; answers 500 when it cannot. */
+static void defer_stream(struct rein__mcp_http *h, rein_request *req, struct http_session *hs,
+                         struct rein__mcp_msg *msg)
+{
+    struct deferred *d = rein_arena_calloc(rein_request_arena(req), 1, sizeof(*d));
+
+    if (!d || rein_arena_on_free(rein_request_arena(req), deferred_release, d) != REIN_OK) {
+        reply_rpc_error(req, 500, msg->id, REIN__MCP_INTERNAL_ERROR, "out of memory");
+        rein__mcp_msg_release(msg);
+        return;
+    }
+    d->h = h;
+    d->hs = session_ref(h, hs);
+    d->msg = *msg;
+    memset(msg, 0, sizeof(*msg));
+    if (rein_request_defer(req, post_stream, d) != REIN_OK)
+        reply_rpc_error(req, 500, d->msg.id, REIN__MCP_INTERNAL_ERROR,
+                        "the call could not be handed to a worker");
 }
 
 /* ---- handlers --------------------------------------------------------------------------- */
@@ -757,9 +779,21 @@ out:
 static void post_initialize(struct rein__mcp_http *h, rein_request *req,
                             const struct rein__mcp_msg *msg)
 {
-    struct http_session *hs = session_create(h);
+    const char *sid = rein_request_header(req, "Mcp-Session-Id");
+    struct http_session *hs = sid && *sid ? session_get(h, sid) : NULL;
     struct capture cap;
 
+    if (hs) {
+        /* A session is initialized once; a client that wants a new one starts without the
+         * header (or DELETEs this one first). */
+        session_put(h, hs);
+        reply_rpc_error(req, 400, msg->id, REIN__MCP_INVALID_REQUEST,
+                        "Bad Request: session %.64s is already initialized; send initialize "
+                        "without Mcp-Session-Id to start another",
+                        sid);
+        return;
+    }
+    hs = session_create(h);
     if (!hs) {
         reply_rpc_error(req, 503, msg->id, REIN__MCP_INTERNAL_ERROR,
                         "Service Unavailable: too many MCP sessions are in use");
@@ -767,12 +801,9 @@ static void post_initialize(struct rein__mcp_http *h, rein_request *req,
     }
     capture_init(&cap);
     rein__mcp_handle(h->srv, hs->s, msg, rein_request_trace_id(req), &cap.sink);
-    if (rein__mcp_session_initialized(hs->s) &&
-        rein_request_set_header(req, "Mcp-Session-Id", hs->id) == REIN_OK) {
-    } else {
-        /* initialize failed: no session is made. */
-        session_remove(h, hs->id);
-    }
+    if (!rein__mcp_session_initialized(hs->s) ||
+        rein_request_set_header(req, "Mcp-Session-Id", hs->id) != REIN_OK)
+        session_remove(h, hs->id); /* initialize failed: no session is made */
     session_put(h, hs);
     if (cap.got)
         rein_request_reply(req, 200, "application/json", cap.out.ptr, cap.out.len);
@@ -781,35 +812,43 @@ static void post_initialize(struct rein__mcp_http *h, rein_request *req,
     capture_release(&cap);
 }
 
+/* Content-Type and Accept of a POST; answers 415/406 and returns false when they do not do. */
+static bool post_types_ok(rein_request *req)
+{
+    const char *ctype = rein_request_header(req, "Content-Type");
+    const char *accept = rein_request_header(req, "Accept");
+
+    if (!ctype || strncasecmp(ctype, "application/json", 16) != 0 ||
+        (ctype[16] && ctype[16] != ';' && ctype[16] != ' ')) {
+        reply_rpc_error(req, 415, NULL, REIN__MCP_INVALID_REQUEST,
+                        "Unsupported Media Type: send the message as application/json");
+        return false;
+    }
+    if (!rein__mcp_http_accepts(accept, "application/json") ||
+        !rein__mcp_http_accepts(accept, "text/event-stream")) {
+        /* MCP: a client lists both, and the server picks one per request. */
+        reply_rpc_error(req, 406, NULL, REIN__MCP_INVALID_REQUEST,
+                        "Not Acceptable: the Accept header must list both application/json and "
+                        "text/event-stream");
+        return false;
+    }
+    return true;
+}
+
+/* POST runs on the network thread: everything quick is answered here (see the top). */
 static void handle_post(rein_request *req, void *userdata)
 {
     struct rein__mcp_http *h = userdata;
-    const char *accept = rein_request_header(req, "Accept");
-    const char *ctype = rein_request_header(req, "Content-Type");
     struct rein__mcp_msg msg;
     struct http_session *hs;
-    struct capture cap;
     json_t *bad_id = NULL;
     const char *body;
     size_t len;
     rein_error err;
     rein_err rc;
 
-    if (!rebinding_check(h, req))
+    if (!rebinding_check(h, req) || !post_types_ok(req))
         return;
-    if (!ctype || strncasecmp(ctype, "application/json", 16) != 0 ||
-        (ctype[16] && ctype[16] != ';' && ctype[16] != ' ')) {
-        reply_rpc_error(req, 415, NULL, REIN__MCP_INVALID_REQUEST,
-                        "Unsupported Media Type: send the message as application/json");
-        return;
-    }
-    if (!accepts(accept, "application/json") || !accepts(accept, "text/event-stream")) {
-        /* MCP: a client lists both, and the server picks one per request. */
-        reply_rpc_error(req, 406, NULL, REIN__MCP_INVALID_REQUEST,
-                        "Not Acceptable: the Accept header must list both application/json and "
-                        "text/event-stream");
-        return;
-    }
     body = rein_request_body(req, &len);
     rein_error_clear(&err);
     rc = rein__mcp_decode(body, len, 0, &msg, &bad_id, &err);
@@ -831,25 +870,11 @@ static void handle_post(rein_request *req, void *userdata)
         rein__mcp_msg_release(&msg);
         return;
     }
-    if (msg.kind != REIN__MCP_REQUEST) {
-        capture_init(&cap);
-        rein__mcp_handle(h->srv, hs->s, &msg, rein_request_trace_id(req), &cap.sink);
-        capture_release(&cap);
-        rein_request_reply(req, 202, NULL, "", 0);
-    } else if (rein__mcp_is_long(&msg)) {
-        post_stream(h, req, hs, &msg);
-    } else {
-        capture_init(&cap);
-        rein__mcp_handle(h->srv, hs->s, &msg, rein_request_trace_id(req), &cap.sink);
-        if (rein_request_set_header(req, "Mcp-Session-Id", hs->id) != REIN_OK)
-            reply_rpc_error(req, 500, msg.id, REIN__MCP_INTERNAL_ERROR, "out of memory");
-        else if (cap.got)
-            rein_request_reply(req, 200, "application/json", cap.out.ptr, cap.out.len);
-        else
-            reply_rpc_error(req, 200, msg.id, REIN__MCP_REQUEST_CANCELLED,
-                            "the request was cancelled");
-        capture_release(&cap);
-    }
+    if (msg.kind == REIN__MCP_REQUEST && rein__mcp_is_long(&msg) &&
+        !rein__mcp_is_quick_call(h->srv, &msg))
+        defer_stream(h, req, hs, &msg);
+    else
+        answer_now(h, req, hs, &msg);
     rein__mcp_msg_release(&msg);
     session_put(h, hs);
 }
@@ -870,22 +895,44 @@ static bool parse_event_id(const char *text, const char **sid, size_t *sid_len, 
     return true;
 }
 
+/* True when a client already reads the standalone stream (a second GET gets 409). */
+static bool standalone_busy(struct mcp_stream *st)
+{
+    bool busy;
+
+    pthread_mutex_lock(&st->mu);
+    busy = st->sse && !rein_cancel_is_set(rein_sse_cancel(st->sse));
+    pthread_mutex_unlock(&st->mu);
+    return busy;
+}
+
+static uint64_t stream_high(struct mcp_stream *st)
+{
+    uint64_t high;
+
+    pthread_mutex_lock(&st->mu);
+    high = st->high;
+    pthread_mutex_unlock(&st->mu);
+    return high;
+}
+
+/* GET: resume a stream with Last-Event-ID, or open the session's standalone stream. */
 static void handle_get(rein_request *req, void *userdata)
 {
     struct rein__mcp_http *h = userdata;
     const char *last = rein_request_header(req, "Last-Event-ID");
+    const struct rein_mcp_server_opts *o = rein__mcp_opts(h->srv);
     struct http_session *hs;
     struct mcp_stream *st;
     const char *sid;
     size_t sid_len;
     uint64_t seq;
     rein_sse *sse;
-    rein_error err;
     char id[REIN_ID_MAX + 24];
 
     if (!rebinding_check(h, req))
         return;
-    if (!accepts(rein_request_header(req, "Accept"), "text/event-stream")) {
+    if (!rein__mcp_http_accepts(rein_request_header(req, "Accept"), "text/event-stream")) {
         reply_rpc_error(req, 406, NULL, REIN__MCP_INVALID_REQUEST,
                         "Not Acceptable: a GET on /mcp must accept text/event-stream");
         return;
@@ -893,35 +940,36 @@ static void handle_get(rein_request *req, void *userdata)
     hs = request_session(h, req, NULL);
     if (!hs)
         return;
-    if (!last) {
-        /* rein sends nothing outside a request, so it offers no standalone stream. */
-        if (rein_request_set_header(req, "Allow", "POST, DELETE") == REIN_OK)
-            reply_rpc_error(req, 405, NULL, REIN__MCP_INVALID_REQUEST,
-                            "Method Not Allowed: this server has no standalone stream; GET is "
-                            "for resuming a stream with Last-Event-ID");
-        session_put(h, hs);
-        return;
+    if (last) {
+        st = parse_event_id(last, &sid, &sid_len, &seq) ? session_find_stream(h, hs, sid, sid_len)
+                                                        : NULL;
+        if (!st) {
+            reply_rpc_error(req, 400, NULL, REIN__MCP_INVALID_REQUEST,
+                            "Bad Request: Last-Event-ID %.80s names no stream of this session",
+                            last);
+            goto out;
+        }
+    } else {
+        st = hs->standalone;
+        atomic_fetch_add(&st->refs, 1);
+        if (standalone_busy(st)) {
+            reply_rpc_error(req, 409, NULL, REIN__MCP_INVALID_REQUEST,
+                            "Conflict: this session's standalone stream is already open");
+            stream_unref(st);
+            goto out;
+        }
+        seq = stream_high(st);
     }
-    st = parse_event_id(last, &sid, &sid_len, &seq) ? session_find_stream(h, hs, sid, sid_len)
-                                                    : NULL;
-    if (!st) {
-        reply_rpc_error(req, 400, NULL, REIN__MCP_INVALID_REQUEST,
-                        "Bad Request: Last-Event-ID %.80s names no stream of this session", last);
-        session_put(h, hs);
-        return;
+    sse = open_stream(req, hs);
+    if (sse) {
+        event_id(st, seq, id, sizeof(id));
+        if (rein_sse_send_event(sse, id, NULL, "", 0, o->sse_retry_ms) == REIN_OK)
+            stream_attach(st, sse, seq, 0);
+        else
+            rein_sse_end(sse);
     }
-    if (rein_request_set_header(req, "Mcp-Session-Id", hs->id) != REIN_OK)
-        goto out;
-    sse = rein_request_sse_start(req, &err);
-    if (!sse)
-        goto out;
-    event_id(st, seq, id, sizeof(id));
-    if (rein_sse_send_event(sse, id, NULL, "", 0, rein__mcp_opts(h->srv)->sse_retry_ms) ==
-            REIN_OK &&
-        forward(h, req, sse, st, seq, true, false))
-        session_drop_stream(h, hs, st);
-out:
     stream_unref(st);
+out:
     session_put(h, hs);
 }
 
@@ -963,63 +1011,36 @@ void rein__mcp_http_free(struct rein__mcp_http *h)
         h->sessions = hs->next;
         session_free(hs);
     }
-    for (size_t i = 0; i < h->nallowed; i++)
-        rein_free(h->allowed[i]);
-    rein_free(h->allowed);
+    rein__mcp_hosts_release(&h->hosts);
     pthread_mutex_destroy(&h->mu);
     rein_free(h);
 }
 
-/* Splits the comma-separated allowed hosts into h->allowed. */
-static rein_err parse_allowed(struct rein__mcp_http *h, const char *list)
-{
-    for (const char *p = list; p && *p;) {
-        const char *comma = strchr(p, ',');
-        const char *end = comma ? comma : p + strlen(p);
-        while (p < end && (*p == ' ' || *p == '\t'))
-            p++;
-        while (end > p && (end[-1] == ' ' || end[-1] == '\t'))
-            end--;
-        if (end - p == 1 && *p == '*') {
-            h->allow_any = true;
-        } else if (end > p) {
-            char **grown = rein_realloc(h->allowed, (h->nallowed + 1) * sizeof(*grown));
-            if (!grown)
-                return REIN_ENOMEM;
-            h->allowed = grown;
-            h->allowed[h->nallowed] = rein_strndup(p, (size_t)(end - p));
-            if (!h->allowed[h->nallowed])
-                return REIN_ENOMEM;
-            h->nallowed++;
-        }
-        p = comma ? comma + 1 : NULL;
-    }
-    return REIN_OK;
-}
-
 rein_err rein_mcp_server_add_routes(rein_mcp_server *srv, rein_server *http, rein_error *err)
 {
-    struct rein__mcp_http **slot;
     struct rein__mcp_http *h;
 
     if (!srv || !http)
         return rein_error_set(err, REIN_EINVAL, "no MCP server or no HTTP server");
-    slot = rein__mcp_http_slot(srv);
-    if (*slot)
+    if (rein__mcp_http_get(srv))
         return rein_error_set(err, REIN_EEXIST, "the MCP routes are already added");
     h = rein_calloc(1, sizeof(*h));
     if (!h)
         return rein_error_set(err, REIN_ENOMEM, "out of memory adding the MCP routes");
     h->srv = srv;
     pthread_mutex_init(&h->mu, NULL);
-    if (parse_allowed(h, rein__mcp_opts(srv)->allowed_hosts) != REIN_OK) {
+    if (rein__mcp_hosts_parse(&h->hosts, rein__mcp_opts(srv)->allowed_hosts) != REIN_OK) {
         rein__mcp_http_free(h);
         return rein_error_set(err, REIN_ENOMEM, "out of memory adding the MCP routes");
     }
-    *slot = h;
-    if (rein_server_route(http, "POST", "/mcp", 0, handle_post, h, err) ||
-        rein_server_route(http, "GET", "/mcp", 0, handle_get, h, err) ||
-        rein_server_route(http, "DELETE", "/mcp", 0, handle_delete, h, err))
+    rein__mcp_http_set(srv, h);
+    /* POST answers what is quick on the network thread and streams the rest from workers that
+     * return at once; GET only attaches a detached stream. Neither holds a thread for a call. */
+    if (rein_server_route(http, "POST", "/mcp", REIN_ROUTE_INLINE | REIN_ROUTE_JSONRPC, handle_post,
+                          h, err) ||
+        rein_server_route(http, "GET", "/mcp", REIN_ROUTE_JSONRPC, handle_get, h, err) ||
+        rein_server_route(http, "DELETE", "/mcp", REIN_ROUTE_INLINE | REIN_ROUTE_JSONRPC,
+                          handle_delete, h, err))
         return err ? err->code : REIN_EINVAL;
     return REIN_OK;
 }

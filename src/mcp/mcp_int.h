@@ -148,6 +148,16 @@ struct rein__mcp_sink {
 struct rein__mcp_session;
 
 struct rein__mcp_session *rein__mcp_session_new(rein_mcp_server *srv);
+/* The same, cancelled also when parent (borrowed; NULL: the server's root) is triggered. */
+struct rein__mcp_session *rein__mcp_session_new_under(rein_mcp_server *srv, rein_cancel *parent);
+/*
+ * Where the session's messages outside any request go (list_changed, resource updates): the
+ * stdio connection, or the HTTP session's standalone stream. sink (borrowed) must stay valid
+ * until it is replaced (NULL clears it).
+ */
+void rein__mcp_session_set_notify(struct rein__mcp_session *s, struct rein__mcp_sink *sink);
+/* Sends json through the notify sink once the client is ready; false when it was not sent. */
+bool rein__mcp_session_notify(struct rein__mcp_session *s, const char *json, size_t len);
 struct rein__mcp_session *rein__mcp_session_ref(struct rein__mcp_session *s);
 void rein__mcp_session_unref(struct rein__mcp_session *s);
 /* Triggers the cancellation of every call the session has running. */
@@ -172,6 +182,9 @@ void rein__mcp_handle(rein_mcp_server *srv, struct rein__mcp_session *sess,
                       struct rein__mcp_sink *sink);
 /* True for the requests that may run long (tools/call): transports run them on the pool. */
 bool rein__mcp_is_long(const struct rein__mcp_msg *msg);
+/* True for a tools/call that will not wait: a built-in, non-destructive tool whose limit is at
+ * most a second, with no policy hook that could ask a person. */
+bool rein__mcp_is_quick_call(rein_mcp_server *srv, const struct rein__mcp_msg *msg);
 /* Runs fn(arg) on the server's call workers. */
 rein_err rein__mcp_submit(rein_mcp_server *srv, void (*fn)(void *arg), void *arg) REIN_WUR;
 /* The server's options (filled with defaults). */
@@ -240,10 +253,31 @@ void rein__mcp_conn_counters(struct rein__mcp_conn *c, int64_t *unknown_ids, int
 /* The runner kind "mcp" (runner.c): tools of MCP servers (rein_mcp_register_runner). */
 extern const struct rein_runner_kind rein__mcp_runner;
 
+/* ---- http_guard.c: what every request to /mcp is checked for ------------------------------ */
+
+/* Hosts and origins accepted besides loopback ones (rein_mcp_server_opts.allowed_hosts). */
+struct rein__mcp_hosts {
+    char **allowed; /* "host" (any port) or "host:port" */
+    size_t n;
+    bool any; /* "*" */
+};
+rein_err rein__mcp_hosts_parse(struct rein__mcp_hosts *h, const char *list);
+void rein__mcp_hosts_release(struct rein__mcp_hosts *h);
+/* NULL when the Origin and Host headers (either may be NULL) are acceptable; else the name of
+ * the header that is not ("Origin", "Host"): DNS rebinding protection. */
+const char *rein__mcp_hosts_check(const struct rein__mcp_hosts *h, const char *origin,
+                                  const char *host);
+/* True when an Accept header value admits type, as RFC 9110 reads it (the most specific range
+ * decides; q=0 refuses; no header admits nothing, since MCP requires one). */
+bool rein__mcp_http_accepts(const char *accept, const char *type);
+
 /* ---- http.c: the HTTP transport's state, freed with the server ---------------------------- */
 struct rein__mcp_http;
 void rein__mcp_http_free(struct rein__mcp_http *h);
-/* Where the server keeps its HTTP transport state (made by rein_mcp_server_add_routes). */
-struct rein__mcp_http **rein__mcp_http_slot(rein_mcp_server *srv);
+/* Called by the server's ticker every 100 ms: ends polled streams, drops delivered ones. */
+void rein__mcp_http_tick(struct rein__mcp_http *h);
+/* The server's HTTP transport state (made by rein_mcp_server_add_routes), or NULL. */
+struct rein__mcp_http *rein__mcp_http_get(rein_mcp_server *srv);
+void rein__mcp_http_set(rein_mcp_server *srv, struct rein__mcp_http *h);
 
 #endif /* REIN_MCP_INT_H */

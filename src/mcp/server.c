@@ -31,6 +31,8 @@
 struct rein__mcp_session {
     atomic_int refs;
     rein_mcp_server *srv;
+    struct rein__mcp_session *snext, *sprev; /* srv->sessions, under srv->mu */
+    struct rein__mcp_sink *notify;           /* messages outside requests; under mu */
     pthread_mutex_t mu;
     pthread_cond_t cv;
     char version[16];
@@ -67,9 +69,13 @@ struct rein_mcp_server {
     struct rein_mcp_server_opts opts;
     char *name, *instructions, *allowed_hosts;
     rein_pool *pool;
-    json_t *tools; /* the tools/list array, built once */
+    json_t *tools;             /* the tools/list array; replaced (under mu) when tools change */
+    atomic_bool tools_dirty;   /* the registry changed: rebuild tools on the next tools/list */
+    atomic_bool tell_sessions; /* ... and send list_changed on the next tick */
+    int watch;                 /* the registry watcher's handle */
     pthread_mutex_t mu;
     struct mcp_call *calls;
+    struct rein__mcp_session *sessions; /* every live session (to tell about changes) */
     pthread_t ticker;
     bool ticker_running;
     rein_cancel *stop; /* the heartbeat thread's */
@@ -79,7 +85,7 @@ struct rein_mcp_server {
 
 /* ---- sessions --------------------------------------------------------------------------- */
 
-struct rein__mcp_session *rein__mcp_session_new(rein_mcp_server *srv)
+struct rein__mcp_session *rein__mcp_session_new_under(rein_mcp_server *srv, rein_cancel *parent)
 {
     struct rein__mcp_session *s = rein_calloc(1, sizeof(*s));
 
@@ -90,12 +96,43 @@ struct rein__mcp_session *rein__mcp_session_new(rein_mcp_server *srv)
     pthread_mutex_init(&s->mu, NULL);
     pthread_cond_init(&s->cv, NULL);
     s->srv = srv;
-    s->cancel = rein_cancel_new_child(srv->root);
+    s->cancel = rein_cancel_new_child(parent ? parent : srv->root);
     if (!s->cancel) {
         rein__mcp_session_unref(s);
         return NULL;
     }
+    pthread_mutex_lock(&srv->mu);
+    s->snext = srv->sessions;
+    if (srv->sessions)
+        srv->sessions->sprev = s;
+    srv->sessions = s;
+    pthread_mutex_unlock(&srv->mu);
     return s;
+}
+
+struct rein__mcp_session *rein__mcp_session_new(rein_mcp_server *srv)
+{
+    return rein__mcp_session_new_under(srv, NULL);
+}
+
+void rein__mcp_session_set_notify(struct rein__mcp_session *s, struct rein__mcp_sink *sink)
+{
+    pthread_mutex_lock(&s->mu);
+    s->notify = sink;
+    pthread_mutex_unlock(&s->mu);
+}
+
+bool rein__mcp_session_notify(struct rein__mcp_session *s, const char *json, size_t len)
+{
+    bool sent = false;
+
+    pthread_mutex_lock(&s->mu);
+    if (s->notify && s->ready) {
+        s->notify->send(s->notify, json, len, false);
+        sent = true;
+    }
+    pthread_mutex_unlock(&s->mu);
+    return sent;
 }
 
 struct rein__mcp_session *rein__mcp_session_ref(struct rein__mcp_session *s)
@@ -106,8 +143,23 @@ struct rein__mcp_session *rein__mcp_session_ref(struct rein__mcp_session *s)
 
 void rein__mcp_session_unref(struct rein__mcp_session *s)
 {
+    rein_mcp_server *srv;
+
     if (!s || atomic_fetch_sub(&s->refs, 1) != 1)
         return;
+    /* Unlisted under the server's mutex: a broadcast that still sees it holds that mutex, so
+     * it is done with the session before this goes on to free it. */
+    srv = s->srv;
+    if (s->cancel) {
+        pthread_mutex_lock(&srv->mu);
+        if (s->sprev)
+            s->sprev->snext = s->snext;
+        else if (srv->sessions == s)
+            srv->sessions = s->snext;
+        if (s->snext)
+            s->snext->sprev = s->sprev;
+        pthread_mutex_unlock(&srv->mu);
+    }
     json_decref(s->client_info);
     json_decref(s->client_caps);
     rein_cancel_unref(s->cancel);
@@ -344,12 +396,49 @@ static void heartbeat(rein_mcp_server *srv)
     }
 }
 
+/* Sends notifications/tools/list_changed to every session that finished its handshake. */
+static void broadcast_list_changed(rein_mcp_server *srv)
+{
+    struct rein_buf b;
+
+    rein_buf_init(&b, 0);
+    if (rein__mcp_write_notification(&b, "notifications/tools/list_changed", NULL) != REIN_OK) {
+        rein_buf_release(&b);
+        return;
+    }
+    pthread_mutex_lock(&srv->mu);
+    for (struct rein__mcp_session *s = srv->sessions; s; s = s->snext) {
+        rein__mcp_session_notify(s, b.ptr, b.len);
+    }
+    pthread_mutex_unlock(&srv->mu);
+    rein_buf_release(&b);
+}
+
+static void on_registry_change(void *ud, const rein_registry *reg)
+{
+    rein_mcp_server *srv = ud;
+
+    (void)reg;
+    atomic_store(&srv->tools_dirty, true);
+    atomic_store(&srv->tell_sessions, true);
+}
+
 static void *ticker_main(void *arg)
 {
     rein_mcp_server *srv = arg;
 
-    while (!rein_cancel_wait(srv->stop, TICK_MS))
+    while (!rein_cancel_wait(srv->stop, TICK_MS)) {
         heartbeat(srv);
+        /* Changes are told once per tick, however many tools came and went in it. */
+        if (atomic_exchange(&srv->tell_sessions, false))
+            broadcast_list_changed(srv);
+        /* The HTTP state is made once, before serving, and freed after this thread ends. */
+        pthread_mutex_lock(&srv->mu);
+        struct rein__mcp_http *h = srv->http;
+        pthread_mutex_unlock(&srv->mu);
+        if (h)
+            rein__mcp_http_tick(h);
+    }
     return NULL;
 }
 
@@ -388,7 +477,8 @@ static void handle_initialize(rein_mcp_server *srv, struct rein__mcp_session *se
     sess->initialized = true;
     pthread_mutex_unlock(&sess->mu);
 
-    caps = json_pack("{s:{s:b}, s:{}, s:{s:b}, s:{s:b}}", "tools", "listChanged", 0, "logging",
+    /* The tool list changes when an MCP server rein uses connects later or changes its own. */
+    caps = json_pack("{s:{s:b}, s:{}, s:{s:b}, s:{s:b}}", "tools", "listChanged", 1, "logging",
                      "resources", "listChanged", 0, "prompts", "listChanged", 0);
     info = json_pack("{s:s, s:s}", "name", srv->opts.name, "version", rein_version());
     result = json_pack("{s:s, s:o, s:o}", "protocolVersion", version, "capabilities", caps,
@@ -422,25 +512,48 @@ static bool page_bounds(const struct rein__mcp_msg *msg, size_t total, size_t *s
     return true;
 }
 
+/* The current tools/list array (a new reference), rebuilt first when the registry changed. */
+static json_t *current_tools(rein_mcp_server *srv)
+{
+    json_t *tools;
+
+    pthread_mutex_lock(&srv->mu);
+    if (atomic_exchange(&srv->tools_dirty, false)) {
+        json_t *fresh = rein_registry_tools_json(srv->reg, REIN_TOOLS_MCP);
+        if (fresh) {
+            json_decref(srv->tools);
+            srv->tools = fresh;
+        } else {
+            atomic_store(&srv->tools_dirty, true); /* out of memory: the old list, next time */
+        }
+    }
+    tools = json_incref(srv->tools);
+    pthread_mutex_unlock(&srv->mu);
+    return tools;
+}
+
 static void handle_tools_list(rein_mcp_server *srv, const struct rein__mcp_msg *msg,
                               struct rein__mcp_sink *sink)
 {
-    size_t start, end, total = json_array_size(srv->tools);
+    json_t *tools = current_tools(srv);
+    size_t start, end, total = json_array_size(tools);
     json_t *page, *result;
     char next[32];
 
     if (!page_bounds(msg, total, &start, &end)) {
+        json_decref(tools);
         send_errorf(sink, msg->id, REIN__MCP_INVALID_PARAMS,
                     "params.cursor is not a cursor this server gave");
         return;
     }
     page = json_array();
     for (size_t i = start; page && i < end; i++) {
-        if (json_array_append(page, json_array_get(srv->tools, i))) {
+        if (json_array_append(page, json_array_get(tools, i))) {
             json_decref(page);
             page = NULL;
         }
     }
+    json_decref(tools);
     result = page ? json_pack("{s:o}", "tools", page) : NULL;
     if (result && end < total) {
         snprintf(next, sizeof(next), "%zu", end);
@@ -641,6 +754,22 @@ bool rein__mcp_is_long(const struct rein__mcp_msg *msg)
     return msg->kind == REIN__MCP_REQUEST && strcmp(msg->method, "tools/call") == 0;
 }
 
+/* The longest a call may take to be run where it arrives (HTTP: on the network thread). */
+#define QUICK_MAX_TIMEOUT_MS 1000
+
+bool rein__mcp_is_quick_call(rein_mcp_server *srv, const struct rein__mcp_msg *msg)
+{
+    const char *name = param_str(msg, "name");
+    const rein_tool *tool = name ? rein_registry_get(srv->reg, name) : NULL;
+
+    /* A built-in tool with a short limit (echo, calculator) runs at once, as POST
+     * /skills/{id}/invoke runs it; anything that may wait (a process, a URL, another MCP
+     * server, a person asked to approve) gets a stream and the pool. */
+    return tool && strcmp(rein_tool_runner_kind(tool), "builtin") == 0 &&
+           rein_tool_timeout_ms(tool) > 0 && rein_tool_timeout_ms(tool) <= QUICK_MAX_TIMEOUT_MS &&
+           !rein_tool_is_destructive(tool) && !srv->opts.policy;
+}
+
 void rein__mcp_handle(rein_mcp_server *srv, struct rein__mcp_session *sess,
                       const struct rein__mcp_msg *msg, const char *trace_id,
                       struct rein__mcp_sink *sink)
@@ -697,9 +826,21 @@ rein_err rein__mcp_submit(rein_mcp_server *srv, void (*fn)(void *arg), void *arg
     return rein_pool_submit(srv->pool, fn, arg);
 }
 
-struct rein__mcp_http **rein__mcp_http_slot(rein_mcp_server *srv)
+struct rein__mcp_http *rein__mcp_http_get(rein_mcp_server *srv)
 {
-    return &srv->http;
+    struct rein__mcp_http *h;
+
+    pthread_mutex_lock(&srv->mu);
+    h = srv->http;
+    pthread_mutex_unlock(&srv->mu);
+    return h;
+}
+
+void rein__mcp_http_set(rein_mcp_server *srv, struct rein__mcp_http *h)
+{
+    pthread_mutex_lock(&srv->mu);
+    srv->http = h;
+    pthread_mutex_unlock(&srv->mu);
 }
 
 static char *dup_or_null(const char *s, bool *failed)
@@ -751,10 +892,13 @@ rein_mcp_server *rein_mcp_server_new(const rein_registry *reg,
         srv->opts.session_idle_ms = 3600 * 1000;
     if (!srv->opts.max_message_bytes)
         srv->opts.max_message_bytes = (size_t)4 << 20;
+    atomic_init(&srv->tools_dirty, false);
+    atomic_init(&srv->tell_sessions, false);
     srv->tools = rein_registry_tools_json(reg, REIN_TOOLS_MCP);
+    srv->watch = rein_registry_watch(reg, on_registry_change, srv);
     srv->stop = rein_cancel_new();
     srv->root = rein_cancel_new();
-    if (failed || !srv->tools || !srv->stop || !srv->root)
+    if (failed || !srv->tools || !srv->stop || !srv->root || !srv->watch)
         goto nomem_free;
     srv->pool = rein_pool_new(srv->opts.threads, err);
     if (!srv->pool)
@@ -780,14 +924,16 @@ void rein_mcp_server_free(rein_mcp_server *srv)
 {
     if (!srv)
         return;
-    rein_cancel_trigger(srv->root, "the MCP server is shutting down");
-    /* The pool finishes the jobs it has (cancelled calls end quickly) before it stops. */
-    rein_pool_free(srv->pool);
-    rein__mcp_http_free(srv->http);
+    rein_registry_unwatch(srv->reg, srv->watch);
+    /* The ticker goes first: it reads the HTTP state freed below. */
     if (srv->ticker_running) {
         rein_cancel_trigger(srv->stop, "stop");
         pthread_join(srv->ticker, NULL);
     }
+    rein_cancel_trigger(srv->root, "the MCP server is shutting down");
+    /* The pool finishes the jobs it has (cancelled calls end quickly) before it stops. */
+    rein_pool_free(srv->pool);
+    rein__mcp_http_free(srv->http);
     rein_cancel_unref(srv->stop);
     rein_cancel_unref(srv->root);
     json_decref(srv->tools);

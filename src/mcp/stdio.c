@@ -113,6 +113,7 @@ rein_err rein_mcp_server_run_stdio(rein_mcp_server *srv, int in_fd, int out_fd, 
     if (!sess)
         return rein_error_set(err, REIN_ENOMEM, "out of memory starting the MCP session");
     pthread_mutex_init(&conn.mu, NULL);
+    rein__mcp_session_set_notify(sess, &conn.sink);
     rein_buf_init(&line, max + 1);
     for (;;) {
         ssize_t n = read(in_fd, chunk, sizeof(chunk));
@@ -156,6 +157,7 @@ rein_err rein_mcp_server_run_stdio(rein_mcp_server *srv, int in_fd, int out_fd, 
         rein__mcp_session_wait_jobs(sess, -1);
     }
     rein_buf_release(&line);
+    rein__mcp_session_set_notify(sess, NULL);
     pthread_mutex_destroy(&conn.mu);
     rein__mcp_session_unref(sess);
     return rc;

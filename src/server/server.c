@@ -132,6 +132,7 @@ struct rein_request {
     int status;
     struct kv *headers_out;
     bool is_sse, sse_ended;
+    bool sse_detached; /* rein_sse_detach(): the stream outlives the handler */
     struct rein_buf sse_buf;
     size_t sse_off;
     int64_t sse_last_ms;
@@ -184,6 +185,8 @@ struct rein_server {
     bool started, stopped;
     pthread_t ticker;
     rein_cancel *ticker_stop;
+    rein_health_fn health; /* adds members to GET /healthz's answer */
+    void *health_data;
 };
 
 /* ---- request lifetime ------------------------------------------------------------------- */
@@ -331,6 +334,35 @@ static char *error_body(const char *code, const char *message, const json_t *ext
     return rein_buf_detach(&b, len);
 }
 
+/* {"jsonrpc": "2.0", "id": null, "error": {"code": -32600, "message"}}: a guard's answer on a
+ * JSON-RPC route (the request was refused before its id could be read). */
+static char *jsonrpc_error_body(const char *message, size_t *len)
+{
+    struct rein_buf b;
+    struct rein_jw w;
+
+    rein_buf_init(&b, 0);
+    rein_jw_init(&w, &b);
+    rein_jw_obj_begin(&w);
+    rein_jw_key(&w, "jsonrpc");
+    rein_jw_str(&w, "2.0");
+    rein_jw_key(&w, "id");
+    rein_jw_null(&w);
+    rein_jw_key(&w, "error");
+    rein_jw_obj_begin(&w);
+    rein_jw_key(&w, "code");
+    rein_jw_int(&w, -32600);
+    rein_jw_key(&w, "message");
+    rein_jw_str(&w, message);
+    rein_jw_obj_end(&w);
+    rein_jw_obj_end(&w);
+    if (rein_jw_finish(&w) != REIN_OK) {
+        rein_buf_release(&b);
+        return NULL;
+    }
+    return rein_buf_detach(&b, len);
+}
+
 static void add_out_headers(rein_request *req, struct MHD_Response *resp)
 {
     for (struct kv *h = req->headers_out; h; h = h->next)
@@ -368,7 +400,11 @@ static enum MHD_Result guard(rein_request *req, int status, const char *code, co
     va_start(ap, fmt);
     vsnprintf(msg, sizeof(msg), fmt, ap);
     va_end(ap);
-    body = error_body(code, msg, NULL, &len);
+    /* A JSON-RPC endpoint's clients read every answer as a JSON-RPC message. */
+    if (req->route && (req->route->flags & REIN_ROUTE_JSONRPC))
+        body = jsonrpc_error_body(msg, &len);
+    else
+        body = error_body(code, msg, NULL, &len);
     if (!body)
         return MHD_NO;
     resp = make_response(req, "application/json", body, len);
@@ -892,6 +928,40 @@ rein_err rein_sse_comment(rein_sse *sse, const char *text)
     return sse_push(sse->req, ": ", 2, text, strlen(text), "\n\n", 2);
 }
 
+static void sse_end(rein_request *req);
+
+rein_err rein_sse_detach(rein_sse *sse)
+{
+    rein_request *req = sse->req;
+
+    pthread_mutex_lock(&req->mu);
+    if (req->sse_detached || req->sse_ended) {
+        pthread_mutex_unlock(&req->mu);
+        return REIN_ESTATE;
+    }
+    req->sse_detached = true;
+    pthread_mutex_unlock(&req->mu);
+    /* The detached stream holds the request until rein_sse_end(). */
+    atomic_fetch_add(&req->refs, 1);
+    return REIN_OK;
+}
+
+void rein_sse_end(rein_sse *sse)
+{
+    rein_request *req;
+
+    if (!sse)
+        return;
+    req = sse->req;
+    sse_end(req);
+    request_unref(req);
+}
+
+rein_cancel *rein_sse_cancel(rein_sse *sse)
+{
+    return sse->req->cancel;
+}
+
 static void sse_end(rein_request *req)
 {
     pthread_mutex_lock(&req->mu);
@@ -1021,7 +1091,7 @@ static void job_main(void *arg)
         req->defer_fn(req, req->defer_data);
     else
         req->route->fn(req, req->route->userdata);
-    if (req->is_sse)
+    if (req->is_sse && !req->sse_detached)
         sse_end(req);
     else if (rein_request_reply_error(req, 500, "internal", "the handler gave no answer") ==
              REIN_OK)
@@ -1479,10 +1549,18 @@ static void mhd_log(void *cls, const char *fmt, va_list ap)
 
 static void handle_healthz(rein_request *req, void *userdata)
 {
+    rein_server *srv = userdata;
     json_t *o = json_pack("{s:s, s:s}", "status", "ok", "version", rein_version());
 
-    (void)userdata;
+    if (o && srv->health)
+        srv->health(srv->health_data, o);
     rein_request_reply_json(req, 200, o);
+}
+
+void rein_server_set_health(rein_server *srv, rein_health_fn fn, void *userdata)
+{
+    srv->health = fn;
+    srv->health_data = userdata;
 }
 
 static void handle_metrics(rein_request *req, void *userdata)
@@ -1525,7 +1603,7 @@ rein_server *rein_server_new(rein_error *err)
     pthread_mutex_init(&srv->mu, NULL);
     pthread_cond_init(&srv->cv, NULL);
     if (rein_server_route(srv, "GET", "/healthz", REIN_ROUTE_PUBLIC | REIN_ROUTE_INLINE,
-                          handle_healthz, NULL, err) != REIN_OK ||
+                          handle_healthz, srv, err) != REIN_OK ||
         rein_server_route(srv, "GET", "/metrics", REIN_ROUTE_INLINE, handle_metrics, srv, err) !=
             REIN_OK) {
         rein_server_free(srv);
@@ -1854,8 +1932,13 @@ void rein_server_stop(rein_server *srv, int64_t grace_ms)
     if (!all_done(srv)) {
         rein_log(REIN_LOG_WARN, WHERE, "%d request(s) still running after %lldms: cancelling",
                  srv->nlive, (long long)grace_ms);
-        for (rein_request *r = srv->live; r; r = r->live_next)
+        for (rein_request *r = srv->live; r; r = r->live_next) {
             rein_cancel_trigger(r->cancel, "server shutting down");
+            /* A detached stream has no handler to return: it ends here, and its owner's
+             * later writes fail (its rein_sse_end() still drops the reference). */
+            if (r->sse_detached)
+                sse_end(r);
+        }
     }
     /* Handlers must return before their connections can be closed. */
     wait_until(srv, INT64_MAX, jobs_done);

@@ -284,8 +284,10 @@ static void changed(rein_registry *reg)
     pthread_mutex_unlock(&reg->watch_mu);
 }
 
-int rein_registry_watch(rein_registry *reg, rein_registry_change_fn fn, void *userdata)
+int rein_registry_watch(const rein_registry *creg, rein_registry_change_fn fn, void *userdata)
 {
+    /* The watcher list is not part of what a const registry promises not to change. */
+    rein_registry *reg = (rein_registry *)creg;
     struct rein__tools_watcher *w = reg && fn ? rein_calloc(1, sizeof(*w)) : NULL;
     int handle;
 
@@ -299,8 +301,9 @@ int rein_registry_watch(rein_registry *reg, rein_registry_change_fn fn, void *us
     return handle;
 }
 
-void rein_registry_unwatch(rein_registry *reg, int handle)
+void rein_registry_unwatch(const rein_registry *creg, int handle)
 {
+    rein_registry *reg = (rein_registry *)creg;
     struct rein__tools_watcher *gone = NULL;
 
     if (!reg || handle <= 0)

@@ -11,6 +11,7 @@
  */
 /* rein-test-timeout: 120 */
 #include "http_client.h"
+#include "raw_http.h"
 #include "test.h"
 
 #include <curl/curl.h>
@@ -904,11 +905,9 @@ static void http_guards(void **state)
     assert_int_equal(error_code(&r), -32602);
     assert_string_equal(hdr(&r, "Mcp-Session-Id"), ""); /* a failed initialize makes no session */
     th_resp_free(&r);
-    /* GET is only for resuming. */
+    /* GET resumes a stream the session has, or opens its standalone stream (see
+     * http_standalone_stream). */
     snprintf(sh, sizeof(sh), "Mcp-Session-Id: %s", http_init(f, "2025-11-25"));
-    http("GET", f->url, NULL, (const char *const[]){"Accept: text/event-stream", sh, NULL}, &r);
-    assert_int_equal(r.status, 405);
-    th_resp_free(&r);
     http("GET", f->url, NULL,
          (const char *const[]){"Accept: text/event-stream", sh, "Last-Event-ID: nope-3", NULL}, &r);
     assert_int_equal(r.status, 400);
@@ -1136,6 +1135,157 @@ static void http_stop_with_calls_running(void **state)
     rein_free(dir);
 }
 
+/* Opens GET /mcp (the standalone stream) of session sh ("Mcp-Session-Id: ...") on a raw
+ * socket and reads for timeout_ms; the socket stays open for the caller to close. */
+static int standalone_open(const struct http_fixture *f, const char *sh, int timeout_ms,
+                           struct rh_resp *out)
+{
+    char req[512];
+    int port = atoi(strrchr(f->url, ':') + 1);
+    int fd = rh_connect(port);
+
+    snprintf(req, sizeof(req),
+             "GET /mcp HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nAccept: text/event-stream\r\n%s\r\n\r\n",
+             port, sh);
+    assert_true(rh_send(fd, req, strlen(req)));
+    rh_read(fd, timeout_ms, false, out);
+    return fd;
+}
+
+/* The standalone stream: what the server says outside requests (a tool that joins or leaves
+ * the registry: notifications/tools/list_changed), one reader at a time. */
+static void http_standalone_stream(void **state)
+{
+    struct http_fixture *f = http_start(NULL);
+    char sh[200];
+    struct th_resp r;
+    struct rh_resp rr;
+    rein_error err;
+    int fd;
+
+    (void)state;
+    snprintf(sh, sizeof(sh), "Mcp-Session-Id: %s", http_init(f, "2025-11-25"));
+    http("POST", f->url, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}",
+         JSON_HEADERS(sh), &r);
+    assert_int_equal(r.status, 202);
+    th_resp_free(&r);
+    /* A tool leaves while nobody reads: the notice waits in the stream for the reader. */
+    assert_rein_ok(rein_registry_remove(f->reg, "wipe", &err), &err);
+    fd = standalone_open(f, sh, 1500, &rr);
+    assert_int_equal(rr.status, 200);
+    assert_true(rr.timed_out); /* the stream stays open */
+    assert_non_null(strstr(rr.body, "notifications/tools/list_changed"));
+    rh_resp_free(&rr);
+    /* One reader at a time. */
+    http("GET", f->url, NULL, (const char *const[]){"Accept: text/event-stream", sh, NULL}, &r);
+    assert_int_equal(r.status, 409);
+    assert_int_equal(error_code(&r), -32600);
+    th_resp_free(&r);
+    /* tools/list shows the change. */
+    http("POST", f->url, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/list\"}",
+         JSON_HEADERS(sh), &r);
+    assert_int_equal(r.status, 200);
+    assert_non_null(strstr(r.body, "\"echo\""));
+    assert_null(strstr(r.body, "\"wipe\""));
+    th_resp_free(&r);
+    close(fd);
+    http_stop(f);
+}
+
+/* Issue 20: a second initialize on a session got 200 (and a new session). */
+static void http_second_initialize_refused(void **state)
+{
+    struct http_fixture *f = http_start(NULL);
+    const char *init = "{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"initialize\",\"params\":{"
+                       "\"protocolVersion\":\"2025-11-25\",\"capabilities\":{},\"clientInfo\":{"
+                       "\"name\":\"t\",\"version\":\"1\"}}}";
+    char sh[200];
+    struct th_resp r;
+
+    (void)state;
+    snprintf(sh, sizeof(sh), "Mcp-Session-Id: %s", http_init(f, "2025-11-25"));
+    http("POST", f->url, init, JSON_HEADERS(sh), &r);
+    assert_int_equal(r.status, 400);
+    assert_int_equal(error_code(&r), -32600);
+    assert_string_equal(hdr(&r, "Mcp-Session-Id"), "");
+    th_resp_free(&r);
+    /* The session goes on. */
+    http("POST", f->url, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"ping\"}", JSON_HEADERS(sh),
+         &r);
+    assert_int_equal(r.status, 200);
+    th_resp_free(&r);
+    http_stop(f);
+}
+
+/* Issue 20: a body over the limit got a 413 whose body was not JSON-RPC. */
+static void http_oversized_body_is_jsonrpc(void **state)
+{
+    struct http_fixture *f = http_start(NULL);
+    int port = atoi(strrchr(f->url, ':') + 1);
+    char req[512];
+    struct rh_resp rr;
+
+    (void)state;
+    snprintf(req, sizeof(req),
+             "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nContent-Type: application/json\r\n"
+             "Accept: application/json, text/event-stream\r\nContent-Length: 2097152\r\n\r\n",
+             port);
+    rh_exchange(port, req, strlen(req), 5000, &rr);
+    assert_int_equal(rr.status, 413);
+    assert_non_null(rr.json);
+    assert_string_equal(json_string_value(json_object_get(rr.json, "jsonrpc")), "2.0");
+    assert_true(json_is_null(json_object_get(rr.json, "id")));
+    assert_int_equal(json_integer_value(json_object_get(json_object_get(rr.json, "error"), "code")),
+                     -32600);
+    rh_resp_free(&rr);
+    http_stop(f);
+}
+
+/* Issue 20: eight long calls from one client stalled every other /mcp request (another
+ * client's initialize included). Twelve calls that never end now leave the rest answered. */
+static void http_long_calls_block_nothing(void **state)
+{
+    struct http_fixture *f = http_start(NULL);
+    struct bg_call b[12];
+    char sh[200], other[200];
+    struct th_resp r;
+
+    (void)state;
+    snprintf(sh, sizeof(sh), "Mcp-Session-Id: %s", http_init(f, "2025-11-25"));
+    for (int i = 0; i < 12; i++) {
+        memset(&b[i], 0, sizeof(b[i]));
+        b[i].url = f->url;
+        snprintf(b[i].session, sizeof(b[i].session), "%s", sh);
+        assert_int_equal(pthread_create(&b[i].thread, NULL, bg_main, &b[i]), 0);
+    }
+    (void)hang_pid(f->dir); /* the calls are running */
+    snprintf(other, sizeof(other), "Mcp-Session-Id: %s", http_init(f, "2025-06-18"));
+    http("POST", f->url, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\"}",
+         JSON_HEADERS(other), &r);
+    assert_int_equal(r.status, 200);
+    th_resp_free(&r);
+    http("POST", f->url,
+         "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\",\"params\":{\"name\":"
+         "\"echo\",\"arguments\":{\"text\":\"still here\"}}}",
+         JSON_HEADERS(other), &r);
+    assert_int_equal(r.status, 200);
+    assert_non_null(strstr(r.body, "still here"));
+    th_resp_free(&r);
+    http("POST", f->url, "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"ping\"}", JSON_HEADERS(sh),
+         &r);
+    assert_int_equal(r.status, 200);
+    th_resp_free(&r);
+    /* Ending the session cancels its calls; their streams end. */
+    http("DELETE", f->url, NULL, (const char *const[]){sh, NULL}, &r);
+    assert_int_equal(r.status, 204);
+    th_resp_free(&r);
+    for (int i = 0; i < 12; i++) {
+        pthread_join(b[i].thread, NULL);
+        th_resp_free(&b[i].r);
+    }
+    http_stop(f);
+}
+
 static const struct CMUnitTest tests[] = {
     cmocka_unit_test(stdio_lifecycle_and_tools),
     cmocka_unit_test(stdio_calls),
@@ -1153,6 +1303,10 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(http_resume),
     cmocka_unit_test(http_cancel),
     cmocka_unit_test(http_stop_with_calls_running),
+    cmocka_unit_test(http_standalone_stream),
+    cmocka_unit_test(http_second_initialize_refused),
+    cmocka_unit_test(http_oversized_body_is_jsonrpc),
+    cmocka_unit_test(http_long_calls_block_nothing),
 };
 
 REIN_TEST_MAIN(tests)
