@@ -21,306 +21,18 @@
  * A timeout or a cancel sends notifications/cancelled for the request.
  */
 #include "mcp/mcp_int.h"
-#include "core/internal.h"
+#include "mcp/client_int.h"
 
-#include <rein/proc.h>
 #include <rein/version.h>
 
-#include <curl/curl.h>
-#include <errno.h>
-#include <poll.h>
-#include <signal.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <time.h>
-#include <unistd.h>
 
-#define WHERE                      "mcp/client"
-#define DEFAULT_CALL_TIMEOUT_MS    60000
-#define DEFAULT_CONNECT_TIMEOUT_MS 30000
-#define DEFAULT_MAX_MESSAGE        ((size_t)16 << 20)
-#define MAX_TOOL_PAGES             100
-#define MAX_RESUMES                5
-#define DEFAULT_RETRY_MS           1000
-#define NOTIFY_TIMEOUT_MS          5000
-#define STDERR_TAIL                1024
-#define CLOSE_GRACE_MS             2000
+#define WHERE          "mcp/client"
+#define MAX_TOOL_PAGES 100
 
-extern char **environ;
-
-enum conn_state { ST_IDLE = 0, ST_READY, ST_FAILED, ST_CLOSED };
 static const char *const state_names[] = {"not connected", "ready", "failed", "exited"};
-
-/* A request waiting for its response. Lives on the requesting thread's stack. */
-struct pending {
-    struct pending *next;
-    int64_t id;
-    json_t *doc; /* the response message, once done */
-    bool done;
-    rein_err fail_rc; /* a transport failure instead of a response */
-    char fail_msg[512];
-    const struct rein_invocation *inv; /* where the request's events go; may be NULL */
-    int busy;                          /* dispatches reporting an event to inv right now */
-};
-
-struct rein__mcp_conn {
-    atomic_int refs;
-    struct rein__mcp_conn_config *cfg;
-    pthread_mutex_t mu; /* everything below but the stdio write side */
-    pthread_cond_t cv;
-    pthread_mutex_t connect_mu; /* one connect at a time */
-    enum conn_state state;
-    char error[512];
-    int64_t next_id;
-    struct pending *pending;
-    json_t *tools;
-    json_t *server_info;
-    char version[16];
-    int64_t unknown_ids, garbage;
-    char last_garbage[160];
-    /* stdio */
-    rein_proc *proc;
-    pthread_t reader;
-    bool reader_running, reader_done, closing;
-    bool in_connect; /* a connect is running: a 404 then is not answered by reconnecting */
-    pthread_mutex_t write_mu;
-    char stderr_tail[STDERR_TAIL + 1];
-    size_t stderr_len;
-    /* http */
-    char *session_id;
-};
-
-/* ---- configuration ---------------------------------------------------------------------- */
-
-void rein__mcp_conn_config_free(struct rein__mcp_conn_config *cfg)
-{
-    if (!cfg)
-        return;
-    for (char **p = cfg->argv; p && *p; p++)
-        rein_free(*p);
-    for (char **p = cfg->env; p && *p; p++)
-        rein_free(*p);
-    for (char **p = cfg->headers; p && *p; p++)
-        rein_free(*p);
-    rein_free(cfg->argv);
-    rein_free(cfg->env);
-    rein_free(cfg->headers);
-    rein_free(cfg->name);
-    rein_free(cfg->cwd);
-    rein_free(cfg->url);
-    rein_free(cfg);
-}
-
-static rein_err parse_ms(const char *name, const json_t *entry, const char *key, int64_t *out,
-                         rein_error *err)
-{
-    const json_t *v = json_object_get(entry, key);
-
-    if (!v)
-        return REIN_OK;
-    if (!json_is_integer(v) || json_integer_value(v) < 1 || json_integer_value(v) > 86400000)
-        return rein_error_set(err, REIN_EINVAL,
-                              "mcpServers.%s.%s: must be milliseconds from 1 to 86400000", name,
-                              key);
-    *out = (int64_t)json_integer_value(v);
-    return REIN_OK;
-}
-
-static bool strings_object(const json_t *v)
-{
-    const char *key;
-    json_t *item;
-
-    if (!json_is_object(v))
-        return false;
-    json_object_foreach((json_t *)v, key, item)
-    {
-        if (!json_is_string(item))
-            return false;
-    }
-    return true;
-}
-
-static rein_err parse_stdio(struct rein__mcp_conn_config *cfg, const json_t *entry,
-                            const char *base_dir, rein_error *err)
-{
-    const json_t *cmd = json_object_get(entry, "command"), *args = json_object_get(entry, "args");
-    const json_t *env = json_object_get(entry, "env"), *cwd = json_object_get(entry, "cwd");
-    const char *key;
-    json_t *v;
-    size_t i, n = 1;
-
-    if (!json_is_string(cmd) || !json_string_value(cmd)[0])
-        return rein_error_set(err, REIN_EINVAL, "mcpServers.%s.command: must be a program name",
-                              cfg->name);
-    if (args && !json_is_array(args))
-        return rein_error_set(err, REIN_EINVAL, "mcpServers.%s.args: must be an array of strings",
-                              cfg->name);
-    json_array_foreach(args, i, v)
-    {
-        if (!json_is_string(v))
-            return rein_error_set(err, REIN_EINVAL, "mcpServers.%s.args[%zu]: must be a string",
-                                  cfg->name, i);
-        n++;
-    }
-    if (env && !strings_object(env))
-        return rein_error_set(err, REIN_EINVAL,
-                              "mcpServers.%s.env: must be an object of string values", cfg->name);
-    if (cwd && !json_is_string(cwd))
-        return rein_error_set(err, REIN_EINVAL, "mcpServers.%s.cwd: must be a folder", cfg->name);
-    cfg->argv = rein_calloc(n + 1, sizeof(char *));
-    cfg->env = rein_calloc(json_object_size(env) + 1, sizeof(char *));
-    if (!cfg->argv || !cfg->env)
-        goto nomem;
-    /* The command is looked up in PATH by posix_spawnp; no shell ever sees it. */
-    cfg->argv[0] = rein_strdup(json_string_value(cmd));
-    if (!cfg->argv[0])
-        goto nomem;
-    json_array_foreach(args, i, v)
-    {
-        cfg->argv[i + 1] = rein_strdup(json_string_value(v));
-        if (!cfg->argv[i + 1])
-            goto nomem;
-    }
-    i = 0;
-    json_object_foreach((json_t *)env, key, v)
-    {
-        if (!key[0] || strchr(key, '='))
-            return rein_error_set(err, REIN_EINVAL,
-                                  "mcpServers.%s.env: \"%s\" is not a variable name", cfg->name,
-                                  key);
-        cfg->env[i] = rein_asprintf("%s=", key);
-        if (cfg->env[i]) {
-            char *full = rein__expand_env(cfg->env[i], json_string_value(v));
-            rein_free(cfg->env[i]);
-            cfg->env[i] = full;
-        }
-        if (!cfg->env[i++])
-            goto nomem;
-    }
-    if (cwd) {
-        const char *dir = json_string_value(cwd);
-        cfg->cwd =
-            dir[0] == '/' || !base_dir ? rein_strdup(dir) : rein_asprintf("%s/%s", base_dir, dir);
-        if (!cfg->cwd)
-            goto nomem;
-    }
-    return REIN_OK;
-nomem:
-    return rein_error_set(err, REIN_ENOMEM, "out of memory reading mcpServers.%s", cfg->name);
-}
-
-static rein_err parse_http(struct rein__mcp_conn_config *cfg, const json_t *entry, rein_error *err)
-{
-    const char *url = json_string_value(json_object_get(entry, "url"));
-    const json_t *headers = json_object_get(entry, "headers");
-    const json_t *token = json_object_get(entry, "bearer_token");
-    const char *key;
-    json_t *v;
-    size_t i = 0;
-
-    if (!url || (strncmp(url, "http://", 7) != 0 && strncmp(url, "https://", 8) != 0) ||
-        strpbrk(url, " \r\n"))
-        return rein_error_set(err, REIN_EINVAL,
-                              "mcpServers.%s.url: must be an http:// or https:// URL", cfg->name);
-    if (headers && !strings_object(headers))
-        return rein_error_set(err, REIN_EINVAL,
-                              "mcpServers.%s.headers: must be an object of string values",
-                              cfg->name);
-    if (token && !json_is_string(token))
-        return rein_error_set(err, REIN_EINVAL, "mcpServers.%s.bearer_token: must be a string",
-                              cfg->name);
-    cfg->http = true;
-    cfg->url = rein_strdup(url);
-    cfg->headers = rein_calloc(json_object_size(headers) + 2, sizeof(char *));
-    if (!cfg->url || !cfg->headers)
-        goto nomem;
-    json_object_foreach((json_t *)headers, key, v)
-    {
-        char prefix[300];
-        if (!key[0] || strpbrk(key, ": \r\n") || strlen(key) > 200 ||
-            strpbrk(json_string_value(v), "\r\n"))
-            return rein_error_set(err, REIN_EINVAL,
-                                  "mcpServers.%s.headers.%s: header names are single tokens and "
-                                  "values have no line breaks",
-                                  cfg->name, key);
-        snprintf(prefix, sizeof(prefix), "%s: ", key);
-        cfg->headers[i] = rein__expand_env(prefix, json_string_value(v));
-        if (!cfg->headers[i++])
-            goto nomem;
-    }
-    if (token) {
-        if (strpbrk(json_string_value(token), "\r\n"))
-            return rein_error_set(err, REIN_EINVAL,
-                                  "mcpServers.%s.bearer_token: must not hold line breaks",
-                                  cfg->name);
-        cfg->headers[i] = rein__expand_env("Authorization: Bearer ", json_string_value(token));
-        if (!cfg->headers[i])
-            goto nomem;
-    }
-    return REIN_OK;
-nomem:
-    return rein_error_set(err, REIN_ENOMEM, "out of memory reading mcpServers.%s", cfg->name);
-}
-
-rein_err rein__mcp_conn_config_parse(const char *name, const json_t *entry, const char *base_dir,
-                                     struct rein__mcp_conn_config **out, rein_error *err)
-{
-    const char *type = json_string_value(json_object_get(entry, "type"));
-    struct rein__mcp_conn_config *cfg;
-    bool has_cmd, has_url;
-    rein_err rc;
-
-    *out = NULL;
-    if (!name || !name[0])
-        return rein_error_set(err, REIN_EINVAL, "mcpServers: a server needs a name");
-    if (!json_is_object(entry))
-        return rein_error_set(err, REIN_EINVAL, "mcpServers.%s: must be an object", name);
-    has_cmd = json_object_get(entry, "command") != NULL;
-    has_url = json_object_get(entry, "url") != NULL;
-    if (type && strcmp(type, "stdio") != 0 && strcmp(type, "http") != 0 &&
-        strcmp(type, "streamable-http") != 0 && strcmp(type, "streamableHttp") != 0)
-        return rein_error_set(err, REIN_EINVAL,
-                              "mcpServers.%s.type: \"%s\" is not supported; rein speaks stdio "
-                              "and Streamable HTTP (the old HTTP+SSE transport is not supported)",
-                              name, type);
-    if (has_cmd == has_url)
-        return rein_error_set(err, REIN_EINVAL,
-                              "mcpServers.%s: give either \"command\" (a program to start) or "
-                              "\"url\" (a Streamable HTTP endpoint)",
-                              name);
-    cfg = rein_calloc(1, sizeof(*cfg));
-    if (!cfg || !(cfg->name = rein_strdup(name))) {
-        rein_free(cfg);
-        return rein_error_set(err, REIN_ENOMEM, "out of memory reading mcpServers.%s", name);
-    }
-    cfg->timeout_ms = DEFAULT_CALL_TIMEOUT_MS;
-    cfg->connect_timeout_ms = DEFAULT_CONNECT_TIMEOUT_MS;
-    cfg->max_message_bytes = DEFAULT_MAX_MESSAGE;
-    rc = has_cmd ? parse_stdio(cfg, entry, base_dir, err) : parse_http(cfg, entry, err);
-    if (!rc)
-        rc = parse_ms(name, entry, "timeout_ms", &cfg->timeout_ms, err);
-    if (!rc)
-        rc = parse_ms(name, entry, "connect_timeout_ms", &cfg->connect_timeout_ms, err);
-    if (!rc && json_object_get(entry, "max_message_bytes")) {
-        const json_t *v = json_object_get(entry, "max_message_bytes");
-        if (!json_is_integer(v) || json_integer_value(v) < 1024 ||
-            json_integer_value(v) > ((json_int_t)1 << 30))
-            rc =
-                rein_error_set(err, REIN_EINVAL,
-                               "mcpServers.%s.max_message_bytes: must be 1024 to 1073741824", name);
-        else
-            cfg->max_message_bytes = (size_t)json_integer_value(v);
-    }
-    if (rc) {
-        rein__mcp_conn_config_free(cfg);
-        return rc;
-    }
-    *out = cfg;
-    return REIN_OK;
-}
 
 /* ---- pending requests ------------------------------------------------------------------- */
 
@@ -334,9 +46,9 @@ static void wake(void *ud)
 }
 
 /* Fails every pending request (mu held). */
-static void fail_all(struct rein__mcp_conn *c, rein_err rc, const char *msg)
+void rein__mcp_client_fail_all(struct rein__mcp_conn *c, rein_err rc, const char *msg)
 {
-    for (struct pending *p = c->pending; p; p = p->next) {
+    for (struct rein__mcp_pending *p = c->pending; p; p = p->next) {
         if (!p->done) {
             p->done = true;
             p->fail_rc = rc;
@@ -346,7 +58,7 @@ static void fail_all(struct rein__mcp_conn *c, rein_err rc, const char *msg)
     pthread_cond_broadcast(&c->cv);
 }
 
-static void pending_add(struct rein__mcp_conn *c, struct pending *p)
+static void pending_add(struct rein__mcp_conn *c, struct rein__mcp_pending *p)
 {
     pthread_mutex_lock(&c->mu);
     p->id = ++c->next_id;
@@ -356,9 +68,9 @@ static void pending_add(struct rein__mcp_conn *c, struct pending *p)
 }
 
 /* Unlinks p and waits until no dispatch is reporting to it (mu held). */
-static void pending_remove(struct rein__mcp_conn *c, struct pending *p)
+static void pending_remove(struct rein__mcp_conn *c, struct rein__mcp_pending *p)
 {
-    for (struct pending **pp = &c->pending; *pp; pp = &(*pp)->next) {
+    for (struct rein__mcp_pending **pp = &c->pending; *pp; pp = &(*pp)->next) {
         if (*pp == p) {
             *pp = p->next;
             break;
@@ -368,9 +80,9 @@ static void pending_remove(struct rein__mcp_conn *c, struct pending *p)
         pthread_cond_wait(&c->cv, &c->mu);
 }
 
-static struct pending *pending_find(struct rein__mcp_conn *c, int64_t id)
+static struct rein__mcp_pending *pending_find(struct rein__mcp_conn *c, int64_t id)
 {
-    for (struct pending *p = c->pending; p; p = p->next) {
+    for (struct rein__mcp_pending *p = c->pending; p; p = p->next) {
         if (p->id == id)
             return p;
     }
@@ -378,8 +90,8 @@ static struct pending *pending_find(struct rein__mcp_conn *c, int64_t id)
 }
 
 /* Waits for p until it is done, the deadline (0: none) passes or cancel triggers. */
-static rein_err pending_wait(struct rein__mcp_conn *c, struct pending *p, int64_t deadline,
-                             rein_cancel *cancel)
+static rein_err pending_wait(struct rein__mcp_conn *c, struct rein__mcp_pending *p,
+                             int64_t deadline, rein_cancel *cancel)
 {
     int hook = cancel ? rein_cancel_on(cancel, wake, c) : 0;
     rein_err rc = REIN_OK;
@@ -412,12 +124,10 @@ static rein_err pending_wait(struct rein__mcp_conn *c, struct pending *p, int64_
 
 /* ---- dispatching what the server sends -------------------------------------------------- */
 
-static rein_err send_raw(struct rein__mcp_conn *c, const char *json, size_t len, rein_error *err);
-
 /* Reports ev to the pending request id's invocation, outside the lock. */
 static void report(struct rein__mcp_conn *c, int64_t id, bool by_id, struct rein_call_event *ev)
 {
-    struct pending *p = NULL;
+    struct rein__mcp_pending *p = NULL;
 
     pthread_mutex_lock(&c->mu);
     if (by_id) {
@@ -425,7 +135,7 @@ static void report(struct rein__mcp_conn *c, int64_t id, bool by_id, struct rein
     } else {
         /* A log line is not tied to a request: it goes to the one call running, if one. */
         int n = 0;
-        for (struct pending *q = c->pending; q; q = q->next) {
+        for (struct rein__mcp_pending *q = c->pending; q; q = q->next) {
             if (q->inv) {
                 p = q;
                 n++;
@@ -456,7 +166,7 @@ static void report(struct rein__mcp_conn *c, int64_t id, bool by_id, struct rein
 }
 
 static void on_notification(struct rein__mcp_conn *c, const struct rein__mcp_msg *msg,
-                            const struct pending *current)
+                            const struct rein__mcp_pending *current)
 {
     struct rein_call_event ev = {0};
     const json_t *v;
@@ -499,7 +209,7 @@ static void on_server_request(struct rein__mcp_conn *c, const struct rein__mcp_m
                                    "rein does not offer this to servers (it declares no client "
                                    "capabilities)",
                                    NULL);
-    if (rc == REIN_OK && send_raw(c, b.ptr, b.len, NULL) != REIN_OK)
+    if (rc == REIN_OK && rein__mcp_client_send_raw(c, b.ptr, b.len, NULL) != REIN_OK)
         rein_log(REIN_LOG_INFO, WHERE, "%s: could not answer its %s request", c->cfg->name,
                  msg->method);
     rein_buf_release(&b);
@@ -507,9 +217,9 @@ static void on_server_request(struct rein__mcp_conn *c, const struct rein__mcp_m
 
 /* Routes one decoded message; current is the request whose HTTP answer carried it. */
 static void dispatch(struct rein__mcp_conn *c, struct rein__mcp_msg *msg,
-                     const struct pending *current)
+                     const struct rein__mcp_pending *current)
 {
-    struct pending *p;
+    struct rein__mcp_pending *p;
 
     switch (msg->kind) {
     case REIN__MCP_RESPONSE:
@@ -544,8 +254,8 @@ static void dispatch(struct rein__mcp_conn *c, struct rein__mcp_msg *msg,
 }
 
 /* A message's text: decode and dispatch, or count it as garbage. */
-static void dispatch_text(struct rein__mcp_conn *c, const char *text, size_t len,
-                          const struct pending *current)
+void rein__mcp_client_dispatch_text(struct rein__mcp_conn *c, const char *text, size_t len,
+                                    const struct rein__mcp_pending *current)
 {
     struct rein__mcp_msg msg;
     rein_error err;
@@ -571,574 +281,22 @@ static void dispatch_text(struct rein__mcp_conn *c, const char *text, size_t len
     rein__mcp_msg_release(&msg);
 }
 
-/* ---- stdio transport -------------------------------------------------------------------- */
-
-static rein_err stdio_send(struct rein__mcp_conn *c, const char *json, size_t len, rein_error *err)
-{
-    bool ok;
-
-    pthread_mutex_lock(&c->write_mu);
-    ok = c->proc && rein_proc_stdin_fd(c->proc) >= 0 &&
-         rein_proc_write_all(rein_proc_stdin_fd(c->proc), json, len) &&
-         rein_proc_write_all(rein_proc_stdin_fd(c->proc), "\n", 1);
-    pthread_mutex_unlock(&c->write_mu);
-    if (!ok)
-        return rein_error_set(err, REIN_EIO, "MCP server %s: cannot write to it: %s", c->cfg->name,
-                              c->proc ? strerror(errno) : "it is not running");
-    return REIN_OK;
-}
-
-static void tail_add(struct rein__mcp_conn *c, const char *p, size_t n)
-{
-    pthread_mutex_lock(&c->mu);
-    if (n >= STDERR_TAIL) {
-        p += n - STDERR_TAIL;
-        n = STDERR_TAIL;
-    }
-    if (c->stderr_len + n > STDERR_TAIL) {
-        size_t drop = c->stderr_len + n - STDERR_TAIL;
-        memmove(c->stderr_tail, c->stderr_tail + drop, c->stderr_len - drop);
-        c->stderr_len -= drop;
-    }
-    memcpy(c->stderr_tail + c->stderr_len, p, n);
-    c->stderr_len += n;
-    c->stderr_tail[c->stderr_len] = '\0';
-    pthread_mutex_unlock(&c->mu);
-}
-
-/* The last line of the server's stderr, for messages (mu held). */
-static void tail_line(const struct rein__mcp_conn *c, char *out, size_t size)
-{
-    size_t end = c->stderr_len, start;
-
-    while (end > 0 && (c->stderr_tail[end - 1] == '\n' || c->stderr_tail[end - 1] == '\r' ||
-                       c->stderr_tail[end - 1] == ' '))
-        end--;
-    start = end;
-    while (start > 0 && c->stderr_tail[start - 1] != '\n')
-        start--;
-    if (end - start >= size)
-        start = end - (size - 1);
-    for (size_t i = start; i < end; i++)
-        out[i - start] = (unsigned char)c->stderr_tail[i] < 0x20 ? ' ' : c->stderr_tail[i];
-    out[end - start] = '\0';
-}
-
-/* Reads the server's stdout and stderr until stdout ends; then reaps it. */
-static void *reader_main(void *arg)
-{
-    struct rein__mcp_conn *c = arg;
-    rein_proc *proc = c->proc;
-    struct rein_buf line;
-    bool too_big = false;
-    int exit_code = -1;
-    char chunk[65536], tail[200], msg[480];
-    int err_fd = rein_proc_stderr_fd(proc);
-
-    rein_buf_init(&line, c->cfg->max_message_bytes + 1);
-    for (;;) {
-        struct pollfd pfd[2] = {{rein_proc_stdout_fd(proc), POLLIN, 0}, {err_fd, POLLIN, 0}};
-        ssize_t n;
-        if (poll(pfd, 2, -1) < 0 && errno != EINTR)
-            break;
-        if (pfd[1].revents) {
-            n = read(err_fd, chunk, sizeof(chunk));
-            if (n > 0)
-                tail_add(c, chunk, (size_t)n);
-            else if (n == 0 || (errno != EAGAIN && errno != EINTR))
-                err_fd = -1; /* stderr closed: keep reading stdout */
-        }
-        if (!pfd[0].revents)
-            continue;
-        n = read(pfd[0].fd, chunk, sizeof(chunk));
-        if (n < 0 && (errno == EAGAIN || errno == EINTR))
-            continue;
-        if (n <= 0)
-            break;
-        for (const char *p = chunk, *end = chunk + n; p < end;) {
-            const char *nl = memchr(p, '\n', (size_t)(end - p));
-            size_t take = nl ? (size_t)(nl - p) : (size_t)(end - p);
-            if (rein_buf_add(&line, p, take) != REIN_OK) {
-                too_big = true;
-                break;
-            }
-            p += take;
-            if (!nl)
-                break;
-            p++;
-            dispatch_text(c, line.ptr, line.len, NULL);
-            rein_buf_reset(&line);
-        }
-        if (too_big)
-            break;
-    }
-    rein_buf_release(&line);
-    /* stdout ended (or the server flooded): it is over either way. */
-    if (too_big || rein_proc_wait(proc, CLOSE_GRACE_MS, &exit_code) != REIN_OK) {
-        rein_proc_kill(proc, SIGKILL);
-        if (rein_proc_wait(proc, -1, &exit_code) != REIN_OK)
-            exit_code = -1;
-    }
-    pthread_mutex_lock(&c->mu);
-    tail_line(c, tail, sizeof(tail));
-    if (too_big)
-        snprintf(msg, sizeof(msg),
-                 "MCP server %s sent a message larger than %zu bytes; the connection was closed",
-                 c->cfg->name, c->cfg->max_message_bytes);
-    else
-        snprintf(msg, sizeof(msg), "MCP server %s exited (status %d)%s%s", c->cfg->name, exit_code,
-                 tail[0] ? ": " : "", tail);
-    if (!c->closing) {
-        snprintf(c->error, sizeof(c->error), "%s", msg);
-        c->state = ST_CLOSED;
-    }
-    fail_all(c, REIN_EIO, msg);
-    c->reader_done = true;
-    pthread_cond_broadcast(&c->cv);
-    pthread_mutex_unlock(&c->mu);
-    return NULL;
-}
-
-/* The environment of a stdio server: a minimal base from rein's, then the configuration's. */
-static const char **server_env(const struct rein__mcp_conn_config *cfg)
-{
-    static const char *const base[] = {"PATH=",   "HOME=", "LANG=",    "LC_ALL=", "LC_CTYPE=",
-                                       "TMPDIR=", "USER=", "LOGNAME=", "SHELL=",  "TERM="};
-    size_t n = 0, total = sizeof(base) / sizeof(base[0]) + 1;
-    const char **env;
-
-    for (char **e = cfg->env; e && *e; e++)
-        total++;
-    env = rein_calloc(total, sizeof(*env));
-    if (!env)
-        return NULL;
-    for (char **e = environ; e && *e; e++) {
-        bool keep = false, overridden = false;
-        for (size_t i = 0; i < sizeof(base) / sizeof(base[0]); i++)
-            keep = keep || strncmp(*e, base[i], strlen(base[i])) == 0;
-        size_t klen = strcspn(*e, "=");
-        for (char **o = cfg->env; o && *o && keep; o++)
-            overridden = overridden || (strncmp(*o, *e, klen + 1) == 0);
-        if (keep && !overridden)
-            env[n++] = *e;
-    }
-    for (char **e = cfg->env; e && *e; e++)
-        env[n++] = *e;
-    env[n] = NULL;
-    return env;
-}
-
-static rein_err stdio_open(struct rein__mcp_conn *c, rein_error *err)
-{
-    const char **env = server_env(c->cfg);
-    struct rein_proc_opts po = {
-        .argv = (const char *const *)c->cfg->argv, .cwd = c->cfg->cwd, .env = env};
-    rein_err rc;
-
-    if (!env)
-        return rein_error_set(err, REIN_ENOMEM, "out of memory starting %s", c->cfg->name);
-    rc = rein_proc_start(&po, &c->proc, err);
-    rein_free(env);
-    if (rc) {
-        rein_error_prefix(err, "MCP server %s: ", c->cfg->name);
-        return rc;
-    }
-    c->reader_done = false;
-    c->stderr_len = 0;
-    c->stderr_tail[0] = '\0';
-    if (pthread_create(&c->reader, NULL, reader_main, c) != 0) {
-        rein_proc_free(c->proc);
-        c->proc = NULL;
-        return rein_error_set(err, REIN_ENOMEM, "cannot start a reader for %s", c->cfg->name);
-    }
-    c->reader_running = true;
-    return REIN_OK;
-}
-
-/* Stops the server: end of input, a grace period, then signals; joins the reader. */
-static void stdio_close(struct rein__mcp_conn *c)
-{
-    int64_t deadline;
-
-    if (!c->reader_running)
-        return;
-    pthread_mutex_lock(&c->write_mu);
-    rein_proc_close_stdin(c->proc);
-    pthread_mutex_unlock(&c->write_mu);
-    for (int round = 0; round < 3; round++) {
-        pthread_mutex_lock(&c->mu);
-        deadline = rein_now_ms() + CLOSE_GRACE_MS;
-        while (!c->reader_done && rein_now_ms() < deadline) {
-            struct timespec ts;
-            clock_gettime(CLOCK_REALTIME, &ts);
-            ts.tv_nsec += 100 * 1000000L;
-            ts.tv_sec += ts.tv_nsec / 1000000000L;
-            ts.tv_nsec %= 1000000000L;
-            pthread_cond_timedwait(&c->cv, &c->mu, &ts);
-        }
-        bool done = c->reader_done;
-        pthread_mutex_unlock(&c->mu);
-        if (done)
-            break;
-        rein_proc_kill(c->proc, round == 0 ? SIGTERM : SIGKILL);
-    }
-    pthread_join(c->reader, NULL);
-    c->reader_running = false;
-    rein_proc_free(c->proc);
-    c->proc = NULL;
-}
-
-/* ---- HTTP transport --------------------------------------------------------------------- */
-
-enum body_mode { BODY_UNKNOWN, BODY_JSON, BODY_SSE, BODY_OTHER };
-
-struct xfer {
-    struct rein__mcp_conn *c;
-    struct pending *p; /* the request this transfer answers; NULL for notifications */
-    CURL *easy;
-    enum body_mode mode;
-    struct rein_buf body; /* a JSON answer, or the start of anything else */
-    struct rein__mcp_sse sse;
-    char session[256];
-    bool too_big;
-    bool stop; /* the response arrived: the rest of the stream is not needed */
-};
-
-static size_t on_header(char *data, size_t size, size_t n, void *ud)
-{
-    struct xfer *x = ud;
-    size_t len = size * n;
-    static const char name[] = "mcp-session-id:";
-
-    if (len > sizeof(name) && strncasecmp(data, name, sizeof(name) - 1) == 0) {
-        const char *v = data + sizeof(name) - 1;
-        size_t vlen = len - (sizeof(name) - 1);
-        while (vlen > 0 && (*v == ' ' || *v == '\t')) {
-            v++;
-            vlen--;
-        }
-        while (vlen > 0 && (v[vlen - 1] == '\r' || v[vlen - 1] == '\n' || v[vlen - 1] == ' '))
-            vlen--;
-        if (vlen < sizeof(x->session)) {
-            memcpy(x->session, v, vlen);
-            x->session[vlen] = '\0';
-        }
-    }
-    return len;
-}
-
-static rein_err on_sse_event(void *ud, const char *event, const char *id, const char *data,
-                             size_t len)
-{
-    struct xfer *x = ud;
-
-    (void)id;
-    if (len == 0 || (event && strcmp(event, "message") != 0))
-        return REIN_OK; /* priming events and other types carry no message */
-    dispatch_text(x->c, data, len, x->p);
-    pthread_mutex_lock(&x->c->mu);
-    x->stop = x->p && x->p->done;
-    pthread_mutex_unlock(&x->c->mu);
-    return REIN_OK;
-}
-
-static size_t on_body(char *data, size_t size, size_t n, void *ud)
-{
-    struct xfer *x = ud;
-    size_t len = size * n;
-
-    if (x->mode == BODY_UNKNOWN) {
-        char *ct = NULL;
-        long status = 0;
-        curl_easy_getinfo(x->easy, CURLINFO_CONTENT_TYPE, &ct);
-        curl_easy_getinfo(x->easy, CURLINFO_RESPONSE_CODE, &status);
-        if (ct && strncasecmp(ct, "text/event-stream", 17) == 0 && status / 100 == 2)
-            x->mode = BODY_SSE;
-        else if (ct && strcasestr(ct, "json"))
-            x->mode = BODY_JSON;
-        else
-            x->mode = BODY_OTHER;
-    }
-    if (x->mode == BODY_SSE) {
-        if (rein__mcp_sse_feed(&x->sse, data, len) != REIN_OK) {
-            x->too_big = true;
-            return 0;
-        }
-        return x->stop ? 0 : len; /* 0 ends a stream that has given what was asked */
-    }
-    if (x->mode == BODY_OTHER) {
-        /* Only the start is kept, to quote it. */
-        size_t room = x->body.len < 4096 ? 4096 - x->body.len : 0;
-        if (rein_buf_add(&x->body, data, len < room ? len : room))
-            return 0;
-        return len;
-    }
-    if (rein_buf_add(&x->body, data, len)) {
-        x->too_big = true;
-        return 0;
-    }
-    return len;
-}
-
-static struct curl_slist *http_headers(struct rein__mcp_conn *c, bool sse_only, const char *last_id)
-{
-    struct curl_slist *list = NULL, *next;
-    char line[600];
-    const char *fixed[3] = {"Content-Type: application/json",
-                            sse_only ? "Accept: text/event-stream"
-                                     : "Accept: application/json, text/event-stream",
-                            "Expect:"};
-
-    for (size_t i = 0; i < 3; i++) {
-        if (!(next = curl_slist_append(list, fixed[i])))
-            goto fail;
-        list = next;
-    }
-    pthread_mutex_lock(&c->mu);
-    line[0] = '\0';
-    if (c->session_id)
-        snprintf(line, sizeof(line), "Mcp-Session-Id: %s", c->session_id);
-    pthread_mutex_unlock(&c->mu);
-    if (line[0]) {
-        if (!(next = curl_slist_append(list, line)))
-            goto fail;
-        list = next;
-    }
-    if (c->version[0]) {
-        snprintf(line, sizeof(line), "MCP-Protocol-Version: %s", c->version);
-        if (!(next = curl_slist_append(list, line)))
-            goto fail;
-        list = next;
-    }
-    if (last_id) {
-        snprintf(line, sizeof(line), "Last-Event-ID: %s", last_id);
-        if (!(next = curl_slist_append(list, line)))
-            goto fail;
-        list = next;
-    }
-    for (char **h = c->cfg->headers; h && *h; h++) {
-        if (!(next = curl_slist_append(list, *h)))
-            goto fail;
-        list = next;
-    }
-    return list;
-fail:
-    curl_slist_free_all(list);
-    return NULL;
-}
-
-/* What one HTTP exchange ended with, beyond success and plain errors. */
-#define NEED_RESUME     1 /* the stream ended before the response; resume from x->sse.last_id */
-#define SESSION_EXPIRED 2 /* 404 for the session: initialize again */
-
-/*
- * One HTTP exchange: POST body (a message), or GET to resume from last_id. Answers for p
- * arrive through dispatch. Returns REIN_OK, NEED_RESUME, SESSION_EXPIRED or an error.
- */
-static int http_exchange(struct rein__mcp_conn *c, struct pending *p, const char *body, size_t len,
-                         const char *last_id, int64_t deadline, rein_cancel *cancel, char *last_out,
-                         int64_t *retry_out, rein_error *err)
-{
-    struct xfer x = {.c = c, .p = p};
-    struct curl_slist *headers;
-    char detail[CURL_ERROR_SIZE] = "", snippet[240];
-    bool cancelled = false, done;
-    long status = 0;
-    char *ct = NULL;
-    CURLcode code;
-    int rc;
-
-    rc = rein__curl_global_init(err);
-    if (rc)
-        return rc;
-    rein_buf_init(&x.body, c->cfg->max_message_bytes + 1);
-    rein__mcp_sse_init(&x.sse, c->cfg->max_message_bytes, on_sse_event, &x);
-    x.easy = curl_easy_init();
-    headers = http_headers(c, last_id != NULL, last_id);
-    if (!x.easy || !headers) {
-        rc = rein_error_set(err, REIN_ENOMEM, "out of memory calling %s", c->cfg->url);
-        goto out;
-    }
-    curl_easy_setopt(x.easy, CURLOPT_URL, c->cfg->url);
-    curl_easy_setopt(x.easy, CURLOPT_PROTOCOLS_STR, "http,https");
-    curl_easy_setopt(x.easy, CURLOPT_NOSIGNAL, 1L);
-    if (body) {
-        curl_easy_setopt(x.easy, CURLOPT_POST, 1L);
-        curl_easy_setopt(x.easy, CURLOPT_POSTFIELDS, body);
-        curl_easy_setopt(x.easy, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
-    }
-    curl_easy_setopt(x.easy, CURLOPT_HTTPHEADER, headers);
-    curl_easy_setopt(x.easy, CURLOPT_HEADERFUNCTION, on_header);
-    curl_easy_setopt(x.easy, CURLOPT_HEADERDATA, &x);
-    curl_easy_setopt(x.easy, CURLOPT_WRITEFUNCTION, on_body);
-    curl_easy_setopt(x.easy, CURLOPT_WRITEDATA, &x);
-    curl_easy_setopt(x.easy, CURLOPT_ERRORBUFFER, detail);
-    curl_easy_setopt(x.easy, CURLOPT_FOLLOWLOCATION, 0L);
-    curl_easy_setopt(x.easy, CURLOPT_USERAGENT, "rein/" REIN_VERSION_STRING);
-    curl_easy_setopt(x.easy, CURLOPT_CONNECTTIMEOUT_MS, 10000L);
-    if (deadline) {
-        int64_t left = deadline - rein_now_ms();
-        curl_easy_setopt(x.easy, CURLOPT_TIMEOUT_MS, (long)(left > 1 ? left : 1));
-    }
-    code = rein__curl_perform(x.easy, cancel, &cancelled);
-    curl_easy_getinfo(x.easy, CURLINFO_RESPONSE_CODE, &status);
-    curl_easy_getinfo(x.easy, CURLINFO_CONTENT_TYPE, &ct);
-    if (x.session[0] && !last_id) {
-        pthread_mutex_lock(&c->mu);
-        if (!c->session_id || strcmp(c->session_id, x.session) != 0) {
-            rein_free(c->session_id);
-            c->session_id = rein_strdup(x.session);
-        }
-        pthread_mutex_unlock(&c->mu);
-    }
-    pthread_mutex_lock(&c->mu);
-    done = p && p->done;
-    pthread_mutex_unlock(&c->mu);
-    if (done) {
-        rc = REIN_OK; /* also when the stream was cut short on purpose */
-        goto out;
-    }
-    if (cancelled) {
-        rc = rein_error_set(err, REIN_ECANCELED, "cancelled while waiting for %s", c->cfg->url);
-        goto out;
-    }
-    if (x.too_big) {
-        rc = rein_error_set(err, REIN_ETOOBIG, "%s sent a message larger than %zu bytes",
-                            c->cfg->url, c->cfg->max_message_bytes);
-        goto out;
-    }
-    if (code == CURLE_OPERATION_TIMEDOUT) {
-        rc = rein_error_set(err, REIN_ETIMEDOUT, "timed out waiting for %s", c->cfg->url);
-        goto out;
-    }
-    if (code != CURLE_OK) {
-        rc = rein_error_set(err, REIN_EHTTP, "%s: %s", c->cfg->url,
-                            detail[0] ? detail : curl_easy_strerror(code));
-        goto out;
-    }
-    if (status == 404 && c->session_id && !last_id) {
-        rc = SESSION_EXPIRED;
-        goto out;
-    }
-    if (x.mode == BODY_JSON && x.body.len) {
-        /* A JSON answer, or a JSON-RPC error explaining an HTTP error. */
-        dispatch_text(c, x.body.ptr, x.body.len, p);
-        pthread_mutex_lock(&c->mu);
-        done = p && p->done;
-        pthread_mutex_unlock(&c->mu);
-        if (done || (!p && status / 100 == 2)) {
-            rc = REIN_OK;
-            goto out;
-        }
-    }
-    if (!p && status / 100 == 2) {
-        rc = REIN_OK; /* a notification or response was accepted */
-        goto out;
-    }
-    if (x.mode == BODY_SSE && status / 100 == 2) {
-        if (x.sse.last_id[0]) {
-            snprintf(last_out, 256, "%s", x.sse.last_id);
-            *retry_out = x.sse.retry_ms;
-            rc = NEED_RESUME;
-        } else {
-            rc = rein_error_set(err, REIN_EIO,
-                                "%s ended its event stream before answering, without an event "
-                                "id to resume from",
-                                c->cfg->url);
-        }
-        goto out;
-    }
-    {
-        size_t n = x.body.len < sizeof(snippet) - 1 ? x.body.len : sizeof(snippet) - 1;
-        for (size_t i = 0; i < n; i++)
-            snippet[i] = (unsigned char)x.body.ptr[i] < 0x20 ? ' ' : x.body.ptr[i];
-        snippet[n] = '\0';
-    }
-    if (status / 100 != 2)
-        rc = rein_error_set(err, REIN_EHTTP, "%s answered HTTP %ld%s%s", c->cfg->url, status,
-                            snippet[0] ? ": " : "", snippet);
-    else if (x.mode == BODY_OTHER || x.mode == BODY_UNKNOWN)
-        rc = rein_error_set(err, REIN_EHTTP, "%s answered %s (HTTP %ld), not JSON-RPC%s%s",
-                            c->cfg->url, ct ? ct : "no content type", status,
-                            snippet[0] ? ": " : "", snippet);
-    else
-        rc = rein_error_set(err, REIN_EHTTP, "%s answered HTTP %ld without a JSON-RPC response%s%s",
-                            c->cfg->url, status, snippet[0] ? ": " : "", snippet);
-out:
-    curl_slist_free_all(headers);
-    if (x.easy)
-        curl_easy_cleanup(x.easy);
-    rein__mcp_sse_release(&x.sse);
-    rein_buf_release(&x.body);
-    return rc;
-}
-
-/* A request over HTTP: POST, then resume as often as the server asks (within limits). */
-static int http_roundtrip(struct rein__mcp_conn *c, struct pending *p, const char *json, size_t len,
-                          int64_t deadline, rein_cancel *cancel, rein_error *err)
-{
-    char last[256] = "";
-    int64_t retry = -1;
-    int rc = http_exchange(c, p, json, len, NULL, deadline, cancel, last, &retry, err);
-
-    for (int i = 0; rc == NEED_RESUME && i < MAX_RESUMES; i++) {
-        int64_t wait = retry >= 0 ? retry : DEFAULT_RETRY_MS;
-        if (deadline && rein_now_ms() + wait >= deadline)
-            return rein_error_set(err, REIN_ETIMEDOUT, "timed out waiting for %s", c->cfg->url);
-        /* The server's retry field says how long to wait before reconnecting. */
-        if (rein_cancel_wait(cancel, wait))
-            return rein_error_set(err, REIN_ECANCELED, "cancelled while waiting for %s",
-                                  c->cfg->url);
-        rc = http_exchange(c, p, NULL, 0, last, deadline, cancel, last, &retry, err);
-    }
-    if (rc == NEED_RESUME)
-        return rein_error_set(err, REIN_EIO, "%s kept ending its stream without answering",
-                              c->cfg->url);
-    return rc;
-}
-
-static void http_close(struct rein__mcp_conn *c)
-{
-    CURL *easy;
-    struct curl_slist *headers;
-
-    if (!c->session_id)
-        return;
-    easy = rein__curl_global_init(NULL) == REIN_OK ? curl_easy_init() : NULL;
-    headers = easy ? http_headers(c, false, NULL) : NULL;
-    if (easy && headers) {
-        /* Ending the session is a courtesy; its failure changes nothing here. */
-        curl_easy_setopt(easy, CURLOPT_URL, c->cfg->url);
-        curl_easy_setopt(easy, CURLOPT_CUSTOMREQUEST, "DELETE");
-        curl_easy_setopt(easy, CURLOPT_NOSIGNAL, 1L);
-        curl_easy_setopt(easy, CURLOPT_HTTPHEADER, headers);
-        curl_easy_setopt(easy, CURLOPT_TIMEOUT_MS, 2000L);
-        curl_easy_setopt(easy, CURLOPT_NOBODY, 0L);
-        curl_easy_setopt(easy, CURLOPT_WRITEFUNCTION, NULL);
-        if (curl_easy_perform(easy) != CURLE_OK)
-            rein_log(REIN_LOG_DEBUG, WHERE, "%s: could not end the session", c->cfg->name);
-    }
-    curl_slist_free_all(headers);
-    if (easy)
-        curl_easy_cleanup(easy);
-    rein_free(c->session_id);
-    c->session_id = NULL;
-}
-
 /* ---- sending ---------------------------------------------------------------------------- */
 
 /* A notification or a response to the server, not waiting for anything. */
-static rein_err send_raw(struct rein__mcp_conn *c, const char *json, size_t len, rein_error *err)
+rein_err rein__mcp_client_send_raw(struct rein__mcp_conn *c, const char *json, size_t len,
+                                   rein_error *err)
 {
     char last[256];
     int64_t retry;
     int rc;
 
     if (!c->cfg->http)
-        return stdio_send(c, json, len, err);
-    rc = http_exchange(c, NULL, json, len, NULL, rein_now_ms() + NOTIFY_TIMEOUT_MS, NULL, last,
-                       &retry, err);
-    return rc == REIN_OK || rc == NEED_RESUME ? REIN_OK : (rc > 0 ? REIN_EHTTP : rc);
+        return rein__mcp_stdio_send(c, json, len, err);
+    rc = rein__mcp_http_exchange(c, NULL, json, len, NULL,
+                                 rein_now_ms() + REIN__MCP_NOTIFY_TIMEOUT_MS, NULL, last, &retry,
+                                 err);
+    return rc == REIN_OK || rc == REIN__MCP_NEED_RESUME ? REIN_OK : (rc > 0 ? REIN_EHTTP : rc);
 }
 
 static void notify(struct rein__mcp_conn *c, const char *method, json_t *params)
@@ -1147,7 +305,7 @@ static void notify(struct rein__mcp_conn *c, const char *method, json_t *params)
 
     rein_buf_init(&b, 0);
     if (rein__mcp_write_notification(&b, method, params) != REIN_OK ||
-        send_raw(c, b.ptr, b.len, NULL) != REIN_OK)
+        rein__mcp_client_send_raw(c, b.ptr, b.len, NULL) != REIN_OK)
         rein_log(REIN_LOG_INFO, WHERE, "%s: could not send %s", c->cfg->name, method);
     rein_buf_release(&b);
     json_decref(params);
@@ -1181,7 +339,7 @@ static rein_err rpc_error(struct rein__mcp_conn *c, const char *method, const js
 static rein_err request(struct rein__mcp_conn *c, const char *method, const json_t *params,
                         const struct req_opts *o, json_t **result, rein_error *err)
 {
-    struct pending p = {.inv = o->inv};
+    struct rein__mcp_pending p = {.inv = o->inv};
     json_t *sent = NULL;
     struct rein_buf b;
     rein_err rc;
@@ -1209,17 +367,17 @@ again:
         goto out_remove;
     }
     if (c->cfg->http) {
-        hrc = http_roundtrip(c, &p, b.ptr, b.len, o->deadline, o->cancel, err);
+        hrc = rein__mcp_http_roundtrip(c, &p, b.ptr, b.len, o->deadline, o->cancel, err);
         pthread_mutex_lock(&c->mu);
         bool connecting = c->in_connect;
         pthread_mutex_unlock(&c->mu);
-        if (hrc == SESSION_EXPIRED && !retried && !connecting) {
+        if (hrc == REIN__MCP_SESSION_EXPIRED && !retried && !connecting) {
             /* The server forgot the session: start a new one and ask again, once. */
             pthread_mutex_lock(&c->mu);
             pending_remove(c, &p);
             rein_free(c->session_id);
             c->session_id = NULL;
-            c->state = ST_IDLE;
+            c->state = REIN__MCP_ST_IDLE;
             pthread_mutex_unlock(&c->mu);
             json_decref(sent);
             sent = NULL;
@@ -1227,10 +385,10 @@ again:
             rc = rein__mcp_conn_connect(c, o->deadline ? o->deadline - rein_now_ms() : 0, err);
             if (rc)
                 goto out;
-            p = (struct pending){.inv = o->inv};
+            p = (struct rein__mcp_pending){.inv = o->inv};
             goto again;
         }
-        if (hrc == SESSION_EXPIRED)
+        if (hrc == REIN__MCP_SESSION_EXPIRED)
             rc = rein_error_set(err, REIN_EHTTP, "%s: the session was not found (HTTP 404)",
                                 c->cfg->url);
         else
@@ -1239,10 +397,10 @@ again:
             rc = pending_wait(c, &p, o->deadline, o->cancel);
     } else {
         pthread_mutex_lock(&c->mu);
-        bool down = c->state == ST_CLOSED;
+        bool down = c->state == REIN__MCP_ST_CLOSED;
         pthread_mutex_unlock(&c->mu);
-        rc =
-            down ? rein_error_set(err, REIN_EIO, "%s", c->error) : stdio_send(c, b.ptr, b.len, err);
+        rc = down ? rein_error_set(err, REIN_EIO, "%s", c->error)
+                  : rein__mcp_stdio_send(c, b.ptr, b.len, err);
         if (rc == REIN_OK)
             rc = pending_wait(c, &p, o->deadline, o->cancel);
     }
@@ -1322,9 +480,9 @@ static void transport_close(struct rein__mcp_conn *c)
     c->closing = true;
     pthread_mutex_unlock(&c->mu);
     if (c->cfg->http)
-        http_close(c);
+        rein__mcp_http_close(c);
     else
-        stdio_close(c);
+        rein__mcp_stdio_close(c);
     pthread_mutex_lock(&c->mu);
     c->closing = false;
     pthread_mutex_unlock(&c->mu);
@@ -1477,7 +635,7 @@ rein_err rein__mcp_conn_connect(struct rein__mcp_conn *c, int64_t timeout_ms, re
     o.deadline = rein_now_ms() + timeout_ms;
     pthread_mutex_lock(&c->connect_mu);
     pthread_mutex_lock(&c->mu);
-    bool ready = c->state == ST_READY;
+    bool ready = c->state == REIN__MCP_ST_READY;
     pthread_mutex_unlock(&c->mu);
     if (ready)
         goto out;
@@ -1486,17 +644,17 @@ rein_err rein__mcp_conn_connect(struct rein__mcp_conn *c, int64_t timeout_ms, re
     pthread_mutex_unlock(&c->mu);
     transport_close(c); /* a server that died is started afresh */
     pthread_mutex_lock(&c->mu);
-    c->state = ST_IDLE;
+    c->state = REIN__MCP_ST_IDLE;
     pthread_mutex_unlock(&c->mu);
     if (!c->cfg->http)
-        rc = stdio_open(c, err);
+        rc = rein__mcp_stdio_open(c, err);
     if (!rc)
         rc = handshake(c, &o, err);
     if (!rc && !c->tools)
         rc = list_tools(c, &o, err);
     pthread_mutex_lock(&c->mu);
     c->in_connect = false;
-    c->state = rc ? ST_FAILED : ST_READY;
+    c->state = rc ? REIN__MCP_ST_FAILED : REIN__MCP_ST_READY;
     if (rc && err)
         snprintf(c->error, sizeof(c->error), "%s", err->msg);
     else

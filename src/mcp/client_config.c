@@ -1,0 +1,241 @@
+/*
+ * The MCP client's configuration: one mcpServers entry read into a struct
+ * rein__mcp_conn_config (a program to start, or a Streamable HTTP URL, with its limits). Every
+ * problem is named with the entry and the member at fault.
+ */
+#include "mcp/mcp_int.h"
+#include "core/internal.h"
+
+#include <string.h>
+
+#define DEFAULT_CALL_TIMEOUT_MS    60000
+#define DEFAULT_CONNECT_TIMEOUT_MS 30000
+#define DEFAULT_MAX_MESSAGE        ((size_t)16 << 20)
+
+void rein__mcp_conn_config_free(struct rein__mcp_conn_config *cfg)
+{
+    if (!cfg)
+        return;
+    for (char **p = cfg->argv; p && *p; p++)
+        rein_free(*p);
+    for (char **p = cfg->env; p && *p; p++)
+        rein_free(*p);
+    for (char **p = cfg->headers; p && *p; p++)
+        rein_free(*p);
+    rein_free(cfg->argv);
+    rein_free(cfg->env);
+    rein_free(cfg->headers);
+    rein_free(cfg->name);
+    rein_free(cfg->cwd);
+    rein_free(cfg->url);
+    rein_free(cfg);
+}
+
+static rein_err parse_ms(const char *name, const json_t *entry, const char *key, int64_t *out,
+                         rein_error *err)
+{
+    const json_t *v = json_object_get(entry, key);
+
+    if (!v)
+        return REIN_OK;
+    if (!json_is_integer(v) || json_integer_value(v) < 1 || json_integer_value(v) > 86400000)
+        return rein_error_set(err, REIN_EINVAL,
+                              "mcpServers.%s.%s: must be milliseconds from 1 to 86400000", name,
+                              key);
+    *out = (int64_t)json_integer_value(v);
+    return REIN_OK;
+}
+
+static bool strings_object(const json_t *v)
+{
+    const char *key;
+    json_t *item;
+
+    if (!json_is_object(v))
+        return false;
+    json_object_foreach((json_t *)v, key, item)
+    {
+        if (!json_is_string(item))
+            return false;
+    }
+    return true;
+}
+
+static rein_err parse_stdio(struct rein__mcp_conn_config *cfg, const json_t *entry,
+                            const char *base_dir, rein_error *err)
+{
+    const json_t *cmd = json_object_get(entry, "command"), *args = json_object_get(entry, "args");
+    const json_t *env = json_object_get(entry, "env"), *cwd = json_object_get(entry, "cwd");
+    const char *key;
+    json_t *v;
+    size_t i, n = 1;
+
+    if (!json_is_string(cmd) || !json_string_value(cmd)[0])
+        return rein_error_set(err, REIN_EINVAL, "mcpServers.%s.command: must be a program name",
+                              cfg->name);
+    if (args && !json_is_array(args))
+        return rein_error_set(err, REIN_EINVAL, "mcpServers.%s.args: must be an array of strings",
+                              cfg->name);
+    json_array_foreach(args, i, v)
+    {
+        if (!json_is_string(v))
+            return rein_error_set(err, REIN_EINVAL, "mcpServers.%s.args[%zu]: must be a string",
+                                  cfg->name, i);
+        n++;
+    }
+    if (env && !strings_object(env))
+        return rein_error_set(err, REIN_EINVAL,
+                              "mcpServers.%s.env: must be an object of string values", cfg->name);
+    if (cwd && !json_is_string(cwd))
+        return rein_error_set(err, REIN_EINVAL, "mcpServers.%s.cwd: must be a folder", cfg->name);
+    cfg->argv = rein_calloc(n + 1, sizeof(char *));
+    cfg->env = rein_calloc(json_object_size(env) + 1, sizeof(char *));
+    if (!cfg->argv || !cfg->env)
+        goto nomem;
+    /* The command is looked up in PATH by posix_spawnp; no shell ever sees it. */
+    cfg->argv[0] = rein_strdup(json_string_value(cmd));
+    if (!cfg->argv[0])
+        goto nomem;
+    json_array_foreach(args, i, v)
+    {
+        cfg->argv[i + 1] = rein_strdup(json_string_value(v));
+        if (!cfg->argv[i + 1])
+            goto nomem;
+    }
+    i = 0;
+    json_object_foreach((json_t *)env, key, v)
+    {
+        if (!key[0] || strchr(key, '='))
+            return rein_error_set(err, REIN_EINVAL,
+                                  "mcpServers.%s.env: \"%s\" is not a variable name", cfg->name,
+                                  key);
+        cfg->env[i] = rein_asprintf("%s=", key);
+        if (cfg->env[i]) {
+            char *full = rein__expand_env(cfg->env[i], json_string_value(v));
+            rein_free(cfg->env[i]);
+            cfg->env[i] = full;
+        }
+        if (!cfg->env[i++])
+            goto nomem;
+    }
+    if (cwd) {
+        const char *dir = json_string_value(cwd);
+        cfg->cwd =
+            dir[0] == '/' || !base_dir ? rein_strdup(dir) : rein_asprintf("%s/%s", base_dir, dir);
+        if (!cfg->cwd)
+            goto nomem;
+    }
+    return REIN_OK;
+nomem:
+    return rein_error_set(err, REIN_ENOMEM, "out of memory reading mcpServers.%s", cfg->name);
+}
+
+static rein_err parse_http(struct rein__mcp_conn_config *cfg, const json_t *entry, rein_error *err)
+{
+    const char *url = json_string_value(json_object_get(entry, "url"));
+    const json_t *headers = json_object_get(entry, "headers");
+    const json_t *token = json_object_get(entry, "bearer_token");
+    const char *key;
+    json_t *v;
+    size_t i = 0;
+
+    if (!url || (strncmp(url, "http://", 7) != 0 && strncmp(url, "https://", 8) != 0) ||
+        strpbrk(url, " \r\n"))
+        return rein_error_set(err, REIN_EINVAL,
+                              "mcpServers.%s.url: must be an http:// or https:// URL", cfg->name);
+    if (headers && !strings_object(headers))
+        return rein_error_set(err, REIN_EINVAL,
+                              "mcpServers.%s.headers: must be an object of string values",
+                              cfg->name);
+    if (token && !json_is_string(token))
+        return rein_error_set(err, REIN_EINVAL, "mcpServers.%s.bearer_token: must be a string",
+                              cfg->name);
+    cfg->http = true;
+    cfg->url = rein_strdup(url);
+    cfg->headers = rein_calloc(json_object_size(headers) + 2, sizeof(char *));
+    if (!cfg->url || !cfg->headers)
+        goto nomem;
+    json_object_foreach((json_t *)headers, key, v)
+    {
+        char prefix[300];
+        if (!key[0] || strpbrk(key, ": \r\n") || strlen(key) > 200 ||
+            strpbrk(json_string_value(v), "\r\n"))
+            return rein_error_set(err, REIN_EINVAL,
+                                  "mcpServers.%s.headers.%s: header names are single tokens and "
+                                  "values have no line breaks",
+                                  cfg->name, key);
+        snprintf(prefix, sizeof(prefix), "%s: ", key);
+        cfg->headers[i] = rein__expand_env(prefix, json_string_value(v));
+        if (!cfg->headers[i++])
+            goto nomem;
+    }
+    if (token) {
+        if (strpbrk(json_string_value(token), "\r\n"))
+            return rein_error_set(err, REIN_EINVAL,
+                                  "mcpServers.%s.bearer_token: must not hold line breaks",
+                                  cfg->name);
+        cfg->headers[i] = rein__expand_env("Authorization: Bearer ", json_string_value(token));
+        if (!cfg->headers[i])
+            goto nomem;
+    }
+    return REIN_OK;
+nomem:
+    return rein_error_set(err, REIN_ENOMEM, "out of memory reading mcpServers.%s", cfg->name);
+}
+
+rein_err rein__mcp_conn_config_parse(const char *name, const json_t *entry, const char *base_dir,
+                                     struct rein__mcp_conn_config **out, rein_error *err)
+{
+    const char *type = json_string_value(json_object_get(entry, "type"));
+    struct rein__mcp_conn_config *cfg;
+    bool has_cmd, has_url;
+    rein_err rc;
+
+    *out = NULL;
+    if (!name || !name[0])
+        return rein_error_set(err, REIN_EINVAL, "mcpServers: a server needs a name");
+    if (!json_is_object(entry))
+        return rein_error_set(err, REIN_EINVAL, "mcpServers.%s: must be an object", name);
+    has_cmd = json_object_get(entry, "command") != NULL;
+    has_url = json_object_get(entry, "url") != NULL;
+    if (type && strcmp(type, "stdio") != 0 && strcmp(type, "http") != 0 &&
+        strcmp(type, "streamable-http") != 0 && strcmp(type, "streamableHttp") != 0)
+        return rein_error_set(err, REIN_EINVAL,
+                              "mcpServers.%s.type: \"%s\" is not supported; rein speaks stdio "
+                              "and Streamable HTTP (the old HTTP+SSE transport is not supported)",
+                              name, type);
+    if (has_cmd == has_url)
+        return rein_error_set(err, REIN_EINVAL,
+                              "mcpServers.%s: give either \"command\" (a program to start) or "
+                              "\"url\" (a Streamable HTTP endpoint)",
+                              name);
+    cfg = rein_calloc(1, sizeof(*cfg));
+    if (!cfg || !(cfg->name = rein_strdup(name))) {
+        rein_free(cfg);
+        return rein_error_set(err, REIN_ENOMEM, "out of memory reading mcpServers.%s", name);
+    }
+    cfg->timeout_ms = DEFAULT_CALL_TIMEOUT_MS;
+    cfg->connect_timeout_ms = DEFAULT_CONNECT_TIMEOUT_MS;
+    cfg->max_message_bytes = DEFAULT_MAX_MESSAGE;
+    rc = has_cmd ? parse_stdio(cfg, entry, base_dir, err) : parse_http(cfg, entry, err);
+    if (!rc)
+        rc = parse_ms(name, entry, "timeout_ms", &cfg->timeout_ms, err);
+    if (!rc)
+        rc = parse_ms(name, entry, "connect_timeout_ms", &cfg->connect_timeout_ms, err);
+    if (!rc && json_object_get(entry, "max_message_bytes")) {
+        const json_t *v = json_object_get(entry, "max_message_bytes");
+        if (!json_is_integer(v) || json_integer_value(v) < 1024 ||
+            json_integer_value(v) > ((json_int_t)1 << 30))
+            rc =
+                rein_error_set(err, REIN_EINVAL,
+                               "mcpServers.%s.max_message_bytes: must be 1024 to 1073741824", name);
+        else
+            cfg->max_message_bytes = (size_t)json_integer_value(v);
+    }
+    if (rc) {
+        rein__mcp_conn_config_free(cfg);
+        return rc;
+    }
+    *out = cfg;
+    return REIN_OK;
+}

@@ -1,0 +1,350 @@
+/*
+ * The MCP client's Streamable HTTP transport (libcurl): each message is a POST whose answer is
+ * one JSON body or an event stream carrying notifications and then the response; messages
+ * arriving on it go to client.c. A stream that ends before the response is resumed with a GET
+ * carrying Last-Event-ID after the server's retry delay. A 404 for the session tells the
+ * caller to initialize again.
+ */
+#include "mcp/client_int.h"
+#include "core/internal.h"
+
+#include <rein/version.h>
+
+#include <curl/curl.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+#define WHERE "mcp/client"
+
+enum body_mode { BODY_UNKNOWN, BODY_JSON, BODY_SSE, BODY_OTHER };
+
+struct xfer {
+    struct rein__mcp_conn *c;
+    struct rein__mcp_pending *p; /* the request this transfer answers; NULL for notifications */
+    CURL *easy;
+    enum body_mode mode;
+    struct rein_buf body; /* a JSON answer, or the start of anything else */
+    struct rein__mcp_sse sse;
+    char session[256];
+    bool too_big;
+    bool stop; /* the response arrived: the rest of the stream is not needed */
+};
+
+static size_t on_header(char *data, size_t size, size_t n, void *ud)
+{
+    struct xfer *x = ud;
+    size_t len = size * n;
+    static const char name[] = "mcp-session-id:";
+
+    if (len > sizeof(name) && strncasecmp(data, name, sizeof(name) - 1) == 0) {
+        const char *v = data + sizeof(name) - 1;
+        size_t vlen = len - (sizeof(name) - 1);
+        while (vlen > 0 && (*v == ' ' || *v == '\t')) {
+            v++;
+            vlen--;
+        }
+        while (vlen > 0 && (v[vlen - 1] == '\r' || v[vlen - 1] == '\n' || v[vlen - 1] == ' '))
+            vlen--;
+        if (vlen < sizeof(x->session)) {
+            memcpy(x->session, v, vlen);
+            x->session[vlen] = '\0';
+        }
+    }
+    return len;
+}
+
+static rein_err on_sse_event(void *ud, const char *event, const char *id, const char *data,
+                             size_t len)
+{
+    struct xfer *x = ud;
+
+    (void)id;
+    if (len == 0 || (event && strcmp(event, "message") != 0))
+        return REIN_OK; /* priming events and other types carry no message */
+    rein__mcp_client_dispatch_text(x->c, data, len, x->p);
+    pthread_mutex_lock(&x->c->mu);
+    x->stop = x->p && x->p->done;
+    pthread_mutex_unlock(&x->c->mu);
+    return REIN_OK;
+}
+
+static size_t on_body(char *data, size_t size, size_t n, void *ud)
+{
+    struct xfer *x = ud;
+    size_t len = size * n;
+
+    if (x->mode == BODY_UNKNOWN) {
+        char *ct = NULL;
+        long status = 0;
+        curl_easy_getinfo(x->easy, CURLINFO_CONTENT_TYPE, &ct);
+        curl_easy_getinfo(x->easy, CURLINFO_RESPONSE_CODE, &status);
+        if (ct && strncasecmp(ct, "text/event-stream", 17) == 0 && status / 100 == 2)
+            x->mode = BODY_SSE;
+        else if (ct && strcasestr(ct, "json"))
+            x->mode = BODY_JSON;
+        else
+            x->mode = BODY_OTHER;
+    }
+    if (x->mode == BODY_SSE) {
+        if (rein__mcp_sse_feed(&x->sse, data, len) != REIN_OK) {
+            x->too_big = true;
+            return 0;
+        }
+        return x->stop ? 0 : len; /* 0 ends a stream that has given what was asked */
+    }
+    if (x->mode == BODY_OTHER) {
+        /* Only the start is kept, to quote it. */
+        size_t room = x->body.len < 4096 ? 4096 - x->body.len : 0;
+        if (rein_buf_add(&x->body, data, len < room ? len : room))
+            return 0;
+        return len;
+    }
+    if (rein_buf_add(&x->body, data, len)) {
+        x->too_big = true;
+        return 0;
+    }
+    return len;
+}
+
+static struct curl_slist *http_headers(struct rein__mcp_conn *c, bool sse_only, const char *last_id)
+{
+    struct curl_slist *list = NULL, *next;
+    char line[600];
+    const char *fixed[3] = {"Content-Type: application/json",
+                            sse_only ? "Accept: text/event-stream"
+                                     : "Accept: application/json, text/event-stream",
+                            "Expect:"};
+
+    for (size_t i = 0; i < 3; i++) {
+        if (!(next = curl_slist_append(list, fixed[i])))
+            goto fail;
+        list = next;
+    }
+    pthread_mutex_lock(&c->mu);
+    line[0] = '\0';
+    if (c->session_id)
+        snprintf(line, sizeof(line), "Mcp-Session-Id: %s", c->session_id);
+    pthread_mutex_unlock(&c->mu);
+    if (line[0]) {
+        if (!(next = curl_slist_append(list, line)))
+            goto fail;
+        list = next;
+    }
+    if (c->version[0]) {
+        snprintf(line, sizeof(line), "MCP-Protocol-Version: %s", c->version);
+        if (!(next = curl_slist_append(list, line)))
+            goto fail;
+        list = next;
+    }
+    if (last_id) {
+        snprintf(line, sizeof(line), "Last-Event-ID: %s", last_id);
+        if (!(next = curl_slist_append(list, line)))
+            goto fail;
+        list = next;
+    }
+    for (char **h = c->cfg->headers; h && *h; h++) {
+        if (!(next = curl_slist_append(list, *h)))
+            goto fail;
+        list = next;
+    }
+    return list;
+fail:
+    curl_slist_free_all(list);
+    return NULL;
+}
+
+/*
+ * One HTTP exchange: POST body (a message), or GET to resume from last_id. Answers for p
+ * arrive through dispatch. Returns REIN_OK, REIN__MCP_NEED_RESUME, REIN__MCP_SESSION_EXPIRED or an error.
+ */
+int rein__mcp_http_exchange(struct rein__mcp_conn *c, struct rein__mcp_pending *p, const char *body,
+                            size_t len, const char *last_id, int64_t deadline, rein_cancel *cancel,
+                            char *last_out, int64_t *retry_out, rein_error *err)
+{
+    struct xfer x = {.c = c, .p = p};
+    struct curl_slist *headers;
+    char detail[CURL_ERROR_SIZE] = "", snippet[240];
+    bool cancelled = false, done;
+    long status = 0;
+    char *ct = NULL;
+    CURLcode code;
+    int rc;
+
+    rc = rein__curl_global_init(err);
+    if (rc)
+        return rc;
+    rein_buf_init(&x.body, c->cfg->max_message_bytes + 1);
+    rein__mcp_sse_init(&x.sse, c->cfg->max_message_bytes, on_sse_event, &x);
+    x.easy = curl_easy_init();
+    headers = http_headers(c, last_id != NULL, last_id);
+    if (!x.easy || !headers) {
+        rc = rein_error_set(err, REIN_ENOMEM, "out of memory calling %s", c->cfg->url);
+        goto out;
+    }
+    curl_easy_setopt(x.easy, CURLOPT_URL, c->cfg->url);
+    curl_easy_setopt(x.easy, CURLOPT_PROTOCOLS_STR, "http,https");
+    curl_easy_setopt(x.easy, CURLOPT_NOSIGNAL, 1L);
+    if (body) {
+        curl_easy_setopt(x.easy, CURLOPT_POST, 1L);
+        curl_easy_setopt(x.easy, CURLOPT_POSTFIELDS, body);
+        curl_easy_setopt(x.easy, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
+    }
+    curl_easy_setopt(x.easy, CURLOPT_HTTPHEADER, headers);
+    curl_easy_setopt(x.easy, CURLOPT_HEADERFUNCTION, on_header);
+    curl_easy_setopt(x.easy, CURLOPT_HEADERDATA, &x);
+    curl_easy_setopt(x.easy, CURLOPT_WRITEFUNCTION, on_body);
+    curl_easy_setopt(x.easy, CURLOPT_WRITEDATA, &x);
+    curl_easy_setopt(x.easy, CURLOPT_ERRORBUFFER, detail);
+    curl_easy_setopt(x.easy, CURLOPT_FOLLOWLOCATION, 0L);
+    curl_easy_setopt(x.easy, CURLOPT_USERAGENT, "rein/" REIN_VERSION_STRING);
+    curl_easy_setopt(x.easy, CURLOPT_CONNECTTIMEOUT_MS, 10000L);
+    if (deadline) {
+        int64_t left = deadline - rein_now_ms();
+        curl_easy_setopt(x.easy, CURLOPT_TIMEOUT_MS, (long)(left > 1 ? left : 1));
+    }
+    code = rein__curl_perform(x.easy, cancel, &cancelled);
+    curl_easy_getinfo(x.easy, CURLINFO_RESPONSE_CODE, &status);
+    curl_easy_getinfo(x.easy, CURLINFO_CONTENT_TYPE, &ct);
+    if (x.session[0] && !last_id) {
+        pthread_mutex_lock(&c->mu);
+        if (!c->session_id || strcmp(c->session_id, x.session) != 0) {
+            rein_free(c->session_id);
+            c->session_id = rein_strdup(x.session);
+        }
+        pthread_mutex_unlock(&c->mu);
+    }
+    pthread_mutex_lock(&c->mu);
+    done = p && p->done;
+    pthread_mutex_unlock(&c->mu);
+    if (done) {
+        rc = REIN_OK; /* also when the stream was cut short on purpose */
+        goto out;
+    }
+    if (cancelled) {
+        rc = rein_error_set(err, REIN_ECANCELED, "cancelled while waiting for %s", c->cfg->url);
+        goto out;
+    }
+    if (x.too_big) {
+        rc = rein_error_set(err, REIN_ETOOBIG, "%s sent a message larger than %zu bytes",
+                            c->cfg->url, c->cfg->max_message_bytes);
+        goto out;
+    }
+    if (code == CURLE_OPERATION_TIMEDOUT) {
+        rc = rein_error_set(err, REIN_ETIMEDOUT, "timed out waiting for %s", c->cfg->url);
+        goto out;
+    }
+    if (code != CURLE_OK) {
+        rc = rein_error_set(err, REIN_EHTTP, "%s: %s", c->cfg->url,
+                            detail[0] ? detail : curl_easy_strerror(code));
+        goto out;
+    }
+    if (status == 404 && c->session_id && !last_id) {
+        rc = REIN__MCP_SESSION_EXPIRED;
+        goto out;
+    }
+    if (x.mode == BODY_JSON && x.body.len) {
+        /* A JSON answer, or a JSON-RPC error explaining an HTTP error. */
+        rein__mcp_client_dispatch_text(c, x.body.ptr, x.body.len, p);
+        pthread_mutex_lock(&c->mu);
+        done = p && p->done;
+        pthread_mutex_unlock(&c->mu);
+        if (done || (!p && status / 100 == 2)) {
+            rc = REIN_OK;
+            goto out;
+        }
+    }
+    if (!p && status / 100 == 2) {
+        rc = REIN_OK; /* a notification or response was accepted */
+        goto out;
+    }
+    if (x.mode == BODY_SSE && status / 100 == 2) {
+        if (x.sse.last_id[0]) {
+            snprintf(last_out, 256, "%s", x.sse.last_id);
+            *retry_out = x.sse.retry_ms;
+            rc = REIN__MCP_NEED_RESUME;
+        } else {
+            rc = rein_error_set(err, REIN_EIO,
+                                "%s ended its event stream before answering, without an event "
+                                "id to resume from",
+                                c->cfg->url);
+        }
+        goto out;
+    }
+    {
+        size_t n = x.body.len < sizeof(snippet) - 1 ? x.body.len : sizeof(snippet) - 1;
+        for (size_t i = 0; i < n; i++)
+            snippet[i] = (unsigned char)x.body.ptr[i] < 0x20 ? ' ' : x.body.ptr[i];
+        snippet[n] = '\0';
+    }
+    if (status / 100 != 2)
+        rc = rein_error_set(err, REIN_EHTTP, "%s answered HTTP %ld%s%s", c->cfg->url, status,
+                            snippet[0] ? ": " : "", snippet);
+    else if (x.mode == BODY_OTHER || x.mode == BODY_UNKNOWN)
+        rc = rein_error_set(err, REIN_EHTTP, "%s answered %s (HTTP %ld), not JSON-RPC%s%s",
+                            c->cfg->url, ct ? ct : "no content type", status,
+                            snippet[0] ? ": " : "", snippet);
+    else
+        rc = rein_error_set(err, REIN_EHTTP, "%s answered HTTP %ld without a JSON-RPC response%s%s",
+                            c->cfg->url, status, snippet[0] ? ": " : "", snippet);
+out:
+    curl_slist_free_all(headers);
+    if (x.easy)
+        curl_easy_cleanup(x.easy);
+    rein__mcp_sse_release(&x.sse);
+    rein_buf_release(&x.body);
+    return rc;
+}
+
+/* A request over HTTP: POST, then resume as often as the server asks (within limits). */
+int rein__mcp_http_roundtrip(struct rein__mcp_conn *c, struct rein__mcp_pending *p,
+                             const char *json, size_t len, int64_t deadline, rein_cancel *cancel,
+                             rein_error *err)
+{
+    char last[256] = "";
+    int64_t retry = -1;
+    int rc = rein__mcp_http_exchange(c, p, json, len, NULL, deadline, cancel, last, &retry, err);
+
+    for (int i = 0; rc == REIN__MCP_NEED_RESUME && i < REIN__MCP_MAX_RESUMES; i++) {
+        int64_t wait = retry >= 0 ? retry : REIN__MCP_DEFAULT_RETRY_MS;
+        if (deadline && rein_now_ms() + wait >= deadline)
+            return rein_error_set(err, REIN_ETIMEDOUT, "timed out waiting for %s", c->cfg->url);
+        /* The server's retry field says how long to wait before reconnecting. */
+        if (rein_cancel_wait(cancel, wait))
+            return rein_error_set(err, REIN_ECANCELED, "cancelled while waiting for %s",
+                                  c->cfg->url);
+        rc = rein__mcp_http_exchange(c, p, NULL, 0, last, deadline, cancel, last, &retry, err);
+    }
+    if (rc == REIN__MCP_NEED_RESUME)
+        return rein_error_set(err, REIN_EIO, "%s kept ending its stream without answering",
+                              c->cfg->url);
+    return rc;
+}
+
+void rein__mcp_http_close(struct rein__mcp_conn *c)
+{
+    CURL *easy;
+    struct curl_slist *headers;
+
+    if (!c->session_id)
+        return;
+    easy = rein__curl_global_init(NULL) == REIN_OK ? curl_easy_init() : NULL;
+    headers = easy ? http_headers(c, false, NULL) : NULL;
+    if (easy && headers) {
+        /* Ending the session is a courtesy; its failure changes nothing here. */
+        curl_easy_setopt(easy, CURLOPT_URL, c->cfg->url);
+        curl_easy_setopt(easy, CURLOPT_CUSTOMREQUEST, "DELETE");
+        curl_easy_setopt(easy, CURLOPT_NOSIGNAL, 1L);
+        curl_easy_setopt(easy, CURLOPT_HTTPHEADER, headers);
+        curl_easy_setopt(easy, CURLOPT_TIMEOUT_MS, 2000L);
+        curl_easy_setopt(easy, CURLOPT_NOBODY, 0L);
+        curl_easy_setopt(easy, CURLOPT_WRITEFUNCTION, NULL);
+        if (curl_easy_perform(easy) != CURLE_OK)
+            rein_log(REIN_LOG_DEBUG, WHERE, "%s: could not end the session", c->cfg->name);
+    }
+    curl_slist_free_all(headers);
+    if (easy)
+        curl_easy_cleanup(easy);
+    rein_free(c->session_id);
+    c->session_id = NULL;
+}

@@ -1,0 +1,103 @@
+/*
+ * Internals shared by the files of rein's MCP client (client*.c): the connection object, the
+ * requests waiting for answers, and what each transport offers the protocol code. Only the
+ * client files include this; the rest of src/mcp/ uses what mcp_int.h declares.
+ */
+#ifndef REIN_MCP_CLIENT_INT_H
+#define REIN_MCP_CLIENT_INT_H
+
+#include "mcp/mcp_int.h"
+
+#include <rein/proc.h>
+
+#define REIN__MCP_STDERR_TAIL       1024
+#define REIN__MCP_CLOSE_GRACE_MS    2000
+#define REIN__MCP_NOTIFY_TIMEOUT_MS 5000
+#define REIN__MCP_MAX_RESUMES       5
+#define REIN__MCP_DEFAULT_RETRY_MS  1000
+
+enum rein__mcp_conn_state {
+    REIN__MCP_ST_IDLE = 0,
+    REIN__MCP_ST_READY,
+    REIN__MCP_ST_FAILED,
+    REIN__MCP_ST_CLOSED,
+};
+
+/* A request waiting for its response. Lives on the requesting thread's stack. */
+struct rein__mcp_pending {
+    struct rein__mcp_pending *next;
+    int64_t id;
+    json_t *doc; /* the response message, once done */
+    bool done;
+    rein_err fail_rc; /* a transport failure instead of a response */
+    char fail_msg[512];
+    const struct rein_invocation *inv; /* where the request's events go; may be NULL */
+    int busy;                          /* dispatches reporting an event to inv right now */
+};
+
+struct rein__mcp_conn {
+    atomic_int refs;
+    struct rein__mcp_conn_config *cfg;
+    pthread_mutex_t mu; /* everything below but the stdio write side */
+    pthread_cond_t cv;
+    pthread_mutex_t connect_mu; /* one connect at a time */
+    enum rein__mcp_conn_state state;
+    char error[512];
+    int64_t next_id;
+    struct rein__mcp_pending *pending;
+    json_t *tools;
+    json_t *server_info;
+    char version[16];
+    int64_t unknown_ids, garbage;
+    char last_garbage[160];
+    /* stdio */
+    rein_proc *proc;
+    pthread_t reader;
+    bool reader_running, reader_done, closing;
+    bool in_connect; /* a connect is running: a 404 then is not answered by reconnecting */
+    pthread_mutex_t write_mu;
+    char stderr_tail[REIN__MCP_STDERR_TAIL + 1];
+    size_t stderr_len;
+    /* http */
+    char *session_id;
+};
+
+/* ---- client.c: what the transports hand messages to ---- */
+
+/* Decodes one message's text and routes it (current: the request whose HTTP answer carried
+ * it, or NULL); text that is not a message is counted as garbage. */
+void rein__mcp_client_dispatch_text(struct rein__mcp_conn *c, const char *text, size_t len,
+                                    const struct rein__mcp_pending *current);
+/* Fails every pending request with rc and msg (c->mu held). */
+void rein__mcp_client_fail_all(struct rein__mcp_conn *c, rein_err rc, const char *msg);
+/* A notification or a response to the server, not waiting for anything. */
+rein_err rein__mcp_client_send_raw(struct rein__mcp_conn *c, const char *json, size_t len,
+                                   rein_error *err);
+
+/* ---- client_stdio.c ---- */
+rein_err rein__mcp_stdio_send(struct rein__mcp_conn *c, const char *json, size_t len,
+                              rein_error *err);
+/* Starts the server program and its reader thread. */
+rein_err rein__mcp_stdio_open(struct rein__mcp_conn *c, rein_error *err);
+/* Stops the server: end of input, a grace period, then signals; joins the reader. */
+void rein__mcp_stdio_close(struct rein__mcp_conn *c);
+
+/* ---- client_http.c ---- */
+#define REIN__MCP_NEED_RESUME     1 /* the stream ended before the response: resume it */
+#define REIN__MCP_SESSION_EXPIRED 2 /* the server forgot the session: initialize again */
+/*
+ * One HTTP exchange: POST body (a message), or GET to resume from last_id. Answers for p
+ * arrive through dispatch. Returns REIN_OK, REIN__MCP_NEED_RESUME (last_out, retry_out set),
+ * REIN__MCP_SESSION_EXPIRED or an error.
+ */
+int rein__mcp_http_exchange(struct rein__mcp_conn *c, struct rein__mcp_pending *p, const char *body,
+                            size_t len, const char *last_id, int64_t deadline, rein_cancel *cancel,
+                            char *last_out, int64_t *retry_out, rein_error *err);
+/* A request over HTTP: POST, then resume as often as the server asks (within limits). */
+int rein__mcp_http_roundtrip(struct rein__mcp_conn *c, struct rein__mcp_pending *p,
+                             const char *json, size_t len, int64_t deadline, rein_cancel *cancel,
+                             rein_error *err);
+/* Ends the HTTP session (DELETE), as a courtesy. */
+void rein__mcp_http_close(struct rein__mcp_conn *c);
+
+#endif /* REIN_MCP_CLIENT_INT_H */
