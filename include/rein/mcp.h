@@ -169,8 +169,20 @@ REIN_EXTERN size_t rein_mcp_clients_count(const rein_mcp_clients *set);
  */
 REIN_EXTERN size_t rein_mcp_clients_connect(rein_mcp_clients *set, int64_t timeout_ms);
 /*
- * Adds the ready servers' tools to reg (which must not be in use by other threads yet) under
- * the naming rule. A tool that cannot join (a schema rein cannot compile, no unique name) is
+ * Starts every server in the background and returns at once: each connects (tried again with
+ * a growing pause, from half a second up to 30 s, while it fails, and again after it is lost:
+ * a stdio server that exits, an HTTP server that cannot be reached), its tools join reg (taken
+ * as borrowed: it must outlive the set) as soon as it is ready, and follow its
+ * notifications/tools/list_changed (tools that left are removed, changed ones replaced). A
+ * call to a server that is down fails at once, saying when rein tries again; its status says
+ * the same (rein_mcp_clients_status_json's retry_in_ms). No server may be added afterwards.
+ * REIN_ESTATE when already started.
+ */
+REIN_EXTERN rein_err rein_mcp_clients_start(rein_mcp_clients *set, rein_registry *reg,
+                                            rein_error *err) REIN_WUR;
+/*
+ * Adds the ready servers' tools to reg under the naming rule (a tool already there from an
+ * earlier call stays; one the server dropped leaves). A tool that cannot join (a schema rein cannot compile, no unique name) is
  * left out and recorded as a problem of its server. Fails only with REIN_ENOMEM/REIN_EINVAL.
  * The tools keep their servers' connections open; free reg before exiting.
  */

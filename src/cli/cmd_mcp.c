@@ -215,21 +215,24 @@ static int cmd_mcp_serve(const struct mcp_opts *o)
     rein_error_clear(&err);
     clients = load_clients(o, &err);
     reg = clients ? load_registry(o, &err) : NULL;
-    if (!reg || join_clients(clients, reg, 0, &err) != REIN_OK) {
+    if (!reg) {
         cli_print_error(&err);
-        rein_registry_free(reg);
         rein_mcp_clients_free(clients);
         return CLI_EXIT_USAGE;
     }
     server_opts(&so);
     srv = rein_mcp_server_new(reg, &so, &err);
-    if (!srv || rein_mcp_server_run_stdio(srv, STDIN_FILENO, STDOUT_FILENO, &err) != REIN_OK) {
+    /* The configured servers connect in the background: the client's initialize is answered at
+     * once, and their tools join (with notifications/tools/list_changed) when they are ready. */
+    if (!srv || rein_mcp_clients_start(clients, reg, &err) != REIN_OK ||
+        rein_mcp_server_run_stdio(srv, STDIN_FILENO, STDOUT_FILENO, &err) != REIN_OK) {
         cli_print_error(&err);
         rc = CLI_EXIT_FAIL;
     }
+    /* The servers stop before the registry whose tools they fill. */
+    rein_mcp_clients_free(clients);
     rein_mcp_server_free(srv);
     rein_registry_free(reg);
-    rein_mcp_clients_free(clients);
     return rc;
 }
 
@@ -399,6 +402,30 @@ struct cli_mcp {
     rein_mcp_server *srv;
 };
 
+/* GET /healthz: {"mcp": [{name, state, error?, retry_in_ms?, tools: N}]}, one per server. */
+static void mcp_health(void *ud, json_t *health)
+{
+    struct cli_mcp *m = ud;
+    json_t *all = rein_mcp_clients_status_json(m->clients), *out = json_array(), *s;
+    size_t i;
+
+    json_array_foreach(all, i, s)
+    {
+        json_t *o = json_pack("{s:O, s:O, s:I}", "name", json_object_get(s, "name"), "state",
+                              json_object_get(s, "state"), "tools",
+                              (json_int_t)json_array_size(json_object_get(s, "tools")));
+        if (o && json_object_get(s, "error"))
+            json_object_set(o, "error", json_object_get(s, "error"));
+        if (o && json_object_get(s, "retry_in_ms"))
+            json_object_set(o, "retry_in_ms", json_object_get(s, "retry_in_ms"));
+        json_array_append_new(out, o);
+    }
+    if (out && json_array_size(out))
+        json_object_set(health, "mcp", out);
+    json_decref(out);
+    json_decref(all);
+}
+
 struct cli_mcp *cli_mcp_attach(rein_server *http, rein_registry *reg, rein_error *err)
 {
     struct cli_mcp *m = calloc(1, sizeof(*m));
@@ -410,11 +437,16 @@ struct cli_mcp *cli_mcp_attach(rein_server *http, rein_registry *reg, rein_error
     }
     server_opts(&so);
     m->clients = load_clients(NULL, err);
-    if (!m->clients || join_clients(m->clients, reg, 0, err) != REIN_OK)
+    if (!m->clients)
         goto fail;
     m->srv = rein_mcp_server_new(reg, &so, err);
     if (!m->srv || rein_mcp_server_add_routes(m->srv, http, err) != REIN_OK)
         goto fail;
+    /* The configured servers connect in the background: rein listens (and /healthz answers,
+     * with each server's state) at once; a server's tools join when it is ready. */
+    if (rein_mcp_clients_start(m->clients, reg, err) != REIN_OK)
+        goto fail;
+    rein_server_set_health(http, mcp_health, m);
     return m;
 fail:
     cli_mcp_detach(m);
@@ -425,7 +457,9 @@ void cli_mcp_detach(struct cli_mcp *m)
 {
     if (!m)
         return;
-    rein_mcp_server_free(m->srv);
+    /* The servers stop first: their supervisors add tools to the registry the MCP server
+     * watches. */
     rein_mcp_clients_free(m->clients);
+    rein_mcp_server_free(m->srv);
     free(m);
 }

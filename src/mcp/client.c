@@ -98,18 +98,19 @@ static rein_err pending_wait(struct rein__mcp_conn *c, struct rein__mcp_pending 
 
     pthread_mutex_lock(&c->mu);
     while (!p->done) {
-        int64_t now = rein_now_ms(), wait = 1000;
+        int64_t now = rein_now_ms(), wait = 1000, idle = rein__mcp_pending_idle_deadline(p);
+        int64_t until = deadline && (!idle || deadline < idle) ? deadline : idle;
         struct timespec ts;
         if (rein_cancel_is_set(cancel)) {
             rc = REIN_ECANCELED;
             break;
         }
-        if (deadline && now >= deadline) {
+        if (until && now >= until) {
             rc = REIN_ETIMEDOUT;
             break;
         }
-        if (deadline && deadline - now < wait)
-            wait = deadline - now;
+        if (until && until - now < wait)
+            wait = until - now;
         clock_gettime(CLOCK_REALTIME, &ts);
         ts.tv_nsec += (long)(wait % 1000) * 1000000L;
         ts.tv_sec += wait / 1000 + ts.tv_nsec / 1000000000L;
@@ -144,6 +145,8 @@ static void report(struct rein__mcp_conn *c, int64_t id, bool by_id, struct rein
         if (n != 1)
             p = NULL;
     }
+    if (p && by_id && ev->kind == REIN_CALL_EVENT_PROGRESS)
+        p->activity_ms = rein_now_ms(); /* progress: the server is still at it */
     if (p && p->inv && !p->done)
         p->busy++;
     else
@@ -191,8 +194,32 @@ static void on_notification(struct rein__mcp_conn *c, const struct rein__mcp_msg
             return;
         /* Over HTTP a log line on a request's stream belongs to that request. */
         report(c, current ? current->id : 0, current != NULL, &ev);
+    } else if (strcmp(msg->method, "notifications/tools/list_changed") == 0) {
+        /* The owner lists the tools again (runner.c's supervisor) and updates the registry. */
+        pthread_mutex_lock(&c->mu);
+        c->tools_stale = true;
+        pthread_mutex_unlock(&c->mu);
+        rein__mcp_client_changed(c);
     }
-    /* list_changed and the rest: rein reads the tool list once, at connect. */
+}
+
+void rein__mcp_client_changed(struct rein__mcp_conn *c)
+{
+    pthread_mutex_lock(&c->change_mu);
+    if (c->on_change)
+        c->on_change(c->change_ud);
+    pthread_mutex_unlock(&c->change_mu);
+}
+
+void rein__mcp_conn_watch(struct rein__mcp_conn *c, void (*fn)(void *ud), void *ud)
+{
+    pthread_mutex_lock(&c->change_mu);
+    c->on_change = fn;
+    c->change_ud = ud;
+    pthread_mutex_unlock(&c->change_mu);
+    pthread_mutex_lock(&c->mu);
+    c->supervised = fn != NULL;
+    pthread_mutex_unlock(&c->mu);
 }
 
 /* The server asks something: ping is answered, anything else refused. */
@@ -313,6 +340,7 @@ static void notify(struct rein__mcp_conn *c, const char *method, json_t *params)
 
 struct req_opts {
     int64_t deadline; /* 0: none */
+    int64_t idle_ms;  /* fail after this long without a word about the request; 0: none */
     rein_cancel *cancel;
     const struct rein_invocation *inv; /* events and a progressToken; may be NULL */
 };
@@ -335,11 +363,28 @@ static rein_err rpc_error(struct rein__mcp_conn *c, const char *method, const js
     return rc;
 }
 
+/* After an HTTP request failed: a server that could not be reached at all is lost (its owner
+ * reconnects it in the background), unless a connect is what failed. */
+static void connection_lost_if_down(struct rein__mcp_conn *c, bool connecting)
+{
+    bool lost;
+
+    pthread_mutex_lock(&c->mu);
+    lost = c->transport_down && !connecting && c->state == REIN__MCP_ST_READY;
+    if (lost) {
+        c->state = REIN__MCP_ST_FAILED;
+        snprintf(c->error, sizeof(c->error), "%s cannot be reached", c->cfg->url);
+    }
+    pthread_mutex_unlock(&c->mu);
+    if (lost)
+        rein__mcp_client_changed(c);
+}
+
 /* Sends method(params, borrowed) and waits; *result is a new reference on success. */
 static rein_err request(struct rein__mcp_conn *c, const char *method, const json_t *params,
                         const struct req_opts *o, json_t **result, rein_error *err)
 {
-    struct rein__mcp_pending p = {.inv = o->inv};
+    struct rein__mcp_pending p;
     json_t *sent = NULL;
     struct rein_buf b;
     rein_err rc;
@@ -349,9 +394,12 @@ static rein_err request(struct rein__mcp_conn *c, const char *method, const json
     *result = NULL;
     rein_buf_init(&b, 0);
 again:
+    p = (struct rein__mcp_pending){
+        .inv = o->inv, .idle_ms = o->idle_ms, .activity_ms = rein_now_ms()};
     pending_add(c, &p);
-    if (o->inv && o->inv->on_event) {
-        /* The request id doubles as the progress token. */
+    if ((o->inv && o->inv->on_event) || o->idle_ms > 0) {
+        /* The request id doubles as the progress token: progress is forwarded to whoever
+         * listens, and renews the idle limit either way. */
         sent = json_deep_copy(params ? params : json_object());
         json_t *meta = json_object();
         if (!sent || !meta || json_object_set_new(meta, "progressToken", json_integer(p.id)) ||
@@ -382,17 +430,25 @@ again:
             json_decref(sent);
             sent = NULL;
             retried = true;
-            rc = rein__mcp_conn_connect(c, o->deadline ? o->deadline - rein_now_ms() : 0, err);
+            rein_log(REIN_LOG_INFO, WHERE, "%s forgot the session; initializing again",
+                     c->cfg->name);
+            rc = rein__mcp_conn_connect(c, o->deadline ? o->deadline - rein_now_ms() : 0, o->cancel,
+                                        err);
             if (rc)
                 goto out;
-            p = (struct rein__mcp_pending){.inv = o->inv};
+            /* A server that forgot its sessions may have restarted with other tools. */
+            pthread_mutex_lock(&c->mu);
+            c->tools_stale = true;
+            pthread_mutex_unlock(&c->mu);
+            rein__mcp_client_changed(c);
             goto again;
         }
         if (hrc == REIN__MCP_SESSION_EXPIRED)
-            rc = rein_error_set(err, REIN_EHTTP, "%s: the session was not found (HTTP 404)",
-                                c->cfg->url);
+            rc =
+                rein_error_set(err, REIN_EHTTP, "%s: the session was not found again", c->cfg->url);
         else
             rc = hrc;
+        connection_lost_if_down(c, connecting);
         if (rc == REIN_OK && !p.done)
             rc = pending_wait(c, &p, o->deadline, o->cancel);
     } else {
@@ -413,10 +469,21 @@ again:
                      "; it wrote %lld line(s) that are not JSON-RPC, the last: %.120s",
                      (long long)c->garbage, c->last_garbage);
         pthread_mutex_unlock(&c->mu);
-        rein_error_set(err, rc, "%s: %s waiting for MCP server %s to answer %s%s",
-                       timeout ? "timed out" : "cancelled",
-                       timeout ? "gave up" : rein_cancel_reason(o->cancel), c->cfg->name, method,
-                       garbage);
+        pthread_mutex_lock(&c->mu);
+        bool idle = timeout && rein__mcp_pending_idle_deadline(&p) &&
+                    rein_now_ms() >= rein__mcp_pending_idle_deadline(&p) &&
+                    (!o->deadline || rein__mcp_pending_idle_deadline(&p) < o->deadline);
+        pthread_mutex_unlock(&c->mu);
+        if (idle)
+            rein_error_set(err, rc,
+                           "timed out: MCP server %s said nothing about %s for %lld ms (each "
+                           "progress notification gives it that long again)%s",
+                           c->cfg->name, method, (long long)o->idle_ms, garbage);
+        else
+            rein_error_set(err, rc, "%s: %s waiting for MCP server %s to answer %s%s",
+                           timeout ? "timed out" : "cancelled",
+                           timeout ? "gave up" : rein_cancel_reason(o->cancel), c->cfg->name,
+                           method, garbage);
         /* Tell the server to stop; the initialize request may not be cancelled. */
         if (strcmp(method, "initialize") != 0)
             notify(c, "notifications/cancelled",
@@ -465,6 +532,7 @@ struct rein__mcp_conn *rein__mcp_conn_new(struct rein__mcp_conn_config *cfg)
     pthread_cond_init(&c->cv, NULL);
     pthread_mutex_init(&c->connect_mu, NULL);
     pthread_mutex_init(&c->write_mu, NULL);
+    pthread_mutex_init(&c->change_mu, NULL);
     return c;
 }
 
@@ -479,9 +547,10 @@ static void transport_close(struct rein__mcp_conn *c)
     pthread_mutex_lock(&c->mu);
     c->closing = true;
     pthread_mutex_unlock(&c->mu);
-    if (c->cfg->http)
+    if (c->cfg->http) {
+        rein__mcp_http_listen_stop(c);
         rein__mcp_http_close(c);
-    else
+    } else
         rein__mcp_stdio_close(c);
     pthread_mutex_lock(&c->mu);
     c->closing = false;
@@ -501,6 +570,7 @@ void rein__mcp_conn_unref(struct rein__mcp_conn *c)
     pthread_cond_destroy(&c->cv);
     pthread_mutex_destroy(&c->connect_mu);
     pthread_mutex_destroy(&c->write_mu);
+    pthread_mutex_destroy(&c->change_mu);
     rein_free(c);
 }
 
@@ -509,9 +579,14 @@ const struct rein__mcp_conn_config *rein__mcp_conn_config(const struct rein__mcp
     return c->cfg;
 }
 
-const json_t *rein__mcp_conn_tools(const struct rein__mcp_conn *c)
+json_t *rein__mcp_conn_tools(struct rein__mcp_conn *c)
 {
-    return c->tools;
+    json_t *tools;
+
+    pthread_mutex_lock(&c->mu);
+    tools = json_incref(c->tools);
+    pthread_mutex_unlock(&c->mu);
+    return tools;
 }
 
 void rein__mcp_conn_counters(struct rein__mcp_conn *c, int64_t *unknown_ids, int64_t *garbage)
@@ -586,6 +661,7 @@ static rein_err list_tools(struct rein__mcp_conn *c, const struct req_opts *o, r
     pthread_mutex_lock(&c->mu);
     json_decref(c->tools);
     c->tools = all;
+    c->tools_stale = false;
     pthread_mutex_unlock(&c->mu);
     return REIN_OK;
 }
@@ -625,9 +701,10 @@ static rein_err handshake(struct rein__mcp_conn *c, const struct req_opts *o, re
     return REIN_OK;
 }
 
-rein_err rein__mcp_conn_connect(struct rein__mcp_conn *c, int64_t timeout_ms, rein_error *err)
+rein_err rein__mcp_conn_connect(struct rein__mcp_conn *c, int64_t timeout_ms, rein_cancel *cancel,
+                                rein_error *err)
 {
-    struct req_opts o = {0};
+    struct req_opts o = {.cancel = cancel};
     rein_err rc = REIN_OK;
 
     if (timeout_ms <= 0)
@@ -650,20 +727,69 @@ rein_err rein__mcp_conn_connect(struct rein__mcp_conn *c, int64_t timeout_ms, re
         rc = rein__mcp_stdio_open(c, err);
     if (!rc)
         rc = handshake(c, &o, err);
-    if (!rc && !c->tools)
+    pthread_mutex_lock(&c->mu);
+    bool list = !c->tools || c->tools_stale;
+    pthread_mutex_unlock(&c->mu);
+    if (!rc && list)
         rc = list_tools(c, &o, err);
     pthread_mutex_lock(&c->mu);
     c->in_connect = false;
     c->state = rc ? REIN__MCP_ST_FAILED : REIN__MCP_ST_READY;
-    if (rc && err)
-        snprintf(c->error, sizeof(c->error), "%s", err->msg);
+    if (rc)
+        snprintf(c->error, sizeof(c->error), "%s", err ? err->msg : rein_strerror(rc));
     else
         c->error[0] = '\0';
     pthread_mutex_unlock(&c->mu);
     if (rc)
         transport_close(c);
+    else if (c->cfg->http)
+        rein__mcp_http_listen_start(c); /* the server may speak outside requests */
 out:
     pthread_mutex_unlock(&c->connect_mu);
+    return rc;
+}
+
+bool rein__mcp_conn_is_ready(struct rein__mcp_conn *c)
+{
+    bool ready;
+
+    pthread_mutex_lock(&c->mu);
+    ready = c->state == REIN__MCP_ST_READY;
+    pthread_mutex_unlock(&c->mu);
+    return ready;
+}
+
+void rein__mcp_conn_retry_at(struct rein__mcp_conn *c, int64_t when_ms)
+{
+    pthread_mutex_lock(&c->mu);
+    c->next_try_ms = when_ms;
+    pthread_mutex_unlock(&c->mu);
+}
+
+rein_err rein__mcp_conn_refresh_tools(struct rein__mcp_conn *c, int64_t timeout_ms, bool *changed,
+                                      rein_error *err)
+{
+    struct req_opts o = {0};
+    rein_err rc = REIN_OK;
+    json_t *before;
+
+    *changed = false;
+    o.deadline = rein_now_ms() + (timeout_ms > 0 ? timeout_ms : c->cfg->connect_timeout_ms);
+    /* connect_mu: not while a connect runs (it lists the tools itself). */
+    pthread_mutex_lock(&c->connect_mu);
+    pthread_mutex_lock(&c->mu);
+    bool due = c->state == REIN__MCP_ST_READY && c->tools_stale;
+    before = json_incref(c->tools);
+    pthread_mutex_unlock(&c->mu);
+    if (due)
+        rc = list_tools(c, &o, err);
+    if (due && !rc) {
+        pthread_mutex_lock(&c->mu);
+        *changed = !json_equal(before, c->tools);
+        pthread_mutex_unlock(&c->mu);
+    }
+    pthread_mutex_unlock(&c->connect_mu);
+    json_decref(before);
     return rc;
 }
 
@@ -675,6 +801,11 @@ json_t *rein__mcp_conn_status_json(struct rein__mcp_conn *c)
     o = json_pack("{s:s, s:s, s:s, s:s}", "name", c->cfg->name, "transport",
                   c->cfg->http ? "http" : "stdio", "target",
                   c->cfg->http ? c->cfg->url : c->cfg->argv[0], "state", state_names[c->state]);
+    if (o && c->state != REIN__MCP_ST_READY && c->supervised && c->next_try_ms)
+        json_object_set_new(o, "retry_in_ms",
+                            json_integer(c->next_try_ms > rein_now_ms()
+                                             ? (json_int_t)(c->next_try_ms - rein_now_ms())
+                                             : 0));
     if (o && c->error[0])
         json_object_set_new(o, "error", json_string(c->error));
     if (o && c->version[0])
@@ -755,7 +886,12 @@ rein_err rein__mcp_conn_call(struct rein__mcp_conn *c, const char *tool,
                              rein_error *err)
 {
     int64_t left = rein_invocation_remaining_ms(inv);
-    struct req_opts o = {.deadline = inv->deadline_ms, .cancel = inv->cancel, .inv = inv};
+    /* The manifest's limit (max_timeout_ms) is the call's deadline; timeout_ms is how long the
+     * server may stay silent about it, renewed by each progress notification. */
+    struct req_opts o = {.deadline = inv->deadline_ms,
+                         .idle_ms = c->cfg->timeout_ms,
+                         .cancel = inv->cancel,
+                         .inv = inv};
     json_t *params, *result = NULL, *out;
     const char *key;
     json_t *v;
@@ -764,7 +900,18 @@ rein_err rein__mcp_conn_call(struct rein__mcp_conn *c, const char *tool,
     if (left == 0)
         return rein_error_set(err, REIN_ETIMEDOUT, "timed out before MCP server %s was called",
                               c->cfg->name);
-    rc = rein__mcp_conn_connect(c, left > 0 ? left : 0, err);
+    pthread_mutex_lock(&c->mu);
+    int64_t wait =
+        c->supervised && c->state == REIN__MCP_ST_FAILED ? c->next_try_ms - rein_now_ms() : 0;
+    char why[sizeof(c->error)];
+    snprintf(why, sizeof(why), "%s", c->error);
+    pthread_mutex_unlock(&c->mu);
+    if (wait > 0)
+        /* A server that is down answers nothing: say so at once rather than wait for it. */
+        return rein_error_set(err, REIN_EIO,
+                              "MCP server %s is not connected (%s); rein tries again in %lld ms",
+                              c->cfg->name, why, (long long)wait);
+    rc = rein__mcp_conn_connect(c, left > 0 ? left : 0, inv->cancel, err);
     if (rc)
         return rc == REIN_ENOMEM || rc == REIN_ETIMEDOUT || rc == REIN_ECANCELED ? rc : REIN_EIO;
     params = json_pack("{s:s, s:O}", "name", tool, "arguments", inv->args);

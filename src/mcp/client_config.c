@@ -9,6 +9,7 @@
 #include <string.h>
 
 #define DEFAULT_CALL_TIMEOUT_MS    60000
+#define DEFAULT_MAX_TIMEOUT_MS     600000
 #define DEFAULT_CONNECT_TIMEOUT_MS 30000
 #define DEFAULT_MAX_MESSAGE        ((size_t)16 << 20)
 
@@ -215,13 +216,22 @@ rein_err rein__mcp_conn_config_parse(const char *name, const json_t *entry, cons
         return rein_error_set(err, REIN_ENOMEM, "out of memory reading mcpServers.%s", name);
     }
     cfg->timeout_ms = DEFAULT_CALL_TIMEOUT_MS;
+    cfg->max_timeout_ms = DEFAULT_MAX_TIMEOUT_MS;
     cfg->connect_timeout_ms = DEFAULT_CONNECT_TIMEOUT_MS;
     cfg->max_message_bytes = DEFAULT_MAX_MESSAGE;
     rc = has_cmd ? parse_stdio(cfg, entry, base_dir, err) : parse_http(cfg, entry, err);
     if (!rc)
         rc = parse_ms(name, entry, "timeout_ms", &cfg->timeout_ms, err);
     if (!rc)
+        rc = parse_ms(name, entry, "max_timeout_ms", &cfg->max_timeout_ms, err);
+    if (!rc)
         rc = parse_ms(name, entry, "connect_timeout_ms", &cfg->connect_timeout_ms, err);
+    /* A call that keeps reporting progress may run up to max_timeout_ms: never less than the
+     * silence it is allowed. */
+    if (!rc && cfg->max_timeout_ms < cfg->timeout_ms)
+        cfg->max_timeout_ms = json_object_get(entry, "max_timeout_ms") ? cfg->timeout_ms
+                              : cfg->timeout_ms < 8640000              ? cfg->timeout_ms * 10
+                                                                       : 86400000;
     if (!rc && json_object_get(entry, "max_message_bytes")) {
         const json_t *v = json_object_get(entry, "max_message_bytes");
         if (!json_is_integer(v) || json_integer_value(v) < 1024 ||

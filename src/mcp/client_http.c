@@ -28,8 +28,30 @@ struct xfer {
     struct rein__mcp_sse sse;
     char session[256];
     bool too_big;
-    bool stop; /* the response arrived: the rest of the stream is not needed */
+    bool stop;  /* the response arrived: the rest of the stream is not needed */
+    bool idled; /* p's idle limit passed (no progress for too long) */
 };
+
+/* libcurl's progress callback, about once a second: ends a transfer whose request has gone
+ * quiet for longer than its idle limit (progress notifications move the limit on). */
+static int on_xferinfo(void *ud, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
+                       curl_off_t ulnow)
+{
+    struct xfer *x = ud;
+    int64_t idle;
+
+    (void)dltotal;
+    (void)dlnow;
+    (void)ultotal;
+    (void)ulnow;
+    if (!x->p)
+        return 0;
+    pthread_mutex_lock(&x->c->mu);
+    idle = rein__mcp_pending_idle_deadline(x->p);
+    pthread_mutex_unlock(&x->c->mu);
+    x->idled = idle && rein_now_ms() >= idle;
+    return x->idled ? 1 : 0;
+}
 
 static size_t on_header(char *data, size_t size, size_t n, void *ud)
 {
@@ -121,19 +143,21 @@ static struct curl_slist *http_headers(struct rein__mcp_conn *c, bool sse_only, 
             goto fail;
         list = next;
     }
+    char version[sizeof(c->version) + 32];
     pthread_mutex_lock(&c->mu);
-    line[0] = '\0';
+    line[0] = version[0] = '\0';
     if (c->session_id)
         snprintf(line, sizeof(line), "Mcp-Session-Id: %s", c->session_id);
+    if (c->version[0])
+        snprintf(version, sizeof(version), "MCP-Protocol-Version: %s", c->version);
     pthread_mutex_unlock(&c->mu);
     if (line[0]) {
         if (!(next = curl_slist_append(list, line)))
             goto fail;
         list = next;
     }
-    if (c->version[0]) {
-        snprintf(line, sizeof(line), "MCP-Protocol-Version: %s", c->version);
-        if (!(next = curl_slist_append(list, line)))
+    if (version[0]) {
+        if (!(next = curl_slist_append(list, version)))
             goto fail;
         list = next;
     }
@@ -154,10 +178,6 @@ fail:
     return NULL;
 }
 
-/*
- * One HTTP exchange: POST body (a message), or GET to resume from last_id. Answers for p
- * arrive through dispatch. Returns REIN_OK, REIN__MCP_NEED_RESUME, REIN__MCP_SESSION_EXPIRED or an error.
- */
 int rein__mcp_http_exchange(struct rein__mcp_conn *c, struct rein__mcp_pending *p, const char *body,
                             size_t len, const char *last_id, int64_t deadline, rein_cancel *cancel,
                             char *last_out, int64_t *retry_out, rein_error *err)
@@ -165,7 +185,7 @@ int rein__mcp_http_exchange(struct rein__mcp_conn *c, struct rein__mcp_pending *
     struct xfer x = {.c = c, .p = p};
     struct curl_slist *headers;
     char detail[CURL_ERROR_SIZE] = "", snippet[240];
-    bool cancelled = false, done;
+    bool cancelled = false, done, had_session;
     long status = 0;
     char *ct = NULL;
     CURLcode code;
@@ -177,7 +197,7 @@ int rein__mcp_http_exchange(struct rein__mcp_conn *c, struct rein__mcp_pending *
     rein_buf_init(&x.body, c->cfg->max_message_bytes + 1);
     rein__mcp_sse_init(&x.sse, c->cfg->max_message_bytes, on_sse_event, &x);
     x.easy = curl_easy_init();
-    headers = http_headers(c, last_id != NULL, last_id);
+    headers = http_headers(c, body == NULL, last_id);
     if (!x.easy || !headers) {
         rc = rein_error_set(err, REIN_ENOMEM, "out of memory calling %s", c->cfg->url);
         goto out;
@@ -203,10 +223,25 @@ int rein__mcp_http_exchange(struct rein__mcp_conn *c, struct rein__mcp_pending *
         int64_t left = deadline - rein_now_ms();
         curl_easy_setopt(x.easy, CURLOPT_TIMEOUT_MS, (long)(left > 1 ? left : 1));
     }
+    curl_easy_setopt(x.easy, CURLOPT_XFERINFOFUNCTION, on_xferinfo);
+    curl_easy_setopt(x.easy, CURLOPT_XFERINFODATA, &x);
+    curl_easy_setopt(x.easy, CURLOPT_NOPROGRESS, 0L);
+    pthread_mutex_lock(&c->mu);
+    had_session = c->session_id != NULL;
+    pthread_mutex_unlock(&c->mu);
     code = rein__curl_perform(x.easy, cancel, &cancelled);
     curl_easy_getinfo(x.easy, CURLINFO_RESPONSE_CODE, &status);
     curl_easy_getinfo(x.easy, CURLINFO_CONTENT_TYPE, &ct);
-    if (x.session[0] && !last_id) {
+    if (body) {
+        /* Could the server be reached at all? (A request that fails otherwise is its own
+         * problem; a server that cannot be reached is lost until it comes back.) */
+        pthread_mutex_lock(&c->mu);
+        c->transport_down = code == CURLE_COULDNT_CONNECT || code == CURLE_COULDNT_RESOLVE_HOST ||
+                            code == CURLE_COULDNT_RESOLVE_PROXY || code == CURLE_SEND_ERROR ||
+                            (code == CURLE_RECV_ERROR && status == 0);
+        pthread_mutex_unlock(&c->mu);
+    }
+    if (x.session[0] && body) {
         pthread_mutex_lock(&c->mu);
         if (!c->session_id || strcmp(c->session_id, x.session) != 0) {
             rein_free(c->session_id);
@@ -230,7 +265,7 @@ int rein__mcp_http_exchange(struct rein__mcp_conn *c, struct rein__mcp_pending *
                             c->cfg->url, c->cfg->max_message_bytes);
         goto out;
     }
-    if (code == CURLE_OPERATION_TIMEDOUT) {
+    if (code == CURLE_OPERATION_TIMEDOUT || x.idled) {
         rc = rein_error_set(err, REIN_ETIMEDOUT, "timed out waiting for %s", c->cfg->url);
         goto out;
     }
@@ -239,8 +274,14 @@ int rein__mcp_http_exchange(struct rein__mcp_conn *c, struct rein__mcp_pending *
                             detail[0] ? detail : curl_easy_strerror(code));
         goto out;
     }
-    if (status == 404 && c->session_id && !last_id) {
+    /* A server that restarted answers 404 (MCP) or, as many SDK servers do, 400 for a session
+     * it does not know: the session is over, and the caller initializes again. */
+    if ((status == 404 || status == 400) && had_session && (body || !last_id)) {
         rc = REIN__MCP_SESSION_EXPIRED;
+        goto out;
+    }
+    if (status == 405 && !body) {
+        rc = REIN__MCP_NO_STREAM; /* a GET the server does not offer */
         goto out;
     }
     if (x.mode == BODY_JSON && x.body.len) {
@@ -255,7 +296,14 @@ int rein__mcp_http_exchange(struct rein__mcp_conn *c, struct rein__mcp_pending *
         }
     }
     if (!p && status / 100 == 2) {
-        rc = REIN_OK; /* a notification or response was accepted */
+        /* A notification or response was accepted, or the standalone stream ended (it can be
+         * resumed from its last event id). */
+        rc = REIN_OK;
+        if (x.mode == BODY_SSE && x.sse.last_id[0]) {
+            snprintf(last_out, 256, "%s", x.sse.last_id);
+            *retry_out = x.sse.retry_ms;
+            rc = REIN__MCP_NEED_RESUME;
+        }
         goto out;
     }
     if (x.mode == BODY_SSE && status / 100 == 2) {
@@ -319,6 +367,77 @@ int rein__mcp_http_roundtrip(struct rein__mcp_conn *c, struct rein__mcp_pending 
         return rein_error_set(err, REIN_EIO, "%s kept ending its stream without answering",
                               c->cfg->url);
     return rc;
+}
+
+/* ---- the standalone stream: what the server says outside requests ----------------------- */
+
+#define LISTEN_BACKOFF_MAX_MS 30000
+
+static void *listen_main(void *arg)
+{
+    struct rein__mcp_conn *c = arg;
+    rein_cancel *stop = c->listen_stop;
+    int64_t backoff = 500;
+    char last[256] = "";
+
+    while (!rein_cancel_is_set(stop)) {
+        char out[256] = "";
+        int64_t retry = -1, wait;
+        rein_error err;
+        int rc;
+
+        rein_error_clear(&err);
+        rc = rein__mcp_http_exchange(c, NULL, NULL, 0, last[0] ? last : NULL, 0, stop, out, &retry,
+                                     &err);
+        if (rein_cancel_is_set(stop))
+            break;
+        if (rc == REIN__MCP_NO_STREAM || rc == REIN__MCP_SESSION_EXPIRED) {
+            /* No standalone stream here, or the session is over (the next request starts a
+             * new one, and listening with it). */
+            rein_log(REIN_LOG_DEBUG, WHERE, "%s: no standalone stream (%s)", c->cfg->name,
+                     rc == REIN__MCP_NO_STREAM ? "405" : "session ended");
+            break;
+        }
+        if (rc == REIN__MCP_NEED_RESUME) {
+            snprintf(last, sizeof(last), "%s", out);
+            wait = retry >= 0 ? retry : REIN__MCP_DEFAULT_RETRY_MS;
+            backoff = 500;
+        } else {
+            if (rc != REIN_OK)
+                rein_log(REIN_LOG_DEBUG, WHERE, "%s: standalone stream: %s", c->cfg->name, err.msg);
+            last[0] = '\0';
+            wait = backoff;
+            backoff = backoff * 2 > LISTEN_BACKOFF_MAX_MS ? LISTEN_BACKOFF_MAX_MS : backoff * 2;
+        }
+        rein_cancel_wait(stop, wait);
+    }
+    return NULL;
+}
+
+void rein__mcp_http_listen_start(struct rein__mcp_conn *c)
+{
+    if (c->listening)
+        return;
+    c->listen_stop = rein_cancel_new();
+    if (!c->listen_stop)
+        return;
+    if (pthread_create(&c->listener, NULL, listen_main, c) != 0) {
+        rein_cancel_unref(c->listen_stop);
+        c->listen_stop = NULL;
+        return;
+    }
+    c->listening = true;
+}
+
+void rein__mcp_http_listen_stop(struct rein__mcp_conn *c)
+{
+    if (!c->listening)
+        return;
+    rein_cancel_trigger(c->listen_stop, "closing");
+    pthread_join(c->listener, NULL);
+    rein_cancel_unref(c->listen_stop);
+    c->listen_stop = NULL;
+    c->listening = false;
 }
 
 void rein__mcp_http_close(struct rein__mcp_conn *c)

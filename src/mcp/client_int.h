@@ -33,7 +33,16 @@ struct rein__mcp_pending {
     char fail_msg[512];
     const struct rein_invocation *inv; /* where the request's events go; may be NULL */
     int busy;                          /* dispatches reporting an event to inv right now */
+    /* The request times out when the server has said nothing about it for idle_ms (0: no
+     * such limit): its progress notifications move activity_ms on (under c->mu). */
+    int64_t idle_ms, activity_ms;
 };
+
+/* The idle deadline of p (c->mu held), or 0 when it has none. */
+static inline int64_t rein__mcp_pending_idle_deadline(const struct rein__mcp_pending *p)
+{
+    return p->idle_ms > 0 ? p->activity_ms + p->idle_ms : 0;
+}
 
 struct rein__mcp_conn {
     atomic_int refs;
@@ -60,7 +69,25 @@ struct rein__mcp_conn {
     size_t stderr_len;
     /* http */
     char *session_id;
+    bool transport_down; /* the last exchange could not reach the server at all */
+    /* What the owner of the connection (runner.c) wants to hear about: the connection was lost
+     * or the server's tool list changed. Called with change_mu held (so clearing it waits for
+     * a call in progress) and c->mu not held. */
+    pthread_mutex_t change_mu;
+    void (*on_change)(void *ud);
+    void *change_ud;
+    bool tools_stale;    /* notifications/tools/list_changed arrived (under mu) */
+    int64_t next_try_ms; /* a supervised connection that failed is tried again then (mu) */
+    bool supervised;     /* someone reconnects it in the background (mu) */
+    /* HTTP: the thread reading the standalone GET stream (started and stopped by whoever
+     * holds connect_mu). */
+    pthread_t listener;
+    bool listening;
+    rein_cancel *listen_stop;
 };
+
+/* Tells the owner about a change (no lock held). */
+void rein__mcp_client_changed(struct rein__mcp_conn *c);
 
 /* ---- client.c: what the transports hand messages to ---- */
 
@@ -85,10 +112,12 @@ void rein__mcp_stdio_close(struct rein__mcp_conn *c);
 /* ---- client_http.c ---- */
 #define REIN__MCP_NEED_RESUME     1 /* the stream ended before the response: resume it */
 #define REIN__MCP_SESSION_EXPIRED 2 /* the server forgot the session: initialize again */
+#define REIN__MCP_NO_STREAM       3 /* a GET for the standalone stream got 405 */
 /*
- * One HTTP exchange: POST body (a message), or GET to resume from last_id. Answers for p
- * arrive through dispatch. Returns REIN_OK, REIN__MCP_NEED_RESUME (last_out, retry_out set),
- * REIN__MCP_SESSION_EXPIRED or an error.
+ * One HTTP exchange: POST body (a message), or (body NULL) a GET for an event stream: resuming
+ * from last_id, or the standalone stream. Answers for p arrive through dispatch. Returns
+ * REIN_OK, REIN__MCP_NEED_RESUME (last_out, retry_out set), REIN__MCP_SESSION_EXPIRED,
+ * REIN__MCP_NO_STREAM or an error. A request whose idle limit passes fails with ETIMEDOUT.
  */
 int rein__mcp_http_exchange(struct rein__mcp_conn *c, struct rein__mcp_pending *p, const char *body,
                             size_t len, const char *last_id, int64_t deadline, rein_cancel *cancel,
@@ -99,5 +128,9 @@ int rein__mcp_http_roundtrip(struct rein__mcp_conn *c, struct rein__mcp_pending 
                              rein_error *err);
 /* Ends the HTTP session (DELETE), as a courtesy. */
 void rein__mcp_http_close(struct rein__mcp_conn *c);
+/* Opens the standalone GET stream on a thread of its own (notifications and requests the
+ * server sends outside any request), reopened after a drop; stop joins it. */
+void rein__mcp_http_listen_start(struct rein__mcp_conn *c);
+void rein__mcp_http_listen_stop(struct rein__mcp_conn *c);
 
 #endif /* REIN_MCP_CLIENT_INT_H */

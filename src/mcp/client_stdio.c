@@ -135,7 +135,8 @@ static void *reader_main(void *arg)
     else
         snprintf(msg, sizeof(msg), "MCP server %s exited (status %d)%s%s", c->cfg->name, exit_code,
                  tail[0] ? ": " : "", tail);
-    if (!c->closing) {
+    bool lost = !c->closing;
+    if (lost) {
         snprintf(c->error, sizeof(c->error), "%s", msg);
         c->state = REIN__MCP_ST_CLOSED;
     }
@@ -143,6 +144,8 @@ static void *reader_main(void *arg)
     c->reader_done = true;
     pthread_cond_broadcast(&c->cv);
     pthread_mutex_unlock(&c->mu);
+    if (lost)
+        rein__mcp_client_changed(c); /* its owner starts it again (with a backoff) */
     return NULL;
 }
 

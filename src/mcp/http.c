@@ -266,6 +266,17 @@ static void session_free(struct http_session *hs)
     rein_free(hs);
 }
 
+/* True when a client reads the stream now (a session with an open GET is not idle). */
+static bool reading(struct mcp_stream *st)
+{
+    bool attached;
+
+    pthread_mutex_lock(&st->mu);
+    attached = st->sse != NULL;
+    pthread_mutex_unlock(&st->mu);
+    return attached;
+}
+
 /* Unlinks sessions that were idle too long (h->mu held); returns them in a list to free. */
 static struct http_session *sweep(struct rein__mcp_http *h, int64_t now)
 {
@@ -274,7 +285,7 @@ static struct http_session *sweep(struct rein__mcp_http *h, int64_t now)
 
     while (*pp) {
         struct http_session *hs = *pp;
-        if (hs->refs == 1 && now - hs->last_used_ms > idle) {
+        if (hs->refs == 1 && now - hs->last_used_ms > idle && !reading(hs->standalone)) {
             *pp = hs->next;
             hs->next = gone;
             gone = hs;
@@ -652,9 +663,13 @@ static struct http_session *request_session(struct rein__mcp_http *h, rein_reque
 
 /* ---- streamed calls --------------------------------------------------------------------- */
 
-/* A call that runs on the MCP server's pool and writes into its stream. */
+/* A call that runs on the MCP server's pool and writes into its stream. Its reference to the
+ * HTTP session keeps the session from ending as idle while the call runs, and marks it used
+ * when the call ends, so the client has session_idle_ms to come back for the answer. */
 struct call_job {
     rein_mcp_server *srv;
+    struct rein__mcp_http *h;
+    struct http_session *hs;        /* a reference */
     struct rein__mcp_session *sess; /* a reference */
     struct mcp_stream *st;          /* a reference */
     struct rein__mcp_msg msg;
@@ -671,6 +686,7 @@ static void call_job_run(void *arg)
     rein__mcp_session_job_end(j->sess);
     rein__mcp_session_unref(j->sess);
     stream_unref(j->st);
+    session_put(j->h, j->hs);
     rein_free(j);
 }
 
@@ -740,7 +756,8 @@ static void post_stream(rein_request *req, void *userdata)
     }
     session_add_stream(h, d->hs, st);
     stream_attach(st, sse, 0, primes && o->sse_close_ms > 0 ? rein_now_ms() + o->sse_close_ms : 0);
-    *job = (struct call_job){h->srv, rein__mcp_session_ref(d->hs->s), st, d->msg, ""};
+    *job = (struct call_job){h->srv, h, session_ref(h, d->hs), rein__mcp_session_ref(d->hs->s), st,
+                             d->msg, ""};
     memset(&d->msg, 0, sizeof(d->msg)); /* the job has it now */
     atomic_fetch_add(&st->refs, 1);
     snprintf(job->trace_id, sizeof(job->trace_id), "%s", rein_request_trace_id(req));

@@ -204,15 +204,16 @@ struct rein__mcp_conn_config {
     char *cwd;
     char *url;                  /* http */
     char **headers;             /* http: "Name: value", NULL-terminated */
-    int64_t timeout_ms;         /* a tool call's limit (0: 60 s) */
+    int64_t timeout_ms;         /* a call fails after this long without a word of progress */
+    int64_t max_timeout_ms;     /* ... and after this long in any case (the manifest's limit) */
     int64_t connect_timeout_ms; /* starting and initializing (0: 30 s) */
     size_t max_message_bytes;   /* a longer message from the server is refused (0: 16 MiB) */
 };
 
 /*
  * Reads one mcpServers entry (borrowed) named name: {"command", "args"?, "env"?, "cwd"?} or
- * {"url", "headers"?, "bearer_token"?}, with "timeout_ms"? and "connect_timeout_ms"? for
- * both. "${VAR}" in env values, headers and the bearer token is replaced from rein's
+ * {"url", "headers"?, "bearer_token"?}, with "timeout_ms"?, "max_timeout_ms"?,
+ * "connect_timeout_ms"? and "max_message_bytes"? for both. "${VAR}" in env values, headers and the bearer token is replaced from rein's
  * environment. base_dir (may be NULL) resolves a relative cwd. REIN_EINVAL names the problem.
  */
 rein_err rein__mcp_conn_config_parse(const char *name, const json_t *entry, const char *base_dir,
@@ -230,13 +231,31 @@ void rein__mcp_conn_unref(struct rein__mcp_conn *c);
 const struct rein__mcp_conn_config *rein__mcp_conn_config(const struct rein__mcp_conn *c);
 /*
  * Starts the server (stdio) and runs the handshake (initialize, notifications/initialized)
- * and, the first time, tools/list (every page). Does nothing when already connected.
- * timeout_ms <= 0 uses the configured connect timeout.
+ * and, the first time or after list_changed, tools/list (every page); over HTTP it then opens
+ * the standalone stream. Does nothing when already connected. timeout_ms <= 0 uses the
+ * configured connect timeout; cancel (may be NULL) stops it early.
  */
-rein_err rein__mcp_conn_connect(struct rein__mcp_conn *c, int64_t timeout_ms,
+rein_err rein__mcp_conn_connect(struct rein__mcp_conn *c, int64_t timeout_ms, rein_cancel *cancel,
                                 rein_error *err) REIN_WUR;
-/* The tools of the first tools/list (borrowed; NULL before it), valid while c lives. */
-const json_t *rein__mcp_conn_tools(const struct rein__mcp_conn *c);
+/* The tools of the last tools/list (a new reference; NULL before the first). */
+json_t *rein__mcp_conn_tools(struct rein__mcp_conn *c);
+/*
+ * Lists the tools again when notifications/tools/list_changed said they changed (and the
+ * connection is ready); *changed tells whether it did. timeout_ms <= 0: the connect timeout.
+ */
+rein_err rein__mcp_conn_refresh_tools(struct rein__mcp_conn *c, int64_t timeout_ms, bool *changed,
+                                      rein_error *err) REIN_WUR;
+/* True when the connection is ready for calls. */
+bool rein__mcp_conn_is_ready(struct rein__mcp_conn *c);
+/*
+ * fn(ud) is told (from any thread, with no connection lock held) when the connection is lost
+ * or the server's tool list changed; NULL stops it, waiting for a call in progress. Marks the
+ * connection supervised: while it is down a call fails at once instead of connecting itself,
+ * unless the supervisor's next attempt is due (rein__mcp_conn_retry_at).
+ */
+void rein__mcp_conn_watch(struct rein__mcp_conn *c, void (*fn)(void *ud), void *ud);
+/* When the supervisor tries next (0: now), for calls and the status. */
+void rein__mcp_conn_retry_at(struct rein__mcp_conn *c, int64_t when_ms);
 /* {name, transport, target, state, error?, protocolVersion?, serverInfo?} (new). */
 json_t *rein__mcp_conn_status_json(struct rein__mcp_conn *c);
 /*

@@ -552,8 +552,11 @@ static void naming_rule(void **state)
             assert_non_null(rein_registry_get(a.reg, ida));
         }
     }
-    /* Unique names are plain; clashes get a hash of server and tool. */
-    assert_string_equal(rein_mcp_clients_tool_id(a.set, "a.b", "only-here"), "a_b__only-here");
+    /* Unique names are plain. Servers whose names come out the same ("a.b", "a_b") could want
+     * the same id for tools they have not listed yet, so all their tools get a hash of server
+     * and tool; so does a tool whose plain name a skill has. */
+    assert_true(
+        strncmp(rein_mcp_clients_tool_id(a.set, "a.b", "only-here"), "a_b__only-here_", 15) == 0);
     assert_string_equal(rein_mcp_clients_tool_id(a.set, "s", "u"), "s__u");
     assert_true(strncmp(rein_mcp_clients_tool_id(a.set, "a.b", "x"), "a_b__x_", 7) == 0);
     assert_true(strncmp(rein_mcp_clients_tool_id(a.set, "a_b", "x"), "a_b__x_", 7) == 0);
@@ -718,12 +721,145 @@ static void bad_http_servers(void **state)
     skill_http_stop(s);
 }
 
+/* Waits (up to 20 s) until reg has a tool named id; false when it never came. */
+static bool wait_for_tool(const rein_registry *reg, const char *id, bool present)
+{
+    for (int i = 0; i < 2000; i++) {
+        if ((rein_registry_get(reg, id) != NULL) == present)
+            return true;
+        rein_sleep_ms(10);
+    }
+    return false;
+}
+
+/* The state of server i ("ready", "failed", ...), copied into out. */
+static const char *state_of(struct client *c, size_t i, char *out, size_t size)
+{
+    json_t *st = status_of(c, i);
+
+    snprintf(out, size, "%s", json_string_value(json_object_get(st, "state")) ?: "");
+    json_decref(st);
+    return out;
+}
+
+/*
+ * Issue 20: a server down at start was never retried, one that exited came back only with
+ * the next call, and notifications/tools/list_changed was not followed. Supervised servers
+ * (rein_mcp_clients_start) connect in the background, come back, and keep their tools current.
+ */
+static void supervised_servers_come_and_go(void **state)
+{
+    char *dir = test_tmpdir(), log[4200], ready[4200], config[12000], st[32];
+    struct client c = {0};
+    rein_call_result *res;
+    rein_error err;
+    json_t *cfg, *s;
+
+    (void)state;
+    snprintf(log, sizeof(log), "%s/fake.log", dir);
+    snprintf(ready, sizeof(ready), "%s/ready", dir);
+    snprintf(config, sizeof(config),
+             "{\"mcpServers\":{"
+             "\"live\":{\"command\":\"%s\",\"args\":[\"ok\",\"plain\",\"die\",\"grow\"],"
+             "\"env\":{\"FAKE_LOG\":\"%s\"}},"
+             "\"late\":{\"command\":\"%s\",\"args\":[\"flaky\",\"x\"],"
+             "\"env\":{\"FAKE_READY\":\"%s\"}}}}",
+             fake_bin(), log, fake_bin(), ready);
+    cfg = json_loads(config, 0, NULL);
+    c.set = rein_mcp_clients_new();
+    c.reg = rein_registry_new(&err);
+    assert_rein_ok(rein_mcp_clients_add_config(c.set, cfg, NULL, &err), &err);
+    json_decref(cfg);
+    assert_rein_ok(rein_mcp_clients_start(c.set, c.reg, &err), &err);
+    /* It returned at once; the tools come when the server is ready. */
+    assert_true(wait_for_tool(c.reg, "live__plain", true));
+    /* late cannot start yet: failed, with the time of the next attempt. */
+    for (int i = 0; i < 2000 && strcmp(state_of(&c, 1, st, sizeof(st)), "failed") != 0; i++)
+        rein_sleep_ms(10);
+    assert_string_equal(st, "failed");
+    s = status_of(&c, 1);
+    assert_true(json_is_integer(json_object_get(s, "retry_in_ms")));
+    json_decref(s);
+    free(test_write_file(dir, "ready", "yes"));
+    assert_true(wait_for_tool(c.reg, "late__x", true));
+    /* A server that dies is started again without waiting for a call. */
+    res = call(&c, "live__die", "{}", NULL);
+    expect(res, REIN_CALL_EXECUTION_FAILED, "fatal: fake crash");
+    rein_call_result_free(res);
+    for (int i = 0; i < 2000 && log_count(log, "start") < 2; i++)
+        rein_sleep_ms(10);
+    assert_int_equal(log_count(log, "start"), 2);
+    /* Its tool list changes: the registry follows. */
+    for (int i = 0; i < 2000 && strcmp(state_of(&c, 0, st, sizeof(st)), "ready") != 0; i++)
+        rein_sleep_ms(10);
+    res = call(&c, "live__grow", "{}", NULL);
+    expect(res, REIN_CALL_OK, "");
+    rein_call_result_free(res);
+    assert_true(wait_for_tool(c.reg, "live__grown", true));
+    res = call(&c, "live__grown", "{\"x\":\"y\"}", NULL);
+    expect(res, REIN_CALL_OK, "");
+    rein_call_result_free(res);
+    client_close(&c);
+    test_rmtree(dir);
+    free(dir);
+}
+
+/*
+ * Issue 20: a per-server timeout_ms fired while progress arrived, and a top-level one was
+ * ignored. timeout_ms is how long a server may say nothing about a call; progress renews it.
+ */
+static void timeouts_renewed_by_progress(void **state)
+{
+    char config[4096];
+    struct client c = {0};
+    rein_call_result *res;
+
+    (void)state;
+    snprintf(config, sizeof(config),
+             "{\"timeout_ms\":300,\"mcpServers\":{\"fake\":{\"command\":\"%s\","
+             "\"args\":[\"ok\",\"ticking\",\"slow\"]}}}",
+             fake_bin());
+    client_open(&c, config);
+    assert_int_equal(c.ready, 1);
+    /* The manifest's limit is the most a call may take (max_timeout_ms, ten minutes unless
+     * said otherwise). */
+    assert_int_equal(rein_tool_timeout_ms(rein_registry_get(c.reg, "fake__ticking")), 600000);
+    /* A second of work, reporting every 100 ms, under a 300 ms limit of silence. */
+    res = call(&c, "fake__ticking", "{}", NULL);
+    expect(res, REIN_CALL_OK, "");
+    assert_string_equal(out_text(res), "ticked");
+    rein_call_result_free(res);
+    /* Silence ends a call after the top-level 300 ms, not the default minute. */
+    int64_t t0 = rein_now_ms();
+    res = call(&c, "fake__slow", "{}", NULL);
+    expect(res, REIN_CALL_TIMEOUT, "said nothing about tools/call for 300 ms");
+    rein_call_result_free(res);
+    assert_true(rein_now_ms() - t0 < 2900);
+    client_close(&c);
+    /* max_timeout_ms bounds a call however much progress it reports. */
+    snprintf(config, sizeof(config),
+             "{\"mcpServers\":{\"fake\":{\"command\":\"%s\",\"args\":[\"ok\",\"ticking\"],"
+             "\"timeout_ms\":300,\"max_timeout_ms\":600}}}",
+             fake_bin());
+    client_open(&c, config);
+    res = call(&c, "fake__ticking", "{}", NULL);
+    expect(res, REIN_CALL_TIMEOUT, "");
+    rein_call_result_free(res);
+    client_close(&c);
+}
+
 static const struct CMUnitTest tests[] = {
-    cmocka_unit_test(stdio_rein_server),  cmocka_unit_test(fake_server_behaviours),
-    cmocka_unit_test(fake_server_cancel), cmocka_unit_test(bad_stdio_servers),
-    cmocka_unit_test(naming_rule),        cmocka_unit_test(http_rein_server),
-    cmocka_unit_test(bad_http_servers),   cmocka_unit_test(fake_server_out_of_order),
+    cmocka_unit_test(stdio_rein_server),
+    cmocka_unit_test(fake_server_behaviours),
+    cmocka_unit_test(fake_server_cancel),
+    cmocka_unit_test(bad_stdio_servers),
+    cmocka_unit_test(naming_rule),
+    cmocka_unit_test(http_rein_server),
+    cmocka_unit_test(bad_http_servers),
+    cmocka_unit_test(fake_server_out_of_order),
     cmocka_unit_test(fake_server_pages),
+    cmocka_unit_test(supervised_servers_come_and_go),
+    cmocka_unit_test(timeouts_renewed_by_progress),
 };
 
 REIN_TEST_MAIN(tests)

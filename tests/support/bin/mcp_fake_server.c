@@ -12,6 +12,8 @@
  *                 index; a cursor that is not one it gave is refused with -32602)
  *   pageloop      as paged, but a page's nextCursor is the cursor it was asked with
  *   pagemany      as paged, but every page has a nextCursor (the next index, without end)
+ *   mute          reads everything and answers nothing (a hung server)
+ *   flaky         exits like exit unless the file named by FAKE_READY exists, then as ok
  *
  * Tools (any name works; these behave specially):
  *   env       returns PATH, HOME, FAKE_VAR and whether OPENAI_API_KEY is set
@@ -28,6 +30,8 @@
  *   wrongid   first answers an id that was never sent, then the real one
  *   huge      answers with 2 MiB of text
  *   garbage   writes a line that is not JSON, then answers
+ *   ticking   sends a progress notification every 100 ms for a second, then answers "ticked"
+ *   grow      adds the tool "grown" to its list, sends notifications/tools/list_changed, answers
  * Any other tool answers {"content": [{"type": "text", "text": "<tool> got <arguments>"}],
  * "structuredContent": {"tool", "arguments"}}.
  *
@@ -40,11 +44,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 static const char *mode = "ok";
 static char **tools;
 static int ntools;
+static bool grown; /* the grow tool ran: "grown" is listed too */
 
 static void log_line(const char *word, const char *arg)
 {
@@ -113,10 +119,11 @@ static json_t *tool_list(void)
 {
     json_t *arr = json_array();
 
-    for (int i = 0; i < ntools; i++)
-        json_array_append_new(arr, json_pack("{s:s, s:s, s:{s:s, s:{s:{s:s}}}}", "name", tools[i],
-                                             "description", "a fake tool", "inputSchema", "type",
-                                             "object", "properties", "x", "type", "string"));
+    for (int i = 0; i < ntools + (grown ? 1 : 0); i++)
+        json_array_append_new(arr, json_pack("{s:s, s:s, s:{s:s, s:{s:{s:s}}}}", "name",
+                                             i < ntools ? tools[i] : "grown", "description",
+                                             "a fake tool", "inputSchema", "type", "object",
+                                             "properties", "x", "type", "string"));
     return arr;
 }
 
@@ -245,6 +252,20 @@ static void call_tool(json_t *id, json_t *params)
                             "notifications/message", "params", "level", "warning", "logger", "fake",
                             "data", "almost there"));
         result(id, text_result("progress done"));
+    } else if (strcmp(name, "ticking") == 0) {
+        for (int i = 1; i <= 10; i++) {
+            struct timespec ts = {0, 100 * 1000000L};
+            nanosleep(&ts, NULL);
+            send_json(json_pack("{s:s, s:s, s:{s:O, s:i}}", "jsonrpc", "2.0", "method",
+                                "notifications/progress", "params", "progressToken",
+                                token ? token : json_null(), "progress", i));
+        }
+        result(id, text_result("ticked"));
+    } else if (strcmp(name, "grow") == 0) {
+        grown = true;
+        send_json(json_pack("{s:s, s:s}", "jsonrpc", "2.0", "method",
+                            "notifications/tools/list_changed"));
+        result(id, text_result("grown"));
     } else if (strcmp(name, "fail") == 0) {
         json_t *r = text_result("the fake failed");
         json_object_set_new(r, "isError", json_true());
@@ -301,7 +322,8 @@ int main(int argc, char **argv)
     tools = argv + 2;
     ntools = argc > 2 ? argc - 2 : 0;
     log_line("start", NULL);
-    if (strcmp(mode, "exit") == 0) {
+    if (strcmp(mode, "exit") == 0 ||
+        (strcmp(mode, "flaky") == 0 && access(getenv("FAKE_READY") ?: "", F_OK) != 0)) {
         fprintf(stderr, "fatal: cannot start\n");
         return 4;
     }
@@ -310,6 +332,10 @@ int main(int argc, char **argv)
         if (!m) {
             if (eof)
                 return 0;
+            continue;
+        }
+        if (strcmp(mode, "mute") == 0) {
+            json_decref(m);
             continue;
         }
         if (strcmp(mode, "garbage_only") == 0) {
