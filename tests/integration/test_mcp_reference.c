@@ -12,6 +12,10 @@
 
 #include "model_server.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 static char mcp_dir[4096];
@@ -219,8 +223,116 @@ static void reference_servers_in_a_turn(void **state)
     free(dir);
 }
 
+/* server-everything over Streamable HTTP on port; NULL when it did not start listening. */
+static rein_proc *everything_http(int port)
+{
+    char node[4200], script[4200], env_port[32];
+    const char *argv[] = {node, script, "streamableHttp", NULL};
+    const char *env[] = {env_port, "PATH=/usr/bin:/bin", NULL};
+    struct rein_proc_opts po = {.argv = argv, .env = env};
+    rein_proc *p = NULL;
+    rein_error err;
+
+    snprintf(node, sizeof(node), "%s/node_modules/node/bin/node", mcp_dir);
+    snprintf(script, sizeof(script),
+             "%s/node_modules/@modelcontextprotocol/server-everything/dist/index.js", mcp_dir);
+    snprintf(env_port, sizeof(env_port), "PORT=%d", port);
+    assert_rein_ok(rein_proc_start(&po, &p, &err), &err);
+    for (int i = 0; i < 3000; i++) {
+        int fd = socket(AF_INET, SOCK_STREAM, 0);
+        struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+        a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        bool up = connect(fd, (struct sockaddr *)&a, sizeof(a)) == 0;
+        close(fd);
+        if (up)
+            return p;
+        rein_sleep_ms(10);
+    }
+    rein_proc_free(p);
+    return NULL;
+}
+
+static void everything_stop(rein_proc *p)
+{
+    int code;
+
+    rein_proc_kill(p, SIGTERM);
+    if (rein_proc_wait(p, 5000, &code) != REIN_OK) {
+        rein_proc_kill(p, SIGKILL);
+        assert_rein_ok(rein_proc_wait(p, -1, &code), NULL);
+    }
+    rein_proc_free(p);
+}
+
+static rein_call_result *echo(const rein_registry *reg, const char *text)
+{
+    char args[256];
+    struct rein_call_input in = {.name = "everything__echo", .args_text = args};
+    rein_call_result *res = NULL;
+    rein_error err;
+
+    snprintf(args, sizeof(args), "{\"message\":\"%s\"}", text);
+    in.args_len = strlen(args);
+    assert_rein_ok(rein_call_run(reg, &in, NULL, &res, &err), &err);
+    return res;
+}
+
+/*
+ * Issue 20: after a remote server restarted and answered 400 to the old session, rein never
+ * initialized again. The reference server, restarted under a supervised client, is used again
+ * at the next call.
+ */
+static void everything_restarts_over_http(void **state)
+{
+    char config[512];
+    rein_mcp_clients *set;
+    rein_registry *reg;
+    rein_call_result *res;
+    rein_proc *srv;
+    json_t *cfg;
+    rein_error err;
+    int port;
+
+    (void)state;
+    if (!npm_packages())
+        skip();
+    port = test_free_port();
+    srv = everything_http(port);
+    assert_non_null(srv);
+    snprintf(config, sizeof(config),
+             "{\"mcpServers\":{\"everything\":{\"url\":\"http://127.0.0.1:%d/mcp\"}}}", port);
+    cfg = json_loads(config, 0, NULL);
+    set = rein_mcp_clients_new();
+    reg = rein_registry_new(&err);
+    assert_rein_ok(rein_mcp_clients_add_config(set, cfg, NULL, &err), &err);
+    json_decref(cfg);
+    assert_rein_ok(rein_mcp_clients_start(set, reg, &err), &err);
+    for (int i = 0; i < 3000 && !rein_registry_get(reg, "everything__echo"); i++)
+        rein_sleep_ms(10);
+    assert_non_null(rein_registry_get(reg, "everything__echo"));
+    res = echo(reg, "before");
+    assert_true(rein_call_result_ok(res));
+    rein_call_result_free(res);
+    /* The server restarts: it knows no session, and says so with a 400. */
+    everything_stop(srv);
+    srv = everything_http(port);
+    assert_non_null(srv);
+    res = echo(reg, "after");
+    if (!rein_call_result_ok(res))
+        print_error("echo after the restart: %s\n", rein_call_result_message(res));
+    assert_true(rein_call_result_ok(res));
+    char *out = rein_json_dumps(rein_call_result_output(res));
+    assert_non_null(strstr(out, "Echo: after"));
+    rein_free(out);
+    rein_call_result_free(res);
+    rein_mcp_clients_free(set);
+    rein_registry_free(reg);
+    everything_stop(srv);
+}
+
 static const struct CMUnitTest tests[] = {
     cmocka_unit_test(reference_servers_in_a_turn),
+    cmocka_unit_test(everything_restarts_over_http),
 };
 
 REIN_TEST_MAIN(tests)

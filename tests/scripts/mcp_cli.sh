@@ -57,4 +57,45 @@ printf '%s\n' \
 run 0 "$rein" mcp serve <"$tmp/session"
 grep -q '"id":2,"result":{"content":\[{"type":"text","text":"from a pipe"}\]}' "$tmp/out" ||
   fail "serve: no echo answer: $(cat "$tmp/out")"
+# A server that never answers delays nothing (issue 20: initialize and listening waited for
+# its 30 s connect timeout). Everything below must happen well within that.
+cat >"$tmp/hung.json" <<JSON
+{"mcpServers": {
+  "hung": {"command": "$bin/mcp_fake_server", "args": ["mute"]},
+  "fake": {"command": "$bin/mcp_fake_server", "args": ["ok", "plain"]}}}
+JSON
+printf '%s\n' \
+  '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"sh","version":"1"}}}' \
+  >"$tmp/init"
+REIN_MCP_CONFIG="$tmp/hung.json" run 0 timeout 20 "$rein" mcp serve <"$tmp/init"
+grep -q '"id":1,"result":{"protocolVersion":"2025-11-25"' "$tmp/out" ||
+  fail "mcp serve: no initialize answer: $(cat "$tmp/out" "$tmp/err")"
+
+REIN_MCP_CONFIG="$tmp/hung.json" "$rein" serve --port 0 --store "sqlite:$tmp/serve.db" \
+  >"$tmp/serve.out" 2>"$tmp/serve.err" &
+pid=$!
+base=""
+for _ in $(seq 1 100); do
+  base="$(sed -n 's/^rein .* listening on \(http:[^ ]*\).*/\1/p' "$tmp/serve.out")"
+  [ -n "$base" ] && break
+  sleep 0.1
+done
+[ -n "$base" ] || fail "rein serve did not start listening: $(cat "$tmp/serve.err")"
+# /healthz answers at once and says how each MCP server is doing; fake becomes ready while
+# hung still is not.
+for _ in $(seq 1 100); do
+  curl -s "$base/healthz" >"$tmp/out"
+  python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); sys.exit(0 if any(s["name"]=="fake" and s["state"]=="ready" for s in d["mcp"]) else 1)' "$tmp/out" && break
+  sleep 0.1
+done
+check 'd["status"] == "ok" and len(d["mcp"]) == 2'
+check '[s for s in d["mcp"] if s["name"] == "fake"][0] == {"name": "fake", "state": "ready", "tools": 1}'
+check '[s for s in d["mcp"] if s["name"] == "hung"][0]["state"] != "ready"'
+# The ready server's tool is callable while the other one is still connecting.
+curl -s -X POST "$base/skills/fake__plain/invoke" -H 'Content-Type: application/json' \
+  -d '{"arguments": {"x": "y"}}' >"$tmp/out"
+check 'd["ok"] and d["output"]["structuredContent"]["arguments"] == {"x": "y"}'
+kill -TERM "$pid"
+wait "$pid" || fail "rein serve did not stop cleanly: $(tail -5 "$tmp/serve.err")"
+pid=""
 echo "mcp_cli: ok"
