@@ -265,7 +265,8 @@ static rein_err add_entry(rein_mcp_clients *set, const char *name, const json_t 
         return rc;
     if (set->n == set->cap) {
         size_t cap = set->cap ? 2 * set->cap : 4;
-        struct server_entry **grown = rein_realloc(set->servers, cap * sizeof(*grown));
+        struct server_entry **grown =
+            rein_realloc(set->servers, cap * sizeof(struct server_entry *));
         if (!grown) {
             rein__mcp_conn_config_free(cfg);
             return rein_error_set(err, REIN_ENOMEM, "out of memory");

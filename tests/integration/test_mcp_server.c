@@ -1141,7 +1141,7 @@ static int standalone_open(const struct http_fixture *f, const char *sh, int tim
                            struct rh_resp *out)
 {
     char req[512];
-    int port = atoi(strrchr(f->url, ':') + 1);
+    int port = (int)strtol(strrchr(f->url, ':') + 1, NULL, 10);
     int fd = rh_connect(port);
 
     snprintf(req, sizeof(req),
@@ -1221,7 +1221,7 @@ static void http_second_initialize_refused(void **state)
 static void http_oversized_body_is_jsonrpc(void **state)
 {
     struct http_fixture *f = http_start(NULL);
-    int port = atoi(strrchr(f->url, ':') + 1);
+    int port = (int)strtol(strrchr(f->url, ':') + 1, NULL, 10);
     char req[512];
     struct rh_resp rr;
 
