@@ -347,9 +347,11 @@ REIN_EXTERN rein_err rein_sse_comment(rein_sse *sse, const char *text) REIN_WUR;
  * rein_sse_end(), which the owner must call exactly once, from any thread; until then sse and
  * rein_sse_cancel(sse) stay valid, and writes after the client left (or after the server
  * stopped, which ends detached streams once its grace period is over) fail with
- * REIN_ECANCELED. Heartbeats go on as for any stream. REIN_ESTATE when already detached.
+ * REIN_ECANCELED. Heartbeats go on as for any stream. idle: the stream only waits for news
+ * (a subscription), so stopping the server ends it at once instead of granting it the grace
+ * period running requests get. REIN_ESTATE when already detached.
  */
-REIN_EXTERN rein_err rein_sse_detach(rein_sse *sse) REIN_WUR;
+REIN_EXTERN rein_err rein_sse_detach(rein_sse *sse, bool idle) REIN_WUR;
 /* Ends a detached stream and lets go of it (sse is invalid afterwards). NULL is a no-op. */
 REIN_EXTERN void rein_sse_end(rein_sse *sse);
 /* The request's cancellation handle (client gone, server stopping); borrowed. */

@@ -24,7 +24,7 @@
  * polling, SEP-1699), the call goes on, and a GET with Last-Event-ID "<stream>-<n>" replays
  * the events after n and stays attached until the end. A stream is dropped once its response
  * was delivered, or with its session. Each session also has a standalone stream, which a GET
- * without Last-Event-ID opens (one at a time; 409 for a second): it carries what the server
+ * without Last-Event-ID opens (one reader at a time: a new GET takes it over): it carries what the server
  * says outside any request (notifications/tools/list_changed), and keeps the newest 64 events
  * until a client reads them. A session ends with DELETE, after session_idle_ms unused, or when
  * max_sessions is reached and it is the least recently used idle one.
@@ -711,8 +711,9 @@ static void deferred_release(void *data)
     d->hs = NULL;
 }
 
-/* Opens the SSE answer and detaches it; NULL when the request was answered otherwise. */
-static rein_sse *open_stream(rein_request *req, const struct http_session *hs)
+/* Opens the SSE answer and detaches it (idle: see rein_sse_detach); NULL when the request was
+ * answered otherwise. */
+static rein_sse *open_stream(rein_request *req, const struct http_session *hs, bool idle)
 {
     rein_error err;
     rein_sse *sse;
@@ -722,7 +723,7 @@ static rein_sse *open_stream(rein_request *req, const struct http_session *hs)
     sse = rein_request_sse_start(req, &err);
     if (!sse)
         return NULL;
-    if (rein_sse_detach(sse) != REIN_OK)
+    if (rein_sse_detach(sse, idle) != REIN_OK)
         return NULL; /* cannot happen on a fresh stream; it then simply ends with the handler */
     return sse;
 }
@@ -743,7 +744,7 @@ static void post_stream(rein_request *req, void *userdata)
         reply_rpc_error(req, 500, d->msg.id, REIN__MCP_INTERNAL_ERROR, "out of memory");
         goto out;
     }
-    sse = open_stream(req, d->hs);
+    sse = open_stream(req, d->hs, false);
     if (!sse)
         goto out;
     if (primes) {
@@ -912,17 +913,6 @@ static bool parse_event_id(const char *text, const char **sid, size_t *sid_len, 
     return true;
 }
 
-/* True when a client already reads the standalone stream (a second GET gets 409). */
-static bool standalone_busy(struct mcp_stream *st)
-{
-    bool busy;
-
-    pthread_mutex_lock(&st->mu);
-    busy = st->sse && !rein_cancel_is_set(rein_sse_cancel(st->sse));
-    pthread_mutex_unlock(&st->mu);
-    return busy;
-}
-
 static uint64_t stream_high(struct mcp_stream *st)
 {
     uint64_t high;
@@ -967,17 +957,15 @@ static void handle_get(rein_request *req, void *userdata)
             goto out;
         }
     } else {
+        /* The newest reader takes the standalone stream over (the older connection ends): a
+         * client that reconnects must not be refused because the server has not yet noticed
+         * that its first connection died. */
         st = hs->standalone;
         atomic_fetch_add(&st->refs, 1);
-        if (standalone_busy(st)) {
-            reply_rpc_error(req, 409, NULL, REIN__MCP_INVALID_REQUEST,
-                            "Conflict: this session's standalone stream is already open");
-            stream_unref(st);
-            goto out;
-        }
         seq = stream_high(st);
     }
-    sse = open_stream(req, hs);
+    /* A resumed call is work in progress; the standalone stream only waits for news. */
+    sse = open_stream(req, hs, !last);
     if (sse) {
         event_id(st, seq, id, sizeof(id));
         if (rein_sse_send_event(sse, id, NULL, "", 0, o->sse_retry_ms) == REIN_OK)

@@ -133,6 +133,7 @@ struct rein_request {
     struct kv *headers_out;
     bool is_sse, sse_ended;
     bool sse_detached; /* rein_sse_detach(): the stream outlives the handler */
+    bool sse_idle;     /* ... and only waits for news: stopping ends it at once */
     struct rein_buf sse_buf;
     size_t sse_off;
     int64_t sse_last_ms;
@@ -435,6 +436,14 @@ static rein_err hand_over(rein_request *req, int status, struct MHD_Response *re
     }
     add_out_headers(req, resp);
     req->replied = true;
+    if (req->closed) {
+        /* The client is gone and MHD is done with the connection: nothing will send this.
+         * Letting go of it here also lets go of an SSE response's hold on the request, which
+         * would otherwise keep both alive for good. */
+        pthread_mutex_unlock(&req->mu);
+        MHD_destroy_response(resp);
+        return REIN_ECANCELED;
+    }
     req->response = resp;
     req->status = status;
     if (req->suspended && !req->closed) {
@@ -827,8 +836,11 @@ rein_sse *rein_request_sse_start(rein_request *req, rein_error *err)
     req->sse.req = req;
     req->sse_last_ms = rein_now_ms();
     pthread_mutex_unlock(&req->mu);
-    if (hand_over(req, 200, resp) != REIN_OK) {
-        rein_error_set(err, REIN_ESTATE, "the request was already answered");
+    rein_err rc = hand_over(req, 200, resp);
+    if (rc != REIN_OK) {
+        rein_error_set(err, rc,
+                       rc == REIN_ECANCELED ? "the client is gone"
+                                            : "the request was already answered");
         return NULL;
     }
     return &req->sse;
@@ -930,7 +942,7 @@ rein_err rein_sse_comment(rein_sse *sse, const char *text)
 
 static void sse_end(rein_request *req);
 
-rein_err rein_sse_detach(rein_sse *sse)
+rein_err rein_sse_detach(rein_sse *sse, bool idle)
 {
     rein_request *req = sse->req;
 
@@ -940,6 +952,7 @@ rein_err rein_sse_detach(rein_sse *sse)
         return REIN_ESTATE;
     }
     req->sse_detached = true;
+    req->sse_idle = idle;
     pthread_mutex_unlock(&req->mu);
     /* The detached stream holds the request until rein_sse_end(). */
     atomic_fetch_add(&req->refs, 1);
@@ -1443,6 +1456,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 {
     rein_server *srv = cls;
     rein_request *req = *con_cls;
+    struct MHD_Response *unsent;
     double secs;
     bool orphan;
 
@@ -1466,7 +1480,13 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
     /* A stream MHD has finished while its handler still writes (a HEAD on a streaming GET:
      * the headers are the whole answer) has no reader any more either. */
     orphan = req->is_sse && !req->sse_ended;
+    /* An answer handed over but never queued (the client left before the connection was
+     * resumed) will never be sent: an SSE answer holds the request, so it must go now. */
+    unsent = req->response;
+    req->response = NULL;
     pthread_mutex_unlock(&req->mu);
+    if (unsent)
+        MHD_destroy_response(unsent);
     /* The next request on this connection has the header timeout from now. */
     if (toe == MHD_REQUEST_TERMINATED_COMPLETED_OK)
         track_deadline(srv, req->track, srv->header_timeout_ms, "request headers");
@@ -1919,6 +1939,24 @@ static bool none_live(rein_server *srv)
     return srv->nlive == 0;
 }
 
+/*
+ * Ends the detached streams of live requests (only the idle ones when idle_only; srv->mu
+ * held): they have no handler to return, and their owners' later writes fail (each owner's
+ * rein_sse_end() still drops its reference).
+ */
+static void end_detached(rein_server *srv, bool idle_only)
+{
+    for (rein_request *r = srv->live; r; r = r->live_next) {
+        pthread_mutex_lock(&r->mu);
+        bool end = r->sse_detached && !r->sse_ended && (r->sse_idle || !idle_only);
+        pthread_mutex_unlock(&r->mu);
+        if (end) {
+            rein_cancel_trigger(r->cancel, "server shutting down");
+            sse_end(r);
+        }
+    }
+}
+
 void rein_server_stop(rein_server *srv, int64_t grace_ms)
 {
     if (!srv->started || srv->stopped)
@@ -1928,20 +1966,21 @@ void rein_server_stop(rein_server *srv, int64_t grace_ms)
     atomic_store(&srv->stopping, true);
 
     pthread_mutex_lock(&srv->mu);
+    /* Streams that only wait for news have nothing to finish. */
+    end_detached(srv, true);
     wait_until(srv, rein_now_ms() + (grace_ms > 0 ? grace_ms : 0), all_done);
     if (!all_done(srv)) {
         rein_log(REIN_LOG_WARN, WHERE, "%d request(s) still running after %lldms: cancelling",
                  srv->nlive, (long long)grace_ms);
-        for (rein_request *r = srv->live; r; r = r->live_next) {
+        for (rein_request *r = srv->live; r; r = r->live_next)
             rein_cancel_trigger(r->cancel, "server shutting down");
-            /* A detached stream has no handler to return: it ends here, and its owner's
-             * later writes fail (its rein_sse_end() still drops the reference). */
-            if (r->sse_detached)
-                sse_end(r);
-        }
+        end_detached(srv, false);
     }
     /* Handlers must return before their connections can be closed. */
     wait_until(srv, INT64_MAX, jobs_done);
+    /* A handler that returned meanwhile may have left a detached stream behind: a connection
+     * must not be waiting on one when the daemon stops. */
+    end_detached(srv, false);
     /* Let finished answers and ended streams flush briefly. */
     wait_until(srv, rein_now_ms() + 2000, none_live);
     pthread_mutex_unlock(&srv->mu);

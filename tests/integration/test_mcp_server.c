@@ -1145,7 +1145,8 @@ static int standalone_open(const struct http_fixture *f, const char *sh, int tim
     int fd = rh_connect(port);
 
     snprintf(req, sizeof(req),
-             "GET /mcp HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nAccept: text/event-stream\r\n%s\r\n\r\n",
+             "GET /mcp HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nAccept: text/event-stream\r\n"
+             "Connection: close\r\n%s\r\n\r\n",
              port, sh);
     assert_true(rh_send(fd, req, strlen(req)));
     rh_read(fd, timeout_ms, false, out);
@@ -1176,11 +1177,14 @@ static void http_standalone_stream(void **state)
     assert_true(rr.timed_out); /* the stream stays open */
     assert_non_null(strstr(rr.body, "notifications/tools/list_changed"));
     rh_resp_free(&rr);
-    /* One reader at a time. */
-    http("GET", f->url, NULL, (const char *const[]){"Accept: text/event-stream", sh, NULL}, &r);
-    assert_int_equal(r.status, 409);
-    assert_int_equal(error_code(&r), -32600);
-    th_resp_free(&r);
+    /* One reader at a time: a new GET takes the stream over and the older connection ends (a
+     * client that reconnects is never refused because its dead connection was not noticed). */
+    struct rh_resp second;
+    int fd2 = standalone_open(f, sh, 300, &second);
+    assert_int_equal(second.status, 200);
+    rh_resp_free(&second);
+    assert_true(rh_wait_closed(fd, 5000));
+    close(fd2);
     /* tools/list shows the change. */
     http("POST", f->url, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/list\"}",
          JSON_HEADERS(sh), &r);
@@ -1189,6 +1193,17 @@ static void http_standalone_stream(void **state)
     assert_null(strstr(r.body, "\"wipe\""));
     th_resp_free(&r);
     close(fd);
+    /* Stopping the server does not give a stream that only waits for news the grace period
+     * running requests get: it ends at once. */
+    struct rh_resp third;
+    int fd3 = standalone_open(f, sh, 300, &third);
+    assert_int_equal(third.status, 200);
+    rh_resp_free(&third);
+    int64_t t0 = rein_now_ms();
+    rein_server_stop(f->srv, 30000);
+    assert_true(rein_now_ms() - t0 < 20000);
+    assert_true(rh_wait_closed(fd3, 5000));
+    close(fd3);
     http_stop(f);
 }
 
