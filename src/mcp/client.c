@@ -564,6 +564,7 @@ void rein__mcp_conn_unref(struct rein__mcp_conn *c)
     transport_close(c);
     json_decref(c->tools);
     json_decref(c->server_info);
+    json_decref(c->server_caps);
     rein_free(c->session_id);
     rein__mcp_conn_config_free(c->cfg);
     pthread_mutex_destroy(&c->mu);
@@ -695,10 +696,33 @@ static rein_err handshake(struct rein__mcp_conn *c, const struct req_opts *o, re
     snprintf(c->version, sizeof(c->version), "%s", version);
     json_decref(c->server_info);
     c->server_info = json_incref(json_object_get(result, "serverInfo"));
+    json_decref(c->server_caps);
+    c->server_caps = json_incref(json_object_get(result, "capabilities"));
     pthread_mutex_unlock(&c->mu);
     json_decref(result);
     notify(c, "notifications/initialized", NULL);
     return REIN_OK;
+}
+
+/*
+ * Whether to open the standalone GET stream: only for a supervised connection (a one-shot
+ * client has nobody to tell), and only when the server says it may speak outside requests
+ * (a list that changes, resource subscriptions). Messages about a request come on its own
+ * stream anyway.
+ */
+static bool wants_standalone_stream(struct rein__mcp_conn *c)
+{
+    static const char *const lists[] = {"tools", "resources", "prompts"};
+    bool wants = false;
+
+    pthread_mutex_lock(&c->mu);
+    for (size_t i = 0; c->supervised && i < sizeof(lists) / sizeof(lists[0]); i++) {
+        const json_t *cap = json_object_get(c->server_caps, lists[i]);
+        wants = wants || json_is_true(json_object_get(cap, "listChanged")) ||
+                json_is_true(json_object_get(cap, "subscribe"));
+    }
+    pthread_mutex_unlock(&c->mu);
+    return wants;
 }
 
 rein_err rein__mcp_conn_connect(struct rein__mcp_conn *c, int64_t timeout_ms, rein_cancel *cancel,
@@ -742,8 +766,8 @@ rein_err rein__mcp_conn_connect(struct rein__mcp_conn *c, int64_t timeout_ms, re
     pthread_mutex_unlock(&c->mu);
     if (rc)
         transport_close(c);
-    else if (c->cfg->http)
-        rein__mcp_http_listen_start(c); /* the server may speak outside requests */
+    else if (c->cfg->http && wants_standalone_stream(c))
+        rein__mcp_http_listen_start(c);
 out:
     pthread_mutex_unlock(&c->connect_mu);
     return rc;

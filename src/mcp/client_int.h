@@ -56,6 +56,7 @@ struct rein__mcp_conn {
     struct rein__mcp_pending *pending;
     json_t *tools;
     json_t *server_info;
+    json_t *server_caps; /* the capabilities initialize answered with */
     char version[16];
     int64_t unknown_ids, garbage;
     char last_garbage[160];

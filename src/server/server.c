@@ -1485,6 +1485,12 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
     unsent = req->response;
     req->response = NULL;
     pthread_mutex_unlock(&req->mu);
+    /* The body is no longer a live request's: a detached stream may hold the request past the
+     * server's own life, when its last reference must not reach for the server. */
+    if (req->counted) {
+        atomic_fetch_sub(&srv->body_bytes, req->counted);
+        req->counted = 0;
+    }
     if (unsent)
         MHD_destroy_response(unsent);
     /* The next request on this connection has the header timeout from now. */
