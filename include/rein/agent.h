@@ -328,6 +328,22 @@ REIN_EXTERN rein_err rein_agent_set_system_prompt(rein_agent *a, const char *tex
 /* The whole system prompt a new conversation starts with. Borrowed, valid until the next
  * setter call. */
 REIN_EXTERN const char *rein_agent_system_prompt(const rein_agent *a);
+/* The part of every system prompt that tells a model how to read tool results and recover
+ * from failed calls (003_1ff4919009b415e8.txt), for others who instruct a model (the MCP
+ * server's tool_use_rules prompt). Static text. */
+REIN_EXTERN const char *rein_agent_tool_rules(void);
+/*
+ * Self-verification (001_f66c1098d8de8c01.txt): the reviewer's instructions (static) and the
+ * question about one call: request (what the user asked), tool and args (borrowed). The
+ * question is new (rein_free it), or NULL when memory is exhausted. The agent asks its
+ * verifier exactly this; the MCP server can ask a client's model the same.
+ */
+REIN_EXTERN const char *rein_agent_review_system(void);
+REIN_EXTERN char *rein_agent_review_question(const char *request, const rein_tool *tool,
+                                             const json_t *args);
+/* Reads a reviewer's answer: true for YES (是), false for NO or anything else; reason (size
+ * bytes) gets the reason given, or says the answer was not YES or NO. */
+REIN_EXTERN bool rein_agent_review_verdict(const char *answer, char *reason, size_t size);
 /* The pool parallel calls run on (borrowed; must outlive the agent). NULL: the agent's own
  * pool of 4 workers, made on first use. */
 REIN_EXTERN void rein_agent_set_pool(rein_agent *a, rein_pool *pool);

@@ -45,6 +45,7 @@
 #define REIN_MCP_H
 
 #include <rein/server.h>
+#include <rein/store.h>
 #include <rein/tools.h>
 
 #ifdef __cplusplus
@@ -74,6 +75,11 @@ struct rein_mcp_server_opts {
     size_t max_sessions;      /* HTTP: sessions kept at once; 0: 1024 */
     int64_t session_idle_ms;  /* HTTP: a session unused this long ends; 0: one hour */
     size_t max_message_bytes; /* stdio: a longer line is refused; 0: 4 MiB */
+    /* Resources: the files under these folders (NULL-terminated; copied) as file:// URIs,
+     * NULL: none; the conversations of store (borrowed; must outlive the server) as
+     * rein://conversations/{id}/transcript and .../ledger, NULL: none. */
+    const char *const *roots;
+    rein_store *store;
 };
 
 /*
@@ -83,6 +89,17 @@ struct rein_mcp_server_opts {
 REIN_EXTERN rein_mcp_server *rein_mcp_server_new(const rein_registry *reg,
                                                  const struct rein_mcp_server_opts *opts,
                                                  rein_error *err);
+/*
+ * Loads what a folder offers besides tools: dir/resources.json ({"resources": [{uri, name,
+ * title?, description?, mimeType?, text | blob | file}], "templates": [{uriTemplate, name,
+ * ..., text | blob}]}; a template's {name} in its text takes the URI's value) and the prompt
+ * templates of dir/prompts/ (one JSON file each: {name, title?, description?, arguments?:
+ * [{name, description?, required?, values?}], messages: [{role, content}]}, "{{name}}" in the
+ * messages' strings replaced by the arguments). Either may be absent. REIN_EINVAL names the
+ * file and the problem. Call before serving.
+ */
+REIN_EXTERN rein_err rein_mcp_server_load_dir(rein_mcp_server *srv, const char *dir,
+                                              rein_error *err) REIN_WUR;
 /*
  * Cancels the calls still running, waits for them and frees the server. Stop the HTTP server
  * whose routes use it first. NULL is a no-op.

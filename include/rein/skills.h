@@ -54,6 +54,30 @@ REIN_EXTERN rein_err rein_skills_register_builtins(rein_registry *reg,
  */
 REIN_EXTERN rein_err rein_skills_register_runners(rein_registry *reg, rein_error *err) REIN_WUR;
 
+/*
+ * The allowed roots as file_search and log_transform check them, for other readers of files
+ * (the MCP server's file resources). A path is allowed when it lies under a root both as
+ * written ("." and ".." folded, before the file system is touched) and after symbolic links
+ * are followed. Roots are resolved once, when made. Safe for many threads once made.
+ */
+typedef struct rein_skills_roots rein_skills_roots;
+/* New roots from cfg (cfg->roots NULL or empty: the current folder). NULL with err set when a
+ * root does not exist (REIN_ENOTFOUND) or memory is exhausted. */
+REIN_EXTERN rein_skills_roots *rein_skills_roots_new(const struct rein_skills_config *cfg,
+                                                     rein_error *err);
+/* NULL is a no-op. */
+REIN_EXTERN void rein_skills_roots_free(rein_skills_roots *r);
+REIN_EXTERN size_t rein_skills_roots_count(const rein_skills_roots *r);
+/* Root i's real path (borrowed, valid while r is). */
+REIN_EXTERN const char *rein_skills_roots_at(const rein_skills_roots *r, size_t i);
+/*
+ * The real path of path (absolute, or relative to the first root) when it is allowed; *real
+ * is new (rein_free it). REIN_EDENIED outside the roots (also through a symbolic link),
+ * REIN_ENOTFOUND when it does not exist, REIN_EINVALID when it is too long.
+ */
+REIN_EXTERN rein_err rein_skills_roots_resolve(const rein_skills_roots *r, const char *path,
+                                               char **real, rein_error *err) REIN_WUR;
+
 #ifdef __cplusplus
 }
 #endif

@@ -231,7 +231,9 @@ typedef rein_err (*rein_tool_fn)(void *userdata, const struct rein_invocation *i
  * A manifest (docs/DESIGN.md) is checked against rein's manifest meta-schema before anything is
  * kept: id (^[A-Za-z0-9_-]{1,64}$), description, parameters (a JSON Schema of type object,
  * compiled once here), destructive, read_only, idempotent, open_world, sequential (must not
- * run in parallel with other calls), timeout_ms, title, runner {kind, …}, routes (PCRE2
+ * run in parallel with other calls), timeout_ms, title, output_schema (a JSON Schema of the
+ * structured output, compiled here and checked after every successful call: an output that
+ * does not match is execution_failed), runner {kind, …}, routes (PCRE2
  * patterns with named captures, compiled here), and "x-" extension keys. A bad manifest is
  * refused whole, with the JSON Pointer of the problem.
  * -------------------------------------------------------------------------------------------*/
@@ -353,6 +355,10 @@ REIN_EXTERN const char *rein_tool_description(const rein_tool *tool);
 REIN_EXTERN const json_t *rein_tool_manifest(const rein_tool *tool);
 REIN_EXTERN const json_t *rein_tool_parameters(const rein_tool *tool);
 REIN_EXTERN const rein_schema *rein_tool_schema(const rein_tool *tool);
+/* The manifest's output_schema: what a successful call's structured output looks like (the
+ * output itself, or the structuredContent of an output that is MCP content); NULL when the
+ * tool declares none. The pipeline checks every successful output against it. */
+REIN_EXTERN const json_t *rein_tool_output_schema(const rein_tool *tool);
 REIN_EXTERN const char *rein_tool_runner_kind(const rein_tool *tool);
 /* Where the manifest came from: its file, or "builtin". */
 REIN_EXTERN const char *rein_tool_source(const rein_tool *tool);

@@ -167,6 +167,12 @@ const char *rein_agent_system_prompt(const rein_agent *a)
     return a->prompt;
 }
 
+const char *rein_agent_tool_rules(void)
+{
+    /* The section starts with a blank line and a heading; the rules alone begin after them. */
+    return tool_section + strlen("\n\n");
+}
+
 void rein_agent_set_pool(rein_agent *a, rein_pool *pool)
 {
     pthread_mutex_lock(&a->pool_mu);

@@ -29,6 +29,36 @@ static const char verifier_system[] =
     "assistant is about to make. Decide whether the call is correct and is what the user asked "
     "for. Answer YES or NO on the first line, then give the reason in one sentence.";
 
+const char *rein_agent_review_system(void)
+{
+    return verifier_system;
+}
+
+char *rein_agent_review_question(const char *request, const rein_tool *tool, const json_t *args)
+{
+    char *text = args ? rein_json_dumps(args) : rein_strdup("{}"), *q;
+
+    if (!text)
+        return NULL;
+    q = rein_asprintf(
+        "The user asked:\n%s\n\nThe assistant is about to call the tool \"%s\" (%s)%s with these "
+        "arguments:\n%s\n\nIs this call correct and what the user asked for? Answer YES or NO on "
+        "the first line, then give the reason.",
+        request ? request : "", rein_tool_id(tool), rein_tool_description(tool),
+        rein_tool_is_destructive(tool) ? "; it is destructive: it changes or deletes data" : "",
+        text);
+    rein_free(text);
+    return q;
+}
+
+bool rein_agent_review_verdict(const char *answer, char *reason, size_t size)
+{
+    bool passed = false;
+
+    rein__agent_parse_verdict(answer ? answer : "", &passed, reason, size);
+    return passed;
+}
+
 rein_cancel *rein__skip_cancel(const char *reason)
 {
     rein_cancel *c = rein_cancel_new();
@@ -86,22 +116,15 @@ static bool self_check(struct call_slot *s, const struct rein_policy_check *chk,
     rein_history *vh = rein_history_new();
     rein_model_request *req = rein_model_request_new();
     rein_model_response *resp = NULL;
-    char *args = rein_json_dumps(chk->args), *question = NULL;
+    char *question = NULL;
     bool passed = false;
     rein_error err;
     rein_err rc = REIN_ENOMEM;
 
     rein_error_clear(&err);
-    if (!vh || !req || !args)
+    if (!vh || !req)
         goto out;
-    question = rein_asprintf(
-        "The user asked:\n%s\n\nThe assistant is about to call the tool \"%s\" (%s)%s with these "
-        "arguments:\n%s\n\nIs this call correct and what the user asked for? Answer YES or NO on "
-        "the first line, then give the reason.",
-        t->message, rein_tool_id(chk->tool), rein_tool_description(chk->tool),
-        rein_tool_is_destructive(chk->tool) ? "; it is destructive: it changes or deletes data"
-                                            : "",
-        args);
+    question = rein_agent_review_question(t->message, chk->tool, chk->args);
     if (!question || rein_history_add_system(vh, verifier_system) != REIN_OK ||
         rein_history_add_user(vh, question) != REIN_OK)
         goto out;
@@ -121,7 +144,6 @@ out:
     rein_model_response_free(resp);
     rein_model_request_free(req);
     rein_history_free(vh);
-    rein_free(args);
     rein_free(question);
     return passed;
 }

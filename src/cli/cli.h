@@ -36,7 +36,9 @@ int cmd_plan(int argc, char **argv);
 /* `rein serve`'s /mcp routes (cmd_mcp.c): attach after the other routes, detach after the
  * server stopped. The configured MCP servers' tools join reg (borrowed; must outlive the
  * attachment), the registry the agent and the skill routes use too. */
-struct cli_mcp *cli_mcp_attach(rein_server *http, rein_registry *reg, rein_error *err);
+struct cli_setup;
+struct cli_mcp *cli_mcp_attach(rein_server *http, rein_registry *reg, rein_store *store,
+                               const struct cli_setup *setup, rein_error *err);
 void cli_mcp_detach(struct cli_mcp *m);
 
 /* ---- cli_setup.c: what the commands that run tools parse alike ---- */

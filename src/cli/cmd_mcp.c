@@ -174,6 +174,28 @@ fail:
     return NULL;
 }
 
+/* Prompts and declared resources from the skill folders (REIN_SKILLS_PATH, then --skills). */
+static rein_err load_context(rein_mcp_server *srv, const struct cli_setup *setup, rein_error *err)
+{
+    const char *path = getenv("REIN_SKILLS_PATH");
+    rein_err rc = REIN_OK;
+
+    for (const char *p = path; p && *p && !rc;) {
+        const char *colon = strchr(p, ':');
+        size_t n = colon ? (size_t)(colon - p) : strlen(p);
+        char dir[4096];
+        if (n > 0 && n < sizeof(dir)) {
+            memcpy(dir, p, n);
+            dir[n] = '\0';
+            rc = rein_mcp_server_load_dir(srv, dir, err);
+        }
+        p = colon ? colon + 1 : NULL;
+    }
+    for (size_t i = 0; setup && !rc && i < setup->nskills; i++)
+        rc = rein_mcp_server_load_dir(srv, setup->skills[i], err);
+    return rc;
+}
+
 /* Starts the servers and adds their tools to reg. */
 static rein_err join_clients(rein_mcp_clients *set, rein_registry *reg, int64_t timeout_ms,
                              rein_error *err)
@@ -194,9 +216,15 @@ static int64_t env_ms(const char *name, int64_t fallback)
     return *end ? fallback : (int64_t)n;
 }
 
-static void server_opts(struct rein_mcp_server_opts *so)
+/* The MCP server's files are the file skills' roots (--root, else the current folder). */
+static const char *const cwd_root[] = {".", NULL};
+
+static void server_opts(struct rein_mcp_server_opts *so, const struct cli_setup *setup,
+                        rein_store *store)
 {
     memset(so, 0, sizeof(*so));
+    so->roots = setup && setup->nroots ? setup->roots : cwd_root;
+    so->store = store;
     so->allowed_hosts = getenv("REIN_MCP_ALLOWED_HOSTS");
     so->sse_close_ms = env_ms("REIN_MCP_SSE_CLOSE_MS", 0);
     so->sse_retry_ms = env_ms("REIN_MCP_SSE_RETRY_MS", 0);
@@ -209,6 +237,7 @@ static int cmd_mcp_serve(const struct mcp_opts *o)
     rein_mcp_clients *clients;
     rein_registry *reg = NULL;
     rein_mcp_server *srv = NULL;
+    rein_store *store = NULL;
     rein_error err = {0};
     int rc = CLI_EXIT_OK;
 
@@ -220,11 +249,21 @@ static int cmd_mcp_serve(const struct mcp_opts *o)
         rein_mcp_clients_free(clients);
         return CLI_EXIT_USAGE;
     }
-    server_opts(&so);
+    /* Stored conversations become resources only when a store is named (REIN_STORE): a stdio
+     * server should not make a database file where it is started. */
+    if (getenv("REIN_STORE") && getenv("REIN_STORE")[0] &&
+        cli_store_open(NULL, NULL, &store, &err) != REIN_OK) {
+        cli_print_error(&err);
+        rein_registry_free(reg);
+        rein_mcp_clients_free(clients);
+        return CLI_EXIT_USAGE;
+    }
+    server_opts(&so, &o->setup, store);
     srv = rein_mcp_server_new(reg, &so, &err);
     /* The configured servers connect in the background: the client's initialize is answered at
      * once, and their tools join (with notifications/tools/list_changed) when they are ready. */
-    if (!srv || rein_mcp_clients_start(clients, reg, &err) != REIN_OK ||
+    if (!srv || load_context(srv, &o->setup, &err) != REIN_OK ||
+        rein_mcp_clients_start(clients, reg, &err) != REIN_OK ||
         rein_mcp_server_run_stdio(srv, STDIN_FILENO, STDOUT_FILENO, &err) != REIN_OK) {
         cli_print_error(&err);
         rc = CLI_EXIT_FAIL;
@@ -233,6 +272,7 @@ static int cmd_mcp_serve(const struct mcp_opts *o)
     rein_mcp_clients_free(clients);
     rein_mcp_server_free(srv);
     rein_registry_free(reg);
+    rein_store_free(store);
     return rc;
 }
 
@@ -426,7 +466,8 @@ static void mcp_health(void *ud, json_t *health)
     json_decref(all);
 }
 
-struct cli_mcp *cli_mcp_attach(rein_server *http, rein_registry *reg, rein_error *err)
+struct cli_mcp *cli_mcp_attach(rein_server *http, rein_registry *reg, rein_store *store,
+                               const struct cli_setup *setup, rein_error *err)
 {
     struct cli_mcp *m = calloc(1, sizeof(*m));
     struct rein_mcp_server_opts so;
@@ -435,12 +476,13 @@ struct cli_mcp *cli_mcp_attach(rein_server *http, rein_registry *reg, rein_error
         rein_error_set(err, REIN_ENOMEM, "out of memory");
         return NULL;
     }
-    server_opts(&so);
+    server_opts(&so, setup, store);
     m->clients = load_clients(NULL, err);
     if (!m->clients)
         goto fail;
     m->srv = rein_mcp_server_new(reg, &so, err);
-    if (!m->srv || rein_mcp_server_add_routes(m->srv, http, err) != REIN_OK)
+    if (!m->srv || load_context(m->srv, setup, err) != REIN_OK ||
+        rein_mcp_server_add_routes(m->srv, http, err) != REIN_OK)
         goto fail;
     /* The configured servers connect in the background: rein listens (and /healthz answers,
      * with each server's state) at once; a server's tools join when it is ready. */

@@ -284,7 +284,7 @@ int cmd_serve(int argc, char **argv)
         goto fail;
     /* The MCP servers' tools join the one registry before anything serves it. */
     rein_error_clear(&err);
-    s.mcp = cli_mcp_attach(s.srv, s.p.reg, &err);
+    s.mcp = cli_mcp_attach(s.srv, s.p.reg, s.store, &o.setup, &err);
     if (!s.mcp)
         goto fail;
     rein_error_clear(&err);

@@ -825,7 +825,8 @@ json_t *rein__mcp_conn_status_json(struct rein__mcp_conn *c)
     o = json_pack("{s:s, s:s, s:s, s:s}", "name", c->cfg->name, "transport",
                   c->cfg->http ? "http" : "stdio", "target",
                   c->cfg->http ? c->cfg->url : c->cfg->argv[0], "state", state_names[c->state]);
-    if (o && c->state != REIN__MCP_ST_READY && c->supervised && c->next_try_ms)
+    /* A supervised server that is not ready is always being tried again: now (0) or later. */
+    if (o && c->state != REIN__MCP_ST_READY && c->supervised)
         json_object_set_new(o, "retry_in_ms",
                             json_integer(c->next_try_ms > rein_now_ms()
                                              ? (json_int_t)(c->next_try_ms - rein_now_ms())

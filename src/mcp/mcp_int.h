@@ -8,6 +8,7 @@
 #define REIN_MCP_INT_H
 
 #include <rein/mcp.h>
+#include <rein/store.h>
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -133,6 +134,60 @@ json_t *rein__mcp_output_to_result(const json_t *output);
 /* True when v has the shape rein__mcp_output_to_result() passes through. */
 bool rein__mcp_is_content_result(const json_t *v);
 
+/* ---- resources.c: what the server offers as resources ----------------------------------- */
+
+struct rein__mcp_resources;
+struct rein__mcp_resources *rein__mcp_resources_new(void);
+void rein__mcp_resources_free(struct rein__mcp_resources *r);
+/* Files under roots (NULL-terminated; NULL: none) become file:// resources. */
+rein_err rein__mcp_resources_set_roots(struct rein__mcp_resources *r, const char *const *roots,
+                                       rein_error *err);
+/* Conversations of store (borrowed) become rein:// resources; NULL: none. */
+void rein__mcp_resources_set_store(struct rein__mcp_resources *r, rein_store *store);
+/* Loads a resources.json: {"resources": [...], "templates": [...]} (see resources.c). */
+rein_err rein__mcp_resources_load_file(struct rein__mcp_resources *r, const char *path,
+                                       rein_error *err);
+bool rein__mcp_resources_any(const struct rein__mcp_resources *r);
+/* One page of resources/list (new array); *next gets the next cursor (new) or NULL.
+ * REIN_EINVAL in err for a cursor this server did not give. */
+json_t *rein__mcp_resources_list(struct rein__mcp_resources *r, const char *cursor, char **next,
+                                 rein_error *err);
+/* resources/templates/list's array (new). */
+json_t *rein__mcp_resources_templates(struct rein__mcp_resources *r);
+/* resources/read's result {contents: [...]} (new); NULL with err: REIN_ENOTFOUND when there is
+ * no such resource (also outside the roots), REIN_ETOOBIG, REIN_EIO, REIN_ENOMEM. */
+json_t *rein__mcp_resources_read(struct rein__mcp_resources *r, const char *uri, rein_error *err);
+/* What changes when the resource changes (new text; "" when it does not exist). */
+char *rein__mcp_resources_fingerprint(struct rein__mcp_resources *r, const char *uri);
+/* Completion values (new array) for variable var of the template tmpl. */
+json_t *rein__mcp_resources_complete(struct rein__mcp_resources *r, const char *tmpl,
+                                     const char *var, const char *prefix);
+/* RFC 6570 matching of the forms the server uses ({name}, {+name}); vars (may be NULL) gets
+ * the values. */
+bool rein__mcp_uri_template_match(const char *tmpl, const char *uri, json_t *vars);
+/* New base64 text of len bytes. */
+char *rein__mcp_base64(const unsigned char *p, size_t len);
+
+/* ---- prompts.c: what the server offers as prompts --------------------------------------- */
+
+struct rein__mcp_prompts;
+struct rein__mcp_prompts *rein__mcp_prompts_new(void);
+void rein__mcp_prompts_free(struct rein__mcp_prompts *p);
+/* Loads every *.json of dir (a prompts/ folder; absent: nothing) as a prompt template. */
+rein_err rein__mcp_prompts_load_dir(struct rein__mcp_prompts *p, const char *dir, rein_error *err);
+rein_err rein__mcp_prompts_load_file(struct rein__mcp_prompts *p, const char *path,
+                                     rein_error *err);
+/* prompts/list's array (new). */
+json_t *rein__mcp_prompts_list(const struct rein__mcp_prompts *p);
+/* prompts/get's result (new); NULL with err and *code (-32602 for an unknown prompt or a
+ * missing argument). */
+json_t *rein__mcp_prompts_get(const struct rein__mcp_prompts *p, const rein_registry *reg,
+                              const char *name, const json_t *args, int *code, rein_error *err);
+/* Completion values (new array) for argument arg of prompt name; *found: the prompt exists. */
+json_t *rein__mcp_prompts_complete(const struct rein__mcp_prompts *p, const rein_registry *reg,
+                                   const char *name, const char *arg, const char *prefix,
+                                   bool *found);
+
 /* ---- server.c: the protocol core of rein as an MCP server ------------------------------- */
 
 /*
@@ -192,6 +247,23 @@ const struct rein_mcp_server_opts *rein__mcp_opts(const rein_mcp_server *srv);
 /* Sends an error response for a message that could not be decoded through sink. */
 void rein__mcp_send_error(struct rein__mcp_sink *sink, const json_t *id, int code,
                           const char *message);
+/* Sends a result (taken; NULL: out of memory, answered as an internal error) or an error with
+ * data (borrowed, may be NULL) as the response to id. */
+void rein__mcp_send_result(struct rein__mcp_sink *sink, const json_t *id, json_t *result);
+void rein__mcp_send_error_data(struct rein__mcp_sink *sink, const json_t *id, int code,
+                               const char *message, const json_t *data);
+/* The server's parts the method files use. */
+struct rein__mcp_resources *rein__mcp_srv_resources(rein_mcp_server *srv);
+struct rein__mcp_prompts *rein__mcp_srv_prompts(rein_mcp_server *srv);
+const rein_registry *rein__mcp_srv_registry(rein_mcp_server *srv);
+/* resources/subscribe: remembers uri with its fingerprint now (REIN_ETOOBIG past 256). */
+rein_err rein__mcp_session_subscribe(struct rein__mcp_session *s, const char *uri,
+                                     const char *fingerprint);
+void rein__mcp_session_unsubscribe(struct rein__mcp_session *s, const char *uri);
+/* methods.c: the resources and prompts methods and completion/complete; false when msg is
+ * none of them. */
+bool rein__mcp_handle_context(rein_mcp_server *srv, struct rein__mcp_session *sess,
+                              const struct rein__mcp_msg *msg, struct rein__mcp_sink *sink);
 
 /* ---- client.c: one connection to an MCP server ------------------------------------------ */
 

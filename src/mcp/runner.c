@@ -516,6 +516,10 @@ static json_t *tool_manifest(const struct server_entry *e, const json_t *def, co
         return NULL;
     if (title && json_object_set_new(m, "title", json_string(title)))
         goto fail;
+    /* The server promises this shape for structuredContent: the pipeline holds it to that. */
+    v = json_object_get(def, "outputSchema");
+    if (json_is_object(v) && json_object_set(m, "output_schema", v))
+        goto fail;
     v = json_object_get(ann, "idempotentHint");
     if (json_is_boolean(v) && json_object_set(m, "idempotent", v))
         goto fail;
@@ -561,6 +565,17 @@ static rein_err register_one(struct server_entry *e, rein_registry *reg, const j
     }
     rein_error_clear(&err);
     rc = rein_registry_add_tool(reg, m, &rein__mcp_runner, st, &err);
+    if (rc == REIN_ESCHEMA && strncmp(err.msg, "/output_schema", 14) == 0) {
+        /* An outputSchema rein cannot compile: the tool still joins, unchecked. */
+        problem(problems, server,
+                "tool %s: its outputSchema is not usable (%s); its structured "
+                "results are not checked",
+                name, err.msg);
+        json_object_del(m, "output_schema");
+        st = state_new(e->conn, name);
+        rein_error_clear(&err);
+        rc = st ? rein_registry_add_tool(reg, m, &rein__mcp_runner, st, &err) : REIN_ENOMEM;
+    }
     json_decref(m);
     if (rc == REIN_ENOMEM)
         return rc;

@@ -21,12 +21,15 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #define WHERE         "mcp/server"
 #define PAGE_SIZE     100
 #define TICK_MS       100
 #define CALL_KEY_SIZE 320
+#define SUBS_EVERY    10  /* ticks: subscribed resources are looked at every second */
+#define SUBS_MAX      256 /* subscriptions one session may hold */
 
 struct rein__mcp_session {
     atomic_int refs;
@@ -41,6 +44,7 @@ struct rein__mcp_session {
     atomic_int level; /* least severe level sent (index) */
     json_t *client_info;
     json_t *client_caps;
+    json_t *subs;        /* resources/subscribe: {uri: fingerprint}; under mu */
     rein_cancel *cancel; /* parent of every call's handle; child of the server's */
     int jobs;            /* calls this session has running (guarded by mu) */
 };
@@ -81,6 +85,9 @@ struct rein_mcp_server {
     rein_cancel *stop; /* the heartbeat thread's */
     rein_cancel *root; /* parent of every session's handle: triggered when the server ends */
     struct rein__mcp_http *http;
+    struct rein__mcp_resources *resources;
+    struct rein__mcp_prompts *prompts;
+    int ticks; /* subscriptions are looked at every SUBS_EVERY ticks */
 };
 
 /* ---- sessions --------------------------------------------------------------------------- */
@@ -162,10 +169,36 @@ void rein__mcp_session_unref(struct rein__mcp_session *s)
     }
     json_decref(s->client_info);
     json_decref(s->client_caps);
+    json_decref(s->subs);
     rein_cancel_unref(s->cancel);
     pthread_mutex_destroy(&s->mu);
     pthread_cond_destroy(&s->cv);
     rein_free(s);
+}
+
+rein_err rein__mcp_session_subscribe(struct rein__mcp_session *s, const char *uri,
+                                     const char *fingerprint)
+{
+    rein_err rc = REIN_OK;
+
+    pthread_mutex_lock(&s->mu);
+    if (!s->subs)
+        s->subs = json_object();
+    if (!s->subs)
+        rc = REIN_ENOMEM;
+    else if (!json_object_get(s->subs, uri) && json_object_size(s->subs) >= SUBS_MAX)
+        rc = REIN_ETOOBIG;
+    else if (json_object_set_new(s->subs, uri, json_string(fingerprint)))
+        rc = REIN_ENOMEM;
+    pthread_mutex_unlock(&s->mu);
+    return rc;
+}
+
+void rein__mcp_session_unsubscribe(struct rein__mcp_session *s, const char *uri)
+{
+    pthread_mutex_lock(&s->mu);
+    json_object_del(s->subs, uri);
+    pthread_mutex_unlock(&s->mu);
 }
 
 const char *rein__mcp_session_version(const struct rein__mcp_session *s)
@@ -257,6 +290,17 @@ void rein__mcp_send_error(struct rein__mcp_sink *sink, const json_t *id, int cod
                           const char *message)
 {
     send_error_data(sink, id, code, message, NULL);
+}
+
+void rein__mcp_send_result(struct rein__mcp_sink *sink, const json_t *id, json_t *result)
+{
+    send_result(sink, id, result);
+}
+
+void rein__mcp_send_error_data(struct rein__mcp_sink *sink, const json_t *id, int code,
+                               const char *message, const json_t *data)
+{
+    send_error_data(sink, id, code, message, data);
 }
 
 static void send_errorf(struct rein__mcp_sink *sink, const json_t *id, int code, const char *fmt,
@@ -414,6 +458,72 @@ static void broadcast_list_changed(rein_mcp_server *srv)
     rein_buf_release(&b);
 }
 
+/* A reference to a listed session that is not already on its way out (srv->mu held). */
+static bool session_try_ref(struct rein__mcp_session *s)
+{
+    int n = atomic_load(&s->refs);
+
+    while (n > 0) {
+        if (atomic_compare_exchange_weak(&s->refs, &n, n + 1))
+            return true;
+    }
+    return false;
+}
+
+/* Looks at every subscribed resource; one that changed gets notifications/resources/updated.
+ * The fingerprints are read (files, the store) with no lock held. */
+static void watch_subscriptions(rein_mcp_server *srv)
+{
+    struct rein__mcp_session *due[64];
+    json_t *subs[64];
+    int n = 0;
+
+    pthread_mutex_lock(&srv->mu);
+    for (struct rein__mcp_session *s = srv->sessions; s && n < 64; s = s->snext) {
+        pthread_mutex_lock(&s->mu);
+        bool any = json_object_size(s->subs) > 0;
+        json_t *copy = any ? json_deep_copy(s->subs) : NULL;
+        pthread_mutex_unlock(&s->mu);
+        if (copy && session_try_ref(s)) {
+            due[n] = s;
+            subs[n++] = copy;
+        } else {
+            json_decref(copy);
+        }
+    }
+    pthread_mutex_unlock(&srv->mu);
+    for (int i = 0; i < n; i++) {
+        const char *uri;
+        json_t *was;
+        json_object_foreach(subs[i], uri, was)
+        {
+            char *now = rein__mcp_resources_fingerprint(srv->resources, uri);
+            if (!now || strcmp(now, json_string_value(was)) == 0) {
+                rein_free(now);
+                continue;
+            }
+            pthread_mutex_lock(&due[i]->mu);
+            bool still = json_object_get(due[i]->subs, uri) != NULL;
+            if (still)
+                json_object_set_new(due[i]->subs, uri, json_string(now));
+            pthread_mutex_unlock(&due[i]->mu);
+            rein_free(now);
+            if (still) {
+                struct rein_buf b;
+                json_t *params = json_pack("{s:s}", "uri", uri);
+                rein_buf_init(&b, 0);
+                if (params && rein__mcp_write_notification(&b, "notifications/resources/updated",
+                                                           params) == REIN_OK)
+                    rein__mcp_session_notify(due[i], b.ptr, b.len);
+                rein_buf_release(&b);
+                json_decref(params);
+            }
+        }
+        json_decref(subs[i]);
+        rein__mcp_session_unref(due[i]);
+    }
+}
+
 static void on_registry_change(void *ud, const rein_registry *reg)
 {
     rein_mcp_server *srv = ud;
@@ -432,6 +542,8 @@ static void *ticker_main(void *arg)
         /* Changes are told once per tick, however many tools came and went in it. */
         if (atomic_exchange(&srv->tell_sessions, false))
             broadcast_list_changed(srv);
+        if (++srv->ticks % SUBS_EVERY == 0)
+            watch_subscriptions(srv);
         /* The HTTP state is made once, before serving, and freed after this thread ends. */
         pthread_mutex_lock(&srv->mu);
         struct rein__mcp_http *h = srv->http;
@@ -478,8 +590,9 @@ static void handle_initialize(rein_mcp_server *srv, struct rein__mcp_session *se
     pthread_mutex_unlock(&sess->mu);
 
     /* The tool list changes when an MCP server rein uses connects later or changes its own. */
-    caps = json_pack("{s:{s:b}, s:{}, s:{s:b}, s:{s:b}}", "tools", "listChanged", 1, "logging",
-                     "resources", "listChanged", 0, "prompts", "listChanged", 0);
+    caps = json_pack("{s:{s:b}, s:{}, s:{s:b, s:b}, s:{s:b}, s:{}}", "tools", "listChanged", 1,
+                     "logging", "resources", "subscribe", 1, "listChanged", 0, "prompts",
+                     "listChanged", 0, "completions");
     info = json_pack("{s:s, s:s}", "name", srv->opts.name, "version", rein_version());
     result = json_pack("{s:s, s:o, s:o}", "protocolVersion", version, "capabilities", caps,
                        "serverInfo", info);
@@ -579,19 +692,6 @@ static void handle_set_level(struct rein__mcp_session *sess, const struct rein__
     }
     atomic_store(&sess->level, idx);
     send_result(sink, msg->id, json_object());
-}
-
-static void handle_empty_list(const struct rein__mcp_msg *msg, const char *member,
-                              struct rein__mcp_sink *sink)
-{
-    size_t start, end;
-
-    if (!page_bounds(msg, 0, &start, &end)) {
-        send_errorf(sink, msg->id, REIN__MCP_INVALID_PARAMS,
-                    "params.cursor is not a cursor this server gave");
-        return;
-    }
-    send_result(sink, msg->id, json_pack("{s:[]}", member));
 }
 
 /* A new call record for a tools/call request, or NULL when memory is exhausted. */
@@ -795,20 +895,8 @@ void rein__mcp_handle(rein_mcp_server *srv, struct rein__mcp_session *sess,
         handle_tools_call(srv, sess, msg, trace_id, sink);
     } else if (strcmp(m, "logging/setLevel") == 0) {
         handle_set_level(sess, msg, sink);
-    } else if (strcmp(m, "resources/list") == 0) {
-        handle_empty_list(msg, "resources", sink);
-    } else if (strcmp(m, "resources/templates/list") == 0) {
-        handle_empty_list(msg, "resourceTemplates", sink);
-    } else if (strcmp(m, "prompts/list") == 0) {
-        handle_empty_list(msg, "prompts", sink);
-    } else if (strcmp(m, "resources/read") == 0) {
-        json_t *data = json_pack("{s:O*}", "uri", json_object_get(msg->params, "uri"));
-        send_error_data(sink, msg->id, REIN__MCP_RESOURCE_NOT_FOUND,
-                        "Resource not found: this server has no resources", data);
-        json_decref(data);
-    } else if (strcmp(m, "prompts/get") == 0) {
-        send_errorf(sink, msg->id, REIN__MCP_INVALID_PARAMS,
-                    "Unknown prompt: this server has no prompts");
+    } else if (rein__mcp_handle_context(srv, sess, msg, sink)) {
+        /* resources, prompts and completion: methods.c */
     } else {
         send_errorf(sink, msg->id, REIN__MCP_METHOD_NOT_FOUND, "Method not found: %.200s", m);
     }
@@ -824,6 +912,44 @@ const struct rein_mcp_server_opts *rein__mcp_opts(const rein_mcp_server *srv)
 rein_err rein__mcp_submit(rein_mcp_server *srv, void (*fn)(void *arg), void *arg)
 {
     return rein_pool_submit(srv->pool, fn, arg);
+}
+
+struct rein__mcp_resources *rein__mcp_srv_resources(rein_mcp_server *srv)
+{
+    return srv->resources;
+}
+
+struct rein__mcp_prompts *rein__mcp_srv_prompts(rein_mcp_server *srv)
+{
+    return srv->prompts;
+}
+
+const rein_registry *rein__mcp_srv_registry(rein_mcp_server *srv)
+{
+    return srv->reg;
+}
+
+rein_err rein_mcp_server_load_dir(rein_mcp_server *srv, const char *dir, rein_error *err)
+{
+    char *path;
+    struct stat st;
+    rein_err rc;
+
+    if (!srv || !dir)
+        return rein_error_set(err, REIN_EINVAL, "no MCP server or no folder");
+    path = rein_asprintf("%s/resources.json", dir);
+    if (!path)
+        return rein_error_set(err, REIN_ENOMEM, "out of memory");
+    rc = stat(path, &st) == 0 ? rein__mcp_resources_load_file(srv->resources, path, err) : REIN_OK;
+    rein_free(path);
+    if (rc)
+        return rc;
+    path = rein_asprintf("%s/prompts", dir);
+    if (!path)
+        return rein_error_set(err, REIN_ENOMEM, "out of memory");
+    rc = rein__mcp_prompts_load_dir(srv->prompts, path, err);
+    rein_free(path);
+    return rc;
 }
 
 struct rein__mcp_http *rein__mcp_http_get(rein_mcp_server *srv)
@@ -896,6 +1022,14 @@ rein_mcp_server *rein_mcp_server_new(const rein_registry *reg,
     atomic_init(&srv->tell_sessions, false);
     srv->tools = rein_registry_tools_json(reg, REIN_TOOLS_MCP);
     srv->watch = rein_registry_watch(reg, on_registry_change, srv);
+    srv->resources = rein__mcp_resources_new();
+    srv->prompts = rein__mcp_prompts_new();
+    if (!srv->resources || !srv->prompts)
+        goto nomem_free;
+    rein__mcp_resources_set_store(srv->resources, srv->opts.store);
+    if (srv->opts.roots && rein__mcp_resources_set_roots(srv->resources, srv->opts.roots, err))
+        goto fail;
+    srv->opts.roots = NULL; /* borrowed from the caller: the resources keep their own copy */
     srv->stop = rein_cancel_new();
     srv->root = rein_cancel_new();
     if (failed || !srv->tools || !srv->stop || !srv->root || !srv->watch)
@@ -937,6 +1071,8 @@ void rein_mcp_server_free(rein_mcp_server *srv)
     rein_cancel_unref(srv->stop);
     rein_cancel_unref(srv->root);
     json_decref(srv->tools);
+    rein__mcp_resources_free(srv->resources);
+    rein__mcp_prompts_free(srv->prompts);
     rein_free(srv->name);
     rein_free(srv->instructions);
     rein_free(srv->allowed_hosts);

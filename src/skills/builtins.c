@@ -13,6 +13,7 @@ static const char echo_manifest[] =
     "\"parameters\":{\"type\":\"object\","
     "\"properties\":{\"text\":{\"type\":\"string\",\"description\":\"The text to return\"}},"
     "\"required\":[\"text\"],\"additionalProperties\":false},"
+    "\"output_schema\":{\"type\":\"string\",\"description\":\"The text, unchanged\"},"
     "\"read_only\":true,\"idempotent\":true,\"open_world\":false,\"timeout_ms\":1000,"
     "\"examples\":[{\"text\":\"echo hello world\",\"arguments\":{\"text\":\"hello world\"}},"
     "{\"text\":\"回显 你好\",\"arguments\":{\"text\":\"你好\"}}]}";

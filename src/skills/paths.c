@@ -159,3 +159,48 @@ rein_err rein__skills_roots_resolve(const struct rein__skills_roots *r, const ch
     free(real);
     return *out ? REIN_OK : rein_error_set(err, REIN_ENOMEM, "out of memory resolving %s", what);
 }
+
+/* ---- the public face of the roots (include/rein/skills.h) ---- */
+
+struct rein_skills_roots {
+    struct rein__skills_roots *r;
+};
+
+rein_skills_roots *rein_skills_roots_new(const struct rein_skills_config *cfg, rein_error *err)
+{
+    rein_skills_roots *out = rein_calloc(1, sizeof(*out));
+
+    if (!out) {
+        rein_error_set(err, REIN_ENOMEM, "out of memory");
+        return NULL;
+    }
+    if (rein__skills_roots_new(cfg, &out->r, err) != REIN_OK) {
+        rein_free(out);
+        return NULL;
+    }
+    return out;
+}
+
+void rein_skills_roots_free(rein_skills_roots *r)
+{
+    if (!r)
+        return;
+    rein__skills_roots_free(r->r);
+    rein_free(r);
+}
+
+size_t rein_skills_roots_count(const rein_skills_roots *r)
+{
+    return r ? r->r->n : 0;
+}
+
+const char *rein_skills_roots_at(const rein_skills_roots *r, size_t i)
+{
+    return r && i < r->r->n ? r->r->roots[i] : NULL;
+}
+
+rein_err rein_skills_roots_resolve(const rein_skills_roots *r, const char *path, char **real,
+                                   rein_error *err)
+{
+    return rein__skills_roots_resolve(r->r, path, "path", real, err);
+}

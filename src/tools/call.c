@@ -654,6 +654,61 @@ static int64_t effective_timeout(const rein_tool *t, const struct rein_call_opts
     return ms;
 }
 
+/*
+ * Checks a successful output against the tool's output_schema: the output itself, or the
+ * structuredContent of an output that is MCP content ({"content": [...], ...}: a process
+ * skill's images, another MCP server's result). A mismatch fails the call (execution_failed)
+ * with the problems as details: a tool that promises a shape and breaks it is broken, and the
+ * caller must not read on as if it had kept its word.
+ */
+static bool output_matches(rein_call_result *r)
+{
+    const json_t *content = json_object_get(r->output, "content");
+    json_t *structured = r->output, *details = NULL;
+    rein_schema_result *sr;
+    rein_error verr;
+    rein_err rc;
+
+    if (json_is_object(r->output) && json_is_array(content)) {
+        structured = json_object_get(r->output, "structuredContent");
+        if (!structured) {
+            fail(r, ST_EXECUTE, REIN_CALL_EXECUTION_FAILED, NULL,
+                 "%s declares an output schema but returned no structured content", r->tool->id);
+            json_decref(r->output);
+            r->output = NULL;
+            return false;
+        }
+    }
+    sr = rein_schema_result_new();
+    err_reset(&verr);
+    rc = sr ? rein_schema_validate(r->tool->output_schema, structured, 0, sr, &verr) : REIN_ENOMEM;
+    if (rc == REIN_OK) {
+        rein_schema_result_free(sr);
+        return true;
+    }
+    if (rc == REIN_EINVALID) {
+        details = json_array();
+        for (size_t i = 0; details && i < rein_schema_result_count(sr); i++) {
+            if (json_array_append_new(details,
+                                      json_pack("{s:s, s:s}", "path",
+                                                rein_schema_result_instance_path(sr, i), "message",
+                                                rein_schema_result_message(sr, i)))) {
+                json_decref(details);
+                details = NULL;
+            }
+        }
+    }
+    fail(r, ST_EXECUTE, rc == REIN_ENOMEM ? REIN_CALL_INTERNAL : REIN_CALL_EXECUTION_FAILED,
+         details, "the output of %s does not match its output schema%s%s", r->tool->id,
+         rc == REIN_EINVALID && rein_schema_result_count(sr) ? ": " : "",
+         rc == REIN_EINVALID && rein_schema_result_count(sr) ? rein_schema_result_message(sr, 0)
+                                                             : "");
+    rein_schema_result_free(sr);
+    json_decref(r->output); /* a failed call has no output */
+    r->output = NULL;
+    return false;
+}
+
 static void step_execute(rein_call_result *r, const struct rein_call_opts *o)
 {
     struct rein_tool_reply reply = {0};
@@ -686,6 +741,8 @@ static void step_execute(rein_call_result *r, const struct rein_call_opts *o)
     if (rc == REIN_OK) {
         json_decref(reply.details);
         r->output = reply.output ? reply.output : json_null();
+        if (r->tool->output_schema && !output_matches(r))
+            return;
         step_done(r, ST_EXECUTE, true);
         return;
     }

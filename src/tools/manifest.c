@@ -33,6 +33,7 @@ static const char meta_schema_text[] =
     "\"version\":{\"type\":\"string\"},"
     "\"parameters\":{\"type\":\"object\",\"required\":[\"type\"],"
     "\"properties\":{\"type\":{\"const\":\"object\"}}},"
+    "\"output_schema\":{\"type\":\"object\"},"
     "\"destructive\":{\"type\":\"boolean\"},"
     "\"read_only\":{\"type\":\"boolean\"},"
     "\"idempotent\":{\"type\":\"boolean\"},"
@@ -48,6 +49,13 @@ static const char meta_schema_text[] =
     "},"
     "\"patternProperties\":{\"^x-\":true},"
     "\"additionalProperties\":false}";
+
+bool rein__tools_schema_is_object(const json_t *schema)
+{
+    const json_t *type = json_object_get(schema, "type");
+
+    return json_is_string(type) && strcmp(json_string_value(type), "object") == 0;
+}
 
 bool rein__tools_has_defaults(const json_t *schema)
 {

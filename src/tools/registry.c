@@ -140,6 +140,7 @@ static void tool_free(rein_tool *t)
     }
     rein_free(t->routes);
     rein_schema_free(t->schema);
+    rein_schema_free(t->output_schema);
     json_decref(t->manifest);
     rein_free(t->source);
     rein_free(t);
@@ -438,6 +439,16 @@ static rein_err tool_build(rein_tool *t, json_t *manifest, const char *source, c
                               "/parameters%s%s", serr.msg[0] == '/' ? "" : ": ", serr.msg);
     }
     t->has_defaults = rein__tools_has_defaults(t->parameters);
+    t->output = json_object_get(manifest, "output_schema");
+    if (t->output) {
+        rein_error_clear(&serr);
+        t->output_schema = rein_schema_compile(t->output, NULL, &serr);
+        if (!t->output_schema) {
+            pointer_from(pointer, pointer_size, "/output_schema", serr.msg);
+            return rein_error_set(err, serr.code == REIN_ENOMEM ? REIN_ENOMEM : REIN_ESCHEMA,
+                                  "/output_schema%s%s", serr.msg[0] == '/' ? "" : ": ", serr.msg);
+        }
+    }
     return compile_routes(t, pointer, pointer_size, err);
 }
 
@@ -663,6 +674,11 @@ const json_t *rein_tool_parameters(const rein_tool *t)
     return t->parameters;
 }
 
+const json_t *rein_tool_output_schema(const rein_tool *t)
+{
+    return t->output;
+}
+
 const rein_schema *rein_tool_schema(const rein_tool *t)
 {
     return t->schema;
@@ -809,9 +825,11 @@ json_t *rein_tool_json(const rein_tool *t, enum rein_tool_format fmt)
                          "input_schema", t->parameters);
     case REIN_TOOLS_MCP:
         title = json_object_get(t->manifest, "title");
-        return json_pack("{s:s, s:O*, s:s, s:O, s:o}", "name", t->id, "title", title, "description",
-                         t->description, "inputSchema", t->parameters, "annotations",
-                         mcp_annotations(t));
+        /* MCP (up to 2025-11-25) describes structured output only as an object. */
+        return json_pack("{s:s, s:O*, s:s, s:O, s:O*, s:o}", "name", t->id, "title", title,
+                         "description", t->description, "inputSchema", t->parameters,
+                         "outputSchema", rein__tools_schema_is_object(t->output) ? t->output : NULL,
+                         "annotations", mcp_annotations(t));
     }
     return NULL;
 }

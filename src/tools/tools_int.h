@@ -34,11 +34,13 @@ struct rein_tool {
     size_t id_len;
     char lower[REIN_TOOL_NAME_MAX + 1];
     char norm[REIN__TOOLS_NAME_NORM_MAX + 1];
-    json_t *manifest;        /* normalized copy, owned */
-    json_t *parameters;      /* borrowed from manifest */
-    const char *description; /* borrowed from manifest */
-    rein_schema *schema;     /* compiled parameters */
-    bool has_defaults;       /* the schema has a "default" somewhere: fill them */
+    json_t *manifest;           /* normalized copy, owned */
+    json_t *parameters;         /* borrowed from manifest */
+    const char *description;    /* borrowed from manifest */
+    rein_schema *schema;        /* compiled parameters */
+    json_t *output;             /* output_schema, borrowed from manifest; NULL when none */
+    rein_schema *output_schema; /* compiled output_schema, or NULL */
+    bool has_defaults;          /* the schema has a "default" somewhere: fill them */
     bool destructive, read_only, sequential;
     int64_t timeout_ms;
     const struct rein_runner_kind *kind;
@@ -92,6 +94,9 @@ struct rein_registry {
  * function). Every other kind is registered by the module that implements it
  * (rein_skills_register_runners, rein_mcp_register_runner). */
 extern const struct rein_runner_kind rein__tools_runner_builtin;
+
+/* True when schema says its instances are objects ("type": "object"). */
+bool rein__tools_schema_is_object(const json_t *schema);
 
 /* ---- repair.c ---- */
 /* ASCII lowercase copy of name (other bytes unchanged) into out (len + 1 bytes). */

@@ -848,6 +848,35 @@ static void timeouts_renewed_by_progress(void **state)
     client_close(&c);
 }
 
+/* Issue 20: a remote tool's outputSchema was dropped and its structuredContent not checked. */
+static void remote_output_schema(void **state)
+{
+    char config[1024];
+    struct client c;
+    rein_call_result *res;
+
+    (void)state;
+    snprintf(config, sizeof(config),
+             "{\"mcpServers\":{\"fake\":{\"command\":\"%s\",\"args\":[\"ok\",\"typed\","
+             "\"mistyped\",\"plain\"]}}}",
+             fake_bin());
+    client_open(&c, config);
+    assert_int_equal(c.ready, 1);
+    assert_string_equal(
+        json_string_value(json_object_get(
+            rein_tool_output_schema(rein_registry_get(c.reg, "fake__typed")), "type")),
+        "object");
+    assert_null(rein_tool_output_schema(rein_registry_get(c.reg, "fake__plain")));
+    res = call(&c, "fake__typed", "{}", NULL);
+    expect(res, REIN_CALL_OK, "");
+    rein_call_result_free(res);
+    res = call(&c, "fake__mistyped", "{}", NULL);
+    expect(res, REIN_CALL_EXECUTION_FAILED, "does not match its output schema");
+    assert_null(rein_call_result_output(res));
+    rein_call_result_free(res);
+    client_close(&c);
+}
+
 static const struct CMUnitTest tests[] = {
     cmocka_unit_test(stdio_rein_server),
     cmocka_unit_test(fake_server_behaviours),
@@ -860,6 +889,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(fake_server_pages),
     cmocka_unit_test(supervised_servers_come_and_go),
     cmocka_unit_test(timeouts_renewed_by_progress),
+    cmocka_unit_test(remote_output_schema),
 };
 
 REIN_TEST_MAIN(tests)

@@ -88,7 +88,9 @@ struct child {
     char *dir;
 };
 
-static void child_start(struct child *c, const char *const *env_extra)
+/* rein mcp serve with the conformance skills, the extra ones, and root (may be NULL) as the
+ * folder its files come from; env_extra: name, value, ..., NULL. */
+static void child_start_root(struct child *c, const char *const *env_extra, const char *root)
 {
     rein_error err;
 
@@ -96,12 +98,18 @@ static void child_start(struct child *c, const char *const *env_extra)
     c->dir = extra_skills();
     for (size_t i = 0; env_extra && env_extra[i]; i += 2)
         setenv(env_extra[i], env_extra[i + 1], 1);
-    const char *argv[] = {test_rein_bin(), "mcp",      "serve", "--skills",
-                          skills_dir(),    "--skills", c->dir,  NULL};
+    const char *argv[] = {
+        test_rein_bin(),        "mcp", "serve", "--skills", skills_dir(), "--skills", c->dir,
+        root ? "--root" : NULL, root,  NULL};
     struct rein_proc_opts po = {.argv = argv};
     assert_rein_ok(rein_proc_start(&po, &c->p, &err), &err);
     for (size_t i = 0; env_extra && env_extra[i]; i += 2)
         unsetenv(env_extra[i]);
+}
+
+static void child_start(struct child *c, const char *const *env_extra)
+{
+    child_start_root(c, env_extra, NULL);
 }
 
 static void write_fully(int fd, const char *p, size_t len)
@@ -259,6 +267,11 @@ static void stdio_lifecycle_and_tools(void **state)
             seen_echo = true;
             assert_true(json_is_true(json_object_get(ann, "readOnlyHint")));
             assert_true(json_is_false(json_object_get(ann, "destructiveHint")));
+        } else if (strcmp(name, "calculator") == 0) {
+            /* rein's own tools say what their structured output looks like. */
+            const json_t *out = json_object_get(tool, "outputSchema");
+            assert_string_equal(json_string_value(json_object_get(out, "type")), "object");
+            assert_non_null(json_object_get(json_object_get(out, "properties"), "result"));
         } else if (strcmp(name, "wipe") == 0) {
             seen_wipe = true;
             assert_true(json_is_false(json_object_get(ann, "readOnlyHint")));
@@ -278,15 +291,18 @@ static void stdio_lifecycle_and_tools(void **state)
     assert_int_equal(json_integer_value(json_object_get(json_object_get(m, "error"), "code")),
                      -32602);
     json_decref(m);
-    /* Empty lists for what rein does not have. */
+    /* The skill folder's resources and prompts, next to rein's own (stdio_resources_prompts_
+     * completion has the rest). */
     m = child_call(&c, 5, "resources/list", NULL, NULL);
-    assert_int_equal(json_array_size(json_object_get(result_of(m), "resources")), 0);
+    assert_true(json_array_size(json_object_get(result_of(m), "resources")) >= 2);
     json_decref(m);
     m = child_call(&c, 6, "resources/templates/list", NULL, NULL);
-    assert_int_equal(json_array_size(json_object_get(result_of(m), "resourceTemplates")), 0);
+    assert_true(json_array_size(json_object_get(result_of(m), "resourceTemplates")) >= 1);
     json_decref(m);
     m = child_call(&c, 7, "prompts/list", NULL, NULL);
-    assert_int_equal(json_array_size(json_object_get(result_of(m), "prompts")), 0);
+    assert_string_equal(json_string_value(json_object_get(
+                            json_array_get(json_object_get(result_of(m), "prompts"), 0), "name")),
+                        "tool_use_rules");
     json_decref(m);
     m = child_call(&c, 8, "ping", NULL, NULL);
     assert_int_equal(json_object_size(result_of(m)), 0);
@@ -366,6 +382,227 @@ static void stdio_calls(void **state)
     assert_non_null(strstr(first_text(r), "14"));
     json_decref(m);
     assert_int_equal(child_stop(&c), 0);
+}
+
+/* The error code of m, or 0. */
+static int err_code(const json_t *m)
+{
+    return (int)json_integer_value(json_object_get(json_object_get(m, "error"), "code"));
+}
+
+/* The text of the first contents of a resources/read answer. */
+static const char *contents_text(const json_t *m)
+{
+    return json_string_value(
+        json_object_get(json_array_get(json_object_get(result_of(m), "contents"), 0), "text"));
+}
+
+/* The nextCursor of m as a params object (a static buffer). */
+static const char *next_page(const json_t *m)
+{
+    static char params[600];
+
+    snprintf(params, sizeof(params), "{\"cursor\":\"%s\"}",
+             json_string_value(json_object_get(result_of(m), "nextCursor")));
+    return params;
+}
+
+/*
+ * Issue 20, the whole server side: resources (declared ones, files under the roots, stored
+ * conversations as rein:// resources, templates, subscriptions with update notifications),
+ * prompts (rein's own and templates from a folder) and completions.
+ */
+static void stdio_resources_prompts_completion(void **state)
+{
+    char *root = test_tmpdir(), store_url[4300], uri[4400], params[4600], conv_id[REIN_ID_MAX];
+    const char *env[] = {"REIN_STORE", store_url, NULL};
+    const char *msg = "{\"role\":\"user\",\"content\":\"hello there\"}";
+    struct child c;
+    rein_store *store;
+    rein_error err;
+    json_t *m;
+    const json_t *r;
+    char *page;
+    bool found = false;
+
+    (void)state;
+    free(test_write_file(root, "notes.txt", "first version\n"));
+    free(test_write_file(root, "pixel.png", "\x89PNG\r\n\x1a\n\x01\x02"));
+    snprintf(store_url, sizeof(store_url), "sqlite:%s/store.db", root);
+    assert_rein_ok(rein_store_open(store_url, NULL, &store, &err), &err);
+    assert_rein_ok(rein_store_conv_create(store, NULL, "a talk", NULL, conv_id, &err), &err);
+    assert_rein_ok(rein_store_message_append(store, conv_id, msg, strlen(msg), NULL, NULL, &err),
+                   &err);
+    child_start_root(&c, env, root);
+    m = child_call(&c, 1, "initialize",
+                   "{\"protocolVersion\":\"2025-11-25\",\"capabilities\":{},\"clientInfo\":{"
+                   "\"name\":\"t\",\"version\":\"1\"}}",
+                   NULL);
+    r = json_object_get(result_of(m), "capabilities");
+    assert_true(json_is_true(json_object_get(json_object_get(r, "resources"), "subscribe")));
+    assert_non_null(json_object_get(r, "completions"));
+    assert_non_null(json_object_get(r, "prompts"));
+    json_decref(m);
+    child_send(&c, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}");
+
+    /* Listing walks the declared resources, then the files, then the conversations. */
+    m = child_call(&c, 2, "resources/list", NULL, NULL);
+    assert_string_equal(json_string_value(json_object_get(
+                            json_array_get(json_object_get(result_of(m), "resources"), 0), "uri")),
+                        "test://static-text");
+    snprintf(params, sizeof(params), "%s", next_page(m));
+    json_decref(m);
+    m = child_call(&c, 3, "resources/list", params, NULL);
+    page = json_dumps(result_of(m), 0);
+    assert_non_null(strstr(page, "notes.txt"));
+    assert_non_null(strstr(page, "\"mimeType\": \"image/png\""));
+    free(page);
+    snprintf(params, sizeof(params), "%s", next_page(m));
+    json_decref(m);
+    m = child_call(&c, 4, "resources/list", params, NULL);
+    page = json_dumps(result_of(m), 0);
+    snprintf(uri, sizeof(uri), "rein://conversations/%s/transcript", conv_id);
+    assert_non_null(strstr(page, uri));
+    free(page);
+    json_decref(m);
+    m = child_call(&c, 5, "resources/list", "{\"cursor\":\"zz\"}", NULL);
+    assert_int_equal(err_code(m), -32602);
+    json_decref(m);
+
+    /* Reading: declared text, a template, files (text and binary), a conversation. */
+    m = child_call(&c, 6, "resources/read", "{\"uri\":\"test://static-text\"}", NULL);
+    assert_string_equal(contents_text(m), "This is the content of the static text resource.");
+    json_decref(m);
+    m = child_call(&c, 7, "resources/read", "{\"uri\":\"test://template/123/data\"}", NULL);
+    assert_string_equal(contents_text(m),
+                        "{\"id\":\"123\",\"templateTest\":true,\"data\":\"Data for ID: 123\"}");
+    json_decref(m);
+    snprintf(params, sizeof(params), "{\"uri\":\"file://%s/notes.txt\"}", root);
+    m = child_call(&c, 8, "resources/read", params, NULL);
+    assert_string_equal(contents_text(m), "first version\n");
+    json_decref(m);
+    snprintf(params, sizeof(params), "{\"uri\":\"file://%s/pixel.png\"}", root);
+    m = child_call(&c, 9, "resources/read", params, NULL);
+    r = json_array_get(json_object_get(result_of(m), "contents"), 0);
+    assert_string_equal(json_string_value(json_object_get(r, "blob")), "iVBORw0KGgoBAg==");
+    assert_string_equal(json_string_value(json_object_get(r, "mimeType")), "image/png");
+    json_decref(m);
+    snprintf(params, sizeof(params), "{\"uri\":\"%s\"}", uri);
+    m = child_call(&c, 10, "resources/read", params, NULL);
+    assert_non_null(strstr(contents_text(m), "hello there"));
+    json_decref(m);
+    /* Outside the roots (also through ..) is the same as not there, with the URI as data. */
+    snprintf(params, sizeof(params), "{\"uri\":\"file://%s/../../etc/passwd\"}", root);
+    m = child_call(&c, 11, "resources/read", params, NULL);
+    assert_int_equal(err_code(m), -32002);
+    json_decref(m);
+    m = child_call(&c, 12, "resources/read", "{\"uri\":\"file:///etc/passwd\"}", NULL);
+    assert_int_equal(err_code(m), -32002);
+    assert_string_equal(json_string_value(json_object_get(
+                            json_object_get(json_object_get(m, "error"), "data"), "uri")),
+                        "file:///etc/passwd");
+    json_decref(m);
+    m = child_call(&c, 13, "resources/templates/list", NULL, NULL);
+    page = json_dumps(result_of(m), 0);
+    assert_non_null(strstr(page, "rein://conversations/{id}/ledger"));
+    assert_non_null(strstr(page, "test://template/{id}/data"));
+    free(page);
+    json_decref(m);
+
+    /* Subscriptions: the file changes, and the conversation gets a message. */
+    snprintf(params, sizeof(params), "{\"uri\":\"file://%s/notes.txt\"}", root);
+    json_decref(child_call(&c, 14, "resources/subscribe", params, NULL));
+    snprintf(params, sizeof(params), "{\"uri\":\"%s\"}", uri);
+    json_decref(child_call(&c, 15, "resources/subscribe", params, NULL));
+    json_decref(child_call(&c, 16, "resources/subscribe", "{\"uri\":\"test://watched\"}", NULL));
+    free(test_write_file(root, "notes.txt", "second version, longer\n"));
+    msg = "{\"role\":\"assistant\",\"content\":\"hi\"}";
+    assert_rein_ok(rein_store_message_append(store, conv_id, msg, strlen(msg), NULL, NULL, &err),
+                   &err);
+    for (int seen = 0; seen < 2; seen++) {
+        json_t *n = child_recv(&c, 10000);
+        assert_non_null(n);
+        const char *nuri = json_string_value(json_object_get(json_object_get(n, "params"), "uri"));
+        assert_string_equal(json_string_value(json_object_get(n, "method")),
+                            "notifications/resources/updated");
+        found = found || strcmp(nuri, uri) == 0;
+        json_decref(n);
+    }
+    assert_true(found);
+    json_decref(child_call(&c, 17, "resources/unsubscribe", params, NULL));
+
+    /* Prompts: rein's own, templates from the folder, the errors MCP names. */
+    m = child_call(&c, 18, "prompts/list", NULL, NULL);
+    page = json_dumps(result_of(m), 0);
+    assert_non_null(strstr(page, "\"review_tool_call\""));
+    assert_non_null(strstr(page, "\"test_prompt_with_arguments\""));
+    assert_null(strstr(page, "\"values\"")); /* completions are not part of the list */
+    free(page);
+    json_decref(m);
+    m = child_call(&c, 19, "prompts/get",
+                   "{\"name\":\"test_prompt_with_arguments\",\"arguments\":{\"arg1\":\"a\","
+                   "\"arg2\":\"b\"}}",
+                   NULL);
+    r = json_array_get(json_object_get(result_of(m), "messages"), 0);
+    assert_string_equal(json_string_value(json_object_get(json_object_get(r, "content"), "text")),
+                        "Prompt with arguments: arg1='a', arg2='b'");
+    json_decref(m);
+    m = child_call(&c, 20, "prompts/get",
+                   "{\"name\":\"test_prompt_with_arguments\",\"arguments\":{\"arg1\":\"a\"}}",
+                   NULL);
+    assert_int_equal(err_code(m), -32602);
+    json_decref(m);
+    m = child_call(&c, 21, "prompts/get", "{\"name\":\"nope\"}", NULL);
+    assert_int_equal(err_code(m), -32602);
+    json_decref(m);
+    m = child_call(&c, 22, "prompts/get",
+                   "{\"name\":\"review_tool_call\",\"arguments\":{\"request\":\"delete my note\","
+                   "\"tool\":\"delete_note\",\"arguments\":\"{}\"}}",
+                   NULL);
+    r = json_array_get(json_object_get(result_of(m), "messages"), 0);
+    const char *q = json_string_value(json_object_get(json_object_get(r, "content"), "text"));
+    assert_non_null(strstr(q, "Answer YES or NO"));
+    assert_non_null(strstr(q, "it is destructive"));
+    json_decref(m);
+
+    /* Completion: a prompt's declared values, tool names, conversation ids. */
+    m = child_call(&c, 23, "completion/complete",
+                   "{\"ref\":{\"type\":\"ref/prompt\",\"name\":\"test_prompt_with_arguments\"},"
+                   "\"argument\":{\"name\":\"arg1\",\"value\":\"hel\"}}",
+                   NULL);
+    page = json_dumps(json_object_get(result_of(m), "completion"), JSON_SORT_KEYS | JSON_COMPACT);
+    assert_string_equal(page, "{\"hasMore\":false,\"total\":2,\"values\":[\"hello\",\"help\"]}");
+    free(page);
+    json_decref(m);
+    m = child_call(&c, 24, "completion/complete",
+                   "{\"ref\":{\"type\":\"ref/prompt\",\"name\":\"review_tool_call\"},"
+                   "\"argument\":{\"name\":\"tool\",\"value\":\"ec\"}}",
+                   NULL);
+    assert_string_equal(
+        json_string_value(json_array_get(
+            json_object_get(json_object_get(result_of(m), "completion"), "values"), 0)),
+        "echo");
+    json_decref(m);
+    snprintf(params, sizeof(params),
+             "{\"ref\":{\"type\":\"ref/resource\",\"uri\":\"rein://conversations/{id}/ledger\"},"
+             "\"argument\":{\"name\":\"id\",\"value\":\"%.6s\"}}",
+             conv_id);
+    m = child_call(&c, 25, "completion/complete", params, NULL);
+    assert_string_equal(
+        json_string_value(json_array_get(
+            json_object_get(json_object_get(result_of(m), "completion"), "values"), 0)),
+        conv_id);
+    json_decref(m);
+    m = child_call(&c, 26, "completion/complete",
+                   "{\"ref\":{\"type\":\"ref/prompt\",\"name\":\"nope\"},\"argument\":{"
+                   "\"name\":\"x\",\"value\":\"\"}}",
+                   NULL);
+    assert_int_equal(err_code(m), -32602);
+    json_decref(m);
+    assert_int_equal(child_stop(&c), 0);
+    rein_store_free(store);
+    test_rmtree(root);
+    free(root);
 }
 
 /* Issue 20: "delete_notes" and "Delete-Note" ran delete_note, bypassing a host that allows or
@@ -1305,6 +1542,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(stdio_lifecycle_and_tools),
     cmocka_unit_test(stdio_calls),
     cmocka_unit_test(stdio_exact_names),
+    cmocka_unit_test(stdio_resources_prompts_completion),
     cmocka_unit_test(stdio_bad_input),
     cmocka_unit_test(stdio_jsonrpc_edges),
     cmocka_unit_test(stdio_progress_and_logging),

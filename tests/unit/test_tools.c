@@ -797,6 +797,53 @@ static void test_tools_join_and_leave_while_in_use(void **state)
     rein_registry_free(c.reg);
 }
 
+/* output_schema: a successful output must have the shape the tool declares (the output itself,
+ * or the structuredContent of MCP content). */
+static void test_output_schema_is_checked(void **state)
+{
+    rein_registry *reg = fixture();
+    rein_call_result *res;
+
+    (void)state;
+    add(reg,
+        "{\"id\":\"shaped\",\"description\":\"returns its arguments\",\"parameters\":{"
+        "\"type\":\"object\"},\"output_schema\":{\"type\":\"object\",\"required\":[\"n\"],"
+        "\"properties\":{\"n\":{\"type\":\"integer\"}}}}",
+        return_args);
+    res = call(reg, "shaped", "{\"n\": 3}", NULL);
+    assert_true(rein_call_result_ok(res));
+    rein_call_result_free(res);
+    res = call(reg, "shaped", "{\"n\": \"three\"}", NULL);
+    assert_int_equal(rein_call_result_code(res), REIN_CALL_EXECUTION_FAILED);
+    assert_non_null(strstr(rein_call_result_message(res), "does not match its output schema"));
+    assert_null(rein_call_result_output(res));
+    assert_string_equal(
+        str(json_array_get(
+                json_object_get(json_object_get(rein_call_result_json(res), "error"), "details"),
+                0),
+            "path"),
+        "/n");
+    rein_call_result_free(res);
+    /* MCP content: its structuredContent is what is checked, and it must be there. */
+    res = call(reg, "shaped", "{\"content\": [], \"structuredContent\": {\"n\": 1}}", NULL);
+    assert_true(rein_call_result_ok(res));
+    rein_call_result_free(res);
+    res = call(reg, "shaped", "{\"content\": [{\"type\": \"text\", \"text\": \"x\"}]}", NULL);
+    assert_int_equal(rein_call_result_code(res), REIN_CALL_EXECUTION_FAILED);
+    assert_non_null(strstr(rein_call_result_message(res), "no structured content"));
+    rein_call_result_free(res);
+    /* A schema that does not compile refuses the manifest, with its pointer. */
+    rein_error err;
+    json_t *bad = json_loads("{\"id\":\"badshape\",\"description\":\"x\",\"parameters\":"
+                             "{\"type\":\"object\"},\"output_schema\":{\"type\":7}}",
+                             0, NULL);
+    assert_int_equal(rein_registry_add_builtin(reg, bad, return_args, NULL, NULL, &err),
+                     REIN_ESCHEMA);
+    assert_non_null(strstr(err.msg, "/output_schema"));
+    json_decref(bad);
+    rein_registry_free(reg);
+}
+
 static void test_timeout_stops_a_builtin(void **state)
 {
     rein_registry *reg = fixture();
@@ -1404,6 +1451,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_repair_never_lands_on_a_destructive_tool),
     cmocka_unit_test(test_exact_name_repairs_nothing),
     cmocka_unit_test(test_tools_join_and_leave_while_in_use),
+    cmocka_unit_test(test_output_schema_is_checked),
     cmocka_unit_test(test_timeout_stops_a_builtin),
     cmocka_unit_test(test_cancel_stops_a_running_call),
     cmocka_unit_test(test_normalized_result_shape),

@@ -32,6 +32,8 @@
  *   garbage   writes a line that is not JSON, then answers
  *   ticking   sends a progress notification every 100 ms for a second, then answers "ticked"
  *   grow      adds the tool "grown" to its list, sends notifications/tools/list_changed, answers
+ *   typed     declares an outputSchema its structuredContent keeps (answers as any tool)
+ *   mistyped  declares an outputSchema ({n: integer} required) its structuredContent breaks
  * Any other tool answers {"content": [{"type": "text", "text": "<tool> got <arguments>"}],
  * "structuredContent": {"tool", "arguments"}}.
  *
@@ -119,11 +121,22 @@ static json_t *tool_list(void)
 {
     json_t *arr = json_array();
 
-    for (int i = 0; i < ntools + (grown ? 1 : 0); i++)
-        json_array_append_new(arr, json_pack("{s:s, s:s, s:{s:s, s:{s:{s:s}}}}", "name",
-                                             i < ntools ? tools[i] : "grown", "description",
-                                             "a fake tool", "inputSchema", "type", "object",
-                                             "properties", "x", "type", "string"));
+    for (int i = 0; i < ntools + (grown ? 1 : 0); i++) {
+        const char *name = i < ntools ? tools[i] : "grown";
+        json_t *t = json_pack("{s:s, s:s, s:{s:s, s:{s:{s:s}}}}", "name", name, "description",
+                              "a fake tool", "inputSchema", "type", "object", "properties", "x",
+                              "type", "string");
+        /* typed keeps the shape it declares; mistyped declares one it does not keep. */
+        if (strcmp(name, "typed") == 0)
+            json_object_set_new(t, "outputSchema",
+                                json_pack("{s:s, s:[s], s:{s:{s:s}}}", "type", "object", "required",
+                                          "tool", "properties", "tool", "type", "string"));
+        else if (strcmp(name, "mistyped") == 0)
+            json_object_set_new(t, "outputSchema",
+                                json_pack("{s:s, s:[s], s:{s:{s:s}}}", "type", "object", "required",
+                                          "n", "properties", "n", "type", "integer"));
+        json_array_append_new(arr, t);
+    }
     return arr;
 }
 
