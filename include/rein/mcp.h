@@ -18,8 +18,16 @@
  * Runner events become notifications/progress (for requests with a progressToken, kept
  * strictly increasing; a call that reports nothing gets a heartbeat every
  * progress_interval_ms) and notifications/message (filtered by logging/setLevel).
- * notifications/cancelled triggers the call's cancellation handle. resources/list,
- * resources/templates/list and prompts/list answer with empty lists.
+ * notifications/cancelled triggers the call's cancellation handle. A tools/call names a tool
+ * exactly as tools/list gave it: anything else is -32602, never a repaired name. The tool
+ * list follows the registry (tools.listChanged: sessions get notifications/tools/
+ * list_changed). Tools declare outputSchema when they say what their object output is.
+ *
+ * Besides tools: resources (files under opts.roots as file:// URIs, stored conversations as
+ * rein://conversations/{id}/transcript and .../ledger, what a folder declares in resources.json,
+ * URI templates for each, subscriptions with notifications/resources/updated), prompts (rein's
+ * own: tool_use_rules and review_tool_call, and prompt templates from folders) and
+ * completion/complete for their arguments; see rein_mcp_server_load_dir().
  *
  * Over HTTP: sessions (Mcp-Session-Id, made at initialize; 400 without one, 404 once it is
  * gone, DELETE ends it), MCP-Protocol-Version checked (400 for an unknown one), Origin and
@@ -28,14 +36,18 @@
  * Server-Sent Events (a priming event with an id and the retry
  * advice first, for 2025-11-25 sessions; every event has an id), and resumption: a GET with
  * Last-Event-ID replays what the client missed of that request's stream and goes on with it.
- * A GET without Last-Event-ID gets 405 (rein sends nothing outside requests).
+ * A GET without Last-Event-ID opens the session's standalone stream (what the server says
+ * outside requests); a newer GET takes it over. Quick requests are answered on the network
+ * thread; other calls run on the server's pool behind detached streams, so no call holds an
+ * HTTP thread. A second initialize on a session is refused.
  *
  * As a client, rein joins the tools of the MCP servers named in its configuration
  * ({"mcpServers": {"name": {"command", "args", "env", "cwd"} | {"url", "headers",
  * "bearer_token"}}}) to a registry as tools with runner kind "mcp"; see rein_mcp_clients_*.
- * A server's tool list is read once, when it first connects (every page of tools/list);
- * notifications/tools/list_changed is ignored, because a registry's tools are fixed once it is
- * in use: restart rein (or build a new registry) to see a server's new tools.
+ * Started with rein_mcp_clients_start(), servers connect in the background, come back after
+ * they fail or are lost, and their tools follow notifications/tools/list_changed (the registry
+ * changes while in use); rein_mcp_clients_connect() + _register() connect once, in the
+ * caller's thread (one-shot commands).
  *
  * Threading: a rein_mcp_server serves many sessions and calls at once (its own worker pool
  * runs the calls); configure it from one thread before it serves. rein_mcp_clients are safe
