@@ -251,8 +251,8 @@ static int cmd_mcp_serve(const struct mcp_opts *o)
     }
     /* Stored conversations become resources only when a store is named (REIN_STORE): a stdio
      * server should not make a database file where it is started. */
-    if (getenv("REIN_STORE") && getenv("REIN_STORE")[0] &&
-        cli_store_open(NULL, NULL, &store, &err) != REIN_OK) {
+    const char *store_url = getenv("REIN_STORE");
+    if (store_url && store_url[0] && cli_store_open(NULL, NULL, &store, &err) != REIN_OK) {
         cli_print_error(&err);
         rein_registry_free(reg);
         rein_mcp_clients_free(clients);
