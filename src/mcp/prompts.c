@@ -205,7 +205,10 @@ static json_t *template_def(const json_t *t)
     if (!def)
         return NULL;
     json_object_del(def, "messages");
-    json_array_foreach(json_object_get(def, "arguments"), i, arg) json_object_del(arg, "values");
+    json_array_foreach(json_object_get(def, "arguments"), i, arg)
+    {
+        json_object_del(arg, "values");
+    }
     return def;
 }
 
