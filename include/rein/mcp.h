@@ -2,8 +2,8 @@
  * rein/mcp.h: the Model Context Protocol, both ways.
  *
  * As a server, rein offers its registry's tools to MCP clients, over stdio (`rein mcp serve`)
- * and over Streamable HTTP at /mcp (`rein serve`), for protocol revisions 2025-11-25,
- * 2025-06-18 and 2025-03-26. Every tools/call runs through rein_call_run(), so a call from an
+ * and over Streamable HTTP at /mcp (`rein serve`), for protocol revisions 2026-07-28
+ * (stateless), 2025-11-25, 2025-06-18 and 2025-03-26. Every tools/call runs through rein_call_run(), so a call from an
  * MCP client gets the same name check, repair, preflight, policy, timeout and error shapes as
  * any other call:
  *   - an unknown or unusable tool name is a JSON-RPC error (-32602) whose data is the invalid
@@ -41,6 +41,21 @@
  * thread; other calls run on the server's pool behind detached streams, so no call holds an
  * HTTP thread. A second initialize on a session is refused.
  *
+ * 2026-07-28, the stateless revision, is served next to the others (a dual-era server): a
+ * request whose params._meta names "io.modelcontextprotocol/protocolVersion" needs no
+ * initialize and no session; its _meta must also carry clientCapabilities (-32602 else), and
+ * its version must be 2026-07-28 (-32022 with the supported versions else). server/discover
+ * answers the supported versions, capabilities and instructions. Results carry resultType and
+ * the server's identity in _meta; the listing methods and resources/read carry ttlMs and
+ * cacheScope. notifications/message goes only to a request that set a logLevel in its _meta;
+ * ping, logging/setLevel, resources/subscribe and initialize itself are unknown methods.
+ * Over HTTP such a request gets no Mcp-Session-Id, its MCP-Protocol-Version, Mcp-Method and
+ * Mcp-Name headers must match the body (400 with -32020 else; Mcp-Name may be base64 as
+ * "=?base64?...?="), the revision's errors are 400 and an unknown method 404, a streamed call's
+ * events have no ids, and closing the stream cancels the call. Not served yet:
+ * subscriptions/listen (so no list-changed notifications in this revision), input-required
+ * results (MRTR), and the validation of Mcp-Param-* headers for x-mcp-header parameters.
+ *
  * As a client, rein joins the tools of the MCP servers named in its configuration
  * ({"mcpServers": {"name": {"command", "args", "env", "cwd"} | {"url", "headers",
  * "bearer_token"}}}) to a registry as tools with runner kind "mcp"; see rein_mcp_clients_*.
@@ -64,7 +79,7 @@
 extern "C" {
 #endif
 
-/* The newest protocol revision rein speaks. */
+/* The newest protocol revision rein speaks with initialize (2026-07-28 has none). */
 #define REIN_MCP_PROTOCOL_VERSION "2025-11-25"
 
 typedef struct rein_mcp_server rein_mcp_server;

@@ -28,6 +28,12 @@
  * says outside any request (notifications/tools/list_changed), and keeps the newest 64 events
  * until a client reads them. A session ends with DELETE, after session_idle_ms unused, or when
  * max_sessions is reached and it is the least recently used idle one.
+ *
+ * A request of the stateless revision (2026-07-28: its _meta names the version) needs no
+ * session: its headers are checked against its body (modern.c), it is answered like the
+ * others but without Mcp-Session-Id, with 400 for that revision's errors and 404 for an
+ * unknown method; a streamed call's stream is its own (no ids, no resumption), and the call
+ * hangs under the stream's cancellation handle, so a client that closes it cancels the call.
  */
 #include "mcp/mcp_int.h"
 
@@ -68,6 +74,7 @@ struct mcp_stream {
     bool done;
     bool delivered;
     bool standalone;
+    bool stateless; /* a 2026-07-28 request's: events carry no ids (nothing resumes) */
     rein_sse *sse;
     uint64_t sent;
     int64_t close_at; /* SSE polling: end the connection at this time (0: never) */
@@ -120,7 +127,8 @@ static void flush_locked(struct mcp_stream *st)
         if (e->seq <= st->sent)
             continue;
         event_id(st, e->seq, id, sizeof(id));
-        if (rein_sse_send_event(st->sse, id, "message", e->data, e->len, 0) != REIN_OK) {
+        if (rein_sse_send_event(st->sse, st->stateless ? NULL : id, "message", e->data, e->len,
+                                0) != REIN_OK) {
             detach_locked(st); /* gone: a later GET with Last-Event-ID resumes */
             return;
         }
@@ -584,6 +592,7 @@ static void capture_send(struct rein__mcp_sink *sink, const char *json, size_t l
 static void capture_init(struct capture *c)
 {
     c->sink.send = capture_send;
+    atomic_init(&c->sink.error_code, 0);
     pthread_mutex_init(&c->mu, NULL);
     rein_buf_init(&c->out, 0);
     c->got = false;
@@ -686,7 +695,8 @@ static void call_job_run(void *arg)
     rein__mcp_session_job_end(j->sess);
     rein__mcp_session_unref(j->sess);
     stream_unref(j->st);
-    session_put(j->h, j->hs);
+    if (j->hs)
+        session_put(j->h, j->hs);
     rein_free(j);
 }
 
@@ -853,6 +863,116 @@ static bool post_types_ok(rein_request *req)
     return true;
 }
 
+/* ---- the stateless revision (2026-07-28) ------------------------------------------------ */
+
+/* The HTTP status of a stateless answer: the revision's own errors are 400, an unknown
+ * method 404 (so a client can tell it from a legacy server's 404), anything else 200. */
+static int stateless_status(int error_code)
+{
+    switch (error_code) {
+    case REIN__MCP_METHOD_NOT_FOUND:
+        return 404;
+    case REIN__MCP_HEADER_MISMATCH:
+    case REIN__MCP_MISSING_CLIENT_CAP:
+    case REIN__MCP_UNSUPPORTED_VERSION:
+        return 400;
+    default:
+        return 200;
+    }
+}
+
+static void answer_stateless(struct rein__mcp_http *h, rein_request *req,
+                             const struct rein__mcp_msg *msg)
+{
+    struct capture cap;
+
+    capture_init(&cap);
+    rein__mcp_handle(h->srv, NULL, msg, rein_request_trace_id(req), &cap.sink);
+    if (cap.got)
+        rein_request_reply(req, stateless_status(atomic_load(&cap.sink.error_code)),
+                           "application/json", cap.out.ptr, cap.out.len);
+    else
+        reply_rpc_error(req, 500, msg->id, REIN__MCP_INTERNAL_ERROR, "no answer was made");
+    capture_release(&cap);
+}
+
+/* The worker's part of a streamed stateless tools/call. The call's session hangs under the
+ * stream's cancellation handle: a client that closes the stream cancels the call, as
+ * 2026-07-28 says (there is no resuming). */
+static void post_stateless_stream(rein_request *req, void *userdata)
+{
+    struct deferred *d = userdata;
+    struct rein__mcp_http *h = d->h;
+    struct mcp_stream *st = stream_new(false);
+    struct call_job *job = rein_calloc(1, sizeof(*job));
+    struct rein__mcp_session *conn = NULL;
+    rein_error err;
+    rein_sse *sse = NULL;
+
+    if (!st || !job) {
+        reply_rpc_error(req, 500, d->msg.id, REIN__MCP_INTERNAL_ERROR, "out of memory");
+        goto out;
+    }
+    st->stateless = true;
+    sse = rein_request_sse_start(req, &err);
+    if (!sse || rein_sse_detach(sse, false) != REIN_OK)
+        goto out; /* answered otherwise, or (fresh stream) cannot happen */
+    conn = rein__mcp_session_new_under(h->srv, rein_sse_cancel(sse));
+    if (!conn) {
+        rein_sse_end(sse);
+        goto out;
+    }
+    stream_attach(st, sse, 0, 0);
+    *job = (struct call_job){h->srv, h, NULL, conn, st, d->msg, ""};
+    memset(&d->msg, 0, sizeof(d->msg)); /* the job has it now */
+    atomic_fetch_add(&st->refs, 1);
+    snprintf(job->trace_id, sizeof(job->trace_id), "%s", rein_request_trace_id(req));
+    rein__mcp_session_job_begin(conn);
+    if (rein__mcp_submit(h->srv, call_job_run, job) != REIN_OK)
+        call_job_run(job); /* no worker could take it: run it here rather than lose it */
+    job = NULL;
+out:
+    rein_free(job);
+    stream_unref(st);
+    deferred_release(d);
+}
+
+/* A request that names its version in _meta: the headers are checked against the body, then
+ * it is answered like any other, without a session. */
+static void post_stateless(struct rein__mcp_http *h, rein_request *req, struct rein__mcp_msg *msg,
+                           const char *version)
+{
+    struct deferred *d;
+    char why[400];
+
+    if (!rein__mcp_check_meta(msg, why, sizeof(why))) {
+        reply_rpc_error(req, 400, msg->id, REIN__MCP_INVALID_PARAMS, "%s", why);
+        return;
+    }
+    if (!rein__mcp_check_headers(msg, version, rein_request_header(req, "MCP-Protocol-Version"),
+                                 rein_request_header(req, "Mcp-Method"),
+                                 rein_request_header(req, "Mcp-Name"), why, sizeof(why))) {
+        reply_rpc_error(req, 400, msg->id, REIN__MCP_HEADER_MISMATCH, "%s", why);
+        return;
+    }
+    if (!rein__mcp_version_modern(version) || !rein__mcp_is_long(msg) ||
+        rein__mcp_is_quick_call(h->srv, msg)) {
+        answer_stateless(h, req, msg);
+        return;
+    }
+    d = rein_arena_calloc(rein_request_arena(req), 1, sizeof(*d));
+    if (!d || rein_arena_on_free(rein_request_arena(req), deferred_release, d) != REIN_OK) {
+        reply_rpc_error(req, 500, msg->id, REIN__MCP_INTERNAL_ERROR, "out of memory");
+        return;
+    }
+    d->h = h;
+    d->msg = *msg;
+    memset(msg, 0, sizeof(*msg));
+    if (rein_request_defer(req, post_stateless_stream, d) != REIN_OK)
+        reply_rpc_error(req, 500, d->msg.id, REIN__MCP_INTERNAL_ERROR,
+                        "the call could not be handed to a worker");
+}
+
 /* POST runs on the network thread: everything quick is answered here (see the top). */
 static void handle_post(rein_request *req, void *userdata)
 {
@@ -860,7 +980,7 @@ static void handle_post(rein_request *req, void *userdata)
     struct rein__mcp_msg msg;
     struct http_session *hs;
     json_t *bad_id = NULL;
-    const char *body;
+    const char *body, *version;
     size_t len;
     rein_error err;
     rein_err rc;
@@ -878,9 +998,26 @@ static void handle_post(rein_request *req, void *userdata)
         json_decref(bad_id);
         return;
     }
-    if (msg.kind == REIN__MCP_REQUEST && strcmp(msg.method, "initialize") == 0) {
+    if (rein__mcp_is_legacy_initialize(&msg)) {
         post_initialize(h, req, &msg);
         rein__mcp_msg_release(&msg);
+        return;
+    }
+    version = msg.kind == REIN__MCP_REQUEST ? rein__mcp_request_version(&msg) : NULL;
+    if (!version && msg.kind == REIN__MCP_REQUEST && !rein_request_header(req, "Mcp-Session-Id") &&
+        rein__mcp_version_modern(rein_request_header(req, "MCP-Protocol-Version")))
+        version = ""; /* a 2026-07-28 request whose body lacks _meta: post_stateless says so */
+    if (version) {
+        post_stateless(h, req, &msg, version);
+        rein__mcp_msg_release(&msg);
+        return;
+    }
+    if (msg.kind != REIN__MCP_REQUEST && !rein_request_header(req, "Mcp-Session-Id") &&
+        rein__mcp_version_modern(rein_request_header(req, "MCP-Protocol-Version"))) {
+        /* 2026-07-28 defines no client notifications over HTTP (closing a stream cancels);
+         * one is accepted and has no effect. */
+        rein__mcp_msg_release(&msg);
+        rein_request_reply(req, 202, NULL, "", 0);
         return;
     }
     hs = request_session(h, req, msg.id);

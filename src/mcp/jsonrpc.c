@@ -24,6 +24,19 @@ bool rein__mcp_version_supported(const char *version)
     return false;
 }
 
+json_t *rein__mcp_versions_json(void)
+{
+    json_t *a = json_pack("[s]", REIN__MCP_MODERN);
+
+    for (size_t i = 0; a && i < sizeof(versions) / sizeof(versions[0]); i++) {
+        if (json_array_append_new(a, json_string(versions[i]))) {
+            json_decref(a);
+            return NULL;
+        }
+    }
+    return a;
+}
+
 bool rein__mcp_version_primes(const char *version)
 {
     /* Revisions are dates, so they compare as text. */

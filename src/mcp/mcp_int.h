@@ -22,12 +22,52 @@
 #define REIN__MCP_SESSION_NOT_FOUND  (-32001)
 #define REIN__MCP_RESOURCE_NOT_FOUND (-32002)
 #define REIN__MCP_REQUEST_CANCELLED  (-32800)
+/* The codes 2026-07-28 defines (answered with HTTP 400 over Streamable HTTP). */
+#define REIN__MCP_HEADER_MISMATCH     (-32020)
+#define REIN__MCP_MISSING_CLIENT_CAP  (-32021)
+#define REIN__MCP_UNSUPPORTED_VERSION (-32022)
 
 /* The protocol revisions rein speaks, newest first. */
 #define REIN__MCP_LATEST "2025-11-25"
 bool rein__mcp_version_supported(const char *version);
 /* True when version is at least 2025-11-25 (clients that read SSE priming events). */
 bool rein__mcp_version_primes(const char *version);
+/* Every revision rein speaks, the stateless one first, as a new JSON array of strings. */
+json_t *rein__mcp_versions_json(void);
+
+/* ---- modern.c: the stateless revision (2026-07-28) --------------------------------------- */
+
+/* The stateless revision: no initialize; every request names its version in params._meta. */
+#define REIN__MCP_MODERN       "2026-07-28"
+#define REIN__MCP_META_VERSION "io.modelcontextprotocol/protocolVersion"
+#define REIN__MCP_META_CAPS    "io.modelcontextprotocol/clientCapabilities"
+#define REIN__MCP_META_INFO    "io.modelcontextprotocol/clientInfo"
+#define REIN__MCP_META_LEVEL   "io.modelcontextprotocol/logLevel"
+#define REIN__MCP_META_SERVER  "io.modelcontextprotocol/serverInfo"
+bool rein__mcp_version_modern(const char *version);
+struct rein__mcp_msg;
+/* The version a request of the stateless revisions names in params._meta (borrowed from
+ * msg; "" when the value is not a string), or NULL for a request without one. */
+const char *rein__mcp_request_version(const struct rein__mcp_msg *msg);
+/* True for an initialize that opens a session (it has params.protocolVersion, or no _meta
+ * version); one of 2026-07-28 is a request for a method that revision does not have. */
+bool rein__mcp_is_legacy_initialize(const struct rein__mcp_msg *msg);
+/* A stateless request's _meta: the version a string, the capabilities an object, the log
+ * level (if any) a level name. False with why (the -32602 message) when it is not so. */
+bool rein__mcp_check_meta(const struct rein__mcp_msg *msg, char *why, size_t why_size);
+/* A header value as sent (visible ASCII, spaces, tabs; the whitespace around it dropped) or in
+ * the base64 sentinel form "=?base64?...?=", decoded into a new string; NULL when it is
+ * neither (or out of memory). */
+char *rein__mcp_header_decode(const char *value);
+/*
+ * Streamable HTTP's checks of a stateless request: the MCP-Protocol-Version and Mcp-Method
+ * headers (each may be NULL: missing) equal version and msg->method, and Mcp-Name equals
+ * params.name (tools/call, prompts/get) or params.uri (resources/read). False with why (the
+ * -32020 message) when they do not.
+ */
+bool rein__mcp_check_headers(const struct rein__mcp_msg *msg, const char *version,
+                             const char *version_header, const char *method_header,
+                             const char *name_header, char *why, size_t why_size);
 
 /* ---- jsonrpc.c: one JSON-RPC message ---------------------------------------------------- */
 
@@ -197,6 +237,9 @@ json_t *rein__mcp_prompts_complete(const struct rein__mcp_prompts *p, const rein
  */
 struct rein__mcp_sink {
     void (*send)(struct rein__mcp_sink *sink, const char *json, size_t len, bool final);
+    /* The code of the error response last sent through the sink (set just before send;
+     * 0: none), so the HTTP transport can pick the status the stateless revision asks for. */
+    atomic_int error_code;
 };
 
 /* One client's session (an HTTP Mcp-Session-Id, or the one stdio connection). */
@@ -230,7 +273,9 @@ bool rein__mcp_session_wait_jobs(struct rein__mcp_session *s, int64_t timeout_ms
 /*
  * Handles one message of the session's client. Requests are answered through sink (exactly
  * once, unless the client cancelled the request); tools/call runs the call here, on the
- * calling thread. trace_id (may be NULL) becomes the call's trace id.
+ * calling thread. trace_id (may be NULL) becomes the call's trace id. A request that names its
+ * version in params._meta (2026-07-28) is served statelessly, in a session of its own whose
+ * calls are cancelled with sess; sess may be NULL for such requests (HTTP without a session).
  */
 void rein__mcp_handle(rein_mcp_server *srv, struct rein__mcp_session *sess,
                       const struct rein__mcp_msg *msg, const char *trace_id,

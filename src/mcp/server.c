@@ -1,9 +1,10 @@
 /*
  * The protocol core of rein as an MCP server, shared by the stdio and Streamable HTTP
  * transports: sessions (protocol version, client info, log level), the methods (initialize,
- * ping, tools/list and tools/call through rein_call_run(), logging/setLevel, the empty
- * resources and prompts lists), cancellation of running calls, and the notifications a call
- * sends while it runs.
+ * ping, tools/list and tools/call through rein_call_run(), logging/setLevel; methods.c has
+ * resources, prompts and completion), cancellation of running calls, the notifications a call
+ * sends while it runs, and the stateless revision (2026-07-28: server/discover, and any
+ * request that names its version in _meta served in a session of its own).
  *
  * A transport decodes a message and calls rein__mcp_handle() with a sink, the place the
  * answer and the request's notifications go. Long requests (tools/call) are run by the
@@ -47,6 +48,9 @@ struct rein__mcp_session {
     json_t *subs;        /* resources/subscribe: {uri: fingerprint}; under mu */
     rein_cancel *cancel; /* parent of every call's handle; child of the server's */
     int jobs;            /* calls this session has running (guarded by mu) */
+    /* A stateless request's own session: the connection it came on (stdio's session, whose
+     * notifications/cancelled reach its calls; borrowed, outlives the request), or NULL. */
+    struct rein__mcp_session *owner;
 };
 
 /* A running tools/call. Listed in srv->calls while it runs; refcounted for the heartbeat. */
@@ -261,10 +265,13 @@ static void send_buf(struct rein__mcp_sink *sink, struct rein_buf *b, bool final
     sink->send(sink, b->ptr, b->len, final);
 }
 
+static json_t *modern_result(struct rein__mcp_sink *sink, json_t *result);
+
 static void send_result(struct rein__mcp_sink *sink, const json_t *id, json_t *result)
 {
     struct rein_buf b;
 
+    result = modern_result(sink, result);
     rein_buf_init(&b, 0);
     if (result && rein__mcp_write_result(&b, id, result) == REIN_OK)
         send_buf(sink, &b, true);
@@ -281,6 +288,7 @@ static void send_error_data(struct rein__mcp_sink *sink, const json_t *id, int c
     struct rein_buf b;
 
     rein_buf_init(&b, 0);
+    atomic_store(&sink->error_code, code);
     if (rein__mcp_write_error(&b, id, code, message, data) == REIN_OK)
         send_buf(sink, &b, true);
     rein_buf_release(&b);
@@ -828,7 +836,7 @@ static void handle_cancelled(rein_mcp_server *srv, struct rein__mcp_session *ses
              reason ? reason : "");
     pthread_mutex_lock(&srv->mu);
     for (struct mcp_call *c = srv->calls; c; c = c->next) {
-        if (c->sess == sess && strcmp(c->key, key) == 0) {
+        if ((c->sess == sess || c->sess->owner == sess) && strcmp(c->key, key) == 0) {
             atomic_store(&c->client_cancelled, true);
             rein_cancel_trigger(c->cancel, why);
         }
@@ -870,26 +878,14 @@ bool rein__mcp_is_quick_call(rein_mcp_server *srv, const struct rein__mcp_msg *m
            !rein_tool_is_destructive(tool) && !srv->opts.policy;
 }
 
-void rein__mcp_handle(rein_mcp_server *srv, struct rein__mcp_session *sess,
-                      const struct rein__mcp_msg *msg, const char *trace_id,
-                      struct rein__mcp_sink *sink)
+/* The methods of an initialized session (of either revision). */
+static void dispatch(rein_mcp_server *srv, struct rein__mcp_session *sess,
+                     const struct rein__mcp_msg *msg, const char *trace_id,
+                     struct rein__mcp_sink *sink)
 {
     const char *m = msg->method;
 
-    if (msg->kind == REIN__MCP_NOTIFICATION) {
-        handle_notification(srv, sess, msg);
-        return;
-    }
-    if (msg->kind != REIN__MCP_REQUEST)
-        return; /* rein sends no requests, so a response answers nothing; ignored */
-    if (strcmp(m, "initialize") == 0) {
-        handle_initialize(srv, sess, msg, sink);
-    } else if (strcmp(m, "ping") == 0) {
-        send_result(sink, msg->id, json_object());
-    } else if (!sess->initialized) {
-        send_errorf(sink, msg->id, REIN__MCP_INVALID_REQUEST,
-                    "the session is not initialized: send initialize first");
-    } else if (strcmp(m, "tools/list") == 0) {
+    if (strcmp(m, "tools/list") == 0) {
         handle_tools_list(srv, msg, sink);
     } else if (strcmp(m, "tools/call") == 0) {
         handle_tools_call(srv, sess, msg, trace_id, sink);
@@ -899,6 +895,208 @@ void rein__mcp_handle(rein_mcp_server *srv, struct rein__mcp_session *sess,
         /* resources, prompts and completion: methods.c */
     } else {
         send_errorf(sink, msg->id, REIN__MCP_METHOD_NOT_FOUND, "Method not found: %.200s", m);
+    }
+}
+
+/* ---- the stateless revision (2026-07-28) ------------------------------------------------ */
+
+/*
+ * A request that names its version in _meta is served on its own: a session made for it
+ * alone carries the version, the client's capabilities and the log level it asked for (none:
+ * no notifications/message), and dies with the request. Its results go through a sink that
+ * adds what the revision asks of every result (resultType, the server's identity) and the
+ * cache hints of the listing methods.
+ */
+struct modern_sink {
+    struct rein__mcp_sink sink; /* first */
+    struct rein__mcp_sink *inner;
+    rein_mcp_server *srv;
+    const char *method;
+};
+
+static void modern_send(struct rein__mcp_sink *sink, const char *json, size_t len, bool final)
+{
+    struct modern_sink *ms = (struct modern_sink *)sink;
+
+    atomic_store(&ms->inner->error_code, atomic_load(&sink->error_code));
+    ms->inner->send(ms->inner, json, len, final);
+}
+
+/* ttlMs and cacheScope of a method's results (caching.mdx), or false for the methods whose
+ * results are not cacheable. Lists are fresh for no time: rein's tools change when the MCP
+ * servers it uses come and go, and this revision's change notifications (subscriptions/listen)
+ * are not served. Resources hold stored conversations: private. */
+static bool cache_hints(const char *method, int64_t *ttl_ms, const char **scope)
+{
+    static const struct {
+        const char *method;
+        int64_t ttl_ms;
+        const char *scope;
+    } hints[] = {
+        {"server/discover", 60000, "public"}, {"tools/list", 0, "public"},
+        {"prompts/list", 0, "public"},        {"resources/templates/list", 0, "public"},
+        {"resources/list", 0, "private"},     {"resources/read", 0, "private"},
+    };
+
+    for (size_t i = 0; i < sizeof(hints) / sizeof(hints[0]); i++) {
+        if (strcmp(method, hints[i].method) == 0) {
+            *ttl_ms = hints[i].ttl_ms;
+            *scope = hints[i].scope;
+            return true;
+        }
+    }
+    return false;
+}
+
+/* result (taken) with the stateless revision's additions when sink is a modern one; NULL when
+ * memory ran out. */
+static json_t *modern_result(struct rein__mcp_sink *sink, json_t *result)
+{
+    const struct modern_sink *ms = (const struct modern_sink *)sink;
+    json_t *meta;
+    int64_t ttl_ms;
+    const char *scope;
+    bool failed;
+
+    if (!result || sink->send != modern_send)
+        return result;
+    meta = json_object_get(result, "_meta");
+    if (!json_is_object(meta)) {
+        meta = json_object();
+        if (json_object_set_new(result, "_meta", meta))
+            meta = NULL;
+    }
+    failed = !meta || json_object_set_new(result, "resultType", json_string("complete")) ||
+             json_object_set_new(
+                 meta, REIN__MCP_META_SERVER,
+                 json_pack("{s:s, s:s}", "name", ms->srv->opts.name, "version", rein_version()));
+    if (!failed && cache_hints(ms->method, &ttl_ms, &scope))
+        failed = json_object_set_new(result, "ttlMs", json_integer(ttl_ms)) ||
+                 json_object_set_new(result, "cacheScope", json_string(scope));
+    if (failed) {
+        json_decref(result);
+        return NULL;
+    }
+    return result;
+}
+
+static void handle_discover(rein_mcp_server *srv, const struct rein__mcp_msg *msg,
+                            struct rein__mcp_sink *sink)
+{
+    /* No listChanged and no subscribe: this revision's change notifications come through
+     * subscriptions/listen, which rein does not serve yet. */
+    json_t *result = json_pack("{s:o, s:{s:{}, s:{}, s:{}, s:{}, s:{}}}", "supportedVersions",
+                               rein__mcp_versions_json(), "capabilities", "tools", "logging",
+                               "resources", "prompts", "completions");
+
+    if (result && srv->opts.instructions &&
+        json_object_set_new(result, "instructions", json_string(srv->opts.instructions))) {
+        json_decref(result);
+        result = NULL;
+    }
+    send_result(sink, msg->id, result);
+}
+
+/* The methods 2026-07-28 removed (or rein does not serve in it); -32601 like any unknown. */
+static bool modern_unserved(const char *method)
+{
+    static const char *const gone[] = {"initialize",
+                                       "ping",
+                                       "logging/setLevel",
+                                       "resources/subscribe",
+                                       "resources/unsubscribe",
+                                       "subscriptions/listen"};
+
+    for (size_t i = 0; i < sizeof(gone) / sizeof(gone[0]); i++) {
+        if (strcmp(method, gone[i]) == 0)
+            return true;
+    }
+    return false;
+}
+
+static void handle_modern(rein_mcp_server *srv, struct rein__mcp_session *conn,
+                          const struct rein__mcp_msg *msg, const char *version,
+                          const char *trace_id, struct rein__mcp_sink *sink)
+{
+    const json_t *meta = json_object_get(msg->params, "_meta");
+    const json_t *caps = json_object_get(meta, REIN__MCP_META_CAPS);
+    const json_t *level = json_object_get(meta, REIN__MCP_META_LEVEL);
+    struct modern_sink ms = {{modern_send, 0}, sink, srv, msg->method};
+    struct rein__mcp_session *s;
+    json_t *data;
+    char why[300];
+
+    if (!rein__mcp_check_meta(msg, why, sizeof(why))) {
+        send_error_data(sink, msg->id, REIN__MCP_INVALID_PARAMS, why, NULL);
+        return;
+    }
+    if (!rein__mcp_version_modern(version)) {
+        data =
+            json_pack("{s:o, s:s}", "supported", rein__mcp_versions_json(), "requested", version);
+        send_error_data(sink, msg->id, REIN__MCP_UNSUPPORTED_VERSION,
+                        "Unsupported protocol version (requests without initialize speak "
+                        "2026-07-28; the older revisions start with initialize)",
+                        data);
+        json_decref(data);
+        return;
+    }
+    if (modern_unserved(msg->method)) {
+        send_errorf(sink, msg->id, REIN__MCP_METHOD_NOT_FOUND,
+                    "Method not found: %.200s (not part of 2026-07-28 as rein serves it)",
+                    msg->method);
+        return;
+    }
+    if (strcmp(msg->method, "server/discover") == 0) {
+        handle_discover(srv, msg, &ms.sink);
+        return;
+    }
+    s = rein__mcp_session_new_under(srv, conn ? conn->cancel : NULL);
+    if (!s) {
+        send_errorf(sink, msg->id, REIN__MCP_INTERNAL_ERROR, "out of memory");
+        return;
+    }
+    snprintf(s->version, sizeof(s->version), "%s", version);
+    s->initialized = s->ready = true;
+    /* Past emergency: no log notification qualifies unless the request asked for a level. */
+    atomic_store(&s->level, level ? rein__mcp_level_index(json_string_value(level)) : 8);
+    s->client_info = json_incref(json_object_get(meta, REIN__MCP_META_INFO));
+    s->client_caps = json_incref((json_t *)caps);
+    s->owner = conn;
+    dispatch(srv, s, msg, trace_id, &ms.sink);
+    rein__mcp_session_unref(s);
+}
+
+void rein__mcp_handle(rein_mcp_server *srv, struct rein__mcp_session *sess,
+                      const struct rein__mcp_msg *msg, const char *trace_id,
+                      struct rein__mcp_sink *sink)
+{
+    const char *m = msg->method;
+    const char *version;
+
+    if (msg->kind == REIN__MCP_NOTIFICATION) {
+        if (sess)
+            handle_notification(srv, sess, msg);
+        return;
+    }
+    if (msg->kind != REIN__MCP_REQUEST)
+        return; /* rein sends no requests, so a response answers nothing; ignored */
+    version = rein__mcp_is_legacy_initialize(msg) ? NULL : rein__mcp_request_version(msg);
+    if (version) {
+        handle_modern(srv, sess, msg, version, trace_id, sink);
+    } else if (!sess) {
+        send_errorf(sink, msg->id, REIN__MCP_INVALID_REQUEST,
+                    "no session: send initialize first, or name the protocol version in "
+                    "params._meta[\"%s\"] (2026-07-28)",
+                    REIN__MCP_META_VERSION);
+    } else if (strcmp(m, "initialize") == 0) {
+        handle_initialize(srv, sess, msg, sink);
+    } else if (strcmp(m, "ping") == 0) {
+        send_result(sink, msg->id, json_object());
+    } else if (!sess->initialized) {
+        send_errorf(sink, msg->id, REIN__MCP_INVALID_REQUEST,
+                    "the session is not initialized: send initialize first");
+    } else {
+        dispatch(srv, sess, msg, trace_id, sink);
     }
 }
 

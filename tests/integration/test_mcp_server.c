@@ -933,6 +933,130 @@ static void stdio_sigterm_takes_running_skills_along(void **state)
     free(c.dir);
 }
 
+/* ---- the stateless revision (2026-07-28) ----------------------------------------------------- */
+
+#define META_2026                                                                                  \
+    "\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\","                       \
+    "\"io.modelcontextprotocol/clientCapabilities\":{}}"
+
+/* What 2026-07-28 asks of every result, and of the cacheable ones. */
+static void assert_modern_result(const json_t *r, const char *scope)
+{
+    const json_t *info =
+        json_object_get(json_object_get(r, "_meta"), "io.modelcontextprotocol/serverInfo");
+
+    assert_string_equal(json_string_value(json_object_get(r, "resultType")), "complete");
+    assert_non_null(json_string_value(json_object_get(info, "name")));
+    assert_non_null(json_string_value(json_object_get(info, "version")));
+    if (scope) {
+        assert_true(json_is_integer(json_object_get(r, "ttlMs")));
+        assert_true(json_integer_value(json_object_get(r, "ttlMs")) >= 0);
+        assert_string_equal(json_string_value(json_object_get(r, "cacheScope")), scope);
+    } else {
+        assert_null(json_object_get(r, "ttlMs"));
+    }
+}
+
+/* A client of 2026-07-28 over stdio: no initialize; server/discover and every request name the
+ * version in _meta; the removed methods are unknown; the legacy handshake still works after. */
+static void stdio_stateless_revision(void **state)
+{
+    struct child c;
+    json_t *m, *notes = json_array();
+    const json_t *r, *v;
+    size_t i;
+    bool legacy = false;
+
+    (void)state;
+    child_start(&c, NULL);
+    m = child_call(&c, 1, "server/discover", "{" META_2026 "}", NULL);
+    r = result_of(m);
+    assert_modern_result(r, "public");
+    assert_string_equal(
+        json_string_value(json_array_get(json_object_get(r, "supportedVersions"), 0)),
+        "2026-07-28");
+    json_array_foreach(json_object_get(r, "supportedVersions"), i, v) legacy =
+        legacy || strcmp(json_string_value(v), "2025-11-25") == 0;
+    assert_true(legacy);
+    assert_true(json_is_object(json_object_get(json_object_get(r, "capabilities"), "tools")));
+    json_decref(m);
+
+    m = child_call(&c, 2, "tools/list", "{" META_2026 "}", NULL);
+    r = result_of(m);
+    assert_modern_result(r, "public");
+    assert_true(json_array_size(json_object_get(r, "tools")) > 3);
+    json_decref(m);
+    m = child_call(&c, 3, "tools/call", "{\"name\":\"test_simple_text\"," META_2026 "}", NULL);
+    r = result_of(m);
+    assert_modern_result(r, NULL);
+    assert_string_equal(first_text(r), "This is a simple text response for testing.");
+    json_decref(m);
+
+    /* Log lines only for a request that asked for a level. */
+    json_decref(child_call(&c, 4, "tools/call",
+                           "{\"name\":\"test_tool_with_logging\"," META_2026 "}", notes));
+    assert_int_equal(count_method(notes, "notifications/message"), 0);
+    json_decref(
+        child_call(&c, 5, "tools/call",
+                   "{\"name\":\"test_tool_with_logging\",\"_meta\":{\"io.modelcontextprotocol/"
+                   "protocolVersion\":\"2026-07-28\",\"io.modelcontextprotocol/"
+                   "clientCapabilities\":{},\"io.modelcontextprotocol/logLevel\":\"debug\"}}",
+                   notes));
+    assert_int_equal(count_method(notes, "notifications/message"), 3);
+
+    /* A missing resource is -32602 in this revision (-32002 before). */
+    m = child_call(&c, 6, "resources/read", "{\"uri\":\"rein://nothing/here\"," META_2026 "}",
+                   NULL);
+    assert_int_equal(err_code(m), -32602);
+    json_decref(m);
+    /* Unsupported versions name the supported ones; capabilities are required; ping is gone. */
+    m = child_call(&c, 7, "tools/list",
+                   "{\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":\"1900-01-01\","
+                   "\"io.modelcontextprotocol/clientCapabilities\":{}}}",
+                   NULL);
+    assert_int_equal(err_code(m), -32022);
+    v = json_object_get(json_object_get(m, "error"), "data");
+    assert_string_equal(json_string_value(json_object_get(v, "requested")), "1900-01-01");
+    assert_string_equal(json_string_value(json_array_get(json_object_get(v, "supported"), 0)),
+                        "2026-07-28");
+    json_decref(m);
+    m = child_call(&c, 8, "tools/list",
+                   "{\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\"}}",
+                   NULL);
+    assert_int_equal(err_code(m), -32602);
+    json_decref(m);
+    m = child_call(&c, 9, "ping", "{" META_2026 "}", NULL);
+    assert_int_equal(err_code(m), -32601);
+    json_decref(m);
+    m = child_call(&c, 12, "initialize", "{" META_2026 "}", NULL);
+    assert_int_equal(err_code(m), -32601);
+    json_decref(m);
+    /* Without _meta nor initialize a request is still refused as before. */
+    m = child_call(&c, 10, "tools/list", NULL, NULL);
+    assert_int_equal(err_code(m), -32600);
+    json_decref(m);
+
+    /* notifications/cancelled reaches a stateless call (stdio keeps it). */
+    child_send(&c, "{\"jsonrpc\":\"2.0\",\"id\":\"s1\",\"method\":\"tools/call\",\"params\":{"
+                   "\"name\":\"hang\"," META_2026 "}}");
+    pid_t pid = hang_pid(c.dir);
+    child_send(&c, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{"
+                   "\"requestId\":\"s1\"}}");
+    expect_gone(pid);
+
+    /* A legacy client asking for 2026-07-28 in initialize gets the newest legacy revision. */
+    m = child_call(&c, 11, "initialize",
+                   "{\"protocolVersion\":\"2026-07-28\",\"capabilities\":{},\"clientInfo\":{"
+                   "\"name\":\"t\",\"version\":\"1\"}}",
+                   NULL);
+    assert_string_equal(json_string_value(json_object_get(result_of(m), "protocolVersion")),
+                        "2025-11-25");
+    assert_null(json_object_get(result_of(m), "resultType"));
+    json_decref(m);
+    json_decref(notes);
+    assert_int_equal(child_stop(&c), 0);
+}
+
 /* ---- HTTP --------------------------------------------------------------------------------- */
 
 struct http_fixture {
@@ -1538,6 +1662,129 @@ static void http_long_calls_block_nothing(void **state)
     http_stop(f);
 }
 
+/* The headers a 2026-07-28 client sends: the version, the method, and more as given. */
+#define MODERN_HEADERS(method, ...)                                                                \
+    JSON_HEADERS("MCP-Protocol-Version: 2026-07-28", "Mcp-Method: " method, __VA_ARGS__)
+
+/* 2026-07-28 over HTTP: no session; the headers must match the body; its errors are 400, an
+ * unknown method 404; streams have no ids; closing a stream cancels its call. */
+static void http_stateless_revision(void **state)
+{
+    struct http_fixture *f = http_start(NULL);
+    const char *call = "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\",\"params\":{"
+                       "\"name\":\"test_simple_text\"," META_2026 "}}";
+    char req[2048];
+    struct th_resp r;
+    json_t *v;
+    int fd;
+
+    (void)state;
+    http("POST", f->url,
+         "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"server/discover\",\"params\":{" META_2026 "}}",
+         MODERN_HEADERS("server/discover", "X-Nothing: 1"), &r);
+    assert_int_equal(r.status, 200);
+    assert_string_equal(hdr(&r, "Mcp-Session-Id"), "");
+    v = body_json(&r);
+    assert_modern_result(json_object_get(v, "result"), "public");
+    json_decref(v);
+    th_resp_free(&r);
+
+    /* A process skill's call streams; its events carry no ids (nothing resumes). */
+    http("POST", f->url, call, MODERN_HEADERS("tools/call", "Mcp-Name: test_simple_text"), &r);
+    assert_int_equal(r.status, 200);
+    assert_string_equal(hdr(&r, "Content-Type"), "text/event-stream");
+    assert_string_equal(hdr(&r, "Mcp-Session-Id"), "");
+    assert_null(strstr(r.body, "id: "));
+    assert_non_null(strstr(r.body, "\"resultType\":\"complete\""));
+    assert_non_null(strstr(r.body, "This is a simple text response for testing."));
+    th_resp_free(&r);
+    /* Mcp-Name in the base64 form. */
+    http("POST", f->url, call,
+         MODERN_HEADERS("tools/call", "Mcp-Name: =?base64?dGVzdF9zaW1wbGVfdGV4dA==?="), &r);
+    assert_int_equal(r.status, 200);
+    assert_non_null(strstr(r.body, "This is a simple text response for testing."));
+    th_resp_free(&r);
+
+    /* Whitespace around a header value is not part of it. */
+    http("POST", f->url, call, MODERN_HEADERS("tools/call", "Mcp-Name:  test_simple_text  "), &r);
+    assert_int_equal(r.status, 200);
+    th_resp_free(&r);
+    /* Headers that disagree with the body, or are missing, are -32020 with 400. */
+    http("POST", f->url, call, MODERN_HEADERS("tools/call", "Mcp-Name: echo"), &r);
+    assert_int_equal(r.status, 400);
+    assert_int_equal(error_code(&r), -32020);
+    th_resp_free(&r);
+    http("POST", f->url, call, MODERN_HEADERS("tools/call", "X-Nothing: 1"), &r);
+    assert_int_equal(r.status, 400);
+    assert_int_equal(error_code(&r), -32020);
+    th_resp_free(&r);
+    http("POST", f->url, call, MODERN_HEADERS("tools/list", "Mcp-Name: test_simple_text"), &r);
+    assert_int_equal(r.status, 400);
+    assert_int_equal(error_code(&r), -32020);
+    th_resp_free(&r);
+    http("POST", f->url, call,
+         JSON_HEADERS("MCP-Protocol-Version: 2025-11-25", "Mcp-Method: tools/call",
+                      "Mcp-Name: test_simple_text"),
+         &r);
+    assert_int_equal(r.status, 400);
+    assert_int_equal(error_code(&r), -32020);
+    th_resp_free(&r);
+    http("POST", f->url, call, JSON_HEADERS("Mcp-Method: tools/call", "Mcp-Name: test_simple_text"),
+         &r);
+    assert_int_equal(r.status, 400);
+    assert_int_equal(error_code(&r), -32020);
+    th_resp_free(&r);
+    /* An unsupported version is 400 with -32022; an unknown method 404 with -32601. */
+    http("POST", f->url,
+         "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"tools/list\",\"params\":{\"_meta\":{"
+         "\"io.modelcontextprotocol/protocolVersion\":\"1900-01-01\","
+         "\"io.modelcontextprotocol/clientCapabilities\":{}}}}",
+         JSON_HEADERS("MCP-Protocol-Version: 1900-01-01", "Mcp-Method: tools/list"), &r);
+    assert_int_equal(r.status, 400);
+    assert_int_equal(error_code(&r), -32022);
+    th_resp_free(&r);
+    http("POST", f->url,
+         "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"nothing/here\",\"params\":{" META_2026 "}}",
+         MODERN_HEADERS("nothing/here", "X-Nothing: 1"), &r);
+    assert_int_equal(r.status, 404);
+    assert_int_equal(error_code(&r), -32601);
+    th_resp_free(&r);
+    /* initialize is not a method of this revision; a request without _meta is malformed. */
+    http("POST", f->url,
+         "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"initialize\",\"params\":{" META_2026 "}}",
+         MODERN_HEADERS("initialize", "X-Nothing: 1"), &r);
+    assert_int_equal(r.status, 404);
+    assert_int_equal(error_code(&r), -32601);
+    th_resp_free(&r);
+    http("POST", f->url, "{\"jsonrpc\":\"2.0\",\"id\":8,\"method\":\"tools/list\"}",
+         MODERN_HEADERS("tools/list", "X-Nothing: 1"), &r);
+    assert_int_equal(r.status, 400);
+    assert_int_equal(error_code(&r), -32602);
+    th_resp_free(&r);
+    /* A notification without a session is accepted and does nothing. */
+    http(
+        "POST", f->url,
+        "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{\"requestId\":1}}",
+        MODERN_HEADERS("notifications/cancelled", "X-Nothing: 1"), &r);
+    assert_int_equal(r.status, 202);
+    th_resp_free(&r);
+
+    /* Closing the stream cancels the call and stops its process. */
+    const char *hang = "{\"jsonrpc\":\"2.0\",\"id\":6,\"method\":\"tools/call\",\"params\":{"
+                       "\"name\":\"hang\"," META_2026 "}}";
+    snprintf(req, sizeof(req),
+             "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+             "Accept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2026-07-28\r\n"
+             "Mcp-Method: tools/call\r\nMcp-Name: hang\r\nContent-Length: %zu\r\n\r\n%s",
+             strlen(hang), hang);
+    fd = rh_connect(rein_server_port(f->srv));
+    assert_true(rh_send(fd, req, strlen(req)));
+    pid_t pid = hang_pid(f->dir);
+    close(fd);
+    expect_gone(pid);
+    http_stop(f);
+}
+
 static const struct CMUnitTest tests[] = {
     cmocka_unit_test(stdio_lifecycle_and_tools),
     cmocka_unit_test(stdio_calls),
@@ -1549,6 +1796,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(stdio_cancel_and_heartbeat),
     cmocka_unit_test(stdio_end_of_input),
     cmocka_unit_test(stdio_sigterm_takes_running_skills_along),
+    cmocka_unit_test(stdio_stateless_revision),
     cmocka_unit_test(http_sessions),
     cmocka_unit_test(http_guards),
     cmocka_unit_test(http_negotiation),
@@ -1560,6 +1808,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(http_second_initialize_refused),
     cmocka_unit_test(http_oversized_body_is_jsonrpc),
     cmocka_unit_test(http_long_calls_block_nothing),
+    cmocka_unit_test(http_stateless_revision),
 };
 
 REIN_TEST_MAIN(tests)

@@ -510,6 +510,78 @@ static void codec_under_allocation_failure(void **state)
     test_alloc_torture(torture_codec, NULL);
 }
 
+/* 2026-07-28's header values: plain visible ASCII, or the base64 sentinel form. */
+static void header_values(void **state)
+{
+    static const struct {
+        const char *in, *out; /* out NULL: refused */
+    } cases[] = {
+        {"us-west1", "us-west1"},
+        {"a b\tc", "a b\tc"},
+        {"=?base64?SGVsbG8sIOS4lueVjA==?=", "Hello, \xe4\xb8\x96\xe7\x95\x8c"},
+        {"=?base64?IHBhZGRlZCA=?=", " padded "},
+        {"=?base64?bGluZTEKbGluZTI=?=", "line1\nline2"},
+        {"=?base64?PT9iYXNlNjQ/bGl0ZXJhbD89?=", "=?base64?literal?="},
+        {"=?base64?"
+         "?=",
+         ""},
+        {"=?base64?YQ?=", NULL},       /* not padded */
+        {"=?base64?Y=Fh?=", NULL},     /* '=' inside */
+        {"=?base64?YWJj!A==?=", NULL}, /* not the alphabet */
+        {"=?base64?AA==?=", NULL},     /* a NUL byte */
+        {"caf\xc3\xa9", NULL},         /* not ASCII */
+        {"a\rb", NULL},
+        {"=?BASE64?YQ==?=", "=?BASE64?YQ==?="}, /* the markers are lowercase only */
+    };
+
+    (void)state;
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        char *got = rein__mcp_header_decode(cases[i].in);
+        if (cases[i].out) {
+            assert_non_null(got);
+            assert_string_equal(got, cases[i].out);
+        } else {
+            assert_null(got);
+        }
+        rein_free(got);
+    }
+}
+
+/* The checks of a stateless request's headers against its body. */
+static void stateless_headers(void **state)
+{
+    const char *text = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"resources/read\",\"params\":{"
+                       "\"uri\":\"file:///a b\",\"_meta\":{\"io.modelcontextprotocol/"
+                       "protocolVersion\":\"2026-07-28\"}}}";
+    struct rein__mcp_msg m;
+    char why[300];
+
+    (void)state;
+    assert_int_equal(rein__mcp_decode(text, strlen(text), 0, &m, NULL, NULL), REIN_OK);
+    assert_string_equal(rein__mcp_request_version(&m), "2026-07-28");
+    assert_true(rein__mcp_check_headers(&m, "2026-07-28", "2026-07-28", "resources/read",
+                                        "file:///a b", why, sizeof(why)));
+    assert_true(rein__mcp_check_headers(&m, "2026-07-28", "2026-07-28", "resources/read",
+                                        "=?base64?ZmlsZTovLy9hIGI=?=", why, sizeof(why)));
+    assert_false(rein__mcp_check_headers(&m, "2026-07-28", "2026-07-28", "resources/read",
+                                         "file:///a", why, sizeof(why)));
+    assert_non_null(strstr(why, "Mcp-Name"));
+    assert_false(rein__mcp_check_headers(&m, "2026-07-28", "2026-07-28", "resources/read", NULL,
+                                         why, sizeof(why)));
+    assert_false(rein__mcp_check_headers(&m, "2026-07-28", "2026-07-28", "Resources/read",
+                                         "file:///a b", why, sizeof(why)));
+    assert_non_null(strstr(why, "Mcp-Method"));
+    assert_false(rein__mcp_check_headers(&m, "2026-07-28", NULL, "resources/read", "file:///a b",
+                                         why, sizeof(why)));
+    assert_non_null(strstr(why, "MCP-Protocol-Version"));
+    rein__mcp_msg_release(&m);
+    /* No _meta version: a legacy request. */
+    text = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\",\"params\":{\"_meta\":{}}}";
+    assert_int_equal(rein__mcp_decode(text, strlen(text), 0, &m, NULL, NULL), REIN_OK);
+    assert_null(rein__mcp_request_version(&m));
+    rein__mcp_msg_release(&m);
+}
+
 static const struct CMUnitTest tests[] = {
     cmocka_unit_test(jsonrpc_kinds),
     cmocka_unit_test(jsonrpc_bad_messages),
@@ -522,6 +594,8 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(config_entries),
     cmocka_unit_test(config_documents),
     cmocka_unit_test(codec_under_allocation_failure),
+    cmocka_unit_test(header_values),
+    cmocka_unit_test(stateless_headers),
 };
 
 REIN_TEST_MAIN(tests)

@@ -1,0 +1,196 @@
+/*
+ * The stateless MCP revision (2026-07-28) at the edges: which requests speak it (their
+ * params._meta names the protocol version; there is no initialize), and the checks its
+ * Streamable HTTP binding asks of a server: the MCP-Protocol-Version, Mcp-Method and Mcp-Name
+ * headers must be present and equal to the body's values, Mcp-Name possibly in the base64
+ * sentinel form "=?base64?...?=". The header decoder reads bytes a client chose; it is fuzzed
+ * by fuzz/mcp_headers.c.
+ */
+#include "mcp/mcp_int.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#define SENTINEL_OPEN  "=?base64?"
+#define SENTINEL_CLOSE "?="
+
+bool rein__mcp_version_modern(const char *version)
+{
+    return version && strcmp(version, REIN__MCP_MODERN) == 0;
+}
+
+const char *rein__mcp_request_version(const struct rein__mcp_msg *msg)
+{
+    const json_t *meta = json_object_get(msg->params, "_meta");
+    const json_t *v = json_object_get(meta, REIN__MCP_META_VERSION);
+
+    if (!v)
+        return NULL;
+    /* Present but not a string: still a request of the stateless revisions, with a version
+     * no server supports, so the client hears which ones are. */
+    return json_is_string(v) ? json_string_value(v) : "";
+}
+
+static int b64_value(unsigned char c)
+{
+    if (c >= 'A' && c <= 'Z')
+        return c - 'A';
+    if (c >= 'a' && c <= 'z')
+        return c - 'a' + 26;
+    if (c >= '0' && c <= '9')
+        return c - '0' + 52;
+    if (c == '+')
+        return 62;
+    if (c == '/')
+        return 63;
+    return -1;
+}
+
+/* Decodes standard base64 with padding (len a multiple of 4) into a new NUL-terminated
+ * string; NULL when the text is not base64 or the bytes hold a NUL. */
+static char *b64_decode(const char *p, size_t len)
+{
+    size_t o = 0;
+    char *out;
+
+    if (len % 4)
+        return NULL;
+    out = rein_malloc(len / 4 * 3 + 1);
+    if (!out)
+        return NULL;
+    for (size_t i = 0; i < len; i += 4) {
+        int v[4];
+        bool last = i + 4 == len;
+        for (int k = 0; k < 4; k++) {
+            v[k] = b64_value((unsigned char)p[i + k]);
+            /* '=' only at the end: "xx==" or "xxx=" */
+            if (v[k] < 0 && !(last && p[i + k] == '=' && k >= 2 && (k == 3 || p[i + 3] == '='))) {
+                rein_free(out);
+                return NULL;
+            }
+        }
+        out[o++] = (char)((v[0] << 2) | (v[1] >> 4));
+        if (v[2] >= 0)
+            out[o++] = (char)(((v[1] & 15) << 4) | (v[2] >> 2));
+        if (v[2] >= 0 && v[3] >= 0)
+            out[o++] = (char)(((v[2] & 3) << 6) | v[3]);
+    }
+    out[o] = '\0';
+    if (strlen(out) != o) {
+        rein_free(out);
+        return NULL;
+    }
+    return out;
+}
+
+char *rein__mcp_header_decode(const char *value)
+{
+    size_t len, open = strlen(SENTINEL_OPEN), close = strlen(SENTINEL_CLOSE);
+
+    /* Whitespace around a field value is not part of it (RFC 9110, 5.5). */
+    while (*value == ' ' || *value == '\t')
+        value++;
+    len = strlen(value);
+    while (len && (value[len - 1] == ' ' || value[len - 1] == '\t'))
+        len--;
+
+    if (len >= open + close && memcmp(value, SENTINEL_OPEN, open) == 0 &&
+        memcmp(value + len - close, SENTINEL_CLOSE, close) == 0)
+        return b64_decode(value + open, len - open - close);
+    /* A plain value: visible ASCII, spaces and tabs (RFC 9110), nothing else. */
+    for (size_t i = 0; i < len; i++) {
+        unsigned char c = (unsigned char)value[i];
+        if (c != '\t' && (c < 0x20 || c > 0x7e))
+            return NULL;
+    }
+    return rein_strndup(value, len);
+}
+
+bool rein__mcp_is_legacy_initialize(const struct rein__mcp_msg *msg)
+{
+    /* initialize is gone from 2026-07-28: one that names only a _meta version is a stateless
+     * request for a method that does not exist; with protocolVersion it opens a session. */
+    return msg->kind == REIN__MCP_REQUEST && strcmp(msg->method, "initialize") == 0 &&
+           (json_object_get(msg->params, "protocolVersion") || !rein__mcp_request_version(msg));
+}
+
+bool rein__mcp_check_meta(const struct rein__mcp_msg *msg, char *why, size_t why_size)
+{
+    const json_t *meta = json_object_get(msg->params, "_meta");
+    const json_t *level = json_object_get(meta, REIN__MCP_META_LEVEL);
+
+    if (!json_is_string(json_object_get(meta, REIN__MCP_META_VERSION))) {
+        snprintf(why, why_size,
+                 "params._meta needs %s, the protocol version as a string (\"%s\"): requests "
+                 "without a session carry it",
+                 REIN__MCP_META_VERSION, REIN__MCP_MODERN);
+        return false;
+    }
+    if (!json_is_object(json_object_get(meta, REIN__MCP_META_CAPS))) {
+        snprintf(why, why_size, "params._meta needs %s, an object ({} when the client offers none)",
+                 REIN__MCP_META_CAPS);
+        return false;
+    }
+    if (level && rein__mcp_level_index(json_string_value(level)) < 0) {
+        snprintf(why, why_size,
+                 "params._meta's %s must be one of debug, info, notice, warning, error, "
+                 "critical, alert, emergency",
+                 REIN__MCP_META_LEVEL);
+        return false;
+    }
+    return true;
+}
+
+/* The body value Mcp-Name mirrors, or NULL when the method has none. */
+static const char *name_source(const struct rein__mcp_msg *msg)
+{
+    if (strcmp(msg->method, "tools/call") == 0 || strcmp(msg->method, "prompts/get") == 0)
+        return json_string_value(json_object_get(msg->params, "name"));
+    if (strcmp(msg->method, "resources/read") == 0)
+        return json_string_value(json_object_get(msg->params, "uri"));
+    return NULL;
+}
+
+bool rein__mcp_check_headers(const struct rein__mcp_msg *msg, const char *version,
+                             const char *version_header, const char *method_header,
+                             const char *name_header, char *why, size_t why_size)
+{
+    const char *name = name_source(msg);
+    char *decoded;
+    bool same;
+
+    if (!version_header || !method_header) {
+        snprintf(why, why_size, "Header mismatch: the %s header is missing",
+                 version_header ? "Mcp-Method" : "MCP-Protocol-Version");
+        return false;
+    }
+    if (strcmp(version_header, version) != 0) {
+        snprintf(why, why_size,
+                 "Header mismatch: MCP-Protocol-Version '%.40s' does not match the body's _meta "
+                 "protocol version '%.40s'",
+                 version_header, version);
+        return false;
+    }
+    if (strcmp(method_header, msg->method) != 0) {
+        snprintf(why, why_size, "Header mismatch: Mcp-Method '%.60s' does not match method '%.60s'",
+                 method_header, msg->method);
+        return false;
+    }
+    if (!name)
+        return true; /* no name in the body: the method's own check answers */
+    if (!name_header) {
+        snprintf(why, why_size, "Header mismatch: %s needs the Mcp-Name header ('%.100s')",
+                 msg->method, name);
+        return false;
+    }
+    decoded = rein__mcp_header_decode(name_header);
+    same = decoded && strcmp(decoded, name) == 0;
+    if (!same)
+        snprintf(why, why_size,
+                 decoded ? "Header mismatch: Mcp-Name '%.100s' does not match the body's '%.100s'"
+                         : "Header mismatch: Mcp-Name '%.100s' is not a valid header value (body: "
+                           "'%.100s')",
+                 decoded ? decoded : name_header, name);
+    rein_free(decoded);
+    return same;
+}
