@@ -9,6 +9,7 @@ dir="$(cd "$(dirname "$0")" && pwd)"
 installed() {
   [ -x "$dir/node_modules/node/bin/node" ] &&
     [ -f "$dir/node_modules/@modelcontextprotocol/conformance/package.json" ] &&
+    [ -f "$dir/node_modules/conformance-next/package.json" ] &&
     [ -f "$dir/node_modules/@modelcontextprotocol/server-everything/package.json" ] &&
     [ -f "$dir/node_modules/@modelcontextprotocol/server-filesystem/package.json" ] &&
     [ "$dir/node_modules/.package-lock.json" -nt "$dir/package-lock.json" ]

@@ -6,6 +6,9 @@
 #     else) and with the suite's fixtures (tests/data/mcp-skills: the test tools as ordinary
 #     process skills, the test prompts and resources as prompt templates and declared
 #     resources), since many scenarios call a tool, prompt or resource by a fixed name;
+#   - the scenarios the stateless revision 2026-07-28 requires (`--requirements 2026-07-28` of
+#     the suite's next version, 0.2.0-alpha.12, installed as conformance-next), stock and with
+#     the fixtures, the same way;
 #   - the client scenarios against rein's MCP client (`rein mcp list` / `rein mcp call`,
 #     tests/mcp/conformance_client.sh).
 # It prints the pass counts, and fails when a scenario that must pass does not, or when the
@@ -36,6 +39,7 @@ case $? in
 esac
 node22="$mcp_dir/node_modules/node/bin/node"
 suite="$mcp_dir/node_modules/@modelcontextprotocol/conformance/dist/index.js"
+suite_next="$mcp_dir/node_modules/conformance-next/dist/index.js"
 
 work="$(mktemp -d)"
 serve_pid=""
@@ -45,10 +49,12 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# server_suite NAME SKILLS_PATH: the server scenarios against a fresh `rein serve` (with
-# SKILLS_PATH as REIN_SKILLS_PATH, or none); writes $work/NAME.summary.
+# server_suite NAME SKILLS_PATH SUITE ARGS...: the server scenarios of SUITE (with ARGS) against
+# a fresh `rein serve` (with SKILLS_PATH as REIN_SKILLS_PATH, or none); writes
+# $work/NAME.summary with the scored scenarios (a suite may list others it does not score).
 server_suite() {
-  local name=$1 skills=$2 url="" status
+  local name=$1 skills=$2 js=$3 url="" status
+  shift 3
   # test_reconnection sleeps 0.6 s; streams are closed after 0.3 s, so the client must resume.
   (
     unset REIN_SKILLS_PATH REIN_CONFIG REIN_MCP_CONFIG
@@ -73,10 +79,16 @@ server_suite() {
   fi
   # The suite checks DNS rebinding protection with a localhost URL.
   url="${url/127.0.0.1/localhost}/mcp"
-  (cd "$work" && timeout 300 "$node22" "$suite" server --url "$url" --suite all \
+  (cd "$work" && timeout 300 "$node22" "$js" server --url "$url" "$@" \
     -o "$work/$name-results") >"$work/$name.log" 2>&1
-  sed -n '/=== SUMMARY ===/,$p' "$work/$name.log" | sed 's/\x1b\[[0-9;]*m//g' \
+  sed 's/\x1b\[[0-9;]*m//g' "$work/$name.log" | sed -n '/=== SUMMARY ===/,/^Total:/p' \
     >"$work/$name.summary"
+  # Scenarios the suite runs but does not score for the revision (extensions, pending ones).
+  sed 's/\x1b\[[0-9;]*m//g' "$work/$name.log" | sed -n '/^Not scored/,$p' |
+    sed -n 's/^ *[✓✗] \([^ ]*\) .*/\1/p' >"$work/$name.unscored"
+  grep -v -F -f <(sed 's/.*/ &:/' "$work/$name.unscored") "$work/$name.summary" \
+    >"$work/$name.scored" || true
+  mv "$work/$name.scored" "$work/$name.summary"
   if ! grep -q '^Total:' "$work/$name.summary"; then
     echo "mcp_conformance: the server suite ($name) did not finish" >&2
     tail -40 "$work/$name.log" >&2
@@ -94,8 +106,10 @@ server_suite() {
   fi
 }
 
-server_suite stock ""
-server_suite fixtures "$here/data/mcp-skills"
+server_suite stock "" "$suite" --suite all
+server_suite fixtures "$here/data/mcp-skills" "$suite" --suite all
+server_suite stateless-stock "" "$suite_next" --requirements 2026-07-28
+server_suite stateless-fixtures "$here/data/mcp-skills" "$suite_next" --requirements 2026-07-28
 
 # ---- client scenarios against rein's MCP client ----
 client_cmd="bash $here/mcp/conformance_client.sh"
@@ -114,8 +128,8 @@ done
 
 # ---- report ----
 count() { grep -c "^$1 " "$2"; }
-for name in stock fixtures; do
-  echo "MCP conformance, server scenarios (rein serve, $name, --suite all):"
+for name in stock fixtures stateless-stock stateless-fixtures; do
+  echo "MCP conformance, server scenarios (rein serve, $name):"
   grep -E '^[✓✗] ' "$work/$name.summary"
 done
 echo "MCP conformance, client scenarios (rein's client):"
@@ -123,6 +137,10 @@ cat "$work/client.summary"
 echo "server scenarios passed: $(count ✓ "$work/stock.summary") of" \
   "$(grep -cE '^[✓✗] ' "$work/stock.summary") stock, $(count ✓ "$work/fixtures.summary") of" \
   "$(grep -cE '^[✓✗] ' "$work/fixtures.summary") with the suite's fixtures;" \
+  "2026-07-28: $(count ✓ "$work/stateless-stock.summary") of" \
+  "$(grep -cE '^[✓✗] ' "$work/stateless-stock.summary") stock," \
+  "$(count ✓ "$work/stateless-fixtures.summary") of" \
+  "$(grep -cE '^[✓✗] ' "$work/stateless-fixtures.summary") with the fixtures;" \
   "client scenarios passed: $(count ✓ "$work/client.summary") of" \
   "$(grep -cE '^[✓✗] ' "$work/client.summary")"
 
@@ -155,5 +173,7 @@ check_list() { # SUMMARY HEADING
 }
 check_list "$work/stock.summary" "## Server scenarios, stock"
 check_list "$work/fixtures.summary" "## Server scenarios, with the suite's fixtures"
+check_list "$work/stateless-stock.summary" "## 2026-07-28 server scenarios, stock"
+check_list "$work/stateless-fixtures.summary" "## 2026-07-28 server scenarios, with the fixtures"
 check_list "$work/client.summary" "## Client scenarios"
 exit $status
