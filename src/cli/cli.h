@@ -40,6 +40,14 @@ struct cli_setup;
 struct cli_mcp *cli_mcp_attach(rein_server *http, rein_registry *reg, rein_store *store,
                                const struct cli_setup *setup, rein_error *err);
 void cli_mcp_detach(struct cli_mcp *m);
+/*
+ * The MCP servers of the configuration (rein's, or REIN_MCP_CONFIG's without --config), for the
+ * commands that run tools once (chat, loop, plan, skills): connected now, their tools added
+ * to reg (borrowed; free the result before it). A server that cannot be reached is named on
+ * stderr and its tools are missing; a configuration that cannot be read is an error (NULL,
+ * err set). New; free with rein_mcp_clients_free().
+ */
+rein_mcp_clients *cli_mcp_join(rein_registry *reg, const struct cli_setup *setup, rein_error *err);
 
 /* ---- cli_setup.c: what the commands that run tools parse alike ---- */
 
@@ -199,6 +207,7 @@ struct cli_parts {
     rein_provider *provider, *rules;
     rein_registry *reg;
     rein_agent *agent;
+    rein_mcp_clients *mcp; /* cli_mcp_join()'s, when the command joined them; freed first */
 };
 rein_err cli_parts_new(const struct cli_setup *s, bool agent, struct cli_parts *p, rein_error *err);
 void cli_parts_release(struct cli_parts *p);

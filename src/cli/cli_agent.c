@@ -144,6 +144,7 @@ fail:
 void cli_parts_release(struct cli_parts *p)
 {
     rein_agent_free(p->agent);
+    rein_mcp_clients_free(p->mcp); /* before the registry that has their tools */
     rein_registry_free(p->reg);
     rein_provider_free(p->rules);
     rein_provider_free(p->provider);

@@ -478,10 +478,11 @@ int cmd_chat_agent(int argc, char **argv)
     pthread_mutex_init(&c.ask_mu, NULL);
     rein_error_clear(&err);
     status = CLI_EXIT_FAIL;
-    if (cli_parts_new(&o.setup, true, &p, &err) != REIN_OK) {
+    if (cli_parts_new(&o.setup, true, &p, &err) != REIN_OK ||
+        !(p.mcp = cli_mcp_join(p.reg, &o.setup, &err))) {
         cli_print_error(&err);
-        if (!p.provider && err.code == REIN_EINVAL)
-            status = CLI_EXIT_USAGE;
+        if ((!p.provider || p.agent) && err.code == REIN_EINVAL)
+            status = CLI_EXIT_USAGE; /* a bad provider or MCP configuration */
         goto out;
     }
     if (open_session(&c, p.reg, &err) != REIN_OK) {

@@ -458,7 +458,8 @@ static int setup(const struct loop_opts *o, struct parts *p, rein_error *err)
                        "REIN_CONFIG)");
         return CLI_EXIT_USAGE;
     }
-    if (cli_parts_new(&o->setup, true, &p->c, err) != REIN_OK)
+    if (cli_parts_new(&o->setup, true, &p->c, err) != REIN_OK ||
+        !(p->c.mcp = cli_mcp_join(p->c.reg, &o->setup, err)))
         return p->c.reg && err->code == REIN_ENOMEM ? CLI_EXIT_FAIL : CLI_EXIT_USAGE;
     cli_registry_report(p->c.reg);
     if (o->judge && o->judge_model &&

@@ -435,6 +435,39 @@ int cmd_mcp(int argc, char **argv)
     return cli_dispatch("mcp", subs, mcp_usage, argc, argv);
 }
 
+/* ---- the commands that run tools once ----------------------------------------------------- */
+
+rein_mcp_clients *cli_mcp_join(rein_registry *reg, const struct cli_setup *setup, rein_error *err)
+{
+    struct mcp_opts o = {0};
+    rein_mcp_clients *set;
+    json_t *status, *s;
+    size_t i;
+
+    if (setup)
+        o.setup = *setup; /* which configuration: as for rein mcp (load_clients) */
+    set = load_clients(&o, err);
+    if (!set || rein_mcp_clients_count(set) == 0)
+        return set;
+    /* Each server gets its own connect_timeout_ms; they start at once. */
+    if (rein_mcp_clients_connect(set, 0) < rein_mcp_clients_count(set)) {
+        status = rein_mcp_clients_status_json(set);
+        json_array_foreach(status, i, s)
+        {
+            if (json_object_get(s, "error")) /* the message names the server */
+                fprintf(stderr, "rein: %s; the tools of MCP server %s are not available\n",
+                        json_string_value(json_object_get(s, "error")),
+                        json_string_value(json_object_get(s, "name")));
+        }
+        json_decref(status);
+    }
+    if (rein_mcp_clients_register(set, reg, err) != REIN_OK) {
+        rein_mcp_clients_free(set);
+        return NULL;
+    }
+    return set;
+}
+
 /* ---- `rein serve` ------------------------------------------------------------------------ */
 
 struct cli_mcp {

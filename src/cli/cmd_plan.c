@@ -551,10 +551,11 @@ int cmd_plan(int argc, char **argv)
                                "configuration file, --config FILE or REIN_CONFIG)");
     }
     status = CLI_EXIT_FAIL;
-    if (cli_parts_new(&o.setup, false, &parts, &err) != REIN_OK) {
+    if (cli_parts_new(&o.setup, false, &parts, &err) != REIN_OK ||
+        !(parts.mcp = cli_mcp_join(parts.reg, &o.setup, &err))) {
         cli_print_error(&err);
-        if (!parts.provider && err.code == REIN_EINVAL)
-            status = CLI_EXIT_USAGE;
+        if ((!parts.provider || parts.reg) && err.code == REIN_EINVAL)
+            status = CLI_EXIT_USAGE; /* a bad provider or MCP configuration */
         goto out;
     }
     o.provider = parts.provider;

@@ -200,10 +200,20 @@ static int do_invoke(const rein_registry *reg, const struct skills_opts *o)
 static int with_registry(const struct skills_opts *o, char action)
 {
     rein_registry *reg = load_registry(o);
+    rein_mcp_clients *mcp;
+    rein_error err;
     int status;
 
     if (!reg)
         return CLI_EXIT_USAGE;
+    /* The configured MCP servers' tools are skills like any other here. */
+    rein_error_clear(&err);
+    mcp = cli_mcp_join(reg, &o->setup, &err);
+    if (!mcp) {
+        cli_print_error(&err);
+        rein_registry_free(reg);
+        return CLI_EXIT_USAGE;
+    }
     if (!o->setup.json)
         cli_registry_report(reg);
     if (action == 'l')
@@ -212,6 +222,7 @@ static int with_registry(const struct skills_opts *o, char action)
         status = do_show(reg, o->args[0]);
     else
         status = do_invoke(reg, o);
+    rein_mcp_clients_free(mcp);
     rein_registry_free(reg);
     return status;
 }

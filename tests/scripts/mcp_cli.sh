@@ -98,4 +98,26 @@ check 'd["ok"] and d["output"]["structuredContent"]["arguments"] == {"x": "y"}'
 kill -TERM "$pid"
 wait "$pid" || fail "rein serve did not stop cleanly: $(tail -5 "$tmp/serve.err")"
 pid=""
+
+# Every command that runs tools loads the MCP servers (issue 20: chat, loop, plan and skills
+# ignored them): rein skills lists and invokes their tools, a server that cannot start is named
+# on stderr, and rein chat's model calls them through the pipeline.
+REIN_MCP_CONFIG="$tmp/broken.json" run 0 "$rein" skills list
+grep -q '^fake__plain  *mcp ' "$tmp/out" || fail "skills list lacks fake__plain"
+grep -q 'MCP server gone exited (status 4): fatal: cannot start' "$tmp/err" ||
+  fail "skills list does not say gone failed: $(cat "$tmp/err")"
+REIN_MCP_CONFIG="$tmp/broken.json" run 0 "$rein" skills invoke fake__plain '{"x": "2"}'
+check 'd["ok"] and d["output"]["structuredContent"]["arguments"] == {"x": "2"}'
+REIN_MCP_CONFIG="$tmp/missing.json" run 2 "$rein" skills list
+server="$bin/rein-model-server"
+start_model_server
+curl -sf -X POST "$url/__script" -d '[{"tool_calls":[{"id":"c1","name":"fake__plain",
+  "arguments":"{\"x\":\"3\"}"}]}, {"text":"the fake answered"}]' >/dev/null ||
+  fail "could not script the model"
+curl -sf -X POST "$url/__script?append=1" \
+  -d '{"match": {"body_contains": "Answer YES or NO"}, "times": 0, "text": "YES"}' >/dev/null
+REIN_MCP_CONFIG="$tmp/broken.json" run 0 "$rein" chat --provider openai-compatible \
+  --base-url "$url/v1" --model test-model "ask the fake" --json --yes
+check 'd["response"] == "the fake answered" and d["tool_calls"][0]["tool"] == "fake__plain"'
+check 'd["tool_calls"][0]["status"] == "success"'
 echo "mcp_cli: ok"
