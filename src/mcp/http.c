@@ -721,6 +721,21 @@ static void deferred_release(void *data)
     d->hs = NULL;
 }
 
+/* Fills job (taken) with d's message (taken), the references hs (may be NULL) and sess, and a
+ * new one to st, and hands it to the MCP server's pool. */
+static void call_job_submit(struct call_job *job, rein_request *req, struct deferred *d,
+                            struct http_session *hs, struct rein__mcp_session *sess,
+                            struct mcp_stream *st)
+{
+    *job = (struct call_job){d->h->srv, d->h, hs, sess, st, d->msg, ""};
+    memset(&d->msg, 0, sizeof(d->msg)); /* the job has it now */
+    atomic_fetch_add(&st->refs, 1);
+    snprintf(job->trace_id, sizeof(job->trace_id), "%s", rein_request_trace_id(req));
+    rein__mcp_session_job_begin(sess);
+    if (rein__mcp_submit(d->h->srv, call_job_run, job) != REIN_OK)
+        call_job_run(job); /* no worker could take it: run it here rather than lose it */
+}
+
 /* Opens the SSE answer and detaches it (idle: see rein_sse_detach); NULL when the request was
  * answered otherwise. */
 static rein_sse *open_stream(rein_request *req, const struct http_session *hs, bool idle)
@@ -767,14 +782,7 @@ static void post_stream(rein_request *req, void *userdata)
     }
     session_add_stream(h, d->hs, st);
     stream_attach(st, sse, 0, primes && o->sse_close_ms > 0 ? rein_now_ms() + o->sse_close_ms : 0);
-    *job = (struct call_job){h->srv, h, session_ref(h, d->hs), rein__mcp_session_ref(d->hs->s), st,
-                             d->msg, ""};
-    memset(&d->msg, 0, sizeof(d->msg)); /* the job has it now */
-    atomic_fetch_add(&st->refs, 1);
-    snprintf(job->trace_id, sizeof(job->trace_id), "%s", rein_request_trace_id(req));
-    rein__mcp_session_job_begin(job->sess);
-    if (rein__mcp_submit(h->srv, call_job_run, job) != REIN_OK)
-        call_job_run(job); /* no worker could take it: run it here rather than lose it */
+    call_job_submit(job, req, d, session_ref(h, d->hs), rein__mcp_session_ref(d->hs->s), st);
     job = NULL;
 out:
     rein_free(job);
@@ -923,13 +931,7 @@ static void post_stateless_stream(rein_request *req, void *userdata)
         goto out;
     }
     stream_attach(st, sse, 0, 0);
-    *job = (struct call_job){h->srv, h, NULL, conn, st, d->msg, ""};
-    memset(&d->msg, 0, sizeof(d->msg)); /* the job has it now */
-    atomic_fetch_add(&st->refs, 1);
-    snprintf(job->trace_id, sizeof(job->trace_id), "%s", rein_request_trace_id(req));
-    rein__mcp_session_job_begin(conn);
-    if (rein__mcp_submit(h->srv, call_job_run, job) != REIN_OK)
-        call_job_run(job); /* no worker could take it: run it here rather than lose it */
+    call_job_submit(job, req, d, NULL, conn, st);
     job = NULL;
 out:
     rein_free(job);
