@@ -100,7 +100,6 @@ static rein_err pending_wait(struct rein__mcp_conn *c, struct rein__mcp_pending 
     while (!p->done) {
         int64_t now = rein_now_ms(), wait = 1000, idle = rein__mcp_pending_idle_deadline(p);
         int64_t until = deadline && (!idle || deadline < idle) ? deadline : idle;
-        struct timespec ts;
         if (rein_cancel_is_set(cancel)) {
             rc = REIN_ECANCELED;
             break;
@@ -111,11 +110,7 @@ static rein_err pending_wait(struct rein__mcp_conn *c, struct rein__mcp_pending 
         }
         if (until && until - now < wait)
             wait = until - now;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        ts.tv_nsec += (long)(wait % 1000) * 1000000L;
-        ts.tv_sec += wait / 1000 + ts.tv_nsec / 1000000000L;
-        ts.tv_nsec %= 1000000000L;
-        pthread_cond_timedwait(&c->cv, &c->mu, &ts);
+        rein__mcp_cond_wait_ms(&c->cv, &c->mu, wait);
     }
     pthread_mutex_unlock(&c->mu);
     if (hook > 0)

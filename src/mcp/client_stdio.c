@@ -219,12 +219,7 @@ void rein__mcp_stdio_close(struct rein__mcp_conn *c)
         pthread_mutex_lock(&c->mu);
         deadline = rein_now_ms() + REIN__MCP_CLOSE_GRACE_MS;
         while (!c->reader_done && rein_now_ms() < deadline) {
-            struct timespec ts;
-            clock_gettime(CLOCK_REALTIME, &ts);
-            ts.tv_nsec += 100 * 1000000L;
-            ts.tv_sec += ts.tv_nsec / 1000000000L;
-            ts.tv_nsec %= 1000000000L;
-            pthread_cond_timedwait(&c->cv, &c->mu, &ts);
+            rein__mcp_cond_wait_ms(&c->cv, &c->mu, 100);
         }
         bool done = c->reader_done;
         pthread_mutex_unlock(&c->mu);

@@ -12,6 +12,7 @@
 #include "mcp/mcp_int.h"
 
 #include <string.h>
+#include <time.h>
 
 static const char *const versions[] = {"2025-11-25", "2025-06-18", "2025-03-26"};
 
@@ -22,6 +23,17 @@ bool rein__mcp_version_supported(const char *version)
             return true;
     }
     return false;
+}
+
+void rein__mcp_cond_wait_ms(pthread_cond_t *cv, pthread_mutex_t *mu, int64_t ms)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_REALTIME, &ts);
+    ts.tv_nsec += (long)(ms % 1000) * 1000000L;
+    ts.tv_sec += ms / 1000 + ts.tv_nsec / 1000000000L;
+    ts.tv_nsec %= 1000000000L;
+    pthread_cond_timedwait(cv, mu, &ts);
 }
 
 json_t *rein__mcp_versions_json(void)

@@ -32,6 +32,8 @@
 bool rein__mcp_version_supported(const char *version);
 /* True when version is at least 2025-11-25 (clients that read SSE priming events). */
 bool rein__mcp_version_primes(const char *version);
+/* pthread_cond_timedwait for ms milliseconds from now (mu held), for the module's waits. */
+void rein__mcp_cond_wait_ms(pthread_cond_t *cv, pthread_mutex_t *mu, int64_t ms);
 /* Every revision rein speaks, the stateless one first, as a new JSON array of strings. */
 json_t *rein__mcp_versions_json(void);
 

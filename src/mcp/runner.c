@@ -745,16 +745,11 @@ static void sleep_until(struct server_entry *e, int64_t until)
     pthread_mutex_lock(&set->mu);
     while (!e->wake && !rein_cancel_is_set(set->stop)) {
         int64_t now = rein_now_ms(), wait = 1000;
-        struct timespec ts;
         if (until && now >= until)
             break;
         if (until && until - now < wait)
             wait = until - now;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        ts.tv_nsec += (long)(wait % 1000) * 1000000L;
-        ts.tv_sec += wait / 1000 + ts.tv_nsec / 1000000000L;
-        ts.tv_nsec %= 1000000000L;
-        pthread_cond_timedwait(&set->cv, &set->mu, &ts);
+        rein__mcp_cond_wait_ms(&set->cv, &set->mu, wait);
     }
     e->wake = false;
     pthread_mutex_unlock(&set->mu);

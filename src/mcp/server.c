@@ -243,15 +243,10 @@ bool rein__mcp_session_wait_jobs(struct rein__mcp_session *s, int64_t timeout_ms
 
     pthread_mutex_lock(&s->mu);
     while (s->jobs > 0) {
-        struct timespec ts;
         int64_t left = deadline ? deadline - rein_now_ms() : 1000;
         if (left <= 0)
             break;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        ts.tv_nsec += (long)(left % 1000) * 1000000L;
-        ts.tv_sec += left / 1000 + ts.tv_nsec / 1000000000L;
-        ts.tv_nsec %= 1000000000L;
-        pthread_cond_timedwait(&s->cv, &s->mu, &ts);
+        rein__mcp_cond_wait_ms(&s->cv, &s->mu, left);
     }
     done = s->jobs == 0;
     pthread_mutex_unlock(&s->mu);
