@@ -64,6 +64,13 @@
  * changes while in use); rein_mcp_clients_connect() + _register() connect once, in the
  * caller's thread (one-shot commands).
  *
+ * The client starts with initialize (2025-11-25 and older); a server that refuses it is asked
+ * server/discover, and one that speaks 2026-07-28 is then used statelessly: every request
+ * carries the revision's _meta, over HTTP with the MCP-Protocol-Version, Mcp-Method and
+ * Mcp-Name headers (Mcp-Name in the base64 form when it is not plain ASCII), no session and
+ * no GET stream. A server that speaks both is used in the older revisions, whose sessions
+ * carry list_changed (rein does not use subscriptions/listen yet).
+ *
  * Threading: a rein_mcp_server serves many sessions and calls at once (its own worker pool
  * runs the calls); configure it from one thread before it serves. rein_mcp_clients are safe
  * to call from many threads once connected.
@@ -107,6 +114,9 @@ struct rein_mcp_server_opts {
      * rein://conversations/{id}/transcript and .../ledger, NULL: none. */
     const char *const *roots;
     rein_store *store;
+    /* Serve only the stateless revision (2026-07-28): initialize is an unknown method (-32601;
+     * over HTTP with 404), as a server that dropped the older revisions answers it. */
+    bool stateless_only;
 };
 
 /*

@@ -375,6 +375,26 @@ static void connection_lost_if_down(struct rein__mcp_conn *c, bool connecting)
         rein__mcp_client_changed(c);
 }
 
+/* What the Mcp-Name header mirrors: params.name (tools/call, prompts/get) or params.uri
+ * (resources/read); borrowed from params. */
+static const char *request_name(const char *method, const json_t *params)
+{
+    if (strcmp(method, "tools/call") == 0 || strcmp(method, "prompts/get") == 0)
+        return json_string_value(json_object_get(params, "name"));
+    if (strcmp(method, "resources/read") == 0)
+        return json_string_value(json_object_get(params, "uri"));
+    return NULL;
+}
+
+/* The stateless revision's _meta keys of a request (into meta); nonzero when out of memory. */
+static int modern_meta(json_t *meta)
+{
+    return json_object_set_new(meta, REIN__MCP_META_VERSION, json_string(REIN__MCP_MODERN)) ||
+           json_object_set_new(meta, REIN__MCP_META_CAPS, json_object()) ||
+           json_object_set_new(meta, REIN__MCP_META_INFO,
+                               json_pack("{s:s, s:s}", "name", "rein", "version", rein_version()));
+}
+
 /* Sends method(params, borrowed) and waits; *result is a new reference on success. */
 static rein_err request(struct rein__mcp_conn *c, const char *method, const json_t *params,
                         const struct req_opts *o, json_t **result, rein_error *err)
@@ -389,20 +409,29 @@ static rein_err request(struct rein__mcp_conn *c, const char *method, const json
     *result = NULL;
     rein_buf_init(&b, 0);
 again:
-    p = (struct rein__mcp_pending){
-        .inv = o->inv, .idle_ms = o->idle_ms, .activity_ms = rein_now_ms()};
+    p = (struct rein__mcp_pending){.inv = o->inv,
+                                   .idle_ms = o->idle_ms,
+                                   .activity_ms = rein_now_ms(),
+                                   .method = method,
+                                   .name = request_name(method, params)};
     pending_add(c, &p);
-    if ((o->inv && o->inv->on_event) || o->idle_ms > 0) {
+    pthread_mutex_lock(&c->mu);
+    bool modern = c->modern;
+    pthread_mutex_unlock(&c->mu);
+    if ((o->inv && o->inv->on_event) || o->idle_ms > 0 || modern) {
         /* The request id doubles as the progress token: progress is forwarded to whoever
          * listens, and renews the idle limit either way. */
-        sent = json_deep_copy(params ? params : json_object());
+        sent = params ? json_deep_copy(params) : json_object();
         json_t *meta = json_object();
-        if (!sent || !meta || json_object_set_new(meta, "progressToken", json_integer(p.id)) ||
-            json_object_set_new(sent, "_meta", meta)) {
+        if (!sent || !meta ||
+            (((o->inv && o->inv->on_event) || o->idle_ms > 0) &&
+             json_object_set_new(meta, "progressToken", json_integer(p.id))) ||
+            (modern && modern_meta(meta)) || json_object_set_new(sent, "_meta", meta)) {
             json_decref(meta);
             rc = rein_error_set(err, REIN_ENOMEM, "out of memory");
             goto out_remove;
         }
+        p.name = request_name(method, sent);
     }
     rein_buf_reset(&b);
     if (rein__mcp_write_request(&b, p.id, method, sent ? sent : params) != REIN_OK) {
@@ -479,8 +508,9 @@ again:
                            timeout ? "timed out" : "cancelled",
                            timeout ? "gave up" : rein_cancel_reason(o->cancel), c->cfg->name,
                            method, garbage);
-        /* Tell the server to stop; the initialize request may not be cancelled. */
-        if (strcmp(method, "initialize") != 0)
+        /* Tell the server to stop; the initialize request may not be cancelled. Over HTTP the
+         * stateless revision has no such notification: the closed stream says it. */
+        if (strcmp(method, "initialize") != 0 && !(modern && c->cfg->http))
             notify(c, "notifications/cancelled",
                    json_pack("{s:I, s:s}", "requestId", (json_int_t)p.id, "reason",
                              timeout ? "timed out" : "cancelled"));
@@ -662,7 +692,92 @@ static rein_err list_tools(struct rein__mcp_conn *c, const struct req_opts *o, r
     return REIN_OK;
 }
 
+/*
+ * server/discover in the stateless revision's form: REIN_OK when the server speaks 2026-07-28
+ * (the connection is then modern: no initialize, no session), else an error and the connection
+ * as it was.
+ */
+static rein_err discover(struct rein__mcp_conn *c, const struct req_opts *o, rein_error *err)
+{
+    json_t *result = NULL;
+    const json_t *v;
+    bool speaks = false;
+    size_t i;
+    rein_err rc;
+
+    pthread_mutex_lock(&c->mu);
+    c->modern = true;
+    snprintf(c->version, sizeof(c->version), "%s", REIN__MCP_MODERN);
+    pthread_mutex_unlock(&c->mu);
+    rc = request(c, "server/discover", NULL, o, &result, err);
+    json_array_foreach(json_object_get(result, "supportedVersions"), i, v) speaks =
+        speaks || rein__mcp_version_modern(json_string_value(v));
+    if (!rc && !speaks)
+        rc = rein_error_set(err, REIN_ENOTSUP,
+                            "MCP server %s answered server/discover without 2026-07-28 among its "
+                            "supportedVersions",
+                            c->cfg->name);
+    pthread_mutex_lock(&c->mu);
+    if (rc) {
+        c->modern = false;
+        c->version[0] = '\0';
+    } else {
+        json_decref(c->server_info);
+        c->server_info =
+            json_incref(json_object_get(json_object_get(result, "_meta"), REIN__MCP_META_SERVER));
+        json_decref(c->server_caps);
+        c->server_caps = json_incref(json_object_get(result, "capabilities"));
+    }
+    pthread_mutex_unlock(&c->mu);
+    json_decref(result);
+    return rc;
+}
+
+/* A failure of the first exchange that another revision may not have (an error answer, an
+ * HTTP 4xx), unlike a server that cannot be reached, timed out or was cancelled. */
+static bool era_may_differ(struct rein__mcp_conn *c, rein_err rc)
+{
+    bool down;
+
+    pthread_mutex_lock(&c->mu);
+    down = c->transport_down || c->state == REIN__MCP_ST_CLOSED;
+    pthread_mutex_unlock(&c->mu);
+    return !down &&
+           (rc == REIN_EINVALID || rc == REIN_ENOTSUP || rc == REIN_EIO || rc == REIN_EHTTP);
+}
+
+/*
+ * initialize (the revisions up to 2025-11-25), else, when the server refused it, server/discover
+ * (2026-07-28, the stateless one), so a server that speaks only that works too. A connection
+ * that was modern before tries server/discover first. rein prefers the older revisions with a
+ * server that speaks both: their sessions carry list_changed, which rein follows.
+ */
+static rein_err handshake_legacy(struct rein__mcp_conn *c, const struct req_opts *o,
+                                 rein_error *err);
+
 static rein_err handshake(struct rein__mcp_conn *c, const struct req_opts *o, rein_error *err)
+{
+    rein_error again;
+    rein_err rc;
+
+    pthread_mutex_lock(&c->mu);
+    bool was_modern = c->modern;
+    pthread_mutex_unlock(&c->mu);
+    if (was_modern && discover(c, o, err) == REIN_OK)
+        return REIN_OK;
+    rc = handshake_legacy(c, o, err);
+    if (rc == REIN_OK || was_modern || !era_may_differ(c, rc))
+        return rc;
+    rein_error_clear(&again);
+    if (discover(c, o, &again) == REIN_OK) {
+        rein_log(REIN_LOG_INFO, WHERE, "%s refused initialize; it speaks 2026-07-28", c->cfg->name);
+        return REIN_OK;
+    }
+    return rc; /* the initialize error says more than the probe's */
+}
+
+static rein_err handshake_legacy(struct rein__mcp_conn *c, const struct req_opts *o,
+                                 rein_error *err)
 {
     json_t *params =
         json_pack("{s:s, s:{}, s:{s:s, s:s}}", "protocolVersion", REIN__MCP_LATEST, "capabilities",
@@ -673,7 +788,10 @@ static rein_err handshake(struct rein__mcp_conn *c, const struct req_opts *o, re
 
     if (!params)
         return rein_error_set(err, REIN_ENOMEM, "out of memory");
+    pthread_mutex_lock(&c->mu);
     c->version[0] = '\0';
+    c->modern = false;
+    pthread_mutex_unlock(&c->mu);
     rc = request(c, "initialize", params, o, &result, err);
     json_decref(params);
     if (rc)
@@ -711,7 +829,8 @@ static bool wants_standalone_stream(struct rein__mcp_conn *c)
     bool wants = false;
 
     pthread_mutex_lock(&c->mu);
-    for (size_t i = 0; c->supervised && i < sizeof(lists) / sizeof(lists[0]); i++) {
+    /* 2026-07-28 has no GET stream (subscriptions/listen replaces it; not used yet). */
+    for (size_t i = 0; c->supervised && !c->modern && i < sizeof(lists) / sizeof(lists[0]); i++) {
         const json_t *cap = json_object_get(c->server_caps, lists[i]);
         wants = wants || json_is_true(json_object_get(cap, "listChanged")) ||
                 json_is_true(json_object_get(cap, "subscribe"));

@@ -129,7 +129,45 @@ static size_t on_body(char *data, size_t size, size_t n, void *ud)
     return len;
 }
 
-static struct curl_slist *http_headers(struct rein__mcp_conn *c, bool sse_only, const char *last_id)
+/* "Name: value" into out, the value in the base64 sentinel form when it is not plain visible
+ * ASCII (2026-07-28's rule for Mcp-Name); false when out of memory. */
+static bool header_line(char *out, size_t size, const char *name, const char *value)
+{
+    size_t len = strlen(value);
+    bool plain =
+        len > 0 && value[0] != ' ' && value[len - 1] != ' ' &&
+        !(strncmp(value, "=?base64?", 9) == 0 && len >= 11 && strcmp(value + len - 2, "?=") == 0);
+    char *enc;
+
+    for (size_t i = 0; plain && i < len; i++)
+        plain = (unsigned char)value[i] >= 0x20 && (unsigned char)value[i] < 0x7f;
+    if (plain) {
+        snprintf(out, size, "%s: %s", name, value);
+        return true;
+    }
+    enc = rein__mcp_base64((const unsigned char *)value, len);
+    if (!enc)
+        return false;
+    snprintf(out, size, "%s: =?base64?%s?=", name, enc);
+    rein_free(enc);
+    return true;
+}
+
+/* Adds line to *list; false when out of memory (the list is then freed). */
+static bool add_header(struct curl_slist **list, const char *line)
+{
+    struct curl_slist *next = curl_slist_append(*list, line);
+
+    if (!next) {
+        curl_slist_free_all(*list);
+        *list = NULL;
+    }
+    *list = next;
+    return next != NULL;
+}
+
+static struct curl_slist *http_headers(struct rein__mcp_conn *c, const struct rein__mcp_pending *p,
+                                       bool sse_only, const char *last_id)
 {
     struct curl_slist *list = NULL, *next;
     char line[600];
@@ -172,6 +210,18 @@ static struct curl_slist *http_headers(struct rein__mcp_conn *c, bool sse_only, 
             goto fail;
         list = next;
     }
+    pthread_mutex_lock(&c->mu);
+    bool modern = c->modern;
+    pthread_mutex_unlock(&c->mu);
+    /* 2026-07-28 mirrors the method and the name of a request into headers. */
+    if (modern && p && p->method) {
+        snprintf(line, sizeof(line), "Mcp-Method: %s", p->method);
+        if (!add_header(&list, line))
+            return NULL;
+        if (p->name &&
+            (!header_line(line, sizeof(line), "Mcp-Name", p->name) || !add_header(&list, line)))
+            goto fail;
+    }
     return list;
 fail:
     curl_slist_free_all(list);
@@ -197,7 +247,7 @@ int rein__mcp_http_exchange(struct rein__mcp_conn *c, struct rein__mcp_pending *
     rein_buf_init(&x.body, c->cfg->max_message_bytes + 1);
     rein__mcp_sse_init(&x.sse, c->cfg->max_message_bytes, on_sse_event, &x);
     x.easy = curl_easy_init();
-    headers = http_headers(c, body == NULL, last_id);
+    headers = http_headers(c, p, body == NULL, last_id);
     if (!x.easy || !headers) {
         rc = rein_error_set(err, REIN_ENOMEM, "out of memory calling %s", c->cfg->url);
         goto out;
@@ -448,7 +498,7 @@ void rein__mcp_http_close(struct rein__mcp_conn *c)
     if (!c->session_id)
         return;
     easy = rein__curl_global_init(NULL) == REIN_OK ? curl_easy_init() : NULL;
-    headers = easy ? http_headers(c, false, NULL) : NULL;
+    headers = easy ? http_headers(c, NULL, false, NULL) : NULL;
     if (easy && headers) {
         /* Ending the session is a courtesy; its failure changes nothing here. */
         curl_easy_setopt(easy, CURLOPT_URL, c->cfg->url);

@@ -36,6 +36,9 @@ struct rein__mcp_pending {
     /* The request times out when the server has said nothing about it for idle_ms (0: no
      * such limit): its progress notifications move activity_ms on (under c->mu). */
     int64_t idle_ms, activity_ms;
+    /* What the stateless revision's Mcp-Method and Mcp-Name headers carry (borrowed; name
+     * NULL for methods without one). */
+    const char *method, *name;
 };
 
 /* The idle deadline of p (c->mu held), or 0 when it has none. */
@@ -56,8 +59,11 @@ struct rein__mcp_conn {
     struct rein__mcp_pending *pending;
     json_t *tools;
     json_t *server_info;
-    json_t *server_caps; /* the capabilities initialize answered with */
+    json_t *server_caps; /* the capabilities initialize (or server/discover) answered with */
     char version[16];
+    /* The server speaks only the stateless revision (2026-07-28): no initialize, no session;
+     * every request carries its version in _meta (and, over HTTP, in headers). */
+    bool modern;
     int64_t unknown_ids, garbage;
     char last_garbage[160];
     /* stdio */

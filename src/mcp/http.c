@@ -842,7 +842,9 @@ static void post_initialize(struct rein__mcp_http *h, rein_request *req,
         session_remove(h, hs->id); /* initialize failed: no session is made */
     session_put(h, hs);
     if (cap.got)
-        rein_request_reply(req, 200, "application/json", cap.out.ptr, cap.out.len);
+        rein_request_reply(
+            req, atomic_load(&cap.sink.error_code) == REIN__MCP_METHOD_NOT_FOUND ? 404 : 200,
+            "application/json", cap.out.ptr, cap.out.len);
     else
         reply_rpc_error(req, 500, msg->id, REIN__MCP_INTERNAL_ERROR, "no answer was made");
     capture_release(&cap);

@@ -1083,6 +1083,11 @@ void rein__mcp_handle(rein_mcp_server *srv, struct rein__mcp_session *sess,
                     "no session: send initialize first, or name the protocol version in "
                     "params._meta[\"%s\"] (2026-07-28)",
                     REIN__MCP_META_VERSION);
+    } else if (strcmp(m, "initialize") == 0 && srv->opts.stateless_only) {
+        send_errorf(sink, msg->id, REIN__MCP_METHOD_NOT_FOUND,
+                    "Method not found: initialize (this server speaks only %s: name the version "
+                    "in each request's params._meta; server/discover tells the rest)",
+                    REIN__MCP_MODERN);
     } else if (strcmp(m, "initialize") == 0) {
         handle_initialize(srv, sess, msg, sink);
     } else if (strcmp(m, "ping") == 0) {

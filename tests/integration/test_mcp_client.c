@@ -877,6 +877,56 @@ static void remote_output_schema(void **state)
     client_close(&c);
 }
 
+/* Servers that speak only 2026-07-28 (the stateless revision): initialize is refused, so the
+ * client asks server/discover and sends every request with the revision's _meta (and, over
+ * HTTP, its headers, without a session). The scripted server refuses a request without them. */
+static void stateless_servers(void **state)
+{
+    struct rein_mcp_server_opts opts = {.stateless_only = true};
+    struct http_server h;
+    struct client c;
+    struct call_ctx ctx = {0};
+    rein_call_result *res;
+    char config[512], *fake;
+    json_t *st;
+
+    (void)state;
+    fake = fake_config("modern", "modern", "\"plain\"", "/dev/null", "");
+    client_open(&c, fake);
+    free(fake);
+    assert_int_equal(c.ready, 1);
+    st = status_of(&c, 0);
+    assert_string_equal(json_string_value(json_object_get(st, "protocolVersion")), "2026-07-28");
+    assert_string_equal(
+        json_string_value(json_object_get(json_object_get(st, "serverInfo"), "name")),
+        "fake-modern");
+    json_decref(st);
+    res = call(&c, "modern__plain", "{\"x\":\"1\"}", NULL);
+    expect(res, REIN_CALL_OK, "");
+    assert_string_equal(out_text(res), "plain got {\"x\":\"1\"}");
+    rein_call_result_free(res);
+    client_close(&c);
+
+    http_server_start(&h, &opts);
+    snprintf(config, sizeof(config), "{\"mcpServers\":{\"web\":{\"url\":\"%s\"}}}", h.url);
+    client_open(&c, config);
+    assert_int_equal(c.ready, 1);
+    st = status_of(&c, 0);
+    assert_string_equal(json_string_value(json_object_get(st, "protocolVersion")), "2026-07-28");
+    json_decref(st);
+    res = call(&c, "web__echo", "{\"text\":\"stateless\"}", NULL);
+    expect(res, REIN_CALL_OK, "");
+    assert_string_equal(out_text(res), "stateless");
+    rein_call_result_free(res);
+    /* A streamed call: progress arrives on the request's own stream. */
+    res = call(&c, "web__test_tool_with_progress", "{}", &ctx);
+    expect(res, REIN_CALL_OK, "");
+    assert_int_equal(ctx.ev.progress, 3);
+    rein_call_result_free(res);
+    client_close(&c);
+    http_server_stop(&h);
+}
+
 static const struct CMUnitTest tests[] = {
     cmocka_unit_test(stdio_rein_server),
     cmocka_unit_test(fake_server_behaviours),
@@ -890,6 +940,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(supervised_servers_come_and_go),
     cmocka_unit_test(timeouts_renewed_by_progress),
     cmocka_unit_test(remote_output_schema),
+    cmocka_unit_test(stateless_servers),
 };
 
 REIN_TEST_MAIN(tests)

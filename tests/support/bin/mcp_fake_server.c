@@ -14,6 +14,10 @@
  *   pagemany      as paged, but every page has a nextCursor (the next index, without end)
  *   mute          reads everything and answers nothing (a hung server)
  *   flaky         exits like exit unless the file named by FAKE_READY exists, then as ok
+ *   modern        speaks only 2026-07-28, the stateless revision: initialize is an unknown
+ *                 method (-32601), server/discover answers, and every other request must name
+ *                 2026-07-28 in params._meta with clientCapabilities (-32602 else); otherwise
+ *                 as ok
  *
  * Tools (any name works; these behave specially):
  *   env       returns PATH, HOME, FAKE_VAR and whether OPENAI_API_KEY is set
@@ -326,6 +330,34 @@ static void call_tool(json_t *id, json_t *params)
     }
 }
 
+/* modern mode: answers initialize, server/discover and requests without the revision's _meta
+ * itself (true: answered); false for a well-formed request the ok mode answers. */
+static bool modern_request(json_t *id, const char *method, const json_t *m)
+{
+    const json_t *meta = json_object_get(json_object_get(m, "params"), "_meta");
+    const char *v =
+        json_string_value(json_object_get(meta, "io.modelcontextprotocol/protocolVersion"));
+
+    if (strcmp(method, "initialize") == 0) {
+        send_json(json_pack("{s:s, s:O, s:{s:i, s:s}}", "jsonrpc", "2.0", "id", id, "error", "code",
+                            -32601, "message",
+                            "initialize is not a method of 2026-07-28, the only revision here"));
+    } else if (!v || strcmp(v, "2026-07-28") != 0 ||
+               !json_is_object(
+                   json_object_get(meta, "io.modelcontextprotocol/clientCapabilities"))) {
+        send_json(json_pack("{s:s, s:O, s:{s:i, s:s}}", "jsonrpc", "2.0", "id", id, "error", "code",
+                            -32602, "message", "params._meta must name 2026-07-28"));
+    } else if (strcmp(method, "server/discover") == 0) {
+        result(id, json_pack("{s:s, s:[s], s:{s:{}}, s:{s:{s:s, s:s}}, s:i, s:s}", "resultType",
+                             "complete", "supportedVersions", "2026-07-28", "capabilities", "tools",
+                             "_meta", "io.modelcontextprotocol/serverInfo", "name", "fake-modern",
+                             "version", "1.0", "ttlMs", 0, "cacheScope", "public"));
+    } else {
+        return false;
+    }
+    return true;
+}
+
 int main(int argc, char **argv)
 {
     int eof = 0;
@@ -359,7 +391,9 @@ int main(int argc, char **argv)
         }
         const char *method = json_string_value(json_object_get(m, "method"));
         json_t *id = json_object_get(m, "id");
-        if (method && id && strcmp(method, "initialize") == 0) {
+        if (strcmp(mode, "modern") == 0 && method && id && modern_request(id, method, m)) {
+            /* answered */
+        } else if (method && id && strcmp(method, "initialize") == 0) {
             const char *v = strcmp(mode, "version") == 0 ? "1999-01-01" : "2025-06-18";
             result(id,
                    json_pack("{s:s, s:{s:{}}, s:{s:s, s:s}}", "protocolVersion", v, "capabilities",
