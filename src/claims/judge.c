@@ -132,7 +132,7 @@ static rein_err run_call(struct judge *j, const char *id, const char *args, char
         *payload = rein_strdup("{\"ok\":true}");
     } else {
         model = rein_call_result_model_json(res);
-        *payload = model ? json_dumps(model, JSON_COMPACT) : NULL;
+        *payload = model ? rein_json_dumps(model) : NULL;
         snprintf(j->why, sizeof(j->why), "%s", rein_call_result_message(res));
     }
     rein_call_result_free(res);
