@@ -59,6 +59,19 @@ REIN_EXTERN rein_err rein_history_add_tool_result(rein_history *h, const char *c
                                                   bool is_error) REIN_WUR;
 /* The i-th message, or NULL when out of range. Borrowed; it must not be modified. */
 REIN_EXTERN const json_t *rein_history_get(const rein_history *h, size_t i);
+/* True when an assistant message of h carries a tool call with this id (services refuse a
+ * history where two calls share one). Constant time on average: the history keeps its ids in
+ * a set as messages are appended and truncated. */
+REIN_EXTERN bool rein_history_has_call_id(const rein_history *h, const char *id);
+/* Index of the first assistant message with a tool call that the tool messages right after
+ * it do not answer, or whose name is outside ^[a-zA-Z0-9_-]{1,64}$ (histories services
+ * refuse); rein_history_len(h) when there is none. Costs the last exchange's size: earlier
+ * ones are judged once, as the history grows. */
+REIN_EXTERN size_t rein_history_first_open(const rein_history *h);
+/* Sums over all messages, for estimating a request's size: *text_bytes gets the bytes of
+ * their content and reasoning and of each tool call's id, name and arguments, *calls the
+ * number of tool calls. Constant time: kept as messages are appended and truncated. */
+REIN_EXTERN void rein_history_size(const rein_history *h, int64_t *text_bytes, size_t *calls);
 /* Keeps the first n messages (n >= len: no change). */
 REIN_EXTERN void rein_history_truncate(rein_history *h, size_t n);
 /* All messages as a JSON array (new reference; NULL when memory is exhausted). */

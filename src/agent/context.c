@@ -21,6 +21,7 @@
 #define KEEP_TAIL     300 /* and from its end */
 #define SHORTEN_ABOVE 1500
 #define MSG_OVERHEAD  16
+#define CALL_OVERHEAD 24
 #define TOOL_OVERHEAD 48 /* a tool's wrapping in the request, in bytes */
 
 static int64_t str_len(const json_t *obj, const char *key)
@@ -36,18 +37,20 @@ int64_t rein__message_bytes(const json_t *msg)
 
     json_array_foreach(calls, i, c)
     {
-        n += 24 + str_len(c, "name") + str_len(c, "arguments") + str_len(c, "id");
+        n += CALL_OVERHEAD + str_len(c, "name") + str_len(c, "arguments") + str_len(c, "id");
     }
     return n;
 }
 
+/* The sum of rein__message_bytes over the history, from the history's running sums (the
+ * same figure without a pass over the conversation). */
 static int64_t history_bytes(const rein_history *h)
 {
-    int64_t n = 0;
+    int64_t text;
+    size_t calls;
 
-    for (size_t i = 0; i < rein_history_len(h); i++)
-        n += rein__message_bytes(rein_history_get(h, i));
-    return n;
+    rein_history_size(h, &text, &calls);
+    return MSG_OVERHEAD * (int64_t)rein_history_len(h) + text + CALL_OVERHEAD * (int64_t)calls;
 }
 
 static int64_t tool_bytes(const rein_tool *tool)

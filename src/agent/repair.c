@@ -41,28 +41,49 @@ static const char *history_name(const rein_registry *reg, const char *name, char
 }
 
 /* True when id is used by an earlier call of this reply or of the history: services reject a
- * history where two tool calls share an id. */
+ * history where two tool calls share an id. The history keeps its ids in a set, so this costs
+ * the same at any length. */
 static bool id_taken(const rein_history *h, const struct call_slot *slots, size_t n, const char *id)
 {
     for (size_t i = 0; i < n; i++) {
         if (strcmp(slots[i].id, id) == 0)
             return true;
     }
-    for (size_t i = rein_history_len(h); i-- > 0;) {
-        const json_t *m = rein_history_get(h, i), *c;
-        const char *role = json_string_value(json_object_get(m, "role"));
-        size_t k;
-        /* Only assistant messages carry calls (the history checks their ids are strings). */
-        if (!role || strcmp(role, "assistant") != 0)
-            continue;
-        json_array_foreach(json_object_get(m, "tool_calls"), k, c)
-        {
-            const char *other = json_string_value(json_object_get(c, "id"));
-            if (other && strcmp(other, id) == 0)
-                return true;
-        }
+    return rein_history_has_call_id(h, id);
+}
+
+static bool suffix_taken(const rein_history *h, struct call_slot *slots, size_t i, const char *base,
+                         unsigned k)
+{
+    struct call_slot *s = &slots[i];
+
+    snprintf(s->id_buf, sizeof(s->id_buf), "%s_%u", base, k);
+    return id_taken(h, slots, i, s->id_buf);
+}
+
+/*
+ * Writes base_k into the slot for the smallest k >= 2 such that base_k is free and base_(k-1)
+ * (when k > 2) is taken. A provider that numbers its calls call_0, call_1 in every reply
+ * leaves base_2..base_m taken in a row, so this is the first free suffix, found with a
+ * logarithmic number of probes (doubling, then halving) instead of one probe per earlier
+ * reply.
+ */
+static void fresh_suffix(const rein_history *h, struct call_slot *slots, size_t i, const char *base)
+{
+    unsigned lo = 1, hi = 2; /* lo: taken (or below the range), hi: the candidate */
+
+    while (suffix_taken(h, slots, i, base, hi) && hi < (1u << 30)) {
+        lo = hi;
+        hi = hi * 2;
     }
-    return false;
+    while (hi - lo > 1) {
+        unsigned mid = lo + (hi - lo) / 2;
+        if (suffix_taken(h, slots, i, base, mid))
+            lo = mid;
+        else
+            hi = mid;
+    }
+    snprintf(slots[i].id_buf, sizeof(slots[i].id_buf), "%s_%u", base, hi);
 }
 
 /* The id the history carries: the provider's, with characters Anthropic refuses in a
@@ -82,8 +103,8 @@ static void history_id(const rein_history *h, struct call_slot *slots, size_t i,
     if (n == 0)
         snprintf(base, sizeof(base), "call");
     snprintf(s->id_buf, sizeof(s->id_buf), "%s", base);
-    for (unsigned k = 2; id_taken(h, slots, i, s->id_buf) && k < 100000; k++)
-        snprintf(s->id_buf, sizeof(s->id_buf), "%s_%u", base, k);
+    if (id_taken(h, slots, i, s->id_buf))
+        fresh_suffix(h, slots, i, base);
     s->id = s->id_buf;
 }
 
@@ -386,7 +407,9 @@ rein_err rein__history_close_calls(struct turn *t, rein_history *h, const char *
         reason = "the turn that made it ended before it ran";
     while (changed) {
         changed = false;
-        for (size_t i = 0; i < rein_history_len(h) && !changed; i++) {
+        /* Every exchange before the first open one is answered with wire names: the history
+         * keeps track, so a turn does not walk the whole conversation. */
+        for (size_t i = rein_history_first_open(h); i < rein_history_len(h) && !changed; i++) {
             const json_t *m = rein_history_get(h, i);
             const char *role = json_string_value(json_object_get(m, "role"));
             rein_err rc;

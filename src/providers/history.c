@@ -7,6 +7,11 @@
  * through rein__history_piece(); the piece is made by the wire's encoder the first time and
  * reused on every later turn, so a request body costs one copy of the cached pieces plus the
  * encoding of what is new. A different wire or quirk set (variant) re-encodes.
+ *
+ * Two more things are kept as messages come and go, so that nothing a turn does per step has
+ * to walk the whole conversation: a set of the tool-call ids of the assistant messages (the
+ * agent gives a repeated provider id a fresh one), and a chained hash of the messages, made
+ * for each message once, that seeds the ids of calls the provider sent without one.
  */
 #include "provider_int.h"
 
@@ -18,17 +23,243 @@ struct hmsg {
     size_t enc_len;
     const struct rein__wire *wire;
     unsigned variant;
+    uint64_t chain; /* hash of messages 0..this one, valid below rein_history.chained */
+    int64_t text;   /* rein_history_size over messages 0..this one */
+    size_t calls;
+    size_t ex;  /* the assistant message with calls whose results this one is (or it), or NONE */
+    size_t bad; /* the first open exchange that ended at or before this message, or NONE */
+};
+
+#define NONE SIZE_MAX
+
+/* One tool-call id of the set: the string is the message's own (borrowed, never modified). */
+struct hid {
+    const char *id; /* NULL: empty or, with dead set, removed */
+    size_t msg;
+    bool dead;
 };
 
 struct rein_history {
     struct hmsg *m;
     size_t n, cap;
     size_t encodes;
+    size_t chained;
+    struct hid *ids; /* open addressing, ids_cap a power of two */
+    size_t ids_cap, ids_used, ids_dead;
 };
 
 rein_history *rein_history_new(void)
 {
     return rein_calloc(1, sizeof(struct rein_history));
+}
+
+/* ---- the set of tool-call ids ---- */
+
+static uint64_t id_hash(const char *id)
+{
+    return rein__hash64(0, id, strlen(id));
+}
+
+/* The calls of message m when it is an assistant message carrying some, else NULL. */
+static const json_t *calls_of(const json_t *m)
+{
+    const char *role = json_string_value(json_object_get(m, "role"));
+
+    if (!role || strcmp(role, "assistant") != 0)
+        return NULL;
+    return json_object_get(m, "tool_calls");
+}
+
+static void ids_put(struct hid *tab, size_t cap, const char *id, size_t msg)
+{
+    size_t i = (size_t)id_hash(id) & (cap - 1);
+
+    while (tab[i].id || tab[i].dead)
+        i = (i + 1) & (cap - 1);
+    tab[i].id = id;
+    tab[i].msg = msg;
+}
+
+/* Room for `more` ids: rehashes the live entries (dropping removed ones) when the table would
+ * be more than half full. */
+static rein_err ids_reserve(rein_history *h, size_t more)
+{
+    size_t live = h->ids_used - h->ids_dead, cap = 16;
+    struct hid *tab;
+
+    if ((h->ids_used + more) * 2 <= h->ids_cap)
+        return REIN_OK;
+    while (cap < (live + more) * 4)
+        cap *= 2;
+    tab = rein_calloc(cap, sizeof(*tab));
+    if (!tab)
+        return REIN_ENOMEM;
+    for (size_t i = 0; i < h->ids_cap; i++) {
+        if (h->ids[i].id)
+            ids_put(tab, cap, h->ids[i].id, h->ids[i].msg);
+    }
+    rein_free(h->ids);
+    h->ids = tab;
+    h->ids_cap = cap;
+    h->ids_used = live;
+    h->ids_dead = 0;
+    return REIN_OK;
+}
+
+/* Adds the call ids of message msg (appended at index msg). */
+static rein_err ids_add(rein_history *h, size_t msg)
+{
+    const json_t *calls = calls_of(h->m[msg].msg), *c;
+    size_t i;
+    rein_err rc;
+
+    if (json_array_size(calls) == 0)
+        return REIN_OK;
+    rc = ids_reserve(h, json_array_size(calls));
+    if (rc)
+        return rc;
+    json_array_foreach(calls, i, c)
+    {
+        ids_put(h->ids, h->ids_cap, json_string_value(json_object_get(c, "id")), msg);
+        h->ids_used++;
+    }
+    return REIN_OK;
+}
+
+/* Removes the call ids of message msg (about to be released). */
+static void ids_remove(rein_history *h, size_t msg)
+{
+    const json_t *calls = calls_of(h->m[msg].msg), *c;
+    size_t k;
+
+    json_array_foreach(calls, k, c)
+    {
+        const char *id = json_string_value(json_object_get(c, "id"));
+        size_t i = (size_t)id_hash(id) & (h->ids_cap - 1);
+        /* The entry is this very string of this message: a copy elsewhere stays. */
+        while (h->ids[i].id || h->ids[i].dead) {
+            if (h->ids[i].id == id && h->ids[i].msg == msg) {
+                h->ids[i].id = NULL;
+                h->ids[i].dead = true;
+                h->ids_dead++;
+                break;
+            }
+            i = (i + 1) & (h->ids_cap - 1);
+        }
+    }
+}
+
+/* Running sums for rein_history_size: this message's text and calls added to the previous
+ * message's totals, so a truncation needs no recount. */
+static int64_t slen(const json_t *obj, const char *key)
+{
+    return (int64_t)json_string_length(json_object_get(obj, key));
+}
+
+static void add_size(rein_history *h, size_t i)
+{
+    const json_t *m = h->m[i].msg, *c;
+    int64_t text = slen(m, "content") + slen(m, "reasoning");
+    size_t k, calls = 0;
+
+    json_array_foreach(json_object_get(m, "tool_calls"), k, c)
+    {
+        text += slen(c, "id") + slen(c, "name") + slen(c, "arguments");
+        calls++;
+    }
+    h->m[i].text = text + (i ? h->m[i - 1].text : 0);
+    h->m[i].calls = calls + (i ? h->m[i - 1].calls : 0);
+}
+
+void rein_history_size(const rein_history *h, int64_t *text_bytes, size_t *calls)
+{
+    *text_bytes = h->n ? h->m[h->n - 1].text : 0;
+    *calls = h->n ? h->m[h->n - 1].calls : 0;
+}
+
+/* ---- open exchanges: calls without their results right after them ---- */
+
+/* A name every wire takes: ^[a-zA-Z0-9_-]{1,64}$. */
+static bool wire_name(const char *s)
+{
+    size_t n =
+        s ? strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-") : 0;
+
+    return n > 0 && n <= 64 && s[n] == '\0';
+}
+
+/* True when every call of assistant message a has a wire name and a result among the tool
+ * messages a+1 .. end-1. */
+static bool closed(const rein_history *h, size_t a, size_t end)
+{
+    const json_t *c;
+    size_t k;
+
+    json_array_foreach(json_object_get(h->m[a].msg, "tool_calls"), k, c)
+    {
+        const char *id = json_string_value(json_object_get(c, "id"));
+        size_t j = a + 1;
+        if (!id || !wire_name(json_string_value(json_object_get(c, "name"))))
+            return false;
+        while (j < end &&
+               strcmp(json_string_value(json_object_get(h->m[j].msg, "tool_call_id")), id) != 0)
+            j++;
+        if (j == end)
+            return false;
+    }
+    return true;
+}
+
+/* An exchange (an assistant message with calls and the tool messages after it) is judged once,
+ * when the first other message follows it; only the last one is judged on each question. */
+static void add_exchange(rein_history *h, size_t i)
+{
+    const json_t *m = h->m[i].msg;
+    const char *role = json_string_value(json_object_get(m, "role"));
+    size_t prev_ex = i ? h->m[i - 1].ex : NONE, bad = i ? h->m[i - 1].bad : NONE;
+
+    if (!role)
+        role = "";
+    if (prev_ex != NONE && strcmp(role, "tool") == 0) {
+        h->m[i].ex = prev_ex;
+        h->m[i].bad = bad;
+        return;
+    }
+    if (prev_ex != NONE && bad == NONE && !closed(h, prev_ex, i))
+        bad = prev_ex;
+    h->m[i].bad = bad;
+    h->m[i].ex =
+        strcmp(role, "assistant") == 0 && json_array_size(json_object_get(m, "tool_calls")) > 0
+            ? i
+            : NONE;
+}
+
+size_t rein_history_first_open(const rein_history *h)
+{
+    const struct hmsg *last = h->n ? &h->m[h->n - 1] : NULL;
+
+    if (!last)
+        return 0;
+    if (last->bad != NONE)
+        return last->bad;
+    if (last->ex != NONE && !closed(h, last->ex, h->n))
+        return last->ex;
+    return h->n;
+}
+
+bool rein_history_has_call_id(const rein_history *h, const char *id)
+{
+    size_t i;
+
+    if (!h->ids_cap || !id)
+        return false;
+    i = (size_t)id_hash(id) & (h->ids_cap - 1);
+    while (h->ids[i].id || h->ids[i].dead) {
+        if (h->ids[i].id && strcmp(h->ids[i].id, id) == 0)
+            return true;
+        i = (i + 1) & (h->ids_cap - 1);
+    }
+    return false;
 }
 
 static void hmsg_release(struct hmsg *m)
@@ -45,6 +276,7 @@ void rein_history_free(rein_history *h)
     for (size_t i = 0; i < h->n; i++)
         hmsg_release(&h->m[i]);
     rein_free(h->m);
+    rein_free(h->ids);
     rein_free(h);
 }
 
@@ -60,8 +292,12 @@ const json_t *rein_history_get(const rein_history *h, size_t i)
 
 void rein_history_truncate(rein_history *h, size_t n)
 {
-    while (h->n > n)
+    while (h->n > n) {
+        ids_remove(h, h->n - 1);
         hmsg_release(&h->m[--h->n]);
+    }
+    if (h->chained > h->n)
+        h->chained = h->n;
 }
 
 size_t rein__history_encode_count(const rein_history *h)
@@ -180,7 +416,14 @@ static rein_err append_take(rein_history *h, json_t *msg)
         h->cap = cap;
     }
     memset(&h->m[h->n], 0, sizeof(h->m[h->n]));
-    h->m[h->n++].msg = msg;
+    h->m[h->n].msg = msg;
+    add_size(h, h->n);
+    add_exchange(h, h->n);
+    if (ids_add(h, h->n) != REIN_OK) {
+        hmsg_release(&h->m[h->n]);
+        return REIN_ENOMEM;
+    }
+    h->n++;
     return REIN_OK;
 }
 
@@ -308,4 +551,20 @@ rein_err rein__history_piece(rein_history *h, size_t i, const rein_provider *p,
     *out = m->enc;
     *len = m->enc_len;
     return REIN_OK;
+}
+
+uint64_t rein__history_chain(rein_history *h)
+{
+    /* Each message is dumped and hashed once, the first time a request needs it. */
+    for (; h->chained < h->n; h->chained++) {
+        struct hmsg *m = &h->m[h->chained];
+        char *text = rein_json_dumps(m->msg);
+        uint64_t prev = h->chained ? h->m[h->chained - 1].chain : 0;
+        size_t len = text ? strlen(text) : 0;
+        if (!text)
+            return prev; /* out of memory: a weaker seed, never a wrong answer */
+        m->chain = rein__hash64(rein__hash64(prev, &len, sizeof(len)), text, len);
+        rein_free(text);
+    }
+    return h->n ? h->m[h->n - 1].chain : 0;
 }

@@ -1288,6 +1288,29 @@ static rein_err send_local(rein_provider *p, rein_model_request *req, rein_histo
     return rc;
 }
 
+/*
+ * The seed of the ids made for calls the provider sent without one: the same request gives
+ * the same ids (a retried attempt names its calls alike), another request others. The
+ * messages come in through the history's chained hash, made once per message; the body's head
+ * and tail (model, tools, parameters) and its length cover the rest, so no request hashes the
+ * whole conversation again.
+ */
+static uint64_t request_seed(rein_history *h, const struct rein_buf *body)
+{
+    enum { EDGE = 4096 };
+    uint64_t chain = rein__history_chain(h);
+    uint64_t s = rein__hash64(0, &chain, sizeof(chain));
+    size_t head = body->len < EDGE ? body->len : EDGE;
+    size_t tail = body->len - head < EDGE ? body->len - head : EDGE;
+
+    s = rein__hash64(s, &body->len, sizeof(body->len));
+    if (body->len) {
+        s = rein__hash64(s, body->ptr, head);
+        s = rein__hash64(s, body->ptr + body->len - tail, tail);
+    }
+    return s;
+}
+
 rein_err rein_provider_send(rein_provider *p, rein_model_request *req, rein_history *h,
                             rein_model_response **out, rein_error *err)
 {
@@ -1321,7 +1344,7 @@ rein_err rein_provider_send(rein_provider *p, rein_model_request *req, rein_hist
     }
     s.body = body.ptr;
     s.body_len = body.len;
-    s.seed = rein__hash64(0, body.ptr, body.len);
+    s.seed = request_seed(h, &body);
     if (p->cfg.timeout[REIN_TIMEOUT_TOTAL] > 0)
         s.total_end = rein_now_ms() + p->cfg.timeout[REIN_TIMEOUT_TOTAL];
     s.opt.text_calls = p->cfg.text_calls;

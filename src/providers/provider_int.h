@@ -385,6 +385,9 @@ rein_err rein__history_piece(rein_history *h, size_t i, const rein_provider *p,
                              const struct rein__wire *w, const char **out, size_t *len) REIN_WUR;
 /* How many times a message was encoded (tests check the cache). */
 size_t rein__history_encode_count(const rein_history *h);
+/* A hash of all of h's messages in order; each message is hashed once, when first asked for,
+ * so asking after every append costs what was appended. */
+uint64_t rein__history_chain(rein_history *h);
 
 /* Adds "Authorization: Bearer <key>" when a key is configured. */
 rein_err rein__headers_bearer(const rein_provider *p, struct curl_slist **list);

@@ -566,6 +566,51 @@ static void test_call_ids_cleaned(void **state)
     fx_stop(&f);
 }
 
+/* A provider that numbers its calls call_0 in every reply, deep into a long conversation:
+ * the history already holds call_0 and call_0_2 .. call_0_N (as earlier renames left them),
+ * and the next call_0 still gets a fresh id, the first free suffix (issue 25: the lookup no
+ * longer rescans the history per candidate). */
+static void test_repeated_call_id_long_history(void **state)
+{
+    enum { CALLS = 1500 };
+    struct fx f;
+    json_t *calls;
+    size_t same = 0;
+    char id[32];
+
+    (void)state;
+    fx_start(&f, "openai");
+    rein_agent_set_context_window(f.a, 10000000); /* the whole history goes to the model */
+    assert_rein_ok(rein_history_add_user(f.h, "echo many times"), NULL);
+    for (int k = 1; k <= CALLS; k++) {
+        json_t *m;
+        if (k == 1)
+            snprintf(id, sizeof(id), "call_0");
+        else
+            snprintf(id, sizeof(id), "call_0_%d", k);
+        m = json_pack("{s:s, s:[{s:s, s:s, s:s}]}", "role", "assistant", "tool_calls", "id", id,
+                      "name", "echo", "arguments", "{\"text\":\"x\"}");
+        assert_rein_ok(rein_history_append(f.h, m, NULL), NULL);
+        json_decref(m);
+        assert_rein_ok(rein_history_add_tool_result(f.h, id, "echo", "{\"text\":\"x\"}", false),
+                       NULL);
+    }
+    fx_script(&f, "[{\"tool_calls\":[{\"id\":\"call_0\",\"name\":\"echo\","
+                  "  \"arguments\":\"{\\\"text\\\":\\\"y\\\"}\"}]},"
+                  "{\"text\":\"done\"}]");
+    fx_run(&f, "once more");
+    assert_stop(&f, REIN_AGENT_STOP_FINAL_ANSWER);
+    calls = assistant_calls(fx_req(&f, 1));
+    assert_int_equal(json_array_size(calls), CALLS + 1);
+    snprintf(id, sizeof(id), "call_0_%d", CALLS + 1);
+    assert_string_equal(json_string_value(json_object_get(json_array_get(calls, CALLS), "id")), id);
+    for (size_t i = 0; i < json_array_size(calls); i++)
+        same += strcmp(json_string_value(json_object_get(json_array_get(calls, i), "id")), id) == 0;
+    assert_int_equal(same, 1);
+    json_decref(calls);
+    fx_stop(&f);
+}
+
 /* The seed's third case: a missing required field on a built-in skill. */
 static void test_missing_field(void **state)
 {
@@ -1628,6 +1673,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_invalid_names_openai),
     cmocka_unit_test(test_invalid_names_anthropic),
     cmocka_unit_test(test_call_ids_cleaned),
+    cmocka_unit_test(test_repeated_call_id_long_history),
     cmocka_unit_test(test_missing_field),
     cmocka_unit_test(test_hallucinated_tool),
     cmocka_unit_test(test_parallel_out_of_order),

@@ -1155,6 +1155,174 @@ static void test_history_encodes_each_message_once(void **state)
     rein_provider_free(p);
 }
 
+static json_t *assistant_with_ids(const char *a, const char *b)
+{
+    json_t *m = json_pack("{s:s, s:[{s:s, s:s, s:s}]}", "role", "assistant", "tool_calls", "id", a,
+                          "name", "f", "arguments", "{}");
+
+    if (b)
+        json_array_append_new(json_object_get(m, "tool_calls"),
+                              json_pack("{s:s, s:s, s:s}", "id", b, "name", "f", "arguments", ""));
+    return m;
+}
+
+/* The set of call ids follows appends and truncations, keeps an id that two messages carry
+ * until both are gone, and grows past its first table. */
+static void test_history_call_id_set(void **state)
+{
+    rein_history *h = rein_history_new();
+    json_t *m;
+    char id[32];
+
+    (void)state;
+    assert_false(rein_history_has_call_id(h, "a"));
+    assert_rein_ok(rein_history_add_user(h, "hi"), NULL);
+    m = assistant_with_ids("a", "b");
+    assert_rein_ok(rein_history_append(h, m, NULL), NULL);
+    json_decref(m);
+    /* A tool message's tool_call_id is an answer, not a call. */
+    assert_rein_ok(rein_history_add_tool_result(h, "z", NULL, "r", false), NULL);
+    assert_true(rein_history_has_call_id(h, "a"));
+    assert_true(rein_history_has_call_id(h, "b"));
+    assert_false(rein_history_has_call_id(h, "z"));
+    assert_false(rein_history_has_call_id(h, "c"));
+    m = assistant_with_ids("a", "c"); /* a history from elsewhere may repeat an id */
+    assert_rein_ok(rein_history_append(h, m, NULL), NULL);
+    json_decref(m);
+    rein_history_truncate(h, 3);
+    assert_true(rein_history_has_call_id(h, "a"));
+    assert_false(rein_history_has_call_id(h, "c"));
+    rein_history_truncate(h, 1);
+    assert_false(rein_history_has_call_id(h, "a"));
+    assert_false(rein_history_has_call_id(h, "b"));
+    /* Many appends and truncations: the table grows and drops what was removed. */
+    for (int round = 0; round < 3; round++) {
+        for (int i = 0; i < 2000; i++) {
+            snprintf(id, sizeof(id), "call_%d", i);
+            m = assistant_with_ids(id, NULL);
+            assert_rein_ok(rein_history_append(h, m, NULL), NULL);
+            json_decref(m);
+        }
+        assert_true(rein_history_has_call_id(h, "call_0"));
+        assert_true(rein_history_has_call_id(h, "call_1999"));
+        assert_false(rein_history_has_call_id(h, "call_2000"));
+        rein_history_truncate(h, 1001);
+        assert_true(rein_history_has_call_id(h, "call_999"));
+        assert_false(rein_history_has_call_id(h, "call_1000"));
+        rein_history_truncate(h, 1);
+        assert_false(rein_history_has_call_id(h, "call_0"));
+    }
+    rein_history_free(h);
+    /* A history read back from JSON has the set too. */
+    m = json_pack("[{s:s, s:s}, o]", "role", "user", "content", "x", assistant_with_ids("q", "r"));
+    h = rein_history_from_json(m, NULL);
+    json_decref(m);
+    assert_non_null(h);
+    assert_true(rein_history_has_call_id(h, "r"));
+    rein_history_free(h);
+}
+
+/* The first exchange whose calls lack results right after them (or carry a name no wire
+ * takes), judged as the history grows and after truncations. */
+static void test_history_first_open(void **state)
+{
+    rein_history *h = rein_history_new();
+    json_t *m;
+
+    (void)state;
+    assert_int_equal(rein_history_first_open(h), 0);
+    assert_rein_ok(rein_history_add_user(h, "hi"), NULL);
+    assert_int_equal(rein_history_first_open(h), 1);
+    m = assistant_with_ids("a", "b"); /* index 1 */
+    assert_rein_ok(rein_history_append(h, m, NULL), NULL);
+    json_decref(m);
+    assert_int_equal(rein_history_first_open(h), 1);
+    assert_rein_ok(rein_history_add_tool_result(h, "b", NULL, "r", false), NULL);
+    assert_int_equal(rein_history_first_open(h), 1);
+    assert_rein_ok(rein_history_add_tool_result(h, "a", NULL, "r", false), NULL);
+    assert_int_equal(rein_history_first_open(h), 4);
+    assert_rein_ok(rein_history_add_user(h, "more"), NULL); /* index 4 */
+    m = assistant_with_ids("c", NULL);                      /* index 5, never answered */
+    assert_rein_ok(rein_history_append(h, m, NULL), NULL);
+    json_decref(m);
+    assert_rein_ok(rein_history_add_user(h, "later"), NULL);
+    /* A result after another message does not count. */
+    assert_rein_ok(rein_history_add_tool_result(h, "c", NULL, "r", false), NULL);
+    assert_int_equal(rein_history_first_open(h), 5);
+    rein_history_truncate(h, 6);
+    assert_int_equal(rein_history_first_open(h), 5);
+    assert_rein_ok(rein_history_add_tool_result(h, "c", NULL, "r", false), NULL);
+    assert_int_equal(rein_history_first_open(h), 7);
+    rein_history_truncate(h, 2);
+    assert_int_equal(rein_history_first_open(h), 1);
+    rein_history_truncate(h, 1);
+    assert_int_equal(rein_history_first_open(h), 1);
+    /* A name outside ^[a-zA-Z0-9_-]{1,64}$ leaves the exchange open even when answered. */
+    m = json_pack("{s:s, s:[{s:s, s:s, s:s}]}", "role", "assistant", "tool_calls", "id", "d",
+                  "name", "functions.f", "arguments", "{}");
+    assert_rein_ok(rein_history_append(h, m, NULL), NULL);
+    json_decref(m);
+    assert_rein_ok(rein_history_add_tool_result(h, "d", NULL, "r", false), NULL);
+    assert_rein_ok(rein_history_add_user(h, "next"), NULL);
+    assert_int_equal(rein_history_first_open(h), 1);
+    rein_history_free(h);
+}
+
+/* The running sums behind the agent's size estimate follow appends and truncations. */
+static void test_history_size(void **state)
+{
+    rein_history *h = rein_history_new();
+    int64_t text;
+    size_t calls;
+    json_t *m;
+
+    (void)state;
+    rein_history_size(h, &text, &calls);
+    assert_true(text == 0 && calls == 0);
+    assert_rein_ok(rein_history_add_user(h, "hello"), NULL); /* 5 */
+    m = assistant_with_ids("ab", "c");                       /* 2+1+{}=2, 1+1+0 */
+    json_object_set_new(m, "reasoning", json_string("why")); /* 3 */
+    assert_rein_ok(rein_history_append(h, m, NULL), NULL);
+    json_decref(m);
+    assert_rein_ok(rein_history_add_tool_result(h, "ab", "f", "1234", false), NULL); /* 4 */
+    rein_history_size(h, &text, &calls);
+    assert_int_equal(text, 5 + 3 + (2 + 1 + 2) + (1 + 1 + 0) + 4);
+    assert_int_equal(calls, 2);
+    rein_history_truncate(h, 1);
+    rein_history_size(h, &text, &calls);
+    assert_true(text == 5 && calls == 0);
+    rein_history_free(h);
+}
+
+/* The chained hash that seeds made-up call ids: a function of the messages in order, equal
+ * for equal histories and back to its old value after a truncation. */
+static void test_history_chain(void **state)
+{
+    rein_history *a = rein_history_new(), *b = rein_history_new();
+    uint64_t one, two;
+
+    (void)state;
+    assert_rein_ok(rein_history_add_user(a, "x"), NULL);
+    one = rein__history_chain(a);
+    assert_rein_ok(rein_history_add_user(a, "y"), NULL);
+    two = rein__history_chain(a);
+    assert_true(one != two);
+    assert_rein_ok(rein_history_add_user(b, "y"), NULL);
+    assert_rein_ok(rein_history_add_user(b, "x"), NULL);
+    assert_true(rein__history_chain(b) != two); /* the order counts */
+    rein_history_truncate(b, 0);
+    assert_rein_ok(rein_history_add_user(b, "x"), NULL);
+    assert_true(rein__history_chain(b) == one);
+    assert_rein_ok(rein_history_add_user(b, "y"), NULL);
+    assert_true(rein__history_chain(b) == two);
+    rein_history_truncate(a, 1);
+    assert_true(rein__history_chain(a) == one);
+    assert_rein_ok(rein_history_add_user(a, "z"), NULL);
+    assert_true(rein__history_chain(a) != two);
+    rein_history_free(a);
+    rein_history_free(b);
+}
+
 static void test_history_checks_the_neutral_shape(void **state)
 {
     rein_history *h = rein_history_new();
@@ -1568,6 +1736,10 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_history_encodes_anthropic_messages),
     cmocka_unit_test(test_history_encodes_ollama_messages),
     cmocka_unit_test(test_history_encodes_each_message_once),
+    cmocka_unit_test(test_history_call_id_set),
+    cmocka_unit_test(test_history_chain),
+    cmocka_unit_test(test_history_size),
+    cmocka_unit_test(test_history_first_open),
     cmocka_unit_test(test_history_checks_the_neutral_shape),
     cmocka_unit_test(test_response_becomes_the_assistant_message),
     cmocka_unit_test(test_interleaved_thinking_goes_back_in_order),

@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# bench/scale.sh: rein's own CPU per agent step against the length of the history (issue 25,
+# goal 2: within 2x from 0 to 10,000 prior messages, with unique and with repeated call ids).
+#
+# For each history length (PRIORS, default "0 100 1000 10000") and each id mode (unique: the
+# scripted server makes a fresh id per call; repeated: every reply calls "call_0", so rein
+# renames), bench/scale_bench.c runs two-step turns (a call to echo, then the answer) on a
+# history of that many earlier messages, truncated back after each turn, against the scripted
+# model server (release build). Own time per step = the bench process's CPU time minus a bare
+# libcurl client's CPU time for sending the same request bodies (the server is another
+# process, so its time is in neither). ROUNDS rounds (default 3) run every cell in turn; the
+# table gives the range over rounds, the load average is printed next to it.
+# Before/after: run it on a checkout of main and on the branch (it uses public API only).
+# Needs: cmake, cc, pkg-config, the libraries of scripts/install-deps.sh.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build=${BUILD:-build-bench}
+out=bench/out
+rounds=${ROUNDS:-3}
+priors=${PRIORS:-"0 100 1000 10000"}
+mkdir -p "$out"
+
+[ -f "$build/CMakeCache.txt" ] ||
+  cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DREIN_TESTS=ON >/dev/null
+cmake --build "$build" -j 2 --target rein_static rein-model-server >/dev/null
+# shellcheck disable=SC2046
+cc -O2 -Iinclude -I"$build/include" bench/scale_bench.c "$build/librein.a" \
+  $(pkg-config --libs jansson libcurl libmicrohttpd sqlite3 libpcre2-8 yaml-0.1) \
+  $(pkg-config --libs hiredis 2>/dev/null || true) -lpthread -lm -o "$out/scale_bench"
+
+echo '{"name":"empty","replies":[]}' >"$out/scale_scenario.json"
+"$build/tests/bin/rein-model-server" --port 0 --scenario "$out/scale_scenario.json" \
+  --log-limit 2 >"$out/scale_url" &
+server=$!
+trap 'kill -TERM $server 2>/dev/null; wait $server 2>/dev/null' EXIT
+url=""
+for _ in $(seq 1 100); do
+  url=$(head -n 1 "$out/scale_url")
+  [ -n "$url" ] && break
+  sleep 0.1
+done
+[ -n "$url" ] || { echo "scale.sh: the model server did not start" >&2; exit 1; }
+
+# Fewer turns where a request body is large: the server's time per request grows with it.
+turns_for() {
+  if [ "$1" -ge 10000 ]; then echo 20; elif [ "$1" -ge 1000 ]; then echo 60; else echo 200; fi
+}
+
+load_before=$(cut -d' ' -f1-3 /proc/loadavg)
+rows=()
+for r in $(seq "$rounds"); do
+  for prior in $priors; do
+    for mode in unique repeated; do
+      read -r own total bare bytes < <("$out/scale_bench" "$url" "$mode" "$prior" \
+        "$(turns_for "$prior")")
+      rows+=("$r,$mode,$prior,$own,$total,$bare,$bytes")
+    done
+  done
+done
+load_after=$(cut -d' ' -f1-3 /proc/loadavg)
+
+python3 - "$load_before" "$load_after" "$rounds" "${rows[@]}" <<'PY'
+import sys
+before, after, rounds = sys.argv[1], sys.argv[2], int(sys.argv[3])
+cells = {}
+for row in sys.argv[4:]:
+    _, mode, prior, own, total, bare, size = row.split(",")
+    cells.setdefault((mode, int(prior)), []).append((float(own), float(total), float(bare), int(size)))
+print(f"rein's own CPU per agent step against history length, {rounds} rounds "
+      f"(load average {before} before, {after} after; 2 cores shared with other users)")
+for mode in ("unique", "repeated"):
+    print(f"\n{mode} call ids")
+    print(f"{'prior messages':>15} {'own µs/step':>16} {'rein CPU µs':>16} {'bare client µs':>16}"
+          f" {'body bytes':>11} {'own vs 0':>12}")
+    base = None
+    for prior in sorted(p for m, p in cells if m == mode):
+        v = cells[(mode, prior)]
+        own = sorted(x[0] for x in v)
+        rng = lambda xs: f"{min(xs):.1f}-{max(xs):.1f}"
+        if base is None:
+            base = own
+        ratio = f"{min(own) / max(base):.1f}-{max(own) / min(base):.1f}x" if min(base) > 0 else "n/a"
+        print(f"{prior:>15} {rng(own):>16} {rng([x[1] for x in v]):>16} "
+              f"{rng([x[2] for x in v]):>16} {v[0][3]:>11} {ratio:>12}")
+print("\ngoal: own time at 10,000 prior messages within 2x of the time at 0, both modes")
+PY

@@ -1,0 +1,268 @@
+/*
+ * bench/scale_bench.c: rein's own CPU per agent step against the length of the history, for
+ * bench/scale.sh (issue 25, goal 2).
+ *
+ *   scale_bench URL MODE PRIOR TURNS
+ *
+ * MODE is "unique" (the scripted model server makes a fresh id for every call) or "repeated"
+ * (every reply's call is "call_0", as local models number their calls). PRIOR messages of
+ * earlier turns are put in a history first (groups of user, assistant with one call, its tool
+ * result, assistant answer; in repeated mode the calls carry the ids earlier renames left:
+ * call_0, call_0_2, call_0_3, ...). Then TURNS turns of two steps each (a call to echo, then
+ * the answer) run on that history, each truncated back to PRIOR messages afterwards, against
+ * the scripted model server at URL (started with --log-limit 2).
+ *
+ * The context window is set far above the history, so every message is sent.
+ *
+ * Own time: the process's CPU time over the measured turns (the server is another process)
+ * minus the CPU time of a bare libcurl client sending the same two request bodies TURNS times
+ * and reading the replies (what sending and receiving costs any client), per step.
+ *
+ * Prints one line: "own_us_per_step rein_cpu_us_per_step bare_cpu_us_per_step body_bytes".
+ */
+#include <rein/rein.h>
+
+#include <curl/curl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define STEPS 2
+
+static const char *const tools[] = {"echo"};
+
+static void die(const char *what, const char *detail)
+{
+    fprintf(stderr, "scale_bench: %s%s%s\n", what, detail ? ": " : "", detail ? detail : "");
+    exit(1);
+}
+
+static double cpu_us(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
+}
+
+static size_t collect(char *p, size_t size, size_t n, void *ud)
+{
+    return rein_buf_add(ud, p, size * n) == REIN_OK ? size * n : 0;
+}
+
+/* A request to the server's control or chat endpoint; the reply body (free with rein_free). */
+static char *request(CURL *c, const char *url, const char *body, size_t len)
+{
+    struct curl_slist *hdr = curl_slist_append(NULL, "Content-Type: application/json");
+    struct rein_buf b;
+
+    rein_buf_init(&b, 0);
+    curl_easy_reset(c);
+    curl_easy_setopt(c, CURLOPT_URL, url);
+    curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdr);
+    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, collect);
+    curl_easy_setopt(c, CURLOPT_WRITEDATA, &b);
+    if (body) {
+        curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
+        curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE, (long)len);
+    }
+    if (curl_easy_perform(c) != CURLE_OK)
+        die("request failed", url);
+    curl_slist_free_all(hdr);
+    return rein_buf_detach(&b, NULL);
+}
+
+static void control(CURL *c, const char *base, const char *path, const char *body)
+{
+    char url[512];
+
+    snprintf(url, sizeof(url), "%s%s", base, path);
+    rein_free(request(c, url, body, body ? strlen(body) : 0));
+}
+
+static void script(CURL *c, const char *base, bool repeated)
+{
+    char s[512];
+
+    snprintf(s, sizeof(s),
+             "{\"name\":\"scale\",\"replies\":["
+             "{\"times\":0,\"match\":{\"last_role\":\"user\"},"
+             "\"tool_calls\":[{%s\"name\":\"echo\",\"arguments\":\"{\\\"text\\\":\\\"x\\\"}\"}]},"
+             "{\"times\":0,\"match\":{\"last_role\":\"tool\"},\"text\":\"done\"}]}",
+             repeated ? "\"id\":\"call_0\"," : "");
+    control(c, base, "/__reset", "");
+    control(c, base, "/__script", s);
+}
+
+static void add(rein_history *h, json_t *m)
+{
+    if (!m || rein_history_append(h, m, NULL) != REIN_OK)
+        die("building the history", NULL);
+    json_decref(m);
+}
+
+/* PRIOR messages of earlier turns, as rein's loop leaves them. */
+static void fill(rein_history *h, size_t prior, bool repeated)
+{
+    char id[48], text[64];
+
+    for (size_t k = 0; rein_history_len(h) < prior; k++) {
+        if (!repeated)
+            snprintf(id, sizeof(id), "call_u%zu", k);
+        else if (k == 0)
+            snprintf(id, sizeof(id), "call_0");
+        else
+            snprintf(id, sizeof(id), "call_0_%zu", k + 1);
+        snprintf(text, sizeof(text), "Echo x, please (turn %zu).", k);
+        add(h, json_pack("{s:s, s:s}", "role", "user", "content", text));
+        if (rein_history_len(h) < prior)
+            add(h,
+                json_pack("{s:s, s:s, s:[{s:s, s:s, s:s}]}", "role", "assistant", "content", "",
+                          "tool_calls", "id", id, "name", "echo", "arguments", "{\"text\":\"x\"}"));
+        if (rein_history_len(h) < prior &&
+            rein_history_add_tool_result(h, id, "echo", "{\"text\":\"x\"}", false) != REIN_OK)
+            die("building the history", NULL);
+        if (rein_history_len(h) < prior)
+            add(h, json_pack("{s:s, s:s}", "role", "assistant", "content", "done"));
+    }
+}
+
+static void turn(rein_agent *a, rein_history *h, size_t prior)
+{
+    struct rein_agent_turn_opts o = {.tools = tools, .tool_count = 1};
+    rein_agent_result *r = NULL;
+    rein_error err;
+
+    if (rein_agent_run(a, h, "Echo x, please.", &o, &r, &err) != REIN_OK)
+        die("turn", err.msg);
+    if (rein_agent_result_stop(r) != REIN_AGENT_STOP_FINAL_ANSWER ||
+        rein_agent_result_model_calls(r) != STEPS)
+        die("unexpected turn", rein_agent_result_detail(r));
+    rein_agent_result_free(r);
+    rein_history_truncate(h, prior);
+}
+
+static size_t discard(char *p, size_t size, size_t n, void *ud)
+{
+    (void)p;
+    (void)ud;
+    return size * n;
+}
+
+/* CPU time of a bare client sending the logged bodies `turns` times. */
+static double bare(CURL *c, const char *base, const json_t *bodies, int turns)
+{
+    struct curl_slist *hdr = curl_slist_append(NULL, "Content-Type: application/json");
+    char url[512];
+    double t0;
+
+    snprintf(url, sizeof(url), "%s/v1/chat/completions", base);
+    curl_easy_reset(c);
+    curl_easy_setopt(c, CURLOPT_URL, url);
+    curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdr);
+    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, discard);
+    t0 = cpu_us();
+    for (int t = 0; t < turns; t++) {
+        for (size_t i = 0; i < json_array_size(bodies); i++) {
+            const json_t *b = json_array_get(bodies, i);
+            curl_easy_setopt(c, CURLOPT_POSTFIELDS, json_string_value(b));
+            curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE, (long)json_string_length(b));
+            if (curl_easy_perform(c) != CURLE_OK)
+                die("bare request failed", NULL);
+        }
+    }
+    curl_slist_free_all(hdr);
+    return cpu_us() - t0;
+}
+
+/* The two bodies of the first turn since the last reset, from the server's log. */
+static json_t *logged_bodies(CURL *c, const char *base, size_t *bytes)
+{
+    char url[512];
+    char *text;
+    json_t *log, *bodies = json_array();
+
+    snprintf(url, sizeof(url), "%s/__requests", base);
+    text = request(c, url, NULL, 0);
+    log = text ? json_loads(text, 0, NULL) : NULL;
+    rein_free(text);
+    *bytes = 0;
+    for (size_t i = 0; i < STEPS; i++) {
+        json_t *b = json_object_get(json_array_get(log, i), "body");
+        json_array_append(bodies, b);
+        *bytes += json_string_length(b);
+    }
+    json_decref(log);
+    if (json_array_size(bodies) != STEPS)
+        die("the server logged no requests (start it with --log-limit 2)", NULL);
+    return bodies;
+}
+
+int main(int argc, char **argv)
+{
+    rein_provider_config *cfg;
+    rein_provider *p = NULL;
+    rein_registry *reg;
+    rein_agent *a = NULL;
+    rein_history *h;
+    rein_error err;
+    char openai[512];
+    size_t prior, bytes;
+    bool repeated;
+    int turns;
+    double t0, rein_cpu, bare_cpu;
+    json_t *bodies;
+    CURL *c;
+
+    if (argc != 5) {
+        fprintf(stderr, "usage: scale_bench URL unique|repeated PRIOR TURNS\n");
+        return 2;
+    }
+    repeated = strcmp(argv[2], "repeated") == 0;
+    prior = (size_t)strtoul(argv[3], NULL, 10);
+    turns = (int)strtol(argv[4], NULL, 10);
+    snprintf(openai, sizeof(openai), "%s/v1", argv[1]);
+    curl_global_init(CURL_GLOBAL_DEFAULT);
+    cfg = rein_provider_config_new();
+    if (rein_provider_config_set_provider(cfg, "openai-compatible", &err) ||
+        rein_provider_config_set_base_url(cfg, openai) ||
+        rein_provider_config_set_model(cfg, "bench-model") || !(p = rein_provider_new(cfg, &err)))
+        die("provider", err.msg);
+    reg = rein_registry_new(&err);
+    if (!reg || rein_skills_register_builtins(reg, NULL, &err) ||
+        !(a = rein_agent_new(p, reg, &err)))
+        die("agent", err.msg);
+    /* The whole history goes to the model: this measures the cost of its length, not of
+     * fitting it into a window (which drops old exchanges). */
+    rein_agent_set_context_window(a, (int64_t)1 << 40);
+    c = curl_easy_init();
+    script(c, argv[1], repeated);
+    h = rein_history_new();
+    fill(h, prior, repeated);
+
+    /* The first turn is logged (its bodies are the bare client's) and, with two more, warms
+     * the caches: every prior message is encoded once, as in a running conversation. */
+    for (int i = 0; i < 3; i++)
+        turn(a, h, prior);
+    bodies = logged_bodies(c, argv[1], &bytes);
+
+    t0 = cpu_us();
+    for (int i = 0; i < turns; i++)
+        turn(a, h, prior);
+    rein_cpu = cpu_us() - t0;
+    (void)bare(c, argv[1], bodies, 2);
+    bare_cpu = bare(c, argv[1], bodies, turns);
+
+    printf("%.1f %.1f %.1f %zu\n", (rein_cpu - bare_cpu) / (STEPS * turns),
+           rein_cpu / (STEPS * turns), bare_cpu / (STEPS * turns), bytes / STEPS);
+    json_decref(bodies);
+    curl_easy_cleanup(c);
+    rein_history_free(h);
+    rein_agent_free(a);
+    rein_registry_free(reg);
+    rein_provider_free(p);
+    rein_provider_config_free(cfg);
+    curl_global_cleanup();
+    return 0;
+}
