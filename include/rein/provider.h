@@ -166,8 +166,13 @@ enum rein_wire_format {
     REIN_WIRE_OLLAMA_NDJSON,  /* Ollama /api/chat stream */
     REIN_WIRE_OLLAMA_JSON,    /* one Ollama /api/chat body */
 };
-/* Parses "openai-sse", "openai-json", "anthropic-sse", "anthropic-json", "ollama-ndjson",
- * "ollama-json" (and "dashscope-sse"/"dashscope-json" as aliases of the OpenAI ones). */
+/*
+ * Parses a format name: "<wire>-<stream>" or "<wire>-json" for each wire rein speaks:
+ * "openai-sse", "openai-json", "anthropic-sse", "anthropic-json", "ollama-ndjson",
+ * "ollama-json" (and "dashscope-sse"/"dashscope-json" as aliases of the OpenAI ones). The
+ * constants above name the formats of the first three wires; a wire added later has formats
+ * without a constant, found by their names here (values only grow).
+ */
 REIN_EXTERN rein_err rein_wire_format_parse(const char *name, enum rein_wire_format *out) REIN_WUR;
 REIN_EXTERN const char *rein_wire_format_name(enum rein_wire_format fmt);
 

@@ -43,8 +43,12 @@ static void parse_usage(FILE *out)
             "usage: rein provider parse --format FORMAT [--jsonl] [--text-calls from_text|report]\n"
             "                           [--keep-think] [--tools NAME,NAME] FILE|-\n\n"
             "Decodes a recorded model reply and prints the assembled response as JSON.\n"
-            "formats: openai-sse openai-json anthropic-sse anthropic-json ollama-ndjson "
-            "ollama-json\n\n"
+            "formats:");
+    /* Every format of every wire rein speaks: they are numbered from 1 without gaps. */
+    for (int f = 1; strcmp(rein_wire_format_name((enum rein_wire_format)f), "?") != 0; f++)
+        fprintf(out, " %s", rein_wire_format_name((enum rein_wire_format)f));
+    fprintf(out,
+            "\n\n"
             "  -f, --format FORMAT  the wire format of FILE\n"
             "  --jsonl              one SSE data payload per line (implied by *.stream.jsonl)\n"
             "  --text-calls MODE    tool calls written as text: from_text (run them) or report\n"

@@ -54,8 +54,10 @@ static void block_release(struct block *b)
     memset(b, 0, sizeof(*b));
 }
 
-void rein__anthropic_state_free(struct rein__anthropic_state *s)
+static void anthropic_state_free(void *wire_state)
 {
+    struct rein__anthropic_state *s = wire_state;
+
     if (!s)
         return;
     for (size_t i = 0; i < s->nb; i++)
@@ -66,12 +68,15 @@ void rein__anthropic_state_free(struct rein__anthropic_state *s)
 
 static struct rein__anthropic_state *state(struct rein_provider_decoder *d)
 {
-    if (!d->anth) {
-        d->anth = rein_calloc(1, sizeof(*d->anth));
-        if (d->anth)
-            d->anth->cur_in = d->anth->cur_out = -1;
+    struct rein__anthropic_state *s = d->wire_state;
+
+    if (!s) {
+        s = rein_calloc(1, sizeof(*s));
+        if (s)
+            s->cur_in = s->cur_out = -1;
+        d->wire_state = s;
     }
-    return d->anth;
+    return s;
 }
 
 static struct block *block_at(struct rein__anthropic_state *s, int64_t index)
@@ -99,7 +104,7 @@ static int64_t usage_int(const struct jdoc *doc, int u, const char *key, size_t 
 
 static void take_usage(struct rein_provider_decoder *d, const struct jdoc *doc, int u)
 {
-    struct rein__anthropic_state *s = d->anth;
+    struct rein__anthropic_state *s = d->wire_state;
     int64_t in, out;
 
     if (!jis(doc, u, JSMN_OBJECT))
@@ -302,9 +307,10 @@ static rein_err block_stop(struct rein_provider_decoder *d, int64_t index)
     return rc;
 }
 
-rein_err rein__anthropic_finish(struct rein_provider_decoder *d)
+/* Closes thinking blocks a stream left open (no content_block_stop), so they are kept. */
+static rein_err anthropic_end(struct rein_provider_decoder *d)
 {
-    struct rein__anthropic_state *s = d->anth;
+    struct rein__anthropic_state *s = d->wire_state;
     rein_err rc = REIN_OK;
 
     for (size_t i = 0; s && !rc && i < s->nb; i++) {
@@ -399,8 +405,8 @@ static bool blank(const char *p, size_t len)
     return true;
 }
 
-rein_err rein__anthropic_payload(struct rein_provider_decoder *d, const char *event, const char *p,
-                                 size_t len, rein_error *err)
+static rein_err anthropic_payload(struct rein_provider_decoder *d, const char *event, const char *p,
+                                  size_t len, rein_error *err)
 {
     struct jdoc doc;
     size_t n;
@@ -429,12 +435,13 @@ rein_err rein__anthropic_payload(struct rein_provider_decoder *d, const char *ev
     return REIN_OK;
 }
 
-rein_err rein__anthropic_body(struct rein_provider_decoder *d, const char *p, size_t len,
-                              rein_error *err)
+static rein_err anthropic_body(struct rein_provider_decoder *d, const char *p, size_t len,
+                               rein_error *err)
 {
     struct jdoc doc;
     int r, type, content, sr;
     rein_err rc = REIN_OK;
+    struct rein__anthropic_state *s;
 
     if (blank(p, len))
         return rein__decoder_bad(d, 0, p, len, "the body is empty", err);
@@ -450,7 +457,8 @@ rein_err rein__anthropic_body(struct rein_provider_decoder *d, const char *p, si
         return rein__decoder_bad(d, 0, p, len, v ? "the body must be one JSON object" : jerr.msg,
                                  err);
     }
-    if (!state(d))
+    s = state(d);
+    if (!s)
         return REIN_ENOMEM;
     type = JGET(&doc, 0, "type");
     if (JEQ(&doc, type, "error") || JGET(&doc, 0, "error") >= 0) {
@@ -463,7 +471,7 @@ rein_err rein__anthropic_body(struct rein_provider_decoder *d, const char *p, si
         return rein__decoder_bad(d, 0, p, len, "no content array and no error", err);
     d->recognized++;
     d->a.messages = 1;
-    d->anth->cur_in = d->anth->cur_out = -1;
+    s->cur_in = s->cur_out = -1;
     for (int k = 0, i = content + 1; k < doc.t[content].size && !rc; k++, i = jnext(&doc, i)) {
         if (!jis(&doc, i, JSMN_OBJECT))
             continue;
@@ -792,30 +800,23 @@ static rein_err anthropic_headers(const rein_provider *p, struct curl_slist **li
 {
     const char *version = p->cfg.anthropic_version ? p->cfg.anthropic_version : "2023-06-01";
     char line[128];
-    rein_err rc;
 
     snprintf(line, sizeof(line), "anthropic-version: %s", version);
-    rc = rein__header_add(list, line);
-    if (rc || !p->cfg.api_key)
-        return rc;
-    char *h = rein_asprintf("x-api-key: %s", p->cfg.api_key);
-    if (!h)
-        return REIN_ENOMEM;
-    rc = rein__header_add(list, h);
-    memset(h, 0, strlen(h));
-    rein_free(h);
-    return rc;
+    return rein__header_add(list, line);
 }
 
 const struct rein__wire rein__wire_anthropic = {
     .name = "anthropic",
     .path = "/v1/messages",
-    .stream_format = REIN_WIRE_ANTHROPIC_SSE,
-    .body_format = REIN_WIRE_ANTHROPIC_JSON,
-    .variant = NULL,
+    .auth = "x-api-key: ",
+    .formats = {"anthropic-sse", "anthropic-json"},
+    .framing = REIN__FRAMING_SSE,
+    .decode_payload = anthropic_payload,
+    .decode_body = anthropic_body,
+    .decode_end = anthropic_end,
+    .decode_free = anthropic_state_free,
     .encode_message = anthropic_encode_message,
     .encode_tools = anthropic_encode_tools,
     .build_body = anthropic_build_body,
     .headers = anthropic_headers,
-    .send = NULL,
 };

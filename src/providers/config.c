@@ -20,34 +20,43 @@
 #include <string.h>
 #include <strings.h>
 
-static const struct rein__preset presets[] = {
-    {"openai", &rein__wire_openai, "https://api.openai.com/v1", "OPENAI_API_KEY", "bearer",
-     Q_MAX_COMPLETION_TOKENS, "OpenAI chat completions"},
-    {"anthropic", &rein__wire_anthropic, "https://api.anthropic.com", "ANTHROPIC_API_KEY",
-     "x-api-key", 0, "Anthropic messages"},
-    {"dashscope", &rein__wire_openai, "https://dashscope.aliyuncs.com/compatible-mode/v1",
-     "DASHSCOPE_API_KEY", "bearer", Q_ENABLE_THINKING_OFF_NONSTREAM,
-     "Alibaba DashScope (Qwen), OpenAI-compatible mode"},
-    {"ollama", &rein__wire_ollama, "http://localhost:11434", NULL, "bearer", 0,
-     "Ollama native /api/chat (NDJSON)"},
-    {"ollama-openai", &rein__wire_openai, "http://localhost:11434/v1", NULL, "bearer", 0,
-     "Ollama's OpenAI-compatible /v1"},
-    {"vllm", &rein__wire_openai, "http://localhost:8000/v1", NULL, "bearer", 0,
-     "vLLM OpenAI-compatible server"},
-    {"llamacpp", &rein__wire_openai, "http://localhost:8080/v1", NULL, "bearer", 0,
-     "llama.cpp llama-server"},
-    {"lmstudio", &rein__wire_openai, "http://localhost:1234/v1", NULL, "bearer", 0,
-     "LM Studio local server"},
-    {"openai-compatible", &rein__wire_openai, NULL, NULL, "bearer", 0,
-     "any OpenAI-compatible server (set the base URL)"},
-    {"replay", NULL, NULL, NULL, "none", 0, "serves a recording made with --record"},
-    {"rules", NULL, NULL, NULL, "none", 0, "rule routing from the tools' routes, without a model"},
-};
-#define NPRESETS (sizeof(presets) / sizeof(presets[0]))
+/*
+ * The presets, one row each: name, wire, default base URL, the environment variable of the
+ * key, the key's header when it is not the wire's, quirks, a summary for help texts, and the
+ * setup of a provider that is not an HTTP wire at a base URL. The table and the list of
+ * names come from this one list.
+ */
+#define REIN__PRESETS(X)                                                                           \
+    X("openai", &rein__wire_openai, "https://api.openai.com/v1", "OPENAI_API_KEY", NULL,           \
+      Q_MAX_COMPLETION_TOKENS, "OpenAI chat completions", NULL)                                    \
+    X("anthropic", &rein__wire_anthropic, "https://api.anthropic.com", "ANTHROPIC_API_KEY", NULL,  \
+      0, "Anthropic messages", NULL)                                                               \
+    X("dashscope", &rein__wire_openai, "https://dashscope.aliyuncs.com/compatible-mode/v1",        \
+      "DASHSCOPE_API_KEY", NULL, Q_ENABLE_THINKING_OFF_NONSTREAM,                                  \
+      "Alibaba DashScope (Qwen), OpenAI-compatible mode", NULL)                                    \
+    X("ollama", &rein__wire_ollama, "http://localhost:11434", NULL, NULL, 0,                       \
+      "Ollama native /api/chat (NDJSON)", NULL)                                                    \
+    X("ollama-openai", &rein__wire_openai, "http://localhost:11434/v1", NULL, NULL, 0,             \
+      "Ollama's OpenAI-compatible /v1", NULL)                                                      \
+    X("vllm", &rein__wire_openai, "http://localhost:8000/v1", NULL, NULL, 0,                       \
+      "vLLM OpenAI-compatible server", NULL)                                                       \
+    X("llamacpp", &rein__wire_openai, "http://localhost:8080/v1", NULL, NULL, 0,                   \
+      "llama.cpp llama-server", NULL)                                                              \
+    X("lmstudio", &rein__wire_openai, "http://localhost:1234/v1", NULL, NULL, 0,                   \
+      "LM Studio local server", NULL)                                                              \
+    X("openai-compatible", &rein__wire_openai, NULL, NULL, NULL, 0,                                \
+      "any OpenAI-compatible server (set the base URL)", NULL)                                     \
+    X("replay", NULL, NULL, NULL, NULL, 0, "serves a recording made with --record",                \
+      rein__replay_setup)                                                                          \
+    X("rules", &rein__wire_rules, NULL, NULL, NULL, 0,                                             \
+      "rule routing from the tools' routes, without a model", rein__rules_open)
 
-static const char *const preset_names[NPRESETS + 1] = {
-    "openai",   "anthropic", "dashscope",         "ollama", "ollama-openai", "vllm",
-    "llamacpp", "lmstudio",  "openai-compatible", "replay", "rules",         NULL};
+#define PRESET_ROW(name, wire, base, key_env, auth, quirks, summary, open)                         \
+    {name, wire, base, key_env, auth, quirks, summary, open},
+static const struct rein__preset presets[] = {REIN__PRESETS(PRESET_ROW)};
+#define PRESET_NAME(name, ...) name,
+static const char *const preset_names[] = {REIN__PRESETS(PRESET_NAME) NULL};
+#define NPRESETS (sizeof(presets) / sizeof(presets[0]))
 
 const char *const *rein_provider_names(void)
 {

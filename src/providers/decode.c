@@ -1,80 +1,42 @@
 /*
  * The decoder: bytes of one reply in one wire format in, events and the assembled response
  * out. It owns the framing (SSE, one payload per line, or a whole JSON body) and hands each
- * payload to the wire's handler (openai.c, anthropic.c, ollama.c), which reports to the
- * assembler. The HTTP transport, the replay provider, `rein provider parse` and the
+ * payload to the wire's handler (its decode_payload / decode_body in struct rein__wire), which
+ * reports to the assembler. The HTTP transport, the replay provider, `rein provider parse` and the
  * benchmark all decode through this one path.
  */
 #include "provider_int.h"
 
 #include <string.h>
 
-static const struct {
-    const char *name;
-    enum rein_wire_format fmt;
-} format_names[] = {
-    {"openai-sse", REIN_WIRE_OPENAI_SSE},       {"openai-json", REIN_WIRE_OPENAI_JSON},
-    {"anthropic-sse", REIN_WIRE_ANTHROPIC_SSE}, {"anthropic-json", REIN_WIRE_ANTHROPIC_JSON},
-    {"ollama-ndjson", REIN_WIRE_OLLAMA_NDJSON}, {"ollama-json", REIN_WIRE_OLLAMA_JSON},
-    {"dashscope-sse", REIN_WIRE_OPENAI_SSE},    {"dashscope-json", REIN_WIRE_OPENAI_JSON},
-};
-
-rein_err rein_wire_format_parse(const char *name, enum rein_wire_format *out)
-{
-    for (size_t i = 0; name && i < sizeof(format_names) / sizeof(format_names[0]); i++) {
-        if (strcmp(name, format_names[i].name) == 0) {
-            *out = format_names[i].fmt;
-            return REIN_OK;
-        }
-    }
-    return REIN_EINVAL;
-}
-
-const char *rein_wire_format_name(enum rein_wire_format fmt)
-{
-    for (size_t i = 0; i < sizeof(format_names) / sizeof(format_names[0]); i++) {
-        if (format_names[i].fmt == fmt)
-            return format_names[i].name;
-    }
-    return "?";
-}
-
-static bool is_json_format(enum rein_wire_format fmt)
-{
-    return fmt == REIN_WIRE_OPENAI_JSON || fmt == REIN_WIRE_ANTHROPIC_JSON ||
-           fmt == REIN_WIRE_OLLAMA_JSON;
-}
-
 static rein_err on_payload(void *ud, const char *event, const char *data, size_t len,
                            rein_error *err)
 {
     struct rein_provider_decoder *d = ud;
 
-    switch (d->fmt) {
-    case REIN_WIRE_OPENAI_SSE:
-        return rein__openai_payload(d, event, data, len, err);
-    case REIN_WIRE_ANTHROPIC_SSE:
-        return rein__anthropic_payload(d, event, data, len, err);
-    case REIN_WIRE_OLLAMA_NDJSON:
-        return rein__ollama_payload(d, event, data, len, err);
-    default:
-        return REIN_EINTERNAL;
-    }
+    return d->wire->decode_payload(d, event, data, len, err);
 }
 
-rein_provider_decoder *rein_provider_decoder_new(enum rein_wire_format fmt,
-                                                 const struct rein_decoder_options *opts,
-                                                 rein_model_event_fn on_event, void *userdata)
+/* The name of the format being decoded, for messages. */
+static const char *format_name(const struct rein_provider_decoder *d)
+{
+    return d->wire->formats[d->body];
+}
+
+rein_provider_decoder *rein__decoder_new(const struct rein__wire *w, bool body,
+                                         const struct rein_decoder_options *opts,
+                                         rein_model_event_fn on_event, void *userdata)
 {
     rein_provider_decoder *d;
     size_t max;
 
-    if (fmt < REIN_WIRE_OPENAI_SSE || fmt > REIN_WIRE_OLLAMA_JSON)
+    if (!w || !w->decode_payload || !w->decode_body)
         return NULL;
     d = rein_calloc(1, sizeof(*d));
     if (!d)
         return NULL;
-    d->fmt = fmt;
+    d->wire = w;
+    d->body = body;
     if (opts)
         d->opt = *opts;
     max = d->opt.max_event_bytes ? d->opt.max_event_bytes : ((size_t)64 << 20);
@@ -85,11 +47,21 @@ rein_provider_decoder *rein_provider_decoder_new(enum rein_wire_format fmt,
         return NULL;
     }
     rein__asm_init(&d->a, d->r, &d->opt, on_event, userdata);
-    rein__sse_init(&d->sse, max, d->opt.payload_lines || fmt == REIN_WIRE_OLLAMA_NDJSON, on_payload,
-                   d);
-    rein_buf_init(&d->body, max + 1);
+    rein__sse_init(&d->sse, max, d->opt.payload_lines || w->framing == REIN__FRAMING_LINES,
+                   on_payload, d);
+    rein_buf_init(&d->whole, max + 1);
     rein_buf_init(&d->notes, 4096);
     return d;
+}
+
+rein_provider_decoder *rein_provider_decoder_new(enum rein_wire_format fmt,
+                                                 const struct rein_decoder_options *opts,
+                                                 rein_model_event_fn on_event, void *userdata)
+{
+    bool body;
+    const struct rein__wire *w = rein__wire_of_format(fmt, &body);
+
+    return w ? rein__decoder_new(w, body, opts, on_event, userdata) : NULL;
 }
 
 void rein_provider_decoder_free(rein_provider_decoder *d)
@@ -97,11 +69,12 @@ void rein_provider_decoder_free(rein_provider_decoder *d)
     if (!d)
         return;
     rein__sse_release(&d->sse);
-    rein_buf_release(&d->body);
+    rein_buf_release(&d->whole);
     rein_buf_release(&d->notes);
     rein__asm_release(&d->a);
     rein_model_response_free(d->r);
-    rein__anthropic_state_free(d->anth);
+    if (d->wire_state && d->wire->decode_free)
+        d->wire->decode_free(d->wire_state);
     rein_free(d->tok);
     rein_free(d);
 }
@@ -131,9 +104,9 @@ rein_err rein__decoder_bad(struct rein_provider_decoder *d, size_t n, const char
     for (size_t i = 0; i < k; i++)
         excerpt[i] = (p[i] >= 0x20 && p[i] < 0x7f) ? p[i] : '?';
     excerpt[k] = '\0';
-    if (is_json_format(d->fmt))
+    if (d->body)
         return rein_error_set(err, REIN_EPARSE, "the body is not %s: %s (it begins '%s')",
-                              rein_wire_format_name(d->fmt), what, excerpt);
+                              format_name(d), what, excerpt);
     return rein_error_set(err, REIN_EPARSE, "%s %zu (line %zu): %s (it begins '%s')",
                           d->sse.payload_lines ? "line" : "event", n, d->sse.lineno, what, excerpt);
 }
@@ -211,8 +184,8 @@ rein_err rein_provider_decoder_feed(rein_provider_decoder *d, const void *data, 
 
     if (d->state != 0)
         return rein_error_set(err, REIN_ESTATE, "the decoder has finished or failed");
-    if (is_json_format(d->fmt)) {
-        rc = rein_buf_add(&d->body, data, len);
+    if (d->body) {
+        rc = rein_buf_add(&d->whole, data, len);
         if (rc == REIN_ETOOBIG)
             rc = rein_error_set(err, REIN_ETOOBIG, "the body is larger than %zu bytes",
                                 d->opt.max_event_bytes);
@@ -229,23 +202,14 @@ rein_err rein_provider_decoder_feed(rein_provider_decoder *d, const void *data, 
 
 static rein_err decode_body(rein_provider_decoder *d, rein_error *err)
 {
-    const char *p = d->body.ptr;
-    size_t len = d->body.len;
+    const char *p = d->whole.ptr;
+    size_t len = d->whole.len;
 
     if (len >= 3 && memcmp(p, "\xEF\xBB\xBF", 3) == 0) {
         p += 3;
         len -= 3;
     }
-    switch (d->fmt) {
-    case REIN_WIRE_OPENAI_JSON:
-        return rein__openai_body(d, p, len, err);
-    case REIN_WIRE_ANTHROPIC_JSON:
-        return rein__anthropic_body(d, p, len, err);
-    case REIN_WIRE_OLLAMA_JSON:
-        return rein__ollama_body(d, p, len, err);
-    default:
-        return REIN_EINTERNAL;
-    }
+    return d->wire->decode_body(d, p, len, err);
 }
 
 rein_model_response *rein__decoder_salvage(struct rein_provider_decoder *d)
@@ -271,7 +235,7 @@ rein_err rein_provider_decoder_finish(rein_provider_decoder *d, rein_model_respo
     *out = NULL;
     if (d->state != 0)
         return rein_error_set(err, REIN_ESTATE, "the decoder has finished or failed");
-    if (is_json_format(d->fmt)) {
+    if (d->body) {
         rc = decode_body(d, err);
     } else {
         d->at_eof = true;
@@ -279,29 +243,26 @@ rein_err rein_provider_decoder_finish(rein_provider_decoder *d, rein_model_respo
         if (d->cut)
             d->a.r->complete = false; /* whatever came before, the stream was cut */
     }
-    if (!rc && !is_json_format(d->fmt) && d->events == 0 && d->sse.lineno > 0 && !d->cut) {
+    if (!rc && !d->body && d->events == 0 && d->sse.lineno > 0 && !d->cut) {
         rc = rein_error_set(err, REIN_EPARSE, "no %s found in %zu lines: this is not %s",
-                            d->fmt == REIN_WIRE_OLLAMA_NDJSON || d->opt.payload_lines
-                                ? "JSON lines"
-                                : "SSE data events",
-                            d->sse.lineno, rein_wire_format_name(d->fmt));
+                            d->sse.payload_lines ? "JSON lines" : "SSE data events", d->sse.lineno,
+                            format_name(d));
     }
     if (!rc && d->events > 0 && d->recognized == 0 && !d->cut)
         rc = rein_error_set(err, REIN_EPARSE,
                             "none of the %zu payloads has the shape of %s (the first begins "
                             "'%s')",
-                            d->events, rein_wire_format_name(d->fmt), d->first);
+                            d->events, format_name(d), d->first);
     if (!rc && d->a.other_choices)
         rein__decoder_note(d, "the reply has several choices (n > 1): choice 0 was assembled");
     if (!rc && d->a.messages > 1)
         rein__decoder_note(d, "the recording holds several messages: they were assembled in "
                               "order (text joined, tool calls kept, usage summed)");
-    if (!rc && !is_json_format(d->fmt) && !d->cut && !d->a.r->complete && !d->a.r->error &&
-        d->events > 0)
+    if (!rc && !d->body && !d->cut && !d->a.r->complete && !d->a.r->error && d->events > 0)
         rein__decoder_note(d, "the stream ends without its end marker ([DONE], a finish "
                               "reason, message_stop or done:true): the reply is incomplete");
-    if (!rc && d->anth)
-        rc = rein__anthropic_finish(d);
+    if (!rc && d->wire->decode_end)
+        rc = d->wire->decode_end(d);
     if (!rc)
         rc = rein__asm_end(&d->a);
     if (rc) {

@@ -119,8 +119,8 @@ static rein_err take_object(struct rein_provider_decoder *d, const struct jdoc *
     return rc;
 }
 
-rein_err rein__ollama_payload(struct rein_provider_decoder *d, const char *event, const char *p,
-                              size_t len, rein_error *err)
+static rein_err ollama_payload(struct rein_provider_decoder *d, const char *event, const char *p,
+                               size_t len, rein_error *err)
 {
     struct jdoc doc;
     size_t n = rein__decoder_saw(d, p, len);
@@ -138,8 +138,8 @@ rein_err rein__ollama_payload(struct rein_provider_decoder *d, const char *event
     return take_object(d, &doc, 0);
 }
 
-rein_err rein__ollama_body(struct rein_provider_decoder *d, const char *p, size_t len,
-                           rein_error *err)
+static rein_err ollama_body(struct rein_provider_decoder *d, const char *p, size_t len,
+                            rein_error *err)
 {
     struct jdoc doc;
     int r;
@@ -262,12 +262,12 @@ static rein_err ollama_build_body(rein_provider *p, const rein_model_request *re
 const struct rein__wire rein__wire_ollama = {
     .name = "ollama",
     .path = "/api/chat",
-    .stream_format = REIN_WIRE_OLLAMA_NDJSON,
-    .body_format = REIN_WIRE_OLLAMA_JSON,
-    .variant = NULL,
+    .auth = "Authorization: Bearer ",
+    .formats = {"ollama-ndjson", "ollama-json"},
+    .framing = REIN__FRAMING_LINES,
+    .decode_payload = ollama_payload,
+    .decode_body = ollama_body,
     .encode_message = ollama_encode_message,
-    .encode_tools = NULL, /* the OpenAI list */
+    .encode_tools = rein__openai_encode_tools, /* Ollama takes the OpenAI tool list */
     .build_body = ollama_build_body,
-    .headers = rein__headers_bearer,
-    .send = NULL,
 };

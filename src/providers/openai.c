@@ -269,8 +269,8 @@ static const char *jsmn_what(int r)
     return r == JSMN_ERROR_PART ? "the JSON is cut short" : "not JSON";
 }
 
-rein_err rein__openai_payload(struct rein_provider_decoder *d, const char *event, const char *p,
-                              size_t len, rein_error *err)
+static rein_err openai_payload(struct rein_provider_decoder *d, const char *event, const char *p,
+                               size_t len, rein_error *err)
 {
     struct jdoc doc;
     size_t n;
@@ -305,8 +305,8 @@ rein_err rein__openai_payload(struct rein_provider_decoder *d, const char *event
     return REIN_OK;
 }
 
-rein_err rein__openai_body(struct rein_provider_decoder *d, const char *p, size_t len,
-                           rein_error *err)
+static rein_err openai_body(struct rein_provider_decoder *d, const char *p, size_t len,
+                            rein_error *err)
 {
     struct jdoc doc;
     rein_err rc;
@@ -417,8 +417,8 @@ static rein_err openai_encode_message(const rein_provider *p, const json_t *msg,
     return rein_jw_finish(&w);
 }
 
-static rein_err openai_encode_tools(const rein_provider *p, const rein_model_request *req,
-                                    struct rein_buf *out)
+rein_err rein__openai_encode_tools(const rein_provider *p, const rein_model_request *req,
+                                   struct rein_buf *out)
 {
     struct rein_jw w;
 
@@ -531,12 +531,14 @@ static rein_err openai_build_body(rein_provider *p, const rein_model_request *re
 const struct rein__wire rein__wire_openai = {
     .name = "openai",
     .path = "/chat/completions",
-    .stream_format = REIN_WIRE_OPENAI_SSE,
-    .body_format = REIN_WIRE_OPENAI_JSON,
+    .auth = "Authorization: Bearer ",
+    .formats = {"openai-sse", "openai-json"},
+    .alias_formats = {"dashscope-sse", "dashscope-json"}, /* DashScope's native stream too */
+    .framing = REIN__FRAMING_SSE,
+    .decode_payload = openai_payload,
+    .decode_body = openai_body,
     .variant = openai_variant,
     .encode_message = openai_encode_message,
-    .encode_tools = openai_encode_tools,
+    .encode_tools = rein__openai_encode_tools,
     .build_body = openai_build_body,
-    .headers = rein__headers_bearer,
-    .send = NULL,
 };

@@ -70,17 +70,20 @@ rein_err rein__header_add(struct curl_slist **list, const char *line)
     return REIN_OK;
 }
 
-rein_err rein__headers_bearer(const rein_provider *p, struct curl_slist **list)
+/* Adds the API key's header (the preset's, else the wire's) when a key is configured. */
+static rein_err header_auth(const rein_provider *p, struct curl_slist **list)
 {
+    const char *prefix = p->cfg.preset->auth ? p->cfg.preset->auth : p->wire->auth;
     rein_err rc;
     char *h;
 
-    if (!p->cfg.api_key)
+    if (!p->cfg.api_key || !prefix)
         return REIN_OK;
-    h = rein_asprintf("Authorization: Bearer %s", p->cfg.api_key);
+    h = rein_asprintf("%s%s", prefix, p->cfg.api_key);
     if (!h)
         return REIN_ENOMEM;
     rc = rein__header_add(list, h);
+    /* The key does not stay behind in freed memory. */
     memset(h, 0, strlen(h));
     rein_free(h);
     return rc;
@@ -241,7 +244,7 @@ static char *make_endpoint(const char *base, const char *path)
     return rein_asprintf("%.*s%s", (int)n, base, path);
 }
 
-static rein_err setup_replay(rein_provider *p, rein_error *err)
+rein_err rein__replay_setup(rein_provider *p, rein_error *err)
 {
     const char *wire = NULL;
 
@@ -255,14 +258,13 @@ static rein_err setup_replay(rein_provider *p, rein_error *err)
     /* The recording says which wire made it; that wire encodes and decodes the replay. */
     if (rein__replay_peek(p->replay, &wire, &p->cfg.model) != REIN_OK || !wire)
         return rein_error_set(err, REIN_EINVAL, "%s: the recording is empty", p->cfg.replay);
-    if (strcmp(wire, "rules") == 0)
-        p->wire = &rein__wire_rules; /* replayed by routing again, checked against the file */
-    else if (strcmp(wire, "anthropic") == 0)
-        p->wire = &rein__wire_anthropic;
-    else if (strcmp(wire, "ollama") == 0)
-        p->wire = &rein__wire_ollama;
-    else
-        p->wire = &rein__wire_openai;
+    /* A rules recording is replayed by routing again, checked against the file; the others by
+     * the wire that made them. */
+    p->wire = strcmp(wire, "rules") == 0 ? &rein__wire_rules : rein__wire_find(wire);
+    if (!p->wire)
+        return rein_error_set(err, REIN_EINVAL,
+                              "%s: made with the wire \"%.40s\", which rein does not know",
+                              p->cfg.replay, wire);
     p->endpoint = rein_strdup("replay:");
     return p->endpoint ? REIN_OK : REIN_ENOMEM;
 }
@@ -286,11 +288,38 @@ static rein_err resolve_key(rein_provider *p, rein_error *err)
     return REIN_OK;
 }
 
+/* The setup of a preset whose wire is spoken over HTTP at a base URL. */
+static rein_err http_setup(rein_provider *p, rein_error *err)
+{
+    const struct rein__preset *pre = p->cfg.preset;
+    const char *base = p->cfg.base_url ? p->cfg.base_url : pre->base_url;
+    rein_err rc;
+
+    if (!p->cfg.model)
+        return rein_error_set(err, REIN_EINVAL,
+                              "no model for the %s provider: set REIN_MODEL, --model or "
+                              "\"model\" in the config file",
+                              pre->name);
+    if (!base)
+        return rein_error_set(err, REIN_EINVAL,
+                              "the %s provider needs a base URL (ending in /v1): set "
+                              "REIN_BASE_URL, --base-url or \"base_url\"",
+                              pre->name);
+    if (strncmp(base, "http://", 7) != 0 && strncmp(base, "https://", 8) != 0)
+        return rein_error_set(err, REIN_EINVAL,
+                              "the base URL must start with http:// or "
+                              "https://");
+    rc = resolve_key(p, err);
+    if (rc)
+        return rc;
+    p->endpoint = make_endpoint(base, p->wire->path);
+    return p->endpoint ? REIN_OK : REIN_ENOMEM;
+}
+
 rein_provider *rein_provider_new(const rein_provider_config *cfg, rein_error *err)
 {
     rein_provider *p;
     const struct rein__preset *pre = cfg->preset;
-    const char *base;
     rein_err rc;
 
     if (rein__curl_global_init(err))
@@ -302,54 +331,10 @@ rein_provider *rein_provider_new(const rein_provider_config *cfg, rein_error *er
         return NULL;
     }
     rein_error_where(err, WHERE);
-    if (strcmp(pre->name, "rules") == 0) {
-        /* No model and no network: the router answers from the tools' routes. */
-        p->wire = &rein__wire_rules;
-        if (!p->cfg.model && !(p->cfg.model = rein_strdup("rules"))) {
-            rc = REIN_ENOMEM;
-            goto fail;
-        }
-        p->endpoint = rein_strdup("rules:");
-        if (!p->endpoint) {
-            rc = REIN_ENOMEM;
-            goto fail;
-        }
-    } else if (strcmp(pre->name, "replay") == 0) {
-        rc = setup_replay(p, err);
-        if (rc)
-            goto fail;
-    } else {
-        p->wire = pre->wire;
-        if (!p->cfg.model) {
-            rc = rein_error_set(err, REIN_EINVAL,
-                                "no model for the %s provider: set REIN_MODEL, --model or "
-                                "\"model\" in the config file",
-                                pre->name);
-            goto fail;
-        }
-        base = p->cfg.base_url ? p->cfg.base_url : pre->base_url;
-        if (!base) {
-            rc = rein_error_set(err, REIN_EINVAL,
-                                "the %s provider needs a base URL (ending in /v1): set "
-                                "REIN_BASE_URL, --base-url or \"base_url\"",
-                                pre->name);
-            goto fail;
-        }
-        if (strncmp(base, "http://", 7) != 0 && strncmp(base, "https://", 8) != 0) {
-            rc = rein_error_set(err, REIN_EINVAL,
-                                "the base URL must start with http:// or "
-                                "https://");
-            goto fail;
-        }
-        rc = resolve_key(p, err);
-        if (rc)
-            goto fail;
-        p->endpoint = make_endpoint(base, p->wire->path);
-        if (!p->endpoint) {
-            rc = REIN_ENOMEM;
-            goto fail;
-        }
-    }
+    p->wire = pre->wire;
+    rc = pre->open ? pre->open(p, err) : http_setup(p, err);
+    if (rc)
+        goto fail;
     rein__caps_resolve(&p->cfg, p->cfg.model, &p->caps);
     /* The rules read the history and send nothing anywhere: no context window to fit, so a
      * long tool result is never shortened into something they cannot render. */
@@ -461,18 +446,30 @@ struct attempt {
     char curl_err[CURL_ERROR_SIZE];
 };
 
-static enum rein_wire_format format_for(const struct attempt *at)
+/*
+ * The decoder for the reply's content type: the wire's own stream or body decoder; a stream
+ * framed otherwise than the wire streams (an SSE proxy in front of Ollama, NDJSON from a
+ * server that speaks OpenAI) goes to the first wire of the table with that framing.
+ */
+static rein_provider_decoder *decoder_for(const struct attempt *at)
 {
     const struct rein__wire *w = at->p->wire;
+    enum rein__framing framing;
+    bool body;
 
-    if (strncasecmp(at->ctype, "text/event-stream", 17) == 0)
-        return w->stream_format == REIN_WIRE_OLLAMA_NDJSON ? REIN_WIRE_OPENAI_SSE
-                                                           : w->stream_format;
-    if (strncasecmp(at->ctype, "application/x-ndjson", 20) == 0)
-        return REIN_WIRE_OLLAMA_NDJSON;
-    if (strncasecmp(at->ctype, "application/json", 16) == 0)
-        return w->body_format;
-    return at->req->stream ? w->stream_format : w->body_format;
+    if (strncasecmp(at->ctype, "text/event-stream", 17) == 0) {
+        framing = REIN__FRAMING_SSE;
+        body = false;
+    } else if (strncasecmp(at->ctype, "application/x-ndjson", 20) == 0) {
+        framing = REIN__FRAMING_LINES;
+        body = false;
+    } else {
+        framing = w->framing;
+        body = strncasecmp(at->ctype, "application/json", 16) == 0 || !at->req->stream;
+    }
+    if (!body && w->framing != framing)
+        w = rein__wire_with_framing(framing);
+    return rein__decoder_new(w, body, at->opt, at->req->fn, at->req->ud);
 }
 
 static bool status_ok(long status)
@@ -482,7 +479,7 @@ static bool status_ok(long status)
 
 static rein_err start_decoder(struct attempt *at)
 {
-    at->dec = rein_provider_decoder_new(format_for(at), at->opt, at->req->fn, at->req->ud);
+    at->dec = decoder_for(at);
     if (!at->dec)
         return REIN_ENOMEM;
     rein__decoder_set_id_seed(at->dec, at->seed);
@@ -602,6 +599,8 @@ static rein_err build_headers(const struct attempt *at, struct curl_slist **list
         rc = rein__header_add(list, "Expect:"); /* no 100-continue round trip */
     if (!rc && p->wire->headers)
         rc = p->wire->headers(p, list);
+    if (!rc)
+        rc = header_auth(p, list);
     return rc;
 }
 
@@ -869,8 +868,7 @@ static json_t *text_error(const char *p, size_t n)
 /* Decodes an error body with the wire's body format, for the provider's error object. */
 static rein_model_response *decode_error_body(const struct attempt *at)
 {
-    rein_provider_decoder *d =
-        rein_provider_decoder_new(at->p->wire->body_format, at->opt, NULL, NULL);
+    rein_provider_decoder *d = rein__decoder_new(at->p->wire, true, at->opt, NULL, NULL);
     rein_model_response *r = NULL;
     rein_error e;
 
@@ -941,15 +939,13 @@ static void emit_retry(const rein_model_request *req, int attempt)
 static rein_err ensure_tools(rein_provider *p, rein_model_request *req)
 {
     const struct rein__wire *w = p->wire;
-    rein_err (*enc)(const rein_provider *, const rein_model_request *, struct rein_buf *) =
-        w->encode_tools ? w->encode_tools : rein__wire_openai.encode_tools;
     unsigned v = w->variant ? w->variant(p) : 0;
     rein_err rc;
 
     if (req->tools_valid && req->tools_wire == w && req->tools_variant == v)
         return REIN_OK;
     rein_buf_reset(&req->tools_enc);
-    rc = enc(p, req, &req->tools_enc);
+    rc = w->encode_tools(p, req, &req->tools_enc);
     if (rc)
         return rc;
     req->tools_wire = w;

@@ -3,9 +3,13 @@
  * feeds, the SSE reader, and the pieces shared by the wire formats.
  *
  * Layout (curl's lib/vtls pattern): provider.c is the one dispatcher; each wire protocol is
- * one file (openai.c, anthropic.c, ollama.c) exporting one `struct rein__wire`; each preset
- * (dashscope, vllm, …) is one row of the table in config.c naming its wire and defaults. A
- * backend that does not speak HTTP (the rules router) fills `send` and leaves the rest NULL.
+ * one file (openai.c, anthropic.c, ollama.c) exporting one `struct rein__wire` that both
+ * encodes requests and decodes replies, listed once in the wire table (wires.c), where wires
+ * and their reply formats are looked up by name; each preset (dashscope, vllm, …) is one row
+ * of the preset table in config.c naming its wire and defaults. A backend that does not speak
+ * HTTP (the rules router) is a preset whose wire fills `send` and leaves the rest NULL.
+ * A new wire is one file and one row in wires.c (plus a preset row to reach it by provider
+ * name); docs/decisions/0005, addendum.
  */
 #ifndef REIN_PROVIDER_INT_H
 #define REIN_PROVIDER_INT_H
@@ -194,13 +198,12 @@ rein_err rein__sse_finish(struct rein__sse *s, rein_error *err) REIN_WUR;
 /* ---------------------------------------------------------------------------------------
  * Decoders (decode.c) and the per-wire payload handlers
  */
-struct rein__anthropic_state;
-
 struct rein_provider_decoder {
-    enum rein_wire_format fmt;
+    const struct rein__wire *wire; /* whose handlers decode the payloads */
+    bool body;                     /* one whole body, not a stream */
     struct rein_decoder_options opt;
     struct rein__sse sse;
-    struct rein_buf body; /* JSON formats: the whole body */
+    struct rein_buf whole; /* body formats: the whole body */
     struct rein__asm a;
     rein_model_response *r;
     void *tok; /* jsmntok_t array */
@@ -209,11 +212,11 @@ struct rein_provider_decoder {
     size_t recognized; /* payloads that had the format's shape */
     char first[72];    /* the start of the first payload, for error messages */
     struct rein_buf notes;
-    struct rein__anthropic_state *anth;
-    int state;      /* 0 open, 1 finished, -1 failed */
-    bool done_seen; /* [DONE] */
-    bool at_eof;    /* _finish is dispatching what the input left unterminated */
-    bool cut;       /* the input ended inside its last payload: it was dropped */
+    void *wire_state; /* the wire's own, freed with wire->decode_free */
+    int state;        /* 0 open, 1 finished, -1 failed */
+    bool done_seen;   /* [DONE] */
+    bool at_eof;      /* _finish is dispatching what the input left unterminated */
+    bool cut;         /* the input ended inside its last payload: it was dropped */
 };
 
 /*
@@ -230,22 +233,11 @@ bool rein__decoder_cut_at_eof(struct rein_provider_decoder *d, bool cut_short);
 bool rein__decoder_error_text(struct rein_provider_decoder *d, const char *event, const char *p,
                               size_t len);
 
-/* Decodes one payload (an SSE data field or a line) / one whole body. */
-rein_err rein__openai_payload(struct rein_provider_decoder *d, const char *event, const char *p,
-                              size_t len, rein_error *err) REIN_WUR;
-rein_err rein__openai_body(struct rein_provider_decoder *d, const char *p, size_t len,
-                           rein_error *err) REIN_WUR;
-rein_err rein__anthropic_payload(struct rein_provider_decoder *d, const char *event, const char *p,
-                                 size_t len, rein_error *err) REIN_WUR;
-rein_err rein__anthropic_body(struct rein_provider_decoder *d, const char *p, size_t len,
-                              rein_error *err) REIN_WUR;
-void rein__anthropic_state_free(struct rein__anthropic_state *s);
-/* Closes thinking blocks a stream left open (no content_block_stop), so they are kept. */
-rein_err rein__anthropic_finish(struct rein_provider_decoder *d);
-rein_err rein__ollama_payload(struct rein_provider_decoder *d, const char *event, const char *p,
-                              size_t len, rein_error *err) REIN_WUR;
-rein_err rein__ollama_body(struct rein_provider_decoder *d, const char *p, size_t len,
-                           rein_error *err) REIN_WUR;
+/* New decoder for one reply of wire w: a stream (body false) or one whole body. opts, on_event
+ * as for rein_provider_decoder_new(). NULL when memory is exhausted or w cannot decode. */
+rein_provider_decoder *rein__decoder_new(const struct rein__wire *w, bool body,
+                                         const struct rein_decoder_options *opts,
+                                         rein_model_event_fn on_event, void *userdata);
 /* After a failed feed (a cut or undecodable stream), ends the reply anyway and hands out
  * what was assembled so far (calls decided as the reply stands). NULL when there is none. */
 rein_model_response *rein__decoder_salvage(struct rein_provider_decoder *d);
@@ -292,27 +284,58 @@ struct rein_provider_config {
 
 struct rein__wire;
 
+/*
+ * One provider name (the preset table in config.c). open (may be NULL) sets up a provider
+ * that is not a plain HTTP wire at a base URL (rules, replay); the HTTP setup is the default.
+ */
 struct rein__preset {
     const char *name;
-    const struct rein__wire *wire;
-    const char *base_url; /* NULL: must be configured */
-    const char *key_env;  /* NULL: no key needed */
-    const char *auth;     /* "bearer", "x-api-key", "none" */
+    const struct rein__wire *wire; /* NULL: open decides (replay) */
+    const char *base_url;          /* NULL: must be configured */
+    const char *key_env;           /* NULL: no key needed */
+    const char *auth;              /* the key's header up to the key; NULL: the wire's */
     unsigned quirks;
     const char *summary;
+    rein_err (*open)(rein_provider *p, rein_error *err);
 };
 const struct rein__preset *rein__preset_find(const char *name);
+/* The setups of the presets that are not an HTTP wire (rules.c, provider.c). */
+rein_err rein__rules_open(rein_provider *p, rein_error *err);
+rein_err rein__replay_setup(rein_provider *p, rein_error *err);
 
 struct rein__send_ctx; /* transport state of one send (provider.c) */
 
+/* How a streamed reply is framed: SSE events, or one JSON payload per line (NDJSON). */
+enum rein__framing {
+    REIN__FRAMING_SSE = 0,
+    REIN__FRAMING_LINES,
+};
+
 /*
- * One wire protocol. Encoding a message is cached per history entry under `variant`, so a
- * wire whose encoding depends on quirks returns different variants for them.
+ * One wire protocol: how a request is encoded and how its reply is decoded. Encoding a message
+ * is cached per history entry under `variant`, so a wire whose encoding depends on quirks
+ * returns different variants for them.
  */
 struct rein__wire {
-    const char *name;
+    const char *name; /* in recordings and messages */
     const char *path; /* appended to the base URL */
-    enum rein_wire_format stream_format, body_format;
+    const char *auth; /* the API key's header up to the key ("x-api-key: "); NULL: none */
+    /* The reply formats' names (rein provider parse --format): streamed, one body; and other
+     * names for the same two (NULL: none). */
+    const char *formats[2];
+    const char *alias_formats[2];
+    enum rein__framing framing; /* of the streamed format */
+    /* ---- decoding: every payload of a stream (an SSE data field or a line, with the SSE
+     * event name or NULL), the whole body of a reply that is not streamed, what is left to
+     * settle before the reply ends (may be NULL), and the wire's own decoder state in
+     * d->wire_state (may be NULL). */
+    rein_err (*decode_payload)(struct rein_provider_decoder *d, const char *event, const char *p,
+                               size_t len, rein_error *err);
+    rein_err (*decode_body)(struct rein_provider_decoder *d, const char *p, size_t len,
+                            rein_error *err);
+    rein_err (*decode_end)(struct rein_provider_decoder *d);
+    void (*decode_free)(void *wire_state);
+    /* ---- encoding ---- */
     unsigned (*variant)(const rein_provider *p);
     /* Encodes one neutral message (borrowed) into out: its cached piece. */
     rein_err (*encode_message)(const rein_provider *p, const json_t *msg, struct rein_buf *out);
@@ -322,7 +345,7 @@ struct rein__wire {
     /* Assembles the whole body from the history's cached pieces and the request. */
     rein_err (*build_body)(rein_provider *p, const rein_model_request *req, rein_history *h,
                            struct rein_buf *body, rein_error *err);
-    /* Adds the auth and protocol headers. */
+    /* Adds the wire's protocol headers (the key's header is added from auth); may be NULL. */
     rein_err (*headers)(const rein_provider *p, struct curl_slist **list);
     /* A backend that does its own sending (rules); NULL for HTTP wires. */
     rein_err (*send)(rein_provider *p, rein_model_request *req, rein_history *h,
@@ -333,6 +356,15 @@ extern const struct rein__wire rein__wire_openai;
 extern const struct rein__wire rein__wire_anthropic;
 extern const struct rein__wire rein__wire_ollama;
 extern const struct rein__wire rein__wire_rules;
+
+/* ---- the wire table (wires.c) ---- */
+/* The wire named name (or its alias), or NULL. */
+const struct rein__wire *rein__wire_find(const char *name);
+/* The wire and kind (streamed or body) of a reply format, or NULL for an unknown format. */
+const struct rein__wire *rein__wire_of_format(enum rein_wire_format fmt, bool *body);
+/* The first wire of the table whose stream has this framing, for a reply that came framed
+ * differently from what its wire expects (an SSE proxy in front of Ollama). */
+const struct rein__wire *rein__wire_with_framing(enum rein__framing framing);
 
 struct rein__replay;
 struct rein__recorder;
@@ -389,8 +421,9 @@ size_t rein__history_encode_count(const rein_history *h);
  * so asking after every append costs what was appended. */
 uint64_t rein__history_chain(rein_history *h);
 
-/* Adds "Authorization: Bearer <key>" when a key is configured. */
-rein_err rein__headers_bearer(const rein_provider *p, struct curl_slist **list);
+/* The encoder of the OpenAI tool list (openai.c), which Ollama's wire uses too. */
+rein_err rein__openai_encode_tools(const rein_provider *p, const rein_model_request *req,
+                                   struct rein_buf *out);
 /* Adds one header line (copied). */
 rein_err rein__header_add(struct curl_slist **list, const char *line);
 

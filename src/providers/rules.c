@@ -226,3 +226,12 @@ const struct rein__wire rein__wire_rules = {
     .name = "rules",
     .send = rules_send,
 };
+
+rein_err rein__rules_open(rein_provider *p, rein_error *err)
+{
+    /* No model and no network: the router answers from the tools' routes. */
+    if (!p->cfg.model && !(p->cfg.model = rein_strdup("rules")))
+        return rein_error_set(err, REIN_ENOMEM, "out of memory");
+    p->endpoint = rein_strdup("rules:");
+    return p->endpoint ? REIN_OK : rein_error_set(err, REIN_ENOMEM, "out of memory");
+}
