@@ -478,8 +478,9 @@ REIN_EXTERN rein_ledger *rein_agent_result_ledger(const rein_agent_result *r);
  *             "latency_ms", "stop_reason", "iterations", "model_calls", "mode",
  *             "provider", "model" (null when none), "detail"?,
  *             "claims": [refuted claims of the answer, as in the claims event]}}
- * status is the ledger's (success | error | invalid) or "proposed"; result is the output on
- * success, the error object {code, message, details} otherwise, null for a proposal;
+ * status is the ledger's (success | error | invalid) or "proposed"; result is the normalized
+ * result (rein_call_result_json: {ok, tool, call_id, trace_id, output | error, meta,
+ * invalid_payload?}, the shape every path shows), null for a proposal;
  * arguments are the parsed value (defaults filled) or the raw text when it did not parse.
  */
 REIN_EXTERN json_t *rein_agent_result_json(const rein_agent_result *r);

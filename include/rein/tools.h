@@ -70,6 +70,7 @@ enum rein_call_code {
     REIN_CALL_EXECUTION_FAILED,
     REIN_CALL_CANCELLED,
     REIN_CALL_INTERNAL,
+    REIN_CALL_INTERRUPTED, /* had started when rein stopped: it may have run (a recovered call) */
 };
 /* "unknown_tool", …; NULL for REIN_CALL_OK. Static text. */
 REIN_EXTERN const char *rein_call_code_name(enum rein_call_code code);
@@ -571,7 +572,11 @@ REIN_EXTERN const char *rein_call_result_log(const rein_call_result *res);
 /*
  * Shapes. Each is built on first use and kept by the result (borrowed; valid until the result
  * is freed); NULL only when memory is exhausted.
- *  result_json:   the normalized result
+ *  result_json:   the normalized result: {ok, tool, call_id, trace_id, output | error: {code,
+ *                 message, details}, meta: {latency_ms}}, and, when the call could not run
+ *                 (status invalid), the invalid payload under "invalid_payload". This one
+ *                 shape is what `rein skills invoke`, POST /skills/{id}/invoke, MCP
+ *                 structuredContent and the agent's tool_calls[].result show.
  *  invalid_json:  the invalid payload, or NULL when the call ran
  *  model_json:    what goes back to the model as the tool message: the invalid payload when
  *                 the call could not run, else the normalized result
@@ -590,6 +595,17 @@ REIN_EXTERN const json_t *rein_call_result_steps_json(rein_call_result *res);
  */
 REIN_EXTERN void rein_call_result_write(const rein_call_result *res, struct rein_jw *w);
 REIN_EXTERN void rein_call_result_write_for_model(const rein_call_result *res, struct rein_jw *w);
+/*
+ * The normalized result of a call that never reached the pipeline's runner and has no
+ * rein_call_result: a call found unanswered in a restored history ("cancelled", "not run: …"),
+ * or one the caller could not hand to the pipeline ("internal"). The same shape as above with
+ * details [] and latency 0. code must be one whose status is error (timeout, cancelled,
+ * execution_failed, internal). tool, call_id, message: borrowed; trace_id may be NULL (null).
+ * Writes as few bytes as it can, so it also serves when memory is short.
+ */
+REIN_EXTERN void rein_call_result_write_error(struct rein_jw *w, const char *tool,
+                                              const char *call_id, const char *trace_id,
+                                              enum rein_call_code code, const char *message);
 
 #ifdef __cplusplus
 }

@@ -309,11 +309,14 @@ rein_err rein__calls_proposal_content(struct call_slot *s)
 /* The tool message when not even the pipeline could make a result (memory ran out). */
 static void fallback_content(struct call_slot *s)
 {
-    static const char text[] = "{\"ok\":false,\"error\":{\"code\":\"internal\",\"message\":\"rein "
-                               "ran out of memory handling this call\"}}";
+    struct rein_jw w;
 
     rein_buf_reset(&s->content);
-    if (rein_buf_add(&s->content, text, sizeof(text) - 1) != REIN_OK)
+    rein_jw_init(&w, &s->content);
+    rein_call_result_write_error(&w, s->res ? rein_call_result_tool_name(s->res) : s->name, s->id,
+                                 s->t->trace_id, REIN_CALL_INTERNAL,
+                                 "rein ran out of memory handling this call");
+    if (rein_jw_finish(&w) != REIN_OK)
         rein_buf_release(&s->content); /* leaves the shared empty string; the loop checks */
 }
 

@@ -159,35 +159,18 @@ rein_err rein__history_add_reply(struct turn *t, const rein_model_response *resp
 
 /* ---- unanswered calls ---- */
 
-/* The normalized result of a call that never got one (docs/DESIGN.md's shape): code "cancelled"
- * for a call that never ran; code "interrupted" when msg says it may have run. */
+/* The normalized result of a call that never got one (docs/DESIGN.md's shape, from tools'
+ * writer): code "cancelled" for a call that never ran; code "interrupted" when msg says it may
+ * have run. */
 static char *closed_content(const char *tool, const char *id, const char *trace_id,
-                            const char *code, const char *msg)
+                            enum rein_call_code code, const char *msg)
 {
     struct rein_buf b;
     struct rein_jw w;
 
     rein_buf_init(&b, 0);
     rein_jw_init(&w, &b);
-    rein_jw_obj_begin(&w);
-    rein_jw_key(&w, "ok");
-    rein_jw_bool(&w, false);
-    rein_jw_key(&w, "tool");
-    rein_jw_str(&w, tool);
-    rein_jw_key(&w, "call_id");
-    rein_jw_str(&w, id);
-    if (trace_id) {
-        rein_jw_key(&w, "trace_id");
-        rein_jw_str(&w, trace_id);
-    }
-    rein_jw_key(&w, "error");
-    rein_jw_obj_begin(&w);
-    rein_jw_key(&w, "code");
-    rein_jw_str(&w, code);
-    rein_jw_key(&w, "message");
-    rein_jw_str(&w, msg);
-    rein_jw_obj_end(&w);
-    rein_jw_obj_end(&w);
+    rein_call_result_write_error(&w, tool, id, trace_id, code, msg);
     if (rein_jw_finish(&w) != REIN_OK) {
         rein_buf_release(&b);
         return NULL;
@@ -281,14 +264,14 @@ static bool started_before(const struct rein_agent_started *st, const char *id)
  * "interrupted" and says it may have run; saying "not run" would invite running a destructive
  * call twice, so a destructive tool's result says so outright (and the log warns).
  */
-static const char *close_message(const struct rein_agent_started *st, const char *name,
-                                 const char *id, const char *reason, char *msg, size_t size)
+static enum rein_call_code close_message(const struct rein_agent_started *st, const char *name,
+                                         const char *id, const char *reason, char *msg, size_t size)
 {
     const rein_tool *tool;
 
     if (!started_before(st, id)) {
         snprintf(msg, size, "not run: %s", reason);
-        return "cancelled";
+        return REIN_CALL_CANCELLED;
     }
     tool = st->reg ? rein_registry_get(st->reg, name) : NULL;
     if (tool && rein_tool_is_destructive(tool)) {
@@ -305,7 +288,7 @@ static const char *close_message(const struct rein_agent_started *st, const char
                  "interrupted: rein stopped while this call was running, so it may have run; "
                  "check its effect before calling it again");
     }
-    return "interrupted";
+    return REIN_CALL_INTERRUPTED;
 }
 
 /* Fixes one assistant message at index i: names the wire refuses, and missing results.
@@ -337,7 +320,7 @@ static rein_err close_one(struct turn *t, rein_history *h, size_t i, const char 
         if (answered(h, i + 1, id))
             continue;
         char text[600];
-        const char *code = close_message(st, name, id, reason, text, sizeof(text));
+        enum rein_call_code code = close_message(st, name, id, reason, text, sizeof(text));
         char *content = closed_content(name, id, t ? t->trace_id : NULL, code, text);
         json_t *tm = content
                          ? json_pack("{s:s, s:s, s:s, s:s, s:b}", "role", "tool", "tool_call_id",

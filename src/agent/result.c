@@ -216,7 +216,7 @@ rein_ledger *rein_agent_result_ledger(const rein_agent_result *r)
 static void write_call(struct rein_jw *w, const struct call_rec *c)
 {
     rein_call_result *res = c->res;
-    const json_t *args = rein_call_result_args(res), *entry;
+    const json_t *args = rein_call_result_args(res), *normalized;
     size_t len = 0;
     const char *text;
 
@@ -240,9 +240,10 @@ static void write_call(struct rein_jw *w, const struct call_rec *c)
     rein_jw_key(w, "status");
     rein_jw_str(w, c->proposed ? "proposed" : rein_call_status_name(rein_call_result_status(res)));
     rein_jw_key(w, "result");
-    entry = c->proposed ? NULL : rein_call_result_ledger_json(res);
-    if (entry && json_object_get(entry, "result"))
-        rein_jw_json(w, json_object_get(entry, "result"));
+    /* The normalized result, as every other path shows a call (tools.h). */
+    normalized = c->proposed ? NULL : rein_call_result_json(res);
+    if (normalized)
+        rein_jw_json(w, normalized);
     else
         rein_jw_null(w);
     rein_jw_key(w, "latency_ms");

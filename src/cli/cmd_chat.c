@@ -366,7 +366,8 @@ static void print_table(const rein_agent_result *r)
         json_array_foreach(calls, i, c)
         {
             const json_t *res = json_object_get(c, "result");
-            const char *msg = json_string_value(json_object_get(res, "message"));
+            const char *msg =
+                json_string_value(json_object_get(json_object_get(res, "error"), "message"));
             printf("  %-3zu %-18.18s %-9s %5lld ms", i + 1,
                    json_string_value(json_object_get(c, "tool")),
                    json_string_value(json_object_get(c, "status")),

@@ -184,7 +184,9 @@ static int do_invoke(const rein_registry *reg, const struct skills_opts *o)
         cli_print_error(&err);
         status = CLI_EXIT_FAIL;
     } else {
-        cli_print_json(rein_call_result_model_json(res));
+        /* The normalized result, as POST /skills/{id}/invoke answers (with the invalid
+         * payload in it when the call could not run). */
+        cli_print_json(rein_call_result_json(res));
         if (rein_call_result_log(res) && rein_log_enabled(REIN_LOG_INFO))
             fprintf(stderr, "%s", rein_call_result_log(res));
         status = rein_call_result_ok(res) ? CLI_EXIT_OK : CLI_EXIT_FAIL;

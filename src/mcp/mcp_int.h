@@ -162,9 +162,10 @@ void rein__mcp_sse_release(struct rein__mcp_sse *s);
 /* Feeds bytes; REIN_ETOOBIG past the limit, or the callback's error. */
 rein_err rein__mcp_sse_feed(struct rein__mcp_sse *s, const char *p, size_t len) REIN_WUR;
 
-/* ---- tools.c: the server side's MCP shapes of a call -------------------------------------- */
+/* ---- result.c: the server side's MCP shapes of a call -------------------------------------- */
 
-/* New CallToolResult for a finished call (ok or not). NULL when memory is exhausted. */
+/* New CallToolResult for a finished call (ok or not): structuredContent is the normalized
+ * result (result.c says when not). NULL when memory is exhausted. */
 json_t *rein__mcp_call_result_json(rein_call_result *res);
 /*
  * The MCP tool result for a runner output: an output that already is MCP content

@@ -11,9 +11,13 @@
  *   - a string output is one text block;
  *   - any other output is one text block of its JSON text, plus structuredContent when it is
  *     an object (MCP asks for the serialized JSON next to structured content).
- * A call that could not run or failed is isError true, with the JSON text of what rein feeds
- * its own model (the invalid payload, or the normalized error) as text and as
- * structuredContent.
+ * Whatever the output, structuredContent is rein's normalized result, the one shape `rein
+ * skills invoke`, POST /skills/{id}/invoke and the agent's tool_calls show (with the invalid
+ * payload in it when the call could not run), except for MCP content that passes through: a
+ * relayed MCP result keeps its own structuredContent, which its tool's outputSchema governs.
+ * The text is what a model should read: the output (as above) when the call succeeded, and
+ * when it could not run or failed (isError true) the JSON of what rein feeds its own model
+ * (the invalid payload, or the normalized result).
  */
 #include "mcp/mcp_int.h"
 
@@ -96,20 +100,29 @@ json_t *rein__mcp_output_to_result(const json_t *output)
 
 json_t *rein__mcp_call_result_json(rein_call_result *res)
 {
-    const json_t *shown;
+    const json_t *output = rein_call_result_output(res);
+    const json_t *normalized, *shown;
     json_t *r;
     char *text;
 
-    if (rein_call_result_ok(res))
-        return rein__mcp_output_to_result(rein_call_result_output(res));
-    shown = rein_call_result_model_json(res);
-    text = shown ? rein_json_dumps(shown) : NULL;
-    if (!text)
+    if (rein_call_result_ok(res) && rein__mcp_is_content_result(output))
+        return json_deep_copy(output);
+    normalized = rein_call_result_json(res);
+    if (!normalized)
         return NULL;
-    r = text_result(text, strlen(text));
-    rein_free(text);
-    if (r && (json_object_set(r, "structuredContent", (json_t *)shown) ||
-              json_object_set_new(r, "isError", json_true()))) {
+    if (rein_call_result_ok(res)) {
+        r = rein__mcp_output_to_result(output);
+    } else {
+        shown = rein_call_result_model_json(res);
+        text = shown ? rein_json_dumps(shown) : NULL;
+        r = text ? text_result(text, strlen(text)) : NULL;
+        rein_free(text);
+        if (r && json_object_set_new(r, "isError", json_true())) {
+            json_decref(r);
+            return NULL;
+        }
+    }
+    if (r && json_object_set(r, "structuredContent", (json_t *)normalized)) {
         json_decref(r);
         return NULL;
     }

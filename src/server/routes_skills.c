@@ -67,8 +67,8 @@ static void get_skill(rein_request *req, void *userdata)
 }
 
 /*
- * Writes the normalized result, with the invalid payload beside it for a call that could not
- * run, and answers 200.
+ * Writes the normalized result (with the invalid payload in it for a call that could not run)
+ * and answers 200.
  */
 static void reply_result(rein_request *req, rein_call_result *res)
 {
@@ -78,19 +78,7 @@ static void reply_result(rein_request *req, rein_call_result *res)
     rein_buf_init(&b, 0);
     rein_jw_init(&w, &b);
     rein_call_result_write(res, &w);
-    if (rein_jw_finish(&w) == REIN_OK && rein_call_result_status(res) == REIN_CALL_INVALID) {
-        /* Reopen the object: {..., "invalid_payload": {...}}. */
-        rein_buf_truncate(&b, b.len - 1);
-        if (rein_buf_adds(&b, ",\"invalid_payload\":") != REIN_OK) {
-            w.err = REIN_ENOMEM;
-        } else {
-            rein_jw_init(&w, &b);
-            rein_call_result_write_for_model(res, &w);
-            if (rein_jw_finish(&w) == REIN_OK && rein_buf_addch(&b, '}') != REIN_OK)
-                w.err = REIN_ENOMEM;
-        }
-    }
-    if (w.err != REIN_OK)
+    if (rein_jw_finish(&w) != REIN_OK)
         rein_request_reply_error(req, 500, "internal", "out of memory writing the result");
     else
         rein_request_reply(req, 200, "application/json", b.ptr, b.len);

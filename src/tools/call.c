@@ -11,6 +11,7 @@
  */
 #include "tools_int.h"
 
+#include <assert.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -80,7 +81,7 @@ struct rein_call_result {
 
 static const char *const code_names[] = {
     NULL,      "unknown_tool",     "invalid_name", "invalid_arguments", "denied",
-    "timeout", "execution_failed", "cancelled",    "internal",
+    "timeout", "execution_failed", "cancelled",    "internal",          "interrupted",
 };
 
 const char *rein_call_code_name(enum rein_call_code code)
@@ -1112,19 +1113,59 @@ static void emit_int(struct rein_jw *w, int64_t v)
     emit(w, digits + n, sizeof(digits) - n);
 }
 
-static void emit_error(struct rein_jw *w, const rein_call_result *r)
+/* The error object {code, message, details}; details NULL is []. */
+static void emit_error_of(struct rein_jw *w, enum rein_call_code c, const char *msg,
+                          const json_t *details)
 {
-    const char *code = rein_call_code_name(r->code), *msg = r->message ? r->message : "";
+    const char *code = rein_call_code_name(c);
 
     EMIT(w, "{\"code\":");
     emit_str(w, code, strlen(code));
     EMIT(w, ",\"message\":");
     emit_str(w, msg, strlen(msg));
     EMIT(w, ",\"details\":");
-    if (r->details)
-        emit_json(w, r->details);
+    if (details)
+        emit_json(w, details);
     else
         EMIT(w, "[]");
+    EMIT(w, "}");
+}
+
+static void emit_error(struct rein_jw *w, const rein_call_result *r)
+{
+    emit_error_of(w, r->code, r->message ? r->message : "", r->details);
+}
+
+/*
+ * The normalized result's members up to its output or error: {"ok":…,"tool":…,"call_id":…,
+ * "trace_id":…, the one place that writes them (trace_id NULL is null).
+ */
+static void emit_head(struct rein_jw *w, bool ok, const char *tool, size_t tool_len,
+                      const char *call_id, size_t call_id_len, const char *trace_id,
+                      size_t trace_len)
+{
+    rein_jw_raw(w, "", 0);
+    if (!w->err)
+        w->err = rein_buf_grow(w->buf, 160 + tool_len + call_id_len + trace_len);
+    if (ok)
+        EMIT(w, "{\"ok\":true,\"tool\":");
+    else
+        EMIT(w, "{\"ok\":false,\"tool\":");
+    emit_str(w, tool, tool_len);
+    EMIT(w, ",\"call_id\":");
+    emit_str(w, call_id, call_id_len);
+    EMIT(w, ",\"trace_id\":");
+    if (trace_id)
+        emit_str(w, trace_id, trace_len);
+    else
+        EMIT(w, "null");
+}
+
+/* ,"meta":{"latency_ms":N} */
+static void emit_meta(struct rein_jw *w, int64_t latency_ms)
+{
+    EMIT(w, ",\"meta\":{\"latency_ms\":");
+    emit_int(w, latency_ms);
     EMIT(w, "}");
 }
 
@@ -1142,23 +1183,15 @@ static rein_err result_text(const rein_call_result *r, struct rein_buf *b)
     return w.err;
 }
 
+static void write_invalid(const rein_call_result *r, struct rein_jw *w);
+
 void rein_call_result_write(const rein_call_result *r, struct rein_jw *w)
 {
     const char *tool = r->tool ? r->tool->id : r->sent;
     size_t tool_len = r->tool ? r->tool->id_len : r->sent_len;
 
-    rein_jw_raw(w, "", 0);
-    if (!w->err)
-        w->err = rein_buf_grow(w->buf, 160 + tool_len + r->call_id_len + r->trace_id_len);
-    if (r->code == REIN_CALL_OK)
-        EMIT(w, "{\"ok\":true,\"tool\":");
-    else
-        EMIT(w, "{\"ok\":false,\"tool\":");
-    emit_str(w, tool, tool_len);
-    EMIT(w, ",\"call_id\":");
-    emit_str(w, r->call_id, r->call_id_len);
-    EMIT(w, ",\"trace_id\":");
-    emit_str(w, r->trace_id, r->trace_id_len);
+    emit_head(w, r->code == REIN_CALL_OK, tool, tool_len, r->call_id, r->call_id_len, r->trace_id,
+              r->trace_id_len);
     if (r->code == REIN_CALL_OK) {
         EMIT(w, ",\"output\":");
         if (r->output)
@@ -1169,9 +1202,33 @@ void rein_call_result_write(const rein_call_result *r, struct rein_jw *w)
         EMIT(w, ",\"error\":");
         emit_error(w, r);
     }
-    EMIT(w, ",\"meta\":{\"latency_ms\":");
-    emit_int(w, r->latency_ns / 1000000);
-    EMIT(w, "}}");
+    emit_meta(w, r->latency_ns / 1000000);
+    if (r->status == REIN_CALL_INVALID && !w->err) {
+        /* What the model was told, next to the result: one shape for every path. */
+        struct rein_jw inner;
+        EMIT(w, ",\"invalid_payload\":");
+        rein_jw_init(&inner, w->buf);
+        write_invalid(r, &inner);
+        w->err = rein_jw_finish(&inner);
+    }
+    EMIT(w, "}");
+}
+
+void rein_call_result_write_error(struct rein_jw *w, const char *tool, const char *call_id,
+                                  const char *trace_id, enum rein_call_code code,
+                                  const char *message)
+{
+    assert(status_of(code) == REIN_CALL_ERROR);
+    if (!tool)
+        tool = "";
+    if (!call_id)
+        call_id = "";
+    emit_head(w, false, tool, strlen(tool), call_id, strlen(call_id), trace_id,
+              trace_id ? strlen(trace_id) : 0);
+    EMIT(w, ",\"error\":");
+    emit_error_of(w, code, message ? message : "", NULL);
+    emit_meta(w, 0);
+    EMIT(w, "}");
 }
 
 static const char *payload_prefix(enum rein_call_code code)

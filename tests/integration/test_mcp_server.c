@@ -332,15 +332,20 @@ static void stdio_calls(void **state)
     assert_int_equal(json_integer_value(json_object_get(e, "code")), -32602);
     assert_non_null(strstr(json_string_value(json_object_get(e, "message")), "\"Echo\""));
     json_decref(m);
-    /* Bad arguments: isError, with the invalid payload as text and as structuredContent. */
+    /* Bad arguments: isError, with the invalid payload as text, and the normalized result with
+     * the payload in it as structuredContent (the shape every path shows). */
     m = child_call(&c, 4, "tools/call", "{\"name\":\"echo\",\"arguments\":{\"text\":5}}", NULL);
     r = result_of(m);
     assert_true(json_is_true(json_object_get(r, "isError")));
     sc = json_object_get(r, "structuredContent");
     assert_string_equal(json_string_value(json_object_get(sc, "tool")), "echo");
-    assert_string_equal(json_string_value(json_object_get(
-                            json_array_get(json_object_get(sc, "errors"), 0), "path")),
-                        "/text");
+    assert_string_equal(json_string_value(json_object_get(json_object_get(sc, "error"), "code")),
+                        "invalid_arguments");
+    assert_string_equal(
+        json_string_value(json_object_get(
+            json_array_get(json_object_get(json_object_get(sc, "invalid_payload"), "errors"), 0),
+            "path")),
+        "/text");
     assert_non_null(strstr(first_text(r), "\"receivedArgs\":{\"text\":5}"));
     json_decref(m);
     /* An unknown tool is a JSON-RPC error whose data lists the tools. */

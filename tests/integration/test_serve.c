@@ -594,7 +594,7 @@ static void chat_cancel(void **state)
     assert_non_null(strstr(th_jstr(b->r.json, "response"), "user pressed stop"));
     call = json_array_get(jget(b->r.json, "tool_calls"), 0);
     assert_string_equal(th_jstr(call, "status"), "error");
-    assert_string_equal(th_jstr(jget(call, "result"), "code"), "cancelled");
+    assert_string_equal(th_jstr(jget(jget(call, "result"), "error"), "code"), "cancelled");
     th_bg_free(b);
     conv = conversation("cx");
     assert_string_equal(th_jstr(th_ledger_entry(conv, "s1"), "status"), "error");
@@ -739,7 +739,8 @@ static void chat_approval_timeout(void **state)
     call = json_array_get(jget(r.json, "tool_calls"), 0);
     assert_string_equal(th_jstr(call, "status"), "invalid");
     assert_false(json_is_true(jget(jget(call, "approval"), "approved")));
-    assert_non_null(strstr(th_jstr(jget(call, "result"), "message"), "nobody approved"));
+    assert_non_null(
+        strstr(th_jstr(jget(jget(call, "result"), "error"), "message"), "nobody approved"));
     th_resp_free(&r);
 }
 

@@ -93,7 +93,7 @@ wipe='[{"match":{"body_contains":"Answer YES or NO"},"times":0,"text":"YES, as a
        {"text":"done"}]'
 script "$wipe"
 run 1 "$rein" chat "${model[@]}" --skills "$tmp/skills" "wipe x" --json
-check 'd["tool_calls"][0]["status"] == "invalid" and "no terminal" in d["tool_calls"][0]["result"]["message"]'
+check 'd["tool_calls"][0]["status"] == "invalid" and "no terminal" in d["tool_calls"][0]["result"]["error"]["message"]'
 check 'not d["success"] and "every tool call was denied" in d["meta"]["detail"]'
 script "$wipe"
 run 0 "$rein" chat "${model[@]}" --skills "$tmp/skills" "wipe x" --json --yes

@@ -55,7 +55,7 @@ printf '%s\n' \
   '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"text":"from a pipe"}}}' \
   >"$tmp/session"
 run 0 "$rein" mcp serve <"$tmp/session"
-grep -q '"id":2,"result":{"content":\[{"type":"text","text":"from a pipe"}\]}' "$tmp/out" ||
+grep -q '"id":2,"result":{"content":\[{"type":"text","text":"from a pipe"}\],"structuredContent":{"ok":true,"tool":"echo",' "$tmp/out" ||
   fail "serve: no echo answer: $(cat "$tmp/out")"
 # A server that never answers delays nothing (issue 20: initialize and listening waited for
 # its 30 s connect timeout). Everything below must happen well within that.

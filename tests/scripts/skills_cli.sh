@@ -33,17 +33,27 @@ check 'd["ok"] is True and d["output"] == "hello" and d["tool"] == "echo"'
 check 'set(d) == {"ok", "tool", "call_id", "trace_id", "output", "meta"}'
 run 0 "$rein" skills invoke Echo '{"text": "hi"}'
 check 'd["tool"] == "echo" and d["output"] == "hi"'
+# A call that could not run: the normalized result with error.code, and what the model would
+# read under invalid_payload (the shape POST /skills/{id}/invoke and MCP give too).
 run 1 "$rein" skills invoke echo '{}'
-check 'd["error"] == "Invalid arguments: missing required field(s): text"'
-check 'd["hint"] == "Fix the arguments and call echo again." and d["receivedArgs"] == {}'
+check 'd["ok"] is False and d["error"]["code"] == "invalid_arguments"'
+check 'd["error"]["message"] == "missing required field(s): text"'
+check 'd["invalid_payload"]["error"] == "Invalid arguments: missing required field(s): text"'
+check 'd["invalid_payload"]["hint"] == "Fix the arguments and call echo again."'
+check 'd["invalid_payload"]["receivedArgs"] == {}'
 run 1 "$rein" skills invoke echo
-check 'd["errors"] == [{"path": "/text", "message": "required property is missing"}]'
+check 'd["invalid_payload"]["errors"] == [{"path": "/text", "message": "required property is missing"}]'
+check 'd["error"]["details"] == d["invalid_payload"]["errors"]'
 run 1 "$rein" skills invoke '⚙' '{}'
-check '"has no letters or digits" in d["error"] and "echo" in d["available_tools"]'
+check 'd["error"]["code"] == "invalid_name" and "has no letters or digits" in d["error"]["message"]'
+check '"echo" in d["invalid_payload"]["available_tools"]'
 run 1 "$rein" skills invoke web_search '{"q": "x"}'
-check 'd["error"].startswith("Unknown tool:") and "calculator" in d["available_tools"]'
+check 'd["error"]["code"] == "unknown_tool"'
+check 'd["invalid_payload"]["error"].startswith("Unknown tool:")'
+check '"calculator" in d["invalid_payload"]["available_tools"]'
 run 1 "$rein" skills invoke echo '{"text": "unterminated'
-check '"not valid JSON" in d["error"] and d["receivedArgs"] == "{\"text\": \"unterminated"'
+check 'd["error"]["code"] == "invalid_arguments" and "not valid JSON" in d["error"]["message"]'
+check 'd["invalid_payload"]["receivedArgs"] == "{\"text\": \"unterminated"'
 run 1 "$rein" skills invoke calculator '{"expression": "1/0"}'
 check 'd["ok"] is False and d["error"]["code"] == "execution_failed"'
 check '"division by zero" in d["error"]["message"]'
@@ -63,7 +73,7 @@ echo "find me too" > "$tmp/elsewhere/b.txt"
 run 0 "$rein" skills invoke file_search '{"query": "find me"}' --root "$tmp/root"
 check 'd["output"]["count"] == 1 and d["output"]["matches"][0]["file"] == "sub/a.txt"'
 run 1 "$rein" skills invoke file_search '{"query": "find", "root_dir": "../elsewhere"}' --root "$tmp/root"
-check 'd["error"].startswith("Denied: root_dir")'
+check 'd["error"]["code"] == "denied" and d["invalid_payload"]["error"].startswith("Denied: root_dir")'
 
 # a process skill that hangs is stopped by the timeout
 mkdir -p "$tmp/slow/sleeper"

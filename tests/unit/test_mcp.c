@@ -324,7 +324,8 @@ static void content_mapping(void **state)
     json_decref(out);
 }
 
-/* A call that could not run is isError with the invalid payload as text and structure. */
+/* A call that could not run is isError with the invalid payload as text, and the normalized
+ * result (the invalid payload in it) as structure. */
 static void call_results(void **state)
 {
     rein_error err;
@@ -342,8 +343,10 @@ static void call_results(void **state)
     assert_true(json_is_true(json_object_get(r, "isError")));
     sc = json_object_get(r, "structuredContent");
     assert_string_equal(json_string_value(json_object_get(sc, "tool")), "echo");
-    assert_true(json_is_array(json_object_get(sc, "errors")));
-    assert_true(json_is_object(json_object_get(sc, "expected")));
+    assert_true(json_is_false(json_object_get(sc, "ok")));
+    assert_true(json_is_array(json_object_get(json_object_get(sc, "invalid_payload"), "errors")));
+    assert_true(
+        json_is_object(json_object_get(json_object_get(sc, "invalid_payload"), "expected")));
     text = json_string_value(
         json_object_get(json_array_get(json_object_get(r, "content"), 0), "text"));
     assert_non_null(strstr(text, "missing required field(s): text"));
