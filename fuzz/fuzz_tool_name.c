@@ -21,7 +21,7 @@ static rein_registry *registry(void)
     if (!reg || rein_skills_register_runners(reg, NULL) ||
         rein_skills_register_builtins(reg, NULL, NULL))
         abort();
-    for (size_t i = 0; i < sizeof(extra) / sizeof(extra[0]); i++) {
+    for (size_t i = 0; i < REIN_ARRAY_SIZE(extra); i++) {
         json_t *m = json_pack("{s:s, s:s, s:{s:s}, s:{s:s, s:s}}", "id", extra[i], "description",
                               "d", "parameters", "type", "object", "runner", "kind", "http", "url",
                               "http://127.0.0.1:9/");

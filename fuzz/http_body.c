@@ -52,7 +52,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         char names[REIN_HTTP_MAX_PARAMS][32];
         char *values[REIN_HTTP_MAX_PARAMS];
         int n = 0;
-        for (size_t i = 0; i < sizeof(patterns) / sizeof(patterns[0]); i++) {
+        for (size_t i = 0; i < REIN_ARRAY_SIZE(patterns); i++) {
             if (rein__http_match(patterns[i], path, arena, names, values, &n)) {
                 for (int j = 0; j < n; j++)
                     (void)rein_store_id_is_valid(values[j]);

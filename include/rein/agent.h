@@ -113,53 +113,72 @@ typedef struct rein_agent_result rein_agent_result;
  * Names
  */
 
-enum rein_agent_mode {
-    REIN_AGENT_MODE_AUTO = 0,    /* success cap 5 */
-    REIN_AGENT_MODE_SINGLE = 1,  /* success cap 1 */
-    REIN_AGENT_MODE_PROPOSE = 2, /* check calls, do not run them */
-};
+/*
+ * Each enum of this section and its name functions come from one list (an X-macro), so the
+ * names cannot drift from the values. Values only grow.
+ *
+ * Modes: auto (success cap 5), single (success cap 1), propose (check calls, do not run them).
+ */
+#define REIN_AGENT_MODE_MAP(X)          X(AUTO, "auto") X(SINGLE, "single") X(PROPOSE, "propose")
+#define REIN__AGENT_MODE_ENUM(id, name) REIN_AGENT_MODE_##id,
+enum rein_agent_mode { REIN_AGENT_MODE_MAP(REIN__AGENT_MODE_ENUM) };
+#undef REIN__AGENT_MODE_ENUM
 /* "auto", "single", "propose". */
 REIN_EXTERN const char *rein_agent_mode_name(enum rein_agent_mode mode);
 /* false (and *out unchanged) for anything else. */
 REIN_EXTERN bool rein_agent_mode_parse(const char *text, enum rein_agent_mode *out);
 
-enum rein_agent_verification {
-    REIN_AGENT_VERIFY_AUTO = 0,
-    REIN_AGENT_VERIFY_FORCE = 1,
-    REIN_AGENT_VERIFY_OFF = 2,
-};
+#define REIN_AGENT_VERIFY_MAP(X)          X(AUTO, "auto") X(FORCE, "force") X(OFF, "off")
+#define REIN__AGENT_VERIFY_ENUM(id, name) REIN_AGENT_VERIFY_##id,
+enum rein_agent_verification { REIN_AGENT_VERIFY_MAP(REIN__AGENT_VERIFY_ENUM) };
+#undef REIN__AGENT_VERIFY_ENUM
 /* "auto", "force", "off". */
 REIN_EXTERN const char *rein_agent_verification_name(enum rein_agent_verification v);
 REIN_EXTERN bool rein_agent_verification_parse(const char *text, enum rein_agent_verification *out);
 
 /*
  * Why a turn stopped (docs/DESIGN.md's list plus three, docs/decisions/0006). Values only grow.
+ *   final_answer    the model answered without tool calls
+ *   max_iterations  the hard cap on model responses
+ *   success_cap     the mode's success cap (a summary follows)
+ *   token_budget    the next request would pass max_tokens
+ *   timeout         timeout_ms passed
+ *   cancelled       the cancel handle was triggered
+ *   provider_error  the model could not be asked
+ *   stalled         loop detection
+ *   max_tool_calls  max_tool_calls reached
+ *   proposed        propose mode: calls are waiting for approval
+ *   error           rein could not go on: the message hook failed, memory
  */
-enum rein_agent_stop {
-    REIN_AGENT_STOP_FINAL_ANSWER = 0, /* the model answered without tool calls */
-    REIN_AGENT_STOP_MAX_ITERATIONS,   /* the hard cap on model responses */
-    REIN_AGENT_STOP_SUCCESS_CAP,      /* the mode's success cap (a summary follows) */
-    REIN_AGENT_STOP_TOKEN_BUDGET,     /* the next request would pass max_tokens */
-    REIN_AGENT_STOP_TIMEOUT,          /* timeout_ms passed */
-    REIN_AGENT_STOP_CANCELLED,        /* the cancel handle was triggered */
-    REIN_AGENT_STOP_PROVIDER_ERROR,   /* the model could not be asked */
-    REIN_AGENT_STOP_STALLED,          /* loop detection */
-    REIN_AGENT_STOP_MAX_TOOL_CALLS,   /* max_tool_calls reached */
-    REIN_AGENT_STOP_PROPOSED,         /* propose mode: calls are waiting for approval */
-    REIN_AGENT_STOP_ERROR,            /* rein could not go on: the message hook failed, memory */
-};
+#define REIN_AGENT_STOP_MAP(X)                                                                     \
+    X(FINAL_ANSWER, "final_answer")                                                                \
+    X(MAX_ITERATIONS, "max_iterations")                                                            \
+    X(SUCCESS_CAP, "success_cap")                                                                  \
+    X(TOKEN_BUDGET, "token_budget")                                                                \
+    X(TIMEOUT, "timeout")                                                                          \
+    X(CANCELLED, "cancelled")                                                                      \
+    X(PROVIDER_ERROR, "provider_error")                                                            \
+    X(STALLED, "stalled")                                                                          \
+    X(MAX_TOOL_CALLS, "max_tool_calls")                                                            \
+    X(PROPOSED, "proposed")                                                                        \
+    X(ERROR, "error")
+#define REIN__AGENT_STOP_ENUM(id, name) REIN_AGENT_STOP_##id,
+enum rein_agent_stop { REIN_AGENT_STOP_MAP(REIN__AGENT_STOP_ENUM) };
+#undef REIN__AGENT_STOP_ENUM
 /* "final_answer", "max_iterations", "success_cap", "token_budget", "timeout", "cancelled",
  * "provider_error", "stalled", "max_tool_calls", "proposed", "error". */
 REIN_EXTERN const char *rein_agent_stop_name(enum rein_agent_stop stop);
 
 /* What the turn is doing (the status event, and a lock's state on the server). */
-enum rein_agent_state {
-    REIN_AGENT_STATE_IDLE = 0,
-    REIN_AGENT_STATE_THINKING,
-    REIN_AGENT_STATE_EXECUTING,
-    REIN_AGENT_STATE_VERIFYING,
-    REIN_AGENT_STATE_WAITING_APPROVAL,
-};
+#define REIN_AGENT_STATE_MAP(X)                                                                    \
+    X(IDLE, "idle")                                                                                \
+    X(THINKING, "thinking")                                                                        \
+    X(EXECUTING, "executing")                                                                      \
+    X(VERIFYING, "verifying")                                                                      \
+    X(WAITING_APPROVAL, "waiting_approval")
+#define REIN__AGENT_STATE_ENUM(id, name) REIN_AGENT_STATE_##id,
+enum rein_agent_state { REIN_AGENT_STATE_MAP(REIN__AGENT_STATE_ENUM) };
+#undef REIN__AGENT_STATE_ENUM
 /* "idle", "thinking", "executing", "verifying", "waiting_approval". */
 REIN_EXTERN const char *rein_agent_state_name(enum rein_agent_state state);
 
@@ -191,17 +210,24 @@ REIN_EXTERN const char *rein_agent_state_name(enum rein_agent_state state);
  *                       answer's, also in the result's meta.claims; before the final event)
  * ---------------------------------------------------------------------------------------*/
 
-enum rein_agent_event_type {
-    REIN_AGENT_EV_STATUS = 1,
-    REIN_AGENT_EV_TEXT_DELTA,
-    REIN_AGENT_EV_TOOL_CALL,
-    REIN_AGENT_EV_TOOL_RESULT,
-    REIN_AGENT_EV_APPROVAL_REQUIRED,
-    REIN_AGENT_EV_VERIFICATION,
-    REIN_AGENT_EV_FINAL,
-    REIN_AGENT_EV_ERROR,
-    REIN_AGENT_EV_CLAIMS,
-};
+/* The event types (from 1) and their names, one list. */
+#define REIN_AGENT_EV_MAP(X)                                                                       \
+    X(STATUS, "status")                                                                            \
+    X(TEXT_DELTA, "text_delta")                                                                    \
+    X(TOOL_CALL, "tool_call")                                                                      \
+    X(TOOL_RESULT, "tool_result")                                                                  \
+    X(APPROVAL_REQUIRED, "approval_required")                                                      \
+    X(VERIFICATION, "verification")                                                                \
+    X(FINAL, "final")                                                                              \
+    X(ERROR, "error")                                                                              \
+    X(CLAIMS, "claims")
+/* Types count from 1: no event has type 0. */
+#define REIN__AGENT_EV_INDEX(id, name) REIN__AGENT_EV_INDEX_##id,
+enum { REIN_AGENT_EV_MAP(REIN__AGENT_EV_INDEX) };
+#define REIN__AGENT_EV_ENUM(id, name) REIN_AGENT_EV_##id = REIN__AGENT_EV_INDEX_##id + 1,
+enum rein_agent_event_type { REIN_AGENT_EV_MAP(REIN__AGENT_EV_ENUM) };
+#undef REIN__AGENT_EV_INDEX
+#undef REIN__AGENT_EV_ENUM
 /* "status", "text_delta", "tool_call", "tool_result", "approval_required", "verification",
  * "final", "error", "claims" (also the SSE event names). */
 REIN_EXTERN const char *rein_agent_event_type_name(enum rein_agent_event_type type);

@@ -19,6 +19,9 @@
 extern "C" {
 #endif
 
+/* The number of elements of an array (an array, not a pointer to one). */
+#define REIN_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
 #if defined(__GNUC__) || defined(__clang__)
 #define REIN_EXTERN          __attribute__((visibility("default")))
 #define REIN_WUR             __attribute__((warn_unused_result))
@@ -137,12 +140,11 @@ REIN_EXTERN char *rein_asprintf(const char *fmt, ...) REIN_PRINTF(1, 2);
  * Logging to stderr, one line per message. The level comes from REIN_LOG
  * (error|warn|info|debug; default warn) the first time anything is logged.
  */
-enum rein_log_level {
-    REIN_LOG_ERROR = 0,
-    REIN_LOG_WARN = 1,
-    REIN_LOG_INFO = 2,
-    REIN_LOG_DEBUG = 3,
-};
+/* Log levels, most severe first; the enum and rein_log_level_parse()'s names, one list. */
+#define REIN_LOG_LEVEL_MAP(X)    X(ERROR, "error") X(WARN, "warn") X(INFO, "info") X(DEBUG, "debug")
+#define REIN__LOG_ENUM(id, name) REIN_LOG_##id,
+enum rein_log_level { REIN_LOG_LEVEL_MAP(REIN__LOG_ENUM) };
+#undef REIN__LOG_ENUM
 /* Called for every message at or below the current level, from the logging thread. */
 typedef void (*rein_log_sink_fn)(enum rein_log_level level, const char *where, const char *msg,
                                  void *userdata);

@@ -57,13 +57,16 @@ typedef struct rein_plan_result rein_plan_result;
  * The plan
  */
 
-enum rein_plan_status {
-    REIN_PLAN_NOT_STARTED = 0,
-    REIN_PLAN_IN_PROGRESS,
-    REIN_PLAN_COMPLETED,
-    REIN_PLAN_BLOCKED,
-    REIN_PLAN_SKIPPED,
-};
+/* A step's (and a plan's) status; the enum and its names come from this one list. */
+#define REIN_PLAN_STATUS_MAP(X)                                                                    \
+    X(NOT_STARTED, "not_started")                                                                  \
+    X(IN_PROGRESS, "in_progress")                                                                  \
+    X(COMPLETED, "completed")                                                                      \
+    X(BLOCKED, "blocked")                                                                          \
+    X(SKIPPED, "skipped")
+#define REIN__PLAN_STATUS_ENUM(id, name) REIN_PLAN_##id,
+enum rein_plan_status { REIN_PLAN_STATUS_MAP(REIN__PLAN_STATUS_ENUM) };
+#undef REIN__PLAN_STATUS_ENUM
 /* "not_started", "in_progress", "completed", "blocked", "skipped". */
 REIN_EXTERN const char *rein_plan_status_name(enum rein_plan_status s);
 /* false (and *out unchanged) for anything else. */
@@ -271,15 +274,21 @@ REIN_EXTERN json_t *rein_plan_replan_manifest(void);
  *   {"type":"error","seq":10,"message":"…"}
  * ---------------------------------------------------------------------------------------*/
 
-enum rein_plan_event_type {
-    REIN_PLAN_EV_PLAN = 1,
-    REIN_PLAN_EV_STEP,
-    REIN_PLAN_EV_VERIFICATION,
-    REIN_PLAN_EV_REPLAN,
-    REIN_PLAN_EV_AGENT,
-    REIN_PLAN_EV_FINAL,
-    REIN_PLAN_EV_ERROR,
-};
+/* The event types (from 1) and their names, one list. */
+#define REIN_PLAN_EV_MAP(X)                                                                        \
+    X(PLAN, "plan")                                                                                \
+    X(STEP, "step")                                                                                \
+    X(VERIFICATION, "verification")                                                                \
+    X(REPLAN, "replan")                                                                            \
+    X(AGENT, "agent")                                                                              \
+    X(FINAL, "final")                                                                              \
+    X(ERROR, "error")
+#define REIN__PLAN_EV_INDEX(id, name) REIN__PLAN_EV_INDEX_##id,
+enum { REIN_PLAN_EV_MAP(REIN__PLAN_EV_INDEX) };
+#define REIN__PLAN_EV_ENUM(id, name) REIN_PLAN_EV_##id = REIN__PLAN_EV_INDEX_##id + 1,
+enum rein_plan_event_type { REIN_PLAN_EV_MAP(REIN__PLAN_EV_ENUM) };
+#undef REIN__PLAN_EV_INDEX
+#undef REIN__PLAN_EV_ENUM
 /* "plan", "step", "verification", "replan", "agent", "final", "error". */
 REIN_EXTERN const char *rein_plan_event_type_name(enum rein_plan_event_type t);
 

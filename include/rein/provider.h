@@ -46,12 +46,19 @@ typedef struct rein_registry rein_registry; /* <rein/tools.h> */
  * Tool calls and responses
  */
 
-enum rein_model_call_status {
-    REIN_MODEL_CALL_OK = 0,           /* a usable name and arguments that parse to an object */
-    REIN_MODEL_CALL_INVALID_JSON = 1, /* the arguments do not parse, or are not an object */
-    REIN_MODEL_CALL_INVALID_NAME = 2, /* empty, symbol-only, too long or not UTF-8 */
-    REIN_MODEL_CALL_INCOMPLETE = 3,   /* the stream ended before the call was finished */
-};
+/*
+ * A tool call's status; the enum and rein_model_call_status_name() come from this list:
+ *   ok            a usable name and arguments that parse to an object
+ *   invalid_json  the arguments do not parse, or are not an object
+ *   invalid_name  empty, symbol-only, too long or not UTF-8
+ *   incomplete    the stream ended before the call was finished
+ */
+#define REIN_MODEL_CALL_STATUS_MAP(X)                                                              \
+    X(OK, "ok")                                                                                    \
+    X(INVALID_JSON, "invalid_json") X(INVALID_NAME, "invalid_name") X(INCOMPLETE, "incomplete")
+#define REIN__MODEL_CALL_ENUM(id, name) REIN_MODEL_CALL_##id,
+enum rein_model_call_status { REIN_MODEL_CALL_STATUS_MAP(REIN__MODEL_CALL_ENUM) };
+#undef REIN__MODEL_CALL_ENUM
 /* "ok", "invalid_json", "invalid_name", "incomplete"; never NULL. */
 REIN_EXTERN const char *rein_model_call_status_name(enum rein_model_call_status status);
 
@@ -126,18 +133,37 @@ REIN_EXTERN json_t *rein_model_response_message(const rein_model_response *r);
 /* ---------------------------------------------------------------------------------------
  * Events while a reply streams
  */
-enum rein_model_event_type {
-    REIN_MEV_TEXT_DELTA = 1,  /* text, len: visible answer text */
-    REIN_MEV_REASONING_DELTA, /* text, len: thinking */
-    REIN_MEV_REFUSAL_DELTA,   /* text, len */
-    REIN_MEV_TOOL_CALL_START, /* index, id, name */
-    REIN_MEV_TOOL_CALL_DELTA, /* index, text, len: a piece of the raw argument string */
-    REIN_MEV_TOOL_CALL_END,   /* index, call: finished, with its status */
-    REIN_MEV_USAGE,           /* input_tokens, output_tokens (-1 unknown) */
-    REIN_MEV_FINISH,          /* finish_reason (the provider's word) */
-    REIN_MEV_RETRY,           /* attempt: the reply is being asked for again; forget every
-                                   delta received so far */
-};
+/*
+ * The event types (from 1) and their names (rein_model_event_type_name), one list:
+ *   text_delta       text, len: visible answer text
+ *   reasoning_delta  text, len: thinking
+ *   refusal_delta    text, len
+ *   tool_call_start  index, id, name
+ *   tool_call_delta  index, text, len: a piece of the raw argument string
+ *   tool_call_end    index, call: finished, with its status
+ *   usage            input_tokens, output_tokens (-1 unknown)
+ *   finish           finish_reason (the provider's word)
+ *   retry            attempt: the reply is being asked for again; forget every delta
+ *                    received so far
+ */
+#define REIN_MEV_MAP(X)                                                                            \
+    X(TEXT_DELTA, "text_delta")                                                                    \
+    X(REASONING_DELTA, "reasoning_delta")                                                          \
+    X(REFUSAL_DELTA, "refusal_delta")                                                              \
+    X(TOOL_CALL_START, "tool_call_start")                                                          \
+    X(TOOL_CALL_DELTA, "tool_call_delta")                                                          \
+    X(TOOL_CALL_END, "tool_call_end")                                                              \
+    X(USAGE, "usage")                                                                              \
+    X(FINISH, "finish")                                                                            \
+    X(RETRY, "retry")
+#define REIN__MEV_INDEX(id, name) REIN__MEV_INDEX_##id,
+enum { REIN_MEV_MAP(REIN__MEV_INDEX) };
+#define REIN__MEV_ENUM(id, name) REIN_MEV_##id = REIN__MEV_INDEX_##id + 1,
+enum rein_model_event_type { REIN_MEV_MAP(REIN__MEV_ENUM) };
+#undef REIN__MEV_INDEX
+#undef REIN__MEV_ENUM
+/* "text_delta", …; "?" for anything else. Static text. */
+REIN_EXTERN const char *rein_model_event_type_name(enum rein_model_event_type type);
 
 struct rein_model_event {
     enum rein_model_event_type type;

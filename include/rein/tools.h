@@ -57,21 +57,23 @@ typedef struct rein_call_result rein_call_result;
 #define REIN_TOOL_DEFAULT_TIMEOUT_MS 30000
 
 /*
- * Error codes of the normalized result (docs/DESIGN.md). REIN_CALL_OK is a successful call.
- * Codes are only ever appended.
+ * Error codes of the normalized result (docs/DESIGN.md). REIN_CALL_OK (0) is a successful
+ * call; the other codes, and rein_call_code_name()/_parse(), come from this one list. Codes
+ * are only ever appended.
  */
-enum rein_call_code {
-    REIN_CALL_OK = 0,
-    REIN_CALL_UNKNOWN_TOOL,
-    REIN_CALL_INVALID_NAME,
-    REIN_CALL_INVALID_ARGUMENTS,
-    REIN_CALL_DENIED,
-    REIN_CALL_TIMEOUT,
-    REIN_CALL_EXECUTION_FAILED,
-    REIN_CALL_CANCELLED,
-    REIN_CALL_INTERNAL,
-    REIN_CALL_INTERRUPTED, /* had started when rein stopped: it may have run (a recovered call) */
-};
+#define REIN_CALL_CODE_MAP(X)                                                                      \
+    X(UNKNOWN_TOOL, "unknown_tool")                                                                \
+    X(INVALID_NAME, "invalid_name")                                                                \
+    X(INVALID_ARGUMENTS, "invalid_arguments")                                                      \
+    X(DENIED, "denied")                                                                            \
+    X(TIMEOUT, "timeout")                                                                          \
+    X(EXECUTION_FAILED, "execution_failed")                                                        \
+    X(CANCELLED, "cancelled")                                                                      \
+    X(INTERNAL, "internal")                                                                        \
+    X(INTERRUPTED, "interrupted") /* had started when rein stopped: it may have run */
+#define REIN__CALL_CODE_ENUM(id, name) REIN_CALL_##id,
+enum rein_call_code { REIN_CALL_OK = 0, REIN_CALL_CODE_MAP(REIN__CALL_CODE_ENUM) };
+#undef REIN__CALL_CODE_ENUM
 /* "unknown_tool", …; NULL for REIN_CALL_OK. Static text. */
 REIN_EXTERN const char *rein_call_code_name(enum rein_call_code code);
 /* The code named text; false for anything else ("ok" is not a code). */
@@ -87,28 +89,42 @@ REIN_EXTERN rein_err rein_call_code_to_err(enum rein_call_code code);
 
 /*
  * The status of a call (docs/DESIGN.md [cortex]): the one enum of the pipeline's result, the
- * ledger, the store and every shape that names it. Values only grow.
+ * ledger, the store and every shape that names it; the enum and its names come from this one
+ * list. Values only grow.
+ *   pending  written before the call runs
+ *   success  ran and succeeded
+ *   error    ran (or started to) and failed: timeout, execution_failed, …
+ *   invalid  could not run: name, arguments or policy
  */
-enum rein_call_status {
-    REIN_CALL_PENDING = 0, /* written before the call runs */
-    REIN_CALL_SUCCESS,     /* ran and succeeded */
-    REIN_CALL_ERROR,       /* ran (or started to) and failed: timeout, execution_failed, … */
-    REIN_CALL_INVALID,     /* could not run: name, arguments or policy */
-};
+#define REIN_CALL_STATUS_MAP(X)                                                                    \
+    X(PENDING, "pending") X(SUCCESS, "success") X(ERROR, "error") X(INVALID, "invalid")
+#define REIN__CALL_STATUS_ENUM(id, name) REIN_CALL_##id,
+enum rein_call_status { REIN_CALL_STATUS_MAP(REIN__CALL_STATUS_ENUM) };
+#undef REIN__CALL_STATUS_ENUM
 /* "pending", "success", "error", "invalid"; "unknown" for a value out of range. Static. */
 REIN_EXTERN const char *rein_call_status_name(enum rein_call_status status);
 /* The status named text; false (and *out unchanged) for anything else. */
 REIN_EXTERN bool rein_call_status_parse(const char *text, enum rein_call_status *out);
 
-/* How rein_registry_resolve() found the tool. */
-enum rein_repair {
-    REIN_REPAIR_EXACT = 0,
-    REIN_REPAIR_CASE,          /* "Echo" → "echo" */
-    REIN_REPAIR_SEPARATORS,    /* "fileSearch", "file-search", "File Search" → "file_search" */
-    REIN_REPAIR_PREFIX,        /* "functions.echo", "tools.echo" → "echo" */
-    REIN_REPAIR_EDIT_DISTANCE, /* "calculater" → "calculator" */
-};
-/* "exact", "case", "separators", "prefix", "edit_distance". */
+/*
+ * How rein_registry_resolve() found the tool; the enum and rein_repair_name() come from this
+ * one list:
+ *   EXACT          the name as registered
+ *   CASE           "Echo" → "echo"
+ *   SEPARATORS     "fileSearch", "file-search", "File Search" → "file_search"
+ *   PREFIX         "functions.echo", "tools.echo" → "echo"
+ *   EDIT_DISTANCE  "calculater" → "calculator"
+ */
+#define REIN_REPAIR_MAP(X)                                                                         \
+    X(EXACT, "exact")                                                                              \
+    X(CASE, "case")                                                                                \
+    X(SEPARATORS, "separators")                                                                    \
+    X(PREFIX, "prefix")                                                                            \
+    X(EDIT_DISTANCE, "edit_distance")
+#define REIN__REPAIR_ENUM(id, name) REIN_REPAIR_##id,
+enum rein_repair { REIN_REPAIR_MAP(REIN__REPAIR_ENUM) };
+#undef REIN__REPAIR_ENUM
+/* "exact", "case", "separators", "prefix", "edit_distance"; "exact" for anything else. */
 REIN_EXTERN const char *rein_repair_name(enum rein_repair how);
 
 /* ---------------------------------------------------------------------------------------------

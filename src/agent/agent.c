@@ -44,17 +44,14 @@ static const char confidence_section[] =
 
 /* ---- names ---- */
 
-static const char *const mode_names[] = {"auto", "single", "propose"};
-static const char *const verification_names[] = {"auto", "force", "off"};
-static const char *const stop_names[] = {
-    "final_answer",   "max_iterations", "success_cap",    "token_budget", "timeout", "cancelled",
-    "provider_error", "stalled",        "max_tool_calls", "proposed",     "error",
-};
-static const char *const state_names[] = {"idle", "thinking", "executing", "verifying",
-                                          "waiting_approval"};
+#define NAME(id, name) name,
+static const char *const mode_names[] = {REIN_AGENT_MODE_MAP(NAME)};
+static const char *const verification_names[] = {REIN_AGENT_VERIFY_MAP(NAME)};
+static const char *const stop_names[] = {REIN_AGENT_STOP_MAP(NAME)};
+static const char *const state_names[] = {REIN_AGENT_STATE_MAP(NAME)};
+#undef NAME
 
-#define NAME_OF(table, v)                                                                          \
-    ((size_t)(v) < sizeof(table) / sizeof((table)[0]) ? (table)[(size_t)(v)] : "unknown")
+#define NAME_OF(table, v) ((size_t)(v) < REIN_ARRAY_SIZE(table) ? (table)[(size_t)(v)] : "unknown")
 
 const char *rein_agent_mode_name(enum rein_agent_mode mode)
 {
@@ -63,7 +60,7 @@ const char *rein_agent_mode_name(enum rein_agent_mode mode)
 
 bool rein_agent_mode_parse(const char *text, enum rein_agent_mode *out)
 {
-    for (size_t i = 0; text && i < sizeof(mode_names) / sizeof(mode_names[0]); i++) {
+    for (size_t i = 0; text && i < REIN_ARRAY_SIZE(mode_names); i++) {
         if (strcasecmp(text, mode_names[i]) == 0) {
             *out = (enum rein_agent_mode)i;
             return true;
@@ -79,8 +76,7 @@ const char *rein_agent_verification_name(enum rein_agent_verification v)
 
 bool rein_agent_verification_parse(const char *text, enum rein_agent_verification *out)
 {
-    for (size_t i = 0; text && i < sizeof(verification_names) / sizeof(verification_names[0]);
-         i++) {
+    for (size_t i = 0; text && i < REIN_ARRAY_SIZE(verification_names); i++) {
         if (strcasecmp(text, verification_names[i]) == 0) {
             *out = (enum rein_agent_verification)i;
             return true;

@@ -13,6 +13,8 @@
 
 #include <rein/agent.h>
 
+#include "core/internal.h"
+
 #include <pthread.h>
 #include <stdatomic.h>
 

@@ -46,14 +46,7 @@ static uint64_t mix(uint64_t h)
 
 uint64_t rein__hash_bytes(uint64_t h, const void *p, size_t n)
 {
-    const unsigned char *s = p;
-
-    h ^= 0xcbf29ce484222325ULL;
-    for (size_t i = 0; i < n; i++) {
-        h ^= s[i];
-        h *= 0x100000001b3ULL;
-    }
-    return mix(h ^ n);
+    return mix(rein__fnv1a64(h ^ REIN_FNV64_INIT, p, n) ^ n);
 }
 
 static bool is_volatile(const char *key)
@@ -63,7 +56,7 @@ static bool is_volatile(const char *key)
         "created_at", "updated_at", "latency_ms", "duration_ms", "elapsed_ms", "meta",
     };
 
-    for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+    for (size_t i = 0; i < REIN_ARRAY_SIZE(keys); i++) {
         if (strcmp(key, keys[i]) == 0)
             return true;
     }

@@ -9,22 +9,13 @@
 #include <stdio.h>
 #include <string.h>
 
-static const char *const type_names[] = {
-    "",
-    "status",
-    "text_delta",
-    "tool_call",
-    "tool_result",
-    "approval_required",
-    "verification",
-    "final",
-    "error",
-    "claims",
-};
+#define NAME(id, name) name,
+static const char *const type_names[] = {"", REIN_AGENT_EV_MAP(NAME)};
+#undef NAME
 
 const char *rein_agent_event_type_name(enum rein_agent_event_type type)
 {
-    if ((size_t)type >= sizeof(type_names) / sizeof(type_names[0]) || type == 0)
+    if ((size_t)type >= REIN_ARRAY_SIZE(type_names) || type == 0)
         return "unknown";
     return type_names[type];
 }

@@ -537,7 +537,7 @@ double rein_agent_stated_confidence(const char *text)
     static const char *const words[] = {"confidence", "置信度", "信心"};
     double best = -1;
 
-    for (size_t w = 0; w < sizeof(words) / sizeof(words[0]); w++) {
+    for (size_t w = 0; w < REIN_ARRAY_SIZE(words); w++) {
         size_t wl = strlen(words[w]);
         for (const char *p = text; (p = strcasestr(p, words[w])) != NULL; p += wl) {
             const char *q = p + wl;

@@ -338,7 +338,7 @@ static enum lang lang_of(const char *lang)
     const char *slash = lang ? strrchr(lang, '/') : NULL;
     const char *ext = dot && (!slash || dot > slash) ? dot + 1 : lang;
 
-    for (size_t i = 0; ext && i < sizeof(map) / sizeof(map[0]); i++) {
+    for (size_t i = 0; ext && i < REIN_ARRAY_SIZE(map); i++) {
         if (strcmp(map[i].ext, ext) == 0)
             return map[i].l;
     }

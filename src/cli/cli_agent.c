@@ -20,7 +20,7 @@ bool cli_provider_configured(const struct cli_setup *s)
     for (size_t i = 0; !found && i < s->nflags; i++)
         found = strcmp(s->flags[i][0], "record") != 0;
 
-    for (size_t i = 0; !found && i < sizeof(env) / sizeof(env[0]); i++) {
+    for (size_t i = 0; !found && i < REIN_ARRAY_SIZE(env); i++) {
         const char *v = getenv(env[i]);
         found = v && v[0];
     }

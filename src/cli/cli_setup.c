@@ -33,7 +33,7 @@ int cli_setup_option(struct cli_setup *s, const char *flag, const char *value)
             s->roots[s->nroots++] = value;
         return CLI_EXIT_OK;
     }
-    for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++) {
+    for (size_t k = 0; k < REIN_ARRAY_SIZE(keys); k++) {
         if (strcmp(flag, keys[k][0]) == 0) {
             if (s->nflags >= CLI_MAX_FLAGS)
                 return cli_usage_error("too many provider settings");

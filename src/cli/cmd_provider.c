@@ -230,7 +230,7 @@ static int cmd_parse(int argc, char **argv)
     }
     if (o.tools) {
         o.opt.tool_names = names;
-        o.opt.tool_name_count = split_names(o.tools, names, sizeof(names) / sizeof(names[0]));
+        o.opt.tool_name_count = split_names(o.tools, names, REIN_ARRAY_SIZE(names));
     }
     if ((o.jsonl || ends_with(o.path, ".stream.jsonl") || ends_with(o.path, ".chunks.txt")) &&
         (o.fmt == REIN_WIRE_OPENAI_SSE || o.fmt == REIN_WIRE_ANTHROPIC_SSE))
@@ -305,22 +305,12 @@ static int cmd_caps(int argc, char **argv)
 
 static void print_event(const struct rein_model_event *ev, void *userdata)
 {
-    static const char *const names[] = {"",
-                                        "text_delta",
-                                        "reasoning_delta",
-                                        "refusal_delta",
-                                        "tool_call_start",
-                                        "tool_call_delta",
-                                        "tool_call_end",
-                                        "usage",
-                                        "finish",
-                                        "retry"};
     json_t *j = json_object();
 
     (void)userdata;
     if (!j)
         return;
-    json_object_set_new(j, "event", json_string(names[ev->type]));
+    json_object_set_new(j, "event", json_string(rein_model_event_type_name(ev->type)));
     if (ev->text)
         json_object_set_new(j, "text", json_stringn(ev->text, ev->len));
     if (ev->type >= REIN_MEV_TOOL_CALL_START && ev->type <= REIN_MEV_TOOL_CALL_END)

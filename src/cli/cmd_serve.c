@@ -115,7 +115,7 @@ static int serve_option(void *opts, const char *a, const char *v)
             o->setup.rules_first = true;
         return CLI_EXIT_OK;
     }
-    for (size_t k = 0; k < sizeof(nums) / sizeof(nums[0]); k++) {
+    for (size_t k = 0; k < REIN_ARRAY_SIZE(nums); k++) {
         int64_t ms;
         if (strcmp(a, nums[k].name) != 0)
             continue;

@@ -1,6 +1,6 @@
 /*
  * The library-internal interface of core: small helpers that every module of librein may use
- * and that would otherwise be written once per module (an array's length, a hex digit, FNV-1a
+ * and that would otherwise be written once per module (a hex digit, FNV-1a
  * hashing, the one libcurl global-init guard, a cancellable libcurl transfer, ${VAR}
  * expansion). It is not installed and not part of the API; unlike a module's private
  * `*_int.h`, any file under src/ may include it (docs/decisions/0013, scripts/modgraph.sh).
@@ -14,9 +14,6 @@
 #include <rein/json.h>
 
 #include <curl/curl.h>
-
-/* The number of elements of an array (not a pointer). */
-#define REIN_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
 /* The value of a hexadecimal digit (either case), or -1 for any other byte. */
 static inline int rein__hex_digit(char c)

@@ -7,6 +7,8 @@
  * or path, a skill's stderr) are written as \xNN, so what a client sends can neither forge a
  * log line (CR, LF) nor drive the terminal that shows the log (ESC, BS).
  */
+#include "core/internal.h"
+
 #include <rein/core.h>
 
 #include <pthread.h>
@@ -21,11 +23,13 @@ static atomic_int current_level = -1;
 static rein_log_sink_fn sink_fn;
 static void *sink_userdata;
 
-static const char *const level_names[] = {"error", "warn", "info", "debug"};
+#define NAME(id, name) name,
+static const char *const level_names[] = {REIN_LOG_LEVEL_MAP(NAME)};
+#undef NAME
 
 bool rein_log_level_parse(const char *text, enum rein_log_level *out)
 {
-    for (int i = 0; text && i < 4; i++) {
+    for (size_t i = 0; text && i < REIN_ARRAY_SIZE(level_names); i++) {
         if (strcasecmp(text, level_names[i]) == 0) {
             *out = (enum rein_log_level)i;
             return true;

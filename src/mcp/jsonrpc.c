@@ -18,7 +18,7 @@ static const char *const versions[] = {"2025-11-25", "2025-06-18", "2025-03-26"}
 
 bool rein__mcp_version_supported(const char *version)
 {
-    for (size_t i = 0; version && i < sizeof(versions) / sizeof(versions[0]); i++) {
+    for (size_t i = 0; version && i < REIN_ARRAY_SIZE(versions); i++) {
         if (strcmp(version, versions[i]) == 0)
             return true;
     }
@@ -60,7 +60,7 @@ static const char *const levels[] = {"debug", "info",     "notice", "warning",
 
 int rein__mcp_level_index(const char *level)
 {
-    for (int i = 0; level && i < (int)(sizeof(levels) / sizeof(levels[0])); i++) {
+    for (int i = 0; level && i < (int)(REIN_ARRAY_SIZE(levels)); i++) {
         if (strcmp(level, levels[i]) == 0)
             return i;
     }
@@ -69,7 +69,7 @@ int rein__mcp_level_index(const char *level)
 
 const char *rein__mcp_level_name(int index)
 {
-    if (index < 0 || index >= (int)(sizeof(levels) / sizeof(levels[0])))
+    if (index < 0 || index >= (int)(REIN_ARRAY_SIZE(levels)))
         return "info";
     return levels[index];
 }

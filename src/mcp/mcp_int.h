@@ -10,6 +10,8 @@
 #include <rein/mcp.h>
 #include <rein/store.h>
 
+#include "core/internal.h"
+
 #include <pthread.h>
 #include <stdatomic.h>
 

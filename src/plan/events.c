@@ -7,24 +7,13 @@
 
 #include <string.h>
 
+#define NAME(id, name) name,
+static const char *const type_names[] = {"error", REIN_PLAN_EV_MAP(NAME)};
+#undef NAME
+
 const char *rein_plan_event_type_name(enum rein_plan_event_type t)
 {
-    switch (t) {
-    case REIN_PLAN_EV_PLAN:
-        return "plan";
-    case REIN_PLAN_EV_STEP:
-        return "step";
-    case REIN_PLAN_EV_VERIFICATION:
-        return "verification";
-    case REIN_PLAN_EV_REPLAN:
-        return "replan";
-    case REIN_PLAN_EV_AGENT:
-        return "agent";
-    case REIN_PLAN_EV_FINAL:
-        return "final";
-    default:
-        return "error";
-    }
+    return (size_t)t < REIN_ARRAY_SIZE(type_names) ? type_names[t] : "error";
 }
 
 static void write_step(struct rein_jw *w, int step)

@@ -15,31 +15,20 @@
 #include <stdio.h>
 #include <string.h>
 
+#define NAME(id, name) name,
+static const char *const status_names[] = {REIN_PLAN_STATUS_MAP(NAME)};
+#undef NAME
+
 const char *rein_plan_status_name(enum rein_plan_status s)
 {
-    switch (s) {
-    case REIN_PLAN_IN_PROGRESS:
-        return "in_progress";
-    case REIN_PLAN_COMPLETED:
-        return "completed";
-    case REIN_PLAN_BLOCKED:
-        return "blocked";
-    case REIN_PLAN_SKIPPED:
-        return "skipped";
-    default:
-        return "not_started";
-    }
+    return (size_t)s < REIN_ARRAY_SIZE(status_names) ? status_names[s] : "not_started";
 }
 
 bool rein_plan_status_parse(const char *text, enum rein_plan_status *out)
 {
-    static const enum rein_plan_status all[] = {REIN_PLAN_NOT_STARTED, REIN_PLAN_IN_PROGRESS,
-                                                REIN_PLAN_COMPLETED, REIN_PLAN_BLOCKED,
-                                                REIN_PLAN_SKIPPED};
-
-    for (size_t i = 0; text && i < sizeof(all) / sizeof(all[0]); i++) {
-        if (strcmp(text, rein_plan_status_name(all[i])) == 0) {
-            *out = all[i];
+    for (size_t i = 0; text && i < REIN_ARRAY_SIZE(status_names); i++) {
+        if (strcmp(text, status_names[i]) == 0) {
+            *out = (enum rein_plan_status)i;
             return true;
         }
     }

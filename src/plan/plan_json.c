@@ -316,7 +316,7 @@ static bool known_member(const char *key)
 
     if (strncmp(key, "x-", 2) == 0)
         return true;
-    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+    for (size_t i = 0; i < REIN_ARRAY_SIZE(names); i++) {
         if (strcmp(key, names[i]) == 0)
             return true;
     }
@@ -445,7 +445,7 @@ static rein_err check_entry(const json_t *e, const char *path, size_t k, rein_er
         return bad(err, path, "entry %zu must be an object", k);
     if (!json_is_string(json_object_get(e, "tool")))
         return bad(err, path, "entry %zu has no \"tool\" (a string)", k);
-    for (size_t s = 0; st && s < sizeof(statuses) / sizeof(statuses[0]); s++)
+    for (size_t s = 0; st && s < REIN_ARRAY_SIZE(statuses); s++)
         ok = ok || strcmp(st, statuses[s]) == 0;
     if (!ok)
         return bad(err, path, "entry %zu: \"status\" must be pending, success, error or invalid",

@@ -890,15 +890,8 @@ rein_err rein__call_decide(rein_model_call *c, bool reply_complete)
 
 uint64_t rein__hash64(uint64_t h, const void *data, size_t len)
 {
-    const unsigned char *p = data;
-
-    if (!h)
-        h = 0xcbf29ce484222325ULL;
-    for (size_t i = 0; i < len; i++) {
-        h ^= p[i];
-        h *= 0x100000001b3ULL;
-    }
-    return h;
+    /* 0 starts a new hash; the ids made from it must stay stable (recordings replay them). */
+    return rein__fnv1a64(h ? h : REIN_FNV64_INIT, data, len);
 }
 
 void rein__call_id_make(uint64_t seed, size_t index, const char *name, char out[REIN_ID_MAX])

@@ -56,7 +56,7 @@
 static const struct rein__preset presets[] = {REIN__PRESETS(PRESET_ROW)};
 #define PRESET_NAME(name, ...) name,
 static const char *const preset_names[] = {REIN__PRESETS(PRESET_NAME) NULL};
-#define NPRESETS (sizeof(presets) / sizeof(presets[0]))
+#define NPRESETS REIN_ARRAY_SIZE(presets)
 
 const char *const *rein_provider_names(void)
 {
@@ -118,7 +118,7 @@ static bool table_lookup(const char *model, struct rein_model_caps *caps)
 {
     size_t best = 0;
 
-    for (size_t i = 0; i < sizeof(caps_table) / sizeof(caps_table[0]); i++) {
+    for (size_t i = 0; i < REIN_ARRAY_SIZE(caps_table); i++) {
         size_t n = prefix_len(model, caps_table[i].prefix);
         if (n > best) {
             best = n;
@@ -238,11 +238,11 @@ rein_err rein__config_copy(struct rein_provider_config *dst, const struct rein_p
         src->record,   src->replay, src->anthropic_version, src->user_agent};
 
     *dst = *src;
-    for (size_t i = 0; i < sizeof(dslots) / sizeof(dslots[0]); i++)
+    for (size_t i = 0; i < REIN_ARRAY_SIZE(dslots); i++)
         *dslots[i] = NULL;
     dst->caps = NULL;
     dst->ncaps = 0;
-    for (size_t i = 0; i < sizeof(dslots) / sizeof(dslots[0]); i++) {
+    for (size_t i = 0; i < REIN_ARRAY_SIZE(dslots); i++) {
         if (dup_into(dslots[i], sslots[i])) {
             rein__config_release(dst);
             return REIN_ENOMEM;
@@ -424,7 +424,7 @@ static rein_err set_number(rein_provider_config *cfg, const char *key, const cha
                 {"retry_max_wait_ms", 6}};
     int64_t v;
 
-    for (size_t i = 0; i < sizeof(nums) / sizeof(nums[0]); i++) {
+    for (size_t i = 0; i < REIN_ARRAY_SIZE(nums); i++) {
         if (strcmp(key, nums[i].key) != 0)
             continue;
         if (!parse_i64(value, &v))
@@ -527,7 +527,7 @@ rein_err rein_provider_config_from_env(rein_provider_config *cfg, rein_error *er
                 {"REIN_RECORD", "record"},        {"REIN_REPLAY", "replay"},
                 {"REIN_TEXT_CALLS", "text_calls"}};
 
-    for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++) {
+    for (size_t i = 0; i < REIN_ARRAY_SIZE(vars); i++) {
         const char *v = getenv(vars[i].env);
         if (!v || !*v)
             continue;

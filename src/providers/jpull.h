@@ -146,8 +146,7 @@ static inline void jfields(const struct jdoc *d, int obj, const struct jkey *key
         i = jnext(d, i + 1);
     }
 }
-#define JFIELDS(d, obj, keys, out)                                                                 \
-    jfields((d), (obj), (keys), (int)(sizeof(keys) / sizeof((keys)[0])), (out))
+#define JFIELDS(d, obj, keys, out) jfields((d), (obj), (keys), (int)REIN_ARRAY_SIZE(keys), (out))
 
 /* The i-th element of the array at arr, or -1. */
 static inline int jat(const struct jdoc *d, int arr, int idx)

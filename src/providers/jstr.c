@@ -12,23 +12,12 @@
 
 static const char replacement[] = "\xEF\xBF\xBD"; /* U+FFFD */
 
-static int hexval(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
 static bool hex4(const char *s, uint32_t *out)
 {
     uint32_t v = 0;
 
     for (int i = 0; i < 4; i++) {
-        int h = hexval(s[i]);
+        int h = rein__hex_digit(s[i]);
         if (h < 0)
             return false;
         v = (v << 4) | (uint32_t)h;

@@ -20,6 +20,8 @@
 #include <rein/json.h>
 #include <rein/provider.h>
 
+#include "core/internal.h"
+
 struct curl_slist;
 
 /* ---------------------------------------------------------------------------------------

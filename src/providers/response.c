@@ -4,15 +4,25 @@
  */
 #include "provider_int.h"
 
+#include "core/internal.h"
+
 #include <string.h>
 
-static const char *const status_names[] = {"ok", "invalid_json", "invalid_name", "incomplete"};
+#define NAME(id, name) name,
+static const char *const status_names[] = {REIN_MODEL_CALL_STATUS_MAP(NAME)};
+static const char *const event_names[] = {"?", REIN_MEV_MAP(NAME)};
+#undef NAME
 
 const char *rein_model_call_status_name(enum rein_model_call_status status)
 {
-    if ((unsigned)status < sizeof(status_names) / sizeof(status_names[0]))
+    if ((unsigned)status < REIN_ARRAY_SIZE(status_names))
         return status_names[status];
     return "?";
+}
+
+const char *rein_model_event_type_name(enum rein_model_event_type type)
+{
+    return (unsigned)type < REIN_ARRAY_SIZE(event_names) ? event_names[type] : "?";
 }
 
 const char *rein_model_call_id(const rein_model_call *c)
@@ -118,7 +128,7 @@ enum rein_finish rein_model_response_finish(const rein_model_response *r)
 
     if (!r->finish_reason)
         return REIN_FINISH_NONE;
-    for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++) {
+    for (size_t i = 0; i < REIN_ARRAY_SIZE(map); i++) {
         if (strcmp(r->finish_reason, map[i].word) == 0)
             return map[i].f;
     }

@@ -431,7 +431,7 @@ static json_t *coerce(const json_t *schema, const json_t *aliases, const char *s
     if (strcmp(type, "boolean") == 0) {
         static const char *const yes[] = {"true", "yes", "on", "1", "是", "对"};
         static const char *const no[] = {"false", "no", "off", "0", "否", "不"};
-        for (size_t i = 0; i < sizeof(yes) / sizeof(yes[0]); i++) {
+        for (size_t i = 0; i < REIN_ARRAY_SIZE(yes); i++) {
             if (strcasecmp(s, yes[i]) == 0)
                 return json_true();
             if (strcasecmp(s, no[i]) == 0)

@@ -157,7 +157,7 @@ static size_t list_filler(const char *p)
         "[",      "]",        "(",         ")",       "{",      "}",      ":",     "$",
         "€",      "£",        "¥",         "￥",      "/",
     };
-    for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++) {
+    for (size_t i = 0; i < REIN_ARRAY_SIZE(words); i++) {
         if (starts(p, words[i]))
             return strlen(words[i]);
     }
@@ -179,7 +179,7 @@ static size_t unit_after(const char *p)
         return 0;
     if (n)
         return n;
-    for (size_t i = 0; i < sizeof(zh) / sizeof(zh[0]); i++) {
+    for (size_t i = 0; i < REIN_ARRAY_SIZE(zh); i++) {
         if (strncmp(p, zh[i], strlen(zh[i])) == 0)
             return strlen(zh[i]);
     }
@@ -300,7 +300,7 @@ const char *rein__args_statistic(const char *word, size_t len)
         n--;
     w[n] = '\0';
     for (int pass = 0; pass < 2; pass++) {
-        for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++) {
+        for (size_t i = 0; i < REIN_ARRAY_SIZE(words); i++) {
             if (strcasecmp(w, words[i].word) == 0)
                 return words[i].op;
         }
@@ -572,7 +572,7 @@ char *rein__args_expression(const char *text)
             p++;
             continue;
         }
-        for (size_t i = 0; i < sizeof(phrases) / sizeof(phrases[0]) && !matched; i++) {
+        for (size_t i = 0; i < REIN_ARRAY_SIZE(phrases) && !matched; i++) {
             if (!phrase_at(p, phrases[i].words, &n))
                 continue;
             matched = true;
@@ -862,7 +862,7 @@ const char *rein__args_log_level(const char *text)
     size_t b, e, gb, ge;
 
     /* the least severe level named is the minimum: "warnings and errors" is warn */
-    for (size_t i = 0; i < sizeof(levels) / sizeof(levels[0]); i++) {
+    for (size_t i = 0; i < REIN_ARRAY_SIZE(levels); i++) {
         if (search(levels[i].which, text, &b, &e, &gb, &ge))
             return levels[i].level;
     }

@@ -63,7 +63,7 @@ static const char *const not_local[] = {
 
 static bool mentions_outside(const char *s)
 {
-    for (size_t i = 0; i < sizeof(not_local) / sizeof(not_local[0]); i++) {
+    for (size_t i = 0; i < REIN_ARRAY_SIZE(not_local); i++) {
         if (strcasestr(s, not_local[i]))
             return true;
     }
@@ -88,7 +88,7 @@ static bool folder_of(const char *where, char **dir)
     *dir = NULL;
     if (!w)
         return false;
-    for (size_t i = 0; i < sizeof(places) / sizeof(places[0]); i++) {
+    for (size_t i = 0; i < REIN_ARRAY_SIZE(places); i++) {
         if (strcasecmp(w, places[i]) == 0) {
             rein_free(w);
             return true;
@@ -476,4 +476,4 @@ const struct rein__row rein__router_rows[] = {
     {"calculator", EN, "^(?<expr>.+)$", x_expr},
 };
 
-const size_t rein__router_nrows = sizeof(rein__router_rows) / sizeof(rein__router_rows[0]);
+const size_t rein__router_nrows = REIN_ARRAY_SIZE(rein__router_rows);

@@ -142,7 +142,7 @@ static const char *op_name(const char *op, enum rein__lang lang)
         {"product", "product", "乘积", "乘積"},
         {"count", "count", "个数", "個數"},
     };
-    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+    for (size_t i = 0; i < REIN_ARRAY_SIZE(names); i++) {
         if (strcmp(names[i].op, op) == 0)
             return L(lang, names[i].en, names[i].hans, names[i].hant);
     }
@@ -231,7 +231,7 @@ static void render_log(struct rein__text *t, const json_t *out, const json_t *ar
              (long long)matched);
     if (json_object_size(by) > 0) {
         adds(t, L(lang, " By level: ", "按级别：", "依等級："));
-        for (size_t k = 0; k < sizeof(level_order) / sizeof(level_order[0]); k++) {
+        for (size_t k = 0; k < REIN_ARRAY_SIZE(level_order); k++) {
             const json_t *c = json_object_get(by, level_order[k]);
             if (!c)
                 continue;
@@ -284,7 +284,7 @@ static void render_other(struct rein__text *t, const json_t *out)
         add_scalar(t, out);
         return;
     }
-    for (size_t i = 0; i < sizeof(text_keys) / sizeof(text_keys[0]); i++) {
+    for (size_t i = 0; i < REIN_ARRAY_SIZE(text_keys); i++) {
         v = json_object_get(out, text_keys[i]);
         if (v && !json_is_object(v) && !json_is_array(v) && json_object_size(out) <= 2) {
             add_scalar(t, v);
@@ -397,7 +397,7 @@ void rein__rules_unroutable(const rein_model_request *req, const struct rein__ru
         const char *id = tool ? rein_tool_id(tool) : NULL;
         const json_t *ex = json_array_get(json_object_get(rein_tool_manifest(tool), "examples"), 0);
         const char *line = NULL;
-        for (size_t k = 0; id && k < sizeof(skills) / sizeof(skills[0]); k++) {
+        for (size_t k = 0; id && k < REIN_ARRAY_SIZE(skills); k++) {
             if (strcmp(skills[k].tool, id) == 0)
                 line = L(lang, skills[k].en, skills[k].hans, skills[k].hant);
         }

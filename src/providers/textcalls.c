@@ -108,7 +108,7 @@ static bool read_call(struct scan *sc, const struct jdoc *d, int i)
     args = JGET(d, i, "arguments");
     if (args < 0)
         args = JGET(d, i, "parameters");
-    if (!jis(d, name, JSMN_STRING) || args < 0 || sc->nf >= sizeof(sc->f) / sizeof(sc->f[0]))
+    if (!jis(d, name, JSMN_STRING) || args < 0 || sc->nf >= REIN_ARRAY_SIZE(sc->f))
         return false;
     f = &sc->f[sc->nf];
     f->name = d->js + d->t[name].start;
@@ -503,7 +503,7 @@ static void xml_value(struct rein_jw *w, const char *v, size_t n)
     }
     for (size_t i = 0; i < n;) {
         size_t e = 0;
-        for (; e < sizeof(ents) / sizeof(ents[0]); e++) {
+        for (; e < REIN_ARRAY_SIZE(ents); e++) {
             size_t el = strlen(ents[e].ent);
             if (n - i >= el && memcmp(v + i, ents[e].ent, el) == 0) {
                 buf[k++] = ents[e].c;
@@ -511,7 +511,7 @@ static void xml_value(struct rein_jw *w, const char *v, size_t n)
                 break;
             }
         }
-        if (e == sizeof(ents) / sizeof(ents[0]))
+        if (e == REIN_ARRAY_SIZE(ents))
             buf[k++] = v[i++];
     }
     rein_jw_strn(w, buf, k);

@@ -572,11 +572,11 @@ static rein_err compile_type(struct comp *c, struct snode *n, json_t *t)
         if (!json_is_string(s))
             return kw_error(c, "type", "must be a type name or an array of them, got %s",
                             rein_json_type_name(s));
-        for (k = 0; k < sizeof(names) / sizeof(names[0]); k++) {
+        for (k = 0; k < REIN_ARRAY_SIZE(names); k++) {
             if (strcmp(json_string_value(s), names[k].name) == 0)
                 break;
         }
-        if (k == sizeof(names) / sizeof(names[0]))
+        if (k == REIN_ARRAY_SIZE(names))
             return kw_error(c, "type",
                             "unknown type \"%.40s\" (expected null, boolean, object, array, "
                             "string, number or integer)",

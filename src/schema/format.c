@@ -39,7 +39,7 @@ static const struct {
 
 enum sformat rein__format_id(const char *name)
 {
-    for (size_t i = 0; i < sizeof(formats) / sizeof(formats[0]); i++) {
+    for (size_t i = 0; i < REIN_ARRAY_SIZE(formats); i++) {
         if (strcmp(formats[i].name, name) == 0)
             return formats[i].id;
     }

@@ -75,7 +75,7 @@ bool rein__dialect_known(const char *uri, struct sdialect *out)
         {"https://json-schema.org/draft-04/schema", SV_DRAFT7},
     };
 
-    for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++) {
+    for (size_t i = 0; i < REIN_ARRAY_SIZE(known); i++) {
         if (uri_eq(uri, known[i].uri)) {
             out->version = known[i].version;
             out->vocab = VOC_DEFAULT;
@@ -109,7 +109,7 @@ static int vocab_bit(const char *uri)
         tail = uri + 44;
     if (!tail)
         return 0;
-    for (size_t i = 0; i < sizeof(vocabs) / sizeof(vocabs[0]); i++) {
+    for (size_t i = 0; i < REIN_ARRAY_SIZE(vocabs); i++) {
         if (strcmp(tail, vocabs[i].name) == 0)
             return vocabs[i].bit;
     }

@@ -9,13 +9,7 @@
 
 size_t rein__schema_hash(const char *s, size_t len)
 {
-    uint64_t h = 1469598103934665603ull;
-
-    for (size_t i = 0; i < len; i++) {
-        h ^= (unsigned char)s[i];
-        h *= 1099511628211ull;
-    }
-    return (size_t)h;
+    return (size_t)rein__fnv1a64(REIN_FNV64_INIT, s, len);
 }
 
 static size_t key_hash(const struct smap *m, const void *key)

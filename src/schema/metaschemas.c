@@ -172,7 +172,7 @@ const char *rein__metaschema_text(const char *uri)
 {
     size_t n = rein__uri_base_len(uri);
 
-    for (size_t i = 0; i < sizeof(metaschemas) / sizeof(metaschemas[0]); i++) {
+    for (size_t i = 0; i < REIN_ARRAY_SIZE(metaschemas); i++) {
         if (strlen(metaschemas[i].uri) == n && strncmp(metaschemas[i].uri, uri, n) == 0)
             return metaschemas[i].text;
     }

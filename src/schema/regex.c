@@ -19,17 +19,6 @@
     "\\x{3000}\\x{feff}"
 #define COMPILE_OPTIONS (PCRE2_UTF | PCRE2_DOLLAR_ENDONLY | PCRE2_ALLOW_EMPTY_CLASS)
 
-static int hexval(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
 /* Parses exactly n hex digits at s; -1 when they are not there. */
 static long hex_n(const char *s, size_t left, size_t n)
 {
@@ -38,7 +27,7 @@ static long hex_n(const char *s, size_t left, size_t n)
     if (left < n)
         return -1;
     for (size_t i = 0; i < n; i++) {
-        int h = hexval(s[i]);
+        int h = rein__hex_digit(s[i]);
         if (h < 0)
             return -1;
         v = v * 16 + h;
@@ -130,7 +119,7 @@ static void property_name(struct tr *t, const char *name, size_t len)
         len -= (size_t)(eq + 1 - name);
         name = eq + 1;
     }
-    for (size_t k = 0; k < sizeof(long_names) / sizeof(long_names[0]); k++) {
+    for (size_t k = 0; k < REIN_ARRAY_SIZE(long_names); k++) {
         if (strlen(long_names[k][0]) == len && memcmp(long_names[k][0], name, len) == 0) {
             puts_(t, long_names[k][1]);
             return;
@@ -204,8 +193,8 @@ static size_t escape(struct tr *t, const char *src, size_t len, size_t i, bool i
         if (i + 2 < len && src[i + 2] == '{') {
             size_t j = i + 3;
             cp = 0;
-            while (j < len && hexval(src[j]) >= 0 && cp <= 0x10FFFF)
-                cp = cp * 16 + hexval(src[j++]);
+            while (j < len && rein__hex_digit(src[j]) >= 0 && cp <= 0x10FFFF)
+                cp = cp * 16 + rein__hex_digit(src[j++]);
             if (j == i + 3 || j >= len || src[j] != '}' || cp > 0x10FFFF)
                 break;
             put_cp(t, cp);

@@ -14,6 +14,8 @@
 #include <rein/arena.h>
 #include <rein/schema.h>
 
+#include "core/internal.h"
+
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <pcre2.h>
 

@@ -204,17 +204,6 @@ bool rein__uri_is_absolute(const char *uri)
     return p.has_scheme;
 }
 
-static int hexval(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
 bool rein__uri_pct_decode(const char *s, size_t len, char *out, size_t out_size)
 {
     size_t o = 0;
@@ -224,8 +213,8 @@ bool rein__uri_pct_decode(const char *s, size_t len, char *out, size_t out_size)
         if (c == '%') {
             if (i + 2 >= len)
                 return false;
-            int hi = hexval(s[i + 1]);
-            int lo = hexval(s[i + 2]);
+            int hi = rein__hex_digit(s[i + 1]);
+            int lo = rein__hex_digit(s[i + 2]);
             if (hi < 0 || lo < 0)
                 return false;
             c = (char)(hi * 16 + lo);

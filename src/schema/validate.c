@@ -233,7 +233,7 @@ static void types_write(struct mbuf *m, unsigned types)
     const char *names[8];
     size_t n = 0;
 
-    for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++) {
+    for (size_t i = 0; i < REIN_ARRAY_SIZE(order); i++) {
         if (!(types & order[i].bit))
             continue;
         if (order[i].bit == ST_INTEGER && (types & ST_NUMBER))

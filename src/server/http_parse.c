@@ -11,17 +11,6 @@
 #include <string.h>
 #include <strings.h>
 
-static int hexval(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
 bool rein__http_pct_decode(const char *in, size_t len, bool plus_space, char *out, size_t *out_len)
 {
     size_t o = 0;
@@ -32,8 +21,8 @@ bool rein__http_pct_decode(const char *in, size_t len, bool plus_space, char *ou
             int hi, lo;
             if (i + 2 >= len)
                 return false;
-            hi = hexval(in[i + 1]);
-            lo = hexval(in[i + 2]);
+            hi = rein__hex_digit(in[i + 1]);
+            lo = rein__hex_digit(in[i + 2]);
             if (hi < 0 || lo < 0 || (hi == 0 && lo == 0))
                 return false;
             out[o++] = (char)(hi * 16 + lo);
@@ -135,12 +124,13 @@ bool rein__http_traceparent(const char *value, char out[REIN_TRACE_ID_LEN + 1])
     /* Version 00 is exactly 55 bytes; later versions may append fields after a '-'. */
     if (len > 55 && (value[55] != '-' || strncmp(value, "00", 2) == 0))
         return false;
-    if (hexval(value[0]) < 0 || hexval(value[1]) < 0 || strncmp(value, "ff", 2) == 0 ||
-        (value[0] >= 'A' && value[0] <= 'F') || (value[1] >= 'A' && value[1] <= 'F'))
+    if (rein__hex_digit(value[0]) < 0 || rein__hex_digit(value[1]) < 0 ||
+        strncmp(value, "ff", 2) == 0 || (value[0] >= 'A' && value[0] <= 'F') ||
+        (value[1] >= 'A' && value[1] <= 'F'))
         return false;
     if (!lower_hex(value + 3, 32) || !lower_hex(value + 36, 16))
         return false;
-    if (hexval(value[53]) < 0 || hexval(value[54]) < 0)
+    if (rein__hex_digit(value[53]) < 0 || rein__hex_digit(value[54]) < 0)
         return false;
     memcpy(out, value + 3, 32);
     out[32] = '\0';

@@ -161,7 +161,7 @@ rein_metric *rein_metrics_family(rein_metrics *m, enum rein_metric_kind kind, co
     }
     if (kind == REIN_METRIC_HISTOGRAM && !buckets) {
         buckets = default_buckets;
-        nbuckets = sizeof(default_buckets) / sizeof(default_buckets[0]);
+        nbuckets = REIN_ARRAY_SIZE(default_buckets);
     }
     if (nbuckets > REIN_METRIC_MAX_BUCKETS) {
         rein_error_set(err, REIN_EINVAL, "metric %s: at most %d buckets", name,
@@ -462,7 +462,7 @@ static const char *method_label(const char *method)
     static const char *const known[] = {"GET",     "HEAD",    "POST",  "PUT",  "DELETE",
                                         "OPTIONS", "CONNECT", "TRACE", "PATCH"};
 
-    for (size_t i = 0; method && i < sizeof(known) / sizeof(known[0]); i++) {
+    for (size_t i = 0; method && i < REIN_ARRAY_SIZE(known); i++) {
         if (strcmp(method, known[i]) == 0)
             return known[i];
     }

@@ -37,7 +37,7 @@ static const char *content_type_of(const char *name)
 {
     size_t len = strlen(name);
 
-    for (size_t i = 0; i < sizeof(content_types) / sizeof(content_types[0]); i++) {
+    for (size_t i = 0; i < REIN_ARRAY_SIZE(content_types); i++) {
         size_t slen = strlen(content_types[i].suffix);
         if (len > slen && strcmp(name + len - slen, content_types[i].suffix) == 0)
             return content_types[i].type;
@@ -86,7 +86,7 @@ static void serve_asset(rein_request *req, const char *name)
         rein_request_reply_error(req, 404, "not_found", "the page has no file %.100s", name);
         return;
     }
-    for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++) {
+    for (size_t i = 0; i < REIN_ARRAY_SIZE(fixed); i++) {
         if (rein_request_set_header(req, fixed[i][0], fixed[i][1]) != REIN_OK)
             goto out_nomem;
     }

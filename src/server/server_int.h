@@ -9,6 +9,8 @@
 #include <rein/arena.h>
 #include <rein/server.h>
 
+#include "core/internal.h"
+
 #define REIN_HTTP_MAX_PARAMS 8
 
 /*

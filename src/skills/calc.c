@@ -227,7 +227,7 @@ static bool parse_name(struct parser *p, double *out)
     for (size_t i = 0; i < n; i++)
         name[i] = (char)(name[i] >= 'A' && name[i] <= 'Z' ? name[i] + 32 : name[i]);
     if (peek(p, '(')) {
-        for (size_t i = 0; i < sizeof(functions) / sizeof(functions[0]); i++) {
+        for (size_t i = 0; i < REIN_ARRAY_SIZE(functions); i++) {
             if (strcmp(functions[i].name, name) == 0)
                 return parse_call(p, &functions[i], start, out);
         }

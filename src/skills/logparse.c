@@ -92,7 +92,7 @@ const char *rein__skills_log_level_normalize(const char *word, size_t len)
     /* Apache's trace1 … trace8 */
     if (len == 6 && strncasecmp(word, "trace", 5) == 0 && word[5] >= '1' && word[5] <= '8')
         return rein__logparse_levels[0];
-    for (size_t i = 0; i < sizeof(level_words) / sizeof(level_words[0]); i++) {
+    for (size_t i = 0; i < REIN_ARRAY_SIZE(level_words); i++) {
         if (strlen(level_words[i].word) == len && strncasecmp(word, level_words[i].word, len) == 0)
             return rein__logparse_levels[level_words[i].rank];
     }
@@ -251,7 +251,7 @@ json_t *rein__logparse_auto(const char *line, size_t len, pcre2_match_data *md, 
         REIN__SKILLS_LOG_SYSLOG, REIN__SKILLS_LOG_LOGFMT};
     json_t *fallback = NULL;
 
-    for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++) {
+    for (size_t i = 0; i < REIN_ARRAY_SIZE(order); i++) {
         json_t *rec;
         if (depth > 0 && order[i] == REIN__SKILLS_LOG_CRI)
             continue;

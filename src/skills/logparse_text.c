@@ -450,7 +450,7 @@ static json_t *parse_python(const char *line, size_t len, pcre2_match_data *md, 
     struct groups g;
     struct rein__logrec r;
 
-    for (size_t i = 0; i < sizeof(layouts) / sizeof(layouts[0]); i++) {
+    for (size_t i = 0; i < REIN_ARRAY_SIZE(layouts); i++) {
         if (!run(layouts[i].p, line, len, 0, md, &g))
             continue;
         if (!rein__logrec_init(&r, REIN__SKILLS_LOG_PYTHON))
@@ -583,7 +583,7 @@ static json_t *parse_plain(const char *line, size_t len, pcre2_match_data *md, b
     struct groups g;
     struct rein__logrec r;
 
-    for (size_t i = 0; i < sizeof(layouts) / sizeof(layouts[0]); i++) {
+    for (size_t i = 0; i < REIN_ARRAY_SIZE(layouts); i++) {
         if (!run(layouts[i].p, line, len, 0, md, &g))
             continue;
         if (!rein__logrec_init(&r, REIN__SKILLS_LOG_PLAIN))

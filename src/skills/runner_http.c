@@ -122,7 +122,7 @@ static struct curl_slist *request_headers(const struct http_runner *h,
     char line[REIN_ID_MAX + 256];
 
     const char *fixed[] = {"Content-Type: application/json", "Accept: application/json", "Expect:"};
-    for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++) {
+    for (size_t i = 0; i < REIN_ARRAY_SIZE(fixed); i++) {
         next = curl_slist_append(list, fixed[i]);
         if (!next)
             goto fail;

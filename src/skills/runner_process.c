@@ -138,7 +138,7 @@ static const char *const log_levels[] = {"debug", "info",     "notice", "warning
 
 static bool is_log_level(const char *s)
 {
-    for (size_t i = 0; s && i < sizeof(log_levels) / sizeof(log_levels[0]); i++) {
+    for (size_t i = 0; s && i < REIN_ARRAY_SIZE(log_levels); i++) {
         if (strcmp(s, log_levels[i]) == 0)
             return true;
     }

@@ -13,6 +13,8 @@
 
 #include <rein/store.h>
 
+#include "core/internal.h"
+
 #include <pthread.h>
 
 struct rein__store_ops {

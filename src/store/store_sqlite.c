@@ -86,7 +86,7 @@ static const char *const migrations[] = {
      * without reading every conversation. */
     "CREATE INDEX conversations_running ON conversations(id) WHERE state = 'running';",
 };
-#define SCHEMA_VERSION ((int)(sizeof(migrations) / sizeof(migrations[0])))
+#define SCHEMA_VERSION ((int)REIN_ARRAY_SIZE(migrations))
 
 #define CONV_COLS "id, title, state, metadata, created_ms, updated_ms, message_count"
 #define LEDGER_COLS                                                                                \

@@ -135,16 +135,10 @@ static int hex4(const char *p)
     int v = 0;
 
     for (int i = 0; i < 4; i++) {
-        char c = p[i];
-        v <<= 4;
-        if (c >= '0' && c <= '9')
-            v |= c - '0';
-        else if (c >= 'a' && c <= 'f')
-            v |= c - 'a' + 10;
-        else if (c >= 'A' && c <= 'F')
-            v |= c - 'A' + 10;
-        else
+        int d = rein__hex_digit(p[i]);
+        if (d < 0)
             return -1;
+        v = (v << 4) | d;
     }
     return v;
 }

@@ -20,20 +20,19 @@
 #define DEFAULT_MAX_ARGS_BYTES ((size_t)4 << 20)
 #define MAX_MESSAGE_BYTES      4096
 
-enum stage {
-    ST_NAME,
-    ST_REPAIR,
-    ST_PARSE,
-    ST_PREFLIGHT,
-    ST_POLICY,
-    ST_EXECUTE,
-    ST_NORMALIZE,
-    ST_COUNT,
-};
-
-static const char *const stage_names[ST_COUNT] = {
-    "name_check", "repair", "parse", "preflight", "policy", "execute", "normalize",
-};
+/* The pipeline's steps in order, and their names in steps_json: one list. */
+#define STAGES(X)                                                                                  \
+    X(ST_NAME, "name_check")                                                                       \
+    X(ST_REPAIR, "repair")                                                                         \
+    X(ST_PARSE, "parse")                                                                           \
+    X(ST_PREFLIGHT, "preflight")                                                                   \
+    X(ST_POLICY, "policy")                                                                         \
+    X(ST_EXECUTE, "execute")                                                                       \
+    X(ST_NORMALIZE, "normalize")
+#define STAGE_ENUM(id, name) id,
+#define STAGE_NAME(id, name) name,
+enum stage { STAGES(STAGE_ENUM) ST_COUNT };
+static const char *const stage_names[ST_COUNT] = {STAGES(STAGE_NAME)};
 
 struct step_rec {
     uint8_t stage;
@@ -79,21 +78,21 @@ struct rein_call_result {
 
 /* ---- codes ---- */
 
-static const char *const code_names[] = {
-    NULL,      "unknown_tool",     "invalid_name", "invalid_arguments", "denied",
-    "timeout", "execution_failed", "cancelled",    "internal",          "interrupted",
-};
+#define NAME(id, name) name,
+static const char *const code_names[] = {NULL, REIN_CALL_CODE_MAP(NAME)};
+static const char *const repair_names[] = {REIN_REPAIR_MAP(NAME)};
+#undef NAME
 
 const char *rein_call_code_name(enum rein_call_code code)
 {
-    if ((size_t)code >= sizeof(code_names) / sizeof(code_names[0]))
+    if ((size_t)code >= REIN_ARRAY_SIZE(code_names))
         return "internal";
     return code_names[code];
 }
 
 bool rein_call_code_parse(const char *text, enum rein_call_code *out)
 {
-    for (size_t i = 1; text && i < sizeof(code_names) / sizeof(code_names[0]); i++) {
+    for (size_t i = 1; text && i < REIN_ARRAY_SIZE(code_names); i++) {
         if (strcmp(text, code_names[i]) == 0) {
             *out = (enum rein_call_code)i;
             return true;
@@ -148,18 +147,7 @@ rein_err rein_call_code_to_err(enum rein_call_code code)
 
 const char *rein_repair_name(enum rein_repair how)
 {
-    switch (how) {
-    case REIN_REPAIR_CASE:
-        return "case";
-    case REIN_REPAIR_SEPARATORS:
-        return "separators";
-    case REIN_REPAIR_PREFIX:
-        return "prefix";
-    case REIN_REPAIR_EDIT_DISTANCE:
-        return "edit_distance";
-    default:
-        return "exact";
-    }
+    return (size_t)how < REIN_ARRAY_SIZE(repair_names) ? repair_names[how] : "exact";
 }
 
 /* Calls that could not run are invalid; calls that started (or were stopped) are errors. */
@@ -1251,7 +1239,7 @@ static const char *payload_message(const rein_call_result *r)
     const char *m = r->message ? r->message : "";
     static const char *const leads[] = {"invalid tool name: ", "unknown tool: "};
 
-    for (size_t i = 0; i < sizeof(leads) / sizeof(leads[0]); i++) {
+    for (size_t i = 0; i < REIN_ARRAY_SIZE(leads); i++) {
         size_t n = strlen(leads[i]);
         if (strncmp(m, leads[i], n) == 0)
             return m + n;

@@ -86,12 +86,9 @@ struct rein_ledger {
     void *hook_data;
 };
 
-static const char *const status_names[] = {
-    [REIN_CALL_PENDING] = "pending",
-    [REIN_CALL_SUCCESS] = "success",
-    [REIN_CALL_ERROR] = "error",
-    [REIN_CALL_INVALID] = "invalid",
-};
+#define NAME(id, name) name,
+static const char *const status_names[] = {REIN_CALL_STATUS_MAP(NAME)};
+#undef NAME
 
 const char *rein_call_status_name(enum rein_call_status status)
 {

@@ -204,11 +204,7 @@ rein_err rein_registry_add_runner_kind(rein_registry *reg, const struct rein_run
 
 static uint32_t hash_name(const char *s, size_t len)
 {
-    uint32_t h = 2166136261u;
-
-    for (size_t i = 0; i < len; i++)
-        h = (h ^ (unsigned char)s[i]) * 16777619u;
-    return h;
+    return rein__fnv1a32(REIN_FNV32_INIT, s, len);
 }
 
 /* Rebuilds the id table with room for n tools (load factor at most one half); force rebuilds

@@ -304,7 +304,7 @@ static size_t prefix_len(const char *name, size_t len)
 {
     static const char *const prefixes[] = {"functions.", "tools."};
 
-    for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++) {
+    for (size_t i = 0; i < REIN_ARRAY_SIZE(prefixes); i++) {
         size_t n = strlen(prefixes[i]);
         if (len > n && strncasecmp(name, prefixes[i], n) == 0)
             return n;

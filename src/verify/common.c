@@ -26,12 +26,12 @@ static const char *const mode_names[] = {"default", "minimal", "standard", "thor
 
 const char *rein_verify_mode_name(enum rein_verify_mode m)
 {
-    return (unsigned)m < sizeof(mode_names) / sizeof(mode_names[0]) ? mode_names[m] : "unknown";
+    return (unsigned)m < REIN_ARRAY_SIZE(mode_names) ? mode_names[m] : "unknown";
 }
 
 bool rein_verify_mode_parse(const char *text, enum rein_verify_mode *out)
 {
-    for (size_t i = 1; text && i < sizeof(mode_names) / sizeof(mode_names[0]); i++) {
+    for (size_t i = 1; text && i < REIN_ARRAY_SIZE(mode_names); i++) {
         if (strcmp(text, mode_names[i]) == 0) {
             *out = (enum rein_verify_mode)i;
             return true;
@@ -75,13 +75,12 @@ static const char *const format_names[] = {"auto",   "none", "ctest", "cmocka", 
 
 const char *rein_verify_format_name(enum rein_verify_format f)
 {
-    return (unsigned)f < sizeof(format_names) / sizeof(format_names[0]) ? format_names[f]
-                                                                        : "unknown";
+    return (unsigned)f < REIN_ARRAY_SIZE(format_names) ? format_names[f] : "unknown";
 }
 
 bool rein_verify_format_parse(const char *text, enum rein_verify_format *out)
 {
-    for (size_t i = 0; text && i < sizeof(format_names) / sizeof(format_names[0]); i++) {
+    for (size_t i = 0; text && i < REIN_ARRAY_SIZE(format_names); i++) {
         if (strcmp(text, format_names[i]) == 0) {
             *out = (enum rein_verify_format)i;
             return true;

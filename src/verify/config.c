@@ -623,8 +623,7 @@ static rein_err parse_when(struct vctx *c, const json_t *obj, const char *path,
     for (i = 0; i < (json_is_array(v) ? json_array_size(v) : 1); i++) {
         bool known = false;
         item = json_is_array(v) ? json_array_get(v, i) : (json_t *)v;
-        for (size_t k = 0; json_is_string(item) && k < sizeof(conditions) / sizeof(*conditions);
-             k++) {
+        for (size_t k = 0; json_is_string(item) && k < REIN_ARRAY_SIZE(conditions); k++) {
             if (strcmp(conditions[k].name, json_string_value(item)) == 0) {
                 known = true;
                 p->when |= conditions[k].bit;
@@ -824,7 +823,7 @@ static rein_err parse_protocol(struct vctx *c, const json_t *protocols, const ch
     if (!json_is_object(obj))
         return verr(c, REIN_EINVAL, protocols, name, obj, path,
                     "a protocol must be a mapping with \"steps\"");
-    for (size_t i = 0; i < sizeof(builtins) / sizeof(builtins[0]); i++) {
+    for (size_t i = 0; i < REIN_ARRAY_SIZE(builtins); i++) {
         if (strcmp(builtins[i].name, name) == 0)
             b = &builtins[i];
     }
@@ -1033,7 +1032,7 @@ rein_verify_config *rein_verify_config_find(const char *dir, rein_error *err)
 {
     static const char *const names[] = {"rein-verify.yaml", "rein-verify.yml", "rein-verify.json"};
 
-    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+    for (size_t i = 0; i < REIN_ARRAY_SIZE(names); i++) {
         char *path = dir ? rein_asprintf("%s/%s", dir, names[i]) : rein_strdup(names[i]);
         rein_verify_config *cfg;
         if (!path) {

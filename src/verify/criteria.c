@@ -118,7 +118,7 @@ static bool word_at(const char *s, const char *stem)
             return false;
     }
     /* simplify → simplifies, simplified */
-    for (size_t e = 0; e < sizeof(en_endings) / sizeof(en_endings[0]); e++) {
+    for (size_t e = 0; e < REIN_ARRAY_SIZE(en_endings); e++) {
         const char *end = en_endings[e];
         size_t en = strlen(end), k = 0;
         size_t base = n;
@@ -137,14 +137,14 @@ static void find_verbs(const char *goal, bool found[V_COUNT], const char *word[V
     for (const char *s = goal; *s; s++) {
         if (s != goal && is_letter(s[-1]))
             continue;
-        for (size_t i = 0; i < sizeof(en_verbs) / sizeof(en_verbs[0]); i++) {
+        for (size_t i = 0; i < REIN_ARRAY_SIZE(en_verbs); i++) {
             if (!found[en_verbs[i].v] && word_at(s, en_verbs[i].stem)) {
                 found[en_verbs[i].v] = true;
                 word[en_verbs[i].v] = en_verbs[i].stem;
             }
         }
     }
-    for (size_t i = 0; i < sizeof(zh_verbs) / sizeof(zh_verbs[0]); i++) {
+    for (size_t i = 0; i < REIN_ARRAY_SIZE(zh_verbs); i++) {
         if (!found[zh_verbs[i].v] && strstr(goal, zh_verbs[i].word)) {
             found[zh_verbs[i].v] = true;
             word[zh_verbs[i].v] = zh_verbs[i].word;
@@ -160,7 +160,7 @@ static size_t clause_len(const char *s)
     size_t i = 0;
 
     for (; s[i] && !strchr(".;!?\n", s[i]); i++) {
-        for (size_t k = 0; k < sizeof(ends) / sizeof(ends[0]); k++) {
+        for (size_t k = 0; k < REIN_ARRAY_SIZE(ends); k++) {
             if (strncmp(s + i, ends[k], 3) == 0)
                 return i;
         }
@@ -181,7 +181,7 @@ static json_t *find_constraints(const char *goal)
     }
     for (char *p = low; *p; p++)
         *p = lower(*p);
-    for (size_t i = 0; i < sizeof(constraint_marks) / sizeof(constraint_marks[0]); i++) {
+    for (size_t i = 0; i < REIN_ARRAY_SIZE(constraint_marks); i++) {
         const char *at = strstr(low, constraint_marks[i]);
         size_t off, n;
         char clause[160];
@@ -240,7 +240,7 @@ static rein_err build_yaml(const rein_verify_project *pj, struct crit *c, size_t
                                         "FUNCTIONALITY", "ARCHITECT", "TODO"};
     rein_err rc = rein_buf_adds(y, "protocols:\n");
 
-    for (size_t k = 0; !rc && k < sizeof(order) / sizeof(order[0]); k++) {
+    for (size_t k = 0; !rc && k < REIN_ARRAY_SIZE(order); k++) {
         const char *name = order[k];
         const char *steps = rein__verify_project_steps(pj, name);
         enum rein_verify_priority pr = REIN_VERIFY_P2;

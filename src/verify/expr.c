@@ -271,7 +271,7 @@ static struct rein__expr *parse_ident(struct parser *p)
             e->b = name[0] == 't';
         return e;
     }
-    for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++) {
+    for (size_t i = 0; i < REIN_ARRAY_SIZE(vars); i++) {
         if (strcmp(vars[i].name, name) == 0) {
             e = node(p, N_VAR, vars[i].type);
             if (e)
@@ -319,7 +319,7 @@ static bool take_cmp(struct parser *p, enum cmp_op *op)
     } ops[] = {{"==", OP_EQ}, {"!=", OP_NE}, {"<=", OP_LE},
                {">=", OP_GE}, {"<", OP_LT},  {">", OP_GT}};
 
-    for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++) {
+    for (size_t i = 0; i < REIN_ARRAY_SIZE(ops); i++) {
         if (take_sym(p, ops[i].sym)) {
             *op = ops[i].op;
             return true;

@@ -241,7 +241,7 @@ const char *rein_verify_judge_verdict_name(enum rein_verify_judge_verdict v)
 {
     static const char *const names[] = {"PASS", "FAIL", "NEEDS_REVIEW", "UNVERIFIABLE"};
 
-    return (unsigned)v < sizeof(names) / sizeof(names[0]) ? names[v] : "UNVERIFIABLE";
+    return (unsigned)v < REIN_ARRAY_SIZE(names) ? names[v] : "UNVERIFIABLE";
 }
 
 enum rein_verify_judge_verdict rein_verify_judge_verdict(const json_t *reply)

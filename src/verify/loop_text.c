@@ -310,7 +310,7 @@ bool rein__loop_blocked(const char *text, size_t len, char *why, size_t why_len)
             eol = end;
         while (p < eol && strchr(" \t*_>-#", *p) && *p)
             p++;
-        for (size_t m = 0; m < sizeof(marks) / sizeof(marks[0]); m++) {
+        for (size_t m = 0; m < REIN_ARRAY_SIZE(marks); m++) {
             size_t ml = strlen(marks[m]);
             if ((size_t)(eol - p) >= ml && memcmp(p, marks[m], ml) == 0) {
                 const char *w = p + ml;

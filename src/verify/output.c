@@ -1293,7 +1293,7 @@ static void finish_tests(rein_verify_output *o, struct rein_verify_counts *c, js
     tap_finish(&o->tap);
     if (o->junit && !rein__junit_finish(o->junit, &junit, o->want_diags ? &jdiags : NULL))
         *ok = false;
-    for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++) {
+    for (size_t i = 0; i < REIN_ARRAY_SIZE(order); i++) {
         const struct rein__tests *t = order[i].t;
         if (!wants(o, order[i].fmt) || !t->found)
             continue;

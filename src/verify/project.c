@@ -478,7 +478,7 @@ char *rein_verify_project_yaml(const rein_verify_project *pj)
     if (!rc)
         rc = rein_buf_adds(&b, "# Edit the commands to fit; `rein verify --help` describes the "
                                "format.\nprotocols:\n");
-    for (i = 0; !rc && i < sizeof(protos) / sizeof(protos[0]); i++) {
+    for (i = 0; !rc && i < REIN_ARRAY_SIZE(protos); i++) {
         const char *steps = rein__verify_project_steps(pj, protos[i].name);
         if (!steps[0])
             continue;

@@ -100,7 +100,7 @@ static char *conditions_reason(unsigned when)
     char *out;
 
     rein_buf_init(&b, 4096);
-    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+    for (size_t i = 0; i < REIN_ARRAY_SIZE(names); i++) {
         if ((when & names[i].bit) &&
             (rein_buf_adds(&b, b.len ? ", " : "") || rein_buf_adds(&b, names[i].text))) {
             rein_buf_release(&b);

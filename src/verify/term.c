@@ -70,8 +70,7 @@ static const char *const reason_names[] = {
 
 const char *rein_verify_stop_reason_name(enum rein_verify_stop_reason r)
 {
-    return (unsigned)r < sizeof(reason_names) / sizeof(reason_names[0]) ? reason_names[r]
-                                                                        : "unknown";
+    return (unsigned)r < REIN_ARRAY_SIZE(reason_names) ? reason_names[r] : "unknown";
 }
 
 const char *rein_verify_stop_reason_text(enum rein_verify_stop_reason r)
@@ -93,7 +92,7 @@ const char *rein_verify_stop_reason_text(enum rein_verify_stop_reason r)
                                         "the agent's model could not be asked",
                                         "rein could not go on"};
 
-    return (unsigned)r < sizeof(texts) / sizeof(texts[0]) ? texts[r] : "the loop stopped";
+    return (unsigned)r < REIN_ARRAY_SIZE(texts) ? texts[r] : "the loop stopped";
 }
 
 /* What a refuted claim said, from its key "claim:KIND:SUBJECT" (SUBJECT may hold ':'). */

@@ -10,6 +10,8 @@
 #include <rein/buf.h>
 #include <rein/schema.h>
 
+#include "core/internal.h"
+
 /* ---- SHA-256 (FIPS 180-4), for tree hashes, state hashes and failure signatures ---- */
 
 struct rein__sha256 {

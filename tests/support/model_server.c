@@ -221,7 +221,7 @@ static rein_err check_scenario(const json_t *doc, rein_error *err)
 
     json_object_foreach((json_t *)doc, key, v)
     {
-        size_t i, n = sizeof(scenario_members) / sizeof(scenario_members[0]);
+        size_t i, n = REIN_ARRAY_SIZE(scenario_members);
         for (i = 0; i < n && strcmp(key, scenario_members[i]) != 0; i++)
             ;
         if (i == n)

@@ -193,9 +193,9 @@ static bool oa_check_message(const json_t *m, size_t i, struct ms_verdict *v)
     if (!json_object_get(m, "role"))
         return OA_FAIL(v, "missing_required_parameter", rein_asprintf("messages[%zu].role", i),
                        "Missing required parameter: 'messages[%zu].role'.", i);
-    for (r = 0; role && r < sizeof(roles) / sizeof(roles[0]) && strcmp(role, roles[r]) != 0; r++)
+    for (r = 0; role && r < REIN_ARRAY_SIZE(roles) && strcmp(role, roles[r]) != 0; r++)
         ;
-    if (!role || r == sizeof(roles) / sizeof(roles[0]))
+    if (!role || r == REIN_ARRAY_SIZE(roles))
         return OA_FAIL(v, "invalid_value", rein_asprintf("messages[%zu].role", i),
                        "Invalid value: '%s'. Supported values are: 'system', 'assistant', 'user', "
                        "'function', 'tool', and 'developer'.",

@@ -34,7 +34,7 @@ enum ms_format ms__format_parse(const char *name)
     static const enum ms_format all[] = {MS_FMT_AUTO, MS_FMT_OPENAI, MS_FMT_ANTHROPIC,
                                          MS_FMT_OLLAMA};
 
-    for (size_t i = 0; name && i < sizeof(all) / sizeof(all[0]); i++) {
+    for (size_t i = 0; name && i < REIN_ARRAY_SIZE(all); i++) {
         if (strcmp(name, ms__format_name(all[i])) == 0)
             return all[i];
     }
@@ -214,8 +214,7 @@ static rein_err check_members(const json_t *obj, const struct member *tab, size_
     return REIN_OK;
 }
 
-#define CHECK(obj, tab, where)                                                                     \
-    check_members((obj), (tab), sizeof(tab) / sizeof((tab)[0]), (where), err)
+#define CHECK(obj, tab, where) check_members((obj), (tab), REIN_ARRAY_SIZE(tab), (where), err)
 
 static rein_err check_calls(const json_t *calls, const char *where, rein_error *err)
 {
@@ -270,7 +269,7 @@ static rein_err check_sub(const json_t *parent, const char *key, const struct me
 }
 
 #define CHECK_SUB(parent, key, tab)                                                                \
-    check_sub((parent), (key), (tab), sizeof(tab) / sizeof((tab)[0]), where, err)
+    check_sub((parent), (key), (tab), REIN_ARRAY_SIZE(tab), where, err)
 
 static rein_err check_format_member(const json_t *obj, const char *where, rein_error *err)
 {
@@ -316,7 +315,7 @@ static rein_err check_reply(const json_t *spec, const char *where, rein_error *e
     if (!rc && fault) {
         snprintf(at, sizeof(at), "%s.fault", where);
         rc = check_sub(fault, "error_event", error_event_members,
-                       sizeof(error_event_members) / sizeof(error_event_members[0]), at, err);
+                       REIN_ARRAY_SIZE(error_event_members), at, err);
     }
     if (!rc && json_object_get(spec, "wrap_lines") &&
         strcmp(json_string_value(json_object_get(spec, "wrap_lines")), "sse") != 0)

@@ -294,7 +294,7 @@ static const char *finish_for(enum ms_format f, const char *given)
 {
     int col = f == MS_FMT_ANTHROPIC ? 1 : f == MS_FMT_OLLAMA ? 2 : 0;
 
-    for (size_t i = 0; i < sizeof(finish_map) / sizeof(finish_map[0]); i++) {
+    for (size_t i = 0; i < REIN_ARRAY_SIZE(finish_map); i++) {
         for (int j = 0; j < 3; j++) {
             if (strcmp(given, finish_map[i][j]) == 0)
                 return finish_map[i][col];

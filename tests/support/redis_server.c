@@ -17,7 +17,7 @@ static const char *find_redis(void)
     static const char *const paths[] = {"/usr/bin/redis-server", "/usr/local/bin/redis-server",
                                         "/usr/sbin/redis-server"};
 
-    for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
+    for (size_t i = 0; i < REIN_ARRAY_SIZE(paths); i++) {
         if (access(paths[i], X_OK) == 0)
             return paths[i];
     }
