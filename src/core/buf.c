@@ -7,11 +7,21 @@
  */
 #include <rein/buf.h>
 
+#include <assert.h>
 #include <stdio.h>
 #include <string.h>
 
 /* Never written: a buffer with alloc == 0 only ever reads it. */
 static char empty_slot[1];
+
+/* The invariants of buf.h, checked after every change (Debug builds). */
+static inline void check(const struct rein_buf *b)
+{
+    assert(b->ptr != NULL && b->ptr[b->len] == '\0');
+    assert(b->alloc == 0 ? b->ptr == empty_slot && b->len == 0 : b->len < b->alloc);
+    assert(b->len + 1 <= b->max);
+    (void)b;
+}
 
 void rein_buf_init(struct rein_buf *b, size_t max)
 {
@@ -65,6 +75,7 @@ rein_err rein_buf_add(struct rein_buf *b, const void *data, size_t len)
     memcpy(b->ptr + b->len, data, len);
     b->len += len;
     b->ptr[b->len] = '\0';
+    check(b);
     return REIN_OK;
 }
 
@@ -91,6 +102,7 @@ rein_err rein_buf_addvf(struct rein_buf *b, const char *fmt, va_list ap)
         return REIN_EINVAL;
     if (b->alloc && (size_t)n < b->alloc - b->len) {
         b->len += (size_t)n;
+        check(b);
         return REIN_OK;
     }
     rc = rein_buf_grow(b, (size_t)n);
@@ -101,6 +113,7 @@ rein_err rein_buf_addvf(struct rein_buf *b, const char *fmt, va_list ap)
     }
     vsnprintf(b->ptr + b->len, b->alloc - b->len, fmt, ap);
     b->len += (size_t)n;
+    check(b);
     return REIN_OK;
 }
 
@@ -121,6 +134,7 @@ void rein_buf_truncate(struct rein_buf *b, size_t n)
         return;
     b->len = n;
     b->ptr[n] = '\0';
+    check(b);
 }
 
 void rein_buf_reset(struct rein_buf *b)

@@ -12,6 +12,7 @@
  */
 #include "plan_int.h"
 
+#include <assert.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -147,6 +148,8 @@ rein_err rein__plan_set_deps(rein_plan *p, size_t i, const int *deps, size_t n)
     }
     for (size_t k = 0; k < n; k++) {
         bool seen = false;
+        /* The step's invariant (plan_int.h): callers checked the indices already. */
+        assert(deps[k] >= 0 && (size_t)deps[k] < p->n && (size_t)deps[k] != i);
         for (size_t j = 0; j < m && !seen; j++)
             seen = d[j] == deps[k];
         if (!seen)

@@ -16,6 +16,7 @@
  */
 #include "provider_int.h"
 
+#include <assert.h>
 #include <string.h>
 
 #define TEXT_MAX ((size_t)256 << 20)
@@ -835,6 +836,10 @@ static rein_err set_status(rein_model_call *c, enum rein_model_call_status st, c
         json_decref(c->parsed);
         c->parsed = NULL;
     }
+    /* The call's invariants (provider_int.h): an id once it exists, parsed only when ok. */
+    assert(c->id != NULL);
+    assert(!c->parsed || st == REIN_MODEL_CALL_OK);
+    assert(c->name.ptr[c->name.len] == '\0' && c->args.ptr[c->args.len] == '\0');
     return REIN_OK;
 }
 

@@ -1312,8 +1312,12 @@ rein_err rein_provider_send(rein_provider *p, rein_model_request *req, rein_hist
 {
     struct send_state s;
     struct rein_buf body;
+    rein_error local;
     rein_err rc;
 
+    /* err may be NULL (core.h); the send's failure paths below read and copy the error. */
+    if (!err)
+        err = &local;
     *out = NULL;
     rein_error_clear(err);
     rein_error_where(err, WHERE);

@@ -5,6 +5,7 @@
  */
 #include "schema/schema_int.h"
 
+#include <assert.h>
 #include <string.h>
 
 size_t rein__schema_hash(const char *s, size_t len)
@@ -83,6 +84,8 @@ rein_err rein__smap_put(struct smap *m, const void *key, void *val)
     m->e[j].hash = h;
     m->e[j].val = val;
     m->n++;
+    /* schema_int.h's invariant: probes always reach an empty slot. */
+    assert((m->cap & (m->cap - 1)) == 0 && 2 * m->n <= m->cap);
     return REIN_OK;
 }
 

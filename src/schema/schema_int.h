@@ -30,7 +30,7 @@
 
 /*
  * An open-addressing hash map from a string (borrowed, must outlive the map) or a pointer to a
- * value. Invariant: n < cap / 2 once anything is stored; cap is 0 or a power of two.
+ * value. Invariant: n <= cap / 2 once anything is stored; cap is 0 or a power of two.
  */
 struct smap_ent {
     const void *key;

@@ -29,6 +29,7 @@
 #include <rein/buf.h>
 #include <rein/json.h>
 
+#include <assert.h>
 #include <errno.h>
 #include <hiredis/hiredis.h>
 #include <inttypes.h>
@@ -204,6 +205,7 @@ static rein_err conn_get(struct rd *r, struct rconn **out, rein_error *err)
     }
     /* Count the connection now, so the pool never exceeds max while connecting unlocked. */
     r->live++;
+    assert(r->live <= r->max); /* struct rd's invariant */
     pthread_mutex_unlock(&r->mu);
     c = rein_calloc(1, sizeof(*c));
     rc = c ? connect_ctx(r, &c->ctx, err) : oom_plain(err);

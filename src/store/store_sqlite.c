@@ -25,6 +25,7 @@
  */
 #include "store/store_int.h"
 
+#include <assert.h>
 #include <pthread.h>
 #include <sqlite3.h>
 #include <string.h>
@@ -377,6 +378,7 @@ static rein_err conn_get(struct sq *q, struct conn **out, rein_error *err)
         else if (rc == REIN_OK)
             rc = REIN_ESTORE;
     }
+    assert(q->count <= q->max); /* struct sq's invariant */
     pthread_mutex_unlock(&q->mu);
     *out = c;
     return rc;

@@ -951,6 +951,9 @@ rein_err rein_call_run(const rein_registry *reg, const struct rein_call_input *i
     r->response_wall_ms = r->call_wall_ms + r->latency_ns / 1000000;
     r->latency_ns -= r->policy_ns;
     step_done(r, ST_NORMALIZE, true);
+    /* The result's invariants (the struct above), which every shape writer relies on. */
+    assert(r->status == status_of(r->code));
+    assert(!r->output || r->code == REIN_CALL_OK);
     if (o->ledger && !o->check_only)
         ledger_end(r, o->ledger, index);
     *out = r;

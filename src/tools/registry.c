@@ -11,6 +11,7 @@
  */
 #include "tools_int.h"
 
+#include <assert.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
@@ -465,6 +466,8 @@ static rein_err insert(rein_registry *reg, rein_tool *t, rein_error *err)
         h = (h + 1) & (reg->nslots - 1);
     reg->tools[reg->ntools++] = t;
     reg->slots[h] = (uint32_t)reg->ntools;
+    /* The table's invariant: a power of two, at most half full, so probes end quickly. */
+    assert((reg->nslots & (reg->nslots - 1)) == 0 && 2 * reg->ntools <= reg->nslots);
     return REIN_OK;
 }
 

@@ -636,6 +636,43 @@ static void test_malformed_sse_line(void **state)
     fx_stop(&f);
 }
 
+/*
+ * core.h promises that err may be NULL. rein_provider_send's failure paths wrote into it
+ * unchecked (an HTTP error's status, a decode failure, a cut stream): each of them with err
+ * NULL still fails with its code and keeps what arrived.
+ */
+static void test_failures_without_an_error_record(void **state)
+{
+    struct fx f;
+
+    (void)state;
+    fx_start(&f);
+    assert_rein_ok(rein_provider_config_set(f.cfg, "max_retries", "0", NULL), NULL);
+    fx_provider(&f, "openai-compatible");
+    add_weather_tool(&f);
+    assert_rein_ok(rein_history_add_user(f.h, "hi"), NULL);
+    fx_script(&f, "{\"status\": 500, \"error\": {\"message\": \"the model fell over\"}}");
+    assert_int_equal(rein_provider_send(f.p, f.req, f.h, &f.resp, NULL), REIN_EHTTP);
+    assert_string_equal(
+        json_string_value(json_object_get(rein_model_response_error(f.resp), "message")),
+        "the model fell over");
+    rein_model_response_free(f.resp);
+    f.resp = NULL;
+    fx_script(&f, "{\"tool_calls\": [{\"id\": \"c1\", \"name\": \"get_weather\", \"arguments\": "
+                  "[\"{\\\"city\\\"\", \": \\\"Oslo\\\"}\"]}], \"fault\": "
+                  "{\"malformed_after_events\": 2}}");
+    assert_int_equal(rein_provider_send(f.p, f.req, f.h, &f.resp, NULL), REIN_EPROVIDER);
+    assert_int_equal(rein_model_call_status(rein_model_response_call(f.resp, 0)),
+                     REIN_MODEL_CALL_INCOMPLETE);
+    rein_model_response_free(f.resp);
+    f.resp = NULL;
+    fx_script(&f, "{\"tool_calls\": [{\"id\": \"c1\", \"name\": \"get_weather\", \"arguments\": "
+                  "[\"{\\\"city\\\"\", \": \\\"Oslo\\\"}\"]}], \"fault\": "
+                  "{\"cut_after_events\": 2}}");
+    assert_true(rein_provider_send(f.p, f.req, f.h, &f.resp, NULL) < 0);
+    fx_stop(&f);
+}
+
 /* Error bodies that are not JSON: a proxy's HTML page, an empty body, plain text. */
 static void test_error_bodies_that_are_not_json(void **state)
 {
@@ -990,6 +1027,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_stream_dropped_before_a_call_is_retried_once),
     cmocka_unit_test(test_unicode_split_across_writes),
     cmocka_unit_test(test_malformed_sse_line),
+    cmocka_unit_test(test_failures_without_an_error_record),
     cmocka_unit_test(test_error_bodies_that_are_not_json),
     cmocka_unit_test(test_plain_text_error_event_over_http),
     cmocka_unit_test(test_cancel_from_another_thread_returns_at_once),
