@@ -2,6 +2,8 @@
 #   make run    install what is missing, build, and start rein serve (SQLite, the rules provider
 #               unless a model is configured); RUN_ARGS="serve --port 9000" to change
 #   make test   install what is missing, build with ASan+UBSan, run every test through CTest
+#   make tsan   build with ThreadSanitizer (build-tsan/) and run the threaded tests under it:
+#               the server, agent, session, store, plan engine and MCP tests (TSAN_TESTS)
 # Other targets: make (build only), make install (PREFIX=/usr/local: rein on PATH), make lint,
 # make fuzz, make bench, make clean.
 #
@@ -14,6 +16,9 @@ BUILD      ?= build
 TEST_BUILD ?= build-test
 FUZZ_BUILD ?= build-fuzz
 PREFIX     ?= /usr/local
+TSAN_BUILD ?= build-tsan
+# The tests whose code runs on several threads at once (CTest names, a regular expression).
+TSAN_TESTS ?= ^(integration\.(server|serve|serve_cluster|http_audit|agent_loop|session|plan_engine|mcp_server|mcp_client|runners)|unit\.(store|pool|agent|core|proc|mcp|ledger))\.
 CMAKE_ARGS ?=
 CTEST_ARGS ?=
 RUN_ARGS   ?= serve
@@ -22,7 +27,7 @@ RUN_ARGS   ?= serve
 # clean (a cached "not found" would outlive installing the package).
 configure = cmake -S . -B $(1) $(2) || { rm -rf $(1)/CMakeCache.txt $(1)/CMakeFiles $(1)/Makefile; exit 1; }
 
-.PHONY: all deps check-deps build run test lint format fuzz bench install clean
+.PHONY: all deps check-deps build run test tsan lint format fuzz bench install clean
 
 all: build
 
@@ -57,6 +62,13 @@ test: deps
 	cmake --build $(TEST_BUILD) -j $(JOBS)
 	cd $(TEST_BUILD) && ctest --output-on-failure -j $(JOBS) $(CTEST_ARGS)
 
+tsan: deps
+	@scripts/check-deps.sh test
+	@$(call configure,$(TSAN_BUILD),-DCMAKE_BUILD_TYPE=Debug -DREIN_TSAN=ON -DREIN_WERROR=ON \
+	  -DREIN_TESTS=ON $(CMAKE_ARGS))
+	cmake --build $(TSAN_BUILD) -j $(JOBS)
+	cd $(TSAN_BUILD) && ctest --output-on-failure -j $(JOBS) -R '$(TSAN_TESTS)' $(CTEST_ARGS)
+
 lint:
 	@scripts/check-deps.sh lint
 	@$(MAKE) --no-print-directory $(BUILD)/Makefile
@@ -76,4 +88,4 @@ bench: build
 	@for b in bench/*.sh; do echo "== $$b"; bash $$b || exit 1; done
 
 clean:
-	rm -rf $(BUILD) $(TEST_BUILD) $(FUZZ_BUILD)
+	rm -rf $(BUILD) $(TEST_BUILD) $(FUZZ_BUILD) $(TSAN_BUILD)
