@@ -71,9 +71,10 @@ run 0 "$rein" skills invoke back '{"text": "a\u0000b"}' --skills "$tmp/skills"
 check 'd["output"]["arguments"]["text"] == "a\u0000b"'
 # A skill that takes C strings refuses it, saying so (the JSON itself was fine).
 run 1 "$rein" skills invoke echo '{"text": "a\u0000b"}'
-check '"NUL" in d["error"] and d["receivedArgs"]["text"] == "a\u0000b"'
+check 'd["error"]["code"] == "invalid_arguments" and "NUL" in d["error"]["message"]'
+check 'd["invalid_payload"]["receivedArgs"]["text"] == "a\u0000b"'
 run 1 "$rein" skills invoke calculator '{"expression": "1+\u00002"}'
-check '"NUL" in d["error"] or "unexpected byte 0x00" in d["error"]'
+check '"NUL" in d["error"]["message"] or "unexpected byte 0x00" in d["error"]["message"]'
 printf '{"model": "a\\u0000b"}' >"$tmp/nul-config.json"
 run 2 "$rein" chat --config "$tmp/nul-config.json" "echo hi"
 grep -q 'model: must not contain \\u0000' "$tmp/err" || fail "NUL in a config value: $(cat "$tmp/err")"

@@ -29,7 +29,7 @@ check 'not d["success"] and "could not route" in d["meta"]["detail"] and d["tool
 # Offline self-verification denies every call: the rules cannot say YES.
 run 1 "$rein" chat "echo hi" --verification force --json
 check 'not d["success"] and d["meta"]["detail"].startswith("every tool call was denied (1 of 1)")'
-check 'd["tool_calls"][0]["result"]["code"] == "denied"'
+check 'd["tool_calls"][0]["result"]["error"]["code"] == "denied"'
 # One failure among successes is still a success (the model saw the error and went on).
 run 0 "$rein" chat "echo one, then calculate 2+2" --json
 check 'd["success"]'
