@@ -294,6 +294,7 @@ static rein_call_result *result_new(const struct rein_call_input *in, const char
     r->step = in->step;
     r->start_ns = 0;
     r->latency_ns = 0;
+    r->policy_ns = 0; /* no policy step ran (yet) */
     r->call_wall_ms = 0;
     r->response_wall_ms = 0;
     r->nsteps = 0;
