@@ -243,6 +243,10 @@ static json_t *agent_record(struct loop *L, const rein_agent_result *ar)
     json_array_foreach(calls, i, c)
     {
         json_t *res = json_object_get(c, "result");
+        /* The normalized result's error.code (docs/decisions/0019); a bare error object
+         * {code, …} as older results had it reads too. */
+        json_t *err = json_object_get(res, "error");
+        json_t *code = json_object_get(json_is_object(err) ? err : res, "code");
         const char *status = json_string_value(json_object_get(c, "status"));
         json_t *one = json_pack("{s:O?, s:O?, s:o?}", "tool", json_object_get(c, "tool"), "status",
                                 json_object_get(c, "status"), "arguments",
@@ -251,9 +255,8 @@ static json_t *agent_record(struct loop *L, const rein_agent_result *ar)
             goto out;
         /* Why a call failed or was not run (denied, invalid_arguments, …), and the seed-001
          * self-verification record: what a person reading the loop needs to see. */
-        if (status && strcmp(status, "success") != 0 &&
-            json_is_string(json_object_get(res, "code")) &&
-            json_object_set(one, "code", json_object_get(res, "code")))
+        if (status && strcmp(status, "success") != 0 && json_is_string(code) &&
+            json_object_set(one, "code", code))
             goto out;
         if (json_object_get(c, "verification") &&
             json_object_set(one, "verification", json_object_get(c, "verification")))

@@ -379,7 +379,10 @@ char *rein__loop_summary(const json_t *tool_calls, const char *answer)
         const char *tool = json_string_value(json_object_get(c, "tool"));
         const char *arg = key_argument(json_object_get(c, "arguments"));
         const char *status = json_string_value(json_object_get(c, "status"));
-        const char *code = json_string_value(json_object_get(json_object_get(c, "result"), "code"));
+        const json_t *res = json_object_get(c, "result"), *err = json_object_get(res, "error");
+        /* error.code of the normalized result; a bare error object {code, …} reads too. */
+        const char *code =
+            json_string_value(json_object_get(json_is_object(err) ? err : res, "code"));
         bool failed = status && strcmp(status, "success") != 0;
 
         if (failed && code)
