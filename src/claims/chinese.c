@@ -804,7 +804,7 @@ static struct zword lexicon[] = {
     {"不过", Z_CONJ},
 };
 
-#define NLEX (sizeof(lexicon) / sizeof(lexicon[0]))
+#define NLEX REIN_ARRAY_SIZE(lexicon)
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 
@@ -902,13 +902,13 @@ static uint32_t ascii_check_word(const struct rein__sent *st, const struct rein_
     static const char *const build[] = {"build", "make", "cmake", "cargo"};
     const char *w = st->low + t->s;
 
-    if (in_words(lint, sizeof(lint) / sizeof(lint[0]), w, t->n))
+    if (in_words(lint, REIN_ARRAY_SIZE(lint), w, t->n))
         return Z_LINT;
-    if (in_words(tests, sizeof(tests) / sizeof(tests[0]), w, t->n))
+    if (in_words(tests, REIN_ARRAY_SIZE(tests), w, t->n))
         return Z_TEST;
-    if (in_words(types, sizeof(types) / sizeof(types[0]), w, t->n))
+    if (in_words(types, REIN_ARRAY_SIZE(types), w, t->n))
         return Z_TYPES;
-    if (in_words(build, sizeof(build) / sizeof(build[0]), w, t->n))
+    if (in_words(build, REIN_ARRAY_SIZE(build), w, t->n))
         return Z_BUILD;
     return 0;
 }

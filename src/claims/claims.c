@@ -30,12 +30,12 @@ static const char *const status_names[] = {
 
 const char *rein_claim_kind_name(enum rein_claim_kind k)
 {
-    return (unsigned)k < sizeof(kind_names) / sizeof(kind_names[0]) ? kind_names[k] : "unknown";
+    return (unsigned)k < REIN_ARRAY_SIZE(kind_names) ? kind_names[k] : "unknown";
 }
 
 bool rein_claim_kind_parse(const char *text, enum rein_claim_kind *out)
 {
-    for (size_t i = 0; text && i < sizeof(kind_names) / sizeof(kind_names[0]); i++) {
+    for (size_t i = 0; text && i < REIN_ARRAY_SIZE(kind_names); i++) {
         if (strcmp(text, kind_names[i]) == 0) {
             *out = (enum rein_claim_kind)i;
             return true;
@@ -46,8 +46,7 @@ bool rein_claim_kind_parse(const char *text, enum rein_claim_kind *out)
 
 const char *rein_claim_status_name(enum rein_claim_status s)
 {
-    return (unsigned)s < sizeof(status_names) / sizeof(status_names[0]) ? status_names[s]
-                                                                        : "unknown";
+    return (unsigned)s < REIN_ARRAY_SIZE(status_names) ? status_names[s] : "unknown";
 }
 
 /* ---- the list ---- */
@@ -169,7 +168,7 @@ rein_err rein_claims_add(rein_claims *claims, enum rein_claim_kind kind, const c
     struct rein__found f;
     const char *t = text ? text : "";
 
-    if (!claims || (unsigned)kind >= sizeof(kind_names) / sizeof(kind_names[0]))
+    if (!claims || (unsigned)kind >= REIN_ARRAY_SIZE(kind_names))
         return REIN_EINVAL;
     memset(&f, 0, sizeof(f));
     f.kind = kind;

@@ -195,7 +195,7 @@ static bool think_verb(const struct en *e, size_t i)
     static const char *const w[] = {"think",  "believe", "assume", "guess",  "suppose",
                                     "expect", "hope",    "bet",    "reckon", "imagine"};
 
-    for (size_t k = 0; k < sizeof(w) / sizeof(w[0]); k++) {
+    for (size_t k = 0; k < REIN_ARRAY_SIZE(w); k++) {
         if (is(e, i, w[k]))
             return true;
     }
@@ -410,7 +410,7 @@ static bool habitual(const struct en *e, size_t p)
     size_t a = clause_start(e, p);
 
     for (size_t k = a; k < e->n && e->gc[k] == e->gc[a]; k++) {
-        for (size_t i = 0; i < sizeof(w) / sizeof(w[0]); i++) {
+        for (size_t i = 0; i < REIN_ARRAY_SIZE(w); i++) {
             if (is(e, k, w[i]))
                 return true;
         }
@@ -600,7 +600,7 @@ static enum check code_check(const struct en *e, size_t i)
     const struct rein__tok *t = &e->t[i];
     const char *w = e->st->low + t->s;
 
-    for (size_t k = 0; k < sizeof(cmds) / sizeof(cmds[0]); k++) {
+    for (size_t k = 0; k < REIN_ARRAY_SIZE(cmds); k++) {
         size_t n = strlen(cmds[k].prefix);
         if (t->n >= n && memcmp(w, cmds[k].prefix, n) == 0 && (t->n == n || w[n] == ' '))
             return cmds[k].c;

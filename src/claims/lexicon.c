@@ -741,8 +741,8 @@ static const struct rein__verb verbs[] = {
     {{"depend", "depends", "depended", "depended", "depending"}, V_NORUN},
 };
 
-#define NWORDS (sizeof(words) / sizeof(words[0]))
-#define NVERBS (sizeof(verbs) / sizeof(verbs[0]))
+#define NWORDS REIN_ARRAY_SIZE(words)
+#define NVERBS REIN_ARRAY_SIZE(verbs)
 
 struct form {
     const char *w;
@@ -830,7 +830,7 @@ static bool not_past(const char *w, size_t n)
         "need",   "seed",    "feed",   "shed",    "naked",   "sacred", "wicked", "kindred", "greed",
         "tweed",  "steed",   "unused", "red",     "bed",     "wed",    "ted"};
 
-    for (size_t i = 0; i < sizeof(list) / sizeof(list[0]); i++) {
+    for (size_t i = 0; i < REIN_ARRAY_SIZE(list); i++) {
         if (cmp_n(list[i], w, n) == 0)
             return true;
     }
@@ -858,7 +858,7 @@ uint16_t rein__claims_verb(const char *w, size_t n, uint8_t *form)
         if (forms[lo].verb == v)
             f |= forms[lo].form;
     }
-    for (size_t i = 0; !v && i < sizeof(irregular_pasts) / sizeof(irregular_pasts[0]); i++) {
+    for (size_t i = 0; !v && i < REIN_ARRAY_SIZE(irregular_pasts); i++) {
         if (cmp_n(irregular_pasts[i], w, n) == 0) {
             v = (uint16_t)(NVERBS + 1);
             f = VF_PAST | VF_PART;

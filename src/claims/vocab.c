@@ -189,7 +189,7 @@ static size_t split_words(const char *name, char *buf, size_t cap, char **words)
 
 static bool generic_verb(const char *w)
 {
-    for (size_t i = 0; i < sizeof(generic_verbs) / sizeof(generic_verbs[0]); i++) {
+    for (size_t i = 0; i < REIN_ARRAY_SIZE(generic_verbs); i++) {
         if (strcmp(w, generic_verbs[i]) == 0)
             return true;
     }
@@ -198,7 +198,7 @@ static bool generic_verb(const char *w)
 
 static const struct gloss *gloss_of(const char *w)
 {
-    for (size_t i = 0; i < sizeof(glossary) / sizeof(glossary[0]); i++) {
+    for (size_t i = 0; i < REIN_ARRAY_SIZE(glossary); i++) {
         if (strcmp(glossary[i].en, w) == 0)
             return &glossary[i];
     }
