@@ -133,35 +133,53 @@ extern "C" {
 
 /* ---- names ---------------------------------------------------------------------------- */
 
-enum rein_verify_priority {
-    REIN_VERIFY_P0 = 0, /* blocking: must pass */
-    REIN_VERIFY_P1 = 1, /* required: should pass */
-    REIN_VERIFY_P2 = 2, /* desired: a failure is a warning */
-};
+/* Enums and their names come from one list each (X-macros). */
 
-enum rein_verify_mode {
-    REIN_VERIFY_MODE_DEFAULT = 0, /* the file's mode, standard when it has none */
-    REIN_VERIFY_MODE_MINIMAL = 1,
-    REIN_VERIFY_MODE_STANDARD = 2,
-    REIN_VERIFY_MODE_THOROUGH = 3,
-    REIN_VERIFY_MODE_FULL = 4,
-};
+/* P0 blocking: must pass; P1 required: should pass; P2 desired: a failure is a warning. */
+#define REIN_VERIFY_PRIORITY_MAP(X)                                                                \
+    X(P0, "P0")                                                                                    \
+    X(P1, "P1")                                                                                    \
+    X(P2, "P2")
+#define REIN__VERIFY_PRIORITY_ENUM(id, name) REIN_VERIFY_##id,
+enum rein_verify_priority { REIN_VERIFY_PRIORITY_MAP(REIN__VERIFY_PRIORITY_ENUM) };
+#undef REIN__VERIFY_PRIORITY_ENUM
 
-enum rein_verify_status {
-    REIN_VERIFY_STATUS_PASSED = 0,
-    REIN_VERIFY_STATUS_FAILED = 1,
-    REIN_VERIFY_STATUS_SKIPPED = 2, /* not selected: mode, `only`, or its conditions did not hold */
-    REIN_VERIFY_STATUS_NOT_RUN = 3, /* selected but not run: fast-fail or cancellation */
-    REIN_VERIFY_STATUS_UNVERIFIABLE = 4, /* ran, but could not be decided: a judged protocol
-                                            without a model, or the judge gave no verdict or
-                                            asked for a person (NEEDS_REVIEW) */
-};
+/* DEFAULT: the file's mode, standard when it has none. */
+#define REIN_VERIFY_MODE_MAP(X)                                                                    \
+    X(DEFAULT, "default")                                                                          \
+    X(MINIMAL, "minimal")                                                                          \
+    X(STANDARD, "standard")                                                                        \
+    X(THOROUGH, "thorough")                                                                        \
+    X(FULL, "full")
+#define REIN__VERIFY_MODE_ENUM(id, name) REIN_VERIFY_MODE_##id,
+enum rein_verify_mode { REIN_VERIFY_MODE_MAP(REIN__VERIFY_MODE_ENUM) };
+#undef REIN__VERIFY_MODE_ENUM
 
-enum rein_verify_verdict {
-    REIN_VERIFY_SUCCESS = 0,
-    REIN_VERIFY_SUCCESS_WITH_WARNINGS = 1,
-    REIN_VERIFY_FAILED = 2,
-};
+/*
+ * A check's status:
+ *   passed, failed
+ *   skipped       not selected: mode, `only`, or its conditions did not hold
+ *   not_run       selected but not run: fast-fail or cancellation
+ *   unverifiable  ran, but could not be decided: a judged protocol without a model, or the
+ *                 judge gave no verdict or asked for a person (NEEDS_REVIEW)
+ */
+#define REIN_VERIFY_STATUS_MAP(X)                                                                  \
+    X(PASSED, "passed")                                                                            \
+    X(FAILED, "failed")                                                                            \
+    X(SKIPPED, "skipped")                                                                          \
+    X(NOT_RUN, "not_run")                                                                          \
+    X(UNVERIFIABLE, "unverifiable")
+#define REIN__VERIFY_STATUS_ENUM(id, name) REIN_VERIFY_STATUS_##id,
+enum rein_verify_status { REIN_VERIFY_STATUS_MAP(REIN__VERIFY_STATUS_ENUM) };
+#undef REIN__VERIFY_STATUS_ENUM
+
+#define REIN_VERIFY_VERDICT_MAP(X)                                                                 \
+    X(SUCCESS, "SUCCESS")                                                                          \
+    X(SUCCESS_WITH_WARNINGS, "SUCCESS_WITH_WARNINGS")                                              \
+    X(FAILED, "FAILED")
+#define REIN__VERIFY_VERDICT_ENUM(id, name) REIN_VERIFY_##id,
+enum rein_verify_verdict { REIN_VERIFY_VERDICT_MAP(REIN__VERIFY_VERDICT_ENUM) };
+#undef REIN__VERIFY_VERDICT_ENUM
 
 /* Static names: "P0"; "standard"; "passed", "not_run"; "SUCCESS_WITH_WARNINGS". */
 REIN_EXTERN const char *rein_verify_priority_name(enum rein_verify_priority p);
@@ -173,22 +191,30 @@ REIN_EXTERN bool rein_verify_mode_parse(const char *text, enum rein_verify_mode 
 
 /* ---- output parsers ------------------------------------------------------------------- */
 
-enum rein_verify_format {
-    REIN_VERIFY_FORMAT_AUTO = 0, /* every parser; test counts from the first that matches */
-    REIN_VERIFY_FORMAT_NONE,
-    REIN_VERIFY_FORMAT_CTEST,
-    REIN_VERIFY_FORMAT_CMOCKA,
-    REIN_VERIFY_FORMAT_PYTEST,
-    REIN_VERIFY_FORMAT_JEST,
-    REIN_VERIFY_FORMAT_VITEST,
-    REIN_VERIFY_FORMAT_TAP,
-    REIN_VERIFY_FORMAT_GCC,    /* gcc and clang diagnostics, ld's undefined references */
-    REIN_VERIFY_FORMAT_ESLINT, /* `eslint -f json`, and the stylish summary line */
-    REIN_VERIFY_FORMAT_JUNIT,  /* JUnit XML (<testsuites>/<testsuite>/<testcase>), as pytest
-                                  --junitxml, ctest --output-junit, Maven Surefire, Gradle,
-                                  jest-junit, `vitest --reporter=junit` and `node --test
-                                  --test-reporter=junit` write it; "junit-xml" parses too */
-};
+/*
+ * The output formats a check's output is read in:
+ *   auto    every parser; test counts from the first that matches
+ *   gcc     gcc and clang diagnostics, ld's undefined references ("clang" parses too)
+ *   eslint  `eslint -f json`, and the stylish summary line
+ *   junit   JUnit XML (<testsuites>/<testsuite>/<testcase>), as pytest --junitxml, ctest
+ *           --output-junit, Maven Surefire, Gradle, jest-junit, `vitest --reporter=junit` and
+ *           `node --test --test-reporter=junit` write it; "junit-xml" parses too
+ */
+#define REIN_VERIFY_FORMAT_MAP(X)                                                                  \
+    X(AUTO, "auto")                                                                                \
+    X(NONE, "none")                                                                                \
+    X(CTEST, "ctest")                                                                              \
+    X(CMOCKA, "cmocka")                                                                            \
+    X(PYTEST, "pytest")                                                                            \
+    X(JEST, "jest")                                                                                \
+    X(VITEST, "vitest")                                                                            \
+    X(TAP, "tap")                                                                                  \
+    X(GCC, "gcc")                                                                                  \
+    X(ESLINT, "eslint")                                                                            \
+    X(JUNIT, "junit")
+#define REIN__VERIFY_FORMAT_ENUM(id, name) REIN_VERIFY_FORMAT_##id,
+enum rein_verify_format { REIN_VERIFY_FORMAT_MAP(REIN__VERIFY_FORMAT_ENUM) };
+#undef REIN__VERIFY_FORMAT_ENUM
 REIN_EXTERN const char *rein_verify_format_name(enum rein_verify_format f);
 REIN_EXTERN bool rein_verify_format_parse(const char *text, enum rein_verify_format *out);
 
@@ -559,26 +585,35 @@ enum rein_verify_action {
     REIN_VERIFY_STOP = 1,
 };
 
-enum rein_verify_stop_reason {
-    REIN_VERIFY_STOP_NONE = 0, /* continuing */
-    REIN_VERIFY_STOP_SUCCESS,
-    REIN_VERIFY_STOP_SUCCESS_WITH_WARNINGS,
-    REIN_VERIFY_STOP_BLOCKING_FAILURE, /* a P0 check failed */
-    REIN_VERIFY_STOP_MAX_ITERATIONS,
-    REIN_VERIFY_STOP_SAME_ERROR,
-    REIN_VERIFY_STOP_NO_PROGRESS,
-    REIN_VERIFY_STOP_REPEATED_STATE,
-    REIN_VERIFY_STOP_OSCILLATION,
-    REIN_VERIFY_STOP_CONVERGENCE_STALL,
-    REIN_VERIFY_STOP_LOW_CONFIDENCE,
-    REIN_VERIFY_STOP_EXTERNAL_BLOCKER,
-    REIN_VERIFY_STOP_NEEDS_REVIEW, /* the checks hold but a person must look (the judge's
-                                       NEEDS_REVIEW or unverifiable verdict, layer 6) */
-    /* Set by the loop (include/rein/loop.h), never by the tracker: */
-    REIN_VERIFY_STOP_CANCELLED,      /* the loop's cancel handle was triggered */
-    REIN_VERIFY_STOP_PROVIDER_ERROR, /* the agent's model could not be asked */
-    REIN_VERIFY_STOP_ERROR,          /* rein could not go on (memory, a broken working tree) */
-};
+/*
+ * Why the loop stopped (none: continuing):
+ *   blocking_failure  a P0 check failed
+ *   needs_review      the checks hold but a person must look (the judge's NEEDS_REVIEW or
+ *                     unverifiable verdict, layer 6)
+ * Set by the loop (include/rein/loop.h), never by the tracker: cancelled (the loop's cancel
+ * handle was triggered), provider_error (the agent's model could not be asked), error (rein
+ * could not go on: memory, a broken working tree).
+ */
+#define REIN_VERIFY_STOP_MAP(X)                                                                    \
+    X(NONE, "none")                                                                                \
+    X(SUCCESS, "success")                                                                          \
+    X(SUCCESS_WITH_WARNINGS, "success_with_warnings")                                              \
+    X(BLOCKING_FAILURE, "blocking_failure")                                                        \
+    X(MAX_ITERATIONS, "max_iterations")                                                            \
+    X(SAME_ERROR, "same_error")                                                                    \
+    X(NO_PROGRESS, "no_progress")                                                                  \
+    X(REPEATED_STATE, "repeated_state")                                                            \
+    X(OSCILLATION, "oscillation")                                                                  \
+    X(CONVERGENCE_STALL, "convergence_stall")                                                      \
+    X(LOW_CONFIDENCE, "low_confidence")                                                            \
+    X(EXTERNAL_BLOCKER, "external_blocker")                                                        \
+    X(NEEDS_REVIEW, "needs_review")                                                                \
+    X(CANCELLED, "cancelled")                                                                      \
+    X(PROVIDER_ERROR, "provider_error")                                                            \
+    X(ERROR, "error")
+#define REIN__VERIFY_STOP_ENUM(id, name) REIN_VERIFY_STOP_##id,
+enum rein_verify_stop_reason { REIN_VERIFY_STOP_MAP(REIN__VERIFY_STOP_ENUM) };
+#undef REIN__VERIFY_STOP_ENUM
 /* "success", "same_error", "oscillation", "needs_review", …; "none" for NONE. */
 REIN_EXTERN const char *rein_verify_stop_reason_name(enum rein_verify_stop_reason r);
 /* The same in words for a person ("the same failure kept coming back"). Static. */
@@ -639,12 +674,15 @@ REIN_EXTERN void rein_verify_state_hash(const char *tree_hash,
 
 /* ---- LLM judge (layer 5) -------------------------------------------------------------- */
 
-enum rein_verify_judge_verdict {
-    REIN_VERIFY_JUDGE_PASS = 0,
-    REIN_VERIFY_JUDGE_FAIL = 1,
-    REIN_VERIFY_JUDGE_NEEDS_REVIEW = 2,
-    REIN_VERIFY_JUDGE_UNVERIFIABLE = 3, /* rein_verify_judge_run only: no valid verdict came */
-};
+/* UNVERIFIABLE: rein_verify_judge_run only, no valid verdict came. */
+#define REIN_VERIFY_JUDGE_MAP(X)                                                                   \
+    X(PASS, "PASS")                                                                                \
+    X(FAIL, "FAIL")                                                                                \
+    X(NEEDS_REVIEW, "NEEDS_REVIEW")                                                                \
+    X(UNVERIFIABLE, "UNVERIFIABLE")
+#define REIN__VERIFY_JUDGE_ENUM(id, name) REIN_VERIFY_JUDGE_##id,
+enum rein_verify_judge_verdict { REIN_VERIFY_JUDGE_MAP(REIN__VERIFY_JUDGE_ENUM) };
+#undef REIN__VERIFY_JUDGE_ENUM
 /* "PASS", "FAIL", "NEEDS_REVIEW", "UNVERIFIABLE". */
 REIN_EXTERN const char *rein_verify_judge_verdict_name(enum rein_verify_judge_verdict v);
 

@@ -9,20 +9,18 @@
 #include <math.h>
 #include <string.h>
 
+#define NAME(id, name) name,
+static const char *const priority_names[] = {REIN_VERIFY_PRIORITY_MAP(NAME)};
+static const char *const mode_names[] = {REIN_VERIFY_MODE_MAP(NAME)};
+static const char *const status_names[] = {REIN_VERIFY_STATUS_MAP(NAME)};
+static const char *const verdict_names[] = {REIN_VERIFY_VERDICT_MAP(NAME)};
+static const char *const format_names[] = {REIN_VERIFY_FORMAT_MAP(NAME)};
+#undef NAME
+
 const char *rein_verify_priority_name(enum rein_verify_priority p)
 {
-    switch (p) {
-    case REIN_VERIFY_P0:
-        return "P0";
-    case REIN_VERIFY_P1:
-        return "P1";
-    case REIN_VERIFY_P2:
-        return "P2";
-    }
-    return "P?";
+    return (unsigned)p < REIN_ARRAY_SIZE(priority_names) ? priority_names[p] : "P?";
 }
-
-static const char *const mode_names[] = {"default", "minimal", "standard", "thorough", "full"};
 
 const char *rein_verify_mode_name(enum rein_verify_mode m)
 {
@@ -42,36 +40,13 @@ bool rein_verify_mode_parse(const char *text, enum rein_verify_mode *out)
 
 const char *rein_verify_status_name(enum rein_verify_status s)
 {
-    switch (s) {
-    case REIN_VERIFY_STATUS_PASSED:
-        return "passed";
-    case REIN_VERIFY_STATUS_FAILED:
-        return "failed";
-    case REIN_VERIFY_STATUS_SKIPPED:
-        return "skipped";
-    case REIN_VERIFY_STATUS_NOT_RUN:
-        return "not_run";
-    case REIN_VERIFY_STATUS_UNVERIFIABLE:
-        return "unverifiable";
-    }
-    return "unknown";
+    return (unsigned)s < REIN_ARRAY_SIZE(status_names) ? status_names[s] : "unknown";
 }
 
 const char *rein_verify_verdict_name(enum rein_verify_verdict v)
 {
-    switch (v) {
-    case REIN_VERIFY_SUCCESS:
-        return "SUCCESS";
-    case REIN_VERIFY_SUCCESS_WITH_WARNINGS:
-        return "SUCCESS_WITH_WARNINGS";
-    case REIN_VERIFY_FAILED:
-        return "FAILED";
-    }
-    return "UNKNOWN";
+    return (unsigned)v < REIN_ARRAY_SIZE(verdict_names) ? verdict_names[v] : "UNKNOWN";
 }
-
-static const char *const format_names[] = {"auto",   "none", "ctest", "cmocka", "pytest", "jest",
-                                           "vitest", "tap",  "gcc",   "eslint", "junit"};
 
 const char *rein_verify_format_name(enum rein_verify_format f)
 {

@@ -239,7 +239,9 @@ rein_err rein_verify_judge_parse(const char *text, size_t len, json_t **reply, j
 
 const char *rein_verify_judge_verdict_name(enum rein_verify_judge_verdict v)
 {
-    static const char *const names[] = {"PASS", "FAIL", "NEEDS_REVIEW", "UNVERIFIABLE"};
+#define NAME(id, name) name,
+    static const char *const names[] = {REIN_VERIFY_JUDGE_MAP(NAME)};
+#undef NAME
 
     return (unsigned)v < REIN_ARRAY_SIZE(names) ? names[v] : "UNVERIFIABLE";
 }

@@ -62,11 +62,9 @@ struct rein_verify_term {
     double variance; /* the metric's variance when that was OSC_VARIANCE */
 };
 
-static const char *const reason_names[] = {
-    "none",           "success",           "success_with_warnings", "blocking_failure",
-    "max_iterations", "same_error",        "no_progress",           "repeated_state",
-    "oscillation",    "convergence_stall", "low_confidence",        "external_blocker",
-    "needs_review",   "cancelled",         "provider_error",        "error"};
+#define NAME(id, name) name,
+static const char *const reason_names[] = {REIN_VERIFY_STOP_MAP(NAME)};
+#undef NAME
 
 const char *rein_verify_stop_reason_name(enum rein_verify_stop_reason r)
 {
