@@ -243,7 +243,7 @@ static json_t *agent_record(struct loop *L, const rein_agent_result *ar)
     json_array_foreach(calls, i, c)
     {
         json_t *res = json_object_get(c, "result");
-        /* The normalized result's error.code (docs/decisions/0019); a bare error object
+        /* The normalized result's error.code (docs/decisions/0020); a bare error object
          * {code, …} as older results had it reads too. */
         json_t *err = json_object_get(res, "error");
         json_t *code = json_object_get(json_is_object(err) ? err : res, "code");
