@@ -110,6 +110,9 @@ REIN_EXTERN const rein_model_call *rein_model_response_call(const rein_model_res
 /* The provider's error object (an in-stream error event, or the body of a failed HTTP
  * request), or NULL. Borrowed. */
 REIN_EXTERN const json_t *rein_model_response_error(const rein_model_response *r);
+/* For the response of a failed HTTP request: how long the provider asked to wait before
+ * another (Retry-After or retry-after-ms), in milliseconds; -1 when it did not say. */
+REIN_EXTERN int64_t rein_model_response_retry_after_ms(const rein_model_response *r);
 /* True when the reply ended normally ([DONE], a finish reason, message_stop, done:true);
  * false for a stream cut anywhere (even inside an event) and for a reply that carries the
  * provider's error. */
@@ -399,6 +402,26 @@ REIN_EXTERN void rein_model_request_set_temperature(rein_model_request *req, dou
 REIN_EXTERN void rein_model_request_set_stream(rein_model_request *req, bool stream);
 /* true/false sends parallel_tool_calls; unset by default. */
 REIN_EXTERN void rein_model_request_set_parallel_tools(rein_model_request *req, bool on);
+/* The model to ask instead of the provider's configured one (copied); NULL unsets. */
+REIN_EXTERN rein_err rein_model_request_set_model(rein_model_request *req,
+                                                  const char *model) REIN_WUR;
+/* The API key to send instead of the configured one (copied; kept in memory only, never
+ * logged, recorded or put in a message, like the configured key); NULL unsets. */
+REIN_EXTERN rein_err rein_model_request_set_api_key(rein_model_request *req,
+                                                    const char *key) REIN_WUR;
+/*
+ * Members written into the request body as they are, after the wire's own (members, an object,
+ * borrowed and referenced; NULL unsets): what a caller passes through for a wire it knows
+ * (top_p, stop, response_format, ...). Members the wire writes itself (model, messages, tools,
+ * stream, ...) must not be among them.
+ */
+REIN_EXTERN void rein_model_request_set_extra(rein_model_request *req, json_t *members);
+/*
+ * Retries of the following sends: -1 (the default) the provider's max_retries and the one
+ * repeat of a stream that dropped before any tool call; 0 none at all (for a caller that
+ * forwards what it receives and cannot take it back); n > 0 at most n, the repeat included.
+ */
+REIN_EXTERN void rein_model_request_set_retries(rein_model_request *req, int retries);
 /* Cancellation: triggering c (borrowed, referenced until the request is freed or another
  * is set) aborts a send at once with REIN_ECANCELED. NULL unsets. */
 REIN_EXTERN void rein_model_request_set_cancel(rein_model_request *req, rein_cancel *c);

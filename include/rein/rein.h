@@ -27,5 +27,6 @@
 #include <rein/loop.h>
 #include <rein/plan.h>
 #include <rein/session.h>
+#include <rein/gateway.h>
 
 #endif /* REIN_REIN_H */

@@ -5,7 +5,8 @@
  * request's handler on a worker pool, so a long agent turn never blocks the network threads.
  * Before a handler runs, the server has already answered every guard with a JSON error
  * {"error": {"code", "message"}}:
- *   401 unauthorized        API keys are set and Authorization: Bearer <key> is missing/wrong
+ *   401 unauthorized        API keys are set and neither Authorization: Bearer <key> nor
+ *                           x-api-key: <key> names one
  *   404 not_found           no route has this path
  *   405 method_not_allowed  a route has the path but not the method (with an Allow header)
  *                           (HEAD is answered by the GET route, headers only; OPTIONS on a
@@ -20,7 +21,7 @@
  *   413 payload_too_large   the body passes the limit (default 1 MiB; refused from
  *                           Content-Length before reading, never buffered past the limit)
  *   400 invalid_json        the body of a JSON route does not parse (message names line/column)
- *   400 bad_request         two Authorization headers
+ *   400 bad_request         two Authorization headers, or two x-api-key headers
  *   503 shutting_down       the server is stopping (with Connection: close)
  *   503 overloaded          bodies being received already hold the body memory budget
  *                           (the declared length would pass it, or the body did)
@@ -51,6 +52,7 @@
 #include <rein/agent.h>
 #include <rein/arena.h>
 #include <rein/cancel.h>
+#include <rein/gateway.h>
 #include <rein/json.h>
 #include <rein/metrics.h>
 #include <rein/store.h>
@@ -234,6 +236,17 @@ REIN_EXTERN void rein_agent_api_free(rein_agent_api *api);
  */
 REIN_EXTERN rein_err rein_server_add_agent_routes(rein_server *srv, rein_agent_api *api,
                                                   rein_error *err) REIN_WUR;
+
+/*
+ * The gateway (include/rein/gateway.h; gw borrowed, must outlive the server): rein in front of
+ * clients of the OpenAI and Anthropic APIs.
+ *   POST /v1/chat/completions   OpenAI chat completions, JSON or SSE
+ *   POST /v1/messages           Anthropic messages, JSON or SSE
+ *   GET  /v1/models             the upstream model (Anthropic's shape with anthropic-version)
+ * With API keys set, clients send one as Authorization: Bearer <key> or x-api-key: <key>.
+ */
+REIN_EXTERN rein_err rein_server_add_gateway_routes(rein_server *srv, rein_gateway *gw,
+                                                    rein_error *err) REIN_WUR;
 
 /* Binds and starts serving. REIN_EIO (err names the address) when the port cannot be bound. */
 REIN_EXTERN rein_err rein_server_start(rein_server *srv, rein_error *err) REIN_WUR;

@@ -109,6 +109,11 @@ struct rein_session_opts {
     /* The tools (borrowed), so a destructive call a dead turn left running is named as such
      * when it is answered "may have run"; NULL: no tool is known to be destructive. */
     const rein_registry *reg;
+    /* The adapter's client holds the conversation and sends all of it with every request (the
+     * gateway, include/rein/gateway.h): the stored messages are neither loaded nor repaired
+     * (calls without results are the client's to answer), rein_session_message_count() says
+     * how many there are, and the adapter appends what is new with rein_session_append(). */
+    bool client_history;
 };
 
 /*
@@ -185,6 +190,24 @@ REIN_EXTERN rein_err rein_session_proposal(rein_session *s, const rein_registry 
  */
 REIN_EXTERN rein_err rein_session_record(rein_session *s, const char *type, const char *payload,
                                          int64_t *seq_out, rein_error *err) REIN_WUR;
+
+/*
+ * Appends msg (borrowed; a neutral message, decision 0001) to the stored conversation: for an
+ * adapter whose client holds the conversation (client_history), which records what the client
+ * sent and what it got. REIN_EINVAL in a session without a store or for a message the store
+ * refuses (err says why).
+ */
+REIN_EXTERN rein_err rein_session_append(rein_session *s, const json_t *msg,
+                                         rein_error *err) REIN_WUR;
+/* Messages the conversation holds in the store (those loaded and appended by this session). */
+REIN_EXTERN int64_t rein_session_message_count(const rein_session *s);
+/*
+ * Writes a ledger entry (borrowed) to the conversation as the session's turns do: a pending one
+ * is put, a decided one updates the call's first record (or is put when there is none). session
+ * is a rein_session; the signature is rein_ledger_hook_fn's, so a ledger of calls the adapter
+ * runs through the pipeline can have it as its hook. Failures are logged and returned.
+ */
+REIN_EXTERN rein_err rein_session_ledger_write(void *session, const struct rein_ledger_entry *e);
 
 /*
  * Flags calls left pending by dead processes (rein_store_recover) every every_ms on a thread

@@ -1,8 +1,9 @@
 /*
  * `rein serve`: the HTTP server. It opens the store, builds ONE registry (built-in skills,
  * REIN_SKILLS_PATH, --skills folders, the configured MCP servers' tools) shared by the skill
- * host, the agent and /mcp, makes the agent over the configured provider (the rules provider
- * when no model is configured), mounts every route, prints where to reach it, and runs until
+ * host, the agent, /mcp and the gateway's server-side tools, makes the agent over the
+ * configured provider (the rules provider when no model is configured) and the gateway in
+ * front of the same provider, mounts every route, prints where to reach it, and runs until
  * SIGINT or SIGTERM. The signals are blocked in every thread and taken with sigwait() here,
  * so the library never sees them; on one, the server stops accepting, lets running requests
  * (agent turns among them) finish for the grace period, cancels the rest (their conversations
@@ -21,7 +22,8 @@ static void serve_usage(FILE *out)
     fprintf(out,
             "usage: rein serve [--host 127.0.0.1] [--port 8080] [--store URL] [options]\n\n"
             "Serves the rein HTTP API: the skill host (/skills), the agent (/agent/chat and\n"
-            "/agent/conversations), MCP (/mcp), /metrics, /healthz and the chat page (/).\n\n"
+            "/agent/conversations), MCP (/mcp), the gateway (/v1/chat/completions,\n"
+            "/v1/messages, /v1/models), /metrics, /healthz and the chat page (/).\n\n"
             "  --host HOST, --port N   where to listen (port 0: any free port)\n"
             "  --store URL             sqlite:PATH (default REIN_STORE or sqlite:./rein.db) or\n"
             "                          redis://HOST:PORT[/DB]: several servers sharing one Redis\n"
@@ -48,9 +50,25 @@ static void serve_usage(FILE *out)
             "                          or the previous answer on a kept-alive connection), else\n"
             "                          the connection is closed (10s)\n"
             "  --body-timeout-ms D     a request's body must arrive within D after its headers\n"
-            "                          (30s)\n\n"
+            "                          (30s)\n"
+            "The gateway (point an OpenAI client's base URL at http://HOST:PORT/v1, an\n"
+            "Anthropic client's at http://HOST:PORT; every tool call is checked against the\n"
+            "request's own tools):\n"
+            "  --gateway-on-invalid reask|pass|error  what a reply with an invalid call gets:\n"
+            "                          reask (default: the model is asked again), pass (the\n"
+            "                          reply, problems in its \"rein\" member) or error (422); a\n"
+            "                          request's x-rein-on-invalid header wins\n"
+            "  --gateway-max-reasks N  re-asks per request (0-10, default 2; x-rein-max-reasks)\n"
+            "  --gateway-tools IDS     tools of rein's registry every request may use\n"
+            "                          server-side (\"echo,file_search\"; x-rein-tools wins)\n"
+            "  --gateway-forward-key   send the client's own key upstream instead of rein's\n"
+            "  --gateway-client-model  ask upstream for the model the client names\n"
+            "  --gateway-fill-defaults valid calls get their schema's defaults filled in\n"
+            "  --gateway-record-all    record every gateway request (each in a new\n"
+            "                          conversation); otherwise those with x-rein-conversation\n\n"
             "With REIN_API_KEYS=key1,key2 set, every route but /healthz and the chat page needs\n"
-            "Authorization: Bearer <key> (/metrics too, unless --metrics-public).\n"
+            "Authorization: Bearer <key> or x-api-key: <key> (/metrics too, unless\n"
+            "--metrics-public).\n"
             "SIGINT/SIGTERM stop it gracefully.\n"
             "Exit status: 0 stopped by a signal, 1 it could not start or serve, 2 usage or a\n"
             "configuration that cannot work.\n");
@@ -72,6 +90,8 @@ struct serve_opts {
     long client_conns;
     long body_memory;
     bool metrics_public;
+    struct rein_gateway_opts gw;
+    long gw_reasks;
     struct cli_setup setup;
 };
 
@@ -101,6 +121,19 @@ static const struct {
      false},
     {"--body-memory", 1L << 20, 1L << 36, offsetof(struct serve_opts, body_memory),
      "1 MiB to 64 GiB", false},
+    {"--gateway-max-reasks", 0, REIN_GATEWAY_MAX_REASKS, offsetof(struct serve_opts, gw_reasks),
+     "0-10", false},
+};
+
+/* The gateway's switches: name, where the flag goes. */
+static const struct {
+    const char *name;
+    size_t off;
+} gw_switches[] = {
+    {"--gateway-forward-key", offsetof(struct serve_opts, gw.forward_client_key)},
+    {"--gateway-client-model", offsetof(struct serve_opts, gw.model_from_client)},
+    {"--gateway-fill-defaults", offsetof(struct serve_opts, gw.fill_defaults)},
+    {"--gateway-record-all", offsetof(struct serve_opts, gw.record_all)},
 };
 
 static int serve_option(void *opts, const char *a, const char *v)
@@ -109,6 +142,12 @@ static int serve_option(void *opts, const char *a, const char *v)
     long long n;
 
     if (!v) {
+        for (size_t k = 0; k < sizeof(gw_switches) / sizeof(gw_switches[0]); k++) {
+            if (strcmp(a, gw_switches[k].name) == 0) {
+                *(bool *)((char *)o + gw_switches[k].off) = true;
+                return CLI_EXIT_OK;
+            }
+        }
         if (strcmp(a, "--metrics-public") == 0)
             o->metrics_public = true;
         else
@@ -133,7 +172,14 @@ static int serve_option(void *opts, const char *a, const char *v)
     }
     if (strcmp(a, "--host") == 0)
         o->host = v;
-    else
+    else if (strcmp(a, "--gateway-tools") == 0)
+        o->gw.tools = v;
+    else if (strcmp(a, "--gateway-on-invalid") == 0) {
+        if (!rein_gateway_policy_parse(v, &o->gw.on_invalid))
+            return cli_usage_error("serve: --gateway-on-invalid must be reask, pass or error, "
+                                   "not '%s'",
+                                   v);
+    } else
         o->store_url = v;
     return CLI_EXIT_OK;
 }
@@ -154,8 +200,17 @@ static int parse_args(int argc, char **argv, struct serve_opts *o)
                                          "--body-timeout-ms",
                                          "--max-client-connections",
                                          "--body-memory",
+                                         "--gateway-on-invalid",
+                                         "--gateway-max-reasks",
+                                         "--gateway-tools",
                                          NULL};
-    static const char *const switches[] = {"--rules-first", "--metrics-public", NULL};
+    static const char *const switches[] = {"--rules-first",
+                                           "--metrics-public",
+                                           "--gateway-forward-key",
+                                           "--gateway-client-model",
+                                           "--gateway-fill-defaults",
+                                           "--gateway-record-all",
+                                           NULL};
     static const struct cli_args args = {
         .name = "serve",
         .usage = serve_usage,
@@ -173,6 +228,7 @@ struct serve {
     rein_store *store;
     struct cli_parts p; /* the provider, the registry, the agent */
     rein_agent_api *api;
+    rein_gateway *gw;
     rein_server *srv;
     struct cli_mcp *mcp;
 };
@@ -180,6 +236,7 @@ struct serve {
 static void serve_free(struct serve *s)
 {
     rein_server_free(s->srv);
+    rein_gateway_free(s->gw);
     rein_agent_api_free(s->api);
     cli_mcp_detach(s->mcp);
     cli_parts_release(&s->p);
@@ -226,6 +283,21 @@ static rein_err make_server(struct serve *s, const struct serve_opts *o, rein_er
     return REIN_OK;
 }
 
+/* The gateway over the same provider, registry and store (after the MCP tools joined). */
+static rein_err make_gateway(struct serve *s, struct serve_opts *o, rein_error *err)
+{
+    o->gw.provider = s->p.provider;
+    o->gw.reg = s->p.reg;
+    o->gw.store = s->store;
+    o->gw.lease_ms = o->lease_ms;
+    o->gw.api_keys = getenv("REIN_API_KEYS");
+    o->gw.max_reasks = o->gw_reasks < 0 ? 0 : o->gw_reasks == 0 ? -1 : (int)o->gw_reasks;
+    s->gw = rein_gateway_new(&o->gw, err);
+    if (!s->gw || rein_server_add_gateway_routes(s->srv, s->gw, err) != REIN_OK)
+        return err->code ? err->code : REIN_ENOMEM;
+    return REIN_OK;
+}
+
 /* Each connection and each running turn holds descriptors: use the hard limit. */
 static void raise_fd_limit(void)
 {
@@ -247,7 +319,8 @@ int cmd_serve(int argc, char **argv)
                            .grace_ms = 10000,
                            .lease_ms = 30000,
                            .approval_ms = 60000,
-                           .heartbeat_ms = 15000};
+                           .heartbeat_ms = 15000,
+                           .gw_reasks = -1};
     struct rein_store_opts store_opts = {.exclusive = true};
     struct serve s;
     rein_error err = {0};
@@ -285,7 +358,7 @@ int cmd_serve(int argc, char **argv)
     /* The MCP servers' tools join the one registry before anything serves it. */
     rein_error_clear(&err);
     s.mcp = cli_mcp_attach(s.srv, s.p.reg, s.store, &o.setup, &err);
-    if (!s.mcp)
+    if (!s.mcp || make_gateway(&s, &o, &err) != REIN_OK)
         goto fail;
     rein_error_clear(&err);
     if (rein_server_start(s.srv, &err) != REIN_OK)

@@ -679,10 +679,17 @@ static rein_err anthropic_encode_tools(const rein_provider *p, const rein_model_
     return rein_jw_finish(&w);
 }
 
-static void anthropic_tool_choice(struct rein_jw *w, const char *choice)
+/* choice NULL: auto (written only to turn parallel calls off). */
+static void anthropic_tool_choice(struct rein_jw *w, const char *choice, int parallel)
 {
+    if (!choice)
+        choice = "auto";
     rein_jw_key(w, "tool_choice");
     rein_jw_obj_begin(w);
+    if (parallel == 0 && strcmp(choice, "none") != 0) {
+        rein_jw_key(w, "disable_parallel_tool_use");
+        rein_jw_bool(w, true);
+    }
     rein_jw_key(w, "type");
     if (!strcmp(choice, "auto") || !strcmp(choice, "none")) {
         rein_jw_str(w, choice);
@@ -764,7 +771,7 @@ static rein_err anthropic_build_body(rein_provider *p, const rein_model_request 
     rein_jw_init(&w, body);
     rein_jw_obj_begin(&w);
     rein_jw_key(&w, "model");
-    rein_jw_str(&w, p->cfg.model);
+    rein_jw_str(&w, rein__request_model(p, req));
     rein_jw_key(&w, "max_tokens");
     rein_jw_int(&w, req->max_tokens > 0 ? req->max_tokens : 4096);
     if (has_system(h)) {
@@ -782,8 +789,8 @@ static rein_err anthropic_build_body(rein_provider *p, const rein_model_request 
     if (req->ntools) {
         rein_jw_key(&w, "tools");
         rein_jw_raw(&w, req->tools_enc.ptr, req->tools_enc.len);
-        if (req->tool_choice)
-            anthropic_tool_choice(&w, req->tool_choice);
+        if (req->tool_choice || req->parallel == 0)
+            anthropic_tool_choice(&w, req->tool_choice, req->parallel);
     }
     if (req->temperature >= 0) {
         rein_jw_key(&w, "temperature");
@@ -791,6 +798,7 @@ static rein_err anthropic_build_body(rein_provider *p, const rein_model_request 
     }
     rein_jw_key(&w, "stream");
     rein_jw_bool(&w, req->stream);
+    rein__jw_extra(&w, req);
     rein_jw_obj_end(&w);
     rc = rein_jw_finish(&w);
     return rc ? rein_error_set(err, rc, "encoding the request: %s", rein_strerror(rc)) : REIN_OK;

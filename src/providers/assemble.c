@@ -34,6 +34,7 @@ rein_model_response *rein__response_new(size_t max_bytes)
     rein_buf_init(&r->refusal, max);
     r->input_tokens = -1;
     r->output_tokens = -1;
+    r->retry_after_ms = -1;
     return r;
 }
 

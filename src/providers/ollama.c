@@ -221,7 +221,7 @@ static rein_err ollama_build_body(rein_provider *p, const rein_model_request *re
     rein_jw_init(&w, body);
     rein_jw_obj_begin(&w);
     rein_jw_key(&w, "model");
-    rein_jw_str(&w, p->cfg.model);
+    rein_jw_str(&w, rein__request_model(p, req));
     rein_jw_key(&w, "messages");
     rein_jw_arr_begin(&w);
     for (size_t i = 0; !rc && i < rein_history_len(h); i++) {
@@ -254,6 +254,7 @@ static rein_err ollama_build_body(rein_provider *p, const rein_model_request *re
         }
         rein_jw_obj_end(&w);
     }
+    rein__jw_extra(&w, req);
     rein_jw_obj_end(&w);
     rc = rein_jw_finish(&w);
     return rc ? rein_error_set(err, rc, "encoding the request: %s", rein_strerror(rc)) : REIN_OK;

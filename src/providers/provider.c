@@ -47,6 +47,23 @@ const char *rein__json_str(const json_t *obj, const char *key)
     return s ? s : "";
 }
 
+const char *rein__request_model(const rein_provider *p, const rein_model_request *req)
+{
+    return req->model ? req->model : p->cfg.model;
+}
+
+void rein__jw_extra(struct rein_jw *w, const rein_model_request *req)
+{
+    const char *key;
+    json_t *v;
+
+    json_object_foreach(req->extra, key, v)
+    {
+        rein_jw_key(w, key);
+        rein_jw_json(w, v);
+    }
+}
+
 void rein__jw_tool_args_raw(struct rein_jw *w, const char *raw)
 {
     /* The raw text goes back byte for byte when it is a JSON object; otherwise (a
@@ -102,6 +119,7 @@ rein_model_request *rein_model_request_new(void)
     req->stream = true;
     req->temperature = -1;
     req->parallel = -1;
+    req->retries = -1;
     rein_buf_init(&req->tools_enc, 0);
     return req;
 }
@@ -124,6 +142,12 @@ void rein_model_request_free(rein_model_request *req)
     rein_model_request_clear_tools(req);
     rein_free(req->tools);
     rein_free(req->tool_choice);
+    rein_free(req->model);
+    if (req->api_key) {
+        memset(req->api_key, 0, strlen(req->api_key));
+        rein_free(req->api_key);
+    }
+    json_decref(req->extra);
     rein_buf_release(&req->tools_enc);
     rein_cancel_unref(req->cancel);
     rein_free(req);
@@ -169,6 +193,44 @@ rein_err rein_model_request_set_tool_choice(rein_model_request *req, const char 
     rein_free(req->tool_choice);
     req->tool_choice = v;
     return REIN_OK;
+}
+
+rein_err rein_model_request_set_model(rein_model_request *req, const char *model)
+{
+    char *v = NULL;
+
+    if (model && !(v = rein_strdup(model)))
+        return REIN_ENOMEM;
+    rein_free(req->model);
+    req->model = v;
+    return REIN_OK;
+}
+
+rein_err rein_model_request_set_api_key(rein_model_request *req, const char *key)
+{
+    char *v = NULL;
+
+    if (key && !(v = rein_strdup(key)))
+        return REIN_ENOMEM;
+    if (req->api_key) {
+        memset(req->api_key, 0, strlen(req->api_key));
+        rein_free(req->api_key);
+    }
+    req->api_key = v;
+    return REIN_OK;
+}
+
+void rein_model_request_set_extra(rein_model_request *req, json_t *members)
+{
+    json_t *old = req->extra;
+
+    req->extra = json_is_object(members) ? json_incref(members) : NULL;
+    json_decref(old);
+}
+
+void rein_model_request_set_retries(rein_model_request *req, int retries)
+{
+    req->retries = retries < 0 ? -1 : retries;
 }
 
 void rein_model_request_set_max_tokens(rein_model_request *req, int64_t max_tokens)
@@ -888,6 +950,39 @@ static rein_model_response *decode_error_body(const struct attempt *at)
     return r;
 }
 
+/* An error body may echo the key (some proxies do): every string of the error object that
+ * holds it gets it starred out, so a caller that forwards the object forwards no key. */
+static void scrub_json(json_t *v, const char *key)
+{
+    size_t n = key ? strlen(key) : 0;
+    const char *k;
+    json_t *item;
+    size_t i;
+
+    if (n < 4 || !v)
+        return;
+    if (json_is_string(v) && strstr(json_string_value(v), key)) {
+        char *copy = rein_strndup(json_string_value(v), json_string_length(v));
+        char *hit;
+        if (!copy)
+            return;
+        while ((hit = strstr(copy, key)))
+            memset(hit, '*', n);
+        json_string_set(v, copy);
+        rein_free(copy);
+    } else if (json_is_object(v)) {
+        json_object_foreach(v, k, item)
+        {
+            scrub_json(item, key);
+        }
+    } else if (json_is_array(v)) {
+        json_array_foreach(v, i, item)
+        {
+            scrub_json(item, key);
+        }
+    }
+}
+
 static const char *error_message(const json_t *e)
 {
     const char *m = json_string_value(json_object_get(e, "message"));
@@ -1000,7 +1095,8 @@ static enum step next_step(struct send_state *s, struct attempt *at, enum outcom
                            rein_error *err)
 {
     rein_provider *p = s->p;
-    bool retry_ok = s->retries < p->cfg.max_retries;
+    int max = s->req->retries >= 0 ? s->req->retries : p->cfg.max_retries;
+    bool retry_ok = s->retries < max;
     rein_err frc;
 
     *wait_ms = 0;
@@ -1016,6 +1112,11 @@ static enum step next_step(struct send_state *s, struct attempt *at, enum outcom
     }
     if (out == O_HTTP_ERROR) {
         *resp = decode_error_body(at);
+        if (*resp) {
+            (*resp)->retry_after_ms = at->retry_after_ms;
+            scrub_json((*resp)->error, p->cfg.api_key);
+            scrub_json((*resp)->error, s->req->api_key);
+        }
         *rc = rein_error_set(err, REIN_EHTTP, "HTTP %ld from %s%s%s", at->status, p->endpoint,
                              *resp && (*resp)->error ? ": " : "",
                              *resp && (*resp)->error ? error_message((*resp)->error) : "");
@@ -1067,7 +1168,7 @@ static enum step next_step(struct send_state *s, struct attempt *at, enum outcom
     if (out == O_DONE) /* the stream ended without its end marker */
         rein_error_set(err, REIN_EPROVIDER, "the reply stream ended before it was complete");
     /* A dropped, cut or undecodable stream: once more if no tool call had begun. */
-    if (!any_call(*resp) && !s->drop_retry) {
+    if (!any_call(*resp) && !s->drop_retry && s->req->retries != 0) {
         s->drop_retry = true;
         return S_RETRY;
     }
@@ -1170,6 +1271,7 @@ static rein_err send_loop(struct send_state *s, rein_model_response **out, rein_
         st = next_step(s, &at, o, &resp, &wait_ms, &rc, err);
         attempt_release(&at);
         scrub_message(err, s->p->cfg.api_key);
+        scrub_message(err, s->req->api_key);
         if (st == S_RETURN || s->p->replay) {
             if (st == S_RETRY) /* a recording holds no second attempt */
                 rc = err->code ? err->code : REIN_EPROVIDER;
@@ -1366,5 +1468,6 @@ rein_err rein_provider_send(rein_provider *p, rein_model_request *req, rein_hist
     if (rc && !err->msg[0])
         rein_error_set(err, rc, "%s", rein_strerror(rc));
     scrub_message(err, p->cfg.api_key);
+    scrub_message(err, req->api_key);
     return rc;
 }

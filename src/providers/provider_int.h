@@ -60,6 +60,7 @@ struct rein_model_response {
      * each must go back with its own signature in its place. */
     json_t *thinking_blocks;
     json_t *error; /* the provider's error object, or NULL */
+    int64_t retry_after_ms; /* a failed HTTP request's Retry-After, -1 when none */
     char *finish_reason;
     int64_t input_tokens, output_tokens;
     size_t text_calls; /* calls left in the text (report mode) */
@@ -388,6 +389,10 @@ struct rein__tool {
 };
 
 struct rein_model_request {
+    char *model;   /* NULL: the provider's */
+    char *api_key; /* NULL: the provider's */
+    json_t *extra; /* members added to the body, or NULL */
+    int retries;   /* -1: the provider's */
     struct rein__tool *tools;
     size_t ntools, tools_cap;
     char *tool_choice;
@@ -430,6 +435,10 @@ rein_err rein__openai_encode_tools(const rein_provider *p, const rein_model_requ
 rein_err rein__header_add(struct curl_slist **list, const char *line);
 
 /* Body helpers shared by the wires. */
+/* The model a request asks for: its own, else the provider's. */
+const char *rein__request_model(const rein_provider *p, const rein_model_request *req);
+/* Writes the request's extra members (rein_model_request_set_extra) into an open object. */
+void rein__jw_extra(struct rein_jw *w, const rein_model_request *req);
 void rein__jw_tool_args_raw(struct rein_jw *w, const char *raw);
 const char *rein__json_str(const json_t *obj, const char *key); /* "" when absent */
 

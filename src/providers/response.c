@@ -160,6 +160,11 @@ const json_t *rein_model_response_error(const rein_model_response *r)
     return r->error;
 }
 
+int64_t rein_model_response_retry_after_ms(const rein_model_response *r)
+{
+    return r->retry_after_ms;
+}
+
 bool rein_model_response_is_complete(const rein_model_response *r)
 {
     return r->complete;

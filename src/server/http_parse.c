@@ -192,13 +192,18 @@ bool rein_secret_equal(const char *a, size_t alen, const char *b, size_t blen)
 
 bool rein__http_bearer_ok(const char *authorization, char *const *keys, int nkeys)
 {
-    const char *token;
+    if (!authorization || strncasecmp(authorization, "Bearer ", 7) != 0)
+        return false;
+    return rein__http_key_ok(authorization + 7, keys, nkeys);
+}
+
+bool rein__http_key_ok(const char *token, char *const *keys, int nkeys)
+{
     size_t tlen;
     bool ok = false;
 
-    if (!authorization || strncasecmp(authorization, "Bearer ", 7) != 0)
+    if (!token)
         return false;
-    token = authorization + 7;
     while (*token == ' ')
         token++;
     tlen = strlen(token);

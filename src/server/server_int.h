@@ -44,6 +44,8 @@ bool rein__http_accepts_sse(const char *accept);
  * keys (each compared in constant time, all of them always compared).
  */
 bool rein__http_bearer_ok(const char *authorization, char *const *keys, int nkeys);
+/* The same for a bare key (an x-api-key header, as Anthropic's clients send it). */
+bool rein__http_key_ok(const char *key, char *const *keys, int nkeys);
 
 /* Parses a decimal in [lo, hi]; false on anything else. */
 bool rein__http_parse_uint(const char *text, long lo, long hi, long *out);

@@ -192,6 +192,7 @@ rein_err rein__session_load(rein_session *s, rein_error *err)
         return rein_error_set(err, REIN_ENOMEM, "out of memory");
     rein_error_clear(err);
     rc = rein_store_messages_each(s->store, s->conv_id, 0, load_message, &l, err);
+    s->stored = (int64_t)rein_history_len(s->h);
     if (rc != REIN_OK) {
         if (!err || !err->msg[0])
             rein_error_set(err, rc == REIN_ENOMEM ? REIN_ENOMEM : REIN_EINTERNAL,

@@ -41,13 +41,18 @@ rein_err rein__session_save_message(rein_session *s, const json_t *msg, int64_t 
                                     rein_error *err)
 {
     char *text = rein_json_dumps(msg);
+    int64_t pos = -1;
     rein_err rc;
 
     if (!text)
         return rein_error_set(err, REIN_ENOMEM, "out of memory");
-    rc = rein_store_message_append(s->store, s->conv_id, text, strlen(text), s->trace_id, position,
-                                   err);
+    rc =
+        rein_store_message_append(s->store, s->conv_id, text, strlen(text), s->trace_id, &pos, err);
     rein_free(text);
+    if (rc == REIN_OK)
+        s->stored = pos + 1;
+    if (position)
+        *position = pos;
     return rc;
 }
 
@@ -68,6 +73,11 @@ static rein_err save_turn_message(void *userdata, size_t position, const json_t 
 /* A pending entry is put (written before the call runs), later changes update it; a call
  * refused before it could run is written once, already decided. The entry goes to the store as
  * the ledger handed it over. */
+rein_err rein_session_ledger_write(void *session, const struct rein_ledger_entry *e)
+{
+    return rein__session_save_ledger(session, e);
+}
+
 rein_err rein__session_save_ledger(void *userdata, const struct rein_ledger_entry *e)
 {
     rein_session *s = userdata;
@@ -323,6 +333,18 @@ static rein_err replace_messages(rein_session *s, rein_error *err)
     return rein_store_messages_truncate(s->store, s->conv_id, rc.from, err);
 }
 
+/* client_history: the client sends the conversation; only its length is read. */
+static rein_err count_stored(rein_session *s, rein_error *err)
+{
+    json_t *conv = NULL;
+    rein_err rc = rein_store_conv_get(s->store, s->conv_id, &conv, err);
+
+    if (rc == REIN_OK)
+        s->stored = json_integer_value(json_object_get(conv, "message_count"));
+    json_decref(conv);
+    return rc;
+}
+
 /* Takes the lease and loads the conversation; on failure nothing is held. */
 static rein_err open_stored(rein_session *s, const char *title, struct rein_store_lock_info *held,
                             rein_error *err)
@@ -340,7 +362,7 @@ static rein_err open_stored(rein_session *s, const char *title, struct rein_stor
     if (rc == REIN_OK && s->opts.replace)
         rc = replace_messages(s, err);
     if (rc == REIN_OK)
-        rc = rein__session_load(s, err);
+        rc = s->opts.client_history ? count_stored(s, err) : rein__session_load(s, err);
     /* Listings show the turn, and a process that dies before close leaves "running" behind
      * for rein_store_recover() to turn into "interrupted" once the lease has run out. */
     if (rc == REIN_OK)
@@ -460,6 +482,20 @@ void rein_session_interrupt(rein_session *s, const char *reason)
 int64_t rein_session_last_seq(const rein_session *s)
 {
     return s->last_seq;
+}
+
+rein_err rein_session_append(rein_session *s, const json_t *msg, rein_error *err)
+{
+    if (!s->store)
+        return rein_error_set(err, REIN_EINVAL, "a session without a store keeps no messages");
+    if (!json_is_object(msg))
+        return rein_error_set(err, REIN_EINVAL, "a message must be a JSON object");
+    return rein__session_save_message(s, msg, NULL, err);
+}
+
+int64_t rein_session_message_count(const rein_session *s)
+{
+    return s->store ? s->stored : (int64_t)rein_history_len(s->h);
 }
 
 rein_err rein_session_record(rein_session *s, const char *type, const char *payload,

@@ -51,6 +51,7 @@ struct rein_session {
     struct rein_session_opts opts; /* title not kept */
     atomic_bool interrupted;
     int64_t last_seq;
+    int64_t stored; /* messages the store holds (client_history: counted, not loaded) */
     struct rein__session_held held;
     pthread_mutex_t mu;
     char asked[REIN__SESSION_ASKED][REIN_ID_MAX + 64];

@@ -1,0 +1,167 @@
+/*
+ * rein/gateway.h: rein in front of any agent, by changing one base URL (docs/decisions/0016).
+ *
+ * A client that speaks the OpenAI chat completions API or the Anthropic messages API (the
+ * official SDKs, LangChain, the Vercel AI SDK, a hand-written loop) sends its request to rein
+ * instead of to the model. The gateway turns it into rein's neutral request, forwards it to the
+ * configured upstream provider (any of rein's providers and presets: an OpenAI-format client
+ * can reach Claude or Ollama and the reverse), and answers in the client's own format, JSON or
+ * Server-Sent Events.
+ *
+ * Every tool call in a reply is checked against the request's own tools (the client runs them;
+ * rein only checks) through the one call pipeline (rein_call_run with check_only): the exact
+ * name, else a repair to a declared name; arguments that are valid JSON and valid against the
+ * tool's parameters / input_schema (defaults are not injected unless asked); calls the model
+ * wrote as text become native calls; a duplicate call id is made unique. A reply with an
+ * invalid call is handled by the request's policy (header x-rein-on-invalid, else the
+ * configured one):
+ *   reask  the invalid call and its invalid payload go back to the model, which is asked again
+ *          (at most x-rein-max-reasks times, default 2); the client gets only the final reply.
+ *          Valid calls of the same reply are kept (the model is told they were accepted).
+ *   pass   the reply as the model made it, plus a "rein" member listing each problem
+ *   error  422 with the problems
+ * While streaming, text deltas go to the client at once; each tool call is held until it is
+ * complete and checked, then sent; a re-ask continues the same stream.
+ *
+ * Server-side tools: a request may name tools of rein's registry (skills, MCP servers' tools)
+ * in x-rein-tools ("echo,file_search"), or the configuration names them for every request.
+ * Rein offers them to the model next to the client's tools, runs the model's calls to them
+ * through the pipeline, and asks the model again until it answers or calls a client tool.
+ *
+ * Recording: with x-rein-conversation (or record_all), the request is recorded in the store
+ * under that conversation through a session (include/rein/session.h): the client's new
+ * messages and the reply, one event per upstream call, check, repair and re-ask, and ledger
+ * entries for invalid calls, server-side calls and the results the client reports for the
+ * calls it ran. Prometheus metrics count invalid calls, repairs, converted text calls and
+ * re-asks by model and tool.
+ *
+ * Request headers the gateway reads: x-rein-on-invalid (reask|pass|error), x-rein-max-reasks
+ * (0-10), x-rein-tools (comma-separated tool ids, or "none"), x-rein-conversation (an id as the
+ * store takes it), x-rein-fill-defaults (true|false), and, when forward_client_key is set, the
+ * client's own key (Authorization: Bearer, x-api-key) for the upstream.
+ *
+ * Threading: a gateway is made once and then serves any number of requests on any threads at
+ * once (rein_gateway_serve); each call's state lives in that call.
+ */
+#ifndef REIN_GATEWAY_H
+#define REIN_GATEWAY_H
+
+#include <rein/cancel.h>
+#include <rein/metrics.h>
+#include <rein/provider.h>
+#include <rein/store.h>
+#include <rein/tools.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct rein_gateway rein_gateway;
+
+/* The client-facing APIs. Values only grow. */
+enum rein_gateway_api {
+    REIN_GATEWAY_OPENAI = 0,    /* POST /v1/chat/completions */
+    REIN_GATEWAY_ANTHROPIC = 1, /* POST /v1/messages */
+};
+
+/* What happens to a reply with an invalid tool call. Values only grow. */
+enum rein_gateway_policy {
+    REIN_GATEWAY_REASK = 0,
+    REIN_GATEWAY_PASS = 1,
+    REIN_GATEWAY_ERROR = 2,
+};
+/* "reask", "pass", "error"; static. */
+REIN_EXTERN const char *rein_gateway_policy_name(enum rein_gateway_policy p);
+/* The policy named text; false (and *out unchanged) for anything else. */
+REIN_EXTERN bool rein_gateway_policy_parse(const char *text, enum rein_gateway_policy *out);
+
+#define REIN_GATEWAY_DEFAULT_REASKS      2
+#define REIN_GATEWAY_MAX_REASKS          10
+#define REIN_GATEWAY_DEFAULT_TOOL_ROUNDS 10
+
+/* Options for rein_gateway_new(). Zeroed members mean the defaults. */
+struct rein_gateway_opts {
+    rein_provider *provider;  /* the upstream (borrowed; required; must outlive the gateway) */
+    const rein_registry *reg; /* the tools rein may run server-side (borrowed; NULL: none) */
+    rein_store *store;        /* where requests are recorded (borrowed; NULL: nowhere) */
+    rein_metrics *metrics;    /* borrowed; NULL: the global registry */
+    enum rein_gateway_policy on_invalid; /* for requests without x-rein-on-invalid */
+    /* Re-asks per request for requests without x-rein-max-reasks: 1-10; 0: the default (2);
+     * negative: none (a reply with an invalid call is then answered as the error policy). */
+    int max_reasks;
+    /* Server-side tools for requests without x-rein-tools: comma-separated ids of reg
+     * (borrowed, copied); NULL: none. */
+    const char *tools;
+    int max_tool_rounds; /* model calls that run server-side tools per request; 0: 10 */
+    /* The client's own key (Authorization: Bearer or x-api-key) goes upstream instead of the
+     * configured one, unless it is one of the server's API keys (api_keys). */
+    bool forward_client_key;
+    const char *api_keys; /* the server's REIN_API_KEYS (borrowed, copied), never forwarded */
+    /* The client's "model" is sent upstream; otherwise the provider's configured model is. */
+    bool model_from_client;
+    bool fill_defaults; /* valid calls get the schema's defaults filled in (x-rein-fill-defaults) */
+    /* Requests without x-rein-conversation are recorded too, each in a new conversation. */
+    bool record_all;
+    int64_t lease_ms; /* a recorded request's hold on its conversation; 0: 30000 */
+};
+
+/*
+ * New gateway (opts borrowed; the strings in it are copied). REIN_EINVAL in err when the
+ * options cannot work (no provider, a tool in opts->tools that reg does not have or that is
+ * destructive). NULL on failure.
+ */
+REIN_EXTERN rein_gateway *rein_gateway_new(const struct rein_gateway_opts *opts, rein_error *err);
+/* NULL is a no-op. Call when no request is being served any more. */
+REIN_EXTERN void rein_gateway_free(rein_gateway *g);
+
+/* One client request, as the HTTP adapter hands it over. Everything is borrowed for the call. */
+struct rein_gateway_call {
+    enum rein_gateway_api api;
+    const char *body; /* the request body, len bytes */
+    size_t len;
+    /* A request header by name (case-insensitive), or NULL; header_data is its userdata. */
+    const char *(*header)(void *header_data, const char *name);
+    void *header_data;
+    const char *trace_id; /* the request's trace id; NULL: a new one */
+    rein_cancel *cancel;  /* triggered when the client goes away (may be NULL) */
+};
+
+/*
+ * Where the answer goes: exactly one reply, or a stream started once and then events. Every
+ * function returns REIN_OK, or an error (REIN_ECANCELED: the client is gone) after which the
+ * gateway stops the request. Called on the thread of rein_gateway_serve().
+ */
+struct rein_gateway_sink {
+    /* A header of the answer still to start (name and value borrowed, copied). */
+    rein_err (*header)(void *data, const char *name, const char *value);
+    /* The whole answer: status, content type and body (borrowed). */
+    rein_err (*reply)(void *data, int status, const char *content_type, const char *body,
+                      size_t len);
+    /* Starts a 200 text/event-stream answer. */
+    rein_err (*stream_start)(void *data);
+    /* One Server-Sent Event: event (NULL: none, as OpenAI sends them) and one line of data. */
+    rein_err (*stream_event)(void *data, const char *event, const char *text, size_t len);
+    void *data;
+};
+
+/*
+ * Serves one request: parses it, forwards it upstream, checks the reply's tool calls, and
+ * answers through sink in the client's format, whatever happened (bad request, upstream error,
+ * invalid calls). Returns REIN_OK when an answer was given (or the client went away), else the
+ * sink's error.
+ */
+REIN_EXTERN rein_err rein_gateway_serve(rein_gateway *g, const struct rein_gateway_call *call,
+                                        const struct rein_gateway_sink *sink) REIN_WUR;
+
+/*
+ * The model list of GET /v1/models in the shape api expects (OpenAI's {"object": "list",
+ * "data": [...]}, Anthropic's {"data": [...], "has_more", "first_id", "last_id"}), appended
+ * to out.
+ */
+REIN_EXTERN rein_err rein_gateway_models(rein_gateway *g, enum rein_gateway_api api,
+                                         struct rein_buf *out) REIN_WUR;
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* REIN_GATEWAY_H */

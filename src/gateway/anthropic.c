@@ -1,0 +1,868 @@
+/*
+ * The Anthropic messages wire as a server (include/rein/gateway.h): what an Anthropic client
+ * sends to POST /v1/messages becomes the neutral request, and rein's answer goes back as a
+ * message body, as the messages stream (message_start, content_block_start / _delta / _stop,
+ * message_delta, message_stop), or as Anthropic's error body {"type": "error", "error":
+ * {type, message}}.
+ *
+ * User content is text and tool_result blocks (tool results become neutral tool messages, in
+ * order, before the user's text); assistant content is text, tool_use, thinking and
+ * redacted_thinking blocks (kept with their signatures and their place among the calls,
+ * decision 0005) and Anthropic's server tool blocks (kept verbatim). Images, documents and
+ * tools of other types than custom are refused with a 400 that says so.
+ */
+#include "gateway/gateway_int.h"
+
+#include <string.h>
+
+static const char *const handled[] = {
+    "model",       "messages", "system", "tools",          "tool_choice", "max_tokens",
+    "temperature", "top_p",    "stream", "stop_sequences", NULL,
+};
+static const char *const droppable[] = {"metadata", "service_tier", NULL};
+
+static bool listed(const char *const *list, const char *key)
+{
+    for (size_t i = 0; list[i]; i++) {
+        if (strcmp(list[i], key) == 0)
+            return true;
+    }
+    return false;
+}
+
+static const char *str(const json_t *o, const char *key)
+{
+    return json_string_value(json_object_get(o, key));
+}
+
+static rein_err append(struct rein__gw_req *r, json_t *msg, const char *param,
+                       struct rein__gw_bad *bad)
+{
+    rein_error e;
+    rein_err rc;
+
+    if (!msg)
+        return REIN_ENOMEM;
+    rein_error_clear(&e);
+    rc = rein_history_append(r->h, msg, &e);
+    json_decref(msg);
+    return rc == REIN_EINVAL ? rein__gw_bad(bad, param, "%s: %s", param, e.msg) : rc;
+}
+
+/* ---- system ---------------------------------------------------------------------------- */
+
+static rein_err take_system(struct rein__gw_req *r, const json_t *sys, struct rein__gw_bad *bad)
+{
+    size_t i;
+    json_t *blk;
+    char p[48];
+
+    if (!sys || json_is_null(sys))
+        return REIN_OK;
+    if (json_is_string(sys))
+        return append(r, json_pack("{s:s, s:O}", "role", "system", "content", sys), "system", bad);
+    if (!json_is_array(sys))
+        return rein__gw_bad(bad, "system", "system: Input should be a valid string or list");
+    /* One neutral system message per block keeps the blocks apart on the way back. */
+    json_array_foreach(sys, i, blk)
+    {
+        const char *type = str(blk, "type");
+        snprintf(p, sizeof(p), "system.%zu", i);
+        if (!type || strcmp(type, "text") != 0 || !str(blk, "text"))
+            return rein__gw_bad(bad, p, "%s: system blocks must be text blocks", p);
+        rein_err rc = append(
+            r, json_pack("{s:s, s:O}", "role", "system", "content", json_object_get(blk, "text")),
+            p, bad);
+        if (rc)
+            return rc;
+    }
+    return REIN_OK;
+}
+
+/* ---- messages -------------------------------------------------------------------------- */
+
+/* A tool_result block as a neutral tool message. */
+static rein_err take_result(struct rein__gw_req *r, const json_t *blk, const char *p,
+                            struct rein__gw_bad *bad)
+{
+    const json_t *content = json_object_get(blk, "content");
+    const char *id = str(blk, "tool_use_id");
+    char q[96], *text = NULL;
+    json_t *msg;
+    rein_err rc;
+
+    if (!id)
+        return rein__gw_bad(bad, p, "%s.tool_use_id: Field required", p);
+    snprintf(q, sizeof(q), "%s.content", p);
+    if (content && !json_is_null(content)) {
+        rc = rein__gw_content_text(content, q, true, &text, bad);
+        if (rc)
+            return rc;
+    }
+    msg = json_pack("{s:s, s:s, s:s, s:b}", "role", "tool", "tool_call_id", id, "content",
+                    text ? text : "", "is_error", json_is_true(json_object_get(blk, "is_error")));
+    rein_free(text);
+    return append(r, msg, p, bad);
+}
+
+/* Joins text into *acc with "\n" between pieces. */
+static rein_err join(struct rein_buf *acc, const char *text)
+{
+    rein_err rc = REIN_OK;
+
+    if (acc->len)
+        rc = rein_buf_addch(acc, '\n');
+    return rc ? rc : rein_buf_adds(acc, text);
+}
+
+static rein_err take_user(struct rein__gw_req *r, const json_t *content, size_t i,
+                          struct rein__gw_bad *bad)
+{
+    struct rein_buf text;
+    size_t j;
+    json_t *blk;
+    char p[64];
+    rein_err rc = REIN_OK;
+
+    if (json_is_string(content))
+        return append(r, json_pack("{s:s, s:O}", "role", "user", "content", content), "messages",
+                      bad);
+    rein_buf_init(&text, 0);
+    json_array_foreach(content, j, blk)
+    {
+        const char *type = str(blk, "type");
+        snprintf(p, sizeof(p), "messages.%zu.content.%zu", i, j);
+        if (!type)
+            rc = rein__gw_bad(bad, p, "%s.type: Field required", p);
+        else if (strcmp(type, "tool_result") == 0)
+            rc = take_result(r, blk, p, bad);
+        else if (strcmp(type, "text") == 0 && str(blk, "text"))
+            rc = join(&text, str(blk, "text"));
+        else
+            rc = rein__gw_bad(bad, p,
+                              "%s: '%.40s' blocks are not supported by rein's gateway (text and "
+                              "tool_result only)",
+                              p, type);
+        if (rc)
+            break;
+    }
+    if (!rc && text.len)
+        rc = append(r, json_pack("{s:s, s:s}", "role", "user", "content", text.ptr), "messages",
+                    bad);
+    rein_buf_release(&text);
+    return rc;
+}
+
+/* The blocks of an assistant message: text, tool_use, thinking, server blocks. */
+struct asst {
+    struct rein_buf text, reasoning;
+    json_t *calls, *blocks, *redacted, *server;
+    const char *signature;
+    size_t thinking;
+};
+
+static rein_err take_block(struct asst *a, const json_t *blk, const char *p,
+                           struct rein__gw_bad *bad)
+{
+    const char *type = str(blk, "type");
+    json_int_t at = (json_int_t)json_array_size(a->calls);
+
+    if (!type)
+        return rein__gw_bad(bad, p, "%s.type: Field required", p);
+    if (strcmp(type, "text") == 0 && str(blk, "text"))
+        return join(&a->text, str(blk, "text"));
+    if (strcmp(type, "tool_use") == 0) {
+        const json_t *input = json_object_get(blk, "input");
+        char *args;
+        json_t *call;
+        if (!str(blk, "id") || !str(blk, "name") || !json_is_object(input))
+            return rein__gw_bad(bad, p, "%s: tool_use needs an id, a name and an input object", p);
+        args = rein_json_dumps(input);
+        call = args ? json_pack("{s:s, s:s, s:s}", "id", str(blk, "id"), "name", str(blk, "name"),
+                                "arguments", args)
+                    : NULL;
+        rein_free(args);
+        return !call || json_array_append_new(a->calls, call) ? REIN_ENOMEM : REIN_OK;
+    }
+    if (strcmp(type, "thinking") == 0 && str(blk, "thinking")) {
+        const char *sig = str(blk, "signature");
+        a->thinking++;
+        a->signature = sig;
+        if (json_array_append_new(a->blocks,
+                                  json_pack("{s:s, s:s, s:I}", "thinking", str(blk, "thinking"),
+                                            "signature", sig ? sig : "", "at", at)))
+            return REIN_ENOMEM;
+        return rein_buf_adds(&a->reasoning, str(blk, "thinking"));
+    }
+    if (strcmp(type, "redacted_thinking") == 0 && str(blk, "data")) {
+        a->thinking++;
+        if (json_array_append_new(a->blocks,
+                                  json_pack("{s:s, s:I}", "redacted", str(blk, "data"), "at", at)))
+            return REIN_ENOMEM;
+        return json_array_append_new(a->redacted, json_string(str(blk, "data"))) ? REIN_ENOMEM
+                                                                                 : REIN_OK;
+    }
+    if (strstr(type, "server_tool_use") || strstr(type, "_tool_result"))
+        return json_array_append(a->server, (json_t *)blk) ? REIN_ENOMEM : REIN_OK;
+    return rein__gw_bad(bad, p, "%s: '%.40s' blocks are not supported by rein's gateway", p, type);
+}
+
+static rein_err take_assistant(struct rein__gw_req *r, const json_t *content, size_t i,
+                               struct rein__gw_bad *bad)
+{
+    struct asst a = {.calls = json_array(),
+                     .blocks = json_array(),
+                     .redacted = json_array(),
+                     .server = json_array()};
+    json_t *msg = json_pack("{s:s}", "role", "assistant"), *blk;
+    char p[64];
+    size_t j;
+    rein_err rc = msg && a.calls && a.blocks && a.redacted && a.server ? REIN_OK : REIN_ENOMEM;
+
+    rein_buf_init(&a.text, 0);
+    rein_buf_init(&a.reasoning, 0);
+    if (!rc && json_is_string(content))
+        rc = join(&a.text, json_string_value(content));
+    json_array_foreach(json_is_array(content) ? content : NULL, j, blk)
+    {
+        snprintf(p, sizeof(p), "messages.%zu.content.%zu", i, j);
+        if (!rc)
+            rc = take_block(&a, blk, p, bad);
+    }
+    if (!rc && json_object_set_new(msg, "content", json_string(a.text.ptr)))
+        rc = REIN_ENOMEM;
+    if (!rc && json_array_size(a.calls) && json_object_set(msg, "tool_calls", a.calls))
+        rc = REIN_ENOMEM;
+    if (!rc && a.thinking) {
+        /* The ordered blocks are what the Anthropic encoder replays; the joined text is for
+         * other wires and for display. */
+        if (json_object_set(msg, "thinking_blocks", a.blocks) ||
+            json_object_set_new(msg, "reasoning", json_string(a.reasoning.ptr)) ||
+            (a.signature &&
+             json_object_set_new(msg, "reasoning_signature", json_string(a.signature))) ||
+            (json_array_size(a.redacted) && json_object_set(msg, "redacted_reasoning", a.redacted)))
+            rc = REIN_ENOMEM;
+    }
+    if (!rc && json_array_size(a.server) && json_object_set(msg, "server_blocks", a.server))
+        rc = REIN_ENOMEM;
+    json_decref(a.calls);
+    json_decref(a.blocks);
+    json_decref(a.redacted);
+    json_decref(a.server);
+    rein_buf_release(&a.text);
+    rein_buf_release(&a.reasoning);
+    if (rc) {
+        json_decref(msg);
+        return rc;
+    }
+    snprintf(p, sizeof(p), "messages.%zu", i);
+    return append(r, msg, p, bad);
+}
+
+static rein_err take_messages(struct rein__gw_req *r, const json_t *msgs, struct rein__gw_bad *bad)
+{
+    size_t i;
+    json_t *m;
+    char p[48];
+
+    if (!msgs)
+        return rein__gw_bad(bad, "messages", "messages: Field required");
+    if (!json_is_array(msgs) || json_array_size(msgs) == 0)
+        return rein__gw_bad(bad, "messages", "messages: Input should be a non-empty list");
+    json_array_foreach(msgs, i, m)
+    {
+        const char *role = str(m, "role");
+        const json_t *content = json_object_get(m, "content");
+        rein_err rc;
+
+        snprintf(p, sizeof(p), "messages.%zu", i);
+        if (!json_is_object(m))
+            return rein__gw_bad(bad, p, "%s: Input should be a valid dictionary", p);
+        if (!role || (strcmp(role, "user") != 0 && strcmp(role, "assistant") != 0))
+            return rein__gw_bad(bad, p, "%s.role: Input should be 'user' or 'assistant'", p);
+        if (!json_is_string(content) && !json_is_array(content))
+            return rein__gw_bad(bad, p, "%s.content: Input should be a valid string or list", p);
+        rc = strcmp(role, "user") == 0 ? take_user(r, content, i, bad)
+                                       : take_assistant(r, content, i, bad);
+        if (rc)
+            return rc;
+    }
+    return REIN_OK;
+}
+
+/* ---- tools and options ------------------------------------------------------------------- */
+
+static rein_err take_tools(struct rein__gw_req *r, const json_t *tools, struct rein__gw_bad *bad)
+{
+    size_t i;
+    json_t *t;
+    char p[48];
+
+    if (!tools || json_is_null(tools))
+        return REIN_OK;
+    if (!json_is_array(tools))
+        return rein__gw_bad(bad, "tools", "tools: Input should be a valid list");
+    r->tools_json = (json_t *)tools;
+    r->tools = rein_calloc(json_array_size(tools) + 1, sizeof(*r->tools));
+    if (!r->tools)
+        return REIN_ENOMEM;
+    json_array_foreach(tools, i, t)
+    {
+        const char *type = str(t, "type");
+        const json_t *schema = json_object_get(t, "input_schema");
+        snprintf(p, sizeof(p), "tools.%zu", i);
+        if (!json_is_object(t))
+            return rein__gw_bad(bad, p, "%s: Input should be a valid dictionary", p);
+        if (type && strcmp(type, "custom") != 0)
+            return rein__gw_bad(bad, p,
+                                "%s: '%.40s' tools are not supported by rein's gateway (custom "
+                                "tools with an input_schema only)",
+                                p, type);
+        if (!str(t, "name"))
+            return rein__gw_bad(bad, p, "%s.name: Field required", p);
+        if (!json_is_object(schema))
+            return rein__gw_bad(bad, p, "%s.input_schema: Field required (an object)", p);
+        r->tools[r->ntools].name = str(t, "name");
+        r->tools[r->ntools].description = str(t, "description");
+        r->tools[r->ntools].parameters = (json_t *)schema;
+        r->ntools++;
+    }
+    return REIN_OK;
+}
+
+static rein_err take_choice(struct rein__gw_req *r, const json_t *v, struct rein__gw_bad *bad)
+{
+    const char *type = str(v, "type");
+    const char *choice = NULL;
+
+    if (!v || json_is_null(v))
+        return REIN_OK;
+    if (!type)
+        return rein__gw_bad(bad, "tool_choice", "tool_choice.type: Field required");
+    if (!strcmp(type, "auto") || !strcmp(type, "none"))
+        choice = type;
+    else if (!strcmp(type, "any"))
+        choice = "required";
+    else if (!strcmp(type, "tool") && str(v, "name"))
+        choice = str(v, "name");
+    else
+        return rein__gw_bad(bad, "tool_choice",
+                            "tool_choice: expected type 'auto', 'any', 'none' or 'tool' with a "
+                            "name");
+    if (json_is_true(json_object_get(v, "disable_parallel_tool_use")))
+        r->parallel = 0;
+    r->tool_choice = rein_strdup(choice);
+    return r->tool_choice ? REIN_OK : REIN_ENOMEM;
+}
+
+static rein_err take_options(struct rein__gw_req *r, const json_t *body, struct rein__gw_bad *bad)
+{
+    const json_t *v = json_object_get(body, "max_tokens");
+
+    if (!v)
+        return rein__gw_bad(bad, "max_tokens", "max_tokens: Field required");
+    if (!json_is_integer(v) || json_integer_value(v) < 1)
+        return rein__gw_bad(bad, "max_tokens", "max_tokens: Input should be an integer >= 1");
+    r->max_tokens = json_integer_value(v);
+    v = json_object_get(body, "temperature");
+    if (v && !json_is_null(v)) {
+        if (!json_is_number(v) || json_number_value(v) < 0 || json_number_value(v) > 1)
+            return rein__gw_bad(bad, "temperature", "temperature: Input should be from 0 to 1");
+        r->temperature = json_number_value(v);
+    }
+    v = json_object_get(body, "top_p");
+    if (v && !json_is_null(v)) {
+        if (!json_is_number(v) || json_number_value(v) < 0 || json_number_value(v) > 1)
+            return rein__gw_bad(bad, "top_p", "top_p: Input should be from 0 to 1");
+        r->top_p = json_number_value(v);
+    }
+    v = json_object_get(body, "stop_sequences");
+    if (json_is_array(v) && json_array_size(v)) {
+        size_t i;
+        json_t *s;
+        json_array_foreach(v, i, s)
+        {
+            if (!json_is_string(s))
+                return rein__gw_bad(bad, "stop_sequences",
+                                    "stop_sequences: Input should be a list of strings");
+        }
+        r->stop = json_incref((json_t *)v);
+    } else if (v && !json_is_null(v) && !json_is_array(v)) {
+        return rein__gw_bad(bad, "stop_sequences", "stop_sequences: Input should be a valid list");
+    }
+    v = json_object_get(body, "stream");
+    if (v && !json_is_boolean(v) && !json_is_null(v))
+        return rein__gw_bad(bad, "stream", "stream: Input should be a valid boolean");
+    r->stream = json_is_true(v);
+    return REIN_OK;
+}
+
+static rein_err take_rest(struct rein__gw_req *r, const json_t *body)
+{
+    const char *key;
+    json_t *v;
+
+    json_object_foreach((json_t *)body, key, v)
+    {
+        if (listed(handled, key))
+            continue;
+        if (json_object_set(r->passthrough, key, v) ||
+            json_array_append_new(listed(droppable, key) ? r->dropped : r->unsupported,
+                                  json_string(key)))
+            return REIN_ENOMEM;
+    }
+    return REIN_OK;
+}
+
+rein_err rein__gw_anthropic_parse(struct rein__gw_req *r, const char *body, size_t len,
+                                  struct rein__gw_bad *bad)
+{
+    const json_t *model;
+    rein_error perr;
+    rein_err rc;
+
+    r->doc = rein_json_parse(body, len, JSON_REJECT_DUPLICATES, &perr);
+    if (!r->doc)
+        return perr.code == REIN_ENOMEM ? REIN_ENOMEM
+                                        : rein__gw_bad(bad, "",
+                                                       "invalid JSON body: line %d, "
+                                                       "column %d: %s",
+                                                       perr.line, perr.column, perr.msg);
+    if (!json_is_object(r->doc))
+        return rein__gw_bad(bad, "", "the request body must be a JSON object");
+    model = json_object_get(r->doc, "model");
+    if (!json_is_string(model))
+        return rein__gw_bad(bad, "model", "model: Field required (a string)");
+    r->model = json_string_value(model);
+    rc = take_system(r, json_object_get(r->doc, "system"), bad);
+    if (!rc)
+        rc = take_messages(r, json_object_get(r->doc, "messages"), bad);
+    if (!rc)
+        rc = take_tools(r, json_object_get(r->doc, "tools"), bad);
+    if (!rc)
+        rc = take_choice(r, json_object_get(r->doc, "tool_choice"), bad);
+    if (!rc)
+        rc = take_options(r, r->doc, bad);
+    if (!rc)
+        rc = take_rest(r, r->doc);
+    return rc;
+}
+
+/* ---- answers ------------------------------------------------------------------------------ */
+
+static void rein_member(const struct rein__gw_ctx *c, struct rein_jw *w)
+{
+    json_t *ext = rein__gw_rein_ext(c);
+
+    if (!ext)
+        return;
+    rein_jw_key(w, "rein");
+    rein_jw_json(w, ext);
+    json_decref(ext);
+}
+
+/* A call's input: its argument text when that is an object, else {} (the wire needs one). */
+static void input(struct rein_jw *w, const char *args)
+{
+    json_t *v = rein_json_parse(args, strlen(args), 0, NULL);
+
+    if (json_is_object(v))
+        rein_jw_raw(w, args, strlen(args));
+    else
+        rein_jw_raw(w, "{}", 2);
+    json_decref(v);
+}
+
+static void tool_use(struct rein_jw *w, const struct rein__gw_call *call)
+{
+    rein_jw_obj_begin(w);
+    rein_jw_key(w, "type");
+    rein_jw_str(w, "tool_use");
+    rein_jw_key(w, "id");
+    rein_jw_str(w, call->id);
+    rein_jw_key(w, "name");
+    rein_jw_str(w, call->name);
+    rein_jw_key(w, "input");
+    input(w, call->args);
+    rein_jw_obj_end(w);
+}
+
+static void usage(const struct rein__gw_ctx *c, struct rein_jw *w, bool start)
+{
+    rein_jw_obj_begin(w);
+    rein_jw_key(w, "input_tokens");
+    rein_jw_int(w, c->in_tokens);
+    rein_jw_key(w, "output_tokens");
+    rein_jw_int(w, start ? 0 : c->out_tokens);
+    rein_jw_obj_end(w);
+}
+
+/* The thinking blocks of the final round's reply, as Anthropic sends them. */
+static void thinking(struct rein_jw *w, const json_t *msg)
+{
+    const json_t *blocks = json_object_get(msg, "thinking_blocks");
+    const char *reasoning = str(msg, "reasoning");
+    size_t i;
+    json_t *b;
+
+    json_array_foreach(blocks, i, b)
+    {
+        rein_jw_obj_begin(w);
+        if (str(b, "redacted")) {
+            rein_jw_key(w, "type");
+            rein_jw_str(w, "redacted_thinking");
+            rein_jw_key(w, "data");
+            rein_jw_str(w, str(b, "redacted"));
+        } else {
+            rein_jw_key(w, "type");
+            rein_jw_str(w, "thinking");
+            rein_jw_key(w, "thinking");
+            rein_jw_str(w, str(b, "thinking") ? str(b, "thinking") : "");
+            rein_jw_key(w, "signature");
+            rein_jw_str(w, str(b, "signature") ? str(b, "signature") : "");
+        }
+        rein_jw_obj_end(w);
+    }
+    if (!json_array_size(blocks) && reasoning && reasoning[0]) {
+        rein_jw_obj_begin(w);
+        rein_jw_key(w, "type");
+        rein_jw_str(w, "thinking");
+        rein_jw_key(w, "thinking");
+        rein_jw_str(w, reasoning);
+        rein_jw_key(w, "signature");
+        rein_jw_str(w, str(msg, "reasoning_signature") ? str(msg, "reasoning_signature") : "");
+        rein_jw_obj_end(w);
+    }
+}
+
+static rein_err an_reply(const struct rein__gw_ctx *c, struct rein_buf *out)
+{
+    json_t *msg = c->last ? rein_model_response_message(c->last) : NULL;
+    const char *text = c->last ? rein_model_response_text(c->last) : "";
+    const char *refusal = c->last ? rein_model_response_refusal(c->last) : NULL;
+    struct rein_jw w;
+    size_t k;
+    json_t *b;
+
+    rein_jw_init(&w, out);
+    rein_jw_obj_begin(&w);
+    rein_jw_key(&w, "id");
+    rein_jw_str(&w, c->id);
+    rein_jw_key(&w, "type");
+    rein_jw_str(&w, "message");
+    rein_jw_key(&w, "role");
+    rein_jw_str(&w, "assistant");
+    rein_jw_key(&w, "model");
+    rein_jw_str(&w, c->model);
+    rein_jw_key(&w, "content");
+    rein_jw_arr_begin(&w);
+    thinking(&w, msg);
+    json_array_foreach(json_object_get(msg, "server_blocks"), k, b)
+    {
+        rein_jw_json(&w, b);
+    }
+    if (text[0] || (refusal && refusal[0])) {
+        rein_jw_obj_begin(&w);
+        rein_jw_key(&w, "type");
+        rein_jw_str(&w, "text");
+        rein_jw_key(&w, "text");
+        rein_jw_str(&w, text[0] ? text : refusal);
+        rein_jw_obj_end(&w);
+    }
+    for (size_t i = 0; i < c->nout; i++)
+        tool_use(&w, &c->out[i]);
+    rein_jw_arr_end(&w);
+    rein_jw_key(&w, "stop_reason");
+    rein_jw_str(&w, rein__gw_finish(c, true));
+    rein_jw_key(&w, "stop_sequence");
+    rein_jw_null(&w);
+    rein_jw_key(&w, "usage");
+    usage(c, &w, false);
+    rein_member(c, &w);
+    rein_jw_obj_end(&w);
+    json_decref(msg);
+    return rein_jw_finish(&w);
+}
+
+static const char *error_type(int status)
+{
+    return status == 401   ? "authentication_error"
+           : status == 403 ? "permission_error"
+           : status == 404 ? "not_found_error"
+           : status == 413 ? "request_too_large"
+           : status == 429 ? "rate_limit_error"
+           : status == 529 ? "overloaded_error"
+           : status >= 500 ? "api_error"
+                           : "invalid_request_error";
+}
+
+static void error_object(const struct rein__gw_err *e, struct rein_jw *w)
+{
+    const char *msg = str(e->upstream, "message");
+
+    if (e->upstream && e->upstream_same && json_is_object(e->upstream)) {
+        rein_jw_json(w, e->upstream);
+        return;
+    }
+    rein_jw_obj_begin(w);
+    rein_jw_key(w, "type");
+    rein_jw_str(w, e->type && e->status != 422 ? e->type : error_type(e->status));
+    rein_jw_key(w, "message");
+    rein_jw_str(w, msg ? msg : e->message);
+    rein_jw_obj_end(w);
+}
+
+static rein_err an_error(const struct rein__gw_err *e, const json_t *rein_ext, struct rein_buf *out)
+{
+    struct rein_jw w;
+
+    rein_jw_init(&w, out);
+    rein_jw_obj_begin(&w);
+    rein_jw_key(&w, "type");
+    rein_jw_str(&w, "error");
+    rein_jw_key(&w, "error");
+    error_object(e, &w);
+    if (rein_ext) {
+        rein_jw_key(&w, "rein");
+        rein_jw_json(&w, rein_ext);
+    }
+    rein_jw_obj_end(&w);
+    return rein_jw_finish(&w);
+}
+
+/* ---- streaming ---------------------------------------------------------------------------- */
+
+static void event_begin(struct rein__gw_ctx *c, struct rein_jw *w, const char *type)
+{
+    rein_buf_reset(&c->ev);
+    rein_jw_init(w, &c->ev);
+    rein_jw_obj_begin(w);
+    rein_jw_key(w, "type");
+    rein_jw_str(w, type);
+}
+
+static rein_err event_end(struct rein__gw_ctx *c, struct rein_jw *w, const char *type)
+{
+    rein_err rc;
+
+    rein_jw_obj_end(w);
+    rc = rein_jw_finish(w);
+    return rc ? rc : rein__gw_emit(c, type, c->ev.ptr, c->ev.len);
+}
+
+/* message_start goes first, once. */
+static rein_err message_start(struct rein__gw_ctx *c)
+{
+    struct rein_jw w;
+
+    if (c->role_sent)
+        return REIN_OK;
+    c->role_sent = true;
+    event_begin(c, &w, "message_start");
+    rein_jw_key(&w, "message");
+    rein_jw_obj_begin(&w);
+    rein_jw_key(&w, "id");
+    rein_jw_str(&w, c->id);
+    rein_jw_key(&w, "type");
+    rein_jw_str(&w, "message");
+    rein_jw_key(&w, "role");
+    rein_jw_str(&w, "assistant");
+    rein_jw_key(&w, "model");
+    rein_jw_str(&w, c->model);
+    rein_jw_key(&w, "content");
+    rein_jw_arr_begin(&w);
+    rein_jw_arr_end(&w);
+    rein_jw_key(&w, "stop_reason");
+    rein_jw_null(&w);
+    rein_jw_key(&w, "stop_sequence");
+    rein_jw_null(&w);
+    rein_jw_key(&w, "usage");
+    usage(c, &w, true);
+    rein_jw_obj_end(&w);
+    return event_end(c, &w, "message_start");
+}
+
+static rein_err block_stop(struct rein__gw_ctx *c)
+{
+    struct rein_jw w;
+
+    if (c->block < 0)
+        return REIN_OK;
+    event_begin(c, &w, "content_block_stop");
+    rein_jw_key(&w, "index");
+    rein_jw_int(&w, c->block);
+    c->block = -1;
+    c->block_type[0] = '\0';
+    return event_end(c, &w, "content_block_stop");
+}
+
+/* Opens a block of type (closing another kind first); content_block is written by fn. */
+static rein_err block_start(struct rein__gw_ctx *c, const char *type,
+                            const struct rein__gw_call *call)
+{
+    struct rein_jw w;
+    rein_err rc = block_stop(c);
+
+    if (rc)
+        return rc;
+    c->block = c->next_block++;
+    snprintf(c->block_type, sizeof(c->block_type), "%s", type);
+    event_begin(c, &w, "content_block_start");
+    rein_jw_key(&w, "index");
+    rein_jw_int(&w, c->block);
+    rein_jw_key(&w, "content_block");
+    rein_jw_obj_begin(&w);
+    rein_jw_key(&w, "type");
+    rein_jw_str(&w, type);
+    if (call) {
+        rein_jw_key(&w, "id");
+        rein_jw_str(&w, call->id);
+        rein_jw_key(&w, "name");
+        rein_jw_str(&w, call->name);
+        rein_jw_key(&w, "input");
+        rein_jw_raw(&w, "{}", 2);
+    } else if (strcmp(type, "thinking") == 0) {
+        rein_jw_key(&w, "thinking");
+        rein_jw_str(&w, "");
+        rein_jw_key(&w, "signature");
+        rein_jw_str(&w, "");
+    } else {
+        rein_jw_key(&w, "text");
+        rein_jw_str(&w, "");
+    }
+    rein_jw_obj_end(&w);
+    return event_end(c, &w, "content_block_start");
+}
+
+static rein_err delta(struct rein__gw_ctx *c, const char *type, const char *key, const char *p,
+                      size_t n)
+{
+    struct rein_jw w;
+
+    event_begin(c, &w, "content_block_delta");
+    rein_jw_key(&w, "index");
+    rein_jw_int(&w, c->block);
+    rein_jw_key(&w, "delta");
+    rein_jw_obj_begin(&w);
+    rein_jw_key(&w, "type");
+    rein_jw_str(&w, type);
+    rein_jw_key(&w, key);
+    rein_jw_strn(&w, p, n);
+    rein_jw_obj_end(&w);
+    return event_end(c, &w, "content_block_delta");
+}
+
+static rein_err an_s_text(struct rein__gw_ctx *c, enum rein_model_event_type kind, const char *p,
+                          size_t n)
+{
+    const char *type = kind == REIN_MEV_REASONING_DELTA ? "thinking" : "text";
+    rein_err rc = message_start(c);
+
+    if (rc || n == 0)
+        return rc;
+    if (c->block < 0 || strcmp(c->block_type, type) != 0)
+        rc = block_start(c, type, NULL);
+    if (rc)
+        return rc;
+    return strcmp(type, "thinking") == 0 ? delta(c, "thinking_delta", "thinking", p, n)
+                                         : delta(c, "text_delta", "text", p, n);
+}
+
+static rein_err an_s_call(struct rein__gw_ctx *c, const struct rein__gw_call *call, size_t index)
+{
+    json_t *v = rein_json_parse(call->args, strlen(call->args), 0, NULL);
+    rein_err rc = message_start(c);
+
+    (void)index;
+    if (!rc)
+        rc = block_start(c, "tool_use", call);
+    if (!rc)
+        rc = json_is_object(v)
+                 ? delta(c, "input_json_delta", "partial_json", call->args, strlen(call->args))
+                 : delta(c, "input_json_delta", "partial_json", "{}", 2);
+    json_decref(v);
+    return rc ? rc : block_stop(c);
+}
+
+static rein_err an_s_end(struct rein__gw_ctx *c)
+{
+    struct rein_jw w;
+    rein_err rc = message_start(c);
+
+    if (!rc)
+        rc = block_stop(c);
+    if (rc)
+        return rc;
+    event_begin(c, &w, "message_delta");
+    rein_jw_key(&w, "delta");
+    rein_jw_obj_begin(&w);
+    rein_jw_key(&w, "stop_reason");
+    rein_jw_str(&w, rein__gw_finish(c, true));
+    rein_jw_key(&w, "stop_sequence");
+    rein_jw_null(&w);
+    rein_jw_obj_end(&w);
+    rein_jw_key(&w, "usage");
+    usage(c, &w, false);
+    rein_member(c, &w);
+    rc = event_end(c, &w, "message_delta");
+    if (rc)
+        return rc;
+    event_begin(c, &w, "message_stop");
+    return event_end(c, &w, "message_stop");
+}
+
+static rein_err an_s_error(struct rein__gw_ctx *c, const struct rein__gw_err *e)
+{
+    json_t *ext = rein__gw_rein_ext(c);
+    rein_err rc;
+
+    rein_buf_reset(&c->ev);
+    rc = an_error(e, ext, &c->ev);
+    json_decref(ext);
+    return rc ? rc : rein__gw_emit(c, "error", c->ev.ptr, c->ev.len);
+}
+
+/* ---- GET /v1/models ---------------------------------------------------------------------- */
+
+static rein_err an_models(const rein_gateway *g, struct rein_buf *out)
+{
+    const char *model = rein_provider_model(g->provider);
+    struct rein_jw w;
+
+    rein_jw_init(&w, out);
+    rein_jw_obj_begin(&w);
+    rein_jw_key(&w, "data");
+    rein_jw_arr_begin(&w);
+    rein_jw_obj_begin(&w);
+    rein_jw_key(&w, "type");
+    rein_jw_str(&w, "model");
+    rein_jw_key(&w, "id");
+    rein_jw_str(&w, model);
+    rein_jw_key(&w, "display_name");
+    rein_jw_str(&w, model);
+    rein_jw_key(&w, "created_at");
+    rein_jw_str(&w, "1970-01-01T00:00:00Z");
+    rein_jw_obj_end(&w);
+    rein_jw_arr_end(&w);
+    rein_jw_key(&w, "has_more");
+    rein_jw_bool(&w, false);
+    rein_jw_key(&w, "first_id");
+    rein_jw_str(&w, model);
+    rein_jw_key(&w, "last_id");
+    rein_jw_str(&w, model);
+    rein_jw_obj_end(&w);
+    return rein_jw_finish(&w);
+}
+
+const struct rein__gw_wire rein__gw_anthropic = {
+    .name = "anthropic",
+    .id_prefix = "toolu_",
+    .parse = rein__gw_anthropic_parse,
+    .reply = an_reply,
+    .error = an_error,
+    .s_text = an_s_text,
+    .s_call = an_s_call,
+    .s_end = an_s_end,
+    .s_error = an_s_error,
+    .models = an_models,
+};

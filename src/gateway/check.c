@@ -1,0 +1,395 @@
+/*
+ * The checks of the gateway (include/rein/gateway.h): a request's tools become a registry, and
+ * every call of a reply goes through the one call pipeline (rein_call_run) with check_only:
+ * name check, repair to a declared name, parsing, preflight against the tool's schema. The
+ * verdict, the invalid payload the model reads on a re-ask, and the repair all come from the
+ * pipeline's result; nothing here validates on its own (docs/DESIGN.md, "one pipeline").
+ *
+ * The client's tools are run by the client, so their runner kind ("client") never runs: a call
+ * checked here is handed out, not executed. Server-side tools are in the same registry so a
+ * name is repaired among everything the model was offered; their calls then run through the
+ * pipeline of the gateway's own registry (gateway.c).
+ *
+ * Compiling schemas costs more than checking a call, and an agent sends the same tools with
+ * every request, so registries are cached by the tools' text (a small most-recently-used list;
+ * a registry is immutable once made and shared by reference).
+ */
+#include "gateway/gateway_int.h"
+
+#include <string.h>
+
+static rein_err client_invoke(void *state, const struct rein_invocation *inv,
+                              struct rein_tool_reply *reply, rein_error *err)
+{
+    (void)state;
+    (void)reply;
+    return rein_error_set(err, REIN_EINTERNAL,
+                          "%s runs in the client: the gateway only checks calls to it",
+                          rein_tool_id(inv->tool));
+}
+
+static const struct rein_runner_kind client_kind = {
+    .name = "client",
+    .schema = NULL,
+    .open = NULL,
+    .invoke = client_invoke,
+    .close = NULL,
+};
+
+/* ---- the cache ---------------------------------------------------------------------------- */
+
+static void tools_free(struct rein__gw_tools *t)
+{
+    if (!t)
+        return;
+    rein_registry_free(t->reg);
+    rein_free(t->server);
+    rein_free(t->key);
+    rein_free(t);
+}
+
+void rein__gw_cache_init(struct rein__gw_cache *cache)
+{
+    memset(cache, 0, sizeof(*cache));
+    pthread_mutex_init(&cache->mu, NULL);
+}
+
+void rein__gw_cache_release(struct rein__gw_cache *cache)
+{
+    for (size_t i = 0; i < cache->n; i++)
+        tools_free(cache->slot[i]);
+    cache->n = 0;
+    pthread_mutex_destroy(&cache->mu);
+}
+
+/* Takes a reference to the entry with this key, moved to the front; NULL when absent. */
+static struct rein__gw_tools *cache_find(struct rein__gw_cache *cache, const char *key)
+{
+    struct rein__gw_tools *hit = NULL;
+
+    pthread_mutex_lock(&cache->mu);
+    for (size_t i = 0; i < cache->n; i++) {
+        if (strcmp(cache->slot[i]->key, key) != 0)
+            continue;
+        hit = cache->slot[i];
+        memmove(cache->slot + 1, cache->slot, i * sizeof(cache->slot[0]));
+        cache->slot[0] = hit;
+        hit->refs++;
+        break;
+    }
+    pthread_mutex_unlock(&cache->mu);
+    return hit;
+}
+
+/* Puts t (one reference, the caller's) in front; an entry pushed out is freed when unused.
+ * Returns the entry to use: t, or one another thread put there meanwhile (t is then freed). */
+static struct rein__gw_tools *cache_add(struct rein__gw_cache *cache, struct rein__gw_tools *t)
+{
+    struct rein__gw_tools *out = t, *drop = NULL;
+
+    pthread_mutex_lock(&cache->mu);
+    for (size_t i = 0; i < cache->n; i++) {
+        if (strcmp(cache->slot[i]->key, t->key) == 0) {
+            out = cache->slot[i];
+            out->refs++;
+            break;
+        }
+    }
+    if (out == t) {
+        t->refs = 2; /* the cache's and the caller's */
+        if (cache->n == REIN__GW_CACHE) {
+            drop = cache->slot[--cache->n];
+            if (--drop->refs > 0)
+                drop = NULL; /* still in use: its last user frees it */
+        }
+        memmove(cache->slot + 1, cache->slot, cache->n * sizeof(cache->slot[0]));
+        cache->slot[0] = t;
+        cache->n++;
+    }
+    pthread_mutex_unlock(&cache->mu);
+    if (out != t)
+        tools_free(t);
+    tools_free(drop);
+    return out;
+}
+
+void rein__gw_tools_put(rein_gateway *g, struct rein__gw_tools *t)
+{
+    bool last;
+
+    if (!t)
+        return;
+    pthread_mutex_lock(&g->cache.mu);
+    last = --t->refs == 0;
+    pthread_mutex_unlock(&g->cache.mu);
+    if (last)
+        tools_free(t);
+}
+
+bool rein__gw_tools_is_server(const struct rein__gw_tools *t, const char *name)
+{
+    for (size_t i = 0; i < t->nserver; i++) {
+        if (strcmp(rein_tool_id(t->server[i]), name) == 0)
+            return true;
+    }
+    return false;
+}
+
+/* ---- making a registry --------------------------------------------------------------------- */
+
+static bool name_ok(const char *name)
+{
+    size_t n = strlen(name);
+
+    return n >= 1 && n <= REIN_TOOL_NAME_MAX &&
+           strspn(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-") == n;
+}
+
+/* The client's schema as the pipeline takes it: an object schema ("type" added when absent:
+ * both wires send arguments as an object). New reference, or NULL with bad set. */
+static json_t *object_schema(const struct rein__gw_tool *t, const char *param,
+                             struct rein__gw_bad *bad)
+{
+    const json_t *type = json_object_get(t->parameters, "type");
+    json_t *s;
+
+    if (!t->parameters)
+        return json_pack("{s:s, s:{}}", "type", "object", "properties");
+    if (type && !(json_is_string(type) && strcmp(json_string_value(type), "object") == 0)) {
+        rein__gw_bad(bad, param,
+                     "Invalid '%s': the schema of a tool's arguments must be of type "
+                     "\"object\".",
+                     param);
+        return NULL;
+    }
+    if (type)
+        return json_incref(t->parameters);
+    s = json_copy(t->parameters);
+    if (s && json_object_set_new(s, "type", json_string("object"))) {
+        json_decref(s);
+        s = NULL;
+    }
+    return s;
+}
+
+static rein_err add_client_tool(rein_registry *reg, const struct rein__gw_tool *t, size_t i,
+                                bool anthropic, struct rein__gw_bad *bad)
+{
+    char param[96];
+    json_t *schema, *m;
+    rein_error e;
+    rein_err rc;
+
+    if (anthropic)
+        snprintf(param, sizeof(param), "tools.%zu.name", i);
+    else
+        snprintf(param, sizeof(param), "tools[%zu].function.name", i);
+    if (!name_ok(t->name))
+        return rein__gw_bad(bad, param,
+                            "Invalid '%s': a tool name must be 1-64 characters of A-Z a-z 0-9 _ - "
+                            "(got \"%.80s\").",
+                            param, t->name);
+    if (anthropic)
+        snprintf(param, sizeof(param), "tools.%zu.input_schema", i);
+    else
+        snprintf(param, sizeof(param), "tools[%zu].function.parameters", i);
+    schema = object_schema(t, param, bad);
+    if (!schema)
+        return bad->msg[0] ? REIN_EINVAL : REIN_ENOMEM;
+    m = json_pack("{s:s, s:s, s:o}", "id", t->name, "description",
+                  t->description && t->description[0] ? t->description : "(no description)",
+                  "parameters", schema);
+    if (!m)
+        return REIN_ENOMEM;
+    rein_error_clear(&e);
+    rc = rein_registry_add_tool(reg, m, &client_kind, NULL, &e);
+    json_decref(m);
+    if (rc == REIN_EEXIST)
+        return rein__gw_bad(bad, param, "Invalid 'tools': two tools are named \"%s\".", t->name);
+    if (rc == REIN_ESCHEMA || rc == REIN_EINVAL)
+        return rein__gw_bad(bad, param, "Invalid '%s': rein cannot check calls against it: %s",
+                            param, e.msg);
+    return rc;
+}
+
+static rein_err add_server_tool(rein_registry *reg, const rein_tool *t, struct rein__gw_bad *bad)
+{
+    json_t *m = json_pack("{s:s, s:s, s:O}", "id", rein_tool_id(t), "description",
+                          rein_tool_description(t), "parameters", rein_tool_parameters(t));
+    rein_error e;
+    rein_err rc;
+
+    if (!m)
+        return REIN_ENOMEM;
+    rc = rein_registry_add_tool(reg, m, &client_kind, NULL, &e);
+    json_decref(m);
+    if (rc == REIN_EEXIST)
+        return rein__gw_bad(bad, "tools",
+                            "Invalid 'tools': \"%s\" is both one of the request's tools and a "
+                            "server-side tool named in x-rein-tools.",
+                            rein_tool_id(t));
+    return rc;
+}
+
+/* The cache key: the server-side tools, then the tools as sent. */
+static char *tools_key(const struct rein__gw_req *r, const rein_tool *const *server, size_t nserver)
+{
+    struct rein_buf b;
+    rein_err rc;
+
+    rein_buf_init(&b, 0);
+    rc = rein_buf_adds(&b, r->api == REIN_GATEWAY_ANTHROPIC ? "a:" : "o:");
+    for (size_t i = 0; !rc && i < nserver; i++)
+        rc = rein_buf_addf(&b, "%s,", rein_tool_id(server[i]));
+    if (!rc)
+        rc = rein_buf_addch(&b, '\n');
+    if (!rc && r->tools_json)
+        rc = rein_json_dump(&b, r->tools_json);
+    if (rc) {
+        rein_buf_release(&b);
+        return NULL;
+    }
+    return rein_buf_detach(&b, NULL);
+}
+
+static rein_err tools_make(const struct rein__gw_req *r, const rein_tool *const *server,
+                           size_t nserver, char *key, struct rein__gw_tools **out,
+                           struct rein__gw_bad *bad)
+{
+    struct rein__gw_tools *t = rein_calloc(1, sizeof(*t));
+    rein_error e;
+    rein_err rc = REIN_OK;
+
+    *out = NULL;
+    if (!t) {
+        rein_free(key);
+        return REIN_ENOMEM;
+    }
+    t->key = key;
+    t->reg = rein_registry_new(&e);
+    t->server = rein_calloc(nserver + 1, sizeof(*t->server));
+    if (!t->reg || !t->server)
+        rc = REIN_ENOMEM;
+    for (size_t i = 0; !rc && i < r->ntools; i++)
+        rc = add_client_tool(t->reg, &r->tools[i], i, r->api == REIN_GATEWAY_ANTHROPIC, bad);
+    for (size_t i = 0; !rc && i < nserver; i++) {
+        rc = add_server_tool(t->reg, server[i], bad);
+        t->server[t->nserver++] = server[i];
+    }
+    if (rc) {
+        tools_free(t);
+        return rc;
+    }
+    *out = t;
+    return REIN_OK;
+}
+
+rein_err rein__gw_tools_get(rein_gateway *g, const struct rein__gw_req *r,
+                            const rein_tool *const *server, size_t nserver,
+                            struct rein__gw_tools **out, struct rein__gw_bad *bad)
+{
+    char *key = tools_key(r, server, nserver);
+    struct rein__gw_tools *t;
+    rein_err rc;
+
+    *out = NULL;
+    if (!key)
+        return REIN_ENOMEM;
+    t = cache_find(&g->cache, key);
+    if (t) {
+        rein_free(key);
+        *out = t;
+        return REIN_OK;
+    }
+    rc = tools_make(r, server, nserver, key, &t, bad);
+    if (rc)
+        return rc;
+    *out = cache_add(&g->cache, t);
+    return REIN_OK;
+}
+
+/* ---- checking one call --------------------------------------------------------------------- */
+
+/* An id the answer has not used and the history does not hold (a copy), recorded as used. */
+static char *unique_id(struct rein__gw_ctx *c, const char *id, bool *changed)
+{
+    char made[REIN_ID_MAX];
+
+    *changed = false;
+    if (!id[0] || json_object_get(c->seen_ids, id)) {
+        rein_id_new(c->wire->id_prefix, made);
+        id = made;
+        *changed = true;
+    }
+    if (json_object_set_new(c->seen_ids, id, json_true()))
+        return NULL;
+    return rein_strdup(id);
+}
+
+static rein_err grow_round(struct rein__gw_ctx *c)
+{
+    struct rein__gw_round_call *n;
+    size_t cap;
+
+    if (c->nrc < c->rc_cap)
+        return REIN_OK;
+    cap = c->rc_cap ? c->rc_cap * 2 : 8;
+    n = rein_realloc(c->rc, cap * sizeof(*n));
+    if (!n)
+        return REIN_ENOMEM;
+    c->rc = n;
+    c->rc_cap = cap;
+    return REIN_OK;
+}
+
+rein_err rein__gw_check(struct rein__gw_ctx *c, const rein_model_call *call, size_t *out)
+{
+    const char *raw = rein_model_call_raw_arguments(call);
+    const char *name = rein_model_call_name(call);
+    struct rein_call_input in = {
+        .call_id = rein_model_call_id(call),
+        .name = name,
+        .args_text = raw,
+        .args_len = strlen(raw),
+        .trace_id = c->trace_id,
+    };
+    struct rein_call_opts o = {.check_only = true};
+    struct rein__gw_round_call *rc;
+    rein_call_result *res = NULL;
+    rein_error err;
+    bool changed;
+
+    if (grow_round(c) != REIN_OK)
+        return REIN_ENOMEM;
+    rein_error_clear(&err);
+    if (rein_call_run(c->tools->reg, &in, &o, &res, &err) != REIN_OK)
+        return REIN_ENOMEM;
+    rc = &c->rc[c->nrc];
+    memset(rc, 0, sizeof(*rc));
+    rc->res = res;
+    rc->from_text = rein_model_call_from_text(call);
+    if (!rein_call_result_ok(res))
+        rc->verdict = REIN__GW_INVALID;
+    else if (rein__gw_tools_is_server(c->tools, rein_call_result_tool_name(res)))
+        rc->verdict = REIN__GW_SERVER;
+    else
+        rc->verdict = REIN__GW_VALID;
+    rc->name = rein_strdup(rein_call_result_ok(res) ? rein_call_result_tool_name(res) : name);
+    rc->id = unique_id(c, rein_model_call_id(call), &changed);
+    if (rc->verdict == REIN__GW_VALID && c->o.fill_defaults && rein_call_result_args(res))
+        rc->args = rein_json_dumps(rein_call_result_args(res));
+    else
+        rc->args = rein_strdup(raw[0] ? raw : "{}");
+    c->nrc++;
+    if (!rc->name || !rc->id || !rc->args)
+        return REIN_ENOMEM;
+    if (changed) {
+        json_t *r = json_pack("{s:s, s:s}", "from", rein_model_call_id(call), "to", rc->id);
+        if (!c->renamed)
+            c->renamed = json_array();
+        if (!r || !c->renamed || json_array_append_new(c->renamed, r))
+            return REIN_ENOMEM;
+    }
+    *out = c->nrc - 1;
+    return REIN_OK;
+}

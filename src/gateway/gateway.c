@@ -1,0 +1,1129 @@
+/*
+ * The gateway (include/rein/gateway.h): one client request from its bytes to its answer.
+ *
+ * A request is read by its wire's parser (openai.c, anthropic.c) into the neutral request,
+ * its options come from the x-rein-* headers over the configuration, and its tools become a
+ * registry (check.c). Then the rounds: each sends the conversation upstream through
+ * rein_provider_send(); the reply's events arrive on this thread while it streams. Text goes
+ * to a streaming client at once; each tool call, once the decoder has finished it, is checked
+ * through the pipeline and, when it may be handed out, goes to the client (streaming) or into
+ * the answer (JSON). After the reply:
+ *   - an invalid call under reask: the reply, the invalid payloads and "accepted" notes for the
+ *     calls already handed out join the conversation, and the model is asked again;
+ *   - calls to server-side tools run through the pipeline of the gateway's registry, and the
+ *     model is asked again unless it also called a client tool;
+ *   - otherwise the answer ends.
+ * The client never sees a re-ask or a server-side round except as the text they stream and
+ * the calls they produce; the "rein" member of the answer says what happened.
+ *
+ * An upstream that fails before anything was sent is answered with its status, its error in
+ * the client's shape and its Retry-After; after the stream began, with the wire's error event.
+ * The upstream is asked with rein's retries off (the client's SDK retries, honouring
+ * Retry-After, and a stream already forwarded cannot be asked for twice). The request's cancel
+ * (the client went away) is the upstream request's cancel.
+ */
+#include "gateway/gateway_int.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+#define WHERE            REIN__GW_WHERE
+#define DEFAULT_LEASE_MS 30000
+
+/* ---- policies ------------------------------------------------------------------------------- */
+
+static const char *const policy_names[] = {"reask", "pass", "error"};
+
+const char *rein_gateway_policy_name(enum rein_gateway_policy p)
+{
+    return (unsigned)p < 3 ? policy_names[p] : "reask";
+}
+
+bool rein_gateway_policy_parse(const char *text, enum rein_gateway_policy *out)
+{
+    for (unsigned i = 0; text && i < 3; i++) {
+        if (strcasecmp(text, policy_names[i]) == 0) {
+            *out = (enum rein_gateway_policy)i;
+            return true;
+        }
+    }
+    return false;
+}
+
+/* ---- requests --------------------------------------------------------------------------------- */
+
+void rein__gw_req_init(struct rein__gw_req *r, enum rein_gateway_api api)
+{
+    memset(r, 0, sizeof(*r));
+    r->api = api;
+    r->parallel = -1;
+    r->temperature = -1;
+    r->top_p = -1;
+    r->h = rein_history_new();
+    r->passthrough = json_object();
+    r->dropped = json_array();
+    r->unsupported = json_array();
+}
+
+void rein__gw_req_release(struct rein__gw_req *r)
+{
+    rein_history_free(r->h);
+    rein_free(r->tools);
+    rein_free(r->tool_choice);
+    json_decref(r->stop);
+    json_decref(r->passthrough);
+    json_decref(r->dropped);
+    json_decref(r->unsupported);
+    json_decref(r->doc);
+    memset(r, 0, sizeof(*r));
+}
+
+rein_err rein__gw_bad(struct rein__gw_bad *bad, const char *param, const char *fmt, ...)
+{
+    va_list ap;
+
+    snprintf(bad->param, sizeof(bad->param), "%s", param ? param : "");
+    va_start(ap, fmt);
+    vsnprintf(bad->msg, sizeof(bad->msg), fmt, ap);
+    va_end(ap);
+    return REIN_EINVAL;
+}
+
+rein_err rein__gw_content_text(const json_t *content, const char *param, bool anthropic, char **out,
+                               struct rein__gw_bad *bad)
+{
+    struct rein_buf b;
+    size_t i;
+    json_t *part;
+    rein_err rc = REIN_OK;
+
+    *out = NULL;
+    if (json_is_string(content)) {
+        *out = rein_strdup(json_string_value(content));
+        return *out ? REIN_OK : REIN_ENOMEM;
+    }
+    if (json_is_null(content)) {
+        *out = rein_strdup("");
+        return *out ? REIN_OK : REIN_ENOMEM;
+    }
+    if (!json_is_array(content))
+        return rein__gw_bad(bad, param, "Invalid type for '%s': expected a string or an array.",
+                            param);
+    rein_buf_init(&b, 0);
+    json_array_foreach(content, i, part)
+    {
+        const char *type = json_string_value(json_object_get(part, "type"));
+        const char *text = json_string_value(json_object_get(part, "text"));
+        if (type && strcmp(type, "refusal") == 0 && !anthropic)
+            continue; /* the refusal of an earlier answer: not text for the model */
+        if (!type || strcmp(type, "text") != 0 || !text) {
+            rc = rein__gw_bad(bad, param,
+                              "Invalid '%s': only text content is supported by rein's gateway "
+                              "(part %zu is %s%.40s%s).",
+                              param, i, type ? "'" : "", type ? type : "not a text part",
+                              type ? "'" : "");
+            break;
+        }
+        if (b.len)
+            rc = rein_buf_addch(&b, '\n');
+        if (!rc)
+            rc = rein_buf_adds(&b, text);
+        if (rc)
+            break;
+    }
+    if (!rc) {
+        *out = b.len ? rein_buf_detach(&b, NULL) : rein_strdup("");
+        if (!*out)
+            rc = REIN_ENOMEM;
+    }
+    rein_buf_release(&b);
+    return rc;
+}
+
+/* ---- the gateway --------------------------------------------------------------------------- */
+
+/* Looks up one server-side tool id (len bytes) in reg; *out is the tool or NULL with why. */
+static const rein_tool *server_tool(const rein_registry *reg, const char *id, size_t len, char *why,
+                                    size_t why_size)
+{
+    char name[REIN_TOOL_NAME_MAX + 1];
+    const rein_tool *t;
+
+    if (len == 0 || len > REIN_TOOL_NAME_MAX) {
+        snprintf(why, why_size, "\"%.*s\" is not a tool id", (int)(len > 64 ? 64 : len), id);
+        return NULL;
+    }
+    memcpy(name, id, len);
+    name[len] = '\0';
+    t = reg ? rein_registry_get(reg, name) : NULL;
+    if (!t) {
+        snprintf(why, why_size, "rein has no tool \"%s\"", name);
+        return NULL;
+    }
+    /* Nobody is there to approve it: a destructive tool never runs behind the gateway. */
+    if (rein_tool_is_destructive(t)) {
+        snprintf(why, why_size, "\"%s\" is destructive and cannot run server-side", name);
+        return NULL;
+    }
+    return t;
+}
+
+/* Parses "a,b" (spaces allowed; "none" or "" means none) into out; false with why. */
+static bool server_tools(const rein_registry *reg, const char *list, const rein_tool **out,
+                         size_t max, size_t *n, char *why, size_t why_size)
+{
+    const char *p = list;
+
+    *n = 0;
+    if (!list || strcmp(list, "none") == 0)
+        return true;
+    while (*p) {
+        size_t len;
+        const rein_tool *t;
+        p += strspn(p, " \t,");
+        len = strcspn(p, ",");
+        while (len && (p[len - 1] == ' ' || p[len - 1] == '\t'))
+            len--;
+        if (!len)
+            break;
+        if (*n == max) {
+            snprintf(why, why_size, "at most %zu server-side tools", max);
+            return false;
+        }
+        t = server_tool(reg, p, len, why, why_size);
+        if (!t)
+            return false;
+        out[(*n)++] = t;
+        p += len;
+        p += strspn(p, " \t");
+    }
+    return true;
+}
+
+static rein_err keep_keys(rein_gateway *g, const char *keys)
+{
+    const char *p = keys;
+
+    while (p && *p) {
+        size_t len;
+        char **k;
+        p += strspn(p, " ,");
+        len = strcspn(p, ",");
+        while (len && p[len - 1] == ' ')
+            len--;
+        if (!len)
+            break;
+        k = rein_realloc(g->keys, (g->nkeys + 1) * sizeof(*k));
+        if (!k)
+            return REIN_ENOMEM;
+        g->keys = k;
+        g->keys[g->nkeys] = rein_strndup(p, len);
+        if (!g->keys[g->nkeys])
+            return REIN_ENOMEM;
+        g->nkeys++;
+        p += strcspn(p, ",");
+    }
+    return REIN_OK;
+}
+
+rein_gateway *rein_gateway_new(const struct rein_gateway_opts *o, rein_error *err)
+{
+    const rein_tool *tools[64];
+    char why[160];
+    rein_gateway *g;
+
+    if (!o || !o->provider) {
+        rein_error_set(err, REIN_EINVAL, "the gateway needs an upstream provider");
+        return NULL;
+    }
+    if ((unsigned)o->on_invalid > REIN_GATEWAY_ERROR || o->max_reasks > REIN_GATEWAY_MAX_REASKS) {
+        rein_error_set(err, REIN_EINVAL, "the gateway's policy or max_reasks is out of range");
+        return NULL;
+    }
+    g = rein_calloc(1, sizeof(*g));
+    if (!g) {
+        rein_error_set(err, REIN_ENOMEM, "out of memory");
+        return NULL;
+    }
+    rein__gw_cache_init(&g->cache);
+    g->provider = o->provider;
+    g->reg = o->reg;
+    g->store = o->store;
+    g->metrics = o->metrics;
+    g->on_invalid = o->on_invalid;
+    g->max_reasks = o->max_reasks == 0  ? REIN_GATEWAY_DEFAULT_REASKS
+                    : o->max_reasks < 0 ? 0
+                                        : o->max_reasks;
+    g->max_tool_rounds =
+        o->max_tool_rounds > 0 ? o->max_tool_rounds : REIN_GATEWAY_DEFAULT_TOOL_ROUNDS;
+    g->forward_key = o->forward_client_key;
+    g->model_from_client = o->model_from_client;
+    g->fill_defaults = o->fill_defaults;
+    g->record_all = o->record_all;
+    g->lease_ms = o->lease_ms > 0 ? o->lease_ms : DEFAULT_LEASE_MS;
+    if (!server_tools(o->reg, o->tools, tools, 64, &g->ntools, why, sizeof(why))) {
+        rein_error_set(err, REIN_EINVAL, "gateway tools: %s", why);
+        goto fail;
+    }
+    g->tools = rein_calloc(g->ntools + 1, sizeof(*g->tools));
+    if (!g->tools || keep_keys(g, o->api_keys) != REIN_OK) {
+        rein_error_set(err, REIN_ENOMEM, "out of memory");
+        goto fail;
+    }
+    memcpy(g->tools, tools, g->ntools * sizeof(*tools));
+    if (rein__gw_metrics_init(g, err) != REIN_OK)
+        goto fail;
+    return g;
+fail:
+    rein_gateway_free(g);
+    return NULL;
+}
+
+void rein_gateway_free(rein_gateway *g)
+{
+    if (!g)
+        return;
+    rein__gw_cache_release(&g->cache);
+    for (size_t i = 0; i < g->nkeys; i++) {
+        memset(g->keys[i], 0, strlen(g->keys[i]));
+        rein_free(g->keys[i]);
+    }
+    rein_free(g->keys);
+    rein_free(g->tools);
+    rein_free(g);
+}
+
+rein_err rein_gateway_models(rein_gateway *g, enum rein_gateway_api api, struct rein_buf *out)
+{
+    return (api == REIN_GATEWAY_ANTHROPIC ? &rein__gw_anthropic : &rein__gw_openai)->models(g, out);
+}
+
+/* ---- answering ------------------------------------------------------------------------------ */
+
+static const char *hdr(const struct rein__gw_ctx *c, const char *name)
+{
+    return c->call->header ? c->call->header(c->call->header_data, name) : NULL;
+}
+
+rein_err rein__gw_emit(struct rein__gw_ctx *c, const char *event, const char *data, size_t len)
+{
+    rein_err rc;
+
+    if (c->gone)
+        return REIN_ECANCELED;
+    if (c->sink_rc)
+        return c->sink_rc;
+    if (!c->started) {
+        rc = c->sink->stream_start(c->sink->data);
+        if (rc) {
+            c->sink_rc = rc;
+            return rc;
+        }
+        c->started = true;
+    }
+    rc = c->sink->stream_event(c->sink->data, event, data, len);
+    if (rc == REIN_ECANCELED)
+        c->gone = true;
+    else if (rc)
+        c->sink_rc = rc;
+    return rc;
+}
+
+/* Answers with a whole body. */
+static void reply(struct rein__gw_ctx *c, int status, const struct rein_buf *body)
+{
+    rein_err rc = c->sink->reply(c->sink->data, status, "application/json", body->ptr, body->len);
+
+    if (rc && !c->sink_rc)
+        c->sink_rc = rc;
+}
+
+/* An error answer: a body when nothing was sent yet, the wire's error event after that. */
+static void answer_error(struct rein__gw_ctx *c, struct rein__gw_err *e)
+{
+    json_t *ext = e->status == 422 || c->reasks ? rein__gw_rein_ext(c) : NULL;
+    struct rein_buf b;
+
+    if (c->gone)
+        return;
+    if (c->started) {
+        (void)c->wire->s_error(c, e);
+        json_decref(ext);
+        return;
+    }
+    rein_buf_init(&b, 0);
+    if (c->wire->error(e, ext, &b) == REIN_OK)
+        reply(c, e->status, &b);
+    else
+        c->sink_rc = c->sink->reply(c->sink->data, 500, "application/json", "{}", 2);
+    rein_buf_release(&b);
+    json_decref(ext);
+}
+
+static void answer_errorf(struct rein__gw_ctx *c, int status, const char *param, const char *fmt,
+                          ...) REIN_PRINTF(4, 5);
+
+static void answer_errorf(struct rein__gw_ctx *c, int status, const char *param, const char *fmt,
+                          ...)
+{
+    struct rein__gw_err e = {.status = status, .param = param};
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(e.message, sizeof(e.message), fmt, ap);
+    va_end(ap);
+    if (status == 422) {
+        e.type = "invalid_tool_calls";
+        e.code = "invalid_tool_calls";
+    }
+    answer_error(c, &e);
+}
+
+int rein__gw_status_for(rein_err rc)
+{
+    switch (rc) {
+    case REIN_ETIMEDOUT:
+        return 504;
+    case REIN_EIO:
+    case REIN_EPROVIDER:
+    case REIN_EINVAL:
+        return 502;
+    case REIN_ENOMEM:
+        return 500;
+    default:
+        return 502;
+    }
+}
+
+const char *rein__gw_finish(const struct rein__gw_ctx *c, bool anthropic)
+{
+    enum rein_finish f = c->last ? rein_model_response_finish(c->last) : REIN_FINISH_STOP;
+    const char *own = c->last ? rein_model_response_finish_reason(c->last) : NULL;
+
+    if (c->nout)
+        return anthropic ? "tool_use" : "tool_calls";
+    /* The upstream's own word, when it speaks the client's wire and the word is one of it. */
+    if (own && strcmp(rein_provider_wire(c->g->provider), c->wire->name) == 0 &&
+        f != REIN_FINISH_TOOL_CALLS && f != REIN_FINISH_NONE)
+        return own;
+    switch (f) {
+    case REIN_FINISH_LENGTH:
+        return anthropic ? "max_tokens" : "length";
+    case REIN_FINISH_CONTENT_FILTER:
+        return anthropic ? "refusal" : "content_filter";
+    default:
+        return anthropic ? "end_turn" : "stop";
+    }
+}
+
+json_t *rein__gw_rein_ext(const struct rein__gw_ctx *c)
+{
+    json_t *o;
+
+    if (!c->reasks && !json_array_size(c->problems) && !json_array_size(c->repairs) &&
+        !json_array_size(c->converted) && !json_array_size(c->renamed))
+        return NULL;
+    o = json_pack("{s:s, s:i}", "trace_id", c->trace_id, "reasks", c->reasks);
+    if (!o)
+        return NULL;
+    if (c->o.conversation[0])
+        json_object_set_new(o, "conversation_id", json_string(c->o.conversation));
+    if (json_array_size(c->problems))
+        json_object_set(o, "problems", c->problems);
+    if (json_array_size(c->repairs))
+        json_object_set(o, "repairs", c->repairs);
+    if (json_array_size(c->converted))
+        json_object_set(o, "converted", c->converted);
+    if (json_array_size(c->renamed))
+        json_object_set(o, "renamed_ids", c->renamed);
+    return o;
+}
+
+/* ---- options of one request ------------------------------------------------------------------ */
+
+static bool is_server_key(const rein_gateway *g, const char *key)
+{
+    for (size_t i = 0; i < g->nkeys; i++) {
+        if (strcmp(g->keys[i], key) == 0)
+            return true;
+    }
+    return false;
+}
+
+/* The client's own key (forward_client_key): its Bearer token or x-api-key. */
+static const char *client_key(const struct rein__gw_ctx *c)
+{
+    const char *a = hdr(c, "x-api-key");
+
+    if (!a || !a[0]) {
+        a = hdr(c, "Authorization");
+        if (a && strncasecmp(a, "Bearer ", 7) == 0)
+            a += 7 + strspn(a + 7, " ");
+        else
+            a = NULL;
+    }
+    /* A key of this server authenticates the client to rein; it never goes upstream. */
+    return a && a[0] && !is_server_key(c->g, a) ? a : NULL;
+}
+
+static bool read_options(struct rein__gw_ctx *c, struct rein__gw_bad *bad)
+{
+    rein_gateway *g = c->g;
+    const char *v;
+    char why[160];
+    long n;
+    char *end;
+
+    c->o.policy = g->on_invalid;
+    c->o.max_reasks = g->max_reasks;
+    c->o.fill_defaults = g->fill_defaults;
+    memcpy(c->o.server, g->tools, g->ntools * sizeof(*g->tools));
+    c->o.nserver = g->ntools;
+    if ((v = hdr(c, "x-rein-on-invalid")) && !rein_gateway_policy_parse(v, &c->o.policy)) {
+        rein__gw_bad(bad, "x-rein-on-invalid",
+                     "x-rein-on-invalid must be reask, pass or error (got \"%.40s\")", v);
+        return false;
+    }
+    if ((v = hdr(c, "x-rein-max-reasks"))) {
+        n = strtol(v, &end, 10);
+        if (end == v || *end || n < 0 || n > REIN_GATEWAY_MAX_REASKS) {
+            rein__gw_bad(bad, "x-rein-max-reasks", "x-rein-max-reasks must be 0-%d (got \"%.40s\")",
+                         REIN_GATEWAY_MAX_REASKS, v);
+            return false;
+        }
+        c->o.max_reasks = (int)n;
+    }
+    if ((v = hdr(c, "x-rein-fill-defaults"))) {
+        if (strcasecmp(v, "true") && strcasecmp(v, "false") && strcmp(v, "1") && strcmp(v, "0")) {
+            rein__gw_bad(bad, "x-rein-fill-defaults", "x-rein-fill-defaults must be true or false");
+            return false;
+        }
+        c->o.fill_defaults = !strcasecmp(v, "true") || !strcmp(v, "1");
+    }
+    if ((v = hdr(c, "x-rein-tools")) &&
+        !server_tools(g->reg, v, c->o.server, 64, &c->o.nserver, why, sizeof(why))) {
+        rein__gw_bad(bad, "x-rein-tools", "x-rein-tools: %s", why);
+        return false;
+    }
+    if ((v = hdr(c, "x-rein-conversation"))) {
+        if (!rein_store_id_is_valid(v)) {
+            rein__gw_bad(bad, "x-rein-conversation",
+                         "x-rein-conversation must be 1-64 characters of A-Z a-z 0-9 _ . - (not "
+                         "starting with '.', no \"..\")");
+            return false;
+        }
+        if (!g->store) {
+            rein__gw_bad(bad, "x-rein-conversation", "this server keeps no store to record in");
+            return false;
+        }
+        snprintf(c->o.conversation, sizeof(c->o.conversation), "%s", v);
+    } else if (g->record_all && g->store) {
+        rein_id_new("conv_", c->o.conversation);
+    }
+    if (g->forward_key)
+        c->o.client_key = client_key(c);
+    return true;
+}
+
+/* ---- the upstream request -------------------------------------------------------------------- */
+
+/* The members of the request that go upstream besides what rein_model_request carries. */
+static rein_err upstream_extra(struct rein__gw_ctx *c, struct rein__gw_bad *bad)
+{
+    const char *wire = rein_provider_wire(c->g->provider);
+    struct rein__gw_req *r = &c->req;
+    json_t *extra;
+
+    if (strcmp(wire, c->wire->name) == 0) {
+        /* The client's own wire: every member rein does not read goes as it is. */
+        if (r->top_p >= 0 && json_object_set_new(r->passthrough, "top_p", json_real(r->top_p)))
+            return REIN_ENOMEM;
+        if (r->stop &&
+            json_object_set(r->passthrough,
+                            c->wire == &rein__gw_anthropic ? "stop_sequences" : "stop", r->stop))
+            return REIN_ENOMEM;
+        rein_model_request_set_extra(c->mreq, r->passthrough);
+        return REIN_OK;
+    }
+    if (json_array_size(r->unsupported)) {
+        char *names = rein_json_dumps(r->unsupported);
+        rein_err rc = rein__gw_bad(bad, json_string_value(json_array_get(r->unsupported, 0)),
+                                   "%s cannot be forwarded: the upstream speaks the %s wire, not "
+                                   "the %s one",
+                                   names ? names : "a member", wire, c->wire->name);
+        rein_free(names);
+        return rc;
+    }
+    extra = json_object();
+    if (!extra)
+        return REIN_ENOMEM;
+    if (r->top_p >= 0)
+        json_object_set_new(extra, "top_p", json_real(r->top_p));
+    if (r->stop)
+        json_object_set(extra, strcmp(wire, "anthropic") == 0 ? "stop_sequences" : "stop", r->stop);
+    rein_model_request_set_extra(c->mreq, extra);
+    json_decref(extra);
+    return REIN_OK;
+}
+
+static void on_event(const struct rein_model_event *ev, void *userdata);
+
+static rein_err upstream_request(struct rein__gw_ctx *c, struct rein__gw_bad *bad)
+{
+    struct rein__gw_req *r = &c->req;
+    rein_model_request *m = rein_model_request_new();
+    rein_err rc = m ? REIN_OK : REIN_ENOMEM;
+
+    c->mreq = m;
+    for (size_t i = 0; !rc && i < r->ntools; i++)
+        rc = rein_model_request_add_tool(m, r->tools[i].name, r->tools[i].description,
+                                         r->tools[i].parameters);
+    for (size_t i = 0; !rc && i < c->o.nserver; i++)
+        rc = rein_model_request_add_tool(m, rein_tool_id(c->o.server[i]),
+                                         rein_tool_description(c->o.server[i]),
+                                         (json_t *)rein_tool_parameters(c->o.server[i]));
+    if (!rc && r->tool_choice)
+        rc = rein_model_request_set_tool_choice(m, r->tool_choice);
+    if (!rc && c->g->model_from_client && r->model)
+        rc = rein_model_request_set_model(m, r->model);
+    if (!rc && c->o.client_key)
+        rc = rein_model_request_set_api_key(m, c->o.client_key);
+    if (rc)
+        return rc;
+    if (r->parallel >= 0)
+        rein_model_request_set_parallel_tools(m, r->parallel > 0);
+    rein_model_request_set_max_tokens(m, r->max_tokens);
+    rein_model_request_set_temperature(m, r->temperature);
+    rein_model_request_set_stream(m, r->stream);
+    rein_model_request_set_retries(m, 0);
+    rein_model_request_set_cancel(m, c->call->cancel);
+    rein_model_request_set_events(m, on_event, c);
+    return upstream_extra(c, bad);
+}
+
+/* ---- one round --------------------------------------------------------------------------------- */
+
+static void round_reset(struct rein__gw_ctx *c)
+{
+    for (size_t i = 0; i < c->nrc; i++) {
+        rein_call_result_free(c->rc[i].res);
+        rein_free(c->rc[i].id);
+        rein_free(c->rc[i].name);
+        rein_free(c->rc[i].args);
+    }
+    c->nrc = 0;
+    c->round_in = c->round_out = -1;
+}
+
+static rein_err grow_out(struct rein__gw_ctx *c)
+{
+    struct rein__gw_call *n;
+    size_t cap;
+
+    if (c->nout < c->out_cap)
+        return REIN_OK;
+    cap = c->out_cap ? c->out_cap * 2 : 8;
+    n = rein_realloc(c->out, cap * sizeof(*n));
+    if (!n)
+        return REIN_ENOMEM;
+    c->out = n;
+    c->out_cap = cap;
+    return REIN_OK;
+}
+
+/* Hands call i of the round to the client: into the answer, and out now when streaming. */
+static rein_err hand_out(struct rein__gw_ctx *c, size_t i)
+{
+    struct rein__gw_round_call *rc = &c->rc[i];
+    struct rein__gw_call *o;
+    size_t sent_len;
+    const char *sent = rein_call_result_sent_name(rc->res, &sent_len);
+
+    if (grow_out(c))
+        return REIN_ENOMEM;
+    o = &c->out[c->nout];
+    memset(o, 0, sizeof(*o));
+    o->id = rein_strdup(rc->id);
+    o->name = rein_strdup(rc->name);
+    o->args = rein_strdup(rc->args);
+    o->from_text = rc->from_text;
+    o->invalid = rc->verdict == REIN__GW_INVALID;
+    if (rein_call_result_ok(rc->res) && rein_call_result_repair(rc->res) != REIN_REPAIR_EXACT)
+        o->sent_name = rein_strndup(sent, sent_len);
+    c->nout++;
+    if (!o->id || !o->name || !o->args)
+        return REIN_ENOMEM;
+    rc->emitted = true;
+    if (c->streaming)
+        return c->wire->s_call(c, o, c->nout - 1);
+    return REIN_OK;
+}
+
+static void on_call(struct rein__gw_ctx *c, const rein_model_call *call)
+{
+    size_t i;
+    rein_err rc = rein__gw_check(c, call, &i);
+
+    if (rc) {
+        c->sink_rc = c->sink_rc ? c->sink_rc : rc;
+        return;
+    }
+    rein__gw_record_check(c, i);
+    if (c->rc[i].verdict == REIN__GW_VALID ||
+        (c->rc[i].verdict == REIN__GW_INVALID && c->o.policy == REIN_GATEWAY_PASS)) {
+        rc = hand_out(c, i);
+        if (rc && rc != REIN_ECANCELED && !c->sink_rc)
+            c->sink_rc = rc;
+    }
+}
+
+static void on_event(const struct rein_model_event *ev, void *userdata)
+{
+    struct rein__gw_ctx *c = userdata;
+
+    if (c->gone || c->sink_rc)
+        return;
+    switch (ev->type) {
+    case REIN_MEV_TEXT_DELTA:
+    case REIN_MEV_REASONING_DELTA:
+    case REIN_MEV_REFUSAL_DELTA:
+        if (!c->streaming)
+            break;
+        if (ev->type == REIN_MEV_TEXT_DELTA && rein_buf_add(&c->streamed, ev->text, ev->len))
+            c->sink_rc = REIN_ENOMEM;
+        else
+            (void)c->wire->s_text(c, ev->type, ev->text, ev->len);
+        break;
+    case REIN_MEV_TOOL_CALL_END:
+        on_call(c, ev->call);
+        break;
+    case REIN_MEV_USAGE:
+        c->round_in = ev->input_tokens;
+        c->round_out = ev->output_tokens;
+        break;
+    case REIN_MEV_RETRY:
+        /* Retries are off for the gateway's requests; a retry here would repeat what the
+         * client already has. */
+        rein_log(REIN_LOG_WARN, WHERE, "%s: the upstream reply is asked for again", c->trace_id);
+        break;
+    default:
+        break;
+    }
+}
+
+/* The upstream failed: its status, error and Retry-After, in the client's shape. */
+static void upstream_error(struct rein__gw_ctx *c, rein_err rc, const rein_error *err,
+                           const rein_model_response *resp)
+{
+    struct rein__gw_err e = {.status = rein__gw_status_for(rc)};
+    const json_t *up = resp ? rein_model_response_error(resp) : NULL;
+    const char *type = json_string_value(json_object_get(up, "type"));
+    int64_t after = resp ? rein_model_response_retry_after_ms(resp) : -1;
+    char v[32];
+
+    if (rc == REIN_EHTTP && err->detail >= 400 && err->detail <= 599)
+        e.status = err->detail;
+    else if (type && strcmp(type, "overloaded_error") == 0)
+        e.status = 529;
+    else if (type && strcmp(type, "rate_limit_error") == 0)
+        e.status = 429;
+    e.upstream = up;
+    e.upstream_same = strcmp(rein_provider_wire(c->g->provider), c->wire->name) == 0;
+    snprintf(e.message, sizeof(e.message), "upstream: %s",
+             err->msg[0] ? err->msg : rein_strerror(rc));
+    if (after >= 0 && !c->started) {
+        snprintf(v, sizeof(v), "%lld", (long long)((after + 999) / 1000));
+        (void)c->sink->header(c->sink->data, "Retry-After", v);
+        snprintf(v, sizeof(v), "%lld", (long long)after);
+        (void)c->sink->header(c->sink->data, "retry-after-ms", v);
+    }
+    answer_error(c, &e);
+}
+
+/* ---- what joins the conversation ------------------------------------------------------------ */
+
+static const char accepted_note[] =
+    "{\"status\":\"accepted\",\"message\":\"This call is valid and was passed on to be run; its "
+    "result comes in a later message. Do not make this call again.\"}";
+
+/* The tool message content of call i of the round (new), and whether it reports an error. */
+static char *result_text(struct rein__gw_ctx *c, size_t i, rein_call_result *ran, bool *is_error)
+{
+    struct rein__gw_round_call *rc = &c->rc[i];
+    struct rein_buf b;
+    struct rein_jw w;
+
+    *is_error = false;
+    if (rc->verdict == REIN__GW_VALID || (rc->verdict == REIN__GW_INVALID && rc->emitted))
+        return rein_strdup(accepted_note);
+    rein_buf_init(&b, 0);
+    rein_jw_init(&w, &b);
+    rein_call_result_write_for_model(ran ? ran : rc->res, &w);
+    if (rein_jw_finish(&w) != REIN_OK) {
+        rein_buf_release(&b);
+        return NULL;
+    }
+    *is_error = !rein_call_result_ok(ran ? ran : rc->res);
+    return rein_buf_detach(&b, NULL);
+}
+
+/* Runs server-side call i of the round through the gateway's registry; *out is the result. */
+static rein_err run_server(struct rein__gw_ctx *c, size_t i, rein_call_result **out)
+{
+    struct rein__gw_round_call *rc = &c->rc[i];
+    rein_ledger *ledger = c->session ? rein_ledger_new() : NULL;
+    struct rein_call_input in = {
+        .call_id = rc->id,
+        .name = rc->name,
+        .args_text = rc->args,
+        .args_len = strlen(rc->args),
+        .trace_id = c->trace_id,
+    };
+    struct rein_call_opts o = {.ledger = ledger, .cancel = c->call->cancel, .exact_name = true};
+    rein_error err;
+    rein_err rcode;
+
+    if (ledger)
+        rein_ledger_set_hook(ledger, rein__gw_ledger_hook, c);
+    rcode = rein_call_run(c->g->reg, &in, &o, out, &err);
+    rein_ledger_free(ledger);
+    if (rcode == REIN_OK)
+        rein_metrics_tool_call(c->g->metrics, rein_call_result_tool_name(*out),
+                               rein_call_status_name(rein_call_result_status(*out)));
+    return rcode;
+}
+
+/*
+ * The round joins the conversation: the reply as the model made it (ids and names as the
+ * answer has them), then a tool message for each call: the invalid payload, the server-side
+ * tool's result, or the note that a call was accepted and handed out.
+ */
+static rein_err append_round(struct rein__gw_ctx *c, const rein_model_response *resp)
+{
+    json_t *msg = rein_model_response_message(resp);
+    json_t *calls = json_object_get(msg, "tool_calls");
+    rein_err rc = msg ? REIN_OK : REIN_ENOMEM;
+    size_t k;
+    json_t *call;
+
+    /* The response's calls and the round's checks are in the same order (one per END). */
+    json_array_foreach(calls, k, call)
+    {
+        if (k >= c->nrc)
+            break;
+        if (json_object_set_new(call, "id", json_string(c->rc[k].id)) ||
+            json_object_set_new(call, "name", json_string(c->rc[k].name)))
+            rc = REIN_ENOMEM;
+    }
+    if (!rc)
+        rc = rein_history_append(c->req.h, msg, NULL);
+    json_decref(msg);
+    for (size_t i = 0; !rc && i < c->nrc; i++) {
+        rein_call_result *ran = NULL;
+        bool is_error;
+        char *text;
+        if (c->rc[i].verdict == REIN__GW_SERVER && (rc = run_server(c, i, &ran)) != REIN_OK)
+            break;
+        text = result_text(c, i, ran, &is_error);
+        rein_call_result_free(ran);
+        rc = text ? rein_history_add_tool_result(c->req.h, c->rc[i].id, c->rc[i].name, text,
+                                                 is_error)
+                  : REIN_ENOMEM;
+        rein_free(text);
+    }
+    return rc;
+}
+
+/* Runs the server-side calls of a round whose other calls go to the client (nothing is asked
+ * again: their results are recorded, and the model will not see them). */
+static rein_err run_server_calls(struct rein__gw_ctx *c)
+{
+    for (size_t i = 0; i < c->nrc; i++) {
+        rein_call_result *ran = NULL;
+        rein_err rc;
+        if (c->rc[i].verdict != REIN__GW_SERVER)
+            continue;
+        rc = run_server(c, i, &ran);
+        rein_call_result_free(ran);
+        if (rc)
+            return rc;
+    }
+    return REIN_OK;
+}
+
+/* ---- the rounds --------------------------------------------------------------------------------- */
+
+static void count(const struct rein__gw_ctx *c, size_t *valid, size_t *invalid, size_t *server)
+{
+    *valid = *invalid = *server = 0;
+    for (size_t i = 0; i < c->nrc; i++) {
+        if (c->rc[i].verdict == REIN__GW_VALID)
+            (*valid)++;
+        else if (c->rc[i].verdict == REIN__GW_INVALID)
+            (*invalid)++;
+        else
+            (*server)++;
+    }
+}
+
+static void add_usage(struct rein__gw_ctx *c, const rein_model_response *r)
+{
+    int64_t in = rein_model_response_input_tokens(r), out = rein_model_response_output_tokens(r);
+
+    c->in_tokens += in > 0 ? in : 0;
+    c->out_tokens += out > 0 ? out : 0;
+}
+
+/*
+ * The rounds with the upstream until the answer is decided. Returns the HTTP status the
+ * answer has (0: it was given already, an error or a gone client).
+ */
+static int rounds(struct rein__gw_ctx *c)
+{
+    int tool_rounds = 0;
+
+    for (c->round = 1;; c->round++) {
+        rein_model_response *resp = NULL;
+        size_t valid, invalid, server;
+        int64_t t0 = rein_now_ms();
+        rein_error err;
+        rein_err rc;
+
+        round_reset(c);
+        rein_error_clear(&err);
+        rc = rein_provider_send(c->g->provider, c->mreq, c->req.h, &resp, &err);
+        rein__gw_record_upstream(c, rc, &err, resp, rein_now_ms() - t0);
+        if (c->sink_rc || c->gone ||
+            (rc == REIN_ECANCELED && rein_cancel_is_set(c->call->cancel))) {
+            c->gone = c->gone || rc == REIN_ECANCELED;
+            rein_model_response_free(resp);
+            if (c->sink_rc == REIN_ENOMEM)
+                answer_errorf(c, 500, NULL, "out of memory");
+            return 0;
+        }
+        if (rc) {
+            upstream_error(c, rc, &err, resp);
+            rein_model_response_free(resp);
+            return 0;
+        }
+        add_usage(c, resp);
+        rein_model_response_free(c->last);
+        c->last = resp;
+        count(c, &valid, &invalid, &server);
+        if (invalid && c->o.policy == REIN_GATEWAY_PASS) {
+            if (server && run_server_calls(c) != REIN_OK)
+                answer_errorf(c, 500, NULL, "a server-side tool call could not run");
+            return 200;
+        }
+        if (invalid && (c->o.policy == REIN_GATEWAY_ERROR || c->reasks >= c->o.max_reasks)) {
+            if (c->o.policy == REIN_GATEWAY_ERROR)
+                answer_errorf(c, 422, NULL,
+                              "the model's reply has %zu invalid tool call%s (see rein.problems)",
+                              invalid, invalid == 1 ? "" : "s");
+            else
+                answer_errorf(c, 422, NULL,
+                              "the model's reply still has %zu invalid tool call%s after %d "
+                              "re-ask%s (see rein.problems)",
+                              invalid, invalid == 1 ? "" : "s", c->reasks,
+                              c->reasks == 1 ? "" : "s");
+            return 422;
+        }
+        if (invalid) {
+            c->reasks++;
+            rein__gw_record_reask(c);
+        } else if (server && !valid) {
+            if (++tool_rounds > c->g->max_tool_rounds) {
+                answer_errorf(c, 422, NULL,
+                              "the model called server-side tools %d times without answering",
+                              c->g->max_tool_rounds);
+                return 422;
+            }
+        } else {
+            if (server && run_server_calls(c) != REIN_OK) {
+                answer_errorf(c, 500, NULL, "a server-side tool call could not run");
+                return 0;
+            }
+            return 200;
+        }
+        if (append_round(c, resp) != REIN_OK) {
+            answer_errorf(c, 500, NULL, "the conversation could not be continued");
+            return 0;
+        }
+    }
+}
+
+/* ---- serving a request ------------------------------------------------------------------------ */
+
+static rein_err ctx_init(struct rein__gw_ctx *c, rein_gateway *g,
+                         const struct rein_gateway_call *call, const struct rein_gateway_sink *sink)
+{
+    memset(c, 0, sizeof(*c));
+    c->g = g;
+    c->call = call;
+    c->sink = sink;
+    c->wire = call->api == REIN_GATEWAY_ANTHROPIC ? &rein__gw_anthropic : &rein__gw_openai;
+    c->block = -1;
+    c->created = rein_wall_ms() / 1000;
+    rein_buf_init(&c->ev, 0);
+    rein_buf_init(&c->streamed, 0);
+    if (call->trace_id && rein_trace_id_is_valid(call->trace_id))
+        snprintf(c->trace_id, sizeof(c->trace_id), "%s", call->trace_id);
+    else
+        rein_trace_id_new(c->trace_id);
+    if (call->api == REIN_GATEWAY_ANTHROPIC)
+        rein_id_new("msg_", c->id);
+    else
+        rein_id_new("chatcmpl-", c->id);
+    rein__gw_req_init(&c->req, call->api);
+    c->seen_ids = json_object();
+    c->problems = json_array();
+    c->repairs = json_array();
+    c->converted = json_array();
+    if (!c->req.h || !c->req.passthrough || !c->req.dropped || !c->req.unsupported ||
+        !c->seen_ids || !c->problems || !c->repairs || !c->converted)
+        return REIN_ENOMEM;
+    return REIN_OK;
+}
+
+static void ctx_release(struct rein__gw_ctx *c)
+{
+    round_reset(c);
+    rein_free(c->rc);
+    for (size_t i = 0; i < c->nout; i++) {
+        rein_free(c->out[i].id);
+        rein_free(c->out[i].name);
+        rein_free(c->out[i].args);
+        rein_free(c->out[i].sent_name);
+    }
+    rein_free(c->out);
+    rein_model_response_free(c->last);
+    rein_model_request_free(c->mreq);
+    rein__gw_tools_put(c->g, c->tools);
+    rein__gw_req_release(&c->req);
+    json_decref(c->seen_ids);
+    json_decref(c->problems);
+    json_decref(c->repairs);
+    json_decref(c->converted);
+    json_decref(c->renamed);
+    rein_buf_release(&c->ev);
+    rein_buf_release(&c->streamed);
+}
+
+/* The call ids the client's history already uses: a new call must not repeat one. */
+static rein_err note_history_ids(struct rein__gw_ctx *c)
+{
+    for (size_t i = 0; i < rein_history_len(c->req.h); i++) {
+        const json_t *calls = json_object_get(rein_history_get(c->req.h, i), "tool_calls");
+        size_t k;
+        json_t *call;
+        json_array_foreach(calls, k, call)
+        {
+            const char *id = json_string_value(json_object_get(call, "id"));
+            if (id && json_object_set_new(c->seen_ids, id, json_true()))
+                return REIN_ENOMEM;
+        }
+    }
+    return REIN_OK;
+}
+
+/* Everything before the first upstream call; false when the request was answered (400, 409). */
+static bool prepare(struct rein__gw_ctx *c)
+{
+    struct rein__gw_bad bad = {{0}, {0}};
+    struct rein_store_lock_info held;
+    rein_error err;
+    rein_err rc;
+
+    rc = read_options(c, &bad) ? REIN_OK : REIN_EINVAL;
+    if (!rc)
+        rc = c->wire->parse(&c->req, c->call->body, c->call->len, &bad);
+    if (!rc)
+        rc = note_history_ids(c);
+    if (!rc)
+        rc = rein__gw_tools_get(c->g, &c->req, c->o.server, c->o.nserver, &c->tools, &bad);
+    if (!rc)
+        rc = upstream_request(c, &bad);
+    if (rc == REIN_EINVAL) {
+        answer_errorf(c, 400, bad.param, "%s", bad.msg);
+        return false;
+    }
+    if (rc) {
+        answer_errorf(c, 500, NULL, "out of memory");
+        return false;
+    }
+    c->streaming = c->req.stream;
+    c->model = c->g->model_from_client && c->req.model ? c->req.model
+                                                       : rein_provider_model(c->g->provider);
+    if (json_array_size(c->req.dropped) &&
+        strcmp(rein_provider_wire(c->g->provider), c->wire->name) != 0) {
+        char *names = rein_json_dumps(c->req.dropped);
+        if (names)
+            (void)c->sink->header(c->sink->data, "x-rein-dropped", names);
+        rein_free(names);
+    }
+    if (c->o.conversation[0]) {
+        rc = rein__gw_record_open(c, &held, &err);
+        if (rc == REIN_EBUSY) {
+            struct rein__gw_err e = {
+                .status = 409, .type = "conflict_error", .code = "conversation_busy"};
+            snprintf(e.message, sizeof(e.message), "conversation %s is busy: another request is %s",
+                     c->o.conversation, held.state);
+            answer_error(c, &e);
+            return false;
+        }
+        if (rc) {
+            answer_errorf(c,
+                          rc == REIN_EINVAL   ? 400
+                          : rc == REIN_ESTORE ? 503
+                                              : 500,
+                          NULL, "the conversation: %s", err.msg);
+            return false;
+        }
+        (void)c->sink->header(c->sink->data, "x-rein-conversation", c->o.conversation);
+        rein__gw_record_request(c);
+    }
+    return true;
+}
+
+static void finish(struct rein__gw_ctx *c, int status)
+{
+    struct rein_buf b;
+
+    rein__gw_record_close(c, status);
+    if (status != 200 || c->gone)
+        return;
+    if (c->streaming) {
+        (void)c->wire->s_end(c);
+        return;
+    }
+    rein_buf_init(&b, 0);
+    if (c->wire->reply(c, &b) == REIN_OK)
+        reply(c, 200, &b);
+    else
+        answer_errorf(c, 500, NULL, "out of memory writing the answer");
+    rein_buf_release(&b);
+}
+
+rein_err rein_gateway_serve(rein_gateway *g, const struct rein_gateway_call *call,
+                            const struct rein_gateway_sink *sink)
+{
+    struct rein__gw_ctx c;
+    rein_err rc;
+
+    if (!g || !call || !sink)
+        return REIN_EINVAL;
+    if (ctx_init(&c, g, call, sink) != REIN_OK) {
+        answer_errorf(&c, 500, NULL, "out of memory");
+        rc = c.sink_rc;
+        ctx_release(&c);
+        return rc;
+    }
+    if (prepare(&c))
+        finish(&c, rounds(&c));
+    else
+        rein__gw_record_close(&c, 0);
+    rc = c.gone ? REIN_OK : c.sink_rc;
+    ctx_release(&c);
+    return rc == REIN_ECANCELED ? REIN_OK : rc;
+}

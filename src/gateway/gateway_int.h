@@ -1,0 +1,311 @@
+/*
+ * gateway_int.h: what the files of the gateway module share (include/rein/gateway.h).
+ *
+ *   gateway.c    the gateway object, one request from start to answer: options, the rounds
+ *                with the upstream, re-asks, server-side tools, the answer
+ *   check.c      the request's tools as a registry (cached), and each call through the one
+ *                pipeline with check_only
+ *   record.c     recording a request in its conversation (session), and the metrics
+ *   openai.c     the OpenAI chat completions wire as a server: request parser, JSON answer,
+ *                stream chunks, error bodies, the model list
+ *   anthropic.c  the same for the Anthropic messages wire
+ *
+ * The parsers read bytes from the network: fuzz/gateway_request.c drives them.
+ */
+#ifndef REIN_GATEWAY_INT_H
+#define REIN_GATEWAY_INT_H
+
+#include <rein/buf.h>
+#include <rein/gateway.h>
+#include <rein/history.h>
+#include <rein/json.h>
+#include <rein/session.h>
+
+#include <pthread.h>
+
+#define REIN__GW_WHERE "gateway"
+
+/* ---- a client request in neutral form ------------------------------------------------- */
+
+/* One tool the client declared; strings and the schema are borrowed from the request's doc. */
+struct rein__gw_tool {
+    const char *name;
+    const char *description; /* may be NULL */
+    json_t *parameters;      /* an object schema, or NULL: no parameters */
+};
+
+/*
+ * A parsed request. Invariants: doc owns every borrowed string and schema; h holds the
+ * conversation as neutral messages (decision 0001); passthrough holds the members the gateway
+ * does not read itself, verbatim, for an upstream that speaks the client's wire; common holds
+ * the sampling members other wires have too, in the client's naming.
+ */
+struct rein__gw_req {
+    enum rein_gateway_api api;
+    json_t *doc;
+    rein_history *h;
+    struct rein__gw_tool *tools;
+    size_t ntools;
+    json_t *tools_json; /* the tools member as sent (borrowed from doc), or NULL */
+    const char *model;  /* may be NULL */
+    char *tool_choice;  /* "auto", "none", "required", a tool name, or NULL */
+    int parallel;       /* -1 unset, 0 or 1 */
+    int64_t max_tokens; /* 0: unset */
+    double temperature; /* < 0: unset */
+    double top_p;       /* < 0: unset */
+    json_t *stop;       /* array of stop strings (new), or NULL */
+    bool stream;
+    bool include_usage;  /* OpenAI stream_options.include_usage */
+    json_t *passthrough; /* object (new) */
+    json_t *dropped;     /* names the other wires may drop harmlessly (new array) */
+    json_t *unsupported; /* names only the client's own wire can carry (new array) */
+};
+
+/* Why a request is refused (400): where in the body, and what is wrong. */
+struct rein__gw_bad {
+    char param[128]; /* "messages[2].content" (OpenAI) or "messages.2.content" (Anthropic) */
+    char msg[400];
+};
+
+void rein__gw_req_init(struct rein__gw_req *r, enum rein_gateway_api api);
+void rein__gw_req_release(struct rein__gw_req *r);
+/* Records a refusal in bad and returns REIN_EINVAL. */
+rein_err rein__gw_bad(struct rein__gw_bad *bad, const char *param, const char *fmt, ...)
+    REIN_PRINTF(3, 4);
+
+/* The request parsers (the fuzz target calls these): REIN_EINVAL with bad filled for a body
+ * the wire would refuse, REIN_ENOMEM. */
+rein_err rein__gw_openai_parse(struct rein__gw_req *r, const char *body, size_t len,
+                               struct rein__gw_bad *bad);
+rein_err rein__gw_anthropic_parse(struct rein__gw_req *r, const char *body, size_t len,
+                                  struct rein__gw_bad *bad);
+/* Text of a content value (a string, or an array of text parts/blocks joined by "\n") into
+ * *out (new); REIN_EINVAL (bad names param) for parts that are not text. */
+rein_err rein__gw_content_text(const json_t *content, const char *param, bool anthropic, char **out,
+                               struct rein__gw_bad *bad);
+
+/* ---- what the client gets -------------------------------------------------------------- */
+
+/* A call handed to the client. Strings are owned. */
+struct rein__gw_call {
+    char *id;        /* unique within the answer and the request's history */
+    char *name;      /* the declared tool (repaired when it had to be) */
+    char *args;      /* the argument text as handed out ("{}" for an empty one) */
+    char *sent_name; /* the name the model sent, when it was repaired; else NULL */
+    bool from_text;  /* the model wrote the call as text */
+    bool invalid;    /* passed on under the pass policy although it is invalid */
+};
+
+/* An error answer: status and the wire's words for it. */
+struct rein__gw_err {
+    int status;
+    const char *type;  /* the wire's error type; NULL: from the status */
+    const char *code;  /* OpenAI's code member; may be NULL */
+    const char *param; /* OpenAI's param member; may be NULL */
+    char message[600];
+    const json_t *upstream; /* the upstream's error object (borrowed), or NULL */
+    bool upstream_same;     /* ... from an upstream of the client's wire: sent as it is */
+};
+
+struct rein__gw_ctx;
+
+/* The wire a client speaks, as a server. */
+struct rein__gw_wire {
+    const char *name;      /* "openai" | "anthropic": also the provider wire that is the same */
+    const char *id_prefix; /* of made-up call ids */
+    rein_err (*parse)(struct rein__gw_req *r, const char *body, size_t len,
+                      struct rein__gw_bad *bad);
+    /* The whole JSON answer. */
+    rein_err (*reply)(const struct rein__gw_ctx *c, struct rein_buf *out);
+    /* An error body; rein_ext (borrowed, may be NULL) joins it as "rein". */
+    rein_err (*error)(const struct rein__gw_err *e, const json_t *rein_ext, struct rein_buf *out);
+    /* Streaming: text of one kind, a whole checked call, the end, an error after the start. */
+    rein_err (*s_text)(struct rein__gw_ctx *c, enum rein_model_event_type kind, const char *p,
+                       size_t n);
+    rein_err (*s_call)(struct rein__gw_ctx *c, const struct rein__gw_call *call, size_t index);
+    rein_err (*s_end)(struct rein__gw_ctx *c);
+    rein_err (*s_error)(struct rein__gw_ctx *c, const struct rein__gw_err *e);
+    rein_err (*models)(const rein_gateway *g, struct rein_buf *out);
+};
+
+extern const struct rein__gw_wire rein__gw_openai;
+extern const struct rein__gw_wire rein__gw_anthropic;
+
+/* ---- the request's tools ----------------------------------------------------------------- */
+
+/*
+ * The tools one request offers, as a registry the pipeline checks calls against: the client's
+ * declared tools and the server-side tools it asked for (a runner kind that never runs: the
+ * calls are checked with check_only). Shared between requests with the same tools through the
+ * gateway's cache; immutable once made.
+ */
+struct rein__gw_tools {
+    char *key; /* what the cache compares */
+    rein_registry *reg;
+    const rein_tool **server; /* the server-side tools of the gateway's registry */
+    size_t nserver;
+    int refs; /* guarded by the cache's lock */
+};
+
+/* A small cache of tool registries (most recently used first). */
+#define REIN__GW_CACHE 32
+struct rein__gw_cache {
+    pthread_mutex_t mu;
+    struct rein__gw_tools *slot[REIN__GW_CACHE];
+    size_t n;
+};
+
+void rein__gw_cache_init(struct rein__gw_cache *cache);
+void rein__gw_cache_release(struct rein__gw_cache *cache);
+/*
+ * The tools of request r plus the server-side tools server (NULL-terminated ids of the
+ * gateway's registry, already checked), from the cache or made now. REIN_EINVAL with bad set
+ * for a tool the pipeline cannot take (its name, its schema).
+ */
+rein_err rein__gw_tools_get(rein_gateway *g, const struct rein__gw_req *r,
+                            const rein_tool *const *server, size_t nserver,
+                            struct rein__gw_tools **out, struct rein__gw_bad *bad);
+void rein__gw_tools_put(rein_gateway *g, struct rein__gw_tools *t);
+/* True when name is one of t's server-side tools. */
+bool rein__gw_tools_is_server(const struct rein__gw_tools *t, const char *name);
+
+/* ---- the gateway ------------------------------------------------------------------------- */
+
+struct rein__gw_metrics {
+    rein_metric *invalid, *repairs, *text_calls, *reasks, *upstream;
+};
+
+struct rein_gateway {
+    rein_provider *provider;
+    const rein_registry *reg;
+    rein_store *store;
+    rein_metrics *metrics;
+    enum rein_gateway_policy on_invalid;
+    int max_reasks;
+    int max_tool_rounds;
+    const rein_tool **tools; /* the configured server-side tools */
+    size_t ntools;
+    char **keys; /* the server's API keys, never forwarded */
+    size_t nkeys;
+    bool forward_key, model_from_client, fill_defaults, record_all;
+    int64_t lease_ms;
+    struct rein__gw_cache cache;
+    struct rein__gw_metrics m;
+};
+
+/* ---- one request --------------------------------------------------------------------------- */
+
+/* The options of one request (headers over configuration). */
+struct rein__gw_opts {
+    enum rein_gateway_policy policy;
+    int max_reasks;
+    const rein_tool *server[64];
+    size_t nserver;
+    char conversation[REIN_ID_MAX + 8]; /* "" : not recorded */
+    bool fill_defaults;
+    const char *client_key; /* borrowed from the headers; NULL: the configured key */
+};
+
+/* What a round of the conversation with the upstream did with one call. */
+enum rein__gw_verdict {
+    REIN__GW_VALID = 0, /* a client tool, checked: handed out */
+    REIN__GW_INVALID,   /* a client tool (or an unknown one), refused */
+    REIN__GW_SERVER,    /* a server-side tool: rein runs it */
+};
+
+struct rein__gw_round_call {
+    enum rein__gw_verdict verdict;
+    rein_call_result *res; /* the pipeline's check (owned) */
+    char *id;              /* as handed out (unique); owned */
+    char *name;            /* the name in the history: the tool, or the name as sent */
+    char *args;            /* raw text as sent ("{}" for empty); owned */
+    bool from_text;
+    bool emitted;
+};
+
+/*
+ * One request from start to answer. Invariants: out_calls are the calls the client gets (in
+ * order, across rounds); streaming is set when the client asked for a stream, started once the
+ * stream's first byte went out (from then on errors are stream events); gone once the client
+ * left (nothing more is sent).
+ */
+struct rein__gw_ctx {
+    rein_gateway *g;
+    const struct rein_gateway_call *call;
+    const struct rein_gateway_sink *sink;
+    const struct rein__gw_wire *wire;
+    struct rein__gw_req req;
+    struct rein__gw_opts o;
+    struct rein__gw_tools *tools;
+    rein_model_request *mreq;
+    rein_session *session;
+    char trace_id[REIN_TRACE_ID_LEN + 1];
+    char id[REIN_ID_MAX]; /* the answer's id (chatcmpl-…, msg_…) */
+    int64_t created;      /* seconds since the epoch */
+    const char *model;    /* what the answer names as its model */
+    json_t *seen_ids;     /* call ids of the history and of the answer: {id: true} */
+    /* the current round */
+    int round;
+    struct rein__gw_round_call *rc;
+    size_t nrc, rc_cap;
+    int64_t round_in, round_out;
+    /* the answer */
+    struct rein__gw_call *out;
+    size_t nout, out_cap;
+    rein_model_response *last; /* the final round's response (owned) */
+    struct rein_buf streamed;  /* the text the client got while streaming */
+    int64_t in_tokens, out_tokens;
+    int reasks;
+    json_t *problems, *repairs, *converted, *renamed; /* arrays, created on first use */
+    /* streaming */
+    bool streaming, started, gone;
+    bool role_sent; /* OpenAI: the first chunk (role) went out */
+    int block;      /* Anthropic: index of the open block, -1 none */
+    int next_block;
+    char block_type[16]; /* "text", "thinking" */
+    struct rein_buf ev;  /* one event's text, reused */
+    rein_err sink_rc;    /* the first failure of the sink */
+};
+
+/* Sends one stream event, starting the stream first; remembers a gone client. */
+rein_err rein__gw_emit(struct rein__gw_ctx *c, const char *event, const char *data, size_t len);
+/* The "rein" member of an answer (new), or NULL when nothing was repaired, re-asked or passed. */
+json_t *rein__gw_rein_ext(const struct rein__gw_ctx *c);
+/* The finish word the client's wire uses for the answer. */
+const char *rein__gw_finish(const struct rein__gw_ctx *c, bool anthropic);
+/* The HTTP status an error answer gets for a REIN_E* code of the upstream send. */
+int rein__gw_status_for(rein_err rc);
+
+/* ---- checks (check.c) ---------------------------------------------------------------------- */
+
+/*
+ * Checks call (borrowed) of the current round through the pipeline and appends the outcome to
+ * c->rc; *out receives its index there.
+ */
+rein_err rein__gw_check(struct rein__gw_ctx *c, const rein_model_call *call, size_t *out);
+
+/* ---- recording (record.c) -------------------------------------------------------------------- */
+
+/* Opens the request's conversation when it is recorded; REIN_EBUSY with held filled. */
+rein_err rein__gw_record_open(struct rein__gw_ctx *c, struct rein_store_lock_info *held,
+                              rein_error *err);
+/* An event of the request (type, a JSON object's text). Failures are logged. */
+void rein__gw_record(struct rein__gw_ctx *c, const char *type, const char *json, size_t len);
+/* The request as it arrived: the event, the client's new messages, the results it reports. */
+void rein__gw_record_request(struct rein__gw_ctx *c);
+/* One upstream call of round c->round (rc its outcome, resp may be NULL). */
+void rein__gw_record_upstream(struct rein__gw_ctx *c, rein_err rc, const rein_error *err,
+                              const rein_model_response *resp, int64_t ms);
+/* One checked call (c->rc[i]): the check event, the metrics, the ledger for an invalid one. */
+void rein__gw_record_check(struct rein__gw_ctx *c, size_t i);
+/* A re-ask of round c->round. */
+void rein__gw_record_reask(struct rein__gw_ctx *c);
+/* The end: the answer's status, the reply as a message, the result event; closes the
+ * conversation. */
+void rein__gw_record_close(struct rein__gw_ctx *c, int status);
+/* The ledger hook of server-side calls (rein_ledger_hook_fn over the session). */
+rein_err rein__gw_ledger_hook(void *ctx, const struct rein_ledger_entry *e);
+/* Registers the gateway's metric families. */
+rein_err rein__gw_metrics_init(rein_gateway *g, rein_error *err);
+
+#endif /* REIN_GATEWAY_INT_H */

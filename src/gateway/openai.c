@@ -1,0 +1,822 @@
+/*
+ * The OpenAI chat completions wire as a server (include/rein/gateway.h): what an OpenAI client
+ * sends to POST /v1/chat/completions becomes the neutral request, and rein's answer goes back
+ * as a chat.completion body, as chat.completion.chunk events ending with data: [DONE] (with
+ * the usage chunk when stream_options.include_usage asks for it), or as OpenAI's error body
+ * {"error": {message, type, param, code}}.
+ *
+ * Only text content is carried (the neutral message holds text): image, audio and file parts
+ * are refused with a 400 that says so, as are the deprecated functions/function_call, custom
+ * tools and n > 1 (rein checks one reply). Members rein does not read go to an upstream that
+ * speaks this wire as they are; another wire gets what it has too (top_p, stop), loses the
+ * harmless ones (user, seed, ...), and refuses the rest by name.
+ */
+#include "gateway/gateway_int.h"
+
+#include <string.h>
+
+/* Members the parser reads itself; everything else is passthrough. */
+static const char *const handled[] = {
+    "model",
+    "messages",
+    "tools",
+    "tool_choice",
+    "parallel_tool_calls",
+    "max_tokens",
+    "max_completion_tokens",
+    "temperature",
+    "top_p",
+    "stop",
+    "stream",
+    "stream_options",
+    "n",
+    NULL,
+};
+/* Members another wire may drop without changing what the model is asked. */
+static const char *const droppable[] = {
+    "user", "metadata",          "store",    "service_tier",      "prompt_cache_key",
+    "seed", "frequency_penalty", "logprobs", "safety_identifier", "presence_penalty",
+    NULL,
+};
+
+static bool listed(const char *const *list, const char *key)
+{
+    for (size_t i = 0; list[i]; i++) {
+        if (strcmp(list[i], key) == 0)
+            return true;
+    }
+    return false;
+}
+
+static const char *type_word(const json_t *v)
+{
+    switch (json_typeof(v)) {
+    case JSON_OBJECT:
+        return "an object";
+    case JSON_ARRAY:
+        return "an array";
+    case JSON_STRING:
+        return "a string";
+    case JSON_INTEGER:
+        return "an integer";
+    case JSON_REAL:
+        return "a decimal";
+    case JSON_TRUE:
+    case JSON_FALSE:
+        return "a boolean";
+    default:
+        return "null";
+    }
+}
+
+/* ---- messages ---------------------------------------------------------------------------- */
+
+static rein_err want_string(const json_t *v, const char *param, struct rein__gw_bad *bad)
+{
+    if (json_is_string(v))
+        return REIN_OK;
+    if (!v)
+        return rein__gw_bad(bad, param, "Missing required parameter: '%s'.", param);
+    return rein__gw_bad(bad, param, "Invalid type for '%s': expected a string, but got %s instead.",
+                        param, type_word(v));
+}
+
+/* Appends msg (taken) to the history; a message the neutral shape refuses is a 400. */
+static rein_err append(struct rein__gw_req *r, json_t *msg, size_t i, struct rein__gw_bad *bad)
+{
+    rein_error e;
+    rein_err rc;
+    char param[32];
+
+    if (!msg)
+        return REIN_ENOMEM;
+    rein_error_clear(&e);
+    rc = rein_history_append(r->h, msg, &e);
+    json_decref(msg);
+    if (rc == REIN_EINVAL) {
+        snprintf(param, sizeof(param), "messages[%zu]", i);
+        return rein__gw_bad(bad, param, "Invalid '%s': %s", param, e.msg);
+    }
+    return rc;
+}
+
+static rein_err take_calls(json_t *msg, const json_t *calls, size_t i, struct rein__gw_bad *bad)
+{
+    json_t *out = json_array();
+    size_t j;
+    json_t *call;
+    char p[96];
+
+    if (!out)
+        return REIN_ENOMEM;
+    if (!json_is_array(calls) || json_array_size(calls) == 0) {
+        json_decref(out);
+        snprintf(p, sizeof(p), "messages[%zu].tool_calls", i);
+        return rein__gw_bad(bad, p, "Invalid '%s': expected a non-empty array of tool calls.", p);
+    }
+    json_array_foreach(calls, j, call)
+    {
+        const json_t *fn = json_object_get(call, "function");
+        const char *type = json_string_value(json_object_get(call, "type"));
+        json_t *c;
+        rein_err rc = REIN_OK;
+
+        snprintf(p, sizeof(p), "messages[%zu].tool_calls[%zu]", i, j);
+        if (!json_is_object(call))
+            rc = rein__gw_bad(bad, p, "Invalid type for '%s': expected an object.", p);
+        else if (type && strcmp(type, "function") != 0)
+            rc = rein__gw_bad(bad, p,
+                              "Invalid '%s.type': '%s' calls are not supported by rein's gateway "
+                              "(function calls only).",
+                              p, type);
+        else if (!json_is_object(fn))
+            rc = rein__gw_bad(bad, p, "Missing required parameter: '%s.function'.", p);
+        if (!rc) {
+            char q[128];
+            snprintf(q, sizeof(q), "%s.id", p);
+            rc = want_string(json_object_get(call, "id"), q, bad);
+            snprintf(q, sizeof(q), "%s.function.name", p);
+            if (!rc)
+                rc = want_string(json_object_get(fn, "name"), q, bad);
+            snprintf(q, sizeof(q), "%s.function.arguments", p);
+            if (!rc)
+                rc = want_string(json_object_get(fn, "arguments"), q, bad);
+        }
+        if (rc) {
+            json_decref(out);
+            return rc;
+        }
+        c = json_pack("{s:O, s:O, s:O}", "id", json_object_get(call, "id"), "name",
+                      json_object_get(fn, "name"), "arguments", json_object_get(fn, "arguments"));
+        if (!c || json_array_append_new(out, c)) {
+            json_decref(out);
+            return REIN_ENOMEM;
+        }
+    }
+    return json_object_set_new(msg, "tool_calls", out) ? REIN_ENOMEM : REIN_OK;
+}
+
+/* An assistant message: text (string, null or text/refusal parts), calls, refusal, reasoning. */
+static rein_err take_assistant(struct rein__gw_req *r, const json_t *m, size_t i,
+                               struct rein__gw_bad *bad)
+{
+    const json_t *content = json_object_get(m, "content");
+    const json_t *calls = json_object_get(m, "tool_calls");
+    const json_t *refusal = json_object_get(m, "refusal");
+    const json_t *reasoning = json_object_get(m, "reasoning_content");
+    json_t *msg = json_pack("{s:s}", "role", "assistant");
+    char *text = NULL;
+    char p[64];
+    rein_err rc = REIN_OK;
+
+    if (!msg)
+        return REIN_ENOMEM;
+    snprintf(p, sizeof(p), "messages[%zu]", i);
+    if (json_object_get(m, "function_call") || json_object_get(m, "audio"))
+        rc = rein__gw_bad(bad, p,
+                          "Invalid '%s': function_call and audio are not supported by rein's "
+                          "gateway; use tool_calls and text.",
+                          p);
+    if (!rc && content && !json_is_null(content)) {
+        snprintf(p, sizeof(p), "messages[%zu].content", i);
+        rc = rein__gw_content_text(content, p, false, &text, bad);
+        if (!rc && json_object_set_new(msg, "content", json_string(text)))
+            rc = REIN_ENOMEM;
+    }
+    if (!rc && calls && !json_is_null(calls))
+        rc = take_calls(msg, calls, i, bad);
+    if (!rc && json_is_string(refusal) && json_object_set(msg, "refusal", (json_t *)refusal))
+        rc = REIN_ENOMEM;
+    if (!rc && json_is_string(reasoning) && json_object_set(msg, "reasoning", (json_t *)reasoning))
+        rc = REIN_ENOMEM;
+    rein_free(text);
+    if (rc) {
+        json_decref(msg);
+        return rc;
+    }
+    return append(r, msg, i, bad);
+}
+
+static rein_err take_message(struct rein__gw_req *r, const json_t *m, size_t i,
+                             struct rein__gw_bad *bad)
+{
+    const char *role = json_string_value(json_object_get(m, "role"));
+    const json_t *content = json_object_get(m, "content");
+    char p[64], *text = NULL;
+    json_t *msg;
+    rein_err rc;
+
+    snprintf(p, sizeof(p), "messages[%zu]", i);
+    if (!json_is_object(m))
+        return rein__gw_bad(bad, p,
+                            "Invalid type for '%s': expected an object, but got %s instead.", p,
+                            type_word(m));
+    snprintf(p, sizeof(p), "messages[%zu].role", i);
+    if (!role)
+        return rein__gw_bad(bad, p, "Missing required parameter: '%s'.", p);
+    if (strcmp(role, "assistant") == 0)
+        return take_assistant(r, m, i, bad);
+    if (strcmp(role, "system") != 0 && strcmp(role, "developer") != 0 &&
+        strcmp(role, "user") != 0 && strcmp(role, "tool") != 0)
+        return rein__gw_bad(bad, p,
+                            "Invalid value: '%.40s'. Supported values are: 'system', 'developer', "
+                            "'user', 'assistant' and 'tool'.",
+                            role);
+    snprintf(p, sizeof(p), "messages[%zu].content", i);
+    if (!content)
+        return rein__gw_bad(bad, p, "Missing required parameter: '%s'.", p);
+    rc = rein__gw_content_text(content, p, false, &text, bad);
+    if (rc)
+        return rc;
+    /* A developer message is the system prompt of newer models: the neutral shape has one. */
+    msg = json_pack("{s:s, s:s}", "role", strcmp(role, "developer") == 0 ? "system" : role,
+                    "content", text);
+    rein_free(text);
+    if (!msg)
+        return REIN_ENOMEM;
+    if (strcmp(role, "tool") == 0) {
+        const json_t *id = json_object_get(m, "tool_call_id");
+        snprintf(p, sizeof(p), "messages[%zu].tool_call_id", i);
+        rc = want_string(id, p, bad);
+        if (!rc && json_object_set(msg, "tool_call_id", (json_t *)id))
+            rc = REIN_ENOMEM;
+        if (rc) {
+            json_decref(msg);
+            return rc;
+        }
+    }
+    return append(r, msg, i, bad);
+}
+
+/* ---- tools and the other members ------------------------------------------------------------ */
+
+static rein_err take_tools(struct rein__gw_req *r, const json_t *tools, struct rein__gw_bad *bad)
+{
+    size_t i;
+    json_t *t;
+    char p[64];
+
+    if (!tools || json_is_null(tools))
+        return REIN_OK;
+    if (!json_is_array(tools))
+        return rein__gw_bad(bad, "tools",
+                            "Invalid type for 'tools': expected an array of objects, but got %s "
+                            "instead.",
+                            type_word(tools));
+    r->tools_json = (json_t *)tools;
+    r->tools = rein_calloc(json_array_size(tools) + 1, sizeof(*r->tools));
+    if (!r->tools)
+        return REIN_ENOMEM;
+    json_array_foreach(tools, i, t)
+    {
+        const char *type = json_string_value(json_object_get(t, "type"));
+        const json_t *fn = json_object_get(t, "function");
+        const json_t *params = json_object_get(fn, "parameters");
+        const json_t *desc = json_object_get(fn, "description");
+        rein_err rc;
+
+        snprintf(p, sizeof(p), "tools[%zu]", i);
+        if (!json_is_object(t))
+            return rein__gw_bad(bad, p, "Invalid type for '%s': expected an object.", p);
+        if (!type || strcmp(type, "function") != 0)
+            return rein__gw_bad(bad, p,
+                                "Invalid '%s.type': %s%.40s%s tools are not supported by rein's "
+                                "gateway (function tools only).",
+                                p, type ? "'" : "", type ? type : "missing", type ? "'" : "");
+        if (!json_is_object(fn))
+            return rein__gw_bad(bad, p, "Missing required parameter: '%s.function'.", p);
+        snprintf(p, sizeof(p), "tools[%zu].function.name", i);
+        rc = want_string(json_object_get(fn, "name"), p, bad);
+        if (rc)
+            return rc;
+        snprintf(p, sizeof(p), "tools[%zu].function.parameters", i);
+        if (params && !json_is_null(params) && !json_is_object(params))
+            return rein__gw_bad(bad, p,
+                                "Invalid type for '%s': expected an object, but got %s instead.", p,
+                                type_word(params));
+        r->tools[r->ntools].name = json_string_value(json_object_get(fn, "name"));
+        r->tools[r->ntools].description = json_string_value(desc);
+        r->tools[r->ntools].parameters = json_is_object(params) ? (json_t *)params : NULL;
+        r->ntools++;
+    }
+    return REIN_OK;
+}
+
+static rein_err take_tool_choice(struct rein__gw_req *r, const json_t *v, struct rein__gw_bad *bad)
+{
+    const char *s = json_string_value(v);
+
+    if (!v || json_is_null(v))
+        return REIN_OK;
+    if (s && (!strcmp(s, "auto") || !strcmp(s, "none") || !strcmp(s, "required"))) {
+        r->tool_choice = rein_strdup(s);
+        return r->tool_choice ? REIN_OK : REIN_ENOMEM;
+    }
+    s = json_string_value(json_object_get(json_object_get(v, "function"), "name"));
+    if (json_is_object(v) && s && json_string_value(json_object_get(v, "type")) &&
+        !strcmp(json_string_value(json_object_get(v, "type")), "function")) {
+        r->tool_choice = rein_strdup(s);
+        return r->tool_choice ? REIN_OK : REIN_ENOMEM;
+    }
+    return rein__gw_bad(bad, "tool_choice",
+                        "Invalid 'tool_choice': expected 'auto', 'none', 'required' or "
+                        "{\"type\": \"function\", \"function\": {\"name\": ...}}.");
+}
+
+static rein_err take_number(const json_t *v, const char *param, double lo, double hi, double *out,
+                            struct rein__gw_bad *bad)
+{
+    if (!v || json_is_null(v))
+        return REIN_OK;
+    if (!json_is_number(v) || json_number_value(v) < lo || json_number_value(v) > hi)
+        return rein__gw_bad(bad, param, "Invalid '%s': expected a number from %g to %g.", param, lo,
+                            hi);
+    *out = json_number_value(v);
+    return REIN_OK;
+}
+
+static rein_err take_options(struct rein__gw_req *r, const json_t *body, struct rein__gw_bad *bad)
+{
+    const json_t *v;
+    rein_err rc;
+
+    v = json_object_get(body, "parallel_tool_calls");
+    if (json_is_boolean(v))
+        r->parallel = json_is_true(v);
+    else if (v && !json_is_null(v))
+        return rein__gw_bad(bad, "parallel_tool_calls",
+                            "Invalid type for 'parallel_tool_calls': expected a boolean.");
+    for (int k = 0; k < 2; k++) {
+        const char *name = k ? "max_tokens" : "max_completion_tokens";
+        v = json_object_get(body, name);
+        if (!v || json_is_null(v) || r->max_tokens)
+            continue;
+        if (!json_is_integer(v) || json_integer_value(v) < 1)
+            return rein__gw_bad(bad, name, "Invalid '%s': expected an integer of at least 1.",
+                                name);
+        r->max_tokens = json_integer_value(v);
+    }
+    rc = take_number(json_object_get(body, "temperature"), "temperature", 0, 2, &r->temperature,
+                     bad);
+    if (!rc)
+        rc = take_number(json_object_get(body, "top_p"), "top_p", 0, 1, &r->top_p, bad);
+    if (rc)
+        return rc;
+    v = json_object_get(body, "stop");
+    if (json_is_string(v)) {
+        r->stop = json_pack("[O]", v);
+        if (!r->stop)
+            return REIN_ENOMEM;
+    } else if (json_is_array(v)) {
+        size_t i;
+        json_t *s;
+        json_array_foreach(v, i, s)
+        {
+            if (!json_is_string(s))
+                return rein__gw_bad(bad, "stop", "Invalid 'stop': expected strings.");
+        }
+        if (json_array_size(v))
+            r->stop = json_incref((json_t *)v);
+    } else if (v && !json_is_null(v)) {
+        return rein__gw_bad(bad, "stop", "Invalid 'stop': expected a string or an array.");
+    }
+    v = json_object_get(body, "stream");
+    if (v && !json_is_boolean(v) && !json_is_null(v))
+        return rein__gw_bad(bad, "stream",
+                            "Invalid type for 'stream': expected a boolean, but got %s instead.",
+                            type_word(v));
+    r->stream = json_is_true(v);
+    v = json_object_get(body, "stream_options");
+    if (v && !json_is_null(v)) {
+        if (!r->stream)
+            return rein__gw_bad(bad, "stream_options",
+                                "The 'stream_options' parameter is only allowed when 'stream' is "
+                                "enabled.");
+        if (!json_is_object(v))
+            return rein__gw_bad(bad, "stream_options",
+                                "Invalid type for 'stream_options': expected an object.");
+        r->include_usage = json_is_true(json_object_get(v, "include_usage"));
+    }
+    v = json_object_get(body, "n");
+    if (v && !json_is_null(v) && (!json_is_integer(v) || json_integer_value(v) != 1))
+        return rein__gw_bad(bad, "n",
+                            "Invalid 'n': rein's gateway checks one reply, so n must be 1.");
+    return REIN_OK;
+}
+
+/* Sorts the members the parser did not read: passthrough for the same wire, and whether
+ * another wire may drop them or must refuse them. */
+static rein_err take_rest(struct rein__gw_req *r, const json_t *body, struct rein__gw_bad *bad)
+{
+    const char *key;
+    json_t *v;
+
+    json_object_foreach((json_t *)body, key, v)
+    {
+        if (listed(handled, key))
+            continue;
+        if (!strcmp(key, "functions") || !strcmp(key, "function_call"))
+            return rein__gw_bad(bad, key,
+                                "'%s' is deprecated and not supported by rein's gateway: use "
+                                "'tools' and 'tool_choice'.",
+                                key);
+        if (json_object_set(r->passthrough, key, v))
+            return REIN_ENOMEM;
+        /* logprobs: false asks for nothing; anything else changes the answer's shape. */
+        if (listed(droppable, key) &&
+            !(strcmp(key, "logprobs") == 0 && !json_is_false(v) && !json_is_null(v))) {
+            if (json_array_append_new(r->dropped, json_string(key)))
+                return REIN_ENOMEM;
+        } else if (json_array_append_new(r->unsupported, json_string(key))) {
+            return REIN_ENOMEM;
+        }
+    }
+    return REIN_OK;
+}
+
+rein_err rein__gw_openai_parse(struct rein__gw_req *r, const char *body, size_t len,
+                               struct rein__gw_bad *bad)
+{
+    const json_t *msgs, *model;
+    rein_error perr;
+    size_t i;
+    json_t *m;
+    rein_err rc;
+
+    r->doc = rein_json_parse(body, len, JSON_REJECT_DUPLICATES, &perr);
+    if (!r->doc)
+        return perr.code == REIN_ENOMEM
+                   ? REIN_ENOMEM
+                   : rein__gw_bad(bad, "",
+                                  "We could not parse the JSON body of your request: line "
+                                  "%d, column %d: %s",
+                                  perr.line, perr.column, perr.msg);
+    if (!json_is_object(r->doc))
+        return rein__gw_bad(bad, "",
+                            "Invalid type for request body: expected an object, but got %s "
+                            "instead.",
+                            type_word(r->doc));
+    model = json_object_get(r->doc, "model");
+    if (!model)
+        return rein__gw_bad(bad, "model", "you must provide a model parameter");
+    if (!json_is_string(model))
+        return rein__gw_bad(bad, "model", "Invalid type for 'model': expected a string.");
+    r->model = json_string_value(model);
+    msgs = json_object_get(r->doc, "messages");
+    if (!msgs)
+        return rein__gw_bad(bad, "messages", "Missing required parameter: 'messages'.");
+    if (!json_is_array(msgs) || json_array_size(msgs) == 0)
+        return rein__gw_bad(bad, "messages",
+                            "Invalid 'messages': expected a non-empty array of objects.");
+    json_array_foreach(msgs, i, m)
+    {
+        rc = take_message(r, m, i, bad);
+        if (rc)
+            return rc;
+    }
+    rc = take_tools(r, json_object_get(r->doc, "tools"), bad);
+    if (!rc)
+        rc = take_tool_choice(r, json_object_get(r->doc, "tool_choice"), bad);
+    if (!rc)
+        rc = take_options(r, r->doc, bad);
+    if (!rc)
+        rc = take_rest(r, r->doc, bad);
+    return rc;
+}
+
+/* ---- answers ------------------------------------------------------------------------------ */
+
+static void usage(const struct rein__gw_ctx *c, struct rein_jw *w)
+{
+    rein_jw_obj_begin(w);
+    rein_jw_key(w, "prompt_tokens");
+    rein_jw_int(w, c->in_tokens);
+    rein_jw_key(w, "completion_tokens");
+    rein_jw_int(w, c->out_tokens);
+    rein_jw_key(w, "total_tokens");
+    rein_jw_int(w, c->in_tokens + c->out_tokens);
+    rein_jw_obj_end(w);
+}
+
+static void head(const struct rein__gw_ctx *c, struct rein_jw *w, const char *object)
+{
+    rein_jw_obj_begin(w);
+    rein_jw_key(w, "id");
+    rein_jw_str(w, c->id);
+    rein_jw_key(w, "object");
+    rein_jw_str(w, object);
+    rein_jw_key(w, "created");
+    rein_jw_int(w, c->created);
+    rein_jw_key(w, "model");
+    rein_jw_str(w, c->model);
+}
+
+static void call_json(struct rein_jw *w, const struct rein__gw_call *call, int64_t index)
+{
+    rein_jw_obj_begin(w);
+    if (index >= 0) {
+        rein_jw_key(w, "index");
+        rein_jw_int(w, index);
+    }
+    rein_jw_key(w, "id");
+    rein_jw_str(w, call->id);
+    rein_jw_key(w, "type");
+    rein_jw_str(w, "function");
+    rein_jw_key(w, "function");
+    rein_jw_obj_begin(w);
+    rein_jw_key(w, "name");
+    rein_jw_str(w, call->name);
+    rein_jw_key(w, "arguments");
+    rein_jw_str(w, call->args);
+    rein_jw_obj_end(w);
+    rein_jw_obj_end(w);
+}
+
+static void rein_member(const struct rein__gw_ctx *c, struct rein_jw *w)
+{
+    json_t *ext = rein__gw_rein_ext(c);
+
+    if (!ext)
+        return;
+    rein_jw_key(w, "rein");
+    rein_jw_json(w, ext);
+    json_decref(ext);
+}
+
+static rein_err oa_reply(const struct rein__gw_ctx *c, struct rein_buf *out)
+{
+    const char *text = c->last ? rein_model_response_text(c->last) : "";
+    const char *refusal = c->last ? rein_model_response_refusal(c->last) : NULL;
+    const char *reasoning = c->last ? rein_model_response_reasoning(c->last) : "";
+    struct rein_jw w;
+
+    rein_jw_init(&w, out);
+    head(c, &w, "chat.completion");
+    rein_jw_key(&w, "choices");
+    rein_jw_arr_begin(&w);
+    rein_jw_obj_begin(&w);
+    rein_jw_key(&w, "index");
+    rein_jw_int(&w, 0);
+    rein_jw_key(&w, "message");
+    rein_jw_obj_begin(&w);
+    rein_jw_key(&w, "role");
+    rein_jw_str(&w, "assistant");
+    rein_jw_key(&w, "content");
+    if (text[0] || (!c->nout && !refusal))
+        rein_jw_str(&w, text);
+    else
+        rein_jw_null(&w);
+    rein_jw_key(&w, "refusal");
+    rein_jw_str(&w, refusal); /* NULL is written null */
+    if (reasoning[0]) {
+        rein_jw_key(&w, "reasoning_content");
+        rein_jw_str(&w, reasoning);
+    }
+    if (c->nout) {
+        rein_jw_key(&w, "tool_calls");
+        rein_jw_arr_begin(&w);
+        for (size_t i = 0; i < c->nout; i++)
+            call_json(&w, &c->out[i], -1);
+        rein_jw_arr_end(&w);
+    }
+    rein_jw_obj_end(&w);
+    rein_jw_key(&w, "logprobs");
+    rein_jw_null(&w);
+    rein_jw_key(&w, "finish_reason");
+    rein_jw_str(&w, rein__gw_finish(c, false));
+    rein_jw_obj_end(&w);
+    rein_jw_arr_end(&w);
+    rein_jw_key(&w, "usage");
+    usage(c, &w);
+    rein_member(c, &w);
+    rein_jw_obj_end(&w);
+    return rein_jw_finish(&w);
+}
+
+/* The OpenAI error type for a status, where none is given. */
+static const char *error_type(int status)
+{
+    if (status == 401)
+        return "authentication_error";
+    if (status == 403)
+        return "permission_error";
+    if (status == 404)
+        return "not_found_error";
+    if (status == 409)
+        return "conflict_error";
+    if (status == 422)
+        return "invalid_tool_calls";
+    if (status == 429)
+        return "rate_limit_error";
+    if (status >= 500)
+        return "server_error";
+    return "invalid_request_error";
+}
+
+static void error_object(const struct rein__gw_err *e, struct rein_jw *w)
+{
+    const char *msg = json_string_value(json_object_get(e->upstream, "message"));
+
+    if (e->upstream && e->upstream_same && json_is_object(e->upstream)) {
+        rein_jw_json(w, e->upstream); /* the upstream's own error, as it sent it */
+        return;
+    }
+    rein_jw_obj_begin(w);
+    rein_jw_key(w, "message");
+    rein_jw_str(w, msg ? msg : e->message);
+    rein_jw_key(w, "type");
+    rein_jw_str(w, e->type ? e->type : error_type(e->status));
+    rein_jw_key(w, "param");
+    rein_jw_str(w, e->param && e->param[0] ? e->param : NULL);
+    rein_jw_key(w, "code");
+    rein_jw_str(w, e->code);
+    rein_jw_obj_end(w);
+}
+
+static rein_err oa_error(const struct rein__gw_err *e, const json_t *rein_ext, struct rein_buf *out)
+{
+    struct rein_jw w;
+
+    rein_jw_init(&w, out);
+    rein_jw_obj_begin(&w);
+    rein_jw_key(&w, "error");
+    error_object(e, &w);
+    if (rein_ext) {
+        rein_jw_key(&w, "rein");
+        rein_jw_json(&w, rein_ext);
+    }
+    rein_jw_obj_end(&w);
+    return rein_jw_finish(&w);
+}
+
+/* ---- streaming ---------------------------------------------------------------------------- */
+
+static void chunk_begin(struct rein__gw_ctx *c, struct rein_jw *w)
+{
+    rein_buf_reset(&c->ev);
+    rein_jw_init(w, &c->ev);
+    head(c, w, "chat.completion.chunk");
+    rein_jw_key(w, "choices");
+    rein_jw_arr_begin(w);
+    rein_jw_obj_begin(w);
+    rein_jw_key(w, "index");
+    rein_jw_int(w, 0);
+    rein_jw_key(w, "delta");
+}
+
+static rein_err chunk_end(struct rein__gw_ctx *c, struct rein_jw *w, const char *finish,
+                          bool with_rein)
+{
+    rein_err rc;
+
+    rein_jw_key(w, "logprobs");
+    rein_jw_null(w);
+    rein_jw_key(w, "finish_reason");
+    rein_jw_str(w, finish);
+    rein_jw_obj_end(w);
+    rein_jw_arr_end(w);
+    if (c->req.include_usage) {
+        rein_jw_key(w, "usage");
+        rein_jw_null(w);
+    }
+    if (with_rein)
+        rein_member(c, w);
+    rein_jw_obj_end(w);
+    rc = rein_jw_finish(w);
+    return rc ? rc : rein__gw_emit(c, NULL, c->ev.ptr, c->ev.len);
+}
+
+/* The first chunk of a stream names the role, as OpenAI's do. */
+static rein_err role_chunk(struct rein__gw_ctx *c)
+{
+    struct rein_jw w;
+
+    if (c->role_sent)
+        return REIN_OK;
+    c->role_sent = true;
+    chunk_begin(c, &w);
+    rein_jw_obj_begin(&w);
+    rein_jw_key(&w, "role");
+    rein_jw_str(&w, "assistant");
+    rein_jw_key(&w, "content");
+    rein_jw_str(&w, "");
+    rein_jw_key(&w, "refusal");
+    rein_jw_null(&w);
+    rein_jw_obj_end(&w);
+    return chunk_end(c, &w, NULL, false);
+}
+
+static rein_err oa_s_text(struct rein__gw_ctx *c, enum rein_model_event_type kind, const char *p,
+                          size_t n)
+{
+    struct rein_jw w;
+    rein_err rc = role_chunk(c);
+
+    if (rc || n == 0)
+        return rc;
+    chunk_begin(c, &w);
+    rein_jw_obj_begin(&w);
+    rein_jw_key(&w, kind == REIN_MEV_REASONING_DELTA ? "reasoning_content"
+                    : kind == REIN_MEV_REFUSAL_DELTA ? "refusal"
+                                                     : "content");
+    rein_jw_strn(&w, p, n);
+    rein_jw_obj_end(&w);
+    return chunk_end(c, &w, NULL, false);
+}
+
+static rein_err oa_s_call(struct rein__gw_ctx *c, const struct rein__gw_call *call, size_t index)
+{
+    struct rein_jw w;
+    rein_err rc = role_chunk(c);
+
+    if (rc)
+        return rc;
+    chunk_begin(c, &w);
+    rein_jw_obj_begin(&w);
+    rein_jw_key(&w, "tool_calls");
+    rein_jw_arr_begin(&w);
+    call_json(&w, call, (int64_t)index);
+    rein_jw_arr_end(&w);
+    rein_jw_obj_end(&w);
+    return chunk_end(c, &w, NULL, false);
+}
+
+static rein_err oa_s_end(struct rein__gw_ctx *c)
+{
+    struct rein_jw w;
+    rein_err rc = role_chunk(c);
+
+    if (rc)
+        return rc;
+    chunk_begin(c, &w);
+    rein_jw_obj_begin(&w);
+    rein_jw_obj_end(&w);
+    rc = chunk_end(c, &w, rein__gw_finish(c, false), true);
+    if (!rc && c->req.include_usage) {
+        rein_buf_reset(&c->ev);
+        rein_jw_init(&w, &c->ev);
+        head(c, &w, "chat.completion.chunk");
+        rein_jw_key(&w, "choices");
+        rein_jw_arr_begin(&w);
+        rein_jw_arr_end(&w);
+        rein_jw_key(&w, "usage");
+        usage(c, &w);
+        rein_jw_obj_end(&w);
+        rc = rein_jw_finish(&w);
+        if (!rc)
+            rc = rein__gw_emit(c, NULL, c->ev.ptr, c->ev.len);
+    }
+    return rc ? rc : rein__gw_emit(c, NULL, "[DONE]", 6);
+}
+
+/* An error after the stream began: a chunk holding only "error" (the SDKs raise it). */
+static rein_err oa_s_error(struct rein__gw_ctx *c, const struct rein__gw_err *e)
+{
+    json_t *ext = rein__gw_rein_ext(c);
+    rein_err rc;
+
+    rein_buf_reset(&c->ev);
+    rc = oa_error(e, ext, &c->ev);
+    json_decref(ext);
+    return rc ? rc : rein__gw_emit(c, NULL, c->ev.ptr, c->ev.len);
+}
+
+/* ---- GET /v1/models ---------------------------------------------------------------------- */
+
+static rein_err oa_models(const rein_gateway *g, struct rein_buf *out)
+{
+    struct rein_jw w;
+
+    rein_jw_init(&w, out);
+    rein_jw_obj_begin(&w);
+    rein_jw_key(&w, "object");
+    rein_jw_str(&w, "list");
+    rein_jw_key(&w, "data");
+    rein_jw_arr_begin(&w);
+    rein_jw_obj_begin(&w);
+    rein_jw_key(&w, "id");
+    rein_jw_str(&w, rein_provider_model(g->provider));
+    rein_jw_key(&w, "object");
+    rein_jw_str(&w, "model");
+    rein_jw_key(&w, "created");
+    rein_jw_int(&w, 0);
+    rein_jw_key(&w, "owned_by");
+    rein_jw_str(&w, rein_provider_name(g->provider));
+    rein_jw_obj_end(&w);
+    rein_jw_arr_end(&w);
+    rein_jw_obj_end(&w);
+    return rein_jw_finish(&w);
+}
+
+const struct rein__gw_wire rein__gw_openai = {
+    .name = "openai",
+    .id_prefix = "call_",
+    .parse = rein__gw_openai_parse,
+    .reply = oa_reply,
+    .error = oa_error,
+    .s_text = oa_s_text,
+    .s_call = oa_s_call,
+    .s_end = oa_s_end,
+    .s_error = oa_s_error,
+    .models = oa_models,
+};

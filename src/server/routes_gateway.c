@@ -1,0 +1,126 @@
+/*
+ * The gateway's routes (rein_server_add_gateway_routes in include/rein/server.h): the HTTP
+ * adapter over the gateway module (include/rein/gateway.h), which does everything else.
+ *
+ *   POST /v1/chat/completions   an OpenAI chat completions request
+ *   POST /v1/messages           an Anthropic messages request
+ *   GET  /v1/models             the upstream model, in the shape the client's SDK reads
+ *                               (Anthropic's when the request carries anthropic-version)
+ *
+ * The bodies are not parsed here (no REIN_ROUTE_JSON_BODY): the gateway answers a malformed
+ * one in the client's own error shape. The request's cancellation handle (the client went
+ * away) is the upstream request's. Answers carry X-Trace-Id like every answer of the server.
+ */
+#include "server/server_int.h"
+
+#include <rein/gateway.h>
+
+/* One gateway request: the sink's state. */
+struct gw_http {
+    rein_request *req;
+    rein_sse *sse;
+};
+
+static const char *header_of(void *data, const char *name)
+{
+    return rein_request_header(data, name);
+}
+
+static rein_err sink_header(void *data, const char *name, const char *value)
+{
+    struct gw_http *h = data;
+
+    return rein_request_set_header(h->req, name, value);
+}
+
+static rein_err sink_reply(void *data, int status, const char *content_type, const char *body,
+                           size_t len)
+{
+    struct gw_http *h = data;
+
+    return rein_request_reply(h->req, status, content_type, body, len);
+}
+
+static rein_err sink_stream_start(void *data)
+{
+    struct gw_http *h = data;
+    rein_error err;
+
+    h->sse = rein_request_sse_start(h->req, &err);
+    return h->sse ? REIN_OK : err.code;
+}
+
+static rein_err sink_stream_event(void *data, const char *event, const char *text, size_t len)
+{
+    struct gw_http *h = data;
+
+    return rein_sse_send_event(h->sse, NULL, event, text, len, 0);
+}
+
+static void serve(rein_request *req, rein_gateway *gw, enum rein_gateway_api api)
+{
+    struct gw_http h = {.req = req};
+    size_t len = 0;
+    const char *body = rein_request_body(req, &len);
+    struct rein_gateway_call call = {
+        .api = api,
+        .body = body,
+        .len = len,
+        .header = header_of,
+        .header_data = req,
+        .trace_id = rein_request_trace_id(req),
+        .cancel = rein_request_cancel(req),
+    };
+    struct rein_gateway_sink sink = {
+        .header = sink_header,
+        .reply = sink_reply,
+        .stream_start = sink_stream_start,
+        .stream_event = sink_stream_event,
+        .data = &h,
+    };
+    rein_err rc = rein_gateway_serve(gw, &call, &sink);
+
+    if (rc && rc != REIN_ESTATE)
+        rein_log(REIN_LOG_WARN, "server/gateway", "%s: the answer could not be sent: %s",
+                 rein_request_id(req), rein_strerror(rc));
+}
+
+static void handle_chat_completions(rein_request *req, void *userdata)
+{
+    serve(req, userdata, REIN_GATEWAY_OPENAI);
+}
+
+static void handle_messages(rein_request *req, void *userdata)
+{
+    serve(req, userdata, REIN_GATEWAY_ANTHROPIC);
+}
+
+static void handle_models(rein_request *req, void *userdata)
+{
+    enum rein_gateway_api api = rein_request_header(req, "anthropic-version")
+                                    ? REIN_GATEWAY_ANTHROPIC
+                                    : REIN_GATEWAY_OPENAI;
+    struct rein_buf b;
+
+    rein_buf_init(&b, 0);
+    if (rein_gateway_models(userdata, api, &b) == REIN_OK)
+        rein_request_reply(req, 200, "application/json", b.ptr, b.len);
+    else
+        rein_request_reply_error(req, 500, "internal", "out of memory");
+    rein_buf_release(&b);
+}
+
+rein_err rein_server_add_gateway_routes(rein_server *srv, rein_gateway *gw, rein_error *err)
+{
+    rein_err rc;
+
+    if (!srv || !gw)
+        return rein_error_set(err, REIN_EINVAL, "the gateway routes need a server and a gateway");
+    rc =
+        rein_server_route(srv, "POST", "/v1/chat/completions", 0, handle_chat_completions, gw, err);
+    if (rc == REIN_OK)
+        rc = rein_server_route(srv, "POST", "/v1/messages", 0, handle_messages, gw, err);
+    if (rc == REIN_OK)
+        rc = rein_server_route(srv, "GET", "/v1/models", REIN_ROUTE_INLINE, handle_models, gw, err);
+    return rc;
+}
