@@ -1,0 +1,460 @@
+// rein's gateway (include/rein/gateway.h) with the official SDKs as its clients: `openai`,
+// `@anthropic-ai/sdk` and the Vercel AI SDK (`ai` with `@ai-sdk/openai-compatible`) talk to
+// `rein serve`, whose upstream is the scripted model server (tests/support/model_server.h).
+// Two rein servers run: one whose upstream speaks OpenAI's wire, one Anthropic's, so each
+// client reaches both wires. Every case scripts the upstream, makes the SDK call, and checks
+// what the client got and what the upstream received.
+//
+// usage: node gateway.test.mjs MODEL_SERVER_URL REIN_OPENAI_UPSTREAM_URL REIN_ANTHROPIC_UPSTREAM_URL
+//        (run by tests/scripts/gateway_sdk.sh; the servers need the key rein-test-key)
+import assert from 'node:assert/strict';
+import OpenAI from 'openai';
+import Anthropic from '@anthropic-ai/sdk';
+import { generateText, streamText, jsonSchema, stepCountIs, tool } from 'ai';
+import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
+
+const [ms, reinOA, reinAN] = process.argv.slice(2);
+if (!reinAN) {
+  console.error('usage: node gateway.test.mjs MODEL_SERVER REIN_OPENAI REIN_ANTHROPIC');
+  process.exit(2);
+}
+const KEY = 'rein-test-key';
+
+async function control(path, body) {
+  const res = await fetch(ms + path, {
+    method: body === undefined ? 'GET' : 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const json = await res.json();
+  if (!res.ok) throw new Error(`${path}: ${res.status} ${JSON.stringify(json)}`);
+  return json;
+}
+
+async function scenario(replies) {
+  await control('/__reset', {});
+  await control('/__script', { name: 'gateway', replies });
+}
+
+// What the upstream received, each request refused by none of its checks.
+async function upstream(n) {
+  const log = await control('/__requests');
+  if (n !== undefined) assert.equal(log.length, n, 'requests the upstream saw');
+  for (const r of log) assert.equal(r.error, null, `upstream request ${r.index}: ${r.error}`);
+  return log;
+}
+
+const oa = new OpenAI({ apiKey: KEY, baseURL: reinOA + '/v1', maxRetries: 0 });
+const oaToAn = new OpenAI({ apiKey: KEY, baseURL: reinAN + '/v1', maxRetries: 0 });
+const an = new Anthropic({ apiKey: KEY, baseURL: reinAN, maxRetries: 0 });
+const anToOa = new Anthropic({ apiKey: KEY, baseURL: reinOA, maxRetries: 0 });
+
+const user = [{ role: 'user', content: 'What is the weather in Paris?' }];
+const weatherSchema = { type: 'object', properties: { city: { type: 'string' } },
+  required: ['city'], additionalProperties: false };
+const oaTools = [{ type: 'function', function: { name: 'get_weather', description: 'weather',
+  parameters: weatherSchema } }];
+const anTools = [{ name: 'get_weather', description: 'weather', input_schema: weatherSchema }];
+const call = (id, args, name = 'get_weather') => ({ id, name, arguments: args });
+const base = { model: 'gpt-test', messages: user, tools: oaTools };
+const anBase = { model: 'claude-test', max_tokens: 256, messages: user, tools: anTools };
+
+// The body of a failed request, read without an SDK (to see the "rein" member).
+async function rawPost(url, body, headers = {}) {
+  const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json',
+    authorization: `Bearer ${KEY}`, ...headers }, body: JSON.stringify(body) });
+  return { status: res.status, headers: res.headers, json: await res.json() };
+}
+
+async function metric(server, name, labels) {
+  const res = await fetch(server + '/metrics', { headers: { authorization: `Bearer ${KEY}` } });
+  const text = await res.text();
+  for (const line of text.split('\n')) {
+    if (!line.startsWith(name + '{')) continue;
+    if (Object.entries(labels).every(([k, v]) => line.includes(`${k}="${v}"`)))
+      return Number(line.split(' ').at(-1));
+  }
+  return 0;
+}
+
+async function until(what, fn, ms = 10000) {
+  const end = Date.now() + ms;
+  while (Date.now() < end) {
+    if (await fn()) return;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+const cases = [];
+const check = (name, fn) => cases.push({ name, fn });
+
+// ---- OpenAI clients ------------------------------------------------------------------------
+
+check('openai: a valid call passes unchanged (ids, arguments, usage)', async () => {
+  await scenario([{ tool_calls: [call('call_abc', '{"city": "Paris"}')],
+    usage: { input_tokens: 12, output_tokens: 5 } }]);
+  const { data: r, response } = await oa.chat.completions.create(base).withResponse();
+  const m = r.choices[0].message;
+  assert.equal(r.object, 'chat.completion');
+  assert.equal(r.choices[0].finish_reason, 'tool_calls');
+  assert.equal(m.tool_calls.length, 1);
+  assert.equal(m.tool_calls[0].id, 'call_abc');
+  assert.equal(m.tool_calls[0].function.name, 'get_weather');
+  assert.equal(m.tool_calls[0].function.arguments, '{"city": "Paris"}');
+  assert.deepEqual([r.usage.prompt_tokens, r.usage.completion_tokens, r.usage.total_tokens],
+    [12, 5, 17]);
+  assert.equal(r.rein, undefined, 'nothing to report: no rein member');
+  assert.match(response.headers.get('x-trace-id'), /^[0-9a-f]{32}$/);
+  const [req] = await upstream(1);
+  assert.equal(req.format, 'openai');
+  assert.equal(req.json.tools[0].function.name, 'get_weather');
+  assert.notEqual(req.headers.authorization, `Bearer ${KEY}`, 'the client key never goes upstream');
+});
+
+check('openai: a misspelled tool name is repaired to the declared one', async () => {
+  await scenario([{ tool_calls: [call('call_1', '{"city":"Paris"}', 'get_wether')] }]);
+  const r = await oa.chat.completions.create(base);
+  const c = r.choices[0].message.tool_calls[0];
+  assert.equal(c.function.name, 'get_weather');
+  assert.equal(c.id, 'call_1');
+  assert.deepEqual(r.rein.repairs.map((x) => [x.from, x.to]), [['get_wether', 'get_weather']]);
+  await upstream(1);
+});
+
+check('openai: invalid arguments are re-asked; the client sees only the valid reply', async () => {
+  await scenario([
+    { tool_calls: [call('call_1', '{"town":"Paris"}')] },
+    { match: { tool_result_contains: 'Invalid arguments' },
+      tool_calls: [call('call_2', '{"city":"Paris"}')] }]);
+  const r = await oa.chat.completions.create(base);
+  const m = r.choices[0].message;
+  assert.deepEqual(m.tool_calls.map((c) => [c.id, c.function.arguments]),
+    [['call_2', '{"city":"Paris"}']]);
+  assert.equal(r.rein.reasks, 1);
+  assert.equal(r.rein.problems[0].code, 'invalid_arguments');
+  const log = await upstream(2);
+  const last = log[1].json.messages.at(-1);
+  assert.equal(last.role, 'tool');
+  assert.equal(last.tool_call_id, 'call_1');
+  const payload = JSON.parse(last.content);
+  assert.deepEqual(payload.receivedArgs, { town: 'Paris' });
+  assert.ok(payload.errors.some((e) => e.path === '/city'));
+  assert.deepEqual(payload.expected, weatherSchema);
+});
+
+check('openai: pass policy returns the invalid call with rein.problems', async () => {
+  await scenario([{ tool_calls: [call('call_1', '{"town":"Paris"}')] }]);
+  const r = await oa.chat.completions.create(base, { headers: { 'x-rein-on-invalid': 'pass' } });
+  assert.equal(r.choices[0].message.tool_calls[0].function.arguments, '{"town":"Paris"}');
+  assert.equal(r.rein.problems.length, 1);
+  assert.equal(r.rein.problems[0].call_id, 'call_1');
+  assert.equal(r.rein.problems[0].code, 'invalid_arguments');
+  await upstream(1);
+});
+
+check('openai: error policy answers 422 with the problems', async () => {
+  await scenario([{ tool_calls: [call('call_1', '{"city":7}')] }]);
+  await assert.rejects(
+    oa.chat.completions.create(base, { headers: { 'x-rein-on-invalid': 'error' } }),
+    (e) => e instanceof OpenAI.UnprocessableEntityError && e.status === 422 &&
+      /invalid tool call/.test(e.message));
+  await scenario([{ tool_calls: [call('call_1', '{"city":7}')] }]);
+  const raw = await rawPost(reinOA + '/v1/chat/completions', base,
+    { 'x-rein-on-invalid': 'error' });
+  assert.equal(raw.status, 422);
+  assert.equal(raw.json.rein.problems[0].errors[0].path, '/city');
+});
+
+check('openai: re-asks stop at x-rein-max-reasks with a 422', async () => {
+  await scenario([{ tool_calls: [call('call_1', '{}')], times: 0 }]);
+  const raw = await rawPost(reinOA + '/v1/chat/completions', base, { 'x-rein-max-reasks': '1' });
+  assert.equal(raw.status, 422);
+  assert.equal(raw.json.rein.reasks, 1);
+  await upstream(2);
+});
+
+check('openai: a tool call written as text becomes a native call', async () => {
+  await scenario([{ text: 'Sure.\n<tool_call>\n{"name": "get_weather", "arguments": ' +
+    '{"city": "Paris"}}\n</tool_call>' }]);
+  const r = await oa.chat.completions.create(base);
+  const m = r.choices[0].message;
+  assert.equal(r.choices[0].finish_reason, 'tool_calls');
+  assert.equal(m.tool_calls.length, 1);
+  assert.equal(m.tool_calls[0].function.name, 'get_weather');
+  assert.deepEqual(JSON.parse(m.tool_calls[0].function.arguments), { city: 'Paris' });
+  assert.ok(!m.content || !m.content.includes('<tool_call>'), 'the markup left the text');
+  assert.equal(r.rein.converted.length, 1);
+});
+
+check('openai: parallel calls keep their order; a duplicate id is made unique', async () => {
+  await scenario([{ tool_calls: [call('call_a', '{"city":"Paris"}'),
+    call('call_b', '{"city":"Rome"}'), call('call_a', '{"city":"Oslo"}')] }]);
+  const r = await oa.chat.completions.create({ ...base, parallel_tool_calls: true });
+  const calls = r.choices[0].message.tool_calls;
+  assert.deepEqual(calls.map((c) => JSON.parse(c.function.arguments).city),
+    ['Paris', 'Rome', 'Oslo']);
+  assert.equal(calls[0].id, 'call_a');
+  assert.equal(calls[1].id, 'call_b');
+  assert.notEqual(calls[2].id, 'call_a');
+  assert.equal(new Set(calls.map((c) => c.id)).size, 3);
+  assert.equal(r.rein.renamed_ids[0].from, 'call_a');
+  const [req] = await upstream(1);
+  assert.equal(req.json.parallel_tool_calls, true);
+});
+
+check('openai: streaming with a re-ask mid-stream continues the same stream', async () => {
+  await scenario([
+    { text: ['Let me ', 'check.'], tool_calls: [call('call_1', '{"town":"Paris"}')],
+      usage: { input_tokens: 10, output_tokens: 4 } },
+    { match: { tool_result_contains: 'Invalid arguments' }, text: ' Fixed.',
+      tool_calls: [call('call_2', '{"city":"Paris"}')],
+      usage: { input_tokens: 20, output_tokens: 6 } }]);
+  const stream = await oa.chat.completions.create({ ...base, stream: true,
+    stream_options: { include_usage: true } });
+  let text = '', finish = null, usage = null, textChunks = 0;
+  const calls = new Map();
+  for await (const chunk of stream) {
+    if (chunk.usage) usage = chunk.usage;
+    const ch = chunk.choices[0];
+    if (!ch) continue;
+    if (ch.delta.content) { text += ch.delta.content; textChunks++; }
+    for (const tc of ch.delta.tool_calls ?? []) {
+      const c = calls.get(tc.index) ?? { id: tc.id, name: '', args: '' };
+      c.name += tc.function?.name ?? '';
+      c.args += tc.function?.arguments ?? '';
+      calls.set(tc.index, c);
+    }
+    finish = ch.finish_reason ?? finish;
+  }
+  assert.equal(text, 'Let me check. Fixed.');
+  assert.ok(textChunks >= 3, 'text deltas passed through as they came');
+  assert.deepEqual([...calls.values()], [{ id: 'call_2', name: 'get_weather',
+    args: '{"city":"Paris"}' }]);
+  assert.equal(finish, 'tool_calls');
+  assert.deepEqual([usage.prompt_tokens, usage.completion_tokens], [30, 10]);
+  await upstream(2);
+  // The SDK's own stream helper assembles the same message.
+  await scenario([
+    { text: 'Checking.', tool_calls: [call('call_1', '{}')] },
+    { match: { tool_result_contains: 'Invalid arguments' },
+      tool_calls: [call('call_2', '{"city":"Paris"}')] }]);
+  const done = await oa.chat.completions.stream(base).finalChatCompletion();
+  assert.equal(done.choices[0].message.tool_calls[0].id, 'call_2');
+});
+
+check('openai: upstream 429 keeps its status, body and Retry-After', async () => {
+  await scenario([{ status: 429, headers: { 'Retry-After': '2' } }]);
+  await assert.rejects(oa.chat.completions.create(base),
+    (e) => e instanceof OpenAI.RateLimitError && e.headers.get('retry-after') === '2' &&
+      /Rate limit reached/.test(e.error.message) && e.error.type === 'requests');
+  await upstream(1);
+  // The SDK's own retry honours it and then succeeds.
+  await scenario([{ status: 429, headers: { 'retry-after-ms': '30' } }, { text: 'second try' }]);
+  const retrying = new OpenAI({ apiKey: KEY, baseURL: reinOA + '/v1', maxRetries: 2 });
+  const r = await retrying.chat.completions.create(base);
+  assert.equal(r.choices[0].message.content, 'second try');
+  await upstream(2);
+});
+
+check('openai: a client that goes away cancels the upstream request', async () => {
+  await scenario([{ fault: { hang: true } }]);
+  const before = await metric(reinOA, 'rein_gateway_upstream_calls_total',
+    { outcome: 'cancelled' });
+  const ac = new AbortController();
+  const pending = oa.chat.completions.create(base, { signal: ac.signal });
+  await until('the upstream request', async () => (await control('/__requests')).length === 1);
+  ac.abort();
+  await assert.rejects(pending, (e) => e instanceof OpenAI.APIUserAbortError);
+  await until('the cancelled upstream call', async () => await metric(reinOA,
+    'rein_gateway_upstream_calls_total', { outcome: 'cancelled' }) === before + 1);
+});
+
+check('openai client → Anthropic upstream, JSON and stream', async () => {
+  await scenario([{ text: 'Looking.', tool_calls: [call('toolu_1', '{"city":"Paris"}')],
+    usage: { input_tokens: 8, output_tokens: 3 } },
+  { text: ['It is ', 'sunny.'] }]);
+  const r = await oaToAn.chat.completions.create(base);
+  const m = r.choices[0].message;
+  assert.equal(m.content, 'Looking.');
+  assert.equal(m.tool_calls[0].id, 'toolu_1');
+  assert.equal(m.tool_calls[0].function.arguments, '{"city":"Paris"}');
+  assert.equal(r.usage.prompt_tokens, 8);
+  const done = await oaToAn.chat.completions.stream({ ...base, messages: [...user, m,
+    { role: 'tool', tool_call_id: 'toolu_1', content: '{"temp":21}' }] }).finalChatCompletion();
+  assert.equal(done.choices[0].message.content, 'It is sunny.');
+  const log = await upstream(2);
+  assert.ok(log.every((q) => q.format === 'anthropic'));
+  assert.equal(log[0].json.tools[0].input_schema.type, 'object');
+  assert.equal(log[1].json.messages.at(-1).content[0].type, 'tool_result');
+});
+
+check('openai: runTools completes through the gateway (with a re-ask on the way)', async () => {
+  await scenario([
+    { tool_calls: [call('call_1', '{"town":"Paris"}')] },
+    { match: { tool_result_contains: 'Invalid arguments' },
+      tool_calls: [call('call_2', '{"city":"Paris"}')] },
+    { match: { tool_result_contains: '"temp":21' }, text: 'It is 21°C in Paris.' }]);
+  const seen = [];
+  const runner = oa.chat.completions.runTools({ model: 'gpt-test', messages: user,
+    tools: [{ type: 'function', function: { name: 'get_weather', parameters: weatherSchema,
+      parse: JSON.parse, function: async (args) => { seen.push(args); return { temp: 21 }; } } }] });
+  assert.equal(await runner.finalContent(), 'It is 21°C in Paris.');
+  assert.deepEqual(seen, [{ city: 'Paris' }]);
+  await upstream(3);
+});
+
+check('server-side tools: x-rein-tools runs echo in rein and the loop continues', async () => {
+  await scenario([{ tool_calls: [call('call_e', '{"text":"hello from rein"}', 'echo')] },
+    { match: { tool_result_contains: 'hello from rein' }, text: 'The echo said hello.' }]);
+  const r = await oa.chat.completions.create(base, { headers: { 'x-rein-tools': 'echo' } });
+  const m = r.choices[0].message;
+  assert.equal(m.content, 'The echo said hello.');
+  assert.equal(m.tool_calls, undefined);
+  const log = await upstream(2);
+  assert.deepEqual(log[0].json.tools.map((t) => t.function.name), ['get_weather', 'echo']);
+});
+
+check('recording: x-rein-conversation shows in the conversations API', async () => {
+  await scenario([{ tool_calls: [call('call_r1', '{"town":"x"}')] },
+    { match: { tool_result_contains: 'Invalid arguments' },
+      tool_calls: [call('call_r2', '{"city":"Paris"}')] }]);
+  const conv = `gw-node-${Date.now()}`;
+  await oa.chat.completions.create(base, { headers: { 'x-rein-conversation': conv } });
+  const res = await fetch(`${reinOA}/agent/conversations/${conv}`,
+    { headers: { authorization: `Bearer ${KEY}` } });
+  const c = await res.json();
+  assert.equal(res.status, 200);
+  assert.deepEqual(c.messages.map((x) => x.message.role), ['user', 'assistant']);
+  assert.equal(c.messages[1].message.tool_calls[0].id, 'call_r2');
+  assert.equal(c.ledger[0].call_id, 'call_r1');
+  assert.equal(c.ledger[0].status, 'invalid');
+});
+
+check('auth: without a key the gateway answers 401', async () => {
+  const res = await fetch(reinOA + '/v1/chat/completions', { method: 'POST',
+    headers: { 'content-type': 'application/json' }, body: JSON.stringify(base) });
+  assert.equal(res.status, 401);
+});
+
+// ---- Anthropic clients ------------------------------------------------------------------
+
+check('anthropic: a valid call passes unchanged, JSON and stream', async () => {
+  await scenario([{ text: 'Checking.', tool_calls: [call('toolu_a', '{"city":"Paris"}')],
+    usage: { input_tokens: 9, output_tokens: 4 } }, { text: ['Sun', 'ny.'] }]);
+  const r = await an.messages.create(anBase);
+  assert.deepEqual(r.content.map((b) => b.type), ['text', 'tool_use']);
+  assert.equal(r.content[1].id, 'toolu_a');
+  assert.deepEqual(r.content[1].input, { city: 'Paris' });
+  assert.equal(r.stop_reason, 'tool_use');
+  assert.deepEqual([r.usage.input_tokens, r.usage.output_tokens], [9, 4]);
+  const m = await an.messages.stream({ ...anBase, messages: [...user,
+    { role: 'assistant', content: r.content },
+    { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_a',
+      content: '{"temp":21}' }] }] }).finalMessage();
+  assert.equal(m.content[0].text, 'Sunny.');
+  assert.equal(m.stop_reason, 'end_turn');
+  const log = await upstream(2);
+  assert.ok(log.every((q) => q.format === 'anthropic'));
+});
+
+check('anthropic: streaming with a re-ask mid-stream', async () => {
+  await scenario([
+    { text: 'Let me check.', tool_calls: [call('toolu_1', '{"town":"Paris"}')] },
+    { match: { tool_result_contains: 'Invalid arguments' },
+      tool_calls: [call('toolu_2', '{"city":"Paris"}')] }]);
+  const events = [];
+  const stream = an.messages.stream(anBase);
+  stream.on('streamEvent', (e) => events.push(e.type));
+  const m = await stream.finalMessage();
+  assert.deepEqual(m.content.map((b) => b.type), ['text', 'tool_use']);
+  assert.equal(m.content[0].text, 'Let me check.');
+  assert.equal(m.content[1].id, 'toolu_2');
+  assert.deepEqual(m.content[1].input, { city: 'Paris' });
+  assert.equal(events.filter((t) => t === 'message_start').length, 1);
+  assert.equal(events.at(-1), 'message_stop');
+  await upstream(2);
+});
+
+check('anthropic: error policy answers 422', async () => {
+  await scenario([{ tool_calls: [call('toolu_1', '{"city":1}')] }]);
+  await assert.rejects(an.messages.create(anBase, { headers: { 'x-rein-on-invalid': 'error' } }),
+    (e) => e instanceof Anthropic.UnprocessableEntityError && e.status === 422);
+});
+
+check('anthropic: upstream 429 keeps its status, body and Retry-After', async () => {
+  await scenario([{ status: 429, headers: { 'retry-after': '3' } }]);
+  await assert.rejects(an.messages.create(anBase),
+    (e) => e instanceof Anthropic.RateLimitError && e.headers.get('retry-after') === '3' &&
+      e.error.error.type === 'rate_limit_error');
+});
+
+check('anthropic client → OpenAI upstream, JSON and stream', async () => {
+  await scenario([{ text: 'On it.', tool_calls: [call('call_x', '{"city":"Paris"}')],
+    usage: { input_tokens: 7, output_tokens: 2 } },
+  { text: ['Warm ', 'today.'] }]);
+  const r = await anToOa.messages.create(anBase);
+  assert.deepEqual(r.content.map((b) => b.type), ['text', 'tool_use']);
+  assert.equal(r.content[1].id, 'call_x');
+  assert.deepEqual(r.content[1].input, { city: 'Paris' });
+  assert.equal(r.usage.input_tokens, 7);
+  const m = await anToOa.messages.stream({ ...anBase, messages: [...user,
+    { role: 'assistant', content: r.content },
+    { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'call_x',
+      content: 'sunny' }] }] }).finalMessage();
+  assert.equal(m.content[0].text, 'Warm today.');
+  const log = await upstream(2);
+  assert.ok(log.every((q) => q.format === 'openai'));
+  assert.equal(log[1].json.messages.at(-1).role, 'tool');
+});
+
+// ---- the Vercel AI SDK ------------------------------------------------------------------
+
+const vercel = createOpenAICompatible({ name: 'rein', baseURL: reinOA + '/v1', apiKey: KEY });
+const vercelTools = (seen) => ({
+  get_weather: tool({ description: 'weather', inputSchema: jsonSchema(weatherSchema),
+    execute: async (args) => { seen.push(args); return { temp: 21 }; } }),
+});
+
+check('vercel: generateText with tools and stopWhen completes through the gateway', async () => {
+  await scenario([
+    { tool_calls: [call('call_v1', '{"town":"Paris"}', 'getWeather')] },
+    { match: { tool_result_contains: 'Invalid arguments' },
+      tool_calls: [call('call_v2', '{"city":"Paris"}', 'getWeather')] },
+    { match: { tool_result_contains: '"temp":21' }, text: 'It is 21°C in Paris.' }]);
+  const seen = [];
+  const r = await generateText({ model: vercel('gpt-test'), prompt: 'Weather in Paris?',
+    tools: vercelTools(seen), stopWhen: stepCountIs(5), maxRetries: 0 });
+  assert.equal(r.text, 'It is 21°C in Paris.');
+  assert.equal(r.steps.length, 2);
+  assert.deepEqual(seen, [{ city: 'Paris' }]);
+  await upstream(3);
+});
+
+check('vercel: streamText with tools completes through the gateway', async () => {
+  await scenario([
+    { text: 'Let me see. ', tool_calls: [call('call_s1', '{"city":"Paris"}')] },
+    { match: { tool_result_contains: '"temp":21' }, text: ['It is ', '21°C.'] }]);
+  const seen = [];
+  const r = streamText({ model: vercel('gpt-test'), prompt: 'Weather in Paris?',
+    tools: vercelTools(seen), stopWhen: stepCountIs(5), maxRetries: 0 });
+  let text = '';
+  for await (const piece of r.textStream) text += piece;
+  assert.equal(text, 'Let me see. It is 21°C.');
+  assert.deepEqual(seen, [{ city: 'Paris' }]);
+  await upstream(2);
+});
+
+let passed = 0, failed = 0;
+for (const c of cases) {
+  try {
+    await c.fn();
+    passed++;
+    console.log(`ok - ${c.name}`);
+  } catch (e) {
+    failed++;
+    console.log(`not ok - ${c.name}\n  ${String(e && e.stack || e).split('\n').join('\n  ')}`);
+  }
+}
+console.log(`${passed} passed, ${failed} failed`);
+process.exit(failed ? 1 : 0);

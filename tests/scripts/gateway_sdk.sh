@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# rein's gateway with the official SDKs as clients (tests/node/gateway.test.mjs): `openai`,
+# `@anthropic-ai/sdk` and the Vercel AI SDK (`ai`, `@ai-sdk/openai-compatible`; versions
+# pinned in tests/node/package.json) talk to two `rein serve` processes whose upstream is the
+# scripted model server: one through its OpenAI wire, one through its Anthropic wire.
+#
+# The clients are installed once into tests/node/node_modules (git-ignored) and reused.
+# Exit 77 (skip) when node or npm is missing or npm cannot install from its registry.
+set -uo pipefail
+here="$(cd "$(dirname "$0")/.." && pwd)"
+. "$here/scripts/lib.sh"
+node_dir="$here/node"
+bin_dir="${REIN_TEST_BIN_DIR:-${REIN_BUILD_DIR:-$here/../build-test}/tests/bin}"
+server="$bin_dir/rein-model-server"
+rein="${REIN_BIN:-${REIN_BUILD_DIR:-$here/../build-test}/rein}"
+clean_env
+
+if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
+  echo "gateway_sdk: node/npm not installed; skipping"
+  exit 77
+fi
+if [ "$(node -p 'process.versions.node.split(".")[0]')" -lt 20 ]; then
+  echo "gateway_sdk: node $(node --version) is older than 20; skipping"
+  exit 77
+fi
+[ -x "$server" ] || fail "$server is not built"
+[ -x "$rein" ] || fail "$rein is not built"
+
+installed() {
+  [ -f "$node_dir/node_modules/openai/package.json" ] &&
+    [ -f "$node_dir/node_modules/@anthropic-ai/sdk/package.json" ] &&
+    [ -f "$node_dir/node_modules/ai/package.json" ] &&
+    [ -f "$node_dir/node_modules/@ai-sdk/openai-compatible/package.json" ] &&
+    [ "$node_dir/node_modules/.package-lock.json" -nt "$node_dir/package-lock.json" ]
+}
+if ! installed; then
+  if ! (cd "$node_dir" && timeout 300 npm ci --no-audit --no-fund >"$tmp/npm.log" 2>&1); then
+    echo "gateway_sdk: npm ci failed (registry unreachable?); skipping"
+    tail -5 "$tmp/npm.log"
+    exit 77
+  fi
+fi
+
+start_model_server
+ms_pid=$pid
+pid=""
+pids=()
+stop_all() {
+  for p in "${pids[@]}" "$ms_pid"; do kill -TERM "$p" 2>/dev/null; done
+  for p in "${pids[@]}" "$ms_pid"; do wait "$p" 2>/dev/null; done
+  rm -rf "$tmp"
+}
+trap stop_all EXIT
+
+# start_rein NAME ARGS...: a rein serve on a free port; sets $rein_url.
+start_rein() {
+  local name=$1
+  shift
+  REIN_API_KEYS=rein-test-key REIN_LOG=warn "$rein" serve --port 0 --threads 8 \
+    --store "sqlite:$tmp/$name.db" "$@" >"$tmp/$name.out" 2>"$tmp/$name.err" &
+  pids+=($!)
+  rein_url=""
+  for _ in $(seq 1 200); do
+    rein_url="$(sed -n 's/.*listening on \(http:[^ ]*\).*/\1/p' "$tmp/$name.out")"
+    [ -n "$rein_url" ] && break
+    kill -0 "${pids[-1]}" 2>/dev/null || { cat "$tmp/$name.err" >&2; fail "rein serve ($name) exited"; }
+    sleep 0.05
+  done
+  [ -n "$rein_url" ] || fail "rein serve ($name) did not start"
+}
+
+start_rein openai --provider openai-compatible --base-url "$url/v1" --model gpt-test
+oa_url=$rein_url
+start_rein anthropic --provider anthropic --base-url "$url" --model claude-test
+an_url=$rein_url
+
+node "$node_dir/gateway.test.mjs" "$url" "$oa_url" "$an_url"
+status=$?
+
+# The servers must stop cleanly too (under ASan a leak makes rein exit non-zero).
+for i in "${!pids[@]}"; do
+  kill -TERM "${pids[$i]}"
+  if ! wait "${pids[$i]}"; then
+    echo "gateway_sdk: rein serve $i did not exit cleanly:" >&2
+    cat "$tmp"/*.err >&2
+    status=1
+  fi
+done
+pids=()
+exit $status
