@@ -600,7 +600,7 @@ static void error_object(const struct rein__gw_err *e, struct rein_jw *w)
 {
     const char *msg = str(e->upstream, "message");
 
-    if (e->upstream && e->upstream_same && json_is_object(e->upstream)) {
+    if (e->upstream_same && json_is_object(e->upstream)) {
         rein_jw_json(w, e->upstream);
         return;
     }

@@ -72,7 +72,7 @@ static struct rein__gw_tools *cache_find(struct rein__gw_cache *cache, const cha
         if (strcmp(cache->slot[i]->key, key) != 0)
             continue;
         hit = cache->slot[i];
-        memmove(cache->slot + 1, cache->slot, i * sizeof(cache->slot[0]));
+        memmove(cache->slot + 1, cache->slot, i * sizeof(struct rein__gw_tools *));
         cache->slot[0] = hit;
         hit->refs++;
         break;
@@ -102,7 +102,7 @@ static struct rein__gw_tools *cache_add(struct rein__gw_cache *cache, struct rei
             if (--drop->refs > 0)
                 drop = NULL; /* still in use: its last user frees it */
         }
-        memmove(cache->slot + 1, cache->slot, cache->n * sizeof(cache->slot[0]));
+        memmove(cache->slot + 1, cache->slot, cache->n * sizeof(struct rein__gw_tools *));
         cache->slot[0] = t;
         cache->n++;
     }
@@ -267,7 +267,7 @@ static rein_err tools_make(const struct rein__gw_req *r, const rein_tool *const 
     }
     t->key = key;
     t->reg = rein_registry_new(&e);
-    t->server = rein_calloc(nserver + 1, sizeof(*t->server));
+    t->server = rein_calloc(nserver + 1, sizeof(const rein_tool *));
     if (!t->reg || !t->server)
         rc = REIN_ENOMEM;
     for (size_t i = 0; !rc && i < r->ntools; i++)

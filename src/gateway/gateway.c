@@ -266,12 +266,12 @@ rein_gateway *rein_gateway_new(const struct rein_gateway_opts *o, rein_error *er
         rein_error_set(err, REIN_EINVAL, "gateway tools: %s", why);
         goto fail;
     }
-    g->tools = rein_calloc(g->ntools + 1, sizeof(*g->tools));
+    g->tools = rein_calloc(g->ntools + 1, sizeof(const rein_tool *));
     if (!g->tools || keep_keys(g, o->api_keys) != REIN_OK) {
         rein_error_set(err, REIN_ENOMEM, "out of memory");
         goto fail;
     }
-    memcpy(g->tools, tools, g->ntools * sizeof(*tools));
+    memcpy(g->tools, tools, g->ntools * sizeof(const rein_tool *));
     if (rein__gw_metrics_init(g, err) != REIN_OK)
         goto fail;
     return g;
@@ -478,7 +478,7 @@ static bool read_options(struct rein__gw_ctx *c, struct rein__gw_bad *bad)
     c->o.policy = g->on_invalid;
     c->o.max_reasks = g->max_reasks;
     c->o.fill_defaults = g->fill_defaults;
-    memcpy(c->o.server, g->tools, g->ntools * sizeof(*g->tools));
+    memcpy(c->o.server, g->tools, g->ntools * sizeof(const rein_tool *));
     c->o.nserver = g->ntools;
     if ((v = hdr(c, "x-rein-on-invalid")) && !rein_gateway_policy_parse(v, &c->o.policy)) {
         rein__gw_bad(bad, "x-rein-on-invalid",
@@ -495,11 +495,12 @@ static bool read_options(struct rein__gw_ctx *c, struct rein__gw_bad *bad)
         c->o.max_reasks = (int)n;
     }
     if ((v = hdr(c, "x-rein-fill-defaults"))) {
-        if (strcasecmp(v, "true") && strcasecmp(v, "false") && strcmp(v, "1") && strcmp(v, "0")) {
+        bool yes = strcasecmp(v, "true") == 0 || strcmp(v, "1") == 0;
+        if (!yes && strcasecmp(v, "false") != 0 && strcmp(v, "0") != 0) {
             rein__gw_bad(bad, "x-rein-fill-defaults", "x-rein-fill-defaults must be true or false");
             return false;
         }
-        c->o.fill_defaults = !strcasecmp(v, "true") || !strcmp(v, "1");
+        c->o.fill_defaults = yes;
     }
     if ((v = hdr(c, "x-rein-tools")) &&
         !server_tools(g->reg, v, c->o.server, 64, &c->o.nserver, why, sizeof(why))) {

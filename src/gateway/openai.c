@@ -617,7 +617,7 @@ static void error_object(const struct rein__gw_err *e, struct rein_jw *w)
 {
     const char *msg = json_string_value(json_object_get(e->upstream, "message"));
 
-    if (e->upstream && e->upstream_same && json_is_object(e->upstream)) {
+    if (e->upstream_same && json_is_object(e->upstream)) {
         rein_jw_json(w, e->upstream); /* the upstream's own error, as it sent it */
         return;
     }

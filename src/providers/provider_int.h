@@ -59,7 +59,7 @@ struct rein_model_response {
      * tool calls came before it), or NULL: interleaved thinking has several per turn, and
      * each must go back with its own signature in its place. */
     json_t *thinking_blocks;
-    json_t *error; /* the provider's error object, or NULL */
+    json_t *error;          /* the provider's error object, or NULL */
     int64_t retry_after_ms; /* a failed HTTP request's Retry-After, -1 when none */
     char *finish_reason;
     int64_t input_tokens, output_tokens;
