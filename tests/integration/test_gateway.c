@@ -1,0 +1,621 @@
+/*
+ * The gateway (include/rein/gateway.h, src/server/routes_gateway.c) over real sockets: a server
+ * started in the test with the gateway routes, its upstream the scripted model server (OpenAI's
+ * wire, or Anthropic's for the cross-wire cases), libcurl and raw sockets as clients. Covers
+ * the edges the SDK tests (tests/node/gateway.test.mjs) do not: malformed bodies, an oversized
+ * one, unknown members on the same and on another wire, bad tools arrays and headers, text
+ * passing through while the upstream still streams, a stream broken by the upstream after it
+ * began, a busy conversation, the results a client reports landing in the ledger, the metrics,
+ * the upstream key never reaching the client, and the server-side tool loop's limit.
+ */
+/* rein-test-timeout: 60 */
+#include "agent_fixture.h"
+#include "http_client.h"
+#include "model_server.h"
+#include "raw_http.h"
+#include "test.h"
+
+#include <poll.h>
+#include <pthread.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+struct fx {
+    char *dir;
+    ms_server *ms;
+    rein_provider *p;
+    rein_registry *reg;
+    rein_store *store;
+    rein_metrics *metrics;
+    rein_gateway *gw;
+    rein_server *srv;
+    char base[64];
+};
+
+static struct fx *F;
+
+static rein_provider *provider(const char *wire, const char *key)
+{
+    rein_provider_config *cfg = rein_provider_config_new();
+    rein_provider *p;
+    rein_error err;
+    bool anthropic = strcmp(wire, "anthropic") == 0;
+
+    assert_non_null(cfg);
+    assert_rein_ok(rein_provider_config_set(cfg, "provider",
+                                            anthropic ? "anthropic" : "openai-compatible", &err),
+                   &err);
+    assert_rein_ok(
+        rein_provider_config_set_base_url(cfg, anthropic ? ms_url(F->ms) : ms_openai_url(F->ms)),
+        NULL);
+    assert_rein_ok(rein_provider_config_set_model(cfg, "gw-model"), NULL);
+    if (key)
+        assert_rein_ok(rein_provider_config_set_api_key(cfg, key), NULL);
+    p = rein_provider_new(cfg, &err);
+    rein_provider_config_free(cfg);
+    if (!p)
+        fail_msg("provider: %s", err.msg);
+    return p;
+}
+
+static void start_with(const char *wire, const char *key, int max_tool_rounds)
+{
+    struct rein_gateway_opts go = {0};
+    rein_error err;
+    char url[600];
+
+    F = calloc(1, sizeof(*F));
+    F->dir = test_tmpdir();
+    F->ms = ms_start(0, &err);
+    if (!F->ms)
+        fail_msg("model server: %s", err.msg);
+    if (key)
+        ms_set_api_key(F->ms, key);
+    F->p = provider(wire, key);
+    F->reg = test_agent_registry(F->dir);
+    F->metrics = rein_metrics_new();
+    snprintf(url, sizeof(url), "sqlite:%s/rein.db", F->dir);
+    assert_rein_ok(rein_store_open(url, NULL, &F->store, &err), &err);
+    go.provider = F->p;
+    go.reg = F->reg;
+    go.store = F->store;
+    go.metrics = F->metrics;
+    go.max_tool_rounds = max_tool_rounds;
+    F->gw = rein_gateway_new(&go, &err);
+    if (!F->gw)
+        fail_msg("gateway: %s", err.msg);
+    F->srv = rein_server_new(&err);
+    assert_non_null(F->srv);
+    rein_server_set_port(F->srv, 0);
+    rein_server_set_threads(F->srv, 4);
+    rein_server_set_body_limit(F->srv, 64 * 1024);
+    rein_server_set_metrics(F->srv, F->metrics);
+    assert_rein_ok(rein_server_add_store_routes(F->srv, F->store, &err), &err);
+    assert_rein_ok(rein_server_add_gateway_routes(F->srv, F->gw, &err), &err);
+    assert_rein_ok(rein_server_start(F->srv, &err), &err);
+    snprintf(F->base, sizeof(F->base), "http://127.0.0.1:%d", rein_server_port(F->srv));
+}
+
+static void start(void)
+{
+    start_with("openai", NULL, 0);
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    if (!F)
+        return 0;
+    rein_server_free(F->srv);
+    rein_gateway_free(F->gw);
+    rein_store_free(F->store);
+    rein_registry_free(F->reg);
+    rein_provider_free(F->p);
+    rein_metrics_free(F->metrics);
+    ms_stop(F->ms);
+    test_rmtree(F->dir);
+    free(F->dir);
+    free(F);
+    F = NULL;
+    return 0;
+}
+
+static const char *u(const char *path)
+{
+    static char url[1024];
+
+    snprintf(url, sizeof(url), "%s%s", F->base, path);
+    return url;
+}
+
+static void script(const char *text)
+{
+    rein_error err;
+
+    ms_reset(F->ms);
+    assert_rein_ok(ms_script(F->ms, text, false, &err), &err);
+}
+
+#define TOOLS                                                                                      \
+    "\"tools\":[{\"type\":\"function\",\"function\":{\"name\":\"get_weather\","                    \
+    "\"parameters\":{\"type\":\"object\",\"properties\":{\"city\":{\"type\":\"string\"}},"         \
+    "\"required\":[\"city\"]}}}]"
+#define USER "\"messages\":[{\"role\":\"user\",\"content\":\"weather in Paris?\"}]"
+
+/* POST /v1/chat/completions with extra headers (NULL-terminated, may be NULL). */
+static void chat(const char *body, const char *const *headers, struct th_resp *r)
+{
+    const char *h[8] = {"Content-Type: application/json"};
+    size_t n = 1;
+
+    for (size_t i = 0; headers && headers[i] && n < 7; i++)
+        h[n++] = headers[i];
+    h[n] = NULL;
+    th_http("POST", u("/v1/chat/completions"), body, h, r);
+}
+
+/* Asserts OpenAI's error shape: status, type, and that the message holds want. */
+static void assert_oa_error(const struct th_resp *r, long status, const char *want)
+{
+    const json_t *e = json_object_get(r->json, "error");
+
+    if (r->status != status || !json_is_object(e) ||
+        !strstr(th_jstr(e, "message") ? th_jstr(e, "message") : "", want))
+        fail_msg("want %ld with \"%s\", got %ld: %s", status, want, r->status, r->body);
+    assert_non_null(json_object_get(e, "type"));
+    assert_true(json_object_get(e, "param") != NULL && json_object_get(e, "code") != NULL);
+}
+
+/* ---- bad input -------------------------------------------------------------------------- */
+
+static void test_malformed_bodies(void **state)
+{
+    static const struct {
+        const char *body, *want, *param;
+    } cases[] = {
+        {"{\"model\":", "could not parse the JSON body", NULL},
+        {"[1,2]", "expected an object", NULL},
+        {"{\"model\":\"m\"}", "Missing required parameter: 'messages'", "messages"},
+        {"{\"messages\":[]}", "model parameter", "model"},
+        {"{\"model\":\"m\",\"messages\":[]}", "non-empty array", "messages"},
+        {"{\"model\":\"m\",\"messages\":[{\"role\":\"robot\",\"content\":\"x\"}]}",
+         "Supported values", "messages[0].role"},
+        {"{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":[{\"type\":\"image_url\","
+         "\"image_url\":{\"url\":\"http://x\"}}]}]}",
+         "only text content", "messages[0].content"},
+        {"{\"model\":\"m\",\"messages\":[{\"role\":\"tool\",\"content\":\"x\"}]}", "tool_call_id",
+         "messages[0].tool_call_id"},
+        {"{\"model\":\"m\",\"messages\":[{\"role\":\"assistant\",\"tool_calls\":[{\"id\":\"a\","
+         "\"type\":\"function\",\"function\":{\"name\":\"f\",\"arguments\":{}}}]}]}",
+         "expected a string", "messages[0].tool_calls[0].function.arguments"},
+        {"{\"model\":\"m\"," USER ",\"stream\":\"yes\"}", "'stream'", "stream"},
+        {"{\"model\":\"m\"," USER ",\"stream_options\":{\"include_usage\":true}}",
+         "only allowed when 'stream'", "stream_options"},
+        {"{\"model\":\"m\"," USER ",\"n\":2}", "n must be 1", "n"},
+        {"{\"model\":\"m\"," USER ",\"functions\":[]}", "deprecated", "functions"},
+        {"{\"model\":\"m\"," USER ",\"model\":\"again\"}", "could not parse", NULL},
+    };
+    struct th_resp r;
+
+    (void)state;
+    start();
+    script("[]");
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        chat(cases[i].body, NULL, &r);
+        assert_oa_error(&r, 400, cases[i].want);
+        if (cases[i].param)
+            assert_string_equal(th_jstr(json_object_get(r.json, "error"), "param"), cases[i].param);
+        th_resp_free(&r);
+    }
+    /* Anthropic's shape for its own clients. */
+    th_http("POST", u("/v1/messages"), "{\"model\":\"m\"," USER "}", NULL, &r);
+    assert_int_equal(r.status, 400);
+    assert_string_equal(th_jstr(r.json, "type"), "error");
+    assert_string_equal(th_jstr(json_object_get(r.json, "error"), "type"), "invalid_request_error");
+    assert_non_null(strstr(th_jstr(json_object_get(r.json, "error"), "message"), "max_tokens"));
+    th_resp_free(&r);
+    assert_int_equal(ms_request_count(F->ms), 0); /* nothing bad went upstream */
+}
+
+static void test_oversized_body(void **state)
+{
+    size_t n = 80 * 1024;
+    char *big = malloc(n + 200);
+    struct th_resp r;
+
+    (void)state;
+    start();
+    snprintf(big, n + 200, "{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":\"");
+    memset(big + strlen(big), 'a', n);
+    snprintf(big + strlen(big), 200, "\"}]}");
+    chat(big, NULL, &r);
+    th_assert_error(&r, 413, "payload_too_large");
+    th_resp_free(&r);
+    free(big);
+    assert_int_equal(ms_request_count(F->ms), 0);
+}
+
+static void test_unknown_members(void **state)
+{
+    struct th_resp r;
+    const struct ms_request *q;
+
+    (void)state;
+    start();
+    /* The same wire: members rein does not read go upstream as they are. */
+    script("[{\"text\":\"ok\"}]");
+    chat("{\"model\":\"m\"," USER ",\"seed\":7,\"x_vendor_knob\":{\"a\":[1,2]},\"top_p\":0.5,"
+         "\"stop\":\"END\",\"response_format\":{\"type\":\"json_object\"}}",
+         NULL, &r);
+    assert_int_equal(r.status, 200);
+    th_resp_free(&r);
+    q = ms_last_request(F->ms);
+    assert_non_null(q);
+    assert_int_equal(json_integer_value(json_object_get(q->json, "seed")), 7);
+    assert_int_equal(
+        json_array_size(json_object_get(json_object_get(q->json, "x_vendor_knob"), "a")), 2);
+    assert_true(json_real_value(json_object_get(q->json, "top_p")) == 0.5);
+    assert_string_equal(json_string_value(json_array_get(json_object_get(q->json, "stop"), 0)),
+                        "END");
+    assert_string_equal(th_jstr(json_object_get(q->json, "response_format"), "type"),
+                        "json_object");
+    teardown(NULL);
+
+    /* Another wire: what it has too is translated, harmless ones dropped (and said so), the
+     * rest refused by name. */
+    start_with("anthropic", NULL, 0);
+    script("[{\"text\":\"ok\"}]");
+    chat("{\"model\":\"m\"," USER ",\"top_p\":0.5,\"stop\":[\"END\"],\"user\":\"u1\",\"seed\":3}",
+         NULL, &r);
+    assert_int_equal(r.status, 200);
+    assert_non_null(th_header(&r, "x-rein-dropped"));
+    assert_non_null(strstr(th_header(&r, "x-rein-dropped"), "seed"));
+    th_resp_free(&r);
+    q = ms_last_request(F->ms);
+    assert_string_equal(q->format, "anthropic");
+    assert_string_equal(
+        json_string_value(json_array_get(json_object_get(q->json, "stop_sequences"), 0)), "END");
+    assert_null(json_object_get(q->json, "user"));
+    chat("{\"model\":\"m\"," USER ",\"response_format\":{\"type\":\"json_object\"}}", NULL, &r);
+    assert_oa_error(&r, 400, "response_format");
+    assert_non_null(strstr(r.body, "anthropic wire"));
+    th_resp_free(&r);
+    assert_int_equal(ms_request_count(F->ms), 1);
+}
+
+static void test_bad_tools(void **state)
+{
+    static const struct {
+        const char *tools, *want;
+    } cases[] = {
+        {"\"tools\":{}", "expected an array"},
+        {"\"tools\":[{\"type\":\"custom\",\"custom\":{\"name\":\"x\"}}]", "function tools only"},
+        {"\"tools\":[{\"type\":\"function\"}]", "'tools[0].function'"},
+        {"\"tools\":[{\"type\":\"function\",\"function\":{\"name\":\"get.weather\"}}]",
+         "1-64 characters"},
+        {"\"tools\":[{\"type\":\"function\",\"function\":{\"name\":\"f\",\"parameters\":"
+         "{\"type\":\"string\"}}}]",
+         "type \\\"object\\\""},
+        {"\"tools\":[{\"type\":\"function\",\"function\":{\"name\":\"f\",\"parameters\":"
+         "{\"type\":\"object\",\"properties\":{\"a\":{\"type\":\"bogus\"}}}}}]",
+         "cannot check calls"},
+        {"\"tools\":[{\"type\":\"function\",\"function\":{\"name\":\"f\"}},{\"type\":\"function\","
+         "\"function\":{\"name\":\"f\"}}]",
+         "two tools are named"},
+        {"\"tools\":[{\"type\":\"function\",\"function\":{\"name\":\"f\",\"parameters\":[]}}]",
+         "expected an object"},
+        {"\"tool_choice\":{\"type\":\"allowed_tools\"}", "tool_choice"},
+    };
+    char body[1024];
+    struct th_resp r;
+
+    (void)state;
+    start();
+    script("[]");
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        snprintf(body, sizeof(body), "{\"model\":\"m\"," USER ",%s}", cases[i].tools);
+        chat(body, NULL, &r);
+        assert_oa_error(&r, 400, cases[i].want);
+        th_resp_free(&r);
+    }
+    /* A declared tool named like a server-side one the request asks for. */
+    chat("{\"model\":\"m\"," USER ",\"tools\":[{\"type\":\"function\",\"function\":{\"name\":"
+         "\"echo\"}}]}",
+         (const char *[]){"x-rein-tools: echo", NULL}, &r);
+    assert_oa_error(&r, 400, "both one of the request's tools and a server-side tool");
+    th_resp_free(&r);
+    assert_int_equal(ms_request_count(F->ms), 0);
+}
+
+static void test_bad_headers(void **state)
+{
+    static const char *const cases[][2] = {
+        {"x-rein-on-invalid: retry", "reask, pass or error"},
+        {"x-rein-max-reasks: 11", "0-10"},
+        {"x-rein-max-reasks: two", "0-10"},
+        {"x-rein-tools: no_such_tool", "rein has no tool"},
+        {"x-rein-tools: wipe", "destructive"},
+        {"x-rein-conversation: ../etc", "x-rein-conversation"},
+        {"x-rein-fill-defaults: maybe", "true or false"},
+    };
+    struct th_resp r;
+
+    (void)state;
+    start();
+    script("[]");
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        chat("{\"model\":\"m\"," USER "}", (const char *[]){cases[i][0], NULL}, &r);
+        assert_oa_error(&r, 400, cases[i][1]);
+        th_resp_free(&r);
+    }
+    assert_int_equal(ms_request_count(F->ms), 0);
+}
+
+/* ---- streams ------------------------------------------------------------------------------ */
+
+/* Reads from fd until want appears in what arrived (or timeout_ms); true when it did. */
+static bool read_until(int fd, char *buf, size_t size, size_t *len, const char *want,
+                       int timeout_ms)
+{
+    int64_t end = rein_now_ms() + timeout_ms;
+
+    while (rein_now_ms() < end) {
+        struct pollfd p = {fd, POLLIN, 0};
+        ssize_t n;
+        if (poll(&p, 1, 50) <= 0)
+            continue;
+        n = recv(fd, buf + *len, size - *len - 1, 0);
+        if (n <= 0)
+            return false;
+        *len += (size_t)n;
+        buf[*len] = '\0';
+        if (strstr(buf, want))
+            return true;
+    }
+    return false;
+}
+
+static void test_text_streams_before_the_upstream_ends(void **state)
+{
+    char req[2048], buf[16384];
+    size_t len = 0;
+    int fd, n;
+    rein_metric *f;
+    const char *labels[] = {"gw-model", "cancelled", NULL};
+
+    (void)state;
+    start();
+    /* The upstream sends its first text, then stalls: the client has the text meanwhile. */
+    script(
+        "[{\"text\":[\"Checking \",\"the sky\",\" now.\"],\"fault\":{\"hang_after_events\":3}}]");
+    n = snprintf(req, sizeof(req),
+                 "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: "
+                 "application/json\r\nContent-Length: %zu\r\n\r\n%s",
+                 strlen("{\"model\":\"m\",\"stream\":true," USER "}"),
+                 "{\"model\":\"m\",\"stream\":true," USER "}");
+    fd = rh_connect(rein_server_port(F->srv));
+    assert_true(rh_send(fd, req, (size_t)n));
+    assert_true(read_until(fd, buf, sizeof(buf), &len, "the sky", 10000));
+    assert_non_null(strstr(buf, "text/event-stream"));
+    assert_null(strstr(buf, "[DONE]"));
+    /* Leaving cancels the upstream request. */
+    close(fd);
+    f = rein_metrics_family(F->metrics, REIN_METRIC_COUNTER, "rein_gateway_upstream_calls_total",
+                            NULL, (const char *[]){"model", "outcome", NULL}, NULL, 0, NULL);
+    for (int i = 0; i < 500 && rein_metric_value(f, labels) < 1; i++)
+        rein_sleep_ms(10);
+    assert_true(rein_metric_value(f, labels) == 1);
+}
+
+static void test_upstream_error_after_the_stream_began(void **state)
+{
+    struct th_resp r;
+    json_t *ev;
+
+    (void)state;
+    start();
+    script("[{\"text\":[\"a\",\"b\",\"c\"],\"fault\":{\"error_after_events\":3}}]");
+    chat("{\"model\":\"m\",\"stream\":true," USER "}", NULL, &r);
+    assert_int_equal(r.status, 200);
+    assert_non_null(strstr(r.body, "\"content\":\"a\""));
+    ev = th_sse_events(r.body, NULL);
+    assert_non_null(json_object_get(
+        json_object_get(json_array_get(ev, json_array_size(ev) - 1), "data"), "error"));
+    assert_null(strstr(r.body, "[DONE]"));
+    json_decref(ev);
+    th_resp_free(&r);
+}
+
+/* ---- recording ------------------------------------------------------------------------------ */
+
+static void test_busy_conversation(void **state)
+{
+    struct th_resp r;
+    const char *body = "{\"model\":\"m\"," USER "}";
+
+    (void)state;
+    start();
+    script("[{\"fault\":{\"hang\":true}},{\"text\":\"ok\"}]");
+    /* A raw request holds the conversation while its upstream hangs. */
+    {
+        char req[1024];
+        int n = snprintf(req, sizeof(req),
+                         "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: "
+                         "application/json\r\nx-rein-conversation: busy1\r\nContent-Length: "
+                         "%zu\r\n\r\n%s",
+                         strlen(body), body);
+        int fd = rh_connect(rein_server_port(F->srv));
+        assert_true(rh_send(fd, req, (size_t)n));
+        assert_true(ms_wait(F->ms, 1, 10000));
+        chat(body, (const char *[]){"x-rein-conversation: busy1", NULL}, &r);
+        assert_oa_error(&r, 409, "busy");
+        assert_string_equal(th_jstr(json_object_get(r.json, "error"), "code"), "conversation_busy");
+        th_resp_free(&r);
+        close(fd);
+    }
+    /* Once the first request is gone, the conversation is free again. */
+    for (int i = 0; i < 200; i++) {
+        chat(body, (const char *[]){"x-rein-conversation: busy1", NULL}, &r);
+        if (r.status != 409)
+            break;
+        th_resp_free(&r);
+        rein_sleep_ms(20);
+    }
+    assert_int_equal(r.status, 200);
+    th_resp_free(&r);
+}
+
+static void test_client_results_join_the_ledger(void **state)
+{
+    struct th_resp r;
+    json_t *conv;
+    const json_t *e;
+
+    (void)state;
+    start();
+    script("[{\"tool_calls\":[{\"id\":\"call_r\",\"name\":\"GetWeather\","
+           "\"arguments\":\"{\\\"city\\\":\\\"Paris\\\"}\"}]},{\"text\":\"sunny\"}]");
+    chat("{\"model\":\"m\"," USER "," TOOLS "}",
+         (const char *[]){"x-rein-conversation: led1", NULL}, &r);
+    assert_int_equal(r.status, 200);
+    assert_string_equal(th_jstr(r.json, "object"), "chat.completion");
+    th_resp_free(&r);
+    chat("{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":\"weather in Paris?\"},"
+         "{\"role\":\"assistant\",\"content\":null,\"tool_calls\":[{\"id\":\"call_r\",\"type\":"
+         "\"function\",\"function\":{\"name\":\"get_weather\",\"arguments\":"
+         "\"{\\\"city\\\":\\\"Paris\\\"}\"}}]},{\"role\":\"tool\",\"tool_call_id\":\"call_r\","
+         "\"content\":\"{\\\"temp\\\":21}\"}]," TOOLS "}",
+         (const char *[]){"x-rein-conversation: led1", NULL}, &r);
+    assert_int_equal(r.status, 200);
+    th_resp_free(&r);
+    th_get(u("/agent/conversations/led1"), &r);
+    conv = json_incref(r.json);
+    th_resp_free(&r);
+    assert_int_equal(json_array_size(json_object_get(conv, "messages")), 4);
+    e = th_ledger_entry(conv, "call_r");
+    assert_string_equal(th_jstr(e, "status"), "success");
+    assert_string_equal(th_jstr(e, "tool"), "get_weather");
+    assert_string_equal(th_jstr(e, "sent_name"), "GetWeather");
+    assert_int_equal(json_integer_value(json_object_get(json_object_get(e, "result"), "temp")), 21);
+    json_decref(conv);
+}
+
+static void test_metrics_by_model_and_tool(void **state)
+{
+    struct th_resp r;
+    rein_metric *f;
+
+    (void)state;
+    start();
+    script("[{\"tool_calls\":[{\"id\":\"c1\",\"name\":\"get-weather\",\"arguments\":\"{}\"}]},"
+           "{\"text\":\"<tool_call>{\\\"name\\\": \\\"get_weather\\\", \\\"arguments\\\": "
+           "{\\\"city\\\": \\\"Oslo\\\"}}</tool_call>\"}]");
+    chat("{\"model\":\"m\"," USER "," TOOLS "}", NULL, &r);
+    assert_int_equal(r.status, 200);
+    th_resp_free(&r);
+    f = rein_metrics_family(F->metrics, REIN_METRIC_COUNTER, "rein_gateway_invalid_calls_total",
+                            NULL, (const char *[]){"model", "tool", "code", NULL}, NULL, 0, NULL);
+    assert_true(rein_metric_value(f, (const char *[]){"gw-model", "get_weather",
+                                                      "invalid_arguments", NULL}) == 1);
+    f = rein_metrics_family(F->metrics, REIN_METRIC_COUNTER, "rein_gateway_reasks_total", NULL,
+                            (const char *[]){"model", "tool", NULL}, NULL, 0, NULL);
+    assert_true(rein_metric_value(f, (const char *[]){"gw-model", "get_weather", NULL}) == 1);
+    f = rein_metrics_family(F->metrics, REIN_METRIC_COUNTER, "rein_gateway_text_calls_total", NULL,
+                            (const char *[]){"model", "tool", NULL}, NULL, 0, NULL);
+    assert_true(rein_metric_value(f, (const char *[]){"gw-model", "get_weather", NULL}) == 1);
+    /* A repaired name that was then valid. */
+    script("[{\"tool_calls\":[{\"id\":\"c1\",\"name\":\"Get_Weather\","
+           "\"arguments\":\"{\\\"city\\\":\\\"x\\\"}\"}]}]");
+    chat("{\"model\":\"m\"," USER "," TOOLS "}", NULL, &r);
+    assert_int_equal(r.status, 200);
+    th_resp_free(&r);
+    f = rein_metrics_family(F->metrics, REIN_METRIC_COUNTER, "rein_gateway_repairs_total", NULL,
+                            (const char *[]){"model", "tool", NULL}, NULL, 0, NULL);
+    assert_true(rein_metric_value(f, (const char *[]){"gw-model", "get_weather", NULL}) == 1);
+    /* A name nobody declared is counted as "unknown", never as the name the model made up. */
+    script("[{\"tool_calls\":[{\"id\":\"c1\",\"name\":\"launch_rockets\",\"arguments\":\"{}\"}]}]");
+    chat("{\"model\":\"m\"," USER "," TOOLS "}", (const char *[]){"x-rein-on-invalid: pass", NULL},
+         &r);
+    assert_int_equal(r.status, 200);
+    th_resp_free(&r);
+    f = rein_metrics_family(F->metrics, REIN_METRIC_COUNTER, "rein_gateway_invalid_calls_total",
+                            NULL, (const char *[]){"model", "tool", "code", NULL}, NULL, 0, NULL);
+    assert_true(
+        rein_metric_value(f, (const char *[]){"gw-model", "unknown", "unknown_tool", NULL}) == 1);
+}
+
+static void test_upstream_key_never_reaches_the_client(void **state)
+{
+    struct th_resp r;
+
+    (void)state;
+    start_with("openai", "sk-secret-upstream-1234", 0);
+    script("[{\"status\":400,\"error\":{\"message\":\"bad request for key "
+           "sk-secret-upstream-1234\",\"type\":\"invalid_request_error\"}}]");
+    chat("{\"model\":\"m\"," USER "}", NULL, &r);
+    assert_int_equal(r.status, 400);
+    assert_null(strstr(r.body, "sk-secret-upstream-1234"));
+    assert_non_null(strstr(r.body, "bad request for key"));
+    th_resp_free(&r);
+    /* The upstream got the configured key; the client's never went along. */
+    assert_string_equal(ms_request_header(ms_last_request(F->ms), "authorization"),
+                        "Bearer sk-secret-upstream-1234");
+}
+
+static void test_server_tool_loop_is_bounded(void **state)
+{
+    struct th_resp r;
+
+    (void)state;
+    start_with("openai", NULL, 2);
+    script("[{\"tool_calls\":[{\"id\":\"e\",\"name\":\"echo\",\"arguments\":"
+           "\"{\\\"text\\\":\\\"again\\\"}\"}],\"times\":0}]");
+    chat("{\"model\":\"m\"," USER "}", (const char *[]){"x-rein-tools: echo", NULL}, &r);
+    assert_oa_error(&r, 422, "server-side tools 2 times");
+    th_resp_free(&r);
+    assert_int_equal(ms_request_count(F->ms), 3);
+}
+
+static void test_models(void **state)
+{
+    struct th_resp r;
+
+    (void)state;
+    start();
+    th_get(u("/v1/models"), &r);
+    assert_int_equal(r.status, 200);
+    assert_string_equal(th_jstr(r.json, "object"), "list");
+    assert_string_equal(th_jstr(json_array_get(json_object_get(r.json, "data"), 0), "id"),
+                        "gw-model");
+    th_resp_free(&r);
+    th_http("GET", u("/v1/models"), NULL, (const char *[]){"anthropic-version: 2023-06-01", NULL},
+            &r);
+    assert_int_equal(r.status, 200);
+    assert_string_equal(th_jstr(json_array_get(json_object_get(r.json, "data"), 0), "type"),
+                        "model");
+    assert_true(json_is_false(json_object_get(r.json, "has_more")));
+    th_resp_free(&r);
+}
+
+int main(int argc, char **argv)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_teardown(test_malformed_bodies, teardown),
+        cmocka_unit_test_teardown(test_oversized_body, teardown),
+        cmocka_unit_test_teardown(test_unknown_members, teardown),
+        cmocka_unit_test_teardown(test_bad_tools, teardown),
+        cmocka_unit_test_teardown(test_bad_headers, teardown),
+        cmocka_unit_test_teardown(test_text_streams_before_the_upstream_ends, teardown),
+        cmocka_unit_test_teardown(test_upstream_error_after_the_stream_began, teardown),
+        cmocka_unit_test_teardown(test_busy_conversation, teardown),
+        cmocka_unit_test_teardown(test_client_results_join_the_ledger, teardown),
+        cmocka_unit_test_teardown(test_metrics_by_model_and_tool, teardown),
+        cmocka_unit_test_teardown(test_upstream_key_never_reaches_the_client, teardown),
+        cmocka_unit_test_teardown(test_server_tool_loop_is_bounded, teardown),
+        cmocka_unit_test_teardown(test_models, teardown),
+    };
+
+    if (argc > 1)
+        cmocka_set_test_filter(argv[1]);
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
