@@ -3,6 +3,8 @@
 # there. Run as root (or with sudo available) on Debian 12 or later.
 #   scripts/install-deps.sh          build + test dependencies
 #   scripts/install-deps.sh --bench  also the peers the benchmarks compare against
+# Then the npm packages of the node tests (scripts/node-deps.sh; the npm registry must be
+# reachable, else those tests skip).
 set -euo pipefail
 
 packages=(
@@ -14,7 +16,7 @@ packages=(
   curl ca-certificates python3
   python3-pytest python3-coverage gcovr  # real pytest, coverage.py and gcovr runs in verify tests
   chromium fonts-wqy-microhei  # the chat page's browser tests; a CJK font for the Chinese page
-  nodejs npm  # the chat page's highlighter from npm at build time; its browser tests
+  nodejs npm  # the chat page's highlighter (npm at build time), its browser tests, tests/node
 )
 bench_packages=(
   wrk hyperfine nginx-light
@@ -42,7 +44,13 @@ if command -v node >/dev/null && command -v npm >/dev/null; then
   missing=("${filtered[@]+"${filtered[@]}"}")
 fi
 
-[ ${#missing[@]} -eq 0 ] && exit 0
+node_deps() {
+  "$(dirname "$0")/node-deps.sh" || echo "install-deps: the node tests will skip" >&2
+}
+if [ ${#missing[@]} -eq 0 ]; then
+  node_deps
+  exit 0
+fi
 
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then
@@ -53,3 +61,4 @@ echo "install-deps: installing ${missing[*]}" >&2
 export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -qq >/dev/null
 $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+node_deps

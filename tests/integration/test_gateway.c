@@ -295,7 +295,7 @@ static void test_bad_tools(void **state)
          "1-64 characters"},
         {"\"tools\":[{\"type\":\"function\",\"function\":{\"name\":\"f\",\"parameters\":"
          "{\"type\":\"string\"}}}]",
-         "type \\\"object\\\""},
+         "type \"object\""},
         {"\"tools\":[{\"type\":\"function\",\"function\":{\"name\":\"f\",\"parameters\":"
          "{\"type\":\"object\",\"properties\":{\"a\":{\"type\":\"bogus\"}}}}}]",
          "cannot check calls"},

@@ -4,8 +4,9 @@
 # pinned in tests/node/package.json) talk to two `rein serve` processes whose upstream is the
 # scripted model server: one through its OpenAI wire, one through its Anthropic wire.
 #
-# The clients are installed once into tests/node/node_modules (git-ignored) and reused.
-# Exit 77 (skip) when node or npm is missing or npm cannot install from its registry.
+# The clients are installed into tests/node/node_modules (git-ignored) by scripts/node-deps.sh
+# (run by scripts/install-deps.sh too). Exit 77 (skip) when node 20+ or npm is missing or npm
+# cannot install from its registry.
 set -uo pipefail
 here="$(cd "$(dirname "$0")/.." && pwd)"
 . "$here/scripts/lib.sh"
@@ -15,31 +16,9 @@ server="$bin_dir/rein-model-server"
 rein="${REIN_BIN:-${REIN_BUILD_DIR:-$here/../build-test}/rein}"
 clean_env
 
-if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
-  echo "gateway_sdk: node/npm not installed; skipping"
-  exit 77
-fi
-if [ "$(node -p 'process.versions.node.split(".")[0]')" -lt 20 ]; then
-  echo "gateway_sdk: node $(node --version) is older than 20; skipping"
-  exit 77
-fi
 [ -x "$server" ] || fail "$server is not built"
 [ -x "$rein" ] || fail "$rein is not built"
-
-installed() {
-  [ -f "$node_dir/node_modules/openai/package.json" ] &&
-    [ -f "$node_dir/node_modules/@anthropic-ai/sdk/package.json" ] &&
-    [ -f "$node_dir/node_modules/ai/package.json" ] &&
-    [ -f "$node_dir/node_modules/@ai-sdk/openai-compatible/package.json" ] &&
-    [ "$node_dir/node_modules/.package-lock.json" -nt "$node_dir/package-lock.json" ]
-}
-if ! installed; then
-  if ! (cd "$node_dir" && timeout 300 npm ci --no-audit --no-fund >"$tmp/npm.log" 2>&1); then
-    echo "gateway_sdk: npm ci failed (registry unreachable?); skipping"
-    tail -5 "$tmp/npm.log"
-    exit 77
-  fi
-fi
+"$here/../scripts/node-deps.sh" || { echo "gateway_sdk: skipping"; exit 77; }
 
 start_model_server
 ms_pid=$pid

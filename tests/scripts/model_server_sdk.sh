@@ -3,42 +3,20 @@
 # npm clients (versions pinned in tests/node/package.json) talk to rein-model-server and must
 # read its bodies and streams as they read the real services (tests/node/check_model_server.mjs).
 #
-# The clients are installed once into tests/node/node_modules (git-ignored) and reused.
-# Exit 77 (skip) when node or npm is missing or npm cannot install from its registry.
+# The clients are installed into tests/node/node_modules (git-ignored) by scripts/node-deps.sh
+# (run by scripts/install-deps.sh too). Exit 77 (skip) when node 20+ or npm is missing or npm
+# cannot install from its registry.
 set -uo pipefail
 here="$(cd "$(dirname "$0")/.." && pwd)"
 node_dir="$here/node"
 bin_dir="${REIN_TEST_BIN_DIR:-${REIN_BUILD_DIR:-$here/../build-test}/tests/bin}"
 server="$bin_dir/rein-model-server"
 
-if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
-  echo "model_server_sdk: node/npm not installed; skipping"
-  exit 77
-fi
-if [ "$(node -p 'process.versions.node.split(".")[0]')" -lt 20 ]; then
-  echo "model_server_sdk: node $(node --version) is older than 20; skipping"
-  exit 77
-fi
 if [ ! -x "$server" ]; then
   echo "model_server_sdk: $server is not built" >&2
   exit 1
 fi
-
-installed() {
-  [ -f "$node_dir/node_modules/openai/package.json" ] &&
-    [ -f "$node_dir/node_modules/@anthropic-ai/sdk/package.json" ] &&
-    [ "$node_dir/node_modules/.package-lock.json" -nt "$node_dir/package-lock.json" ]
-}
-if ! installed; then
-  log="$(mktemp)"
-  if ! (cd "$node_dir" && timeout 300 npm ci --no-audit --no-fund >"$log" 2>&1); then
-    echo "model_server_sdk: npm ci failed (registry unreachable?); skipping"
-    tail -5 "$log"
-    rm -f "$log"
-    exit 77
-  fi
-  rm -f "$log"
-fi
+"$here/../scripts/node-deps.sh" || { echo "model_server_sdk: skipping"; exit 77; }
 
 url_file="$(mktemp)"
 "$server" --port 0 >"$url_file" &
