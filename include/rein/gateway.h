@@ -49,6 +49,7 @@
 #include <rein/cancel.h>
 #include <rein/metrics.h>
 #include <rein/provider.h>
+#include <rein/server.h>
 #include <rein/store.h>
 #include <rein/tools.h>
 
@@ -160,6 +161,18 @@ REIN_EXTERN rein_err rein_gateway_serve(rein_gateway *g, const struct rein_gatew
  */
 REIN_EXTERN rein_err rein_gateway_models(rein_gateway *g, enum rein_gateway_api api,
                                          struct rein_buf *out) REIN_WUR;
+
+/*
+ * The gateway's routes on srv (gw borrowed, must outlive the server): rein in front of clients
+ * of the OpenAI and Anthropic APIs.
+ *   POST /v1/chat/completions   OpenAI chat completions, JSON or SSE
+ *   POST /v1/messages           Anthropic messages, JSON or SSE
+ *   GET  /v1/models             the upstream model (Anthropic's shape with anthropic-version)
+ * With API keys set, clients send one as Authorization: Bearer <key> or x-api-key: <key>.
+ * REIN_EINVAL without a server or gateway; the route's errors otherwise.
+ */
+REIN_EXTERN rein_err rein_gateway_add_routes(rein_server *srv, rein_gateway *gw,
+                                             rein_error *err) REIN_WUR;
 
 #ifdef __cplusplus
 }

@@ -52,7 +52,6 @@
 #include <rein/agent.h>
 #include <rein/arena.h>
 #include <rein/cancel.h>
-#include <rein/gateway.h>
 #include <rein/json.h>
 #include <rein/metrics.h>
 #include <rein/store.h>
@@ -236,17 +235,6 @@ REIN_EXTERN void rein_agent_api_free(rein_agent_api *api);
  */
 REIN_EXTERN rein_err rein_server_add_agent_routes(rein_server *srv, rein_agent_api *api,
                                                   rein_error *err) REIN_WUR;
-
-/*
- * The gateway (include/rein/gateway.h; gw borrowed, must outlive the server): rein in front of
- * clients of the OpenAI and Anthropic APIs.
- *   POST /v1/chat/completions   OpenAI chat completions, JSON or SSE
- *   POST /v1/messages           Anthropic messages, JSON or SSE
- *   GET  /v1/models             the upstream model (Anthropic's shape with anthropic-version)
- * With API keys set, clients send one as Authorization: Bearer <key> or x-api-key: <key>.
- */
-REIN_EXTERN rein_err rein_server_add_gateway_routes(rein_server *srv, rein_gateway *gw,
-                                                    rein_error *err) REIN_WUR;
 
 /* Binds and starts serving. REIN_EIO (err names the address) when the port cannot be bound. */
 REIN_EXTERN rein_err rein_server_start(rein_server *srv, rein_error *err) REIN_WUR;

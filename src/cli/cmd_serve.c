@@ -293,7 +293,7 @@ static rein_err make_gateway(struct serve *s, struct serve_opts *o, rein_error *
     o->gw.api_keys = getenv("REIN_API_KEYS");
     o->gw.max_reasks = o->gw_reasks < 0 ? 0 : o->gw_reasks == 0 ? -1 : (int)o->gw_reasks;
     s->gw = rein_gateway_new(&o->gw, err);
-    if (!s->gw || rein_server_add_gateway_routes(s->srv, s->gw, err) != REIN_OK)
+    if (!s->gw || rein_gateway_add_routes(s->srv, s->gw, err) != REIN_OK)
         return err->code ? err->code : REIN_ENOMEM;
     return REIN_OK;
 }

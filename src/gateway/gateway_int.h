@@ -9,6 +9,7 @@
  *   openai.c     the OpenAI chat completions wire as a server: request parser, JSON answer,
  *                stream chunks, error bodies, the model list
  *   anthropic.c  the same for the Anthropic messages wire
+ *   routes.c     the HTTP adapter: the /v1 routes on a rein_server
  *
  * The parsers read bytes from the network: fuzz/gateway_request.c drives them.
  */

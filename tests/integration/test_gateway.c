@@ -91,7 +91,7 @@ static void start_with(const char *wire, const char *key, int max_tool_rounds)
     rein_server_set_body_limit(F->srv, 64 * 1024);
     rein_server_set_metrics(F->srv, F->metrics);
     assert_rein_ok(rein_server_add_store_routes(F->srv, F->store, &err), &err);
-    assert_rein_ok(rein_server_add_gateway_routes(F->srv, F->gw, &err), &err);
+    assert_rein_ok(rein_gateway_add_routes(F->srv, F->gw, &err), &err);
     assert_rein_ok(rein_server_start(F->srv, &err), &err);
     snprintf(F->base, sizeof(F->base), "http://127.0.0.1:%d", rein_server_port(F->srv));
 }

@@ -1,6 +1,7 @@
 /*
- * The gateway's routes (rein_server_add_gateway_routes in include/rein/server.h): the HTTP
- * adapter over the gateway module (include/rein/gateway.h), which does everything else.
+ * The gateway's routes (rein_gateway_add_routes in include/rein/gateway.h): the HTTP adapter
+ * over the rest of the module, on the server's public route API (include/rein/server.h), so
+ * they live inside the server's bounds like every route (decision 0014).
  *
  *   POST /v1/chat/completions   an OpenAI chat completions request
  *   POST /v1/messages           an Anthropic messages request
@@ -11,9 +12,9 @@
  * one in the client's own error shape. The request's cancellation handle (the client went
  * away) is the upstream request's. Answers carry X-Trace-Id like every answer of the server.
  */
-#include "server/server_int.h"
+#include "gateway/gateway_int.h"
 
-#include <rein/gateway.h>
+#include <rein/server.h>
 
 /* One gateway request: the sink's state. */
 struct gw_http {
@@ -81,7 +82,7 @@ static void serve(rein_request *req, rein_gateway *gw, enum rein_gateway_api api
     rein_err rc = rein_gateway_serve(gw, &call, &sink);
 
     if (rc && rc != REIN_ESTATE)
-        rein_log(REIN_LOG_WARN, "server/gateway", "%s: the answer could not be sent: %s",
+        rein_log(REIN_LOG_WARN, REIN__GW_WHERE, "%s: the answer could not be sent: %s",
                  rein_request_id(req), rein_strerror(rc));
 }
 
@@ -110,7 +111,7 @@ static void handle_models(rein_request *req, void *userdata)
     rein_buf_release(&b);
 }
 
-rein_err rein_server_add_gateway_routes(rein_server *srv, rein_gateway *gw, rein_error *err)
+rein_err rein_gateway_add_routes(rein_server *srv, rein_gateway *gw, rein_error *err)
 {
     rein_err rc;
 
