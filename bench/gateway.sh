@@ -1,0 +1,165 @@
+#!/usr/bin/env bash
+# bench/gateway.sh: what the gateway adds. The same OpenAI chat completions request is sent
+# directly to the scripted upstream (rein-model-server, release build) and through `rein
+# serve`'s gateway in front of it, in one run, interleaved (direct, rein, direct, rein, ...):
+#   json    a non-streamed reply with text and one tool call, which rein checks against the
+#           request's tool (name and arguments through the pipeline)
+#   stream  the same reply streamed (text and arguments in 16-byte deltas; rein passes the
+#           text on at once and holds the call until it is checked)
+#   long    a streamed answer of 32 KiB of text in 16-byte deltas (2,048 events) and one call:
+#           streaming throughput, where the cost per request matters least
+# each with 1 connection (wrk -t1 -c1) and 64 (wrk -t2 -c64), DURATION seconds per
+# measurement, ROUNDS rounds. Every answer is checked once before measuring. Printed per case:
+# the direct and the gateway p50/p99 latency (to the end of the answer) and requests per
+# second as ranges over the rounds, the added p50/p99 (gateway - direct, per round) and the
+# throughput ratio (gateway / direct, per round), and the load average before and after.
+# Goals (issue 22): added p50 <= 0.3 ms for a non-streamed reply; streaming throughput >= 90%
+# of direct. wrk, the upstream and rein share the machine's cores: on a busy machine the
+# figures say more about the machine than about rein.
+#
+#   bench/gateway.sh                       (make bench runs it after building build/)
+#   DURATION=5 ROUNDS=3 BUILD=build bench/gateway.sh
+# Needs: scripts/install-deps.sh --bench (wrk).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build=${BUILD:-build-bench}
+out=bench/out
+duration=${DURATION:-5}
+rounds=${ROUNDS:-3}
+mkdir -p "$out"
+
+command -v wrk >/dev/null || { echo "gateway.sh: wrk is missing; run scripts/install-deps.sh --bench" >&2; exit 1; }
+if [ ! -x "$build/rein" ] || [ ! -x "$build/tests/bin/rein-model-server" ]; then
+  cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DREIN_TESTS=ON >/dev/null
+fi
+cmake --build "$build" -j 2 --target rein rein-model-server >/dev/null
+
+tmp=$(mktemp -d)
+pids=()
+cleanup() {
+  for p in "${pids[@]+"${pids[@]}"}"; do kill -TERM "$p" 2>/dev/null || true; done
+  for p in "${pids[@]+"${pids[@]}"}"; do wait "$p" 2>/dev/null || true; done
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+# The upstream: every request gets the same reply (times 0); "long answer" gets the long one.
+long_text=$(/usr/bin/python3 -c 'print(("The weather in Paris stays mild. " * 1024)[:32768])')
+cat >"$tmp/scenario.json" <<JSON
+{"name": "gateway-bench", "replies": [
+ {"times": 0, "delta_bytes": 16, "match": {"last_contains": "long answer"},
+  "text": "$long_text",
+  "tool_calls": [{"id": "call_1", "name": "get_weather",
+                  "arguments": "{\\"city\\":\\"Paris\\"}"}]},
+ {"times": 0, "delta_bytes": 16,
+  "text": "Let me look that up for you: the weather service knows Paris best at this hour.",
+  "tool_calls": [{"id": "call_1", "name": "get_weather",
+                  "arguments": "{\\"city\\":\\"Paris\\",\\"unit\\":\\"celsius\\",\\"days\\":3}"}],
+  "usage": {"input_tokens": 60, "output_tokens": 40}}]}
+JSON
+"$build/tests/bin/rein-model-server" --port 0 --log-limit 16 --scenario "$tmp/scenario.json" \
+  >"$tmp/ms.url" 2>"$tmp/ms.err" &
+pids+=($!)
+for _ in $(seq 1 100); do [ -s "$tmp/ms.url" ] && break; sleep 0.05; done
+upstream=$(head -n 1 "$tmp/ms.url")
+[ -n "$upstream" ] || { cat "$tmp/ms.err" >&2; echo "gateway.sh: no upstream" >&2; exit 1; }
+
+REIN_LOG=error "$build/rein" serve --port 0 --store "sqlite:$tmp/rein.db" \
+  --provider openai-compatible --base-url "$upstream/v1" --model gpt-test \
+  >"$tmp/rein.out" 2>"$tmp/rein.err" &
+pids+=($!)
+rein=""
+for _ in $(seq 1 100); do
+  rein=$(sed -n 's/.*listening on \(http:[^ ]*\).*/\1/p' "$tmp/rein.out")
+  [ -n "$rein" ] && break
+  sleep 0.05
+done
+[ -n "$rein" ] || { cat "$tmp/rein.err" >&2; echo "gateway.sh: rein serve did not start" >&2; exit 1; }
+
+declare -A url=([direct]="$upstream/v1/chat/completions" [rein]="$rein/v1/chat/completions")
+tools='[{"type":"function","function":{"name":"get_weather","description":"Weather by city","parameters":{"type":"object","properties":{"city":{"type":"string"},"unit":{"type":"string","enum":["celsius","fahrenheit"]},"days":{"type":"integer","minimum":1,"maximum":7}},"required":["city"],"additionalProperties":false}}}]'
+msgs='[{"role":"system","content":"You answer questions about the weather."},{"role":"user","content":"What is the weather in Paris for the next three days?"}]'
+long_msgs='[{"role":"user","content":"Give me the long answer about the weather in Paris."}]'
+declare -A body=(
+  [json]="{\"model\":\"gpt-test\",\"messages\":$msgs,\"tools\":$tools}"
+  [stream]="{\"model\":\"gpt-test\",\"messages\":$msgs,\"tools\":$tools,\"stream\":true,\"stream_options\":{\"include_usage\":true}}"
+  [long]="{\"model\":\"gpt-test\",\"messages\":$long_msgs,\"tools\":$tools,\"stream\":true}"
+)
+
+# Each path answers correctly before it is measured.
+for kind in json stream long; do
+  for n in direct rein; do
+    got=$(curl -s -X POST -H 'Content-Type: application/json' -H 'Authorization: Bearer sk-bench' \
+      -d "${body[$kind]}" "${url[$n]}")
+    case "$got" in
+      *get_weather*Paris*) ;;
+      *) echo "gateway.sh: $n ($kind) answered: $got" >&2; exit 1 ;;
+    esac
+  done
+  cat >"$out/gateway_$kind.lua" <<LUA
+wrk.method = "POST"
+wrk.body = '${body[$kind]}'
+wrk.headers["Content-Type"] = "application/json"
+wrk.headers["Authorization"] = "Bearer sk-bench"
+LUA
+done
+
+# wrk's requests/s and its 50% and 99% lines in ms; fails on errors.
+measure() {
+  local kind=$1 conns=$2 target=$3 threads=1
+  [ "$conns" -gt 1 ] && threads=2
+  wrk -t"$threads" -c"$conns" -d"${duration}s" --timeout 10s --latency -s "$out/gateway_$kind.lua" "$target" |
+    /usr/bin/python3 -c '
+import re, sys
+text = sys.stdin.read()
+def ms(q):
+    m = re.search(q + r"%\s+([\d.]+)(us|ms|s)\b", text)
+    return float(m.group(1)) * {"us": 0.001, "ms": 1, "s": 1000}[m.group(2)]
+bad = re.search(r"Non-2xx or 3xx responses: (\d+)", text)
+errs = re.search(r"Socket errors: (.*)", text)
+if bad or errs:
+    sys.exit(sys.argv[1] + ": wrk: " + (bad.group(0) if bad else "") + " " + (errs.group(0) if errs else ""))
+print(re.search(r"Requests/sec:\s+([\d.]+)", text).group(1), ms("50"), ms("99"))' \
+      "$kind c$conns $target"
+}
+
+load_before=$(cut -d' ' -f1-3 /proc/loadavg)
+results="$tmp/results"
+: >"$results"
+for r in $(seq "$rounds"); do
+  for kind in json stream long; do
+    for conns in 1 64; do
+      for n in direct rein; do
+        read -r rps p50 p99 < <(measure "$kind" "$conns" "${url[$n]}")
+        echo "$r $kind $conns $n $rps $p50 $p99" >>"$results"
+      done
+    done
+  done
+done
+load_after=$(cut -d' ' -f1-3 /proc/loadavg)
+
+echo "POST /v1/chat/completions, direct to rein-model-server vs through rein serve's gateway;"
+echo "wrk ${duration}s per measurement, $rounds rounds interleaved, $(nproc) cores shared with wrk;"
+echo "load average before: $load_before, after: $load_after"
+/usr/bin/python3 - "$results" <<'PY'
+import sys, collections
+rows = collections.defaultdict(dict)
+for line in open(sys.argv[1]):
+    r, kind, conns, n, rps, p50, p99 = line.split()
+    rows[(kind, int(conns), r)][n] = (float(rps), float(p50), float(p99))
+def rng(xs, fmt):
+    return (fmt % min(xs)) + ".." + (fmt % max(xs))
+print(f"{'case':12} {'direct p50 ms':>15} {'rein p50 ms':>15} {'added p50 ms':>15} "
+      f"{'added p99 ms':>15} {'direct req/s':>15} {'rein req/s':>15} {'rein/direct':>12}")
+for kind in ("json", "stream", "long"):
+    for conns in (1, 64):
+        rs = [v for (k, c, _), v in sorted(rows.items()) if k == kind and c == conns]
+        d50 = [x["direct"][1] for x in rs]; g50 = [x["rein"][1] for x in rs]
+        add50 = [x["rein"][1] - x["direct"][1] for x in rs]
+        add99 = [x["rein"][2] - x["direct"][2] for x in rs]
+        drps = [x["direct"][0] for x in rs]; grps = [x["rein"][0] for x in rs]
+        ratio = [x["rein"][0] / x["direct"][0] for x in rs]
+        print(f"{kind + ' c' + str(conns):12} {rng(d50, '%.3f'):>15} {rng(g50, '%.3f'):>15} "
+              f"{rng(add50, '%.3f'):>15} {rng(add99, '%.3f'):>15} {rng(drps, '%.0f'):>15} "
+              f"{rng(grps, '%.0f'):>15} {rng(ratio, '%.2f'):>12}")
+PY
