@@ -4,7 +4,7 @@
 # lock file. scripts/install-deps.sh runs it once before the tests; the SDK test scripts run it
 # again (a no-op then) so that `ctest` alone works too. A lock keeps two of them from writing
 # node_modules at once (ctest runs the scripts in parallel).
-# Exit 0: installed. Exit 77: node 20+ or npm is missing, or npm could not install (the reason
+# Exit 0: installed. Exit 77: node 18+ or npm is missing, or npm could not install (the reason
 # on stderr); the SDK tests then skip.
 set -uo pipefail
 node_dir="$(cd "$(dirname "$0")/../tests/node" && pwd)"
@@ -13,8 +13,8 @@ if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
   echo "node-deps: node/npm not installed" >&2
   exit 77
 fi
-if [ "$(node -p 'process.versions.node.split(".")[0]')" -lt 20 ]; then
-  echo "node-deps: node $(node --version) is older than 20" >&2
+if [ "$(node -p 'process.versions.node.split(".")[0]')" -lt 18 ]; then
+  echo "node-deps: node $(node --version) is older than 18" >&2
   exit 77
 fi
 

@@ -5,7 +5,7 @@
 # scripted model server: one through its OpenAI wire, one through its Anthropic wire.
 #
 # The clients are installed into tests/node/node_modules (git-ignored) by scripts/node-deps.sh
-# (run by scripts/install-deps.sh too). Exit 77 (skip) when node 20+ or npm is missing or npm
+# (run by scripts/install-deps.sh too). Exit 77 (skip) when node 18+ or npm is missing or npm
 # cannot install from its registry.
 set -uo pipefail
 here="$(cd "$(dirname "$0")/.." && pwd)"

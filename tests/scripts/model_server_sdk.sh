@@ -4,7 +4,7 @@
 # read its bodies and streams as they read the real services (tests/node/check_model_server.mjs).
 #
 # The clients are installed into tests/node/node_modules (git-ignored) by scripts/node-deps.sh
-# (run by scripts/install-deps.sh too). Exit 77 (skip) when node 20+ or npm is missing or npm
+# (run by scripts/install-deps.sh too). Exit 77 (skip) when node 18+ or npm is missing or npm
 # cannot install from its registry.
 set -uo pipefail
 here="$(cd "$(dirname "$0")/.." && pwd)"
