@@ -1,5 +1,5 @@
 /*
- * rein/gateway.h: rein in front of any agent, by changing one base URL (docs/decisions/0018).
+ * rein/gateway.h: rein in front of any agent, by changing one base URL (docs/decisions/0019).
  *
  * A client that speaks the OpenAI chat completions API or the Anthropic messages API (the
  * official SDKs, LangChain, the Vercel AI SDK, a hand-written loop) sends its request to rein
