@@ -225,7 +225,7 @@ struct rein__gw_round_call {
 };
 
 /*
- * One request from start to answer. Invariants: out_calls are the calls the client gets (in
+ * One request from start to answer. Invariants: out_calls are the calls the client receives (in
  * order, across rounds); streaming is set when the client asked for a stream, started once the
  * stream's first byte went out (from then on errors are stream events); gone once the client
  * left (nothing more is sent).
