@@ -2,7 +2,7 @@
  * The tools of MCP servers in rein's registry: the runner kind "mcp", the set of configured
  * servers (rein_mcp_clients), and the rule that names their tools.
  *
- * Naming (docs/decisions/0007-mcp-module.md, refined by 0018). An MCP tool joins as
+ * Naming (docs/decisions/0007-mcp-module.md, refined by 0023). An MCP tool joins as
  *     <server>__<tool>
  * where <server> is the configuration's name for the server cut to 24 bytes, and both parts
  * have every byte outside [A-Za-z0-9_-] replaced by '_'. A tool is named instead
