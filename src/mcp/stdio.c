@@ -103,7 +103,7 @@ static void handle_line(rein_mcp_server *srv, struct rein__mcp_session *sess,
 rein_err rein_mcp_server_run_stdio(rein_mcp_server *srv, int in_fd, int out_fd, rein_error *err)
 {
     size_t max = rein__mcp_opts(srv)->max_message_bytes;
-    struct stdio_conn conn = {.sink = {stdio_send}, .out_fd = out_fd};
+    struct stdio_conn conn = {.sink = {.send = stdio_send}, .out_fd = out_fd};
     struct rein__mcp_session *sess = rein__mcp_session_new(srv);
     struct rein_buf line;
     bool skipping = false; /* inside a line that passed the limit */
