@@ -81,5 +81,14 @@ CURLcode rein__curl_perform(CURL *easy, rein_cancel *cancel, bool *cancelled);
  * or NULL when memory is exhausted.
  */
 char *rein__expand_env(const char *prefix, const char *value);
+/*
+ * The same, with check (when not NULL) asked first for each ${VAR} (name is the n bytes
+ * after "${", not NUL-terminated; ud is passed on): a check that returns an error (set in err)
+ * stops the expansion with it, so a caller can allow only some variables. *out is the new
+ * string (rein_free), NULL on error; REIN_ENOMEM when memory is exhausted.
+ */
+typedef rein_err (*rein__env_check)(const char *name, size_t n, void *ud, rein_error *err);
+rein_err rein__expand_env_checked(const char *prefix, const char *value, rein__env_check check,
+                                  void *ud, char **out, rein_error *err);
 
 #endif /* REIN_CORE_INTERNAL_H */

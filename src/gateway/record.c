@@ -99,6 +99,16 @@ void rein__gw_record(struct rein__gw_ctx *c, const char *type, const char *json,
         rein_log(REIN_LOG_WARN, WHERE, "%s: %s not recorded: %s", c->o.conversation, type, err.msg);
 }
 
+/* Starts the event object of type in b (new) through w: {"type": type, ... */
+static void event_begin(struct rein_buf *b, struct rein_jw *w, const char *type)
+{
+    rein_buf_init(b, 0);
+    rein_jw_init(w, b);
+    rein_jw_obj_begin(w);
+    rein_jw_key(w, "type");
+    rein_jw_str(w, type);
+}
+
 /* Records a JSON object written by the caller into b. */
 static void record_obj(struct rein__gw_ctx *c, const char *type, struct rein_jw *w,
                        struct rein_buf *b)
@@ -230,11 +240,7 @@ void rein__gw_record_request(struct rein__gw_ctx *c)
 
     if (!c->session)
         return;
-    rein_buf_init(&b, 0);
-    rein_jw_init(&w, &b);
-    rein_jw_obj_begin(&w);
-    rein_jw_key(&w, "type");
-    rein_jw_str(&w, "gateway_request");
+    event_begin(&b, &w, "gateway_request");
     rein_jw_key(&w, "api");
     rein_jw_str(&w, c->wire->name);
     rein_jw_key(&w, "trace_id");
@@ -308,11 +314,7 @@ void rein__gw_record_upstream(struct rein__gw_ctx *c, rein_err rc, const rein_er
         rein_metrics_provider_error(c->g->metrics, rein_provider_name(c->g->provider), labels[1]);
     if (!c->session)
         return;
-    rein_buf_init(&b, 0);
-    rein_jw_init(&w, &b);
-    rein_jw_obj_begin(&w);
-    rein_jw_key(&w, "type");
-    rein_jw_str(&w, "upstream_call");
+    event_begin(&b, &w, "upstream_call");
     rein_jw_key(&w, "round");
     rein_jw_int(&w, c->round);
     rein_jw_key(&w, "provider");
@@ -418,11 +420,7 @@ void rein__gw_record_check(struct rein__gw_ctx *c, size_t i)
         return;
     if (rc->verdict == REIN__GW_INVALID)
         ledger_invalid(c, rc);
-    rein_buf_init(&b, 0);
-    rein_jw_init(&w, &b);
-    rein_jw_obj_begin(&w);
-    rein_jw_key(&w, "type");
-    rein_jw_str(&w, "check");
+    event_begin(&b, &w, "check");
     rein_jw_key(&w, "round");
     rein_jw_int(&w, c->round);
     rein_jw_key(&w, "call_id");
@@ -461,11 +459,7 @@ void rein__gw_record_reask(struct rein__gw_ctx *c)
     }
     if (!c->session)
         return;
-    rein_buf_init(&b, 0);
-    rein_jw_init(&w, &b);
-    rein_jw_obj_begin(&w);
-    rein_jw_key(&w, "type");
-    rein_jw_str(&w, "reask");
+    event_begin(&b, &w, "reask");
     rein_jw_key(&w, "round");
     rein_jw_int(&w, c->round);
     rein_jw_key(&w, "reasks");
@@ -529,11 +523,7 @@ void rein__gw_record_close(struct rein__gw_ctx *c, int status)
                      err.msg);
         json_decref(msg);
     }
-    rein_buf_init(&b, 0);
-    rein_jw_init(&w, &b);
-    rein_jw_obj_begin(&w);
-    rein_jw_key(&w, "type");
-    rein_jw_str(&w, "gateway_result");
+    event_begin(&b, &w, "gateway_result");
     rein_jw_key(&w, "status");
     rein_jw_int(&w, status);
     rein_jw_key(&w, "client_gone");

@@ -46,56 +46,26 @@ static bool allowed(const json_t *allow, const char *name, size_t len)
     return false;
 }
 
-/*
- * prefix followed by value with each ${VAR} replaced; a ${VAR} outside allow (or one of
- * rein's) is REIN_EDENIED, err naming it. An unset variable is empty. (Operator configuration,
- * mcpServers, expands through rein__expand_env in core, which reads any variable.)
- */
-static rein_err expand(const char *prefix, const char *value, const json_t *allow, char **out,
-                       rein_error *err)
+/* A manifest's ${VAR} reads only what its env_allow names, never one of rein's own (ud: the
+ * allow array). (Operator configuration, mcpServers, expands without this check, reading any
+ * variable.) */
+static rein_err check_allowed(const char *name, size_t n, void *ud, rein_error *err)
 {
-    struct rein_buf b;
+    bool reins = rein__skills_env_is_reins(name, n);
 
-    *out = NULL;
-    rein_buf_init(&b, 64 << 10);
-    if (rein_buf_adds(&b, prefix))
-        goto nomem;
-    for (const char *p = value; *p;) {
-        const char *close = p[0] == '$' && p[1] == '{' ? strchr(p + 2, '}') : NULL;
-        if (close) {
-            char var[256];
-            size_t n = (size_t)(close - p - 2);
-            const char *v = NULL;
-            bool reins = rein__skills_env_is_reins(p + 2, n);
-            if (n >= sizeof(var) || reins || !allowed(allow, p + 2, n)) {
-                rein_buf_release(&b);
-                return rein_error_set(err, REIN_EDENIED, "${%.*s} may not be read: %s",
-                                      (int)(n < 64 ? n : 64), p + 2,
-                                      reins ? "rein's own variables (REIN_*) never reach a skill"
-                                            : "list the variable in the runner's \"env_allow\" to "
-                                              "hand it to the skill");
-            }
-            memcpy(var, p + 2, n);
-            var[n] = '\0';
-            v = getenv(var);
-            if (v && rein_buf_adds(&b, v))
-                goto nomem;
-            p = close + 1;
-        } else if (rein_buf_addch(&b, *p++)) {
-            goto nomem;
-        }
-    }
-    *out = rein_buf_detach(&b, NULL);
-    return REIN_OK;
-nomem:
-    rein_buf_release(&b);
-    return rein_error_set(err, REIN_ENOMEM, "out of memory expanding ${...}");
+    if (n < 256 && !reins && allowed(ud, name, n))
+        return REIN_OK;
+    return rein_error_set(err, REIN_EDENIED, "${%.*s} may not be read: %s", (int)(n < 64 ? n : 64),
+                          name,
+                          reins ? "rein's own variables (REIN_*) never reach a skill"
+                                : "list the variable in the runner's \"env_allow\" to "
+                                  "hand it to the skill");
 }
 
 rein_err rein__skills_expand_env_allowed(const char *prefix, const char *value, const json_t *allow,
                                          char **out, rein_error *err)
 {
-    return expand(prefix, value, allow, out, err);
+    return rein__expand_env_checked(prefix, value, check_allowed, (void *)allow, out, err);
 }
 
 rein_err rein__skills_env_allow_check(const json_t *allow, rein_error *err)
