@@ -17,6 +17,10 @@
  * has a string "name" and an "arguments" (or "parameters") member, and, when the request's
  * tool names are known, only when the name is one of them.
  *
+ * A reply that also carries native calls (llama.cpp leaks the start of its markup before it
+ * sends the call natively) keeps only the text calls the native ones do not cover; the
+ * markup of the covered ones is taken out of the text all the same.
+ *
  * Reasoning models served through OpenAI-compatible servers leak their thinking into the
  * text: a leading <think>…</think>, or (Qwen3 on Ollama) the thinking followed by a lone
  * </think> because the template opened the tag in the prompt. Both move to the reasoning.
@@ -93,7 +97,40 @@ struct scan {
     int tokcap;
     struct found f[64];
     size_t nf;
+    size_t native;  /* the reply's native calls (all calls made before the scan) */
+    size_t dropped; /* text calls left out because native calls cover them */
 };
+
+/*
+ * True when the reply's native calls cover a text call named name[0..len): the reply has
+ * native calls and the text call's name is empty or the start (or all) of a native call's
+ * name. llama.cpp leaks the start of its markup ("<tool_call>\n<function=get_") into the
+ * content before its parser catches up and sends the same call natively; that markup is a
+ * shadow of the native call, not a call of its own.
+ */
+static bool covered_by_native(const struct scan *sc, const char *name, size_t len)
+{
+    const rein_model_response *r = sc->a->r;
+
+    for (size_t i = 0; i < sc->native; i++) {
+        const rein_model_call *c = r->calls[i];
+        if (len == 0 || (len <= c->name.len && memcmp(c->name.ptr, name, len) == 0))
+            return true;
+    }
+    return false;
+}
+
+/* Makes one text call, unless native calls cover it. The call index, 0 when left out, or a
+ * negative code. */
+static int text_call(struct scan *sc, const char *name, size_t name_len, const char *raw,
+                     size_t raw_len, bool closed)
+{
+    if (covered_by_native(sc, name, name_len)) {
+        sc->dropped++;
+        return 0;
+    }
+    return rein__asm_call_whole(sc->a, name, name_len, raw, raw_len, true, closed);
+}
 
 /* A call object at token i: {"name", "arguments"|"parameters"} or {"function": {…}}. */
 static bool read_call(struct scan *sc, const struct jdoc *d, int i)
@@ -194,7 +231,6 @@ bool rein__textcalls_fenced_is_call(const struct rein__asm *a, const char *body,
 
 static rein_err emit_found(struct scan *sc, bool closed)
 {
-    struct rein__asm *a = sc->a;
     struct rein_buf name, raw;
     rein_err rc = REIN_OK;
 
@@ -216,7 +252,7 @@ static rein_err emit_found(struct scan *sc, bool closed)
             rc = rein_buf_add(&raw, f->raw, f->raw_len);
         }
         if (!rc) {
-            int idx = rein__asm_call_whole(a, name.ptr, name.len, raw.ptr, raw.len, true, closed);
+            int idx = text_call(sc, name.ptr, name.len, raw.ptr, raw.len, closed);
             if (idx < 0)
                 rc = idx;
         }
@@ -257,7 +293,7 @@ static rein_err emit_broken(struct scan *sc, const char *s, size_t len, bool clo
             args_len = len - i;
         }
     }
-    int idx = rein__asm_call_whole(sc->a, name, name_len, args, args_len, true, closed);
+    int idx = text_call(sc, name, name_len, args, args_len, closed);
     return idx < 0 ? idx : REIN_OK;
 }
 
@@ -303,8 +339,7 @@ static rein_err emit_xml_function(struct scan *sc, const char *s, size_t len, bo
     rein_jw_obj_end(&w);
     rc = rein_jw_finish(&w);
     if (!rc) {
-        int idx = rein__asm_call_whole(sc->a, name, (size_t)(gt - name), args.ptr, args.len, true,
-                                       closed);
+        int idx = text_call(sc, name, (size_t)(gt - name), args.ptr, args.len, closed);
         rc = idx < 0 ? idx : REIN_OK;
     }
     rein_buf_release(&args);
@@ -391,7 +426,7 @@ static rein_err take_mistral(struct scan *sc, const char *t, size_t len, size_t 
     if (!end)
         end = len - a0;
     *pos = a0 + end;
-    int idx = rein__asm_call_whole(sc->a, t + i, name_end - i, t + a0, end, true, closed);
+    int idx = text_call(sc, t + i, name_end - i, t + a0, end, closed);
     return idx < 0 ? idx : REIN_OK;
 }
 
@@ -587,7 +622,7 @@ static rein_err take_xml_tag(struct scan *sc, const char *t, size_t len, size_t 
         }
         p = end ? (size_t)(end - t) + (size_t)cl : len;
     }
-    idx = rc ? rc : rein__asm_call_whole(sc->a, name, name_len, args.ptr, args.len, true, closed);
+    idx = rc ? rc : text_call(sc, name, name_len, args.ptr, args.len, closed);
     rein_buf_release(&args);
     *pos = closed || body ? p : len;
     return idx < 0 ? idx : REIN_OK;
@@ -745,6 +780,7 @@ rein_err rein__textcalls_apply(struct rein__asm *a)
         return REIN_OK;
     memset(&sc, 0, sizeof(sc));
     sc.a = a;
+    sc.native = before;
     rein_buf_init(&out, r->text.max);
     /* Report mode makes the calls only to count them: no events for them. */
     rein_model_event_fn fn = a->fn;
@@ -753,7 +789,7 @@ rein_err rein__textcalls_apply(struct rein__asm *a)
     rc = scan_text(&sc, r->text.ptr, r->text.len, &out);
     a->fn = fn;
     rein_free(sc.tok);
-    if (!rc && r->ncalls > before) {
+    if (!rc && (r->ncalls > before || sc.dropped)) {
         if (a->opt->text_calls == REIN_TEXT_CALLS_REPORT) {
             /* Report: the calls are counted, not made; the text stays as it was. */
             for (size_t i = before; i < r->ncalls; i++) {

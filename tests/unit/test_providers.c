@@ -938,6 +938,65 @@ static void test_text_calls_report_mode_keeps_the_text(void **state)
     rein_model_response_free(r);
 }
 
+/*
+ * llama.cpp (issue 24): a stream that leaks the start of the call markup into content
+ * ("<tool_call>\n<function=get_…") before its parser catches up and sends the same call as
+ * native tool_calls. The leaked markup is no call of its own: only the native call remains,
+ * and the markup is not left in the text. A text call the native calls do not cover stays.
+ */
+static void test_leaked_markup_next_to_native_calls_is_no_call(void **state)
+{
+    struct collected col;
+    rein_model_response *r;
+    const rein_model_call *c;
+
+    (void)state;
+    collected_init(&col);
+    r = decode(REIN_WIRE_OPENAI_SSE,
+               CHUNK("{\"role\":\"assistant\",\"content\":\"<tool_call>\\n\"}")
+                   CHUNK("{\"content\":\"<function=get_\"}")
+                       CHUNK("{\"tool_calls\":[{\"index\":0,\"id\":\"Xk2abc\",\"type\":"
+                             "\"function\",\"function\":{\"name\":\"get_weather\","
+                             "\"arguments\":\"{\\\"city\\\":\"}}]}")
+                           CHUNK("{\"tool_calls\":[{\"index\":0,\"function\":{\"arguments\":"
+                                 "\"\\\"Oslo\\\"}\"}}]}") FINISH("tool_calls") "data: [DONE]\n\n",
+               0, &col);
+    c = only_call(r);
+    assert_string_equal(rein_model_call_name(c), "get_weather");
+    assert_int_equal(rein_model_call_status(c), REIN_MODEL_CALL_OK);
+    assert_false(rein_model_call_from_text(c));
+    assert_string_equal(rein_model_response_text(r), "");
+    assert_int_equal(col.starts, 1);
+    assert_int_equal(col.ends, 1);
+    assert_string_equal(col.text.ptr ? col.text.ptr : "", "");
+    rein_model_response_free(r);
+    collected_release(&col);
+
+    /* The whole markup leaked, then the native call: still one call, the text kept around. */
+    r = decode(REIN_WIRE_OPENAI_SSE,
+               CHUNK("{\"content\":\"Checking.\\n<tool_call>\\n<function=get_weather>\\n"
+                     "<parameter=city>\\nOslo\\n</parameter>\\n</function>\\n</tool_call>\"}")
+                   CALL0("c1", "get_weather")
+                       CHUNK("{\"tool_calls\":[{\"index\":0,\"function\":{\"arguments\":"
+                             "\"{\\\"city\\\":\\\"Oslo\\\"}\"}}]}") FINISH("tool_calls"),
+               0, NULL);
+    c = only_call(r);
+    assert_string_equal(rein_model_call_id(c), "c1");
+    assert_string_equal(rein_model_response_text(r), "Checking.");
+    rein_model_response_free(r);
+
+    /* A text call for a tool the native calls do not name is not covered: it stays. */
+    r = decode(REIN_WIRE_OPENAI_SSE,
+               CHUNK("{\"content\":\"<tool_call>{\\\"name\\\": \\\"read\\\", "
+                     "\\\"arguments\\\": {}}</tool_call>\"}") CALL0("c1", "get_weather")
+                   FINISH("tool_calls"),
+               0, NULL);
+    assert_int_equal(rein_model_response_call_count(r), 2);
+    assert_string_equal(rein_model_call_name(rein_model_response_call(r, 1)), "read");
+    assert_true(rein_model_call_from_text(rein_model_response_call(r, 1)));
+    rein_model_response_free(r);
+}
+
 static void test_think_tags_move_to_reasoning(void **state)
 {
     struct rein_decoder_options opt;
@@ -1731,6 +1790,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_text_calls_are_not_invented),
     cmocka_unit_test(test_text_calls_as_tags_of_offered_tools),
     cmocka_unit_test(test_text_calls_report_mode_keeps_the_text),
+    cmocka_unit_test(test_leaked_markup_next_to_native_calls_is_no_call),
     cmocka_unit_test(test_think_tags_move_to_reasoning),
     cmocka_unit_test(test_history_encodes_openai_messages),
     cmocka_unit_test(test_history_encodes_anthropic_messages),
