@@ -12,7 +12,8 @@
  *
  * Each attempt's bytes go straight into the wire's decoder, chosen by the response's
  * content type, so events reach the caller while the reply streams. What happens after an
- * attempt is decided in one place (next_step): 429/500/502/503/529, overloaded_error,
+ * attempt is decided in one place (next_step): 429/500/502/503/529, transient in-stream errors
+ * (overloaded_error and the others error_is_transient names),
  * connection failures and first-byte timeouts are retried with exponential backoff and full
  * jitter, waiting what Retry-After or retry-after-ms asks when they say; a stream that drops
  * before any tool call arrived is asked for once more; a later drop ends the send with
@@ -838,13 +839,40 @@ static bool status_retryable(long s)
     return s == 429 || s == 500 || s == 502 || s == 503 || s == 529;
 }
 
-static bool error_is_overloaded(const json_t *e)
+/*
+ * True when an error reported inside a reply (after HTTP 200) is transient, so asking again
+ * may succeed. What the providers document as such:
+ *   Anthropic: overloaded_error (529), api_error (500), rate_limit_error (429), except the
+ *     rate_limit_error whose details.error_code is enforced_spend_limit_reached (a monthly
+ *     spend limit: asking again fails until the month ends);
+ *   OpenAI: type server_error (a chat completions stream), code server_error or
+ *     rate_limit_exceeded (the Responses API's error event and response.failed);
+ *   OpenRouter: a numeric code mirroring the HTTP status: 408 timeout, 429 rate limited,
+ *     502 the model is down, 503 no provider available (and the usual 500/504/529).
+ * Anything else (invalid_request_error, Groq's tool_use_failed, insufficient_quota, a
+ * content filter) would fail the same way again and is not retried.
+ */
+static bool error_is_transient(const json_t *e)
 {
+    static const char *const names[] = {"overloaded_error", "api_error", "rate_limit_error",
+                                        "server_error", "rate_limit_exceeded"};
+    const json_t *code = json_object_get(e, "code");
     const char *type = json_string_value(json_object_get(e, "type"));
-    const char *code = json_string_value(json_object_get(e, "code"));
+    const char *scode = json_string_value(code);
+    const char *detail =
+        json_string_value(json_object_get(json_object_get(e, "details"), "error_code"));
 
-    return (type && strcmp(type, "overloaded_error") == 0) ||
-           (code && strcmp(code, "overloaded_error") == 0);
+    if (json_is_integer(code)) {
+        json_int_t c = json_integer_value(code);
+        return c == 408 || c == 429 || c == 500 || c == 502 || c == 503 || c == 504 || c == 529;
+    }
+    if (detail && strcmp(detail, "enforced_spend_limit_reached") == 0)
+        return false;
+    for (size_t i = 0; i < REIN_ARRAY_SIZE(names); i++) {
+        if ((type && strcmp(type, names[i]) == 0) || (scode && strcmp(scode, names[i]) == 0))
+            return true;
+    }
+    return false;
 }
 
 static bool any_call(const rein_model_response *r)
@@ -1152,7 +1180,7 @@ static enum step next_step(struct send_state *s, struct attempt *at, enum outcom
         out = O_DECODE;
     }
     if (out == O_DONE && *resp && (*resp)->error) {
-        if (error_is_overloaded((*resp)->error) && retry_ok) {
+        if (error_is_transient((*resp)->error) && retry_ok) {
             *wait_ms = backoff_ms(p, s->retries);
             s->retries++;
             return S_RETRY;

@@ -436,6 +436,98 @@ static void test_overloaded_error_in_stream_is_retried(void **state)
     fx_stop(&f);
 }
 
+/*
+ * Issue 24: the transient errors each provider documents inside a stream are retried, not
+ * only Anthropic's overloaded_error; errors that would fail again are not.
+ */
+static void test_transient_in_stream_errors_are_retried(void **state)
+{
+    static const struct {
+        const char *preset, *first;
+        bool retried;
+    } cases[] = {
+        {"anthropic", "{\"error_after_events\": 3, \"error_event\": {\"type\": \"api_error\"}}",
+         true},
+        {"anthropic",
+         "{\"error_after_events\": 3, \"error_event\": {\"type\": \"rate_limit_error\"}}", true},
+        {"openai-compatible", "{\"error_after_events\": 2}", true}, /* type server_error */
+        {"openai-compatible",
+         "{\"error_after_events\": 2, \"error_event\": {\"type\": \"tokens\", "
+         "\"code\": \"rate_limit_exceeded\"}}",
+         true},
+        {"openai-compatible",
+         "{\"error_after_events\": 2, \"error_event\": {\"type\": \"invalid_request_error\", "
+         "\"code\": \"tool_use_failed\"}}",
+         false},
+        {"anthropic",
+         "{\"error_after_events\": 3, \"error_event\": {\"type\": \"invalid_request_error\"}}",
+         false},
+    };
+
+    (void)state;
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        struct fx f;
+        char script[512];
+        fx_start(&f);
+        fx_provider(&f, cases[i].preset);
+        snprintf(script, sizeof(script),
+                 "[{\"text\": [\"par\", \"tial\"], \"times\": 1, \"fault\": %s}, "
+                 "{\"text\": \"whole answer\"}]",
+                 cases[i].first);
+        fx_script(&f, script);
+        assert_rein_ok(rein_history_add_user(f.h, "hi"), NULL);
+        if (cases[i].retried) {
+            assert_rein_ok(fx_send(&f), &f.err);
+            assert_string_equal(rein_model_response_text(f.resp), "whole answer");
+            assert_int_equal(f.ev.retries, 1);
+            assert_int_equal(ms_request_count(f.ms), 2);
+        } else {
+            assert_int_equal(fx_send(&f), REIN_EPROVIDER);
+            assert_non_null(rein_model_response_error(f.resp));
+            assert_int_equal(f.ev.retries, 0);
+            assert_int_equal(ms_request_count(f.ms), 1);
+        }
+        fx_stop(&f);
+    }
+}
+
+/* OpenRouter reports an upstream failure inside the stream with the HTTP status as a number
+ * in error.code and finish_reason "error": 502/503/408/429 are retried, others not. */
+static void test_openrouter_in_stream_errors_by_numeric_code(void **state)
+{
+    static const struct {
+        int code;
+        bool retried;
+    } cases[] = {{502, true}, {503, true}, {408, true}, {429, true}, {400, false}, {403, false}};
+
+    (void)state;
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        struct fx f;
+        char script[1024];
+        fx_start(&f);
+        fx_provider(&f, "openai-compatible");
+        snprintf(script, sizeof(script),
+                 "[{\"times\": 1, \"stream\": true, \"body\": \"data: {\\\"id\\\":\\\"gen-1\\\","
+                 "\\\"choices\\\":[{\\\"index\\\":0,\\\"delta\\\":{\\\"content\\\":\\\"par\\\"}}]}"
+                 "\\n\\ndata: {\\\"id\\\":\\\"gen-1\\\",\\\"error\\\":{\\\"code\\\":%d,"
+                 "\\\"message\\\":\\\"upstream failed\\\"},\\\"choices\\\":[{\\\"index\\\":0,"
+                 "\\\"delta\\\":{\\\"content\\\":\\\"\\\"},\\\"finish_reason\\\":\\\"error\\\"}]}"
+                 "\\n\\ndata: [DONE]\\n\\n\"}, {\"text\": \"whole answer\"}]",
+                 cases[i].code);
+        fx_script(&f, script);
+        assert_rein_ok(rein_history_add_user(f.h, "hi"), NULL);
+        if (cases[i].retried) {
+            assert_rein_ok(fx_send(&f), &f.err);
+            assert_string_equal(rein_model_response_text(f.resp), "whole answer");
+            assert_int_equal(ms_request_count(f.ms), 2);
+        } else {
+            assert_int_equal(fx_send(&f), REIN_EPROVIDER);
+            assert_int_equal(ms_request_count(f.ms), 1);
+        }
+        fx_stop(&f);
+    }
+}
+
 /* ---------------------------------------------------------------------------------------
  * Timeouts
  */
@@ -1019,6 +1111,8 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_retries_stop_at_max_and_keep_the_error),
     cmocka_unit_test(test_client_errors_are_not_retried),
     cmocka_unit_test(test_overloaded_error_in_stream_is_retried),
+    cmocka_unit_test(test_transient_in_stream_errors_are_retried),
+    cmocka_unit_test(test_openrouter_in_stream_errors_by_numeric_code),
     cmocka_unit_test(test_connect_to_a_closed_port_fails_clearly),
     cmocka_unit_test(test_first_byte_timeout),
     cmocka_unit_test(test_idle_stream_is_dropped_and_asked_again),
