@@ -7,9 +7,10 @@
  *    "tool_calls": [{"id", "name", "arguments": "<the exact string the model sent>"}],
  *    "reasoning", "reasoning_signature", "redacted_reasoning": ["…"], "refusal",
  *    "server_blocks": [ {…Anthropic server tool blocks, replayed verbatim…} ],
+ *    "reasoning_details": [ {…OpenRouter's reasoning details, replayed verbatim…} ],
  *    "tool_call_id", "name", "is_error"}
- * (tool_calls, reasoning*, refusal and server_blocks on assistant messages; tool_call_id,
- * name and is_error on tool messages; absent members mean none.)
+ * (tool_calls, reasoning*, refusal, server_blocks and reasoning_details on assistant
+ * messages; tool_call_id, name and is_error on tool messages; absent members mean none.)
  *
  * A provider encodes each message once, the first time it is sent, and keeps the encoding
  * beside the message; a request body is assembled from the cached pieces, so the cost of a

@@ -396,6 +396,9 @@ static rein_err check_message(const json_t *msg, rein_error *err)
         v = json_object_get(msg, "thinking_blocks");
         if (!rc && v && !json_is_array(v))
             rc = want(err, "\"thinking_blocks\"", "must be an array of objects");
+        v = json_object_get(msg, "reasoning_details");
+        if (!rc && v && !json_is_array(v))
+            rc = want(err, "\"reasoning_details\"", "must be an array of objects");
     }
     return rc;
 }

@@ -11,7 +11,7 @@
  * streams (choice 0 is assembled, the others noted), in-stream {"error": …} objects (Groq,
  * after HTTP 200), and DashScope's native API (output.choices[].message with the literal
  * finish_reason "null", cumulative usage with input_tokens/output_tokens, error events with
- * {code, message}).
+ * {code, message}), and OpenRouter's reasoning_details (kept, merged by index, and sent back).
  *
  * Encoding: messages become chat completion messages (tool results as role "tool" with
  * tool_call_id; assistant tool calls with the raw argument string), cached per message in
@@ -90,13 +90,94 @@ static rein_err take_tool_calls(struct rein_provider_decoder *d, const struct jd
     return REIN_OK;
 }
 
-enum { D_CONTENT, D_REASONING_CONTENT, D_REASONING, D_REFUSAL, D_TOOL_CALLS, D_FUNCTION_CALL };
+/* Appends the string b to the string member key of o (both strings), else sets it. */
+static int merge_member(json_t *o, const char *key, json_t *b)
+{
+    json_t *a = json_object_get(o, key);
+
+    if (json_is_string(a) && json_is_string(b)) {
+        size_t la = json_string_length(a), lb = json_string_length(b);
+        char *s = rein_malloc(la + lb + 1);
+        int bad;
+        if (!s)
+            return -1;
+        memcpy(s, json_string_value(a), la);
+        memcpy(s + la, json_string_value(b), lb);
+        s[la + lb] = '\0';
+        bad = json_string_setn(a, s, la + lb);
+        rein_free(s);
+        return bad;
+    }
+    return json_is_null(b) ? 0 : json_object_set(o, key, b);
+}
+
+/*
+ * OpenRouter's reasoning_details: each item a {"type": "reasoning.text" | "reasoning.summary" |
+ * "reasoning.encrypted", "text" | "summary" | "data", "signature", "id", "format", "index"}.
+ * A stream sends an item in pieces with the same index and type (the text in parts, then
+ * the signature): the text members are joined, the others take the latest non-null value.
+ * Reasoning chunks are few next to text chunks, so a small tree here costs little.
+ */
+static rein_err take_reasoning_details(struct rein_provider_decoder *d, const struct jdoc *doc,
+                                       int arr)
+{
+    rein_model_response *r = d->r;
+    json_t *items = jtree(doc, arr), *it, *v;
+    const char *key;
+    size_t i;
+    int bad = 0;
+
+    if (!items)
+        return REIN_ENOMEM;
+    if (!r->reasoning_details && !(r->reasoning_details = json_array())) {
+        json_decref(items);
+        return REIN_ENOMEM;
+    }
+    json_array_foreach(items, i, it)
+    {
+        json_t *same = NULL, *idx = json_object_get(it, "index"), *old;
+        size_t k;
+        if (!json_is_object(it))
+            continue;
+        json_array_foreach(r->reasoning_details, k, old)
+        {
+            if (json_is_integer(idx) && json_equal(json_object_get(old, "index"), idx) &&
+                json_equal(json_object_get(old, "type"), json_object_get(it, "type")))
+                same = old;
+        }
+        if (!same) {
+            bad |= json_array_append(r->reasoning_details, it);
+            continue;
+        }
+        json_object_foreach(it, key, v)
+        {
+            bool joined = !strcmp(key, "text") || !strcmp(key, "summary") || !strcmp(key, "data");
+            if (joined)
+                bad |= merge_member(same, key, v);
+            else if (!json_is_null(v))
+                bad |= json_object_set(same, key, v);
+        }
+    }
+    json_decref(items);
+    return bad ? REIN_ENOMEM : REIN_OK;
+}
+
+enum {
+    D_CONTENT,
+    D_REASONING_CONTENT,
+    D_REASONING,
+    D_REFUSAL,
+    D_TOOL_CALLS,
+    D_FUNCTION_CALL,
+    D_REASONING_DETAILS
+};
 
 static rein_err take_delta(struct rein_provider_decoder *d, const struct jdoc *doc, int delta)
 {
-    static const struct jkey keys[] = {JK("content"), JK("reasoning_content"), JK("reasoning"),
-                                       JK("refusal"), JK("tool_calls"),        JK("function_call")};
-    int f[6], i;
+    static const struct jkey keys[] = {
+        JK("content"),    JK("reasoning_content"), JK("reasoning"),        JK("refusal"),
+        JK("tool_calls"), JK("function_call"),     JK("reasoning_details")};
+    int f[7], i;
     rein_err rc;
 
     if (!jis(doc, delta, JSMN_OBJECT))
@@ -118,6 +199,11 @@ static rein_err take_delta(struct rein_provider_decoder *d, const struct jdoc *d
     }
     if (jis(doc, f[D_REFUSAL], JSMN_STRING)) {
         rc = rein__asm_refusal(&d->a, jstr(doc, f[D_REFUSAL]));
+        if (rc)
+            return rc;
+    }
+    if (jis(doc, f[D_REASONING_DETAILS], JSMN_ARRAY) && doc->t[f[D_REASONING_DETAILS]].size > 0) {
+        rc = take_reasoning_details(d, doc, f[D_REASONING_DETAILS]);
         if (rc)
             return rc;
     }
@@ -410,6 +496,11 @@ static rein_err openai_encode_message(const rein_provider *p, const json_t *msg,
         }
         if ((p->cfg.quirks & Q_SEND_REASONING) && rein__json_str(msg, "reasoning")[0])
             jw_member_str(&w, "reasoning_content", msg, "reasoning");
+        /* OpenRouter asks for its reasoning_details back as they came. */
+        if (json_array_size(json_object_get(msg, "reasoning_details"))) {
+            rein_jw_key(&w, "reasoning_details");
+            rein_jw_json(&w, json_object_get(msg, "reasoning_details"));
+        }
     } else {
         jw_member_str(&w, "content", msg, "content");
     }

@@ -59,6 +59,9 @@ struct rein_model_response {
      * tool calls came before it), or NULL: interleaved thinking has several per turn, and
      * each must go back with its own signature in its place. */
     json_t *thinking_blocks;
+    /* OpenRouter's reasoning_details (objects merged by "index" across deltas), or NULL: they
+     * go back verbatim in the assistant message so the model continues its reasoning. */
+    json_t *reasoning_details;
     json_t *error;          /* the provider's error object, or NULL */
     int64_t retry_after_ms; /* a failed HTTP request's Retry-After, -1 when none */
     char *finish_reason;

@@ -81,6 +81,7 @@ void rein_model_response_free(rein_model_response *r)
     json_decref(r->redacted);
     json_decref(r->server_blocks);
     json_decref(r->thinking_blocks);
+    json_decref(r->reasoning_details);
     json_decref(r->error);
     rein_free(r->finish_reason);
     rein_free(r);
@@ -283,6 +284,8 @@ json_t *rein_model_response_message(const rein_model_response *r)
         bad |= json_object_set_new(m, "server_blocks", json_deep_copy(r->server_blocks));
     if (!bad && r->thinking_blocks)
         bad |= json_object_set_new(m, "thinking_blocks", json_deep_copy(r->thinking_blocks));
+    if (!bad && r->reasoning_details)
+        bad |= json_object_set_new(m, "reasoning_details", json_deep_copy(r->reasoning_details));
     if (bad) {
         json_decref(m);
         return NULL;

@@ -1520,6 +1520,74 @@ static void test_interleaved_thinking_goes_back_in_order(void **state)
     rein_provider_free(p);
 }
 
+/*
+ * OpenRouter (issue 24): reasoning_details stream in pieces that share an index (text, then
+ * the signature), are kept merged, and go back verbatim in the assistant message, as
+ * OpenRouter asks so the model can continue its reasoning after a tool call.
+ */
+#define ORD(items) CHUNK("{\"reasoning\":\"\",\"reasoning_details\":[" items "]}")
+static void test_openrouter_reasoning_details_are_kept(void **state)
+{
+    rein_provider *p = provider_for("openai-compatible", "http://127.0.0.1:9/v1");
+    rein_model_request *req = rein_model_request_new();
+    rein_history *h = rein_history_new();
+    rein_model_response *r;
+    json_t *m, *det, *body, *sent;
+    char *text;
+
+    (void)state;
+    r = decode(REIN_WIRE_OPENAI_SSE,
+               ORD("{\"type\":\"reasoning.text\",\"text\":\"Let me \",\"format\":"
+                   "\"anthropic-claude-v1\",\"index\":0}")
+                   ORD("{\"type\":\"reasoning.text\",\"text\":\"check.\",\"format\":"
+                       "\"anthropic-claude-v1\",\"index\":0}")
+                       ORD("{\"type\":\"reasoning.text\",\"signature\":\"EqMB\",\"format\":"
+                           "\"anthropic-claude-v1\",\"index\":0}")
+                           ORD("{\"type\":\"reasoning.encrypted\",\"data\":\"gAAA\",\"id\":"
+                               "\"rs_1\",\"format\":\"openai-responses-v1\",\"index\":1}")
+                               CALL0("call_1", "get_weather") FINISH("tool_calls"),
+               3, NULL);
+    m = rein_model_response_message(r);
+    det = json_object_get(m, "reasoning_details");
+    assert_int_equal(json_array_size(det), 2);
+    assert_string_equal(rein__json_str(json_array_get(det, 0), "text"), "Let me check.");
+    assert_string_equal(rein__json_str(json_array_get(det, 0), "signature"), "EqMB");
+    assert_string_equal(rein__json_str(json_array_get(det, 0), "format"), "anthropic-claude-v1");
+    assert_string_equal(rein__json_str(json_array_get(det, 1), "data"), "gAAA");
+    assert_string_equal(rein__json_str(json_array_get(det, 1), "id"), "rs_1");
+    assert_rein_ok(rein_history_add_user(h, "weather?"), NULL);
+    assert_rein_ok(rein_history_append(h, m, NULL), NULL);
+    assert_rein_ok(rein_history_add_tool_result(h, "call_1", "get_weather", "sunny", false), NULL);
+    text = body_for(p, req, h);
+    body = rein_json_parse(text, strlen(text), 0, NULL);
+    assert_non_null(body);
+    sent =
+        json_object_get(json_array_get(json_object_get(body, "messages"), 1), "reasoning_details");
+    assert_true(json_equal(sent, det));
+    json_decref(body);
+    rein_free(text);
+    json_decref(m);
+    rein_model_response_free(r);
+
+    /* A whole body keeps them as they came; the history refuses a value that is no array. */
+    r = decode(REIN_WIRE_OPENAI_JSON,
+               "{\"choices\":[{\"index\":0,\"message\":{\"role\":\"assistant\",\"content\":"
+               "\"4\",\"reasoning\":\"2+2\",\"reasoning_details\":[{\"type\":"
+               "\"reasoning.summary\",\"summary\":\"adds\",\"index\":0}]},\"finish_reason\":"
+               "\"stop\"}]}",
+               0, NULL);
+    m = rein_model_response_message(r);
+    det = json_object_get(m, "reasoning_details");
+    assert_string_equal(rein__json_str(json_array_get(det, 0), "summary"), "adds");
+    json_object_set_new(m, "reasoning_details", json_string("x"));
+    assert_int_equal(rein_history_append(h, m, NULL), REIN_EINVAL);
+    json_decref(m);
+    rein_model_response_free(r);
+    rein_history_free(h);
+    rein_model_request_free(req);
+    rein_provider_free(p);
+}
+
 /* ---------------------------------------------------------------------------------------
  * Configuration and capabilities
  */
@@ -1803,6 +1871,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_history_checks_the_neutral_shape),
     cmocka_unit_test(test_response_becomes_the_assistant_message),
     cmocka_unit_test(test_interleaved_thinking_goes_back_in_order),
+    cmocka_unit_test(test_openrouter_reasoning_details_are_kept),
     cmocka_unit_test(test_presets_and_base_urls),
     cmocka_unit_test(test_keys_come_from_the_environment_and_never_show),
     cmocka_unit_test(test_config_refusals_name_the_place),
