@@ -11,6 +11,7 @@
 #include "../tests/support/model_server_check.c"
 #include "../tests/support/model_server_script.c"
 #include "../tests/support/model_server_wire.c"
+#include "../tests/support/model_server_wire2.c"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -74,14 +75,15 @@ static void exercise_reply(enum ms_format f, bool stream, json_t *doc, const cha
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    static const enum ms_format formats[] = {MS_FMT_OPENAI, MS_FMT_ANTHROPIC, MS_FMT_OLLAMA};
+    static const enum ms_format formats[] = {MS_FMT_OPENAI, MS_FMT_ANTHROPIC, MS_FMT_OLLAMA,
+                                             MS_FMT_DASHSCOPE};
     enum ms_format f;
     bool stream;
     json_t *doc;
 
     if (size < 1)
         return 0;
-    f = formats[data[0] % 3];
+    f = formats[data[0] % 4];
     stream = (data[0] >> 2) & 1;
     doc = rein_json_parse((const char *)data + 1, size - 1, 0, NULL);
     exercise_request(f, doc, (const char *)data + 1, size - 1);

@@ -804,11 +804,13 @@ static rein_err anthropic_build_body(rein_provider *p, const rein_model_request 
     return rc ? rein_error_set(err, rc, "encoding the request: %s", rein_strerror(rc)) : REIN_OK;
 }
 
-static rein_err anthropic_headers(const rein_provider *p, struct curl_slist **list)
+static rein_err anthropic_headers(const rein_provider *p, const rein_model_request *req,
+                                  struct curl_slist **list)
 {
     const char *version = p->cfg.anthropic_version ? p->cfg.anthropic_version : "2023-06-01";
     char line[128];
 
+    (void)req;
     snprintf(line, sizeof(line), "anthropic-version: %s", version);
     return rein__header_add(list, line);
 }

@@ -6,7 +6,8 @@
  * usable confidence), overridable per model prefix.
  *
  * Base URLs follow the official SDKs: an OpenAI-style base ends in /v1 and /chat/completions
- * is appended; Anthropic's base is the host and /v1/messages is appended; Ollama's base is
+ * is appended; DashScope's native base ends in /api/v1 and
+ * /services/aigc/text-generation/generation is appended; Anthropic's base is the host and /v1/messages is appended; Ollama's base is
  * the host and /api/chat is appended.
  *
  * The API key is only ever copied between these structs and into one HTTP header; no
@@ -46,6 +47,9 @@
       "LM Studio local server", NULL)                                                              \
     X("openai-compatible", &rein__wire_openai, NULL, NULL, NULL, 0,                                \
       "any OpenAI-compatible server (set the base URL)", NULL)                                     \
+    X("dashscope-native", &rein__wire_dashscope, "https://dashscope.aliyuncs.com/api/v1",          \
+      "DASHSCOPE_API_KEY", NULL, Q_ENABLE_THINKING_OFF_NONSTREAM,                                  \
+      "Alibaba DashScope (Qwen), native text-generation API", NULL)                                \
     X("replay", NULL, NULL, NULL, NULL, 0, "serves a recording made with --record",                \
       rein__replay_setup)                                                                          \
     X("rules", &rein__wire_rules, NULL, NULL, NULL, 0,                                             \
@@ -277,7 +281,7 @@ rein_err rein_provider_config_set_provider(rein_provider_config *cfg, const char
         return rein_error_set(err, REIN_EINVAL,
                               "unknown provider '%s' (one of: openai, anthropic, dashscope, "
                               "ollama, ollama-openai, vllm, llamacpp, lmstudio, "
-                              "openai-compatible, replay, rules)",
+                              "openai-compatible, dashscope-native, replay, rules)",
                               name ? name : "");
     if (cfg->preset == p)
         return REIN_OK; /* the same provider again (file, then environment): keep settings */

@@ -355,8 +355,8 @@ static const char *jsmn_what(int r)
     return r == JSMN_ERROR_PART ? "the JSON is cut short" : "not JSON";
 }
 
-static rein_err openai_payload(struct rein_provider_decoder *d, const char *event, const char *p,
-                               size_t len, rein_error *err)
+rein_err rein__openai_payload(struct rein_provider_decoder *d, const char *event, const char *p,
+                              size_t len, rein_error *err)
 {
     struct jdoc doc;
     size_t n;
@@ -391,8 +391,8 @@ static rein_err openai_payload(struct rein_provider_decoder *d, const char *even
     return REIN_OK;
 }
 
-static rein_err openai_body(struct rein_provider_decoder *d, const char *p, size_t len,
-                            rein_error *err)
+rein_err rein__openai_body(struct rein_provider_decoder *d, const char *p, size_t len,
+                           rein_error *err)
 {
     struct jdoc doc;
     rein_err rc;
@@ -541,7 +541,7 @@ rein_err rein__openai_encode_tools(const rein_provider *p, const rein_model_requ
     return rein_jw_finish(&w);
 }
 
-static void openai_tool_choice(struct rein_jw *w, const char *choice)
+void rein__openai_tool_choice(struct rein_jw *w, const char *choice)
 {
     rein_jw_key(w, "tool_choice");
     if (!strcmp(choice, "auto") || !strcmp(choice, "none") || !strcmp(choice, "required")) {
@@ -585,7 +585,7 @@ static rein_err openai_build_body(rein_provider *p, const rein_model_request *re
         rein_jw_key(&w, "tools");
         rein_jw_raw(&w, req->tools_enc.ptr, req->tools_enc.len);
         if (req->tool_choice)
-            openai_tool_choice(&w, req->tool_choice);
+            rein__openai_tool_choice(&w, req->tool_choice);
         if (req->parallel >= 0) {
             rein_jw_key(&w, "parallel_tool_calls");
             rein_jw_bool(&w, req->parallel > 0);
@@ -627,8 +627,8 @@ const struct rein__wire rein__wire_openai = {
     .formats = {"openai-sse", "openai-json"},
     .alias_formats = {"dashscope-sse", "dashscope-json"}, /* DashScope's native stream too */
     .framing = REIN__FRAMING_SSE,
-    .decode_payload = openai_payload,
-    .decode_body = openai_body,
+    .decode_payload = rein__openai_payload,
+    .decode_body = rein__openai_body,
     .variant = openai_variant,
     .encode_message = openai_encode_message,
     .encode_tools = rein__openai_encode_tools,

@@ -661,7 +661,7 @@ static rein_err build_headers(const struct attempt *at, struct curl_slist **list
     if (!rc)
         rc = rein__header_add(list, "Expect:"); /* no 100-continue round trip */
     if (!rc && p->wire->headers)
-        rc = p->wire->headers(p, list);
+        rc = p->wire->headers(p, at->req, list);
     if (!rc)
         rc = header_auth(p, list);
     return rc;
@@ -848,7 +848,8 @@ static bool status_retryable(long s)
  *   OpenAI: type server_error (a chat completions stream), code server_error or
  *     rate_limit_exceeded (the Responses API's error event and response.failed);
  *   OpenRouter: a numeric code mirroring the HTTP status: 408 timeout, 429 rate limited,
- *     502 the model is down, 503 no provider available (and the usual 500/504/529).
+ *     502 the model is down, 503 no provider available (and the usual 500/504/529);
+ *   DashScope: the codes Throttling… (429) and InternalError… (500).
  * Anything else (invalid_request_error, Groq's tool_use_failed, insufficient_quota, a
  * content filter) would fail the same way again and is not retried.
  */
@@ -872,7 +873,8 @@ static bool error_is_transient(const json_t *e)
         if ((type && strcmp(type, names[i]) == 0) || (scode && strcmp(scode, names[i]) == 0))
             return true;
     }
-    return false;
+    return scode &&
+           (strncmp(scode, "Throttling", 10) == 0 || strncmp(scode, "InternalError", 13) == 0);
 }
 
 static bool any_call(const rein_model_response *r)

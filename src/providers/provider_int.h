@@ -351,8 +351,10 @@ struct rein__wire {
     /* Assembles the whole body from the history's cached pieces and the request. */
     rein_err (*build_body)(rein_provider *p, const rein_model_request *req, rein_history *h,
                            struct rein_buf *body, rein_error *err);
-    /* Adds the wire's protocol headers (the key's header is added from auth); may be NULL. */
-    rein_err (*headers)(const rein_provider *p, struct curl_slist **list);
+    /* Adds the wire's protocol headers for req (the key's header is added from auth); may be
+     * NULL. */
+    rein_err (*headers)(const rein_provider *p, const rein_model_request *req,
+                        struct curl_slist **list);
     /* A backend that does its own sending (rules); NULL for HTTP wires. */
     rein_err (*send)(rein_provider *p, rein_model_request *req, rein_history *h,
                      rein_model_response **out, rein_error *err);
@@ -362,6 +364,7 @@ extern const struct rein__wire rein__wire_openai;
 extern const struct rein__wire rein__wire_anthropic;
 extern const struct rein__wire rein__wire_ollama;
 extern const struct rein__wire rein__wire_rules;
+extern const struct rein__wire rein__wire_dashscope;
 
 /* ---- the wire table (wires.c) ---- */
 /* The wire named name (or its alias), or NULL. */
@@ -434,6 +437,13 @@ uint64_t rein__history_chain(rein_history *h);
 /* The encoder of the OpenAI tool list (openai.c), which Ollama's wire uses too. */
 rein_err rein__openai_encode_tools(const rein_provider *p, const rein_model_request *req,
                                    struct rein_buf *out);
+/* The OpenAI chat completions decoders and tool_choice writer (openai.c), which DashScope's
+ * native wire shares: its messages, tools and replies have the chat completions shapes. */
+rein_err rein__openai_payload(struct rein_provider_decoder *d, const char *event, const char *p,
+                              size_t len, rein_error *err);
+rein_err rein__openai_body(struct rein_provider_decoder *d, const char *p, size_t len,
+                           rein_error *err);
+void rein__openai_tool_choice(struct rein_jw *w, const char *choice);
 /* Adds one header line (copied). */
 rein_err rein__header_add(struct curl_slist **list, const char *line);
 

@@ -15,6 +15,7 @@ static const struct rein__wire *const wires[] = {
     &rein__wire_openai,
     &rein__wire_anthropic,
     &rein__wire_ollama,
+    &rein__wire_dashscope,
 };
 
 const struct rein__wire *rein__wire_find(const char *name)

@@ -1314,10 +1314,9 @@ static void test_unknown_path_and_scripted_custom_path(void **state)
     assert_int_equal(h.status, 404);
     assert_non_null(strstr(h.body.ptr, "Invalid URL (POST /v1/completions)"));
     http_release(&h);
-    script(s, "{\"match\":{\"path\":\"/api/v1/services/aigc/text-generation/generation\"},"
+    script(s, "{\"match\":{\"path\":\"/custom/v1/generate\"},"
               "\"body\":\"{\\\"output\\\":{\\\"text\\\":\\\"native\\\"}}\"}");
-    post(s, "/api/v1/services/aigc/text-generation/generation", "{\"model\":\"qwen\"}",
-         json_headers, &h);
+    post(s, "/custom/v1/generate", "{\"model\":\"qwen\"}", json_headers, &h);
     assert_int_equal(h.status, 200);
     assert_string_equal(h.body.ptr, "{\"output\":{\"text\":\"native\"}}");
     http_release(&h);

@@ -101,6 +101,19 @@ static void fx_provider(struct fx *f, const char *preset)
         fail_msg("provider: %s", f->err.msg);
 }
 
+/* Makes the provider for DashScope's native API, whose base URL ends in /api/v1. */
+static void fx_dashscope_native(struct fx *f)
+{
+    char base[128];
+
+    snprintf(base, sizeof(base), "%s/api/v1", ms_url(f->ms));
+    assert_rein_ok(rein_provider_config_set(f->cfg, "provider", "dashscope-native", NULL), NULL);
+    assert_rein_ok(rein_provider_config_set_base_url(f->cfg, base), NULL);
+    f->p = rein_provider_new(f->cfg, &f->err);
+    if (!f->p)
+        fail_msg("provider: %s", f->err.msg);
+}
+
 static void fx_stop(struct fx *f)
 {
     rein_model_response_free(f->resp);
@@ -193,6 +206,117 @@ static void test_openai_stream_over_http(void **state)
     r = ms_request(f.ms, 1);
     /* The raw argument string went back byte for byte. */
     assert_non_null(strstr(r->body, "\"arguments\":\"{\\\"city\\\": \\\"Oslo\\\"}\""));
+    fx_stop(&f);
+}
+
+/*
+ * Issue 24: DashScope's native API (not its compatible mode) parsed from a live stream: the
+ * request in its shape (input.messages, parameters, X-DashScope-SSE), parallel calls whose
+ * arguments arrive in pieces with Chinese text, cumulative usage, then the tool results
+ * answered in a second turn, a body that is not streamed, and its errors.
+ */
+static void test_dashscope_native_over_http(void **state)
+{
+    struct fx f;
+    const struct ms_request *r;
+    const json_t *params;
+
+    (void)state;
+    fx_start(&f);
+    fx_dashscope_native(&f);
+    add_weather_tool(&f);
+    fx_script(&f, "{\"tool_calls\": [{\"id\": \"call_a\", \"name\": \"get_weather\", "
+                  "\"arguments\": [\"{\\\"city\\\": \\\"\", \"浙江省杭州市\\\"}\"]}, "
+                  "{\"id\": \"call_b\", \"name\": \"get_weather\", \"arguments\": "
+                  "[\"{\\\"city\\\":\", \" \\\"上海市\\\"}\"]}], \"usage\": "
+                  "{\"input_tokens\": 250, \"output_tokens\": 37}}");
+    assert_rein_ok(rein_history_add_user(f.h, "杭州和上海现在的天气如何？"), NULL);
+    assert_rein_ok(fx_send(&f), &f.err);
+    assert_int_equal(rein_model_response_call_count(f.resp), 2);
+    assert_string_equal(rein_model_call_id(rein_model_response_call(f.resp, 0)), "call_a");
+    assert_string_equal(rein_model_call_raw_arguments(rein_model_response_call(f.resp, 0)),
+                        "{\"city\": \"浙江省杭州市\"}");
+    assert_string_equal(rein_model_call_raw_arguments(rein_model_response_call(f.resp, 1)),
+                        "{\"city\": \"上海市\"}");
+    assert_int_equal(rein_model_call_status(rein_model_response_call(f.resp, 1)),
+                     REIN_MODEL_CALL_OK);
+    assert_int_equal(rein_model_response_input_tokens(f.resp), 250);
+    assert_int_equal(rein_model_response_output_tokens(f.resp), 37);
+    assert_int_equal(rein_model_response_finish(f.resp), REIN_FINISH_TOOL_CALLS);
+    assert_int_equal(f.ev.starts, 2);
+    r = ms_request(f.ms, 0);
+    assert_string_equal(r->path, "/api/v1/services/aigc/text-generation/generation");
+    assert_string_equal(ms_request_header(r, "x-dashscope-sse"), "enable");
+    assert_true(r->stream);
+    params = json_object_get(r->json, "parameters");
+    assert_string_equal(json_string_value(json_object_get(params, "result_format")), "message");
+    assert_true(json_is_true(json_object_get(params, "incremental_output")));
+    assert_int_equal(json_array_size(json_object_get(params, "tools")), 1);
+    assert_null(json_object_get(r->json, "messages"));
+
+    /* The second turn carries both results; the server checks each call has its answer. */
+    assert_rein_ok(rein_history_add_response(f.h, f.resp), NULL);
+    assert_rein_ok(rein_history_add_tool_result(f.h, "call_a", "get_weather", "晴", false), NULL);
+    assert_rein_ok(rein_history_add_tool_result(f.h, "call_b", "get_weather", "雨", false), NULL);
+    fx_script(&f, "{\"match\": {\"tool_result_contains\": \"雨\"}, \"text\": "
+                  "[\"杭州晴，\", \"上海雨。\"]}");
+    assert_rein_ok(fx_send(&f), &f.err);
+    assert_string_equal(rein_model_response_text(f.resp), "杭州晴，上海雨。");
+    assert_string_equal(f.ev.text.ptr, "杭州晴，上海雨。");
+
+    /* Not streamed: one body, no SSE header, thinking off for Qwen3 as DashScope wants. */
+    rein_model_request_set_stream(f.req, false);
+    fx_script(&f, "{\"text\": \"plain\"}");
+    assert_rein_ok(fx_send(&f), &f.err);
+    assert_string_equal(rein_model_response_text(f.resp), "plain");
+    r = ms_request(f.ms, 2);
+    assert_false(r->stream);
+    assert_null(ms_request_header(r, "x-dashscope-sse"));
+    params = json_object_get(r->json, "parameters");
+    assert_true(json_is_false(json_object_get(params, "enable_thinking")));
+
+    /* A wrong key: DashScope's 401 body, its code and message kept. */
+    ms_set_api_key(f.ms, "sk-other");
+    fx_script(&f, "{\"text\": \"never\"}");
+    assert_int_equal(fx_send(&f), REIN_EHTTP);
+    assert_int_equal(f.err.detail, 401);
+    assert_string_equal(
+        json_string_value(json_object_get(rein_model_response_error(f.resp), "code")),
+        "InvalidApiKey");
+    fx_stop(&f);
+}
+
+/* DashScope's faults: a stream split into small pieces, an in-stream error event, a cut
+ * stream retried, and 429 with Retry-After. */
+static void test_dashscope_native_faults(void **state)
+{
+    struct fx f;
+
+    (void)state;
+    fx_start(&f);
+    fx_dashscope_native(&f);
+    fx_script(&f, "[{\"text\": [\"通义\", \"千问\"], \"times\": 1, \"fault\": "
+                  "{\"chunk_bytes\": 3}}, {\"times\": 1, \"status\": 429, \"headers\": "
+                  "{\"Retry-After\": \"0\"}}, {\"text\": \"after 429\", \"times\": 1}, "
+                  "{\"text\": [\"a\", \"b\", \"c\"], \"times\": 1, \"fault\": "
+                  "{\"error_after_events\": 1, \"error_event\": {\"code\": "
+                  "\"InvalidParameter\", \"message\": \"bad input\"}}}, "
+                  "{\"text\": [\"a\", \"b\"], \"times\": 1, \"fault\": "
+                  "{\"cut_after_events\": 1}}, {\"text\": \"whole\", \"times\": 1}]");
+    assert_rein_ok(rein_history_add_user(f.h, "hi"), NULL);
+    assert_rein_ok(fx_send(&f), &f.err);
+    assert_string_equal(rein_model_response_text(f.resp), "通义千问");
+    assert_rein_ok(fx_send(&f), &f.err);
+    assert_string_equal(rein_model_response_text(f.resp), "after 429");
+    assert_int_equal(f.ev.retries, 1);
+    assert_int_equal(fx_send(&f), REIN_EPROVIDER);
+    assert_string_equal(rein_model_response_text(f.resp), "a");
+    assert_string_equal(
+        json_string_value(json_object_get(rein_model_response_error(f.resp), "code")),
+        "InvalidParameter");
+    assert_rein_ok(fx_send(&f), &f.err);
+    assert_string_equal(rein_model_response_text(f.resp), "whole");
+    assert_int_equal(ms_request_count(f.ms), 6);
     fx_stop(&f);
 }
 
@@ -462,6 +586,11 @@ static void test_transient_in_stream_errors_are_retried(void **state)
         {"anthropic",
          "{\"error_after_events\": 3, \"error_event\": {\"type\": \"invalid_request_error\"}}",
          false},
+        {"dashscope-native",
+         "{\"error_after_events\": 1, \"error_event\": {\"code\": \"InternalError.Algo\"}}", true},
+        {"dashscope-native",
+         "{\"error_after_events\": 1, \"error_event\": {\"code\": \"Throttling.RateQuota\"}}",
+         true},
     };
 
     (void)state;
@@ -469,7 +598,10 @@ static void test_transient_in_stream_errors_are_retried(void **state)
         struct fx f;
         char script[512];
         fx_start(&f);
-        fx_provider(&f, cases[i].preset);
+        if (strcmp(cases[i].preset, "dashscope-native") == 0)
+            fx_dashscope_native(&f);
+        else
+            fx_provider(&f, cases[i].preset);
         snprintf(script, sizeof(script),
                  "[{\"text\": [\"par\", \"tial\"], \"times\": 1, \"fault\": %s}, "
                  "{\"text\": \"whole answer\"}]",
@@ -1112,6 +1244,8 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_client_errors_are_not_retried),
     cmocka_unit_test(test_overloaded_error_in_stream_is_retried),
     cmocka_unit_test(test_transient_in_stream_errors_are_retried),
+    cmocka_unit_test(test_dashscope_native_over_http),
+    cmocka_unit_test(test_dashscope_native_faults),
     cmocka_unit_test(test_openrouter_in_stream_errors_by_numeric_code),
     cmocka_unit_test(test_connect_to_a_closed_port_fails_clearly),
     cmocka_unit_test(test_first_byte_timeout),

@@ -754,6 +754,8 @@ static void add_common_headers(struct MHD_Response *resp, enum ms_format f, cons
         add_header(resp, "request-id", rid);
     else if (f == MS_FMT_OPENAI)
         add_header(resp, "x-request-id", rid);
+    else if (f == MS_FMT_DASHSCOPE)
+        add_header(resp, "x-dashscope-call-gateway", "true");
     if (st->body.chunked)
         add_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache");
     json_object_foreach((json_t *)extra, key, v)
@@ -963,10 +965,15 @@ static struct record *record_new(struct MHD_Connection *conn, const char *method
     return rec;
 }
 
-static bool wants_stream(enum ms_format f, const json_t *body)
+static bool wants_stream(enum ms_format f, const json_t *body, const json_t *headers)
 {
     const json_t *v = json_object_get(body, "stream");
 
+    if (f == MS_FMT_DASHSCOPE) {
+        /* DashScope streams when asked by header, as its SDKs do. */
+        const char *sse = json_string_value(json_object_get(headers, "x-dashscope-sse"));
+        return sse && strcmp(sse, "enable") == 0;
+    }
     if (f == MS_FMT_OLLAMA)
         return !json_is_false(v);
     return json_is_true(v);
@@ -1100,7 +1107,7 @@ static enum MHD_Result answer_model(ms_server *s, struct MHD_Connection *conn, c
     rein_error_clear(&perr);
     q.json = rein_json_parse(q.body, q.body_len, 0, &perr);
     q.parse_error = perr.msg;
-    q.stream = wants_stream(q.format, q.json);
+    q.stream = wants_stream(q.format, q.json, q.headers);
     decide(s, rec, &q, &o);
     if (o.pick)
         ret = serve_reply(s, &q, o.pick);

@@ -59,6 +59,7 @@ static bool fail(struct ms_verdict *v, int status, const char *type, const char 
     fail((v), 400, "invalid_request_error", (code), (param), __VA_ARGS__)
 #define AN_FAIL(v, ...) fail((v), 400, "invalid_request_error", NULL, NULL, __VA_ARGS__)
 #define OL_FAIL(v, ...) fail((v), 400, "", NULL, NULL, __VA_ARGS__)
+#define DS_FAIL(v, ...) fail((v), 400, "", "InvalidParameter", NULL, __VA_ARGS__)
 
 static const char *oa_type(const json_t *v)
 {
@@ -718,6 +719,60 @@ static bool ol_check_body(const json_t *body, struct ms_verdict *v)
     return true;
 }
 
+/* ---- DashScope's native API ---------------------------------------------------------- */
+
+const json_t *ms__messages_of(const json_t *req)
+{
+    const json_t *m = json_object_get(req, "messages");
+
+    return m ? m : json_object_get(json_object_get(req, "input"), "messages");
+}
+
+const json_t *ms__tools_of(const json_t *req)
+{
+    const json_t *t = json_object_get(req, "tools");
+
+    return t ? t : json_object_get(json_object_get(req, "parameters"), "tools");
+}
+
+/* A chat completions refusal in DashScope's words: its message, code InvalidParameter. */
+static bool ds_reword(struct ms_verdict *v)
+{
+    v->status = 400;
+    v->type[0] = '\0';
+    snprintf(v->code, sizeof(v->code), "%s", "InvalidParameter");
+    return false;
+}
+
+/* {model, input: {messages}, parameters: {result_format, incremental_output, tools, ...}}:
+ * the messages and tools have the chat completions shapes, checked as such. */
+static bool ds_check_body(const json_t *body, struct ms_verdict *v)
+{
+    const json_t *msgs = json_object_get(json_object_get(body, "input"), "messages");
+    const json_t *params = json_object_get(body, "parameters");
+    const char *format = str_of(params, "result_format");
+    size_t i;
+    json_t *m;
+
+    if (!json_is_string(json_object_get(body, "model")))
+        return DS_FAIL(v, "Model not exist.");
+    if (!json_is_array(msgs) || json_array_size(msgs) == 0)
+        return DS_FAIL(v, "Role must be user or assistant and Content length must be greater "
+                          "than 0");
+    if (params && !json_is_object(params))
+        return DS_FAIL(v, "parameters must be an object");
+    json_array_foreach(msgs, i, m)
+    {
+        if (!oa_check_message(m, i, v))
+            return ds_reword(v);
+    }
+    if (!oa_check_history(msgs, v) || !oa_check_tools(json_object_get(params, "tools"), v))
+        return ds_reword(v);
+    if (json_object_get(params, "tools") && (!format || strcmp(format, "message") != 0))
+        return DS_FAIL(v, "tools require parameters.result_format \"message\"");
+    return true;
+}
+
 /* ---- entry --------------------------------------------------------------------------- */
 
 static const char *header(json_t *headers, const char *name)
@@ -730,7 +785,10 @@ static bool check_auth(enum ms_format f, json_t *headers, const char *key, struc
     const char *auth = header(headers, "authorization");
     const char *xkey = header(headers, "x-api-key");
 
-    if (f == MS_FMT_OPENAI) {
+    if (f == MS_FMT_DASHSCOPE) {
+        if (!auth || strncmp(auth, "Bearer ", 7) != 0 || strcmp(auth + 7, key) != 0)
+            return fail(v, 401, "", "InvalidApiKey", NULL, "Invalid API-key provided.");
+    } else if (f == MS_FMT_OPENAI) {
         if (!auth || strncmp(auth, "Bearer ", 7) != 0)
             return fail(v, 401, "invalid_request_error", NULL, NULL,
                         "You didn't provide an API key. You need to provide your API key in an "
@@ -807,6 +865,8 @@ bool ms__check_request(enum ms_format f, json_t *headers, const char *api_key, b
         return an_check_body(body, v);
     if (f == MS_FMT_OLLAMA)
         return ol_check_body(body, v);
+    if (f == MS_FMT_DASHSCOPE)
+        return ds_check_body(body, v);
     return oa_check_body(body, v);
 }
 
@@ -853,7 +913,7 @@ static bool an_has_results(const json_t *m)
 
 static const json_t *last_message(json_t *req)
 {
-    const json_t *msgs = json_object_get(req, "messages");
+    const json_t *msgs = ms__messages_of(req);
     size_t n = json_array_size(msgs);
 
     return n ? json_array_get(msgs, n - 1) : NULL;
@@ -895,7 +955,7 @@ static bool text_contains(json_t *content, const char *needle)
 
 bool ms__tool_result_contains(enum ms_format f, json_t *req, const char *needle)
 {
-    const json_t *msgs = json_object_get(req, "messages");
+    const json_t *msgs = ms__messages_of(req);
     size_t n = json_array_size(msgs), i;
     json_t *blk;
 
@@ -924,7 +984,7 @@ bool ms__tools_include(enum ms_format f, json_t *req, const char *name)
     size_t i;
     json_t *t;
 
-    json_array_foreach(json_object_get(req, "tools"), i, t)
+    json_array_foreach(ms__tools_of(req), i, t)
     {
         const char *n = f == MS_FMT_ANTHROPIC ? str_of(t, "name")
                                               : str_of(json_object_get(t, "function"), "name");

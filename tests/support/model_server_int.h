@@ -19,6 +19,7 @@ enum ms_format {
     MS_FMT_OPENAI,
     MS_FMT_ANTHROPIC,
     MS_FMT_OLLAMA,
+    MS_FMT_DASHSCOPE, /* DashScope's native text-generation API */
     MS_FMT_UNKNOWN,
 };
 
@@ -120,6 +121,58 @@ struct ms_ctx {
     bool include_usage; /* OpenAI stream_options.include_usage */
 };
 
+/* ---- a reply's content, gathered once (model_server_wire.c) and rendered per format ---- */
+
+/* A text member split into the deltas a stream sends: borrowed slices of the spec's strings. */
+struct parts {
+    struct slice {
+        const char *p;
+        size_t n;
+    } * v;
+    size_t n;
+    size_t total;
+};
+
+struct call {
+    char id[REIN_ID_MAX];
+    const char *name;
+    struct parts args;
+    char *joined; /* the whole argument string */
+};
+
+struct content {
+    const struct ms_reply *r;
+    const struct ms_ctx *c;
+    enum ms_format f;
+    char id[REIN_ID_MAX];
+    const char *model;
+    int64_t created;
+    struct parts text, reasoning, refusal;
+    bool has_text, has_reasoning, has_refusal;
+    const char *signature;
+    char sigbuf[REIN_ID_MAX];
+    json_t *redacted; /* borrowed array or NULL */
+    struct call *calls;
+    size_t ncalls;
+    const char *finish;
+    int64_t in_tokens, out_tokens, reasoning_tokens, cached_tokens;
+};
+
+/* Gathers the reply's content for the request in c; release with ms__content_release. */
+rein_err ms__gather(struct content *k, const struct ms_reply *r, const struct ms_ctx *c);
+void ms__content_release(struct content *k);
+/* The concatenated text of a parts list, as a new string. */
+char *ms__parts_join(const struct parts *p);
+/* Writes the parts joined, as one JSON string. */
+void ms__jw_parts(struct rein_jw *w, const struct parts *p);
+const char *ms__str_member(const json_t *o, const char *key);
+/* The finish reason given (any format's word for it) in format f's words. */
+const char *ms__finish_for(enum ms_format f, const char *given);
+/* One event of a body: starts the writer on b after prefix; ends it with suffix and marks the
+ * event's end. */
+void ms__ev_begin(struct ms_body *b, struct rein_jw *w, const char *prefix);
+rein_err ms__ev_end(struct ms_body *b, struct rein_jw *w, const char *suffix);
+
 /* Renders a successful reply (status < 400) into out (initialised by the caller). */
 rein_err ms__render_reply(const struct ms_reply *r, const struct ms_ctx *c, struct ms_body *out);
 
@@ -135,6 +188,11 @@ struct ms_error_info {
 rein_err ms__render_error(enum ms_format f, const struct ms_error_info *e, struct ms_body *out);
 /* Appends one in-stream error event of format f (error_event may be NULL: defaults). */
 rein_err ms__render_stream_error(enum ms_format f, const json_t *error_event, struct ms_body *out);
+
+/* The formats added later (model_server_wire2.c), called by the entry points above. */
+rein_err ms__ds_stream(struct ms_body *b, const struct content *k);
+rein_err ms__ds_json(struct ms_body *b, const struct content *k);
+rein_err ms__ds_error(const struct ms_error_info *e, struct ms_body *out, bool event);
 /* Fills the default type (and for some statuses, code and message) for a status. */
 void ms__error_defaults(enum ms_format f, struct ms_error_info *e);
 
@@ -161,6 +219,10 @@ char *ms__last_text(enum ms_format f, json_t *req);
 /* True when a tool result answering the latest assistant turn contains needle. */
 bool ms__tool_result_contains(enum ms_format f, json_t *req, const char *needle);
 bool ms__tools_include(enum ms_format f, json_t *req, const char *name);
+/* The request's chat messages and tools, wherever its format keeps them (DashScope's native
+ * API: input.messages and parameters.tools). Borrowed; NULL when absent. */
+const json_t *ms__messages_of(const json_t *req);
+const json_t *ms__tools_of(const json_t *req);
 /* Appends the text of a content value (string, or array of text/tool_result blocks). */
 rein_err ms__content_text(json_t *content, struct rein_buf *out);
 

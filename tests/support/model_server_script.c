@@ -22,6 +22,8 @@ const char *ms__format_name(enum ms_format f)
         return "anthropic";
     case MS_FMT_OLLAMA:
         return "ollama";
+    case MS_FMT_DASHSCOPE:
+        return "dashscope";
     case MS_FMT_AUTO:
         return "auto";
     default:
@@ -32,7 +34,7 @@ const char *ms__format_name(enum ms_format f)
 enum ms_format ms__format_parse(const char *name)
 {
     static const enum ms_format all[] = {MS_FMT_AUTO, MS_FMT_OPENAI, MS_FMT_ANTHROPIC,
-                                         MS_FMT_OLLAMA};
+                                         MS_FMT_OLLAMA, MS_FMT_DASHSCOPE};
 
     for (size_t i = 0; name && i < REIN_ARRAY_SIZE(all); i++) {
         if (strcmp(name, ms__format_name(all[i])) == 0)
@@ -56,6 +58,8 @@ enum ms_format ms__format_of_path(const char *path)
         return MS_FMT_ANTHROPIC;
     if (strcmp(path, "/api/chat") == 0)
         return MS_FMT_OLLAMA;
+    if (ends_with(path, "/services/aigc/text-generation/generation"))
+        return MS_FMT_DASHSCOPE;
     return MS_FMT_UNKNOWN;
 }
 

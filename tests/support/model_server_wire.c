@@ -10,7 +10,8 @@
  * content_block_start/ping/content_block_delta/content_block_stop per block, message_delta
  * with stop_reason and usage, message_stop. Ollama /api/chat: one object, or NDJSON lines
  * ending with a `done: true` line; tool arguments are objects and calls have no id.
- * Field sets and order follow the recordings in shared/fixtures (SOURCES.md).
+ * Field sets and order follow the recordings in shared/fixtures (SOURCES.md). Formats added
+ * later are rendered in model_server_wire2.c from the same gathered content.
  *
  * Every piece of JSON is written with rein's JSON writer, so strings are escaped exactly
  * once and the raw argument strings a test scripts reach the client byte for byte.
@@ -165,16 +166,6 @@ rein_err ms__body_wrap_lines(struct ms_body *b, const char *text, size_t len, en
 
 /* ---- pieces of text ------------------------------------------------------------------ */
 
-/* A text member split into the deltas a stream sends: borrowed slices of the spec's strings. */
-struct parts {
-    struct slice {
-        const char *p;
-        size_t n;
-    } * v;
-    size_t n;
-    size_t total;
-};
-
 static void parts_release(struct parts *p)
 {
     rein_free(p->v);
@@ -235,7 +226,7 @@ static rein_err parts_of(const json_t *v, long size, struct parts *out)
 }
 
 /* The concatenated text of a parts list, as a new string. */
-static char *parts_join(const struct parts *p)
+char *ms__parts_join(const struct parts *p)
 {
     char *s = rein_malloc(p->total + 1);
     size_t i, at = 0;
@@ -252,32 +243,7 @@ static char *parts_join(const struct parts *p)
 
 /* ---- the reply's content, gathered once --------------------------------------------- */
 
-struct call {
-    char id[REIN_ID_MAX];
-    const char *name;
-    struct parts args;
-    char *joined; /* the whole argument string */
-};
-
-struct content {
-    const struct ms_reply *r;
-    const struct ms_ctx *c;
-    enum ms_format f;
-    char id[REIN_ID_MAX];
-    const char *model;
-    int64_t created;
-    struct parts text, reasoning, refusal;
-    bool has_text, has_reasoning, has_refusal;
-    const char *signature;
-    char sigbuf[REIN_ID_MAX];
-    json_t *redacted; /* borrowed array or NULL */
-    struct call *calls;
-    size_t ncalls;
-    const char *finish;
-    int64_t in_tokens, out_tokens, reasoning_tokens, cached_tokens;
-};
-
-static const char *str_member(const json_t *o, const char *key)
+const char *ms__str_member(const json_t *o, const char *key)
 {
     return json_string_value(json_object_get(o, key));
 }
@@ -290,7 +256,7 @@ static const char *const finish_map[][3] = {
     {"content_filter", "refusal", "stop"},
 };
 
-static const char *finish_for(enum ms_format f, const char *given)
+const char *ms__finish_for(enum ms_format f, const char *given)
 {
     int col = f == MS_FMT_ANTHROPIC ? 1 : f == MS_FMT_OLLAMA ? 2 : 0;
 
@@ -335,27 +301,27 @@ static rein_err gather_calls(struct content *k)
     json_array_foreach(calls, i, call)
     {
         struct call *c = &k->calls[i];
-        const char *id = str_member(call, "id");
+        const char *id = ms__str_member(call, "id");
         rein_err rc;
 
         if (id)
             snprintf(c->id, sizeof(c->id), "%s", id);
         else
             rein_id_new(prefix_for_call(k->f), c->id);
-        c->name = str_member(call, "name");
+        c->name = ms__str_member(call, "name");
         if (!c->name)
             c->name = "";
         rc = parts_of(json_object_get(call, "arguments"), k->r->delta_bytes, &c->args);
         if (rc)
             return rc;
-        c->joined = parts_join(&c->args);
+        c->joined = ms__parts_join(&c->args);
         if (!c->joined)
             return REIN_ENOMEM;
     }
     return REIN_OK;
 }
 
-static void content_release(struct content *k)
+void ms__content_release(struct content *k)
 {
     parts_release(&k->text);
     parts_release(&k->reasoning);
@@ -381,11 +347,11 @@ static void gather_usage(struct content *k)
     k->cached_tokens = usage_member(usage, "cached_tokens", 0);
 }
 
-static rein_err gather(struct content *k, const struct ms_reply *r, const struct ms_ctx *c)
+rein_err ms__gather(struct content *k, const struct ms_reply *r, const struct ms_ctx *c)
 {
     const json_t *spec = r->spec;
-    const char *finish = str_member(spec, "finish_reason");
-    const char *id = str_member(spec, "id");
+    const char *finish = ms__str_member(spec, "finish_reason");
+    const char *id = ms__str_member(spec, "id");
     rein_err rc;
 
     memset(k, 0, sizeof(*k));
@@ -393,9 +359,9 @@ static rein_err gather(struct content *k, const struct ms_reply *r, const struct
     k->c = c;
     k->f = c->format;
     k->created = (int64_t)time(NULL);
-    k->model = str_member(spec, "model");
+    k->model = ms__str_member(spec, "model");
     if (!k->model)
-        k->model = str_member(c->req, "model");
+        k->model = ms__str_member(c->req, "model");
     if (!k->model)
         k->model = "rein-test-model";
     if (id)
@@ -414,7 +380,7 @@ static rein_err gather(struct content *k, const struct ms_reply *r, const struct
         rc = gather_calls(k);
     if (rc)
         return rc;
-    k->signature = str_member(spec, "signature");
+    k->signature = ms__str_member(spec, "signature");
     if (!k->signature) {
         rein_id_new("Eq", k->sigbuf);
         k->signature = k->sigbuf;
@@ -424,21 +390,21 @@ static rein_err gather(struct content *k, const struct ms_reply *r, const struct
         finish = k->ncalls                                      ? "tool_calls"
                  : (k->has_refusal && k->f == MS_FMT_ANTHROPIC) ? "content_filter"
                                                                 : "stop";
-    k->finish = finish_for(k->f, finish);
+    k->finish = ms__finish_for(k->f, finish);
     gather_usage(k);
     return REIN_OK;
 }
 
 /* ---- event helpers ------------------------------------------------------------------- */
 
-static void ev_begin(struct ms_body *b, struct rein_jw *w, const char *prefix)
+void ms__ev_begin(struct ms_body *b, struct rein_jw *w, const char *prefix)
 {
     rein_jw_init(w, &b->buf);
     if (prefix && !w->err)
         w->err = rein_buf_adds(&b->buf, prefix);
 }
 
-static rein_err ev_end(struct ms_body *b, struct rein_jw *w, const char *suffix)
+rein_err ms__ev_end(struct ms_body *b, struct rein_jw *w, const char *suffix)
 {
     rein_err rc = rein_jw_finish(w);
 
@@ -513,7 +479,7 @@ static void oa_head(struct rein_jw *w, const struct content *k, const char *obje
 /* Opens a chunk up to the delta's value: the caller writes the delta object next. */
 static void oa_chunk_begin(struct ms_body *b, struct rein_jw *w, const struct content *k)
 {
-    ev_begin(b, w, "data: ");
+    ms__ev_begin(b, w, "data: ");
     oa_head(w, k, "chat.completion.chunk");
     rein_jw_key(w, "choices");
     rein_jw_arr_begin(w);
@@ -537,7 +503,7 @@ static rein_err oa_chunk_end(struct ms_body *b, struct rein_jw *w, const struct 
         rein_jw_null(w);
     }
     rein_jw_obj_end(w);
-    return ev_end(b, w, "\n\n");
+    return ms__ev_end(b, w, "\n\n");
 }
 
 /* One chunk whose delta is {key: piece}. */
@@ -650,7 +616,7 @@ static rein_err oa_stream(struct ms_body *b, const struct content *k)
     rein_jw_obj_end(&w);
     rc = oa_chunk_end(b, &w, k, k->finish);
     if (!rc && k->c->include_usage) {
-        ev_begin(b, &w, "data: ");
+        ms__ev_begin(b, &w, "data: ");
         oa_head(&w, k, "chat.completion.chunk");
         rein_jw_key(&w, "choices");
         rein_jw_arr_begin(&w);
@@ -658,7 +624,7 @@ static rein_err oa_stream(struct ms_body *b, const struct content *k)
         rein_jw_key(&w, "usage");
         oa_usage(&w, k);
         rein_jw_obj_end(&w);
-        rc = ev_end(b, &w, "\n\n");
+        rc = ms__ev_end(b, &w, "\n\n");
     }
     if (!rc)
         rc = rein_buf_adds(&b->buf, "data: [DONE]\n\n");
@@ -667,9 +633,9 @@ static rein_err oa_stream(struct ms_body *b, const struct content *k)
     return rc;
 }
 
-static void jw_parts(struct rein_jw *w, const struct parts *p)
+void ms__jw_parts(struct rein_jw *w, const struct parts *p)
 {
-    char *s = parts_join(p);
+    char *s = ms__parts_join(p);
 
     if (!s) {
         w->err = REIN_ENOMEM;
@@ -683,7 +649,7 @@ static rein_err oa_json(struct ms_body *b, const struct content *k)
 {
     struct rein_jw w;
 
-    ev_begin(b, &w, NULL);
+    ms__ev_begin(b, &w, NULL);
     oa_head(&w, k, "chat.completion");
     rein_jw_key(&w, "choices");
     rein_jw_arr_begin(&w);
@@ -696,19 +662,19 @@ static rein_err oa_json(struct ms_body *b, const struct content *k)
     rein_jw_str(&w, "assistant");
     rein_jw_key(&w, "content");
     if (k->has_text)
-        jw_parts(&w, &k->text);
+        ms__jw_parts(&w, &k->text);
     else if (k->ncalls || k->has_refusal)
         rein_jw_null(&w);
     else
         rein_jw_str(&w, "");
     rein_jw_key(&w, "refusal");
     if (k->has_refusal)
-        jw_parts(&w, &k->refusal);
+        ms__jw_parts(&w, &k->refusal);
     else
         rein_jw_null(&w);
     if (k->has_reasoning) {
         rein_jw_key(&w, "reasoning_content");
-        jw_parts(&w, &k->reasoning);
+        ms__jw_parts(&w, &k->reasoning);
     }
     if (k->ncalls) {
         rein_jw_key(&w, "tool_calls");
@@ -745,14 +711,14 @@ static rein_err oa_json(struct ms_body *b, const struct content *k)
     rein_jw_key(&w, "service_tier");
     rein_jw_str(&w, "default");
     rein_jw_obj_end(&w);
-    return ev_end(b, &w, "");
+    return ms__ev_end(b, &w, "");
 }
 
 /* ---- Anthropic ----------------------------------------------------------------------- */
 
 static void an_event_begin(struct ms_body *b, struct rein_jw *w, const char *event)
 {
-    ev_begin(b, w, "event: ");
+    ms__ev_begin(b, w, "event: ");
     if (!w->err)
         w->err = rein_buf_addf(&b->buf, "%s\ndata: ", event);
     rein_jw_obj_begin(w);
@@ -763,7 +729,7 @@ static void an_event_begin(struct ms_body *b, struct rein_jw *w, const char *eve
 static rein_err an_event_end(struct ms_body *b, struct rein_jw *w)
 {
     rein_jw_obj_end(w);
-    return ev_end(b, w, "\n\n");
+    return ms__ev_end(b, w, "\n\n");
 }
 
 static void an_usage(struct rein_jw *w, const struct content *k, int64_t out_tokens)
@@ -986,9 +952,9 @@ static void an_text_block(struct rein_jw *w, const struct content *k)
     rein_jw_str(w, "text");
     rein_jw_key(w, "text");
     if (k->has_text) {
-        jw_parts(w, &k->text);
+        ms__jw_parts(w, &k->text);
     } else {
-        jw_parts(w, &k->refusal);
+        ms__jw_parts(w, &k->refusal);
     }
     rein_jw_obj_end(w);
 }
@@ -999,7 +965,7 @@ static rein_err an_json(struct ms_body *b, const struct content *k)
     size_t i;
     json_t *item;
 
-    ev_begin(b, &w, NULL);
+    ms__ev_begin(b, &w, NULL);
     rein_jw_obj_begin(&w);
     an_message_head(&w, k);
     rein_jw_key(&w, "content");
@@ -1018,7 +984,7 @@ static rein_err an_json(struct ms_body *b, const struct content *k)
         rein_jw_key(&w, "type");
         rein_jw_str(&w, "thinking");
         rein_jw_key(&w, "thinking");
-        jw_parts(&w, &k->reasoning);
+        ms__jw_parts(&w, &k->reasoning);
         rein_jw_key(&w, "signature");
         rein_jw_str(&w, k->signature);
         rein_jw_obj_end(&w);
@@ -1045,7 +1011,7 @@ static rein_err an_json(struct ms_body *b, const struct content *k)
     rein_jw_key(&w, "usage");
     an_usage(&w, k, k->out_tokens);
     rein_jw_obj_end(&w);
-    return ev_end(b, &w, "");
+    return ms__ev_end(b, &w, "");
 }
 
 /* ---- Ollama -------------------------------------------------------------------------- */
@@ -1106,7 +1072,7 @@ static rein_err ol_line(struct ms_body *b, const struct content *k, const char *
 {
     struct rein_jw w;
 
-    ev_begin(b, &w, NULL);
+    ms__ev_begin(b, &w, NULL);
     ol_head(&w, k);
     rein_jw_key(&w, "message");
     rein_jw_obj_begin(&w);
@@ -1127,7 +1093,7 @@ static rein_err ol_line(struct ms_body *b, const struct content *k, const char *
     rein_jw_key(&w, "done");
     rein_jw_bool(&w, false);
     rein_jw_obj_end(&w);
-    return ev_end(b, &w, "\n");
+    return ms__ev_end(b, &w, "\n");
 }
 
 static rein_err ol_stream(struct ms_body *b, const struct content *k)
@@ -1149,7 +1115,7 @@ static rein_err ol_stream(struct ms_body *b, const struct content *k)
         rc = ol_line(b, k, "tool_calls", &none);
     if (rc)
         return rc;
-    ev_begin(b, &w, NULL);
+    ms__ev_begin(b, &w, NULL);
     ol_head(&w, k);
     rein_jw_key(&w, "message");
     rein_jw_obj_begin(&w);
@@ -1159,14 +1125,14 @@ static rein_err ol_stream(struct ms_body *b, const struct content *k)
     rein_jw_str(&w, "");
     rein_jw_obj_end(&w);
     ol_tail(&w, k);
-    return ev_end(b, &w, "\n");
+    return ms__ev_end(b, &w, "\n");
 }
 
 static rein_err ol_json(struct ms_body *b, const struct content *k)
 {
     struct rein_jw w;
 
-    ev_begin(b, &w, NULL);
+    ms__ev_begin(b, &w, NULL);
     ol_head(&w, k);
     rein_jw_key(&w, "message");
     rein_jw_obj_begin(&w);
@@ -1174,20 +1140,20 @@ static rein_err ol_json(struct ms_body *b, const struct content *k)
     rein_jw_str(&w, "assistant");
     rein_jw_key(&w, "content");
     if (k->has_text)
-        jw_parts(&w, &k->text);
+        ms__jw_parts(&w, &k->text);
     else if (k->has_refusal)
-        jw_parts(&w, &k->refusal);
+        ms__jw_parts(&w, &k->refusal);
     else
         rein_jw_str(&w, "");
     if (k->has_reasoning) {
         rein_jw_key(&w, "thinking");
-        jw_parts(&w, &k->reasoning);
+        ms__jw_parts(&w, &k->reasoning);
     }
     if (k->ncalls)
         ol_calls(&w, k);
     rein_jw_obj_end(&w);
     ol_tail(&w, k);
-    return ev_end(b, &w, "");
+    return ms__ev_end(b, &w, "");
 }
 
 /* ---- entry points -------------------------------------------------------------------- */
@@ -1195,7 +1161,7 @@ static rein_err ol_json(struct ms_body *b, const struct content *k)
 rein_err ms__render_reply(const struct ms_reply *r, const struct ms_ctx *c, struct ms_body *out)
 {
     struct content k;
-    rein_err rc = gather(&k, r, c);
+    rein_err rc = ms__gather(&k, r, c);
 
     if (!rc) {
         switch (c->format) {
@@ -1205,12 +1171,15 @@ rein_err ms__render_reply(const struct ms_reply *r, const struct ms_ctx *c, stru
         case MS_FMT_OLLAMA:
             rc = c->stream ? ol_stream(out, &k) : ol_json(out, &k);
             break;
+        case MS_FMT_DASHSCOPE:
+            rc = c->stream ? ms__ds_stream(out, &k) : ms__ds_json(out, &k);
+            break;
         default:
             rc = c->stream ? oa_stream(out, &k) : oa_json(out, &k);
             break;
         }
     }
-    content_release(&k);
+    ms__content_release(&k);
     return rc;
 }
 
@@ -1266,10 +1235,12 @@ rein_err ms__render_error(enum ms_format f, const struct ms_error_info *given, s
     struct rein_jw w;
     char rid[REIN_ID_MAX];
 
+    if (f == MS_FMT_DASHSCOPE)
+        return ms__ds_error(&e, out, false);
     ms__error_defaults(f, &e);
     out->content_type = "application/json";
     out->chunked = false;
-    ev_begin(out, &w, NULL);
+    ms__ev_begin(out, &w, NULL);
     rein_jw_obj_begin(&w);
     if (f == MS_FMT_ANTHROPIC) {
         rein_id_new("req_", rid);
@@ -1301,18 +1272,23 @@ rein_err ms__render_error(enum ms_format f, const struct ms_error_info *given, s
         rein_jw_obj_end(&w);
     }
     rein_jw_obj_end(&w);
-    return ev_end(out, &w, "");
+    return ms__ev_end(out, &w, "");
 }
 
 rein_err ms__render_stream_error(enum ms_format f, const json_t *ev, struct ms_body *out)
 {
-    const char *type = str_member(ev, "type");
-    const char *msg = str_member(ev, "message");
+    const char *type = ms__str_member(ev, "type");
+    const char *msg = ms__str_member(ev, "message");
     struct rein_jw w;
 
+    if (f == MS_FMT_DASHSCOPE) {
+        struct ms_error_info e = {
+            .status = 500, .message = msg, .code = ms__str_member(ev, "code")};
+        return ms__ds_error(&e, out, true);
+    }
     if (f == MS_FMT_ANTHROPIC) {
         /* As Anthropic sends it mid-stream (anthropic-sdk-go#200): details null first. */
-        ev_begin(out, &w, "event: error\ndata: ");
+        ms__ev_begin(out, &w, "event: error\ndata: ");
         rein_jw_obj_begin(&w);
         rein_jw_key(&w, "type");
         rein_jw_str(&w, "error");
@@ -1326,17 +1302,17 @@ rein_err ms__render_stream_error(enum ms_format f, const json_t *ev, struct ms_b
         rein_jw_str(&w, msg ? msg : "Overloaded");
         rein_jw_obj_end(&w);
         rein_jw_obj_end(&w);
-        return ev_end(out, &w, "\n\n");
+        return ms__ev_end(out, &w, "\n\n");
     }
     if (f == MS_FMT_OLLAMA) {
-        ev_begin(out, &w, NULL);
+        ms__ev_begin(out, &w, NULL);
         rein_jw_obj_begin(&w);
         rein_jw_key(&w, "error");
         rein_jw_str(&w, msg ? msg : "an error was encountered while running the model");
         rein_jw_obj_end(&w);
-        return ev_end(out, &w, "\n");
+        return ms__ev_end(out, &w, "\n");
     }
-    ev_begin(out, &w, "data: ");
+    ms__ev_begin(out, &w, "data: ");
     rein_jw_obj_begin(&w);
     rein_jw_key(&w, "error");
     rein_jw_obj_begin(&w);
@@ -1349,8 +1325,8 @@ rein_err ms__render_stream_error(enum ms_format f, const json_t *ev, struct ms_b
     rein_jw_key(&w, "param");
     rein_jw_null(&w);
     rein_jw_key(&w, "code");
-    jw_str_or_null(&w, str_member(ev, "code"));
+    jw_str_or_null(&w, ms__str_member(ev, "code"));
     rein_jw_obj_end(&w);
     rein_jw_obj_end(&w);
-    return ev_end(out, &w, "\n\n");
+    return ms__ev_end(out, &w, "\n\n");
 }
