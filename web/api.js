@@ -94,18 +94,24 @@ export const api = {
 // skipped. Handles CRLF, CR and LF line ends and data split over several "data:" lines.
 export async function* sseEvents(body) {
   const reader = body.pipeThrough(new TextDecoderStream()).getReader();
+  const eol = /\r\n|\r|\n/g;
   let buf = '';
   let ev = { event: 'message', data: [], id: null };
   for (;;) {
     const { value, done } = await reader.read();
     if (!done) buf += value;
-    let nl;
-    while ((nl = buf.search(/\r\n|\r|\n/)) >= 0) {
+    // Lines are read by position and what was read is dropped once per chunk: slicing the
+    // buffer after every line made a chunk of many small events cost its size squared.
+    let pos = 0;
+    let m;
+    eol.lastIndex = 0;
+    while ((m = eol.exec(buf))) {
+      const nl = m.index;
       // A CR at the end may be the first half of a CRLF still on its way (unless the stream
       // has ended).
-      if (buf[nl] === '\r' && nl === buf.length - 1 && !done) break;
-      const line = buf.slice(0, nl);
-      buf = buf.slice(nl + (buf.startsWith('\r\n', nl) ? 2 : 1));
+      if (m[0] === '\r' && nl === buf.length - 1 && !done) break;
+      const line = buf.slice(pos, nl);
+      pos = eol.lastIndex;
       if (line === '') {
         if (ev.data.length) yield { event: ev.event, data: ev.data.join('\n'), id: ev.id };
         ev = { event: 'message', data: [], id: null };
@@ -120,6 +126,7 @@ export async function* sseEvents(body) {
       else if (field === 'data') ev.data.push(text);
       else if (field === 'id') ev.id = text;
     }
+    buf = buf.slice(pos);
     // An event not closed by a blank line when the stream ends is dropped (as EventSource does).
     if (done) return;
   }

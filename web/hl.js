@@ -1,35 +1,60 @@
 // Syntax highlighting of code blocks with highlight.js, which the build takes from the npm
 // registry at a pinned version and embeds beside the page (/web/hljs.js; decision 0018). It
-// is loaded the first time a closed code block appears, and blocks are coloured one at a time
-// when the browser is idle, so highlighting never holds up the streaming answer.
+// runs in a worker (hl-worker.js), started when the page is idle after it opened: evaluating
+// it and colouring a block are no long tasks on the page's thread. The worker's markup is put
+// in place one block at a time when the browser is idle, so it never holds up a streaming
+// answer. A build without the highlighter (-DREIN_WEB_VENDOR=OFF) has no /web/hljs.js: the
+// worker fails to start and code blocks stay plain.
 //
 // highlight.js returns HTML; the page never assigns model text to innerHTML (decision 0009).
 // Its output is parsed by DOMParser (inert: nothing runs, nothing loads) and copied node by
 // node: text nodes, and <span> elements with hljs-* classes only. A block whose copy would
 // not give back exactly the code's text is left plain.
 
-const MAX_CHARS = 20000; // bigger blocks stay plain: colouring them would be a long task
-let hljs = null; // the module's default export, false once it failed to load
-let loading = null;
-const queue = [];
+const MAX_CHARS = 20000; // bigger blocks stay plain: copying their markup would be a long task
+let worker = null; // the worker, once it said it is ready; false when it could not start
+let starting = null;
+const waiting = new Map(); // id -> {code, text}: the block the worker colours, and its text then
+let nextId = 1;
+const queue = []; // replies to copy into their blocks, when the page is idle
 let scheduled = false;
 
-function load() {
-  if (!loading) {
-    loading = import('./hljs.js').then((m) => {
-      hljs = m.default;
-      hljs.configure({ ignoreUnescapedHTML: true, throwUnescapedHTML: false });
-    }, () => {
-      hljs = false;
+// Starts the worker (once); resolves when it is ready or could not start (no highlighter in
+// this build, or the browser has no module workers).
+function start() {
+  if (!starting) {
+    starting = new Promise((resolve) => {
+      let w;
+      try {
+        w = new Worker(new URL('./hl-worker.js', import.meta.url), { type: 'module' });
+      } catch {
+        worker = false;
+        resolve();
+        return;
+      }
+      w.onmessage = (e) => {
+        const data = e.data || {};
+        if (data.ready) {
+          worker = w;
+          resolve();
+          return;
+        }
+        const job = waiting.get(data.id);
+        waiting.delete(data.id);
+        if (job && typeof data.html === 'string') {
+          queue.push({ ...job, html: data.html });
+          schedule();
+        }
+      };
+      w.onerror = () => {
+        worker = false;
+        waiting.clear();
+        w.terminate();
+        resolve();
+      };
     });
   }
-  return loading;
-}
-
-// The language highlight.js knows by this name, or null.
-function known(lang) {
-  const l = String(lang || '').toLowerCase();
-  return l && hljs && hljs.getLanguage(l) ? l : null;
+  return starting;
 }
 
 function copyInto(target, source) {
@@ -46,18 +71,16 @@ function copyInto(target, source) {
   }
 }
 
-function colour(code) {
-  const lang = known(code.dataset.lang);
-  const text = code.textContent;
-  if (!lang || !text || text.length > MAX_CHARS || !code.isConnected) return;
-  const html = hljs.highlight(text, { language: lang, ignoreIllegals: true }).value;
+// Puts the worker's markup for code in place, if the block still shows the text it coloured.
+function colour({ code, html, text }) {
+  if (!code.isConnected || code.textContent !== text) return;
   const doc = new DOMParser().parseFromString(`<pre><code>${html}</code></pre>`, 'text/html');
   const frag = document.createElement('code');
   copyInto(frag, doc.querySelector('code'));
   if (frag.textContent !== text) return;
   code.replaceChildren(...frag.childNodes);
   code.classList.add('hljs');
-  code.dataset.highlighted = lang;
+  code.dataset.highlighted = code.dataset.lang;
 }
 
 function idle(fn) {
@@ -68,11 +91,10 @@ function idle(fn) {
 function drain(deadline) {
   scheduled = false;
   while (queue.length) {
-    const code = queue.shift();
     try {
-      colour(code);
+      colour(queue.shift());
     } catch {
-      // A grammar that fails leaves the block plain.
+      // Markup that cannot be copied leaves the block plain.
     }
     if (deadline && deadline.timeRemaining && deadline.timeRemaining() < 4 && queue.length) break;
   }
@@ -87,14 +109,20 @@ function schedule() {
 
 // Colours code (a <code> element with data-lang) soon, if its language is one highlight.js has.
 export function highlightLater(code, lang) {
-  if (!lang || hljs === false) return;
-  queue.push(code);
-  if (hljs) schedule();
-  else load().then(() => hljs && schedule());
+  if (!lang || worker === false) return;
+  const send = () => {
+    const text = code.textContent;
+    if (!worker || !text || text.length > MAX_CHARS) return;
+    const id = nextId++;
+    waiting.set(id, { code, text });
+    worker.postMessage({ id, text, lang: String(lang).toLowerCase() });
+  };
+  if (worker) send();
+  else start().then(send);
 }
 
-// Loads the highlighter when the browser is idle after the page opened, so evaluating its
-// module (a long task of its own) does not land in the middle of a streaming answer.
+// Starts the worker when the browser is idle after the page opened, so the first code block
+// of an answer is coloured without waiting for highlight.js to load.
 export function preloadHighlighter() {
-  idle(() => load());
+  idle(() => start());
 }

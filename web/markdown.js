@@ -43,9 +43,9 @@ function trimUrl(url) {
 
 // Inline spans, in order of precedence: code, links, autolinks, bold, italic, strikethrough.
 const INLINE = [
-  { re: /`([^`\n]+)`/, make: (m) => textIn(el('code'), m[1]) },
+  { re: /`([^`\n]+)`/g, make: (m) => textIn(el('code'), m[1]) },
   {
-    re: /\[([^\]\n]+)\]\(([^)\s<>]+)\)/,
+    re: /\[([^\]\n]+)\]\(([^)\s<>]+)\)/g,
     make: (m) => {
       if (!SAFE_URL.test(m[2])) return document.createTextNode(m[0]);
       const a = link(m[2]);
@@ -53,9 +53,9 @@ const INLINE = [
       return a;
     },
   },
-  { re: /<((?:https?:\/\/|mailto:)[^\s<>]+)>/i, make: (m) => link(m[1], m[1]) },
+  { re: /<((?:https?:\/\/|mailto:)[^\s<>]+)>/gi, make: (m) => link(m[1], m[1]) },
   {
-    re: /(?<![\w/@.])https?:\/\/[^\s<>()]+(?:\([^\s<>()]*\)[^\s<>()]*)*/i,
+    re: /(?<![\w/@.])https?:\/\/[^\s<>()]+(?:\([^\s<>()]*\)[^\s<>()]*)*/gi,
     make: (m) => {
       const url = trimUrl(m[0]);
       const frag = document.createDocumentFragment();
@@ -65,9 +65,9 @@ const INLINE = [
     },
   },
   // Underscores count only at word edges (as in CommonMark), so snake_case stays as typed.
-  { re: /\*\*([^*\n]+)\*\*|(?<![\w])__([^_\n]+)__(?![\w])/, make: (m) => inlineIn(el('strong'), m[1] ?? m[2]) },
-  { re: /\*([^*\n]+)\*|(?<![\w])_([^_\n]+)_(?![\w])/, make: (m) => inlineIn(el('em'), m[1] ?? m[2]) },
-  { re: /~~([^~\n]+)~~/, make: (m) => inlineIn(el('del'), m[1]) },
+  { re: /\*\*([^*\n]+)\*\*|(?<![\w])__([^_\n]+)__(?![\w])/g, make: (m) => inlineIn(el('strong'), m[1] ?? m[2]) },
+  { re: /\*([^*\n]+)\*|(?<![\w])_([^_\n]+)_(?![\w])/g, make: (m) => inlineIn(el('em'), m[1] ?? m[2]) },
+  { re: /~~([^~\n]+)~~/g, make: (m) => inlineIn(el('del'), m[1]) },
 ];
 
 function textIn(node, text) {
@@ -81,20 +81,28 @@ function inlineIn(node, text) {
 }
 
 // Appends text to parent, turning the first (leftmost) inline span found into its element.
+// Each rule's next match is kept until the text before it is used up, so a long line costs
+// each rule one pass over it, not one per span found (a 100 KB paragraph took seconds).
 function inline(parent, text) {
-  while (text) {
-    let best = null;
-    for (const rule of INLINE) {
-      const m = rule.re.exec(text);
-      if (m && (!best || m.index < best.m.index)) best = { rule, m };
+  const next = INLINE.map(() => undefined);
+  let pos = 0;
+  while (pos < text.length) {
+    let best = -1;
+    for (let k = 0; k < INLINE.length; k++) {
+      if (next[k] === undefined || (next[k] && next[k].index < pos)) {
+        INLINE[k].re.lastIndex = pos;
+        next[k] = INLINE[k].re.exec(text);
+      }
+      if (next[k] && (best < 0 || next[k].index < next[best].index)) best = k;
     }
-    if (!best) {
-      appendText(parent, text);
+    if (best < 0) {
+      appendText(parent, text.slice(pos));
       return;
     }
-    if (best.m.index > 0) appendText(parent, text.slice(0, best.m.index));
-    parent.append(best.rule.make(best.m));
-    text = text.slice(best.m.index + best.m[0].length);
+    const m = next[best];
+    if (m.index > pos) appendText(parent, text.slice(pos, m.index));
+    parent.append(INLINE[best].make(m));
+    pos = m.index + m[0].length;
   }
 }
 
@@ -124,55 +132,107 @@ export function renderMarkdown(text) {
 }
 
 function blocks(parent, lines) {
-  let i = 0;
-  while (i < lines.length) {
-    const line = lines[i];
-    let m;
-    if (!line.trim()) {
+  for (let i = 0; i < lines.length;) {
+    if (!lines[i].trim()) {
       i++;
-    } else if ((m = FENCE.exec(line))) {
-      i = fence(parent, lines, i, m);
-    } else if ((m = HEADING.exec(line))) {
-      // Headings inside an answer are two levels below the page's own: # is h3, ## h4, …
-      const h = el(`h${Math.min(6, m[1].length + 2)}`);
-      h.dataset.level = String(m[1].length);
-      inline(h, m[2]);
-      parent.append(h);
-      i++;
-    } else if (RULE.test(line)) {
-      parent.append(el('hr'));
-      i++;
-    } else if (QUOTE.test(line)) {
-      const inner = [];
-      while (i < lines.length && (m = QUOTE.exec(lines[i]))) {
-        inner.push(m[1]);
-        i++;
-      }
-      const q = el('blockquote');
-      blocks(q, inner);
-      parent.append(q);
-    } else if (isTable(lines, i)) {
-      i = table(parent, lines, i);
-    } else if (BULLET.test(line) || NUMBER.test(line)) {
-      i = list(parent, lines, i);
-    } else if (/^( {4}|\t)/.test(line)) {
-      const code = [];
-      while (i < lines.length && (/^( {4}|\t)/.test(lines[i]) || !lines[i].trim())) {
-        code.push(lines[i].replace(/^( {4}|\t)/, ''));
-        i++;
-      }
-      while (code.length && !code[code.length - 1].trim()) code.pop();
-      parent.append(codeBlock(code.join('\n'), '', true));
-    } else {
-      const para = [];
-      while (i < lines.length && lines[i].trim() && !startsBlock(lines, i)) {
-        para.push(lines[i].trim());
-        i++;
-      }
-      const p = el('p');
-      inline(p, para.join('\n'));
-      parent.append(p);
+      continue;
     }
+    const b = scanBlock(lines, i);
+    parent.append(drawBlock(lines, b).node);
+    i = b.end;
+  }
+}
+
+// The block that starts at line i (not blank), found without drawing it: {kind, start, end}
+// and what drawing it needs. Finding and drawing are apart so that a streamed answer can
+// redraw only the block that grew (MarkdownView).
+function scanBlock(lines, i) {
+  const line = lines[i];
+  let m;
+  let j = i + 1;
+  if ((m = FENCE.exec(line))) {
+    const close = fenceEnd(lines, i, m[1]);
+    return { kind: 'fence', start: i, end: Math.min(close + 1, lines.length), close, lang: m[2] };
+  }
+  if ((m = HEADING.exec(line))) return { kind: 'heading', start: i, end: j, m };
+  if (RULE.test(line)) return { kind: 'rule', start: i, end: j };
+  if (QUOTE.test(line)) {
+    while (j < lines.length && QUOTE.test(lines[j])) j++;
+    return { kind: 'quote', start: i, end: j };
+  }
+  if (isTable(lines, i)) {
+    j = i + 2;
+    while (j < lines.length && lines[j].trim() && lines[j].includes('|')) j++;
+    return { kind: 'table', start: i, end: j, head: `${lines[i]}\n${lines[i + 1]}` };
+  }
+  if (BULLET.test(line) || NUMBER.test(line)) return listScan(lines, i);
+  if (/^( {4}|\t)/.test(line)) {
+    while (j < lines.length && (/^( {4}|\t)/.test(lines[j]) || !lines[j].trim())) j++;
+    return { kind: 'indented', start: i, end: j };
+  }
+  while (j < lines.length && lines[j].trim() && !startsBlock(lines, j)) j++;
+  return { kind: 'para', start: i, end: j };
+}
+
+// Draws block b of lines: {node, parts}. A paragraph, a list and a table are drawn in parts
+// (a line, an item, a row: {src, nodes}) that render the same apart as together, so one that
+// grows keeps the parts that did not change.
+function drawBlock(lines, b) {
+  const src = lines.slice(b.start, b.end);
+  switch (b.kind) {
+    case 'fence': {
+      const code = fenceCode(lines, b);
+      const open = b.close >= lines.length;
+      const node = codeBlock(code, b.lang, !open);
+      return { node, code, open, codeEl: node.querySelector('code') };
+    }
+    case 'heading': {
+      // Headings inside an answer are two levels below the page's own: # is h3, ## h4, …
+      const h = el(`h${Math.min(6, b.m[1].length + 2)}`);
+      h.dataset.level = String(b.m[1].length);
+      inline(h, b.m[2]);
+      return { node: h };
+    }
+    case 'rule':
+      return { node: el('hr') };
+    case 'quote': {
+      const q = el('blockquote');
+      blocks(q, src.map((l) => QUOTE.exec(l)[1]));
+      return { node: q };
+    }
+    case 'indented': {
+      const code = src.map((l) => l.replace(/^( {4}|\t)/, ''));
+      while (code.length && !code[code.length - 1].trim()) code.pop();
+      return { node: codeBlock(code.join('\n'), '', true) };
+    }
+    case 'table':
+      return tableBlock(src);
+    case 'list':
+      return listBlock(b);
+    default: {
+      const p = el('p');
+      const d = { node: p, box: p, parts: [], draw: paraLine };
+      addParts(d, src, paraLine);
+      return d;
+    }
+  }
+}
+
+// One line of a paragraph: a line break before every line but the first, then its spans
+// (no span crosses a line).
+function paraLine(src, k, box) {
+  if (k > 0) box.append(el('br'));
+  inline(box, src.trim());
+}
+
+// Draws parts srcs (from index parts.length on) into d.box, recording each one's nodes.
+function addParts(d, srcs, draw) {
+  for (const src of srcs) {
+    const before = d.box.lastChild;
+    draw(src, d.parts.length, d.box);
+    const nodes = [];
+    for (let n = before ? before.nextSibling : d.box.firstChild; n; n = n.nextSibling) nodes.push(n);
+    d.parts.push({ src, nodes });
   }
 }
 
@@ -217,10 +277,9 @@ function fenceEnd(lines, i, marker) {
   return j; // the closing line, or lines.length when open
 }
 
-function fence(parent, lines, i, m) {
-  const end = fenceEnd(lines, i, m[1]);
-  parent.append(codeBlock(lines.slice(i + 1, end).join('\n'), m[2], end < lines.length));
-  return end + 1;
+// The code of fenced block b: the lines between its fences (or to the end while it is open).
+function fenceCode(lines, b) {
+  return lines.slice(b.start + 1, b.close).join('\n');
 }
 
 /* ---- tables ---- */
@@ -257,9 +316,10 @@ function isTable(lines, i) {
     lines[i + 1].includes('-') && cells(lines[i]).length === cells(lines[i + 1]).length;
 }
 
-function table(parent, lines, i) {
-  const head = cells(lines[i]);
-  const align = cells(lines[i + 1]).map((c) =>
+// A table's lines: the head, the alignment rule, then one row per line.
+function tableBlock(src) {
+  const head = cells(src[0]);
+  const align = cells(src[1]).map((c) =>
     (c.startsWith(':') && c.endsWith(':') ? 'center' : c.endsWith(':') ? 'right' : c.startsWith(':') ? 'left' : ''));
   const wrap = el('div', 'table-wrap');
   const t = el('table');
@@ -272,38 +332,35 @@ function table(parent, lines, i) {
     tr.append(th);
   });
   thead.append(tr);
-  t.append(thead);
   const tbody = el('tbody');
-  i += 2;
-  while (i < lines.length && lines[i].trim() && lines[i].includes('|')) {
+  t.append(thead, tbody);
+  wrap.append(t);
+  const d = { node: wrap, box: tbody, parts: [] };
+  d.draw = (line, k, box) => {
     const row = el('tr');
-    const vals = cells(lines[i]);
-    for (let k = 0; k < head.length; k++) {
+    const vals = cells(line);
+    for (let c = 0; c < head.length; c++) {
       const td = el('td');
-      if (align[k]) td.className = `align-${align[k]}`;
-      inline(td, vals[k] ?? '');
+      if (align[c]) td.className = `align-${align[c]}`;
+      inline(td, vals[c] ?? '');
       row.append(td);
     }
-    tbody.append(row);
-    i++;
-  }
-  t.append(tbody);
-  wrap.append(t);
-  parent.append(wrap);
-  return i;
+    box.append(row);
+  };
+  addParts(d, src.slice(2), d.draw);
+  return d;
 }
 
 /* ---- lists ---- */
 
 // A list of items of one kind; deeper-indented lines belong to the item above them.
-function list(parent, lines, i) {
+function listScan(lines, i) {
   const numbered = NUMBER.test(lines[i]) && !BULLET.test(lines[i]);
   const re = numbered ? NUMBER : BULLET;
-  const listEl = el(numbered ? 'ol' : 'ul');
   const first = re.exec(lines[i]);
   const base = first[1].length;
   const items = [];
-  if (numbered && first[2] !== '1') listEl.start = Number(first[2]);
+  const start = i;
   while (i < lines.length) {
     const line = lines[i];
     const m = re.exec(line);
@@ -319,14 +376,25 @@ function list(parent, lines, i) {
     }
     i++;
   }
-  for (const text of items) {
-    const li = el('li');
-    if (text.length === 1) inline(li, text[0]);
-    else blocks(li, text);
-    listEl.append(li);
-  }
-  parent.append(listEl);
-  return i;
+  // An item's lines joined: what identifies it when the list is drawn again.
+  return { kind: 'list', start, end: i, head: numbered ? `ol ${first[2]}` : 'ul',
+    numbered, number: first[2], items: items.map((t) => t.join('\n')) };
+}
+
+function listItem(src, k, box) {
+  const text = src.split('\n');
+  const li = el('li');
+  if (text.length === 1) inline(li, text[0]);
+  else blocks(li, text);
+  box.append(li);
+}
+
+function listBlock(b) {
+  const listEl = el(b.numbered ? 'ol' : 'ul');
+  if (b.numbered && b.number !== '1') listEl.start = Number(b.number);
+  const d = { node: listEl, box: listEl, parts: [], draw: listItem };
+  addParts(d, b.items, listItem);
+  return d;
 }
 
 /* ---- incremental rendering ---- */
@@ -360,98 +428,145 @@ function cutPoints(text, from) {
   return { cuts, fenceOpen: marker !== null };
 }
 
+// A chunk: {start, src, node, blocks}; reconcile draws src into node, keeping the blocks of
+// the last drawing that did not change and growing in place the one that did, when it can.
+function reconcile(rec, src) {
+  const lines = src.split('\n');
+  const found = [];
+  for (let i = 0; i < lines.length;) {
+    if (!lines[i].trim()) {
+      i++;
+      continue;
+    }
+    const b = scanBlock(lines, i);
+    b.src = lines.slice(b.start, b.end).join('\n');
+    found.push(b);
+    i = b.end;
+  }
+  const old = rec.blocks;
+  let k = 0;
+  while (k < found.length && k < old.length && old[k].kind === found[k].kind &&
+      old[k].start === found[k].start && old[k].src === found[k].src) {
+    found[k] = old[k];
+    k++;
+  }
+  if (k < found.length && k < old.length && grow(old[k], found[k], lines)) {
+    found[k] = old[k];
+    k++;
+  }
+  for (let r = k; r < old.length; r++) old[r].d.node.remove();
+  for (let r = k; r < found.length; r++) {
+    found[r].d = drawBlock(lines, found[r]);
+    rec.node.append(found[r].d.node);
+  }
+  rec.blocks = found;
+  rec.src = src;
+}
+
+// Grows drawn block o into n (the same block with more text), keeping the parts (lines,
+// items, rows) that did not change, or appending to an open code fence. False: draw n anew.
+function grow(o, n, lines) {
+  if (o.kind !== n.kind || o.start !== n.start || o.head !== n.head) return false;
+  const d = o.d;
+  if (n.kind === 'fence') {
+    if (!d.open || lines[n.start] !== o.src.split('\n', 1)[0]) return false;
+    const code = fenceCode(lines, n);
+    if (!code.startsWith(d.code)) return false;
+    d.codeEl.append(document.createTextNode(code.slice(d.code.length)));
+    d.code = code;
+    d.open = n.close >= lines.length;
+    if (!d.open) highlightLater(d.codeEl, n.lang);
+  } else if (d.parts) {
+    const srcs = n.kind === 'list' ? n.items : lines.slice(n.start + (n.kind === 'table' ? 2 : 0), n.end);
+    let same = 0;
+    while (same < srcs.length && same < d.parts.length && d.parts[same].src === srcs[same]) same++;
+    for (const part of d.parts.splice(same)) for (const node of part.nodes) node.remove();
+    addParts(d, srcs.slice(same), d.draw);
+  } else {
+    return false;
+  }
+  Object.assign(o, { end: n.end, src: n.src, close: n.close, items: n.items });
+  return true;
+}
+
+function newChunk(start) {
+  return { start, src: null, node: el('div', 'chunk'), blocks: [] };
+}
+
+// How much text (characters) a view draws at least on every call, whatever its deadline.
+const STEP_CHARS = 4096;
+
 export class MarkdownView {
   constructor() {
     this.root = el('div', 'md');
-    this.text = '';
-    this.doneEnd = 0; // text before this offset is in finished chunks
-    this.last = null; // {start, src, node} of the chunk still growing
+    this.reset();
   }
 
   // Shows text (which usually extends the previous one); final: nothing more will come.
-  set(text, final = false) {
-    text = String(text ?? '').replace(/\r\n?/g, '\n');
-    if (!text.startsWith(this.text.slice(0, this.doneEnd))) this.reset();
-    this.text = text;
-    const { cuts } = cutPoints(text, this.doneEnd);
+  // Finished chunks are drawn until the deadline (performance.now()) has passed and at least
+  // STEP_CHARS were drawn; false means work is left for the next call.
+  set(text, final = false, deadline = Infinity) {
+    if (text === this.raw && (this.final || !final)) return true;
+    const norm = String(text ?? '').replace(/\r\n?/g, '\n');
+    if (!norm.startsWith(this.text.slice(0, this.doneEnd))) this.reset();
+    this.text = norm;
+    const { cuts } = cutPoints(norm, this.doneEnd);
     let start = this.doneEnd;
+    let work = 0;
+    const late = () => work >= STEP_CHARS && performance.now() > deadline;
     for (const cut of cuts) {
-      this.finishChunk(start, text.slice(start, cut));
+      if (late()) return false;
+      this.finishChunk(start, norm.slice(start, cut));
+      work += cut - start;
       start = cut;
       this.doneEnd = cut;
     }
-    const tail = text.slice(start);
+    if (late()) return false;
+    const tail = norm.slice(start);
     if (final) {
       this.finishChunk(start, tail);
-      this.doneEnd = text.length;
+      this.doneEnd = norm.length;
     } else {
       this.drawLast(start, tail);
     }
+    this.raw = text;
+    this.final = final;
+    return true;
   }
 
   reset() {
     this.root.replaceChildren();
     this.text = '';
+    this.raw = null;
+    this.final = false;
     this.doneEnd = 0;
-    this.last = null;
+    this.last = null; // the chunk still growing
   }
 
   // A chunk that will not change: drawn once (or kept, when the growing one was the same).
   finishChunk(start, src) {
-    if (this.last && this.last.start === start) {
-      if (this.last.src !== src || this.last.open) this.replaceLast(render(src));
-      this.last = null;
+    let rec = this.last && this.last.start === start ? this.last : null;
+    if (this.last && !rec) this.last.node.remove();
+    this.last = null;
+    if (!src.trim()) {
+      if (rec) rec.node.remove();
       return;
     }
-    if (this.last) {
-      this.last.node.remove();
-      this.last = null;
+    if (!rec) {
+      rec = newChunk(start);
+      reconcile(rec, src); // drawn before it is in the page
+      this.root.append(rec.node);
+    } else if (rec.src !== src) {
+      reconcile(rec, src);
     }
-    if (src.trim()) this.root.append(render(src));
-  }
-
-  replaceLast(node) {
-    this.last.node.replaceWith(node);
-    this.last.node = node;
   }
 
   drawLast(start, src) {
-    const prev = this.last && this.last.start === start ? this.last : null;
-    if (prev && prev.src === src) return;
-    // A code fence still open that only grew: append the new text to its code.
-    if (prev && prev.open && src.startsWith(prev.src) && !src.slice(prev.src.length).includes('\n```') &&
-        !src.slice(prev.src.length).includes('\n~~~')) {
-      const code = prev.node.querySelector('code');
-      const body = fenceBody(src);
-      if (code && body !== null && body.startsWith(code.textContent)) {
-        code.append(document.createTextNode(body.slice(code.textContent.length)));
-        prev.src = src;
-        return;
-      }
-    }
-    const node = render(src);
-    const open = cutPoints(src, 0).fenceOpen && /^\s{0,3}(```|~~~)/.test(src) &&
-      node.childElementCount === 1;
-    if (prev) {
-      prev.node.replaceWith(node);
-      Object.assign(prev, { src, node, open });
-    } else {
+    if (!this.last || this.last.start !== start) {
       if (this.last) this.last.node.remove();
-      this.root.append(node);
-      this.last = { start, src, node, open };
+      this.last = newChunk(start);
+      this.root.append(this.last.node);
     }
+    if (this.last.src !== src) reconcile(this.last, src);
   }
-}
-
-// The code of a chunk that is one open fence, or null.
-function fenceBody(src) {
-  const nl = src.indexOf('\n');
-  return nl < 0 ? '' : src.slice(nl + 1);
-}
-
-// A chunk's nodes in one wrapper, so a chunk is one node in the view.
-function render(src) {
-  const d = el('div', 'chunk');
-  blocks(d, src.split('\n'));
-  return d;
 }

@@ -7,6 +7,8 @@ import { ToolCard, el } from './cards.js';
 import { errorRef, label } from './i18n.js';
 import { MarkdownView } from './markdown.js';
 
+const FRAME_MS = 8; // the time one frame spends drawing an answer's text
+
 export class Turn {
   // log: the element turns go in; userText: the person's message (null: none); position: the
   // stored position of that message (for edit and regenerate), when known.
@@ -95,12 +97,20 @@ export class Turn {
     this.render(true);
   }
 
-  // Draws the segments' text: at once, or once per frame while deltas stream in.
+  // Draws the segments' text: at once, or once per frame while deltas stream in. A frame
+  // draws for about FRAME_MS; what is left (a burst of text that came while the page was
+  // busy) goes on in the next frames, so no frame becomes a long task.
   render(now, onPaint) {
+    if (onPaint) this.onPaint = onPaint;
     const paint = () => {
       this.pending = false;
-      for (const s of this.segs) s.view.set(s.text, this.ended || s !== this.seg);
-      if (onPaint) onPaint();
+      const deadline = performance.now() + FRAME_MS;
+      let done = true;
+      for (const s of this.segs) {
+        if (!s.view.set(s.text, this.ended || s !== this.seg, deadline)) done = false;
+      }
+      if (this.onPaint) this.onPaint();
+      if (!done) this.render(false);
     };
     if (now) return paint();
     if (this.pending) return undefined;

@@ -15,4 +15,4 @@ fi
 command -v node >/dev/null || { echo "SKIP: node is not installed"; exit 77; }
 bash "$src/tests/browser/install.sh" || exit $?
 cd "$src/tests/browser" || exit 1
-exec node --test --test-reporter=spec --test-timeout=120000 chat.test.mjs features.test.mjs
+exec node --test --test-reporter=spec --test-timeout=120000 *.test.mjs
