@@ -703,11 +703,11 @@ static void anthropic_tool_choice(struct rein_jw *w, const char *choice, int par
     rein_jw_obj_end(w);
 }
 
-/* The side of the conversation a neutral role is on: system apart, tool results are user. */
-static char side_of(const json_t *msg)
+/* The side of the conversation message i is on: system apart, tool results are user. */
+static char side_of(const rein_history *h, size_t i)
 {
-    const char *role = rein__json_str(msg, "role");
-    return role[0] == 's' ? 's' : role[0] == 'a' ? 'a' : 'u';
+    char role = rein__history_role(h, i);
+    return role == 's' ? 's' : role == 'a' ? 'a' : 'u';
 }
 
 /*
@@ -715,6 +715,9 @@ static char side_of(const json_t *msg)
  * pieces: consecutive user-side messages (tool results, then user text) become one user
  * message, as Anthropic requires.
  */
+/* The most bytes one group adds around its pieces: {"role":"assistant","content":[ ... ]}, */
+#define GROUP_WRAP 40
+
 static rein_err anthropic_array(rein_provider *p, rein_history *h, struct rein_buf *b, bool system)
 {
     size_t n = rein_history_len(h);
@@ -723,7 +726,7 @@ static rein_err anthropic_array(rein_provider *p, rein_history *h, struct rein_b
     rein_err rc = rein_buf_addch(b, '[');
 
     for (size_t i = 0; !rc && i < n; i++) {
-        char side = side_of(rein_history_get(h, i));
+        char side = side_of(h, i);
         const char *piece;
         size_t len;
         if ((side == 's') != system)
@@ -756,7 +759,7 @@ static rein_err anthropic_array(rein_provider *p, rein_history *h, struct rein_b
 static bool has_system(const rein_history *h)
 {
     for (size_t i = 0; i < rein_history_len(h); i++) {
-        if (side_of(rein_history_get(h, i)) == 's')
+        if (side_of(h, i) == 's')
             return true;
     }
     return false;
@@ -766,8 +769,18 @@ static rein_err anthropic_build_body(rein_provider *p, const rein_model_request 
                                      rein_history *h, struct rein_buf *body, rein_error *err)
 {
     struct rein_jw w;
-    rein_err rc = REIN_OK;
+    rein_err rc;
+    const char *msgs;
+    size_t len;
 
+    /* Every piece made first, so the body is allocated once: the messages, at most one
+     * group's wrapper per message, the tools and the parameters. */
+    rc = rein__history_joined(h, p, &rein__wire_anthropic, &msgs, &len);
+    if (!rc)
+        rc = rein_buf_grow(body, len + GROUP_WRAP * rein_history_len(h) + req->tools_enc.len +
+                                     BODY_SLACK);
+    if (rc)
+        return rein_error_set(err, rc, "encoding the history: %s", rein_strerror(rc));
     rein_jw_init(&w, body);
     rein_jw_obj_begin(&w);
     rein_jw_key(&w, "model");

@@ -4,9 +4,12 @@
  *
  * A message is checked against the neutral shape once, when it is appended, and copied so
  * that nobody can change it under its cached encoding. A wire asks for message i's piece
- * through rein__history_piece(); the piece is made by the wire's encoder the first time and
- * reused on every later turn, so a request body costs one copy of the cached pieces plus the
- * encoding of what is new. A different wire or quirk set (variant) re-encodes.
+ * through rein__history_piece(), or for all of them joined with commas through
+ * rein__history_joined(); a piece is made by the wire's encoder the first time and reused on
+ * every later turn. The pieces sit one after another in one buffer, each followed by a comma,
+ * so the messages of a request body are one copy of one block plus the encoding of what is
+ * new, not a copy per message into a buffer grown by doubling. A different wire or quirk set
+ * (variant) re-encodes all of them.
  *
  * Two more things are kept as messages come and go, so that nothing a turn does per step has
  * to walk the whole conversation: a set of the tool-call ids of the assistant messages (the
@@ -19,18 +22,17 @@
 
 struct hmsg {
     json_t *msg;
-    char *enc;
-    size_t enc_len;
-    const struct rein__wire *wire;
-    unsigned variant;
-    uint64_t chain; /* hash of messages 0..this one, valid below rein_history.chained */
-    int64_t text;   /* rein_history_size over messages 0..this one */
+    size_t enc_off, enc_len; /* the piece in rein_history.enc, valid below rein_history.encoded */
+    char role;               /* the role's first letter: s, u, a or t */
+    uint64_t chain;          /* hash of messages 0..this one, valid below rein_history.chained */
+    int64_t text;            /* rein_history_size over messages 0..this one */
     size_t calls;
     size_t ex;  /* the assistant message with calls whose results this one is (or it), or NONE */
     size_t bad; /* the first open exchange that ended at or before this message, or NONE */
 };
 
-#define NONE SIZE_MAX
+#define NONE         SIZE_MAX
+#define SCRATCH_KEEP 65536
 
 /* One tool-call id of the set: the string is the message's own (borrowed, never modified). */
 struct hid {
@@ -39,10 +41,20 @@ struct hid {
     bool dead;
 };
 
+/*
+ * Invariants: the pieces of messages 0..encoded-1 lie in enc in order, each followed by one
+ * comma, all made by wire ewire with variant evar; enc.len is the end of the last one's comma
+ * (0 when encoded is 0); encoded <= n.
+ */
 struct rein_history {
     struct hmsg *m;
     size_t n, cap;
     size_t encodes;
+    struct rein_buf enc;
+    struct rein_buf scratch; /* one message's encoding, before it joins enc */
+    const struct rein__wire *ewire;
+    unsigned evar;
+    size_t encoded;
     size_t chained;
     struct hid *ids; /* open addressing, ids_cap a power of two */
     size_t ids_cap, ids_used, ids_dead;
@@ -50,7 +62,13 @@ struct rein_history {
 
 rein_history *rein_history_new(void)
 {
-    return rein_calloc(1, sizeof(struct rein_history));
+    rein_history *h = rein_calloc(1, sizeof(*h));
+
+    if (h) {
+        rein_buf_init(&h->enc, 0);
+        rein_buf_init(&h->scratch, 0);
+    }
+    return h;
 }
 
 /* ---- the set of tool-call ids ---- */
@@ -265,7 +283,6 @@ bool rein_history_has_call_id(const rein_history *h, const char *id)
 static void hmsg_release(struct hmsg *m)
 {
     json_decref(m->msg);
-    rein_free(m->enc);
     memset(m, 0, sizeof(*m));
 }
 
@@ -277,6 +294,8 @@ void rein_history_free(rein_history *h)
         hmsg_release(&h->m[i]);
     rein_free(h->m);
     rein_free(h->ids);
+    rein_buf_release(&h->enc);
+    rein_buf_release(&h->scratch);
     rein_free(h);
 }
 
@@ -292,6 +311,10 @@ const json_t *rein_history_get(const rein_history *h, size_t i)
 
 void rein_history_truncate(rein_history *h, size_t n)
 {
+    if (h->encoded > n) {
+        h->encoded = n;
+        rein_buf_truncate(&h->enc, n ? h->m[n].enc_off : 0);
+    }
     while (h->n > n) {
         ids_remove(h, h->n - 1);
         hmsg_release(&h->m[--h->n]);
@@ -420,6 +443,7 @@ static rein_err append_take(rein_history *h, json_t *msg)
     }
     memset(&h->m[h->n], 0, sizeof(h->m[h->n]));
     h->m[h->n].msg = msg;
+    h->m[h->n].role = *rein__json_str(msg, "role");
     add_size(h, h->n);
     add_exchange(h, h->n);
     if (ids_add(h, h->n) != REIN_OK) {
@@ -525,34 +549,71 @@ rein_history *rein_history_from_json(const json_t *messages, rein_error *err)
     return h;
 }
 
+/*
+ * Makes the pieces of messages 0..n-1 for wire w. Each message is encoded into the scratch
+ * buffer first (an encoder may assume it writes into an empty buffer) and then appended.
+ */
+static rein_err encode_upto(rein_history *h, size_t n, const rein_provider *p,
+                            const struct rein__wire *w)
+{
+    unsigned v = w->variant ? w->variant(p) : 0;
+    rein_err rc;
+
+    if (h->ewire != w || h->evar != v) {
+        h->encoded = 0;
+        rein_buf_truncate(&h->enc, 0);
+        h->ewire = w;
+        h->evar = v;
+    }
+    for (; h->encoded < n; h->encoded++) {
+        struct hmsg *m = &h->m[h->encoded];
+        size_t off = h->enc.len;
+        rein_buf_reset(&h->scratch);
+        rc = w->encode_message(p, m->msg, &h->scratch);
+        if (!rc)
+            rc = rein_buf_add(&h->enc, h->scratch.ptr, h->scratch.len);
+        if (!rc)
+            rc = rein_buf_addch(&h->enc, ',');
+        if (rc) {
+            rein_buf_truncate(&h->enc, off);
+            return rc;
+        }
+        m->enc_off = off;
+        m->enc_len = h->scratch.len;
+        h->encodes++;
+    }
+    /* A huge message's scratch space is not kept for the life of the conversation. */
+    if (h->scratch.alloc > SCRATCH_KEEP)
+        rein_buf_release(&h->scratch);
+    return REIN_OK;
+}
+
 rein_err rein__history_piece(rein_history *h, size_t i, const rein_provider *p,
                              const struct rein__wire *w, const char **out, size_t *len)
 {
-    struct hmsg *m = &h->m[i];
-    unsigned v = w->variant ? w->variant(p) : 0;
-    struct rein_buf b;
-    rein_err rc;
+    rein_err rc = encode_upto(h, i + 1, p, w);
 
-    if (!m->enc || m->wire != w || m->variant != v) {
-        rein_buf_init(&b, 0);
-        rc = w->encode_message(p, m->msg, &b);
-        if (rc) {
-            rein_buf_release(&b);
-            return rc;
-        }
-        rein_free(m->enc);
-        m->enc_len = b.len;
-        m->enc = rein_buf_detach(&b, NULL);
-        if (!m->enc) {
-            rein_buf_release(&b);
-            return REIN_ENOMEM;
-        }
-        m->wire = w;
-        m->variant = v;
-        h->encodes++;
-    }
-    *out = m->enc;
-    *len = m->enc_len;
+    if (rc)
+        return rc;
+    *out = h->enc.ptr + h->m[i].enc_off;
+    *len = h->m[i].enc_len;
+    return REIN_OK;
+}
+
+char rein__history_role(const rein_history *h, size_t i)
+{
+    return i < h->n ? h->m[i].role : '\0';
+}
+
+rein_err rein__history_joined(rein_history *h, const rein_provider *p, const struct rein__wire *w,
+                              const char **out, size_t *len)
+{
+    rein_err rc = encode_upto(h, h->n, p, w);
+
+    if (rc)
+        return rc;
+    *out = h->enc.ptr;
+    *len = h->enc.len ? h->enc.len - 1 : 0; /* without the last comma */
     return REIN_OK;
 }
 

@@ -563,24 +563,24 @@ static rein_err openai_build_body(rein_provider *p, const rein_model_request *re
                                   struct rein_buf *body, rein_error *err)
 {
     struct rein_jw w;
-    rein_err rc = REIN_OK;
+    rein_err rc;
+    const char *msgs;
+    size_t len;
 
+    /* The messages first: with their size known the body is allocated once. */
+    rc = rein__history_joined(h, p, &rein__wire_openai, &msgs, &len);
+    if (!rc)
+        rc = rein_buf_grow(body, len + req->tools_enc.len + BODY_SLACK);
+    if (rc)
+        return rein_error_set(err, rc, "encoding the history: %s", rein_strerror(rc));
     rein_jw_init(&w, body);
     rein_jw_obj_begin(&w);
     rein_jw_key(&w, "model");
     rein_jw_str(&w, rein__request_model(p, req));
     rein_jw_key(&w, "messages");
     rein_jw_arr_begin(&w);
-    for (size_t i = 0; !rc && i < rein_history_len(h); i++) {
-        const char *piece;
-        size_t len;
-        rc = rein__history_piece(h, i, p, &rein__wire_openai, &piece, &len);
-        if (!rc)
-            rein_jw_raw(&w, piece, len);
-    }
+    rein_jw_raw(&w, msgs, len); /* the items, commas included */
     rein_jw_arr_end(&w);
-    if (rc)
-        return rein_error_set(err, rc, "encoding the history: %s", rein_strerror(rc));
     if (req->ntools) {
         rein_jw_key(&w, "tools");
         rein_jw_raw(&w, req->tools_enc.ptr, req->tools_enc.len);

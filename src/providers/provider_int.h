@@ -424,10 +424,23 @@ void rein__config_release(struct rein_provider_config *cfg);
 void rein__caps_resolve(const struct rein_provider_config *cfg, const char *model,
                         struct rein_model_caps *caps);
 
-/* History internals used by the wires: the cached piece of message i for variant v, made
- * with the wire's encoder when missing. *out is borrowed until the history changes. */
+/* Room reserved in a request body for what is neither the messages nor the tools (model,
+ * parameters, extra members): a guess, the buffer still grows when it is short. */
+#define BODY_SLACK 1024
+
+/* History internals used by the wires: the cached piece of message i for the wire and its
+ * variant, made with the wire's encoder when missing (with those of the messages before it).
+ * *out is borrowed until the next call on h. */
 rein_err rein__history_piece(rein_history *h, size_t i, const rein_provider *p,
                              const struct rein__wire *w, const char **out, size_t *len) REIN_WUR;
+/* The pieces of all of h's messages joined with commas ("" when h is empty): the items of a
+ * messages array for wires that send one item per message. *out is borrowed until the next
+ * call on h. */
+rein_err rein__history_joined(rein_history *h, const rein_provider *p, const struct rein__wire *w,
+                              const char **out, size_t *len) REIN_WUR;
+/* The first letter of message i's role (s, u, a or t), read without a lookup in the message:
+ * wires that group messages by role walk the whole history for every request. */
+char rein__history_role(const rein_history *h, size_t i);
 /* How many times a message was encoded (tests check the cache). */
 size_t rein__history_encode_count(const rein_history *h);
 /* A hash of all of h's messages in order; each message is hashed once, when first asked for,

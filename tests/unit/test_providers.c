@@ -1214,6 +1214,71 @@ static void test_history_encodes_each_message_once(void **state)
     rein_provider_free(p);
 }
 
+/* Appends the messages of turn k (user, assistant call, tool result, answer) to h; turn 3's
+ * tool result is larger than the history's kept scratch space. */
+static void add_turn(rein_history *h, int k)
+{
+    char text[64], id[32];
+    json_t *m;
+
+    snprintf(text, sizeof(text), "question %d", k);
+    snprintf(id, sizeof(id), "call_%d", k);
+    assert_rein_ok(rein_history_add_user(h, text), NULL);
+    m = json_pack("{s:s, s:s, s:[{s:s, s:s, s:s}]}", "role", "assistant", "content", "",
+                  "tool_calls", "id", id, "name", "echo", "arguments", "{\"n\":1}");
+    assert_rein_ok(rein_history_append(h, m, NULL), NULL);
+    json_decref(m);
+    if (k == 3) {
+        char *big = rein_malloc(100000);
+        memset(big, 'x', 99999);
+        big[99999] = '\0';
+        assert_rein_ok(rein_history_add_tool_result(h, id, "echo", big, false), NULL);
+        rein_free(big);
+    } else {
+        assert_rein_ok(rein_history_add_tool_result(h, id, "echo", "{\"n\":1}", false), NULL);
+    }
+    snprintf(text, sizeof(text), "answer %d", k);
+    m = json_pack("{s:s, s:s}", "role", "assistant", "content", text);
+    assert_rein_ok(rein_history_append(h, m, NULL), NULL);
+    json_decref(m);
+}
+
+/* The body from the cached pieces equals the body of a fresh history with the same messages,
+ * after truncating and appending other messages, and after switching wires and back. */
+static void test_history_pieces_after_truncate_and_wire_change(void **state)
+{
+    const char *presets[2][2] = {{"openai-compatible", "http://127.0.0.1:9/v1"},
+                                 {"anthropic", "http://127.0.0.1:9"}};
+    rein_history *h = rein_history_new();
+
+    (void)state;
+    for (int k = 0; k < 6; k++)
+        add_turn(h, k);
+    for (int round = 0; round < 3; round++) {
+        const char **pre = presets[round % 2];
+        rein_provider *p = provider_for(pre[0], pre[1]);
+        rein_model_request *r1 = rein_model_request_new(), *r2 = rein_model_request_new();
+        rein_history *fresh = rein_history_new();
+        char *cached, *want;
+
+        rein_free(body_for(p, r1, h)); /* every piece made for this wire */
+        rein_history_truncate(h, 9 + (size_t)round);
+        add_turn(h, 10 + round);
+        for (size_t i = 0; i < rein_history_len(h); i++)
+            assert_rein_ok(rein_history_append(fresh, rein_history_get(h, i), NULL), NULL);
+        cached = body_for(p, r1, h);
+        want = body_for(p, r2, fresh);
+        assert_string_equal(cached, want);
+        rein_free(cached);
+        rein_free(want);
+        rein_history_free(fresh);
+        rein_model_request_free(r1);
+        rein_model_request_free(r2);
+        rein_provider_free(p);
+    }
+    rein_history_free(h);
+}
+
 static json_t *assistant_with_ids(const char *a, const char *b)
 {
     json_t *m = json_pack("{s:s, s:[{s:s, s:s, s:s}]}", "role", "assistant", "tool_calls", "id", a,
@@ -1864,6 +1929,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_history_encodes_anthropic_messages),
     cmocka_unit_test(test_history_encodes_ollama_messages),
     cmocka_unit_test(test_history_encodes_each_message_once),
+    cmocka_unit_test(test_history_pieces_after_truncate_and_wire_change),
     cmocka_unit_test(test_history_call_id_set),
     cmocka_unit_test(test_history_chain),
     cmocka_unit_test(test_history_size),
