@@ -10,6 +10,12 @@
  * idle (between received bytes, so between SSE events) and total (the whole send, retries
  * and waits included).
  *
+ * The curl handles of an attempt (one easy handle in its own multi handle) come from a small
+ * pool kept in the provider and go back to it, reset, when the attempt ends: an attempt on a
+ * long-lived provider does not pay for creating and tearing down both handles (and the
+ * multi handle's wake-up socket pair) every time. Connections are kept in the provider's
+ * share either way.
+ *
  * Each attempt's bytes go straight into the wire's decoder, chosen by the response's
  * content type, so events reach the caller while the reply streams. What happens after an
  * attempt is decided in one place (next_step): 429/500/502/503/529, transient in-stream errors
@@ -37,6 +43,9 @@
 
 #define WHERE          "providers"
 #define ERROR_BODY_MAX ((size_t)1 << 20)
+/* Idle curl handle pairs a provider keeps: about the sends that run at once on one provider
+ * in a busy server; more are made when needed and freed after. */
+#define HANDLES_KEPT 16
 
 /* ---------------------------------------------------------------------------------------
  * Small shared helpers
@@ -277,6 +286,77 @@ void rein_model_request_set_registry(rein_model_request *req, const rein_registr
  * Providers
  */
 
+/* The curl handles of one attempt: an easy handle and the multi handle it runs in (it is
+ * added only while an attempt runs). */
+struct handles {
+    CURL *easy;
+    CURLM *multi;
+};
+
+/* Idle handle pairs, taken and given back by the threads that send. Invariant: every pair in
+ * idle[0..n-1] is reset, its easy handle in no multi handle. */
+struct handle_pool {
+    pthread_mutex_t mu;
+    size_t n;
+    struct handles idle[HANDLES_KEPT];
+};
+
+static void handles_free(struct handles *hs)
+{
+    curl_multi_cleanup(hs->multi);
+    curl_easy_cleanup(hs->easy);
+}
+
+/* A pair from the pool, or a new one; false when out of memory. */
+static bool handles_take(rein_provider *p, struct handles *hs)
+{
+    struct handle_pool *pool = p->pool;
+
+    if (pool) {
+        pthread_mutex_lock(&pool->mu);
+        if (pool->n) {
+            *hs = pool->idle[--pool->n];
+            pthread_mutex_unlock(&pool->mu);
+            return true;
+        }
+        pthread_mutex_unlock(&pool->mu);
+    }
+    hs->easy = curl_easy_init();
+    hs->multi = curl_multi_init();
+    if (hs->easy && hs->multi)
+        return true;
+    handles_free(hs);
+    return false;
+}
+
+/* Gives a pair whose easy handle is in no multi handle back to the pool (freed when full). */
+static void handles_give(rein_provider *p, struct handles *hs)
+{
+    struct handle_pool *pool = p->pool;
+
+    curl_easy_reset(hs->easy);
+    if (pool) {
+        pthread_mutex_lock(&pool->mu);
+        if (pool->n < HANDLES_KEPT) {
+            pool->idle[pool->n++] = *hs;
+            pthread_mutex_unlock(&pool->mu);
+            return;
+        }
+        pthread_mutex_unlock(&pool->mu);
+    }
+    handles_free(hs);
+}
+
+static void pool_free(struct handle_pool *pool)
+{
+    if (!pool)
+        return;
+    for (size_t i = 0; i < pool->n; i++)
+        handles_free(&pool->idle[i]);
+    pthread_mutex_destroy(&pool->mu);
+    rein_free(pool);
+}
+
 /* One mutex per kind of shared data: curl may hold one while taking another. */
 static void share_lock(CURL *h, curl_lock_data data, curl_lock_access access, void *ud)
 {
@@ -424,6 +504,10 @@ rein_provider *rein_provider_new(const rein_provider_config *cfg, rein_error *er
         rein_free(p->share_lock);
         p->share_lock = NULL;
     }
+    /* Without a pool (out of memory) every attempt makes its own handles, as it can. */
+    p->pool = rein_calloc(1, sizeof(struct handle_pool));
+    if (p->pool)
+        pthread_mutex_init(&((struct handle_pool *)p->pool)->mu, NULL);
     return p;
 fail:
     if (rc == REIN_ENOMEM)
@@ -436,6 +520,8 @@ void rein_provider_free(rein_provider *p)
 {
     if (!p)
         return;
+    /* The handles first: their connections live in the share. */
+    pool_free(p->pool);
     if (p->share) {
         curl_share_cleanup(p->share);
         for (int i = 0; i < CURL_LOCK_DATA_LAST; i++)
@@ -741,15 +827,21 @@ static enum outcome run_attempt(struct attempt *at, const char *body, size_t bod
 {
     rein_provider *p = at->p;
     struct curl_slist *headers = NULL;
-    CURL *easy = curl_easy_init();
-    CURLM *multi = curl_multi_init();
+    struct handles hs;
+    CURL *easy;
+    CURLM *multi;
     enum outcome out = O_FATAL;
     int running = 1;
+    bool added = false;
     CURLcode cc = CURLE_OK;
 
     at->t_start = at->t_last = rein_now_ms();
     at->retry_after_ms = -1;
-    if (!easy || !multi || build_headers(at, &headers) != REIN_OK)
+    if (!handles_take(p, &hs))
+        return O_FATAL;
+    easy = hs.easy;
+    multi = hs.multi;
+    if (build_headers(at, &headers) != REIN_OK)
         goto done;
     curl_easy_setopt(easy, CURLOPT_URL, p->endpoint);
     curl_easy_setopt(easy, CURLOPT_POST, 1L);
@@ -772,6 +864,7 @@ static enum outcome run_attempt(struct attempt *at, const char *body, size_t bod
         curl_easy_setopt(easy, CURLOPT_SHARE, p->share);
     if (curl_multi_add_handle(multi, easy) != CURLM_OK)
         goto done;
+    added = true;
     for (;;) {
         struct curl_waitfd extra;
         int which, nfds = 0;
@@ -822,10 +915,11 @@ static enum outcome run_attempt(struct attempt *at, const char *body, size_t bod
         curl_easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &at->status);
     out = classify_curl(at, cc, err);
 done:
-    if (multi && easy)
-        curl_multi_remove_handle(multi, easy);
-    curl_easy_cleanup(easy);
-    curl_multi_cleanup(multi);
+    /* A pair that failed in curl itself is not trusted again; any other goes back. */
+    if ((added && curl_multi_remove_handle(multi, easy) != CURLM_OK) || out == O_FATAL)
+        handles_free(&hs);
+    else
+        handles_give(p, &hs);
     curl_slist_free_all(headers);
     return out;
 }

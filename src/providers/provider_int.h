@@ -385,6 +385,7 @@ struct rein_provider {
     struct rein_model_caps caps;
     void *share; /* CURLSH: connections reused across sends */
     void *share_lock;
+    void *pool; /* struct handle_pool (provider.c): idle curl handles for attempts */
     struct rein__recorder *rec;
     struct rein__replay *replay;
 };

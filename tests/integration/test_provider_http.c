@@ -1020,6 +1020,60 @@ static void test_cancel_from_another_thread_returns_at_once(void **state)
     fx_stop(&f);
 }
 
+/*
+ * One provider keeps its curl handles between attempts: after a first-byte timeout, a cancel
+ * mid-stream and a cut stream, each later attempt on the same provider still starts clean
+ * (its own headers, a fresh decoder, no timeout or cancel left over) and succeeds.
+ */
+static void test_handles_reused_after_timeout_cancel_and_cut(void **state)
+{
+    struct fx f;
+    struct canceller k;
+    pthread_t t;
+
+    (void)state;
+    fx_start(&f);
+    assert_rein_ok(rein_provider_config_set(f.cfg, "first_byte_timeout_ms", "200", NULL), NULL);
+    assert_rein_ok(rein_provider_config_set(f.cfg, "max_retries", "0", NULL), NULL);
+    fx_provider(&f, "openai-compatible");
+    assert_rein_ok(rein_history_add_user(f.h, "hi"), NULL);
+
+    fx_script(&f, "{\"text\": \"late\", \"delay_headers_ms\": 3000, \"times\": 1}");
+    assert_int_equal(fx_send(&f), REIN_ETIMEDOUT);
+    fx_script(&f, "{\"text\": [\"after \", \"timeout\"]}");
+    rein_model_request_set_stream(f.req, true);
+    assert_rein_ok(fx_send(&f), &f.err);
+    assert_string_equal(rein_model_response_text(f.resp), "after timeout");
+    assert_string_equal(ms_request_header(ms_last_request(f.ms), "accept"),
+                        "text/event-stream, application/x-ndjson, application/json");
+
+    k.c = rein_cancel_new();
+    k.delay_ms = 100;
+    rein_model_request_set_cancel(f.req, k.c);
+    fx_script(&f, "{\"text\": [\"a\", \"b\"], \"fault\": {\"hang_after_events\": 2}}");
+    assert_int_equal(pthread_create(&t, NULL, cancel_later, &k), 0);
+    assert_int_equal(fx_send(&f), REIN_ECANCELED);
+    pthread_join(t, NULL);
+    rein_model_request_set_cancel(f.req, NULL);
+    rein_cancel_unref(k.c);
+
+    fx_script(&f, "{\"text\": \"after cancel\"}");
+    rein_model_request_set_stream(f.req, false);
+    assert_rein_ok(fx_send(&f), &f.err);
+    assert_string_equal(rein_model_response_text(f.resp), "after cancel");
+    assert_string_equal(ms_request_header(ms_last_request(f.ms), "accept"), "application/json");
+
+    /* A stream cut before any call is asked for once more, on the same provider. */
+    rein_model_request_set_stream(f.req, true);
+    fx_script(&f, "[{\"text\": [\"x\", \"y\"], \"times\": 1, \"fault\": "
+                  "{\"cut_after_events\": 1}}, {\"text\": \"after cut\"}]");
+    assert_rein_ok(fx_send(&f), &f.err);
+    assert_string_equal(rein_model_response_text(f.resp), "after cut");
+    assert_string_equal(ms_request_header(ms_last_request(f.ms), "authorization"),
+                        "Bearer sk-test");
+    fx_stop(&f);
+}
+
 /* ---------------------------------------------------------------------------------------
  * Keys, recording and replay
  */
@@ -1259,6 +1313,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_error_bodies_that_are_not_json),
     cmocka_unit_test(test_plain_text_error_event_over_http),
     cmocka_unit_test(test_cancel_from_another_thread_returns_at_once),
+    cmocka_unit_test(test_handles_reused_after_timeout_cancel_and_cut),
     cmocka_unit_test(test_keys_stay_out_of_recordings_logs_and_errors),
     cmocka_unit_test(test_record_then_replay),
     cmocka_unit_test(test_cli_chat_takes_environment_and_flags),
