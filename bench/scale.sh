@@ -10,7 +10,9 @@
 # libcurl client's CPU time for sending the same request bodies (the server is another
 # process, so its time is in neither). ROUNDS rounds (default 3) run every cell in turn; the
 # table gives the range over rounds, the load average is printed next to it.
-# Before/after: run it on a checkout of main and on the branch (it uses public API only).
+# Before/after: BEFORE=DIR (another checkout, e.g. of main) builds the same bench against
+# that checkout's library too (release build in DIR/build-bench) and runs its cells
+# interleaved with this tree's, cell by cell, in every round; the tables then come in pairs.
 # Needs: cmake, cc, pkg-config, the libraries of scripts/install-deps.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -23,10 +25,22 @@ mkdir -p "$out"
 [ -f "$build/CMakeCache.txt" ] ||
   cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DREIN_TESTS=ON >/dev/null
 cmake --build "$build" -j 2 --target rein_static rein-model-server >/dev/null
-# shellcheck disable=SC2046
-cc -O2 -Iinclude -I"$build/include" bench/scale_bench.c "$build/librein.a" \
-  $(pkg-config --libs jansson libcurl libmicrohttpd sqlite3 libpcre2-8 yaml-0.1) \
-  $(pkg-config --libs hiredis 2>/dev/null || true) -lpthread -lm -o "$out/scale_bench"
+# The bench program against the library of checkout $1 (its build in $2), as $3.
+build_bench() {
+  # shellcheck disable=SC2046
+  cc -O2 -I"$1/include" -I"$2/include" bench/scale_bench.c "$2/librein.a" \
+    $(pkg-config --libs jansson libcurl libmicrohttpd sqlite3 libpcre2-8 yaml-0.1) \
+    $(pkg-config --libs hiredis 2>/dev/null || true) -lpthread -lm -o "$3"
+}
+build_bench . "$build" "$out/scale_bench"
+labels=(this)
+if [ -n "${BEFORE:-}" ]; then
+  [ -f "$BEFORE/build-bench/CMakeCache.txt" ] ||
+    cmake -S "$BEFORE" -B "$BEFORE/build-bench" -DCMAKE_BUILD_TYPE=Release >/dev/null
+  cmake --build "$BEFORE/build-bench" -j 2 --target rein_static >/dev/null
+  build_bench "$BEFORE" "$BEFORE/build-bench" "$out/scale_bench_before"
+  labels=(before this)
+fi
 
 echo '{"name":"empty","replies":[]}' >"$out/scale_scenario.json"
 "$build/tests/bin/rein-model-server" --port 0 --scenario "$out/scale_scenario.json" \
@@ -43,7 +57,7 @@ done
 
 # Fewer turns where a request body is large: the server's time per request grows with it.
 turns_for() {
-  if [ "$1" -ge 10000 ]; then echo 20; elif [ "$1" -ge 1000 ]; then echo 60; else echo 200; fi
+  if [ "$1" -ge 10000 ]; then echo 35; elif [ "$1" -ge 1000 ]; then echo 105; else echo 700; fi
 }
 
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
@@ -51,9 +65,13 @@ rows=()
 for r in $(seq "$rounds"); do
   for prior in $priors; do
     for mode in unique repeated; do
-      read -r own total bare bytes < <("$out/scale_bench" "$url" "$mode" "$prior" \
-        "$(turns_for "$prior")")
-      rows+=("$r,$mode,$prior,$own,$total,$bare,$bytes")
+      for label in "${labels[@]}"; do
+        prog=$out/scale_bench
+        [ "$label" = before ] && prog=$out/scale_bench_before
+        read -r own total bare bytes < <("$prog" "$url" "$mode" "$prior" \
+          "$(turns_for "$prior")")
+        rows+=("$label,$mode,$prior,$own,$total,$bare,$bytes")
+      done
     done
   done
 done
@@ -63,18 +81,23 @@ python3 - "$load_before" "$load_after" "$rounds" "${rows[@]}" <<'PY'
 import sys
 before, after, rounds = sys.argv[1], sys.argv[2], int(sys.argv[3])
 cells = {}
+labels = []
 for row in sys.argv[4:]:
-    _, mode, prior, own, total, bare, size = row.split(",")
-    cells.setdefault((mode, int(prior)), []).append((float(own), float(total), float(bare), int(size)))
+    label, mode, prior, own, total, bare, size = row.split(",")
+    if label not in labels:
+        labels.append(label)
+    cells.setdefault((label, mode, int(prior)), []).append(
+        (float(own), float(total), float(bare), int(size)))
 print(f"rein's own CPU per agent step against history length, {rounds} rounds "
       f"(load average {before} before, {after} after; 2 cores shared with other users)")
-for mode in ("unique", "repeated"):
-    print(f"\n{mode} call ids")
+for label, mode in ((l, m) for m in ("unique", "repeated") for l in labels):
+    title = "" if labels == ["this"] else f" ({'BEFORE checkout' if label == 'before' else 'this tree'})"
+    print(f"\n{mode} call ids{title}")
     print(f"{'prior messages':>15} {'own µs/step':>16} {'rein CPU µs':>16} {'bare client µs':>16}"
           f" {'body bytes':>11} {'own vs 0':>12}")
     base = None
-    for prior in sorted(p for m, p in cells if m == mode):
-        v = cells[(mode, prior)]
+    for prior in sorted(p for l, m, p in cells if m == mode and l == label):
+        v = cells[(label, mode, prior)]
         own = sorted(x[0] for x in v)
         rng = lambda xs: f"{min(xs):.1f}-{max(xs):.1f}"
         if base is None:

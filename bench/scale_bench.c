@@ -15,8 +15,12 @@
  * The context window is set far above the history, so every message is sent.
  *
  * Own time: the process's CPU time over the measured turns (the server is another process)
- * minus the CPU time of a bare libcurl client sending the same two request bodies TURNS times
- * and reading the replies (what sending and receiving costs any client), per step.
+ * minus the CPU time of a bare libcurl client sending the same two request bodies as often
+ * and reading the replies (what sending and receiving costs any client), per step. The turns
+ * run in BLOCKS blocks, each followed by the bare client's block of the same size, and the
+ * figures are the medians over blocks: a burst of load from other processes then spoils one
+ * block, not the subtraction, which matters most where rein's own time is smallest (an
+ * empty history).
  *
  * Prints one line: "own_us_per_step rein_cpu_us_per_step bare_cpu_us_per_step body_bytes".
  */
@@ -28,7 +32,8 @@
 #include <string.h>
 #include <time.h>
 
-#define STEPS 2
+#define STEPS  2
+#define BLOCKS 7
 
 static const char *const tools[] = {"echo"};
 
@@ -199,6 +204,19 @@ static json_t *logged_bodies(CURL *c, const char *base, size_t *bytes)
     return bodies;
 }
 
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+
+    return (x > y) - (x < y);
+}
+
+static double median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof(*v), cmp_double);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
 int main(int argc, char **argv)
 {
     rein_provider_config *cfg;
@@ -210,8 +228,8 @@ int main(int argc, char **argv)
     char openai[512];
     size_t prior, bytes;
     bool repeated;
-    int turns;
-    double t0, rein_cpu, bare_cpu;
+    int turns, per_block;
+    double t0, own[BLOCKS], rein_cpu[BLOCKS], bare_cpu[BLOCKS];
     json_t *bodies;
     CURL *c;
 
@@ -247,15 +265,19 @@ int main(int argc, char **argv)
         turn(a, h, prior);
     bodies = logged_bodies(c, argv[1], &bytes);
 
-    t0 = cpu_us();
-    for (int i = 0; i < turns; i++)
-        turn(a, h, prior);
-    rein_cpu = cpu_us() - t0;
     (void)bare(c, argv[1], bodies, 2);
-    bare_cpu = bare(c, argv[1], bodies, turns);
+    per_block = turns / BLOCKS > 0 ? turns / BLOCKS : 1;
+    for (int b = 0; b < BLOCKS; b++) {
+        t0 = cpu_us();
+        for (int i = 0; i < per_block; i++)
+            turn(a, h, prior);
+        rein_cpu[b] = (cpu_us() - t0) / (STEPS * per_block);
+        bare_cpu[b] = bare(c, argv[1], bodies, per_block) / (STEPS * per_block);
+        own[b] = rein_cpu[b] - bare_cpu[b];
+    }
 
-    printf("%.1f %.1f %.1f %zu\n", (rein_cpu - bare_cpu) / (STEPS * turns),
-           rein_cpu / (STEPS * turns), bare_cpu / (STEPS * turns), bytes / STEPS);
+    printf("%.1f %.1f %.1f %zu\n", median(own, BLOCKS), median(rein_cpu, BLOCKS),
+           median(bare_cpu, BLOCKS), bytes / STEPS);
     json_decref(bodies);
     curl_easy_cleanup(c);
     rein_history_free(h);
