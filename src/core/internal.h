@@ -91,4 +91,19 @@ typedef rein_err (*rein__env_check)(const char *name, size_t n, void *ud, rein_e
 rein_err rein__expand_env_checked(const char *prefix, const char *value, rein__env_check check,
                                   void *ud, char **out, rein_error *err);
 
+/* ---- SHA-256 (FIPS 180-4), verification's hashes and PKCE (sha256.c) ---- */
+
+struct rein__sha256 {
+    uint32_t h[8];
+    uint64_t total; /* bytes added so far */
+    uint8_t block[64];
+    size_t fill; /* bytes waiting in block */
+};
+void rein__sha256_init(struct rein__sha256 *s);
+void rein__sha256_add(struct rein__sha256 *s, const void *data, size_t len);
+/* Finishes s and writes 32 bytes. s must be initialised again before reuse. */
+void rein__sha256_final(struct rein__sha256 *s, uint8_t out[32]);
+/* Finishes s and writes the first nhex hex digits of the digest and a NUL (nhex <= 64). */
+void rein__sha256_hex(struct rein__sha256 *s, char *out, size_t nhex);
+
 #endif /* REIN_CORE_INTERNAL_H */

@@ -35,34 +35,34 @@ static rein_err hash_path(struct hasher *hs, const char *full, const char *name)
     struct stat st;
     char buf[65536];
 
-    rein__verify_sha256_init(&h);
+    rein__sha256_init(&h);
     if (lstat(full, &st) != 0) {
-        rein__verify_sha256_add(&h, "deleted", 7);
+        rein__sha256_add(&h, "deleted", 7);
     } else if (S_ISLNK(st.st_mode)) {
         ssize_t n = readlink(full, buf, sizeof(buf));
-        rein__verify_sha256_add(&h, "link:", 5);
+        rein__sha256_add(&h, "link:", 5);
         if (n > 0)
-            rein__verify_sha256_add(&h, buf, (size_t)n);
+            rein__sha256_add(&h, buf, (size_t)n);
     } else if (S_ISREG(st.st_mode)) {
         FILE *f = fopen(full, "rb");
         size_t n;
-        rein__verify_sha256_add(&h, (st.st_mode & 0111) ? "exec:" : "file:", 5);
+        rein__sha256_add(&h, (st.st_mode & 0111) ? "exec:" : "file:", 5);
         while (f && (n = fread(buf, 1, sizeof(buf), f)) > 0) {
             hs->bytes += n;
             if (hs->bytes > WALK_MAX_BYTES) {
                 fclose(f);
                 return REIN_ETOOBIG;
             }
-            rein__verify_sha256_add(&h, buf, n);
+            rein__sha256_add(&h, buf, n);
         }
         if (f)
             fclose(f);
     } else {
-        rein__verify_sha256_add(&h, "other", 5);
+        rein__sha256_add(&h, "other", 5);
     }
-    rein__verify_sha256_final(&h, digest);
-    rein__verify_sha256_add(&hs->tree, name, strlen(name) + 1);
-    rein__verify_sha256_add(&hs->tree, digest, sizeof(digest));
+    rein__sha256_final(&h, digest);
+    rein__sha256_add(&hs->tree, name, strlen(name) + 1);
+    rein__sha256_add(&hs->tree, digest, sizeof(digest));
     return ++hs->files > WALK_MAX_FILES ? REIN_ETOOBIG : REIN_OK;
 }
 
@@ -184,8 +184,8 @@ static rein_err hash_git(struct hasher *hs, struct rein__git *g, rein_error *err
             rein_free(full);
         } else {
             /* The index's mode and blob id stand for the unchanged content. */
-            rein__verify_sha256_add(&hs->tree, tab + 1, strlen(tab + 1) + 1);
-            rein__verify_sha256_add(&hs->tree, rec, (size_t)(tab - rec));
+            rein__sha256_add(&hs->tree, tab + 1, strlen(tab + 1) + 1);
+            rein__sha256_add(&hs->tree, rec, (size_t)(tab - rec));
         }
     }
     for (size_t i = 0; !rc && i < g->n; i++) {
@@ -197,7 +197,7 @@ static rein_err hash_git(struct hasher *hs, struct rein__git *g, rein_error *err
             rc = REIN_ENOMEM;
             break;
         }
-        rein__verify_sha256_add(&hs->tree, "untracked", 10);
+        rein__sha256_add(&hs->tree, "untracked", 10);
         rc = hash_path(hs, full, g->entries[i].path);
         rein_free(full);
     }
@@ -212,13 +212,13 @@ rein_err rein_verify_tree_hash(const char *dir, char out[REIN_VERIFY_HASH_LEN + 
     rein_err rc;
 
     out[0] = '\0';
-    rein__verify_sha256_init(&hs.tree);
+    rein__sha256_init(&hs.tree);
     rc = rein__verify_git_read(dir, NULL, &g, err);
     if (!rc && g.is_repo) {
-        rein__verify_sha256_add(&hs.tree, "git", 4);
+        rein__sha256_add(&hs.tree, "git", 4);
         rc = hash_git(&hs, &g, err);
     } else if (!rc) {
-        rein__verify_sha256_add(&hs.tree, "dir", 4);
+        rein__sha256_add(&hs.tree, "dir", 4);
         rc = walk(&hs, dir ? dir : ".", "", 0);
     }
     rein__verify_git_release(&g);
@@ -229,6 +229,6 @@ rein_err rein_verify_tree_hash(const char *dir, char out[REIN_VERIFY_HASH_LEN + 
         return rein_error_set(err, rc, "out of memory hashing the tree");
     if (rc)
         return rc;
-    rein__verify_sha256_hex(&hs.tree, out, REIN_VERIFY_HASH_LEN);
+    rein__sha256_hex(&hs.tree, out, REIN_VERIFY_HASH_LEN);
     return REIN_OK;
 }

@@ -206,8 +206,8 @@ static void hash_failing(struct rein__sha256 *h, const struct rein_verify_failin
 {
     for (size_t i = 0; i < n; i++) {
         const char *c = s[i].check ? s[i].check : "", *g = s[i].signature ? s[i].signature : "";
-        rein__verify_sha256_add(h, c, strlen(c) + 1);
-        rein__verify_sha256_add(h, g, strlen(g) + 1);
+        rein__sha256_add(h, c, strlen(c) + 1);
+        rein__sha256_add(h, g, strlen(g) + 1);
     }
 }
 
@@ -217,9 +217,9 @@ void rein_verify_state_hash(const char *tree_hash, const struct rein_verify_fail
     struct rein_verify_failing *s = sorted(failing, n);
     struct rein__sha256 h;
 
-    rein__verify_sha256_init(&h);
-    rein__verify_sha256_add(&h, "tree", 5);
-    rein__verify_sha256_add(&h, tree_hash ? tree_hash : "", tree_hash ? strlen(tree_hash) + 1 : 1);
+    rein__sha256_init(&h);
+    rein__sha256_add(&h, "tree", 5);
+    rein__sha256_add(&h, tree_hash ? tree_hash : "", tree_hash ? strlen(tree_hash) + 1 : 1);
     if (s) {
         hash_failing(&h, s, n);
     } else {
@@ -227,7 +227,7 @@ void rein_verify_state_hash(const char *tree_hash, const struct rein_verify_fail
         hash_failing(&h, failing, n);
     }
     rein_free(s);
-    rein__verify_sha256_hex(&h, out, REIN_VERIFY_HASH_LEN);
+    rein__sha256_hex(&h, out, REIN_VERIFY_HASH_LEN);
 }
 
 static bool fill_iter(struct iter *rec, const struct rein_verify_iteration *it)
@@ -244,9 +244,9 @@ static bool fill_iter(struct iter *rec, const struct rein_verify_iteration *it)
     rein_verify_state_hash(it->tree_hash, it->failing, it->n_failing, rec->state);
     rec->fail_key[0] = '\0';
     if (ok && it->n_failing) {
-        rein__verify_sha256_init(&h);
+        rein__sha256_init(&h);
         hash_failing(&h, s, it->n_failing);
-        rein__verify_sha256_hex(&h, rec->fail_key, REIN_VERIFY_HASH_LEN);
+        rein__sha256_hex(&h, rec->fail_key, REIN_VERIFY_HASH_LEN);
     }
     for (size_t i = 0; ok && i < it->n_failing; i++) {
         ok = (!i || rein_buf_adds(&desc, ", ") == REIN_OK) &&

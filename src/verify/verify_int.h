@@ -12,21 +12,6 @@
 
 #include "core/internal.h"
 
-/* ---- SHA-256 (FIPS 180-4), for tree hashes, state hashes and failure signatures ---- */
-
-struct rein__sha256 {
-    uint32_t h[8];
-    uint64_t total; /* bytes added so far */
-    uint8_t block[64];
-    size_t fill; /* bytes waiting in block */
-};
-void rein__verify_sha256_init(struct rein__sha256 *s);
-void rein__verify_sha256_add(struct rein__sha256 *s, const void *data, size_t len);
-/* Finishes s and writes 32 bytes. s must be initialised again before reuse. */
-void rein__verify_sha256_final(struct rein__sha256 *s, uint8_t out[32]);
-/* Finishes s and writes the first nhex hex digits of the digest and a NUL (nhex <= 64). */
-void rein__verify_sha256_hex(struct rein__sha256 *s, char *out, size_t nhex);
-
 /* ---- text helpers ---- */
 
 /*
