@@ -248,6 +248,25 @@ REIN_EXTERN rein_err rein_mcp_clients_register(rein_mcp_clients *set, rein_regis
  * serverInfo?, tools: [{id, name}], problems: [text]}. NULL when memory is exhausted.
  */
 REIN_EXTERN json_t *rein_mcp_clients_status_json(const rein_mcp_clients *set);
+/*
+ * OAuth (docs/decisions/0024): an HTTP server that answers 401 gets the token stored for it
+ * (mode 0600 in $REIN_STATE_DIR, else $XDG_STATE_HOME/rein, else ~/.local/state/rein), a
+ * refreshed one, or one from the client_credentials grant its "oauth" entry configures. With
+ * allow set, a server without any of these starts the browser flow in the calling thread: the
+ * address is printed on stderr (and opened with $REIN_MCP_OAUTH_OPEN, else xdg-open when
+ * there is a display) and the answer awaited on a 127.0.0.1 port. Off by default, so servers
+ * connecting in the background never wait for a person. Call before connecting.
+ */
+REIN_EXTERN void rein_mcp_clients_allow_login(rein_mcp_clients *set, bool allow);
+/*
+ * `rein mcp login`: forgets what is stored for the HTTP server name and connects it with the
+ * browser flow allowed, waiting up to timeout_ms (0: ten minutes). *authorized tells whether
+ * a token was obtained (false: the server asked for none). REIN_ENOTFOUND for an unknown name,
+ * REIN_EINVAL for a stdio server.
+ */
+REIN_EXTERN rein_err rein_mcp_clients_login(rein_mcp_clients *set, const char *name,
+                                            int64_t timeout_ms, bool *authorized,
+                                            rein_error *err) REIN_WUR;
 /* The registry id given to server's tool named tool (its MCP name), or NULL. Borrowed. */
 REIN_EXTERN const char *rein_mcp_clients_tool_id(const rein_mcp_clients *set, const char *server,
                                                  const char *tool);

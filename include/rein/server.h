@@ -76,6 +76,10 @@ enum rein_route_flags {
     /* A JSON-RPC endpoint (/mcp): the guards answer with a JSON-RPC error ({"jsonrpc": "2.0",
      * "id": null, "error": {"code": -32600, "message"}}) and the same HTTP status. */
     REIN_ROUTE_JSONRPC = 1 << 4,
+    /* An OAuth protected resource (RFC 9728): a 401 here says where its metadata is,
+     * WWW-Authenticate: Bearer resource_metadata="<origin>/.well-known/oauth-protected-resource
+     * <path>" (the origin as the client named it: Host, X-Forwarded-Proto). */
+    REIN_ROUTE_PROTECTED = 1 << 5,
 };
 
 #define REIN_SERVER_DEFAULT_PORT               8080

@@ -11,7 +11,14 @@
  *   rein mcp call [--config FILE] [--url URL [--name NAME]] TOOL ['ARGS_JSON'] [--timeout MS]
  *       Calls a tool through the call pipeline and prints the normalized result. TOOL is the
  *       name rein gives it (server__tool), or with --url the server's own name for it.
+ *   rein mcp login [--config FILE] [--url URL [--name NAME]] NAME [--timeout MS]
+ *       OAuth for an HTTP server: forgets its stored token, prints the authorization address
+ *       (opened with REIN_MCP_OAUTH_OPEN or xdg-open when possible), waits for the browser's
+ *       redirect on 127.0.0.1 and stores the token (docs/decisions/0024).
  *
+ * `rein mcp list|call` run the browser flow too when stdin is a terminal or
+ * REIN_MCP_OAUTH_OPEN is set; otherwise a server without a stored token fails, naming
+ * `rein mcp login`.
  * `rein serve` offers the same at /mcp through cli_mcp_attach(), configured from the
  * environment: REIN_SKILLS_PATH, REIN_CONFIG / REIN_MCP_CONFIG (mcpServers), and
  * REIN_MCP_ALLOWED_HOSTS, REIN_MCP_SSE_CLOSE_MS, REIN_MCP_SSE_RETRY_MS, REIN_MCP_PROGRESS_MS.
@@ -43,14 +50,16 @@ static void mcp_usage(FILE *out)
             "usage: rein mcp serve [--skills DIR]... [--root DIR]... [--config FILE]\n"
             "       rein mcp list [--config FILE] [--url URL [--name NAME]] [--json]\n"
             "       rein mcp call [--config FILE] [--url URL [--name NAME]] TOOL ['ARGS_JSON'|-]\n"
-            "                     [--timeout DURATION]\n\n"
+            "                     [--timeout DURATION]\n"
+            "       rein mcp login [--config FILE] [--url URL [--name NAME]] NAME\n\n"
             "  serve   offer rein's tools to one MCP client over stdin/stdout (protocol\n"
             "          2025-11-25, 2025-06-18, 2025-03-26); every call goes through rein's call\n"
             "          pipeline. Tools: the built-in skills, REIN_SKILLS_PATH, --skills folders\n"
             "          and the tools of the configured MCP servers.\n"
             "  list    start the configured MCP servers; show their state and tools\n"
             "  call    call a tool (server__tool, or with --url the server's own tool name)\n"
-            "          through the pipeline and print the normalized result\n\n"
+            "          through the pipeline and print the normalized result\n"
+            "  login   authorize rein for an HTTP server that asks for OAuth (browser flow)\n\n"
             "'rein mcp COMMAND --help' describes a command. `rein serve` serves the same tools\n"
             "at /mcp (Streamable HTTP). Exit status: 0 ok, 1 a server is not ready or the call\n"
             "failed, 2 usage.\n");
@@ -89,6 +98,19 @@ static void call_usage(FILE *out)
             "{}; - reads it from stdin.\n\n" MCP_COMMON_HELP
             "  --timeout D    stop the call after D (milliseconds, or 30s)\n"
             "\nExit status: 0 the call succeeded, 1 it failed, 2 usage.\n");
+}
+
+static void login_usage(FILE *out)
+{
+    fprintf(out, "usage: rein mcp login [--config FILE] [--url URL [--name NAME]] NAME\n"
+                 "                      [--timeout DURATION]\n\n"
+                 "Authorizes rein for the HTTP MCP server NAME (OAuth 2.1 with PKCE): forgets the\n"
+                 "token stored for it, prints the address to open in a browser (and opens it with\n"
+                 "REIN_MCP_OAUTH_OPEN, else xdg-open when there is a display), waits for the\n"
+                 "answer on a 127.0.0.1 port and stores the token, mode 0600, in\n"
+                 "$REIN_STATE_DIR/mcp-oauth.json (default ~/.local/state/rein).\n\n" MCP_COMMON_HELP
+                 "  --timeout D    how long to wait for the authorization (default 10 minutes)\n"
+                 "\nExit status: 0 authorized (or no authorization needed), 1 failed, 2 usage.\n");
 }
 
 static int mcp_option(void *opts, const char *flag, const char *v)
@@ -167,6 +189,10 @@ static rein_mcp_clients *load_clients(const struct mcp_opts *o, rein_error *err)
         json_decref(entry);
         if (rc)
             goto fail;
+    }
+    {
+        const char *opener = getenv("REIN_MCP_OAUTH_OPEN");
+        rein_mcp_clients_allow_login(set, isatty(STDIN_FILENO) || (opener && opener[0]));
     }
     return set;
 fail:
@@ -395,6 +421,36 @@ out:
     return rc;
 }
 
+static int cmd_mcp_login(const struct mcp_opts *o)
+{
+    const char *name = o->nargs > 0 ? o->args[0] : NULL;
+    rein_mcp_clients *clients;
+    rein_error err;
+    bool authorized = false;
+    int rc = CLI_EXIT_FAIL;
+
+    if (!name)
+        return cli_usage_error("rein mcp login needs a server name (see rein mcp login --help)");
+    rein_error_clear(&err);
+    clients = load_clients(o, &err);
+    if (!clients) {
+        cli_print_error(&err);
+        return CLI_EXIT_USAGE;
+    }
+    if (rein_mcp_clients_login(clients, name, o->timeout_ms, &authorized, &err) != REIN_OK) {
+        cli_print_error(&err);
+        rc = err.code == REIN_ENOTFOUND || err.code == REIN_EINVAL ? CLI_EXIT_USAGE : CLI_EXIT_FAIL;
+    } else {
+        fprintf(stderr,
+                authorized ? "rein: %s: authorized; the token is stored for later commands\n"
+                           : "rein: %s: connected; it asked for no authorization\n",
+                name);
+        rc = CLI_EXIT_OK;
+    }
+    rein_mcp_clients_free(clients);
+    return rc;
+}
+
 static int run_sub(const char *name, void (*usage)(FILE *), unsigned max_pos, int argc, char **argv,
                    int (*fn)(const struct mcp_opts *))
 {
@@ -423,12 +479,18 @@ static int sub_call(int argc, char **argv)
     return run_sub("mcp call", call_usage, 2, argc, argv, cmd_mcp_call);
 }
 
+static int sub_login(int argc, char **argv)
+{
+    return run_sub("mcp login", login_usage, 1, argc, argv, cmd_mcp_login);
+}
+
 int cmd_mcp(int argc, char **argv)
 {
     static const struct cli_command subs[] = {
         {"serve", "offer rein's tools over MCP on stdin/stdout", sub_serve},
         {"list", "the configured MCP servers and their tools", sub_list},
         {"call", "call a tool of a configured MCP server", sub_call},
+        {"login", "authorize rein for an HTTP MCP server (OAuth)", sub_login},
         {NULL, NULL, NULL},
     };
 

@@ -22,6 +22,7 @@
  */
 #include "mcp/mcp_int.h"
 #include "mcp/client_int.h"
+#include "mcp/oauth_int.h"
 
 #include <rein/version.h>
 
@@ -309,15 +310,11 @@ void rein__mcp_client_dispatch_text(struct rein__mcp_conn *c, const char *text, 
 rein_err rein__mcp_client_send_raw(struct rein__mcp_conn *c, const char *json, size_t len,
                                    rein_error *err)
 {
-    char last[256];
-    int64_t retry;
     int rc;
 
     if (!c->cfg->http)
         return rein__mcp_stdio_send(c, json, len, err);
-    rc = rein__mcp_http_exchange(c, NULL, json, len, NULL,
-                                 rein_now_ms() + REIN__MCP_NOTIFY_TIMEOUT_MS, NULL, last, &retry,
-                                 err);
+    rc = rein__mcp_http_send(c, json, len, rein_now_ms() + REIN__MCP_NOTIFY_TIMEOUT_MS, err);
     return rc == REIN_OK || rc == REIN__MCP_NEED_RESUME ? REIN_OK : (rc > 0 ? REIN_EHTTP : rc);
 }
 
@@ -591,6 +588,7 @@ void rein__mcp_conn_unref(struct rein__mcp_conn *c)
     json_decref(c->server_info);
     json_decref(c->server_caps);
     rein_free(c->session_id);
+    rein__oauth_conn_release(c);
     rein__mcp_conn_config_free(c->cfg);
     pthread_mutex_destroy(&c->mu);
     pthread_cond_destroy(&c->cv);

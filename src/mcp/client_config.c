@@ -7,6 +7,7 @@
 #include "core/internal.h"
 
 #include <string.h>
+#include <strings.h>
 
 #define DEFAULT_CALL_TIMEOUT_MS    60000
 #define DEFAULT_MAX_TIMEOUT_MS     600000
@@ -29,6 +30,7 @@ void rein__mcp_conn_config_free(struct rein__mcp_conn_config *cfg)
     rein_free(cfg->name);
     rein_free(cfg->cwd);
     rein_free(cfg->url);
+    json_decref(cfg->oauth);
     rein_free(cfg);
 }
 
@@ -131,6 +133,74 @@ nomem:
     return rein_error_set(err, REIN_ENOMEM, "out of memory reading mcpServers.%s", cfg->name);
 }
 
+/* "oauth": false, or {client_id?, client_secret?, client_metadata_url?, scope?, grant?,
+ * token_endpoint_auth_method?, redirect_port?, login_timeout_ms?}; strings take ${VAR}. */
+static rein_err parse_oauth(struct rein__mcp_conn_config *cfg, const json_t *v, rein_error *err)
+{
+    static const char *const strings[] = {
+        "client_id", "client_secret", "client_metadata_url",
+        "scope",     "grant",         "token_endpoint_auth_method"};
+    const char *key;
+    json_t *item;
+
+    if (!v)
+        return REIN_OK;
+    if (json_is_false(v)) {
+        cfg->oauth_off = true;
+        return REIN_OK;
+    }
+    if (!json_is_object(v))
+        return rein_error_set(err, REIN_EINVAL, "mcpServers.%s.oauth: must be an object or false",
+                              cfg->name);
+    if (!(cfg->oauth = json_object()))
+        return rein_error_set(err, REIN_ENOMEM, "out of memory reading mcpServers.%s", cfg->name);
+    json_object_foreach((json_t *)v, key, item)
+    {
+        bool known = false, text = false;
+        for (size_t i = 0; i < sizeof(strings) / sizeof(strings[0]); i++)
+            text = text || strcmp(key, strings[i]) == 0;
+        known = text || strcmp(key, "redirect_port") == 0 || strcmp(key, "login_timeout_ms") == 0;
+        if (!known)
+            return rein_error_set(err, REIN_EINVAL, "mcpServers.%s.oauth.%s: unknown member",
+                                  cfg->name, key);
+        if (text) {
+            char *full;
+            if (!json_is_string(item) || strpbrk(json_string_value(item), "\r\n"))
+                return rein_error_set(err, REIN_EINVAL,
+                                      "mcpServers.%s.oauth.%s: must be a string on one line",
+                                      cfg->name, key);
+            full = rein__expand_env("", json_string_value(item));
+            if (!full || json_object_set_new(cfg->oauth, key, json_string(full))) {
+                rein_free(full);
+                return rein_error_set(err, REIN_ENOMEM, "out of memory");
+            }
+            rein_free(full);
+            continue;
+        }
+        if (!json_is_integer(item) || json_integer_value(item) < 0 ||
+            json_integer_value(item) > (strcmp(key, "redirect_port") == 0 ? 65535 : 86400000))
+            return rein_error_set(
+                err, REIN_EINVAL, "mcpServers.%s.oauth.%s: must be %s", cfg->name, key,
+                strcmp(key, "redirect_port") == 0 ? "a port (0 to 65535)" : "milliseconds");
+        if (json_object_set(cfg->oauth, key, item))
+            return rein_error_set(err, REIN_ENOMEM, "out of memory");
+    }
+    key = json_string_value(json_object_get(cfg->oauth, "grant"));
+    if (key && strcmp(key, "authorization_code") != 0 && strcmp(key, "client_credentials") != 0)
+        return rein_error_set(err, REIN_EINVAL,
+                              "mcpServers.%s.oauth.grant: \"authorization_code\" or "
+                              "\"client_credentials\"",
+                              cfg->name);
+    key = json_string_value(json_object_get(cfg->oauth, "token_endpoint_auth_method"));
+    if (key && strcmp(key, "none") != 0 && strcmp(key, "client_secret_basic") != 0 &&
+        strcmp(key, "client_secret_post") != 0)
+        return rein_error_set(err, REIN_EINVAL,
+                              "mcpServers.%s.oauth.token_endpoint_auth_method: none, "
+                              "client_secret_basic or client_secret_post",
+                              cfg->name);
+    return REIN_OK;
+}
+
 static rein_err parse_http(struct rein__mcp_conn_config *cfg, const json_t *entry, rein_error *err)
 {
     const char *url = json_string_value(json_object_get(entry, "url"));
@@ -170,7 +240,10 @@ static rein_err parse_http(struct rein__mcp_conn_config *cfg, const json_t *entr
         if (!cfg->headers[i++])
             goto nomem;
     }
+    for (size_t k = 0; k < i; k++)
+        cfg->oauth_off = cfg->oauth_off || strncasecmp(cfg->headers[k], "Authorization:", 14) == 0;
     if (token) {
+        cfg->oauth_off = true;
         if (strpbrk(json_string_value(token), "\r\n"))
             return rein_error_set(err, REIN_EINVAL,
                                   "mcpServers.%s.bearer_token: must not hold line breaks",
@@ -179,7 +252,7 @@ static rein_err parse_http(struct rein__mcp_conn_config *cfg, const json_t *entr
         if (!cfg->headers[i])
             goto nomem;
     }
-    return REIN_OK;
+    return parse_oauth(cfg, json_object_get(entry, "oauth"), err);
 nomem:
     return rein_error_set(err, REIN_ENOMEM, "out of memory reading mcpServers.%s", cfg->name);
 }

@@ -6,6 +6,7 @@
  * caller to initialize again.
  */
 #include "mcp/client_int.h"
+#include "mcp/oauth_int.h"
 #include "core/internal.h"
 
 #include <rein/version.h>
@@ -27,6 +28,7 @@ struct xfer {
     struct rein_buf body; /* a JSON answer, or the start of anything else */
     struct rein__mcp_sse sse;
     char session[256];
+    char www[2048]; /* WWW-Authenticate */
     bool too_big;
     bool stop;  /* the response arrived: the rest of the stream is not needed */
     bool idled; /* p's idle limit passed (no progress for too long) */
@@ -58,7 +60,22 @@ static size_t on_header(char *data, size_t size, size_t n, void *ud)
     struct xfer *x = ud;
     size_t len = size * n;
     static const char name[] = "mcp-session-id:";
+    static const char www[] = "www-authenticate:";
 
+    if (len > sizeof(www) && strncasecmp(data, www, sizeof(www) - 1) == 0 && !x->www[0]) {
+        const char *v = data + sizeof(www) - 1;
+        size_t vlen = len - (sizeof(www) - 1);
+        while (vlen > 0 && (*v == ' ' || *v == '\t')) {
+            v++;
+            vlen--;
+        }
+        while (vlen > 0 && (v[vlen - 1] == '\r' || v[vlen - 1] == '\n' || v[vlen - 1] == ' '))
+            vlen--;
+        if (vlen < sizeof(x->www)) {
+            memcpy(x->www, v, vlen);
+            x->www[vlen] = '\0';
+        }
+    }
     if (len > sizeof(name) && strncasecmp(data, name, sizeof(name) - 1) == 0) {
         const char *v = data + sizeof(name) - 1;
         size_t vlen = len - (sizeof(name) - 1);
@@ -167,10 +184,10 @@ static bool add_header(struct curl_slist **list, const char *line)
 }
 
 static struct curl_slist *http_headers(struct rein__mcp_conn *c, const struct rein__mcp_pending *p,
-                                       bool sse_only, const char *last_id)
+                                       bool sse_only, const char *last_id, uint64_t *gen)
 {
     struct curl_slist *list = NULL, *next;
-    char line[600];
+    char line[600], bearer[4200];
     const char *fixed[3] = {"Content-Type: application/json",
                             sse_only ? "Accept: text/event-stream"
                                      : "Accept: application/json, text/event-stream",
@@ -210,6 +227,14 @@ static struct curl_slist *http_headers(struct rein__mcp_conn *c, const struct re
             goto fail;
         list = next;
     }
+    rein__oauth_header(c, bearer, sizeof(bearer), gen);
+    if (bearer[0]) {
+        next = curl_slist_append(list, bearer);
+        memset(bearer, 0, sizeof(bearer));
+        if (!next)
+            goto fail;
+        list = next;
+    }
     pthread_mutex_lock(&c->mu);
     bool modern = c->modern;
     pthread_mutex_unlock(&c->mu);
@@ -230,9 +255,11 @@ fail:
 
 int rein__mcp_http_exchange(struct rein__mcp_conn *c, struct rein__mcp_pending *p, const char *body,
                             size_t len, const char *last_id, int64_t deadline, rein_cancel *cancel,
-                            char *last_out, int64_t *retry_out, rein_error *err)
+                            char *last_out, int64_t *retry_out, struct rein__mcp_auth *auth,
+                            rein_error *err)
 {
     struct xfer x = {.c = c, .p = p};
+    uint64_t gen = 0;
     struct curl_slist *headers;
     char detail[CURL_ERROR_SIZE] = "", snippet[240];
     bool cancelled = false, done, had_session;
@@ -247,7 +274,7 @@ int rein__mcp_http_exchange(struct rein__mcp_conn *c, struct rein__mcp_pending *
     rein_buf_init(&x.body, c->cfg->max_message_bytes + 1);
     rein__mcp_sse_init(&x.sse, c->cfg->max_message_bytes, on_sse_event, &x);
     x.easy = curl_easy_init();
-    headers = http_headers(c, p, body == NULL, last_id);
+    headers = http_headers(c, p, body == NULL, last_id, &gen);
     if (!x.easy || !headers) {
         rc = rein_error_set(err, REIN_ENOMEM, "out of memory calling %s", c->cfg->url);
         goto out;
@@ -334,6 +361,14 @@ int rein__mcp_http_exchange(struct rein__mcp_conn *c, struct rein__mcp_pending *
         rc = REIN__MCP_NO_STREAM; /* a GET the server does not offer */
         goto out;
     }
+    if (auth && (status == 401 || status == 403)) {
+        /* The MCP authorization spec: a token is missing, expired, or has too little scope. */
+        auth->status = status;
+        auth->gen = gen;
+        snprintf(auth->www, sizeof(auth->www), "%s", x.www);
+        rc = REIN__MCP_AUTH_NEEDED;
+        goto out;
+    }
     if (x.mode == BODY_JSON && x.body.len) {
         /* A JSON answer, or a JSON-RPC error explaining an HTTP error. */
         rein__mcp_client_dispatch_text(c, x.body.ptr, x.body.len, p);
@@ -401,8 +436,19 @@ int rein__mcp_http_roundtrip(struct rein__mcp_conn *c, struct rein__mcp_pending 
 {
     char last[256] = "";
     int64_t retry = -1;
-    int rc = rein__mcp_http_exchange(c, p, json, len, NULL, deadline, cancel, last, &retry, err);
+    struct rein__mcp_auth auth;
+    int attempt = 0;
+    int rc =
+        rein__mcp_http_exchange(c, p, json, len, NULL, deadline, cancel, last, &retry, &auth, err);
 
+    while (rc == REIN__MCP_AUTH_NEEDED) {
+        rc = rein__oauth_authorize(c, auth.status, auth.www[0] ? auth.www : NULL, auth.gen,
+                                   &attempt, deadline, cancel, err);
+        if (rc)
+            return rc;
+        rc = rein__mcp_http_exchange(c, p, json, len, NULL, deadline, cancel, last, &retry, &auth,
+                                     err);
+    }
     for (int i = 0; rc == REIN__MCP_NEED_RESUME && i < REIN__MCP_MAX_RESUMES; i++) {
         int64_t wait = retry >= 0 ? retry : REIN__MCP_DEFAULT_RETRY_MS;
         if (deadline && rein_now_ms() + wait >= deadline)
@@ -411,11 +457,32 @@ int rein__mcp_http_roundtrip(struct rein__mcp_conn *c, struct rein__mcp_pending 
         if (rein_cancel_wait(cancel, wait))
             return rein_error_set(err, REIN_ECANCELED, "cancelled while waiting for %s",
                                   c->cfg->url);
-        rc = rein__mcp_http_exchange(c, p, NULL, 0, last, deadline, cancel, last, &retry, err);
+        rc =
+            rein__mcp_http_exchange(c, p, NULL, 0, last, deadline, cancel, last, &retry, NULL, err);
     }
     if (rc == REIN__MCP_NEED_RESUME)
         return rein_error_set(err, REIN_EIO, "%s kept ending its stream without answering",
                               c->cfg->url);
+    return rc;
+}
+
+int rein__mcp_http_send(struct rein__mcp_conn *c, const char *json, size_t len, int64_t deadline,
+                        rein_error *err)
+{
+    char last[256];
+    int64_t retry;
+    struct rein__mcp_auth auth;
+    int attempt = 0;
+    int rc =
+        rein__mcp_http_exchange(c, NULL, json, len, NULL, deadline, NULL, last, &retry, &auth, err);
+
+    while (rc == REIN__MCP_AUTH_NEEDED) {
+        rc = rein__oauth_authorize(c, auth.status, auth.www[0] ? auth.www : NULL, auth.gen,
+                                   &attempt, deadline, NULL, err);
+        if (!rc)
+            rc = rein__mcp_http_exchange(c, NULL, json, len, NULL, deadline, NULL, last, &retry,
+                                         &auth, err);
+    }
     return rc;
 }
 
@@ -438,7 +505,7 @@ static void *listen_main(void *arg)
 
         rein_error_clear(&err);
         rc = rein__mcp_http_exchange(c, NULL, NULL, 0, last[0] ? last : NULL, 0, stop, out, &retry,
-                                     &err);
+                                     NULL, &err);
         if (rein_cancel_is_set(stop))
             break;
         if (rc == REIN__MCP_NO_STREAM || rc == REIN__MCP_SESSION_EXPIRED) {
@@ -498,7 +565,8 @@ void rein__mcp_http_close(struct rein__mcp_conn *c)
     if (!c->session_id)
         return;
     easy = rein__curl_global_init(NULL) == REIN_OK ? curl_easy_init() : NULL;
-    headers = easy ? http_headers(c, NULL, false, NULL) : NULL;
+    uint64_t gen;
+    headers = easy ? http_headers(c, NULL, false, NULL, &gen) : NULL;
     if (easy && headers) {
         /* Ending the session is a courtesy; its failure changes nothing here. */
         curl_easy_setopt(easy, CURLOPT_URL, c->cfg->url);

@@ -91,6 +91,10 @@ struct rein__mcp_conn {
     pthread_t listener;
     bool listening;
     rein_cancel *listen_stop;
+    /* HTTP: OAuth (oauth.c; made on first use, under mu), and whether a 401 may start the
+     * browser flow (mu; set by the owner, rein_mcp_clients_allow_login). */
+    struct rein__mcp_oauth *oauth;
+    bool oauth_login;
 };
 
 /* Tells the owner about a change (no lock held). */
@@ -120,15 +124,27 @@ void rein__mcp_stdio_close(struct rein__mcp_conn *c);
 #define REIN__MCP_NEED_RESUME     1 /* the stream ended before the response: resume it */
 #define REIN__MCP_SESSION_EXPIRED 2 /* the server forgot the session: initialize again */
 #define REIN__MCP_NO_STREAM       3 /* a GET for the standalone stream got 405 */
+#define REIN__MCP_AUTH_NEEDED     4 /* 401, or 403 insufficient_scope: see auth */
+/* What a request that needs authorization was told. */
+struct rein__mcp_auth {
+    long status;
+    char www[2048]; /* the WWW-Authenticate value ("" when none) */
+    uint64_t gen;   /* the token generation the request was sent with */
+};
 /*
  * One HTTP exchange: POST body (a message), or (body NULL) a GET for an event stream: resuming
  * from last_id, or the standalone stream. Answers for p arrive through dispatch. Returns
  * REIN_OK, REIN__MCP_NEED_RESUME (last_out, retry_out set), REIN__MCP_SESSION_EXPIRED,
- * REIN__MCP_NO_STREAM or an error. A request whose idle limit passes fails with ETIMEDOUT.
+ * REIN__MCP_NO_STREAM, REIN__MCP_AUTH_NEEDED (only when auth is not NULL: what the server
+ * said is in *auth) or an error. A request whose idle limit passes fails with ETIMEDOUT.
  */
 int rein__mcp_http_exchange(struct rein__mcp_conn *c, struct rein__mcp_pending *p, const char *body,
                             size_t len, const char *last_id, int64_t deadline, rein_cancel *cancel,
-                            char *last_out, int64_t *retry_out, rein_error *err);
+                            char *last_out, int64_t *retry_out, struct rein__mcp_auth *auth,
+                            rein_error *err);
+/* A notification or response POSTed, authorized as requests are. */
+int rein__mcp_http_send(struct rein__mcp_conn *c, const char *json, size_t len, int64_t deadline,
+                        rein_error *err);
 /* A request over HTTP: POST, then resume as often as the server asks (within limits). */
 int rein__mcp_http_roundtrip(struct rein__mcp_conn *c, struct rein__mcp_pending *p,
                              const char *json, size_t len, int64_t deadline, rein_cancel *cancel,

@@ -1147,6 +1147,35 @@ static void handle_delete(rein_request *req, void *userdata)
 
 /* ---- setup ------------------------------------------------------------------------------ */
 
+/*
+ * The protected resource metadata of /mcp (RFC 9728), which a 401 from /mcp points to. rein
+ * checks bearer tokens against its API keys (REIN_API_KEYS) and runs no authorization server,
+ * so none is named: a client learns the resource and that the key goes in the header, and is
+ * configured with the key (docs/decisions/0024).
+ */
+static void handle_resource_metadata(rein_request *req, void *ud)
+{
+    const char *host = rein_request_header(req, "Host");
+    const char *proto = rein_request_header(req, "X-Forwarded-Proto");
+    char resource[400];
+    json_t *doc;
+
+    (void)ud;
+    if (!host || !host[0] || strlen(host) > 255 || strpbrk(host, " \"/\\\r\n")) {
+        rein_request_reply_error(req, 400, "bad_request", "a Host header names the resource");
+        return;
+    }
+    snprintf(resource, sizeof(resource), "%s://%s/mcp",
+             proto && strcmp(proto, "https") == 0 ? "https" : "http", host);
+    doc = json_pack("{s:s, s:[s], s:s}", "resource", resource, "bearer_methods_supported", "header",
+                    "resource_name", "rein");
+    if (!doc) {
+        rein_request_reply_error(req, 500, "internal", "out of memory");
+        return;
+    }
+    rein_request_reply_json(req, 200, doc);
+}
+
 void rein__mcp_http_free(struct rein__mcp_http *h)
 {
     if (!h)
@@ -1182,11 +1211,16 @@ rein_err rein_mcp_server_add_routes(rein_mcp_server *srv, rein_server *http, rei
     rein__mcp_http_set(srv, h);
     /* POST answers what is quick on the network thread and streams the rest from workers that
      * return at once; GET only attaches a detached stream. Neither holds a thread for a call. */
-    if (rein_server_route(http, "POST", "/mcp", REIN_ROUTE_INLINE | REIN_ROUTE_JSONRPC, handle_post,
-                          h, err) ||
-        rein_server_route(http, "GET", "/mcp", REIN_ROUTE_JSONRPC, handle_get, h, err) ||
-        rein_server_route(http, "DELETE", "/mcp", REIN_ROUTE_INLINE | REIN_ROUTE_JSONRPC,
-                          handle_delete, h, err))
+    if (rein_server_route(http, "POST", "/mcp",
+                          REIN_ROUTE_INLINE | REIN_ROUTE_JSONRPC | REIN_ROUTE_PROTECTED,
+                          handle_post, h, err) ||
+        rein_server_route(http, "GET", "/mcp", REIN_ROUTE_JSONRPC | REIN_ROUTE_PROTECTED,
+                          handle_get, h, err) ||
+        rein_server_route(http, "DELETE", "/mcp",
+                          REIN_ROUTE_INLINE | REIN_ROUTE_JSONRPC | REIN_ROUTE_PROTECTED,
+                          handle_delete, h, err) ||
+        rein_server_route(http, "GET", "/.well-known/oauth-protected-resource/mcp",
+                          REIN_ROUTE_INLINE | REIN_ROUTE_PUBLIC, handle_resource_metadata, h, err))
         return err ? err->code : REIN_EINVAL;
     return REIN_OK;
 }

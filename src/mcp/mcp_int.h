@@ -330,11 +330,13 @@ struct rein__mcp_conn_config {
     int64_t max_timeout_ms;     /* ... and after this long in any case (the manifest's limit) */
     int64_t connect_timeout_ms; /* starting and initializing (0: 30 s) */
     size_t max_message_bytes;   /* a longer message from the server is refused (0: 16 MiB) */
+    json_t *oauth;              /* http: the "oauth" object (client_id, ...), or NULL */
+    bool oauth_off;             /* http: credentials are configured, or "oauth": false */
 };
 
 /*
  * Reads one mcpServers entry (borrowed) named name: {"command", "args"?, "env"?, "cwd"?} or
- * {"url", "headers"?, "bearer_token"?}, with "timeout_ms"?, "max_timeout_ms"?,
+ * {"url", "headers"?, "bearer_token"?, "oauth"?}, with "timeout_ms"?, "max_timeout_ms"?,
  * "connect_timeout_ms"? and "max_message_bytes"? for both. "${VAR}" in env values, headers and the bearer token is replaced from rein's
  * environment. base_dir (may be NULL) resolves a relative cwd. REIN_EINVAL names the problem.
  */
@@ -369,6 +371,12 @@ rein_err rein__mcp_conn_refresh_tools(struct rein__mcp_conn *c, int64_t timeout_
                                       rein_error *err) REIN_WUR;
 /* True when the connection is ready for calls. */
 bool rein__mcp_conn_is_ready(struct rein__mcp_conn *c);
+/* Whether a 401 may start the browser flow on this connection (rein_mcp_clients_allow_login). */
+void rein__mcp_conn_allow_login(struct rein__mcp_conn *c, bool allow);
+/* True when the connection holds an OAuth access token. */
+bool rein__mcp_conn_has_token(struct rein__mcp_conn *c);
+/* Forgets c's OAuth state, in this process and in the token file. */
+rein_err rein__mcp_conn_forget_token(struct rein__mcp_conn *c, rein_error *err);
 /*
  * fn(ud) is told (from any thread, with no connection lock held) when the connection is lost
  * or the server's tool list changed; NULL stops it, waiting for a call in progress. Marks the

@@ -699,6 +699,35 @@ static void connect_one(void *arg, size_t i)
         rein_log(REIN_LOG_WARN, "mcp", "%s", err.msg);
 }
 
+void rein_mcp_clients_allow_login(rein_mcp_clients *set, bool allow)
+{
+    for (size_t i = 0; set && i < set->n; i++)
+        rein__mcp_conn_allow_login(set->servers[i]->conn, allow);
+}
+
+rein_err rein_mcp_clients_login(rein_mcp_clients *set, const char *name, int64_t timeout_ms,
+                                bool *authorized, rein_error *err)
+{
+    struct server_entry *e = set && name ? find(set, name) : NULL;
+    rein_err rc;
+
+    *authorized = false;
+    if (!e)
+        return rein_error_set(err, REIN_ENOTFOUND, "no MCP server named \"%s\" is configured",
+                              name ? name : "");
+    if (!rein__mcp_conn_config(e->conn)->http)
+        return rein_error_set(err, REIN_EINVAL,
+                              "mcpServers.%s is a program (stdio); only HTTP servers log in", name);
+    rc = rein__mcp_conn_forget_token(e->conn, err);
+    if (rc)
+        return rc;
+    rein__mcp_conn_allow_login(e->conn, true);
+    rc = rein__mcp_conn_connect(e->conn, timeout_ms > 0 ? timeout_ms : 600000, NULL, err);
+    rein__mcp_conn_allow_login(e->conn, false);
+    *authorized = rein__mcp_conn_has_token(e->conn);
+    return rc;
+}
+
 size_t rein_mcp_clients_connect(rein_mcp_clients *set, int64_t timeout_ms)
 {
     struct connect_job *jobs;

@@ -387,6 +387,32 @@ static enum MHD_Result queue(rein_request *req, int status, struct MHD_Response 
 }
 
 /* A guard's answer, queued at once from the network thread. */
+/*
+ * The WWW-Authenticate value of a 401 (in req's arena): a protected resource's names its
+ * metadata (RFC 9728 §5.1), at the origin the client used, which is given only when the Host
+ * header is a plain host[:port].
+ */
+static const char *challenge(rein_request *req)
+{
+    const char *host = rein_request_header(req, "Host");
+    const char *proto = rein_request_header(req, "X-Forwarded-Proto");
+    char *out;
+    size_t n;
+
+    if (!req->route || !(req->route->flags & REIN_ROUTE_PROTECTED) || !host || !host[0] ||
+        strspn(host, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-:[]") !=
+            strlen(host) ||
+        strlen(host) > 255)
+        return "Bearer";
+    n = strlen(host) + strlen(req->path) + 100;
+    out = rein_arena_alloc(req->arena, n);
+    if (!out)
+        return "Bearer";
+    snprintf(out, n, "Bearer resource_metadata=\"%s://%s/.well-known/oauth-protected-resource%s\"",
+             proto && strcmp(proto, "https") == 0 ? "https" : "http", host, req->path);
+    return out;
+}
+
 static enum MHD_Result guard(rein_request *req, int status, const char *code, const char *fmt, ...)
     REIN_PRINTF(4, 5);
 
@@ -413,7 +439,7 @@ static enum MHD_Result guard(rein_request *req, int status, const char *code, co
     if (resp) {
         add_out_headers(req, resp);
         if (status == 401)
-            MHD_add_response_header(resp, "WWW-Authenticate", "Bearer");
+            MHD_add_response_header(resp, "WWW-Authenticate", challenge(req));
         if (status == 503 || status == 413 || req->bad_framing)
             MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION, "close");
     }

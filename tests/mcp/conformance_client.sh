@@ -5,10 +5,40 @@
 set -u
 url="${!#}"
 rein="${REIN_BIN:-rein}"
+here="$(cd "$(dirname "$0")" && pwd)"
+
+# auth/*: the server asks for OAuth. rein logs in through the browser flow, with
+# oauth_browser.sh as the browser, keeping its token in a state folder of its own. What the
+# scenario hands a pre-registered client (MCP_CONFORMANCE_CONTEXT: client_id, client_secret)
+# goes into the server's "oauth" entry, as a user would configure it.
+auth_call() {
+  local state cfg id secret extra="" status
+  state="$(mktemp -d)"
+  cfg="$state/rein.json"
+  id="$(printf '%s' "${MCP_CONFORMANCE_CONTEXT:-}" | sed -n 's/.*"client_id": *"\([^"]*\)".*/\1/p')"
+  secret="$(printf '%s' "${MCP_CONFORMANCE_CONTEXT:-}" |
+    sed -n 's/.*"client_secret": *"\([^"]*\)".*/\1/p')"
+  [ -n "$id" ] && extra="$extra, \"client_id\": \"$id\""
+  [ -n "$secret" ] && extra="$extra, \"client_secret\": \"$secret\""
+  case "$MCP_CONFORMANCE_SCENARIO" in
+    auth/client-credentials-*) extra="$extra, \"grant\": \"client_credentials\"" ;;
+  esac
+  cat >"$cfg" <<JSON
+{"mcpServers": {"remote": {"url": "$url", "oauth": {
+  "client_metadata_url": "https://conformance-test.local/client-metadata.json"$extra}}}}
+JSON
+  REIN_STATE_DIR="$state" REIN_MCP_OAUTH_OPEN="$here/oauth_browser.sh" \
+    "$rein" mcp call --config "$cfg" --timeout 20s remote__test-tool '{}'
+  status=$?
+  rm -rf "$state"
+  return $status
+}
+
 case "${MCP_CONFORMANCE_SCENARIO:-}" in
   initialize) exec "$rein" mcp list --url "$url" ;;
   tools_call) exec "$rein" mcp call --url "$url" add_numbers '{"a": 2, "b": 3}' ;;
   sse-retry) exec "$rein" mcp call --url "$url" test_reconnection '{}' ;;
+  auth/*) auth_call ;;
   *)
     echo "conformance_client: no rein command for scenario '${MCP_CONFORMANCE_SCENARIO:-}'" >&2
     exit 2
