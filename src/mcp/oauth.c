@@ -361,20 +361,29 @@ static rein_err discover(const char *url, const struct rein__oauth_challenge *ch
 
 /* ---- scopes --------------------------------------------------------------------------------- */
 
+/* True when the space-separated words in b include the n bytes at w. */
+static bool has_word(const struct rein_buf *b, const char *w, size_t n)
+{
+    size_t i = 0;
+
+    while (i < b->len) {
+        size_t m = 0;
+        while (i + m < b->len && b->ptr[i + m] != ' ')
+            m++;
+        if (m == n && memcmp(b->ptr + i, w, n) == 0)
+            return true;
+        i += m + 1;
+    }
+    return false;
+}
+
 /* Adds the space-separated scopes of list to b, each once. */
 static rein_err add_scopes(struct rein_buf *b, const char *list)
 {
     for (const char *p = list; p && *p;) {
         size_t n = strcspn(p, " ");
-        bool have = false;
-        for (const char *q = b->ptr; n && q && q < b->ptr + b->len;) {
-            size_t m = strcspn(q, " ");
-            have = have || (m == n && strncmp(q, p, n) == 0);
-            q += m + (q[m] == ' ');
-            if (!q[0])
-                break;
-        }
-        if (n && !have && ((b->len && rein_buf_addch(b, ' ')) || rein_buf_add(b, p, n)))
+        if (n && !has_word(b, p, n) &&
+            ((b->len && rein_buf_addch(b, ' ')) || rein_buf_add(b, p, n)))
             return REIN_ENOMEM;
         p += n + (p[n] == ' ');
     }
@@ -394,7 +403,6 @@ static rein_err choose_scope(const json_t *cfg, const struct found *f,
     const char *want = json_string_value(json_object_get(cfg, "scope"));
     const json_t *listed = json_object_get(f->prm, "scopes_supported");
     size_t i;
-    json_t *v;
     rein_err rc = REIN_OK;
 
     if (status == 403)
@@ -403,13 +411,9 @@ static rein_err choose_scope(const json_t *cfg, const struct found *f,
         rc = add_scopes(out, want);
     else if (!rc && ch && ch->scope)
         rc = add_scopes(out, ch->scope);
-    else if (!rc) {
-        json_array_foreach(listed, i, v)
-        {
-            if (!rc)
-                rc = add_scopes(out, json_string_value(v));
-        }
-    }
+    else
+        for (i = 0; !rc && i < json_array_size(listed); i++)
+            rc = add_scopes(out, json_string_value(json_array_get(listed, i)));
     if (!rc && out->len &&
         rein__oauth_has(json_object_get(f->asm_, "scopes_supported"), "offline_access"))
         rc = add_scopes(out, "offline_access");

@@ -248,7 +248,7 @@ rein_err rein__oauth_doc_parse(enum rein__oauth_doc kind, const char *text, size
     }
     for (; m->name; m++) {
         const json_t *v = json_object_get(doc, m->name);
-        if (v && json_is_null(v) && !m->required)
+        if (json_is_null(v) && !m->required)
             continue;
         if ((!v && m->required) || (v && !of_type(v, m->type))) {
             json_decref(doc);

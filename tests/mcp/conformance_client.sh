@@ -27,9 +27,20 @@ auth_call() {
 {"mcpServers": {"remote": {"url": "$url", "oauth": {
   "client_metadata_url": "https://conformance-test.local/client-metadata.json"$extra}}}}
 JSON
-  REIN_STATE_DIR="$state" REIN_MCP_OAUTH_OPEN="$here/oauth_browser.sh" \
-    "$rein" mcp call --config "$cfg" --timeout 20s remote__test-tool '{}'
+  REIN_LOG=debug REIN_STATE_DIR="$state" REIN_MCP_OAUTH_OPEN="$here/oauth_browser.sh" \
+    "$rein" mcp call --config "$cfg" --timeout 20s remote__test-tool '{}' 2>"$state/stderr"
   status=$?
+  cat "$state/stderr" >&2
+  # What rein must never do whatever the scenario: write a token anywhere but the token file
+  # (the suite's tokens start test-token or cc-token), or leave that file readable by others.
+  if grep -qE 'test-token|cc-token' "$state/stderr"; then
+    echo "conformance_client: rein's log shows an access token" >&2
+    status=3
+  fi
+  if [ -f "$state/mcp-oauth.json" ] && [ "$(stat -c %a "$state/mcp-oauth.json")" != 600 ]; then
+    echo "conformance_client: the token file is not mode 0600" >&2
+    status=3
+  fi
   rm -rf "$state"
   return $status
 }

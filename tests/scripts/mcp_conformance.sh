@@ -24,7 +24,16 @@ mcp_dir="$here/mcp"
 build="${REIN_BUILD_DIR:-$here/../build-test}"
 rein="${REIN_BIN:-$build/rein}"
 not_passed_file="$here/scripts/mcp_conformance.NOT_PASSED.md"
-client_scenarios="initialize tools_call sse-retry"
+# Every client scenario of 0.1.16 (auth/* through rein's OAuth client and a curl "browser").
+client_scenarios="initialize tools_call elicitation-sep1034-client-defaults sse-retry
+  auth/metadata-default auth/metadata-var1 auth/metadata-var2 auth/metadata-var3 auth/basic-cimd
+  auth/scope-from-www-authenticate auth/scope-from-scopes-supported
+  auth/scope-omitted-when-undefined auth/scope-step-up auth/scope-retry-limit
+  auth/token-endpoint-auth-basic auth/token-endpoint-auth-post auth/token-endpoint-auth-none
+  auth/pre-registration auth/2025-03-26-oauth-metadata-backcompat
+  auth/2025-03-26-oauth-endpoint-fallback auth/resource-mismatch auth/offline-access-scope
+  auth/offline-access-not-supported auth/client-credentials-jwt auth/client-credentials-basic
+  auth/cross-app-access-complete-flow"
 
 if [ ! -x "$rein" ]; then
   echo "mcp_conformance: $rein is not built" >&2
@@ -116,8 +125,8 @@ client_cmd="bash $here/mcp/conformance_client.sh"
 : >"$work/client.summary"
 for scenario in $client_scenarios; do
   (cd "$work" && REIN_BIN="$rein" timeout 120 "$node22" "$suite" client --command "$client_cmd" \
-    --scenario "$scenario" --timeout 30000 -o "$work/client-results") >"$work/client-$scenario.log" 2>&1
-  passed="$(sed 's/\x1b\[[0-9;]*m//g' "$work/client-$scenario.log" | sed -n 's/^Passed: \([0-9]*\)\/\([0-9]*\), \([0-9]*\) failed, \([0-9]*\) warnings.*/\1 \2 \3 \4/p' | tail -1)"
+    --scenario "$scenario" --timeout 30000 -o "$work/client-results") >"$work/client-${scenario//\//_}.log" 2>&1
+  passed="$(sed 's/\x1b\[[0-9;]*m//g' "$work/client-${scenario//\//_}.log" | sed -n 's/^Passed: \([0-9]*\)\/\([0-9]*\), \([0-9]*\) failed, \([0-9]*\) warnings.*/\1 \2 \3 \4/p' | tail -1)"
   read -r ok total failed warnings <<<"${passed:-0 0 1 0}"
   if [ "$failed" = 0 ] && [ "$warnings" = 0 ] && [ "$total" != 0 ]; then
     echo "✓ $scenario: $ok passed, 0 failed" >>"$work/client.summary"

@@ -1,0 +1,280 @@
+/*
+ * Unit tests of the MCP client's OAuth parts (src/mcp/oauth_*.c) that decide what is trusted:
+ * the WWW-Authenticate challenge and metadata parsers, PKCE (the RFC 7636 vector, verifiers
+ * and states from getrandom that differ every time), the loopback redirect listener on a real
+ * socket (a redirect with another state is refused, other paths get 404, an error is
+ * reported), and the token file (created 0600 in a 0700 folder, refused when others can read
+ * it). The whole flow runs against the conformance suite's servers in script.mcp_conformance.
+ */
+#include "test.h"
+
+#include "mcp/oauth_int.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static void challenge_parse(void **state)
+{
+    struct rein__oauth_challenge ch;
+    const char *v;
+
+    (void)state;
+    v = "Bearer resource_metadata=\"https://a.example/.well-known/oauth-protected-resource/mcp\","
+        " scope=\"mcp:basic mcp:write\", error=\"insufficient_scope\"";
+    assert_int_equal(rein__oauth_challenge_parse(v, strlen(v), &ch), REIN_OK);
+    assert_string_equal(ch.resource_metadata,
+                        "https://a.example/.well-known/oauth-protected-resource/mcp");
+    assert_string_equal(ch.scope, "mcp:basic mcp:write");
+    assert_string_equal(ch.error, "insufficient_scope");
+    rein__oauth_challenge_release(&ch);
+
+    /* Another scheme first, a token68 in it, unquoted values, escapes, case of the scheme. */
+    v = "Basic realm=\"x, y\", Negotiate abc==, bearer error=invalid_token, "
+        "scope=\"a\\\"b\"";
+    assert_int_equal(rein__oauth_challenge_parse(v, strlen(v), &ch), REIN_OK);
+    assert_null(ch.resource_metadata);
+    assert_string_equal(ch.error, "invalid_token");
+    assert_string_equal(ch.scope, "a\"b");
+    rein__oauth_challenge_release(&ch);
+
+    /* Parameters of a later, non-Bearer challenge are not taken. */
+    v = "Bearer, Basic scope=\"admin\"";
+    assert_int_equal(rein__oauth_challenge_parse(v, strlen(v), &ch), REIN_OK);
+    assert_null(ch.scope);
+    rein__oauth_challenge_release(&ch);
+
+    v = "Basic realm=\"x\"";
+    assert_int_equal(rein__oauth_challenge_parse(v, strlen(v), &ch), REIN_ENOTFOUND);
+    v = "Bearer scope=\"unterminated";
+    assert_int_equal(rein__oauth_challenge_parse(v, strlen(v), &ch), REIN_EINVAL);
+    assert_null(ch.scope);
+    v = "Bearer scope=\"bad\x01control\"";
+    assert_int_equal(rein__oauth_challenge_parse(v, strlen(v), &ch), REIN_EINVAL);
+    assert_int_equal(rein__oauth_challenge_parse("", 0, &ch), REIN_ENOTFOUND);
+}
+
+static rein_err doc(enum rein__oauth_doc kind, const char *text)
+{
+    json_t *out = NULL;
+    rein_error err;
+    rein_err rc;
+
+    rein_error_clear(&err);
+    rc = rein__oauth_doc_parse(kind, text, strlen(text), &out, &err);
+    json_decref(out);
+    return rc;
+}
+
+static void metadata_documents(void **state)
+{
+    (void)state;
+    assert_int_equal(doc(REIN__OAUTH_PRM, "{\"resource\":\"https://a/mcp\","
+                                          "\"authorization_servers\":[\"https://as\"]}"),
+                     REIN_OK);
+    assert_int_equal(doc(REIN__OAUTH_PRM, "{\"authorization_servers\":[\"https://as\"]}"),
+                     REIN_EINVAL);
+    assert_int_equal(doc(REIN__OAUTH_PRM, "{\"resource\":\"x\",\"authorization_servers\":[1]}"),
+                     REIN_EINVAL);
+    assert_int_equal(doc(REIN__OAUTH_PRM, "[1]"), REIN_EINVAL);
+    assert_int_equal(doc(REIN__OAUTH_PRM, "{\"resource\":"), REIN_EINVAL);
+    assert_int_equal(doc(REIN__OAUTH_ASM, "{\"issuer\":\"https://as\","
+                                          "\"authorization_endpoint\":\"https://as/a\","
+                                          "\"token_endpoint\":\"https://as/t\","
+                                          "\"client_id_metadata_document_supported\":true}"),
+                     REIN_OK);
+    assert_int_equal(doc(REIN__OAUTH_ASM, "{\"issuer\":\"https://as\","
+                                          "\"authorization_endpoint\":\"https://as/a\"}"),
+                     REIN_EINVAL);
+    assert_int_equal(doc(REIN__OAUTH_ASM, "{\"issuer\":\"https://as\","
+                                          "\"authorization_endpoint\":\"https://as/a\","
+                                          "\"token_endpoint\":\"https://as/t\","
+                                          "\"client_id_metadata_document_supported\":\"yes\"}"),
+                     REIN_EINVAL);
+    assert_int_equal(doc(REIN__OAUTH_TOKEN, "{\"access_token\":\"t\",\"token_type\":\"bearer\","
+                                            "\"expires_in\":60}"),
+                     REIN_OK);
+    /* Only Bearer tokens are used; a negative lifetime is malformed. */
+    assert_int_equal(doc(REIN__OAUTH_TOKEN, "{\"access_token\":\"t\",\"token_type\":\"mac\"}"),
+                     REIN_EINVAL);
+    assert_int_equal(doc(REIN__OAUTH_TOKEN, "{\"access_token\":\"t\",\"token_type\":\"Bearer\","
+                                            "\"expires_in\":-5}"),
+                     REIN_EINVAL);
+    assert_int_equal(doc(REIN__OAUTH_TOKEN, "{\"access_token\":\"\",\"token_type\":\"Bearer\"}"),
+                     REIN_EINVAL);
+    assert_int_equal(doc(REIN__OAUTH_CLIENT, "{\"client_secret\":\"s\"}"), REIN_EINVAL);
+    assert_int_equal(doc(REIN__OAUTH_TOKEN_ERR, "{\"error\":\"invalid_grant\"}"), REIN_OK);
+}
+
+static void pkce_and_randomness(void **state)
+{
+    char challenge[44];
+    char *a, *b, *s1, *s2;
+
+    (void)state;
+    /* RFC 7636 appendix B. */
+    rein__oauth_s256("dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk", challenge);
+    assert_string_equal(challenge, "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM");
+    /* 32 random bytes: 43 base64url characters (RFC 7636 §4.1 asks 43 to 128). */
+    a = rein__oauth_random(32);
+    b = rein__oauth_random(32);
+    s1 = rein__oauth_random(24);
+    s2 = rein__oauth_random(24);
+    assert_non_null(a);
+    assert_non_null(b);
+    assert_int_equal(strlen(a), 43);
+    assert_int_equal(strspn(a, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"),
+                     43);
+    assert_string_not_equal(a, b);
+    assert_int_equal(strlen(s1), 32);
+    assert_string_not_equal(s1, s2);
+    rein_free(a);
+    rein_free(b);
+    rein_free(s1);
+    rein_free(s2);
+}
+
+static void forms_and_queries(void **state)
+{
+    struct rein_buf b;
+    char out[64];
+
+    (void)state;
+    rein_buf_init(&b, 0);
+    assert_rein_ok(rein__oauth_form_add(&b, "redirect_uri", "http://127.0.0.1:5/cb?x=1&y"), NULL);
+    assert_rein_ok(rein__oauth_form_add(&b, "scope", "a b"), NULL);
+    assert_rein_ok(rein_buf_addch(&b, '\0'), NULL);
+    assert_string_equal(b.ptr, "redirect_uri=http%3A%2F%2F127.0.0.1%3A5%2Fcb%3Fx%3D1%26y&"
+                               "scope=a%20b");
+    rein_buf_release(&b);
+    assert_true(rein__oauth_query_get("code=a%2Bb+c&state=s", "code", out, sizeof(out)));
+    assert_string_equal(out, "a+b c");
+    assert_true(rein__oauth_query_get("xcode=1&code=2", "code", out, sizeof(out)));
+    assert_string_equal(out, "2");
+    assert_false(rein__oauth_query_get("code=a%00b", "code", out, sizeof(out)));
+    assert_false(rein__oauth_query_get("code=%4", "code", out, sizeof(out)));
+    assert_false(rein__oauth_query_get("state=1", "code", out, sizeof(out)));
+    assert_false(rein__oauth_query_get("code=0123456789", "code", out, 5));
+}
+
+/* Connects to the listener and sends a request head; returns the socket. */
+static int send_request(int port, const char *line)
+{
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    char req[1024];
+    int n;
+
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    assert_true(fd >= 0);
+    assert_int_equal(connect(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+    n = snprintf(req, sizeof(req), "%s HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", line);
+    assert_int_equal(write(fd, req, (size_t)n), n);
+    return fd;
+}
+
+static void read_answer(int fd, char *out, size_t size)
+{
+    size_t n = 0;
+    ssize_t got;
+
+    while (n + 1 < size && (got = read(fd, out + n, size - 1 - n)) > 0)
+        n += (size_t)got;
+    out[n] = '\0';
+    close(fd);
+}
+
+static void loopback_redirect(void **state)
+{
+    struct rein__oauth_loopback lb;
+    char code[64], answer[1024];
+    rein_error err;
+    int a, b;
+
+    (void)state;
+    rein_error_clear(&err);
+    assert_rein_ok(rein__oauth_loopback_open(&lb, 0, &err), &err);
+    assert_true(lb.port > 0);
+    /* Another path first (a favicon), then the redirect with the right state. */
+    a = send_request(lb.port, "GET /favicon.ico");
+    b = send_request(lb.port, "GET /callback?code=the%20code&state=S1");
+    assert_rein_ok(rein__oauth_loopback_wait(&lb, "S1", 5000, NULL, code, sizeof(code), &err),
+                   &err);
+    assert_string_equal(code, "the code");
+    read_answer(a, answer, sizeof(answer));
+    assert_non_null(strstr(answer, "404"));
+    read_answer(b, answer, sizeof(answer));
+    assert_non_null(strstr(answer, "200 OK"));
+
+    /* A redirect with another state (a forged or stale one) is refused, its code unused. */
+    a = send_request(lb.port, "GET /callback?code=stolen&state=S2x");
+    assert_int_equal(rein__oauth_loopback_wait(&lb, "S2", 5000, NULL, code, sizeof(code), &err),
+                     REIN_EDENIED);
+    assert_non_null(strstr(err.msg, "state"));
+    read_answer(a, answer, sizeof(answer));
+    assert_non_null(strstr(answer, "400"));
+    /* No state at all is the same. */
+    a = send_request(lb.port, "GET /callback?code=stolen");
+    assert_int_equal(rein__oauth_loopback_wait(&lb, "S3", 5000, NULL, code, sizeof(code), &err),
+                     REIN_EDENIED);
+    read_answer(a, answer, sizeof(answer));
+    /* The authorization server's refusal is reported. */
+    a = send_request(lb.port, "GET /callback?error=access_denied&state=S4");
+    assert_int_equal(rein__oauth_loopback_wait(&lb, "S4", 5000, NULL, code, sizeof(code), &err),
+                     REIN_EDENIED);
+    assert_non_null(strstr(err.msg, "access_denied"));
+    read_answer(a, answer, sizeof(answer));
+    /* Nothing arrives: a timeout, not a hang. */
+    assert_int_equal(rein__oauth_loopback_wait(&lb, "S5", 50, NULL, code, sizeof(code), &err),
+                     REIN_ETIMEDOUT);
+    rein__oauth_loopback_close(&lb);
+}
+
+static void token_file(void **state)
+{
+    char *dir = test_tmpdir(), path[4096], sub[4096];
+    json_t *entry = json_pack("{s:s}", "access_token", "secret-token"), *got = NULL;
+    struct stat st;
+    rein_error err;
+
+    (void)state;
+    rein_error_clear(&err);
+    snprintf(sub, sizeof(sub), "%s/state/rein", dir);
+    setenv("REIN_STATE_DIR", sub, 1);
+    assert_rein_ok(rein__oauth_store_save("https://a/mcp", entry, &err), &err);
+    assert_true(rein__oauth_store_path(path, sizeof(path)));
+    assert_int_equal(stat(path, &st), 0);
+    assert_int_equal(st.st_mode & 0777, 0600);
+    assert_int_equal(stat(sub, &st), 0);
+    assert_int_equal(st.st_mode & 0777, 0700);
+    assert_rein_ok(rein__oauth_store_load("https://a/mcp", &got, &err), &err);
+    assert_string_equal(json_string_value(json_object_get(got, "access_token")), "secret-token");
+    json_decref(got);
+    assert_rein_ok(rein__oauth_store_load("https://other/mcp", &got, &err), &err);
+    assert_null(got);
+    /* Removing an entry keeps the others. */
+    assert_rein_ok(rein__oauth_store_save("https://b/mcp", entry, &err), &err);
+    assert_rein_ok(rein__oauth_store_save("https://a/mcp", NULL, &err), &err);
+    assert_rein_ok(rein__oauth_store_load("https://b/mcp", &got, &err), &err);
+    assert_non_null(got);
+    json_decref(got);
+    /* A file others can read may have leaked: it is not used. */
+    assert_int_equal(chmod(path, 0644), 0);
+    assert_int_equal(rein__oauth_store_load("https://b/mcp", &got, &err), REIN_EDENIED);
+    assert_null(got);
+    assert_int_equal(rein__oauth_store_save("https://c/mcp", entry, &err), REIN_EDENIED);
+    unsetenv("REIN_STATE_DIR");
+    json_decref(entry);
+    test_rmtree(dir);
+    free(dir);
+}
+
+static const struct CMUnitTest tests[] = {
+    cmocka_unit_test(challenge_parse),     cmocka_unit_test(metadata_documents),
+    cmocka_unit_test(pkce_and_randomness), cmocka_unit_test(forms_and_queries),
+    cmocka_unit_test(loopback_redirect),   cmocka_unit_test(token_file),
+};
+
+REIN_TEST_MAIN(tests)
