@@ -8,7 +8,7 @@
  *    "reasoning", "reasoning_signature", "redacted_reasoning": ["…"], "refusal",
  *    "server_blocks": [ {…Anthropic server tool blocks, replayed verbatim…} ],
  *    "reasoning_details": [ {…OpenRouter's reasoning details, replayed verbatim…} ],
- *    "tool_call_id", "name", "is_error"}
+ *    "tool_call_id", "name", "is_error", "attachments"}
  * (tool_calls, reasoning*, refusal, server_blocks and reasoning_details on assistant
  * messages; tool_call_id, name and is_error on tool messages; absent members mean none.)
  *
@@ -58,6 +58,16 @@ REIN_EXTERN rein_err rein_history_add_response(rein_history *h,
 REIN_EXTERN rein_err rein_history_add_tool_result(rein_history *h, const char *call_id,
                                                   const char *name, const char *content,
                                                   bool is_error) REIN_WUR;
+/*
+ * The same with attachments (taken, even on failure): media the tool returned, which content
+ * names as "[attachment N: ...]": [{"type": "image"|"audio"|"document", "mime_type", "data"
+ * (base64), "index": N, "uri"?}]. Each provider sends what its wire takes in a tool result as
+ * its own blocks (Anthropic: images and PDFs) and says in the text which were not sent.
+ */
+REIN_EXTERN rein_err rein_history_add_tool_result_media(rein_history *h, const char *call_id,
+                                                        const char *name, const char *content,
+                                                        bool is_error,
+                                                        json_t *attachments) REIN_WUR;
 /* The i-th message, or NULL when out of range. Borrowed; it must not be modified. */
 REIN_EXTERN const json_t *rein_history_get(const rein_history *h, size_t i);
 /* True when an assistant message of h carries a tool call with this id (services refuse a

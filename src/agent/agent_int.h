@@ -113,6 +113,7 @@ struct call_slot {
     rein_cancel *skip;     /* triggered with why the call must not run, or NULL */
     rein_call_result *res; /* the outcome */
     struct rein_buf content;
+    json_t *attachments; /* media the content names as "[attachment N: ...]" (media.c) */
     bool proposed;
     bool verified, verify_passed;
     bool asked, approved;
@@ -211,6 +212,13 @@ void rein__turn_add_tokens(struct turn *t, const rein_model_response *r);
 void rein__calls_run(struct turn *t, struct call_slot *slots, size_t n, bool check_only);
 /* The tool message for a proposal. */
 rein_err rein__calls_proposal_content(struct call_slot *s) REIN_WUR;
+/*
+ * media.c: when s's output is MCP content, rewrites s->content so the model reads the
+ * structuredContent once (not beside its text copy) and text for each image, audio or binary
+ * resource, which goes to *attachments (a new array, NULL when there is none) for the
+ * provider to send as its own content blocks where its wire takes them.
+ */
+rein_err rein__calls_media(struct call_slot *s, json_t **attachments) REIN_WUR;
 /* A cancel handle triggered with reason (new). NULL when memory is exhausted. */
 rein_cancel *rein__skip_cancel(const char *reason);
 

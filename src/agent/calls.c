@@ -386,7 +386,7 @@ static void run_slot(struct turn *t, struct call_slot *s, bool check_only)
         rein_buf_reset(&s->content);
         rein_jw_init(&w, &s->content);
         rein_call_result_write_for_model(s->res, &w);
-        if (rein_jw_finish(&w) != REIN_OK)
+        if (rein_jw_finish(&w) != REIN_OK || rein__calls_media(s, &s->attachments) != REIN_OK)
             fallback_content(s);
     }
     if (t->a->obs.tool_call && s->res && !opts.check_only)

@@ -287,9 +287,13 @@ static void append_results(struct turn *t, struct call_slot *slots, size_t n, si
     for (size_t i = 0; i < n; i++) {
         struct call_slot *s = &slots[i];
         bool is_error = !s->proposed && !(s->res && rein_call_result_ok(s->res));
-        rein_err rc = s->content.len ? rein_history_add_tool_result(t->h, s->id, s->name,
-                                                                    s->content.ptr, is_error)
-                                     : REIN_ENOMEM;
+        rein_err rc =
+            !s->content.len ? REIN_ENOMEM
+            : s->attachments
+                ? rein_history_add_tool_result_media(t->h, s->id, s->name, s->content.ptr, is_error,
+                                                     s->attachments)
+                : rein_history_add_tool_result(t->h, s->id, s->name, s->content.ptr, is_error);
+        s->attachments = NULL; /* taken */
         if (rc) {
             if (!t->fatal)
                 t->fatal = rc;
@@ -313,6 +317,7 @@ static void release_slots(struct call_slot *slots, size_t n)
         rein_call_result_free(slots[i].res);
         rein_cancel_unref(slots[i].skip);
         rein_buf_release(&slots[i].content);
+        json_decref(slots[i].attachments);
     }
     rein_free(slots);
 }
@@ -367,8 +372,10 @@ static struct call_slot *take_reply(struct turn *t, const rein_model_response *r
         if (!t->fatal)
             t->fatal = REIN_ENOMEM;
         /* Nothing was appended, so no call needs an answer. */
-        for (size_t i = 0; i < n; i++)
+        for (size_t i = 0; i < n; i++) {
             rein_buf_release(&slots[i].content);
+            json_decref(slots[i].attachments);
+        }
         rein_free(slots);
         *nout = 0;
         return NULL;

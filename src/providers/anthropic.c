@@ -612,6 +612,61 @@ static void assistant_blocks(struct rein_jw *w, const json_t *msg)
         text_block(w, "(no content)");
 }
 
+/* True for the media Anthropic takes inside a tool_result: images in its four formats (an
+ * image block) and PDF (a document block). */
+static const char *block_type(const char *mime)
+{
+    static const char *const images[] = {"image/jpeg", "image/png", "image/gif", "image/webp"};
+
+    for (size_t i = 0; i < 4; i++)
+        if (strcmp(mime, images[i]) == 0)
+            return "image";
+    return strcmp(mime, "application/pdf") == 0 ? "document" : NULL;
+}
+
+/* A tool result's content: its text, then each attachment Anthropic takes as a block of its
+ * own; the others are named as not sent in a last text block. */
+static void tool_result_content(struct rein_jw *w, const json_t *msg)
+{
+    const json_t *atts = json_object_get(msg, "attachments");
+    struct rein_buf note;
+    size_t i;
+    json_t *a;
+
+    if (!json_array_size(atts)) {
+        rein_jw_str(w, rein__json_str(msg, "content"));
+        return;
+    }
+    rein_buf_init(&note, 0);
+    rein_jw_arr_begin(w);
+    text_block(w, rein__json_str(msg, "content"));
+    json_array_foreach(atts, i, a)
+    {
+        const char *mime = rein__json_str(a, "mime_type"), *type = block_type(mime);
+        if (!type) {
+            rein__attachment_note(&note, a, "Anthropic's Messages API");
+            continue;
+        }
+        rein_jw_obj_begin(w);
+        rein_jw_key(w, "type");
+        rein_jw_str(w, type);
+        rein_jw_key(w, "source");
+        rein_jw_obj_begin(w);
+        rein_jw_key(w, "type");
+        rein_jw_str(w, "base64");
+        rein_jw_key(w, "media_type");
+        rein_jw_str(w, mime);
+        rein_jw_key(w, "data");
+        rein_jw_str(w, rein__json_str(a, "data"));
+        rein_jw_obj_end(w);
+        rein_jw_obj_end(w);
+    }
+    if (note.len)
+        text_block(w, note.ptr + 1); /* without its leading newline */
+    rein_jw_arr_end(w);
+    rein_buf_release(&note);
+}
+
 static rein_err anthropic_encode_message(const rein_provider *p, const json_t *msg,
                                          struct rein_buf *out)
 {
@@ -629,7 +684,7 @@ static rein_err anthropic_encode_message(const rein_provider *p, const json_t *m
         rein_jw_key(&w, "tool_use_id");
         rein_jw_str(&w, rein__json_str(msg, "tool_call_id"));
         rein_jw_key(&w, "content");
-        rein_jw_str(&w, rein__json_str(msg, "content"));
+        tool_result_content(&w, msg);
         if (json_is_true(json_object_get(msg, "is_error"))) {
             rein_jw_key(&w, "is_error");
             rein_jw_bool(&w, true);

@@ -374,6 +374,24 @@ static rein_err check_calls(const json_t *calls, rein_error *err)
     return REIN_OK;
 }
 
+static bool attachments_ok(const json_t *v)
+{
+    size_t i;
+    json_t *a;
+
+    if (!json_is_array(v))
+        return false;
+    json_array_foreach((json_t *)v, i, a)
+    {
+        if (!json_is_string(json_object_get(a, "type")) ||
+            !json_is_string(json_object_get(a, "mime_type")) ||
+            !json_is_string(json_object_get(a, "data")) ||
+            !json_is_integer(json_object_get(a, "index")))
+            return false;
+    }
+    return true;
+}
+
 static rein_err check_message(const json_t *msg, rein_error *err)
 {
     const char *role;
@@ -399,6 +417,10 @@ static rein_err check_message(const json_t *msg, rein_error *err)
         v = json_object_get(msg, "is_error");
         if (!rc && v && !json_is_boolean(v))
             rc = want(err, "\"is_error\"", "must be a boolean");
+        v = json_object_get(msg, "attachments");
+        if (!rc && v && !attachments_ok(v))
+            rc = want(err, "\"attachments\"",
+                      "must be an array of {type, mime_type, data (base64), index}");
     }
     if (!rc && strcmp(role, "assistant") == 0) {
         v = json_object_get(msg, "tool_calls");
@@ -507,6 +529,69 @@ rein_err rein_history_add_tool_result(rein_history *h, const char *call_id, cons
         return REIN_ENOMEM;
     }
     return append_take(h, m);
+}
+
+rein_err rein_history_add_tool_result_media(rein_history *h, const char *call_id, const char *name,
+                                            const char *content, bool is_error, json_t *attachments)
+{
+    json_t *m;
+    rein_error err;
+    rein_err rc;
+
+    if (!call_id || !call_id[0]) {
+        json_decref(attachments);
+        return REIN_EINVAL;
+    }
+    m = json_pack("{s:s, s:s, s:s, s:b}", "role", "tool", "tool_call_id", call_id, "content",
+                  content ? content : "", "is_error", is_error);
+    if (m && name && json_object_set_new(m, "name", json_string(name)) != 0) {
+        json_decref(m);
+        m = NULL;
+    }
+    if (m && attachments && json_object_set(m, "attachments", attachments) != 0) {
+        json_decref(m);
+        m = NULL;
+    }
+    json_decref(attachments);
+    if (!m)
+        return REIN_ENOMEM;
+    if (!is_error)
+        json_object_del(m, "is_error");
+    rein_error_clear(&err);
+    rc = rein_history_append(h, m, &err);
+    json_decref(m);
+    return rc;
+}
+
+void rein__attachment_note(struct rein_buf *b, const json_t *att, const char *wire)
+{
+    /* Out of memory the note is left out; the text still names the attachment. */
+    rein_err rc =
+        rein_buf_addf(b, "\n(attachment %lld, %s, was not sent: %s takes no %s in a tool result)",
+                      (long long)json_integer_value(json_object_get(att, "index")),
+                      rein__json_str(att, "mime_type"), wire, rein__json_str(att, "type"));
+    (void)rc;
+}
+
+void rein__jw_tool_text(struct rein_jw *w, const json_t *msg, const char *wire)
+{
+    const json_t *atts = json_object_get(msg, "attachments");
+    struct rein_buf text;
+    size_t i;
+    json_t *a;
+
+    rein_buf_init(&text, 0);
+    if (!json_array_size(atts) || rein_buf_adds(&text, rein__json_str(msg, "content")) != REIN_OK) {
+        rein_buf_release(&text);
+        rein_jw_str(w, rein__json_str(msg, "content"));
+        return;
+    }
+    json_array_foreach(atts, i, a)
+    {
+        rein__attachment_note(&text, a, wire);
+    }
+    rein_jw_strn(w, text.ptr, text.len);
+    rein_buf_release(&text);
 }
 
 json_t *rein_history_to_json(const rein_history *h)

@@ -182,7 +182,10 @@ static rein_err ollama_encode_message(const rein_provider *p, const json_t *msg,
     rein_jw_key(&w, "role");
     rein_jw_str(&w, role);
     rein_jw_key(&w, "content");
-    rein_jw_str(&w, rein__json_str(msg, "content"));
+    if (strcmp(role, "tool") == 0)
+        rein__jw_tool_text(&w, msg, "Ollama's chat API");
+    else
+        rein_jw_str(&w, rein__json_str(msg, "content"));
     if (strcmp(role, "tool") == 0 && rein__json_str(msg, "name")[0]) {
         rein_jw_key(&w, "tool_name");
         rein_jw_str(&w, rein__json_str(msg, "name"));

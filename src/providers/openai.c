@@ -480,7 +480,8 @@ static rein_err openai_encode_message(const rein_provider *p, const json_t *msg,
     rein_jw_str(&w, role);
     if (strcmp(role, "tool") == 0) {
         jw_member_str(&w, "tool_call_id", msg, "tool_call_id");
-        jw_member_str(&w, "content", msg, "content");
+        rein_jw_key(&w, "content");
+        rein__jw_tool_text(&w, msg, "the OpenAI chat completions API");
     } else if (strcmp(role, "assistant") == 0) {
         const char *content = rein__json_str(msg, "content");
         rein_jw_key(&w, "content");

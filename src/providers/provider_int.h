@@ -490,4 +490,11 @@ rein_err rein__replay_next(struct rein__replay *rp, const char *body, size_t bod
                            const char **content_type, const char **resp, size_t *resp_len,
                            const char **wire, rein_error *err) REIN_WUR;
 
+/* Appends to b that attachment att (of a tool message) was not sent because wire (a name
+ * for the provider's API) takes no such media in a tool result (history.c). */
+void rein__attachment_note(struct rein_buf *b, const json_t *att, const char *wire);
+/* Writes a tool message's content as one string: its text, then a note for each attachment
+ * (for wires whose tool messages carry text only). */
+void rein__jw_tool_text(struct rein_jw *w, const json_t *msg, const char *wire);
+
 #endif /* REIN_PROVIDER_INT_H */

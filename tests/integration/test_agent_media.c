@@ -1,0 +1,229 @@
+/*
+ * Integration tests: what the model receives of a tool's MCP content (images, audio,
+ * structuredContent), checked in the exact request bodies the scripted model server received
+ * over real HTTP, on the Anthropic and the OpenAI chat completions wires. Anthropic gets a PNG
+ * as an image block inside the tool_result and a PDF as a document block; audio, which it does
+ * not take there, is named as not sent; OpenAI's tool messages carry text, so every attachment
+ * is named as not sent; base64 never sits in the JSON text; structuredContent is sent once.
+ */
+/* rein-test-timeout: 60 */
+#include "test.h"
+
+#include "model_server.h"
+
+#define PNG                                                                                        \
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR4nGP4z8AAAAMBAQDJ/pLvAAAAAElFTkSuQmCC"
+#define WAV "UklGRiQAAABXQVZFZm10IBAAAAABAAEAQB8AAEAfAAABAAgAZGF0YQAAAAA="
+#define PDF "JVBERi0xLjQKJcOkw7zDtsOfCjEgMCBvYmoKPDw+PgplbmRvYmoKdHJhaWxlcgo8PD4+CiUlRU9GCg=="
+
+static rein_err tool_snap(void *ud, const struct rein_invocation *inv,
+                          struct rein_tool_reply *reply, rein_error *err)
+{
+    (void)ud;
+    (void)inv;
+    (void)err;
+    reply->output = json_pack(
+        "{s:[{s:s, s:s}, {s:s, s:s, s:s}, {s:s, s:s, s:s}, {s:s, s:{s:s, s:s, s:s}}]}", "content",
+        "type", "text", "text", "the page after the click", "type", "image", "data", PNG,
+        "mimeType", "image/png", "type", "audio", "data", WAV, "mimeType", "audio/wav", "type",
+        "resource", "resource", "uri", "file:///r.pdf", "mimeType", "application/pdf", "blob", PDF);
+    return REIN_OK;
+}
+
+static rein_err tool_stats(void *ud, const struct rein_invocation *inv,
+                           struct rein_tool_reply *reply, rein_error *err)
+{
+    (void)ud;
+    (void)inv;
+    (void)err;
+    reply->output = json_pack("{s:[{s:s, s:s}], s:{s:i, s:s}}", "content", "type", "text", "text",
+                              "{\"rows\": 3, \"table\": \"sales-2026\"}", "structuredContent",
+                              "rows", 3, "table", "sales-2026");
+    return REIN_OK;
+}
+
+struct fx {
+    ms_server *ms;
+    rein_provider_config *cfg;
+    rein_provider *p;
+    rein_registry *reg;
+    rein_agent *a;
+    rein_history *h;
+    rein_agent_result *r;
+};
+
+static void add_tool(rein_registry *reg, const char *manifest, rein_tool_fn fn)
+{
+    rein_error err;
+    json_t *m = rein_json_parse(manifest, strlen(manifest), 0, &err);
+
+    assert_non_null(m);
+    assert_rein_ok(rein_registry_add_builtin(reg, m, fn, NULL, NULL, &err), &err);
+    json_decref(m);
+}
+
+static void fx_start(struct fx *f, bool anthropic, const char *script)
+{
+    rein_error err;
+
+    memset(f, 0, sizeof(*f));
+    f->ms = ms_start(0, &err);
+    if (!f->ms)
+        fail_msg("model server: %s", err.msg);
+    f->cfg = rein_provider_config_new();
+    assert_rein_ok(
+        rein_provider_config_set(f->cfg, "provider", anthropic ? "anthropic" : "openai", &err),
+        &err);
+    assert_rein_ok(
+        rein_provider_config_set_base_url(f->cfg, anthropic ? ms_url(f->ms) : ms_openai_url(f->ms)),
+        NULL);
+    assert_rein_ok(rein_provider_config_set_model(f->cfg, "test-model"), NULL);
+    assert_rein_ok(rein_provider_config_set_api_key(f->cfg, "sk-test"), NULL);
+    f->p = rein_provider_new(f->cfg, &err);
+    assert_non_null(f->p);
+    f->reg = rein_registry_new(&err);
+    assert_non_null(f->reg);
+    add_tool(f->reg,
+             "{\"id\":\"snap\",\"description\":\"Screenshot\",\"read_only\":true,"
+             "\"parameters\":{\"type\":\"object\"}}",
+             tool_snap);
+    add_tool(f->reg,
+             "{\"id\":\"stats\",\"description\":\"Table stats\",\"read_only\":true,"
+             "\"parameters\":{\"type\":\"object\"}}",
+             tool_stats);
+    f->a = rein_agent_new(f->p, f->reg, &err);
+    assert_non_null(f->a);
+    f->h = rein_history_new();
+    if (ms_script(f->ms, script, false, &err) != REIN_OK)
+        fail_msg("script: %s", err.msg);
+}
+
+static void fx_run(struct fx *f)
+{
+    struct rein_agent_turn_opts o = {.verification = REIN_AGENT_VERIFY_OFF};
+    rein_error err;
+
+    assert_rein_ok(rein_agent_run(f->a, f->h, "look", &o, &f->r, &err), &err);
+    assert_int_equal(rein_agent_result_stop(f->r), REIN_AGENT_STOP_FINAL_ANSWER);
+}
+
+static void fx_stop(struct fx *f)
+{
+    rein_agent_result_free(f->r);
+    rein_agent_free(f->a);
+    rein_history_free(f->h);
+    rein_registry_free(f->reg);
+    rein_provider_free(f->p);
+    rein_provider_config_free(f->cfg);
+    ms_stop(f->ms);
+}
+
+/* The second request's messages (the one carrying the tool result). */
+static const json_t *second_messages(struct fx *f)
+{
+    const struct ms_request *r;
+
+    assert_true(ms_wait(f->ms, 2, 5000));
+    r = ms_request(f->ms, 1);
+    assert_non_null(r);
+    if (r->status != 200 || r->error)
+        fail_msg("request: status %d: %s\n%s", r->status, r->error ? r->error : "", r->body);
+    return json_object_get(r->json, "messages");
+}
+
+static void media_anthropic(void **state)
+{
+    struct fx f;
+    const json_t *msgs, *result, *content, *b;
+    const char *text;
+
+    (void)state;
+    fx_start(&f, true,
+             "[{\"tool_calls\":[{\"id\":\"toolu_1\",\"name\":\"snap\",\"arguments\":\"{}\"}]},"
+             "{\"text\":\"I see a red pixel\"}]");
+    fx_run(&f);
+    msgs = second_messages(&f);
+    result = json_array_get(
+        json_object_get(json_array_get(msgs, json_array_size(msgs) - 1), "content"), 0);
+    assert_string_equal(json_string_value(json_object_get(result, "type")), "tool_result");
+    content = json_object_get(result, "content");
+    assert_int_equal(json_array_size(content), 4);
+    /* The text names each attachment; no base64 in it. */
+    text = json_string_value(json_object_get(json_array_get(content, 0), "text"));
+    assert_non_null(strstr(text, "the page after the click"));
+    assert_non_null(strstr(text, "[attachment 1 (image): image/png, 69 bytes]"));
+    assert_non_null(strstr(text, "[attachment 2 (audio): audio/wav"));
+    assert_non_null(strstr(text, "[attachment 3 (document): application/pdf"));
+    assert_null(strstr(text, PNG));
+    assert_null(strstr(text, WAV));
+    b = json_array_get(content, 1);
+    assert_string_equal(json_string_value(json_object_get(b, "type")), "image");
+    assert_string_equal(
+        json_string_value(json_object_get(json_object_get(b, "source"), "media_type")),
+        "image/png");
+    assert_string_equal(json_string_value(json_object_get(json_object_get(b, "source"), "data")),
+                        PNG);
+    b = json_array_get(content, 2);
+    assert_string_equal(json_string_value(json_object_get(b, "type")), "document");
+    assert_string_equal(json_string_value(json_object_get(json_object_get(b, "source"), "data")),
+                        PDF);
+    /* Audio is not taken in a tool result: said so. */
+    text = json_string_value(json_object_get(json_array_get(content, 3), "text"));
+    assert_non_null(strstr(text, "attachment 2, audio/wav, was not sent"));
+    fx_stop(&f);
+}
+
+static void media_openai(void **state)
+{
+    struct fx f;
+    const json_t *msgs, *tool;
+    const char *text;
+
+    (void)state;
+    fx_start(&f, false,
+             "[{\"tool_calls\":[{\"id\":\"call_1\",\"name\":\"snap\",\"arguments\":\"{}\"}]},"
+             "{\"text\":\"done\"}]");
+    fx_run(&f);
+    msgs = second_messages(&f);
+    tool = json_array_get(msgs, json_array_size(msgs) - 1);
+    assert_string_equal(json_string_value(json_object_get(tool, "role")), "tool");
+    text = json_string_value(json_object_get(tool, "content"));
+    assert_non_null(text);
+    assert_non_null(strstr(text, "the page after the click"));
+    assert_non_null(strstr(text, "[attachment 1 (image): image/png, 69 bytes]"));
+    assert_non_null(strstr(text, "attachment 1, image/png, was not sent: the OpenAI chat "
+                                 "completions API takes no image in a tool result"));
+    assert_non_null(strstr(text, "attachment 2, audio/wav, was not sent"));
+    assert_null(strstr(text, PNG));
+    fx_stop(&f);
+}
+
+static void structured_once(void **state)
+{
+    struct fx f;
+    const json_t *msgs, *tool;
+    const char *text;
+
+    (void)state;
+    fx_start(&f, false,
+             "[{\"tool_calls\":[{\"id\":\"call_1\",\"name\":\"stats\",\"arguments\":\"{}\"}]},"
+             "{\"text\":\"3 rows\"}]");
+    fx_run(&f);
+    msgs = second_messages(&f);
+    tool = json_array_get(msgs, json_array_size(msgs) - 1);
+    text = json_string_value(json_object_get(tool, "content"));
+    assert_non_null(text);
+    /* The value once, as JSON; not the escaped text copy beside it. */
+    assert_non_null(strstr(text, "\"output\":{\"rows\":3,\"table\":\"sales-2026\"}"));
+    assert_null(strstr(text, "\\\"rows\\\""));
+    assert_null(strstr(text, "structuredContent"));
+    fx_stop(&f);
+}
+
+static const struct CMUnitTest tests[] = {
+    cmocka_unit_test(media_anthropic),
+    cmocka_unit_test(media_openai),
+    cmocka_unit_test(structured_once),
+};
+
+REIN_TEST_MAIN(tests)
