@@ -51,6 +51,18 @@ struct rein__mcp_session {
     /* A stateless request's own session: the connection it came on (stdio's session, whose
      * notifications/cancelled reach its calls; borrowed, outlives the request), or NULL. */
     struct rein__mcp_session *owner;
+    /* Requests rein sent the client (elicitation/create), waiting for its answer; under mu. */
+    struct out_req *out;
+    int64_t next_out;
+};
+
+/* A request to the client, on the asking thread's stack. */
+struct out_req {
+    struct out_req *next;
+    int64_t id;
+    json_t *result; /* the answer's result (a reference), once done */
+    char error[300];
+    bool done;
 };
 
 /* A running tools/call. Listed in srv->calls while it runs; refcounted for the heartbeat. */
@@ -745,6 +757,155 @@ static bool name_error(rein_call_result *res, struct rein__mcp_sink *sink, const
     return true;
 }
 
+/* ---- asking the client (elicitation) ---------------------------------------------------- */
+
+/* A response from the client: the answer to a request rein sent, if one waits for it (an
+ * answer to nothing is ignored, as MCP says). */
+static void answer_out(struct rein__mcp_session *sess, const struct rein__mcp_msg *msg)
+{
+    if (!json_is_integer(msg->id))
+        return;
+    pthread_mutex_lock(&sess->mu);
+    for (struct out_req *r = sess->out; r; r = r->next) {
+        if (r->id != json_integer_value(msg->id) || r->done)
+            continue;
+        if (msg->kind == REIN__MCP_RESPONSE)
+            r->result = json_incref((json_t *)msg->result);
+        else
+            snprintf(r->error, sizeof(r->error), "%d %s", msg->error_code,
+                     msg->error_message ? msg->error_message : "");
+        r->done = true;
+        pthread_cond_broadcast(&sess->cv);
+        break;
+    }
+    pthread_mutex_unlock(&sess->mu);
+}
+
+/* The longest rein waits for a person to answer an approval request. */
+#define ASK_TIMEOUT_MS (10 * 60 * 1000)
+
+/*
+ * Sends the client a request on the call's stream (stdio: the connection; HTTP: the
+ * tools/call's event stream) and waits for its answer, the call's cancellation or
+ * ASK_TIMEOUT_MS. *result receives a new reference.
+ */
+static rein_err ask_client(struct mcp_call *c, const char *method, const json_t *params,
+                           json_t **result, rein_error *err)
+{
+    struct rein__mcp_session *sess = c->sess->owner ? c->sess->owner : c->sess;
+    struct out_req r = {0}, **pp;
+    int64_t until = rein_now_ms() + ASK_TIMEOUT_MS;
+    struct rein_buf b;
+    rein_err rc = REIN_OK;
+
+    *result = NULL;
+    pthread_mutex_lock(&sess->mu);
+    r.id = ++sess->next_out;
+    r.next = sess->out;
+    sess->out = &r;
+    pthread_mutex_unlock(&sess->mu);
+    rein_buf_init(&b, 0);
+    if (rein__mcp_write_request(&b, r.id, method, params) != REIN_OK) {
+        rc = rein_error_set(err, REIN_ENOMEM, "out of memory asking the client");
+    } else {
+        pthread_mutex_lock(&c->mu);
+        if (!c->done)
+            send_buf(c->sink, &b, false);
+        pthread_mutex_unlock(&c->mu);
+    }
+    rein_buf_release(&b);
+    pthread_mutex_lock(&sess->mu);
+    while (!rc && !r.done) {
+        int64_t left = until - rein_now_ms();
+        if (rein_cancel_is_set(c->cancel))
+            rc = rein_error_set(err, REIN_ECANCELED, "cancelled while the client was asked: %s",
+                                rein_cancel_reason(c->cancel));
+        else if (left <= 0)
+            rc = rein_error_set(err, REIN_ETIMEDOUT, "the client did not answer %s within %d s",
+                                method, ASK_TIMEOUT_MS / 1000);
+        else
+            rein__mcp_cond_wait_ms(&sess->cv, &sess->mu, left < 200 ? left : 200);
+    }
+    for (pp = &sess->out; *pp; pp = &(*pp)->next) {
+        if (*pp == &r) {
+            *pp = r.next;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&sess->mu);
+    if (!rc && r.error[0])
+        rc = rein_error_set(err, REIN_EIO, "the client answered %s with the error %s", method,
+                            r.error);
+    if (rc)
+        json_decref(r.result);
+    else
+        *result = r.result;
+    return rc;
+}
+
+/* True when the session's client said it can be asked for input (and speaks a revision with
+ * sessions: 2026-07-28 asks through input-required results, which rein does not serve). */
+static bool client_elicits(struct rein__mcp_session *sess)
+{
+    bool yes;
+
+    pthread_mutex_lock(&sess->mu);
+    yes = json_is_object(json_object_get(sess->client_caps, "elicitation")) &&
+          !rein__mcp_version_modern(sess->version) && !sess->owner;
+    pthread_mutex_unlock(&sess->mu);
+    return yes;
+}
+
+/*
+ * The policy of a call from a client that can be asked (seed 001 over MCP): the server's own
+ * policy first, then, for a destructive tool, the client's user through elicitation/create
+ * (form mode: one boolean, "approve"). Only an accepted form with approve true runs the call.
+ */
+static rein_err elicit_policy(void *ud, const struct rein_policy_check *chk, rein_error *why)
+{
+    struct mcp_call *c = ud;
+    const struct rein_mcp_server_opts *o = &c->srv->opts;
+    char *args = NULL, message[1400];
+    json_t *params, *result = NULL;
+    const char *action;
+    rein_err rc = o->policy ? o->policy(o->policy_data, chk, why) : REIN_OK;
+
+    if (rc || !rein_tool_is_destructive(chk->tool))
+        return rc;
+    args = rein_json_dumps(chk->args);
+    snprintf(message, sizeof(message),
+             "rein is about to run the destructive tool \"%s\" with the arguments %.1000s. "
+             "Allow it?",
+             rein_tool_id(chk->tool), args ? args : "{}");
+    rein_free(args);
+    params = json_pack("{s:s, s:{s:s, s:{s:{s:s, s:s, s:s}}, s:[s]}}", "message", message,
+                       "requestedSchema", "type", "object", "properties", "approve", "type",
+                       "boolean", "title", "Run it", "description",
+                       "Allow rein to run this destructive tool once", "required", "approve");
+    if (!params)
+        return rein_error_set(why, REIN_ENOMEM, "out of memory asking for approval");
+    rc = ask_client(c, "elicitation/create", params, &result, why);
+    json_decref(params);
+    if (rc == REIN_ECANCELED || rc == REIN_ENOMEM)
+        return rc;
+    if (rc) {
+        rein_error_prefix(why, "not approved: ");
+        return REIN_EDENIED;
+    }
+    action = json_string_value(json_object_get(result, "action"));
+    if (action && strcmp(action, "accept") == 0 &&
+        json_is_true(json_object_get(json_object_get(result, "content"), "approve"))) {
+        json_decref(result);
+        return REIN_OK;
+    }
+    rc = rein_error_set(why, REIN_EDENIED, "the client's user did not approve this call (%s)",
+                        !action                         ? "no action"
+                        : strcmp(action, "accept") == 0 ? "approve was not true"
+                                                        : action);
+    json_decref(result);
+    return rc;
+}
+
 static void handle_tools_call(rein_mcp_server *srv, struct rein__mcp_session *sess,
                               const struct rein__mcp_msg *msg, const char *trace_id,
                               struct rein__mcp_sink *sink)
@@ -789,6 +950,10 @@ static void handle_tools_call(rein_mcp_server *srv, struct rein__mcp_session *se
     opts.cancel = c->cancel;
     opts.policy = srv->opts.policy;
     opts.policy_data = srv->opts.policy_data;
+    if (client_elicits(sess)) {
+        opts.policy = elicit_policy;
+        opts.policy_data = c;
+    }
     opts.on_event = on_call_event;
     opts.event_data = c;
     /* A client calls the names tools/list gave it; a near miss is an unknown tool (MCP's
@@ -1073,8 +1238,11 @@ void rein__mcp_handle(rein_mcp_server *srv, struct rein__mcp_session *sess,
             handle_notification(srv, sess, msg);
         return;
     }
-    if (msg->kind != REIN__MCP_REQUEST)
-        return; /* rein sends no requests, so a response answers nothing; ignored */
+    if (msg->kind != REIN__MCP_REQUEST) {
+        if (sess)
+            answer_out(sess->owner ? sess->owner : sess, msg);
+        return;
+    }
     version = rein__mcp_is_legacy_initialize(msg) ? NULL : rein__mcp_request_version(msg);
     if (version) {
         handle_modern(srv, sess, msg, version, trace_id, sink);

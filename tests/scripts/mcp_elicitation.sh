@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# Approvals over MCP (issue 20, seed 001): a real MCP client (the TypeScript SDK,
+# tests/mcp/elicit_client.mjs) that declares the elicitation capability calls a destructive
+# tool of `rein mcp serve` (stdio) and of `rein serve`'s /mcp (HTTP). rein asks the client with
+# elicitation/create before running it; the tool runs only when the client's user accepts with
+# approve true, and a decline, a cancel or approve false leaves it unrun with a denied result.
+# A non-destructive tool runs without a question. Exit 77 without node/npm packages.
+set -uo pipefail
+here="$(cd "$(dirname "$0")/.." && pwd)"
+build="${REIN_BUILD_DIR:-$here/../build-test}"
+rein="${REIN_BIN:-$build/rein}"
+bash "$here/mcp/install.sh"
+case $? in 0) ;; 77) exit 77 ;; *) exit 1 ;; esac
+node22="$here/mcp/node_modules/node/bin/node"
+client="$here/mcp/elicit_client.mjs"
+
+work="$(mktemp -d)"
+serve_pid=""
+cleanup() {
+  [ -n "$serve_pid" ] && kill -TERM "$serve_pid" 2>/dev/null && wait "$serve_pid" 2>/dev/null
+  rm -rf "$work"
+}
+trap cleanup EXIT
+mkdir -p "$work/skills/wipe" "$work/skills/look"
+cat >"$work/skills/wipe/manifest.json" <<JSON
+{"id": "wipe", "description": "Deletes the marker file", "destructive": true,
+ "parameters": {"type": "object"},
+ "runner": {"kind": "process", "command": ["sh", "-c", "cat >/dev/null; rm -f '$work/marker'; echo '{\"wiped\": true}'"]}}
+JSON
+cat >"$work/skills/look/manifest.json" <<JSON
+{"id": "look", "description": "Reads nothing", "read_only": true,
+ "parameters": {"type": "object"},
+ "runner": {"kind": "process", "command": ["sh", "-c", "cat >/dev/null; echo '{\"seen\": true}'"]}}
+JSON
+export REIN_SKILLS_PATH="$work/skills" REIN_LOG=error
+unset REIN_CONFIG REIN_MCP_CONFIG
+status=0
+fail() { echo "mcp_elicitation: $*" >&2; status=1; }
+
+# check MODE TARGET TOOL ANSWER RAN ASKED: runs the client, then checks whether the tool ran
+# (the marker file is gone) and how many questions rein asked.
+check() {
+  local mode=$1 target=$2 tool=$3 answer=$4 ran=$5 asked=$6 out
+  : >"$work/marker"
+  out="$(cd "$here/mcp" && timeout 60 "$node22" "$client" "$mode" "$target" "$tool" "$answer" \
+    2>"$work/client.err")" || { fail "$mode $tool $answer: the client failed"; cat "$work/client.err" >&2; return; }
+  local n
+  n="$(printf '%s' "$out" | "$node22" -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>{const o=JSON.parse(s);console.log(o.asked.length+" "+(o.result.isError?"error":"ok")+" "+(o.asked[0]?o.asked[0].message:""))})')"
+  read -r count outcome message <<<"$n"
+  [ "$count" = "$asked" ] || fail "$mode $tool $answer: rein asked $count times, want $asked ($out)"
+  if [ "$ran" = untouched ]; then
+    [ "$outcome" = ok ] || fail "$mode $tool: the result is an error ($out)"
+  elif [ "$ran" = yes ]; then
+    [ ! -e "$work/marker" ] || fail "$mode $tool $answer: the tool did not run ($out)"
+    [ "$outcome" = ok ] || fail "$mode $tool $answer: the result is an error ($out)"
+  else
+    [ -e "$work/marker" ] || fail "$mode $tool $answer: the tool ran without approval ($out)"
+    [ "$outcome" = error ] || fail "$mode $tool $answer: the result is not an error ($out)"
+    printf '%s' "$out" | grep -q 'not approve' || fail "$mode $tool $answer: no reason given ($out)"
+  fi
+  if [ "$asked" = 1 ] && ! printf '%s' "$message" | grep -q 'destructive'; then
+    fail "$mode $tool $answer: the question does not say what is asked ($out)"
+  fi
+}
+
+for answer in accept reject decline cancel; do
+  ran=no; [ $answer = accept ] && ran=yes
+  check stdio "$rein" wipe $answer $ran 1
+done
+check stdio "$rein" look decline untouched 0
+
+# The same over Streamable HTTP: the question travels on the call's event stream and the
+# answer comes back as a POST.
+(cd "$work" && exec "$rein" serve --port 0 --store "sqlite:$work/s.db") >"$work/serve.out" 2>"$work/serve.err" &
+serve_pid=$!
+url=""
+for _ in $(seq 1 100); do
+  url="$(sed -n 's/^rein .* listening on \(http:[^ ]*\).*/\1/p' "$work/serve.out")"
+  [ -n "$url" ] && break
+  sleep 0.1
+done
+[ -n "$url" ] || { echo "mcp_elicitation: rein serve printed no address" >&2; cat "$work/serve.err" >&2; exit 1; }
+check http "$url/mcp" wipe accept yes 1
+check http "$url/mcp" wipe decline no 1
+[ $status -eq 0 ] && echo "mcp_elicitation: rein asked before every destructive call, and ran it only when approved"
+exit $status
