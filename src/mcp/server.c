@@ -17,6 +17,7 @@
  */
 #include "mcp/mcp_int.h"
 
+#include <rein/agent.h>
 #include <rein/pool.h>
 
 #include <math.h>
@@ -843,23 +844,68 @@ static rein_err ask_client(struct mcp_call *c, const char *method, const json_t 
     return rc;
 }
 
-/* True when the session's client said it can be asked for input (and speaks a revision with
- * sessions: 2026-07-28 asks through input-required results, which rein does not serve). */
-static bool client_elicits(struct rein__mcp_session *sess)
+/* True when the session's client declared capability cap (elicitation, sampling) and speaks
+ * a revision with sessions (2026-07-28 asks through input-required results, not served). */
+static bool client_offers(struct rein__mcp_session *sess, const char *cap)
 {
     bool yes;
 
     pthread_mutex_lock(&sess->mu);
-    yes = json_is_object(json_object_get(sess->client_caps, "elicitation")) &&
+    yes = json_is_object(json_object_get(sess->client_caps, cap)) &&
           !rein__mcp_version_modern(sess->version) && !sess->owner;
     pthread_mutex_unlock(&sess->mu);
     return yes;
 }
 
 /*
+ * Self-verification with the client's model (sampling/createMessage): the question rein's
+ * agent asks its verifier (rein_agent_review_question), about a call whose request rein does
+ * not see. REIN_OK when the model answers YES; REIN_EDENIED with its reason otherwise.
+ */
+static rein_err review_by_client(struct mcp_call *c, const struct rein_policy_check *chk,
+                                 rein_error *why)
+{
+    char *question = rein_agent_review_question(
+        "(a call from an MCP client: the user's request is not visible to rein)", chk->tool,
+        chk->args);
+    json_t *params =
+        question ? json_pack("{s:[{s:s, s:{s:s, s:s}}], s:s, s:i, s:s}", "messages", "role", "user",
+                             "content", "type", "text", "text", question, "systemPrompt",
+                             rein_agent_review_system(), "maxTokens", 300, "includeContext", "none")
+                 : NULL;
+    json_t *result = NULL;
+    const char *answer;
+    char reason[300];
+    rein_err rc;
+
+    rein_free(question);
+    if (!params)
+        return rein_error_set(why, REIN_ENOMEM, "out of memory asking for a review");
+    rc = ask_client(c, "sampling/createMessage", params, &result, why);
+    json_decref(params);
+    if (rc == REIN_ECANCELED || rc == REIN_ENOMEM)
+        return rc;
+    if (rc) {
+        rein_error_prefix(why, "not verified: ");
+        return REIN_EDENIED;
+    }
+    answer = json_string_value(json_object_get(json_object_get(result, "content"), "text"));
+    if (answer && rein_agent_review_verdict(answer, reason, sizeof(reason)))
+        rc = REIN_OK;
+    else
+        rc = rein_error_set(why, REIN_EDENIED,
+                            "self-verification by the client's model rejected this call: %s",
+                            answer ? reason : "its answer had no text");
+    json_decref(result);
+    return rc;
+}
+
+/*
  * The policy of a call from a client that can be asked (seed 001 over MCP): the server's own
- * policy first, then, for a destructive tool, the client's user through elicitation/create
- * (form mode: one boolean, "approve"). Only an accepted form with approve true runs the call.
+ * policy first; then, for a destructive tool, self-verification by the client's model
+ * (sampling) when it offers one, and the approval of the client's user through
+ * elicitation/create (form mode: one boolean, "approve") when it offers that. Only a YES and
+ * an accepted form with approve true run the call.
  */
 static rein_err elicit_policy(void *ud, const struct rein_policy_check *chk, rein_error *why)
 {
@@ -872,6 +918,10 @@ static rein_err elicit_policy(void *ud, const struct rein_policy_check *chk, rei
 
     if (rc || !rein_tool_is_destructive(chk->tool))
         return rc;
+    if (client_offers(c->sess, "sampling") && (rc = review_by_client(c, chk, why)) != REIN_OK)
+        return rc;
+    if (!client_offers(c->sess, "elicitation"))
+        return REIN_OK;
     args = rein_json_dumps(chk->args);
     snprintf(message, sizeof(message),
              "rein is about to run the destructive tool \"%s\" with the arguments %.1000s. "
@@ -950,7 +1000,7 @@ static void handle_tools_call(rein_mcp_server *srv, struct rein__mcp_session *se
     opts.cancel = c->cancel;
     opts.policy = srv->opts.policy;
     opts.policy_data = srv->opts.policy_data;
-    if (client_elicits(sess)) {
+    if (client_offers(sess, "elicitation") || client_offers(sess, "sampling")) {
         opts.policy = elicit_policy;
         opts.policy_data = c;
     }

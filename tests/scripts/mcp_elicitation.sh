@@ -4,7 +4,9 @@
 # tool of `rein mcp serve` (stdio) and of `rein serve`'s /mcp (HTTP). rein asks the client with
 # elicitation/create before running it; the tool runs only when the client's user accepts with
 # approve true, and a decline, a cancel or approve false leaves it unrun with a denied result.
-# A non-destructive tool runs without a question. Exit 77 without node/npm packages.
+# A non-destructive tool runs without a question. A client that also offers sampling is asked
+# to review the call first (self-verification with its model, sampling/createMessage): a NO
+# stops it before any person is asked. Exit 77 without node/npm packages.
 set -uo pipefail
 here="$(cd "$(dirname "$0")/.." && pwd)"
 build="${REIN_BUILD_DIR:-$here/../build-test}"
@@ -40,13 +42,15 @@ fail() { echo "mcp_elicitation: $*" >&2; status=1; }
 # check MODE TARGET TOOL ANSWER RAN ASKED: runs the client, then checks whether the tool ran
 # (the marker file is gone) and how many questions rein asked.
 check() {
-  local mode=$1 target=$2 tool=$3 answer=$4 ran=$5 asked=$6 out
+  local mode=$1 target=$2 tool=$3 answer=$4 ran=$5 asked=$6 review=${7:-} out
   : >"$work/marker"
-  out="$(cd "$here/mcp" && timeout 60 "$node22" "$client" "$mode" "$target" "$tool" "$answer" \
+  out="$(cd "$here/mcp" && timeout 60 "$node22" "$client" "$mode" "$target" "$tool" "$answer" $review \
     2>"$work/client.err")" || { fail "$mode $tool $answer: the client failed"; cat "$work/client.err" >&2; return; }
   local n
-  n="$(printf '%s' "$out" | "$node22" -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>{const o=JSON.parse(s);console.log(o.asked.length+" "+(o.result.isError?"error":"ok")+" "+(o.asked[0]?o.asked[0].message:""))})')"
-  read -r count outcome message <<<"$n"
+  n="$(printf '%s' "$out" | "$node22" -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>{const o=JSON.parse(s);console.log(o.asked.length+" "+o.sampled.length+" "+(o.result.isError?"error":"ok")+" "+(o.asked[0]?o.asked[0].message:""))})')"
+  read -r count reviews outcome message <<<"$n"
+  [ "$reviews" = "$([ -n "$review" ] && echo 1 || echo 0)" ] ||
+    fail "$mode $tool $answer: rein asked the client's model $reviews times ($out)"
   [ "$count" = "$asked" ] || fail "$mode $tool $answer: rein asked $count times, want $asked ($out)"
   if [ "$ran" = untouched ]; then
     [ "$outcome" = ok ] || fail "$mode $tool: the result is an error ($out)"
@@ -56,7 +60,8 @@ check() {
   else
     [ -e "$work/marker" ] || fail "$mode $tool $answer: the tool ran without approval ($out)"
     [ "$outcome" = error ] || fail "$mode $tool $answer: the result is not an error ($out)"
-    printf '%s' "$out" | grep -q 'not approve' || fail "$mode $tool $answer: no reason given ($out)"
+    printf '%s' "$out" | grep -qE 'not approve|rejected this call' ||
+      fail "$mode $tool $answer: no reason given ($out)"
   fi
   if [ "$asked" = 1 ] && ! printf '%s' "$message" | grep -q 'destructive'; then
     fail "$mode $tool $answer: the question does not say what is asked ($out)"
@@ -68,6 +73,9 @@ for answer in accept reject decline cancel; do
   check stdio "$rein" wipe $answer $ran 1
 done
 check stdio "$rein" look decline untouched 0
+# Self-verification by the client's model: YES goes on to the person, NO stops the call.
+check stdio "$rein" wipe accept yes 1 YES
+check stdio "$rein" wipe accept no 0 NO
 
 # The same over Streamable HTTP: the question travels on the call's event stream and the
 # answer comes back as a POST.
