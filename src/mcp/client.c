@@ -312,6 +312,8 @@ rein_err rein__mcp_client_send_raw(struct rein__mcp_conn *c, const char *json, s
 {
     int rc;
 
+    if (c->cfg->sse)
+        return rein__mcp_legacy_send(c, json, len, err);
     if (!c->cfg->http)
         return rein__mcp_stdio_send(c, json, len, err);
     rc = rein__mcp_http_send(c, json, len, rein_now_ms() + REIN__MCP_NOTIFY_TIMEOUT_MS, err);
@@ -476,8 +478,9 @@ again:
         pthread_mutex_lock(&c->mu);
         bool down = c->state == REIN__MCP_ST_CLOSED;
         pthread_mutex_unlock(&c->mu);
-        rc = down ? rein_error_set(err, REIN_EIO, "%s", c->error)
-                  : rein__mcp_stdio_send(c, b.ptr, b.len, err);
+        rc = down          ? rein_error_set(err, REIN_EIO, "%s", c->error)
+             : c->cfg->sse ? rein__mcp_legacy_send(c, b.ptr, b.len, err)
+                           : rein__mcp_stdio_send(c, b.ptr, b.len, err);
         if (rc == REIN_OK)
             rc = pending_wait(c, &p, o->deadline, o->cancel);
     }
@@ -572,8 +575,11 @@ static void transport_close(struct rein__mcp_conn *c)
     if (c->cfg->http) {
         rein__mcp_http_listen_stop(c);
         rein__mcp_http_close(c);
-    } else
+    } else if (c->cfg->sse) {
+        rein__mcp_legacy_close(c);
+    } else {
         rein__mcp_stdio_close(c);
+    }
     pthread_mutex_lock(&c->mu);
     c->closing = false;
     pthread_mutex_unlock(&c->mu);
@@ -859,7 +865,9 @@ rein_err rein__mcp_conn_connect(struct rein__mcp_conn *c, int64_t timeout_ms, re
     pthread_mutex_lock(&c->mu);
     c->state = REIN__MCP_ST_IDLE;
     pthread_mutex_unlock(&c->mu);
-    if (!c->cfg->http)
+    if (c->cfg->sse)
+        rc = rein__mcp_legacy_open(c, o.deadline ? o.deadline : rein_now_ms() + 30000, err);
+    else if (!c->cfg->http)
         rc = rein__mcp_stdio_open(c, err);
     if (!rc)
         rc = handshake(c, &o, err);
@@ -935,8 +943,11 @@ json_t *rein__mcp_conn_status_json(struct rein__mcp_conn *c)
 
     pthread_mutex_lock(&c->mu);
     o = json_pack("{s:s, s:s, s:s, s:s}", "name", c->cfg->name, "transport",
-                  c->cfg->http ? "http" : "stdio", "target",
-                  c->cfg->http ? c->cfg->url : c->cfg->argv[0], "state", state_names[c->state]);
+                  c->cfg->http  ? "http"
+                  : c->cfg->sse ? "sse"
+                                : "stdio",
+                  "target", c->cfg->url ? c->cfg->url : c->cfg->argv[0], "state",
+                  state_names[c->state]);
     /* A supervised server that is not ready is always being tried again: now (0) or later. */
     if (o && c->state != REIN__MCP_ST_READY && c->supervised)
         json_object_set_new(o, "retry_in_ms",

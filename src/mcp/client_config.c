@@ -273,10 +273,11 @@ rein_err rein__mcp_conn_config_parse(const char *name, const json_t *entry, cons
     has_cmd = json_object_get(entry, "command") != NULL;
     has_url = json_object_get(entry, "url") != NULL;
     if (type && strcmp(type, "stdio") != 0 && strcmp(type, "http") != 0 &&
-        strcmp(type, "streamable-http") != 0 && strcmp(type, "streamableHttp") != 0)
+        strcmp(type, "streamable-http") != 0 && strcmp(type, "streamableHttp") != 0 &&
+        strcmp(type, "sse") != 0)
         return rein_error_set(err, REIN_EINVAL,
-                              "mcpServers.%s.type: \"%s\" is not supported; rein speaks stdio "
-                              "and Streamable HTTP (the old HTTP+SSE transport is not supported)",
+                              "mcpServers.%s.type: \"%s\" is not supported; rein speaks stdio, "
+                              "Streamable HTTP (\"http\") and the legacy HTTP+SSE (\"sse\")",
                               name, type);
     if (has_cmd == has_url)
         return rein_error_set(err, REIN_EINVAL,
@@ -293,6 +294,15 @@ rein_err rein__mcp_conn_config_parse(const char *name, const json_t *entry, cons
     cfg->connect_timeout_ms = DEFAULT_CONNECT_TIMEOUT_MS;
     cfg->max_message_bytes = DEFAULT_MAX_MESSAGE;
     rc = has_cmd ? parse_stdio(cfg, entry, base_dir, err) : parse_http(cfg, entry, err);
+    if (!rc && type && strcmp(type, "sse") == 0) {
+        if (has_cmd)
+            rc = rein_error_set(err, REIN_EINVAL,
+                                "mcpServers.%s: type \"sse\" needs a \"url\", not a command", name);
+        /* The legacy transport has no OAuth flow: credentials come from headers. */
+        cfg->http = false;
+        cfg->sse = true;
+        cfg->oauth_off = true;
+    }
     if (!rc)
         rc = parse_ms(name, entry, "timeout_ms", &cfg->timeout_ms, err);
     if (!rc)

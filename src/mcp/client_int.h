@@ -95,6 +95,12 @@ struct rein__mcp_conn {
      * browser flow (mu; set by the owner, rein_mcp_clients_allow_login). */
     struct rein__mcp_oauth *oauth;
     bool oauth_login;
+    /* Legacy HTTP+SSE (client_legacy.c): the stream's reader and the endpoint it named
+     * (legacy_endpoint and legacy_done under mu). */
+    pthread_t legacy_reader;
+    bool legacy_running, legacy_done;
+    rein_cancel *legacy_stop;
+    char *legacy_endpoint;
 };
 
 /* Tells the owner about a change (no lock held). */
@@ -119,6 +125,15 @@ rein_err rein__mcp_stdio_send(struct rein__mcp_conn *c, const char *json, size_t
 rein_err rein__mcp_stdio_open(struct rein__mcp_conn *c, rein_error *err);
 /* Stops the server: end of input, a grace period, then signals; joins the reader. */
 void rein__mcp_stdio_close(struct rein__mcp_conn *c);
+
+/* ---- client_legacy.c: HTTP+SSE (2024-11-05) ---- */
+/* Opens the event stream and waits (until deadline) for the endpoint event. */
+rein_err rein__mcp_legacy_open(struct rein__mcp_conn *c, int64_t deadline, rein_error *err);
+/* POSTs one message to the endpoint; the answer comes on the stream. */
+rein_err rein__mcp_legacy_send(struct rein__mcp_conn *c, const char *json, size_t len,
+                               rein_error *err);
+/* Ends the stream and joins its reader. */
+void rein__mcp_legacy_close(struct rein__mcp_conn *c);
 
 /* ---- client_http.c ---- */
 #define REIN__MCP_NEED_RESUME     1 /* the stream ended before the response: resume it */

@@ -330,6 +330,7 @@ struct rein__mcp_conn_config {
     int64_t max_timeout_ms;     /* ... and after this long in any case (the manifest's limit) */
     int64_t connect_timeout_ms; /* starting and initializing (0: 30 s) */
     size_t max_message_bytes;   /* a longer message from the server is refused (0: 16 MiB) */
+    bool sse;                   /* url is a legacy HTTP+SSE stream (http is then false) */
     json_t *oauth;              /* http: the "oauth" object (client_id, ...), or NULL */
     bool oauth_off;             /* http: credentials are configured, or "oauth": false */
 };

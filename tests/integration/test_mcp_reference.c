@@ -223,11 +223,12 @@ static void reference_servers_in_a_turn(void **state)
     free(dir);
 }
 
-/* server-everything over Streamable HTTP on port; NULL when it did not start listening. */
-static rein_proc *everything_http(int port)
+/* server-everything over mode (streamableHttp, sse) on port; NULL when it did not start
+ * listening. */
+static rein_proc *everything_on(const char *mode, int port)
 {
     char node[4200], script[4200], env_port[32];
-    const char *argv[] = {node, script, "streamableHttp", NULL};
+    const char *argv[] = {node, script, mode, NULL};
     const char *env[] = {env_port, "PATH=/usr/bin:/bin", NULL};
     struct rein_proc_opts po = {.argv = argv, .env = env};
     rein_proc *p = NULL;
@@ -250,6 +251,11 @@ static rein_proc *everything_http(int port)
     }
     rein_proc_free(p);
     return NULL;
+}
+
+static rein_proc *everything_http(int port)
+{
+    return everything_on("streamableHttp", port);
 }
 
 static void everything_stop(rein_proc *p)
@@ -330,7 +336,59 @@ static void everything_restarts_over_http(void **state)
     everything_stop(srv);
 }
 
+/*
+ * The legacy HTTP+SSE transport (2024-11-05) against the reference server's own: the endpoint
+ * event, messages POSTed there, answers on the stream; the tools are used like any others.
+ */
+static void everything_over_legacy_sse(void **state)
+{
+    char config[512];
+    rein_mcp_clients *set;
+    rein_registry *reg;
+    rein_call_result *res;
+    rein_proc *srv;
+    json_t *cfg, *status;
+    rein_error err;
+    int port;
+
+    (void)state;
+    if (!npm_packages())
+        skip();
+    port = test_free_port();
+    srv = everything_on("sse", port);
+    assert_non_null(srv);
+    snprintf(config, sizeof(config),
+             "{\"mcpServers\":{\"everything\":{\"type\":\"sse\","
+             "\"url\":\"http://127.0.0.1:%d/sse\"}}}",
+             port);
+    cfg = json_loads(config, 0, NULL);
+    set = rein_mcp_clients_new();
+    reg = rein_registry_new(&err);
+    assert_rein_ok(rein_mcp_clients_add_config(set, cfg, NULL, &err), &err);
+    json_decref(cfg);
+    assert_int_equal(rein_mcp_clients_connect(set, 20000), 1);
+    assert_rein_ok(rein_mcp_clients_register(set, reg, &err), &err);
+    status = rein_mcp_clients_status_json(set);
+    assert_string_equal(json_string_value(json_object_get(json_array_get(status, 0), "transport")),
+                        "sse");
+    json_decref(status);
+    res = echo(reg, "over sse");
+    assert_true(rein_call_result_ok(res));
+    char *out = rein_json_dumps(rein_call_result_output(res));
+    assert_non_null(strstr(out, "Echo: over sse"));
+    rein_free(out);
+    rein_call_result_free(res);
+    /* The server goes away: the stream ends, and a call fails instead of waiting. */
+    everything_stop(srv);
+    res = echo(reg, "gone");
+    assert_false(rein_call_result_ok(res));
+    rein_call_result_free(res);
+    rein_registry_free(reg);
+    rein_mcp_clients_free(set);
+}
+
 static const struct CMUnitTest tests[] = {
+    cmocka_unit_test(everything_over_legacy_sse),
     cmocka_unit_test(reference_servers_in_a_turn),
     cmocka_unit_test(everything_restarts_over_http),
 };

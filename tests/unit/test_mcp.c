@@ -397,7 +397,12 @@ static void config_entries(void **state)
         {"{\"url\":\"ftp://a\"}", "http:// or https://"},
         {"{\"url\":\"http://a\",\"headers\":{\"Bad: x\":\"1\"}}", "single tokens"},
         {"{\"url\":\"http://a\",\"headers\":{\"X\":\"a\\nb\"}}", "line breaks"},
-        {"{\"url\":\"http://a\",\"type\":\"sse\"}", "old HTTP+SSE transport"},
+        {"{\"url\":\"http://a\",\"type\":\"websocket\"}", "legacy HTTP+SSE (\"sse\")"},
+        {"{\"command\":\"x\",\"type\":\"sse\"}", "needs a \"url\""},
+        {"{\"url\":\"http://a\",\"oauth\":{\"grant\":\"password\"}}", "oauth.grant"},
+        {"{\"url\":\"http://a\",\"oauth\":{\"colour\":\"x\"}}", "unknown member"},
+        {"{\"url\":\"http://a\",\"oauth\":{\"redirect_port\":70000}}", "a port"},
+        {"{\"url\":\"http://a\",\"oauth\":7}", "an object or false"},
         {"{\"command\":\"x\",\"timeout_ms\":0}", "timeout_ms"},
         {"{\"command\":\"x\",\"max_message_bytes\":5}", "max_message_bytes"},
     };
