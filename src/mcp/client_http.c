@@ -55,6 +55,25 @@ static int on_xferinfo(void *ud, curl_off_t dltotal, curl_off_t dlnow, curl_off_
     return x->idled ? 1 : 0;
 }
 
+/* The value of a "name: value" header line of len bytes (name_len bytes with the colon),
+ * trimmed, into out; left alone when it does not fit. */
+static void header_value(const char *data, size_t len, size_t name_len, char *out, size_t size)
+{
+    const char *v = data + name_len;
+    size_t vlen = len - name_len;
+
+    while (vlen > 0 && (*v == ' ' || *v == '\t')) {
+        v++;
+        vlen--;
+    }
+    while (vlen > 0 && (v[vlen - 1] == '\r' || v[vlen - 1] == '\n' || v[vlen - 1] == ' '))
+        vlen--;
+    if (vlen < size) {
+        memcpy(out, v, vlen);
+        out[vlen] = '\0';
+    }
+}
+
 static size_t on_header(char *data, size_t size, size_t n, void *ud)
 {
     struct xfer *x = ud;
@@ -62,34 +81,10 @@ static size_t on_header(char *data, size_t size, size_t n, void *ud)
     static const char name[] = "mcp-session-id:";
     static const char www[] = "www-authenticate:";
 
-    if (len > sizeof(www) && strncasecmp(data, www, sizeof(www) - 1) == 0 && !x->www[0]) {
-        const char *v = data + sizeof(www) - 1;
-        size_t vlen = len - (sizeof(www) - 1);
-        while (vlen > 0 && (*v == ' ' || *v == '\t')) {
-            v++;
-            vlen--;
-        }
-        while (vlen > 0 && (v[vlen - 1] == '\r' || v[vlen - 1] == '\n' || v[vlen - 1] == ' '))
-            vlen--;
-        if (vlen < sizeof(x->www)) {
-            memcpy(x->www, v, vlen);
-            x->www[vlen] = '\0';
-        }
-    }
-    if (len > sizeof(name) && strncasecmp(data, name, sizeof(name) - 1) == 0) {
-        const char *v = data + sizeof(name) - 1;
-        size_t vlen = len - (sizeof(name) - 1);
-        while (vlen > 0 && (*v == ' ' || *v == '\t')) {
-            v++;
-            vlen--;
-        }
-        while (vlen > 0 && (v[vlen - 1] == '\r' || v[vlen - 1] == '\n' || v[vlen - 1] == ' '))
-            vlen--;
-        if (vlen < sizeof(x->session)) {
-            memcpy(x->session, v, vlen);
-            x->session[vlen] = '\0';
-        }
-    }
+    if (len > sizeof(www) && strncasecmp(data, www, sizeof(www) - 1) == 0 && !x->www[0])
+        header_value(data, len, sizeof(www) - 1, x->www, sizeof(x->www));
+    if (len > sizeof(name) && strncasecmp(data, name, sizeof(name) - 1) == 0)
+        header_value(data, len, sizeof(name) - 1, x->session, sizeof(x->session));
     return len;
 }
 

@@ -267,17 +267,6 @@ rein_err rein__oauth_doc_parse(enum rein__oauth_doc kind, const char *text, size
 
 /* ---- forms and queries ---------------------------------------------------------------------- */
 
-static int hexval(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
 /* Decodes n bytes of p into out (size bytes); false when it does not fit or holds a NUL. */
 static bool form_decode(const char *p, size_t n, char *out, size_t size)
 {
@@ -288,8 +277,8 @@ static bool form_decode(const char *p, size_t n, char *out, size_t size)
         if (c == '+') {
             c = ' ';
         } else if (c == '%') {
-            int hi = i + 2 < n ? hexval(p[i + 1]) : -1;
-            int lo = i + 2 < n ? hexval(p[i + 2]) : -1;
+            int hi = i + 2 < n ? rein__hex_digit(p[i + 1]) : -1;
+            int lo = i + 2 < n ? rein__hex_digit(p[i + 2]) : -1;
             if (hi < 0 || lo < 0)
                 return false;
             c = hi * 16 + lo;
