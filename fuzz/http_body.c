@@ -2,7 +2,7 @@
  * Fuzz target for the server's own parsers of request bytes (src/server/http_parse.c): the
  * input is split on the first two newlines into a path, a header value and a body. The path
  * goes through route matching (with percent-decoding per segment) and query decoding, the
- * header through traceparent, content-type, Accept and Authorization parsing, and the body
+ * header through content-type, Accept and Authorization parsing, and the body
  * through the JSON parse the JSON routes do. Nothing may crash, leak or read out of bounds,
  * and every decoded id that the matcher hands out must pass or fail the id check cleanly.
  */
@@ -29,7 +29,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     char *path, *header, *body, *nl;
     size_t body_len;
     rein_arena *arena;
-    char trace[REIN_TRACE_ID_LEN + 1];
     char *keys[2] = {"k1", "secret"};
 
     if (!text)
@@ -68,7 +67,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             free(out);
         }
     }
-    (void)rein__http_traceparent(header, trace);
     (void)rein__http_is_json_type(header);
     (void)rein__http_accepts_sse(header);
     (void)rein__http_bearer_ok(header, keys, 2);

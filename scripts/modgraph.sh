@@ -24,7 +24,7 @@
 # The layers, lowest first (docs/DESIGN.md explains them; decision 0013). Modules in one
 # layer may not use each other. A module of src/ not listed here is reported, so a new module
 # takes its place in this list on purpose.
-LAYERS=(core schema tools "providers skills store" claims agent session verify plan server gateway mcp cli)
+LAYERS=(core schema trace tools "providers skills store" claims agent session verify plan server gateway mcp cli)
 SHARED=src/core/internal.h
 
 set -euo pipefail

@@ -13,6 +13,7 @@
 #include <rein/proc.h>
 #include <rein/pool.h>
 #include <rein/schema.h>
+#include <rein/trace.h>
 #include <rein/store.h>
 #include <rein/metrics.h>
 #include <rein/server.h>

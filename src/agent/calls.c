@@ -14,6 +14,8 @@
  */
 #include "agent_int.h"
 
+#include <rein/trace.h>
+
 #include <ctype.h>
 #include <stdio.h>
 #include <string.h>
@@ -344,6 +346,7 @@ struct batch {
     struct turn *t;
     struct call_slot *slots;
     bool check_only;
+    const struct rein_trace_context *trace; /* the turn's, for the pool's threads */
 };
 
 static void run_slot(struct turn *t, struct call_slot *s, bool check_only)
@@ -400,8 +403,12 @@ static void run_slot(struct turn *t, struct call_slot *s, bool check_only)
 static void batch_job(void *arg, size_t i)
 {
     struct batch *b = arg;
+    struct rein_trace_scope scope;
 
+    /* A call run on a pool thread is still a child of the turn's span. */
+    rein_trace_scope_enter(&scope, b->trace);
     run_slot(b->t, &b->slots[i], b->check_only);
+    rein_trace_scope_leave(&scope);
 }
 
 static bool is_sequential(const struct turn *t, struct call_slot *s)
@@ -430,7 +437,7 @@ void rein__calls_run(struct turn *t, struct call_slot *slots, size_t n, bool che
             for (size_t k = i; k < j; k++)
                 run_slot(t, &slots[k], check_only);
         } else {
-            struct batch b = {t, slots + i, check_only};
+            struct batch b = {t, slots + i, check_only, rein_trace_current()};
             rein_pool_run_batch(rein__agent_pool(t->a), j - i, t->a->max_parallel, batch_job, &b);
         }
         i = j;

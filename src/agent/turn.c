@@ -16,6 +16,8 @@
  */
 #include "agent_int.h"
 
+#include <rein/trace.h>
+
 #include <ctype.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -930,12 +932,31 @@ static void final_event(struct turn *t, bool success)
     rein__turn_emit(t, &ev);
 }
 
+/* The OpenTelemetry GenAI attributes of an invoke_agent span, and rein's own. */
+static void span_attributes(struct rein_span *span, struct turn *t, rein_agent_result *r)
+{
+    rein_span_set_str(span, "gen_ai.operation.name", "invoke_agent");
+    if (t->a->provider) {
+        rein_span_set_str(span, "gen_ai.provider.name", rein_provider_name(t->a->provider));
+        rein_span_set_str(span, "gen_ai.request.model", rein_provider_model(t->a->provider));
+    }
+    rein_span_set_int(span, "gen_ai.usage.input_tokens", atomic_load(&t->in_tokens));
+    rein_span_set_int(span, "gen_ai.usage.output_tokens", atomic_load(&t->out_tokens));
+    rein_span_set_str(span, "rein.stop_reason", rein_agent_stop_name(t->stop));
+    rein_span_set_int(span, "rein.iterations", t->iterations);
+    rein_span_set_int(span, "rein.model_calls", t->model_calls);
+    rein_span_set_int(span, "rein.tool_calls", (int64_t)t->nrecs);
+    if (!r || !rein_agent_result_success(r))
+        rein_span_fail(span, rein_agent_stop_name(t->stop), t->detail.len ? t->detail.ptr : NULL);
+}
+
 rein_err rein_agent_run(rein_agent *a, rein_history *h, const char *message,
                         const struct rein_agent_turn_opts *opts, rein_agent_result **out,
                         rein_error *err)
 {
     static const struct rein_agent_turn_opts defaults;
     struct turn t;
+    struct rein_span span;
     rein_agent_result *r;
     rein_err rc;
 
@@ -968,12 +989,18 @@ rein_err rein_agent_run(rein_agent *a, rein_history *h, const char *message,
     }
     if (a->obs.turn_running)
         a->obs.turn_running(a->obs.userdata, 1);
+    /* The turn's span: its model calls and tool calls are children through the thread's
+     * current context (docs/decisions/0024). */
+    rein_span_start(&span, "invoke_agent", REIN_SPAN_INTERNAL, t.trace_id);
     loop(&t);
     if (t.stop != REIN_AGENT_STOP_FINAL_ANSWER || t.text.len == 0)
         compose(&t);
     rein__turn_claims_report(&t);
     r = rein__result_from_turn(&t);
     final_event(&t, r && rein_agent_result_success(r));
+    if (rein_span_is_recording(&span))
+        span_attributes(&span, &t, r);
+    rein_span_end(&span);
     if (a->obs.turn_running)
         a->obs.turn_running(a->obs.userdata, -1);
     release(&t);

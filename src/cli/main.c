@@ -9,6 +9,9 @@
 #include <stdarg.h>
 #include <string.h>
 
+/* How long the exit waits for spans still queued to reach the collector. */
+#define TRACE_FLUSH_MS 3000
+
 /* One line per subcommand; the list ends with an empty entry. */
 static const struct cli_command commands[] = {
     {"serve", "serve the HTTP API (conversations, metrics, health)", cmd_serve},
@@ -139,8 +142,15 @@ static int run(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
-    int status = run(argc, argv);
+    rein_error err;
+    int status;
 
+    /* Span export when the OpenTelemetry variables configure it; a setting rein cannot use is
+     * reported and the command runs untraced rather than not at all. */
+    if (rein_trace_setup(&err) != REIN_OK)
+        fprintf(stderr, "rein: tracing is off: %s\n", err.msg);
+    status = run(argc, argv);
+    rein_trace_shutdown(TRACE_FLUSH_MS);
     cli_config_release();
     cli_args_release();
     return status;

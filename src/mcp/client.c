@@ -24,6 +24,7 @@
 #include "mcp/client_int.h"
 #include "mcp/oauth_int.h"
 
+#include <rein/trace.h>
 #include <rein/version.h>
 
 #include <stdio.h>
@@ -394,6 +395,17 @@ static int modern_meta(json_t *meta)
                                json_pack("{s:s, s:s}", "name", "rein", "version", rein_version()));
 }
 
+/* W3C Trace Context in params._meta (the OpenTelemetry MCP conventions), so a server's spans
+ * join the caller's trace; nonzero when out of memory. */
+static int trace_meta(json_t *meta, const struct rein_trace_context *tc)
+{
+    char tp[REIN_TRACEPARENT_LEN + 1];
+
+    rein_trace_context_format(tc, tp);
+    return json_object_set_new(meta, "traceparent", json_string(tp)) ||
+           (tc->state[0] && json_object_set_new(meta, "tracestate", json_string(tc->state)));
+}
+
 /* Sends method(params, borrowed) and waits; *result is a new reference on success. */
 static rein_err request(struct rein__mcp_conn *c, const char *method, const json_t *params,
                         const struct req_opts *o, json_t **result, rein_error *err)
@@ -417,7 +429,8 @@ again:
     pthread_mutex_lock(&c->mu);
     bool modern = c->modern;
     pthread_mutex_unlock(&c->mu);
-    if ((o->inv && o->inv->on_event) || o->idle_ms > 0 || modern) {
+    const struct rein_trace_context *tc = rein_trace_current();
+    if ((o->inv && o->inv->on_event) || o->idle_ms > 0 || modern || tc) {
         /* The request id doubles as the progress token: progress is forwarded to whoever
          * listens, and renews the idle limit either way. */
         sent = params ? json_deep_copy(params) : json_object();
@@ -425,7 +438,8 @@ again:
         if (!sent || !meta ||
             (((o->inv && o->inv->on_event) || o->idle_ms > 0) &&
              json_object_set_new(meta, "progressToken", json_integer(p.id))) ||
-            (modern && modern_meta(meta)) || json_object_set_new(sent, "_meta", meta)) {
+            (modern && modern_meta(meta)) || (tc && trace_meta(meta, tc)) ||
+            json_object_set_new(sent, "_meta", meta)) {
             json_decref(meta);
             rc = rein_error_set(err, REIN_ENOMEM, "out of memory");
             goto out_remove;

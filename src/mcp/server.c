@@ -19,6 +19,7 @@
 
 #include <rein/agent.h>
 #include <rein/pool.h>
+#include <rein/trace.h>
 
 #include <math.h>
 #include <stdio.h>
@@ -996,6 +997,16 @@ static void handle_tools_call(rein_mcp_server *srv, struct rein__mcp_session *se
     in.name_len = json_string_length(name);
     in.args = args;
     in.trace_id = trace_id;
+    /* A client's W3C trace context in params._meta continues its trace (the OpenTelemetry MCP
+     * conventions); one that cannot be read is ignored, as an HTTP traceparent would be. */
+    const json_t *meta = json_object_get(msg->params, "_meta");
+    struct rein_trace_context tc;
+    struct rein_trace_scope scope;
+    bool has_tc = rein_trace_context_parse(json_string_value(json_object_get(meta, "traceparent")),
+                                           json_string_value(json_object_get(meta, "tracestate")),
+                                           &tc, NULL) == REIN_OK;
+    if (has_tc)
+        in.trace_id = tc.trace_id;
     opts.ledger = srv->opts.ledger;
     opts.cancel = c->cancel;
     opts.policy = srv->opts.policy;
@@ -1011,8 +1022,12 @@ static void handle_tools_call(rein_mcp_server *srv, struct rein__mcp_session *se
     opts.exact_name = true;
     call_list(srv, c);
     rein_error_clear(&err);
+    if (has_tc)
+        rein_trace_scope_enter(&scope, &tc);
     if (rein_call_run(srv->reg, &in, &opts, &res, &err) != REIN_OK)
         res = NULL;
+    if (has_tc)
+        rein_trace_scope_leave(&scope);
     /* From here on nothing but the response is sent for this call. */
     pthread_mutex_lock(&c->mu);
     c->done = true;

@@ -32,6 +32,7 @@
 
 #include "core/internal.h"
 
+#include <rein/trace.h>
 #include <rein/version.h>
 
 #include <curl/curl.h>
@@ -729,6 +730,25 @@ static size_t on_header(char *line, size_t size, size_t nmemb, void *ud)
     return n;
 }
 
+/* W3C Trace Context: the request continues the current span (the model call's). */
+static rein_err header_trace(struct curl_slist **list)
+{
+    const struct rein_trace_context *c = rein_trace_current();
+    char line[REIN_TRACESTATE_MAX + 16];
+    rein_err rc;
+
+    if (!c)
+        return REIN_OK;
+    memcpy(line, "traceparent: ", 13);
+    rein_trace_context_format(c, line + 13);
+    rc = rein__header_add(list, line);
+    if (!rc && c->state[0]) {
+        snprintf(line, sizeof(line), "tracestate: %s", c->state);
+        rc = rein__header_add(list, line);
+    }
+    return rc;
+}
+
 static rein_err build_headers(const struct attempt *at, struct curl_slist **list)
 {
     const rein_provider *p = at->p;
@@ -750,6 +770,8 @@ static rein_err build_headers(const struct attempt *at, struct curl_slist **list
         rc = p->wire->headers(p, at->req, list);
     if (!rc)
         rc = header_auth(p, list);
+    if (!rc)
+        rc = header_trace(list);
     return rc;
 }
 
@@ -1533,8 +1555,8 @@ static uint64_t request_seed(rein_history *h, const struct rein_buf *body)
     return s;
 }
 
-rein_err rein_provider_send(rein_provider *p, rein_model_request *req, rein_history *h,
-                            rein_model_response **out, rein_error *err)
+static rein_err send_request(rein_provider *p, rein_model_request *req, rein_history *h,
+                             rein_model_response **out, rein_error *err)
 {
     struct send_state s;
     struct rein_buf body;
@@ -1593,5 +1615,75 @@ rein_err rein_provider_send(rein_provider *p, rein_model_request *req, rein_hist
         rein_error_set(err, rc, "%s", rein_strerror(rc));
     scrub_message(err, p->cfg.api_key);
     scrub_message(err, req->api_key);
+    return rc;
+}
+
+/* Adds a JSON attribute (message contents) to span; v is taken. */
+static void span_set_json(struct rein_span *span, const char *key, json_t *v)
+{
+    char *text = v ? rein_json_dumps(v) : NULL;
+
+    rein_span_set_str(span, key, text);
+    rein_free(text);
+    json_decref(v);
+}
+
+/* The OpenTelemetry GenAI attributes of a chat span (docs/decisions/0024). */
+static void chat_attributes(struct rein_span *span, const rein_provider *p,
+                            const rein_model_request *req, const rein_history *h,
+                            const rein_model_response *r, rein_err rc, const rein_error *err)
+{
+    rein_span_set_str(span, "gen_ai.operation.name", "chat");
+    rein_span_set_str(span, "gen_ai.provider.name", rein_provider_name(p));
+    rein_span_set_str(span, "gen_ai.request.model", rein__request_model(p, req));
+    if (req->max_tokens > 0)
+        rein_span_set_int(span, "gen_ai.request.max_tokens", req->max_tokens);
+    if (req->temperature >= 0)
+        rein_span_set_double(span, "gen_ai.request.temperature", req->temperature);
+    if (rein_trace_capture_content() && h)
+        span_set_json(span, "gen_ai.input.messages", rein_history_to_json(h));
+    if (r) {
+        const char *reason = rein_model_response_finish_reason(r);
+        if (reason && reason[0])
+            rein_span_set_strs(span, "gen_ai.response.finish_reasons", &reason, 1);
+        if (r->input_tokens >= 0)
+            rein_span_set_int(span, "gen_ai.usage.input_tokens", r->input_tokens);
+        if (r->output_tokens >= 0)
+            rein_span_set_int(span, "gen_ai.usage.output_tokens", r->output_tokens);
+        rein_span_set_int(span, "rein.tool_calls", (int64_t)r->ncalls);
+        if (rein_trace_capture_content())
+            span_set_json(span, "gen_ai.output.messages", rein_model_response_message(r));
+    }
+    if (rc) {
+        char status[16];
+        /* error.type: the HTTP status when the provider answered one, else rein's code. */
+        if (err && err->detail >= 400 && err->detail < 600)
+            snprintf(status, sizeof(status), "%d", err->detail);
+        rein_span_fail(span,
+                       err && err->detail >= 400 && err->detail < 600 ? status
+                       : rc == REIN_ETIMEDOUT                         ? "timeout"
+                                                                      : rein_err_name(rc),
+                       err ? err->msg : NULL);
+    }
+}
+
+/*
+ * A model call is one "chat {model}" client span (the GenAI conventions): it is the current
+ * context while the request is sent, so the request's traceparent names it.
+ */
+rein_err rein_provider_send(rein_provider *p, rein_model_request *req, rein_history *h,
+                            rein_model_response **out, rein_error *err)
+{
+    const char *model = rein__request_model(p, req);
+    struct rein_span span;
+    char name[160];
+    rein_err rc;
+
+    snprintf(name, sizeof(name), "chat%s%s", model ? " " : "", model ? model : "");
+    rein_span_start(&span, name, REIN_SPAN_CLIENT, NULL);
+    rc = send_request(p, req, h, out, err);
+    if (rein_span_is_recording(&span))
+        chat_attributes(&span, p, req, h, *out, rc, err);
+    rein_span_end(&span);
     return rc;
 }

@@ -1,6 +1,6 @@
 /*
  * The server's own parsers of untrusted bytes (src/server/server_int.h): percent-decoding of
- * path segments and query values, route matching, traceparent, content types, Accept and
+ * path segments and query values, route matching, content types, Accept and
  * Authorization. libmicrohttpd is told not to decode the path, so an encoded '/' or "..%2F"
  * reaches route matching as written and is judged after exactly one decoding.
  */
@@ -90,50 +90,6 @@ bool rein__http_match(const char *pattern, const char *path, rein_arena *arena, 
     if (*p != '\0' || *q != '\0')
         return false;
     *nparams = n;
-    return true;
-}
-
-static bool lower_hex(const char *s, size_t n)
-{
-    bool nonzero = false;
-
-    for (size_t i = 0; i < n; i++) {
-        char c = s[i];
-        if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f')))
-            return false;
-        if (c != '0')
-            nonzero = true;
-    }
-    return nonzero;
-}
-
-bool rein__http_traceparent(const char *value, char out[REIN_TRACE_ID_LEN + 1])
-{
-    /* version "-" trace-id "-" parent-id "-" flags: 2 + 1 + 32 + 1 + 16 + 1 + 2 = 55 */
-    size_t len;
-
-    if (!value)
-        return false;
-    while (*value == ' ' || *value == '\t')
-        value++;
-    len = strlen(value);
-    while (len > 0 && (value[len - 1] == ' ' || value[len - 1] == '\t'))
-        len--;
-    if (len < 55 || value[2] != '-' || value[35] != '-' || value[52] != '-')
-        return false;
-    /* Version 00 is exactly 55 bytes; later versions may append fields after a '-'. */
-    if (len > 55 && (value[55] != '-' || strncmp(value, "00", 2) == 0))
-        return false;
-    if (rein__hex_digit(value[0]) < 0 || rein__hex_digit(value[1]) < 0 ||
-        strncmp(value, "ff", 2) == 0 || (value[0] >= 'A' && value[0] <= 'F') ||
-        (value[1] >= 'A' && value[1] <= 'F'))
-        return false;
-    if (!lower_hex(value + 3, 32) || !lower_hex(value + 36, 16))
-        return false;
-    if (rein__hex_digit(value[53]) < 0 || rein__hex_digit(value[54]) < 0)
-        return false;
-    memcpy(out, value + 3, 32);
-    out[32] = '\0';
     return true;
 }
 

@@ -13,6 +13,7 @@
  * values are all "other" (logged once per family).
  */
 #include <rein/metrics.h>
+#include <rein/trace.h>
 
 #include <math.h>
 #include <pthread.h>
@@ -427,6 +428,29 @@ static rein_err render_family(struct rein_buf *b, const struct rein_metric *f)
     return rc;
 }
 
+/* The span exporter's counters (process-wide, src/trace), shown while export is on: spans a
+ * collector took, spans lost (a full queue, a batch given up), spans waiting. */
+static rein_err render_trace(struct rein_buf *out)
+{
+    struct rein_trace_stats st;
+
+    rein_trace_stats(&st);
+    return rein_buf_addf(
+        out,
+        "# HELP rein_trace_spans_exported_total Spans an OTLP collector accepted.\n"
+        "# TYPE rein_trace_spans_exported_total counter\n"
+        "rein_trace_spans_exported_total %llu\n"
+        "# HELP rein_trace_spans_dropped_total Spans lost: the export queue was "
+        "full or a batch was given up after its retries.\n"
+        "# TYPE rein_trace_spans_dropped_total counter\n"
+        "rein_trace_spans_dropped_total %llu\n"
+        "# HELP rein_trace_spans_queued Spans waiting for export.\n"
+        "# TYPE rein_trace_spans_queued gauge\n"
+        "rein_trace_spans_queued %llu\n",
+        (unsigned long long)st.exported, (unsigned long long)st.dropped,
+        (unsigned long long)st.queued);
+}
+
 rein_err rein_metrics_render(rein_metrics *m, struct rein_buf *out)
 {
     rein_err rc = REIN_OK;
@@ -439,6 +463,8 @@ rein_err rein_metrics_render(rein_metrics *m, struct rein_buf *out)
     for (const struct rein_metric *f = m->families; rc == REIN_OK && f; f = f->next)
         rc = render_family(out, f);
     pthread_mutex_unlock(&m->mu);
+    if (rc == REIN_OK && rein_trace_enabled())
+        rc = render_trace(out);
     return rc;
 }
 

@@ -38,6 +38,7 @@
 #include "server/server_int.h"
 
 #include <rein/pool.h>
+#include <rein/trace.h>
 
 #include <arpa/inet.h>
 #include <microhttpd.h>
@@ -96,6 +97,8 @@ struct rein_request {
     rein_arena *arena;
     char id[REIN_ID_MAX];
     char trace_id[REIN_TRACE_ID_LEN + 1];
+    struct rein_trace_context tctx; /* the caller's, when has_tctx */
+    bool has_tctx;
     const char *method;
     const char *path;
     const struct route *route;
@@ -1125,7 +1128,11 @@ static void job_main(void *arg)
 {
     rein_request *req = arg;
     rein_server *srv = req->srv;
+    struct rein_trace_scope scope;
 
+    /* What the handler starts (a turn's spans, provider requests) continues the caller's
+     * trace; a worker thread carries no context over from its previous request. */
+    rein_trace_scope_enter(&scope, req->has_tctx ? &req->tctx : NULL);
     if (req->defer_fn)
         req->defer_fn(req, req->defer_data);
     else
@@ -1136,6 +1143,7 @@ static void job_main(void *arg)
              REIN_OK)
         rein_log(REIN_LOG_ERROR, WHERE, "%s %s: handler gave no answer", req->method,
                  req->route->pattern);
+    rein_trace_scope_leave(&scope);
     pthread_mutex_lock(&srv->mu);
     srv->jobs--;
     pthread_cond_broadcast(&srv->cv);
@@ -1276,7 +1284,15 @@ static enum MHD_Result first_call(rein_request *req)
     const char *cl;
     long declared;
 
-    if (!rein__http_traceparent(rein_request_header(req, "traceparent"), req->trace_id))
+    /* W3C Trace Context: a caller's valid traceparent is continued (its trace id is the
+     * request's, its span the parent of what the handler starts); anything else starts a
+     * trace of the request's own. */
+    req->has_tctx = rein_trace_context_parse(rein_request_header(req, "traceparent"),
+                                             rein_request_header(req, "tracestate"), &req->tctx,
+                                             NULL) == REIN_OK;
+    if (req->has_tctx)
+        memcpy(req->trace_id, req->tctx.trace_id, sizeof(req->trace_id));
+    else
         rein_trace_id_new(req->trace_id);
     if (atomic_load(&srv->stopping)) {
         req->bad_framing = true; /* close: the next request would get the same answer */

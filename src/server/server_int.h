@@ -29,10 +29,6 @@ bool rein__http_pct_decode(const char *in, size_t len, bool plus_space, char *ou
 bool rein__http_match(const char *pattern, const char *path, rein_arena *arena, char names[][32],
                       char **values, int *nparams);
 
-/* Reads the trace id of a W3C traceparent header ("00-<32 hex>-<16 hex>-<2 hex>"); false
- * when the header is malformed (version ff, all-zero ids, wrong lengths, upper case). */
-bool rein__http_traceparent(const char *value, char out[REIN_TRACE_ID_LEN + 1]);
-
 /* True for "application/json" with any parameters, case-insensitive. */
 bool rein__http_is_json_type(const char *content_type);
 

@@ -6,7 +6,7 @@
  *              "max_response_bytes": 4194304}
  *
  * Each call is one POST of the call JSON ({tool, call_id, trace_id, arguments, step?,
- * timeout_ms}) with X-Trace-Id and X-Call-Id headers; the answer must be JSON (a normalized
+ * timeout_ms}) with X-Trace-Id, X-Call-Id and traceparent (tracestate) headers; the answer must be JSON (a normalized
  * result or the output itself). The transfer runs on a curl multi handle polled together with
  * the call's cancel descriptor, so a cancel stops it at once; the call's deadline is the
  * transfer's timeout. Redirects are not followed, only http and https are allowed, and a
@@ -17,6 +17,7 @@
 #include "skills_int.h"
 
 #include <curl/curl.h>
+#include <rein/trace.h>
 #include <rein/version.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -136,6 +137,24 @@ static struct curl_slist *request_headers(const struct http_runner *h,
     if (!(next = curl_slist_append(list, line)))
         goto fail;
     list = next;
+    /* W3C Trace Context: the skill's own spans join the call's trace. */
+    const struct rein_trace_context *tc = rein_trace_current();
+    if (tc) {
+        char tp[REIN_TRACEPARENT_LEN + 1];
+        rein_trace_context_format(tc, tp);
+        snprintf(line, sizeof(line), "traceparent: %s", tp);
+        if (!(next = curl_slist_append(list, line)))
+            goto fail;
+        list = next;
+        if (tc->state[0]) {
+            char *st = rein_asprintf("tracestate: %s", tc->state);
+            next = st ? curl_slist_append(list, st) : NULL;
+            rein_free(st);
+            if (!next)
+                goto fail;
+            list = next;
+        }
+    }
     for (size_t i = 0; i < h->nheaders; i++) {
         if (!(next = curl_slist_append(list, h->headers[i])))
             goto fail;

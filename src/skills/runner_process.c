@@ -7,8 +7,9 @@
  *
  * The program's environment is explicit (envvars.c): a documented base, the variables
  * env_allow names, the manifest's env (where ${NAME} reads only what env_allow names), and the
- * call's REIN_TOOL, REIN_CALL_ID and REIN_TRACE_ID; nothing else of rein's, and never rein's
- * own REIN_* variables.
+ * call's REIN_TOOL, REIN_CALL_ID and REIN_TRACE_ID, and TRACEPARENT (TRACESTATE) naming the
+ * call's span (W3C Trace Context, so the program's own spans join the trace); nothing else of
+ * rein's, and never rein's own REIN_* variables.
  *
  * The program is started without a shell (posix_spawn, rein/proc.h) in a process group of its
  * own, gets the call as one JSON document on stdin ({tool, call_id, trace_id, arguments,
@@ -24,6 +25,7 @@
 #include "skills_int.h"
 
 #include <rein/proc.h>
+#include <rein/trace.h>
 
 #include <signal.h>
 #include <stdio.h>
@@ -307,7 +309,9 @@ static rein_err proc_invoke(void *state, const struct rein_invocation *inv,
     struct event_reader events = {.inv = inv};
     struct rein_proc_result res;
     struct rein_buf input;
-    char **all = rein_calloc(p->nenv + 3, sizeof(*all)), **extra = NULL;
+    char **all = rein_calloc(p->nenv + 5, sizeof(*all)), **extra = NULL;
+    const struct rein_trace_context *tc = rein_trace_current();
+    size_t nextra = !tc ? 3 : tc->state[0] ? 5 : 4;
     const char **env = NULL;
     rein_err rc;
 
@@ -319,8 +323,18 @@ static rein_err proc_invoke(void *state, const struct rein_invocation *inv,
         extra[0] = rein_asprintf("REIN_TOOL=%s", rein_tool_id(inv->tool));
         extra[1] = rein_asprintf("REIN_CALL_ID=%s", inv->call_id);
         extra[2] = rein_asprintf("REIN_TRACE_ID=%s", inv->trace_id);
-        if (extra[0] && extra[1] && extra[2])
-            env = rein__skills_child_env(p->allow, all, p->nenv + 3);
+        /* W3C Trace Context for processes (the OpenTelemetry environment-carrier convention):
+         * set deliberately, like the call's ids, whatever env_allow says. */
+        if (tc) {
+            char tp[REIN_TRACEPARENT_LEN + 1];
+            rein_trace_context_format(tc, tp);
+            extra[3] = rein_asprintf("TRACEPARENT=%s", tp);
+            if (tc->state[0])
+                extra[4] = rein_asprintf("TRACESTATE=%s", tc->state);
+        }
+        if (extra[0] && extra[1] && extra[2] && (nextra < 4 || extra[3]) &&
+            (nextra < 5 || extra[4]))
+            env = rein__skills_child_env(p->allow, all, p->nenv + nextra);
     }
     rein_buf_init(&input, 0);
     rein_buf_init(&events.line, 64 << 10);
@@ -354,7 +368,7 @@ static rein_err proc_invoke(void *state, const struct rein_invocation *inv,
     rc = read_run(p, inv, &res, reply, err);
     rein_proc_result_release(&res);
 out:
-    for (int i = 0; extra && i < 3; i++)
+    for (size_t i = 0; extra && i < nextra; i++)
         rein_free(extra[i]);
     rein_free(all);
     rein_free(env);

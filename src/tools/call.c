@@ -11,6 +11,8 @@
  */
 #include "tools_int.h"
 
+#include <rein/trace.h>
+
 #include <assert.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -902,6 +904,53 @@ static int64_t wall_ms_at(int64_t mono_ns)
     return atomic_load_explicit(&offset_ms, memory_order_relaxed) + mono_ns / 1000000;
 }
 
+/*
+ * The attributes of an execute_tool span: the GenAI conventions' tool name, call id and type,
+ * and rein's pipeline stages (the name as sent and its repair, preflight errors, the wait for
+ * a policy or a person, the ledger status).
+ */
+static void span_attributes(struct rein_span *span, const rein_call_result *r)
+{
+    const char *name = rein_call_result_tool_name(r);
+    const char *kind = r->tool ? rein_tool_runner_kind(r->tool) : NULL;
+    char title[REIN_TOOL_NAME_MAX + 16];
+
+    if (r->tool) {
+        snprintf(title, sizeof(title), "execute_tool %s", r->tool->id);
+        rein_span_set_name(span, title);
+    }
+    rein_span_set_str(span, "gen_ai.operation.name", "execute_tool");
+    if (r->tool)
+        rein_span_set_str(span, "gen_ai.tool.name", name);
+    rein_span_set_strn(span, "gen_ai.tool.call.id", r->call_id, r->call_id_len);
+    /* MCP tools are the conventions' "extension" (run by an outside agent), the rest run
+     * here as functions. */
+    rein_span_set_str(span, "gen_ai.tool.type",
+                      kind && strcmp(kind, "mcp") == 0 ? "extension" : "function");
+    if (r->sent)
+        rein_span_set_strn(span, "rein.tool.sent_name", r->sent, r->sent_len);
+    rein_span_set_str(span, "rein.call.status", rein_call_status_name(r->status));
+    if (r->tool && r->repair != REIN_REPAIR_EXACT) {
+        rein_span_event(span, "rein.repair");
+        rein_span_event_str(span, "rein.repair.kind", rein_repair_name(r->repair));
+        rein_span_event_str(span, "rein.repair.from", r->sent);
+        rein_span_event_str(span, "rein.repair.to", r->tool->id);
+    }
+    if (r->code == REIN_CALL_INVALID_ARGUMENTS)
+        rein_span_set_int(span, "rein.preflight.errors", (int64_t)json_array_size(r->details));
+    if (r->policy_ns > 0)
+        rein_span_set_double(span, "rein.policy.wait_ms", (double)r->policy_ns / 1e6);
+    if (rein_trace_capture_content()) {
+        if (r->args_text)
+            rein_span_set_strn(span, "gen_ai.tool.call.arguments", r->args_text, r->args_len);
+        char *out = r->output ? rein_json_dumps(r->output) : NULL;
+        rein_span_set_str(span, "gen_ai.tool.call.result", out);
+        rein_free(out);
+    }
+    if (r->code != REIN_CALL_OK)
+        rein_span_fail(span, rein_call_code_name(r->code), r->message);
+}
+
 rein_err rein_call_run(const rein_registry *reg, const struct rein_call_input *in,
                        const struct rein_call_opts *opts, rein_call_result **out, rein_error *err)
 {
@@ -912,6 +961,7 @@ rein_err rein_call_run(const rein_registry *reg, const struct rein_call_input *i
     const char *text = in ? in->args_text : NULL;
     size_t index = SIZE_MAX;
     int64_t start = rein_now_ns();
+    struct rein_span span;
     rein_call_result *r;
 
     if (out)
@@ -939,6 +989,10 @@ rein_err rein_call_run(const rein_registry *reg, const struct rein_call_input *i
     r->start_ns = start;
     r->call_wall_ms = wall_ms_at(start);
     r->check_only = o->check_only;
+    /* Every call that may run is one "execute_tool" span, whichever path it came by; it is
+     * the current context while the runner works, so a process or HTTP skill joins it. */
+    if (!o->check_only)
+        rein_span_start(&span, "execute_tool", REIN_SPAN_INTERNAL, tid);
 
     if (step_name(r, reg, in) && step_repair(r, reg, in, o->exact_name) &&
         step_parse(r, in, o->max_args_bytes ? o->max_args_bytes : DEFAULT_MAX_ARGS_BYTES) &&
@@ -957,6 +1011,11 @@ rein_err rein_call_run(const rein_registry *reg, const struct rein_call_input *i
     assert(!r->output || r->code == REIN_CALL_OK);
     if (o->ledger && !o->check_only)
         ledger_end(r, o->ledger, index);
+    if (!o->check_only) {
+        if (rein_span_is_recording(&span))
+            span_attributes(&span, r);
+        rein_span_end(&span);
+    }
     *out = r;
     return REIN_OK;
 }

@@ -1,6 +1,6 @@
 /*
  * The server's request parsers (src/server/http_parse.c) on their own: percent-decoding,
- * route matching with encoded tricks, traceparent, content types, Accept, Bearer keys.
+ * route matching with encoded tricks, content types, Accept, Bearer keys.
  */
 #include "test.h"
 
@@ -58,30 +58,6 @@ static void route_match(void **state)
     rein_arena_free(a);
 }
 
-static void traceparent(void **state)
-{
-    char t[REIN_TRACE_ID_LEN + 1];
-
-    (void)state;
-    assert_true(
-        rein__http_traceparent("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", t));
-    assert_string_equal(t, "4bf92f3577b34da6a3ce929d0e0e4736");
-    assert_false(
-        rein__http_traceparent("00-00000000000000000000000000000000-00f067aa0ba902b7-01", t));
-    assert_false(
-        rein__http_traceparent("00-4bf92f3577b34da6a3ce929d0e0e4736-0000000000000000-01", t));
-    assert_false(
-        rein__http_traceparent("ff-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", t));
-    assert_false(
-        rein__http_traceparent("00-4BF92F3577B34DA6A3CE929D0E0E4736-00f067aa0ba902b7-01", t));
-    assert_false(
-        rein__http_traceparent("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-extra", t));
-    assert_true(
-        rein__http_traceparent("01-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-extra", t));
-    assert_false(rein__http_traceparent("00-4bf9", t));
-    assert_false(rein__http_traceparent(NULL, t));
-}
-
 static void headers(void **state)
 {
     char *keys[] = {"k1", "secret"};
@@ -122,8 +98,10 @@ static void status_map(void **state)
 }
 
 static const struct CMUnitTest tests[] = {
-    cmocka_unit_test(pct_decode), cmocka_unit_test(route_match), cmocka_unit_test(traceparent),
-    cmocka_unit_test(headers),    cmocka_unit_test(status_map),
+    cmocka_unit_test(pct_decode),
+    cmocka_unit_test(route_match),
+    cmocka_unit_test(headers),
+    cmocka_unit_test(status_map),
 };
 
 REIN_TEST_MAIN(tests)

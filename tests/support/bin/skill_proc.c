@@ -81,6 +81,8 @@ int main(int argc, char **argv)
         printf(", ");
         print_env("REIN_TRACE_ID");
         printf(", ");
+        print_env("TRACEPARENT");
+        printf(", ");
         print_env("SKILL_GREETING");
         printf(", ");
         print_env("OPENAI_API_KEY");

@@ -1,0 +1,294 @@
+/*
+ * Spans (include/rein/trace.h): ids and the current context for every span, and for the
+ * recorded ones their name, times, attributes, events and status until export.
+ *
+ * A span that is not recorded costs a span id and two pointer stores, so the propagation of
+ * context works with export off at almost no cost; everything else happens only when
+ * rein__trace_sample() keeps the span (export on, sampler says yes).
+ */
+#include "trace_int.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+int64_t rein__trace_now_ns(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static struct rein__attr *attr_slot(struct rein__attrs *a, const char *key, enum attr_type type)
+{
+    if (a->n == a->cap) {
+        size_t cap = a->cap ? a->cap * 2 : 8;
+        struct rein__attr *v = rein_realloc(a->v, cap * sizeof(*v));
+        if (!v)
+            return NULL;
+        a->v = v;
+        a->cap = cap;
+    }
+    a->v[a->n].key = key;
+    a->v[a->n].type = type;
+    return &a->v[a->n];
+}
+
+bool rein__attrs_add_str(struct rein__attrs *a, const char *key, const char *v, size_t len)
+{
+    struct rein__attr *at = attr_slot(a, key, ATTR_STR);
+    char *copy = rein_malloc(len + 1);
+
+    if (!at || !copy) {
+        rein_free(copy);
+        return false;
+    }
+    memcpy(copy, v, len);
+    copy[len] = '\0';
+    at->u.s = copy;
+    a->n++;
+    return true;
+}
+
+void rein__attrs_release(struct rein__attrs *a)
+{
+    for (size_t i = 0; i < a->n; i++) {
+        struct rein__attr *at = &a->v[i];
+        if (at->type == ATTR_STR)
+            rein_free(at->u.s);
+        if (at->type == ATTR_STRS) {
+            for (size_t j = 0; j < at->u.strs.n; j++)
+                rein_free(at->u.strs.v[j]);
+            rein_free(at->u.strs.v);
+        }
+    }
+    rein_free(a->v);
+    memset(a, 0, sizeof(*a));
+}
+
+void rein__span_rec_free(struct rein__span_rec *r)
+{
+    if (!r)
+        return;
+    rein__attrs_release(&r->attrs);
+    for (size_t i = 0; i < r->nevents; i++) {
+        rein_free(r->events[i].name);
+        rein__attrs_release(&r->events[i].attrs);
+    }
+    rein_free(r->events);
+    rein_free(r->state);
+    rein_free(r->name);
+    rein_free(r->status_msg);
+    rein_free(r);
+}
+
+static struct rein__span_rec *rec_new(const struct rein_span *s,
+                                      const struct rein_trace_context *parent, const char *name,
+                                      enum rein_span_kind kind)
+{
+    struct rein__span_rec *r = rein_calloc(1, sizeof(*r));
+
+    if (!r)
+        return NULL;
+    memcpy(r->trace_id, s->ctx.trace_id, sizeof(r->trace_id));
+    memcpy(r->span_id, s->ctx.span_id, sizeof(r->span_id));
+    if (parent)
+        memcpy(r->parent_id, parent->span_id, sizeof(r->parent_id));
+    r->flags = s->ctx.flags;
+    r->kind = kind;
+    r->name = rein_strdup(name ? name : "span");
+    r->state = s->ctx.state[0] ? rein_strdup(s->ctx.state) : NULL;
+    if (!r->name || (s->ctx.state[0] && !r->state)) {
+        rein__span_rec_free(r);
+        return NULL;
+    }
+    r->start_ns = rein__trace_now_ns();
+    return r;
+}
+
+void rein_span_start(struct rein_span *s, const char *name, enum rein_span_kind kind,
+                     const char *trace_id)
+{
+    const struct rein_trace_context *parent = rein_trace_current();
+    bool own_id = trace_id && rein_trace_id_is_valid(trace_id);
+
+    /* A turn that names its trace continues only a context of that trace: a stale context on a
+     * reused thread must not adopt it. */
+    if (parent && own_id && strcmp(parent->trace_id, trace_id) != 0)
+        parent = NULL;
+    s->prev = rein_trace_current();
+    s->rec = NULL;
+    if (parent) {
+        memcpy(s->ctx.trace_id, parent->trace_id, sizeof(s->ctx.trace_id));
+        memcpy(s->ctx.state, parent->state, strlen(parent->state) + 1);
+    } else {
+        if (own_id)
+            memcpy(s->ctx.trace_id, trace_id, REIN_TRACE_ID_LEN + 1);
+        else
+            rein_trace_id_new(s->ctx.trace_id);
+        s->ctx.state[0] = '\0';
+    }
+    rein_span_id_new(s->ctx.span_id);
+    /* Export off: the parent's decision travels on (W3C 3.2.2.6: pass the flags through). */
+    s->ctx.flags = parent ? parent->flags : 0;
+    if (rein_trace_enabled()) {
+        bool keep = rein__trace_sample(parent, s->ctx.trace_id);
+        s->ctx.flags =
+            (uint8_t)((s->ctx.flags & ~REIN_TRACE_SAMPLED) | (keep ? REIN_TRACE_SAMPLED : 0));
+        if (keep)
+            s->rec = rec_new(s, parent, name, kind);
+    }
+    rein__trace_set_current(&s->ctx);
+}
+
+void rein_span_set_name(struct rein_span *s, const char *name)
+{
+    char *copy;
+
+    if (!s || !s->rec || !name || !(copy = rein_strdup(name)))
+        return;
+    rein_free(s->rec->name);
+    s->rec->name = copy;
+}
+
+bool rein_span_is_recording(const struct rein_span *s)
+{
+    return s && s->rec;
+}
+
+void rein_span_set_strn(struct rein_span *s, const char *key, const char *value, size_t len)
+{
+    if (s && s->rec && value)
+        (void)rein__attrs_add_str(&s->rec->attrs, key, value, len);
+}
+
+void rein_span_set_str(struct rein_span *s, const char *key, const char *value)
+{
+    if (value)
+        rein_span_set_strn(s, key, value, strlen(value));
+}
+
+void rein_span_set_int(struct rein_span *s, const char *key, int64_t value)
+{
+    struct rein__attr *at = s && s->rec ? attr_slot(&s->rec->attrs, key, ATTR_INT) : NULL;
+
+    if (at) {
+        at->u.i = value;
+        s->rec->attrs.n++;
+    }
+}
+
+void rein_span_set_double(struct rein_span *s, const char *key, double value)
+{
+    struct rein__attr *at = s && s->rec ? attr_slot(&s->rec->attrs, key, ATTR_DOUBLE) : NULL;
+
+    if (at) {
+        at->u.d = value;
+        s->rec->attrs.n++;
+    }
+}
+
+void rein_span_set_bool(struct rein_span *s, const char *key, bool value)
+{
+    struct rein__attr *at = s && s->rec ? attr_slot(&s->rec->attrs, key, ATTR_BOOL) : NULL;
+
+    if (at) {
+        at->u.b = value;
+        s->rec->attrs.n++;
+    }
+}
+
+void rein_span_set_strs(struct rein_span *s, const char *key, const char *const *values, size_t n)
+{
+    struct rein__attr *at;
+    char **v;
+
+    if (!s || !s->rec || !values)
+        return;
+    v = rein_calloc(n ? n : 1, sizeof(*v));
+    at = v ? attr_slot(&s->rec->attrs, key, ATTR_STRS) : NULL;
+    if (!at) {
+        rein_free(v);
+        return;
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (!(v[i] = rein_strdup(values[i] ? values[i] : ""))) {
+            for (size_t j = 0; j < i; j++)
+                rein_free(v[j]);
+            rein_free(v);
+            return;
+        }
+    }
+    at->u.strs.v = v;
+    at->u.strs.n = n;
+    s->rec->attrs.n++;
+}
+
+void rein_span_event(struct rein_span *s, const char *name)
+{
+    struct rein__span_rec *r = s ? s->rec : NULL;
+
+    if (!r || !name)
+        return;
+    if (r->nevents == r->ecap) {
+        size_t cap = r->ecap ? r->ecap * 2 : 4;
+        struct rein__span_event *v = rein_realloc(r->events, cap * sizeof(*v));
+        if (!v)
+            return;
+        r->events = v;
+        r->ecap = cap;
+    }
+    struct rein__span_event *e = &r->events[r->nevents];
+    memset(e, 0, sizeof(*e));
+    if (!(e->name = rein_strdup(name)))
+        return;
+    e->time_ns = rein__trace_now_ns();
+    r->nevents++;
+}
+
+static struct rein__attrs *last_event_attrs(struct rein_span *s)
+{
+    return s && s->rec && s->rec->nevents ? &s->rec->events[s->rec->nevents - 1].attrs : NULL;
+}
+
+void rein_span_event_str(struct rein_span *s, const char *key, const char *value)
+{
+    struct rein__attrs *a = last_event_attrs(s);
+
+    if (a && value)
+        (void)rein__attrs_add_str(a, key, value, strlen(value));
+}
+
+void rein_span_event_int(struct rein_span *s, const char *key, int64_t value)
+{
+    struct rein__attrs *a = last_event_attrs(s);
+    struct rein__attr *at = a ? attr_slot(a, key, ATTR_INT) : NULL;
+
+    if (at) {
+        at->u.i = value;
+        a->n++;
+    }
+}
+
+void rein_span_fail(struct rein_span *s, const char *type, const char *message)
+{
+    if (!s || !s->rec)
+        return;
+    s->rec->failed = true;
+    rein_span_set_str(s, "error.type", type ? type : "_OTHER");
+    rein_free(s->rec->status_msg);
+    s->rec->status_msg = message ? rein_strdup(message) : NULL;
+}
+
+void rein_span_end(struct rein_span *s)
+{
+    if (!s)
+        return;
+    rein__trace_set_current(s->prev);
+    if (s->rec) {
+        s->rec->end_ns = rein__trace_now_ns();
+        (void)rein__trace_enqueue(s->rec);
+        s->rec = NULL;
+    }
+}

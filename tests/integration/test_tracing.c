@@ -1,0 +1,369 @@
+/*
+ * Tracing end to end (docs/decisions/0024): a server in the test with the agent routes, the
+ * scripted model server as the model, a process skill that reports its environment, and an
+ * OTLP/HTTP receiver (tests/support/otlp_receiver.c) that decodes what rein exports. A turn
+ * that arrives with a traceparent continues the caller's trace through the model requests and
+ * the process skill, and its spans form the GenAI conventions' tree: invoke_agent, a chat span
+ * per model call, an execute_tool span per call (a repaired name, an invalid call and an
+ * unknown tool among them, then the re-ask). Message contents appear only with the capture
+ * switch on.
+ */
+/* rein-test-timeout: 120 */
+#include "agent_fixture.h"
+#include "http_client.h"
+#include "model_server.h"
+#include "otlp_receiver.h"
+#include "test.h"
+
+#define CALLER_TRACE "4bf92f3577b34da6a3ce929d0e0e4736"
+#define CALLER_SPAN  "00f067aa0ba902b7"
+
+struct fx {
+    char *dir;
+    ms_server *ms;
+    struct otlp_receiver *otlp;
+    rein_provider *p;
+    rein_registry *reg;
+    rein_agent *a;
+    rein_store *store;
+    rein_agent_api *api;
+    rein_server *srv;
+    char base[64];
+};
+
+static struct fx *F;
+
+/* endpoint NULL: the receiver's. */
+static void start_to(bool capture, const char *endpoint)
+{
+    rein_error err;
+    char url[1200], manifest[1024];
+
+    F = calloc(1, sizeof(*F));
+    F->dir = test_tmpdir();
+    F->ms = ms_start(0, &err);
+    if (!F->ms)
+        fail_msg("model server: %s", err.msg);
+    F->otlp = otlp_start();
+    assert_non_null(F->otlp);
+    setenv("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint ? endpoint : otlp_url(F->otlp), 1);
+    setenv("OTEL_BSP_SCHEDULE_DELAY", "20", 1);
+    setenv("OTEL_SERVICE_NAME", "rein-test", 1);
+    if (capture)
+        setenv("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", "true", 1);
+    assert_rein_ok(rein_trace_setup(&err), &err);
+    assert_true(rein_trace_enabled());
+    snprintf(manifest, sizeof(manifest),
+             "{\"id\": \"envecho\", \"description\": \"Shows its environment\","
+             " \"parameters\": {\"type\": \"object\"},"
+             " \"runner\": {\"kind\": \"process\", \"command\": [\"%s/skill_proc\", \"echo\"]}}",
+             test_bin_dir());
+    free(test_write_file(F->dir, "skills/envecho/manifest.json", manifest));
+    F->p = test_ms_provider(ms_openai_url(F->ms));
+    F->reg = test_agent_registry(F->dir);
+    assert_non_null(rein_registry_get(F->reg, "envecho"));
+    F->a = rein_agent_new(F->p, F->reg, &err);
+    assert_non_null(F->a);
+    snprintf(url, sizeof(url), "sqlite:%s/rein.db", F->dir);
+    assert_rein_ok(rein_store_open(url, NULL, &F->store, &err), &err);
+    F->api = rein_agent_api_new(F->a, F->reg, F->store, NULL, &err);
+    assert_non_null(F->api);
+    F->srv = rein_server_new(&err);
+    assert_non_null(F->srv);
+    rein_server_set_port(F->srv, 0);
+    rein_server_set_threads(F->srv, 2);
+    assert_rein_ok(rein_server_add_agent_routes(F->srv, F->api, &err), &err);
+    assert_rein_ok(rein_server_start(F->srv, &err), &err);
+    snprintf(F->base, sizeof(F->base), "http://127.0.0.1:%d", rein_server_port(F->srv));
+}
+
+static void start(bool capture)
+{
+    start_to(capture, NULL);
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    if (!F)
+        return 0;
+    rein_server_free(F->srv);
+    rein_agent_api_free(F->api);
+    rein_agent_free(F->a);
+    rein_store_free(F->store);
+    rein_registry_free(F->reg);
+    rein_provider_free(F->p);
+    rein_trace_shutdown(2000);
+    otlp_stop(F->otlp);
+    ms_stop(F->ms);
+    test_rmtree(F->dir);
+    free(F->dir);
+    free(F);
+    F = NULL;
+    return 0;
+}
+
+static void chat(const char *body, const char *traceparent, struct th_resp *r)
+{
+    char url[128], header[128];
+    const char *headers[] = {header, NULL};
+
+    snprintf(url, sizeof(url), "%s/agent/chat", F->base);
+    snprintf(header, sizeof(header), "traceparent: %s", traceparent ? traceparent : "");
+    th_http("POST", url, body, traceparent ? headers : NULL, r);
+    if (r->status != 200)
+        fail_msg("POST /agent/chat: %ld %s", r->status, r->body);
+}
+
+static const char *str(json_t *o, const char *key)
+{
+    return json_string_value(json_object_get(o, key));
+}
+
+/* The execute_tool span whose gen_ai.tool.call.id is id. */
+static json_t *tool_span(json_t *spans, const char *id)
+{
+    json_t *s;
+    size_t i;
+
+    json_array_foreach(spans, i, s)
+    {
+        const char *cid = otlp_attr_str(s, "gen_ai.tool.call.id");
+        if (cid && strcmp(cid, id) == 0)
+            return s;
+    }
+    fail_msg("no execute_tool span for call %s", id);
+    return NULL;
+}
+
+static size_t count_named(json_t *spans, const char *name)
+{
+    json_t *s;
+    size_t i, n = 0;
+
+    json_array_foreach(spans, i, s) n += strcmp(str(s, "name"), name) == 0;
+    return n;
+}
+
+static const char turn_script[] =
+    "[{\"tool_calls\": ["
+    "  {\"id\": \"c1\", \"name\": \"Echo\", \"arguments\": \"{\\\"text\\\": \\\"hi\\\"}\"},"
+    "  {\"id\": \"c2\", \"name\": \"envecho\", \"arguments\": \"{}\"}]},"
+    " {\"tool_calls\": ["
+    "  {\"id\": \"c3\", \"name\": \"echo\", \"arguments\": \"{\\\"txt\\\": \\\"hi\\\"}\"},"
+    "  {\"id\": \"c4\", \"name\": \"no_such_tool\", \"arguments\": \"{}\"}]},"
+    " {\"text\": \"Done: hi.\"}]";
+
+/* The turn of the header comment: propagation, then the span tree. */
+static void turn_spans_and_propagation(void **state)
+{
+    struct th_resp r;
+    rein_error err;
+    json_t *spans, *turn, *s, *env = NULL, *call;
+    const char *turn_id;
+    size_t i;
+
+    (void)state;
+    start(false);
+    assert_rein_ok(ms_script(F->ms, turn_script, false, &err), &err);
+    chat("{\"message\": \"echo hi\", \"mode\": \"auto\", \"verification\": \"off\"}",
+         "00-" CALLER_TRACE "-" CALLER_SPAN "-01", &r);
+    assert_string_equal(str(r.json, "trace_id"), CALLER_TRACE);
+    json_array_foreach(json_object_get(r.json, "tool_calls"), i, call)
+    {
+        if (strcmp(str(call, "call_id"), "c2") == 0)
+            env =
+                json_object_get(json_object_get(json_object_get(call, "result"), "output"), "env");
+    }
+    assert_non_null(env);
+    env = json_incref(env);
+    th_resp_free(&r);
+
+    /* 1 turn, 3 model calls, 4 tool calls. */
+    assert_true(otlp_wait_spans(F->otlp, 8, 20000));
+    spans = otlp_spans(F->otlp);
+    assert_int_equal(json_array_size(spans), 8);
+    turn = otlp_span_named(spans, "invoke_agent");
+    assert_non_null(turn);
+    turn_id = str(turn, "spanId");
+    assert_string_equal(str(turn, "traceId"), CALLER_TRACE);
+    assert_string_equal(str(turn, "parentSpanId"), CALLER_SPAN);
+    assert_string_equal(otlp_attr_str(turn, "gen_ai.operation.name"), "invoke_agent");
+    assert_string_equal(otlp_attr_str(turn, "rein.stop_reason"), "final_answer");
+    assert_int_equal(otlp_attr_int(turn, "rein.model_calls"), 3);
+    assert_string_equal(
+        json_string_value(json_object_get(json_object_get(turn, "resource"), "service.name")),
+        "rein-test");
+    json_array_foreach(spans, i, s)
+    {
+        assert_string_equal(str(s, "traceId"), CALLER_TRACE);
+        if (s != turn)
+            assert_string_equal(str(s, "parentSpanId"), turn_id);
+        assert_null(otlp_attr_str(s, "gen_ai.input.messages")); /* capture is off */
+        assert_null(otlp_attr_str(s, "gen_ai.tool.call.arguments"));
+    }
+    assert_int_equal(count_named(spans, "chat test-model"), 3);
+    s = otlp_span_named(spans, "chat test-model");
+    assert_string_equal(otlp_attr_str(s, "gen_ai.operation.name"), "chat");
+    assert_string_equal(otlp_attr_str(s, "gen_ai.request.model"), "test-model");
+    assert_non_null(otlp_attr_str(s, "gen_ai.provider.name"));
+    assert_int_equal(json_integer_value(json_object_get(s, "kind")), 3); /* CLIENT */
+
+    /* A repaired name: the span names the tool that ran, the event what was sent. */
+    s = tool_span(spans, "c1");
+    assert_string_equal(str(s, "name"), "execute_tool echo");
+    assert_string_equal(otlp_attr_str(s, "gen_ai.tool.name"), "echo");
+    assert_string_equal(otlp_attr_str(s, "gen_ai.tool.type"), "function");
+    assert_string_equal(otlp_attr_str(s, "rein.tool.sent_name"), "Echo");
+    assert_string_equal(otlp_attr_str(s, "rein.call.status"), "success");
+    json_t *ev = json_array_get(json_object_get(s, "events"), 0);
+    assert_string_equal(str(ev, "name"), "rein.repair");
+    /* The process skill ran under its execute_tool span: TRACEPARENT names it. */
+    s = tool_span(spans, "c2");
+    char want[64];
+    snprintf(want, sizeof(want), "00-%s-%s-01", CALLER_TRACE, str(s, "spanId"));
+    assert_string_equal(str(env, "TRACEPARENT"), want);
+    /* The invalid call: preflight's errors counted, error.type the pipeline's code. */
+    s = tool_span(spans, "c3");
+    assert_string_equal(otlp_attr_str(s, "error.type"), "invalid_arguments");
+    assert_true(otlp_attr_int(s, "rein.preflight.errors") >= 1);
+    assert_int_equal(json_integer_value(json_object_get(json_object_get(s, "status"), "code")), 2);
+    s = tool_span(spans, "c4");
+    assert_string_equal(str(s, "name"), "execute_tool");
+    assert_string_equal(otlp_attr_str(s, "error.type"), "unknown_tool");
+    assert_string_equal(otlp_attr_str(s, "rein.tool.sent_name"), "no_such_tool");
+
+    /* Every model request carried a traceparent of the caller's trace naming its chat span. */
+    assert_int_equal(ms_request_count(F->ms), 3);
+    for (i = 0; i < 3; i++) {
+        const struct ms_request *q = ms_request(F->ms, i);
+        const char *tp = json_string_value(json_object_get(q->headers, "traceparent"));
+        bool named = false;
+        size_t j;
+        assert_non_null(tp);
+        assert_memory_equal(tp, "00-" CALLER_TRACE "-", 36);
+        json_array_foreach(spans, j, s)
+        {
+            if (strncmp(str(s, "name"), "chat", 4) == 0 &&
+                strncmp(tp + 36, str(s, "spanId"), 16) == 0)
+                named = true;
+        }
+        assert_true(named);
+        assert_string_equal(tp + 52, "-01");
+    }
+    json_decref(env);
+    json_decref(spans);
+}
+
+/* Without a caller's trace the turn's own trace id is the W3C one everywhere. */
+static void own_trace_without_traceparent(void **state)
+{
+    struct th_resp r;
+    rein_error err;
+    json_t *spans, *call;
+    const char *tp;
+    char trace[REIN_TRACE_ID_LEN + 1];
+
+    (void)state;
+    start(false);
+    assert_rein_ok(ms_script(F->ms,
+                             "[{\"tool_calls\": [{\"id\": \"e1\", \"name\": \"envecho\", "
+                             "\"arguments\": \"{}\"}]}, {\"text\": \"ok\"}]",
+                             false, &err),
+                   &err);
+    chat("{\"message\": \"env\", \"verification\": \"off\"}", NULL, &r);
+    snprintf(trace, sizeof(trace), "%s", str(r.json, "trace_id"));
+    call = json_array_get(json_object_get(r.json, "tool_calls"), 0);
+    tp = str(json_object_get(json_object_get(json_object_get(call, "result"), "output"), "env"),
+             "TRACEPARENT");
+    assert_non_null(tp);
+    assert_memory_equal(tp + 3, trace, 32);
+    th_resp_free(&r);
+    assert_true(otlp_wait_spans(F->otlp, 4, 20000));
+    spans = otlp_spans(F->otlp);
+    assert_null(json_object_get(otlp_span_named(spans, "invoke_agent"), "parentSpanId"));
+    assert_string_equal(str(otlp_span_named(spans, "invoke_agent"), "traceId"), trace);
+    json_decref(spans);
+}
+
+/* OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true: messages and tool arguments and
+ * results appear on the spans. */
+static void content_capture(void **state)
+{
+    struct th_resp r;
+    rein_error err;
+    json_t *spans, *s;
+
+    (void)state;
+    start(true);
+    assert_true(rein_trace_capture_content());
+    assert_rein_ok(ms_script(F->ms,
+                             "[{\"tool_calls\": [{\"id\": \"k1\", \"name\": \"echo\", "
+                             "\"arguments\": \"{\\\"text\\\": \\\"secret-word\\\"}\"}]},"
+                             " {\"text\": \"It said secret-word.\"}]",
+                             false, &err),
+                   &err);
+    chat("{\"message\": \"echo the secret-word\", \"verification\": \"off\"}", NULL, &r);
+    th_resp_free(&r);
+    assert_true(otlp_wait_spans(F->otlp, 4, 20000));
+    spans = otlp_spans(F->otlp);
+    s = otlp_span_named(spans, "chat test-model");
+    assert_non_null(strstr(otlp_attr_str(s, "gen_ai.input.messages"), "echo the secret-word"));
+    assert_non_null(otlp_attr_str(s, "gen_ai.output.messages"));
+    s = tool_span(spans, "k1");
+    assert_non_null(strstr(otlp_attr_str(s, "gen_ai.tool.call.arguments"), "secret-word"));
+    assert_non_null(strstr(otlp_attr_str(s, "gen_ai.tool.call.result"), "secret-word"));
+    json_decref(spans);
+}
+
+/* The collector is down: turns answer as before, the queue stays within its size, and the
+ * lost spans are counted in /metrics. */
+static void receiver_down(void **state)
+{
+    char dead[64], url[128];
+    struct th_resp r;
+    rein_error err;
+    struct rein_trace_stats st;
+
+    (void)state;
+    snprintf(dead, sizeof(dead), "http://127.0.0.1:%d", test_free_port());
+    setenv("OTEL_BSP_MAX_QUEUE_SIZE", "4", 1);
+    start_to(false, dead);
+    for (int i = 0; i < 5; i++) {
+        assert_rein_ok(
+            ms_script(F->ms,
+                      "[{\"tool_calls\": [{\"id\": \"d1\", \"name\": \"echo\", "
+                      "\"arguments\": \"{\\\"text\\\": \\\"x\\\"}\"}]}, {\"text\": \"ok\"}]",
+                      false, &err),
+            &err);
+        chat("{\"message\": \"echo x\", \"verification\": \"off\"}", NULL, &r);
+        assert_true(json_is_true(json_object_get(r.json, "success")));
+        th_resp_free(&r);
+        rein_trace_stats(&st);
+        assert_true(st.queued <= 4);
+    }
+    rein_trace_stats(&st);
+    assert_int_equal(st.ended, 5 * 4); /* a turn, two model calls, one tool call each */
+    assert_true(st.dropped >= 5 * 4 - 8);
+    snprintf(url, sizeof(url), "%s/metrics", F->base);
+    th_get(url, &r);
+    assert_int_equal(r.status, 200);
+    assert_non_null(strstr(r.body, "rein_trace_spans_dropped_total "));
+    assert_null(strstr(r.body, "rein_trace_spans_dropped_total 0\n"));
+    th_resp_free(&r);
+    assert_int_equal(otlp_requests(F->otlp), 0);
+}
+
+int main(int argc, char **argv)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_teardown(turn_spans_and_propagation, teardown),
+        cmocka_unit_test_teardown(own_trace_without_traceparent, teardown),
+        cmocka_unit_test_teardown(content_capture, teardown),
+        cmocka_unit_test_teardown(receiver_down, teardown),
+    };
+
+    if (argc > 1)
+        cmocka_set_test_filter(argv[1]);
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

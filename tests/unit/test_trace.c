@@ -1,0 +1,406 @@
+/*
+ * Tracing (src/trace): the W3C traceparent and tracestate parsers against the specification's
+ * rules, spans and the thread's current context, the sampler, and the exporter's queue against
+ * a real OTLP/HTTP receiver on loopback (sending, retrying a 503, and a receiver that is down:
+ * a bounded queue and every lost span counted). Each test runs in a process of its own (CTest
+ * runs them one by one), so each sets up the process-wide exporter from its own variables.
+ */
+#include "test.h"
+
+#include "otlp_receiver.h"
+
+#include <unistd.h>
+
+#define TP "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+
+static void parse_ok(const char *tp, const char *ts, struct rein_trace_context *c)
+{
+    rein_error err;
+
+    rein_error_clear(&err);
+    assert_rein_ok(rein_trace_context_parse(tp, ts, c, &err), &err);
+}
+
+static void parse_bad(const char *tp)
+{
+    struct rein_trace_context c;
+    rein_error err;
+
+    memset(&c, 'x', sizeof(c));
+    assert_int_equal(rein_trace_context_parse(tp, NULL, &c, &err), REIN_EPARSE);
+    assert_true(err.msg[0] != '\0');
+    assert_int_equal(c.trace_id[0], 'x'); /* untouched */
+}
+
+static void traceparent_valid(void **state)
+{
+    struct rein_trace_context c;
+    char out[REIN_TRACEPARENT_LEN + 1];
+
+    (void)state;
+    parse_ok(TP, NULL, &c);
+    assert_string_equal(c.trace_id, "4bf92f3577b34da6a3ce929d0e0e4736");
+    assert_string_equal(c.span_id, "00f067aa0ba902b7");
+    assert_int_equal(c.flags, 1);
+    assert_string_equal(c.state, "");
+    rein_trace_context_format(&c, out);
+    assert_string_equal(out, TP);
+    /* Flags other than sampled are kept and passed on; spaces around the value are OWS. */
+    parse_ok(" \t00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-fe ", NULL, &c);
+    assert_int_equal(c.flags, 0xfe);
+    /* A later version may append fields; rein reads the version-00 part and writes 00. */
+    parse_ok("cc-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-what-the-future-will-be",
+             NULL, &c);
+    rein_trace_context_format(&c, out);
+    assert_string_equal(out, TP);
+    parse_ok("01-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-00", NULL, &c);
+    assert_int_equal(c.flags, 0);
+}
+
+static void traceparent_invalid(void **state)
+{
+    (void)state;
+    parse_bad(NULL);
+    parse_bad("");
+    parse_bad("00-4bf9");
+    parse_bad("00-00000000000000000000000000000000-00f067aa0ba902b7-01"); /* zero trace id */
+    parse_bad("00-4bf92f3577b34da6a3ce929d0e0e4736-0000000000000000-01"); /* zero parent */
+    parse_bad("ff-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"); /* forbidden version */
+    parse_bad("0g-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01");
+    parse_bad("0A-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"); /* uppercase */
+    parse_bad("00-4BF92F3577B34DA6A3CE929D0E0E4736-00f067aa0ba902b7-01");
+    parse_bad("00-4bf92f3577b34da6a3ce929d0e0e4736-00F067AA0BA902B7-01");
+    parse_bad("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-0G");
+    parse_bad("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-1");
+    parse_bad("00_4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01");
+    parse_bad("00-4bf92f3577b34da6a3ce929d0e0e4736_00f067aa0ba902b7-01");
+    parse_bad("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7_01");
+    /* Version 00 is exactly 55 bytes; a later version's extra fields start with '-'. */
+    parse_bad(TP "-extra");
+    parse_bad(TP "0");
+    parse_bad("01-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01x");
+}
+
+static void tracestate_rules(void **state)
+{
+    struct rein_trace_context c;
+    char big[600];
+
+    (void)state;
+    assert_true(rein_tracestate_is_valid("congo=t61rcWkgMzE"));
+    assert_true(rein_tracestate_is_valid("rojo=00f067aa0ba902b7,congo=t61rcWkgMzE"));
+    assert_true(rein_tracestate_is_valid(" a=1 ,, b=2\t")); /* OWS and empty members */
+    assert_true(rein_tracestate_is_valid("tenant1@vendor=x,k_-*/9=v v"));
+    assert_true(rein_tracestate_is_valid(""));
+    assert_false(rein_tracestate_is_valid(NULL));
+    assert_false(rein_tracestate_is_valid("a=1,a=2"));             /* duplicate key */
+    assert_false(rein_tracestate_is_valid("Upper=1"));             /* key is lowercase */
+    assert_false(rein_tracestate_is_valid("1abc=1"));              /* simple key starts a-z */
+    assert_false(rein_tracestate_is_valid("a=b=c"));               /* '=' in the value */
+    assert_false(rein_tracestate_is_valid("a="));                  /* empty value */
+    assert_false(rein_tracestate_is_valid("novalue"));             /* no '=' */
+    assert_false(rein_tracestate_is_valid("a=\x01"));              /* control byte */
+    assert_false(rein_tracestate_is_valid("t@=1"));                /* empty system id */
+    assert_false(rein_tracestate_is_valid("t@123456789012345=1")); /* system id > 14 */
+    /* 33 members is one too many. */
+    size_t used = 0;
+    for (int i = 0; i < 33; i++)
+        used += (size_t)snprintf(big + used, sizeof(big) - used, "%sk%d=v", i ? "," : "", i);
+    assert_false(rein_tracestate_is_valid(big));
+    /* A tracestate rein cannot keep is dropped; the traceparent stands. */
+    parse_ok(TP, "a=1,a=2", &c);
+    assert_string_equal(c.state, "");
+    parse_ok(TP, "congo=t61rcWkgMzE", &c);
+    assert_string_equal(c.state, "congo=t61rcWkgMzE");
+    memset(big, 'v', sizeof(big) - 1);
+    big[0] = 'k';
+    big[1] = '=';
+    big[sizeof(big) - 1] = '\0';
+    parse_ok(TP, big, &c);
+    assert_string_equal(c.state, "");
+}
+
+static void spans_and_scopes(void **state)
+{
+    struct rein_trace_context in;
+    struct rein_trace_scope scope;
+    struct rein_span turn, call, other;
+    char tp[REIN_TRACEPARENT_LEN + 1];
+
+    (void)state;
+    assert_null(rein_trace_current());
+    assert_false(rein_trace_current_traceparent(tp));
+    assert_string_equal(tp, "");
+    /* Export off: a span still has ids and is the current context while open. */
+    rein_span_start(&turn, "invoke_agent", REIN_SPAN_INTERNAL, "0af7651916cd43dd8448eb211c80319c");
+    assert_false(rein_span_is_recording(&turn));
+    assert_string_equal(turn.ctx.trace_id, "0af7651916cd43dd8448eb211c80319c");
+    assert_ptr_equal(rein_trace_current(), &turn.ctx);
+    assert_int_equal(turn.ctx.flags, 0);
+    rein_span_start(&call, "execute_tool echo", REIN_SPAN_INTERNAL, NULL);
+    assert_string_equal(call.ctx.trace_id, turn.ctx.trace_id);
+    assert_string_not_equal(call.ctx.span_id, turn.ctx.span_id);
+    rein_span_set_str(&call, "gen_ai.tool.name", "echo"); /* not recorded: a no-op */
+    rein_span_end(&call);
+    assert_ptr_equal(rein_trace_current(), &turn.ctx);
+    rein_span_end(&turn);
+    assert_null(rein_trace_current());
+
+    /* An incoming context is continued: same trace, its flags and tracestate passed on. */
+    parse_ok(TP, "congo=t61rcWkgMzE", &in);
+    rein_trace_scope_enter(&scope, &in);
+    rein_span_start(&turn, "invoke_agent", REIN_SPAN_INTERNAL, in.trace_id);
+    assert_string_equal(turn.ctx.trace_id, in.trace_id);
+    assert_int_equal(turn.ctx.flags, 1);
+    assert_string_equal(turn.ctx.state, "congo=t61rcWkgMzE");
+    assert_true(rein_trace_current_traceparent(tp));
+    assert_memory_equal(tp, "00-4bf92f3577b34da6a3ce929d0e0e4736-", 36);
+    assert_memory_not_equal(tp + 36, "00f067aa0ba902b7", 16);
+    rein_span_end(&turn);
+    /* A turn of another trace does not adopt a context left current on the thread. */
+    rein_span_start(&other, "invoke_agent", REIN_SPAN_INTERNAL, "0af7651916cd43dd8448eb211c80319c");
+    assert_string_equal(other.ctx.trace_id, "0af7651916cd43dd8448eb211c80319c");
+    assert_string_equal(other.ctx.state, "");
+    rein_span_end(&other);
+    assert_ptr_equal(rein_trace_current(), &in);
+    rein_trace_scope_leave(&scope);
+    assert_null(rein_trace_current());
+}
+
+/* ---- the exporter ---- */
+
+static void export_env(const char *endpoint)
+{
+    setenv("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint, 1);
+    setenv("OTEL_BSP_SCHEDULE_DELAY", "20", 1);
+    setenv("OTEL_EXPORTER_OTLP_TIMEOUT", "2000", 1);
+}
+
+static void setup_ok(void)
+{
+    rein_error err;
+
+    rein_error_clear(&err);
+    assert_rein_ok(rein_trace_setup(&err), &err);
+    assert_true(rein_trace_enabled());
+}
+
+static void exporter_sends(void **state)
+{
+    struct otlp_receiver *r = otlp_start();
+    struct rein_span turn, chat;
+    struct rein_trace_stats st;
+    const char *reasons[] = {"tool_calls"};
+    json_t *spans, *s1, *s2;
+
+    (void)state;
+    assert_non_null(r);
+    export_env(otlp_url(r));
+    setenv("OTEL_SERVICE_NAME", "svc-a", 1);
+    setenv("OTEL_RESOURCE_ATTRIBUTES", "deployment.environment=test%20one,service.name=ignored", 1);
+    setenv("OTEL_EXPORTER_OTLP_HEADERS", "x-team = a%20b ,authorization=Bearer%20k", 1);
+    setup_ok();
+    rein_span_start(&turn, "invoke_agent", REIN_SPAN_INTERNAL, NULL);
+    assert_true(rein_span_is_recording(&turn));
+    assert_int_equal(turn.ctx.flags, 1);
+    rein_span_start(&chat, "chat gpt-x", REIN_SPAN_CLIENT, NULL);
+    rein_span_set_str(&chat, "gen_ai.provider.name", "openai");
+    rein_span_set_int(&chat, "gen_ai.usage.input_tokens", 12);
+    rein_span_set_strs(&chat, "gen_ai.response.finish_reasons", reasons, 1);
+    rein_span_set_double(&chat, "rein.ratio", 0.5);
+    rein_span_set_bool(&chat, "rein.flag", true);
+    rein_span_event(&chat, "rein.repair");
+    rein_span_event_str(&chat, "rein.repair.from", "Echo");
+    rein_span_event_int(&chat, "rein.preflight.errors", 2);
+    rein_span_fail(&chat, "timeout", "the model took too long");
+    rein_span_end(&chat);
+    rein_span_end(&turn);
+    assert_true(otlp_wait_spans(r, 2, 10000));
+    spans = otlp_spans(r);
+    s1 = otlp_span_named(spans, "invoke_agent");
+    s2 = otlp_span_named(spans, "chat gpt-x");
+    assert_non_null(s1);
+    assert_non_null(s2);
+    assert_string_equal(json_string_value(json_object_get(s2, "parentSpanId")), turn.ctx.span_id);
+    assert_string_equal(json_string_value(json_object_get(s2, "traceId")), turn.ctx.trace_id);
+    assert_null(json_object_get(s1, "parentSpanId"));
+    assert_int_equal(json_integer_value(json_object_get(s2, "kind")), 3);
+    assert_string_equal(otlp_attr_str(s2, "gen_ai.provider.name"), "openai");
+    assert_int_equal(otlp_attr_int(s2, "gen_ai.usage.input_tokens"), 12);
+    assert_string_equal(otlp_attr_str(s2, "error.type"), "timeout");
+    assert_int_equal(json_integer_value(json_object_get(json_object_get(s2, "status"), "code")), 2);
+    json_t *ev = json_array_get(json_object_get(s2, "events"), 0);
+    assert_string_equal(json_string_value(json_object_get(ev, "name")), "rein.repair");
+    json_t *res = json_object_get(s1, "resource");
+    assert_string_equal(json_string_value(json_object_get(res, "service.name")), "svc-a");
+    assert_string_equal(json_string_value(json_object_get(res, "deployment.environment")),
+                        "test one");
+    assert_string_equal(otlp_last_header(r, "x-team"), "a b");
+    assert_string_equal(otlp_last_header(r, "authorization"), "Bearer k");
+    assert_string_equal(otlp_last_header(r, "content-type"), "application/json");
+    rein_trace_shutdown(2000);
+    rein_trace_stats(&st);
+    assert_int_equal(st.exported, 2);
+    assert_int_equal(st.dropped, 0);
+    json_decref(spans);
+    otlp_stop(r);
+}
+
+static void exporter_retries_503(void **state)
+{
+    struct otlp_receiver *r = otlp_start();
+    struct rein_span s;
+    struct rein_trace_stats st;
+
+    (void)state;
+    assert_non_null(r);
+    otlp_fail_next(r, 2, 503); /* with Retry-After: 0 */
+    export_env(otlp_url(r));
+    setup_ok();
+    rein_span_start(&s, "invoke_agent", REIN_SPAN_INTERNAL, NULL);
+    rein_span_end(&s);
+    assert_true(otlp_wait_spans(r, 1, 10000));
+    assert_int_equal(otlp_requests(r), 3);
+    rein_trace_shutdown(2000);
+    rein_trace_stats(&st);
+    assert_int_equal(st.exported, 1);
+    assert_int_equal(st.dropped, 0);
+    assert_int_equal(st.batches_failed, 0);
+    otlp_stop(r);
+}
+
+/* A 400 is not retried: the batch is given up and its spans counted as dropped. */
+static void exporter_gives_up_on_400(void **state)
+{
+    struct otlp_receiver *r = otlp_start();
+    struct rein_span s;
+    struct rein_trace_stats st;
+
+    (void)state;
+    assert_non_null(r);
+    otlp_fail_next(r, 1, 400);
+    export_env(otlp_url(r));
+    setup_ok();
+    rein_span_start(&s, "invoke_agent", REIN_SPAN_INTERNAL, NULL);
+    rein_span_end(&s);
+    for (int i = 0; i < 500 && otlp_requests(r) < 1; i++)
+        usleep(10000);
+    rein_trace_shutdown(2000);
+    rein_trace_stats(&st);
+    assert_int_equal(otlp_requests(r), 1);
+    assert_int_equal(st.exported, 0);
+    assert_int_equal(st.dropped, 1);
+    assert_int_equal(st.batches_failed, 1);
+    otlp_stop(r);
+}
+
+/* The receiver is down: ending spans never blocks, the queue never holds more than its size,
+ * and every span is either exported or counted as dropped. */
+static void exporter_receiver_down(void **state)
+{
+    char url[64];
+    struct rein_trace_stats st;
+    int64_t t0;
+
+    (void)state;
+    snprintf(url, sizeof(url), "http://127.0.0.1:%d", test_free_port());
+    export_env(url);
+    setenv("OTEL_BSP_MAX_QUEUE_SIZE", "8", 1);
+    setup_ok();
+    t0 = rein_now_ms();
+    for (int i = 0; i < 200; i++) {
+        struct rein_span s;
+        rein_span_start(&s, "execute_tool echo", REIN_SPAN_INTERNAL, NULL);
+        rein_span_set_str(&s, "gen_ai.tool.name", "echo");
+        rein_span_end(&s);
+        rein_trace_stats(&st);
+        assert_true(st.queued <= 8);
+    }
+    assert_true(rein_now_ms() - t0 < 5000); /* a generous bound: no span waited for a send */
+    rein_trace_stats(&st);
+    assert_int_equal(st.ended, 200);
+    assert_true(st.dropped >= 200 - 16); /* at most a queue and a batch in flight */
+    rein_trace_shutdown(0);
+    rein_trace_stats(&st);
+    assert_int_equal(st.exported, 0);
+    assert_int_equal(st.dropped, 200);
+    assert_int_equal(st.queued, 0);
+}
+
+static void sampler_and_switches(void **state)
+{
+    struct rein_trace_context in;
+    struct rein_trace_scope scope;
+    struct rein_span s;
+    rein_error err;
+
+    (void)state;
+    /* Nothing configured: export stays off and setup succeeds. */
+    assert_rein_ok(rein_trace_setup(&err), &err);
+    assert_false(rein_trace_enabled());
+    assert_false(rein_trace_capture_content());
+    rein_trace_shutdown(0);
+
+    setenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "http://127.0.0.1:9/v1/traces", 1);
+    setenv("OTEL_SDK_DISABLED", "true", 1);
+    assert_rein_ok(rein_trace_setup(&err), &err);
+    assert_false(rein_trace_enabled());
+    rein_trace_shutdown(0);
+    unsetenv("OTEL_SDK_DISABLED");
+
+    setenv("OTEL_TRACES_SAMPLER", "sometimes", 1);
+    assert_int_equal(rein_trace_setup(&err), REIN_EINVAL);
+    assert_non_null(strstr(err.msg, "OTEL_TRACES_SAMPLER"));
+    assert_false(rein_trace_enabled());
+    rein_trace_shutdown(0);
+
+    setenv("OTEL_TRACES_SAMPLER", "traceidratio", 1);
+    setenv("OTEL_TRACES_SAMPLER_ARG", "1.5", 1);
+    assert_int_equal(rein_trace_setup(&err), REIN_EINVAL);
+    rein_trace_shutdown(0);
+
+    setenv("OTEL_TRACES_SAMPLER_ARG", "0", 1);
+    setenv("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", "TRUE", 1);
+    setup_ok();
+    assert_true(rein_trace_capture_content());
+    rein_span_start(&s, "invoke_agent", REIN_SPAN_INTERNAL, NULL);
+    assert_false(rein_span_is_recording(&s)); /* ratio 0 keeps nothing */
+    assert_int_equal(s.ctx.flags & REIN_TRACE_SAMPLED, 0);
+    rein_span_end(&s);
+    rein_trace_shutdown(0);
+
+    /* parentbased: an unsampled caller is followed, a sampled one too. */
+    setenv("OTEL_TRACES_SAMPLER", "parentbased_always_on", 1);
+    setup_ok();
+    parse_ok("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-00", NULL, &in);
+    rein_trace_scope_enter(&scope, &in);
+    rein_span_start(&s, "invoke_agent", REIN_SPAN_INTERNAL, NULL);
+    assert_false(rein_span_is_recording(&s));
+    rein_span_end(&s);
+    in.flags = 1;
+    rein_span_start(&s, "invoke_agent", REIN_SPAN_INTERNAL, NULL);
+    assert_true(rein_span_is_recording(&s));
+    rein_span_end(&s);
+    rein_trace_scope_leave(&scope);
+    rein_trace_shutdown(0);
+
+    setenv("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc", 1);
+    assert_int_equal(rein_trace_setup(&err), REIN_EINVAL);
+    assert_non_null(strstr(err.msg, "OTEL_EXPORTER_OTLP_PROTOCOL"));
+    rein_trace_shutdown(0);
+}
+
+int main(int argc, char **argv)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(traceparent_valid),        cmocka_unit_test(traceparent_invalid),
+        cmocka_unit_test(tracestate_rules),         cmocka_unit_test(spans_and_scopes),
+        cmocka_unit_test(exporter_sends),           cmocka_unit_test(exporter_retries_503),
+        cmocka_unit_test(exporter_gives_up_on_400), cmocka_unit_test(exporter_receiver_down),
+        cmocka_unit_test(sampler_and_switches),
+    };
+
+    if (argc > 1)
+        cmocka_set_test_filter(argv[1]);
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
