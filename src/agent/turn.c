@@ -833,8 +833,12 @@ static rein_err setup(struct turn *t, rein_error *err)
     t->success_cap = o->success_cap > 0                  ? o->success_cap
                      : o->mode == REIN_AGENT_MODE_SINGLE ? SUCCESS_CAP_SINGLE
                                                          : SUCCESS_CAP_AUTO;
+    /* A turn without a trace id of its own joins the trace it runs in (a plan step's, a
+     * loop iteration's), so its spans and ledger entries share one trace id. */
     if (o->trace_id && rein_trace_id_is_valid(o->trace_id))
         snprintf(t->trace_id, sizeof(t->trace_id), "%s", o->trace_id);
+    else if (rein_trace_current())
+        memcpy(t->trace_id, rein_trace_current()->trace_id, sizeof(t->trace_id));
     else
         rein_trace_id_new(t->trace_id);
     t->last_in = t->last_out = -1;
@@ -946,6 +950,8 @@ static void span_attributes(struct rein_span *span, struct turn *t, rein_agent_r
     rein_span_set_int(span, "rein.iterations", t->iterations);
     rein_span_set_int(span, "rein.model_calls", t->model_calls);
     rein_span_set_int(span, "rein.tool_calls", (int64_t)t->nrecs);
+    if (t->refuted)
+        rein_span_set_int(span, "rein.claims.refuted", (int64_t)json_array_size(t->refuted));
     if (!r || !rein_agent_result_success(r))
         rein_span_fail(span, rein_agent_stop_name(t->stop), t->detail.len ? t->detail.ptr : NULL);
 }

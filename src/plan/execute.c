@@ -19,6 +19,8 @@
  */
 #include "plan_int.h"
 
+#include <rein/trace.h>
+
 #include <ctype.h>
 #include <stdio.h>
 #include <string.h>
@@ -48,6 +50,7 @@ struct run {
     unsigned running;
     rein_err fatal;
     char detail[300];
+    const struct rein_trace_context *trace; /* the plan's span, for the pool's threads */
 };
 
 struct job {
@@ -378,11 +381,21 @@ static void replan(struct run *r, struct job *job, size_t i, const json_t *repor
     rein_err rc;
     long at;
 
+    struct rein_span span;
+
     snprintf(reason_copy, sizeof(reason_copy), "%s", reason ? reason : "verification failed");
     pthread_mutex_unlock(&r->mu);
+    rein_span_start(&span, "rein.plan.replan", REIN_SPAN_INTERNAL, NULL);
+    rein_span_set_str(&span, "rein.plan.replan.reason", reason_copy);
     rein_error_clear(&err);
     rc = prompt ? rein__plan_tool_turn_run(&tt, prompt, &err)
                 : rein_error_set(&err, REIN_ENOMEM, "out of memory");
+    if (rc)
+        rein_span_fail(&span, rein_err_name(rc), err.msg);
+    else
+        rein_span_set_str(&span, "rein.plan.replan.action",
+                          json_string_value(json_object_get(tt.accepted, "action")));
+    rein_span_end(&span);
     atomic_fetch_add(&r->st->replans, 1);
     rein_free(prompt);
     pthread_mutex_lock(&r->mu);
@@ -473,6 +486,15 @@ static void job_main(void *arg)
     rein_error err;
     rein_err rc = REIN_ENOMEM;
 
+    struct rein_trace_scope scope;
+    struct rein_span span;
+
+    /* The step is a child of the plan's span whichever thread runs it; its turn, model calls
+     * and tool calls nest below it. */
+    rein_trace_scope_enter(&scope, r->trace);
+    rein_span_start(&span, "rein.plan.step", REIN_SPAN_INTERNAL, NULL);
+    rein_span_set_int(&span, "rein.plan.step.index", atomic_load(&job->idx));
+    rein_span_set_int(&span, "rein.plan.step.attempt", job->replans + 1);
     rein_error_clear(&err);
     if (ledger && h) {
         rein_ledger_set_hook(ledger, mirror, job);
@@ -491,8 +513,17 @@ static void job_main(void *arg)
     rein__plan_stats_add(r->st, res);
     pthread_mutex_lock(&r->mu);
     finish_step(r, job, rc, res, &err);
+    if (rein_span_is_recording(&span)) {
+        long at = rein__plan_find_uid(r->plan, job->uid);
+        enum rein_plan_status st = at >= 0 ? r->plan->steps[at].status : REIN_PLAN_BLOCKED;
+        rein_span_set_str(&span, "rein.plan.step.status", rein_plan_status_name(st));
+        if (rc || (st != REIN_PLAN_COMPLETED && st != REIN_PLAN_NOT_STARTED))
+            rein_span_fail(&span, rc ? rein_err_name(rc) : rein_plan_status_name(st), NULL);
+    }
     job_done(job);
     pthread_mutex_unlock(&r->mu);
+    rein_span_end(&span);
+    rein_trace_scope_leave(&scope);
     rein_agent_result_free(res);
     rein_history_free(h);
     rein_ledger_free(ledger);
@@ -733,6 +764,7 @@ rein_err rein__plan_execute(rein_planner *pl, rein_plan *plan, const struct rein
         r.pool = own = rein_pool_new(r.max_parallel, NULL); /* NULL: steps run one by one here */
     pthread_mutex_init(&r.mu, NULL);
     pthread_cond_init(&r.cv, NULL);
+    r.trace = rein_trace_current(); /* the plan's span (plan_span) */
     run_plan(&r, &stop, &answer, detail, sizeof(detail));
     rein_pool_free(own);
     memset(&fev, 0, sizeof(fev));
@@ -800,11 +832,25 @@ rein_err rein_planner_plan(rein_planner *pl, const char *query, const struct rei
     return rc;
 }
 
+/* A plan's run is one "rein.plan" span: the planner's model calls and every step nest in it. */
+static void plan_span_end(struct rein_span *span, rein_err rc, const rein_plan_result *res,
+                          const rein_error *err)
+{
+    if (rc)
+        rein_span_fail(span, rein_err_name(rc), err ? err->msg : NULL);
+    else if (res && !rein_plan_result_success(res))
+        rein_span_fail(span, rein_plan_result_stop_reason(res), rein_plan_result_detail(res));
+    if (res)
+        rein_span_set_str(span, "rein.plan.stop_reason", rein_plan_result_stop_reason(res));
+    rein_span_end(span);
+}
+
 rein_err rein_planner_execute(rein_planner *pl, rein_plan *plan, const struct rein_plan_opts *opts,
                               rein_plan_result **out, rein_error *err)
 {
     struct rein__plan_events ev;
     struct rein__plan_stats st = {0};
+    struct rein_span span;
     rein_err rc;
 
     begin(err);
@@ -817,7 +863,9 @@ rein_err rein_planner_execute(rein_planner *pl, rein_plan *plan, const struct re
                               "for the result");
     }
     opts = start_events(&ev, opts);
+    rein_span_start(&span, "rein.plan", REIN_SPAN_INTERNAL, NULL);
     rc = rein__plan_execute(pl, plan, opts, &ev, &st, rein_now_ms(), out, err);
+    plan_span_end(&span, rc, *out, err);
     pthread_mutex_destroy(&ev.mu);
     return rc;
 }
@@ -829,6 +877,7 @@ rein_err rein_planner_run(rein_planner *pl, const char *query, const struct rein
     struct rein__plan_stats st = {0};
     int64_t start = rein_now_ms();
     rein_plan *plan = NULL;
+    struct rein_span span;
     rein_err rc;
 
     begin(err);
@@ -837,7 +886,10 @@ rein_err rein_planner_run(rein_planner *pl, const char *query, const struct rein
     if (!pl || !query || !query[0] || !out)
         return rein_error_set(err, REIN_EINVAL, "a plan run needs an engine and a request");
     opts = start_events(&ev, opts);
+    rein_span_start(&span, "rein.plan", REIN_SPAN_INTERNAL, NULL);
     rc = rein__plan_make(pl, query, opts, &ev, &st, &plan, err);
+    if (!rc)
+        rein_span_set_int(&span, "rein.plan.steps", (int64_t)rein_plan_step_count(plan));
     if (!rc) {
         rc = rein__plan_execute(pl, plan, opts, &ev, &st, start, out, err);
     } else {
@@ -846,6 +898,7 @@ rein_err rein_planner_run(rein_planner *pl, const char *query, const struct rein
         fail.text = err && err->msg[0] ? err->msg : rein_strerror(rc);
         rein__plan_emit(&ev, &fail);
     }
+    plan_span_end(&span, rc, *out, err);
     pthread_mutex_destroy(&ev.mu);
     return rc;
 }

@@ -14,6 +14,8 @@
  */
 #include "loop_int.h"
 
+#include <rein/trace.h>
+
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
@@ -647,12 +649,19 @@ static rein_err iterate(struct loop *L, int n, enum step *step, rein_error *err)
     rein_err rc;
     json_t *rj;
 
+    struct rein_span span;
+
     *step = STEP_STOP;
     L->r->iterations = n;
+    /* One span per iteration: the agent's turn, the checks' model calls and the judge nest in
+     * it. */
+    rein_span_start(&span, "rein.loop.iteration", REIN_SPAN_INTERNAL, L->r->trace_id);
+    rein_span_set_int(&span, "rein.loop.iteration", n);
     rc = act(L, &it, err);
     if (!rc && !cancelled(L) && rein_agent_result_stop(it.agent) != REIN_AGENT_STOP_CANCELLED) {
         rc = run_checks(L, &it, err);
         if (!rc) {
+            rein_span_set_str(&span, "rein.verify.verdict", rein_verify_verdict_name(it.verdict));
             rj = rein_verify_report_json(it.report);
             emit(L,
                  rj ? json_pack("{s:s, s:i, s:o}", "type", "report", "iteration", n, "report", rj)
@@ -690,6 +699,12 @@ static rein_err iterate(struct loop *L, int n, enum step *step, rein_error *err)
     if (*step == STEP_NEXT)
         rc = next_message(L, &it);
 out:
+    if (rein_span_is_recording(&span)) {
+        rein_span_set_str(&span, "rein.loop.decision", *step == STEP_NEXT ? "continue" : "stop");
+        if (rc)
+            rein_span_fail(&span, rein_err_name(rc), err ? err->msg : NULL);
+    }
+    rein_span_end(&span);
     iteration_release(&it);
     if (rc == REIN_ENOMEM)
         rein_error_set(err, rc, "out of memory");
@@ -777,6 +792,8 @@ static rein_err start(struct loop *L, const char *goal, rein_error *err)
     if (L->o->session)
         snprintf(L->r->trace_id, sizeof(L->r->trace_id), "%s",
                  rein_session_trace_id(L->o->session));
+    else if (rein_trace_current()) /* the trace the loop runs in (decision 0024) */
+        memcpy(L->r->trace_id, rein_trace_current()->trace_id, sizeof(L->r->trace_id));
     else
         rein_trace_id_new(L->r->trace_id);
     if (L->o->turn)

@@ -11,6 +11,8 @@
 #include "output_int.h"
 #include "report_int.h"
 
+#include <rein/trace.h>
+
 #include <glob.h>
 #include <stdarg.h>
 #include <math.h>
@@ -1209,6 +1211,7 @@ rein_err rein_verify_run(const rein_verify_config *cfg, const struct rein_verify
     static const struct rein_verify_opts defaults = {0};
     struct run run = {.cfg = cfg, .opts = opts ? opts : &defaults, .err = err};
     enum rein_verify_mode mode;
+    struct rein_span span;
     rein_err rc;
 
     *out = NULL;
@@ -1224,6 +1227,8 @@ rein_err rein_verify_run(const rein_verify_config *cfg, const struct rein_verify
     run.pool = run.opts->pool;
     run.t0 = rein_now_ms();
     pthread_mutex_init(&run.event_lock, NULL);
+    /* The protocols' run is one span (their commands are processes of rein's, not calls). */
+    rein_span_start(&span, "rein.verify", REIN_SPAN_INTERNAL, NULL);
     rc = read_changes(&run);
     if (!rc)
         rc = select_protocols(&run);
@@ -1244,12 +1249,18 @@ rein_err rein_verify_run(const rein_verify_config *cfg, const struct rein_verify
         if (rc == REIN_ENOMEM)
             rein_error_set(err, rc, "out of memory during verification");
         rein_verify_report_free(run.report);
+        rein_span_fail(&span, rein_err_name(rc), NULL);
+        rein_span_end(&span);
         return rc;
     }
     /* From here on the report stands alone: the config may be freed before it. */
     for (size_t i = 0; i < run.report->n; i++)
         run.report->r[i].proto = NULL;
     rein__report_finish(run.report);
+    rein_span_set_int(&span, "rein.verify.protocols", (int64_t)run.report->n);
+    rein_span_set_str(&span, "rein.verify.verdict",
+                      rein_verify_verdict_name(rein_verify_report_verdict(run.report)));
+    rein_span_end(&span);
     *out = run.report;
     return REIN_OK;
 }

@@ -136,6 +136,21 @@ static json_t *tool_span(json_t *spans, const char *id)
     return NULL;
 }
 
+/* The first span named name whose parent is parent (a span), or NULL. */
+static json_t *child_named(json_t *spans, json_t *parent, const char *name)
+{
+    json_t *s;
+    size_t i;
+
+    json_array_foreach(spans, i, s)
+    {
+        const char *p = str(s, "parentSpanId");
+        if (strcmp(str(s, "name"), name) == 0 && p && strcmp(p, str(parent, "spanId")) == 0)
+            return s;
+    }
+    return NULL;
+}
+
 static size_t count_named(json_t *spans, const char *name)
 {
     json_t *s;
@@ -354,6 +369,119 @@ static void receiver_down(void **state)
     assert_int_equal(otlp_requests(F->otlp), 0);
 }
 
+/* A plan: one rein.plan span, a rein.plan.step span per step, the step's turn inside it, the
+ * planner's and the aggregation's model calls in the plan too. */
+static void plan_spans(void **state)
+{
+    struct rein_plan_opts o = {0};
+    rein_plan_result *res = NULL;
+    rein_planner *pl;
+    rein_error err;
+    json_t *spans, *plan, *step, *turn, *tool, *s;
+    size_t i;
+
+    (void)state;
+    start(false);
+    assert_rein_ok(
+        ms_script(F->ms,
+                  "[{\"match\": {\"tools_include\": \"create_plan\"}, \"tool_calls\": [{\"id\": "
+                  "\"p1\", \"name\": \"create_plan\", \"arguments\": \"{\\\"title\\\": "
+                  "\\\"Greet\\\", \\\"steps\\\": [\\\"Echo hi with the echo tool\\\"]}\"}]},"
+                  " {\"match\": {\"body_contains\": \"Write the answer to the request\"}, "
+                  "\"text\": \"It said hi.\"},"
+                  " {\"match\": {\"body_contains\": \"Echo hi with the echo tool\", "
+                  "\"last_role\": \"user\"}, \"tool_calls\": [{\"id\": \"s1\", \"name\": "
+                  "\"echo\", \"arguments\": \"{\\\"text\\\": \\\"hi\\\"}\"}]},"
+                  " {\"match\": {\"body_contains\": \"Echo hi with the echo tool\", "
+                  "\"last_role\": \"tool\"}, \"text\": \"I called echo; it returned hi.\"}]",
+                  false, &err),
+        &err);
+    pl = rein_planner_new(F->p, F->reg, &err);
+    assert_non_null(pl);
+    o.step.verification = REIN_AGENT_VERIFY_OFF;
+    assert_rein_ok(rein_planner_run(pl, "Say hi through echo", &o, &res, &err), &err);
+    if (!rein_plan_result_success(res))
+        fail_msg("plan: %s %s", rein_plan_result_stop_reason(res), rein_plan_result_detail(res));
+    rein_plan_result_free(res);
+    rein_planner_free(pl);
+    /* plan, step, turn, tool, and at least the planner's, the step's two and the answer's
+     * model calls */
+    assert_true(otlp_wait_spans(F->otlp, 8, 20000));
+    rein_trace_shutdown(2000); /* everything is sent */
+    spans = otlp_spans(F->otlp);
+    plan = otlp_span_named(spans, "rein.plan");
+    assert_non_null(plan);
+    step = child_named(spans, plan, "rein.plan.step");
+    assert_non_null(step);
+    turn = child_named(spans, step, "invoke_agent"); /* the step's turn, not the planner's */
+    assert_non_null(turn);
+    tool = child_named(spans, turn, "execute_tool echo");
+    assert_non_null(tool);
+    assert_non_null(child_named(spans, plan, "invoke_agent")); /* the planner's */
+    assert_null(json_object_get(plan, "parentSpanId"));
+    assert_string_equal(otlp_attr_str(plan, "rein.plan.stop_reason"), "completed");
+    assert_int_equal(otlp_attr_int(plan, "rein.plan.steps"), 1);
+    assert_string_equal(str(step, "parentSpanId"), str(plan, "spanId"));
+    assert_int_equal(otlp_attr_int(step, "rein.plan.step.index"), 0);
+    assert_string_equal(otlp_attr_str(step, "rein.plan.step.status"), "completed");
+    json_array_foreach(spans, i, s)
+    {
+        assert_string_equal(str(s, "traceId"), str(plan, "traceId"));
+        if (s != plan)
+            assert_non_null(str(s, "parentSpanId"));
+    }
+    json_decref(spans);
+}
+
+/* rein loop: an iteration is a span holding the agent's turn and the protocols' run. */
+static void loop_iteration_spans(void **state)
+{
+    const char *until[] = {"TEST", NULL};
+    struct rein_agent_turn_opts turn_opts = {.verification = REIN_AGENT_VERIFY_OFF};
+    struct rein_loop_opts o = {0};
+    rein_verify_config *protocols;
+    rein_loop_result *res = NULL;
+    rein_error err;
+    char *proj;
+    json_t *spans, *it, *turn, *verify;
+
+    (void)state;
+    start(false);
+    proj = test_tmpdir();
+    free(test_write_file(
+        proj, "rein-verify.yaml",
+        "protocols:\n  TEST:\n    priority: P0\n    steps: [{command: \"true\"}]\n"));
+    test_sh(proj, "git init -q . && git add -A && "
+                  "git -c user.name=t -c user.email=t@example.com commit -qm init");
+    protocols = rein_verify_config_find(proj, &err);
+    if (!protocols)
+        fail_msg("protocols: %s", err.msg);
+    assert_rein_ok(ms_add_text(F->ms, "Nothing needed changing; the tests pass."), NULL);
+    o.cwd = proj;
+    o.protocols = protocols;
+    o.until = until;
+    o.turn = &turn_opts;
+    assert_rein_ok(rein_loop_run(F->a, "Make the tests pass.", &o, &res, &err), &err);
+    rein_loop_result_free(res);
+    rein_verify_config_free(protocols);
+    rein_trace_shutdown(2000);
+    spans = otlp_spans(F->otlp);
+    it = otlp_span_named(spans, "rein.loop.iteration");
+    turn = otlp_span_named(spans, "invoke_agent");
+    verify = otlp_span_named(spans, "rein.verify");
+    assert_non_null(it);
+    assert_non_null(turn);
+    assert_non_null(verify);
+    assert_int_equal(otlp_attr_int(it, "rein.loop.iteration"), 1);
+    assert_string_equal(otlp_attr_str(it, "rein.verify.verdict"), "SUCCESS");
+    assert_string_equal(str(turn, "parentSpanId"), str(it, "spanId"));
+    assert_string_equal(str(verify, "parentSpanId"), str(it, "spanId"));
+    assert_string_equal(str(turn, "traceId"), str(it, "traceId"));
+    json_decref(spans);
+    test_rmtree(proj);
+    free(proj);
+}
+
 int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
@@ -361,6 +489,8 @@ int main(int argc, char **argv)
         cmocka_unit_test_teardown(own_trace_without_traceparent, teardown),
         cmocka_unit_test_teardown(content_capture, teardown),
         cmocka_unit_test_teardown(receiver_down, teardown),
+        cmocka_unit_test_teardown(plan_spans, teardown),
+        cmocka_unit_test_teardown(loop_iteration_spans, teardown),
     };
 
     if (argc > 1)
