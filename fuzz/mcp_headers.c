@@ -2,8 +2,9 @@
  * Fuzz target: the header values of a 2026-07-28 request (src/mcp/modern.c), which any HTTP
  * client chooses: Mcp-Name and Mcp-Param-* as plain text or in the base64 sentinel form. The
  * input is split at its first newline into a header value and a name the body carries. A value
- * decodes to a NUL-free string or is refused; a plain value decodes to itself; and the check of
- * a tools/call's headers agrees with comparing the decoded value to the name.
+ * decodes to a NUL-free string or is refused; a plain value decodes to itself; and the checks
+ * of a tools/call's headers (Mcp-Name, and Mcp-Param-* for an argument declaring x-mcp-header)
+ * agree with comparing the decoded value to the body's.
  */
 #include <rein/rein.h>
 
@@ -14,11 +15,16 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
+static const char *header_of(void *ud, const char *name)
+{
+    return strcmp(name, "Mcp-Param-A") == 0 ? ud : NULL;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     char *text, *nl, *value, *decoded;
     struct rein__mcp_msg m;
-    json_t *doc;
+    json_t *doc, *schema, *args;
     char why[512];
     bool ok;
 
@@ -50,6 +56,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         free(body);
         json_decref(doc);
     }
+    /* The same value as an Mcp-Param-* header mirroring a string argument. */
+    schema =
+        json_pack("{s:{s:{s:s, s:s}}}", "properties", "a", "type", "string", "x-mcp-header", "A");
+    args = nl ? json_pack("{s:s}", "a", nl + 1) : NULL;
+    if (schema && args) {
+        ok = rein__mcp_check_param_headers(schema, args, header_of, value, why, sizeof(why));
+        if (ok != (decoded && strcmp(decoded, nl + 1) == 0))
+            abort();
+    }
+    json_decref(schema);
+    json_decref(args);
     rein_free(decoded);
     rein_free(text);
     return 0;

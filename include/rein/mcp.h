@@ -51,10 +51,11 @@
  * ping, logging/setLevel, resources/subscribe and initialize itself are unknown methods.
  * Over HTTP such a request gets no Mcp-Session-Id, its MCP-Protocol-Version, Mcp-Method and
  * Mcp-Name headers must match the body (400 with -32020 else; Mcp-Name may be base64 as
- * "=?base64?...?="), the revision's errors are 400 and an unknown method 404, a streamed call's
- * events have no ids, and closing the stream cancels the call. Not served yet:
- * subscriptions/listen (so no list-changed notifications in this revision), input-required
- * results (MRTR), and the validation of Mcp-Param-* headers for x-mcp-header parameters.
+ * "=?base64?...?="), and so must the Mcp-Param-NAME header of each tools/call argument whose
+ * schema says "x-mcp-header": "NAME" (plain or base64), the revision's errors are 400 and an
+ * unknown method 404, a streamed call's events have no ids, and closing the stream cancels the
+ * call. Not served yet: subscriptions/listen (so no list-changed notifications in this
+ * revision) and input-required results (MRTR).
  *
  * As a client, rein joins the tools of the MCP servers named in its configuration
  * ({"mcpServers": {"name": {"command", "args", "env", "cwd"} | {"url", "headers",

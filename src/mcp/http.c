@@ -941,6 +941,26 @@ out:
     deferred_release(d);
 }
 
+static const char *request_header(void *ud, const char *name)
+{
+    return rein_request_header(ud, name);
+}
+
+/* A tools/call's Mcp-Param-* headers against its arguments (2026-07-28, SEP-2243). */
+static bool param_headers_ok(struct rein__mcp_http *h, rein_request *req,
+                             const struct rein__mcp_msg *msg, char *why, size_t size)
+{
+    const char *name = json_string_value(json_object_get(msg->params, "name"));
+    const rein_tool *tool;
+
+    if (strcmp(msg->method, "tools/call") != 0 || !name)
+        return true;
+    tool = rein_registry_get(rein__mcp_srv_registry(h->srv), name);
+    return !tool || rein__mcp_check_param_headers(rein_tool_parameters(tool),
+                                                  json_object_get(msg->params, "arguments"),
+                                                  request_header, req, why, size);
+}
+
 /* A request that names its version in _meta: the headers are checked against the body, then
  * it is answered like any other, without a session. */
 static void post_stateless(struct rein__mcp_http *h, rein_request *req, struct rein__mcp_msg *msg,
@@ -955,7 +975,8 @@ static void post_stateless(struct rein__mcp_http *h, rein_request *req, struct r
     }
     if (!rein__mcp_check_headers(msg, version, rein_request_header(req, "MCP-Protocol-Version"),
                                  rein_request_header(req, "Mcp-Method"),
-                                 rein_request_header(req, "Mcp-Name"), why, sizeof(why))) {
+                                 rein_request_header(req, "Mcp-Name"), why, sizeof(why)) ||
+        !param_headers_ok(h, req, msg, why, sizeof(why))) {
         reply_rpc_error(req, 400, msg->id, REIN__MCP_HEADER_MISMATCH, "%s", why);
         return;
     }

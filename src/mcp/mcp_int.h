@@ -69,6 +69,15 @@ char *rein__mcp_header_decode(const char *value);
  * params.name (tools/call, prompts/get) or params.uri (resources/read). False with why (the
  * -32020 message) when they do not.
  */
+/*
+ * SEP-2243's custom headers: each argument of a tools/call whose property in schema (the tool's
+ * parameters, borrowed) declares "x-mcp-header": NAME is mirrored in Mcp-Param-NAME (plain or
+ * in the base64 form), which header(ud, name) looks up. False with why (the -32020 message)
+ * when one is missing, given without its argument, malformed, or different from the body.
+ */
+bool rein__mcp_check_param_headers(const json_t *schema, const json_t *args,
+                                   const char *(*header)(void *ud, const char *name), void *ud,
+                                   char *why, size_t why_size);
 bool rein__mcp_check_headers(const struct rein__mcp_msg *msg, const char *version,
                              const char *version_header, const char *method_header,
                              const char *name_header, char *why, size_t why_size);

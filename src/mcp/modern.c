@@ -194,3 +194,66 @@ bool rein__mcp_check_headers(const struct rein__mcp_msg *msg, const char *versio
     rein_free(decoded);
     return same;
 }
+
+/* The text a header carries for value (a new string), or NULL for a value no header mirrors
+ * (objects, arrays, null). */
+static char *header_text(const json_t *v)
+{
+    if (json_is_string(v))
+        return rein_strdup(json_string_value(v));
+    if (json_is_integer(v))
+        return rein_asprintf("%lld", (long long)json_integer_value(v));
+    if (json_is_boolean(v))
+        return rein_strdup(json_is_true(v) ? "true" : "false");
+    if (json_is_real(v))
+        return rein_json_dumps(v);
+    return NULL;
+}
+
+bool rein__mcp_check_param_headers(const json_t *schema, const json_t *args,
+                                   const char *(*header)(void *ud, const char *name), void *ud,
+                                   char *why, size_t why_size)
+{
+    const json_t *props = json_object_get(schema, "properties"), *p;
+    const char *key;
+
+    json_object_foreach((json_t *)props, key, p)
+    {
+        const char *name = json_string_value(json_object_get(p, "x-mcp-header"));
+        const json_t *v = json_object_get(args, key);
+        char hname[160], *want, *got;
+        const char *raw;
+        bool same;
+
+        if (!name || !name[0] || strlen(name) > 100 ||
+            strspn(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_") !=
+                strlen(name))
+            continue; /* not a header name: nothing can be mirrored */
+        snprintf(hname, sizeof(hname), "Mcp-Param-%s", name);
+        raw = header(ud, hname);
+        want = v ? header_text(v) : NULL;
+        if (v && !want && !raw)
+            continue;
+        if (!raw || !want) {
+            snprintf(why, why_size,
+                     raw ? "Header mismatch: %s is given but the argument '%.100s' is not"
+                         : "Header mismatch: the argument '%.100s' needs the %s header",
+                     raw ? hname : key, raw ? key : hname);
+            rein_free(want);
+            return false;
+        }
+        got = rein__mcp_header_decode(raw);
+        same = got && strcmp(got, want) == 0;
+        if (!same)
+            snprintf(why, why_size,
+                     got ? "Header mismatch: %s '%.100s' does not match the argument '%.60s'"
+                         : "Header mismatch: %s '%.100s' is not a valid header value (argument "
+                           "'%.60s')",
+                     hname, got ? got : raw, key);
+        rein_free(got);
+        rein_free(want);
+        if (!same)
+            return false;
+    }
+    return true;
+}

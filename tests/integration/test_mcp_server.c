@@ -52,6 +52,15 @@ static char *extra_skills(void)
              "\"command\":[\"%s/skill_proc\",\"touch\",\"%s/deleted\"]}}",
              test_bin_dir(), dir);
     free(test_write_file(dir, "delete_note/manifest.json", m));
+    /* Arguments mirrored in Mcp-Param-* headers (2026-07-28, SEP-2243). */
+    snprintf(m, sizeof(m),
+             "{\"id\":\"route\",\"description\":\"routes by region\",\"parameters\":{"
+             "\"type\":\"object\",\"properties\":{\"region\":{\"type\":\"string\","
+             "\"x-mcp-header\":\"Region\"},\"shards\":{\"type\":\"integer\","
+             "\"x-mcp-header\":\"Shards\"}}},\"runner\":{\"kind\":\"process\","
+             "\"command\":[\"%s/skill_proc\",\"echo\"]}}",
+             test_bin_dir());
+    free(test_write_file(dir, "route/manifest.json", m));
     return dir;
 }
 
@@ -1790,7 +1799,73 @@ static void http_stateless_revision(void **state)
     http_stop(f);
 }
 
+/* 2026-07-28 (SEP-2243): arguments whose schema says x-mcp-header travel in Mcp-Param-*
+ * headers too, and the server holds the headers to the body (-32020 with 400 otherwise). */
+static void http_param_headers(void **state)
+{
+    struct http_fixture *f = http_start(NULL);
+    const char *call =
+        "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\",\"params\":{"
+        "\"name\":\"route\",\"arguments\":{\"region\":\"Hello\",\"shards\":4}," META_2026 "}}";
+    const char *no_shards = "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"tools/call\","
+                            "\"params\":{\"name\":\"route\",\"arguments\":{\"region\":"
+                            "\"Hello\"}," META_2026 "}}";
+    struct th_resp r;
+
+    (void)state;
+    /* tools/list shows the annotation, so clients know to send the headers. */
+    http("POST", f->url,
+         "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\",\"params\":{" META_2026 "}}",
+         MODERN_HEADERS("tools/list", "X-Nothing: 1"), &r);
+    assert_int_equal(r.status, 200);
+    assert_non_null(strstr(r.body, "\"x-mcp-header\":\"Region\""));
+    th_resp_free(&r);
+    /* Plain and base64 values that match run the call. */
+    http("POST", f->url, call,
+         MODERN_HEADERS("tools/call", "Mcp-Name: route", "Mcp-Param-Region: Hello",
+                        "Mcp-Param-Shards: 4"),
+         &r);
+    assert_int_equal(r.status, 200);
+    th_resp_free(&r);
+    http("POST", f->url, call,
+         MODERN_HEADERS("tools/call", "Mcp-Name: route",
+                        "Mcp-Param-Region: =?base64?SGVsbG8=?=", "Mcp-Param-Shards: 4"),
+         &r);
+    assert_int_equal(r.status, 200);
+    th_resp_free(&r);
+    /* A value without the wrapper is literal: base64 text is not decoded. */
+    http("POST", f->url, call,
+         MODERN_HEADERS("tools/call", "Mcp-Name: route",
+                        "Mcp-Param-Region: SGVsbG8=", "Mcp-Param-Shards: 4"),
+         &r);
+    assert_int_equal(r.status, 400);
+    assert_int_equal(error_code(&r), -32020);
+    th_resp_free(&r);
+    /* Bad base64 (padding, alphabet), a missing header, a different value, a header without
+     * its argument: all refused. */
+    const char *bad[][2] = {{"Mcp-Param-Region: =?base64?SGVsbG8?=", "Mcp-Param-Shards: 4"},
+                            {"Mcp-Param-Region: =?base64?SGVs!!!bG8=?=", "Mcp-Param-Shards: 4"},
+                            {"Mcp-Param-Shards: 4", "X-Nothing: 1"},
+                            {"Mcp-Param-Region: Hello", "Mcp-Param-Shards: 5"}};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        http("POST", f->url, call,
+             MODERN_HEADERS("tools/call", "Mcp-Name: route", bad[i][0], bad[i][1]), &r);
+        if (r.status != 400 || error_code(&r) != -32020)
+            fail_msg("case %zu: %d %s", i, r.status, r.body);
+        th_resp_free(&r);
+    }
+    http("POST", f->url, no_shards,
+         MODERN_HEADERS("tools/call", "Mcp-Name: route", "Mcp-Param-Region: Hello",
+                        "Mcp-Param-Shards: 4"),
+         &r);
+    assert_int_equal(r.status, 400);
+    assert_int_equal(error_code(&r), -32020);
+    th_resp_free(&r);
+    http_stop(f);
+}
+
 static const struct CMUnitTest tests[] = {
+    cmocka_unit_test(http_param_headers),
     cmocka_unit_test(stdio_lifecycle_and_tools),
     cmocka_unit_test(stdio_calls),
     cmocka_unit_test(stdio_exact_names),
