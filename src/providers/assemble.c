@@ -34,6 +34,8 @@ rein_model_response *rein__response_new(size_t max_bytes)
     rein_buf_init(&r->refusal, max);
     r->input_tokens = -1;
     r->output_tokens = -1;
+    r->cached_tokens = -1;
+    r->reasoning_tokens = -1;
     r->retry_after_ms = -1;
     return r;
 }
@@ -364,6 +366,7 @@ static void call_free(rein_model_call *c)
     if (!c)
         return;
     rein_free(c->id);
+    rein_free(c->signature);
     rein_buf_release(&c->name);
     rein_buf_release(&c->args);
     json_decref(c->parsed);
@@ -639,6 +642,39 @@ void rein__asm_usage(struct rein__asm *a, int64_t in, int64_t out)
     ev.input_tokens = r->input_tokens;
     ev.output_tokens = r->output_tokens;
     emit(a, &ev);
+}
+
+void rein__asm_usage_detail(struct rein__asm *a, int64_t cached, int64_t reasoning)
+{
+    if (cached >= 0)
+        a->r->cached_tokens = cached;
+    if (reasoning >= 0)
+        a->r->reasoning_tokens = reasoning;
+}
+
+rein_err rein__asm_call_signature(struct rein__asm *a, size_t i, struct rein__jstr s)
+{
+    struct rein_buf b;
+    uint32_t hi = 0;
+    rein_err rc;
+
+    if (i >= a->r->ncalls)
+        return REIN_OK;
+    rein_buf_init(&b, 1 << 20);
+    rc = rein__json_unescape(&b, s.p, s.len, &hi);
+    if (!rc)
+        rc = rein__json_unescape_flush(&b, &hi);
+    if (!rc) {
+        char *v = rein_buf_detach(&b, NULL);
+        if (!v)
+            rc = REIN_ENOMEM;
+        else {
+            rein_free(a->r->calls[i]->signature);
+            a->r->calls[i]->signature = v;
+        }
+    }
+    rein_buf_release(&b);
+    return rc;
 }
 
 rein_err rein__asm_finish_reason(struct rein__asm *a, struct rein__jstr s)

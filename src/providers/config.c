@@ -7,8 +7,10 @@
  *
  * Base URLs follow the official SDKs: an OpenAI-style base ends in /v1 and /chat/completions
  * is appended; DashScope's native base ends in /api/v1 and
- * /services/aigc/text-generation/generation is appended; Anthropic's base is the host and /v1/messages is appended; Ollama's base is
- * the host and /api/chat is appended.
+ * /services/aigc/text-generation/generation is appended; Anthropic's base is the host and
+ * /v1/messages is appended; Ollama's base is the host and /api/chat is appended; Gemini's base
+ * ends in the API version (AI Studio) or in .../publishers/google (Vertex AI) and
+ * /models/MODEL:generateContent is appended.
  *
  * The API key is only ever copied between these structs and into one HTTP header; no
  * function here formats it into a message.
@@ -53,7 +55,15 @@
     X("replay", NULL, NULL, NULL, NULL, 0, "serves a recording made with --record",                \
       rein__replay_setup)                                                                          \
     X("rules", &rein__wire_rules, NULL, NULL, NULL, 0,                                             \
-      "rule routing from the tools' routes, without a model", rein__rules_open)
+      "rule routing from the tools' routes, without a model", rein__rules_open)                    \
+    X("gemini", &rein__wire_gemini, "https://generativelanguage.googleapis.com/v1beta",            \
+      "GEMINI_API_KEY", NULL, 0, "Google Gemini API (AI Studio), generateContent", NULL)           \
+    X("vertex", &rein__wire_gemini, NULL, "GOOGLE_ACCESS_TOKEN", "Authorization: Bearer ", 0,      \
+      "Gemini on Google Vertex AI (bearer token; project from GOOGLE_CLOUD_PROJECT)",              \
+      rein__vertex_open)                                                                           \
+    X("gemini-openai", &rein__wire_openai,                                                         \
+      "https://generativelanguage.googleapis.com/v1beta/openai", "GEMINI_API_KEY", NULL, 0,        \
+      "Gemini's OpenAI-compatible endpoint", NULL)
 
 #define PRESET_ROW(name, wire, base, key_env, auth, quirks, summary, open)                         \
     {name, wire, base, key_env, auth, quirks, summary, open},

@@ -433,7 +433,7 @@ static rein_err resolve_key(rein_provider *p, rein_error *err)
 }
 
 /* The setup of a preset whose wire is spoken over HTTP at a base URL. */
-static rein_err http_setup(rein_provider *p, rein_error *err)
+rein_err rein__http_setup(rein_provider *p, rein_error *err)
 {
     const struct rein__preset *pre = p->cfg.preset;
     const char *base = p->cfg.base_url ? p->cfg.base_url : pre->base_url;
@@ -476,7 +476,7 @@ rein_provider *rein_provider_new(const rein_provider_config *cfg, rein_error *er
     }
     rein_error_where(err, WHERE);
     p->wire = pre->wire;
-    rc = pre->open ? pre->open(p, err) : http_setup(p, err);
+    rc = pre->open ? pre->open(p, err) : rein__http_setup(p, err);
     if (rc)
         goto fail;
     rein__caps_resolve(&p->cfg, p->cfg.model, &p->caps);
@@ -579,6 +579,7 @@ enum outcome {
 
 struct attempt {
     rein_provider *p;
+    const char *url; /* where this request goes */
     rein_model_request *req;
     const struct rein_decoder_options *opt;
     uint64_t seed;
@@ -865,7 +866,7 @@ static enum outcome run_attempt(struct attempt *at, const char *body, size_t bod
     multi = hs.multi;
     if (build_headers(at, &headers) != REIN_OK)
         goto done;
-    curl_easy_setopt(easy, CURLOPT_URL, p->endpoint);
+    curl_easy_setopt(easy, CURLOPT_URL, at->url);
     curl_easy_setopt(easy, CURLOPT_POST, 1L);
     curl_easy_setopt(easy, CURLOPT_POSTFIELDS, body);
     curl_easy_setopt(easy, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)body_len);
@@ -1204,6 +1205,7 @@ struct send_state {
     int64_t total_end;
     struct rein_decoder_options opt;
     const char **names;
+    char *url; /* the wire's URL for this request, or NULL: the endpoint */
     int attempt;
     int retries;     /* retries used for errors and statuses */
     bool drop_retry; /* the one retry of a dropped stream is used */
@@ -1213,6 +1215,7 @@ static void attempt_init(struct attempt *at, struct send_state *s)
 {
     memset(at, 0, sizeof(*at));
     at->p = s->p;
+    at->url = s->url ? s->url : s->p->endpoint;
     at->req = s->req;
     at->opt = &s->opt;
     at->seed = s->seed;
@@ -1259,11 +1262,16 @@ static enum step next_step(struct send_state *s, struct attempt *at, enum outcom
     if (out == O_HTTP_ERROR) {
         *resp = decode_error_body(at);
         if (*resp) {
-            (*resp)->retry_after_ms = at->retry_after_ms;
+            /* A Retry-After header wins over a delay the error body names (Gemini's
+             * RetryInfo), which the decoder put there. */
+            if (at->retry_after_ms >= 0 || (*resp)->retry_after_ms < 0)
+                (*resp)->retry_after_ms = at->retry_after_ms;
+            else
+                at->retry_after_ms = (*resp)->retry_after_ms;
             scrub_json((*resp)->error, p->cfg.api_key);
             scrub_json((*resp)->error, s->req->api_key);
         }
-        *rc = rein_error_set(err, REIN_EHTTP, "HTTP %ld from %s%s%s", at->status, p->endpoint,
+        *rc = rein_error_set(err, REIN_EHTTP, "HTTP %ld from %s%s%s", at->status, at->url,
                              *resp && (*resp)->error ? ": " : "",
                              *resp && (*resp)->error ? error_message((*resp)->error) : "");
         err->detail = (int)at->status;
@@ -1592,6 +1600,10 @@ static rein_err send_request(rein_provider *p, rein_model_request *req, rein_his
     }
     s.body = body.ptr;
     s.body_len = body.len;
+    if (p->wire->url && !p->replay && !(s.url = p->wire->url(p, req))) {
+        rein_buf_release(&body);
+        return rein_error_set(err, REIN_ENOMEM, "out of memory");
+    }
     s.seed = request_seed(h, &body);
     if (p->cfg.timeout[REIN_TIMEOUT_TOTAL] > 0)
         s.total_end = rein_now_ms() + p->cfg.timeout[REIN_TIMEOUT_TOTAL];
@@ -1600,6 +1612,7 @@ static rein_err send_request(rein_provider *p, rein_model_request *req, rein_his
     if (req->ntools) {
         s.names = rein_calloc(req->ntools, sizeof(*s.names));
         if (!s.names) {
+            rein_free(s.url);
             rein_buf_release(&body);
             return rein_error_set(err, REIN_ENOMEM, "out of memory");
         }
@@ -1609,6 +1622,7 @@ static rein_err send_request(rein_provider *p, rein_model_request *req, rein_his
         s.opt.tool_name_count = req->ntools;
     }
     rc = send_loop(&s, out, err);
+    rein_free(s.url);
     rein_free(s.names);
     rein_buf_release(&body);
     if (rc && !err->msg[0])

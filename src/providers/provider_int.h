@@ -35,6 +35,7 @@ struct curl_slist;
  */
 struct rein_model_call {
     char *id;
+    char *signature; /* an opaque signature the wire wants back with the call, or NULL */
     struct rein_buf name;
     struct rein_buf args; /* the raw argument string */
     json_t *parsed;
@@ -66,6 +67,9 @@ struct rein_model_response {
     int64_t retry_after_ms; /* a failed HTTP request's Retry-After, -1 when none */
     char *finish_reason;
     int64_t input_tokens, output_tokens;
+    /* Parts of the usage some wires report: prompt tokens read from a cache (counted in
+     * input_tokens) and reasoning tokens (counted in output_tokens); -1 when not reported. */
+    int64_t cached_tokens, reasoning_tokens;
     size_t text_calls; /* calls left in the text (report mode) */
     bool complete;
 };
@@ -128,6 +132,10 @@ rein_err rein__asm_call_args_raw(struct rein__asm *a, size_t i, const char *p, s
 rein_err rein__asm_call_close(struct rein__asm *a, size_t i) REIN_WUR;
 /* Usage as reported (-1: not in this report, keep what is known). */
 void rein__asm_usage(struct rein__asm *a, int64_t in, int64_t out);
+/* The cached and reasoning parts of the usage (-1: not in this report). */
+void rein__asm_usage_detail(struct rein__asm *a, int64_t cached, int64_t reasoning);
+/* Gives call i the signature s (a JSON string token's content), replacing any it had. */
+rein_err rein__asm_call_signature(struct rein__asm *a, size_t i, struct rein__jstr s) REIN_WUR;
 rein_err rein__asm_finish_reason(struct rein__asm *a, struct rein__jstr s) REIN_WUR;
 /* Records the provider's error object (taken). The first one wins. */
 void rein__asm_error(struct rein__asm *a, json_t *error);
@@ -308,6 +316,10 @@ const struct rein__preset *rein__preset_find(const char *name);
 /* The setups of the presets that are not an HTTP wire (rules.c, provider.c). */
 rein_err rein__rules_open(rein_provider *p, rein_error *err);
 rein_err rein__replay_setup(rein_provider *p, rein_error *err);
+rein_err rein__vertex_open(rein_provider *p, rein_error *err);
+/* The default setup of a preset spoken over HTTP at a base URL (provider.c); a preset's open
+ * that only works out its base URL ends with it. */
+rein_err rein__http_setup(rein_provider *p, rein_error *err);
 
 struct rein__send_ctx; /* transport state of one send (provider.c) */
 
@@ -355,6 +367,10 @@ struct rein__wire {
      * NULL. */
     rein_err (*headers)(const rein_provider *p, const rein_model_request *req,
                         struct curl_slist **list);
+    /* The URL of one request when it depends on the request (Gemini names the model and the
+     * streaming method in the path): a new string, NULL when memory is exhausted. NULL hook:
+     * every request goes to the provider's endpoint. */
+    char *(*url)(const rein_provider *p, const rein_model_request *req);
     /* A backend that does its own sending (rules); NULL for HTTP wires. */
     rein_err (*send)(rein_provider *p, rein_model_request *req, rein_history *h,
                      rein_model_response **out, rein_error *err);
@@ -363,6 +379,7 @@ struct rein__wire {
 extern const struct rein__wire rein__wire_openai;
 extern const struct rein__wire rein__wire_anthropic;
 extern const struct rein__wire rein__wire_ollama;
+extern const struct rein__wire rein__wire_gemini;
 extern const struct rein__wire rein__wire_rules;
 extern const struct rein__wire rein__wire_dashscope;
 

@@ -67,6 +67,7 @@ void rein_model_response_free(rein_model_response *r)
     for (size_t i = 0; i < r->ncalls; i++) {
         rein_model_call *c = r->calls[i];
         rein_free(c->id);
+        rein_free(c->signature);
         rein_buf_release(&c->name);
         rein_buf_release(&c->args);
         json_decref(c->parsed);
@@ -125,6 +126,18 @@ enum rein_finish rein_model_response_finish(const rein_model_response *r)
         {"model_context_window_exceeded", REIN_FINISH_LENGTH},
         {"content_filter", REIN_FINISH_CONTENT_FILTER},
         {"refusal", REIN_FINISH_CONTENT_FILTER},
+        /* Gemini's finish reasons (its candidates' finishReason, or a blocked prompt's
+         * blockReason): everything a safety or policy filter ended is a content filter. */
+        {"STOP", REIN_FINISH_STOP},
+        {"MAX_TOKENS", REIN_FINISH_LENGTH},
+        {"SAFETY", REIN_FINISH_CONTENT_FILTER},
+        {"RECITATION", REIN_FINISH_CONTENT_FILTER},
+        {"BLOCKLIST", REIN_FINISH_CONTENT_FILTER},
+        {"PROHIBITED_CONTENT", REIN_FINISH_CONTENT_FILTER},
+        {"SPII", REIN_FINISH_CONTENT_FILTER},
+        {"IMAGE_SAFETY", REIN_FINISH_CONTENT_FILTER},
+        {"IMAGE_PROHIBITED_CONTENT", REIN_FINISH_CONTENT_FILTER},
+        {"IMAGE_RECITATION", REIN_FINISH_CONTENT_FILTER},
     };
 
     if (!r->finish_reason)
@@ -233,6 +246,10 @@ json_t *rein_model_response_to_json(const rein_model_response *r)
                                r->finish_reason ? json_string(r->finish_reason) : json_null());
     bad |= set_tokens(usage, "input_tokens", r->input_tokens);
     bad |= set_tokens(usage, "output_tokens", r->output_tokens);
+    if (r->cached_tokens >= 0)
+        bad |= set_tokens(usage, "cached_tokens", r->cached_tokens);
+    if (r->reasoning_tokens >= 0)
+        bad |= set_tokens(usage, "reasoning_tokens", r->reasoning_tokens);
     bad |= json_object_set_new(o, "usage", usage);
     usage = NULL;
     bad |= json_object_set_new(o, "reasoning",
@@ -269,6 +286,8 @@ json_t *rein_model_response_message(const rein_model_response *r)
             bad |= set_str(jc, "id", c->id, strlen(c->id));
             bad |= json_object_set_new(jc, "name", str_value(c->name.ptr, c->name.len));
             bad |= json_object_set_new(jc, "arguments", str_value(c->args.ptr, c->args.len));
+            if (c->signature)
+                bad |= json_object_set_new(jc, "signature", json_string(c->signature));
         }
     }
     if (!bad && r->reasoning.len)

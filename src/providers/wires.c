@@ -16,6 +16,7 @@ static const struct rein__wire *const wires[] = {
     &rein__wire_anthropic,
     &rein__wire_ollama,
     &rein__wire_dashscope,
+    &rein__wire_gemini,
 };
 
 const struct rein__wire *rein__wire_find(const char *name)

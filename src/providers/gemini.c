@@ -1,0 +1,1183 @@
+/*
+ * The Google Gemini wire protocol (generateContent), as the Gemini API (AI Studio, key in
+ * x-goog-api-key) and Vertex AI (bearer token) both speak it. The model and the method are
+ * part of the URL: BASE/models/MODEL:generateContent, or :streamGenerateContent?alt=sse for a
+ * stream of SSE events.
+ *
+ * Decoding: every payload (each SSE event, or the one body; a body that is a JSON array, as
+ * :streamGenerateContent answers without alt=sse, is taken element by element) is a
+ * GenerateContentResponse, tokenized once with jsmn. Candidate 0's content.parts are read in
+ * order: text (or reasoning when "thought" is true), functionCall (a whole call: id when the
+ * model gave one, name, args as an object whose exact text is the raw argument string; or,
+ * with Vertex's streamFunctionCallArguments, a call opened with willContinue whose
+ * partialArgs pieces (jsonPath and value) build the arguments until an empty functionCall
+ * ends it),
+ * thoughtSignature (kept with the call it came on, or as the reply's signature when it came on
+ * a text part); finishReason ends the reply (Gemini has no other end marker) and is kept as
+ * the provider says it (STOP, MAX_TOKENS, SAFETY, RECITATION, MALFORMED_FUNCTION_CALL, …:
+ * rein_model_response_finish() maps them); blocked safety ratings and finishMessage become
+ * notes; a prompt blocked before any candidate (promptFeedback.blockReason) ends the reply
+ * with that reason. usageMetadata: prompt tokens in, candidates plus thoughts tokens out, and
+ * the cached and thoughts parts. {"error": {code, message, status, details}} is the
+ * provider's error; a RetryInfo detail's retryDelay becomes the reply's retry_after_ms.
+ *
+ * Encoding: system messages go to systemInstruction; user text and tool results are "user"
+ * contents (consecutive ones merged, as Gemini wants the answers to one turn's calls in one
+ * content), assistant messages "model" contents of a text part and functionCall parts, each
+ * with the signature it came with. A tool result is a functionResponse {name, response:
+ * {"output": …} or {"error": …}}, its output the parsed JSON when the content is JSON.
+ * Tools become functionDeclarations whose parameters are converted to the subset of OpenAPI
+ * 3.0 that Gemini's Schema object takes (see schema_out); what had to be dropped is logged,
+ * once per request's tool list.
+ */
+#define JSMN_STATIC
+#define JSMN_PARENT_LINKS
+#define JSMN_STRICT
+#include <jsmn.h>
+
+#include "jpull.h"
+
+#include <ctype.h>
+#include <curl/curl.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#define WHERE "providers"
+
+/* ---------------------------------------------------------------------------------------
+ * Decoding
+ */
+
+struct gemini_state {
+    int64_t calls; /* functionCall parts seen: each is its own call */
+    /* A call whose arguments stream (Vertex's streamFunctionCallArguments): the arguments
+     * built from its partialArgs so far, and its call index. */
+    json_t *partial;
+    int open_call;
+};
+
+static void gemini_state_free(void *wire_state)
+{
+    struct gemini_state *s = wire_state;
+
+    if (s)
+        json_decref(s->partial);
+    rein_free(s);
+}
+
+static struct gemini_state *state(struct rein_provider_decoder *d)
+{
+    if (!d->wire_state)
+        d->wire_state = rein_calloc(1, sizeof(struct gemini_state));
+    return d->wire_state;
+}
+
+static int64_t int_of(const struct jdoc *doc, int obj, const char *key, size_t klen)
+{
+    int64_t v;
+
+    return jint(doc, jget(doc, obj, key, klen), &v) ? v : -1;
+}
+
+static void take_usage(struct rein_provider_decoder *d, const struct jdoc *doc, int u)
+{
+    int64_t in, cand, thoughts, cached;
+
+    if (!jis(doc, u, JSMN_OBJECT))
+        return;
+    in = int_of(doc, u, "promptTokenCount", 16);
+    cand = int_of(doc, u, "candidatesTokenCount", 20);
+    thoughts = int_of(doc, u, "thoughtsTokenCount", 18);
+    cached = int_of(doc, u, "cachedContentTokenCount", 23);
+    /* Thinking is billed as output: the output is what the candidates and thoughts took. */
+    rein__asm_usage(
+        &d->a, in,
+        cand >= 0 || thoughts >= 0 ? (cand > 0 ? cand : 0) + (thoughts > 0 ? thoughts : 0) : -1);
+    rein__asm_usage_detail(&d->a, cached, thoughts);
+}
+
+/*
+ * Sets the value at a partialArg's jsonPath ("$.a.b", "$.list[2]") in root, making the
+ * objects and arrays on the way; a string value continues the string already there (a long
+ * string arrives in pieces). Paths rein cannot follow are skipped.
+ */
+static rein_err partial_set(json_t *root, const char *path, json_t *v, bool append)
+{
+    json_t *cur = root;
+    const char *p = path;
+
+    if (!v)
+        return REIN_ENOMEM;
+    if (*p++ != '$') {
+        json_decref(v);
+        return REIN_OK;
+    }
+    while (*p) {
+        char key[256];
+        size_t n = 0;
+        long idx = -1;
+        json_t *next;
+        if (*p == '.') {
+            for (p++; *p && *p != '.' && *p != '[' && n + 1 < sizeof(key); p++)
+                key[n++] = *p;
+            key[n] = '\0';
+        } else if (*p == '[') {
+            idx = strtol(p + 1, (char **)&p, 10);
+            if (*p != ']' || idx < 0 || idx > 4096)
+                break;
+            p++;
+        } else {
+            break;
+        }
+        bool last = *p == '\0';
+        if (idx < 0 && !json_is_object(cur))
+            break;
+        if (idx >= 0 && !json_is_array(cur))
+            break;
+        /* An array grows to the index with nulls: pieces come in order, but need not. */
+        while (idx >= 0 && json_array_size(cur) < (size_t)idx) {
+            if (json_array_append_new(cur, json_null()) != 0)
+                goto nomem;
+        }
+        next = idx < 0 ? json_object_get(cur, key) : json_array_get(cur, (size_t)idx);
+        if (last) {
+            if (append && json_is_string(next) && json_is_string(v)) {
+                char *joined = rein_asprintf("%s%s", json_string_value(next), json_string_value(v));
+                json_decref(v);
+                v = joined ? json_string(joined) : NULL;
+                rein_free(joined);
+                if (!v)
+                    return REIN_ENOMEM;
+            }
+            if (idx < 0)
+                return json_object_set_new(cur, key, v) ? REIN_ENOMEM : REIN_OK;
+            if (next)
+                return json_array_set_new(cur, (size_t)idx, v) ? REIN_ENOMEM : REIN_OK;
+            return json_array_append_new(cur, v) ? REIN_ENOMEM : REIN_OK;
+        }
+        if (!next) {
+            next = *p == '[' ? json_array() : json_object();
+            if (!next || (idx < 0 ? json_object_set_new(cur, key, next)
+                                  : json_array_append_new(cur, next)) != 0)
+                goto nomem;
+        }
+        cur = next;
+    }
+    json_decref(v);
+    return REIN_OK;
+nomem:
+    json_decref(v);
+    return REIN_ENOMEM;
+}
+
+static rein_err take_partial_args(struct gemini_state *s, const struct jdoc *doc, int arr)
+{
+    rein_err rc = REIN_OK;
+    int i = arr + 1;
+
+    for (int k = 0; jis(doc, arr, JSMN_ARRAY) && k < doc->t[arr].size && !rc;
+         k++, i = jnext(doc, i)) {
+        static const struct jkey keys[] = {JK("jsonPath"), JK("stringValue"), JK("numberValue"),
+                                           JK("boolValue"), JK("nullValue")};
+        int f[5];
+        json_t *path;
+        JFIELDS(doc, i, keys, f);
+        path = jtree(doc, f[0]);
+        if (json_is_string(path)) {
+            int v = f[1] >= 0 ? f[1] : f[2] >= 0 ? f[2] : f[3];
+            rc = partial_set(s->partial, json_string_value(path),
+                             v >= 0 ? jtree(doc, v) : json_null(), f[1] >= 0);
+        }
+        json_decref(path);
+    }
+    return rc;
+}
+
+/* Ends the call whose arguments streamed: its arguments are what the pieces built. */
+static rein_err close_partial(struct rein_provider_decoder *d, struct gemini_state *s, bool close)
+{
+    char *raw = rein_json_dumps(s->partial);
+    rein_err rc =
+        raw ? rein__asm_call_args_raw(&d->a, (size_t)s->open_call, raw, strlen(raw)) : REIN_ENOMEM;
+
+    rein_free(raw);
+    json_decref(s->partial);
+    s->partial = NULL;
+    return rc || !close ? rc : rein__asm_call_close(&d->a, (size_t)s->open_call);
+}
+
+/* One functionCall part: a whole call, or a piece of one whose arguments stream. */
+static rein_err take_call(struct rein_provider_decoder *d, const struct jdoc *doc, int fc, int sig)
+{
+    static const struct jkey keys[] = {JK("id"), JK("name"), JK("args"), JK("partialArgs"),
+                                       JK("willContinue")};
+    struct gemini_state *s = state(d);
+    int f[5], call;
+    rein_err rc = REIN_OK;
+
+    if (!s)
+        return REIN_ENOMEM;
+    JFIELDS(doc, fc, keys, f);
+    if (s->partial && f[1] < 0) {
+        /* The streaming call goes on ({partialArgs, willContinue}) or ends ({}). */
+        rc = take_partial_args(s, doc, f[3]);
+        return rc || jtrue(doc, f[4]) ? rc : close_partial(d, s, true);
+    }
+    if (s->partial && (rc = close_partial(d, s, true)) != REIN_OK)
+        return rc;
+    call = rein__asm_call(&d->a, s->calls++, jstr(doc, f[0]), jstr(doc, f[1]));
+    if (call < 0)
+        return call;
+    if (jis(doc, sig, JSMN_STRING))
+        rc = rein__asm_call_signature(&d->a, (size_t)call, jstr(doc, sig));
+    if (!rc && jtrue(doc, f[4]) && !jis(doc, f[2], JSMN_OBJECT)) {
+        s->partial = json_object();
+        s->open_call = call;
+        return s->partial ? take_partial_args(s, doc, f[3]) : REIN_ENOMEM;
+    }
+    if (!rc && f[2] >= 0 && !jnull(doc, f[2])) {
+        /* The exact text of args is the raw argument string (not an object: the call's
+         * check says so). */
+        size_t len;
+        const char *raw = jraw(doc, f[2], &len);
+        rc = rein__asm_call_args_raw(&d->a, (size_t)call, raw, len);
+    } else if (!rc) {
+        rc = rein__asm_call_args_raw(&d->a, (size_t)call, "{}", 2);
+    }
+    return rc ? rc : rein__asm_call_close(&d->a, (size_t)call);
+}
+
+/* A stream that ended inside a call whose arguments streamed: what arrived is kept, and the
+ * call stays open (the reply decides it as cut). */
+static rein_err gemini_end(struct rein_provider_decoder *d)
+{
+    struct gemini_state *s = d->wire_state;
+
+    return s && s->partial ? close_partial(d, s, false) : REIN_OK;
+}
+
+static rein_err take_parts(struct rein_provider_decoder *d, const struct jdoc *doc, int parts)
+{
+    static const struct jkey keys[] = {JK("text"), JK("thought"), JK("functionCall"),
+                                       JK("thoughtSignature")};
+    rein_err rc = REIN_OK;
+    int i = parts + 1;
+
+    for (int k = 0; k < doc->t[parts].size && !rc; k++, i = jnext(doc, i)) {
+        int f[4];
+        if (!jis(doc, i, JSMN_OBJECT))
+            continue;
+        JFIELDS(doc, i, keys, f);
+        if (jis(doc, f[2], JSMN_OBJECT)) {
+            rc = take_call(d, doc, f[2], f[3]);
+            continue;
+        }
+        if (jis(doc, f[0], JSMN_STRING))
+            rc = jtrue(doc, f[1]) ? rein__asm_reasoning(&d->a, jstr(doc, f[0]))
+                                  : rein__asm_text(&d->a, jstr(doc, f[0]));
+        /* A signature on a text or thought part: one per reply goes back, the first. */
+        if (!rc && jis(doc, f[3], JSMN_STRING) && d->r->signature.len == 0)
+            rc = rein__asm_signature(&d->a, jstr(doc, f[3]));
+        if (f[0] < 0 && f[3] < 0)
+            rein__decoder_note(d, "a part that is not text, thought or functionCall (code "
+                                  "execution, inline data) was skipped");
+    }
+    return rc;
+}
+
+static void note_safety(struct rein_provider_decoder *d, const struct jdoc *doc, int ratings)
+{
+    int i = ratings + 1;
+
+    for (int k = 0; jis(doc, ratings, JSMN_ARRAY) && k < doc->t[ratings].size;
+         k++, i = jnext(doc, i)) {
+        struct rein__jstr cat = jstr(doc, JGET(doc, i, "category"));
+        struct rein__jstr prob = jstr(doc, JGET(doc, i, "probability"));
+        char note[200];
+        if (!jtrue(doc, JGET(doc, i, "blocked")))
+            continue;
+        snprintf(note, sizeof(note), "safety: %.*s (%.*s) blocked the reply",
+                 (int)(cat.len < 80 ? cat.len : 80), cat.p, (int)(prob.len < 40 ? prob.len : 40),
+                 prob.p);
+        rein__decoder_note(d, note);
+    }
+}
+
+static rein_err take_candidate(struct rein_provider_decoder *d, const struct jdoc *doc, int cand)
+{
+    static const struct jkey keys[] = {JK("content"), JK("finishReason"), JK("safetyRatings"),
+                                       JK("finishMessage"), JK("index")};
+    int f[5];
+    int64_t index = 0;
+    rein_err rc = REIN_OK;
+
+    JFIELDS(doc, cand, keys, f);
+    if (jint(doc, f[4], &index) && index != 0) {
+        d->a.other_choices = true;
+        return REIN_OK;
+    }
+    if (jis(doc, f[0], JSMN_OBJECT)) {
+        int parts = JGET(doc, f[0], "parts");
+        if (jis(doc, parts, JSMN_ARRAY))
+            rc = take_parts(d, doc, parts);
+    }
+    note_safety(d, doc, f[2]);
+    if (!rc && jis(doc, f[1], JSMN_STRING)) {
+        rc = rein__asm_finish_reason(&d->a, jstr(doc, f[1]));
+        rein__asm_complete(&d->a);
+        if (!JEQ(doc, f[1], "STOP") && jis(doc, f[3], JSMN_STRING)) {
+            struct rein__jstr m = jstr(doc, f[3]);
+            char note[300];
+            snprintf(note, sizeof(note), "finishMessage: %.*s", (int)(m.len < 260 ? m.len : 260),
+                     m.p);
+            rein__decoder_note(d, note);
+        }
+    }
+    return rc;
+}
+
+/* "34.4s" (a protobuf Duration in JSON) in milliseconds, or -1. */
+static int64_t duration_ms(const struct jdoc *doc, int i)
+{
+    char buf[32], *end;
+    size_t len;
+    const char *p;
+    double secs;
+
+    if (!jis(doc, i, JSMN_STRING))
+        return -1;
+    p = jraw(doc, i, &len);
+    if (len == 0 || len >= sizeof(buf) || p[len - 1] != 's')
+        return -1;
+    memcpy(buf, p, len - 1);
+    buf[len - 1] = '\0';
+    secs = strtod(buf, &end);
+    return end != buf && *end == '\0' && secs >= 0 && secs < 1e9 ? (int64_t)(secs * 1000.0) : -1;
+}
+
+static void take_error(struct rein_provider_decoder *d, const struct jdoc *doc, int e)
+{
+    int details = JGET(doc, e, "details"), i = details + 1;
+
+    for (int k = 0; jis(doc, details, JSMN_ARRAY) && k < doc->t[details].size;
+         k++, i = jnext(doc, i)) {
+        int64_t ms = duration_ms(doc, JGET(doc, i, "retryDelay"));
+        if (ms >= 0)
+            d->r->retry_after_ms = ms;
+    }
+    rein__asm_error(&d->a, jtree(doc, e));
+}
+
+/* One GenerateContentResponse (or an error object). */
+static rein_err take_response(struct rein_provider_decoder *d, const struct jdoc *doc, int obj)
+{
+    static const struct jkey keys[] = {JK("candidates"), JK("usageMetadata"), JK("promptFeedback"),
+                                       JK("error")};
+    int f[4];
+    rein_err rc = REIN_OK;
+
+    JFIELDS(doc, obj, keys, f);
+    if (f[3] >= 0 && !jnull(doc, f[3])) {
+        take_error(d, doc, f[3]);
+        d->recognized++;
+        return REIN_OK;
+    }
+    if (f[0] < 0 && f[1] < 0 && f[2] < 0)
+        return REIN_OK; /* not a shape rein knows: skipped, not counted */
+    d->recognized++;
+    if (jis(doc, f[0], JSMN_ARRAY)) {
+        int c = f[0] + 1;
+        for (int k = 0; k < doc->t[f[0]].size && !rc; k++, c = jnext(doc, c))
+            rc = jis(doc, c, JSMN_OBJECT) ? take_candidate(d, doc, c) : REIN_OK;
+    }
+    take_usage(d, doc, f[1]);
+    if (!rc && jis(doc, f[2], JSMN_OBJECT)) {
+        int br = JGET(doc, f[2], "blockReason");
+        if (jis(doc, br, JSMN_STRING)) {
+            /* The prompt was refused before any candidate: that is how the reply ends. */
+            note_safety(d, doc, JGET(doc, f[2], "safetyRatings"));
+            rein__decoder_note(d, "the prompt was blocked (promptFeedback.blockReason)");
+            rc = rein__asm_finish_reason(&d->a, jstr(doc, br));
+            rein__asm_complete(&d->a);
+        }
+    }
+    return rc;
+}
+
+static bool blank(const char *p, size_t len)
+{
+    for (size_t i = 0; i < len; i++) {
+        if (p[i] != ' ' && p[i] != '\t' && p[i] != '\r' && p[i] != '\n')
+            return false;
+    }
+    return true;
+}
+
+/* Every object at the top (one object, or the elements of an array). */
+static rein_err take_top(struct rein_provider_decoder *d, const struct jdoc *doc, bool *shape)
+{
+    rein_err rc = REIN_OK;
+
+    *shape = true;
+    if (doc->t[0].type == JSMN_OBJECT)
+        return take_response(d, doc, 0);
+    if (doc->t[0].type != JSMN_ARRAY) {
+        *shape = false;
+        return REIN_OK;
+    }
+    for (int k = 0, i = 1; k < doc->t[0].size && !rc; k++, i = jnext(doc, i)) {
+        if (!jis(doc, i, JSMN_OBJECT)) {
+            *shape = false;
+            return REIN_OK;
+        }
+        rc = take_response(d, doc, i);
+    }
+    return rc;
+}
+
+static rein_err gemini_payload(struct rein_provider_decoder *d, const char *event, const char *p,
+                               size_t len, rein_error *err)
+{
+    struct jdoc doc;
+    size_t n;
+    bool shape;
+    int r;
+    rein_err rc;
+
+    if (blank(p, len))
+        return REIN_OK;
+    n = rein__decoder_saw(d, p, len);
+    r = jdoc_parse(&doc, p, len, &d->tok, &d->tokcap);
+    if (r == JSMN_ERROR_NOMEM)
+        return REIN_ENOMEM;
+    if (r <= 0 && rein__decoder_cut_at_eof(d, r == JSMN_ERROR_PART))
+        return REIN_OK;
+    if (r <= 0 && rein__decoder_error_text(d, event, p, len))
+        return REIN_OK;
+    if (r <= 0 || jnext(&doc, 0) != doc.n)
+        return rein__decoder_bad(d, n, p, len,
+                                 r == JSMN_ERROR_PART ? "the JSON is cut short"
+                                 : r <= 0             ? "not JSON"
+                                                      : "an event must be one JSON value",
+                                 err);
+    rc = take_top(d, &doc, &shape);
+    if (!rc && !shape)
+        return rein__decoder_bad(d, n, p, len, "an event must be a JSON object", err);
+    return rc;
+}
+
+static rein_err gemini_body(struct rein_provider_decoder *d, const char *p, size_t len,
+                            rein_error *err)
+{
+    struct jdoc doc;
+    bool shape;
+    int r;
+    rein_err rc;
+
+    if (blank(p, len))
+        return rein__decoder_bad(d, 0, p, len, "the body is empty", err);
+    rein__decoder_saw(d, p, len);
+    r = jdoc_parse(&doc, p, len, &d->tok, &d->tokcap);
+    if (r == JSMN_ERROR_NOMEM)
+        return REIN_ENOMEM;
+    if (r <= 0 || jnext(&doc, 0) != doc.n) {
+        rein_error jerr;
+        rein_error_clear(&jerr);
+        json_t *v = rein_json_parse(p, len, 0, &jerr);
+        json_decref(v);
+        return rein__decoder_bad(d, 0, p, len, v ? "the body must be one JSON value" : jerr.msg,
+                                 err);
+    }
+    rc = take_top(d, &doc, &shape);
+    if (!rc && (!shape || !d->recognized))
+        return rein__decoder_bad(d, 0, p, len, "no candidates, usageMetadata or error", err);
+    return rc;
+}
+
+/* ---------------------------------------------------------------------------------------
+ * Tools: JSON Schema to Gemini's Schema object
+ *
+ * Gemini's Schema is a subset of OpenAPI 3.0 (ai.google.dev/api/caching#Schema): type (one of
+ * STRING, NUMBER, INTEGER, BOOLEAN, ARRAY, OBJECT, NULL), format, title, description,
+ * nullable, enum (strings), items, minItems, maxItems, properties, required, minProperties,
+ * maxProperties, propertyOrdering, minLength, maxLength, pattern, minimum, maximum, anyOf,
+ * example, default. Anything else makes the request fail, so it is converted where there is
+ * a faithful form and dropped otherwise: ["T", "null"] becomes T with nullable; const a
+ * one-value enum; oneOf anyOf (looser: "exactly one" becomes "at least one"); a local $ref
+ * into $defs/definitions is inlined (to a depth of 8; deeper or recursive ones are dropped).
+ * Dropped keywords are collected as "keyword at /json/pointer" for the log.
+ */
+
+struct conv {
+    const json_t *root;
+    struct rein_buf *dropped;
+    int depth;
+};
+
+static void dropped(struct conv *c, const char *key, const char *at)
+{
+    char *line;
+
+    if (c->dropped->len > 2000)
+        return;
+    /* Only for the log: a failure to note it loses nothing the request needs. */
+    line = rein_asprintf("%s%s at %s", c->dropped->len ? ", " : "", key, at[0] ? at : "/");
+    if (line && rein_buf_adds(c->dropped, line) != REIN_OK)
+        rein_buf_truncate(c->dropped, c->dropped->len);
+    rein_free(line);
+}
+
+static const char *gemini_type(const char *t)
+{
+    static const char *const map[][2] = {
+        {"string", "STRING"}, {"number", "NUMBER"}, {"integer", "INTEGER"}, {"boolean", "BOOLEAN"},
+        {"array", "ARRAY"},   {"object", "OBJECT"}, {"null", "NULL"}};
+
+    for (size_t i = 0; t && i < REIN_ARRAY_SIZE(map); i++) {
+        if (strcmp(t, map[i][0]) == 0)
+            return map[i][1];
+    }
+    return NULL;
+}
+
+/* The format values Gemini takes for a type; others are dropped. */
+static bool format_ok(const char *type, const char *fmt)
+{
+    if (!type || !fmt)
+        return false;
+    if (!strcmp(type, "STRING"))
+        return !strcmp(fmt, "enum") || !strcmp(fmt, "date-time");
+    if (!strcmp(type, "NUMBER"))
+        return !strcmp(fmt, "float") || !strcmp(fmt, "double");
+    if (!strcmp(type, "INTEGER"))
+        return !strcmp(fmt, "int32") || !strcmp(fmt, "int64");
+    return false;
+}
+
+static void schema_out(struct conv *c, struct rein_jw *w, const json_t *s, const char *at);
+
+/* A local reference's target (#/$defs/X or #/definitions/X), or NULL. */
+static const json_t *ref_target(const struct conv *c, const char *ref)
+{
+    const char *name;
+    const json_t *defs;
+
+    if (!strncmp(ref, "#/$defs/", 8)) {
+        defs = json_object_get(c->root, "$defs");
+        name = ref + 8;
+    } else if (!strncmp(ref, "#/definitions/", 14)) {
+        defs = json_object_get(c->root, "definitions");
+        name = ref + 14;
+    } else {
+        return NULL;
+    }
+    return json_object_get(defs, name);
+}
+
+/* The type of s for Gemini, and whether null is allowed besides (a type array). */
+static const char *type_of(struct conv *c, const json_t *s, bool *nullable, const char *at)
+{
+    const json_t *t = json_object_get(s, "type");
+    const char *out = NULL;
+    size_t i, others = 0;
+    const json_t *v;
+
+    *nullable = false;
+    if (json_is_string(t))
+        return gemini_type(json_string_value(t));
+    json_array_foreach(t, i, v)
+    {
+        const char *g = gemini_type(json_string_value(v));
+        if (g && !strcmp(g, "NULL"))
+            *nullable = true;
+        else if (g && !out)
+            out = g;
+        else if (g)
+            others++;
+    }
+    if (others)
+        dropped(c, "type (all but the first of several types)", at);
+    if (!t) {
+        /* Gemini wants a type where JSON Schema may leave it to the other keywords. */
+        if (json_object_get(s, "properties"))
+            return "OBJECT";
+        if (json_object_get(s, "items"))
+            return "ARRAY";
+    }
+    return out;
+}
+
+static void props_out(struct conv *c, struct rein_jw *w, const json_t *props, const char *at)
+{
+    const char *k;
+    const json_t *v;
+
+    rein_jw_key(w, "properties");
+    rein_jw_obj_begin(w);
+    json_object_foreach((json_t *)props, k, v)
+    {
+        char sub[512];
+        snprintf(sub, sizeof(sub), "%s/properties/%s", at, k);
+        rein_jw_key(w, k);
+        schema_out(c, w, v, sub);
+    }
+    rein_jw_obj_end(w);
+}
+
+static void any_of_out(struct conv *c, struct rein_jw *w, const json_t *arr, const char *at,
+                       const char *key)
+{
+    size_t i;
+    const json_t *v;
+
+    rein_jw_key(w, "anyOf");
+    rein_jw_arr_begin(w);
+    json_array_foreach(arr, i, v)
+    {
+        char sub[512];
+        snprintf(sub, sizeof(sub), "%s/%s/%zu", at, key, i);
+        schema_out(c, w, v, sub);
+    }
+    rein_jw_arr_end(w);
+}
+
+static bool all_strings(const json_t *arr)
+{
+    size_t i;
+    const json_t *v;
+
+    if (!json_is_array(arr))
+        return false;
+    json_array_foreach(arr, i, v)
+    {
+        if (!json_is_string(v))
+            return false;
+    }
+    return true;
+}
+
+/* Members copied as they are when their value has the right JSON type. */
+static bool copy_member(struct rein_jw *w, const char *k, const json_t *v)
+{
+    static const char *const strs[] = {"title", "description", "pattern"};
+    static const char *const nums[] = {"minItems",      "maxItems",      "minLength", "maxLength",
+                                       "minProperties", "maxProperties", "minimum",   "maximum"};
+
+    for (size_t i = 0; i < REIN_ARRAY_SIZE(strs); i++) {
+        if (!strcmp(k, strs[i]) && json_is_string(v))
+            goto copy;
+    }
+    for (size_t i = 0; i < REIN_ARRAY_SIZE(nums); i++) {
+        if (!strcmp(k, nums[i]) && json_is_number(v))
+            goto copy;
+    }
+    if ((!strcmp(k, "required") || !strcmp(k, "propertyOrdering")) && all_strings(v))
+        goto copy;
+    if ((!strcmp(k, "example") || !strcmp(k, "default")) ||
+        (!strcmp(k, "nullable") && json_is_boolean(v)))
+        goto copy;
+    return false;
+copy:
+    rein_jw_key(w, k);
+    rein_jw_json(w, v);
+    return true;
+}
+
+/* Keywords that carry no constraint: left out without a word. */
+static bool silent(const char *k)
+{
+    return !strcmp(k, "$schema") || !strcmp(k, "$id") || !strcmp(k, "$comment") ||
+           !strcmp(k, "$defs") || !strcmp(k, "definitions") || !strcmp(k, "examples");
+}
+
+static void schema_out(struct conv *c, struct rein_jw *w, const json_t *s, const char *at)
+{
+    const char *k, *type;
+    const json_t *v, *ref = json_object_get(s, "$ref");
+    bool nullable;
+
+    if (json_is_string(ref)) {
+        const json_t *target = ref_target(c, json_string_value(ref));
+        if (target && c->depth < 8) {
+            c->depth++;
+            schema_out(c, w, target, at);
+            c->depth--;
+            return;
+        }
+        dropped(c, "$ref", at);
+        rein_jw_obj_begin(w);
+        rein_jw_obj_end(w);
+        return;
+    }
+    if (!json_is_object(s)) {
+        if (!json_is_true(s))
+            dropped(c, "a schema that is not an object", at);
+        rein_jw_obj_begin(w);
+        rein_jw_obj_end(w);
+        return;
+    }
+    type = type_of(c, s, &nullable, at);
+    rein_jw_obj_begin(w);
+    if (type) {
+        rein_jw_key(w, "type");
+        rein_jw_str(w, type);
+    }
+    if (nullable) {
+        rein_jw_key(w, "nullable");
+        rein_jw_bool(w, true);
+    }
+    json_object_foreach((json_t *)s, k, v)
+    {
+        if (!strcmp(k, "type") || silent(k) || (nullable && !strcmp(k, "nullable")))
+            continue;
+        if (!strcmp(k, "properties") && json_is_object(v)) {
+            props_out(c, w, v, at);
+        } else if (!strcmp(k, "items") && json_is_object(v)) {
+            char sub[512];
+            snprintf(sub, sizeof(sub), "%s/items", at);
+            rein_jw_key(w, "items");
+            schema_out(c, w, v, sub);
+        } else if ((!strcmp(k, "anyOf") || !strcmp(k, "oneOf")) && json_is_array(v) &&
+                   !json_object_get(s, !strcmp(k, "oneOf") ? "anyOf" : "")) {
+            any_of_out(c, w, v, at, k);
+        } else if (!strcmp(k, "enum") && all_strings(v)) {
+            rein_jw_key(w, "enum");
+            rein_jw_json(w, v);
+        } else if (!strcmp(k, "const") && json_is_string(v) && !json_object_get(s, "enum")) {
+            rein_jw_key(w, "enum");
+            rein_jw_arr_begin(w);
+            rein_jw_str(w, json_string_value(v));
+            rein_jw_arr_end(w);
+        } else if (!strcmp(k, "format") && json_is_string(v)) {
+            if (format_ok(type, json_string_value(v))) {
+                rein_jw_key(w, "format");
+                rein_jw_json(w, v);
+            } else {
+                dropped(c, "format", at);
+            }
+        } else if (!copy_member(w, k, v)) {
+            dropped(c, k, at);
+        }
+    }
+    rein_jw_obj_end(w);
+}
+
+/* True when the tool takes no arguments (no parameters, or an object without properties):
+ * Gemini refuses an OBJECT schema with empty properties, so parameters are left out. */
+static bool no_params(const json_t *p)
+{
+    const json_t *props = json_object_get(p, "properties");
+
+    return !p || (!json_object_size(props) && !json_object_get(p, "$ref") &&
+                  !json_object_get(p, "anyOf") && !json_object_get(p, "oneOf"));
+}
+
+static rein_err gemini_encode_tools(const rein_provider *p, const rein_model_request *req,
+                                    struct rein_buf *out)
+{
+    struct rein_buf drop;
+    struct rein_jw w;
+    rein_err rc;
+
+    (void)p;
+    rein_buf_init(&drop, 0);
+    rein_jw_init(&w, out);
+    rein_jw_arr_begin(&w);
+    rein_jw_obj_begin(&w);
+    rein_jw_key(&w, "functionDeclarations");
+    rein_jw_arr_begin(&w);
+    for (size_t i = 0; i < req->ntools; i++) {
+        const struct rein__tool *t = &req->tools[i];
+        rein_jw_obj_begin(&w);
+        rein_jw_key(&w, "name");
+        rein_jw_str(&w, t->name);
+        if (t->description) {
+            rein_jw_key(&w, "description");
+            rein_jw_str(&w, t->description);
+        }
+        if (!no_params(t->parameters)) {
+            struct conv c = {t->parameters, &drop, 0};
+            rein_jw_key(&w, "parameters");
+            schema_out(&c, &w, t->parameters, "");
+        }
+        rein_jw_obj_end(&w);
+        if (drop.len) {
+            rein_log(REIN_LOG_WARN, WHERE,
+                     "gemini: tool \"%s\": dropped from its parameters (Gemini's Schema does "
+                     "not take them): %s",
+                     t->name, drop.ptr);
+            rein_buf_reset(&drop);
+        }
+    }
+    rein_jw_arr_end(&w);
+    rein_jw_obj_end(&w);
+    rein_jw_arr_end(&w);
+    rc = rein_jw_finish(&w);
+    rein_buf_release(&drop);
+    return rc;
+}
+
+/* ---------------------------------------------------------------------------------------
+ * Messages. A message's cached piece is its parts, comma-separated, without the brackets:
+ * the body merges the pieces of consecutive messages of one role into one content.
+ */
+
+static void text_part(struct rein_jw *w, const char *text, const char *sig)
+{
+    rein_jw_obj_begin(w);
+    rein_jw_key(w, "text");
+    rein_jw_str(w, text);
+    if (sig && sig[0]) {
+        rein_jw_key(w, "thoughtSignature");
+        rein_jw_str(w, sig);
+    }
+    rein_jw_obj_end(w);
+}
+
+/* rein's made-up call ids ("call_" and 16 hex digits) are not the model's: not sent back. */
+static bool made_up_id(const char *id)
+{
+    if (strncmp(id, "call_", 5) != 0 || strlen(id) != 21)
+        return false;
+    for (size_t i = 5; i < 21; i++) {
+        if (!isxdigit((unsigned char)id[i]))
+            return false;
+    }
+    return true;
+}
+
+static void call_part(struct rein_jw *w, const json_t *call)
+{
+    const char *id = rein__json_str(call, "id");
+    const char *sig = rein__json_str(call, "signature");
+
+    rein_jw_obj_begin(w);
+    rein_jw_key(w, "functionCall");
+    rein_jw_obj_begin(w);
+    if (id[0] && !made_up_id(id)) {
+        rein_jw_key(w, "id");
+        rein_jw_str(w, id);
+    }
+    rein_jw_key(w, "name");
+    rein_jw_str(w, rein__json_str(call, "name"));
+    rein_jw_key(w, "args");
+    rein__jw_tool_args_raw(w, rein__json_str(call, "arguments"));
+    rein_jw_obj_end(w);
+    if (sig[0]) {
+        rein_jw_key(w, "thoughtSignature");
+        rein_jw_str(w, sig);
+    }
+    rein_jw_obj_end(w);
+}
+
+/* A tool result: {"output": the content} or {"error": …}, the content parsed when it is
+ * JSON (so the model reads structure, not an escaped string). */
+static void response_part(struct rein_jw *w, const json_t *msg, const char *name)
+{
+    const char *id = rein__json_str(msg, "tool_call_id");
+    const char *content = rein__json_str(msg, "content");
+    json_t *parsed = content[0] == '{' || content[0] == '['
+                         ? rein_json_parse(content, strlen(content), 0, NULL)
+                         : NULL;
+
+    rein_jw_obj_begin(w);
+    rein_jw_key(w, "functionResponse");
+    rein_jw_obj_begin(w);
+    if (id[0] && !made_up_id(id)) {
+        rein_jw_key(w, "id");
+        rein_jw_str(w, id);
+    }
+    rein_jw_key(w, "name");
+    rein_jw_str(w, name);
+    rein_jw_key(w, "response");
+    rein_jw_obj_begin(w);
+    rein_jw_key(w, json_is_true(json_object_get(msg, "is_error")) ? "error" : "output");
+    if (parsed)
+        rein_jw_json(w, parsed);
+    else
+        rein_jw_str(w, content);
+    rein_jw_obj_end(w);
+    rein_jw_obj_end(w);
+    rein_jw_obj_end(w);
+    json_decref(parsed);
+}
+
+static void model_parts(struct rein_jw *w, const json_t *msg)
+{
+    const char *content = rein__json_str(msg, "content");
+    const char *sig = rein__json_str(msg, "reasoning_signature");
+    const json_t *calls = json_object_get(msg, "tool_calls");
+    const json_t *c;
+    size_t i;
+
+    if (content[0] || !json_array_size(calls))
+        text_part(w, content, sig);
+    else if (sig[0] && !json_is_string(json_object_get(json_array_get(calls, 0), "signature")))
+        text_part(w, "", sig);
+    json_array_foreach(calls, i, c)
+    {
+        call_part(w, c);
+    }
+}
+
+/* Drops the brackets of an encoded array: "[a,b]" -> "a,b". */
+static void unbracket(struct rein_buf *out)
+{
+    memmove(out->ptr, out->ptr + 1, out->len - 2);
+    rein_buf_truncate(out, out->len - 2);
+}
+
+static rein_err gemini_encode_message(const rein_provider *p, const json_t *msg,
+                                      struct rein_buf *out)
+{
+    const char *role = rein__json_str(msg, "role");
+    struct rein_jw w;
+    rein_err rc;
+
+    (void)p;
+    rein_jw_init(&w, out);
+    rein_jw_arr_begin(&w);
+    if (!strcmp(role, "tool"))
+        response_part(&w, msg, rein__json_str(msg, "name"));
+    else if (!strcmp(role, "assistant"))
+        model_parts(&w, msg);
+    else
+        text_part(&w, rein__json_str(msg, "content"), NULL);
+    rein_jw_arr_end(&w);
+    rc = rein_jw_finish(&w);
+    if (!rc)
+        unbracket(out);
+    return rc;
+}
+
+/* The name of the call a tool result without one answers: from the assistant turn before. */
+static const char *call_name(const rein_history *h, size_t i, const char *id)
+{
+    while (i-- > 0) {
+        const json_t *m = rein_history_get(h, i), *c;
+        size_t k;
+        if (strcmp(rein__json_str(m, "role"), "assistant") != 0)
+            continue;
+        json_array_foreach(json_object_get(m, "tool_calls"), k, c)
+        {
+            if (!strcmp(rein__json_str(c, "id"), id))
+                return rein__json_str(c, "name");
+        }
+        break;
+    }
+    return "";
+}
+
+/* The piece of message i: its cached one, or, for a tool result that does not name its
+ * call, one made here with the name looked up (not cached: it depends on the history). */
+static rein_err piece_of(rein_provider *p, rein_history *h, size_t i, struct rein_buf *tmp,
+                         const char **piece, size_t *len)
+{
+    const json_t *m = rein_history_get(h, i);
+    struct rein_jw w;
+    rein_err rc;
+
+    if (strcmp(rein__json_str(m, "role"), "tool") != 0 || rein__json_str(m, "name")[0])
+        return rein__history_piece(h, i, p, &rein__wire_gemini, piece, len);
+    rein_buf_reset(tmp);
+    rein_jw_init(&w, tmp);
+    rein_jw_arr_begin(&w);
+    response_part(&w, m, call_name(h, i, rein__json_str(m, "tool_call_id")));
+    rein_jw_arr_end(&w);
+    rc = rein_jw_finish(&w);
+    if (rc)
+        return rc;
+    unbracket(tmp);
+    *piece = tmp->ptr;
+    *len = tmp->len;
+    return REIN_OK;
+}
+
+static char role_of(const json_t *msg)
+{
+    const char *role = rein__json_str(msg, "role");
+    return role[0] == 's' ? 's' : role[0] == 'a' ? 'm' : 'u';
+}
+
+/* Appends the contents array (system false) or the systemInstruction's parts (true). */
+static rein_err contents(rein_provider *p, rein_history *h, struct rein_buf *b, bool system)
+{
+    struct rein_buf tmp;
+    char open = 0;
+    bool first = true;
+    rein_err rc = rein_buf_addch(b, '[');
+
+    rein_buf_init(&tmp, 0);
+    for (size_t i = 0; !rc && i < rein_history_len(h); i++) {
+        char role = role_of(rein_history_get(h, i));
+        const char *piece;
+        size_t len;
+        if ((role == 's') != system)
+            continue;
+        rc = piece_of(p, h, i, &tmp, &piece, &len);
+        if (rc || len == 0)
+            continue;
+        if (system || role == open) {
+            if (!first)
+                rc = rein_buf_addch(b, ',');
+        } else {
+            if (open)
+                rc = rein_buf_add(b, "]},", 3);
+            if (!rc)
+                rc = rein_buf_adds(b, role == 'm' ? "{\"role\":\"model\",\"parts\":["
+                                                  : "{\"role\":\"user\",\"parts\":[");
+            open = role;
+        }
+        if (!rc)
+            rc = rein_buf_add(b, piece, len);
+        first = false;
+    }
+    if (!rc && open)
+        rc = rein_buf_add(b, "]}", 2);
+    if (!rc)
+        rc = rein_buf_addch(b, ']');
+    rein_buf_release(&tmp);
+    return rc;
+}
+
+static void tool_config(struct rein_jw *w, const char *choice)
+{
+    rein_jw_key(w, "toolConfig");
+    rein_jw_obj_begin(w);
+    rein_jw_key(w, "functionCallingConfig");
+    rein_jw_obj_begin(w);
+    rein_jw_key(w, "mode");
+    if (!strcmp(choice, "auto") || !strcmp(choice, "none")) {
+        rein_jw_str(w, !strcmp(choice, "auto") ? "AUTO" : "NONE");
+    } else {
+        rein_jw_str(w, "ANY");
+        if (strcmp(choice, "required") != 0) {
+            rein_jw_key(w, "allowedFunctionNames");
+            rein_jw_arr_begin(w);
+            rein_jw_str(w, choice);
+            rein_jw_arr_end(w);
+        }
+    }
+    rein_jw_obj_end(w);
+    rein_jw_obj_end(w);
+}
+
+static bool has_system(const rein_history *h)
+{
+    for (size_t i = 0; i < rein_history_len(h); i++) {
+        if (role_of(rein_history_get(h, i)) == 's')
+            return true;
+    }
+    return false;
+}
+
+static rein_err gemini_build_body(rein_provider *p, const rein_model_request *req, rein_history *h,
+                                  struct rein_buf *body, rein_error *err)
+{
+    struct rein_jw w;
+    rein_err rc;
+
+    rein_jw_init(&w, body);
+    rein_jw_obj_begin(&w);
+    rein_jw_key(&w, "contents");
+    rein_jw_raw(&w, "", 0); /* spliced in from the cached pieces */
+    rc = w.err ? w.err : contents(p, h, body, false);
+    if (!rc && has_system(h)) {
+        rein_jw_key(&w, "systemInstruction");
+        rein_jw_raw(&w, "{\"parts\":", 9);
+        rc = w.err ? w.err : contents(p, h, body, true);
+        if (!rc)
+            rc = rein_buf_addch(body, '}');
+    }
+    if (rc)
+        return rein_error_set(err, rc, "encoding the history: %s", rein_strerror(rc));
+    if (req->ntools) {
+        rein_jw_key(&w, "tools");
+        rein_jw_raw(&w, req->tools_enc.ptr, req->tools_enc.len);
+        if (req->tool_choice)
+            tool_config(&w, req->tool_choice);
+    }
+    if (req->max_tokens > 0 || req->temperature >= 0) {
+        rein_jw_key(&w, "generationConfig");
+        rein_jw_obj_begin(&w);
+        if (req->max_tokens > 0) {
+            rein_jw_key(&w, "maxOutputTokens");
+            rein_jw_int(&w, req->max_tokens);
+        }
+        if (req->temperature >= 0) {
+            rein_jw_key(&w, "temperature");
+            rein_jw_double(&w, req->temperature);
+        }
+        rein_jw_obj_end(&w);
+    }
+    rein__jw_extra(&w, req);
+    rein_jw_obj_end(&w);
+    rc = rein_jw_finish(&w);
+    return rc ? rein_error_set(err, rc, "encoding the request: %s", rein_strerror(rc)) : REIN_OK;
+}
+
+/* BASE/models/MODEL:generateContent, or :streamGenerateContent?alt=sse (SSE, not the JSON
+ * array Gemini streams otherwise). A model given as "models/x" is not doubled. */
+static char *gemini_url(const rein_provider *p, const rein_model_request *req)
+{
+    const char *model = rein__request_model(p, req);
+
+    if (!strncmp(model, "models/", 7))
+        model += 7;
+    return rein_asprintf("%s/models/%s:%s", p->endpoint, model,
+                         req->stream ? "streamGenerateContent?alt=sse" : "generateContent");
+}
+
+/*
+ * Vertex AI: the base URL names the project and the location
+ * (https://LOCATION-aiplatform.googleapis.com/v1/projects/PROJECT/locations/LOCATION/
+ * publishers/google); without one it is made from GOOGLE_CLOUD_PROJECT and
+ * GOOGLE_CLOUD_LOCATION (default us-central1; "global" has no location prefix on the host).
+ */
+rein_err rein__vertex_open(rein_provider *p, rein_error *err)
+{
+    const char *project = getenv("GOOGLE_CLOUD_PROJECT");
+    const char *loc = getenv("GOOGLE_CLOUD_LOCATION");
+
+    if (!p->cfg.base_url) {
+        if (!project || !project[0])
+            return rein_error_set(err, REIN_EINVAL,
+                                  "the vertex provider needs GOOGLE_CLOUD_PROJECT (and "
+                                  "GOOGLE_CLOUD_LOCATION) or a base URL ending in "
+                                  "/publishers/google");
+        if (!loc || !loc[0])
+            loc = "us-central1";
+        p->cfg.base_url = rein_asprintf(
+            "https://%s%saiplatform.googleapis.com/v1/projects/%s/locations/%s/"
+            "publishers/google",
+            strcmp(loc, "global") ? loc : "", strcmp(loc, "global") ? "-" : "", project, loc);
+        if (!p->cfg.base_url)
+            return REIN_ENOMEM;
+        /* Google's own address: a token is needed (http_setup lets a configured base go
+         * without one, for proxies). */
+        const char *env = p->cfg.api_key_env ? p->cfg.api_key_env : p->cfg.preset->key_env;
+        const char *tok = env ? getenv(env) : NULL;
+        if (!p->cfg.api_key && (!tok || !tok[0]))
+            return rein_error_set(err, REIN_EINVAL,
+                                  "the vertex provider needs an access token: set %s (gcloud "
+                                  "auth print-access-token) or REIN_API_KEY",
+                                  env ? env : "GOOGLE_ACCESS_TOKEN");
+    }
+    return rein__http_setup(p, err);
+}
+
+const struct rein__wire rein__wire_gemini = {
+    .name = "gemini",
+    .path = "",
+    .auth = "x-goog-api-key: ",
+    .formats = {"gemini-sse", "gemini-json"},
+    .framing = REIN__FRAMING_SSE,
+    .decode_payload = gemini_payload,
+    .decode_body = gemini_body,
+    .decode_end = gemini_end,
+    .decode_free = gemini_state_free,
+    .encode_message = gemini_encode_message,
+    .encode_tools = gemini_encode_tools,
+    .build_body = gemini_build_body,
+    .url = gemini_url,
+};
