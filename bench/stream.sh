@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # bench/stream.sh: how fast a model's stream is decoded, rein next to Node in one run.
 #
-# A recorded stream from the shared fixtures is stretched to about 50 MB (its middle events
+# A recorded stream from the shared fixtures (or tests/data) is stretched to about 50 MB (its middle events
 # repeated, so it stays one well-formed reply) and decoded by
 #   rein: the provider decoder the adapters use (SSE framing, jsmn per chunk, the assembler
 #         and its events), fed from memory in 16 KiB pieces  (bench/stream_bench.c)
@@ -33,7 +33,15 @@ printf '%-44s %10s %12s %10s %12s %7s\n' "stream (~$((target / 1000000)) MB)" "r
 # format  fixture  first-events-kept  last-events-kept
 while read -r fmt fixture head tail; do
   file="$out/$(basename "$fixture").long"
-  python3 bench/make_stream.py "$shared/fixtures/$fixture" "$file" "$target" "$head" "$tail"
+  src="$shared/fixtures/$fixture"
+  case "$fixture" in tests/*) src="$fixture" ;; esac # a recording of this tree (tests/data)
+  if [[ "$src" == *.stream.jsonl ]]; then
+    # One payload per line: framed as the SSE events the service sent.
+    awk 'NF { printf "data: %s\r\n\r\n", $0 }' "$src" >"$file.sse"
+    src="$file.sse"
+  fi
+  python3 bench/make_stream.py "$src" "$file" "$target" "$head" "$tail"
+  rm -f "$file.sse"
   rmb=0 nmb=0
   for _ in $(seq "$rounds"); do
     read -r mb ev n < <("$out/stream_bench" "$file" "$fmt" "$runs")
@@ -49,4 +57,5 @@ while read -r fmt fixture head tail; do
 done <<'CASES'
 openai-sse openai/openai-python-gpt4o-single-strict-tool.sse 1 3
 anthropic-sse anthropic/pydantic-sonnet4-thinking-stream.sse 3 2
+gemini-sse tests/data/providers/gemini/vercel-google-text.stream.jsonl 1 1
 CASES

@@ -9,6 +9,7 @@
  * tests/support and are compiled in here, without libmicrohttpd.
  */
 #include "../tests/support/model_server_check.c"
+#include "../tests/support/model_server_gemini.c"
 #include "../tests/support/model_server_script.c"
 #include "../tests/support/model_server_wire.c"
 #include "../tests/support/model_server_wire2.c"

@@ -967,6 +967,8 @@ static bool status_retryable(long s)
  *   OpenRouter: a numeric code mirroring the HTTP status: 408 timeout, 429 rate limited,
  *     502 the model is down, 503 no provider available (and the usual 500/504/529);
  *   DashScope: the codes Throttling… (429) and InternalError… (500).
+ *   Gemini: google.rpc.Status, whose numeric code is the HTTP status (503 UNAVAILABLE, 500
+ *     INTERNAL, 429 RESOURCE_EXHAUSTED are transient; 400 INVALID_ARGUMENT is not).
  * Anything else (invalid_request_error, Groq's tool_use_failed, insufficient_quota, a
  * content filter) would fail the same way again and is not retried.
  */

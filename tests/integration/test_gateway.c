@@ -39,15 +39,16 @@ static rein_provider *provider(const char *wire, const char *key)
     rein_provider_config *cfg = rein_provider_config_new();
     rein_provider *p;
     rein_error err;
-    bool anthropic = strcmp(wire, "anthropic") == 0;
+    bool anthropic = strcmp(wire, "anthropic") == 0, gemini = strcmp(wire, "gemini") == 0;
+    char base[128];
 
     assert_non_null(cfg);
     assert_rein_ok(rein_provider_config_set(cfg, "provider",
-                                            anthropic ? "anthropic" : "openai-compatible", &err),
+                                            anthropic || gemini ? wire : "openai-compatible", &err),
                    &err);
-    assert_rein_ok(
-        rein_provider_config_set_base_url(cfg, anthropic ? ms_url(F->ms) : ms_openai_url(F->ms)),
-        NULL);
+    snprintf(base, sizeof(base), "%s%s", anthropic || gemini ? ms_url(F->ms) : ms_openai_url(F->ms),
+             gemini ? "/v1beta" : "");
+    assert_rein_ok(rein_provider_config_set_base_url(cfg, base), NULL);
     assert_rein_ok(rein_provider_config_set_model(cfg, "gw-model"), NULL);
     if (key)
         assert_rein_ok(rein_provider_config_set_api_key(cfg, key), NULL);
@@ -576,6 +577,30 @@ static void test_server_tool_loop_is_bounded(void **state)
     assert_int_equal(ms_request_count(F->ms), 3);
 }
 
+/* A Gemini upstream behind the OpenAI-wire gateway: a server-side tool loop, streamed back. */
+static void test_gemini_upstream_with_a_server_tool(void **state)
+{
+    struct th_resp r;
+
+    (void)state;
+    start_with("gemini", NULL, 0);
+    script("[{\"tool_calls\":[{\"name\":\"echo\",\"arguments\":\"{\\\"text\\\":\\\"hi\\\"}\"}]},"
+           "{\"match\":{\"last_role\":\"tool\"},\"text\":[\"The echo \",\"said hi.\"]}]");
+    chat("{\"model\":\"m\",\"stream\":true," USER "}", (const char *[]){"x-rein-tools: echo", NULL},
+         &r);
+    assert_int_equal(r.status, 200);
+    assert_non_null(strstr(r.body, "said hi."));
+    assert_non_null(strstr(r.body, "[DONE]"));
+    th_resp_free(&r);
+    assert_int_equal(ms_request_count(F->ms), 2);
+    for (size_t i = 0; i < 2; i++) {
+        const struct ms_request *q = ms_request(F->ms, i);
+        assert_int_equal(q->status, 200);
+        assert_string_equal(q->format, "gemini");
+    }
+    assert_non_null(strstr(ms_request(F->ms, 1)->body, "\"functionResponse\""));
+}
+
 static void test_models(void **state)
 {
     struct th_resp r;
@@ -612,6 +637,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_teardown(test_metrics_by_model_and_tool, teardown),
         cmocka_unit_test_teardown(test_upstream_key_never_reaches_the_client, teardown),
         cmocka_unit_test_teardown(test_server_tool_loop_is_bounded, teardown),
+        cmocka_unit_test_teardown(test_gemini_upstream_with_a_server_tool, teardown),
         cmocka_unit_test_teardown(test_models, teardown),
     };
 

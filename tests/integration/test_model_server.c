@@ -1218,7 +1218,7 @@ static void test_bad_scripts_are_refused_and_change_nothing(void **state)
         {"{\"text\":\"a\",\"fautl\":{}}", "replies[0]: unknown member \"fautl\""},
         {"[{\"text\":\"ok\"},{\"status\":\"429\"}]", "replies[1].status: expected a non-negative"},
         {"{\"tool_calls\":[{\"arguments\":\"{}\"}]}", "replies[0].tool_calls[0]: \"name\" is"},
-        {"{\"format\":\"gemini\"}", "replies[0].format: \"gemini\" is not one of"},
+        {"{\"format\":\"cohere\"}", "replies[0].format: \"cohere\" is not one of"},
         {"{\"fault\":{\"cut_after_event\":1}}", "replies[0].fault: unknown member"},
         {"{\"match\":{\"last_role\":1}}", "replies[0].match.last_role: expected a string"},
         {"{\"replies\":[],\"nmae\":\"x\"}", "scenario: unknown member \"nmae\""},

@@ -99,7 +99,8 @@ static void add_manifest(struct fx *f, const char *text)
 static void fx_start_wire(struct fx *f, const char *wire)
 {
     bool anthropic = strcmp(wire, "anthropic") == 0;
-    char manifest[2048];
+    bool gemini = strcmp(wire, "gemini") == 0;
+    char manifest[2048], base[128];
     rein_error err;
     json_t *m;
 
@@ -114,9 +115,9 @@ static void fx_start_wire(struct fx *f, const char *wire)
     ms_set_api_key(f->ms, "sk-test");
     f->cfg = rein_provider_config_new();
     assert_rein_ok(rein_provider_config_set(f->cfg, "provider", wire, &err), &err);
-    assert_rein_ok(
-        rein_provider_config_set_base_url(f->cfg, anthropic ? ms_url(f->ms) : ms_openai_url(f->ms)),
-        NULL);
+    snprintf(base, sizeof(base), "%s%s", gemini || anthropic ? ms_url(f->ms) : ms_openai_url(f->ms),
+             gemini ? "/v1beta" : "");
+    assert_rein_ok(rein_provider_config_set_base_url(f->cfg, base), NULL);
     assert_rein_ok(rein_provider_config_set_model(f->cfg, "test-model"), NULL);
     assert_rein_ok(rein_provider_config_set_api_key(f->cfg, "sk-test"), NULL);
     f->p = rein_provider_new(f->cfg, &err);
@@ -326,6 +327,14 @@ static void test_cortex_on_the_anthropic_wire(void **state)
 {
     (void)state;
     cortex("anthropic");
+}
+
+/* And on Gemini's (function calls and responses as parts, the plan tools' schemas in
+ * Gemini's subset). */
+static void test_cortex_on_the_gemini_wire(void **state)
+{
+    (void)state;
+    cortex("gemini");
 }
 
 static const char always_claims[] =
@@ -700,6 +709,7 @@ static void test_cancel_stops_the_run_and_keeps_the_plan_resumable(void **state)
 static const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_cortex_claimed_write_is_rewritten_then_passes),
     cmocka_unit_test(test_cortex_on_the_anthropic_wire),
+    cmocka_unit_test(test_cortex_on_the_gemini_wire),
     cmocka_unit_test(test_step_failing_three_times_is_blocked_and_dependents_skipped),
     cmocka_unit_test(test_independent_steps_overlap_in_time),
     cmocka_unit_test(test_max_parallel_one_runs_steps_one_by_one),

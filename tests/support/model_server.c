@@ -829,7 +829,8 @@ static rein_err render(const struct ms_reply *r, const struct req *q, enum ms_fo
                        .req = q->json,
                        .req_len = q->body_len,
                        .stream = stream,
-                       .include_usage = json_is_true(json_object_get(opts, "include_usage"))};
+                       .include_usage = json_is_true(json_object_get(opts, "include_usage")),
+                       .path = q->path};
 
     if (r->body && r->wrap_sse) {
         st->body.content_type =
@@ -965,10 +966,13 @@ static struct record *record_new(struct MHD_Connection *conn, const char *method
     return rec;
 }
 
-static bool wants_stream(enum ms_format f, const json_t *body, const json_t *headers)
+static bool wants_stream(enum ms_format f, const char *path, const json_t *body,
+                         const json_t *headers)
 {
     const json_t *v = json_object_get(body, "stream");
 
+    if (f == MS_FMT_GEMINI) /* the method says it: :streamGenerateContent */
+        return strstr(path, ":streamGenerateContent") != NULL;
     if (f == MS_FMT_DASHSCOPE) {
         /* DashScope streams when asked by header, as its SDKs do. */
         const char *sse = json_string_value(json_object_get(headers, "x-dashscope-sse"));
@@ -1107,7 +1111,7 @@ static enum MHD_Result answer_model(ms_server *s, struct MHD_Connection *conn, c
     rein_error_clear(&perr);
     q.json = rein_json_parse(q.body, q.body_len, 0, &perr);
     q.parse_error = perr.msg;
-    q.stream = wants_stream(q.format, q.json, q.headers);
+    q.stream = wants_stream(q.format, url, q.json, q.headers);
     decide(s, rec, &q, &o);
     if (o.pick)
         ret = serve_reply(s, &q, o.pick);

@@ -16,6 +16,11 @@
  *   POST /api/v1/services/aigc/text-generation/generation (any path ending so)  "dashscope"
  *        (DashScope's native API: input.messages, parameters; streams when the request has
  *        X-DashScope-SSE: enable; errors {code, message, request_id})
+ *   POST …/models/MODEL:generateContent, …/models/MODEL:streamGenerateContent  "gemini"
+ *        (the Gemini API's /v1beta and Vertex AI's …/publishers/google paths alike; the method
+ *        decides streaming; the key in x-goog-api-key or Authorization: Bearer; a stream is
+ *        SSE as with ?alt=sse; errors are google.rpc.Status bodies {"error": {code, message,
+ *        status}}, the status word taken from "error.type" when scripted)
  *   any other path: 404 (OpenAI's "Invalid URL" error) unless a reply's match.path names it
  *   GET  /__requests    the request log as a JSON array (see ms_requests_json)
  *   POST /__script      a scenario (below); replaces the script, or appends with ?append=1
@@ -37,8 +42,8 @@
  *
  * REPLY (every member is optional; unknown members are an error, so typos do not pass)
  *   "name": "label"                   copied into the request log
- *   "format": "auto"                  or "openai" | "anthropic" | "ollama" | "dashscope": the wire
- *                                     format
+ *   "format": "auto"                  or "openai" | "anthropic" | "ollama" | "dashscope" |
+ *                                     "gemini": the wire format
  *   "stream": true|false              default: the request's "stream" (Ollama: true unless false)
  *   "status": 200                     HTTP status; >= 400 sends the format's error body
  *   "headers": {"Retry-After": "2"}   extra response headers

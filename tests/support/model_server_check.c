@@ -54,6 +54,11 @@ static bool fail(struct ms_verdict *v, int status, const char *type, const char 
     return false;
 }
 
+bool ms__verdict_set(struct ms_verdict *v, int status, const char *type, const char *message)
+{
+    return fail(v, status, type, NULL, NULL, "%s", message);
+}
+
 /* OpenAI-worded errors are all 400 invalid_request_error unless said otherwise. */
 #define OA_FAIL(v, code, param, ...)                                                               \
     fail((v), 400, "invalid_request_error", (code), (param), __VA_ARGS__)
@@ -843,6 +848,11 @@ bool ms__check_request(enum ms_format f, json_t *headers, const char *api_key, b
                        json_t *body, const char *parse_error, struct ms_verdict *v)
 {
     memset(v, 0, sizeof(*v));
+    if (f == MS_FMT_GEMINI)
+        return (!api_key || ms__gm_check_auth(headers, api_key, v)) &&
+               (!validate || (body ? ms__gm_check_body(body, v)
+                                   : ms__verdict_set(v, 400, "INVALID_ARGUMENT",
+                                                     "Invalid JSON payload received.")));
     if (api_key && !check_auth(f, headers, api_key, v))
         return false;
     if (!validate)
@@ -867,6 +877,8 @@ bool ms__check_request(enum ms_format f, json_t *headers, const char *api_key, b
         return ol_check_body(body, v);
     if (f == MS_FMT_DASHSCOPE)
         return ds_check_body(body, v);
+    if (f == MS_FMT_GEMINI)
+        return ms__gm_check_body(body, v);
     return oa_check_body(body, v);
 }
 
@@ -921,6 +933,8 @@ static const json_t *last_message(json_t *req)
 
 const char *ms__last_role(enum ms_format f, json_t *req)
 {
+    if (f == MS_FMT_GEMINI)
+        return ms__gm_last_role(req);
     const json_t *m = last_message(req);
     const char *role = str_of(m, "role");
 
@@ -935,7 +949,8 @@ char *ms__last_text(enum ms_format f, json_t *req)
 {
     struct rein_buf b;
 
-    (void)f;
+    if (f == MS_FMT_GEMINI)
+        return ms__gm_last_text(req);
     rein_buf_init(&b, 0);
     if (ms__content_text(json_object_get(last_message(req), "content"), &b) != REIN_OK)
         rein_buf_reset(&b);
@@ -959,6 +974,8 @@ bool ms__tool_result_contains(enum ms_format f, json_t *req, const char *needle)
     size_t n = json_array_size(msgs), i;
     json_t *blk;
 
+    if (f == MS_FMT_GEMINI)
+        return ms__gm_tool_result_contains(req, needle);
     if (f == MS_FMT_ANTHROPIC) {
         const json_t *m = last_message(req);
         if (!role_is(m, "user"))
@@ -984,6 +1001,8 @@ bool ms__tools_include(enum ms_format f, json_t *req, const char *name)
     size_t i;
     json_t *t;
 
+    if (f == MS_FMT_GEMINI)
+        return ms__gm_tools_include(req, name);
     json_array_foreach(ms__tools_of(req), i, t)
     {
         const char *n = f == MS_FMT_ANTHROPIC ? str_of(t, "name")

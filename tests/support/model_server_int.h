@@ -5,6 +5,7 @@
  *   model_server_script.c  scenarios: checking and compiling replies, match predicates
  *   model_server_check.c   request validation as the real services do it
  *   model_server_wire.c    rendering replies and errors in each wire format
+ *   model_server_gemini.c  Gemini: request validation, conversation helpers, rendering
  */
 #ifndef REIN_TEST_MODEL_SERVER_INT_H
 #define REIN_TEST_MODEL_SERVER_INT_H
@@ -20,6 +21,7 @@ enum ms_format {
     MS_FMT_ANTHROPIC,
     MS_FMT_OLLAMA,
     MS_FMT_DASHSCOPE, /* DashScope's native text-generation API */
+    MS_FMT_GEMINI,    /* the Gemini API's generateContent (model_server_gemini.c) */
     MS_FMT_UNKNOWN,
 };
 
@@ -119,6 +121,7 @@ struct ms_ctx {
     size_t req_len;
     bool stream;
     bool include_usage; /* OpenAI stream_options.include_usage */
+    const char *path;   /* the request's path (Gemini names the model there) */
 };
 
 /* ---- a reply's content, gathered once (model_server_wire.c) and rendered per format ---- */
@@ -156,6 +159,7 @@ struct content {
     size_t ncalls;
     const char *finish;
     int64_t in_tokens, out_tokens, reasoning_tokens, cached_tokens;
+    char modelbuf[128];
 };
 
 /* Gathers the reply's content for the request in c; release with ms__content_release. */
@@ -193,6 +197,10 @@ rein_err ms__render_stream_error(enum ms_format f, const json_t *error_event, st
 rein_err ms__ds_stream(struct ms_body *b, const struct content *k);
 rein_err ms__ds_json(struct ms_body *b, const struct content *k);
 rein_err ms__ds_error(const struct ms_error_info *e, struct ms_body *out, bool event);
+/* Gemini (model_server_gemini.c): replies, and errors (event: one in-stream SSE event). */
+rein_err ms__gm_stream(struct ms_body *b, const struct content *k);
+rein_err ms__gm_json(struct ms_body *b, const struct content *k);
+rein_err ms__gm_error(const struct ms_error_info *e, struct ms_body *out, bool event);
 /* Fills the default type (and for some statuses, code and message) for a status. */
 void ms__error_defaults(enum ms_format f, struct ms_error_info *e);
 
@@ -211,6 +219,19 @@ struct ms_verdict {
 bool ms__check_request(enum ms_format f, json_t *headers, const char *api_key, bool validate,
                        json_t *body, const char *parse_error, struct ms_verdict *v);
 void ms__verdict_release(struct ms_verdict *v);
+/* Records a refusal with this status, type (the error's status word for Gemini) and message
+ * (copied). Always returns false. */
+bool ms__verdict_set(struct ms_verdict *v, int status, const char *type, const char *message);
+
+/* Gemini (model_server_gemini.c). */
+bool ms__gm_check_auth(json_t *headers, const char *key, struct ms_verdict *v);
+bool ms__gm_check_body(json_t *body, struct ms_verdict *v);
+const char *ms__gm_last_role(json_t *req);
+char *ms__gm_last_text(json_t *req);
+bool ms__gm_tool_result_contains(json_t *req, const char *needle);
+bool ms__gm_tools_include(json_t *req, const char *name);
+/* The model a Gemini path names (…/models/MODEL:method) into out; false when none. */
+bool ms__gm_model_of_path(const char *path, char *out, size_t size);
 
 /* Helpers shared by the files. */
 const char *ms__last_role(enum ms_format f, json_t *req);

@@ -24,6 +24,8 @@ const char *ms__format_name(enum ms_format f)
         return "ollama";
     case MS_FMT_DASHSCOPE:
         return "dashscope";
+    case MS_FMT_GEMINI:
+        return "gemini";
     case MS_FMT_AUTO:
         return "auto";
     default:
@@ -33,8 +35,8 @@ const char *ms__format_name(enum ms_format f)
 
 enum ms_format ms__format_parse(const char *name)
 {
-    static const enum ms_format all[] = {MS_FMT_AUTO, MS_FMT_OPENAI, MS_FMT_ANTHROPIC,
-                                         MS_FMT_OLLAMA, MS_FMT_DASHSCOPE};
+    static const enum ms_format all[] = {MS_FMT_AUTO,   MS_FMT_OPENAI,    MS_FMT_ANTHROPIC,
+                                         MS_FMT_OLLAMA, MS_FMT_DASHSCOPE, MS_FMT_GEMINI};
 
     for (size_t i = 0; name && i < REIN_ARRAY_SIZE(all); i++) {
         if (strcmp(name, ms__format_name(all[i])) == 0)
@@ -60,6 +62,9 @@ enum ms_format ms__format_of_path(const char *path)
         return MS_FMT_OLLAMA;
     if (ends_with(path, "/services/aigc/text-generation/generation"))
         return MS_FMT_DASHSCOPE;
+    if (strstr(path, "/models/") &&
+        (ends_with(path, ":generateContent") || ends_with(path, ":streamGenerateContent")))
+        return MS_FMT_GEMINI;
     return MS_FMT_UNKNOWN;
 }
 
@@ -281,7 +286,8 @@ static rein_err check_format_member(const json_t *obj, const char *where, rein_e
 
     if (name && ms__format_parse(name) == MS_FMT_UNKNOWN)
         return rein_error_set(err, REIN_EINVAL,
-                              "%s.format: \"%s\" is not one of auto, openai, anthropic, ollama",
+                              "%s.format: \"%s\" is not one of auto, openai, anthropic, ollama, "
+                              "dashscope, gemini",
                               where, name);
     return REIN_OK;
 }

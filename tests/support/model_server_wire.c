@@ -362,6 +362,9 @@ rein_err ms__gather(struct content *k, const struct ms_reply *r, const struct ms
     k->model = ms__str_member(spec, "model");
     if (!k->model)
         k->model = ms__str_member(c->req, "model");
+    if (!k->model && c->format == MS_FMT_GEMINI && c->path &&
+        ms__gm_model_of_path(c->path, k->modelbuf, sizeof(k->modelbuf)))
+        k->model = k->modelbuf;
     if (!k->model)
         k->model = "rein-test-model";
     if (id)
@@ -1174,6 +1177,9 @@ rein_err ms__render_reply(const struct ms_reply *r, const struct ms_ctx *c, stru
         case MS_FMT_DASHSCOPE:
             rc = c->stream ? ms__ds_stream(out, &k) : ms__ds_json(out, &k);
             break;
+        case MS_FMT_GEMINI:
+            rc = c->stream ? ms__gm_stream(out, &k) : ms__gm_json(out, &k);
+            break;
         default:
             rc = c->stream ? oa_stream(out, &k) : oa_json(out, &k);
             break;
@@ -1237,6 +1243,8 @@ rein_err ms__render_error(enum ms_format f, const struct ms_error_info *given, s
 
     if (f == MS_FMT_DASHSCOPE)
         return ms__ds_error(&e, out, false);
+    if (f == MS_FMT_GEMINI)
+        return ms__gm_error(&e, out, false);
     ms__error_defaults(f, &e);
     out->content_type = "application/json";
     out->chunked = false;
@@ -1285,6 +1293,10 @@ rein_err ms__render_stream_error(enum ms_format f, const json_t *ev, struct ms_b
         struct ms_error_info e = {
             .status = 500, .message = msg, .code = ms__str_member(ev, "code")};
         return ms__ds_error(&e, out, true);
+    }
+    if (f == MS_FMT_GEMINI) {
+        struct ms_error_info e = {.status = 0, .type = type, .message = msg};
+        return ms__gm_error(&e, out, true);
     }
     if (f == MS_FMT_ANTHROPIC) {
         /* As Anthropic sends it mid-stream (anthropic-sdk-go#200): details null first. */
