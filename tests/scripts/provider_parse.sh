@@ -70,7 +70,7 @@ printf '{"model": "m", "message": ' >"$tmp/cut.json"
 expect cut-json 2 "$rein" provider parse --format ollama-json "$tmp/cut.json"
 has cut-json "$tmp/err" "line 1"
 expect missing 2 "$rein" provider parse --format openai-json "$tmp/nope.json"
-expect bad-format 2 "$rein" provider parse --format gemini-sse "$tmp/bad.sse"
+expect bad-format 2 "$rein" provider parse --format cohere-sse "$tmp/bad.sse"
 has bad-format "$tmp/err" "unknown format"
 
 [ $fail = 0 ] && echo "provider_parse: ok"
