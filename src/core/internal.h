@@ -105,5 +105,8 @@ void rein__sha256_add(struct rein__sha256 *s, const void *data, size_t len);
 void rein__sha256_final(struct rein__sha256 *s, uint8_t out[32]);
 /* Finishes s and writes the first nhex hex digits of the digest and a NUL (nhex <= 64). */
 void rein__sha256_hex(struct rein__sha256 *s, char *out, size_t nhex);
+/* HMAC-SHA256 (RFC 2104) of data under key into out (AWS SigV4, src/providers/sigv4.c). */
+void rein__hmac_sha256(const void *key, size_t key_len, const void *data, size_t len,
+                       uint8_t out[32]);
 
 #endif /* REIN_CORE_INTERNAL_H */

@@ -1,6 +1,7 @@
 /*
  * SHA-256 (FIPS 180-4): verification's tree, state and failure hashes, and the MCP client's
- * PKCE code challenge (RFC 7636 S256). Declared in core/internal.h.
+ * PKCE code challenge (RFC 7636 S256); and HMAC-SHA256 (RFC 2104) on it, for Bedrock's AWS
+ * Signature Version 4. Declared in core/internal.h.
  */
 #include "core/internal.h"
 
@@ -108,4 +109,32 @@ void rein__sha256_hex(struct rein__sha256 *s, char *out, size_t nhex)
     for (size_t i = 0; i < nhex; i++)
         out[i] = hex[(d[i / 2] >> (i % 2 ? 0 : 4)) & 0xf];
     out[nhex] = '\0';
+}
+
+void rein__hmac_sha256(const void *key, size_t key_len, const void *data, size_t len,
+                       uint8_t out[32])
+{
+    uint8_t k[64], pad[64], inner[32];
+    struct rein__sha256 s;
+
+    memset(k, 0, sizeof(k));
+    if (key_len > sizeof(k)) {
+        rein__sha256_init(&s);
+        rein__sha256_add(&s, key, key_len);
+        rein__sha256_final(&s, k);
+    } else {
+        memcpy(k, key, key_len);
+    }
+    for (size_t i = 0; i < 64; i++)
+        pad[i] = k[i] ^ 0x36;
+    rein__sha256_init(&s);
+    rein__sha256_add(&s, pad, 64);
+    rein__sha256_add(&s, data, len);
+    rein__sha256_final(&s, inner);
+    for (size_t i = 0; i < 64; i++)
+        pad[i] = k[i] ^ 0x5c;
+    rein__sha256_init(&s);
+    rein__sha256_add(&s, pad, 64);
+    rein__sha256_add(&s, inner, 32);
+    rein__sha256_final(&s, out);
 }
