@@ -10,6 +10,7 @@
  */
 #include "../tests/support/model_server_check.c"
 #include "../tests/support/model_server_gemini.c"
+#include "../tests/support/model_server_bedrock.c"
 #include "../tests/support/model_server_script.c"
 #include "../tests/support/model_server_wire.c"
 #include "../tests/support/model_server_wire2.c"

@@ -21,7 +21,8 @@ build_deps=(
   "yaml-0.1 pc libyaml-dev"
   "jsmn.h hdr libjsmn-dev"
 )
-test_deps=("cmocka pc libcmocka-dev" "redis-server cmd redis-server" "python3 cmd python3")
+test_deps=("cmocka pc libcmocka-dev" "redis-server cmd redis-server" "python3 cmd python3"
+  "libcrypto pc libssl-dev" "zlib pc zlib1g-dev")
 lint_deps=("clang-format cmd clang-format" "clang-tidy cmd clang-tidy" "cppcheck cmd cppcheck")
 fuzz_deps=("clang cmd clang")
 

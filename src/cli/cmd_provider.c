@@ -233,7 +233,8 @@ static int cmd_parse(int argc, char **argv)
         o.opt.tool_name_count = split_names(o.tools, names, REIN_ARRAY_SIZE(names));
     }
     if ((o.jsonl || ends_with(o.path, ".stream.jsonl") || ends_with(o.path, ".chunks.txt")) &&
-        ends_with(rein_wire_format_name(o.fmt), "-sse")) /* every SSE stream format */
+        (ends_with(rein_wire_format_name(o.fmt), "-sse") ||
+         ends_with(rein_wire_format_name(o.fmt), "-eventstream"))) /* every stream format */
         o.opt.payload_lines = true;
     f = strcmp(o.path, "-") == 0 ? stdin : fopen(o.path, "rb");
     if (!f) {

@@ -63,7 +63,10 @@
       rein__vertex_open)                                                                           \
     X("gemini-openai", &rein__wire_openai,                                                         \
       "https://generativelanguage.googleapis.com/v1beta/openai", "GEMINI_API_KEY", NULL, 0,        \
-      "Gemini's OpenAI-compatible endpoint", NULL)
+      "Gemini's OpenAI-compatible endpoint", NULL)                                                 \
+    X("bedrock", &rein__wire_bedrock, NULL, NULL, NULL, 0,                                         \
+      "Amazon Bedrock Converse (SigV4 from the AWS environment and profiles, or an API key)",      \
+      rein__bedrock_open)
 
 #define PRESET_ROW(name, wire, base, key_env, auth, quirks, summary, open)                         \
     {name, wire, base, key_env, auth, quirks, summary, open},
@@ -116,6 +119,17 @@ static const struct {
     {"llama-3", {true, false, true, false, 128000}},
     {"mistral", {true, true, true, false, 32768}},
     {"gemini", {true, true, true, false, 1000000}},
+    /* Bedrock model ids: the provider (and a cross-region profile) before the family. */
+    {"anthropic.claude", {true, true, true, true, 200000}},
+    {"us.anthropic.claude", {true, true, true, true, 200000}},
+    {"eu.anthropic.claude", {true, true, true, true, 200000}},
+    {"apac.anthropic.claude", {true, true, true, true, 200000}},
+    {"global.anthropic.claude", {true, true, true, true, 200000}},
+    {"amazon.nova", {true, true, true, false, 300000}},
+    {"us.amazon.nova", {true, true, true, false, 300000}},
+    {"meta.llama3", {true, false, true, false, 128000}},
+    {"us.meta.llama3", {true, false, true, false, 128000}},
+    {"mistral.mistral-large", {true, true, true, false, 128000}},
     {"grok", {true, true, true, false, 131072}},
     /* the rules provider reads every result whole: nothing may be shortened for it */
     {"rules", {true, false, false, false, INT64_C(1) << 40}},

@@ -17,6 +17,35 @@ static rein_err on_payload(void *ud, const char *event, const char *data, size_t
     return d->wire->decode_payload(d, event, data, len, err);
 }
 
+/* One event stream message: an event goes to the wire under its :event-type; an exception
+ * (or an error message) under its type, with d->exception set while it is decoded. */
+static rein_err on_message(void *ud, const struct rein__evs_msg *m, rein_error *err)
+{
+    struct rein_provider_decoder *d = ud;
+    rein_err rc;
+
+    d->exception = strcmp(m->message_type, "event") != 0;
+    if (strcmp(m->message_type, "error") == 0 && m->len == 0) {
+        /* An error message carries its text in headers: as a payload, for the wire. */
+        struct rein_buf b;
+        struct rein_jw w;
+        rein_buf_init(&b, 0);
+        rein_jw_init(&w, &b);
+        rein_jw_obj_begin(&w);
+        rein_jw_key(&w, "message");
+        rein_jw_str(&w, m->error_message);
+        rein_jw_obj_end(&w);
+        rc = rein_jw_finish(&w);
+        if (!rc)
+            rc = d->wire->decode_payload(d, m->event_type, b.ptr, b.len, err);
+        rein_buf_release(&b);
+    } else {
+        rc = d->wire->decode_payload(d, m->event_type, m->payload, m->len, err);
+    }
+    d->exception = false;
+    return rc;
+}
+
 /* The name of the format being decoded, for messages. */
 static const char *format_name(const struct rein_provider_decoder *d)
 {
@@ -49,6 +78,9 @@ rein_provider_decoder *rein__decoder_new(const struct rein__wire *w, bool body,
     rein__asm_init(&d->a, d->r, &d->opt, on_event, userdata);
     rein__sse_init(&d->sse, max, d->opt.payload_lines || w->framing == REIN__FRAMING_LINES,
                    on_payload, d);
+    /* A recording with one payload per line is read as lines, whatever the wire's framing. */
+    d->evs_framing = !body && w->framing == REIN__FRAMING_EVENTSTREAM && !d->opt.payload_lines;
+    rein__evs_init(&d->evs, max, on_message, d);
     rein_buf_init(&d->whole, max + 1);
     rein_buf_init(&d->notes, 4096);
     return d;
@@ -69,6 +101,7 @@ void rein_provider_decoder_free(rein_provider_decoder *d)
     if (!d)
         return;
     rein__sse_release(&d->sse);
+    rein__evs_release(&d->evs);
     rein_buf_release(&d->whole);
     rein_buf_release(&d->notes);
     rein__asm_release(&d->a);
@@ -189,6 +222,8 @@ rein_err rein_provider_decoder_feed(rein_provider_decoder *d, const void *data, 
         if (rc == REIN_ETOOBIG)
             rc = rein_error_set(err, REIN_ETOOBIG, "the body is larger than %zu bytes",
                                 d->opt.max_event_bytes);
+    } else if (d->evs_framing) {
+        rc = rein__evs_feed(&d->evs, data, len, err);
     } else {
         rc = rein__sse_feed(&d->sse, data, len, err);
     }
@@ -237,13 +272,24 @@ rein_err rein_provider_decoder_finish(rein_provider_decoder *d, rein_model_respo
         return rein_error_set(err, REIN_ESTATE, "the decoder has finished or failed");
     if (d->body) {
         rc = decode_body(d, err);
+    } else if (d->evs_framing) {
+        d->at_eof = true;
+        if (rein__evs_pending(&d->evs) > 0) {
+            d->cut = true;
+            rein__decoder_note(d, "the input ends inside its last event stream message (the "
+                                  "stream was cut): that message was dropped and the reply is "
+                                  "incomplete");
+        }
+        rc = REIN_OK;
+        if (d->cut)
+            d->a.r->complete = false;
     } else {
         d->at_eof = true;
         rc = rein__sse_finish(&d->sse, err);
         if (d->cut)
             d->a.r->complete = false; /* whatever came before, the stream was cut */
     }
-    if (!rc && !d->body && d->events == 0 && d->sse.lineno > 0 && !d->cut) {
+    if (!rc && !d->body && !d->evs_framing && d->events == 0 && d->sse.lineno > 0 && !d->cut) {
         rc = rein_error_set(err, REIN_EPARSE, "no %s found in %zu lines: this is not %s",
                             d->sse.payload_lines ? "JSON lines" : "SSE data events", d->sse.lineno,
                             format_name(d));

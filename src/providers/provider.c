@@ -530,6 +530,7 @@ void rein_provider_free(rein_provider *p)
     }
     rein_free(p->share_lock);
     rein__recorder_close(p->rec);
+    rein__aws_free(p->aws);
     rein__replay_close(p->replay);
     rein_free(p->endpoint);
     rein__config_release(&p->cfg);
@@ -589,6 +590,7 @@ struct attempt {
     bool recording;
     long status;
     char ctype[128];
+    char error_type[64];    /* AWS's x-amzn-ErrorType, up to its ':' */
     int64_t retry_after_ms; /* -1: none asked */
     int64_t t_start, t_last;
     bool got_byte;
@@ -613,6 +615,9 @@ static rein_provider_decoder *decoder_for(const struct attempt *at)
         body = false;
     } else if (strncasecmp(at->ctype, "application/x-ndjson", 20) == 0) {
         framing = REIN__FRAMING_LINES;
+        body = false;
+    } else if (strncasecmp(at->ctype, "application/vnd.amazon.eventstream", 34) == 0) {
+        framing = REIN__FRAMING_EVENTSTREAM;
         body = false;
     } else {
         framing = w->framing;
@@ -711,6 +716,7 @@ static size_t on_header(char *line, size_t size, size_t nmemb, void *ud)
         const char *sp = memchr(line, ' ', n);
         at->status = sp ? strtol(sp + 1, NULL, 10) : 0;
         at->ctype[0] = '\0';
+        at->error_type[0] = '\0';
         at->retry_after_ms = -1;
         return n;
     }
@@ -719,6 +725,14 @@ static size_t on_header(char *line, size_t size, size_t nmemb, void *ud)
             vlen = sizeof(at->ctype) - 1;
         memcpy(at->ctype, v, vlen);
         at->ctype[vlen] = '\0';
+    } else if (header_is(line, n, "x-amzn-errortype", &v, &vlen)) {
+        size_t k = strcspn(v, ":\r\n");
+        if (k > vlen)
+            k = vlen;
+        if (k >= sizeof(at->error_type))
+            k = sizeof(at->error_type) - 1;
+        memcpy(at->error_type, v, k);
+        at->error_type[k] = '\0';
     } else if (header_is(line, n, "retry-after-ms", &v, &vlen)) {
         int64_t ms = parse_retry_after(v, vlen, true);
         if (ms >= 0)
@@ -750,7 +764,8 @@ static rein_err header_trace(struct curl_slist **list)
     return rc;
 }
 
-static rein_err build_headers(const struct attempt *at, struct curl_slist **list)
+static rein_err build_headers(const struct attempt *at, const char *body, size_t body_len,
+                              struct curl_slist **list)
 {
     const rein_provider *p = at->p;
     char ua[96];
@@ -765,14 +780,18 @@ static rein_err build_headers(const struct attempt *at, struct curl_slist **list
              p->cfg.user_agent ? p->cfg.user_agent : "rein/" REIN_VERSION_STRING);
     if (!rc)
         rc = rein__header_add(list, ua);
-    if (!rc)
-        rc = rein__header_add(list, "Expect:"); /* no 100-continue round trip */
+    /* No 100-continue round trip. A signing wire sends no valueless line (it is not sent, and
+     * a signer that signs every header would sign it). */
+    if (!rc && !p->wire->sign)
+        rc = rein__header_add(list, "Expect:");
     if (!rc && p->wire->headers)
         rc = p->wire->headers(p, at->req, list);
     if (!rc)
         rc = header_auth(p, list);
     if (!rc)
         rc = header_trace(list);
+    if (!rc && p->wire->sign)
+        rc = p->wire->sign(p, at->url, body, body_len, list);
     return rc;
 }
 
@@ -864,7 +883,7 @@ static enum outcome run_attempt(struct attempt *at, const char *body, size_t bod
         return O_FATAL;
     easy = hs.easy;
     multi = hs.multi;
-    if (build_headers(at, &headers) != REIN_OK)
+    if (build_headers(at, body, body_len, &headers) != REIN_OK)
         goto done;
     curl_easy_setopt(easy, CURLOPT_URL, at->url);
     curl_easy_setopt(easy, CURLOPT_POST, 1L);
@@ -966,7 +985,9 @@ static bool status_retryable(long s)
  *     rate_limit_exceeded (the Responses API's error event and response.failed);
  *   OpenRouter: a numeric code mirroring the HTTP status: 408 timeout, 429 rate limited,
  *     502 the model is down, 503 no provider available (and the usual 500/504/529);
- *   DashScope: the codes Throttling… (429) and InternalError… (500).
+ *   DashScope: the codes Throttling… (429) and InternalError… (500);
+ *   Bedrock: the exceptions throttling, serviceUnavailable, internalServer and
+ *     modelStreamError (AWS's transient ones, which its SDKs retry).
  *   Gemini: google.rpc.Status, whose numeric code is the HTTP status (503 UNAVAILABLE, 500
  *     INTERNAL, 429 RESOURCE_EXHAUSTED are transient; 400 INVALID_ARGUMENT is not).
  * Anything else (invalid_request_error, Groq's tool_use_failed, insufficient_quota, a
@@ -974,8 +995,12 @@ static bool status_retryable(long s)
  */
 static bool error_is_transient(const json_t *e)
 {
-    static const char *const names[] = {"overloaded_error", "api_error", "rate_limit_error",
-                                        "server_error", "rate_limit_exceeded"};
+    static const char *const names[] = {
+        "overloaded_error", "api_error", "rate_limit_error", "server_error", "rate_limit_exceeded",
+        /* Bedrock's exceptions (ConverseStream's exception messages, x-amzn-ErrorType) */
+        "throttlingException", "ThrottlingException", "serviceUnavailableException",
+        "ServiceUnavailableException", "internalServerException", "InternalServerException",
+        "modelStreamErrorException", "ModelNotReadyException"};
     const json_t *code = json_object_get(e, "code");
     const char *type = json_string_value(json_object_get(e, "type"));
     const char *scode = json_string_value(code);
@@ -1270,6 +1295,10 @@ static enum step next_step(struct send_state *s, struct attempt *at, enum outcom
                 (*resp)->retry_after_ms = at->retry_after_ms;
             else
                 at->retry_after_ms = (*resp)->retry_after_ms;
+            /* AWS names the error's type in a header, not in the body. */
+            if (at->error_type[0] && json_is_object((*resp)->error) &&
+                !json_object_get((*resp)->error, "type"))
+                json_object_set_new((*resp)->error, "type", json_string(at->error_type));
             scrub_json((*resp)->error, p->cfg.api_key);
             scrub_json((*resp)->error, s->req->api_key);
         }

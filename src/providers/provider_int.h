@@ -22,6 +22,8 @@
 
 #include "core/internal.h"
 
+#include <time.h>
+
 struct curl_slist;
 
 /* ---------------------------------------------------------------------------------------
@@ -210,6 +212,37 @@ rein_err rein__sse_feed(struct rein__sse *s, const char *p, size_t len, rein_err
 rein_err rein__sse_finish(struct rein__sse *s, rein_error *err) REIN_WUR;
 
 /* ---------------------------------------------------------------------------------------
+ * AWS event stream reader (eventstream.c): application/vnd.amazon.eventstream framing, both
+ * CRCs checked, bytes split anywhere.
+ */
+struct rein__evs_msg {
+    char message_type[16];   /* ":message-type": "event", "exception" or "error"; "" absent */
+    char event_type[64];     /* ":event-type", ":exception-type" or ":error-code" */
+    char error_message[256]; /* ":error-message" of an error message */
+    char content_type[64];   /* ":content-type" */
+    const char *payload;     /* borrowed for the callback */
+    size_t len;
+    size_t index; /* 1-based */
+};
+typedef rein_err (*rein__evs_fn)(void *ud, const struct rein__evs_msg *m, rein_error *err);
+struct rein__evs {
+    struct rein_buf buf; /* a message split across feeds */
+    size_t max;          /* largest headers and payload of one message */
+    size_t count;        /* messages handed on */
+    rein__evs_fn fn;
+    void *ud;
+};
+void rein__evs_init(struct rein__evs *s, size_t max, rein__evs_fn fn, void *ud);
+void rein__evs_release(struct rein__evs *s);
+/* REIN_EPARSE (err names the message and what is wrong) for bytes that are not sound framing. */
+rein_err rein__evs_feed(struct rein__evs *s, const void *data, size_t len,
+                        rein_error *err) REIN_WUR;
+/* Bytes of a message not yet whole (a stream that ends with some was cut). */
+size_t rein__evs_pending(const struct rein__evs *s);
+/* CRC-32 (IEEE 802.3, zlib's crc32) of len bytes, continuing crc (0 to start). */
+uint32_t rein__crc32(uint32_t crc, const void *data, size_t len);
+
+/* ---------------------------------------------------------------------------------------
  * Decoders (decode.c) and the per-wire payload handlers
  */
 struct rein_provider_decoder {
@@ -217,6 +250,9 @@ struct rein_provider_decoder {
     bool body;                     /* one whole body, not a stream */
     struct rein_decoder_options opt;
     struct rein__sse sse;
+    struct rein__evs evs;  /* event stream formats: the binary framing */
+    bool evs_framing;      /* this decoder reads the binary framing, not SSE or lines */
+    bool exception;        /* the payload being decoded is an event stream exception */
     struct rein_buf whole; /* body formats: the whole body */
     struct rein__asm a;
     rein_model_response *r;
@@ -317,6 +353,23 @@ const struct rein__preset *rein__preset_find(const char *name);
 rein_err rein__rules_open(rein_provider *p, rein_error *err);
 rein_err rein__replay_setup(rein_provider *p, rein_error *err);
 rein_err rein__vertex_open(rein_provider *p, rein_error *err);
+rein_err rein__bedrock_open(rein_provider *p, rein_error *err);
+
+/* AWS credentials, region and SigV4 (sigv4.c). */
+struct rein__aws;
+/* Finds the credentials and region as the AWS SDKs do (environment, then the shared
+ * credentials and config files); REIN_EINVAL saying what to set when there are none. */
+rein_err rein__aws_load(struct rein__aws **out, rein_error *err) REIN_WUR;
+void rein__aws_free(struct rein__aws *a);
+const char *rein__aws_region(const struct rein__aws *a);
+/* Adds the Authorization, X-Amz-Date (and X-Amz-Security-Token) headers that sign a POST of
+ * body to url for service at time now; the request must send Content-Type:
+ * application/json, which is signed. */
+rein_err rein__aws_sign(const struct rein__aws *a, const char *service, const char *url,
+                        const char *body, size_t len, time_t now,
+                        struct curl_slist **headers) REIN_WUR;
+/* Appends n bytes of s URI-encoded as SigV4 does (unreserved kept, '/' kept when slash). */
+rein_err rein__aws_uri_encode(struct rein_buf *b, const char *s, size_t n, bool slash) REIN_WUR;
 /* The default setup of a preset spoken over HTTP at a base URL (provider.c); a preset's open
  * that only works out its base URL ends with it. */
 rein_err rein__http_setup(rein_provider *p, rein_error *err);
@@ -327,6 +380,7 @@ struct rein__send_ctx; /* transport state of one send (provider.c) */
 enum rein__framing {
     REIN__FRAMING_SSE = 0,
     REIN__FRAMING_LINES,
+    REIN__FRAMING_EVENTSTREAM, /* AWS application/vnd.amazon.eventstream (eventstream.c) */
 };
 
 /*
@@ -371,6 +425,9 @@ struct rein__wire {
      * streaming method in the path): a new string, NULL when memory is exhausted. NULL hook:
      * every request goes to the provider's endpoint. */
     char *(*url)(const rein_provider *p, const rein_model_request *req);
+    /* Signs one request (url, body) by adding its headers (Bedrock's SigV4); may be NULL. */
+    rein_err (*sign)(const rein_provider *p, const char *url, const char *body, size_t len,
+                     struct curl_slist **headers);
     /* A backend that does its own sending (rules); NULL for HTTP wires. */
     rein_err (*send)(rein_provider *p, rein_model_request *req, rein_history *h,
                      rein_model_response **out, rein_error *err);
@@ -380,6 +437,7 @@ extern const struct rein__wire rein__wire_openai;
 extern const struct rein__wire rein__wire_anthropic;
 extern const struct rein__wire rein__wire_ollama;
 extern const struct rein__wire rein__wire_gemini;
+extern const struct rein__wire rein__wire_bedrock;
 extern const struct rein__wire rein__wire_rules;
 extern const struct rein__wire rein__wire_dashscope;
 
@@ -405,6 +463,7 @@ struct rein_provider {
     void *pool; /* struct handle_pool (provider.c): idle curl handles for attempts */
     struct rein__recorder *rec;
     struct rein__replay *replay;
+    struct rein__aws *aws; /* Bedrock's credentials when it signs with SigV4, or NULL */
 };
 
 struct rein__tool {

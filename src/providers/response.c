@@ -126,6 +126,9 @@ enum rein_finish rein_model_response_finish(const rein_model_response *r)
         {"model_context_window_exceeded", REIN_FINISH_LENGTH},
         {"content_filter", REIN_FINISH_CONTENT_FILTER},
         {"refusal", REIN_FINISH_CONTENT_FILTER},
+        /* Bedrock's stopReason words besides Anthropic's. */
+        {"guardrail_intervened", REIN_FINISH_CONTENT_FILTER},
+        {"content_filtered", REIN_FINISH_CONTENT_FILTER},
         /* Gemini's finish reasons (its candidates' finishReason, or a blocked prompt's
          * blockReason): everything a safety or policy filter ended is a content filter. */
         {"STOP", REIN_FINISH_STOP},

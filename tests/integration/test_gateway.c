@@ -40,13 +40,16 @@ static rein_provider *provider(const char *wire, const char *key)
     rein_provider *p;
     rein_error err;
     bool anthropic = strcmp(wire, "anthropic") == 0, gemini = strcmp(wire, "gemini") == 0;
+    bool bedrock = strcmp(wire, "bedrock") == 0;
     char base[128];
 
     assert_non_null(cfg);
-    assert_rein_ok(rein_provider_config_set(cfg, "provider",
-                                            anthropic || gemini ? wire : "openai-compatible", &err),
-                   &err);
-    snprintf(base, sizeof(base), "%s%s", anthropic || gemini ? ms_url(F->ms) : ms_openai_url(F->ms),
+    assert_rein_ok(
+        rein_provider_config_set(cfg, "provider",
+                                 anthropic || gemini || bedrock ? wire : "openai-compatible", &err),
+        &err);
+    snprintf(base, sizeof(base), "%s%s",
+             anthropic || gemini || bedrock ? ms_url(F->ms) : ms_openai_url(F->ms),
              gemini ? "/v1beta" : "");
     assert_rein_ok(rein_provider_config_set_base_url(cfg, base), NULL);
     assert_rein_ok(rein_provider_config_set_model(cfg, "gw-model"), NULL);
@@ -601,6 +604,29 @@ static void test_gemini_upstream_with_a_server_tool(void **state)
     assert_non_null(strstr(ms_request(F->ms, 1)->body, "\"functionResponse\""));
 }
 
+/* A Bedrock upstream (an API key as bearer): the same loop over the binary event stream. */
+static void test_bedrock_upstream_with_a_server_tool(void **state)
+{
+    struct th_resp r;
+
+    (void)state;
+    start_with("bedrock", "bedrock-api-key", 0);
+    script("[{\"tool_calls\":[{\"name\":\"echo\",\"arguments\":\"{\\\"text\\\":\\\"hi\\\"}\"}]},"
+           "{\"match\":{\"last_role\":\"tool\"},\"text\":[\"The echo \",\"said hi.\"]}]");
+    chat("{\"model\":\"m\",\"stream\":true," USER "}", (const char *[]){"x-rein-tools: echo", NULL},
+         &r);
+    assert_int_equal(r.status, 200);
+    assert_non_null(strstr(r.body, "said hi."));
+    th_resp_free(&r);
+    assert_int_equal(ms_request_count(F->ms), 2);
+    for (size_t i = 0; i < 2; i++) {
+        const struct ms_request *q = ms_request(F->ms, i);
+        assert_int_equal(q->status, 200);
+        assert_string_equal(q->format, "bedrock");
+    }
+    assert_non_null(strstr(ms_request(F->ms, 1)->body, "\"toolResult\""));
+}
+
 static void test_models(void **state)
 {
     struct th_resp r;
@@ -638,6 +664,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_teardown(test_upstream_key_never_reaches_the_client, teardown),
         cmocka_unit_test_teardown(test_server_tool_loop_is_bounded, teardown),
         cmocka_unit_test_teardown(test_gemini_upstream_with_a_server_tool, teardown),
+        cmocka_unit_test_teardown(test_bedrock_upstream_with_a_server_tool, teardown),
         cmocka_unit_test_teardown(test_models, teardown),
     };
 

@@ -99,7 +99,7 @@ static void add_manifest(struct fx *f, const char *text)
 static void fx_start_wire(struct fx *f, const char *wire)
 {
     bool anthropic = strcmp(wire, "anthropic") == 0;
-    bool gemini = strcmp(wire, "gemini") == 0;
+    bool gemini = strcmp(wire, "gemini") == 0, bedrock = strcmp(wire, "bedrock") == 0;
     char manifest[2048], base[128];
     rein_error err;
     json_t *m;
@@ -115,7 +115,8 @@ static void fx_start_wire(struct fx *f, const char *wire)
     ms_set_api_key(f->ms, "sk-test");
     f->cfg = rein_provider_config_new();
     assert_rein_ok(rein_provider_config_set(f->cfg, "provider", wire, &err), &err);
-    snprintf(base, sizeof(base), "%s%s", gemini || anthropic ? ms_url(f->ms) : ms_openai_url(f->ms),
+    snprintf(base, sizeof(base), "%s%s",
+             gemini || anthropic || bedrock ? ms_url(f->ms) : ms_openai_url(f->ms),
              gemini ? "/v1beta" : "");
     assert_rein_ok(rein_provider_config_set_base_url(f->cfg, base), NULL);
     assert_rein_ok(rein_provider_config_set_model(f->cfg, "test-model"), NULL);
@@ -335,6 +336,13 @@ static void test_cortex_on_the_gemini_wire(void **state)
 {
     (void)state;
     cortex("gemini");
+}
+
+/* And on Bedrock's Converse (toolUse and toolResult blocks, a binary event stream). */
+static void test_cortex_on_the_bedrock_wire(void **state)
+{
+    (void)state;
+    cortex("bedrock");
 }
 
 static const char always_claims[] =
@@ -710,6 +718,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_cortex_claimed_write_is_rewritten_then_passes),
     cmocka_unit_test(test_cortex_on_the_anthropic_wire),
     cmocka_unit_test(test_cortex_on_the_gemini_wire),
+    cmocka_unit_test(test_cortex_on_the_bedrock_wire),
     cmocka_unit_test(test_step_failing_three_times_is_blocked_and_dependents_skipped),
     cmocka_unit_test(test_independent_steps_overlap_in_time),
     cmocka_unit_test(test_max_parallel_one_runs_steps_one_by_one),

@@ -756,6 +756,8 @@ static void add_common_headers(struct MHD_Response *resp, enum ms_format f, cons
         add_header(resp, "x-request-id", rid);
     else if (f == MS_FMT_DASHSCOPE)
         add_header(resp, "x-dashscope-call-gateway", "true");
+    if (st->body.error_type[0])
+        add_header(resp, "x-amzn-ErrorType", st->body.error_type);
     if (st->body.chunked)
         add_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache");
     json_object_foreach((json_t *)extra, key, v)
@@ -973,6 +975,8 @@ static bool wants_stream(enum ms_format f, const char *path, const json_t *body,
 
     if (f == MS_FMT_GEMINI) /* the method says it: :streamGenerateContent */
         return strstr(path, ":streamGenerateContent") != NULL;
+    if (f == MS_FMT_BEDROCK)
+        return ms__bd_path_streams(path);
     if (f == MS_FMT_DASHSCOPE) {
         /* DashScope streams when asked by header, as its SDKs do. */
         const char *sse = json_string_value(json_object_get(headers, "x-dashscope-sse"));
@@ -1046,9 +1050,13 @@ static void screen(ms_server *s, const struct req *q, struct outcome *o)
         o->msg = rein_asprintf("Invalid URL (%s %s)", q->method, q->path);
         o->e.status = 404;
         o->e.type = "invalid_request_error";
+    } else if (q->format == MS_FMT_BEDROCK && key &&
+               !ms__bd_check_auth(q->headers, q->path, q->body, q->body_len, key, &v)) {
+        outcome_from_verdict(o, &v);
+        ms__verdict_release(&v);
     } else if (q->format != MS_FMT_UNKNOWN &&
-               !ms__check_request(q->format, q->headers, key, validate, q->json, q->parse_error,
-                                  &v)) {
+               !ms__check_request(q->format, q->headers, q->format == MS_FMT_BEDROCK ? NULL : key,
+                                  validate, q->json, q->parse_error, &v)) {
         outcome_from_verdict(o, &v);
         ms__verdict_release(&v);
     }

@@ -156,6 +156,7 @@
 #include <stdint.h>
 
 #include <jansson.h>
+#include <rein/buf.h>
 #include <rein/core.h>
 
 typedef struct ms_server ms_server;
@@ -249,5 +250,14 @@ const struct ms_request *ms_last_request(ms_server *s);
 json_t *ms_requests_json(ms_server *s);
 /* Convenience: header name (case-insensitive) of a request, or NULL. Borrowed. */
 const char *ms_request_header(const struct ms_request *r, const char *name);
+
+/*
+ * Appends one AWS event stream message (application/vnd.amazon.eventstream) to out: the
+ * headers :event-type (or :exception-type when kind is "exception"), :content-type
+ * application/json and :message-type kind, then payload (len bytes), both CRCs from zlib. For
+ * tests that frame recorded Bedrock events the way the service sends them.
+ */
+rein_err ms_eventstream_frame(struct rein_buf *out, const char *kind, const char *type,
+                              const char *payload, size_t len);
 
 #endif /* REIN_TEST_MODEL_SERVER_H */

@@ -879,6 +879,8 @@ bool ms__check_request(enum ms_format f, json_t *headers, const char *api_key, b
         return ds_check_body(body, v);
     if (f == MS_FMT_GEMINI)
         return ms__gm_check_body(body, v);
+    if (f == MS_FMT_BEDROCK)
+        return ms__bd_check_body(body, v);
     return oa_check_body(body, v);
 }
 
@@ -935,6 +937,8 @@ const char *ms__last_role(enum ms_format f, json_t *req)
 {
     if (f == MS_FMT_GEMINI)
         return ms__gm_last_role(req);
+    if (f == MS_FMT_BEDROCK)
+        return ms__bd_last_role(req);
     const json_t *m = last_message(req);
     const char *role = str_of(m, "role");
 
@@ -951,6 +955,8 @@ char *ms__last_text(enum ms_format f, json_t *req)
 
     if (f == MS_FMT_GEMINI)
         return ms__gm_last_text(req);
+    if (f == MS_FMT_BEDROCK)
+        return ms__bd_last_text(req);
     rein_buf_init(&b, 0);
     if (ms__content_text(json_object_get(last_message(req), "content"), &b) != REIN_OK)
         rein_buf_reset(&b);
@@ -976,6 +982,8 @@ bool ms__tool_result_contains(enum ms_format f, json_t *req, const char *needle)
 
     if (f == MS_FMT_GEMINI)
         return ms__gm_tool_result_contains(req, needle);
+    if (f == MS_FMT_BEDROCK)
+        return ms__bd_tool_result_contains(req, needle);
     if (f == MS_FMT_ANTHROPIC) {
         const json_t *m = last_message(req);
         if (!role_is(m, "user"))
@@ -1003,6 +1011,8 @@ bool ms__tools_include(enum ms_format f, json_t *req, const char *name)
 
     if (f == MS_FMT_GEMINI)
         return ms__gm_tools_include(req, name);
+    if (f == MS_FMT_BEDROCK)
+        return ms__bd_tools_include(req, name);
     json_array_foreach(ms__tools_of(req), i, t)
     {
         const char *n = f == MS_FMT_ANTHROPIC ? str_of(t, "name")

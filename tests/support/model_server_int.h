@@ -6,6 +6,7 @@
  *   model_server_check.c   request validation as the real services do it
  *   model_server_wire.c    rendering replies and errors in each wire format
  *   model_server_gemini.c  Gemini: request validation, conversation helpers, rendering
+ *   model_server_bedrock.c Bedrock: SigV4 checked, Converse validated, event streams framed
  */
 #ifndef REIN_TEST_MODEL_SERVER_INT_H
 #define REIN_TEST_MODEL_SERVER_INT_H
@@ -22,6 +23,7 @@ enum ms_format {
     MS_FMT_OLLAMA,
     MS_FMT_DASHSCOPE, /* DashScope's native text-generation API */
     MS_FMT_GEMINI,    /* the Gemini API's generateContent (model_server_gemini.c) */
+    MS_FMT_BEDROCK,   /* Bedrock Converse / ConverseStream (model_server_bedrock.c) */
     MS_FMT_UNKNOWN,
 };
 
@@ -97,6 +99,7 @@ struct ms_body {
     size_t n, cap;
     const char *content_type; /* static text */
     bool chunked;             /* length unknown up front (streams) */
+    char error_type[96];      /* Bedrock: the x-amzn-ErrorType header of an error, or "" */
 };
 void ms__body_init(struct ms_body *b);
 void ms__body_release(struct ms_body *b);
@@ -201,6 +204,11 @@ rein_err ms__ds_error(const struct ms_error_info *e, struct ms_body *out, bool e
 rein_err ms__gm_stream(struct ms_body *b, const struct content *k);
 rein_err ms__gm_json(struct ms_body *b, const struct content *k);
 rein_err ms__gm_error(const struct ms_error_info *e, struct ms_body *out, bool event);
+/* Bedrock (model_server_bedrock.c): Converse bodies, the binary event stream, errors (event:
+ * an exception message whose :exception-type is e->type). */
+rein_err ms__bd_stream(struct ms_body *b, const struct content *k);
+rein_err ms__bd_json(struct ms_body *b, const struct content *k);
+rein_err ms__bd_error(const struct ms_error_info *e, struct ms_body *out, bool event);
 /* Fills the default type (and for some statuses, code and message) for a status. */
 void ms__error_defaults(enum ms_format f, struct ms_error_info *e);
 
@@ -232,6 +240,17 @@ bool ms__gm_tool_result_contains(json_t *req, const char *needle);
 bool ms__gm_tools_include(json_t *req, const char *name);
 /* The model a Gemini path names (…/models/MODEL:method) into out; false when none. */
 bool ms__gm_model_of_path(const char *path, char *out, size_t size);
+
+/* Bedrock (model_server_bedrock.c). key: "ACCESS_KEY_ID:SECRET" (SigV4 recomputed from the
+ * request as received), or the whole key as a bearer token. */
+bool ms__bd_check_auth(json_t *headers, const char *path, const char *body, size_t body_len,
+                       const char *key, struct ms_verdict *v);
+bool ms__bd_check_body(json_t *body, struct ms_verdict *v);
+const char *ms__bd_last_role(json_t *req);
+char *ms__bd_last_text(json_t *req);
+bool ms__bd_tool_result_contains(json_t *req, const char *needle);
+bool ms__bd_tools_include(json_t *req, const char *name);
+bool ms__bd_path_streams(const char *path);
 
 /* Helpers shared by the files. */
 const char *ms__last_role(enum ms_format f, json_t *req);

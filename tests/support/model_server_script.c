@@ -26,6 +26,8 @@ const char *ms__format_name(enum ms_format f)
         return "dashscope";
     case MS_FMT_GEMINI:
         return "gemini";
+    case MS_FMT_BEDROCK:
+        return "bedrock";
     case MS_FMT_AUTO:
         return "auto";
     default:
@@ -36,7 +38,8 @@ const char *ms__format_name(enum ms_format f)
 enum ms_format ms__format_parse(const char *name)
 {
     static const enum ms_format all[] = {MS_FMT_AUTO,   MS_FMT_OPENAI,    MS_FMT_ANTHROPIC,
-                                         MS_FMT_OLLAMA, MS_FMT_DASHSCOPE, MS_FMT_GEMINI};
+                                         MS_FMT_OLLAMA, MS_FMT_DASHSCOPE, MS_FMT_GEMINI,
+                                         MS_FMT_BEDROCK};
 
     for (size_t i = 0; name && i < REIN_ARRAY_SIZE(all); i++) {
         if (strcmp(name, ms__format_name(all[i])) == 0)
@@ -65,6 +68,9 @@ enum ms_format ms__format_of_path(const char *path)
     if (strstr(path, "/models/") &&
         (ends_with(path, ":generateContent") || ends_with(path, ":streamGenerateContent")))
         return MS_FMT_GEMINI;
+    if (strncmp(path, "/model/", 7) == 0 &&
+        (ends_with(path, "/converse") || ends_with(path, "/converse-stream")))
+        return MS_FMT_BEDROCK;
     return MS_FMT_UNKNOWN;
 }
 
@@ -287,7 +293,7 @@ static rein_err check_format_member(const json_t *obj, const char *where, rein_e
     if (name && ms__format_parse(name) == MS_FMT_UNKNOWN)
         return rein_error_set(err, REIN_EINVAL,
                               "%s.format: \"%s\" is not one of auto, openai, anthropic, ollama, "
-                              "dashscope, gemini",
+                              "dashscope, gemini, bedrock",
                               where, name);
     return REIN_OK;
 }

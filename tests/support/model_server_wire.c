@@ -1180,6 +1180,9 @@ rein_err ms__render_reply(const struct ms_reply *r, const struct ms_ctx *c, stru
         case MS_FMT_GEMINI:
             rc = c->stream ? ms__gm_stream(out, &k) : ms__gm_json(out, &k);
             break;
+        case MS_FMT_BEDROCK:
+            rc = c->stream ? ms__bd_stream(out, &k) : ms__bd_json(out, &k);
+            break;
         default:
             rc = c->stream ? oa_stream(out, &k) : oa_json(out, &k);
             break;
@@ -1245,6 +1248,8 @@ rein_err ms__render_error(enum ms_format f, const struct ms_error_info *given, s
         return ms__ds_error(&e, out, false);
     if (f == MS_FMT_GEMINI)
         return ms__gm_error(&e, out, false);
+    if (f == MS_FMT_BEDROCK)
+        return ms__bd_error(&e, out, false);
     ms__error_defaults(f, &e);
     out->content_type = "application/json";
     out->chunked = false;
@@ -1297,6 +1302,10 @@ rein_err ms__render_stream_error(enum ms_format f, const json_t *ev, struct ms_b
     if (f == MS_FMT_GEMINI) {
         struct ms_error_info e = {.status = 0, .type = type, .message = msg};
         return ms__gm_error(&e, out, true);
+    }
+    if (f == MS_FMT_BEDROCK) {
+        struct ms_error_info e = {.status = 0, .type = type, .message = msg};
+        return ms__bd_error(&e, out, true);
     }
     if (f == MS_FMT_ANTHROPIC) {
         /* As Anthropic sends it mid-stream (anthropic-sdk-go#200): details null first. */
