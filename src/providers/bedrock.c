@@ -446,50 +446,6 @@ static rein_err bedrock_encode_message(const rein_provider *p, const json_t *msg
     return REIN_OK;
 }
 
-static char side_of(const json_t *msg)
-{
-    const char *role = rein__json_str(msg, "role");
-    return role[0] == 's' ? 's' : role[0] == 'a' ? 'a' : 'u';
-}
-
-/* The "system" array (system true) or the "messages" array from the cached pieces. */
-static rein_err bedrock_array(rein_provider *p, rein_history *h, struct rein_buf *b, bool system)
-{
-    char open = 0;
-    bool first = true;
-    rein_err rc = rein_buf_addch(b, '[');
-
-    for (size_t i = 0; !rc && i < rein_history_len(h); i++) {
-        char side = side_of(rein_history_get(h, i));
-        const char *piece;
-        size_t len;
-        if ((side == 's') != system)
-            continue;
-        rc = rein__history_piece(h, i, p, &rein__wire_bedrock, &piece, &len);
-        if (rc || len == 0)
-            continue;
-        if (system || side == open) {
-            if (!first)
-                rc = rein_buf_addch(b, ',');
-        } else {
-            if (open)
-                rc = rein_buf_add(b, "]},", 3);
-            if (!rc)
-                rc = rein_buf_adds(b, side == 'a' ? "{\"role\":\"assistant\",\"content\":["
-                                                  : "{\"role\":\"user\",\"content\":[");
-            open = side;
-        }
-        if (!rc)
-            rc = rein_buf_add(b, piece, len);
-        first = false;
-    }
-    if (!rc && open)
-        rc = rein_buf_add(b, "]}", 2);
-    if (!rc)
-        rc = rein_buf_addch(b, ']');
-    return rc;
-}
-
 static rein_err bedrock_encode_tools(const rein_provider *p, const rein_model_request *req,
                                      struct rein_buf *out)
 {
@@ -522,16 +478,6 @@ static rein_err bedrock_encode_tools(const rein_provider *p, const rein_model_re
     }
     rein_jw_arr_end(&w);
     return rein_jw_finish(&w);
-}
-
-static bool has_system(const rein_history *h)
-{
-    for (size_t i = 0; i < rein_history_len(h); i++) {
-        if (side_of(rein_history_get(h, i)) == 's' &&
-            rein__json_str(rein_history_get(h, i), "content")[0])
-            return true;
-    }
-    return false;
 }
 
 static void tool_config(struct rein_jw *w, const rein_model_request *req)
@@ -572,11 +518,15 @@ static rein_err bedrock_build_body(rein_provider *p, const rein_model_request *r
     rein_jw_obj_begin(&w);
     rein_jw_key(&w, "messages");
     rein_jw_raw(&w, "", 0); /* spliced in from the cached pieces */
-    rc = w.err ? w.err : bedrock_array(p, h, body, false);
-    if (!rc && has_system(h)) {
+    rc = w.err ? w.err
+               : rein__history_grouped(p, h, &rein__wire_bedrock, body, false,
+                                       "{\"role\":\"user\",\"content\":[",
+                                       "{\"role\":\"assistant\",\"content\":[", NULL);
+    if (!rc && rein__history_has_system(h)) {
         rein_jw_key(&w, "system");
         rein_jw_raw(&w, "", 0);
-        rc = w.err ? w.err : bedrock_array(p, h, body, true);
+        rc = w.err ? w.err
+                   : rein__history_grouped(p, h, &rein__wire_bedrock, body, true, "", "", NULL);
     }
     if (rc)
         return rein_error_set(err, rc, "encoding the history: %s", rein_strerror(rc));

@@ -993,51 +993,12 @@ static rein_err piece_of(rein_provider *p, rein_history *h, size_t i, struct rei
     return REIN_OK;
 }
 
-static char role_of(const json_t *msg)
-{
-    const char *role = rein__json_str(msg, "role");
-    return role[0] == 's' ? 's' : role[0] == 'a' ? 'm' : 'u';
-}
-
 /* Appends the contents array (system false) or the systemInstruction's parts (true). */
 static rein_err contents(rein_provider *p, rein_history *h, struct rein_buf *b, bool system)
 {
-    struct rein_buf tmp;
-    char open = 0;
-    bool first = true;
-    rein_err rc = rein_buf_addch(b, '[');
-
-    rein_buf_init(&tmp, 0);
-    for (size_t i = 0; !rc && i < rein_history_len(h); i++) {
-        char role = role_of(rein_history_get(h, i));
-        const char *piece;
-        size_t len;
-        if ((role == 's') != system)
-            continue;
-        rc = piece_of(p, h, i, &tmp, &piece, &len);
-        if (rc || len == 0)
-            continue;
-        if (system || role == open) {
-            if (!first)
-                rc = rein_buf_addch(b, ',');
-        } else {
-            if (open)
-                rc = rein_buf_add(b, "]},", 3);
-            if (!rc)
-                rc = rein_buf_adds(b, role == 'm' ? "{\"role\":\"model\",\"parts\":["
-                                                  : "{\"role\":\"user\",\"parts\":[");
-            open = role;
-        }
-        if (!rc)
-            rc = rein_buf_add(b, piece, len);
-        first = false;
-    }
-    if (!rc && open)
-        rc = rein_buf_add(b, "]}", 2);
-    if (!rc)
-        rc = rein_buf_addch(b, ']');
-    rein_buf_release(&tmp);
-    return rc;
+    return rein__history_grouped(p, h, &rein__wire_gemini, b, system,
+                                 "{\"role\":\"user\",\"parts\":[",
+                                 "{\"role\":\"model\",\"parts\":[", piece_of);
 }
 
 static void tool_config(struct rein_jw *w, const char *choice)
@@ -1062,15 +1023,6 @@ static void tool_config(struct rein_jw *w, const char *choice)
     rein_jw_obj_end(w);
 }
 
-static bool has_system(const rein_history *h)
-{
-    for (size_t i = 0; i < rein_history_len(h); i++) {
-        if (role_of(rein_history_get(h, i)) == 's')
-            return true;
-    }
-    return false;
-}
-
 static rein_err gemini_build_body(rein_provider *p, const rein_model_request *req, rein_history *h,
                                   struct rein_buf *body, rein_error *err)
 {
@@ -1082,7 +1034,7 @@ static rein_err gemini_build_body(rein_provider *p, const rein_model_request *re
     rein_jw_key(&w, "contents");
     rein_jw_raw(&w, "", 0); /* spliced in from the cached pieces */
     rc = w.err ? w.err : contents(p, h, body, false);
-    if (!rc && has_system(h)) {
+    if (!rc && rein__history_has_system(h)) {
         rein_jw_key(&w, "systemInstruction");
         rein_jw_raw(&w, "{\"parts\":", 9);
         rc = w.err ? w.err : contents(p, h, body, true);

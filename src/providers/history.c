@@ -717,3 +717,55 @@ uint64_t rein__history_chain(rein_history *h)
     }
     return h->n ? h->m[h->n - 1].chain : 0;
 }
+
+bool rein__history_has_system(const rein_history *h)
+{
+    for (size_t i = 0; i < rein_history_len(h); i++) {
+        if (rein__history_role(h, i) == 's')
+            return true;
+    }
+    return false;
+}
+
+rein_err rein__history_grouped(rein_provider *p, rein_history *h, const struct rein__wire *w,
+                               struct rein_buf *b, bool system, const char *open_user,
+                               const char *open_model, rein__piece_fn piece)
+{
+    struct rein_buf tmp;
+    char open = 0;
+    bool first = true;
+    rein_err rc = rein_buf_addch(b, '[');
+
+    rein_buf_init(&tmp, 0);
+    for (size_t i = 0; !rc && i < rein_history_len(h); i++) {
+        char role = rein__history_role(h, i);
+        char side = role == 's' ? 's' : role == 'a' ? 'a' : 'u';
+        const char *text;
+        size_t len;
+        if ((side == 's') != system)
+            continue;
+        rc = piece ? piece(p, h, i, &tmp, &text, &len)
+                   : rein__history_piece(h, i, p, w, &text, &len);
+        if (rc || len == 0)
+            continue;
+        if (system || side == open) {
+            if (!first)
+                rc = rein_buf_addch(b, ',');
+        } else {
+            if (open)
+                rc = rein_buf_add(b, "]},", 3);
+            if (!rc)
+                rc = rein_buf_adds(b, side == 'a' ? open_model : open_user);
+            open = side;
+        }
+        if (!rc)
+            rc = rein_buf_add(b, text, len);
+        first = false;
+    }
+    if (!rc && open)
+        rc = rein_buf_add(b, "]}", 2);
+    if (!rc)
+        rc = rein_buf_addch(b, ']');
+    rein_buf_release(&tmp);
+    return rc;
+}

@@ -518,6 +518,22 @@ rein_err rein__history_joined(rein_history *h, const rein_provider *p, const str
 /* The first letter of message i's role (s, u, a or t), read without a lookup in the message:
  * wires that group messages by role walk the whole history for every request. */
 char rein__history_role(const rein_history *h, size_t i);
+/* Message i's piece for wire w: its cached one, or one the wire makes from the history (a
+ * Gemini tool result that does not name its call) into tmp. */
+typedef rein_err (*rein__piece_fn)(rein_provider *p, rein_history *h, size_t i,
+                                   struct rein_buf *tmp, const char **piece, size_t *len);
+/*
+ * Appends to b a JSON array of h's system messages' pieces (system true), or of the other
+ * messages grouped by role: consecutive user-side messages (user text and tool results) make
+ * one message opened with open_user, consecutive assistant ones one opened with open_model,
+ * each closed with "]}" (the wires whose messages hold content blocks and want the roles
+ * alternating: Gemini, Bedrock). Empty pieces are left out. piece NULL: the cached pieces.
+ */
+rein_err rein__history_grouped(rein_provider *p, rein_history *h, const struct rein__wire *w,
+                               struct rein_buf *b, bool system, const char *open_user,
+                               const char *open_model, rein__piece_fn piece) REIN_WUR;
+/* True when h holds a system message. */
+bool rein__history_has_system(const rein_history *h);
 /* How many times a message was encoded (tests check the cache). */
 size_t rein__history_encode_count(const rein_history *h);
 /* A hash of all of h's messages in order; each message is hashed once, when first asked for,

@@ -98,23 +98,9 @@ static void add_weather_tool(struct fx *f)
     json_decref(s);
 }
 
-static const json_t *at(const json_t *v, const char *path)
-{
-    char buf[256], *save = NULL, *tok;
-
-    snprintf(buf, sizeof(buf), "%s", path);
-    for (tok = strtok_r(buf, ".", &save); tok && v; tok = strtok_r(NULL, ".", &save)) {
-        if (json_is_array(v))
-            v = json_array_get(v, (size_t)strtoul(tok, NULL, 10));
-        else
-            v = json_object_get(v, tok);
-    }
-    return v;
-}
-
 static const char *str_at(const json_t *v, const char *path)
 {
-    return json_string_value(at(v, path));
+    return json_string_value(test_json_at(v, path));
 }
 
 static void assert_served(const struct ms_request *q)

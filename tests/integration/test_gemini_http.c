@@ -97,23 +97,9 @@ static void add_weather_tool(struct fx *f)
     json_decref(s);
 }
 
-static const json_t *at(const json_t *v, const char *path)
-{
-    char buf[256], *save = NULL, *tok;
-
-    snprintf(buf, sizeof(buf), "%s", path);
-    for (tok = strtok_r(buf, ".", &save); tok && v; tok = strtok_r(NULL, ".", &save)) {
-        if (json_is_array(v))
-            v = json_array_get(v, (size_t)strtoul(tok, NULL, 10));
-        else
-            v = json_object_get(v, tok);
-    }
-    return v;
-}
-
 static const char *str_at(const json_t *v, const char *path)
 {
-    return json_string_value(at(v, path));
+    return json_string_value(test_json_at(v, path));
 }
 
 /* ---------------------------------------------------------------------------------------
@@ -162,17 +148,17 @@ static void test_stream_a_call_then_answer_with_its_result(void **state)
     assert_null(json_object_get(q->json, "stream"));
     /* The schema as Gemini takes it: $ref inlined, ["integer","null"] as nullable, the rest
      * of what it does not know left out. */
-    const json_t *params = at(q->json, "tools.0.functionDeclarations.0.parameters");
+    const json_t *params = test_json_at(q->json, "tools.0.functionDeclarations.0.parameters");
     assert_string_equal(str_at(params, "type"), "OBJECT");
     assert_null(json_object_get(params, "additionalProperties"));
     assert_null(json_object_get(params, "$schema"));
     assert_string_equal(str_at(params, "properties.unit.type"), "STRING");
     assert_string_equal(str_at(params, "properties.unit.enum.1"), "F");
     assert_string_equal(str_at(params, "properties.days.type"), "INTEGER");
-    assert_true(json_is_true(at(params, "properties.days.nullable")));
-    assert_null(at(params, "properties.days.exclusiveMinimum"));
-    assert_null(at(params, "properties.when.format"));
-    assert_int_equal(json_integer_value(at(params, "properties.city.minLength")), 1);
+    assert_true(json_is_true(test_json_at(params, "properties.days.nullable")));
+    assert_null(test_json_at(params, "properties.days.exclusiveMinimum"));
+    assert_null(test_json_at(params, "properties.when.format"));
+    assert_int_equal(json_integer_value(test_json_at(params, "properties.city.minLength")), 1);
 
     /* The call and its result go back as Gemini wants them. */
     msg = rein_model_response_message(f.resp);
@@ -191,7 +177,7 @@ static void test_stream_a_call_then_answer_with_its_result(void **state)
     assert_string_equal(str_at(q->json, "contents.1.parts.0.functionCall.args.city"), "Oslo");
     assert_string_equal(str_at(q->json, "contents.1.parts.0.thoughtSignature"), "c2lnLTE=");
     /* rein's made-up call id is not Gemini's: it is not sent. */
-    assert_null(at(q->json, "contents.1.parts.0.functionCall.id"));
+    assert_null(test_json_at(q->json, "contents.1.parts.0.functionCall.id"));
     assert_string_equal(str_at(q->json, "contents.2.role"), "user");
     assert_string_equal(str_at(q->json, "contents.2.parts.0.functionResponse.name"), "get_weather");
     assert_string_equal(
@@ -229,7 +215,7 @@ static void test_parallel_calls_with_ids_are_answered_in_one_content(void **stat
     assert_rein_ok(fx_send(&f), &f.err);
     q = ms_last_request(f.ms);
     assert_int_equal(q->status, 200);
-    assert_int_equal(json_array_size(at(q->json, "contents")), 3);
+    assert_int_equal(json_array_size(test_json_at(q->json, "contents")), 3);
     assert_string_equal(str_at(q->json, "contents.1.parts.1.functionCall.id"), "fc_b");
     assert_string_equal(str_at(q->json, "contents.2.parts.0.functionResponse.id"), "fc_a");
     assert_string_equal(str_at(q->json, "contents.2.parts.0.functionResponse.response.output"),

@@ -331,3 +331,42 @@ bool test_pid_alive(pid_t pid)
     close_paren = strrchr(stat, ')');
     return close_paren && close_paren[1] == ' ' && close_paren[2] != 'Z';
 }
+
+rein_model_response *test_decode(const char *fmt_name, const char *text, size_t len, size_t chunk,
+                                 bool lines, char *notes, size_t notes_size, rein_error *err)
+{
+    enum rein_wire_format fmt;
+    struct rein_decoder_options opt = {.payload_lines = lines};
+    rein_provider_decoder *d;
+    rein_model_response *r = NULL;
+    rein_err rc = REIN_OK;
+
+    assert_rein_ok(rein_wire_format_parse(fmt_name, &fmt), NULL);
+    d = rein_provider_decoder_new(fmt, &opt, NULL, NULL);
+    assert_non_null(d);
+    rein_error_clear(err);
+    if (!chunk)
+        chunk = len ? len : 1;
+    for (size_t off = 0; off < len && !rc; off += chunk)
+        rc = rein_provider_decoder_feed(d, text + off, len - off < chunk ? len - off : chunk, err);
+    if (!rc)
+        rc = rein_provider_decoder_finish(d, &r, err);
+    if (notes)
+        snprintf(notes, notes_size, "%s", rein_provider_decoder_notes(d));
+    rein_provider_decoder_free(d);
+    return rc ? NULL : r;
+}
+
+const json_t *test_json_at(const json_t *v, const char *path)
+{
+    char buf[256], *save = NULL, *tok;
+
+    snprintf(buf, sizeof(buf), "%s", path);
+    for (tok = strtok_r(buf, ".", &save); tok && v; tok = strtok_r(NULL, ".", &save)) {
+        if (json_is_array(v))
+            v = json_array_get(v, (size_t)strtoul(tok, NULL, 10));
+        else
+            v = json_object_get(v, tok);
+    }
+    return v;
+}

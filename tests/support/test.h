@@ -51,6 +51,15 @@ char *test_write_file(const char *dir, const char *name, const char *text);
 /* Reads a whole file into malloc'd memory (NUL-terminated); NULL when it cannot. */
 char *test_read_file(const char *path, size_t *len);
 
+/* Decodes len bytes of text as the reply format named fmt ("gemini-sse", ...), fed in pieces
+ * of chunk bytes (0: whole); lines: one payload per line (a .stream.jsonl recording); notes
+ * (may be NULL) gets the decoder's notes. The response (caller frees), or NULL with err set. */
+rein_model_response *test_decode(const char *fmt, const char *text, size_t len, size_t chunk,
+                                 bool lines, char *notes, size_t notes_size, rein_error *err);
+/* The value at a dotted path in v ("contents.0.parts.1.text": members, and array indexes),
+ * borrowed; NULL when there is none. */
+const json_t *test_json_at(const json_t *v, const char *path);
+
 /* Runs cmd with /bin/sh in dir (stdout and stderr merged, 60 s at most); fails the test with
  * the output when it does not exit 0. */
 void test_sh(const char *dir, const char *cmd);

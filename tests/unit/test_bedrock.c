@@ -168,32 +168,6 @@ static void test_framing_errors_are_named(void **state)
  * The recordings
  */
 
-static rein_model_response *decode_in(const char *fmt_name, const char *text, size_t len,
-                                      size_t chunk, bool lines, char *notes, size_t nsize,
-                                      rein_error *err)
-{
-    enum rein_wire_format fmt;
-    struct rein_decoder_options opt = {.payload_lines = lines};
-    rein_provider_decoder *d;
-    rein_model_response *r = NULL;
-    rein_err rc = REIN_OK;
-
-    assert_rein_ok(rein_wire_format_parse(fmt_name, &fmt), NULL);
-    d = rein_provider_decoder_new(fmt, &opt, NULL, NULL);
-    assert_non_null(d);
-    rein_error_clear(err);
-    if (!chunk)
-        chunk = len ? len : 1;
-    for (size_t off = 0; off < len && !rc; off += chunk)
-        rc = rein_provider_decoder_feed(d, text + off, len - off < chunk ? len - off : chunk, err);
-    if (!rc)
-        rc = rein_provider_decoder_finish(d, &r, err);
-    if (notes)
-        snprintf(notes, nsize, "%s", rein_provider_decoder_notes(d));
-    rein_provider_decoder_free(d);
-    return rc ? NULL : r;
-}
-
 /* Frames each recorded line {"type": {...}} as the binary message the service sends. */
 static void frame_lines(const char *text, struct rein_buf *out)
 {
@@ -225,7 +199,7 @@ static void check(const char *rec, const char *fmt, const char *text, size_t len
 {
     for (size_t chunk = 0; chunk <= 7; chunk++) {
         rein_error err;
-        rein_model_response *r = decode_in(fmt, text, len, chunk, lines, NULL, 0, &err);
+        rein_model_response *r = test_decode(fmt, text, len, chunk, lines, NULL, 0, &err);
         json_t *got;
         if (!r)
             fail_msg("%s (pieces of %zu): %s", rec, chunk, err.msg);
@@ -308,7 +282,7 @@ static void test_exceptions_cuts_and_stop_reasons(void **state)
         assert_rein_ok(ms_eventstream_frame(&x, "exception", "throttlingException",
                                             LIT("{\"message\":\"Too many tokens\"}")),
                        NULL);
-        r = decode_in("bedrock-eventstream", x.ptr, x.len, 5, false, NULL, 0, &err);
+        r = test_decode("bedrock-eventstream", x.ptr, x.len, 5, false, NULL, 0, &err);
         assert_non_null(r);
         assert_string_equal(rein_model_response_text(r), "Hi");
         assert_false(rein_model_response_is_complete(r));
@@ -322,20 +296,20 @@ static void test_exceptions_cuts_and_stop_reasons(void **state)
         rein_buf_release(&x);
     }
     /* Cut inside the last message: what came before is kept, incomplete, and noted. */
-    r = decode_in("bedrock-eventstream", b.ptr, b.len - 7, 0, false, notes, sizeof(notes), &err);
+    r = test_decode("bedrock-eventstream", b.ptr, b.len - 7, 0, false, notes, sizeof(notes), &err);
     assert_non_null(r);
     assert_false(rein_model_response_is_complete(r));
     assert_non_null(strstr(notes, "cut"));
     rein_model_response_free(r);
     rein_buf_release(&b);
 
-    r = decode_in("bedrock-json", LIT("{\"message\":\"Too many requests\"}"), 0, false, NULL, 0,
-                  &err);
+    r = test_decode("bedrock-json", LIT("{\"message\":\"Too many requests\"}"), 0, false, NULL, 0,
+                    &err);
     assert_non_null(r);
     assert_string_equal(json_string_value(json_object_get(rein_model_response_error(r), "message")),
                         "Too many requests");
     rein_model_response_free(r);
-    r = decode_in(
+    r = test_decode(
         "bedrock-json",
         "{\"output\":{\"message\":{\"role\":\"assistant\",\"content\":[{\"text\":\"no\"}]}},"
         "\"stopReason\":\"guardrail_intervened\",\"usage\":{\"inputTokens\":10,"
@@ -349,7 +323,7 @@ static void test_exceptions_cuts_and_stop_reasons(void **state)
     assert_int_equal(rein_model_response_finish(r), REIN_FINISH_CONTENT_FILTER);
     assert_int_equal(rein_model_response_input_tokens(r), 105);
     rein_model_response_free(r);
-    assert_null(decode_in("bedrock-json", LIT("{\"hello\":1}"), 0, false, NULL, 0, &err));
+    assert_null(test_decode("bedrock-json", LIT("{\"hello\":1}"), 0, false, NULL, 0, &err));
     assert_non_null(strstr(err.msg, "output.message.content"));
 }
 

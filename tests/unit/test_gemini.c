@@ -13,33 +13,6 @@
 
 #include <dirent.h>
 
-/* Decodes len bytes in pieces of chunk (0: whole). NULL on failure with err set. */
-static rein_model_response *decode_in(const char *fmt_name, const char *text, size_t len,
-                                      size_t chunk, bool lines, char *notes, size_t notes_size,
-                                      rein_error *err)
-{
-    enum rein_wire_format fmt;
-    struct rein_decoder_options opt = {.payload_lines = lines};
-    rein_provider_decoder *d;
-    rein_model_response *r = NULL;
-    rein_err rc = REIN_OK;
-
-    assert_rein_ok(rein_wire_format_parse(fmt_name, &fmt), NULL);
-    d = rein_provider_decoder_new(fmt, &opt, NULL, NULL);
-    assert_non_null(d);
-    rein_error_clear(err);
-    if (!chunk)
-        chunk = len ? len : 1;
-    for (size_t off = 0; off < len && !rc; off += chunk)
-        rc = rein_provider_decoder_feed(d, text + off, len - off < chunk ? len - off : chunk, err);
-    if (!rc)
-        rc = rein_provider_decoder_finish(d, &r, err);
-    if (notes)
-        snprintf(notes, notes_size, "%s", rein_provider_decoder_notes(d));
-    rein_provider_decoder_free(d);
-    return rc ? NULL : r;
-}
-
 /* rein's made-up call ids are left out of the written-down values (they depend on a seed). */
 static json_t *as_json(const rein_model_response *r)
 {
@@ -62,14 +35,14 @@ static rein_model_response *decode(const char *fmt, const char *text, bool lines
 {
     rein_error err;
     rein_model_response *whole =
-        decode_in(fmt, text, strlen(text), 0, lines, notes, notes_size, &err);
+        test_decode(fmt, text, strlen(text), 0, lines, notes, notes_size, &err);
     json_t *want;
 
     if (!whole)
         fail_msg("decode failed: %s", err.msg);
     want = as_json(whole);
     for (size_t chunk = 1; chunk <= 7; chunk++) {
-        rein_model_response *r = decode_in(fmt, text, strlen(text), chunk, lines, NULL, 0, &err);
+        rein_model_response *r = test_decode(fmt, text, strlen(text), chunk, lines, NULL, 0, &err);
         json_t *got;
         if (!r)
             fail_msg("decode in pieces of %zu failed: %s", chunk, err.msg);
@@ -119,8 +92,8 @@ static void test_recordings_decode_to_the_written_down_values(void **state)
         assert_non_null(text);
         for (size_t chunk = 0; chunk <= 7; chunk++) {
             rein_error err;
-            rein_model_response *r = decode_in(fmt, text, len, chunk,
-                                               strstr(rec, ".stream.jsonl") != NULL, NULL, 0, &err);
+            rein_model_response *r = test_decode(
+                fmt, text, len, chunk, strstr(rec, ".stream.jsonl") != NULL, NULL, 0, &err);
             json_t *got;
             if (!r)
                 fail_msg("%s (pieces of %zu): %s", rec, chunk, err.msg);
@@ -155,7 +128,7 @@ static void test_recorded_signatures_go_into_the_message(void **state)
              "vercel-google-tool-call.stream.jsonl");
     text = test_read_file(path, &len);
     assert_non_null(text);
-    r = decode_in("gemini-sse", text, len, 0, true, NULL, 0, &err);
+    r = test_decode("gemini-sse", text, len, 0, true, NULL, 0, &err);
     assert_non_null(r);
     m = rein_model_response_message(r);
     assert_non_null(m);
@@ -170,7 +143,7 @@ static void test_recorded_signatures_go_into_the_message(void **state)
              "vercel-google-reasoning-gemini3.stream.jsonl");
     text = test_read_file(path, &len);
     assert_non_null(text);
-    r = decode_in("gemini-sse", text, len, 3, true, NULL, 0, &err);
+    r = test_decode("gemini-sse", text, len, 3, true, NULL, 0, &err);
     assert_non_null(r);
     m = rein_model_response_message(r);
     assert_true(strncmp(json_string_value(json_object_get(m, "reasoning_signature")),
@@ -353,12 +326,12 @@ static void test_cut_and_malformed_streams(void **state)
     assert_non_null(strstr(notes, "cut"));
     rein_model_response_free(r);
 
-    assert_null(decode_in("gemini-sse", malformed, strlen(malformed), 0, false, NULL, 0, &err));
+    assert_null(test_decode("gemini-sse", malformed, strlen(malformed), 0, false, NULL, 0, &err));
     assert_int_equal(err.code, REIN_EPARSE);
     assert_non_null(strstr(err.msg, "event 2"));
-    assert_null(decode_in("gemini-sse", not_object, strlen(not_object), 0, false, NULL, 0, &err));
+    assert_null(test_decode("gemini-sse", not_object, strlen(not_object), 0, false, NULL, 0, &err));
     assert_int_equal(err.code, REIN_EPARSE);
-    assert_null(decode_in("gemini-json", "{\"hello\":1}", 11, 0, false, NULL, 0, &err));
+    assert_null(test_decode("gemini-json", "{\"hello\":1}", 11, 0, false, NULL, 0, &err));
     assert_non_null(strstr(err.msg, "no candidates"));
     /* A stream with no finish reason is incomplete, and the note says why. */
     r = decode("gemini-sse", CHUNK("{\"text\":\"Hi\"}", ""), false, notes, sizeof(notes));
