@@ -1,5 +1,5 @@
 /*
- * AWS credentials and Signature Version 4 for Bedrock (docs/decisions/0025).
+ * AWS credentials and Signature Version 4 for Bedrock (docs/decisions/0027).
  *
  * Credentials are found as the AWS SDKs and CLI find them: AWS_ACCESS_KEY_ID and
  * AWS_SECRET_ACCESS_KEY (with AWS_SESSION_TOKEN for temporary ones) from the environment, else
