@@ -72,6 +72,7 @@ wait_http() { # URL: until it answers at all
 cat >"$tmp/scenario.json" <<'EOF'
 { "name": "echo-then-answer",
   "replies": [
+    { "times": 0, "match": {"body_contains": "You review one tool call"}, "text": "YES" },
     { "times": 0, "match": {"last_role": "user"},
       "tool_calls": [{"name": "echo", "arguments": "{\"text\":\"hello\"}"}] },
     { "times": 0, "match": {"last_role": "tool"}, "text": "It said hello." } ] }

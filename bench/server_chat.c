@@ -115,7 +115,7 @@ int main(int argc, char **argv)
             if (m->data.result != CURLE_OK || status != 200 || !c->answer ||
                 !strstr(c->answer, "\"success\":true")) {
                 if (errors++ < 5)
-                    fprintf(stderr, "server_chat: %s: curl %d, status %ld: %.300s\n", c->body,
+                    fprintf(stderr, "server_chat: %s: curl %d, status %ld: %.900s\n", c->body,
                             (int)m->data.result, status, c->answer ? c->answer : "");
             }
         }

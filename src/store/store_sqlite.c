@@ -17,6 +17,15 @@
  * exclusive mode a TRUNCATE checkpoint runs every CHECKPOINT_MS while the connection is handed
  * back (no reader can pin the WAL then).
  *
+ * Group commit (exclusive mode, docs/decisions/0024): the calls of all threads share one open
+ * transaction, a batch, each call inside its own savepoint (a failed call rolls back to it and
+ * leaves the others' work alone). A call that succeeded returns only when the batch that holds
+ * it has committed, with synchronous=FULL as before, so what a caller was told is written is
+ * on disk, and nothing a call read can vanish after it returned. The thread that hands the
+ * connection back when no other thread waits for it (or when the batch is full or old)
+ * commits: while one commit waits for the disk, the calls that arrive queue and then share the
+ * next one. A batch that fails to commit fails every call in it.
+ *
  * Schema: a schema_version table and ordered migration steps; a database newer than the code
  * is refused with a clear error. Locks are rows with an owner token and a lease expiry, taken
  * inside BEGIN IMMEDIATE so exactly one of many racing acquirers wins. A cancel request is a
@@ -31,9 +40,12 @@
 #include <string.h>
 #include <time.h>
 
-#define WHERE          "store/sqlite"
-#define CHECKPOINT_MS  30000
-#define WAL_KEEP_BYTES "4194304"
+#define WHERE         "store/sqlite"
+#define CHECKPOINT_MS 30000
+/* A batch commits when no other call waits, or at this many calls, or this old. */
+#define BATCH_MAX_CALLS 256
+#define BATCH_MAX_MS    20
+#define WAL_KEEP_BYTES  "4194304"
 
 /* Ordered migrations: step i brings the schema from version i to i + 1. Never edit a step
  * that has shipped; append a new one. */
@@ -100,8 +112,12 @@ static const char *const migrations[] = {
 
 enum stmt_id {
     ST_BEGIN,
+    ST_BEGIN_READ,
     ST_COMMIT,
     ST_ROLLBACK,
+    ST_SAVEPOINT,
+    ST_RELEASE,
+    ST_ROLLBACK_TO,
     ST_PING,
     ST_CONV_INSERT,
     ST_CONV_UPDATE,
@@ -145,8 +161,12 @@ enum stmt_id {
 
 static const char *const sql_text[ST_COUNT] = {
     [ST_BEGIN] = "BEGIN IMMEDIATE",
+    [ST_BEGIN_READ] = "BEGIN",
     [ST_COMMIT] = "COMMIT",
     [ST_ROLLBACK] = "ROLLBACK",
+    [ST_SAVEPOINT] = "SAVEPOINT call",
+    [ST_RELEASE] = "RELEASE call",
+    [ST_ROLLBACK_TO] = "ROLLBACK TO call",
     [ST_PING] = "SELECT count(*) FROM schema_version",
     [ST_CONV_INSERT] = "INSERT INTO conversations (id, title, metadata, created_ms, updated_ms) "
                        "VALUES (?1, ?2, ?3, ?4, ?4)",
@@ -236,20 +256,38 @@ struct conn {
     struct conn *next_free;
 };
 
+/* A call of a batch waiting for the batch's commit (on its thread's stack). */
+struct waiter {
+    struct waiter *next;
+    bool done;
+    rein_err rc;
+    rein_error err;
+};
+
 /*
  * Invariants: count <= max; every opened connection is either on the free list or held by
- * exactly one thread; all[0..count) lists them all for closing.
+ * exactly one thread; all[0..count) lists them all for closing. Group mode: batch_calls > 0
+ * exactly while a batch is open (or was, until SQLite rolled it back on an I/O error), and
+ * then the connection is held by a thread that will commit it or hand it to a thread waiting
+ * for it; batch lists the waiters of the open batch. batch_calls and batch_start_ms belong to
+ * the thread holding the connection; batch, waiting and the waiters' fields to mu.
  */
 struct sq {
     char *path;
     int busy_timeout_ms;
     bool exclusive;
+    bool group;            /* group commit: exclusive mode, once the schema is in place */
     int64_t checkpoint_ms; /* monotonic time of the last TRUNCATE checkpoint */
     pthread_mutex_t mu;
-    pthread_cond_t cv;
+    pthread_cond_t cv;      /* a connection came free */
+    pthread_cond_t done_cv; /* a batch ended */
     struct conn **all;
     unsigned count, max;
+    unsigned waiting; /* threads waiting in conn_get */
     struct conn *free_list;
+    unsigned batch_calls;
+    int64_t batch_start_ms;
+    struct waiter *batch;
 };
 
 static struct sq *impl(rein_store *s)
@@ -360,14 +398,17 @@ out_close:
     return rc;
 }
 
-static rein_err conn_get(struct sq *q, struct conn **out, rein_error *err)
+static rein_err conn_take(struct sq *q, struct conn **out, rein_error *err)
 {
     struct conn *c = NULL;
     rein_err rc = REIN_OK;
 
     pthread_mutex_lock(&q->mu);
-    while (!q->free_list && q->count >= q->max)
+    while (!q->free_list && q->count >= q->max) {
+        q->waiting++;
         pthread_cond_wait(&q->cv, &q->mu);
+        q->waiting--;
+    }
     if (q->free_list) {
         c = q->free_list;
         q->free_list = c->next_free;
@@ -386,7 +427,8 @@ static rein_err conn_get(struct sq *q, struct conn **out, rein_error *err)
 
 static void conn_put(struct sq *q, struct conn *c)
 {
-    if (q->exclusive && rein_now_ms() - q->checkpoint_ms >= CHECKPOINT_MS) {
+    if (q->exclusive && rein_now_ms() - q->checkpoint_ms >= CHECKPOINT_MS &&
+        sqlite3_get_autocommit(c->db)) {
         /* The one connection is ours alone here: nothing can hold the WAL open. */
         int rc = sqlite3_wal_checkpoint_v2(c->db, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);
         if (rc != SQLITE_OK)
@@ -451,7 +493,7 @@ static rein_err run(struct sq *q, struct conn *c, sqlite3_stmt *st, const char *
     return REIN_OK;
 }
 
-static rein_err tx(struct sq *q, struct conn *c, enum stmt_id id, rein_error *err)
+static rein_err run_id(struct sq *q, struct conn *c, enum stmt_id id, rein_error *err)
 {
     sqlite3_stmt *st = stmt(q, c, id, err);
 
@@ -460,12 +502,140 @@ static rein_err tx(struct sq *q, struct conn *c, enum stmt_id id, rein_error *er
     return run(q, c, st, sql_text[id], NULL, err);
 }
 
+/* A call's own transaction: in group mode the call's savepoint inside the batch stands for
+ * it, so BEGIN and COMMIT do nothing there. */
+static rein_err tx(struct sq *q, struct conn *c, enum stmt_id id, rein_error *err)
+{
+    if (q->group && (id == ST_BEGIN || id == ST_BEGIN_READ || id == ST_COMMIT))
+        return REIN_OK;
+    return run_id(q, c, id, err);
+}
+
+/* Undoes the call's changes: its transaction, or in group mode its savepoint. */
 static void rollback(struct sq *q, struct conn *c)
 {
     rein_error ignored;
 
-    if (!sqlite3_get_autocommit(c->db))
-        (void)tx(q, c, ST_ROLLBACK, &ignored);
+    if (sqlite3_get_autocommit(c->db))
+        return;
+    (void)run_id(q, c, q->group ? ST_ROLLBACK_TO : ST_ROLLBACK, &ignored);
+}
+
+/* ---- group commit ----------------------------------------------------------------------- */
+
+/* Ends the open batch (holding the connection): commits it, or reports that SQLite already
+ * rolled it back, and tells its waiters. */
+static void batch_end(struct sq *q, struct conn *c)
+{
+    rein_error e;
+    rein_err rc;
+
+    rein_error_clear(&e);
+    if (sqlite3_get_autocommit(c->db)) {
+        rc = rein_error_set(&e, REIN_ESTORE,
+                            "sqlite %s: the transaction was rolled back by an earlier error",
+                            q->path);
+    } else {
+        rc = run_id(q, c, ST_COMMIT, &e);
+        if (rc != REIN_OK && !sqlite3_get_autocommit(c->db)) {
+            rein_error ignored;
+            (void)run_id(q, c, ST_ROLLBACK, &ignored);
+        }
+    }
+    pthread_mutex_lock(&q->mu);
+    for (struct waiter *w = q->batch; w; w = w->next) {
+        w->rc = rc;
+        if (rc != REIN_OK)
+            w->err = e;
+        w->done = true;
+    }
+    q->batch = NULL;
+    q->batch_calls = 0;
+    pthread_cond_broadcast(&q->done_cv);
+    pthread_mutex_unlock(&q->mu);
+}
+
+/*
+ * Takes the connection for one call. Group mode: opens a batch when none is open and the
+ * call's savepoint in it; on failure the connection is handed back.
+ */
+static rein_err conn_get(struct sq *q, struct conn **out, rein_error *err)
+{
+    struct conn *c;
+    rein_err rc = conn_take(q, out, err);
+
+    if (rc != REIN_OK || !q->group)
+        return rc;
+    c = *out;
+    /* SQLite rolls the whole transaction back on some I/O errors: that batch is over. */
+    if (q->batch_calls && sqlite3_get_autocommit(c->db))
+        batch_end(q, c);
+    if (!q->batch_calls) {
+        rc = run_id(q, c, ST_BEGIN, err);
+        q->batch_start_ms = rein_now_ms();
+    }
+    if (rc == REIN_OK)
+        rc = run_id(q, c, ST_SAVEPOINT, err);
+    if (rc == REIN_OK) {
+        q->batch_calls++;
+        return REIN_OK;
+    }
+    if (q->batch_calls) {
+        batch_end(q, c);
+    } else if (!sqlite3_get_autocommit(c->db)) {
+        rein_error ignored;
+        (void)run_id(q, c, ST_ROLLBACK, &ignored);
+    }
+    conn_put(q, c);
+    *out = NULL;
+    return rc;
+}
+
+/*
+ * Hands the connection back after a call that ended with rc; returns the call's result. Group
+ * mode: the call's savepoint is released into the batch (rolled back first when the call
+ * failed); the batch is committed here when no other call waits for the connection, or it is
+ * full or old; the call then waits for its batch to end (what it read is then committed too)
+ * and returns its own failure, or the commit's.
+ */
+static rein_err conn_done(struct sq *q, struct conn *c, rein_err rc, rein_error *err)
+{
+    struct waiter w = {.rc = REIN_OK};
+    bool commit;
+
+    if (!q->group) {
+        conn_put(q, c);
+        return rc;
+    }
+    if (rc != REIN_OK)
+        rollback(q, c);
+    if (!sqlite3_get_autocommit(c->db)) {
+        rein_error e;
+        rein_err rel = run_id(q, c, ST_RELEASE, &e);
+        if (rel != REIN_OK && rc == REIN_OK) {
+            rc = rel;
+            if (err)
+                *err = e;
+        }
+    }
+    pthread_mutex_lock(&q->mu);
+    w.next = q->batch;
+    q->batch = &w;
+    commit = q->waiting == 0 || q->batch_calls >= BATCH_MAX_CALLS ||
+             rein_now_ms() - q->batch_start_ms >= BATCH_MAX_MS;
+    pthread_mutex_unlock(&q->mu);
+    if (commit)
+        batch_end(q, c);
+    conn_put(q, c);
+    pthread_mutex_lock(&q->mu);
+    while (!w.done)
+        pthread_cond_wait(&q->done_cv, &q->mu);
+    pthread_mutex_unlock(&q->mu);
+    if (rc != REIN_OK)
+        return rc;
+    if (w.rc != REIN_OK && err)
+        *err = w.err;
+    return w.rc;
 }
 
 /* ---- schema ----------------------------------------------------------------------------- */
@@ -541,6 +711,7 @@ static void sq_close(rein_store *s)
         conn_close(q->all[i]);
     pthread_mutex_destroy(&q->mu);
     pthread_cond_destroy(&q->cv);
+    pthread_cond_destroy(&q->done_cv);
     rein_free(q->all);
     rein_free(q->path);
     rein_free(q);
@@ -558,8 +729,7 @@ static rein_err sq_ping(rein_store *s, rein_error *err)
         return rc;
     st = stmt(q, c, ST_PING, err);
     rc = st ? run(q, c, st, "ping", NULL, err) : REIN_ESTORE;
-    conn_put(q, c);
-    return rc;
+    return conn_done(q, c, rc, err);
 }
 
 /* ---- conversations ---------------------------------------------------------------------- */
@@ -598,8 +768,7 @@ static rein_err sq_conv_create(rein_store *s, const char *id, const char *title,
         rc = fail(q, c->db, rc2, "create conversation", err);
     done(st);
 out:
-    conn_put(q, c);
-    return rc;
+    return conn_done(q, c, rc, err);
 }
 
 static rein_err sq_conv_update(rein_store *s, const char *id, const char *title, const char *state,
@@ -627,8 +796,7 @@ static rein_err sq_conv_update(rein_store *s, const char *id, const char *title,
     if (rc == REIN_OK && changes == 0)
         rc = rein_error_set(err, REIN_ENOTFOUND, "conversation %s not found", id);
 out:
-    conn_put(q, c);
-    return rc;
+    return conn_done(q, c, rc, err);
 }
 
 static rein_err sq_conv_get(rein_store *s, const char *id, json_t **out, rein_error *err)
@@ -659,8 +827,7 @@ static rein_err sq_conv_get(rein_store *s, const char *id, json_t **out, rein_er
     }
     done(st);
 out:
-    conn_put(q, c);
-    return rc;
+    return conn_done(q, c, rc, err);
 }
 
 static rein_err sq_conv_list(rein_store *s, int64_t cur_ms, const char *cur_id, const char *query,
@@ -699,8 +866,7 @@ static rein_err sq_conv_list(rein_store *s, int64_t cur_ms, const char *cur_id, 
         rc = fail(q, c->db, rc2, "list conversations", err);
     done(st);
 out:
-    conn_put(q, c);
-    return rc;
+    return conn_done(q, c, rc, err);
 }
 
 /* Fills *info from a live lock row, if there is one. */
@@ -775,8 +941,7 @@ static rein_err sq_conv_delete(rein_store *s, const char *id, int64_t now_ms, re
     if (rc != REIN_OK)
         rollback(q, c);
 out:
-    conn_put(q, c);
-    return rc;
+    return conn_done(q, c, rc, err);
 }
 
 /* ---- messages --------------------------------------------------------------------------- */
@@ -836,8 +1001,7 @@ static rein_err sq_message_append(rein_store *s, const char *conv_id, const char
 out_rollback:
     rollback(q, c);
 out:
-    conn_put(q, c);
-    return rc;
+    return conn_done(q, c, rc, err);
 }
 
 /* Drops the messages at position >= from, and counts the conversation's messages again. */
@@ -883,8 +1047,7 @@ static rein_err sq_messages_truncate(rein_store *s, const char *conv_id, int64_t
 out_rollback:
     rollback(q, c);
 out:
-    conn_put(q, c);
-    return rc;
+    return conn_done(q, c, rc, err);
 }
 
 static rein_err conv_must_exist(struct sq *q, struct conn *c, const char *conv_id, rein_error *err)
@@ -916,7 +1079,7 @@ static rein_err sq_messages_each(rein_store *s, const char *conv_id, int64_t fro
     if (rc != REIN_OK)
         return rc;
     /* A read transaction gives the walk one consistent snapshot. */
-    rc = exec_sql(q, c, "BEGIN", "begin", err);
+    rc = tx(q, c, ST_BEGIN_READ, err);
     if (rc != REIN_OK)
         goto out;
     rc = conv_must_exist(q, c, conv_id, err);
@@ -947,8 +1110,7 @@ static rein_err sq_messages_each(rein_store *s, const char *conv_id, int64_t fro
 out_end:
     rollback(q, c);
 out:
-    conn_put(q, c);
-    return rc;
+    return conn_done(q, c, rc, err);
 }
 
 /* ---- ledger ----------------------------------------------------------------------------- */
@@ -992,8 +1154,7 @@ static rein_err sq_ledger_put(rein_store *s, const char *conv_id, const struct r
         rc = fail(q, c->db, rc2, "write ledger entry", err);
     done(st);
 out:
-    conn_put(q, c);
-    return rc;
+    return conn_done(q, c, rc, err);
 }
 
 static rein_err sq_ledger_update(rein_store *s, const char *conv_id,
@@ -1025,8 +1186,7 @@ static rein_err sq_ledger_update(rein_store *s, const char *conv_id,
         rc = rein_error_set(err, REIN_ENOTFOUND, "no ledger entry %s in conversation %s",
                             e->call_id, conv_id);
 out:
-    conn_put(q, c);
-    return rc;
+    return conn_done(q, c, rc, err);
 }
 
 static rein_err sq_ledger_each(rein_store *s, const char *conv_id, rein_store_ledger_fn fn,
@@ -1077,8 +1237,7 @@ static rein_err sq_ledger_each(rein_store *s, const char *conv_id, rein_store_le
         rc = fail(q, c->db, rc2, "read ledger", err);
     done(st);
 out:
-    conn_put(q, c);
-    return rc;
+    return conn_done(q, c, rc, err);
 }
 
 /* ---- events ----------------------------------------------------------------------------- */
@@ -1143,8 +1302,7 @@ static rein_err sq_events_add(rein_store *s, const struct rein_store_event *evs,
         rc = tx(q, c, ST_COMMIT, err);
     if (rc != REIN_OK)
         rollback(q, c);
-    conn_put(q, c);
-    return rc;
+    return conn_done(q, c, rc, err);
 }
 
 /* Hands each row of st (EVENT_COLS) to fn; a non-zero value from fn stops and is returned. */
@@ -1201,8 +1359,7 @@ static rein_err sq_events_each(rein_store *s, const char *conv_id, const char *t
     }
     rc = each_event_row(q, c, st, fn, userdata, err);
 out:
-    conn_put(q, c);
-    return rc;
+    return conn_done(q, c, rc, err);
 }
 
 static rein_err sq_events_after(rein_store *s, const char *conv_id, int64_t after, unsigned max,
@@ -1225,8 +1382,7 @@ static rein_err sq_events_after(rein_store *s, const char *conv_id, int64_t afte
     sqlite3_bind_int64(st, 3, max ? (int64_t)max : -1);
     rc = each_event_row(q, c, st, fn, userdata, err);
 out:
-    conn_put(q, c);
-    return rc;
+    return conn_done(q, c, rc, err);
 }
 
 static rein_err sq_events_last(rein_store *s, const char *conv_id, int64_t *last, rein_error *err)
@@ -1253,8 +1409,7 @@ static rein_err sq_events_last(rein_store *s, const char *conv_id, int64_t *last
     if (rc2 != SQLITE_DONE)
         rc = fail(q, c->db, rc2, "read events", err);
 out:
-    conn_put(q, c);
-    return rc;
+    return conn_done(q, c, rc, err);
 }
 
 /* ---- locks ------------------------------------------------------------------------------ */
@@ -1306,8 +1461,7 @@ static rein_err sq_lock_acquire(rein_store *s, const char *conv_id, const char *
 out_rollback:
     rollback(q, c);
 out:
-    conn_put(q, c);
-    return rc;
+    return conn_done(q, c, rc, err);
 }
 
 /* Runs a lock statement bound as (conv_id, token, now, extra...) and expects one change. */
@@ -1341,8 +1495,7 @@ static rein_err lock_change(rein_store *s, enum stmt_id id, const char *conv_id,
     if (rc == REIN_OK && changes == 0)
         rc = rein_error_set(err, REIN_ESTATE, "the lock of %s is not held by this owner", conv_id);
 out:
-    conn_put(q, c);
-    return rc;
+    return conn_done(q, c, rc, err);
 }
 
 static rein_err sq_lock_renew(rein_store *s, const char *conv_id, const char *token,
@@ -1377,8 +1530,7 @@ static rein_err sq_lock_get(rein_store *s, const char *conv_id, struct rein_stor
     rc = lock_live(q, c, conv_id, rein_wall_ms(), &found, out, err);
     if (rc == REIN_OK && !found)
         rc = rein_error_set(err, REIN_ENOTFOUND, "conversation %s is not locked", conv_id);
-    conn_put(q, c);
-    return rc;
+    return conn_done(q, c, rc, err);
 }
 
 /* ---- control messages ------------------------------------------------------------------- */
@@ -1406,8 +1558,7 @@ static rein_err sq_cancel_request(rein_store *s, const char *conv_id, const char
     if (rc == REIN_OK && changes == 0)
         rc = rein_error_set(err, REIN_ESTATE, "conversation %s has no running turn", conv_id);
 out:
-    conn_put(q, c);
-    return rc;
+    return conn_done(q, c, rc, err);
 }
 
 static rein_err sq_cancel_check(rein_store *s, const char *conv_id, const char *token,
@@ -1437,8 +1588,7 @@ static rein_err sq_cancel_check(rein_store *s, const char *conv_id, const char *
     }
     done(st);
 out:
-    conn_put(q, c);
-    return rc;
+    return conn_done(q, c, rc, err);
 }
 
 static rein_err approval_stmt(rein_store *s, enum stmt_id id, const char *conv_id,
@@ -1467,8 +1617,7 @@ static rein_err approval_stmt(rein_store *s, enum stmt_id id, const char *conv_i
     }
     rc = run(q, c, st, "approval", changes, err);
 out:
-    conn_put(q, c);
-    return rc;
+    return conn_done(q, c, rc, err);
 }
 
 static rein_err sq_approval_request(rein_store *s, const char *conv_id, const char *call_id,
@@ -1505,8 +1654,7 @@ static rein_err sq_approval_take(rein_store *s, const char *conv_id, const char 
     }
     done(st);
 out:
-    conn_put(q, c);
-    return rc;
+    return conn_done(q, c, rc, err);
 }
 
 static rein_err sq_approval_post(rein_store *s, const char *conv_id, const char *call_id,
@@ -1562,8 +1710,7 @@ static rein_err sq_recover(rein_store *s, int *flagged, rein_error *err)
     sqlite3_bind_int64(st, 1, now);
     rc = run(q, c, st, "recover interrupted conversations", NULL, err);
 out:
-    conn_put(q, c);
-    return rc;
+    return conn_done(q, c, rc, err);
 }
 
 static const struct rein__store_ops sqlite_ops = {
@@ -1626,6 +1773,7 @@ rein_err rein__store_sqlite_open(rein_store *s, const char *path, rein_error *er
     }
     pthread_mutex_init(&q->mu, NULL);
     pthread_cond_init(&q->cv, NULL);
+    pthread_cond_init(&q->done_cv, NULL);
     s->impl = q;
     s->ops = &sqlite_ops;
     rc = conn_open(q, &c, err);
@@ -1639,5 +1787,6 @@ rein_err rein__store_sqlite_open(rein_store *s, const char *path, rein_error *er
         return rc;
     }
     conn_put(q, c);
+    q->group = q->exclusive;
     return REIN_OK;
 }

@@ -16,6 +16,7 @@
 
 struct backend {
     bool redis;
+    bool exclusive; /* SQLite in exclusive mode: group commit */
     char *dir;
     char url[600];
     struct test_redis *server;
@@ -23,10 +24,11 @@ struct backend {
 
 static rein_store *open_store(struct backend *b)
 {
+    struct rein_store_opts opts = {.exclusive = b->exclusive};
     rein_store *s = NULL;
     rein_error err;
 
-    assert_rein_ok(rein_store_open(b->url, NULL, &s, &err), &err);
+    assert_rein_ok(rein_store_open(b->url, &opts, &s, &err), &err);
     return s;
 }
 
@@ -48,12 +50,13 @@ static int cleanup(void **state)
     return 0;
 }
 
-static void run_backend(bool redis, void (*fn)(struct backend *b))
+static void run_backend_excl(bool redis, bool exclusive, void (*fn)(struct backend *b))
 {
     static struct backend b;
 
     memset(&b, 0, sizeof(b));
     b.redis = redis;
+    b.exclusive = exclusive;
     current = &b;
 
     if (redis) {
@@ -71,6 +74,20 @@ static void run_backend(bool redis, void (*fn)(struct backend *b))
     }
     fn(&b);
 }
+
+static void run_backend(bool redis, void (*fn)(struct backend *b))
+{
+    run_backend_excl(redis, false, fn);
+}
+
+/* The same test on SQLite in exclusive mode (one handle per file), where calls share
+ * group-committed transactions. */
+#define EXCLUSIVE(name)                                                                            \
+    static void sqlite_excl_##name(void **state)                                                   \
+    {                                                                                              \
+        (void)state;                                                                               \
+        run_backend_excl(false, true, t_##name);                                                   \
+    }
 
 #define BOTH(name)                                                                                 \
     static void sqlite_##name(void **state)                                                        \
@@ -1175,6 +1192,191 @@ static void exec_raw(const char *path, const char *sql)
     sqlite3_close(db);
 }
 
+EXCLUSIVE(conv_roundtrip)
+EXCLUSIVE(messages)
+EXCLUSIVE(list_paging)
+EXCLUSIVE(find)
+EXCLUSIVE(truncate)
+EXCLUSIVE(delete)
+EXCLUSIVE(ledger)
+EXCLUSIVE(events)
+EXCLUSIVE(events_seq)
+
+/* ---- group commit (SQLite, exclusive mode) ---------------------------------------------- */
+
+/* A message whose body holds "poison" makes the transaction that inserted it fail at COMMIT
+ * (a deferred foreign key with no parent row): a commit failure on demand. */
+static void add_poison(const char *path)
+{
+    exec_raw(path,
+             "CREATE TABLE poison_parent (id INTEGER PRIMARY KEY);"
+             "CREATE TABLE poison (x INTEGER REFERENCES poison_parent(id) "
+             "  DEFERRABLE INITIALLY DEFERRED);"
+             "CREATE TRIGGER poison_msg AFTER INSERT ON messages "
+             "  WHEN instr(NEW.body, 'poison') > 0 BEGIN INSERT INTO poison VALUES (1); END;");
+}
+
+#define GC_THREADS 6
+#define GC_CALLS   40
+
+struct gc_thread {
+    rein_store *s;
+    int k;
+    bool ok[GC_CALLS];
+    rein_err rc[GC_CALLS];
+    int read_failures;
+};
+
+static int gc_count(const struct rein_store_message *m, void *userdata)
+{
+    (void)m;
+    (*(int *)userdata)++;
+    return 0;
+}
+
+/* Thread k appends GC_CALLS messages to its conversation (thread 0 poisons every fifth) and
+ * reads between them, all at once with the others. */
+static void *gc_main(void *arg)
+{
+    struct gc_thread *t = arg;
+    char conv[16], body[96];
+
+    snprintf(conv, sizeof(conv), "g%d", t->k);
+    for (int i = 0; i < GC_CALLS; i++) {
+        int64_t pos = -1;
+        int seen = 0;
+        rein_error err;
+        bool poison = t->k == 0 && i % 5 == 4;
+        snprintf(body, sizeof(body), "{\"role\":\"user\",\"content\":\"%s %d\"}",
+                 poison ? "poison" : "m", i);
+        t->rc[i] = rein_store_message_append(t->s, conv, body, strlen(body), NULL, &pos, &err);
+        t->ok[i] = t->rc[i] == REIN_OK;
+        /* A read fails only when it shared a batch that failed to commit. */
+        if (rein_store_messages_each(t->s, conv, 0, gc_count, &seen, &err) != REIN_OK)
+            t->read_failures++;
+    }
+    return NULL;
+}
+
+struct gc_check {
+    const struct gc_thread *t;
+    int next; /* the next successful call expected */
+    int64_t pos;
+    bool bad;
+};
+
+static int gc_verify(const struct rein_store_message *m, void *userdata)
+{
+    struct gc_check *c = userdata;
+    char want[96];
+
+    while (c->next < GC_CALLS && !c->t->ok[c->next])
+        c->next++;
+    snprintf(want, sizeof(want), "{\"role\":\"user\",\"content\":\"%s %d\"}", "m", c->next);
+    if (c->next >= GC_CALLS || strcmp(m->json, want) != 0 || m->position != c->pos)
+        c->bad = true;
+    c->next++;
+    c->pos++;
+    return 0;
+}
+
+/*
+ * Many threads' calls share batches: every call that succeeded is on disk after the store is
+ * closed and opened again, in order and without gaps; every call that failed (the poisoned
+ * ones, and any that shared their batch) left nothing behind.
+ */
+static void sqlite_group_commit_keeps_what_it_acknowledged(void **state)
+{
+    static struct backend b; /* the teardown reads it after the test */
+    struct gc_thread t[GC_THREADS];
+    pthread_t th[GC_THREADS];
+    char path[600];
+    rein_store *s;
+    rein_error err;
+    int ok = 0;
+
+    (void)state;
+    memset(&b, 0, sizeof(b));
+    b.dir = test_tmpdir();
+    b.exclusive = true;
+    current = &b;
+    snprintf(b.url, sizeof(b.url), "sqlite:%s/rein.db", b.dir);
+    snprintf(path, sizeof(path), "%s/rein.db", b.dir);
+    s = open_store(&b);
+    rein_store_free(s);
+    add_poison(path);
+    s = open_store(&b);
+    for (int k = 0; k < GC_THREADS; k++) {
+        char conv[16];
+        snprintf(conv, sizeof(conv), "g%d", k);
+        assert_rein_ok(rein_store_conv_create(s, conv, NULL, NULL, NULL, &err), &err);
+        memset(&t[k], 0, sizeof(t[k]));
+        t[k].s = s;
+        t[k].k = k;
+    }
+    for (int k = 0; k < GC_THREADS; k++)
+        assert_int_equal(pthread_create(&th[k], NULL, gc_main, &t[k]), 0);
+    for (int k = 0; k < GC_THREADS; k++)
+        pthread_join(th[k], NULL);
+    rein_store_free(s);
+
+    b.exclusive = false;
+    s = open_store(&b);
+    for (int k = 0; k < GC_THREADS; k++) {
+        struct gc_check c = {.t = &t[k]};
+        char conv[16];
+        snprintf(conv, sizeof(conv), "g%d", k);
+        for (int i = 0; i < GC_CALLS; i++) {
+            if (k == 0 && i % 5 == 4)
+                assert_int_equal(t[k].rc[i], REIN_ESTORE);
+            else if (!t[k].ok[i])
+                assert_int_equal(t[k].rc[i], REIN_ESTORE); /* shared a poisoned batch */
+            ok += t[k].ok[i];
+        }
+        assert_rein_ok(rein_store_messages_each(s, conv, 0, gc_verify, &c, &err), &err);
+        assert_false(c.bad);
+        while (c.next < GC_CALLS && !t[k].ok[c.next])
+            c.next++;
+        assert_int_equal(c.next, GC_CALLS); /* every acknowledged message was read back */
+    }
+    /* Poison fails its own batch only: most calls got through. */
+    assert_true(ok > GC_THREADS * GC_CALLS / 2);
+    rein_store_free(s);
+}
+
+/* One thread alone: a failed commit fails the call, leaves nothing, and the next call works
+ * (its batch starts clean). */
+static void sqlite_group_commit_failure_is_reported(void **state)
+{
+    static struct backend b; /* the teardown reads it after the test */
+    char path[600];
+    rein_store *s;
+    rein_error err;
+    int64_t pos = -1;
+    int n = 0;
+    const char *poison = "{\"role\":\"user\",\"content\":\"poison\"}";
+
+    (void)state;
+    memset(&b, 0, sizeof(b));
+    b.dir = test_tmpdir();
+    b.exclusive = true;
+    current = &b;
+    snprintf(b.url, sizeof(b.url), "sqlite:%s/rein.db", b.dir);
+    snprintf(path, sizeof(path), "%s/rein.db", b.dir);
+    s = open_store(&b);
+    rein_store_free(s);
+    add_poison(path);
+    s = open_store(&b);
+    assert_rein_ok(rein_store_conv_create(s, "p", NULL, NULL, NULL, &err), &err);
+    assert_int_equal(rein_store_message_append(s, "p", poison, strlen(poison), NULL, &pos, &err),
+                     REIN_ESTORE);
+    assert_non_null(strstr(err.msg, "FOREIGN KEY"));
+    append(s, "p", "{\"role\":\"user\",\"content\":\"fine\"}", 0);
+    assert_rein_ok(rein_store_messages_each(s, "p", 0, gc_count, &n, &err), &err);
+    assert_int_equal(n, 1);
+    rein_store_free(s);
+}
+
 static void sqlite_migrates_v1(void **state)
 {
     /* A database written by the first schema version, with data in it. */
@@ -1552,6 +1754,17 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(sqlite_memory),
     cmocka_unit_test(sqlite_exclusive_maps_no_shm),
     cmocka_unit_test(sqlite_alloc_torture),
+    cmocka_unit_test_teardown(sqlite_excl_conv_roundtrip, cleanup),
+    cmocka_unit_test_teardown(sqlite_excl_messages, cleanup),
+    cmocka_unit_test_teardown(sqlite_excl_list_paging, cleanup),
+    cmocka_unit_test_teardown(sqlite_excl_find, cleanup),
+    cmocka_unit_test_teardown(sqlite_excl_truncate, cleanup),
+    cmocka_unit_test_teardown(sqlite_excl_delete, cleanup),
+    cmocka_unit_test_teardown(sqlite_excl_ledger, cleanup),
+    cmocka_unit_test_teardown(sqlite_excl_events, cleanup),
+    cmocka_unit_test_teardown(sqlite_excl_events_seq, cleanup),
+    cmocka_unit_test_teardown(sqlite_group_commit_keeps_what_it_acknowledged, cleanup),
+    cmocka_unit_test_teardown(sqlite_group_commit_failure_is_reported, cleanup),
 };
 
 REIN_TEST_MAIN(tests)

@@ -1,0 +1,169 @@
+#!/usr/bin/env bash
+# bench/turns.sh: conversation turns per second through `rein serve`, the SQLite store next to
+# the Redis store, in one run (issue 25, goal 4: >= 1,000 turns/s on SQLite, p99 under 1 s at
+# 1,000 concurrent conversations, durability unchanged).
+#
+# One scripted model server (release build; each turn: the model calls echo, the verifier
+# approves it (rein self-verifies echo), the model answers: three model calls and one tool)
+# and two `rein serve` processes: one on a SQLite file (WAL,
+# synchronous=FULL: every acknowledged write is on disk), one on a redis-server started here
+# with appendonly yes and appendfsync always (every write on disk before Redis answers: the
+# same durability), and one on a redis-server without persistence (what the tests and the
+# issue's first figures used; a restart loses everything). bench/server_chat.c opens CONVERSATIONS (default 1000) conversations at
+# once against one server, then sends a second message to each (history loaded from the
+# store); every turn must succeed. ROUNDS rounds (default 3) alternate the two stores; the
+# table gives the range over rounds with the load average before and after.
+#
+#   bench/turns.sh
+#   CONVERSATIONS=200 ROUNDS=3 bench/turns.sh
+#   BEFORE=DIR bench/turns.sh     also DIR's rein (another checkout, release build in
+#                                 DIR/build-bench) on SQLite, interleaved with this tree's
+# Needs: redis-server, the libraries of scripts/install-deps.sh.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build=${BUILD:-build-bench}
+out=bench/out
+rounds=${ROUNDS:-3}
+convs=${CONVERSATIONS:-1000}
+mkdir -p "$out"
+
+redis_bin=$(command -v redis-server || echo /usr/bin/redis-server)
+[ -x "$redis_bin" ] || { echo "turns.sh: redis-server is missing" >&2; exit 1; }
+[ -f "$build/CMakeCache.txt" ] ||
+  cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DREIN_TESTS=ON >/dev/null
+cmake --build "$build" -j 2 --target rein rein-model-server >/dev/null
+before_rein=""
+if [ -n "${BEFORE:-}" ]; then
+  [ -f "$BEFORE/build-bench/CMakeCache.txt" ] ||
+    cmake -S "$BEFORE" -B "$BEFORE/build-bench" -DCMAKE_BUILD_TYPE=Release >/dev/null
+  cmake --build "$BEFORE/build-bench" -j 2 --target rein >/dev/null
+  before_rein=$BEFORE/build-bench/rein
+fi
+# shellcheck disable=SC2046
+cc -O2 bench/server_chat.c $(pkg-config --libs libcurl) -o "$out/server_chat"
+
+tmp=$(mktemp -d)
+pids=()
+cleanup() {
+  for p in "${pids[@]+"${pids[@]}"}"; do kill -TERM "$p" 2>/dev/null || true; done
+  for p in "${pids[@]+"${pids[@]}"}"; do wait "$p" 2>/dev/null || true; done
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+free_port() {
+  /usr/bin/python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+wait_http() { # URL: until it answers at all
+  for _ in $(seq 1 200); do
+    curl -s -o /dev/null "$1" && return 0
+    sleep 0.05
+  done
+  echo "turns.sh: nothing answers at $1" >&2
+  exit 1
+}
+
+cat >"$tmp/scenario.json" <<'EOF'
+{ "name": "echo-then-answer",
+  "replies": [
+    { "times": 0, "match": {"body_contains": "You review one tool call"}, "text": "YES" },
+    { "times": 0, "match": {"last_role": "user"},
+      "tool_calls": [{"name": "echo", "arguments": "{\"text\":\"hello\"}"}] },
+    { "times": 0, "match": {"last_role": "tool"}, "text": "It said hello." } ] }
+EOF
+"$build/tests/bin/rein-model-server" --port 0 --scenario "$tmp/scenario.json" --log-limit 10 \
+  >"$tmp/ms_url" &
+pids+=($!)
+ms_url=""
+for _ in $(seq 1 100); do
+  ms_url=$(head -n 1 "$tmp/ms_url")
+  [ -n "$ms_url" ] && break
+  sleep 0.1
+done
+[ -n "$ms_url" ] || { echo "turns.sh: the model server did not start" >&2; exit 1; }
+
+# name, then redis-server's persistence arguments
+declare -A redis_port
+start_redis() {
+  local name=$1
+  shift
+  redis_port[$name]=$(free_port)
+  mkdir -p "$tmp/$name"
+  "$redis_bin" --port "${redis_port[$name]}" --bind 127.0.0.1 --save "" "$@" \
+    --dir "$tmp/$name" --logfile "$tmp/$name/log" &
+  pids+=($!)
+  for _ in $(seq 1 100); do
+    (exec 3<>"/dev/tcp/127.0.0.1/${redis_port[$name]}") 2>/dev/null && return 0
+    sleep 0.05
+  done
+  echo "turns.sh: redis-server ($name) did not start" >&2
+  exit 1
+}
+start_redis redis --appendonly yes --appendfsync always
+start_redis redis-volatile --appendonly no
+
+# name store-url binary
+declare -A port
+start_rein() {
+  port[$1]=$(free_port)
+  "$3" serve --port "${port[$1]}" --store "$2" \
+    --provider openai-compatible --base-url "$ms_url/v1" --model bench-model \
+    --max-client-connections $((convs + 256)) >"$tmp/$1.out" 2>"$tmp/$1.err" &
+  pids+=($!)
+  wait_http "http://127.0.0.1:${port[$1]}/healthz"
+}
+names=(sqlite redis redis-volatile)
+start_rein sqlite "sqlite:$tmp/rein.db" "$build/rein"
+start_rein redis "redis://127.0.0.1:${redis_port[redis]}/0" "$build/rein"
+start_rein redis-volatile "redis://127.0.0.1:${redis_port[redis-volatile]}/0" "$build/rein"
+if [ -n "$before_rein" ]; then
+  start_rein sqlite-before "sqlite:$tmp/before.db" "$before_rein"
+  names=(sqlite-before "${names[@]}")
+fi
+for n in "${names[@]}"; do
+  "$out/server_chat" "http://127.0.0.1:${port[$n]}" 20 warm 1 >/dev/null
+done
+
+load_before=$(cut -d' ' -f1-3 /proc/loadavg)
+rows=()
+for r in $(seq "$rounds"); do
+  for n in "${names[@]}"; do
+    for turn in 1 2; do
+      read -r t e s p50 p99 < <("$out/server_chat" "http://127.0.0.1:${port[$n]}" "$convs" \
+        "r$r" "$turn")
+      [ "$e" -eq 0 ] || { echo "turns.sh: $n: $e of $t turns failed" >&2; exit 1; }
+      rows+=("$n,$turn,$t,$s,$p50,$p99")
+    done
+  done
+done
+load_after=$(cut -d' ' -f1-3 /proc/loadavg)
+
+/usr/bin/python3 - "$load_before" "$load_after" "$rounds" "$convs" "${rows[@]}" <<'EOF'
+import sys
+before, after, rounds, convs = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+cells, names = {}, []
+for row in sys.argv[5:]:
+    n, turn, t, s, p50, p99 = row.split(",")
+    if n not in names:
+        names.append(n)
+    cells.setdefault((n, turn), []).append((int(t) / float(s), float(p50), float(p99)))
+print(f"{convs} conversations at once through rein serve, POST /agent/chat (the model calls "
+      f"echo, the verifier approves, the model answers), {rounds} rounds alternating the stores")
+print(f"load average {before} before, {after} after (2 cores shared with other users)")
+print(f"{'':44} {'turns/s':>10} {'p50 ms':>12} {'p99 ms':>12}")
+label = {"sqlite": "SQLite (FULL, WAL)", "redis": "Redis (appendfsync always)",
+         "redis-volatile": "Redis (no persistence)", "sqlite-before": "SQLite, BEFORE checkout"}
+rng = lambda xs, f: f"{min(xs):{f}}-{max(xs):{f}}"
+for n in names:
+    for turn, what in (("1", "new"), ("2", "second message")):
+        v = cells[(n, turn)]
+        print(f"{label[n] + ', ' + what:44} {rng([x[0] for x in v], '.0f'):>10} "
+              f"{rng([x[1] for x in v], '.0f'):>12} {rng([x[2] for x in v], '.0f'):>12}")
+turns = lambda n: [x[0] for k in ((n, "1"), (n, "2")) for x in cells[k]]
+s = turns("sqlite")
+for n in ("redis", "redis-volatile", "sqlite-before"):
+    if n in names:
+        r = turns(n)
+        print(f"SQLite / {label[n]}, turns/s: {min(s) / max(r):.2f}-{max(s) / min(r):.2f}")
+print("goal: >= 1,000 turns/s on SQLite, p99 < 1 s at 1,000 concurrent conversations")
+EOF
