@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# JSON Schema validation throughput: rein against ajv (npm, v8, compiled schemas) and Python
-# jsonschema (Debian python3-jsonschema), in one run on the same cases.
+# JSON Schema validation throughput: rein against ajv (npm, v8, compiled schemas), Python
+# jsonschema (Debian python3-jsonschema) and Blaze (npm @sourcemeta/jsonschema, pinned in
+# bench/package.json: the C++ validator of "Blaze: Compiling JSON Schema for 10x Faster
+# Validation", through its CLI's --benchmark), in one run on the same cases.
 #
 # Cases: the tool schemas of the BFCL fixtures (shared/fixtures/bfcl, JSON Lines; dict->object,
 # float->number, tuple->array, any->no type) with one valid argument object per schema built
@@ -11,6 +13,14 @@
 # message: what the call pipeline does) and "first error" (stop at the first). The
 # valid/invalid counts printed by each validator must agree, which checks that they are doing
 # the same work.
+#
+# Blaze is measured the way its CLI measures: parsing and compiling excluded, each instance
+# validated LOOP (1000) times in a row, verdict only, the mean per instance summed; exhaustive
+# mode against rein's all-errors mode, --fast against rein's first-error mode. rein runs the
+# same looped measurement ("rein-loop"), in wall-clock time as Blaze does (Blaze also takes
+# off the cost of reading the clock around each validation), verdict only and with messages:
+# a core taken away by another process counts against both. The rounds interleave all four
+# validators; the Blaze table gives the range of the per-round ratios with the load average.
 #
 # Usage: bash bench/schema.sh [SECONDS per measurement, default 3] (about 18 x SECONDS in all)
 set -euo pipefail
@@ -28,9 +38,17 @@ fi
 if ! "$py" -c 'import jsonschema' 2>/dev/null || ! command -v node >/dev/null; then
   scripts/install-deps.sh --bench
 fi
-if [ ! -d bench/node_modules/ajv ]; then
+case "$(uname -m)" in
+  x86_64) blaze_arch=linux-x86_64 ;;
+  aarch64) blaze_arch=linux-arm64 ;;
+  *) blaze_arch=unknown ;;
+esac
+blaze=bench/node_modules/@sourcemeta/jsonschema/build/github-releases/jsonschema-$blaze_arch
+if [ ! -d bench/node_modules/ajv ] || [ ! -x "$blaze" ]; then
   (cd bench && npm install --no-audit --no-fund --silent)
 fi
+[ -x "$blaze" ] || { echo "bench/schema.sh: no Blaze binary for $(uname -m) at $blaze" >&2; exit 1; }
+loop=${LOOP:-1000}
 
 make --no-print-directory build >/dev/null
 cc -O2 -Iinclude -Ibuild/include bench/schema_bench.c build/librein.a \
@@ -43,12 +61,16 @@ import json, sys
 cases = json.load(open(sys.argv[1]))
 print("cases: %d tool schemas, %d argument objects" % (len(cases), sum(len(c["instances"]) for c in cases)))
 PY
-echo "ajv $(node -p 'require("./bench/node_modules/ajv/package.json").version'), python-jsonschema $("$py" -c 'from importlib.metadata import version; print(version("jsonschema"))'), $secs s per measurement (best of 5 stretches)"
+echo "ajv $(node -p 'require("./bench/node_modules/ajv/package.json").version'), Blaze (@sourcemeta/jsonschema) $(node -p 'require("./bench/node_modules/@sourcemeta/jsonschema/package.json").version'), python-jsonschema $("$py" -c 'from importlib.metadata import version; print(version("jsonschema"))'), $secs s per measurement (best of 5 stretches)"
 
 # The machine may be shared: the three take turns, three rounds, and each keeps its best.
 : >"$out/schema_rein.txt"; : >"$out/schema_ajv.txt"; : >"$out/schema_py.txt"
+: >"$out/schema_blaze.txt"; : >"$out/schema_load.txt"
 for round in 1 2 3; do
-  "$out/schema_bench" "$out/schema_cases.json" "$secs" | tee -a "$out/schema_rein.txt"
+  cut -d' ' -f1 /proc/loadavg >>"$out/schema_load.txt"
+  "$out/schema_bench" "$out/schema_cases.json" "$secs" "$loop" | tee -a "$out/schema_rein.txt"
+  "$py" bench/schema_blaze.py "$out/schema_cases.json" "$blaze" "$loop" |
+    tee -a "$out/schema_blaze.txt"
   node bench/schema_ajv.js "$out/schema_cases.json" "$secs" | tee -a "$out/schema_ajv.txt"
   "$py" bench/schema_jsonschema.py "$out/schema_cases.json" "$secs" | tee -a "$out/schema_py.txt"
 done
@@ -56,16 +78,44 @@ done
 "$py" - "$out" <<'PY'
 import re, sys
 out = sys.argv[1]
-def rates(name):
+def per_round(name, prefix, suffix=""):
+    """{mode: [rate of round 1, round 2, ...]} of the lines of one validator."""
     r = {}
     for line in open("%s/schema_%s.txt" % (out, name)):
-        m = re.match(r"\S+ (all errors|first error) *: (\d+) validations/s", line)
+        m = re.match(r"%s (all errors|first error) *: (\d+) validations/s.*%s" % (prefix, suffix),
+                     line)
         if m:
-            r[m.group(1)] = max(r.get(m.group(1), 0), float(m.group(2)))
+            r.setdefault(m.group(1), []).append(float(m.group(2)))
     return r
-rein, ajv, py = rates("rein"), rates("ajv"), rates("py")
-print("best of 3 rounds:")
+rein, ajv, py = per_round("rein", "rein"), per_round("ajv", "ajv"), per_round("py", r"\S+")
+loads = [line.strip() for line in open("%s/schema_load.txt" % out)]
+print("best of 3 rounds (load average at the start of each round: %s):" % ", ".join(loads))
 for mode in ("all errors", "first error"):
+    r, a, p = max(rein[mode]), max(ajv[mode]), max(py[mode])
     print("%-11s rein %9.0f/s  ajv %9.0f/s  python %8.0f/s   rein/ajv %.2fx   rein/python %.1fx"
-          % (mode, rein[mode], ajv[mode], py[mode], rein[mode] / ajv[mode], rein[mode] / py[mode]))
+          % (mode, r, a, p, r / a, r / p))
+print("rein cycling through every schema, per round (ns per validation): " + "; ".join(
+    "%s %s" % (mode, ", ".join("%.0f" % (1e9 / x) for x in rein[mode]))
+    for mode in ("all errors", "first error")))
+counts = {}
+for name, prefix in (("rein", "rein"), ("blaze", "blaze")):
+    for line in open("%s/schema_%s.txt" % (out, name)):
+        m = re.match(r"%s (all errors|first error) *: \d+ validations/s \(valid (\d+), invalid (\d+)"
+                     % prefix, line)
+        if m:
+            counts.setdefault((name, m.group(2), m.group(3)), 0)
+if len({(v, i) for _, v, i in counts}) != 1:
+    sys.exit("schema.sh: rein and Blaze disagree on which instances are valid: %s" % sorted(counts))
+blaze = per_round("blaze", "blaze")
+verdict = per_round("rein", "rein-loop", "verdict only")
+messages = per_round("rein", "rein-loop", "with messages")
+print("\nagainst Blaze, each instance looped, parsing excluded (ns per validation, ranges over "
+      "rounds; ratio > 1: rein faster):")
+for mode, bmode in (("all errors", "exhaustive"), ("first error", "fast")):
+    ns = lambda xs: "%.0f-%.0f" % (1e9 / max(xs), 1e9 / min(xs))
+    ratio = lambda xs: "%.2f-%.2f" % (min(x / b for x, b in zip(xs, blaze[mode])),
+                                      max(x / b for x, b in zip(xs, blaze[mode])))
+    print("%-11s Blaze %-10s %9s   rein verdict only %9s (%sx)   rein with messages %9s (%sx)"
+          % (mode, bmode, ns(blaze[mode]), ns(verdict[mode]), ratio(verdict[mode]),
+             ns(messages[mode]), ratio(messages[mode])))
 PY
