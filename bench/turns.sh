@@ -16,6 +16,8 @@
 #
 #   bench/turns.sh
 #   CONVERSATIONS=200 ROUNDS=3 bench/turns.sh
+#   THREADS=64 bench/turns.sh     rein serve --threads 64 (default: rein's own default, 8: a
+#                                 running turn holds one, so at most that many run at once)
 #   BEFORE=DIR bench/turns.sh     also DIR's rein (another checkout, release build in
 #                                 DIR/build-bench) on SQLite, interleaved with this tree's
 # Needs: redis-server, the libraries of scripts/install-deps.sh.
@@ -25,6 +27,8 @@ build=${BUILD:-build-bench}
 out=bench/out
 rounds=${ROUNDS:-3}
 convs=${CONVERSATIONS:-1000}
+threads=()
+[ -n "${THREADS:-}" ] && threads=(--threads "$THREADS")
 mkdir -p "$out"
 
 redis_bin=$(command -v redis-server || echo /usr/bin/redis-server)
@@ -108,7 +112,8 @@ start_rein() {
   port[$1]=$(free_port)
   "$3" serve --port "${port[$1]}" --store "$2" \
     --provider openai-compatible --base-url "$ms_url/v1" --model bench-model \
-    --max-client-connections $((convs + 256)) >"$tmp/$1.out" 2>"$tmp/$1.err" &
+    --max-client-connections $((convs + 256)) "${threads[@]+"${threads[@]}"}" \
+    >"$tmp/$1.out" 2>"$tmp/$1.err" &
   pids+=($!)
   wait_http "http://127.0.0.1:${port[$1]}/healthz"
 }
@@ -138,17 +143,20 @@ for r in $(seq "$rounds"); do
 done
 load_after=$(cut -d' ' -f1-3 /proc/loadavg)
 
-/usr/bin/python3 - "$load_before" "$load_after" "$rounds" "$convs" "${rows[@]}" <<'EOF'
+/usr/bin/python3 - "$load_before" "$load_after" "$rounds" "$convs" "${THREADS:-default}" \
+  "${rows[@]}" <<'EOF'
 import sys
 before, after, rounds, convs = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+threads = sys.argv[5]
 cells, names = {}, []
-for row in sys.argv[5:]:
+for row in sys.argv[6:]:
     n, turn, t, s, p50, p99 = row.split(",")
     if n not in names:
         names.append(n)
     cells.setdefault((n, turn), []).append((int(t) / float(s), float(p50), float(p99)))
 print(f"{convs} conversations at once through rein serve, POST /agent/chat (the model calls "
-      f"echo, the verifier approves, the model answers), {rounds} rounds alternating the stores")
+      f"echo, the verifier approves, the model answers), --threads {threads}, {rounds} rounds "
+      f"alternating the stores")
 print(f"load average {before} before, {after} after (2 cores shared with other users)")
 print(f"{'':44} {'turns/s':>10} {'p50 ms':>12} {'p99 ms':>12}")
 label = {"sqlite": "SQLite (FULL, WAL)", "redis": "Redis (appendfsync always)",
