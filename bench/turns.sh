@@ -75,6 +75,7 @@ cat >"$tmp/scenario.json" <<'EOF'
       "tool_calls": [{"name": "echo", "arguments": "{\"text\":\"hello\"}"}] },
     { "times": 0, "match": {"last_role": "tool"}, "text": "It said hello." } ] }
 EOF
+: >"$tmp/ms_url" # before the server starts: the loop below reads it at once
 "$build/tests/bin/rein-model-server" --port 0 --scenario "$tmp/scenario.json" --log-limit 10 \
   >"$tmp/ms_url" &
 pids+=($!)
