@@ -1,0 +1,138 @@
+#!/usr/bin/env bash
+# bench/conversations.sh: GET /agent/conversations (a page of the list) and
+# GET /agent/conversations/{id} (one conversation with its messages) through `rein serve` on a
+# SQLite store holding STORED (default 100,000) conversations of four messages each (issue 25,
+# goal 6: >= 20k requests/s each).
+#
+# The store is made once: rein serve creates the schema, then the rows are written directly
+# with Python's sqlite3 (a million HTTP requests would take longer than the measurement).
+# wrk -t2 -c64 for DURATION (default 5) seconds per measurement; ROUNDS (default 3) rounds
+# alternate the two requests (and, with BEFORE=DIR, DIR's rein on a copy of the same file,
+# release build in DIR/build-bench); the table gives the range over rounds and the load
+# average before and after.
+# Needs: wrk, python3, the libraries of scripts/install-deps.sh.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build=${BUILD:-build-bench}
+out=bench/out
+rounds=${ROUNDS:-3}
+stored=${STORED:-100000}
+duration=${DURATION:-5}
+mkdir -p "$out"
+
+command -v wrk >/dev/null || { echo "conversations.sh: wrk is missing" >&2; exit 1; }
+[ -f "$build/CMakeCache.txt" ] ||
+  cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DREIN_TESTS=ON >/dev/null
+cmake --build "$build" -j 2 --target rein >/dev/null
+declare -A bin=([this]="$build/rein")
+names=(this)
+if [ -n "${BEFORE:-}" ]; then
+  [ -f "$BEFORE/build-bench/CMakeCache.txt" ] ||
+    cmake -S "$BEFORE" -B "$BEFORE/build-bench" -DCMAKE_BUILD_TYPE=Release >/dev/null
+  cmake --build "$BEFORE/build-bench" -j 2 --target rein >/dev/null
+  bin[before]=$BEFORE/build-bench/rein
+  names=(before this)
+fi
+
+tmp=$(mktemp -d)
+pids=()
+cleanup() {
+  for p in "${pids[@]+"${pids[@]}"}"; do kill -TERM "$p" 2>/dev/null || true; done
+  for p in "${pids[@]+"${pids[@]}"}"; do wait "$p" 2>/dev/null || true; done
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+free_port() {
+  /usr/bin/python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+wait_http() {
+  for _ in $(seq 1 200); do
+    curl -s -o /dev/null "$1" && return 0
+    sleep 0.05
+  done
+  echo "conversations.sh: nothing answers at $1" >&2
+  exit 1
+}
+
+# The schema, from rein itself; then the rows.
+port=$(free_port)
+"$build/rein" serve --port "$port" --store "sqlite:$tmp/seed.db" >/dev/null 2>&1 &
+seed_pid=$!
+wait_http "http://127.0.0.1:$port/healthz"
+kill -TERM "$seed_pid"
+wait "$seed_pid" || true
+/usr/bin/python3 - "$tmp/seed.db" "$stored" <<'EOF'
+import sqlite3, sys
+db, n = sqlite3.connect(sys.argv[1]), int(sys.argv[2])
+now = 1764000000000
+with db:
+    db.executemany(
+        "INSERT INTO conversations (id, title, state, created_ms, updated_ms, message_count) "
+        "VALUES (?, ?, 'idle', ?, ?, 4)",
+        (("c%07d" % i, "Conversation %d" % i, now + i, now + i) for i in range(n)))
+    msgs = ('{"role":"user","content":"echo hello"}',
+            '{"role":"assistant","content":"","tool_calls":[{"id":"call_1","name":"echo",'
+            '"arguments":"{\\"text\\":\\"hello\\"}"}]}',
+            '{"role":"tool","tool_call_id":"call_1","name":"echo","content":"hello"}',
+            '{"role":"assistant","content":"It said hello."}')
+    db.executemany(
+        "INSERT INTO messages (conversation_id, position, created_ms, body) VALUES (?, ?, ?, ?)",
+        (("c%07d" % i, p, now + i, msgs[p]) for i in range(n) for p in range(4)))
+db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+db.close()
+EOF
+
+declare -A url
+for n in "${names[@]}"; do
+  cp "$tmp/seed.db" "$tmp/$n.db"
+  p=$(free_port)
+  "${bin[$n]}" serve --port "$p" --store "sqlite:$tmp/$n.db" >"$tmp/$n.out" 2>"$tmp/$n.err" &
+  pids+=($!)
+  url[$n]="http://127.0.0.1:$p"
+  wait_http "${url[$n]}/healthz"
+done
+mid=$(printf 'c%07d' $((stored / 2)))
+for n in "${names[@]}"; do
+  got=$(curl -s "${url[$n]}/agent/conversations/$mid")
+  case "$got" in
+    *'"It said hello."'*) ;;
+    *) echo "conversations.sh: $n answered: $got" >&2; exit 1 ;;
+  esac
+done
+
+measure() { # URL: requests/s (fails on any error answer)
+  wrk -t2 -c64 -d"${duration}s" "$1" | /usr/bin/python3 -c '
+import re, sys
+text = sys.stdin.read()
+if re.search(r"Non-2xx or 3xx responses|Socket errors", text):
+    sys.exit("conversations.sh: errors: " + text)
+print(re.search(r"Requests/sec:\s+([\d.]+)", text).group(1))'
+}
+
+load_before=$(cut -d' ' -f1-3 /proc/loadavg)
+rows=()
+for _ in $(seq "$rounds"); do
+  for n in "${names[@]}"; do
+    rows+=("$n,list,$(measure "${url[$n]}/agent/conversations")")
+    rows+=("$n,get,$(measure "${url[$n]}/agent/conversations/$mid")")
+  done
+done
+load_after=$(cut -d' ' -f1-3 /proc/loadavg)
+
+/usr/bin/python3 - "$load_before" "$load_after" "$rounds" "$stored" "$duration" "${rows[@]}" <<'EOF'
+import sys
+before, after, rounds, stored, duration = sys.argv[1:6]
+cells = {}
+for row in sys.argv[6:]:
+    n, what, rps = row.split(",")
+    cells.setdefault((n, what), []).append(float(rps))
+print(f"rein serve, SQLite with {int(stored):,} conversations, wrk -t2 -c64 -d{duration}s, "
+      f"{rounds} rounds (load average {before} before, {after} after; 2 cores shared with wrk "
+      f"and other users)")
+label = {"list": "GET /agent/conversations", "get": "GET /agent/conversations/{id}"}
+for (n, what), v in cells.items():
+    who = "BEFORE checkout" if n == "before" else "this tree"
+    print(f"{label[what] + ' (' + who + ')':52} {min(v):9.0f}-{max(v):.0f} requests/s")
+print("goal: >= 20,000 requests/s each")
+EOF
