@@ -34,26 +34,9 @@ if [ -n "${BEFORE:-}" ]; then
   names=(before this)
 fi
 
-tmp=$(mktemp -d)
-pids=()
-cleanup() {
-  for p in "${pids[@]+"${pids[@]}"}"; do kill -TERM "$p" 2>/dev/null || true; done
-  for p in "${pids[@]+"${pids[@]}"}"; do wait "$p" 2>/dev/null || true; done
-  rm -rf "$tmp"
-}
-trap cleanup EXIT
-
-free_port() {
-  /usr/bin/python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
-wait_http() {
-  for _ in $(seq 1 200); do
-    curl -s -o /dev/null "$1" && return 0
-    sleep 0.05
-  done
-  echo "conversations.sh: nothing answers at $1" >&2
-  exit 1
-}
+bench_name=conversations.sh
+# shellcheck source=bench/serve_lib.sh
+. bench/serve_lib.sh
 
 # The schema, from rein itself; then the rows.
 port=$(free_port)

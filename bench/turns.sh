@@ -46,46 +46,10 @@ fi
 # shellcheck disable=SC2046
 cc -O2 bench/server_chat.c $(pkg-config --libs libcurl) -o "$out/server_chat"
 
-tmp=$(mktemp -d)
-pids=()
-cleanup() {
-  for p in "${pids[@]+"${pids[@]}"}"; do kill -TERM "$p" 2>/dev/null || true; done
-  for p in "${pids[@]+"${pids[@]}"}"; do wait "$p" 2>/dev/null || true; done
-  rm -rf "$tmp"
-}
-trap cleanup EXIT
-
-free_port() {
-  /usr/bin/python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
-wait_http() { # URL: until it answers at all
-  for _ in $(seq 1 200); do
-    curl -s -o /dev/null "$1" && return 0
-    sleep 0.05
-  done
-  echo "turns.sh: nothing answers at $1" >&2
-  exit 1
-}
-
-cat >"$tmp/scenario.json" <<'EOF'
-{ "name": "echo-then-answer",
-  "replies": [
-    { "times": 0, "match": {"body_contains": "You review one tool call"}, "text": "YES" },
-    { "times": 0, "match": {"last_role": "user"},
-      "tool_calls": [{"name": "echo", "arguments": "{\"text\":\"hello\"}"}] },
-    { "times": 0, "match": {"last_role": "tool"}, "text": "It said hello." } ] }
-EOF
-: >"$tmp/ms_url" # before the server starts: the loop below reads it at once
-"$build/tests/bin/rein-model-server" --port 0 --scenario "$tmp/scenario.json" --log-limit 10 \
-  >"$tmp/ms_url" &
-pids+=($!)
-ms_url=""
-for _ in $(seq 1 100); do
-  ms_url=$(head -n 1 "$tmp/ms_url")
-  [ -n "$ms_url" ] && break
-  sleep 0.1
-done
-[ -n "$ms_url" ] || { echo "turns.sh: the model server did not start" >&2; exit 1; }
+bench_name=turns.sh
+# shellcheck source=bench/serve_lib.sh
+. bench/serve_lib.sh
+start_echo_model "$build"
 
 # name, then redis-server's persistence arguments
 declare -A redis_port

@@ -1216,6 +1216,26 @@ static void add_poison(const char *path)
              "  WHEN instr(NEW.body, 'poison') > 0 BEGIN INSERT INTO poison VALUES (1); END;");
 }
 
+/* The store of a group-commit test (static: the teardown reads it after the test). */
+static struct backend gc_backend;
+
+/* A new SQLite file with the poison trigger, open in exclusive mode. */
+static rein_store *open_poisoned(void)
+{
+    struct backend *b = &gc_backend;
+    char path[600];
+
+    memset(b, 0, sizeof(*b));
+    b->dir = test_tmpdir();
+    b->exclusive = true;
+    current = b;
+    snprintf(b->url, sizeof(b->url), "sqlite:%s/rein.db", b->dir);
+    snprintf(path, sizeof(path), "%s/rein.db", b->dir);
+    rein_store_free(open_store(b));
+    add_poison(path);
+    return open_store(b);
+}
+
 #define GC_THREADS 6
 #define GC_CALLS   40
 
@@ -1287,25 +1307,14 @@ static int gc_verify(const struct rein_store_message *m, void *userdata)
  */
 static void sqlite_group_commit_keeps_what_it_acknowledged(void **state)
 {
-    static struct backend b; /* the teardown reads it after the test */
     struct gc_thread t[GC_THREADS];
     pthread_t th[GC_THREADS];
-    char path[600];
     rein_store *s;
     rein_error err;
     int ok = 0;
 
     (void)state;
-    memset(&b, 0, sizeof(b));
-    b.dir = test_tmpdir();
-    b.exclusive = true;
-    current = &b;
-    snprintf(b.url, sizeof(b.url), "sqlite:%s/rein.db", b.dir);
-    snprintf(path, sizeof(path), "%s/rein.db", b.dir);
-    s = open_store(&b);
-    rein_store_free(s);
-    add_poison(path);
-    s = open_store(&b);
+    s = open_poisoned();
     for (int k = 0; k < GC_THREADS; k++) {
         char conv[16];
         snprintf(conv, sizeof(conv), "g%d", k);
@@ -1320,8 +1329,8 @@ static void sqlite_group_commit_keeps_what_it_acknowledged(void **state)
         pthread_join(th[k], NULL);
     rein_store_free(s);
 
-    b.exclusive = false;
-    s = open_store(&b);
+    gc_backend.exclusive = false;
+    s = open_store(&gc_backend);
     for (int k = 0; k < GC_THREADS; k++) {
         struct gc_check c = {.t = &t[k]};
         char conv[16];
@@ -1348,8 +1357,6 @@ static void sqlite_group_commit_keeps_what_it_acknowledged(void **state)
  * (its batch starts clean). */
 static void sqlite_group_commit_failure_is_reported(void **state)
 {
-    static struct backend b; /* the teardown reads it after the test */
-    char path[600];
     rein_store *s;
     rein_error err;
     int64_t pos = -1;
@@ -1357,16 +1364,7 @@ static void sqlite_group_commit_failure_is_reported(void **state)
     const char *poison = "{\"role\":\"user\",\"content\":\"poison\"}";
 
     (void)state;
-    memset(&b, 0, sizeof(b));
-    b.dir = test_tmpdir();
-    b.exclusive = true;
-    current = &b;
-    snprintf(b.url, sizeof(b.url), "sqlite:%s/rein.db", b.dir);
-    snprintf(path, sizeof(path), "%s/rein.db", b.dir);
-    s = open_store(&b);
-    rein_store_free(s);
-    add_poison(path);
-    s = open_store(&b);
+    s = open_poisoned();
     assert_rein_ok(rein_store_conv_create(s, "p", NULL, NULL, NULL, &err), &err);
     assert_int_equal(rein_store_message_append(s, "p", poison, strlen(poison), NULL, &pos, &err),
                      REIN_ESTORE);
