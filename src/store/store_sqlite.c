@@ -17,7 +17,7 @@
  * exclusive mode a TRUNCATE checkpoint runs every CHECKPOINT_MS while the connection is handed
  * back (no reader can pin the WAL then).
  *
- * Group commit (exclusive mode, docs/decisions/0024): the calls of all threads share one open
+ * Group commit (exclusive mode, docs/decisions/0026): the calls of all threads share one open
  * transaction, a batch, each call inside its own savepoint (a failed call rolls back to it and
  * leaves the others' work alone). A call that succeeded returns only when the batch that holds
  * it has committed, with synchronous=FULL as before, so what a caller was told is written is
