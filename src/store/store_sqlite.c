@@ -620,6 +620,8 @@ static rein_err conn_done(struct sq *q, struct conn *c, rein_err rc, rein_error 
     }
     pthread_mutex_lock(&q->mu);
     w.next = q->batch;
+    /* w lives on this stack until batch_end has taken it off the list: we wait for that. */
+    /* cppcheck-suppress autoVariables */
     q->batch = &w;
     commit = q->waiting == 0 || q->batch_calls >= BATCH_MAX_CALLS ||
              rein_now_ms() - q->batch_start_ms >= BATCH_MAX_MS;
