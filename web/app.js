@@ -46,6 +46,7 @@ const state = {
   deleted: new Map(), // id -> timer of a delete that can still be undone
   attention: false, // an approval waits
   reconnect: null, // timer while the server cannot be reached
+  acting: 0, // proposals this page is running or discarding right now
 };
 
 /* ---- status line and input lock ------------------------------------------------------ */
@@ -116,13 +117,26 @@ function nearBottom() {
   return ui.log.scrollHeight - ui.log.scrollTop - ui.log.clientHeight < 80;
 }
 
+// Whether the log follows new messages: it was at its end when the person last scrolled (or
+// the page scrolled it there). Asked before new text grows the log, not after: an answer that
+// came in one piece left the log "far from the end" and it stayed where it was.
+let following = true;
+
 function scrollDown(force) {
-  if (force || nearBottom()) ui.log.scrollTop = ui.log.scrollHeight;
+  if (force || following) {
+    ui.log.scrollTop = ui.log.scrollHeight;
+    following = true;
+  }
   showJump();
 }
 
 function showJump() {
   ui.jump.hidden = nearBottom();
+}
+
+function onLogScroll() {
+  following = nearBottom();
+  showJump();
 }
 
 // Shows the actions that apply: edit on the last message of the person, regenerate (or retry)
@@ -159,9 +173,16 @@ function statusFor(ev) {
 
 function proposalAction(card) {
   return async (run) => {
-    const out = await api.proposal(state.convId, card.callId, run);
-    const meta = out.result && out.result.meta ? out.result.meta : {};
-    return { status: out.status, result: out.result, latency_ms: meta.latency_ms };
+    // While it is on its way the idle page does not redraw: the event it records would look
+    // like news from elsewhere until the answer is shown here.
+    state.acting++;
+    try {
+      const out = await api.proposal(state.convId, card.callId, run);
+      const meta = out.result && out.result.meta ? out.result.meta : {};
+      return { status: out.status, result: out.result, latency_ms: meta.latency_ms };
+    } finally {
+      state.acting--;
+    }
   };
 }
 
@@ -231,7 +252,11 @@ function handleEvent(turn, ev) {
       break;
     case 'final':
       turn.final = ev;
-      if (ev.text && turn.answerText() !== ev.text && !turn.segs.some((s) => s.text === ev.text)) turn.setText(ev.text);
+      if (ev.code === 'composed') {
+        if (turn.composedText === undefined) turn.composed(ev.stop_reason, ev.text || '');
+      } else if (ev.text && turn.answerText() !== ev.text && !turn.segs.some((s) => s.text === ev.text)) {
+        turn.setText(ev.text);
+      }
       break;
     case 'error':
       turn.error(ev);
@@ -415,11 +440,10 @@ function finishTurn(run) {
     c.endQuestion();
     if (c.status === 'pending') c.setElapsed(null); // it is not running any more here
   }
-  const stick = nearBottom();
   turn.summarize(stop, success, res && res.meta ? res.meta.detail : '');
   turn.failedTurn = !success && stop !== 'cancelled' && stop !== 'proposed';
   if (res && res.meta) turn.showMeta(res.meta);
-  scrollDown(stick);
+  scrollDown(false);
   lockInput(false, false);
   if (stop === 'cancelled') setStatus('status.cancelled', {}, 'warn');
   else if (stop === 'proposed') setStatus('status.proposed', {}, 'done');
@@ -553,13 +577,16 @@ function startWatch() {
   if (!state.convId) return;
   const id = state.convId;
   state.watch = setInterval(async () => {
-    if (document.hidden || state.live || state.convId !== id) return;
+    if (document.hidden || state.live || state.acting || state.convId !== id) return;
     try {
-      const page = await api.events(id, { after: state.lastSeq, limit: 1 });
+      const page = await api.events(id, { after: state.lastSeq, limit: 20 });
       learnSkew(page.now_ms);
-      if (state.live || state.convId !== id) return;
+      if (state.live || state.acting || state.convId !== id) return;
       if (page.running) {
         openConversation(id);
+      } else if (!state.unsettled && page.events.length && page.next_after == null &&
+          page.events.every(shownAlready)) {
+        state.lastSeq = page.last_seq; // what this page did itself (a proposal it ran)
       } else if (page.last_seq > state.lastSeq || state.unsettled) {
         // New events, or calls a dead turn left running that recovery flags in the ledger
         // (it records no event): draw the conversation from the store again.
@@ -569,6 +596,18 @@ function startWatch() {
       if (e.status === 404) newConversation();
     }
   }, WATCH_MS);
+}
+
+// A recorded event this page shows already: the outcome of a proposal it ran or discarded
+// itself (the event tells pages elsewhere).
+function shownAlready(ev) {
+  const d = ev.data || {};
+  if (ev.type !== 'tool_result' || !d.call_id) return false;
+  for (const a of ui.log.querySelectorAll('.msg.assistant')) {
+    const card = a.turn && a.turn.cards.get(d.call_id);
+    if (card) return !card.proposal && card.status !== 'proposed';
+  }
+  return false;
 }
 
 function stopWatch() {
@@ -801,16 +840,18 @@ async function openConversation(id, quiet = false) {
   }
 }
 
-// What the recorded events add to the stored messages: each turn's result (by trace id) and
-// each call's checks and approvals (by call id). Events are kept for the newest turns only.
+// What the recorded events add to the stored messages: each turn's result and final event (by
+// trace id) and each call's checks and approvals (by call id). Events are kept for the newest
+// turns only.
 async function turnRecords(id) {
-  const out = { results: new Map(), checks: new Map(), last: 0 };
+  const out = { results: new Map(), finals: new Map(), checks: new Map(), last: 0 };
   let after = 0;
   for (let page = 0; page < 5; page++) {
-    const r = await api.events(id, { type: 'result,verification', after, limit: 1000 });
+    const r = await api.events(id, { type: 'result,final,verification', after, limit: 1000 });
     out.last = r.last_seq;
     for (const ev of r.events) {
       if (ev.type === 'result' && ev.trace_id) out.results.set(ev.trace_id, ev.data);
+      if (ev.type === 'final' && ev.trace_id) out.finals.set(ev.trace_id, ev.data);
       if (ev.type === 'verification' && ev.data && ev.data.call_id) {
         if (!out.checks.has(ev.data.call_id)) out.checks.set(ev.data.call_id, []);
         out.checks.get(ev.data.call_id).push(ev.data);
@@ -869,7 +910,10 @@ function renderConversation(conv, upTo = Infinity, rec = null) {
       turns.push(turn);
     }
     if (m.role === 'assistant') {
-      if (content) turn.setText(content);
+      // An answer rein wrote because the model gave none is said in the page's words.
+      const fin = rec && turn.trace ? rec.finals.get(turn.trace) : null;
+      if (content && fin && fin.code === 'composed' && fin.text === content) turn.composed(fin.stop_reason, content);
+      else if (content) turn.setText(content);
       for (const tc of m.tool_calls || []) {
         const e = ledger.get(tc.id);
         const card = turn.card({
@@ -1146,7 +1190,7 @@ function wire() {
     scrollDown(true);
     ui.input.focus();
   });
-  ui.log.addEventListener('scroll', showJump, { passive: true });
+  ui.log.addEventListener('scroll', onLogScroll, { passive: true });
   ui.log.addEventListener('click', onLogClick);
   for (const sel of [ui.mode, ui.verification]) {
     sel.value = localStorage.getItem(`rein.${sel.id}`) || sel.value;

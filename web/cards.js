@@ -51,18 +51,19 @@ export function parseMaybe(value) {
   }
 }
 
-// What a person reads of a result: {kind: output | error | refused, text}.
+// What a person reads of a result: {kind: output | error | refused, text, code}; code is
+// rein's error code, which the page says in its own words when it knows it.
 function essence(r) {
   if (r && typeof r === 'object' && !Array.isArray(r)) {
     if (typeof r.ok === 'boolean') {
       if (r.ok) return { kind: 'output', text: pretty(r.output ?? r.result ?? null) };
       const e = r.error && typeof r.error === 'object' ? r.error : {};
-      return { kind: 'error', text: [e.code, e.message].filter(Boolean).join(': ') || pretty(r) };
+      return { kind: 'error', text: [e.code, e.message].filter(Boolean).join(': ') || pretty(r), code: e.code };
     }
     if (typeof r.error === 'string') return { kind: 'refused', text: r.error };
     if (r.status === 'proposed') return { kind: 'refused', text: r.message || '' };
     if (typeof r.code === 'string' && typeof r.message === 'string') {
-      return { kind: 'error', text: `${r.code}: ${r.message}` };
+      return { kind: 'error', text: `${r.code}: ${r.message}`, code: r.code };
     }
   }
   return { kind: 'output', text: pretty(r) };
@@ -151,7 +152,14 @@ export class ToolCard {
     label(this.resultHead, shown.kind === 'output' ? 'card.result' : shown.kind === 'error'
       ? 'card.error' : 'card.invalid');
     this.resultHead.hidden = false;
-    this.resultEl.textContent = shown.text;
+    // rein's own error codes in the page's words; its English message stays in the raw view
+    // below. A tool's own failure (execution_failed) shows what the tool said.
+    if (shown.kind === 'error' && shown.code && has(`call.code.${shown.code}`)) {
+      label(this.resultEl, `call.code.${shown.code}`);
+    } else {
+      delete this.resultEl.dataset.i18n;
+      this.resultEl.textContent = shown.text;
+    }
     this.resultEl.hidden = false;
     this.rawEl.textContent = pretty(result);
     this.raw.hidden = false;
@@ -171,9 +179,12 @@ export class ToolCard {
       else this.note('warn', 'card.approvalDenied', { reason: v.reason || '' });
       return;
     }
-    this.note(v.passed ? 'ok' : 'warn', v.passed ? 'card.verifyOk' : 'card.verifyNo', {
-      reason: v.reason || '',
-    });
+    // The self-check's code says what its reason is: rein's own words (said in the page's
+    // language) or the verifier's (shown as it said them).
+    const key = { approved: 'check.approved', rejected: 'check.rejected', unclear: 'check.unclear',
+      failed: 'check.failed', said: v.passed ? 'check.saidYes' : 'check.saidNo' }[v.code];
+    if (key) this.note(v.passed ? 'ok' : 'warn', key, { reason: v.reason || '' });
+    else this.note(v.passed ? 'ok' : 'warn', v.passed ? 'card.verifyOk' : 'card.verifyNo', { reason: v.reason || '' });
   }
 
   // A destructive call waits for a person: the question, the arguments, two buttons and the

@@ -194,6 +194,36 @@ const STRINGS = {
     'error.http_500': "the server ran into a problem",
     'error.http_502': "the server cannot be reached",
     'error.http_503': "the server is busy or stopping",
+    'check.approved': "Check passed: the verifier approved the call.",
+    'check.rejected': "Check failed: the verifier rejected the call.",
+    'check.saidYes': "Check passed: the verifier said “{reason}”",
+    'check.saidNo': "Check failed: the verifier said “{reason}”",
+    'check.unclear': "Check failed: the verifier answered neither yes nor no.",
+    'check.failed': "Check failed: the verifier could not be asked.",
+    'turn.composed': "The model gave no answer.",
+    'turn.composed.cancelled': "The turn was stopped before the model answered.",
+    'turn.composed.timeout': "The turn ran out of time before the model answered.",
+    'turn.composed.provider_error': "The model could not answer.",
+    'turn.composed.token_budget': "The turn stopped: its next request would have passed its token budget.",
+    'turn.composed.max_iterations': "The turn stopped after as many rounds of tool calls as one turn may take.",
+    'turn.composed.success_cap': "The turn stopped: the mode’s limit of successful rounds was reached.",
+    'turn.composed.stalled': "The turn stopped because it was not making progress.",
+    'turn.composed.max_tool_calls': "The turn stopped after as many tool calls as one turn may make.",
+    'turn.composed.proposed': "These tool calls were checked and wait for you; none of them has run.",
+    'turn.composed.error': "The turn could not go on.",
+    'turn.notSuccess.denied': "This turn did not succeed: every tool call was denied ({n}).",
+    'turn.notSuccess.failed': "This turn did not succeed: none of its {n} tool call(s) succeeded.",
+    'call.code.unknown_tool': "The model called a tool that does not exist.",
+    'call.code.invalid_name': "The tool name the model sent is not valid.",
+    'call.code.invalid_arguments': "The arguments do not fit the tool’s schema.",
+    'call.code.denied': "The call was denied.",
+    'call.code.timeout': "The tool took too long and was stopped.",
+    'call.code.cancelled': "The call was stopped with the turn.",
+    'call.code.internal': "rein ran into an internal problem with this call.",
+    'call.code.interrupted': "The server stopped while the call ran; it may have run.",
+    'error.invalid_json': "the request was not valid JSON",
+    'error.unsupported_media_type': "the request was not sent as JSON",
+    'error.other': "the server answered with an error ({code})",
   },
   'zh-Hant': {
     'app.title': 'rein 對話',
@@ -385,6 +415,36 @@ const STRINGS = {
     'error.http_500': "伺服器遇到問題",
     'error.http_502': "無法連上伺服器",
     'error.http_503': "伺服器忙碌或正在停止",
+    'check.approved': "檢查通過：驗證者核可了這個呼叫。",
+    'check.rejected': "檢查未通過：驗證者否決了這個呼叫。",
+    'check.saidYes': "檢查通過；驗證者說：「{reason}」",
+    'check.saidNo': "檢查未通過；驗證者說：「{reason}」",
+    'check.unclear': "檢查未通過：驗證者沒有回答是或否。",
+    'check.failed': "檢查未通過：無法詢問驗證者。",
+    'turn.composed': "模型沒有給出回答。",
+    'turn.composed.cancelled': "模型回答前這一輪就被停止了。",
+    'turn.composed.timeout': "模型回答前這一輪就超時了。",
+    'turn.composed.provider_error': "模型無法回答。",
+    'turn.composed.token_budget': "這一輪停止了：下一個請求會超出它的 token 預算。",
+    'turn.composed.max_iterations': "這一輪停止了：工具呼叫的回合數已達一輪的上限。",
+    'turn.composed.success_cap': "這一輪停止了：已達此模式成功回合的上限。",
+    'turn.composed.stalled': "這一輪停止了：它沒有任何進展。",
+    'turn.composed.max_tool_calls': "這一輪停止了：工具呼叫次數已達一輪的上限。",
+    'turn.composed.proposed': "這些工具呼叫已檢查，正在等你決定；都還沒有執行。",
+    'turn.composed.error': "這一輪無法繼續。",
+    'turn.notSuccess.denied': "這一輪沒有成功：所有工具呼叫都被拒絕了（{n} 個）。",
+    'turn.notSuccess.failed': "這一輪沒有成功：{n} 個工具呼叫都沒有成功。",
+    'call.code.unknown_tool': "模型呼叫了一個不存在的工具。",
+    'call.code.invalid_name': "模型送出的工具名稱無效。",
+    'call.code.invalid_arguments': "參數不符合工具的結構定義。",
+    'call.code.denied': "這個呼叫被拒絕了。",
+    'call.code.timeout': "工具執行太久，已被停止。",
+    'call.code.cancelled': "這個呼叫隨這一輪一起停止了。",
+    'call.code.internal': "rein 處理這個呼叫時發生內部問題。",
+    'call.code.interrupted': "呼叫執行時伺服器停止了；它可能已經執行。",
+    'error.invalid_json': "請求不是有效的 JSON",
+    'error.unsupported_media_type': "請求不是以 JSON 送出的",
+    'error.other': "伺服器回覆了錯誤（{code}）",
   },
   'zh-Hans': {
     'app.title': 'rein 对话',
@@ -576,6 +636,36 @@ const STRINGS = {
     'error.http_500': "服务器遇到问题",
     'error.http_502': "无法连接服务器",
     'error.http_503': "服务器繁忙或正在停止",
+    'check.approved': "检查通过：验证者认可了这个调用。",
+    'check.rejected': "检查未通过：验证者否决了这个调用。",
+    'check.saidYes': "检查通过；验证者说：“{reason}”",
+    'check.saidNo': "检查未通过；验证者说：“{reason}”",
+    'check.unclear': "检查未通过：验证者没有回答是或否。",
+    'check.failed': "检查未通过：无法询问验证者。",
+    'turn.composed': "模型没有给出回答。",
+    'turn.composed.cancelled': "模型回答前这一轮就被停止了。",
+    'turn.composed.timeout': "模型回答前这一轮就超时了。",
+    'turn.composed.provider_error': "模型无法回答。",
+    'turn.composed.token_budget': "这一轮停止了：下一个请求会超出它的 token 预算。",
+    'turn.composed.max_iterations': "这一轮停止了：工具调用的回合数已达一轮的上限。",
+    'turn.composed.success_cap': "这一轮停止了：已达此模式成功回合的上限。",
+    'turn.composed.stalled': "这一轮停止了：它没有任何进展。",
+    'turn.composed.max_tool_calls': "这一轮停止了：工具调用次数已达一轮的上限。",
+    'turn.composed.proposed': "这些工具调用已检查，正在等你决定；都还没有执行。",
+    'turn.composed.error': "这一轮无法继续。",
+    'turn.notSuccess.denied': "这一轮没有成功：所有工具调用都被拒绝了（{n} 个）。",
+    'turn.notSuccess.failed': "这一轮没有成功：{n} 个工具调用都没有成功。",
+    'call.code.unknown_tool': "模型调用了一个不存在的工具。",
+    'call.code.invalid_name': "模型发送的工具名称无效。",
+    'call.code.invalid_arguments': "参数不符合工具的结构定义。",
+    'call.code.denied': "这个调用被拒绝了。",
+    'call.code.timeout': "工具运行太久，已被停止。",
+    'call.code.cancelled': "这个调用随这一轮一起停止了。",
+    'call.code.internal': "rein 处理这个调用时遇到内部问题。",
+    'call.code.interrupted': "调用运行时服务器停止了；它可能已经运行。",
+    'error.invalid_json': "请求不是有效的 JSON",
+    'error.unsupported_media_type': "请求不是以 JSON 发送的",
+    'error.other': "服务器返回了错误（{code}）",
   },
 };
 
@@ -615,14 +705,14 @@ export function language() {
 }
 
 // t('status.executing', {tool: 'echo'}): the text with {name} placeholders filled. A value
-// {key: 'state.thinking'} is itself translated (so it follows a language switch); any other
+// {key: 'state.thinking', params} is itself translated (so it follows a language switch); any other
 // value is used as text. Callers put the result into textContent, never into markup.
 export function t(key, params = {}) {
   const text = STRINGS[current][key] ?? STRINGS.en[key] ?? key;
   return text.replace(/\{(\w+)\}/g, (m, name) => {
     if (!(name in params)) return m;
     const v = params[name];
-    return v && typeof v === 'object' && typeof v.key === 'string' ? t(v.key) : String(v);
+    return v && typeof v === 'object' && typeof v.key === 'string' ? t(v.key, v.params) : String(v);
   });
 }
 
@@ -631,11 +721,12 @@ export function has(key) {
 }
 
 // What to say about an API error e ({code, message}): the translation of its code when the
-// page knows it (as a {key} parameter, so it follows a language switch), else its message.
+// page knows it (as a {key} parameter, so it follows a language switch), else a sentence that
+// names the code; the server's English message is never shown in its place.
 export function errorRef(e) {
   const code = e && e.code ? String(e.code) : '';
   if (code && has(`error.${code}`)) return { key: `error.${code}` };
-  return (e && e.message) || code || '?';
+  return { key: 'error.other', params: { code: code || '?' } };
 }
 
 // Gives el the text of key (with params) and marks it, so a later language switch rewrites

@@ -4,7 +4,7 @@
 // filled from a live stream, from a replay of the recorded events, or from the store.
 
 import { ToolCard, el } from './cards.js';
-import { errorRef, label } from './i18n.js';
+import { errorRef, has, label } from './i18n.js';
 import { MarkdownView } from './markdown.js';
 
 const FRAME_MS = 8; // the time one frame spends drawing an answer's text
@@ -211,6 +211,21 @@ export class Turn {
     return this.noticeDetail(kind === 'warning' ? 'muted' : 'error', key, {}, ev.message || '');
   }
 
+  // The answer rein wrote because the model gave none (final event code "composed"): said in
+  // the page's words, by how the turn stopped; rein's English text is folded under it.
+  composed(stop, text) {
+    this.composedText = text;
+    if (stop === 'proposed') return; // the proposals' own notice says it
+    const key = has(`turn.composed.${stop}`) ? `turn.composed.${stop}` : 'turn.composed';
+    this.noticeDetail('muted', key, {}, text);
+  }
+
+  // Every call of the turn ran and none succeeded (rein's "not a success").
+  failedAll() {
+    const all = [...this.cards.values()];
+    return all.length > 0 && all.every((c) => !['success', 'pending', 'proposed'].includes(c.status));
+  }
+
   named(status) {
     return [...this.cards.values()].filter((c) => c.status === status).map((c) => `${c.tool} (${c.callId})`);
   }
@@ -229,6 +244,12 @@ export class Turn {
       else if (!this.cards.size && !this.answerText()) this.notice('muted', 'turn.cancelledNone');
     } else if (stop === 'proposed') {
       this.proposalNotice = this.notice('muted', 'turn.proposed', { n: this.named('proposed').length });
+    } else if (success === false && ['final_answer', 'success_cap'].includes(stop) && this.failedAll()) {
+      // It answered, but no tool call of it succeeded: said from its cards.
+      const all = [...this.cards.values()];
+      const denied = all.filter((c) => c.status === 'denied').length;
+      this.noticeDetail('warn', denied === all.length ? 'turn.notSuccess.denied' : 'turn.notSuccess.failed',
+        { n: all.length }, detail);
     } else if (success === false && !(stop === 'provider_error' && this.providerFailed)) {
       this.noticeDetail('warn', 'turn.problem', { reason: { key: `turn.stop.${stop}` } },
         stop === 'provider_error' ? '' : detail);

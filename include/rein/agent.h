@@ -255,8 +255,12 @@ struct rein_agent_event {
     int iteration;             /* TOOL_CALL */
     int64_t latency_ms;        /* TOOL_RESULT */
     int64_t timeout_ms;        /* APPROVAL_REQUIRED */
-    /* VERIFICATION of kind "approval": what became of the question, as a code a front end
-     * translates (approved, denied, timeout, cancelled, unavailable); NULL otherwise. */
+    /* A code a front end translates, NULL otherwise. VERIFICATION of kind "approval": what
+     * became of the question (approved, denied, timeout, cancelled, unavailable); of kind
+     * "self_check": what the reason is (approved, rejected: a bare YES / NO; said: the
+     * verifier's own words; unclear: neither YES nor NO; failed: it could not be asked).
+     * FINAL: "composed" when rein wrote the answer because the model gave none (a cancelled
+     * or failed turn), so a front end may say it in its own language. */
     const char *code;
 };
 typedef void (*rein_agent_event_fn)(const struct rein_agent_event *ev, void *userdata);

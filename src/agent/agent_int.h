@@ -173,6 +173,7 @@ struct turn {
     /* How it ended. */
     enum rein_agent_stop stop;
     bool stopped;
+    bool composed; /* rein wrote the answer (the model gave none): the final event says so */
     struct rein_buf text;
     struct rein_buf detail;
     rein_err fatal; /* an error that ends the turn as "error" */
@@ -226,7 +227,10 @@ rein_cancel *rein__skip_cancel(const char *reason);
  * rein_agent_stated_confidence): the verifier's reply: YES or NO first (markup and quotes
  * skipped, 是/否 too), then the reason, written to reason (size bytes); anything else is a
  * rejection that says so. */
-void rein__agent_parse_verdict(const char *text, bool *passed, char *reason, size_t size);
+/* Reads a verifier's reply: passed, the reason shown, and returns a code for what the reason is
+ * (a front end translates it): "approved" / "rejected" (a bare YES / NO), "said" (the
+ * verifier's own words follow), "unclear" (neither YES nor NO). */
+const char *rein__agent_parse_verdict(const char *text, bool *passed, char *reason, size_t size);
 
 /* repair.c */
 /* True when name is acceptable to every wire in an assistant message. */

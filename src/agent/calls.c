@@ -72,7 +72,7 @@ rein_cancel *rein__skip_cancel(const char *reason)
 
 /* ---- self-verification ---- */
 
-void rein__agent_parse_verdict(const char *text, bool *passed, char *reason, size_t size)
+const char *rein__agent_parse_verdict(const char *text, bool *passed, char *reason, size_t size)
 {
     const char *p = text, *rest;
     size_t n;
@@ -94,23 +94,25 @@ void rein__agent_parse_verdict(const char *text, bool *passed, char *reason, siz
         n = strlen(text);
         snprintf(reason, size, "the verifier did not answer YES or NO (it said: \"%.*s\")",
                  (int)(n < 120 ? n : 120), text);
-        return;
+        return "unclear";
     }
     while (*rest && (isspace((unsigned char)*rest) || strchr("*.,:;!-)\"'", *rest)))
         rest++;
     n = strlen(rest);
-    if (n == 0)
+    if (n == 0) {
         snprintf(reason, size, "%s",
                  *passed ? "the verifier approved the call" : "the verifier rejected the call");
-    else
-        snprintf(reason, size, "%.*s", (int)(n < VERIFIER_REPLY_SHOWN ? n : VERIFIER_REPLY_SHOWN),
-                 rest);
+        return *passed ? "approved" : "rejected";
+    }
+    snprintf(reason, size, "%.*s", (int)(n < VERIFIER_REPLY_SHOWN ? n : VERIFIER_REPLY_SHOWN),
+             rest);
+    return "said";
 }
 
 /* Asks the verifier about the call. false and the reason when it is rejected or cannot be
  * asked. */
 static bool self_check(struct call_slot *s, const struct rein_policy_check *chk, char *reason,
-                       size_t size)
+                       size_t size, const char **code)
 {
     struct turn *t = s->t;
     rein_agent *a = t->a;
@@ -124,6 +126,7 @@ static bool self_check(struct call_slot *s, const struct rein_policy_check *chk,
     rein_err rc = REIN_ENOMEM;
 
     rein_error_clear(&err);
+    *code = "failed"; /* the verifier could not be asked; the reason says why */
     if (!vh || !req)
         goto out;
     question = rein_agent_review_question(t->message, chk->tool, chk->args);
@@ -136,7 +139,7 @@ static bool self_check(struct call_slot *s, const struct rein_policy_check *chk,
     if (resp)
         rein__turn_add_tokens(t, resp);
     if (rc == REIN_OK)
-        rein__agent_parse_verdict(rein_model_response_text(resp), &passed, reason, size);
+        *code = rein__agent_parse_verdict(rein_model_response_text(resp), &passed, reason, size);
 out:
     if (rc == REIN_ENOMEM)
         snprintf(reason, size, "the call could not be verified: out of memory");
@@ -265,8 +268,9 @@ static rein_err policy(void *userdata, const struct rein_policy_check *chk, rein
     if (needs_verification(t, chk->tool)) {
         rein__turn_status(t, REIN_AGENT_STATE_VERIFYING, rein_tool_id(chk->tool), chk->call_id);
         s->verified = true;
-        s->verify_passed = self_check(s, chk, s->note, sizeof(s->note));
-        verification_event(s, "self_check", NULL, s->verify_passed);
+        const char *code = NULL;
+        s->verify_passed = self_check(s, chk, s->note, sizeof(s->note), &code);
+        verification_event(s, "self_check", code, s->verify_passed);
         if (rein_cancel_is_set(t->cancel))
             return rein_error_set(why, REIN_ECANCELED, "%s", rein_cancel_reason(t->cancel));
         if (!s->verify_passed)

@@ -97,6 +97,8 @@ rein_err rein_agent_event_write(const struct rein_agent_event *ev, struct rein_b
         key_str(&w, "stop_reason", rein_agent_stop_name(ev->stop));
         rein_jw_key(&w, "success");
         rein_jw_bool(&w, ev->ok);
+        if (ev->code)
+            key_str(&w, "code", ev->code);
         break;
     case REIN_AGENT_EV_CLAIMS:
         key_str(&w, "action", ev->kind ? ev->kind : "report");

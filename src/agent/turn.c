@@ -502,6 +502,7 @@ static void compose(struct turn *t)
          rein_buf_add(&t->text, t->partial.ptr, t->partial.len) != REIN_OK))
         rein_buf_reset(&t->partial);
     summarize_calls(t, &t->text);
+    t->composed = t->text.len > 0;
 }
 
 /* ---- ending a turn at a cap: one more call, tools off ---- */
@@ -933,6 +934,7 @@ static void final_event(struct turn *t, bool success)
     ev.len = t->text.len;
     ev.stop = t->stop;
     ev.ok = success;
+    ev.code = t->composed ? "composed" : NULL;
     rein__turn_emit(t, &ev);
 }
 

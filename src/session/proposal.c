@@ -142,6 +142,30 @@ static rein_err note(rein_session *s, const json_t *call, bool run, rein_call_re
     return rc;
 }
 
+/* Records what became of the proposal as a tool_result event of the conversation (out is the
+ * answer rein_session_proposal gives), so whoever follows the conversation's events (a page
+ * open on it elsewhere) learns it without asking. A record that fails is logged: the call has
+ * run or been discarded whatever it says. */
+static void record_outcome(rein_session *s, const json_t *out, rein_call_result *res)
+{
+    json_t *ev =
+        json_pack("{s:s, s:O, s:O, s:O, s:O, s:b, s:I, s:O}", "type", "tool_result", "call_id",
+                  json_object_get(out, "call_id"), "tool", json_object_get(out, "tool"), "action",
+                  json_object_get(out, "action"), "status", json_object_get(out, "status"), "ok",
+                  res && rein_call_result_ok(res), "latency_ms",
+                  (json_int_t)(res ? rein_call_result_latency_ms(res) : -1), "result",
+                  json_object_get(out, "result"));
+    char *text = ev ? rein_json_dumps(ev) : NULL;
+    rein_error err;
+
+    rein_error_clear(&err);
+    if (!text || rein__session_record(s, "tool_result", text, strlen(text), false, NULL, &err))
+        rein_log(REIN_LOG_WARN, REIN__SESSION_WHERE, "%s: the proposal's event not recorded: %s",
+                 s->conv_id, text ? err.msg : "out of memory");
+    rein_free(text);
+    json_decref(ev);
+}
+
 rein_err rein_session_proposal(rein_session *s, const rein_registry *reg, const char *call_id,
                                bool run, json_t **out, rein_error *err)
 {
@@ -184,6 +208,8 @@ rein_err rein_session_proposal(rein_session *s, const rein_registry *reg, const 
                          "result", run ? rein_call_result_json(res) : json_null());
         if (!*out)
             rc = rein_error_set(err, REIN_ENOMEM, "out of memory");
+        else
+            record_outcome(s, *out, res);
     }
     rein_call_result_free(res);
     return rc;

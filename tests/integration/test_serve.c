@@ -800,6 +800,27 @@ static void chat_proposals(void **state)
     assert_string_equal(th_jstr(jget(th_ledger_entry(conv, "p2"), "result"), "code"), "denied");
     json_decref(conv);
 
+    /* What became of each proposal is a tool_result event of the conversation, so a page open
+     * on it elsewhere learns it without asking. */
+    {
+        static const char *const json_please[] = {"Accept: application/json", NULL};
+        const json_t *evs;
+
+        th_http("GET", u("/agent/conversations/pp/events?type=tool_result"), NULL, json_please, &r);
+        assert_int_equal(r.status, 200);
+        evs = jget(r.json, "events");
+        /* The turn's own two (proposed), then what a person did with each. */
+        assert_int_equal(json_array_size(evs), 4);
+        assert_string_equal(th_jstr(jget(json_array_get(evs, 0), "data"), "status"), "proposed");
+        assert_string_equal(th_jstr(jget(json_array_get(evs, 2), "data"), "call_id"), "p1");
+        assert_string_equal(th_jstr(jget(json_array_get(evs, 2), "data"), "action"), "run");
+        assert_string_equal(th_jstr(jget(json_array_get(evs, 2), "data"), "status"), "success");
+        assert_true(json_is_true(jget(jget(json_array_get(evs, 2), "data"), "ok")));
+        assert_string_equal(th_jstr(jget(json_array_get(evs, 3), "data"), "call_id"), "p2");
+        assert_string_equal(th_jstr(jget(json_array_get(evs, 3), "data"), "action"), "discard");
+        th_resp_free(&r);
+    }
+
     /* The next turn tells the model what became of its proposals. */
     th_post(u("/agent/chat"), "{\"message\": \"thanks\", \"conversation_id\": \"pp\"}", &r);
     assert_int_equal(r.status, 200);
