@@ -8,7 +8,8 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import {
-  ARTIFACTS, Rein, card, conversationId, lastAnswer, send, shot, startLane, waitCard, waitStatus,
+  Rein, card, closeLane, conversationId, lastAnswer, newConversation, noProblems, send, shot,
+  startLane, waitCard, waitStatus,
 } from './harness.mjs';
 
 let lane;
@@ -22,24 +23,11 @@ before(async () => {
   await page.selectOption('#verification', 'off');
 });
 
-after(async () => {
-  const code = lane ? await lane.close() : 0;
-  console.log(`screenshots: ${ARTIFACTS}`);
-  assert.equal(code, 0, 'rein serve did not exit cleanly (see rein.log in the artifacts)');
-});
-
-function noProblems(p) {
-  assert.deepEqual(p.problems, [], 'the page logged errors');
-}
+after(() => closeLane(lane));
 
 function waitDone(p) {
   return p.waitForFunction(() => document.getElementById('status').textContent.includes('Done.') &&
     !document.getElementById('input').disabled);
-}
-
-async function newConversation(p) {
-  await p.click('#new-conv');
-  await p.waitForFunction(() => location.hash === '' && !document.querySelector('#log .msg'));
 }
 
 test('a reload while an approval waits: the page reattaches and the approval lands', async () => {

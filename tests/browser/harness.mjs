@@ -4,6 +4,7 @@
 // and screenshots saved as test artifacts. Nothing here imitates rein: the page talks to the
 // real server, which talks to the model server over HTTP.
 
+import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -262,4 +263,21 @@ export async function chat(base, body) {
     method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body),
   });
   return { status: r.status, body: await r.json() };
+}
+
+// What a test file's after() does: closes its lane and checks rein serve exited cleanly.
+export async function closeLane(lane) {
+  const code = lane ? await lane.close() : 0;
+  console.log(`screenshots: ${ARTIFACTS}`);
+  assert.equal(code, 0, 'rein serve did not exit cleanly (see rein.log in the artifacts)');
+}
+
+// Nothing the page logged shows it broken (see openPage).
+export function noProblems(p) {
+  assert.deepEqual(p.problems, [], 'the page logged errors');
+}
+
+export async function newConversation(p) {
+  await p.click('#new-conv');
+  await p.waitForFunction(() => location.hash === '' && !document.querySelector('#log .msg'));
 }

@@ -8,8 +8,8 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import {
-  ARTIFACTS, Rein, card, conversationId, lastAnswer, openPage, send, shot, startLane, waitCard,
-  waitStatus,
+  Rein, card, closeLane, conversationId, lastAnswer, noProblems, openPage, send, shot, startLane,
+  waitCard, waitStatus,
 } from './harness.mjs';
 
 let lane;
@@ -18,24 +18,11 @@ before(async () => {
   lane = await startLane('page');
 });
 
-after(async () => {
-  const code = lane ? await lane.close() : 0;
-  console.log(`screenshots: ${ARTIFACTS}`);
-  assert.equal(code, 0, 'rein serve did not exit cleanly (see rein.log in the artifacts)');
-});
-
-function noProblems(p) {
-  assert.deepEqual(p.problems, [], 'the page logged errors');
-}
+after(() => closeLane(lane));
 
 function waitIdle(p) {
   return p.waitForFunction(() => !document.getElementById('input').disabled &&
     document.getElementById('status').dataset.state !== 'busy');
-}
-
-async function newConversation(p) {
-  await p.click('#new-conv');
-  await p.waitForFunction(() => location.hash === '' && !document.querySelector('#log .msg'));
 }
 
 // The words of the page a person sees (the status line and the log) that are English: runs of
