@@ -78,14 +78,14 @@ static void exercise_reply(enum ms_format f, bool stream, json_t *doc, const cha
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     static const enum ms_format formats[] = {MS_FMT_OPENAI, MS_FMT_ANTHROPIC, MS_FMT_OLLAMA,
-                                             MS_FMT_DASHSCOPE};
+                                             MS_FMT_DASHSCOPE, MS_FMT_RESPONSES};
     enum ms_format f;
     bool stream;
     json_t *doc;
 
     if (size < 1)
         return 0;
-    f = formats[data[0] % 4];
+    f = formats[data[0] % 5];
     stream = (data[0] >> 2) & 1;
     doc = rein_json_parse((const char *)data + 1, size - 1, 0, NULL);
     exercise_request(f, doc, (const char *)data + 1, size - 1);

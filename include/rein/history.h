@@ -8,9 +8,12 @@
  *    "reasoning", "reasoning_signature", "redacted_reasoning": ["…"], "refusal",
  *    "server_blocks": [ {…Anthropic server tool blocks, replayed verbatim…} ],
  *    "reasoning_details": [ {…OpenRouter's reasoning details, replayed verbatim…} ],
+ *    "reasoning_items": [ {…the Responses API's reasoning items, replayed verbatim…} ],
+ *    "response_id": "resp_…" (the Responses API's id of the reply),
  *    "tool_call_id", "name", "is_error", "attachments"}
- * (tool_calls, reasoning*, refusal, server_blocks and reasoning_details on assistant
- * messages; tool_call_id, name and is_error on tool messages; absent members mean none.)
+ * (tool_calls, reasoning*, refusal, server_blocks, reasoning_details, reasoning_items and
+ * response_id on assistant messages; tool_call_id, name and is_error on tool messages; absent
+ * members mean none.)
  *
  * A provider encodes each message once, the first time it is sent, and keeps the encoding
  * beside the message; a request body is assembled from the cached pieces, so the cost of a

@@ -103,6 +103,11 @@ REIN_EXTERN enum rein_finish rein_model_response_finish(const rein_model_respons
  * Anthropic's prompt-cache writes and reads are added to its input_tokens. */
 REIN_EXTERN int64_t rein_model_response_input_tokens(const rein_model_response *r);
 REIN_EXTERN int64_t rein_model_response_output_tokens(const rein_model_response *r);
+/* Of the input tokens, those read from the provider's prompt cache; of the output tokens,
+ * those spent on reasoning. -1 when the provider did not report them (OpenAI's chat
+ * completions and Responses APIs do). */
+REIN_EXTERN int64_t rein_model_response_cached_tokens(const rein_model_response *r);
+REIN_EXTERN int64_t rein_model_response_reasoning_tokens(const rein_model_response *r);
 REIN_EXTERN size_t rein_model_response_call_count(const rein_model_response *r);
 /* The i-th tool call in the order the model made them; NULL when i is out of range.
  * Borrowed, valid while the response is. */
@@ -124,7 +129,8 @@ REIN_EXTERN size_t rein_model_response_text_call_count(const rein_model_response
 /*
  * The response as one JSON object (new reference, NULL when memory is exhausted):
  *   {"text", "tool_calls": [{"id", "name", "arguments" (object or null), "raw_arguments",
- *    "status", "from_text"}], "finish_reason", "usage": {"input_tokens", "output_tokens"},
+ *    "status", "from_text"}], "finish_reason", "usage": {"input_tokens", "output_tokens",
+ *    "cached_tokens", "reasoning_tokens" (these two only when the wire reports them)},
  *    "reasoning", "refusal", "error"}
  * Unknown token counts are null; "reasoning" is null when empty.
  */

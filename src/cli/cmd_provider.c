@@ -232,6 +232,7 @@ static int cmd_parse(int argc, char **argv)
         o.opt.tool_names = names;
         o.opt.tool_name_count = split_names(o.tools, names, REIN_ARRAY_SIZE(names));
     }
+    /* One payload per line applies to every SSE format (the -sse names). */
     if ((o.jsonl || ends_with(o.path, ".stream.jsonl") || ends_with(o.path, ".chunks.txt")) &&
         (ends_with(rein_wire_format_name(o.fmt), "-sse") ||
          ends_with(rein_wire_format_name(o.fmt), "-eventstream"))) /* every stream format */

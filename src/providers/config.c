@@ -24,7 +24,8 @@
 #include <strings.h>
 
 /*
- * The presets, one row each: name, wire, default base URL, the environment variable of the
+ * The presets, one row each (Azure's base URL is the resource endpoint, its key goes in the
+ * api-key header, and azure.c makes the deployment's address): name, wire, default base URL, the environment variable of the
  * key, the key's header when it is not the wire's, quirks, a summary for help texts, and the
  * setup of a provider that is not an HTTP wire at a base URL. The table and the list of
  * names come from this one list.
@@ -52,6 +53,13 @@
     X("dashscope-native", &rein__wire_dashscope, "https://dashscope.aliyuncs.com/api/v1",          \
       "DASHSCOPE_API_KEY", NULL, Q_ENABLE_THINKING_OFF_NONSTREAM,                                  \
       "Alibaba DashScope (Qwen), native text-generation API", NULL)                                \
+    X("openai-responses", &rein__wire_responses, "https://api.openai.com/v1", "OPENAI_API_KEY",    \
+      NULL, 0, "OpenAI Responses API (/v1/responses)", NULL)                                       \
+    X("azure", &rein__wire_openai, NULL, "AZURE_OPENAI_API_KEY",                                   \
+      "api-key: ", Q_MAX_COMPLETION_TOKENS,                                                        \
+      "Azure OpenAI chat completions (a deployment at a resource)", rein__azure_open)              \
+    X("azure-responses", &rein__wire_responses, NULL, "AZURE_OPENAI_API_KEY", "api-key: ", 0,      \
+      "Azure OpenAI Responses API (v1)", rein__azure_open)                                         \
     X("replay", NULL, NULL, NULL, NULL, 0, "serves a recording made with --record",                \
       rein__replay_setup)                                                                          \
     X("rules", &rein__wire_rules, NULL, NULL, NULL, 0,                                             \
@@ -228,6 +236,8 @@ void rein__config_release(struct rein_provider_config *cfg)
     rein_free(cfg->replay);
     rein_free(cfg->anthropic_version);
     rein_free(cfg->user_agent);
+    rein_free(cfg->deployment);
+    rein_free(cfg->api_version);
     for (size_t i = 0; i < cfg->ncaps; i++)
         rein_free(cfg->caps[i].prefix);
     rein_free(cfg->caps);
@@ -259,11 +269,13 @@ static rein_err dup_into(char **slot, const char *value)
 rein_err rein__config_copy(struct rein_provider_config *dst, const struct rein_provider_config *src)
 {
     char **const dslots[] = {
-        &dst->provider, &dst->model,  &dst->base_url,          &dst->api_key,   &dst->api_key_env,
-        &dst->record,   &dst->replay, &dst->anthropic_version, &dst->user_agent};
+        &dst->provider,    &dst->model,      &dst->base_url,   &dst->api_key,
+        &dst->api_key_env, &dst->record,     &dst->replay,     &dst->anthropic_version,
+        &dst->user_agent,  &dst->deployment, &dst->api_version};
     const char *const sslots[] = {
-        src->provider, src->model,  src->base_url,          src->api_key,   src->api_key_env,
-        src->record,   src->replay, src->anthropic_version, src->user_agent};
+        src->provider,    src->model,      src->base_url,   src->api_key,
+        src->api_key_env, src->record,     src->replay,     src->anthropic_version,
+        src->user_agent,  src->deployment, src->api_version};
 
     *dst = *src;
     for (size_t i = 0; i < REIN_ARRAY_SIZE(dslots); i++)
@@ -305,7 +317,8 @@ rein_err rein_provider_config_set_provider(rein_provider_config *cfg, const char
         return rein_error_set(err, REIN_EINVAL,
                               "unknown provider '%s' (one of: openai, anthropic, dashscope, "
                               "ollama, ollama-openai, vllm, llamacpp, lmstudio, "
-                              "openai-compatible, dashscope-native, replay, rules)",
+                              "openai-compatible, dashscope-native, openai-responses, azure, "
+                              "azure-responses, replay, rules)",
                               name ? name : "");
     if (cfg->preset == p)
         return REIN_OK; /* the same provider again (file, then environment): keep settings */
@@ -402,6 +415,10 @@ static const char *const file_keys[] = {"provider",
                                         "max_retries",
                                         "retry_base_ms",
                                         "retry_max_wait_ms",
+                                        "deployment",
+                                        "api_version",
+                                        "auth",
+                                        "previous_response_id",
                                         "capabilities",
                                         NULL};
 
@@ -496,6 +513,28 @@ rein_err rein_provider_config_set(rein_provider_config *cfg, const char *key, co
         return dup_into(&cfg->anthropic_version, value);
     if (strcmp(key, "user_agent") == 0)
         return dup_into(&cfg->user_agent, value);
+    if (strcmp(key, "deployment") == 0)
+        return dup_into(&cfg->deployment, value);
+    if (strcmp(key, "api_version") == 0)
+        return dup_into(&cfg->api_version, value);
+    if (strcmp(key, "auth") == 0) {
+        /* Which header the key goes in: the preset's (api-key for Azure), or a bearer token
+         * (a Microsoft Entra ID token, a proxy that wants one). */
+        if (value && strcmp(value, "bearer") == 0)
+            cfg->auth_bearer = true;
+        else if (value && (strcmp(value, "api-key") == 0 || strcmp(value, "default") == 0))
+            cfg->auth_bearer = false;
+        else
+            return bad_value(err, key, value, "bearer, api-key or default");
+        return REIN_OK;
+    }
+    if (strcmp(key, "previous_response_id") == 0) {
+        b = parse_bool(value);
+        if (b < 0)
+            return bad_value(err, key, value, "true or false");
+        cfg->previous_response_id = b > 0;
+        return REIN_OK;
+    }
     if (strcmp(key, "text_calls") == 0) {
         if (value && strcmp(value, "from_text") == 0)
             cfg->text_calls = REIN_TEXT_CALLS_FROM_TEXT;

@@ -444,6 +444,11 @@ static rein_err check_message(const json_t *msg, rein_error *err)
         v = json_object_get(msg, "reasoning_details");
         if (!rc && v && !json_is_array(v))
             rc = want(err, "\"reasoning_details\"", "must be an array of objects");
+        v = json_object_get(msg, "reasoning_items");
+        if (!rc && v && !json_is_array(v))
+            rc = want(err, "\"reasoning_items\"", "must be an array of objects");
+        if (!rc)
+            rc = check_string(msg, "response_id", false, err);
     }
     return rc;
 }

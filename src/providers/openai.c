@@ -52,6 +52,10 @@ static void take_usage(struct rein_provider_decoder *d, const struct jdoc *doc, 
     in = int_member(doc, u, "prompt_tokens", 13, "input_tokens", 12);
     out = int_member(doc, u, "completion_tokens", 17, "output_tokens", 13);
     rein__asm_usage(&d->a, in, out);
+    rein__asm_usage_detail(
+        &d->a, int_member(doc, JGET(doc, u, "prompt_tokens_details"), "cached_tokens", 13, NULL, 0),
+        int_member(doc, JGET(doc, u, "completion_tokens_details"), "reasoning_tokens", 16, NULL,
+                   0));
 }
 
 static rein_err take_tool_calls(struct rein_provider_decoder *d, const struct jdoc *doc, int arr)

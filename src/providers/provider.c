@@ -98,10 +98,13 @@ rein_err rein__header_add(struct curl_slist **list, const char *line)
     return REIN_OK;
 }
 
-/* Adds the API key's header (the preset's, else the wire's) when a key is configured. */
+/* Adds the API key's header (a bearer token when the settings say so, else the preset's, else
+ * the wire's) when a key is configured. */
 static rein_err header_auth(const rein_provider *p, struct curl_slist **list)
 {
-    const char *prefix = p->cfg.preset->auth ? p->cfg.preset->auth : p->wire->auth;
+    const char *prefix = p->cfg.auth_bearer    ? "Authorization: Bearer "
+                         : p->cfg.preset->auth ? p->cfg.preset->auth
+                                               : p->wire->auth;
     rein_err rc;
     char *h;
 

@@ -3,7 +3,7 @@
  * feeds, the SSE reader, and the pieces shared by the wire formats.
  *
  * Layout (curl's lib/vtls pattern): provider.c is the one dispatcher; each wire protocol is
- * one file (openai.c, anthropic.c, ollama.c) exporting one `struct rein__wire` that both
+ * one file (openai.c, anthropic.c, ollama.c, dashscope.c, responses.c) exporting one `struct rein__wire` that both
  * encodes requests and decodes replies, listed once in the wire table (wires.c), where wires
  * and their reply formats are looked up by name; each preset (dashscope, vllm, …) is one row
  * of the preset table in config.c naming its wire and defaults. A backend that does not speak
@@ -65,6 +65,10 @@ struct rein_model_response {
     /* OpenRouter's reasoning_details (objects merged by "index" across deltas), or NULL: they
      * go back verbatim in the assistant message so the model continues its reasoning. */
     json_t *reasoning_details;
+    /* The Responses API's reasoning items (type, id, summary, encrypted_content) in order, or
+     * NULL: a reasoning model needs them back after a tool call. */
+    json_t *reasoning_items;
+    char *response_id;      /* the Responses API's response id, or NULL */
     json_t *error;          /* the provider's error object, or NULL */
     int64_t retry_after_ms; /* a failed HTTP request's Retry-After, -1 when none */
     char *finish_reason;
@@ -326,7 +330,10 @@ struct rein_provider_config {
     int64_t retry_base_ms, retry_max_wait_ms;
     enum rein_text_calls text_calls;
     bool keep_think_tags;
-    int enable_thinking; /* -1 default, 0 off, 1 on */
+    int enable_thinking;            /* -1 default, 0 off, 1 on */
+    char *deployment, *api_version; /* Azure OpenAI (azure.c) */
+    bool auth_bearer;               /* the key goes as Authorization: Bearer */
+    bool previous_response_id;      /* Responses API: chain stored responses */
     unsigned quirks;
     struct rein__caps_override *caps;
     size_t ncaps;
@@ -373,6 +380,7 @@ rein_err rein__aws_uri_encode(struct rein_buf *b, const char *s, size_t n, bool 
 /* The default setup of a preset spoken over HTTP at a base URL (provider.c); a preset's open
  * that only works out its base URL ends with it. */
 rein_err rein__http_setup(rein_provider *p, rein_error *err);
+rein_err rein__azure_open(rein_provider *p, rein_error *err);
 
 struct rein__send_ctx; /* transport state of one send (provider.c) */
 
@@ -440,6 +448,7 @@ extern const struct rein__wire rein__wire_gemini;
 extern const struct rein__wire rein__wire_bedrock;
 extern const struct rein__wire rein__wire_rules;
 extern const struct rein__wire rein__wire_dashscope;
+extern const struct rein__wire rein__wire_responses;
 
 /* ---- the wire table (wires.c) ---- */
 /* The wire named name (or its alias), or NULL. */

@@ -83,6 +83,8 @@ void rein_model_response_free(rein_model_response *r)
     json_decref(r->server_blocks);
     json_decref(r->thinking_blocks);
     json_decref(r->reasoning_details);
+    json_decref(r->reasoning_items);
+    rein_free(r->response_id);
     json_decref(r->error);
     rein_free(r->finish_reason);
     rein_free(r);
@@ -160,6 +162,16 @@ int64_t rein_model_response_input_tokens(const rein_model_response *r)
 int64_t rein_model_response_output_tokens(const rein_model_response *r)
 {
     return r->output_tokens;
+}
+
+int64_t rein_model_response_cached_tokens(const rein_model_response *r)
+{
+    return r->cached_tokens;
+}
+
+int64_t rein_model_response_reasoning_tokens(const rein_model_response *r)
+{
+    return r->reasoning_tokens;
 }
 
 size_t rein_model_response_call_count(const rein_model_response *r)
@@ -308,6 +320,10 @@ json_t *rein_model_response_message(const rein_model_response *r)
         bad |= json_object_set_new(m, "thinking_blocks", json_deep_copy(r->thinking_blocks));
     if (!bad && r->reasoning_details)
         bad |= json_object_set_new(m, "reasoning_details", json_deep_copy(r->reasoning_details));
+    if (!bad && r->reasoning_items)
+        bad |= json_object_set_new(m, "reasoning_items", json_deep_copy(r->reasoning_items));
+    if (!bad && r->response_id)
+        bad |= json_object_set_new(m, "response_id", json_string(r->response_id));
     if (bad) {
         json_decref(m);
         return NULL;

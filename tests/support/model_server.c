@@ -752,7 +752,7 @@ static void add_common_headers(struct MHD_Response *resp, enum ms_format f, cons
     rein_id_new("req_", rid);
     if (f == MS_FMT_ANTHROPIC)
         add_header(resp, "request-id", rid);
-    else if (f == MS_FMT_OPENAI)
+    else if (f == MS_FMT_OPENAI || f == MS_FMT_RESPONSES)
         add_header(resp, "x-request-id", rid);
     else if (f == MS_FMT_DASHSCOPE)
         add_header(resp, "x-dashscope-call-gateway", "true");

@@ -13,6 +13,10 @@
  *   POST /v1/chat/completions  (any path ending in /chat/completions)     "openai"
  *   POST /v1/messages                                                     "anthropic"
  *   POST /api/chat                                                        "ollama"
+ *   POST /v1/responses  (any path ending in /responses)                   "responses"
+ *        (OpenAI's Responses API: input items, function tools strict by default as the API
+ *        checks them, typed SSE events; an in-stream error is an error event, then
+ *        response.failed)
  *   POST /api/v1/services/aigc/text-generation/generation (any path ending so)  "dashscope"
  *        (DashScope's native API: input.messages, parameters; streams when the request has
  *        X-DashScope-SSE: enable; errors {code, message, request_id})
@@ -43,7 +47,7 @@
  * REPLY (every member is optional; unknown members are an error, so typos do not pass)
  *   "name": "label"                   copied into the request log
  *   "format": "auto"                  or "openai" | "anthropic" | "ollama" | "dashscope" |
- *                                     "gemini": the wire format
+ *                                     "gemini" | "responses": the wire format
  *   "stream": true|false              default: the request's "stream" (Ollama: true unless false)
  *   "status": 200                     HTTP status; >= 400 sends the format's error body
  *   "headers": {"Retry-After": "2"}   extra response headers

@@ -728,9 +728,11 @@ static bool ol_check_body(const json_t *body, struct ms_verdict *v)
 
 const json_t *ms__messages_of(const json_t *req)
 {
-    const json_t *m = json_object_get(req, "messages");
+    const json_t *m = json_object_get(req, "messages"), *in = json_object_get(req, "input");
 
-    return m ? m : json_object_get(json_object_get(req, "input"), "messages");
+    if (m)
+        return m;
+    return json_is_array(in) ? in : json_object_get(in, "messages");
 }
 
 const json_t *ms__tools_of(const json_t *req)
@@ -778,6 +780,178 @@ static bool ds_check_body(const json_t *body, struct ms_verdict *v)
     return true;
 }
 
+/* ---- OpenAI Responses ---------------------------------------------------------------- */
+
+/* Strict mode's demand on a function's parameters, checked the way the API words it: every
+ * object schema has additionalProperties false and lists all its properties in required. */
+static bool rs_strict_schema(const json_t *s, const char *fn, struct ms_verdict *v)
+{
+    const json_t *props = json_object_get(s, "properties"), *req = json_object_get(s, "required");
+    const char *k;
+    json_t *p;
+    size_t i;
+
+    if (!json_is_object(s))
+        return true;
+    if (props || (str_of(s, "type") && strcmp(str_of(s, "type"), "object") == 0)) {
+        if (!json_is_false(json_object_get(s, "additionalProperties")))
+            return OA_FAIL(v, "invalid_function_parameters", rein_strdup("tools"),
+                           "Invalid schema for function '%s': In context=(), "
+                           "'additionalProperties' is required to be supplied and to be false.",
+                           fn);
+        json_object_foreach((json_t *)props, k, p)
+        {
+            bool listed = false;
+            json_t *r;
+            json_array_foreach(req, i, r)
+            {
+                if (json_is_string(r) && strcmp(json_string_value(r), k) == 0)
+                    listed = true;
+            }
+            if (!listed)
+                return OA_FAIL(v, "invalid_function_parameters", rein_strdup("tools"),
+                               "Invalid schema for function '%s': In context=(), 'required' is "
+                               "required to be supplied and to be an array including every key "
+                               "in properties. Missing '%s'.",
+                               fn, k);
+            if (!rs_strict_schema(p, fn, v))
+                return false;
+        }
+    }
+    return rs_strict_schema(json_object_get(s, "items"), fn, v);
+}
+
+static bool rs_check_tools(const json_t *tools, struct ms_verdict *v)
+{
+    size_t i;
+    json_t *t;
+
+    if (tools && !json_is_array(tools))
+        return OA_FAIL(v, "invalid_type", rein_strdup("tools"),
+                       "Invalid type for 'tools': expected an array, but got %s instead.",
+                       oa_type(tools));
+    json_array_foreach(tools, i, t)
+    {
+        const char *type = str_of(t, "type"), *name = str_of(t, "name");
+        const json_t *strict = json_object_get(t, "strict");
+        if (!type || strcmp(type, "function") != 0)
+            continue; /* hosted tools (web_search, file_search, …) */
+        if (!name || !name_ok(name, 64))
+            return OA_FAIL(v, "invalid_value", rein_asprintf("tools[%zu].name", i),
+                           "Invalid 'tools[%zu].name': string does not match pattern. Expected a "
+                           "string that matches the pattern '^[a-zA-Z0-9_-]+$'.",
+                           i);
+        if (json_object_get(t, "function"))
+            return OA_FAIL(v, "unknown_parameter", rein_asprintf("tools[%zu].function", i),
+                           "Unknown parameter: 'tools[%zu].function'.", i);
+        /* The API's default is strict. */
+        if ((!strict || json_is_true(strict)) &&
+            !rs_strict_schema(json_object_get(t, "parameters"), name, v))
+            return false;
+    }
+    return true;
+}
+
+/* The input items: messages, function calls, their outputs, reasoning items. Every output
+ * answers a call earlier in the input, and (without previous_response_id) every call is
+ * answered, as the API checks. */
+static bool rs_check_input(const json_t *body, struct ms_verdict *v)
+{
+    const json_t *input = json_object_get(body, "input");
+    bool chained = json_is_string(json_object_get(body, "previous_response_id"));
+    json_t *calls = json_object(), *item;
+    const char *k;
+    size_t i;
+    bool ok = true;
+
+    if (!calls)
+        return OA_FAIL(v, NULL, NULL, "out of memory");
+    json_array_foreach(input, i, item)
+    {
+        const char *type = str_of(item, "type"), *role = str_of(item, "role");
+        const char *id = str_of(item, "call_id");
+        if (!json_is_object(item)) {
+            ok = OA_FAIL(v, "invalid_type", rein_asprintf("input[%zu]", i),
+                         "Invalid type for 'input[%zu]': expected an object, but got %s "
+                         "instead.",
+                         i, oa_type(item));
+        } else if (!type || strcmp(type, "message") == 0) {
+            const json_t *c = json_object_get(item, "content");
+            if (!role || (strcmp(role, "user") && strcmp(role, "assistant") &&
+                          strcmp(role, "system") && strcmp(role, "developer")))
+                ok = OA_FAIL(v, "invalid_value", rein_asprintf("input[%zu].role", i),
+                             "Invalid value: '%s'. Supported values are: 'assistant', 'system', "
+                             "'developer', and 'user'.",
+                             role ? role : "");
+            else if (!json_is_string(c) && !json_is_array(c))
+                ok =
+                    OA_FAIL(v, "missing_required_parameter", rein_asprintf("input[%zu].content", i),
+                            "Missing required parameter: 'input[%zu].content'.", i);
+        } else if (strcmp(type, "function_call") == 0) {
+            if (!id || !str_of(item, "name") || !json_is_string(json_object_get(item, "arguments")))
+                ok = OA_FAIL(v, "missing_required_parameter", rein_asprintf("input[%zu]", i),
+                             "Missing required parameter: 'input[%zu].call_id', 'name' or "
+                             "'arguments'.",
+                             i);
+            else
+                json_object_set_new(calls, id, json_false());
+        } else if (strcmp(type, "function_call_output") == 0) {
+            if (!id || !json_object_get(calls, id))
+                ok = chained || OA_FAIL(v, NULL, rein_strdup("input"),
+                                        "No tool call found for function call output with call_id "
+                                        "%s.",
+                                        id ? id : "");
+            else
+                json_object_set_new(calls, id, json_true());
+            if (ok && !json_is_string(json_object_get(item, "output")) &&
+                !json_is_array(json_object_get(item, "output")))
+                ok = OA_FAIL(v, "missing_required_parameter", rein_asprintf("input[%zu].output", i),
+                             "Missing required parameter: 'input[%zu].output'.", i);
+        } else if (strcmp(type, "reasoning") == 0) {
+            if (!json_is_array(json_object_get(item, "summary")))
+                ok =
+                    OA_FAIL(v, "missing_required_parameter", rein_asprintf("input[%zu].summary", i),
+                            "Missing required parameter: 'input[%zu].summary'.", i);
+        }
+        if (!ok)
+            break;
+    }
+    json_object_foreach(calls, k, item)
+    {
+        if (ok && json_is_false(item))
+            ok = OA_FAIL(v, NULL, rein_strdup("input"),
+                         "No tool output found for function call %s.", k);
+    }
+    json_decref(calls);
+    return ok;
+}
+
+static bool rs_check_body(const json_t *body, struct ms_verdict *v)
+{
+    const json_t *input = json_object_get(body, "input");
+
+    if (!json_is_object(body))
+        return OA_FAIL(v, "invalid_type", NULL,
+                       "Invalid type for request body: expected an object, but got %s instead.",
+                       oa_type(body));
+    if (!json_is_string(json_object_get(body, "model")))
+        return OA_FAIL(v, "missing_required_parameter", rein_strdup("model"),
+                       "Missing required parameter: 'model'.");
+    if (!json_is_string(input) && !json_is_array(input))
+        return OA_FAIL(v, "invalid_type", rein_strdup("input"),
+                       "Invalid type for 'input': expected one of a string or array of input "
+                       "items, but got %s instead.",
+                       oa_type(input));
+    if (json_object_get(body, "messages"))
+        return OA_FAIL(v, "unknown_parameter", rein_strdup("messages"),
+                       "Unknown parameter: 'messages'.");
+    if (json_object_get(body, "max_tokens"))
+        return OA_FAIL(v, "unknown_parameter", rein_strdup("max_tokens"),
+                       "Unsupported parameter: 'max_tokens'. In the Responses API, this parameter "
+                       "has moved to 'max_output_tokens'.");
+    return rs_check_input(body, v) && rs_check_tools(json_object_get(body, "tools"), v);
+}
+
 /* ---- entry --------------------------------------------------------------------------- */
 
 static const char *header(json_t *headers, const char *name)
@@ -793,7 +967,7 @@ static bool check_auth(enum ms_format f, json_t *headers, const char *key, struc
     if (f == MS_FMT_DASHSCOPE) {
         if (!auth || strncmp(auth, "Bearer ", 7) != 0 || strcmp(auth + 7, key) != 0)
             return fail(v, 401, "", "InvalidApiKey", NULL, "Invalid API-key provided.");
-    } else if (f == MS_FMT_OPENAI) {
+    } else if (f == MS_FMT_OPENAI || f == MS_FMT_RESPONSES) {
         if (!auth || strncmp(auth, "Bearer ", 7) != 0)
             return fail(v, 401, "invalid_request_error", NULL, NULL,
                         "You didn't provide an API key. You need to provide your API key in an "
@@ -881,6 +1055,8 @@ bool ms__check_request(enum ms_format f, json_t *headers, const char *api_key, b
         return ms__gm_check_body(body, v);
     if (f == MS_FMT_BEDROCK)
         return ms__bd_check_body(body, v);
+    if (f == MS_FMT_RESPONSES)
+        return rs_check_body(body, v);
     return oa_check_body(body, v);
 }
 
@@ -940,8 +1116,12 @@ const char *ms__last_role(enum ms_format f, json_t *req)
     if (f == MS_FMT_BEDROCK)
         return ms__bd_last_role(req);
     const json_t *m = last_message(req);
-    const char *role = str_of(m, "role");
+    const char *role = str_of(m, "role"), *type = str_of(m, "type");
 
+    if (!role && type) /* a Responses input item */
+        return strcmp(type, "function_call_output") == 0 ? "tool"
+               : strcmp(type, "message") == 0            ? ""
+                                                         : "assistant";
     if (!role)
         return "";
     if (f == MS_FMT_ANTHROPIC && strcmp(role, "user") == 0 && an_has_results(m))
@@ -997,9 +1177,18 @@ bool ms__tool_result_contains(enum ms_format f, json_t *req, const char *needle)
         }
         return false;
     }
-    for (i = n; i > 0 && role_is(json_array_get(msgs, i - 1), "tool"); i--) {
-        if (text_contains(json_object_get(json_array_get(msgs, i - 1), "content"), needle))
-            return true;
+    for (i = n; i > 0; i--) {
+        const json_t *m = json_array_get(msgs, i - 1);
+        const char *type = str_of(m, "type");
+        if (role_is(m, "tool")) {
+            if (text_contains(json_object_get(m, "content"), needle))
+                return true;
+        } else if (type && strcmp(type, "function_call_output") == 0) { /* Responses */
+            if (text_contains(json_object_get(m, "output"), needle))
+                return true;
+        } else {
+            break;
+        }
     }
     return false;
 }
@@ -1015,8 +1204,9 @@ bool ms__tools_include(enum ms_format f, json_t *req, const char *name)
         return ms__bd_tools_include(req, name);
     json_array_foreach(ms__tools_of(req), i, t)
     {
-        const char *n = f == MS_FMT_ANTHROPIC ? str_of(t, "name")
-                                              : str_of(json_object_get(t, "function"), "name");
+        const char *n = f == MS_FMT_ANTHROPIC || f == MS_FMT_RESPONSES
+                            ? str_of(t, "name")
+                            : str_of(json_object_get(t, "function"), "name");
         if (n && strcmp(n, name) == 0)
             return true;
     }

@@ -24,6 +24,7 @@ enum ms_format {
     MS_FMT_DASHSCOPE, /* DashScope's native text-generation API */
     MS_FMT_GEMINI,    /* the Gemini API's generateContent (model_server_gemini.c) */
     MS_FMT_BEDROCK,   /* Bedrock Converse / ConverseStream (model_server_bedrock.c) */
+    MS_FMT_RESPONSES, /* OpenAI's Responses API */
     MS_FMT_UNKNOWN,
 };
 
@@ -209,6 +210,9 @@ rein_err ms__gm_error(const struct ms_error_info *e, struct ms_body *out, bool e
 rein_err ms__bd_stream(struct ms_body *b, const struct content *k);
 rein_err ms__bd_json(struct ms_body *b, const struct content *k);
 rein_err ms__bd_error(const struct ms_error_info *e, struct ms_body *out, bool event);
+rein_err ms__rs_stream(struct ms_body *b, const struct content *k);
+rein_err ms__rs_json(struct ms_body *b, const struct content *k);
+rein_err ms__rs_stream_error(const json_t *error_event, struct ms_body *out);
 /* Fills the default type (and for some statuses, code and message) for a status. */
 void ms__error_defaults(enum ms_format f, struct ms_error_info *e);
 
@@ -260,7 +264,8 @@ char *ms__last_text(enum ms_format f, json_t *req);
 bool ms__tool_result_contains(enum ms_format f, json_t *req, const char *needle);
 bool ms__tools_include(enum ms_format f, json_t *req, const char *name);
 /* The request's chat messages and tools, wherever its format keeps them (DashScope's native
- * API: input.messages and parameters.tools). Borrowed; NULL when absent. */
+ * API: input.messages and parameters.tools; the Responses API: the input items). Borrowed;
+ * NULL when absent. */
 const json_t *ms__messages_of(const json_t *req);
 const json_t *ms__tools_of(const json_t *req);
 /* Appends the text of a content value (string, or array of text/tool_result blocks). */

@@ -28,6 +28,8 @@ const char *ms__format_name(enum ms_format f)
         return "gemini";
     case MS_FMT_BEDROCK:
         return "bedrock";
+    case MS_FMT_RESPONSES:
+        return "responses";
     case MS_FMT_AUTO:
         return "auto";
     default:
@@ -39,7 +41,7 @@ enum ms_format ms__format_parse(const char *name)
 {
     static const enum ms_format all[] = {MS_FMT_AUTO,   MS_FMT_OPENAI,    MS_FMT_ANTHROPIC,
                                          MS_FMT_OLLAMA, MS_FMT_DASHSCOPE, MS_FMT_GEMINI,
-                                         MS_FMT_BEDROCK};
+                                         MS_FMT_BEDROCK, MS_FMT_RESPONSES};
 
     for (size_t i = 0; name && i < REIN_ARRAY_SIZE(all); i++) {
         if (strcmp(name, ms__format_name(all[i])) == 0)
@@ -71,6 +73,8 @@ enum ms_format ms__format_of_path(const char *path)
     if (strncmp(path, "/model/", 7) == 0 &&
         (ends_with(path, "/converse") || ends_with(path, "/converse-stream")))
         return MS_FMT_BEDROCK;
+    if (ends_with(path, "/responses"))
+        return MS_FMT_RESPONSES;
     return MS_FMT_UNKNOWN;
 }
 

@@ -1183,6 +1183,9 @@ rein_err ms__render_reply(const struct ms_reply *r, const struct ms_ctx *c, stru
         case MS_FMT_BEDROCK:
             rc = c->stream ? ms__bd_stream(out, &k) : ms__bd_json(out, &k);
             break;
+        case MS_FMT_RESPONSES:
+            rc = c->stream ? ms__rs_stream(out, &k) : ms__rs_json(out, &k);
+            break;
         default:
             rc = c->stream ? oa_stream(out, &k) : oa_json(out, &k);
             break;
@@ -1307,6 +1310,8 @@ rein_err ms__render_stream_error(enum ms_format f, const json_t *ev, struct ms_b
         struct ms_error_info e = {.status = 0, .type = type, .message = msg};
         return ms__bd_error(&e, out, true);
     }
+    if (f == MS_FMT_RESPONSES)
+        return ms__rs_stream_error(ev, out);
     if (f == MS_FMT_ANTHROPIC) {
         /* As Anthropic sends it mid-stream (anthropic-sdk-go#200): details null first. */
         ms__ev_begin(out, &w, "event: error\ndata: ");

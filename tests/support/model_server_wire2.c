@@ -10,6 +10,16 @@
  * new (incremental_output), finish_reason is the string "null" until the last event, usage is
  * cumulative, and a call's later pieces have "id": "". Errors are {code, message, request_id}
  * (an "event:error" with the HTTP status in the comment inside a stream).
+ *
+ * OpenAI's Responses API (/v1/responses): the response object, or typed SSE events with
+ * "event:" lines and sequence numbers as api.openai.com sends them (the Vercel AI SDK's and
+ * openai-python's recordings): response.created, response.in_progress; per output item
+ * output_item.added, its parts (reasoning_summary_part/_text, content_part and output_text or
+ * refusal, function_call_arguments deltas and done), output_item.done; then
+ * response.completed (response.incomplete when cut by length or a filter) with usage incl.
+ * cached and reasoning tokens. A reasoning item carries encrypted_content when the request
+ * includes reasoning.encrypted_content. An in-stream failure is an "error" event followed by
+ * response.failed.
  */
 #include "model_server_int.h"
 
@@ -266,4 +276,448 @@ rein_err ms__ds_error(const struct ms_error_info *e, struct ms_body *out, bool e
     rein_jw_str(&w, request_id);
     rein_jw_obj_end(&w);
     return ms__ev_end(out, &w, event ? "\n\n" : "");
+}
+
+/* ---- OpenAI Responses ---------------------------------------------------------------- */
+
+/* Ids of the reply's output items, made once so the stream and its final object agree. */
+struct rs_ids {
+    char resp[REIN_ID_MAX], reasoning[REIN_ID_MAX], msg[REIN_ID_MAX];
+    char (*fc)[REIN_ID_MAX];
+};
+
+struct rs_stream {
+    struct ms_body *b;
+    const struct content *k;
+    struct rs_ids ids;
+    int64_t seq;
+    bool encrypted; /* the request asked for reasoning.encrypted_content */
+};
+
+static bool rs_wants_encrypted(const json_t *req)
+{
+    size_t i;
+    json_t *v;
+
+    json_array_foreach(json_object_get(req, "include"), i, v)
+    {
+        if (json_is_string(v) && strcmp(json_string_value(v), "reasoning.encrypted_content") == 0)
+            return true;
+    }
+    return false;
+}
+
+static int64_t rs_index_of(const struct content *k, char what, size_t call)
+{
+    int64_t i = 0;
+
+    if (what == 'r')
+        return 0;
+    i += k->has_reasoning;
+    if (what == 'm')
+        return i;
+    i += k->has_text || k->has_refusal;
+    return i + (int64_t)call;
+}
+
+static void rs_usage(struct rein_jw *w, const struct content *k)
+{
+    rein_jw_obj_begin(w);
+    rein_jw_key(w, "input_tokens");
+    rein_jw_int(w, k->in_tokens);
+    rein_jw_key(w, "input_tokens_details");
+    rein_jw_obj_begin(w);
+    rein_jw_key(w, "cached_tokens");
+    rein_jw_int(w, k->cached_tokens);
+    rein_jw_obj_end(w);
+    rein_jw_key(w, "output_tokens");
+    rein_jw_int(w, k->out_tokens);
+    rein_jw_key(w, "output_tokens_details");
+    rein_jw_obj_begin(w);
+    rein_jw_key(w, "reasoning_tokens");
+    rein_jw_int(w, k->reasoning_tokens);
+    rein_jw_obj_end(w);
+    rein_jw_key(w, "total_tokens");
+    rein_jw_int(w, k->in_tokens + k->out_tokens);
+    rein_jw_obj_end(w);
+}
+
+/* One output item as it stands when done (or, added, as it starts: no content yet). */
+static void rs_item(struct rein_jw *w, const struct rs_stream *s, char what, size_t call, bool done)
+{
+    const struct content *k = s->k;
+
+    rein_jw_obj_begin(w);
+    if (what == 'r') {
+        rein_jw_key(w, "id");
+        rein_jw_str(w, s->ids.reasoning);
+        rein_jw_key(w, "type");
+        rein_jw_str(w, "reasoning");
+        if (s->encrypted) {
+            rein_jw_key(w, "encrypted_content");
+            rein_jw_str(w, k->signature);
+        }
+        rein_jw_key(w, "summary");
+        rein_jw_arr_begin(w);
+        if (done) {
+            rein_jw_obj_begin(w);
+            rein_jw_key(w, "type");
+            rein_jw_str(w, "summary_text");
+            rein_jw_key(w, "text");
+            ms__jw_parts(w, &k->reasoning);
+            rein_jw_obj_end(w);
+        }
+        rein_jw_arr_end(w);
+    } else if (what == 'm') {
+        rein_jw_key(w, "id");
+        rein_jw_str(w, s->ids.msg);
+        rein_jw_key(w, "type");
+        rein_jw_str(w, "message");
+        rein_jw_key(w, "status");
+        rein_jw_str(w, done ? "completed" : "in_progress");
+        rein_jw_key(w, "content");
+        rein_jw_arr_begin(w);
+        if (done) {
+            rein_jw_obj_begin(w);
+            rein_jw_key(w, "type");
+            rein_jw_str(w, k->has_refusal ? "refusal" : "output_text");
+            if (!k->has_refusal) {
+                rein_jw_key(w, "annotations");
+                rein_jw_arr_begin(w);
+                rein_jw_arr_end(w);
+            }
+            rein_jw_key(w, k->has_refusal ? "refusal" : "text");
+            ms__jw_parts(w, k->has_refusal ? &k->refusal : &k->text);
+            rein_jw_obj_end(w);
+        }
+        rein_jw_arr_end(w);
+        rein_jw_key(w, "role");
+        rein_jw_str(w, "assistant");
+    } else {
+        const struct call *c = &k->calls[call];
+        rein_jw_key(w, "id");
+        rein_jw_str(w, s->ids.fc[call]);
+        rein_jw_key(w, "type");
+        rein_jw_str(w, "function_call");
+        rein_jw_key(w, "status");
+        rein_jw_str(w, done ? "completed" : "in_progress");
+        rein_jw_key(w, "arguments");
+        if (done)
+            rein_jw_strn(w, c->joined, c->args.total);
+        else
+            rein_jw_str(w, "");
+        rein_jw_key(w, "call_id");
+        rein_jw_str(w, c->id);
+        rein_jw_key(w, "name");
+        rein_jw_str(w, c->name);
+    }
+    rein_jw_obj_end(w);
+}
+
+/* The response object: in progress (no output yet) or as it ended. */
+static void rs_response(struct rein_jw *w, const struct rs_stream *s, const char *status)
+{
+    const struct content *k = s->k;
+    bool end = strcmp(status, "in_progress") != 0;
+    bool cut = strcmp(status, "incomplete") == 0;
+
+    rein_jw_obj_begin(w);
+    rein_jw_key(w, "id");
+    rein_jw_str(w, s->ids.resp);
+    rein_jw_key(w, "object");
+    rein_jw_str(w, "response");
+    rein_jw_key(w, "created_at");
+    rein_jw_int(w, k->created);
+    rein_jw_key(w, "status");
+    rein_jw_str(w, status);
+    rein_jw_key(w, "error");
+    rein_jw_null(w);
+    rein_jw_key(w, "incomplete_details");
+    if (cut) {
+        rein_jw_obj_begin(w);
+        rein_jw_key(w, "reason");
+        rein_jw_str(w, strcmp(k->finish, "content_filter") == 0 ? "content_filter"
+                                                                : "max_output_tokens");
+        rein_jw_obj_end(w);
+    } else {
+        rein_jw_null(w);
+    }
+    rein_jw_key(w, "model");
+    rein_jw_str(w, k->model);
+    rein_jw_key(w, "output");
+    rein_jw_arr_begin(w);
+    if (end) {
+        if (k->has_reasoning)
+            rs_item(w, s, 'r', 0, true);
+        if (k->has_text || k->has_refusal)
+            rs_item(w, s, 'm', 0, true);
+        for (size_t i = 0; i < k->ncalls; i++)
+            rs_item(w, s, 'c', i, true);
+    }
+    rein_jw_arr_end(w);
+    rein_jw_key(w, "parallel_tool_calls");
+    rein_jw_bool(w, true);
+    rein_jw_key(w, "previous_response_id");
+    if (ms__str_member(k->c->req, "previous_response_id"))
+        rein_jw_str(w, ms__str_member(k->c->req, "previous_response_id"));
+    else
+        rein_jw_null(w);
+    rein_jw_key(w, "store");
+    rein_jw_bool(w, !json_is_false(json_object_get(k->c->req, "store")));
+    rein_jw_key(w, "usage");
+    if (end)
+        rs_usage(w, k);
+    else
+        rein_jw_null(w);
+    rein_jw_obj_end(w);
+}
+
+/* Starts an event "event: TYPE\ndata: {"type":TYPE,"sequence_number":N" (members follow). */
+static void rs_event_begin(struct rs_stream *s, struct rein_jw *w, const char *type)
+{
+    ms__ev_begin(s->b, w, "event: ");
+    if (!w->err)
+        w->err = rein_buf_addf(&s->b->buf, "%s\ndata: ", type);
+    rein_jw_obj_begin(w);
+    rein_jw_key(w, "type");
+    rein_jw_str(w, type);
+    rein_jw_key(w, "sequence_number");
+    rein_jw_int(w, s->seq++);
+}
+
+static rein_err rs_event_end(struct rs_stream *s, struct rein_jw *w)
+{
+    rein_jw_obj_end(w);
+    return ms__ev_end(s->b, w, "\n\n");
+}
+
+static rein_err rs_response_event(struct rs_stream *s, const char *type, const char *status)
+{
+    struct rein_jw w;
+
+    rs_event_begin(s, &w, type);
+    rein_jw_key(&w, "response");
+    rs_response(&w, s, status);
+    return rs_event_end(s, &w);
+}
+
+static rein_err rs_item_event(struct rs_stream *s, const char *type, char what, size_t call,
+                              bool done)
+{
+    struct rein_jw w;
+
+    rs_event_begin(s, &w, type);
+    rein_jw_key(&w, "output_index");
+    rein_jw_int(&w, rs_index_of(s->k, what, call));
+    rein_jw_key(&w, "item");
+    rs_item(&w, s, what, call, done);
+    return rs_event_end(s, &w);
+}
+
+/* An event about a part of item_id: key and value (a slice, or the joined parts). */
+static rein_err rs_piece_event(struct rs_stream *s, const char *type, const char *item_id,
+                               int64_t index, const char *key, const struct slice *piece,
+                               const struct parts *whole)
+{
+    struct rein_jw w;
+
+    rs_event_begin(s, &w, type);
+    rein_jw_key(&w, "item_id");
+    rein_jw_str(&w, item_id);
+    rein_jw_key(&w, "output_index");
+    rein_jw_int(&w, index);
+    if (strstr(type, "summary")) {
+        rein_jw_key(&w, "summary_index");
+        rein_jw_int(&w, 0);
+    } else if (!strstr(type, "function_call")) {
+        rein_jw_key(&w, "content_index");
+        rein_jw_int(&w, 0);
+    }
+    if (key) {
+        rein_jw_key(&w, key);
+        if (piece)
+            rein_jw_strn(&w, piece->p, piece->n);
+        else
+            ms__jw_parts(&w, whole);
+    }
+    return rs_event_end(s, &w);
+}
+
+static rein_err rs_reasoning_events(struct rs_stream *s)
+{
+    const struct content *k = s->k;
+    const char *id = s->ids.reasoning;
+    rein_err rc = rs_item_event(s, "response.output_item.added", 'r', 0, false);
+
+    if (!rc)
+        rc = rs_piece_event(s, "response.reasoning_summary_part.added", id, 0, NULL, NULL, NULL);
+    for (size_t i = 0; !rc && i < k->reasoning.n; i++)
+        rc = rs_piece_event(s, "response.reasoning_summary_text.delta", id, 0, "delta",
+                            &k->reasoning.v[i], NULL);
+    if (!rc)
+        rc = rs_piece_event(s, "response.reasoning_summary_text.done", id, 0, "text", NULL,
+                            &k->reasoning);
+    if (!rc)
+        rc = rs_piece_event(s, "response.reasoning_summary_part.done", id, 0, NULL, NULL, NULL);
+    return rc ? rc : rs_item_event(s, "response.output_item.done", 'r', 0, true);
+}
+
+static rein_err rs_message_events(struct rs_stream *s)
+{
+    const struct content *k = s->k;
+    const struct parts *p = k->has_refusal ? &k->refusal : &k->text;
+    const char *delta = k->has_refusal ? "response.refusal.delta" : "response.output_text.delta";
+    const char *done = k->has_refusal ? "response.refusal.done" : "response.output_text.done";
+    int64_t at = rs_index_of(k, 'm', 0);
+    rein_err rc = rs_item_event(s, "response.output_item.added", 'm', 0, false);
+
+    if (!rc)
+        rc = rs_piece_event(s, "response.content_part.added", s->ids.msg, at, NULL, NULL, NULL);
+    for (size_t i = 0; !rc && i < p->n; i++)
+        rc = rs_piece_event(s, delta, s->ids.msg, at, "delta", &p->v[i], NULL);
+    if (!rc)
+        rc = rs_piece_event(s, done, s->ids.msg, at, k->has_refusal ? "refusal" : "text", NULL, p);
+    if (!rc)
+        rc = rs_piece_event(s, "response.content_part.done", s->ids.msg, at, NULL, NULL, NULL);
+    return rc ? rc : rs_item_event(s, "response.output_item.done", 'm', 0, true);
+}
+
+static rein_err rs_call_events(struct rs_stream *s, size_t i)
+{
+    const struct call *c = &s->k->calls[i];
+    int64_t at = rs_index_of(s->k, 'c', i);
+    rein_err rc = rs_item_event(s, "response.output_item.added", 'c', i, false);
+
+    for (size_t j = 0; !rc && j < c->args.n; j++)
+        rc = rs_piece_event(s, "response.function_call_arguments.delta", s->ids.fc[i], at, "delta",
+                            &c->args.v[j], NULL);
+    if (!rc)
+        rc = rs_piece_event(s, "response.function_call_arguments.done", s->ids.fc[i], at,
+                            "arguments", NULL, &c->args);
+    return rc ? rc : rs_item_event(s, "response.output_item.done", 'c', i, true);
+}
+
+static rein_err rs_init(struct rs_stream *s, struct ms_body *b, const struct content *k)
+{
+    memset(s, 0, sizeof(*s));
+    s->b = b;
+    s->k = k;
+    s->encrypted = rs_wants_encrypted(k->c->req);
+    rein_id_new("resp_", s->ids.resp);
+    rein_id_new("rs_", s->ids.reasoning);
+    rein_id_new("msg_", s->ids.msg);
+    if (k->ncalls) {
+        s->ids.fc = rein_calloc(k->ncalls, sizeof(*s->ids.fc));
+        if (!s->ids.fc)
+            return REIN_ENOMEM;
+        for (size_t i = 0; i < k->ncalls; i++)
+            rein_id_new("fc_", s->ids.fc[i]);
+    }
+    return REIN_OK;
+}
+
+/* The status a finished reply has: cut by length or a filter is "incomplete". */
+static const char *rs_status(const struct content *k)
+{
+    return strcmp(k->finish, "length") == 0 || strcmp(k->finish, "content_filter") == 0
+               ? "incomplete"
+               : "completed";
+}
+
+rein_err ms__rs_stream(struct ms_body *b, const struct content *k)
+{
+    struct rs_stream s;
+    const char *status = rs_status(k);
+    rein_err rc = rs_init(&s, b, k);
+
+    b->content_type = "text/event-stream; charset=utf-8";
+    b->chunked = true;
+    if (!rc)
+        rc = rs_response_event(&s, "response.created", "in_progress");
+    if (!rc)
+        rc = rs_response_event(&s, "response.in_progress", "in_progress");
+    if (!rc && k->has_reasoning)
+        rc = rs_reasoning_events(&s);
+    if (!rc && (k->has_text || k->has_refusal))
+        rc = rs_message_events(&s);
+    for (size_t i = 0; !rc && i < k->ncalls; i++)
+        rc = rs_call_events(&s, i);
+    if (!rc)
+        rc = rs_response_event(
+            &s, strcmp(status, "completed") == 0 ? "response.completed" : "response.incomplete",
+            status);
+    rein_free(s.ids.fc);
+    return rc;
+}
+
+rein_err ms__rs_json(struct ms_body *b, const struct content *k)
+{
+    struct rs_stream s;
+    struct rein_jw w;
+    rein_err rc = rs_init(&s, b, k);
+
+    if (!rc) {
+        ms__ev_begin(b, &w, NULL);
+        rs_response(&w, &s, rs_status(k));
+        rc = ms__ev_end(b, &w, "");
+    }
+    rein_free(s.ids.fc);
+    return rc;
+}
+
+/* The in-stream failure: an "error" event, then response.failed with the same error. */
+rein_err ms__rs_stream_error(const json_t *ev, struct ms_body *out)
+{
+    const char *code = ms__str_member(ev, "code");
+    const char *msg = ms__str_member(ev, "message");
+    struct rein_jw w;
+    rein_err rc;
+
+    if (!code)
+        code = ms__str_member(ev, "type");
+    if (!code)
+        code = "server_error";
+    if (!msg)
+        msg = "The server had an error while processing your request. Sorry about that!";
+    ms__ev_begin(out, &w, "event: error\ndata: ");
+    rein_jw_obj_begin(&w);
+    rein_jw_key(&w, "type");
+    rein_jw_str(&w, "error");
+    rein_jw_key(&w, "code");
+    rein_jw_str(&w, code);
+    rein_jw_key(&w, "message");
+    rein_jw_str(&w, msg);
+    rein_jw_key(&w, "param");
+    rein_jw_null(&w);
+    rein_jw_key(&w, "sequence_number");
+    rein_jw_int(&w, 900);
+    rein_jw_obj_end(&w);
+    rc = ms__ev_end(out, &w, "\n\n");
+    if (rc)
+        return rc;
+    ms__ev_begin(out, &w, "event: response.failed\ndata: ");
+    rein_jw_obj_begin(&w);
+    rein_jw_key(&w, "type");
+    rein_jw_str(&w, "response.failed");
+    rein_jw_key(&w, "sequence_number");
+    rein_jw_int(&w, 901);
+    rein_jw_key(&w, "response");
+    rein_jw_obj_begin(&w);
+    rein_jw_key(&w, "object");
+    rein_jw_str(&w, "response");
+    rein_jw_key(&w, "status");
+    rein_jw_str(&w, "failed");
+    rein_jw_key(&w, "error");
+    rein_jw_obj_begin(&w);
+    rein_jw_key(&w, "code");
+    rein_jw_str(&w, code);
+    rein_jw_key(&w, "message");
+    rein_jw_str(&w, msg);
+    rein_jw_obj_end(&w);
+    rein_jw_key(&w, "output");
+    rein_jw_arr_begin(&w);
+    rein_jw_arr_end(&w);
+    rein_jw_obj_end(&w);
+    rein_jw_obj_end(&w);
+    return ms__ev_end(out, &w, "\n\n");
 }

@@ -188,7 +188,10 @@ struct fixture_run {
     int failed;
 };
 
-static void run_fixture(const char *expected_path, struct fixture_run *run, size_t chunk)
+/* in_tree: the recording sits next to its expected file (tests/data/responses), not in the
+ * shared fixtures. */
+static void run_fixture(const char *expected_path, bool in_tree, struct fixture_run *run,
+                        size_t chunk)
 {
     json_t *spec = rein_json_load_file(expected_path, NULL);
     const char *fixture, *fmtname;
@@ -206,9 +209,12 @@ static void run_fixture(const char *expected_path, struct fixture_run *run, size
     assert_rein_ok(rein_wire_format_parse(fmtname, &fmt), NULL);
     memset(&opt, 0, sizeof(opt));
     opt.payload_lines = json_is_true(json_object_get(spec, "jsonl"));
-    char sub[512];
-    snprintf(sub, sizeof(sub), "fixtures/%s", fixture);
-    text = test_read_file(test_shared_path(sub), &len);
+    char sub[1024];
+    if (in_tree)
+        snprintf(sub, sizeof(sub), "%s/tests/data/responses/%s", REIN_SOURCE_DIR, fixture);
+    else
+        snprintf(sub, sizeof(sub), "fixtures/%s", fixture);
+    text = test_read_file(in_tree ? sub : test_shared_path(sub), &len);
     assert_non_null(text);
     rein_error_clear(&err);
     r = decode_opts(fmt, text, len, chunk, &opt, NULL, &err);
@@ -230,16 +236,14 @@ static void run_fixture(const char *expected_path, struct fixture_run *run, size
     json_decref(spec);
 }
 
-static void run_all_fixtures(size_t chunk)
+/* Every expected file in tests/data/NAME. */
+static void run_dir(const char *name, bool in_tree, struct fixture_run *run, size_t chunk)
 {
     char dir[1024];
     struct dirent *e;
-    struct fixture_run run = {0, 0};
     DIR *d;
 
-    if (!test_require_shared("fixtures/SOURCES.md"))
-        return;
-    snprintf(dir, sizeof(dir), "%s/tests/data/providers", REIN_SOURCE_DIR);
+    snprintf(dir, sizeof(dir), "%s/tests/data/%s", REIN_SOURCE_DIR, name);
     d = opendir(dir);
     assert_non_null(d);
     while ((e = readdir(d))) {
@@ -247,11 +251,39 @@ static void run_all_fixtures(size_t chunk)
         if (!strstr(e->d_name, ".expected.json"))
             continue;
         snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
-        run_fixture(path, &run, chunk);
+        run_fixture(path, in_tree, run, chunk);
     }
     closedir(d);
+}
+
+/* The recordings kept in the tree (tests/data/responses, SOURCES.md there): always run. */
+static void run_tree_recordings(size_t chunk)
+{
+    struct fixture_run run = {0, 0};
+
+    run_dir("responses", true, &run, chunk);
+    assert_int_equal(run.failed, 0);
+    assert_int_equal(run.checked, 12); /* every Responses API recording */
+}
+
+static void run_all_fixtures(size_t chunk)
+{
+    struct fixture_run run = {0, 0};
+
+    run_tree_recordings(chunk);
+    if (!test_require_shared("fixtures/SOURCES.md"))
+        return;
+    run_dir("providers", false, &run, chunk);
     assert_int_equal(run.failed, 0);
     assert_int_equal(run.checked, 52); /* every provider recording in the fixtures */
+}
+
+/* The in-tree recordings in pieces of every size from 1 to 7 bytes (1 and 7 run above). */
+static void test_recordings_decode_the_same_in_every_small_piece(void **state)
+{
+    (void)state;
+    for (size_t chunk = 2; chunk <= 6; chunk++)
+        run_tree_recordings(chunk);
 }
 
 static void test_fixtures_decode_to_hand_written_values(void **state)
@@ -1654,6 +1686,358 @@ static void test_openrouter_reasoning_details_are_kept(void **state)
 }
 
 /* ---------------------------------------------------------------------------------------
+ * The OpenAI Responses API wire (issue 24)
+ */
+
+#define RS(type, rest) "data: {\"type\":\"" type "\"" rest "}\n\n"
+#define RS_CREATED                                                                                 \
+    RS("response.created", ",\"response\":{\"id\":\"resp_9\",\"status\":\"in_progress\"}")
+#define RS_DONE(status, extra)                                                                     \
+    RS("response." status, ",\"response\":{\"id\":\"resp_9\",\"status\":\"" status "\"" extra      \
+                           ",\"usage\":{\"input_tokens\":20,\"input_tokens_details\":{"            \
+                           "\"cached_tokens\":8},\"output_tokens\":7,\"output_tokens_details\":{"  \
+                           "\"reasoning_tokens\":3},\"total_tokens\":27}}")
+
+static rein_model_response *rs_decode(const char *stream, size_t chunk, struct collected *col,
+                                      rein_error *err)
+{
+    enum rein_wire_format fmt;
+
+    assert_rein_ok(rein_wire_format_parse("openai-responses-sse", &fmt), NULL);
+    rein_error_clear(err);
+    return decode_opts(fmt, stream, strlen(stream), chunk, NULL, col, err);
+}
+
+static void test_responses_stream_events(void **state)
+{
+    static const char stream[] = RS_CREATED RS("response.in_progress",
+                                               ",\"response\":{\"id\":\"resp_9\"}")
+        RS("response.output_item.added",
+           ",\"output_index\":0,\"item\":{\"id\":\"rs_1\",\"type\":\"reasoning\",\"summary\":[]}")
+            RS("response.reasoning_summary_part.added", ",\"output_index\":0,\"summary_index\":0")
+                RS("response.reasoning_summary_text.delta",
+                   ",\"output_index\":0,\"summary_index\":0,\"delta\":\"Think \"")
+                    RS("response.reasoning_summary_text.delta",
+                       ",\"output_index\":0,\"summary_index\":0,\"delta\":\"once.\"")
+                        RS("response.reasoning_summary_part.added",
+                           ",\"output_index\":0,\"summary_index\":1")
+                            RS("response.reasoning_summary_text.delta",
+                               ",\"output_index\":0,\"delta\":\"Twice.\"")
+                                RS("response.output_item.done",
+                                   ",\"output_index\":0,\"item\":{\"id\":\"rs_1\",\"type\":"
+                                   "\"reasoning\",\"summary\":[{\"type\":\"summary_text\","
+                                   "\"text\":\"Think once.\"}],\"encrypted_content\":\"gAAA\"}")
+                                    RS("response.output_text.delta",
+                                       ",\"output_index\":1,\"content_index\":0,\"delta\":"
+                                       "\"Caf\\u00e9 \"")
+                                        RS("response.output_text.annotation.added",
+                                           ",\"output_index\":1,\"annotation\":{}")
+                                            RS("response.output_text.delta",
+                                               ",\"output_index\":1,\"delta\":\"time.\"")
+                                                RS("response.output_item.added",
+                                                   ",\"output_index\":2,\"item\":{\"type\":"
+                                                   "\"function_call\",\"id\":\"fc_1\","
+                                                   "\"call_id\":\"call_1\",\"name\":\"get_"
+                                                   "weather\",\"arguments\":\"\"}")
+                                                    RS("response.function_call_arguments."
+                                                       "delta",
+                                                       ",\"output_index\":2,\"delta\":"
+                                                       "\"{\\\"city\\\":\"")
+                                                        RS("response.function_call_arguments."
+                                                           "delta",
+                                                           ",\"output_index\":2,\"delta\":"
+                                                           "\"\\\"Oslo\\\"}\"")
+                                                            RS("response.function_call_"
+                                                               "arguments.done",
+                                                               ",\"output_index\":2,"
+                                                               "\"arguments\":\"{\\\"city\\\":"
+                                                               "\\\"Oslo\\\"}\"")
+        /* A call whose arguments come only whole, in its done events. */
+        RS("response.output_item.added", ",\"output_index\":3,\"item\":{\"type\":\"function_call\","
+                                         "\"call_id\":\"call_2\",\"name\":\"now\"}")
+            RS("response.output_item.done",
+               ",\"output_index\":3,\"item\":{\"type\":\"function_call\",\"call_id\":\"call_2\","
+               "\"name\":\"now\",\"arguments\":\"{\\\"tz\\\":\\\"UTC\\\"}\"}")
+                RS("response.web_search_call.searching", ",\"output_index\":4")
+                    RS_DONE("completed", "");
+    struct collected col;
+    rein_model_response *r;
+    rein_error err;
+    json_t *m, *items;
+
+    (void)state;
+    for (size_t chunk = 0; chunk <= 7; chunk += 7) {
+        collected_init(&col);
+        r = rs_decode(stream, chunk, &col, &err);
+        if (!r)
+            fail_msg("%s", err.msg);
+        assert_string_equal(rein_model_response_text(r), "Café time.");
+        assert_string_equal(rein_model_response_reasoning(r), "Think once.\n\nTwice.");
+        assert_int_equal(rein_model_response_call_count(r), 2);
+        assert_string_equal(rein_model_call_id(rein_model_response_call(r, 0)), "call_1");
+        assert_string_equal(rein_model_call_raw_arguments(rein_model_response_call(r, 0)),
+                            "{\"city\":\"Oslo\"}");
+        assert_string_equal(rein_model_call_raw_arguments(rein_model_response_call(r, 1)),
+                            "{\"tz\":\"UTC\"}");
+        assert_int_equal(rein_model_call_status(rein_model_response_call(r, 1)),
+                         REIN_MODEL_CALL_OK);
+        assert_int_equal(rein_model_response_finish(r), REIN_FINISH_TOOL_CALLS);
+        assert_true(rein_model_response_is_complete(r));
+        assert_int_equal(rein_model_response_input_tokens(r), 20);
+        assert_int_equal(rein_model_response_output_tokens(r), 7);
+        assert_int_equal(rein_model_response_cached_tokens(r), 8);
+        assert_int_equal(rein_model_response_reasoning_tokens(r), 3);
+        /* The events streamed as the reply did: reasoning, text, two calls, usage, finish. */
+        assert_string_equal(col.order, "rtSDESDEuF");
+        assert_string_equal(col.args.ptr, "{\"city\":\"Oslo\"}{\"tz\":\"UTC\"}");
+        /* The reasoning item and the response id go into the assistant message. */
+        m = rein_model_response_message(r);
+        items = json_object_get(m, "reasoning_items");
+        assert_int_equal(json_array_size(items), 1);
+        assert_string_equal(rein__json_str(json_array_get(items, 0), "id"), "rs_1");
+        assert_string_equal(rein__json_str(json_array_get(items, 0), "encrypted_content"), "gAAA");
+        assert_string_equal(rein__json_str(m, "response_id"), "resp_9");
+        json_decref(m);
+        rein_model_response_free(r);
+        collected_release(&col);
+    }
+}
+
+static void test_responses_endings_and_errors(void **state)
+{
+    rein_model_response *r;
+    rein_error err;
+    const json_t *e;
+
+    (void)state;
+    /* Cut by max_output_tokens: the reply ended, short. */
+    r = rs_decode(
+        RS_CREATED RS("response.output_text.delta", ",\"output_index\":0,\"delta\":\"Hal\"")
+            RS_DONE("incomplete", ",\"incomplete_details\":{\"reason\":"
+                                  "\"max_output_tokens\"}"),
+        0, NULL, &err);
+    assert_non_null(r);
+    assert_int_equal(rein_model_response_finish(r), REIN_FINISH_LENGTH);
+    assert_true(rein_model_response_is_complete(r));
+    rein_model_response_free(r);
+    /* A refusal. */
+    r = rs_decode(RS_CREATED RS("response.refusal.delta", ",\"output_index\":0,\"delta\":\"No.\"")
+                      RS_DONE("completed", ""),
+                  1, NULL, &err);
+    assert_non_null(r);
+    assert_string_equal(rein_model_response_refusal(r), "No.");
+    rein_model_response_free(r);
+    /* The documented error event (fields at the top), then response.failed. */
+    r = rs_decode(RS_CREATED RS("error", ",\"code\":\"server_error\",\"message\":\"boom\","
+                                         "\"param\":null,\"sequence_number\":3")
+                      RS("response.failed", ",\"response\":{\"id\":\"resp_9\",\"status\":"
+                                            "\"failed\",\"error\":{\"code\":\"other\","
+                                            "\"message\":\"later\"}}"),
+                  0, NULL, &err);
+    assert_non_null(r);
+    e = rein_model_response_error(r);
+    assert_string_equal(rein__json_str(e, "code"), "server_error");
+    assert_string_equal(rein__json_str(e, "message"), "boom");
+    assert_false(rein_model_response_is_complete(r));
+    rein_model_response_free(r);
+    /* response.failed alone, with no error object: still an error. */
+    r = rs_decode(RS_CREATED RS("response.failed", ",\"response\":{\"status\":\"failed\","
+                                                   "\"error\":null}"),
+                  0, NULL, &err);
+    assert_non_null(r);
+    assert_non_null(rein_model_response_error(r));
+    rein_model_response_free(r);
+    /* A stream cut before response.completed is incomplete, its open call too. */
+    r = rs_decode(RS_CREATED RS("response.output_item.added",
+                                ",\"output_index\":0,\"item\":{\"type\":\"function_call\","
+                                "\"call_id\":\"c\",\"name\":\"f\"}")
+                      RS("response.function_call_arguments.delta",
+                         ",\"output_index\":0,\"delta\":\"{\\\"a\\\":\"") "data: {\"type\":\"resp",
+                  0, NULL, &err);
+    assert_non_null(r);
+    assert_false(rein_model_response_is_complete(r));
+    assert_int_equal(rein_model_call_status(rein_model_response_call(r, 0)),
+                     REIN_MODEL_CALL_INCOMPLETE);
+    rein_model_response_free(r);
+    /* Another wire's stream is not taken for this one. */
+    r = rs_decode("data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"x\"}}]}\n\n", 0, NULL,
+                  &err);
+    assert_null(r);
+    assert_non_null(strstr(err.msg, "openai-responses-sse"));
+}
+
+static void test_responses_encodes_the_history(void **state)
+{
+    rein_provider *p = provider_for("openai-responses", "http://127.0.0.1:9/v1");
+    rein_model_request *req = rein_model_request_new();
+    rein_history *h = sample_history();
+    json_t *asst, *body, *in, *tools, *closed, *open;
+    char *text;
+
+    (void)state;
+    /* The sample's assistant turn with reasoning items: one with its encrypted content, one
+     * without (a stored one, which is not sent back). */
+    asst = json_pack("{s:s, s:s, s:[{s:s, s:s, s:[], s:s}, {s:s, s:s, s:[]}], s:[{s:s, s:s, "
+                     "s:s}]}",
+                     "role", "assistant", "content", "Checking.", "reasoning_items", "type",
+                     "reasoning", "id", "rs_1", "summary", "encrypted_content", "gAAA", "type",
+                     "reasoning", "id", "rs_2", "summary", "tool_calls", "id", "c3", "name",
+                     "weather", "arguments", "{}");
+    assert_rein_ok(rein_history_append(h, asst, NULL), NULL);
+    json_decref(asst);
+    assert_rein_ok(rein_history_add_tool_result(h, "c3", "weather", "{\"t\":1}", false), NULL);
+    closed = json_pack("{s:s, s:{s:{s:s}}, s:[s], s:b}", "type", "object", "properties", "city",
+                       "type", "string", "required", "city", "additionalProperties", 0);
+    open = json_pack("{s:s, s:{s:{s:s}}}", "type", "object", "properties", "q", "type", "string");
+    assert_rein_ok(rein_model_request_add_tool(req, "weather", "Weather", closed), NULL);
+    assert_rein_ok(rein_model_request_add_tool(req, "lookup", NULL, open), NULL);
+    json_decref(closed);
+    json_decref(open);
+    rein_model_request_set_max_tokens(req, 100);
+    assert_rein_ok(rein_model_request_set_model(req, "gpt-5-mini"), NULL);
+    text = body_for(p, req, h);
+    body = rein_json_parse(text, strlen(text), 0, NULL);
+    assert_non_null(body);
+    in = json_object_get(body, "input");
+    /* system, user, assistant(2 calls), 2 outputs, reasoning rs_1, text, call, output */
+    assert_int_equal(json_array_size(in), 10);
+    assert_string_equal(rein__json_str(json_array_get(in, 0), "role"), "system");
+    assert_string_equal(rein__json_str(json_array_get(in, 1), "content"),
+                        "Weather in Oslo and Bergen?");
+    assert_string_equal(rein__json_str(json_array_get(in, 2), "type"), "function_call");
+    assert_string_equal(rein__json_str(json_array_get(in, 2), "call_id"), "c1");
+    assert_string_equal(rein__json_str(json_array_get(in, 2), "arguments"),
+                        "{\"city\":\"Oslo\",\"n\":1.50}");
+    assert_string_equal(rein__json_str(json_array_get(in, 3), "arguments"), "{}");
+    assert_string_equal(rein__json_str(json_array_get(in, 4), "type"), "function_call_output");
+    assert_string_equal(rein__json_str(json_array_get(in, 4), "output"), "{\"t\":3}");
+    assert_string_equal(rein__json_str(json_array_get(in, 6), "type"), "reasoning");
+    assert_string_equal(rein__json_str(json_array_get(in, 6), "encrypted_content"), "gAAA");
+    assert_string_equal(rein__json_str(json_array_get(in, 7), "content"), "Checking.");
+    assert_string_equal(rein__json_str(json_array_get(in, 8), "call_id"), "c3");
+    assert_string_equal(rein__json_str(json_array_get(in, 9), "call_id"), "c3");
+    tools = json_object_get(body, "tools");
+    assert_string_equal(rein__json_str(json_array_get(tools, 0), "name"), "weather");
+    assert_true(json_is_true(json_object_get(json_array_get(tools, 0), "strict")));
+    assert_true(json_is_false(json_object_get(json_array_get(tools, 1), "strict")));
+    assert_int_equal(json_integer_value(json_object_get(body, "max_output_tokens")), 100);
+    assert_true(json_is_false(json_object_get(body, "store")));
+    assert_string_equal(json_string_value(json_array_get(json_object_get(body, "include"), 0)),
+                        "reasoning.encrypted_content");
+    assert_null(json_object_get(body, "messages"));
+    assert_null(json_object_get(body, "previous_response_id"));
+    json_decref(body);
+    rein_free(text);
+    rein_model_request_free(req);
+    rein_history_free(h);
+    rein_provider_free(p);
+}
+
+/* previous_response_id: the response is stored, and only what follows the last stored
+ * response goes out. */
+static void test_responses_previous_response_id(void **state)
+{
+    rein_provider_config *cfg = rein_provider_config_new();
+    rein_model_request *req = rein_model_request_new();
+    rein_history *h = rein_history_new();
+    rein_provider *p;
+    rein_error err;
+    json_t *asst, *body;
+    char *text;
+
+    (void)state;
+    assert_rein_ok(rein_provider_config_set(cfg, "provider", "openai-responses", NULL), NULL);
+    assert_rein_ok(rein_provider_config_set(cfg, "model", "gpt-4.1", NULL), NULL);
+    assert_rein_ok(rein_provider_config_set(cfg, "base_url", "http://127.0.0.1:9/v1", NULL), NULL);
+    assert_rein_ok(rein_provider_config_set(cfg, "previous_response_id", "true", NULL), NULL);
+    assert_int_equal(rein_provider_config_set(cfg, "previous_response_id", "maybe", &err),
+                     REIN_EINVAL);
+    p = rein_provider_new(cfg, &err);
+    assert_non_null(p);
+    assert_rein_ok(rein_history_add_user(h, "first"), NULL);
+    asst = json_pack("{s:s, s:s, s:s}", "role", "assistant", "content", "one", "response_id",
+                     "resp_1");
+    assert_rein_ok(rein_history_append(h, asst, NULL), NULL);
+    json_decref(asst);
+    assert_rein_ok(rein_history_add_user(h, "second"), NULL);
+    text = body_for(p, req, h);
+    body = rein_json_parse(text, strlen(text), 0, NULL);
+    assert_string_equal(rein__json_str(body, "previous_response_id"), "resp_1");
+    assert_true(json_is_true(json_object_get(body, "store")));
+    assert_int_equal(json_array_size(json_object_get(body, "input")), 1);
+    assert_string_equal(
+        rein__json_str(json_array_get(json_object_get(body, "input"), 0), "content"), "second");
+    json_decref(body);
+    rein_free(text);
+    rein_provider_free(p);
+    rein_model_request_free(req);
+    rein_history_free(h);
+    rein_provider_config_free(cfg);
+}
+
+/* Azure OpenAI: the deployment's address, api-version, and the key's header. */
+static void test_azure_addresses_and_keys(void **state)
+{
+    static const struct {
+        const char *preset, *base, *deployment, *version, *want;
+    } cases[] = {
+        {"azure", "https://res.openai.azure.com/", "gpt4o-prod", NULL,
+         "https://res.openai.azure.com/openai/deployments/gpt4o-prod/chat/completions"
+         "?api-version=2024-10-21"},
+        {"azure", "https://res.openai.azure.com", NULL, "2025-01-01-preview",
+         "https://res.openai.azure.com/openai/deployments/gpt-4o/chat/completions"
+         "?api-version=2025-01-01-preview"},
+        {"azure-responses", "https://res.openai.azure.com", NULL, NULL,
+         "https://res.openai.azure.com/openai/v1/responses"},
+        {"azure-responses", "https://res.openai.azure.com", NULL, "preview",
+         "https://res.openai.azure.com/openai/v1/responses?api-version=preview"},
+        {"azure", "https://res.openai.azure.com/openai/v1", "dep1", NULL,
+         "https://res.openai.azure.com/openai/v1/chat/completions"},
+    };
+    rein_error err;
+
+    (void)state;
+    for (size_t i = 0; i < REIN_ARRAY_SIZE(cases); i++) {
+        rein_provider_config *cfg = rein_provider_config_new();
+        rein_provider *p;
+        assert_rein_ok(rein_provider_config_set(cfg, "provider", cases[i].preset, NULL), NULL);
+        assert_rein_ok(rein_provider_config_set(cfg, "model", "gpt-4o", NULL), NULL);
+        assert_rein_ok(rein_provider_config_set(cfg, "base_url", cases[i].base, NULL), NULL);
+        assert_rein_ok(rein_provider_config_set_api_key(cfg, "az-key-1234"), NULL);
+        if (cases[i].deployment)
+            assert_rein_ok(rein_provider_config_set(cfg, "deployment", cases[i].deployment, NULL),
+                           NULL);
+        if (cases[i].version)
+            assert_rein_ok(rein_provider_config_set(cfg, "api_version", cases[i].version, NULL),
+                           NULL);
+        p = rein_provider_new(cfg, &err);
+        if (!p)
+            fail_msg("%s: %s", cases[i].preset, err.msg);
+        assert_string_equal(rein_provider_endpoint(p), cases[i].want);
+        if (cases[i].deployment && strstr(cases[i].base, "/openai/v1"))
+            assert_string_equal(rein_provider_model(p), cases[i].deployment);
+        rein_provider_free(p);
+        rein_provider_config_free(cfg);
+    }
+    /* Without a base URL, and with a deployment name that cannot go into a URL. */
+    {
+        rein_provider_config *cfg = rein_provider_config_new();
+        assert_rein_ok(rein_provider_config_set(cfg, "provider", "azure", NULL), NULL);
+        assert_rein_ok(rein_provider_config_set(cfg, "model", "gpt-4o", NULL), NULL);
+        assert_rein_ok(rein_provider_config_set_api_key(cfg, "k"), NULL);
+        assert_null(rein_provider_new(cfg, &err));
+        assert_non_null(strstr(err.msg, "resource endpoint"));
+        assert_rein_ok(
+            rein_provider_config_set(cfg, "base_url", "https://r.openai.azure.com", NULL), NULL);
+        assert_rein_ok(rein_provider_config_set(cfg, "deployment", "a/b", NULL), NULL);
+        assert_null(rein_provider_new(cfg, &err));
+        assert_non_null(strstr(err.msg, "deployment name"));
+        assert_int_equal(rein_provider_config_set(cfg, "auth", "basic", &err), REIN_EINVAL);
+        rein_provider_config_free(cfg);
+    }
+}
+
+/* ---------------------------------------------------------------------------------------
  * Configuration and capabilities
  */
 
@@ -1904,6 +2288,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_fixtures_decode_to_hand_written_values),
     cmocka_unit_test(test_fixtures_decode_the_same_byte_by_byte),
     cmocka_unit_test(test_fixtures_decode_the_same_in_odd_pieces),
+    cmocka_unit_test(test_recordings_decode_the_same_in_every_small_piece),
     cmocka_unit_test(test_fixture_notes_say_what_was_assembled),
     cmocka_unit_test(test_sse_reader_follows_the_spec_and_its_variants),
     cmocka_unit_test(test_sse_reader_handles_lone_cr_and_payload_lines),
@@ -1938,6 +2323,11 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_response_becomes_the_assistant_message),
     cmocka_unit_test(test_interleaved_thinking_goes_back_in_order),
     cmocka_unit_test(test_openrouter_reasoning_details_are_kept),
+    cmocka_unit_test(test_responses_stream_events),
+    cmocka_unit_test(test_responses_endings_and_errors),
+    cmocka_unit_test(test_responses_encodes_the_history),
+    cmocka_unit_test(test_responses_previous_response_id),
+    cmocka_unit_test(test_azure_addresses_and_keys),
     cmocka_unit_test(test_presets_and_base_urls),
     cmocka_unit_test(test_keys_come_from_the_environment_and_never_show),
     cmocka_unit_test(test_config_refusals_name_the_place),

@@ -1,0 +1,819 @@
+/*
+ * The OpenAI Responses API wire (POST {base}/responses), JSON and SSE, as the official SDKs
+ * (openai-python's types/responses, openai-node) and the Vercel AI SDK speak it.
+ *
+ * Decoding. A stream is typed events; each is tokenized once with jsmn and its "type" picks
+ * what is pulled out (no tree per event):
+ *   response.output_text.delta, response.refusal.delta        text, refusal
+ *   response.reasoning_summary_text.delta, .reasoning_text.delta   reasoning (summary parts
+ *                                                             joined with a blank line)
+ *   response.output_item.added / .done                        a function_call item opens
+ *                                                             (call_id, name) and closes; a
+ *                                                             reasoning item is kept whole
+ *                                                             (id, summary, encrypted_content)
+ *                                                             to go back with the history; a
+ *                                                             message item gives its text when
+ *                                                             no deltas did
+ *   response.function_call_arguments.delta / .done           the call at output_index
+ *   response.completed / .incomplete / .failed               usage (with cached and reasoning
+ *                                                             tokens), the finish, the error
+ *   error                                                     the error object
+ *   response.created / .in_progress / .queued                the response id
+ * Every other response.* event (content parts, annotations, hosted tool progress, audio,
+ * MCP, code interpreter, image generation, custom tool input) is a known event with nothing
+ * for rein: counted as recognized and skipped. The whole body is the response object (or
+ * {"error": …}); its output items are read as the stream's done events are.
+ *
+ * Encoding. rein keeps its own history, so by default every request carries the whole
+ * conversation as input items with "store": false: system and user messages, an assistant
+ * message as its reasoning items (verbatim, with encrypted_content, which reasoning models
+ * need back after a tool call; requested with include reasoning.encrypted_content), its text
+ * and one function_call item per call, a tool result as a function_call_output item. With
+ * the setting previous_response_id the response is stored and only what came after the
+ * last stored response is sent. Tools are function tools, "strict" where the schema allows
+ * it (every object closed with additionalProperties false and every property required).
+ */
+#define JSMN_STATIC
+#define JSMN_PARENT_LINKS
+#define JSMN_STRICT
+#include <jsmn.h>
+
+#include "jpull.h"
+
+/* ---------------------------------------------------------------------------------------
+ * Decoding
+ */
+
+enum slot_kind { S_NONE, S_CALL, S_REASONING, S_MESSAGE };
+
+/* What an output_index holds. */
+struct slot {
+    enum slot_kind kind;
+    int call;      /* S_CALL: the call's index */
+    bool got_args; /* S_CALL: arguments came as deltas */
+};
+
+#define MAX_SLOTS 4096 /* output items of one response: far more than any reply has */
+
+struct rein__responses_state {
+    struct slot *s;
+    size_t n;
+    bool got_text;           /* output_text or refusal deltas came */
+    bool got_reasoning;      /* reasoning deltas came */
+    int responses;           /* response.created events: a multi-step capture holds several */
+    size_t calls_before;     /* calls made by the earlier responses */
+    int64_t base[4], cur[4]; /* usage of the earlier responses, and of this one: input,
+                              * output, cached, reasoning tokens (-1 unknown) */
+};
+
+static void responses_state_free(void *wire_state)
+{
+    struct rein__responses_state *st = wire_state;
+
+    if (!st)
+        return;
+    rein_free(st->s);
+    rein_free(st);
+}
+
+static struct rein__responses_state *state(struct rein_provider_decoder *d)
+{
+    struct rein__responses_state *st = d->wire_state;
+
+    if (!st && (st = rein_calloc(1, sizeof(*st)))) {
+        for (int i = 0; i < 4; i++)
+            st->cur[i] = -1;
+        d->wire_state = st;
+    }
+    return st;
+}
+
+/* A capture of several responses is assembled in order; a note says so. */
+static rein_err responses_end(struct rein_provider_decoder *d)
+{
+    const struct rein__responses_state *st = d->wire_state;
+
+    if (st && st->responses > 1)
+        rein__decoder_note(d, "the recording holds several responses: they were assembled in "
+                              "order (text joined, tool calls kept, usage summed)");
+    return REIN_OK;
+}
+
+/* The slot of output_index k (grown as needed), or NULL when k is out of bounds or memory
+ * is exhausted (*oom says which). */
+static struct slot *slot_at(struct rein__responses_state *st, int64_t k, bool *oom)
+{
+    *oom = false;
+    if (k < 0 || k >= MAX_SLOTS)
+        return NULL;
+    if ((size_t)k >= st->n) {
+        size_t n = (size_t)k + 8;
+        struct slot *v = rein_realloc(st->s, n * sizeof(*v));
+        if (!v) {
+            *oom = true;
+            return NULL;
+        }
+        memset(v + st->n, 0, (n - st->n) * sizeof(*v));
+        st->s = v;
+        st->n = n;
+    }
+    return &st->s[k];
+}
+
+static int64_t int_at(const struct jdoc *doc, int obj, const char *key, size_t klen)
+{
+    int64_t v;
+    return jint(doc, jget(doc, obj, key, klen), &v) ? v : -1;
+}
+
+static int64_t plus(int64_t base, int64_t v)
+{
+    return v < 0 ? (base > 0 ? base : -1) : v + base;
+}
+
+/* Usage as reported, added to that of the earlier responses of a multi-step capture. */
+static void take_usage(struct rein_provider_decoder *d, struct rein__responses_state *st,
+                       const struct jdoc *doc, int u)
+{
+    int64_t *c = st->cur, *b = st->base;
+
+    if (!jis(doc, u, JSMN_OBJECT))
+        return;
+    c[0] = int_at(doc, u, "input_tokens", 12);
+    c[1] = int_at(doc, u, "output_tokens", 13);
+    c[2] = int_at(doc, JGET(doc, u, "input_tokens_details"), "cached_tokens", 13);
+    c[3] = int_at(doc, JGET(doc, u, "output_tokens_details"), "reasoning_tokens", 16);
+    rein__asm_usage(&d->a, plus(b[0], c[0]), plus(b[1], c[1]));
+    rein__asm_usage_detail(&d->a, plus(b[2], c[2]), plus(b[3], c[3]));
+}
+
+/* A response begins: the output indexes of the one before (a multi-step capture) are done. */
+static void response_begins(struct rein__responses_state *st, size_t ncalls)
+{
+    if (st->responses++ > 0) {
+        for (int i = 0; i < 4; i++)
+            st->base[i] += st->cur[i] > 0 ? st->cur[i] : 0;
+    }
+    for (int i = 0; i < 4; i++)
+        st->cur[i] = -1;
+    if (st->n)
+        memset(st->s, 0, st->n * sizeof(*st->s));
+    st->calls_before = ncalls;
+    st->got_text = st->got_reasoning = false;
+}
+
+/* A function_call item at output index k: the call is opened (or found) at key k. */
+static int open_call(struct rein_provider_decoder *d, struct slot *sl, int64_t k,
+                     const struct jdoc *doc, int item)
+{
+    static const struct jkey keys[] = {JK("call_id"), JK("name")};
+    int f[2], call;
+
+    if (sl && sl->kind == S_CALL)
+        return sl->call;
+    JFIELDS(doc, item, keys, f);
+    call = rein__asm_call(&d->a, k, jstr(doc, f[0]), jstr(doc, f[1]));
+    if (call >= 0 && sl) {
+        sl->kind = S_CALL;
+        sl->call = call;
+    }
+    return call;
+}
+
+/* A reasoning item, kept as the API takes it back: type, id, summary, encrypted_content. */
+static rein_err keep_reasoning(struct rein_provider_decoder *d, const struct jdoc *doc, int item)
+{
+    static const struct jkey keys[] = {JK("id"), JK("summary"), JK("encrypted_content")};
+    rein_model_response *r = d->r;
+    json_t *o = json_object(), *v;
+    int f[3], bad = !o;
+
+    JFIELDS(doc, item, keys, f);
+    bad |= o && json_object_set_new(o, "type", json_string("reasoning"));
+    for (int i = 0; i < 3 && !bad; i++) {
+        if (f[i] < 0 || jnull(doc, f[i]))
+            continue;
+        v = jtree(doc, f[i]);
+        bad |= !v || json_object_set_new(o, keys[i].s, v);
+    }
+    if (!bad && !r->reasoning_items)
+        bad |= !(r->reasoning_items = json_array());
+    if (!bad)
+        bad |= json_array_append_new(r->reasoning_items, o);
+    else
+        json_decref(o);
+    return bad ? REIN_ENOMEM : REIN_OK;
+}
+
+/* The texts of a reasoning item's summary (or content) parts, when no deltas gave them. */
+static rein_err reasoning_texts(struct rein_provider_decoder *d, const struct jdoc *doc, int arr)
+{
+    static const struct rein__jstr gap = {"\\n\\n", 4, true};
+    int n = jis(doc, arr, JSMN_ARRAY) ? doc->t[arr].size : 0;
+    rein_err rc = REIN_OK;
+
+    for (int k = 0, i = arr + 1; k < n && !rc; k++, i = jnext(doc, i)) {
+        int t = JGET(doc, i, "text");
+        if (!jis(doc, t, JSMN_STRING))
+            continue;
+        if (d->r->reasoning.len)
+            rc = rein__asm_reasoning(&d->a, gap);
+        if (!rc)
+            rc = rein__asm_reasoning(&d->a, jstr(doc, t));
+    }
+    return rc;
+}
+
+/* A message item's content parts (output_text, refusal), when no deltas gave them. */
+static rein_err message_texts(struct rein_provider_decoder *d, const struct jdoc *doc, int arr)
+{
+    int n = jis(doc, arr, JSMN_ARRAY) ? doc->t[arr].size : 0;
+    rein_err rc = REIN_OK;
+
+    for (int k = 0, i = arr + 1; k < n && !rc; k++, i = jnext(doc, i)) {
+        int type = JGET(doc, i, "type");
+        if (JEQ(doc, type, "output_text"))
+            rc = rein__asm_text(&d->a, jstr(doc, JGET(doc, i, "text")));
+        else if (JEQ(doc, type, "refusal"))
+            rc = rein__asm_refusal(&d->a, jstr(doc, JGET(doc, i, "refusal")));
+    }
+    return rc;
+}
+
+enum { I_TYPE, I_ARGUMENTS, I_SUMMARY, I_CONTENT };
+
+/* An output item that is finished (output_item.done, or an item of a whole body). */
+static rein_err item_done(struct rein_provider_decoder *d, struct rein__responses_state *st,
+                          int64_t k, const struct jdoc *doc, int item)
+{
+    static const struct jkey keys[] = {JK("type"), JK("arguments"), JK("summary"), JK("content")};
+    int f[4], call;
+    bool oom;
+    struct slot *sl = slot_at(st, k, &oom);
+    rein_err rc = REIN_OK;
+
+    if (oom)
+        return REIN_ENOMEM;
+    JFIELDS(doc, item, keys, f);
+    if (JEQ(doc, f[I_TYPE], "function_call")) {
+        call = open_call(d, sl, k, doc, item);
+        if (call < 0)
+            return call;
+        if (!(sl && sl->got_args) && jis(doc, f[I_ARGUMENTS], JSMN_STRING))
+            rc = rein__asm_call_args(&d->a, (size_t)call, jstr(doc, f[I_ARGUMENTS]));
+        if (sl)
+            sl->got_args = true;
+        return rc ? rc : rein__asm_call_close(&d->a, (size_t)call);
+    }
+    if (JEQ(doc, f[I_TYPE], "reasoning")) {
+        if (!st->got_reasoning) {
+            rc = reasoning_texts(d, doc, f[I_SUMMARY]);
+            if (!rc && !d->r->reasoning.len)
+                rc = reasoning_texts(d, doc, f[I_CONTENT]);
+        }
+        return rc ? rc : keep_reasoning(d, doc, item);
+    }
+    if (JEQ(doc, f[I_TYPE], "message") && !st->got_text)
+        return message_texts(d, doc, f[I_CONTENT]);
+    return REIN_OK;
+}
+
+/* The response object's id, usage and status (response.completed/.incomplete/.failed). */
+static rein_err take_response(struct rein_provider_decoder *d, struct rein__responses_state *st,
+                              const struct jdoc *doc, int resp)
+{
+    static const struct jkey keys[] = {JK("id"), JK("status"), JK("usage"), JK("error"),
+                                       JK("incomplete_details")};
+    int f[5];
+    rein_err rc = REIN_OK;
+
+    JFIELDS(doc, resp, keys, f);
+    if (jis(doc, f[0], JSMN_STRING) && !d->r->response_id) {
+        struct rein__jstr id = jstr(doc, f[0]);
+        d->r->response_id = rein_strndup(id.p, id.len);
+        if (!d->r->response_id)
+            return REIN_ENOMEM;
+    }
+    take_usage(d, st, doc, f[2]);
+    if (f[3] >= 0 && !jnull(doc, f[3]))
+        rein__asm_error(&d->a, jtree(doc, f[3]));
+    if (JEQ(doc, f[1], "completed")) {
+        static const struct rein__jstr calls = {"tool_calls", 10, false};
+        static const struct rein__jstr stop = {"stop", 4, false};
+        rc = rein__asm_finish_reason(&d->a, d->r->ncalls > st->calls_before ? calls : stop);
+        rein__asm_complete(&d->a);
+    } else if (JEQ(doc, f[1], "incomplete")) {
+        /* Cut by max_output_tokens or a content filter: the reply ended, short. */
+        int reason = JGET(doc, f[4], "reason");
+        static const struct rein__jstr length = {"length", 6, false};
+        rc = rein__asm_finish_reason(&d->a, JEQ(doc, reason, "content_filter") ? jstr(doc, reason)
+                                                                               : length);
+        rein__asm_complete(&d->a);
+    } else if (JEQ(doc, f[1], "failed") && !d->r->error) {
+        json_t *e = json_pack("{s:s}", "message", "the response failed");
+        rein__asm_error(&d->a, e);
+    }
+    return rc;
+}
+
+enum {
+    E_TYPE,
+    E_DELTA,
+    E_OUTPUT_INDEX,
+    E_ITEM,
+    E_RESPONSE,
+    E_ARGUMENTS,
+    E_ERROR,
+    E_SUMMARY_INDEX,
+    E_CODE,
+    E_MESSAGE,
+};
+
+static rein_err take_delta_event(struct rein_provider_decoder *d, struct rein__responses_state *st,
+                                 const struct jdoc *doc, const int *f)
+{
+    int type = f[E_TYPE];
+    struct rein__jstr delta = jstr(doc, f[E_DELTA]);
+
+    if (JEQ(doc, type, "response.output_text.delta")) {
+        st->got_text = true;
+        return rein__asm_text(&d->a, delta);
+    }
+    if (JEQ(doc, type, "response.refusal.delta")) {
+        st->got_text = true;
+        return rein__asm_refusal(&d->a, delta);
+    }
+    /* reasoning_summary_text.delta or reasoning_text.delta */
+    st->got_reasoning = true;
+    return rein__asm_reasoning(&d->a, delta);
+}
+
+/* response.function_call_arguments.delta / .done at output_index k. */
+static rein_err take_arguments(struct rein_provider_decoder *d, struct rein__responses_state *st,
+                               const struct jdoc *doc, const int *f, bool done)
+{
+    int64_t k = -1;
+    bool oom;
+    struct slot *sl;
+    int call;
+
+    (void)jint(doc, f[E_OUTPUT_INDEX], &k);
+    sl = slot_at(st, k, &oom);
+    if (oom)
+        return REIN_ENOMEM;
+    call = open_call(d, sl, k, doc, -1); /* a call whose added event was missing */
+    if (call < 0)
+        return call;
+    if (!done) {
+        if (sl)
+            sl->got_args = true;
+        return rein__asm_call_args(&d->a, (size_t)call, jstr(doc, f[E_DELTA]));
+    }
+    if (!(sl && sl->got_args) && jis(doc, f[E_ARGUMENTS], JSMN_STRING)) {
+        rein_err rc = rein__asm_call_args(&d->a, (size_t)call, jstr(doc, f[E_ARGUMENTS]));
+        if (rc)
+            return rc;
+    }
+    if (sl)
+        sl->got_args = true;
+    return rein__asm_call_close(&d->a, (size_t)call);
+}
+
+/* The "error" event: {type: "error", code, message, param} (the documented shape) or with
+ * the fields inside an "error" object (as some recordings show). */
+static void take_error_event(struct rein_provider_decoder *d, const struct jdoc *doc, const int *f)
+{
+    if (jis(doc, f[E_ERROR], JSMN_OBJECT)) {
+        rein__asm_error(&d->a, jtree(doc, f[E_ERROR]));
+        return;
+    }
+    json_t *e = json_object();
+    if (!e)
+        return;
+    if (f[E_CODE] >= 0 && !jnull(doc, f[E_CODE]))
+        json_object_set_new(e, "code", jtree(doc, f[E_CODE]));
+    json_object_set_new(e, "message",
+                        f[E_MESSAGE] >= 0 ? jtree(doc, f[E_MESSAGE])
+                                          : json_string("the stream failed"));
+    rein__asm_error(&d->a, e);
+}
+
+static bool has_prefix(const struct jdoc *doc, int i, const char *lit, size_t len)
+{
+    return jis(doc, i, JSMN_STRING) && (size_t)(doc->t[i].end - doc->t[i].start) >= len &&
+           memcmp(doc->js + doc->t[i].start, lit, len) == 0;
+}
+
+static rein_err take_event(struct rein_provider_decoder *d, const struct jdoc *doc, int obj)
+{
+    static const struct jkey keys[] = {
+        JK("type"),      JK("delta"), JK("output_index"),  JK("item"), JK("response"),
+        JK("arguments"), JK("error"), JK("summary_index"), JK("code"), JK("message")};
+    struct rein__responses_state *st = state(d);
+    int f[10], type;
+    int64_t k = -1;
+    rein_err rc = REIN_OK;
+    bool oom;
+
+    if (!st)
+        return REIN_ENOMEM;
+    JFIELDS(doc, obj, keys, f);
+    type = f[E_TYPE];
+    if (!jis(doc, type, JSMN_STRING))
+        return REIN_OK;
+    (void)jint(doc, f[E_OUTPUT_INDEX], &k);
+    if (JEQ(doc, type, "response.output_text.delta") || JEQ(doc, type, "response.refusal.delta") ||
+        JEQ(doc, type, "response.reasoning_summary_text.delta") ||
+        JEQ(doc, type, "response.reasoning_text.delta")) {
+        rc = take_delta_event(d, st, doc, f);
+    } else if (JEQ(doc, type, "response.function_call_arguments.delta")) {
+        rc = take_arguments(d, st, doc, f, false);
+    } else if (JEQ(doc, type, "response.function_call_arguments.done")) {
+        rc = take_arguments(d, st, doc, f, true);
+    } else if (JEQ(doc, type, "response.reasoning_summary_part.added")) {
+        static const struct rein__jstr gap = {"\\n\\n", 4, true};
+        if (d->r->reasoning.len)
+            rc = rein__asm_reasoning(&d->a, gap);
+    } else if (JEQ(doc, type, "response.output_item.added")) {
+        int it = JGET(doc, f[E_ITEM], "type");
+        struct slot *sl = slot_at(st, k, &oom);
+        if (oom)
+            return REIN_ENOMEM;
+        if (JEQ(doc, it, "function_call")) {
+            int call = open_call(d, sl, k, doc, f[E_ITEM]);
+            rc = call < 0 ? call : REIN_OK;
+        }
+    } else if (JEQ(doc, type, "response.output_item.done")) {
+        rc = item_done(d, st, k, doc, f[E_ITEM]);
+    } else if (JEQ(doc, type, "response.created")) {
+        response_begins(st, d->r->ncalls);
+        d->r->complete = false;
+        rc = take_response(d, st, doc, f[E_RESPONSE]);
+    } else if (JEQ(doc, type, "response.completed") || JEQ(doc, type, "response.incomplete") ||
+               JEQ(doc, type, "response.failed") || JEQ(doc, type, "response.in_progress") ||
+               JEQ(doc, type, "response.queued")) {
+        rc = take_response(d, st, doc, f[E_RESPONSE]);
+    } else if (JEQ(doc, type, "error")) {
+        take_error_event(d, doc, f);
+    } else if (!has_prefix(doc, type, "response.", 9)) {
+        return REIN_OK; /* not an event of this wire: not counted */
+    }
+    d->recognized++;
+    return rc;
+}
+
+static bool blank(const char *p, size_t len)
+{
+    for (size_t i = 0; i < len; i++) {
+        if (p[i] != ' ' && p[i] != '\t' && p[i] != '\r' && p[i] != '\n')
+            return false;
+    }
+    return true;
+}
+
+static rein_err responses_payload(struct rein_provider_decoder *d, const char *event, const char *p,
+                                  size_t len, rein_error *err)
+{
+    struct jdoc doc;
+    size_t n;
+    int r;
+
+    if (blank(p, len))
+        return REIN_OK;
+    n = rein__decoder_saw(d, p, len);
+    if (len >= 6 && memcmp(p, "[DONE]", 6) == 0 && blank(p + 6, len - 6)) {
+        d->done_seen = true; /* proxies that end every stream OpenAI's older way */
+        d->recognized++;
+        return REIN_OK;
+    }
+    r = jdoc_parse(&doc, p, len, &d->tok, &d->tokcap);
+    if (r == JSMN_ERROR_NOMEM)
+        return REIN_ENOMEM;
+    if (r <= 0 && rein__decoder_cut_at_eof(d, r == JSMN_ERROR_PART))
+        return REIN_OK;
+    if (r <= 0 && rein__decoder_error_text(d, event, p, len))
+        return REIN_OK;
+    if (r <= 0)
+        return rein__decoder_bad(d, n, p, len,
+                                 r == JSMN_ERROR_PART ? "the JSON is cut short" : "not JSON", err);
+    for (int i = 0; i < doc.n; i = jnext(&doc, i)) {
+        if (doc.t[i].type != JSMN_OBJECT)
+            return rein__decoder_bad(d, n, p, len, "an event must be a JSON object", err);
+        rein_err rc = take_event(d, &doc, i);
+        if (rc)
+            return rc;
+    }
+    return REIN_OK;
+}
+
+static rein_err responses_body(struct rein_provider_decoder *d, const char *p, size_t len,
+                               rein_error *err)
+{
+    struct rein__responses_state *st;
+    struct jdoc doc;
+    int r, output, e;
+    rein_err rc = REIN_OK;
+
+    if (blank(p, len))
+        return rein__decoder_bad(d, 0, p, len, "the body is empty", err);
+    rein__decoder_saw(d, p, len);
+    r = jdoc_parse(&doc, p, len, &d->tok, &d->tokcap);
+    if (r == JSMN_ERROR_NOMEM)
+        return REIN_ENOMEM;
+    if (r <= 0 || doc.t[0].type != JSMN_OBJECT || jnext(&doc, 0) != doc.n) {
+        rein_error jerr;
+        rein_error_clear(&jerr);
+        json_t *v = rein_json_parse(p, len, 0, &jerr);
+        json_decref(v);
+        return rein__decoder_bad(d, 0, p, len, v ? "the body must be one JSON object" : jerr.msg,
+                                 err);
+    }
+    st = state(d);
+    if (!st)
+        return REIN_ENOMEM;
+    output = JGET(&doc, 0, "output");
+    e = JGET(&doc, 0, "error");
+    if (!jis(&doc, output, JSMN_ARRAY)) {
+        if (!jis(&doc, e, JSMN_OBJECT))
+            return rein__decoder_bad(d, 0, p, len, "no output array and no error", err);
+        rein__asm_error(&d->a, jtree(&doc, e)); /* an error body */
+        d->recognized++;
+        return REIN_OK;
+    }
+    d->recognized++;
+    for (int k = 0, i = output + 1; k < doc.t[output].size && !rc; k++, i = jnext(&doc, i)) {
+        if (jis(&doc, i, JSMN_OBJECT))
+            rc = item_done(d, st, k, &doc, i);
+    }
+    return rc ? rc : take_response(d, st, &doc, 0);
+}
+
+/* ---------------------------------------------------------------------------------------
+ * Encoding
+ */
+
+static void jw_member(struct rein_jw *w, const char *key, const char *value)
+{
+    rein_jw_key(w, key);
+    rein_jw_str(w, value);
+}
+
+/* One piece of the input array: its items without the brackets (the writer separates them
+ * with commas). */
+static rein_err responses_encode_message(const rein_provider *p, const json_t *msg,
+                                         struct rein_buf *out)
+{
+    const char *role = rein__json_str(msg, "role");
+    const json_t *calls = json_object_get(msg, "tool_calls");
+    const json_t *items = json_object_get(msg, "reasoning_items");
+    const char *content = rein__json_str(msg, "content");
+    struct rein_jw w;
+    size_t i;
+    json_t *v;
+
+    (void)p;
+    rein_jw_init(&w, out);
+    if (strcmp(role, "tool") == 0) {
+        rein_jw_obj_begin(&w);
+        jw_member(&w, "type", "function_call_output");
+        jw_member(&w, "call_id", rein__json_str(msg, "tool_call_id"));
+        jw_member(&w, "output", content);
+        rein_jw_obj_end(&w);
+        return rein_jw_finish(&w);
+    }
+    if (strcmp(role, "assistant") != 0) {
+        rein_jw_obj_begin(&w);
+        jw_member(&w, "role", role);
+        jw_member(&w, "content", content);
+        rein_jw_obj_end(&w);
+        return rein_jw_finish(&w);
+    }
+    /* The items go out in the order the model made them: reasoning, the text, the calls. A
+     * reasoning item goes back only with its encrypted content: rein does not store
+     * responses at OpenAI, so an id alone would name nothing there. */
+    json_array_foreach(items, i, v)
+    {
+        if (!rein__json_str(v, "encrypted_content")[0])
+            continue;
+        rein_jw_json(&w, v);
+    }
+    if (!content[0])
+        content = rein__json_str(msg, "refusal");
+    if (content[0] || !json_array_size(calls)) {
+        rein_jw_obj_begin(&w);
+        jw_member(&w, "role", "assistant");
+        jw_member(&w, "content", content);
+        rein_jw_obj_end(&w);
+    }
+    json_array_foreach(calls, i, v)
+    {
+        const char *raw = rein__json_str(v, "arguments");
+        rein_jw_obj_begin(&w);
+        jw_member(&w, "type", "function_call");
+        jw_member(&w, "call_id", rein__json_str(v, "id"));
+        jw_member(&w, "name", rein__json_str(v, "name"));
+        /* The exact string the model sent; a zero-argument call's "" goes back as "{}". */
+        jw_member(&w, "arguments", raw[0] ? raw : "{}");
+        rein_jw_obj_end(&w);
+    }
+    return rein_jw_finish(&w);
+}
+
+/*
+ * True when OpenAI's strict mode takes the schema as it is: every object schema closes its
+ * properties (additionalProperties false) and requires all of them, all the way down, with
+ * no composition strict mode refuses (allOf, oneOf, not, if). Strict is then on, so the
+ * model's arguments always match; otherwise it is off and rein's own validation checks them.
+ */
+static bool strict_ok(const json_t *s, int depth)
+{
+    static const char *const nested[] = {"items", "additionalItems", NULL};
+    static const char *const maps[] = {"$defs", "definitions", NULL};
+    const json_t *props, *req, *v;
+    const char *k;
+    size_t i;
+
+    if (depth > 10 || !json_is_object(s))
+        return false;
+    if (json_object_get(s, "allOf") || json_object_get(s, "oneOf") || json_object_get(s, "not") ||
+        json_object_get(s, "if"))
+        return false;
+    props = json_object_get(s, "properties");
+    if (props || strcmp(rein__json_str(s, "type"), "object") == 0) {
+        if (!json_is_false(json_object_get(s, "additionalProperties")))
+            return false;
+        req = json_object_get(s, "required");
+        json_object_foreach((json_t *)props, k, v)
+        {
+            bool listed = false;
+            json_t *r;
+            json_array_foreach(req, i, r)
+            {
+                listed |= json_is_string(r) && strcmp(json_string_value(r), k) == 0;
+            }
+            if (!listed || !strict_ok(v, depth + 1))
+                return false;
+        }
+    }
+    for (i = 0; nested[i]; i++) {
+        v = json_object_get(s, nested[i]);
+        if (v && !strict_ok(v, depth + 1))
+            return false;
+    }
+    json_array_foreach(json_object_get(s, "anyOf"), i, v)
+    {
+        if (!strict_ok(v, depth + 1))
+            return false;
+    }
+    for (i = 0; maps[i]; i++) {
+        json_object_foreach(json_object_get(s, maps[i]), k, v)
+        {
+            if (!strict_ok(v, depth + 1))
+                return false;
+        }
+    }
+    return true;
+}
+
+static rein_err responses_encode_tools(const rein_provider *p, const rein_model_request *req,
+                                       struct rein_buf *out)
+{
+    struct rein_jw w;
+
+    (void)p;
+    rein_jw_init(&w, out);
+    rein_jw_arr_begin(&w);
+    for (size_t i = 0; i < req->ntools; i++) {
+        const struct rein__tool *t = &req->tools[i];
+        rein_jw_obj_begin(&w);
+        jw_member(&w, "type", "function");
+        jw_member(&w, "name", t->name);
+        if (t->description)
+            jw_member(&w, "description", t->description);
+        rein_jw_key(&w, "parameters");
+        if (t->parameters)
+            rein_jw_json(&w, t->parameters);
+        else
+            rein_jw_raw(&w, "{\"type\":\"object\",\"properties\":{}}", 33);
+        /* The API's default is strict: say so either way. */
+        rein_jw_key(&w, "strict");
+        rein_jw_bool(&w, t->parameters && strict_ok(t->parameters, 0));
+        rein_jw_obj_end(&w);
+    }
+    rein_jw_arr_end(&w);
+    return rein_jw_finish(&w);
+}
+
+static void tool_choice(struct rein_jw *w, const char *choice)
+{
+    rein_jw_key(w, "tool_choice");
+    if (!strcmp(choice, "auto") || !strcmp(choice, "none") || !strcmp(choice, "required")) {
+        rein_jw_str(w, choice);
+        return;
+    }
+    rein_jw_obj_begin(w);
+    jw_member(w, "type", "function");
+    jw_member(w, "name", choice);
+    rein_jw_obj_end(w);
+}
+
+/* Reasoning models (o-series, gpt-5, codex) return reasoning items that must come back. */
+static bool reasoning_model(const char *model)
+{
+    const char *m = strrchr(model, '/') ? strrchr(model, '/') + 1 : model;
+
+    return (m[0] == 'o' && m[1] >= '1' && m[1] <= '9') ||
+           (strncmp(m, "gpt-5", 5) == 0 && strncmp(m, "gpt-5-chat", 10) != 0) ||
+           strncmp(m, "codex", 5) == 0;
+}
+
+/* The index of the first message after the last assistant message with a stored response
+ * id (*id set to it), or 0 when there is none. */
+static size_t after_stored(rein_history *h, const char **id)
+{
+    *id = NULL;
+    for (size_t i = rein_history_len(h); i-- > 0;) {
+        const json_t *m = rein_history_get(h, i);
+        const char *rid = rein__json_str(m, "response_id");
+        if (strcmp(rein__json_str(m, "role"), "assistant") == 0 && rid[0]) {
+            *id = rid;
+            return i + 1;
+        }
+    }
+    return 0;
+}
+
+static rein_err responses_build_body(rein_provider *p, const rein_model_request *req,
+                                     rein_history *h, struct rein_buf *body, rein_error *err)
+{
+    const char *model = rein__request_model(p, req), *prev = NULL;
+    bool store = p->cfg.previous_response_id;
+    size_t from = store ? after_stored(h, &prev) : 0;
+    struct rein_jw w;
+    rein_err rc = REIN_OK;
+
+    rein_jw_init(&w, body);
+    rein_jw_obj_begin(&w);
+    jw_member(&w, "model", model);
+    if (prev)
+        jw_member(&w, "previous_response_id", prev);
+    rein_jw_key(&w, "input");
+    rein_jw_arr_begin(&w);
+    for (size_t i = from; !rc && i < rein_history_len(h); i++) {
+        const char *piece;
+        size_t len;
+        rc = rein__history_piece(h, i, p, &rein__wire_responses, &piece, &len);
+        if (!rc && len)
+            rein_jw_raw(&w, piece, len);
+    }
+    rein_jw_arr_end(&w);
+    if (rc)
+        return rein_error_set(err, rc, "encoding the history: %s", rein_strerror(rc));
+    if (req->ntools) {
+        rein_jw_key(&w, "tools");
+        rein_jw_raw(&w, req->tools_enc.ptr, req->tools_enc.len);
+        if (req->tool_choice)
+            tool_choice(&w, req->tool_choice);
+        if (req->parallel >= 0) {
+            rein_jw_key(&w, "parallel_tool_calls");
+            rein_jw_bool(&w, req->parallel > 0);
+        }
+    }
+    if (req->max_tokens > 0) {
+        rein_jw_key(&w, "max_output_tokens");
+        rein_jw_int(&w, req->max_tokens);
+    }
+    if (req->temperature >= 0) {
+        rein_jw_key(&w, "temperature");
+        rein_jw_double(&w, req->temperature);
+    }
+    rein_jw_key(&w, "stream");
+    rein_jw_bool(&w, req->stream);
+    /* rein keeps the history: nothing is stored at OpenAI unless previous_response_id is
+     * asked for, and then a reasoning model's items come back encrypted with each reply. */
+    rein_jw_key(&w, "store");
+    rein_jw_bool(&w, store);
+    if (!store && reasoning_model(model)) {
+        rein_jw_key(&w, "include");
+        rein_jw_raw(&w, "[\"reasoning.encrypted_content\"]", 31);
+    }
+    rein__jw_extra(&w, req);
+    rein_jw_obj_end(&w);
+    rc = rein_jw_finish(&w);
+    return rc ? rein_error_set(err, rc, "encoding the request: %s", rein_strerror(rc)) : REIN_OK;
+}
+
+const struct rein__wire rein__wire_responses = {
+    .name = "openai-responses",
+    .path = "/responses",
+    .auth = "Authorization: Bearer ",
+    .formats = {"openai-responses-sse", "openai-responses-json"},
+    .framing = REIN__FRAMING_SSE,
+    .decode_payload = responses_payload,
+    .decode_body = responses_body,
+    .decode_end = responses_end,
+    .decode_free = responses_state_free,
+    .encode_message = responses_encode_message,
+    .encode_tools = responses_encode_tools,
+    .build_body = responses_build_body,
+};
