@@ -221,9 +221,13 @@ static void fx_start_model(struct fx *f, const char *wire, const char *model)
         fail_msg("model server: %s", err.msg);
     ms_set_api_key(f->ms, "sk-test");
     f->cfg = rein_provider_config_new();
-    assert_rein_ok(
-        rein_provider_config_set(f->cfg, "provider", f->anthropic ? "anthropic" : "openai", &err),
-        &err);
+    /* "openai-responses" is a provider of its own; the others are named by their wire. */
+    assert_rein_ok(rein_provider_config_set(f->cfg, "provider",
+                                            f->anthropic                            ? "anthropic"
+                                            : strcmp(wire, "openai-responses") == 0 ? wire
+                                                                                    : "openai",
+                                            &err),
+                   &err);
     assert_rein_ok(rein_provider_config_set_base_url(f->cfg, f->anthropic ? ms_url(f->ms)
                                                                           : ms_openai_url(f->ms)),
                    NULL);
@@ -324,6 +328,15 @@ static json_t *tool_results(const struct ms_request *r)
     json_t *out = json_array(), *m, *b;
     size_t i, k;
 
+    /* The Responses API: function_call_output items. */
+    json_array_foreach(json_object_get(r->json, "input"), i, m)
+    {
+        const char *type = json_string_value(json_object_get(m, "type"));
+        if (type && strcmp(type, "function_call_output") == 0)
+            json_array_append_new(out, json_pack("{s:O, s:O, s:b}", "id",
+                                                 json_object_get(m, "call_id"), "content",
+                                                 json_object_get(m, "output"), "is_error", 0));
+    }
     json_array_foreach(json_object_get(r->json, "messages"), i, m)
     {
         const char *role = json_string_value(json_object_get(m, "role"));
@@ -352,6 +365,13 @@ static json_t *assistant_calls(const struct ms_request *r)
     json_t *out = json_array(), *m, *c;
     size_t i, k;
 
+    json_array_foreach(json_object_get(r->json, "input"), i, m)
+    {
+        const char *type = json_string_value(json_object_get(m, "type"));
+        if (type && strcmp(type, "function_call") == 0)
+            json_array_append_new(out, json_pack("{s:O, s:O}", "id", json_object_get(m, "call_id"),
+                                                 "name", json_object_get(m, "name")));
+    }
     json_array_foreach(json_object_get(r->json, "messages"), i, m)
     {
         if (strcmp(json_string_value(json_object_get(m, "role")), "assistant") != 0)
@@ -483,6 +503,13 @@ static void test_retry_after_invalid_anthropic(void **state)
 {
     (void)state;
     retry_after_invalid("anthropic");
+}
+
+/* The same agent turn over the OpenAI Responses wire (issue 24). */
+static void test_retry_after_invalid_responses(void **state)
+{
+    (void)state;
+    retry_after_invalid("openai-responses");
 }
 
 /* The seed's second case: a symbol-only name ("⚙") and an empty name. The history keeps the
@@ -1670,6 +1697,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_messages_encoded_once_and_metrics),
     cmocka_unit_test(test_retry_after_invalid_openai),
     cmocka_unit_test(test_retry_after_invalid_anthropic),
+    cmocka_unit_test(test_retry_after_invalid_responses),
     cmocka_unit_test(test_invalid_names_openai),
     cmocka_unit_test(test_invalid_names_anthropic),
     cmocka_unit_test(test_call_ids_cleaned),

@@ -44,10 +44,13 @@ static rein_provider *provider(const char *wire, const char *key)
     char base[128];
 
     assert_non_null(cfg);
-    assert_rein_ok(
-        rein_provider_config_set(cfg, "provider",
-                                 anthropic || gemini || bedrock ? wire : "openai-compatible", &err),
-        &err);
+    assert_rein_ok(rein_provider_config_set(cfg, "provider",
+                                            anthropic || gemini || bedrock ||
+                                                    strcmp(wire, "openai-responses") == 0
+                                                ? wire
+                                                : "openai-compatible",
+                                            &err),
+                   &err);
     snprintf(base, sizeof(base), "%s%s",
              anthropic || gemini || bedrock ? ms_url(F->ms) : ms_openai_url(F->ms),
              gemini ? "/v1beta" : "");
@@ -504,6 +507,48 @@ static void test_client_results_join_the_ledger(void **state)
     json_decref(conv);
 }
 
+/* The upstream may be any provider: here the OpenAI Responses API (issue 24). A chat
+ * completions client gets its tool call and then the answer, streamed, while the upstream
+ * sees input items with the call's output. */
+static void test_responses_upstream(void **state)
+{
+    struct th_resp r;
+    const struct ms_request *q;
+    const json_t *in;
+
+    (void)state;
+    start_with("openai-responses", NULL, 0);
+    script("[{\"tool_calls\":[{\"id\":\"call_r\",\"name\":\"get_weather\","
+           "\"arguments\":\"{\\\"city\\\":\\\"Paris\\\"}\"}]},"
+           "{\"text\":[\"sun\",\"ny\"]}]");
+    chat("{\"model\":\"m\"," USER "," TOOLS "}", NULL, &r);
+    assert_int_equal(r.status, 200);
+    assert_string_equal(
+        th_jstr(json_object_get(json_array_get(json_object_get(r.json, "choices"), 0), "message"),
+                "role"),
+        "assistant");
+    assert_non_null(strstr(r.body, "call_r"));
+    th_resp_free(&r);
+    q = ms_last_request(F->ms);
+    assert_string_equal(q->format, "responses");
+    chat("{\"model\":\"m\",\"stream\":true,\"messages\":[{\"role\":\"user\",\"content\":"
+         "\"weather in Paris?\"},{\"role\":\"assistant\",\"content\":null,\"tool_calls\":[{"
+         "\"id\":\"call_r\",\"type\":\"function\",\"function\":{\"name\":\"get_weather\","
+         "\"arguments\":\"{\\\"city\\\":\\\"Paris\\\"}\"}}]},{\"role\":\"tool\","
+         "\"tool_call_id\":\"call_r\",\"content\":\"{\\\"temp\\\":21}\"}]," TOOLS "}",
+         NULL, &r);
+    assert_int_equal(r.status, 200);
+    assert_non_null(strstr(r.body, "\"content\":\"sun\""));
+    assert_non_null(strstr(r.body, "[DONE]"));
+    th_resp_free(&r);
+    q = ms_last_request(F->ms);
+    in = json_object_get(q->json, "input");
+    assert_string_equal(th_jstr(json_array_get(in, 1), "type"), "function_call");
+    assert_string_equal(th_jstr(json_array_get(in, 2), "type"), "function_call_output");
+    assert_string_equal(th_jstr(json_array_get(in, 2), "call_id"), "call_r");
+    assert_int_equal(ms_request_count(F->ms), 2);
+}
+
 static void test_metrics_by_model_and_tool(void **state)
 {
     struct th_resp r;
@@ -660,6 +705,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_teardown(test_upstream_error_after_the_stream_began, teardown),
         cmocka_unit_test_teardown(test_busy_conversation, teardown),
         cmocka_unit_test_teardown(test_client_results_join_the_ledger, teardown),
+        cmocka_unit_test_teardown(test_responses_upstream, teardown),
         cmocka_unit_test_teardown(test_metrics_by_model_and_tool, teardown),
         cmocka_unit_test_teardown(test_upstream_key_never_reaches_the_client, teardown),
         cmocka_unit_test_teardown(test_server_tool_loop_is_bounded, teardown),

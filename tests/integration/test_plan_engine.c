@@ -345,6 +345,13 @@ static void test_cortex_on_the_bedrock_wire(void **state)
     cortex("bedrock");
 }
 
+/* And on the OpenAI Responses wire (input items, function_call_output; issue 24). */
+static void test_cortex_on_the_responses_wire(void **state)
+{
+    (void)state;
+    cortex("openai-responses");
+}
+
 static const char always_claims[] =
     "[{\"match\":{\"tools_include\":\"create_plan\"},\"tool_calls\":[{\"id\":\"p1\",\"name\":"
     "\"create_plan\",\"arguments\":\"{\\\"title\\\":\\\"Notes\\\",\\\"steps\\\":[\\\"Save hello "
@@ -719,6 +726,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_cortex_on_the_anthropic_wire),
     cmocka_unit_test(test_cortex_on_the_gemini_wire),
     cmocka_unit_test(test_cortex_on_the_bedrock_wire),
+    cmocka_unit_test(test_cortex_on_the_responses_wire),
     cmocka_unit_test(test_step_failing_three_times_is_blocked_and_dependents_skipped),
     cmocka_unit_test(test_independent_steps_overlap_in_time),
     cmocka_unit_test(test_max_parallel_one_runs_steps_one_by_one),

@@ -1075,6 +1075,196 @@ static void test_handles_reused_after_timeout_cancel_and_cut(void **state)
 }
 
 /* ---------------------------------------------------------------------------------------
+ * The OpenAI Responses API (issue 24)
+ */
+
+/*
+ * A reasoning model over /v1/responses: reasoning summary, text and calls stream as typed
+ * events; the request is input items with store false and the encrypted reasoning asked for;
+ * the second turn carries the reasoning item back (encrypted) with the calls and their
+ * outputs, which the server checks the way the API does (every output answers a call, every
+ * call is answered, strict tools closed); then a body that is not streamed.
+ */
+static void test_responses_over_http(void **state)
+{
+    struct fx f;
+    const struct ms_request *r;
+    const json_t *in, *tools;
+    json_t *closed;
+
+    (void)state;
+    fx_start(&f);
+    assert_rein_ok(rein_provider_config_set(f.cfg, "model", "gpt-5-mini", NULL), NULL);
+    fx_provider(&f, "openai-responses");
+    add_weather_tool(&f);
+    closed = json_pack("{s:s, s:{s:{s:s}}, s:[s], s:b}", "type", "object", "properties", "tz",
+                       "type", "string", "required", "tz", "additionalProperties", 0);
+    assert_rein_ok(rein_model_request_add_tool(f.req, "now", "The time", closed), NULL);
+    json_decref(closed);
+    fx_script(&f, "{\"reasoning\": [\"Two \", \"cities.\"], \"signature\": \"gAAAenc\", "
+                  "\"text\": [\"Let me \", \"check.\"], \"tool_calls\": [{\"id\": \"call_1\", "
+                  "\"name\": \"get_weather\", \"arguments\": [\"{\\\"city\\\": \", "
+                  "\"\\\"Oslo\\\"}\"]}, {\"id\": \"call_2\", \"name\": \"now\", \"arguments\": "
+                  "\"{\\\"tz\\\": \\\"CET\\\"}\"}], \"usage\": {\"input_tokens\": 40, "
+                  "\"output_tokens\": 12, \"reasoning_tokens\": 5, \"cached_tokens\": 16}}");
+    assert_rein_ok(rein_history_add_user(f.h, "Weather and time in Oslo?"), NULL);
+    assert_rein_ok(fx_send(&f), &f.err);
+    assert_string_equal(rein_model_response_text(f.resp), "Let me check.");
+    assert_string_equal(rein_model_response_reasoning(f.resp), "Two cities.");
+    assert_int_equal(rein_model_response_call_count(f.resp), 2);
+    assert_string_equal(rein_model_call_raw_arguments(rein_model_response_call(f.resp, 0)),
+                        "{\"city\": \"Oslo\"}");
+    assert_string_equal(rein_model_call_id(rein_model_response_call(f.resp, 1)), "call_2");
+    assert_int_equal(rein_model_response_finish(f.resp), REIN_FINISH_TOOL_CALLS);
+    assert_int_equal(rein_model_response_input_tokens(f.resp), 40);
+    assert_int_equal(rein_model_response_output_tokens(f.resp), 12);
+    assert_int_equal(rein_model_response_reasoning_tokens(f.resp), 5);
+    assert_int_equal(rein_model_response_cached_tokens(f.resp), 16);
+    assert_string_equal(f.ev.text.ptr, "Let me check.");
+    assert_int_equal(f.ev.starts, 2);
+    assert_int_equal(f.ev.ends, 2);
+    r = ms_request(f.ms, 0);
+    assert_string_equal(r->path, "/v1/responses");
+    assert_string_equal(r->format, "responses");
+    assert_true(json_is_false(json_object_get(r->json, "store")));
+    assert_string_equal(json_string_value(json_array_get(json_object_get(r->json, "include"), 0)),
+                        "reasoning.encrypted_content");
+    tools = json_object_get(r->json, "tools");
+    assert_true(json_is_false(json_object_get(json_array_get(tools, 0), "strict")));
+    assert_true(json_is_true(json_object_get(json_array_get(tools, 1), "strict")));
+
+    /* The second turn: the server checks both calls are answered. */
+    assert_rein_ok(rein_history_add_response(f.h, f.resp), NULL);
+    assert_rein_ok(
+        rein_history_add_tool_result(f.h, "call_1", "get_weather", "{\"temp\": 3}", false), NULL);
+    assert_rein_ok(rein_history_add_tool_result(f.h, "call_2", "now", "12:00", false), NULL);
+    fx_script(&f, "{\"match\": {\"tool_result_contains\": \"12:00\", \"last_role\": "
+                  "\"tool\"}, \"text\": \"3 degrees at noon.\"}");
+    assert_rein_ok(fx_send(&f), &f.err);
+    assert_string_equal(rein_model_response_text(f.resp), "3 degrees at noon.");
+    in = json_object_get(ms_request(f.ms, 1)->json, "input");
+    assert_int_equal(json_array_size(in), 7); /* user, reasoning, text, 2 calls, 2 outputs */
+    assert_string_equal(json_string_value(json_object_get(json_array_get(in, 1), "type")),
+                        "reasoning");
+    assert_string_equal(
+        json_string_value(json_object_get(json_array_get(in, 1), "encrypted_content")), "gAAAenc");
+
+    /* A history whose call has no output is refused, as the API does. */
+    {
+        rein_history *h = rein_history_new();
+        json_t *asst =
+            json_pack("{s:s, s:s, s:[{s:s, s:s, s:s}]}", "role", "assistant", "content", "",
+                      "tool_calls", "id", "call_x", "name", "now", "arguments", "{}");
+        assert_rein_ok(rein_history_add_user(h, "x"), NULL);
+        assert_rein_ok(rein_history_append(h, asst, NULL), NULL);
+        json_decref(asst);
+        assert_rein_ok(rein_history_add_user(h, "y"), NULL);
+        rein_model_response_free(f.resp);
+        f.resp = NULL;
+        assert_int_equal(rein_provider_send(f.p, f.req, h, &f.resp, &f.err), REIN_EHTTP);
+        assert_int_equal(f.err.detail, 400);
+        assert_non_null(strstr(f.err.msg, "No tool output found for function call call_x"));
+        rein_history_free(h);
+    }
+
+    /* Not streamed: one response object. */
+    rein_model_request_set_stream(f.req, false);
+    fx_script(&f, "{\"text\": \"plain\", \"finish_reason\": \"length\"}");
+    assert_rein_ok(fx_send(&f), &f.err);
+    assert_string_equal(rein_model_response_text(f.resp), "plain");
+    assert_int_equal(rein_model_response_finish(f.resp), REIN_FINISH_LENGTH);
+    assert_false(ms_last_request(f.ms)->stream);
+    fx_stop(&f);
+}
+
+/* The Responses wire's faults: split, cut, malformed, in-stream errors (transient or not),
+ * 429 and 503 with Retry-After. */
+static void test_responses_faults(void **state)
+{
+    struct fx f;
+
+    (void)state;
+    fx_start(&f);
+    fx_provider(&f, "openai-responses");
+    fx_script(&f,
+              "[{\"text\": [\"sp\", \"lit\"], \"times\": 1, \"fault\": {\"chunk_bytes\": 5}},"
+              " {\"times\": 1, \"status\": 429, \"headers\": {\"Retry-After\": \"0\"}},"
+              " {\"times\": 1, \"status\": 503, \"headers\": {\"retry-after-ms\": \"5\"}},"
+              " {\"text\": \"after\", \"times\": 1},"
+              " {\"text\": [\"a\", \"b\"], \"times\": 1, \"fault\": {\"cut_after_events\": 4}},"
+              " {\"text\": \"whole\", \"times\": 1},"
+              " {\"text\": [\"a\", \"b\"], \"times\": 1, \"fault\": "
+              "{\"malformed_after_events\": 3}},"
+              " {\"text\": \"mended\", \"times\": 1},"
+              " {\"text\": [\"a\", \"b\"], \"times\": 1, \"fault\": {\"error_after_events\": 4}},"
+              " {\"text\": \"retried\", \"times\": 1},"
+              " {\"text\": [\"a\", \"b\"], \"times\": 1, \"fault\": {\"error_after_events\": 4, "
+              "\"error_event\": {\"code\": \"invalid_prompt\", \"message\": \"no\"}}}]");
+    assert_rein_ok(rein_history_add_user(f.h, "hi"), NULL);
+    assert_rein_ok(fx_send(&f), &f.err);
+    assert_string_equal(rein_model_response_text(f.resp), "split");
+    assert_rein_ok(fx_send(&f), &f.err); /* 429, 503, then the answer */
+    assert_string_equal(rein_model_response_text(f.resp), "after");
+    assert_int_equal(f.ev.retries, 2);
+    assert_rein_ok(fx_send(&f), &f.err); /* cut before the end: asked once more */
+    assert_string_equal(rein_model_response_text(f.resp), "whole");
+    assert_rein_ok(fx_send(&f), &f.err); /* a malformed event: asked once more */
+    assert_string_equal(rein_model_response_text(f.resp), "mended");
+    assert_rein_ok(fx_send(&f), &f.err); /* server_error in the stream: retried */
+    assert_string_equal(rein_model_response_text(f.resp), "retried");
+    assert_int_equal(fx_send(&f), REIN_EPROVIDER); /* invalid_prompt: not */
+    assert_string_equal(
+        json_string_value(json_object_get(rein_model_response_error(f.resp), "code")),
+        "invalid_prompt");
+    assert_int_equal(ms_request_count(f.ms), 11);
+    fx_stop(&f);
+}
+
+/* Azure OpenAI against the scripted server: the deployment URL with api-version, the
+ * api-key header, and an Entra ID token as a bearer. */
+static void test_azure_over_http(void **state)
+{
+    struct fx f;
+    const struct ms_request *r;
+
+    (void)state;
+    fx_start(&f);
+    assert_rein_ok(rein_provider_config_set(f.cfg, "provider", "azure", NULL), NULL);
+    assert_rein_ok(rein_provider_config_set(f.cfg, "deployment", "gpt4o-prod", NULL), NULL);
+    assert_rein_ok(rein_provider_config_set_base_url(f.cfg, ms_url(f.ms)), NULL);
+    ms_set_api_key(f.ms, NULL); /* the server checks Bearer keys; Azure's goes in api-key */
+    f.p = rein_provider_new(f.cfg, &f.err);
+    assert_non_null(f.p);
+    fx_script(&f, "{\"match\": {\"path\": \"/openai/deployments/gpt4o-prod/chat/completions\"},"
+                  " \"format\": \"openai\", \"text\": \"from azure\"}");
+    assert_rein_ok(rein_history_add_user(f.h, "hi"), NULL);
+    assert_rein_ok(fx_send(&f), &f.err);
+    assert_string_equal(rein_model_response_text(f.resp), "from azure");
+    r = ms_request(f.ms, 0);
+    assert_string_equal(r->path, "/openai/deployments/gpt4o-prod/chat/completions");
+    assert_string_equal(ms_request_header(r, "api-key"), "sk-test");
+    assert_null(ms_request_header(r, "authorization"));
+    assert_string_equal(r->query, "api-version=2024-10-21");
+    rein_provider_free(f.p);
+
+    /* The Responses API on Azure with an Entra ID token. */
+    assert_rein_ok(rein_provider_config_set(f.cfg, "provider", "azure-responses", NULL), NULL);
+    assert_rein_ok(rein_provider_config_set_base_url(f.cfg, ms_url(f.ms)), NULL);
+    assert_rein_ok(rein_provider_config_set(f.cfg, "auth", "bearer", NULL), NULL);
+    ms_set_api_key(f.ms, "sk-test");
+    f.p = rein_provider_new(f.cfg, &f.err);
+    assert_non_null(f.p);
+    fx_script(&f, "{\"text\": \"responses on azure\"}");
+    assert_rein_ok(fx_send(&f), &f.err);
+    assert_string_equal(rein_model_response_text(f.resp), "responses on azure");
+    r = ms_request(f.ms, 1);
+    assert_string_equal(r->path, "/openai/v1/responses");
+    assert_string_equal(ms_request_header(r, "authorization"), "Bearer sk-test");
+    assert_null(ms_request_header(r, "api-key"));
+    fx_stop(&f);
+}
+
+/* ---------------------------------------------------------------------------------------
  * Keys, recording and replay
  */
 
@@ -1237,6 +1427,52 @@ static void test_record_then_replay(void **state)
     free(dir);
 }
 
+/* The Responses wire recorded, then replayed without the server: the same answer. */
+static void test_responses_record_then_replay(void **state)
+{
+    char *dir = test_tmpdir();
+    char path[1024], answer[128];
+    rein_provider_config *cfg;
+    rein_history *h;
+    rein_provider *p;
+    rein_error err;
+    struct fx f;
+
+    (void)state;
+    snprintf(path, sizeof(path), "%s/responses.jsonl", dir);
+    fx_start(&f);
+    assert_rein_ok(rein_provider_config_set_record(f.cfg, path), NULL);
+    fx_provider(&f, "openai-responses");
+    add_weather_tool(&f);
+    fx_script(&f,
+              "[{\"tool_calls\": [{\"id\": \"call_5\", \"name\": \"get_weather\", "
+              "\"arguments\": \"{\\\"city\\\": \\\"Oslo\\\"}\"}]}, {\"text\": \"3 degrees.\"}]");
+    assert_rein_ok(converse(f.p, f.req, f.h, answer, sizeof(answer), &err), &err);
+    assert_string_equal(answer, "3 degrees.");
+    fx_stop(&f);
+
+    cfg = rein_provider_config_new();
+    assert_rein_ok(rein_provider_config_set(cfg, "provider", "replay", NULL), NULL);
+    assert_rein_ok(rein_provider_config_set(cfg, "replay", path, NULL), NULL);
+    p = rein_provider_new(cfg, &err);
+    if (!p)
+        fail_msg("%s", err.msg);
+    h = rein_history_new();
+    rein_model_request *req = rein_model_request_new();
+    json_t *s = schema();
+    assert_rein_ok(rein_model_request_add_tool(req, "get_weather", "Weather for a city", s), NULL);
+    json_decref(s);
+    answer[0] = '\0';
+    assert_rein_ok(converse(p, req, h, answer, sizeof(answer), &err), &err);
+    assert_string_equal(answer, "3 degrees.");
+    rein_model_request_free(req);
+    rein_history_free(h);
+    rein_provider_free(p);
+    rein_provider_config_free(cfg);
+    test_rmtree(dir);
+    free(dir);
+}
+
 /* ---------------------------------------------------------------------------------------
  * The command
  */
@@ -1300,6 +1536,9 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_transient_in_stream_errors_are_retried),
     cmocka_unit_test(test_dashscope_native_over_http),
     cmocka_unit_test(test_dashscope_native_faults),
+    cmocka_unit_test(test_responses_over_http),
+    cmocka_unit_test(test_responses_faults),
+    cmocka_unit_test(test_azure_over_http),
     cmocka_unit_test(test_openrouter_in_stream_errors_by_numeric_code),
     cmocka_unit_test(test_connect_to_a_closed_port_fails_clearly),
     cmocka_unit_test(test_first_byte_timeout),
@@ -1316,6 +1555,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_handles_reused_after_timeout_cancel_and_cut),
     cmocka_unit_test(test_keys_stay_out_of_recordings_logs_and_errors),
     cmocka_unit_test(test_record_then_replay),
+    cmocka_unit_test(test_responses_record_then_replay),
     cmocka_unit_test(test_cli_chat_takes_environment_and_flags),
 };
 
