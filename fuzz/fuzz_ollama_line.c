@@ -5,58 +5,13 @@
  * whose JSON form and neutral message can be built; the same bytes as a whole JSON body go
  * through the non-streamed decoder.
  */
-#include "providers/provider_int.h"
-
-#include <string.h>
+#include "decode.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static void on_event(const struct rein_model_event *ev, void *ud)
-{
-    (void)ev;
-    (void)ud;
-}
-
-static void decode(enum rein_wire_format fmt, bool lines, const uint8_t *data, size_t size)
-{
-    struct rein_decoder_options opt;
-    rein_provider_decoder *d;
-    rein_model_response *r = NULL;
-    const char *names[] = {"get_weather", "search"};
-    size_t piece = size / 3 + 1;
-
-    memset(&opt, 0, sizeof(opt));
-    opt.payload_lines = lines;
-    opt.max_event_bytes = 1 << 16;
-    if (size && (data[0] & 1)) {
-        opt.tool_names = names;
-        opt.tool_name_count = 2;
-    }
-    if (size && (data[0] & 2))
-        opt.text_calls = REIN_TEXT_CALLS_REPORT;
-    d = rein_provider_decoder_new(fmt, &opt, on_event, NULL);
-    if (!d)
-        return;
-    for (size_t off = 0; off < size; off += piece) {
-        size_t n = size - off < piece ? size - off : piece;
-        if (rein_provider_decoder_feed(d, data + off, n, NULL) != REIN_OK)
-            break;
-    }
-    if (rein_provider_decoder_finish(d, &r, NULL) == REIN_OK) {
-        json_t *j = rein_model_response_to_json(r);
-        json_t *m = rein_model_response_message(r);
-        json_decref(j);
-        json_decref(m);
-        rein_model_response_free(r);
-    } else {
-        rein_model_response_free(rein__decoder_salvage(d));
-    }
-    rein_provider_decoder_free(d);
-}
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    decode(REIN_WIRE_OLLAMA_NDJSON, false, data, size);
-    decode(REIN_WIRE_OLLAMA_JSON, false, data, size);
+    fuzz_decode(REIN_WIRE_OLLAMA_NDJSON, false, data, size);
+    fuzz_decode(REIN_WIRE_OLLAMA_JSON, false, data, size);
     return 0;
 }
