@@ -58,4 +58,5 @@ done <<'CASES'
 openai-sse openai/openai-python-gpt4o-single-strict-tool.sse 1 3
 anthropic-sse anthropic/pydantic-sonnet4-thinking-stream.sse 3 2
 gemini-sse tests/data/providers/gemini/vercel-google-text.stream.jsonl 1 1
+openai-responses-sse tests/data/responses/openai-web-search-tool.1.chunks.txt 2 1
 CASES

@@ -114,6 +114,8 @@ static const struct {
     {"o1", {true, true, true, false, 200000}},
     {"o3", {true, true, true, false, 200000}},
     {"o4", {true, true, true, false, 200000}},
+    {"codex", {true, true, true, false, 200000}},
+    {"gpt-oss", {true, true, true, false, 131072}},
     {"claude-3", {true, true, true, true, 200000}},
     {"claude-", {true, true, true, true, 200000}},
     {"qwen-max", {true, true, true, false, 32768}},

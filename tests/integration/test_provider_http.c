@@ -13,6 +13,7 @@
 #include "model_server.h"
 
 #include <pthread.h>
+#include <semaphore.h>
 
 /* ---------------------------------------------------------------------------------------
  * Helpers
@@ -21,6 +22,7 @@
 struct events {
     struct rein_buf text, args;
     int starts, ends, retries, finishes;
+    sem_t *text_seen; /* posted at each text delta when set */
 };
 
 static void on_event(const struct rein_model_event *ev, void *ud)
@@ -30,6 +32,8 @@ static void on_event(const struct rein_model_event *ev, void *ud)
     switch (ev->type) {
     case REIN_MEV_TEXT_DELTA:
         assert_rein_ok(rein_buf_add(&e->text, ev->text, ev->len), NULL);
+        if (e->text_seen)
+            sem_post(e->text_seen);
         break;
     case REIN_MEV_TOOL_CALL_DELTA:
         assert_rein_ok(rein_buf_add(&e->args, ev->text, ev->len), NULL);
@@ -977,12 +981,19 @@ static void test_plain_text_error_event_over_http(void **state)
 struct canceller {
     rein_cancel *c;
     int64_t delay_ms;
+    sem_t *after; /* when set: wait for it first (the first text arrived), then the delay */
 };
 
 static void *cancel_later(void *arg)
 {
     struct canceller *k = arg;
 
+    if (k->after) {
+        struct timespec until;
+        clock_gettime(CLOCK_REALTIME, &until);
+        until.tv_sec += 10; /* never hang the test: the send's own checks then fail */
+        (void)sem_timedwait(k->after, &until);
+    }
     rein_sleep_ms(k->delay_ms);
     rein_cancel_trigger(k->c, "user pressed stop");
     return NULL;
@@ -991,7 +1002,8 @@ static void *cancel_later(void *arg)
 static void test_cancel_from_another_thread_returns_at_once(void **state)
 {
     struct fx f;
-    struct canceller k;
+    struct canceller k = {0};
+    sem_t seen;
     pthread_t t;
     int64_t t0, took;
 
@@ -999,7 +1011,12 @@ static void test_cancel_from_another_thread_returns_at_once(void **state)
     fx_start(&f);
     fx_provider(&f, "openai-compatible");
     k.c = rein_cancel_new();
-    k.delay_ms = 100;
+    /* The cancel comes once the first text arrived (a fixed delay alone lost that race on a
+     * loaded machine), and a little after, while the stream hangs. */
+    k.delay_ms = 50;
+    k.after = &seen;
+    assert_int_equal(sem_init(&seen, 0, 0), 0);
+    f.ev.text_seen = &seen;
     rein_model_request_set_cancel(f.req, k.c);
     fx_script(&f, "{\"text\": [\"a\", \"b\"], \"fault\": {\"hang_after_events\": 2}}");
     assert_rein_ok(rein_history_add_user(f.h, "hi"), NULL);
@@ -1018,6 +1035,7 @@ static void test_cancel_from_another_thread_returns_at_once(void **state)
     assert_int_equal(fx_send(&f), REIN_ECANCELED);
     rein_cancel_unref(k.c);
     fx_stop(&f);
+    sem_destroy(&seen);
 }
 
 /*
