@@ -396,15 +396,6 @@ static rein_err take_event(struct rein_provider_decoder *d, const struct jdoc *d
     return rc;
 }
 
-static bool blank(const char *p, size_t len)
-{
-    for (size_t i = 0; i < len; i++) {
-        if (p[i] != ' ' && p[i] != '\t' && p[i] != '\r' && p[i] != '\n')
-            return false;
-    }
-    return true;
-}
-
 static rein_err anthropic_payload(struct rein_provider_decoder *d, const char *event, const char *p,
                                   size_t len, rein_error *err)
 {
@@ -412,19 +403,12 @@ static rein_err anthropic_payload(struct rein_provider_decoder *d, const char *e
     size_t n;
     int r;
 
-    if (blank(p, len))
+    if (jblank(p, len))
         return REIN_OK;
     n = rein__decoder_saw(d, p, len);
-    r = jdoc_parse(&doc, p, len, &d->tok, &d->tokcap);
-    if (r == JSMN_ERROR_NOMEM)
-        return REIN_ENOMEM;
-    if (r <= 0 && rein__decoder_cut_at_eof(d, r == JSMN_ERROR_PART))
-        return REIN_OK;
-    if (r <= 0 && rein__decoder_error_text(d, event, p, len))
-        return REIN_OK;
+    r = jdoc_payload(d, event, p, len, n, &doc, err);
     if (r <= 0)
-        return rein__decoder_bad(d, n, p, len,
-                                 r == JSMN_ERROR_PART ? "the JSON is cut short" : "not JSON", err);
+        return r;
     for (int i = 0; i < doc.n; i = jnext(&doc, i)) {
         if (doc.t[i].type != JSMN_OBJECT)
             return rein__decoder_bad(d, n, p, len, "an event must be a JSON object", err);
@@ -439,24 +423,12 @@ static rein_err anthropic_body(struct rein_provider_decoder *d, const char *p, s
                                rein_error *err)
 {
     struct jdoc doc;
-    int r, type, content, sr;
-    rein_err rc = REIN_OK;
+    int type, content, sr;
+    rein_err rc = jdoc_body(d, p, len, &doc, err);
     struct rein__anthropic_state *s;
 
-    if (blank(p, len))
-        return rein__decoder_bad(d, 0, p, len, "the body is empty", err);
-    rein__decoder_saw(d, p, len);
-    r = jdoc_parse(&doc, p, len, &d->tok, &d->tokcap);
-    if (r == JSMN_ERROR_NOMEM)
-        return REIN_ENOMEM;
-    if (r <= 0 || doc.t[0].type != JSMN_OBJECT || jnext(&doc, 0) != doc.n) {
-        rein_error jerr;
-        rein_error_clear(&jerr);
-        json_t *v = rein_json_parse(p, len, 0, &jerr);
-        json_decref(v);
-        return rein__decoder_bad(d, 0, p, len, v ? "the body must be one JSON object" : jerr.msg,
-                                 err);
-    }
+    if (rc)
+        return rc;
     s = state(d);
     if (!s)
         return REIN_ENOMEM;

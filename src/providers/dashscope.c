@@ -30,17 +30,11 @@ static rein_err dashscope_build_body(rein_provider *p, const rein_model_request 
     rein_jw_obj_begin(&w);
     rein_jw_key(&w, "messages");
     rein_jw_arr_begin(&w);
-    for (size_t i = 0; !rc && i < rein_history_len(h); i++) {
-        const char *piece;
-        size_t len;
-        rc = rein__history_piece(h, i, p, &rein__wire_openai, &piece, &len);
-        if (!rc)
-            rein_jw_raw(&w, piece, len);
-    }
+    rc = rein__jw_history(&w, h, 0, p, &rein__wire_openai, err);
+    if (rc)
+        return rc;
     rein_jw_arr_end(&w);
     rein_jw_obj_end(&w);
-    if (rc)
-        return rein_error_set(err, rc, "encoding the history: %s", rein_strerror(rc));
     rein_jw_key(&w, "parameters");
     rein_jw_obj_begin(&w);
     rein_jw_key(&w, "result_format");
@@ -50,32 +44,9 @@ static rein_err dashscope_build_body(rein_provider *p, const rein_model_request 
         rein_jw_key(&w, "incremental_output");
         rein_jw_bool(&w, true);
     }
-    if (req->ntools) {
-        rein_jw_key(&w, "tools");
-        rein_jw_raw(&w, req->tools_enc.ptr, req->tools_enc.len);
-        if (req->tool_choice)
-            rein__openai_tool_choice(&w, req->tool_choice);
-        if (req->parallel >= 0) {
-            rein_jw_key(&w, "parallel_tool_calls");
-            rein_jw_bool(&w, req->parallel > 0);
-        }
-    }
-    if (req->max_tokens > 0) {
-        rein_jw_key(&w, "max_tokens");
-        rein_jw_int(&w, req->max_tokens);
-    }
-    if (req->temperature >= 0) {
-        rein_jw_key(&w, "temperature");
-        rein_jw_double(&w, req->temperature);
-    }
-    /* Qwen3 refuses a call that is not streamed unless thinking is off. */
-    if (!req->stream && (p->cfg.quirks & Q_ENABLE_THINKING_OFF_NONSTREAM)) {
-        rein_jw_key(&w, "enable_thinking");
-        rein_jw_bool(&w, false);
-    } else if (p->cfg.enable_thinking >= 0) {
-        rein_jw_key(&w, "enable_thinking");
-        rein_jw_bool(&w, p->cfg.enable_thinking > 0);
-    }
+    rein__jw_tools(&w, req, rein__openai_tool_choice);
+    rein__jw_limits(&w, req, "max_tokens");
+    rein__jw_thinking(&w, p, req);
     rein_jw_obj_end(&w);
     rein__jw_extra(&w, req);
     rein_jw_obj_end(&w);

@@ -229,4 +229,60 @@ static inline json_t *jtree(const struct jdoc *d, int i)
     return rein_json_parse(p, len, 0, NULL);
 }
 
+/* True when p[0..len) is only whitespace. */
+static inline bool jblank(const char *p, size_t len)
+{
+    for (size_t i = 0; i < len; i++) {
+        if (p[i] != ' ' && p[i] != '\t' && p[i] != '\r' && p[i] != '\n')
+            return false;
+    }
+    return true;
+}
+
+/*
+ * Tokenizes a stream payload (number n of decoder d) into doc. Returns the token count (> 0)
+ * when there is JSON to read; 0 when there is nothing to read and nothing was wrong (the
+ * input's last payload cut short, or a plain-text "event: error", both kept by the decoder);
+ * a negative code otherwise (REIN_ENOMEM, or the REIN_EPARSE that names the payload).
+ */
+static inline int jdoc_payload(struct rein_provider_decoder *d, const char *event, const char *p,
+                               size_t len, size_t n, struct jdoc *doc, rein_error *err)
+{
+    int r = jdoc_parse(doc, p, len, &d->tok, &d->tokcap);
+
+    if (r == JSMN_ERROR_NOMEM)
+        return REIN_ENOMEM;
+    if (r > 0)
+        return r;
+    if (rein__decoder_cut_at_eof(d, r == JSMN_ERROR_PART) ||
+        rein__decoder_error_text(d, event, p, len))
+        return 0;
+    return rein__decoder_bad(d, n, p, len,
+                             r == JSMN_ERROR_PART ? "the JSON is cut short" : "not JSON", err);
+}
+
+/* Tokenizes a whole body into doc: REIN_OK when it is one JSON object, else the decoder's
+ * error (the body is empty, not JSON in jansson's words, or several values). */
+static inline rein_err jdoc_body(struct rein_provider_decoder *d, const char *p, size_t len,
+                                 struct jdoc *doc, rein_error *err)
+{
+    int r;
+
+    if (jblank(p, len))
+        return rein__decoder_bad(d, 0, p, len, "the body is empty", err);
+    rein__decoder_saw(d, p, len);
+    r = jdoc_parse(doc, p, len, &d->tok, &d->tokcap);
+    if (r == JSMN_ERROR_NOMEM)
+        return REIN_ENOMEM;
+    if (r <= 0 || doc->t[0].type != JSMN_OBJECT || jnext(doc, 0) != doc->n) {
+        rein_error jerr;
+        rein_error_clear(&jerr);
+        json_t *v = rein_json_parse(p, len, 0, &jerr);
+        json_decref(v);
+        return rein__decoder_bad(d, 0, p, len, v ? "the body must be one JSON object" : jerr.msg,
+                                 err);
+    }
+    return REIN_OK;
+}
+
 #endif /* REIN_JPULL_H */

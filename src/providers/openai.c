@@ -345,20 +345,6 @@ static rein_err take_object(struct rein_provider_decoder *d, const struct jdoc *
     return REIN_OK;
 }
 
-static bool only_space(const char *p, size_t len)
-{
-    for (size_t i = 0; i < len; i++) {
-        if (p[i] != ' ' && p[i] != '\t' && p[i] != '\r' && p[i] != '\n')
-            return false;
-    }
-    return true;
-}
-
-static const char *jsmn_what(int r)
-{
-    return r == JSMN_ERROR_PART ? "the JSON is cut short" : "not JSON";
-}
-
 rein_err rein__openai_payload(struct rein_provider_decoder *d, const char *event, const char *p,
                               size_t len, rein_error *err)
 {
@@ -366,24 +352,18 @@ rein_err rein__openai_payload(struct rein_provider_decoder *d, const char *event
     size_t n;
     int r;
 
-    if (len == 0 || only_space(p, len))
+    if (jblank(p, len))
         return REIN_OK;
     n = rein__decoder_saw(d, p, len);
-    if (len >= 6 && p[0] == '[' && memcmp(p, "[DONE]", 6) == 0 && only_space(p + 6, len - 6)) {
+    if (len >= 6 && p[0] == '[' && memcmp(p, "[DONE]", 6) == 0 && jblank(p + 6, len - 6)) {
         d->done_seen = true;
         d->recognized++;
         rein__asm_complete(&d->a);
         return REIN_OK;
     }
-    r = jdoc_parse(&doc, p, len, &d->tok, &d->tokcap);
-    if (r == JSMN_ERROR_NOMEM)
-        return REIN_ENOMEM;
-    if (r <= 0 && rein__decoder_cut_at_eof(d, r == JSMN_ERROR_PART))
-        return REIN_OK;
-    if (r <= 0 && rein__decoder_error_text(d, event, p, len))
-        return REIN_OK;
+    r = jdoc_payload(d, event, p, len, n, &doc, err);
     if (r <= 0)
-        return rein__decoder_bad(d, n, p, len, jsmn_what(r), err);
+        return r;
     /* Several values in one payload (data lines with no blank line between): each counts. */
     for (int i = 0; i < doc.n; i = jnext(&doc, i)) {
         if (doc.t[i].type != JSMN_OBJECT)
@@ -399,23 +379,10 @@ rein_err rein__openai_body(struct rein_provider_decoder *d, const char *p, size_
                            rein_error *err)
 {
     struct jdoc doc;
-    rein_err rc;
-    int r;
+    rein_err rc = jdoc_body(d, p, len, &doc, err);
 
-    if (only_space(p, len))
-        return rein__decoder_bad(d, 0, p, len, "the body is empty", err);
-    rein__decoder_saw(d, p, len);
-    r = jdoc_parse(&doc, p, len, &d->tok, &d->tokcap);
-    if (r == JSMN_ERROR_NOMEM)
-        return REIN_ENOMEM;
-    if (r <= 0 || doc.t[0].type != JSMN_OBJECT || jnext(&doc, 0) != doc.n) {
-        rein_error jerr;
-        rein_error_clear(&jerr);
-        json_t *v = rein_json_parse(p, len, 0, &jerr);
-        json_decref(v);
-        return rein__decoder_bad(d, 0, p, len, v ? "the body must be one JSON object" : jerr.msg,
-                                 err);
-    }
+    if (rc)
+        return rc;
     rc = take_object(d, &doc, 0, NULL, true);
     if (rc)
         return rc;
@@ -586,39 +553,17 @@ static rein_err openai_build_body(rein_provider *p, const rein_model_request *re
     rein_jw_arr_begin(&w);
     rein_jw_raw(&w, msgs, len); /* the items, commas included */
     rein_jw_arr_end(&w);
-    if (req->ntools) {
-        rein_jw_key(&w, "tools");
-        rein_jw_raw(&w, req->tools_enc.ptr, req->tools_enc.len);
-        if (req->tool_choice)
-            rein__openai_tool_choice(&w, req->tool_choice);
-        if (req->parallel >= 0) {
-            rein_jw_key(&w, "parallel_tool_calls");
-            rein_jw_bool(&w, req->parallel > 0);
-        }
-    }
-    if (req->max_tokens > 0) {
-        rein_jw_key(&w, (p->cfg.quirks & Q_MAX_COMPLETION_TOKENS) ? "max_completion_tokens"
-                                                                  : "max_tokens");
-        rein_jw_int(&w, req->max_tokens);
-    }
-    if (req->temperature >= 0) {
-        rein_jw_key(&w, "temperature");
-        rein_jw_double(&w, req->temperature);
-    }
+    rein__jw_tools(&w, req, rein__openai_tool_choice);
+    rein__jw_limits(&w, req,
+                    (p->cfg.quirks & Q_MAX_COMPLETION_TOKENS) ? "max_completion_tokens"
+                                                              : "max_tokens");
     rein_jw_key(&w, "stream");
     rein_jw_bool(&w, req->stream);
     if (req->stream && !(p->cfg.quirks & Q_NO_STREAM_OPTIONS)) {
         rein_jw_key(&w, "stream_options");
         rein_jw_raw(&w, "{\"include_usage\":true}", 22);
     }
-    /* DashScope's Qwen3 models refuse non-streamed calls unless thinking is off. */
-    if (!req->stream && (p->cfg.quirks & Q_ENABLE_THINKING_OFF_NONSTREAM)) {
-        rein_jw_key(&w, "enable_thinking");
-        rein_jw_bool(&w, false);
-    } else if (p->cfg.enable_thinking >= 0) {
-        rein_jw_key(&w, "enable_thinking");
-        rein_jw_bool(&w, p->cfg.enable_thinking > 0);
-    }
+    rein__jw_thinking(&w, p, req);
     rein__jw_extra(&w, req);
     rein_jw_obj_end(&w);
     rc = rein_jw_finish(&w);

@@ -75,6 +75,73 @@ void rein__jw_extra(struct rein_jw *w, const rein_model_request *req)
     }
 }
 
+rein_err rein__jw_history(struct rein_jw *jw, rein_history *h, size_t from, const rein_provider *p,
+                          const struct rein__wire *w, rein_error *err)
+{
+    const char *all, *first, *start;
+    size_t len, skip = 0;
+    rein_err rc = REIN_OK;
+
+    if (from >= rein_history_len(h))
+        return REIN_OK;
+    /* The pieces sit one after another in the history's buffer: from message `from` on they
+     * are the joined block's tail (its offset taken while the buffer stands still). */
+    if (from > 0) {
+        size_t n;
+        rc = rein__history_piece(h, from, p, w, &first, &n);
+        if (!rc)
+            rc = rein__history_piece(h, 0, p, w, &start, &n);
+        skip = rc ? 0 : (size_t)(first - start);
+    }
+    if (!rc)
+        rc = rein__history_joined(h, p, w, &all, &len);
+    if (!rc)
+        rc = rein_buf_grow(jw->buf, len - skip);
+    if (rc)
+        return rein_error_set(err, rc, "encoding the history: %s", rein_strerror(rc));
+    rein_jw_raw(jw, all + skip, len - skip); /* the items, commas included */
+    return REIN_OK;
+}
+
+void rein__jw_tools(struct rein_jw *jw, const rein_model_request *req,
+                    void (*choice)(struct rein_jw *jw, const char *choice))
+{
+    if (!req->ntools)
+        return;
+    rein_jw_key(jw, "tools");
+    rein_jw_raw(jw, req->tools_enc.ptr, req->tools_enc.len);
+    if (req->tool_choice)
+        choice(jw, req->tool_choice);
+    if (req->parallel >= 0) {
+        rein_jw_key(jw, "parallel_tool_calls");
+        rein_jw_bool(jw, req->parallel > 0);
+    }
+}
+
+void rein__jw_limits(struct rein_jw *jw, const rein_model_request *req, const char *max_key)
+{
+    if (req->max_tokens > 0) {
+        rein_jw_key(jw, max_key);
+        rein_jw_int(jw, req->max_tokens);
+    }
+    if (req->temperature >= 0) {
+        rein_jw_key(jw, "temperature");
+        rein_jw_double(jw, req->temperature);
+    }
+}
+
+void rein__jw_thinking(struct rein_jw *jw, const rein_provider *p, const rein_model_request *req)
+{
+    /* DashScope's Qwen3 models refuse a call that is not streamed unless thinking is off. */
+    if (!req->stream && (p->cfg.quirks & Q_ENABLE_THINKING_OFF_NONSTREAM)) {
+        rein_jw_key(jw, "enable_thinking");
+        rein_jw_bool(jw, false);
+    } else if (p->cfg.enable_thinking >= 0) {
+        rein_jw_key(jw, "enable_thinking");
+        rein_jw_bool(jw, p->cfg.enable_thinking > 0);
+    }
+}
+
 void rein__jw_tool_args_raw(struct rein_jw *w, const char *raw)
 {
     /* The raw text goes back byte for byte when it is a JSON object; otherwise (a

@@ -568,6 +568,19 @@ const char *rein__request_model(const rein_provider *p, const rein_model_request
 /* Writes the request's extra members (rein_model_request_set_extra) into an open object. */
 void rein__jw_extra(struct rein_jw *w, const rein_model_request *req);
 void rein__jw_tool_args_raw(struct rein_jw *w, const char *raw);
+/* Writes the cached pieces (made by wire w) of h's messages from index `from` on into the
+ * array open in jw, as one block; on failure err says what could not be encoded. */
+rein_err rein__jw_history(struct rein_jw *jw, rein_history *h, size_t from, const rein_provider *p,
+                          const struct rein__wire *w, rein_error *err) REIN_WUR;
+/* When the request offers tools: "tools" (its encoded list), the tool choice in the wire's
+ * words (choice writes the member) and parallel_tool_calls when set. */
+void rein__jw_tools(struct rein_jw *jw, const rein_model_request *req,
+                    void (*choice)(struct rein_jw *jw, const char *choice));
+/* enable_thinking as the settings ask (Qwen's switch; off for a call not streamed where the
+ * preset's quirk says so). */
+void rein__jw_thinking(struct rein_jw *jw, const rein_provider *p, const rein_model_request *req);
+/* The output limit under max_key and the temperature, when the request sets them. */
+void rein__jw_limits(struct rein_jw *jw, const rein_model_request *req, const char *max_key);
 const char *rein__json_str(const json_t *obj, const char *key); /* "" when absent */
 
 /* Record and replay (record.c). */

@@ -1,37 +1,37 @@
 /*
- * The OpenAI Responses API wire (POST {base}/responses), JSON and SSE, as the official SDKs
- * (openai-python's types/responses, openai-node) and the Vercel AI SDK speak it.
+ * The OpenAI Responses API wire (POST {base}/responses), JSON and SSE, as the
+ * official SDKs (openai-python's types/responses, openai-node) and the Vercel
+ * AI SDK speak it.
  *
- * Decoding. A stream is typed events; each is tokenized once with jsmn and its "type" picks
- * what is pulled out (no tree per event):
+ * Decoding. A stream is typed events; each is tokenized once with jsmn and its
+ * "type" picks what is pulled out (no tree per event):
  *   response.output_text.delta, response.refusal.delta        text, refusal
- *   response.reasoning_summary_text.delta, .reasoning_text.delta   reasoning (summary parts
- *                                                             joined with a blank line)
- *   response.output_item.added / .done                        a function_call item opens
- *                                                             (call_id, name) and closes; a
- *                                                             reasoning item is kept whole
- *                                                             (id, summary, encrypted_content)
- *                                                             to go back with the history; a
- *                                                             message item gives its text when
- *                                                             no deltas did
- *   response.function_call_arguments.delta / .done           the call at output_index
- *   response.completed / .incomplete / .failed               usage (with cached and reasoning
- *                                                             tokens), the finish, the error
- *   error                                                     the error object
- *   response.created / .in_progress / .queued                the response id
- * Every other response.* event (content parts, annotations, hosted tool progress, audio,
- * MCP, code interpreter, image generation, custom tool input) is a known event with nothing
- * for rein: counted as recognized and skipped. The whole body is the response object (or
+ *   response.reasoning_summary_text.delta, .reasoning_text.delta   reasoning
+ * (summary parts joined with a blank line) response.output_item.added / .done
+ * a function_call item opens (call_id, name) and closes; a reasoning item is
+ * kept whole (id, summary, encrypted_content) to go back with the history; a
+ *                                                             message item
+ * gives its text when no deltas did response.function_call_arguments.delta /
+ * .done           the call at output_index response.completed / .incomplete /
+ * .failed               usage (with cached and reasoning tokens), the finish,
+ * the error error                                                     the error
+ * object response.created / .in_progress / .queued                the response
+ * id Every other response.* event (content parts, annotations, hosted tool
+ * progress, audio, MCP, code interpreter, image generation, custom tool input)
+ * is a known event with nothing for rein: counted as recognized and skipped.
+ * The whole body is the response object (or
  * {"error": …}); its output items are read as the stream's done events are.
  *
- * Encoding. rein keeps its own history, so by default every request carries the whole
- * conversation as input items with "store": false: system and user messages, an assistant
- * message as its reasoning items (verbatim, with encrypted_content, which reasoning models
- * need back after a tool call; requested with include reasoning.encrypted_content), its text
- * and one function_call item per call, a tool result as a function_call_output item. With
- * the setting previous_response_id the response is stored and only what came after the
- * last stored response is sent. Tools are function tools, "strict" where the schema allows
- * it (every object closed with additionalProperties false and every property required).
+ * Encoding. rein keeps its own history, so by default every request carries the
+ * whole conversation as input items with "store": false: system and user
+ * messages, an assistant message as its reasoning items (verbatim, with
+ * encrypted_content, which reasoning models need back after a tool call;
+ * requested with include reasoning.encrypted_content), its text and one
+ * function_call item per call, a tool result as a function_call_output item.
+ * With the setting previous_response_id the response is stored and only what
+ * came after the last stored response is sent. Tools are function tools,
+ * "strict" where the schema allows it (every object closed with
+ * additionalProperties false and every property required).
  */
 #define JSMN_STATIC
 #define JSMN_PARENT_LINKS
@@ -60,10 +60,11 @@ struct rein__responses_state {
     size_t n;
     bool got_text;           /* output_text or refusal deltas came */
     bool got_reasoning;      /* reasoning deltas came */
-    int responses;           /* response.created events: a multi-step capture holds several */
+    int responses;           /* response.created events: a multi-step capture holds several
+                  */
     size_t calls_before;     /* calls made by the earlier responses */
     int64_t base[4], cur[4]; /* usage of the earlier responses, and of this one: input,
-                              * output, cached, reasoning tokens (-1 unknown) */
+               * output, cached, reasoning tokens (-1 unknown) */
 };
 
 static void responses_state_free(void *wire_state)
@@ -99,8 +100,8 @@ static rein_err responses_end(struct rein_provider_decoder *d)
     return REIN_OK;
 }
 
-/* The slot of output_index k (grown as needed), or NULL when k is out of bounds or memory
- * is exhausted (*oom says which). */
+/* The slot of output_index k (grown as needed), or NULL when k is out of bounds
+ * or memory is exhausted (*oom says which). */
 static struct slot *slot_at(struct rein__responses_state *st, int64_t k, bool *oom)
 {
     *oom = false;
@@ -131,7 +132,8 @@ static int64_t plus(int64_t base, int64_t v)
     return v < 0 ? (base > 0 ? base : -1) : v + base;
 }
 
-/* Usage as reported, added to that of the earlier responses of a multi-step capture. */
+/* Usage as reported, added to that of the earlier responses of a multi-step
+ * capture. */
 static void take_usage(struct rein_provider_decoder *d, struct rein__responses_state *st,
                        const struct jdoc *doc, int u)
 {
@@ -147,7 +149,8 @@ static void take_usage(struct rein_provider_decoder *d, struct rein__responses_s
     rein__asm_usage_detail(&d->a, plus(b[2], c[2]), plus(b[3], c[3]));
 }
 
-/* A response begins: the output indexes of the one before (a multi-step capture) are done. */
+/* A response begins: the output indexes of the one before (a multi-step
+ * capture) are done. */
 static void response_begins(struct rein__responses_state *st, size_t ncalls)
 {
     if (st->responses++ > 0) {
@@ -162,7 +165,8 @@ static void response_begins(struct rein__responses_state *st, size_t ncalls)
     st->got_text = st->got_reasoning = false;
 }
 
-/* A function_call item at output index k: the call is opened (or found) at key k. */
+/* A function_call item at output index k: the call is opened (or found) at key
+ * k. */
 static int open_call(struct rein_provider_decoder *d, struct slot *sl, int64_t k,
                      const struct jdoc *doc, int item)
 {
@@ -180,7 +184,8 @@ static int open_call(struct rein_provider_decoder *d, struct slot *sl, int64_t k
     return call;
 }
 
-/* A reasoning item, kept as the API takes it back: type, id, summary, encrypted_content. */
+/* A reasoning item, kept as the API takes it back: type, id, summary,
+ * encrypted_content. */
 static rein_err keep_reasoning(struct rein_provider_decoder *d, const struct jdoc *doc, int item)
 {
     static const struct jkey keys[] = {JK("id"), JK("summary"), JK("encrypted_content")};
@@ -205,7 +210,8 @@ static rein_err keep_reasoning(struct rein_provider_decoder *d, const struct jdo
     return bad ? REIN_ENOMEM : REIN_OK;
 }
 
-/* The texts of a reasoning item's summary (or content) parts, when no deltas gave them. */
+/* The texts of a reasoning item's summary (or content) parts, when no deltas
+ * gave them. */
 static rein_err reasoning_texts(struct rein_provider_decoder *d, const struct jdoc *doc, int arr)
 {
     static const struct rein__jstr gap = {"\\n\\n", 4, true};
@@ -224,7 +230,8 @@ static rein_err reasoning_texts(struct rein_provider_decoder *d, const struct jd
     return rc;
 }
 
-/* A message item's content parts (output_text, refusal), when no deltas gave them. */
+/* A message item's content parts (output_text, refusal), when no deltas gave
+ * them. */
 static rein_err message_texts(struct rein_provider_decoder *d, const struct jdoc *doc, int arr)
 {
     int n = jis(doc, arr, JSMN_ARRAY) ? doc->t[arr].size : 0;
@@ -242,7 +249,8 @@ static rein_err message_texts(struct rein_provider_decoder *d, const struct jdoc
 
 enum { I_TYPE, I_ARGUMENTS, I_SUMMARY, I_CONTENT };
 
-/* An output item that is finished (output_item.done, or an item of a whole body). */
+/* An output item that is finished (output_item.done, or an item of a whole
+ * body). */
 static rein_err item_done(struct rein_provider_decoder *d, struct rein__responses_state *st,
                           int64_t k, const struct jdoc *doc, int item)
 {
@@ -278,7 +286,8 @@ static rein_err item_done(struct rein_provider_decoder *d, struct rein__response
     return REIN_OK;
 }
 
-/* The response object's id, usage and status (response.completed/.incomplete/.failed). */
+/* The response object's id, usage and status
+ * (response.completed/.incomplete/.failed). */
 static rein_err take_response(struct rein_provider_decoder *d, struct rein__responses_state *st,
                               const struct jdoc *doc, int resp)
 {
@@ -379,8 +388,9 @@ static rein_err take_arguments(struct rein_provider_decoder *d, struct rein__res
     return rein__asm_call_close(&d->a, (size_t)call);
 }
 
-/* The "error" event: {type: "error", code, message, param} (the documented shape) or with
- * the fields inside an "error" object (as some recordings show). */
+/* The "error" event: {type: "error", code, message, param} (the documented
+ * shape) or with the fields inside an "error" object (as some recordings show).
+ */
 static void take_error_event(struct rein_provider_decoder *d, const struct jdoc *doc, const int *f)
 {
     if (jis(doc, f[E_ERROR], JSMN_OBJECT)) {
@@ -462,13 +472,43 @@ static rein_err take_event(struct rein_provider_decoder *d, const struct jdoc *d
     return rc;
 }
 
-static bool blank(const char *p, size_t len)
+/*
+ * Events that repeat what the deltas gave (content_part.*, output_text.done with the whole
+ * text again, annotations, …) or report hosted tools' progress: nothing in them for rein.
+ * They are often the largest events of a stream, so their type is read from the payload's
+ * first member (every event starts {"type":…}) and the rest is not tokenized.
+ */
+static bool skippable(const char *p, size_t len)
 {
-    for (size_t i = 0; i < len; i++) {
-        if (p[i] != ' ' && p[i] != '\t' && p[i] != '\r' && p[i] != '\n')
-            return false;
+    static const char *const skip[] = {
+        "response.content_part.",
+        "response.output_text.done",
+        "response.output_text.annotation",
+        "response.refusal.done",
+        "response.reasoning_summary_text.done",
+        "response.reasoning_summary_part.done",
+        "response.reasoning_text.done",
+        "response.web_search_call.",
+        "response.file_search_call.",
+        "response.code_interpreter_call",
+        "response.image_generation_call.",
+        "response.mcp_",
+        "response.audio.",
+        "response.custom_tool_call_input.",
+    };
+    size_t i = 0;
+
+    while (i < len && (p[i] == ' ' || p[i] == '\t' || p[i] == '\r' || p[i] == '\n'))
+        i++;
+    if (len - i < 10 || memcmp(p + i, "{\"type\":\"", 9) != 0)
+        return false;
+    i += 9;
+    for (size_t k = 0; k < REIN_ARRAY_SIZE(skip); k++) {
+        size_t n = strlen(skip[k]);
+        if (len - i > n && memcmp(p + i, skip[k], n) == 0)
+            return true;
     }
-    return true;
+    return false;
 }
 
 static rein_err responses_payload(struct rein_provider_decoder *d, const char *event, const char *p,
@@ -478,24 +518,22 @@ static rein_err responses_payload(struct rein_provider_decoder *d, const char *e
     size_t n;
     int r;
 
-    if (blank(p, len))
+    if (jblank(p, len))
         return REIN_OK;
     n = rein__decoder_saw(d, p, len);
-    if (len >= 6 && memcmp(p, "[DONE]", 6) == 0 && blank(p + 6, len - 6)) {
+    /* At the end of the input an event may be cut: that one is parsed, to tell. */
+    if (!d->at_eof && skippable(p, len)) {
+        d->recognized++;
+        return REIN_OK;
+    }
+    if (len >= 6 && memcmp(p, "[DONE]", 6) == 0 && jblank(p + 6, len - 6)) {
         d->done_seen = true; /* proxies that end every stream OpenAI's older way */
         d->recognized++;
         return REIN_OK;
     }
-    r = jdoc_parse(&doc, p, len, &d->tok, &d->tokcap);
-    if (r == JSMN_ERROR_NOMEM)
-        return REIN_ENOMEM;
-    if (r <= 0 && rein__decoder_cut_at_eof(d, r == JSMN_ERROR_PART))
-        return REIN_OK;
-    if (r <= 0 && rein__decoder_error_text(d, event, p, len))
-        return REIN_OK;
+    r = jdoc_payload(d, event, p, len, n, &doc, err);
     if (r <= 0)
-        return rein__decoder_bad(d, n, p, len,
-                                 r == JSMN_ERROR_PART ? "the JSON is cut short" : "not JSON", err);
+        return r;
     for (int i = 0; i < doc.n; i = jnext(&doc, i)) {
         if (doc.t[i].type != JSMN_OBJECT)
             return rein__decoder_bad(d, n, p, len, "an event must be a JSON object", err);
@@ -511,23 +549,11 @@ static rein_err responses_body(struct rein_provider_decoder *d, const char *p, s
 {
     struct rein__responses_state *st;
     struct jdoc doc;
-    int r, output, e;
-    rein_err rc = REIN_OK;
+    int output, e;
+    rein_err rc = jdoc_body(d, p, len, &doc, err);
 
-    if (blank(p, len))
-        return rein__decoder_bad(d, 0, p, len, "the body is empty", err);
-    rein__decoder_saw(d, p, len);
-    r = jdoc_parse(&doc, p, len, &d->tok, &d->tokcap);
-    if (r == JSMN_ERROR_NOMEM)
-        return REIN_ENOMEM;
-    if (r <= 0 || doc.t[0].type != JSMN_OBJECT || jnext(&doc, 0) != doc.n) {
-        rein_error jerr;
-        rein_error_clear(&jerr);
-        json_t *v = rein_json_parse(p, len, 0, &jerr);
-        json_decref(v);
-        return rein__decoder_bad(d, 0, p, len, v ? "the body must be one JSON object" : jerr.msg,
-                                 err);
-    }
+    if (rc)
+        return rc;
     st = state(d);
     if (!st)
         return REIN_ENOMEM;
@@ -558,8 +584,8 @@ static void jw_member(struct rein_jw *w, const char *key, const char *value)
     rein_jw_str(w, value);
 }
 
-/* One piece of the input array: its items without the brackets (the writer separates them
- * with commas). */
+/* One piece of the input array: its items without the brackets (the writer
+ * separates them with commas). */
 static rein_err responses_encode_message(const rein_provider *p, const json_t *msg,
                                          struct rein_buf *out)
 {
@@ -588,9 +614,10 @@ static rein_err responses_encode_message(const rein_provider *p, const json_t *m
         rein_jw_obj_end(&w);
         return rein_jw_finish(&w);
     }
-    /* The items go out in the order the model made them: reasoning, the text, the calls. A
-     * reasoning item goes back only with its encrypted content: rein does not store
-     * responses at OpenAI, so an id alone would name nothing there. */
+    /* The items go out in the order the model made them: reasoning, the text, the
+   * calls. A reasoning item goes back only with its encrypted content: rein
+   * does not store responses at OpenAI, so an id alone would name nothing
+   * there. */
     json_array_foreach(items, i, v)
     {
         if (!rein__json_str(v, "encrypted_content")[0])
@@ -612,7 +639,8 @@ static rein_err responses_encode_message(const rein_provider *p, const json_t *m
         jw_member(&w, "type", "function_call");
         jw_member(&w, "call_id", rein__json_str(v, "id"));
         jw_member(&w, "name", rein__json_str(v, "name"));
-        /* The exact string the model sent; a zero-argument call's "" goes back as "{}". */
+        /* The exact string the model sent; a zero-argument call's "" goes back as
+     * "{}". */
         jw_member(&w, "arguments", raw[0] ? raw : "{}");
         rein_jw_obj_end(&w);
     }
@@ -620,10 +648,11 @@ static rein_err responses_encode_message(const rein_provider *p, const json_t *m
 }
 
 /*
- * True when OpenAI's strict mode takes the schema as it is: every object schema closes its
- * properties (additionalProperties false) and requires all of them, all the way down, with
- * no composition strict mode refuses (allOf, oneOf, not, if). Strict is then on, so the
- * model's arguments always match; otherwise it is off and rein's own validation checks them.
+ * True when OpenAI's strict mode takes the schema as it is: every object schema
+ * closes its properties (additionalProperties false) and requires all of them,
+ * all the way down, with no composition strict mode refuses (allOf, oneOf, not,
+ * if). Strict is then on, so the model's arguments always match; otherwise it
+ * is off and rein's own validation checks them.
  */
 static bool strict_ok(const json_t *s, int depth)
 {
@@ -717,7 +746,8 @@ static void tool_choice(struct rein_jw *w, const char *choice)
     rein_jw_obj_end(w);
 }
 
-/* Reasoning models (o-series, gpt-5, codex) return reasoning items that must come back. */
+/* Reasoning models (o-series, gpt-5, codex) return reasoning items that must
+ * come back. */
 static bool reasoning_model(const char *model)
 {
     const char *m = strrchr(model, '/') ? strrchr(model, '/') + 1 : model;
@@ -727,8 +757,8 @@ static bool reasoning_model(const char *model)
            strncmp(m, "codex", 5) == 0;
 }
 
-/* The index of the first message after the last assistant message with a stored response
- * id (*id set to it), or 0 when there is none. */
+/* The index of the first message after the last assistant message with a stored
+ * response id (*id set to it), or 0 when there is none. */
 static size_t after_stored(rein_history *h, const char **id)
 {
     *id = NULL;
@@ -759,38 +789,17 @@ static rein_err responses_build_body(rein_provider *p, const rein_model_request 
         jw_member(&w, "previous_response_id", prev);
     rein_jw_key(&w, "input");
     rein_jw_arr_begin(&w);
-    for (size_t i = from; !rc && i < rein_history_len(h); i++) {
-        const char *piece;
-        size_t len;
-        rc = rein__history_piece(h, i, p, &rein__wire_responses, &piece, &len);
-        if (!rc && len)
-            rein_jw_raw(&w, piece, len);
-    }
-    rein_jw_arr_end(&w);
+    rc = rein__jw_history(&w, h, from, p, &rein__wire_responses, err);
     if (rc)
-        return rein_error_set(err, rc, "encoding the history: %s", rein_strerror(rc));
-    if (req->ntools) {
-        rein_jw_key(&w, "tools");
-        rein_jw_raw(&w, req->tools_enc.ptr, req->tools_enc.len);
-        if (req->tool_choice)
-            tool_choice(&w, req->tool_choice);
-        if (req->parallel >= 0) {
-            rein_jw_key(&w, "parallel_tool_calls");
-            rein_jw_bool(&w, req->parallel > 0);
-        }
-    }
-    if (req->max_tokens > 0) {
-        rein_jw_key(&w, "max_output_tokens");
-        rein_jw_int(&w, req->max_tokens);
-    }
-    if (req->temperature >= 0) {
-        rein_jw_key(&w, "temperature");
-        rein_jw_double(&w, req->temperature);
-    }
+        return rc;
+    rein_jw_arr_end(&w);
+    rein__jw_tools(&w, req, tool_choice);
+    rein__jw_limits(&w, req, "max_output_tokens");
     rein_jw_key(&w, "stream");
     rein_jw_bool(&w, req->stream);
-    /* rein keeps the history: nothing is stored at OpenAI unless previous_response_id is
-     * asked for, and then a reasoning model's items come back encrypted with each reply. */
+    /* rein keeps the history: nothing is stored at OpenAI unless
+   * previous_response_id is asked for, and then a reasoning model's items come
+   * back encrypted with each reply. */
     rein_jw_key(&w, "store");
     rein_jw_bool(&w, store);
     if (!store && reasoning_model(model)) {

@@ -1373,10 +1373,15 @@ out:
     return rc;
 }
 
-static void test_record_then_replay(void **state)
+/*
+ * Records a two-turn session with the preset at path (the model server answers with a call,
+ * then the text), then replays it without the server, which is gone by then. Returns the
+ * replay's configuration, and in *req_out a request like the recorded one: both to free.
+ */
+static rein_provider_config *record_and_replay(const char *preset, const char *path,
+                                               rein_model_request **req_out)
 {
-    char *dir = test_tmpdir();
-    char path[1024], answer[128];
+    char answer[128];
     rein_provider_config *cfg;
     rein_model_request *req;
     rein_history *h;
@@ -1384,18 +1389,16 @@ static void test_record_then_replay(void **state)
     rein_error err;
     struct fx f;
 
-    (void)state;
-    snprintf(path, sizeof(path), "%s/session.jsonl", dir);
     fx_start(&f);
     assert_rein_ok(rein_provider_config_set_record(f.cfg, path), NULL);
-    fx_provider(&f, "anthropic");
+    fx_provider(&f, preset);
     add_weather_tool(&f);
     fx_script(&f,
-              "[{\"tool_calls\": [{\"id\": \"toolu_5\", \"name\": \"get_weather\", "
+              "[{\"tool_calls\": [{\"id\": \"call_5\", \"name\": \"get_weather\", "
               "\"arguments\": \"{\\\"city\\\": \\\"Oslo\\\"}\"}]}, {\"text\": \"3 degrees.\"}]");
     assert_rein_ok(converse(f.p, f.req, f.h, answer, sizeof(answer), &err), &err);
     assert_string_equal(answer, "3 degrees.");
-    fx_stop(&f); /* the server is gone: the replay cannot be talking to it */
+    fx_stop(&f);
 
     cfg = rein_provider_config_new();
     assert_rein_ok(rein_provider_config_set(cfg, "provider", "replay", NULL), NULL);
@@ -1415,6 +1418,23 @@ static void test_record_then_replay(void **state)
     assert_string_equal(answer, "3 degrees.");
     rein_history_free(h);
     rein_provider_free(p);
+    *req_out = req;
+    return cfg;
+}
+
+static void test_record_then_replay(void **state)
+{
+    char *dir = test_tmpdir();
+    char path[1024], answer[128];
+    rein_provider_config *cfg;
+    rein_model_request *req;
+    rein_history *h;
+    rein_provider *p;
+    rein_error err;
+
+    (void)state;
+    snprintf(path, sizeof(path), "%s/session.jsonl", dir);
+    cfg = record_and_replay("anthropic", path, &req);
 
     /* The same agent with a changed question: the replay names the difference. */
     p = rein_provider_new(cfg, &err);
@@ -1449,44 +1469,13 @@ static void test_record_then_replay(void **state)
 static void test_responses_record_then_replay(void **state)
 {
     char *dir = test_tmpdir();
-    char path[1024], answer[128];
-    rein_provider_config *cfg;
-    rein_history *h;
-    rein_provider *p;
-    rein_error err;
-    struct fx f;
+    char path[1024];
+    rein_model_request *req;
 
     (void)state;
     snprintf(path, sizeof(path), "%s/responses.jsonl", dir);
-    fx_start(&f);
-    assert_rein_ok(rein_provider_config_set_record(f.cfg, path), NULL);
-    fx_provider(&f, "openai-responses");
-    add_weather_tool(&f);
-    fx_script(&f,
-              "[{\"tool_calls\": [{\"id\": \"call_5\", \"name\": \"get_weather\", "
-              "\"arguments\": \"{\\\"city\\\": \\\"Oslo\\\"}\"}]}, {\"text\": \"3 degrees.\"}]");
-    assert_rein_ok(converse(f.p, f.req, f.h, answer, sizeof(answer), &err), &err);
-    assert_string_equal(answer, "3 degrees.");
-    fx_stop(&f);
-
-    cfg = rein_provider_config_new();
-    assert_rein_ok(rein_provider_config_set(cfg, "provider", "replay", NULL), NULL);
-    assert_rein_ok(rein_provider_config_set(cfg, "replay", path, NULL), NULL);
-    p = rein_provider_new(cfg, &err);
-    if (!p)
-        fail_msg("%s", err.msg);
-    h = rein_history_new();
-    rein_model_request *req = rein_model_request_new();
-    json_t *s = schema();
-    assert_rein_ok(rein_model_request_add_tool(req, "get_weather", "Weather for a city", s), NULL);
-    json_decref(s);
-    answer[0] = '\0';
-    assert_rein_ok(converse(p, req, h, answer, sizeof(answer), &err), &err);
-    assert_string_equal(answer, "3 degrees.");
+    rein_provider_config_free(record_and_replay("openai-responses", path, &req));
     rein_model_request_free(req);
-    rein_history_free(h);
-    rein_provider_free(p);
-    rein_provider_config_free(cfg);
     test_rmtree(dir);
     free(dir);
 }

@@ -33,7 +33,9 @@ c = o["tool_calls"][0]
 assert set(c) == {"id", "name", "arguments", "raw_arguments", "status", "from_text"}, c.keys()
 assert c["name"] == "get_capital" and c["arguments"] == {"country": "UK"}, c
 assert c["raw_arguments"] == '{"country":"UK"}' and c["status"] == "ok" and c["from_text"] is False
-assert o["finish_reason"] == "tool_calls" and o["usage"] == {"input_tokens": 53, "output_tokens": 15}
+# usage: the token counts, and the cached and reasoning tokens OpenAI reports with them
+assert o["finish_reason"] == "tool_calls" and o["usage"] == {
+    "input_tokens": 53, "output_tokens": 15, "cached_tokens": 0, "reasoning_tokens": 0}, o["usage"]
 assert o["error"] is None and o["refusal"] is None
 PY
 
