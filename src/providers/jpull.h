@@ -261,6 +261,13 @@ static inline int jdoc_payload(struct rein_provider_decoder *d, const char *even
                              r == JSMN_ERROR_PART ? "the JSON is cut short" : "not JSON", err);
 }
 
+/* A failure's code, never REIN_OK (rein__decoder_bad always fails; this says so where a
+ * reader, or the analyzer, cannot see it). */
+static inline rein_err jfailed(rein_err rc)
+{
+    return rc ? rc : REIN_EPARSE;
+}
+
 /* Tokenizes a whole body into doc: REIN_OK when it is one JSON object, else the decoder's
  * error (the body is empty, not JSON in jansson's words, or several values). */
 static inline rein_err jdoc_body(struct rein_provider_decoder *d, const char *p, size_t len,
@@ -268,8 +275,11 @@ static inline rein_err jdoc_body(struct rein_provider_decoder *d, const char *p,
 {
     int r;
 
+    doc->js = p; /* empty until tokenized, whatever the caller reads after an error */
+    doc->t = NULL;
+    doc->n = 0;
     if (jblank(p, len))
-        return rein__decoder_bad(d, 0, p, len, "the body is empty", err);
+        return jfailed(rein__decoder_bad(d, 0, p, len, "the body is empty", err));
     rein__decoder_saw(d, p, len);
     r = jdoc_parse(doc, p, len, &d->tok, &d->tokcap);
     if (r == JSMN_ERROR_NOMEM)
@@ -279,8 +289,8 @@ static inline rein_err jdoc_body(struct rein_provider_decoder *d, const char *p,
         rein_error_clear(&jerr);
         json_t *v = rein_json_parse(p, len, 0, &jerr);
         json_decref(v);
-        return rein__decoder_bad(d, 0, p, len, v ? "the body must be one JSON object" : jerr.msg,
-                                 err);
+        return jfailed(rein__decoder_bad(d, 0, p, len,
+                                         v ? "the body must be one JSON object" : jerr.msg, err));
     }
     return REIN_OK;
 }
