@@ -12,9 +12,8 @@
 #include <string.h>
 
 static const struct rein__wire *const wires[] = {
-    &rein__wire_openai,    &rein__wire_anthropic, &rein__wire_ollama,
-    &rein__wire_dashscope, &rein__wire_gemini,    &rein__wire_bedrock,
-    &rein__wire_responses,
+    &rein__wire_openai, &rein__wire_anthropic, &rein__wire_ollama,    &rein__wire_dashscope,
+    &rein__wire_gemini, &rein__wire_bedrock,   &rein__wire_responses,
 };
 
 const struct rein__wire *rein__wire_find(const char *name)
