@@ -39,8 +39,8 @@ const char *ms__format_name(enum ms_format f)
 
 enum ms_format ms__format_parse(const char *name)
 {
-    static const enum ms_format all[] = {MS_FMT_AUTO,   MS_FMT_OPENAI,    MS_FMT_ANTHROPIC,
-                                         MS_FMT_OLLAMA, MS_FMT_DASHSCOPE, MS_FMT_GEMINI,
+    static const enum ms_format all[] = {MS_FMT_AUTO,    MS_FMT_OPENAI,    MS_FMT_ANTHROPIC,
+                                         MS_FMT_OLLAMA,  MS_FMT_DASHSCOPE, MS_FMT_GEMINI,
                                          MS_FMT_BEDROCK, MS_FMT_RESPONSES};
 
     for (size_t i = 0; name && i < REIN_ARRAY_SIZE(all); i++) {
