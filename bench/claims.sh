@@ -14,7 +14,8 @@ mkdir -p "$out"
 make --no-print-directory build >/dev/null
 cc -O2 -Iinclude -Ibuild/include bench/claims_bench.c build/librein.a \
   $(pkg-config --libs jansson libpcre2-8 libcurl libmicrohttpd sqlite3 yaml-0.1) \
-  $(pkg-config --libs hiredis 2>/dev/null || true) -lm -lpthread -o "$out/claims_bench"
+  $(pkg-config --libs hiredis 2>/dev/null || true) \
+  $(pkg-config --libs libprotobuf-c 2>/dev/null || true) -lm -lpthread -o "$out/claims_bench"
 for round in 1 2 3; do
   echo "round $round (load average: $(cut -d' ' -f1-3 /proc/loadavg))"
   "$out/claims_bench" tests/data/claims/corpus.tsv "$rounds"

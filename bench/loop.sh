@@ -33,7 +33,8 @@ fi
 # shellcheck disable=SC2046
 cc -O2 -Iinclude -I"$build/include" bench/loop_bench.c "$build/librein.a" \
   $(pkg-config --libs jansson libcurl libmicrohttpd sqlite3 libpcre2-8 yaml-0.1) \
-  $(pkg-config --libs hiredis 2>/dev/null || true) -lpthread -lm -o "$out/loop_bench"
+  $(pkg-config --libs hiredis 2>/dev/null || true) \
+  $(pkg-config --libs libprotobuf-c 2>/dev/null || true) -lpthread -lm -o "$out/loop_bench"
 
 cat >"$out/loop_scenario.json" <<'EOF'
 { "name": "three-steps",

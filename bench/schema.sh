@@ -53,7 +53,8 @@ loop=${LOOP:-1000}
 make --no-print-directory build >/dev/null
 cc -O2 -Iinclude -Ibuild/include bench/schema_bench.c build/librein.a \
   $(pkg-config --libs jansson libpcre2-8 libcurl libmicrohttpd sqlite3 yaml-0.1) \
-  $(pkg-config --libs hiredis 2>/dev/null || true) -lm -lpthread -o "$out/schema_bench"
+  $(pkg-config --libs hiredis 2>/dev/null || true) \
+  $(pkg-config --libs libprotobuf-c 2>/dev/null || true) -lm -lpthread -o "$out/schema_bench"
 
 REIN_SHARED_DIR="$shared" "$py" bench/schema_cases.py >"$out/schema_cases.json"
 "$py" - "$out/schema_cases.json" <<'PY'

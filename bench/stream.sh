@@ -26,7 +26,8 @@ if [ ! -d bench/node_modules/eventsource-parser ]; then
 fi
 cc -O2 -I include -I "$build/include" bench/stream_bench.c "$build/librein.a" \
   $(pkg-config --libs jansson libcurl libmicrohttpd sqlite3 libpcre2-8 yaml-0.1) \
-  $(pkg-config --libs hiredis 2>/dev/null || true) -lpthread -lm -o "$out/stream_bench"
+  $(pkg-config --libs hiredis 2>/dev/null || true) \
+  $(pkg-config --libs libprotobuf-c 2>/dev/null || true) -lpthread -lm -o "$out/stream_bench"
 
 printf '%-44s %10s %12s %10s %12s %7s\n' "stream (~$((target / 1000000)) MB)" "rein MB/s" "rein ev/s" \
   "node MB/s" "node ev/s" "ratio"

@@ -20,6 +20,8 @@ build_deps=(
   "libpcre2-8 pc libpcre2-dev"
   "yaml-0.1 pc libyaml-dev"
   "jsmn.h hdr libjsmn-dev"
+  "libprotobuf-c pc libprotobuf-c-dev"
+  "protoc-c cmd protobuf-c-compiler"
 )
 test_deps=("cmocka pc libcmocka-dev" "redis-server cmd redis-server" "python3 cmd python3"
   "libcrypto pc libssl-dev" "zlib pc zlib1g-dev")

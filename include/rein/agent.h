@@ -392,6 +392,15 @@ REIN_EXTERN void rein_agent_set_verifier(rein_agent *a, rein_provider *verifier)
  * implement one: rein_metrics_observe_agent() in <rein/metrics.h>). Each member may be NULL.
  * Every pointer is borrowed for the duration of the call.
  */
+/* One model request as the observer sees it (every pointer borrowed for the call). */
+struct rein_agent_model_call {
+    const char *provider;  /* rein_provider_name */
+    const char *model;     /* the model asked for */
+    double seconds;        /* from sending to the end of the reply */
+    int64_t input_tokens;  /* -1 when the reply did not say */
+    int64_t output_tokens; /* -1 when the reply did not say */
+    const char *error;     /* NULL, "timeout" or the rein_err_name of the failure */
+};
 struct rein_agent_observer {
     /* A turn started (+1) or ended (-1); on the turn's thread. */
     void (*turn_running)(void *userdata, int delta);
@@ -404,6 +413,9 @@ struct rein_agent_observer {
      * failure; on the turn's thread. */
     void (*provider_error)(void *userdata, const char *provider, const char *kind);
     void *userdata;
+    /* A model request ended, answered or not (the GenAI client metrics: token usage and
+     * operation duration); on the turn's thread. */
+    void (*model_call)(void *userdata, const struct rein_agent_model_call *call);
 };
 /* Sets the observer (copied; its userdata borrowed and must outlive the agent). NULL (the
  * default): nothing observed. Call before turns run. */

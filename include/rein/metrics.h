@@ -85,7 +85,10 @@ REIN_EXTERN void rein_metrics_provider_error(rein_metrics *m, const char *provid
 REIN_EXTERN void rein_metrics_provider_retry(rein_metrics *m, const char *provider);
 /*
  * Makes a's turns record in m (borrowed; must outlive a; NULL: the global registry): turns
- * running, tool calls and provider errors above, through rein_agent_set_observer().
+ * running, tool calls and provider errors above, and the GenAI client metrics
+ * gen_ai_client_token_usage{gen_ai_operation_name,gen_ai_provider_name,gen_ai_request_model,
+ * gen_ai_token_type} and gen_ai_client_operation_duration_seconds{...,error_type}
+ * (histograms), through rein_agent_set_observer().
  */
 REIN_EXTERN void rein_metrics_observe_agent(rein_agent *a, rein_metrics *m);
 

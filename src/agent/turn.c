@@ -150,6 +150,30 @@ static bool unroutable(const rein_model_response *r)
 /* Asks for the next reply: the rules fast path once per turn, then the model (or the rules,
  * when they took the turn). A reply that breaks off part-way is asked for once more; its
  * partial text and calls are forgotten, since nothing of it ran. */
+/* One model request, reported to the observer's model_call (the GenAI client metrics). */
+static rein_err send_model(struct turn *t, rein_provider *p, rein_model_response **out,
+                           rein_error *err)
+{
+    const struct rein_agent_observer *obs = &t->a->obs;
+    int64_t t0 = obs->model_call ? rein_now_ns() : 0;
+    rein_err rc = rein_provider_send(p, t->req, t->h, out, err);
+
+    if (obs->model_call) {
+        struct rein_agent_model_call mc = {
+            .provider = rein_provider_name(p),
+            .model = rein_provider_model(p),
+            .seconds = (double)(rein_now_ns() - t0) / 1e9,
+            .input_tokens = *out ? rein_model_response_input_tokens(*out) : -1,
+            .output_tokens = *out ? rein_model_response_output_tokens(*out) : -1,
+            .error = !rc                    ? NULL
+                     : rc == REIN_ETIMEDOUT ? "timeout"
+                                            : rein_err_name(rc),
+        };
+        obs->model_call(obs->userdata, &mc);
+    }
+    return rc;
+}
+
 static rein_err ask(struct turn *t, rein_model_response **out, rein_error *err)
 {
     rein_agent *a = t->a;
@@ -161,7 +185,7 @@ static rein_err ask(struct turn *t, rein_model_response **out, rein_error *err)
     if (a->rules && !t->on_rules && !t->rules_tried) {
         t->rules_tried = true;
         rein_model_request_set_events(t->req, NULL, NULL);
-        rc = rein_provider_send(a->rules, t->req, t->h, out, err);
+        rc = send_model(t, a->rules, out, err);
         if (t->o->on_event)
             rein_model_request_set_events(t->req, model_event, t);
         if (rc == REIN_OK && !unroutable(*out)) {
@@ -175,7 +199,7 @@ static rein_err ask(struct turn *t, rein_model_response **out, rein_error *err)
     }
     p = t->on_rules ? a->rules : a->provider;
     for (int attempt = 0;; attempt++) {
-        rc = rein_provider_send(p, t->req, t->h, out, err);
+        rc = send_model(t, p, out, err);
         t->model_calls++;
         if (*out)
             rein__turn_add_tokens(t, *out);

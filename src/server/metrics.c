@@ -573,6 +573,44 @@ static void observe_provider_error(void *userdata, const char *provider, const c
     rein_metrics_provider_error(userdata, provider, kind);
 }
 
+/*
+ * The OpenTelemetry GenAI client metrics (semantic conventions v1.41.0, docs/decisions/0024)
+ * in Prometheus names: gen_ai.client.token.usage (histogram of tokens per request, by
+ * gen_ai.token.type) and gen_ai.client.operation.duration (seconds), with the conventions'
+ * bucket boundaries. The model label is the configured model, a closed set.
+ */
+static void observe_model_call(void *userdata, const struct rein_agent_model_call *c)
+{
+    static const char *const token_labels[] = {"gen_ai_operation_name", "gen_ai_provider_name",
+                                               "gen_ai_request_model", "gen_ai_token_type", NULL};
+    static const char *const time_labels[] = {"gen_ai_operation_name", "gen_ai_provider_name",
+                                              "gen_ai_request_model", "error_type", NULL};
+    static const double token_buckets[] = {
+        1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304, 16777216, 67108864};
+    static const double time_buckets[] = {0.01, 0.02, 0.04, 0.08,  0.16,  0.32,  0.64,
+                                          1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92};
+    rein_metrics *m = userdata;
+    const char *model = c->model ? c->model : "";
+    rein_error err;
+    rein_metric *usage =
+        rein_metrics_family(m, REIN_METRIC_HISTOGRAM, "gen_ai_client_token_usage",
+                            "gen_ai.client.token.usage: tokens per model request, by type",
+                            token_labels, token_buckets, REIN_ARRAY_SIZE(token_buckets), &err);
+    rein_metric *duration =
+        rein_metrics_family(m, REIN_METRIC_HISTOGRAM, "gen_ai_client_operation_duration_seconds",
+                            "gen_ai.client.operation.duration: seconds per model request",
+                            time_labels, time_buckets, REIN_ARRAY_SIZE(time_buckets), &err);
+    const char *in[REIN_METRIC_MAX_LABELS] = {"chat", c->provider, model, "input"};
+    const char *out[REIN_METRIC_MAX_LABELS] = {"chat", c->provider, model, "output"};
+    const char *t[REIN_METRIC_MAX_LABELS] = {"chat", c->provider, model, c->error ? c->error : ""};
+
+    if (c->input_tokens >= 0)
+        rein_metric_observe(usage, in, (double)c->input_tokens);
+    if (c->output_tokens >= 0)
+        rein_metric_observe(usage, out, (double)c->output_tokens);
+    rein_metric_observe(duration, t, c->seconds);
+}
+
 void rein_metrics_observe_agent(rein_agent *a, rein_metrics *m)
 {
     struct rein_agent_observer obs = {
@@ -580,6 +618,7 @@ void rein_metrics_observe_agent(rein_agent *a, rein_metrics *m)
         .tool_call = observe_tool_call,
         .provider_error = observe_provider_error,
         .userdata = m,
+        .model_call = observe_model_call,
     };
 
     if (a)

@@ -3,6 +3,8 @@
  * variables, the sampler, and a background thread that sends finished spans to an OTLP/HTTP
  * collector in batches.
  *
+ * Batches are encoded as OTLP/HTTP protobuf (otlp_proto.c) or JSON (otlp_json.c).
+ *
  * The hot path only appends a pointer to a bounded ring under a mutex (rein__trace_enqueue);
  * a full ring drops the span and counts it, so a turn never waits for a collector that is
  * slow or gone. The thread sends a batch when OTEL_BSP_MAX_EXPORT_BATCH_SIZE spans wait or
@@ -255,7 +257,9 @@ static void export_batch(CURL *easy, struct curl_slist *headers, struct rein__sp
     enum send_outcome out = GIVE_UP;
 
     rein_buf_init(&body, 0);
-    if (rein__otlp_json_traces(&body, &ex->resource, spans, n) == REIN_OK) {
+    rein_err rc = ex->json ? rein__otlp_json_traces(&body, &ex->resource, spans, n)
+                           : rein__otlp_proto_traces(&body, &ex->resource, spans, n);
+    if (rc == REIN_OK) {
         for (int attempt = 0;; attempt++) {
             out = post(easy, headers, &body, &retry_ms);
             if (out != RETRY || attempt == MAX_RETRIES)
@@ -547,12 +551,21 @@ static rein_err configure(struct exporter *e, rein_error *err)
 
     if (!proto)
         proto = env("OTEL_EXPORTER_OTLP_PROTOCOL");
-    if (proto && strcmp(proto, "http/json") != 0)
+    /* http/protobuf is the specification's default; a build without protobuf (see
+     * cmake/ReinOtlpProto.cmake) defaults to http/json instead. */
+    if (!proto)
+        proto = rein__otlp_proto_available() ? "http/protobuf" : "http/json";
+    if (strcmp(proto, "http/json") == 0)
+        e->json = true;
+    else if (strcmp(proto, "http/protobuf") != 0 || !rein__otlp_proto_available())
         return rein_error_set(err, REIN_EINVAL,
-                              "OTEL_EXPORTER_OTLP_PROTOCOL=\"%s\": this rein exports "
-                              "http/json only (see docs/decisions/0024)",
-                              proto);
-    e->json = true;
+                              "OTEL_EXPORTER_OTLP_PROTOCOL=\"%s\": rein exports %s (grpc is not "
+                              "supported)",
+                              proto,
+                              rein__otlp_proto_available()
+                                  ? "http/protobuf and http/json"
+                                  : "http/json only: it was built without protobuf "
+                                    "(REIN_OTLP_PROTOBUF=OFF)");
     if (!env_long("OTEL_EXPORTER_OTLP_TRACES_TIMEOUT", 0, 600000, &timeout, err) ||
         (!timeout && !env_long("OTEL_EXPORTER_OTLP_TIMEOUT", 10000, 600000, &timeout, err)) ||
         !env_long("OTEL_BSP_MAX_QUEUE_SIZE", 2048, 1 << 20, &qsize, err) ||
@@ -568,7 +581,7 @@ static rein_err configure(struct exporter *e, rein_error *err)
     if (!(e->url = traces_url()) ||
         !(e->ring = rein_calloc(e->cap, sizeof(struct rein__span_rec *))))
         return rein_error_set(err, REIN_ENOMEM, "out of memory setting up tracing");
-    if (!add_header(e, "Content-Type", "application/json"))
+    if (!add_header(e, "Content-Type", e->json ? "application/json" : "application/x-protobuf"))
         return rein_error_set(err, REIN_ENOMEM, "out of memory setting up tracing");
     rc = each_pair("OTEL_EXPORTER_OTLP_HEADERS", env("OTEL_EXPORTER_OTLP_HEADERS"), add_header, e,
                    err);
@@ -627,7 +640,8 @@ rein_err rein_trace_setup(rein_error *err)
         goto out;
     }
     atomic_store(&enabled, true);
-    rein_log(REIN_LOG_INFO, WHERE, "exporting spans to %s (OTLP/HTTP JSON)", e->url);
+    rein_log(REIN_LOG_INFO, WHERE, "exporting spans to %s (OTLP/HTTP %s)", e->url,
+             e->json ? "JSON" : "protobuf");
 out:
     pthread_mutex_unlock(&setup_mu);
     return rc;

@@ -72,6 +72,12 @@ struct rein__resource {
 rein_err rein__otlp_json_traces(struct rein_buf *b, const struct rein__resource *res,
                                 struct rein__span_rec *const *spans, size_t n);
 
+/* The same as OTLP protobuf (otlp_proto.c); REIN_ENOTSUP when built without protobuf. */
+rein_err rein__otlp_proto_traces(struct rein_buf *b, const struct rein__resource *res,
+                                 struct rein__span_rec *const *spans, size_t n);
+/* True when this build encodes protobuf. */
+bool rein__otlp_proto_available(void);
+
 /* Attribute list helpers (span.c): copies value; false when memory is exhausted. */
 bool rein__attrs_add_str(struct rein__attrs *a, const char *key, const char *v, size_t len);
 void rein__attrs_release(struct rein__attrs *a);

@@ -48,6 +48,8 @@ static void start_to(bool capture, const char *endpoint)
     assert_non_null(F->otlp);
     setenv("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint ? endpoint : otlp_url(F->otlp), 1);
     setenv("OTEL_BSP_SCHEDULE_DELAY", "20", 1);
+    /* The receiver here decodes JSON; protobuf is decoded by tests/scripts/otlp_export.sh. */
+    setenv("OTEL_EXPORTER_OTLP_PROTOCOL", "http/json", 1);
     setenv("OTEL_SERVICE_NAME", "rein-test", 1);
     if (capture)
         setenv("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", "true", 1);
@@ -64,6 +66,7 @@ static void start_to(bool capture, const char *endpoint)
     assert_non_null(rein_registry_get(F->reg, "envecho"));
     F->a = rein_agent_new(F->p, F->reg, &err);
     assert_non_null(F->a);
+    rein_metrics_observe_agent(F->a, NULL); /* the registry GET /metrics renders */
     snprintf(url, sizeof(url), "sqlite:%s/rein.db", F->dir);
     assert_rein_ok(rein_store_open(url, NULL, &F->store, &err), &err);
     F->api = rein_agent_api_new(F->a, F->reg, F->store, NULL, &err);
@@ -364,6 +367,11 @@ static void receiver_down(void **state)
     th_get(url, &r);
     assert_int_equal(r.status, 200);
     assert_non_null(strstr(r.body, "rein_trace_spans_dropped_total "));
+    /* The GenAI client metrics: two model requests per turn, input and output tokens each. */
+    assert_non_null(strstr(r.body, "gen_ai_client_operation_duration_seconds_count{"
+                                   "gen_ai_operation_name=\"chat\",gen_ai_provider_name="));
+    assert_non_null(strstr(r.body, "gen_ai_token_type=\"input\"} 10\n"));
+    assert_non_null(strstr(r.body, "gen_ai_token_type=\"output\"} 10\n"));
     assert_null(strstr(r.body, "rein_trace_spans_dropped_total 0\n"));
     th_resp_free(&r);
     assert_int_equal(otlp_requests(F->otlp), 0);

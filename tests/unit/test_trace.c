@@ -174,6 +174,7 @@ static void export_env(const char *endpoint)
     setenv("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint, 1);
     setenv("OTEL_BSP_SCHEDULE_DELAY", "20", 1);
     setenv("OTEL_EXPORTER_OTLP_TIMEOUT", "2000", 1);
+    setenv("OTEL_EXPORTER_OTLP_PROTOCOL", "http/json", 1); /* what the receiver here decodes */
 }
 
 static void setup_ok(void)

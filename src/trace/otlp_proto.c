@@ -1,0 +1,226 @@
+/*
+ * OTLP/HTTP protobuf encoding of spans: an ExportTraceServiceRequest built from the code
+ * protoc-c generates from the official opentelemetry-proto definitions at build time
+ * (cmake/ReinOtlpProto.cmake, docs/decisions/0024), packed by libprotobuf-c. The message tree
+ * borrows the spans' strings and lives in one arena per batch, so a batch costs a few large
+ * allocations and one pack.
+ *
+ * Built without protobuf (-DREIN_OTLP_PROTOBUF=OFF, or a tree whose generated headers are not
+ * there, as the linters see it) this file only answers REIN_ENOTSUP.
+ */
+#include "trace_int.h"
+
+#include <rein/arena.h>
+#include <rein/version.h>
+
+#include <string.h>
+
+#if defined(HAVE_OTLP_PROTOBUF) &&                                                                 \
+    __has_include("opentelemetry/proto/collector/trace/v1/trace_service.pb-c.h")
+#include "opentelemetry/proto/collector/trace/v1/trace_service.pb-c.h"
+
+typedef Opentelemetry__Proto__Common__V1__AnyValue AnyValue;
+typedef Opentelemetry__Proto__Common__V1__ArrayValue ArrayValue;
+typedef Opentelemetry__Proto__Common__V1__KeyValue KeyValue;
+typedef Opentelemetry__Proto__Trace__V1__Span Span;
+typedef Opentelemetry__Proto__Trace__V1__Span__Event SpanEvent;
+
+/* A new AnyValue for attribute a (strings borrowed), or NULL when the arena is exhausted. */
+static AnyValue *any_value(rein_arena *ar, const struct rein__attr *a)
+{
+    AnyValue *v = rein_arena_calloc(ar, 1, sizeof(*v));
+
+    if (!v)
+        return NULL;
+    opentelemetry__proto__common__v1__any_value__init(v);
+    switch (a->type) {
+    case ATTR_STR:
+        v->value_case = OPENTELEMETRY__PROTO__COMMON__V1__ANY_VALUE__VALUE_STRING_VALUE;
+        v->string_value = a->u.s;
+        break;
+    case ATTR_INT:
+        v->value_case = OPENTELEMETRY__PROTO__COMMON__V1__ANY_VALUE__VALUE_INT_VALUE;
+        v->int_value = a->u.i;
+        break;
+    case ATTR_DOUBLE:
+        v->value_case = OPENTELEMETRY__PROTO__COMMON__V1__ANY_VALUE__VALUE_DOUBLE_VALUE;
+        v->double_value = a->u.d;
+        break;
+    case ATTR_BOOL:
+        v->value_case = OPENTELEMETRY__PROTO__COMMON__V1__ANY_VALUE__VALUE_BOOL_VALUE;
+        v->bool_value = a->u.b;
+        break;
+    case ATTR_STRS: {
+        ArrayValue *arr = rein_arena_calloc(ar, 1, sizeof(*arr));
+        AnyValue **items = rein_arena_calloc(ar, a->u.strs.n ? a->u.strs.n : 1, sizeof(AnyValue *));
+        AnyValue *each = rein_arena_calloc(ar, a->u.strs.n ? a->u.strs.n : 1, sizeof(AnyValue));
+        if (!arr || !items || !each)
+            return NULL;
+        opentelemetry__proto__common__v1__array_value__init(arr);
+        for (size_t i = 0; i < a->u.strs.n; i++) {
+            opentelemetry__proto__common__v1__any_value__init(&each[i]);
+            each[i].value_case = OPENTELEMETRY__PROTO__COMMON__V1__ANY_VALUE__VALUE_STRING_VALUE;
+            each[i].string_value = a->u.strs.v[i];
+            items[i] = &each[i];
+        }
+        arr->n_values = a->u.strs.n;
+        arr->values = items;
+        v->value_case = OPENTELEMETRY__PROTO__COMMON__V1__ANY_VALUE__VALUE_ARRAY_VALUE;
+        v->array_value = arr;
+        break;
+    }
+    }
+    return v;
+}
+
+/* The attribute list as KeyValue pointers in *out (*n of them); false when exhausted. */
+static bool key_values(rein_arena *ar, const struct rein__attrs *a, KeyValue ***out, size_t *n)
+{
+    KeyValue **list = rein_arena_calloc(ar, a->n ? a->n : 1, sizeof(KeyValue *));
+    KeyValue *kvs = rein_arena_calloc(ar, a->n ? a->n : 1, sizeof(KeyValue));
+
+    if (!list || !kvs)
+        return false;
+    for (size_t i = 0; i < a->n; i++) {
+        opentelemetry__proto__common__v1__key_value__init(&kvs[i]);
+        kvs[i].key = (char *)a->v[i].key; /* packing only reads it */
+        if (!(kvs[i].value = any_value(ar, &a->v[i])))
+            return false;
+        list[i] = &kvs[i];
+    }
+    *out = list;
+    *n = a->n;
+    return true;
+}
+
+/* len bytes of binary id from 2*len lowercase hex digits. */
+static bool id_bytes(rein_arena *ar, const char *hex, size_t len, ProtobufCBinaryData *out)
+{
+    uint8_t *b = rein_arena_alloc(ar, len);
+
+    if (!b)
+        return false;
+    for (size_t i = 0; i < len; i++) {
+        int hi = hex[2 * i] <= '9' ? hex[2 * i] - '0' : hex[2 * i] - 'a' + 10;
+        int lo = hex[2 * i + 1] <= '9' ? hex[2 * i + 1] - '0' : hex[2 * i + 1] - 'a' + 10;
+        b[i] = (uint8_t)(hi << 4 | lo);
+    }
+    out->data = b;
+    out->len = len;
+    return true;
+}
+
+static Span *span_msg(rein_arena *ar, const struct rein__span_rec *r)
+{
+    Span *s = rein_arena_calloc(ar, 1, sizeof(*s));
+    Opentelemetry__Proto__Trace__V1__Status *st = rein_arena_calloc(ar, 1, sizeof(*st));
+    SpanEvent **events = rein_arena_calloc(ar, r->nevents ? r->nevents : 1, sizeof(SpanEvent *));
+    SpanEvent *ev = rein_arena_calloc(ar, r->nevents ? r->nevents : 1, sizeof(SpanEvent));
+
+    if (!s || !st || !events || !ev)
+        return NULL;
+    opentelemetry__proto__trace__v1__span__init(s);
+    opentelemetry__proto__trace__v1__status__init(st);
+    if (!id_bytes(ar, r->trace_id, 16, &s->trace_id) || !id_bytes(ar, r->span_id, 8, &s->span_id) ||
+        (r->parent_id[0] && !id_bytes(ar, r->parent_id, 8, &s->parent_span_id)))
+        return NULL;
+    if (r->state)
+        s->trace_state = r->state;
+    s->name = r->name;
+    s->kind = (Opentelemetry__Proto__Trace__V1__Span__SpanKind)r->kind;
+    s->start_time_unix_nano = (uint64_t)r->start_ns;
+    s->end_time_unix_nano = (uint64_t)r->end_ns;
+    if (!key_values(ar, &r->attrs, &s->attributes, &s->n_attributes))
+        return NULL;
+    for (size_t i = 0; i < r->nevents; i++) {
+        opentelemetry__proto__trace__v1__span__event__init(&ev[i]);
+        ev[i].time_unix_nano = (uint64_t)r->events[i].time_ns;
+        ev[i].name = r->events[i].name;
+        if (!key_values(ar, &r->events[i].attrs, &ev[i].attributes, &ev[i].n_attributes))
+            return NULL;
+        events[i] = &ev[i];
+    }
+    s->n_events = r->nevents;
+    s->events = events;
+    if (r->failed) {
+        st->code = OPENTELEMETRY__PROTO__TRACE__V1__STATUS__STATUS_CODE__STATUS_CODE_ERROR;
+        if (r->status_msg)
+            st->message = r->status_msg;
+    }
+    s->status = st;
+    return s;
+}
+
+rein_err rein__otlp_proto_traces(struct rein_buf *b, const struct rein__resource *res,
+                                 struct rein__span_rec *const *spans, size_t n)
+{
+    Opentelemetry__Proto__Collector__Trace__V1__ExportTraceServiceRequest req;
+    Opentelemetry__Proto__Trace__V1__ResourceSpans rs, *rsp = &rs;
+    Opentelemetry__Proto__Trace__V1__ScopeSpans ss, *ssp = &ss;
+    Opentelemetry__Proto__Resource__V1__Resource resource;
+    Opentelemetry__Proto__Common__V1__InstrumentationScope scope;
+    rein_arena *ar = rein_arena_new(0);
+    Span **list = ar ? rein_arena_calloc(ar, n ? n : 1, sizeof(Span *)) : NULL;
+    rein_err rc = REIN_ENOMEM;
+    size_t size;
+
+    if (!list)
+        goto out;
+    opentelemetry__proto__collector__trace__v1__export_trace_service_request__init(&req);
+    opentelemetry__proto__trace__v1__resource_spans__init(&rs);
+    opentelemetry__proto__trace__v1__scope_spans__init(&ss);
+    opentelemetry__proto__resource__v1__resource__init(&resource);
+    opentelemetry__proto__common__v1__instrumentation_scope__init(&scope);
+    scope.name = "rein";
+    scope.version = REIN_VERSION_STRING;
+    if (!key_values(ar, &res->attrs, &resource.attributes, &resource.n_attributes))
+        goto out;
+    for (size_t i = 0; i < n; i++)
+        if (!(list[i] = span_msg(ar, spans[i])))
+            goto out;
+    ss.scope = &scope;
+    ss.n_spans = n;
+    ss.spans = list;
+    rs.resource = &resource;
+    rs.n_scope_spans = 1;
+    rs.scope_spans = &ssp;
+    req.n_resource_spans = 1;
+    req.resource_spans = &rsp;
+    size =
+        opentelemetry__proto__collector__trace__v1__export_trace_service_request__get_packed_size(
+            &req);
+    if (rein_buf_grow(b, size) != REIN_OK)
+        goto out;
+    size = opentelemetry__proto__collector__trace__v1__export_trace_service_request__pack(
+        &req, (uint8_t *)b->ptr + b->len);
+    b->len += size;
+    b->ptr[b->len] = '\0';
+    rc = REIN_OK;
+out:
+    rein_arena_free(ar);
+    return rc;
+}
+
+bool rein__otlp_proto_available(void)
+{
+    return true;
+}
+
+#else
+
+rein_err rein__otlp_proto_traces(struct rein_buf *b, const struct rein__resource *res,
+                                 struct rein__span_rec *const *spans, size_t n)
+{
+    (void)b;
+    (void)res;
+    (void)spans;
+    (void)n;
+    return REIN_ENOTSUP;
+}
+
+bool rein__otlp_proto_available(void)
+{
+    return false;
+}
+
+#endif
