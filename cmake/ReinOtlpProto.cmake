@@ -31,9 +31,14 @@ if(REIN_OTLP_PROTOBUF)
             ${CMAKE_SOURCE_DIR}/src/trace/otlp-proto ${_odir} ${PROTOC_C}
     DEPENDS ${CMAKE_SOURCE_DIR}/src/trace/otlp-proto/package.json
             ${CMAKE_SOURCE_DIR}/src/trace/otlp-proto/package-lock.json
-            ${CMAKE_SOURCE_DIR}/scripts/otlp-proto.sh
+            ${CMAKE_SOURCE_DIR}/scripts/otlp-proto.sh ${CMAKE_SOURCE_DIR}/scripts/npm-ci.sh
     COMMENT "Fetching and compiling the OpenTelemetry protocol (npm ci, protoc-c)" VERBATIM)
+  # One target runs the command; the libraries wait for it (listing its outputs in two
+  # targets that build in parallel would run it twice at once).
+  add_custom_target(rein_otlp_proto DEPENDS ${REIN_OTLP_PB_SOURCES} ${REIN_OTLP_PB_HEADERS})
   add_library(rein_otlp_pb OBJECT ${REIN_OTLP_PB_SOURCES})
+  add_dependencies(rein_otlp_pb rein_otlp_proto)
+  add_dependencies(rein_obj rein_otlp_proto)
   target_include_directories(rein_otlp_pb PUBLIC "${_odir}/gen")
   target_link_libraries(rein_otlp_pb PUBLIC PkgConfig::PROTOBUF_C)
   set_target_properties(rein_otlp_pb PROPERTIES POSITION_INDEPENDENT_CODE ON
@@ -43,7 +48,6 @@ if(REIN_OTLP_PROTOBUF)
   set_source_files_properties(${CMAKE_SOURCE_DIR}/src/trace/otlp_proto.c PROPERTIES
     COMPILE_DEFINITIONS HAVE_OTLP_PROTOBUF=1 INCLUDE_DIRECTORIES "${_odir}/gen"
     OBJECT_DEPENDS "${REIN_OTLP_PB_HEADERS}")
-  target_sources(rein_obj PRIVATE ${REIN_OTLP_PB_HEADERS})
   set(REIN_OTLP_PB_OBJECTS $<TARGET_OBJECTS:rein_otlp_pb>)
   set(REIN_OTLP_PROTO_DIR "${_odir}/protos")
 endif()

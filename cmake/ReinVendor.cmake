@@ -17,6 +17,6 @@ if(REIN_WEB_VENDOR)
     COMMAND bash ${CMAKE_SOURCE_DIR}/scripts/web-vendor.sh ${CMAKE_SOURCE_DIR}/web/vendor ${_vdir}
     DEPENDS ${CMAKE_SOURCE_DIR}/web/vendor/package.json
             ${CMAKE_SOURCE_DIR}/web/vendor/package-lock.json
-            ${CMAKE_SOURCE_DIR}/scripts/web-vendor.sh
+            ${CMAKE_SOURCE_DIR}/scripts/web-vendor.sh ${CMAKE_SOURCE_DIR}/scripts/npm-ci.sh
     COMMENT "Fetching the chat page's highlighter (web/vendor, npm ci)" VERBATIM)
 endif()

@@ -14,20 +14,9 @@ set -euo pipefail
 src="$1"
 out="$2"
 protoc="$3"
-if ! command -v npm >/dev/null; then
-  echo "otlp-proto: npm is not installed; scripts/install-deps.sh installs it (or configure" \
-    "with -DREIN_OTLP_PROTOBUF=OFF for span export in http/json only)" >&2
-  exit 1
-fi
 work="$out/npm"
-mkdir -p "$work"
-cp "$src/package.json" "$src/package-lock.json" "$work/"
-log="$work/npm-ci.log"
-if ! (cd "$work" && timeout 300 npm ci --ignore-scripts --no-audit --no-fund >"$log" 2>&1); then
-  echo "otlp-proto: npm ci failed (is the npm registry reachable?):" >&2
-  tail -5 "$log" >&2
-  exit 1
-fi
+"$(dirname "$0")/npm-ci.sh" "$src" "$work" otlp-proto \
+  "or configure with -DREIN_OTLP_PROTOBUF=OFF for span export in http/json only"
 protos="$work/node_modules/@opentelemetry/otlp-grpc-exporter-base/build/protos"
 rm -rf "$out/protos" "$out/gen.tmp"
 cp -r "$protos" "$out/protos"

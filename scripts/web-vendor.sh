@@ -9,20 +9,9 @@
 set -euo pipefail
 src="$1"
 out="$2"
-if ! command -v npm >/dev/null; then
-  echo "web-vendor: npm is not installed; scripts/install-deps.sh installs it (or configure" \
-    "with -DREIN_WEB_VENDOR=OFF for a page without syntax highlighting)" >&2
-  exit 1
-fi
 work="$out/npm"
-mkdir -p "$work"
-cp "$src/package.json" "$src/package-lock.json" "$work/"
-log="$work/npm-ci.log"
-if ! (cd "$work" && timeout 300 npm ci --ignore-scripts --no-audit --no-fund >"$log" 2>&1); then
-  echo "web-vendor: npm ci failed (is the npm registry reachable?):" >&2
-  tail -5 "$log" >&2
-  exit 1
-fi
+"$(dirname "$0")/npm-ci.sh" "$src" "$work" web-vendor \
+  "or configure with -DREIN_WEB_VENDOR=OFF for a page without syntax highlighting"
 pkg="$work/node_modules/@highlightjs/cdn-assets"
 cp "$pkg/es/highlight.min.js" "$out/hljs.js.tmp"
 cp "$pkg/LICENSE" "$out/hljs-license.txt"
