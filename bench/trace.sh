@@ -48,7 +48,7 @@ print("http://127.0.0.1:%d" % s.server_port, flush=True)
 s.serve_forever()
 PY
 recv=$!
-trap 'kill -TERM $server $recv 2>/dev/null; wait $server $recv 2>/dev/null' EXIT
+trap 'kill -TERM $server $recv 2>/dev/null; wait $server $recv 2>/dev/null || true' EXIT
 url=""
 rurl=""
 for _ in $(seq 1 100); do
@@ -65,7 +65,7 @@ run() { # SETTING -> own µs per step
     off) env -u OTEL_EXPORTER_OTLP_ENDPOINT "$out/scale_bench" "$url" unique 0 "$turns" ;;
     fast) OTEL_EXPORTER_OTLP_ENDPOINT=$rurl OTEL_BSP_SCHEDULE_DELAY=200 \
       "$out/scale_bench" "$url" unique 0 "$turns" ;;
-    down) OTEL_EXPORTER_OTLP_ENDPOINT=$dead OTEL_BSP_SCHEDULE_DELAY=200 \
+    down) OTEL_EXPORTER_OTLP_ENDPOINT=$dead OTEL_BSP_SCHEDULE_DELAY=200 REIN_LOG=error \
       "$out/scale_bench" "$url" unique 0 "$turns" ;;
   esac | cut -d' ' -f1
 }

@@ -147,7 +147,9 @@ bool rein__trace_enqueue(struct rein__span_rec *r)
             ex->ring[(ex->head + ex->len) % ex->cap] = r;
             ex->len++;
             kept = true;
-            if (ex->len >= ex->batch_max)
+            /* Once per batch: the exporter is woken when a batch fills, not by every span
+             * after that (while it sends or backs off, that was a wake-up per span). */
+            if (ex->len == ex->batch_max)
                 pthread_cond_signal(&ex->cv);
         }
         pthread_mutex_unlock(&ex->mu);
