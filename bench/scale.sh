@@ -31,7 +31,7 @@ build_bench() {
   cc -O2 -I"$1/include" -I"$2/include" bench/scale_bench.c "$2/librein.a" \
     $(pkg-config --libs jansson libcurl libmicrohttpd sqlite3 libpcre2-8 yaml-0.1) \
     $(pkg-config --libs hiredis 2>/dev/null || true) \
-  $(pkg-config --libs libprotobuf-c 2>/dev/null || true) -lpthread -lm -o "$3"
+    $(pkg-config --libs libprotobuf-c 2>/dev/null || true) -lpthread -lm -o "$3"
 }
 build_bench . "$build" "$out/scale_bench"
 labels=(this)

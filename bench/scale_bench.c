@@ -246,10 +246,12 @@ int main(int argc, char **argv)
     turns = (int)strtol(argv[4], NULL, 10);
     snprintf(openai, sizeof(openai), "%s/v1", argv[1]);
     curl_global_init(CURL_GLOBAL_DEFAULT);
+#ifdef REIN_TRACE_H /* absent from checkouts before tracing (bench/scale.sh BEFORE=) */
     /* Span export when OTEL_* variables configure it, as the rein command does
      * (bench/trace.sh measures what it costs). */
     if (rein_trace_setup(&err) != REIN_OK)
         die("tracing", err.msg);
+#endif
     cfg = rein_provider_config_new();
     if (rein_provider_config_set_provider(cfg, "openai-compatible", &err) ||
         rein_provider_config_set_base_url(cfg, openai) ||
@@ -284,7 +286,9 @@ int main(int argc, char **argv)
         own[b] = rein_cpu[b] - bare_cpu[b];
     }
 
+#ifdef REIN_TRACE_H
     rein_trace_shutdown(1000);
+#endif
     printf("%.1f %.1f %.1f %zu\n", median(own, BLOCKS), median(rein_cpu, BLOCKS),
            median(bare_cpu, BLOCKS), bytes / STEPS);
     json_decref(bodies);
