@@ -969,6 +969,10 @@ static enum outcome run_attempt(struct attempt *at, const char *body, size_t bod
     curl_easy_setopt(easy, CURLOPT_ACCEPT_ENCODING, "");
     curl_easy_setopt(easy, CURLOPT_TCP_KEEPALIVE, 1L);
     curl_easy_setopt(easy, CURLOPT_FOLLOWLOCATION, 0L);
+    /* The share's connection cache is bounded by the multi handle's limit, which defaults to
+     * four per easy handle: with one easy handle per attempt, a server sending 64 requests at
+     * once kept 4 upstream connections and opened (and closed) one for every other request. */
+    curl_multi_setopt(multi, CURLMOPT_MAXCONNECTS, 256L);
     if (p->cfg.timeout[REIN_TIMEOUT_CONNECT] > 0)
         curl_easy_setopt(easy, CURLOPT_CONNECTTIMEOUT_MS,
                          (long)p->cfg.timeout[REIN_TIMEOUT_CONNECT]);

@@ -939,6 +939,7 @@ static struct record *record_new(struct MHD_Connection *conn, const char *method
                                  struct exchange *x)
 {
     struct record *rec = rein_calloc(1, sizeof(*rec));
+    const union MHD_ConnectionInfo *ci;
     struct rein_buf query;
 
     if (!rec)
@@ -965,6 +966,9 @@ static struct record *record_new(struct MHD_Connection *conn, const char *method
     rec->pub.time_ms = rein_wall_ms();
     rec->pub.mono_ms = rein_now_ms();
     rec->pub.reply = -1;
+    ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    if (ci && ci->client_addr && ci->client_addr->sa_family == AF_INET)
+        rec->pub.client_port = ntohs(((const struct sockaddr_in *)ci->client_addr)->sin_port);
     return rec;
 }
 

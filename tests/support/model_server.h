@@ -177,6 +177,7 @@ struct ms_request {
     json_t *json;           /* the parsed body, or NULL when it is not JSON */
     int64_t time_ms;        /* wall clock at arrival (ms since the epoch) */
     int64_t mono_ms;        /* monotonic clock at arrival (rein_now_ms) */
+    int client_port;        /* the client's TCP port: requests on one connection share it */
     const char *format;     /* "openai" | "anthropic" | "ollama" | "unknown" */
     bool stream;            /* the request asked for a stream */
     int reply;              /* index of the scripted reply served (script order), -1 for none */
