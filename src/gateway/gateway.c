@@ -967,6 +967,7 @@ static rein_err ctx_init(struct rein__gw_ctx *c, rein_gateway *g,
     c->block = -1;
     c->created = rein_wall_ms() / 1000;
     rein_buf_init(&c->ev, 0);
+    rein_buf_init(&c->chunk_head, 0);
     rein_buf_init(&c->streamed, 0);
     if (call->trace_id && rein_trace_id_is_valid(call->trace_id))
         snprintf(c->trace_id, sizeof(c->trace_id), "%s", call->trace_id);
@@ -1008,6 +1009,7 @@ static void ctx_release(struct rein__gw_ctx *c)
     json_decref(c->converted);
     json_decref(c->renamed);
     rein_buf_release(&c->ev);
+    rein_buf_release(&c->chunk_head);
     rein_buf_release(&c->streamed);
 }
 

@@ -263,9 +263,10 @@ struct rein__gw_ctx {
     bool role_sent; /* OpenAI: the first chunk (role) went out */
     int block;      /* Anthropic: index of the open block, -1 none */
     int next_block;
-    char block_type[16]; /* "text", "thinking" */
-    struct rein_buf ev;  /* one event's text, reused */
-    rein_err sink_rc;    /* the first failure of the sink */
+    char block_type[16];        /* "text", "thinking" */
+    struct rein_buf ev;         /* one event's text, reused */
+    struct rein_buf chunk_head; /* OpenAI: what every chunk starts with (made once) */
+    rein_err sink_rc;           /* the first failure of the sink */
 };
 
 /* Sends one stream event, starting the stream first; remembers a gone client. */

@@ -511,6 +511,19 @@ static void head(const struct rein__gw_ctx *c, struct rein_jw *w, const char *ob
     rein_jw_str(w, c->model);
 }
 
+/* The answer (object) up to the key of its one choice's message or delta. */
+static void choice_open(const struct rein__gw_ctx *c, struct rein_jw *w, const char *object,
+                        const char *key)
+{
+    head(c, w, object);
+    rein_jw_key(w, "choices");
+    rein_jw_arr_begin(w);
+    rein_jw_obj_begin(w);
+    rein_jw_key(w, "index");
+    rein_jw_int(w, 0);
+    rein_jw_key(w, key);
+}
+
 static void call_json(struct rein_jw *w, const struct rein__gw_call *call, int64_t index)
 {
     rein_jw_obj_begin(w);
@@ -551,13 +564,7 @@ static rein_err oa_reply(const struct rein__gw_ctx *c, struct rein_buf *out)
     struct rein_jw w;
 
     rein_jw_init(&w, out);
-    head(c, &w, "chat.completion");
-    rein_jw_key(&w, "choices");
-    rein_jw_arr_begin(&w);
-    rein_jw_obj_begin(&w);
-    rein_jw_key(&w, "index");
-    rein_jw_int(&w, 0);
-    rein_jw_key(&w, "message");
+    choice_open(c, &w, "chat.completion", "message");
     rein_jw_obj_begin(&w);
     rein_jw_key(&w, "role");
     rein_jw_str(&w, "assistant");
@@ -655,13 +662,7 @@ static void chunk_begin(struct rein__gw_ctx *c, struct rein_jw *w)
 {
     rein_buf_reset(&c->ev);
     rein_jw_init(w, &c->ev);
-    head(c, w, "chat.completion.chunk");
-    rein_jw_key(w, "choices");
-    rein_jw_arr_begin(w);
-    rein_jw_obj_begin(w);
-    rein_jw_key(w, "index");
-    rein_jw_int(w, 0);
-    rein_jw_key(w, "delta");
+    choice_open(c, w, "chat.completion.chunk", "delta");
 }
 
 static rein_err chunk_end(struct rein__gw_ctx *c, struct rein_jw *w, const char *finish,
@@ -706,22 +707,52 @@ static rein_err role_chunk(struct rein__gw_ctx *c)
     return chunk_end(c, &w, NULL, false);
 }
 
+/*
+ * The bytes every chunk of this answer starts with, up to its delta (made once): a long
+ * stream is thousands of small text chunks that differ only in their text, and encoding the
+ * id, the model and the time again for each was a large part of what a chunk cost.
+ */
+static rein_err chunk_head(struct rein__gw_ctx *c)
+{
+    struct rein_jw w;
+
+    if (c->chunk_head.len)
+        return REIN_OK;
+    rein_jw_init(&w, &c->chunk_head);
+    choice_open(c, &w, "chat.completion.chunk", "delta");
+    /* The writer is left mid-object on purpose: only its bytes are kept. */
+    if (w.err)
+        rein_buf_reset(&c->chunk_head);
+    return w.err;
+}
+
+/* A text chunk: the same bytes chunk_begin() ... chunk_end(NULL, false) would write. */
 static rein_err oa_s_text(struct rein__gw_ctx *c, enum rein_model_event_type kind, const char *p,
                           size_t n)
 {
-    struct rein_jw w;
+    const char *key = kind == REIN_MEV_REASONING_DELTA ? "{\"reasoning_content\":\""
+                      : kind == REIN_MEV_REFUSAL_DELTA ? "{\"refusal\":\""
+                                                       : "{\"content\":\"";
+    static const char tail[] = "\"},\"logprobs\":null,\"finish_reason\":null}]";
     rein_err rc = role_chunk(c);
 
     if (rc || n == 0)
         return rc;
-    chunk_begin(c, &w);
-    rein_jw_obj_begin(&w);
-    rein_jw_key(&w, kind == REIN_MEV_REASONING_DELTA ? "reasoning_content"
-                    : kind == REIN_MEV_REFUSAL_DELTA ? "refusal"
-                                                     : "content");
-    rein_jw_strn(&w, p, n);
-    rein_jw_obj_end(&w);
-    return chunk_end(c, &w, NULL, false);
+    rc = chunk_head(c);
+    rein_buf_reset(&c->ev);
+    if (!rc)
+        rc = rein_buf_add(&c->ev, c->chunk_head.ptr, c->chunk_head.len);
+    if (!rc)
+        rc = rein_buf_adds(&c->ev, key);
+    if (!rc)
+        rc = rein_json_escape(&c->ev, p, n);
+    if (!rc)
+        rc = rein_buf_add(&c->ev, tail, sizeof(tail) - 1);
+    if (!rc && c->req.include_usage)
+        rc = rein_buf_adds(&c->ev, ",\"usage\":null");
+    if (!rc)
+        rc = rein_buf_addch(&c->ev, '}');
+    return rc ? rc : rein__gw_emit(c, NULL, c->ev.ptr, c->ev.len);
 }
 
 static rein_err oa_s_call(struct rein__gw_ctx *c, const struct rein__gw_call *call, size_t index)
