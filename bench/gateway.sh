@@ -19,6 +19,9 @@
 #
 #   bench/gateway.sh                       (make bench runs it after building build/)
 #   DURATION=5 ROUNDS=3 BUILD=build bench/gateway.sh
+#   BASELINE=/tmp/rein-old bench/gateway.sh   also measures an older rein binary in the same
+#                                             rounds (direct, baseline, rein, ...) and prints
+#                                             rein against it: a before/after in one run
 # Needs: scripts/install-deps.sh --bench (wrk).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -68,15 +71,31 @@ REIN_LOG=error "$build/rein" serve --port 0 --store "sqlite:$tmp/rein.db" \
   --provider openai-compatible --base-url "$upstream/v1" --model gpt-test \
   >"$tmp/rein.out" 2>"$tmp/rein.err" &
 pids+=($!)
-rein=""
-for _ in $(seq 1 100); do
-  rein=$(sed -n 's/.*listening on \(http:[^ ]*\).*/\1/p' "$tmp/rein.out")
-  [ -n "$rein" ] && break
-  sleep 0.05
-done
+# The address `rein serve` printed into $1.
+listening() {
+  local at=""
+  for _ in $(seq 1 100); do
+    at=$(sed -n 's/.*listening on \(http:[^ ]*\).*/\1/p' "$1" 2>/dev/null)
+    [ -n "$at" ] && break
+    sleep 0.05
+  done
+  echo "$at"
+}
+rein=$(listening "$tmp/rein.out")
 [ -n "$rein" ] || { cat "$tmp/rein.err" >&2; echo "gateway.sh: rein serve did not start" >&2; exit 1; }
 
 declare -A url=([direct]="$upstream/v1/chat/completions" [rein]="$rein/v1/chat/completions")
+targets="direct rein"
+if [ -n "${BASELINE:-}" ]; then
+  REIN_LOG=error "$BASELINE" serve --port 0 --store "sqlite:$tmp/base.db" \
+    --provider openai-compatible --base-url "$upstream/v1" --model gpt-test \
+    >"$tmp/base.out" 2>"$tmp/base.err" &
+  pids+=($!)
+  base=$(listening "$tmp/base.out")
+  [ -n "$base" ] || { cat "$tmp/base.err" >&2; echo "gateway.sh: $BASELINE did not start" >&2; exit 1; }
+  url[base]="$base/v1/chat/completions"
+  targets="direct base rein"
+fi
 tools='[{"type":"function","function":{"name":"get_weather","description":"Weather by city","parameters":{"type":"object","properties":{"city":{"type":"string"},"unit":{"type":"string","enum":["celsius","fahrenheit"]},"days":{"type":"integer","minimum":1,"maximum":7}},"required":["city"],"additionalProperties":false}}}]'
 msgs='[{"role":"system","content":"You answer questions about the weather."},{"role":"user","content":"What is the weather in Paris for the next three days?"}]'
 long_msgs='[{"role":"user","content":"Give me the long answer about the weather in Paris."}]'
@@ -88,7 +107,7 @@ declare -A body=(
 
 # Each path answers correctly before it is measured.
 for kind in json stream long; do
-  for n in direct rein; do
+  for n in $targets; do
     got=$(curl -s -X POST -H 'Content-Type: application/json' -H 'Authorization: Bearer sk-bench' \
       -d "${body[$kind]}" "${url[$n]}")
     case "$got" in
@@ -129,7 +148,7 @@ results="$tmp/results"
 for r in $(seq "$rounds"); do
   for kind in json stream long; do
     for conns in 1 64; do
-      for n in direct rein; do
+      for n in $targets; do
         read -r rps p50 p99 < <(measure "$kind" "$conns" "${url[$n]}")
         echo "$r $kind $conns $n $rps $p50 $p99" >>"$results"
       done
@@ -162,4 +181,20 @@ for kind in ("json", "stream", "long"):
         print(f"{kind + ' c' + str(conns):12} {rng(d50, '%.3f'):>15} {rng(g50, '%.3f'):>15} "
               f"{rng(add50, '%.3f'):>15} {rng(add99, '%.3f'):>15} {rng(drps, '%.0f'):>15} "
               f"{rng(grps, '%.0f'):>15} {rng(ratio, '%.2f'):>12}")
+if not any("base" in v for v in rows.values()):
+    sys.exit(0)
+print()
+print("the same rounds, the baseline binary (BASELINE) through the same upstream:")
+print(f"{'case':12} {'base added p50':>15} {'rein added p50':>15} {'base/direct':>12} "
+      f"{'rein/direct':>12} {'rein/base':>12}")
+for kind in ("json", "stream", "long"):
+    for conns in (1, 64):
+        rs = [v for (k, c, _), v in sorted(rows.items()) if k == kind and c == conns]
+        b50 = [x["base"][1] - x["direct"][1] for x in rs]
+        g50 = [x["rein"][1] - x["direct"][1] for x in rs]
+        bratio = [x["base"][0] / x["direct"][0] for x in rs]
+        gratio = [x["rein"][0] / x["direct"][0] for x in rs]
+        gb = [x["rein"][0] / x["base"][0] for x in rs]
+        print(f"{kind + ' c' + str(conns):12} {rng(b50, '%.3f'):>15} {rng(g50, '%.3f'):>15} "
+              f"{rng(bratio, '%.2f'):>12} {rng(gratio, '%.2f'):>12} {rng(gb, '%.2f'):>12}")
 PY
