@@ -888,9 +888,32 @@ function renderConversation(conv, upTo = Infinity, rec = null) {
   const ledger = new Map((conv.ledger || []).map((e) => [e.call_id, e]));
   const turns = [];
   let turn = null;
+  // Calls only the ledger knows (the gateway's re-asked invalid calls and the tools it ran
+  // itself never reach the messages): each is a card where it happened, before the first
+  // message stored after it.
+  const named = new Set((conv.messages || []).flatMap((i) => ((i.message || i).tool_calls || []).map((tc) => tc.id)));
+  const unnamed = (conv.ledger || []).filter((e) => !named.has(e.call_id))
+    .sort((a, b) => String(a.call_time).localeCompare(String(b.call_time)));
+  const ledgerCards = (before) => {
+    while (unnamed.length && (before === undefined || String(unnamed[0].call_time) < before)) {
+      const e = unnamed.shift();
+      if (!turn) {
+        turn = newTurn(null);
+        turns.push(turn);
+      }
+      const card = turn.card({ call_id: e.call_id, tool: e.sent_name || e.tool, arguments: e.args });
+      card.setTool(e.tool);
+      card.setResult(e.status, e.result, e.latency_ms);
+    }
+  };
+  let cut = false;
   for (const item of conv.messages || []) {
-    if (item.position >= upTo) break;
+    if (item.position >= upTo) {
+      cut = true;
+      break;
+    }
     const m = item.message || item;
+    if (m.role !== 'user') ledgerCards(item.created_at || '');
     if (m.role === 'system') continue;
     const content = typeof m.content === 'string' ? m.content : '';
     if (m.role === 'user' && turn && content.startsWith('[rein] ')) {
@@ -948,6 +971,7 @@ function renderConversation(conv, upTo = Infinity, rec = null) {
       }
     }
   }
+  if (!cut) ledgerCards();
   for (const view of turns) {
     view.ended = true;
     view.render(true);
