@@ -78,11 +78,13 @@ test('a gateway conversation: the re-ask, the repair, the server-side tool and t
   // Every call in the order it happened, the refused one first, the answer after them.
   assert.deepEqual(await cardOrder(page), ['call_bad', 'call_ok', 'call_echo']);
   await waitCard(page, 'call_bad', 'invalid');
-  // The refused call says why (open its card).
+  // The refused call says why: open its card, then what the model read.
   await card(page, 'call_bad').locator('summary').first().click();
   assert.match(await card(page, 'call_bad').innerText(), /get_weather/);
+  assert.match(await card(page, 'call_bad').innerText(), /"town": "Paris"/);
+  await card(page, 'call_bad').locator('details.raw summary').click();
   assert.match(await card(page, 'call_bad').innerText(), /missing required field\(s\): city/);
-  assert.match(await card(page, 'call_bad').innerText(), /"town" is not allowed/);
+  assert.match(await card(page, 'call_bad').innerText(), /"town\\?" is not allowed/);
   await waitCard(page, 'call_ok', 'success');
   assert.match(await card(page, 'call_ok').textContent(), /the model called it “get_wether”/);
   assert.match(await card(page, 'call_echo').textContent(), /echo/);
