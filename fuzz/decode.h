@@ -55,4 +55,14 @@ static void fuzz_decode(enum rein_wire_format fmt, bool lines, const uint8_t *da
     rein_provider_decoder_free(d);
 }
 
+/* The same run for a format found by name (wires added later have no enum constant). */
+static inline void fuzz_decode_named(const char *format, bool lines, const uint8_t *data,
+                                     size_t size)
+{
+    enum rein_wire_format fmt;
+
+    if (rein_wire_format_parse(format, &fmt) == REIN_OK)
+        fuzz_decode(fmt, lines, data, size);
+}
+
 #endif /* REIN_FUZZ_DECODE_H */

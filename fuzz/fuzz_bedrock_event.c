@@ -5,14 +5,16 @@
  * recorded JSON lines ({"contentBlockDelta": {...}}), and as one Converse body. A run that
  * decodes must give a response whose JSON form and neutral message can be built.
  */
-#include "wire_decode.h"
+#include "decode.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    fuzz_decode("bedrock-eventstream", false, data, size); /* the binary framing */
-    fuzz_decode("bedrock-eventstream", true, data, size);  /* recorded JSON lines */
-    fuzz_decode("bedrock-json", false, data, size);
+    /* the binary framing */
+    fuzz_decode_named("bedrock-eventstream", false, data, size);
+    /* recorded JSON lines */
+    fuzz_decode_named("bedrock-eventstream", true, data, size);
+    fuzz_decode_named("bedrock-json", false, data, size);
     return 0;
 }

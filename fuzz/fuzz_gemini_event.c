@@ -6,14 +6,15 @@
  * decodes must give a response whose JSON form and neutral message can be built (the
  * partialArgs paths of streamed call arguments included).
  */
-#include "wire_decode.h"
+#include "decode.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    fuzz_decode("gemini-sse", true, data, size);
-    fuzz_decode("gemini-sse", false, data, size); /* the same bytes as SSE framing */
-    fuzz_decode("gemini-json", false, data, size);
+    fuzz_decode_named("gemini-sse", true, data, size);
+    /* the same bytes as SSE framing */
+    fuzz_decode_named("gemini-sse", false, data, size);
+    fuzz_decode_named("gemini-json", false, data, size);
     return 0;
 }

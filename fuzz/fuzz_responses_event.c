@@ -12,13 +12,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    enum rein_wire_format sse, body;
-
-    if (rein_wire_format_parse("openai-responses-sse", &sse) != REIN_OK ||
-        rein_wire_format_parse("openai-responses-json", &body) != REIN_OK)
-        return 0;
-    fuzz_decode(sse, true, data, size);
-    fuzz_decode(sse, false, data, size); /* the same bytes as SSE framing */
-    fuzz_decode(body, false, data, size);
+    fuzz_decode_named("openai-responses-sse", true, data, size);
+    /* the same bytes as SSE framing */
+    fuzz_decode_named("openai-responses-sse", false, data, size);
+    fuzz_decode_named("openai-responses-json", false, data, size);
     return 0;
 }
