@@ -1,4 +1,4 @@
-# OTLP/HTTP protobuf encoding of spans (docs/decisions/0024): the official opentelemetry-proto
+# OTLP/HTTP protobuf encoding of spans (docs/decisions/0029): the official opentelemetry-proto
 # definitions, taken from the npm registry at build time (src/trace/otlp-proto/package.json,
 # pinned with its integrity by package-lock.json; scripts/otlp-proto.sh runs `npm ci`), are
 # compiled with protoc-c into protobuf-c code in the build tree, built as an object library of

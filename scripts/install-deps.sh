@@ -12,7 +12,7 @@ packages=(
   libjansson-dev libjsmn-dev libcurl4-openssl-dev libmicrohttpd-dev libsqlite3-dev
   libhiredis-dev libpcre2-dev libyaml-dev libexpat1-dev libcmocka-dev
   libssl-dev zlib1g-dev  # the scripted model server checks SigV4 and frames AWS event streams
-  libprotobuf-c-dev protobuf-c-compiler  # OTLP protobuf span export (docs/decisions/0024)
+  libprotobuf-c-dev protobuf-c-compiler  # OTLP protobuf span export (docs/decisions/0029)
   redis-server
   clang libclang-rt-14-dev clang-format clang-tidy cppcheck
   curl ca-certificates python3

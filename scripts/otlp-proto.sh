@@ -8,7 +8,7 @@
 #                                        trace collector service
 # Run by the build (cmake/ReinOtlpProto.cmake) when the lock file changes; `npm ci` checks
 # every tarball against the lock and keeps them in npm's cache for the next build. Nothing
-# fetched is committed (docs/decisions/0024).
+# fetched is committed (docs/decisions/0029).
 # usage: scripts/otlp-proto.sh OTLP_PROTO_DIR OUT_DIR PROTOC_C
 set -euo pipefail
 src="$1"

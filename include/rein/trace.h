@@ -5,7 +5,7 @@
  * valid `traceparent` continues the caller's trace; every request rein sends on (provider
  * calls, HTTP skills, MCP calls in params._meta) carries a `traceparent` naming the span that
  * sent it, and process skills find it in TRACEPARENT. That much works whether or not spans
- * are exported: a span that is not recorded still has its ids (docs/decisions/0024).
+ * are exported: a span that is not recorded still has its ids (docs/decisions/0029).
  *
  * Spans follow the OpenTelemetry GenAI semantic conventions. A span lives in storage the
  * caller provides (usually its stack) between rein_span_start() and rein_span_end(); while it

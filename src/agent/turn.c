@@ -1022,7 +1022,7 @@ rein_err rein_agent_run(rein_agent *a, rein_history *h, const char *message,
     if (a->obs.turn_running)
         a->obs.turn_running(a->obs.userdata, 1);
     /* The turn's span: its model calls and tool calls are children through the thread's
-     * current context (docs/decisions/0024). */
+     * current context (docs/decisions/0029). */
     rein_span_start(&span, "invoke_agent", REIN_SPAN_INTERNAL, t.trace_id);
     loop(&t);
     if (t.stop != REIN_AGENT_STOP_FINAL_ANSWER || t.text.len == 0)

@@ -1747,7 +1747,7 @@ static void span_set_json(struct rein_span *span, const char *key, json_t *v)
     json_decref(v);
 }
 
-/* The OpenTelemetry GenAI attributes of a chat span (docs/decisions/0024). */
+/* The OpenTelemetry GenAI attributes of a chat span (docs/decisions/0029). */
 static void chat_attributes(struct rein_span *span, const rein_provider *p,
                             const rein_model_request *req, const rein_history *h,
                             const rein_model_response *r, rein_err rc, const rein_error *err)

@@ -574,7 +574,7 @@ static void observe_provider_error(void *userdata, const char *provider, const c
 }
 
 /*
- * The OpenTelemetry GenAI client metrics (semantic conventions v1.41.0, docs/decisions/0024)
+ * The OpenTelemetry GenAI client metrics (semantic conventions v1.41.0, docs/decisions/0029)
  * in Prometheus names: gen_ai.client.token.usage (histogram of tokens per request, by
  * gen_ai.token.type) and gen_ai.client.operation.duration (seconds), with the conventions'
  * bucket boundaries. The model label is the configured model, a closed set.

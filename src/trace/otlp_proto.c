@@ -1,7 +1,7 @@
 /*
  * OTLP/HTTP protobuf encoding of spans: an ExportTraceServiceRequest built from the code
  * protoc-c generates from the official opentelemetry-proto definitions at build time
- * (cmake/ReinOtlpProto.cmake, docs/decisions/0024), packed by libprotobuf-c. The message tree
+ * (cmake/ReinOtlpProto.cmake, docs/decisions/0029), packed by libprotobuf-c. The message tree
  * borrows the spans' strings and lives in one arena per batch, so a batch costs a few large
  * allocations and one pack.
  *

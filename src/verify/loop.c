@@ -792,7 +792,7 @@ static rein_err start(struct loop *L, const char *goal, rein_error *err)
     if (L->o->session)
         snprintf(L->r->trace_id, sizeof(L->r->trace_id), "%s",
                  rein_session_trace_id(L->o->session));
-    else if (rein_trace_current()) /* the trace the loop runs in (decision 0024) */
+    else if (rein_trace_current()) /* the trace the loop runs in (decision 0029) */
         memcpy(L->r->trace_id, rein_trace_current()->trace_id, sizeof(L->r->trace_id));
     else
         rein_trace_id_new(L->r->trace_id);

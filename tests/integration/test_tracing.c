@@ -1,5 +1,5 @@
 /*
- * Tracing end to end (docs/decisions/0024): a server in the test with the agent routes, the
+ * Tracing end to end (docs/decisions/0029): a server in the test with the agent routes, the
  * scripted model server as the model, a process skill that reports its environment, and an
  * OTLP/HTTP receiver (tests/support/otlp_receiver.c) that decodes what rein exports. A turn
  * that arrives with a traceparent continues the caller's trace through the model requests and

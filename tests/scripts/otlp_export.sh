@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Span export as OTLP/HTTP protobuf (docs/decisions/0024), decoded by a receiver that reads the
+# Span export as OTLP/HTTP protobuf (docs/decisions/0029), decoded by a receiver that reads the
 # official opentelemetry-proto definitions with protobufjs (tests/node/otlp_receiver.mjs), not
 # by the protobuf-c code that encoded it: `rein chat` against the scripted model server, one
 # turn with a repaired tool name, a call with invalid arguments, a tool no registry has and
