@@ -54,23 +54,16 @@ static struct bedrock_state *state(struct rein_provider_decoder *d)
     return d->wire_state;
 }
 
-static int64_t int_of(const struct jdoc *doc, int obj, const char *key, size_t klen)
-{
-    int64_t v;
-
-    return jint(doc, jget(doc, obj, key, klen), &v) ? v : -1;
-}
-
 static void take_usage(struct rein_provider_decoder *d, const struct jdoc *doc, int u)
 {
     int64_t in, out, cr, cw;
 
     if (!jis(doc, u, JSMN_OBJECT))
         return;
-    in = int_of(doc, u, "inputTokens", 11);
-    out = int_of(doc, u, "outputTokens", 12);
-    cr = int_of(doc, u, "cacheReadInputTokens", 20);
-    cw = int_of(doc, u, "cacheWriteInputTokens", 21);
+    in = JGET_INT(doc, u, "inputTokens");
+    out = JGET_INT(doc, u, "outputTokens");
+    cr = JGET_INT(doc, u, "cacheReadInputTokens");
+    cw = JGET_INT(doc, u, "cacheWriteInputTokens");
     if (in >= 0)
         in += (cr > 0 ? cr : 0) + (cw > 0 ? cw : 0);
     rein__asm_usage(&d->a, in, out);

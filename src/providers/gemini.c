@@ -72,23 +72,16 @@ static struct gemini_state *state(struct rein_provider_decoder *d)
     return d->wire_state;
 }
 
-static int64_t int_of(const struct jdoc *doc, int obj, const char *key, size_t klen)
-{
-    int64_t v;
-
-    return jint(doc, jget(doc, obj, key, klen), &v) ? v : -1;
-}
-
 static void take_usage(struct rein_provider_decoder *d, const struct jdoc *doc, int u)
 {
     int64_t in, cand, thoughts, cached;
 
     if (!jis(doc, u, JSMN_OBJECT))
         return;
-    in = int_of(doc, u, "promptTokenCount", 16);
-    cand = int_of(doc, u, "candidatesTokenCount", 20);
-    thoughts = int_of(doc, u, "thoughtsTokenCount", 18);
-    cached = int_of(doc, u, "cachedContentTokenCount", 23);
+    in = JGET_INT(doc, u, "promptTokenCount");
+    cand = JGET_INT(doc, u, "candidatesTokenCount");
+    thoughts = JGET_INT(doc, u, "thoughtsTokenCount");
+    cached = JGET_INT(doc, u, "cachedContentTokenCount");
     /* Thinking is billed as output: the output is what the candidates and thoughts took. */
     rein__asm_usage(
         &d->a, in,

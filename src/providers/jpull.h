@@ -205,6 +205,16 @@ static inline bool jint(const struct jdoc *d, int i, int64_t *out)
     return true;
 }
 
+/* The integer member key of the object at obj, or -1 when it is absent or not an integer
+ * (usage counts, which are never negative). */
+static inline int64_t jget_int(const struct jdoc *d, int obj, const char *key, size_t klen)
+{
+    int64_t v;
+
+    return jint(d, jget(d, obj, key, klen), &v) ? v : -1;
+}
+#define JGET_INT(d, obj, key) jget_int((d), (obj), (key), sizeof(key) - 1)
+
 /* The raw text of the value at i. */
 static inline const char *jraw(const struct jdoc *d, int i, size_t *len)
 {

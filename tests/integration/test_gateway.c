@@ -1,5 +1,5 @@
 /*
- * The gateway (include/rein/gateway.h, src/server/routes_gateway.c) over real sockets: a server
+ * The gateway (include/rein/gateway.h, src/gateway/routes.c) over real sockets: a server
  * started in the test with the gateway routes, its upstream the scripted model server (OpenAI's
  * wire, or Anthropic's for the cross-wire cases), libcurl and raw sockets as clients. Covers
  * the edges the SDK tests (tests/node/gateway.test.mjs) do not: malformed bodies, an oversized
