@@ -109,4 +109,14 @@ void rein__sha256_hex(struct rein__sha256 *s, char *out, size_t nhex);
 void rein__hmac_sha256(const void *key, size_t key_len, const void *data, size_t len,
                        uint8_t out[32]);
 
+/* ---- base64 (RFC 4648 with padding; base64.c) ---- */
+
+/* New NUL-terminated base64 text of len bytes (rein_malloc'd), or NULL when memory runs out. */
+char *rein__base64(const unsigned char *p, size_t len);
+/* The bytes len characters of base64 text stand for, in a new buffer (rein_malloc'd) with a
+ * NUL after them and their count in *out_len; NULL when the text is not base64 (length not a
+ * multiple of 4, a character outside the alphabet, padding anywhere but the end) or memory
+ * runs out. */
+char *rein__base64_decode(const char *p, size_t len, size_t *out_len);
+
 #endif /* REIN_CORE_INTERNAL_H */

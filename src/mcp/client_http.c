@@ -157,7 +157,7 @@ static bool header_line(char *out, size_t size, const char *name, const char *va
         snprintf(out, size, "%s: %s", name, value);
         return true;
     }
-    enc = rein__mcp_base64((const unsigned char *)value, len);
+    enc = rein__base64((const unsigned char *)value, len);
     if (!enc)
         return false;
     snprintf(out, size, "%s: =?base64?%s?=", name, enc);

@@ -219,8 +219,6 @@ json_t *rein__mcp_resources_complete(struct rein__mcp_resources *r, const char *
 /* RFC 6570 matching of the forms the server uses ({name}, {+name}); vars (may be NULL) gets
  * the values. */
 bool rein__mcp_uri_template_match(const char *tmpl, const char *uri, json_t *vars);
-/* New base64 text of len bytes. */
-char *rein__mcp_base64(const unsigned char *p, size_t len);
 
 /* ---- prompts.c: what the server offers as prompts --------------------------------------- */
 

@@ -31,52 +31,14 @@ const char *rein__mcp_request_version(const struct rein__mcp_msg *msg)
     return json_is_string(v) ? json_string_value(v) : "";
 }
 
-static int b64_value(unsigned char c)
-{
-    if (c >= 'A' && c <= 'Z')
-        return c - 'A';
-    if (c >= 'a' && c <= 'z')
-        return c - 'a' + 26;
-    if (c >= '0' && c <= '9')
-        return c - '0' + 52;
-    if (c == '+')
-        return 62;
-    if (c == '/')
-        return 63;
-    return -1;
-}
-
-/* Decodes standard base64 with padding (len a multiple of 4) into a new NUL-terminated
- * string; NULL when the text is not base64 or the bytes hold a NUL. */
+/* Decodes base64 into a new NUL-terminated string; NULL when the text is not base64 or the
+ * bytes hold a NUL. */
 static char *b64_decode(const char *p, size_t len)
 {
-    size_t o = 0;
-    char *out;
+    size_t n;
+    char *out = rein__base64_decode(p, len, &n);
 
-    if (len % 4)
-        return NULL;
-    out = rein_malloc(len / 4 * 3 + 1);
-    if (!out)
-        return NULL;
-    for (size_t i = 0; i < len; i += 4) {
-        int v[4];
-        bool last = i + 4 == len;
-        for (int k = 0; k < 4; k++) {
-            v[k] = b64_value((unsigned char)p[i + k]);
-            /* '=' only at the end: "xx==" or "xxx=" */
-            if (v[k] < 0 && !(last && p[i + k] == '=' && k >= 2 && (k == 3 || p[i + 3] == '='))) {
-                rein_free(out);
-                return NULL;
-            }
-        }
-        out[o++] = (char)((v[0] << 2) | (v[1] >> 4));
-        if (v[2] >= 0)
-            out[o++] = (char)(((v[1] & 15) << 4) | (v[2] >> 2));
-        if (v[2] >= 0 && v[3] >= 0)
-            out[o++] = (char)(((v[2] & 3) << 6) | v[3]);
-    }
-    out[o] = '\0';
-    if (strlen(out) != o) {
+    if (out && strlen(out) != n) {
         rein_free(out);
         return NULL;
     }

@@ -542,7 +542,7 @@ static rein_err token_request(const char *endpoint, struct rein_buf *form, const
         /* RFC 6749 §2.3.1: both parts form-encoded before the base64. */
         if (rein__oauth_escape(&basic, cl->id) || rein_buf_addch(&basic, ':') ||
             rein__oauth_escape(&basic, cl->secret) ||
-            !(b64 = rein__mcp_base64((const unsigned char *)basic.ptr, basic.len)))
+            !(b64 = rein__base64((const unsigned char *)basic.ptr, basic.len)))
             rc = REIN_ENOMEM;
     } else {
         rc = rein__oauth_form_add(form, "client_id", cl->id);

@@ -355,7 +355,7 @@ char *rein__oauth_random(size_t len)
     if (len > sizeof(raw))
         len = sizeof(raw);
     rein_random_bytes(raw, len);
-    out = rein__mcp_base64(raw, len);
+    out = rein__base64(raw, len);
     memset(raw, 0, sizeof(raw));
     if (out)
         to_base64url(out);
@@ -372,7 +372,7 @@ void rein__oauth_s256(const char *verifier, char out[44])
     rein__sha256_add(&h, verifier, strlen(verifier));
     rein__sha256_final(&h, d);
     out[0] = '\0';
-    b64 = rein__mcp_base64(d, sizeof(d));
+    b64 = rein__base64(d, sizeof(d));
     if (!b64)
         return;
     to_base64url(b64);

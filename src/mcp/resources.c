@@ -51,31 +51,6 @@ struct rein__mcp_resources {
 
 /* ---- small helpers ---------------------------------------------------------------------- */
 
-static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-
-/* New base64 text of len bytes (rein_malloc'd), or NULL when memory is exhausted. */
-char *rein__mcp_base64(const unsigned char *p, size_t len)
-{
-    size_t n = 4 * ((len + 2) / 3), o = 0;
-    char *out = rein_malloc(n + 1);
-
-    if (!out)
-        return NULL;
-    for (size_t i = 0; i < len; i += 3) {
-        uint32_t v = (uint32_t)p[i] << 16;
-        if (i + 1 < len)
-            v |= (uint32_t)p[i + 1] << 8;
-        if (i + 2 < len)
-            v |= p[i + 2];
-        out[o++] = b64[(v >> 18) & 63];
-        out[o++] = b64[(v >> 12) & 63];
-        out[o++] = i + 1 < len ? b64[(v >> 6) & 63] : '=';
-        out[o++] = i + 2 < len ? b64[v & 63] : '=';
-    }
-    out[o] = '\0';
-    return out;
-}
-
 /* True when len bytes are UTF-8 text without NUL bytes (what a text resource may hold). */
 static bool is_text(const unsigned char *p, size_t len)
 {
@@ -537,7 +512,7 @@ static json_t *file_contents(const char *uri, const char *path, const char *mime
         o = json_pack("{s:s, s:s, s:s%}", "uri", uri, "mimeType", mime ? mime : "text/plain",
                       "text", (const char *)bytes, n);
     } else {
-        char *enc = rein__mcp_base64(bytes, n);
+        char *enc = rein__base64(bytes, n);
         o = enc ? json_pack("{s:s, s:s, s:s}", "uri", uri, "mimeType",
                             mime ? mime : "application/octet-stream", "blob", enc)
                 : NULL;

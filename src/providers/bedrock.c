@@ -528,14 +528,7 @@ static rein_err bedrock_build_body(rein_provider *p, const rein_model_request *r
     if (req->max_tokens > 0 || req->temperature >= 0) {
         rein_jw_key(&w, "inferenceConfig");
         rein_jw_obj_begin(&w);
-        if (req->max_tokens > 0) {
-            rein_jw_key(&w, "maxTokens");
-            rein_jw_int(&w, req->max_tokens);
-        }
-        if (req->temperature >= 0) {
-            rein_jw_key(&w, "temperature");
-            rein_jw_double(&w, req->temperature);
-        }
+        rein__jw_limits(&w, req, "maxTokens");
         rein_jw_obj_end(&w);
     }
     rein__jw_extra(&w, req);

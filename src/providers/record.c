@@ -96,53 +96,6 @@ static rein_err scrub(struct rein_buf *b, const char *secret)
     return REIN_OK;
 }
 
-/* ---- base64 (RFC 4648), for a binary reply (Bedrock's event stream) in a JSON line ---- */
-
-static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-
-static rein_err b64_encode(struct rein_buf *out, const unsigned char *p, size_t n)
-{
-    rein_err rc = REIN_OK;
-
-    for (size_t i = 0; i < n && !rc; i += 3) {
-        uint32_t v = (uint32_t)p[i] << 16 | (i + 1 < n ? (uint32_t)p[i + 1] << 8 : 0) |
-                     (i + 2 < n ? p[i + 2] : 0);
-        char q[4] = {b64[v >> 18], b64[(v >> 12) & 63], i + 1 < n ? b64[(v >> 6) & 63] : '=',
-                     i + 2 < n ? b64[v & 63] : '='};
-        rc = rein_buf_add(out, q, 4);
-    }
-    return rc;
-}
-
-/* Decodes text (length a multiple of 4, '=' padded) into out; false when it is not base64. */
-static bool b64_decode(const char *s, size_t n, struct rein_buf *out)
-{
-    uint32_t v = 0;
-    int bits = 0;
-
-    if (n % 4)
-        return false;
-    for (size_t i = 0; i < n; i++) {
-        const char *c = s[i] == '=' ? NULL : memchr(b64, s[i], 64);
-        if (s[i] == '=') {
-            if (i + 2 < n)
-                return false;
-            continue;
-        }
-        if (!c || !s[i])
-            return false;
-        v = v << 6 | (uint32_t)(c - b64);
-        bits += 6;
-        if (bits >= 8) {
-            bits -= 8;
-            unsigned char byte = (unsigned char)(v >> bits);
-            if (rein_buf_add(out, &byte, 1) != REIN_OK)
-                return false;
-        }
-    }
-    return true;
-}
-
 /* True for replies that are bytes, not text (they are kept as base64). */
 static bool binary_type(const char *content_type)
 {
@@ -185,15 +138,14 @@ rein_err rein__recorder_write(struct rein__recorder *rec, const rein_provider *p
     rein_jw_str(&w, content_type ? content_type : "");
     rein_jw_key(&w, "response");
     if (binary_type(content_type)) {
-        struct rein_buf enc;
-        rein_buf_init(&enc, 0);
+        char *enc = rein__base64((const unsigned char *)resp, resp_len);
         rein_jw_str(&w, "");
         rein_jw_key(&w, "response_base64");
-        if (b64_encode(&enc, (const unsigned char *)resp, resp_len) == REIN_OK)
-            rein_jw_strn(&w, enc.ptr ? enc.ptr : "", enc.len);
+        if (enc)
+            rein_jw_str(&w, enc);
         else
             w.err = REIN_ENOMEM;
-        rein_buf_release(&enc);
+        rein_free(enc);
     } else {
         rein_jw_strn(&w, resp, resp_len);
     }
@@ -262,15 +214,12 @@ struct rein__replay *rein__replay_open(const char *path, rein_error *err)
         if (json_is_string(json_object_get(v, "response_base64"))) {
             /* A binary reply: its bytes, unchecked (they are no UTF-8), as the response. */
             const json_t *enc = json_object_get(v, "response_base64");
-            struct rein_buf raw;
-            bool ok;
-            rein_buf_init(&raw, 0);
-            ok = b64_decode(json_string_value(enc), json_string_length(enc), &raw);
-            if (ok &&
-                json_object_set_new(v, "response",
-                                    json_stringn_nocheck(raw.ptr ? raw.ptr : "", raw.len)) != 0)
-                ok = false;
-            rein_buf_release(&raw);
+            size_t raw_len = 0;
+            char *raw =
+                rein__base64_decode(json_string_value(enc), json_string_length(enc), &raw_len);
+            bool ok =
+                raw && json_object_set_new(v, "response", json_stringn_nocheck(raw, raw_len)) == 0;
+            rein_free(raw);
             if (!ok) {
                 rein_error_set(err, REIN_EPARSE, "%s:%zu: response_base64 is not base64", path,
                                lineno);
