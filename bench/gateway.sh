@@ -13,6 +13,12 @@
 # the direct and the gateway p50/p99 latency (to the end of the answer) and requests per
 # second as ranges over the rounds, the added p50/p99 (gateway - direct, per round) and the
 # throughput ratio (gateway / direct, per round), and the load average before and after.
+# The same rounds also go through nginx as a plain reverse proxy in front of the same upstream
+# (keep-alive upstream connections, no buffering; skipped when nginx is missing or PROXY=0):
+# what one more HTTP hop costs on this machine with nothing checked, the floor for any
+# gateway; printed as proxy/direct and rein/proxy. rein's own CPU time per request (user +
+# system, from /proc) is printed too: it depends less on what else the machine runs than
+# requests per second do.
 # Goals (issue 22): added p50 <= 0.3 ms for a non-streamed reply; streaming throughput >= 90%
 # of direct. wrk, the upstream and rein share the machine's cores: on a busy machine the
 # figures say more about the machine than about rein.
@@ -22,7 +28,7 @@
 #   BASELINE=/tmp/rein-old bench/gateway.sh   also measures an older rein binary in the same
 #                                             rounds (direct, baseline, rein, ...) and prints
 #                                             rein against it: a before/after in one run
-# Needs: scripts/install-deps.sh --bench (wrk).
+# Needs: scripts/install-deps.sh --bench (wrk; nginx-light for the proxy line).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${BUILD:-build-bench}
@@ -86,15 +92,52 @@ rein=$(listening "$tmp/rein.out")
 
 declare -A url=([direct]="$upstream/v1/chat/completions" [rein]="$rein/v1/chat/completions")
 targets="direct rein"
+rein_pid=${pids[1]}
+nginx_bin=$(command -v nginx || echo /usr/sbin/nginx)
+if [ "${PROXY:-1}" != 0 ] && [ -x "$nginx_bin" ]; then
+  proxy_port=$(/usr/bin/python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+  mkdir -p "$tmp/nginx"
+  cat >"$tmp/nginx/nginx.conf" <<EOF
+worker_processes auto;
+daemon off;
+pid $tmp/nginx/nginx.pid;
+error_log $tmp/nginx/error.log;
+events { worker_connections 4096; }
+http {
+  access_log off;
+  client_body_temp_path $tmp/nginx/body;
+  proxy_temp_path $tmp/nginx/proxy;
+  fastcgi_temp_path $tmp/nginx/fastcgi;
+  uwsgi_temp_path $tmp/nginx/uwsgi;
+  scgi_temp_path $tmp/nginx/scgi;
+  upstream model { server ${upstream#http://}; keepalive 256; }
+  server {
+    listen 127.0.0.1:$proxy_port;
+    location / {
+      proxy_pass http://model;
+      proxy_http_version 1.1;
+      proxy_set_header Connection "";
+      proxy_buffering off;
+    }
+  }
+}
+EOF
+  "$nginx_bin" -c "$tmp/nginx/nginx.conf" -p "$tmp/nginx" -e "$tmp/nginx/error.log" &
+  pids+=($!)
+  url[proxy]="http://127.0.0.1:$proxy_port/v1/chat/completions"
+  for _ in $(seq 1 100); do curl -s -o /dev/null "${url[proxy]}" && break; sleep 0.05; done
+  targets="direct proxy rein"
+fi
 if [ -n "${BASELINE:-}" ]; then
   REIN_LOG=error "$BASELINE" serve --port 0 --store "sqlite:$tmp/base.db" \
     --provider openai-compatible --base-url "$upstream/v1" --model gpt-test \
     >"$tmp/base.out" 2>"$tmp/base.err" &
   pids+=($!)
+  base_pid=$!
   base=$(listening "$tmp/base.out")
   [ -n "$base" ] || { cat "$tmp/base.err" >&2; echo "gateway.sh: $BASELINE did not start" >&2; exit 1; }
   url[base]="$base/v1/chat/completions"
-  targets="direct base rein"
+  targets="$targets base"
 fi
 tools='[{"type":"function","function":{"name":"get_weather","description":"Weather by city","parameters":{"type":"object","properties":{"city":{"type":"string"},"unit":{"type":"string","enum":["celsius","fahrenheit"]},"days":{"type":"integer","minimum":1,"maximum":7}},"required":["city"],"additionalProperties":false}}}]'
 msgs='[{"role":"system","content":"You answer questions about the weather."},{"role":"user","content":"What is the weather in Paris for the next three days?"}]'
@@ -123,7 +166,10 @@ wrk.headers["Authorization"] = "Bearer sk-bench"
 LUA
 done
 
-# wrk's requests/s and its 50% and 99% lines in ms; fails on errors.
+# CPU time (clock ticks, user + system) process $1 has used so far.
+ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+
+# wrk's requests/s, its 50% and 99% lines in ms and its request count; fails on errors.
 measure() {
   local kind=$1 conns=$2 target=$3 threads=1
   [ "$conns" -gt 1 ] && threads=2
@@ -138,7 +184,8 @@ bad = re.search(r"Non-2xx or 3xx responses: (\d+)", text)
 errs = re.search(r"Socket errors: (.*)", text)
 if bad or errs:
     sys.exit(sys.argv[1] + ": wrk: " + (bad.group(0) if bad else "") + " " + (errs.group(0) if errs else ""))
-print(re.search(r"Requests/sec:\s+([\d.]+)", text).group(1), ms("50"), ms("99"))' \
+print(re.search(r"Requests/sec:\s+([\d.]+)", text).group(1), ms("50"), ms("99"),
+      re.search(r"(\d+) requests in", text).group(1))' \
       "$kind c$conns $target"
 }
 
@@ -149,8 +196,15 @@ for r in $(seq "$rounds"); do
   for kind in json stream long; do
     for conns in 1 64; do
       for n in $targets; do
-        read -r rps p50 p99 < <(measure "$kind" "$conns" "${url[$n]}")
-        echo "$r $kind $conns $n $rps $p50 $p99" >>"$results"
+        pid=0
+        [ "$n" = rein ] && pid=$rein_pid
+        [ "$n" = base ] && pid=$base_pid
+        [ "$pid" = 0 ] || t0=$(ticks "$pid")
+        read -r rps p50 p99 nreq < <(measure "$kind" "$conns" "${url[$n]}")
+        # rein's CPU microseconds per request, in its own measurement
+        cpu=0
+        [ "$pid" = 0 ] || cpu=$((($(ticks "$pid") - t0) * 1000000 / $(getconf CLK_TCK) / nreq))
+        echo "$r $kind $conns $n $rps $p50 $p99 $cpu" >>"$results"
       done
     done
   done
@@ -164,8 +218,8 @@ echo "load average before: $load_before, after: $load_after"
 import sys, collections
 rows = collections.defaultdict(dict)
 for line in open(sys.argv[1]):
-    r, kind, conns, n, rps, p50, p99 = line.split()
-    rows[(kind, int(conns), r)][n] = (float(rps), float(p50), float(p99))
+    r, kind, conns, n, rps, p50, p99, cpu = line.split()
+    rows[(kind, int(conns), r)][n] = (float(rps), float(p50), float(p99), int(cpu))
 def rng(xs, fmt):
     return (fmt % min(xs)) + ".." + (fmt % max(xs))
 print(f"{'case':12} {'direct p50 ms':>15} {'rein p50 ms':>15} {'added p50 ms':>15} "
@@ -181,12 +235,27 @@ for kind in ("json", "stream", "long"):
         print(f"{kind + ' c' + str(conns):12} {rng(d50, '%.3f'):>15} {rng(g50, '%.3f'):>15} "
               f"{rng(add50, '%.3f'):>15} {rng(add99, '%.3f'):>15} {rng(drps, '%.0f'):>15} "
               f"{rng(grps, '%.0f'):>15} {rng(ratio, '%.2f'):>12}")
+if any("proxy" in v for v in rows.values()):
+    print()
+    print("the same rounds through nginx as a plain reverse proxy (nothing checked), and rein's")
+    print("CPU time per request:")
+    print(f"{'case':12} {'proxy added p50':>15} {'proxy/direct':>13} {'rein/proxy':>12} "
+          f"{'rein CPU us/req':>16}")
+    for kind in ("json", "stream", "long"):
+        for conns in (1, 64):
+            rs = [v for (k, c, _), v in sorted(rows.items()) if k == kind and c == conns]
+            p50 = [x["proxy"][1] - x["direct"][1] for x in rs]
+            pratio = [x["proxy"][0] / x["direct"][0] for x in rs]
+            gp = [x["rein"][0] / x["proxy"][0] for x in rs]
+            cpu = [x["rein"][3] for x in rs]
+            print(f"{kind + ' c' + str(conns):12} {rng(p50, '%.3f'):>15} {rng(pratio, '%.2f'):>13} "
+                  f"{rng(gp, '%.2f'):>12} {rng(cpu, '%d'):>16}")
 if not any("base" in v for v in rows.values()):
     sys.exit(0)
 print()
 print("the same rounds, the baseline binary (BASELINE) through the same upstream:")
 print(f"{'case':12} {'base added p50':>15} {'rein added p50':>15} {'base/direct':>12} "
-      f"{'rein/direct':>12} {'rein/base':>12}")
+      f"{'rein/direct':>12} {'rein/base':>12} {'base CPU us/req':>16}")
 for kind in ("json", "stream", "long"):
     for conns in (1, 64):
         rs = [v for (k, c, _), v in sorted(rows.items()) if k == kind and c == conns]
@@ -195,6 +264,8 @@ for kind in ("json", "stream", "long"):
         bratio = [x["base"][0] / x["direct"][0] for x in rs]
         gratio = [x["rein"][0] / x["direct"][0] for x in rs]
         gb = [x["rein"][0] / x["base"][0] for x in rs]
+        bcpu = [x["base"][3] for x in rs]
         print(f"{kind + ' c' + str(conns):12} {rng(b50, '%.3f'):>15} {rng(g50, '%.3f'):>15} "
-              f"{rng(bratio, '%.2f'):>12} {rng(gratio, '%.2f'):>12} {rng(gb, '%.2f'):>12}")
+              f"{rng(bratio, '%.2f'):>12} {rng(gratio, '%.2f'):>12} {rng(gb, '%.2f'):>12} "
+              f"{rng(bcpu, '%d'):>16}")
 PY
