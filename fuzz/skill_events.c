@@ -1,8 +1,9 @@
 /*
- * Fuzz target: the stderr event lines of process skills (rein__skills_event_line in
- * src/skills/runner_process.c). Whatever a skill writes on stderr, a line is either not an
- * event or an event whose fields are well-formed: a known kind, a level from the MCP list, a
- * number for progress.
+ * Fuzz target: the stderr lines of process skills (rein__skills_event_line and
+ * rein__skills_request_line in src/skills/runner_process.c). Whatever a skill writes on
+ * stderr, a line is either not an event or an event whose fields are well-formed: a known
+ * kind, a level from the MCP list, a number for progress; and either not a request to the
+ * client or one with a method, a string or integer id and object params (or none).
  */
 #include <rein/rein.h>
 
@@ -28,6 +29,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (ev.kind != REIN_CALL_EVENT_LOG && ev.kind != REIN_CALL_EVENT_PROGRESS)
             abort();
     } else if (doc) {
+        abort();
+    }
+    json_decref(doc);
+    struct rein__skills_request req;
+    if (rein__skills_request_line((const char *)data, size, &req, &doc)) {
+        if (!doc || !req.method || !(json_is_string(req.id) || json_is_integer(req.id)) ||
+            (req.params && !json_is_object(req.params)))
+            abort();
+    } else if (doc || req.method || req.id || req.params) {
         abort();
     }
     json_decref(doc);

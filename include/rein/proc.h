@@ -79,6 +79,11 @@ struct rein_proc_run_opts {
      * beyond stdout_max, so a caller can read output of any size as it streams. */
     void (*on_stdout)(void *userdata, const char *data, size_t len);
     void *stdout_data;
+    /* A program that is answered while it runs (a process skill asking the client, see
+     * src/skills/runner_process.c): when set (borrowed), stdin stays open after input until the
+     * program ends, and whatever the callbacks above append to *more_input is written to it in
+     * order, from the run's poll loop (a program that does not read cannot block the run). */
+    struct rein_buf *more_input;
 };
 
 struct rein_proc_result {

@@ -167,6 +167,16 @@ struct rein_call_event {
  * thread of rein_call_run() for the runners rein ships). Must not block for long.
  */
 typedef void (*rein_call_event_fn)(void *userdata, const struct rein_call_event *ev);
+/*
+ * Asks the caller's client, on behalf of a running tool, something only it can answer: an MCP
+ * client's sampling/createMessage, elicitation/create or roots/list (method and params
+ * borrowed), waiting at most timeout_ms (< 0: the caller's own limit). On success *result is a
+ * new reference to the client's result. REIN_ENOTSUP when the client did not declare the
+ * capability the method needs (err says so); REIN_ETIMEDOUT, REIN_ECANCELED; REIN_EIO when the
+ * client answered with an error (err carries its code and message). Blocks the calling thread.
+ */
+typedef rein_err (*rein_call_ask_fn)(void *userdata, const char *method, const json_t *params,
+                                     int64_t timeout_ms, json_t **result, rein_error *err);
 
 /* One execution of a tool, as its runner sees it. Everything is borrowed for the call. */
 struct rein_invocation {
@@ -181,6 +191,8 @@ struct rein_invocation {
     rein_cancel *cancel; /* may be NULL */
     rein_call_event_fn on_event; /* from rein_call_opts; NULL: nobody listens */
     void *event_data;
+    rein_call_ask_fn ask; /* from rein_call_opts; NULL: no client can be asked */
+    void *ask_data;
 };
 
 /* Milliseconds left before the deadline (0 when passed), or -1 when there is none. */
@@ -198,6 +210,14 @@ REIN_EXTERN rein_err rein_invocation_check(const struct rein_invocation *inv,
  */
 REIN_EXTERN void rein_invocation_event(const struct rein_invocation *inv,
                                        struct rein_call_event *ev);
+/*
+ * Asks the caller's client (rein_call_ask_fn) within the call's remaining time. REIN_ENOTSUP,
+ * with err saying so, when the call does not come from a client that can be asked (rein chat,
+ * POST /skills/{id}/invoke, an agent's turn). method and params borrowed; *result new.
+ */
+REIN_EXTERN rein_err rein_invocation_ask(const struct rein_invocation *inv, const char *method,
+                                         const json_t *params, json_t **result,
+                                         rein_error *err) REIN_WUR;
 /*
  * The call as JSON for a runner that sends it elsewhere (process stdin, HTTP body):
  *   {"tool", "call_id", "trace_id", "arguments", "step"?, "timeout_ms"?}
@@ -547,6 +567,10 @@ struct rein_call_opts {
     /* Progress and log events while the runner runs (may be NULL), with its userdata. */
     rein_call_event_fn on_event;
     void *event_data;
+    /* The client a running tool may ask (an MCP server's session; may be NULL), with its
+     * userdata. */
+    rein_call_ask_fn ask;
+    void *ask_data;
 };
 
 /*

@@ -506,6 +506,7 @@ struct run_state {
     rein_proc *p;
     struct sink out, err;
     size_t written;
+    size_t more_written; /* bytes of opts->more_input already written */
     int64_t deadline;
     int64_t kill_at; /* when a SIGTERM'd group gets SIGKILL, or 0 */
     int64_t exited_at;
@@ -583,8 +584,37 @@ static void feed_stdin(struct run_state *st)
             return;
         }
     }
-    if (st->written >= o->input_len)
+    if (st->written < o->input_len)
+        return;
+    if (!o->more_input) {
         rein_proc_close_stdin(st->p);
+        return;
+    }
+    while (st->p->in_fd >= 0 && st->more_written < o->more_input->len) {
+        ssize_t n = write_nosigpipe(st->p->in_fd, o->more_input->ptr + st->more_written,
+                                    o->more_input->len - st->more_written);
+        if (n > 0) {
+            st->more_written += (size_t)n;
+        } else if (n < 0 && errno == EINTR) {
+            continue;
+        } else {
+            if (n < 0 && errno != EAGAIN)
+                rein_proc_close_stdin(st->p);
+            return;
+        }
+    }
+    if (st->more_written == o->more_input->len) {
+        rein_buf_reset(o->more_input);
+        st->more_written = 0;
+    }
+}
+
+/* True while there is input the program has not been given yet. */
+static bool input_pending(const struct run_state *st)
+{
+    const struct rein_proc_run_opts *o = st->opts;
+
+    return st->written < o->input_len || (o->more_input && o->more_input->len > st->more_written);
 }
 
 /* One pass of the poll loop; returns false when the run is over. */
@@ -612,7 +642,7 @@ static bool run_step(struct run_state *st, struct rein_proc_result *res)
     pfd[nfd++] = (struct pollfd){p->exited ? -1 : p->status_fd, POLLIN, 0};
     pfd[nfd++] = (struct pollfd){p->out_fd, POLLIN, 0};
     pfd[nfd++] = (struct pollfd){p->err_fd, POLLIN, 0};
-    pfd[nfd++] = (struct pollfd){st->written < o->input_len ? p->in_fd : -1, POLLOUT, 0};
+    pfd[nfd++] = (struct pollfd){input_pending(st) ? p->in_fd : -1, POLLOUT, 0};
     pfd[nfd++] = (struct pollfd){res->cancelled ? -1 : rein_cancel_fd(o->cancel), POLLIN, 0};
     if (st->deadline && !res->timed_out)
         wait = (int)(st->deadline - now < wait ? st->deadline - now : wait);
@@ -626,7 +656,7 @@ static bool run_step(struct run_state *st, struct rein_proc_result *res)
         drain(&p->out_fd, &st->out, o->on_stdout, o->stdout_data);
     if (pfd[2].revents)
         drain(&p->err_fd, &st->err, o->on_stderr, o->stderr_data);
-    if (pfd[3].revents)
+    if (pfd[3].revents || (o->more_input && input_pending(st)))
         feed_stdin(st);
     if (pfd[4].revents && rein_cancel_is_set(o->cancel)) {
         res->cancelled = true;
@@ -659,7 +689,7 @@ rein_err rein_proc_run(const struct rein_proc_run_opts *opts, struct rein_proc_r
     st.err = (struct sink){&res->err, opts->stderr_max ? opts->stderr_max : 64 << 10,
                            opts->keep_tail, false};
     st.deadline = opts->timeout_ms > 0 ? start + opts->timeout_ms : 0;
-    if (!opts->input || opts->input_len == 0)
+    if ((!opts->input || opts->input_len == 0) && !opts->more_input)
         rein_proc_close_stdin(st.p);
     else
         feed_stdin(&st);

@@ -791,12 +791,12 @@ static void answer_out(struct rein__mcp_session *sess, const struct rein__mcp_ms
  * tools/call's event stream) and waits for its answer, the call's cancellation or
  * ASK_TIMEOUT_MS. *result receives a new reference.
  */
-static rein_err ask_client(struct mcp_call *c, const char *method, const json_t *params,
-                           json_t **result, rein_error *err)
+static rein_err ask_client_within(struct mcp_call *c, const char *method, const json_t *params,
+                                  int64_t timeout_ms, json_t **result, rein_error *err)
 {
     struct rein__mcp_session *sess = c->sess->owner ? c->sess->owner : c->sess;
     struct out_req r = {0}, **pp;
-    int64_t until = rein_now_ms() + ASK_TIMEOUT_MS;
+    int64_t until = rein_now_ms() + timeout_ms;
     struct rein_buf b;
     rein_err rc = REIN_OK;
 
@@ -823,8 +823,8 @@ static rein_err ask_client(struct mcp_call *c, const char *method, const json_t 
             rc = rein_error_set(err, REIN_ECANCELED, "cancelled while the client was asked: %s",
                                 rein_cancel_reason(c->cancel));
         else if (left <= 0)
-            rc = rein_error_set(err, REIN_ETIMEDOUT, "the client did not answer %s within %d s",
-                                method, ASK_TIMEOUT_MS / 1000);
+            rc = rein_error_set(err, REIN_ETIMEDOUT, "the client did not answer %s within %lld ms",
+                                method, (long long)timeout_ms);
         else
             rein__mcp_cond_wait_ms(&sess->cv, &sess->mu, left < 200 ? left : 200);
     }
@@ -845,6 +845,12 @@ static rein_err ask_client(struct mcp_call *c, const char *method, const json_t 
     return rc;
 }
 
+static rein_err ask_client(struct mcp_call *c, const char *method, const json_t *params,
+                           json_t **result, rein_error *err)
+{
+    return ask_client_within(c, method, params, ASK_TIMEOUT_MS, result, err);
+}
+
 /* True when the session's client declared capability cap (elicitation, sampling) and speaks
  * a revision with sessions (2026-07-28 asks through input-required results, not served). */
 static bool client_offers(struct rein__mcp_session *sess, const char *cap)
@@ -856,6 +862,45 @@ static bool client_offers(struct rein__mcp_session *sess, const char *cap)
           !rein__mcp_version_modern(sess->version) && !sess->owner;
     pthread_mutex_unlock(&sess->mu);
     return yes;
+}
+
+/*
+ * A running tool asks the client (rein_call_ask_fn; a process skill's request, decision 0031):
+ * passed on when the client declared the capability the method needs, within the tool's
+ * remaining time (at most ASK_TIMEOUT_MS).
+ */
+static rein_err ask_for_tool(void *ud, const char *method, const json_t *params, int64_t timeout_ms,
+                             json_t **result, rein_error *err)
+{
+    struct mcp_call *c = ud;
+    const char *cap = strcmp(method, "sampling/createMessage") == 0 ? "sampling"
+                      : strcmp(method, "elicitation/create") == 0   ? "elicitation"
+                      : strcmp(method, "roots/list") == 0           ? "roots"
+                                                                    : NULL;
+    bool modern;
+
+    *result = NULL;
+    if (!cap)
+        return rein_error_set(err, REIN_ENOTSUP, "%s is not a request rein sends an MCP client",
+                              method);
+    if (!client_offers(c->sess, cap)) {
+        pthread_mutex_lock(&c->sess->mu);
+        modern = rein__mcp_version_modern(c->sess->version) || c->sess->owner;
+        pthread_mutex_unlock(&c->sess->mu);
+        if (modern)
+            return rein_error_set(err, REIN_ENOTSUP,
+                                  "the MCP client uses the stateless revision %s, where a server "
+                                  "asks through input-required results, which rein does not "
+                                  "serve yet; %s cannot be sent",
+                                  REIN__MCP_MODERN, method);
+        return rein_error_set(err, REIN_ENOTSUP,
+                              "the MCP client did not declare the \"%s\" capability, so %s "
+                              "cannot be sent",
+                              cap, method);
+    }
+    if (timeout_ms < 0 || timeout_ms > ASK_TIMEOUT_MS)
+        timeout_ms = ASK_TIMEOUT_MS;
+    return ask_client_within(c, method, params, timeout_ms, result, err);
 }
 
 /*
@@ -1017,6 +1062,8 @@ static void handle_tools_call(rein_mcp_server *srv, struct rein__mcp_session *se
     }
     opts.on_event = on_call_event;
     opts.event_data = c;
+    opts.ask = ask_for_tool;
+    opts.ask_data = c;
     /* A client calls the names tools/list gave it; a near miss is an unknown tool (MCP's
      * -32602), never the nearest tool. */
     opts.exact_name = true;

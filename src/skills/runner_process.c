@@ -18,7 +18,18 @@
  * kept (the last 64 KiB) and shown with failures. While it runs, a skill may report progress
  * and log messages by writing MCP notification lines on stderr (notifications/progress,
  * notifications/message; see rein__skills_event_line), which reach the caller's on_event as
- * they arrive. A timeout or a cancel kills the whole group;
+ * they arrive.
+ *
+ * A skill whose runner lists "client_requests" (some of "sampling", "elicitation", "roots")
+ * may also ask the MCP client that called it (the asking protocol, version 1, of decision
+ * 0031): it writes a JSON-RPC request line on stderr (sampling/createMessage,
+ * elicitation/create or roots/list, with MCP's params) and reads the JSON-RPC response line
+ * rein writes on its stdin, which for such a skill stays open after the call document (one
+ * line, with "client_requests": 1 added) until the program ends. A method the runner does not
+ * list, a client that did not declare the capability, and a call that does not come from an
+ * MCP client (rein chat, an agent's turn, POST /skills/{id}/invoke) are answered with the error
+ * -32601; a timeout, a cancel or the client's own error with -32603. A timeout or a cancel
+ * kills the whole group;
  * output beyond the limit stops the program. A relative command[0] containing a slash, and a
  * relative cwd, are taken relative to the manifest's folder.
  */
@@ -42,7 +53,22 @@ struct proc_runner {
     size_t nenv;
     json_t *allow; /* env_allow, or NULL */
     size_t max_output;
+    unsigned asks; /* the client capabilities the skill may ask for (ASK_* bits); 0: none */
 };
+
+/* What a skill may ask the client, by the MCP client capability each method needs. */
+enum { ASK_SAMPLING = 1, ASK_ELICITATION = 2, ASK_ROOTS = 4 };
+static const struct {
+    const char *capability, *method;
+    unsigned bit;
+} ask_methods[] = {
+    {"sampling", "sampling/createMessage", ASK_SAMPLING},
+    {"elicitation", "elicitation/create", ASK_ELICITATION},
+    {"roots", "roots/list", ASK_ROOTS},
+};
+
+/* The version of the asking protocol, sent in the call document as "client_requests". */
+#define ASK_PROTOCOL_VERSION 1
 
 static void proc_close(void *state)
 {
@@ -74,7 +100,8 @@ static rein_err proc_open(const json_t *runner, const char *base_dir, void **sta
     json_t *cmd = json_object_get(runner, "command"), *env = json_object_get(runner, "env");
     json_t *cwd = json_object_get(runner, "cwd"),
            *max = json_object_get(runner, "max_output_bytes"),
-           *allow = json_object_get(runner, "env_allow");
+           *allow = json_object_get(runner, "env_allow"),
+           *asks = json_object_get(runner, "client_requests");
     struct proc_runner *p = rein_calloc(1, sizeof(*p));
     const char *key;
     json_t *v;
@@ -127,6 +154,13 @@ static rein_err proc_open(const json_t *runner, const char *base_dir, void **sta
             goto out_nomem;
     }
     p->max_output = max ? (size_t)json_integer_value(max) : DEFAULT_MAX_OUTPUT;
+    json_array_foreach(asks, i, v)
+    {
+        for (size_t k = 0; k < REIN_ARRAY_SIZE(ask_methods); k++) {
+            if (strcmp(json_string_value(v) ?: "", ask_methods[k].capability) == 0)
+                p->asks |= ask_methods[k].bit;
+        }
+    }
     *state = p;
     return REIN_OK;
 
@@ -195,19 +229,121 @@ not_event:
     return false;
 }
 
-/* Splits a running skill's stderr into lines and reports the event lines. */
+bool rein__skills_request_line(const char *line, size_t len, struct rein__skills_request *req,
+                               json_t **doc)
+{
+    const json_t *id, *params;
+
+    *doc = NULL;
+    memset(req, 0, sizeof(*req));
+    while (len > 0 && (*line == ' ' || *line == '\t')) {
+        line++;
+        len--;
+    }
+    if (len < 2 || line[0] != '{' || !memmem(line, len, "\"id\"", 4) ||
+        !memmem(line, len, "\"method\"", 8))
+        return false;
+    *doc = rein_json_parse(line, len, 0, NULL);
+    id = json_object_get(*doc, "id");
+    params = json_object_get(*doc, "params");
+    req->method = json_string_value(json_object_get(*doc, "method"));
+    /* JSON-RPC 2.0: an id is a string or an integer here (rein answers with it verbatim). */
+    if (!json_is_object(*doc) || !req->method || !(json_is_string(id) || json_is_integer(id)) ||
+        (params && !json_is_object(params)) ||
+        strcmp(json_string_value(json_object_get(*doc, "jsonrpc")) ?: "", "2.0") != 0) {
+        json_decref(*doc);
+        *doc = NULL;
+        memset(req, 0, sizeof(*req));
+        return false;
+    }
+    req->id = id;
+    req->params = params;
+    return true;
+}
+
+/* Splits a running skill's stderr into lines; reports the event lines, and answers the
+ * requests to the client of a skill that may ask. */
 struct event_reader {
     const struct rein_invocation *inv;
+    const struct proc_runner *p;
     struct rein_buf line;
-    bool overflow; /* the current line passed the limit: skip to its end */
+    bool overflow;            /* the current line passed the limit: skip to its end */
+    struct rein_buf *answers; /* what goes to the skill's stdin next (a skill that may ask) */
 };
+
+/* Appends the response to a skill's request: result (taken) or the error code and message. */
+static void answer_skill(struct event_reader *r, const json_t *id, json_t *result, int code,
+                         const char *message)
+{
+    json_t *msg = result
+                      ? json_pack("{s:s, s:O, s:o}", "jsonrpc", "2.0", "id", id, "result", result)
+                      : json_pack("{s:s, s:O, s:{s:i, s:s}}", "jsonrpc", "2.0", "id", id, "error",
+                                  "code", code, "message", message);
+    size_t before = r->answers->len;
+
+    if (!msg || rein_json_dump(r->answers, msg) != REIN_OK ||
+        rein_buf_add(r->answers, "\n", 1) != REIN_OK) {
+        /* Out of memory: nothing half-written; the skill waits until the call's limit. */
+        rein_buf_truncate(r->answers, before);
+        rein_log(REIN_LOG_ERROR, "skills/process", "out of memory answering %s",
+                 rein_tool_id(r->inv->tool));
+    }
+    json_decref(msg);
+}
+
+/* A skill's request to the client: allowed by its runner, then asked through the caller. */
+static void ask_for_skill(struct event_reader *r, const struct rein__skills_request *req)
+{
+    unsigned bit = 0;
+    char message[sizeof(((rein_error *)0)->msg) + 100];
+    json_t *result = NULL, *empty = NULL;
+    rein_error err;
+    rein_err rc;
+
+    for (size_t k = 0; k < REIN_ARRAY_SIZE(ask_methods); k++) {
+        if (strcmp(req->method, ask_methods[k].method) == 0)
+            bit = ask_methods[k].bit;
+    }
+    if (!bit) {
+        snprintf(message, sizeof(message),
+                 "a skill may ask the client only sampling/createMessage, elicitation/create "
+                 "or roots/list, not %.100s",
+                 req->method);
+        answer_skill(r, req->id, NULL, -32601, message);
+        return;
+    }
+    if (!(r->p->asks & bit)) {
+        for (size_t k = 0; k < REIN_ARRAY_SIZE(ask_methods); k++) {
+            if (ask_methods[k].bit == bit)
+                snprintf(message, sizeof(message),
+                         "the skill's runner.client_requests does not list \"%s\"",
+                         ask_methods[k].capability);
+        }
+        answer_skill(r, req->id, NULL, -32601, message);
+        return;
+    }
+    rein_error_clear(&err);
+    if (!req->params)
+        empty = json_object();
+    rc = rein_invocation_ask(r->inv, req->method, req->params ? req->params : empty, &result, &err);
+    json_decref(empty);
+    if (rc == REIN_OK) {
+        answer_skill(r, req->id, result, 0, NULL);
+        return;
+    }
+    answer_skill(r, req->id, NULL, rc == REIN_ENOTSUP ? -32601 : -32603,
+                 err.msg[0] ? err.msg : rein_strerror(rc));
+}
 
 static void event_line(struct event_reader *r, const char *line, size_t len)
 {
+    struct rein__skills_request req;
     struct rein_call_event ev;
     json_t *doc = NULL;
 
-    if (rein__skills_event_line(line, len, &ev, &doc))
+    if (r->answers && rein__skills_request_line(line, len, &req, &doc))
+        ask_for_skill(r, &req);
+    else if (rein__skills_event_line(line, len, &ev, &doc))
         rein_invocation_event(r->inv, &ev);
     json_decref(doc);
 }
@@ -302,13 +438,29 @@ static rein_err read_run(const struct proc_runner *p, const struct rein_invocati
     return rc;
 }
 
+/*
+ * The call document of a skill that may ask: "client_requests" (the asking protocol's version)
+ * added, and a newline after it, since stdin stays open for the answers. b holds the document
+ * rein_invocation_write made (one compact object). False when memory is exhausted.
+ */
+static bool ask_document(struct rein_buf *b)
+{
+    char tail[48];
+    int n = snprintf(tail, sizeof(tail), ",\"client_requests\":%d}\n", ASK_PROTOCOL_VERSION);
+
+    if (b->len == 0 || b->ptr[b->len - 1] != '}')
+        return false;
+    rein_buf_truncate(b, b->len - 1);
+    return rein_buf_add(b, tail, (size_t)n) == REIN_OK;
+}
+
 static rein_err proc_invoke(void *state, const struct rein_invocation *inv,
                             struct rein_tool_reply *reply, rein_error *err)
 {
     const struct proc_runner *p = state;
-    struct event_reader events = {.inv = inv};
+    struct event_reader events = {.inv = inv, .p = p};
     struct rein_proc_result res;
-    struct rein_buf input;
+    struct rein_buf input, answers;
     char **all = rein_calloc(p->nenv + 5, sizeof(*all)), **extra = NULL;
     const struct rein_trace_context *tc = rein_trace_current();
     size_t nextra = !tc ? 3 : tc->state[0] ? 5 : 4;
@@ -337,11 +489,14 @@ static rein_err proc_invoke(void *state, const struct rein_invocation *inv,
             env = rein__skills_child_env(p->allow, all, p->nenv + nextra);
     }
     rein_buf_init(&input, 0);
+    rein_buf_init(&answers, 0);
     rein_buf_init(&events.line, 64 << 10);
-    if (!env || rein_invocation_write(inv, &input)) {
+    if (!env || rein_invocation_write(inv, &input) || (p->asks && !ask_document(&input))) {
         rc = rein_error_set(err, REIN_ENOMEM, "out of memory starting %s", p->argv[0]);
         goto out;
     }
+    if (p->asks)
+        events.answers = &answers;
     struct rein_proc_run_opts opts = {
         .proc = {.argv = (const char *const *)p->argv, .cwd = p->cwd, .env = env},
         .input = input.ptr,
@@ -352,8 +507,9 @@ static rein_err proc_invoke(void *state, const struct rein_invocation *inv,
         .keep_tail = false,
         .timeout_ms = rein_invocation_remaining_ms(inv),
         .cancel = inv->cancel,
-        .on_stderr = inv->on_event ? on_stderr : NULL,
+        .on_stderr = inv->on_event || p->asks ? on_stderr : NULL,
         .stderr_data = &events,
+        .more_input = p->asks ? &answers : NULL,
     };
     if (opts.timeout_ms == 0) {
         rc = rein_error_set(err, REIN_ETIMEDOUT, "timed out before %s could start", p->argv[0]);
@@ -373,6 +529,7 @@ out:
     rein_free(all);
     rein_free(env);
     rein_buf_release(&input);
+    rein_buf_release(&answers);
     rein_buf_release(&events.line);
     return rc;
 }
@@ -388,7 +545,9 @@ static const struct rein_runner_kind process_kind = {
               "\"env_allow\":{\"type\":\"array\",\"items\":{\"type\":\"string\","
               "\"pattern\":\"^[A-Za-z_][A-Za-z0-9_]*$\"}},"
               "\"max_output_bytes\":{\"type\":\"integer\",\"minimum\":1,"
-              "\"maximum\":1073741824}},"
+              "\"maximum\":1073741824},"
+              "\"client_requests\":{\"type\":\"array\",\"uniqueItems\":true,"
+              "\"items\":{\"enum\":[\"sampling\",\"elicitation\",\"roots\"]}}},"
               "\"additionalProperties\":false}",
     .open = proc_open,
     .invoke = proc_invoke,

@@ -81,6 +81,19 @@ rein_err rein__skills_read_reply(json_t *doc, struct rein_tool_reply *reply, rei
  */
 bool rein__skills_event_line(const char *line, size_t len, struct rein_call_event *ev,
                              json_t **doc);
+/* A request a skill that may ask the client wrote on stderr (runner_process.c). */
+struct rein__skills_request {
+    const json_t *id;     /* a string or an integer */
+    const char *method;   /* any method name; which ones are passed on is the runner's business */
+    const json_t *params; /* an object, or NULL when the line had none */
+};
+/*
+ * Reads one stderr line as a JSON-RPC 2.0 request {"jsonrpc": "2.0", "id", "method",
+ * "params"?}. Returns true and fills req (borrowed from *doc, a new reference the caller
+ * releases); false, with *doc NULL, for any other line.
+ */
+bool rein__skills_request_line(const char *line, size_t len, struct rein__skills_request *req,
+                               json_t **doc);
 /* Copies up to max bytes of text into out as a one-line snippet (control bytes as spaces). */
 void rein__skills_snippet(const char *text, size_t len, char *out, size_t max);
 

@@ -200,6 +200,23 @@ void rein_invocation_event(const struct rein_invocation *inv, struct rein_call_e
     inv->on_event(inv->event_data, ev);
 }
 
+rein_err rein_invocation_ask(const struct rein_invocation *inv, const char *method,
+                             const json_t *params, json_t **result, rein_error *err)
+{
+    int64_t left = rein_invocation_remaining_ms(inv);
+
+    *result = NULL;
+    if (!inv->ask)
+        return rein_error_set(err, REIN_ENOTSUP,
+                              "no MCP client can be asked for %s: this call does not come from "
+                              "an MCP client (rein chat, an agent turn, POST /skills/{id}/invoke)",
+                              method);
+    if (left == 0)
+        return rein_error_set(err, REIN_ETIMEDOUT, "timed out after %lld ms before asking for %s",
+                              (long long)inv->timeout_ms, method);
+    return inv->ask(inv->ask_data, method, params, left, result, err);
+}
+
 rein_err rein_invocation_write(const struct rein_invocation *inv, struct rein_buf *b)
 {
     struct rein_jw w;
@@ -726,6 +743,8 @@ static void step_execute(rein_call_result *r, const struct rein_call_opts *o)
         .cancel = o->cancel,
         .on_event = o->on_event,
         .event_data = o->event_data,
+        .ask = o->ask,
+        .ask_data = o->ask_data,
     };
     err_reset(&rerr);
     rc = r->tool->kind->invoke(r->tool->state, &inv, &reply, &rerr);

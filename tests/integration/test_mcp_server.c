@@ -61,6 +61,22 @@ static char *extra_skills(void)
              "\"command\":[\"%s/skill_proc\",\"echo\"]}}",
              test_bin_dir());
     free(test_write_file(dir, "route/manifest.json", m));
+    /* Skills that ask the client (runner_process.c's asking protocol). */
+    snprintf(m, sizeof(m),
+             "{\"id\":\"asker\",\"description\":\"asks the client three things\","
+             "\"parameters\":{\"type\":\"object\"},\"timeout_ms\":20000,\"runner\":{"
+             "\"kind\":\"process\",\"command\":[\"%s/skill_proc\",\"ask\","
+             "\"sampling/createMessage\",\"elicitation/create\",\"roots/list\"],"
+             "\"client_requests\":[\"sampling\",\"elicitation\",\"roots\"]}}",
+             test_bin_dir());
+    free(test_write_file(dir, "asker/manifest.json", m));
+    snprintf(m, sizeof(m),
+             "{\"id\":\"slow_asker\",\"description\":\"asks with little time\","
+             "\"parameters\":{\"type\":\"object\"},\"timeout_ms\":700,\"runner\":{"
+             "\"kind\":\"process\",\"command\":[\"%s/skill_proc\",\"ask\","
+             "\"sampling/createMessage\"],\"client_requests\":[\"sampling\"]}}",
+             test_bin_dir());
+    free(test_write_file(dir, "slow_asker/manifest.json", m));
     return dir;
 }
 
@@ -202,6 +218,19 @@ static void child_init(struct child *c, const char *version)
              version);
     r = child_call(c, 1, "initialize", params, NULL);
     json_decref(r);
+    child_send(c, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}");
+}
+
+/* initialize declaring the client capabilities caps (a JSON object's text). */
+static void child_init_caps(struct child *c, const char *version, const char *caps)
+{
+    char params[512];
+
+    snprintf(params, sizeof(params),
+             "{\"protocolVersion\":\"%s\",\"capabilities\":%s,\"clientInfo\":{\"name\":\"t\","
+             "\"version\":\"1\"}}",
+             version, caps);
+    json_decref(child_call(c, 1, "initialize", params, NULL));
     child_send(c, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}");
 }
 
@@ -903,6 +932,144 @@ static void stdio_cancel_and_heartbeat(void **state)
                             "notifications/progress");
         json_decref(m);
     }
+    assert_int_equal(child_stop(&c), 0);
+}
+
+/* The next request rein sends the client (skipping notifications); its id is copied to id. */
+static json_t *child_request(struct child *c, char *id, size_t size)
+{
+    for (;;) {
+        json_t *m = child_recv(c, 20000);
+        assert_non_null(m);
+        if (json_object_get(m, "id") && json_object_get(m, "method")) {
+            char *t = json_dumps(json_object_get(m, "id"), JSON_ENCODE_ANY);
+            snprintf(id, size, "%s", t);
+            free(t);
+            return m;
+        }
+        assert_null(json_object_get(m, "id")); /* no response before the questions */
+        json_decref(m);
+    }
+}
+
+/* The answers a skill_proc "ask" skill printed, from its tools/call response. */
+static const json_t *skill_answers(const json_t *m)
+{
+    return json_object_get(
+        json_object_get(json_object_get(result_of(m), "structuredContent"), "output"), "answers");
+}
+
+/* A process skill asks the client (decision 0031): its requests reach the client as MCP
+ * requests, in order, and the client's answers reach the skill, which returns them. */
+static void stdio_skill_asks_the_client(void **state)
+{
+    static const char *const methods[] = {"sampling/createMessage", "elicitation/create",
+                                          "roots/list"};
+    static const char *const results[] = {
+        "{\"role\":\"assistant\",\"content\":{\"type\":\"text\",\"text\":\"sampled\"},"
+        "\"model\":\"m\"}",
+        "{\"action\":\"accept\",\"content\":{\"name\":\"Ada\"}}",
+        "{\"roots\":[{\"uri\":\"file:///srv/data\",\"name\":\"data\"}]}"};
+    struct child c;
+    char id[64], line[1024];
+    json_t *m;
+
+    (void)state;
+    child_start(&c, NULL);
+    child_init_caps(&c, "2025-11-25", "{\"sampling\":{},\"elicitation\":{},\"roots\":{}}");
+    child_send(&c, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{"
+                   "\"name\":\"asker\",\"arguments\":{}}}");
+    for (int i = 0; i < 3; i++) {
+        m = child_request(&c, id, sizeof(id));
+        assert_string_equal(json_string_value(json_object_get(m, "method")), methods[i]);
+        assert_int_equal(json_integer_value(json_object_get(json_object_get(m, "params"), "asked")),
+                         i);
+        json_decref(m);
+        snprintf(line, sizeof(line), "{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":%s}", id,
+                 results[i]);
+        child_send(&c, line);
+    }
+    m = child_wait(&c, 2, NULL);
+    const json_t *answers = skill_answers(m);
+    assert_int_equal(json_array_size(answers), 3);
+    assert_string_equal(json_string_value(json_object_get(json_array_get(answers, 0), "id")), "q0");
+    assert_string_equal(
+        json_string_value(json_object_get(
+            json_object_get(json_object_get(json_array_get(answers, 0), "result"), "content"),
+            "text")),
+        "sampled");
+    assert_string_equal(
+        json_string_value(json_object_get(
+            json_object_get(json_object_get(json_array_get(answers, 1), "result"), "content"),
+            "name")),
+        "Ada");
+    assert_string_equal(
+        json_string_value(json_object_get(
+            json_array_get(
+                json_object_get(json_object_get(json_array_get(answers, 2), "result"), "roots"), 0),
+            "uri")),
+        "file:///srv/data");
+    json_decref(m);
+    /* The client's error reaches the skill as an error with the client's words. */
+    child_send(&c, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\",\"params\":{"
+                   "\"name\":\"slow_asker\",\"arguments\":{}}}");
+    json_decref(child_request(&c, id, sizeof(id)));
+    snprintf(line, sizeof(line),
+             "{\"jsonrpc\":\"2.0\",\"id\":%s,\"error\":{\"code\":-1,\"message\":\"User "
+             "rejected sampling request\"}}",
+             id);
+    child_send(&c, line);
+    m = child_wait(&c, 3, NULL);
+    const json_t *e = json_object_get(json_array_get(skill_answers(m), 0), "error");
+    assert_int_equal(json_integer_value(json_object_get(e, "code")), -32603);
+    assert_non_null(
+        strstr(json_string_value(json_object_get(e, "message")), "User rejected sampling request"));
+    json_decref(m);
+    /* A client that does not answer: the call's limit (700 ms) ends the wait and the skill. */
+    int64_t t0 = rein_now_ms();
+    child_send(&c, "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"tools/call\",\"params\":{"
+                   "\"name\":\"slow_asker\",\"arguments\":{}}}");
+    json_decref(child_request(&c, id, sizeof(id)));
+    m = child_wait(&c, 4, NULL);
+    assert_true(json_is_true(json_object_get(result_of(m), "isError")));
+    assert_non_null(strstr(first_text(result_of(m)), "timed out"));
+    assert_true(rein_now_ms() - t0 < 10000);
+    json_decref(m);
+    /* notifications/cancelled while the client is asked: no response, and the session goes
+     * on (a late answer to the question is ignored). */
+    child_send(&c, "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"tools/call\",\"params\":{"
+                   "\"name\":\"asker\",\"arguments\":{}}}");
+    json_decref(child_request(&c, id, sizeof(id)));
+    child_send(&c, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{"
+                   "\"requestId\":5}}");
+    snprintf(line, sizeof(line), "{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":%s}", id, results[0]);
+    child_send(&c, line);
+    m = child_call(&c, 6, "ping", NULL, NULL);
+    assert_non_null(result_of(m));
+    json_decref(m);
+    assert_int_equal(child_stop(&c), 0);
+}
+
+/* A client without the capabilities: every question is answered -32601 at once, naming the
+ * capability, and nothing is sent to the client. */
+static void stdio_skill_asks_a_client_that_cannot_answer(void **state)
+{
+    struct child c;
+    json_t *m;
+
+    (void)state;
+    child_start(&c, NULL);
+    child_init_caps(&c, "2025-11-25", "{\"experimental\":{}}");
+    m = child_call(&c, 2, "tools/call", "{\"name\":\"asker\",\"arguments\":{}}", NULL);
+    const json_t *answers = skill_answers(m);
+    const json_t *e0 = json_object_get(json_array_get(answers, 0), "error");
+    const json_t *e2 = json_object_get(json_array_get(answers, 2), "error");
+    assert_int_equal(json_integer_value(json_object_get(e0, "code")), -32601);
+    assert_non_null(strstr(json_string_value(json_object_get(e0, "message")),
+                           "did not declare the \"sampling\" capability"));
+    assert_int_equal(json_integer_value(json_object_get(e2, "code")), -32601);
+    assert_non_null(strstr(json_string_value(json_object_get(e2, "message")), "\"roots\""));
+    json_decref(m);
     assert_int_equal(child_stop(&c), 0);
 }
 
@@ -1877,6 +2044,8 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(stdio_end_of_input),
     cmocka_unit_test(stdio_sigterm_takes_running_skills_along),
     cmocka_unit_test(stdio_stateless_revision),
+    cmocka_unit_test(stdio_skill_asks_the_client),
+    cmocka_unit_test(stdio_skill_asks_a_client_that_cannot_answer),
     cmocka_unit_test(http_sessions),
     cmocka_unit_test(http_guards),
     cmocka_unit_test(http_negotiation),

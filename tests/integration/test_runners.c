@@ -226,6 +226,120 @@ static void test_process_reports_progress_and_logs_as_events(void **state)
     rein_registry_free(reg);
 }
 
+/* The answer i of the ask mode's output (an answer line rein wrote on the skill's stdin). */
+static const json_t *answer_of(const rein_call_result *res, size_t i)
+{
+    return json_array_get(json_object_get(rein_call_result_output(res), "answers"), i);
+}
+
+static void expect_ask_error(const rein_call_result *res, size_t i, const char *id, int code,
+                             const char *says)
+{
+    const json_t *a = answer_of(res, i), *e = json_object_get(a, "error");
+
+    if (!e || json_integer_value(json_object_get(e, "code")) != code ||
+        !strstr(json_string_value(json_object_get(e, "message")) ?: "", says) ||
+        strcmp(json_string_value(json_object_get(a, "id")) ?: "", id) != 0) {
+        char *t = json_dumps(a, 0);
+        print_error("answer %zu: %s, want error %d saying \"%s\"\n", i, t ? t : "null", code, says);
+        free(t);
+        fail();
+    }
+}
+
+/* A skill that may ask the client, run where no client can be asked (rein chat, an agent's
+ * turn, POST /skills/{id}/invoke): each request is answered at once with -32601 and a reason,
+ * and the skill goes on to finish normally. */
+static void test_process_asks_outside_mcp(void **state)
+{
+    rein_registry *reg = proc_skill("ask",
+                                    ",\"sampling/createMessage\",\"tools/list\","
+                                    "\"elicitation/create\"",
+                                    ",\"client_requests\":[\"sampling\"]", 10000);
+    rein_call_result *res = run(reg, "{}", NULL);
+
+    (void)state;
+    expect(res, REIN_CALL_OK, "");
+    assert_int_equal(json_integer_value(json_object_get(
+                         json_object_get(rein_call_result_output(res), "call"), "client_requests")),
+                     1);
+    expect_ask_error(res, 0, "q0", -32601, "does not come from an MCP client");
+    expect_ask_error(res, 1, "q1", -32601, "not tools/list");
+    expect_ask_error(res, 2, "q2", -32601, "does not list \"elicitation\"");
+    rein_call_result_free(res);
+    rein_registry_free(reg);
+}
+
+/* Without client_requests a skill's stdin ends after the call, as it always did: a request
+ * line on stderr is not answered (the skill reads the end of its input). */
+static void test_process_that_may_not_ask(void **state)
+{
+    rein_registry *reg = proc_skill("ask", ",\"sampling/createMessage\"", NULL, 10000);
+    rein_call_result *res = run(reg, "{}", NULL);
+
+    (void)state;
+    expect(res, REIN_CALL_OK, "");
+    assert_true(json_is_null(answer_of(res, 0)));
+    assert_null(
+        json_object_get(json_object_get(rein_call_result_output(res), "call"), "client_requests"));
+    rein_call_result_free(res);
+    rein_registry_free(reg);
+}
+
+struct asked {
+    int calls;
+    int64_t timeout_ms;
+    char method[64];
+    int asked; /* params.asked of the last request */
+};
+
+/* An embedding program's own client (rein_call_opts.ask): answers sampling with its own text,
+ * refuses elicitation as a client without the capability would. */
+static rein_err embedder_ask(void *ud, const char *method, const json_t *params, int64_t timeout_ms,
+                             json_t **result, rein_error *err)
+{
+    struct asked *a = ud;
+
+    a->calls++;
+    a->timeout_ms = timeout_ms;
+    a->asked = (int)json_integer_value(json_object_get(params, "asked"));
+    snprintf(a->method, sizeof(a->method), "%s", method);
+    if (strcmp(method, "sampling/createMessage") != 0)
+        return rein_error_set(err, REIN_ENOTSUP, "this client does not do %s", method);
+    *result = json_pack("{s:s, s:{s:s, s:s}}", "role", "assistant", "content", "type", "text",
+                        "text", "from the embedder");
+    return REIN_OK;
+}
+
+/* A program embedding librein answers its skills' questions through rein_call_opts.ask,
+ * within the call's remaining time; its refusal reaches the skill as -32601. */
+static void test_process_asks_the_embedders_client(void **state)
+{
+    rein_registry *reg = proc_skill("ask", ",\"sampling/createMessage\",\"elicitation/create\"",
+                                    ",\"client_requests\":[\"sampling\",\"elicitation\"]", 10000);
+    struct rein_call_input in = {
+        .call_id = "call_42", .name = "ext", .args_text = "{}", .args_len = 2};
+    struct asked a = {0};
+    struct rein_call_opts opts = {.ask = embedder_ask, .ask_data = &a};
+    rein_call_result *res = NULL;
+
+    (void)state;
+    assert_rein_ok(rein_call_run(reg, &in, &opts, &res, NULL), NULL);
+    expect(res, REIN_CALL_OK, "");
+    const json_t *first = answer_of(res, 0);
+    assert_string_equal(json_string_value(json_object_get(first, "id")), "q0");
+    assert_string_equal(json_string_value(json_object_get(first, "jsonrpc")), "2.0");
+    assert_string_equal(json_string_value(json_object_get(
+                            json_object_get(json_object_get(first, "result"), "content"), "text")),
+                        "from the embedder");
+    expect_ask_error(res, 1, "q1", -32601, "does not do elicitation/create");
+    assert_int_equal(a.calls, 2);
+    assert_int_equal(a.asked, 1);
+    assert_true(a.timeout_ms > 0 && a.timeout_ms <= 10000);
+    rein_call_result_free(res);
+    rein_registry_free(reg);
+}
+
 static void test_process_that_hangs_is_killed_with_its_group(void **state)
 {
     char *dir = test_tmpdir(), extra[4300], *pidfile, pidpath[4200];
@@ -481,6 +595,9 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_manifest_env_reads_only_allowed_variables),
     cmocka_unit_test(test_process_reports_its_own_normalized_error),
     cmocka_unit_test(test_process_reports_progress_and_logs_as_events),
+    cmocka_unit_test(test_process_asks_outside_mcp),
+    cmocka_unit_test(test_process_that_may_not_ask),
+    cmocka_unit_test(test_process_asks_the_embedders_client),
     cmocka_unit_test(test_process_that_hangs_is_killed_with_its_group),
     cmocka_unit_test(test_cancel_stops_a_process),
     cmocka_unit_test(test_process_misbehaviour),

@@ -4,6 +4,7 @@
 // TARGET is the rein binary to start as `rein mcp serve` (stdio; REIN_SKILLS_PATH names the
 // skills) or the /mcp URL (http); ANSWER is accept, reject (accept with approve false),
 // decline or cancel; REVIEW is the text the client's "model" answers a sampling request with.
+// TOOL_ARGS (JSON, default {}) are the tool's arguments.
 // Prints one JSON line: {asked: [elicitation params], sampled: [sampling params], result}.
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
@@ -32,6 +33,6 @@ const transport = mode === "stdio"
     stderr: "inherit" })
   : new StreamableHTTPClientTransport(new URL(target));
 await client.connect(transport);
-const result = await client.callTool({ name: tool, arguments: {} });
+const result = await client.callTool({ name: tool, arguments: JSON.parse(process.env.TOOL_ARGS || "{}") });
 console.log(JSON.stringify({ asked, sampled, result }));
 await client.close();

@@ -6,7 +6,10 @@
 # approve true, and a decline, a cancel or approve false leaves it unrun with a denied result.
 # A non-destructive tool runs without a question. A client that also offers sampling is asked
 # to review the call first (self-verification with its model, sampling/createMessage): a NO
-# stops it before any person is asked. Exit 77 without node/npm packages.
+# stops it before any person is asked. Process skills ask the client themselves (decision 0031;
+# the conformance fixtures test_sampling and test_elicitation): the client's model's answer and
+# its user's form reach the skill, and a client without the capability gets a tool error that
+# names it. Exit 77 without node/npm packages.
 set -uo pipefail
 here="$(cd "$(dirname "$0")/.." && pwd)"
 build="${REIN_BUILD_DIR:-$here/../build-test}"
@@ -34,7 +37,7 @@ cat >"$work/skills/look/manifest.json" <<JSON
  "parameters": {"type": "object"},
  "runner": {"kind": "process", "command": ["sh", "-c", "cat >/dev/null; echo '{\"seen\": true}'"]}}
 JSON
-export REIN_SKILLS_PATH="$work/skills" REIN_LOG=error
+export REIN_SKILLS_PATH="$work/skills:$here/data/mcp-skills" REIN_LOG=error
 unset REIN_CONFIG REIN_MCP_CONFIG
 status=0
 fail() { echo "mcp_elicitation: $*" >&2; status=1; }
@@ -68,6 +71,24 @@ check() {
   fi
 }
 
+# check_ask MODE TARGET TOOL ARGS ANSWER REVIEW WANT: a process skill that asks the client;
+# the result's text must contain WANT (an error result when WANT starts with "error:").
+check_ask() {
+  local mode=$1 target=$2 tool=$3 args=$4 answer=$5 review=$6 want=$7 out text
+  out="$(cd "$here/mcp" && TOOL_ARGS="$args" timeout 60 "$node22" "$client" "$mode" "$target" \
+    "$tool" "$answer" $review 2>"$work/client.err")" ||
+    { fail "$mode $tool: the client failed"; cat "$work/client.err" >&2; return; }
+  text="$(printf '%s' "$out" | "$node22" -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>{const o=JSON.parse(s);console.log((o.result.isError?"error:":"")+o.result.content[0].text)})')"
+  case "$text" in
+    *"${want#error:}"*) ;;
+    *) fail "$mode $tool ($answer $review): got \"$text\", want \"$want\"" ;;
+  esac
+  case "$want" in
+    error:*) [ "${text#error:}" != "$text" ] || fail "$mode $tool: not an error ($out)" ;;
+    *) [ "${text#error:}" = "$text" ] || fail "$mode $tool: an error ($out)" ;;
+  esac
+}
+
 for answer in accept reject decline cancel; do
   ran=no; [ $answer = accept ] && ran=yes
   check stdio "$rein" wipe $answer $ran 1
@@ -76,6 +97,14 @@ check stdio "$rein" look decline untouched 0
 # Self-verification by the client's model: YES goes on to the person, NO stops the call.
 check stdio "$rein" wipe accept yes 1 YES
 check stdio "$rein" wipe accept no 0 NO
+check_ask stdio "$rein" test_sampling '{"prompt":"Say hi"}' accept "model-says-hi" \
+  "LLM response: model-says-hi"
+check_ask stdio "$rein" test_sampling '{"prompt":"Say hi"}' accept "" \
+  'error:the client could not be asked (-32601): the MCP client did not declare the \"sampling\" capability'
+check_ask stdio "$rein" test_elicitation '{"message":"Who are you?"}' accept "" \
+  'User response: action=accept, content={"approve": true}'
+check_ask stdio "$rein" test_elicitation '{"message":"Who are you?"}' decline "" \
+  'User response: action=decline'
 
 # The same over Streamable HTTP: the question travels on the call's event stream and the
 # answer comes back as a POST.
@@ -90,5 +119,11 @@ done
 [ -n "$url" ] || { echo "mcp_elicitation: rein serve printed no address" >&2; cat "$work/serve.err" >&2; exit 1; }
 check http "$url/mcp" wipe accept yes 1
 check http "$url/mcp" wipe decline no 1
-[ $status -eq 0 ] && echo "mcp_elicitation: rein asked before every destructive call, and ran it only when approved"
+check_ask http "$url/mcp" test_sampling '{"prompt":"Say hi"}' accept "model-says-hi" \
+  "LLM response: model-says-hi"
+check_ask http "$url/mcp" test_elicitation '{"message":"Who are you?"}' accept "" \
+  'User response: action=accept, content={"approve": true}'
+check_ask http "$url/mcp" test_elicitation '{"message":"Who are you?"}' cancel "" \
+  'User response: action=cancel'
+[ $status -eq 0 ] && echo "mcp_elicitation: rein asked before every destructive call, and ran it only when approved; process skills asked the client and got its answers"
 exit $status

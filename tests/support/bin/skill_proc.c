@@ -13,6 +13,10 @@
  *   events   writes progress and log notifications (and lines that are not events) on
  *            stderr, then prints {"done": true}
  *   touch    appends one line to the file argv[2] (a trace that it ran), prints {"done": true}
+ *   ask      asks the client (the asking protocol of runner_process.c): reads the call line,
+ *            then for each method in argv[2...] writes a request (id "q<i>", params
+ *            {"asked": i}) on stderr and reads the answer line from stdin; prints
+ *            {"call": <the call>, "answers": [<each answer, null when stdin ended>]}
  */
 #include <signal.h>
 #include <stdio.h>
@@ -51,6 +55,42 @@ static void print_env(const char *name)
     printf("\"%s\": \"%s\"", name, v ? v : "");
 }
 
+/* The next line of stdin without its newline (a new string), or NULL at its end. */
+static char *read_line(void)
+{
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t n = getline(&line, &cap, stdin);
+
+    if (n <= 0) {
+        free(line);
+        return NULL;
+    }
+    if (line[n - 1] == '\n')
+        line[n - 1] = '\0';
+    return line;
+}
+
+static int ask(int n, char **methods)
+{
+    char *call = read_line();
+
+    printf("{\"call\": %s, \"answers\": [", call ? call : "null");
+    for (int i = 0; i < n; i++) {
+        fprintf(stderr,
+                "{\"jsonrpc\":\"2.0\",\"id\":\"q%d\",\"method\":\"%s\","
+                "\"params\":{\"asked\":%d}}\n",
+                i, methods[i], i);
+        fflush(stderr);
+        char *answer = read_line();
+        printf("%s%s", i ? ", " : "", answer ? answer : "null");
+        free(answer);
+    }
+    printf("]}\n");
+    free(call);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "echo";
@@ -72,6 +112,8 @@ int main(int argc, char **argv)
         for (;;)
             pause();
     }
+    if (strcmp(mode, "ask") == 0)
+        return ask(argc - 2, argv + 2);
     in = read_stdin();
     if (strcmp(mode, "echo") == 0) {
         printf("{\"call\": %s, \"env\": {", in ? in : "null");
