@@ -22,10 +22,12 @@ if(REIN_OTLP_PROTOBUF)
   set(_gen "${_odir}/gen/opentelemetry/proto")
   set(REIN_OTLP_PB_SOURCES
     "${_gen}/common/v1/common.pb-c.c" "${_gen}/resource/v1/resource.pb-c.c"
-    "${_gen}/trace/v1/trace.pb-c.c" "${_gen}/collector/trace/v1/trace_service.pb-c.c")
+    "${_gen}/trace/v1/trace.pb-c.c" "${_gen}/collector/trace/v1/trace_service.pb-c.c"
+    "${_gen}/metrics/v1/metrics.pb-c.c" "${_gen}/collector/metrics/v1/metrics_service.pb-c.c")
   set(REIN_OTLP_PB_HEADERS
     "${_gen}/common/v1/common.pb-c.h" "${_gen}/resource/v1/resource.pb-c.h"
-    "${_gen}/trace/v1/trace.pb-c.h" "${_gen}/collector/trace/v1/trace_service.pb-c.h")
+    "${_gen}/trace/v1/trace.pb-c.h" "${_gen}/collector/trace/v1/trace_service.pb-c.h"
+    "${_gen}/metrics/v1/metrics.pb-c.h" "${_gen}/collector/metrics/v1/metrics_service.pb-c.h")
   add_custom_command(OUTPUT ${REIN_OTLP_PB_SOURCES} ${REIN_OTLP_PB_HEADERS}
     COMMAND bash ${CMAKE_SOURCE_DIR}/scripts/otlp-proto.sh
             ${CMAKE_SOURCE_DIR}/src/trace/otlp-proto ${_odir} ${PROTOC_C}

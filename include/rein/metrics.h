@@ -15,6 +15,7 @@
 
 #include <rein/agent.h>
 #include <rein/buf.h>
+#include <rein/trace.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -91,6 +92,18 @@ REIN_EXTERN void rein_metrics_provider_retry(rein_metrics *m, const char *provid
  * (histograms), through rein_agent_set_observer().
  */
 REIN_EXTERN void rein_metrics_observe_agent(rein_agent *a, rein_metrics *m);
+
+/*
+ * The registry (a rein_metrics *; NULL: the global one) as OpenTelemetry metrics, for
+ * rein_trace_metrics_setup(): counters as monotonic sums, gauges, histograms with their
+ * bounds, all cumulative since each series was created. The GenAI client metrics take the
+ * semantic conventions' names (gen_ai.client.token.usage in {token}, gen_ai.client.operation.
+ * duration in s) and attribute keys (gen_ai.operation.name, ..., error.type); rein's own keep
+ * their Prometheus name without _total or _seconds (unit s). Label values that are empty are
+ * left out. Everything is copied into ar under the registry's lock.
+ */
+REIN_EXTERN rein_err rein_metrics_otel_collect(void *registry, rein_arena *ar,
+                                               struct rein_otel_metric **out, size_t *n);
 
 #ifdef __cplusplus
 }

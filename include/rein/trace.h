@@ -24,6 +24,7 @@
 #ifndef REIN_TRACE_H
 #define REIN_TRACE_H
 
+#include <rein/arena.h>
 #include <rein/core.h>
 
 #ifdef __cplusplus
@@ -142,7 +143,8 @@ REIN_EXTERN void rein_span_end(struct rein_span *s);
  * call is a no-op.
  */
 REIN_EXTERN rein_err rein_trace_setup(rein_error *err) REIN_WUR;
-/* Sends what is queued (waiting at most timeout_ms) and stops the exporter thread. */
+/* Sends what is queued and a last collection of metrics (waiting at most timeout_ms for each)
+ * and stops the exporter threads. */
 REIN_EXTERN void rein_trace_shutdown(int64_t timeout_ms);
 /* True when spans are exported. */
 REIN_EXTERN bool rein_trace_enabled(void);
@@ -154,9 +156,72 @@ struct rein_trace_stats {
     uint64_t exported; /* spans a collector accepted */
     uint64_t dropped;  /* spans lost: queue full, or a batch given up after its retries */
     uint64_t batches_failed;
-    uint64_t queued; /* spans waiting now */
+    uint64_t queued;                /* spans waiting now */
+    uint64_t metric_exports;        /* metric collections a collector accepted */
+    uint64_t metric_exports_failed; /* collections given up after their retries */
 };
 REIN_EXTERN void rein_trace_stats(struct rein_trace_stats *out);
+
+/* ---- metrics export ----------------------------------------------------------------------- */
+
+/*
+ * Metrics are kept by whoever records them (rein's registry, <rein/metrics.h>); the exporter
+ * only asks for them: every OTEL_METRIC_EXPORT_INTERVAL a background thread calls the collect
+ * function the caller registered, which describes every metric's current (cumulative) state
+ * in the structures below, and sends that as an OTLP ExportMetricsServiceRequest. Nothing is
+ * added to the path that records a value.
+ */
+enum rein_otel_metric_kind {
+    REIN_OTEL_GAUGE = 1,
+    REIN_OTEL_SUM = 2,
+    REIN_OTEL_HISTOGRAM = 3,
+};
+
+#define REIN_OTEL_MAX_ATTRS 4
+
+/* One series' state at collection time. */
+struct rein_otel_point {
+    const char *keys[REIN_OTEL_MAX_ATTRS]; /* attribute keys and string values, nattrs each */
+    const char *values[REIN_OTEL_MAX_ATTRS];
+    size_t nattrs;
+    int64_t start_ns;              /* Unix ns since which the series counts (cumulative start) */
+    double value;                  /* a gauge's or sum's value; a histogram's sum of observations */
+    uint64_t count;                /* histograms: observations */
+    const uint64_t *bucket_counts; /* histograms: nbounds + 1 counts, each bucket's own */
+    double min, max;               /* histograms with count > 0 */
+};
+
+struct rein_otel_metric {
+    const char *name, *description, *unit;
+    enum rein_otel_metric_kind kind;
+    bool monotonic;       /* sums: a counter */
+    const double *bounds; /* histograms: the buckets' upper bounds, increasing */
+    size_t nbounds;
+    struct rein_otel_point *points;
+    size_t npoints;
+};
+
+/*
+ * Describes every metric into *out (*n of them). Everything it points to is allocated in ar
+ * (or static) and is read only until ar is freed. Called on the exporter's thread.
+ */
+typedef rein_err (*rein_otel_collect_fn)(void *userdata, rein_arena *ar,
+                                         struct rein_otel_metric **out, size_t *n);
+
+/*
+ * Starts exporting metrics when an OTLP endpoint is configured (OTEL_EXPORTER_OTLP_METRICS_*
+ * or the common OTEL_EXPORTER_OTLP_* variables, "/v1/metrics" appended to the common
+ * endpoint), OTEL_SDK_DISABLED is not true and OTEL_METRICS_EXPORTER is not "none":
+ * collect(userdata) every OTEL_METRIC_EXPORT_INTERVAL ms (60000), each send bounded by
+ * OTEL_METRIC_EXPORT_TIMEOUT ms (30000), with cumulative temporality. userdata borrowed until
+ * rein_trace_shutdown(), which exports once more before it stops. Nothing configured: REIN_OK
+ * and export stays off. REIN_EINVAL (err names the variable) for a value rein cannot use;
+ * export stays off. A second call while exporting is a no-op.
+ */
+REIN_EXTERN rein_err rein_trace_metrics_setup(rein_otel_collect_fn collect, void *userdata,
+                                              rein_error *err) REIN_WUR;
+/* True when metrics are exported. */
+REIN_EXTERN bool rein_trace_metrics_enabled(void);
 
 #ifdef __cplusplus
 }

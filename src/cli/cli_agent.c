@@ -130,6 +130,10 @@ rein_err cli_parts_new(const struct cli_setup *s, bool agent, struct cli_parts *
     p->agent = rein_agent_new(p->provider, p->reg, err);
     if (!p->agent)
         goto fail;
+    /* Exported metrics come from the process-wide registry, which only an observed agent
+     * records into (rein serve observes its agent the same way). */
+    if (rein_trace_metrics_enabled())
+        rein_metrics_observe_agent(p->agent, NULL);
     if (s->rules_first && strcmp(rein_provider_name(p->provider), "rules") != 0) {
         p->rules = cli_rules_new(err);
         if (!p->rules)

@@ -149,6 +149,10 @@ int main(int argc, char **argv)
      * reported and the command runs untraced rather than not at all. */
     if (rein_trace_setup(&err) != REIN_OK)
         fprintf(stderr, "rein: tracing is off: %s\n", err.msg);
+    /* The same for metrics: the process-wide registry, which the agents record into
+     * (cli_parts_new), sent over OTLP as well as shown at rein serve's /metrics. */
+    if (rein_trace_metrics_setup(rein_metrics_otel_collect, NULL, &err) != REIN_OK)
+        fprintf(stderr, "rein: metrics export is off: %s\n", err.msg);
     status = run(argc, argv);
     rein_trace_shutdown(TRACE_FLUSH_MS);
     cli_config_release();

@@ -19,6 +19,7 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #define WHERE "server/metrics"
 
@@ -29,7 +30,9 @@ static const double default_buckets[] = {0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.
 struct series {
     struct series *next;
     char *values[REIN_METRIC_MAX_LABELS];
-    double value; /* counter/gauge value, or histogram sum */
+    double value;     /* counter/gauge value, or histogram sum */
+    double min, max;  /* histogram: the least and greatest observation (when count > 0) */
+    int64_t start_ns; /* Unix ns of the series' creation: the start of its cumulative sums */
     uint64_t count;
     uint64_t buckets[REIN_METRIC_MAX_BUCKETS]; /* non-cumulative counts per bucket */
 };
@@ -214,6 +217,14 @@ oom:
     return NULL;
 }
 
+static int64_t unix_ns(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
 /* The series for these values, created when absent; called with the registry locked. */
 static struct series *find_series(struct rein_metric *f, const char *const *given)
 {
@@ -248,6 +259,7 @@ look:
     s = rein_calloc(1, sizeof(*s));
     if (!s)
         return NULL;
+    s->start_ns = unix_ns();
     for (int i = 0; i < f->nlabels; i++) {
         s->values[i] = rein_strdup(values[i]);
         if (!s->values[i]) {
@@ -285,6 +297,8 @@ static void update(rein_metric *f, const char *const *values, double v, int op)
                 i++;
             if (i < f->nbounds)
                 s->buckets[i]++;
+            s->min = s->count == 0 || v < s->min ? v : s->min;
+            s->max = s->count == 0 || v > s->max ? v : s->max;
             s->count++;
             s->value += v;
         }
@@ -451,6 +465,25 @@ static rein_err render_trace(struct rein_buf *out)
         (unsigned long long)st.queued);
 }
 
+/* The metric exporter's counters (src/trace/metrics.c), shown while it runs. */
+static rein_err render_metric_export(struct rein_buf *out)
+{
+    struct rein_trace_stats st;
+
+    rein_trace_stats(&st);
+    return rein_buf_addf(out,
+                         "# HELP rein_otlp_metric_exports_total Metric collections an OTLP "
+                         "collector accepted.\n"
+                         "# TYPE rein_otlp_metric_exports_total counter\n"
+                         "rein_otlp_metric_exports_total %llu\n"
+                         "# HELP rein_otlp_metric_exports_failed_total Metric collections given "
+                         "up after their retries.\n"
+                         "# TYPE rein_otlp_metric_exports_failed_total counter\n"
+                         "rein_otlp_metric_exports_failed_total %llu\n",
+                         (unsigned long long)st.metric_exports,
+                         (unsigned long long)st.metric_exports_failed);
+}
+
 rein_err rein_metrics_render(rein_metrics *m, struct rein_buf *out)
 {
     rein_err rc = REIN_OK;
@@ -465,6 +498,158 @@ rein_err rein_metrics_render(rein_metrics *m, struct rein_buf *out)
     pthread_mutex_unlock(&m->mu);
     if (rc == REIN_OK && rein_trace_enabled())
         rc = render_trace(out);
+    if (rc == REIN_OK && rein_trace_metrics_enabled())
+        rc = render_metric_export(out);
+    return rc;
+}
+
+/* ---- OTLP ------------------------------------------------------------------------------- */
+
+/*
+ * The registry as OpenTelemetry metrics (rein_metrics_otel_collect). The GenAI client metrics
+ * take the conventions' names, units and attribute keys; rein's own families keep their
+ * Prometheus name without the suffix a collector's Prometheus exporter adds back (_total for
+ * counters, _seconds for the unit s), so they read the same in both places. An empty label
+ * value is an attribute not set (OpenTelemetry has no empty-string convention for absent).
+ */
+static const struct otel_name {
+    const char *prom, *otel, *unit;
+} otel_names[] = {
+    {"gen_ai_client_token_usage", "gen_ai.client.token.usage", "{token}"},
+    {"gen_ai_client_operation_duration_seconds", "gen_ai.client.operation.duration", "s"},
+};
+
+static const struct {
+    const char *prom, *otel;
+} otel_keys[] = {
+    {"gen_ai_operation_name", "gen_ai.operation.name"},
+    {"gen_ai_provider_name", "gen_ai.provider.name"},
+    {"gen_ai_request_model", "gen_ai.request.model"},
+    {"gen_ai_token_type", "gen_ai.token.type"},
+    {"error_type", "error.type"},
+};
+
+/* The attribute key for a label: the conventions' (static) or a copy of the label in ar. */
+static const char *otel_key(rein_arena *ar, const char *label)
+{
+    for (size_t i = 0; i < REIN_ARRAY_SIZE(otel_keys); i++)
+        if (strcmp(label, otel_keys[i].prom) == 0)
+            return otel_keys[i].otel;
+    return rein_arena_strdup(ar, label);
+}
+
+static bool ends_with(const char *s, const char *suffix, size_t *stem)
+{
+    size_t n = strlen(s), k = strlen(suffix);
+
+    *stem = n;
+    if (n <= k || strcmp(s + n - k, suffix) != 0)
+        return false;
+    *stem = n - k;
+    return true;
+}
+
+/* Name and unit of family f in ar; false when the arena is exhausted. */
+static bool otel_naming(rein_arena *ar, const struct rein_metric *f, struct rein_otel_metric *o)
+{
+    size_t stem;
+
+    for (size_t i = 0; i < REIN_ARRAY_SIZE(otel_names); i++) {
+        if (strcmp(f->name, otel_names[i].prom) == 0) {
+            o->name = otel_names[i].otel;
+            o->unit = otel_names[i].unit;
+            return true;
+        }
+    }
+    o->unit = "";
+    if (f->kind == REIN_METRIC_COUNTER)
+        (void)ends_with(f->name, "_total", &stem);
+    else if (ends_with(f->name, "_seconds", &stem))
+        o->unit = "s";
+    o->name = rein_arena_strndup(ar, f->name, stem);
+    return o->name != NULL;
+}
+
+/* One series as a point; false when the arena is exhausted. Called with the registry locked. */
+static bool otel_point(rein_arena *ar, const struct rein_metric *f, const struct series *s,
+                       struct rein_otel_point *p)
+{
+    uint64_t *counts, below = 0;
+
+    for (int i = 0; i < f->nlabels; i++) {
+        if (!s->values[i][0])
+            continue;
+        if (!(p->keys[p->nattrs] = otel_key(ar, f->labels[i])) ||
+            !(p->values[p->nattrs] = rein_arena_strdup(ar, s->values[i])))
+            return false;
+        p->nattrs++;
+    }
+    p->start_ns = s->start_ns;
+    p->value = s->value;
+    if (f->kind != REIN_METRIC_HISTOGRAM)
+        return true;
+    if (!(counts = rein_arena_calloc(ar, f->nbounds + 1, sizeof(*counts))))
+        return false;
+    for (size_t i = 0; i < f->nbounds; i++) {
+        counts[i] = s->buckets[i];
+        below += s->buckets[i];
+    }
+    counts[f->nbounds] = s->count - below; /* past the last bound */
+    p->bucket_counts = counts;
+    p->count = s->count;
+    p->min = s->min;
+    p->max = s->max;
+    return true;
+}
+
+static bool otel_family(rein_arena *ar, const struct rein_metric *f, struct rein_otel_metric *o)
+{
+    static const enum rein_otel_metric_kind kinds[] = {REIN_OTEL_SUM, REIN_OTEL_GAUGE,
+                                                       REIN_OTEL_HISTOGRAM};
+    size_t i = 0;
+
+    double *bounds = rein_arena_calloc(ar, f->nbounds ? f->nbounds : 1, sizeof(double));
+
+    o->kind = kinds[f->kind];
+    o->monotonic = f->kind == REIN_METRIC_COUNTER;
+    o->description = rein_arena_strdup(ar, f->help);
+    o->nbounds = f->nbounds;
+    o->bounds = bounds;
+    if (!bounds || !o->description || !otel_naming(ar, f, o) ||
+        !(o->points = rein_arena_calloc(ar, f->nseries ? f->nseries : 1, sizeof(*o->points))))
+        return false;
+    memcpy(bounds, f->bounds, f->nbounds * sizeof(double));
+    for (const struct series *s = f->series; s; s = s->next)
+        if (!otel_point(ar, f, s, &o->points[i++]))
+            return false;
+    o->npoints = i;
+    return true;
+}
+
+rein_err rein_metrics_otel_collect(void *registry, rein_arena *ar, struct rein_otel_metric **out,
+                                   size_t *n)
+{
+    rein_metrics *m = registry ? registry : rein_metrics_global();
+    struct rein_otel_metric *list;
+    size_t count = 0, i = 0;
+    rein_err rc = REIN_OK;
+
+    if (!m)
+        return REIN_ENOMEM;
+    pthread_mutex_lock(&m->mu);
+    for (const struct rein_metric *f = m->families; f; f = f->next)
+        count++;
+    list = rein_arena_calloc(ar, count ? count : 1, sizeof(*list));
+    if (!list)
+        rc = REIN_ENOMEM;
+    /* Everything is copied: the exporter reads it after the lock is released, while new
+     * series may be added. */
+    for (const struct rein_metric *f = m->families; rc == REIN_OK && f; f = f->next)
+        if (!otel_family(ar, f, &list[i++]))
+            rc = REIN_ENOMEM;
+    pthread_mutex_unlock(&m->mu);
+    *out = list;
+    *n = rc == REIN_OK ? count : 0;
     return rc;
 }
 

@@ -1,5 +1,6 @@
 /*
- * OTLP/JSON encoding of spans: an ExportTraceServiceRequest as the OTLP specification's JSON
+ * OTLP/JSON encoding of spans and metrics: an ExportTraceServiceRequest (or
+ * ExportMetricsServiceRequest) as the OTLP specification's JSON
  * mapping of opentelemetry-proto writes it (trace and span ids as hex strings, enums as
  * numbers, 64-bit integers and times as decimal strings, lowerCamelCase field names).
  */
@@ -151,6 +152,133 @@ rein_err rein__otlp_json_traces(struct rein_buf *b, const struct rein__resource 
     rein_jw_arr_begin(&w);
     for (size_t i = 0; i < n; i++)
         span(&w, spans[i]);
+    rein_jw_arr_end(&w);
+    rein_jw_obj_end(&w);
+    rein_jw_arr_end(&w);
+    rein_jw_obj_end(&w);
+    rein_jw_arr_end(&w);
+    rein_jw_obj_end(&w);
+    return rein_jw_finish(&w);
+}
+
+/* ---- metrics ------------------------------------------------------------------------------ */
+
+static void u64(struct rein_jw *w, uint64_t v)
+{
+    char num[24];
+
+    snprintf(num, sizeof(num), "%llu", (unsigned long long)v);
+    rein_jw_str(w, num);
+}
+
+static void point(struct rein_jw *w, const struct rein_otel_metric *m,
+                  const struct rein_otel_point *p, int64_t now_ns)
+{
+    rein_jw_obj_begin(w);
+    rein_jw_key(w, "attributes");
+    rein_jw_arr_begin(w);
+    for (size_t i = 0; i < p->nattrs; i++) {
+        rein_jw_obj_begin(w);
+        rein_jw_key(w, "key");
+        rein_jw_str(w, p->keys[i]);
+        rein_jw_key(w, "value");
+        rein_jw_obj_begin(w);
+        rein_jw_key(w, "stringValue");
+        rein_jw_str(w, p->values[i]);
+        rein_jw_obj_end(w);
+        rein_jw_obj_end(w);
+    }
+    rein_jw_arr_end(w);
+    time_ns(w, "startTimeUnixNano", p->start_ns);
+    time_ns(w, "timeUnixNano", now_ns);
+    if (m->kind != REIN_OTEL_HISTOGRAM) {
+        rein_jw_key(w, "asDouble");
+        rein_jw_double(w, p->value);
+        rein_jw_obj_end(w);
+        return;
+    }
+    rein_jw_key(w, "count");
+    u64(w, p->count);
+    rein_jw_key(w, "sum");
+    rein_jw_double(w, p->value);
+    rein_jw_key(w, "bucketCounts");
+    rein_jw_arr_begin(w);
+    for (size_t i = 0; i <= m->nbounds; i++)
+        u64(w, p->bucket_counts[i]);
+    rein_jw_arr_end(w);
+    rein_jw_key(w, "explicitBounds");
+    rein_jw_arr_begin(w);
+    for (size_t i = 0; i < m->nbounds; i++)
+        rein_jw_double(w, m->bounds[i]);
+    rein_jw_arr_end(w);
+    if (p->count > 0) {
+        rein_jw_key(w, "min");
+        rein_jw_double(w, p->min);
+        rein_jw_key(w, "max");
+        rein_jw_double(w, p->max);
+    }
+    rein_jw_obj_end(w);
+}
+
+static void metric(struct rein_jw *w, const struct rein_otel_metric *m, int64_t now_ns)
+{
+    static const char *const data[] = {"", "gauge", "sum", "histogram"};
+
+    rein_jw_obj_begin(w);
+    rein_jw_key(w, "name");
+    rein_jw_str(w, m->name);
+    rein_jw_key(w, "description");
+    rein_jw_str(w, m->description ? m->description : "");
+    rein_jw_key(w, "unit");
+    rein_jw_str(w, m->unit ? m->unit : "");
+    rein_jw_key(w, data[m->kind]);
+    rein_jw_obj_begin(w);
+    rein_jw_key(w, "dataPoints");
+    rein_jw_arr_begin(w);
+    for (size_t i = 0; i < m->npoints; i++)
+        point(w, m, &m->points[i], now_ns);
+    rein_jw_arr_end(w);
+    if (m->kind != REIN_OTEL_GAUGE) {
+        rein_jw_key(w, "aggregationTemporality");
+        rein_jw_int(w, 2); /* AGGREGATION_TEMPORALITY_CUMULATIVE */
+    }
+    if (m->kind == REIN_OTEL_SUM) {
+        rein_jw_key(w, "isMonotonic");
+        rein_jw_bool(w, m->monotonic);
+    }
+    rein_jw_obj_end(w);
+    rein_jw_obj_end(w);
+}
+
+rein_err rein__otlp_json_metrics(struct rein_buf *b, const struct rein__resource *res,
+                                 const struct rein_otel_metric *m, size_t n, int64_t now_ns)
+{
+    struct rein_jw w;
+
+    rein_jw_init(&w, b);
+    rein_jw_obj_begin(&w);
+    rein_jw_key(&w, "resourceMetrics");
+    rein_jw_arr_begin(&w);
+    rein_jw_obj_begin(&w);
+    rein_jw_key(&w, "resource");
+    rein_jw_obj_begin(&w);
+    attrs(&w, &res->attrs);
+    rein_jw_obj_end(&w);
+    rein_jw_key(&w, "scopeMetrics");
+    rein_jw_arr_begin(&w);
+    rein_jw_obj_begin(&w);
+    rein_jw_key(&w, "scope");
+    rein_jw_obj_begin(&w);
+    rein_jw_key(&w, "name");
+    rein_jw_str(&w, "rein");
+    rein_jw_key(&w, "version");
+    rein_jw_str(&w, REIN_VERSION_STRING);
+    rein_jw_obj_end(&w);
+    rein_jw_key(&w, "metrics");
+    rein_jw_arr_begin(&w);
+    for (size_t i = 0; i < n; i++)
+        if (m[i].kind >= REIN_OTEL_GAUGE && m[i].kind <= REIN_OTEL_HISTOGRAM)
+            metric(&w, &m[i], now_ns);
     rein_jw_arr_end(&w);
     rein_jw_obj_end(&w);
     rein_jw_arr_end(&w);

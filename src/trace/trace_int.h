@@ -5,8 +5,12 @@
 #ifndef REIN_TRACE_INT_H
 #define REIN_TRACE_INT_H
 
+#include <rein/arena.h>
 #include <rein/buf.h>
 #include <rein/trace.h>
+
+#include <curl/curl.h>
+#include <pthread.h>
 
 enum attr_type { ATTR_STR, ATTR_INT, ATTR_DOUBLE, ATTR_BOOL, ATTR_STRS };
 
@@ -77,6 +81,61 @@ rein_err rein__otlp_proto_traces(struct rein_buf *b, const struct rein__resource
                                  struct rein__span_rec *const *spans, size_t n);
 /* True when this build encodes protobuf. */
 bool rein__otlp_proto_available(void);
+
+/* Appends an ExportMetricsServiceRequest in OTLP/JSON (otlp_json.c) or protobuf
+ * (otlp_proto.c; REIN_ENOTSUP without protobuf) for n metrics collected at now_ns,
+ * cumulative, to b. */
+rein_err rein__otlp_json_metrics(struct rein_buf *b, const struct rein__resource *res,
+                                 const struct rein_otel_metric *m, size_t n, int64_t now_ns);
+rein_err rein__otlp_proto_metrics(struct rein_buf *b, const struct rein__resource *res,
+                                  const struct rein_otel_metric *m, size_t n, int64_t now_ns);
+
+/* Stops the metric exporter after a last export (metrics.c); no-op when it is not running. */
+void rein__metrics_shutdown(int64_t timeout_ms);
+/* Adds the metric exporter's counts to out (metrics.c). */
+void rein__metrics_stats(struct rein_trace_stats *out);
+
+/* ---- otlp_http.c: one OTLP/HTTP destination and sending to it ----------------------------- */
+
+#define REIN__OTLP_HEADERS_MAX 32
+
+/* Where a signal (traces, metrics) goes and how; mu and cv also guard what the signal's
+ * exporter thread shares with other threads (the span queue) and wake it. */
+struct rein__otlp_target {
+    char *url;
+    bool json;
+    long timeout_ms;
+    struct curl_slist *headers; /* Content-Type and the configured ones */
+    size_t nheaders;
+    struct rein__resource resource;
+    CURL *easy; /* used by the exporter thread only */
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    bool sync_ready; /* mu and cv initialised */
+    bool stop;
+    int64_t stop_deadline_ms; /* after stop: give up sending past this */
+};
+
+/* A variable's value, NULL when unset or empty. */
+const char *rein__env(const char *name);
+bool rein__env_true(const char *name);
+/* A positive integer variable up to max, or def when unset; false (err names it) otherwise. */
+bool rein__env_long(const char *name, long def, long max, long *out, rein_error *err);
+/* True when an endpoint for signal ("TRACES", "METRICS") is configured. */
+bool rein__otlp_configured(const char *signal);
+/* Reads OTEL_EXPORTER_OTLP_[signal_]{ENDPOINT,PROTOCOL,HEADERS,TIMEOUT} (path appended to the
+ * base endpoint), OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES into t (zeroed by the
+ * caller). REIN_EINVAL names a variable rein cannot use. Release t either way. */
+rein_err rein__otlp_target_configure(struct rein__otlp_target *t, const char *signal,
+                                     const char *path, rein_error *err);
+void rein__otlp_target_release(struct rein__otlp_target *t);
+/* Asks t's exporter thread to stop, sending for at most timeout_ms more. */
+void rein__otlp_stop(struct rein__otlp_target *t, int64_t timeout_ms);
+/* Waits ms or until stop; false when stopping cut the wait short. Called without t->mu. */
+bool rein__otlp_pause(struct rein__otlp_target *t, int64_t ms);
+/* POSTs body to t, retrying 429/502/503/504 and unreachable collectors with backoff (within
+ * the stop deadline once stopping); true when the collector took it. Exporter thread only. */
+bool rein__otlp_send(struct rein__otlp_target *t, const struct rein_buf *body);
 
 /* Attribute list helpers (span.c): copies value; false when memory is exhausted. */
 bool rein__attrs_add_str(struct rein__attrs *a, const char *key, const char *v, size_t len);

@@ -8,8 +8,16 @@
 //   ExportTraceServiceRequest is appended to OUT_FILE as one JSON line:
 //   {traceId, spanId, parentSpanId, name, kind, attrs: {key: value}, events: [{name, attrs}],
 //    status: {code, message}, resource: {key: value}, contentType}
-// POST /v1/traces only; a body that is not application/x-protobuf is answered 415, one that
-// does not decode 400.
+// POST /v1/traces takes application/x-protobuf only (anything else is answered 415).
+//
+// POST /v1/metrics takes an ExportMetricsServiceRequest as application/x-protobuf, decoded
+// with the official metrics_service.proto, or as application/json, checked against the OTLP
+// JSON mapping's rules (64-bit integers as decimal strings, enums as numbers, lowerCamelCase
+// names: an unknown field is refused) and then read with the same .proto by protobufjs'
+// fromObject. Each data point is appended to OUT_FILE.metrics as one JSON line:
+//   {name, description, unit, type, temporality, monotonic, attrs, start, time, value,
+//    count, sum, hasSum, min, max, bucketCounts, bounds, resource, contentType}
+// A body that does not decode (or breaks the JSON rules) is answered 400.
 import { appendFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { createRequire } from 'node:module';
@@ -21,7 +29,12 @@ const protobuf = require('protobufjs');
 const root = new protobuf.Root();
 root.resolvePath = (_origin, target) => join(dir, 'protos', target);
 root.loadSync('opentelemetry/proto/collector/trace/v1/trace_service.proto');
+root.loadSync('opentelemetry/proto/collector/metrics/v1/metrics_service.proto');
 const Request = root.lookupType('opentelemetry.proto.collector.trace.v1.ExportTraceServiceRequest');
+root.resolveAll();
+const MetricsRequest = root.lookupType(
+  'opentelemetry.proto.collector.metrics.v1.ExportMetricsServiceRequest',
+);
 
 const hex = (b) => (b && b.length ? Buffer.from(b).toString('hex') : '');
 
@@ -41,10 +54,108 @@ function attrs(list) {
   return o;
 }
 
+// The OTLP JSON mapping's rules for what rein sends: fields the .proto names (in
+// lowerCamelCase), fixed64/uint64 values as decimal strings, enums as numbers.
+const U64 = new Set(['startTimeUnixNano', 'timeUnixNano', 'count']);
+function checkJson(type, obj, path) {
+  if (obj === null || typeof obj !== 'object' || Array.isArray(obj)) throw new Error(`${path}: not an object`);
+  for (const [k, v] of Object.entries(obj)) {
+    const field = type.fields[k];
+    if (!field) throw new Error(`${path}.${k}: no such field in ${type.name}`);
+    const values = field.repeated ? v : [v];
+    if (field.repeated && !Array.isArray(v)) throw new Error(`${path}.${k}: not an array`);
+    for (const x of values) {
+      const at = `${path}.${k}`;
+      if (['fixed64', 'uint64', 'int64', 'sfixed64'].includes(field.type)) {
+        if (typeof x !== 'string' || !/^-?[0-9]+$/.test(x)) throw new Error(`${at}: 64-bit integer not a decimal string: ${JSON.stringify(x)}`);
+      } else if (field.resolvedType instanceof protobuf.Enum) {
+        if (!Number.isInteger(x)) throw new Error(`${at}: enum not a number: ${JSON.stringify(x)}`);
+      } else if (field.resolvedType instanceof protobuf.Type) {
+        checkJson(field.resolvedType, x, at);
+      } else if (field.type === 'double' && typeof x !== 'number') {
+        throw new Error(`${at}: not a number`);
+      } else if (field.type === 'string' && typeof x !== 'string') {
+        throw new Error(`${at}: not a string`);
+      } else if (field.type === 'bool' && typeof x !== 'boolean') {
+        throw new Error(`${at}: not a boolean`);
+      }
+    }
+  }
+}
+
+function metricPoints(msg, type) {
+  const lines = [];
+  for (const rm of msg.resourceMetrics || []) {
+    const resource = attrs(rm.resource && rm.resource.attributes);
+    for (const sm of rm.scopeMetrics || []) {
+      for (const m of sm.metrics || []) {
+        const kind = m.histogram ? 'histogram' : m.sum ? 'sum' : m.gauge ? 'gauge' : 'other';
+        const data = m[kind] || {};
+        for (const p of data.dataPoints || []) {
+          lines.push({
+            name: m.name,
+            description: m.description,
+            unit: m.unit,
+            type: kind,
+            temporality: data.aggregationTemporality,
+            monotonic: data.isMonotonic,
+            attrs: attrs(p.attributes),
+            start: p.startTimeUnixNano,
+            time: p.timeUnixNano,
+            value: p.asDouble != null ? p.asDouble : p.asInt != null ? Number(p.asInt) : null,
+            count: p.count != null ? Number(p.count) : null,
+            sum: p.sum,
+            hasSum: p._sum === 'sum',
+            min: p._min === 'min' ? p.min : null,
+            max: p._max === 'max' ? p.max : null,
+            bucketCounts: (p.bucketCounts || []).map(Number),
+            bounds: p.explicitBounds || [],
+            scope: sm.scope ? sm.scope.name : '',
+            resource,
+            contentType: type,
+          });
+        }
+      }
+    }
+  }
+  return lines;
+}
+
+function metrics(req, res, body) {
+  const type = req.headers['content-type'] || '';
+  let msg;
+  try {
+    let decoded;
+    if (type === 'application/x-protobuf') {
+      decoded = MetricsRequest.decode(body);
+    } else if (type === 'application/json') {
+      const obj = JSON.parse(body.toString('utf8'));
+      checkJson(MetricsRequest, obj, '$');
+      decoded = MetricsRequest.fromObject(obj);
+      const err = MetricsRequest.verify(decoded);
+      if (err) throw new Error(err);
+    } else {
+      res.writeHead(415).end();
+      return;
+    }
+    msg = MetricsRequest.toObject(decoded, { longs: String, defaults: true, oneofs: true });
+  } catch (e) {
+    process.stderr.write(`metrics: ${e}\n`);
+    res.writeHead(400).end(String(e));
+    return;
+  }
+  for (const line of metricPoints(msg, type)) appendFileSync(`${out}.metrics`, JSON.stringify(line) + '\n');
+  res.writeHead(200, { 'Content-Type': type }).end(type === 'application/json' ? '{}' : '');
+}
+
 createServer((req, res) => {
   const chunks = [];
   req.on('data', (c) => chunks.push(c));
   req.on('end', () => {
+    if (req.method === 'POST' && req.url === '/v1/metrics') {
+      metrics(req, res, Buffer.concat(chunks));
+      return;
+    }
     if (req.method !== 'POST' || req.url !== '/v1/traces') {
       res.writeHead(404).end();
       return;

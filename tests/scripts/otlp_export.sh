@@ -6,6 +6,10 @@
 # the re-ask after them, exported with the default protocol (http/protobuf). The span tree,
 # the GenAI attributes and the content-capture switch are checked on what the receiver
 # decoded; then http/json is refused by this receiver (415) and counted, not retried.
+# Metrics: the same turn's GenAI client metrics and tool counters, exported at exit, decoded
+# from protobuf with the official metrics_service.proto and, with http/json, checked against
+# the OTLP JSON rules and read with the same .proto (the receiver refuses a body that breaks
+# them).
 # Exit 77 (skip) without node or without the build's protocol files (-DREIN_OTLP_PROTOBUF=OFF).
 set -uo pipefail
 here="$(cd "$(dirname "$0")/.." && pwd)"
@@ -99,6 +103,48 @@ OTEL_EXPORTER_OTLP_PROTOCOL=http/json REIN_LOG=warn \
   run 0 "$rein" chat "${model[@]}" "hello" --verification off --json
 [ ! -s "$tmp/spans.jsonl" ] || fail "the receiver kept spans it should have refused"
 grep -q "dropped" "$tmp/err" || fail "the refused batch was not reported: $(cat "$tmp/err")"
+
+# ---- metrics, both protocols: what one turn recorded, sent once at exit ----
+for proto in http/protobuf http/json; do
+  rm -f "$tmp/spans.jsonl.metrics"
+  script '[{"tool_calls":[{"id":"m1","name":"echo","arguments":"{\"text\":\"hi\"}"}],
+           "usage":{"input_tokens":0,"output_tokens":7}},
+           {"text":"done","usage":{"input_tokens":0,"output_tokens":300}}]'
+  OTEL_EXPORTER_OTLP_PROTOCOL=$proto OTEL_TRACES_EXPORTER=none OTEL_METRIC_EXPORT_INTERVAL=600000 \
+    run 0 "$rein" chat "${model[@]}" "echo hi" --mode auto --verification off --json
+  [ -s "$tmp/spans.jsonl.metrics" ] || fail "$proto: no metrics arrived: $(cat "$tmp/recv.err")"
+  python3 - "$tmp/spans.jsonl.metrics" "$proto" <<'PY' || fail "$proto: the decoded metrics are not the turn's"
+import json, sys
+points = [json.loads(l) for l in open(sys.argv[1])]
+ctype = "application/json" if sys.argv[2] == "http/json" else "application/x-protobuf"
+assert all(p["contentType"] == ctype and p["resource"]["service.name"] == "otlp-test" for p in points)
+def one(name, **attrs):
+    found = [p for p in points if p["name"] == name and all(p["attrs"].get(k) == v for k, v in attrs.items())]
+    assert len(found) == 1, (name, attrs, points)
+    return found[0]
+base = {"gen_ai.operation.name": "chat", "gen_ai.provider.name": "openai-compatible",
+        "gen_ai.request.model": "test-model"}
+tokens = [1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304, 16777216, 67108864]
+secs = [0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92]
+inp = one("gen_ai.client.token.usage", **base, **{"gen_ai.token.type": "input"})
+out = one("gen_ai.client.token.usage", **base, **{"gen_ai.token.type": "output"})
+for h in (inp, out):
+    assert h["type"] == "histogram" and h["temporality"] == 2 and h["unit"] == "{token}", h
+    assert h["bounds"] == tokens and len(h["bucketCounts"]) == len(tokens) + 1, h
+    assert h["count"] == 2 and sum(h["bucketCounts"]) == 2 and int(h["time"]) >= int(h["start"]) > 0, h
+# Two requests with no input tokens: the sum is zero and still sent (explicit presence).
+assert inp["hasSum"] and inp["sum"] == 0 and inp["min"] == 0 and inp["max"] == 0, inp
+assert inp["bucketCounts"][0] == 2, inp
+assert out["sum"] == 307 and out["min"] == 7 and out["max"] == 300, out
+assert out["bucketCounts"][2] == 1 and out["bucketCounts"][5] == 1, out  # 7 <= 16, 300 <= 1024
+dur = one("gen_ai.client.operation.duration", **base)
+assert dur["unit"] == "s" and dur["bounds"] == secs and dur["count"] == 2 and dur["sum"] > 0, dur
+assert "error.type" not in dur["attrs"], dur
+calls = one("rein_tool_calls", tool="echo", status="success")
+assert calls["type"] == "sum" and calls["monotonic"] and calls["temporality"] == 2, calls
+assert calls["value"] == 1, calls
+PY
+done
 
 # ---- a protocol rein does not speak: reported, and the command runs untraced ----
 script '[{"text":"plain"}]'

@@ -9,6 +9,7 @@
 
 #include "otlp_receiver.h"
 
+#include <stdatomic.h>
 #include <unistd.h>
 
 #define TP "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
@@ -391,6 +392,176 @@ static void sampler_and_switches(void **state)
     rein_trace_shutdown(0);
 }
 
+/* ---- metrics ---- */
+
+/* The registry as OpenTelemetry metrics: the GenAI client metrics under the conventions'
+ * names, units and keys, rein's own without the Prometheus suffixes, empty label values left
+ * out, histogram buckets with the one past the last bound, min and max. */
+static void registry_as_otel_metrics(void **state)
+{
+    static const char *const tlabels[] = {"gen_ai_operation_name", "gen_ai_provider_name",
+                                          "gen_ai_request_model", "gen_ai_token_type", NULL};
+    static const char *const clabels[] = {"tool", "status", NULL};
+    static const double bounds[] = {1, 4, 16};
+    const char *in[] = {"chat", "openai", "", "input"};
+    const char *ok[] = {"echo", "success"};
+    rein_metrics *m = rein_metrics_new();
+    rein_arena *ar = rein_arena_new(0);
+    rein_error err;
+    struct rein_otel_metric *list;
+    size_t n;
+
+    (void)state;
+    assert_non_null(m);
+    assert_non_null(ar);
+    rein_metric *usage = rein_metrics_family(m, REIN_METRIC_HISTOGRAM, "gen_ai_client_token_usage",
+                                             "tokens", tlabels, bounds, 3, &err);
+    rein_metric *calls = rein_metrics_family(m, REIN_METRIC_COUNTER, "rein_tool_calls_total",
+                                             "calls", clabels, NULL, 0, &err);
+    rein_metric *dur = rein_metrics_family(m, REIN_METRIC_HISTOGRAM, "rein_x_duration_seconds", "x",
+                                           NULL, NULL, 0, &err);
+    assert_non_null(usage);
+    assert_non_null(calls);
+    assert_non_null(dur);
+    rein_metric_observe(usage, in, 0);
+    rein_metric_observe(usage, in, 5);
+    rein_metric_observe(usage, in, 100);
+    rein_metric_add(calls, ok, 2);
+    assert_rein_ok(rein_metrics_otel_collect(m, ar, &list, &n), NULL);
+    rein_metrics_free(m); /* the collection is a copy */
+    assert_int_equal(n, 3);
+
+    assert_string_equal(list[0].name, "gen_ai.client.token.usage");
+    assert_string_equal(list[0].unit, "{token}");
+    assert_int_equal(list[0].kind, REIN_OTEL_HISTOGRAM);
+    assert_int_equal(list[0].nbounds, 3);
+    assert_int_equal(list[0].npoints, 1);
+    const struct rein_otel_point *p = &list[0].points[0];
+    assert_int_equal(p->nattrs, 3); /* the empty model is left out */
+    assert_string_equal(p->keys[0], "gen_ai.operation.name");
+    assert_string_equal(p->keys[2], "gen_ai.token.type");
+    assert_string_equal(p->values[2], "input");
+    assert_int_equal(p->count, 3);
+    assert_true(p->value == 105.0 && p->min == 0.0 && p->max == 100.0);
+    assert_int_equal(p->bucket_counts[0], 1); /* 0 <= 1 */
+    assert_int_equal(p->bucket_counts[1], 0);
+    assert_int_equal(p->bucket_counts[2], 1); /* 5 <= 16 */
+    assert_int_equal(p->bucket_counts[3], 1); /* 100: past the last bound */
+    assert_true(p->start_ns > 0);
+
+    assert_string_equal(list[1].name, "rein_tool_calls");
+    assert_int_equal(list[1].kind, REIN_OTEL_SUM);
+    assert_true(list[1].monotonic);
+    assert_true(list[1].points[0].value == 2.0);
+    assert_string_equal(list[1].points[0].keys[0], "tool");
+
+    assert_string_equal(list[2].name, "rein_x_duration");
+    assert_string_equal(list[2].unit, "s");
+    assert_int_equal(list[2].npoints, 0);
+    rein_arena_free(ar);
+}
+
+struct collected {
+    atomic_int calls;
+};
+
+static rein_err collect_one(void *userdata, rein_arena *ar, struct rein_otel_metric **out,
+                            size_t *n)
+{
+    struct collected *c = userdata;
+    struct rein_otel_metric *m = rein_arena_calloc(ar, 1, sizeof(*m));
+    struct rein_otel_point *p = rein_arena_calloc(ar, 1, sizeof(*p));
+
+    atomic_fetch_add(&c->calls, 1);
+    if (!m || !p)
+        return REIN_ENOMEM;
+    m->name = "rein_test";
+    m->kind = REIN_OTEL_SUM;
+    m->monotonic = true;
+    m->points = p;
+    m->npoints = 1;
+    p->value = 1;
+    *out = m;
+    *n = 1;
+    return REIN_OK;
+}
+
+/* The collector is down: collections go on at their interval on the exporter's thread, each
+ * failed one is counted, nothing piles up, and shutdown returns within its deadline. */
+static void metrics_receiver_down(void **state)
+{
+    char url[64];
+    struct collected c = {0};
+    struct rein_trace_stats st;
+    rein_error err;
+    int64_t t0;
+
+    (void)state;
+    snprintf(url, sizeof(url), "http://127.0.0.1:%d", test_free_port());
+    setenv("OTEL_EXPORTER_OTLP_ENDPOINT", url, 1);
+    setenv("OTEL_METRIC_EXPORT_INTERVAL", "10", 1);
+    setenv("OTEL_EXPORTER_OTLP_PROTOCOL", "http/json", 1);
+    assert_rein_ok(rein_trace_metrics_setup(collect_one, &c, &err), &err);
+    assert_true(rein_trace_metrics_enabled());
+    for (int i = 0; i < 1000 && atomic_load(&c.calls) < 1; i++)
+        usleep(10000);
+    assert_true(atomic_load(&c.calls) >= 1);
+    t0 = rein_now_ms();
+    rein_trace_shutdown(200);
+    assert_true(rein_now_ms() - t0 < 5000); /* generous: the deadline is 200 ms */
+    assert_false(rein_trace_metrics_enabled());
+    rein_trace_stats(&st);
+    assert_int_equal(st.metric_exports, 0);
+    assert_true(st.metric_exports_failed >= 1);
+}
+
+static void metrics_switches(void **state)
+{
+    struct collected c = {0};
+    rein_error err;
+
+    (void)state;
+    /* Nothing configured, or only a traces endpoint: off. */
+    assert_rein_ok(rein_trace_metrics_setup(collect_one, &c, &err), &err);
+    assert_false(rein_trace_metrics_enabled());
+    setenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "http://127.0.0.1:9/v1/traces", 1);
+    assert_rein_ok(rein_trace_metrics_setup(collect_one, &c, &err), &err);
+    assert_false(rein_trace_metrics_enabled());
+
+    setenv("OTEL_EXPORTER_OTLP_METRICS_ENDPOINT", "http://127.0.0.1:9/v1/metrics", 1);
+    setenv("OTEL_METRICS_EXPORTER", "none", 1);
+    assert_rein_ok(rein_trace_metrics_setup(collect_one, &c, &err), &err);
+    assert_false(rein_trace_metrics_enabled());
+    setenv("OTEL_METRICS_EXPORTER", "prometheus", 1); /* rein serve's /metrics only */
+    assert_rein_ok(rein_trace_metrics_setup(collect_one, &c, &err), &err);
+    assert_false(rein_trace_metrics_enabled());
+    setenv("OTEL_METRICS_EXPORTER", "prometheus, otlp", 1);
+    setenv("OTEL_SDK_DISABLED", "true", 1);
+    assert_rein_ok(rein_trace_metrics_setup(collect_one, &c, &err), &err);
+    assert_false(rein_trace_metrics_enabled());
+    unsetenv("OTEL_SDK_DISABLED");
+
+    setenv("OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE", "delta", 1);
+    assert_int_equal(rein_trace_metrics_setup(collect_one, &c, &err), REIN_EINVAL);
+    assert_non_null(strstr(err.msg, "OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE"));
+    assert_false(rein_trace_metrics_enabled());
+    setenv("OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE", "Cumulative", 1);
+    setenv("OTEL_METRIC_EXPORT_INTERVAL", "soon", 1);
+    assert_int_equal(rein_trace_metrics_setup(collect_one, &c, &err), REIN_EINVAL);
+    assert_non_null(strstr(err.msg, "OTEL_METRIC_EXPORT_INTERVAL"));
+    setenv("OTEL_METRIC_EXPORT_INTERVAL", "60000", 1);
+    setenv("OTEL_EXPORTER_OTLP_METRICS_PROTOCOL", "grpc", 1);
+    assert_int_equal(rein_trace_metrics_setup(collect_one, &c, &err), REIN_EINVAL);
+    assert_non_null(strstr(err.msg, "OTEL_EXPORTER_OTLP_METRICS_PROTOCOL"));
+    unsetenv("OTEL_EXPORTER_OTLP_METRICS_PROTOCOL");
+    assert_rein_ok(rein_trace_metrics_setup(collect_one, &c, &err), &err);
+    assert_true(rein_trace_metrics_enabled());
+    assert_false(rein_trace_enabled()); /* spans are set up on their own */
+    rein_trace_shutdown(0);
+    assert_false(rein_trace_metrics_enabled());
+    assert_int_equal(atomic_load(&c.calls), 1); /* the last collection at shutdown */
+}
+
 int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
@@ -398,7 +569,8 @@ int main(int argc, char **argv)
         cmocka_unit_test(tracestate_rules),         cmocka_unit_test(spans_and_scopes),
         cmocka_unit_test(exporter_sends),           cmocka_unit_test(exporter_retries_503),
         cmocka_unit_test(exporter_gives_up_on_400), cmocka_unit_test(exporter_receiver_down),
-        cmocka_unit_test(sampler_and_switches),
+        cmocka_unit_test(sampler_and_switches),     cmocka_unit_test(registry_as_otel_metrics),
+        cmocka_unit_test(metrics_receiver_down),    cmocka_unit_test(metrics_switches),
     };
 
     if (argc > 1)
