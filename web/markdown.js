@@ -80,10 +80,13 @@ function inlineIn(node, text) {
   return node;
 }
 
-// Appends text to parent, turning the first (leftmost) inline span found into its element.
-// Each rule's next match is kept until the text before it is used up, so a long line costs
-// each rule one pass over it, not one per span found (a 100 KB paragraph took seconds).
-function inline(parent, text) {
+// The inline spans of text, found without drawing them: the first (leftmost) span of any
+// rule, then the next after it, with plain text between them: [{rule, text, m}] (rule -1:
+// plain text). Each rule's next match is kept until the text before it is used up, so a long
+// line costs each rule one pass over it, not one per span found (a 100 KB paragraph took
+// seconds).
+function spans(text) {
+  const out = [];
   const next = INLINE.map(() => undefined);
   let pos = 0;
   while (pos < text.length) {
@@ -96,14 +99,27 @@ function inline(parent, text) {
       if (next[k] && (best < 0 || next[k].index < next[best].index)) best = k;
     }
     if (best < 0) {
-      appendText(parent, text.slice(pos));
-      return;
+      out.push({ rule: -1, text: text.slice(pos) });
+      break;
     }
     const m = next[best];
-    if (m.index > pos) appendText(parent, text.slice(pos, m.index));
-    parent.append(INLINE[best].make(m));
+    if (m.index > pos) out.push({ rule: -1, text: text.slice(pos, m.index) });
+    out.push({ rule: best, text: m[0], m });
     pos = m.index + m[0].length;
   }
+  return out;
+}
+
+// A span drawn: what it looks like depends on its rule and its text only (so a span found
+// again in a grown line can keep its nodes).
+function drawSpan(parent, span) {
+  if (span.rule < 0) appendText(parent, span.text);
+  else parent.append(INLINE[span.rule].make(span.m));
+}
+
+// Appends text to parent with its inline spans turned into their elements.
+function inline(parent, text) {
+  for (const span of spans(text)) drawSpan(parent, span);
 }
 
 // Text with its line breaks kept as <br>.
@@ -123,6 +139,18 @@ const NUMBER = /^(\s*)(\d{1,9})[.)]\s+(.*)$/;
 const QUOTE = /^\s{0,3}>\s?(.*)$/;
 const TABLE_ROW = /^\s{0,3}\|?.*\|.*$/;
 const TABLE_RULE = /^\s{0,3}\|?\s*:?-+:?\s*(\|\s*:?-+:?\s*)*\|?\s*$/;
+
+// How much text (characters) a view draws at least on every call, whatever its deadline, and
+// at most: what the browser then does with new text (style, layout, paint) costs several
+// times the script that made its nodes, so the deadline alone let one frame take in 50 KB.
+const STEP_CHARS = 2048;
+const MAX_CHARS = 4096;
+
+// A drawing's budget: {deadline (performance.now()), work (characters drawn)}. Without one
+// (renderMarkdown) everything is drawn at once.
+function late(budget) {
+  return !!budget && budget.work >= STEP_CHARS && (budget.work >= MAX_CHARS || performance.now() > budget.deadline);
+}
 
 // Renders text into a new <div class="md"> and returns it.
 export function renderMarkdown(text) {
@@ -174,66 +202,100 @@ function scanBlock(lines, i) {
   return { kind: 'para', start: i, end: j };
 }
 
-// Draws block b of lines: {node, parts}. A paragraph, a list and a table are drawn in parts
-// (a line, an item, a row: {src, nodes}) that render the same apart as together, so one that
-// grows keeps the parts that did not change.
-function drawBlock(lines, b) {
+// Draws block b of lines: {node, complete, parts}. A paragraph, a list and a table are drawn
+// in parts (an inline span or line break, an item, a row: {key, nodes}) that render the same
+// apart as together, so one that grows keeps the parts that did not change, and a big one is
+// drawn over several calls: with a budget, drawing stops when it is spent (complete false)
+// and grow() goes on from there.
+function drawBlock(lines, b, budget) {
   const src = lines.slice(b.start, b.end);
   switch (b.kind) {
     case 'fence': {
       const code = fenceCode(lines, b);
       const open = b.close >= lines.length;
       const node = codeBlock(code, b.lang, !open);
-      return { node, code, open, codeEl: node.querySelector('code') };
+      return { node, code, open, codeEl: node.querySelector('code'), complete: true };
     }
     case 'heading': {
       // Headings inside an answer are two levels below the page's own: # is h3, ## h4, …
       const h = el(`h${Math.min(6, b.m[1].length + 2)}`);
       h.dataset.level = String(b.m[1].length);
       inline(h, b.m[2]);
-      return { node: h };
+      return { node: h, complete: true };
     }
     case 'rule':
-      return { node: el('hr') };
+      return { node: el('hr'), complete: true };
     case 'quote': {
       const q = el('blockquote');
       blocks(q, src.map((l) => QUOTE.exec(l)[1]));
-      return { node: q };
+      return { node: q, complete: true };
     }
     case 'indented': {
       const code = src.map((l) => l.replace(/^( {4}|\t)/, ''));
       while (code.length && !code[code.length - 1].trim()) code.pop();
-      return { node: codeBlock(code.join('\n'), '', true) };
+      return { node: codeBlock(code.join('\n'), '', true), complete: true };
     }
-    case 'table':
-      return tableBlock(src);
-    case 'list':
-      return listBlock(b);
+    case 'table': {
+      const d = tableBlock(src);
+      d.complete = addParts(d, partsOf(b, lines, d), budget);
+      return d;
+    }
+    case 'list': {
+      const d = listBlock(b);
+      d.complete = addParts(d, partsOf(b, lines, d), budget);
+      return d;
+    }
     default: {
       const p = el('p');
-      const d = { node: p, box: p, parts: [], draw: paraLine };
-      addParts(d, src, paraLine);
+      const d = { node: p, box: p, parts: [], draw: paraPart, lineSpans: [] };
+      d.complete = addParts(d, partsOf(b, lines, d), budget);
       return d;
     }
   }
 }
 
-// One line of a paragraph: a line break before every line but the first, then its spans
-// (no span crosses a line).
-function paraLine(src, k, box) {
-  if (k > 0) box.append(el('br'));
-  inline(box, src.trim());
+// The parts block b (a list, a table or a paragraph) is drawn in, in order: {key, ...} where
+// equal keys draw the same. d: the block's drawing (a paragraph keeps its lines' spans there,
+// so only a line that changed is looked at again).
+function partsOf(b, lines, d) {
+  if (b.kind === 'list') return b.items.map((key) => ({ key }));
+  if (b.kind === 'table') return lines.slice(b.start + 2, b.end).map((key) => ({ key }));
+  const out = [];
+  const kept = d.lineSpans;
+  d.lineSpans = [];
+  for (let k = b.start; k < b.end; k++) {
+    // A line break before every line but the first, then the line's spans (none crosses a line).
+    const text = lines[k].trim();
+    const i = k - b.start;
+    const had = kept[i] && kept[i].text === text ? kept[i] : null;
+    const line = had || { text, parts: spans(text).map((span) => ({ key: `${span.rule}:${span.text}`, span })) };
+    d.lineSpans.push(line);
+    if (i > 0) out.push(LINE_BREAK);
+    for (const part of line.parts) out.push(part);
+  }
+  return out;
 }
 
-// Draws parts srcs (from index parts.length on) into d.box, recording each one's nodes.
-function addParts(d, srcs, draw) {
-  for (const src of srcs) {
+const LINE_BREAK = { key: 'br' };
+
+function paraPart(part, box) {
+  if (part === LINE_BREAK) box.append(el('br'));
+  else drawSpan(box, part.span);
+}
+
+// Draws parts (the ones after d.parts) into d.box, recording each one's nodes, until the
+// budget is spent. True: all are drawn.
+function addParts(d, parts, budget) {
+  for (const part of parts) {
+    if (late(budget)) return false;
     const before = d.box.lastChild;
-    draw(src, d.parts.length, d.box);
+    d.draw(part, d.box);
     const nodes = [];
     for (let n = before ? before.nextSibling : d.box.firstChild; n; n = n.nextSibling) nodes.push(n);
-    d.parts.push({ src, nodes });
+    d.parts.push({ key: part.key, nodes });
+    if (budget) budget.work += part.key.length;
   }
+  return true;
 }
 
 function startsBlock(lines, i) {
@@ -336,9 +398,9 @@ function tableBlock(src) {
   t.append(thead, tbody);
   wrap.append(t);
   const d = { node: wrap, box: tbody, parts: [] };
-  d.draw = (line, k, box) => {
+  d.draw = (part, box) => {
     const row = el('tr');
-    const vals = cells(line);
+    const vals = cells(part.key);
     for (let c = 0; c < head.length; c++) {
       const td = el('td');
       if (align[c]) td.className = `align-${align[c]}`;
@@ -347,7 +409,6 @@ function tableBlock(src) {
     }
     box.append(row);
   };
-  addParts(d, src.slice(2), d.draw);
   return d;
 }
 
@@ -381,8 +442,8 @@ function listScan(lines, i) {
     numbered, number: first[2], items: items.map((t) => t.join('\n')) };
 }
 
-function listItem(src, k, box) {
-  const text = src.split('\n');
+function listItem(part, box) {
+  const text = part.key.split('\n');
   const li = el('li');
   if (text.length === 1) inline(li, text[0]);
   else blocks(li, text);
@@ -392,9 +453,7 @@ function listItem(src, k, box) {
 function listBlock(b) {
   const listEl = el(b.numbered ? 'ol' : 'ul');
   if (b.numbered && b.number !== '1') listEl.start = Number(b.number);
-  const d = { node: listEl, box: listEl, parts: [], draw: listItem };
-  addParts(d, b.items, listItem);
-  return d;
+  return { node: listEl, box: listEl, parts: [], draw: listItem };
 }
 
 /* ---- incremental rendering ---- */
@@ -428,9 +487,10 @@ function cutPoints(text, from) {
   return { cuts, fenceOpen: marker !== null };
 }
 
-// A chunk: {start, src, node, blocks}; reconcile draws src into node, keeping the blocks of
-// the last drawing that did not change and growing in place the one that did, when it can.
-function reconcile(rec, src) {
+// A chunk: {start, src, node, blocks, complete}; reconcile draws src into node, keeping the
+// blocks of the last drawing that did not change and growing in place the one that did, when
+// it can, until the budget is spent. True: src is drawn whole.
+function reconcile(rec, src, budget) {
   const lines = src.split('\n');
   const found = [];
   for (let i = 0; i < lines.length;) {
@@ -446,26 +506,41 @@ function reconcile(rec, src) {
   const old = rec.blocks;
   let k = 0;
   while (k < found.length && k < old.length && old[k].kind === found[k].kind &&
-      old[k].start === found[k].start && old[k].src === found[k].src) {
+      old[k].start === found[k].start && old[k].src === found[k].src && old[k].d.complete) {
     found[k] = old[k];
     k++;
   }
-  if (k < found.length && k < old.length && grow(old[k], found[k], lines)) {
+  let complete = true;
+  if (k < found.length && k < old.length && grow(old[k], found[k], lines, budget)) {
     found[k] = old[k];
     k++;
+    complete = found[k - 1].d.complete;
   }
   for (let r = k; r < old.length; r++) old[r].d.node.remove();
-  for (let r = k; r < found.length; r++) {
-    found[r].d = drawBlock(lines, found[r]);
+  // Blocks are drawn in order: after one left unfinished, none.
+  for (let r = k; complete && r < found.length; r++) {
+    if (late(budget)) {
+      complete = false;
+      k = r;
+      break;
+    }
+    found[r].d = drawBlock(lines, found[r], budget);
+    if (budget && !found[r].d.parts) budget.work += found[r].src.length; // parts count themselves
     rec.node.append(found[r].d.node);
+    complete = found[r].d.complete;
+    k = r + 1;
   }
+  if (!complete) found.length = k;
   rec.blocks = found;
   rec.src = src;
+  rec.complete = complete;
+  return complete;
 }
 
-// Grows drawn block o into n (the same block with more text), keeping the parts (lines,
-// items, rows) that did not change, or appending to an open code fence. False: draw n anew.
-function grow(o, n, lines) {
+// Grows drawn block o into n (the same block with more text, or one drawn in part), keeping
+// the parts (spans, items, rows) that did not change and drawing the rest as the budget
+// allows, or appending to an open code fence. False: draw n anew.
+function grow(o, n, lines, budget) {
   if (o.kind !== n.kind || o.start !== n.start || o.head !== n.head) return false;
   const d = o.d;
   if (n.kind === 'fence') {
@@ -473,15 +548,16 @@ function grow(o, n, lines) {
     const code = fenceCode(lines, n);
     if (!code.startsWith(d.code)) return false;
     d.codeEl.append(document.createTextNode(code.slice(d.code.length)));
+    if (budget) budget.work += code.length - d.code.length;
     d.code = code;
     d.open = n.close >= lines.length;
     if (!d.open) highlightLater(d.codeEl, n.lang);
   } else if (d.parts) {
-    const srcs = n.kind === 'list' ? n.items : lines.slice(n.start + (n.kind === 'table' ? 2 : 0), n.end);
+    const parts = partsOf(n, lines, d);
     let same = 0;
-    while (same < srcs.length && same < d.parts.length && d.parts[same].src === srcs[same]) same++;
+    while (same < parts.length && same < d.parts.length && d.parts[same].key === parts[same].key) same++;
     for (const part of d.parts.splice(same)) for (const node of part.nodes) node.remove();
-    addParts(d, srcs.slice(same), d.draw);
+    d.complete = addParts(d, parts.slice(same), budget);
   } else {
     return false;
   }
@@ -490,11 +566,8 @@ function grow(o, n, lines) {
 }
 
 function newChunk(start) {
-  return { start, src: null, node: el('div', 'chunk'), blocks: [] };
+  return { start, src: null, node: el('div', 'chunk'), blocks: [], complete: false };
 }
-
-// How much text (characters) a view draws at least on every call, whatever its deadline.
-const STEP_CHARS = 4096;
 
 export class MarkdownView {
   constructor() {
@@ -503,34 +576,35 @@ export class MarkdownView {
   }
 
   // Shows text (which usually extends the previous one); final: nothing more will come.
-  // Finished chunks are drawn until the deadline (performance.now()) has passed and at least
-  // STEP_CHARS were drawn; false means work is left for the next call.
+  // With a deadline (performance.now()), draws at least STEP_CHARS and at most MAX_CHARS, and
+  // stops between them when the deadline has passed, in finished chunks and in the growing
+  // block alike (one answer may be a single 100 KB paragraph, list or table); false means
+  // work is left for the next call. Without one, draws everything.
   set(text, final = false, deadline = Infinity) {
-    if (text === this.raw && (this.final || !final)) return true;
+    if (text === this.raw && this.drawn && (this.final || !final)) return true;
     const norm = String(text ?? '').replace(/\r\n?/g, '\n');
     if (!norm.startsWith(this.text.slice(0, this.doneEnd))) this.reset();
     this.text = norm;
+    this.raw = text;
+    this.final = final;
+    this.drawn = false;
+    const budget = deadline === Infinity ? null : { deadline, work: 0 };
     const { cuts } = cutPoints(norm, this.doneEnd);
     let start = this.doneEnd;
-    let work = 0;
-    const late = () => work >= STEP_CHARS && performance.now() > deadline;
     for (const cut of cuts) {
-      if (late()) return false;
-      this.finishChunk(start, norm.slice(start, cut));
-      work += cut - start;
+      if (late(budget) || !this.finishChunk(start, norm.slice(start, cut), budget)) return false;
       start = cut;
       this.doneEnd = cut;
     }
-    if (late()) return false;
+    if (late(budget)) return false;
     const tail = norm.slice(start);
     if (final) {
-      this.finishChunk(start, tail);
+      if (!this.finishChunk(start, tail, budget)) return false;
       this.doneEnd = norm.length;
-    } else {
-      this.drawLast(start, tail);
+    } else if (!this.drawLast(start, tail, budget)) {
+      return false;
     }
-    this.raw = text;
-    this.final = final;
+    this.drawn = true;
     return true;
   }
 
@@ -539,34 +613,39 @@ export class MarkdownView {
     this.text = '';
     this.raw = null;
     this.final = false;
+    this.drawn = false;
     this.doneEnd = 0;
-    this.last = null; // the chunk still growing
+    this.last = null; // the chunk still growing, or still being drawn
   }
 
-  // A chunk that will not change: drawn once (or kept, when the growing one was the same).
-  finishChunk(start, src) {
+  // A chunk that will not change: drawn (or kept, when the growing one was the same). False:
+  // the budget ran out first; it stays the last chunk and the next call goes on with it.
+  finishChunk(start, src, budget) {
     let rec = this.last && this.last.start === start ? this.last : null;
     if (this.last && !rec) this.last.node.remove();
     this.last = null;
     if (!src.trim()) {
       if (rec) rec.node.remove();
-      return;
+      return true;
     }
     if (!rec) {
       rec = newChunk(start);
-      reconcile(rec, src); // drawn before it is in the page
       this.root.append(rec.node);
-    } else if (rec.src !== src) {
-      reconcile(rec, src);
     }
+    if ((rec.src !== src || !rec.complete) && !reconcile(rec, src, budget)) {
+      this.last = rec;
+      return false;
+    }
+    return true;
   }
 
-  drawLast(start, src) {
+  drawLast(start, src, budget) {
     if (!this.last || this.last.start !== start) {
       if (this.last) this.last.node.remove();
       this.last = newChunk(start);
       this.root.append(this.last.node);
     }
-    if (this.last.src !== src) reconcile(this.last, src);
+    if (this.last.src !== src || !this.last.complete) return reconcile(this.last, src, budget);
+    return true;
   }
 }

@@ -32,7 +32,7 @@ export class Turn {
     this.segs = []; // text segments: {view: MarkdownView, text}
     this.seg = null; // the segment deltas go to
     this.kept = 0; // its length at the last status event (a retry drops what follows)
-    this.pending = false; // a render is scheduled
+    this.frame = 0; // the animation frame asked for, while one is
     this.ended = false;
     this.lastNotice = null;
     this.retryNotice = null;
@@ -98,25 +98,27 @@ export class Turn {
   }
 
   // Draws the segments' text: at once, or once per frame while deltas stream in. A frame
-  // draws for about FRAME_MS; what is left (a burst of text that came while the page was
-  // busy) goes on in the next frames, so no frame becomes a long task.
+  // draws for about FRAME_MS (and at most a few KB: markdown.js); what is left (a burst of
+  // text that came while the page was busy) goes on in the next frames, so no frame becomes a
+  // long task. One frame is asked for at a time: drawing at once while one is asked for (the
+  // turn ended) must not leave two to come, each drawing its share, in every frame after.
   render(now, onPaint) {
     if (onPaint) this.onPaint = onPaint;
-    const paint = () => {
-      this.pending = false;
-      const deadline = performance.now() + FRAME_MS;
-      let done = true;
-      for (const s of this.segs) {
-        if (!s.view.set(s.text, this.ended || s !== this.seg, deadline)) done = false;
-      }
-      if (this.onPaint) this.onPaint();
-      if (!done) this.render(false);
-    };
-    if (now) return paint();
-    if (this.pending) return undefined;
-    this.pending = true;
-    requestAnimationFrame(paint);
-    return undefined;
+    if (now) this.paint();
+    else if (!this.frame) this.frame = requestAnimationFrame(() => {
+      this.frame = 0;
+      this.paint();
+    });
+  }
+
+  paint() {
+    const deadline = performance.now() + FRAME_MS;
+    let done = true;
+    for (const s of this.segs) {
+      if (!s.view.set(s.text, this.ended || s !== this.seg, deadline)) done = false;
+    }
+    if (this.onPaint) this.onPaint();
+    if (!done) this.render(false);
   }
 
   markStatus() {

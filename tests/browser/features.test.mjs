@@ -11,6 +11,7 @@ import {
   Rein, card, closeLane, conversationId, lastAnswer, newConversation, noProblems, send, shot,
   startLane, waitCard, waitStatus,
 } from './harness.mjs';
+import { blocks, describeLongTasks, drawnAndAtOnce, longTasks, watchLongTasks } from './answers.mjs';
 
 let lane;
 let page;
@@ -215,66 +216,20 @@ test('a message sent while the server is down stays in the box and goes out once
   assert.equal(await again.stop(), 0);
 });
 
-// The text of a long answer: paragraphs of several lines, headings, lists, tables and code,
-// about bytes long.
-function longAnswer(bytes) {
-  const para = 'Lorem ipsum **dolor** sit amet, `code` and [a link](https://example.com). ';
-  let text = '';
-  let last = '';
-  for (let i = 0; text.length < bytes; i++) {
-    if (i % 20 === 19) {
-      last = `Part ${i}`;
-      text += `\n\n## ${last}\n\n`;
-    } else {
-      text += i % 4 === 3 ? `${para}\n` : para;
-    }
-    if (i % 50 === 49) text += '\n\n```js\nconst x = 1;\n```\n\n';
-    if (i % 60 === 59) text += `\n\n${Array.from({ length: 12 }, (_, k) => `- item ${k}: ${para}`).join('\n')}\n\n`;
-    if (i % 70 === 69) {
-      text += `\n\n| n | text |\n| ---: | --- |\n${Array.from({ length: 10 }, (_, k) => `| ${k} | ${para} |`).join('\n')}\n\n`;
-    }
-  }
-  return { text, last };
-}
-
 test('a 100 KB answer streams in without long tasks (measured, reported), drawn as if at once', async () => {
   await newConversation(page);
-  const { text, last } = longAnswer(100 * 1024);
+  const { text, last } = blocks.mixed(100 * 1024);
   await lane.model.script([{ text, delta_bytes: 256 }]);
-  await page.evaluate(() => {
-    window.__long = [];
-    new PerformanceObserver((l) => window.__long.push(...l.getEntries().map((e) => e.duration)))
-      .observe({ type: 'longtask' });
-  });
+  await watchLongTasks(page);
   await send(page, 'A long answer please');
   await waitDone(page);
   // The last frames of a burst may still be drawing when the turn is done.
   await page.waitForFunction((l) => document.querySelector('.msg.assistant:last-of-type .answer')
     ?.textContent.includes(l), last);
-  const long = await page.evaluate(() => window.__long);
-  console.log(`100 KB answer: ${long.length} long task(s) over 50 ms` +
-    (long.length ? `, the longest ${Math.round(Math.max(...long))} ms` : '') +
-    ` (${long.map((d) => Math.round(d)).join(', ')})`);
+  console.log(`100 KB answer: ${describeLongTasks(await longTasks(page))}`);
   // Drawn a frame at a time from 256-byte deltas, the answer is what the whole text gives
   // when drawn at once: no block lost, doubled or cut where a frame ended.
-  const [streamed, atOnce] = await page.evaluate(async (t) => {
-    const { renderMarkdown } = await import('/web/markdown.js');
-    // The markup drawn, without the highlighter's colours (they come on their own) and
-    // without the chunks a streamed answer is drawn in.
-    const drawn = (root) => {
-      const c = root.cloneNode(true);
-      for (const code of c.querySelectorAll('code')) {
-        code.textContent = code.textContent;
-        code.classList.remove('hljs');
-        if (!code.classList.length) code.removeAttribute('class');
-        code.removeAttribute('data-highlighted');
-      }
-      const chunks = c.querySelectorAll(':scope > .chunk');
-      return chunks.length ? [...chunks].map((ch) => ch.innerHTML).join('') : c.innerHTML;
-    };
-    const root = document.querySelector('.msg.assistant:last-of-type .answer .md');
-    return [drawn(root), drawn(renderMarkdown(t))];
-  }, text);
+  const [streamed, atOnce] = await drawnAndAtOnce(page, text);
   assert.ok(streamed.length > 100 * 1024, `the whole answer is shown (${streamed.length} characters of markup)`);
   assert.equal(streamed, atOnce);
   const answer = lastAnswer(page);
