@@ -405,6 +405,19 @@ REIN_EXTERN rein_err rein_model_request_set_tool_choice(rein_model_request *req,
 REIN_EXTERN void rein_model_request_set_max_tokens(rein_model_request *req, int64_t max_tokens);
 /* A negative value unsets. */
 REIN_EXTERN void rein_model_request_set_temperature(rein_model_request *req, double temperature);
+/*
+ * Stop sequences: the reply ends where the model would write one of them (the sequence itself
+ * is not part of the text). stop holds n strings (borrowed and copied); n 0 unsets. Each wire
+ * sends them under its own name and within its own limit: OpenAI chat "stop" (at most 4),
+ * Anthropic "stop_sequences", Ollama "options.stop", Gemini "generationConfig.stopSequences"
+ * (at most 5), Bedrock "inferenceConfig.stopSequences" (at most 2500), DashScope
+ * "parameters.stop". The Responses API has no such field: a send there with stop sequences
+ * fails, as rein_provider_prepare() says. REIN_EINVAL for an empty string or more than
+ * REIN_STOP_MAX of them (nothing is changed then).
+ */
+#define REIN_STOP_MAX 2500
+REIN_EXTERN rein_err rein_model_request_set_stop(rein_model_request *req, const char *const *stop,
+                                                 size_t n) REIN_WUR;
 REIN_EXTERN void rein_model_request_set_stream(rein_model_request *req, bool stream);
 /* true/false sends parallel_tool_calls; unset by default. */
 REIN_EXTERN void rein_model_request_set_parallel_tools(rein_model_request *req, bool on);
@@ -448,6 +461,25 @@ REIN_EXTERN void rein_model_request_set_registry(rein_model_request *req, const 
  * the model instead; a turn whose answer is such a reply did not do what was asked.
  */
 #define REIN_FINISH_UNROUTABLE "unroutable"
+
+/*
+ * Checks req against p's wire before anything is sent and encodes its tool list (cached in
+ * req; rein_provider_send() does both itself). REIN_EINVAL, with err naming the wire and what it
+ * cannot carry, for stop sequences the wire has no field for (the Responses API) or more of
+ * them than it takes. Afterwards rein_model_request_dropped() says what the wire left out of
+ * the tools' parameter schemas. Both pointers are borrowed.
+ */
+REIN_EXTERN rein_err rein_provider_prepare(rein_provider *p, rein_model_request *req,
+                                           rein_error *err) REIN_WUR;
+/*
+ * What the wire of the last rein_provider_prepare() or rein_provider_send() of req had to leave
+ * out of the offered tools' parameter schemas because its schema subset has no such keyword
+ * (Gemini's Schema object): an array of {"tool", "keyword", "at" (a JSON pointer into the
+ * tool's parameters)}, in tool order; NULL when nothing was dropped. Borrowed, valid until req
+ * changes or is freed. The model sees a looser schema than the tool's: rein still checks every
+ * call against the full one.
+ */
+REIN_EXTERN const json_t *rein_model_request_dropped(const rein_model_request *req);
 
 /*
  * Sends history h (borrowed; its per-message encodings are cached in it) with req and waits

@@ -419,10 +419,11 @@ const char *rein__gw_finish(const struct rein__gw_ctx *c, bool anthropic)
 
 json_t *rein__gw_rein_ext(const struct rein__gw_ctx *c)
 {
+    const json_t *dropped = c->mreq ? rein_model_request_dropped(c->mreq) : NULL;
     json_t *o;
 
     if (!c->reasks && !json_array_size(c->problems) && !json_array_size(c->repairs) &&
-        !json_array_size(c->converted) && !json_array_size(c->renamed))
+        !json_array_size(c->converted) && !json_array_size(c->renamed) && !dropped)
         return NULL;
     o = json_pack("{s:s, s:i}", "trace_id", c->trace_id, "reasks", c->reasks);
     if (!o)
@@ -437,6 +438,9 @@ json_t *rein__gw_rein_ext(const struct rein__gw_ctx *c)
         json_object_set(o, "converted", c->converted);
     if (json_array_size(c->renamed))
         json_object_set(o, "renamed_ids", c->renamed);
+    /* What the upstream's schema subset could not carry: the model saw a looser schema. */
+    if (dropped)
+        json_object_set(o, "schema_dropped", (json_t *)dropped);
     return o;
 }
 
@@ -540,10 +544,6 @@ static rein_err upstream_extra(struct rein__gw_ctx *c, struct rein__gw_bad *bad)
         /* The client's own wire: every member rein does not read goes as it is. */
         if (r->top_p >= 0 && json_object_set_new(r->passthrough, "top_p", json_real(r->top_p)))
             return REIN_ENOMEM;
-        if (r->stop &&
-            json_object_set(r->passthrough,
-                            c->wire == &rein__gw_anthropic ? "stop_sequences" : "stop", r->stop))
-            return REIN_ENOMEM;
         rein_model_request_set_extra(c->mreq, r->passthrough);
         return REIN_OK;
     }
@@ -561,14 +561,41 @@ static rein_err upstream_extra(struct rein__gw_ctx *c, struct rein__gw_bad *bad)
         return REIN_ENOMEM;
     if (r->top_p >= 0)
         json_object_set_new(extra, "top_p", json_real(r->top_p));
-    if (r->stop)
-        json_object_set(extra, strcmp(wire, "anthropic") == 0 ? "stop_sequences" : "stop", r->stop);
     rein_model_request_set_extra(c->mreq, extra);
     json_decref(extra);
     return REIN_OK;
 }
 
 static void on_event(const struct rein_model_event *ev, void *userdata);
+
+/* The client's stop sequences go into the neutral field, which each upstream wire writes
+ * under its own name; a wire without one, or with fewer than asked, is a 400 naming it. */
+static rein_err upstream_stop(struct rein__gw_ctx *c, struct rein__gw_bad *bad)
+{
+    const char *param = c->wire == &rein__gw_anthropic ? "stop_sequences" : "stop";
+    size_t n = json_array_size(c->req.stop);
+    const char **seq;
+    rein_error err;
+    rein_err rc;
+
+    if (n > REIN_STOP_MAX)
+        return rein__gw_bad(bad, param, "%s: at most %d stop sequences", param, REIN_STOP_MAX);
+    seq = rein_calloc(n ? n : 1, sizeof(*seq));
+    if (!seq)
+        return REIN_ENOMEM;
+    for (size_t i = 0; i < n; i++)
+        seq[i] = json_string_value(json_array_get(c->req.stop, i));
+    rc = rein_model_request_set_stop(c->mreq, seq, n);
+    rein_free(seq);
+    if (rc == REIN_EINVAL)
+        return rein__gw_bad(bad, param, "%s: a stop sequence must not be empty", param);
+    if (rc)
+        return rc;
+    rc = rein_provider_prepare(c->g->provider, c->mreq, &err);
+    if (rc == REIN_EINVAL)
+        return rein__gw_bad(bad, param, "%s cannot be forwarded: %s", param, err.msg);
+    return rc;
+}
 
 static rein_err upstream_request(struct rein__gw_ctx *c, struct rein__gw_bad *bad)
 {
@@ -600,7 +627,8 @@ static rein_err upstream_request(struct rein__gw_ctx *c, struct rein__gw_bad *ba
     rein_model_request_set_retries(m, 0);
     rein_model_request_set_cancel(m, c->call->cancel);
     rein_model_request_set_events(m, on_event, c);
-    return upstream_extra(c, bad);
+    rc = upstream_stop(c, bad);
+    return rc ? rc : upstream_extra(c, bad);
 }
 
 /* ---- one round --------------------------------------------------------------------------------- */

@@ -836,6 +836,7 @@ static rein_err anthropic_build_body(rein_provider *p, const rein_model_request 
         rein_jw_key(&w, "temperature");
         rein_jw_double(&w, req->temperature);
     }
+    rein__jw_stop(&w, req, "stop_sequences");
     rein_jw_key(&w, "stream");
     rein_jw_bool(&w, req->stream);
     rein__jw_extra(&w, req);
@@ -861,6 +862,7 @@ const struct rein__wire rein__wire_anthropic = {
     .auth = "x-api-key: ",
     .formats = {"anthropic-sse", "anthropic-json"},
     .framing = REIN__FRAMING_SSE,
+    .stop_max = REIN_STOP_MAX, /* stop_sequences: no limit in the Messages API reference */
     .decode_payload = anthropic_payload,
     .decode_body = anthropic_body,
     .decode_end = anthropic_end,

@@ -525,10 +525,11 @@ static rein_err bedrock_build_body(rein_provider *p, const rein_model_request *r
         return rein_error_set(err, rc, "encoding the history: %s", rein_strerror(rc));
     if (req->ntools)
         tool_config(&w, req);
-    if (req->max_tokens > 0 || req->temperature >= 0) {
+    if (rein__request_has_settings(req)) {
         rein_jw_key(&w, "inferenceConfig");
         rein_jw_obj_begin(&w);
         rein__jw_limits(&w, req, "maxTokens");
+        rein__jw_stop(&w, req, "stopSequences");
         rein_jw_obj_end(&w);
     }
     rein__jw_extra(&w, req);
@@ -601,6 +602,7 @@ const struct rein__wire rein__wire_bedrock = {
     .auth = "Authorization: Bearer ",
     .formats = {"bedrock-eventstream", "bedrock-json"},
     .framing = REIN__FRAMING_EVENTSTREAM,
+    .stop_max = 2500, /* InferenceConfiguration: "Maximum number of 2500 items" */
     .decode_payload = bedrock_payload,
     .decode_body = bedrock_body,
     .decode_free = bedrock_state_free,

@@ -46,6 +46,7 @@ static rein_err dashscope_build_body(rein_provider *p, const rein_model_request 
     }
     rein__jw_tools(&w, req, rein__openai_tool_choice);
     rein__jw_limits(&w, req, "max_tokens");
+    rein__jw_stop(&w, req, "stop");
     rein__jw_thinking(&w, p, req);
     rein_jw_obj_end(&w);
     rein__jw_extra(&w, req);
@@ -67,6 +68,7 @@ const struct rein__wire rein__wire_dashscope = {
     .auth = "Authorization: Bearer ",
     .formats = {"dashscope-native-sse", "dashscope-native-json"},
     .framing = REIN__FRAMING_SSE,
+    .stop_max = REIN_STOP_MAX, /* parameters.stop: no limit in the API reference */
     .decode_payload = rein__openai_payload,
     .decode_body = rein__openai_body,
     .encode_message = NULL, /* the openai wire's pieces (build_body asks for them) */

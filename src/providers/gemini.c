@@ -27,8 +27,9 @@
  * with the signature it came with. A tool result is a functionResponse {name, response:
  * {"output": …} or {"error": …}}, its output the parsed JSON when the content is JSON.
  * Tools become functionDeclarations whose parameters are converted to the subset of OpenAPI
- * 3.0 that Gemini's Schema object takes (see schema_out); what had to be dropped is logged,
- * once per request's tool list.
+ * 3.0 that Gemini's Schema object takes (see schema_out); what had to be dropped goes to
+ * the request's dropped list (rein_model_request_dropped) and the log, once per request's tool
+ * list.
  */
 #define JSMN_STATIC
 #define JSMN_PARENT_LINKS
@@ -498,26 +499,27 @@ static rein_err gemini_body(struct rein_provider_decoder *d, const char *p, size
  * a faithful form and dropped otherwise: ["T", "null"] becomes T with nullable; const a
  * one-value enum; oneOf anyOf (looser: "exactly one" becomes "at least one"); a local $ref
  * into $defs/definitions is inlined (to a depth of 8; deeper or recursive ones are dropped).
- * Dropped keywords are collected as "keyword at /json/pointer" for the log.
+ * Dropped keywords are collected as {"tool", "keyword", "at" (a JSON pointer), "reason"}.
  */
 
 struct conv {
     const json_t *root;
-    struct rein_buf *dropped;
+    const char *tool;
+    json_t *dropped; /* the request's list */
     int depth;
 };
 
-static void dropped(struct conv *c, const char *key, const char *at)
-{
-    char *line;
+/* Past this many entries per request the list stops growing (a schema built to be huge). */
+#define DROPPED_MAX 200
 
-    if (c->dropped->len > 2000)
+static void dropped(struct conv *c, const char *key, const char *at, const char *reason)
+{
+    /* A failure to note it loses nothing the request needs: the keyword is left out either
+     * way. */
+    if (json_array_size(c->dropped) >= DROPPED_MAX)
         return;
-    /* Only for the log: a failure to note it loses nothing the request needs. */
-    line = rein_asprintf("%s%s at %s", c->dropped->len ? ", " : "", key, at[0] ? at : "/");
-    if (line && rein_buf_adds(c->dropped, line) != REIN_OK)
-        rein_buf_truncate(c->dropped, c->dropped->len);
-    rein_free(line);
+    json_array_append_new(c->dropped, json_pack("{s:s, s:s, s:s, s:s}", "tool", c->tool, "keyword",
+                                                key, "at", at[0] ? at : "/", "reason", reason));
 }
 
 static const char *gemini_type(const char *t)
@@ -589,7 +591,7 @@ static const char *type_of(struct conv *c, const json_t *s, bool *nullable, cons
             others++;
     }
     if (others)
-        dropped(c, "type (all but the first of several types)", at);
+        dropped(c, "type", at, "Gemini takes one type (and nullable): the others were left out");
     if (!t) {
         /* Gemini wants a type where JSON Schema may leave it to the other keywords. */
         if (json_object_get(s, "properties"))
@@ -697,14 +699,14 @@ static void schema_out(struct conv *c, struct rein_jw *w, const json_t *s, const
             c->depth--;
             return;
         }
-        dropped(c, "$ref", at);
+        dropped(c, "$ref", at, "not a local reference, recursive or nested deeper than 8");
         rein_jw_obj_begin(w);
         rein_jw_obj_end(w);
         return;
     }
     if (!json_is_object(s)) {
         if (!json_is_true(s))
-            dropped(c, "a schema that is not an object", at);
+            dropped(c, "schema", at, "a schema that is not an object");
         rein_jw_obj_begin(w);
         rein_jw_obj_end(w);
         return;
@@ -746,10 +748,10 @@ static void schema_out(struct conv *c, struct rein_jw *w, const json_t *s, const
                 rein_jw_key(w, "format");
                 rein_jw_json(w, v);
             } else {
-                dropped(c, "format", at);
+                dropped(c, "format", at, "not a format Gemini takes for this type");
             }
         } else if (!copy_member(w, k, v)) {
-            dropped(c, k, at);
+            dropped(c, k, at, "not in Gemini's Schema");
         }
     }
     rein_jw_obj_end(w);
@@ -765,15 +767,34 @@ static bool no_params(const json_t *p)
                   !json_object_get(p, "anyOf") && !json_object_get(p, "oneOf"));
 }
 
+/* Logs what was dropped from tool t's parameters: the entries of list from `from` on. */
+static void log_dropped(const char *tool, const json_t *list, size_t from)
+{
+    struct rein_buf b;
+
+    if (json_array_size(list) <= from || !rein_log_enabled(REIN_LOG_WARN))
+        return;
+    rein_buf_init(&b, 0);
+    /* Only for the log: a failed append ends the line there. */
+    for (size_t i = from; i < json_array_size(list); i++) {
+        const json_t *e = json_array_get(list, i);
+        if (rein_buf_addf(&b, "%s%s at %s", i > from ? ", " : "", rein__json_str(e, "keyword"),
+                          rein__json_str(e, "at")) != REIN_OK)
+            break;
+    }
+    rein_log(REIN_LOG_WARN, WHERE,
+             "gemini: tool \"%s\": dropped from its parameters (Gemini's Schema does not take "
+             "them): %s",
+             tool, b.len ? b.ptr : "?");
+    rein_buf_release(&b);
+}
+
 static rein_err gemini_encode_tools(const rein_provider *p, const rein_model_request *req,
                                     struct rein_buf *out)
 {
-    struct rein_buf drop;
     struct rein_jw w;
-    rein_err rc;
 
     (void)p;
-    rein_buf_init(&drop, 0);
     rein_jw_init(&w, out);
     rein_jw_arr_begin(&w);
     rein_jw_obj_begin(&w);
@@ -781,6 +802,7 @@ static rein_err gemini_encode_tools(const rein_provider *p, const rein_model_req
     rein_jw_arr_begin(&w);
     for (size_t i = 0; i < req->ntools; i++) {
         const struct rein__tool *t = &req->tools[i];
+        size_t before = json_array_size(req->dropped);
         rein_jw_obj_begin(&w);
         rein_jw_key(&w, "name");
         rein_jw_str(&w, t->name);
@@ -789,25 +811,17 @@ static rein_err gemini_encode_tools(const rein_provider *p, const rein_model_req
             rein_jw_str(&w, t->description);
         }
         if (!no_params(t->parameters)) {
-            struct conv c = {t->parameters, &drop, 0};
+            struct conv c = {t->parameters, t->name, req->dropped, 0};
             rein_jw_key(&w, "parameters");
             schema_out(&c, &w, t->parameters, "");
         }
         rein_jw_obj_end(&w);
-        if (drop.len) {
-            rein_log(REIN_LOG_WARN, WHERE,
-                     "gemini: tool \"%s\": dropped from its parameters (Gemini's Schema does "
-                     "not take them): %s",
-                     t->name, drop.ptr);
-            rein_buf_reset(&drop);
-        }
+        log_dropped(t->name, req->dropped, before);
     }
     rein_jw_arr_end(&w);
     rein_jw_obj_end(&w);
     rein_jw_arr_end(&w);
-    rc = rein_jw_finish(&w);
-    rein_buf_release(&drop);
-    return rc;
+    return rein_jw_finish(&w);
 }
 
 /* ---------------------------------------------------------------------------------------
@@ -1042,10 +1056,11 @@ static rein_err gemini_build_body(rein_provider *p, const rein_model_request *re
         if (req->tool_choice)
             tool_config(&w, req->tool_choice);
     }
-    if (req->max_tokens > 0 || req->temperature >= 0) {
+    if (rein__request_has_settings(req)) {
         rein_jw_key(&w, "generationConfig");
         rein_jw_obj_begin(&w);
         rein__jw_limits(&w, req, "maxOutputTokens");
+        rein__jw_stop(&w, req, "stopSequences");
         rein_jw_obj_end(&w);
     }
     rein__jw_extra(&w, req);
@@ -1110,6 +1125,7 @@ const struct rein__wire rein__wire_gemini = {
     .auth = "x-goog-api-key: ",
     .formats = {"gemini-sse", "gemini-json"},
     .framing = REIN__FRAMING_SSE,
+    .stop_max = 5, /* GenerationConfig: "The set of character sequences (up to 5)" */
     .decode_payload = gemini_payload,
     .decode_body = gemini_body,
     .decode_end = gemini_end,

@@ -244,10 +244,11 @@ static rein_err ollama_build_body(rein_provider *p, const rein_model_request *re
     }
     rein_jw_key(&w, "stream");
     rein_jw_bool(&w, req->stream);
-    if (req->max_tokens > 0 || req->temperature >= 0) {
+    if (rein__request_has_settings(req)) {
         rein_jw_key(&w, "options");
         rein_jw_obj_begin(&w);
         rein__jw_limits(&w, req, "num_predict");
+        rein__jw_stop(&w, req, "stop");
         rein_jw_obj_end(&w);
     }
     rein__jw_extra(&w, req);
@@ -262,6 +263,7 @@ const struct rein__wire rein__wire_ollama = {
     .auth = "Authorization: Bearer ",
     .formats = {"ollama-ndjson", "ollama-json"},
     .framing = REIN__FRAMING_LINES,
+    .stop_max = REIN_STOP_MAX, /* options.stop: no limit in Ollama's API */
     .decode_payload = ollama_payload,
     .decode_body = ollama_body,
     .encode_message = ollama_encode_message,

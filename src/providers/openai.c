@@ -557,6 +557,7 @@ static rein_err openai_build_body(rein_provider *p, const rein_model_request *re
     rein__jw_limits(&w, req,
                     (p->cfg.quirks & Q_MAX_COMPLETION_TOKENS) ? "max_completion_tokens"
                                                               : "max_tokens");
+    rein__jw_stop(&w, req, "stop");
     rein_jw_key(&w, "stream");
     rein_jw_bool(&w, req->stream);
     if (req->stream && !(p->cfg.quirks & Q_NO_STREAM_OPTIONS)) {
@@ -577,6 +578,7 @@ const struct rein__wire rein__wire_openai = {
     .formats = {"openai-sse", "openai-json"},
     .alias_formats = {"dashscope-sse", "dashscope-json"}, /* DashScope's native stream too */
     .framing = REIN__FRAMING_SSE,
+    .stop_max = 4, /* "Up to 4 sequences" (the chat completions reference) */
     .decode_payload = rein__openai_payload,
     .decode_body = rein__openai_body,
     .variant = openai_variant,

@@ -130,6 +130,22 @@ void rein__jw_limits(struct rein_jw *jw, const rein_model_request *req, const ch
     }
 }
 
+void rein__jw_stop(struct rein_jw *jw, const rein_model_request *req, const char *key)
+{
+    if (!req->nstop)
+        return;
+    rein_jw_key(jw, key);
+    rein_jw_arr_begin(jw);
+    for (size_t i = 0; i < req->nstop; i++)
+        rein_jw_str(jw, req->stop[i]);
+    rein_jw_arr_end(jw);
+}
+
+bool rein__request_has_settings(const rein_model_request *req)
+{
+    return req->max_tokens > 0 || req->temperature >= 0 || req->nstop > 0;
+}
+
 void rein__jw_thinking(struct rein_jw *jw, const rein_provider *p, const rein_model_request *req)
 {
     /* DashScope's Qwen3 models refuse a call that is not streamed unless thinking is off. */
@@ -229,6 +245,10 @@ void rein_model_request_free(rein_model_request *req)
         rein_free(req->api_key);
     }
     json_decref(req->extra);
+    for (size_t i = 0; i < req->nstop; i++)
+        rein_free(req->stop[i]);
+    rein_free(req->stop);
+    json_decref(req->dropped);
     rein_buf_release(&req->tools_enc);
     rein_cancel_unref(req->cancel);
     rein_free(req);
@@ -322,6 +342,39 @@ void rein_model_request_set_max_tokens(rein_model_request *req, int64_t max_toke
 void rein_model_request_set_temperature(rein_model_request *req, double temperature)
 {
     req->temperature = temperature >= 0 ? temperature : -1;
+}
+
+rein_err rein_model_request_set_stop(rein_model_request *req, const char *const *stop, size_t n)
+{
+    char **v = NULL;
+
+    if (n > REIN_STOP_MAX || (n && !stop))
+        return REIN_EINVAL;
+    for (size_t i = 0; i < n; i++) {
+        if (!stop[i] || !stop[i][0])
+            return REIN_EINVAL;
+    }
+    if (n && !(v = rein_calloc(n, sizeof(*v))))
+        return REIN_ENOMEM;
+    for (size_t i = 0; i < n; i++) {
+        if (!(v[i] = rein_strdup(stop[i]))) {
+            while (i-- > 0)
+                rein_free(v[i]);
+            rein_free(v);
+            return REIN_ENOMEM;
+        }
+    }
+    for (size_t i = 0; i < req->nstop; i++)
+        rein_free(req->stop[i]);
+    rein_free(req->stop);
+    req->stop = v;
+    req->nstop = n;
+    return REIN_OK;
+}
+
+const json_t *rein_model_request_dropped(const rein_model_request *req)
+{
+    return json_array_size(req->dropped) ? req->dropped : NULL;
 }
 
 void rein_model_request_set_stream(rein_model_request *req, bool stream)
@@ -1288,6 +1341,9 @@ static rein_err ensure_tools(rein_provider *p, rein_model_request *req)
     if (req->tools_valid && req->tools_wire == w && req->tools_variant == v)
         return REIN_OK;
     rein_buf_reset(&req->tools_enc);
+    if (!req->dropped && !(req->dropped = json_array()))
+        return REIN_ENOMEM;
+    json_array_clear(req->dropped);
     rc = w->encode_tools(p, req, &req->tools_enc);
     if (rc)
         return rc;
@@ -1295,6 +1351,39 @@ static rein_err ensure_tools(rein_provider *p, rein_model_request *req)
     req->tools_variant = v;
     req->tools_valid = true;
     return REIN_OK;
+}
+
+/* What the wire cannot carry of req, refused before anything is sent. */
+static rein_err check_request(const rein_provider *p, const rein_model_request *req,
+                              rein_error *err)
+{
+    const struct rein__wire *w = p->wire;
+
+    if (req->nstop && !w->stop_max)
+        return rein_error_set(err, REIN_EINVAL,
+                              "the %s wire has no stop sequences: the provider \"%s\" cannot stop "
+                              "at one (%zu given)",
+                              w->name, rein_provider_name(p), req->nstop);
+    if (req->nstop > w->stop_max)
+        return rein_error_set(err, REIN_EINVAL,
+                              "the %s wire takes at most %zu stop sequences, not %zu", w->name,
+                              w->stop_max, req->nstop);
+    return REIN_OK;
+}
+
+rein_err rein_provider_prepare(rein_provider *p, rein_model_request *req, rein_error *err)
+{
+    rein_err rc;
+
+    rein_error_clear(err);
+    rein_error_where(err, WHERE);
+    if (!p->wire)
+        return rein_error_set(err, REIN_EINTERNAL, "the provider has no wire protocol");
+    rc = check_request(p, req, err);
+    if (rc || !p->wire->encode_tools)
+        return rc;
+    rc = ensure_tools(p, req);
+    return rc ? rein_error_set(err, rc, "encoding the tools: %s", rein_strerror(rc)) : REIN_OK;
 }
 
 struct send_state {
@@ -1684,6 +1773,9 @@ static rein_err send_request(rein_provider *p, rein_model_request *req, rein_his
     rein_error_where(err, WHERE);
     if (!p->wire)
         return rein_error_set(err, REIN_EINTERNAL, "the provider has no wire protocol");
+    rc = check_request(p, req, err);
+    if (rc)
+        return rc;
     if (p->wire->send)
         return send_local(p, req, h, out, err);
     if (!h || rein_history_len(h) == 0)

@@ -405,6 +405,9 @@ struct rein__wire {
     const char *formats[2];
     const char *alias_formats[2];
     enum rein__framing framing; /* of the streamed format */
+    /* The most stop sequences one request may carry: 0 the wire has no such field (a request
+     * with some is refused), REIN_STOP_MAX when its spec names no limit of its own. */
+    size_t stop_max;
     /* ---- decoding: every payload of a stream (an SSE data field or a line, with the SSE
      * event name or NULL), the whole body of a reply that is not streamed, what is left to
      * settle before the reply ends (may be NULL), and the wire's own decoder state in
@@ -419,7 +422,8 @@ struct rein__wire {
     unsigned (*variant)(const rein_provider *p);
     /* Encodes one neutral message (borrowed) into out: its cached piece. */
     rein_err (*encode_message)(const rein_provider *p, const json_t *msg, struct rein_buf *out);
-    /* Encodes the tool list of req into out (cached in the request). */
+    /* Encodes the tool list of req into out (cached in the request); what a schema subset
+     * cannot carry is appended to req->dropped (see there). */
     rein_err (*encode_tools)(const rein_provider *p, const rein_model_request *req,
                              struct rein_buf *out);
     /* Assembles the whole body from the history's cached pieces and the request. */
@@ -490,7 +494,14 @@ struct rein_model_request {
     char *tool_choice;
     int64_t max_tokens;
     double temperature; /* < 0: unset */
-    int parallel;       /* -1 unset */
+    char **stop;        /* stop sequences (owned), nstop of them */
+    size_t nstop;
+    /* What the wire's tool encoder left out of the parameter schemas ({"tool", "keyword",
+     * "at", "reason"} objects; the encoders append through the const request, as the array
+     * is not part of the request's value), emptied before each encoding; NULL before the
+     * first. */
+    json_t *dropped;
+    int parallel; /* -1 unset */
     bool stream;
     rein_cancel *cancel;
     rein_model_event_fn fn;
@@ -581,6 +592,11 @@ void rein__jw_tools(struct rein_jw *jw, const rein_model_request *req,
 void rein__jw_thinking(struct rein_jw *jw, const rein_provider *p, const rein_model_request *req);
 /* The output limit under max_key and the temperature, when the request sets them. */
 void rein__jw_limits(struct rein_jw *jw, const rein_model_request *req, const char *max_key);
+/* The stop sequences as an array under key, when the request has some. */
+void rein__jw_stop(struct rein_jw *jw, const rein_model_request *req, const char *key);
+/* True when the request sets anything a wire writes among its generation settings (output
+ * limit, temperature, stop sequences): Ollama, Gemini and Bedrock open an object for them. */
+bool rein__request_has_settings(const rein_model_request *req);
 const char *rein__json_str(const json_t *obj, const char *key); /* "" when absent */
 
 /* Record and replay (record.c). */

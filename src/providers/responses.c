@@ -818,6 +818,7 @@ const struct rein__wire rein__wire_responses = {
     .auth = "Authorization: Bearer ",
     .formats = {"openai-responses-sse", "openai-responses-json"},
     .framing = REIN__FRAMING_SSE,
+    .stop_max = 0, /* the Responses API has no stop field */
     .decode_payload = responses_payload,
     .decode_body = responses_body,
     .decode_end = responses_end,

@@ -672,6 +672,96 @@ static void test_bedrock_upstream_with_a_server_tool(void **state)
     assert_non_null(strstr(ms_request(F->ms, 1)->body, "\"toolResult\""));
 }
 
+/* The client's stop reaches each upstream wire under that wire's own name; a wire without one
+ * is refused with a 400 naming it, before anything goes upstream. */
+static void test_stop_crosses_wires(void **state)
+{
+    static const char *const wires[] = {"gemini", "bedrock", "anthropic"};
+    static const char *const at[] = {"generationConfig.stopSequences",
+                                     "inferenceConfig.stopSequences", "stop_sequences"};
+    struct th_resp r;
+    const struct ms_request *q;
+
+    (void)state;
+    for (size_t i = 0; i < REIN_ARRAY_SIZE(wires); i++) {
+        json_t *want = json_pack("[ss]", "END", "\n\nUser:");
+        start_with(wires[i], strcmp(wires[i], "bedrock") == 0 ? "bedrock-api-key" : NULL, 0);
+        script("[{\"text\":\"one\"},{\"text\":\"two\"}]");
+        chat("{\"model\":\"m\"," USER ",\"stop\":[\"END\",\"\\n\\nUser:\"]}", NULL, &r);
+        if (r.status != 200)
+            fail_msg("%s: %ld %s", wires[i], r.status, r.body);
+        th_resp_free(&r);
+        q = ms_last_request(F->ms);
+        if (!json_equal(test_json_at(q->json, at[i]), want))
+            fail_msg("%s: %s", wires[i], q->body);
+        if (strcmp(wires[i], "anthropic") != 0)
+            assert_null(json_object_get(q->json, "stop"));
+        /* The Anthropic client's stop_sequences (one string) the same way. */
+        th_http("POST", u("/v1/messages"),
+                "{\"model\":\"m\",\"max_tokens\":50," USER ",\"stop_sequences\":[\"END\"]}",
+                (const char *[]){"anthropic-version: 2023-06-01", NULL}, &r);
+        if (r.status != 200)
+            fail_msg("%s (anthropic client): %ld %s", wires[i], r.status, r.body);
+        th_resp_free(&r);
+        q = ms_last_request(F->ms);
+        assert_int_equal(json_array_size(test_json_at(q->json, at[i])), 1);
+        json_decref(want);
+        teardown(NULL);
+    }
+
+    /* The Responses API has no stop field. */
+    start_with("openai-responses", NULL, 0);
+    script("[{\"text\":\"ok\"}]");
+    chat("{\"model\":\"m\"," USER ",\"stop\":\"END\"}", NULL, &r);
+    assert_oa_error(&r, 400, "openai-responses");
+    assert_string_equal(th_jstr(json_object_get(r.json, "error"), "param"), "stop");
+    th_resp_free(&r);
+    assert_int_equal(ms_request_count(F->ms), 0);
+    teardown(NULL);
+
+    /* Gemini takes five at most. */
+    start_with("gemini", NULL, 0);
+    script("[{\"text\":\"ok\"}]");
+    chat("{\"model\":\"m\"," USER ",\"stop\":[\"a\",\"b\",\"c\",\"d\",\"e\",\"f\"]}", NULL, &r);
+    assert_oa_error(&r, 400, "at most 5 stop sequences");
+    th_resp_free(&r);
+    chat("{\"model\":\"m\"," USER ",\"stop\":[\"a\",\"\"]}", NULL, &r);
+    assert_oa_error(&r, 400, "must not be empty");
+    th_resp_free(&r);
+    assert_int_equal(ms_request_count(F->ms), 0);
+}
+
+/* What Gemini's Schema could not take of the client's tools is in the answer's "rein". */
+static void test_gemini_upstream_reports_dropped_schema_keywords(void **state)
+{
+    struct th_resp r;
+    const json_t *d;
+
+    (void)state;
+    start_with("gemini", NULL, 0);
+    script("[{\"text\":\"ok\"},{\"text\":[\"o\",\"k\"]}]");
+    chat("{\"model\":\"m\"," USER ",\"tools\":[{\"type\":\"function\",\"function\":{\"name\":"
+         "\"get_weather\",\"parameters\":{\"type\":\"object\",\"additionalProperties\":false,"
+         "\"properties\":{\"city\":{\"type\":\"string\"}},\"required\":[\"city\"]}}}]}",
+         NULL, &r);
+    assert_int_equal(r.status, 200);
+    d = test_json_at(r.json, "rein.schema_dropped");
+    if (json_array_size(d) != 1)
+        fail_msg("no schema_dropped in the answer: %s", r.body);
+    assert_string_equal(th_jstr(json_array_get(d, 0), "tool"), "get_weather");
+    assert_string_equal(th_jstr(json_array_get(d, 0), "keyword"), "additionalProperties");
+    assert_string_equal(th_jstr(json_array_get(d, 0), "at"), "/");
+    th_resp_free(&r);
+    /* Streamed: in the last chunk's "rein". */
+    chat("{\"model\":\"m\",\"stream\":true," USER ",\"tools\":[{\"type\":\"function\","
+         "\"function\":{\"name\":\"get_weather\",\"parameters\":{\"type\":\"object\","
+         "\"additionalProperties\":false,\"properties\":{\"city\":{\"type\":\"string\"}}}}}]}",
+         NULL, &r);
+    assert_int_equal(r.status, 200);
+    assert_non_null(strstr(r.body, "\"schema_dropped\":[{"));
+    th_resp_free(&r);
+}
+
 static void test_models(void **state)
 {
     struct th_resp r;
@@ -711,6 +801,8 @@ int main(int argc, char **argv)
         cmocka_unit_test_teardown(test_server_tool_loop_is_bounded, teardown),
         cmocka_unit_test_teardown(test_gemini_upstream_with_a_server_tool, teardown),
         cmocka_unit_test_teardown(test_bedrock_upstream_with_a_server_tool, teardown),
+        cmocka_unit_test_teardown(test_stop_crosses_wires, teardown),
+        cmocka_unit_test_teardown(test_gemini_upstream_reports_dropped_schema_keywords, teardown),
         cmocka_unit_test_teardown(test_models, teardown),
     };
 

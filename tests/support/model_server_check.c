@@ -389,6 +389,34 @@ static bool oa_check_tools(const json_t *tools, struct ms_verdict *v)
     return true;
 }
 
+/* stop: a string or up to 4 strings ("Up to 4 sequences", the chat completions reference). */
+static bool oa_check_stop(const json_t *stop, struct ms_verdict *v)
+{
+    size_t i;
+    const json_t *s;
+
+    if (!stop || json_is_null(stop) || json_is_string(stop))
+        return true;
+    if (!json_is_array(stop))
+        return OA_FAIL(v, "invalid_type", rein_strdup("stop"),
+                       "Invalid type for 'stop': expected one of a string or array of strings, "
+                       "but got %s instead.",
+                       oa_type(stop));
+    if (json_array_size(stop) > 4)
+        return OA_FAIL(v, "array_above_max_length", rein_strdup("stop"),
+                       "Invalid 'stop': array too long. Expected an array with maximum length 4, "
+                       "but got an array with length %zu instead.",
+                       json_array_size(stop));
+    json_array_foreach(stop, i, s)
+    {
+        if (!json_is_string(s))
+            return OA_FAIL(v, "invalid_type", rein_asprintf("stop[%zu]", i),
+                           "Invalid type for 'stop[%zu]': expected a string, but got %s instead.",
+                           i, oa_type(s));
+    }
+    return true;
+}
+
 static bool oa_check_body(const json_t *body, struct ms_verdict *v)
 {
     const json_t *model = json_object_get(body, "model");
@@ -434,7 +462,7 @@ static bool oa_check_body(const json_t *body, struct ms_verdict *v)
         !json_is_null(json_object_get(body, "stream_options")) && !json_is_true(stream))
         return OA_FAIL(v, NULL, rein_strdup("stream_options"),
                        "The 'stream_options' parameter is only allowed when 'stream' is enabled.");
-    return true;
+    return oa_check_stop(json_object_get(body, "stop"), v);
 }
 
 /* ---- Anthropic ----------------------------------------------------------------------- */
@@ -648,6 +676,8 @@ static bool an_check_params(const json_t *body, struct ms_verdict *v)
         return AN_FAIL(v, "system: Input should be a valid list");
     if (stream && !json_is_boolean(stream))
         return AN_FAIL(v, "stream: Input should be a valid boolean");
+    if (json_object_get(body, "stop"))
+        return AN_FAIL(v, "stop: Extra inputs are not permitted");
     if (json_is_integer(budget) && json_integer_value(budget) < 1024)
         return AN_FAIL(v, "thinking.enabled.budget_tokens: Input should be greater than or equal "
                           "to 1024");
@@ -945,6 +975,8 @@ static bool rs_check_body(const json_t *body, struct ms_verdict *v)
     if (json_object_get(body, "messages"))
         return OA_FAIL(v, "unknown_parameter", rein_strdup("messages"),
                        "Unknown parameter: 'messages'.");
+    if (json_object_get(body, "stop"))
+        return OA_FAIL(v, "unknown_parameter", rein_strdup("stop"), "Unknown parameter: 'stop'.");
     if (json_object_get(body, "max_tokens"))
         return OA_FAIL(v, "unknown_parameter", rein_strdup("max_tokens"),
                        "Unsupported parameter: 'max_tokens'. In the Responses API, this parameter "

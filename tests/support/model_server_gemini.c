@@ -256,6 +256,8 @@ bool ms__gm_check_body(json_t *body, struct ms_verdict *v)
     static const char *const top[] = {
         "contents",         "tools",         "toolConfig", "safetySettings", "systemInstruction",
         "generationConfig", "cachedContent", "labels"};
+    const json_t *stop =
+        json_object_get(json_object_get(body, "generationConfig"), "stopSequences");
     const char *k, *mode;
     json_t *val;
 
@@ -273,6 +275,12 @@ bool ms__gm_check_body(json_t *body, struct ms_verdict *v)
     if (!gm_contents_ok(json_object_get(body, "contents"), v) ||
         !gm_tools_ok(json_object_get(body, "tools"), v))
         return false;
+    /* GenerationConfig.stopSequences: "The set of character sequences (up to 5)". */
+    if (json_array_size(stop) > 5)
+        return gm_bad(v,
+                      "Invalid value at 'generation_config.stop_sequences': at most 5 stop "
+                      "sequences are allowed, got %zu",
+                      json_array_size(stop));
     mode = gm_str_of(json_object_get(json_object_get(body, "toolConfig"), "functionCallingConfig"),
                      "mode");
     if (mode && strcmp(mode, "AUTO") && strcmp(mode, "ANY") && strcmp(mode, "NONE") &&
