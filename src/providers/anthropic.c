@@ -793,7 +793,7 @@ static bool has_system(const rein_history *h)
 }
 
 static rein_err anthropic_build_body(rein_provider *p, const rein_model_request *req,
-                                     rein_history *h, struct rein_buf *body, rein_error *err)
+                                     rein_history *h, struct rein__body *body, rein_error *err)
 {
     struct rein_jw w;
     rein_err rc;
@@ -804,11 +804,11 @@ static rein_err anthropic_build_body(rein_provider *p, const rein_model_request 
      * group's wrapper per message, the tools and the parameters. */
     rc = rein__history_joined(h, p, &rein__wire_anthropic, &msgs, &len);
     if (!rc)
-        rc = rein_buf_grow(body, len + GROUP_WRAP * rein_history_len(h) + req->tools_enc.len +
-                                     BODY_SLACK);
+        rc = rein_buf_grow(&body->buf, len + GROUP_WRAP * rein_history_len(h) + req->tools_enc.len +
+                                           BODY_SLACK);
     if (rc)
         return rein_error_set(err, rc, "encoding the history: %s", rein_strerror(rc));
-    rein_jw_init(&w, body);
+    rein_jw_init(&w, &body->buf);
     rein_jw_obj_begin(&w);
     rein_jw_key(&w, "model");
     rein_jw_str(&w, rein__request_model(p, req));
@@ -817,12 +817,12 @@ static rein_err anthropic_build_body(rein_provider *p, const rein_model_request 
     if (has_system(h)) {
         rein_jw_key(&w, "system");
         rein_jw_raw(&w, "", 0); /* the array is spliced in from the cached pieces */
-        rc = w.err ? w.err : anthropic_array(p, h, body, true);
+        rc = w.err ? w.err : anthropic_array(p, h, &body->buf, true);
     }
     if (!rc) {
         rein_jw_key(&w, "messages");
         rein_jw_raw(&w, "", 0);
-        rc = w.err ? w.err : anthropic_array(p, h, body, false);
+        rc = w.err ? w.err : anthropic_array(p, h, &body->buf, false);
     }
     if (rc)
         return rein_error_set(err, rc, "encoding the history: %s", rein_strerror(rc));

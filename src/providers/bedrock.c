@@ -502,24 +502,25 @@ static void tool_config(struct rein_jw *w, const rein_model_request *req)
 }
 
 static rein_err bedrock_build_body(rein_provider *p, const rein_model_request *req, rein_history *h,
-                                   struct rein_buf *body, rein_error *err)
+                                   struct rein__body *body, rein_error *err)
 {
     struct rein_jw w;
     rein_err rc = REIN_OK;
 
-    rein_jw_init(&w, body);
+    rein_jw_init(&w, &body->buf);
     rein_jw_obj_begin(&w);
     rein_jw_key(&w, "messages");
     rein_jw_raw(&w, "", 0); /* spliced in from the cached pieces */
     rc = w.err ? w.err
-               : rein__history_grouped(p, h, &rein__wire_bedrock, body, false,
+               : rein__history_grouped(p, h, &rein__wire_bedrock, &body->buf, false,
                                        "{\"role\":\"user\",\"content\":[",
                                        "{\"role\":\"assistant\",\"content\":[", NULL);
     if (!rc && rein__history_has_system(h)) {
         rein_jw_key(&w, "system");
         rein_jw_raw(&w, "", 0);
-        rc = w.err ? w.err
-                   : rein__history_grouped(p, h, &rein__wire_bedrock, body, true, "", "", NULL);
+        rc = w.err
+                 ? w.err
+                 : rein__history_grouped(p, h, &rein__wire_bedrock, &body->buf, true, "", "", NULL);
     }
     if (rc)
         return rein_error_set(err, rc, "encoding the history: %s", rein_strerror(rc));

@@ -17,12 +17,12 @@
 #include <curl/curl.h>
 
 static rein_err dashscope_build_body(rein_provider *p, const rein_model_request *req,
-                                     rein_history *h, struct rein_buf *body, rein_error *err)
+                                     rein_history *h, struct rein__body *body, rein_error *err)
 {
     struct rein_jw w;
     rein_err rc = REIN_OK;
 
-    rein_jw_init(&w, body);
+    rein_jw_init(&w, &body->buf);
     rein_jw_obj_begin(&w);
     rein_jw_key(&w, "model");
     rein_jw_str(&w, rein__request_model(p, req));

@@ -1031,22 +1031,22 @@ static void tool_config(struct rein_jw *w, const char *choice)
 }
 
 static rein_err gemini_build_body(rein_provider *p, const rein_model_request *req, rein_history *h,
-                                  struct rein_buf *body, rein_error *err)
+                                  struct rein__body *body, rein_error *err)
 {
     struct rein_jw w;
     rein_err rc;
 
-    rein_jw_init(&w, body);
+    rein_jw_init(&w, &body->buf);
     rein_jw_obj_begin(&w);
     rein_jw_key(&w, "contents");
     rein_jw_raw(&w, "", 0); /* spliced in from the cached pieces */
-    rc = w.err ? w.err : contents(p, h, body, false);
+    rc = w.err ? w.err : contents(p, h, &body->buf, false);
     if (!rc && rein__history_has_system(h)) {
         rein_jw_key(&w, "systemInstruction");
         rein_jw_raw(&w, "{\"parts\":", 9);
-        rc = w.err ? w.err : contents(p, h, body, true);
+        rc = w.err ? w.err : contents(p, h, &body->buf, true);
         if (!rc)
-            rc = rein_buf_addch(body, '}');
+            rc = rein_buf_addch(&body->buf, '}');
     }
     if (rc)
         return rein_error_set(err, rc, "encoding the history: %s", rein_strerror(rc));

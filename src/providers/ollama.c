@@ -216,26 +216,28 @@ static rein_err ollama_encode_message(const rein_provider *p, const json_t *msg,
 }
 
 static rein_err ollama_build_body(rein_provider *p, const rein_model_request *req, rein_history *h,
-                                  struct rein_buf *body, rein_error *err)
+                                  struct rein__body *body, rein_error *err)
 {
     struct rein_jw w;
     rein_err rc;
     const char *msgs;
     size_t len;
 
-    /* The messages first: with their size known the body is allocated once. */
+    /* The messages first: with their size known the body is allocated once, and a large
+     * block of them is not copied at all (rein__body_block). */
     rc = rein__history_joined(h, p, &rein__wire_ollama, &msgs, &len);
     if (!rc)
-        rc = rein_buf_grow(body, len + req->tools_enc.len + BODY_SLACK);
+        rc = rein_buf_grow(&body->buf,
+                           (len < REIN__SPLICE_MIN ? len : 0) + req->tools_enc.len + BODY_SLACK);
     if (rc)
         return rein_error_set(err, rc, "encoding the history: %s", rein_strerror(rc));
-    rein_jw_init(&w, body);
+    rein_jw_init(&w, &body->buf);
     rein_jw_obj_begin(&w);
     rein_jw_key(&w, "model");
     rein_jw_str(&w, rein__request_model(p, req));
     rein_jw_key(&w, "messages");
     rein_jw_arr_begin(&w);
-    rein_jw_raw(&w, msgs, len); /* the items, commas included */
+    rein__body_block(body, &w, msgs, len); /* the items, commas included */
     rein_jw_arr_end(&w);
     if (req->ntools) {
         /* Ollama takes OpenAI's tool list; it has no tool_choice. */

@@ -720,6 +720,8 @@ struct attempt {
     rein_err drc; /* a decoder failure */
     rein_error derr;
     char curl_err[CURL_ERROR_SIZE];
+    const struct rein__body *body; /* a spliced body, read by read_body */
+    size_t body_pos;
 };
 
 /*
@@ -984,10 +986,37 @@ static enum outcome classify_curl(struct attempt *at, CURLcode cc, rein_error *e
     return O_DONE;
 }
 
+/* The largest upload buffer asked of libcurl for a spliced body (its own limit is 2 MB). */
+#define UPLOAD_BUFFER_MAX ((size_t)512 << 10)
+
+/* libcurl's read callback for a spliced body: the next bytes from where they lie. */
+static size_t read_body(char *dst, size_t size, size_t n, void *userdata)
+{
+    struct attempt *at = userdata;
+    size_t left = rein__body_len(at->body) - at->body_pos;
+    size_t take = size * n < left ? size * n : left;
+
+    rein__body_copy(at->body, at->body_pos, dst, take);
+    at->body_pos += take;
+    return take;
+}
+
+/* libcurl rewinds the body to send it again on a new connection (a kept-alive one the
+ * server had closed). */
+static int seek_body(void *userdata, curl_off_t offset, int origin)
+{
+    struct attempt *at = userdata;
+
+    if (origin != SEEK_SET || offset < 0 || (size_t)offset > rein__body_len(at->body))
+        return CURL_SEEKFUNC_CANTSEEK;
+    at->body_pos = (size_t)offset;
+    return CURL_SEEKFUNC_OK;
+}
+
 /*
  * Runs one HTTP attempt to its end. The decoder (at->dec) holds whatever was received.
  */
-static enum outcome run_attempt(struct attempt *at, const char *body, size_t body_len,
+static enum outcome run_attempt(struct attempt *at, const struct rein__body *body, size_t body_len,
                                 int64_t total_end, rein_error *err)
 {
     rein_provider *p = at->p;
@@ -1006,11 +1035,25 @@ static enum outcome run_attempt(struct attempt *at, const char *body, size_t bod
         return O_FATAL;
     easy = hs.easy;
     multi = hs.multi;
-    if (build_headers(at, body, body_len, &headers) != REIN_OK)
+    if (build_headers(at, body->buf.ptr, body_len, &headers) != REIN_OK)
         goto done;
     curl_easy_setopt(easy, CURLOPT_URL, at->url);
     curl_easy_setopt(easy, CURLOPT_POST, 1L);
-    curl_easy_setopt(easy, CURLOPT_POSTFIELDS, body);
+    if (body->mid) {
+        at->body = body;
+        at->body_pos = 0;
+        curl_easy_setopt(easy, CURLOPT_READFUNCTION, read_body);
+        curl_easy_setopt(easy, CURLOPT_READDATA, at);
+        curl_easy_setopt(easy, CURLOPT_SEEKFUNCTION, seek_body);
+        curl_easy_setopt(easy, CURLOPT_SEEKDATA, at);
+        /* libcurl reads and sends an upload 64 KB at a time by default, each piece a send
+         * and a poll (and a wakeup of the server): a larger buffer sends a long
+         * conversation in fewer rounds (bench/scale.sh). */
+        curl_easy_setopt(easy, CURLOPT_UPLOAD_BUFFERSIZE,
+                         (long)(body_len < UPLOAD_BUFFER_MAX ? body_len : UPLOAD_BUFFER_MAX));
+    } else {
+        curl_easy_setopt(easy, CURLOPT_POSTFIELDS, body->buf.ptr);
+    }
     curl_easy_setopt(easy, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)body_len);
     curl_easy_setopt(easy, CURLOPT_HTTPHEADER, headers);
     curl_easy_setopt(easy, CURLOPT_WRITEFUNCTION, on_body);
@@ -1389,7 +1432,7 @@ rein_err rein_provider_prepare(rein_provider *p, rein_model_request *req, rein_e
 struct send_state {
     rein_provider *p;
     rein_model_request *req;
-    const char *body;
+    const struct rein__body *body;
     size_t body_len;
     uint64_t seed;
     int64_t total_end;
@@ -1541,8 +1584,8 @@ static void record_exchange(struct send_state *s, struct attempt *at)
 
     if (!s->p->rec || at->status == 0)
         return;
-    if (rein__recorder_write(s->p->rec, s->p, s->body, s->body_len, at->status, at->ctype, b->ptr,
-                             b->len) != REIN_OK)
+    if (rein__recorder_write(s->p->rec, s->p, s->body->buf.ptr, s->body_len, at->status, at->ctype,
+                             b->ptr, b->len) != REIN_OK)
         rein_log(REIN_LOG_WARN, WHERE, "could not write to the recording %s", s->p->cfg.record);
 }
 
@@ -1553,8 +1596,8 @@ static enum outcome replay_attempt(struct send_state *s, struct attempt *at, rei
     size_t len;
     rein_err rc;
 
-    rc = rein__replay_next(s->p->replay, s->body, s->body_len, &at->status, &ctype, &resp, &len,
-                           &wire, err);
+    rc = rein__replay_next(s->p->replay, s->body->buf.ptr, s->body_len, &at->status, &ctype, &resp,
+                           &len, &wire, err);
     if (rc)
         return rc == REIN_ENOMEM ? O_FATAL : O_DECODE;
     snprintf(at->ctype, sizeof(at->ctype), "%s", ctype);
@@ -1741,18 +1784,19 @@ static rein_err send_local(rein_provider *p, rein_model_request *req, rein_histo
  * and tail (model, tools, parameters) and its length cover the rest, so no request hashes the
  * whole conversation again.
  */
-static uint64_t request_seed(rein_history *h, const struct rein_buf *body)
+static uint64_t request_seed(rein_history *h, const struct rein__body *body)
 {
     enum { EDGE = 4096 };
     uint64_t chain = rein__history_chain(h);
     uint64_t s = rein__hash64(0, &chain, sizeof(chain));
-    size_t head = body->len < EDGE ? body->len : EDGE;
-    size_t tail = body->len - head < EDGE ? body->len - head : EDGE;
+    size_t len = rein__body_len(body);
+    size_t head = len < EDGE ? len : EDGE;
+    size_t tail = len - head < EDGE ? len - head : EDGE;
 
-    s = rein__hash64(s, &body->len, sizeof(body->len));
-    if (body->len) {
-        s = rein__hash64(s, body->ptr, head);
-        s = rein__hash64(s, body->ptr + body->len - tail, tail);
+    s = rein__hash64(s, &len, sizeof(len));
+    if (len) {
+        s = rein__body_hash(body, s, 0, head);
+        s = rein__body_hash(body, s, len - tail, tail);
     }
     return s;
 }
@@ -1761,7 +1805,7 @@ static rein_err send_request(rein_provider *p, rein_model_request *req, rein_his
                              rein_model_response **out, rein_error *err)
 {
     struct send_state s;
-    struct rein_buf body;
+    struct rein__body body;
     rein_error local;
     rein_err rc;
 
@@ -1789,16 +1833,19 @@ static rein_err send_request(rein_provider *p, rein_model_request *req, rein_his
     rc = ensure_tools(p, req);
     if (rc)
         return rein_error_set(err, rc, "encoding the tools: %s", rein_strerror(rc));
-    rein_buf_init(&body, 0);
+    rein__body_init(&body);
     rc = p->wire->build_body(p, req, h, &body, err);
+    /* A signer, a recording and a replay read the body as one piece. */
+    if (!rc && (p->wire->sign || p->rec || p->replay) && rein__body_flatten(&body) != REIN_OK)
+        rc = rein_error_set(err, REIN_ENOMEM, "out of memory");
     if (rc) {
-        rein_buf_release(&body);
+        rein__body_release(&body);
         return rc;
     }
-    s.body = body.ptr;
-    s.body_len = body.len;
+    s.body = &body;
+    s.body_len = rein__body_len(&body);
     if (p->wire->url && !p->replay && !(s.url = p->wire->url(p, req))) {
-        rein_buf_release(&body);
+        rein__body_release(&body);
         return rein_error_set(err, REIN_ENOMEM, "out of memory");
     }
     s.seed = request_seed(h, &body);
@@ -1810,7 +1857,7 @@ static rein_err send_request(rein_provider *p, rein_model_request *req, rein_his
         s.names = rein_calloc(req->ntools, sizeof(*s.names));
         if (!s.names) {
             rein_free(s.url);
-            rein_buf_release(&body);
+            rein__body_release(&body);
             return rein_error_set(err, REIN_ENOMEM, "out of memory");
         }
         for (size_t i = 0; i < req->ntools; i++)
@@ -1821,7 +1868,7 @@ static rein_err send_request(rein_provider *p, rein_model_request *req, rein_his
     rc = send_loop(&s, out, err);
     rein_free(s.url);
     rein_free(s.names);
-    rein_buf_release(&body);
+    rein__body_release(&body);
     if (rc && !err->msg[0])
         rein_error_set(err, rc, "%s", rein_strerror(rc));
     scrub_message(err, p->cfg.api_key);

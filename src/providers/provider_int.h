@@ -340,6 +340,7 @@ struct rein_provider_config {
 };
 
 struct rein__wire;
+struct rein__body;
 
 /*
  * One provider name (the preset table in config.c). open (may be NULL) sets up a provider
@@ -426,9 +427,10 @@ struct rein__wire {
      * cannot carry is appended to req->dropped (see there). */
     rein_err (*encode_tools)(const rein_provider *p, const rein_model_request *req,
                              struct rein_buf *out);
-    /* Assembles the whole body from the history's cached pieces and the request. */
+    /* Assembles the whole body from the history's cached pieces and the request: into
+     * body->buf, or, with rein__body_block(), around the history's own bytes. */
     rein_err (*build_body)(rein_provider *p, const rein_model_request *req, rein_history *h,
-                           struct rein_buf *body, rein_error *err);
+                           struct rein__body *body, rein_error *err);
     /* Adds the wire's protocol headers for req (the key's header is added from auth); may be
      * NULL. */
     rein_err (*headers)(const rein_provider *p, const rein_model_request *req,
@@ -520,6 +522,39 @@ rein_err rein__config_copy(struct rein_provider_config *dst,
 void rein__config_release(struct rein_provider_config *cfg);
 void rein__caps_resolve(const struct rein_provider_config *cfg, const char *model,
                         struct rein_model_caps *caps);
+
+/*
+ * A request body. Without a splice (mid NULL) buf is the whole body. With one, buf holds the
+ * body's first `at` bytes and then the rest of it, and the mid_len bytes at mid go between
+ * them: a large block of encoded messages is sent from where the history keeps it instead of
+ * being copied into every request (issue 25). mid is borrowed from the history, which nobody
+ * changes while its request is sent.
+ */
+struct rein__body {
+    struct rein_buf buf;
+    const char *mid;
+    size_t at, mid_len;
+};
+
+/* Blocks smaller than this are copied into buf: libcurl sends a body under 64 KB given as
+ * one piece with the request's headers in one write, and a spliced one never does. */
+#define REIN__SPLICE_MIN ((size_t)64 << 10)
+
+void rein__body_init(struct rein__body *b);
+void rein__body_release(struct rein__body *b);
+/* The body's length in bytes. */
+size_t rein__body_len(const struct rein__body *b);
+/* Writes block (len bytes of JSON items, borrowed: it must stay unchanged until the body is
+ * released) as the next value of w, which writes into b->buf: copied when small, spliced in
+ * otherwise. At most one block per body. */
+void rein__body_block(struct rein__body *b, struct rein_jw *w, const char *block, size_t len);
+/* Copies the body's bytes off..off+n-1 (within its length) to dst. */
+void rein__body_copy(const struct rein__body *b, size_t off, char *dst, size_t n);
+/* rein__hash64 continued over the body's bytes off..off+n-1 (within its length). */
+uint64_t rein__body_hash(const struct rein__body *b, uint64_t h, size_t off, size_t n);
+/* Makes buf the whole body (for a signer, a recording or a replay, which read it as one
+ * piece). */
+rein_err rein__body_flatten(struct rein__body *b) REIN_WUR;
 
 /* Room reserved in a request body for what is neither the messages nor the tools (model,
  * parameters, extra members): a guess, the buffer still grows when it is short. */

@@ -774,7 +774,7 @@ static size_t after_stored(rein_history *h, const char **id)
 }
 
 static rein_err responses_build_body(rein_provider *p, const rein_model_request *req,
-                                     rein_history *h, struct rein_buf *body, rein_error *err)
+                                     rein_history *h, struct rein__body *body, rein_error *err)
 {
     const char *model = rein__request_model(p, req), *prev = NULL;
     bool store = p->cfg.previous_response_id;
@@ -782,7 +782,7 @@ static rein_err responses_build_body(rein_provider *p, const rein_model_request 
     struct rein_jw w;
     rein_err rc = REIN_OK;
 
-    rein_jw_init(&w, body);
+    rein_jw_init(&w, &body->buf);
     rein_jw_obj_begin(&w);
     jw_member(&w, "model", model);
     if (prev)

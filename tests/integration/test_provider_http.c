@@ -12,8 +12,14 @@
 
 #include "model_server.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <pthread.h>
 #include <semaphore.h>
+#include <strings.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
 
 /* ---------------------------------------------------------------------------------------
  * Helpers
@@ -460,6 +466,173 @@ static void test_text_calls_from_a_local_model_become_calls(void **state)
     assert_string_equal(rein_model_response_text(f.resp), "");
     assert_string_equal(f.ev.text.ptr, "");
     fx_stop(&f);
+}
+
+/* A long conversation's messages go out from where the history keeps them (libcurl reads
+ * them in place instead of from one copied body): the server gets the same bytes as from a
+ * recording provider, which sends one flat body, and the ids rein makes for calls written as
+ * text, seeded from the body, are the same. */
+static void test_long_history_sent_in_place_as_one_body(void **state)
+{
+    char *dir = test_tmpdir(), path[1024], text[96], ids[2][REIN_ID_MAX];
+    rein_provider *rec;
+    const struct ms_request *r[2];
+    struct fx f;
+
+    (void)state;
+    snprintf(path, sizeof(path), "%s/long.jsonl", dir);
+    fx_start(&f);
+    fx_provider(&f, "vllm");
+    assert_rein_ok(rein_provider_config_set_record(f.cfg, path), NULL);
+    rec = rein_provider_new(f.cfg, &f.err);
+    assert_non_null(rec);
+    add_weather_tool(&f);
+    fx_script(&f, "{\"times\": 0, \"text\": [\"<tool_call>\\n{\\\"name\\\": \\\"get_weather\\\", "
+                  "\\\"arguments\\\": {\\\"city\\\": \\\"Rome\\\"}}\\n</tool_call>\"], "
+                  "\"finish_reason\": \"stop\"}");
+    for (int i = 0; i < 3000; i++) {
+        snprintf(text, sizeof(text), "Weather in \"Rome\", day %d? \u00e5\u2603\n", i);
+        assert_rein_ok(rein_history_add_user(f.h, text), NULL);
+    }
+    for (int k = 0; k < 2; k++) {
+        rein_model_response_free(f.resp);
+        f.resp = NULL;
+        assert_rein_ok(rein_provider_send(k ? rec : f.p, f.req, f.h, &f.resp, &f.err), &f.err);
+        assert_non_null(rein_model_response_call(f.resp, 0));
+        snprintf(ids[k], sizeof(ids[k]), "%s",
+                 rein_model_call_id(rein_model_response_call(f.resp, 0)));
+        r[k] = ms_request(f.ms, (size_t)k);
+        assert_non_null(r[k]);
+        assert_non_null(r[k]->json); /* the server parsed and validated it */
+        assert_int_equal(json_array_size(json_object_get(r[k]->json, "messages")), 3000);
+    }
+    assert_true(r[0]->body_len > 2 * 65536);
+    assert_int_equal(r[0]->body_len, r[1]->body_len);
+    assert_memory_equal(r[0]->body, r[1]->body, r[0]->body_len);
+    assert_string_equal(ids[0], ids[1]);
+    rein_provider_free(rec);
+    fx_stop(&f);
+    test_rmtree(dir);
+    free(dir);
+}
+
+/* A server that answers the first request, reads the second on the same kept-alive
+ * connection and closes it without a word (as a server does that closed an idle connection
+ * while the request was on its way), then answers on the next connection. */
+struct stale_server {
+    int lfd, port;
+    struct rein_buf body[3]; /* the requests' bodies, in order */
+    int n;
+};
+
+/* Reads one request's body into b; false when the connection ended first. */
+static bool stale_read(int fd, struct rein_buf *b)
+{
+    char head[4096], *end = NULL, *cl;
+    size_t got = 0, want;
+    ssize_t r;
+
+    while (!end && got < sizeof(head) - 1) {
+        if ((r = recv(fd, head + got, sizeof(head) - 1 - got, 0)) <= 0)
+            return false;
+        got += (size_t)r;
+        head[got] = '\0';
+        end = strstr(head, "\r\n\r\n");
+    }
+    cl = end ? strcasestr(head, "\r\nContent-Length:") : NULL;
+    if (!cl)
+        return false;
+    want = strtoul(cl + 17, NULL, 10);
+    end += 4;
+    if (rein_buf_add(b, end, got - (size_t)(end - head)))
+        return false;
+    while (b->len < want) {
+        char chunk[65536];
+        if ((r = recv(fd, chunk, sizeof(chunk), 0)) <= 0 || rein_buf_add(b, chunk, (size_t)r))
+            return false;
+    }
+    return b->len == want;
+}
+
+static void *stale_run(void *arg)
+{
+    static const char answer[] = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                                 "Content-Length: 94\r\n\r\n"
+                                 "{\"choices\":[{\"index\":0,\"message\":{\"role\":\"assistant\","
+                                 "\"content\":\"ok\"},\"finish_reason\":\"stop\"}]}";
+    struct stale_server *s = arg;
+    struct timeval tv = {.tv_sec = 5};
+
+    setsockopt(s->lfd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)); /* bounds accept() too */
+    for (int conn = 0; conn < 2 && s->n < 3; conn++) {
+        int fd = accept(s->lfd, NULL, NULL);
+        if (fd < 0)
+            break;
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+        while (s->n < 3 && stale_read(fd, &s->body[s->n])) {
+            if (++s->n == 2)
+                break; /* the second request: closed unanswered */
+            if (send(fd, answer, sizeof(answer) - 1, MSG_NOSIGNAL) < 0)
+                break;
+        }
+        close(fd);
+    }
+    return NULL;
+}
+
+/* libcurl sends a request again on a new connection when a kept-alive one closes before any
+ * answer; it rewinds a body read in place through rein's seek callback, so the request goes
+ * out whole without rein retrying. */
+static void test_long_history_sent_again_after_a_stale_connection(void **state)
+{
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t alen = sizeof(a);
+    struct stale_server s;
+    char base[64], text[64];
+    pthread_t th;
+    struct fx f;
+
+    (void)state;
+    memset(&s, 0, sizeof(s));
+    for (int i = 0; i < 3; i++)
+        rein_buf_init(&s.body[i], 0);
+    s.lfd = socket(AF_INET, SOCK_STREAM, 0);
+    assert_true(s.lfd >= 0);
+    assert_int_equal(bind(s.lfd, (struct sockaddr *)&a, sizeof(a)), 0);
+    assert_int_equal(listen(s.lfd, 4), 0);
+    assert_int_equal(getsockname(s.lfd, (struct sockaddr *)&a, &alen), 0);
+    s.port = ntohs(a.sin_port);
+    assert_int_equal(pthread_create(&th, NULL, stale_run, &s), 0);
+
+    fx_start(&f);
+    snprintf(base, sizeof(base), "http://127.0.0.1:%d/v1", s.port);
+    assert_rein_ok(rein_provider_config_set(f.cfg, "provider", "openai-compatible", NULL), NULL);
+    assert_rein_ok(rein_provider_config_set_base_url(f.cfg, base), NULL);
+    /* A body that cannot be sent again hangs libcurl's second try: fail instead. */
+    assert_rein_ok(rein_provider_config_set(f.cfg, "total_timeout_ms", "4000", NULL), NULL);
+    assert_rein_ok(rein_provider_config_set(f.cfg, "max_retries", "0", NULL), NULL);
+    f.p = rein_provider_new(f.cfg, &f.err);
+    assert_non_null(f.p);
+    rein_model_request_set_stream(f.req, false);
+    for (int i = 0; i < 3000; i++) {
+        snprintf(text, sizeof(text), "Message %d of a long conversation.", i);
+        assert_rein_ok(rein_history_add_user(f.h, text), NULL);
+    }
+    assert_rein_ok(fx_send(&f), &f.err);
+    assert_rein_ok(fx_send(&f), &f.err);
+    assert_string_equal(rein_model_response_text(f.resp), "ok");
+    assert_int_equal(f.ev.retries, 0); /* libcurl's own second try, not rein's */
+    pthread_join(th, NULL);
+    assert_int_equal(s.n, 3);
+    assert_true(s.body[0].len > 2 * 65536);
+    for (int i = 1; i < 3; i++) {
+        assert_int_equal(s.body[i].len, s.body[0].len);
+        assert_memory_equal(s.body[i].ptr, s.body[0].ptr, s.body[0].len);
+    }
+    fx_stop(&f);
+    for (int i = 0; i < 3; i++)
+        rein_buf_release(&s.body[i]);
+    close(s.lfd);
 }
 
 /* ---------------------------------------------------------------------------------------
@@ -1608,6 +1781,8 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_ollama_native_over_http),
     cmocka_unit_test(test_dashscope_turns_thinking_off_when_not_streaming),
     cmocka_unit_test(test_text_calls_from_a_local_model_become_calls),
+    cmocka_unit_test(test_long_history_sent_in_place_as_one_body),
+    cmocka_unit_test(test_long_history_sent_again_after_a_stale_connection),
     cmocka_unit_test(test_retry_429_honours_retry_after),
     cmocka_unit_test(test_retry_503_and_529_with_retry_after_ms),
     cmocka_unit_test(test_retries_stop_at_max_and_keep_the_error),

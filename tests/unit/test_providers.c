@@ -1092,9 +1092,9 @@ static rein_history *sample_history(void)
 
 static char *body_for(rein_provider *p, rein_model_request *req, rein_history *h)
 {
-    struct rein_buf b;
+    struct rein__body b;
 
-    rein_buf_init(&b, 0);
+    rein__body_init(&b);
     assert_rein_ok(req->tools_valid ? REIN_OK
                    : p->wire->encode_tools
                        ? p->wire->encode_tools(p, req, &req->tools_enc)
@@ -1102,7 +1102,8 @@ static char *body_for(rein_provider *p, rein_model_request *req, rein_history *h
                    NULL);
     req->tools_valid = true;
     assert_rein_ok(p->wire->build_body(p, req, h, &b, NULL), NULL);
-    return rein_buf_detach(&b, NULL);
+    assert_rein_ok(rein__body_flatten(&b), NULL);
+    return rein_buf_detach(&b.buf, NULL);
 }
 
 static void test_history_encodes_openai_messages(void **state)
@@ -1309,6 +1310,94 @@ static void test_history_pieces_after_truncate_and_wire_change(void **state)
         rein_provider_free(p);
     }
     rein_history_free(h);
+}
+
+/* A body in three pieces reads, hashes and flattens as the same bytes in one piece. */
+static void check_spliced(struct rein__body *b)
+{
+    size_t len = rein__body_len(b),
+           cuts[] = {
+               0,      1, b->at - 1, b->at, b->at + 1, b->at + b->mid_len - 1, b->at + b->mid_len,
+               len - 1};
+    char *flat, *copy = rein_malloc(len);
+    struct rein__body whole;
+
+    assert_non_null(b->mid);
+    assert_true(b->mid_len >= REIN__SPLICE_MIN);
+    rein__body_init(&whole);
+    rein__body_copy(b, 0, copy, len);
+    assert_rein_ok(rein_buf_add(&whole.buf, copy, len), NULL);
+    flat = whole.buf.ptr;
+    for (size_t i = 0; i < sizeof(cuts) / sizeof(cuts[0]); i++) {
+        for (size_t j = i; j < sizeof(cuts) / sizeof(cuts[0]); j++) {
+            size_t n = cuts[j] - cuts[i] + 1;
+            memset(copy, 0, len);
+            rein__body_copy(b, cuts[i], copy, n);
+            assert_memory_equal(copy, flat + cuts[i], n);
+            assert_true(rein__body_hash(b, 0, cuts[i], n) == rein__hash64(0, flat + cuts[i], n));
+        }
+    }
+    assert_rein_ok(rein__body_flatten(b), NULL);
+    assert_null(b->mid);
+    assert_int_equal(b->buf.len, len);
+    assert_memory_equal(b->buf.ptr, flat, len);
+    rein_free(copy);
+    rein__body_release(&whole);
+}
+
+/* A history past REIN__SPLICE_MIN is spliced into the body in place of a copy, with the same
+ * bytes: those of a small history's body with the messages block swapped. */
+static void test_large_history_body_spliced_in_place(void **state)
+{
+    const char *presets[2][2] = {{"openai-compatible", "http://127.0.0.1:9/v1"},
+                                 {"ollama", "http://127.0.0.1:9"}};
+
+    (void)state;
+    for (int k = 0; k < 2; k++) {
+        rein_provider *p = provider_for(presets[k][0], presets[k][1]);
+        rein_model_request *req = rein_model_request_new();
+        rein_history *small = rein_history_new(), *h = rein_history_new();
+        const char *msgs, *small_msgs;
+        size_t len, small_len;
+        struct rein__body b;
+        struct rein_buf want;
+        char *small_body, *at;
+
+        assert_rein_ok(rein_history_add_user(small, "hi"), NULL);
+        /* Many small messages (turn 3 would add one large result), then escapes and UTF-8. */
+        for (int i = 4; rein__history_joined(h, p, p->wire, &msgs, &len) == REIN_OK &&
+                        len < 2 * REIN__SPLICE_MIN;
+             i++)
+            add_turn(h, i);
+        assert_rein_ok(rein_history_add_user(h, "Fin \"ø\"\n\u2603"), NULL);
+        small_body = body_for(p, req, small);
+        assert_rein_ok(rein__history_joined(small, p, p->wire, &small_msgs, &small_len), NULL);
+        assert_rein_ok(rein__history_joined(h, p, p->wire, &msgs, &len), NULL);
+        rein_buf_init(&want, 0);
+        assert_rein_ok(rein_buf_add(&want, small_msgs, small_len), NULL);
+        at = strstr(small_body, want.ptr);
+        assert_non_null(at);
+        rein_buf_reset(&want);
+        assert_rein_ok(rein_buf_add(&want, small_body, (size_t)(at - small_body)), NULL);
+        assert_rein_ok(rein_buf_add(&want, msgs, len), NULL);
+        assert_rein_ok(rein_buf_adds(&want, at + small_len), NULL);
+
+        rein__body_init(&b);
+        assert_rein_ok(p->wire->build_body(p, req, h, &b, NULL), NULL);
+        assert_ptr_equal(b.mid, msgs); /* the history's own bytes, not a copy */
+        assert_int_equal(b.mid_len, len);
+        check_spliced(&b);
+        assert_int_equal(b.buf.len, want.len);
+        assert_memory_equal(b.buf.ptr, want.ptr, want.len);
+
+        rein__body_release(&b);
+        rein_buf_release(&want);
+        rein_free(small_body);
+        rein_history_free(small);
+        rein_history_free(h);
+        rein_model_request_free(req);
+        rein_provider_free(p);
+    }
 }
 
 static json_t *assistant_with_ids(const char *a, const char *b)
@@ -2260,9 +2349,9 @@ static void torture_history(void *arg)
     rein_provider *p = arg;
     rein_history *h = rein_history_new();
     rein_model_request *req = rein_model_request_new();
-    struct rein_buf b;
+    struct rein__body b;
 
-    rein_buf_init(&b, 0);
+    rein__body_init(&b);
     if (h && req && rein_history_add_user(h, "hi") == REIN_OK &&
         rein_history_add_tool_result(h, "c", "n", "r", false) == REIN_OK &&
         rein_model_request_add_tool(req, "f", "d", NULL) == REIN_OK &&
@@ -2270,7 +2359,7 @@ static void torture_history(void *arg)
         req->tools_valid = true;
         (void)(p->wire->build_body(p, req, h, &b, NULL) == REIN_OK);
     }
-    rein_buf_release(&b);
+    rein__body_release(&b);
     rein_model_request_free(req);
     rein_history_free(h);
 }
@@ -2315,6 +2404,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_history_encodes_ollama_messages),
     cmocka_unit_test(test_history_encodes_each_message_once),
     cmocka_unit_test(test_history_pieces_after_truncate_and_wire_change),
+    cmocka_unit_test(test_large_history_body_spliced_in_place),
     cmocka_unit_test(test_history_call_id_set),
     cmocka_unit_test(test_history_chain),
     cmocka_unit_test(test_history_size),
