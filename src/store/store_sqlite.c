@@ -35,7 +35,9 @@
 #include "store/store_int.h"
 
 #include <assert.h>
+#include <errno.h>
 #include <pthread.h>
+#include <semaphore.h>
 #include <sqlite3.h>
 #include <string.h>
 #include <time.h>
@@ -259,7 +261,7 @@ struct conn {
 /* A call of a batch waiting for the batch's commit (on its thread's stack). */
 struct waiter {
     struct waiter *next;
-    bool done;
+    sem_t ended; /* posted by batch_end once rc and err are set */
     rein_err rc;
     rein_error err;
 };
@@ -279,8 +281,7 @@ struct sq {
     bool group;            /* group commit: exclusive mode, once the schema is in place */
     int64_t checkpoint_ms; /* monotonic time of the last TRUNCATE checkpoint */
     pthread_mutex_t mu;
-    pthread_cond_t cv;      /* a connection came free */
-    pthread_cond_t done_cv; /* a batch ended */
+    pthread_cond_t cv; /* a connection came free */
     struct conn **all;
     unsigned count, max;
     unsigned waiting; /* threads waiting in conn_get */
@@ -381,12 +382,15 @@ static rein_err conn_open(struct sq *q, struct conn **out, rein_error *err)
     /* Before WAL is first used, so the WAL index lives in the heap (see the top). */
     rc = q->exclusive ? exec_sql(q, c, "PRAGMA locking_mode=EXCLUSIVE", "lock the file", err)
                       : REIN_OK;
-    /* WAL lets readers run beside the writer; FULL makes each commit durable. */
+    /* WAL lets readers run beside the writer; FULL makes each commit durable. Each call's
+     * savepoint journals the pages it changes so that it can be undone alone: in a temporary
+     * file that was two writes per page, most of a turn's system calls (issue 25); in memory
+     * it is a copy. That journal only undoes a savepoint; the WAL is what survives a crash. */
     if (rc == REIN_OK)
         rc = exec_sql(q, c, "PRAGMA journal_mode=WAL", "enable WAL", err);
     if (rc == REIN_OK)
         rc = exec_sql(q, c,
-                      "PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON; "
+                      "PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON; PRAGMA temp_store=MEMORY; "
                       "PRAGMA mmap_size=0; PRAGMA journal_size_limit=" WAL_KEEP_BYTES,
                       "configure", err);
     if (rc != REIN_OK)
@@ -527,6 +531,7 @@ static void rollback(struct sq *q, struct conn *c)
  * rolled it back, and tells its waiters. */
 static void batch_end(struct sq *q, struct conn *c)
 {
+    struct waiter *list;
     rein_error e;
     rein_err rc;
 
@@ -543,16 +548,20 @@ static void batch_end(struct sq *q, struct conn *c)
         }
     }
     pthread_mutex_lock(&q->mu);
-    for (struct waiter *w = q->batch; w; w = w->next) {
+    list = q->batch;
+    q->batch = NULL;
+    q->batch_calls = 0;
+    pthread_mutex_unlock(&q->mu);
+    /* Each waiter is woken on its own: with one broadcast every waiter of the batch woke and
+     * took mu in turn only to read its flag, a convoy of futex calls per batch (issue 25). A
+     * waiter returns, and its w leaves the stack, once posted: next is read first. */
+    for (struct waiter *w = list, *next; w; w = next) {
+        next = w->next;
         w->rc = rc;
         if (rc != REIN_OK)
             w->err = e;
-        w->done = true;
+        sem_post(&w->ended);
     }
-    q->batch = NULL;
-    q->batch_calls = 0;
-    pthread_cond_broadcast(&q->done_cv);
-    pthread_mutex_unlock(&q->mu);
 }
 
 /*
@@ -607,6 +616,7 @@ static rein_err conn_done(struct sq *q, struct conn *c, rein_err rc, rein_error 
         conn_put(q, c);
         return rc;
     }
+    sem_init(&w.ended, 0, 0);
     if (rc != REIN_OK)
         rollback(q, c);
     if (!sqlite3_get_autocommit(c->db)) {
@@ -629,10 +639,9 @@ static rein_err conn_done(struct sq *q, struct conn *c, rein_err rc, rein_error 
     if (commit)
         batch_end(q, c);
     conn_put(q, c);
-    pthread_mutex_lock(&q->mu);
-    while (!w.done)
-        pthread_cond_wait(&q->done_cv, &q->mu);
-    pthread_mutex_unlock(&q->mu);
+    while (sem_wait(&w.ended) != 0 && errno == EINTR)
+        ;
+    sem_destroy(&w.ended);
     if (rc != REIN_OK)
         return rc;
     if (w.rc != REIN_OK && err)
@@ -713,7 +722,6 @@ static void sq_close(rein_store *s)
         conn_close(q->all[i]);
     pthread_mutex_destroy(&q->mu);
     pthread_cond_destroy(&q->cv);
-    pthread_cond_destroy(&q->done_cv);
     rein_free(q->all);
     rein_free(q->path);
     rein_free(q);
@@ -1775,7 +1783,6 @@ rein_err rein__store_sqlite_open(rein_store *s, const char *path, rein_error *er
     }
     pthread_mutex_init(&q->mu, NULL);
     pthread_cond_init(&q->cv, NULL);
-    pthread_cond_init(&q->done_cv, NULL);
     s->impl = q;
     s->ops = &sqlite_ops;
     rc = conn_open(q, &c, err);
