@@ -33,12 +33,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     json_decref(doc);
     struct rein__skills_request req;
-    if (rein__skills_request_line((const char *)data, size, &req, &doc)) {
-        if (!doc || !req.method || !(json_is_string(req.id) || json_is_integer(req.id)) ||
+    size_t n = rein__skills_request_line((const char *)data, size, &doc);
+    if (n > REIN__SKILLS_BATCH_MAX || (n > 0) != (doc != NULL))
+        abort();
+    for (size_t i = 0; i < n; i++) {
+        if (!rein__skills_request_at(doc, i, &req) || !req.method ||
+            !(json_is_string(req.id) || json_is_integer(req.id)) ||
             (req.params && !json_is_object(req.params)))
             abort();
-    } else if (doc || req.method || req.id || req.params) {
-        abort();
     }
     json_decref(doc);
     return 0;

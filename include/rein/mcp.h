@@ -54,8 +54,9 @@
  * "=?base64?...?="), and so must the Mcp-Param-NAME header of each tools/call argument whose
  * schema says "x-mcp-header": "NAME" (plain or base64), the revision's errors are 400 and an
  * unknown method 404, a streamed call's events have no ids, and closing the stream cancels the
- * call. Not served yet: subscriptions/listen (so no list-changed notifications in this
- * revision) and input-required results (MRTR).
+ * call. A process skill's questions to a stateless client become input-required results
+ * (SEP-2322; decision 0031). Not served yet: subscriptions/listen (so no list-changed
+ * notifications in this revision).
  *
  * As a client, rein joins the tools of the MCP servers named in its configuration
  * ({"mcpServers": {"name": {"command", "args", "env", "cwd"} | {"url", "headers",

@@ -170,13 +170,18 @@ typedef void (*rein_call_event_fn)(void *userdata, const struct rein_call_event 
 /*
  * Asks the caller's client, on behalf of a running tool, something only it can answer: an MCP
  * client's sampling/createMessage, elicitation/create or roots/list (method and params
- * borrowed), waiting at most timeout_ms (< 0: the caller's own limit). On success *result is a
- * new reference to the client's result. REIN_ENOTSUP when the client did not declare the
- * capability the method needs (err says so); REIN_ETIMEDOUT, REIN_ECANCELED; REIN_EIO when the
- * client answered with an error (err carries its code and message). Blocks the calling thread.
+ * borrowed), waiting at most timeout_ms (< 0: the caller's own limit). key (borrowed) is the
+ * tool's own name for the question, the same each time the tool runs (a process skill's request
+ * id): a client that answers in later rounds (MCP 2026-07-28's input-required results) answers
+ * by it. On success *result is a new reference to the client's result. REIN_ENOTSUP when the
+ * client did not declare the capability the method needs (err says so); REIN_ETIMEDOUT;
+ * REIN_ECANCELED, also when the answer will come with the call's next round (the call is
+ * cancelled to end this one); REIN_EIO when the client answered with an error (err carries its
+ * code and message). Blocks the calling thread.
  */
-typedef rein_err (*rein_call_ask_fn)(void *userdata, const char *method, const json_t *params,
-                                     int64_t timeout_ms, json_t **result, rein_error *err);
+typedef rein_err (*rein_call_ask_fn)(void *userdata, const char *key, const char *method,
+                                     const json_t *params, int64_t timeout_ms, json_t **result,
+                                     rein_error *err);
 
 /* One execution of a tool, as its runner sees it. Everything is borrowed for the call. */
 struct rein_invocation {
@@ -215,8 +220,8 @@ REIN_EXTERN void rein_invocation_event(const struct rein_invocation *inv,
  * with err saying so, when the call does not come from a client that can be asked (rein chat,
  * POST /skills/{id}/invoke, an agent's turn). method and params borrowed; *result new.
  */
-REIN_EXTERN rein_err rein_invocation_ask(const struct rein_invocation *inv, const char *method,
-                                         const json_t *params, json_t **result,
+REIN_EXTERN rein_err rein_invocation_ask(const struct rein_invocation *inv, const char *key,
+                                         const char *method, const json_t *params, json_t **result,
                                          rein_error *err) REIN_WUR;
 /*
  * The call as JSON for a runner that sends it elsewhere (process stdin, HTTP body):

@@ -49,6 +49,22 @@ json_t *rein__mcp_versions_json(void);
 #define REIN__MCP_META_LEVEL   "io.modelcontextprotocol/logLevel"
 #define REIN__MCP_META_SERVER  "io.modelcontextprotocol/serverInfo"
 bool rein__mcp_version_modern(const char *version);
+
+/* ---- request_state.c: the requestState of input-required results (SEP-2322) ---- */
+/*
+ * Seals answers (borrowed: the client's answers so far, {key: result}) for the next round of a
+ * call of tool with args (borrowed) under key: a new string (rein_free), NULL when memory is
+ * exhausted. The state is readable (base64 JSON) but signed (HMAC-SHA256), and expires.
+ */
+char *rein__mcp_state_seal(const uint8_t key[32], const char *tool, const json_t *args,
+                           const json_t *answers);
+/*
+ * Opens a state a client sent back: REIN_OK with *answers new when key signed it for this tool
+ * and these arguments and it has not expired; else REIN_EINVALID with why (size bytes) saying
+ * what failed. The text is untrusted.
+ */
+rein_err rein__mcp_state_open(const uint8_t key[32], const char *state, const char *tool,
+                              const json_t *args, json_t **answers, char *why, size_t size);
 struct rein__mcp_msg;
 /* The version a request of the stateless revisions names in params._meta (borrowed from
  * msg; "" when the value is not a string), or NULL for a request without one. */

@@ -77,21 +77,6 @@ static bool split_url(const char *url, char *origin, size_t osize, char *path, s
     return true;
 }
 
-/* True for https, and for http to this machine (the spec's only exception). */
-static bool safe_endpoint(const char *url)
-{
-    static const char *const local[] = {"http://localhost", "http://127.0.0.1", "http://[::1]"};
-
-    if (strncmp(url, "https://", 8) == 0)
-        return !strpbrk(url, " \r\n");
-    for (size_t i = 0; i < 3; i++) {
-        size_t n = strlen(local[i]);
-        if (strncmp(url, local[i], n) == 0 && strchr(":/?#", url[n]) && !strpbrk(url, " \r\n"))
-            return true;
-    }
-    return false;
-}
-
 /*
  * True when the resource a server's metadata names may stand for the server at url (RFC 9728
  * §3.3, RFC 8707): the same origin, and its path the server's path or a parent of it.
@@ -148,7 +133,7 @@ static rein_err http(const char *url, const char *form, const char *json, const 
     *status = 0;
     if (rc)
         return rc;
-    if (!safe_endpoint(url))
+    if (!rein__oauth_endpoint_ok(url))
         return rein_error_set(err, REIN_EDENIED,
                               "%s: OAuth endpoints must use https (or http on this machine)", url);
     rein_buf_init(&x.b, MAX_DOC);
@@ -335,6 +320,18 @@ static rein_err discover(const char *url, const struct rein__oauth_challenge *ch
                                   "the authorization server %s does not offer PKCE with S256, "
                                   "which MCP requires",
                                   f->as);
+        /* The browser is sent to the authorization endpoint, so it is held to the rule of the
+         * endpoints rein fetches itself (a registration endpoint too, before it is used). */
+        static const char *const endpoints[] = {"authorization_endpoint", "token_endpoint",
+                                                "registration_endpoint"};
+        for (size_t i = 0; i < REIN_ARRAY_SIZE(endpoints); i++) {
+            const char *e = json_string_value(json_object_get(f->asm_, endpoints[i]));
+            if (e && !rein__oauth_endpoint_ok(e))
+                return rein_error_set(err, REIN_EDENIED,
+                                      "the authorization server %s names the %s %.300s: OAuth "
+                                      "endpoints must use https (or http on this machine)",
+                                      f->as, endpoints[i], e);
+        }
         snprintf(f->authorize, sizeof(f->authorize), "%s",
                  json_string_value(json_object_get(f->asm_, "authorization_endpoint")));
         snprintf(f->token, sizeof(f->token), "%s",
@@ -918,11 +915,11 @@ static rein_err obtain(struct rein__mcp_conn *c, struct rein__mcp_oauth *o, long
     struct rein_buf scope;
     json_t *entry = NULL;
     bool login;
+    rein_error refresh_err;
     rein_err rc;
 
+    rein_error_clear(&refresh_err);
     if (status == 401 && json_object_get(o->entry, "refresh_token")) {
-        rein_error refresh_err;
-        rein_error_clear(&refresh_err);
         rc = refresh_grant(o->entry, deadline, cancel, &entry, &refresh_err);
         if (!rc) {
             rein_log(REIN_LOG_INFO, WHERE, "%s: access token refreshed", c->cfg->name);
@@ -936,8 +933,10 @@ static rein_err obtain(struct rein__mcp_conn *c, struct rein__mcp_oauth *o, long
     if (!machine && !login)
         return rein_error_set(err, REIN_EDENIED,
                               "%s asks for authorization (HTTP %ld) and no usable token is "
-                              "stored: run `rein mcp login %s`",
-                              c->cfg->url, status, c->cfg->name);
+                              "stored%s%s%s: run `rein mcp login %s`",
+                              c->cfg->url, status,
+                              refresh_err.msg[0] ? " (the refresh failed: " : "", refresh_err.msg,
+                              refresh_err.msg[0] ? ")" : "", c->cfg->name);
     rc = discover(c->cfg->url, ch, deadline, cancel, &f, err);
     rein_buf_init(&scope, 0);
     if (!rc && choose_scope(cfg, &f, ch, o->entry, status, &scope))

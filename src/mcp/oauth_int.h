@@ -45,6 +45,12 @@ enum rein__oauth_doc {
  */
 rein_err rein__oauth_doc_parse(enum rein__oauth_doc kind, const char *text, size_t len,
                                json_t **out, rein_error *err);
+/*
+ * The rule for every OAuth endpoint rein talks to or sends a browser to (MCP authorization:
+ * authorization server endpoints MUST be https): true for an https URL with a host, and for
+ * http to this machine only (localhost, 127.0.0.1, [::1], any port), never with userinfo.
+ */
+bool rein__oauth_endpoint_ok(const char *url);
 /* True when the array of strings arr (borrowed; may be NULL) holds s. */
 bool rein__oauth_has(const json_t *arr, const char *s);
 

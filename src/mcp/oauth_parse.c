@@ -149,6 +149,32 @@ rein_err rein__oauth_challenge_parse(const char *value, size_t len,
 
 /* ---- metadata documents --------------------------------------------------------------------- */
 
+bool rein__oauth_endpoint_ok(const char *url)
+{
+    static const char *const loopback[] = {"localhost", "127.0.0.1", "[::1]"};
+    const char *host, *end;
+    size_t n;
+
+    if (!url || strpbrk(url, " \t\r\n\\"))
+        return false;
+    if (strncasecmp(url, "https://", 8) == 0)
+        return url[8] != '\0' && !strchr("/?#", url[8]);
+    if (strncasecmp(url, "http://", 7) != 0)
+        return false;
+    host = url + 7;
+    end = host + strcspn(host, "/?#");
+    /* Userinfo would make "http://localhost:80@elsewhere/" a request to elsewhere. */
+    if (memchr(host, '@', (size_t)(end - host)))
+        return false;
+    for (size_t i = 0; i < REIN_ARRAY_SIZE(loopback); i++) {
+        n = strlen(loopback[i]);
+        if ((size_t)(end - host) >= n && strncasecmp(host, loopback[i], n) == 0 &&
+            (host + n == end || host[n] == ':'))
+            return true;
+    }
+    return false;
+}
+
 bool rein__oauth_has(const json_t *arr, const char *s)
 {
     size_t i;

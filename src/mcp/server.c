@@ -84,6 +84,11 @@ struct mcp_call {
     double last;
     int64_t start_ms, last_sent_ms;
     atomic_bool client_cancelled;
+    /* A stateless request (2026-07-28) asks through an input-required result (SEP-2322): the
+     * answers it came with (inputResponses and those its requestState carried), and the
+     * questions still without one, {key: {method, params}}; both NULL for a session's call. */
+    json_t *answers;
+    json_t *pending; /* under mu */
 };
 
 struct rein_mcp_server {
@@ -105,7 +110,8 @@ struct rein_mcp_server {
     struct rein__mcp_http *http;
     struct rein__mcp_resources *resources;
     struct rein__mcp_prompts *prompts;
-    int ticks; /* subscriptions are looked at every SUBS_EVERY ticks */
+    int ticks;             /* subscriptions are looked at every SUBS_EVERY ticks */
+    uint8_t state_key[32]; /* signs requestState (input-required results); random per server */
 };
 
 /* ---- sessions --------------------------------------------------------------------------- */
@@ -355,6 +361,8 @@ static void call_unref(struct mcp_call *c)
         return;
     rein_cancel_unref(c->cancel);
     json_decref(c->token);
+    json_decref(c->answers);
+    json_decref(c->pending);
     pthread_mutex_destroy(&c->mu);
     rein_free(c);
 }
@@ -864,35 +872,75 @@ static bool client_offers(struct rein__mcp_session *sess, const char *cap)
     return yes;
 }
 
+/* True when the stateless request's client declared cap in its _meta. */
+static bool request_offers(struct rein__mcp_session *sess, const char *cap)
+{
+    bool yes;
+
+    pthread_mutex_lock(&sess->mu);
+    yes = json_is_object(json_object_get(sess->client_caps, cap));
+    pthread_mutex_unlock(&sess->mu);
+    return yes;
+}
+
+/*
+ * A stateless request's tool asks: the answer the request brought under key, else the question
+ * joins the input-required result this round ends with (the call is cancelled; the client
+ * retries with the answers, and the tool runs again from the start, answered at once).
+ */
+static rein_err ask_in_rounds(struct mcp_call *c, const char *key, const char *cap,
+                              const char *method, const json_t *params, json_t **result,
+                              rein_error *err)
+{
+    json_t *answer = json_object_get(c->answers, key ? key : "");
+    json_t *q;
+
+    if (answer) {
+        *result = json_incref(answer);
+        return REIN_OK;
+    }
+    if (!request_offers(c->sess, cap))
+        return rein_error_set(err, REIN_ENOTSUP,
+                              "the MCP client did not declare the \"%s\" capability, so %s "
+                              "cannot be asked",
+                              cap, method);
+    if (!key || !*key)
+        return rein_error_set(err, REIN_ENOTSUP, "%s has no key to be answered by", method);
+    q = json_pack("{s:s, s:O}", "method", method, "params", (json_t *)params);
+    pthread_mutex_lock(&c->mu);
+    if (!q || json_object_set_new(c->pending, key, q)) {
+        pthread_mutex_unlock(&c->mu);
+        return rein_error_set(err, REIN_ENOMEM, "out of memory asking the client");
+    }
+    pthread_mutex_unlock(&c->mu);
+    rein_cancel_trigger(c->cancel, "input required from the MCP client");
+    return rein_error_set(err, REIN_ECANCELED,
+                          "%s is asked through an input-required result; the call runs again "
+                          "with the answer",
+                          method);
+}
+
 /*
  * A running tool asks the client (rein_call_ask_fn; a process skill's request, decision 0031):
  * passed on when the client declared the capability the method needs, within the tool's
  * remaining time (at most ASK_TIMEOUT_MS).
  */
-static rein_err ask_for_tool(void *ud, const char *method, const json_t *params, int64_t timeout_ms,
-                             json_t **result, rein_error *err)
+static rein_err ask_for_tool(void *ud, const char *key, const char *method, const json_t *params,
+                             int64_t timeout_ms, json_t **result, rein_error *err)
 {
     struct mcp_call *c = ud;
     const char *cap = strcmp(method, "sampling/createMessage") == 0 ? "sampling"
                       : strcmp(method, "elicitation/create") == 0   ? "elicitation"
                       : strcmp(method, "roots/list") == 0           ? "roots"
                                                                     : NULL;
-    bool modern;
 
     *result = NULL;
     if (!cap)
         return rein_error_set(err, REIN_ENOTSUP, "%s is not a request rein sends an MCP client",
                               method);
+    if (c->answers)
+        return ask_in_rounds(c, key, cap, method, params, result, err);
     if (!client_offers(c->sess, cap)) {
-        pthread_mutex_lock(&c->sess->mu);
-        modern = rein__mcp_version_modern(c->sess->version) || c->sess->owner;
-        pthread_mutex_unlock(&c->sess->mu);
-        if (modern)
-            return rein_error_set(err, REIN_ENOTSUP,
-                                  "the MCP client uses the stateless revision %s, where a server "
-                                  "asks through input-required results, which rein does not "
-                                  "serve yet; %s cannot be sent",
-                                  REIN__MCP_MODERN, method);
         return rein_error_set(err, REIN_ENOTSUP,
                               "the MCP client did not declare the \"%s\" capability, so %s "
                               "cannot be sent",
@@ -1002,6 +1050,59 @@ static rein_err elicit_policy(void *ud, const struct rein_policy_check *chk, rei
     return rc;
 }
 
+/*
+ * The answers a stateless tools/call brings (SEP-2322): inputResponses, over those its
+ * requestState carried from earlier rounds. False, with the error sent, when the requestState
+ * is not one this server sealed for this tool and these arguments (-32602).
+ */
+static bool round_answers(rein_mcp_server *srv, const struct rein__mcp_msg *msg, const char *tool,
+                          const json_t *args, struct mcp_call *c, struct rein__mcp_sink *sink)
+{
+    const json_t *state = json_object_get(msg->params, "requestState");
+    const json_t *given = json_object_get(msg->params, "inputResponses");
+    json_t *answers = NULL;
+    char why[300];
+
+    if ((state && !json_is_string(state)) || (given && !json_is_object(given))) {
+        send_errorf(sink, msg->id, REIN__MCP_INVALID_PARAMS,
+                    "params.requestState must be a string and params.inputResponses an object");
+        return false;
+    }
+    if (state && rein__mcp_state_open(srv->state_key, json_string_value(state), tool, args,
+                                      &answers, why, sizeof(why)) != REIN_OK) {
+        send_errorf(sink, msg->id, REIN__MCP_INVALID_PARAMS, "params.requestState: %s", why);
+        return false;
+    }
+    if (!answers)
+        answers = json_object();
+    c->pending = json_object();
+    if (!answers || !c->pending || (given && json_object_update(answers, (json_t *)given))) {
+        json_decref(answers);
+        send_errorf(sink, msg->id, REIN__MCP_INTERNAL_ERROR, "out of memory starting the call");
+        return false;
+    }
+    c->answers = answers;
+    return true;
+}
+
+/* Ends a stateless call's round with the questions its tool asked: an input-required result,
+ * whose requestState carries the answers so far. */
+static void send_input_required(rein_mcp_server *srv, struct mcp_call *c, const char *tool,
+                                const json_t *args, const json_t *id, struct rein__mcp_sink *sink)
+{
+    char *state = rein__mcp_state_seal(srv->state_key, tool, args, c->answers);
+    json_t *result = state ? json_pack("{s:s, s:O, s:s}", "resultType", "input_required",
+                                       "inputRequests", c->pending, "requestState", state)
+                           : NULL;
+
+    rein_free(state);
+    if (!result) {
+        send_errorf(sink, id, REIN__MCP_INTERNAL_ERROR, "out of memory answering the call");
+        return;
+    }
+    send_result(sink, id, result);
+}
+
 static void handle_tools_call(rein_mcp_server *srv, struct rein__mcp_session *sess,
                               const struct rein__mcp_msg *msg, const char *trace_id,
                               struct rein__mcp_sink *sink)
@@ -1036,6 +1137,12 @@ static void handle_tools_call(rein_mcp_server *srv, struct rein__mcp_session *se
         json_decref(empty);
         call_unref(c);
         send_errorf(sink, msg->id, REIN__MCP_INTERNAL_ERROR, "out of memory starting the call");
+        return;
+    }
+    if (rein__mcp_version_modern(sess->version) &&
+        !round_answers(srv, msg, json_string_value(name), args, c, sink)) {
+        json_decref(empty);
+        call_unref(c);
         return;
     }
     in.name = json_string_value(name);
@@ -1087,6 +1194,8 @@ static void handle_tools_call(rein_mcp_server *srv, struct rein__mcp_session *se
     } else if (!res) {
         send_errorf(sink, msg->id, REIN__MCP_INTERNAL_ERROR, "the call could not run: %s",
                     err.msg[0] ? err.msg : rein_strerror(err.code));
+    } else if (json_object_size(c->pending) > 0) {
+        send_input_required(srv, c, json_string_value(name), args, msg->id, sink);
     } else if (!name_error(res, sink, msg->id)) {
         result = rein__mcp_call_result_json(res);
         send_result(sink, msg->id, result);
@@ -1238,7 +1347,10 @@ static json_t *modern_result(struct rein__mcp_sink *sink, json_t *result)
         if (json_object_set_new(result, "_meta", meta))
             meta = NULL;
     }
-    failed = !meta || json_object_set_new(result, "resultType", json_string("complete")) ||
+    /* An input-required result names its own type. */
+    failed = !meta ||
+             (!json_object_get(result, "resultType") &&
+              json_object_set_new(result, "resultType", json_string("complete"))) ||
              json_object_set_new(
                  meta, REIN__MCP_META_SERVER,
                  json_pack("{s:s, s:s}", "name", ms->srv->opts.name, "version", rein_version()));
@@ -1508,6 +1620,7 @@ rein_mcp_server *rein_mcp_server_new(const rein_registry *reg,
     if (srv->opts.roots && rein__mcp_resources_set_roots(srv->resources, srv->opts.roots, err))
         goto fail;
     srv->opts.roots = NULL; /* borrowed from the caller: the resources keep their own copy */
+    rein_random_bytes(srv->state_key, sizeof(srv->state_key));
     srv->stop = rein_cancel_new();
     srv->root = rein_cancel_new();
     if (failed || !srv->tools || !srv->stop || !srv->root || !srv->watch)

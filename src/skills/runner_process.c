@@ -23,12 +23,13 @@
  * A skill whose runner lists "client_requests" (some of "sampling", "elicitation", "roots")
  * may also ask the MCP client that called it (the asking protocol, version 1, of decision
  * 0031): it writes a JSON-RPC request line on stderr (sampling/createMessage,
- * elicitation/create or roots/list, with MCP's params) and reads the JSON-RPC response line
- * rein writes on its stdin, which for such a skill stays open after the call document (one
+ * elicitation/create or roots/list, with MCP's params; or a batch, an array of them) and reads
+ * the JSON-RPC response line (an array for a batch) rein writes on its stdin, which for such a skill stays open after the call document (one
  * line, with "client_requests": 1 added) until the program ends. A method the runner does not
  * list, a client that did not declare the capability, and a call that does not come from an
  * MCP client (rein chat, an agent's turn, POST /skills/{id}/invoke) are answered with the error
- * -32601; a timeout, a cancel or the client's own error with -32603. A timeout or a cancel
+ * -32601; the client's own error, or no answer within the call's time, with -32603; a
+ * cancelled call's skill gets no answer (it is being stopped). A timeout or a cancel
  * kills the whole group;
  * output beyond the limit stops the program. A relative command[0] containing a slash, and a
  * relative cwd, are taken relative to the manifest's folder.
@@ -229,36 +230,55 @@ not_event:
     return false;
 }
 
-bool rein__skills_request_line(const char *line, size_t len, struct rein__skills_request *req,
-                               json_t **doc)
+/* One request of a request line, checked: JSON-RPC 2.0 with a method, a string or integer id
+ * (rein answers with it verbatim) and object params (or none). */
+static bool read_request(const json_t *v, struct rein__skills_request *req)
 {
-    const json_t *id, *params;
+    const json_t *id = json_object_get(v, "id"), *params = json_object_get(v, "params");
+    const char *method = json_string_value(json_object_get(v, "method"));
+
+    if (!json_is_object(v) || !method || !(json_is_string(id) || json_is_integer(id)) ||
+        (params && !json_is_object(params)) ||
+        strcmp(json_string_value(json_object_get(v, "jsonrpc")) ?: "", "2.0") != 0)
+        return false;
+    *req = (struct rein__skills_request){.id = id, .method = method, .params = params};
+    return true;
+}
+
+size_t rein__skills_request_line(const char *line, size_t len, json_t **doc)
+{
+    size_t n, i;
+    struct rein__skills_request req;
 
     *doc = NULL;
-    memset(req, 0, sizeof(*req));
     while (len > 0 && (*line == ' ' || *line == '\t')) {
         line++;
         len--;
     }
-    if (len < 2 || line[0] != '{' || !memmem(line, len, "\"id\"", 4) ||
+    if (len < 2 || (line[0] != '{' && line[0] != '[') || !memmem(line, len, "\"id\"", 4) ||
         !memmem(line, len, "\"method\"", 8))
-        return false;
+        return 0;
     *doc = rein_json_parse(line, len, 0, NULL);
-    id = json_object_get(*doc, "id");
-    params = json_object_get(*doc, "params");
-    req->method = json_string_value(json_object_get(*doc, "method"));
-    /* JSON-RPC 2.0: an id is a string or an integer here (rein answers with it verbatim). */
-    if (!json_is_object(*doc) || !req->method || !(json_is_string(id) || json_is_integer(id)) ||
-        (params && !json_is_object(params)) ||
-        strcmp(json_string_value(json_object_get(*doc, "jsonrpc")) ?: "", "2.0") != 0) {
+    n = json_is_array(*doc) ? json_array_size(*doc) : json_is_object(*doc) ? 1 : 0;
+    if (n > REIN__SKILLS_BATCH_MAX)
+        n = 0;
+    for (i = 0; i < n; i++) {
+        if (!rein__skills_request_at(*doc, i, &req))
+            n = 0;
+    }
+    if (n == 0) {
         json_decref(*doc);
         *doc = NULL;
-        memset(req, 0, sizeof(*req));
-        return false;
     }
-    req->id = id;
-    req->params = params;
-    return true;
+    return n;
+}
+
+bool rein__skills_request_at(const json_t *doc, size_t i, struct rein__skills_request *req)
+{
+    memset(req, 0, sizeof(*req));
+    if (json_is_object(doc))
+        return i == 0 && read_request(doc, req);
+    return read_request(json_array_get(doc, i), req);
 }
 
 /* Splits a running skill's stderr into lines; reports the event lines, and answers the
@@ -271,31 +291,29 @@ struct event_reader {
     struct rein_buf *answers; /* what goes to the skill's stdin next (a skill that may ask) */
 };
 
-/* Appends the response to a skill's request: result (taken) or the error code and message. */
-static void answer_skill(struct event_reader *r, const json_t *id, json_t *result, int code,
-                         const char *message)
+/* The response to a skill's request: result (taken) or the error code and message. */
+static json_t *response(const json_t *id, json_t *result, int code, const char *message)
 {
-    json_t *msg = result
-                      ? json_pack("{s:s, s:O, s:o}", "jsonrpc", "2.0", "id", id, "result", result)
-                      : json_pack("{s:s, s:O, s:{s:i, s:s}}", "jsonrpc", "2.0", "id", id, "error",
-                                  "code", code, "message", message);
-    size_t before = r->answers->len;
-
-    if (!msg || rein_json_dump(r->answers, msg) != REIN_OK ||
-        rein_buf_add(r->answers, "\n", 1) != REIN_OK) {
-        /* Out of memory: nothing half-written; the skill waits until the call's limit. */
-        rein_buf_truncate(r->answers, before);
-        rein_log(REIN_LOG_ERROR, "skills/process", "out of memory answering %s",
-                 rein_tool_id(r->inv->tool));
-    }
-    json_decref(msg);
+    return result ? json_pack("{s:s, s:O, s:o}", "jsonrpc", "2.0", "id", id, "result", result)
+                  : json_pack("{s:s, s:O, s:{s:i, s:s}}", "jsonrpc", "2.0", "id", id, "error",
+                              "code", code, "message", message);
 }
 
-/* A skill's request to the client: allowed by its runner, then asked through the caller. */
-static void ask_for_skill(struct event_reader *r, const struct rein__skills_request *req)
+/* The key a client answers a request by in later rounds: its id as text. */
+static void request_key(const json_t *id, char *out, size_t size)
+{
+    if (json_is_string(id))
+        snprintf(out, size, "%s", json_string_value(id));
+    else
+        snprintf(out, size, "%" JSON_INTEGER_FORMAT, json_integer_value(id));
+}
+
+/* A skill's request to the client, allowed by its runner, asked through the caller; its
+ * response (new; NULL when memory is exhausted). */
+static json_t *ask_for_skill(struct event_reader *r, const struct rein__skills_request *req)
 {
     unsigned bit = 0;
-    char message[sizeof(((rein_error *)0)->msg) + 100];
+    char message[sizeof(((rein_error *)0)->msg) + 100], key[256];
     json_t *result = NULL, *empty = NULL;
     rein_error err;
     rein_err rc;
@@ -309,8 +327,7 @@ static void ask_for_skill(struct event_reader *r, const struct rein__skills_requ
                  "a skill may ask the client only sampling/createMessage, elicitation/create "
                  "or roots/list, not %.100s",
                  req->method);
-        answer_skill(r, req->id, NULL, -32601, message);
-        return;
+        return response(req->id, NULL, -32601, message);
     }
     if (!(r->p->asks & bit)) {
         for (size_t k = 0; k < REIN_ARRAY_SIZE(ask_methods); k++) {
@@ -319,30 +336,67 @@ static void ask_for_skill(struct event_reader *r, const struct rein__skills_requ
                          "the skill's runner.client_requests does not list \"%s\"",
                          ask_methods[k].capability);
         }
-        answer_skill(r, req->id, NULL, -32601, message);
-        return;
+        return response(req->id, NULL, -32601, message);
     }
     rein_error_clear(&err);
     if (!req->params)
         empty = json_object();
-    rc = rein_invocation_ask(r->inv, req->method, req->params ? req->params : empty, &result, &err);
+    request_key(req->id, key, sizeof(key));
+    rc = rein_invocation_ask(r->inv, key, req->method, req->params ? req->params : empty, &result,
+                             &err);
     json_decref(empty);
-    if (rc == REIN_OK) {
-        answer_skill(r, req->id, result, 0, NULL);
+    if (rc == REIN_OK)
+        return response(req->id, result, 0, NULL);
+    return response(req->id, NULL, rc == REIN_ENOTSUP ? -32601 : -32603,
+                    err.msg[0] ? err.msg : rein_strerror(rc));
+}
+
+/* Answers a request line: each request in order, then one response line (an array for a
+ * batch, as JSON-RPC 2.0 answers batches). */
+static void ask_line(struct event_reader *r, const json_t *doc, size_t n)
+{
+    struct rein__skills_request req;
+    json_t *out = json_is_array(doc) ? json_array() : NULL, *one = NULL;
+    size_t before = r->answers->len;
+    bool ok = !json_is_array(doc) || out;
+
+    /* A cancelled call's skill gets no more answers (it is being stopped): it must not act on
+     * an error and go on, and a stateless round collects only the questions of one line. */
+    if (rein_cancel_is_set(r->inv->cancel)) {
+        json_decref(out);
         return;
     }
-    answer_skill(r, req->id, NULL, rc == REIN_ENOTSUP ? -32601 : -32603,
-                 err.msg[0] ? err.msg : rein_strerror(rc));
+    for (size_t i = 0; i < n && ok; i++) {
+        ok = rein__skills_request_at(doc, i, &req) && (one = ask_for_skill(r, &req)) != NULL;
+        if (ok && out) {
+            ok = json_array_append_new(out, one) == 0;
+            one = NULL;
+        }
+    }
+    if (ok && rein_cancel_is_set(r->inv->cancel)) {
+        json_decref(out);
+        json_decref(one);
+        return;
+    }
+    if (!ok || rein_json_dump(r->answers, out ? out : one) != REIN_OK ||
+        rein_buf_add(r->answers, "\n", 1) != REIN_OK) {
+        /* Out of memory: nothing half-written; the skill waits until the call's limit. */
+        rein_buf_truncate(r->answers, before);
+        rein_log(REIN_LOG_ERROR, "skills/process", "out of memory answering %s",
+                 rein_tool_id(r->inv->tool));
+    }
+    json_decref(out);
+    json_decref(one);
 }
 
 static void event_line(struct event_reader *r, const char *line, size_t len)
 {
-    struct rein__skills_request req;
     struct rein_call_event ev;
     json_t *doc = NULL;
+    size_t n;
 
-    if (r->answers && rein__skills_request_line(line, len, &req, &doc))
-        ask_for_skill(r, &req);
+    if (r->answers && (n = rein__skills_request_line(line, len, &doc)) > 0)
+        ask_line(r, doc, n);
     else if (rein__skills_event_line(line, len, &ev, &doc))
         rein_invocation_event(r->inv, &ev);
     json_decref(doc);

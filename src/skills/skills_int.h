@@ -85,15 +85,20 @@ bool rein__skills_event_line(const char *line, size_t len, struct rein_call_even
 struct rein__skills_request {
     const json_t *id;     /* a string or an integer */
     const char *method;   /* any method name; which ones are passed on is the runner's business */
-    const json_t *params; /* an object, or NULL when the line had none */
+    const json_t *params; /* an object, or NULL when the request had none */
 };
+/* The most requests one batch line may hold. */
+#define REIN__SKILLS_BATCH_MAX 16
 /*
- * Reads one stderr line as a JSON-RPC 2.0 request {"jsonrpc": "2.0", "id", "method",
- * "params"?}. Returns true and fills req (borrowed from *doc, a new reference the caller
- * releases); false, with *doc NULL, for any other line.
+ * Reads one stderr line as requests to the client: a JSON-RPC 2.0 request {"jsonrpc": "2.0",
+ * "id", "method", "params"?}, or a batch (an array of 1 to REIN__SKILLS_BATCH_MAX of them).
+ * Returns how many, with *doc the parsed line (a new reference the caller releases; read the
+ * requests with rein__skills_request_at); 0, with *doc NULL, for any other line.
  */
-bool rein__skills_request_line(const char *line, size_t len, struct rein__skills_request *req,
-                               json_t **doc);
+size_t rein__skills_request_line(const char *line, size_t len, json_t **doc);
+/* Request i of a line rein__skills_request_line accepted, borrowed from doc; false when there
+ * is no such request. */
+bool rein__skills_request_at(const json_t *doc, size_t i, struct rein__skills_request *req);
 /* Copies up to max bytes of text into out as a one-line snippet (control bytes as spaces). */
 void rein__skills_snippet(const char *text, size_t len, char *out, size_t max);
 

@@ -200,7 +200,7 @@ void rein_invocation_event(const struct rein_invocation *inv, struct rein_call_e
     inv->on_event(inv->event_data, ev);
 }
 
-rein_err rein_invocation_ask(const struct rein_invocation *inv, const char *method,
+rein_err rein_invocation_ask(const struct rein_invocation *inv, const char *key, const char *method,
                              const json_t *params, json_t **result, rein_error *err)
 {
     int64_t left = rein_invocation_remaining_ms(inv);
@@ -214,7 +214,7 @@ rein_err rein_invocation_ask(const struct rein_invocation *inv, const char *meth
     if (left == 0)
         return rein_error_set(err, REIN_ETIMEDOUT, "timed out after %lld ms before asking for %s",
                               (long long)inv->timeout_ms, method);
-    return inv->ask(inv->ask_data, method, params, left, result, err);
+    return inv->ask(inv->ask_data, key, method, params, left, result, err);
 }
 
 rein_err rein_invocation_write(const struct rein_invocation *inv, struct rein_buf *b)

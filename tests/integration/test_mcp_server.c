@@ -1140,6 +1140,111 @@ static void assert_modern_result(const json_t *r, const char *scope)
 
 /* A client of 2026-07-28 over stdio: no initialize; server/discover and every request name the
  * version in _meta; the removed methods are unknown; the legacy handshake still works after. */
+#define ALL_CAPS "{\"sampling\":{},\"elicitation\":{},\"roots\":{}}"
+
+/* One round of the asker skill, stateless: answers (a JSON object's members, may be "") and the
+ * state of the last round (may be NULL). The result, a new reference. */
+static json_t *asker_round(struct child *c, int id, const char *tool, const char *answers,
+                           const char *state, const char *caps)
+{
+    char params[4000];
+
+    snprintf(params, sizeof(params),
+             "{\"name\":\"%s\",\"arguments\":{},\"inputResponses\":{%s}%s%s%s,"
+             "\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\","
+             "\"io.modelcontextprotocol/clientCapabilities\":%s}}",
+             tool, answers, state ? ",\"requestState\":\"" : "", state ? state : "",
+             state ? "\"" : "", caps);
+    return child_call(c, id, "tools/call", params, NULL);
+}
+
+/* The one input request of an input-required result, checked; its requestState copied. */
+static void expect_input_required(const json_t *m, const char *key, const char *method, char *state,
+                                  size_t size)
+{
+    const json_t *r = result_of(m);
+    const json_t *reqs = json_object_get(r, "inputRequests");
+
+    assert_string_equal(json_string_value(json_object_get(r, "resultType")), "input_required");
+    assert_int_equal(json_object_size(reqs), 1);
+    assert_string_equal(json_string_value(json_object_get(json_object_get(reqs, key), "method")),
+                        method);
+    assert_true(json_is_string(json_object_get(r, "requestState")));
+    snprintf(state, size, "%s", json_string_value(json_object_get(r, "requestState")));
+}
+
+/* 2026-07-28 has no requests from server to client: a stateless call's skill that asks ends
+ * the round with an input-required result (SEP-2322); the client retries with the answers
+ * (and the requestState, which carries the earlier ones), and the skill runs again, answered at
+ * once, until it finishes. A changed state, or one for another call, is -32602; a question
+ * whose capability the request did not declare is answered -32601 and never sent. */
+static void stdio_input_required_rounds(void **state)
+{
+    static const char *const sampled =
+        "\"q0\":{\"role\":\"assistant\",\"content\":{\"type\":\"text\",\"text\":\"s\"},"
+        "\"model\":\"m\"}";
+    struct child c;
+    char s1[2048], s2[2048], s3[2048], answers[600];
+    json_t *m;
+
+    (void)state;
+    child_start(&c, NULL);
+    m = asker_round(&c, 2, "asker", "", NULL, ALL_CAPS);
+    expect_input_required(m, "q0", "sampling/createMessage", s1, sizeof(s1));
+    assert_int_equal(
+        json_integer_value(json_object_get(
+            json_object_get(json_object_get(json_object_get(result_of(m), "inputRequests"), "q0"),
+                            "params"),
+            "asked")),
+        0);
+    json_decref(m);
+    m = asker_round(&c, 3, "asker", sampled, s1, ALL_CAPS);
+    expect_input_required(m, "q1", "elicitation/create", s2, sizeof(s2));
+    json_decref(m);
+    m = asker_round(&c, 4, "asker", "\"q1\":{\"action\":\"accept\",\"content\":{\"n\":1}}", s2,
+                    ALL_CAPS);
+    expect_input_required(m, "q2", "roots/list", s3, sizeof(s3));
+    json_decref(m);
+    /* The last round brings only q2: q0 and q1 come from the state. */
+    m = asker_round(&c, 5, "asker", "\"q2\":{\"roots\":[]}", s3, ALL_CAPS);
+    const json_t *got = skill_answers(m);
+    assert_string_equal(json_string_value(json_object_get(result_of(m), "resultType")), "complete");
+    assert_string_equal(
+        json_string_value(json_object_get(
+            json_object_get(json_object_get(json_array_get(got, 0), "result"), "content"), "text")),
+        "s");
+    assert_int_equal(
+        json_integer_value(json_object_get(
+            json_object_get(json_object_get(json_array_get(got, 1), "result"), "content"), "n")),
+        1);
+    assert_true(
+        json_is_array(json_object_get(json_object_get(json_array_get(got, 2), "result"), "roots")));
+    json_decref(m);
+    /* A changed state, and a state for another tool: -32602, and nothing runs. */
+    s3[strlen(s3) / 2] = s3[strlen(s3) / 2] == 'A' ? 'B' : 'A';
+    m = asker_round(&c, 6, "asker", "\"q2\":{\"roots\":[]}", s3, ALL_CAPS);
+    assert_int_equal(err_code(m), -32602);
+    assert_non_null(strstr(
+        json_string_value(json_object_get(json_object_get(m, "error"), "message")), "integrity"));
+    json_decref(m);
+    m = asker_round(&c, 7, "slow_asker", sampled, s2, ALL_CAPS);
+    assert_int_equal(err_code(m), -32602);
+    json_decref(m);
+    /* Only sampling declared: the other two questions are answered -32601 at once. */
+    snprintf(answers, sizeof(answers), "%s", sampled);
+    m = asker_round(&c, 8, "asker", answers, NULL, "{\"sampling\":{}}");
+    got = skill_answers(m);
+    assert_non_null(json_object_get(json_array_get(got, 0), "result"));
+    assert_int_equal(json_integer_value(
+                         json_object_get(json_object_get(json_array_get(got, 1), "error"), "code")),
+                     -32601);
+    assert_int_equal(json_integer_value(
+                         json_object_get(json_object_get(json_array_get(got, 2), "error"), "code")),
+                     -32601);
+    json_decref(m);
+    assert_int_equal(child_stop(&c), 0);
+}
+
 static void stdio_stateless_revision(void **state)
 {
     struct child c;
@@ -2046,6 +2151,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(stdio_stateless_revision),
     cmocka_unit_test(stdio_skill_asks_the_client),
     cmocka_unit_test(stdio_skill_asks_a_client_that_cannot_answer),
+    cmocka_unit_test(stdio_input_required_rounds),
     cmocka_unit_test(http_sessions),
     cmocka_unit_test(http_guards),
     cmocka_unit_test(http_negotiation),

@@ -204,10 +204,39 @@ static void refused_refresh_names_login(void **state)
     fx_stop(&f);
 }
 
+/* A stored token endpoint that is plain http to another machine, or that reaches one through
+ * userinfo ("http://127.0.0.1:1@192.0.2.1/"), is refused before anything is sent: the refresh
+ * token never travels in clear text. 192.0.2.1 (TEST-NET-1) answers nothing, so a request
+ * would hang until curl's connect timeout instead of failing at once. */
+static void plain_http_token_endpoint_refused(void **state)
+{
+    static const char *const endpoints[] = {"http://192.0.2.1/token",
+                                            "http://127.0.0.1:1@192.0.2.1/token"};
+    struct fx f;
+
+    (void)state;
+    for (size_t i = 0; i < 2; i++) {
+        fx_start(&f);
+        snprintf(f.token_url, sizeof(f.token_url), "%s", endpoints[i]);
+        store_tokens(&f, -60);
+        int64_t t0 = rein_now_ms();
+        json_t *s = connect_client(&f);
+        const char *why = json_string_value(json_object_get(s, "error"));
+        assert_string_equal(json_string_value(json_object_get(s, "state")), "failed");
+        if (!why || !strstr(why, "must use https"))
+            fail_msg("%s: %s", endpoints[i], why ? why : "(no error)");
+        assert_true(rein_now_ms() - t0 < 5000);
+        assert_int_equal(f.refreshes, 0);
+        json_decref(s);
+        fx_stop(&f);
+    }
+}
+
 static const struct CMUnitTest tests[] = {
     cmocka_unit_test(refused_token_refreshed),
     cmocka_unit_test(expired_token_refreshed),
     cmocka_unit_test(refused_refresh_names_login),
+    cmocka_unit_test(plain_http_token_endpoint_refused),
 };
 
 REIN_TEST_MAIN(tests)

@@ -295,11 +295,12 @@ struct asked {
 
 /* An embedding program's own client (rein_call_opts.ask): answers sampling with its own text,
  * refuses elicitation as a client without the capability would. */
-static rein_err embedder_ask(void *ud, const char *method, const json_t *params, int64_t timeout_ms,
-                             json_t **result, rein_error *err)
+static rein_err embedder_ask(void *ud, const char *key, const char *method, const json_t *params,
+                             int64_t timeout_ms, json_t **result, rein_error *err)
 {
     struct asked *a = ud;
 
+    assert_string_equal(key, a->calls == 0 ? "q0" : "q1"); /* the skill's request ids */
     a->calls++;
     a->timeout_ms = timeout_ms;
     a->asked = (int)json_integer_value(json_object_get(params, "asked"));

@@ -108,6 +108,45 @@ static void metadata_documents(void **state)
     assert_int_equal(doc(REIN__OAUTH_TOKEN_ERR, "{\"error\":\"invalid_grant\"}"), REIN_OK);
 }
 
+/* OAuth endpoints must be https, or http to this machine (the authorization spec's one
+ * exception), whatever tricks the URL holds. */
+static void https_only_endpoints(void **state)
+{
+    static const char *const ok[] = {
+        "https://as.example.com/token", "https://as.example.com",
+        "HTTPS://AS.EXAMPLE.COM/x",     "http://localhost:8080/callback",
+        "http://localhost/token",       "http://localhost",
+        "http://127.0.0.1:9/register",  "http://[::1]:4000/authorize",
+        "http://LOCALHOST:1/t",         "https://user@as.example.com/token"};
+    static const char *const refused[] = {"http://as.example.com/token",
+                                          "http://192.0.2.1/token",
+                                          "http://localhost.example.com/token",
+                                          "http://127.0.0.1.nip.io/token",
+                                          "http://127.0.0.1:80@as.example.com/token",
+                                          "http://localhost@as.example.com/",
+                                          "http://[::1].example.com/",
+                                          "http://localhostx/",
+                                          "ftp://localhost/token",
+                                          "file:///etc/passwd",
+                                          "localhost/token",
+                                          "https:///token",
+                                          "https://as.example.com/a b",
+                                          "https://as.example.com/\r\nX-Injected: 1",
+                                          "http://localhost\\@as.example.com/",
+                                          "",
+                                          NULL};
+
+    (void)state;
+    for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+        if (!rein__oauth_endpoint_ok(ok[i]))
+            fail_msg("refused %s", ok[i]);
+    }
+    for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+        if (rein__oauth_endpoint_ok(refused[i]))
+            fail_msg("allowed %s", refused[i] ? refused[i] : "NULL");
+    }
+}
+
 static void pkce_and_randomness(void **state)
 {
     char challenge[44];
@@ -272,9 +311,10 @@ static void token_file(void **state)
 }
 
 static const struct CMUnitTest tests[] = {
-    cmocka_unit_test(challenge_parse),     cmocka_unit_test(metadata_documents),
-    cmocka_unit_test(pkce_and_randomness), cmocka_unit_test(forms_and_queries),
-    cmocka_unit_test(loopback_redirect),   cmocka_unit_test(token_file),
+    cmocka_unit_test(challenge_parse),      cmocka_unit_test(metadata_documents),
+    cmocka_unit_test(https_only_endpoints), cmocka_unit_test(pkce_and_randomness),
+    cmocka_unit_test(forms_and_queries),    cmocka_unit_test(loopback_redirect),
+    cmocka_unit_test(token_file),
 };
 
 REIN_TEST_MAIN(tests)

@@ -27,6 +27,18 @@ def ask(method, params, request_id=1):
     return response
 
 
+def ask_batch(requests):
+    """Asks several things at once: [(id, method, params), ...] -> {id: response}. A stateless
+    (2026-07-28) client gets them all in one input-required result."""
+    batch = [{"jsonrpc": "2.0", "id": i, "method": m, "params": p} for i, m, p in requests]
+    sys.stderr.write(json.dumps(batch) + "\n")
+    sys.stderr.flush()
+    line = sys.stdin.readline()
+    if not line:
+        sys.exit("rein closed stdin before answering")
+    return {r.get("id"): r for r in json.loads(line)}
+
+
 def reply_text(text):
     print(json.dumps({"content": [{"type": "text", "text": text}]}))
 

@@ -1,0 +1,20 @@
+#!/usr/bin/env python3
+# test_input_required_result_sampling: a skill for the MCP conformance suite (see ../README.md).
+import json  # noqa: F401
+import os
+import sys
+
+sys.dont_write_bytecode = True
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from ask_client import ask, ask_batch, fail, read_call, reply_text  # noqa: E402,F401
+
+read_call()
+
+answer = ask("sampling/createMessage", {
+    "messages": [{"role": "user",
+                  "content": {"type": "text", "text": "What is the capital of France?"}}],
+    "maxTokens": 100}, "capital_question")
+if "error" in answer:
+    fail(answer)
+else:
+    reply_text("The model says: " + answer["result"].get("content", {}).get("text", ""))
