@@ -55,8 +55,11 @@
  * schema says "x-mcp-header": "NAME" (plain or base64), the revision's errors are 400 and an
  * unknown method 404, a streamed call's events have no ids, and closing the stream cancels the
  * call. A process skill's questions to a stateless client become input-required results
- * (SEP-2322; decision 0031). Not served yet: subscriptions/listen (so no list-changed
- * notifications in this revision).
+ * (SEP-2322; decision 0031). subscriptions/listen opens a long-lived stream (stdio: until
+ * notifications/cancelled; HTTP: an event stream, until it is closed): acknowledged first with
+ * what rein honours (toolsListChanged, resourceSubscriptions; its prompt and resource lists do
+ * not change), then notifications/tools/list_changed and notifications/resources/updated, each
+ * with the subscription's id in _meta; at most half the worker pool listens at once.
  *
  * As a client, rein joins the tools of the MCP servers named in its configuration
  * ({"mcpServers": {"name": {"command", "args", "env", "cwd"} | {"url", "headers",
@@ -71,7 +74,7 @@
  * carries the revision's _meta, over HTTP with the MCP-Protocol-Version, Mcp-Method and
  * Mcp-Name headers (Mcp-Name in the base64 form when it is not plain ASCII), no session and
  * no GET stream. A server that speaks both is used in the older revisions, whose sessions
- * carry list_changed (rein does not use subscriptions/listen yet).
+ * carry list_changed (rein as a client does not use subscriptions/listen yet).
  *
  * Threading: a rein_mcp_server serves many sessions and calls at once (its own worker pool
  * runs the calls); configure it from one thread before it serves. rein_mcp_clients are safe

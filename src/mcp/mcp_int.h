@@ -48,6 +48,7 @@ json_t *rein__mcp_versions_json(void);
 #define REIN__MCP_META_INFO    "io.modelcontextprotocol/clientInfo"
 #define REIN__MCP_META_LEVEL   "io.modelcontextprotocol/logLevel"
 #define REIN__MCP_META_SERVER  "io.modelcontextprotocol/serverInfo"
+#define REIN__MCP_META_SUB     "io.modelcontextprotocol/subscriptionId"
 bool rein__mcp_version_modern(const char *version);
 
 /* ---- request_state.c: the requestState of input-required results (SEP-2322) ---- */

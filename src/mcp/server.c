@@ -112,6 +112,7 @@ struct rein_mcp_server {
     struct rein__mcp_prompts *prompts;
     int ticks;             /* subscriptions are looked at every SUBS_EVERY ticks */
     uint8_t state_key[32]; /* signs requestState (input-required results); random per server */
+    atomic_int listeners;  /* open subscriptions/listen streams (each holds a worker) */
 };
 
 /* ---- sessions --------------------------------------------------------------------------- */
@@ -1240,7 +1241,170 @@ static void handle_notification(rein_mcp_server *srv, struct rein__mcp_session *
 
 bool rein__mcp_is_long(const struct rein__mcp_msg *msg)
 {
-    return msg->kind == REIN__MCP_REQUEST && strcmp(msg->method, "tools/call") == 0;
+    return msg->kind == REIN__MCP_REQUEST && (strcmp(msg->method, "tools/call") == 0 ||
+                                              strcmp(msg->method, "subscriptions/listen") == 0);
+}
+
+/* ---- subscriptions/listen (2026-07-28) ---------------------------------------------------- */
+
+/* The listen request's stream as the session's notification sink: only the notifications the
+ * client opted in to pass, each with the subscription's id in params._meta. */
+struct listen_sink {
+    struct rein__mcp_sink sink;
+    struct rein__mcp_sink *inner;
+    const json_t *id;
+    bool tools; /* toolsListChanged */
+};
+
+static void listen_send(struct rein__mcp_sink *sink, const char *json, size_t len, bool final)
+{
+    struct listen_sink *ls = (struct listen_sink *)sink;
+    json_t *msg = rein_json_parse(json, len, 0, NULL), *params, *meta;
+    const char *m = json_string_value(json_object_get(msg, "method"));
+    struct rein_buf b;
+
+    /* Nothing the client did not ask for (the spec's MUST NOT): resource updates come only for
+     * its resourceSubscriptions, which are the session's only subscriptions. */
+    if (!m || json_object_get(msg, "id") ||
+        !(strcmp(m, "notifications/subscriptions/acknowledged") == 0 ||
+          strcmp(m, "notifications/resources/updated") == 0 ||
+          (ls->tools && strcmp(m, "notifications/tools/list_changed") == 0))) {
+        json_decref(msg);
+        return;
+    }
+    params = json_object_get(msg, "params");
+    if (!json_is_object(params) && json_object_set_new(msg, "params", params = json_object()))
+        params = NULL;
+    meta = json_object_get(params, "_meta");
+    if (params && !json_is_object(meta) &&
+        json_object_set_new(params, "_meta", meta = json_object()))
+        meta = NULL;
+    rein_buf_init(&b, 0);
+    if (meta && json_object_set(meta, REIN__MCP_META_SUB, (json_t *)ls->id) == 0 &&
+        rein_json_dump(&b, msg) == REIN_OK)
+        ls->inner->send(ls->inner, b.ptr, b.len, final);
+    rein_buf_release(&b);
+    json_decref(msg);
+}
+
+/* The filter's parts rein honours: toolsListChanged and resourceSubscriptions (its prompts
+ * and resource lists do not change while it runs). NULL, with why, when it is malformed. */
+static json_t *listen_filter(const json_t *filter, char *why, size_t size)
+{
+    const json_t *uris = json_object_get(filter, "resourceSubscriptions"), *v;
+    json_t *honored;
+    size_t i;
+
+    if (!json_is_object(filter)) {
+        snprintf(why, size, "subscriptions/listen needs params.notifications, an object");
+        return NULL;
+    }
+    if (uris && (!json_is_array(uris) || json_array_size(uris) > SUBS_MAX)) {
+        snprintf(why, size,
+                 "params.notifications.resourceSubscriptions must be an array of at "
+                 "most %d URIs",
+                 SUBS_MAX);
+        return NULL;
+    }
+    json_array_foreach(uris, i, v)
+    {
+        if (!json_is_string(v)) {
+            snprintf(why, size, "params.notifications.resourceSubscriptions/%zu is not a string",
+                     i);
+            return NULL;
+        }
+    }
+    honored = json_object();
+    if (!honored ||
+        (json_is_true(json_object_get(filter, "toolsListChanged")) &&
+         json_object_set_new(honored, "toolsListChanged", json_true())) ||
+        (json_array_size(uris) > 0 &&
+         json_object_set(honored, "resourceSubscriptions", (json_t *)uris))) {
+        json_decref(honored);
+        snprintf(why, size, "out of memory");
+        return NULL;
+    }
+    return honored;
+}
+
+/*
+ * A stateless client's long-lived channel for notifications: acknowledged first (what rein
+ * will send), then tools/list_changed and resources/updated as they happen, until the client
+ * cancels it (stdio) or closes the stream (HTTP), which ends it with no response; when the
+ * server stops, the response (an empty result naming the subscription) ends it. Each stream
+ * holds a worker, so at most half the pool listens at once.
+ */
+static void handle_listen(rein_mcp_server *srv, struct rein__mcp_session *sess,
+                          const struct rein__mcp_msg *msg, struct rein__mcp_sink *sink)
+{
+    struct listen_sink ls = {{listen_send, 0}, sink, msg->id, false};
+    int max = srv->opts.threads / 2 > 0 ? srv->opts.threads / 2 : 1;
+    json_t *honored, *ack, *v;
+    struct mcp_call *c = NULL;
+    struct rein_buf b;
+    char why[200];
+    size_t i;
+
+    honored = listen_filter(json_object_get(msg->params, "notifications"), why, sizeof(why));
+    if (!honored) {
+        send_errorf(sink, msg->id, REIN__MCP_INVALID_PARAMS, "%s", why);
+        return;
+    }
+    if (atomic_fetch_add(&srv->listeners, 1) >= max) {
+        atomic_fetch_sub(&srv->listeners, 1);
+        json_decref(honored);
+        send_errorf(sink, msg->id, REIN__MCP_INTERNAL_ERROR,
+                    "this server already has %d subscriptions/listen streams open; close one", max);
+        return;
+    }
+    json_array_foreach(json_object_get(honored, "resourceSubscriptions"), i, v)
+    {
+        /* A URI that does not exist yet may be subscribed to: its appearing is a change. */
+        char *fp = rein__mcp_resources_fingerprint(srv->resources, json_string_value(v));
+        if (!fp || rein__mcp_session_subscribe(sess, json_string_value(v), fp) != REIN_OK) {
+            rein_free(fp);
+            goto nomem;
+        }
+        rein_free(fp);
+    }
+    c = call_new(srv, sess, msg, sink);
+    ack = json_pack("{s:O}", "notifications", honored);
+    rein_buf_init(&b, 0);
+    if (!c || !ack ||
+        rein__mcp_write_notification(&b, "notifications/subscriptions/acknowledged", ack)) {
+        json_decref(ack);
+        rein_buf_release(&b);
+        goto nomem;
+    }
+    json_decref(ack);
+    pthread_mutex_lock(&sess->mu);
+    ls.tools = json_is_true(json_object_get(honored, "toolsListChanged"));
+    sess->notify = &ls.sink;
+    ls.sink.send(&ls.sink, b.ptr, b.len, false); /* first, before any other (under mu) */
+    pthread_mutex_unlock(&sess->mu);
+    rein_buf_release(&b);
+    call_list(srv, c);
+    while (!rein_cancel_wait(c->cancel, 1000))
+        ;
+    pthread_mutex_lock(&sess->mu);
+    sess->notify = NULL;
+    pthread_mutex_unlock(&sess->mu);
+    pthread_mutex_lock(&c->mu);
+    c->done = true;
+    pthread_mutex_unlock(&c->mu);
+    call_unlist(srv, c);
+    if (!atomic_load(&c->client_cancelled) && rein_cancel_is_set(srv->root))
+        send_result(sink, msg->id, json_pack("{s:{s:O}}", "_meta", REIN__MCP_META_SUB, msg->id));
+    call_unref(c);
+    json_decref(honored);
+    atomic_fetch_sub(&srv->listeners, 1);
+    return;
+
+nomem:
+    call_unref(c);
+    json_decref(honored);
+    atomic_fetch_sub(&srv->listeners, 1);
+    send_errorf(sink, msg->id, REIN__MCP_INTERNAL_ERROR, "out of memory");
 }
 
 /* The longest a call may take to be run where it arrives (HTTP: on the network thread). */
@@ -1367,11 +1531,11 @@ static json_t *modern_result(struct rein__mcp_sink *sink, json_t *result)
 static void handle_discover(rein_mcp_server *srv, const struct rein__mcp_msg *msg,
                             struct rein__mcp_sink *sink)
 {
-    /* No listChanged and no subscribe: this revision's change notifications come through
-     * subscriptions/listen, which rein does not serve yet. */
-    json_t *result = json_pack("{s:o, s:{s:{}, s:{}, s:{}, s:{}, s:{}}}", "supportedVersions",
-                               rein__mcp_versions_json(), "capabilities", "tools", "logging",
-                               "resources", "prompts", "completions");
+    /* This revision's change notifications come through subscriptions/listen: tools change
+     * (MCP servers rein uses come and go) and resources can be subscribed to there. */
+    json_t *result = json_pack("{s:o, s:{s:{s:b}, s:{}, s:{s:b}, s:{}, s:{}}}", "supportedVersions",
+                               rein__mcp_versions_json(), "capabilities", "tools", "listChanged", 1,
+                               "logging", "resources", "subscribe", 1, "prompts", "completions");
 
     if (result && srv->opts.instructions &&
         json_object_set_new(result, "instructions", json_string(srv->opts.instructions))) {
@@ -1384,12 +1548,8 @@ static void handle_discover(rein_mcp_server *srv, const struct rein__mcp_msg *ms
 /* The methods 2026-07-28 removed (or rein does not serve in it); -32601 like any unknown. */
 static bool modern_unserved(const char *method)
 {
-    static const char *const gone[] = {"initialize",
-                                       "ping",
-                                       "logging/setLevel",
-                                       "resources/subscribe",
-                                       "resources/unsubscribe",
-                                       "subscriptions/listen"};
+    static const char *const gone[] = {"initialize", "ping", "logging/setLevel",
+                                       "resources/subscribe", "resources/unsubscribe"};
 
     for (size_t i = 0; i < sizeof(gone) / sizeof(gone[0]); i++) {
         if (strcmp(method, gone[i]) == 0)
@@ -1446,7 +1606,10 @@ static void handle_modern(rein_mcp_server *srv, struct rein__mcp_session *conn,
     s->client_info = json_incref(json_object_get(meta, REIN__MCP_META_INFO));
     s->client_caps = json_incref((json_t *)caps);
     s->owner = conn;
-    dispatch(srv, s, msg, trace_id, &ms.sink);
+    if (strcmp(msg->method, "subscriptions/listen") == 0)
+        handle_listen(srv, s, msg, &ms.sink);
+    else
+        dispatch(srv, s, msg, trace_id, &ms.sink);
     rein__mcp_session_unref(s);
 }
 

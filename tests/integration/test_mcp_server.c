@@ -1245,6 +1245,72 @@ static void stdio_input_required_rounds(void **state)
     assert_int_equal(child_stop(&c), 0);
 }
 
+/* 2026-07-28's subscriptions/listen over stdio: acknowledged first (what rein honours),
+ * resources/updated for the subscribed file with the subscription's id, other requests served
+ * meanwhile, and notifications/cancelled ends it with no response. */
+static void stdio_subscriptions_listen(void **state)
+{
+    char *root = test_tmpdir(), line[4096];
+    struct child c;
+    json_t *m;
+    const json_t *p;
+
+    (void)state;
+    free(test_write_file(root, "notes.txt", "first\n"));
+    child_start_root(&c, NULL, root);
+    m = child_call(&c, 3, "subscriptions/listen", "{" META_2026 "}", NULL);
+    assert_int_equal(err_code(m), -32602);
+    json_decref(m);
+    snprintf(line, sizeof(line),
+             "{\"jsonrpc\":\"2.0\",\"id\":\"sub-1\",\"method\":\"subscriptions/listen\","
+             "\"params\":{\"notifications\":{\"toolsListChanged\":true,\"promptsListChanged\":"
+             "true,\"resourceSubscriptions\":[\"file://%s/notes.txt\"]}," META_2026 "}}",
+             root);
+    child_send(&c, line);
+    for (;;) {
+        m = child_recv(&c, 10000);
+        assert_non_null(m);
+        assert_null(json_object_get(m, "id")); /* no response: the stream stays open */
+        p = json_object_get(m, "params");
+        if (strcmp(json_string_value(json_object_get(json_object_get(p, "_meta"),
+                                                     "io.modelcontextprotocol/subscriptionId"))
+                       ?: "",
+                   "sub-1") == 0)
+            break;
+        json_decref(m);
+    }
+    assert_string_equal(json_string_value(json_object_get(m, "method")),
+                        "notifications/subscriptions/acknowledged");
+    assert_true(
+        json_is_true(json_object_get(json_object_get(p, "notifications"), "toolsListChanged")));
+    assert_null(json_object_get(json_object_get(p, "notifications"), "promptsListChanged"));
+    json_decref(m);
+    /* Other requests are served while the stream is open. */
+    m = child_call(&c, 4, "tools/list", "{" META_2026 "}", NULL);
+    assert_true(json_array_size(json_object_get(result_of(m), "tools")) > 3);
+    json_decref(m);
+    free(test_write_file(root, "notes.txt", "second version, longer\n"));
+    m = child_recv(&c, 10000);
+    assert_non_null(m);
+    assert_string_equal(json_string_value(json_object_get(m, "method")),
+                        "notifications/resources/updated");
+    p = json_object_get(m, "params");
+    snprintf(line, sizeof(line), "file://%s/notes.txt", root);
+    assert_string_equal(json_string_value(json_object_get(p, "uri")), line);
+    assert_string_equal(json_string_value(json_object_get(
+                            json_object_get(p, "_meta"), "io.modelcontextprotocol/subscriptionId")),
+                        "sub-1");
+    json_decref(m);
+    child_send(&c, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{"
+                   "\"requestId\":\"sub-1\"}}");
+    /* No response for sub-1: the next response is the tools/list's (child_wait fails on a
+     * response for another id). */
+    json_decref(child_call(&c, 5, "tools/list", "{" META_2026 "}", NULL));
+    assert_int_equal(child_stop(&c), 0);
+    test_rmtree(root);
+    free(root);
+}
+
 static void stdio_stateless_revision(void **state)
 {
     struct child c;
@@ -1800,6 +1866,66 @@ static int standalone_open(const struct http_fixture *f, const char *sh, int tim
     return fd;
 }
 
+/* Reads fd (a raw socket) into buf until it holds needle or timeout_ms pass; false then. */
+static bool read_until(int fd, char *buf, size_t size, size_t *len, const char *needle,
+                       int timeout_ms)
+{
+    int64_t deadline = rein_now_ms() + timeout_ms;
+
+    while (!strstr(buf, needle)) {
+        struct pollfd pfd = {fd, POLLIN, 0};
+        int64_t left = deadline - rein_now_ms();
+        if (left <= 0 || *len + 1 >= size || poll(&pfd, 1, (int)left) <= 0)
+            return false;
+        ssize_t n = read(fd, buf + *len, size - *len - 1);
+        if (n <= 0)
+            return false;
+        *len += (size_t)n;
+        buf[*len] = '\0';
+    }
+    return true;
+}
+
+/* subscriptions/listen over HTTP: an event stream that is acknowledged, then carries
+ * tools/list_changed (asked for) with the subscription's id when a tool leaves; closing it
+ * ends the subscription, and a new one can be opened. */
+static void http_subscriptions_listen(void **state)
+{
+    static const char body[] =
+        "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"subscriptions/listen\",\"params\":{"
+        "\"notifications\":{\"toolsListChanged\":true}," META_2026 "}}";
+    struct http_fixture *f = http_start(NULL);
+    int port = (int)strtol(strrchr(f->url, ':') + 1, NULL, 10);
+    char req[2048], buf[16384];
+    rein_error err;
+
+    (void)state;
+    snprintf(req, sizeof(req),
+             "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nContent-Type: application/json\r\n"
+             "Accept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2026-07-28\r\n"
+             "Mcp-Method: subscriptions/listen\r\nContent-Length: %zu\r\n\r\n%s",
+             port, strlen(body), body);
+    for (int round = 0; round < 2; round++) {
+        size_t len = 0;
+        int fd = rh_connect(port);
+        buf[0] = '\0';
+        assert_true(rh_send(fd, req, strlen(req)));
+        assert_true(read_until(fd, buf, sizeof(buf), &len,
+                               "notifications/subscriptions/acknowledged", 10000));
+        assert_non_null(strstr(buf, "text/event-stream"));
+        assert_non_null(strstr(buf, "\"io.modelcontextprotocol/subscriptionId\":7"));
+        if (round == 0) {
+            assert_rein_ok(rein_registry_remove(f->reg, "wipe", &err), &err);
+            assert_true(
+                read_until(fd, buf, sizeof(buf), &len, "notifications/tools/list_changed", 10000));
+            assert_non_null(strstr(strstr(buf, "notifications/tools/list_changed"),
+                                   "\"io.modelcontextprotocol/subscriptionId\":7"));
+        }
+        close(fd); /* ends the subscription; the next round opens another */
+    }
+    http_stop(f);
+}
+
 /* The standalone stream: what the server says outside requests (a tool that joins or leaves
  * the registry: notifications/tools/list_changed), one reader at a time. */
 static void http_standalone_stream(void **state)
@@ -2152,6 +2278,8 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(stdio_skill_asks_the_client),
     cmocka_unit_test(stdio_skill_asks_a_client_that_cannot_answer),
     cmocka_unit_test(stdio_input_required_rounds),
+    cmocka_unit_test(stdio_subscriptions_listen),
+    cmocka_unit_test(http_subscriptions_listen),
     cmocka_unit_test(http_sessions),
     cmocka_unit_test(http_guards),
     cmocka_unit_test(http_negotiation),
