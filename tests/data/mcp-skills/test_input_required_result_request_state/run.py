@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-# test_input_required_result_request_state: a skill for the MCP conformance suite (see ../README.md).
+# test_input_required_result_request_state (and _tampered_state, whose manifest runs this):
+# skills for the MCP conformance suite (see ../README.md).
 import json  # noqa: F401
 import os
 import sys
