@@ -397,8 +397,9 @@ function tableBlock(src) {
   const tbody = el('tbody');
   t.append(thead, tbody);
   wrap.append(t);
-  const d = { node: wrap, box: tbody, parts: [] };
+  const d = { node: wrap, box: tbody, parts: [], table: t, head, fixed: null };
   d.draw = (part, box) => {
+    if (d.parts.length === FIXED_ROWS && !d.fixed) fixColumns(d);
     const row = el('tr');
     const vals = cells(part.key);
     for (let c = 0; c < head.length; c++) {
@@ -410,6 +411,44 @@ function tableBlock(src) {
     box.append(row);
   };
   return d;
+}
+
+// A big table gets fixed column widths (table-layout: fixed): with automatic widths every new
+// row of a streaming table made the browser size the columns again from every cell and lay out
+// and paint the whole table (about 45 ms of CPU a frame at 100 KB), and a table of 100 KB laid
+// out once costs about that too. The widths come from the text of the head and the first
+// FIXED_ROWS rows, so the table drawn at once and the one drawn row by row get the same: a
+// table that streams in is fixed when its row after those starts.
+const FIXED_ROWS = 40;
+const SHORT_COLUMN = 16; // characters
+
+function fixColumns(d) {
+  const rows = [d.head, ...d.parts.slice(0, FIXED_ROWS).map((p) => cells(p.key))];
+  const cols = el('colgroup');
+  for (let c = 0; c < d.head.length; c++) {
+    // A column of short texts is as wide as its longest (and its padding); the others share
+    // what is left alike, their texts wrapping in their cells.
+    const longest = Math.max(1, ...rows.map((r) => shownLength(r[c] ?? '')));
+    const col = el('col');
+    if (longest <= SHORT_COLUMN) col.style.width = `${longest + 2}ch`;
+    cols.append(col);
+  }
+  d.table.prepend(cols);
+  d.table.classList.add('fixed');
+  d.fixed = cols;
+}
+
+// About how wide a cell's text shows, in characters: without the Markdown around it and
+// the targets of links; wide (CJK) characters count twice.
+function shownLength(text) {
+  const shown = text.replace(/\[([^\]]*)\]\([^)]*\)/g, '$1').replace(/[*_`~]/g, '');
+  return shown.length + (shown.match(/[\u1100-\u115f\u2e80-\ua4cf\uac00-\ud7a3\uf900-\ufaff\ufe30-\ufe4f\uff00-\uff60]/g) || []).length;
+}
+
+function unfixColumns(d) {
+  d.fixed.remove();
+  d.table.removeAttribute('class');
+  d.fixed = null;
 }
 
 /* ---- lists ---- */
@@ -557,6 +596,7 @@ function grow(o, n, lines, budget) {
     let same = 0;
     while (same < parts.length && same < d.parts.length && d.parts[same].key === parts[same].key) same++;
     for (const part of d.parts.splice(same)) for (const node of part.nodes) node.remove();
+    if (d.fixed && d.parts.length <= FIXED_ROWS) unfixColumns(d); // rows it was fixed from changed
     d.complete = addParts(d, parts.slice(same), budget);
   } else {
     return false;
