@@ -11,7 +11,7 @@ packages=(
   build-essential cmake pkg-config git
   libjansson-dev libjsmn-dev libcurl4-openssl-dev libmicrohttpd-dev libsqlite3-dev
   libhiredis-dev libpcre2-dev libyaml-dev libexpat1-dev libcmocka-dev
-  libssl-dev zlib1g-dev  # the scripted model server checks SigV4 and frames AWS event streams
+  libssl-dev zlib1g-dev  # RS256 for Google service accounts; the model server's SigV4 and AWS event streams
   libprotobuf-c-dev protobuf-c-compiler  # OTLP protobuf span export (docs/decisions/0029)
   redis-server
   clang libclang-rt-14-dev clang-format clang-tidy cppcheck

@@ -17,7 +17,8 @@
  * an error body is {"message": …} (its type comes from the x-amzn-ErrorType header).
  *
  * Encoding: system messages go to "system"; user text and tool results merge into one user
- * message (toolResult blocks first, the output as a json block when it is JSON), an assistant
+ * message (toolResult blocks first, the output as a json block when it is JSON, then image and
+ * document blocks for its attachments), an assistant
  * message is its reasoning (with its signature), text and toolUse blocks; Bedrock refuses
  * blank text, so empty texts are left out and a message left empty says so. Tools are
  * toolSpec entries with the schema as inputSchema.json.
@@ -379,6 +380,69 @@ static size_t assistant_blocks(struct rein_jw *w, const json_t *msg)
     return n;
 }
 
+/* The block Converse takes for a medium in a tool result, and its format word: ImageBlock
+ * (png, jpeg, gif, webp) or DocumentBlock (pdf, csv, doc, docx, xls, xlsx, html, txt, md);
+ * NULL for anything else (audio). */
+static const char *media_block(const char *mime, const char **format)
+{
+    static const char *const map[][3] = {
+        {"image/png", "image", "png"},
+        {"image/jpeg", "image", "jpeg"},
+        {"image/gif", "image", "gif"},
+        {"image/webp", "image", "webp"},
+        {"application/pdf", "document", "pdf"},
+        {"text/csv", "document", "csv"},
+        {"application/msword", "document", "doc"},
+        {"application/vnd.openxmlformats-officedocument.wordprocessingml.document", "document",
+         "docx"},
+        {"application/vnd.ms-excel", "document", "xls"},
+        {"application/vnd.openxmlformats-officedocument.spreadsheetml.sheet", "document", "xlsx"},
+        {"text/html", "document", "html"},
+        {"text/plain", "document", "txt"},
+        {"text/markdown", "document", "md"},
+    };
+
+    for (size_t i = 0; i < REIN_ARRAY_SIZE(map); i++) {
+        if (strcmp(mime, map[i][0]) == 0) {
+            *format = map[i][2];
+            return map[i][1];
+        }
+    }
+    return NULL;
+}
+
+/* An attachment as an image or document block of a tool result's content (the bytes base64,
+ * as Converse's JSON carries a blob), when Converse takes its medium. */
+static bool media_item(struct rein_jw *w, const json_t *att)
+{
+    const char *format = NULL, *block = media_block(rein__json_str(att, "mime_type"), &format);
+
+    if (!block)
+        return false;
+    rein_jw_obj_begin(w);
+    rein_jw_key(w, block);
+    rein_jw_obj_begin(w);
+    rein_jw_key(w, "format");
+    rein_jw_str(w, format);
+    if (block[0] == 'd') {
+        /* A document needs a name: letters, digits, spaces, hyphens, parentheses and square
+         * brackets only. */
+        char name[48];
+        snprintf(name, sizeof(name), "attachment %lld",
+                 (long long)json_integer_value(json_object_get(att, "index")));
+        rein_jw_key(w, "name");
+        rein_jw_str(w, name);
+    }
+    rein_jw_key(w, "source");
+    rein_jw_obj_begin(w);
+    rein_jw_key(w, "bytes");
+    rein_jw_str(w, rein__json_str(att, "data"));
+    rein_jw_obj_end(w);
+    rein_jw_obj_end(w);
+    rein_jw_obj_end(w);
+    return true;
+}
+
 static void tool_result(struct rein_jw *w, const json_t *msg)
 {
     const char *content = rein__json_str(msg, "content");
@@ -401,6 +465,7 @@ static void tool_result(struct rein_jw *w, const json_t *msg)
     else
         rein_jw_str(w, content[0] ? content : "(no output)");
     rein_jw_obj_end(w);
+    rein__jw_attachments(w, msg, "Bedrock's Converse API", NULL, media_item);
     rein_jw_arr_end(w);
     if (json_is_true(json_object_get(msg, "is_error"))) {
         rein_jw_key(w, "status");
@@ -473,16 +538,50 @@ static rein_err bedrock_encode_tools(const rein_provider *p, const rein_model_re
     return rein_jw_finish(&w);
 }
 
-static void tool_config(struct rein_jw *w, const rein_model_request *req)
+/* True when h holds a tool call or a tool result: Converse then refuses a request without a
+ * toolConfig. */
+static bool has_tool_blocks(const rein_history *h)
+{
+    for (size_t i = 0; i < rein_history_len(h); i++) {
+        char role = rein__history_role(h, i);
+        if (role == 't' ||
+            (role == 'a' && json_array_size(json_object_get(rein_history_get(h, i), "tool_calls"))))
+            return true;
+    }
+    return false;
+}
+
+/* The one tool declared when none may be called but the conversation holds tool blocks: a name
+ * no registry routes to, so a call to it is refused as unknown. */
+#define NO_TOOLS_TOOL                                                                              \
+    "[{\"toolSpec\":{\"name\":\"rein_no_tools\",\"description\":\"Tools are off for this reply: "  \
+    "do not call this.\",\"inputSchema\":{\"json\":{\"type\":\"object\",\"properties\":{}}}}}]"
+
+/*
+ * toolConfig. Converse has no tool choice "none" (auto, any or one tool): as the Vercel AI
+ * SDK does, the tools are then not offered at all, and a conversation that already holds tool
+ * blocks, which Converse accepts only with a toolConfig, declares the one placeholder tool
+ * above instead of the real ones. The same goes for a request that offers no tools.
+ */
+static void tool_config(struct rein_jw *w, const rein_model_request *req, const rein_history *h)
 {
     const char *choice = req->tool_choice;
 
+    if (!req->ntools || (choice && strcmp(choice, "none") == 0)) {
+        if (has_tool_blocks(h)) {
+            rein_jw_key(w, "toolConfig");
+            rein_jw_obj_begin(w);
+            rein_jw_key(w, "tools");
+            rein_jw_raw(w, NO_TOOLS_TOOL, sizeof(NO_TOOLS_TOOL) - 1);
+            rein_jw_obj_end(w);
+        }
+        return;
+    }
     rein_jw_key(w, "toolConfig");
     rein_jw_obj_begin(w);
     rein_jw_key(w, "tools");
     rein_jw_raw(w, req->tools_enc.ptr, req->tools_enc.len);
-    /* Bedrock has no "none": the tools stay declared (a history with calls needs them). */
-    if (choice && strcmp(choice, "none") != 0) {
+    if (choice) {
         rein_jw_key(w, "toolChoice");
         rein_jw_obj_begin(w);
         if (!strcmp(choice, "auto") || !strcmp(choice, "required")) {
@@ -524,8 +623,7 @@ static rein_err bedrock_build_body(rein_provider *p, const rein_model_request *r
     }
     if (rc)
         return rein_error_set(err, rc, "encoding the history: %s", rein_strerror(rc));
-    if (req->ntools)
-        tool_config(&w, req);
+    tool_config(&w, req, h);
     if (rein__request_has_settings(req)) {
         rein_jw_key(&w, "inferenceConfig");
         rein_jw_obj_begin(&w);

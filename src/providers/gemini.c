@@ -25,7 +25,8 @@
  * contents (consecutive ones merged, as Gemini wants the answers to one turn's calls in one
  * content), assistant messages "model" contents of a text part and functionCall parts, each
  * with the signature it came with. A tool result is a functionResponse {name, response:
- * {"output": …} or {"error": …}}, its output the parsed JSON when the content is JSON.
+ * {"output": …} or {"error": …}}, its output the parsed JSON when the content is JSON,
+ * followed by an inlineData part for each attachment (an MCP image, audio or PDF).
  * Tools become functionDeclarations whose parameters are converted to the subset of OpenAPI
  * 3.0 that Gemini's Schema object takes (see schema_out); what had to be dropped goes to
  * the request's dropped list (rein_model_request_dropped) and the log, once per request's tool
@@ -877,8 +878,43 @@ static void call_part(struct rein_jw *w, const json_t *call)
     rein_jw_obj_end(w);
 }
 
+/* True for the media Gemini takes as inline data (ai.google.dev: image, audio and document
+ * understanding): PNG, JPEG, WebP, HEIC and HEIF images, WAV, MP3, AIFF, AAC, OGG and FLAC
+ * audio, PDF and plain text. */
+static bool inline_ok(const char *mime)
+{
+    static const char *const ok[] = {"image/png",  "image/jpeg", "image/webp", "image/heic",
+                                     "image/heif", "audio/wav",  "audio/mp3",  "audio/aiff",
+                                     "audio/aac",  "audio/ogg",  "audio/flac", "application/pdf",
+                                     "text/plain"};
+
+    for (size_t i = 0; i < REIN_ARRAY_SIZE(ok); i++)
+        if (strcmp(mime, ok[i]) == 0)
+            return true;
+    return false;
+}
+
+/* An attachment as an inlineData part, when it is a medium Gemini takes inline. */
+static bool inline_part(struct rein_jw *w, const json_t *att)
+{
+    const char *mime = rein__json_str(att, "mime_type");
+
+    if (!inline_ok(mime))
+        return false;
+    rein_jw_obj_begin(w);
+    rein_jw_key(w, "inlineData");
+    rein_jw_obj_begin(w);
+    rein_jw_key(w, "mimeType");
+    rein_jw_str(w, mime);
+    rein_jw_key(w, "data");
+    rein_jw_str(w, rein__json_str(att, "data"));
+    rein_jw_obj_end(w);
+    rein_jw_obj_end(w);
+    return true;
+}
+
 /* A tool result: {"output": the content} or {"error": …}, the content parsed when it is
- * JSON (so the model reads structure, not an escaped string). */
+ * JSON (so the model reads structure, not an escaped string); then its attachments. */
 static void response_part(struct rein_jw *w, const json_t *msg, const char *name)
 {
     const char *id = rein__json_str(msg, "tool_call_id");
@@ -907,6 +943,10 @@ static void response_part(struct rein_jw *w, const json_t *msg, const char *name
     rein_jw_obj_end(w);
     rein_jw_obj_end(w);
     json_decref(parsed);
+    /* The attachments follow in the same content (as the Vercel AI SDK sends a tool's media:
+     * every Gemini model reads such parts, not only those that take parts inside a
+     * functionResponse); the others named as not sent in a last text part. */
+    rein__jw_attachments(w, msg, "the Gemini API", NULL, inline_part);
 }
 
 static void model_parts(struct rein_jw *w, const json_t *msg)
@@ -1091,7 +1131,18 @@ rein_err rein__vertex_open(rein_provider *p, rein_error *err)
 {
     const char *project = getenv("GOOGLE_CLOUD_PROJECT");
     const char *loc = getenv("GOOGLE_CLOUD_LOCATION");
+    const char *env = p->cfg.api_key_env ? p->cfg.api_key_env : p->cfg.preset->key_env;
+    const char *tok = env ? getenv(env) : NULL;
 
+    /* Without a token given, Application Default Credentials (gcpcreds.c), as Google's
+     * libraries: a token from the credentials file, fetched again before it expires. */
+    if (!p->cfg.api_key && (!tok || !tok[0])) {
+        rein_err rc = rein__gcp_load(&p->gcp, err);
+        if (rc && rc != REIN_ENOTFOUND)
+            return rc;
+        if (!rc && (!project || !project[0]))
+            project = rein__gcp_project(p->gcp);
+    }
     if (!p->cfg.base_url) {
         if (!project || !project[0])
             return rein_error_set(err, REIN_EINVAL,
@@ -1108,15 +1159,24 @@ rein_err rein__vertex_open(rein_provider *p, rein_error *err)
             return REIN_ENOMEM;
         /* Google's own address: a token is needed (http_setup lets a configured base go
          * without one, for proxies). */
-        const char *env = p->cfg.api_key_env ? p->cfg.api_key_env : p->cfg.preset->key_env;
-        const char *tok = env ? getenv(env) : NULL;
-        if (!p->cfg.api_key && (!tok || !tok[0]))
+        if (!p->cfg.api_key && (!tok || !tok[0]) && !p->gcp)
             return rein_error_set(err, REIN_EINVAL,
                                   "the vertex provider needs an access token: set %s (gcloud "
-                                  "auth print-access-token) or REIN_API_KEY",
+                                  "auth print-access-token) or REIN_API_KEY, or Application "
+                                  "Default Credentials (GOOGLE_APPLICATION_CREDENTIALS, or gcloud "
+                                  "auth application-default login)",
                                   env ? env : "GOOGLE_ACCESS_TOKEN");
     }
     return rein__http_setup(p, err);
+}
+
+/* Vertex with Application Default Credentials: the token as a bearer (fetched again when it
+ * nears its end). */
+static rein_err gemini_headers(const rein_provider *p, const rein_model_request *req,
+                               struct curl_slist **list)
+{
+    (void)req;
+    return p->gcp ? rein__gcp_header(p->gcp, list) : REIN_OK;
 }
 
 const struct rein__wire rein__wire_gemini = {
@@ -1133,5 +1193,6 @@ const struct rein__wire rein__wire_gemini = {
     .encode_message = gemini_encode_message,
     .encode_tools = gemini_encode_tools,
     .build_body = gemini_build_body,
+    .headers = gemini_headers,
     .url = gemini_url,
 };

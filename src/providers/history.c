@@ -578,6 +578,33 @@ void rein__attachment_note(struct rein_buf *b, const json_t *att, const char *wi
     (void)rc;
 }
 
+void rein__jw_attachments(struct rein_jw *w, const json_t *msg, const char *wire,
+                          const char *note_type,
+                          bool (*block)(struct rein_jw *w, const json_t *att))
+{
+    struct rein_buf note;
+    size_t i;
+    json_t *a;
+
+    rein_buf_init(&note, 0);
+    json_array_foreach(json_object_get(msg, "attachments"), i, a)
+    {
+        if (!block(w, a))
+            rein__attachment_note(&note, a, wire);
+    }
+    if (note.len) {
+        rein_jw_obj_begin(w);
+        if (note_type) {
+            rein_jw_key(w, "type");
+            rein_jw_str(w, note_type);
+        }
+        rein_jw_key(w, "text");
+        rein_jw_str(w, note.ptr + 1); /* without its leading newline */
+        rein_jw_obj_end(w);
+    }
+    rein_buf_release(&note);
+}
+
 void rein__jw_tool_text(struct rein_jw *w, const json_t *msg, const char *wire)
 {
     const json_t *atts = json_object_get(msg, "attachments");

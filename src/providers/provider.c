@@ -654,6 +654,7 @@ void rein_provider_free(rein_provider *p)
     rein_free(p->share_lock);
     rein__recorder_close(p->rec);
     rein__aws_free(p->aws);
+    rein__gcp_free(p->gcp);
     rein__replay_close(p->replay);
     rein_free(p->endpoint);
     rein__config_release(&p->cfg);

@@ -373,11 +373,82 @@ const char *rein__aws_region(const struct rein__aws *a);
 /* Adds the Authorization, X-Amz-Date (and X-Amz-Security-Token) headers that sign a POST of
  * body to url for service at time now; the request must send Content-Type:
  * application/json, which is signed. */
-rein_err rein__aws_sign(const struct rein__aws *a, const char *service, const char *url,
-                        const char *body, size_t len, time_t now,
-                        struct curl_slist **headers) REIN_WUR;
+rein_err rein__aws_sign(struct rein__aws *a, const char *service, const char *url, const char *body,
+                        size_t len, time_t now, struct curl_slist **headers) REIN_WUR;
+/* Temporary AWS credentials and their sources (awscreds.c). */
+enum rein__aws_kind {
+    REIN__AWS_STATIC = 0,
+    REIN__AWS_PROCESS,
+    REIN__AWS_CONTAINER,
+    REIN__AWS_WEB_IDENTITY,
+    REIN__AWS_IMDS
+};
+struct rein__aws_source {
+    enum rein__aws_kind kind;
+    char *process;   /* PROCESS: the command */
+    char *url;       /* CONTAINER: the endpoint; WEB_IDENTITY: STS's */
+    char *auth;      /* CONTAINER: the Authorization value, or NULL */
+    char *auth_file; /* CONTAINER: a file holding it (read at each fetch), or NULL */
+    char *role_arn;  /* WEB_IDENTITY: the role to assume (auth_file: the token's file) */
+    char *session;   /* WEB_IDENTITY: the role session's name */
+    char *imds;      /* IMDS: the endpoint, without a trailing '/' */
+};
+struct rein__aws_creds {
+    char *key_id, *secret, *token; /* owned, wiped when released; token may be NULL */
+    int64_t expires_ms;            /* ms since the epoch; 0: no Expiration given */
+};
+/* Parses a credentials answer (credential_process's stdout, the container endpoint's or the
+ * instance metadata's body: len bytes, untrusted) into out; REIN_EPARSE saying what is wrong
+ * (never quoting a secret). */
+rein_err rein__aws_creds_parse(const char *text, size_t len, struct rein__aws_creds *out,
+                               rein_error *err) REIN_WUR;
+void rein__aws_creds_release(struct rein__aws_creds *c);
+/* A profile's web identity settings (web_identity_token_file, role_arn,
+ * role_session_name), each NULL when absent. Borrowed. */
+struct rein__aws_profile_web {
+    const char *token_file, *role_arn, *session;
+};
+/* The source the chain names after the static keys: web identity (AWS_WEB_IDENTITY_TOKEN_FILE
+ * and AWS_ROLE_ARN, else pw's; STS at AWS_ENDPOINT_URL_STS or the region's), else process
+ * (the profile's credential_process, may be NULL), else the container endpoint's variables,
+ * else the instance metadata unless AWS_EC2_METADATA_DISABLED; kind STATIC when none. */
+rein_err rein__aws_source_find(const char *process, const struct rein__aws_profile_web *pw,
+                               const char *region, struct rein__aws_source *s,
+                               rein_error *err) REIN_WUR;
+/* Parses STS's XML answer to AssumeRoleWithWebIdentity (len untrusted bytes) into out, or its
+ * ErrorResponse into REIN_EPARSE naming the code; entity declarations are refused. */
+rein_err rein__aws_sts_parse(const char *text, size_t len, struct rein__aws_creds *out,
+                             rein_error *err) REIN_WUR;
+void rein__aws_source_release(struct rein__aws_source *s);
+const char *rein__aws_source_name(const struct rein__aws_source *s);
+/* Asks the source for credentials (out: new, release with rein__aws_creds_release). */
+rein_err rein__aws_fetch(const struct rein__aws_source *s, struct rein__aws_creds *out,
+                         rein_error *err) REIN_WUR;
 /* Appends n bytes of s URI-encoded as SigV4 does (unreserved kept, '/' kept when slash). */
 rein_err rein__aws_uri_encode(struct rein_buf *b, const char *s, size_t n, bool slash) REIN_WUR;
+/* One small request to a credentials endpoint (awscreds.c): method (GET, PUT, POST) with the
+ * header lines (NULL-terminated, may be NULL) and body (NULL: none), within timeout_ms; the
+ * answer appended to out (at most 64 KiB: REIN_ETOOBIG past it), its status in *status.
+ * REIN_EIO (err names the URL and curl's reason) when no answer came. */
+rein_err rein__cred_http(const char *method, const char *url, const char *const *headers,
+                         const char *body, int64_t timeout_ms, long *status, struct rein_buf *out,
+                         rein_error *err) REIN_WUR;
+/* Google Application Default Credentials (gcpcreds.c). */
+struct rein__gcp;
+/* Finds the credentials file as Google's libraries do and gets a first access token:
+ * REIN_ENOTFOUND (err untouched) when there is no file, REIN_EINVAL (err names the file and
+ * what is wrong) when it cannot give a token. */
+rein_err rein__gcp_load(struct rein__gcp **out, rein_error *err);
+void rein__gcp_free(struct rein__gcp *g);
+/* The project the file names (quota_project_id, project_id), or NULL. Borrowed. */
+const char *rein__gcp_project(const struct rein__gcp *g);
+/* Adds "Authorization: Bearer TOKEN", fetching a new token when the one kept is near its end;
+ * REIN_EINVAL when there is no valid one (the log says why). */
+rein_err rein__gcp_header(struct rein__gcp *g, struct curl_slist **headers) REIN_WUR;
+/* Parses a token endpoint's answer (len untrusted bytes): *token new, *expires_in seconds
+ * (3600 when absent); REIN_EPARSE saying what is wrong, OAuth's error word included. */
+rein_err rein__gcp_token_parse(const char *text, size_t len, char **token, int64_t *expires_in,
+                               rein_error *err) REIN_WUR;
 /* The default setup of a preset spoken over HTTP at a base URL (provider.c); a preset's open
  * that only works out its base URL ends with it. */
 rein_err rein__http_setup(rein_provider *p, rein_error *err);
@@ -479,6 +550,7 @@ struct rein_provider {
     struct rein__recorder *rec;
     struct rein__replay *replay;
     struct rein__aws *aws; /* Bedrock's credentials when it signs with SigV4, or NULL */
+    struct rein__gcp *gcp; /* Vertex's Application Default Credentials, or NULL */
 };
 
 struct rein__tool {
@@ -658,6 +730,12 @@ rein_err rein__replay_next(struct rein__replay *rp, const char *body, size_t bod
 /* Appends to b that attachment att (of a tool message) was not sent because wire (a name
  * for the provider's API) takes no such media in a tool result (history.c). */
 void rein__attachment_note(struct rein_buf *b, const json_t *att, const char *wire);
+/* Writes a tool message's attachments as items of the array open in w: block writes one the
+ * wire takes (and returns true) or writes nothing (false); those are named as not sent (wire
+ * names the API) in a last {"type": note_type (left out when NULL), "text": …} item. */
+void rein__jw_attachments(struct rein_jw *w, const json_t *msg, const char *wire,
+                          const char *note_type,
+                          bool (*block)(struct rein_jw *w, const json_t *att));
 /* Writes a tool message's content as one string: its text, then a note for each attachment
  * (for wires whose tool messages carry text only). */
 void rein__jw_tool_text(struct rein_jw *w, const json_t *msg, const char *wire);

@@ -27,7 +27,9 @@
  * messages, an assistant message as its reasoning items (verbatim, with
  * encrypted_content, which reasoning models need back after a tool call;
  * requested with include reasoning.encrypted_content), its text and one
- * function_call item per call, a tool result as a function_call_output item.
+ * function_call item per call, a tool result as a function_call_output item
+ * (its output a list of input_text, input_image and input_file items when it
+ * has attachments).
  * With the setting previous_response_id the response is stored and only what
  * came after the last stored response is sent. Tools are function tools,
  * "strict" where the schema allows it (every object closed with
@@ -584,6 +586,68 @@ static void jw_member(struct rein_jw *w, const char *key, const char *value)
     rein_jw_str(w, value);
 }
 
+/* A medium function_call_output takes, and how: "input_image" for the image formats the
+ * API reads (PNG, JPEG, WebP, non-animated GIF), "input_file" for PDF; NULL for the rest
+ * (audio). */
+static const char *output_item(const char *mime)
+{
+    static const char *const images[] = {"image/png", "image/jpeg", "image/webp", "image/gif"};
+
+    for (size_t i = 0; i < REIN_ARRAY_SIZE(images); i++)
+        if (strcmp(mime, images[i]) == 0)
+            return "input_image";
+    return strcmp(mime, "application/pdf") == 0 ? "input_file" : NULL;
+}
+
+/* A data: URL of an attachment's base64 bytes. */
+static void jw_data_url(struct rein_jw *w, const char *key, const json_t *att)
+{
+    char *url = rein_asprintf("data:%s;base64,%s", rein__json_str(att, "mime_type"),
+                              rein__json_str(att, "data"));
+
+    rein_jw_key(w, key);
+    rein_jw_str(w, url ? url : "");
+    if (!url)
+        w->err = REIN_ENOMEM;
+    rein_free(url);
+}
+
+/* An attachment as an input_image or input_file item, when the API takes its medium. */
+static bool output_item_of(struct rein_jw *w, const json_t *att)
+{
+    const char *type = output_item(rein__json_str(att, "mime_type"));
+
+    if (!type)
+        return false;
+    rein_jw_obj_begin(w);
+    jw_member(w, "type", type);
+    if (type[6] == 'f') {
+        char name[48];
+        snprintf(name, sizeof(name), "attachment-%lld.pdf",
+                 (long long)json_integer_value(json_object_get(att, "index")));
+        jw_member(w, "filename", name);
+        jw_data_url(w, "file_data", att);
+    } else {
+        jw_data_url(w, "image_url", att);
+        jw_member(w, "detail", "auto");
+    }
+    rein_jw_obj_end(w);
+    return true;
+}
+
+/* A tool result with attachments: the output as a list of content items (the text, then an
+ * item per attachment the API takes, the others named as not sent in a last input_text). */
+static void output_items(struct rein_jw *w, const json_t *msg)
+{
+    rein_jw_arr_begin(w);
+    rein_jw_obj_begin(w);
+    jw_member(w, "type", "input_text");
+    jw_member(w, "text", rein__json_str(msg, "content"));
+    rein_jw_obj_end(w);
+    rein__jw_attachments(w, msg, "the Responses API", "input_text", output_item_of);
+    rein_jw_arr_end(w);
+}
+
 /* One piece of the input array: its items without the brackets (the writer
  * separates them with commas). */
 static rein_err responses_encode_message(const rein_provider *p, const json_t *msg,
@@ -603,7 +667,12 @@ static rein_err responses_encode_message(const rein_provider *p, const json_t *m
         rein_jw_obj_begin(&w);
         jw_member(&w, "type", "function_call_output");
         jw_member(&w, "call_id", rein__json_str(msg, "tool_call_id"));
-        jw_member(&w, "output", content);
+        if (json_array_size(json_object_get(msg, "attachments"))) {
+            rein_jw_key(&w, "output");
+            output_items(&w, msg);
+        } else {
+            jw_member(&w, "output", content);
+        }
         rein_jw_obj_end(&w);
         return rein_jw_finish(&w);
     }

@@ -7,7 +7,10 @@
  * (AWS_SHARED_CREDENTIALS_FILE, default ~/.aws/credentials; section [NAME]) and then in the
  * config file (AWS_CONFIG_FILE, default ~/.aws/config; section [profile NAME], or [default]).
  * The region is AWS_REGION, else AWS_DEFAULT_REGION, else the profile's region in the config
- * file.
+ * file. Without keys there, the credentials that expire come from the profile's
+ * credential_process, the container endpoint or the EC2 instance metadata (awscreds.c): the
+ * first are fetched here, and again when a signing finds them within five minutes of their
+ * Expiration.
  *
  * Signing follows the SigV4 specification (docs.aws.amazon.com, "Create a signed AWS API
  * request"): the canonical request (method, the path URI-encoded once more as services other
@@ -24,14 +27,25 @@
 #include "provider_int.h"
 
 #include <ctype.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+/* Credentials from a source that expire are refetched this long before their Expiration. */
+#define REFRESH_MARGIN_MS (5 * 60 * 1000)
+
 struct rein__aws {
     char *key_id, *secret, *token, *region;
-    const char *source; /* where the credentials came from, for messages */
+    const char *source;                      /* where the credentials came from, for messages */
+    char *process;                           /* the profile's credential_process, or NULL */
+    char *web_file, *web_role, *web_session; /* the profile's web identity settings, or NULL */
+    /* The source of credentials that expire (kind REIN__AWS_STATIC: none); the lock guards
+     * the three secrets and expires_ms while a signing refreshes them. */
+    struct rein__aws_source src;
+    int64_t expires_ms; /* 0: they do not expire */
+    pthread_mutex_t lock;
 };
 
 static void wipe_free(char *s)
@@ -50,6 +64,12 @@ void rein__aws_free(struct rein__aws *a)
     wipe_free(a->secret);
     wipe_free(a->token);
     rein_free(a->region);
+    rein_free(a->process);
+    rein_free(a->web_file);
+    rein_free(a->web_role);
+    rein_free(a->web_session);
+    rein__aws_source_release(&a->src);
+    pthread_mutex_destroy(&a->lock);
     rein_free(a);
 }
 
@@ -130,6 +150,14 @@ static rein_err read_profile(const char *path, const char *section, struct rein_
             rc = take(&a->token, value);
         else if (!strcmp(key, "region"))
             rc = take(&a->region, value);
+        else if (!strcmp(key, "credential_process"))
+            rc = take(&a->process, value);
+        else if (!strcmp(key, "web_identity_token_file"))
+            rc = take(&a->web_file, value);
+        else if (!strcmp(key, "role_arn"))
+            rc = take(&a->web_role, value);
+        else if (!strcmp(key, "role_session_name"))
+            rc = take(&a->web_session, value);
     }
     memset(line, 0, sizeof(line));
     fclose(f);
@@ -145,6 +173,60 @@ static char *home_file(const char *var, const char *rel)
     return home ? rein_asprintf("%s/.aws/%s", home, rel) : NULL;
 }
 
+/* Replaces a's secrets with c's (taken). */
+static void adopt(struct rein__aws *a, struct rein__aws_creds *c)
+{
+    wipe_free(a->key_id);
+    wipe_free(a->secret);
+    wipe_free(a->token);
+    a->key_id = c->key_id;
+    a->secret = c->secret;
+    a->token = c->token;
+    a->expires_ms = c->expires_ms;
+    memset(c, 0, sizeof(*c));
+}
+
+/*
+ * Without static keys: the credentials that expire, from the first source the chain names,
+ * fetched now so that a provider that cannot sign fails when it is made. The message of a
+ * failure says what to set and what the source answered.
+ */
+static rein_err load_expiring(struct rein__aws *a, const char *profile, const char *creds,
+                              rein_error *err)
+{
+    struct rein__aws_profile_web pw = {a->web_file, a->web_role, a->web_session};
+    struct rein__aws_creds c;
+    rein_error why;
+    rein_err rc;
+
+    wipe_free(a->key_id);
+    wipe_free(a->secret);
+    a->key_id = a->secret = NULL;
+    rein_error_clear(&why);
+    rc = rein__aws_source_find(a->process, &pw, a->region, &a->src, &why);
+    if (!rc && a->src.kind != REIN__AWS_STATIC)
+        rc = rein__aws_fetch(&a->src, &c, &why);
+    if (!rc && a->src.kind != REIN__AWS_STATIC) {
+        adopt(a, &c);
+        a->source = rein__aws_source_name(&a->src);
+        return REIN_OK;
+    }
+    if (rc == REIN_ENOMEM)
+        return rein_error_set(err, rc, "out of memory");
+    if (why.msg[0]) /* a source was asked: its answer first (the message has 256 bytes) */
+        return rein_error_set(err, REIN_EINVAL,
+                              "the bedrock provider found no AWS credentials: %.150s; or set "
+                              "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, profile \"%.20s\", or "
+                              "AWS_BEARER_TOKEN_BEDROCK",
+                              why.msg, profile);
+    return rein_error_set(err, REIN_EINVAL,
+                          "the bedrock provider found no AWS credentials: set AWS_ACCESS_KEY_ID "
+                          "and AWS_SECRET_ACCESS_KEY (and AWS_SESSION_TOKEN), or profile \"%s\" "
+                          "in %s (keys or credential_process), or an API key in "
+                          "AWS_BEARER_TOKEN_BEDROCK",
+                          profile, creds ? creds : "~/.aws/credentials");
+}
+
 rein_err rein__aws_load(struct rein__aws **out, rein_error *err)
 {
     struct rein__aws *a = rein_calloc(1, sizeof(*a));
@@ -152,10 +234,14 @@ rein_err rein__aws_load(struct rein__aws **out, rein_error *err)
     char *creds = home_file("AWS_SHARED_CREDENTIALS_FILE", "credentials");
     char *config = home_file("AWS_CONFIG_FILE", "config");
     char *section = rein_asprintf(strcmp(profile, "default") ? "profile %s" : "%s", profile);
+    /* Web identity in the environment comes before the profile's keys, as in the SDKs. */
+    bool web_env = env("AWS_WEB_IDENTITY_TOKEN_FILE") && env("AWS_ROLE_ARN"), from_env = false;
     bool found = false;
     rein_err rc = a && section ? REIN_OK : REIN_ENOMEM;
 
     *out = NULL;
+    if (a)
+        pthread_mutex_init(&a->lock, NULL);
     if (!rc && env("AWS_ACCESS_KEY_ID") && env("AWS_SECRET_ACCESS_KEY")) {
         rc = take(&a->key_id, env("AWS_ACCESS_KEY_ID"));
         if (!rc)
@@ -164,6 +250,7 @@ rein_err rein__aws_load(struct rein__aws **out, rein_error *err)
             rc = take(&a->token, env("AWS_SESSION_TOKEN"));
         if (a)
             a->source = "the environment";
+        from_env = true;
     }
     if (!rc)
         rc = take(&a->region, env("AWS_REGION") ? env("AWS_REGION") : "");
@@ -175,13 +262,9 @@ rein_err rein__aws_load(struct rein__aws **out, rein_error *err)
     }
     if (!rc) /* the config file may hold the credentials too, and the region */
         rc = read_profile(config, section, a, &found);
-    if (!rc && (!a->key_id || !a->secret))
-        rc = rein_error_set(err, REIN_EINVAL,
-                            "the bedrock provider found no AWS credentials: set AWS_ACCESS_KEY_ID "
-                            "and AWS_SECRET_ACCESS_KEY (and AWS_SESSION_TOKEN), or profile \"%s\" "
-                            "in %s, or an API key in AWS_BEARER_TOKEN_BEDROCK",
-                            profile, creds ? creds : "~/.aws/credentials");
-    else if (!rc && !a->region)
+    if (!rc && (!a->key_id || !a->secret || (web_env && !from_env)))
+        rc = load_expiring(a, profile, creds, err);
+    if (!rc && !a->region)
         rc = rein_error_set(err, REIN_EINVAL,
                             "the bedrock provider needs a region: set AWS_REGION (or "
                             "AWS_DEFAULT_REGION, or region in profile \"%s\" of %s), or a base "
@@ -260,8 +343,45 @@ static bool split_url(const char *url, const char **host, size_t *hlen, const ch
     return *hlen > 0;
 }
 
-rein_err rein__aws_sign(const struct rein__aws *a, const char *service, const char *url,
-                        const char *body, size_t len, time_t now, struct curl_slist **headers)
+/* Under a->lock: fetches the credentials again when they are within the margin of their
+ * Expiration. A failed fetch keeps the old ones while they last (and says so in the log). */
+static rein_err refresh(struct rein__aws *a, time_t now)
+{
+    struct rein__aws_creds c;
+    rein_error why;
+    int64_t now_ms = (int64_t)now * 1000;
+
+    if (a->src.kind == REIN__AWS_STATIC || !a->expires_ms ||
+        now_ms < a->expires_ms - REFRESH_MARGIN_MS)
+        return REIN_OK;
+    rein_error_clear(&why);
+    if (rein__aws_fetch(&a->src, &c, &why) == REIN_OK) {
+        adopt(a, &c);
+        return REIN_OK;
+    }
+    rein_log(REIN_LOG_WARN, "providers", "AWS credentials from %s could not be refreshed: %s",
+             rein__aws_source_name(&a->src), why.msg);
+    return now_ms < a->expires_ms ? REIN_OK : REIN_EINVAL;
+}
+
+static rein_err sign_locked(const struct rein__aws *a, const char *service, const char *url,
+                            const char *body, size_t len, time_t now, struct curl_slist **headers);
+
+rein_err rein__aws_sign(struct rein__aws *a, const char *service, const char *url, const char *body,
+                        size_t len, time_t now, struct curl_slist **headers)
+{
+    rein_err rc;
+
+    pthread_mutex_lock(&a->lock);
+    rc = refresh(a, now);
+    if (!rc)
+        rc = sign_locked(a, service, url, body, len, now, headers);
+    pthread_mutex_unlock(&a->lock);
+    return rc;
+}
+
+static rein_err sign_locked(const struct rein__aws *a, const char *service, const char *url,
+                            const char *body, size_t len, time_t now, struct curl_slist **headers)
 {
     const char *host, *path, *query;
     size_t hlen, plen;

@@ -1,10 +1,12 @@
 /*
  * Integration tests: what the model receives of a tool's MCP content (images, audio,
  * structuredContent), checked in the exact request bodies the scripted model server received
- * over real HTTP, on the Anthropic and the OpenAI chat completions wires. Anthropic gets a PNG
- * as an image block inside the tool_result and a PDF as a document block; audio, which it does
- * not take there, is named as not sent; OpenAI's tool messages carry text, so every attachment
- * is named as not sent; base64 never sits in the JSON text; structuredContent is sent once.
+ * over real HTTP, on every wire. Anthropic gets a PNG as an image block inside the tool_result
+ * and a PDF as a document block; audio, which it does not take there, is named as not sent;
+ * OpenAI's tool messages carry text, so every attachment is named as not sent; the Responses
+ * API gets input_image and input_file items in the function_call_output, Gemini inlineData
+ * parts after the functionResponse, Bedrock image and document blocks in the toolResult; base64
+ * never sits in the JSON text; structuredContent is sent once.
  */
 /* rein-test-timeout: 60 */
 #include "test.h"
@@ -62,21 +64,22 @@ static void add_tool(rein_registry *reg, const char *manifest, rein_tool_fn fn)
     json_decref(m);
 }
 
-static void fx_start(struct fx *f, bool anthropic, const char *script)
+static void fx_start(struct fx *f, const char *preset, const char *script)
 {
+    bool openai = !strcmp(preset, "openai") || !strcmp(preset, "openai-responses");
+    char base[160];
     rein_error err;
 
     memset(f, 0, sizeof(*f));
+    unsetenv("AWS_BEARER_TOKEN_BEDROCK");
     f->ms = ms_start(0, &err);
     if (!f->ms)
         fail_msg("model server: %s", err.msg);
     f->cfg = rein_provider_config_new();
-    assert_rein_ok(
-        rein_provider_config_set(f->cfg, "provider", anthropic ? "anthropic" : "openai", &err),
-        &err);
-    assert_rein_ok(
-        rein_provider_config_set_base_url(f->cfg, anthropic ? ms_url(f->ms) : ms_openai_url(f->ms)),
-        NULL);
+    assert_rein_ok(rein_provider_config_set(f->cfg, "provider", preset, &err), &err);
+    snprintf(base, sizeof(base), "%s%s", openai ? ms_openai_url(f->ms) : ms_url(f->ms),
+             !strcmp(preset, "gemini") ? "/v1beta" : "");
+    assert_rein_ok(rein_provider_config_set_base_url(f->cfg, base), NULL);
     assert_rein_ok(rein_provider_config_set_model(f->cfg, "test-model"), NULL);
     assert_rein_ok(rein_provider_config_set_api_key(f->cfg, "sk-test"), NULL);
     f->p = rein_provider_new(f->cfg, &err);
@@ -118,8 +121,8 @@ static void fx_stop(struct fx *f)
     ms_stop(f->ms);
 }
 
-/* The second request's messages (the one carrying the tool result). */
-static const json_t *second_messages(struct fx *f)
+/* The second request's body (the one carrying the tool result), which the server took. */
+static const json_t *second_body(struct fx *f)
 {
     const struct ms_request *r;
 
@@ -128,7 +131,113 @@ static const json_t *second_messages(struct fx *f)
     assert_non_null(r);
     if (r->status != 200 || r->error)
         fail_msg("request: status %d: %s\n%s", r->status, r->error ? r->error : "", r->body);
-    return json_object_get(r->json, "messages");
+    return r->json;
+}
+
+static const json_t *second_messages(struct fx *f)
+{
+    return json_object_get(second_body(f), "messages");
+}
+
+static size_t occurrences(const char *hay, const char *needle)
+{
+    size_t n = 0;
+
+    for (const char *p = strstr(hay, needle); p; p = strstr(p + 1, needle))
+        n++;
+    return n;
+}
+
+static const char *str(const json_t *o, const char *key)
+{
+    return json_string_value(json_object_get(o, key));
+}
+
+#define SNAP_THEN(id, answer)                                                                      \
+    "[{\"tool_calls\":[{\"id\":\"" id "\",\"name\":\"snap\",\"arguments\":\"{}\"}]},"              \
+    "{\"text\":\"" answer "\"}]"
+
+/* Responses: the function_call_output's output as content items: the text, the PNG as an
+ * input_image data URL, the PDF as an input_file; audio named as not sent. */
+static void media_responses(void **state)
+{
+    struct fx f;
+    const json_t *in, *out;
+
+    (void)state;
+    fx_start(&f, "openai-responses", SNAP_THEN("call_1", "a red pixel"));
+    fx_run(&f);
+    in = json_object_get(second_body(&f), "input");
+    out = json_array_get(in, json_array_size(in) - 1);
+    assert_string_equal(str(out, "type"), "function_call_output");
+    out = json_object_get(out, "output");
+    assert_int_equal(json_array_size(out), 4);
+    assert_string_equal(str(json_array_get(out, 0), "type"), "input_text");
+    assert_non_null(strstr(str(json_array_get(out, 0), "text"), "the page after the click"));
+    assert_null(strstr(str(json_array_get(out, 0), "text"), PNG));
+    assert_int_equal(occurrences(ms_request(f.ms, 1)->body, PNG), 1);
+    assert_string_equal(str(json_array_get(out, 1), "type"), "input_image");
+    assert_string_equal(str(json_array_get(out, 1), "image_url"), "data:image/png;base64," PNG);
+    assert_string_equal(str(json_array_get(out, 2), "type"), "input_file");
+    assert_string_equal(str(json_array_get(out, 2), "file_data"),
+                        "data:application/pdf;base64," PDF);
+    assert_string_equal(str(json_array_get(out, 2), "filename"), "attachment-3.pdf");
+    assert_string_equal(str(json_array_get(out, 3), "type"), "input_text");
+    assert_non_null(strstr(str(json_array_get(out, 3), "text"),
+                           "attachment 2, audio/wav, was not sent: the Responses API takes no "
+                           "audio in a tool result"));
+    fx_stop(&f);
+}
+
+/* Gemini: inlineData parts after the functionResponse, in the same user content; WAV and PDF
+ * are media Gemini reads, so nothing is left out. */
+static void media_gemini(void **state)
+{
+    struct fx f;
+    const json_t *contents, *parts;
+
+    (void)state;
+    fx_start(&f, "gemini", SNAP_THEN("call_1", "a red pixel"));
+    fx_run(&f);
+    contents = json_object_get(second_body(&f), "contents");
+    parts = json_object_get(json_array_get(contents, json_array_size(contents) - 1), "parts");
+    assert_int_equal(json_array_size(parts), 4);
+    assert_non_null(json_object_get(json_array_get(parts, 0), "functionResponse"));
+    assert_int_equal(occurrences(ms_request(f.ms, 1)->body, PNG), 1); /* the part, not the text */
+    assert_string_equal(str(test_json_at(parts, "1.inlineData"), "mimeType"), "image/png");
+    assert_string_equal(str(test_json_at(parts, "1.inlineData"), "data"), PNG);
+    assert_string_equal(str(test_json_at(parts, "2.inlineData"), "mimeType"), "audio/wav");
+    assert_string_equal(str(test_json_at(parts, "2.inlineData"), "data"), WAV);
+    assert_string_equal(str(test_json_at(parts, "3.inlineData"), "mimeType"), "application/pdf");
+    fx_stop(&f);
+}
+
+/* Bedrock: image and document blocks in the toolResult's content; audio named as not sent. */
+static void media_bedrock(void **state)
+{
+    struct fx f;
+    const json_t *msgs, *content;
+
+    (void)state;
+    fx_start(&f, "bedrock", SNAP_THEN("tooluse_1", "a red pixel"));
+    fx_run(&f);
+    msgs = second_messages(&f);
+    content = test_json_at(json_array_get(msgs, json_array_size(msgs) - 1),
+                           "content.0.toolResult.content");
+    assert_int_equal(json_array_size(content), 4);
+    /* The tool's output (JSON, so a json block), then the media. */
+    assert_non_null(
+        strstr(str(test_json_at(content, "0.json"), "output"), "the page after the click"));
+    assert_int_equal(occurrences(ms_request(f.ms, 1)->body, PNG), 1);
+    assert_string_equal(str(test_json_at(content, "1.image"), "format"), "png");
+    assert_string_equal(str(test_json_at(content, "1.image.source"), "bytes"), PNG);
+    assert_string_equal(str(test_json_at(content, "2.document"), "format"), "pdf");
+    assert_string_equal(str(test_json_at(content, "2.document"), "name"), "attachment 3");
+    assert_string_equal(str(test_json_at(content, "2.document.source"), "bytes"), PDF);
+    assert_non_null(strstr(str(json_array_get(content, 3), "text"),
+                           "attachment 2, audio/wav, was not sent: Bedrock's Converse API takes "
+                           "no audio in a tool result"));
+    fx_stop(&f);
 }
 
 static void media_anthropic(void **state)
@@ -138,7 +247,7 @@ static void media_anthropic(void **state)
     const char *text;
 
     (void)state;
-    fx_start(&f, true,
+    fx_start(&f, "anthropic",
              "[{\"tool_calls\":[{\"id\":\"toolu_1\",\"name\":\"snap\",\"arguments\":\"{}\"}]},"
              "{\"text\":\"I see a red pixel\"}]");
     fx_run(&f);
@@ -180,7 +289,7 @@ static void media_openai(void **state)
     const char *text;
 
     (void)state;
-    fx_start(&f, false,
+    fx_start(&f, "openai",
              "[{\"tool_calls\":[{\"id\":\"call_1\",\"name\":\"snap\",\"arguments\":\"{}\"}]},"
              "{\"text\":\"done\"}]");
     fx_run(&f);
@@ -205,7 +314,7 @@ static void structured_once(void **state)
     const char *text;
 
     (void)state;
-    fx_start(&f, false,
+    fx_start(&f, "openai",
              "[{\"tool_calls\":[{\"id\":\"call_1\",\"name\":\"stats\",\"arguments\":\"{}\"}]},"
              "{\"text\":\"3 rows\"}]");
     fx_run(&f);
@@ -221,9 +330,9 @@ static void structured_once(void **state)
 }
 
 static const struct CMUnitTest tests[] = {
-    cmocka_unit_test(media_anthropic),
-    cmocka_unit_test(media_openai),
-    cmocka_unit_test(structured_once),
+    cmocka_unit_test(media_anthropic), cmocka_unit_test(media_openai),
+    cmocka_unit_test(media_responses), cmocka_unit_test(media_gemini),
+    cmocka_unit_test(media_bedrock),   cmocka_unit_test(structured_once),
 };
 
 REIN_TEST_MAIN(tests)

@@ -35,6 +35,7 @@ static void fx_start(struct fx *f, const char *secret, const char *token)
     memset(f, 0, sizeof(*f));
     unsetenv("AWS_BEARER_TOKEN_BEDROCK");
     unsetenv("AWS_PROFILE");
+    setenv("AWS_EC2_METADATA_DISABLED", "true", 1); /* no instance metadata to ask */
     setenv("AWS_ACCESS_KEY_ID", "AKIDTEST", 1);
     setenv("AWS_SECRET_ACCESS_KEY", secret, 1);
     if (token)
@@ -165,6 +166,55 @@ static void test_signed_stream_call_then_result(void **state)
     assert_string_equal(str_at(q->json, "messages.2.content.0.toolResult.toolUseId"), "tooluse_1");
     assert_string_equal(str_at(q->json, "messages.2.content.0.toolResult.content.0.json.temp"),
                         "3 degrees");
+    fx_stop(&f);
+}
+
+/* tool_choice none: Converse has no such value, so the tools are not offered; a conversation
+ * that holds tool blocks (which Converse takes only with a toolConfig) declares one placeholder
+ * tool instead, and the server (checking as Bedrock does) takes both. */
+static void test_tool_choice_none(void **state)
+{
+    const struct ms_request *q;
+    json_t *call;
+    struct fx f;
+
+    (void)state;
+    fx_start(&f, "secret/With+Chars=", NULL);
+    fx_provider(&f);
+    add_weather_tool(&f);
+    assert_rein_ok(rein_model_request_set_tool_choice(f.req, "none"), NULL);
+    rein_model_request_set_stream(f.req, false);
+    fx_script(&f, "[{\"text\":\"No tools needed.\"},{\"text\":\"It is 3 degrees.\"}]");
+    assert_rein_ok(rein_history_add_user(f.h, "Hello"), NULL);
+    assert_rein_ok(fx_send(&f), &f.err);
+    q = ms_last_request(f.ms);
+    assert_served(q);
+    assert_null(json_object_get(q->json, "toolConfig"));
+    assert_null(strstr(q->body, "get_weather"));
+
+    /* A history with a call and its result. */
+    call = json_pack("{s:s, s:s, s:[{s:s, s:s, s:s}]}", "role", "assistant", "content", "",
+                     "tool_calls", "id", "tooluse_9", "name", "get_weather", "arguments",
+                     "{\"city\":\"Oslo\"}");
+    assert_rein_ok(rein_history_append(f.h, call, NULL), NULL);
+    json_decref(call);
+    assert_rein_ok(
+        rein_history_add_tool_result(f.h, "tooluse_9", "get_weather", "3 degrees", false), NULL);
+    assert_rein_ok(fx_send(&f), &f.err);
+    assert_string_equal(rein_model_response_text(f.resp), "It is 3 degrees.");
+    q = ms_last_request(f.ms);
+    assert_served(q);
+    assert_int_equal(json_array_size(test_json_at(q->json, "toolConfig.tools")), 1);
+    assert_string_equal(str_at(q->json, "toolConfig.tools.0.toolSpec.name"), "rein_no_tools");
+    assert_null(test_json_at(q->json, "toolConfig.toolChoice"));
+    assert_string_equal(str_at(q->json, "messages.1.content.0.toolUse.name"), "get_weather");
+    /* "auto" offers the tools again. */
+    assert_rein_ok(rein_model_request_set_tool_choice(f.req, "auto"), NULL);
+    fx_script(&f, "[{\"text\":\"again\"}]");
+    assert_rein_ok(fx_send(&f), &f.err);
+    q = ms_last_request(f.ms);
+    assert_string_equal(str_at(q->json, "toolConfig.tools.0.toolSpec.name"), "get_weather");
+    assert_non_null(test_json_at(q->json, "toolConfig.toolChoice.auto"));
     fx_stop(&f);
 }
 
@@ -349,6 +399,7 @@ static void test_agent_loop_end_to_end(void **state)
 
 static const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_signed_stream_call_then_result),
+    cmocka_unit_test(test_tool_choice_none),
     cmocka_unit_test(test_wrong_secret_and_api_key),
     cmocka_unit_test(test_throttling_exceptions_and_faults),
     cmocka_unit_test(test_record_then_replay_the_binary_stream),

@@ -1637,7 +1637,19 @@ static rein_provider_config *record_and_replay(const char *preset, const char *p
 
     fx_start(&f);
     assert_rein_ok(rein_provider_config_set_record(f.cfg, path), NULL);
-    fx_provider(&f, preset);
+    if (strcmp(preset, "dashscope-native") == 0) {
+        fx_dashscope_native(&f);
+    } else if (strcmp(preset, "azure") == 0) {
+        /* A deployment's URL; the key goes in api-key, which the server does not check. */
+        assert_rein_ok(rein_provider_config_set(f.cfg, "provider", "azure", NULL), NULL);
+        assert_rein_ok(rein_provider_config_set(f.cfg, "deployment", "gpt4o-prod", NULL), NULL);
+        assert_rein_ok(rein_provider_config_set_base_url(f.cfg, ms_url(f.ms)), NULL);
+        ms_set_api_key(f.ms, NULL);
+        f.p = rein_provider_new(f.cfg, &f.err);
+        assert_non_null(f.p);
+    } else {
+        fx_provider(&f, preset);
+    }
     add_weather_tool(&f);
     fx_script(&f,
               "[{\"tool_calls\": [{\"id\": \"call_5\", \"name\": \"get_weather\", "
@@ -1645,6 +1657,11 @@ static rein_provider_config *record_and_replay(const char *preset, const char *p
     assert_rein_ok(converse(f.p, f.req, f.h, answer, sizeof(answer), &err), &err);
     assert_string_equal(answer, "3 degrees.");
     fx_stop(&f);
+    /* The key is nowhere in the recording, whatever header the preset sent it in. */
+    char *text = test_read_file(path, NULL);
+    assert_non_null(text);
+    assert_null(strstr(text, "sk-test"));
+    free(text);
 
     cfg = rein_provider_config_new();
     assert_rein_ok(rein_provider_config_set(cfg, "provider", "replay", NULL), NULL);
@@ -1726,6 +1743,45 @@ static void test_responses_record_then_replay(void **state)
     free(dir);
 }
 
+/* DashScope's native API recorded, then replayed: its own body and wire name in the file. */
+static void test_dashscope_native_record_then_replay(void **state)
+{
+    char *dir = test_tmpdir();
+    char path[1024];
+    rein_model_request *req;
+    char *text;
+
+    (void)state;
+    snprintf(path, sizeof(path), "%s/dashscope.jsonl", dir);
+    rein_provider_config_free(record_and_replay("dashscope-native", path, &req));
+    text = test_read_file(path, NULL);
+    assert_non_null(strstr(text, "\"dashscope\""));
+    assert_non_null(strstr(text, "\"parameters\""));
+    free(text);
+    rein_model_request_free(req);
+    test_rmtree(dir);
+    free(dir);
+}
+
+/* Azure OpenAI (a deployment URL, the key in api-key) recorded, then replayed. */
+static void test_azure_record_then_replay(void **state)
+{
+    char *dir = test_tmpdir();
+    char path[1024];
+    rein_model_request *req;
+    char *text;
+
+    (void)state;
+    snprintf(path, sizeof(path), "%s/azure.jsonl", dir);
+    rein_provider_config_free(record_and_replay("azure", path, &req));
+    text = test_read_file(path, NULL);
+    assert_non_null(strstr(text, "\"openai\""));
+    free(text);
+    rein_model_request_free(req);
+    test_rmtree(dir);
+    free(dir);
+}
+
 /* ---------------------------------------------------------------------------------------
  * The command
  */
@@ -1794,6 +1850,8 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_responses_over_http),
     cmocka_unit_test(test_responses_faults),
     cmocka_unit_test(test_azure_over_http),
+    cmocka_unit_test(test_dashscope_native_record_then_replay),
+    cmocka_unit_test(test_azure_record_then_replay),
     cmocka_unit_test(test_openrouter_in_stream_errors_by_numeric_code),
     cmocka_unit_test(test_connect_to_a_closed_port_fails_clearly),
     cmocka_unit_test(test_first_byte_timeout),

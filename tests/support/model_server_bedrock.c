@@ -239,6 +239,27 @@ static bool bd_name_ok(const char *n)
     return true;
 }
 
+/* An image or document block of a tool result, as ImageBlock and DocumentBlock take them
+ * (true for any other block). */
+static bool bd_media_ok(const json_t *item)
+{
+    static const char *const images[] = {"png", "jpeg", "gif", "webp"};
+    static const char *const docs[] = {"pdf",  "csv",  "doc", "docx", "xls",
+                                       "xlsx", "html", "txt", "md"};
+    const json_t *img = json_object_get(item, "image"), *doc = json_object_get(item, "document");
+    const json_t *b = img ? img : doc;
+    const char *format = bd_str(b, "format");
+    bool known = false;
+
+    if (!b)
+        return true;
+    for (size_t i = 0; format && img && i < REIN_ARRAY_SIZE(images); i++)
+        known = known || !strcmp(format, images[i]);
+    for (size_t i = 0; format && doc && i < REIN_ARRAY_SIZE(docs); i++)
+        known = known || !strcmp(format, docs[i]);
+    return known && bd_str(json_object_get(b, "source"), "bytes") && (img || bd_str(doc, "name"));
+}
+
 static bool bd_block_ok(const json_t *b, size_t m, size_t i, const char *role, json_t *uses,
                         json_t *results, bool *tools_used, struct ms_verdict *v)
 {
@@ -285,6 +306,12 @@ static bool bd_block_ok(const json_t *b, size_t m, size_t i, const char *role, j
         json_array_foreach(c, k, item)
         {
             const json_t *txt = json_object_get(item, "text");
+            if (!bd_media_ok(item))
+                return bd_fail(v, 400, "ValidationException",
+                               "messages.%zu.content.%zu.toolResult.content.%zu: an image needs "
+                               "format png, jpeg, gif or webp and source.bytes; a document a "
+                               "format, a name and source.bytes",
+                               m, i, k);
             if (json_object_size(item) != 1 ||
                 (!json_is_string(txt) && !json_object_get(item, "json") &&
                  !json_object_get(item, "image") && !json_object_get(item, "document")) ||

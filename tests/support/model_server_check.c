@@ -882,6 +882,36 @@ static bool rs_check_tools(const json_t *tools, struct ms_verdict *v)
     return true;
 }
 
+/* A function_call_output's output given as content items: input_text with its text,
+ * input_image with an image_url (a data: or https URL) or file_id, input_file with file_data
+ * (a data: URL) and a filename, or file_id or file_url. */
+static bool rs_check_output(const json_t *out, size_t i, struct ms_verdict *v)
+{
+    size_t j;
+    const json_t *it;
+
+    json_array_foreach(out, j, it)
+    {
+        const char *type = str_of(it, "type"), *url = str_of(it, "image_url");
+        const char *data = str_of(it, "file_data");
+        bool ok = false;
+        if (type && !strcmp(type, "input_text"))
+            ok = str_of(it, "text") != NULL;
+        else if (type && !strcmp(type, "input_image"))
+            ok = (url && (!strncmp(url, "data:image/", 11) || !strncmp(url, "https://", 8))) ||
+                 str_of(it, "file_id");
+        else if (type && !strcmp(type, "input_file"))
+            ok = (data && !strncmp(data, "data:", 5) && str_of(it, "filename")) ||
+                 str_of(it, "file_id") || str_of(it, "file_url");
+        if (!ok)
+            return OA_FAIL(v, "invalid_value", rein_asprintf("input[%zu].output[%zu]", i, j),
+                           "Invalid 'input[%zu].output[%zu]': expected input_text, input_image "
+                           "or input_file with its data (type %s).",
+                           i, j, type ? type : "missing");
+    }
+    return true;
+}
+
 /* The input items: messages, function calls, their outputs, reasoning items. Every output
  * answers a call earlier in the input, and (without previous_response_id) every call is
  * answered, as the API checks. */
@@ -937,6 +967,8 @@ static bool rs_check_input(const json_t *body, struct ms_verdict *v)
                 !json_is_array(json_object_get(item, "output")))
                 ok = OA_FAIL(v, "missing_required_parameter", rein_asprintf("input[%zu].output", i),
                              "Missing required parameter: 'input[%zu].output'.", i);
+            if (ok && json_is_array(json_object_get(item, "output")))
+                ok = rs_check_output(json_object_get(item, "output"), i, v);
         } else if (strcmp(type, "reasoning") == 0) {
             if (!json_is_array(json_object_get(item, "summary")))
                 ok =

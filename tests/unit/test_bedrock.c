@@ -341,6 +341,11 @@ static void clear_aws_env(void)
 
     for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++)
         unsetenv(vars[i]);
+    /* The sources of credentials that expire stay out (tests/integration/test_aws_credentials.c
+     * has them): no container endpoint, no instance metadata. */
+    unsetenv("AWS_CONTAINER_CREDENTIALS_RELATIVE_URI");
+    unsetenv("AWS_CONTAINER_CREDENTIALS_FULL_URI");
+    setenv("AWS_EC2_METADATA_DISABLED", "true", 1);
 }
 
 /* Signs a request and returns the Authorization line (new string). */
