@@ -405,6 +405,10 @@ REIN_EXTERN rein_err rein_model_request_set_tool_choice(rein_model_request *req,
 REIN_EXTERN void rein_model_request_set_max_tokens(rein_model_request *req, int64_t max_tokens);
 /* A negative value unsets. */
 REIN_EXTERN void rein_model_request_set_temperature(rein_model_request *req, double temperature);
+/* Nucleus sampling, 0 to 1 (a negative value unsets), written by each wire under its own name:
+ * "top_p" (OpenAI chat, Responses, Anthropic), Ollama "options.top_p", Gemini
+ * "generationConfig.topP", Bedrock "inferenceConfig.topP", DashScope "parameters.top_p". */
+REIN_EXTERN void rein_model_request_set_top_p(rein_model_request *req, double top_p);
 /*
  * Stop sequences: the reply ends where the model would write one of them (the sequence itself
  * is not part of the text). stop holds n strings (borrowed and copied); n 0 unsets. Each wire

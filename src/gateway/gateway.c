@@ -538,12 +538,9 @@ static rein_err upstream_extra(struct rein__gw_ctx *c, struct rein__gw_bad *bad)
 {
     const char *wire = rein_provider_wire(c->g->provider);
     struct rein__gw_req *r = &c->req;
-    json_t *extra;
 
     if (strcmp(wire, c->wire->name) == 0) {
         /* The client's own wire: every member rein does not read goes as it is. */
-        if (r->top_p >= 0 && json_object_set_new(r->passthrough, "top_p", json_real(r->top_p)))
-            return REIN_ENOMEM;
         rein_model_request_set_extra(c->mreq, r->passthrough);
         return REIN_OK;
     }
@@ -556,13 +553,8 @@ static rein_err upstream_extra(struct rein__gw_ctx *c, struct rein__gw_bad *bad)
         rein_free(names);
         return rc;
     }
-    extra = json_object();
-    if (!extra)
-        return REIN_ENOMEM;
-    if (r->top_p >= 0)
-        json_object_set_new(extra, "top_p", json_real(r->top_p));
-    rein_model_request_set_extra(c->mreq, extra);
-    json_decref(extra);
+    /* What the other wire has too (top_p, stop) is in the neutral request, which it writes
+     * under its own names. */
     return REIN_OK;
 }
 
@@ -623,6 +615,7 @@ static rein_err upstream_request(struct rein__gw_ctx *c, struct rein__gw_bad *ba
         rein_model_request_set_parallel_tools(m, r->parallel > 0);
     rein_model_request_set_max_tokens(m, r->max_tokens);
     rein_model_request_set_temperature(m, r->temperature);
+    rein_model_request_set_top_p(m, r->top_p);
     rein_model_request_set_stream(m, r->stream);
     rein_model_request_set_retries(m, 0);
     rein_model_request_set_cancel(m, c->call->cancel);

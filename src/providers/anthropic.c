@@ -836,6 +836,7 @@ static rein_err anthropic_build_body(rein_provider *p, const rein_model_request 
         rein_jw_key(&w, "temperature");
         rein_jw_double(&w, req->temperature);
     }
+    rein__jw_top_p(&w, req, "top_p");
     rein__jw_stop(&w, req, "stop_sequences");
     rein_jw_key(&w, "stream");
     rein_jw_bool(&w, req->stream);

@@ -628,6 +628,7 @@ static rein_err bedrock_build_body(rein_provider *p, const rein_model_request *r
         rein_jw_key(&w, "inferenceConfig");
         rein_jw_obj_begin(&w);
         rein__jw_limits(&w, req, "maxTokens");
+        rein__jw_top_p(&w, req, "topP");
         rein__jw_stop(&w, req, "stopSequences");
         rein_jw_obj_end(&w);
     }

@@ -46,6 +46,7 @@ static rein_err dashscope_build_body(rein_provider *p, const rein_model_request 
     }
     rein__jw_tools(&w, req, rein__openai_tool_choice);
     rein__jw_limits(&w, req, "max_tokens");
+    rein__jw_top_p(&w, req, "top_p");
     rein__jw_stop(&w, req, "stop");
     rein__jw_thinking(&w, p, req);
     rein_jw_obj_end(&w);

@@ -1100,6 +1100,7 @@ static rein_err gemini_build_body(rein_provider *p, const rein_model_request *re
         rein_jw_key(&w, "generationConfig");
         rein_jw_obj_begin(&w);
         rein__jw_limits(&w, req, "maxOutputTokens");
+        rein__jw_top_p(&w, req, "topP");
         rein__jw_stop(&w, req, "stopSequences");
         rein_jw_obj_end(&w);
     }

@@ -250,6 +250,7 @@ static rein_err ollama_build_body(rein_provider *p, const rein_model_request *re
         rein_jw_key(&w, "options");
         rein_jw_obj_begin(&w);
         rein__jw_limits(&w, req, "num_predict");
+        rein__jw_top_p(&w, req, "top_p");
         rein__jw_stop(&w, req, "stop");
         rein_jw_obj_end(&w);
     }

@@ -559,6 +559,7 @@ static rein_err openai_build_body(rein_provider *p, const rein_model_request *re
     rein__jw_limits(&w, req,
                     (p->cfg.quirks & Q_MAX_COMPLETION_TOKENS) ? "max_completion_tokens"
                                                               : "max_tokens");
+    rein__jw_top_p(&w, req, "top_p");
     rein__jw_stop(&w, req, "stop");
     rein_jw_key(&w, "stream");
     rein_jw_bool(&w, req->stream);

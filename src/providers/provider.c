@@ -143,7 +143,15 @@ void rein__jw_stop(struct rein_jw *jw, const rein_model_request *req, const char
 
 bool rein__request_has_settings(const rein_model_request *req)
 {
-    return req->max_tokens > 0 || req->temperature >= 0 || req->nstop > 0;
+    return req->max_tokens > 0 || req->temperature >= 0 || req->top_p >= 0 || req->nstop > 0;
+}
+
+void rein__jw_top_p(struct rein_jw *jw, const rein_model_request *req, const char *key)
+{
+    if (req->top_p >= 0) {
+        rein_jw_key(jw, key);
+        rein_jw_double(jw, req->top_p);
+    }
 }
 
 void rein__jw_thinking(struct rein_jw *jw, const rein_provider *p, const rein_model_request *req)
@@ -215,6 +223,7 @@ rein_model_request *rein_model_request_new(void)
         return NULL;
     req->stream = true;
     req->temperature = -1;
+    req->top_p = -1;
     req->parallel = -1;
     req->retries = -1;
     rein_buf_init(&req->tools_enc, 0);
@@ -375,6 +384,11 @@ rein_err rein_model_request_set_stop(rein_model_request *req, const char *const 
 const json_t *rein_model_request_dropped(const rein_model_request *req)
 {
     return json_array_size(req->dropped) ? req->dropped : NULL;
+}
+
+void rein_model_request_set_top_p(rein_model_request *req, double top_p)
+{
+    req->top_p = top_p >= 0 && top_p <= 1 ? top_p : -1;
 }
 
 void rein_model_request_set_stream(rein_model_request *req, bool stream)

@@ -568,6 +568,7 @@ struct rein_model_request {
     char *tool_choice;
     int64_t max_tokens;
     double temperature; /* < 0: unset */
+    double top_p;       /* < 0: unset */
     char **stop;        /* stop sequences (owned), nstop of them */
     size_t nstop;
     /* What the wire's tool encoder left out of the parameter schemas ({"tool", "keyword",
@@ -699,10 +700,13 @@ void rein__jw_tools(struct rein_jw *jw, const rein_model_request *req,
 void rein__jw_thinking(struct rein_jw *jw, const rein_provider *p, const rein_model_request *req);
 /* The output limit under max_key and the temperature, when the request sets them. */
 void rein__jw_limits(struct rein_jw *jw, const rein_model_request *req, const char *max_key);
+/* top_p under key, when the request sets it. */
+void rein__jw_top_p(struct rein_jw *jw, const rein_model_request *req, const char *key);
 /* The stop sequences as an array under key, when the request has some. */
 void rein__jw_stop(struct rein_jw *jw, const rein_model_request *req, const char *key);
 /* True when the request sets anything a wire writes among its generation settings (output
- * limit, temperature, stop sequences): Ollama, Gemini and Bedrock open an object for them. */
+ * limit, temperature, top_p, stop sequences): Ollama, Gemini and Bedrock open an object for
+ * them. */
 bool rein__request_has_settings(const rein_model_request *req);
 const char *rein__json_str(const json_t *obj, const char *key); /* "" when absent */
 

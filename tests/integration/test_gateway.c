@@ -679,6 +679,8 @@ static void test_stop_crosses_wires(void **state)
     static const char *const wires[] = {"gemini", "bedrock", "anthropic"};
     static const char *const at[] = {"generationConfig.stopSequences",
                                      "inferenceConfig.stopSequences", "stop_sequences"};
+    static const char *const top_p_at[] = {"generationConfig.topP", "inferenceConfig.topP",
+                                           "top_p"};
     struct th_resp r;
     const struct ms_request *q;
 
@@ -687,15 +689,21 @@ static void test_stop_crosses_wires(void **state)
         json_t *want = json_pack("[ss]", "END", "\n\nUser:");
         start_with(wires[i], strcmp(wires[i], "bedrock") == 0 ? "bedrock-api-key" : NULL, 0);
         script("[{\"text\":\"one\"},{\"text\":\"two\"}]");
-        chat("{\"model\":\"m\"," USER ",\"stop\":[\"END\",\"\\n\\nUser:\"]}", NULL, &r);
+        chat("{\"model\":\"m\"," USER ",\"top_p\":0.5,\"stop\":[\"END\",\"\\n\\nUser:\"]}", NULL,
+             &r);
         if (r.status != 200)
             fail_msg("%s: %ld %s", wires[i], r.status, r.body);
         th_resp_free(&r);
         q = ms_last_request(F->ms);
         if (!json_equal(test_json_at(q->json, at[i]), want))
             fail_msg("%s: %s", wires[i], q->body);
-        if (strcmp(wires[i], "anthropic") != 0)
+        if (strcmp(wires[i], "anthropic") != 0) {
             assert_null(json_object_get(q->json, "stop"));
+            assert_null(json_object_get(q->json, "top_p"));
+        }
+        /* top_p too, under the upstream's own name. */
+        if (json_real_value(test_json_at(q->json, top_p_at[i])) != 0.5)
+            fail_msg("%s: no %s: %s", wires[i], top_p_at[i], q->body);
         /* The Anthropic client's stop_sequences (one string) the same way. */
         th_http("POST", u("/v1/messages"),
                 "{\"model\":\"m\",\"max_tokens\":50," USER ",\"stop_sequences\":[\"END\"]}",

@@ -6,7 +6,8 @@
  * "inferenceConfig.stopSequences", DashScope native "parameters.stop") and nowhere else; the
  * Responses API, which has no such field, and counts past a wire's limit are refused before
  * anything is sent, naming the wire. And the schema keywords Gemini's Schema cannot carry come
- * back to the caller (rein_model_request_dropped), not only to the log.
+ * back to the caller (rein_model_request_dropped), not only to the log. top_p goes the same way
+ * as the stop sequences.
  */
 /* rein-test-timeout: 60 */
 #include "test.h"
@@ -80,6 +81,41 @@ static rein_err fx_send(struct fx *f)
 }
 
 static const char *const STOPS[] = {"\n\nUser:", "END", "\"quoted\""};
+
+/* top_p under each wire's own name, and nowhere else. */
+static void test_each_wire_sends_top_p_under_its_own_name(void **state)
+{
+    static const struct {
+        const char *preset, *at;
+    } cases[] = {
+        {"openai", "top_p"},
+        {"openai-responses", "top_p"},
+        {"anthropic", "top_p"},
+        {"ollama", "options.top_p"},
+        {"gemini", "generationConfig.topP"},
+        {"bedrock", "inferenceConfig.topP"},
+        {"dashscope-native", "parameters.top_p"},
+    };
+
+    (void)state;
+    for (size_t i = 0; i < REIN_ARRAY_SIZE(cases); i++) {
+        struct fx f;
+        const struct ms_request *q;
+        fx_start(&f);
+        fx_provider(&f, cases[i].preset);
+        rein_model_request_set_top_p(f.req, 0.25);
+        rein_model_request_set_stream(f.req, false);
+        assert_rein_ok(ms_script(f.ms, "[{\"text\": \"ok\"}]", false, &f.err), &f.err);
+        if (fx_send(&f) != REIN_OK)
+            fail_msg("%s: %s", cases[i].preset, f.err.msg);
+        q = ms_request(f.ms, 0);
+        if (json_real_value(test_json_at(q->json, cases[i].at)) != 0.25)
+            fail_msg("%s: no %s of 0.25: %s", cases[i].preset, cases[i].at, q->body);
+        if (strchr(cases[i].at, '.') && json_object_get(q->json, "top_p"))
+            fail_msg("%s: a top-level top_p: %s", cases[i].preset, q->body);
+        fx_stop(&f);
+    }
+}
 
 /* ---------------------------------------------------------------------------------------
  * Each wire's own member, exactly, and no other
@@ -320,6 +356,7 @@ static void test_other_wires_drop_nothing(void **state)
 static const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_each_wire_sends_stop_sequences_under_its_own_name),
     cmocka_unit_test(test_no_stop_sequences_no_member),
+    cmocka_unit_test(test_each_wire_sends_top_p_under_its_own_name),
     cmocka_unit_test(test_responses_wire_refuses_stop_sequences_naming_the_wire),
     cmocka_unit_test(test_counts_past_a_wires_limit_are_refused),
     cmocka_unit_test(test_set_stop_refuses_empty_and_too_many),
