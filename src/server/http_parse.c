@@ -192,3 +192,120 @@ bool rein__http_parse_uint(const char *text, long lo, long hi, long *out)
     *out = v;
     return true;
 }
+
+/* ---- the first request head, before libmicrohttpd reads it ------------------------------ */
+
+/* The line of len bytes at p ends at "\r\n" or a bare "\n" (as libmicrohttpd reads lines);
+ * returns its length without the ending and sets *next past it, or returns SIZE_MAX when the
+ * line has not ended within len bytes. */
+static size_t head_line(const char *p, size_t len, size_t *next)
+{
+    const char *nl = memchr(p, '\n', len);
+    size_t n;
+
+    if (!nl)
+        return SIZE_MAX;
+    n = (size_t)(nl - p);
+    *next = n + 1;
+    return n > 0 && p[n - 1] == '\r' ? n - 1 : n;
+}
+
+/*
+ * One header field as libmicrohttpd 0.9.75 keeps it: the name is the line up to the colon
+ * and a continuation line (one starting with a blank) is appended to the NAME, without its
+ * leading blanks (that version's folding); the value is the first line's after its leading
+ * blanks. Lines are C strings to it: a NUL ends one. Only names up to sizeof(name) - 1 bytes
+ * are kept (longer ones are none of the two it reads here).
+ */
+struct field {
+    char name[24];
+    size_t name_len; /* may exceed sizeof(name) - 1: then it is no name looked for */
+    const char *value;
+    size_t value_len;
+};
+
+static void field_name_add(struct field *f, const char *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++, f->name_len++) {
+        if (f->name_len < sizeof(f->name) - 1)
+            f->name[f->name_len] = p[i];
+    }
+}
+
+static bool field_is(const struct field *f, const char *name)
+{
+    size_t n = strlen(name);
+
+    return f->name_len == n && n < sizeof(f->name) && strncasecmp(f->name, name, n) == 0;
+}
+
+/* libmicrohttpd's reading of a Content-Length value: 0 when it takes it, else its status. */
+static int clen_verdict(const char *v, size_t len)
+{
+    uint64_t n = 0;
+    size_t i = 0;
+
+    if (len == 0 || v[0] < '0' || v[0] > '9')
+        return 400;
+    for (; i < len && v[i] >= '0' && v[i] <= '9'; i++) {
+        unsigned d = (unsigned)(v[i] - '0');
+        if (n > (UINT64_MAX - d) / 10)
+            return 413; /* too many digits, whatever follows them */
+        n = n * 10 + d;
+    }
+    return i == len ? 0 : 400;
+}
+
+int rein__http_head_verdict(const char *buf, size_t len, bool *complete)
+{
+    struct field f = {{0}, 0, NULL, 0};
+    bool have_field = false, have_cl = false, have_te = false, request_line = false;
+    int cl = 0;
+    size_t pos = 0, next = 0;
+
+    *complete = false;
+    for (;;) {
+        const char *line = buf + pos;
+        size_t n = pos < len ? head_line(line, len - pos, &next) : SIZE_MAX, c;
+        const char *colon;
+        if (n == SIZE_MAX)
+            return 0; /* the head goes on beyond what arrived */
+        pos += next;
+        if (!request_line) {
+            request_line = n > 0; /* empty lines before the request line are skipped */
+            continue;
+        }
+        c = strnlen(line, n);
+        if (have_field && n > 0 && (line[0] == ' ' || line[0] == '\t')) {
+            size_t skip = strspn(line, " \t");
+            field_name_add(&f, line + skip, c > skip ? c - skip : 0);
+            continue;
+        }
+        /* The previous field is complete. */
+        if (have_field && field_is(&f, "Transfer-Encoding"))
+            have_te = true;
+        if (have_field && !have_cl && field_is(&f, "Content-Length")) {
+            have_cl = true;
+            cl = clen_verdict(f.value, f.value_len);
+        }
+        if (n == 0)
+            break;
+        colon = memchr(line, ':', c);
+        if (!colon) {
+            /* libmicrohttpd drops such a request itself (one 400), before it reads a length. */
+            *complete = true;
+            return 0;
+        }
+        memset(&f, 0, sizeof(f));
+        field_name_add(&f, line, (size_t)(colon - line));
+        f.value = colon + 1;
+        f.value_len = c - (size_t)(colon - line) - 1;
+        while (f.value_len && (*f.value == ' ' || *f.value == '\t')) {
+            f.value++;
+            f.value_len--;
+        }
+        have_field = true;
+    }
+    *complete = true;
+    return have_cl && !have_te ? cl : 0;
+}

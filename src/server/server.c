@@ -30,10 +30,13 @@
  * or a stream waits, MHD does not look at the connection; the ticker polls those sockets for
  * a hang-up, so a client that goes away is seen at once, not at the next write.
  *
- * Not used: MHD_quiesce_daemon(). With epoll and a thread pool, libmicrohttpd 0.9.75 races
- * its own worker threads removing the listening socket from their epoll sets and aborts the
- * process ("Failed to remove listen FD from epoll set"); a stopping server instead answers
- * new requests 503 until MHD_stop_daemon() closes the socket.
+ * The listening socket is the server's own (accept.c, decision 0035): its acceptor peeks at
+ * each connection's first request head, answers a malformed Content-Length itself (once:
+ * libmicrohttpd 0.9.75 stacks two header blocks there) and hands the rest to MHD
+ * (MHD_add_connection), within the header deadline and the per-client cap. A stopping server
+ * answers new requests 503 until the acceptor stops, just before MHD_stop_daemon(); so
+ * MHD_quiesce_daemon() is not needed (with epoll and a thread pool, libmicrohttpd 0.9.75 raced
+ * its own threads removing the listening socket from their epoll sets and aborted).
  */
 #include "server/server_int.h"
 
@@ -64,6 +67,7 @@
 struct conn_track {
     struct conn_track *next, *prev;
     int fd;
+    struct sockaddr_storage addr; /* the client's (family 0: unknown) */
     int64_t deadline_ms;
     const char *phase;
     bool cut;
@@ -173,6 +177,7 @@ struct rein_server {
     rein_metrics *metrics; /* borrowed; NULL: global */
     struct route *routes, *routes_tail;
     struct MHD_Daemon *daemon;
+    struct rein__acceptor *acceptor;
     rein_pool *pool;
     union {
         struct sockaddr_in v4;
@@ -1573,6 +1578,13 @@ static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_
             return;
         }
         t->fd = info->connect_fd;
+        info = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+        if (info && info->client_addr) {
+            socklen_t len = info->client_addr->sa_family == AF_INET6
+                                ? (socklen_t)sizeof(struct sockaddr_in6)
+                                : (socklen_t)sizeof(struct sockaddr_in);
+            memcpy(&t->addr, info->client_addr, len);
+        }
         t->deadline_ms = rein_now_ms() + srv->header_timeout_ms;
         t->phase = "request headers";
         pthread_mutex_lock(&srv->mu);
@@ -1596,6 +1608,29 @@ static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_
     pthread_mutex_unlock(&srv->mu);
     *socket_context = NULL;
     rein_free(t);
+}
+
+/* The acceptor's view of the connections MHD holds for one client address. */
+static unsigned held_by(void *ctx, const struct sockaddr *addr)
+{
+    rein_server *srv = ctx;
+    unsigned n = 0;
+
+    pthread_mutex_lock(&srv->mu);
+    for (const struct conn_track *t = srv->conns; t; t = t->next)
+        n += rein__same_client((const struct sockaddr *)&t->addr, addr);
+    pthread_mutex_unlock(&srv->mu);
+    return n;
+}
+
+/* A socket with a good first head goes to MHD, which applies its own connection limits (and
+ * closes the socket when one is reached). */
+static void hand_to_mhd(void *ctx, int fd, const struct sockaddr *addr, socklen_t addrlen)
+{
+    rein_server *srv = ctx;
+
+    if (MHD_add_connection(srv->daemon, fd, addr, addrlen) != MHD_YES)
+        rein_log(REIN_LOG_DEBUG, WHERE, "libmicrohttpd refused a connection (a limit?)");
 }
 
 /* libmicrohttpd must not decode the path: route matching decodes each segment once. */
@@ -1886,12 +1921,34 @@ rein_err rein_server_route(rein_server *srv, const char *method, const char *pat
     return REIN_OK;
 }
 
+/* Stops and frees what start made, in the order that lets each part finish: no new
+ * connection reaches MHD once the acceptor is gone. */
+static void stop_parts(rein_server *srv)
+{
+    rein__acceptor_free(srv->acceptor);
+    srv->acceptor = NULL;
+    if (srv->daemon)
+        MHD_stop_daemon(srv->daemon);
+    srv->daemon = NULL;
+    rein_pool_free(srv->pool);
+    srv->pool = NULL;
+    rein_cancel_unref(srv->ticker_stop);
+    srv->ticker_stop = NULL;
+}
+
 rein_err rein_server_start(rein_server *srv, rein_error *err)
 {
     unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | MHD_ALLOW_SUSPEND_RESUME |
-                     MHD_USE_ERROR_LOG;
-    const union MHD_DaemonInfo *info;
-    struct sockaddr *sa;
+                     MHD_USE_ERROR_LOG | MHD_USE_NO_LISTEN_SOCKET | MHD_USE_ITC;
+    struct rein__acceptor_opts ao = {
+        .header_timeout_ms = srv->header_timeout_ms,
+        .idle_timeout_ms = (int64_t)srv->idle_s * 1000,
+        .max_pending = srv->max_conns,
+        .max_per_client = srv->max_client_conns,
+        .held = held_by,
+        .hand = hand_to_mhd,
+        .ctx = srv,
+    };
 
     /* A failure here is the server's, whatever err held before (a provider's "where"). */
     rein_error_clear(err);
@@ -1911,44 +1968,43 @@ rein_err rein_server_start(rein_server *srv, rein_error *err)
     }
     if (srv->port < 0 || srv->port > 65535)
         return rein_error_set(err, REIN_EINVAL, "port %d is out of range", srv->port);
-    srv->pool = rein_pool_new(srv->threads, err);
-    if (!srv->pool)
-        return err ? err->code : REIN_ENOMEM;
-    srv->ticker_stop = rein_cancel_new();
-    if (!srv->ticker_stop) {
-        rein_pool_free(srv->pool);
-        srv->pool = NULL;
-        return rein_error_set(err, REIN_ENOMEM, "server: out of memory");
-    }
-    sa = (struct sockaddr *)&srv->addr;
-    srv->daemon = MHD_start_daemon(
-        flags, (uint16_t)srv->port, NULL, NULL, on_request, srv, MHD_OPTION_EXTERNAL_LOGGER,
-        mhd_log, NULL, MHD_OPTION_SOCK_ADDR, sa, MHD_OPTION_THREAD_POOL_SIZE, srv->io_threads,
-        MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv, MHD_OPTION_NOTIFY_CONNECTION, on_connection,
-        srv, MHD_OPTION_UNESCAPE_CALLBACK, no_unescape, NULL, MHD_OPTION_CONNECTION_TIMEOUT,
-        srv->idle_s, MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)16384,
-        MHD_OPTION_PER_IP_CONNECTION_LIMIT, srv->max_client_conns, MHD_OPTION_CONNECTION_LIMIT,
-        srv->max_conns, MHD_OPTION_END);
-    if (!srv->daemon) {
-        rein_cancel_unref(srv->ticker_stop);
-        srv->ticker_stop = NULL;
-        rein_pool_free(srv->pool);
-        srv->pool = NULL;
+    ao.addr = (struct sockaddr *)&srv->addr;
+    ao.addrlen = srv->addr.v4.sin_family == AF_INET ? (socklen_t)sizeof(srv->addr.v4)
+                                                    : (socklen_t)sizeof(srv->addr.v6);
+    if (rein__acceptor_listen(&ao, &srv->acceptor, NULL) != REIN_OK)
         return rein_error_set(err, REIN_EIO,
                               "cannot listen on %s:%d (is the port taken or the address not "
                               "local?)",
                               srv->host, srv->port);
+    srv->bound_port = rein__acceptor_port(srv->acceptor);
+    srv->pool = rein_pool_new(srv->threads, err);
+    srv->ticker_stop = srv->pool ? rein_cancel_new() : NULL;
+    if (srv->ticker_stop)
+        srv->daemon = MHD_start_daemon(
+            flags, 0, NULL, NULL, on_request, srv, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
+            MHD_OPTION_THREAD_POOL_SIZE, srv->io_threads, MHD_OPTION_NOTIFY_COMPLETED, on_completed,
+            srv, MHD_OPTION_NOTIFY_CONNECTION, on_connection, srv, MHD_OPTION_UNESCAPE_CALLBACK,
+            no_unescape, NULL, MHD_OPTION_CONNECTION_TIMEOUT, srv->idle_s,
+            MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)16384, MHD_OPTION_PER_IP_CONNECTION_LIMIT,
+            srv->max_client_conns, MHD_OPTION_CONNECTION_LIMIT, srv->max_conns, MHD_OPTION_END);
+    if (!srv->daemon) {
+        rein_err rc = !srv->pool ? (err && err->code ? err->code : REIN_ENOMEM)
+                      : !srv->ticker_stop
+                          ? rein_error_set(err, REIN_ENOMEM, "server: out of memory")
+                          : rein_error_set(err, REIN_EIO, "server: libmicrohttpd did not start");
+        stop_parts(srv);
+        return rc;
     }
-    info = MHD_get_daemon_info(srv->daemon, MHD_DAEMON_INFO_BIND_PORT);
-    srv->bound_port = info ? info->port : srv->port;
     if (pthread_create(&srv->ticker, NULL, ticker_main, srv) != 0) {
-        MHD_stop_daemon(srv->daemon);
-        srv->daemon = NULL;
-        rein_cancel_unref(srv->ticker_stop);
-        srv->ticker_stop = NULL;
-        rein_pool_free(srv->pool);
-        srv->pool = NULL;
+        stop_parts(srv);
         return rein_error_set(err, REIN_ENOMEM, "server: cannot start the heartbeat thread");
+    }
+    if (rein__acceptor_start(srv->acceptor, err) != REIN_OK) {
+        rein_err rc = err ? err->code : REIN_EIO;
+        rein_cancel_trigger(srv->ticker_stop, "stop");
+        pthread_join(srv->ticker, NULL);
+        stop_parts(srv);
+        return rc;
     }
     srv->started = true;
     return REIN_OK;
@@ -2014,8 +2070,7 @@ void rein_server_stop(rein_server *srv, int64_t grace_ms)
 {
     if (!srv->started || srv->stopped)
         return;
-    /* New requests get 503 from here on (see the top of the file on why the listening socket
-     * stays open until MHD_stop_daemon()). */
+    /* New requests get 503 from here on, until the acceptor stops (just before MHD does). */
     atomic_store(&srv->stopping, true);
 
     pthread_mutex_lock(&srv->mu);
@@ -2040,11 +2095,6 @@ void rein_server_stop(rein_server *srv, int64_t grace_ms)
 
     rein_cancel_trigger(srv->ticker_stop, "stop");
     pthread_join(srv->ticker, NULL);
-    MHD_stop_daemon(srv->daemon);
-    srv->daemon = NULL;
-    rein_pool_free(srv->pool);
-    srv->pool = NULL;
-    rein_cancel_unref(srv->ticker_stop);
-    srv->ticker_stop = NULL;
+    stop_parts(srv);
     srv->stopped = true;
 }

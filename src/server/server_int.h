@@ -11,6 +11,8 @@
 
 #include "core/internal.h"
 
+#include <sys/socket.h>
+
 #define REIN_HTTP_MAX_PARAMS 8
 
 /*
@@ -93,5 +95,49 @@ bool rein__cancel_body_read(const json_t *body, char reason[REIN__REASON_MAX], j
 /* Answers {"error": {"code", "message", ...extra's members}} (server.c); extra borrowed. */
 rein_err rein__request_reply_error_extra(rein_request *req, int status, const char *code,
                                          const char *message, const json_t *extra);
+
+/* ---- the first request head and the acceptor (http_parse.c, accept.c; decision 0035) ---- */
+
+/*
+ * What the server answers itself to a connection's first request head before libmicrohttpd
+ * reads it, from len bytes of buf (borrowed) as they arrived: 400 for a Content-Length that
+ * is not a decimal number (empty, a sign, blanks after the digits, ...) and 413 for one past
+ * 2^64 - 1, when no Transfer-Encoding is sent (the requests libmicrohttpd 0.9.75 answers with
+ * two stacked header blocks); 0 for everything else. *complete is false while the head has
+ * not ended within len bytes (the verdict is then 0: not known yet).
+ */
+int rein__http_head_verdict(const char *buf, size_t len, bool *complete);
+
+/* True when two socket addresses are of one client (the same IP address, any port). */
+bool rein__same_client(const struct sockaddr *a, const struct sockaddr *b);
+
+struct rein__acceptor;
+
+struct rein__acceptor_opts {
+    const struct sockaddr *addr; /* where to listen (copied by listen()) */
+    socklen_t addrlen;
+    int64_t header_timeout_ms; /* a socket's first head must arrive within this */
+    int64_t idle_timeout_ms;   /* ... and it may not send nothing for this long (0: no limit) */
+    unsigned max_pending;      /* sockets waiting for their first head at once */
+    unsigned max_per_client;   /* connections of one address: waiting here and held */
+    /* The connections the server holds for the client at addr (called on the acceptor's
+     * thread). */
+    unsigned (*held)(void *ctx, const struct sockaddr *addr);
+    /* Takes a socket whose first head is complete and acceptable (or longer than the peek
+     * buffer); fd belongs to the callee from then on. */
+    void (*hand)(void *ctx, int fd, const struct sockaddr *addr, socklen_t addrlen);
+    void *ctx;
+};
+
+/* Listens on o->addr; *out (new, free with rein__acceptor_free) accepts nothing until
+ * rein__acceptor_start(). REIN_EIO when the address cannot be bound. */
+rein_err rein__acceptor_listen(const struct rein__acceptor_opts *o, struct rein__acceptor **out,
+                               rein_error *err);
+/* The port the acceptor listens on. */
+int rein__acceptor_port(const struct rein__acceptor *a);
+/* Starts accepting on a thread of its own. */
+rein_err rein__acceptor_start(struct rein__acceptor *a, rein_error *err);
+/* Stops accepting, closes the listening socket and the sockets still waiting, frees a. */
+void rein__acceptor_free(struct rein__acceptor *a);
 
 #endif /* REIN_SERVER_INT_H */

@@ -11,8 +11,10 @@
 #include "raw_http.h"
 #include "test.h"
 
+#include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 struct fixture {
@@ -156,7 +158,7 @@ static void body_declared_too_big(void **state)
 
     /* Past what a long holds in decimal: still 413, not a parse failure. */
     ask("POST /echo HTTP/1.1\nHost: x\n" JSON_CT "Content-Length: 99999999999999999999\n\n", &r);
-    assert_true(r.status == 413 || r.status == 400);
+    rh_assert_error(&r, 413, "payload_too_large");
     rh_resp_free(&r);
 }
 
@@ -639,6 +641,168 @@ static void dead_client_mid_body(void **state)
     rh_resp_free(&r);
 }
 
+/* ---- a malformed Content-Length: one answer (decision 0035) ------------------------------ */
+
+/* Everything the server sends on fd until it closes (at most timeout_ms), NUL-terminated. */
+static size_t read_to_close(int fd, int timeout_ms, char *buf, size_t cap)
+{
+    size_t n = 0;
+    int64_t end = rein_now_ms() + timeout_ms;
+
+    while (n + 1 < cap) {
+        struct pollfd p = {fd, POLLIN, 0};
+        int64_t left = end - rein_now_ms();
+        ssize_t got;
+        if (left <= 0 || poll(&p, 1, (int)left) <= 0)
+            break;
+        got = recv(fd, buf + n, cap - 1 - n, 0);
+        if (got <= 0)
+            break;
+        n += (size_t)got;
+    }
+    buf[n] = '\0';
+    return n;
+}
+
+/* How many status lines ("HTTP/1.x NNN") are in text. */
+static int status_lines(const char *text)
+{
+    int n = 0;
+
+    for (const char *p = text; (p = strstr(p, "HTTP/1.")); p++)
+        n++;
+    return n;
+}
+
+/*
+ * Sends head in two parts (split at split bytes; 0: at once) on a new connection and checks
+ * the one answer: its status, rein's JSON error with code, and the close after it.
+ */
+static void one_refusal(const char *head, size_t split, int status, const char *code)
+{
+    static char got[65536];
+    char want[32];
+    int fd = rh_connect(fx->port);
+    size_t len = strlen(head);
+    json_t *body;
+    const char *b;
+
+    if (split) {
+        assert_true(rh_send(fd, head, split));
+        rein_sleep_ms(30); /* so the server most likely sees the head unfinished first */
+        assert_true(rh_send(fd, head + split, len - split));
+    } else {
+        assert_true(rh_send(fd, head, len));
+    }
+    read_to_close(fd, 5000, got, sizeof(got));
+    close(fd);
+    if (status_lines(got) != 1)
+        fail_msg("%d status lines for %s:\n%s", status_lines(got), head, got);
+    snprintf(want, sizeof(want), "HTTP/1.1 %d ", status);
+    assert_true(strncmp(got, want, strlen(want)) == 0);
+    b = strstr(got, "\r\n\r\n");
+    assert_non_null(b);
+    body = json_loads(b + 4, 0, NULL);
+    assert_non_null(body);
+    assert_string_equal(json_string_value(json_object_get(json_object_get(body, "error"), "code")),
+                        code);
+    json_decref(body);
+}
+
+/*
+ * libmicrohttpd 0.9.75 answered these with two stacked header blocks (its error path wrote
+ * the block and its state machine wrote it again); the server's acceptor answers them once.
+ */
+static void content_length_malformed(void **state)
+{
+    static const char *const bad[] = {"abc", "", "12 ", "12\t", "+5", "-1", "1 2", "5abc", "0x10"};
+    static const char tail[] = "\r\nContent-Type: application/json\r\n\r\n{}";
+    char head[512];
+    struct rh_resp r;
+    int fd;
+
+    (void)state;
+    start(NULL, 0);
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        snprintf(head, sizeof(head), "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: %s%s",
+                 bad[i], tail);
+        one_refusal(head, 0, 400, "bad_request");
+    }
+    /* Past 2^64 - 1 (with or without junk after the digits): too large, once. */
+    one_refusal("POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 18446744073709551616\r\n\r\n", 0,
+                413, "payload_too_large");
+    one_refusal("POST /echo HTTP/1.1\nHost: x\nContent-Length: 99999999999999999999x\n\n", 0, 413,
+                "payload_too_large");
+    /* libmicrohttpd 0.9.75 appends a folded line to the field's name: this is a Content-Length
+     * of "abc" to it. A head that arrives in two parts is judged whole. */
+    one_refusal("POST /echo HTTP/1.1\r\nHost: x\r\nContent-: abc\r\n Length\r\n\r\n", 0, 400,
+                "bad_request");
+    one_refusal("POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 12 \r\nX-A: b\r\n\r\n", 20, 400,
+                "bad_request");
+
+    /* Good heads are untouched: a kept-alive connection answers request after request, and a
+     * head sent in parts waits for its end. */
+    fd = rh_connect(fx->port);
+    for (int i = 0; i < 3; i++) {
+        static const char req[] = "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length:   7\r\n"
+                                  "Content-Type: application/json\r\n\r\n{\"a\":1}";
+        assert_true(rh_send(fd, req, sizeof(req) - 1));
+        rh_read(fd, 5000, false, &r);
+        assert_int_equal(r.status, 200);
+        assert_int_equal(json_integer_value(json_object_get(json_object_get(r.json, "got"), "a")),
+                         1);
+        rh_resp_free(&r);
+    }
+    close(fd);
+    fd = rh_connect(fx->port);
+    {
+        static const char part1[] = "POST /echo HTTP/1.1\r\nHost: x\r\nContent-";
+        static const char part2[] = "Length: 2\r\nContent-Type: application/json\r\n\r\n{}";
+        assert_true(rh_send(fd, part1, sizeof(part1) - 1));
+        rein_sleep_ms(30);
+        assert_true(rh_send(fd, part2, sizeof(part2) - 1));
+    }
+    rh_read(fd, 5000, false, &r);
+    assert_int_equal(r.status, 200);
+    rh_resp_free(&r);
+    close(fd);
+    /* With Transfer-Encoding the length is not read here: the server's own framing guard
+     * refuses the pair, once. */
+    one_refusal("POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\nTransfer-Encoding: "
+                "chunked\r\nContent-Type: application/json\r\n\r\n2\r\n{}\r\n0\r\n\r\n",
+                0, 400, "bad_request");
+}
+
+/* A head that is still arriving waits in the acceptor without spinning on the bytes it peeked
+ * (they stay in the socket, so a level-triggered wait would wake at once, again and again):
+ * over 400 ms the whole process used 0 ms of CPU here, a busy loop 90-130 ms (on a machine
+ * busy with other work: a spinning thread gets what the others leave it). */
+static void unfinished_head_waits_idle(void **state)
+{
+    struct timespec c0, c1;
+    struct rh_resp r;
+    int fd;
+    int64_t cpu_ms;
+
+    (void)state;
+    start(NULL, 0);
+    fd = rh_connect(fx->port);
+    assert_true(rh_send(fd, "POST /echo HTTP/1.1\r\nHost: x\r\nContent-", 38));
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c0);
+    rein_sleep_ms(400);
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c1);
+    cpu_ms = (c1.tv_sec - c0.tv_sec) * 1000 + (c1.tv_nsec - c0.tv_nsec) / 1000000;
+    if (cpu_ms > 60)
+        fail_msg("the process used %lld ms of CPU in 400 ms while a head was unfinished",
+                 (long long)cpu_ms);
+    /* ... and it is served once the head is complete. */
+    assert_true(rh_send(fd, "Length: 2\r\nContent-Type: application/json\r\n\r\n{}", 47));
+    rh_read(fd, 5000, false, &r);
+    assert_int_equal(r.status, 200);
+    rh_resp_free(&r);
+    close(fd);
+}
+
 /* ---- auth ------------------------------------------------------------------------------- */
 
 static void auth_variants(void **state)
@@ -852,6 +1016,8 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test_teardown(paths_head_options, teardown),
     cmocka_unit_test_teardown(slow_clients, teardown),
     cmocka_unit_test_teardown(dead_client_mid_body, teardown),
+    cmocka_unit_test_teardown(content_length_malformed, teardown),
+    cmocka_unit_test_teardown(unfinished_head_waits_idle, teardown),
     cmocka_unit_test_teardown(auth_variants, teardown),
     cmocka_unit_test(auth_empty_key_list),
     cmocka_unit_test_teardown(access_log_lines, teardown),

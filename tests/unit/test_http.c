@@ -97,11 +97,70 @@ static void status_map(void **state)
     assert_string_equal(rein_http_error_code_for(REIN_ENOTFOUND), "not_found");
 }
 
+/* What the acceptor answers itself (libmicrohttpd 0.9.75 stacks two answers there). */
+static void head_verdicts(void **state)
+{
+    static const struct {
+        const char *head;
+        int verdict;
+        bool complete;
+    } cases[] = {
+        {"POST / HTTP/1.1\r\nContent-Length: 12\r\n\r\n", 0, true},
+        {"POST / HTTP/1.1\r\nContent-Length:    12\r\n\r\n", 0, true}, /* leading blanks */
+        {"POST / HTTP/1.1\r\ncontent-length: 0\r\n\r\n", 0, true},
+        {"POST / HTTP/1.1\r\nContent-Length: 18446744073709551615\r\n\r\n", 0, true},
+        {"POST / HTTP/1.1\r\nContent-Length: 18446744073709551616\r\n\r\n", 413, true},
+        {"POST / HTTP/1.1\r\nContent-Length: 99999999999999999999 x\r\n\r\n", 413, true},
+        {"POST / HTTP/1.1\r\nContent-Length: abc\r\n\r\n", 400, true},
+        {"POST / HTTP/1.1\r\nContent-Length: x99999999999999999999\r\n\r\n", 400, true},
+        {"POST / HTTP/1.1\r\nContent-Length:\r\n\r\n", 400, true},
+        {"POST / HTTP/1.1\r\nContent-Length: 12 \r\n\r\n", 400, true},
+        {"POST / HTTP/1.1\nContent-Length: -1\n\n", 400, true}, /* bare LF ends lines */
+        {"POST / HTTP/1.1\r\nContent-Length: +1\r\n\r\n", 400, true},
+        /* 0.9.75 appends a continuation line to the field's name, not to its value */
+        {"POST / HTTP/1.1\r\nContent-Length: 1\r\n 2\r\n\r\n", 0, true},
+        {"POST / HTTP/1.1\r\nContent-Length: x\r\n y\r\n\r\n", 0, true},
+        {"POST / HTTP/1.1\r\nContent-: abc\r\n Length\r\n\r\n", 400, true},
+        {"POST / HTTP/1.1\r\nContent-: abc\r\n\tLeng\r\n th\r\nX: y\r\n\r\n", 400, true},
+        {"POST / HTTP/1.1\r\nX-A: 1\r\n x\r\nContent-Length: x\r\n\r\n", 400, true},
+        /* a first field line that starts with a blank is a name with a blank */
+        {"POST / HTTP/1.1\r\n Content-Length: abc\r\n\r\n", 0, true},
+        /* only the first Content-Length is read; Transfer-Encoding anywhere: none is */
+        {"POST / HTTP/1.1\r\nContent-Length: 1\r\nContent-Length: x\r\n\r\n", 0, true},
+        {"POST / HTTP/1.1\r\nContent-Length: x\r\nTransfer-Encoding: chunked\r\n\r\n", 0, true},
+        {"POST / HTTP/1.1\r\ntransfer-encoding: gzip\r\nContent-Length: x\r\n\r\n", 0, true},
+        /* a name with a blank before the colon is another name */
+        {"POST / HTTP/1.1\r\nContent-Length : x\r\n\r\n", 0, true},
+        /* empty lines before the request line are skipped */
+        {"\r\n\r\nPOST / HTTP/1.1\r\nContent-Length: x\r\n\r\n", 400, true},
+        /* a line without a colon: libmicrohttpd drops the request before any length */
+        {"POST / HTTP/1.1\r\nbroken\r\nContent-Length: x\r\n\r\n", 0, true},
+        /* not complete yet: no verdict */
+        {"POST / HTTP/1.1\r\nContent-Length: x\r\n", 0, false},
+        {"POST / HTTP/1.1\r\nContent-Length: x", 0, false},
+        {"", 0, false},
+        {"GET / HTTP/1.1\r\nHost: x\r\n\r\n", 0, true},
+    };
+
+    (void)state;
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        bool complete = !cases[i].complete;
+        int v = rein__http_head_verdict(cases[i].head, strlen(cases[i].head), &complete);
+        if (v != cases[i].verdict || complete != cases[i].complete)
+            fail_msg("case %zu (%s): verdict %d complete %d", i, cases[i].head, v, complete);
+    }
+    /* A NUL ends a line's value as it ends libmicrohttpd's C string. */
+    {
+        static const char nul[] = "POST / HTTP/1.1\r\nContent-Length: 5\0xy\r\n\r\n";
+        bool complete = false;
+        assert_int_equal(rein__http_head_verdict(nul, sizeof(nul) - 1, &complete), 0);
+        assert_true(complete);
+    }
+}
+
 static const struct CMUnitTest tests[] = {
-    cmocka_unit_test(pct_decode),
-    cmocka_unit_test(route_match),
-    cmocka_unit_test(headers),
-    cmocka_unit_test(status_map),
+    cmocka_unit_test(pct_decode), cmocka_unit_test(route_match),   cmocka_unit_test(headers),
+    cmocka_unit_test(status_map), cmocka_unit_test(head_verdicts),
 };
 
 REIN_TEST_MAIN(tests)
