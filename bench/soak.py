@@ -148,17 +148,22 @@ def malformed(_c):
     req = MALFORMED[mal_i[0] % len(MALFORMED)]
     if b"%d" in req:
         req = req % (mal_i[0] % 1000)
+    # A malformed Content-Length is answered and closed: read to the close, so an answer sent
+    # twice (libmicrohttpd 0.9.75 stacked two header blocks) counts as an error.
+    to_close = b"12abc" in req
     s = socket.create_connection((host, port), timeout=10)
     try:
         s.sendall(req)
         data = b""
-        while b"\r\n\r\n" not in data:
+        while to_close or b"\r\n\r\n" not in data:
             d = s.recv(65536)
             if not d:
                 break
             data += d
     finally:
         s.close()
+    if to_close and data.count(b"HTTP/1.") != 1:
+        return False
     line = data.split(b"\r\n", 1)[0]
     parts = line.split()
     if len(parts) < 2:

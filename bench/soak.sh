@@ -35,6 +35,7 @@ trap cleanup EXIT
 cat >"$tmp/scenario.json" <<'JSON'
 { "name": "echo-then-answer",
   "replies": [
+    { "times": 0, "match": {"body_contains": "You review one tool call"}, "text": "YES" },
     { "times": 0, "match": {"last_role": "user"},
       "tool_calls": [{"name": "echo", "arguments": "{\"text\":\"hello\"}"}] },
     { "times": 0, "match": {"last_role": "tool"}, "text": "It said hello." } ] }
