@@ -108,6 +108,11 @@ REIN_EXTERN int64_t rein_model_response_output_tokens(const rein_model_response 
  * completions and Responses APIs do). */
 REIN_EXTERN int64_t rein_model_response_cached_tokens(const rein_model_response *r);
 REIN_EXTERN int64_t rein_model_response_reasoning_tokens(const rein_model_response *r);
+/* The model that answered ("gpt-4o-2024-08-06", Gemini's modelVersion) and the reply's id
+ * (chatcmpl-…, msg_…, resp_…, Gemini's responseId), as the wire reported them; NULL when it
+ * did not (Bedrock reports neither, Ollama no id). Borrowed, valid while the response is. */
+REIN_EXTERN const char *rein_model_response_model(const rein_model_response *r);
+REIN_EXTERN const char *rein_model_response_id(const rein_model_response *r);
 REIN_EXTERN size_t rein_model_response_call_count(const rein_model_response *r);
 /* The i-th tool call in the order the model made them; NULL when i is out of range.
  * Borrowed, valid while the response is. */

@@ -117,6 +117,7 @@ static void take_usage(struct rein_provider_decoder *d, const struct jdoc *doc, 
         int64_t cw = usage_int(doc, u, "cache_creation_input_tokens", 27);
         int64_t cr = usage_int(doc, u, "cache_read_input_tokens", 23);
         in += (cw > 0 ? cw : 0) + (cr > 0 ? cr : 0);
+        rein__asm_usage_detail(&d->a, cr, -1);
     }
     if (in >= 0)
         s->cur_in = in;
@@ -338,6 +339,9 @@ static rein_err message_start(struct rein_provider_decoder *d, const struct jdoc
     s->cur_in = s->cur_out = -1;
     d->a.messages++;
     d->r->complete = false;
+    if (rein__asm_identity(&d->a, jstr(doc, JGET(doc, msg, "id")),
+                           jstr(doc, JGET(doc, msg, "model"))))
+        return REIN_ENOMEM;
     take_usage(d, doc, JGET(doc, msg, "usage"));
     return REIN_OK;
 }
@@ -444,6 +448,8 @@ static rein_err anthropic_body(struct rein_provider_decoder *d, const char *p, s
     d->recognized++;
     d->a.messages = 1;
     s->cur_in = s->cur_out = -1;
+    rc = rein__asm_identity(&d->a, jstr(&doc, JGET(&doc, 0, "id")),
+                            jstr(&doc, JGET(&doc, 0, "model")));
     for (int k = 0, i = content + 1; k < doc.t[content].size && !rc; k++, i = jnext(&doc, i)) {
         if (!jis(&doc, i, JSMN_OBJECT))
             continue;

@@ -644,6 +644,32 @@ void rein__asm_usage(struct rein__asm *a, int64_t in, int64_t out)
     emit(a, &ev);
 }
 
+/* *slot = the unescaped contents of s, unless it is set already or s is empty. */
+static rein_err keep_first(char **slot, struct rein__jstr s)
+{
+    struct rein_buf b;
+    uint32_t hi = 0;
+    rein_err rc;
+
+    if (*slot || s.len == 0)
+        return REIN_OK;
+    rein_buf_init(&b, 0);
+    rc = rein__json_unescape(&b, s.p, s.len, &hi);
+    if (!rc)
+        rc = rein__json_unescape_flush(&b, &hi);
+    if (!rc && !(*slot = rein_strndup(b.ptr ? b.ptr : "", b.len)))
+        rc = REIN_ENOMEM;
+    rein_buf_release(&b);
+    return rc;
+}
+
+rein_err rein__asm_identity(struct rein__asm *a, struct rein__jstr id, struct rein__jstr model)
+{
+    rein_err rc = keep_first(&a->r->answer_id, id);
+
+    return rc ? rc : keep_first(&a->r->answer_model, model);
+}
+
 void rein__asm_usage_detail(struct rein__asm *a, int64_t cached, int64_t reasoning)
 {
     if (cached >= 0)

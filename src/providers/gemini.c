@@ -367,9 +367,9 @@ static void take_error(struct rein_provider_decoder *d, const struct jdoc *doc, 
 static rein_err take_response(struct rein_provider_decoder *d, const struct jdoc *doc, int obj)
 {
     static const struct jkey keys[] = {JK("candidates"), JK("usageMetadata"), JK("promptFeedback"),
-                                       JK("error")};
-    int f[4];
-    rein_err rc = REIN_OK;
+                                       JK("error"),      JK("responseId"),    JK("modelVersion")};
+    int f[6];
+    rein_err rc;
 
     JFIELDS(doc, obj, keys, f);
     if (f[3] >= 0 && !jnull(doc, f[3])) {
@@ -380,6 +380,8 @@ static rein_err take_response(struct rein_provider_decoder *d, const struct jdoc
     if (f[0] < 0 && f[1] < 0 && f[2] < 0)
         return REIN_OK; /* not a shape rein knows: skipped, not counted */
     d->recognized++;
+    if ((rc = rein__asm_identity(&d->a, jstr(doc, f[4]), jstr(doc, f[5]))))
+        return rc;
     if (jis(doc, f[0], JSMN_ARRAY)) {
         int c = f[0] + 1;
         for (int k = 0; k < doc->t[f[0]].size && !rc; k++, c = jnext(doc, c))

@@ -87,7 +87,10 @@ static rein_err take_object(struct rein_provider_decoder *d, const struct jdoc *
         known = true;
     }
     if (jis(doc, msg, JSMN_OBJECT)) {
+        static const struct rein__jstr none = {"", 0, false};
         known = true;
+        if ((rc = rein__asm_identity(&d->a, none, jstr(doc, JGET(doc, obj, "model")))))
+            return rc;
         i = JGET(doc, msg, "thinking");
         if (jis(doc, i, JSMN_STRING))
             rc = rein__asm_reasoning(&d->a, jstr(doc, i));

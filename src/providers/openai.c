@@ -303,14 +303,15 @@ static json_t *error_value(const struct jdoc *doc, int i)
 }
 
 /* One chunk (or body) object. */
-enum { O_ERROR, O_CHOICES, O_OUTPUT, O_USAGE, O_TYPE, O_CODE, O_MESSAGE };
+enum { O_ERROR, O_CHOICES, O_OUTPUT, O_USAGE, O_TYPE, O_CODE, O_MESSAGE, O_ID, O_MODEL };
 
 static rein_err take_object(struct rein_provider_decoder *d, const struct jdoc *doc, int obj,
                             const char *event, bool whole)
 {
-    static const struct jkey keys[] = {JK("error"), JK("choices"), JK("output"), JK("usage"),
-                                       JK("type"),  JK("code"),    JK("message")};
-    int f[7], e, choices;
+    static const struct jkey keys[] = {JK("error"),   JK("choices"), JK("output"),
+                                       JK("usage"),   JK("type"),    JK("code"),
+                                       JK("message"), JK("id"),      JK("model")};
+    int f[9], e, choices;
     bool known = false;
     rein_err rc;
 
@@ -330,7 +331,9 @@ static rein_err take_object(struct rein_provider_decoder *d, const struct jdoc *
         known = true;
     }
     if (jis(doc, choices, JSMN_ARRAY)) {
-        rc = take_choices(d, doc, choices, whole);
+        rc = rein__asm_identity(&d->a, jstr(doc, f[O_ID]), jstr(doc, f[O_MODEL]));
+        if (!rc)
+            rc = take_choices(d, doc, choices, whole);
         if (rc)
             return rc;
         known = true;

@@ -1919,10 +1919,15 @@ static void chat_attributes(struct rein_span *span, const rein_provider *p,
         const char *reason = rein_model_response_finish_reason(r);
         if (reason && reason[0])
             rein_span_set_strs(span, "gen_ai.response.finish_reasons", &reason, 1);
+        rein_span_set_str(span, "gen_ai.response.model", r->answer_model);
+        rein_span_set_str(span, "gen_ai.response.id", r->answer_id);
         if (r->input_tokens >= 0)
             rein_span_set_int(span, "gen_ai.usage.input_tokens", r->input_tokens);
         if (r->output_tokens >= 0)
             rein_span_set_int(span, "gen_ai.usage.output_tokens", r->output_tokens);
+        /* Of the input tokens, those read from the provider's prompt cache. */
+        if (r->cached_tokens >= 0)
+            rein_span_set_int(span, "gen_ai.usage.cache_read.input_tokens", r->cached_tokens);
         rein_span_set_int(span, "rein.tool_calls", (int64_t)r->ncalls);
         if (rein_trace_capture_content())
             span_set_json(span, "gen_ai.output.messages", rein_model_response_message(r));

@@ -68,7 +68,10 @@ struct rein_model_response {
     /* The Responses API's reasoning items (type, id, summary, encrypted_content) in order, or
      * NULL: a reasoning model needs them back after a tool call. */
     json_t *reasoning_items;
-    char *response_id;      /* the Responses API's response id, or NULL */
+    char *response_id; /* the Responses API's response id, or NULL */
+    /* The model that answered and the reply's id as the wire reports them (any wire that
+     * carries them: gen_ai.response.model and gen_ai.response.id), or NULL. */
+    char *answer_model, *answer_id;
     json_t *error;          /* the provider's error object, or NULL */
     int64_t retry_after_ms; /* a failed HTTP request's Retry-After, -1 when none */
     char *finish_reason;
@@ -138,6 +141,10 @@ rein_err rein__asm_call_args_raw(struct rein__asm *a, size_t i, const char *p, s
 rein_err rein__asm_call_close(struct rein__asm *a, size_t i) REIN_WUR;
 /* Usage as reported (-1: not in this report, keep what is known). */
 void rein__asm_usage(struct rein__asm *a, int64_t in, int64_t out);
+/* The model that answered and the reply's id (JSON string contents; len 0: not in this
+ * report). The first of each a reply reports is kept. */
+rein_err rein__asm_identity(struct rein__asm *a, struct rein__jstr id,
+                            struct rein__jstr model) REIN_WUR;
 /* The cached and reasoning parts of the usage (-1: not in this report). */
 void rein__asm_usage_detail(struct rein__asm *a, int64_t cached, int64_t reasoning);
 /* Gives call i the signature s (a JSON string token's content), replacing any it had. */

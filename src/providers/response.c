@@ -85,6 +85,8 @@ void rein_model_response_free(rein_model_response *r)
     json_decref(r->reasoning_details);
     json_decref(r->reasoning_items);
     rein_free(r->response_id);
+    rein_free(r->answer_model);
+    rein_free(r->answer_id);
     json_decref(r->error);
     rein_free(r->finish_reason);
     rein_free(r);
@@ -172,6 +174,16 @@ int64_t rein_model_response_cached_tokens(const rein_model_response *r)
 int64_t rein_model_response_reasoning_tokens(const rein_model_response *r)
 {
     return r->reasoning_tokens;
+}
+
+const char *rein_model_response_model(const rein_model_response *r)
+{
+    return r->answer_model;
+}
+
+const char *rein_model_response_id(const rein_model_response *r)
+{
+    return r->answer_id;
 }
 
 size_t rein_model_response_call_count(const rein_model_response *r)

@@ -293,12 +293,14 @@ static rein_err item_done(struct rein_provider_decoder *d, struct rein__response
 static rein_err take_response(struct rein_provider_decoder *d, struct rein__responses_state *st,
                               const struct jdoc *doc, int resp)
 {
-    static const struct jkey keys[] = {JK("id"), JK("status"), JK("usage"), JK("error"),
-                                       JK("incomplete_details")};
-    int f[5];
-    rein_err rc = REIN_OK;
+    static const struct jkey keys[] = {
+        JK("id"), JK("status"), JK("usage"), JK("error"), JK("incomplete_details"), JK("model")};
+    int f[6];
+    rein_err rc;
 
     JFIELDS(doc, resp, keys, f);
+    if ((rc = rein__asm_identity(&d->a, jstr(doc, f[0]), jstr(doc, f[5]))))
+        return rc;
     if (jis(doc, f[0], JSMN_STRING) && !d->r->response_id) {
         struct rein__jstr id = jstr(doc, f[0]);
         d->r->response_id = rein_strndup(id.p, id.len);

@@ -46,6 +46,9 @@ struct run {
     size_t *stage;
     size_t nstage;
     bool oom; /* set by a worker; the run then fails with REIN_ENOMEM */
+    /* The rein.verify span's context: each protocol's span is its child on whichever pool
+     * thread runs it. */
+    const struct rein_trace_context *span_ctx;
 };
 
 /* ---- selection ---- */
@@ -890,7 +893,45 @@ static rein_err run_judged(struct run *run, size_t idx)
     return REIN_OK;
 }
 
+static rein_err run_protocol_steps(struct run *run, size_t idx);
+
+/*
+ * One protocol's run is a span of its own (rein.verify.protocol, a child of rein.verify):
+ * its name, priority, stage, status, attempts and whether it was flaky; failed when it did
+ * not pass (error.type: its status).
+ */
 static rein_err run_protocol(struct run *run, size_t idx)
+{
+    struct rein__presult *p = &run->report->r[idx];
+    struct rein_trace_scope scope;
+    struct rein_span span;
+    rein_err rc;
+
+    rein_trace_scope_enter(&scope, run->span_ctx);
+    rein_span_start(&span, "rein.verify.protocol", REIN_SPAN_INTERNAL, NULL);
+    rein_span_set_str(&span, "rein.verify.protocol", p->proto->name);
+    rein_span_set_str(&span, "rein.verify.priority", rein_verify_priority_name(p->priority));
+    rein_span_set_int(&span, "rein.verify.stage", p->stage);
+    if (p->for_claim)
+        rein_span_set_bool(&span, "rein.verify.for_claim", true);
+    rc = run_protocol_steps(run, idx);
+    if (rein_span_is_recording(&span)) {
+        const char *status = rein_verify_status_name(p->status);
+        rein_span_set_str(&span, "rein.verify.status", status);
+        rein_span_set_int(&span, "rein.verify.attempts", p->attempts);
+        if (p->flaky)
+            rein_span_set_bool(&span, "rein.verify.flaky", true);
+        if (rc)
+            rein_span_fail(&span, rein_err_name(rc), NULL);
+        else if (p->status != REIN_VERIFY_STATUS_PASSED)
+            rein_span_fail(&span, status, p->reason && p->reason[0] ? p->reason : NULL);
+    }
+    rein_span_end(&span);
+    rein_trace_scope_leave(&scope);
+    return rc;
+}
+
+static rein_err run_protocol_steps(struct run *run, size_t idx)
 {
     struct rein__presult *p = &run->report->r[idx];
     const struct rein__protocol *pr = p->proto;
@@ -1227,8 +1268,10 @@ rein_err rein_verify_run(const rein_verify_config *cfg, const struct rein_verify
     run.pool = run.opts->pool;
     run.t0 = rein_now_ms();
     pthread_mutex_init(&run.event_lock, NULL);
-    /* The protocols' run is one span (their commands are processes of rein's, not calls). */
+    /* The protocols' run is one span, each protocol a child span (their commands are
+     * processes of rein's, not calls). */
     rein_span_start(&span, "rein.verify", REIN_SPAN_INTERNAL, NULL);
+    run.span_ctx = &span.ctx;
     rc = read_changes(&run);
     if (!rc)
         rc = select_protocols(&run);

@@ -490,6 +490,71 @@ static void loop_iteration_spans(void **state)
     free(proj);
 }
 
+/* A span per verification protocol, children of rein.verify also when a group runs in
+ * parallel on the pool's threads; a failed protocol's span is failed with its status. */
+static void verify_protocol_spans(void **state)
+{
+    struct rein_verify_opts o = {0};
+    rein_verify_config *cfg;
+    rein_verify_report *rep = NULL;
+    rein_error err;
+    struct rein_span outer;
+    char *proj;
+    json_t *spans, *verify, *s;
+    size_t i, n = 0;
+    bool seen[3] = {false, false, false};
+
+    (void)state;
+    start(false);
+    proj = test_tmpdir();
+    free(test_write_file(proj, "rein-verify.yaml",
+                         "parallel: true\nfast_fail: false\nprotocols:\n"
+                         "  BUILD: {priority: P0, group: 1, steps: [{command: \"true\"}]}\n"
+                         "  TEST: {priority: P1, group: 2, steps: [{command: \"true\"}]}\n"
+                         "  STYLE: {priority: P2, group: 2, steps: [{command: \"false\"}]}\n"));
+    cfg = rein_verify_config_find(proj, &err);
+    if (!cfg)
+        fail_msg("protocols: %s", err.msg);
+    o.cwd = proj;
+    o.mode = REIN_VERIFY_MODE_FULL;
+    rein_span_start(&outer, "outer", REIN_SPAN_INTERNAL, NULL);
+    assert_rein_ok(rein_verify_run(cfg, &o, &rep, &err), &err);
+    rein_span_end(&outer);
+    rein_verify_report_free(rep);
+    rein_verify_config_free(cfg);
+    rein_trace_shutdown(2000);
+    spans = otlp_spans(F->otlp);
+    verify = otlp_span_named(spans, "rein.verify");
+    assert_non_null(verify);
+    assert_string_equal(str(verify, "parentSpanId"), outer.ctx.span_id);
+    json_array_foreach(spans, i, s)
+    {
+        const char *name = str(s, "name"), *proto;
+        if (strcmp(name, "rein.verify.protocol") != 0)
+            continue;
+        n++;
+        proto = otlp_attr_str(s, "rein.verify.protocol");
+        assert_string_equal(str(s, "parentSpanId"), str(verify, "spanId"));
+        assert_string_equal(str(s, "traceId"), outer.ctx.trace_id);
+        long long code = json_integer_value(json_object_get(json_object_get(s, "status"), "code"));
+        if (strcmp(proto, "STYLE") == 0) {
+            seen[2] = true;
+            assert_string_equal(otlp_attr_str(s, "rein.verify.status"), "failed");
+            assert_string_equal(otlp_attr_str(s, "error.type"), "failed");
+            assert_int_equal(code, 2);
+        } else {
+            seen[strcmp(proto, "BUILD") == 0 ? 0 : 1] = true;
+            assert_string_equal(otlp_attr_str(s, "rein.verify.status"), "passed");
+            assert_int_not_equal(code, 2);
+        }
+    }
+    assert_int_equal(n, 3);
+    assert_true(seen[0] && seen[1] && seen[2]);
+    json_decref(spans);
+    test_rmtree(proj);
+    free(proj);
+}
+
 int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
@@ -498,6 +563,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_teardown(content_capture, teardown),
         cmocka_unit_test_teardown(receiver_down, teardown),
         cmocka_unit_test_teardown(plan_spans, teardown),
+        cmocka_unit_test_teardown(verify_protocol_spans, teardown),
         cmocka_unit_test_teardown(loop_iteration_spans, teardown),
     };
 

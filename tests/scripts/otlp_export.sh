@@ -80,6 +80,22 @@ assert c2["status"]["code"] == 2, c2["status"]
 assert c3["attrs"]["error.type"] == "unknown_tool" and "gen_ai.tool.name" not in c3["attrs"]
 PY
 
+# ---- the response's model and id and the cached input tokens on the chat span ----
+: >"$tmp/spans.jsonl"
+script '[{"text":"plain","model":"test-model-2026-01-01","id":"chatcmpl-r1",
+          "usage":{"input_tokens":12,"output_tokens":2,"cached_tokens":5}}]'
+run 0 "$rein" chat "${model[@]}" "hello" --verification off --json
+python3 - "$tmp/spans.jsonl" <<'PY' || fail "the chat span does not name the response"
+import json, sys
+spans = [json.loads(l) for l in open(sys.argv[1])]
+chat = next(s for s in spans if s["name"] == "chat test-model")
+a = chat["attrs"]
+assert a["gen_ai.request.model"] == "test-model", a
+assert a["gen_ai.response.model"] == "test-model-2026-01-01", a
+assert a["gen_ai.response.id"] == "chatcmpl-r1", a
+assert a["gen_ai.usage.input_tokens"] == 12 and a["gen_ai.usage.cache_read.input_tokens"] == 5, a
+PY
+
 # ---- the content-capture switch ----
 : >"$tmp/spans.jsonl"
 script '[{"tool_calls":[{"id":"k1","name":"echo","arguments":"{\"text\":\"secret-word\"}"}]},

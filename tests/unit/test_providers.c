@@ -1892,6 +1892,90 @@ static void test_responses_stream_events(void **state)
     }
 }
 
+/* The model that answered, the reply's id and the cached input tokens, from every wire that
+ * reports them (gen_ai.response.model, gen_ai.response.id,
+ * gen_ai.usage.cache_read.input_tokens on the chat span), whole and streamed byte by byte. */
+static void test_replies_name_their_model_and_id(void **state)
+{
+    static const struct {
+        const char *format, *text, *model, *id;
+        int64_t cached;
+    } cases[] = {
+        {"openai-json",
+         "{\"id\":\"chatcmpl-1\",\"object\":\"chat.completion\",\"model\":\"gpt-4o-2024-08-06\","
+         "\"choices\":[{\"index\":0,\"message\":{\"role\":\"assistant\",\"content\":\"hi\"},"
+         "\"finish_reason\":\"stop\"}],\"usage\":{\"prompt_tokens\":9,\"completion_tokens\":1,"
+         "\"prompt_tokens_details\":{\"cached_tokens\":4}}}",
+         "gpt-4o-2024-08-06", "chatcmpl-1", 4},
+        {"openai-sse",
+         "data: "
+         "{\"id\":\"chatcmpl-2\",\"model\":\"openai/gpt-5\\u002dmini\",\"choices\":[{\"index\":0,"
+         "\"delta\":{\"content\":\"hi\"}}]}\n\n"
+         "data: {\"id\":\"chatcmpl-2\",\"model\":\"other\",\"choices\":[{\"index\":0,\"delta\":{},"
+         "\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n",
+         "openai/gpt-5-mini", "chatcmpl-2", -1},
+        {"anthropic-json",
+         "{\"id\":\"msg_1\",\"type\":\"message\",\"role\":\"assistant\",\"model\":\"claude-x-1\","
+         "\"content\":[{\"type\":\"text\",\"text\":\"hi\"}],\"stop_reason\":\"end_turn\","
+         "\"usage\":{\"input_tokens\":3,\"cache_creation_input_tokens\":2,"
+         "\"cache_read_input_tokens\":5,\"output_tokens\":1}}",
+         "claude-x-1", "msg_1", 5},
+        {"anthropic-sse",
+         "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_2\","
+         "\"type\":\"message\",\"role\":\"assistant\",\"model\":\"claude-y-2\",\"content\":[],"
+         "\"usage\":{\"input_tokens\":1,\"cache_read_input_tokens\":7,\"output_tokens\":1}}}\n\n"
+         "event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,"
+         "\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n"
+         "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,"
+         "\"delta\":{\"type\":\"text_delta\",\"text\":\"hi\"}}\n\n"
+         "event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":0}\n\n"
+         "event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":"
+         "\"end_turn\"},\"usage\":{\"output_tokens\":2}}\n\n"
+         "event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n",
+         "claude-y-2", "msg_2", 7},
+        {"gemini-json",
+         "{\"candidates\":[{\"content\":{\"parts\":[{\"text\":\"hi\"}],\"role\":\"model\"},"
+         "\"finishReason\":\"STOP\"}],\"usageMetadata\":{\"promptTokenCount\":9,"
+         "\"candidatesTokenCount\":1,\"cachedContentTokenCount\":3},"
+         "\"modelVersion\":\"gemini-2.5-flash\",\"responseId\":\"r-77\"}",
+         "gemini-2.5-flash", "r-77", 3},
+        {"openai-responses-json",
+         "{\"id\":\"resp_1\",\"object\":\"response\",\"model\":\"gpt-5-2025-08-07\","
+         "\"status\":\"completed\",\"output\":[{\"type\":\"message\",\"id\":\"m1\",\"role\":"
+         "\"assistant\",\"content\":[{\"type\":\"output_text\",\"text\":\"hi\"}]}],"
+         "\"usage\":{\"input_tokens\":9,\"input_tokens_details\":{\"cached_tokens\":2},"
+         "\"output_tokens\":1}}",
+         "gpt-5-2025-08-07", "resp_1", 2},
+        {"ollama-json",
+         "{\"model\":\"llama3.2\",\"created_at\":\"2025-01-01T00:00:00Z\",\"message\":{\"role\":"
+         "\"assistant\",\"content\":\"hi\"},\"done\":true,\"done_reason\":\"stop\"}",
+         "llama3.2", NULL, -1},
+    };
+
+    (void)state;
+    for (size_t i = 0; i < REIN_ARRAY_SIZE(cases); i++) {
+        for (size_t chunk = 0; chunk <= 1; chunk++) {
+            enum rein_wire_format fmt;
+            rein_model_response *r;
+            rein_error err;
+
+            assert_rein_ok(rein_wire_format_parse(cases[i].format, &fmt), NULL);
+            rein_error_clear(&err);
+            r = decode_opts(fmt, cases[i].text, strlen(cases[i].text), chunk, NULL, NULL, &err);
+            if (!r)
+                fail_msg("%s: %s", cases[i].format, err.msg);
+            assert_string_equal(rein_model_response_text(r), "hi");
+            assert_string_equal(rein_model_response_model(r), cases[i].model);
+            if (cases[i].id)
+                assert_string_equal(rein_model_response_id(r), cases[i].id);
+            else
+                assert_null(rein_model_response_id(r));
+            assert_int_equal(rein_model_response_cached_tokens(r), cases[i].cached);
+            rein_model_response_free(r);
+        }
+    }
+}
+
 static void test_responses_endings_and_errors(void **state)
 {
     rein_model_response *r;
@@ -2415,6 +2499,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_openrouter_reasoning_details_are_kept),
     cmocka_unit_test(test_responses_stream_events),
     cmocka_unit_test(test_responses_endings_and_errors),
+    cmocka_unit_test(test_replies_name_their_model_and_id),
     cmocka_unit_test(test_responses_encodes_the_history),
     cmocka_unit_test(test_responses_previous_response_id),
     cmocka_unit_test(test_azure_addresses_and_keys),
