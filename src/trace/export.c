@@ -44,6 +44,8 @@ struct exporter {
     double ratio;
 
     pthread_t thread;
+    struct rein__bump scratch; /* the encoder's, kept between batches (exporter thread) */
+    struct rein_buf body;      /* the same for the request body */
     struct rein__span_rec **ring;
     size_t cap, head, len;
     size_t batch_max;
@@ -162,14 +164,15 @@ static size_t take_batch(struct rein__span_rec **out)
 
 static void export_batch(struct rein__span_rec **spans, size_t n)
 {
-    struct rein_buf body;
+    struct rein_buf *body = &ex->body;
     bool sent = false;
 
-    rein_buf_init(&body, 0);
-    rein_err rc = ex->t.json ? rein__otlp_json_traces(&body, &ex->t.resource, spans, n)
-                             : rein__otlp_proto_traces(&body, &ex->t.resource, spans, n);
+    rein_buf_reset(body);
+    rein_err rc = ex->t.json
+                      ? rein__otlp_json_traces(body, &ex->t.resource, spans, n)
+                      : rein__otlp_proto_traces(body, &ex->scratch, &ex->t.resource, spans, n);
     if (rc == REIN_OK)
-        sent = rein__otlp_send(&ex->t, &body);
+        sent = rein__otlp_send(&ex->t, body);
     if (sent) {
         atomic_fetch_add(&n_exported, n);
     } else {
@@ -177,7 +180,9 @@ static void export_batch(struct rein__span_rec **spans, size_t n)
         atomic_fetch_add(&n_batches_failed, 1);
         rein_log(REIN_LOG_WARN, WHERE, "%zu span(s) dropped: %s did not take them", n, ex->t.url);
     }
-    rein_buf_release(&body);
+    /* A body far larger than usual is not kept (a batch of captured message contents). */
+    if (body->len > ((size_t)4 << 20))
+        rein_buf_release(body);
     for (size_t i = 0; i < n; i++)
         rein__span_rec_free(spans[i]);
 }
@@ -217,6 +222,8 @@ static void *exporter_main(void *arg)
         }
     }
     rein_free(batch);
+    rein__bump_release(&ex->scratch);
+    rein_buf_release(&ex->body);
     return NULL;
 }
 
@@ -282,6 +289,8 @@ static rein_err configure(struct exporter *e, rein_error *err)
         !rein__env_long("OTEL_BSP_MAX_EXPORT_BATCH_SIZE", 512, 1 << 20, &batch, err) ||
         !rein__env_long("OTEL_BSP_SCHEDULE_DELAY", 5000, 3600000, &delay, err))
         return err ? err->code : REIN_EINVAL;
+    rein__bump_init(&e->scratch, NULL, 0);
+    rein_buf_init(&e->body, 0);
     e->cap = (size_t)qsize;
     e->batch_max = (size_t)(batch < qsize ? batch : qsize);
     e->delay_ms = delay;

@@ -3,15 +3,14 @@
  * ExportMetricsServiceRequest) built from the code
  * protoc-c generates from the official opentelemetry-proto definitions at build time
  * (cmake/ReinOtlpProto.cmake, docs/decisions/0029), packed by libprotobuf-c. The message tree
- * borrows the spans' strings and lives in one arena per batch, so a batch costs a few large
- * allocations and one pack.
+ * borrows the spans' strings and is carved from a bump allocator that the exporter keeps
+ * between batches, so a batch in steady state costs no allocation but the body's.
  *
  * Built without protobuf (-DREIN_OTLP_PROTOBUF=OFF, or a tree whose generated headers are not
  * there, as the linters see it) this file only answers REIN_ENOTSUP.
  */
 #include "trace_int.h"
 
-#include <rein/arena.h>
 #include <rein/version.h>
 
 #include <string.h>
@@ -30,10 +29,16 @@ typedef Opentelemetry__Proto__Metrics__V1__Metric Metric;
 typedef Opentelemetry__Proto__Metrics__V1__NumberDataPoint NumberPoint;
 typedef Opentelemetry__Proto__Metrics__V1__HistogramDataPoint HistPoint;
 
-/* A new AnyValue for attribute a (strings borrowed), or NULL when the arena is exhausted. */
-static AnyValue *any_value(rein_arena *ar, const struct rein__attr *a)
+/* n zeroed elements of size bytes from ar; NULL when exhausted. */
+static void *bcalloc(struct rein__bump *ar, size_t n, size_t size)
 {
-    AnyValue *v = rein_arena_calloc(ar, 1, sizeof(*v));
+    return size && n > SIZE_MAX / size ? NULL : rein__bump_alloc(ar, n * size);
+}
+
+/* A new AnyValue for attribute a (strings borrowed), or NULL when the arena is exhausted. */
+static AnyValue *any_value(struct rein__bump *ar, const struct rein__attr *a)
+{
+    AnyValue *v = bcalloc(ar, 1, sizeof(*v));
 
     if (!v)
         return NULL;
@@ -56,9 +61,9 @@ static AnyValue *any_value(rein_arena *ar, const struct rein__attr *a)
         v->bool_value = a->u.b;
         break;
     case ATTR_STRS: {
-        ArrayValue *arr = rein_arena_calloc(ar, 1, sizeof(*arr));
-        AnyValue **items = rein_arena_calloc(ar, a->u.strs.n ? a->u.strs.n : 1, sizeof(AnyValue *));
-        AnyValue *each = rein_arena_calloc(ar, a->u.strs.n ? a->u.strs.n : 1, sizeof(AnyValue));
+        ArrayValue *arr = bcalloc(ar, 1, sizeof(*arr));
+        AnyValue **items = bcalloc(ar, a->u.strs.n ? a->u.strs.n : 1, sizeof(AnyValue *));
+        AnyValue *each = bcalloc(ar, a->u.strs.n ? a->u.strs.n : 1, sizeof(AnyValue));
         if (!arr || !items || !each)
             return NULL;
         opentelemetry__proto__common__v1__array_value__init(arr);
@@ -79,10 +84,11 @@ static AnyValue *any_value(rein_arena *ar, const struct rein__attr *a)
 }
 
 /* The attribute list as KeyValue pointers in *out (*n of them); false when exhausted. */
-static bool key_values(rein_arena *ar, const struct rein__attrs *a, KeyValue ***out, size_t *n)
+static bool key_values(struct rein__bump *ar, const struct rein__attrs *a, KeyValue ***out,
+                       size_t *n)
 {
-    KeyValue **list = rein_arena_calloc(ar, a->n ? a->n : 1, sizeof(KeyValue *));
-    KeyValue *kvs = rein_arena_calloc(ar, a->n ? a->n : 1, sizeof(KeyValue));
+    KeyValue **list = bcalloc(ar, a->n ? a->n : 1, sizeof(KeyValue *));
+    KeyValue *kvs = bcalloc(ar, a->n ? a->n : 1, sizeof(KeyValue));
 
     if (!list || !kvs)
         return false;
@@ -99,9 +105,9 @@ static bool key_values(rein_arena *ar, const struct rein__attrs *a, KeyValue ***
 }
 
 /* len bytes of binary id from 2*len lowercase hex digits. */
-static bool id_bytes(rein_arena *ar, const char *hex, size_t len, ProtobufCBinaryData *out)
+static bool id_bytes(struct rein__bump *ar, const char *hex, size_t len, ProtobufCBinaryData *out)
 {
-    uint8_t *b = rein_arena_alloc(ar, len);
+    uint8_t *b = rein__bump_alloc(ar, len);
 
     if (!b)
         return false;
@@ -115,12 +121,12 @@ static bool id_bytes(rein_arena *ar, const char *hex, size_t len, ProtobufCBinar
     return true;
 }
 
-static Span *span_msg(rein_arena *ar, const struct rein__span_rec *r)
+static Span *span_msg(struct rein__bump *ar, const struct rein__span_rec *r)
 {
-    Span *s = rein_arena_calloc(ar, 1, sizeof(*s));
-    Opentelemetry__Proto__Trace__V1__Status *st = rein_arena_calloc(ar, 1, sizeof(*st));
-    SpanEvent **events = rein_arena_calloc(ar, r->nevents ? r->nevents : 1, sizeof(SpanEvent *));
-    SpanEvent *ev = rein_arena_calloc(ar, r->nevents ? r->nevents : 1, sizeof(SpanEvent));
+    Span *s = bcalloc(ar, 1, sizeof(*s));
+    Opentelemetry__Proto__Trace__V1__Status *st = bcalloc(ar, 1, sizeof(*st));
+    SpanEvent **events = bcalloc(ar, r->nevents ? r->nevents : 1, sizeof(SpanEvent *));
+    SpanEvent *ev = bcalloc(ar, r->nevents ? r->nevents : 1, sizeof(SpanEvent));
 
     if (!s || !st || !events || !ev)
         return NULL;
@@ -156,7 +162,8 @@ static Span *span_msg(rein_arena *ar, const struct rein__span_rec *r)
     return s;
 }
 
-rein_err rein__otlp_proto_traces(struct rein_buf *b, const struct rein__resource *res,
+rein_err rein__otlp_proto_traces(struct rein_buf *b, struct rein__bump *scratch,
+                                 const struct rein__resource *res,
                                  struct rein__span_rec *const *spans, size_t n)
 {
     Opentelemetry__Proto__Collector__Trace__V1__ExportTraceServiceRequest req;
@@ -164,12 +171,16 @@ rein_err rein__otlp_proto_traces(struct rein_buf *b, const struct rein__resource
     Opentelemetry__Proto__Trace__V1__ScopeSpans ss, *ssp = &ss;
     Opentelemetry__Proto__Resource__V1__Resource resource;
     Opentelemetry__Proto__Common__V1__InstrumentationScope scope;
-    rein_arena *ar = rein_arena_new(0);
-    Span **list = ar ? rein_arena_calloc(ar, n ? n : 1, sizeof(Span *)) : NULL;
+    struct rein__bump own, *ar = scratch;
+    Span **list;
     rein_err rc = REIN_ENOMEM;
     size_t size;
 
-    if (!list)
+    if (!ar) {
+        rein__bump_init(&own, NULL, 0);
+        ar = &own;
+    }
+    if (!(list = bcalloc(ar, n ? n : 1, sizeof(Span *))))
         goto out;
     opentelemetry__proto__collector__trace__v1__export_trace_service_request__init(&req);
     opentelemetry__proto__trace__v1__resource_spans__init(&rs);
@@ -202,18 +213,22 @@ rein_err rein__otlp_proto_traces(struct rein_buf *b, const struct rein__resource
     b->ptr[b->len] = '\0';
     rc = REIN_OK;
 out:
-    rein_arena_free(ar);
+    if (ar == &own)
+        rein__bump_release(&own);
+    else
+        rein__bump_reset(ar); /* the memory serves the next batch */
     return rc;
 }
 
 /* ---- metrics ------------------------------------------------------------------------------ */
 
 /* A point's string attributes as KeyValue pointers; false when the arena is exhausted. */
-static bool point_attrs(rein_arena *ar, const struct rein_otel_point *p, KeyValue ***out, size_t *n)
+static bool point_attrs(struct rein__bump *ar, const struct rein_otel_point *p, KeyValue ***out,
+                        size_t *n)
 {
-    KeyValue **list = rein_arena_calloc(ar, p->nattrs ? p->nattrs : 1, sizeof(KeyValue *));
-    KeyValue *kvs = rein_arena_calloc(ar, p->nattrs ? p->nattrs : 1, sizeof(KeyValue));
-    AnyValue *vals = rein_arena_calloc(ar, p->nattrs ? p->nattrs : 1, sizeof(AnyValue));
+    KeyValue **list = bcalloc(ar, p->nattrs ? p->nattrs : 1, sizeof(KeyValue *));
+    KeyValue *kvs = bcalloc(ar, p->nattrs ? p->nattrs : 1, sizeof(KeyValue));
+    AnyValue *vals = bcalloc(ar, p->nattrs ? p->nattrs : 1, sizeof(AnyValue));
 
     if (!list || !kvs || !vals)
         return false;
@@ -231,9 +246,10 @@ static bool point_attrs(rein_arena *ar, const struct rein_otel_point *p, KeyValu
     return true;
 }
 
-static NumberPoint *number_point(rein_arena *ar, const struct rein_otel_point *p, int64_t now_ns)
+static NumberPoint *number_point(struct rein__bump *ar, const struct rein_otel_point *p,
+                                 int64_t now_ns)
 {
-    NumberPoint *d = rein_arena_calloc(ar, 1, sizeof(*d));
+    NumberPoint *d = bcalloc(ar, 1, sizeof(*d));
 
     if (!d)
         return NULL;
@@ -249,10 +265,10 @@ static NumberPoint *number_point(rein_arena *ar, const struct rein_otel_point *p
 
 /* sum, min and max are proto3 optional (explicit presence, scripts/otlp-proto.sh): setting
  * their case sends them even when they are zero. */
-static HistPoint *hist_point(rein_arena *ar, const struct rein_otel_metric *m,
+static HistPoint *hist_point(struct rein__bump *ar, const struct rein_otel_metric *m,
                              const struct rein_otel_point *p, int64_t now_ns)
 {
-    HistPoint *d = rein_arena_calloc(ar, 1, sizeof(*d));
+    HistPoint *d = bcalloc(ar, 1, sizeof(*d));
 
     if (!d)
         return NULL;
@@ -278,11 +294,11 @@ static HistPoint *hist_point(rein_arena *ar, const struct rein_otel_metric *m,
 }
 
 /* Fills the points of one metric's data (gauge, sum or histogram); false when exhausted. */
-static bool metric_data(rein_arena *ar, Metric *out, const struct rein_otel_metric *m,
+static bool metric_data(struct rein__bump *ar, Metric *out, const struct rein_otel_metric *m,
                         int64_t now_ns)
 {
     size_t n = m->npoints ? m->npoints : 1;
-    void **pts = rein_arena_calloc(ar, n, sizeof(void *));
+    void **pts = bcalloc(ar, n, sizeof(void *));
 
     if (!pts)
         return false;
@@ -292,7 +308,7 @@ static bool metric_data(rein_arena *ar, Metric *out, const struct rein_otel_metr
                            : (void *)number_point(ar, &m->points[i], now_ns)))
             return false;
     if (m->kind == REIN_OTEL_GAUGE) {
-        Opentelemetry__Proto__Metrics__V1__Gauge *g = rein_arena_calloc(ar, 1, sizeof(*g));
+        Opentelemetry__Proto__Metrics__V1__Gauge *g = bcalloc(ar, 1, sizeof(*g));
         if (!g)
             return false;
         opentelemetry__proto__metrics__v1__gauge__init(g);
@@ -301,7 +317,7 @@ static bool metric_data(rein_arena *ar, Metric *out, const struct rein_otel_metr
         out->data_case = OPENTELEMETRY__PROTO__METRICS__V1__METRIC__DATA_GAUGE;
         out->gauge = g;
     } else if (m->kind == REIN_OTEL_SUM) {
-        Opentelemetry__Proto__Metrics__V1__Sum *sm = rein_arena_calloc(ar, 1, sizeof(*sm));
+        Opentelemetry__Proto__Metrics__V1__Sum *sm = bcalloc(ar, 1, sizeof(*sm));
         if (!sm)
             return false;
         opentelemetry__proto__metrics__v1__sum__init(sm);
@@ -313,7 +329,7 @@ static bool metric_data(rein_arena *ar, Metric *out, const struct rein_otel_metr
         out->data_case = OPENTELEMETRY__PROTO__METRICS__V1__METRIC__DATA_SUM;
         out->sum = sm;
     } else {
-        Opentelemetry__Proto__Metrics__V1__Histogram *h = rein_arena_calloc(ar, 1, sizeof(*h));
+        Opentelemetry__Proto__Metrics__V1__Histogram *h = bcalloc(ar, 1, sizeof(*h));
         if (!h)
             return false;
         opentelemetry__proto__metrics__v1__histogram__init(h);
@@ -335,12 +351,14 @@ rein_err rein__otlp_proto_metrics(struct rein_buf *b, const struct rein__resourc
     Opentelemetry__Proto__Metrics__V1__ScopeMetrics sm, *smp = &sm;
     Opentelemetry__Proto__Resource__V1__Resource resource;
     Opentelemetry__Proto__Common__V1__InstrumentationScope scope;
-    rein_arena *ar = rein_arena_new(0);
-    Metric **list = ar ? rein_arena_calloc(ar, n ? n : 1, sizeof(Metric *)) : NULL;
-    Metric *ms = ar ? rein_arena_calloc(ar, n ? n : 1, sizeof(Metric)) : NULL;
+    struct rein__bump own, *ar = &own;
+    Metric **list, *ms;
     rein_err rc = REIN_ENOMEM;
     size_t size, used = 0;
 
+    rein__bump_init(&own, NULL, 0);
+    list = bcalloc(ar, n ? n : 1, sizeof(Metric *));
+    ms = bcalloc(ar, n ? n : 1, sizeof(Metric));
     if (!list || !ms)
         goto out;
     opentelemetry__proto__collector__metrics__v1__export_metrics_service_request__init(&req);
@@ -385,7 +403,7 @@ rein_err rein__otlp_proto_metrics(struct rein_buf *b, const struct rein__resourc
     b->ptr[b->len] = '\0';
     rc = REIN_OK;
 out:
-    rein_arena_free(ar);
+    rein__bump_release(&own);
     return rc;
 }
 
@@ -396,10 +414,12 @@ bool rein__otlp_proto_available(void)
 
 #else
 
-rein_err rein__otlp_proto_traces(struct rein_buf *b, const struct rein__resource *res,
+rein_err rein__otlp_proto_traces(struct rein_buf *b, struct rein__bump *scratch,
+                                 const struct rein__resource *res,
                                  struct rein__span_rec *const *spans, size_t n)
 {
     (void)b;
+    (void)scratch;
     (void)res;
     (void)spans;
     (void)n;

@@ -20,11 +20,23 @@ int64_t rein__trace_now_ns(void)
     return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-static struct rein__attr *attr_slot(struct rein__attrs *a, const char *key, enum attr_type type)
+/* The next attribute of a, grown in the span's store st (NULL: the heap, for the resource);
+ * NULL when memory is exhausted. The caller counts it (a->n++) once its value is set. */
+static struct rein__attr *attr_slot(struct rein__bump *st, struct rein__attrs *a, const char *key,
+                                    enum attr_type type)
 {
     if (a->n == a->cap) {
-        size_t cap = a->cap ? a->cap * 2 : 8;
-        struct rein__attr *v = rein_realloc(a->v, cap * sizeof(*v));
+        size_t cap = a->cap ? a->cap * 2 : 12;
+        struct rein__attr *v;
+        if (st) {
+            /* The old array stays in the store until the span is freed: a few hundred bytes
+             * at most, against a malloc per attribute. */
+            v = rein__bump_alloc(st, cap * sizeof(*v));
+            if (v && a->n)
+                memcpy(v, a->v, a->n * sizeof(*v));
+        } else {
+            v = rein_realloc(a->v, cap * sizeof(*v));
+        }
         if (!v)
             return NULL;
         a->v = v;
@@ -35,20 +47,30 @@ static struct rein__attr *attr_slot(struct rein__attrs *a, const char *key, enum
     return &a->v[a->n];
 }
 
-bool rein__attrs_add_str(struct rein__attrs *a, const char *key, const char *v, size_t len)
+/* A string attribute whose copy lives in st (NULL: the heap). */
+static bool attrs_add(struct rein__bump *st, struct rein__attrs *a, const char *key, const char *v,
+                      size_t len)
 {
-    struct rein__attr *at = attr_slot(a, key, ATTR_STR);
-    char *copy = rein_malloc(len + 1);
+    struct rein__attr *at = attr_slot(st, a, key, ATTR_STR);
+    char *copy;
 
-    if (!at || !copy) {
-        rein_free(copy);
+    if (!at)
         return false;
+    copy = st ? rein__bump_strndup(st, v, len) : rein_malloc(len + 1);
+    if (!copy)
+        return false;
+    if (!st) {
+        memcpy(copy, v, len);
+        copy[len] = '\0';
     }
-    memcpy(copy, v, len);
-    copy[len] = '\0';
     at->u.s = copy;
     a->n++;
     return true;
+}
+
+bool rein__attrs_add_str(struct rein__attrs *a, const char *key, const char *v, size_t len)
+{
+    return attrs_add(NULL, a, key, v, len);
 }
 
 void rein__attrs_release(struct rein__attrs *a)
@@ -71,34 +93,34 @@ void rein__span_rec_free(struct rein__span_rec *r)
 {
     if (!r)
         return;
-    rein__attrs_release(&r->attrs);
-    for (size_t i = 0; i < r->nevents; i++) {
-        rein_free(r->events[i].name);
-        rein__attrs_release(&r->events[i].attrs);
-    }
-    rein_free(r->events);
-    rein_free(r->state);
-    rein_free(r->name);
-    rein_free(r->status_msg);
+    rein__bump_release(&r->store); /* everything the record holds */
     rein_free(r);
 }
 
+static char *store_str(struct rein__span_rec *r, const char *s)
+{
+    return rein__bump_strndup(&r->store, s, strlen(s));
+}
+
+/* One allocation for the record and, in its tail, what a usual span holds. */
 static struct rein__span_rec *rec_new(const struct rein_span *s,
                                       const struct rein_trace_context *parent, const char *name,
                                       enum rein_span_kind kind)
 {
-    struct rein__span_rec *r = rein_calloc(1, sizeof(*r));
+    struct rein__span_rec *r = rein_malloc(sizeof(*r) + REIN__SPAN_INLINE);
 
     if (!r)
         return NULL;
+    memset(r, 0, sizeof(*r));
+    rein__bump_init(&r->store, r->tail, REIN__SPAN_INLINE);
     memcpy(r->trace_id, s->ctx.trace_id, sizeof(r->trace_id));
     memcpy(r->span_id, s->ctx.span_id, sizeof(r->span_id));
     if (parent)
         memcpy(r->parent_id, parent->span_id, sizeof(r->parent_id));
     r->flags = s->ctx.flags;
     r->kind = kind;
-    r->name = rein_strdup(name ? name : "span");
-    r->state = s->ctx.state[0] ? rein_strdup(s->ctx.state) : NULL;
+    r->name = store_str(r, name ? name : "span");
+    r->state = s->ctx.state[0] ? store_str(r, s->ctx.state) : NULL;
     if (!r->name || (s->ctx.state[0] && !r->state)) {
         rein__span_rec_free(r);
         return NULL;
@@ -146,9 +168,8 @@ void rein_span_set_name(struct rein_span *s, const char *name)
 {
     char *copy;
 
-    if (!s || !s->rec || !name || !(copy = rein_strdup(name)))
+    if (!s || !s->rec || !name || !(copy = store_str(s->rec, name)))
         return;
-    rein_free(s->rec->name);
     s->rec->name = copy;
 }
 
@@ -160,7 +181,7 @@ bool rein_span_is_recording(const struct rein_span *s)
 void rein_span_set_strn(struct rein_span *s, const char *key, const char *value, size_t len)
 {
     if (s && s->rec && value)
-        (void)rein__attrs_add_str(&s->rec->attrs, key, value, len);
+        (void)attrs_add(&s->rec->store, &s->rec->attrs, key, value, len);
 }
 
 void rein_span_set_str(struct rein_span *s, const char *key, const char *value)
@@ -171,7 +192,8 @@ void rein_span_set_str(struct rein_span *s, const char *key, const char *value)
 
 void rein_span_set_int(struct rein_span *s, const char *key, int64_t value)
 {
-    struct rein__attr *at = s && s->rec ? attr_slot(&s->rec->attrs, key, ATTR_INT) : NULL;
+    struct rein__attr *at =
+        s && s->rec ? attr_slot(&s->rec->store, &s->rec->attrs, key, ATTR_INT) : NULL;
 
     if (at) {
         at->u.i = value;
@@ -181,7 +203,8 @@ void rein_span_set_int(struct rein_span *s, const char *key, int64_t value)
 
 void rein_span_set_double(struct rein_span *s, const char *key, double value)
 {
-    struct rein__attr *at = s && s->rec ? attr_slot(&s->rec->attrs, key, ATTR_DOUBLE) : NULL;
+    struct rein__attr *at =
+        s && s->rec ? attr_slot(&s->rec->store, &s->rec->attrs, key, ATTR_DOUBLE) : NULL;
 
     if (at) {
         at->u.d = value;
@@ -191,7 +214,8 @@ void rein_span_set_double(struct rein_span *s, const char *key, double value)
 
 void rein_span_set_bool(struct rein_span *s, const char *key, bool value)
 {
-    struct rein__attr *at = s && s->rec ? attr_slot(&s->rec->attrs, key, ATTR_BOOL) : NULL;
+    struct rein__attr *at =
+        s && s->rec ? attr_slot(&s->rec->store, &s->rec->attrs, key, ATTR_BOOL) : NULL;
 
     if (at) {
         at->u.b = value;
@@ -206,20 +230,13 @@ void rein_span_set_strs(struct rein_span *s, const char *key, const char *const 
 
     if (!s || !s->rec || !values)
         return;
-    v = rein_calloc(n ? n : 1, sizeof(*v));
-    at = v ? attr_slot(&s->rec->attrs, key, ATTR_STRS) : NULL;
-    if (!at) {
-        rein_free(v);
+    v = rein__bump_alloc(&s->rec->store, (n ? n : 1) * sizeof(*v));
+    at = v ? attr_slot(&s->rec->store, &s->rec->attrs, key, ATTR_STRS) : NULL;
+    if (!at)
         return;
-    }
-    for (size_t i = 0; i < n; i++) {
-        if (!(v[i] = rein_strdup(values[i] ? values[i] : ""))) {
-            for (size_t j = 0; j < i; j++)
-                rein_free(v[j]);
-            rein_free(v);
+    for (size_t i = 0; i < n; i++)
+        if (!(v[i] = store_str(s->rec, values[i] ? values[i] : "")))
             return;
-        }
-    }
     at->u.strs.v = v;
     at->u.strs.n = n;
     s->rec->attrs.n++;
@@ -233,15 +250,17 @@ void rein_span_event(struct rein_span *s, const char *name)
         return;
     if (r->nevents == r->ecap) {
         size_t cap = r->ecap ? r->ecap * 2 : 4;
-        struct rein__span_event *v = rein_realloc(r->events, cap * sizeof(*v));
+        struct rein__span_event *v = rein__bump_alloc(&r->store, cap * sizeof(*v));
         if (!v)
             return;
+        if (r->nevents)
+            memcpy(v, r->events, r->nevents * sizeof(*v));
         r->events = v;
         r->ecap = cap;
     }
     struct rein__span_event *e = &r->events[r->nevents];
     memset(e, 0, sizeof(*e));
-    if (!(e->name = rein_strdup(name)))
+    if (!(e->name = store_str(r, name)))
         return;
     e->time_ns = rein__trace_now_ns();
     r->nevents++;
@@ -257,13 +276,13 @@ void rein_span_event_str(struct rein_span *s, const char *key, const char *value
     struct rein__attrs *a = last_event_attrs(s);
 
     if (a && value)
-        (void)rein__attrs_add_str(a, key, value, strlen(value));
+        (void)attrs_add(&s->rec->store, a, key, value, strlen(value));
 }
 
 void rein_span_event_int(struct rein_span *s, const char *key, int64_t value)
 {
     struct rein__attrs *a = last_event_attrs(s);
-    struct rein__attr *at = a ? attr_slot(a, key, ATTR_INT) : NULL;
+    struct rein__attr *at = a ? attr_slot(&s->rec->store, a, key, ATTR_INT) : NULL;
 
     if (at) {
         at->u.i = value;
@@ -277,8 +296,7 @@ void rein_span_fail(struct rein_span *s, const char *type, const char *message)
         return;
     s->rec->failed = true;
     rein_span_set_str(s, "error.type", type ? type : "_OTHER");
-    rein_free(s->rec->status_msg);
-    s->rec->status_msg = message ? rein_strdup(message) : NULL;
+    s->rec->status_msg = message ? store_str(s->rec, message) : NULL;
 }
 
 void rein_span_end(struct rein_span *s)

@@ -34,6 +34,36 @@ struct rein__attrs {
     size_t n, cap;
 };
 
+/*
+ * A bump allocator: what a recorded span holds (its strings, attribute and event arrays) and
+ * what one batch's encoding builds are carved from blocks that are freed (or, for the
+ * encoder, reset and reused) all at once, instead of one malloc and free per string. The
+ * first block may be storage the owner provides (a span record's own tail).
+ */
+struct rein__bump_block {
+    struct rein__bump_block *next;
+    size_t cap;
+    max_align_t data[];
+};
+struct rein__bump {
+    char *p;     /* the free part of the current block */
+    size_t left; /* its bytes */
+    char *first; /* the owner's storage, or NULL */
+    size_t first_cap;
+    struct rein__bump_block *blocks; /* allocated ones, newest first */
+    size_t total;                    /* their bytes */
+};
+/* b over the owner's storage first (may be NULL with cap 0). */
+void rein__bump_init(struct rein__bump *b, void *first, size_t cap);
+/* n bytes aligned for any type, zeroed; NULL when memory is exhausted. */
+void *rein__bump_alloc(struct rein__bump *b, size_t n);
+char *rein__bump_strndup(struct rein__bump *b, const char *s, size_t n);
+/* Everything carved so far is given back; the memory is kept for the next use (as one
+ * block, up to a limit). */
+void rein__bump_reset(struct rein__bump *b);
+/* Frees the allocated blocks (not the owner's storage). */
+void rein__bump_release(struct rein__bump *b);
+
 struct rein__span_event {
     char *name;
     int64_t time_ns;
@@ -56,7 +86,13 @@ struct rein__span_rec {
     size_t nevents, ecap;
     bool failed;
     char *status_msg; /* may be NULL */
+    /* Every string and array above lives here: the record's own tail first
+     * (REIN__SPAN_INLINE bytes, allocated with it), then blocks as needed. */
+    struct rein__bump store;
+    max_align_t tail[];
 };
+
+#define REIN__SPAN_INLINE 1024
 
 void rein__trace_set_current(const struct rein_trace_context *c);
 void rein__span_rec_free(struct rein__span_rec *r);
@@ -76,8 +112,11 @@ struct rein__resource {
 rein_err rein__otlp_json_traces(struct rein_buf *b, const struct rein__resource *res,
                                 struct rein__span_rec *const *spans, size_t n);
 
-/* The same as OTLP protobuf (otlp_proto.c); REIN_ENOTSUP when built without protobuf. */
-rein_err rein__otlp_proto_traces(struct rein_buf *b, const struct rein__resource *res,
+/* The same as OTLP protobuf (otlp_proto.c); REIN_ENOTSUP when built without protobuf. The
+ * message tree is carved from scratch, which is reset afterwards (its memory kept for the
+ * next batch); scratch NULL: a temporary one. */
+rein_err rein__otlp_proto_traces(struct rein_buf *b, struct rein__bump *scratch,
+                                 const struct rein__resource *res,
                                  struct rein__span_rec *const *spans, size_t n);
 /* True when this build encodes protobuf. */
 bool rein__otlp_proto_available(void);
@@ -137,7 +176,8 @@ bool rein__otlp_pause(struct rein__otlp_target *t, int64_t ms);
  * the stop deadline once stopping); true when the collector took it. Exporter thread only. */
 bool rein__otlp_send(struct rein__otlp_target *t, const struct rein_buf *body);
 
-/* Attribute list helpers (span.c): copies value; false when memory is exhausted. */
+/* Attribute list helpers (span.c) for lists on the heap (the resource; a span's attributes
+ * live in its store): copies value; false when memory is exhausted. */
 bool rein__attrs_add_str(struct rein__attrs *a, const char *key, const char *v, size_t len);
 void rein__attrs_release(struct rein__attrs *a);
 

@@ -248,6 +248,53 @@ static void exporter_sends(void **state)
     otlp_stop(r);
 }
 
+/* A span's attributes and events live in its own storage: more of them than its first block
+ * holds (a 64 KB value, 40 attributes, 20 events, a rename) all arrive intact. */
+static void span_storage_grows(void **state)
+{
+    struct otlp_receiver *r = otlp_start();
+    struct rein_span s;
+    char key[40][16], *big = malloc(65537);
+    json_t *spans, *got, *events;
+
+    (void)state;
+    assert_non_null(r);
+    assert_non_null(big);
+    memset(big, 'x', 65536);
+    big[65536] = '\0';
+    export_env(otlp_url(r));
+    setup_ok();
+    rein_span_start(&s, "first name", REIN_SPAN_INTERNAL, NULL);
+    for (int i = 0; i < 40; i++) {
+        snprintf(key[i], sizeof(key[i]), "rein.k%d", i);
+        rein_span_set_int(&s, key[i], i);
+    }
+    rein_span_set_str(&s, "rein.big", big);
+    for (int i = 0; i < 20; i++) {
+        rein_span_event(&s, "rein.step");
+        rein_span_event_int(&s, "rein.step.index", i);
+    }
+    rein_span_set_name(&s, "second name");
+    rein_span_fail(&s, "timeout", "the message");
+    rein_span_end(&s);
+    assert_true(otlp_wait_spans(r, 1, 10000));
+    spans = otlp_spans(r);
+    got = otlp_span_named(spans, "second name");
+    assert_non_null(got);
+    for (int i = 0; i < 40; i++)
+        assert_int_equal(otlp_attr_int(got, key[i]), i);
+    assert_string_equal(otlp_attr_str(got, "rein.big"), big);
+    assert_string_equal(otlp_attr_str(got, "error.type"), "timeout");
+    events = json_object_get(got, "events");
+    assert_int_equal(json_array_size(events), 20);
+    assert_string_equal(json_string_value(json_object_get(json_array_get(events, 19), "name")),
+                        "rein.step");
+    rein_trace_shutdown(2000);
+    json_decref(spans);
+    free(big);
+    otlp_stop(r);
+}
+
 static void exporter_retries_503(void **state)
 {
     struct otlp_receiver *r = otlp_start();
@@ -567,10 +614,11 @@ int main(int argc, char **argv)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(traceparent_valid),        cmocka_unit_test(traceparent_invalid),
         cmocka_unit_test(tracestate_rules),         cmocka_unit_test(spans_and_scopes),
-        cmocka_unit_test(exporter_sends),           cmocka_unit_test(exporter_retries_503),
-        cmocka_unit_test(exporter_gives_up_on_400), cmocka_unit_test(exporter_receiver_down),
-        cmocka_unit_test(sampler_and_switches),     cmocka_unit_test(registry_as_otel_metrics),
-        cmocka_unit_test(metrics_receiver_down),    cmocka_unit_test(metrics_switches),
+        cmocka_unit_test(exporter_sends),           cmocka_unit_test(span_storage_grows),
+        cmocka_unit_test(exporter_retries_503),     cmocka_unit_test(exporter_gives_up_on_400),
+        cmocka_unit_test(exporter_receiver_down),   cmocka_unit_test(sampler_and_switches),
+        cmocka_unit_test(registry_as_otel_metrics), cmocka_unit_test(metrics_receiver_down),
+        cmocka_unit_test(metrics_switches),
     };
 
     if (argc > 1)
