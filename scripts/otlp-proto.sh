@@ -4,8 +4,10 @@
 # src/trace/otlp-proto/package-lock.json) and compiles the ones span export needs with
 # protoc-c. Leaves in OUT:
 #   protos/opentelemetry/proto/...      the .proto files (the tests' receiver decodes with them)
-#   gen/opentelemetry/proto/...pb-c.[ch] protobuf-c's code for common, resource, trace, metrics
-#                                        and the trace and metrics collector services
+#   gen/opentelemetry/proto/...pb-c.[ch] protobuf-c's code for common, resource, metrics and
+#                                        its collector service (metric export), and for trace
+#                                        and its service (the unit test that decodes rein's
+#                                        own span encoding, docs/decisions/0034)
 # protoc-c 1.4.1 does not take proto3 `optional` (metrics.proto's histogram sum, min and max),
 # so protoc-c reads a copy in which each `optional T f = N;` is `oneof _f { T f = N; }`: that
 # is how protobuf itself defines proto3 optional (a synthetic one-member oneof), so the wire

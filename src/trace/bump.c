@@ -1,13 +1,12 @@
 /*
- * The bump allocator of trace_int.h: spans and encoded batches are many small pieces that
+ * The bump allocator of trace_int.h: a span's strings and arrays are many small pieces that
  * live and die together, so they are carved from blocks rather than allocated one by one.
  */
 #include "trace_int.h"
 
 #include <string.h>
 
-#define BLOCK_MIN  4096
-#define KEEP_LIMIT (8u << 20) /* a reset keeps at most this much for the next use */
+#define BLOCK_MIN 4096
 
 void rein__bump_init(struct rein__bump *b, void *first, size_t cap)
 {
@@ -54,31 +53,6 @@ char *rein__bump_strndup(struct rein__bump *b, const char *s, size_t n)
     if (out)
         memcpy(out, s, n); /* the terminator is zeroed already */
     return out;
-}
-
-void rein__bump_reset(struct rein__bump *b)
-{
-    size_t total = b->total;
-    bool one = b->blocks && !b->blocks->next;
-
-    if (one && total <= KEEP_LIMIT) {
-        b->p = (char *)b->blocks->data;
-        b->left = b->blocks->cap;
-        return;
-    }
-    rein__bump_release(b);
-    /* Several blocks: one of their whole size serves the next use alone. */
-    if (total > 0 && total <= KEEP_LIMIT) {
-        struct rein__bump_block *blk = rein_malloc(sizeof(*blk) + total);
-        if (blk) {
-            blk->cap = total;
-            blk->next = NULL;
-            b->blocks = blk;
-            b->total = total;
-            b->p = (char *)blk->data;
-            b->left = total;
-        }
-    }
 }
 
 void rein__bump_release(struct rein__bump *b)

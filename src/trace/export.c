@@ -44,8 +44,7 @@ struct exporter {
     double ratio;
 
     pthread_t thread;
-    struct rein__bump scratch; /* the encoder's, kept between batches (exporter thread) */
-    struct rein_buf body;      /* the same for the request body */
+    struct rein_buf body; /* the request body, kept between batches (exporter thread) */
     struct rein__span_rec **ring;
     size_t cap, head, len;
     size_t batch_max;
@@ -168,9 +167,8 @@ static void export_batch(struct rein__span_rec **spans, size_t n)
     bool sent = false;
 
     rein_buf_reset(body);
-    rein_err rc = ex->t.json
-                      ? rein__otlp_json_traces(body, &ex->t.resource, spans, n)
-                      : rein__otlp_proto_traces(body, &ex->scratch, &ex->t.resource, spans, n);
+    rein_err rc = ex->t.json ? rein__otlp_json_traces(body, &ex->t.resource, spans, n)
+                             : rein__otlp_proto_traces(body, &ex->t.resource, spans, n);
     if (rc == REIN_OK)
         sent = rein__otlp_send(&ex->t, body);
     if (sent) {
@@ -222,7 +220,6 @@ static void *exporter_main(void *arg)
         }
     }
     rein_free(batch);
-    rein__bump_release(&ex->scratch);
     rein_buf_release(&ex->body);
     return NULL;
 }
@@ -289,7 +286,6 @@ static rein_err configure(struct exporter *e, rein_error *err)
         !rein__env_long("OTEL_BSP_MAX_EXPORT_BATCH_SIZE", 512, 1 << 20, &batch, err) ||
         !rein__env_long("OTEL_BSP_SCHEDULE_DELAY", 5000, 3600000, &delay, err))
         return err ? err->code : REIN_EINVAL;
-    rein__bump_init(&e->scratch, NULL, 0);
     rein_buf_init(&e->body, 0);
     e->cap = (size_t)qsize;
     e->batch_max = (size_t)(batch < qsize ? batch : qsize);

@@ -1,10 +1,9 @@
 /*
- * OTLP/HTTP protobuf encoding of spans and metrics: an ExportTraceServiceRequest (or
- * ExportMetricsServiceRequest) built from the code
+ * OTLP/HTTP protobuf encoding of metrics: an ExportMetricsServiceRequest built from the code
  * protoc-c generates from the official opentelemetry-proto definitions at build time
- * (cmake/ReinOtlpProto.cmake, docs/decisions/0029), packed by libprotobuf-c. The message tree
- * borrows the spans' strings and is carved from a bump allocator that the exporter keeps
- * between batches, so a batch in steady state costs no allocation but the body's.
+ * (cmake/ReinOtlpProto.cmake, docs/decisions/0029 and 0033), packed by libprotobuf-c. The
+ * message tree borrows the collection's strings and lives in one bump allocator per export.
+ * Spans, many more of them, are written by otlp_spans.c directly.
  *
  * Built without protobuf (-DREIN_OTLP_PROTOBUF=OFF, or a tree whose generated headers are not
  * there, as the linters see it) this file only answers REIN_ENOTSUP.
@@ -16,15 +15,12 @@
 #include <string.h>
 
 #if defined(HAVE_OTLP_PROTOBUF) &&                                                                 \
-    __has_include("opentelemetry/proto/collector/trace/v1/trace_service.pb-c.h")
+    __has_include("opentelemetry/proto/collector/metrics/v1/metrics_service.pb-c.h")
 #include "opentelemetry/proto/collector/metrics/v1/metrics_service.pb-c.h"
-#include "opentelemetry/proto/collector/trace/v1/trace_service.pb-c.h"
 
 typedef Opentelemetry__Proto__Common__V1__AnyValue AnyValue;
 typedef Opentelemetry__Proto__Common__V1__ArrayValue ArrayValue;
 typedef Opentelemetry__Proto__Common__V1__KeyValue KeyValue;
-typedef Opentelemetry__Proto__Trace__V1__Span Span;
-typedef Opentelemetry__Proto__Trace__V1__Span__Event SpanEvent;
 typedef Opentelemetry__Proto__Metrics__V1__Metric Metric;
 typedef Opentelemetry__Proto__Metrics__V1__NumberDataPoint NumberPoint;
 typedef Opentelemetry__Proto__Metrics__V1__HistogramDataPoint HistPoint;
@@ -102,122 +98,6 @@ static bool key_values(struct rein__bump *ar, const struct rein__attrs *a, KeyVa
     *out = list;
     *n = a->n;
     return true;
-}
-
-/* len bytes of binary id from 2*len lowercase hex digits. */
-static bool id_bytes(struct rein__bump *ar, const char *hex, size_t len, ProtobufCBinaryData *out)
-{
-    uint8_t *b = rein__bump_alloc(ar, len);
-
-    if (!b)
-        return false;
-    for (size_t i = 0; i < len; i++) {
-        int hi = hex[2 * i] <= '9' ? hex[2 * i] - '0' : hex[2 * i] - 'a' + 10;
-        int lo = hex[2 * i + 1] <= '9' ? hex[2 * i + 1] - '0' : hex[2 * i + 1] - 'a' + 10;
-        b[i] = (uint8_t)(hi << 4 | lo);
-    }
-    out->data = b;
-    out->len = len;
-    return true;
-}
-
-static Span *span_msg(struct rein__bump *ar, const struct rein__span_rec *r)
-{
-    Span *s = bcalloc(ar, 1, sizeof(*s));
-    Opentelemetry__Proto__Trace__V1__Status *st = bcalloc(ar, 1, sizeof(*st));
-    SpanEvent **events = bcalloc(ar, r->nevents ? r->nevents : 1, sizeof(SpanEvent *));
-    SpanEvent *ev = bcalloc(ar, r->nevents ? r->nevents : 1, sizeof(SpanEvent));
-
-    if (!s || !st || !events || !ev)
-        return NULL;
-    opentelemetry__proto__trace__v1__span__init(s);
-    opentelemetry__proto__trace__v1__status__init(st);
-    if (!id_bytes(ar, r->trace_id, 16, &s->trace_id) || !id_bytes(ar, r->span_id, 8, &s->span_id) ||
-        (r->parent_id[0] && !id_bytes(ar, r->parent_id, 8, &s->parent_span_id)))
-        return NULL;
-    if (r->state)
-        s->trace_state = r->state;
-    s->name = r->name;
-    s->kind = (Opentelemetry__Proto__Trace__V1__Span__SpanKind)r->kind;
-    s->start_time_unix_nano = (uint64_t)r->start_ns;
-    s->end_time_unix_nano = (uint64_t)r->end_ns;
-    if (!key_values(ar, &r->attrs, &s->attributes, &s->n_attributes))
-        return NULL;
-    for (size_t i = 0; i < r->nevents; i++) {
-        opentelemetry__proto__trace__v1__span__event__init(&ev[i]);
-        ev[i].time_unix_nano = (uint64_t)r->events[i].time_ns;
-        ev[i].name = r->events[i].name;
-        if (!key_values(ar, &r->events[i].attrs, &ev[i].attributes, &ev[i].n_attributes))
-            return NULL;
-        events[i] = &ev[i];
-    }
-    s->n_events = r->nevents;
-    s->events = events;
-    if (r->failed) {
-        st->code = OPENTELEMETRY__PROTO__TRACE__V1__STATUS__STATUS_CODE__STATUS_CODE_ERROR;
-        if (r->status_msg)
-            st->message = r->status_msg;
-    }
-    s->status = st;
-    return s;
-}
-
-rein_err rein__otlp_proto_traces(struct rein_buf *b, struct rein__bump *scratch,
-                                 const struct rein__resource *res,
-                                 struct rein__span_rec *const *spans, size_t n)
-{
-    Opentelemetry__Proto__Collector__Trace__V1__ExportTraceServiceRequest req;
-    Opentelemetry__Proto__Trace__V1__ResourceSpans rs, *rsp = &rs;
-    Opentelemetry__Proto__Trace__V1__ScopeSpans ss, *ssp = &ss;
-    Opentelemetry__Proto__Resource__V1__Resource resource;
-    Opentelemetry__Proto__Common__V1__InstrumentationScope scope;
-    struct rein__bump own, *ar = scratch;
-    Span **list;
-    rein_err rc = REIN_ENOMEM;
-    size_t size;
-
-    if (!ar) {
-        rein__bump_init(&own, NULL, 0);
-        ar = &own;
-    }
-    if (!(list = bcalloc(ar, n ? n : 1, sizeof(Span *))))
-        goto out;
-    opentelemetry__proto__collector__trace__v1__export_trace_service_request__init(&req);
-    opentelemetry__proto__trace__v1__resource_spans__init(&rs);
-    opentelemetry__proto__trace__v1__scope_spans__init(&ss);
-    opentelemetry__proto__resource__v1__resource__init(&resource);
-    opentelemetry__proto__common__v1__instrumentation_scope__init(&scope);
-    scope.name = "rein";
-    scope.version = REIN_VERSION_STRING;
-    if (!key_values(ar, &res->attrs, &resource.attributes, &resource.n_attributes))
-        goto out;
-    for (size_t i = 0; i < n; i++)
-        if (!(list[i] = span_msg(ar, spans[i])))
-            goto out;
-    ss.scope = &scope;
-    ss.n_spans = n;
-    ss.spans = list;
-    rs.resource = &resource;
-    rs.n_scope_spans = 1;
-    rs.scope_spans = &ssp;
-    req.n_resource_spans = 1;
-    req.resource_spans = &rsp;
-    size =
-        opentelemetry__proto__collector__trace__v1__export_trace_service_request__get_packed_size(
-            &req);
-    if (rein_buf_grow(b, size) != REIN_OK)
-        goto out;
-    size = opentelemetry__proto__collector__trace__v1__export_trace_service_request__pack(
-        &req, (uint8_t *)b->ptr + b->len);
-    b->len += size;
-    b->ptr[b->len] = '\0';
-    rc = REIN_OK;
-out:
-    if (ar == &own)
-        rein__bump_release(&own);
-    else
-        rein__bump_reset(ar); /* the memory serves the next batch */
-    return rc;
 }
 
 /* ---- metrics ------------------------------------------------------------------------------ */
@@ -413,18 +293,6 @@ bool rein__otlp_proto_available(void)
 }
 
 #else
-
-rein_err rein__otlp_proto_traces(struct rein_buf *b, struct rein__bump *scratch,
-                                 const struct rein__resource *res,
-                                 struct rein__span_rec *const *spans, size_t n)
-{
-    (void)b;
-    (void)scratch;
-    (void)res;
-    (void)spans;
-    (void)n;
-    return REIN_ENOTSUP;
-}
 
 rein_err rein__otlp_proto_metrics(struct rein_buf *b, const struct rein__resource *res,
                                   const struct rein_otel_metric *m, size_t n, int64_t now_ns)

@@ -35,10 +35,10 @@ struct rein__attrs {
 };
 
 /*
- * A bump allocator: what a recorded span holds (its strings, attribute and event arrays) and
- * what one batch's encoding builds are carved from blocks that are freed (or, for the
- * encoder, reset and reused) all at once, instead of one malloc and free per string. The
- * first block may be storage the owner provides (a span record's own tail).
+ * A bump allocator: what a recorded span holds (its strings, attribute and event arrays), and
+ * the message tree of a metrics export, are carved from blocks that are freed all at once,
+ * instead of one malloc and free per string. The first block may be storage the owner
+ * provides (a span record's own tail).
  */
 struct rein__bump_block {
     struct rein__bump_block *next;
@@ -58,9 +58,6 @@ void rein__bump_init(struct rein__bump *b, void *first, size_t cap);
 /* n bytes aligned for any type, zeroed; NULL when memory is exhausted. */
 void *rein__bump_alloc(struct rein__bump *b, size_t n);
 char *rein__bump_strndup(struct rein__bump *b, const char *s, size_t n);
-/* Everything carved so far is given back; the memory is kept for the next use (as one
- * block, up to a limit). */
-void rein__bump_reset(struct rein__bump *b);
 /* Frees the allocated blocks (not the owner's storage). */
 void rein__bump_release(struct rein__bump *b);
 
@@ -112,11 +109,8 @@ struct rein__resource {
 rein_err rein__otlp_json_traces(struct rein_buf *b, const struct rein__resource *res,
                                 struct rein__span_rec *const *spans, size_t n);
 
-/* The same as OTLP protobuf (otlp_proto.c); REIN_ENOTSUP when built without protobuf. The
- * message tree is carved from scratch, which is reset afterwards (its memory kept for the
- * next batch); scratch NULL: a temporary one. */
-rein_err rein__otlp_proto_traces(struct rein_buf *b, struct rein__bump *scratch,
-                                 const struct rein__resource *res,
+/* The same as OTLP protobuf (otlp_spans.c). */
+rein_err rein__otlp_proto_traces(struct rein_buf *b, const struct rein__resource *res,
                                  struct rein__span_rec *const *spans, size_t n);
 /* True when this build encodes protobuf. */
 bool rein__otlp_proto_available(void);

@@ -12,6 +12,12 @@
 #include <stdatomic.h>
 #include <unistd.h>
 
+#include "trace/trace_int.h"
+
+#if defined(HAVE_OTLP_PROTOBUF)
+#include "opentelemetry/proto/collector/trace/v1/trace_service.pb-c.h"
+#endif
+
 #define TP "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
 
 static void parse_ok(const char *tp, const char *ts, struct rein_trace_context *c)
@@ -439,6 +445,123 @@ static void sampler_and_switches(void **state)
     rein_trace_shutdown(0);
 }
 
+#if defined(HAVE_OTLP_PROTOBUF)
+typedef Opentelemetry__Proto__Common__V1__KeyValue KeyValue;
+
+static const Opentelemetry__Proto__Common__V1__AnyValue *kv(KeyValue **list, size_t n,
+                                                            const char *key)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(list[i]->key, key) == 0)
+            return list[i]->value;
+    fail_msg("attribute %s is missing", key);
+    return NULL;
+}
+
+/* Spans are written in the protobuf wire format by rein itself (otlp_spans.c): decoded here
+ * by the code protoc-c generates from the official trace.proto, every kind of value comes
+ * back: long strings (two-byte lengths), negative and large integers (ten-byte varints),
+ * doubles, both booleans, string arrays (empty too), events, tracestate, parent, status. */
+static void spans_encode_to_the_wire_format(void **state)
+{
+    struct rein_trace_context in;
+    struct rein_trace_scope scope;
+    struct rein_span s;
+    struct rein__span_rec *rec;
+    struct rein__resource res = {0};
+    struct rein_buf b;
+    const char *two[] = {"stop", "länge"};
+    char longv[301];
+    Opentelemetry__Proto__Collector__Trace__V1__ExportTraceServiceRequest *req;
+    Opentelemetry__Proto__Trace__V1__Span *sp;
+
+    (void)state;
+    export_env("http://127.0.0.1:9");
+    setenv("OTEL_BSP_SCHEDULE_DELAY", "600000", 1);
+    setup_ok();
+    memset(longv, 'v', 300);
+    longv[300] = '\0';
+    parse_ok("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", "k1=v1,k2=v2", &in);
+    rein_trace_scope_enter(&scope, &in);
+    rein_span_start(&s, "chat m", REIN_SPAN_CLIENT, NULL);
+    rein_span_set_str(&s, "s.long", longv);
+    rein_span_set_int(&s, "i.neg", -5);
+    rein_span_set_int(&s, "i.big", INT64_MAX);
+    rein_span_set_double(&s, "d", 0.25);
+    rein_span_set_bool(&s, "b.t", true);
+    rein_span_set_bool(&s, "b.f", false);
+    rein_span_set_strs(&s, "a.two", two, 2);
+    rein_span_set_strs(&s, "a.none", two, 0);
+    rein_span_event(&s, "rein.repair");
+    rein_span_event_str(&s, "rein.repair.from", "Echo");
+    rein_span_event(&s, "bare");
+    rein_span_fail(&s, "timeout", "took too long");
+    rec = s.rec;
+    assert_non_null(rec);
+    rec->end_ns = rec->start_ns + 1500;
+    s.rec = NULL; /* encoded here, not queued */
+    rein_span_end(&s);
+    rein_trace_scope_leave(&scope);
+    assert_true(rein__attrs_add_str(&res.attrs, "service.name", "svc", 3));
+
+    rein_buf_init(&b, 0);
+    assert_rein_ok(rein__otlp_proto_traces(&b, &res, &rec, 1), NULL);
+    req = opentelemetry__proto__collector__trace__v1__export_trace_service_request__unpack(
+        NULL, b.len, (const uint8_t *)b.ptr);
+    assert_non_null(req);
+    assert_int_equal(req->n_resource_spans, 1);
+    assert_string_equal(req->resource_spans[0]->resource->attributes[0]->value->string_value,
+                        "svc");
+    assert_string_equal(req->resource_spans[0]->scope_spans[0]->scope->name, "rein");
+    assert_int_equal(req->resource_spans[0]->scope_spans[0]->n_spans, 1);
+    sp = req->resource_spans[0]->scope_spans[0]->spans[0];
+    assert_int_equal(sp->trace_id.len, 16);
+    assert_int_equal(sp->trace_id.data[0], 0x4b);
+    assert_int_equal(sp->trace_id.data[15], 0x36);
+    assert_int_equal(sp->parent_span_id.len, 8);
+    assert_int_equal(sp->parent_span_id.data[7], 0xb7);
+    assert_int_equal(sp->span_id.len, 8);
+    assert_string_equal(sp->trace_state, "k1=v1,k2=v2");
+    assert_string_equal(sp->name, "chat m");
+    assert_int_equal(sp->kind, 3);
+    assert_int_equal(sp->end_time_unix_nano - sp->start_time_unix_nano, 1500);
+    assert_string_equal(kv(sp->attributes, sp->n_attributes, "s.long")->string_value, longv);
+    assert_int_equal(kv(sp->attributes, sp->n_attributes, "i.neg")->int_value, -5);
+    assert_true(kv(sp->attributes, sp->n_attributes, "i.big")->int_value == INT64_MAX);
+    assert_true(kv(sp->attributes, sp->n_attributes, "d")->double_value == 0.25);
+    assert_true(kv(sp->attributes, sp->n_attributes, "b.t")->bool_value);
+    assert_int_equal(kv(sp->attributes, sp->n_attributes, "b.f")->value_case,
+                     OPENTELEMETRY__PROTO__COMMON__V1__ANY_VALUE__VALUE_BOOL_VALUE);
+    assert_false(kv(sp->attributes, sp->n_attributes, "b.f")->bool_value);
+    const Opentelemetry__Proto__Common__V1__ArrayValue *arr =
+        kv(sp->attributes, sp->n_attributes, "a.two")->array_value;
+    assert_int_equal(arr->n_values, 2);
+    assert_string_equal(arr->values[1]->string_value, "länge");
+    assert_int_equal(kv(sp->attributes, sp->n_attributes, "a.none")->array_value->n_values, 0);
+    assert_string_equal(kv(sp->attributes, sp->n_attributes, "error.type")->string_value,
+                        "timeout");
+    assert_int_equal(sp->n_events, 2);
+    assert_string_equal(sp->events[0]->name, "rein.repair");
+    assert_string_equal(sp->events[0]->attributes[0]->value->string_value, "Echo");
+    assert_int_equal(sp->events[1]->n_attributes, 0);
+    assert_int_equal(sp->status->code, 2);
+    assert_string_equal(sp->status->message, "took too long");
+    opentelemetry__proto__collector__trace__v1__export_trace_service_request__free_unpacked(req,
+                                                                                            NULL);
+    rein_buf_release(&b);
+    rein__span_rec_free(rec);
+    rein__attrs_release(&res.attrs);
+    rein_trace_shutdown(0);
+}
+#else
+/* Built without protobuf-c (REIN_OTLP_PROTOBUF=OFF): nothing here decodes protobuf. */
+static void spans_encode_to_the_wire_format(void **state)
+{
+    (void)state;
+    skip();
+}
+#endif
+
 /* ---- metrics ---- */
 
 /* The registry as OpenTelemetry metrics: the GenAI client metrics under the conventions'
@@ -612,13 +735,20 @@ static void metrics_switches(void **state)
 int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(traceparent_valid),        cmocka_unit_test(traceparent_invalid),
-        cmocka_unit_test(tracestate_rules),         cmocka_unit_test(spans_and_scopes),
-        cmocka_unit_test(exporter_sends),           cmocka_unit_test(span_storage_grows),
-        cmocka_unit_test(exporter_retries_503),     cmocka_unit_test(exporter_gives_up_on_400),
-        cmocka_unit_test(exporter_receiver_down),   cmocka_unit_test(sampler_and_switches),
-        cmocka_unit_test(registry_as_otel_metrics), cmocka_unit_test(metrics_receiver_down),
+        cmocka_unit_test(traceparent_valid),
+        cmocka_unit_test(traceparent_invalid),
+        cmocka_unit_test(tracestate_rules),
+        cmocka_unit_test(spans_and_scopes),
+        cmocka_unit_test(exporter_sends),
+        cmocka_unit_test(span_storage_grows),
+        cmocka_unit_test(exporter_retries_503),
+        cmocka_unit_test(exporter_gives_up_on_400),
+        cmocka_unit_test(exporter_receiver_down),
+        cmocka_unit_test(sampler_and_switches),
+        cmocka_unit_test(registry_as_otel_metrics),
+        cmocka_unit_test(metrics_receiver_down),
         cmocka_unit_test(metrics_switches),
+        cmocka_unit_test(spans_encode_to_the_wire_format),
     };
 
     if (argc > 1)
