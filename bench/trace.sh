@@ -32,21 +32,7 @@ echo '{"name":"empty","replies":[]}' >"$out/trace_scenario.json"
 "$build/tests/bin/rein-model-server" --port 0 --scenario "$out/trace_scenario.json" \
   --log-limit 2 >"$out/trace_url" &
 server=$!
-python3 - >"$out/trace_recv_url" <<'PY' &
-import http.server, sys
-class H(http.server.BaseHTTPRequestHandler):
-    def do_POST(self):
-        self.rfile.read(int(self.headers.get("Content-Length", 0)))
-        self.send_response(200)
-        self.send_header("Content-Type", "application/x-protobuf")
-        self.send_header("Content-Length", "0")
-        self.end_headers()
-    def log_message(self, *a):
-        pass
-s = http.server.ThreadingHTTPServer(("127.0.0.1", 0), H)
-print("http://127.0.0.1:%d" % s.server_port, flush=True)
-s.serve_forever()
-PY
+python3 bench/otlp_sink.py >"$out/trace_recv_url" &
 recv=$!
 trap 'kill -TERM $server $recv 2>/dev/null; wait $server $recv 2>/dev/null || true' EXIT
 url=""

@@ -18,20 +18,7 @@ cc -O2 -Iinclude -I"$build/include" bench/trace_span.c "$build/librein.a" \
   $(pkg-config --libs jansson libcurl libmicrohttpd sqlite3 libpcre2-8 yaml-0.1) \
   $(pkg-config --libs hiredis 2>/dev/null || true) \
   $(pkg-config --libs libprotobuf-c 2>/dev/null || true) -lpthread -lm -o "$out/trace_span"
-python3 - >"$out/trace_span_url" <<'PY' &
-import http.server
-class H(http.server.BaseHTTPRequestHandler):
-    def do_POST(self):
-        self.rfile.read(int(self.headers.get("Content-Length", 0)))
-        self.send_response(200)
-        self.send_header("Content-Length", "0")
-        self.end_headers()
-    def log_message(self, *a):
-        pass
-s = http.server.ThreadingHTTPServer(("127.0.0.1", 0), H)
-print("http://127.0.0.1:%d" % s.server_port, flush=True)
-s.serve_forever()
-PY
+python3 bench/otlp_sink.py >"$out/trace_span_url" &
 recv=$!
 trap 'kill -TERM $recv 2>/dev/null; wait $recv 2>/dev/null || true' EXIT
 url=""
