@@ -17,7 +17,7 @@ static double cpu_us(void)
 }
 int main(int argc, char **argv)
 {
-    int n = argc > 1 ? atoi(argv[1]) : 20000;
+    int n = argc > 1 ? (int)strtol(argv[1], NULL, 10) : 20000;
     rein_error err;
     const char *reasons[] = {"tool_calls"};
     if (rein_trace_setup(&err) != REIN_OK) {
