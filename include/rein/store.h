@@ -84,6 +84,21 @@ REIN_EXTERN rein_err rein_store_ping(rein_store *s, rein_error *err) REIN_WUR;
 /* True when id is an acceptable conversation id (see above). */
 REIN_EXTERN bool rein_store_id_is_valid(const char *id);
 
+/* Reads made by rein_store_read_now(); returns REIN_OK or a REIN_E* code, passed back. */
+typedef rein_err (*rein_store_read_fn)(rein_store *s, void *userdata, rein_error *err);
+/*
+ * Runs fn(s, userdata, err) at once when the store can serve reads without waiting, for a
+ * caller that must not block (a server's network thread): fn's calls on s from this thread
+ * then read one consistent snapshot, and none waits for a lock or another thread's commit.
+ * REIN_EBUSY, fn not run, when that cannot start at once: SQLite with every connection busy
+ * (in exclusive mode: the one connection held, or a batch of writes waiting for its commit,
+ * or a thread waiting for it), and Redis always (every read is a round trip). The caller then
+ * makes the same calls where waiting is fine. fn must only read: a write inside it fails with
+ * REIN_ESTORE. Returns what fn returned.
+ */
+REIN_EXTERN rein_err rein_store_read_now(rein_store *s, rein_store_read_fn fn, void *userdata,
+                                         rein_error *err) REIN_WUR;
+
 /* ---- conversations ---------------------------------------------------------------------- */
 
 /*
@@ -132,6 +147,15 @@ REIN_EXTERN rein_err rein_store_conv_list(rein_store *s, const char *cursor, uns
 REIN_EXTERN rein_err rein_store_conv_find(rein_store *s, const char *text, const char *cursor,
                                           unsigned limit, json_t **out, rein_error *err) REIN_WUR;
 /*
+ * The page of rein_store_conv_find (text, borrowed, not NULL) or rein_store_conv_list (text
+ * NULL) written through w (borrowed) as one JSON value, the same text the tree would dump to,
+ * without building the tree: for answers that only send it on. On failure w may hold part of
+ * the value: discard its buffer.
+ */
+REIN_EXTERN rein_err rein_store_conv_page_write(rein_store *s, const char *text, const char *cursor,
+                                                unsigned limit, struct rein_jw *w,
+                                                rein_error *err) REIN_WUR;
+/*
  * Deletes a conversation with its messages, ledger, events and control messages.
  * REIN_ENOTFOUND when absent; REIN_EBUSY when its lock is held by a live turn.
  */
@@ -144,6 +168,14 @@ REIN_EXTERN rein_err rein_store_conv_delete(rein_store *s, const char *id,
  */
 REIN_EXTERN rein_err rein_store_conv_export(rein_store *s, const char *id, json_t **out,
                                             rein_error *err) REIN_WUR;
+/*
+ * rein_store_conv_export's members (in its order) written through w (borrowed) into the
+ * object w has open, so the caller can add members of its own and close it. Nothing is
+ * written when the conversation is absent (REIN_ENOTFOUND) or its id is bad; after any other
+ * failure w may hold part of the object: discard its buffer.
+ */
+REIN_EXTERN rein_err rein_store_conv_export_write(rein_store *s, const char *id, struct rein_jw *w,
+                                                  rein_error *err) REIN_WUR;
 
 /* ---- messages --------------------------------------------------------------------------- */
 

@@ -159,7 +159,56 @@ int64_t rein_wall_ms(void)
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-char *rein_time_iso(int64_t wall_ms, char out[REIN_TIME_ISO_LEN])
+/* The last millisecond of the year 9999: past it the year has five digits. */
+#define ISO_FAST_MAX_MS INT64_C(253402300799999)
+
+static char *put_digits(char *p, unsigned v, int n)
+{
+    for (int i = n - 1; i >= 0; i--) {
+        p[i] = (char)('0' + v % 10);
+        v /= 10;
+    }
+    return p + n;
+}
+
+/*
+ * The common case without gmtime_r and snprintf: glibc's gmtime_r takes the time zone lock,
+ * which every thread formatting a timestamp (a conversation list writes two per row) then
+ * queues on. Days to a civil date as in Howard Hinnant's days_from_civil inverse, for days
+ * counted from 1970-01-01 (never negative here).
+ */
+static char *time_iso_fast(int64_t wall_ms, char out[REIN_TIME_ISO_LEN])
+{
+    int64_t secs = wall_ms / 1000, days = secs / 86400, sod = secs % 86400;
+    int64_t z = days + 719468, era = z / 146097;
+    unsigned doe = (unsigned)(z - era * 146097);
+    unsigned yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+    unsigned doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    unsigned mp = (5 * doy + 2) / 153;
+    unsigned day = doy - (153 * mp + 2) / 5 + 1, month = mp < 10 ? mp + 3 : mp - 9;
+    unsigned year = (unsigned)(yoe + era * 400) + (month <= 2);
+    char *p = out;
+
+    p = put_digits(p, year, 4);
+    *p++ = '-';
+    p = put_digits(p, month, 2);
+    *p++ = '-';
+    p = put_digits(p, day, 2);
+    *p++ = 'T';
+    p = put_digits(p, (unsigned)(sod / 3600), 2);
+    *p++ = ':';
+    p = put_digits(p, (unsigned)(sod / 60 % 60), 2);
+    *p++ = ':';
+    p = put_digits(p, (unsigned)(sod % 60), 2);
+    *p++ = '.';
+    p = put_digits(p, (unsigned)(wall_ms % 1000), 3);
+    *p++ = 'Z';
+    *p = '\0';
+    return out;
+}
+
+/* Any other time (before 1970, after 9999) as the C library formats it. */
+static char *time_iso_libc(int64_t wall_ms, char out[REIN_TIME_ISO_LEN])
 {
     time_t secs = (time_t)(wall_ms / 1000);
     struct tm tm;
@@ -172,6 +221,13 @@ char *rein_time_iso(int64_t wall_ms, char out[REIN_TIME_ISO_LEN])
     memcpy(out, tmp, REIN_TIME_ISO_LEN - 1);
     out[REIN_TIME_ISO_LEN - 1] = '\0';
     return out;
+}
+
+char *rein_time_iso(int64_t wall_ms, char out[REIN_TIME_ISO_LEN])
+{
+    if (wall_ms >= 0 && wall_ms <= ISO_FAST_MAX_MS)
+        return time_iso_fast(wall_ms, out);
+    return time_iso_libc(wall_ms, out);
 }
 
 void rein_sleep_ms(int64_t ms)

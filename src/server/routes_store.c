@@ -15,57 +15,144 @@
 #define EVENTS_BATCH   64   /* events read from the store at once */
 #define EVENTS_WAIT_MS 1000 /* how long a follower sleeps before it looks at the lock again */
 
-static void list_conversations(rein_request *req, void *userdata)
+/*
+ * GET /agent/conversations and GET /agent/conversations/{id} are answered on the network
+ * thread when the store can read at once (rein_store_read_now: no hand-over to a worker and
+ * back, one read transaction for the whole answer), else on a worker, where the same reads
+ * may wait. Both write their answer straight from the store's rows, with no tree.
+ */
+struct read_job {
+    rein_request *req;
+    struct rein_buf b;
+    struct rein_jw w;
+    bool ran; /* the reads started: the buffer holds their output */
+};
+
+static void job_init(struct read_job *job, rein_request *req)
 {
-    rein_store *store = userdata;
-    const char *limit_text = rein_request_query(req, "limit");
-    const char *cursor = rein_request_query(req, "cursor");
-    const char *q = rein_request_query(req, "q");
+    job->req = req;
+    rein_buf_init(&job->b, 0);
+    rein_jw_init(&job->w, &job->b);
+    job->ran = false;
+}
+
+static rein_err list_read(rein_store *store, void *userdata, rein_error *err)
+{
+    struct read_job *job = userdata;
+    const char *limit_text = rein_request_query(job->req, "limit");
     long limit = 20;
-    json_t *page = NULL;
+
+    job->ran = true;
+    if (limit_text)
+        (void)rein__http_parse_uint(limit_text, 1, 100, &limit); /* checked before */
+    return rein_store_conv_page_write(store, rein_request_query(job->req, "q"),
+                                      rein_request_query(job->req, "cursor"), (unsigned)limit,
+                                      &job->w, err);
+}
+
+/* The conversation's members and its lock, as one object. */
+static rein_err get_read(rein_store *store, void *userdata, rein_error *err)
+{
+    struct read_job *job = userdata;
+    const char *id = rein_request_param(job->req, "id");
+    struct rein_store_lock_info info;
+    rein_err rc;
+
+    job->ran = true;
+    rein_jw_obj_begin(&job->w);
+    rc = rein_store_conv_export_write(store, id, &job->w, err);
+    if (rc != REIN_OK)
+        return rc;
+    rc = rein_store_lock_get(store, id, &info, err);
+    rein_jw_key(&job->w, "lock");
+    if (rc == REIN_OK) {
+        json_t *lock = rein_lock_info_json(&info);
+        if (!lock)
+            return rein_error_set(err, REIN_ENOMEM, "out of memory");
+        rein_jw_json(&job->w, lock);
+        json_decref(lock);
+    } else if (rc == REIN_ENOTFOUND) {
+        rein_jw_null(&job->w);
+    } else {
+        return rc;
+    }
+    rein_jw_obj_end(&job->w);
+    if (rein_jw_finish(&job->w) != REIN_OK)
+        return rein_error_set(err, REIN_ENOMEM, "out of memory");
+    return REIN_OK;
+}
+
+/* Sends what the reads wrote (status 200), or the failure that stopped them. */
+static void reply_read(struct read_job *job, rein_err rc, const rein_error *err)
+{
+    if (rc == REIN_OK && rein_buf_addch(&job->b, '\n') != REIN_OK)
+        rc = rein_error_set(NULL, REIN_ENOMEM, "out of memory");
+    if (rc == REIN_OK)
+        rein_request_reply(job->req, 200, "application/json", job->b.ptr, job->b.len);
+    else if (rc == REIN_ENOMEM)
+        rein_request_reply_error(job->req, 500, "internal", "could not encode the answer");
+    else
+        rein_request_reply_rein_error(job->req, err);
+    rein_buf_release(&job->b);
+}
+
+/* On a worker: the reads, waiting where they must. */
+static void read_waiting(rein_request *req, rein_store *store, rein_store_read_fn fn)
+{
+    struct read_job job;
     rein_error err;
     rein_err rc;
+
+    job_init(&job, req);
+    rc = fn(store, &job, &err);
+    reply_read(&job, rc, &err);
+}
+
+/* On the network thread: the reads at once, or the request handed to a worker (defer_fn). */
+static void read_inline(rein_request *req, rein_store *store, rein_store_read_fn fn,
+                        rein_handler_fn defer_fn)
+{
+    struct read_job job;
+    rein_error err;
+    rein_err rc;
+
+    job_init(&job, req);
+    rc = rein_store_read_now(store, fn, &job, &err);
+    if (rc == REIN_EBUSY && !job.ran) {
+        rein_buf_release(&job.b);
+        if (rein_request_defer(req, defer_fn, store) != REIN_OK)
+            rein_request_reply_error(req, 500, "internal",
+                                     "the read could not be handed to a worker");
+        return;
+    }
+    reply_read(&job, rc, &err);
+}
+
+static void list_waiting(rein_request *req, void *userdata)
+{
+    read_waiting(req, userdata, list_read);
+}
+
+static void list_conversations(rein_request *req, void *userdata)
+{
+    const char *limit_text = rein_request_query(req, "limit");
+    long limit = 20;
 
     if (limit_text && !rein__http_parse_uint(limit_text, 1, 100, &limit)) {
         rein_request_reply_error(req, 400, "bad_request", "limit must be a number from 1 to 100");
         return;
     }
-    rc = q ? rein_store_conv_find(store, q, cursor, (unsigned)limit, &page, &err)
-           : rein_store_conv_list(store, cursor, (unsigned)limit, &page, &err);
-    if (rc != REIN_OK) {
-        rein_request_reply_rein_error(req, &err);
-        return;
-    }
-    rein_request_reply_json(req, 200, page);
+    read_inline(req, userdata, list_read, list_waiting);
+}
+
+static void get_waiting(rein_request *req, void *userdata)
+{
+    read_waiting(req, userdata, get_read);
 }
 
 static void get_conversation(rein_request *req, void *userdata)
 {
-    rein_store *store = userdata;
-    const char *id = rein_request_param(req, "id");
-    struct rein_store_lock_info info;
-    json_t *conv = NULL, *lock = NULL;
-    rein_error err;
-    rein_err rc;
-
-    if (rein_store_conv_export(store, id, &conv, &err) != REIN_OK) {
-        rein_request_reply_rein_error(req, &err);
-        return;
-    }
-    rc = rein_store_lock_get(store, id, &info, &err);
-    if (rc == REIN_OK)
-        lock = rein_lock_info_json(&info);
-    else if (rc != REIN_ENOTFOUND) {
-        json_decref(conv);
-        rein_request_reply_rein_error(req, &err);
-        return;
-    }
-    if (json_object_set_new(conv, "lock", lock ? lock : json_null())) {
-        json_decref(conv);
-        rein_request_reply_error(req, 500, "internal", "out of memory");
-        return;
-    }
-    rein_request_reply_json(req, 200, conv);
+    read_inline(req, userdata, get_read, get_waiting);
 }
 
 /* PATCH {"title"}: renames the conversation (while a turn runs too: the title is not the
@@ -456,12 +543,12 @@ static void get_events(rein_request *req, void *userdata)
 
 rein_err rein_server_add_store_routes(rein_server *srv, rein_store *store, rein_error *err)
 {
-    rein_err rc =
-        rein_server_route(srv, "GET", "/agent/conversations", 0, list_conversations, store, err);
+    rein_err rc = rein_server_route(srv, "GET", "/agent/conversations", REIN_ROUTE_INLINE,
+                                    list_conversations, store, err);
 
     if (rc == REIN_OK)
-        rc = rein_server_route(srv, "GET", "/agent/conversations/{id}", 0, get_conversation, store,
-                               err);
+        rc = rein_server_route(srv, "GET", "/agent/conversations/{id}", REIN_ROUTE_INLINE,
+                               get_conversation, store, err);
     if (rc == REIN_OK)
         rc = rein_server_route(srv, "PATCH", "/agent/conversations/{id}", REIN_ROUTE_JSON_BODY,
                                patch_conversation, store, err);

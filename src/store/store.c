@@ -287,32 +287,64 @@ rein_err rein_store_ping(rein_store *s, rein_error *err)
     return s->ops->ping(s, err);
 }
 
+rein_err rein_store_read_now(rein_store *s, rein_store_read_fn fn, void *userdata, rein_error *err)
+{
+    if (!s->ops->read_now)
+        return rein_error_set(err, REIN_EBUSY, "%s: reads wait for the server", s->ops->kind);
+    return s->ops->read_now(s, fn, userdata, err);
+}
+
 /* ---- conversations ---------------------------------------------------------------------- */
 
-json_t *rein__store_conv_json(const char *id, const char *title, const char *state,
-                              const char *metadata, int64_t created_ms, int64_t updated_ms,
-                              int64_t message_count)
+/*
+ * The members of a conversation object {id, title, state, metadata, created_at, updated_at,
+ * message_count}, in that order, into the object w has open: the one shape every reader
+ * (get, list, export, the HTTP routes) sees. An unset title or metadata is null; metadata is
+ * written as it parses (compact), null when it does not.
+ */
+static void write_conv(struct rein_jw *w, const struct rein__conv_row *r)
 {
-    char created[REIN_TIME_ISO_LEN], updated[REIN_TIME_ISO_LEN];
-    json_t *o = json_object();
-    json_t *meta = NULL;
+    char when[REIN_TIME_ISO_LEN];
 
-    if (!o)
-        return NULL;
-    if (metadata)
-        meta = rein_json_parse(metadata, strlen(metadata), 0, NULL);
-    if (json_object_set_new(o, "id", json_string(id)) ||
-        json_object_set_new(o, "title", title ? json_string(title) : json_null()) ||
-        json_object_set_new(o, "state", json_string(state ? state : "idle")) ||
-        json_object_set_new(o, "metadata", meta ? meta : json_null()) ||
-        json_object_set_new(o, "created_at", json_string(rein_time_iso(created_ms, created))) ||
-        json_object_set_new(o, "updated_at", json_string(rein_time_iso(updated_ms, updated))) ||
-        json_object_set_new(o, "message_count", json_integer(message_count)) ||
-        json_object_set_new(o, "_updated_ms", json_integer(updated_ms))) {
-        json_decref(o);
-        return NULL;
+    rein_jw_key(w, "id");
+    rein_jw_str(w, r->id);
+    rein_jw_key(w, "title");
+    rein_jw_str(w, r->title);
+    rein_jw_key(w, "state");
+    rein_jw_str(w, r->state ? r->state : "idle");
+    rein_jw_key(w, "metadata");
+    if (r->metadata) {
+        json_t *meta = rein_json_parse(r->metadata, strlen(r->metadata), 0, NULL);
+        if (meta)
+            rein_jw_json(w, meta);
+        else
+            rein_jw_null(w);
+        json_decref(meta);
+    } else {
+        rein_jw_null(w);
     }
-    return o;
+    rein_jw_key(w, "created_at");
+    rein_jw_str(w, rein_time_iso(r->created_ms, when));
+    rein_jw_key(w, "updated_at");
+    rein_jw_str(w, rein_time_iso(r->updated_ms, when));
+    rein_jw_key(w, "message_count");
+    rein_jw_int(w, r->message_count);
+}
+
+/* The writer's error as a store error (REIN_OK while it has none). */
+static rein_err jw_failed(const struct rein_jw *w, rein_error *err)
+{
+    if (!w->err)
+        return REIN_OK;
+    return rein_error_set(err, w->err, "store: could not write the answer: %s",
+                          rein_strerror(w->err));
+}
+
+/* The text in b (written by this file) as a new tree in *out. */
+static rein_err tree_of(const struct rein_buf *b, json_t **out, rein_error *err)
+{
+    *out = rein_json_parse(b->ptr, b->len, 0, NULL);
+    return *out ? REIN_OK : rein_error_set(err, REIN_ENOMEM, "store: out of memory");
 }
 
 rein_err rein_store_conv_create(rein_store *s, const char *id, const char *title,
@@ -357,29 +389,63 @@ rein_err rein_store_conv_update(rein_store *s, const char *id, const char *title
     return s->ops->conv_update(s, id, title, state, metadata_json, rein_wall_ms(), err);
 }
 
+static int conv_row_write(const struct rein__conv_row *row, void *userdata)
+{
+    write_conv(userdata, row);
+    return 0;
+}
+
+/* The conversation's members into the object w has open; nothing is written when it is
+ * absent (REIN_ENOTFOUND). */
+static rein_err conv_members_write(rein_store *s, const char *id, struct rein_jw *w,
+                                   rein_error *err)
+{
+    rein_err rc = check_id(id, "conversation", err);
+
+    if (rc == REIN_OK)
+        rc = s->ops->conv_get(s, id, conv_row_write, w, err);
+    if (rc == REIN_OK)
+        rc = jw_failed(w, err);
+    return rc;
+}
+
 rein_err rein_store_conv_get(rein_store *s, const char *id, json_t **out, rein_error *err)
 {
+    struct rein_buf b;
+    struct rein_jw w;
     rein_err rc;
 
     *out = NULL;
-    rc = check_id(id, "conversation", err);
-    if (rc != REIN_OK)
-        return rc;
-    rc = s->ops->conv_get(s, id, out, err);
+    rein_buf_init(&b, 0);
+    rein_jw_init(&w, &b);
+    rein_jw_obj_begin(&w);
+    rc = conv_members_write(s, id, &w, err);
+    rein_jw_obj_end(&w);
     if (rc == REIN_OK)
-        json_object_del(*out, "_updated_ms");
+        rc = jw_failed(&w, err);
+    if (rc == REIN_OK)
+        rc = tree_of(&b, out, err);
+    rein_buf_release(&b);
     return rc;
+}
+
+static int conv_row_seen(const struct rein__conv_row *row, void *userdata)
+{
+    (void)row;
+    *(bool *)userdata = true;
+    return 0;
 }
 
 bool rein_store_conv_exists(rein_store *s, const char *id, rein_error *err)
 {
-    json_t *o = NULL;
-    rein_err rc = rein_store_conv_get(s, id, &o, err);
+    bool seen = false;
+    rein_err rc = check_id(id, "conversation", err);
 
-    json_decref(o);
+    if (rc == REIN_OK)
+        rc = s->ops->conv_get(s, id, conv_row_seen, &seen, err);
     if (rc == REIN_ENOTFOUND)
         rein_error_clear(err);
-    return rc == REIN_OK;
+    return rc == REIN_OK && seen;
 }
 
 /* Cursor text: "<updated_ms>:<id>". */
@@ -409,8 +475,91 @@ bad:
     return REIN_EINVAL;
 }
 
+/* A page being written: the rows up to limit go out as they come; one more only tells that
+ * another page follows, and the cursor names the last row written. */
+struct page_writer {
+    struct rein_jw *w;
+    unsigned limit, written;
+    bool more;
+    int64_t last_ms;
+    char last_id[REIN_ID_MAX];
+};
+
+static int page_row(const struct rein__conv_row *row, void *userdata)
+{
+    struct page_writer *pw = userdata;
+    size_t n = strlen(row->id);
+
+    if (pw->written == pw->limit) {
+        pw->more = true;
+        return 0;
+    }
+    rein_jw_obj_begin(pw->w);
+    write_conv(pw->w, row);
+    rein_jw_obj_end(pw->w);
+    pw->written++;
+    pw->last_ms = row->updated_ms;
+    if (n >= sizeof(pw->last_id))
+        n = sizeof(pw->last_id) - 1; /* not an id rein made: its cursor is refused later */
+    memcpy(pw->last_id, row->id, n);
+    pw->last_id[n] = '\0';
+    return 0;
+}
+
+rein_err rein_store_conv_page_write(rein_store *s, const char *text, const char *cursor,
+                                    unsigned limit, struct rein_jw *w, rein_error *err)
+{
+    struct page_writer pw = {.w = w, .limit = limit == 0 ? 20 : limit > 100 ? 100 : limit};
+    char cur_id[REIN_ID_MAX];
+    int64_t cur_ms = 0;
+    rein_err rc;
+
+    if (text && strlen(text) > REIN_STORE_QUERY_MAX)
+        return rein_error_set(err, REIN_EINVAL, "the search text must be at most %d bytes",
+                              REIN_STORE_QUERY_MAX);
+    if (cursor && *cursor) {
+        rc = parse_cursor(cursor, &cur_ms, cur_id, err);
+        if (rc != REIN_OK)
+            return rc;
+    }
+    rein_jw_obj_begin(w);
+    rein_jw_key(w, "conversations");
+    rein_jw_arr_begin(w);
+    /* One more than asked tells whether another page follows. */
+    rc = s->ops->conv_list(s, cur_ms, cursor && *cursor ? cur_id : NULL,
+                           text && text[0] ? text : NULL, pw.limit + 1, page_row, &pw, err);
+    if (rc != REIN_OK)
+        return rc;
+    rein_jw_arr_end(w);
+    rein_jw_key(w, "next_cursor");
+    if (pw.more) {
+        char next[24 + REIN_ID_MAX];
+        snprintf(next, sizeof(next), "%" PRId64 ":%s", pw.last_ms, pw.last_id);
+        rein_jw_str(w, next);
+    } else {
+        rein_jw_null(w);
+    }
+    rein_jw_obj_end(w);
+    return jw_failed(w, err);
+}
+
+/* rein_store_conv_page_write's page as a new tree. */
 static rein_err conv_page(rein_store *s, const char *query, const char *cursor, unsigned limit,
-                          json_t **out, rein_error *err);
+                          json_t **out, rein_error *err)
+{
+    struct rein_buf b;
+    struct rein_jw w;
+    rein_err rc;
+
+    *out = NULL;
+    rein_buf_init(&b, 0);
+    rein_jw_init(&w, &b);
+    rc = rein_store_conv_page_write(s, query, cursor, limit, &w, err);
+    if (rc == REIN_OK)
+        rc = tree_of(&b, out, err);
+    rein_buf_release(&b);
+    return rc;
+}
 
 rein_err rein_store_conv_list(rein_store *s, const char *cursor, unsigned limit, json_t **out,
                               rein_error *err)
@@ -422,68 +571,10 @@ rein_err rein_store_conv_find(rein_store *s, const char *text, const char *curso
                               json_t **out, rein_error *err)
 {
     *out = NULL;
-    if (!text || strlen(text) > REIN_STORE_QUERY_MAX)
+    if (!text)
         return rein_error_set(err, REIN_EINVAL, "the search text must be at most %d bytes",
                               REIN_STORE_QUERY_MAX);
-    return conv_page(s, text[0] ? text : NULL, cursor, limit, out, err);
-}
-
-static rein_err conv_page(rein_store *s, const char *query, const char *cursor, unsigned limit,
-                          json_t **out, rein_error *err)
-{
-    char cur_id[REIN_ID_MAX];
-    int64_t cur_ms = 0;
-    json_t *page = NULL, *arr = NULL, *next = NULL;
-    rein_err rc;
-
-    *out = NULL;
-    if (limit == 0)
-        limit = 20;
-    if (limit > 100)
-        limit = 100;
-    if (cursor && *cursor) {
-        rc = parse_cursor(cursor, &cur_ms, cur_id, err);
-        if (rc != REIN_OK)
-            return rc;
-    }
-    arr = json_array();
-    if (!arr)
-        return rein_error_set(err, REIN_ENOMEM, "store: out of memory");
-    /* One more than asked tells whether another page follows. */
-    rc =
-        s->ops->conv_list(s, cur_ms, cursor && *cursor ? cur_id : NULL, query, limit + 1, arr, err);
-    if (rc != REIN_OK)
-        goto out;
-    if (json_array_size(arr) > limit) {
-        json_t *last = json_array_get(arr, limit - 1);
-        char *text = rein_asprintf(
-            "%" PRId64 ":%s", (int64_t)json_integer_value(json_object_get(last, "_updated_ms")),
-            json_string_value(json_object_get(last, "id")));
-        next = text ? json_string(text) : NULL;
-        rein_free(text);
-        json_array_remove(arr, limit);
-        if (!next) {
-            rc = rein_error_set(err, REIN_ENOMEM, "store: out of memory");
-            goto out;
-        }
-    }
-    for (size_t i = 0; i < json_array_size(arr); i++)
-        json_object_del(json_array_get(arr, i), "_updated_ms");
-    page = json_object();
-    if (!page || json_object_set_new(page, "conversations", arr) ||
-        json_object_set_new(page, "next_cursor", next ? next : json_null())) {
-        arr = NULL;
-        next = NULL;
-        rc = rein_error_set(err, REIN_ENOMEM, "store: out of memory");
-        goto out;
-    }
-    *out = page;
-    return REIN_OK;
-out:
-    json_decref(page);
-    json_decref(arr);
-    json_decref(next);
-    return rc;
+    return conv_page(s, text, cursor, limit, out, err);
 }
 
 rein_err rein_store_conv_delete(rein_store *s, const char *id, rein_error *err)
@@ -495,65 +586,85 @@ rein_err rein_store_conv_delete(rein_store *s, const char *id, rein_error *err)
     return s->ops->conv_delete(s, id, rein_wall_ms(), err);
 }
 
+/* One stored message as the export shows it. A message that does not parse fails the export
+ * (as memory running out would: the store checked it when it was appended). */
 static int export_message(const struct rein_store_message *m, void *userdata)
 {
-    json_t *arr = userdata;
-    char ts[REIN_TIME_ISO_LEN];
-    json_t *o = json_object();
+    struct rein_jw *w = userdata;
+    char when[REIN_TIME_ISO_LEN];
     json_t *msg = rein_json_parse(m->json, m->len, 0, NULL);
 
-    if (!o || !msg || json_object_set_new(o, "position", json_integer(m->position)) ||
-        json_object_set_new(o, "created_at", json_string(rein_time_iso(m->created_ms, ts))) ||
-        json_object_set_new(o, "trace_id", json_string(m->trace_id ? m->trace_id : "")) ||
-        json_object_set_new(o, "message", msg) || json_array_append_new(arr, o)) {
-        json_decref(o);
+    if (!msg)
         return REIN_ENOMEM;
-    }
-    return 0;
+    rein_jw_obj_begin(w);
+    rein_jw_key(w, "position");
+    rein_jw_int(w, m->position);
+    rein_jw_key(w, "created_at");
+    rein_jw_str(w, rein_time_iso(m->created_ms, when));
+    rein_jw_key(w, "trace_id");
+    rein_jw_str(w, m->trace_id ? m->trace_id : "");
+    rein_jw_key(w, "message");
+    rein_jw_json(w, msg);
+    rein_jw_obj_end(w);
+    json_decref(msg);
+    return w->err ? REIN_ENOMEM : 0;
 }
 
+/* An entry as rein_ledger_entry_to_json() has it (its texts read back as JSON). */
 static int export_ledger(const char *conv_id, const struct rein_ledger_entry *e, void *userdata)
 {
+    struct rein_jw *w = userdata;
     json_t *o = rein_ledger_entry_to_json(e);
 
     (void)conv_id;
-    if (!o || json_array_append_new(userdata, o))
+    if (!o)
         return REIN_ENOMEM;
-    return 0;
+    rein_jw_json(w, o);
+    json_decref(o);
+    return w->err ? REIN_ENOMEM : 0;
+}
+
+rein_err rein_store_conv_export_write(rein_store *s, const char *id, struct rein_jw *w,
+                                      rein_error *err)
+{
+    rein_err rc = conv_members_write(s, id, w, err);
+
+    if (rc != REIN_OK)
+        return rc;
+    rein_jw_key(w, "messages");
+    rein_jw_arr_begin(w);
+    rc = rein_store_messages_each(s, id, 0, export_message, w, err);
+    rein_jw_arr_end(w);
+    if (rc == REIN_OK) {
+        rein_jw_key(w, "ledger");
+        rein_jw_arr_begin(w);
+        rc = rein_store_ledger_each(s, id, export_ledger, w, err);
+        rein_jw_arr_end(w);
+    }
+    if (rc == REIN_ENOMEM)
+        rein_error_set(err, REIN_ENOMEM, "store: out of memory");
+    if (rc == REIN_OK)
+        rc = jw_failed(w, err);
+    return rc;
 }
 
 rein_err rein_store_conv_export(rein_store *s, const char *id, json_t **out, rein_error *err)
 {
-    json_t *conv = NULL, *msgs = json_array(), *ledger = json_array();
+    struct rein_buf b;
+    struct rein_jw w;
     rein_err rc;
 
     *out = NULL;
-    if (!msgs || !ledger) {
-        rc = rein_error_set(err, REIN_ENOMEM, "store: out of memory");
-        goto out;
-    }
-    rc = rein_store_conv_get(s, id, &conv, err);
-    if (rc != REIN_OK)
-        goto out;
-    rc = rein_store_messages_each(s, id, 0, export_message, msgs, err);
+    rein_buf_init(&b, 0);
+    rein_jw_init(&w, &b);
+    rein_jw_obj_begin(&w);
+    rc = rein_store_conv_export_write(s, id, &w, err);
+    rein_jw_obj_end(&w);
     if (rc == REIN_OK)
-        rc = rein_store_ledger_each(s, id, export_ledger, ledger, err);
-    if (rc == REIN_ENOMEM)
-        rein_error_set(err, REIN_ENOMEM, "store: out of memory");
-    if (rc != REIN_OK)
-        goto out;
-    if (json_object_set_new(conv, "messages", msgs) ||
-        json_object_set_new(conv, "ledger", ledger)) {
-        msgs = ledger = NULL;
-        rc = rein_error_set(err, REIN_ENOMEM, "store: out of memory");
-        goto out;
-    }
-    *out = conv;
-    return REIN_OK;
-out:
-    json_decref(conv);
-    json_decref(msgs);
-    json_decref(ledger);
+        rc = jw_failed(&w, err);
+    if (rc == REIN_OK)
+        rc = tree_of(&b, out, err);
+    rein_buf_release(&b);
     return rc;
 }
 

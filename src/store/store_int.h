@@ -17,22 +17,35 @@
 
 #include <pthread.h>
 
+/* One conversation as a backend read it; every pointer is borrowed for the callback only.
+ * title and metadata may be NULL (unset), state NULL means "idle". */
+struct rein__conv_row {
+    const char *id, *title, *state, *metadata;
+    int64_t created_ms, updated_ms, message_count;
+};
+/* Returns 0 to go on; anything else (a REIN_E* code) stops the walk and is returned by it. */
+typedef int (*rein__conv_row_fn)(const struct rein__conv_row *row, void *userdata);
+
 struct rein__store_ops {
     const char *kind;
     void (*close)(rein_store *s);
     rein_err (*ping)(rein_store *s, rein_error *err);
+    /* rein_store_read_now; NULL: the backend cannot read without waiting (REIN_EBUSY). */
+    rein_err (*read_now)(rein_store *s, rein_store_read_fn fn, void *userdata, rein_error *err);
 
     rein_err (*conv_create)(rein_store *s, const char *id, const char *title, const char *metadata,
                             int64_t now_ms, rein_error *err);
     rein_err (*conv_update)(rein_store *s, const char *id, const char *title, const char *state,
                             const char *metadata, int64_t now_ms, rein_error *err);
-    /* *out: new object as rein__store_conv_json() builds it. */
-    rein_err (*conv_get)(rein_store *s, const char *id, json_t **out, rein_error *err);
-    /* Appends up to limit conversations after (cur_ms, cur_id) (cur_id NULL: from the top)
-     * to arr (borrowed), newest first, ties by id descending; with query, only those whose
-     * title contains it (ASCII letters compared without case). */
+    /* Hands the conversation's row to fn once (REIN_ENOTFOUND when there is none); returns
+     * what fn returned when it was not 0. */
+    rein_err (*conv_get)(rein_store *s, const char *id, rein__conv_row_fn fn, void *userdata,
+                         rein_error *err);
+    /* Hands up to limit conversations after (cur_ms, cur_id) (cur_id NULL: from the top) to fn,
+     * newest first, ties by id descending; with query, only those whose title contains it
+     * (ASCII letters compared without case). Stops at and returns fn's first non-zero value. */
     rein_err (*conv_list)(rein_store *s, int64_t cur_ms, const char *cur_id, const char *query,
-                          unsigned limit, json_t *arr, rein_error *err);
+                          unsigned limit, rein__conv_row_fn fn, void *userdata, rein_error *err);
     rein_err (*conv_delete)(rein_store *s, const char *id, int64_t now_ms, rein_error *err);
 
     rein_err (*message_append)(rein_store *s, const char *conv_id, const char *json, size_t len,
@@ -117,11 +130,6 @@ struct rein_store {
 rein_err rein__store_sqlite_open(rein_store *s, const char *path, rein_error *err);
 rein_err rein__store_redis_open(rein_store *s, const char *url, rein_error *err);
 
-/* New conversation object {id, title, state, metadata, created_at, updated_at,
- * message_count}; title/metadata may be NULL (written null; metadata parsed when it is JSON). */
-json_t *rein__store_conv_json(const char *id, const char *title, const char *state,
-                              const char *metadata, int64_t created_ms, int64_t updated_ms,
-                              int64_t message_count);
 /* True when text is a usable call id (1..128 printable ASCII, no spaces). */
 bool rein__store_call_id_is_valid(const char *text);
 

@@ -379,12 +379,14 @@ static int64_t to_i64(const char *text)
     return text ? strtoll(text, NULL, 10) : 0;
 }
 
-/* A conversation object from an HGETALL reply (field, value, field, value, ...). */
-static json_t *hash_conv(const redisReply *h)
+/* The conversation of an HGETALL reply (field, value, field, value, ...) to fn; REIN_ENOMEM
+ * when the reply has no id. */
+static int hash_conv(const redisReply *h, rein__conv_row_fn fn, void *userdata)
 {
     const char *f[7] = {0};
     static const char *const names[7] = {"id",         "title",      "state",        "metadata",
                                          "created_ms", "updated_ms", "message_count"};
+    struct rein__conv_row row;
 
     for (size_t i = 0; i + 1 < h->elements; i += 2) {
         for (int k = 0; k < 7; k++) {
@@ -393,11 +395,19 @@ static json_t *hash_conv(const redisReply *h)
         }
     }
     if (!f[0])
-        return NULL;
-    return rein__store_conv_json(f[0], f[1], f[2], f[3], to_i64(f[4]), to_i64(f[5]), to_i64(f[6]));
+        return REIN_ENOMEM;
+    row = (struct rein__conv_row){.id = f[0],
+                                  .title = f[1],
+                                  .state = f[2],
+                                  .metadata = f[3],
+                                  .created_ms = to_i64(f[4]),
+                                  .updated_ms = to_i64(f[5]),
+                                  .message_count = to_i64(f[6])};
+    return fn(&row, userdata);
 }
 
-static rein_err rd_conv_get(rein_store *s, const char *id, json_t **out, rein_error *err)
+static rein_err rd_conv_get(rein_store *s, const char *id, rein__conv_row_fn fn, void *userdata,
+                            rein_error *err)
 {
     struct cmd cm = {0};
     redisReply *rep;
@@ -412,9 +422,9 @@ static rein_err rd_conv_get(rein_store *s, const char *id, json_t **out, rein_er
     if (rep->type != REDIS_REPLY_ARRAY || rep->elements == 0) {
         rc = rein_error_set(err, REIN_ENOTFOUND, "conversation %s not found", id);
     } else {
-        *out = hash_conv(rep);
-        if (!*out)
-            rc = oom(err);
+        rc = hash_conv(rep, fn, userdata);
+        if (rc == REIN_ENOMEM)
+            oom(err);
     }
     freeReplyObject(rep);
     return rc;
@@ -462,7 +472,7 @@ static char *ascii_lower(const char *query)
 }
 
 static rein_err rd_conv_list(rein_store *s, int64_t cur_ms, const char *cur_id, const char *query,
-                             unsigned limit, json_t *arr, rein_error *err)
+                             unsigned limit, rein__conv_row_fn fn, void *userdata, rein_error *err)
 {
     struct cmd cm = {0};
     redisReply *rep;
@@ -481,12 +491,12 @@ static rein_err rd_conv_list(rein_store *s, int64_t cur_ms, const char *cur_id, 
     if (!rep)
         return err ? err->code : REIN_ESTORE;
     for (size_t i = 0; rep->type == REDIS_REPLY_ARRAY && i < rep->elements; i++) {
-        json_t *o;
         if (rep->element[i]->type != REDIS_REPLY_ARRAY || rep->element[i]->elements == 0)
             continue; /* deleted between the two reads: skip */
-        o = hash_conv(rep->element[i]);
-        if (!o || json_array_append_new(arr, o)) {
-            rc = oom(err);
+        rc = hash_conv(rep->element[i], fn, userdata);
+        if (rc != REIN_OK) {
+            if (rc == REIN_ENOMEM)
+                oom(err);
             break;
         }
     }

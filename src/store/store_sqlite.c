@@ -429,6 +429,16 @@ static rein_err conn_take(struct sq *q, struct conn **out, rein_error *err)
     return rc;
 }
 
+/* Puts c back on the free list and wakes one thread waiting for a connection. */
+static void conn_release(struct sq *q, struct conn *c)
+{
+    pthread_mutex_lock(&q->mu);
+    c->next_free = q->free_list;
+    q->free_list = c;
+    pthread_cond_signal(&q->cv);
+    pthread_mutex_unlock(&q->mu);
+}
+
 static void conn_put(struct sq *q, struct conn *c)
 {
     if (q->exclusive && rein_now_ms() - q->checkpoint_ms >= CHECKPOINT_MS &&
@@ -439,11 +449,21 @@ static void conn_put(struct sq *q, struct conn *c)
             rein_log(REIN_LOG_WARN, WHERE, "%s: checkpoint: %s", q->path, sqlite3_errmsg(c->db));
         q->checkpoint_ms = rein_now_ms();
     }
-    pthread_mutex_lock(&q->mu);
-    c->next_free = q->free_list;
-    q->free_list = c;
-    pthread_cond_signal(&q->cv);
-    pthread_mutex_unlock(&q->mu);
+    conn_release(q, c);
+}
+
+/*
+ * The connection this thread holds inside sq_read_now (with its store), else zeros. The calls
+ * fn makes there find it in conn_get and read inside its one read transaction.
+ */
+static _Thread_local struct {
+    const struct sq *q;
+    struct conn *c;
+} held_read;
+
+static bool is_held(const struct sq *q, const struct conn *c)
+{
+    return held_read.q == q && held_read.c == c;
 }
 
 /* The cached statement id, prepared on first use, reset and unbound. */
@@ -456,6 +476,10 @@ static sqlite3_stmt *stmt(struct sq *q, struct conn *c, enum stmt_id id, rein_er
             fail(q, c->db, rc, "prepare", err);
             return NULL;
         }
+    }
+    if (is_held(q, c) && !sqlite3_stmt_readonly(c->st[id])) {
+        rein_error_set(err, REIN_ESTORE, "sqlite %s: a write inside rein_store_read_now", q->path);
+        return NULL;
     }
     return c->st[id];
 }
@@ -510,6 +534,8 @@ static rein_err run_id(struct sq *q, struct conn *c, enum stmt_id id, rein_error
  * it, so BEGIN and COMMIT do nothing there. */
 static rein_err tx(struct sq *q, struct conn *c, enum stmt_id id, rein_error *err)
 {
+    if (is_held(q, c))
+        return REIN_OK; /* inside sq_read_now's transaction */
     if (q->group && (id == ST_BEGIN || id == ST_BEGIN_READ || id == ST_COMMIT))
         return REIN_OK;
     return run_id(q, c, id, err);
@@ -520,7 +546,7 @@ static void rollback(struct sq *q, struct conn *c)
 {
     rein_error ignored;
 
-    if (sqlite3_get_autocommit(c->db))
+    if (sqlite3_get_autocommit(c->db) || is_held(q, c))
         return;
     (void)run_id(q, c, q->group ? ST_ROLLBACK_TO : ST_ROLLBACK, &ignored);
 }
@@ -571,8 +597,13 @@ static void batch_end(struct sq *q, struct conn *c)
 static rein_err conn_get(struct sq *q, struct conn **out, rein_error *err)
 {
     struct conn *c;
-    rein_err rc = conn_take(q, out, err);
+    rein_err rc;
 
+    if (held_read.q == q) {
+        *out = held_read.c;
+        return REIN_OK;
+    }
+    rc = conn_take(q, out, err);
     if (rc != REIN_OK || !q->group)
         return rc;
     c = *out;
@@ -612,6 +643,8 @@ static rein_err conn_done(struct sq *q, struct conn *c, rein_err rc, rein_error 
     struct waiter w = {.rc = REIN_OK};
     bool commit;
 
+    if (is_held(q, c))
+        return rc; /* sq_read_now hands it back */
     if (!q->group) {
         conn_put(q, c);
         return rc;
@@ -647,6 +680,51 @@ static rein_err conn_done(struct sq *q, struct conn *c, rein_err rc, rein_error 
     if (w.rc != REIN_OK && err)
         *err = w.err;
     return w.rc;
+}
+
+/*
+ * rein_store_read_now: a connection that is free at once (no thread waits for one, no batch
+ * waits for its commit), or a new one while the pool may grow; else REIN_EBUSY. fn's calls
+ * then share one read transaction on it, and stmt() refuses any statement that would write
+ * (it would ride along uncommitted). No checkpoint on the way out: that is the writers' path.
+ * (Not PRAGMA query_only: setting a flag pragma expires every prepared statement.)
+ */
+static rein_err sq_read_now(rein_store *s, rein_store_read_fn fn, void *userdata, rein_error *err)
+{
+    struct sq *q = impl(s);
+    struct conn *c = NULL;
+    rein_err rc = REIN_OK;
+
+    if (held_read.q == q)
+        return fn(s, userdata, err);
+    pthread_mutex_lock(&q->mu);
+    if (q->free_list && q->batch_calls == 0 && q->waiting == 0) {
+        c = q->free_list;
+        q->free_list = c->next_free;
+    } else if (!q->free_list && q->count < q->max) {
+        rc = conn_open(q, &c, err);
+        if (rc == REIN_OK)
+            q->all[q->count++] = c;
+    }
+    pthread_mutex_unlock(&q->mu);
+    if (rc != REIN_OK)
+        return rc;
+    if (!c)
+        return rein_error_set(err, REIN_EBUSY, "sqlite %s: no connection is free at once", q->path);
+    rc = run_id(q, c, ST_BEGIN_READ, err);
+    if (rc == REIN_OK) {
+        held_read.q = q;
+        held_read.c = c;
+        rc = fn(s, userdata, err);
+        held_read.q = NULL;
+        held_read.c = NULL;
+    }
+    if (!sqlite3_get_autocommit(c->db)) {
+        rein_error ignored;
+        (void)run_id(q, c, ST_ROLLBACK, &ignored); /* nothing was written */
+    }
+    conn_release(q, c);
+    return rc;
 }
 
 /* ---- schema ----------------------------------------------------------------------------- */
@@ -744,11 +822,20 @@ static rein_err sq_ping(rein_store *s, rein_error *err)
 
 /* ---- conversations ---------------------------------------------------------------------- */
 
-static json_t *row_conv(sqlite3_stmt *st)
+/* The conversation row at st (CONV_COLS) to fn. */
+static int row_conv(sqlite3_stmt *st, rein__conv_row_fn fn, void *userdata)
 {
-    return rein__store_conv_json(col_text(st, 0), col_text(st, 1), col_text(st, 2), col_text(st, 3),
-                                 sqlite3_column_int64(st, 4), sqlite3_column_int64(st, 5),
-                                 sqlite3_column_int64(st, 6));
+    struct rein__conv_row row = {
+        .id = col_text(st, 0),
+        .title = col_text(st, 1),
+        .state = col_text(st, 2),
+        .metadata = col_text(st, 3),
+        .created_ms = sqlite3_column_int64(st, 4),
+        .updated_ms = sqlite3_column_int64(st, 5),
+        .message_count = sqlite3_column_int64(st, 6),
+    };
+
+    return row.id ? fn(&row, userdata) : REIN_ENOMEM;
 }
 
 static rein_err sq_conv_create(rein_store *s, const char *id, const char *title,
@@ -809,7 +896,8 @@ out:
     return conn_done(q, c, rc, err);
 }
 
-static rein_err sq_conv_get(rein_store *s, const char *id, json_t **out, rein_error *err)
+static rein_err sq_conv_get(rein_store *s, const char *id, rein__conv_row_fn fn, void *userdata,
+                            rein_error *err)
 {
     struct sq *q = impl(s);
     struct conn *c;
@@ -827,9 +915,9 @@ static rein_err sq_conv_get(rein_store *s, const char *id, json_t **out, rein_er
     bind_text(st, 1, id);
     rc2 = sqlite3_step(st);
     if (rc2 == SQLITE_ROW) {
-        *out = row_conv(st);
-        if (!*out)
-            rc = rein_error_set(err, REIN_ENOMEM, "sqlite: out of memory");
+        rc = row_conv(st, fn, userdata);
+        if (rc == REIN_ENOMEM)
+            rein_error_set(err, REIN_ENOMEM, "sqlite: out of memory");
     } else if (rc2 == SQLITE_DONE) {
         rc = rein_error_set(err, REIN_ENOTFOUND, "conversation %s not found", id);
     } else {
@@ -841,7 +929,7 @@ out:
 }
 
 static rein_err sq_conv_list(rein_store *s, int64_t cur_ms, const char *cur_id, const char *query,
-                             unsigned limit, json_t *arr, rein_error *err)
+                             unsigned limit, rein__conv_row_fn fn, void *userdata, rein_error *err)
 {
     struct sq *q = impl(s);
     struct conn *c;
@@ -866,9 +954,10 @@ static rein_err sq_conv_list(rein_store *s, int64_t cur_ms, const char *cur_id, 
     else
         sqlite3_bind_null(st, 4);
     while ((rc2 = sqlite3_step(st)) == SQLITE_ROW) {
-        json_t *o = row_conv(st);
-        if (!o || json_array_append_new(arr, o)) {
-            rc = rein_error_set(err, REIN_ENOMEM, "sqlite: out of memory");
+        rc = row_conv(st, fn, userdata);
+        if (rc != REIN_OK) {
+            if (rc == REIN_ENOMEM)
+                rein_error_set(err, REIN_ENOMEM, "sqlite: out of memory");
             break;
         }
     }
@@ -1729,6 +1818,7 @@ static const struct rein__store_ops sqlite_ops = {
     .ping = sq_ping,
     .conv_create = sq_conv_create,
     .conv_update = sq_conv_update,
+    .read_now = sq_read_now,
     .conv_get = sq_conv_get,
     .conv_list = sq_conv_list,
     .conv_delete = sq_conv_delete,

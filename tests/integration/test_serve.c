@@ -153,6 +153,42 @@ static json_t *conversation(const char *id)
     return o;
 }
 
+/*
+ * GET /agent/conversations/{id} (lock null: nothing runs) and the list's first page answer
+ * exactly the text the store's trees dump to, as they did when the routes dumped trees.
+ */
+static void assert_answers_are_store_text(const char *id)
+{
+    char path[128];
+    struct th_resp r;
+    json_t *tree = NULL;
+    char *want;
+    rein_error err;
+
+    snprintf(path, sizeof(path), "/agent/conversations/%s", id);
+    assert_rein_ok(rein_store_conv_export(F->store, id, &tree, &err), &err);
+    assert_int_equal(json_object_set_new(tree, "lock", json_null()), 0);
+    want = rein_json_dumps(tree);
+    json_decref(tree);
+    th_get(u(path), &r);
+    assert_int_equal(r.status, 200);
+    assert_int_equal(strlen(r.body), strlen(want) + 1);
+    assert_memory_equal(r.body, want, strlen(want));
+    assert_int_equal(r.body[strlen(want)], '\n');
+    th_resp_free(&r);
+    rein_free(want);
+
+    assert_rein_ok(rein_store_conv_list(F->store, NULL, 20, &tree, &err), &err);
+    want = rein_json_dumps(tree);
+    json_decref(tree);
+    th_get(u("/agent/conversations"), &r);
+    assert_int_equal(r.status, 200);
+    assert_int_equal(strlen(r.body), strlen(want) + 1);
+    assert_memory_equal(r.body, want, strlen(want));
+    th_resp_free(&r);
+    rein_free(want);
+}
+
 /* ---- the skill host ---------------------------------------------------------------------- */
 
 static void skills_list_and_get(void **state)
@@ -601,6 +637,7 @@ static void chat_cancel(void **state)
     assert_true(json_is_null(jget(conv, "lock")));
     assert_string_equal(th_jstr(conv, "state"), "idle");
     json_decref(conv);
+    assert_answers_are_store_text("cx");
     /* Nothing runs now; an unknown conversation is 404. */
     th_post(u("/agent/conversations/cx/cancel"), NULL, &r);
     th_assert_error(&r, 409, "not_running");

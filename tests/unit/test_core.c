@@ -5,6 +5,7 @@
 #include "test.h"
 
 #include <math.h>
+#include <time.h>
 
 static void test_error_codes_have_names_and_texts(void **state)
 {
@@ -388,6 +389,49 @@ static void test_clock_is_monotonic_and_iso_formats(void **state)
     assert_string_equal(rein_time_iso(1795302423120LL, iso), "2026-11-21T23:07:03.120Z");
 }
 
+/* The formatter's own calendar against the C library's, over leap days, century years, the
+ * ends of the range it handles itself and a spread of times in between. */
+static void iso_as_libc(int64_t ms, char out[96])
+{
+    time_t secs = (time_t)(ms / 1000);
+    struct tm tm;
+
+    gmtime_r(&secs, &tm);
+    snprintf(out, 96, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1,
+             tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, (int)(ms % 1000));
+}
+
+static void test_time_iso_matches_the_c_library(void **state)
+{
+    static const int64_t fixed[] = {0,
+                                    999,
+                                    86399999,
+                                    951782400000LL,  /* 2000-02-29 */
+                                    951868799999LL,  /* its last millisecond */
+                                    4107456000000LL, /* 2100-02-28: not a leap year */
+                                    4107542400000LL, /* 2100-03-01 */
+                                    253402300799999LL,
+                                    253402300800000LL}; /* 10000-01-01: the C library's */
+    char iso[REIN_TIME_ISO_LEN], want[96];
+    uint64_t x = 88172645463325252ULL;
+
+    (void)state;
+    for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++) {
+        iso_as_libc(fixed[i], want);
+        want[REIN_TIME_ISO_LEN - 1] = '\0';
+        assert_string_equal(rein_time_iso(fixed[i], iso), want);
+    }
+    for (int i = 0; i < 100000; i++) {
+        int64_t ms;
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        ms = (int64_t)(x % 253402300800000ULL);
+        iso_as_libc(ms, want);
+        assert_string_equal(rein_time_iso(ms, iso), want);
+    }
+}
+
 static void test_log_level_parses(void **state)
 {
     enum rein_log_level lvl = REIN_LOG_WARN;
@@ -495,6 +539,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_json_dump_keeps_key_order),
     cmocka_unit_test(test_ids_are_well_formed_and_distinct),
     cmocka_unit_test(test_clock_is_monotonic_and_iso_formats),
+    cmocka_unit_test(test_time_iso_matches_the_c_library),
     cmocka_unit_test(test_log_level_parses),
     cmocka_unit_test(test_log_escapes_control_bytes),
     cmocka_unit_test(test_arena_allocates_and_cleans_up),

@@ -407,6 +407,222 @@ static void t_truncate(struct backend *b)
 }
 BOTH(truncate)
 
+/* Each ISO 8601 time in text replaced by "T" (in place): the rest must match exactly. */
+static void mask_times(char *text)
+{
+    char *r = text, *w = text;
+
+    while (*r) {
+        if (strlen(r) >= 24 && r[4] == '-' && r[7] == '-' && r[10] == 'T' && r[13] == ':' &&
+            r[19] == '.' && r[23] == 'Z') {
+            *w++ = 'T';
+            r += 24;
+        } else {
+            *w++ = *r++;
+        }
+    }
+    *w = '\0';
+}
+
+/* The text a write call produced, and the dump of the tree the same store call builds. */
+static void expect_text(struct rein_buf *written, json_t *tree, const char *want)
+{
+    char *dumped = rein_json_dumps(tree);
+
+    assert_non_null(dumped);
+    assert_string_equal(dumped, written->ptr);
+    mask_times(dumped);
+    assert_string_equal(dumped, want);
+    rein_free(dumped);
+    json_decref(tree);
+    rein_buf_reset(written);
+}
+
+/*
+ * A page and an export written straight from the rows are the text the trees dump to, and that
+ * text is what GET /agent/conversations and GET /agent/conversations/{id} answered when they
+ * dumped trees (the literals below came from that version): key order, metadata and messages
+ * re-encoded compact, numbers, escapes, an unset title, a ledger entry.
+ */
+static void t_written_text(struct backend *b)
+{
+    static const char *const m1 =
+        "{ \"role\": \"user\", \"content\": \"h\\u00e9llo\\n\\u263a \\ud83d\\ude00\" }";
+    static const char *const m2 =
+        "{\"role\":\"assistant\",\"content\":\"\",\"tool_calls\":[{\"id\":\"call_9\","
+        "\"name\":\"echo\",\"arguments\":\"{\\\"text\\\":\\\"x\\\"}\"}]}";
+    static const char *const want_export =
+        "{\"id\":\"w1\",\"title\":\"Plan \\\"\xce\xb1"
+        "\\\"\\tB\",\"state\":\"idle\",\"metadata"
+        "\":{\"b\":[1,2500.0,{\"c\":null}],\"a\":\"\xc3\xa9"
+        "/\",\"z\":-0.0},\"created_at\":\"T"
+        "\",\"updated_at\":\"T\",\"message_count\":2,\"messages\":[{\"position\":0,\"created_at\""
+        ":\"T\",\"trace_id\":\"4bf92f3577b34da6a3ce929d0e0e4736\",\"message\":{\"role\":\"user\","
+        "\"content\":\"h\xc3\xa9"
+        "llo\\n\xe2\x98\xba"
+        " \xf0\x9f\x98\x80"
+        "\"}},{\"position\":1,"
+        "\"created_at\":\"T\",\"trace_id\":\"\",\"message\":{\"role\":\"assistant\",\"content\":"
+        "\"\",\"tool_calls\":[{\"id\":\"call_9\",\"name\":\"echo\",\"arguments\":\"{\\\"text\\\":"
+        "\\\"x\\\"}\"}]}}],\"ledger\":[{\"call_id\":\"call_9\",\"tool\":\"echo\",\"args\":{\"text"
+        "\":\"x\",\"n\":2.5,\"big\":12345678901234},\"status\":\"pending\",\"result\":null,\"call"
+        "_time\":\"T\",\"response_time\":null,\"step\":1,\"sent_name\":\"echo\",\"trace_id\":\"4b"
+        "f92f3577b34da6a3ce929d0e0e4736\",\"latency_ms\":0,\"interrupted\":false}]}";
+    static const char *const want_page =
+        "{\"conversations\":[{\"id\":\"w2\",\"title\":null,\"state\":\"idle\",\"metadata\":null,"
+        "\"created_at\":\"T\",\"updated_at\":\"T\",\"message_count\":0},{\"id\":\"w1\",\"title\":"
+        "\"Plan \\\"\xce\xb1"
+        "\\\"\\tB\",\"state\":\"idle\",\"metadata\":{\"b\":[1,2500.0,{\"c\""
+        ":null}],\"a\":\"\xc3\xa9"
+        "/\",\"z\":-0.0},\"created_at\":\"T\",\"updated_at\":\"T\",\"m"
+        "essage_count\":2}],\"next_cursor\":null}";
+    rein_store *s = open_store(b);
+    struct rein_ledger_entry e = {.call_id = "call_9",
+                                  .tool = "echo",
+                                  .args = "{\"text\": \"x\", \"n\": 2.50, \"big\": 12345678901234}",
+                                  .has_step = true,
+                                  .step = 1,
+                                  .trace_id = "4bf92f3577b34da6a3ce929d0e0e4736"};
+    struct rein_buf buf;
+    struct rein_jw w;
+    json_t *tree = NULL;
+    int64_t pos;
+    rein_error err;
+
+    assert_rein_ok(rein_store_conv_create(s, "w1", "Plan \"\xce\xb1\"\tB",
+                                          "{ \"b\": [1, 2.5e3, {\"c\": null}], "
+                                          "\"a\": \"\\u00e9\\/\", \"z\": -0.0 }",
+                                          NULL, &err),
+                   &err);
+    assert_rein_ok(rein_store_message_append(s, "w1", m1, strlen(m1),
+                                             "4bf92f3577b34da6a3ce929d0e0e4736", &pos, &err),
+                   &err);
+    assert_rein_ok(rein_store_message_append(s, "w1", m2, strlen(m2), NULL, &pos, &err), &err);
+    assert_rein_ok(rein_store_ledger_put(s, "w1", &e, &err), &err);
+    assert_rein_ok(rein_store_conv_create(s, "w2", NULL, NULL, NULL, &err), &err);
+
+    rein_buf_init(&buf, 0);
+    rein_jw_init(&w, &buf);
+    rein_jw_obj_begin(&w);
+    assert_rein_ok(rein_store_conv_export_write(s, "w1", &w, &err), &err);
+    rein_jw_obj_end(&w);
+    assert_rein_ok(rein_jw_finish(&w), NULL);
+    assert_rein_ok(rein_store_conv_export(s, "w1", &tree, &err), &err);
+    expect_text(&buf, tree, want_export);
+
+    rein_jw_init(&w, &buf);
+    assert_rein_ok(rein_store_conv_page_write(s, NULL, NULL, 0, &w, &err), &err);
+    assert_rein_ok(rein_store_conv_list(s, NULL, 0, &tree, &err), &err);
+    expect_text(&buf, tree, want_page);
+
+    /* One a page: the cursor names the last one written; the next page ends the list. */
+    rein_jw_init(&w, &buf);
+    assert_rein_ok(rein_store_conv_page_write(s, "", NULL, 1, &w, &err), &err);
+    assert_non_null(strstr(buf.ptr, "\"id\":\"w2\""));
+    assert_non_null(strstr(buf.ptr, ":w2\"}"));
+    rein_buf_reset(&buf);
+
+    /* Nothing is written for an absent conversation or a bad id. */
+    rein_jw_init(&w, &buf);
+    assert_int_equal(rein_store_conv_export_write(s, "nope", &w, &err), REIN_ENOTFOUND);
+    assert_int_equal(rein_store_conv_export_write(s, "a..b", &w, &err), REIN_EINVAL);
+    assert_int_equal(buf.len, 0);
+    assert_int_equal(rein_store_conv_page_write(s, NULL, "garbage", 5, &w, &err), REIN_EINVAL);
+    assert_int_equal(buf.len, 0);
+    rein_buf_release(&buf);
+    rein_store_free(s);
+}
+BOTH(written_text)
+
+struct read_probe {
+    rein_store *s;
+    int runs;
+    rein_err other_thread; /* what rein_store_read_now gave a second thread meanwhile */
+    rein_err write;        /* what a write inside the reads gave */
+    int64_t messages;
+};
+
+static int count_message(const struct rein_store_message *m, void *userdata)
+{
+    (void)m;
+    (*(int64_t *)userdata)++;
+    return 0;
+}
+
+static rein_err probe_nested(rein_store *s, void *userdata, rein_error *err)
+{
+    (void)s;
+    (void)err;
+    ((struct read_probe *)userdata)->runs++;
+    return REIN_OK;
+}
+
+static void *probe_thread(void *arg)
+{
+    struct read_probe *p = arg;
+    struct read_probe other = {.s = p->s};
+    rein_error err;
+
+    p->other_thread = rein_store_read_now(p->s, probe_nested, &other, &err);
+    return NULL;
+}
+
+static rein_err probe_reads(rein_store *s, void *userdata, rein_error *err)
+{
+    struct read_probe *p = userdata;
+    pthread_t th;
+    json_t *conv = NULL;
+    rein_error werr;
+    rein_err rc;
+
+    p->runs++;
+    rc = rein_store_conv_get(s, "r1", &conv, err);
+    json_decref(conv);
+    if (rc == REIN_OK)
+        rc = rein_store_messages_each(s, "r1", 0, count_message, &p->messages, err);
+    p->write = rein_store_conv_create(s, "r2", NULL, NULL, NULL, &werr);
+    if (rc == REIN_OK)
+        rc = rein_store_read_now(s, probe_nested, p, err); /* nested: runs at once */
+    assert_int_equal(pthread_create(&th, NULL, probe_thread, p), 0);
+    assert_int_equal(pthread_join(th, NULL), 0);
+    return rc;
+}
+
+/*
+ * rein_store_read_now: the reads run inside one snapshot, a nested call runs at once, a write
+ * inside fails and leaves nothing; a second thread gets REIN_EBUSY where the one connection
+ * is taken (exclusive mode) and its own connection from the pool otherwise; Redis always
+ * answers REIN_EBUSY without running fn.
+ */
+static void t_read_now(struct backend *b)
+{
+    rein_store *s = open_store(b);
+    struct read_probe p = {.s = s};
+    json_t *conv = NULL;
+    rein_error err;
+
+    assert_rein_ok(rein_store_conv_create(s, "r1", NULL, NULL, NULL, &err), &err);
+    append(s, "r1", "{\"role\":\"user\",\"content\":\"hi\"}", 0);
+    if (b->redis) {
+        assert_int_equal(rein_store_read_now(s, probe_reads, &p, &err), REIN_EBUSY);
+        assert_int_equal(p.runs, 0);
+        rein_store_free(s);
+        return;
+    }
+    assert_rein_ok(rein_store_read_now(s, probe_reads, &p, &err), &err);
+    assert_int_equal(p.runs, 2);
+    assert_int_equal(p.messages, 1);
+    assert_int_equal(p.write, REIN_ESTORE);
+    assert_int_equal(p.other_thread, b->exclusive ? REIN_EBUSY : REIN_OK);
+    assert_int_equal(rein_store_conv_get(s, "r2", &conv, &err), REIN_ENOTFOUND);
+    /* The connection is back: writes and reads go on. */
+    assert_rein_ok(rein_store_conv_create(s, "r2", NULL, NULL, NULL, &err), &err);
+    assert_rein_ok(rein_store_conv_get(s, "r2", &conv, &err), &err);
+    json_decref(conv);
+    rein_store_free(s);
+}
+BOTH(read_now)
+
 static void t_delete(struct backend *b)
 {
     rein_store *s = open_store(b);
@@ -1201,6 +1417,8 @@ EXCLUSIVE(delete)
 EXCLUSIVE(ledger)
 EXCLUSIVE(events)
 EXCLUSIVE(events_seq)
+EXCLUSIVE(written_text)
+EXCLUSIVE(read_now)
 
 /* ---- group commit (SQLite, exclusive mode) ---------------------------------------------- */
 
@@ -1718,6 +1936,10 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test_teardown(redis_list_paging, cleanup),
     cmocka_unit_test_teardown(sqlite_find, cleanup),
     cmocka_unit_test_teardown(redis_find, cleanup),
+    cmocka_unit_test_teardown(sqlite_written_text, cleanup),
+    cmocka_unit_test_teardown(redis_written_text, cleanup),
+    cmocka_unit_test_teardown(sqlite_read_now, cleanup),
+    cmocka_unit_test_teardown(redis_read_now, cleanup),
     cmocka_unit_test_teardown(sqlite_truncate, cleanup),
     cmocka_unit_test_teardown(redis_truncate, cleanup),
     cmocka_unit_test_teardown(sqlite_delete, cleanup),
@@ -1761,6 +1983,8 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test_teardown(sqlite_excl_ledger, cleanup),
     cmocka_unit_test_teardown(sqlite_excl_events, cleanup),
     cmocka_unit_test_teardown(sqlite_excl_events_seq, cleanup),
+    cmocka_unit_test_teardown(sqlite_excl_written_text, cleanup),
+    cmocka_unit_test_teardown(sqlite_excl_read_now, cleanup),
     cmocka_unit_test_teardown(sqlite_group_commit_keeps_what_it_acknowledged, cleanup),
     cmocka_unit_test_teardown(sqlite_group_commit_failure_is_reported, cleanup),
 };
