@@ -34,7 +34,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
     if (size > 65536)
         return 0;
-    json_t *fast = rein__tools_json_parse_fast(text, size);
+    json_t *fast = rein__json_parse_fast(text, size);
     if (fast) {
         json_t *slow =
             json_loadb(text, size, JSON_DECODE_ANY | JSON_ALLOW_NUL | JSON_REJECT_DUPLICATES, NULL);

@@ -55,6 +55,11 @@ static inline uint64_t rein__fnv1a64(uint64_t h, const void *data, size_t len)
  * valid: no overlong forms, surrogates or code points above U+10FFFF. */
 size_t rein__utf8_seq_len(const unsigned char *s, size_t avail);
 
+/* ---- json_fast.c ---- */
+/* The value of len bytes of JSON text when rein's own parser is sure of it (exactly the value
+ * jansson's loader would build), else NULL: jansson must decide, errors included. */
+json_t *rein__json_parse_fast(const char *text, size_t len);
+
 /* ---- json.c ---- */
 /* A new JSON string holding s (len bytes, any bytes), invalid UTF-8 as U+FFFD; NULL when
  * memory is exhausted. */

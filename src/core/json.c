@@ -17,6 +17,13 @@ json_t *rein_json_parse(const char *text, size_t len, size_t flags, rein_error *
     json_error_t jerr;
     json_t *v;
 
+    /* rein's parser first where it can only agree with jansson: it refuses duplicate keys,
+     * so it serves both with and without JSON_REJECT_DUPLICATES, and no other flag. */
+    if (!(flags & ~(size_t)(JSON_REJECT_DUPLICATES | JSON_DECODE_ANY | JSON_ALLOW_NUL))) {
+        v = rein__json_parse_fast(text, len);
+        if (v)
+            return v;
+    }
     v = json_loadb(text, len, flags | JSON_DECODE_ANY | JSON_ALLOW_NUL, &jerr);
     if (v)
         return v;

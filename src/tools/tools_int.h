@@ -137,13 +137,6 @@ struct rein__tools_args_error {
 };
 rein_err rein__tools_args_parse(const char *text, size_t len, size_t max_len, json_t **out,
                                 struct rein__tools_args_error *e);
-/*
- * A fast JSON parser for arguments: a new value, or NULL when it cannot decide (errors, and
- * inputs beyond its subset); jansson (rein_json_parse) is then the authority. Where both
- * succeed the values are equal.
- */
-#define REIN__TOOLS_KEY_MAX 1024
-json_t *rein__tools_json_parse_fast(const char *text, size_t len);
 /* A JSON Pointer to the token at byte offset in text (best effort, "" when unknown). */
 void rein__tools_pointer_at(const char *text, size_t len, size_t offset, char *out,
                             size_t out_size);

@@ -4,6 +4,8 @@
  */
 #include "test.h"
 
+#include "core/internal.h"
+
 #include <math.h>
 #include <time.h>
 
@@ -432,6 +434,153 @@ static void test_time_iso_matches_the_c_library(void **state)
     }
 }
 
+/* rein_json_parse(text) against jansson's loader with the same flags: the same document
+ * written out alike, or an error at the same line and column. */
+static void expect_as_jansson(const char *text, size_t len, size_t flags)
+{
+    rein_error err;
+    json_error_t jerr;
+    json_t *got = rein_json_parse(text, len, flags, &err);
+    json_t *want = json_loadb(text, len, flags | JSON_DECODE_ANY | JSON_ALLOW_NUL, &jerr);
+
+    if (!got || !want) {
+        if (got || want) {
+            print_error("%.60s: rein %s, jansson %s\n", text, got ? "accepts" : "refuses",
+                        want ? "accepts" : "refuses");
+            fail();
+        }
+        assert_int_equal(err.line, jerr.line);
+        assert_int_equal(err.column, jerr.column);
+        return;
+    }
+    {
+        char *a = rein_json_dumps(got), *b = rein_json_dumps(want);
+        assert_non_null(a);
+        assert_non_null(b);
+        assert_string_equal(a, b);
+        rein_free(a);
+        rein_free(b);
+    }
+    json_decref(got);
+    json_decref(want);
+}
+
+/*
+ * rein_json_parse tries rein's own parser first (src/core/json_fast.c) and leaves the rest to
+ * jansson: for every text, valid or not, the answer is jansson's, with and without
+ * JSON_REJECT_DUPLICATES; and the plain ones (the first group) take the fast path.
+ */
+static void test_json_parse_agrees_with_jansson(void **state)
+{
+    static const char *const texts[] = {
+        "{\"a\": 1, \"b\": [true, false, null], \"c\": {\"d\": \"e\"}, \"\xc3\xa9\": {}}",
+        "[0, -0, 1.5, -0.0, 0.0, 2.5e3, 1E-7, 0.1, 123456789.125, 9007199254740993.0, 1e22]",
+        "\"caf\xc3\xa9 \\u00e9 \\ud83d\\ude00 \\n\\t\\\"\\\\\\/ \\u0000 \xf0\x9f\x98\x80\"",
+        "{\"n\": 9223372036854775807, \"m\": -9223372036854775808, \"x\": 1e-22}",
+        "  {\"a\" : [ 1 , 2 ] , \"b\":\"\\u0041\\u00e9\\u4e2d\"}  ",
+        "[1.7976931348623157e308, 2.2250738585072014e-308, 0.30000000000000004, 3.14159]",
+        /* jansson's to decide */
+        "{\"a\": 1, \"a\": 2}",
+        "{\"n\": 9223372036854775808}",
+        "[-9223372036854775809]",
+        "[1e400]",
+        "[1e-400]",
+        "[5e-324]",
+        "[123456789012345678901234567890.5]",
+        "\"\xc0\xaf\"",
+        "\"\xed\xa0\x80\"",
+        "\"\xf4\x90\x80\x80\"",
+        "\"\xff\"",
+        "{\"\xff\": 1}",
+        "{\"k\\u0000\": 1}",
+        "\"\\ud800\"",
+        "\"\\udc00 x\"",
+        "\"tab\there\"",
+        "[01]",
+        "[1.]",
+        "[.5]",
+        "[+1]",
+        "[1,]",
+        "{\"a\" 1}",
+        "{\"a\": 1,}",
+        "",
+        "   ",
+        "{} {}",
+        "\"unterminated",
+        "tru",
+        "[nul]",
+        "{\"a\": [1, 2}",
+    };
+    const size_t fast_ones = 6;
+    uint64_t x = 0x9E3779B97F4A7C15ULL;
+    struct rein_buf b;
+
+    (void)state;
+    for (size_t i = 0; i < sizeof(texts) / sizeof(texts[0]); i++) {
+        size_t len = strlen(texts[i]);
+        json_t *fast = rein__json_parse_fast(texts[i], len);
+        if (i < fast_ones && !fast) {
+            print_error("case %zu: rein's parser gave up on %s\n", i, texts[i]);
+            fail();
+        }
+        json_decref(fast);
+        expect_as_jansson(texts[i], len, 0);
+        expect_as_jansson(texts[i], len, JSON_REJECT_DUPLICATES);
+    }
+    /* "1" then a NUL byte: jansson drops the NUL, rein's parser leaves it to jansson. */
+    expect_as_jansson("1\0", 2, 0);
+
+    /* Reals with few and many digits, small and large powers: the same doubles as strtod. */
+    for (int i = 0; i < 20000; i++) {
+        char text[96];
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        snprintf(text, sizeof(text), "[%s%llu.%0*llue%d]", x & 1 ? "-" : "",
+                 (unsigned long long)(x >> 40), (int)(x % 19),
+                 (unsigned long long)((x >> 8) % 1000000000000ULL), (int)((x >> 20) % 61) - 30);
+        expect_as_jansson(text, strlen(text), 0);
+        snprintf(text, sizeof(text), "[%.17g, %.15g, %g]", (double)x / 3.0, (double)(x >> 11) / 7.0,
+                 (double)(x >> 30) / 1e5);
+        expect_as_jansson(text, strlen(text), 0);
+    }
+
+    /* Nesting past rein's parser's depth (jansson builds it) and past jansson's (an error). */
+    rein_buf_init(&b, 0);
+    for (int depth = 300; depth <= 3000; depth += 2700) {
+        rein_buf_reset(&b);
+        for (int i = 0; i < depth; i++)
+            assert_rein_ok(rein_buf_addch(&b, '['), NULL);
+        for (int i = 0; i < depth; i++)
+            assert_rein_ok(rein_buf_addch(&b, ']'), NULL);
+        expect_as_jansson(b.ptr, b.len, 0);
+    }
+    /* One long string (eight bytes at a time, escapes, UTF-8), and many small records. */
+    rein_buf_reset(&b);
+    assert_rein_ok(rein_buf_adds(&b, "{\"content\": \""), NULL);
+    for (int i = 0; i < 5000; i++)
+        assert_rein_ok(rein_buf_adds(&b, "plain ascii text, then a \\\"quote\\\", caf\xc3\xa9 "
+                                         "\\u00e9\\n\xe6\x97\xa5\xe6\x9c\xac \\\\ "),
+                       NULL);
+    assert_rein_ok(rein_buf_adds(&b, "\"}"), NULL);
+    expect_as_jansson(b.ptr, b.len, 0);
+    /* The same with one byte broken in the middle: jansson's error, at its position. */
+    b.ptr[b.len / 2] = (char)0xff;
+    expect_as_jansson(b.ptr, b.len, 0);
+    rein_buf_reset(&b);
+    assert_rein_ok(rein_buf_addch(&b, '['), NULL);
+    for (int i = 0; i < 5000; i++)
+        assert_rein_ok(rein_buf_addf(&b,
+                                     "%s{\"id\": %d, \"name\": \"item %d\", \"price\": %d.%02d, "
+                                     "\"tags\": [\"a\", \"b\"], \"ok\": %s}",
+                                     i ? ", " : "", i, i, i % 1000, i % 100,
+                                     i % 2 ? "true" : "false"),
+                       NULL);
+    assert_rein_ok(rein_buf_addch(&b, ']'), NULL);
+    expect_as_jansson(b.ptr, b.len, 0);
+    rein_buf_release(&b);
+}
+
 static void test_log_level_parses(void **state)
 {
     enum rein_log_level lvl = REIN_LOG_WARN;
@@ -540,6 +689,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_ids_are_well_formed_and_distinct),
     cmocka_unit_test(test_clock_is_monotonic_and_iso_formats),
     cmocka_unit_test(test_time_iso_matches_the_c_library),
+    cmocka_unit_test(test_json_parse_agrees_with_jansson),
     cmocka_unit_test(test_log_level_parses),
     cmocka_unit_test(test_log_escapes_control_bytes),
     cmocka_unit_test(test_arena_allocates_and_cleans_up),

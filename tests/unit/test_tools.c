@@ -517,7 +517,7 @@ static void test_fast_parser_agrees_with_jansson(void **state)
     (void)state;
     for (size_t i = 0; i < sizeof(texts) / sizeof(texts[0]); i++) {
         size_t len = strlen(texts[i]);
-        json_t *fast = rein__tools_json_parse_fast(texts[i], len);
+        json_t *fast = rein__json_parse_fast(texts[i], len);
         json_t *slow = json_loadb(texts[i], len,
                                   JSON_DECODE_ANY | JSON_ALLOW_NUL | JSON_REJECT_DUPLICATES, NULL);
         if (fast && (!slow || !json_equal(fast, slow))) {
