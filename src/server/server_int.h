@@ -20,6 +20,9 @@
  * for len + 1 bytes), NUL-terminated; *out_len gets the length. False on a malformed escape
  * or an encoded NUL.
  */
+/* How many quiet spells (no request for a second after some) have ended with the freed heap
+ * handed back to the system (server.c's ticker); for tests. */
+unsigned rein__server_heap_trims(rein_server *srv);
 bool rein__http_pct_decode(const char *in, size_t len, bool plus_space, char *out, size_t *out_len);
 
 /*

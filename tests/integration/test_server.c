@@ -10,6 +10,8 @@
 #include "raw_http.h"
 #include "test.h"
 
+#include "server/server_int.h"
+
 #include <curl/curl.h>
 #include <pthread.h>
 #include <regex.h>
@@ -88,6 +90,39 @@ static const char *u(const char *path)
 
     snprintf(url, sizeof(url), "%s%s", fx->base, path);
     return url;
+}
+
+/* Waits (up to 10 s) until the server has trimmed its heap at least n times. */
+static void wait_trims(unsigned n)
+{
+    int64_t deadline = rein_now_ms() + 10000;
+
+    while (rein__server_heap_trims(fx->srv) < n) {
+        if (rein_now_ms() > deadline)
+            fail_msg("the heap was trimmed %u times, not %u", rein__server_heap_trims(fx->srv), n);
+        rein_sleep_ms(20);
+    }
+}
+
+/* When requests stop, the heap they freed goes back to the system once per quiet spell:
+ * not before any request came, once after a burst, again after the next one. */
+static void heap_trimmed_when_requests_stop(void **state)
+{
+    struct th_resp r;
+
+    (void)state;
+    start(NULL, 0, NULL);
+    assert_int_equal(rein__server_heap_trims(fx->srv), 0);
+    for (int i = 0; i < 20; i++) {
+        th_post(u("/echo"), "{\"n\": 1}", &r);
+        assert_int_equal(r.status, 200);
+        th_resp_free(&r);
+    }
+    wait_trims(1);
+    th_get(u("/healthz"), &r);
+    assert_int_equal(r.status, 200);
+    th_resp_free(&r);
+    wait_trims(2);
 }
 
 /* ---- guards ----------------------------------------------------------------------------- */
@@ -806,6 +841,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test_teardown(sse_disconnect, teardown),
     cmocka_unit_test_teardown(sse_answer_after_client_left, teardown),
     cmocka_unit_test_teardown(concurrent_clients, teardown),
+    cmocka_unit_test_teardown(heap_trimmed_when_requests_stop, teardown),
     cmocka_unit_test_teardown(stop_cancels_running, teardown),
     cmocka_unit_test(serve_binary_sigterm),
     cmocka_unit_test(serve_binary_bad_store),
