@@ -173,7 +173,6 @@ struct rein_server {
     size_t body_memory;
     atomic_size_t body_bytes;  /* bytes held by bodies of live requests */
     atomic_uint requests_seen; /* grows with every request (the ticker trims when it stops) */
-    atomic_uint requests_live; /* requests not yet freed */
     atomic_uint heap_trims;    /* quiet spells whose freed heap went back to the system */
     atomic_bool stopping;
     char **keys;
@@ -208,7 +207,6 @@ static void request_unref(rein_request *req)
 {
     if (!req || atomic_fetch_sub(&req->refs, 1) != 1)
         return;
-    atomic_fetch_sub_explicit(&req->srv->requests_live, 1, memory_order_relaxed);
     if (req->counted)
         atomic_fetch_sub(&req->srv->body_bytes, req->counted);
     if (req->response)
@@ -263,7 +261,6 @@ static rein_request *request_new(rein_server *srv, struct MHD_Connection *conn, 
         return NULL;
     atomic_init(&req->refs, 1);
     atomic_fetch_add_explicit(&srv->requests_seen, 1, memory_order_relaxed);
-    atomic_fetch_add_explicit(&srv->requests_live, 1, memory_order_relaxed);
     pthread_mutex_init(&req->mu, NULL);
     rein_buf_init(&req->body, srv->body_limit + 1);
     rein_buf_init(&req->sse_buf, SSE_MAX_BUF);
@@ -1133,9 +1130,14 @@ static void trim_when_idle(rein_server *srv, struct idle_trim *t)
 {
     unsigned seen = atomic_load_explicit(&srv->requests_seen, memory_order_relaxed);
     int64_t now = rein_now_ms();
+    int live;
 
-    /* A burst's requests may all arrive at once and run for seconds: quiet is none running. */
-    if (seen != t->seen || atomic_load_explicit(&srv->requests_live, memory_order_relaxed)) {
+    /* A burst's requests may all arrive at once and run for seconds: quiet is none running
+     * (none that libmicrohttpd has not finished with). */
+    pthread_mutex_lock(&srv->mu);
+    live = srv->nlive;
+    pthread_mutex_unlock(&srv->mu);
+    if (seen != t->seen || live > 0) {
         t->seen = seen;
         t->quiet_ms = now;
         t->trimmed = false;
@@ -1759,7 +1761,6 @@ rein_server *rein_server_new(rein_error *err)
     srv->body_memory = REIN_SERVER_DEFAULT_BODY_MEMORY;
     atomic_init(&srv->body_bytes, 0);
     atomic_init(&srv->requests_seen, 0);
-    atomic_init(&srv->requests_live, 0);
     atomic_init(&srv->heap_trims, 0);
     atomic_init(&srv->stopping, false);
     pthread_mutex_init(&srv->mu, NULL);
