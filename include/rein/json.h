@@ -22,7 +22,7 @@ extern "C" {
  * with err set to REIN_EPARSE and its line, column and jansson's message. Integers that do
  * not fit in 64 bits and nesting deeper than jansson's limit are parse errors. flags are
  * jansson decoding flags; JSON_DECODE_ANY is always added. rein's own parser builds the value
- * when it can be sure of it (decision 0034); anything else, errors included, is jansson's,
+ * when it can be sure of it (decision 0037); anything else, errors included, is jansson's,
  * so the result is always what jansson's loader gives.
  */
 REIN_EXTERN json_t *rein_json_parse(const char *text, size_t len, size_t flags, rein_error *err);

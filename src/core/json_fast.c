@@ -3,7 +3,7 @@
  *
  * jansson's loader reads through a per-byte stream with a token buffer for every string and
  * number; building the values straight from the text is several times faster, for a model's
- * small arguments as for a 10 MB one (issue 25; decision 0034). This parser accepts a subset of
+ * small arguments as for a 10 MB one (issue 25; decision 0037). This parser accepts a subset of
  * what jansson accepts (RFC 8259, no NUL in keys, no duplicate keys, depth at most
  * FAST_MAX_DEPTH, numbers that strtoll/strtod read without a range error) and gives up,
  * returning NULL, on anything it does not handle or that is wrong; the caller then asks
