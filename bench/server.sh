@@ -170,11 +170,11 @@ rss() {
 }
 "$out/server_chat" "http://127.0.0.1:$rein_port" 20 warm 1 >/dev/null
 rss0=$(rss)
-read -r t1 e1 s1 p50_1 p99_1 < <("$out/server_chat" "http://127.0.0.1:$rein_port" "$convs" conv 1)
+read -r t1 e1 s1 p50_1 p99_1 _ < <("$out/server_chat" "http://127.0.0.1:$rein_port" "$convs" conv 1)
 rss1=$(rss)
-read -r t2 e2 s2 p50_2 p99_2 < <("$out/server_chat" "http://127.0.0.1:$rein_port" "$convs" conv 2)
+read -r t2 e2 s2 p50_2 p99_2 _ < <("$out/server_chat" "http://127.0.0.1:$rein_port" "$convs" conv 2)
 rss2=$(rss)
-read -r t3 e3 s3 p50_3 p99_3 < <("$out/server_chat" "http://127.0.0.1:$rein_port" "$convs" more 1)
+read -r t3 e3 s3 p50_3 p99_3 _ < <("$out/server_chat" "http://127.0.0.1:$rein_port" "$convs" more 1)
 rss3=$(rss)
 echo
 echo "$convs conversations at once, POST /agent/chat (the model calls echo, then answers)"

@@ -6,7 +6,8 @@
  * Opens N connections at once (libcurl multi) and sends on each one POST URL/agent/chat
  * {"message": "echo hello (round R)", "conversation_id": "PREFIX-i"}; every answer must be 200
  * with "success": true, anything else counts as an error (and is printed, the first few).
- * Prints one line: "turns errors seconds p50_ms p99_ms".
+ * Prints one line: "turns errors seconds p50_ms p99_ms client_cpu_ms" (the last: this
+ * process's own CPU time, which shares the machine with the server's).
  */
 #include <curl/curl.h>
 #include <stdio.h>
@@ -55,6 +56,7 @@ static int cmp(const void *a, const void *b)
 int main(int argc, char **argv)
 {
     struct rlimit rl;
+    struct rusage ru;
     struct curl_slist *headers = NULL;
     struct conv *convs;
     double *lat, t0;
@@ -123,8 +125,11 @@ int main(int argc, char **argv)
             curl_multi_poll(multi, NULL, 0, 100, NULL);
     } while (running);
     qsort(lat, (size_t)done, sizeof(*lat), cmp);
-    printf("%d %d %.3f %.1f %.1f\n", done, errors + (n - done), (now_ms() - t0) / 1000.0,
-           done ? lat[done / 2] : 0.0, done ? lat[(size_t)((double)done * 0.99)] : 0.0);
+    getrusage(RUSAGE_SELF, &ru);
+    printf("%d %d %.3f %.1f %.1f %.1f\n", done, errors + (n - done), (now_ms() - t0) / 1000.0,
+           done ? lat[done / 2] : 0.0, done ? lat[(size_t)((double)done * 0.99)] : 0.0,
+           (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000.0 +
+               (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1000.0);
     for (int i = 0; i < n; i++) {
         curl_multi_remove_handle(multi, convs[i].easy);
         curl_easy_cleanup(convs[i].easy);

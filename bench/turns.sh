@@ -12,7 +12,10 @@
 # issue's first figures used; a restart loses everything). bench/server_chat.c opens CONVERSATIONS (default 1000) conversations at
 # once against one server, then sends a second message to each (history loaded from the
 # store); every turn must succeed. ROUNDS rounds (default 3) alternate the two stores; the
-# table gives the range over rounds with the load average before and after.
+# table gives the range over rounds with the load average before and after, and the CPU time
+# each process spent per turn (rein serve, the scripted model server, the client, and
+# redis-server for the Redis stores), read from /proc: all of them share the two cores, so
+# their sum per turn bounds turns/s as much as rein's own part does.
 #
 #   bench/turns.sh
 #   CONVERSATIONS=200 ROUNDS=3 bench/turns.sh
@@ -50,9 +53,12 @@ bench_name=turns.sh
 # shellcheck source=bench/serve_lib.sh
 . bench/serve_lib.sh
 start_echo_model "$build"
+ms_pid=${pids[-1]}
+hz=$(getconf CLK_TCK)
+cpu_ms() { awk -v hz="$hz" '{printf "%.0f", ($14 + $15) * 1000 / hz}' "/proc/$1/stat"; }
 
 # name, then redis-server's persistence arguments
-declare -A redis_port
+declare -A redis_port redis_pid
 start_redis() {
   local name=$1
   shift
@@ -61,6 +67,7 @@ start_redis() {
   "$redis_bin" --port "${redis_port[$name]}" --bind 127.0.0.1 --save "" "$@" \
     --dir "$tmp/$name" --logfile "$tmp/$name/log" &
   pids+=($!)
+  redis_pid[$name]=$!
   for _ in $(seq 1 100); do
     (exec 3<>"/dev/tcp/127.0.0.1/${redis_port[$name]}") 2>/dev/null && return 0
     sleep 0.05
@@ -72,7 +79,7 @@ start_redis redis --appendonly yes --appendfsync always
 start_redis redis-volatile --appendonly no
 
 # name store-url binary
-declare -A port
+declare -A port rein_pid store_pid
 start_rein() {
   port[$1]=$(free_port)
   "$3" serve --port "${port[$1]}" --store "$2" \
@@ -80,6 +87,8 @@ start_rein() {
     --max-client-connections $((convs + 256)) "${threads[@]+"${threads[@]}"}" \
     >"$tmp/$1.out" 2>"$tmp/$1.err" &
   pids+=($!)
+  rein_pid[$1]=$!
+  store_pid[$1]=${redis_pid[$1]:-}
   wait_http "http://127.0.0.1:${port[$1]}/healthz"
 }
 names=(sqlite redis redis-volatile)
@@ -99,10 +108,17 @@ rows=()
 for r in $(seq "$rounds"); do
   for n in "${names[@]}"; do
     for turn in 1 2; do
-      read -r t e s p50 p99 < <("$out/server_chat" "http://127.0.0.1:${port[$n]}" "$convs" \
-        "r$r" "$turn")
+      r0=$(cpu_ms "${rein_pid[$n]}")
+      m0=$(cpu_ms "$ms_pid")
+      d0=0
+      [ -n "${store_pid[$n]}" ] && d0=$(cpu_ms "${store_pid[$n]}")
+      read -r t e s p50 p99 ccpu < <("$out/server_chat" "http://127.0.0.1:${port[$n]}" \
+        "$convs" "r$r" "$turn")
       [ "$e" -eq 0 ] || { echo "turns.sh: $n: $e of $t turns failed" >&2; exit 1; }
-      rows+=("$n,$turn,$t,$s,$p50,$p99")
+      d1=0
+      [ -n "${store_pid[$n]}" ] && d1=$(cpu_ms "${store_pid[$n]}")
+      rows+=("$n,$turn,$t,$s,$p50,$p99,$(($(cpu_ms "${rein_pid[$n]}") - r0)),$(($(cpu_ms \
+        "$ms_pid") - m0)),${ccpu%.*},$((d1 - d0))")
     done
   done
 done
@@ -114,11 +130,13 @@ import sys
 before, after, rounds, convs = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
 threads = sys.argv[5]
 cells, names = {}, []
+cpu = {}
 for row in sys.argv[6:]:
-    n, turn, t, s, p50, p99 = row.split(",")
+    n, turn, t, s, p50, p99, rein, model, client, store = row.split(",")
     if n not in names:
         names.append(n)
     cells.setdefault((n, turn), []).append((int(t) / float(s), float(p50), float(p99)))
+    cpu.setdefault(n, []).append(tuple(float(x) / int(t) for x in (rein, model, client, store)))
 print(f"{convs} conversations at once through rein serve, POST /agent/chat (the model calls "
       f"echo, the verifier approves, the model answers), --threads {threads}, {rounds} rounds "
       f"alternating the stores")
@@ -138,5 +156,17 @@ for n in ("redis", "redis-volatile", "sqlite-before"):
     if n in names:
         r = turns(n)
         print(f"SQLite / {label[n]}, turns/s: {min(s) / max(r):.2f}-{max(s) / min(r):.2f}")
+print(f"\nCPU ms per turn (both messages, range over rounds; 1,000 turns/s on 2 cores leaves "
+      f"2 ms for all of them)")
+print(f"{'':32} {'rein serve':>12} {'model server':>13} {'client':>10} {'redis-server':>13} "
+      f"{'sum':>10} {'rein share':>11}")
+for n in names:
+    v = cpu[n]
+    sums = [sum(x) for x in v]
+    share = [x[0] / sum(x) for x in v if sum(x) > 0]
+    col = lambda i: rng([x[i] for x in v], '.2f')
+    print(f"{label[n]:32} {col(0):>12} {col(1):>13} {col(2):>10} "
+          f"{(col(3) if n.startswith('redis') else '-'):>13} {rng(sums, '.2f'):>10} "
+          f"{rng([100 * x for x in share], '.0f') + ' %':>11}")
 print("goal: >= 1,000 turns/s on SQLite, p99 < 1 s at 1,000 concurrent conversations")
 EOF
