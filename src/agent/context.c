@@ -10,7 +10,8 @@
  * and everything up to the next one) are dropped, and last the results the model has not read
  * yet are shortened too.
  * The system prompt and the last user message, with everything after it, are never dropped.
- * Shortening rebuilds the history from the first changed message, which is encoded again once.
+ * Shortening rebuilds the history from the first changed message, which is encoded again once;
+ * the exchanges that must go are found first and dropped in one rebuild.
  */
 #include "agent_int.h"
 
@@ -212,35 +213,57 @@ static rein_err shorten_results(struct turn *t, int64_t limit, size_t before, bo
     return rc;
 }
 
-/* Phase 2: drops the oldest exchange after the system prompt; false when none is left. */
-static rein_err drop_exchange(struct turn *t, bool *dropped)
+/* True when message i of h is the user's (an exchange starts there). */
+static bool is_user(const rein_history *h, size_t i)
 {
-    size_t keep_from = last_user(t->h), start, end;
+    const char *r = json_string_value(json_object_get(rein_history_get(h, i), "role"));
+
+    return r && strcmp(r, "user") == 0;
+}
+
+/*
+ * Phase 2: drops the oldest exchanges after the system prompt (an exchange: a user message and
+ * everything up to the next one), oldest first, as many as the estimate says must go, in one
+ * rebuild of the history. Dropping them one at a time rebuilt (and encoded again) the whole
+ * rest of the history once per exchange; the cut is the same, since after the first drop the
+ * estimate is the byte count, which falls by each dropped message's rein__message_bytes.
+ * *dropped is false when no exchange was left to drop.
+ */
+static rein_err drop_exchanges(struct turn *t, int64_t limit, bool *dropped)
+{
+    size_t keep_from = last_user(t->h), start, cut, n = rein_history_len(t->h);
     const json_t *first = rein_history_get(t->h, 0);
     const char *role = json_string_value(json_object_get(first, "role"));
-    json_t *list;
-    rein_err rc;
+    int64_t bytes = history_bytes(t->h) + offered_tools_bytes(t);
+    json_t *kept;
+    rein_err rc = REIN_OK;
 
     *dropped = false;
     start = role && strcmp(role, "system") == 0 ? 1 : 0;
     if (start >= keep_from)
         return REIN_OK;
-    /* The exchange ends at the next user message after start. */
-    for (end = start + 1; end < keep_from; end++) {
-        const char *r = json_string_value(json_object_get(rein_history_get(t->h, end), "role"));
-        if (r && strcmp(r, "user") == 0)
-            break;
+    cut = start;
+    do {
+        bytes -= rein__message_bytes(rein_history_get(t->h, cut));
+        for (cut++; cut < keep_from && !is_user(t->h, cut); cut++)
+            bytes -= rein__message_bytes(rein_history_get(t->h, cut));
+    } while (cut < keep_from && bytes / 4 > limit);
+    /* The messages kept after the cut, borrowed from the history before it is truncated. */
+    kept = json_array();
+    for (size_t i = 0; kept && i < n; i++) {
+        if ((i < start || i >= cut) &&
+            json_array_append(kept, (json_t *)rein_history_get(t->h, i)) != 0) {
+            json_decref(kept);
+            kept = NULL;
+        }
     }
-    list = rein_history_to_json(t->h);
-    if (!list)
+    if (!kept)
         return REIN_ENOMEM;
-    for (size_t i = start; i < end; i++)
-        json_array_remove(list, start);
-    rc = rebuild(t, list, start);
-    json_decref(list);
+    rc = rebuild(t, kept, start);
+    json_decref(kept);
     if (!rc) {
         *dropped = true;
-        t->dropped += end - start;
+        t->dropped += cut - start;
     }
     return rc;
 }
@@ -261,7 +284,7 @@ void rein__context_fit(struct turn *t)
      * the results it has not read yet. */
     rc = shorten_results(t, limit, last_assistant(t->h), &fits);
     while (!rc && !fits && dropped) {
-        rc = drop_exchange(t, &dropped);
+        rc = drop_exchanges(t, limit, &dropped);
         fits = rein__context_estimate(t) <= limit;
     }
     if (!rc && !fits)

@@ -1616,6 +1616,60 @@ static void test_context_shortening(void **state)
     fx_stop(&f);
 }
 
+/* A conversation far over the window loses its oldest whole exchanges, several in one turn
+ * (found at once, dropped in one rebuild): what the model gets is the system prompt, the
+ * newest exchanges without a gap, and the new question. */
+static void test_context_drops_old_exchanges_in_one_cut(void **state)
+{
+    char text[2100], mark[16];
+    const struct ms_request *r;
+    int first_kept = -1;
+    struct fx f;
+
+    (void)state;
+    fx_start(&f, "openai");
+    assert_rein_ok(rein_history_add_system(f.h, "SYS-PROMPT"), NULL);
+    for (int i = 0; i < 12; i++) {
+        json_t *m;
+        memset(text, 'x', sizeof(text) - 1);
+        text[sizeof(text) - 1] = '\0';
+        snprintf(mark, sizeof(mark), "Q%02d-MARK", i);
+        memcpy(text, mark, strlen(mark));
+        assert_rein_ok(rein_history_add_user(f.h, text), NULL);
+        snprintf(mark, sizeof(mark), "A%02d-MARK", i);
+        memcpy(text, mark, strlen(mark));
+        m = json_pack("{s:s, s:s}", "role", "assistant", "content", text);
+        assert_rein_ok(rein_history_append(f.h, m, NULL), NULL);
+        json_decref(m);
+    }
+    rein_agent_set_context_window(f.a, 5200);
+    fx_script(&f, "[{\"text\":\"fine\"}]");
+    fx_run(&f, "NEW-QUESTION");
+    assert_stop(&f, REIN_AGENT_STOP_FINAL_ANSWER);
+    r = fx_req(&f, 0);
+    assert_non_null(strstr(r->body, "SYS-PROMPT"));
+    assert_non_null(strstr(r->body, "NEW-QUESTION"));
+    for (int i = 0; i < 12; i++) {
+        bool q, a;
+        snprintf(mark, sizeof(mark), "Q%02d-MARK", i);
+        q = strstr(r->body, mark) != NULL;
+        snprintf(mark, sizeof(mark), "A%02d-MARK", i);
+        a = strstr(r->body, mark) != NULL;
+        assert_true(q == a); /* an exchange goes whole */
+        if (q && first_kept < 0)
+            first_kept = i;
+        if (first_kept >= 0)
+            assert_true(q); /* no gap after the first kept one */
+    }
+    assert_true(first_kept >= 2); /* several exchanges went in one turn */
+    assert_true(first_kept <= 11);
+    /* The history is what was sent: the system prompt, the kept exchanges, the new turn. */
+    assert_int_equal(rein_history_len(f.h), 1 + 2 * (12 - (size_t)first_kept) + 2);
+    assert_string_equal(json_string_value(json_object_get(rein_history_get(f.h, 0), "content")),
+                        "SYS-PROMPT");
+    fx_stop(&f);
+}
+
 /* ---------------------------------------------------------------------------------------
  * Events
  */
@@ -1735,6 +1789,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_history_repair_inserts_in_the_middle),
     cmocka_unit_test(test_persistence_hooks),
     cmocka_unit_test(test_context_shortening),
+    cmocka_unit_test(test_context_drops_old_exchanges_in_one_cut),
     cmocka_unit_test(test_events_sequence),
 };
 
