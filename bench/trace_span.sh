@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench/trace_span.sh: instructions tracing adds per exported span (docs/decisions/0034),
+# bench/trace_span.sh: instructions tracing adds per exported span (docs/decisions/0039),
 # counted by callgrind, so the figure does not depend on how busy the machine is. Runs
 # bench/trace_span.c for 1,000 and 4,000 turns (4 spans each) with export off and on (a
 # receiver that answers 200 at once, http/protobuf), and prints the slope: the instructions

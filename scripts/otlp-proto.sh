@@ -7,7 +7,7 @@
 #   gen/opentelemetry/proto/...pb-c.[ch] protobuf-c's code for common, resource, metrics and
 #                                        its collector service (metric export), and for trace
 #                                        and its service (the unit test that decodes rein's
-#                                        own span encoding, docs/decisions/0034)
+#                                        own span encoding, docs/decisions/0039)
 # protoc-c 1.4.1 does not take proto3 `optional` (metrics.proto's histogram sum, min and max),
 # so protoc-c reads a copy in which each `optional T f = N;` is `oneof _f { T f = N; }`: that
 # is how protobuf itself defines proto3 optional (a synthetic one-member oneof), so the wire

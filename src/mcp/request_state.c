@@ -12,25 +12,86 @@
 #include "mcp/mcp_int.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define STATE_VERSION   1
 #define STATE_LIFE_S    3600
 #define STATE_MAX_BYTES ((size_t)1 << 20)
 
-/* The arguments' fingerprint: SHA-256 of their text with sorted keys, in hex. */
+static int key_cmp(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* A copy of v whose objects list their members in key order, so that rein_json_dump (which
+ * keeps insertion order) writes the same text for arguments sent with members in any order.
+ * New reference or NULL. */
+static json_t *sorted_copy(const json_t *v)
+{
+    if (json_is_array(v)) {
+        json_t *out = json_array();
+        size_t i;
+        json_t *m;
+
+        if (!out)
+            return NULL;
+        json_array_foreach(v, i, m)
+        {
+            if (json_array_append_new(out, sorted_copy(m)) != 0) {
+                json_decref(out);
+                return NULL;
+            }
+        }
+        return out;
+    }
+    if (!json_is_object(v))
+        return json_deep_copy(v);
+    size_t n = json_object_size(v), i = 0;
+    const char **keys = calloc(n ? n : 1, sizeof(*keys));
+    json_t *out = json_object();
+    const char *k;
+    json_t *m;
+
+    if (!out || !keys) {
+        free(keys);
+        json_decref(out);
+        return NULL;
+    }
+    json_object_foreach((json_t *)v, k, m)
+    {
+        keys[i++] = k;
+    }
+    if (n)
+        qsort(keys, n, sizeof(*keys), key_cmp);
+    for (i = 0; i < n; i++)
+        if (json_object_set_new(out, keys[i], sorted_copy(json_object_get(v, keys[i]))) != 0) {
+            json_decref(out);
+            out = NULL;
+            break;
+        }
+    free(keys);
+    return out;
+}
+
+/* The arguments' fingerprint: SHA-256 of their compact text with sorted keys, in hex. */
 static bool args_hash(const json_t *args, char out[65])
 {
-    char *text = json_dumps(args, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY);
+    json_t *sorted = sorted_copy(args);
+    struct rein_buf text;
     struct rein__sha256 h;
+    bool ok;
 
-    if (!text)
-        return false;
-    rein__sha256_init(&h);
-    rein__sha256_add(&h, text, strlen(text));
-    rein__sha256_hex(&h, out, 64);
-    free(text); /* jansson's allocation */
-    return true;
+    rein_buf_init(&text, 0);
+    ok = sorted && rein_json_dump(&text, sorted) == REIN_OK;
+    json_decref(sorted);
+    if (ok) {
+        rein__sha256_init(&h);
+        rein__sha256_add(&h, text.ptr, text.len);
+        rein__sha256_hex(&h, out, 64);
+    }
+    rein_buf_release(&text);
+    return ok;
 }
 
 static void mac_hex(const uint8_t key[32], const char *text, size_t len, char out[65])

@@ -124,41 +124,54 @@ static void span(struct rein_jw *w, const struct rein__span_rec *r)
     rein_jw_obj_end(w);
 }
 
+/* The request around a batch, the same for spans and metrics: one resource, rein's one scope,
+ * and the array the caller fills with its items (named items). */
+static void envelope_open(struct rein_jw *w, struct rein_buf *b, const struct rein__resource *res,
+                          const char *resource_key, const char *scope_key, const char *items)
+{
+    rein_jw_init(w, b);
+    rein_jw_obj_begin(w);
+    rein_jw_key(w, resource_key);
+    rein_jw_arr_begin(w);
+    rein_jw_obj_begin(w);
+    rein_jw_key(w, "resource");
+    rein_jw_obj_begin(w);
+    attrs(w, &res->attrs);
+    rein_jw_obj_end(w);
+    rein_jw_key(w, scope_key);
+    rein_jw_arr_begin(w);
+    rein_jw_obj_begin(w);
+    rein_jw_key(w, "scope");
+    rein_jw_obj_begin(w);
+    rein_jw_key(w, "name");
+    rein_jw_str(w, "rein");
+    rein_jw_key(w, "version");
+    rein_jw_str(w, REIN_VERSION_STRING);
+    rein_jw_obj_end(w);
+    rein_jw_key(w, items);
+    rein_jw_arr_begin(w);
+}
+
+static rein_err envelope_close(struct rein_jw *w)
+{
+    rein_jw_arr_end(w);
+    rein_jw_obj_end(w);
+    rein_jw_arr_end(w);
+    rein_jw_obj_end(w);
+    rein_jw_arr_end(w);
+    rein_jw_obj_end(w);
+    return rein_jw_finish(w);
+}
+
 rein_err rein__otlp_json_traces(struct rein_buf *b, const struct rein__resource *res,
                                 struct rein__span_rec *const *spans, size_t n)
 {
     struct rein_jw w;
 
-    rein_jw_init(&w, b);
-    rein_jw_obj_begin(&w);
-    rein_jw_key(&w, "resourceSpans");
-    rein_jw_arr_begin(&w);
-    rein_jw_obj_begin(&w);
-    rein_jw_key(&w, "resource");
-    rein_jw_obj_begin(&w);
-    attrs(&w, &res->attrs);
-    rein_jw_obj_end(&w);
-    rein_jw_key(&w, "scopeSpans");
-    rein_jw_arr_begin(&w);
-    rein_jw_obj_begin(&w);
-    rein_jw_key(&w, "scope");
-    rein_jw_obj_begin(&w);
-    rein_jw_key(&w, "name");
-    rein_jw_str(&w, "rein");
-    rein_jw_key(&w, "version");
-    rein_jw_str(&w, REIN_VERSION_STRING);
-    rein_jw_obj_end(&w);
-    rein_jw_key(&w, "spans");
-    rein_jw_arr_begin(&w);
+    envelope_open(&w, b, res, "resourceSpans", "scopeSpans", "spans");
     for (size_t i = 0; i < n; i++)
         span(&w, spans[i]);
-    rein_jw_arr_end(&w);
-    rein_jw_obj_end(&w);
-    rein_jw_arr_end(&w);
-    rein_jw_obj_end(&w);
-    rein_jw_arr_end(&w);
-    rein_jw_obj_end(&w);
-    return rein_jw_finish(&w);
+    return envelope_close(&w);
 }
 
 /* ---- metrics ------------------------------------------------------------------------------ */
@@ -255,35 +268,9 @@ rein_err rein__otlp_json_metrics(struct rein_buf *b, const struct rein__resource
 {
     struct rein_jw w;
 
-    rein_jw_init(&w, b);
-    rein_jw_obj_begin(&w);
-    rein_jw_key(&w, "resourceMetrics");
-    rein_jw_arr_begin(&w);
-    rein_jw_obj_begin(&w);
-    rein_jw_key(&w, "resource");
-    rein_jw_obj_begin(&w);
-    attrs(&w, &res->attrs);
-    rein_jw_obj_end(&w);
-    rein_jw_key(&w, "scopeMetrics");
-    rein_jw_arr_begin(&w);
-    rein_jw_obj_begin(&w);
-    rein_jw_key(&w, "scope");
-    rein_jw_obj_begin(&w);
-    rein_jw_key(&w, "name");
-    rein_jw_str(&w, "rein");
-    rein_jw_key(&w, "version");
-    rein_jw_str(&w, REIN_VERSION_STRING);
-    rein_jw_obj_end(&w);
-    rein_jw_key(&w, "metrics");
-    rein_jw_arr_begin(&w);
+    envelope_open(&w, b, res, "resourceMetrics", "scopeMetrics", "metrics");
     for (size_t i = 0; i < n; i++)
         if (m[i].kind >= REIN_OTEL_GAUGE && m[i].kind <= REIN_OTEL_HISTOGRAM)
             metric(&w, &m[i], now_ns);
-    rein_jw_arr_end(&w);
-    rein_jw_obj_end(&w);
-    rein_jw_arr_end(&w);
-    rein_jw_obj_end(&w);
-    rein_jw_arr_end(&w);
-    rein_jw_obj_end(&w);
-    return rein_jw_finish(&w);
+    return envelope_close(&w);
 }

@@ -1,7 +1,7 @@
 /*
  * OTLP/HTTP protobuf encoding of metrics: an ExportMetricsServiceRequest built from the code
  * protoc-c generates from the official opentelemetry-proto definitions at build time
- * (cmake/ReinOtlpProto.cmake, docs/decisions/0029 and 0033), packed by libprotobuf-c. The
+ * (cmake/ReinOtlpProto.cmake, docs/decisions/0029 and 0038), packed by libprotobuf-c. The
  * message tree borrows the collection's strings and lives in one bump allocator per export.
  * Spans, many more of them, are written by otlp_spans.c directly.
  *
