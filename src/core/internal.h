@@ -14,6 +14,7 @@
 #include <rein/json.h>
 
 #include <curl/curl.h>
+#include <expat.h>
 
 /* The value of a hexadecimal digit (either case), or -1 for any other byte. */
 static inline int rein__hex_digit(char c)
@@ -123,5 +124,26 @@ char *rein__base64(const unsigned char *p, size_t len);
  * multiple of 4, a character outside the alphabet, padding anywhere but the end) or memory
  * runs out. */
 char *rein__base64_decode(const char *p, size_t len, size_t *out_len);
+
+/* ---- XML (xml.c): the expat parsers of every reader of XML from outside (verify's test and
+ * coverage reports, the providers' STS answers) ---- */
+
+/*
+ * The first member of an XML reader's state: expat calls the reader's handlers with a pointer
+ * to it (so to the reader), and the shared entity handler stops the parser and sets entity:
+ * none of these documents declares entities, and entities are how XML bombs are built.
+ */
+struct rein__xml_guard {
+    XML_Parser parser;
+    bool entity; /* a declaration was refused */
+};
+
+/*
+ * Starts (or, after a document, restarts) g->parser, allocating through rein_malloc, with the
+ * handlers (text may be NULL) called with g. false on ENOMEM. The caller frees g->parser with
+ * XML_ParserFree.
+ */
+bool rein__xml_start(struct rein__xml_guard *g, XML_StartElementHandler start,
+                     XML_EndElementHandler end, XML_CharacterDataHandler text);
 
 #endif /* REIN_CORE_INTERNAL_H */

@@ -190,29 +190,12 @@ rein_err rein__aws_creds_parse(const char *text, size_t len, struct rein__aws_cr
 enum sts_field { F_NONE, F_KEY, F_SECRET, F_TOKEN, F_EXPIRATION, F_CODE, F_MESSAGE, F_COUNT };
 
 struct sts_reader {
-    XML_Parser parser;
+    struct rein__xml_guard x; /* first: the handlers get a pointer to it */
     int depth;
-    bool in_credentials, in_error, entity;
+    bool in_credentials, in_error;
     enum sts_field field;
     struct rein_buf text[F_COUNT];
 };
-
-static void *xml_malloc(size_t n)
-{
-    return rein_malloc(n);
-}
-
-static void *xml_realloc(void *p, size_t n)
-{
-    return rein_realloc(p, n);
-}
-
-static void xml_free(void *p)
-{
-    rein_free(p);
-}
-
-static const XML_Memory_Handling_Suite xml_mem = {xml_malloc, xml_realloc, xml_free};
 
 static void XMLCALL sts_start(void *ud, const XML_Char *name, const XML_Char **attrs)
 {
@@ -256,24 +239,6 @@ static void XMLCALL sts_text(void *ud, const XML_Char *s, int len)
         rein_buf_reset(&r->text[r->field]);
 }
 
-static void XMLCALL sts_entity(void *ud, const XML_Char *name, int is_param, const XML_Char *value,
-                               int value_len, const XML_Char *base, const XML_Char *system_id,
-                               const XML_Char *public_id, const XML_Char *notation)
-{
-    struct sts_reader *r = ud;
-
-    (void)name;
-    (void)is_param;
-    (void)value;
-    (void)value_len;
-    (void)base;
-    (void)system_id;
-    (void)public_id;
-    (void)notation;
-    r->entity = true;
-    XML_StopParser(r->parser, XML_FALSE);
-}
-
 /* The field's text (NUL-terminated in place), or NULL when it is empty. */
 static const char *sts_field(struct sts_reader *r, enum sts_field f)
 {
@@ -293,19 +258,16 @@ rein_err rein__aws_sts_parse(const char *text, size_t len, struct rein__aws_cred
     memset(&r, 0, sizeof(r));
     if (len > ANSWER_MAX)
         return rein_error_set(err, REIN_EPARSE, "the STS answer is over %zu bytes", ANSWER_MAX);
-    r.parser = XML_ParserCreate_MM(NULL, &xml_mem, NULL);
-    if (!r.parser)
+    if (!rein__xml_start(&r.x, sts_start, sts_end, sts_text)) {
+        XML_ParserFree(r.x.parser);
         return rein_error_set(err, REIN_ENOMEM, "out of memory");
+    }
     for (int f = 0; f < F_COUNT; f++)
         rein_buf_init(&r.text[f], 0);
-    XML_SetUserData(r.parser, &r);
-    XML_SetElementHandler(r.parser, sts_start, sts_end);
-    XML_SetCharacterDataHandler(r.parser, sts_text);
-    XML_SetEntityDeclHandler(r.parser, sts_entity);
-    if (XML_Parse(r.parser, text, (int)len, XML_TRUE) == XML_STATUS_ERROR || r.entity)
+    if (XML_Parse(r.x.parser, text, (int)len, XML_TRUE) == XML_STATUS_ERROR || r.x.entity)
         rc = rein_error_set(err, REIN_EPARSE, "the STS answer is not XML STS writes (%s)",
-                            r.entity ? "an entity declaration"
-                                     : XML_ErrorString(XML_GetErrorCode(r.parser)));
+                            r.x.entity ? "an entity declaration"
+                                       : XML_ErrorString(XML_GetErrorCode(r.x.parser)));
     if (!rc && (v = sts_field(&r, F_CODE)) != NULL) {
         const char *msg = sts_field(&r, F_MESSAGE);
         rc = rein_error_set(err, REIN_EPARSE, "STS refused: %.64s%s%.160s", v, msg ? ": " : "",
@@ -330,7 +292,7 @@ rein_err rein__aws_sts_parse(const char *text, size_t len, struct rein__aws_cred
             memset(r.text[f].ptr, 0, r.text[f].len);
         rein_buf_release(&r.text[f]);
     }
-    XML_ParserFree(r.parser);
+    XML_ParserFree(r.x.parser);
     if (rc == REIN_ENOMEM)
         rein_error_set(err, rc, "out of memory");
     if (rc)

@@ -418,7 +418,7 @@ static bool detect(struct rein__covr *r, const char *data, size_t len, size_t *s
         r->kind = CK_JSON;
     } else if (data[i] == '<') {
         r->kind = CK_XML;
-        if (!rein__verify_xml_start(&r->x, xml_start, xml_end, NULL)) {
+        if (!rein__xml_start(&r->x, xml_start, xml_end, NULL)) {
             cov_fail(r, "out of memory");
             return true;
         }

@@ -219,7 +219,7 @@ static void on_text(void *ud, const XML_Char *s, int len)
 
 static bool parser_start(struct rein__junit *j)
 {
-    if (!rein__verify_xml_start(&j->x, on_start, on_end, on_text)) {
+    if (!rein__xml_start(&j->x, on_start, on_end, on_text)) {
         j->oom = true;
         return false;
     }

@@ -43,25 +43,6 @@ void rein__diag_set_int(struct rein__diags *d, json_t *o, const char *key, int64
  * the list is not added twice. */
 void rein__diag_test(struct rein__diags *d, const char *name, size_t n, const char *msg);
 
-/* ---- XML (xml.c) ---- */
-
-/*
- * The first member of an XML reader's state: expat calls the reader's handlers with a pointer
- * to it (so to the reader), and the shared entity handler stops the parser and sets entity:
- * test and coverage reports declare no entities, and entities are how XML bombs are built.
- */
-struct rein__xml_guard {
-    XML_Parser parser;
-    bool entity; /* a declaration was refused */
-};
-
-/*
- * Starts (or, after a document, restarts) g->parser, allocating through rein_malloc, with the
- * handlers (text may be NULL) called with g. false on ENOMEM.
- */
-bool rein__verify_xml_start(struct rein__xml_guard *g, XML_StartElementHandler start,
-                            XML_EndElementHandler end, XML_CharacterDataHandler text);
-
 /* ---- JUnit XML (junit.c) ---- */
 
 struct rein__junit;

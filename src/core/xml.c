@@ -1,9 +1,10 @@
 /*
- * The expat parsers of the verify readers (JUnit XML in junit.c, JaCoCo and Cobertura XML in
- * coverage.c): they allocate through rein's allocator, so memory limits, fault injection and
- * accounting see them like any other allocation of rein, and they refuse entity declarations.
+ * The expat parsers of every XML reader (verify's JUnit, JaCoCo and Cobertura reports, the
+ * providers' STS answers): they allocate through rein's allocator, so memory limits, fault
+ * injection and accounting see them like any other allocation of rein, and they refuse entity
+ * declarations.
  */
-#include "output_int.h"
+#include "core/internal.h"
 
 static void *xml_malloc(size_t n)
 {
@@ -40,8 +41,8 @@ static void refuse_entity(void *ud, const XML_Char *name, int is_param, const XM
     XML_StopParser(g->parser, XML_FALSE);
 }
 
-bool rein__verify_xml_start(struct rein__xml_guard *g, XML_StartElementHandler start,
-                            XML_EndElementHandler end, XML_CharacterDataHandler text)
+bool rein__xml_start(struct rein__xml_guard *g, XML_StartElementHandler start,
+                     XML_EndElementHandler end, XML_CharacterDataHandler text)
 {
     if (g->parser) {
         if (!XML_ParserReset(g->parser, NULL))
