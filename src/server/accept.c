@@ -8,8 +8,9 @@
  * itself: this thread accepts each connection, peeks (MSG_PEEK) at its first request head,
  * answers a malformed Content-Length with one 400 or 413 and closes, and hands every other
  * socket to libmicrohttpd untouched (MHD_add_connection), which reads the same bytes again.
- * Only a connection's first request is covered: a later request on a kept-alive connection
- * is libmicrohttpd's alone.
+ * Only a connection's first request is seen here: a later request on a kept-alive connection
+ * is read by libmicrohttpd, and answered from its error log (the end of this file, decision
+ * 0040).
  *
  * Most clients send the head with the connection, so it is usually judged at accept and the
  * socket never waits here. What held for a connection before still holds while it waits: its
@@ -27,6 +28,7 @@
 #include "server/server_int.h"
 
 #include <errno.h>
+#include <microhttpd.h>
 #include <netinet/in.h>
 #include <pthread.h>
 #include <string.h>
@@ -95,10 +97,12 @@ static void pending_drop(struct rein__acceptor *a, struct pending *p, bool close
 }
 
 /*
- * Answers the head's refusal (status 400 or 413) on fd and closes it. What arrived is read
- * first, so the close is a FIN after the answer rather than a reset that could destroy it.
+ * Writes the one answer to a malformed Content-Length (status 400 or 413, rein's JSON error)
+ * on fd and shuts its sending side; fd stays open. What arrived is read first (into scratch),
+ * so the close that follows is a FIN after the answer rather than a reset that could destroy
+ * it.
  */
-static void refuse(struct rein__acceptor *a, int fd, int status)
+static void answer_length(int fd, int status, char *scratch, size_t cap)
 {
     const char *msg = status == 413 ? "the Content-Length is larger than any body this server takes"
                                     : "the Content-Length is not a decimal number of bytes";
@@ -112,14 +116,20 @@ static void refuse(struct rein__acceptor *a, int fd, int status)
                       "%d\r\nConnection: close\r\n\r\n",
                       status, reason, bn);
 
-    for (int i = 0; i < 4 && recv(fd, a->buf, sizeof(a->buf), MSG_DONTWAIT) > 0; i++)
+    for (int i = 0; i < 4 && recv(fd, scratch, cap, MSG_DONTWAIT) > 0; i++)
         ;
     /* Small enough for any socket's send buffer: a short write means the client is gone. */
     if (send(fd, head, (size_t)hn, MSG_NOSIGNAL | MSG_MORE) == hn)
         (void)send(fd, body, (size_t)bn, MSG_NOSIGNAL);
     (void)shutdown(fd, SHUT_WR);
-    close(fd);
     rein_log(REIN_LOG_INFO, WHERE, "a request head with a malformed Content-Length: %d", status);
+}
+
+/* Answers the first head's refusal (status 400 or 413) on fd and closes it. */
+static void refuse(struct rein__acceptor *a, int fd, int status)
+{
+    answer_length(fd, status, a->buf, sizeof(a->buf));
+    close(fd);
 }
 
 /* What to do with a socket, from what its client has sent so far. */
@@ -399,4 +409,63 @@ void rein__acceptor_free(struct rein__acceptor *a)
         pthread_join(a->thread, NULL);
     }
     acceptor_close(a);
+}
+
+/* ---- later requests of a kept-alive connection ------------------------------------------ */
+
+/*
+ * libmicrohttpd reads a kept-alive connection's later heads itself; the acceptor never sees
+ * them. None of rein's callbacks runs between 0.9.75's two header blocks, but its error log
+ * runs before either is built: parse_connection_headers logs the malformed length, then
+ * transmit_error_response builds the first block, the state machine the second, and the
+ * socket is written after that. The log has no connection, so the URI callback, which runs
+ * for every request as its request line is parsed on the connection's own network thread,
+ * records the connection per thread; the log then answers it once and shuts the socket's
+ * sending side, libmicrohttpd's own write fails, and it closes the connection.
+ *
+ * A network thread serves many connections, and a head that arrives in parts lets another
+ * connection's request line in between. So the record is dropped when its request reaches
+ * the handler or completes and when anything else is logged, and the log acts only when the
+ * recorded connection's head is complete (MHD_CONNECTION_INFO_REQUEST_HEADER_SIZE): a thread
+ * parses one head at a time, and a recorded connection with a complete head that has neither
+ * reached the handler nor failed is the one being parsed. In doubt it does nothing, and the
+ * client gets libmicrohttpd's two blocks.
+ */
+static _Thread_local struct MHD_Connection *parsing;
+
+void rein__mhd_request_line(struct MHD_Connection *c)
+{
+    parsing = c;
+}
+
+void rein__mhd_request_left(struct MHD_Connection *c)
+{
+    if (parsing == c)
+        parsing = NULL;
+}
+
+bool rein__mhd_logged(const char *fmt)
+{
+    /* 0.9.75's two messages for a refused length, logged before its answer is built. */
+    static const char bad[] = "Failed to parse `Content-Length' header.";
+    static const char big[] = "Too large value of 'Content-Length' header.";
+    struct MHD_Connection *c = parsing;
+    const union MHD_ConnectionInfo *fd;
+    char scratch[4096];
+    int status;
+
+    parsing = NULL;
+    if (!c)
+        return false;
+    if (strncmp(fmt, bad, sizeof(bad) - 1) == 0)
+        status = 400;
+    else if (strncmp(fmt, big, sizeof(big) - 1) == 0)
+        status = 413;
+    else
+        return false;
+    fd = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+    if (!fd || !MHD_get_connection_info(c, MHD_CONNECTION_INFO_REQUEST_HEADER_SIZE))
+        return false;
+    answer_length(fd->connect_fd, status, scratch, sizeof(scratch));
+    return true;
 }

@@ -33,7 +33,9 @@
  * The listening socket is the server's own (accept.c, decision 0035): its acceptor peeks at
  * each connection's first request head, answers a malformed Content-Length itself (once:
  * libmicrohttpd 0.9.75 stacks two header blocks there) and hands the rest to MHD
- * (MHD_add_connection), within the header deadline and the per-client cap. A stopping server
+ * (MHD_add_connection), within the header deadline and the per-client cap. A later request
+ * on a kept-alive connection is answered from MHD's error log (on_request_line, mhd_log;
+ * decision 0040). A stopping server
  * answers new requests 503 until the acceptor stops, just before MHD_stop_daemon(); so
  * MHD_quiesce_daemon() is not needed (with epoll and a thread pool, libmicrohttpd 0.9.75 raced
  * its own threads removing the listening socket from their epoll sets and aborted).
@@ -1533,6 +1535,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     rein_request *req = *con_cls;
 
     if (!req) {
+        rein__mhd_request_left(conn);
         req = request_new(cls, conn, url, method);
         if (!req)
             return MHD_NO;
@@ -1565,7 +1568,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
     double secs;
     bool orphan;
 
-    (void)conn;
+    rein__mhd_request_left(conn);
     if (!req)
         return;
     *con_cls = NULL;
@@ -1686,6 +1689,15 @@ static void hand_to_mhd(void *ctx, int fd, const struct sockaddr *addr, socklen_
         rein_log(REIN_LOG_DEBUG, WHERE, "libmicrohttpd refused a connection (a limit?)");
 }
 
+/* Every request's line, before its headers are parsed: see rein__mhd_logged(). */
+static void *on_request_line(void *cls, const char *uri, struct MHD_Connection *c)
+{
+    (void)cls;
+    (void)uri;
+    rein__mhd_request_line(c);
+    return NULL; /* the request's context: on_request() makes it */
+}
+
 /* libmicrohttpd must not decode the path: route matching decodes each segment once. */
 static size_t no_unescape(void *cls, struct MHD_Connection *c, char *s)
 {
@@ -1701,6 +1713,8 @@ static void mhd_log(void *cls, const char *fmt, va_list ap)
     char msg[512];
 
     (void)cls;
+    if (rein__mhd_logged(fmt))
+        return;
     vsnprintf(msg, sizeof(msg), fmt, ap);
     msg[strcspn(msg, "\n")] = '\0';
     rein_log(REIN_LOG_DEBUG, "server/mhd", "%s", msg);
@@ -2038,10 +2052,11 @@ rein_err rein_server_start(rein_server *srv, rein_error *err)
         srv->daemon = MHD_start_daemon(
             flags, 0, NULL, NULL, on_request, srv, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
             MHD_OPTION_THREAD_POOL_SIZE, srv->io_threads, MHD_OPTION_NOTIFY_COMPLETED, on_completed,
-            srv, MHD_OPTION_NOTIFY_CONNECTION, on_connection, srv, MHD_OPTION_UNESCAPE_CALLBACK,
-            no_unescape, NULL, MHD_OPTION_CONNECTION_TIMEOUT, srv->idle_s,
-            MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)16384, MHD_OPTION_PER_IP_CONNECTION_LIMIT,
-            srv->max_client_conns, MHD_OPTION_CONNECTION_LIMIT, srv->max_conns, MHD_OPTION_END);
+            srv, MHD_OPTION_NOTIFY_CONNECTION, on_connection, srv, MHD_OPTION_URI_LOG_CALLBACK,
+            on_request_line, NULL, MHD_OPTION_UNESCAPE_CALLBACK, no_unescape, NULL,
+            MHD_OPTION_CONNECTION_TIMEOUT, srv->idle_s, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+            (size_t)16384, MHD_OPTION_PER_IP_CONNECTION_LIMIT, srv->max_client_conns,
+            MHD_OPTION_CONNECTION_LIMIT, srv->max_conns, MHD_OPTION_END);
     if (!srv->daemon) {
         rein_err rc = !srv->pool ? (err && err->code ? err->code : REIN_ENOMEM)
                       : !srv->ticker_stop

@@ -143,4 +143,18 @@ rein_err rein__acceptor_start(struct rein__acceptor *a, rein_error *err);
 /* Stops accepting, closes the listening socket and the sockets still waiting, frees a. */
 void rein__acceptor_free(struct rein__acceptor *a);
 
+/*
+ * A malformed Content-Length on a later request of a kept-alive connection, which
+ * libmicrohttpd reads itself (accept.c). Called on libmicrohttpd's network threads with the
+ * connection (borrowed): rein__mhd_request_line() from the URI callback of every request,
+ * rein__mhd_request_left() when the request reaches the handler or completes. Its error log
+ * passes each format string (borrowed) to rein__mhd_logged(), which answers the connection
+ * whose head is being parsed once (400 or 413, rein's JSON error) and shuts the socket's
+ * sending side when fmt is 0.9.75's refusal of a Content-Length; true when it did.
+ */
+struct MHD_Connection;
+void rein__mhd_request_line(struct MHD_Connection *c);
+void rein__mhd_request_left(struct MHD_Connection *c);
+bool rein__mhd_logged(const char *fmt);
+
 #endif /* REIN_SERVER_INT_H */

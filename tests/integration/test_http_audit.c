@@ -643,11 +643,15 @@ static void dead_client_mid_body(void **state)
 
 /* ---- a malformed Content-Length: one answer (decision 0035) ------------------------------ */
 
-/* Everything the server sends on fd until it closes (at most timeout_ms), NUL-terminated. */
-static size_t read_to_close(int fd, int timeout_ms, char *buf, size_t cap)
+/*
+ * Everything the server sends on fd until it closes (at most timeout_ms), NUL-terminated in
+ * buf. True when the server closed the connection (end of stream or a reset) in that time.
+ */
+static bool read_to_close(int fd, int timeout_ms, char *buf, size_t cap)
 {
     size_t n = 0;
     int64_t end = rein_now_ms() + timeout_ms;
+    bool closed = false;
 
     while (n + 1 < cap) {
         struct pollfd p = {fd, POLLIN, 0};
@@ -656,12 +660,14 @@ static size_t read_to_close(int fd, int timeout_ms, char *buf, size_t cap)
         if (left <= 0 || poll(&p, 1, (int)left) <= 0)
             break;
         got = recv(fd, buf + n, cap - 1 - n, 0);
-        if (got <= 0)
+        if (got <= 0) {
+            closed = true;
             break;
+        }
         n += (size_t)got;
     }
     buf[n] = '\0';
-    return n;
+    return closed;
 }
 
 /* How many status lines ("HTTP/1.x NNN") are in text. */
@@ -675,14 +681,13 @@ static int status_lines(const char *text)
 }
 
 /*
- * Sends head in two parts (split at split bytes; 0: at once) on a new connection and checks
- * the one answer: its status, rein's JSON error with code, and the close after it.
+ * Sends head in two parts (split at split bytes; 0: at once) on fd and checks the one answer:
+ * its status, rein's JSON error with code, and the close after it.
  */
-static void one_refusal(const char *head, size_t split, int status, const char *code)
+static void refusal_on(int fd, const char *head, size_t split, int status, const char *code)
 {
     static char got[65536];
     char want[32];
-    int fd = rh_connect(fx->port);
     size_t len = strlen(head);
     json_t *body;
     const char *b;
@@ -694,7 +699,8 @@ static void one_refusal(const char *head, size_t split, int status, const char *
     } else {
         assert_true(rh_send(fd, head, len));
     }
-    read_to_close(fd, 5000, got, sizeof(got));
+    if (!read_to_close(fd, 5000, got, sizeof(got)))
+        fail_msg("the connection stayed open after the answer to %s:\n%s", head, got);
     close(fd);
     if (status_lines(got) != 1)
         fail_msg("%d status lines for %s:\n%s", status_lines(got), head, got);
@@ -709,9 +715,33 @@ static void one_refusal(const char *head, size_t split, int status, const char *
     json_decref(body);
 }
 
+/* refusal_on() on a new connection: its first request. */
+static void one_refusal(const char *head, size_t split, int status, const char *code)
+{
+    refusal_on(rh_connect(fx->port), head, split, status, code);
+}
+
+/* refusal_on() for the second request of a kept-alive connection, after a good one: the head
+ * libmicrohttpd reads itself. */
+static void later_refusal(const char *head, size_t split, int status, const char *code)
+{
+    static const char good[] = "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 7\r\n"
+                               "Content-Type: application/json\r\n\r\n{\"a\":1}";
+    struct rh_resp r;
+    int fd = rh_connect(fx->port);
+
+    assert_true(rh_send(fd, good, sizeof(good) - 1));
+    rh_read(fd, 5000, false, &r);
+    assert_int_equal(r.status, 200);
+    rh_resp_free(&r);
+    refusal_on(fd, head, split, status, code);
+}
+
 /*
  * libmicrohttpd 0.9.75 answered these with two stacked header blocks (its error path wrote
- * the block and its state machine wrote it again); the server's acceptor answers them once.
+ * the block and its state machine wrote it again). The server answers them once: the
+ * acceptor a connection's first request, the hook on libmicrohttpd's error log a later one
+ * on a kept-alive connection (decision 0040).
  */
 static void content_length_malformed(void **state)
 {
@@ -727,18 +757,23 @@ static void content_length_malformed(void **state)
         snprintf(head, sizeof(head), "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: %s%s",
                  bad[i], tail);
         one_refusal(head, 0, 400, "bad_request");
+        later_refusal(head, 0, 400, "bad_request");
     }
     /* Past 2^64 - 1 (with or without junk after the digits): too large, once. */
     one_refusal("POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 18446744073709551616\r\n\r\n", 0,
                 413, "payload_too_large");
     one_refusal("POST /echo HTTP/1.1\nHost: x\nContent-Length: 99999999999999999999x\n\n", 0, 413,
                 "payload_too_large");
+    later_refusal("POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 18446744073709551616\r\n\r\n",
+                  0, 413, "payload_too_large");
     /* libmicrohttpd 0.9.75 appends a folded line to the field's name: this is a Content-Length
      * of "abc" to it. A head that arrives in two parts is judged whole. */
     one_refusal("POST /echo HTTP/1.1\r\nHost: x\r\nContent-: abc\r\n Length\r\n\r\n", 0, 400,
                 "bad_request");
     one_refusal("POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 12 \r\nX-A: b\r\n\r\n", 20, 400,
                 "bad_request");
+    later_refusal("POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 12 \r\nX-A: b\r\n\r\n", 36,
+                  400, "bad_request");
 
     /* Good heads are untouched: a kept-alive connection answers request after request, and a
      * head sent in parts waits for its end. */
