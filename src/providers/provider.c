@@ -1028,8 +1028,17 @@ static int seek_body(void *userdata, curl_off_t offset, int origin)
     return CURL_SEEKFUNC_OK;
 }
 
+/* A cancelled request wakes its transfer's curl_multi_poll() (rein_cancel_on's hook). */
+static void wake_multi(void *multi)
+{
+    curl_multi_wakeup(multi);
+}
+
 /*
  * Runs one HTTP attempt to its end. The decoder (at->dec) holds whatever was received.
+ * Cancellation wakes the poll through the multi handle's own wakeup (made once per pooled
+ * handle), not the cancel handle's descriptor: that was an eventfd made and closed for every
+ * request that waited (the gateway's requests each have a cancel handle of their own).
  */
 static enum outcome run_attempt(struct attempt *at, const struct rein__body *body, size_t body_len,
                                 int64_t total_end, rein_error *err)
@@ -1040,7 +1049,7 @@ static enum outcome run_attempt(struct attempt *at, const struct rein__body *bod
     CURL *easy;
     CURLM *multi;
     enum outcome out = O_FATAL;
-    int running = 1;
+    int running = 1, hook = 0;
     bool added = false;
     CURLcode cc = CURLE_OK;
 
@@ -1123,8 +1132,13 @@ static enum outcome run_attempt(struct attempt *at, const struct rein__body *bod
                                (long long)p->cfg.timeout[REIN_TIMEOUT_IDLE]);
             goto done;
         }
+        /* Registered before the first wait only: a local upstream often answers within the
+         * first perform. A trigger from then on wakes the poll (or the next one, when it
+         * comes before it); the descriptor only when no hook could be registered. */
+        if (hook == 0 && at->req->cancel)
+            hook = rein_cancel_on(at->req->cancel, wake_multi, multi);
         memset(&extra, 0, sizeof(extra));
-        extra.fd = rein_cancel_fd(at->req->cancel);
+        extra.fd = hook < 0 ? rein_cancel_fd(at->req->cancel) : -1;
         extra.events = CURL_WAIT_POLLIN;
         if (curl_multi_poll(multi, extra.fd >= 0 ? &extra : NULL, extra.fd >= 0 ? 1 : 0,
                             (int)(left < 1000 ? left : 1000), &nfds) != CURLM_OK)
@@ -1142,6 +1156,8 @@ static enum outcome run_attempt(struct attempt *at, const struct rein__body *bod
         curl_easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &at->status);
     out = classify_curl(at, cc, err);
 done:
+    /* After this the hook neither runs nor is running: the multi handle may go back. */
+    rein_cancel_off(at->req->cancel, hook);
     /* A pair that failed in curl itself is not trusted again; any other goes back. */
     if ((added && curl_multi_remove_handle(multi, easy) != CURLM_OK) || out == O_FATAL)
         handles_free(&hs);
