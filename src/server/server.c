@@ -936,6 +936,19 @@ rein_err rein_sse_send_event(rein_sse *sse, const char *id, const char *event, c
     if ((id && strpbrk(id, "\r\n")) || (event && strpbrk(event, "\r\n")) ||
         (len && (memchr(data, '\n', len) || memchr(data, '\r', len))))
         return REIN_EINVAL;
+    /* The events of a gateway stream (data, and an event name on the Anthropic wire) are
+     * put together without snprintf, which was 3% of a streamed chunk's instructions. */
+    if (!id && retry_ms <= 0) {
+        size_t elen = event ? strlen(event) : 0;
+        if (!event)
+            return sse_push(sse->req, "data: ", 6, len ? data : "", len, "\n\n", 2);
+        if (14 + elen >= sizeof(head)) /* as the formatted head below */
+            return REIN_EINVAL;
+        memcpy(head, "event: ", 7);
+        memcpy(head + 7, event, elen);
+        memcpy(head + 7 + elen, "\ndata: ", 7);
+        return sse_push(sse->req, head, 14 + elen, len ? data : "", len, "\n\n", 2);
+    }
     if (id) {
         k = snprintf(head + n, sizeof(head) - (size_t)n, "id: %s\n", id);
         if (k < 0 || (size_t)k >= sizeof(head) - (size_t)n)
@@ -1184,6 +1197,17 @@ static void *ticker_main(void *arg)
 
 /* ---- the request flow ------------------------------------------------------------------- */
 
+/* True once an answer was handed over. */
+static bool answered(rein_request *req)
+{
+    bool replied;
+
+    pthread_mutex_lock(&req->mu);
+    replied = req->replied;
+    pthread_mutex_unlock(&req->mu);
+    return replied;
+}
+
 static void job_main(void *arg)
 {
     rein_request *req = arg;
@@ -1197,10 +1221,13 @@ static void job_main(void *arg)
         req->defer_fn(req, req->defer_data);
     else
         req->route->fn(req, req->route->userdata);
+    /* The 500 is written only for a handler that gave no answer: writing it for every
+     * request and dropping it as already answered cost a gateway request 2% of its
+     * instructions (bench/gateway.sh). */
     if (req->is_sse && !req->sse_detached)
         sse_end(req);
-    else if (rein_request_reply_error(req, 500, "internal", "the handler gave no answer") ==
-             REIN_OK)
+    else if (!answered(req) && rein_request_reply_error(req, 500, "internal",
+                                                        "the handler gave no answer") == REIN_OK)
         rein_log(REIN_LOG_ERROR, WHERE, "%s %s: handler gave no answer", req->method,
                  req->route->pattern);
     rein_trace_scope_leave(&scope);
