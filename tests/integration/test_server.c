@@ -687,6 +687,43 @@ static void add_slow_route(rein_server *srv)
     assert_rein_ok(rein_server_route(srv, "GET", "/slow", 0, slow_route, NULL, &err), &err);
 }
 
+static void silent_route(rein_request *req, void *ud)
+{
+    (void)req;
+    (void)ud;
+}
+
+static void add_silent_route(rein_server *srv)
+{
+    rein_error err;
+
+    assert_rein_ok(rein_server_route(srv, "GET", "/silent", 0, silent_route, NULL, &err), &err);
+}
+
+/* A handler that returns without answering gets the client a 500 saying so; one that
+ * answered gets its own answer (the 500 is written only when there is none). */
+static void handler_without_answer(void **state)
+{
+    struct th_resp r;
+    const json_t *e;
+
+    (void)state;
+    start(NULL, 0, add_silent_route);
+    th_http_raw("GET", u("/silent"), NULL, 0, NULL, &r);
+    assert_int_equal(r.status, 500);
+    assert_non_null(r.json);
+    e = json_object_get(r.json, "error");
+    assert_string_equal(json_string_value(json_object_get(e, "code")), "internal");
+    assert_string_equal(json_string_value(json_object_get(e, "message")),
+                        "the handler gave no answer");
+    th_resp_free(&r);
+    th_http_raw("POST", u("/echo"), "{\"a\":1}", 7,
+                (const char *[]){"Content-Type: application/json", NULL}, &r);
+    assert_int_equal(r.status, 200);
+    assert_int_equal(json_integer_value(json_object_get(json_object_get(r.json, "got"), "a")), 1);
+    th_resp_free(&r);
+}
+
 static atomic_int ok_count;
 
 static void *client_main(void *arg)
@@ -840,6 +877,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test_teardown(sse_stream, teardown),
     cmocka_unit_test_teardown(sse_disconnect, teardown),
     cmocka_unit_test_teardown(sse_answer_after_client_left, teardown),
+    cmocka_unit_test_teardown(handler_without_answer, teardown),
     cmocka_unit_test_teardown(concurrent_clients, teardown),
     cmocka_unit_test_teardown(heap_trimmed_when_requests_stop, teardown),
     cmocka_unit_test_teardown(stop_cancels_running, teardown),
