@@ -5,7 +5,8 @@
  * crash, leak or read out of bounds. A refused body names what is wrong, and the error body
  * the client would get for it (with the parameter it names, which comes from the input) is
  * valid JSON in the wire's shape. A parsed body has a conversation, tools with names and
- * object or absent schemas, and include_usage only on a stream.
+ * object or absent schemas, include_usage only on a stream, and tools whose bytes, when found
+ * in the body, parse to the parsed tools.
  */
 #include "gateway/gateway_int.h"
 
@@ -50,6 +51,13 @@ static void check_parsed(const struct rein__gw_req *r)
     }
     if (r->include_usage && !r->stream)
         abort();
+    /* The tools' bytes found in the body (the tools cache's key) hold the parsed tools. */
+    if (r->tools_raw) {
+        json_t *t = rein_json_parse(r->tools_raw, r->tools_raw_len, 0, NULL);
+        if (!r->tools_json || !json_equal(t, r->tools_json))
+            abort();
+        json_decref(t);
+    }
     if (r->stop && !json_is_array(r->stop))
         abort();
     for (size_t i = 0; i < rein_history_len(r->h); i++)

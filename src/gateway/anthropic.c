@@ -439,6 +439,8 @@ rein_err rein__gw_anthropic_parse(struct rein__gw_req *r, const char *body, size
         rc = take_messages(r, json_object_get(r->doc, "messages"), bad);
     if (!rc)
         rc = take_tools(r, json_object_get(r->doc, "tools"), bad);
+    if (!rc && r->tools_json)
+        (void)rein__gw_raw_member(body, len, "tools", &r->tools_raw, &r->tools_raw_len);
     if (!rc)
         rc = take_choice(r, json_object_get(r->doc, "tool_choice"), bad);
     if (!rc)

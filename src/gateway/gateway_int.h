@@ -47,7 +47,9 @@ struct rein__gw_req {
     rein_history *h;
     struct rein__gw_tool *tools;
     size_t ntools;
-    json_t *tools_json; /* the tools member as sent (borrowed from doc), or NULL */
+    json_t *tools_json;    /* the tools member as sent (borrowed from doc), or NULL */
+    const char *tools_raw; /* ... its bytes in the body (borrowed), or NULL: not found */
+    size_t tools_raw_len;
     const char *model;  /* may be NULL */
     char *tool_choice;  /* "auto", "none", "required", a tool name, or NULL */
     int parallel;       /* -1 unset, 0 or 1 */
@@ -80,6 +82,14 @@ rein_err rein__gw_openai_parse(struct rein__gw_req *r, const char *body, size_t 
                                struct rein__gw_bad *bad);
 rein_err rein__gw_anthropic_parse(struct rein__gw_req *r, const char *body, size_t len,
                                   struct rein__gw_bad *bad);
+/*
+ * Finds the member name of the object that n bytes of s (a JSON text the parser accepted)
+ * hold, and sets *out (pointing into s) and *out_len to its value's bytes as written. False
+ * when the text is not an object, the name is not there as written (spelt with escapes), or
+ * is there twice.
+ */
+bool rein__gw_raw_member(const char *s, size_t n, const char *name, const char **out,
+                         size_t *out_len);
 /* Text of a content value (a string, or an array of text parts/blocks joined by "\n") into
  * *out (new); REIN_EINVAL (bad names param) for parts that are not text. */
 rein_err rein__gw_content_text(const json_t *content, const char *param, bool anthropic, char **out,

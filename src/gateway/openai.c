@@ -206,16 +206,19 @@ static rein_err take_message(struct rein__gw_req *r, const json_t *m, size_t i,
     json_t *msg;
     rein_err rc;
 
-    snprintf(p, sizeof(p), "messages[%zu]", i);
-    if (!json_is_object(m))
+    /* The parameter's path is written only when it is needed: on the way to a refusal (or
+     * for the content parts, which name it in theirs). */
+    if (!json_is_object(m)) {
+        snprintf(p, sizeof(p), "messages[%zu]", i);
         return rein__gw_bad(bad, p,
                             "Invalid type for '%s': expected an object, but got %s instead.", p,
                             type_word(m));
+    }
+    if (role && strcmp(role, "assistant") == 0)
+        return take_assistant(r, m, i, bad);
     snprintf(p, sizeof(p), "messages[%zu].role", i);
     if (!role)
         return rein__gw_bad(bad, p, "Missing required parameter: '%s'.", p);
-    if (strcmp(role, "assistant") == 0)
-        return take_assistant(r, m, i, bad);
     if (strcmp(role, "system") != 0 && strcmp(role, "developer") != 0 &&
         strcmp(role, "user") != 0 && strcmp(role, "tool") != 0)
         return rein__gw_bad(bad, p,
@@ -275,25 +278,30 @@ static rein_err take_tools(struct rein__gw_req *r, const json_t *tools, struct r
         const json_t *desc = json_object_get(fn, "description");
         rein_err rc;
 
-        snprintf(p, sizeof(p), "tools[%zu]", i);
-        if (!json_is_object(t))
-            return rein__gw_bad(bad, p, "Invalid type for '%s': expected an object.", p);
-        if (!type || strcmp(type, "function") != 0)
-            return rein__gw_bad(bad, p,
-                                "Invalid '%s.type': %s%.40s%s tools are not supported by rein's "
-                                "gateway (function tools only).",
-                                p, type ? "'" : "", type ? type : "missing", type ? "'" : "");
-        if (!json_is_object(fn))
+        /* Each path is written only on the way to a refusal. */
+        if (!json_is_object(t) || !type || strcmp(type, "function") != 0 || !json_is_object(fn)) {
+            snprintf(p, sizeof(p), "tools[%zu]", i);
+            if (!json_is_object(t))
+                return rein__gw_bad(bad, p, "Invalid type for '%s': expected an object.", p);
+            if (!type || strcmp(type, "function") != 0)
+                return rein__gw_bad(bad, p,
+                                    "Invalid '%s.type': %s%.40s%s tools are not supported by "
+                                    "rein's gateway (function tools only).",
+                                    p, type ? "'" : "", type ? type : "missing", type ? "'" : "");
             return rein__gw_bad(bad, p, "Missing required parameter: '%s.function'.", p);
-        snprintf(p, sizeof(p), "tools[%zu].function.name", i);
-        rc = want_string(json_object_get(fn, "name"), p, bad);
-        if (rc)
-            return rc;
-        snprintf(p, sizeof(p), "tools[%zu].function.parameters", i);
-        if (params && !json_is_null(params) && !json_is_object(params))
+        }
+        if (!json_is_string(json_object_get(fn, "name"))) {
+            snprintf(p, sizeof(p), "tools[%zu].function.name", i);
+            rc = want_string(json_object_get(fn, "name"), p, bad);
+            if (rc)
+                return rc;
+        }
+        if (params && !json_is_null(params) && !json_is_object(params)) {
+            snprintf(p, sizeof(p), "tools[%zu].function.parameters", i);
             return rein__gw_bad(bad, p,
                                 "Invalid type for '%s': expected an object, but got %s instead.", p,
                                 type_word(params));
+        }
         r->tools[r->ntools].name = json_string_value(json_object_get(fn, "name"));
         r->tools[r->ntools].description = json_string_value(desc);
         r->tools[r->ntools].parameters = json_is_object(params) ? (json_t *)params : NULL;
@@ -475,6 +483,8 @@ rein_err rein__gw_openai_parse(struct rein__gw_req *r, const char *body, size_t 
             return rc;
     }
     rc = take_tools(r, json_object_get(r->doc, "tools"), bad);
+    if (!rc && r->tools_json)
+        (void)rein__gw_raw_member(body, len, "tools", &r->tools_raw, &r->tools_raw_len);
     if (!rc)
         rc = take_tool_choice(r, json_object_get(r->doc, "tool_choice"), bad);
     if (!rc)

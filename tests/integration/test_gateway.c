@@ -334,6 +334,45 @@ static void test_bad_tools(void **state)
     assert_int_equal(ms_request_count(F->ms), 0);
 }
 
+/*
+ * The tools' registry is cached by the tools' bytes as sent: the same bytes check against the
+ * same schema again, and other tools (a city that must be an integer) against their own
+ * schema: written with other spacing, after a message whose text quotes a tools member, or
+ * under a member name spelt with an escape (which only the parser reads).
+ */
+static void test_tools_cache_follows_the_tools_as_sent(void **state)
+{
+#define WEATHER(type)                                                                              \
+    "[{\"type\":\"function\",\"function\":{\"name\":\"get_weather\",\"parameters\":{\"type\":"     \
+    "\"object\",\"properties\":{\"city\":{\"type\":\"" type "\"}},\"required\":[\"city\"]}}}]"
+    static const struct {
+        const char *body;
+        long status;
+    } cases[] = {
+        {"{\"model\":\"m\"," USER ",\"tools\":" WEATHER("string") "}", 200},
+        {"{\"model\":\"m\"," USER ",\"tools\":" WEATHER("string") "}", 200},
+        {"{\"model\":\"m\"," USER ",\"tools\": " WEATHER("integer") "}", 422},
+        {"{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":\"\\\"tools\\\":"
+         "[{\\\"type\\\":\\\"function\\\"}]\"}],\"tools\":" WEATHER("integer") "}",
+         422},
+        {"{\"model\":\"m\"," USER ",\"\\u0074ools\":" WEATHER("integer") "}", 422},
+        {"{\"model\":\"m\"," USER ",\"tools\":" WEATHER("string") "}", 200},
+    };
+#undef WEATHER
+    struct th_resp r;
+
+    (void)state;
+    start();
+    script("[{\"tool_calls\":[{\"id\":\"c1\",\"name\":\"get_weather\",\"arguments\":"
+           "\"{\\\"city\\\":\\\"Paris\\\"}\"}],\"times\":0}]");
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        chat(cases[i].body, (const char *[]){"x-rein-on-invalid: error", NULL}, &r);
+        if (r.status != cases[i].status)
+            fail_msg("case %zu: want %ld, got %ld: %s", i, cases[i].status, r.status, r.body);
+        th_resp_free(&r);
+    }
+}
+
 static void test_bad_headers(void **state)
 {
     static const char *const cases[][2] = {
@@ -798,6 +837,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_teardown(test_oversized_body, teardown),
         cmocka_unit_test_teardown(test_unknown_members, teardown),
         cmocka_unit_test_teardown(test_bad_tools, teardown),
+        cmocka_unit_test_teardown(test_tools_cache_follows_the_tools_as_sent, teardown),
         cmocka_unit_test_teardown(test_bad_headers, teardown),
         cmocka_unit_test_teardown(test_text_streams_before_the_upstream_ends, teardown),
         cmocka_unit_test_teardown(test_upstream_error_after_the_stream_began, teardown),
