@@ -8,6 +8,9 @@
 #           text on at once and holds the call until it is checked)
 #   long    a streamed answer of 32 KiB of text in 16-byte deltas (2,048 events) and one call:
 #           streaming throughput, where the cost per request matters least
+# (at 64 connections rein hands at most its worker count, 8, of the long streams to the upstream
+# at once and queues the others, while direct all 64 load the scripted upstream together: a
+# ratio above 1 there measures that queue, not a faster rein)
 # each with 1 connection (wrk -t1 -c1) and 64 (wrk -t2 -c64), DURATION seconds per
 # measurement, ROUNDS rounds. Every answer is checked once before measuring. Printed per case:
 # the direct and the gateway p50/p99 latency (to the end of the answer) and requests per
@@ -16,19 +19,40 @@
 # The same rounds also go through nginx as a plain reverse proxy in front of the same upstream
 # (keep-alive upstream connections, no buffering; skipped when nginx is missing or PROXY=0):
 # what one more HTTP hop costs on this machine with nothing checked, the floor for any
-# gateway; printed as proxy/direct and rein/proxy. rein's own CPU time per request (user +
-# system, from /proc) is printed too: it depends less on what else the machine runs than
-# requests per second do.
+# gateway; printed as proxy/direct and rein/proxy. rein's and nginx's CPU time per request
+# (user + system, from /proc) are printed too: they depend less on what else the machine runs
+# than requests per second do.
 # Goals (issue 22): added p50 <= 0.3 ms for a non-streamed reply; streaming throughput >= 90%
-# of direct. wrk, the upstream and rein share the machine's cores: on a busy machine the
-# figures say more about the machine than about rein.
+# of direct. On a busy machine the figures say more about the machine than about rein.
+#
+# CPU placement. By default (PIN=0) every process may run on every CPU: through a proxy, the
+# proxy is a third busy process and takes CPU time from the client and the upstream that the
+# direct run never pays, so on 2 cores the ratio mostly says how the proxy's CPU per request
+# compares with the upstream's and the client's. PIN=1 (2 or more cores) runs wrk and the
+# upstream on CPU 0 in every measurement and rein, nginx and the baseline on the others: the
+# client and the upstream get the same share of the machine either way, as when the gateway
+# has a machine of its own. Pinned, though, the direct run's client and upstream hand each
+# request over on one CPU (no wake-up of another CPU), which favours direct at 1 connection,
+# and a proxy gets only its own CPU's share of whatever else the machine runs.
+#
+# rein's instructions per request (INSTR=1, the default when valgrind is installed): rein
+# serve runs once more under callgrind behind the same upstream, and each case at 1
+# connection is counted for INSTR_SECONDS (default 4) after a warm-up: user-space
+# instructions of all of rein's threads (libraries included, the kernel not), divided by the
+# requests wrk completed. This count does not depend on the machine's load. callgrind counts
+# each byte of a `rep stos`/`rep movs` string instruction (glibc's large memset/memcpy) as an
+# instruction of its own, so those weigh more here than on the CPU.
 #
 #   bench/gateway.sh                       (make bench runs it after building build/)
 #   DURATION=5 ROUNDS=3 BUILD=build bench/gateway.sh
 #   BASELINE=/tmp/rein-old bench/gateway.sh   also measures an older rein binary in the same
 #                                             rounds (direct, baseline, rein, ...) and prints
-#                                             rein against it: a before/after in one run
-# Needs: scripts/install-deps.sh --bench (wrk; nginx-light for the proxy line).
+#                                             rein against it: a before/after in one run (and
+#                                             its instructions per request next to rein's)
+#   PIN=1 INSTR=0 bench/gateway.sh           the client and upstream on CPU 0, the proxies on
+#                                             the others; no instruction count
+# Needs: scripts/install-deps.sh --bench (wrk; nginx-light for the proxy line; valgrind for
+# the instruction count).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${BUILD:-build-bench}
@@ -36,6 +60,13 @@ out=bench/out
 duration=${DURATION:-5}
 rounds=${ROUNDS:-3}
 mkdir -p "$out"
+# CPU placement: the client and the upstream on CPU 0, the proxies on the others.
+ncpu=$(nproc)
+pin_client=() pin_proxy=()
+if [ "${PIN:-0}" != 0 ] && [ "$ncpu" -ge 2 ] && command -v taskset >/dev/null; then
+  pin_client=(taskset -c 0)
+  pin_proxy=(taskset -c "1-$((ncpu - 1))")
+fi
 
 command -v wrk >/dev/null || { echo "gateway.sh: wrk is missing; run scripts/install-deps.sh --bench" >&2; exit 1; }
 if [ ! -x "$build/rein" ] || [ ! -x "$build/tests/bin/rein-model-server" ]; then
@@ -66,24 +97,24 @@ cat >"$tmp/scenario.json" <<JSON
                   "arguments": "{\\"city\\":\\"Paris\\",\\"unit\\":\\"celsius\\",\\"days\\":3}"}],
   "usage": {"input_tokens": 60, "output_tokens": 40}}]}
 JSON
-"$build/tests/bin/rein-model-server" --port 0 --log-limit 16 --scenario "$tmp/scenario.json" \
+"${pin_client[@]}" "$build/tests/bin/rein-model-server" --port 0 --log-limit 16 --scenario "$tmp/scenario.json" \
   >"$tmp/ms.url" 2>"$tmp/ms.err" &
 pids+=($!)
 for _ in $(seq 1 100); do [ -s "$tmp/ms.url" ] && break; sleep 0.05; done
 upstream=$(head -n 1 "$tmp/ms.url")
 [ -n "$upstream" ] || { cat "$tmp/ms.err" >&2; echo "gateway.sh: no upstream" >&2; exit 1; }
 
-REIN_LOG=error "$build/rein" serve --port 0 --store "sqlite:$tmp/rein.db" \
+REIN_LOG=error "${pin_proxy[@]}" "$build/rein" serve --port 0 --store "sqlite:$tmp/rein.db" \
   --provider openai-compatible --base-url "$upstream/v1" --model gpt-test \
   >"$tmp/rein.out" 2>"$tmp/rein.err" &
 pids+=($!)
-# The address `rein serve` printed into $1.
+# The address `rein serve` printed into $1 (waiting up to $2 tenths of a second, default 50).
 listening() {
   local at=""
-  for _ in $(seq 1 100); do
+  for _ in $(seq 1 "${2:-50}"); do
     at=$(sed -n 's/.*listening on \(http:[^ ]*\).*/\1/p' "$1" 2>/dev/null)
     [ -n "$at" ] && break
-    sleep 0.05
+    sleep 0.1
   done
   echo "$at"
 }
@@ -122,14 +153,15 @@ http {
   }
 }
 EOF
-  "$nginx_bin" -c "$tmp/nginx/nginx.conf" -p "$tmp/nginx" -e "$tmp/nginx/error.log" &
+  "${pin_proxy[@]}" "$nginx_bin" -c "$tmp/nginx/nginx.conf" -p "$tmp/nginx" -e "$tmp/nginx/error.log" &
   pids+=($!)
+  proxy_pid=$!
   url[proxy]="http://127.0.0.1:$proxy_port/v1/chat/completions"
   for _ in $(seq 1 100); do curl -s -o /dev/null "${url[proxy]}" && break; sleep 0.05; done
   targets="direct proxy rein"
 fi
 if [ -n "${BASELINE:-}" ]; then
-  REIN_LOG=error "$BASELINE" serve --port 0 --store "sqlite:$tmp/base.db" \
+  REIN_LOG=error "${pin_proxy[@]}" "$BASELINE" serve --port 0 --store "sqlite:$tmp/base.db" \
     --provider openai-compatible --base-url "$upstream/v1" --model gpt-test \
     >"$tmp/base.out" 2>"$tmp/base.err" &
   pids+=($!)
@@ -166,14 +198,21 @@ wrk.headers["Authorization"] = "Bearer sk-bench"
 LUA
 done
 
-# CPU time (clock ticks, user + system) process $1 has used so far.
-ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+# CPU time (clock ticks, user + system) process $1 and its children (nginx's workers) have
+# used so far.
+ticks() {
+  local p t=0
+  for p in "$1" $(pgrep -P "$1" || true); do
+    t=$((t + $(awk '{print $14 + $15}' "/proc/$p/stat" 2>/dev/null || echo 0)))
+  done
+  echo "$t"
+}
 
 # wrk's requests/s, its 50% and 99% lines in ms and its request count; fails on errors.
 measure() {
   local kind=$1 conns=$2 target=$3 threads=1
   [ "$conns" -gt 1 ] && threads=2
-  wrk -t"$threads" -c"$conns" -d"${duration}s" --timeout 10s --latency -s "$out/gateway_$kind.lua" "$target" |
+  "${pin_client[@]}" wrk -t"$threads" -c"$conns" -d"${duration}s" --timeout 10s --latency -s "$out/gateway_$kind.lua" "$target" |
     /usr/bin/python3 -c '
 import re, sys
 text = sys.stdin.read()
@@ -199,9 +238,10 @@ for r in $(seq "$rounds"); do
         pid=0
         [ "$n" = rein ] && pid=$rein_pid
         [ "$n" = base ] && pid=$base_pid
+        [ "$n" = proxy ] && pid=$proxy_pid
         [ "$pid" = 0 ] || t0=$(ticks "$pid")
         read -r rps p50 p99 nreq < <(measure "$kind" "$conns" "${url[$n]}")
-        # rein's CPU microseconds per request, in its own measurement
+        # the proxy's CPU microseconds per request, in its own measurement
         cpu=0
         [ "$pid" = 0 ] || cpu=$((($(ticks "$pid") - t0) * 1000000 / $(getconf CLK_TCK) / nreq))
         echo "$r $kind $conns $n $rps $p50 $p99 $cpu" >>"$results"
@@ -211,9 +251,59 @@ for r in $(seq "$rounds"); do
 done
 load_after=$(cut -d' ' -f1-3 /proc/loadavg)
 
+# rein's instructions per request under callgrind (see the head of this file).
+instr="$tmp/instr"
+: >"$instr"
+count_instructions() {
+  local name=$1 bin=$2 at vpid kind secs nreq before f ir
+  REIN_LOG=error valgrind --tool=callgrind --callgrind-out-file="$tmp/cg.$name.%p" "$bin" serve \
+    --port 0 --store "sqlite:$tmp/cg-$name.db" --provider openai-compatible \
+    --base-url "$upstream/v1" --model gpt-test >"$tmp/cg-$name.out" 2>"$tmp/cg-$name.err" &
+  vpid=$!
+  pids+=("$vpid")
+  at=$(listening "$tmp/cg-$name.out" 600)
+  [ -n "$at" ] || { cat "$tmp/cg-$name.err" >&2; echo "gateway.sh: $bin under callgrind did not start" >&2; exit 1; }
+  for kind in json stream long; do
+    secs=${INSTR_SECONDS:-4}
+    [ "$kind" = long ] && secs=$((secs * 2))
+    wrk -t1 -c1 -d1s --timeout 30s -s "$out/gateway_$kind.lua" "$at/v1/chat/completions" >/dev/null
+    callgrind_control -z "$vpid" >/dev/null 2>&1
+    nreq=$(wrk -t1 -c1 -d"${secs}s" --timeout 30s -s "$out/gateway_$kind.lua" "$at/v1/chat/completions" |
+      sed -n 's/^ *\([0-9]*\) requests in.*/\1/p')
+    sleep 1 # the request wrk left unfinished ends before the count is taken
+    before=$(ls "$tmp"/cg."$name".* 2>/dev/null | wc -l)
+    callgrind_control -d "$vpid" >/dev/null 2>&1
+    for _ in $(seq 1 100); do
+      [ "$(ls "$tmp"/cg."$name".* 2>/dev/null | wc -l)" -gt "$before" ] && break
+      sleep 0.1
+    done
+    f=$(ls -t "$tmp"/cg."$name".* | head -n 1)
+    ir=$(sed -n 's/^summary: *\([0-9]*\).*/\1/p' "$f" | head -n 1)
+    [ -n "$ir" ] && [ "${nreq:-0}" -gt 0 ] || { echo "gateway.sh: no instruction count for $name $kind" >&2; exit 1; }
+    echo "$name $kind $nreq $((ir / nreq))" >>"$instr"
+  done
+  kill -TERM "$vpid" 2>/dev/null || true
+  wait "$vpid" 2>/dev/null || true
+}
+if [ "${INSTR:-1}" != 0 ] && command -v valgrind >/dev/null && command -v callgrind_control >/dev/null; then
+  count_instructions rein "$build/rein"
+  [ -z "${BASELINE:-}" ] || count_instructions base "$BASELINE"
+fi
+
 echo "POST /v1/chat/completions, direct to rein-model-server vs through rein serve's gateway;"
-echo "wrk ${duration}s per measurement, $rounds rounds interleaved, $(nproc) cores shared with wrk;"
+echo "wrk ${duration}s per measurement, $rounds rounds interleaved, $ncpu cores;"
+if [ ${#pin_client[@]} -gt 0 ]; then
+  echo "wrk and the upstream pinned to CPU 0, rein, nginx and the baseline to CPUs 1-$((ncpu - 1));"
+else
+  echo "every process on every CPU (wrk, the upstream and the proxy compete for them);"
+fi
 echo "load average before: $load_before, after: $load_after"
+if [ -s "$instr" ]; then
+  echo "rein's instructions per request (callgrind, user space, 1 connection):"
+  while read -r name kind nreq per; do
+    printf '  %-5s %-7s %9d instructions/request (%d requests)\n' "$name" "$kind" "$per" "$nreq"
+  done <"$instr"
+fi
 /usr/bin/python3 - "$results" <<'PY'
 import sys, collections
 rows = collections.defaultdict(dict)
@@ -237,10 +327,10 @@ for kind in ("json", "stream", "long"):
               f"{rng(grps, '%.0f'):>15} {rng(ratio, '%.2f'):>12}")
 if any("proxy" in v for v in rows.values()):
     print()
-    print("the same rounds through nginx as a plain reverse proxy (nothing checked), and rein's")
-    print("CPU time per request:")
+    print("the same rounds through nginx as a plain reverse proxy (nothing checked), and the")
+    print("CPU time per request of rein and of nginx (user + system, all threads and workers):")
     print(f"{'case':12} {'proxy added p50':>15} {'proxy/direct':>13} {'rein/proxy':>12} "
-          f"{'rein CPU us/req':>16}")
+          f"{'rein CPU us/req':>16} {'nginx CPU us/req':>17}")
     for kind in ("json", "stream", "long"):
         for conns in (1, 64):
             rs = [v for (k, c, _), v in sorted(rows.items()) if k == kind and c == conns]
@@ -248,8 +338,9 @@ if any("proxy" in v for v in rows.values()):
             pratio = [x["proxy"][0] / x["direct"][0] for x in rs]
             gp = [x["rein"][0] / x["proxy"][0] for x in rs]
             cpu = [x["rein"][3] for x in rs]
+            pcpu = [x["proxy"][3] for x in rs]
             print(f"{kind + ' c' + str(conns):12} {rng(p50, '%.3f'):>15} {rng(pratio, '%.2f'):>13} "
-                  f"{rng(gp, '%.2f'):>12} {rng(cpu, '%d'):>16}")
+                  f"{rng(gp, '%.2f'):>12} {rng(cpu, '%d'):>16} {rng(pcpu, '%d'):>17}")
 if not any("base" in v for v in rows.values()):
     sys.exit(0)
 print()

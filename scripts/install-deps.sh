@@ -22,6 +22,7 @@ packages=(
 )
 bench_packages=(
   wrk hyperfine nginx-light
+  valgrind  # instruction counts (callgrind) of bench/gateway.sh and bench/trace_span.sh
   python3-jsonschema python3-pydantic python3-fastapi python3-uvicorn
   python3-uvloop python3-httptools
 )
