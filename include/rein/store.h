@@ -99,6 +99,33 @@ typedef rein_err (*rein_store_read_fn)(rein_store *s, void *userdata, rein_error
 REIN_EXTERN rein_err rein_store_read_now(rein_store *s, rein_store_read_fn fn, void *userdata,
                                          rein_error *err) REIN_WUR;
 
+/*
+ * Runs fn(s, userdata, err), its store calls from this thread joined into one commit: SQLite
+ * in exclusive mode runs them on the one connection, each in its own savepoint as usual (a
+ * call that fails is undone alone, the ones before it stay), and waits once at the end for
+ * the batch that holds them all to be on disk, instead of once per call. Elsewhere (SQLite
+ * shared by several processes, Redis) every call commits on its own as usual. Either way,
+ * when this returns, what fn's calls wrote is durable, or the failure is returned: a commit
+ * that fails after fn succeeded is REIN_ESTORE (and none of fn's writes were kept). Inside
+ * fn, a call reads what the earlier ones wrote. fn holds the store's connection: it must not
+ * wait for anything (rein_store_approval_wait, rein_store_events_wait, a thread that uses
+ * the store). A group inside a group or inside rein_store_read_now joins the outer one.
+ * Returns fn's failure, else the commit's.
+ */
+REIN_EXTERN rein_err rein_store_group(rein_store *s, rein_store_read_fn fn, void *userdata,
+                                      rein_error *err) REIN_WUR;
+
+/* Counts of what a handle did since it was opened, for tests and benchmarks. */
+struct rein_store_counts {
+    uint64_t calls;   /* round trips: SQLite, each backend call and each group; Redis, each
+                         command */
+    uint64_t waits;   /* calls or groups that waited for a commit of their own (SQLite
+                         exclusive mode; elsewhere every call commits as it goes: 0) */
+    uint64_t commits; /* batches committed (SQLite exclusive mode) */
+};
+/* Fills *out with s's counts (read without a lock: exact once the store is quiet). */
+REIN_EXTERN void rein_store_counts(const rein_store *s, struct rein_store_counts *out);
+
 /* ---- conversations ---------------------------------------------------------------------- */
 
 /*
@@ -422,7 +449,10 @@ REIN_EXTERN const char *rein_store_lease_token(const rein_store_lease *l);
 /* Updates the lock state others see (see rein_store_lock_set_state). */
 REIN_EXTERN rein_err rein_store_lease_set_state(rein_store_lease *l, const char *state,
                                                 const char *tool, rein_error *err) REIN_WUR;
-/* Stops the renewing thread, releases the lock and frees l. NULL is a no-op. */
+/* Stops the renewing thread; the lock stays held until rein_store_lease_release. For a release
+ * inside rein_store_group, whose connection the thread could be waiting for. NULL is a no-op. */
+REIN_EXTERN void rein_store_lease_stop(rein_store_lease *l);
+/* Stops the renewing thread (unless stopped), releases the lock and frees l. NULL is a no-op. */
 REIN_EXTERN void rein_store_lease_release(rein_store_lease *l);
 
 /* ---- recovery --------------------------------------------------------------------------- */

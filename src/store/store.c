@@ -294,6 +294,20 @@ rein_err rein_store_read_now(rein_store *s, rein_store_read_fn fn, void *userdat
     return s->ops->read_now(s, fn, userdata, err);
 }
 
+rein_err rein_store_group(rein_store *s, rein_store_read_fn fn, void *userdata, rein_error *err)
+{
+    if (!s->ops->group)
+        return fn(s, userdata, err);
+    return s->ops->group(s, fn, userdata, err);
+}
+
+void rein_store_counts(const rein_store *s, struct rein_store_counts *out)
+{
+    out->calls = atomic_load_explicit(&s->tally.calls, memory_order_relaxed);
+    out->waits = atomic_load_explicit(&s->tally.waits, memory_order_relaxed);
+    out->commits = atomic_load_explicit(&s->tally.commits, memory_order_relaxed);
+}
+
 /* ---- conversations ---------------------------------------------------------------------- */
 
 /*
@@ -1177,6 +1191,7 @@ struct rein_store_lease {
     rein_cancel *cancel; /* triggered on a cancel request or a lost lock */
     rein_cancel *stop;   /* triggered by release to end the thread */
     pthread_t thread;
+    bool stopped; /* the thread was joined */
 };
 
 static void *lease_main(void *arg)
@@ -1280,14 +1295,22 @@ rein_err rein_store_lease_set_state(rein_store_lease *l, const char *state, cons
     return rein_store_lock_set_state(l->store, l->conv_id, l->token, state, tool, err);
 }
 
+void rein_store_lease_stop(rein_store_lease *l)
+{
+    if (!l || l->stopped)
+        return;
+    rein_cancel_trigger(l->stop, "released");
+    pthread_join(l->thread, NULL);
+    l->stopped = true;
+}
+
 void rein_store_lease_release(rein_store_lease *l)
 {
     rein_error err;
 
     if (!l)
         return;
-    rein_cancel_trigger(l->stop, "released");
-    pthread_join(l->thread, NULL);
+    rein_store_lease_stop(l);
     if (rein_store_lock_release(l->store, l->conv_id, l->token, &err) != REIN_OK &&
         err.code != REIN_ESTATE)
         rein_log(REIN_LOG_WARN, WHERE, "releasing lock of %s: %s", l->conv_id, err.msg);

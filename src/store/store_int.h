@@ -16,6 +16,7 @@
 #include "core/internal.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 
 /* One conversation as a backend read it; every pointer is borrowed for the callback only.
  * title and metadata may be NULL (unset), state NULL means "idle". */
@@ -32,6 +33,8 @@ struct rein__store_ops {
     rein_err (*ping)(rein_store *s, rein_error *err);
     /* rein_store_read_now; NULL: the backend cannot read without waiting (REIN_EBUSY). */
     rein_err (*read_now)(rein_store *s, rein_store_read_fn fn, void *userdata, rein_error *err);
+    /* rein_store_group; NULL: the backend commits every call on its own (fn runs as it is). */
+    rein_err (*group)(rein_store *s, rein_store_read_fn fn, void *userdata, rein_error *err);
 
     rein_err (*conv_create)(rein_store *s, const char *id, const char *title, const char *metadata,
                             int64_t now_ms, rein_error *err);
@@ -108,6 +111,11 @@ struct rein__store_ops {
     rein_err (*recover)(rein_store *s, int *flagged, rein_error *err);
 };
 
+/* rein_store_counts, bumped by the backends (relaxed: they are statistics). */
+struct rein__store_tally {
+    _Atomic uint64_t calls, waits, commits;
+};
+
 /*
  * Invariants: ops and impl are set by a backend's open function before the store is handed
  * out; url is the address without any password. events_gen grows (under events_mu) after
@@ -123,7 +131,11 @@ struct rein_store {
     pthread_mutex_t events_mu;
     pthread_cond_t events_cv;
     uint64_t events_gen;
+    struct rein__store_tally tally;
 };
+
+/* Adds one to a counter of the tally. */
+#define REIN__STORE_COUNT(tally, field) atomic_fetch_add_explicit(&(tally)->field, 1, memory_order_relaxed)
 
 /* Backend entry points: fill s->ops and s->impl, or fail with err set. target is the part of
  * the URL after "sqlite:" (a path) or the whole "redis://…" URL. */

@@ -60,6 +60,7 @@ struct rd {
     struct rconn **all; /* max slots; NULL where no connection is open */
     unsigned live, max;
     struct rconn *free_list;
+    struct rein__store_tally *tally; /* the handle's */
 };
 
 /* A command's arguments; strings it formats itself are owned and freed by cmd_release. */
@@ -193,6 +194,7 @@ static rein_err conn_get(struct rd *r, struct rconn **out, rein_error *err)
     struct rconn *c = NULL;
     rein_err rc = REIN_OK;
 
+    REIN__STORE_COUNT(r->tally, calls);
     pthread_mutex_lock(&r->mu);
     while (!r->free_list && r->live >= r->max)
         pthread_cond_wait(&r->cv, &r->mu);
@@ -1564,6 +1566,7 @@ rein_err rein__store_redis_open(rein_store *s, const char *url, rein_error *err)
         return oom(err);
     pthread_mutex_init(&r->mu, NULL);
     pthread_cond_init(&r->cv, NULL);
+    r->tally = &s->tally;
     s->impl = r;
     r->timeout_ms = s->opts.io_timeout_ms;
     r->max = s->opts.pool_size;

@@ -289,6 +289,7 @@ struct sq {
     unsigned batch_calls;
     int64_t batch_start_ms;
     struct waiter *batch;
+    struct rein__store_tally *tally; /* the handle's */
 };
 
 static struct sq *impl(rein_store *s)
@@ -466,6 +467,21 @@ static bool is_held(const struct sq *q, const struct conn *c)
     return held_read.q == q && held_read.c == c;
 }
 
+/*
+ * The connection this thread holds inside sq_group (with its store), else zeros. The calls fn
+ * makes there take it in conn_get with a savepoint of their own and leave it in conn_done
+ * without waiting: sq_group waits once for the batch that holds them all.
+ */
+static _Thread_local struct {
+    const struct sq *q;
+    struct conn *c;
+} held_write;
+
+static bool in_group(const struct sq *q, const struct conn *c)
+{
+    return held_write.q == q && held_write.c == c;
+}
+
 /* The cached statement id, prepared on first use, reset and unbound. */
 static sqlite3_stmt *stmt(struct sq *q, struct conn *c, enum stmt_id id, rein_error *err)
 {
@@ -573,6 +589,8 @@ static void batch_end(struct sq *q, struct conn *c)
             (void)run_id(q, c, ST_ROLLBACK, &ignored);
         }
     }
+    if (rc == REIN_OK)
+        REIN__STORE_COUNT(q->tally, commits);
     pthread_mutex_lock(&q->mu);
     list = q->batch;
     q->batch = NULL;
@@ -599,9 +617,21 @@ static rein_err conn_get(struct sq *q, struct conn **out, rein_error *err)
     struct conn *c;
     rein_err rc;
 
+    REIN__STORE_COUNT(q->tally, calls);
     if (held_read.q == q) {
         *out = held_read.c;
         return REIN_OK;
+    }
+    if (held_write.q == q) {
+        /* SQLite rolls the whole transaction back on some I/O errors: the group's batch is
+         * gone, and a savepoint now would start a transaction outside it. */
+        if (sqlite3_get_autocommit(held_write.c->db))
+            return rein_error_set(err, REIN_ESTORE,
+                                  "sqlite %s: the transaction was rolled back by an earlier error",
+                                  q->path);
+        rc = run_id(q, held_write.c, ST_SAVEPOINT, err);
+        *out = rc == REIN_OK ? held_write.c : NULL;
+        return rc;
     }
     rc = conn_take(q, out, err);
     if (rc != REIN_OK || !q->group)
@@ -631,6 +661,24 @@ static rein_err conn_get(struct sq *q, struct conn **out, rein_error *err)
     return rc;
 }
 
+/* Ends a call's savepoint: rolled back when the call failed (rc), released into the batch;
+ * returns rc, or the release's failure. */
+static rein_err savepoint_end(struct sq *q, struct conn *c, rein_err rc, rein_error *err)
+{
+    if (rc != REIN_OK)
+        rollback(q, c);
+    if (!sqlite3_get_autocommit(c->db)) {
+        rein_error e;
+        rein_err rel = run_id(q, c, ST_RELEASE, &e);
+        if (rel != REIN_OK && rc == REIN_OK) {
+            rc = rel;
+            if (err)
+                *err = e;
+        }
+    }
+    return rc;
+}
+
 /*
  * Hands the connection back after a call that ended with rc; returns the call's result. Group
  * mode: the call's savepoint is released into the batch (rolled back first when the call
@@ -649,18 +697,11 @@ static rein_err conn_done(struct sq *q, struct conn *c, rein_err rc, rein_error 
         conn_put(q, c);
         return rc;
     }
+    rc = savepoint_end(q, c, rc, err);
+    if (in_group(q, c))
+        return rc; /* sq_group waits for the commit */
+    REIN__STORE_COUNT(q->tally, waits);
     sem_init(&w.ended, 0, 0);
-    if (rc != REIN_OK)
-        rollback(q, c);
-    if (!sqlite3_get_autocommit(c->db)) {
-        rein_error e;
-        rein_err rel = run_id(q, c, ST_RELEASE, &e);
-        if (rel != REIN_OK && rc == REIN_OK) {
-            rc = rel;
-            if (err)
-                *err = e;
-        }
-    }
     pthread_mutex_lock(&q->mu);
     w.next = q->batch;
     /* w lives on this stack until batch_end has taken it off the list: we wait for that. */
@@ -695,7 +736,7 @@ static rein_err sq_read_now(rein_store *s, rein_store_read_fn fn, void *userdata
     struct conn *c = NULL;
     rein_err rc = REIN_OK;
 
-    if (held_read.q == q)
+    if (held_read.q == q || held_write.q == q)
         return fn(s, userdata, err);
     pthread_mutex_lock(&q->mu);
     if (q->free_list && q->batch_calls == 0 && q->waiting == 0) {
@@ -724,6 +765,40 @@ static rein_err sq_read_now(rein_store *s, rein_store_read_fn fn, void *userdata
         (void)run_id(q, c, ST_ROLLBACK, &ignored); /* nothing was written */
     }
     conn_release(q, c);
+    return rc;
+}
+
+/*
+ * rein_store_group in group mode: the connection is taken once, with a savepoint for the whole
+ * group; fn's calls nest theirs inside it (conn_get, conn_done), and the group's end hands the
+ * connection back as one call does, waiting for the batch's commit. The group's savepoint is
+ * released, not rolled back, when fn fails: what its calls wrote before stays, as it would
+ * have after separate calls.
+ */
+static rein_err sq_group(rein_store *s, rein_store_read_fn fn, void *userdata, rein_error *err)
+{
+    struct sq *q = impl(s);
+    struct conn *c;
+    rein_error e;
+    rein_err rc, done_rc;
+
+    if (!q->group || held_read.q == q || held_write.q == q)
+        return fn(s, userdata, err);
+    rc = conn_get(q, &c, err);
+    if (rc != REIN_OK)
+        return rc;
+    held_write.q = q;
+    held_write.c = c;
+    rc = fn(s, userdata, err);
+    held_write.q = NULL;
+    held_write.c = NULL;
+    rein_error_clear(&e);
+    done_rc = conn_done(q, c, REIN_OK, &e);
+    if (rc == REIN_OK && done_rc != REIN_OK) {
+        rc = done_rc;
+        if (err)
+            *err = e;
+    }
     return rc;
 }
 
@@ -1819,6 +1894,7 @@ static const struct rein__store_ops sqlite_ops = {
     .conv_create = sq_conv_create,
     .conv_update = sq_conv_update,
     .read_now = sq_read_now,
+    .group = sq_group,
     .conv_get = sq_conv_get,
     .conv_list = sq_conv_list,
     .conv_delete = sq_conv_delete,
@@ -1873,6 +1949,7 @@ rein_err rein__store_sqlite_open(rein_store *s, const char *path, rein_error *er
     }
     pthread_mutex_init(&q->mu, NULL);
     pthread_cond_init(&q->cv, NULL);
+    q->tally = &s->tally;
     s->impl = q;
     s->ops = &sqlite_ops;
     rc = conn_open(q, &c, err);
