@@ -14,11 +14,21 @@
  *      result, and closes those (recovery, below).
  *
  * A turn run in it (rein_session_run) then writes every message and every ledger change to
- * the store before the agent goes on (so before the next model call), keeps the lock's state
- * in step with the turn's status, waits for approvals through the store (any instance may
- * answer them), and records the turn's events with the conversation's sequence ids, so a
- * reader on any instance can replay them and follow the turn while it runs
- * (rein_store_events_after / _wait). Opening sets the conversation's state to "running";
+ * the store, keeps the lock's state in step with the turn's status, waits for approvals
+ * through the store (any instance may answer them), and records the turn's events with the
+ * conversation's sequence ids, so a reader on any instance can replay them and follow the turn
+ * while it runs (rein_store_events_after / _wait).
+ *
+ * Commits (docs/decisions/0050): a turn's messages, ledger outcomes and lock states wait in
+ * memory for the turn's next commit point, and each commit point writes everything waiting in
+ * one store group (rein_store_group: one wait for the disk). The commit points are those
+ * where something is acknowledged or becomes irreversible: a pending ledger entry (the call
+ * runs only once it is on disk), the lock state "executing" or "waiting_approval" (someone may
+ * be waiting to see it), an approval announced, an event written (its sequence id may be
+ * handed out), and the end of the turn (rein_session_run returns, or with defer_events,
+ * rein_session_end). A commit that fails refuses every later write of the session, so no
+ * message is stored after one that was lost, and the turn ends with the failure instead of a
+ * result. A process killed between commit points loses only writes nobody was told about. Opening sets the conversation's state to "running";
  * closing writes "idle" (or "interrupted" when rein_session_interrupt was called) and releases
  * the lock. A process that dies in between leaves "running", which rein_store_recover() turns
  * into "interrupted" once the lease has run out.
@@ -114,6 +124,11 @@ struct rein_session_opts {
      * (calls without results are the client's to answer), rein_session_message_count() says
      * how many there are, and the adapter appends what is new with rein_session_append(). */
     bool client_history;
+    /* Every event of the session's turns waits for the turn's next commit (below) instead of
+     * only status and text deltas: the adapter sees them with seq 0, and readers of the
+     * conversation's events get them at those commits. For an adapter that hands no sequence
+     * id to its client (a JSON answer); it then ends the session with rein_session_end. */
+    bool defer_events;
 };
 
 /*
@@ -128,9 +143,14 @@ REIN_EXTERN rein_err rein_session_open(rein_store *store, const char *conv_id,
                                        const struct rein_session_opts *opts, rein_session **out,
                                        struct rein_store_lock_info *held, rein_error *err) REIN_WUR;
 /*
- * Writes the conversation's state ("interrupted" after rein_session_interrupt, else "idle"),
- * releases the lock and frees s. NULL is a no-op.
+ * Writes what the session's turns left waiting (see "Commits" above), the conversation's state
+ * ("interrupted" after rein_session_interrupt, else "idle"), releases the lock and frees s, in
+ * one commit. REIN_OK when every write of the session's turns is on disk; otherwise the first
+ * failure (err says which): a turn whose writes were lost must not be reported as kept. The
+ * lock is released and s freed either way. NULL is REIN_OK.
  */
+REIN_EXTERN rein_err rein_session_end(rein_session *s, rein_error *err) REIN_WUR;
+/* rein_session_end, a failure logged. NULL is a no-op. */
 REIN_EXTERN void rein_session_close(rein_session *s);
 
 /* The conversation id (NULL in a session without a store); borrowed, valid while s is. */

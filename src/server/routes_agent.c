@@ -179,7 +179,7 @@ static void handle_chat(rein_request *req, void *userdata)
                                    .reg = api->reg};
     json_t *result, *details = json_array();
     int64_t seq;
-    rein_error err;
+    rein_error err, ignored;
     rein_err rc;
 
     memset(&cb, 0, sizeof(cb));
@@ -200,6 +200,8 @@ static void handle_chat(rein_request *req, void *userdata)
     so.event_data = &c;
     so.replace = cb.replace_from >= 0;
     so.replace_from = cb.replace_from;
+    /* A JSON answer hands out no event ids: the turn's events go with its commits. */
+    so.defer_events = !rein_request_wants_sse(req);
     rc = rein_session_open(api->store, cb.conv_id, &so, &c.session, &held, &err);
     if (rc == REIN_EBUSY) {
         rein_request_reply_busy(req, cb.conv_id, &held);
@@ -219,7 +221,11 @@ static void handle_chat(rein_request *req, void *userdata)
     rein_error_clear(&err);
     result = run_turn(&c, &cb, &err);
     seq = rein_session_last_seq(c.session);
-    rein_session_close(c.session);
+    /* The turn's last writes are committed here: only a turn that was kept is answered so. */
+    if (rein_session_end(c.session, result ? &err : &ignored) != REIN_OK && result) {
+        json_decref(result);
+        result = NULL;
+    }
     answer(&c, result, seq, &err);
 }
 

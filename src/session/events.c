@@ -6,8 +6,10 @@
  * A commit per event would make a streamed answer cost a commit per token. So status and
  * text_delta events are held back (text deltas that follow each other joined into one) and
  * written in one commit with the next event of another kind, or once what is held passes
- * REIN_SESSION_TEXT_MAX bytes or REIN_SESSION_TEXT_MS. Order is kept: what is held is written
- * before the event that releases it.
+ * REIN_SESSION_TEXT_MAX bytes or REIN_SESSION_TEXT_MS. With opts.defer_events every event is
+ * held that way, and what is held also goes with the turn's other commits (rein_session_end
+ * at the latest). Order is kept: what is held is written before the event that releases it,
+ * and every write goes through rein__session_commit with the turn's queued messages.
  *
  * The agent calls the event callback from the turn's thread and from pool workers, never twice
  * at once, so the held events need no lock of their own.
@@ -95,11 +97,17 @@ static rein_err hold_text(struct rein__session_held *held, const struct rein_age
     return rein_buf_add(&held->text, ev->text, ev->len);
 }
 
-/* Writes what is held, then json (when not NULL) in the same commit; *seq_out receives the
- * last sequence id written. */
-static rein_err write_held(rein_session *s, const char *type, const char *json, int64_t *seq_out,
-                           rein_error *err)
+/* What record_held writes after what is held, and what it wrote last. */
+struct held_out {
+    const char *type, *json; /* NULL: only what is held */
+    int64_t last;
+};
+
+/* Writes what is held, then out's event when it has one, in one store call: a commit's
+ * more (rein__session_commit), so the queued writes go in the same group. */
+static rein_err record_held(rein_session *s, void *data, rein_error *err)
 {
+    struct held_out *out = data;
     struct rein__session_held *held = &s->held;
     struct rein_store_event evs[REIN__SESSION_HELD + 1];
     int64_t seqs[REIN__SESSION_HELD + 1];
@@ -112,17 +120,40 @@ static rein_err write_held(rein_session *s, const char *type, const char *json, 
                                              .trace_id = s->trace_id,
                                              .type = held->items[i].type,
                                              .payload = held->buf.ptr + held->items[i].off};
-    if (json)
+    if (out->json)
         evs[n++] = (struct rein_store_event){
-            .conv_id = s->conv_id, .trace_id = s->trace_id, .type = type, .payload = json};
+            .conv_id = s->conv_id, .trace_id = s->trace_id, .type = out->type, .payload = out->json};
     rc = n ? rein_store_events_record(s->store, evs, n, seqs, err) : REIN_OK;
     held->n = 0;
     rein_buf_reset(&held->buf);
-    if (rc == REIN_OK && n) {
-        s->last_seq = seqs[n - 1];
+    if (rc == REIN_OK && n)
+        out->last = seqs[n - 1];
+    return rc;
+}
+
+/* Commits what is queued with what is held and json (when not NULL); *seq_out receives the
+ * last sequence id written, once the commit is done. */
+static rein_err write_held(rein_session *s, const char *type, const char *json, int64_t *seq_out,
+                           rein_error *err)
+{
+    struct held_out out = {type, json, 0};
+    rein_err rc = rein__session_commit(s, record_held, &out, err);
+
+    if (rc == REIN_OK && out.last) {
+        s->last_seq = out.last;
         if (seq_out)
-            *seq_out = seqs[n - 1];
+            *seq_out = out.last;
     }
+    return rc;
+}
+
+rein_err rein__session_write_held(rein_session *s, rein_error *err)
+{
+    struct held_out out = {NULL, NULL, 0};
+    rein_err rc = s->held.n || s->held.text_open ? record_held(s, &out, err) : REIN_OK;
+
+    if (rc == REIN_OK && out.last)
+        s->last_seq = out.last;
     return rc;
 }
 
@@ -130,19 +161,22 @@ void rein__session_flush(rein_session *s)
 {
     rein_error err;
 
-    if (!s->store || (s->held.n == 0 && !s->held.text_open))
+    if (!s->store)
         return;
     if (write_held(s, NULL, NULL, NULL, &err) != REIN_OK)
         rein_log(REIN_LOG_WARN, WHERE, "%s: events not recorded: %s", s->conv_id, err.msg);
 }
 
 rein_err rein__session_record(rein_session *s, const char *type, const char *json, size_t len,
-                              bool tell, int64_t *seq_out, rein_error *err)
+                              bool tell, bool may_hold, int64_t *seq_out, rein_error *err)
 {
     int64_t seq = 0;
     rein_err rc = REIN_OK;
+    /* Held (seq 0) when events wait for the turn's commits and there is room. */
+    bool held = s->store && may_hold && s->opts.defer_events && s->held.n < REIN__SESSION_HELD &&
+                close_text(&s->held) == REIN_OK && hold(&s->held, type, json, len) == REIN_OK;
 
-    if (s->store)
+    if (s->store && !held)
         rc = write_held(s, type, json, &seq, err);
     if (seq_out)
         *seq_out = seq;
@@ -158,7 +192,8 @@ static bool held_back(const rein_session *s, const struct rein_agent_event *ev)
 {
     const struct rein__session_held *held = &s->held;
 
-    if (ev->type != REIN_AGENT_EV_STATUS && ev->type != REIN_AGENT_EV_TEXT_DELTA)
+    if (ev->type != REIN_AGENT_EV_STATUS && ev->type != REIN_AGENT_EV_TEXT_DELTA &&
+        !s->opts.defer_events)
         return false;
     return held->n < REIN__SESSION_HELD && held->buf.len + held->text.len < REIN_SESSION_TEXT_MAX &&
            (held->n == 0 || rein_now_ms() - held->since_ms < REIN_SESSION_TEXT_MS);

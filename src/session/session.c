@@ -35,77 +35,283 @@ void rein__session_title(const char *text, char out[REIN_SESSION_TITLE_MAX + 1])
     out[n] = '\0';
 }
 
+/* ---- the write queue (session_int.h) ---------------------------------------------------- */
+
+static void queue_clear(struct rein__session_queue *q)
+{
+    for (size_t i = 0; i < q->n; i++)
+        rein_free(q->items[i].mem);
+    q->n = 0;
+    rein_buf_reset(&q->text);
+    q->state[0] = '\0';
+    q->tool[0] = '\0';
+}
+
+static void queue_release(struct rein__session_queue *q)
+{
+    queue_clear(q);
+    rein_free(q->items);
+    rein_buf_release(&q->text);
+}
+
+/* The next free item of the queue, zeroed; NULL when memory ran out. qmu held. */
+static struct rein__queued *queue_add(struct rein__session_queue *q)
+{
+    if (q->n == q->cap) {
+        size_t cap = q->cap ? q->cap * 2 : 8;
+        struct rein__queued *items = rein_realloc(q->items, cap * sizeof(*items));
+        if (!items)
+            return NULL;
+        q->items = items;
+        q->cap = cap;
+    }
+    memset(&q->items[q->n], 0, sizeof(q->items[0]));
+    return &q->items[q->n++];
+}
+
+/* The failure of an earlier commit, which refuses every later write. qmu held. */
+static rein_err queue_failed(const rein_session *s, rein_error *err)
+{
+    if (!s->q.failed.code)
+        return REIN_OK;
+    if (err)
+        *err = s->q.failed;
+    return s->q.failed.code;
+}
+
+/* Queues msg's text; position is where the history has it (SIZE_MAX: not known). */
+static rein_err queue_message(rein_session *s, const json_t *msg, size_t position, rein_error *err)
+{
+    struct rein__queued *item = NULL;
+    size_t off;
+    rein_err rc;
+
+    pthread_mutex_lock(&s->qmu);
+    off = s->q.text.len;
+    rc = queue_failed(s, err);
+    if (rc == REIN_OK) {
+        rc = rein_json_dump(&s->q.text, msg);
+        if (rc == REIN_OK)
+            rc = rein_buf_addch(&s->q.text, '\0');
+        if (rc == REIN_OK && !(item = queue_add(&s->q)))
+            rc = REIN_ENOMEM;
+        if (rc == REIN_OK) {
+            item->off = off;
+            item->len = s->q.text.len - off - 1;
+            item->position = position;
+        } else {
+            rein_buf_truncate(&s->q.text, off);
+            rc = rein_error_set(err, rc, "a message could not be written out: %s",
+                                rein_strerror(rc));
+        }
+    }
+    pthread_mutex_unlock(&s->qmu);
+    return rc;
+}
+
+/* Queues a copy of e, its texts in one block. */
+static rein_err queue_ledger(rein_session *s, const struct rein_ledger_entry *e, rein_error *err)
+{
+    const char *from[] = {e->call_id, e->tool, e->sent_name, e->args, e->result, e->trace_id};
+    struct rein__queued *item = NULL;
+    size_t total = 0;
+    char *mem;
+    rein_err rc;
+
+    for (size_t i = 0; i < REIN_ARRAY_SIZE(from); i++)
+        total += from[i] ? strlen(from[i]) + 1 : 0;
+    mem = rein_malloc(total ? total : 1);
+    pthread_mutex_lock(&s->qmu);
+    rc = queue_failed(s, err);
+    if (rc == REIN_OK && (!mem || !(item = queue_add(&s->q))))
+        rc = rein_error_set(err, REIN_ENOMEM, "out of memory");
+    if (rc == REIN_OK) {
+        const char **to[] = {&item->e.call_id, &item->e.tool,   &item->e.sent_name,
+                             &item->e.args,    &item->e.result, &item->e.trace_id};
+        char *p = mem;
+        item->ledger = true;
+        item->e = *e;
+        item->mem = mem;
+        mem = NULL;
+        for (size_t i = 0; i < REIN_ARRAY_SIZE(from); i++) {
+            if (!from[i])
+                continue;
+            size_t n = strlen(from[i]) + 1;
+            memcpy(p, from[i], n);
+            *to[i] = p;
+            p += n;
+        }
+    }
+    pthread_mutex_unlock(&s->qmu);
+    rein_free(mem);
+    return rc;
+}
+
+/* Appends one message text; s->stored follows. */
+static rein_err append_text(rein_session *s, const char *text, size_t len, size_t position,
+                            rein_error *err)
+{
+    int64_t pos = -1;
+    rein_err rc = rein_store_message_append(s->store, s->conv_id, text, len, s->trace_id, &pos, err);
+
+    if (rc != REIN_OK)
+        return rc;
+    s->stored = pos + 1;
+    if (position != SIZE_MAX && pos != (int64_t)position)
+        rein_log(REIN_LOG_WARN, WHERE, "%s: message stored at %lld, the history has it at %zu",
+                 s->conv_id, (long long)pos, position);
+    return REIN_OK;
+}
+
+/* A pending entry is put (written before the call runs), later changes update it; a call
+ * refused before it could run is written once, already decided. */
+static rein_err write_ledger(rein_session *s, const struct rein_ledger_entry *e, rein_error *err)
+{
+    struct rein_ledger_entry copy = *e;
+    rein_err rc;
+
+    if (!copy.trace_id || !copy.trace_id[0])
+        copy.trace_id = s->trace_id;
+    if (e->status == REIN_CALL_PENDING)
+        return rein_store_ledger_put(s->store, s->conv_id, &copy, err);
+    rc = rein_store_ledger_update(s->store, s->conv_id, &copy, err);
+    if (rc == REIN_ENOTFOUND)
+        rc = rein_store_ledger_put(s->store, s->conv_id, &copy, err);
+    return rc;
+}
+
+struct commit {
+    rein_session *s;
+    rein__session_more_fn more;
+    void *data;
+    rein_err more_rc;
+    rein_error more_err;
+};
+
+/* The store group of a commit: the queue in order, the lock's state, then more. */
+static rein_err apply_queue(rein_store *store, void *userdata, rein_error *err)
+{
+    struct commit *c = userdata;
+    rein_session *s = c->s;
+    struct rein__session_queue *q = &s->q;
+    rein_err rc = REIN_OK;
+
+    (void)store;
+    for (size_t i = 0; i < q->n && rc == REIN_OK; i++) {
+        const struct rein__queued *it = &q->items[i];
+        rc = it->ledger ? write_ledger(s, &it->e, err)
+                        : append_text(s, q->text.ptr + it->off, it->len, it->position, err);
+    }
+    if (rc == REIN_OK && q->state[0] && s->lease) {
+        rein_error serr;
+        /* What others see of the turn; the turn goes on without it. */
+        if (rein_store_lease_set_state(s->lease, q->state, q->tool, &serr) != REIN_OK)
+            rein_log(REIN_LOG_WARN, WHERE, "%s: lock state not updated: %s", s->conv_id,
+                     serr.msg);
+    }
+    if (c->more) {
+        rein_error_clear(&c->more_err);
+        c->more_rc = c->more(s, c->data, &c->more_err);
+    }
+    return rc;
+}
+
+rein_err rein__session_commit(rein_session *s, rein__session_more_fn more, void *data,
+                              rein_error *err)
+{
+    struct commit c = {.s = s, .more = more, .data = data};
+    rein_error e;
+    rein_err rc;
+    bool queued;
+
+    rein_error_clear(&e);
+    pthread_mutex_lock(&s->qmu);
+    queued = s->q.n > 0 || s->q.state[0];
+    if (s->q.failed.code)
+        queue_clear(&s->q); /* refused already; more still runs (events, the lock's release) */
+    rc = queued || more ? rein_store_group(s->store, apply_queue, &c, &e) : REIN_OK;
+    if (rc != REIN_OK && queued && !s->q.failed.code)
+        s->q.failed = e;
+    queue_clear(&s->q);
+    if (rc == REIN_OK && s->q.failed.code)
+        rc = queue_failed(s, &e);
+    pthread_mutex_unlock(&s->qmu);
+    if (rc == REIN_OK && c.more_rc != REIN_OK) {
+        rc = c.more_rc;
+        e = c.more_err;
+    }
+    if (rc != REIN_OK && err)
+        *err = e;
+    return rc;
+}
+
 /* ---- persistence ------------------------------------------------------------------------ */
 
 rein_err rein__session_save_message(rein_session *s, const json_t *msg, int64_t *position,
                                     rein_error *err)
 {
-    char *text = rein_json_dumps(msg);
-    int64_t pos = -1;
-    rein_err rc;
+    rein_err rc = queue_message(s, msg, SIZE_MAX, err);
 
-    if (!text)
-        return rein_error_set(err, REIN_ENOMEM, "out of memory");
-    rc =
-        rein_store_message_append(s->store, s->conv_id, text, strlen(text), s->trace_id, &pos, err);
-    rein_free(text);
     if (rc == REIN_OK)
-        s->stored = pos + 1;
+        rc = rein__session_commit(s, NULL, NULL, err);
     if (position)
-        *position = pos;
+        *position = rc == REIN_OK ? s->stored - 1 : -1;
     return rc;
 }
 
-/* The agent's message hook: the message at position of the history goes to the store. */
+/* The agent's message hook: the message at position of the history waits for the turn's next
+ * commit (before the next call runs, the next event is written, or the turn ends). */
 static rein_err save_turn_message(void *userdata, size_t position, const json_t *msg,
                                   rein_error *err)
 {
-    rein_session *s = userdata;
-    int64_t pos = -1;
-    rein_err rc = rein__session_save_message(s, msg, &pos, err);
-
-    if (rc == REIN_OK && pos != (int64_t)position)
-        rein_log(REIN_LOG_WARN, WHERE, "%s: message stored at %lld, the history has it at %zu",
-                 s->conv_id, (long long)pos, position);
-    return rc;
+    return queue_message(userdata, msg, position, err);
 }
 
-/* A pending entry is put (written before the call runs), later changes update it; a call
- * refused before it could run is written once, already decided. The entry goes to the store as
- * the ledger handed it over. */
 rein_err rein_session_ledger_write(void *session, const struct rein_ledger_entry *e)
 {
     return rein__session_save_ledger(session, e);
 }
 
-rein_err rein__session_save_ledger(void *userdata, const struct rein_ledger_entry *e)
+/* Queues e and, when commit or e is pending (the call runs once this returns), commits. */
+static rein_err save_ledger(rein_session *s, const struct rein_ledger_entry *e, bool commit)
 {
-    rein_session *s = userdata;
-    struct rein_ledger_entry copy = *e;
     rein_error err;
     rein_err rc;
 
-    if (!copy.trace_id || !copy.trace_id[0])
-        copy.trace_id = s->trace_id;
     rein_error_clear(&err);
-    if (e->status == REIN_CALL_PENDING) {
-        rc = rein_store_ledger_put(s->store, s->conv_id, &copy, &err);
-    } else {
-        rc = rein_store_ledger_update(s->store, s->conv_id, &copy, &err);
-        if (rc == REIN_ENOTFOUND)
-            rc = rein_store_ledger_put(s->store, s->conv_id, &copy, &err);
-    }
+    rc = queue_ledger(s, e, &err);
+    if (rc == REIN_OK && (commit || e->status == REIN_CALL_PENDING))
+        rc = rein__session_commit(s, NULL, NULL, &err);
     if (rc != REIN_OK)
         rein_log(REIN_LOG_WARN, WHERE, "%s: ledger entry %s not stored: %s", s->conv_id, e->call_id,
                  err.msg[0] ? err.msg : rein_strerror(rc));
     return rc;
 }
 
+rein_err rein__session_save_ledger(void *userdata, const struct rein_ledger_entry *e)
+{
+    return save_ledger(userdata, e, true);
+}
+
+/* The ledger hook of the session's turns: a pending entry is on disk before its call runs; an
+ * outcome waits for the turn's next commit. */
+static rein_err save_turn_ledger(void *userdata, const struct rein_ledger_entry *e)
+{
+    return save_ledger(userdata, e, false);
+}
+
 void rein__session_set_state(rein_session *s, const char *state, const char *tool)
 {
+    bool now = strcmp(state, "executing") == 0 || strcmp(state, "waiting_approval") == 0;
     rein_error err;
 
-    if (s->lease && rein_store_lease_set_state(s->lease, state, tool, &err) != REIN_OK)
+    if (!s->lease)
+        return;
+    pthread_mutex_lock(&s->qmu);
+    snprintf(s->q.state, sizeof(s->q.state), "%s", state);
+    snprintf(s->q.tool, sizeof(s->q.tool), "%s", tool ? tool : "");
+    pthread_mutex_unlock(&s->qmu);
+    if (now && rein__session_commit(s, NULL, NULL, &err) != REIN_OK)
         rein_log(REIN_LOG_WARN, WHERE, "%s: lock state not updated: %s", s->conv_id, err.msg);
 }
 
@@ -205,7 +411,7 @@ static void record_start(rein_session *s, const struct rein_agent_turn_opts *o)
     rein_jw_str(&w, rein_agent_verification_name(o->verification));
     rein_jw_obj_end(&w);
     if (rein_jw_finish(&w) == REIN_OK &&
-        rein__session_record(s, "start", b.ptr, b.len, true, NULL, &err) != REIN_OK)
+        rein__session_record(s, "start", b.ptr, b.len, true, true, NULL, &err) != REIN_OK)
         rein_log(REIN_LOG_WARN, WHERE, "%s: start not recorded: %s", s->conv_id, err.msg);
     rein_buf_release(&b);
 }
@@ -219,7 +425,7 @@ static void record_result(rein_session *s, const rein_agent_result *r)
 
     rein_buf_init(&b, 0);
     if (j && rein_json_dump(&b, j) == REIN_OK &&
-        rein__session_record(s, "result", b.ptr, b.len, false, NULL, &err) != REIN_OK)
+        rein__session_record(s, "result", b.ptr, b.len, false, true, NULL, &err) != REIN_OK)
         rein_log(REIN_LOG_WARN, WHERE, "%s: result not recorded: %s", s->conv_id, err.msg);
     rein_buf_release(&b);
     json_decref(j);
@@ -229,7 +435,7 @@ rein_err rein_session_run(rein_session *s, rein_agent *agent, const char *messag
                           const struct rein_agent_turn_opts *turn, rein_agent_result **out,
                           rein_error *err)
 {
-    struct rein_agent_persist persist = {save_turn_message, rein__session_save_ledger, s};
+    struct rein_agent_persist persist = {save_turn_message, save_turn_ledger, s};
     struct rein_agent_turn_opts o;
     rein_err rc;
 
@@ -256,8 +462,18 @@ rein_err rein_session_run(rein_session *s, rein_agent *agent, const char *messag
     rc = rein_agent_run(agent, s->h, message, &o, out, err);
     if (rc == REIN_OK)
         record_result(s, *out);
-    else
+    else if (!s->opts.defer_events)
         rein__session_flush(s);
+    /* A write of the turn that failed refused every later one: the turn is not kept. */
+    if (rc == REIN_OK && s->store) {
+        pthread_mutex_lock(&s->qmu);
+        rc = queue_failed(s, err);
+        pthread_mutex_unlock(&s->qmu);
+        if (rc != REIN_OK) {
+            rein_agent_result_free(*out);
+            *out = NULL;
+        }
+    }
     return rc;
 }
 
@@ -345,14 +561,24 @@ static rein_err count_stored(rein_session *s, rein_error *err)
     return rc;
 }
 
-/* Takes the lease and loads the conversation; on failure nothing is held. */
-static rein_err open_stored(rein_session *s, const char *title, struct rein_store_lock_info *held,
-                            rein_error *err)
+struct opening {
+    rein_session *s;
+    const char *title;
+    struct rein_store_lock_info *held;
+};
+
+/* Takes the lease and loads the conversation, all in one store group (one wait for the disk);
+ * on failure nothing is held once the session is closed. */
+static rein_err open_stored(rein_store *store, void *userdata, rein_error *err)
 {
+    struct opening *op = userdata;
+    rein_session *s = op->s;
+    const char *title = op->title;
+    struct rein_store_lock_info *held = op->held;
     int64_t lease_ms = s->opts.lease_ms > 0 ? s->opts.lease_ms : DEFAULT_LEASE_MS;
     rein_err rc;
 
-    rc = rein_store_lease_acquire(s->store, s->conv_id, lease_ms, "thinking", &s->lease, held, err);
+    rc = rein_store_lease_acquire(store, s->conv_id, lease_ms, "thinking", &s->lease, held, err);
     if (rc == REIN_EBUSY && held)
         rein_error_set(err, REIN_EBUSY, "conversation %s is busy: a turn is %s%s%s", s->conv_id,
                        held->state, held->tool[0] ? " " : "", held->tool);
@@ -397,6 +623,8 @@ rein_err rein_session_open(rein_store *store, const char *conv_id,
     s->store = store;
     atomic_init(&s->interrupted, false);
     pthread_mutex_init(&s->mu, NULL);
+    pthread_mutex_init(&s->qmu, NULL);
+    rein_buf_init(&s->q.text, 0);
     rein__session_held_init(&s->held);
     if (opts && opts->trace_id && opts->trace_id[0])
         snprintf(s->trace_id, sizeof(s->trace_id), "%s", opts->trace_id);
@@ -412,7 +640,8 @@ rein_err rein_session_open(rein_store *store, const char *conv_id,
         goto fail;
     }
     if (store) {
-        rc = open_stored(s, opts ? opts->title : NULL, held, err);
+        struct opening op = {s, opts ? opts->title : NULL, held};
+        rc = rein_store_group(store, open_stored, &op, err);
     } else {
         s->cancel = rein_cancel_new();
         rc = s->cancel ? REIN_OK : rein_error_set(err, REIN_ENOMEM, "out of memory");
@@ -428,27 +657,53 @@ fail:
     return rc;
 }
 
+/* The end's writes after the queue: what is held, the conversation's state for listings, then
+ * the lock, so a client that sends the next message as soon as it has the answer does not find
+ * the conversation busy. A failure is returned after the lock is released. */
+static rein_err end_writes(rein_session *s, void *data, rein_error *err)
+{
+    rein_err rc = rein__session_write_held(s, err);
+    rein_error e;
+
+    (void)data;
+    if (s->lease &&
+        rein_store_conv_update(s->store, s->conv_id, NULL,
+                               atomic_load(&s->interrupted) ? STATE_INTERRUPTED : STATE_IDLE, NULL,
+                               &e) != REIN_OK &&
+        e.code != REIN_ENOTFOUND)
+        rein_log(REIN_LOG_WARN, WHERE, "%s: state not updated: %s", s->conv_id, e.msg);
+    rein_store_lease_release(s->lease);
+    s->lease = NULL;
+    return rc;
+}
+
+rein_err rein_session_end(rein_session *s, rein_error *err)
+{
+    rein_err rc = REIN_OK;
+
+    if (!s)
+        return REIN_OK;
+    if (s->store) {
+        /* The renewing thread uses the store: it stops before the group holds it. */
+        rein_store_lease_stop(s->lease);
+        rc = rein__session_commit(s, end_writes, NULL, err);
+    }
+    rein_cancel_unref(s->cancel);
+    rein_history_free(s->h);
+    rein__session_held_release(&s->held);
+    queue_release(&s->q);
+    pthread_mutex_destroy(&s->mu);
+    pthread_mutex_destroy(&s->qmu);
+    rein_free(s);
+    return rc;
+}
+
 void rein_session_close(rein_session *s)
 {
     rein_error err;
 
-    if (!s)
-        return;
-    rein__session_flush(s);
-    /* The conversation's state for listings first, then the lock, so a client that sends the
-     * next message as soon as it has the answer does not find the conversation busy. */
-    if (s->lease &&
-        rein_store_conv_update(s->store, s->conv_id, NULL,
-                               atomic_load(&s->interrupted) ? STATE_INTERRUPTED : STATE_IDLE, NULL,
-                               &err) != REIN_OK &&
-        err.code != REIN_ENOTFOUND)
-        rein_log(REIN_LOG_WARN, WHERE, "%s: state not updated: %s", s->conv_id, err.msg);
-    rein_store_lease_release(s->lease);
-    rein_cancel_unref(s->cancel);
-    rein_history_free(s->h);
-    rein__session_held_release(&s->held);
-    pthread_mutex_destroy(&s->mu);
-    rein_free(s);
+    if (rein_session_end(s, &err) != REIN_OK)
+        rein_log(REIN_LOG_WARN, WHERE, "the session's last writes were not stored: %s", err.msg);
 }
 
 /* ---- accessors -------------------------------------------------------------------------- */
@@ -507,5 +762,5 @@ rein_err rein_session_record(rein_session *s, const char *type, const char *payl
         return rein_error_set(err, REIN_EINVAL, "a session without a store records nothing");
     if (!type || !payload)
         return rein_error_set(err, REIN_EINVAL, "an event needs a type and a payload");
-    return rein__session_record(s, type, payload, strlen(payload), false, seq_out, err);
+    return rein__session_record(s, type, payload, strlen(payload), false, false, seq_out, err);
 }

@@ -35,6 +35,33 @@ struct rein__session_held {
     int64_t since_ms;
 };
 
+/* One write of a turn waiting for the session's next commit (session.c). */
+struct rein__queued {
+    bool ledger;     /* a ledger change; else a message */
+    size_t off, len; /* message: its text at off in the queue's text */
+    size_t position; /* message: where the history has it */
+    struct rein_ledger_entry e; /* ledger: its texts point into mem */
+    char *mem;
+};
+
+/*
+ * The turn's writes that need no commit of their own before the turn goes on: messages,
+ * ledger outcomes, the lock's state. They are written, in order, by the next commit (a
+ * pending ledger entry, an event written, an approval announced, the end), in one store group:
+ * one wait for the disk instead of one per write. Invariants: items[0..n) in the order they
+ * were made; texts NUL-terminated in text; state is "" when no lock state waits. failed is set
+ * by the first commit of queued writes that failed: the turn's later writes are refused with
+ * it, so no message is ever stored after one that was lost. All guarded by the session's qmu.
+ */
+struct rein__session_queue {
+    struct rein__queued *items;
+    size_t n, cap;
+    struct rein_buf text;
+    char state[REIN_LOCK_STATE_MAX];
+    char tool[REIN_LOCK_TOOL_MAX];
+    rein_error failed;
+};
+
 /*
  * One open session. Invariants: lease is held from open to close when store is set; cancel
  * is a child of the lease's cancel (or a fresh handle without a store); h holds the stored
@@ -56,30 +83,48 @@ struct rein_session {
     pthread_mutex_t mu;
     char asked[REIN__SESSION_ASKED][REIN_ID_MAX + 64];
     size_t nasked;
+    /* Taken by every commit for its whole length, so commits write in the order they were
+     * made; a thread queueing a write takes it briefly. Nothing holding the store's connection
+     * takes it (the order is qmu, then the store). */
+    pthread_mutex_t qmu;
+    struct rein__session_queue q;
 };
 
 /* ---- session.c ---- */
 /* A conversation's title: the first line of text, at most REIN_SESSION_TITLE_MAX bytes, cut on
  * a UTF-8 character boundary. */
 void rein__session_title(const char *text, char out[REIN_SESSION_TITLE_MAX + 1]);
-/* Writes msg (borrowed) to the store as the conversation's next message; *position (may be
- * NULL) receives where it went. */
+/* Writes msg (borrowed) to the store as the conversation's next message, after what is
+ * queued, and commits; *position (may be NULL) receives where it went. */
 rein_err rein__session_save_message(rein_session *s, const json_t *msg, int64_t *position,
                                     rein_error *err);
-/* The ledger hook of the session's turns and proposals (rein_ledger_hook_fn). */
+/* The ledger hook of proposals (rein_ledger_hook_fn): every change committed at once. */
 rein_err rein__session_save_ledger(void *userdata, const struct rein_ledger_entry *e);
-/* Updates the lock state others see; failures are logged. */
+/* Updates the lock state others see: "executing" and "waiting_approval" at once (someone may
+ * be waiting for them), the others with the next commit. Failures are logged. */
 void rein__session_set_state(rein_session *s, const char *state, const char *tool);
+/* What a commit writes after the queue, inside the same store group; NULL: nothing. */
+typedef rein_err (*rein__session_more_fn)(rein_session *s, void *data, rein_error *err);
+/*
+ * Writes what is queued, then more(s, data) (may be NULL), in one store group, and waits for
+ * its commit. Returns the first failure: the session's earlier one, a queued write's, more's,
+ * or the commit's.
+ */
+rein_err rein__session_commit(rein_session *s, rein__session_more_fn more, void *data,
+                              rein_error *err);
 
 /* ---- events.c ---- */
 void rein__session_held_init(struct rein__session_held *held);
 void rein__session_held_release(struct rein__session_held *held);
 /* Records an agent event (or holds it back) and hands it to the adapter. */
 void rein__session_on_agent_event(rein_session *s, const struct rein_agent_event *ev);
-/* Records an event of the session's own (start, result, an adapter's) after what is held.
- * With tell, the adapter is handed it too. */
+/* Records an event of the session's own (start, result, an adapter's; type static) after what
+ * is held; with may_hold and opts.defer_events it is held too (seq 0). With tell, the adapter
+ * is handed it. */
 rein_err rein__session_record(rein_session *s, const char *type, const char *json, size_t len,
-                              bool tell, int64_t *seq_out, rein_error *err);
+                              bool tell, bool may_hold, int64_t *seq_out, rein_error *err);
+/* Writes what is held, inside a commit (a rein__session_more_fn's work). */
+rein_err rein__session_write_held(rein_session *s, rein_error *err);
 /* Writes what is held. Failures are logged: events are the trace, not the conversation. */
 void rein__session_flush(rein_session *s);
 
