@@ -121,8 +121,10 @@ static rein_err record_held(rein_session *s, void *data, rein_error *err)
                                              .type = held->items[i].type,
                                              .payload = held->buf.ptr + held->items[i].off};
     if (out->json)
-        evs[n++] = (struct rein_store_event){
-            .conv_id = s->conv_id, .trace_id = s->trace_id, .type = out->type, .payload = out->json};
+        evs[n++] = (struct rein_store_event){.conv_id = s->conv_id,
+                                             .trace_id = s->trace_id,
+                                             .type = out->type,
+                                             .payload = out->json};
     rc = n ? rein_store_events_record(s->store, evs, n, seqs, err) : REIN_OK;
     held->n = 0;
     rein_buf_reset(&held->buf);
@@ -147,10 +149,13 @@ static rein_err write_held(rein_session *s, const char *type, const char *json, 
     return rc;
 }
 
-rein_err rein__session_write_held(rein_session *s, rein_error *err)
+rein_err rein__session_write_held(rein_session *s, void *data, rein_error *err)
 {
     struct held_out out = {NULL, NULL, 0};
-    rein_err rc = s->held.n || s->held.text_open ? record_held(s, &out, err) : REIN_OK;
+    rein_err rc;
+
+    (void)data;
+    rc = s->held.n || s->held.text_open ? record_held(s, &out, err) : REIN_OK;
 
     if (rc == REIN_OK && out.last)
         s->last_seq = out.last;
@@ -195,8 +200,10 @@ static bool held_back(const rein_session *s, const struct rein_agent_event *ev)
     if (ev->type != REIN_AGENT_EV_STATUS && ev->type != REIN_AGENT_EV_TEXT_DELTA &&
         !s->opts.defer_events)
         return false;
+    /* Deferred events wait for the turn's commits however old they are. */
     return held->n < REIN__SESSION_HELD && held->buf.len + held->text.len < REIN_SESSION_TEXT_MAX &&
-           (held->n == 0 || rein_now_ms() - held->since_ms < REIN_SESSION_TEXT_MS);
+           (s->opts.defer_events || held->n == 0 ||
+            rein_now_ms() - held->since_ms < REIN_SESSION_TEXT_MS);
 }
 
 void rein__session_on_agent_event(rein_session *s, const struct rein_agent_event *ev)

@@ -159,7 +159,8 @@ static void record_outcome(rein_session *s, const json_t *out, rein_call_result 
     rein_error err;
 
     rein_error_clear(&err);
-    if (!text || rein__session_record(s, "tool_result", text, strlen(text), false, false, NULL, &err))
+    if (!text ||
+        rein__session_record(s, "tool_result", text, strlen(text), false, false, NULL, &err))
         rein_log(REIN_LOG_WARN, REIN__SESSION_WHERE, "%s: the proposal's event not recorded: %s",
                  s->conv_id, text ? err.msg : "out of memory");
     rein_free(text);

@@ -152,7 +152,8 @@ static rein_err append_text(rein_session *s, const char *text, size_t len, size_
                             rein_error *err)
 {
     int64_t pos = -1;
-    rein_err rc = rein_store_message_append(s->store, s->conv_id, text, len, s->trace_id, &pos, err);
+    rein_err rc =
+        rein_store_message_append(s->store, s->conv_id, text, len, s->trace_id, &pos, err);
 
     if (rc != REIN_OK)
         return rc;
@@ -206,8 +207,7 @@ static rein_err apply_queue(rein_store *store, void *userdata, rein_error *err)
         rein_error serr;
         /* What others see of the turn; the turn goes on without it. */
         if (rein_store_lease_set_state(s->lease, q->state, q->tool, &serr) != REIN_OK)
-            rein_log(REIN_LOG_WARN, WHERE, "%s: lock state not updated: %s", s->conv_id,
-                     serr.msg);
+            rein_log(REIN_LOG_WARN, WHERE, "%s: lock state not updated: %s", s->conv_id, serr.msg);
     }
     if (c->more) {
         rein_error_clear(&c->more_err);
@@ -311,7 +311,7 @@ void rein__session_set_state(rein_session *s, const char *state, const char *too
     snprintf(s->q.state, sizeof(s->q.state), "%s", state);
     snprintf(s->q.tool, sizeof(s->q.tool), "%s", tool ? tool : "");
     pthread_mutex_unlock(&s->qmu);
-    if (now && rein__session_commit(s, NULL, NULL, &err) != REIN_OK)
+    if (now && rein__session_commit(s, rein__session_write_held, NULL, &err) != REIN_OK)
         rein_log(REIN_LOG_WARN, WHERE, "%s: lock state not updated: %s", s->conv_id, err.msg);
 }
 
@@ -662,10 +662,9 @@ fail:
  * the conversation busy. A failure is returned after the lock is released. */
 static rein_err end_writes(rein_session *s, void *data, rein_error *err)
 {
-    rein_err rc = rein__session_write_held(s, err);
+    rein_err rc = rein__session_write_held(s, data, err);
     rein_error e;
 
-    (void)data;
     if (s->lease &&
         rein_store_conv_update(s->store, s->conv_id, NULL,
                                atomic_load(&s->interrupted) ? STATE_INTERRUPTED : STATE_IDLE, NULL,
@@ -677,6 +676,31 @@ static rein_err end_writes(rein_session *s, void *data, rein_error *err)
     return rc;
 }
 
+/* The end's commit failed, and took the lock's release with it (or the turn's writes were lost
+ * before): the conversation is left "interrupted" and its lock free, in a commit of their own,
+ * so the next message does not wait for the lease to run out. Failures are logged. */
+struct release {
+    rein_session *s;
+    const char *token;
+};
+
+static rein_err release_after_failure(rein_store *store, void *userdata, rein_error *err)
+{
+    const struct release *r = userdata;
+    rein_session *s = r->s;
+    rein_error e;
+    rein_err rc;
+
+    rc = rein_store_conv_update(store, s->conv_id, NULL, STATE_INTERRUPTED, NULL, &e);
+    if (rc != REIN_OK && rc != REIN_ENOTFOUND)
+        rein_log(REIN_LOG_WARN, WHERE, "%s: state not updated: %s", s->conv_id, e.msg);
+    rc = rein_store_lock_release(store, s->conv_id, r->token, &e);
+    if (rc != REIN_OK && rc != REIN_ESTATE)
+        rein_log(REIN_LOG_WARN, WHERE, "%s: lock not released: %s", s->conv_id, e.msg);
+    (void)err;
+    return REIN_OK;
+}
+
 rein_err rein_session_end(rein_session *s, rein_error *err)
 {
     rein_err rc = REIN_OK;
@@ -684,9 +708,19 @@ rein_err rein_session_end(rein_session *s, rein_error *err)
     if (!s)
         return REIN_OK;
     if (s->store) {
+        char token[REIN_ID_MAX] = "";
+        rein_error ignored;
+        if (s->lease)
+            snprintf(token, sizeof(token), "%s", rein_store_lease_token(s->lease));
         /* The renewing thread uses the store: it stops before the group holds it. */
         rein_store_lease_stop(s->lease);
         rc = rein__session_commit(s, end_writes, NULL, err);
+        if (rc != REIN_OK && token[0]) {
+            struct release r = {s, token};
+            if (rein_store_group(s->store, release_after_failure, &r, &ignored) != REIN_OK)
+                rein_log(REIN_LOG_WARN, WHERE, "%s: releasing after a failed commit: %s",
+                         s->conv_id, ignored.msg);
+        }
     }
     rein_cancel_unref(s->cancel);
     rein_history_free(s->h);

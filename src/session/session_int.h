@@ -37,9 +37,9 @@ struct rein__session_held {
 
 /* One write of a turn waiting for the session's next commit (session.c). */
 struct rein__queued {
-    bool ledger;     /* a ledger change; else a message */
-    size_t off, len; /* message: its text at off in the queue's text */
-    size_t position; /* message: where the history has it */
+    bool ledger;                /* a ledger change; else a message */
+    size_t off, len;            /* message: its text at off in the queue's text */
+    size_t position;            /* message: where the history has it */
     struct rein_ledger_entry e; /* ledger: its texts point into mem */
     char *mem;
 };
@@ -100,8 +100,9 @@ rein_err rein__session_save_message(rein_session *s, const json_t *msg, int64_t 
                                     rein_error *err);
 /* The ledger hook of proposals (rein_ledger_hook_fn): every change committed at once. */
 rein_err rein__session_save_ledger(void *userdata, const struct rein_ledger_entry *e);
-/* Updates the lock state others see: "executing" and "waiting_approval" at once (someone may
- * be waiting for them), the others with the next commit. Failures are logged. */
+/* Updates the lock state others see: "executing" and "waiting_approval" at once, with the
+ * events held so far (someone may be waiting for them), the others with the next commit.
+ * Called where the event callback runs. Failures are logged. */
 void rein__session_set_state(rein_session *s, const char *state, const char *tool);
 /* What a commit writes after the queue, inside the same store group; NULL: nothing. */
 typedef rein_err (*rein__session_more_fn)(rein_session *s, void *data, rein_error *err);
@@ -123,8 +124,9 @@ void rein__session_on_agent_event(rein_session *s, const struct rein_agent_event
  * is handed it. */
 rein_err rein__session_record(rein_session *s, const char *type, const char *json, size_t len,
                               bool tell, bool may_hold, int64_t *seq_out, rein_error *err);
-/* Writes what is held, inside a commit (a rein__session_more_fn's work). */
-rein_err rein__session_write_held(rein_session *s, rein_error *err);
+/* Writes what is held, inside a commit (a rein__session_more_fn; data unused). Only on the
+ * threads of the event callback: what is held has no lock of its own. */
+rein_err rein__session_write_held(rein_session *s, void *data, rein_error *err);
 /* Writes what is held. Failures are logged: events are the trace, not the conversation. */
 void rein__session_flush(rein_session *s);
 

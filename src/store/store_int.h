@@ -135,7 +135,8 @@ struct rein_store {
 };
 
 /* Adds one to a counter of the tally. */
-#define REIN__STORE_COUNT(tally, field) atomic_fetch_add_explicit(&(tally)->field, 1, memory_order_relaxed)
+#define REIN__STORE_COUNT(tally, field)                                                            \
+    atomic_fetch_add_explicit(&(tally)->field, 1, memory_order_relaxed)
 
 /* Backend entry points: fill s->ops and s->impl, or fail with err set. target is the part of
  * the URL after "sqlite:" (a path) or the whole "redis://…" URL. */

@@ -6,7 +6,8 @@
  * Then the lifecycle: kill -9 during a slow tool (nothing accepted is lost, the pending call is
  * flagged once the lease runs out, the conversation continues with the call answered), and
  * SIGTERM (a turn that ends within the grace period finishes; one that does not is cancelled
- * and left "interrupted"; the process exits 0, which under ASan also means no leak). The
+ * and left "interrupted"; the process exits 0, which under ASan also means no leak), and
+ * kill -9 right after answers (every answered turn is on disk). The
  * model is the scripted model server, whose log the tests read.
  */
 /* rein-test-timeout: 120 */
@@ -700,6 +701,81 @@ static void sigterm_lets_a_turn_finish(void **state)
     th_bg_free(x);
 }
 
+/*
+ * A turn's writes wait in memory for its commit points (decision 0050), but every turn answered
+ * 200 is on disk before its answer leaves: a kill -9 right after the answers loses none of
+ * them. A turn still waiting for the model when the process died leaves its conversation
+ * without a gap: whatever of it was stored is a prefix.
+ */
+static void kill9_after_answers_keeps_them(void **state)
+{
+    struct th_bg *late;
+    struct th_resp r;
+    rein_error err;
+    json_t *conv;
+    const json_t *m;
+    size_t i;
+
+    (void)state;
+    setup_cluster(false);
+    inst_start(&C->a, "1500", "5000");
+    ms_reset(C->ms);
+    assert_rein_ok(
+        ms_script(
+            C->ms,
+            "[{\"match\": {\"body_contains\": \"take your time\"}, \"times\": 0,"
+            " \"text\": \"late\", \"delay_headers_ms\": 60000},"
+            " {\"match\": {\"last_role\": \"user\"}, \"times\": 0, \"tool_calls\":"
+            " [{\"name\": \"echo\", \"arguments\": \"{\\\"text\\\": \\\"hi\\\"}\"}]},"
+            " {\"match\": {\"last_role\": \"tool\"}, \"times\": 0, \"text\": \"It said hi.\"}]",
+            false, &err),
+        &err);
+    late = th_bg_post(at(&C->a, "/agent/chat"),
+                      "{\"message\": \"take your time\", \"conversation_id\": \"late\", "
+                      "\"verification\": \"off\"}",
+                      false);
+    for (int k = 0; k < 8; k++) {
+        char body[160];
+        snprintf(body, sizeof(body),
+                 "{\"message\": \"echo hi\", \"conversation_id\": \"ack%d\", "
+                 "\"verification\": \"off\"}",
+                 k);
+        th_post(at(&C->a, "/agent/chat"), body, &r);
+        assert_int_equal(r.status, 200);
+        assert_string_equal(th_jstr(r.json, "response"), "It said hi.");
+        th_resp_free(&r);
+    }
+    rein_proc_kill(C->a.proc, SIGKILL);
+    {
+        int code;
+        assert_rein_ok(rein_proc_wait(C->a.proc, 10000, &code), NULL);
+    }
+    rein_proc_free(C->a.proc);
+    C->a.proc = NULL;
+    th_bg_join(late);
+    assert_int_not_equal(late->r.status, 200);
+    th_bg_free(late);
+
+    inst_start(&C->a, "1500", "5000");
+    for (int k = 0; k < 8; k++) {
+        char id[16];
+        snprintf(id, sizeof(id), "ack%d", k);
+        conv = conversation(&C->a, id);
+        assert_int_equal(json_array_size(json_object_get(conv, "messages")), 5);
+        m = json_object_get(json_array_get(json_object_get(conv, "messages"), 4), "message");
+        assert_string_equal(th_jstr(m, "content"), "It said hi.");
+        assert_string_equal(th_jstr(json_array_get(json_object_get(conv, "ledger"), 0), "status"),
+                            "success");
+        assert_string_equal(th_jstr(conv, "state"), "idle");
+        json_decref(conv);
+    }
+    conv = conversation(&C->a, "late");
+    json_array_foreach(json_object_get(conv, "messages"), i, m)
+        assert_int_equal(json_integer_value(json_object_get(m, "position")), (json_int_t)i);
+    json_decref(conv);
+    inst_stop(&C->a);
+}
+
 static const struct CMUnitTest tests[] = {
     cmocka_unit_test_teardown(two_instances_share_conversations, teardown),
     cmocka_unit_test_teardown(two_instances_one_turn_at_a_time, teardown),
@@ -710,6 +786,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test_teardown(kill9_during_a_slow_tool, teardown),
     cmocka_unit_test_teardown(sigterm_cancels_after_grace, teardown),
     cmocka_unit_test_teardown(sigterm_lets_a_turn_finish, teardown),
+    cmocka_unit_test_teardown(kill9_after_answers_keeps_them, teardown),
 };
 
 REIN_TEST_MAIN(tests)

@@ -802,6 +802,105 @@ static void loop_in_a_session(void **state)
     free(project);
 }
 
+/* ---- commits (decision 0050) ------------------------------------------------------------- */
+
+/* F's store opened again in exclusive mode, as `rein serve` opens it (group commit); with
+ * poison, a message holding "poison" fails its commit (store_fixture.h). */
+static void reopen_exclusive(bool poison)
+{
+    /* The lease's thread looks for a cancel every poll_ms, with a store call of its own: not
+     * within a test's turn. */
+    struct rein_store_opts opts = {.exclusive = true, .poll_ms = 600000};
+    rein_error err;
+
+    rein_store_free(F->store);
+    if (poison)
+        test_store_fixture_poison(F->url + strlen("sqlite:"));
+    assert_rein_ok(rein_store_open(F->url, &opts, &F->store, &err), &err);
+}
+
+/*
+ * A turn whose adapter hands out no event ids (defer_events, as POST /agent/chat answering
+ * JSON): its messages, ledger changes, lock states and events wait for the turn's commit
+ * points, so the turn waits for the disk four times (open, the pending call, executing, the
+ * end) instead of once per write, and everything is stored once rein_session_end says so.
+ */
+static void deferred_turn_commits_four_times(void **state)
+{
+    struct seen seen = {.mu = PTHREAD_MUTEX_INITIALIZER};
+    struct rein_session_opts so = {.on_event = on_event, .event_data = &seen, .defer_events = true};
+    struct rein_store_counts before, after;
+    struct stored st;
+    struct rein_store_lock_info info;
+    rein_session *s;
+    rein_agent_result *r = NULL;
+    json_t *conv;
+    rein_error err;
+
+    (void)state;
+    start();
+    reopen_exclusive(false);
+    script("[{\"tool_calls\": [{\"id\": \"d1\", \"name\": \"echo\", \"arguments\": "
+           "\"{\\\"text\\\": \\\"hi\\\"}\"}]}, {\"text\": [\"It said \", \"hi.\"]}]");
+    rein_store_counts(F->store, &before);
+    assert_rein_ok(rein_session_open(F->store, "d", &so, &s, NULL, &err), &err);
+    assert_rein_ok(rein_session_run(s, F->a, "echo hi", NULL, &r, &err), &err);
+    assert_string_equal(rein_agent_result_text(r), "It said hi.");
+    rein_agent_result_free(r);
+    assert_rein_ok(rein_session_end(s, &err), &err);
+    rein_store_counts(F->store, &after);
+    assert_int_equal(after.waits - before.waits, 4);
+
+    conv = exported("d");
+    assert_int_equal(json_array_size(json_object_get(conv, "messages")), 5);
+    assert_string_equal(jstr(ledger_entry(conv, "d1"), "status"), "success");
+    assert_string_equal(jstr(conv, "state"), "idle");
+    assert_int_equal(rein_store_lock_get(F->store, "d", &info, &err), REIN_ENOTFOUND);
+    json_decref(conv);
+    /* Every event is stored, in order, and the adapter got none with an id. */
+    stored_events(F->store, "d", 0, &st);
+    assert_string_equal(st.type[0], "start");
+    assert_string_equal(st.type[st.n - 1], "result");
+    assert_int_equal(count_type(&st, "tool_result"), 1);
+    for (size_t i = 0; i < st.n; i++)
+        assert_int_equal(st.seq[i], (int64_t)i + 1);
+    for (size_t i = 0; i < seen.n; i++)
+        assert_int_equal(seen.seq[i], 0);
+    json_decref(st.payloads);
+}
+
+/*
+ * The end's commit fails (the final answer holds "poison"): rein_session_end says so, so the
+ * adapter does not report the turn as kept, and nothing of the failed commit is in the store
+ * while everything committed before it is. The lock is released all the same.
+ */
+static void lost_commit_is_reported(void **state)
+{
+    struct rein_session_opts so = {.defer_events = true};
+    struct rein_store_lock_info info;
+    rein_session *s;
+    rein_agent_result *r = NULL;
+    json_t *conv;
+    rein_error err;
+
+    (void)state;
+    start();
+    reopen_exclusive(true);
+    script("[{\"tool_calls\": [{\"id\": \"p1\", \"name\": \"echo\", \"arguments\": "
+           "\"{\\\"text\\\": \\\"hi\\\"}\"}]}, {\"text\": \"poison\"}]");
+    assert_rein_ok(rein_session_open(F->store, "p", &so, &s, NULL, &err), &err);
+    assert_rein_ok(rein_session_run(s, F->a, "echo hi", NULL, &r, &err), &err);
+    rein_agent_result_free(r);
+    assert_int_equal(rein_session_end(s, &err), REIN_ESTORE);
+    assert_non_null(strstr(err.msg, "FOREIGN KEY"));
+    conv = exported("p");
+    /* system, user and the call went with the pending entry's commit; the rest was lost. */
+    assert_int_equal(json_array_size(json_object_get(conv, "messages")), 3);
+    assert_string_equal(jstr(ledger_entry(conv, "p1"), "status"), "pending");
+    assert_int_equal(rein_store_lock_get(F->store, "p", &info, &err), REIN_ENOTFOUND);
+    json_decref(conv);
+}
+
 static const struct CMUnitTest tests[] = {
     cmocka_unit_test_teardown(open_busy_and_existing, teardown),
     cmocka_unit_test_teardown(sqlite_turn_records, teardown),
@@ -817,6 +916,8 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test_teardown(loop_in_a_session, teardown),
     cmocka_unit_test_teardown(sqlite_release_store_continues, teardown),
     cmocka_unit_test_teardown(redis_release_store_continues, teardown),
+    cmocka_unit_test_teardown(deferred_turn_commits_four_times, teardown),
+    cmocka_unit_test_teardown(lost_commit_is_reported, teardown),
 };
 
 REIN_TEST_MAIN(tests)

@@ -29,6 +29,24 @@ void test_store_fixture_sqlite(const char *path)
     free(sql);
 }
 
+void test_store_fixture_poison(const char *path)
+{
+    sqlite3 *db = NULL;
+    char *msg = NULL;
+
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    if (sqlite3_exec(db,
+                     "CREATE TABLE poison_parent (id INTEGER PRIMARY KEY);"
+                     "CREATE TABLE poison (x INTEGER REFERENCES poison_parent(id) "
+                     "  DEFERRABLE INITIALLY DEFERRED);"
+                     "CREATE TRIGGER poison_msg AFTER INSERT ON messages "
+                     "  WHEN instr(NEW.body, 'poison') > 0 BEGIN INSERT INTO poison VALUES (1); "
+                     "END;",
+                     NULL, NULL, &msg) != SQLITE_OK)
+        fail_msg("adding the poison trigger: %s", msg);
+    sqlite3_close(db);
+}
+
 void test_store_fixture_redis(const struct test_redis *r)
 {
 #ifdef HAVE_HIREDIS

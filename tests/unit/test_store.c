@@ -1422,18 +1422,6 @@ EXCLUSIVE(read_now)
 
 /* ---- group commit (SQLite, exclusive mode) ---------------------------------------------- */
 
-/* A message whose body holds "poison" makes the transaction that inserted it fail at COMMIT
- * (a deferred foreign key with no parent row): a commit failure on demand. */
-static void add_poison(const char *path)
-{
-    exec_raw(path,
-             "CREATE TABLE poison_parent (id INTEGER PRIMARY KEY);"
-             "CREATE TABLE poison (x INTEGER REFERENCES poison_parent(id) "
-             "  DEFERRABLE INITIALLY DEFERRED);"
-             "CREATE TRIGGER poison_msg AFTER INSERT ON messages "
-             "  WHEN instr(NEW.body, 'poison') > 0 BEGIN INSERT INTO poison VALUES (1); END;");
-}
-
 /* The store of a group-commit test (static: the teardown reads it after the test). */
 static struct backend gc_backend;
 
@@ -1450,7 +1438,7 @@ static rein_store *open_poisoned(void)
     snprintf(b->url, sizeof(b->url), "sqlite:%s/rein.db", b->dir);
     snprintf(path, sizeof(path), "%s/rein.db", b->dir);
     rein_store_free(open_store(b));
-    add_poison(path);
+    test_store_fixture_poison(path);
     return open_store(b);
 }
 
@@ -1590,6 +1578,89 @@ static void sqlite_group_commit_failure_is_reported(void **state)
     append(s, "p", "{\"role\":\"user\",\"content\":\"fine\"}", 0);
     assert_rein_ok(rein_store_messages_each(s, "p", 0, gc_count, &n, &err), &err);
     assert_int_equal(n, 1);
+    rein_store_free(s);
+}
+
+/* ---- groups (rein_store_group) ------------------------------------------------------------ */
+
+struct grp {
+    const char *conv;
+    bool poison;   /* the second message fails at commit */
+    int seen;      /* messages read inside the group */
+    rein_err miss; /* an append to a conversation that does not exist */
+};
+
+/* Two messages, a call that fails on its own, and a read that sees the group's writes. */
+static rein_err grp_fn(rein_store *s, void *userdata, rein_error *err)
+{
+    struct grp *g = userdata;
+    const char *second = g->poison ? "{\"role\":\"user\",\"content\":\"poison\"}"
+                                   : "{\"role\":\"assistant\",\"content\":\"two\"}";
+    const char *one = "{\"role\":\"user\",\"content\":\"one\"}";
+    rein_error miss_err;
+    rein_err rc = rein_store_message_append(s, g->conv, one, strlen(one), NULL, NULL, err);
+
+    if (rc == REIN_OK)
+        rc = rein_store_message_append(s, g->conv, second, strlen(second), NULL, NULL, err);
+    g->miss = rein_store_message_append(s, "nobody", one, strlen(one), NULL, NULL, &miss_err);
+    if (rc == REIN_OK)
+        rc = rein_store_messages_each(s, g->conv, 0, gc_count, &g->seen, err);
+    return rc;
+}
+
+/* Every backend: a group's calls read each other's writes, a call failing inside it is undone
+ * alone, and what the group wrote is there afterwards. Only SQLite in exclusive mode waits
+ * for commits, and there the group waits once, not once per call. */
+static void t_group(struct backend *b)
+{
+    struct rein_store_counts before, after;
+    struct grp g = {.conv = "g"};
+    rein_store *s = open_store(b);
+    rein_error err;
+    int n = 0;
+
+    assert_rein_ok(rein_store_conv_create(s, "g", NULL, NULL, NULL, &err), &err);
+    rein_store_counts(s, &before);
+    assert_rein_ok(rein_store_group(s, grp_fn, &g, &err), &err);
+    rein_store_counts(s, &after);
+    assert_int_equal(g.seen, 2);
+    assert_int_equal(g.miss, REIN_ENOTFOUND);
+    assert_true(after.calls >= before.calls + 4);
+    assert_int_equal(after.waits - before.waits, b->exclusive ? 1 : 0);
+    if (b->exclusive)
+        assert_int_equal(after.commits - before.commits, 1);
+    rein_store_free(s);
+    s = open_store(b);
+    assert_rein_ok(rein_store_messages_each(s, "g", 0, gc_count, &n, &err), &err);
+    assert_int_equal(n, 2);
+    rein_store_free(s);
+}
+
+BOTH(group)
+EXCLUSIVE(group)
+
+/* A group whose commit fails returns the failure, and none of its writes were kept: a caller
+ * told REIN_OK can rely on every one of them. */
+static void sqlite_group_commit_failure_keeps_nothing(void **state)
+{
+    struct grp g = {.conv = "p", .poison = true};
+    rein_store *s;
+    rein_error err;
+    int n = 0;
+
+    (void)state;
+    s = open_poisoned();
+    assert_rein_ok(rein_store_conv_create(s, "p", NULL, NULL, NULL, &err), &err);
+    assert_int_equal(rein_store_group(s, grp_fn, &g, &err), REIN_ESTORE);
+    assert_non_null(strstr(err.msg, "FOREIGN KEY"));
+    assert_int_equal(g.seen, 2); /* each call succeeded; the commit did not */
+    assert_rein_ok(rein_store_messages_each(s, "p", 0, gc_count, &n, &err), &err);
+    assert_int_equal(n, 0);
+    /* The next group starts clean. */
+    g.poison = false;
+    g.seen = 0;
+    assert_rein_ok(rein_store_group(s, grp_fn, &g, &err), &err);
+    assert_int_equal(g.seen, 2);
     rein_store_free(s);
 }
 
@@ -1987,6 +2058,10 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test_teardown(sqlite_excl_read_now, cleanup),
     cmocka_unit_test_teardown(sqlite_group_commit_keeps_what_it_acknowledged, cleanup),
     cmocka_unit_test_teardown(sqlite_group_commit_failure_is_reported, cleanup),
+    cmocka_unit_test_teardown(sqlite_group, cleanup),
+    cmocka_unit_test_teardown(redis_group, cleanup),
+    cmocka_unit_test_teardown(sqlite_excl_group, cleanup),
+    cmocka_unit_test_teardown(sqlite_group_commit_failure_keeps_nothing, cleanup),
 };
 
 REIN_TEST_MAIN(tests)
