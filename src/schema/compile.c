@@ -1205,6 +1205,8 @@ rein_schema *rein_schema_compile(json_t *schema, const struct rein_schema_option
     rc = run_pending(&c);
     if (!rc)
         rc = find_cycles(&c);
+    if (!rc && (rc = rein__verdict_build(c.s)))
+        rein_error_set(err, rc, "out of memory");
     if (rc)
         goto fail;
     for (size_t i = 0; c.s->uses_regex && i < SCHEMA_MD_SLOTS; i++) {

@@ -49,11 +49,31 @@ rein_err rein__smap_put(struct smap *m, const void *key, void *val) REIN_WUR;
 void *rein__smap_get(const struct smap *m, const void *key);
 /* FNV-1a over len bytes. */
 size_t rein__schema_hash(const char *s, size_t len);
-/* True when the len bytes at a and b are equal (a short inline compare for keys). */
+/*
+ * True when the len bytes at a and b are equal (a short inline compare for keys). Lengths of
+ * 4 to 16 take two overlapping loads from each side instead of a byte loop; nothing outside
+ * the len bytes is read.
+ */
 static inline bool rein__bytes_eq(const char *a, const char *b, size_t len)
 {
     size_t i = 0;
 
+    if (len >= 8 && len <= 16) {
+        uint64_t x0, y0, x1, y1;
+        __builtin_memcpy(&x0, a, 8);
+        __builtin_memcpy(&y0, b, 8);
+        __builtin_memcpy(&x1, a + len - 8, 8);
+        __builtin_memcpy(&y1, b + len - 8, 8);
+        return ((x0 ^ y0) | (x1 ^ y1)) == 0;
+    }
+    if (len >= 4 && len < 8) {
+        uint32_t x0, y0, x1, y1;
+        __builtin_memcpy(&x0, a, 4);
+        __builtin_memcpy(&y0, b, 4);
+        __builtin_memcpy(&x1, a + len - 4, 4);
+        __builtin_memcpy(&y1, b + len - 4, 4);
+        return ((x0 ^ y0) | (x1 ^ y1)) == 0;
+    }
     for (; i + 8 <= len; i += 8) {
         uint64_t x, y;
         __builtin_memcpy(&x, a + i, 8);
@@ -342,6 +362,62 @@ struct snode {
     json_t *default_value;     /* borrowed */
 };
 
+/* ---- the verdict program (verdict.c) ----------------------------------------------------- */
+
+/*
+ * A second compiled form of a schema for deciding valid/invalid only: the nodes reachable
+ * from the root through properties, additionalProperties and items, flattened into one array
+ * with their property names beside them. It holds the keywords tool schemas are made of
+ * (type, enum of strings, properties, required, additionalProperties, items, min/max
+ * properties and items); any other node is a VK_GENERAL entry that hands its subtree to the
+ * node walker (validate.c), so the two can never disagree on a keyword only one of them knows.
+ */
+enum vkind {
+    VK_TRUE = 0, /* nothing to check beyond jtypes */
+    VK_FALSE,
+    VK_ENUM,    /* an enum of strings */
+    VK_OBJECT,  /* properties, required, additionalProperties, min/maxProperties */
+    VK_ARRAY,   /* items, min/maxItems */
+    VK_GENERAL, /* the node walker decides */
+};
+#define VNONE UINT32_MAX
+
+struct vprop {
+    const char *name; /* borrowed from the schema document */
+    uint32_t len;
+    uint32_t sub; /* program entry of the property's schema, VNONE when only "required" */
+    size_t hash;  /* rein__schema_hash of name (for objects with many properties) */
+    bool required;
+};
+
+struct vop {
+    uint8_t kind;   /* enum vkind */
+    uint8_t jtypes; /* bit 1 << json_type for every instance type "type" accepts (0xff: any) */
+    bool integral;  /* "integer" without "number": a real must have no fraction */
+    uint32_t n;     /* VK_OBJECT: entries of props; VK_ENUM: entries of enums */
+    uint32_t nrequired;
+    uint32_t sub; /* VK_OBJECT: additionalProperties; VK_ARRAY: items (VNONE when absent) */
+    size_t min, max;
+    const struct vprop *props; /* VK_OBJECT, in the node's props order */
+    const size_t *table;       /* VK_OBJECT: the node's prop_table (index + 1 into props) */
+    size_t mask;               /* VK_OBJECT: prop_table's mask */
+    const struct sprop *enums; /* VK_ENUM */
+    const struct snode *node;  /* VK_GENERAL */
+};
+
+/* Builds schema->prog from schema->root (NULL when the root itself is general). REIN_ENOMEM. */
+rein_err rein__verdict_build(rein_schema *schema) REIN_WUR;
+/* 1 valid, 0 invalid, -1 undecided (too deep, or the node walker failed): walk it instead. */
+int rein__verdict_run(const rein_schema *schema, json_t *inst);
+/* The node walker's verdict on inst for node n, starting at application depth depth, with
+ * no errors recorded: 1 valid, 0 invalid, -1 a hard error (too deep, a pattern that
+ * backtracks too much, out of memory). */
+int rein__schema_probe(const rein_schema *schema, const struct snode *n, json_t *inst, int depth);
+/* rein_schema_validate without the verdict program: the node walker alone (for tests that
+ * compare the two). */
+rein_err rein__schema_walk(const rein_schema *schema, json_t *instance, unsigned flags,
+                           rein_schema_result *res, rein_error *err) REIN_WUR;
+
 struct rein_schema {
     rein_arena *arena;
     struct sindex local; /* the root document and embedded metaschemas */
@@ -353,6 +429,7 @@ struct rein_schema {
     struct sregex **regexes; /* every compiled pattern, freed with the schema */
     size_t nregexes, regexes_cap;
     bool uses_regex;
+    const struct vop *prog; /* the verdict program (entry 0 is the root), or NULL */
     /* Match data for validations that pass no result (which would otherwise allocate one
      * each time): a few slots taken and given back atomically, so threads can share them. */
     pcre2_match_data *md_slots[SCHEMA_MD_SLOTS];

@@ -1531,8 +1531,54 @@ static int take_md_slot(const rein_schema *schema, pcre2_match_data **md)
     return -1;
 }
 
+int rein__schema_probe(const rein_schema *schema, const struct snode *n, json_t *inst, int depth)
+{
+    struct vstate st = {0};
+    int slot = -1;
+    bool ok;
+
+    st.schema = schema;
+    st.flags = REIN_SCHEMA_FIRST_ERROR;
+    st.depth = depth;
+    if (schema->uses_regex)
+        slot = take_md_slot(schema, &st.md);
+    ok = probe(&st, n, inst, NULL, NULL);
+    if (slot >= 0)
+        __atomic_store_n((int *)&schema->md_busy[slot], 0, __ATOMIC_RELEASE);
+    else if (st.md)
+        pcre2_match_data_free(st.md);
+    return st.hard ? -1 : ok;
+}
+
 rein_err rein_schema_validate(const rein_schema *schema, json_t *instance, unsigned flags,
                               rein_schema_result *res, rein_error *err)
+{
+    int verdict;
+
+    if (res) {
+        res->n = 0;
+        rein_buf_reset(&res->text);
+    }
+    if (!schema || !instance)
+        return rein_error_set(err, REIN_EINVAL, "a schema and an instance are required");
+    /* The verdict program decides first. A valid instance has no errors to report, and an
+     * invalid one needs the node walker only for what the caller asks to see: the errors
+     * (res), or their count (err without REIN_SCHEMA_FIRST_ERROR, where it is 1). */
+    verdict = rein__verdict_run(schema, instance);
+    if (verdict == 1) {
+        if ((flags & REIN_SCHEMA_FILL_DEFAULTS) && fill(schema->root, instance, 0))
+            return rein_error_set(err, REIN_ENOMEM, "out of memory while filling defaults");
+        return REIN_OK;
+    }
+    if (verdict == 0 && !res && !err)
+        return REIN_EINVALID;
+    if (verdict == 0 && !res && (flags & REIN_SCHEMA_FIRST_ERROR))
+        return rein_error_set(err, REIN_EINVALID, "1 validation error");
+    return rein__schema_walk(schema, instance, flags, res, err);
+}
+
+rein_err rein__schema_walk(const rein_schema *schema, json_t *instance, unsigned flags,
+                           rein_schema_result *res, rein_error *err)
 {
     struct vstate st = {0};
     int slot = -1;

@@ -10,12 +10,19 @@
  * annotation. The suite is read in place from the shared folder; without it each test exits 77
  * (skipped).
  *
+ * Every test also compares the verdicts of the ways rein decides: the node walker alone
+ * (every error), the first-error mode without a result (the verdict program,
+ * src/schema/verdict.c) and with one. Any disagreement fails the test, also on tests whose
+ * expected answer is skipped.
+ *
  * Run build-test/tests/test_schema_conformance directly to see the counts.
  */
 /* rein-test-timeout: 300 */
 #include "test.h"
 
 #include <dirent.h>
+
+#include "schema/schema_int.h"
 #include <sys/stat.h>
 
 #define SUITE "conformance/json-schema-test-suite"
@@ -42,7 +49,21 @@ struct run {
     rein_schema_registry *reg;
     struct counts required, optional;
     int unexpected; /* failures not allowed */
+    int disagree;   /* verdicts of the walker and the first-error modes that differ */
 };
+
+/* True when the first-error verdicts (with and without a result) equal the walker's (rc). */
+static bool modes_agree(const rein_schema *schema, json_t *data, rein_err rc,
+                        rein_schema_result *res)
+{
+    rein_err fast = rein_schema_validate(schema, data, REIN_SCHEMA_FIRST_ERROR, NULL, NULL);
+    rein_err first = rein_schema_validate(schema, data, REIN_SCHEMA_FIRST_ERROR, res, NULL);
+    rein_err all = rein_schema_validate(schema, data, 0, NULL, NULL);
+
+    if (rc != REIN_OK && rc != REIN_EINVALID)
+        return true; /* a hard error: no verdict to compare */
+    return fast == rc && first == rc && all == rc;
+}
 
 static bool skipped(const char *dialect, const char *file, const char *group)
 {
@@ -186,8 +207,15 @@ static void run_file(struct run *r, const char *path, const char *rel)
 
             file.total++;
             if (schema) {
-                rc = rein_schema_validate(schema, json_object_get(t, "data"), 0, res, &err);
+                json_t *data = json_object_get(t, "data");
+                rc = rein__schema_walk(schema, data, 0, res, &err);
                 got = rc == REIN_OK;
+                if (rein_schema_validate(schema, data, 0, res, &err) != rc ||
+                    !modes_agree(schema, data, rc, res)) {
+                    r->disagree++;
+                    print_message("  DISAGREE %s: \"%s\" / \"%s\": the modes' verdicts differ\n",
+                                  rel, gdesc, json_string_value(json_object_get(t, "description")));
+                }
             }
             if (schema && (rc == REIN_OK || rc == REIN_EINVALID) && got == want) {
                 file.passed++;
@@ -260,6 +288,7 @@ static void run_dialect(const char *dialect)
     print_message("%s: %d passed, %d failed, %d skipped\n", dialect,
                   r.required.passed + r.optional.passed, r.unexpected, r.optional.skipped);
     assert_int_equal(r.unexpected, 0);
+    assert_int_equal(r.disagree, 0);
     assert_int_equal(r.required.passed, r.required.total);
 }
 

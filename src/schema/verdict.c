@@ -1,0 +1,306 @@
+/*
+ * The verdict program: a flat second form of a compiled schema that decides valid or invalid
+ * without the node walker's bookkeeping (no instance-location frames, no error state, no
+ * dynamic scope), built once by rein_schema_compile.
+ *
+ * Tool schemas are objects of typed properties, a required list and perhaps enums and arrays;
+ * deciding them is a type test folded into each entry (a bit per jansson type), one pass over
+ * the instance's members with each name found among the schema's properties by length and
+ * bytes (or a hash for larger objects), and required names counted on the way instead of
+ * looked up afterwards. Any node with another keyword becomes a VK_GENERAL entry that asks the
+ * node walker about its subtree, so every keyword keeps one implementation.
+ *
+ * Only nodes reached through properties, additionalProperties and items are flattened: these
+ * always apply to a member or item of the instance, so no in-place cycle can pass through the
+ * program and the node walker, called for a general entry, needs no frames above it. Nodes
+ * shared by several parents are flattened once.
+ */
+#include "schema/schema_int.h"
+
+#include <math.h>
+#include <string.h>
+
+/* Objects with more properties than this look names up in the node's hash table. */
+#define VPROP_LINEAR 8
+
+struct vbuild {
+    rein_schema *schema;
+    struct vop *ops;
+    size_t n, cap;
+    struct smap seen; /* struct snode * -> its entry's index (in the arena) */
+};
+
+static uint8_t json_types_of(unsigned st)
+{
+    uint8_t t = 0;
+
+    if (st & ST_OBJECT)
+        t |= 1u << JSON_OBJECT;
+    if (st & ST_ARRAY)
+        t |= 1u << JSON_ARRAY;
+    if (st & ST_STRING)
+        t |= 1u << JSON_STRING;
+    if (st & (ST_NUMBER | ST_INTEGER))
+        t |= 1u << JSON_INTEGER | 1u << JSON_REAL;
+    if (st & ST_BOOL)
+        t |= 1u << JSON_TRUE | 1u << JSON_FALSE;
+    if (st & ST_NULL)
+        t |= 1u << JSON_NULL;
+    return t;
+}
+
+/* The entry kind node n can be flattened to, or VK_GENERAL. */
+static enum vkind kind_of(const struct snode *n)
+{
+    uint32_t has = n->has;
+
+    if (n->kind != SN_SCHEMA)
+        return n->kind == SN_TRUE ? VK_TRUE : VK_FALSE;
+    if (has & ~(uint32_t)(KW_TYPE | KW_ENUM | KW_OBJECT | KW_ARRAY))
+        return VK_GENERAL;
+    if (has & KW_ENUM)
+        return (has & (KW_OBJECT | KW_ARRAY)) || !n->enum_strs ? VK_GENERAL : VK_ENUM;
+    if ((has & KW_OBJECT) && (has & KW_ARRAY))
+        return VK_GENERAL;
+    if (has & KW_OBJECT)
+        return n->npats || n->property_names || n->has_dependents || n->uneval_props ||
+                       n->nprops > UINT32_MAX / 2
+                   ? VK_GENERAL
+                   : VK_OBJECT;
+    if (has & KW_ARRAY)
+        return n->nprefix || n->contains || n->unique_items || n->uneval_items ? VK_GENERAL
+                                                                               : VK_ARRAY;
+    return VK_TRUE;
+}
+
+static uint32_t build(struct vbuild *b, const struct snode *n, int depth, rein_err *rc);
+
+/* The entry of a subschema, VNONE when absent; *rc set on failure. */
+static uint32_t build_sub(struct vbuild *b, const struct snode *n, int depth, rein_err *rc)
+{
+    return n && !*rc ? build(b, n, depth + 1, rc) : VNONE;
+}
+
+static rein_err build_object(struct vbuild *b, uint32_t at, const struct snode *n, int depth)
+{
+    struct vprop *props = NULL;
+    rein_err rc = REIN_OK;
+    uint32_t add;
+
+    if (n->nprops) {
+        props = rein_arena_calloc(b->schema->arena, n->nprops, sizeof(*props));
+        if (!props)
+            return REIN_ENOMEM;
+    }
+    for (size_t i = 0; i < n->nprops; i++) {
+        const struct sprop *p = &n->props[i];
+        props[i] = (struct vprop){p->name, (uint32_t)p->len, VNONE, p->hash, p->required_bit >= 0};
+        props[i].sub = build_sub(b, p->schema, depth, &rc);
+        if (rc)
+            return rc;
+    }
+    add = build_sub(b, n->additional, depth, &rc);
+    if (rc)
+        return rc;
+    /* b->ops may have moved while the subschemas were built: index it only now. */
+    b->ops[at].n = (uint32_t)n->nprops;
+    b->ops[at].nrequired = (uint32_t)n->nrequired;
+    b->ops[at].sub = add;
+    b->ops[at].min = n->min_props;
+    b->ops[at].max = n->max_props;
+    b->ops[at].props = props;
+    b->ops[at].table = n->prop_table;
+    b->ops[at].mask = n->prop_mask;
+    return REIN_OK;
+}
+
+static uint32_t build(struct vbuild *b, const struct snode *n, int depth, rein_err *rc)
+{
+    const uint32_t *seen = rein__smap_get(&b->seen, n);
+    enum vkind kind = kind_of(n);
+    uint32_t at, *slot;
+    struct vop *op;
+
+    if (seen)
+        return *seen;
+    if (b->n == b->cap) {
+        size_t ncap = b->cap ? b->cap * 2 : 16;
+        struct vop *nops = rein_realloc(b->ops, ncap * sizeof(*nops));
+        if (!nops) {
+            *rc = REIN_ENOMEM;
+            return VNONE;
+        }
+        b->ops = nops;
+        b->cap = ncap;
+    }
+    at = (uint32_t)b->n++;
+    slot = rein_arena_alloc(b->schema->arena, sizeof(*slot));
+    if (slot)
+        *slot = at;
+    if (!slot || rein__smap_put(&b->seen, n, slot)) {
+        *rc = REIN_ENOMEM;
+        return VNONE;
+    }
+    if (depth >= SCHEMA_MAX_DEPTH)
+        kind = VK_GENERAL;
+    op = &b->ops[at];
+    *op = (struct vop){.kind = (uint8_t)kind, .jtypes = 0xff, .sub = VNONE, .node = n};
+    if (kind == VK_GENERAL)
+        return at;
+    if (kind == VK_FALSE)
+        op->jtypes = 0;
+    if (n->has & KW_TYPE) {
+        op->jtypes = json_types_of(n->types);
+        op->integral = (n->types & ST_INTEGER) && !(n->types & ST_NUMBER);
+    }
+    if (kind == VK_ENUM) {
+        op->enums = n->enum_strs;
+        op->n = (uint32_t)n->nenum_strs;
+    } else if (kind == VK_OBJECT) {
+        *rc = build_object(b, at, n, depth);
+    } else if (kind == VK_ARRAY) {
+        uint32_t items = build_sub(b, n->items, depth, rc);
+        b->ops[at].sub = items;
+        b->ops[at].min = n->min_items;
+        b->ops[at].max = n->max_items;
+    }
+    return at;
+}
+
+rein_err rein__verdict_build(rein_schema *schema)
+{
+    struct vbuild b = {schema, NULL, 0, 0, {0}};
+    rein_err rc = REIN_OK;
+    struct vop *ops;
+
+    rein__smap_init(&b.seen, true);
+    build(&b, schema->root, 0, &rc);
+    if (!rc && b.ops[0].kind != VK_GENERAL) {
+        ops = rein_arena_alloc(schema->arena, b.n * sizeof(*ops));
+        if (ops) {
+            memcpy(ops, b.ops, b.n * sizeof(*ops));
+            schema->prog = ops;
+        } else {
+            rc = REIN_ENOMEM;
+        }
+    }
+    rein__smap_release(&b.seen);
+    rein_free(b.ops);
+    return rc;
+}
+
+/* ---- running it --------------------------------------------------------------------------- */
+
+/* The property named key (len bytes) of an object entry, or NULL. Arguments usually come in
+ * the schema's order, so the search starts after the previous match (hint). */
+static inline const struct vprop *vprop_find(const struct vop *op, const char *key, size_t len,
+                                             uint32_t *hint)
+{
+    if (op->n <= VPROP_LINEAR) {
+        uint32_t i = *hint < op->n ? *hint : 0;
+        for (uint32_t k = 0; k < op->n; k++) {
+            const struct vprop *p = &op->props[i];
+            if (p->len == len && rein__bytes_eq(p->name, key, len)) {
+                *hint = i + 1;
+                return p;
+            }
+            if (++i == op->n)
+                i = 0;
+        }
+        return NULL;
+    }
+    size_t h = rein__schema_hash(key, len);
+    for (size_t j = h & op->mask;; j = (j + 1) & op->mask) {
+        size_t k = op->table[j];
+        if (!k)
+            return NULL;
+        const struct vprop *p = &op->props[k - 1];
+        if (p->hash == h && p->len == len && rein__bytes_eq(p->name, key, len))
+            return p;
+    }
+}
+
+static int run(const rein_schema *s, const struct vop *op, json_t *v, int depth);
+
+static int run_object(const rein_schema *s, const struct vop *op, json_t *v, int depth)
+{
+    size_t size = json_object_size(v);
+    uint32_t found = 0, hint = 0;
+
+    if (size < op->nrequired || size < op->min || size > op->max)
+        return 0;
+    for (void *it = json_object_iter(v); it; it = json_object_iter_next(v, it)) {
+        const struct vprop *p =
+            vprop_find(op, json_object_iter_key(it), json_object_iter_key_len(it), &hint);
+        uint32_t sub = op->sub;
+        if (p) {
+            found += p->required;
+            if (p->sub != VNONE)
+                sub = p->sub;
+        }
+        if (sub != VNONE) {
+            int r = run(s, &s->prog[sub], json_object_iter_value(it), depth + 1);
+            if (r != 1)
+                return r;
+        }
+    }
+    return found == op->nrequired;
+}
+
+static int run_array(const rein_schema *s, const struct vop *op, json_t *v, int depth)
+{
+    size_t size = json_array_size(v);
+
+    if (size < op->min || size > op->max)
+        return 0;
+    if (op->sub == VNONE)
+        return 1;
+    for (size_t i = 0; i < size; i++) {
+        int r = run(s, &s->prog[op->sub], json_array_get(v, i), depth + 1);
+        if (r != 1)
+            return r;
+    }
+    return 1;
+}
+
+static int run(const rein_schema *s, const struct vop *op, json_t *v, int depth)
+{
+    unsigned t = json_typeof(v);
+
+    if (!((op->jtypes >> t) & 1))
+        return 0;
+    if (t == JSON_REAL && op->integral) {
+        double d = json_real_value(v);
+        if (!(d == floor(d) && isfinite(d)))
+            return 0;
+    }
+    if (depth >= SCHEMA_MAX_DEPTH)
+        return -1;
+    switch (op->kind) {
+    case VK_TRUE:
+        return 1;
+    case VK_ENUM:
+        if (t == JSON_STRING) {
+            const char *str = json_string_value(v);
+            size_t len = json_string_length(v);
+            for (uint32_t i = 0; i < op->n; i++) {
+                if (op->enums[i].len == len && rein__bytes_eq(op->enums[i].name, str, len))
+                    return 1;
+            }
+        }
+        return 0;
+    case VK_OBJECT:
+        return t == JSON_OBJECT ? run_object(s, op, v, depth) : 1;
+    case VK_ARRAY:
+        return t == JSON_ARRAY ? run_array(s, op, v, depth) : 1;
+    case VK_GENERAL:
+        return rein__schema_probe(s, op->node, v, depth);
+    default:
+        return 0; /* VK_FALSE (its jtypes already refused every value) */
+    }
+}
+
+int rein__verdict_run(const rein_schema *schema, json_t *inst)
+{
+    return schema->prog ? run(schema, schema->prog, inst, 0) : -1;
+}

@@ -1,0 +1,429 @@
+/*
+ * The verdict program (src/schema/verdict.c) against the node walker: on the BFCL tool
+ * schemas with their expected arguments and random argument objects, and on random schemas
+ * made of the keywords the program flattens, every way of validating must reach the walker's
+ * verdict: first error without a result (the program alone), first error with one, all
+ * errors with and without one. (test_schema_conformance compares them on the
+ * JSON-Schema-Test-Suite.)
+ */
+#include "test.h"
+
+#include <dirent.h>
+
+#include "schema/schema_int.h"
+
+static uint64_t rng = 0x9e3779b97f4a7c15ull;
+
+static unsigned rnd(unsigned n)
+{
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return (unsigned)(rng % n);
+}
+
+/* Validates inst every way and fails when a verdict differs from the walker's. */
+static void agree(const rein_schema *schema, json_t *inst, rein_schema_result *res, size_t *valid,
+                  size_t *invalid)
+{
+    rein_error err;
+    rein_err walk = rein__schema_walk(schema, inst, 0, NULL, &err);
+    rein_err modes[] = {
+        rein_schema_validate(schema, inst, REIN_SCHEMA_FIRST_ERROR, NULL, NULL),
+        rein_schema_validate(schema, inst, REIN_SCHEMA_FIRST_ERROR, res, &err),
+        rein_schema_validate(schema, inst, 0, res, &err),
+        rein_schema_validate(schema, inst, 0, NULL, &err),
+        rein__schema_walk(schema, inst, REIN_SCHEMA_FIRST_ERROR, NULL, NULL),
+    };
+
+    assert_true(walk == REIN_OK || walk == REIN_EINVALID);
+    for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
+        if (modes[i] != walk) {
+            char *s = rein_json_dumps(inst);
+            fail_msg("mode %zu: %s, the walker: %s, on %s", i, rein_err_name(modes[i]),
+                     rein_err_name(walk), s);
+        }
+    }
+    if (walk == REIN_OK)
+        (*valid)++;
+    else
+        (*invalid)++;
+}
+
+/* A value of a random type, sometimes one the schema expects (kind: a "type" name). */
+static json_t *random_value(const char *kind, int depth)
+{
+    static const char *const words[] = {"a",     "abc", "abcd",         "celsius", "fahrenheit",
+                                        "units", "x",   "kg/m\xc2\xb3", ""};
+    unsigned pick = kind && rnd(3) ? 100 : rnd(9);
+
+    if (pick == 100) {
+        if (!strcmp(kind, "string"))
+            pick = 0;
+        else if (!strcmp(kind, "integer"))
+            pick = rnd(2) ? 1 : 8;
+        else if (!strcmp(kind, "number"))
+            pick = rnd(2) ? 2 : 1;
+        else if (!strcmp(kind, "boolean"))
+            pick = 3;
+        else if (!strcmp(kind, "array"))
+            pick = 5;
+        else if (!strcmp(kind, "object"))
+            pick = 6;
+        else
+            pick = rnd(9);
+    }
+    switch (pick) {
+    case 0:
+        return json_string(words[rnd(sizeof(words) / sizeof(words[0]))]);
+    case 1:
+        return json_integer((json_int_t)rnd(20) - 5);
+    case 2:
+        return json_real((double)rnd(100) / 8.0);
+    case 3:
+        return json_boolean(rnd(2));
+    case 4:
+        return json_null();
+    case 5: {
+        json_t *a = json_array();
+        for (unsigned i = depth < 3 ? rnd(4) : 0; i; i--)
+            json_array_append_new(a, random_value(kind && rnd(2) ? NULL : "string", depth + 1));
+        return a;
+    }
+    case 6: {
+        json_t *o = json_object();
+        for (unsigned i = depth < 3 ? rnd(3) : 0; i; i--)
+            json_object_set_new(o, words[rnd(6)], random_value(NULL, depth + 1));
+        return o;
+    }
+    case 7:
+        return json_string("10");
+    default:
+        return json_real((double)rnd(10)); /* an integral real: valid as "integer" */
+    }
+}
+
+/* A random argument object for an object schema: its properties, some left out, some of
+ * the wrong type, sometimes an extra one. */
+static json_t *random_args(json_t *schema, json_t *answer)
+{
+    json_t *props = json_object_get(schema, "properties");
+    json_t *o = answer && rnd(2) ? json_deep_copy(answer) : json_object();
+    const char *key;
+    json_t *p;
+
+    json_object_foreach(props, key, p)
+    {
+        json_t *items = json_object_get(p, "items");
+        if (rnd(5) == 0) {
+            json_object_del(o, key);
+            continue;
+        }
+        if (json_object_get(o, key) && rnd(2))
+            continue;
+        json_t *enm = json_object_get(p, "enum");
+        if (json_array_size(enm) && rnd(2)) {
+            json_object_set(o, key, json_array_get(enm, rnd((unsigned)json_array_size(enm))));
+        } else if (items && rnd(2)) {
+            json_t *a = json_array();
+            for (unsigned i = rnd(4); i; i--)
+                json_array_append_new(
+                    a, random_value(json_string_value(json_object_get(items, "type")), 1));
+            json_object_set_new(o, key, a);
+        } else {
+            json_object_set_new(o, key,
+                                random_value(json_string_value(json_object_get(p, "type")), 0));
+        }
+    }
+    if (rnd(6) == 0)
+        json_object_set_new(o, "unexpected_extra", json_integer(1));
+    return o;
+}
+
+/* BFCL's types in JSON Schema words (dict, float, tuple, any), as bench/schema_cases.py. */
+static json_t *bfcl_fix(json_t *v)
+{
+    const char *key;
+    json_t *item, *out;
+
+    if (json_is_array(v)) {
+        out = json_array();
+        for (size_t i = 0; i < json_array_size(v); i++)
+            json_array_append_new(out, bfcl_fix(json_array_get(v, i)));
+        return out;
+    }
+    if (!json_is_object(v))
+        return json_incref(v);
+    out = json_object();
+    json_object_foreach(v, key, item)
+    {
+        if (!strcmp(key, "type") && json_is_string(item)) {
+            const char *t = json_string_value(item);
+            if (!strcmp(t, "any"))
+                continue;
+            t = !strcmp(t, "dict")    ? "object"
+                : !strcmp(t, "float") ? "number"
+                : !strcmp(t, "tuple") ? "array"
+                                      : t;
+            json_object_set_new(out, key, json_string(t));
+        } else if (!strcmp(key, "properties") && json_is_object(item)) {
+            json_t *props = json_object();
+            const char *pk;
+            json_t *pv;
+            json_object_foreach(item, pk, pv)
+            {
+                json_object_set_new(props, pk, bfcl_fix(pv));
+            }
+            json_object_set_new(out, key, props);
+        } else if (!strcmp(key, "items") || !strcmp(key, "additionalProperties")) {
+            json_object_set_new(out, key, bfcl_fix(item));
+        } else {
+            json_object_set(out, key, item);
+        }
+    }
+    return out;
+}
+
+/* One JSON value per line of path (a BFCL file), as an array. */
+static json_t *load_lines(const char *path)
+{
+    size_t len;
+    char *text = test_read_file(path, &len);
+    json_t *rows = json_array();
+
+    for (char *line = text, *end; line && *line; line = end + 1) {
+        rein_error err;
+        end = strchr(line, '\n');
+        if (!end)
+            end = line + strlen(line);
+        if (end > line) {
+            json_t *v = rein_json_parse(line, (size_t)(end - line), 0, &err);
+            if (v)
+                json_array_append_new(rows, v);
+        }
+        if (!*end)
+            break;
+    }
+    free(text);
+    return rows;
+}
+
+/* The first acceptable argument object for function fname in a BFCL answer row, or NULL. */
+static json_t *answer_args(json_t *answers, const char *id, const char *fname)
+{
+    size_t i, k;
+    json_t *row, *call;
+
+    json_array_foreach(answers, i, row)
+    {
+        if (strcmp(json_string_value(json_object_get(row, "id")), id) != 0)
+            continue;
+        json_array_foreach(json_object_get(row, "ground_truth"), k, call)
+        {
+            json_t *params = json_object_get(call, fname), *args, *opts;
+            const char *pname;
+            if (!params)
+                continue;
+            args = json_object();
+            json_object_foreach(params, pname, opts)
+            {
+                for (size_t j = 0; j < json_array_size(opts); j++) {
+                    json_t *o = json_array_get(opts, j);
+                    if (json_is_string(o) && !json_string_length(o))
+                        continue;
+                    json_object_set(args, pname, o);
+                    break;
+                }
+            }
+            return args;
+        }
+    }
+    return NULL;
+}
+
+static void verdict_matches_walker_on_bfcl(void **state)
+{
+    static const char *const files[] = {
+        "BFCL_v4_simple_python.json",     "BFCL_v4_multiple.json",    "BFCL_v4_parallel.json",
+        "BFCL_v4_parallel_multiple.json", "BFCL_v4_live_simple.json", "BFCL_v4_live_parallel.json",
+    };
+    const char *dir = test_require_shared("fixtures/bfcl");
+    rein_schema_result *res = rein_schema_result_new();
+    size_t valid = 0, invalid = 0, schemas = 0;
+
+    (void)state;
+    for (size_t f = 0; f < sizeof(files) / sizeof(files[0]); f++) {
+        char path[4096];
+        snprintf(path, sizeof(path), "%s/%s", dir, files[f]);
+        json_t *rows = load_lines(path);
+        snprintf(path, sizeof(path), "%s/possible_answer/%s", dir, files[f]);
+        json_t *answers = load_lines(path);
+        size_t i, k;
+        json_t *row, *fn;
+        json_array_foreach(rows, i, row)
+        {
+            json_array_foreach(json_object_get(row, "function"), k, fn)
+            {
+                json_t *schema_doc = bfcl_fix(json_object_get(fn, "parameters"));
+                json_t *answer = answer_args(answers, json_string_value(json_object_get(row, "id")),
+                                             json_string_value(json_object_get(fn, "name")));
+                rein_error err;
+                rein_schema *schema = rein_schema_compile(schema_doc, NULL, &err);
+                if (schema) {
+                    schemas++;
+                    if (answer)
+                        agree(schema, answer, res, &valid, &invalid);
+                    for (int r = 0; r < 12; r++) {
+                        json_t *inst = random_args(schema_doc, answer);
+                        agree(schema, inst, res, &valid, &invalid);
+                        json_decref(inst);
+                    }
+                    rein_schema_free(schema);
+                }
+                json_decref(answer);
+                json_decref(schema_doc);
+            }
+        }
+        json_decref(rows);
+        json_decref(answers);
+    }
+    print_message("%zu BFCL schemas: %zu valid and %zu invalid instances agree\n", schemas, valid,
+                  invalid);
+    assert_true(schemas > 1000);
+    assert_true(valid > 1000 && invalid > 1000);
+    rein_schema_result_free(res);
+}
+
+/* A random schema from the keywords the program flattens, with a general node now and then. */
+static json_t *random_schema(int depth)
+{
+    static const char *const types[] = {"string", "integer", "number", "boolean",
+                                        "null",   "array",   "object"};
+    static const char *const names[] = {
+        "a",         "abc",   "abcd",  "abcdefg",           "abcdefgh",
+        "abcdefghi", "units", "a/b~c", "abcdefghijklmnopq", "x"};
+    unsigned pick = depth > 2 ? rnd(3) : rnd(8);
+    json_t *s;
+
+    if (rnd(8) == 0)
+        return json_boolean(rnd(2));
+    s = json_object();
+    if (pick < 3 && rnd(2)) {
+        json_t *t = json_array();
+        json_array_append_new(t, json_string(types[rnd(5)]));
+        json_array_append_new(t, json_string(types[rnd(5)]));
+        json_object_set_new(s, "type", t);
+    } else if (pick < 3) {
+        json_object_set_new(s, "type", json_string(types[rnd(5)]));
+    }
+    if (pick == 2) {
+        json_t *e = json_array();
+        json_array_append_new(e, json_string("abc"));
+        json_array_append_new(e, json_string("units"));
+        json_array_append_new(e, json_string(rnd(2) ? "" : "kg/m\xc2\xb3"));
+        json_object_set_new(s, "enum", e);
+    }
+    if (pick == 3 || pick == 4) {
+        json_object_set_new(s, "type", json_string("array"));
+        if (rnd(3))
+            json_object_set_new(s, "items", random_schema(depth + 1));
+        if (rnd(3) == 0)
+            json_object_set_new(s, "minItems", json_integer(rnd(3)));
+        if (rnd(3) == 0)
+            json_object_set_new(s, "maxItems", json_integer(rnd(4)));
+    }
+    if (pick >= 5) {
+        json_t *props = json_object(), *req = json_array();
+        unsigned n = rnd(2) ? rnd(4) : 9 + rnd(4); /* the hash-table path above 8 */
+        if (rnd(4))
+            json_object_set_new(s, "type", json_string("object"));
+        for (unsigned i = 0; i < n; i++) {
+            const char *name = names[rnd(10)];
+            char buf[32];
+            if (n > 8) {
+                snprintf(buf, sizeof(buf), "%s%u", name, i);
+                name = buf;
+            }
+            json_object_set_new(props, name, random_schema(depth + 1));
+            if (rnd(2))
+                json_array_append_new(req, json_string(name));
+        }
+        if (rnd(5) == 0)
+            json_array_append_new(req, json_string("only_required"));
+        json_object_set_new(s, "properties", props);
+        json_object_set_new(s, "required", req);
+        if (rnd(3) == 0)
+            json_object_set_new(s, "additionalProperties",
+                                rnd(2) ? json_false() : random_schema(depth + 1));
+        if (rnd(5) == 0)
+            json_object_set_new(s, "minProperties", json_integer(rnd(3)));
+        if (rnd(5) == 0)
+            json_object_set_new(s, "maxProperties", json_integer(rnd(5)));
+    }
+    if (rnd(10) == 0) /* a keyword the program leaves to the walker */
+        json_object_set_new(s, "minLength", json_integer(2));
+    return s;
+}
+
+/* An instance shaped after schema (mostly), with random changes. */
+static json_t *random_instance(json_t *schema, int depth)
+{
+    json_t *props = json_object_get(schema, "properties");
+    json_t *items = json_object_get(schema, "items");
+    json_t *type = json_object_get(schema, "type");
+    const char *key;
+    json_t *p;
+
+    if (props && rnd(6)) {
+        json_t *o = json_object();
+        json_object_foreach(props, key, p)
+        {
+            if (rnd(5))
+                json_object_set_new(o, key, random_instance(p, depth + 1));
+        }
+        if (rnd(6) == 0)
+            json_object_set_new(o, rnd(2) ? "extra" : "only_required", json_integer(3));
+        return o;
+    }
+    if (items && rnd(6)) {
+        json_t *a = json_array();
+        for (unsigned i = rnd(4); i; i--)
+            json_array_append_new(a, random_instance(items, depth + 1));
+        return a;
+    }
+    if (json_is_array(json_object_get(schema, "enum")) && rnd(2))
+        return json_string(rnd(2) ? "units" : "unit");
+    return random_value(json_is_string(type) ? json_string_value(type) : NULL, depth);
+}
+
+static void verdict_matches_walker_on_random_schemas(void **state)
+{
+    rein_schema_result *res = rein_schema_result_new();
+    size_t valid = 0, invalid = 0;
+
+    (void)state;
+    for (int i = 0; i < 3000; i++) {
+        json_t *doc = random_schema(0);
+        rein_error err;
+        rein_schema *schema = rein_schema_compile(doc, NULL, &err);
+        if (!schema)
+            fail_msg("cannot compile a random schema: %s", err.msg);
+        for (int k = 0; k < 10; k++) {
+            json_t *inst = random_instance(doc, 0);
+            agree(schema, inst, res, &valid, &invalid);
+            json_decref(inst);
+        }
+        rein_schema_free(schema);
+        json_decref(doc);
+    }
+    print_message("random schemas: %zu valid and %zu invalid instances agree\n", valid, invalid);
+    assert_true(valid > 3000 && invalid > 3000);
+    rein_schema_result_free(res);
+}
+
+static const struct CMUnitTest tests[] = {
+    cmocka_unit_test(verdict_matches_walker_on_bfcl),
+    cmocka_unit_test(verdict_matches_walker_on_random_schemas),
+};
+
+REIN_TEST_MAIN(tests)
