@@ -18,9 +18,11 @@
 # validated LOOP (1000) times in a row, verdict only, the mean per instance summed; exhaustive
 # mode against rein's all-errors mode, --fast against rein's first-error mode. rein runs the
 # same looped measurement ("rein-loop"), in wall-clock time as Blaze does (Blaze also takes
-# off the cost of reading the clock around each validation), verdict only and with messages:
-# a core taken away by another process counts against both. The rounds interleave all four
-# validators; the Blaze table gives the range of the per-round ratios with the load average.
+# off the cost of reading the clock around each validation): first error verdict only and
+# with messages; all errors counted (every error found, none written: what Blaze's exhaustive
+# mode does when benchmarking) and with messages. A core taken away by another process counts
+# against both. The rounds interleave all four validators; the tables give the range of the
+# per-round figures and ratios with the load average.
 #
 # Usage: bash bench/schema.sh [SECONDS per measurement, default 3] (about 18 x SECONDS in all)
 set -euo pipefail
@@ -90,11 +92,15 @@ def per_round(name, prefix, suffix=""):
     return r
 rein, ajv, py = per_round("rein", "rein"), per_round("ajv", "ajv"), per_round("py", r"\S+")
 loads = [line.strip() for line in open("%s/schema_load.txt" % out)]
-print("best of 3 rounds (load average at the start of each round: %s):" % ", ".join(loads))
+ratio = lambda xs, ys: "%.2f-%.2fx" % (min(x / y for x, y in zip(xs, ys)),
+                                       max(x / y for x, y in zip(xs, ys)))
+print("validations/s, ranges over the rounds (load average at the start of each round: %s):"
+      % ", ".join(loads))
 for mode in ("all errors", "first error"):
-    r, a, p = max(rein[mode]), max(ajv[mode]), max(py[mode])
-    print("%-11s rein %9.0f/s  ajv %9.0f/s  python %8.0f/s   rein/ajv %.2fx   rein/python %.1fx"
-          % (mode, r, a, p, r / a, r / p))
+    r, a, p = rein[mode], ajv[mode], py[mode]
+    print("%-11s rein %.0f-%.0f/s  ajv %.0f-%.0f/s  python %.0f-%.0f/s   rein/ajv %s   "
+          "rein/python %s" % (mode, min(r), max(r), min(a), max(a), min(p), max(p), ratio(r, a),
+                              ratio(r, p)))
 print("rein cycling through every schema, per round (ns per validation): " + "; ".join(
     "%s %s" % (mode, ", ".join("%.0f" % (1e9 / x) for x in rein[mode]))
     for mode in ("all errors", "first error")))
@@ -108,15 +114,15 @@ for name, prefix in (("rein", "rein"), ("blaze", "blaze")):
 if len({(v, i) for _, v, i in counts}) != 1:
     sys.exit("schema.sh: rein and Blaze disagree on which instances are valid: %s" % sorted(counts))
 blaze = per_round("blaze", "blaze")
-verdict = per_round("rein", "rein-loop", "verdict only")
-messages = per_round("rein", "rein-loop", "with messages")
+looped = {what: per_round("rein", "rein-loop", what)
+          for what in ("verdict only", "counted", "with messages")}
+ns = lambda xs: "%.0f-%.0f" % (1e9 / max(xs), 1e9 / min(xs))
 print("\nagainst Blaze, each instance looped, parsing excluded (ns per validation, ranges over "
       "rounds; ratio > 1: rein faster):")
-for mode, bmode in (("all errors", "exhaustive"), ("first error", "fast")):
-    ns = lambda xs: "%.0f-%.0f" % (1e9 / max(xs), 1e9 / min(xs))
-    ratio = lambda xs: "%.2f-%.2f" % (min(x / b for x, b in zip(xs, blaze[mode])),
-                                      max(x / b for x, b in zip(xs, blaze[mode])))
-    print("%-11s Blaze %-10s %9s   rein verdict only %9s (%sx)   rein with messages %9s (%sx)"
-          % (mode, bmode, ns(blaze[mode]), ns(verdict[mode]), ratio(verdict[mode]),
-             ns(messages[mode]), ratio(messages[mode])))
+for mode, bmode, quiet in (("first error", "--fast", "verdict only"),
+                          ("all errors", "exhaustive", "counted")):
+    b = blaze[mode]
+    q, m = looped[quiet][mode], looped["with messages"][mode]
+    print("%-11s Blaze %-10s %9s   rein %-12s %9s (%s)   rein with messages %9s (%s)"
+          % (mode, bmode, ns(b), quiet, ns(q), ratio(q, b), ns(m), ratio(m, b)))
 PY

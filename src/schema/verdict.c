@@ -222,13 +222,29 @@ static inline const struct vprop *vprop_find(const struct vop *op, const char *k
 
 static int run(const rein_schema *s, const struct vop *op, json_t *v, int depth);
 
+/* The "type" of op folded into a bit test: true when v's type is one op accepts. */
+static inline bool type_ok(const struct vop *op, const json_t *v)
+{
+    unsigned t = json_typeof(v);
+
+    if (!((op->jtypes >> t) & 1))
+        return false;
+    if (t == JSON_REAL && op->integral) {
+        double d = json_real_value(v);
+        return d == floor(d) && isfinite(d);
+    }
+    return true;
+}
+
 static int run_object(const rein_schema *s, const struct vop *op, json_t *v, int depth)
 {
-    size_t size = json_object_size(v);
     uint32_t found = 0, hint = 0;
 
-    if (size < op->nrequired || size < op->min || size > op->max)
-        return 0;
+    if (op->min || op->max != SIZE_MAX) {
+        size_t size = json_object_size(v);
+        if (size < op->min || size > op->max)
+            return 0;
+    }
     for (void *it = json_object_iter(v); it; it = json_object_iter_next(v, it)) {
         const struct vprop *p =
             vprop_find(op, json_object_iter_key(it), json_object_iter_key_len(it), &hint);
@@ -238,11 +254,19 @@ static int run_object(const rein_schema *s, const struct vop *op, json_t *v, int
             if (p->sub != VNONE)
                 sub = p->sub;
         }
-        if (sub != VNONE) {
-            int r = run(s, &s->prog[sub], json_object_iter_value(it), depth + 1);
-            if (r != 1)
-                return r;
+        if (sub == VNONE)
+            continue;
+        const struct vop *c = &s->prog[sub];
+        json_t *val = json_object_iter_value(it);
+        if (c->kind == VK_TRUE) {
+            /* Most properties are a type alone: no call for them. */
+            if (!type_ok(c, val))
+                return 0;
+            continue;
         }
+        int r = run(s, c, val, depth + 1);
+        if (r != 1)
+            return r;
     }
     return found == op->nrequired;
 }
@@ -267,13 +291,8 @@ static int run(const rein_schema *s, const struct vop *op, json_t *v, int depth)
 {
     unsigned t = json_typeof(v);
 
-    if (!((op->jtypes >> t) & 1))
+    if (!type_ok(op, v))
         return 0;
-    if (t == JSON_REAL && op->integral) {
-        double d = json_real_value(v);
-        if (!(d == floor(d) && isfinite(d)))
-            return 0;
-    }
     if (depth >= SCHEMA_MAX_DEPTH)
         return -1;
     switch (op->kind) {

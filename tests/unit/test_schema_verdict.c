@@ -421,7 +421,34 @@ static void verdict_matches_walker_on_random_schemas(void **state)
     rein_schema_result_free(res);
 }
 
+/* The count in err is the walker's, whichever way the verdict was reached. */
+static void invalid_counts_every_error(void **state)
+{
+    rein_error err;
+    json_t *doc =
+        json_pack("{s:s, s:{s:{s:s}, s:{s:s}}, s:[s, s, s]}", "type", "object", "properties", "a",
+                  "type", "integer", "b", "type", "string", "required", "a", "b", "c");
+    json_t *three = json_pack("{s:s, s:i}", "a", "x", "b", 1);
+    json_t *one = json_pack("{s:i, s:s}", "a", 1, "b", "x");
+    rein_schema *schema = rein_schema_compile(doc, NULL, &err);
+
+    (void)state;
+    assert_non_null(schema);
+    assert_int_equal(rein_schema_validate(schema, three, 0, NULL, &err), REIN_EINVALID);
+    assert_string_equal(err.msg, "3 validation errors");
+    assert_int_equal(rein_schema_validate(schema, one, 0, NULL, &err), REIN_EINVALID);
+    assert_string_equal(err.msg, "1 validation error");
+    assert_int_equal(rein_schema_validate(schema, three, REIN_SCHEMA_FIRST_ERROR, NULL, &err),
+                     REIN_EINVALID);
+    assert_string_equal(err.msg, "1 validation error");
+    rein_schema_free(schema);
+    json_decref(doc);
+    json_decref(three);
+    json_decref(one);
+}
+
 static const struct CMUnitTest tests[] = {
+    cmocka_unit_test(invalid_counts_every_error),
     cmocka_unit_test(verdict_matches_walker_on_bfcl),
     cmocka_unit_test(verdict_matches_walker_on_random_schemas),
 };
