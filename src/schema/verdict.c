@@ -12,8 +12,9 @@
  *
  * Only nodes reached through properties, additionalProperties and items are flattened: these
  * always apply to a member or item of the instance, so no in-place cycle can pass through the
- * program and the node walker, called for a general entry, needs no frames above it. Nodes
- * shared by several parents are flattened once.
+ * program, and nodes of resources with dynamic anchors are left general, so the node walker,
+ * called for a general entry, needs no frames above it (for reference cycles or the dynamic
+ * scope). Nodes shared by several parents are flattened once.
  */
 #include "schema/schema_int.h"
 
@@ -56,7 +57,9 @@ static enum vkind kind_of(const struct snode *n)
 
     if (n->kind != SN_SCHEMA)
         return n->kind == SN_TRUE ? VK_TRUE : VK_FALSE;
-    if (has & ~(uint32_t)(KW_TYPE | KW_ENUM | KW_OBJECT | KW_ARRAY))
+    /* A resource with dynamic anchors takes part in resolving a $dynamicRef below it, which
+     * the walker does through its frames: the program keeps none, so such nodes stay its. */
+    if (has & ~(uint32_t)(KW_TYPE | KW_ENUM | KW_OBJECT | KW_ARRAY) || n->res->ndyn)
         return VK_GENERAL;
     if (has & KW_ENUM)
         return (has & (KW_OBJECT | KW_ARRAY)) || !n->enum_strs ? VK_GENERAL : VK_ENUM;

@@ -447,7 +447,39 @@ static void invalid_counts_every_error(void **state)
     json_decref(one);
 }
 
+/* A $dynamicRef resolves to the outermost resource with the anchor, through members the
+ * verdict program would otherwise walk without the walker's frames. */
+static void dynamic_scope_seen_through_members(void **state)
+{
+    static const char schema_text[] =
+        "{\"$id\": \"https://example.com/root\", \"$dynamicAnchor\": \"meta\","
+        " \"type\": \"object\", \"maxProperties\": 1,"
+        " \"properties\": {\"p\": {\"$id\": \"https://example.com/inner\","
+        " \"$dynamicAnchor\": \"meta\", \"type\": \"object\","
+        " \"properties\": {\"q\": {\"$dynamicRef\": \"#meta\"}}}}}";
+    static const char inst_text[] = "{\"p\": {\"q\": {\"a\": 1, \"b\": 2}}}";
+    rein_error err;
+    json_t *doc = rein_json_parse(schema_text, sizeof(schema_text) - 1, 0, &err);
+    json_t *inst = rein_json_parse(inst_text, sizeof(inst_text) - 1, 0, &err);
+    rein_schema *schema = doc ? rein_schema_compile(doc, NULL, &err) : NULL;
+    rein_schema_result *res = rein_schema_result_new();
+    size_t valid = 0, invalid = 0;
+
+    (void)state;
+    assert_non_null(inst);
+    if (!schema)
+        fail_msg("cannot compile: %s", err.msg);
+    /* q is checked against the root (at most one property), not against "inner". */
+    assert_int_equal(rein__schema_walk(schema, inst, 0, NULL, NULL), REIN_EINVALID);
+    agree(schema, inst, res, &valid, &invalid);
+    rein_schema_result_free(res);
+    rein_schema_free(schema);
+    json_decref(doc);
+    json_decref(inst);
+}
+
 static const struct CMUnitTest tests[] = {
+    cmocka_unit_test(dynamic_scope_seen_through_members),
     cmocka_unit_test(invalid_counts_every_error),
     cmocka_unit_test(verdict_matches_walker_on_bfcl),
     cmocka_unit_test(verdict_matches_walker_on_random_schemas),
