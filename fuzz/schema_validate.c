@@ -5,7 +5,8 @@
  * collected and with defaults filled. Any crash, hang, leak or sanitizer report is a bug.
  *
  * Differential: the verdict program (src/schema/verdict.c) and the node walker must agree on
- * valid/invalid whenever both decide (neither fails with a hard error); a disagreement aborts.
+ * valid/invalid, and on the number of errors, whenever both decide (neither fails with a hard
+ * error); a disagreement aborts.
  */
 #include <rein/rein.h>
 
@@ -39,8 +40,12 @@ static void run(json_t *schema_doc, json_t *inst, const struct rein_schema_optio
     }
     rein_err fast = rein_schema_validate(schema, inst, REIN_SCHEMA_FIRST_ERROR, NULL, NULL);
     rein_err walk = rein__schema_walk(schema, inst, 0, NULL, &err);
+    rein_error counted;
+    rein_err count = rein_schema_validate(schema, inst, 0, NULL, &counted);
     if ((fast == REIN_OK && walk == REIN_EINVALID) || (fast == REIN_EINVALID && walk == REIN_OK))
         abort(); /* the verdict program and the node walker disagree */
+    if (walk == REIN_EINVALID && count == REIN_EINVALID && strcmp(err.msg, counted.msg) != 0)
+        abort(); /* they count the errors differently */
     rein_schema_free(schema);
 }
 

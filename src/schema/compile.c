@@ -1179,6 +1179,7 @@ rein_schema *rein_schema_compile(json_t *schema, const struct rein_schema_option
         d.version = SV_DRAFT7;
     else if (opts->dialect == REIN_SCHEMA_DIALECT_2019_09)
         d.version = SV_2019;
+    rein__members_init();
     c.s = schema_alloc();
     if (!c.s) {
         rein_error_set(err, REIN_ENOMEM, "out of memory");

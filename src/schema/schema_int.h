@@ -102,6 +102,61 @@ static inline uint64_t rein__head8(const char *s, size_t len)
     return w;
 }
 
+/* ---- an object's members (members.c) ----------------------------------------------------- */
+
+/* Offsets of a member's fields from the iterator jansson hands out; direct when known. */
+struct rein__mlayout {
+    bool direct;
+    size_t key, key_len, value, next;
+};
+extern struct rein__mlayout rein__mlayout;
+/* Finds the layout (once per process; rein_schema_compile calls it before any validation). */
+void rein__members_init(void);
+
+/* The members of an object, one at a time. */
+struct rein__members {
+    json_t *obj;
+    void *it;
+    size_t left;
+};
+
+static inline void *rein__ptr_at(const void *rec, size_t off)
+{
+    void *p;
+
+    __builtin_memcpy(&p, (const char *)rec + off, sizeof(p));
+    return p;
+}
+
+static inline void rein__members_start(struct rein__members *m, json_t *obj)
+{
+    m->obj = obj;
+    m->it = json_object_iter(obj);
+    m->left = rein__mlayout.direct && m->it ? json_object_size(obj) : 0;
+}
+
+/* The next member's key (borrowed), key length and value (borrowed); false after the last. */
+static inline bool rein__members_next(struct rein__members *m, const char **key, size_t *len,
+                                      json_t **val)
+{
+    void *it = m->it;
+
+    if (!it)
+        return false;
+    if (rein__mlayout.direct) {
+        *key = (const char *)it + rein__mlayout.key;
+        __builtin_memcpy(len, (const char *)it + rein__mlayout.key_len, sizeof(*len));
+        *val = rein__ptr_at(it, rein__mlayout.value);
+        m->it = --m->left ? rein__ptr_at(it, rein__mlayout.next) : NULL;
+        return true;
+    }
+    *key = json_object_iter_key(it);
+    *len = json_object_iter_key_len(it);
+    *val = json_object_iter_value(it);
+    m->it = json_object_iter_next(m->obj, it);
+    return true;
+}
+
 /* ---- URIs (uri.c) ------------------------------------------------------------------------- */
 
 /* New string: ref resolved against base (RFC 3986 section 5.2), or NULL when out of memory. */
@@ -407,12 +462,15 @@ struct vop {
 
 /* Builds schema->prog from schema->root (NULL when the root itself is general). REIN_ENOMEM. */
 rein_err rein__verdict_build(rein_schema *schema) REIN_WUR;
-/* 1 valid, 0 invalid, -1 undecided (too deep, or the node walker failed): walk it instead. */
-int rein__verdict_run(const rein_schema *schema, json_t *inst);
-/* The node walker's verdict on inst for node n, starting at application depth depth, with
- * no errors recorded: 1 valid, 0 invalid, -1 a hard error (too deep, a pattern that
- * backtracks too much, out of memory). */
-int rein__schema_probe(const rein_schema *schema, const struct snode *n, json_t *inst, int depth);
+/* The errors of inst: 0 when valid; when not, 1 (all false: the first error decides) or the
+ * number the node walker finds (all true); -1 undecided (too deep, or the walker failed):
+ * walk it instead. */
+long rein__verdict_run(const rein_schema *schema, json_t *inst, bool all);
+/* The node walker's errors for inst at node n, starting at application depth depth, none
+ * recorded: 0 valid; 1 at the first (all false) or every one counted (all true); -1 a hard
+ * error (too deep, a pattern that backtracks too much, out of memory). */
+long rein__schema_probe(const rein_schema *schema, const struct snode *n, json_t *inst, int depth,
+                        bool all);
 /* rein_schema_validate without the verdict program: the node walker alone (for tests that
  * compare the two). */
 rein_err rein__schema_walk(const rein_schema *schema, json_t *instance, unsigned flags,

@@ -948,11 +948,13 @@ static bool v_members(struct vstate *st, const struct snode *n, json_t *inst,
 {
     bool ok = true;
     size_t hint = 0;
+    struct rein__members mi;
+    const char *key;
+    size_t len;
+    json_t *val;
 
-    for (void *it = json_object_iter(inst); it; it = json_object_iter_next(inst, it)) {
-        const char *key = json_object_iter_key(it);
-        size_t len = json_object_iter_key_len(it);
-        json_t *val = json_object_iter_value(it);
+    rein__members_start(&mi, inst);
+    while (rein__members_next(&mi, &key, &len, &val)) {
         struct ipath kip = {ip, key, len};
         const struct sprop *p = prop_find(n, key, len, &hint);
         bool matched = false;
@@ -1562,29 +1564,34 @@ static rein_err invalid(rein_error *err, size_t nerr)
     return REIN_EINVALID;
 }
 
-int rein__schema_probe(const rein_schema *schema, const struct snode *n, json_t *inst, int depth)
+long rein__schema_probe(const rein_schema *schema, const struct snode *n, json_t *inst, int depth,
+                        bool all)
 {
     struct vstate st = {0};
     int slot = -1;
     bool ok;
 
     st.schema = schema;
-    st.flags = REIN_SCHEMA_FIRST_ERROR;
+    st.flags = all ? 0 : REIN_SCHEMA_FIRST_ERROR;
     st.depth = depth;
+    st.collect = true; /* counted (st.res is NULL), not written */
     if (schema->uses_regex)
         slot = take_md_slot(schema, &st.md);
-    ok = probe(&st, n, inst, NULL, NULL);
+    ok = all ? v_node(&st, n, inst, NULL, NULL) : probe(&st, n, inst, NULL, NULL);
     if (slot >= 0)
         __atomic_store_n((int *)&schema->md_busy[slot], 0, __ATOMIC_RELEASE);
     else if (st.md)
         pcre2_match_data_free(st.md);
-    return st.hard ? -1 : ok;
+    if (st.hard || (all && ok != (st.nerr == 0)))
+        return -1;
+    return all ? (long)st.nerr : !ok;
 }
 
 rein_err rein_schema_validate(const rein_schema *schema, json_t *instance, unsigned flags,
                               rein_schema_result *res, rein_error *err)
 {
-    int verdict;
+    bool count = !res && err && !(flags & REIN_SCHEMA_FIRST_ERROR);
+    long errs;
 
     if (res) {
         res->n = 0;
@@ -1592,19 +1599,17 @@ rein_err rein_schema_validate(const rein_schema *schema, json_t *instance, unsig
     }
     if (!schema || !instance)
         return rein_error_set(err, REIN_EINVAL, "a schema and an instance are required");
-    /* The verdict program decides first. A valid instance has no errors to report, and an
-     * invalid one needs the node walker only for what the caller asks to see: the errors
-     * (res), or their count (err without REIN_SCHEMA_FIRST_ERROR, where it is 1). */
-    verdict = rein__verdict_run(schema, instance);
-    if (verdict == 1) {
+    /* The verdict program decides first. A valid instance has no errors to report; for an
+     * invalid one the node walker runs only when the caller asks for the errors themselves
+     * (res): the program counts them as the walker does. */
+    errs = rein__verdict_run(schema, instance, count);
+    if (errs == 0) {
         if ((flags & REIN_SCHEMA_FILL_DEFAULTS) && fill(schema->root, instance, 0))
             return rein_error_set(err, REIN_ENOMEM, "out of memory while filling defaults");
         return REIN_OK;
     }
-    if (verdict == 0 && !res && !err)
-        return REIN_EINVALID;
-    if (verdict == 0 && !res && (flags & REIN_SCHEMA_FIRST_ERROR))
-        return invalid(err, 1);
+    if (errs > 0 && !res)
+        return invalid(err, (size_t)errs);
     return rein__schema_walk(schema, instance, flags, res, err);
 }
 

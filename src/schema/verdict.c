@@ -1,14 +1,17 @@
 /*
- * The verdict program: a flat second form of a compiled schema that decides valid or invalid
- * without the node walker's bookkeeping (no instance-location frames, no error state, no
- * dynamic scope), built once by rein_schema_compile.
+ * The verdict program: a flat second form of a compiled schema that decides valid or invalid,
+ * and counts the errors, without the node walker's bookkeeping (no instance-location frames,
+ * no error records, no dynamic scope), built once by rein_schema_compile.
  *
  * Tool schemas are objects of typed properties, a required list and perhaps enums and arrays;
  * deciding them is a type test folded into each entry (a bit per jansson type), one pass over
- * the instance's members with each name found among the schema's properties by length and
- * bytes (or a hash for larger objects), and required names counted on the way instead of
- * looked up afterwards. Any node with another keyword becomes a VK_GENERAL entry that asks the
- * node walker about its subtree, so every keyword keeps one implementation.
+ * the instance's members (read through members.c) with each name found among the schema's
+ * properties by length and bytes (or a hash for larger objects), and required names counted
+ * on the way instead of looked up afterwards. Any node with another keyword becomes a
+ * VK_GENERAL entry that asks the node walker about its subtree, so every keyword keeps one
+ * implementation. In the all-errors count the program records what the walker would: a wrong
+ * type does not stop the keywords of the type the value has, each missing required name is
+ * one error, "items": false one for the whole array.
  *
  * Only nodes reached through properties, additionalProperties and items are flattened: these
  * always apply to a member or item of the instance, so no in-place cycle can pass through the
@@ -223,7 +226,13 @@ static inline const struct vprop *vprop_find(const struct vop *op, const char *k
     }
 }
 
-static int run(const rein_schema *s, const struct vop *op, json_t *v, int depth);
+/* What a run is asked: the first error only, or the number of errors the walker would find. */
+struct vrun {
+    const rein_schema *s;
+    bool all;
+};
+
+static long run(const struct vrun *x, const struct vop *op, json_t *v, int depth);
 
 /* The "type" of op folded into a bit test: true when v's type is one op accepts. */
 static inline bool type_ok(const struct vop *op, const json_t *v)
@@ -239,18 +248,35 @@ static inline bool type_ok(const struct vop *op, const json_t *v)
     return true;
 }
 
-static int run_object(const rein_schema *s, const struct vop *op, json_t *v, int depth)
+/* Adds r, a member's or an item's errors, to *errs; true when the run stops here (the first
+ * error, or undecided). */
+static inline bool add(const struct vrun *x, long *errs, long r)
 {
+    if (r < 0) {
+        *errs = -1;
+        return true;
+    }
+    *errs += r;
+    return *errs && !x->all;
+}
+
+static long run_object(const struct vrun *x, const struct vop *op, json_t *v, int depth)
+{
+    struct rein__members m;
+    const char *key;
+    size_t len;
+    json_t *val;
     uint32_t found = 0, hint = 0;
+    long errs = 0;
 
     if (op->min || op->max != SIZE_MAX) {
         size_t size = json_object_size(v);
-        if (size < op->min || size > op->max)
-            return 0;
+        if ((size < op->min || size > op->max) && add(x, &errs, 1))
+            return errs;
     }
-    for (void *it = json_object_iter(v); it; it = json_object_iter_next(v, it)) {
-        const struct vprop *p =
-            vprop_find(op, json_object_iter_key(it), json_object_iter_key_len(it), &hint);
+    rein__members_start(&m, v);
+    while (rein__members_next(&m, &key, &len, &val)) {
+        const struct vprop *p = vprop_find(op, key, len, &hint);
         uint32_t sub = op->sub;
         if (p) {
             found += p->required;
@@ -259,70 +285,84 @@ static int run_object(const rein_schema *s, const struct vop *op, json_t *v, int
         }
         if (sub == VNONE)
             continue;
-        const struct vop *c = &s->prog[sub];
-        json_t *val = json_object_iter_value(it);
-        if (c->kind == VK_TRUE) {
-            /* Most properties are a type alone: no call for them. */
-            if (!type_ok(c, val))
-                return 0;
+        const struct vop *c = &x->s->prog[sub];
+        /* Most properties are a type alone: no call for them. */
+        if (c->kind == VK_TRUE && type_ok(c, val))
             continue;
-        }
-        int r = run(s, c, val, depth + 1);
-        if (r != 1)
-            return r;
+        if (add(x, &errs, c->kind == VK_TRUE ? 1 : run(x, c, val, depth + 1)))
+            return errs;
     }
-    return found == op->nrequired;
+    /* Every required name missing is one error. */
+    return errs + (long)(op->nrequired - found);
 }
 
-static int run_array(const rein_schema *s, const struct vop *op, json_t *v, int depth)
+static long run_array(const struct vrun *x, const struct vop *op, json_t *v, int depth)
 {
     size_t size = json_array_size(v);
+    long errs = 0;
 
-    if (size < op->min || size > op->max)
-        return 0;
-    if (op->sub == VNONE)
-        return 1;
+    if ((size < op->min || size > op->max) && add(x, &errs, 1))
+        return errs;
+    if (op->sub == VNONE || !size)
+        return errs;
+    if (x->s->prog[op->sub].kind == VK_FALSE)
+        return errs + 1; /* "items": false is one error, whatever the number of items */
     for (size_t i = 0; i < size; i++) {
-        int r = run(s, &s->prog[op->sub], json_array_get(v, i), depth + 1);
-        if (r != 1)
-            return r;
+        if (add(x, &errs, run(x, &x->s->prog[op->sub], json_array_get(v, i), depth + 1)))
+            return errs;
     }
-    return 1;
+    return errs;
 }
 
-static int run(const rein_schema *s, const struct vop *op, json_t *v, int depth)
+static bool enum_ok(const struct vop *op, const json_t *v)
+{
+    const char *str;
+    size_t len;
+
+    if (!json_is_string(v))
+        return false;
+    str = json_string_value(v);
+    len = json_string_length(v);
+    for (uint32_t i = 0; i < op->n; i++) {
+        if (op->enums[i].len == len && rein__bytes_eq(op->enums[i].name, str, len))
+            return true;
+    }
+    return false;
+}
+
+/*
+ * Errors of v against op: 0 when valid; when not, 1 (x->all false) or as many as the walker
+ * records; -1 when the walker must decide. As in the walker, a wrong type does not stop the
+ * keywords that apply to the type v has.
+ */
+static long run(const struct vrun *x, const struct vop *op, json_t *v, int depth)
 {
     unsigned t = json_typeof(v);
+    long errs = type_ok(op, v) ? 0 : 1, r;
 
-    if (!type_ok(op, v))
-        return 0;
+    if (errs && (!x->all || op->kind == VK_FALSE))
+        return 1;
     if (depth >= SCHEMA_MAX_DEPTH)
         return -1;
     switch (op->kind) {
-    case VK_TRUE:
-        return 1;
     case VK_ENUM:
-        if (t == JSON_STRING) {
-            const char *str = json_string_value(v);
-            size_t len = json_string_length(v);
-            for (uint32_t i = 0; i < op->n; i++) {
-                if (op->enums[i].len == len && rein__bytes_eq(op->enums[i].name, str, len))
-                    return 1;
-            }
-        }
-        return 0;
+        return errs + !enum_ok(op, v);
     case VK_OBJECT:
-        return t == JSON_OBJECT ? run_object(s, op, v, depth) : 1;
+        r = t == JSON_OBJECT ? run_object(x, op, v, depth) : 0;
+        return r < 0 ? r : errs + r;
     case VK_ARRAY:
-        return t == JSON_ARRAY ? run_array(s, op, v, depth) : 1;
+        r = t == JSON_ARRAY ? run_array(x, op, v, depth) : 0;
+        return r < 0 ? r : errs + r;
     case VK_GENERAL:
-        return rein__schema_probe(s, op->node, v, depth);
+        return rein__schema_probe(x->s, op->node, v, depth, x->all);
     default:
-        return 0; /* VK_FALSE (its jtypes already refused every value) */
+        return errs; /* VK_TRUE */
     }
 }
 
-int rein__verdict_run(const rein_schema *schema, json_t *inst)
+long rein__verdict_run(const rein_schema *schema, json_t *inst, bool all)
 {
-    return schema->prog ? run(schema, schema->prog, inst, 0) : -1;
+    struct vrun x = {schema, all};
+
+    return schema->prog ? run(&x, schema->prog, inst, 0) : -1;
 }

@@ -12,8 +12,8 @@
  *
  * Every test also compares the verdicts of the ways rein decides: the node walker alone
  * (every error), the first-error mode without a result (the verdict program,
- * src/schema/verdict.c) and with one. Any disagreement fails the test, also on tests whose
- * expected answer is skipped.
+ * src/schema/verdict.c) and with one, and the number of errors the program counts with the
+ * walker's. Any disagreement fails the test, also on tests whose expected answer is skipped.
  *
  * Run build-test/tests/test_schema_conformance directly to see the counts.
  */
@@ -59,9 +59,15 @@ static bool modes_agree(const rein_schema *schema, json_t *data, rein_err rc,
     rein_err fast = rein_schema_validate(schema, data, REIN_SCHEMA_FIRST_ERROR, NULL, NULL);
     rein_err first = rein_schema_validate(schema, data, REIN_SCHEMA_FIRST_ERROR, res, NULL);
     rein_err all = rein_schema_validate(schema, data, 0, NULL, NULL);
+    rein_error counted, walked;
 
     if (rc != REIN_OK && rc != REIN_EINVALID)
         return true; /* a hard error: no verdict to compare */
+    /* All errors counted without a result: the number must be the walker's. */
+    if (rein_schema_validate(schema, data, 0, NULL, &counted) != rc ||
+        rein__schema_walk(schema, data, 0, NULL, &walked) != rc ||
+        (rc == REIN_EINVALID && strcmp(counted.msg, walked.msg) != 0))
+        return false;
     return fast == rc && first == rc && all == rc;
 }
 
