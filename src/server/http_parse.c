@@ -75,6 +75,11 @@ bool rein__http_match(const char *pattern, const char *path, rein_arena *arena, 
             if (v && !rein__http_pct_decode(q, qlen, false, v, &vlen))
                 v = NULL;
             values[n++] = v;
+        } else if (!memchr(q, '%', qlen)) {
+            /* Decoding a segment without '%' changes nothing: compared as written (every
+             * request tries every route, so this is most of routing's work). */
+            if (qlen != plen || memcmp(q, p, plen) != 0)
+                return false;
         } else {
             char buf[128];
             size_t blen;

@@ -52,9 +52,18 @@ struct rein_metric {
     struct series *series, *series_tail;
 };
 
+/* The families rein's own counters use (std_family), found once: every request counts in
+ * two of them, and a lookup by name checks the name and walks every family. */
+#define STD_FAMILIES 8
+
 struct rein_metrics {
     pthread_mutex_t mu;
     struct rein_metric *families, *tail;
+    struct {
+        const char *name; /* the caller's literal: compared by address */
+        struct rein_metric *f;
+    } std[STD_FAMILIES];
+    size_t nstd;
 };
 
 rein_metrics *rein_metrics_new(void)
@@ -658,11 +667,30 @@ rein_err rein_metrics_otel_collect(void *registry, rein_arena *ar, struct rein_o
 static rein_metric *std_family(rein_metrics *m, enum rein_metric_kind kind, const char *name,
                                const char *help, const char *const *labels)
 {
+    rein_metric *f = NULL;
     rein_error err;
-    rein_metric *f = rein_metrics_family(m, kind, name, help, labels, NULL, 0, &err);
 
-    if (!f)
+    if (!m)
+        m = rein_metrics_global();
+    if (!m)
+        return NULL;
+    pthread_mutex_lock(&m->mu);
+    for (size_t i = 0; i < m->nstd && !f; i++)
+        f = m->std[i].name == name ? m->std[i].f : NULL;
+    pthread_mutex_unlock(&m->mu);
+    if (f)
+        return f;
+    f = rein_metrics_family(m, kind, name, help, labels, NULL, 0, &err);
+    if (!f) {
         rein_log(REIN_LOG_WARN, WHERE, "%s", err.msg);
+        return NULL;
+    }
+    pthread_mutex_lock(&m->mu);
+    if (m->nstd < STD_FAMILIES) {
+        m->std[m->nstd].name = name;
+        m->std[m->nstd++].f = f;
+    }
+    pthread_mutex_unlock(&m->mu);
     return f;
 }
 
@@ -690,10 +718,14 @@ void rein_metrics_http_request(rein_metrics *m, const char *method, const char *
     const char *dvalues[REIN_METRIC_MAX_LABELS] = {route, NULL, NULL, NULL};
 
     /* Statuses are three digits (100-599); anything else would be a bug, kept bounded. */
-    if (status >= 100 && status <= 599)
-        snprintf(code, sizeof(code), "%d", status);
-    else
-        snprintf(code, sizeof(code), "other");
+    if (status >= 100 && status <= 599) {
+        code[0] = (char)('0' + status / 100);
+        code[1] = (char)('0' + status / 10 % 10);
+        code[2] = (char)('0' + status % 10);
+        code[3] = '\0';
+    } else {
+        memcpy(code, "other", sizeof("other"));
+    }
     rein_metric_add(std_family(m, REIN_METRIC_COUNTER, "rein_http_requests_total",
                                "HTTP requests answered, by method, route pattern and status",
                                req_labels),

@@ -51,17 +51,26 @@ bool rein__body_object(const json_t *body, const char *const *allowed, json_t *d
     return true;
 }
 
+/* The JSON Pointer of a top-level member, for a problem's "path". */
+static const char *member_path(const char *key, char path[64])
+{
+    snprintf(path, 64, "/%s", key);
+    return path;
+}
+
 const char *rein__body_string(const json_t *body, const char *key, bool required, json_t *details)
 {
     const json_t *v = json_object_get(body, key);
     char path[64];
 
-    snprintf(path, sizeof(path), "/%s", key);
+    if (v && json_is_string(v) && strlen(json_string_value(v)) == json_string_length(v))
+        return json_string_value(v);
     if (!v || json_is_null(v)) {
         if (required)
-            rein__body_problem(details, path, "\"%s\" is required", key);
+            rein__body_problem(details, member_path(key, path), "\"%s\" is required", key);
         return NULL;
     }
+    member_path(key, path);
     if (!json_is_string(v)) {
         rein__body_problem(details, path, "\"%s\" must be a string, not %s", key,
                            rein_json_type_name(v));
@@ -81,12 +90,12 @@ bool rein__body_int(const json_t *body, const char *key, int64_t lo, int64_t hi,
     const json_t *v = json_object_get(body, key);
     char path[64];
 
-    snprintf(path, sizeof(path), "/%s", key);
     if (!v || json_is_null(v))
         return true;
     if (!json_is_integer(v) || json_integer_value(v) < lo || json_integer_value(v) > hi) {
-        rein__body_problem(details, path, "\"%s\" must be an integer from %lld to %lld", key,
-                           (long long)lo, (long long)hi);
+        rein__body_problem(details, member_path(key, path),
+                           "\"%s\" must be an integer from %lld to %lld", key, (long long)lo,
+                           (long long)hi);
         return false;
     }
     *out = json_integer_value(v);

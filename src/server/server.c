@@ -1256,6 +1256,22 @@ static enum MHD_Result answer_options(rein_request *req, const char *allow)
     return queue(req, 204, resp);
 }
 
+/* Appends ", " (unless allow is empty) and method to allow (size bytes), as far as it fits. */
+static void allow_add(char *allow, size_t size, const char *method)
+{
+    size_t len = strlen(allow), n = strlen(method);
+
+    if (len && len + 2 < size) {
+        memcpy(allow + len, ", ", 2);
+        len += 2;
+    }
+    if (len + n < size) {
+        memcpy(allow + len, method, n);
+        len += n;
+    }
+    allow[len] = '\0';
+}
+
 /* Matches the path; fills req->route or *allow with the methods the path supports. */
 static bool route_lookup(rein_request *req, char *allow, size_t allow_size, bool *path_public)
 {
@@ -1279,18 +1295,13 @@ static bool route_lookup(rein_request *req, char *allow, size_t allow_size, bool
             memcpy(req->names, names, sizeof(names));
             memcpy(req->values, values, sizeof(values));
         } else if (!strstr(allow, r->method)) {
-            size_t len = strlen(allow);
-            snprintf(allow + len, allow_size - len, "%s%s", len ? ", " : "", r->method);
+            allow_add(allow, allow_size, r->method);
         }
     }
-    if (path_known && strstr(allow, "GET") && !strstr(allow, "HEAD")) {
-        size_t len = strlen(allow);
-        snprintf(allow + len, allow_size - len, ", HEAD");
-    }
-    if (path_known && !strstr(allow, "OPTIONS")) {
-        size_t len = strlen(allow);
-        snprintf(allow + len, allow_size - len, "%sOPTIONS", len ? ", " : "");
-    }
+    if (path_known && strstr(allow, "GET") && !strstr(allow, "HEAD"))
+        allow_add(allow, allow_size, "HEAD");
+    if (path_known && !strstr(allow, "OPTIONS"))
+        allow_add(allow, allow_size, "OPTIONS");
     return path_known;
 }
 

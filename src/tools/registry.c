@@ -42,6 +42,11 @@ static rein_err builtin_open(const json_t *runner, const char *base_dir, void **
  * would be searched as "a.txt" while the ledger records the whole string, so such an argument
  * is refused before the tool sees it.
  */
+static bool has_nul(const json_t *v)
+{
+    return json_is_string(v) && memchr(json_string_value(v), '\0', json_string_length(v)) != NULL;
+}
+
 static bool find_nul(const json_t *v, char *path, size_t size)
 {
     size_t len = strlen(path), i;
@@ -49,10 +54,13 @@ static bool find_nul(const json_t *v, char *path, size_t size)
     json_t *item;
 
     if (json_is_string(v))
-        return memchr(json_string_value(v), '\0', json_string_length(v)) != NULL;
+        return has_nul(v);
     if (json_is_object(v)) {
         json_object_foreach((json_t *)v, key, item)
         {
+            /* A string without NUL (most members) needs no pointer written. */
+            if (json_is_string(item) && !has_nul(item))
+                continue;
             snprintf(path + len, size - len, "/%s", key);
             if (find_nul(item, path, size))
                 return true;
@@ -60,6 +68,8 @@ static bool find_nul(const json_t *v, char *path, size_t size)
     } else if (json_is_array(v)) {
         json_array_foreach(v, i, item)
         {
+            if (json_is_string(item) && !has_nul(item))
+                continue;
             snprintf(path + len, size - len, "/%zu", i);
             if (find_nul(item, path, size))
                 return true;
