@@ -23,6 +23,10 @@
 #                                 running turn holds one, so at most that many run at once)
 #   BEFORE=DIR bench/turns.sh     also DIR's rein (another checkout, release build in
 #                                 DIR/build-bench) on SQLite, interleaved with this tree's
+#   INSTR=1 bench/turns.sh        also rein's own instructions per turn on SQLite (valgrind
+#                                 --tool=callgrind, counting only while INSTR_CONVERSATIONS
+#                                 (default 50) conversations run two turns each, one at a time
+#                                 per conversation: load-independent), for BEFORE's rein too
 # Needs: redis-server, the libraries of scripts/install-deps.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -170,3 +174,38 @@ for n in names:
           f"{rng([100 * x for x in share], '.0f') + ' %':>11}")
 print("goal: >= 1,000 turns/s on SQLite, p99 < 1 s at 1,000 concurrent conversations")
 EOF
+
+# ---- instructions per turn (load-independent) ----------------------------------------------
+# name binary: prints "name instructions_per_turn"
+instr_per_turn() {
+  local port pid text total n=${INSTR_CONVERSATIONS:-50}
+  port=$(free_port)
+  valgrind --tool=callgrind --instr-atstart=no --callgrind-out-file="$tmp/cg-$1.out" \
+    "$2" serve --port "$port" --store "sqlite:$tmp/cg-$1.db" \
+    --provider openai-compatible --base-url "$ms_url/v1" --model bench-model \
+    >"$tmp/cg-$1.log" 2>&1 &
+  pid=$!
+  pids+=("$pid")
+  for _ in $(seq 1 600); do
+    curl -s -o /dev/null "http://127.0.0.1:$port/healthz" && break
+    sleep 0.1
+  done
+  "$out/server_chat" "http://127.0.0.1:$port" 5 cgwarm 1 >/dev/null
+  callgrind_control -i on "$pid" >/dev/null
+  for turn in 1 2; do
+    "$out/server_chat" "http://127.0.0.1:$port" "$n" cg "$turn" >/dev/null
+  done
+  callgrind_control -i off "$pid" >/dev/null
+  callgrind_control -d "$pid" >/dev/null
+  kill -TERM "$pid" 2>/dev/null || true
+  wait "$pid" 2>/dev/null || true
+  total=$(cat "$tmp/cg-$1.out"* | awk '/^summary:/ {s += $2} /^totals:/ {t += $2} END {print (s ? s : t)}')
+  echo "$1 $((total / (2 * n)))"
+}
+if [ "${INSTR:-0}" = 1 ]; then
+  command -v valgrind >/dev/null || { echo "turns.sh: INSTR=1 needs valgrind" >&2; exit 1; }
+  echo
+  echo "rein serve's own instructions per turn on SQLite (callgrind, ${INSTR_CONVERSATIONS:-50} conversations x 2 turns)"
+  [ -n "$before_rein" ] && instr_per_turn before "$before_rein"
+  instr_per_turn this "$build/rein"
+fi
