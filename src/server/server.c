@@ -1272,18 +1272,36 @@ static void allow_add(char *allow, size_t size, const char *method)
     allow[len] = '\0';
 }
 
+/* True when pattern's first segment is a literal that the path's first segment (seg, len
+ * bytes, without '%': decoding leaves it as it is) is not: the route cannot match. */
+static bool first_segment_differs(const char *pattern, const char *seg, size_t len)
+{
+    const char *p = pattern + 1;
+
+    if (pattern[0] != '/' || p[0] == '{')
+        return false;
+    return strncmp(p, seg, len) != 0 || (p[len] != '/' && p[len] != '\0');
+}
+
 /* Matches the path; fills req->route or *allow with the methods the path supports. */
 static bool route_lookup(rein_request *req, char *allow, size_t allow_size, bool *path_public)
 {
     rein_server *srv = req->srv;
     bool path_known = false;
+    /* Every request tries every route: most are told apart by their first segment alone. */
+    const char *seg = req->path[0] == '/' ? req->path + 1 : NULL;
+    size_t seg_len = seg ? strcspn(seg, "/") : 0;
 
+    if (seg && memchr(seg, '%', seg_len))
+        seg = NULL;
     allow[0] = '\0';
     *path_public = false;
     for (const struct route *r = srv->routes; r; r = r->next) {
         char names[REIN_HTTP_MAX_PARAMS][32];
         char *values[REIN_HTTP_MAX_PARAMS];
         int n = 0;
+        if (seg && first_segment_differs(r->pattern, seg, seg_len))
+            continue;
         if (!rein__http_match(r->pattern, req->path, req->arena, names, values, &n))
             continue;
         path_known = true;
