@@ -128,6 +128,7 @@ enum stmt_id {
     ST_CONV_LIST_AFTER,
     ST_CONV_DELETE,
     ST_CONV_BUMP,
+    ST_CONV_COUNT,
     ST_CONV_COUNT_AT,
     ST_MSG_INSERT,
     ST_MSG_TRUNCATE,
@@ -185,8 +186,10 @@ static const char *const sql_text[ST_COUNT] = {
                            "AND (?4 IS NULL OR instr(lower(COALESCE(title, '')), lower(?4)) > 0) "
                            "ORDER BY updated_ms DESC, id DESC LIMIT ?3",
     [ST_CONV_DELETE] = "DELETE FROM conversations WHERE id = ?1",
+    /* Read first (ST_CONV_COUNT), not RETURNING: see ST_EVENT_INSERT. */
     [ST_CONV_BUMP] = "UPDATE conversations SET message_count = message_count + 1, "
-                     "updated_ms = max(updated_ms, ?2) WHERE id = ?1 RETURNING message_count - 1",
+                     "updated_ms = max(updated_ms, ?2) WHERE id = ?1",
+    [ST_CONV_COUNT] = "SELECT message_count FROM conversations WHERE id = ?1",
     [ST_CONV_COUNT_AT] = "UPDATE conversations SET message_count = min(message_count, ?2), "
                          "updated_ms = max(updated_ms, ?3) WHERE id = ?1",
     [ST_MSG_TRUNCATE] = "DELETE FROM messages WHERE conversation_id = ?1 AND position >= ?2",
@@ -210,10 +213,10 @@ static const char *const sql_text[ST_COUNT] = {
                          "WHERE conversation_id = ?1 AND call_id = ?2",
     [ST_LEDGER_EACH] = "SELECT " LEDGER_COLS " FROM ledger WHERE conversation_id = ?1 "
                        "ORDER BY seq",
+    /* The sequence id is given (the conversation's last, read first, plus one): a RETURNING
+     * clause made SQLite keep a statement journal of every page the insert touched. */
     [ST_EVENT_INSERT] = "INSERT INTO events (conversation_id, trace_id, type, payload, time_ms, "
-                        "seq) VALUES (?1, ?2, ?3, ?4, ?5, CASE WHEN ?1 IS NULL THEN 0 ELSE "
-                        "(SELECT COALESCE(MAX(seq), 0) + 1 FROM events WHERE conversation_id = ?1) "
-                        "END) RETURNING seq",
+                        "seq) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
     [ST_EVENTS_CONV] = "SELECT " EVENT_COLS " FROM events WHERE conversation_id = ?1 ORDER BY seq",
     [ST_EVENTS_CONV_TRACE] = "SELECT " EVENT_COLS " FROM events WHERE conversation_id = ?1 "
                              "AND trace_id = ?2 ORDER BY seq",
@@ -1135,6 +1138,24 @@ static rein_err sq_message_append(rein_store *s, const char *conv_id, const char
     rc = tx(q, c, ST_BEGIN, err);
     if (rc != REIN_OK)
         goto out;
+    st = stmt(q, c, ST_CONV_COUNT, err);
+    if (!st) {
+        rc = REIN_ESTORE;
+        goto out_rollback;
+    }
+    bind_text(st, 1, conv_id);
+    rc2 = sqlite3_step(st);
+    if (rc2 == SQLITE_ROW)
+        *position = sqlite3_column_int64(st, 0);
+    done(st);
+    if (rc2 == SQLITE_DONE) {
+        rc = rein_error_set(err, REIN_ENOTFOUND, "conversation %s not found", conv_id);
+        goto out_rollback;
+    }
+    if (rc2 != SQLITE_ROW) {
+        rc = fail(q, c->db, rc2, "append message", err);
+        goto out_rollback;
+    }
     st = stmt(q, c, ST_CONV_BUMP, err);
     if (!st) {
         rc = REIN_ESTORE;
@@ -1142,21 +1163,9 @@ static rein_err sq_message_append(rein_store *s, const char *conv_id, const char
     }
     bind_text(st, 1, conv_id);
     sqlite3_bind_int64(st, 2, now_ms);
-    rc2 = sqlite3_step(st);
-    if (rc2 == SQLITE_ROW)
-        *position = sqlite3_column_int64(st, 0);
-    /* RETURNING statements finish their work only when stepped to the end. */
-    while (rc2 == SQLITE_ROW)
-        rc2 = sqlite3_step(st);
-    done(st);
-    if (rc2 != SQLITE_DONE) {
-        rc = fail(q, c->db, rc2, "append message", err);
+    rc = run(q, c, st, "append message", NULL, err);
+    if (rc != REIN_OK)
         goto out_rollback;
-    }
-    if (*position < 0) {
-        rc = rein_error_set(err, REIN_ENOTFOUND, "conversation %s not found", conv_id);
-        goto out_rollback;
-    }
     st = stmt(q, c, ST_MSG_INSERT, err);
     if (!st) {
         rc = REIN_ESTORE;
@@ -1434,12 +1443,13 @@ static rein_err trim_events(rein_store *s, struct conn *c, const char *conv_id, 
     return run(q, c, st, "drop old events", NULL, err);
 }
 
+/* Inserts ev with the sequence id seq (0 for an event without a conversation). */
 static rein_err insert_event(rein_store *s, struct conn *c, const struct rein_store_event *ev,
-                             int64_t *seq, rein_error *err)
+                             int64_t seq, rein_error *err)
 {
     struct sq *q = impl(s);
     sqlite3_stmt *st = stmt(q, c, ST_EVENT_INSERT, err);
-    int rc2;
+    rein_err rc;
 
     if (!st)
         return REIN_ESTORE;
@@ -1448,15 +1458,30 @@ static rein_err insert_event(rein_store *s, struct conn *c, const struct rein_st
     bind_text(st, 3, ev->type);
     bind_text(st, 4, ev->payload);
     sqlite3_bind_int64(st, 5, ev->time_ms);
+    sqlite3_bind_int64(st, 6, seq);
+    rc = run(q, c, st, "record event", NULL, err);
+    if (rc == REIN_OK && ev->conv_id)
+        rc = trim_events(s, c, ev->conv_id, seq, err);
+    return rc;
+}
+
+/* The conversation's last sequence id (0: none) on c. */
+static rein_err last_seq(struct sq *q, struct conn *c, const char *conv_id, int64_t *last,
+                         rein_error *err)
+{
+    sqlite3_stmt *st = stmt(q, c, ST_EVENTS_LAST, err);
+    int rc2;
+
+    *last = 0;
+    if (!st)
+        return REIN_ESTORE;
+    bind_text(st, 1, conv_id);
     rc2 = sqlite3_step(st);
     if (rc2 == SQLITE_ROW)
-        *seq = sqlite3_column_int64(st, 0);
-    while (rc2 == SQLITE_ROW)
-        rc2 = sqlite3_step(st);
+        *last = sqlite3_column_int64(st, 0);
     done(st);
-    if (rc2 != SQLITE_DONE)
-        return fail(q, c->db, rc2, "record event", err);
-    return ev->conv_id ? trim_events(s, c, ev->conv_id, *seq, err) : REIN_OK;
+    return rc2 == SQLITE_ROW || rc2 == SQLITE_DONE ? REIN_OK
+                                                   : fail(q, c->db, rc2, "read events", err);
 }
 
 static rein_err sq_events_add(rein_store *s, const struct rein_store_event *evs, size_t n,
@@ -1464,14 +1489,21 @@ static rein_err sq_events_add(rein_store *s, const struct rein_store_event *evs,
 {
     struct sq *q = impl(s);
     struct conn *c;
+    int64_t last = 0;
     rein_err rc = conn_get(q, &c, err);
 
     if (rc != REIN_OK)
         return rc;
-    /* One transaction: the batch costs one commit, and its ids are consecutive. */
+
+    /* One transaction: the batch costs one commit, and its ids are consecutive (the events of
+     * a batch share their conversation). */
     rc = tx(q, c, ST_BEGIN, err);
-    for (size_t i = 0; rc == REIN_OK && i < n; i++)
-        rc = insert_event(s, c, &evs[i], &seqs[i], err);
+    if (rc == REIN_OK && evs[0].conv_id)
+        rc = last_seq(q, c, evs[0].conv_id, &last, err);
+    for (size_t i = 0; rc == REIN_OK && i < n; i++) {
+        seqs[i] = evs[i].conv_id ? ++last : 0;
+        rc = insert_event(s, c, &evs[i], seqs[i], err);
+    }
     if (rc == REIN_OK)
         rc = tx(q, c, ST_COMMIT, err);
     if (rc != REIN_OK)

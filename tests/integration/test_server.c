@@ -167,6 +167,25 @@ static void guards_routing(void **state)
     /* A plain unknown id is well-formed: 404 from the store. */
     th_http_raw("GET", u("/agent/conversations/conv_unknown"), NULL, 0, NULL, &r);
     th_assert_error(&r, 404, "not_found");
+    assert_null(strstr(r.body, "no route"));
+    th_resp_free(&r);
+    /* Routes are told apart by their first segment as decoded: an encoded one still routes
+     * (and builds the same Allow list), a different one does not. */
+    th_http_raw("GET", u("/%61gent/conversations/conv_unknown"), NULL, 0, NULL, &r);
+    th_assert_error(&r, 404, "not_found");
+    assert_null(strstr(r.body, "no route"));
+    th_resp_free(&r);
+    th_http_raw("PUT", u("/%61gent/conversations/abc"), "{}", 2, NULL, &r);
+    th_assert_error(&r, 405, "method_not_allowed");
+    assert_non_null(strstr(r.headers, "Allow: GET, PATCH, DELETE\r\n"));
+    th_resp_free(&r);
+    th_http_raw("OPTIONS", u("/agent/conversations/abc"), NULL, 0, NULL, &r);
+    assert_int_equal(r.status, 204);
+    assert_non_null(strstr(r.headers, "Allow: GET, PATCH, DELETE, HEAD, OPTIONS\r\n"));
+    th_resp_free(&r);
+    th_http_raw("GET", u("/agents/conversations/abc"), NULL, 0, NULL, &r);
+    th_assert_error(&r, 404, "not_found");
+    assert_non_null(strstr(r.body, "no route"));
     th_resp_free(&r);
 }
 
