@@ -63,7 +63,7 @@ const char *rein__body_string(const json_t *body, const char *key, bool required
     const json_t *v = json_object_get(body, key);
     char path[64];
 
-    if (v && json_is_string(v) && strlen(json_string_value(v)) == json_string_length(v))
+    if (json_is_string(v) && strlen(json_string_value(v)) == json_string_length(v))
         return json_string_value(v);
     if (!v || json_is_null(v)) {
         if (required)
