@@ -595,14 +595,19 @@ static void kill9_during_a_slow_tool(void **state)
     th_bg_free(x);
 
     /* Nothing accepted is lost: the message and the model's call are stored, the call
-     * pending; once the dead turn's lease runs out, the call is flagged and the lock free. */
+     * pending; once the dead turn's lease runs out, the call is flagged and the lock free.
+     * Recovery writes the flag and the state at once, but one GET reads the conversation, its
+     * messages, its ledger and its lock one after another: an answer that read the state just
+     * before recovery ran and the ledger just after shows the call flagged and the state still
+     * "running". So the wait is for the whole recovered view in one answer. */
     deadline = rein_now_ms() + 20000;
     while (rein_now_ms() < deadline) {
         json_decref(conv);
         conv = conversation(&C->b, "k9");
         entry = th_ledger_entry(conv, "s1");
         if (json_is_true(json_object_get(entry, "interrupted")) &&
-            json_is_null(json_object_get(conv, "lock")))
+            json_is_null(json_object_get(conv, "lock")) && th_jstr(conv, "state") &&
+            strcmp(th_jstr(conv, "state"), "interrupted") == 0)
             break;
         rein_sleep_ms(50);
     }
