@@ -11,28 +11,15 @@
 /* rein-test-timeout: 60 */
 #include "test.h"
 
-#include "model_server.h"
+#include "provider_fixture.h"
 
 #include <rein/agent.h>
 #include <rein/tools.h>
 
 #define MODEL "anthropic.claude-3-5-sonnet-20240620-v1:0"
 
-struct fx {
-    ms_server *ms;
-    rein_provider_config *cfg;
-    rein_provider *p;
-    rein_model_request *req;
-    rein_history *h;
-    rein_model_response *resp;
-    rein_error err;
-};
-
-static void fx_start(struct fx *f, const char *secret, const char *token)
+static void fx_start(struct pfx *f, const char *secret, const char *token)
 {
-    rein_error err;
-
-    memset(f, 0, sizeof(*f));
     unsetenv("AWS_BEARER_TOKEN_BEDROCK");
     unsetenv("AWS_PROFILE");
     setenv("AWS_EC2_METADATA_DISABLED", "true", 1); /* no instance metadata to ask */
@@ -43,53 +30,13 @@ static void fx_start(struct fx *f, const char *secret, const char *token)
     else
         unsetenv("AWS_SESSION_TOKEN");
     setenv("AWS_REGION", "us-east-1", 1);
-    f->ms = ms_start(0, &err);
-    if (!f->ms)
-        fail_msg("model server: %s", err.msg);
-    ms_set_api_key(f->ms, "AKIDTEST:secret/With+Chars=");
-    f->cfg = rein_provider_config_new();
-    f->req = rein_model_request_new();
-    f->h = rein_history_new();
+    pfx_start(f, "AKIDTEST:secret/With+Chars=", "5");
     assert_rein_ok(rein_provider_config_set(f->cfg, "provider", "bedrock", NULL), NULL);
-    assert_rein_ok(rein_provider_config_set(f->cfg, "retry_base_ms", "5", NULL), NULL);
     assert_rein_ok(rein_provider_config_set_model(f->cfg, MODEL), NULL);
     assert_rein_ok(rein_provider_config_set_base_url(f->cfg, ms_url(f->ms)), NULL);
 }
 
-static void fx_provider(struct fx *f)
-{
-    f->p = rein_provider_new(f->cfg, &f->err);
-    if (!f->p)
-        fail_msg("provider: %s", f->err.msg);
-}
-
-static void fx_stop(struct fx *f)
-{
-    rein_model_response_free(f->resp);
-    rein_provider_free(f->p);
-    rein_provider_config_free(f->cfg);
-    rein_model_request_free(f->req);
-    rein_history_free(f->h);
-    ms_stop(f->ms);
-}
-
-static void fx_script(struct fx *f, const char *json)
-{
-    rein_error err;
-
-    if (ms_script(f->ms, json, false, &err) != REIN_OK)
-        fail_msg("script: %s", err.msg);
-}
-
-static rein_err fx_send(struct fx *f)
-{
-    rein_model_response_free(f->resp);
-    f->resp = NULL;
-    rein_error_clear(&f->err);
-    return rein_provider_send(f->p, f->req, f->h, &f->resp, &f->err);
-}
-
-static void add_weather_tool(struct fx *f)
+static void add_weather_tool(struct pfx *f)
 {
     json_t *s = json_pack("{s:s, s:{s:{s:s}}, s:[s]}", "type", "object", "properties", "city",
                           "type", "string", "required", "city");
@@ -115,21 +62,21 @@ static void test_signed_stream_call_then_result(void **state)
 {
     const struct ms_request *q;
     json_t *msg;
-    struct fx f;
+    struct pfx f;
 
     (void)state;
     fx_start(&f, "secret/With+Chars=", "session-token-1");
-    fx_provider(&f);
+    pfx_provider(&f);
     add_weather_tool(&f);
     rein_model_request_set_stream(f.req, true);
-    fx_script(&f, "[{\"reasoning\":\"Needs the tool.\",\"signature\":\"c2ln\",\"text\":\"Let me "
-                  "check.\",\"tool_calls\":[{\"id\":\"tooluse_1\",\"name\":\"get_weather\","
-                  "\"arguments\":[\"{\\\"city\\\":\",\"\\\"Oslo\\\"}\"]}],\"usage\":"
-                  "{\"input_tokens\":30,\"output_tokens\":12,\"cached_tokens\":100}},"
-                  "{\"match\":{\"tool_result_contains\":\"degrees\"},\"text\":\"3 degrees.\"}]");
+    pfx_script(&f, "[{\"reasoning\":\"Needs the tool.\",\"signature\":\"c2ln\",\"text\":\"Let me "
+                   "check.\",\"tool_calls\":[{\"id\":\"tooluse_1\",\"name\":\"get_weather\","
+                   "\"arguments\":[\"{\\\"city\\\":\",\"\\\"Oslo\\\"}\"]}],\"usage\":"
+                   "{\"input_tokens\":30,\"output_tokens\":12,\"cached_tokens\":100}},"
+                   "{\"match\":{\"tool_result_contains\":\"degrees\"},\"text\":\"3 degrees.\"}]");
     assert_rein_ok(rein_history_add_system(f.h, "Be brief."), NULL);
     assert_rein_ok(rein_history_add_user(f.h, "Weather in Oslo?"), NULL);
-    assert_rein_ok(fx_send(&f), &f.err);
+    assert_rein_ok(pfx_send(&f), &f.err);
     assert_string_equal(rein_model_response_text(f.resp), "Let me check.");
     assert_string_equal(rein_model_response_reasoning(f.resp), "Needs the tool.");
     assert_int_equal(rein_model_response_call_count(f.resp), 1);
@@ -155,7 +102,7 @@ static void test_signed_stream_call_then_result(void **state)
     assert_rein_ok(rein_history_add_tool_result(f.h, "tooluse_1", "get_weather",
                                                 "{\"temp\":\"3 degrees\"}", false),
                    NULL);
-    assert_rein_ok(fx_send(&f), &f.err);
+    assert_rein_ok(pfx_send(&f), &f.err);
     assert_string_equal(rein_model_response_text(f.resp), "3 degrees.");
     q = ms_last_request(f.ms);
     assert_served(q);
@@ -166,7 +113,7 @@ static void test_signed_stream_call_then_result(void **state)
     assert_string_equal(str_at(q->json, "messages.2.content.0.toolResult.toolUseId"), "tooluse_1");
     assert_string_equal(str_at(q->json, "messages.2.content.0.toolResult.content.0.json.temp"),
                         "3 degrees");
-    fx_stop(&f);
+    pfx_stop(&f);
 }
 
 /* tool_choice none: Converse has no such value, so the tools are not offered; a conversation
@@ -176,17 +123,17 @@ static void test_tool_choice_none(void **state)
 {
     const struct ms_request *q;
     json_t *call;
-    struct fx f;
+    struct pfx f;
 
     (void)state;
     fx_start(&f, "secret/With+Chars=", NULL);
-    fx_provider(&f);
+    pfx_provider(&f);
     add_weather_tool(&f);
     assert_rein_ok(rein_model_request_set_tool_choice(f.req, "none"), NULL);
     rein_model_request_set_stream(f.req, false);
-    fx_script(&f, "[{\"text\":\"No tools needed.\"},{\"text\":\"It is 3 degrees.\"}]");
+    pfx_script(&f, "[{\"text\":\"No tools needed.\"},{\"text\":\"It is 3 degrees.\"}]");
     assert_rein_ok(rein_history_add_user(f.h, "Hello"), NULL);
-    assert_rein_ok(fx_send(&f), &f.err);
+    assert_rein_ok(pfx_send(&f), &f.err);
     q = ms_last_request(f.ms);
     assert_served(q);
     assert_null(json_object_get(q->json, "toolConfig"));
@@ -200,7 +147,7 @@ static void test_tool_choice_none(void **state)
     json_decref(call);
     assert_rein_ok(
         rein_history_add_tool_result(f.h, "tooluse_9", "get_weather", "3 degrees", false), NULL);
-    assert_rein_ok(fx_send(&f), &f.err);
+    assert_rein_ok(pfx_send(&f), &f.err);
     assert_string_equal(rein_model_response_text(f.resp), "It is 3 degrees.");
     q = ms_last_request(f.ms);
     assert_served(q);
@@ -210,27 +157,27 @@ static void test_tool_choice_none(void **state)
     assert_string_equal(str_at(q->json, "messages.1.content.0.toolUse.name"), "get_weather");
     /* "auto" offers the tools again. */
     assert_rein_ok(rein_model_request_set_tool_choice(f.req, "auto"), NULL);
-    fx_script(&f, "[{\"text\":\"again\"}]");
-    assert_rein_ok(fx_send(&f), &f.err);
+    pfx_script(&f, "[{\"text\":\"again\"}]");
+    assert_rein_ok(pfx_send(&f), &f.err);
     q = ms_last_request(f.ms);
     assert_string_equal(str_at(q->json, "toolConfig.tools.0.toolSpec.name"), "get_weather");
     assert_non_null(test_json_at(q->json, "toolConfig.toolChoice.auto"));
-    fx_stop(&f);
+    pfx_stop(&f);
 }
 
 /* A wrong secret is refused as Bedrock refuses it; an API key goes as a bearer. */
 static void test_wrong_secret_and_api_key(void **state)
 {
     const struct ms_request *q;
-    struct fx f;
+    struct pfx f;
 
     (void)state;
     fx_start(&f, "not-the-secret", NULL);
-    fx_provider(&f);
+    pfx_provider(&f);
     rein_model_request_set_stream(f.req, false);
     assert_rein_ok(rein_history_add_user(f.h, "hi"), NULL);
-    fx_script(&f, "[{\"text\":\"hello\",\"times\":0}]");
-    assert_int_equal(fx_send(&f), REIN_EHTTP);
+    pfx_script(&f, "[{\"text\":\"hello\",\"times\":0}]");
+    assert_int_equal(pfx_send(&f), REIN_EHTTP);
     assert_int_equal(f.err.detail, 403);
     assert_non_null(strstr(f.err.msg, "signature we calculated does not match"));
     assert_null(strstr(f.err.msg, "not-the-secret"));
@@ -246,64 +193,64 @@ static void test_wrong_secret_and_api_key(void **state)
     assert_non_null(strstr(f.err.msg, "AWS_ACCESS_KEY_ID"));
 
     setenv("AWS_BEARER_TOKEN_BEDROCK", "AKIDTEST:secret/With+Chars=", 1);
-    fx_provider(&f);
-    assert_rein_ok(fx_send(&f), &f.err);
+    pfx_provider(&f);
+    assert_rein_ok(pfx_send(&f), &f.err);
     assert_string_equal(rein_model_response_text(f.resp), "hello");
     q = ms_last_request(f.ms);
     assert_string_equal(q->path, "/model/" MODEL "/converse");
     assert_string_equal(ms_request_header(q, "authorization"),
                         "Bearer AKIDTEST:secret/With+Chars=");
     unsetenv("AWS_BEARER_TOKEN_BEDROCK");
-    fx_stop(&f);
+    pfx_stop(&f);
 }
 
 static void test_throttling_exceptions_and_faults(void **state)
 {
-    struct fx f;
+    struct pfx f;
 
     (void)state;
     fx_start(&f, "secret/With+Chars=", NULL);
     assert_rein_ok(rein_provider_config_set(f.cfg, "max_retries", "3", NULL), NULL);
-    fx_provider(&f);
+    pfx_provider(&f);
     rein_model_request_set_stream(f.req, true);
     assert_rein_ok(rein_history_add_user(f.h, "hi"), NULL);
 
     /* 429 ThrottlingException and 503: retried, each attempt signed anew. */
-    fx_script(&f, "[{\"status\":429,\"times\":1},{\"status\":503,\"times\":1},"
-                  "{\"text\":\"after the wait\"}]");
-    assert_rein_ok(fx_send(&f), &f.err);
+    pfx_script(&f, "[{\"status\":429,\"times\":1},{\"status\":503,\"times\":1},"
+                   "{\"text\":\"after the wait\"}]");
+    assert_rein_ok(pfx_send(&f), &f.err);
     assert_string_equal(rein_model_response_text(f.resp), "after the wait");
     assert_int_equal(ms_request_count(f.ms), 3);
 
     /* The stream in 1-byte writes. */
-    fx_script(&f, "[{\"text\":\"héllo wörld\",\"delta_bytes\":3,\"fault\":{\"chunk_bytes\":1}}]");
-    assert_rein_ok(fx_send(&f), &f.err);
+    pfx_script(&f, "[{\"text\":\"héllo wörld\",\"delta_bytes\":3,\"fault\":{\"chunk_bytes\":1}}]");
+    assert_rein_ok(pfx_send(&f), &f.err);
     assert_string_equal(rein_model_response_text(f.resp), "héllo wörld");
 
     /* A throttlingException inside the stream is asked again; a validationException is not. */
-    fx_script(&f, "[{\"text\":\"partial\",\"delta_bytes\":3,\"times\":1,\"fault\":"
-                  "{\"error_after_events\":2,\"error_event\":{\"type\":\"throttlingException\","
-                  "\"message\":\"Too many tokens, please wait before trying again.\"}}},"
-                  "{\"text\":\"second\"}]");
-    assert_rein_ok(fx_send(&f), &f.err);
+    pfx_script(&f, "[{\"text\":\"partial\",\"delta_bytes\":3,\"times\":1,\"fault\":"
+                   "{\"error_after_events\":2,\"error_event\":{\"type\":\"throttlingException\","
+                   "\"message\":\"Too many tokens, please wait before trying again.\"}}},"
+                   "{\"text\":\"second\"}]");
+    assert_rein_ok(pfx_send(&f), &f.err);
     assert_string_equal(rein_model_response_text(f.resp), "second");
-    fx_script(&f, "[{\"text\":\"partial\",\"delta_bytes\":3,\"fault\":{\"error_after_events\":2,"
-                  "\"error_event\":{\"type\":\"validationException\",\"message\":\"Input is too "
-                  "long for requested model.\"}}}]");
-    assert_int_equal(fx_send(&f), REIN_EPROVIDER);
+    pfx_script(&f, "[{\"text\":\"partial\",\"delta_bytes\":3,\"fault\":{\"error_after_events\":2,"
+                   "\"error_event\":{\"type\":\"validationException\",\"message\":\"Input is too "
+                   "long for requested model.\"}}}]");
+    assert_int_equal(pfx_send(&f), REIN_EPROVIDER);
     assert_non_null(strstr(f.err.msg, "Input is too long"));
 
     /* Cut before the end: asked once more. */
-    fx_script(&f, "[{\"text\":\"cut short\",\"delta_bytes\":2,\"times\":1,\"fault\":"
-                  "{\"cut_after_events\":3}},{\"text\":\"whole\"}]");
-    assert_rein_ok(fx_send(&f), &f.err);
+    pfx_script(&f, "[{\"text\":\"cut short\",\"delta_bytes\":2,\"times\":1,\"fault\":"
+                   "{\"cut_after_events\":3}},{\"text\":\"whole\"}]");
+    assert_rein_ok(pfx_send(&f), &f.err);
     assert_string_equal(rein_model_response_text(f.resp), "whole");
 
     /* Bytes that are not event stream framing: an error naming the CRC, after one retry. */
-    fx_script(&f, "[{\"text\":\"x\",\"times\":0,\"fault\":{\"malformed_after_events\":1}}]");
-    assert_int_equal(fx_send(&f), REIN_EPROVIDER);
+    pfx_script(&f, "[{\"text\":\"x\",\"times\":0,\"fault\":{\"malformed_after_events\":1}}]");
+    assert_int_equal(pfx_send(&f), REIN_EPROVIDER);
     assert_non_null(strstr(f.err.msg, "CRC"));
-    fx_stop(&f);
+    pfx_stop(&f);
 }
 
 static void test_record_then_replay_the_binary_stream(void **state)
@@ -313,18 +260,18 @@ static void test_record_then_replay_the_binary_stream(void **state)
     rein_provider *p;
     rein_model_response *r = NULL;
     rein_error err;
-    struct fx f;
+    struct pfx f;
 
     (void)state;
     snprintf(path, sizeof(path), "%s/bedrock.jsonl", dir);
     fx_start(&f, "secret/With+Chars=", NULL);
     assert_rein_ok(rein_provider_config_set_record(f.cfg, path), NULL);
-    fx_provider(&f);
+    pfx_provider(&f);
     rein_model_request_set_stream(f.req, true);
-    fx_script(&f, "[{\"text\":\"recorded\",\"tool_calls\":[{\"id\":\"tu_9\",\"name\":\"x\","
-                  "\"arguments\":\"{}\"}]}]");
+    pfx_script(&f, "[{\"text\":\"recorded\",\"tool_calls\":[{\"id\":\"tu_9\",\"name\":\"x\","
+                   "\"arguments\":\"{}\"}]}]");
     assert_rein_ok(rein_history_add_user(f.h, "hi"), NULL);
-    assert_rein_ok(fx_send(&f), &f.err);
+    assert_rein_ok(pfx_send(&f), &f.err);
     char *text = test_read_file(path, NULL);
     assert_non_null(strstr(text, "\"response_base64\""));
     assert_null(strstr(text, "secret/With"));
@@ -342,7 +289,7 @@ static void test_record_then_replay_the_binary_stream(void **state)
     rein_model_response_free(r);
     rein_provider_free(p);
     rein_provider_config_free(cfg);
-    fx_stop(&f);
+    pfx_stop(&f);
     test_rmtree(dir);
     free(dir);
 }
@@ -368,11 +315,11 @@ static void test_agent_loop_end_to_end(void **state)
     rein_registry *reg;
     rein_agent *a;
     json_t *m;
-    struct fx f;
+    struct pfx f;
 
     (void)state;
     fx_start(&f, "secret/With+Chars=", NULL);
-    fx_provider(&f);
+    pfx_provider(&f);
     reg = rein_registry_new(&f.err);
     m = rein_json_parse(manifest, strlen(manifest), 0, NULL);
     assert_rein_ok(rein_registry_add_builtin(reg, m, tool_weather, NULL, NULL, &f.err), &f.err);
@@ -380,11 +327,11 @@ static void test_agent_loop_end_to_end(void **state)
     a = rein_agent_new(f.p, reg, &f.err);
     assert_non_null(a);
     o.verification = REIN_AGENT_VERIFY_OFF;
-    fx_script(&f, "[{\"tool_calls\":[{\"name\":\"get_weather\",\"arguments\":\"{}\"}]},"
-                  "{\"match\":{\"tool_result_contains\":\"missing required field\"},"
-                  "\"tool_calls\":[{\"name\":\"get_weather\",\"arguments\":"
-                  "\"{\\\"city\\\":\\\"Oslo\\\"}\"}]},"
-                  "{\"match\":{\"last_role\":\"tool\"},\"text\":\"3 degrees in Oslo.\"}]");
+    pfx_script(&f, "[{\"tool_calls\":[{\"name\":\"get_weather\",\"arguments\":\"{}\"}]},"
+                   "{\"match\":{\"tool_result_contains\":\"missing required field\"},"
+                   "\"tool_calls\":[{\"name\":\"get_weather\",\"arguments\":"
+                   "\"{\\\"city\\\":\\\"Oslo\\\"}\"}]},"
+                   "{\"match\":{\"last_role\":\"tool\"},\"text\":\"3 degrees in Oslo.\"}]");
     assert_rein_ok(rein_agent_run(a, f.h, "Weather in Oslo?", &o, &res, &f.err), &f.err);
     assert_int_equal(rein_agent_result_stop(res), REIN_AGENT_STOP_FINAL_ANSWER);
     assert_string_equal(rein_agent_result_text(res), "3 degrees in Oslo.");
@@ -394,7 +341,7 @@ static void test_agent_loop_end_to_end(void **state)
     rein_agent_result_free(res);
     rein_agent_free(a);
     rein_registry_free(reg);
-    fx_stop(&f);
+    pfx_stop(&f);
 }
 
 static const struct CMUnitTest tests[] = {

@@ -10,77 +10,25 @@
 /* rein-test-timeout: 60 */
 #include "test.h"
 
-#include "model_server.h"
+#include "provider_fixture.h"
 
 #include <rein/agent.h>
 #include <rein/tools.h>
 
-struct fx {
-    ms_server *ms;
-    rein_provider_config *cfg;
-    rein_provider *p;
-    rein_model_request *req;
-    rein_history *h;
-    rein_model_response *resp;
-    rein_error err;
-    char base[128];
-};
-
-static void fx_start(struct fx *f)
+static void fx_start(struct pfx *f)
 {
-    rein_error err;
+    char base[128];
 
-    memset(f, 0, sizeof(*f));
-    f->ms = ms_start(0, &err);
-    if (!f->ms)
-        fail_msg("model server: %s", err.msg);
-    ms_set_api_key(f->ms, "gm-key");
-    f->cfg = rein_provider_config_new();
-    f->req = rein_model_request_new();
-    f->h = rein_history_new();
-    snprintf(f->base, sizeof(f->base), "%s/v1beta", ms_url(f->ms));
+    pfx_start(f, "gm-key", "5");
+    snprintf(base, sizeof(base), "%s/v1beta", ms_url(f->ms));
     assert_rein_ok(rein_provider_config_set(f->cfg, "provider", "gemini", NULL), NULL);
-    assert_rein_ok(rein_provider_config_set(f->cfg, "retry_base_ms", "5", NULL), NULL);
     assert_rein_ok(rein_provider_config_set_model(f->cfg, "gemini-2.5-flash"), NULL);
     assert_rein_ok(rein_provider_config_set_api_key(f->cfg, "gm-key"), NULL);
-    assert_rein_ok(rein_provider_config_set_base_url(f->cfg, f->base), NULL);
-}
-
-static void fx_provider(struct fx *f)
-{
-    f->p = rein_provider_new(f->cfg, &f->err);
-    if (!f->p)
-        fail_msg("provider: %s", f->err.msg);
-}
-
-static void fx_stop(struct fx *f)
-{
-    rein_model_response_free(f->resp);
-    rein_provider_free(f->p);
-    rein_provider_config_free(f->cfg);
-    rein_model_request_free(f->req);
-    rein_history_free(f->h);
-    ms_stop(f->ms);
-}
-
-static void fx_script(struct fx *f, const char *json)
-{
-    rein_error err;
-
-    if (ms_script(f->ms, json, false, &err) != REIN_OK)
-        fail_msg("script: %s", err.msg);
-}
-
-static rein_err fx_send(struct fx *f)
-{
-    rein_model_response_free(f->resp);
-    f->resp = NULL;
-    rein_error_clear(&f->err);
-    return rein_provider_send(f->p, f->req, f->h, &f->resp, &f->err);
+    assert_rein_ok(rein_provider_config_set_base_url(f->cfg, base), NULL);
 }
 
 /* A tool whose schema holds what Gemini's Schema does not take. */
-static void add_weather_tool(struct fx *f)
+static void add_weather_tool(struct pfx *f)
 {
     static const char schema[] =
         "{\"$schema\":\"https://json-schema.org/draft/2020-12/schema\",\"type\":\"object\","
@@ -112,20 +60,20 @@ static void test_stream_a_call_then_answer_with_its_result(void **state)
     json_t *msg;
 
     (void)state;
-    struct fx f;
+    struct pfx f;
     fx_start(&f);
-    fx_provider(&f);
+    pfx_provider(&f);
     add_weather_tool(&f);
     rein_model_request_set_stream(f.req, true);
-    fx_script(&f, "[{\"reasoning\":\"Weather needs the tool.\",\"signature\":\"c2lnLTE=\","
-                  "\"tool_calls\":[{\"name\":\"get_weather\",\"arguments\":"
-                  "\"{\\\"city\\\":\\\"Oslo\\\"}\"}],\"usage\":{\"input_tokens\":40,"
-                  "\"output_tokens\":9,\"reasoning_tokens\":5,\"cached_tokens\":32}},"
-                  "{\"match\":{\"tool_result_contains\":\"degrees\"},\"text\":[\"It is 3 \","
-                  "\"degrees in Oslo.\"]}]");
+    pfx_script(&f, "[{\"reasoning\":\"Weather needs the tool.\",\"signature\":\"c2lnLTE=\","
+                   "\"tool_calls\":[{\"name\":\"get_weather\",\"arguments\":"
+                   "\"{\\\"city\\\":\\\"Oslo\\\"}\"}],\"usage\":{\"input_tokens\":40,"
+                   "\"output_tokens\":9,\"reasoning_tokens\":5,\"cached_tokens\":32}},"
+                   "{\"match\":{\"tool_result_contains\":\"degrees\"},\"text\":[\"It is 3 \","
+                   "\"degrees in Oslo.\"]}]");
     assert_rein_ok(rein_history_add_system(f.h, "You are terse."), NULL);
     assert_rein_ok(rein_history_add_user(f.h, "Weather in Oslo?"), NULL);
-    assert_rein_ok(fx_send(&f), &f.err);
+    assert_rein_ok(pfx_send(&f), &f.err);
     assert_int_equal(rein_model_response_call_count(f.resp), 1);
     assert_string_equal(rein_model_call_name(rein_model_response_call(f.resp, 0)), "get_weather");
     assert_string_equal(rein_model_call_raw_arguments(rein_model_response_call(f.resp, 0)),
@@ -168,7 +116,7 @@ static void test_stream_a_call_then_answer_with_its_result(void **state)
         rein_history_add_tool_result(f.h, rein_model_call_id(rein_model_response_call(f.resp, 0)),
                                      NULL, "{\"temperature\":\"3 degrees\"}", false),
         NULL);
-    assert_rein_ok(fx_send(&f), &f.err);
+    assert_rein_ok(pfx_send(&f), &f.err);
     assert_string_equal(rein_model_response_text(f.resp), "It is 3 degrees in Oslo.");
     q = ms_last_request(f.ms);
     assert_int_equal(q->status, 200);
@@ -183,7 +131,7 @@ static void test_stream_a_call_then_answer_with_its_result(void **state)
     assert_string_equal(
         str_at(q->json, "contents.2.parts.0.functionResponse.response.output.temperature"),
         "3 degrees");
-    fx_stop(&f);
+    pfx_stop(&f);
 }
 
 /* Parallel calls with the model's own ids: both answered in one user content, ids kept. */
@@ -191,18 +139,18 @@ static void test_parallel_calls_with_ids_are_answered_in_one_content(void **stat
 {
     const struct ms_request *q;
     json_t *msg;
-    struct fx f;
+    struct pfx f;
 
     (void)state;
     fx_start(&f);
-    fx_provider(&f);
+    pfx_provider(&f);
     add_weather_tool(&f);
     rein_model_request_set_stream(f.req, false);
-    fx_script(&f, "[{\"tool_calls\":[{\"id\":\"fc_a\",\"name\":\"get_weather\",\"arguments\":"
-                  "\"{\\\"city\\\":\\\"Oslo\\\"}\"},{\"id\":\"fc_b\",\"name\":\"get_weather\","
-                  "\"arguments\":\"{\\\"city\\\":\\\"Rome\\\"}\"}]},{\"text\":\"Done.\"}]");
+    pfx_script(&f, "[{\"tool_calls\":[{\"id\":\"fc_a\",\"name\":\"get_weather\",\"arguments\":"
+                   "\"{\\\"city\\\":\\\"Oslo\\\"}\"},{\"id\":\"fc_b\",\"name\":\"get_weather\","
+                   "\"arguments\":\"{\\\"city\\\":\\\"Rome\\\"}\"}]},{\"text\":\"Done.\"}]");
     assert_rein_ok(rein_history_add_user(f.h, "Oslo and Rome?"), NULL);
-    assert_rein_ok(fx_send(&f), &f.err);
+    assert_rein_ok(pfx_send(&f), &f.err);
     assert_int_equal(rein_model_response_call_count(f.resp), 2);
     assert_string_equal(rein_model_call_id(rein_model_response_call(f.resp, 1)), "fc_b");
     assert_string_equal(ms_last_request(f.ms)->path,
@@ -212,7 +160,7 @@ static void test_parallel_calls_with_ids_are_answered_in_one_content(void **stat
     json_decref(msg);
     assert_rein_ok(rein_history_add_tool_result(f.h, "fc_a", "get_weather", "3 C", false), NULL);
     assert_rein_ok(rein_history_add_tool_result(f.h, "fc_b", NULL, "no such city", true), NULL);
-    assert_rein_ok(fx_send(&f), &f.err);
+    assert_rein_ok(pfx_send(&f), &f.err);
     q = ms_last_request(f.ms);
     assert_int_equal(q->status, 200);
     assert_int_equal(json_array_size(test_json_at(q->json, "contents")), 3);
@@ -224,7 +172,7 @@ static void test_parallel_calls_with_ids_are_answered_in_one_content(void **stat
     assert_string_equal(str_at(q->json, "contents.2.parts.1.functionResponse.name"), "get_weather");
     assert_string_equal(str_at(q->json, "contents.2.parts.1.functionResponse.response.error"),
                         "no such city");
-    fx_stop(&f);
+    pfx_stop(&f);
 }
 
 /* ---------------------------------------------------------------------------------------
@@ -233,101 +181,101 @@ static void test_parallel_calls_with_ids_are_answered_in_one_content(void **stat
 
 static void test_retries_on_429_and_503_with_retry_after_and_retry_info(void **state)
 {
-    struct fx f;
+    struct pfx f;
     int64_t t0;
 
     (void)state;
     fx_start(&f);
     assert_rein_ok(rein_provider_config_set(f.cfg, "max_retries", "3", NULL), NULL);
-    fx_provider(&f);
+    pfx_provider(&f);
     rein_model_request_set_stream(f.req, true);
-    fx_script(&f, "[{\"status\":429,\"headers\":{\"Retry-After\":\"0\"},\"times\":1},"
-                  "{\"status\":503,\"times\":1},"
-                  "{\"status\":429,\"times\":1,\"body\":\"{\\\"error\\\":{\\\"code\\\":429,"
-                  "\\\"message\\\":\\\"quota\\\",\\\"status\\\":\\\"RESOURCE_EXHAUSTED\\\","
-                  "\\\"details\\\":[{\\\"@type\\\":\\\"type.googleapis.com/google.rpc.RetryInfo"
-                  "\\\",\\\"retryDelay\\\":\\\"0.2s\\\"}]}}\",\"content_type\":"
-                  "\"application/json\"},"
-                  "{\"text\":\"finally\"}]");
+    pfx_script(&f, "[{\"status\":429,\"headers\":{\"Retry-After\":\"0\"},\"times\":1},"
+                   "{\"status\":503,\"times\":1},"
+                   "{\"status\":429,\"times\":1,\"body\":\"{\\\"error\\\":{\\\"code\\\":429,"
+                   "\\\"message\\\":\\\"quota\\\",\\\"status\\\":\\\"RESOURCE_EXHAUSTED\\\","
+                   "\\\"details\\\":[{\\\"@type\\\":\\\"type.googleapis.com/google.rpc.RetryInfo"
+                   "\\\",\\\"retryDelay\\\":\\\"0.2s\\\"}]}}\",\"content_type\":"
+                   "\"application/json\"},"
+                   "{\"text\":\"finally\"}]");
     assert_rein_ok(rein_history_add_user(f.h, "hi"), NULL);
     t0 = rein_now_ms();
-    assert_rein_ok(fx_send(&f), &f.err);
+    assert_rein_ok(pfx_send(&f), &f.err);
     /* The RetryInfo delay was waited (200 ms), not the 5 ms backoff. */
     assert_true(rein_now_ms() - t0 >= 190);
     assert_string_equal(rein_model_response_text(f.resp), "finally");
     assert_int_equal(ms_request_count(f.ms), 4);
 
     /* Out of retries: the provider's own error, with its status word. */
-    fx_script(&f, "[{\"status\":503,\"times\":0}]");
+    pfx_script(&f, "[{\"status\":503,\"times\":0}]");
     assert_rein_ok(rein_provider_config_set(f.cfg, "max_retries", "1", NULL), NULL);
     rein_provider_free(f.p);
-    fx_provider(&f);
-    assert_int_equal(fx_send(&f), REIN_EHTTP);
+    pfx_provider(&f);
+    assert_int_equal(pfx_send(&f), REIN_EHTTP);
     assert_int_equal(f.err.detail, 503);
     assert_non_null(strstr(f.err.msg, "overloaded"));
     assert_string_equal(
         json_string_value(json_object_get(rein_model_response_error(f.resp), "status")),
         "UNAVAILABLE");
-    fx_stop(&f);
+    pfx_stop(&f);
 }
 
 static void test_in_stream_error_cut_split_and_malformed_streams(void **state)
 {
-    struct fx f;
+    struct pfx f;
 
     (void)state;
     fx_start(&f);
-    fx_provider(&f);
+    pfx_provider(&f);
     rein_model_request_set_stream(f.req, true);
     assert_rein_ok(rein_history_add_user(f.h, "hi"), NULL);
 
     /* Split into 1-byte writes: the same reply. */
-    fx_script(&f, "[{\"text\":\"héllo wörld\",\"delta_bytes\":3,\"fault\":{\"chunk_bytes\":1}}]");
-    assert_rein_ok(fx_send(&f), &f.err);
+    pfx_script(&f, "[{\"text\":\"héllo wörld\",\"delta_bytes\":3,\"fault\":{\"chunk_bytes\":1}}]");
+    assert_rein_ok(pfx_send(&f), &f.err);
     assert_string_equal(rein_model_response_text(f.resp), "héllo wörld");
 
     /* An error event in the stream: a transient one (INTERNAL, code 500) is asked again; one
      * that would fail the same way (INVALID_ARGUMENT) ends the send with its message. */
-    fx_script(&f, "[{\"text\":\"partial answer\",\"delta_bytes\":4,\"times\":1,\"fault\":"
-                  "{\"error_after_events\":1,\"error_event\":{\"type\":\"INTERNAL\","
-                  "\"message\":\"An internal error has occurred\"}}},{\"text\":\"again\"}]");
-    assert_rein_ok(fx_send(&f), &f.err);
+    pfx_script(&f, "[{\"text\":\"partial answer\",\"delta_bytes\":4,\"times\":1,\"fault\":"
+                   "{\"error_after_events\":1,\"error_event\":{\"type\":\"INTERNAL\","
+                   "\"message\":\"An internal error has occurred\"}}},{\"text\":\"again\"}]");
+    assert_rein_ok(pfx_send(&f), &f.err);
     assert_string_equal(rein_model_response_text(f.resp), "again");
     assert_int_equal(ms_request_count(f.ms), 3);
-    fx_script(&f, "[{\"text\":\"partial answer\",\"delta_bytes\":4,\"fault\":"
-                  "{\"error_after_events\":1,\"error_event\":{\"type\":\"INVALID_ARGUMENT\","
-                  "\"message\":\"Unable to submit request because it has an empty text\"}}}]");
-    assert_int_equal(fx_send(&f), REIN_EPROVIDER);
+    pfx_script(&f, "[{\"text\":\"partial answer\",\"delta_bytes\":4,\"fault\":"
+                   "{\"error_after_events\":1,\"error_event\":{\"type\":\"INVALID_ARGUMENT\","
+                   "\"message\":\"Unable to submit request because it has an empty text\"}}}]");
+    assert_int_equal(pfx_send(&f), REIN_EPROVIDER);
     assert_non_null(strstr(f.err.msg, "Unable to submit request"));
 
     /* A stream cut before its finish reason is asked for once more. */
-    fx_script(&f, "[{\"text\":\"first try\",\"delta_bytes\":3,\"times\":1,\"fault\":"
-                  "{\"cut_after_events\":2}},{\"text\":\"second try\"}]");
-    assert_rein_ok(fx_send(&f), &f.err);
+    pfx_script(&f, "[{\"text\":\"first try\",\"delta_bytes\":3,\"times\":1,\"fault\":"
+                   "{\"cut_after_events\":2}},{\"text\":\"second try\"}]");
+    assert_rein_ok(pfx_send(&f), &f.err);
     assert_string_equal(rein_model_response_text(f.resp), "second try");
 
     /* A malformed event: an error naming it, after the one retry. */
-    fx_script(&f, "[{\"text\":\"x\",\"times\":0,\"fault\":{\"malformed_after_events\":0}}]");
-    assert_int_equal(fx_send(&f), REIN_EPROVIDER);
+    pfx_script(&f, "[{\"text\":\"x\",\"times\":0,\"fault\":{\"malformed_after_events\":0}}]");
+    assert_int_equal(pfx_send(&f), REIN_EPROVIDER);
     assert_non_null(strstr(f.err.msg, "could not be decoded"));
-    fx_stop(&f);
+    pfx_stop(&f);
 }
 
 /* The service refuses a wrong key (400) and a missing one (403); rein reports either. */
 static void test_wrong_key_and_vertex_bearer_token(void **state)
 {
     const struct ms_request *q;
-    struct fx f;
+    struct pfx f;
     char base[256];
 
     (void)state;
     fx_start(&f);
     assert_rein_ok(rein_provider_config_set_api_key(f.cfg, "wrong"), NULL);
-    fx_provider(&f);
+    pfx_provider(&f);
     rein_model_request_set_stream(f.req, false);
     assert_rein_ok(rein_history_add_user(f.h, "hi"), NULL);
-    fx_script(&f, "[{\"text\":\"never\"}]");
-    assert_int_equal(fx_send(&f), REIN_EHTTP);
+    pfx_script(&f, "[{\"text\":\"never\"}]");
+    assert_int_equal(pfx_send(&f), REIN_EHTTP);
     assert_non_null(strstr(f.err.msg, "API key not valid"));
     assert_null(strstr(f.err.msg, "wrong"));
     rein_provider_free(f.p);
@@ -338,8 +286,8 @@ static void test_wrong_key_and_vertex_bearer_token(void **state)
     assert_rein_ok(rein_provider_config_set(f.cfg, "provider", "vertex", NULL), NULL);
     assert_rein_ok(rein_provider_config_set_base_url(f.cfg, base), NULL);
     assert_rein_ok(rein_provider_config_set_api_key(f.cfg, "gm-key"), NULL);
-    fx_provider(&f);
-    assert_rein_ok(fx_send(&f), &f.err);
+    pfx_provider(&f);
+    assert_rein_ok(pfx_send(&f), &f.err);
     assert_string_equal(rein_model_response_text(f.resp), "never");
     q = ms_last_request(f.ms);
     assert_string_equal(
@@ -347,7 +295,7 @@ static void test_wrong_key_and_vertex_bearer_token(void **state)
                  "generateContent");
     assert_string_equal(ms_request_header(q, "authorization"), "Bearer gm-key");
     assert_null(ms_request_header(q, "x-goog-api-key"));
-    fx_stop(&f);
+    pfx_stop(&f);
 }
 
 static void test_record_then_replay(void **state)
@@ -358,17 +306,17 @@ static void test_record_then_replay(void **state)
     rein_provider *p;
     rein_model_response *r = NULL;
     rein_error err;
-    struct fx f;
+    struct pfx f;
 
     (void)state;
     snprintf(path, sizeof(path), "%s/gemini.jsonl", dir);
     fx_start(&f);
     assert_rein_ok(rein_provider_config_set_record(f.cfg, path), NULL);
-    fx_provider(&f);
+    pfx_provider(&f);
     rein_model_request_set_stream(f.req, true);
-    fx_script(&f, "[{\"text\":\"recorded answer\"}]");
+    pfx_script(&f, "[{\"text\":\"recorded answer\"}]");
     assert_rein_ok(rein_history_add_user(f.h, "hi"), NULL);
-    assert_rein_ok(fx_send(&f), &f.err);
+    assert_rein_ok(pfx_send(&f), &f.err);
     rein_provider_free(f.p);
     f.p = NULL;
     ms_stop(f.ms);
@@ -391,7 +339,7 @@ static void test_record_then_replay(void **state)
     rein_model_response_free(r);
     rein_provider_free(p);
     rein_provider_config_free(cfg);
-    fx_stop(&f);
+    pfx_stop(&f);
     test_rmtree(dir);
     free(dir);
 }
@@ -421,11 +369,11 @@ static void test_agent_loop_end_to_end(void **state)
     rein_registry *reg;
     rein_agent *a;
     json_t *m;
-    struct fx f;
+    struct pfx f;
 
     (void)state;
     fx_start(&f);
-    fx_provider(&f);
+    pfx_provider(&f);
     reg = rein_registry_new(&f.err);
     m = rein_json_parse(manifest, strlen(manifest), 0, NULL);
     assert_rein_ok(rein_registry_add_builtin(reg, m, tool_weather, NULL, NULL, &f.err), &f.err);
@@ -433,11 +381,11 @@ static void test_agent_loop_end_to_end(void **state)
     a = rein_agent_new(f.p, reg, &f.err);
     assert_non_null(a);
     o.verification = REIN_AGENT_VERIFY_OFF;
-    fx_script(&f, "[{\"tool_calls\":[{\"name\":\"get_weather\",\"arguments\":\"{}\"}]},"
-                  "{\"match\":{\"tool_result_contains\":\"missing required field\"},"
-                  "\"tool_calls\":[{\"name\":\"get_weather\",\"arguments\":"
-                  "\"{\\\"city\\\":\\\"Oslo\\\"}\"}]},"
-                  "{\"match\":{\"last_role\":\"tool\"},\"text\":\"3 degrees in Oslo.\"}]");
+    pfx_script(&f, "[{\"tool_calls\":[{\"name\":\"get_weather\",\"arguments\":\"{}\"}]},"
+                   "{\"match\":{\"tool_result_contains\":\"missing required field\"},"
+                   "\"tool_calls\":[{\"name\":\"get_weather\",\"arguments\":"
+                   "\"{\\\"city\\\":\\\"Oslo\\\"}\"}]},"
+                   "{\"match\":{\"last_role\":\"tool\"},\"text\":\"3 degrees in Oslo.\"}]");
     assert_rein_ok(rein_agent_run(a, f.h, "Weather in Oslo?", &o, &res, &f.err), &f.err);
     assert_int_equal(rein_agent_result_stop(res), REIN_AGENT_STOP_FINAL_ANSWER);
     assert_string_equal(rein_agent_result_text(res), "3 degrees in Oslo.");
@@ -448,7 +396,7 @@ static void test_agent_loop_end_to_end(void **state)
     rein_agent_result_free(res);
     rein_agent_free(a);
     rein_registry_free(reg);
-    fx_stop(&f);
+    pfx_stop(&f);
 }
 
 static const struct CMUnitTest tests[] = {

@@ -10,7 +10,7 @@
 /* rein-test-timeout: 60 */
 #include "test.h"
 
-#include "model_server.h"
+#include "provider_fixture.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -64,41 +64,23 @@ static void on_event(const struct rein_model_event *ev, void *ud)
     }
 }
 
-struct fx {
-    ms_server *ms;
-    rein_provider_config *cfg;
-    rein_provider *p;
-    rein_model_request *req;
-    rein_history *h;
-    rein_model_response *resp;
-    struct events ev;
-    rein_error err;
-};
+/* The events of the test's requests (each test has one fixture; fx_start resets them). */
+static struct events fx_ev;
 
-static void fx_start(struct fx *f)
+static void fx_start(struct pfx *f)
 {
-    rein_error err;
-
-    memset(f, 0, sizeof(*f));
-    f->ms = ms_start(0, &err);
-    if (!f->ms)
-        fail_msg("model server: %s", err.msg);
-    f->cfg = rein_provider_config_new();
-    f->req = rein_model_request_new();
-    f->h = rein_history_new();
-    assert_non_null(f->cfg);
-    rein_buf_init(&f->ev.text, 0);
-    rein_buf_init(&f->ev.args, 0);
-    rein_model_request_set_events(f->req, on_event, &f->ev);
     /* Quick retries, so a test of three attempts takes milliseconds. */
-    assert_rein_ok(rein_provider_config_set(f->cfg, "retry_base_ms", "10", NULL), NULL);
+    pfx_start(f, "sk-test", "10");
+    memset(&fx_ev, 0, sizeof(fx_ev));
+    rein_buf_init(&fx_ev.text, 0);
+    rein_buf_init(&fx_ev.args, 0);
+    rein_model_request_set_events(f->req, on_event, &fx_ev);
     assert_rein_ok(rein_provider_config_set(f->cfg, "model", "test-model", NULL), NULL);
     assert_rein_ok(rein_provider_config_set_api_key(f->cfg, "sk-test"), NULL);
-    ms_set_api_key(f->ms, "sk-test");
 }
 
 /* Makes the provider (preset name) pointed at the model server. */
-static void fx_provider(struct fx *f, const char *preset)
+static void fx_provider(struct pfx *f, const char *preset)
 {
     bool openai_style = strcmp(preset, "anthropic") != 0 && strcmp(preset, "ollama") != 0;
 
@@ -106,50 +88,25 @@ static void fx_provider(struct fx *f, const char *preset)
     assert_rein_ok(rein_provider_config_set_base_url(f->cfg, openai_style ? ms_openai_url(f->ms)
                                                                           : ms_url(f->ms)),
                    NULL);
-    f->p = rein_provider_new(f->cfg, &f->err);
-    if (!f->p)
-        fail_msg("provider: %s", f->err.msg);
+    pfx_provider(f);
 }
 
 /* Makes the provider for DashScope's native API, whose base URL ends in /api/v1. */
-static void fx_dashscope_native(struct fx *f)
+static void fx_dashscope_native(struct pfx *f)
 {
     char base[128];
 
     snprintf(base, sizeof(base), "%s/api/v1", ms_url(f->ms));
     assert_rein_ok(rein_provider_config_set(f->cfg, "provider", "dashscope-native", NULL), NULL);
     assert_rein_ok(rein_provider_config_set_base_url(f->cfg, base), NULL);
-    f->p = rein_provider_new(f->cfg, &f->err);
-    if (!f->p)
-        fail_msg("provider: %s", f->err.msg);
+    pfx_provider(f);
 }
 
-static void fx_stop(struct fx *f)
+static void fx_stop(struct pfx *f)
 {
-    rein_model_response_free(f->resp);
-    rein_provider_free(f->p);
-    rein_provider_config_free(f->cfg);
-    rein_model_request_free(f->req);
-    rein_history_free(f->h);
-    rein_buf_release(&f->ev.text);
-    rein_buf_release(&f->ev.args);
-    ms_stop(f->ms);
-}
-
-static rein_err fx_send(struct fx *f)
-{
-    rein_model_response_free(f->resp);
-    f->resp = NULL;
-    rein_error_clear(&f->err);
-    return rein_provider_send(f->p, f->req, f->h, &f->resp, &f->err);
-}
-
-static void fx_script(struct fx *f, const char *json)
-{
-    rein_error err;
-
-    if (ms_script(f->ms, json, false, &err) != REIN_OK)
-        fail_msg("script: %s", err.msg);
+    pfx_stop(f);
+    rein_buf_release(&fx_ev.text);
+    rein_buf_release(&fx_ev.args);
 }
 
 static json_t *schema(void)
@@ -158,7 +115,7 @@ static json_t *schema(void)
                      "string", "required", "city");
 }
 
-static void add_weather_tool(struct fx *f)
+static void add_weather_tool(struct pfx *f)
 {
     json_t *s = schema();
     assert_rein_ok(rein_model_request_add_tool(f->req, "get_weather", "Weather for a city", s),
@@ -172,7 +129,7 @@ static void add_weather_tool(struct fx *f)
 
 static void test_openai_stream_over_http(void **state)
 {
-    struct fx f;
+    struct pfx f;
     const struct ms_request *r;
     const rein_model_call *c;
 
@@ -180,12 +137,12 @@ static void test_openai_stream_over_http(void **state)
     fx_start(&f);
     fx_provider(&f, "openai-compatible");
     add_weather_tool(&f);
-    fx_script(
+    pfx_script(
         &f, "{\"text\": [\"Let me \", \"check.\"], \"tool_calls\": [{\"id\": \"call_7\", "
             "\"name\": \"get_weather\", \"arguments\": [\"{\\\"ci\", \"ty\\\": \\\"Oslo\\\"}\"]}],"
             " \"usage\": {\"input_tokens\": 12, \"output_tokens\": 9}}");
     assert_rein_ok(rein_history_add_user(f.h, "Weather in Oslo?"), NULL);
-    assert_rein_ok(fx_send(&f), &f.err);
+    assert_rein_ok(pfx_send(&f), &f.err);
     assert_string_equal(rein_model_response_text(f.resp), "Let me check.");
     c = rein_model_response_call(f.resp, 0);
     assert_string_equal(rein_model_call_id(c), "call_7");
@@ -195,10 +152,10 @@ static void test_openai_stream_over_http(void **state)
     assert_int_equal(rein_model_response_output_tokens(f.resp), 9);
     assert_int_equal(rein_model_response_finish(f.resp), REIN_FINISH_TOOL_CALLS);
     /* The events carried the same text and arguments while the reply streamed. */
-    assert_string_equal(f.ev.text.ptr, "Let me check.");
-    assert_string_equal(f.ev.args.ptr, "{\"city\": \"Oslo\"}");
-    assert_int_equal(f.ev.starts, 1);
-    assert_int_equal(f.ev.ends, 1);
+    assert_string_equal(fx_ev.text.ptr, "Let me check.");
+    assert_string_equal(fx_ev.args.ptr, "{\"city\": \"Oslo\"}");
+    assert_int_equal(fx_ev.starts, 1);
+    assert_int_equal(fx_ev.ends, 1);
     r = ms_request(f.ms, 0);
     assert_string_equal(r->path, "/v1/chat/completions");
     assert_string_equal(ms_request_header(r, "authorization"), "Bearer sk-test");
@@ -209,9 +166,9 @@ static void test_openai_stream_over_http(void **state)
     assert_rein_ok(rein_history_add_response(f.h, f.resp), NULL);
     assert_rein_ok(
         rein_history_add_tool_result(f.h, "call_7", "get_weather", "{\"temp\": 3}", false), NULL);
-    fx_script(&f,
-              "{\"match\": {\"tool_result_contains\": \"temp\"}, \"text\": \"It is 3 degrees.\"}");
-    assert_rein_ok(fx_send(&f), &f.err);
+    pfx_script(&f,
+               "{\"match\": {\"tool_result_contains\": \"temp\"}, \"text\": \"It is 3 degrees.\"}");
+    assert_rein_ok(pfx_send(&f), &f.err);
     assert_string_equal(rein_model_response_text(f.resp), "It is 3 degrees.");
     r = ms_request(f.ms, 1);
     /* The raw argument string went back byte for byte. */
@@ -227,7 +184,7 @@ static void test_openai_stream_over_http(void **state)
  */
 static void test_dashscope_native_over_http(void **state)
 {
-    struct fx f;
+    struct pfx f;
     const struct ms_request *r;
     const json_t *params;
 
@@ -235,13 +192,13 @@ static void test_dashscope_native_over_http(void **state)
     fx_start(&f);
     fx_dashscope_native(&f);
     add_weather_tool(&f);
-    fx_script(&f, "{\"tool_calls\": [{\"id\": \"call_a\", \"name\": \"get_weather\", "
-                  "\"arguments\": [\"{\\\"city\\\": \\\"\", \"浙江省杭州市\\\"}\"]}, "
-                  "{\"id\": \"call_b\", \"name\": \"get_weather\", \"arguments\": "
-                  "[\"{\\\"city\\\":\", \" \\\"上海市\\\"}\"]}], \"usage\": "
-                  "{\"input_tokens\": 250, \"output_tokens\": 37}}");
+    pfx_script(&f, "{\"tool_calls\": [{\"id\": \"call_a\", \"name\": \"get_weather\", "
+                   "\"arguments\": [\"{\\\"city\\\": \\\"\", \"浙江省杭州市\\\"}\"]}, "
+                   "{\"id\": \"call_b\", \"name\": \"get_weather\", \"arguments\": "
+                   "[\"{\\\"city\\\":\", \" \\\"上海市\\\"}\"]}], \"usage\": "
+                   "{\"input_tokens\": 250, \"output_tokens\": 37}}");
     assert_rein_ok(rein_history_add_user(f.h, "杭州和上海现在的天气如何？"), NULL);
-    assert_rein_ok(fx_send(&f), &f.err);
+    assert_rein_ok(pfx_send(&f), &f.err);
     assert_int_equal(rein_model_response_call_count(f.resp), 2);
     assert_string_equal(rein_model_call_id(rein_model_response_call(f.resp, 0)), "call_a");
     assert_string_equal(rein_model_call_raw_arguments(rein_model_response_call(f.resp, 0)),
@@ -253,7 +210,7 @@ static void test_dashscope_native_over_http(void **state)
     assert_int_equal(rein_model_response_input_tokens(f.resp), 250);
     assert_int_equal(rein_model_response_output_tokens(f.resp), 37);
     assert_int_equal(rein_model_response_finish(f.resp), REIN_FINISH_TOOL_CALLS);
-    assert_int_equal(f.ev.starts, 2);
+    assert_int_equal(fx_ev.starts, 2);
     r = ms_request(f.ms, 0);
     assert_string_equal(r->path, "/api/v1/services/aigc/text-generation/generation");
     assert_string_equal(ms_request_header(r, "x-dashscope-sse"), "enable");
@@ -268,16 +225,16 @@ static void test_dashscope_native_over_http(void **state)
     assert_rein_ok(rein_history_add_response(f.h, f.resp), NULL);
     assert_rein_ok(rein_history_add_tool_result(f.h, "call_a", "get_weather", "晴", false), NULL);
     assert_rein_ok(rein_history_add_tool_result(f.h, "call_b", "get_weather", "雨", false), NULL);
-    fx_script(&f, "{\"match\": {\"tool_result_contains\": \"雨\"}, \"text\": "
-                  "[\"杭州晴，\", \"上海雨。\"]}");
-    assert_rein_ok(fx_send(&f), &f.err);
+    pfx_script(&f, "{\"match\": {\"tool_result_contains\": \"雨\"}, \"text\": "
+                   "[\"杭州晴，\", \"上海雨。\"]}");
+    assert_rein_ok(pfx_send(&f), &f.err);
     assert_string_equal(rein_model_response_text(f.resp), "杭州晴，上海雨。");
-    assert_string_equal(f.ev.text.ptr, "杭州晴，上海雨。");
+    assert_string_equal(fx_ev.text.ptr, "杭州晴，上海雨。");
 
     /* Not streamed: one body, no SSE header, thinking off for Qwen3 as DashScope wants. */
     rein_model_request_set_stream(f.req, false);
-    fx_script(&f, "{\"text\": \"plain\"}");
-    assert_rein_ok(fx_send(&f), &f.err);
+    pfx_script(&f, "{\"text\": \"plain\"}");
+    assert_rein_ok(pfx_send(&f), &f.err);
     assert_string_equal(rein_model_response_text(f.resp), "plain");
     r = ms_request(f.ms, 2);
     assert_false(r->stream);
@@ -287,8 +244,8 @@ static void test_dashscope_native_over_http(void **state)
 
     /* A wrong key: DashScope's 401 body, its code and message kept. */
     ms_set_api_key(f.ms, "sk-other");
-    fx_script(&f, "{\"text\": \"never\"}");
-    assert_int_equal(fx_send(&f), REIN_EHTTP);
+    pfx_script(&f, "{\"text\": \"never\"}");
+    assert_int_equal(pfx_send(&f), REIN_EHTTP);
     assert_int_equal(f.err.detail, 401);
     assert_string_equal(
         json_string_value(json_object_get(rein_model_response_error(f.resp), "code")),
@@ -300,31 +257,31 @@ static void test_dashscope_native_over_http(void **state)
  * stream retried, and 429 with Retry-After. */
 static void test_dashscope_native_faults(void **state)
 {
-    struct fx f;
+    struct pfx f;
 
     (void)state;
     fx_start(&f);
     fx_dashscope_native(&f);
-    fx_script(&f, "[{\"text\": [\"通义\", \"千问\"], \"times\": 1, \"fault\": "
-                  "{\"chunk_bytes\": 3}}, {\"times\": 1, \"status\": 429, \"headers\": "
-                  "{\"Retry-After\": \"0\"}}, {\"text\": \"after 429\", \"times\": 1}, "
-                  "{\"text\": [\"a\", \"b\", \"c\"], \"times\": 1, \"fault\": "
-                  "{\"error_after_events\": 1, \"error_event\": {\"code\": "
-                  "\"InvalidParameter\", \"message\": \"bad input\"}}}, "
-                  "{\"text\": [\"a\", \"b\"], \"times\": 1, \"fault\": "
-                  "{\"cut_after_events\": 1}}, {\"text\": \"whole\", \"times\": 1}]");
+    pfx_script(&f, "[{\"text\": [\"通义\", \"千问\"], \"times\": 1, \"fault\": "
+                   "{\"chunk_bytes\": 3}}, {\"times\": 1, \"status\": 429, \"headers\": "
+                   "{\"Retry-After\": \"0\"}}, {\"text\": \"after 429\", \"times\": 1}, "
+                   "{\"text\": [\"a\", \"b\", \"c\"], \"times\": 1, \"fault\": "
+                   "{\"error_after_events\": 1, \"error_event\": {\"code\": "
+                   "\"InvalidParameter\", \"message\": \"bad input\"}}}, "
+                   "{\"text\": [\"a\", \"b\"], \"times\": 1, \"fault\": "
+                   "{\"cut_after_events\": 1}}, {\"text\": \"whole\", \"times\": 1}]");
     assert_rein_ok(rein_history_add_user(f.h, "hi"), NULL);
-    assert_rein_ok(fx_send(&f), &f.err);
+    assert_rein_ok(pfx_send(&f), &f.err);
     assert_string_equal(rein_model_response_text(f.resp), "通义千问");
-    assert_rein_ok(fx_send(&f), &f.err);
+    assert_rein_ok(pfx_send(&f), &f.err);
     assert_string_equal(rein_model_response_text(f.resp), "after 429");
-    assert_int_equal(f.ev.retries, 1);
-    assert_int_equal(fx_send(&f), REIN_EPROVIDER);
+    assert_int_equal(fx_ev.retries, 1);
+    assert_int_equal(pfx_send(&f), REIN_EPROVIDER);
     assert_string_equal(rein_model_response_text(f.resp), "a");
     assert_string_equal(
         json_string_value(json_object_get(rein_model_response_error(f.resp), "code")),
         "InvalidParameter");
-    assert_rein_ok(fx_send(&f), &f.err);
+    assert_rein_ok(pfx_send(&f), &f.err);
     assert_string_equal(rein_model_response_text(f.resp), "whole");
     assert_int_equal(ms_request_count(f.ms), 6);
     fx_stop(&f);
@@ -332,17 +289,17 @@ static void test_dashscope_native_faults(void **state)
 
 static void test_openai_json_body_over_http(void **state)
 {
-    struct fx f;
+    struct pfx f;
 
     (void)state;
     fx_start(&f);
     fx_provider(&f, "openai-compatible");
     rein_model_request_set_stream(f.req, false);
-    fx_script(&f, "{\"text\": \"plain answer\"}");
+    pfx_script(&f, "{\"text\": \"plain answer\"}");
     assert_rein_ok(rein_history_add_user(f.h, "hi"), NULL);
-    assert_rein_ok(fx_send(&f), &f.err);
+    assert_rein_ok(pfx_send(&f), &f.err);
     assert_string_equal(rein_model_response_text(f.resp), "plain answer");
-    assert_string_equal(f.ev.text.ptr, "plain answer");
+    assert_string_equal(fx_ev.text.ptr, "plain answer");
     assert_false(ms_request(f.ms, 0)->stream);
     assert_null(json_object_get(ms_request(f.ms, 0)->json, "stream_options"));
     fx_stop(&f);
@@ -350,19 +307,19 @@ static void test_openai_json_body_over_http(void **state)
 
 static void test_anthropic_stream_over_http(void **state)
 {
-    struct fx f;
+    struct pfx f;
     const struct ms_request *r;
 
     (void)state;
     fx_start(&f);
     fx_provider(&f, "anthropic");
     add_weather_tool(&f);
-    fx_script(&f, "{\"reasoning\": [\"need \", \"weather\"], \"signature\": \"sig-1\", "
-                  "\"text\": \"Checking.\", \"tool_calls\": [{\"id\": \"toolu_1\", \"name\": "
-                  "\"get_weather\", \"arguments\": [\"{\\\"city\\\":\", \" \\\"Bergen\\\"}\"]}]}");
+    pfx_script(&f, "{\"reasoning\": [\"need \", \"weather\"], \"signature\": \"sig-1\", "
+                   "\"text\": \"Checking.\", \"tool_calls\": [{\"id\": \"toolu_1\", \"name\": "
+                   "\"get_weather\", \"arguments\": [\"{\\\"city\\\":\", \" \\\"Bergen\\\"}\"]}]}");
     assert_rein_ok(rein_history_add_system(f.h, "Be brief."), NULL);
     assert_rein_ok(rein_history_add_user(f.h, "Weather in Bergen?"), NULL);
-    assert_rein_ok(fx_send(&f), &f.err);
+    assert_rein_ok(pfx_send(&f), &f.err);
     assert_string_equal(rein_model_response_reasoning(f.resp), "need weather");
     assert_string_equal(rein_model_call_raw_arguments(rein_model_response_call(f.resp, 0)),
                         "{\"city\": \"Bergen\"}");
@@ -378,8 +335,8 @@ static void test_anthropic_stream_over_http(void **state)
     assert_rein_ok(rein_history_add_response(f.h, f.resp), NULL);
     assert_rein_ok(rein_history_add_tool_result(f.h, "toolu_1", "get_weather", "rain", false),
                    NULL);
-    fx_script(&f, "{\"text\": \"Rain.\"}");
-    assert_rein_ok(fx_send(&f), &f.err);
+    pfx_script(&f, "{\"text\": \"Rain.\"}");
+    assert_rein_ok(pfx_send(&f), &f.err);
     assert_string_equal(rein_model_response_text(f.resp), "Rain.");
     r = ms_request(f.ms, 1);
     assert_int_equal(r->status, 200);
@@ -394,17 +351,17 @@ static void test_anthropic_stream_over_http(void **state)
 
 static void test_ollama_native_over_http(void **state)
 {
-    struct fx f;
+    struct pfx f;
     const rein_model_call *c;
 
     (void)state;
     fx_start(&f);
     fx_provider(&f, "ollama");
     add_weather_tool(&f);
-    fx_script(&f, "{\"text\": \"ok\", \"tool_calls\": [{\"name\": \"get_weather\", \"arguments\": "
-                  "\"{\\\"city\\\": \\\"Oslo\\\"}\"}]}");
+    pfx_script(&f, "{\"text\": \"ok\", \"tool_calls\": [{\"name\": \"get_weather\", \"arguments\": "
+                   "\"{\\\"city\\\": \\\"Oslo\\\"}\"}]}");
     assert_rein_ok(rein_history_add_user(f.h, "Weather?"), NULL);
-    assert_rein_ok(fx_send(&f), &f.err);
+    assert_rein_ok(pfx_send(&f), &f.err);
     c = rein_model_response_call(f.resp, 0);
     assert_non_null(c);
     assert_string_equal(rein_model_call_name(c), "get_weather");
@@ -415,56 +372,56 @@ static void test_ollama_native_over_http(void **state)
     /* A made-up id is stable for the same request: asked again, the same id. */
     char first[64];
     snprintf(first, sizeof(first), "%s", rein_model_call_id(c));
-    fx_script(&f, "{\"text\": \"ok\", \"tool_calls\": [{\"name\": \"get_weather\", \"arguments\": "
-                  "\"{\\\"city\\\": \\\"Oslo\\\"}\"}]}");
-    assert_rein_ok(fx_send(&f), &f.err);
+    pfx_script(&f, "{\"text\": \"ok\", \"tool_calls\": [{\"name\": \"get_weather\", \"arguments\": "
+                   "\"{\\\"city\\\": \\\"Oslo\\\"}\"}]}");
+    assert_rein_ok(pfx_send(&f), &f.err);
     assert_string_equal(rein_model_call_id(rein_model_response_call(f.resp, 0)), first);
     /* And the history goes back with arguments as an object. */
     assert_rein_ok(rein_history_add_response(f.h, f.resp), NULL);
     assert_rein_ok(rein_history_add_tool_result(f.h, first, "get_weather", "sunny", false), NULL);
-    fx_script(&f, "{\"text\": \"Sunny.\"}");
-    assert_rein_ok(fx_send(&f), &f.err);
+    pfx_script(&f, "{\"text\": \"Sunny.\"}");
+    assert_rein_ok(pfx_send(&f), &f.err);
     assert_non_null(strstr(ms_request(f.ms, 2)->body, "\"arguments\":{\"city\": \"Oslo\"}"));
     fx_stop(&f);
 }
 
 static void test_dashscope_turns_thinking_off_when_not_streaming(void **state)
 {
-    struct fx f;
+    struct pfx f;
 
     (void)state;
     fx_start(&f);
     fx_provider(&f, "dashscope");
     assert_rein_ok(rein_history_add_user(f.h, "hi"), NULL);
-    fx_script(&f, "[{\"text\": \"a\"}, {\"text\": \"b\"}]");
-    assert_rein_ok(fx_send(&f), &f.err);
+    pfx_script(&f, "[{\"text\": \"a\"}, {\"text\": \"b\"}]");
+    assert_rein_ok(pfx_send(&f), &f.err);
     assert_null(json_object_get(ms_request(f.ms, 0)->json, "enable_thinking"));
     rein_model_request_set_stream(f.req, false);
-    assert_rein_ok(fx_send(&f), &f.err);
+    assert_rein_ok(pfx_send(&f), &f.err);
     assert_true(json_is_false(json_object_get(ms_request(f.ms, 1)->json, "enable_thinking")));
     fx_stop(&f);
 }
 
 static void test_text_calls_from_a_local_model_become_calls(void **state)
 {
-    struct fx f;
+    struct pfx f;
     const rein_model_call *c;
 
     (void)state;
     fx_start(&f);
     fx_provider(&f, "vllm");
     add_weather_tool(&f);
-    fx_script(&f, "{\"text\": [\"<tool_call>\\n{\\\"name\\\": \\\"get_weather\\\", \", "
-                  "\"\\\"arguments\\\": {\\\"city\\\": \\\"Rome\\\"}}\\n</tool_call>\"], "
-                  "\"finish_reason\": \"stop\"}");
+    pfx_script(&f, "{\"text\": [\"<tool_call>\\n{\\\"name\\\": \\\"get_weather\\\", \", "
+                   "\"\\\"arguments\\\": {\\\"city\\\": \\\"Rome\\\"}}\\n</tool_call>\"], "
+                   "\"finish_reason\": \"stop\"}");
     assert_rein_ok(rein_history_add_user(f.h, "Rome?"), NULL);
-    assert_rein_ok(fx_send(&f), &f.err);
+    assert_rein_ok(pfx_send(&f), &f.err);
     c = rein_model_response_call(f.resp, 0);
     assert_non_null(c);
     assert_true(rein_model_call_from_text(c));
     assert_string_equal(rein_model_call_raw_arguments(c), "{\"city\": \"Rome\"}");
     assert_string_equal(rein_model_response_text(f.resp), "");
-    assert_string_equal(f.ev.text.ptr, "");
+    assert_string_equal(fx_ev.text.ptr, "");
     fx_stop(&f);
 }
 
@@ -477,7 +434,7 @@ static void test_long_history_sent_in_place_as_one_body(void **state)
     char *dir = test_tmpdir(), path[1024], text[96], ids[2][REIN_ID_MAX];
     rein_provider *rec;
     const struct ms_request *r[2];
-    struct fx f;
+    struct pfx f;
 
     (void)state;
     snprintf(path, sizeof(path), "%s/long.jsonl", dir);
@@ -487,9 +444,9 @@ static void test_long_history_sent_in_place_as_one_body(void **state)
     rec = rein_provider_new(f.cfg, &f.err);
     assert_non_null(rec);
     add_weather_tool(&f);
-    fx_script(&f, "{\"times\": 0, \"text\": [\"<tool_call>\\n{\\\"name\\\": \\\"get_weather\\\", "
-                  "\\\"arguments\\\": {\\\"city\\\": \\\"Rome\\\"}}\\n</tool_call>\"], "
-                  "\"finish_reason\": \"stop\"}");
+    pfx_script(&f, "{\"times\": 0, \"text\": [\"<tool_call>\\n{\\\"name\\\": \\\"get_weather\\\", "
+                   "\\\"arguments\\\": {\\\"city\\\": \\\"Rome\\\"}}\\n</tool_call>\"], "
+                   "\"finish_reason\": \"stop\"}");
     for (int i = 0; i < 3000; i++) {
         snprintf(text, sizeof(text), "Weather in \"Rome\", day %d? \u00e5\u2603\n", i);
         assert_rein_ok(rein_history_add_user(f.h, text), NULL);
@@ -590,7 +547,7 @@ static void test_long_history_sent_again_after_a_stale_connection(void **state)
     struct stale_server s;
     char base[64], text[64];
     pthread_t th;
-    struct fx f;
+    struct pfx f;
 
     (void)state;
     memset(&s, 0, sizeof(s));
@@ -618,10 +575,10 @@ static void test_long_history_sent_again_after_a_stale_connection(void **state)
         snprintf(text, sizeof(text), "Message %d of a long conversation.", i);
         assert_rein_ok(rein_history_add_user(f.h, text), NULL);
     }
-    assert_rein_ok(fx_send(&f), &f.err);
-    assert_rein_ok(fx_send(&f), &f.err);
+    assert_rein_ok(pfx_send(&f), &f.err);
+    assert_rein_ok(pfx_send(&f), &f.err);
     assert_string_equal(rein_model_response_text(f.resp), "ok");
-    assert_int_equal(f.ev.retries, 0); /* libcurl's own second try, not rein's */
+    assert_int_equal(fx_ev.retries, 0); /* libcurl's own second try, not rein's */
     pthread_join(th, NULL);
     assert_int_equal(s.n, 3);
     assert_true(s.body[0].len > 2 * 65536);
@@ -641,56 +598,56 @@ static void test_long_history_sent_again_after_a_stale_connection(void **state)
 
 static void test_retry_429_honours_retry_after(void **state)
 {
-    struct fx f;
+    struct pfx f;
     int64_t t0, waited;
 
     (void)state;
     fx_start(&f);
     fx_provider(&f, "openai-compatible");
-    fx_script(&f, "[{\"status\": 429, \"headers\": {\"Retry-After\": \"1\"}, \"times\": 1},"
-                  " {\"text\": \"after the wait\"}]");
+    pfx_script(&f, "[{\"status\": 429, \"headers\": {\"Retry-After\": \"1\"}, \"times\": 1},"
+                   " {\"text\": \"after the wait\"}]");
     assert_rein_ok(rein_history_add_user(f.h, "hi"), NULL);
-    assert_rein_ok(fx_send(&f), &f.err);
+    assert_rein_ok(pfx_send(&f), &f.err);
     assert_string_equal(rein_model_response_text(f.resp), "after the wait");
     assert_int_equal(ms_request_count(f.ms), 2);
     t0 = ms_request(f.ms, 0)->mono_ms;
     waited = ms_request(f.ms, 1)->mono_ms - t0;
     assert_true(waited >= 1000); /* Retry-After: 1 second */
-    assert_int_equal(f.ev.retries, 1);
+    assert_int_equal(fx_ev.retries, 1);
     fx_stop(&f);
 }
 
 static void test_retry_503_and_529_with_retry_after_ms(void **state)
 {
-    struct fx f;
+    struct pfx f;
 
     (void)state;
     fx_start(&f);
     fx_provider(&f, "anthropic");
-    fx_script(&f, "[{\"status\": 503, \"times\": 1},"
-                  " {\"status\": 529, \"headers\": {\"retry-after-ms\": \"300\"}, \"times\": 1},"
-                  " {\"text\": \"third time\"}]");
+    pfx_script(&f, "[{\"status\": 503, \"times\": 1},"
+                   " {\"status\": 529, \"headers\": {\"retry-after-ms\": \"300\"}, \"times\": 1},"
+                   " {\"text\": \"third time\"}]");
     assert_rein_ok(rein_history_add_user(f.h, "hi"), NULL);
-    assert_rein_ok(fx_send(&f), &f.err);
+    assert_rein_ok(pfx_send(&f), &f.err);
     assert_string_equal(rein_model_response_text(f.resp), "third time");
     assert_int_equal(ms_request_count(f.ms), 3);
     assert_true(ms_request(f.ms, 2)->mono_ms - ms_request(f.ms, 1)->mono_ms >= 300);
-    assert_int_equal(f.ev.retries, 2);
+    assert_int_equal(fx_ev.retries, 2);
     fx_stop(&f);
 }
 
 static void test_retries_stop_at_max_and_keep_the_error(void **state)
 {
-    struct fx f;
+    struct pfx f;
 
     (void)state;
     fx_start(&f);
     assert_rein_ok(rein_provider_config_set(f.cfg, "max_retries", "1", NULL), NULL);
     fx_provider(&f, "openai-compatible");
-    fx_script(&f, "{\"status\": 500, \"error\": {\"message\": \"the model fell over\"}, "
-                  "\"times\": 0}");
+    pfx_script(&f, "{\"status\": 500, \"error\": {\"message\": \"the model fell over\"}, "
+                   "\"times\": 0}");
     assert_rein_ok(rein_history_add_user(f.h, "hi"), NULL);
-    assert_int_equal(fx_send(&f), REIN_EHTTP);
+    assert_int_equal(pfx_send(&f), REIN_EHTTP);
     assert_int_equal(f.err.detail, 500);
     assert_non_null(strstr(f.err.msg, "the model fell over"));
     assert_int_equal(ms_request_count(f.ms), 2);
@@ -703,15 +660,15 @@ static void test_retries_stop_at_max_and_keep_the_error(void **state)
 
 static void test_client_errors_are_not_retried(void **state)
 {
-    struct fx f;
+    struct pfx f;
 
     (void)state;
     fx_start(&f);
     ms_set_api_key(f.ms, "sk-other");
     fx_provider(&f, "openai-compatible");
-    fx_script(&f, "{\"text\": \"never\"}");
+    pfx_script(&f, "{\"text\": \"never\"}");
     assert_rein_ok(rein_history_add_user(f.h, "hi"), NULL);
-    assert_int_equal(fx_send(&f), REIN_EHTTP);
+    assert_int_equal(pfx_send(&f), REIN_EHTTP);
     assert_int_equal(f.err.detail, 401);
     assert_int_equal(ms_request_count(f.ms), 1);
     assert_non_null(rein_model_response_error(f.resp));
@@ -720,19 +677,19 @@ static void test_client_errors_are_not_retried(void **state)
 
 static void test_overloaded_error_in_stream_is_retried(void **state)
 {
-    struct fx f;
+    struct pfx f;
 
     (void)state;
     fx_start(&f);
     fx_provider(&f, "anthropic");
-    fx_script(&f, "[{\"text\": [\"par\", \"tial\"], \"times\": 1, \"fault\": "
-                  "{\"error_after_events\": 3, \"error_event\": {\"type\": \"overloaded_error\","
-                  " \"message\": \"Overloaded\"}}}, {\"text\": \"whole answer\"}]");
+    pfx_script(&f, "[{\"text\": [\"par\", \"tial\"], \"times\": 1, \"fault\": "
+                   "{\"error_after_events\": 3, \"error_event\": {\"type\": \"overloaded_error\","
+                   " \"message\": \"Overloaded\"}}}, {\"text\": \"whole answer\"}]");
     assert_rein_ok(rein_history_add_user(f.h, "hi"), NULL);
-    assert_rein_ok(fx_send(&f), &f.err);
+    assert_rein_ok(pfx_send(&f), &f.err);
     assert_string_equal(rein_model_response_text(f.resp), "whole answer");
-    assert_string_equal(f.ev.text.ptr, "whole answer");
-    assert_int_equal(f.ev.retries, 1);
+    assert_string_equal(fx_ev.text.ptr, "whole answer");
+    assert_int_equal(fx_ev.retries, 1);
     assert_null(rein_model_response_error(f.resp));
     fx_stop(&f);
 }
@@ -772,7 +729,7 @@ static void test_transient_in_stream_errors_are_retried(void **state)
 
     (void)state;
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-        struct fx f;
+        struct pfx f;
         char script[512];
         fx_start(&f);
         if (strcmp(cases[i].preset, "dashscope-native") == 0)
@@ -783,17 +740,17 @@ static void test_transient_in_stream_errors_are_retried(void **state)
                  "[{\"text\": [\"par\", \"tial\"], \"times\": 1, \"fault\": %s}, "
                  "{\"text\": \"whole answer\"}]",
                  cases[i].first);
-        fx_script(&f, script);
+        pfx_script(&f, script);
         assert_rein_ok(rein_history_add_user(f.h, "hi"), NULL);
         if (cases[i].retried) {
-            assert_rein_ok(fx_send(&f), &f.err);
+            assert_rein_ok(pfx_send(&f), &f.err);
             assert_string_equal(rein_model_response_text(f.resp), "whole answer");
-            assert_int_equal(f.ev.retries, 1);
+            assert_int_equal(fx_ev.retries, 1);
             assert_int_equal(ms_request_count(f.ms), 2);
         } else {
-            assert_int_equal(fx_send(&f), REIN_EPROVIDER);
+            assert_int_equal(pfx_send(&f), REIN_EPROVIDER);
             assert_non_null(rein_model_response_error(f.resp));
-            assert_int_equal(f.ev.retries, 0);
+            assert_int_equal(fx_ev.retries, 0);
             assert_int_equal(ms_request_count(f.ms), 1);
         }
         fx_stop(&f);
@@ -811,7 +768,7 @@ static void test_openrouter_in_stream_errors_by_numeric_code(void **state)
 
     (void)state;
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-        struct fx f;
+        struct pfx f;
         char script[1024];
         fx_start(&f);
         fx_provider(&f, "openai-compatible");
@@ -823,14 +780,14 @@ static void test_openrouter_in_stream_errors_by_numeric_code(void **state)
                  "\\\"delta\\\":{\\\"content\\\":\\\"\\\"},\\\"finish_reason\\\":\\\"error\\\"}]}"
                  "\\n\\ndata: [DONE]\\n\\n\"}, {\"text\": \"whole answer\"}]",
                  cases[i].code);
-        fx_script(&f, script);
+        pfx_script(&f, script);
         assert_rein_ok(rein_history_add_user(f.h, "hi"), NULL);
         if (cases[i].retried) {
-            assert_rein_ok(fx_send(&f), &f.err);
+            assert_rein_ok(pfx_send(&f), &f.err);
             assert_string_equal(rein_model_response_text(f.resp), "whole answer");
             assert_int_equal(ms_request_count(f.ms), 2);
         } else {
-            assert_int_equal(fx_send(&f), REIN_EPROVIDER);
+            assert_int_equal(pfx_send(&f), REIN_EPROVIDER);
             assert_int_equal(ms_request_count(f.ms), 1);
         }
         fx_stop(&f);
@@ -877,7 +834,7 @@ static void *send_three(void *arg)
  */
 static void test_overlapping_sends_reuse_their_connections(void **state)
 {
-    struct fx f;
+    struct pfx f;
     struct sender s[SENDERS];
     pthread_t t[SENDERS];
     pthread_barrier_t go;
@@ -887,7 +844,7 @@ static void test_overlapping_sends_reuse_their_connections(void **state)
     fx_start(&f);
     fx_provider(&f, "openai-compatible");
     /* Long enough for the senders of one round to hold their connections at once. */
-    fx_script(&f, "{\"text\": \"ok\", \"times\": 0, \"delay_first_byte_ms\": 100}");
+    pfx_script(&f, "{\"text\": \"ok\", \"times\": 0, \"delay_first_byte_ms\": 100}");
     assert_int_equal(pthread_barrier_init(&go, NULL, SENDERS), 0);
     for (int i = 0; i < SENDERS; i++) {
         s[i] = (struct sender){.p = f.p, .go = &go};
@@ -944,16 +901,16 @@ static void test_connect_to_a_closed_port_fails_clearly(void **state)
 
 static void test_first_byte_timeout(void **state)
 {
-    struct fx f;
+    struct pfx f;
 
     (void)state;
     fx_start(&f);
     assert_rein_ok(rein_provider_config_set(f.cfg, "first_byte_timeout_ms", "200", NULL), NULL);
     assert_rein_ok(rein_provider_config_set(f.cfg, "max_retries", "1", NULL), NULL);
     fx_provider(&f, "openai-compatible");
-    fx_script(&f, "{\"text\": \"late\", \"delay_headers_ms\": 3000, \"times\": 0}");
+    pfx_script(&f, "{\"text\": \"late\", \"delay_headers_ms\": 3000, \"times\": 0}");
     assert_rein_ok(rein_history_add_user(f.h, "hi"), NULL);
-    assert_int_equal(fx_send(&f), REIN_ETIMEDOUT);
+    assert_int_equal(pfx_send(&f), REIN_ETIMEDOUT);
     assert_non_null(strstr(f.err.msg, "first-byte"));
     assert_true(ms_wait(f.ms, 2, 5000)); /* one retry after the first timeout */
     fx_stop(&f);
@@ -961,34 +918,34 @@ static void test_first_byte_timeout(void **state)
 
 static void test_idle_stream_is_dropped_and_asked_again(void **state)
 {
-    struct fx f;
+    struct pfx f;
 
     (void)state;
     fx_start(&f);
     assert_rein_ok(rein_provider_config_set(f.cfg, "idle_timeout_ms", "200", NULL), NULL);
     fx_provider(&f, "openai-compatible");
-    fx_script(&f, "[{\"text\": [\"a\", \"b\", \"c\"], \"times\": 1, \"fault\": "
-                  "{\"hang_after_events\": 2}}, {\"text\": \"abc\"}]");
+    pfx_script(&f, "[{\"text\": [\"a\", \"b\", \"c\"], \"times\": 1, \"fault\": "
+                   "{\"hang_after_events\": 2}}, {\"text\": \"abc\"}]");
     assert_rein_ok(rein_history_add_user(f.h, "hi"), NULL);
-    assert_rein_ok(fx_send(&f), &f.err);
+    assert_rein_ok(pfx_send(&f), &f.err);
     assert_string_equal(rein_model_response_text(f.resp), "abc");
-    assert_int_equal(f.ev.retries, 1);
+    assert_int_equal(fx_ev.retries, 1);
     assert_int_equal(ms_request_count(f.ms), 2);
     fx_stop(&f);
 }
 
 static void test_total_timeout_keeps_the_partial_reply(void **state)
 {
-    struct fx f;
+    struct pfx f;
 
     (void)state;
     fx_start(&f);
     assert_rein_ok(rein_provider_config_set(f.cfg, "total_timeout_ms", "400", NULL), NULL);
     fx_provider(&f, "openai-compatible");
-    fx_script(&f, "{\"text\": [\"one \", \"two \", \"three \", \"four \", \"five \", \"six \", "
-                  "\"seven \", \"eight \", \"nine \", \"ten \"], \"delay_chunk_ms\": 100}");
+    pfx_script(&f, "{\"text\": [\"one \", \"two \", \"three \", \"four \", \"five \", \"six \", "
+                   "\"seven \", \"eight \", \"nine \", \"ten \"], \"delay_chunk_ms\": 100}");
     assert_rein_ok(rein_history_add_user(f.h, "count"), NULL);
-    assert_int_equal(fx_send(&f), REIN_ETIMEDOUT);
+    assert_int_equal(pfx_send(&f), REIN_ETIMEDOUT);
     assert_non_null(strstr(f.err.msg, "total timeout"));
     assert_non_null(f.resp);
     assert_true(strncmp(rein_model_response_text(f.resp), "one", 3) == 0);
@@ -1002,19 +959,19 @@ static void test_total_timeout_keeps_the_partial_reply(void **state)
 
 static void test_stream_cut_mid_tool_call_keeps_the_call(void **state)
 {
-    struct fx f;
+    struct pfx f;
     const rein_model_call *c;
 
     (void)state;
     fx_start(&f);
     fx_provider(&f, "openai-compatible");
     add_weather_tool(&f);
-    fx_script(&f,
-              "{\"text\": \"Looking.\", \"tool_calls\": [{\"id\": \"call_9\", \"name\": "
-              "\"get_weather\", \"arguments\": [\"{\\\"city\\\"\", \": \\\"Ka\", \"unas\\\"}\"]}],"
-              " \"fault\": {\"cut_after_events\": 4}, \"times\": 0}");
+    pfx_script(&f,
+               "{\"text\": \"Looking.\", \"tool_calls\": [{\"id\": \"call_9\", \"name\": "
+               "\"get_weather\", \"arguments\": [\"{\\\"city\\\"\", \": \\\"Ka\", \"unas\\\"}\"]}],"
+               " \"fault\": {\"cut_after_events\": 4}, \"times\": 0}");
     assert_rein_ok(rein_history_add_user(f.h, "Kaunas?"), NULL);
-    assert_int_equal(fx_send(&f), REIN_EPROVIDER);
+    assert_int_equal(pfx_send(&f), REIN_EPROVIDER);
     assert_non_null(strstr(f.err.msg, "after a tool call had begun"));
     assert_non_null(f.resp);
     assert_string_equal(rein_model_response_text(f.resp), "Looking.");
@@ -1029,31 +986,31 @@ static void test_stream_cut_mid_tool_call_keeps_the_call(void **state)
     assert_rein_ok(rein_history_add_tool_result(f.h, "call_9", "get_weather",
                                                 "{\"error\": \"incomplete arguments\"}", true),
                    NULL);
-    fx_script(&f, "{\"text\": \"Sorry.\"}");
-    assert_rein_ok(fx_send(&f), &f.err);
+    pfx_script(&f, "{\"text\": \"Sorry.\"}");
+    assert_rein_ok(pfx_send(&f), &f.err);
     fx_stop(&f);
 }
 
 static void test_stream_dropped_before_a_call_is_retried_once(void **state)
 {
-    struct fx f;
+    struct pfx f;
 
     (void)state;
     fx_start(&f);
     fx_provider(&f, "anthropic");
-    fx_script(&f, "[{\"text\": [\"Hel\", \"lo \", \"there\"], \"times\": 1, \"fault\": "
-                  "{\"cut_after_events\": 3}}, {\"text\": \"Hello there\"}]");
+    pfx_script(&f, "[{\"text\": [\"Hel\", \"lo \", \"there\"], \"times\": 1, \"fault\": "
+                   "{\"cut_after_events\": 3}}, {\"text\": \"Hello there\"}]");
     assert_rein_ok(rein_history_add_user(f.h, "hi"), NULL);
-    assert_rein_ok(fx_send(&f), &f.err);
+    assert_rein_ok(pfx_send(&f), &f.err);
     assert_string_equal(rein_model_response_text(f.resp), "Hello there");
-    assert_string_equal(f.ev.text.ptr, "Hello there");
-    assert_int_equal(f.ev.retries, 1);
+    assert_string_equal(fx_ev.text.ptr, "Hello there");
+    assert_int_equal(fx_ev.retries, 1);
     assert_int_equal(ms_request_count(f.ms), 2);
 
     /* Twice: the turn ends with the partial text and provider_error. */
-    fx_script(&f, "{\"text\": [\"Hel\", \"lo \", \"there\"], \"times\": 0, \"fault\": "
-                  "{\"cut_after_events\": 2}}");
-    assert_int_equal(fx_send(&f), REIN_EPROVIDER);
+    pfx_script(&f, "{\"text\": [\"Hel\", \"lo \", \"there\"], \"times\": 0, \"fault\": "
+                   "{\"cut_after_events\": 2}}");
+    assert_int_equal(pfx_send(&f), REIN_EPROVIDER);
     assert_non_null(strstr(f.err.msg, "dropped twice"));
     assert_int_equal(ms_request_count(f.ms), 4);
     assert_non_null(f.resp);
@@ -1062,17 +1019,18 @@ static void test_stream_dropped_before_a_call_is_retried_once(void **state)
 
 static void test_unicode_split_across_writes(void **state)
 {
-    struct fx f;
+    struct pfx f;
 
     (void)state;
     fx_start(&f);
     fx_provider(&f, "openai-compatible");
     add_weather_tool(&f);
-    fx_script(&f, "{\"text\": [\"天气\", \"很好 😊\", \"é\"], \"tool_calls\": [{\"id\": \"c1\","
-                  " \"name\": \"get_weather\", \"arguments\": \"{\\\"city\\\": \\\"北京市\\\"}\"}],"
-                  " \"fault\": {\"chunk_bytes\": 1}}");
+    pfx_script(&f,
+               "{\"text\": [\"天气\", \"很好 😊\", \"é\"], \"tool_calls\": [{\"id\": \"c1\","
+               " \"name\": \"get_weather\", \"arguments\": \"{\\\"city\\\": \\\"北京市\\\"}\"}],"
+               " \"fault\": {\"chunk_bytes\": 1}}");
     assert_rein_ok(rein_history_add_user(f.h, "北京?"), NULL);
-    assert_rein_ok(fx_send(&f), &f.err);
+    assert_rein_ok(pfx_send(&f), &f.err);
     assert_string_equal(rein_model_response_text(f.resp), "天气很好 😊é");
     assert_string_equal(
         json_string_value(json_object_get(
@@ -1083,25 +1041,25 @@ static void test_unicode_split_across_writes(void **state)
 
 static void test_malformed_sse_line(void **state)
 {
-    struct fx f;
+    struct pfx f;
 
     (void)state;
     fx_start(&f);
     fx_provider(&f, "openai-compatible");
     add_weather_tool(&f);
     /* Before any call: the reply is asked for again. */
-    fx_script(&f, "[{\"text\": [\"a\", \"b\"], \"times\": 1, \"fault\": "
-                  "{\"malformed_after_events\": 1}}, {\"text\": \"ab\"}]");
+    pfx_script(&f, "[{\"text\": [\"a\", \"b\"], \"times\": 1, \"fault\": "
+                   "{\"malformed_after_events\": 1}}, {\"text\": \"ab\"}]");
     assert_rein_ok(rein_history_add_user(f.h, "hi"), NULL);
-    assert_rein_ok(fx_send(&f), &f.err);
+    assert_rein_ok(pfx_send(&f), &f.err);
     assert_string_equal(rein_model_response_text(f.resp), "ab");
-    assert_int_equal(f.ev.retries, 1);
+    assert_int_equal(fx_ev.retries, 1);
 
     /* After a call began: the turn ends, naming the bad event. */
-    fx_script(&f, "{\"tool_calls\": [{\"id\": \"c1\", \"name\": \"get_weather\", \"arguments\": "
-                  "[\"{\\\"city\\\"\", \": \\\"Oslo\\\"}\"]}], \"fault\": "
-                  "{\"malformed_after_events\": 2}}");
-    if (fx_send(&f) != REIN_EPROVIDER)
+    pfx_script(&f, "{\"tool_calls\": [{\"id\": \"c1\", \"name\": \"get_weather\", \"arguments\": "
+                   "[\"{\\\"city\\\"\", \": \\\"Oslo\\\"}\"]}], \"fault\": "
+                   "{\"malformed_after_events\": 2}}");
+    if (pfx_send(&f) != REIN_EPROVIDER)
         fail_msg("%s", f.err.msg);
     assert_non_null(strstr(f.err.msg, "could not be decoded"));
     assert_non_null(strstr(f.err.msg, "event 3"));
@@ -1117,7 +1075,7 @@ static void test_malformed_sse_line(void **state)
  */
 static void test_failures_without_an_error_record(void **state)
 {
-    struct fx f;
+    struct pfx f;
 
     (void)state;
     fx_start(&f);
@@ -1125,24 +1083,24 @@ static void test_failures_without_an_error_record(void **state)
     fx_provider(&f, "openai-compatible");
     add_weather_tool(&f);
     assert_rein_ok(rein_history_add_user(f.h, "hi"), NULL);
-    fx_script(&f, "{\"status\": 500, \"error\": {\"message\": \"the model fell over\"}}");
+    pfx_script(&f, "{\"status\": 500, \"error\": {\"message\": \"the model fell over\"}}");
     assert_int_equal(rein_provider_send(f.p, f.req, f.h, &f.resp, NULL), REIN_EHTTP);
     assert_string_equal(
         json_string_value(json_object_get(rein_model_response_error(f.resp), "message")),
         "the model fell over");
     rein_model_response_free(f.resp);
     f.resp = NULL;
-    fx_script(&f, "{\"tool_calls\": [{\"id\": \"c1\", \"name\": \"get_weather\", \"arguments\": "
-                  "[\"{\\\"city\\\"\", \": \\\"Oslo\\\"}\"]}], \"fault\": "
-                  "{\"malformed_after_events\": 2}}");
+    pfx_script(&f, "{\"tool_calls\": [{\"id\": \"c1\", \"name\": \"get_weather\", \"arguments\": "
+                   "[\"{\\\"city\\\"\", \": \\\"Oslo\\\"}\"]}], \"fault\": "
+                   "{\"malformed_after_events\": 2}}");
     assert_int_equal(rein_provider_send(f.p, f.req, f.h, &f.resp, NULL), REIN_EPROVIDER);
     assert_int_equal(rein_model_call_status(rein_model_response_call(f.resp, 0)),
                      REIN_MODEL_CALL_INCOMPLETE);
     rein_model_response_free(f.resp);
     f.resp = NULL;
-    fx_script(&f, "{\"tool_calls\": [{\"id\": \"c1\", \"name\": \"get_weather\", \"arguments\": "
-                  "[\"{\\\"city\\\"\", \": \\\"Oslo\\\"}\"]}], \"fault\": "
-                  "{\"cut_after_events\": 2}}");
+    pfx_script(&f, "{\"tool_calls\": [{\"id\": \"c1\", \"name\": \"get_weather\", \"arguments\": "
+                   "[\"{\\\"city\\\"\", \": \\\"Oslo\\\"}\"]}], \"fault\": "
+                   "{\"cut_after_events\": 2}}");
     assert_true(rein_provider_send(f.p, f.req, f.h, &f.resp, NULL) < 0);
     fx_stop(&f);
 }
@@ -1155,7 +1113,7 @@ static void test_error_bodies_that_are_not_json(void **state)
         "Bad Gateway</h1></center>\r\n<hr><center>nginx</center>\r\n</body>\r\n</html>\r\n";
     const json_t *e;
     json_t *script;
-    struct fx f;
+    struct pfx f;
 
     (void)state;
     fx_start(&f);
@@ -1167,13 +1125,13 @@ static void test_error_bodies_that_are_not_json(void **state)
                        "body", "  upstream   request\n timeout \n");
     assert_non_null(script);
     char *text = json_dumps(script, 0);
-    fx_script(&f, text);
+    pfx_script(&f, text);
     free(text);
     json_decref(script);
     assert_rein_ok(rein_history_add_user(f.h, "hi"), NULL);
 
     /* The page's title is the message, on one line; the page itself is kept. */
-    assert_int_equal(fx_send(&f), REIN_EHTTP);
+    assert_int_equal(pfx_send(&f), REIN_EHTTP);
     assert_int_equal(f.err.detail, 502);
     assert_non_null(strstr(f.err.msg, ": 502 Bad Gateway"));
     assert_null(strchr(f.err.msg, '\n'));
@@ -1183,12 +1141,12 @@ static void test_error_bodies_that_are_not_json(void **state)
     assert_string_equal(json_string_value(json_object_get(e, "body")), page);
 
     /* An empty body says so. */
-    assert_int_equal(fx_send(&f), REIN_EHTTP);
+    assert_int_equal(pfx_send(&f), REIN_EHTTP);
     assert_int_equal(f.err.detail, 503);
     assert_non_null(strstr(f.err.msg, "the error body is empty"));
 
     /* Plain text: one line, spaces folded. */
-    assert_int_equal(fx_send(&f), REIN_EHTTP);
+    assert_int_equal(pfx_send(&f), REIN_EHTTP);
     assert_int_equal(f.err.detail, 400);
     assert_non_null(strstr(f.err.msg, ": upstream request timeout"));
     e = rein_model_response_error(f.resp);
@@ -1201,17 +1159,17 @@ static void test_error_bodies_that_are_not_json(void **state)
  * undecodable stream. */
 static void test_plain_text_error_event_over_http(void **state)
 {
-    struct fx f;
+    struct pfx f;
 
     (void)state;
     fx_start(&f);
     fx_provider(&f, "openai-compatible");
-    fx_script(&f, "{\"content_type\": \"text/event-stream\", \"times\": 0, \"body\": "
-                  "\"data: {\\\"choices\\\":[{\\\"index\\\":0,\\\"delta\\\":{"
-                  "\\\"content\\\":\\\"Hi\\\"}}]}\\n\\nevent: error\\ndata: "
-                  "upstream connect error\\n\\n\"}");
+    pfx_script(&f, "{\"content_type\": \"text/event-stream\", \"times\": 0, \"body\": "
+                   "\"data: {\\\"choices\\\":[{\\\"index\\\":0,\\\"delta\\\":{"
+                   "\\\"content\\\":\\\"Hi\\\"}}]}\\n\\nevent: error\\ndata: "
+                   "upstream connect error\\n\\n\"}");
     assert_rein_ok(rein_history_add_user(f.h, "hi"), NULL);
-    assert_int_equal(fx_send(&f), REIN_EPROVIDER);
+    assert_int_equal(pfx_send(&f), REIN_EPROVIDER);
     assert_non_null(strstr(f.err.msg, "the provider reported an error: upstream connect error"));
     assert_string_equal(
         json_string_value(json_object_get(rein_model_response_error(f.resp), "message")),
@@ -1247,7 +1205,7 @@ static void *cancel_later(void *arg)
 
 static void test_cancel_from_another_thread_returns_at_once(void **state)
 {
-    struct fx f;
+    struct pfx f;
     struct canceller k = {0};
     sem_t seen;
     pthread_t t;
@@ -1262,13 +1220,13 @@ static void test_cancel_from_another_thread_returns_at_once(void **state)
     k.delay_ms = 50;
     k.after = &seen;
     assert_int_equal(sem_init(&seen, 0, 0), 0);
-    f.ev.text_seen = &seen;
+    fx_ev.text_seen = &seen;
     rein_model_request_set_cancel(f.req, k.c);
-    fx_script(&f, "{\"text\": [\"a\", \"b\"], \"fault\": {\"hang_after_events\": 2}}");
+    pfx_script(&f, "{\"text\": [\"a\", \"b\"], \"fault\": {\"hang_after_events\": 2}}");
     assert_rein_ok(rein_history_add_user(f.h, "hi"), NULL);
     t0 = rein_now_ms();
     assert_int_equal(pthread_create(&t, NULL, cancel_later, &k), 0);
-    assert_int_equal(fx_send(&f), REIN_ECANCELED);
+    assert_int_equal(pfx_send(&f), REIN_ECANCELED);
     took = rein_now_ms() - t0;
     pthread_join(t, NULL);
     /* The idle timeout is 60 s: returning within seconds means the cancel cut the wait. */
@@ -1278,7 +1236,7 @@ static void test_cancel_from_another_thread_returns_at_once(void **state)
     assert_string_equal(rein_model_response_text(f.resp), "a");
 
     /* A cancelled handle stops the next send before it starts. */
-    assert_int_equal(fx_send(&f), REIN_ECANCELED);
+    assert_int_equal(pfx_send(&f), REIN_ECANCELED);
     rein_cancel_unref(k.c);
     fx_stop(&f);
     sem_destroy(&seen);
@@ -1291,7 +1249,7 @@ static void test_cancel_from_another_thread_returns_at_once(void **state)
  */
 static void test_handles_reused_after_timeout_cancel_and_cut(void **state)
 {
-    struct fx f;
+    struct pfx f;
     struct canceller k;
     pthread_t t;
 
@@ -1302,11 +1260,11 @@ static void test_handles_reused_after_timeout_cancel_and_cut(void **state)
     fx_provider(&f, "openai-compatible");
     assert_rein_ok(rein_history_add_user(f.h, "hi"), NULL);
 
-    fx_script(&f, "{\"text\": \"late\", \"delay_headers_ms\": 3000, \"times\": 1}");
-    assert_int_equal(fx_send(&f), REIN_ETIMEDOUT);
-    fx_script(&f, "{\"text\": [\"after \", \"timeout\"]}");
+    pfx_script(&f, "{\"text\": \"late\", \"delay_headers_ms\": 3000, \"times\": 1}");
+    assert_int_equal(pfx_send(&f), REIN_ETIMEDOUT);
+    pfx_script(&f, "{\"text\": [\"after \", \"timeout\"]}");
     rein_model_request_set_stream(f.req, true);
-    assert_rein_ok(fx_send(&f), &f.err);
+    assert_rein_ok(pfx_send(&f), &f.err);
     assert_string_equal(rein_model_response_text(f.resp), "after timeout");
     assert_string_equal(ms_request_header(ms_last_request(f.ms), "accept"),
                         "text/event-stream, application/x-ndjson, application/json");
@@ -1314,24 +1272,24 @@ static void test_handles_reused_after_timeout_cancel_and_cut(void **state)
     k.c = rein_cancel_new();
     k.delay_ms = 100;
     rein_model_request_set_cancel(f.req, k.c);
-    fx_script(&f, "{\"text\": [\"a\", \"b\"], \"fault\": {\"hang_after_events\": 2}}");
+    pfx_script(&f, "{\"text\": [\"a\", \"b\"], \"fault\": {\"hang_after_events\": 2}}");
     assert_int_equal(pthread_create(&t, NULL, cancel_later, &k), 0);
-    assert_int_equal(fx_send(&f), REIN_ECANCELED);
+    assert_int_equal(pfx_send(&f), REIN_ECANCELED);
     pthread_join(t, NULL);
     rein_model_request_set_cancel(f.req, NULL);
     rein_cancel_unref(k.c);
 
-    fx_script(&f, "{\"text\": \"after cancel\"}");
+    pfx_script(&f, "{\"text\": \"after cancel\"}");
     rein_model_request_set_stream(f.req, false);
-    assert_rein_ok(fx_send(&f), &f.err);
+    assert_rein_ok(pfx_send(&f), &f.err);
     assert_string_equal(rein_model_response_text(f.resp), "after cancel");
     assert_string_equal(ms_request_header(ms_last_request(f.ms), "accept"), "application/json");
 
     /* A stream cut before any call is asked for once more, on the same provider. */
     rein_model_request_set_stream(f.req, true);
-    fx_script(&f, "[{\"text\": [\"x\", \"y\"], \"times\": 1, \"fault\": "
-                  "{\"cut_after_events\": 1}}, {\"text\": \"after cut\"}]");
-    assert_rein_ok(fx_send(&f), &f.err);
+    pfx_script(&f, "[{\"text\": [\"x\", \"y\"], \"times\": 1, \"fault\": "
+                   "{\"cut_after_events\": 1}}, {\"text\": \"after cut\"}]");
+    assert_rein_ok(pfx_send(&f), &f.err);
     assert_string_equal(rein_model_response_text(f.resp), "after cut");
     assert_string_equal(ms_request_header(ms_last_request(f.ms), "authorization"),
                         "Bearer sk-test");
@@ -1351,7 +1309,7 @@ static void test_handles_reused_after_timeout_cancel_and_cut(void **state)
  */
 static void test_responses_over_http(void **state)
 {
-    struct fx f;
+    struct pfx f;
     const struct ms_request *r;
     const json_t *in, *tools;
     json_t *closed;
@@ -1365,14 +1323,14 @@ static void test_responses_over_http(void **state)
                        "type", "string", "required", "tz", "additionalProperties", 0);
     assert_rein_ok(rein_model_request_add_tool(f.req, "now", "The time", closed), NULL);
     json_decref(closed);
-    fx_script(&f, "{\"reasoning\": [\"Two \", \"cities.\"], \"signature\": \"gAAAenc\", "
-                  "\"text\": [\"Let me \", \"check.\"], \"tool_calls\": [{\"id\": \"call_1\", "
-                  "\"name\": \"get_weather\", \"arguments\": [\"{\\\"city\\\": \", "
-                  "\"\\\"Oslo\\\"}\"]}, {\"id\": \"call_2\", \"name\": \"now\", \"arguments\": "
-                  "\"{\\\"tz\\\": \\\"CET\\\"}\"}], \"usage\": {\"input_tokens\": 40, "
-                  "\"output_tokens\": 12, \"reasoning_tokens\": 5, \"cached_tokens\": 16}}");
+    pfx_script(&f, "{\"reasoning\": [\"Two \", \"cities.\"], \"signature\": \"gAAAenc\", "
+                   "\"text\": [\"Let me \", \"check.\"], \"tool_calls\": [{\"id\": \"call_1\", "
+                   "\"name\": \"get_weather\", \"arguments\": [\"{\\\"city\\\": \", "
+                   "\"\\\"Oslo\\\"}\"]}, {\"id\": \"call_2\", \"name\": \"now\", \"arguments\": "
+                   "\"{\\\"tz\\\": \\\"CET\\\"}\"}], \"usage\": {\"input_tokens\": 40, "
+                   "\"output_tokens\": 12, \"reasoning_tokens\": 5, \"cached_tokens\": 16}}");
     assert_rein_ok(rein_history_add_user(f.h, "Weather and time in Oslo?"), NULL);
-    assert_rein_ok(fx_send(&f), &f.err);
+    assert_rein_ok(pfx_send(&f), &f.err);
     assert_string_equal(rein_model_response_text(f.resp), "Let me check.");
     assert_string_equal(rein_model_response_reasoning(f.resp), "Two cities.");
     assert_int_equal(rein_model_response_call_count(f.resp), 2);
@@ -1384,9 +1342,9 @@ static void test_responses_over_http(void **state)
     assert_int_equal(rein_model_response_output_tokens(f.resp), 12);
     assert_int_equal(rein_model_response_reasoning_tokens(f.resp), 5);
     assert_int_equal(rein_model_response_cached_tokens(f.resp), 16);
-    assert_string_equal(f.ev.text.ptr, "Let me check.");
-    assert_int_equal(f.ev.starts, 2);
-    assert_int_equal(f.ev.ends, 2);
+    assert_string_equal(fx_ev.text.ptr, "Let me check.");
+    assert_int_equal(fx_ev.starts, 2);
+    assert_int_equal(fx_ev.ends, 2);
     r = ms_request(f.ms, 0);
     assert_string_equal(r->path, "/v1/responses");
     assert_string_equal(r->format, "responses");
@@ -1402,9 +1360,9 @@ static void test_responses_over_http(void **state)
     assert_rein_ok(
         rein_history_add_tool_result(f.h, "call_1", "get_weather", "{\"temp\": 3}", false), NULL);
     assert_rein_ok(rein_history_add_tool_result(f.h, "call_2", "now", "12:00", false), NULL);
-    fx_script(&f, "{\"match\": {\"tool_result_contains\": \"12:00\", \"last_role\": "
-                  "\"tool\"}, \"text\": \"3 degrees at noon.\"}");
-    assert_rein_ok(fx_send(&f), &f.err);
+    pfx_script(&f, "{\"match\": {\"tool_result_contains\": \"12:00\", \"last_role\": "
+                   "\"tool\"}, \"text\": \"3 degrees at noon.\"}");
+    assert_rein_ok(pfx_send(&f), &f.err);
     assert_string_equal(rein_model_response_text(f.resp), "3 degrees at noon.");
     in = json_object_get(ms_request(f.ms, 1)->json, "input");
     assert_int_equal(json_array_size(in), 7); /* user, reasoning, text, 2 calls, 2 outputs */
@@ -1433,8 +1391,8 @@ static void test_responses_over_http(void **state)
 
     /* Not streamed: one response object. */
     rein_model_request_set_stream(f.req, false);
-    fx_script(&f, "{\"text\": \"plain\", \"finish_reason\": \"length\"}");
-    assert_rein_ok(fx_send(&f), &f.err);
+    pfx_script(&f, "{\"text\": \"plain\", \"finish_reason\": \"length\"}");
+    assert_rein_ok(pfx_send(&f), &f.err);
     assert_string_equal(rein_model_response_text(f.resp), "plain");
     assert_int_equal(rein_model_response_finish(f.resp), REIN_FINISH_LENGTH);
     assert_false(ms_last_request(f.ms)->stream);
@@ -1445,38 +1403,38 @@ static void test_responses_over_http(void **state)
  * 429 and 503 with Retry-After. */
 static void test_responses_faults(void **state)
 {
-    struct fx f;
+    struct pfx f;
 
     (void)state;
     fx_start(&f);
     fx_provider(&f, "openai-responses");
-    fx_script(&f,
-              "[{\"text\": [\"sp\", \"lit\"], \"times\": 1, \"fault\": {\"chunk_bytes\": 5}},"
-              " {\"times\": 1, \"status\": 429, \"headers\": {\"Retry-After\": \"0\"}},"
-              " {\"times\": 1, \"status\": 503, \"headers\": {\"retry-after-ms\": \"5\"}},"
-              " {\"text\": \"after\", \"times\": 1},"
-              " {\"text\": [\"a\", \"b\"], \"times\": 1, \"fault\": {\"cut_after_events\": 4}},"
-              " {\"text\": \"whole\", \"times\": 1},"
-              " {\"text\": [\"a\", \"b\"], \"times\": 1, \"fault\": "
-              "{\"malformed_after_events\": 3}},"
-              " {\"text\": \"mended\", \"times\": 1},"
-              " {\"text\": [\"a\", \"b\"], \"times\": 1, \"fault\": {\"error_after_events\": 4}},"
-              " {\"text\": \"retried\", \"times\": 1},"
-              " {\"text\": [\"a\", \"b\"], \"times\": 1, \"fault\": {\"error_after_events\": 4, "
-              "\"error_event\": {\"code\": \"invalid_prompt\", \"message\": \"no\"}}}]");
+    pfx_script(&f,
+               "[{\"text\": [\"sp\", \"lit\"], \"times\": 1, \"fault\": {\"chunk_bytes\": 5}},"
+               " {\"times\": 1, \"status\": 429, \"headers\": {\"Retry-After\": \"0\"}},"
+               " {\"times\": 1, \"status\": 503, \"headers\": {\"retry-after-ms\": \"5\"}},"
+               " {\"text\": \"after\", \"times\": 1},"
+               " {\"text\": [\"a\", \"b\"], \"times\": 1, \"fault\": {\"cut_after_events\": 4}},"
+               " {\"text\": \"whole\", \"times\": 1},"
+               " {\"text\": [\"a\", \"b\"], \"times\": 1, \"fault\": "
+               "{\"malformed_after_events\": 3}},"
+               " {\"text\": \"mended\", \"times\": 1},"
+               " {\"text\": [\"a\", \"b\"], \"times\": 1, \"fault\": {\"error_after_events\": 4}},"
+               " {\"text\": \"retried\", \"times\": 1},"
+               " {\"text\": [\"a\", \"b\"], \"times\": 1, \"fault\": {\"error_after_events\": 4, "
+               "\"error_event\": {\"code\": \"invalid_prompt\", \"message\": \"no\"}}}]");
     assert_rein_ok(rein_history_add_user(f.h, "hi"), NULL);
-    assert_rein_ok(fx_send(&f), &f.err);
+    assert_rein_ok(pfx_send(&f), &f.err);
     assert_string_equal(rein_model_response_text(f.resp), "split");
-    assert_rein_ok(fx_send(&f), &f.err); /* 429, 503, then the answer */
+    assert_rein_ok(pfx_send(&f), &f.err); /* 429, 503, then the answer */
     assert_string_equal(rein_model_response_text(f.resp), "after");
-    assert_int_equal(f.ev.retries, 2);
-    assert_rein_ok(fx_send(&f), &f.err); /* cut before the end: asked once more */
+    assert_int_equal(fx_ev.retries, 2);
+    assert_rein_ok(pfx_send(&f), &f.err); /* cut before the end: asked once more */
     assert_string_equal(rein_model_response_text(f.resp), "whole");
-    assert_rein_ok(fx_send(&f), &f.err); /* a malformed event: asked once more */
+    assert_rein_ok(pfx_send(&f), &f.err); /* a malformed event: asked once more */
     assert_string_equal(rein_model_response_text(f.resp), "mended");
-    assert_rein_ok(fx_send(&f), &f.err); /* server_error in the stream: retried */
+    assert_rein_ok(pfx_send(&f), &f.err); /* server_error in the stream: retried */
     assert_string_equal(rein_model_response_text(f.resp), "retried");
-    assert_int_equal(fx_send(&f), REIN_EPROVIDER); /* invalid_prompt: not */
+    assert_int_equal(pfx_send(&f), REIN_EPROVIDER); /* invalid_prompt: not */
     assert_string_equal(
         json_string_value(json_object_get(rein_model_response_error(f.resp), "code")),
         "invalid_prompt");
@@ -1488,7 +1446,7 @@ static void test_responses_faults(void **state)
  * api-key header, and an Entra ID token as a bearer. */
 static void test_azure_over_http(void **state)
 {
-    struct fx f;
+    struct pfx f;
     const struct ms_request *r;
 
     (void)state;
@@ -1499,10 +1457,10 @@ static void test_azure_over_http(void **state)
     ms_set_api_key(f.ms, NULL); /* the server checks Bearer keys; Azure's goes in api-key */
     f.p = rein_provider_new(f.cfg, &f.err);
     assert_non_null(f.p);
-    fx_script(&f, "{\"match\": {\"path\": \"/openai/deployments/gpt4o-prod/chat/completions\"},"
-                  " \"format\": \"openai\", \"text\": \"from azure\"}");
+    pfx_script(&f, "{\"match\": {\"path\": \"/openai/deployments/gpt4o-prod/chat/completions\"},"
+                   " \"format\": \"openai\", \"text\": \"from azure\"}");
     assert_rein_ok(rein_history_add_user(f.h, "hi"), NULL);
-    assert_rein_ok(fx_send(&f), &f.err);
+    assert_rein_ok(pfx_send(&f), &f.err);
     assert_string_equal(rein_model_response_text(f.resp), "from azure");
     r = ms_request(f.ms, 0);
     assert_string_equal(r->path, "/openai/deployments/gpt4o-prod/chat/completions");
@@ -1518,8 +1476,8 @@ static void test_azure_over_http(void **state)
     ms_set_api_key(f.ms, "sk-test");
     f.p = rein_provider_new(f.cfg, &f.err);
     assert_non_null(f.p);
-    fx_script(&f, "{\"text\": \"responses on azure\"}");
-    assert_rein_ok(fx_send(&f), &f.err);
+    pfx_script(&f, "{\"text\": \"responses on azure\"}");
+    assert_rein_ok(pfx_send(&f), &f.err);
     assert_string_equal(rein_model_response_text(f.resp), "responses on azure");
     r = ms_request(f.ms, 1);
     assert_string_equal(r->path, "/openai/v1/responses");
@@ -1551,7 +1509,7 @@ static void test_keys_stay_out_of_recordings_logs_and_errors(void **state)
     char *dir = test_tmpdir();
     char path[1024];
     struct logbuf lb;
-    struct fx f;
+    struct pfx f;
     char *rec;
 
     (void)state;
@@ -1564,15 +1522,15 @@ static void test_keys_stay_out_of_recordings_logs_and_errors(void **state)
     assert_rein_ok(rein_provider_config_set_api_key(f.cfg, key), NULL);
     assert_rein_ok(rein_provider_config_set_record(f.cfg, path), NULL);
     fx_provider(&f, "openai-compatible");
-    fx_script(&f, "[{\"status\": 429, \"times\": 1}, {\"text\": \"the key is safe\"}]");
+    pfx_script(&f, "[{\"status\": 429, \"times\": 1}, {\"text\": \"the key is safe\"}]");
     assert_rein_ok(rein_history_add_user(f.h, "hi"), NULL);
-    assert_rein_ok(fx_send(&f), &f.err);
+    assert_rein_ok(pfx_send(&f), &f.err);
     assert_string_equal(ms_request_header(ms_request(f.ms, 1), "authorization"),
                         "Bearer sk-live-Q7vx9SECRET2k");
     /* A refused key: the error message does not repeat it. */
     ms_set_api_key(f.ms, "sk-something-else");
-    fx_script(&f, "{\"text\": \"no\"}");
-    assert_int_equal(fx_send(&f), REIN_EHTTP);
+    pfx_script(&f, "{\"text\": \"no\"}");
+    assert_int_equal(pfx_send(&f), REIN_EHTTP);
     assert_null(strstr(f.err.msg, key));
     fx_stop(&f);
     rein_log_set_sink(NULL, NULL);
@@ -1633,7 +1591,7 @@ static rein_provider_config *record_and_replay(const char *preset, const char *p
     rein_history *h;
     rein_provider *p;
     rein_error err;
-    struct fx f;
+    struct pfx f;
 
     fx_start(&f);
     assert_rein_ok(rein_provider_config_set_record(f.cfg, path), NULL);
@@ -1651,9 +1609,9 @@ static rein_provider_config *record_and_replay(const char *preset, const char *p
         fx_provider(&f, preset);
     }
     add_weather_tool(&f);
-    fx_script(&f,
-              "[{\"tool_calls\": [{\"id\": \"call_5\", \"name\": \"get_weather\", "
-              "\"arguments\": \"{\\\"city\\\": \\\"Oslo\\\"}\"}]}, {\"text\": \"3 degrees.\"}]");
+    pfx_script(&f,
+               "[{\"tool_calls\": [{\"id\": \"call_5\", \"name\": \"get_weather\", "
+               "\"arguments\": \"{\\\"city\\\": \\\"Oslo\\\"}\"}]}, {\"text\": \"3 degrees.\"}]");
     assert_rein_ok(converse(f.p, f.req, f.h, answer, sizeof(answer), &err), &err);
     assert_string_equal(answer, "3 degrees.");
     fx_stop(&f);
@@ -1799,13 +1757,13 @@ static void test_cli_chat_takes_environment_and_flags(void **state)
                          "REIN_API_KEY=sk-test",
                          "REIN_LOG=error",
                          NULL};
-    struct fx f;
+    struct pfx f;
 
     (void)state;
     fx_start(&f);
     snprintf(base, sizeof(base), "%s", ms_openai_url(f.ms));
     snprintf(env_url, sizeof(env_url), "REIN_BASE_URL=%s", base);
-    fx_script(&f, "{\"text\": [\"Hi \", \"there\"]}");
+    pfx_script(&f, "{\"text\": [\"Hi \", \"there\"]}");
     memset(&o, 0, sizeof(o));
     o.proc.argv = argv;
     o.proc.env = env;

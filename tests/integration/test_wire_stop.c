@@ -12,37 +12,17 @@
 /* rein-test-timeout: 60 */
 #include "test.h"
 
-#include "model_server.h"
+#include "provider_fixture.h"
 
-struct fx {
-    ms_server *ms;
-    rein_provider_config *cfg;
-    rein_provider *p;
-    rein_model_request *req;
-    rein_history *h;
-    rein_model_response *resp;
-    rein_error err;
-};
-
-static void fx_start(struct fx *f)
+static void fx_start(struct pfx *f)
 {
-    rein_error err;
-
-    memset(f, 0, sizeof(*f));
     unsetenv("AWS_BEARER_TOKEN_BEDROCK");
-    f->ms = ms_start(0, &err);
-    if (!f->ms)
-        fail_msg("model server: %s", err.msg);
-    ms_set_api_key(f->ms, "sk-test");
-    f->cfg = rein_provider_config_new();
-    f->req = rein_model_request_new();
-    f->h = rein_history_new();
-    assert_rein_ok(rein_provider_config_set(f->cfg, "retry_base_ms", "5", NULL), NULL);
+    pfx_start(f, "sk-test", "5");
     assert_rein_ok(rein_history_add_user(f->h, "Count to ten."), NULL);
 }
 
 /* The provider of preset pointed at the model server, at the base URL its SDKs take. */
-static void fx_provider(struct fx *f, const char *preset)
+static void fx_provider(struct pfx *f, const char *preset)
 {
     char base[160];
     const char *url = ms_url(f->ms);
@@ -60,24 +40,6 @@ static void fx_provider(struct fx *f, const char *preset)
     f->p = rein_provider_new(f->cfg, &f->err);
     if (!f->p)
         fail_msg("provider %s: %s", preset, f->err.msg);
-}
-
-static void fx_stop(struct fx *f)
-{
-    rein_model_response_free(f->resp);
-    rein_provider_free(f->p);
-    rein_provider_config_free(f->cfg);
-    rein_model_request_free(f->req);
-    rein_history_free(f->h);
-    ms_stop(f->ms);
-}
-
-static rein_err fx_send(struct fx *f)
-{
-    rein_model_response_free(f->resp);
-    f->resp = NULL;
-    rein_error_clear(&f->err);
-    return rein_provider_send(f->p, f->req, f->h, &f->resp, &f->err);
 }
 
 static const char *const STOPS[] = {"\n\nUser:", "END", "\"quoted\""};
@@ -99,21 +61,21 @@ static void test_each_wire_sends_top_p_under_its_own_name(void **state)
 
     (void)state;
     for (size_t i = 0; i < REIN_ARRAY_SIZE(cases); i++) {
-        struct fx f;
+        struct pfx f;
         const struct ms_request *q;
         fx_start(&f);
         fx_provider(&f, cases[i].preset);
         rein_model_request_set_top_p(f.req, 0.25);
         rein_model_request_set_stream(f.req, false);
         assert_rein_ok(ms_script(f.ms, "[{\"text\": \"ok\"}]", false, &f.err), &f.err);
-        if (fx_send(&f) != REIN_OK)
+        if (pfx_send(&f) != REIN_OK)
             fail_msg("%s: %s", cases[i].preset, f.err.msg);
         q = ms_request(f.ms, 0);
         if (json_real_value(test_json_at(q->json, cases[i].at)) != 0.25)
             fail_msg("%s: no %s of 0.25: %s", cases[i].preset, cases[i].at, q->body);
         if (strchr(cases[i].at, '.') && json_object_get(q->json, "top_p"))
             fail_msg("%s: a top-level top_p: %s", cases[i].preset, q->body);
-        fx_stop(&f);
+        pfx_stop(&f);
     }
 }
 
@@ -137,7 +99,7 @@ static void test_each_wire_sends_stop_sequences_under_its_own_name(void **state)
 
     (void)state;
     for (size_t i = 0; i < REIN_ARRAY_SIZE(cases); i++) {
-        struct fx f;
+        struct pfx f;
         const struct ms_request *q;
         fx_start(&f);
         fx_provider(&f, cases[i].preset);
@@ -145,7 +107,7 @@ static void test_each_wire_sends_stop_sequences_under_its_own_name(void **state)
         rein_model_request_set_max_tokens(f.req, 64);
         rein_model_request_set_stream(f.req, false);
         assert_rein_ok(ms_script(f.ms, "[{\"text\": \"1 2 3\"}]", false, &f.err), &f.err);
-        if (fx_send(&f) != REIN_OK)
+        if (pfx_send(&f) != REIN_OK)
             fail_msg("%s: %s", cases[i].preset, f.err.msg);
         assert_string_equal(rein_model_response_text(f.resp), "1 2 3");
         q = ms_request(f.ms, 0);
@@ -164,7 +126,7 @@ static void test_each_wire_sends_stop_sequences_under_its_own_name(void **state)
                 fail_msg("%s: a top-level \"%s\" was sent: %s", cases[i].preset, cases[i].absent[j],
                          q->body);
         }
-        fx_stop(&f);
+        pfx_stop(&f);
     }
     json_decref(want);
 }
@@ -176,7 +138,7 @@ static void test_no_stop_sequences_no_member(void **state)
 
     (void)state;
     for (size_t i = 0; i < REIN_ARRAY_SIZE(presets); i++) {
-        struct fx f;
+        struct pfx f;
         const struct ms_request *q;
         fx_start(&f);
         fx_provider(&f, presets[i]);
@@ -184,12 +146,12 @@ static void test_no_stop_sequences_no_member(void **state)
         assert_rein_ok(rein_model_request_set_stop(f.req, STOPS, 2), NULL);
         assert_rein_ok(rein_model_request_set_stop(f.req, NULL, 0), NULL);
         assert_rein_ok(ms_script(f.ms, "[{\"text\": \"ok\"}]", false, &f.err), &f.err);
-        assert_rein_ok(fx_send(&f), &f.err);
+        assert_rein_ok(pfx_send(&f), &f.err);
         q = ms_request(f.ms, 0);
         assert_non_null(q);
         if (strstr(q->body, "\"stop"))
             fail_msg("%s: a stop member without stop sequences: %s", presets[i], q->body);
-        fx_stop(&f);
+        pfx_stop(&f);
     }
 }
 
@@ -199,7 +161,7 @@ static void test_no_stop_sequences_no_member(void **state)
 
 static void test_responses_wire_refuses_stop_sequences_naming_the_wire(void **state)
 {
-    struct fx f;
+    struct pfx f;
 
     (void)state;
     fx_start(&f);
@@ -208,7 +170,7 @@ static void test_responses_wire_refuses_stop_sequences_naming_the_wire(void **st
     assert_int_equal(rein_provider_prepare(f.p, f.req, &f.err), REIN_EINVAL);
     assert_non_null(strstr(f.err.msg, "openai-responses"));
     assert_non_null(strstr(f.err.msg, "no stop sequences"));
-    assert_int_equal(fx_send(&f), REIN_EINVAL);
+    assert_int_equal(pfx_send(&f), REIN_EINVAL);
     assert_non_null(strstr(f.err.msg, "openai-responses"));
     assert_null(f.resp);
     assert_int_equal(ms_request_count(f.ms), 0);
@@ -216,9 +178,9 @@ static void test_responses_wire_refuses_stop_sequences_naming_the_wire(void **st
     assert_rein_ok(rein_model_request_set_stop(f.req, NULL, 0), NULL);
     rein_model_request_set_stream(f.req, false);
     assert_rein_ok(ms_script(f.ms, "[{\"text\": \"fine\"}]", false, &f.err), &f.err);
-    assert_rein_ok(fx_send(&f), &f.err);
+    assert_rein_ok(pfx_send(&f), &f.err);
     assert_string_equal(rein_model_response_text(f.resp), "fine");
-    fx_stop(&f);
+    pfx_stop(&f);
 }
 
 static void test_counts_past_a_wires_limit_are_refused(void **state)
@@ -231,13 +193,13 @@ static void test_counts_past_a_wires_limit_are_refused(void **state)
 
     (void)state;
     for (size_t i = 0; i < REIN_ARRAY_SIZE(cases); i++) {
-        struct fx f;
+        struct pfx f;
         char want[64];
         fx_start(&f);
         fx_provider(&f, cases[i].preset);
         rein_model_request_set_stream(f.req, false);
         assert_rein_ok(rein_model_request_set_stop(f.req, many, cases[i].max + 1), NULL);
-        assert_int_equal(fx_send(&f), REIN_EINVAL);
+        assert_int_equal(pfx_send(&f), REIN_EINVAL);
         snprintf(want, sizeof(want), "at most %zu stop sequences", cases[i].max);
         if (!strstr(f.err.msg, want) || !strstr(f.err.msg, rein_provider_wire(f.p)))
             fail_msg("%s: %s", cases[i].preset, f.err.msg);
@@ -246,8 +208,8 @@ static void test_counts_past_a_wires_limit_are_refused(void **state)
          * takes it. */
         assert_rein_ok(rein_model_request_set_stop(f.req, many, cases[i].max), NULL);
         assert_rein_ok(ms_script(f.ms, "[{\"text\": \"ok\"}]", false, &f.err), &f.err);
-        assert_rein_ok(fx_send(&f), &f.err);
-        fx_stop(&f);
+        assert_rein_ok(pfx_send(&f), &f.err);
+        pfx_stop(&f);
     }
 }
 
@@ -300,7 +262,7 @@ static bool has_drop(const json_t *list, const char *tool, const char *keyword, 
 
 static void test_gemini_dropped_keywords_are_returned(void **state)
 {
-    struct fx f;
+    struct pfx f;
     json_t *s = weather_schema();
     const json_t *dropped;
     const struct ms_request *q;
@@ -320,7 +282,7 @@ static void test_gemini_dropped_keywords_are_returned(void **state)
     /* The send that follows uses the same encoding and keeps the list. */
     rein_model_request_set_stream(f.req, false);
     assert_rein_ok(ms_script(f.ms, "[{\"text\": \"ok\"}]", false, &f.err), &f.err);
-    assert_rein_ok(fx_send(&f), &f.err);
+    assert_rein_ok(pfx_send(&f), &f.err);
     assert_int_equal(json_array_size(rein_model_request_dropped(f.req)), 3);
     q = ms_request(f.ms, 0);
     assert_non_null(q);
@@ -331,7 +293,7 @@ static void test_gemini_dropped_keywords_are_returned(void **state)
     assert_rein_ok(rein_provider_prepare(f.p, f.req, &f.err), &f.err);
     assert_null(rein_model_request_dropped(f.req));
     json_decref(s);
-    fx_stop(&f);
+    pfx_stop(&f);
 }
 
 /* The same schema on a wire that takes JSON Schema whole: nothing is reported dropped. */
@@ -341,7 +303,7 @@ static void test_other_wires_drop_nothing(void **state)
 
     (void)state;
     for (size_t i = 0; i < REIN_ARRAY_SIZE(presets); i++) {
-        struct fx f;
+        struct pfx f;
         json_t *s = weather_schema();
         fx_start(&f);
         fx_provider(&f, presets[i]);
@@ -349,7 +311,7 @@ static void test_other_wires_drop_nothing(void **state)
         assert_rein_ok(rein_provider_prepare(f.p, f.req, &f.err), &f.err);
         assert_null(rein_model_request_dropped(f.req));
         json_decref(s);
-        fx_stop(&f);
+        pfx_stop(&f);
     }
 }
 
