@@ -2,6 +2,7 @@
  * The scripted credentials endpoint (cred_server.h).
  */
 #include "cred_server.h"
+#include "mhd_upload.h"
 
 #include <arpa/inet.h>
 #include <microhttpd.h>
@@ -34,11 +35,6 @@ struct cs_server {
     struct logged log[LOG_MAX];
     size_t nlog;
     char *last; /* cs_last_body's copy */
-};
-
-struct upload {
-    char *data;
-    size_t len;
 };
 
 static char *dup_or_null(const char *s)
@@ -76,7 +72,7 @@ static bool has_header(struct MHD_Connection *c, const char *need)
 }
 
 static enum MHD_Result answer(cs_server *s, struct MHD_Connection *c, const char *method,
-                              const char *url, const struct upload *u)
+                              const char *url, const struct mhd_upload *u)
 {
     struct route r = {0};
     bool found = false;
@@ -110,62 +106,30 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
                                const char *method, const char *version, const char *data,
                                size_t *size, void **con_cls)
 {
-    struct upload *u = *con_cls;
+    enum MHD_Result rc;
+    struct mhd_upload *u = mhd_upload_take(con_cls, data, size, &rc);
 
     (void)version;
-    if (!u) {
-        *con_cls = calloc(1, sizeof(*u));
-        return *con_cls ? MHD_YES : MHD_NO;
-    }
-    if (*size) {
-        char *d = realloc(u->data, u->len + *size + 1);
-        if (!d)
-            return MHD_NO;
-        memcpy(d + u->len, data, *size);
-        u->len += *size;
-        d[u->len] = '\0';
-        u->data = d;
-        *size = 0;
-        return MHD_YES;
-    }
+    if (!u)
+        return rc;
     return answer(cls, c, method, url, u);
-}
-
-static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
-                      enum MHD_RequestTerminationCode toe)
-{
-    struct upload *u = *con_cls;
-
-    (void)cls;
-    (void)c;
-    (void)toe;
-    if (u) {
-        free(u->data);
-        free(u);
-        *con_cls = NULL;
-    }
 }
 
 cs_server *cs_start(void)
 {
     cs_server *s = calloc(1, sizeof(*s));
-    struct sockaddr_in addr = {.sin_family = AF_INET, .sin_port = 0};
-    const union MHD_DaemonInfo *info;
+    int port = 0;
 
     if (!s)
         return NULL;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     pthread_mutex_init(&s->lock, NULL);
-    s->d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION, 0,
-                            NULL, NULL, handler, s, MHD_OPTION_SOCK_ADDR, &addr,
-                            MHD_OPTION_NOTIFY_COMPLETED, completed, NULL, MHD_OPTION_END);
+    s->d = mhd_upload_daemon(handler, s, &port);
     if (!s->d) {
         pthread_mutex_destroy(&s->lock);
         free(s);
         return NULL;
     }
-    info = MHD_get_daemon_info(s->d, MHD_DAEMON_INFO_BIND_PORT);
-    snprintf(s->url, sizeof(s->url), "http://127.0.0.1:%d", info ? (int)info->port : 0);
+    snprintf(s->url, sizeof(s->url), "http://127.0.0.1:%d", port);
     return s;
 }
 

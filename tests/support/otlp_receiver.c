@@ -5,6 +5,8 @@
  */
 #include "otlp_receiver.h"
 
+#include "mhd_upload.h"
+
 #include <arpa/inet.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
@@ -27,11 +29,6 @@ struct otlp_receiver {
     unsigned fail_status;
     char header_value[512];
     json_t *last_headers;
-};
-
-struct upload {
-    char *data;
-    size_t len;
 };
 
 static enum MHD_Result reply(struct MHD_Connection *c, unsigned status, const char *body)
@@ -79,7 +76,7 @@ static int collect_header(void *cls, enum MHD_ValueKind kind, const char *key, c
 }
 
 static enum MHD_Result answer(struct otlp_receiver *r, struct MHD_Connection *c, const char *url,
-                              struct upload *u)
+                              struct mhd_upload *u)
 {
     json_t *doc, *rs, *ss, *sp, *headers = json_object();
     size_t i, j, k;
@@ -131,68 +128,33 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
                                const char *method, const char *version, const char *data,
                                size_t *size, void **con_cls)
 {
-    struct upload *u = *con_cls;
+    enum MHD_Result rc;
+    struct mhd_upload *u = mhd_upload_take(con_cls, data, size, &rc);
 
     (void)version;
-    if (!u) {
-        u = calloc(1, sizeof(*u));
-        *con_cls = u;
-        return u ? MHD_YES : MHD_NO;
-    }
-    if (*size) {
-        char *d = realloc(u->data, u->len + *size + 1);
-        if (!d)
-            return MHD_NO;
-        memcpy(d + u->len, data, *size);
-        u->len += *size;
-        d[u->len] = '\0';
-        u->data = d;
-        *size = 0;
-        return MHD_YES;
-    }
+    if (!u)
+        return rc;
     if (strcmp(method, "POST") != 0)
         return reply(c, 405, "{}");
     return answer(cls, c, url, u);
 }
 
-static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
-                      enum MHD_RequestTerminationCode toe)
-{
-    struct upload *u = *con_cls;
-
-    (void)cls;
-    (void)c;
-    (void)toe;
-    if (u) {
-        free(u->data);
-        free(u);
-        *con_cls = NULL;
-    }
-}
-
 struct otlp_receiver *otlp_start(void)
 {
     struct otlp_receiver *r = calloc(1, sizeof(*r));
-    struct sockaddr_in addr = {.sin_family = AF_INET, .sin_port = 0};
-    const union MHD_DaemonInfo *info;
 
     if (!r)
         return NULL;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     pthread_mutex_init(&r->lock, NULL);
     pthread_cond_init(&r->cond, NULL);
     r->spans = json_array();
     r->fail_status = 503;
-    r->d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION, 0,
-                            NULL, NULL, handler, r, MHD_OPTION_SOCK_ADDR, &addr,
-                            MHD_OPTION_NOTIFY_COMPLETED, completed, NULL, MHD_OPTION_END);
+    r->d = mhd_upload_daemon(handler, r, &r->port);
     if (!r->d) {
         json_decref(r->spans);
         free(r);
         return NULL;
     }
-    info = MHD_get_daemon_info(r->d, MHD_DAEMON_INFO_BIND_PORT);
-    r->port = info ? info->port : 0;
     snprintf(r->url, sizeof(r->url), "http://127.0.0.1:%d", r->port);
     return r;
 }

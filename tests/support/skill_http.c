@@ -4,6 +4,8 @@
  */
 #include "skill_http.h"
 
+#include "mhd_upload.h"
+
 #include <arpa/inet.h>
 #include <jansson.h>
 #include <microhttpd.h>
@@ -23,11 +25,6 @@ struct skill_http {
     bool stopping;
     int requests;
     int mcp_good, mcp_bad; /* /mcp-asks: the client's answers to its requests, right or not */
-};
-
-struct upload {
-    char *data;
-    size_t len;
 };
 
 static enum MHD_Result reply(struct MHD_Connection *c, unsigned status, const char *type,
@@ -74,7 +71,8 @@ static void mcp_record(struct skill_http *s, json_t *msg)
 }
 
 /* A scripted MCP server whose one tool asks the client four things mid-call (see the header). */
-static enum MHD_Result mcp_asks(struct skill_http *s, struct MHD_Connection *c, struct upload *u)
+static enum MHD_Result mcp_asks(struct skill_http *s, struct MHD_Connection *c,
+                                struct mhd_upload *u)
 {
     json_t *msg = json_loadb(u->data ? u->data : "", u->len, 0, NULL);
     const char *method = json_string_value(json_object_get(msg, "method"));
@@ -135,7 +133,7 @@ static enum MHD_Result mcp_asks(struct skill_http *s, struct MHD_Connection *c, 
 }
 
 static enum MHD_Result answer(struct skill_http *s, struct MHD_Connection *c, const char *url,
-                              struct upload *u)
+                              struct mhd_upload *u)
 {
     static const char html[] = "<!doctype html><html><head><title>Sign in</title></head>"
                                "<body><form>Login</form></body></html>";
@@ -189,67 +187,35 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
                                size_t *size, void **con_cls)
 {
     struct skill_http *s = cls;
-    struct upload *u = *con_cls;
+    enum MHD_Result rc;
+    struct mhd_upload *u;
 
     (void)method;
     (void)version;
-    if (!u) {
-        u = calloc(1, sizeof(*u));
-        *con_cls = u;
+    if (!*con_cls) {
         pthread_mutex_lock(&s->lock);
         s->requests++;
         pthread_mutex_unlock(&s->lock);
-        return MHD_YES;
     }
-    if (*size) {
-        char *d = realloc(u->data, u->len + *size + 1);
-        if (!d)
-            return MHD_NO;
-        memcpy(d + u->len, data, *size);
-        u->len += *size;
-        d[u->len] = '\0';
-        u->data = d;
-        *size = 0;
-        return MHD_YES;
-    }
+    u = mhd_upload_take(con_cls, data, size, &rc);
+    if (!u)
+        return rc;
     return answer(s, c, url, u);
-}
-
-static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
-                      enum MHD_RequestTerminationCode toe)
-{
-    struct upload *u = *con_cls;
-
-    (void)cls;
-    (void)c;
-    (void)toe;
-    if (u) {
-        free(u->data);
-        free(u);
-        *con_cls = NULL;
-    }
 }
 
 struct skill_http *skill_http_start(void)
 {
     struct skill_http *s = calloc(1, sizeof(*s));
-    struct sockaddr_in addr = {.sin_family = AF_INET, .sin_port = 0};
-    const union MHD_DaemonInfo *info;
 
     if (!s)
         return NULL;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     pthread_mutex_init(&s->lock, NULL);
     pthread_cond_init(&s->stop_cond, NULL);
-    s->d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION, 0,
-                            NULL, NULL, handler, s, MHD_OPTION_SOCK_ADDR, &addr,
-                            MHD_OPTION_NOTIFY_COMPLETED, completed, NULL, MHD_OPTION_END);
+    s->d = mhd_upload_daemon(handler, s, &s->port);
     if (!s->d) {
         free(s);
         return NULL;
     }
-    info = MHD_get_daemon_info(s->d, MHD_DAEMON_INFO_BIND_PORT);
-    s->port = info ? info->port : 0;
     return s;
 }
 
