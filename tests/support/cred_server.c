@@ -27,7 +27,7 @@ struct logged {
 };
 
 struct cs_server {
-    struct MHD_Daemon *d;
+    struct mhd_upload_daemon http;
     char url[64];
     pthread_mutex_t lock;
     struct route routes[ROUTES_MAX];
@@ -71,9 +71,10 @@ static bool has_header(struct MHD_Connection *c, const char *need)
     return v && strcmp(v, colon + 1 + strspn(colon + 1, " ")) == 0;
 }
 
-static enum MHD_Result answer(cs_server *s, struct MHD_Connection *c, const char *method,
-                              const char *url, const struct mhd_upload *u)
+static enum MHD_Result answer(void *cls, struct MHD_Connection *c, const char *method,
+                              const char *url, struct mhd_upload *u)
 {
+    cs_server *s = cls;
     struct route r = {0};
     bool found = false;
 
@@ -102,34 +103,19 @@ static enum MHD_Result answer(cs_server *s, struct MHD_Connection *c, const char
     return rc;
 }
 
-static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *url,
-                               const char *method, const char *version, const char *data,
-                               size_t *size, void **con_cls)
-{
-    enum MHD_Result rc;
-    struct mhd_upload *u = mhd_upload_take(con_cls, data, size, &rc);
-
-    (void)version;
-    if (!u)
-        return rc;
-    return answer(cls, c, method, url, u);
-}
-
 cs_server *cs_start(void)
 {
     cs_server *s = calloc(1, sizeof(*s));
-    int port = 0;
 
     if (!s)
         return NULL;
     pthread_mutex_init(&s->lock, NULL);
-    s->d = mhd_upload_daemon(handler, s, &port);
-    if (!s->d) {
+    if (!mhd_upload_start(&s->http, answer, s)) {
         pthread_mutex_destroy(&s->lock);
         free(s);
         return NULL;
     }
-    snprintf(s->url, sizeof(s->url), "http://127.0.0.1:%d", port);
+    snprintf(s->url, sizeof(s->url), "http://127.0.0.1:%d", s->http.port);
     return s;
 }
 
@@ -137,7 +123,7 @@ void cs_stop(cs_server *s)
 {
     if (!s)
         return;
-    MHD_stop_daemon(s->d);
+    mhd_upload_stop(&s->http);
     for (size_t i = 0; i < s->nroutes; i++) {
         free(s->routes[i].method);
         free(s->routes[i].path);

@@ -1,4 +1,4 @@
-/* The test servers' request bodies and daemon (mhd_upload.h). */
+/* The test servers' daemon and request bodies (mhd_upload.h). */
 #include "mhd_upload.h"
 
 #include <arpa/inet.h>
@@ -6,32 +6,30 @@
 #include <stdlib.h>
 #include <string.h>
 
-struct mhd_upload *mhd_upload_take(void **con_cls, const char *data, size_t *size,
-                                   enum MHD_Result *rc)
+static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *url,
+                               const char *method, const char *version, const char *data,
+                               size_t *size, void **con_cls)
 {
+    struct mhd_upload_daemon *h = cls;
     struct mhd_upload *u = *con_cls;
     char *d;
 
-    *rc = MHD_YES;
+    (void)version;
     if (!u) {
         *con_cls = calloc(1, sizeof(*u));
-        if (!*con_cls)
-            *rc = MHD_NO;
-        return NULL;
+        return *con_cls ? MHD_YES : MHD_NO;
     }
     if (!*size)
-        return u;
+        return h->answer(h->cls, c, method, url, u);
     d = realloc(u->data, u->len + *size + 1);
-    if (!d) {
-        *rc = MHD_NO;
-        return NULL;
-    }
+    if (!d)
+        return MHD_NO;
     memcpy(d + u->len, data, *size);
     u->len += *size;
     d[u->len] = '\0';
     u->data = d;
     *size = 0;
-    return NULL;
+    return MHD_YES;
 }
 
 static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
@@ -49,19 +47,26 @@ static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
     }
 }
 
-struct MHD_Daemon *mhd_upload_daemon(MHD_AccessHandlerCallback handler, void *cls, int *port)
+bool mhd_upload_start(struct mhd_upload_daemon *out, mhd_upload_answer_fn answer, void *cls)
 {
     struct sockaddr_in addr = {.sin_family = AF_INET, .sin_port = 0};
     const union MHD_DaemonInfo *info;
-    struct MHD_Daemon *d;
 
     addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION, 0, NULL,
-                         NULL, handler, cls, MHD_OPTION_SOCK_ADDR, &addr,
-                         MHD_OPTION_NOTIFY_COMPLETED, completed, NULL, MHD_OPTION_END);
-    if (d) {
-        info = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
-        *port = info ? (int)info->port : 0;
-    }
-    return d;
+    *out = (struct mhd_upload_daemon){.answer = answer, .cls = cls};
+    out->d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION, 0,
+                              NULL, NULL, handler, out, MHD_OPTION_SOCK_ADDR, &addr,
+                              MHD_OPTION_NOTIFY_COMPLETED, completed, NULL, MHD_OPTION_END);
+    if (!out->d)
+        return false;
+    info = MHD_get_daemon_info(out->d, MHD_DAEMON_INFO_BIND_PORT);
+    out->port = info ? (int)info->port : 0;
+    return true;
+}
+
+void mhd_upload_stop(struct mhd_upload_daemon *d)
+{
+    if (d->d)
+        MHD_stop_daemon(d->d);
+    d->d = NULL;
 }

@@ -1,12 +1,13 @@
 /*
  * mhd_upload.h: what the small test servers on libmicrohttpd (cred_server, otlp_receiver,
- * skill_http) do alike: a daemon on 127.0.0.1 at a free port, one thread per connection, and
- * each request's body collected before the server answers.
+ * skill_http) do alike: a daemon on 127.0.0.1 at a free port, one thread per connection, that
+ * collects each request's body and then calls the server's answer.
  */
 #ifndef REIN_TEST_MHD_UPLOAD_H
 #define REIN_TEST_MHD_UPLOAD_H
 
 #include <microhttpd.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 /* A request's body as it arrived: NUL-terminated (data is NULL while nothing came). */
@@ -15,19 +16,23 @@ struct mhd_upload {
     size_t len;
 };
 
-/*
- * The body part of an access handler (its con_cls, data and size): the request's first call
- * makes its upload in *con_cls, a call with body bytes appends them. Returns the upload once
- * the body is complete (the handler answers now); else NULL with *rc what the handler
- * returns (MHD_NO when memory ran out).
- */
-struct mhd_upload *mhd_upload_take(void **con_cls, const char *data, size_t *size,
-                                   enum MHD_Result *rc);
+/* Answers a request whose body u (borrowed) is complete, on the connection's thread: queues
+ * the response and returns what an access handler returns. */
+typedef enum MHD_Result (*mhd_upload_answer_fn)(void *cls, struct MHD_Connection *c,
+                                                const char *method, const char *url,
+                                                struct mhd_upload *u);
 
-/*
- * Starts a daemon on 127.0.0.1 at a free port (*port receives it) with handler(cls) and a
- * completion callback that frees each request's upload. NULL when it cannot start.
- */
-struct MHD_Daemon *mhd_upload_daemon(MHD_AccessHandlerCallback handler, void *cls, int *port);
+struct mhd_upload_daemon {
+    struct MHD_Daemon *d;
+    int port;
+    mhd_upload_answer_fn answer;
+    void *cls;
+};
+
+/* Starts the daemon in *out (filled, the caller's storage, which must stay put until
+ * mhd_upload_stop) that answers with answer(cls). False when it cannot start. */
+bool mhd_upload_start(struct mhd_upload_daemon *out, mhd_upload_answer_fn answer, void *cls);
+/* Stops the daemon (waiting for its connections' threads). */
+void mhd_upload_stop(struct mhd_upload_daemon *d);
 
 #endif

@@ -18,8 +18,7 @@
 #include <time.h>
 
 struct otlp_receiver {
-    struct MHD_Daemon *d;
-    int port;
+    struct mhd_upload_daemon http;
     char url[64];
     pthread_mutex_t lock;
     pthread_cond_t cond; /* spans arrived */
@@ -75,14 +74,18 @@ static int collect_header(void *cls, enum MHD_ValueKind kind, const char *key, c
     return MHD_YES;
 }
 
-static enum MHD_Result answer(struct otlp_receiver *r, struct MHD_Connection *c, const char *url,
-                              struct mhd_upload *u)
+static enum MHD_Result answer(void *cls, struct MHD_Connection *c, const char *method,
+                              const char *url, struct mhd_upload *u)
 {
-    json_t *doc, *rs, *ss, *sp, *headers = json_object();
+    struct otlp_receiver *r = cls;
+    json_t *doc, *rs, *ss, *sp, *headers;
     size_t i, j, k;
     bool fail;
     unsigned status;
 
+    if (strcmp(method, "POST") != 0)
+        return reply(c, 405, "{}");
+    headers = json_object();
     MHD_get_connection_values(c, MHD_HEADER_KIND, (MHD_KeyValueIterator)collect_header, headers);
     pthread_mutex_lock(&r->lock);
     r->requests++;
@@ -124,21 +127,6 @@ static enum MHD_Result answer(struct otlp_receiver *r, struct MHD_Connection *c,
     return reply(c, 200, "{}");
 }
 
-static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *url,
-                               const char *method, const char *version, const char *data,
-                               size_t *size, void **con_cls)
-{
-    enum MHD_Result rc;
-    struct mhd_upload *u = mhd_upload_take(con_cls, data, size, &rc);
-
-    (void)version;
-    if (!u)
-        return rc;
-    if (strcmp(method, "POST") != 0)
-        return reply(c, 405, "{}");
-    return answer(cls, c, url, u);
-}
-
 struct otlp_receiver *otlp_start(void)
 {
     struct otlp_receiver *r = calloc(1, sizeof(*r));
@@ -149,19 +137,18 @@ struct otlp_receiver *otlp_start(void)
     pthread_cond_init(&r->cond, NULL);
     r->spans = json_array();
     r->fail_status = 503;
-    r->d = mhd_upload_daemon(handler, r, &r->port);
-    if (!r->d) {
+    if (!mhd_upload_start(&r->http, answer, r)) {
         json_decref(r->spans);
         free(r);
         return NULL;
     }
-    snprintf(r->url, sizeof(r->url), "http://127.0.0.1:%d", r->port);
+    snprintf(r->url, sizeof(r->url), "http://127.0.0.1:%d", r->http.port);
     return r;
 }
 
 int otlp_port(const struct otlp_receiver *r)
 {
-    return r->port;
+    return r->http.port;
 }
 
 const char *otlp_url(const struct otlp_receiver *r)
@@ -239,7 +226,7 @@ void otlp_stop(struct otlp_receiver *r)
 {
     if (!r)
         return;
-    MHD_stop_daemon(r->d);
+    mhd_upload_stop(&r->http);
     json_decref(r->spans);
     json_decref(r->last_headers);
     pthread_mutex_destroy(&r->lock);

@@ -18,8 +18,7 @@
 #include <time.h>
 
 struct skill_http {
-    struct MHD_Daemon *d;
-    int port;
+    struct mhd_upload_daemon http;
     pthread_mutex_t lock;
     pthread_cond_t stop_cond;
     bool stopping;
@@ -132,9 +131,10 @@ static enum MHD_Result mcp_asks(struct skill_http *s, struct MHD_Connection *c,
     return rc;
 }
 
-static enum MHD_Result answer(struct skill_http *s, struct MHD_Connection *c, const char *url,
-                              struct mhd_upload *u)
+static enum MHD_Result answer(void *cls, struct MHD_Connection *c, const char *method,
+                              const char *url, struct mhd_upload *u)
 {
+    struct skill_http *s = cls;
     static const char html[] = "<!doctype html><html><head><title>Sign in</title></head>"
                                "<body><form>Login</form></body></html>";
     static const char error[] = "{\"ok\": false, \"error\": {\"code\": \"denied\", \"message\": "
@@ -142,6 +142,10 @@ static enum MHD_Result answer(struct skill_http *s, struct MHD_Connection *c, co
     const char *trace = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-Trace-Id");
     enum MHD_Result rc;
 
+    (void)method;
+    pthread_mutex_lock(&s->lock);
+    s->requests++;
+    pthread_mutex_unlock(&s->lock);
     if (strcmp(url, "/ok") == 0) {
         size_t n = u->len + 256;
         char *body = malloc(n);
@@ -182,27 +186,6 @@ static enum MHD_Result answer(struct skill_http *s, struct MHD_Connection *c, co
     return reply(c, 404, "text/plain", "not found", 9);
 }
 
-static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *url,
-                               const char *method, const char *version, const char *data,
-                               size_t *size, void **con_cls)
-{
-    struct skill_http *s = cls;
-    enum MHD_Result rc;
-    struct mhd_upload *u;
-
-    (void)method;
-    (void)version;
-    if (!*con_cls) {
-        pthread_mutex_lock(&s->lock);
-        s->requests++;
-        pthread_mutex_unlock(&s->lock);
-    }
-    u = mhd_upload_take(con_cls, data, size, &rc);
-    if (!u)
-        return rc;
-    return answer(s, c, url, u);
-}
-
 struct skill_http *skill_http_start(void)
 {
     struct skill_http *s = calloc(1, sizeof(*s));
@@ -211,8 +194,7 @@ struct skill_http *skill_http_start(void)
         return NULL;
     pthread_mutex_init(&s->lock, NULL);
     pthread_cond_init(&s->stop_cond, NULL);
-    s->d = mhd_upload_daemon(handler, s, &s->port);
-    if (!s->d) {
+    if (!mhd_upload_start(&s->http, answer, s)) {
         free(s);
         return NULL;
     }
@@ -221,7 +203,7 @@ struct skill_http *skill_http_start(void)
 
 int skill_http_port(const struct skill_http *s)
 {
-    return s->port;
+    return s->http.port;
 }
 
 int skill_http_requests(struct skill_http *s)
@@ -250,7 +232,7 @@ void skill_http_stop(struct skill_http *s)
     s->stopping = true;
     pthread_cond_broadcast(&s->stop_cond);
     pthread_mutex_unlock(&s->lock);
-    MHD_stop_daemon(s->d);
+    mhd_upload_stop(&s->http);
     pthread_mutex_destroy(&s->lock);
     pthread_cond_destroy(&s->stop_cond);
     free(s);

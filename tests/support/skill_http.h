@@ -22,7 +22,7 @@ struct skill_http;
 /* Starts the server; NULL when it cannot. */
 struct skill_http *skill_http_start(void);
 int skill_http_port(const struct skill_http *s);
-/* Requests answered or started so far. */
+/* Requests received so far (counted once each body has arrived). */
 int skill_http_requests(struct skill_http *s);
 /* /mcp-asks: answers that were right (ping: an empty result; the rest: -32601) and wrong. */
 void skill_http_mcp_answers(struct skill_http *s, int *good, int *bad);
