@@ -32,20 +32,15 @@ cmake --build "$build" -j 2 --target rein_static >/dev/null
 if [ ! -d bench/node_modules/eventsource-parser ]; then
   (cd bench && npm install --no-audit --no-fund --silent >/dev/null)
 fi
-build_bench() { # checkout, its build, output
-  # shellcheck disable=SC2046
-  cc -O2 -I"$1/include" -I"$2/include" bench/bigarg_bench.c "$2/librein.a" \
-    $(pkg-config --libs jansson libcurl libmicrohttpd sqlite3 libpcre2-8 yaml-0.1) \
-    $(pkg-config --libs hiredis 2>/dev/null || true) \
-    $(pkg-config --libs libprotobuf-c 2>/dev/null || true) -lpthread -lm -o "$3"
-}
-build_bench . "$build" "$out/bigarg_bench"
+# shellcheck source=bench/common.sh
+. bench/common.sh
+bench_cc bench/bigarg_bench.c . "$build" "$out/bigarg_bench"
 names=(this)
 if [ -n "${BEFORE:-}" ]; then
   [ -f "$BEFORE/build-bench/CMakeCache.txt" ] ||
     cmake -S "$BEFORE" -B "$BEFORE/build-bench" -DCMAKE_BUILD_TYPE=Release >/dev/null
   cmake --build "$BEFORE/build-bench" -j 2 --target rein_static >/dev/null
-  build_bench "$BEFORE" "$BEFORE/build-bench" "$out/bigarg_bench_before"
+  bench_cc bench/bigarg_bench.c "$BEFORE" "$BEFORE/build-bench" "$out/bigarg_bench_before"
   names=(before this)
 fi
 

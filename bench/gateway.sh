@@ -127,20 +127,9 @@ rein_pid=${pids[1]}
 nginx_bin=$(command -v nginx || echo /usr/sbin/nginx)
 if [ "${PROXY:-1}" != 0 ] && [ -x "$nginx_bin" ]; then
   proxy_port=$(/usr/bin/python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-  mkdir -p "$tmp/nginx"
-  cat >"$tmp/nginx/nginx.conf" <<EOF
-worker_processes auto;
-daemon off;
-pid $tmp/nginx/nginx.pid;
-error_log $tmp/nginx/error.log;
-events { worker_connections 4096; }
-http {
-  access_log off;
-  client_body_temp_path $tmp/nginx/body;
-  proxy_temp_path $tmp/nginx/proxy;
-  fastcgi_temp_path $tmp/nginx/fastcgi;
-  uwsgi_temp_path $tmp/nginx/uwsgi;
-  scgi_temp_path $tmp/nginx/scgi;
+  # shellcheck source=bench/common.sh
+  . bench/common.sh
+  nginx_conf "$tmp/nginx" "$(cat <<EOF
   upstream model { server ${upstream#http://}; keepalive 256; }
   server {
     listen 127.0.0.1:$proxy_port;
@@ -151,8 +140,8 @@ http {
       proxy_buffering off;
     }
   }
-}
 EOF
+)"
   "${pin_proxy[@]}" "$nginx_bin" -c "$tmp/nginx/nginx.conf" -p "$tmp/nginx" -e "$tmp/nginx/error.log" &
   pids+=($!)
   proxy_pid=$!

@@ -30,11 +30,9 @@ if [ ! -f bench/node_modules/ai/package.json ] ||
   [ ! -f bench/node_modules/@ai-sdk/openai-compatible/package.json ]; then
   (cd bench && npm install --no-audit --no-fund --silent >/dev/null)
 fi
-# shellcheck disable=SC2046
-cc -O2 -Iinclude -I"$build/include" bench/loop_bench.c "$build/librein.a" \
-  $(pkg-config --libs jansson libcurl libmicrohttpd sqlite3 libpcre2-8 yaml-0.1) \
-  $(pkg-config --libs hiredis 2>/dev/null || true) \
-  $(pkg-config --libs libprotobuf-c 2>/dev/null || true) -lpthread -lm -o "$out/loop_bench"
+# shellcheck source=bench/common.sh
+. bench/common.sh
+bench_cc bench/loop_bench.c . "$build" "$out/loop_bench"
 
 cat >"$out/loop_scenario.json" <<'EOF'
 { "name": "three-steps",

@@ -19,11 +19,9 @@ if ! /usr/bin/python3 -c 'import pydantic' 2>/dev/null; then
   echo "pipeline.sh: python3-pydantic is missing; run scripts/install-deps.sh --bench" >&2
   exit 1
 fi
-# shellcheck disable=SC2046
-cc -O2 -Iinclude -Ibuild/include bench/pipeline_bench.c build/librein.a \
-  $(pkg-config --libs jansson libcurl libmicrohttpd sqlite3 libpcre2-8 yaml-0.1) \
-  $(pkg-config --libs hiredis 2>/dev/null || true) \
-  $(pkg-config --libs libprotobuf-c 2>/dev/null || true) -lpthread -lm -o "$out/pipeline_bench"
+# shellcheck source=bench/common.sh
+. bench/common.sh
+bench_cc bench/pipeline_bench.c . build "$out/pipeline_bench"
 
 get() { sed -n "s/^$2=//p" "$1" | sort -g | { [ "$3" = max ] && tail -n1 || head -n1; }; }
 : >"$out/rein.txt"

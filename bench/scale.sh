@@ -25,21 +25,15 @@ mkdir -p "$out"
 [ -f "$build/CMakeCache.txt" ] ||
   cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DREIN_TESTS=ON >/dev/null
 cmake --build "$build" -j 2 --target rein_static rein-model-server >/dev/null
-# The bench program against the library of checkout $1 (its build in $2), as $3.
-build_bench() {
-  # shellcheck disable=SC2046
-  cc -O2 -I"$1/include" -I"$2/include" bench/scale_bench.c "$2/librein.a" \
-    $(pkg-config --libs jansson libcurl libmicrohttpd sqlite3 libpcre2-8 yaml-0.1) \
-    $(pkg-config --libs hiredis 2>/dev/null || true) \
-    $(pkg-config --libs libprotobuf-c 2>/dev/null || true) -lpthread -lm -o "$3"
-}
-build_bench . "$build" "$out/scale_bench"
+# shellcheck source=bench/common.sh
+. bench/common.sh
+bench_cc bench/scale_bench.c . "$build" "$out/scale_bench"
 labels=(this)
 if [ -n "${BEFORE:-}" ]; then
   [ -f "$BEFORE/build-bench/CMakeCache.txt" ] ||
     cmake -S "$BEFORE" -B "$BEFORE/build-bench" -DCMAKE_BUILD_TYPE=Release >/dev/null
   cmake --build "$BEFORE/build-bench" -j 2 --target rein_static >/dev/null
-  build_bench "$BEFORE" "$BEFORE/build-bench" "$out/scale_bench_before"
+  bench_cc bench/scale_bench.c "$BEFORE" "$BEFORE/build-bench" "$out/scale_bench_before"
   labels=(before this)
 fi
 

@@ -50,6 +50,8 @@ cc -O2 bench/server_chat.c $(pkg-config --libs libcurl) -o "$out/server_chat"
 bench_name=server.sh
 # shellcheck source=bench/serve_lib.sh
 . bench/serve_lib.sh
+# shellcheck source=bench/common.sh
+. bench/common.sh
 start_echo_model "$build"
 
 # ---- the three servers ---------------------------------------------------------------------
@@ -67,20 +69,7 @@ peer_port=$(free_port)
 pids+=($!)
 
 nginx_port=$(free_port)
-mkdir -p "$tmp/nginx"
-cat >"$tmp/nginx/nginx.conf" <<EOF
-worker_processes auto;
-daemon off;
-pid $tmp/nginx/nginx.pid;
-error_log $tmp/nginx/error.log;
-events { worker_connections 4096; }
-http {
-  access_log off;
-  client_body_temp_path $tmp/nginx/body;
-  proxy_temp_path $tmp/nginx/proxy;
-  fastcgi_temp_path $tmp/nginx/fastcgi;
-  uwsgi_temp_path $tmp/nginx/uwsgi;
-  scgi_temp_path $tmp/nginx/scgi;
+nginx_conf "$tmp/nginx" "$(cat <<EOF
   server {
     listen 127.0.0.1:$nginx_port;
     location / {
@@ -88,8 +77,8 @@ http {
       return 200 '{"ok":true,"tool":"echo","call_id":"call_1","trace_id":"4bf92f3577b34da6a3ce929d0e0e4736","output":"hello","meta":{"latency_ms":0}}';
     }
   }
-}
 EOF
+)"
 "$nginx_bin" -c "$tmp/nginx/nginx.conf" -p "$tmp/nginx" -e "$tmp/nginx/error.log" &
 pids+=($!)
 

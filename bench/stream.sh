@@ -24,10 +24,9 @@ make --no-print-directory BUILD="$build" build >/dev/null
 if [ ! -d bench/node_modules/eventsource-parser ]; then
   (cd bench && npm install --no-audit --no-fund --silent >/dev/null)
 fi
-cc -O2 -I include -I "$build/include" bench/stream_bench.c "$build/librein.a" \
-  $(pkg-config --libs jansson libcurl libmicrohttpd sqlite3 libpcre2-8 yaml-0.1) \
-  $(pkg-config --libs hiredis 2>/dev/null || true) \
-  $(pkg-config --libs libprotobuf-c 2>/dev/null || true) -lpthread -lm -o "$out/stream_bench"
+# shellcheck source=bench/common.sh
+. bench/common.sh
+bench_cc bench/stream_bench.c . "$build" "$out/stream_bench"
 
 printf '%-44s %10s %12s %10s %12s %7s\n' "stream (~$((target / 1000000)) MB)" "rein MB/s" "rein ev/s" \
   "node MB/s" "node ev/s" "ratio"

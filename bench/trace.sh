@@ -22,11 +22,9 @@ mkdir -p "$out"
 [ -f "$build/CMakeCache.txt" ] ||
   cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DREIN_TESTS=ON >/dev/null
 cmake --build "$build" -j 2 --target rein_static rein-model-server >/dev/null
-# shellcheck disable=SC2046
-cc -O2 -Iinclude -I"$build/include" bench/scale_bench.c "$build/librein.a" \
-  $(pkg-config --libs jansson libcurl libmicrohttpd sqlite3 libpcre2-8 yaml-0.1) \
-  $(pkg-config --libs hiredis 2>/dev/null || true) \
-  $(pkg-config --libs libprotobuf-c 2>/dev/null || true) -lpthread -lm -o "$out/scale_bench"
+# shellcheck source=bench/common.sh
+. bench/common.sh
+bench_cc bench/scale_bench.c . "$build" "$out/scale_bench"
 
 echo '{"name":"empty","replies":[]}' >"$out/trace_scenario.json"
 "$build/tests/bin/rein-model-server" --port 0 --scenario "$out/trace_scenario.json" \

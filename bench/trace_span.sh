@@ -13,11 +13,9 @@ mkdir -p "$out"
 [ -f "$build/CMakeCache.txt" ] ||
   cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DREIN_TESTS=ON >/dev/null
 cmake --build "$build" -j 2 --target rein_static >/dev/null
-# shellcheck disable=SC2046
-cc -O2 -Iinclude -I"$build/include" bench/trace_span.c "$build/librein.a" \
-  $(pkg-config --libs jansson libcurl libmicrohttpd sqlite3 libpcre2-8 yaml-0.1) \
-  $(pkg-config --libs hiredis 2>/dev/null || true) \
-  $(pkg-config --libs libprotobuf-c 2>/dev/null || true) -lpthread -lm -o "$out/trace_span"
+# shellcheck source=bench/common.sh
+. bench/common.sh
+bench_cc bench/trace_span.c . "$build" "$out/trace_span"
 python3 bench/otlp_sink.py >"$out/trace_span_url" &
 recv=$!
 trap 'kill -TERM $recv 2>/dev/null; wait $recv 2>/dev/null || true' EXIT
