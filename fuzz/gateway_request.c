@@ -4,8 +4,8 @@
  * odd: Anthropic messages), the rest is the request body as a client sent it. Nothing may
  * crash, leak or read out of bounds. A refused body names what is wrong, and the error body
  * the client would get for it (with the parameter it names, which comes from the input) is
- * valid JSON in the wire's shape. A parsed body has a conversation, tools with names and
- * object or absent schemas, include_usage only on a stream, and tools whose bytes, when found
+ * valid JSON in the wire's shape. A parsed body has a conversation, tools with string names
+ * and object or absent schemas, include_usage only on a stream, and tools whose bytes, when found
  * in the body, parse to the parsed tools.
  */
 #include "gateway/gateway_int.h"
@@ -44,9 +44,11 @@ static void check_parsed(const struct rein__gw_req *r)
 {
     if (!r->doc || !r->h || !json_is_object(r->passthrough))
         abort();
+    /* A name is a string; whether it is a valid tool name (1-64 of A-Z a-z 0-9 _ -, so not
+     * empty) is checked when the request's registry is made (check.c), which answers 400. */
     for (size_t i = 0; i < r->ntools; i++) {
         const struct rein__gw_tool *t = &r->tools[i];
-        if (!t->name || !t->name[0] || (t->parameters && !json_is_object(t->parameters)))
+        if (!t->name || (t->parameters && !json_is_object(t->parameters)))
             abort();
     }
     if (r->include_usage && !r->stream)

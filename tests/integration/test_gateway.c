@@ -300,6 +300,7 @@ static void test_bad_tools(void **state)
         {"\"tools\":[{\"type\":\"function\"}]", "'tools[0].function'"},
         {"\"tools\":[{\"type\":\"function\",\"function\":{\"name\":\"get.weather\"}}]",
          "1-64 characters"},
+        {"\"tools\":[{\"type\":\"function\",\"function\":{\"name\":\"\"}}]", "1-64 characters"},
         {"\"tools\":[{\"type\":\"function\",\"function\":{\"name\":\"f\",\"parameters\":"
          "{\"type\":\"string\"}}}]",
          "type \"object\""},
