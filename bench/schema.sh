@@ -24,7 +24,10 @@
 # against both. The rounds interleave all four validators; the tables give the range of the
 # per-round figures and ratios with the load average.
 #
-# Usage: bash bench/schema.sh [SECONDS per measurement, default 3] (about 18 x SECONDS in all)
+# Then uniqueItems against Blaze on one array of 1,000, 10,000 and 100,000 distinct integers.
+#
+# Usage: bash bench/schema.sh [SECONDS per measurement, default 3] (about 18 x SECONDS, plus
+# about a minute per round for Blaze's CLI and another for the uniqueItems arrays)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 secs=${1:-3}
@@ -85,7 +88,7 @@ def per_round(name, prefix, suffix=""):
     """{mode: [rate of round 1, round 2, ...]} of the lines of one validator."""
     r = {}
     for line in open("%s/schema_%s.txt" % (out, name)):
-        m = re.match(r"%s (all errors|first error) *: (\d+) validations/s.*%s" % (prefix, suffix),
+        m = re.match(r"%s (all errors|first error) *: ([\d.]+) validations/s.*%s" % (prefix, suffix),
                      line)
         if m:
             r.setdefault(m.group(1), []).append(float(m.group(2)))
@@ -107,7 +110,7 @@ print("rein cycling through every schema, per round (ns per validation): " + "; 
 counts = {}
 for name, prefix in (("rein", "rein"), ("blaze", "blaze")):
     for line in open("%s/schema_%s.txt" % (out, name)):
-        m = re.match(r"%s (all errors|first error) *: \d+ validations/s \(valid (\d+), invalid (\d+)"
+        m = re.match(r"%s (all errors|first error) *: [\d.]+ validations/s \(valid (\d+), invalid (\d+)"
                      % prefix, line)
         if m:
             counts.setdefault((name, m.group(2), m.group(3)), 0)
@@ -126,3 +129,18 @@ for mode, bmode, quiet in (("first error", "--fast", "verdict only"),
     print("%-11s Blaze %-10s %9s   rein %-12s %9s (%s)   rein with messages %9s (%s)"
           % (mode, bmode, ns(b), quiet, ns(q), ratio(q, b), ns(m), ratio(m, b)))
 PY
+
+# uniqueItems: rein hashes and sorts long arrays (linear up to the sort), Blaze compares every
+# pair. One array of N distinct integers, validated LOOP=1 times by each, first-error mode.
+echo
+echo "uniqueItems, one array of N distinct integers (ms per validation, load $(cut -d' ' -f1 /proc/loadavg)):"
+for n in 1000 10000 100000; do
+  "$py" -c 'import json, sys
+n = int(sys.argv[1])
+json.dump([{"name": "unique", "schema": {"$schema": "https://json-schema.org/draft/2020-12/schema",
+            "type": "array", "uniqueItems": True}, "instances": [list(range(n))]}], sys.stdout)' \
+    "$n" >"$out/schema_unique.json"
+  r=$("$out/schema_bench" "$out/schema_unique.json" 0 1 | sed -n 's/^rein-loop first error: \([0-9.]*\) .*verdict only.*/\1/p')
+  b=$("$py" bench/schema_blaze.py "$out/schema_unique.json" "$blaze" 1 | sed -n 's/^blaze first error: \([0-9.]*\) .*/\1/p')
+  "$py" -c 'import sys; n, r, b = sys.argv[1:]; print("%7s items: rein %9.2f ms   Blaze %9.2f ms" % (n, 1e3 / float(r), 1e3 / float(b)))' "$n" "$r" "$b"
+done

@@ -114,7 +114,7 @@ static void run_looped(struct bcase *cases, size_t n, unsigned flags, enum loope
             count++;
         }
     }
-    printf("rein-loop %s: %.0f validations/s (valid %zu, invalid %zu, %s)\n", label,
+    printf("rein-loop %s: %.3f validations/s (valid %zu, invalid %zu, %s)\n", label,
            (double)count / (total_ns / 1e9), valid, invalid, whats[what]);
     rein_schema_result_free(res);
 }

@@ -61,7 +61,7 @@ def main():
         for label, fast in (("all errors ", False), ("first error", True)):
             rate, valid, invalid = run(binary, cases, loop, fast, tmp)
             mode = "fast" if fast else "exhaustive"
-            print("blaze %s: %.0f validations/s (valid %d, invalid %d, %s, verdict only)"
+            print("blaze %s: %.3f validations/s (valid %d, invalid %d, %s, verdict only)"
                   % (label, rate, valid, invalid, mode), flush=True)
 
 

@@ -43,6 +43,25 @@ static size_t find_offset(void *const *recs, const uintptr_t *want, size_t n, si
     return found;
 }
 
+/*
+ * True when the list head at l->end inside an object is where the members of two more objects
+ * (one member, none) end and begin. The head is read only once another object's member has
+ * pointed at it, so it is known to be inside the object.
+ */
+static bool end_agrees(const struct rein__mlayout *l)
+{
+    json_t *one = json_object(), *none = json_object();
+    void *it =
+        one && !json_object_set_new_nocheck(one, "x", json_null()) ? json_object_iter(one) : NULL;
+    bool ok = it && none && word_at(it, l->next) == (uintptr_t)one + l->end &&
+              word_at(one, l->end + l->next) == (uintptr_t)it &&
+              word_at(none, l->end + l->next) == (uintptr_t)none + l->end;
+
+    json_decref(one);
+    json_decref(none);
+    return ok;
+}
+
 static void probe(void)
 {
     static const char *const keys[] = {"a", "probe\0key", "the third member"};
@@ -75,7 +94,11 @@ static void probe(void)
     l.value = find_offset(recs, vals, 3, l.key);
     l.key_len = find_offset(recs, sizes, 3, l.key);
     l.next = find_offset(recs, nexts, 2, l.key);
-    l.direct = !it && l.value != SIZE_MAX && l.key_len != SIZE_MAX && l.next != SIZE_MAX;
+    if (it || l.value == SIZE_MAX || l.key_len == SIZE_MAX || l.next == SIZE_MAX)
+        goto out;
+    /* The last member's successor is the list head inside the object. */
+    l.end = word_at(recs[2], l.next) - (uintptr_t)obj;
+    l.direct = l.end >= sizeof(json_t) && l.end <= 256 && end_agrees(&l);
     rein__mlayout = l;
 out:
     json_decref(obj);

@@ -107,7 +107,8 @@ static inline uint64_t rein__head8(const char *s, size_t len)
 /* Offsets of a member's fields from the iterator jansson hands out; direct when known. */
 struct rein__mlayout {
     bool direct;
-    size_t key, key_len, value, next;
+    size_t key, key_len, value, next; /* from a member's iterator */
+    size_t end;                       /* of the list head, from the object */
 };
 extern struct rein__mlayout rein__mlayout;
 /* Finds the layout (once per process; rein_schema_compile calls it before any validation). */
@@ -117,7 +118,7 @@ void rein__members_init(void);
 struct rein__members {
     json_t *obj;
     void *it;
-    size_t left;
+    const char *end; /* the object's list head (direct layout) */
 };
 
 static inline void *rein__ptr_at(const void *rec, size_t off)
@@ -131,8 +132,15 @@ static inline void *rein__ptr_at(const void *rec, size_t off)
 static inline void rein__members_start(struct rein__members *m, json_t *obj)
 {
     m->obj = obj;
+    m->end = NULL;
+    if (rein__mlayout.direct) {
+        m->end = (const char *)obj + rein__mlayout.end;
+        m->it = rein__ptr_at(m->end, rein__mlayout.next);
+        if (m->it == (const void *)m->end)
+            m->it = NULL;
+        return;
+    }
     m->it = json_object_iter(obj);
-    m->left = rein__mlayout.direct && m->it ? json_object_size(obj) : 0;
 }
 
 /* The next member's key (borrowed), key length and value (borrowed); false after the last. */
@@ -147,7 +155,9 @@ static inline bool rein__members_next(struct rein__members *m, const char **key,
         *key = (const char *)it + rein__mlayout.key;
         __builtin_memcpy(len, (const char *)it + rein__mlayout.key_len, sizeof(*len));
         *val = rein__ptr_at(it, rein__mlayout.value);
-        m->it = --m->left ? rein__ptr_at(it, rein__mlayout.next) : NULL;
+        m->it = rein__ptr_at(it, rein__mlayout.next);
+        if (m->it == (const void *)m->end)
+            m->it = NULL;
         return true;
     }
     *key = json_object_iter_key(it);

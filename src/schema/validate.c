@@ -1536,6 +1536,16 @@ static int take_md_slot(const rein_schema *schema, pcre2_match_data **md)
     return -1;
 }
 
+/* Gives back the slot take_md_slot took (slot >= 0), or frees md when it was made during the
+ * validation and nobody keeps it (own). */
+static void give_md(const rein_schema *schema, int slot, pcre2_match_data *md, bool own)
+{
+    if (slot >= 0)
+        __atomic_store_n((int *)&schema->md_busy[slot], 0, __ATOMIC_RELEASE);
+    else if (own && md)
+        pcre2_match_data_free(md);
+}
+
 /*
  * REIN_EINVALID with "N validation error(s)" in err (may be NULL). Written by hand: through
  * vsnprintf this one line cost more than finding the errors of a small instance.
@@ -1578,10 +1588,7 @@ long rein__schema_probe(const rein_schema *schema, const struct snode *n, json_t
     if (schema->uses_regex)
         slot = take_md_slot(schema, &st.md);
     ok = all ? v_node(&st, n, inst, NULL, NULL) : probe(&st, n, inst, NULL, NULL);
-    if (slot >= 0)
-        __atomic_store_n((int *)&schema->md_busy[slot], 0, __ATOMIC_RELEASE);
-    else if (st.md)
-        pcre2_match_data_free(st.md);
+    give_md(schema, slot, st.md, true);
     if (st.hard || (all && ok != (st.nerr == 0)))
         return -1;
     return all ? (long)st.nerr : !ok;
@@ -1635,10 +1642,7 @@ rein_err rein__schema_walk(const rein_schema *schema, json_t *instance, unsigned
     if (!res && schema->uses_regex)
         slot = take_md_slot(schema, &st.md);
     ok = v_node(&st, schema->root, instance, NULL, NULL);
-    if (slot >= 0)
-        __atomic_store_n((int *)&schema->md_busy[slot], 0, __ATOMIC_RELEASE);
-    else if (!res && st.md)
-        pcre2_match_data_free(st.md);
+    give_md(schema, slot, st.md, !res);
     if (st.hard) {
         if (res)
             res->n = 0;

@@ -530,6 +530,16 @@ static void members_read_as_jansson_gives_them(void **state)
         json_object_clear(obj);
         json_object_set_new(obj, "only", json_true());
     }
+    {
+        /* No members: the list head points at itself. */
+        struct rein__members m;
+        const char *k;
+        size_t len;
+        json_t *val;
+        json_object_clear(obj);
+        rein__members_start(&m, obj);
+        assert_false(rein__members_next(&m, &k, &len, &val));
+    }
     json_decref(obj);
 }
 
