@@ -263,6 +263,36 @@ REIN_EXTERN json_t *rein_mcp_clients_status_json(const rein_mcp_clients *set);
  * connecting in the background never wait for a person. Call before connecting.
  */
 REIN_EXTERN void rein_mcp_clients_allow_login(rein_mcp_clients *set, bool allow);
+
+/* What rein, as a client, may be asked by the servers it calls (rein_mcp_clients_offer).
+ * Roots are not among them: a server asks for them about its session (often right after
+ * initialize), not about a call, and rein's roots are its own (--root), not its client's. */
+enum {
+    REIN_MCP_OFFER_SAMPLING = 1u << 0,    /* sampling/createMessage */
+    REIN_MCP_OFFER_ELICITATION = 1u << 1, /* elicitation/create (forms) */
+    REIN_MCP_OFFER_ALL = 3u,
+};
+/*
+ * Declares the capabilities in offers (REIN_MCP_OFFER_*) when the servers of set initialize,
+ * and passes each such request a server sends while one of rein's tools/call requests runs to
+ * that call's asker (rein_call_opts.ask, seen by the runner as rein_invocation.ask): the MCP
+ * server rein itself runs sets one per call, so a remote server's question reaches rein's own
+ * client; an embedding program may set its own. The asker's answer goes back to the server;
+ * -32601 when the call has no asker or its client lacks the capability, -32603 when the asker
+ * failed (its message said), and when rein cannot tell which call asked (over stdio, or on
+ * the HTTP standalone stream, while several calls run). Default 0: nothing declared, every such
+ * request refused. Call after adding the servers, before connecting.
+ */
+REIN_EXTERN void rein_mcp_clients_offer(rein_mcp_clients *set, unsigned offers);
+/*
+ * An answer to elicitation/create (params borrowed) that accepts the form with the defaults
+ * its requestedSchema gives (SEP-1034): {"action": "accept", "content": {field: default}} with
+ * every property that has a default of its own type (a string default of an enum must be one
+ * of its values); or, when a required property has none, {"action": "decline"} and *why (may
+ * be NULL) names it (static text). A URL-mode elicitation is declined. NULL only when out of
+ * memory. For programs that answer forms without a person (`rein mcp call --elicit defaults`).
+ */
+REIN_EXTERN json_t *rein_mcp_elicit_defaults(const json_t *params, const char **why);
 /*
  * `rein mcp login`: forgets what is stored for the HTTP server name and connects it with the
  * browser flow allowed, waiting up to timeout_ms (0: ten minutes). *authorized tells whether

@@ -34,6 +34,7 @@ struct mcp_opts {
     const char *url;
     const char *name;
     int64_t timeout_ms;
+    const char *elicit; /* mcp call: how the server's forms are answered (NULL: not offered) */
     const char *args[2];
     unsigned nargs;
 };
@@ -92,11 +93,16 @@ static void call_usage(FILE *out)
 {
     fprintf(out,
             "usage: rein mcp call [--config FILE] [--url URL [--name NAME]] TOOL\n"
-            "                     ['ARGS_JSON' | -] [--timeout DURATION]\n\n"
+            "                     ['ARGS_JSON' | -] [--timeout DURATION]\n"
+            "                     [--elicit defaults|decline]\n\n"
             "Calls TOOL (server__tool, or with --url the server's own name for it) through the\n"
             "call pipeline and prints the normalized result as JSON. ARGS_JSON defaults to\n"
             "{}; - reads it from stdin.\n\n" MCP_COMMON_HELP
             "  --timeout D    stop the call after D (milliseconds, or 30s)\n"
+            "  --elicit M     let the servers ask for input (elicitation/create) and answer\n"
+            "                 every form: defaults accepts it with the defaults it gives (and\n"
+            "                 declines it when a required field has none), decline declines it\n"
+            "                 (default: rein offers no elicitation)\n"
             "\nExit status: 0 the call succeeded, 1 it failed, 2 usage.\n");
 }
 
@@ -121,7 +127,13 @@ static int mcp_option(void *opts, const char *flag, const char *v)
         o->url = v;
     else if (strcmp(flag, "--name") == 0)
         o->name = v;
-    else if (!cli_parse_duration(v, 1, INT32_MAX, &o->timeout_ms))
+    else if (strcmp(flag, "--elicit") == 0) {
+        if (strcmp(v, "defaults") != 0 && strcmp(v, "decline") != 0) {
+            fprintf(stderr, "rein mcp: --elicit takes defaults or decline, not \"%s\"\n", v);
+            return CLI_EXIT_USAGE;
+        }
+        o->elicit = v;
+    } else if (!cli_parse_duration(v, 1, INT32_MAX, &o->timeout_ms))
         return cli_duration_error("mcp", flag, v);
     return CLI_EXIT_OK;
 }
@@ -130,7 +142,7 @@ static int parse_opts(const char *name, void (*usage)(FILE *), unsigned max_pos,
                       char **argv, struct mcp_opts *o)
 {
     static const char *const valued_serve[] = {NULL};
-    static const char *const valued[] = {"--url", "--name", "--timeout", NULL};
+    static const char *const valued[] = {"--url", "--name", "--timeout", "--elicit", NULL};
     struct cli_args args = {
         .name = name,
         .usage = usage,
@@ -285,6 +297,8 @@ static int cmd_mcp_serve(const struct mcp_opts *o)
         return CLI_EXIT_USAGE;
     }
     server_opts(&so, &o->setup, store);
+    /* A remote server's questions during a call go on to the client that made it. */
+    rein_mcp_clients_offer(clients, REIN_MCP_OFFER_ALL);
     srv = rein_mcp_server_new(reg, &so, &err);
     /* The configured servers connect in the background: the client's initialize is answered at
      * once, and their tools join (with notifications/tools/list_changed) when they are ready. */
@@ -377,6 +391,30 @@ out:
     return rc;
 }
 
+/* `rein mcp call --elicit`: the servers' forms answered without a person (userdata: the
+ * mode). What the server asked is shown on stderr. */
+static rein_err elicit_answer(void *userdata, const char *key, const char *method,
+                              const json_t *params, int64_t timeout_ms, json_t **result,
+                              rein_error *err)
+{
+    const char *mode = userdata, *why = NULL;
+    const char *message = json_string_value(json_object_get(params, "message"));
+
+    (void)key;
+    (void)timeout_ms;
+    if (strcmp(method, "elicitation/create") != 0)
+        return rein_error_set(err, REIN_ENOTSUP, "rein mcp call answers no %s", method);
+    *result = strcmp(mode, "defaults") == 0 ? rein_mcp_elicit_defaults(params, &why)
+                                            : json_pack("{s:s}", "action", "decline");
+    if (!*result)
+        return rein_error_set(err, REIN_ENOMEM, "out of memory");
+    fprintf(stderr, "rein: the server asks: %s\nrein: %s (--elicit %s)%s%s\n",
+            message ? message : "(no message)",
+            json_string_value(json_object_get(*result, "action")), mode, why ? ": " : "",
+            why ? why : "");
+    return REIN_OK;
+}
+
 static int cmd_mcp_call(const struct mcp_opts *o)
 {
     const char *tool = o->nargs > 0 ? o->args[0] : NULL;
@@ -393,6 +431,11 @@ static int cmd_mcp_call(const struct mcp_opts *o)
         return cli_usage_error("rein mcp call needs a tool name (see rein mcp --help)");
     rein_error_clear(&err);
     clients = load_clients(o, &err);
+    if (clients && o->elicit) {
+        rein_mcp_clients_offer(clients, REIN_MCP_OFFER_ELICITATION);
+        copts.ask = elicit_answer;
+        copts.ask_data = (void *)o->elicit;
+    }
     reg = clients ? rein_registry_new(&err) : NULL;
     if (!reg || join_clients(clients, reg, o->timeout_ms, &err) != REIN_OK) {
         cli_print_error(&err);
@@ -575,6 +618,8 @@ struct cli_mcp *cli_mcp_attach(rein_server *http, rein_registry *reg, rein_store
     m->clients = load_clients(NULL, err);
     if (!m->clients)
         goto fail;
+    /* A remote server's questions during a call go on to the client that made it. */
+    rein_mcp_clients_offer(m->clients, REIN_MCP_OFFER_ALL);
     m->srv = rein_mcp_server_new(reg, &so, err);
     if (!m->srv || load_context(m->srv, setup, err) != REIN_OK ||
         rein_mcp_server_add_routes(m->srv, http, err) != REIN_OK)

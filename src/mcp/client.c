@@ -6,8 +6,8 @@
  * stdio a reader thread reads the server's stdout line by line and dispatches every message:
  * responses to their pending request, progress notifications (the request id is the
  * progressToken) and log notifications to the call's invocation events, and the server's own
- * requests (ping is answered, anything else refused with -32601, since rein declares no client
- * capabilities). Over HTTP each request is a POST whose answer (one JSON body, or an event
+ * requests (ping is answered; sampling and elicitation, when offered, go to the asker of the call
+ * they belong to; anything else is refused with -32601). Over HTTP each request is a POST whose answer (one JSON body, or an event
  * stream carrying notifications and then the response) is read on the calling thread; a stream
  * that ends before the response is resumed with a GET carrying Last-Event-ID after the
  * server's retry delay; an expired session (404) is initialized again and the request sent
@@ -219,24 +219,190 @@ void rein__mcp_conn_watch(struct rein__mcp_conn *c, void (*fn)(void *ud), void *
     pthread_mutex_unlock(&c->mu);
 }
 
-/* The server asks something: ping is answered, anything else refused. */
-static void on_server_request(struct rein__mcp_conn *c, const struct rein__mcp_msg *msg)
+/* ---- the server's own requests ---------------------------------------------------------- */
+
+/* Answers the server's request id: result (borrowed), or the error code and message. */
+static void answer(struct rein__mcp_conn *c, const json_t *id, const json_t *result, int code,
+                   const char *message)
 {
     struct rein_buf b;
     rein_err rc;
 
     rein_buf_init(&b, 0);
-    if (strcmp(msg->method, "ping") == 0)
-        rc = rein__mcp_write_result(&b, msg->id, NULL);
-    else
-        rc = rein__mcp_write_error(&b, msg->id, REIN__MCP_METHOD_NOT_FOUND,
-                                   "rein does not offer this to servers (it declares no client "
-                                   "capabilities)",
-                                   NULL);
+    rc = result ? rein__mcp_write_result(&b, id, result)
+                : rein__mcp_write_error(&b, id, code, message, NULL);
     if (rc == REIN_OK && rein__mcp_client_send_raw(c, b.ptr, b.len, NULL) != REIN_OK)
-        rein_log(REIN_LOG_INFO, WHERE, "%s: could not answer its %s request", c->cfg->name,
-                 msg->method);
+        rein_log(REIN_LOG_INFO, WHERE, "%s: could not answer one of its requests", c->cfg->name);
     rein_buf_release(&b);
+}
+
+/* The capability (REIN_MCP_OFFER_*) a server's request needs of rein, or 0. */
+static unsigned offer_of(const char *method)
+{
+    if (strcmp(method, "sampling/createMessage") == 0)
+        return REIN_MCP_OFFER_SAMPLING;
+    if (strcmp(method, "elicitation/create") == 0)
+        return REIN_MCP_OFFER_ELICITATION;
+    return 0;
+}
+
+void rein__mcp_conn_offer(struct rein__mcp_conn *c, unsigned offers)
+{
+    pthread_mutex_lock(&c->mu);
+    c->offers = offers;
+    pthread_mutex_unlock(&c->mu);
+}
+
+/* A server's question on its way to a call's asker, on a thread of its own. */
+struct question {
+    struct rein__mcp_conn *c;    /* a reference */
+    struct rein__mcp_pending *p; /* its busy and asking count this question */
+    json_t *id, *params;         /* copies, owned */
+    const char *method;          /* static */
+};
+
+static void *question_main(void *arg)
+{
+    struct question *q = arg;
+    struct rein__mcp_conn *c = q->c;
+    char hash[65], key[200];
+    json_t *result = NULL;
+    rein_error err;
+    rein_err rc;
+
+    rein_error_clear(&err);
+    /* The key is the same whenever the server asks the same thing, so that a stateless
+     * client's later round (MCP 2026-07-28's input-required results) answers the question
+     * the server asks again when the call is sent again. */
+    if (!rein__mcp_json_hash(q->params, hash)) {
+        rc = rein_error_set(&err, REIN_ENOMEM, "out of memory");
+    } else {
+        snprintf(key, sizeof(key), "mcp:%.80s:%s:%.16s", c->cfg->name, q->method, hash);
+        rc = rein_invocation_ask(q->p->inv, key, q->method, q->params, &result, &err);
+    }
+    /* Answered while the call still counts this question, so the call cannot end (and its
+     * owner close the connection) before the server has its answer. */
+    if (rc == REIN_OK)
+        answer(c, q->id, result, 0, NULL);
+    else
+        answer(c, q->id, NULL,
+               rc == REIN_ENOTSUP ? REIN__MCP_METHOD_NOT_FOUND : REIN__MCP_INTERNAL_ERROR, err.msg);
+    pthread_mutex_lock(&c->mu);
+    q->p->asking--;
+    q->p->activity_ms = rein_now_ms();
+    q->p->busy--; /* q->p may end from here on */
+    pthread_cond_broadcast(&c->cv);
+    pthread_mutex_unlock(&c->mu);
+    json_decref(result);
+    json_decref(q->id);
+    json_decref(q->params);
+    rein__mcp_conn_unref(c);
+    rein_free(q);
+    return NULL;
+}
+
+static bool start_detached(void *(*fn)(void *), void *arg)
+{
+    pthread_attr_t attr;
+    pthread_t t;
+    bool ok;
+
+    if (pthread_attr_init(&attr) != 0)
+        return false;
+    ok = pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED) == 0 &&
+         pthread_create(&t, &attr, fn, arg) == 0;
+    pthread_attr_destroy(&attr);
+    return ok;
+}
+
+/*
+ * The server asks something: ping is answered; sampling and elicitation go to the asker
+ * of the call they belong to when rein offers them (rein_mcp_clients_offer), on a thread of
+ * their own, since the answer may take a person minutes and the thread that read the request
+ * (stdio's reader, an HTTP stream) carries other calls' answers; anything else is refused.
+ */
+static void on_server_request(struct rein__mcp_conn *c, const struct rein__mcp_msg *msg,
+                              const struct rein__mcp_pending *current)
+{
+    unsigned offer = offer_of(msg->method);
+    struct rein__mcp_pending *p = NULL;
+    struct question *q;
+    int n = 0;
+
+    if (strcmp(msg->method, "ping") == 0) {
+        json_t *empty = json_object();
+        if (empty)
+            answer(c, msg->id, empty, 0, NULL);
+        json_decref(empty);
+        return;
+    }
+    pthread_mutex_lock(&c->mu);
+    bool offered = offer && (c->offers & offer);
+    if (offered && current) {
+        /* Over HTTP a request on a call's stream belongs to that call. */
+        p = pending_find(c, current->id);
+        n = p && p->inv ? 1 : 0;
+    } else if (offered) {
+        /* Elsewhere (stdio, the standalone stream) nothing says which call asked: the one
+         * running, when there is exactly one. */
+        for (struct rein__mcp_pending *x = c->pending; x; x = x->next) {
+            if (x->inv && !x->done) {
+                p = x;
+                n++;
+            }
+        }
+    }
+    if (n == 1 && !p->done) {
+        p->busy++;
+        p->asking++;
+    } else {
+        p = NULL;
+    }
+    pthread_mutex_unlock(&c->mu);
+    if (!offered) {
+        answer(c, msg->id, NULL, REIN__MCP_METHOD_NOT_FOUND,
+               offer ? "rein does not pass this request on (it did not declare the capability)"
+                     : "rein does not offer this to servers");
+        return;
+    }
+    if (!p) {
+        char why[160];
+        if (n == 0)
+            snprintf(why, sizeof(why),
+                     "no tools/call of rein's is running that this %s could "
+                     "belong to",
+                     msg->method);
+        else
+            snprintf(why, sizeof(why),
+                     "rein cannot tell which of its %d running calls this "
+                     "%s belongs to",
+                     n, msg->method);
+        answer(c, msg->id, NULL, REIN__MCP_INTERNAL_ERROR, why);
+        return;
+    }
+    q = rein_calloc(1, sizeof(*q));
+    if (q) {
+        *q = (struct question){.c = rein__mcp_conn_ref(c),
+                               .p = p,
+                               .id = json_deep_copy(msg->id),
+                               .params = msg->params ? json_deep_copy(msg->params) : json_object(),
+                               .method = offer == REIN_MCP_OFFER_SAMPLING ? "sampling/createMessage"
+                                                                          : "elicitation/create"};
+    }
+    if (q && q->id && q->params && start_detached(question_main, q))
+        return;
+    pthread_mutex_lock(&c->mu);
+    p->asking--;
+    p->busy--;
+    pthread_cond_broadcast(&c->cv);
+    pthread_mutex_unlock(&c->mu);
+    answer(c, msg->id, NULL, REIN__MCP_INTERNAL_ERROR, "rein is out of memory or threads");
+    if (q) {
+        json_decref(q->id);
+        json_decref(q->params);
+        rein__mcp_conn_unref(q->c);
+        rein_free(q);
+    }
 }
 
 /* Routes one decoded message; current is the request whose HTTP answer carried it. */
@@ -272,7 +438,7 @@ static void dispatch(struct rein__mcp_conn *c, struct rein__mcp_msg *msg,
         on_notification(c, msg, current);
         break;
     case REIN__MCP_REQUEST:
-        on_server_request(c, msg);
+        on_server_request(c, msg, current);
         break;
     }
 }
@@ -800,16 +966,26 @@ static rein_err handshake_legacy(struct rein__mcp_conn *c, const struct req_opts
     json_t *params =
         json_pack("{s:s, s:{}, s:{s:s, s:s}}", "protocolVersion", REIN__MCP_LATEST, "capabilities",
                   "clientInfo", "name", "rein", "version", rein_version());
-    json_t *result = NULL;
+    json_t *caps = json_object_get(params, "capabilities"), *result = NULL;
     const char *version;
     rein_err rc;
 
-    if (!params)
-        return rein_error_set(err, REIN_ENOMEM, "out of memory");
     pthread_mutex_lock(&c->mu);
     c->version[0] = '\0';
     c->modern = false;
+    unsigned offers = c->offers;
     pthread_mutex_unlock(&c->mu);
+    /* What rein passes on to the asker of the call a request belongs to (on_server_request);
+     * elicitation as forms only ({} is "form" in 2025-11-25). */
+    if (caps && (((offers & REIN_MCP_OFFER_SAMPLING) &&
+                  json_object_set_new(caps, "sampling", json_object())) ||
+                 ((offers & REIN_MCP_OFFER_ELICITATION) &&
+                  json_object_set_new(caps, "elicitation", json_object())))) {
+        json_decref(params);
+        params = NULL;
+    }
+    if (!params)
+        return rein_error_set(err, REIN_ENOMEM, "out of memory");
     rc = request(c, "initialize", params, o, &result, err);
     json_decref(params);
     if (rc)
@@ -847,6 +1023,9 @@ static bool wants_standalone_stream(struct rein__mcp_conn *c)
     bool wants = false;
 
     pthread_mutex_lock(&c->mu);
+    /* A server may ask rein what it offers there, outside any call's stream (a server that
+     * does not relate its request to the call, as the TypeScript SDK's Server.request). */
+    wants = c->offers != 0 && !c->modern;
     /* 2026-07-28 has no GET stream (subscriptions/listen replaces it; not used yet). */
     for (size_t i = 0; c->supervised && !c->modern && i < sizeof(lists) / sizeof(lists[0]); i++) {
         const json_t *cap = json_object_get(c->server_caps, lists[i]);

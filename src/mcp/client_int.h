@@ -33,6 +33,7 @@ struct rein__mcp_pending {
     char fail_msg[512];
     const struct rein_invocation *inv; /* where the request's events go; may be NULL */
     int busy;                          /* dispatches reporting an event to inv right now */
+    int asking; /* the server's questions passed to inv's asker, not yet answered */
     /* The request times out when the server has said nothing about it for idle_ms (0: no
      * such limit): its progress notifications move activity_ms on (under c->mu). */
     int64_t idle_ms, activity_ms;
@@ -44,7 +45,8 @@ struct rein__mcp_pending {
 /* The idle deadline of p (c->mu held), or 0 when it has none. */
 static inline int64_t rein__mcp_pending_idle_deadline(const struct rein__mcp_pending *p)
 {
-    return p->idle_ms > 0 ? p->activity_ms + p->idle_ms : 0;
+    /* While the server waits for an answer rein is getting for it, its silence is ours. */
+    return p->idle_ms > 0 && p->asking == 0 ? p->activity_ms + p->idle_ms : 0;
 }
 
 struct rein__mcp_conn {
@@ -95,6 +97,8 @@ struct rein__mcp_conn {
      * browser flow (mu; set by the owner, rein_mcp_clients_allow_login). */
     struct rein__mcp_oauth *oauth;
     bool oauth_login;
+    /* What rein declares to the server and passes to a call's asker (REIN_MCP_OFFER_*; mu). */
+    unsigned offers;
     /* Legacy HTTP+SSE (client_legacy.c): the stream's reader and the endpoint it named
      * (legacy_endpoint and legacy_done under mu). */
     pthread_t legacy_reader;

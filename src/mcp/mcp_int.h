@@ -398,6 +398,11 @@ rein_err rein__mcp_conn_refresh_tools(struct rein__mcp_conn *c, int64_t timeout_
 bool rein__mcp_conn_is_ready(struct rein__mcp_conn *c);
 /* Whether a 401 may start the browser flow on this connection (rein_mcp_clients_allow_login). */
 void rein__mcp_conn_allow_login(struct rein__mcp_conn *c, bool allow);
+/* What the connection declares and passes on to a call's asker (REIN_MCP_OFFER_*;
+ * rein_mcp_clients_offer). Takes effect at the next initialize. */
+void rein__mcp_conn_offer(struct rein__mcp_conn *c, unsigned offers);
+/* The fingerprint of a JSON value: SHA-256 of its compact text with sorted keys, in hex. */
+bool rein__mcp_json_hash(const json_t *v, char out[65]);
 /* True when the connection holds an OAuth access token. */
 bool rein__mcp_conn_has_token(struct rein__mcp_conn *c);
 /* Forgets c's OAuth state, in this process and in the token file. */

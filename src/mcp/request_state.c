@@ -74,8 +74,7 @@ static json_t *sorted_copy(const json_t *v)
     return out;
 }
 
-/* The arguments' fingerprint: SHA-256 of their compact text with sorted keys, in hex. */
-static bool args_hash(const json_t *args, char out[65])
+bool rein__mcp_json_hash(const json_t *args, char out[65])
 {
     json_t *sorted = sorted_copy(args);
     struct rein_buf text;
@@ -114,7 +113,7 @@ char *rein__mcp_state_seal(const uint8_t key[32], const char *tool, const json_t
     json_t *doc;
     char *json = NULL, *b64 = NULL, *out = NULL;
 
-    if (!args_hash(args, hash))
+    if (!rein__mcp_json_hash(args, hash))
         return NULL;
     doc = json_pack("{s:i, s:s, s:s, s:O, s:I}", "v", STATE_VERSION, "tool", tool, "args", hash,
                     "answers", (json_t *)answers, "exp",
@@ -164,7 +163,7 @@ rein_err rein__mcp_state_open(const uint8_t key[32], const char *state, const ch
         return REIN_EINVALID;
     }
     if (strcmp(json_string_value(json_object_get(doc, "tool")) ?: "", tool) != 0 ||
-        !args_hash(args, hash) ||
+        !rein__mcp_json_hash(args, hash) ||
         strcmp(json_string_value(json_object_get(doc, "args")) ?: "", hash) != 0) {
         json_decref(doc);
         snprintf(why, size, "given for another tool or other arguments");

@@ -705,6 +705,12 @@ void rein_mcp_clients_allow_login(rein_mcp_clients *set, bool allow)
         rein__mcp_conn_allow_login(set->servers[i]->conn, allow);
 }
 
+void rein_mcp_clients_offer(rein_mcp_clients *set, unsigned offers)
+{
+    for (size_t i = 0; set && i < set->n; i++)
+        rein__mcp_conn_offer(set->servers[i]->conn, offers & REIN_MCP_OFFER_ALL);
+}
+
 rein_err rein_mcp_clients_login(rein_mcp_clients *set, const char *name, int64_t timeout_ms,
                                 bool *authorized, rein_error *err)
 {

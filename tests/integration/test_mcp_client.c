@@ -927,6 +927,161 @@ static void stateless_servers(void **state)
     http_server_stop(&h);
 }
 
+/* ---- a server's questions passed on (rein_mcp_clients_offer) ----------------------------- */
+
+struct asker {
+    int asked;
+    char method[64], message[256];
+};
+
+/* The test's own "client": accepts forms with fixed values, answers sampling with YES. */
+static rein_err test_ask(void *userdata, const char *key, const char *method, const json_t *params,
+                         int64_t timeout_ms, json_t **result, rein_error *err)
+{
+    struct asker *a = userdata;
+
+    (void)timeout_ms;
+    (void)err;
+    assert_true(strncmp(key, "mcp:", 4) == 0);
+    a->asked++;
+    snprintf(a->method, sizeof(a->method), "%s", method);
+    snprintf(a->message, sizeof(a->message), "%s",
+             json_string_value(json_object_get(params, "message")) ?: "");
+    if (strcmp(method, "elicitation/create") == 0)
+        *result = json_pack("{s:s, s:{s:s, s:s}}", "action", "accept", "content", "username", "ada",
+                            "email", "ada@example.com");
+    else
+        *result = json_pack("{s:s, s:{s:s, s:s}, s:s}", "role", "assistant", "content", "type",
+                            "text", "text", "YES", "model", "test");
+    return REIN_OK;
+}
+
+static rein_call_result *call_asking(struct client *c, const char *tool, const char *args,
+                                     struct asker *a)
+{
+    struct rein_call_input in = {.name = tool, .args_text = args, .args_len = strlen(args)};
+    struct rein_call_opts opts = {.ask = a ? test_ask : NULL, .ask_data = a};
+    rein_call_result *res = NULL;
+
+    assert_rein_ok(rein_call_run(c->reg, &in, &opts, &res, NULL), NULL);
+    return res;
+}
+
+static void open_offering(struct client *c, const char *config_json, unsigned offers)
+{
+    json_t *config = json_loads(config_json, 0, NULL);
+    rein_error err;
+
+    assert_non_null(config);
+    c->set = rein_mcp_clients_new();
+    c->reg = rein_registry_new(&err);
+    assert_rein_ok(rein_mcp_clients_add_config(c->set, config, NULL, &err), &err);
+    json_decref(config);
+    rein_mcp_clients_offer(c->set, offers);
+    c->ready = rein_mcp_clients_connect(c->set, 0);
+    assert_rein_ok(rein_mcp_clients_register(c->set, c->reg, &err), &err);
+}
+
+/* The fixtures' test_elicitation and test_sampling (process skills asking their client) behind
+ * prefix, over whatever chain of servers; each question must reach the test's asker. */
+static void expect_relayed(struct client *c, const char *prefix)
+{
+    struct asker a = {0};
+    char tool[128];
+    rein_call_result *res;
+
+    snprintf(tool, sizeof(tool), "%stest_elicitation", prefix);
+    res = call_asking(c, tool, "{\"message\":\"Who are you?\"}", &a);
+    expect(res, REIN_CALL_OK, "");
+    assert_string_equal(out_text(res), "User response: action=accept, content={\"username\": "
+                                       "\"ada\", \"email\": \"ada@example.com\"}");
+    rein_call_result_free(res);
+    assert_int_equal(a.asked, 1);
+    assert_string_equal(a.method, "elicitation/create");
+    assert_string_equal(a.message, "Who are you?");
+    snprintf(tool, sizeof(tool), "%stest_sampling", prefix);
+    res = call_asking(c, tool, "{\"prompt\":\"Say YES\"}", &a);
+    expect(res, REIN_CALL_OK, "");
+    assert_string_equal(out_text(res), "LLM response: YES");
+    rein_call_result_free(res);
+    assert_int_equal(a.asked, 2);
+    assert_string_equal(a.method, "sampling/createMessage");
+    /* A call without an asker (an agent's turn): the server hears -32601, and why. */
+    res = call_asking(c, tool, "{\"prompt\":\"Say YES\"}", NULL);
+    expect(res, REIN_CALL_EXECUTION_FAILED, "-32601 no MCP client can be asked");
+    rein_call_result_free(res);
+}
+
+static void questions_passed_on(void **state)
+{
+    struct rein_mcp_server_opts opts = {0};
+    struct http_server h;
+    struct client c;
+    struct asker a = {0};
+    char config[8192], *dir, *inner;
+    rein_call_result *res;
+    json_t *cfg;
+
+    (void)state;
+    snprintf(config, sizeof(config),
+             "{\"mcpServers\":{\"self\":{\"command\":\"%s\",\"args\":[\"mcp\",\"serve\","
+             "\"--skills\",\"%s\"],\"env\":{\"REIN_LOG\":\"error\"}}}}",
+             test_rein_bin(), skills_dir());
+    /* Not offered (as before): the server is told rein declared no such capability. */
+    open_offering(&c, config, 0);
+    assert_int_equal(c.ready, 1);
+    res = call_asking(&c, "self__test_elicitation", "{\"message\":\"Who are you?\"}", &a);
+    expect(res, REIN_CALL_EXECUTION_FAILED, "(-32601)");
+    rein_call_result_free(res);
+    assert_int_equal(a.asked, 0);
+    client_close(&c);
+
+    /* stdio: the question arrives on the connection, outside any stream. */
+    open_offering(&c, config, REIN_MCP_OFFER_ALL);
+    assert_int_equal(c.ready, 1);
+    expect_relayed(&c, "self__");
+    client_close(&c);
+
+    /* HTTP: on the call's own event stream. */
+    http_server_start(&h, &opts);
+    snprintf(config, sizeof(config), "{\"mcpServers\":{\"web\":{\"url\":\"%s\"}}}", h.url);
+    open_offering(&c, config, REIN_MCP_OFFER_ALL);
+    assert_int_equal(c.ready, 1);
+    expect_relayed(&c, "web__");
+    client_close(&c);
+    http_server_stop(&h);
+
+    /* `rein mcp serve` in front of another MCP server: the inner server's question goes to
+     * the outer rein's client, which is this test. */
+    dir = test_tmpdir();
+    snprintf(config, sizeof(config),
+             "{\"mcpServers\":{\"inner\":{\"command\":\"%s\",\"args\":[\"mcp\",\"serve\","
+             "\"--skills\",\"%s\"],\"env\":{\"REIN_LOG\":\"error\"}}}}",
+             test_rein_bin(), skills_dir());
+    inner = test_write_file(dir, "inner.json", config);
+    snprintf(config, sizeof(config),
+             "{\"mcpServers\":{\"outer\":{\"command\":\"%s\",\"args\":[\"mcp\",\"serve\"],"
+             "\"env\":{\"REIN_LOG\":\"error\",\"REIN_MCP_CONFIG\":\"%s\"}}}}",
+             test_rein_bin(), inner);
+    cfg = json_loads(config, 0, NULL);
+    assert_non_null(cfg);
+    c.set = rein_mcp_clients_new();
+    c.reg = rein_registry_new(NULL);
+    assert_rein_ok(rein_mcp_clients_add_config(c.set, cfg, NULL, NULL), NULL);
+    json_decref(cfg);
+    rein_mcp_clients_offer(c.set, REIN_MCP_OFFER_ALL);
+    /* Supervised: the inner server's tools join the outer one in the background, and the
+     * outer one says so (tools/list_changed). */
+    assert_rein_ok(rein_mcp_clients_start(c.set, c.reg, NULL), NULL);
+    assert_true(wait_for_tool(c.reg, "outer__inner__test_sampling", true));
+    assert_true(wait_for_tool(c.reg, "outer__inner__test_elicitation", true));
+    expect_relayed(&c, "outer__inner__");
+    client_close(&c);
+    free(inner);
+    test_rmtree(dir);
+    free(dir);
+}
+
 static const struct CMUnitTest tests[] = {
     cmocka_unit_test(stdio_rein_server),
     cmocka_unit_test(fake_server_behaviours),
@@ -941,6 +1096,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(timeouts_renewed_by_progress),
     cmocka_unit_test(remote_output_schema),
     cmocka_unit_test(stateless_servers),
+    cmocka_unit_test(questions_passed_on),
 };
 
 REIN_TEST_MAIN(tests)

@@ -49,6 +49,9 @@ case "${MCP_CONFORMANCE_SCENARIO:-}" in
   initialize) exec "$rein" mcp list --url "$url" ;;
   tools_call) exec "$rein" mcp call --url "$url" add_numbers '{"a": 2, "b": 3}' ;;
   sse-retry) exec "$rein" mcp call --url "$url" test_reconnection '{}' ;;
+  # The server asks for input with a form whose fields all have defaults (SEP-1034).
+  elicitation-sep1034-client-defaults)
+    exec "$rein" mcp call --url "$url" --elicit defaults test_client_elicitation_defaults '{}' ;;
   auth/*) auth_call ;;
   *)
     echo "conformance_client: no rein command for scenario '${MCP_CONFORMANCE_SCENARIO:-}'" >&2

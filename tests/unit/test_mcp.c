@@ -590,8 +590,79 @@ static void stateless_headers(void **state)
     rein__mcp_msg_release(&m);
 }
 
+/* SEP-1034: a form answered without a person takes the defaults its schema gives, and only
+ * those that fit their property; a required field without one declines the form. */
+static json_t *elicit(const char *params_json, const char **why)
+{
+    json_t *params = json_loads(params_json, 0, NULL), *out;
+
+    assert_non_null(params);
+    out = rein_mcp_elicit_defaults(params, why);
+    json_decref(params);
+    assert_non_null(out);
+    return out;
+}
+
+static void elicitation_defaults(void **state)
+{
+    const char *why = "unset";
+    json_t *out, *want;
+
+    (void)state;
+    out = elicit("{\"message\":\"m\",\"requestedSchema\":{\"type\":\"object\",\"properties\":{"
+                 "\"name\":{\"type\":\"string\",\"default\":\"John Doe\"},"
+                 "\"age\":{\"type\":\"integer\",\"default\":30},"
+                 "\"score\":{\"type\":\"number\",\"default\":95.5},"
+                 "\"status\":{\"type\":\"string\",\"enum\":[\"active\",\"inactive\"],"
+                 "\"default\":\"active\"},"
+                 "\"verified\":{\"type\":\"boolean\",\"default\":true},"
+                 "\"tags\":{\"type\":\"array\",\"items\":{\"anyOf\":[{\"const\":\"a\"},"
+                 "{\"const\":\"b\"}]},\"default\":[\"b\"]},"
+                 "\"note\":{\"type\":\"string\"}},\"required\":[\"name\"]}}",
+                 &why);
+    want = json_loads("{\"action\":\"accept\",\"content\":{\"name\":\"John Doe\",\"age\":30,"
+                      "\"score\":95.5,\"status\":\"active\",\"verified\":true,\"tags\":[\"b\"]}}",
+                      0, NULL);
+    assert_true(json_equal(out, want));
+    assert_null(why);
+    json_decref(want);
+    json_decref(out);
+    /* Defaults that do not fit are not sent: a choice not offered, a fraction for an integer,
+     * a string for a boolean, an array item not among the choices. */
+    out = elicit("{\"requestedSchema\":{\"type\":\"object\",\"properties\":{"
+                 "\"s\":{\"type\":\"string\",\"oneOf\":[{\"const\":\"x\",\"title\":\"X\"}],"
+                 "\"default\":\"y\"},"
+                 "\"i\":{\"type\":\"integer\",\"default\":1.5},"
+                 "\"b\":{\"type\":\"boolean\",\"default\":\"true\"},"
+                 "\"t\":{\"type\":\"array\",\"items\":{\"enum\":[\"a\"]},\"default\":[\"z\"]},"
+                 "\"u\":{\"default\":1}}}}",
+                 &why);
+    want = json_loads("{\"action\":\"accept\",\"content\":{}}", 0, NULL);
+    assert_true(json_equal(out, want));
+    json_decref(want);
+    json_decref(out);
+    /* A required field without a usable default: declined, and why. */
+    out = elicit("{\"requestedSchema\":{\"type\":\"object\",\"properties\":{"
+                 "\"email\":{\"type\":\"string\"},\"n\":{\"type\":\"integer\",\"default\":2}},"
+                 "\"required\":[\"n\",\"email\"]}}",
+                 &why);
+    assert_string_equal(json_string_value(json_object_get(out, "action")), "decline");
+    assert_null(json_object_get(out, "content"));
+    assert_non_null(strstr(why, "requires"));
+    json_decref(out);
+    /* URL mode needs a person; a form without a schema is accepted empty. */
+    out = elicit("{\"mode\":\"url\",\"url\":\"https://example.com\",\"message\":\"m\"}", &why);
+    assert_string_equal(json_string_value(json_object_get(out, "action")), "decline");
+    assert_non_null(why);
+    json_decref(out);
+    out = elicit("{\"message\":\"m\"}", NULL);
+    assert_string_equal(json_string_value(json_object_get(out, "action")), "accept");
+    json_decref(out);
+}
+
 static const struct CMUnitTest tests[] = {
     cmocka_unit_test(jsonrpc_kinds),
+    cmocka_unit_test(elicitation_defaults),
     cmocka_unit_test(jsonrpc_bad_messages),
     cmocka_unit_test(jsonrpc_broken_responses),
     cmocka_unit_test(jsonrpc_limits_and_encoders),
