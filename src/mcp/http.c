@@ -22,8 +22,10 @@
  * with sequence numbers); whichever connection is attached gets each event as it is written.
  * When the connection ends early, or the server ends it on purpose after sse_close_ms (SSE
  * polling, SEP-1699), the call goes on, and a GET with Last-Event-ID "<stream>-<n>" replays
- * the events after n and stays attached until the end. A stream is dropped once its response
- * was delivered, or with its session. Each session also has a standalone stream, which a GET
+ * the events after n and stays attached until the end. A stream whose response was delivered
+ * stays resumable for DELIVERED_KEEP_MS (the connection may have died with the answer still in
+ * its buffers; a client resuming from the last event just gets the stream's end), and goes
+ * then, when MAX_STREAMS newer ones are finished, or with its session. Each session also has a standalone stream, which a GET
  * without Last-Event-ID opens (one reader at a time: a new GET takes it over): it carries what the server
  * says outside any request (notifications/tools/list_changed), and keeps the newest 64 events
  * until a client reads them. A session ends with DELETE, after session_idle_ms unused, or when
@@ -42,10 +44,11 @@
 #include <string.h>
 #include <strings.h>
 
-#define WHERE            "mcp/http"
-#define MAX_STREAMS      32                /* finished streams kept per session for resumption */
-#define STREAM_MAX_BYTES ((size_t)8 << 20) /* notifications kept per stream before dropping */
-#define STANDALONE_KEEP  64                /* events the standalone stream keeps */
+#define WHERE             "mcp/http"
+#define MAX_STREAMS       32                /* finished streams kept per session for resumption */
+#define DELIVERED_KEEP_MS 30000             /* ... and how long one read to its end is kept */
+#define STREAM_MAX_BYTES  ((size_t)8 << 20) /* notifications kept per stream before dropping */
+#define STANDALONE_KEEP   64                /* events the standalone stream keeps */
 
 struct mcp_event {
     struct mcp_event *next;
@@ -73,6 +76,7 @@ struct mcp_stream {
     size_t bytes, nevents;
     bool done;
     bool delivered;
+    int64_t delivered_ms; /* when it was */
     bool standalone;
     bool stateless; /* a 2026-07-28 request's: events carry no ids (nothing resumes) */
     rein_sse *sse;
@@ -137,6 +141,8 @@ static void flush_locked(struct mcp_stream *st)
             st->high = e->seq;
     }
     if (st->done && st->sent == st->last_seq) {
+        if (!st->delivered)
+            st->delivered_ms = rein_now_ms();
         st->delivered = true;
         detach_locked(st);
     }
@@ -449,12 +455,13 @@ static bool session_remove(struct rein__mcp_http *h, const char *id)
 }
 
 /*
- * Unlinks from hs the streams a client has read to the end, and the oldest finished ones past
- * MAX_STREAMS (h->mu held); returns them in a list to unref outside the lock.
+ * Unlinks from hs the streams a client read to the end DELIVERED_KEEP_MS ago, and the oldest
+ * finished ones past MAX_STREAMS (h->mu held); returns them in a list to unref outside the lock.
  */
 static struct mcp_stream *prune_streams(struct http_session *hs)
 {
     struct mcp_stream *drop = NULL;
+    int64_t now = rein_now_ms();
     size_t n = 0;
 
     for (struct mcp_stream **pp = &hs->streams; *pp;) {
@@ -462,7 +469,7 @@ static struct mcp_stream *prune_streams(struct http_session *hs)
         bool done, delivered;
         pthread_mutex_lock(&s->mu);
         done = s->done && !s->sse;
-        delivered = s->delivered;
+        delivered = s->delivered && now - s->delivered_ms > DELIVERED_KEEP_MS;
         pthread_mutex_unlock(&s->mu);
         if (delivered || (++n > MAX_STREAMS && done)) {
             *pp = s->next;
@@ -510,10 +517,7 @@ static struct mcp_stream *session_find_stream(struct rein__mcp_http *h, struct h
         found = hs->standalone;
     for (struct mcp_stream *st = hs->streams; !found && st; st = st->next) {
         if (strlen(st->id) == id_len && memcmp(st->id, id, id_len) == 0) {
-            /* A stream read to its end is gone, even before the tick unlists it. */
-            pthread_mutex_lock(&st->mu);
-            found = st->delivered ? NULL : st;
-            pthread_mutex_unlock(&st->mu);
+            found = st;
             break;
         }
     }

@@ -18,6 +18,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static const char *skills_dir(void)
@@ -1245,6 +1246,64 @@ static void stdio_input_required_rounds(void **state)
     assert_int_equal(child_stop(&c), 0);
 }
 
+/* One round of "asker" by a new `rein mcp serve` with env: the state it gives (into out, when
+ * not NULL) after answering the first question, or the error code when it refuses state. */
+static int state_round(const char *const *env, const char *state, char *out, size_t size)
+{
+    static const char *const sampled =
+        "\"q0\":{\"role\":\"assistant\",\"content\":{\"type\":\"text\",\"text\":\"s\"},"
+        "\"model\":\"m\"}";
+    struct child c;
+    json_t *m;
+    int code = 0;
+
+    child_start(&c, env);
+    m = asker_round(&c, 2, "asker", state ? sampled : "", state, ALL_CAPS);
+    if (json_object_get(m, "error"))
+        code = err_code(m);
+    else
+        expect_input_required(m, state ? "q1" : "q0",
+                              state ? "elicitation/create" : "sampling/createMessage", out, size);
+    json_decref(m);
+    assert_int_equal(child_stop(&c), 0);
+    return code;
+}
+
+/* The requestState key outlived neither a restart nor a second replica (it was random per
+ * process): it is kept in the state folder (mode 0600), or derived from REIN_MCP_STATE_SECRET. */
+static void request_state_across_servers(void **state)
+{
+    char *dir = test_tmpdir(), *other = test_tmpdir(), path[4200], s1[2048], s2[2048];
+    const char *const kept[] = {"REIN_STATE_DIR", dir, NULL};
+    const char *const shared_a[] = {"REIN_STATE_DIR", dir, "REIN_MCP_STATE_SECRET", "one", NULL};
+    const char *const shared_b[] = {"REIN_STATE_DIR", other, "REIN_MCP_STATE_SECRET", "one", NULL};
+    const char *const foreign[] = {"REIN_STATE_DIR", dir, "REIN_MCP_STATE_SECRET", "two", NULL};
+    const char *const elsewhere[] = {"REIN_STATE_DIR", other, NULL};
+    struct stat st;
+
+    (void)state;
+    /* A restart: the second server reads the key the first one kept. */
+    assert_int_equal(state_round(kept, NULL, s1, sizeof(s1)), 0);
+    snprintf(path, sizeof(path), "%s/mcp-request-state.key", dir);
+    assert_int_equal(stat(path, &st), 0);
+    assert_int_equal(st.st_mode & 0777, 0600);
+    assert_int_equal(state_round(kept, s1, s2, sizeof(s2)), 0);
+    /* A server with another key (another folder) refuses it. */
+    assert_int_equal(state_round(elsewhere, s1, NULL, 0), -32602);
+    /* A key file others can read is not used (a random key instead). */
+    assert_int_equal(chmod(path, 0644), 0);
+    assert_int_equal(state_round(kept, s1, NULL, 0), -32602);
+    assert_int_equal(chmod(path, 0600), 0);
+    /* Replicas sharing a secret accept each other's states; another secret does not. */
+    assert_int_equal(state_round(shared_a, NULL, s1, sizeof(s1)), 0);
+    assert_int_equal(state_round(shared_b, s1, s2, sizeof(s2)), 0);
+    assert_int_equal(state_round(foreign, s1, NULL, 0), -32602);
+    test_rmtree(dir);
+    test_rmtree(other);
+    free(dir);
+    free(other);
+}
+
 /* 2026-07-28's subscriptions/listen over stdio: acknowledged first (what rein honours),
  * resources/updated for the subscribed file with the subscription's id, other requests served
  * meanwhile, and notifications/cancelled ends it with no response. */
@@ -1710,6 +1769,18 @@ static void first_id(const char *body, char *out, size_t size)
     snprintf(out, size, "%.*s", (int)strcspn(p + 4, "\r\n"), p + 4);
 }
 
+/* The id of the last event in an event stream's text. */
+static void last_id(const char *body, char *out, size_t size)
+{
+    const char *p = NULL;
+
+    for (const char *q = strstr(body, "id: "); q; q = strstr(q + 4, "id: "))
+        if (q == body || q[-1] == '\n')
+            p = q;
+    assert_non_null(p);
+    snprintf(out, size, "%.*s", (int)strcspn(p + 4, "\r\n"), p + 4);
+}
+
 static void http_streams(void **state)
 {
     struct rein_mcp_server_opts opts = {.sse_retry_ms = 321};
@@ -1775,8 +1846,25 @@ static void http_resume(void **state)
     assert_non_null(strstr(r.body, "\"id\":8"));
     assert_non_null(strstr(r.body, "Reconnection test completed"));
     th_resp_free(&r);
-    /* Delivered streams are dropped: resuming again finds nothing. */
+    /* A delivered stream stays resumable a while (the answer may have been lost with the
+     * connection): from the same event it is replayed; from its last event there is nothing
+     * more, and the stream ends (it was 400, "names no stream"). */
     http("GET", f->url, NULL, (const char *const[]){"Accept: text/event-stream", sh, last, NULL},
+         &r);
+    assert_int_equal(r.status, 200);
+    assert_non_null(strstr(r.body, "\"id\":8"));
+    last_id(r.body, id, sizeof(id));
+    th_resp_free(&r);
+    snprintf(last, sizeof(last), "Last-Event-ID: %s", id);
+    http("GET", f->url, NULL, (const char *const[]){"Accept: text/event-stream", sh, last, NULL},
+         &r);
+    assert_int_equal(r.status, 200);
+    assert_null(strstr(r.body, "\"id\":8"));
+    th_resp_free(&r);
+    /* A stream this session never had is still refused. */
+    http("GET", f->url, NULL,
+         (const char *const[]){"Accept: text/event-stream", sh, "Last-Event-ID: nosuchstream-3",
+                               NULL},
          &r);
     assert_int_equal(r.status, 400);
     th_resp_free(&r);
@@ -2278,6 +2366,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(stdio_skill_asks_the_client),
     cmocka_unit_test(stdio_skill_asks_a_client_that_cannot_answer),
     cmocka_unit_test(stdio_input_required_rounds),
+    cmocka_unit_test(request_state_across_servers),
     cmocka_unit_test(stdio_subscriptions_listen),
     cmocka_unit_test(http_subscriptions_listen),
     cmocka_unit_test(http_sessions),
