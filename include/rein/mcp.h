@@ -122,6 +122,12 @@ struct rein_mcp_server_opts {
     /* Serve only the stateless revision (2026-07-28): initialize is an unknown method (-32601;
      * over HTTP with 404), as a server that dropped the older revisions answers it. */
     bool stateless_only;
+    /* Signs the requestState of input-required results (2026-07-28): servers given the same
+     * secret accept each other's states (replicas; restarts). NULL or "": a key kept in the
+     * state folder ($REIN_STATE_DIR, else $XDG_STATE_HOME/rein, else ~/.local/state/rein,
+     * file mcp-request-state.key, mode 0600, made at first use), else a random one per
+     * server. Copied. */
+    const char *state_secret;
 };
 
 /*

@@ -267,6 +267,7 @@ static void server_opts(struct rein_mcp_server_opts *so, const struct cli_setup 
     so->sse_close_ms = env_ms("REIN_MCP_SSE_CLOSE_MS", 0);
     so->sse_retry_ms = env_ms("REIN_MCP_SSE_RETRY_MS", 0);
     so->progress_interval_ms = env_ms("REIN_MCP_PROGRESS_MS", 0);
+    so->state_secret = getenv("REIN_MCP_STATE_SECRET");
 }
 
 static int cmd_mcp_serve(const struct mcp_opts *o)

@@ -66,6 +66,18 @@ char *rein__mcp_state_seal(const uint8_t key[32], const char *tool, const json_t
  */
 rein_err rein__mcp_state_open(const uint8_t key[32], const char *state, const char *tool,
                               const json_t *args, json_t **answers, char *why, size_t size);
+/*
+ * The key states are signed with: HMAC-SHA256(secret, a fixed label) when secret (borrowed) is
+ * not empty; else the one kept in the state folder's mcp-request-state.key (made at first use,
+ * mode 0600; one that others can read is refused), so that states outlive a restart. REIN_OK
+ * with where (size bytes) naming the source; else where says why (the caller then draws a
+ * random key).
+ */
+rein_err rein__mcp_state_key(const char *secret, uint8_t key[32], char *where, size_t size);
+/* The state folder: $REIN_STATE_DIR, else $XDG_STATE_HOME/rein, else ~/.local/state/rein. */
+bool rein__mcp_state_dir(char *out, size_t size);
+/* Creates dir (the state folder) and its missing parents; the last one with mode 0700. */
+rein_err rein__mcp_make_state_dir(const char *dir, rein_error *err);
 struct rein__mcp_msg;
 /* The version a request of the stateless revisions names in params._meta (borrowed from
  * msg; "" when the value is not a string), or NULL for a request without one. */

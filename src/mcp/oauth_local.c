@@ -190,7 +190,7 @@ rein_err rein__oauth_loopback_wait(struct rein__oauth_loopback *lb, const char *
 
 /* ---- the token file ------------------------------------------------------------------------- */
 
-static bool state_dir(char *out, size_t size)
+bool rein__mcp_state_dir(char *out, size_t size)
 {
     const char *dir = getenv("REIN_STATE_DIR"), *xdg = getenv("XDG_STATE_HOME");
     const char *home = getenv("HOME");
@@ -212,14 +212,13 @@ bool rein__oauth_store_path(char *out, size_t size)
     char dir[3000];
     int n;
 
-    if (!state_dir(dir, sizeof(dir)))
+    if (!rein__mcp_state_dir(dir, sizeof(dir)))
         return false;
     n = snprintf(out, size, "%s/mcp-oauth.json", dir);
     return n > 0 && (size_t)n < size;
 }
 
-/* Creates dir and its missing parents; the last one with mode 0700. */
-static rein_err make_dir(const char *dir, rein_error *err)
+rein_err rein__mcp_make_state_dir(const char *dir, rein_error *err)
 {
     char path[3000];
 
@@ -232,8 +231,7 @@ static rein_err make_dir(const char *dir, rein_error *err)
         *p = '/';
     }
     if (mkdir(path, 0700) != 0 && errno != EEXIST)
-        return rein_error_set(err, REIN_EIO, "cannot create %s for the MCP tokens: %s", path,
-                              strerror(errno));
+        return rein_error_set(err, REIN_EIO, "cannot create %s: %s", path, strerror(errno));
     return REIN_OK;
 }
 
@@ -320,10 +318,10 @@ rein_err rein__oauth_store_save(const char *key, json_t *entry, rein_error *err)
     int lfd;
     rein_err rc;
 
-    if (!state_dir(dir, sizeof(dir)) || !rein__oauth_store_path(path, sizeof(path)))
+    if (!rein__mcp_state_dir(dir, sizeof(dir)) || !rein__oauth_store_path(path, sizeof(path)))
         return rein_error_set(err, REIN_EINVAL,
                               "no folder for the MCP tokens: set REIN_STATE_DIR or HOME");
-    rc = make_dir(dir, err);
+    rc = rein__mcp_make_state_dir(dir, err);
     if (rc)
         return rc;
     snprintf(lock, sizeof(lock), "%s.lock", path);

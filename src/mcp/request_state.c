@@ -7,13 +7,19 @@
  *                "exp": Unix seconds}) "." hex(HMAC-SHA256(key, the base64 text))
  *
  * so a client can read it but not change it, reuse it for another tool or other arguments, or
- * keep it past an hour. The key is the server's (random when it starts).
+ * keep it past an hour. The key is derived from a configured secret (servers that share it, such
+ * as replicas, accept each other's states), else kept in the state folder (it outlives a
+ * restart), else random per server.
  */
 #include "mcp/mcp_int.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #define STATE_VERSION   1
 #define STATE_LIFE_S    3600
@@ -177,5 +183,115 @@ rein_err rein__mcp_state_open(const uint8_t key[32], const char *state, const ch
     }
     *answers = json_incref(json_object_get(doc, "answers"));
     json_decref(doc);
+    return REIN_OK;
+}
+
+/* ---- the key ------------------------------------------------------------------------------ */
+
+#define KEY_FILE "mcp-request-state.key"
+
+static bool from_hex(const char *text, uint8_t key[32])
+{
+    for (size_t i = 0; i < 64; i++) {
+        char ch = text[i];
+        int v = ch >= '0' && ch <= '9' ? ch - '0' : ch >= 'a' && ch <= 'f' ? ch - 'a' + 10 : -1;
+        if (v < 0)
+            return false;
+        key[i / 2] = (uint8_t)(i % 2 ? (key[i / 2] | v) : v << 4);
+    }
+    return true;
+}
+
+/* Reads a key file that only its owner (this user) can read; 1 read, 0 absent, -1 refused. */
+static int read_key(const char *path, uint8_t key[32], char *why, size_t size)
+{
+    struct stat st;
+    char text[66];
+    ssize_t n;
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+
+    if (fd < 0) {
+        if (errno == ENOENT)
+            return 0;
+        snprintf(why, size, "cannot read %s: %s", path, strerror(errno));
+        return -1;
+    }
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || (st.st_mode & 077) ||
+        st.st_uid != geteuid()) {
+        close(fd);
+        snprintf(why, size, "%s is readable by others or not yours; remove it", path);
+        return -1;
+    }
+    n = read(fd, text, sizeof(text));
+    close(fd);
+    if (n < 64 || !from_hex(text, key)) {
+        snprintf(why, size, "%s does not hold a key (64 hex digits); remove it", path);
+        return -1;
+    }
+    return 1;
+}
+
+/* Makes a new key file (mode 0600) unless another process just did; then reads the one there. */
+static int make_key(const char *dir, const char *path, uint8_t key[32], char *why, size_t size)
+{
+    static const char digits[] = "0123456789abcdef";
+    char tmp[3300], text[65];
+    uint8_t fresh[32];
+    rein_error err;
+    int fd, rc;
+    bool ok;
+
+    rein_error_clear(&err);
+    if (rein__mcp_make_state_dir(dir, &err) != REIN_OK) {
+        snprintf(why, size, "%s", err.msg);
+        return -1;
+    }
+    rein_random_bytes(fresh, sizeof(fresh));
+    for (size_t i = 0; i < 32; i++) {
+        text[2 * i] = digits[fresh[i] >> 4];
+        text[2 * i + 1] = digits[fresh[i] & 15];
+    }
+    text[64] = '\n';
+    snprintf(tmp, sizeof(tmp), "%s.%d.tmp", path, (int)getpid());
+    (void)unlink(tmp);
+    fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+    ok = fd >= 0 && fchmod(fd, 0600) == 0 && write(fd, text, 65) == 65 && fsync(fd) == 0;
+    if (fd >= 0)
+        close(fd);
+    /* link() does not replace: of two processes starting at once, one key wins, and both use
+     * it. */
+    if (!ok || (link(tmp, path) != 0 && errno != EEXIST)) {
+        snprintf(why, size, "cannot write %s: %s", path, strerror(errno));
+        (void)unlink(tmp);
+        return -1;
+    }
+    (void)unlink(tmp);
+    rc = read_key(path, key, why, size);
+    return rc == 0 ? -1 : rc;
+}
+
+rein_err rein__mcp_state_key(const char *secret, uint8_t key[32], char *where, size_t size)
+{
+    static const char label[] = "rein MCP requestState key, version 1";
+    char dir[3000], path[3100];
+    int rc;
+
+    if (secret && secret[0]) {
+        /* HMAC(secret, label): the secret itself never signs anything. */
+        rein__hmac_sha256(secret, strlen(secret), label, sizeof(label) - 1, key);
+        snprintf(where, size, "the configured secret");
+        return REIN_OK;
+    }
+    if (!rein__mcp_state_dir(dir, sizeof(dir)) ||
+        snprintf(path, sizeof(path), "%s/%s", dir, KEY_FILE) >= (int)sizeof(path)) {
+        snprintf(where, size, "no state folder: set REIN_STATE_DIR or HOME");
+        return REIN_ENOTFOUND;
+    }
+    rc = read_key(path, key, where, size);
+    if (rc == 0)
+        rc = make_key(dir, path, key, where, size);
+    if (rc < 0)
+        return REIN_EIO;
+    snprintf(where, size, "%s", path);
     return REIN_OK;
 }

@@ -94,7 +94,7 @@ struct mcp_call {
 struct rein_mcp_server {
     const rein_registry *reg;
     struct rein_mcp_server_opts opts;
-    char *name, *instructions, *allowed_hosts;
+    char *name, *instructions, *allowed_hosts, *state_secret;
     rein_pool *pool;
     json_t *tools;             /* the tools/list array; replaced (under mu) when tools change */
     atomic_bool tools_dirty;   /* the registry changed: rebuild tools on the next tools/list */
@@ -110,9 +110,11 @@ struct rein_mcp_server {
     struct rein__mcp_http *http;
     struct rein__mcp_resources *resources;
     struct rein__mcp_prompts *prompts;
-    int ticks;             /* subscriptions are looked at every SUBS_EVERY ticks */
-    uint8_t state_key[32]; /* signs requestState (input-required results); random per server */
-    atomic_int listeners;  /* open subscriptions/listen streams (each holds a worker) */
+    int ticks; /* subscriptions are looked at every SUBS_EVERY ticks */
+    /* Signs requestState (input-required results): found at first use (state_key()). */
+    uint8_t state_key[32];
+    bool state_key_ready; /* (mu) */
+    atomic_int listeners; /* open subscriptions/listen streams (each holds a worker) */
 };
 
 /* ---- sessions --------------------------------------------------------------------------- */
@@ -1052,6 +1054,33 @@ static rein_err elicit_policy(void *ud, const struct rein_policy_check *chk, rei
 }
 
 /*
+ * The requestState key, found when a stateless call first needs it (so a server that never
+ * serves one writes no key file): the configured secret's, else the state folder's, else a
+ * random one, with a warning, since states then end with this process.
+ */
+static const uint8_t *state_key(rein_mcp_server *srv)
+{
+    char where[400];
+
+    pthread_mutex_lock(&srv->mu);
+    if (!srv->state_key_ready) {
+        if (rein__mcp_state_key(srv->opts.state_secret, srv->state_key, where, sizeof(where)) ==
+            REIN_OK) {
+            rein_log(REIN_LOG_DEBUG, WHERE, "requestState key: %s", where);
+        } else {
+            rein_random_bytes(srv->state_key, sizeof(srv->state_key));
+            rein_log(REIN_LOG_WARN, WHERE,
+                     "requestState key: %s; using a random one, so states end with this "
+                     "process (set REIN_MCP_STATE_SECRET to share one)",
+                     where);
+        }
+        srv->state_key_ready = true;
+    }
+    pthread_mutex_unlock(&srv->mu);
+    return srv->state_key;
+}
+
+/*
  * The answers a stateless tools/call brings (SEP-2322): inputResponses, over those its
  * requestState carried from earlier rounds. False, with the error sent, when the requestState
  * is not one this server sealed for this tool and these arguments (-32602).
@@ -1069,7 +1098,7 @@ static bool round_answers(rein_mcp_server *srv, const struct rein__mcp_msg *msg,
                     "params.requestState must be a string and params.inputResponses an object");
         return false;
     }
-    if (state && rein__mcp_state_open(srv->state_key, json_string_value(state), tool, args,
+    if (state && rein__mcp_state_open(state_key(srv), json_string_value(state), tool, args,
                                       &answers, why, sizeof(why)) != REIN_OK) {
         send_errorf(sink, msg->id, REIN__MCP_INVALID_PARAMS, "params.requestState: %s", why);
         return false;
@@ -1091,7 +1120,7 @@ static bool round_answers(rein_mcp_server *srv, const struct rein__mcp_msg *msg,
 static void send_input_required(rein_mcp_server *srv, struct mcp_call *c, const char *tool,
                                 const json_t *args, const json_t *id, struct rein__mcp_sink *sink)
 {
-    char *state = rein__mcp_state_seal(srv->state_key, tool, args, c->answers);
+    char *state = rein__mcp_state_seal(state_key(srv), tool, args, c->answers);
     json_t *result = state ? json_pack("{s:s, s:O, s:s}", "resultType", "input_required",
                                        "inputRequests", c->pending, "requestState", state)
                            : NULL;
@@ -1754,6 +1783,8 @@ rein_mcp_server *rein_mcp_server_new(const rein_registry *reg,
     srv->name = dup_or_null(srv->opts.name ? srv->opts.name : "rein", &failed);
     srv->instructions = dup_or_null(srv->opts.instructions, &failed);
     srv->allowed_hosts = dup_or_null(srv->opts.allowed_hosts, &failed);
+    srv->state_secret = dup_or_null(srv->opts.state_secret, &failed);
+    srv->opts.state_secret = srv->state_secret;
     srv->opts.name = srv->name;
     srv->opts.instructions = srv->instructions;
     srv->opts.allowed_hosts = srv->allowed_hosts;
@@ -1783,7 +1814,6 @@ rein_mcp_server *rein_mcp_server_new(const rein_registry *reg,
     if (srv->opts.roots && rein__mcp_resources_set_roots(srv->resources, srv->opts.roots, err))
         goto fail;
     srv->opts.roots = NULL; /* borrowed from the caller: the resources keep their own copy */
-    rein_random_bytes(srv->state_key, sizeof(srv->state_key));
     srv->stop = rein_cancel_new();
     srv->root = rein_cancel_new();
     if (failed || !srv->tools || !srv->stop || !srv->root || !srv->watch)
@@ -1830,6 +1860,7 @@ void rein_mcp_server_free(rein_mcp_server *srv)
     rein_free(srv->name);
     rein_free(srv->instructions);
     rein_free(srv->allowed_hosts);
+    rein_free(srv->state_secret);
     pthread_mutex_destroy(&srv->mu);
     rein_free(srv);
 }

@@ -68,7 +68,7 @@ server_suite() {
   (
     unset REIN_SKILLS_PATH REIN_CONFIG REIN_MCP_CONFIG
     [ -n "$skills" ] && export REIN_SKILLS_PATH="$skills"
-    cd "$work" && exec env REIN_MCP_SSE_CLOSE_MS=300 REIN_MCP_SSE_RETRY_MS=200 \
+    cd "$work" && exec env REIN_MCP_SSE_CLOSE_MS=300 REIN_MCP_SSE_RETRY_MS=200 REIN_STATE_DIR="$work" \
       "$rein" serve --port 0 --store "sqlite:$work/$name.db"
   ) >"$work/$name.serve.out" 2>"$work/$name.serve.err" &
   serve_pid=$!
