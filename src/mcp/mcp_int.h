@@ -262,6 +262,13 @@ rein_err rein__mcp_prompts_load_file(struct rein__mcp_prompts *p, const char *pa
 json_t *rein__mcp_prompts_list(const struct rein__mcp_prompts *p);
 /* prompts/get's result (new); NULL with err and *code (-32602 for an unknown prompt or a
  * missing argument). */
+/*
+ * What to ask the client for the required arguments of the prompt template name that args
+ * (borrowed) lacks: elicitation/create params (new) with one string field each (its
+ * description, its values as the choices), or NULL when none lacks (or no such template).
+ */
+json_t *rein__mcp_prompts_ask(const struct rein__mcp_prompts *p, const char *name,
+                              const json_t *args);
 json_t *rein__mcp_prompts_get(const struct rein__mcp_prompts *p, const rein_registry *reg,
                               const char *name, const json_t *args, int *code, rein_error *err);
 /* Completion values (new array) for argument arg of prompt name; *found: the prompt exists. */
@@ -346,6 +353,9 @@ const rein_registry *rein__mcp_srv_registry(rein_mcp_server *srv);
 rein_err rein__mcp_session_subscribe(struct rein__mcp_session *s, const char *uri,
                                      const char *fingerprint);
 void rein__mcp_session_unsubscribe(struct rein__mcp_session *s, const char *uri);
+/* True when sess is a stateless request's (2026-07-28) whose _meta declares capability cap:
+ * what it lacks can be asked through an input-required result. */
+bool rein__mcp_session_stateless_offers(struct rein__mcp_session *sess, const char *cap);
 /* methods.c: the resources and prompts methods and completion/complete; false when msg is
  * none of them. */
 bool rein__mcp_handle_context(rein_mcp_server *srv, struct rein__mcp_session *sess,

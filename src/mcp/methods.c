@@ -123,12 +123,62 @@ static void subscribe(rein_mcp_server *srv, struct rein__mcp_session *sess,
         rein__mcp_send_result(sink, msg->id, json_object());
 }
 
-static void prompts_get(rein_mcp_server *srv, const struct rein__mcp_msg *msg,
-                        struct rein__mcp_sink *sink)
+/*
+ * A stateless client (2026-07-28) that declares elicitation is asked for the required
+ * arguments a prompts/get lacks, with an input-required result (SEP-2322) under PROMPT_ASK;
+ * its retry brings the form's answer in inputResponses, which fills them. *args (borrowed) is
+ * replaced by a filled copy in *owned. False when the request was answered here.
+ */
+#define PROMPT_ASK "prompt_arguments"
+static bool prompt_inputs(rein_mcp_server *srv, struct rein__mcp_session *sess,
+                          const struct rein__mcp_msg *msg, const char *name, const json_t **args,
+                          json_t **owned, struct rein__mcp_sink *sink)
+{
+    const json_t *given =
+        json_object_get(json_object_get(msg->params, "inputResponses"), PROMPT_ASK);
+    const char *action = json_string_value(json_object_get(given, "action")), *key;
+    json_t *ask, *v;
+
+    if (!rein__mcp_session_stateless_offers(sess, "elicitation"))
+        return true;
+    if (given && (!action || strcmp(action, "accept") != 0)) {
+        errorf(sink, msg->id, REIN__MCP_INVALID_PARAMS,
+               "the prompt %.100s was not given its arguments: the client answered %.40s", name,
+               action ? action : "(no action)");
+        return false;
+    }
+    if (given) {
+        *owned = json_deep_copy(*args);
+        json_object_foreach(json_object_get(given, "content"), key, v)
+        {
+            if (*owned && json_is_string(v) && !json_object_get(*owned, key) &&
+                json_object_set(*owned, key, v)) {
+                json_decref(*owned);
+                *owned = NULL;
+            }
+        }
+        if (!*owned) {
+            errorf(sink, msg->id, REIN__MCP_INTERNAL_ERROR, "out of memory");
+            return false;
+        }
+        *args = *owned;
+    }
+    ask = rein__mcp_prompts_ask(rein__mcp_srv_prompts(srv), name, *args);
+    if (!ask)
+        return true;
+    rein__mcp_send_result(sink, msg->id,
+                          json_pack("{s:s, s:{s:{s:s, s:o}}}", "resultType", "input_required",
+                                    "inputRequests", PROMPT_ASK, "method", "elicitation/create",
+                                    "params", ask));
+    return false;
+}
+
+static void prompts_get(rein_mcp_server *srv, struct rein__mcp_session *sess,
+                        const struct rein__mcp_msg *msg, struct rein__mcp_sink *sink)
 {
     const char *name = param_str(msg, "name");
     const json_t *args = json_object_get(msg->params, "arguments");
-    json_t *result, *empty = NULL;
+    json_t *result, *empty = NULL, *filled = NULL;
     rein_error err;
     int code = 0;
 
@@ -143,9 +193,16 @@ static void prompts_get(rein_mcp_server *srv, const struct rein__mcp_msg *msg,
     }
     if (!args)
         args = empty = json_object();
+    if (!args || !prompt_inputs(srv, sess, msg, name, &args, &filled, sink)) {
+        if (!args)
+            errorf(sink, msg->id, REIN__MCP_INTERNAL_ERROR, "out of memory");
+        json_decref(empty);
+        return;
+    }
     rein_error_clear(&err);
     result = rein__mcp_prompts_get(rein__mcp_srv_prompts(srv), rein__mcp_srv_registry(srv), name,
                                    args, &code, &err);
+    json_decref(filled);
     json_decref(empty);
     if (result)
         rein__mcp_send_result(sink, msg->id, result);
@@ -233,7 +290,7 @@ bool rein__mcp_handle_context(rein_mcp_server *srv, struct rein__mcp_session *se
             rein__mcp_send_result(sink, msg->id, p ? json_pack("{s:o}", "prompts", p) : NULL);
         }
     } else if (strcmp(m, "prompts/get") == 0) {
-        prompts_get(srv, msg, sink);
+        prompts_get(srv, sess, msg, sink);
     } else if (strcmp(m, "completion/complete") == 0) {
         complete(srv, msg, sink);
     } else {

@@ -403,6 +403,45 @@ nomem:
     return NULL;
 }
 
+json_t *rein__mcp_prompts_ask(const struct rein__mcp_prompts *p, const char *name,
+                              const json_t *args)
+{
+    const json_t *t = NULL, *arg;
+    json_t *props = json_object(), *required = json_array(), *out = NULL;
+    size_t i;
+    bool failed = !props || !required;
+
+    json_array_foreach(p->templates, i, arg)
+    {
+        if (strcmp(json_string_value(json_object_get(arg, "name")), name) == 0)
+            t = arg;
+    }
+    json_array_foreach(t ? json_object_get(t, "arguments") : NULL, i, arg)
+    {
+        const char *an = json_string_value(json_object_get(arg, "name"));
+        const json_t *desc = json_object_get(arg, "description");
+        const json_t *values = json_object_get(arg, "values");
+        json_t *prop;
+        if (failed || !json_is_true(json_object_get(arg, "required")) ||
+            json_is_string(json_object_get(args, an)))
+            continue;
+        /* A plain string field; the argument's description says what it is, and its values
+         * (what completion offers) are the choices when it lists them. */
+        prop = json_pack("{s:s}", "type", "string");
+        failed = !prop || (desc && json_object_set(prop, "description", (json_t *)desc)) ||
+                 (json_array_size(values) && json_object_set(prop, "enum", (json_t *)values)) ||
+                 json_object_set_new(props, an, prop) ||
+                 json_array_append_new(required, json_string(an));
+    }
+    if (!failed && json_array_size(required))
+        out = json_pack("{s:s++, s:{s:s, s:O, s:O}}", "message", "The prompt ", name,
+                        " needs these arguments", "requestedSchema", "type", "object", "properties",
+                        props, "required", required);
+    json_decref(props);
+    json_decref(required);
+    return out;
+}
+
 /* ---- completion ------------------------------------------------------------------------- */
 
 json_t *rein__mcp_prompts_complete(const struct rein__mcp_prompts *p, const rein_registry *reg,

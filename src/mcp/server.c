@@ -875,6 +875,17 @@ static bool client_offers(struct rein__mcp_session *sess, const char *cap)
     return yes;
 }
 
+bool rein__mcp_session_stateless_offers(struct rein__mcp_session *sess, const char *cap)
+{
+    bool yes;
+
+    pthread_mutex_lock(&sess->mu);
+    yes = rein__mcp_version_modern(sess->version) &&
+          json_is_object(json_object_get(sess->client_caps, cap));
+    pthread_mutex_unlock(&sess->mu);
+    return yes;
+}
+
 /* True when the stateless request's client declared cap in its _meta. */
 static bool request_offers(struct rein__mcp_session *sess, const char *cap)
 {

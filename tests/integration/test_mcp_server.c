@@ -1304,6 +1304,83 @@ static void request_state_across_servers(void **state)
     free(other);
 }
 
+/* One stateless prompts/get of test_prompt_with_arguments with args and inputResponses (JSON
+ * members' text, may be "") from a client declaring caps. */
+static json_t *prompt_round(struct child *c, int id, const char *args, const char *responses,
+                            const char *caps)
+{
+    char params[2000];
+
+    snprintf(params, sizeof(params),
+             "{\"name\":\"test_prompt_with_arguments\",\"arguments\":{%s},"
+             "\"inputResponses\":{%s},\"_meta\":{"
+             "\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\","
+             "\"io.modelcontextprotocol/clientCapabilities\":%s}}",
+             args, responses, caps);
+    return child_call(c, id, "prompts/get", params, NULL);
+}
+
+/* SEP-2322 beyond tools: a prompt template's missing required arguments are asked of a
+ * stateless client that declares elicitation (one form, its fields described, a listed
+ * argument's values as choices), and its retry with the answer gets the prompt. Without the
+ * capability, or in a session, a missing argument is still -32602. */
+static void stdio_prompt_asks_for_arguments(void **state)
+{
+    struct child c;
+    const json_t *r, *ask, *schema;
+    json_t *m;
+
+    (void)state;
+    child_start(&c, NULL);
+    m = prompt_round(&c, 2, "\"arg2\":\"two\"", "", "{\"elicitation\":{}}");
+    r = result_of(m);
+    assert_string_equal(json_string_value(json_object_get(r, "resultType")), "input_required");
+    ask = json_object_get(json_object_get(r, "inputRequests"), "prompt_arguments");
+    assert_string_equal(json_string_value(json_object_get(ask, "method")), "elicitation/create");
+    schema = json_object_get(json_object_get(ask, "params"), "requestedSchema");
+    assert_int_equal(json_object_size(json_object_get(schema, "properties")), 1); /* arg2 given */
+    assert_string_equal(json_string_value(json_array_get(json_object_get(schema, "required"), 0)),
+                        "arg1");
+    assert_int_equal(json_array_size(json_object_get(
+                         json_object_get(json_object_get(schema, "properties"), "arg1"), "enum")),
+                     3);
+    assert_null(json_object_get(r, "messages"));
+    json_decref(m);
+    /* The retry brings the form's answer. */
+    m = prompt_round(
+        &c, 3, "\"arg2\":\"two\"",
+        "\"prompt_arguments\":{\"action\":\"accept\",\"content\":{\"arg1\":\"hello\"}}",
+        "{\"elicitation\":{}}");
+    r = result_of(m);
+    assert_string_equal(json_string_value(json_object_get(r, "resultType")), "complete");
+    assert_string_equal(
+        json_string_value(json_object_get(
+            json_object_get(json_array_get(json_object_get(r, "messages"), 0), "content"), "text")),
+        "Prompt with arguments: arg1='hello', arg2='two'");
+    json_decref(m);
+    /* Declined: the prompt cannot be made. */
+    m = prompt_round(&c, 4, "", "\"prompt_arguments\":{\"action\":\"decline\"}",
+                     "{\"elicitation\":{}}");
+    assert_int_equal(err_code(m), -32602);
+    assert_non_null(strstr(
+        json_string_value(json_object_get(json_object_get(m, "error"), "message")), "decline"));
+    json_decref(m);
+    /* No elicitation declared: as before. */
+    m = prompt_round(&c, 5, "", "", "{}");
+    assert_int_equal(err_code(m), -32602);
+    json_decref(m);
+    /* Every argument given: nothing is asked. */
+    m = prompt_round(&c, 6, "\"arg1\":\"a\",\"arg2\":\"b\"", "", "{\"elicitation\":{}}");
+    assert_string_equal(json_string_value(json_object_get(result_of(m), "resultType")), "complete");
+    json_decref(m);
+    /* A session's prompts/get (2025-11-25) is not asked either. */
+    child_init(&c, "2025-11-25");
+    m = child_call(&c, 7, "prompts/get", "{\"name\":\"test_prompt_with_arguments\"}", NULL);
+    assert_int_equal(err_code(m), -32602);
+    json_decref(m);
+    assert_int_equal(child_stop(&c), 0);
+}
+
 /* 2026-07-28's subscriptions/listen over stdio: acknowledged first (what rein honours),
  * resources/updated for the subscribed file with the subscription's id, other requests served
  * meanwhile, and notifications/cancelled ends it with no response. */
@@ -2367,6 +2444,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(stdio_skill_asks_a_client_that_cannot_answer),
     cmocka_unit_test(stdio_input_required_rounds),
     cmocka_unit_test(request_state_across_servers),
+    cmocka_unit_test(stdio_prompt_asks_for_arguments),
     cmocka_unit_test(stdio_subscriptions_listen),
     cmocka_unit_test(http_subscriptions_listen),
     cmocka_unit_test(http_sessions),
