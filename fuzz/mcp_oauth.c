@@ -1,7 +1,8 @@
 /*
  * Fuzz target: what OAuth servers send rein's MCP client (src/mcp/oauth_parse.c). The first
  * byte picks the parser: a WWW-Authenticate value, one of the metadata documents (protected
- * resource, authorization server, client registration, token response, token error), or the
+ * resource, authorization server, client registration, token response, token error, token
+ * exchange response), or the
  * query of the loopback redirect. A challenge that parses keeps no member with a NUL or a
  * control byte it did not get quoted; a document that parses is an object; a decoded query
  * value holds no NUL and fits its buffer.
@@ -25,7 +26,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
     if (size == 0 || size > 1 << 16)
         return 0;
-    switch (data[0] % 8) {
+    switch (data[0] % 9) {
     case 0:
         if (rein__oauth_challenge_parse(text, len, &ch) == REIN_OK) {
             const char *members[] = {ch.resource_metadata, ch.scope, ch.error};
@@ -35,8 +36,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             rein__oauth_challenge_release(&ch);
         }
         break;
-    case 6:
     case 7:
+    case 8:
         q = rein_strndup(text, len);
         if (!q)
             return 0;
@@ -46,7 +47,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         rein_free(q);
         break;
     default:
-        if (rein__oauth_doc_parse((enum rein__oauth_doc)(data[0] % 8 - 1), text, len, &doc, NULL) ==
+        if (rein__oauth_doc_parse((enum rein__oauth_doc)(data[0] % 9 - 1), text, len, &doc, NULL) ==
                 REIN_OK &&
             !json_is_object(doc))
             abort();

@@ -125,6 +125,20 @@ char *rein__base64(const unsigned char *p, size_t len);
  * runs out. */
 char *rein__base64_decode(const char *p, size_t len, size_t *out_len);
 
+/* ---- JWT (jwt.c): tokens rein signs to present itself ---- */
+
+/* Appends the base64url text (RFC 4648 §5, no padding) of len bytes to b. */
+rein_err rein__base64url_add(struct rein_buf *b, const void *p, size_t len);
+/*
+ * Appends a signed JWT (JWS compact form) to b: header (borrowed, may be NULL; "alg" is set)
+ * and claims (borrowed) as base64url JSON, then the signature. alg "RS256" (an RSA key of 2048
+ * bits or more) or "ES256" (an EC key on P-256, signed as r || s), NULL for the one key_pem's
+ * kind signs with. key_pem: a PEM private key, NUL-terminated; one that needs a passphrase is
+ * refused. REIN_EINVAL (err says why) or REIN_ENOMEM; b may then hold a part.
+ */
+rein_err rein__jwt_sign(const char *alg, const char *key_pem, const json_t *header,
+                        const json_t *claims, struct rein_buf *b, rein_error *err);
+
 /* ---- XML (xml.c): the expat parsers of every reader of XML from outside (verify's test and
  * coverage reports, the providers' STS answers) ---- */
 

@@ -133,13 +133,72 @@ nomem:
     return rein_error_set(err, REIN_ENOMEM, "out of memory reading mcpServers.%s", cfg->name);
 }
 
+/* What the "oauth" members must say together (cfg->oauth holds them). */
+static rein_err oauth_check(struct rein__mcp_conn_config *cfg, rein_error *err)
+{
+    const json_t *o = cfg->oauth;
+    const char *grant = json_string_value(json_object_get(o, "grant"));
+    const char *method = json_string_value(json_object_get(o, "token_endpoint_auth_method"));
+    const char *alg = json_string_value(json_object_get(o, "signing_algorithm"));
+    static const char *const grants[] = {"authorization_code", "client_credentials", "id_jag"};
+    static const char *const methods[] = {"none", "client_secret_basic", "client_secret_post",
+                                          "private_key_jwt"};
+    bool ok = !grant;
+
+    for (size_t i = 0; grant && i < REIN_ARRAY_SIZE(grants); i++)
+        ok = ok || strcmp(grant, grants[i]) == 0;
+    if (!ok)
+        return rein_error_set(err, REIN_EINVAL,
+                              "mcpServers.%s.oauth.grant: \"authorization_code\", "
+                              "\"client_credentials\" or \"id_jag\"",
+                              cfg->name);
+    ok = !method;
+    for (size_t i = 0; method && i < REIN_ARRAY_SIZE(methods); i++)
+        ok = ok || strcmp(method, methods[i]) == 0;
+    if (!ok)
+        return rein_error_set(err, REIN_EINVAL,
+                              "mcpServers.%s.oauth.token_endpoint_auth_method: none, "
+                              "client_secret_basic, client_secret_post or private_key_jwt",
+                              cfg->name);
+    if (method && strcmp(method, "private_key_jwt") == 0 && !json_object_get(o, "private_key_file"))
+        return rein_error_set(err, REIN_EINVAL,
+                              "mcpServers.%s.oauth: private_key_jwt needs private_key_file (a PEM "
+                              "private key, mode 0600)",
+                              cfg->name);
+    if (alg && strcmp(alg, "ES256") != 0 && strcmp(alg, "RS256") != 0)
+        return rein_error_set(err, REIN_EINVAL,
+                              "mcpServers.%s.oauth.signing_algorithm: ES256 or RS256", cfg->name);
+    if (grant && strcmp(grant, "id_jag") == 0 &&
+        (!json_object_get(o, "idp_token_endpoint") || !json_object_get(o, "idp_client_id") ||
+         !json_object_get(o, "client_id") ||
+         (!json_object_get(o, "id_token") && !json_object_get(o, "id_token_file"))))
+        return rein_error_set(err, REIN_EINVAL,
+                              "mcpServers.%s.oauth: grant id_jag needs client_id, "
+                              "idp_token_endpoint, idp_client_id, and id_token or id_token_file",
+                              cfg->name);
+    return REIN_OK;
+}
+
 /* "oauth": false, or {client_id?, client_secret?, client_metadata_url?, scope?, grant?,
- * token_endpoint_auth_method?, redirect_port?, login_timeout_ms?}; strings take ${VAR}. */
+ * token_endpoint_auth_method?, private_key_file?, signing_algorithm?, key_id?,
+ * idp_token_endpoint?, idp_client_id?, idp_client_secret?, id_token?, id_token_file?,
+ * redirect_port?, login_timeout_ms?}; strings take ${VAR}. */
 static rein_err parse_oauth(struct rein__mcp_conn_config *cfg, const json_t *v, rein_error *err)
 {
-    static const char *const strings[] = {
-        "client_id", "client_secret", "client_metadata_url",
-        "scope",     "grant",         "token_endpoint_auth_method"};
+    static const char *const strings[] = {"client_id",
+                                          "client_secret",
+                                          "client_metadata_url",
+                                          "scope",
+                                          "grant",
+                                          "token_endpoint_auth_method",
+                                          "private_key_file",
+                                          "signing_algorithm",
+                                          "key_id",
+                                          "idp_token_endpoint",
+                                          "idp_client_id",
+                                          "idp_client_secret",
+                                          "id_token",
+                                          "id_token_file"};
     const char *key;
     json_t *item;
 
@@ -185,20 +244,7 @@ static rein_err parse_oauth(struct rein__mcp_conn_config *cfg, const json_t *v, 
         if (json_object_set(cfg->oauth, key, item))
             return rein_error_set(err, REIN_ENOMEM, "out of memory");
     }
-    key = json_string_value(json_object_get(cfg->oauth, "grant"));
-    if (key && strcmp(key, "authorization_code") != 0 && strcmp(key, "client_credentials") != 0)
-        return rein_error_set(err, REIN_EINVAL,
-                              "mcpServers.%s.oauth.grant: \"authorization_code\" or "
-                              "\"client_credentials\"",
-                              cfg->name);
-    key = json_string_value(json_object_get(cfg->oauth, "token_endpoint_auth_method"));
-    if (key && strcmp(key, "none") != 0 && strcmp(key, "client_secret_basic") != 0 &&
-        strcmp(key, "client_secret_post") != 0)
-        return rein_error_set(err, REIN_EINVAL,
-                              "mcpServers.%s.oauth.token_endpoint_auth_method: none, "
-                              "client_secret_basic or client_secret_post",
-                              cfg->name);
-    return REIN_OK;
+    return oauth_check(cfg, err);
 }
 
 static rein_err parse_http(struct rein__mcp_conn_config *cfg, const json_t *entry, rein_error *err)

@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 
 #define WHERE            "mcp/oauth"
 #define MAX_DOC          ((size_t)1 << 20)
@@ -426,7 +427,10 @@ static rein_err choose_scope(const json_t *cfg, const struct found *f,
 struct client {
     char id[2048];
     char secret[1024];
-    char method[40]; /* none, client_secret_basic, client_secret_post */
+    char method[40]; /* none, client_secret_basic, client_secret_post, private_key_jwt */
+    /* private_key_jwt (RFC 7523 §2.2): the key's PEM file, the algorithm ("": the key's own),
+     * the key id to name ("": none) and the audience (the authorization server's issuer). */
+    char key_file[1024], alg[8], kid[256], aud[2048];
 };
 
 static const char *copy_str(const json_t *obj, const char *key, char *out, size_t size)
@@ -442,7 +446,9 @@ static void pick_method(struct client *cl, const json_t *asm_)
 {
     const json_t *methods = json_object_get(asm_, "token_endpoint_auth_methods_supported");
 
-    if (!cl->secret[0])
+    if (cl->key_file[0])
+        snprintf(cl->method, sizeof(cl->method), "private_key_jwt");
+    else if (!cl->secret[0])
         snprintf(cl->method, sizeof(cl->method), "none");
     else if (!methods || rein__oauth_has(methods, "client_secret_basic"))
         snprintf(cl->method, sizeof(cl->method), "client_secret_basic");
@@ -504,6 +510,14 @@ static rein_err get_client(const json_t *cfg, const struct found *f, const char 
     memset(cl, 0, sizeof(*cl));
     if (copy_str(cfg, "client_id", cl->id, sizeof(cl->id)) && cl->id[0]) {
         copy_str(cfg, "client_secret", cl->secret, sizeof(cl->secret));
+        copy_str(cfg, "private_key_file", cl->key_file, sizeof(cl->key_file));
+        copy_str(cfg, "signing_algorithm", cl->alg, sizeof(cl->alg));
+        copy_str(cfg, "key_id", cl->kid, sizeof(cl->kid));
+        /* RFC 7523 §3: the audience identifies the authorization server: its issuer. */
+        snprintf(cl->aud, sizeof(cl->aud), "%s",
+                 json_string_value(json_object_get(f->asm_, "issuer"))
+                     ? json_string_value(json_object_get(f->asm_, "issuer"))
+                     : f->as);
         if (!copy_str(cfg, "token_endpoint_auth_method", cl->method, sizeof(cl->method)))
             pick_method(cl, f->asm_);
         return REIN_OK;
@@ -523,9 +537,58 @@ static rein_err get_client(const json_t *cfg, const struct found *f, const char 
 
 /* ---- the token endpoint -------------------------------------------------------------------- */
 
-/* POSTs form (to which the client's credentials are added) to the token endpoint. */
+/* Reads the private key file of a private_key_jwt client: a new string (rein_free, after
+ * wiping), or NULL with err set. A key that others can read is refused, as ssh refuses one. */
+static char *read_key_file(const char *path, rein_error *err)
+{
+    struct stat st;
+    char *text = NULL;
+
+    if (stat(path, &st) == 0 && (st.st_mode & 077)) {
+        rein_error_set(err, REIN_EDENIED, "the private key %s is readable by others (chmod 600 it)",
+                       path);
+        return NULL;
+    }
+    return rein_read_file(path, 64 * 1024, &text, NULL, err) == REIN_OK ? text : NULL;
+}
+
+/* The client assertion of a private_key_jwt client (RFC 7523 §2.2, §3) into out. */
+static rein_err client_assertion(const struct client *cl, struct rein_buf *out, rein_error *err)
+{
+    int64_t now = rein_wall_ms() / 1000;
+    char *jti = rein__oauth_random(16);
+    char *pem = read_key_file(cl->key_file, err);
+    json_t *head = json_pack("{s:s}", "typ", "JWT");
+    json_t *claims =
+        jti ? json_pack("{s:s, s:s, s:s, s:s, s:I, s:I}", "iss", cl->id, "sub", cl->id, "aud",
+                        cl->aud, "jti", jti, "iat", (json_int_t)now, "exp", (json_int_t)now + 300)
+            : NULL;
+    rein_err rc;
+
+    if (!pem)
+        rc = REIN_EIO; /* err says why */
+    else if (!head || !claims ||
+             (cl->kid[0] && json_object_set_new(head, "kid", json_string(cl->kid))))
+        rc = rein_error_set(err, REIN_ENOMEM, "out of memory");
+    else
+        rc = rein__jwt_sign(cl->alg[0] ? cl->alg : NULL, pem, head, claims, out, err);
+    if (rc && pem)
+        rein_error_prefix(err, "private_key_jwt with %s: ", cl->key_file);
+    if (pem) {
+        memset(pem, 0, strlen(pem));
+        rein_free(pem);
+    }
+    rein_free(jti);
+    json_decref(head);
+    json_decref(claims);
+    return rc;
+}
+
+/* POSTs form (to which the client's credentials are added) to the token endpoint; the answer
+ * is read as kind (a token response, or RFC 8693's token exchange response). */
 static rein_err token_request(const char *endpoint, struct rein_buf *form, const struct client *cl,
-                              int64_t deadline, rein_cancel *cancel, json_t **out, rein_error *err)
+                              enum rein__oauth_doc kind, int64_t deadline, rein_cancel *cancel,
+                              json_t **out, rein_error *err)
 {
     struct rein_buf b, basic;
     char *b64 = NULL;
@@ -541,6 +604,21 @@ static rein_err token_request(const char *endpoint, struct rein_buf *form, const
             rein__oauth_escape(&basic, cl->secret) ||
             !(b64 = rein__base64((const unsigned char *)basic.ptr, basic.len)))
             rc = REIN_ENOMEM;
+    } else if (strcmp(cl->method, "private_key_jwt") == 0) {
+        struct rein_buf jwt;
+        rein_buf_init(&jwt, 0);
+        rc = client_assertion(cl, &jwt, err);
+        if (rc) {
+            rein_buf_release(&jwt);
+            rein_buf_release(&basic);
+            return rc;
+        }
+        if (rein__oauth_form_add(form, "client_id", cl->id) ||
+            rein__oauth_form_add(form, "client_assertion_type",
+                                 "urn:ietf:params:oauth:client-assertion-type:jwt-bearer") ||
+            rein_buf_addch(&jwt, '\0') || rein__oauth_form_add(form, "client_assertion", jwt.ptr))
+            rc = REIN_ENOMEM;
+        rein_buf_release(&jwt);
     } else {
         rc = rein__oauth_form_add(form, "client_id", cl->id);
         if (!rc && strcmp(cl->method, "client_secret_post") == 0)
@@ -571,7 +649,7 @@ static rein_err token_request(const char *endpoint, struct rein_buf *form, const
                             endpoint, status, what ? ": " : "", what ? what : "");
         json_decref(doc);
     } else {
-        rc = rein__oauth_doc_parse(REIN__OAUTH_TOKEN, b.ptr ? b.ptr : "", b.len, out, err);
+        rc = rein__oauth_doc_parse(kind, b.ptr ? b.ptr : "", b.len, out, err);
     }
     if (b.ptr)
         memset(b.ptr, 0, b.len);
@@ -601,6 +679,11 @@ static json_t *make_entry(const json_t *doc, const struct client *cl, const char
         refresh = json_object_get(old, "refresh_token");
     if ((refresh && json_object_set(e, "refresh_token", (json_t *)refresh)) ||
         (cl->secret[0] && json_object_set_new(e, "client_secret", json_string(cl->secret))) ||
+        (cl->key_file[0] &&
+         (json_object_set_new(e, "private_key_file", json_string(cl->key_file)) ||
+          json_object_set_new(e, "signing_algorithm", json_string(cl->alg)) ||
+          json_object_set_new(e, "key_id", json_string(cl->kid)) ||
+          json_object_set_new(e, "assertion_audience", json_string(cl->aud)))) ||
         (expires &&
          json_object_set_new(e, "expires_at",
                              json_integer(rein_wall_ms() / 1000 + json_integer_value(expires))))) {
@@ -719,7 +802,7 @@ static rein_err code_grant(struct rein__mcp_conn *c, const struct found *f, cons
         rc = rein_error_set(err, REIN_ENOMEM, "out of memory");
         goto out;
     }
-    rc = token_request(f->token, &form, &cl, deadline, cancel, &doc, err);
+    rc = token_request(f->token, &form, &cl, REIN__OAUTH_TOKEN, deadline, cancel, &doc, err);
     if (!rc && !(*entry = make_entry(doc, &cl, f->token, f->resource, scope, NULL)))
         rc = rein_error_set(err, REIN_ENOMEM, "out of memory");
 out:
@@ -761,11 +844,139 @@ static rein_err client_grant(struct rein__mcp_conn *c, const struct found *f, co
     if (rc)
         rc = rein_error_set(err, REIN_ENOMEM, "out of memory");
     if (!rc)
-        rc = token_request(f->token, &form, &cl, deadline, cancel, &doc, err);
+        rc = token_request(f->token, &form, &cl, REIN__OAUTH_TOKEN, deadline, cancel, &doc, err);
     if (!rc && !(*entry = make_entry(doc, &cl, f->token, f->resource, scope, NULL)))
         rc = rein_error_set(err, REIN_ENOMEM, "out of memory");
     json_decref(doc);
     rein_buf_release(&form);
+    return rc;
+}
+
+#define TOKEN_EXCHANGE "urn:ietf:params:oauth:grant-type:token-exchange"
+#define JWT_BEARER     "urn:ietf:params:oauth:grant-type:jwt-bearer"
+#define TYPE_ID_TOKEN  "urn:ietf:params:oauth:token-type:id_token"
+#define TYPE_ID_JAG    "urn:ietf:params:oauth:token-type:id-jag"
+
+/* The ID token the enterprise's identity provider gave the user: oauth.id_token, else the
+ * first line of oauth.id_token_file (kept fresh by whatever signs the user in). */
+static char *id_token(const json_t *cfg, rein_error *err)
+{
+    const char *given = json_string_value(json_object_get(cfg, "id_token"));
+    const char *path = json_string_value(json_object_get(cfg, "id_token_file"));
+    char *text = NULL;
+
+    if (given && given[0])
+        return rein_strdup(given);
+    if (!path) {
+        rein_error_set(err, REIN_EINVAL,
+                       "oauth.grant id_jag needs oauth.id_token or id_token_file");
+        return NULL;
+    }
+    if (rein_read_file(path, 1 << 20, &text, NULL, err) != REIN_OK)
+        return NULL;
+    if (text)
+        text[strcspn(text, "\r\n")] = '\0';
+    if (text && !text[0]) {
+        rein_free(text);
+        rein_error_set(err, REIN_EINVAL, "%s holds no ID token", path);
+        return NULL;
+    }
+    return text;
+}
+
+/*
+ * Enterprise-managed authorization (SEP-990, the Identity Assertion JWT Authorization Grant):
+ * the user's ID token goes to the identity provider's token endpoint in a token exchange
+ * (RFC 8693) for an ID-JAG naming this authorization server and resource; the ID-JAG is then
+ * the assertion of a JWT bearer grant (RFC 7523 §2.1) at the authorization server, with the
+ * client's own credentials. No person is involved once the user has signed in to the IdP.
+ */
+static rein_err jag_grant(struct rein__mcp_conn *c, const struct found *f, const char *scope,
+                          int64_t deadline, rein_cancel *cancel, json_t **entry, rein_error *err)
+{
+    const json_t *cfg = c->cfg->oauth;
+    const char *idp = json_string_value(json_object_get(cfg, "idp_token_endpoint"));
+    const char *issuer = json_string_value(json_object_get(f->asm_, "issuer"));
+    const json_t *grants = json_object_get(f->asm_, "grant_types_supported");
+    struct client cl, idp_cl;
+    struct rein_buf form;
+    json_t *doc = NULL;
+    char *token = NULL, *jag = NULL;
+    const char *issued;
+    rein_err rc;
+
+    if (!idp || !rein__oauth_endpoint_ok(idp))
+        return rein_error_set(err, REIN_EINVAL,
+                              "oauth.idp_token_endpoint must name the identity provider's token "
+                              "endpoint (https, or http on this machine)");
+    if (grants && !rein__oauth_has(grants, JWT_BEARER))
+        return rein_error_set(err, REIN_EDENIED,
+                              "the authorization server %s does not take JWT bearer grants, "
+                              "which oauth.grant id_jag needs",
+                              f->as);
+    rc = get_client(cfg, f, NULL, deadline, cancel, &cl, err);
+    if (rc || !(token = id_token(cfg, err)))
+        return rc ? rc : REIN_EINVAL;
+    /* 1. At the identity provider: the ID token for an ID-JAG for this server. */
+    memset(&idp_cl, 0, sizeof(idp_cl));
+    copy_str(cfg, "idp_client_id", idp_cl.id, sizeof(idp_cl.id));
+    copy_str(cfg, "idp_client_secret", idp_cl.secret, sizeof(idp_cl.secret));
+    snprintf(idp_cl.method, sizeof(idp_cl.method), "%s",
+             idp_cl.secret[0] ? "client_secret_basic" : "none");
+    rein_buf_init(&form, 0);
+    rc = rein__oauth_form_add(&form, "grant_type", TOKEN_EXCHANGE);
+    if (!rc)
+        rc = rein__oauth_form_add(&form, "requested_token_type", TYPE_ID_JAG);
+    if (!rc)
+        rc = rein__oauth_form_add(&form, "audience", issuer ? issuer : f->as);
+    if (!rc)
+        rc = rein__oauth_form_add(&form, "resource", f->resource);
+    if (!rc && scope[0])
+        rc = rein__oauth_form_add(&form, "scope", scope);
+    if (!rc)
+        rc = rein__oauth_form_add(&form, "subject_token", token);
+    if (!rc)
+        rc = rein__oauth_form_add(&form, "subject_token_type", TYPE_ID_TOKEN);
+    if (rc)
+        rc = rein_error_set(err, REIN_ENOMEM, "out of memory");
+    if (!rc)
+        rc = idp_cl.id[0] ? token_request(idp, &form, &idp_cl, REIN__OAUTH_EXCHANGE, deadline,
+                                          cancel, &doc, err)
+                          : rein_error_set(err, REIN_EINVAL,
+                                           "oauth.grant id_jag needs oauth.idp_client_id (rein's "
+                                           "client at the identity provider)");
+    issued = json_string_value(json_object_get(doc, "issued_token_type"));
+    if (!rc && (!issued || strcmp(issued, TYPE_ID_JAG) != 0))
+        rc =
+            rein_error_set(err, REIN_EDENIED, "the identity provider %s issued a %s, not an ID-JAG",
+                           idp, issued ? issued : "(nothing)");
+    if (!rc && !(jag = rein_strdup(json_string_value(json_object_get(doc, "access_token")))))
+        rc = rein_error_set(err, REIN_ENOMEM, "out of memory");
+    json_decref(doc);
+    doc = NULL;
+    /* 2. At the authorization server: the ID-JAG for an access token. */
+    rein_buf_reset(&form);
+    if (!rc && (rein__oauth_form_add(&form, "grant_type", JWT_BEARER) ||
+                rein__oauth_form_add(&form, "assertion", jag) ||
+                rein__oauth_form_add(&form, "resource", f->resource) ||
+                (scope[0] && rein__oauth_form_add(&form, "scope", scope))))
+        rc = rein_error_set(err, REIN_ENOMEM, "out of memory");
+    if (!rc)
+        rc = token_request(f->token, &form, &cl, REIN__OAUTH_TOKEN, deadline, cancel, &doc, err);
+    if (!rc && !(*entry = make_entry(doc, &cl, f->token, f->resource, scope, NULL)))
+        rc = rein_error_set(err, REIN_ENOMEM, "out of memory");
+    json_decref(doc);
+    rein_buf_release(&form);
+    if (token) {
+        memset(token, 0, strlen(token));
+        rein_free(token);
+    }
+    if (jag) {
+        memset(jag, 0, strlen(jag));
+        rein_free(jag);
+    }
+    memset(cl.secret, 0, sizeof(cl.secret));
+    memset(idp_cl.secret, 0, sizeof(idp_cl.secret));
     return rc;
 }
 
@@ -784,6 +995,10 @@ static rein_err refresh_grant(const json_t *old, int64_t deadline, rein_cancel *
     if (!endpoint || !refresh || !copy_str(old, "client_id", cl.id, sizeof(cl.id)))
         return rein_error_set(err, REIN_ENOTFOUND, "no refresh token is stored");
     copy_str(old, "client_secret", cl.secret, sizeof(cl.secret));
+    copy_str(old, "private_key_file", cl.key_file, sizeof(cl.key_file));
+    copy_str(old, "signing_algorithm", cl.alg, sizeof(cl.alg));
+    copy_str(old, "key_id", cl.kid, sizeof(cl.kid));
+    copy_str(old, "assertion_audience", cl.aud, sizeof(cl.aud));
     if (!copy_str(old, "token_endpoint_auth_method", cl.method, sizeof(cl.method)))
         snprintf(cl.method, sizeof(cl.method), "none");
     rein_buf_init(&form, 0);
@@ -795,7 +1010,7 @@ static rein_err refresh_grant(const json_t *old, int64_t deadline, rein_cancel *
     if (rc)
         rc = rein_error_set(err, REIN_ENOMEM, "out of memory");
     if (!rc)
-        rc = token_request(endpoint, &form, &cl, deadline, cancel, &doc, err);
+        rc = token_request(endpoint, &form, &cl, REIN__OAUTH_TOKEN, deadline, cancel, &doc, err);
     if (!rc && !(*entry = make_entry(doc, &cl, endpoint, resource ? resource : "",
                                      json_string_value(json_object_get(old, "scope")), old)))
         rc = rein_error_set(err, REIN_ENOMEM, "out of memory");
@@ -910,7 +1125,8 @@ static rein_err obtain(struct rein__mcp_conn *c, struct rein__mcp_oauth *o, long
 {
     const json_t *cfg = c->cfg->oauth;
     const char *grant = json_string_value(json_object_get(cfg, "grant"));
-    bool machine = grant && strcmp(grant, "client_credentials") == 0;
+    bool jag = grant && strcmp(grant, "id_jag") == 0;
+    bool machine = jag || (grant && strcmp(grant, "client_credentials") == 0);
     struct found f;
     struct rein_buf scope;
     json_t *entry = NULL;
@@ -942,7 +1158,8 @@ static rein_err obtain(struct rein__mcp_conn *c, struct rein__mcp_oauth *o, long
     if (!rc && choose_scope(cfg, &f, ch, o->entry, status, &scope))
         rc = rein_error_set(err, REIN_ENOMEM, "out of memory");
     if (!rc)
-        rc = machine
+        rc = jag ? jag_grant(c, &f, scope.ptr ? scope.ptr : "", deadline, cancel, &entry, err)
+             : machine
                  ? client_grant(c, &f, scope.ptr ? scope.ptr : "", deadline, cancel, &entry, err)
                  : code_grant(c, &f, scope.ptr ? scope.ptr : "", deadline, cancel, &entry, err);
     rein_buf_release(&scope);

@@ -31,11 +31,12 @@ void rein__oauth_challenge_release(struct rein__oauth_challenge *ch);
 
 /* What kind of metadata document rein__oauth_doc_parse() checks. */
 enum rein__oauth_doc {
-    REIN__OAUTH_PRM,      /* protected resource metadata (RFC 9728) */
-    REIN__OAUTH_ASM,      /* authorization server metadata (RFC 8414, OpenID discovery) */
-    REIN__OAUTH_CLIENT,   /* a client registration response (RFC 7591) */
-    REIN__OAUTH_TOKEN,    /* a token endpoint response (RFC 6749 §5.1) */
-    REIN__OAUTH_TOKEN_ERR /* a token endpoint error (RFC 6749 §5.2) */
+    REIN__OAUTH_PRM,       /* protected resource metadata (RFC 9728) */
+    REIN__OAUTH_ASM,       /* authorization server metadata (RFC 8414, OpenID discovery) */
+    REIN__OAUTH_CLIENT,    /* a client registration response (RFC 7591) */
+    REIN__OAUTH_TOKEN,     /* a token endpoint response (RFC 6749 §5.1) */
+    REIN__OAUTH_TOKEN_ERR, /* a token endpoint error (RFC 6749 §5.2) */
+    REIN__OAUTH_EXCHANGE   /* a token exchange response (RFC 8693 §2.2.1) */
 };
 /*
  * Parses len bytes of text as the document kind and checks its shape: the members rein reads

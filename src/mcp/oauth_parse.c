@@ -224,6 +224,12 @@ static const struct member token_members[] = {
     {"access_token", 's', true}, {"token_type", 's', true},  {"refresh_token", 's', false},
     {"scope", 's', false},       {"expires_in", 'i', false}, {NULL, 0, false},
 };
+/* RFC 8693 §2.2.1: token_type is whatever the issued token is used as ("N_A" for an ID-JAG). */
+static const struct member exchange_members[] = {
+    {"access_token", 's', true}, {"issued_token_type", 's', true},
+    {"token_type", 's', true},   {"expires_in", 'i', false},
+    {"scope", 's', false},       {NULL, 0, false},
+};
 static const struct member token_err_members[] = {
     {"error", 's', true},
     {"error_description", 's', false},
@@ -231,8 +237,11 @@ static const struct member token_err_members[] = {
 };
 
 static const char *const doc_names[] = {"protected resource metadata",
-                                        "authorization server metadata", "client registration",
-                                        "token response", "token error"};
+                                        "authorization server metadata",
+                                        "client registration",
+                                        "token response",
+                                        "token error",
+                                        "token exchange response"};
 
 static bool of_type(const json_t *v, char type)
 {
@@ -262,8 +271,9 @@ static bool of_type(const json_t *v, char type)
 rein_err rein__oauth_doc_parse(enum rein__oauth_doc kind, const char *text, size_t len,
                                json_t **out, rein_error *err)
 {
-    static const struct member *const tables[] = {prm_members, asm_members, client_members,
-                                                  token_members, token_err_members};
+    static const struct member *const tables[] = {prm_members,       asm_members,
+                                                  client_members,    token_members,
+                                                  token_err_members, exchange_members};
     const struct member *m = tables[kind];
     json_t *doc = rein_json_parse(text, len, 0, NULL);
 

@@ -11,6 +11,13 @@ here="$(cd "$(dirname "$0")" && pwd)"
 # oauth_browser.sh as the browser, keeping its token in a state folder of its own. What the
 # scenario hands a pre-registered client (MCP_CONFORMANCE_CONTEXT: client_id, client_secret)
 # goes into the server's "oauth" entry, as a user would configure it.
+# One string of the scenario's context (MCP_CONFORMANCE_CONTEXT), read as JSON.
+context_field() {
+  "$here/node_modules/node/bin/node" -e \
+    'process.stdout.write(String(JSON.parse(process.env.MCP_CONFORMANCE_CONTEXT || "{}")[process.argv[1]] ?? ""))' \
+    "$1"
+}
+
 auth_call() {
   local state cfg id secret extra="" status
   state="$(mktemp -d)"
@@ -21,7 +28,24 @@ auth_call() {
   [ -n "$id" ] && extra="$extra, \"client_id\": \"$id\""
   [ -n "$secret" ] && extra="$extra, \"client_secret\": \"$secret\""
   case "$MCP_CONFORMANCE_SCENARIO" in
+    auth/client-credentials-jwt)
+      # private_key_jwt (RFC 7523): the scenario's key goes into a file of its own, mode 0600.
+      context_field private_key_pem >"$state/client-key.pem"
+      chmod 600 "$state/client-key.pem"
+      extra="$extra, \"grant\": \"client_credentials\""
+      extra="$extra, \"token_endpoint_auth_method\": \"private_key_jwt\""
+      extra="$extra, \"private_key_file\": \"$state/client-key.pem\""
+      extra="$extra, \"signing_algorithm\": \"$(context_field signing_algorithm)\""
+      ;;
     auth/client-credentials-*) extra="$extra, \"grant\": \"client_credentials\"" ;;
+    auth/cross-app-access-*)
+      # SEP-990: the user's ID token (from the enterprise IdP) in a file, as a sign-in helper
+      # would keep it; rein exchanges it there for an ID-JAG.
+      context_field idp_id_token >"$state/id-token"
+      extra="$extra, \"grant\": \"id_jag\", \"id_token_file\": \"$state/id-token\""
+      extra="$extra, \"idp_client_id\": \"$(context_field idp_client_id)\""
+      extra="$extra, \"idp_token_endpoint\": \"$(context_field idp_token_endpoint)\""
+      ;;
   esac
   cat >"$cfg" <<JSON
 {"mcpServers": {"remote": {"url": "$url", "oauth": {

@@ -10,6 +10,13 @@
 
 #include "mcp/oauth_int.h"
 
+#include <openssl/bio.h>
+#include <openssl/bn.h>
+#include <openssl/ecdsa.h>
+#include <openssl/evp.h>
+#include <openssl/pem.h>
+#include <openssl/rsa.h>
+
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -106,6 +113,13 @@ static void metadata_documents(void **state)
                      REIN_EINVAL);
     assert_int_equal(doc(REIN__OAUTH_CLIENT, "{\"client_secret\":\"s\"}"), REIN_EINVAL);
     assert_int_equal(doc(REIN__OAUTH_TOKEN_ERR, "{\"error\":\"invalid_grant\"}"), REIN_OK);
+    /* RFC 8693: an exchange's token_type need not be Bearer (an ID-JAG is "N_A"), but it must
+     * say what it issued. */
+    assert_int_equal(doc(REIN__OAUTH_EXCHANGE, "{\"access_token\":\"j\",\"token_type\":\"N_A\","
+                                               "\"issued_token_type\":\"urn:x\"}"),
+                     REIN_OK);
+    assert_int_equal(doc(REIN__OAUTH_EXCHANGE, "{\"access_token\":\"j\",\"token_type\":\"N_A\"}"),
+                     REIN_EINVAL);
 }
 
 /* OAuth endpoints must be https, or http to this machine (the authorization spec's one
@@ -310,11 +324,158 @@ static void token_file(void **state)
     free(dir);
 }
 
+/* ---- signed JWTs (src/core/jwt.c): private_key_jwt assertions (RFC 7523) ------------------ */
+
+/* A new private key as PEM text (free()): "ec" (P-256), "ec-locked" (the same, encrypted with
+ * a passphrase) or "rsa" with bits. */
+static char *key_pem(const char *kind, unsigned bits)
+{
+    EVP_PKEY *key = strncmp(kind, "ec", 2) == 0 ? EVP_EC_gen("P-256") : EVP_RSA_gen(bits);
+    bool locked = strcmp(kind, "ec-locked") == 0;
+    BIO *bio = BIO_new(BIO_s_mem());
+    char *data = NULL, *out;
+    long n;
+
+    assert_non_null(key);
+    assert_non_null(bio);
+    assert_int_equal(PEM_write_bio_PrivateKey(bio, key, locked ? EVP_aes_256_cbc() : NULL,
+                                              locked ? (unsigned char *)"pass" : NULL,
+                                              locked ? 4 : 0, NULL, NULL),
+                     1);
+    n = BIO_get_mem_data(bio, &data);
+    out = malloc((size_t)n + 1); /* the BIO's bytes have no NUL after them */
+    assert_non_null(out);
+    memcpy(out, data, (size_t)n);
+    out[n] = '\0';
+    BIO_free(bio);
+    EVP_PKEY_free(key);
+    return out;
+}
+
+/* The bytes of a base64url part (no padding) of a JWT: rein_free. */
+static unsigned char *b64url_decode(const char *p, size_t n, size_t *out_len)
+{
+    char text[4096];
+    size_t k = 0;
+    unsigned char *out;
+
+    assert_true(n + 4 < sizeof(text));
+    for (size_t i = 0; i < n; i++)
+        text[k++] = p[i] == '-' ? '+' : p[i] == '_' ? '/' : p[i];
+    while (k % 4)
+        text[k++] = '=';
+    out = (unsigned char *)rein__base64_decode(text, k, out_len);
+    assert_non_null(out);
+    return out;
+}
+
+/* Checks jwt's signature with the public half of pem, the way a verifier does (JWS r || s
+ * turned back into DER for ES256); returns its header (a new reference), *claims too. */
+static json_t *jwt_verify(const char *jwt, const char *pem, json_t **claims)
+{
+    const char *d1 = strchr(jwt, '.'), *d2 = d1 ? strchr(d1 + 1, '.') : NULL;
+    BIO *bio = BIO_new_mem_buf(pem, -1);
+    EVP_PKEY *key = PEM_read_bio_PrivateKey(bio, NULL, NULL, NULL);
+    EVP_MD_CTX *md = EVP_MD_CTX_new();
+    unsigned char *sig, *part, der[128];
+    size_t siglen, n;
+    int derlen;
+    json_t *head;
+
+    assert_non_null(d2);
+    assert_null(strchr(d2 + 1, '.'));
+    assert_null(strchr(jwt, '='));
+    sig = b64url_decode(d2 + 1, strlen(d2 + 1), &siglen);
+    if (EVP_PKEY_get_base_id(key) == EVP_PKEY_EC) {
+        ECDSA_SIG *s = ECDSA_SIG_new();
+        unsigned char *p = der;
+        assert_int_equal(siglen, 64);
+        ECDSA_SIG_set0(s, BN_bin2bn(sig, 32, NULL), BN_bin2bn(sig + 32, 32, NULL));
+        derlen = i2d_ECDSA_SIG(s, &p);
+        ECDSA_SIG_free(s);
+        assert_true(derlen > 0);
+        assert_int_equal(EVP_DigestVerifyInit(md, NULL, EVP_sha256(), NULL, key), 1);
+        assert_int_equal(EVP_DigestVerify(md, der, (size_t)derlen, (const unsigned char *)jwt,
+                                          (size_t)(d2 - jwt)),
+                         1);
+    } else {
+        assert_int_equal(EVP_DigestVerifyInit(md, NULL, EVP_sha256(), NULL, key), 1);
+        assert_int_equal(
+            EVP_DigestVerify(md, sig, siglen, (const unsigned char *)jwt, (size_t)(d2 - jwt)), 1);
+    }
+    part = b64url_decode(jwt, (size_t)(d1 - jwt), &n);
+    head = json_loadb((const char *)part, n, 0, NULL);
+    rein_free(part);
+    part = b64url_decode(d1 + 1, (size_t)(d2 - d1 - 1), &n);
+    *claims = json_loadb((const char *)part, n, 0, NULL);
+    rein_free(part);
+    rein_free(sig);
+    EVP_MD_CTX_free(md);
+    EVP_PKEY_free(key);
+    BIO_free(bio);
+    assert_non_null(head);
+    assert_non_null(*claims);
+    return head;
+}
+
+static void jwt_signing(void **state)
+{
+    char *ec = key_pem("ec", 0), *rsa = key_pem("rsa", 2048), *small = key_pem("rsa", 1024);
+    char *locked = key_pem("ec-locked", 0);
+    json_t *claims = json_pack("{s:s, s:s, s:I}", "iss", "c", "sub", "c", "exp", (json_int_t)99);
+    json_t *header = json_pack("{s:s, s:s}", "typ", "JWT", "kid", "k1"), *h, *got;
+    struct rein_buf b;
+    rein_error err;
+
+    (void)state;
+    rein_buf_init(&b, 0);
+    /* ES256: a P-256 key; the algorithm chosen from the key when none is named. */
+    assert_int_equal(rein__jwt_sign(NULL, ec, header, claims, &b, &err), REIN_OK);
+    assert_int_equal(rein_buf_addch(&b, '\0'), REIN_OK);
+    h = jwt_verify(b.ptr, ec, &got);
+    assert_string_equal(json_string_value(json_object_get(h, "alg")), "ES256");
+    assert_string_equal(json_string_value(json_object_get(h, "kid")), "k1");
+    assert_true(json_equal(got, claims));
+    json_decref(h);
+    json_decref(got);
+    /* RS256. */
+    rein_buf_reset(&b);
+    assert_int_equal(rein__jwt_sign("RS256", rsa, NULL, claims, &b, &err), REIN_OK);
+    assert_int_equal(rein_buf_addch(&b, '\0'), REIN_OK);
+    h = jwt_verify(b.ptr, rsa, &got);
+    assert_string_equal(json_string_value(json_object_get(h, "alg")), "RS256");
+    json_decref(h);
+    json_decref(got);
+    /* Refused with a reason: a key of the other kind, a short RSA key, an unknown algorithm,
+     * something that is not a key. */
+    rein_buf_reset(&b);
+    assert_int_equal(rein__jwt_sign("ES256", rsa, NULL, claims, &b, &err), REIN_EINVAL);
+    assert_non_null(strstr(err.msg, "P-256"));
+    assert_int_equal(rein__jwt_sign("RS256", ec, NULL, claims, &b, &err), REIN_EINVAL);
+    assert_int_equal(rein__jwt_sign(NULL, small, NULL, claims, &b, &err), REIN_EINVAL);
+    assert_non_null(strstr(err.msg, "2048"));
+    assert_int_equal(rein__jwt_sign("HS256", ec, NULL, claims, &b, &err), REIN_EINVAL);
+    assert_int_equal(
+        rein__jwt_sign(NULL, "-----BEGIN PRIVATE KEY-----\nAAAA\n", NULL, claims, &b, &err),
+        REIN_EINVAL);
+    assert_non_null(strstr(err.msg, "PEM"));
+    /* One that needs a passphrase is refused, never prompted for. */
+    assert_int_equal(rein__jwt_sign(NULL, locked, NULL, claims, &b, &err), REIN_EINVAL);
+    assert_non_null(strstr(err.msg, "passphrase"));
+    rein_buf_release(&b);
+    json_decref(header);
+    json_decref(claims);
+    free(ec);
+    free(rsa);
+    free(small);
+    free(locked);
+}
+
 static const struct CMUnitTest tests[] = {
-    cmocka_unit_test(challenge_parse),      cmocka_unit_test(metadata_documents),
-    cmocka_unit_test(https_only_endpoints), cmocka_unit_test(pkce_and_randomness),
-    cmocka_unit_test(forms_and_queries),    cmocka_unit_test(loopback_redirect),
-    cmocka_unit_test(token_file),
+    cmocka_unit_test(challenge_parse),     cmocka_unit_test(metadata_documents),
+    cmocka_unit_test(jwt_signing),         cmocka_unit_test(https_only_endpoints),
+    cmocka_unit_test(pkce_and_randomness), cmocka_unit_test(forms_and_queries),
+    cmocka_unit_test(loopback_redirect),   cmocka_unit_test(token_file),
 };
 
 REIN_TEST_MAIN(tests)
