@@ -133,6 +133,16 @@ nomem:
     return rein_error_set(err, REIN_ENOMEM, "out of memory reading mcpServers.%s", cfg->name);
 }
 
+/* True when v is NULL (not given) or one of the n strings in list. */
+static bool absent_or_one_of(const char *v, const char *const *list, size_t n)
+{
+    for (size_t i = 0; v && i < n; i++) {
+        if (strcmp(v, list[i]) == 0)
+            return true;
+    }
+    return !v;
+}
+
 /* What the "oauth" members must say together (cfg->oauth holds them). */
 static rein_err oauth_check(struct rein__mcp_conn_config *cfg, rein_error *err)
 {
@@ -143,19 +153,13 @@ static rein_err oauth_check(struct rein__mcp_conn_config *cfg, rein_error *err)
     static const char *const grants[] = {"authorization_code", "client_credentials", "id_jag"};
     static const char *const methods[] = {"none", "client_secret_basic", "client_secret_post",
                                           "private_key_jwt"};
-    bool ok = !grant;
 
-    for (size_t i = 0; grant && i < REIN_ARRAY_SIZE(grants); i++)
-        ok = ok || strcmp(grant, grants[i]) == 0;
-    if (!ok)
+    if (!absent_or_one_of(grant, grants, REIN_ARRAY_SIZE(grants)))
         return rein_error_set(err, REIN_EINVAL,
                               "mcpServers.%s.oauth.grant: \"authorization_code\", "
                               "\"client_credentials\" or \"id_jag\"",
                               cfg->name);
-    ok = !method;
-    for (size_t i = 0; method && i < REIN_ARRAY_SIZE(methods); i++)
-        ok = ok || strcmp(method, methods[i]) == 0;
-    if (!ok)
+    if (!absent_or_one_of(method, methods, REIN_ARRAY_SIZE(methods)))
         return rein_error_set(err, REIN_EINVAL,
                               "mcpServers.%s.oauth.token_endpoint_auth_method: none, "
                               "client_secret_basic, client_secret_post or private_key_jwt",
