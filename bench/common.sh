@@ -32,3 +32,20 @@ $2
 }
 EOF
 }
+
+# nginx_echo_conf DIR PORT: nginx_conf for an nginx on 127.0.0.1:PORT that answers every
+# request with a fixed 200 and the body rein's POST /skills/echo/invoke answers (the
+# benchmarks' ceiling of this machine).
+nginx_echo_conf() {
+  local nginx_port=$2
+  nginx_conf "$1" "$(cat <<EOF
+  server {
+    listen 127.0.0.1:$nginx_port;
+    location / {
+      default_type application/json;
+      return 200 '{"ok":true,"tool":"echo","call_id":"call_1","trace_id":"4bf92f3577b34da6a3ce929d0e0e4736","output":"hello","meta":{"latency_ms":0}}';
+    }
+  }
+EOF
+)"
+}

@@ -87,51 +87,18 @@ if [ -n "$before_rein" ]; then
 fi
 
 nginx_port=$(free_port)
-mkdir -p "$tmp/nginx"
-cat >"$tmp/nginx/nginx.conf" <<EOF
-worker_processes auto;
-daemon off;
-pid $tmp/nginx/nginx.pid;
-error_log $tmp/nginx/error.log;
-events { worker_connections 4096; }
-http {
-  access_log off;
-  client_body_temp_path $tmp/nginx/body;
-  proxy_temp_path $tmp/nginx/proxy;
-  fastcgi_temp_path $tmp/nginx/fastcgi;
-  uwsgi_temp_path $tmp/nginx/uwsgi;
-  scgi_temp_path $tmp/nginx/scgi;
-  server {
-    listen 127.0.0.1:$nginx_port;
-    location / {
-      default_type application/json;
-      return 200 '{"ok":true,"tool":"echo","call_id":"call_1","trace_id":"4bf92f3577b34da6a3ce929d0e0e4736","output":"hello","meta":{"latency_ms":0}}';
-    }
-  }
-}
-EOF
+# shellcheck source=bench/common.sh
+. bench/common.sh
+nginx_echo_conf "$tmp/nginx" "$nginx_port"
 "${pin_srv[@]+"${pin_srv[@]}"}" "$nginx_bin" -c "$tmp/nginx/nginx.conf" -p "$tmp/nginx" \
   -e "$tmp/nginx/error.log" &
 pids+=($!)
 url[nginx]="http://127.0.0.1:$nginx_port/skills/echo/invoke"
 
-body='{"arguments":{"text":"hello"}}'
-for n in "${names[@]}"; do
-  wait_http "${url[$n]}"
-  got=$(curl -s -X POST -H 'Content-Type: application/json' -d "$body" "${url[$n]}")
-  case "$got" in
-    *'"ok":true'*'"output":"hello"'*) ;;
-    *) echo "invoke.sh: $n answered: $got" >&2; exit 1 ;;
-  esac
-done
+check_echo_invoke "$out/invoke_post.lua"
 # nginx's workers are the master's children: their CPU is what serves.
 srv_pids[nginx]=$(pgrep -P "${pids[-1]}" | tr '\n' ' ')
 
-cat >"$out/invoke_post.lua" <<EOF
-wrk.method = "POST"
-wrk.body = '$body'
-wrk.headers["Content-Type"] = "application/json"
-EOF
 
 # One block against $1: prints "requests server_cpu_ms wrk_cpu_ms".
 block_run() {

@@ -1,5 +1,5 @@
-# bench/serve_lib.sh: what the benchmarks of `rein serve` share (sourced by server.sh, turns.sh
-# and conversations.sh; not run on its own).
+# bench/serve_lib.sh: what the benchmarks of `rein serve` share (sourced by server.sh,
+# invoke.sh, turns.sh and conversations.sh; not run on its own).
 #
 # After sourcing: $tmp is a fresh folder removed on exit, and every process whose id is added
 # to pids is stopped on exit. $bench_name names the sourcing script in messages.
@@ -50,4 +50,25 @@ EOF
   done
   echo "$bench_name: the model server did not start" >&2
   exit 1
+}
+
+# Every server in names must answer POST /skills/echo/invoke at url[NAME] as rein does (exits
+# naming the one that does not); then writes $1, a wrk script that POSTs that request. Sets
+# body (the request's body).
+check_echo_invoke() {
+  local n got
+  body='{"arguments":{"text":"hello"}}'
+  for n in "${names[@]}"; do
+    wait_http "${url[$n]}"
+    got=$(curl -s -X POST -H 'Content-Type: application/json' -d "$body" "${url[$n]}")
+    case "$got" in
+      *'"ok":true'*'"output":"hello"'*) ;;
+      *) echo "$bench_name: $n answered: $got" >&2; exit 1 ;;
+    esac
+  done
+  cat >"$1" <<EOF
+wrk.method = "POST"
+wrk.body = '$body'
+wrk.headers["Content-Type"] = "application/json"
+EOF
 }

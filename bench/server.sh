@@ -69,16 +69,7 @@ peer_port=$(free_port)
 pids+=($!)
 
 nginx_port=$(free_port)
-nginx_conf "$tmp/nginx" "$(cat <<EOF
-  server {
-    listen 127.0.0.1:$nginx_port;
-    location / {
-      default_type application/json;
-      return 200 '{"ok":true,"tool":"echo","call_id":"call_1","trace_id":"4bf92f3577b34da6a3ce929d0e0e4736","output":"hello","meta":{"latency_ms":0}}';
-    }
-  }
-EOF
-)"
+nginx_echo_conf "$tmp/nginx" "$nginx_port"
 "$nginx_bin" -c "$tmp/nginx/nginx.conf" -p "$tmp/nginx" -e "$tmp/nginx/error.log" &
 pids+=($!)
 
@@ -88,21 +79,8 @@ declare -A url=(
   [fastapi]="http://127.0.0.1:$peer_port/skills/echo/invoke"
   [nginx]="http://127.0.0.1:$nginx_port/skills/echo/invoke"
 )
-body='{"arguments":{"text":"hello"}}'
-for n in "${names[@]}"; do
-  wait_http "${url[$n]}"
-  got=$(curl -s -X POST -H 'Content-Type: application/json' -d "$body" "${url[$n]}")
-  case "$got" in
-    *'"ok":true'*'"output":"hello"'*) ;;
-    *) echo "server.sh: $n answered: $got" >&2; exit 1 ;;
-  esac
-done
+check_echo_invoke "$out/server_post.lua"
 
-cat >"$out/server_post.lua" <<EOF
-wrk.method = "POST"
-wrk.body = '$body'
-wrk.headers["Content-Type"] = "application/json"
-EOF
 
 # wrk's "Requests/sec" and its 99% line in ms.
 measure() {
