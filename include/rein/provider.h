@@ -108,6 +108,10 @@ REIN_EXTERN int64_t rein_model_response_output_tokens(const rein_model_response 
  * completions and Responses APIs do). */
 REIN_EXTERN int64_t rein_model_response_cached_tokens(const rein_model_response *r);
 REIN_EXTERN int64_t rein_model_response_reasoning_tokens(const rein_model_response *r);
+/* Of the input tokens, those written to the provider's prompt cache (Anthropic's
+ * cache_creation_input_tokens, Bedrock's cacheWriteInputTokens, OpenRouter's
+ * cache_write_tokens); -1 when the provider did not report them. */
+REIN_EXTERN int64_t rein_model_response_cache_write_tokens(const rein_model_response *r);
 /* The model that answered ("gpt-4o-2024-08-06", Gemini's modelVersion) and the reply's id
  * (chatcmpl-…, msg_…, resp_…, Gemini's responseId), as the wire reported them; NULL when it
  * did not (Bedrock reports neither, Ollama no id). Borrowed, valid while the response is. */

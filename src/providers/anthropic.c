@@ -119,6 +119,7 @@ static void take_usage(struct rein_provider_decoder *d, const struct jdoc *doc, 
         in += (cw > 0 ? cw : 0) + (cr > 0 ? cr : 0);
         rein__asm_usage_detail(&d->a, cr, -1);
     }
+    rein__asm_cache_write(&d->a, usage_int(doc, u, "cache_creation_input_tokens", 27));
     if (in >= 0)
         s->cur_in = in;
     if (out >= 0)

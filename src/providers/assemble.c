@@ -36,6 +36,7 @@ rein_model_response *rein__response_new(size_t max_bytes)
     r->output_tokens = -1;
     r->cached_tokens = -1;
     r->reasoning_tokens = -1;
+    r->cache_write_tokens = -1;
     r->retry_after_ms = -1;
     return r;
 }
@@ -676,6 +677,12 @@ void rein__asm_usage_detail(struct rein__asm *a, int64_t cached, int64_t reasoni
         a->r->cached_tokens = cached;
     if (reasoning >= 0)
         a->r->reasoning_tokens = reasoning;
+}
+
+void rein__asm_cache_write(struct rein__asm *a, int64_t tokens)
+{
+    if (tokens >= 0)
+        a->r->cache_write_tokens = tokens;
 }
 
 rein_err rein__asm_call_signature(struct rein__asm *a, size_t i, struct rein__jstr s)

@@ -69,6 +69,7 @@ static void take_usage(struct rein_provider_decoder *d, const struct jdoc *doc, 
         in += (cr > 0 ? cr : 0) + (cw > 0 ? cw : 0);
     rein__asm_usage(&d->a, in, out);
     rein__asm_usage_detail(&d->a, cr, -1);
+    rein__asm_cache_write(&d->a, cw);
 }
 
 static rein_err add_redacted(rein_model_response *r, const struct jdoc *doc, int data)

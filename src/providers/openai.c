@@ -56,6 +56,9 @@ static void take_usage(struct rein_provider_decoder *d, const struct jdoc *doc, 
         &d->a, int_member(doc, JGET(doc, u, "prompt_tokens_details"), "cached_tokens", 13, NULL, 0),
         int_member(doc, JGET(doc, u, "completion_tokens_details"), "reasoning_tokens", 16, NULL,
                    0));
+    /* OpenRouter reports prompt-cache writes (of providers that bill them) here. */
+    rein__asm_cache_write(&d->a, int_member(doc, JGET(doc, u, "prompt_tokens_details"),
+                                            "cache_write_tokens", 18, NULL, 0));
 }
 
 static rein_err take_tool_calls(struct rein_provider_decoder *d, const struct jdoc *doc, int arr)

@@ -1944,6 +1944,10 @@ static void chat_attributes(struct rein_span *span, const rein_provider *p,
         /* Of the input tokens, those read from the provider's prompt cache. */
         if (r->cached_tokens >= 0)
             rein_span_set_int(span, "gen_ai.usage.cache_read.input_tokens", r->cached_tokens);
+        /* And those written to it (counted in the input tokens too, as the conventions ask). */
+        if (r->cache_write_tokens >= 0)
+            rein_span_set_int(span, "gen_ai.usage.cache_creation.input_tokens",
+                              r->cache_write_tokens);
         rein_span_set_int(span, "rein.tool_calls", (int64_t)r->ncalls);
         if (rein_trace_capture_content())
             span_set_json(span, "gen_ai.output.messages", rein_model_response_message(r));

@@ -79,6 +79,9 @@ struct rein_model_response {
     /* Parts of the usage some wires report: prompt tokens read from a cache (counted in
      * input_tokens) and reasoning tokens (counted in output_tokens); -1 when not reported. */
     int64_t cached_tokens, reasoning_tokens;
+    /* Of the input tokens, those written to the provider's prompt cache (Anthropic's
+     * cache_creation_input_tokens, Bedrock's cacheWriteInputTokens); -1 when not reported. */
+    int64_t cache_write_tokens;
     size_t text_calls; /* calls left in the text (report mode) */
     bool complete;
 };
@@ -147,6 +150,8 @@ rein_err rein__asm_identity(struct rein__asm *a, struct rein__jstr id,
                             struct rein__jstr model) REIN_WUR;
 /* The cached and reasoning parts of the usage (-1: not in this report). */
 void rein__asm_usage_detail(struct rein__asm *a, int64_t cached, int64_t reasoning);
+/* The input tokens written to the prompt cache (-1: not in this report). */
+void rein__asm_cache_write(struct rein__asm *a, int64_t tokens);
 /* Gives call i the signature s (a JSON string token's content), replacing any it had. */
 rein_err rein__asm_call_signature(struct rein__asm *a, size_t i, struct rein__jstr s) REIN_WUR;
 rein_err rein__asm_finish_reason(struct rein__asm *a, struct rein__jstr s) REIN_WUR;

@@ -171,6 +171,11 @@ int64_t rein_model_response_cached_tokens(const rein_model_response *r)
     return r->cached_tokens;
 }
 
+int64_t rein_model_response_cache_write_tokens(const rein_model_response *r)
+{
+    return r->cache_write_tokens;
+}
+
 int64_t rein_model_response_reasoning_tokens(const rein_model_response *r)
 {
     return r->reasoning_tokens;

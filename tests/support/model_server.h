@@ -71,7 +71,8 @@
  *                                     Ollama "arguments") text that parses is embedded as is,
  *                                     anything else is sent as a JSON string.
  *   "usage": {"input_tokens": 10, "output_tokens": 5, "reasoning_tokens": 0,
- *             "cached_tokens": 0}     default: about one token per 4 bytes of request/answer
+ *             "cached_tokens": 0,     default: about one token per 4 bytes of request/answer
+ *             "cache_write_tokens": 0} (prompt-cache writes: Anthropic and Bedrock only)
  *   "finish_reason": "stop"           "stop" | "tool_calls" | "length" | "content_filter", mapped
  *                                     per format (Anthropic end_turn/tool_use/max_tokens/
  *                                     refusal; Ollama stop/length); any other text is sent as

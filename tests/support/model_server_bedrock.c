@@ -643,11 +643,11 @@ static void bd_usage(struct rein_jw *w, const struct content *k)
     rein_jw_key(w, "outputTokens");
     rein_jw_int(w, k->out_tokens);
     rein_jw_key(w, "totalTokens");
-    rein_jw_int(w, k->in_tokens + k->out_tokens + k->cached_tokens);
+    rein_jw_int(w, k->in_tokens + k->out_tokens + k->cached_tokens + k->cache_write_tokens);
     rein_jw_key(w, "cacheReadInputTokens");
     rein_jw_int(w, k->cached_tokens);
     rein_jw_key(w, "cacheWriteInputTokens");
-    rein_jw_int(w, 0);
+    rein_jw_int(w, k->cache_write_tokens);
     rein_jw_obj_end(w);
     rein_jw_key(w, "metrics");
     rein_jw_obj_begin(w);

@@ -163,6 +163,7 @@ struct content {
     size_t ncalls;
     const char *finish;
     int64_t in_tokens, out_tokens, reasoning_tokens, cached_tokens;
+    int64_t cache_write_tokens; /* Anthropic's and Bedrock's prompt-cache writes */
     char modelbuf[128];
 };
 

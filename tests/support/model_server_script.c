@@ -137,7 +137,8 @@ static const struct member call_members[] = {{"id", K_STR}, {"name", K_STR}, {"a
 static const struct member usage_members[] = {{"input_tokens", K_COUNT},
                                               {"output_tokens", K_COUNT},
                                               {"reasoning_tokens", K_COUNT},
-                                              {"cached_tokens", K_COUNT}};
+                                              {"cached_tokens", K_COUNT},
+                                              {"cache_write_tokens", K_COUNT}};
 static const struct member error_members[] = {
     {"type", K_STR}, {"message", K_STR}, {"code", K_STR}, {"param", K_STR}};
 static const struct member error_event_members[] = {

@@ -345,6 +345,7 @@ static void gather_usage(struct content *k)
     k->reasoning_tokens = usage_member(usage, "reasoning_tokens",
                                        k->has_reasoning ? estimate_tokens(k->reasoning.total) : 0);
     k->cached_tokens = usage_member(usage, "cached_tokens", 0);
+    k->cache_write_tokens = usage_member(usage, "cache_write_tokens", 0);
 }
 
 rein_err ms__gather(struct content *k, const struct ms_reply *r, const struct ms_ctx *c)
@@ -741,7 +742,7 @@ static void an_usage(struct rein_jw *w, const struct content *k, int64_t out_tok
     rein_jw_key(w, "input_tokens");
     rein_jw_int(w, k->in_tokens);
     rein_jw_key(w, "cache_creation_input_tokens");
-    rein_jw_int(w, 0);
+    rein_jw_int(w, k->cache_write_tokens);
     rein_jw_key(w, "cache_read_input_tokens");
     rein_jw_int(w, k->cached_tokens);
     rein_jw_key(w, "output_tokens");

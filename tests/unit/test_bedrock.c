@@ -432,6 +432,80 @@ static void test_credentials_from_the_environment_and_profiles(void **state)
     free(dir);
 }
 
+/*
+ * What a Converse reply says about itself: no model and no id (the Converse and ConverseStream
+ * responses carry neither; the chat span keeps the request model and sets no
+ * gen_ai.response.model or gen_ai.response.id), and the prompt-cache reads and writes of its
+ * usage (gen_ai.usage.cache_read.input_tokens, gen_ai.usage.cache_creation.input_tokens).
+ * The recordings, whole and in pieces of 1 to 7 bytes, then a framed stream whose metadata
+ * reports cache use.
+ */
+static void test_replies_name_no_model_and_report_cache_use(void **state)
+{
+    static const struct {
+        const char *rec, *fmt;
+        bool lines;
+        int64_t cached, written;
+    } recs[] = {
+        {"vercel-amazon-bedrock-text.json", "bedrock-json", false, 0, 0},
+        {"vercel-amazon-bedrock-reasoning.json", "bedrock-json", false, 0, 0},
+        {"vercel-amazon-bedrock-json-other-tool.1.json", "bedrock-json", false, -1, -1},
+        {"vercel-amazon-bedrock-text.stream.jsonl", "bedrock-eventstream", true, -1, -1},
+        {"vercel-amazon-bedrock-json-other-tool.1.stream.jsonl", "bedrock-eventstream", true, -1,
+         -1},
+    };
+    static const char *const events[][2] = {
+        {"messageStart", "{\"role\":\"assistant\"}"},
+        {"contentBlockDelta", "{\"contentBlockIndex\":0,\"delta\":{\"text\":\"Hi\"}}"},
+        {"contentBlockStop", "{\"contentBlockIndex\":0}"},
+        {"messageStop", "{\"stopReason\":\"end_turn\"}"},
+        {"metadata", "{\"usage\":{\"inputTokens\":10,\"outputTokens\":1,\"totalTokens\":106,"
+                     "\"cacheReadInputTokens\":90,\"cacheWriteInputTokens\":5},"
+                     "\"metrics\":{\"latencyMs\":12}}"},
+    };
+    struct rein_buf b;
+    rein_model_response *r;
+    rein_error err;
+
+    (void)state;
+    for (size_t i = 0; i < REIN_ARRAY_SIZE(recs); i++) {
+        char path[1024];
+        size_t len;
+        snprintf(path, sizeof(path), "%s/tests/data/providers/bedrock/%s", REIN_SOURCE_DIR,
+                 recs[i].rec);
+        char *text = test_read_file(path, &len);
+        assert_non_null(text);
+        for (size_t chunk = 0; chunk <= 7; chunk++) {
+            r = test_decode(recs[i].fmt, text, len, chunk, recs[i].lines, NULL, 0, &err);
+            if (!r)
+                fail_msg("%s: %s", recs[i].rec, err.msg);
+            assert_null(rein_model_response_model(r));
+            assert_null(rein_model_response_id(r));
+            assert_int_equal(rein_model_response_cached_tokens(r), recs[i].cached);
+            assert_int_equal(rein_model_response_cache_write_tokens(r), recs[i].written);
+            rein_model_response_free(r);
+        }
+        free(text);
+    }
+    rein_buf_init(&b, 0);
+    for (size_t i = 0; i < REIN_ARRAY_SIZE(events); i++)
+        assert_rein_ok(
+            ms_eventstream_frame(&b, "event", events[i][0], events[i][1], strlen(events[i][1])),
+            NULL);
+    for (size_t chunk = 0; chunk <= 1; chunk++) {
+        r = test_decode("bedrock-eventstream", b.ptr, b.len, chunk, false, NULL, 0, &err);
+        assert_non_null(r);
+        assert_string_equal(rein_model_response_text(r), "Hi");
+        assert_null(rein_model_response_model(r));
+        assert_null(rein_model_response_id(r));
+        assert_int_equal(rein_model_response_input_tokens(r), 105);
+        assert_int_equal(rein_model_response_cached_tokens(r), 90);
+        assert_int_equal(rein_model_response_cache_write_tokens(r), 5);
+        rein_model_response_free(r);
+    }
+    rein_buf_release(&b);
+}
+
 static void test_format_names_presets_and_caps(void **state)
 {
     enum rein_wire_format f;
@@ -457,6 +531,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_recordings_decode_to_the_written_down_values),
     cmocka_unit_test(test_exceptions_cuts_and_stop_reasons),
     cmocka_unit_test(test_credentials_from_the_environment_and_profiles),
+    cmocka_unit_test(test_replies_name_no_model_and_report_cache_use),
     cmocka_unit_test(test_format_names_presets_and_caps),
 };
 

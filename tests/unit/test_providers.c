@@ -1892,38 +1892,49 @@ static void test_responses_stream_events(void **state)
     }
 }
 
-/* The model that answered, the reply's id and the cached input tokens, from every wire that
- * reports them (gen_ai.response.model, gen_ai.response.id,
- * gen_ai.usage.cache_read.input_tokens on the chat span), whole and streamed byte by byte. */
+/* The model that answered, the reply's id and the input tokens read from and written to the
+ * prompt cache, from every wire that reports them (gen_ai.response.model, gen_ai.response.id,
+ * gen_ai.usage.cache_read.input_tokens and gen_ai.usage.cache_creation.input_tokens on the
+ * chat span), whole and streamed byte by byte. Bedrock's Converse replies name neither model
+ * nor id (test_bedrock.c). */
 static void test_replies_name_their_model_and_id(void **state)
 {
     static const struct {
         const char *format, *text, *model, *id;
-        int64_t cached;
+        int64_t cached, written;
     } cases[] = {
         {"openai-json",
          "{\"id\":\"chatcmpl-1\",\"object\":\"chat.completion\",\"model\":\"gpt-4o-2024-08-06\","
          "\"choices\":[{\"index\":0,\"message\":{\"role\":\"assistant\",\"content\":\"hi\"},"
          "\"finish_reason\":\"stop\"}],\"usage\":{\"prompt_tokens\":9,\"completion_tokens\":1,"
          "\"prompt_tokens_details\":{\"cached_tokens\":4}}}",
-         "gpt-4o-2024-08-06", "chatcmpl-1", 4},
+         "gpt-4o-2024-08-06", "chatcmpl-1", 4, -1},
         {"openai-sse",
          "data: "
          "{\"id\":\"chatcmpl-2\",\"model\":\"openai/gpt-5\\u002dmini\",\"choices\":[{\"index\":0,"
          "\"delta\":{\"content\":\"hi\"}}]}\n\n"
          "data: {\"id\":\"chatcmpl-2\",\"model\":\"other\",\"choices\":[{\"index\":0,\"delta\":{},"
          "\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n",
-         "openai/gpt-5-mini", "chatcmpl-2", -1},
+         "openai/gpt-5-mini", "chatcmpl-2", -1, -1},
+        /* OpenRouter's usage chunk: cache reads and writes in prompt_tokens_details. */
+        {"openai-sse",
+         "data: {\"id\":\"gen-3\",\"model\":\"anthropic/claude-sonnet-4\",\"choices\":[{"
+         "\"index\":0,\"delta\":{\"content\":\"hi\"},\"finish_reason\":\"stop\"}]}\n\n"
+         "data: {\"id\":\"gen-3\",\"model\":\"anthropic/claude-sonnet-4\",\"choices\":[],"
+         "\"usage\":{\"prompt_tokens\":194,\"completion_tokens\":2,\"prompt_tokens_details\":{"
+         "\"cached_tokens\":0,\"cache_write_tokens\":100}}}\n\ndata: [DONE]\n\n",
+         "anthropic/claude-sonnet-4", "gen-3", 0, 100},
         {"anthropic-json",
          "{\"id\":\"msg_1\",\"type\":\"message\",\"role\":\"assistant\",\"model\":\"claude-x-1\","
          "\"content\":[{\"type\":\"text\",\"text\":\"hi\"}],\"stop_reason\":\"end_turn\","
          "\"usage\":{\"input_tokens\":3,\"cache_creation_input_tokens\":2,"
          "\"cache_read_input_tokens\":5,\"output_tokens\":1}}",
-         "claude-x-1", "msg_1", 5},
+         "claude-x-1", "msg_1", 5, 2},
         {"anthropic-sse",
          "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_2\","
          "\"type\":\"message\",\"role\":\"assistant\",\"model\":\"claude-y-2\",\"content\":[],"
-         "\"usage\":{\"input_tokens\":1,\"cache_read_input_tokens\":7,\"output_tokens\":1}}}\n\n"
+         "\"usage\":{\"input_tokens\":1,\"cache_creation_input_tokens\":11,"
+         "\"cache_read_input_tokens\":7,\"output_tokens\":1}}}\n\n"
          "event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,"
          "\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n"
          "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,"
@@ -1932,24 +1943,24 @@ static void test_replies_name_their_model_and_id(void **state)
          "event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":"
          "\"end_turn\"},\"usage\":{\"output_tokens\":2}}\n\n"
          "event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n",
-         "claude-y-2", "msg_2", 7},
+         "claude-y-2", "msg_2", 7, 11},
         {"gemini-json",
          "{\"candidates\":[{\"content\":{\"parts\":[{\"text\":\"hi\"}],\"role\":\"model\"},"
          "\"finishReason\":\"STOP\"}],\"usageMetadata\":{\"promptTokenCount\":9,"
          "\"candidatesTokenCount\":1,\"cachedContentTokenCount\":3},"
          "\"modelVersion\":\"gemini-2.5-flash\",\"responseId\":\"r-77\"}",
-         "gemini-2.5-flash", "r-77", 3},
+         "gemini-2.5-flash", "r-77", 3, -1},
         {"openai-responses-json",
          "{\"id\":\"resp_1\",\"object\":\"response\",\"model\":\"gpt-5-2025-08-07\","
          "\"status\":\"completed\",\"output\":[{\"type\":\"message\",\"id\":\"m1\",\"role\":"
          "\"assistant\",\"content\":[{\"type\":\"output_text\",\"text\":\"hi\"}]}],"
          "\"usage\":{\"input_tokens\":9,\"input_tokens_details\":{\"cached_tokens\":2},"
          "\"output_tokens\":1}}",
-         "gpt-5-2025-08-07", "resp_1", 2},
+         "gpt-5-2025-08-07", "resp_1", 2, -1},
         {"ollama-json",
          "{\"model\":\"llama3.2\",\"created_at\":\"2025-01-01T00:00:00Z\",\"message\":{\"role\":"
          "\"assistant\",\"content\":\"hi\"},\"done\":true,\"done_reason\":\"stop\"}",
-         "llama3.2", NULL, -1},
+         "llama3.2", NULL, -1, -1},
     };
 
     (void)state;
@@ -1971,9 +1982,84 @@ static void test_replies_name_their_model_and_id(void **state)
             else
                 assert_null(rein_model_response_id(r));
             assert_int_equal(rein_model_response_cached_tokens(r), cases[i].cached);
+            assert_int_equal(rein_model_response_cache_write_tokens(r), cases[i].written);
             rein_model_response_free(r);
         }
     }
+}
+
+/* The last "KEY": N in text (N >= 0), or -1 when KEY does not occur with a number. */
+static int64_t last_count(const char *text, const char *key)
+{
+    int64_t v = -1;
+
+    for (const char *p = strstr(text, key); p; p = strstr(p + 1, key)) {
+        const char *q = p + strlen(key);
+        while (*q == ' ' || *q == ':')
+            q++;
+        if (*q >= '0' && *q <= '9')
+            v = strtoll(q, NULL, 10);
+    }
+    return v;
+}
+
+/* The real recordings that report prompt-cache writes (Anthropic's usage carries
+ * cache_creation_input_tokens, 0 in all of them): the count decoded, whole and byte by byte,
+ * is the last one the reply reported; a recording without it reports none (-1). */
+static void test_recordings_report_cache_writes(void **state)
+{
+    char dir[1024];
+    struct dirent *e;
+    DIR *d;
+    int with = 0;
+
+    (void)state;
+    if (!test_require_shared("fixtures/SOURCES.md"))
+        return;
+    snprintf(dir, sizeof(dir), "%s/tests/data/providers", REIN_SOURCE_DIR);
+    d = opendir(dir);
+    assert_non_null(d);
+    while ((e = readdir(d))) {
+        char path[2048], sub[1024];
+        json_t *spec;
+        enum rein_wire_format fmt;
+        struct rein_decoder_options opt;
+        char *text;
+        size_t len;
+        if (!strstr(e->d_name, ".expected.json"))
+            continue;
+        snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+        spec = rein_json_load_file(path, NULL);
+        assert_non_null(spec);
+        assert_rein_ok(
+            rein_wire_format_parse(json_string_value(json_object_get(spec, "format")), &fmt), NULL);
+        memset(&opt, 0, sizeof(opt));
+        opt.payload_lines = json_is_true(json_object_get(spec, "jsonl"));
+        snprintf(sub, sizeof(sub), "fixtures/%s",
+                 json_string_value(json_object_get(spec, "fixture")));
+        text = test_read_file(test_shared_path(sub), &len);
+        assert_non_null(text);
+        int64_t want = last_count(text, "\"cache_creation_input_tokens\"");
+        if (want < 0)
+            want = last_count(text, "\"cache_write_tokens\"");
+        with += want >= 0;
+        for (size_t chunk = 0; chunk <= 1; chunk++) {
+            rein_error err;
+            rein_model_response *r;
+            rein_error_clear(&err);
+            r = decode_opts(fmt, text, len, chunk, &opt, NULL, &err);
+            if (!r)
+                continue; /* error bodies; test_fixtures_decode_to_hand_written_values */
+            if (rein_model_response_cache_write_tokens(r) != want)
+                fail_msg("%s (chunk %zu): cache writes %lld, want %lld", sub, chunk,
+                         (long long)rein_model_response_cache_write_tokens(r), (long long)want);
+            rein_model_response_free(r);
+        }
+        free(text);
+        json_decref(spec);
+    }
+    closedir(d);
+    assert_true(with >= 8); /* the Anthropic recordings with usage */
 }
 
 static void test_responses_endings_and_errors(void **state)
@@ -2500,6 +2586,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_responses_stream_events),
     cmocka_unit_test(test_responses_endings_and_errors),
     cmocka_unit_test(test_replies_name_their_model_and_id),
+    cmocka_unit_test(test_recordings_report_cache_writes),
     cmocka_unit_test(test_responses_encodes_the_history),
     cmocka_unit_test(test_responses_previous_response_id),
     cmocka_unit_test(test_azure_addresses_and_keys),
