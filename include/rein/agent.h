@@ -394,8 +394,11 @@ REIN_EXTERN void rein_agent_set_verifier(rein_agent *a, rein_provider *verifier)
  */
 /* One model request as the observer sees it (every pointer borrowed for the call). */
 struct rein_agent_model_call {
-    const char *provider;  /* rein_provider_name */
-    const char *model;     /* the model asked for */
+    const char *provider; /* rein_provider_name */
+    const char *model;    /* the model asked for */
+    /* The model that answered as the reply named it (rein_model_response_model), or NULL
+     * when it did not (Bedrock) or no reply came. */
+    const char *response_model;
     double seconds;        /* from sending to the end of the reply */
     int64_t input_tokens;  /* -1 when the reply did not say */
     int64_t output_tokens; /* -1 when the reply did not say */

@@ -30,7 +30,7 @@ enum rein_metric_kind {
     REIN_METRIC_HISTOGRAM = 2,
 };
 
-#define REIN_METRIC_MAX_LABELS  4
+#define REIN_METRIC_MAX_LABELS  5
 #define REIN_METRIC_MAX_BUCKETS 16
 /* Series one family holds at most; label sets past it are counted under values "other". */
 #define REIN_METRIC_MAX_SERIES 1000

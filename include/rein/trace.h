@@ -177,7 +177,7 @@ enum rein_otel_metric_kind {
     REIN_OTEL_HISTOGRAM = 3,
 };
 
-#define REIN_OTEL_MAX_ATTRS 4
+#define REIN_OTEL_MAX_ATTRS 5
 
 /* One series' state at collection time. */
 struct rein_otel_point {

@@ -162,6 +162,7 @@ static rein_err send_model(struct turn *t, rein_provider *p, rein_model_response
         struct rein_agent_model_call mc = {
             .provider = rein_provider_name(p),
             .model = rein_provider_model(p),
+            .response_model = *out ? rein_model_response_model(*out) : NULL,
             .seconds = (double)(rein_now_ns() - t0) / 1e9,
             .input_tokens = *out ? rein_model_response_input_tokens(*out) : -1,
             .output_tokens = *out ? rein_model_response_output_tokens(*out) : -1,

@@ -237,7 +237,7 @@ static int64_t unix_ns(void)
 /* The series for these values, created when absent; called with the registry locked. */
 static struct series *find_series(struct rein_metric *f, const char *const *given)
 {
-    const char *values[REIN_METRIC_MAX_LABELS] = {"", "", "", ""};
+    const char *values[REIN_METRIC_MAX_LABELS] = {"", "", "", "", ""};
     bool again = false;
     struct series *s;
 
@@ -534,6 +534,7 @@ static const struct {
     {"gen_ai_operation_name", "gen_ai.operation.name"},
     {"gen_ai_provider_name", "gen_ai.provider.name"},
     {"gen_ai_request_model", "gen_ai.request.model"},
+    {"gen_ai_response_model", "gen_ai.response.model"},
     {"gen_ai_token_type", "gen_ai.token.type"},
     {"error_type", "error.type"},
 };
@@ -794,20 +795,26 @@ static void observe_provider_error(void *userdata, const char *provider, const c
  * The OpenTelemetry GenAI client metrics (semantic conventions v1.41.0, docs/decisions/0029)
  * in Prometheus names: gen_ai.client.token.usage (histogram of tokens per request, by
  * gen_ai.token.type) and gen_ai.client.operation.duration (seconds), with the conventions'
- * bucket boundaries. The model label is the configured model, a closed set.
+ * bucket boundaries. The request model is the configured model, a closed set; the response
+ * model is what the provider named (recommended by the conventions on both metrics), usually
+ * one dated version of it, and the family's series cap (REIN_METRIC_MAX_SERIES) bounds a
+ * provider that names a new one every time.
  */
 static void observe_model_call(void *userdata, const struct rein_agent_model_call *c)
 {
     static const char *const token_labels[] = {"gen_ai_operation_name", "gen_ai_provider_name",
-                                               "gen_ai_request_model", "gen_ai_token_type", NULL};
-    static const char *const time_labels[] = {"gen_ai_operation_name", "gen_ai_provider_name",
-                                              "gen_ai_request_model", "error_type", NULL};
+                                               "gen_ai_request_model",  "gen_ai_response_model",
+                                               "gen_ai_token_type",     NULL};
+    static const char *const time_labels[] = {
+        "gen_ai_operation_name", "gen_ai_provider_name", "gen_ai_request_model",
+        "gen_ai_response_model", "error_type",           NULL};
     static const double token_buckets[] = {
         1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304, 16777216, 67108864};
     static const double time_buckets[] = {0.01, 0.02, 0.04, 0.08,  0.16,  0.32,  0.64,
                                           1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92};
     rein_metrics *m = userdata;
     const char *model = c->model ? c->model : "";
+    const char *answered = c->response_model ? c->response_model : "";
     rein_error err;
     rein_metric *usage =
         rein_metrics_family(m, REIN_METRIC_HISTOGRAM, "gen_ai_client_token_usage",
@@ -817,9 +824,10 @@ static void observe_model_call(void *userdata, const struct rein_agent_model_cal
         rein_metrics_family(m, REIN_METRIC_HISTOGRAM, "gen_ai_client_operation_duration_seconds",
                             "gen_ai.client.operation.duration: seconds per model request",
                             time_labels, time_buckets, REIN_ARRAY_SIZE(time_buckets), &err);
-    const char *in[REIN_METRIC_MAX_LABELS] = {"chat", c->provider, model, "input"};
-    const char *out[REIN_METRIC_MAX_LABELS] = {"chat", c->provider, model, "output"};
-    const char *t[REIN_METRIC_MAX_LABELS] = {"chat", c->provider, model, c->error ? c->error : ""};
+    const char *in[REIN_METRIC_MAX_LABELS] = {"chat", c->provider, model, answered, "input"};
+    const char *out[REIN_METRIC_MAX_LABELS] = {"chat", c->provider, model, answered, "output"};
+    const char *t[REIN_METRIC_MAX_LABELS] = {"chat", c->provider, model, answered,
+                                             c->error ? c->error : ""};
 
     if (c->input_tokens >= 0)
         rein_metric_observe(usage, in, (double)c->input_tokens);

@@ -372,6 +372,9 @@ static void receiver_down(void **state)
                                    "gen_ai_operation_name=\"chat\",gen_ai_provider_name="));
     assert_non_null(strstr(r.body, "gen_ai_token_type=\"input\"} 10\n"));
     assert_non_null(strstr(r.body, "gen_ai_token_type=\"output\"} 10\n"));
+    /* With the model that answered, as the reply named it (the scripted server echoes it). */
+    assert_non_null(strstr(r.body, "gen_ai_request_model=\"test-model\",gen_ai_response_model="
+                                   "\"test-model\",gen_ai_token_type=\"input\"} 10\n"));
     assert_null(strstr(r.body, "rein_trace_spans_dropped_total 0\n"));
     th_resp_free(&r);
     assert_int_equal(otlp_requests(F->otlp), 0);

@@ -94,6 +94,23 @@ assert a["gen_ai.request.model"] == "test-model", a
 assert a["gen_ai.response.model"] == "test-model-2026-01-01", a
 assert a["gen_ai.response.id"] == "chatcmpl-r1", a
 assert a["gen_ai.usage.input_tokens"] == 12 and a["gen_ai.usage.cache_read.input_tokens"] == 5, a
+assert "gen_ai.usage.cache_creation.input_tokens" not in a, a  # OpenAI reports no cache writes
+PY
+
+# ---- Anthropic: the prompt-cache writes too (counted in the input tokens, as the conventions say) ----
+: >"$tmp/spans.jsonl"
+script '[{"text":"plain","model":"claude-test-20260101","id":"msg_r2",
+          "usage":{"input_tokens":3,"output_tokens":2,"cached_tokens":5,"cache_write_tokens":4}}]'
+run 0 "$rein" chat --provider anthropic --base-url "$url" --model claude-test "hello" \
+  --verification off --json
+python3 - "$tmp/spans.jsonl" <<'PY' || fail "the chat span does not count the cache writes"
+import json, sys
+spans = [json.loads(l) for l in open(sys.argv[1])]
+a = next(s for s in spans if s["name"] == "chat claude-test")["attrs"]
+assert a["gen_ai.response.model"] == "claude-test-20260101" and a["gen_ai.response.id"] == "msg_r2", a
+assert a["gen_ai.usage.input_tokens"] == 12, a
+assert a["gen_ai.usage.cache_read.input_tokens"] == 5, a
+assert a["gen_ai.usage.cache_creation.input_tokens"] == 4, a
 PY
 
 # ---- the content-capture switch ----
@@ -124,8 +141,9 @@ grep -q "dropped" "$tmp/err" || fail "the refused batch was not reported: $(cat 
 for proto in http/protobuf http/json; do
   rm -f "$tmp/spans.jsonl.metrics"
   script '[{"tool_calls":[{"id":"m1","name":"echo","arguments":"{\"text\":\"hi\"}"}],
-           "usage":{"input_tokens":0,"output_tokens":7}},
-           {"text":"done","usage":{"input_tokens":0,"output_tokens":300}}]'
+           "model":"test-model-2026-01-01","usage":{"input_tokens":0,"output_tokens":7}},
+           {"text":"done","model":"test-model-2026-01-01",
+            "usage":{"input_tokens":0,"output_tokens":300}}]'
   OTEL_EXPORTER_OTLP_PROTOCOL=$proto OTEL_TRACES_EXPORTER=none OTEL_METRIC_EXPORT_INTERVAL=600000 \
     run 0 "$rein" chat "${model[@]}" "echo hi" --mode auto --verification off --json
   [ -s "$tmp/spans.jsonl.metrics" ] || fail "$proto: no metrics arrived: $(cat "$tmp/recv.err")"
@@ -139,7 +157,7 @@ def one(name, **attrs):
     assert len(found) == 1, (name, attrs, points)
     return found[0]
 base = {"gen_ai.operation.name": "chat", "gen_ai.provider.name": "openai-compatible",
-        "gen_ai.request.model": "test-model"}
+        "gen_ai.request.model": "test-model", "gen_ai.response.model": "test-model-2026-01-01"}
 tokens = [1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304, 16777216, 67108864]
 secs = [0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92]
 inp = one("gen_ai.client.token.usage", **base, **{"gen_ai.token.type": "input"})
