@@ -976,7 +976,9 @@ static void span_attributes(struct rein_span *span, struct turn *t, rein_agent_r
     rein_span_set_str(span, "rein.stop_reason", rein_agent_stop_name(t->stop));
     rein_span_set_int(span, "rein.iterations", t->iterations);
     rein_span_set_int(span, "rein.model_calls", t->model_calls);
-    rein_span_set_int(span, "rein.tool_calls", (int64_t)t->nrecs);
+    /* The calls have moved into the result by now. */
+    rein_span_set_int(span, "rein.tool_calls",
+                      (int64_t)(r ? rein_agent_result_tool_call_count(r) : t->nrecs));
     if (t->refuted)
         rein_span_set_int(span, "rein.claims.refuted", (int64_t)json_array_size(t->refuted));
     if (!r || !rein_agent_result_success(r))

@@ -209,6 +209,7 @@ static void turn_spans_and_propagation(void **state)
     assert_string_equal(otlp_attr_str(turn, "gen_ai.operation.name"), "invoke_agent");
     assert_string_equal(otlp_attr_str(turn, "rein.stop_reason"), "final_answer");
     assert_int_equal(otlp_attr_int(turn, "rein.model_calls"), 3);
+    assert_int_equal(otlp_attr_int(turn, "rein.tool_calls"), 4); /* was 0: counted too late */
     assert_string_equal(
         json_string_value(json_object_get(json_object_get(turn, "resource"), "service.name")),
         "rein-test");
