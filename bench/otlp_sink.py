@@ -5,6 +5,10 @@ import http.server
 
 
 class Sink(http.server.BaseHTTPRequestHandler):
+    # Connections stay open between exports, as a collector keeps them (the OpenTelemetry
+    # Collector's OTLP/HTTP receiver is Go's net/http, HTTP/1.1 keep-alive).
+    protocol_version = "HTTP/1.1"
+
     def do_POST(self):
         self.rfile.read(int(self.headers.get("Content-Length", 0)))
         self.send_response(200)

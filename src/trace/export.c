@@ -181,8 +181,7 @@ static void export_batch(struct rein__span_rec **spans, size_t n)
     /* A body far larger than usual is not kept (a batch of captured message contents). */
     if (body->len > ((size_t)4 << 20))
         rein_buf_release(body);
-    for (size_t i = 0; i < n; i++)
-        rein__span_rec_free(spans[i]);
+    rein__span_recs_free(spans, n);
 }
 
 static void *exporter_main(void *arg)
@@ -355,6 +354,7 @@ void rein_trace_shutdown(int64_t timeout_ms)
         ex = NULL;
         exporter_free(e);
     }
+    rein__span_pool_drain();
     set_up = false;
     pthread_mutex_unlock(&setup_mu);
 }

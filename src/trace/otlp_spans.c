@@ -6,8 +6,9 @@
  * Not through protobuf-c (which metrics use, otlp_proto.c): packing a span tree with it, after
  * building the tree of messages, was about 60% of the instructions tracing added per span
  * (callgrind, bench/trace_span.sh), as its pack asks every nested message its size again at
- * each level. Here each length-delimited field's size is computed once before it is written,
- * and nothing is allocated but the body. The tests decode the result with protobufjs reading
+ * each level. Here a size pass computes each length-delimited field's size once and keeps it
+ * (in the span, its events and attributes) for the write pass, and nothing is allocated but
+ * the body. The tests decode the result with protobufjs reading
  * the official .proto files (tests/node/otlp_receiver.mjs), not with this code.
  */
 #include "trace_int.h"
@@ -83,13 +84,20 @@ static void put_fixed64(struct w *w, unsigned field, uint64_t v)
 }
 
 /* AnyValue: 1 string, 2 bool, 3 int, 4 double, 5 array (ArrayValue: 1 repeated AnyValue). */
-static size_t any_size(const struct rein__attr *a)
+static size_t strs_size(const struct rein__attr *a)
 {
     size_t n = 0;
 
+    for (size_t i = 0; i < a->u.strs.n; i++)
+        n += lenf(strf(a->u.strs.v[i]));
+    return n;
+}
+
+static size_t any_size(const struct rein__attr *a)
+{
     switch (a->type) {
     case ATTR_STR:
-        return strf(a->u.s);
+        return lenf(a->u.slen);
     case ATTR_INT:
         return 1 + vlen((uint64_t)a->u.i);
     case ATTR_DOUBLE:
@@ -97,9 +105,7 @@ static size_t any_size(const struct rein__attr *a)
     case ATTR_BOOL:
         return 2;
     case ATTR_STRS:
-        for (size_t i = 0; i < a->u.strs.n; i++)
-            n += lenf(strf(a->u.strs.v[i]));
-        return lenf(n);
+        return lenf(strs_size(a));
     }
     return 0;
 }
@@ -108,7 +114,7 @@ static void any_write(struct w *w, const struct rein__attr *a)
 {
     switch (a->type) {
     case ATTR_STR:
-        put_str(w, 1, a->u.s);
+        put_bytes(w, 1, a->u.s, a->u.slen);
         break;
     case ATTR_INT:
         put_tag(w, 3, WT_VARINT);
@@ -124,42 +130,44 @@ static void any_write(struct w *w, const struct rein__attr *a)
         put_tag(w, 2, WT_VARINT);
         *w->p++ = a->u.b ? 1 : 0;
         break;
-    case ATTR_STRS: {
-        size_t n = 0;
-        for (size_t i = 0; i < a->u.strs.n; i++)
-            n += lenf(strf(a->u.strs.v[i]));
-        put_len(w, 5, n);
+    case ATTR_STRS:
+        put_len(w, 5, strs_size(a));
         for (size_t i = 0; i < a->u.strs.n; i++) {
             put_len(w, 1, strf(a->u.strs.v[i]));
             put_str(w, 1, a->u.strs.v[i]);
         }
         break;
     }
-    }
 }
 
-/* KeyValue: 1 key, 2 value. */
+/* KeyValue: 1 key, 2 value. The size pass keeps the key's length and the value's size in
+ * the attribute for the write pass. */
 static size_t kv_size(const struct rein__attr *a)
 {
-    return strf(a->key) + lenf(any_size(a));
+    return lenf(a->klen) + lenf(a->any);
 }
 
-static size_t kvs_size(const struct rein__attrs *a)
+static size_t kvs_measure(struct rein__attrs *a)
 {
     size_t n = 0;
 
-    for (size_t i = 0; i < a->n; i++)
-        n += lenf(kv_size(&a->v[i]));
+    for (size_t i = 0; i < a->n; i++) {
+        struct rein__attr *at = &a->v[i];
+        at->klen = (uint32_t)strlen(at->key);
+        at->any = any_size(at);
+        n += lenf(kv_size(at));
+    }
     return n;
 }
 
 static void kvs_write(struct w *w, const struct rein__attrs *a, unsigned field)
 {
     for (size_t i = 0; i < a->n; i++) {
-        put_len(w, field, kv_size(&a->v[i]));
-        put_str(w, 1, a->v[i].key);
-        put_len(w, 2, any_size(&a->v[i]));
-        any_write(w, &a->v[i]);
+        const struct rein__attr *at = &a->v[i];
+        put_len(w, field, kv_size(at));
+        put_bytes(w, 1, at->key, at->klen);
+        put_len(w, 2, at->any);
+        any_write(w, at);
     }
 }
 
@@ -172,31 +180,31 @@ static void hex_bytes(const char *hex, uint8_t *out, size_t len)
     }
 }
 
-/* Span.Event: 1 time fixed64, 2 name, 3 attributes. */
-static size_t event_size(const struct rein__span_event *e)
-{
-    return 9 + strf(e->name) + kvs_size(&e->attrs);
-}
-
 /* Status: 2 message, 3 code. */
 static size_t status_size(const struct rein__span_rec *r)
 {
     return r->failed ? 2 + (r->status_msg ? strf(r->status_msg) : 0) : 0;
 }
 
-/* Span: 1 trace_id, 2 span_id, 3 trace_state, 4 parent_span_id, 5 name, 6 kind, 7 start,
- * 8 end, 9 attributes, 11 events, 15 status. */
-static size_t span_size(const struct rein__span_rec *r)
+/* The size pass over a span: its encoded size (kept in r->enc, and each event's in e->enc).
+ * Span: 1 trace_id, 2 span_id, 3 trace_state, 4 parent_span_id, 5 name, 6 kind, 7 start,
+ * 8 end, 9 attributes, 11 events, 15 status. Span.Event: 1 time fixed64, 2 name,
+ * 3 attributes. */
+static size_t span_measure(struct rein__span_rec *r)
 {
-    size_t n =
-        lenf(16) + lenf(8) + strf(r->name) + 2 + 9 + 9 + kvs_size(&r->attrs) + lenf(status_size(r));
+    size_t n = lenf(16) + lenf(8) + strf(r->name) + 2 + 9 + 9 + kvs_measure(&r->attrs) +
+               lenf(status_size(r));
 
     if (r->state)
         n += strf(r->state);
     if (r->parent_id[0])
         n += lenf(8);
-    for (size_t i = 0; i < r->nevents; i++)
-        n += lenf(event_size(&r->events[i]));
+    for (size_t i = 0; i < r->nevents; i++) {
+        struct rein__span_event *e = &r->events[i];
+        e->enc = 9 + strf(e->name) + kvs_measure(&e->attrs);
+        n += lenf(e->enc);
+    }
+    r->enc = n;
     return n;
 }
 
@@ -222,7 +230,7 @@ static void span_write(struct w *w, const struct rein__span_rec *r)
     kvs_write(w, &r->attrs, 9);
     for (size_t i = 0; i < r->nevents; i++) {
         const struct rein__span_event *e = &r->events[i];
-        put_len(w, 11, event_size(e));
+        put_len(w, 11, e->enc);
         put_fixed64(w, 1, (uint64_t)e->time_ns);
         put_str(w, 2, e->name);
         kvs_write(w, &e->attrs, 3);
@@ -236,16 +244,16 @@ static void span_write(struct w *w, const struct rein__span_rec *r)
     }
 }
 
-rein_err rein__otlp_proto_traces(struct rein_buf *b, const struct rein__resource *res,
+rein_err rein__otlp_proto_traces(struct rein_buf *b, struct rein__resource *res,
                                  struct rein__span_rec *const *spans, size_t n)
 {
     size_t scope = strf("rein") + strf(REIN_VERSION_STRING);
-    size_t resource = kvs_size(&res->attrs);
+    size_t resource = kvs_measure(&res->attrs);
     size_t ss = lenf(scope), rs, total;
     struct w w;
 
     for (size_t i = 0; i < n; i++)
-        ss += lenf(span_size(spans[i]));
+        ss += lenf(span_measure(spans[i]));
     rs = lenf(resource) + lenf(ss);
     total = lenf(rs);
     if (rein_buf_grow(b, total) != REIN_OK)
@@ -259,7 +267,7 @@ rein_err rein__otlp_proto_traces(struct rein_buf *b, const struct rein__resource
     put_str(&w, 1, "rein");
     put_str(&w, 2, REIN_VERSION_STRING);
     for (size_t i = 0; i < n; i++) {
-        put_len(&w, 2, span_size(spans[i])); /* ScopeSpans.spans */
+        put_len(&w, 2, spans[i]->enc); /* ScopeSpans.spans */
         span_write(&w, spans[i]);
     }
     b->len += (size_t)(w.p - (uint8_t *)b->ptr - b->len);

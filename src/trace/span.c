@@ -8,6 +8,7 @@
  */
 #include "trace_int.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -64,6 +65,7 @@ static bool attrs_add(struct rein__bump *st, struct rein__attrs *a, const char *
         copy[len] = '\0';
     }
     at->u.s = copy;
+    at->u.slen = len;
     a->n++;
     return true;
 }
@@ -89,12 +91,77 @@ void rein__attrs_release(struct rein__attrs *a)
     memset(a, 0, sizeof(*a));
 }
 
+/*
+ * Records are reused: a record is 1 KB and more, past the sizes glibc's per-thread cache
+ * keeps, and it is allocated on the turn's thread and freed on the exporter's, so every
+ * malloc and free went through the arena's slow path (about 1,000 instructions a span,
+ * bench/trace.sh). The pool keeps at most POOL_MAX, one default batch.
+ */
+#define POOL_MAX 512
+
+static pthread_mutex_t pool_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct rein__span_rec *pool;
+static size_t pool_len;
+
+void rein__span_recs_free(struct rein__span_rec *const *r, size_t n)
+{
+    struct rein__span_rec *spare = NULL;
+
+    for (size_t i = 0; i < n; i++)
+        if (r[i])
+            rein__bump_release(&r[i]->store); /* everything the record holds */
+    pthread_mutex_lock(&pool_mu);
+    for (size_t i = 0; i < n; i++) {
+        if (!r[i])
+            continue;
+        if (pool_len < POOL_MAX) {
+            r[i]->pool_next = pool;
+            pool = r[i];
+            pool_len++;
+        } else {
+            r[i]->pool_next = spare;
+            spare = r[i];
+        }
+    }
+    pthread_mutex_unlock(&pool_mu);
+    while (spare) {
+        struct rein__span_rec *next = spare->pool_next;
+        rein_free(spare);
+        spare = next;
+    }
+}
+
 void rein__span_rec_free(struct rein__span_rec *r)
 {
-    if (!r)
-        return;
-    rein__bump_release(&r->store); /* everything the record holds */
-    rein_free(r);
+    rein__span_recs_free(&r, 1);
+}
+
+void rein__span_pool_drain(void)
+{
+    pthread_mutex_lock(&pool_mu);
+    struct rein__span_rec *r = pool;
+    pool = NULL;
+    pool_len = 0;
+    pthread_mutex_unlock(&pool_mu);
+    while (r) {
+        struct rein__span_rec *next = r->pool_next;
+        rein_free(r);
+        r = next;
+    }
+}
+
+static struct rein__span_rec *rec_alloc(void)
+{
+    struct rein__span_rec *r;
+
+    pthread_mutex_lock(&pool_mu);
+    r = pool;
+    if (r) {
+        pool = r->pool_next;
+        pool_len--;
+    }
+    pthread_mutex_unlock(&pool_mu);
+    return r ? r : rein_malloc(sizeof(*r) + REIN__SPAN_INLINE);
 }
 
 static char *store_str(struct rein__span_rec *r, const char *s)
@@ -107,7 +174,7 @@ static struct rein__span_rec *rec_new(const struct rein_span *s,
                                       const struct rein_trace_context *parent, const char *name,
                                       enum rein_span_kind kind)
 {
-    struct rein__span_rec *r = rein_malloc(sizeof(*r) + REIN__SPAN_INLINE);
+    struct rein__span_rec *r = rec_alloc();
 
     if (!r)
         return NULL;

@@ -17,8 +17,16 @@ enum attr_type { ATTR_STR, ATTR_INT, ATTR_DOUBLE, ATTR_BOOL, ATTR_STRS };
 struct rein__attr {
     const char *key; /* borrowed: a literal */
     enum attr_type type;
+    /* Kept by the protobuf encoder (otlp_spans.c) between its size pass and its write pass,
+     * so neither a length nor a nested size is computed twice: the key's length and the
+     * AnyValue's encoded size. */
+    uint32_t klen;
+    size_t any;
     union {
-        char *s; /* owned */
+        struct {
+            char *s;     /* owned */
+            size_t slen; /* its length */
+        };
         int64_t i;
         double d;
         bool b;
@@ -65,6 +73,7 @@ struct rein__span_event {
     char *name;
     int64_t time_ns;
     struct rein__attrs attrs;
+    size_t enc; /* its encoded size (otlp_spans.c's size pass) */
 };
 
 /* A span being recorded or waiting for export. Invariant: ids are valid W3C ids;
@@ -82,7 +91,9 @@ struct rein__span_rec {
     struct rein__span_event *events;
     size_t nevents, ecap;
     bool failed;
-    char *status_msg; /* may be NULL */
+    char *status_msg;                 /* may be NULL */
+    size_t enc;                       /* its encoded size (otlp_spans.c's size pass) */
+    struct rein__span_rec *pool_next; /* in the pool of records to reuse (span.c) */
     /* Every string and array above lives here: the record's own tail first
      * (REIN__SPAN_INLINE bytes, allocated with it), then blocks as needed. */
     struct rein__bump store;
@@ -92,7 +103,12 @@ struct rein__span_rec {
 #define REIN__SPAN_INLINE 1024
 
 void rein__trace_set_current(const struct rein_trace_context *c);
+/* Releases what r holds and keeps r for a later span (up to a bound), else frees it. */
 void rein__span_rec_free(struct rein__span_rec *r);
+/* The same for n records at once (the exporter after a batch). */
+void rein__span_recs_free(struct rein__span_rec *const *r, size_t n);
+/* Frees the records kept for reuse (rein_trace_shutdown). */
+void rein__span_pool_drain(void);
 int64_t rein__trace_now_ns(void);
 
 /* The sampler's verdict for a new span: parent NULL for a root. */
@@ -109,8 +125,9 @@ struct rein__resource {
 rein_err rein__otlp_json_traces(struct rein_buf *b, const struct rein__resource *res,
                                 struct rein__span_rec *const *spans, size_t n);
 
-/* The same as OTLP protobuf (otlp_spans.c). */
-rein_err rein__otlp_proto_traces(struct rein_buf *b, const struct rein__resource *res,
+/* The same as OTLP protobuf (otlp_spans.c), which keeps sizes in the spans' and the resource's
+ * attributes while it encodes (so neither is const). */
+rein_err rein__otlp_proto_traces(struct rein_buf *b, struct rein__resource *res,
                                  struct rein__span_rec *const *spans, size_t n);
 /* True when this build encodes protobuf. */
 bool rein__otlp_proto_available(void);
