@@ -141,6 +141,12 @@ test('a second page on the same conversation follows the running turn instead of
   const id = await conversationId(page);
   const page2 = await openPage(context, `${rein.url}/#c=${id}`);
   await waitStatus(page2, 'Ready.');
+  // An idle page looks every 2 s whether a turn started elsewhere (and follows it: its input
+  // is then disabled). This test is about the page that did not look yet, so the second page
+  // passes for hidden, which that watch skips, until its message went: on a busy machine the
+  // steps below took longer than one watch and the message could not be typed.
+  await page2.evaluate(() =>
+    Object.defineProperty(document, 'hidden', { value: true, configurable: true }));
   await model.script([
     { tool_calls: [{ id: 'slow_2', name: 'slow', arguments: '{"text":"busy"}' }] },
     { text: 'Finished the busy turn.' },
@@ -151,6 +157,7 @@ test('a second page on the same conversation follows the running turn instead of
   // The second page did not know: its message gets the server's 409, is kept, and the page
   // follows the running turn instead.
   await send(page2, 'Are you there?');
+  await page2.evaluate(() => delete document.hidden); // Document.prototype's getter again
   await page2.waitForSelector('.card-wrap[data-call-id="slow_2"]');
   assert.equal(await page2.inputValue('#input'), 'Are you there?');
   assert.equal(await page2.isDisabled('#input'), true);
