@@ -236,8 +236,8 @@ static void run_fixture(const char *expected_path, bool in_tree, struct fixture_
     json_decref(spec);
 }
 
-/* Every expected file in tests/data/NAME. */
-static void run_dir(const char *name, bool in_tree, struct fixture_run *run, size_t chunk)
+/* fn(the path of the file, ud) for every expected file in tests/data/NAME. */
+static void each_expected(const char *name, void (*fn)(const char *path, void *ud), void *ud)
 {
     char dir[1024];
     struct dirent *e;
@@ -251,9 +251,30 @@ static void run_dir(const char *name, bool in_tree, struct fixture_run *run, siz
         if (!strstr(e->d_name, ".expected.json"))
             continue;
         snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
-        run_fixture(path, in_tree, run, chunk);
+        fn(path, ud);
     }
     closedir(d);
+}
+
+struct dir_run {
+    bool in_tree;
+    struct fixture_run *run;
+    size_t chunk;
+};
+
+static void run_one(const char *path, void *ud)
+{
+    struct dir_run *dr = ud;
+
+    run_fixture(path, dr->in_tree, dr->run, dr->chunk);
+}
+
+/* Every expected file in tests/data/NAME. */
+static void run_dir(const char *name, bool in_tree, struct fixture_run *run, size_t chunk)
+{
+    struct dir_run dr = {in_tree, run, chunk};
+
+    each_expected(name, run_one, &dr);
 }
 
 /* The recordings kept in the tree (tests/data/responses, SOURCES.md there): always run. */
@@ -2003,62 +2024,55 @@ static int64_t last_count(const char *text, const char *key)
     return v;
 }
 
+/* One shared recording (its expected file at path): the prompt-cache writes decoded, whole and
+ * byte by byte, are the last count the reply reported, or -1 when it reported none. */
+static void check_cache_writes(const char *path, void *ud)
+{
+    json_t *spec = rein_json_load_file(path, NULL);
+    enum rein_wire_format fmt;
+    struct rein_decoder_options opt;
+    char sub[1024], *text;
+    size_t len;
+    int64_t want;
+
+    assert_non_null(spec);
+    assert_rein_ok(rein_wire_format_parse(json_string_value(json_object_get(spec, "format")), &fmt),
+                   NULL);
+    memset(&opt, 0, sizeof(opt));
+    opt.payload_lines = json_is_true(json_object_get(spec, "jsonl"));
+    snprintf(sub, sizeof(sub), "fixtures/%s", json_string_value(json_object_get(spec, "fixture")));
+    text = test_read_file(test_shared_path(sub), &len);
+    assert_non_null(text);
+    want = last_count(text, "\"cache_creation_input_tokens\"");
+    if (want < 0)
+        want = last_count(text, "\"cache_write_tokens\"");
+    *(int *)ud += want >= 0;
+    for (size_t chunk = 0; chunk <= 1; chunk++) {
+        rein_error err;
+        rein_model_response *r;
+        rein_error_clear(&err);
+        r = decode_opts(fmt, text, len, chunk, &opt, NULL, &err);
+        if (!r)
+            continue; /* error bodies; test_fixtures_decode_to_hand_written_values */
+        if (rein_model_response_cache_write_tokens(r) != want)
+            fail_msg("%s (chunk %zu): cache writes %lld, want %lld", sub, chunk,
+                     (long long)rein_model_response_cache_write_tokens(r), (long long)want);
+        rein_model_response_free(r);
+    }
+    free(text);
+    json_decref(spec);
+}
+
 /* The real recordings that report prompt-cache writes (Anthropic's usage carries
- * cache_creation_input_tokens, 0 in all of them): the count decoded, whole and byte by byte,
- * is the last one the reply reported; a recording without it reports none (-1). */
+ * cache_creation_input_tokens, 0 in all of them) and those that do not. */
 static void test_recordings_report_cache_writes(void **state)
 {
-    char dir[1024];
-    struct dirent *e;
-    DIR *d;
     int with = 0;
 
     (void)state;
     if (!test_require_shared("fixtures/SOURCES.md"))
         return;
-    snprintf(dir, sizeof(dir), "%s/tests/data/providers", REIN_SOURCE_DIR);
-    d = opendir(dir);
-    assert_non_null(d);
-    while ((e = readdir(d))) {
-        char path[2048], sub[1024];
-        json_t *spec;
-        enum rein_wire_format fmt;
-        struct rein_decoder_options opt;
-        char *text;
-        size_t len;
-        if (!strstr(e->d_name, ".expected.json"))
-            continue;
-        snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
-        spec = rein_json_load_file(path, NULL);
-        assert_non_null(spec);
-        assert_rein_ok(
-            rein_wire_format_parse(json_string_value(json_object_get(spec, "format")), &fmt), NULL);
-        memset(&opt, 0, sizeof(opt));
-        opt.payload_lines = json_is_true(json_object_get(spec, "jsonl"));
-        snprintf(sub, sizeof(sub), "fixtures/%s",
-                 json_string_value(json_object_get(spec, "fixture")));
-        text = test_read_file(test_shared_path(sub), &len);
-        assert_non_null(text);
-        int64_t want = last_count(text, "\"cache_creation_input_tokens\"");
-        if (want < 0)
-            want = last_count(text, "\"cache_write_tokens\"");
-        with += want >= 0;
-        for (size_t chunk = 0; chunk <= 1; chunk++) {
-            rein_error err;
-            rein_model_response *r;
-            rein_error_clear(&err);
-            r = decode_opts(fmt, text, len, chunk, &opt, NULL, &err);
-            if (!r)
-                continue; /* error bodies; test_fixtures_decode_to_hand_written_values */
-            if (rein_model_response_cache_write_tokens(r) != want)
-                fail_msg("%s (chunk %zu): cache writes %lld, want %lld", sub, chunk,
-                         (long long)rein_model_response_cache_write_tokens(r), (long long)want);
-            rein_model_response_free(r);
-        }
-        free(text);
-        json_decref(spec);
-    }
-    closedir(d);
+    each_expected("providers", check_cache_writes, &with);
     assert_true(with >= 8); /* the Anthropic recordings with usage */
 }
 
