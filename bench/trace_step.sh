@@ -42,11 +42,9 @@ mkdir -p "$out"
 [ -f "$build/CMakeCache.txt" ] ||
   cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DREIN_TESTS=ON >/dev/null
 cmake --build "$build" -j 2 --target rein_static rein-model-server >/dev/null
-# shellcheck disable=SC2046
-cc -O2 -Iinclude -I"$build/include" bench/trace_step.c "$build/librein.a" \
-  $(pkg-config --libs jansson libcurl libmicrohttpd sqlite3 libpcre2-8 yaml-0.1 expat libcrypto) \
-  $(pkg-config --libs hiredis 2>/dev/null || true) \
-  $(pkg-config --libs libprotobuf-c 2>/dev/null || true) -lpthread -lm -o "$out/trace_step"
+# shellcheck source=bench/common.sh
+. bench/common.sh
+bench_cc bench/trace_step.c . "$build" "$out/trace_step"
 
 echo '{"name":"empty","replies":[]}' >"$out/trace_scenario.json"
 "$build/tests/bin/rein-model-server" --port 0 --scenario "$out/trace_scenario.json" \
