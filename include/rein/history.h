@@ -50,6 +50,13 @@ REIN_EXTERN size_t rein_history_len(const rein_history *h);
  */
 REIN_EXTERN rein_err rein_history_append(rein_history *h, const json_t *msg,
                                          rein_error *err) REIN_WUR;
+/*
+ * Appends msg itself, not a copy: a new reference is taken, and msg must not be modified by
+ * anyone afterwards (the history keeps its encoding). For a message many histories share,
+ * such as an agent's system prompt, which is then kept once. Checked as by append.
+ */
+REIN_EXTERN rein_err rein_history_append_shared(rein_history *h, json_t *msg,
+                                                rein_error *err) REIN_WUR;
 /* Conveniences for the common messages; text is copied. REIN_EINVAL when text is not UTF-8. */
 REIN_EXTERN rein_err rein_history_add_system(rein_history *h, const char *text) REIN_WUR;
 REIN_EXTERN rein_err rein_history_add_user(rein_history *h, const char *text) REIN_WUR;
@@ -86,6 +93,14 @@ REIN_EXTERN size_t rein_history_first_open(const rein_history *h);
  * their content and reasoning and of each tool call's id, name and arguments, *calls the
  * number of tool calls. Constant time: kept as messages are appended and truncated. */
 REIN_EXTERN void rein_history_size(const rein_history *h, int64_t *text_bytes, size_t *calls);
+/*
+ * Gives back memory kept only to make the next request cheaper where keeping it costs more
+ * than making it again: the cached encodings of a short conversation (under 8 KB; longer
+ * ones are kept, so a step's cost does not grow with the history) and spare room. For a
+ * conversation going idle (rein_agent_run calls it when a turn ends); the messages and the
+ * next request's bytes are unchanged.
+ */
+REIN_EXTERN void rein_history_compact(rein_history *h);
 /* Keeps the first n messages (n >= len: no change). */
 REIN_EXTERN void rein_history_truncate(rein_history *h, size_t n);
 /* All messages as a JSON array (new reference; NULL when memory is exhausted). */

@@ -6,7 +6,8 @@
  * failed call's result, fix exactly what it names and call again, and never repeat a call
  * unchanged. When the model's capability table says it can state a confidence, the prompt
  * also asks for a "confidence:" line before tool calls, which the verification strategy reads
- * (docs/DESIGN.md [react]).
+ * (docs/DESIGN.md [react]). Every conversation the agent starts shares one copy of it (the
+ * message, a reference in each history).
  */
 #include "agent_int.h"
 
@@ -102,10 +103,16 @@ static rein_err build_prompt(rein_agent *a)
     char *p = rein_asprintf("%s%s%s", a->role ? a->role : default_role, tool_section,
                             a->caps.confidence ? confidence_section : "");
 
-    if (!p)
+    json_t *msg = p ? json_pack("{s:s, s:s}", "role", "system", "content", p) : NULL;
+
+    if (!msg) {
+        rein_free(p);
         return REIN_ENOMEM;
+    }
     rein_free(a->prompt);
+    json_decref(a->system_msg);
     a->prompt = p;
+    a->system_msg = msg;
     return REIN_OK;
 }
 
@@ -144,6 +151,7 @@ void rein_agent_free(rein_agent *a)
     pthread_mutex_destroy(&a->pool_mu);
     rein_free(a->role);
     rein_free(a->prompt);
+    json_decref(a->system_msg);
     rein_free(a);
 }
 

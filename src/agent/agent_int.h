@@ -36,6 +36,7 @@ struct rein_agent {
     _Atomic uint64_t tools_gen;  /* the registry generation tools_bytes was measured at */
     char *role;                  /* custom first part of the prompt, or NULL */
     char *prompt;                /* the whole system prompt */
+    json_t *system_msg;          /* the prompt as a system message, shared by the histories */
 };
 
 /* The pool for a batch of calls: the caller's, or the agent's own made on first use. NULL when

@@ -911,7 +911,7 @@ static rein_err begin(struct turn *t, rein_error *err)
     rein_err rc = rein__history_close_calls(t, t->h, NULL, NULL, NULL, err);
 
     if (!rc && rein_history_len(t->h) == 0) {
-        rc = rein_history_add_system(t->h, t->a->prompt);
+        rc = rein_history_append_shared(t->h, t->a->system_msg, err);
         if (!rc)
             rc = rein__turn_persist_last(t);
     }
@@ -1039,6 +1039,8 @@ rein_err rein_agent_run(rein_agent *a, rein_history *h, const char *message,
     if (a->obs.turn_running)
         a->obs.turn_running(a->obs.userdata, -1);
     release(&t);
+    /* The conversation goes idle: what it kept only for the next request goes back. */
+    rein_history_compact(h);
     if (!r)
         return rein_error_set(err, REIN_ENOMEM, "out of memory building the turn's result");
     *out = r;

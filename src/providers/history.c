@@ -31,8 +31,11 @@ struct hmsg {
     size_t bad; /* the first open exchange that ended at or before this message, or NONE */
 };
 
-#define NONE         SIZE_MAX
-#define SCRATCH_KEEP 65536
+#define NONE SIZE_MAX
+/* Encodings shorter than this are released by rein_history_compact(): making them again
+ * costs less than the request copies into its body anyway, and an idle conversation does not
+ * keep them. */
+#define ENC_KEEP 8192
 
 /* One tool-call id of the set: the string is the message's own (borrowed, never modified). */
 struct hid {
@@ -102,7 +105,7 @@ static void ids_put(struct hid *tab, size_t cap, const char *id, size_t msg)
  * be more than half full. */
 static rein_err ids_reserve(rein_history *h, size_t more)
 {
-    size_t live = h->ids_used - h->ids_dead, cap = 16;
+    size_t live = h->ids_used - h->ids_dead, cap = 8;
     struct hid *tab;
 
     if ((h->ids_used + more) * 2 <= h->ids_cap)
@@ -459,7 +462,7 @@ static rein_err append_take(rein_history *h, json_t *msg)
     if (!msg)
         return REIN_ENOMEM;
     if (h->n == h->cap) {
-        size_t cap = h->cap ? h->cap * 2 : 16;
+        size_t cap = h->cap ? h->cap * 2 : 8;
         struct hmsg *v = rein_realloc(h->m, cap * sizeof(*v));
         if (!v) {
             json_decref(msg);
@@ -488,6 +491,36 @@ rein_err rein_history_append(rein_history *h, const json_t *msg, rein_error *err
     if (rc)
         return rc;
     return append_take(h, json_deep_copy(msg));
+}
+
+rein_err rein_history_append_shared(rein_history *h, json_t *msg, rein_error *err)
+{
+    rein_err rc = check_message(msg, err);
+
+    if (rc)
+        return rc;
+    return append_take(h, json_incref(msg));
+}
+
+void rein_history_compact(rein_history *h)
+{
+    if (h->enc.len < ENC_KEEP) {
+        rein_buf_release(&h->enc);
+        h->encoded = 0;
+    }
+    rein_buf_release(&h->scratch);
+    if (h->n == 0) {
+        rein_free(h->m);
+        h->m = NULL;
+        h->cap = 0;
+    } else if (h->cap > h->n) {
+        /* The next append doubles it again; a failed shrink keeps the larger array. */
+        struct hmsg *v = rein_realloc(h->m, h->n * sizeof(*v));
+        if (v) {
+            h->m = v;
+            h->cap = h->n;
+        }
+    }
 }
 
 static rein_err add_text(rein_history *h, const char *role, const char *text)
@@ -699,9 +732,8 @@ static rein_err encode_upto(rein_history *h, size_t n, const rein_provider *p,
         m->enc_len = h->scratch.len;
         h->encodes++;
     }
-    /* A huge message's scratch space is not kept for the life of the conversation. */
-    if (h->scratch.alloc > SCRATCH_KEEP)
-        rein_buf_release(&h->scratch);
+    /* One message's scratch space is not kept for the life of the conversation. */
+    rein_buf_release(&h->scratch);
     return REIN_OK;
 }
 

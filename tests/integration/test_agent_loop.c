@@ -1717,16 +1717,21 @@ static void test_events_sequence(void **state)
     fx_stop(&f);
 }
 
-/* Each message is encoded once: a turn's requests are built from the cached encodings, and
+/* Each message of a long conversation is encoded once: a turn's requests are built from the
+ * cached encodings (kept between turns once they pass 8 KB: the prompt here is longer), and
  * the turn records its calls in the metrics it is given. */
 static void test_messages_encoded_once_and_metrics(void **state)
 {
     struct fx f;
     rein_metrics *m = rein_metrics_new();
     struct rein_buf text;
+    char role[9000];
 
     (void)state;
     fx_start(&f, "openai");
+    memset(role, 'r', sizeof(role) - 1);
+    role[sizeof(role) - 1] = '\0';
+    assert_rein_ok(rein_agent_set_system_prompt(f.a, role), NULL);
     rein_metrics_observe_agent(f.a, m);
     fx_script(&f,
               "[{\"tool_calls\":[{\"name\":\"echo\",\"arguments\":\"{\\\"text\\\":\\\"1\\\"}\"}]},"
@@ -1747,8 +1752,43 @@ static void test_messages_encoded_once_and_metrics(void **state)
     rein_metrics_free(m);
 }
 
+/* Conversations an agent starts share its system prompt (one message, not a copy each); a
+ * short conversation's encodings are given back when its turn ends and made again, the same
+ * bytes, for the next turn. */
+static void test_conversations_share_the_prompt_and_idle_light(void **state)
+{
+    struct fx f;
+    rein_history *other = rein_history_new();
+    rein_agent_result *r = NULL;
+    json_t *log;
+    const char *first, *again;
+
+    (void)state;
+    fx_start(&f, "openai");
+    fx_script(&f, "[{\"text\":\"one\"},{\"text\":\"two\"},{\"text\":\"three\"}]");
+    fx_run(&f, "hello");
+    assert_rein_ok(rein_agent_run(f.a, other, "hello", &f.o, &r, NULL), NULL);
+    rein_agent_result_free(r);
+    assert_ptr_equal(rein_history_get(f.h, 0), rein_history_get(other, 0));
+    assert_int_equal(rein__history_encode_count(f.h), 2);
+    fx_run(&f, "again");
+    /* Released after the first turn: the four messages were encoded for the second. */
+    assert_int_equal(rein__history_encode_count(f.h), 6);
+    log = ms_requests_json(f.ms);
+    first = json_string_value(json_object_get(json_array_get(log, 0), "body"));
+    again = json_string_value(json_object_get(json_array_get(log, 2), "body"));
+    assert_non_null(first);
+    assert_non_null(again);
+    /* The second turn's request starts with the first one's messages, byte for byte. */
+    assert_memory_equal(first, again, (size_t)(strstr(first, "}],") - first));
+    json_decref(log);
+    rein_history_free(other);
+    fx_stop(&f);
+}
+
 static const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_messages_encoded_once_and_metrics),
+    cmocka_unit_test(test_conversations_share_the_prompt_and_idle_light),
     cmocka_unit_test(test_retry_after_invalid_openai),
     cmocka_unit_test(test_retry_after_invalid_anthropic),
     cmocka_unit_test(test_retry_after_invalid_responses),

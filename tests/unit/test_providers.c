@@ -1268,6 +1268,44 @@ static void test_history_encodes_each_message_once(void **state)
     rein_provider_free(p);
 }
 
+/* rein_history_compact gives back a short history's encodings and keeps a long one's; the
+ * body is the same bytes either way. */
+static void test_history_compact_keeps_what_pays(void **state)
+{
+    rein_provider *p = provider_for("openai-compatible", "http://127.0.0.1:9/v1");
+    rein_model_request *req = rein_model_request_new();
+    rein_history *h = rein_history_new();
+    char *before, *after, big[5000];
+
+    (void)state;
+    rein_history_compact(h); /* empty: nothing to give back */
+    assert_rein_ok(rein_history_add_system(h, "be brief"), NULL);
+    assert_rein_ok(rein_history_add_user(h, "hello"), NULL);
+    before = body_for(p, req, h);
+    rein_history_compact(h);
+    assert_int_equal(rein_history_len(h), 2);
+    after = body_for(p, req, h);
+    assert_string_equal(before, after);
+    assert_int_equal(rein__history_encode_count(h), 4); /* made again */
+    rein_free(before);
+    rein_free(after);
+    memset(big, 'x', sizeof(big) - 1);
+    big[sizeof(big) - 1] = '\0';
+    assert_rein_ok(rein_history_add_user(h, big), NULL);
+    assert_rein_ok(rein_history_add_user(h, big), NULL);
+    before = body_for(p, req, h);
+    rein_history_compact(h);
+    assert_rein_ok(rein_history_add_user(h, "more"), NULL);
+    after = body_for(p, req, h);
+    assert_int_equal(rein__history_encode_count(h), 7); /* kept: only the new one made */
+    assert_memory_equal(before, after, strlen(before) - 200);
+    rein_free(before);
+    rein_free(after);
+    rein_history_free(h);
+    rein_model_request_free(req);
+    rein_provider_free(p);
+}
+
 /* Appends the messages of turn k (user, assistant call, tool result, answer) to h; turn 3's
  * tool result is larger than the history's kept scratch space. */
 static void add_turn(rein_history *h, int k)
@@ -2591,6 +2629,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_large_history_body_spliced_in_place),
     cmocka_unit_test(test_history_call_id_set),
     cmocka_unit_test(test_history_chain),
+    cmocka_unit_test(test_history_compact_keeps_what_pays),
     cmocka_unit_test(test_history_size),
     cmocka_unit_test(test_history_first_open),
     cmocka_unit_test(test_history_checks_the_neutral_shape),
