@@ -103,6 +103,12 @@ REIN_EXTERN void rein_history_size(const rein_history *h, int64_t *text_bytes, s
 REIN_EXTERN void rein_history_compact(rein_history *h);
 /* Keeps the first n messages (n >= len: no change). */
 REIN_EXTERN void rein_history_truncate(rein_history *h, size_t n);
+/*
+ * Removes messages from..to-1 (to past the end: up to the end), keeping the others in order.
+ * The messages after them keep their cached encodings (moved down, not made again), so
+ * trimming a long conversation costs about one copy of its encoded bytes.
+ */
+REIN_EXTERN void rein_history_remove(rein_history *h, size_t from, size_t to);
 /* All messages as a JSON array (new reference; NULL when memory is exhausted). */
 REIN_EXTERN json_t *rein_history_to_json(const rein_history *h);
 /* A history from a JSON array of messages (borrowed), each checked as by append. */

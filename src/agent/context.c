@@ -11,7 +11,7 @@
  * yet are shortened too.
  * The system prompt and the last user message, with everything after it, are never dropped.
  * Shortening rebuilds the history from the first changed message, which is encoded again once;
- * the exchanges that must go are found first and dropped in one rebuild.
+ * the exchanges that must go are found first and removed at once, in place.
  */
 #include "agent_int.h"
 
@@ -224,19 +224,18 @@ static bool is_user(const rein_history *h, size_t i)
 /*
  * Phase 2: drops the oldest exchanges after the system prompt (an exchange: a user message and
  * everything up to the next one), oldest first, as many as the estimate says must go, in one
- * rebuild of the history. Dropping them one at a time rebuilt (and encoded again) the whole
- * rest of the history once per exchange; the cut is the same, since after the first drop the
- * estimate is the byte count, which falls by each dropped message's rein__message_bytes.
+ * removal from the history (rein_history_remove: the kept messages are neither copied nor
+ * encoded again). The cut is the one dropping them one at a time would make, since after the
+ * first drop the estimate is the byte count, which falls by each dropped message's
+ * rein__message_bytes.
  * *dropped is false when no exchange was left to drop.
  */
 static rein_err drop_exchanges(struct turn *t, int64_t limit, bool *dropped)
 {
-    size_t keep_from = last_user(t->h), start, cut, n = rein_history_len(t->h);
+    size_t keep_from = last_user(t->h), start, cut;
     const json_t *first = rein_history_get(t->h, 0);
     const char *role = json_string_value(json_object_get(first, "role"));
     int64_t bytes = history_bytes(t->h) + offered_tools_bytes(t);
-    json_t *kept;
-    rein_err rc = REIN_OK;
 
     *dropped = false;
     start = role && strcmp(role, "system") == 0 ? 1 : 0;
@@ -248,24 +247,12 @@ static rein_err drop_exchanges(struct turn *t, int64_t limit, bool *dropped)
         for (cut++; cut < keep_from && !is_user(t->h, cut); cut++)
             bytes -= rein__message_bytes(rein_history_get(t->h, cut));
     } while (cut < keep_from && bytes / 4 > limit);
-    /* The messages kept after the cut, borrowed from the history before it is truncated. */
-    kept = json_array();
-    for (size_t i = 0; kept && i < n; i++) {
-        if ((i < start || i >= cut) &&
-            json_array_append(kept, (json_t *)rein_history_get(t->h, i)) != 0) {
-            json_decref(kept);
-            kept = NULL;
-        }
-    }
-    if (!kept)
-        return REIN_ENOMEM;
-    rc = rebuild(t, kept, start);
-    json_decref(kept);
-    if (!rc) {
-        *dropped = true;
-        t->dropped += cut - start;
-    }
-    return rc;
+    /* Removed in place: the kept messages' encodings move down, none is made again. */
+    rein_history_remove(t->h, start, cut);
+    t->est_valid = false;
+    *dropped = true;
+    t->dropped += cut - start;
+    return REIN_OK;
 }
 
 void rein__context_fit(struct turn *t)

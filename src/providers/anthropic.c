@@ -738,81 +738,19 @@ static void anthropic_tool_choice(struct rein_jw *w, const char *choice, int par
 }
 
 /* The side of the conversation message i is on: system apart, tool results are user. */
-static char side_of(const rein_history *h, size_t i)
-{
-    char role = rein__history_role(h, i);
-    return role == 's' ? 's' : role == 'a' ? 'a' : 'u';
-}
-
-/*
- * Appends the "system" array (system true) or the "messages" array to b from the cached
- * pieces: consecutive user-side messages (tool results, then user text) become one user
- * message, as Anthropic requires.
- */
-/* The most bytes one group adds around its pieces: {"role":"assistant","content":[ ... ]}, */
-#define GROUP_WRAP 40
-
-static rein_err anthropic_array(rein_provider *p, rein_history *h, struct rein_buf *b, bool system)
-{
-    size_t n = rein_history_len(h);
-    char open = 0;
-    bool first = true;
-    rein_err rc = rein_buf_addch(b, '[');
-
-    for (size_t i = 0; !rc && i < n; i++) {
-        char side = side_of(h, i);
-        const char *piece;
-        size_t len;
-        if ((side == 's') != system)
-            continue;
-        rc = rein__history_piece(h, i, p, &rein__wire_anthropic, &piece, &len);
-        if (rc)
-            break;
-        if (system || side == open) {
-            if (!first)
-                rc = rein_buf_addch(b, ',');
-        } else {
-            if (open)
-                rc = rein_buf_add(b, "]},", 3);
-            if (!rc)
-                rc = rein_buf_adds(b, side == 'a' ? "{\"role\":\"assistant\",\"content\":["
-                                                  : "{\"role\":\"user\",\"content\":[");
-            open = side;
-        }
-        if (!rc)
-            rc = rein_buf_add(b, piece, len);
-        first = false;
-    }
-    if (!rc && open)
-        rc = rein_buf_add(b, "]}", 2);
-    if (!rc)
-        rc = rein_buf_addch(b, ']');
-    return rc;
-}
-
-static bool has_system(const rein_history *h)
-{
-    for (size_t i = 0; i < rein_history_len(h); i++) {
-        if (side_of(h, i) == 's')
-            return true;
-    }
-    return false;
-}
-
 static rein_err anthropic_build_body(rein_provider *p, const rein_model_request *req,
                                      rein_history *h, struct rein__body *body, rein_error *err)
 {
     struct rein_jw w;
+    struct rein__groups g;
     rein_err rc;
-    const char *msgs;
-    size_t len;
 
-    /* Every piece made first, so the body is allocated once: the messages, at most one
-     * group's wrapper per message, the tools and the parameters. */
-    rc = rein__history_joined(h, p, &rein__wire_anthropic, &msgs, &len);
+    /* Every piece made first, so the body is allocated once; the messages, when large, are
+     * sent from where the history keeps them (rein__body_block). */
+    rc = rein__history_groups(h, p, &rein__wire_anthropic, &g);
     if (!rc)
-        rc = rein_buf_grow(&body->buf, len + GROUP_WRAP * rein_history_len(h) + req->tools_enc.len +
-                                           BODY_SLACK);
+        rc = rein_buf_grow(&body->buf, (g.items_len < REIN__SPLICE_MIN ? g.items_len : 0) +
+                                           g.system_len + req->tools_enc.len + BODY_SLACK);
     if (rc)
         return rein_error_set(err, rc, "encoding the history: %s", rein_strerror(rc));
     rein_jw_init(&w, &body->buf);
@@ -821,16 +759,14 @@ static rein_err anthropic_build_body(rein_provider *p, const rein_model_request 
     rein_jw_str(&w, rein__request_model(p, req));
     rein_jw_key(&w, "max_tokens");
     rein_jw_int(&w, req->max_tokens > 0 ? req->max_tokens : 4096);
-    if (has_system(h)) {
+    if (g.has_system) {
         rein_jw_key(&w, "system");
-        rein_jw_raw(&w, "", 0); /* the array is spliced in from the cached pieces */
-        rc = w.err ? w.err : anthropic_array(p, h, &body->buf, true);
+        rein_jw_arr_begin(&w);
+        rein_jw_raw(&w, g.system, g.system_len);
+        rein_jw_arr_end(&w);
     }
-    if (!rc) {
-        rein_jw_key(&w, "messages");
-        rein_jw_raw(&w, "", 0);
-        rc = w.err ? w.err : anthropic_array(p, h, &body->buf, false);
-    }
+    rein_jw_key(&w, "messages");
+    rc = rein__body_groups(body, &w, &g);
     if (rc)
         return rein_error_set(err, rc, "encoding the history: %s", rein_strerror(rc));
     if (req->ntools) {
@@ -876,6 +812,8 @@ const struct rein__wire rein__wire_anthropic = {
     .decode_end = anthropic_end,
     .decode_free = anthropic_state_free,
     .encode_message = anthropic_encode_message,
+    .group_user = "{\"role\":\"user\",\"content\":[",
+    .group_model = "{\"role\":\"assistant\",\"content\":[",
     .encode_tools = anthropic_encode_tools,
     .build_body = anthropic_build_body,
     .headers = anthropic_headers,

@@ -605,22 +605,26 @@ static rein_err bedrock_build_body(rein_provider *p, const rein_model_request *r
                                    struct rein__body *body, rein_error *err)
 {
     struct rein_jw w;
-    rein_err rc = REIN_OK;
+    struct rein__groups g;
+    rein_err rc;
 
+    /* The messages, when large, are sent (and signed) from where the history keeps them. */
+    rc = rein__history_groups(h, p, &rein__wire_bedrock, &g);
+    if (!rc)
+        rc = rein_buf_grow(&body->buf, (g.items_len < REIN__SPLICE_MIN ? g.items_len : 0) +
+                                           g.system_len + req->tools_enc.len + BODY_SLACK);
+    if (rc)
+        return rein_error_set(err, rc, "encoding the history: %s", rein_strerror(rc));
     rein_jw_init(&w, &body->buf);
     rein_jw_obj_begin(&w);
     rein_jw_key(&w, "messages");
-    rein_jw_raw(&w, "", 0); /* spliced in from the cached pieces */
-    rc = w.err ? w.err
-               : rein__history_grouped(p, h, &rein__wire_bedrock, &body->buf, false,
-                                       "{\"role\":\"user\",\"content\":[",
-                                       "{\"role\":\"assistant\",\"content\":[", NULL);
-    if (!rc && rein__history_has_system(h)) {
+    rc = rein__body_groups(body, &w, &g);
+    if (!rc && g.has_system) {
         rein_jw_key(&w, "system");
-        rein_jw_raw(&w, "", 0);
-        rc = w.err
-                 ? w.err
-                 : rein__history_grouped(p, h, &rein__wire_bedrock, &body->buf, true, "", "", NULL);
+        rein_jw_arr_begin(&w);
+        rein_jw_raw(&w, g.system, g.system_len);
+        rein_jw_arr_end(&w);
+        rc = w.err;
     }
     if (rc)
         return rein_error_set(err, rc, "encoding the history: %s", rein_strerror(rc));
@@ -657,12 +661,15 @@ static char *bedrock_url(const rein_provider *p, const rein_model_request *req)
 }
 
 /* SigV4 (an API key, when configured, goes as a bearer instead: header_auth adds it). */
-static rein_err bedrock_sign(const rein_provider *p, const char *url, const char *body, size_t len,
+static rein_err bedrock_sign(const rein_provider *p, const char *url, const struct rein__body *body,
                              struct curl_slist **headers)
 {
+    char hash[65];
+
     if (p->cfg.api_key || !p->aws)
         return REIN_OK;
-    return rein__aws_sign(p->aws, "bedrock", url, body, len, time(NULL), headers);
+    rein__body_sha256_hex(body, hash);
+    return rein__aws_sign_hashed(p->aws, "bedrock", url, hash, time(NULL), headers);
 }
 
 /*
@@ -708,6 +715,8 @@ const struct rein__wire rein__wire_bedrock = {
     .decode_body = bedrock_body,
     .decode_free = bedrock_state_free,
     .encode_message = bedrock_encode_message,
+    .group_user = "{\"role\":\"user\",\"content\":[",
+    .group_model = "{\"role\":\"assistant\",\"content\":[",
     .encode_tools = bedrock_encode_tools,
     .build_body = bedrock_build_body,
     .url = bedrock_url,

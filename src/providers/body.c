@@ -16,6 +16,7 @@ void rein__body_release(struct rein__body *b)
 {
     rein_buf_release(&b->buf);
     b->mid = NULL;
+    b->hist = NULL;
     b->at = b->mid_len = 0;
 }
 
@@ -94,6 +95,39 @@ uint64_t rein__body_hash(const struct rein__body *b, uint64_t h, size_t off, siz
     return h;
 }
 
+void rein__body_sha256_hex(const struct rein__body *b, char out[65])
+{
+    struct rein__sha_cache *c = b->mid && b->hist ? rein__history_sha_cache(b->hist) : NULL;
+    struct rein__sha256 s;
+    struct span sp[3];
+    size_t k = pieces(b, sp);
+
+    if (!c || b->at > sizeof(c->head)) {
+        rein__sha256_init(&s);
+        for (size_t i = 0; i < k; i++)
+            rein__sha256_add(&s, sp[i].p, sp[i].len);
+        rein__sha256_hex(&s, out, 64);
+        return;
+    }
+    /* The head and the block as far as the last request hashed them are in the cache when
+     * they are the same bytes; only the rest of the block is hashed, and the cache moves on
+     * to its end. */
+    if (!c->valid || c->head_len != b->at || memcmp(c->head, b->buf.ptr, b->at) != 0 ||
+        c->done > b->mid_len) {
+        rein__sha256_init(&c->state);
+        rein__sha256_add(&c->state, b->buf.ptr, b->at);
+        memcpy(c->head, b->buf.ptr, b->at);
+        c->head_len = b->at;
+        c->done = 0;
+        c->valid = true;
+    }
+    rein__sha256_add(&c->state, b->mid + c->done, b->mid_len - c->done);
+    c->done = b->mid_len;
+    s = c->state;
+    rein__sha256_add(&s, sp[2].p, sp[2].len);
+    rein__sha256_hex(&s, out, 64);
+}
+
 rein_err rein__body_flatten(struct rein__body *b)
 {
     size_t tail;
@@ -110,6 +144,21 @@ rein_err rein__body_flatten(struct rein__body *b)
     b->buf.len += b->mid_len;
     b->buf.ptr[b->buf.len] = '\0';
     b->mid = NULL;
+    b->hist = NULL;
     b->at = b->mid_len = 0;
     return REIN_OK;
+}
+
+rein_err rein__body_groups(struct rein__body *b, struct rein_jw *w, const struct rein__groups *g)
+{
+    rein_jw_arr_begin(w);
+    rein__body_block(b, w, g->items, g->items_len);
+    if (b->mid && b->mid == g->items)
+        b->hist = g->h;
+    /* The close goes straight into the buffer: the writer has counted the block as one
+     * value already. */
+    if (!w->err && g->open)
+        w->err = rein_buf_add(&b->buf, "]}", 2);
+    rein_jw_arr_end(w);
+    return w->err;
 }

@@ -1017,37 +1017,26 @@ static const char *call_name(const rein_history *h, size_t i, const char *id)
     return "";
 }
 
-/* The piece of message i: its cached one, or, for a tool result that does not name its
- * call, one made here with the name looked up (not cached: it depends on the history). */
-static rein_err piece_of(rein_provider *p, rein_history *h, size_t i, struct rein_buf *tmp,
-                         const char **piece, size_t *len)
+/* Message i's piece: a tool result that does not name its call gets the name of the call it
+ * answers, from the assistant message before it. */
+static rein_err gemini_encode_in(const rein_provider *p, const rein_history *h, size_t i,
+                                 struct rein_buf *out)
 {
     const json_t *m = rein_history_get(h, i);
     struct rein_jw w;
     rein_err rc;
 
     if (strcmp(rein__json_str(m, "role"), "tool") != 0 || rein__json_str(m, "name")[0])
-        return rein__history_piece(h, i, p, &rein__wire_gemini, piece, len);
-    rein_buf_reset(tmp);
-    rein_jw_init(&w, tmp);
+        return gemini_encode_message(p, m, out);
+    rein_jw_init(&w, out);
     rein_jw_arr_begin(&w);
     response_part(&w, m, call_name(h, i, rein__json_str(m, "tool_call_id")));
     rein_jw_arr_end(&w);
     rc = rein_jw_finish(&w);
     if (rc)
         return rc;
-    unbracket(tmp);
-    *piece = tmp->ptr;
-    *len = tmp->len;
+    unbracket(out);
     return REIN_OK;
-}
-
-/* Appends the contents array (system false) or the systemInstruction's parts (true). */
-static rein_err contents(rein_provider *p, rein_history *h, struct rein_buf *b, bool system)
-{
-    return rein__history_grouped(p, h, &rein__wire_gemini, b, system,
-                                 "{\"role\":\"user\",\"parts\":[",
-                                 "{\"role\":\"model\",\"parts\":[", piece_of);
 }
 
 static void tool_config(struct rein_jw *w, const char *choice)
@@ -1076,19 +1065,29 @@ static rein_err gemini_build_body(rein_provider *p, const rein_model_request *re
                                   struct rein__body *body, rein_error *err)
 {
     struct rein_jw w;
+    struct rein__groups g;
     rein_err rc;
 
+    /* The contents, when large, are sent from where the history keeps them. */
+    rc = rein__history_groups(h, p, &rein__wire_gemini, &g);
+    if (!rc)
+        rc = rein_buf_grow(&body->buf, (g.items_len < REIN__SPLICE_MIN ? g.items_len : 0) +
+                                           g.system_len + req->tools_enc.len + BODY_SLACK);
+    if (rc)
+        return rein_error_set(err, rc, "encoding the history: %s", rein_strerror(rc));
     rein_jw_init(&w, &body->buf);
     rein_jw_obj_begin(&w);
     rein_jw_key(&w, "contents");
-    rein_jw_raw(&w, "", 0); /* spliced in from the cached pieces */
-    rc = w.err ? w.err : contents(p, h, &body->buf, false);
-    if (!rc && rein__history_has_system(h)) {
+    rc = rein__body_groups(body, &w, &g);
+    if (!rc && g.has_system) {
         rein_jw_key(&w, "systemInstruction");
-        rein_jw_raw(&w, "{\"parts\":", 9);
-        rc = w.err ? w.err : contents(p, h, &body->buf, true);
-        if (!rc)
-            rc = rein_buf_addch(&body->buf, '}');
+        rein_jw_obj_begin(&w);
+        rein_jw_key(&w, "parts");
+        rein_jw_arr_begin(&w);
+        rein_jw_raw(&w, g.system, g.system_len);
+        rein_jw_arr_end(&w);
+        rein_jw_obj_end(&w);
+        rc = w.err;
     }
     if (rc)
         return rein_error_set(err, rc, "encoding the history: %s", rein_strerror(rc));
@@ -1194,6 +1193,9 @@ const struct rein__wire rein__wire_gemini = {
     .decode_end = gemini_end,
     .decode_free = gemini_state_free,
     .encode_message = gemini_encode_message,
+    .encode_in = gemini_encode_in,
+    .group_user = "{\"role\":\"user\",\"parts\":[",
+    .group_model = "{\"role\":\"model\",\"parts\":[",
     .encode_tools = gemini_encode_tools,
     .build_body = gemini_build_body,
     .headers = gemini_headers,

@@ -4,12 +4,19 @@
  *
  * A message is checked against the neutral shape once, when it is appended, and copied so
  * that nobody can change it under its cached encoding. A wire asks for message i's piece
- * through rein__history_piece(), or for all of them joined with commas through
- * rein__history_joined(); a piece is made by the wire's encoder the first time and reused on
- * every later turn. The pieces sit one after another in one buffer, each followed by a comma,
- * so the messages of a request body are one copy of one block plus the encoding of what is
- * new, not a copy per message into a buffer grown by doubling. A different wire or quirk set
- * (variant) re-encodes all of them.
+ * through rein__history_piece(), or for the messages array's items through
+ * rein__history_joined() (one item per message) or rein__history_groups() (messages grouped
+ * by role); a piece is made by the wire's encoder the first time and reused on every later
+ * turn. The pieces sit in one buffer in the order and with the separators the wire's array
+ * takes: a comma between items, or, for a wire that groups messages by role, the bytes that
+ * close one group and open the next (a grouping wire's system messages go to a buffer of
+ * their own). The items of a request body are thus one block, sent in place when it is large
+ * (decision 0034), plus the encoding of what is new. A different wire or quirk set (variant)
+ * re-encodes all of them.
+ *
+ * Removing messages from the middle (rein_history_remove, for trimming to a context window)
+ * moves the later messages' pieces down and writes again only the separator at the seam, so
+ * nothing is encoded, dumped or copied as JSON again.
  *
  * Two more things are kept as messages come and go, so that nothing a turn does per step has
  * to walk the whole conversation: a set of the tool-call ids of the assistant messages (the
@@ -22,10 +29,16 @@
 
 struct hmsg {
     json_t *msg;
-    size_t enc_off, enc_len; /* the piece in rein_history.enc, valid below rein_history.encoded */
-    char role;               /* the role's first letter: s, u, a or t */
-    uint64_t chain;          /* hash of messages 0..this one, valid below rein_history.chained */
-    int64_t text;            /* rein_history_size over messages 0..this one */
+    /* Valid below rein_history.encoded: the piece is the enc_len bytes that end at enc_end in
+     * enc (at sys_end in sys, for a system message of a grouping wire); enc_end and sys_end are
+     * the two buffers' lengths once this message is in. */
+    size_t enc_len, enc_end, sys_end;
+    char role;      /* the role's first letter: s, u, a or t */
+    char open;      /* grouping wires: the side whose group is open after this message, or 0 */
+    uint32_t nsys;  /* system messages among 0..this one */
+    uint64_t self;  /* hash of this message's JSON text, 0 until made */
+    uint64_t chain; /* hash of messages 0..this one, valid below rein_history.chained */
+    int64_t text;   /* rein_history_size over messages 0..this one */
     size_t calls;
     size_t ex;  /* the assistant message with calls whose results this one is (or it), or NONE */
     size_t bad; /* the first open exchange that ended at or before this message, or NONE */
@@ -45,15 +58,16 @@ struct hid {
 };
 
 /*
- * Invariants: the pieces of messages 0..encoded-1 lie in enc in order, each followed by one
- * comma, all made by wire ewire with variant evar; enc.len is the end of the last one's comma
- * (0 when encoded is 0); encoded <= n.
+ * Invariants: the pieces of messages 0..encoded-1 lie in enc (and sys) in order, each after
+ * its separator (see place()), all made by wire ewire with variant evar; enc.len and sys.len
+ * are message encoded-1's enc_end and sys_end (0 when encoded is 0); encoded <= n.
  */
 struct rein_history {
     struct hmsg *m;
     size_t n, cap;
     size_t encodes;
     struct rein_buf enc;
+    struct rein_buf sys;     /* a grouping wire's system messages: their pieces, comma-separated */
     struct rein_buf scratch; /* one message's encoding, before it joins enc */
     const struct rein__wire *ewire;
     unsigned evar;
@@ -61,6 +75,7 @@ struct rein_history {
     size_t chained;
     struct hid *ids; /* open addressing, ids_cap a power of two */
     size_t ids_cap, ids_used, ids_dead;
+    struct rein__sha_cache *sha; /* made for the first signed body spliced from enc, or NULL */
 };
 
 rein_history *rein_history_new(void)
@@ -69,6 +84,7 @@ rein_history *rein_history_new(void)
 
     if (h) {
         rein_buf_init(&h->enc, 0);
+        rein_buf_init(&h->sys, 0);
         rein_buf_init(&h->scratch, 0);
     }
     return h;
@@ -190,6 +206,7 @@ static void add_size(rein_history *h, size_t i)
     }
     h->m[i].text = text + (i ? h->m[i - 1].text : 0);
     h->m[i].calls = calls + (i ? h->m[i - 1].calls : 0);
+    h->m[i].nsys = (h->m[i].role == 's') + (i ? h->m[i - 1].nsys : 0);
 }
 
 void rein_history_size(const rein_history *h, int64_t *text_bytes, size_t *calls)
@@ -298,7 +315,9 @@ void rein_history_free(rein_history *h)
     rein_free(h->m);
     rein_free(h->ids);
     rein_buf_release(&h->enc);
+    rein_buf_release(&h->sys);
     rein_buf_release(&h->scratch);
+    rein_free(h->sha);
     rein_free(h);
 }
 
@@ -312,12 +331,21 @@ const json_t *rein_history_get(const rein_history *h, size_t i)
     return i < h->n ? h->m[i].msg : NULL;
 }
 
-void rein_history_truncate(rein_history *h, size_t n)
+/* Keeps the encodings of messages 0..n-1 only. */
+static void unencode_from(rein_history *h, size_t n)
 {
     if (h->encoded > n) {
+        if (h->sha)
+            h->sha->valid = false;
         h->encoded = n;
-        rein_buf_truncate(&h->enc, n ? h->m[n].enc_off : 0);
+        rein_buf_truncate(&h->enc, n ? h->m[n - 1].enc_end : 0);
+        rein_buf_truncate(&h->sys, n ? h->m[n - 1].sys_end : 0);
     }
+}
+
+void rein_history_truncate(rein_history *h, size_t n)
+{
+    unencode_from(h, n);
     while (h->n > n) {
         ids_remove(h, h->n - 1);
         hmsg_release(&h->m[--h->n]);
@@ -504,9 +532,10 @@ rein_err rein_history_append_shared(rein_history *h, json_t *msg, rein_error *er
 
 void rein_history_compact(rein_history *h)
 {
-    if (h->enc.len < ENC_KEEP) {
+    if (h->enc.len + h->sys.len < ENC_KEEP) {
+        unencode_from(h, 0);
         rein_buf_release(&h->enc);
-        h->encoded = 0;
+        rein_buf_release(&h->sys);
     }
     rein_buf_release(&h->scratch);
     if (h->n == 0) {
@@ -700,41 +729,95 @@ rein_history *rein_history_from_json(const json_t *messages, rein_error *err)
 }
 
 /*
- * Makes the pieces of messages 0..n-1 for wire w. Each message is encoded into the scratch
- * buffer first (an encoder may assume it writes into an empty buffer) and then appended.
+ * Writes the separator of message m, and after it its piece (len bytes, not inside enc or
+ * sys), after the message before it, whose group was `open` (first: m is message 0), and
+ * records where they went. The separator: for a wire with one item per message, a comma
+ * before every message but the first; for a grouping wire, a comma between pieces of one
+ * group or of the system list, and between groups the bytes that close the open one and open
+ * the next; an empty piece is left out there, separator and all.
  */
+static rein_err place(rein_history *h, const struct rein__wire *w, struct hmsg *m, char open,
+                      bool first, const char *piece, size_t len)
+{
+    bool grouped = w->group_user != NULL;
+    struct rein_buf *out = grouped && m->role == 's' ? &h->sys : &h->enc;
+    size_t mark = out->len;
+    char side = m->role == 'a' ? 'a' : 'u';
+    rein_err rc = REIN_OK;
+
+    m->open = open;
+    if (!grouped) {
+        if (!first)
+            rc = rein_buf_addch(out, ',');
+    } else if (len == 0) {
+        /* nothing: the piece is left out */
+    } else if (m->role == 's' || side == open) {
+        if (out->len)
+            rc = rein_buf_addch(out, ',');
+    } else {
+        if (open)
+            rc = rein_buf_add(out, "]},", 3);
+        if (!rc)
+            rc = rein_buf_adds(out, side == 'a' ? w->group_model : w->group_user);
+        m->open = side;
+    }
+    if (!rc)
+        rc = rein_buf_add(out, piece, len);
+    if (rc) {
+        rein_buf_truncate(out, mark);
+        m->open = open;
+        return rc;
+    }
+    m->enc_len = len;
+    m->enc_end = h->enc.len;
+    m->sys_end = h->sys.len;
+    return REIN_OK;
+}
+
+/* Encodes message i (all before it encoded) into the scratch buffer: an encoder may assume
+ * it writes into an empty buffer. */
+static rein_err encode_one(rein_history *h, size_t i, const rein_provider *p,
+                           const struct rein__wire *w)
+{
+    rein_buf_reset(&h->scratch);
+    h->encodes++;
+    return w->encode_in ? w->encode_in(p, h, i, &h->scratch)
+                        : w->encode_message(p, h->m[i].msg, &h->scratch);
+}
+
+/* Makes the pieces of messages 0..n-1 for wire w. */
 static rein_err encode_upto(rein_history *h, size_t n, const rein_provider *p,
                             const struct rein__wire *w)
 {
     unsigned v = w->variant ? w->variant(p) : 0;
-    rein_err rc;
+    rein_err rc = REIN_OK;
 
     if (h->ewire != w || h->evar != v) {
-        h->encoded = 0;
-        rein_buf_truncate(&h->enc, 0);
+        unencode_from(h, 0);
         h->ewire = w;
         h->evar = v;
     }
-    for (; h->encoded < n; h->encoded++) {
-        struct hmsg *m = &h->m[h->encoded];
-        size_t off = h->enc.len;
-        rein_buf_reset(&h->scratch);
-        rc = w->encode_message(p, m->msg, &h->scratch);
+    for (; !rc && h->encoded < n; h->encoded++) {
+        size_t i = h->encoded;
+        rc = encode_one(h, i, p, w);
         if (!rc)
-            rc = rein_buf_add(&h->enc, h->scratch.ptr, h->scratch.len);
-        if (!rc)
-            rc = rein_buf_addch(&h->enc, ',');
-        if (rc) {
-            rein_buf_truncate(&h->enc, off);
-            return rc;
-        }
-        m->enc_off = off;
-        m->enc_len = h->scratch.len;
-        h->encodes++;
+            rc = place(h, w, &h->m[i], i ? h->m[i - 1].open : 0, i == 0, h->scratch.ptr,
+                       h->scratch.len);
+        if (rc)
+            break;
     }
     /* One message's scratch space is not kept for the life of the conversation. */
     rein_buf_release(&h->scratch);
-    return REIN_OK;
+    return rc;
+}
+
+/* Where message i's piece is (encoded). */
+static const char *piece_at(const rein_history *h, size_t i)
+{
+    const struct hmsg *m = &h->m[i];
+    bool in_sys = h->ewire->group_user && m->role == 's';
+
+    return in_sys ? h->sys.ptr + m->sys_end - m->enc_len : h->enc.ptr + m->enc_end - m->enc_len;
 }
 
 rein_err rein__history_piece(rein_history *h, size_t i, const rein_provider *p,
@@ -744,7 +827,7 @@ rein_err rein__history_piece(rein_history *h, size_t i, const rein_provider *p,
 
     if (rc)
         return rc;
-    *out = h->enc.ptr + h->m[i].enc_off;
+    *out = piece_at(h, i);
     *len = h->m[i].enc_len;
     return REIN_OK;
 }
@@ -762,74 +845,200 @@ rein_err rein__history_joined(rein_history *h, const rein_provider *p, const str
     if (rc)
         return rc;
     *out = h->enc.ptr;
-    *len = h->enc.len ? h->enc.len - 1 : 0; /* without the last comma */
+    *len = h->enc.len;
     return REIN_OK;
+}
+
+rein_err rein__history_groups(rein_history *h, const rein_provider *p, const struct rein__wire *w,
+                              struct rein__groups *g)
+{
+    rein_err rc = encode_upto(h, h->n, p, w);
+
+    if (rc)
+        return rc;
+    g->h = h;
+    g->items = h->enc.ptr;
+    g->items_len = h->enc.len;
+    g->open = h->n && h->m[h->n - 1].open;
+    g->system = h->sys.ptr;
+    g->system_len = h->sys.len;
+    g->has_system = rein__history_has_system(h);
+    return REIN_OK;
+}
+
+/* The hash of message i's JSON text (dumped once, the first time it is asked for). */
+static uint64_t self_hash(struct hmsg *m)
+{
+    char *text;
+    size_t len;
+
+    if (m->self)
+        return m->self;
+    text = rein_json_dumps(m->msg);
+    if (!text)
+        return 0; /* out of memory: a weaker seed, never a wrong answer */
+    len = strlen(text);
+    m->self = rein__hash64(rein__hash64(0, &len, sizeof(len)), text, len);
+    rein_free(text);
+    return m->self;
 }
 
 uint64_t rein__history_chain(rein_history *h)
 {
-    /* Each message is dumped and hashed once, the first time a request needs it. */
+    /* Each message is dumped and hashed once; the chain over them costs a hash of 8 bytes per
+     * message not yet chained (after a removal, those after the seam). */
     for (; h->chained < h->n; h->chained++) {
         struct hmsg *m = &h->m[h->chained];
-        char *text = rein_json_dumps(m->msg);
-        uint64_t prev = h->chained ? h->m[h->chained - 1].chain : 0;
-        size_t len = text ? strlen(text) : 0;
-        if (!text)
-            return prev; /* out of memory: a weaker seed, never a wrong answer */
-        m->chain = rein__hash64(rein__hash64(prev, &len, sizeof(len)), text, len);
-        rein_free(text);
+        uint64_t prev = h->chained ? h->m[h->chained - 1].chain : 0, self = self_hash(m);
+        m->chain = rein__hash64(prev, &self, sizeof(self));
     }
     return h->n ? h->m[h->n - 1].chain : 0;
 }
 
-bool rein__history_has_system(const rein_history *h)
+struct rein__sha_cache *rein__history_sha_cache(rein_history *h)
 {
-    for (size_t i = 0; i < rein_history_len(h); i++) {
-        if (rein__history_role(h, i) == 's')
-            return true;
-    }
-    return false;
+    if (!h->sha)
+        h->sha = rein_calloc(1, sizeof(*h->sha));
+    return h->sha;
 }
 
-rein_err rein__history_grouped(rein_provider *p, rein_history *h, const struct rein__wire *w,
-                               struct rein_buf *b, bool system, const char *open_user,
-                               const char *open_model, rein__piece_fn piece)
+bool rein__history_has_system(const rein_history *h)
 {
-    struct rein_buf tmp;
-    char open = 0;
-    bool first = true;
-    rein_err rc = rein_buf_addch(b, '[');
+    return h->n && h->m[h->n - 1].nsys > 0;
+}
 
-    rein_buf_init(&tmp, 0);
-    for (size_t i = 0; !rc && i < rein_history_len(h); i++) {
-        char role = rein__history_role(h, i);
-        char side = role == 's' ? 's' : role == 'a' ? 'a' : 'u';
-        const char *text;
-        size_t len;
-        if ((side == 's') != system)
-            continue;
-        rc = piece ? piece(p, h, i, &tmp, &text, &len)
-                   : rein__history_piece(h, i, p, w, &text, &len);
-        if (rc || len == 0)
-            continue;
-        if (system || side == open) {
-            if (!first)
-                rc = rein_buf_addch(b, ',');
-        } else {
-            if (open)
-                rc = rein_buf_add(b, "]},", 3);
-            if (!rc)
-                rc = rein_buf_adds(b, side == 'a' ? open_model : open_user);
-            open = side;
-        }
-        if (!rc)
-            rc = rein_buf_add(b, text, len);
-        first = false;
+/* ---- removing messages from the middle ---- */
+
+/* old shifted down by d when it lies at or after `to`; kept below `from`; gone (NONE + 1, which
+ * matches nothing) when it was removed. */
+static size_t shifted(size_t old, size_t from, size_t to)
+{
+    if (old == NONE || old < from)
+        return old;
+    return old >= to ? old - (to - from) : NONE - 1;
+}
+
+/* The ids of the removed messages leave the set; later ones' indices move down. */
+static void ids_shift(rein_history *h, size_t from, size_t to)
+{
+    for (size_t k = from; k < to; k++)
+        ids_remove(h, k);
+    for (size_t i = 0; i < h->ids_cap; i++) {
+        if (h->ids[i].id && h->ids[i].msg >= to)
+            h->ids[i].msg -= to - from;
     }
-    if (!rc && open)
-        rc = rein_buf_add(b, "]}", 2);
-    if (!rc)
-        rc = rein_buf_addch(b, ']');
-    rein_buf_release(&tmp);
+}
+
+/* After messages moved down to `from`: the running sums less what left, and the exchanges,
+ * judged again from the seam until they agree with the moved ones. */
+static void sums_shift(rein_history *h, size_t from, int64_t text, size_t calls, uint32_t nsys,
+                       size_t to)
+{
+    bool same = false;
+
+    for (size_t i = from; i < h->n; i++) {
+        struct hmsg *m = &h->m[i];
+        size_t ex = shifted(m->ex, from, to), bad = shifted(m->bad, from, to);
+        m->text -= text;
+        m->calls -= calls;
+        m->nsys -= nsys;
+        if (!same) {
+            add_exchange(h, i);
+            same = m->ex == ex && m->bad == bad && (ex == NONE || ex >= from);
+        } else {
+            m->ex = ex;
+            m->bad = bad;
+        }
+    }
+}
+
+/*
+ * Lays the encoded messages from..encoded-1 (moved down; their pieces still where old_enc and
+ * old_sys held them) out again after message from-1, with new separators.
+ */
+static rein_err relay(rein_history *h, size_t from, const struct rein_buf *old_enc,
+                      const struct rein_buf *old_sys)
+{
+    const struct rein__wire *w = h->ewire;
+    rein_err rc = REIN_OK;
+
+    for (size_t i = from; !rc && i < h->encoded; i++) {
+        struct hmsg *m = &h->m[i];
+        bool in_sys = w->group_user && m->role == 's';
+        const struct rein_buf *src = in_sys ? old_sys : old_enc;
+        const char *piece = src->ptr + (in_sys ? m->sys_end : m->enc_end) - m->enc_len;
+        rc = place(h, w, m, i ? h->m[i - 1].open : 0, i == 0, piece, m->enc_len);
+    }
     return rc;
+}
+
+/* Appends the first len bytes of src to b (len may be 0 with src unallocated). */
+static rein_err keep_prefix(struct rein_buf *b, const struct rein_buf *src, size_t len)
+{
+    return len ? rein_buf_add(b, src->ptr, len) : REIN_OK;
+}
+
+void rein_history_remove(rein_history *h, size_t from, size_t to)
+{
+    size_t n = h->n, d, encoded = h->encoded;
+    int64_t text;
+    size_t calls;
+    uint32_t nsys;
+    struct rein_buf old_enc, old_sys;
+
+    if (to > n)
+        to = n;
+    if (from >= to)
+        return;
+    if (to == n) {
+        rein_history_truncate(h, from);
+        return;
+    }
+    d = to - from;
+    if (h->sha)
+        h->sha->valid = false;
+    text = h->m[to - 1].text - (from ? h->m[from - 1].text : 0);
+    calls = h->m[to - 1].calls - (from ? h->m[from - 1].calls : 0);
+    nsys = h->m[to - 1].nsys - (from ? h->m[from - 1].nsys : 0);
+    ids_shift(h, from, to);
+    /* The buffers as they were: the moved pieces are read from them. */
+    old_enc = h->enc;
+    old_sys = h->sys;
+    rein_buf_init(&h->enc, 0);
+    rein_buf_init(&h->sys, 0);
+    for (size_t i = from; i < to; i++)
+        json_decref(h->m[i].msg);
+    memmove(&h->m[from], &h->m[to], (n - to) * sizeof(*h->m));
+    h->n = n - d;
+    sums_shift(h, from, text, calls, nsys, to);
+    if (h->chained > from)
+        h->chained = from;
+    h->encoded = encoded <= from ? encoded : encoded <= to ? from : encoded - d;
+    /* A wire whose encoder reads the history (encode_in: a Gemini tool result that does not
+     * name its call looks back to the last assistant message before it) encodes again from
+     * the seam when a tool result comes after it before any assistant message; the exchanges
+     * a trim drops, each from a user message to the next, never leave one there. */
+    for (size_t i = from; h->ewire && h->ewire->encode_in && i < h->encoded; i++) {
+        if (h->m[i].role == 'a')
+            break;
+        if (h->m[i].role == 't')
+            h->encoded = from;
+    }
+    /* The pieces before the seam are copied as they are; the others are laid out after
+     * them. */
+    if (keep_prefix(&h->enc, &old_enc, from ? h->m[from - 1].enc_end : 0) != REIN_OK ||
+        keep_prefix(&h->sys, &old_sys, from ? h->m[from - 1].sys_end : 0) != REIN_OK ||
+        (h->encoded > from && relay(h, from, &old_enc, &old_sys) != REIN_OK)) {
+        /* Out of memory: the moved messages are encoded again when next sent. */
+        rein_buf_release(&h->enc);
+        rein_buf_release(&h->sys);
+        h->enc = old_enc;
+        h->sys = old_sys;
+        h->encoded = from;
+        rein_buf_truncate(&h->enc, from ? h->m[from - 1].enc_end : 0);
+        rein_buf_truncate(&h->sys, from ? h->m[from - 1].sys_end : 0);
+        return;
+    }
+    rein_buf_release(&old_enc);
+    rein_buf_release(&old_sys);
 }

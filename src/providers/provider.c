@@ -904,7 +904,7 @@ static rein_err header_trace(struct curl_slist **list)
     return rc;
 }
 
-static rein_err build_headers(const struct attempt *at, const char *body, size_t body_len,
+static rein_err build_headers(const struct attempt *at, const struct rein__body *body,
                               struct curl_slist **list)
 {
     const rein_provider *p = at->p;
@@ -931,7 +931,7 @@ static rein_err build_headers(const struct attempt *at, const char *body, size_t
     if (!rc)
         rc = header_trace(list);
     if (!rc && p->wire->sign)
-        rc = p->wire->sign(p, at->url, body, body_len, list);
+        rc = p->wire->sign(p, at->url, body, list);
     return rc;
 }
 
@@ -1059,7 +1059,7 @@ static enum outcome run_attempt(struct attempt *at, const struct rein__body *bod
         return O_FATAL;
     easy = hs.easy;
     multi = hs.multi;
-    if (build_headers(at, body->buf.ptr, body_len, &headers) != REIN_OK)
+    if (build_headers(at, body, &headers) != REIN_OK)
         goto done;
     curl_easy_setopt(easy, CURLOPT_URL, at->url);
     curl_easy_setopt(easy, CURLOPT_POST, 1L);
@@ -1866,8 +1866,8 @@ static rein_err send_request(rein_provider *p, rein_model_request *req, rein_his
         return rein_error_set(err, rc, "encoding the tools: %s", rein_strerror(rc));
     rein__body_init(&body);
     rc = p->wire->build_body(p, req, h, &body, err);
-    /* A signer, a recording and a replay read the body as one piece. */
-    if (!rc && (p->wire->sign || p->rec || p->replay) && rein__body_flatten(&body) != REIN_OK)
+    /* A recording and a replay read the body as one piece (a signer reads the pieces). */
+    if (!rc && (p->rec || p->replay) && rein__body_flatten(&body) != REIN_OK)
         rc = rein_error_set(err, REIN_ENOMEM, "out of memory");
     if (rc) {
         rein__body_release(&body);

@@ -387,6 +387,10 @@ const char *rein__aws_region(const struct rein__aws *a);
  * application/json, which is signed. */
 rein_err rein__aws_sign(struct rein__aws *a, const char *service, const char *url, const char *body,
                         size_t len, time_t now, struct curl_slist **headers) REIN_WUR;
+/* The same for a body whose SHA-256 (lower-case hex) the caller took. */
+rein_err rein__aws_sign_hashed(struct rein__aws *a, const char *service, const char *url,
+                               const char body_hash[65], time_t now,
+                               struct curl_slist **headers) REIN_WUR;
 /* Temporary AWS credentials and their sources (awscreds.c). */
 enum rein__aws_kind {
     REIN__AWS_STATIC = 0,
@@ -506,6 +510,17 @@ struct rein__wire {
     unsigned (*variant)(const rein_provider *p);
     /* Encodes one neutral message (borrowed) into out: its cached piece. */
     rein_err (*encode_message)(const rein_provider *p, const json_t *msg, struct rein_buf *out);
+    /* Encodes message i of h when its piece also depends on the messages before it (NULL:
+     * encode_message). It may look back only as far as the last assistant message before i
+     * (rein_history_remove counts on it). */
+    rein_err (*encode_in)(const rein_provider *p, const rein_history *h, size_t i,
+                          struct rein_buf *out);
+    /* A wire whose messages array groups consecutive messages by side (user text and tool
+     * results one side, assistant the other) into one message of content blocks each: the
+     * bytes that open a user-side and an assistant-side group (each is closed with "]}"),
+     * and the system messages go to a list of their own (rein__history_groups). NULL: one
+     * item per message (rein__history_joined). */
+    const char *group_user, *group_model;
     /* Encodes the tool list of req into out (cached in the request); what a schema subset
      * cannot carry is appended to req->dropped (see there). */
     rein_err (*encode_tools)(const rein_provider *p, const rein_model_request *req,
@@ -522,8 +537,9 @@ struct rein__wire {
      * streaming method in the path): a new string, NULL when memory is exhausted. NULL hook:
      * every request goes to the provider's endpoint. */
     char *(*url)(const rein_provider *p, const rein_model_request *req);
-    /* Signs one request (url, body) by adding its headers (Bedrock's SigV4); may be NULL. */
-    rein_err (*sign)(const rein_provider *p, const char *url, const char *body, size_t len,
+    /* Signs one request (url, body: read in its pieces, never flattened for it) by adding its
+     * headers (Bedrock's SigV4); may be NULL. */
+    rein_err (*sign)(const rein_provider *p, const char *url, const struct rein__body *body,
                      struct curl_slist **headers);
     /* A backend that does its own sending (rules); NULL for HTTP wires. */
     rein_err (*send)(rein_provider *p, rein_model_request *req, rein_history *h,
@@ -619,7 +635,23 @@ struct rein__body {
     struct rein_buf buf;
     const char *mid;
     size_t at, mid_len;
+    rein_history *hist; /* the history mid belongs to when it is its whole block, or NULL */
 };
+
+/*
+ * A SHA-256 running over a body's head and the history's block after it, kept in the
+ * history so that signing a request hashes only what was appended since the last one (the
+ * block only grows while nothing before its end changes; the history clears `valid` when
+ * something does).
+ */
+struct rein__sha_cache {
+    struct rein__sha256 state; /* over head[0..head_len) and the block's first `done` bytes */
+    char head[64];
+    size_t head_len, done;
+    bool valid;
+};
+/* h's cache (borrowed: it lives as long as h). */
+struct rein__sha_cache *rein__history_sha_cache(rein_history *h);
 
 /* Blocks smaller than this are copied into buf: libcurl sends a body under 64 KB given as
  * one piece with the request's headers in one write, and a spliced one never does. */
@@ -637,8 +669,9 @@ void rein__body_block(struct rein__body *b, struct rein_jw *w, const char *block
 void rein__body_copy(const struct rein__body *b, size_t off, char *dst, size_t n);
 /* rein__hash64 continued over the body's bytes off..off+n-1 (within its length). */
 uint64_t rein__body_hash(const struct rein__body *b, uint64_t h, size_t off, size_t n);
-/* Makes buf the whole body (for a signer, a recording or a replay, which read it as one
- * piece). */
+/* The SHA-256 of the whole body, in lower-case hex, taken over its pieces in turn. */
+void rein__body_sha256_hex(const struct rein__body *b, char out[65]);
+/* Makes buf the whole body (for a recording or a replay, which read it as one piece). */
 rein_err rein__body_flatten(struct rein__body *b) REIN_WUR;
 
 /* Room reserved in a request body for what is neither the messages nor the tools (model,
@@ -652,32 +685,36 @@ rein_err rein__history_piece(rein_history *h, size_t i, const rein_provider *p,
                              const struct rein__wire *w, const char **out, size_t *len) REIN_WUR;
 /* The pieces of all of h's messages joined with commas ("" when h is empty): the items of a
  * messages array for wires that send one item per message. *out is borrowed until the next
- * call on h. */
+ * call on h, and stays unchanged while h is (a body may send it in place). */
 rein_err rein__history_joined(rein_history *h, const rein_provider *p, const struct rein__wire *w,
                               const char **out, size_t *len) REIN_WUR;
 /* The first letter of message i's role (s, u, a or t), read without a lookup in the message:
  * wires that group messages by role walk the whole history for every request. */
 char rein__history_role(const rein_history *h, size_t i);
-/* Message i's piece for wire w: its cached one, or one the wire makes from the history (a
- * Gemini tool result that does not name its call) into tmp. */
-typedef rein_err (*rein__piece_fn)(rein_provider *p, rein_history *h, size_t i,
-                                   struct rein_buf *tmp, const char **piece, size_t *len);
 /*
- * Appends to b a JSON array of h's system messages' pieces (system true), or of the other
- * messages grouped by role: consecutive user-side messages (user text and tool results) make
- * one message opened with open_user, consecutive assistant ones one opened with open_model,
- * each closed with "]}" (the wires whose messages hold content blocks and want the roles
- * alternating: Gemini, Bedrock). Empty pieces are left out. piece NULL: the cached pieces.
+ * For a grouping wire (group_user set): the messages array's items, with the groups opened
+ * and all but the last closed (append "]}" when open is set), and the system list's items,
+ * each piece once (empty pieces are left out). Borrowed as rein__history_joined's.
  */
-rein_err rein__history_grouped(rein_provider *p, rein_history *h, const struct rein__wire *w,
-                               struct rein_buf *b, bool system, const char *open_user,
-                               const char *open_model, rein__piece_fn piece) REIN_WUR;
+struct rein__groups {
+    rein_history *h;
+    const char *items, *system;
+    size_t items_len, system_len;
+    bool open;       /* the last group is still open */
+    bool has_system; /* h holds a system message (its list may still be empty) */
+};
+rein_err rein__history_groups(rein_history *h, const rein_provider *p, const struct rein__wire *w,
+                              struct rein__groups *g) REIN_WUR;
+/* Writes the messages array of a grouping wire as w's next value: '[', the items (in place
+ * when large, rein__body_block), the last group's close and ']'. */
+rein_err rein__body_groups(struct rein__body *b, struct rein_jw *w, const struct rein__groups *g);
 /* True when h holds a system message. */
 bool rein__history_has_system(const rein_history *h);
 /* How many times a message was encoded (tests check the cache). */
 size_t rein__history_encode_count(const rein_history *h);
-/* A hash of all of h's messages in order; each message is hashed once, when first asked for,
- * so asking after every append costs what was appended. */
+/* A hash of all of h's messages in order; each message is dumped and hashed once, when first
+ * asked for, so asking after every append costs what was appended (and after a removal, a
+ * few bytes hashed per message after the seam). */
 uint64_t rein__history_chain(rein_history *h);
 
 /* The encoder of the OpenAI tool list (openai.c), which Ollama's wire uses too. */

@@ -365,28 +365,37 @@ static rein_err refresh(struct rein__aws *a, time_t now)
 }
 
 static rein_err sign_locked(const struct rein__aws *a, const char *service, const char *url,
-                            const char *body, size_t len, time_t now, struct curl_slist **headers);
+                            const char body_hash[65], time_t now, struct curl_slist **headers);
 
-rein_err rein__aws_sign(struct rein__aws *a, const char *service, const char *url, const char *body,
-                        size_t len, time_t now, struct curl_slist **headers)
+rein_err rein__aws_sign_hashed(struct rein__aws *a, const char *service, const char *url,
+                               const char body_hash[65], time_t now, struct curl_slist **headers)
 {
     rein_err rc;
 
     pthread_mutex_lock(&a->lock);
     rc = refresh(a, now);
     if (!rc)
-        rc = sign_locked(a, service, url, body, len, now, headers);
+        rc = sign_locked(a, service, url, body_hash, now, headers);
     pthread_mutex_unlock(&a->lock);
     return rc;
 }
 
+rein_err rein__aws_sign(struct rein__aws *a, const char *service, const char *url, const char *body,
+                        size_t len, time_t now, struct curl_slist **headers)
+{
+    char body_hash[65];
+
+    sha256_hex(body, len, body_hash);
+    return rein__aws_sign_hashed(a, service, url, body_hash, now, headers);
+}
+
 static rein_err sign_locked(const struct rein__aws *a, const char *service, const char *url,
-                            const char *body, size_t len, time_t now, struct curl_slist **headers)
+                            const char body_hash[65], time_t now, struct curl_slist **headers)
 {
     const char *host, *path, *query;
     size_t hlen, plen;
     struct rein_buf canon, sts;
-    char date[9], stamp[17], body_hash[65], canon_hash[65], sig[65], *line;
+    char date[9], stamp[17], canon_hash[65], sig[65], *line;
     uint8_t k[32], k2[32];
     struct tm tm;
     rein_err rc;
@@ -395,7 +404,6 @@ static rein_err sign_locked(const struct rein__aws *a, const char *service, cons
         return REIN_EINVAL;
     strftime(date, sizeof(date), "%Y%m%d", &tm);
     strftime(stamp, sizeof(stamp), "%Y%m%dT%H%M%SZ", &tm);
-    sha256_hex(body, len, body_hash);
     rein_buf_init(&canon, 0);
     rein_buf_init(&sts, 0);
     /* The path as sent is encoded once more (a %3A in a model id is signed as %253A). */

@@ -166,6 +166,61 @@ static void test_tool_choice_none(void **state)
 }
 
 /* A wrong secret is refused as Bedrock refuses it; an API key goes as a bearer. */
+/* A long conversation is signed and sent from where the history keeps it (the SHA-256 of
+ * the body taken over its pieces, not over a copy): the server checks the signature against
+ * the bytes it got, which are those of a recording provider's flat body. */
+static void test_long_history_signed_in_place(void **state)
+{
+    char *dir = test_tmpdir(), path[1024], text[96], id[24];
+    const struct ms_request *q[2];
+    rein_provider *rec;
+    struct pfx f;
+
+    (void)state;
+    fx_start(&f, "secret/With+Chars=", "session-token-1");
+    pfx_provider(&f);
+    snprintf(path, sizeof(path), "%s/long.jsonl", dir);
+    assert_rein_ok(rein_provider_config_set_record(f.cfg, path), NULL);
+    rec = rein_provider_new(f.cfg, &f.err);
+    assert_non_null(rec);
+    add_weather_tool(&f);
+    pfx_script(&f, "{\"times\": 0, \"text\": \"Done.\"}");
+    assert_rein_ok(rein_history_add_system(f.h, "Be brief."), NULL);
+    for (int i = 0; i < 750; i++) {
+        json_t *asst;
+        snprintf(text, sizeof(text), "Weather in \"Oslo\", day %d? \u00e5\u2603\n", i);
+        assert_rein_ok(rein_history_add_user(f.h, text), NULL);
+        snprintf(id, sizeof(id), "tooluse_%d", i);
+        asst = json_pack("{s:s, s:s, s:[{s:s, s:s, s:s}]}", "role", "assistant", "content", "",
+                         "tool_calls", "id", id, "name", "get_weather", "arguments",
+                         "{\"city\":\"Oslo\"}");
+        assert_rein_ok(rein_history_append(f.h, asst, NULL), NULL);
+        json_decref(asst);
+        assert_rein_ok(rein_history_add_tool_result(f.h, id, "get_weather", "3 degrees", false),
+                       NULL);
+    }
+    /* Twice in place (the second hashes only what was appended), then flat. */
+    for (int k = 0; k < 3; k++) {
+        rein_model_response_free(f.resp);
+        f.resp = NULL;
+        if (k == 1)
+            assert_rein_ok(rein_history_add_user(f.h, "And tomorrow?"), NULL);
+        assert_rein_ok(rein_provider_send(k == 2 ? rec : f.p, f.req, f.h, &f.resp, &f.err), &f.err);
+        q[k ? k - 1 : 0] = ms_request(f.ms, (size_t)k);
+        assert_non_null(q[k ? k - 1 : 0]);
+        assert_served(q[k ? k - 1 : 0]);
+        assert_int_equal(json_array_size(json_object_get(q[k ? k - 1 : 0]->json, "messages")),
+                         1501);
+    }
+    assert_true(q[0]->body_len > 2 * 65536);
+    assert_int_equal(q[0]->body_len, q[1]->body_len);
+    assert_memory_equal(q[0]->body, q[1]->body, q[0]->body_len);
+    rein_provider_free(rec);
+    pfx_stop(&f);
+    test_rmtree(dir);
+    free(dir);
+}
+
 static void test_wrong_secret_and_api_key(void **state)
 {
     const struct ms_request *q;
@@ -348,6 +403,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_signed_stream_call_then_result),
     cmocka_unit_test(test_tool_choice_none),
     cmocka_unit_test(test_wrong_secret_and_api_key),
+    cmocka_unit_test(test_long_history_signed_in_place),
     cmocka_unit_test(test_throttling_exceptions_and_faults),
     cmocka_unit_test(test_record_then_replay_the_binary_stream),
     cmocka_unit_test(test_agent_loop_end_to_end),

@@ -473,6 +473,79 @@ static void test_long_history_sent_in_place_as_one_body(void **state)
     free(dir);
 }
 
+/* Appends `turns` exchanges to h: a question, a call, its result, an answer. */
+static void add_exchanges(rein_history *h, int turns)
+{
+    char text[96], id[24];
+
+    for (int i = 0; i < turns; i++) {
+        json_t *asst;
+        snprintf(text, sizeof(text), "Weather in \"Rome\", day %d? \u00e5\u2603\n", i);
+        assert_rein_ok(rein_history_add_user(h, text), NULL);
+        snprintf(id, sizeof(id), "call_%d", i);
+        asst = json_pack("{s:s, s:s, s:[{s:s, s:s, s:s}]}", "role", "assistant", "content",
+                         i % 2 ? "Looking." : "", "tool_calls", "id", id, "name", "get_weather",
+                         "arguments", "{\"city\":\"Rome\"}");
+        assert_rein_ok(rein_history_append(h, asst, NULL), NULL);
+        json_decref(asst);
+        assert_rein_ok(rein_history_add_tool_result(h, id, "get_weather", "{\"t\":21}", false),
+                       NULL);
+        asst = json_pack("{s:s, s:s}", "role", "assistant", "content", "Sunny, 21.");
+        assert_rein_ok(rein_history_append(h, asst, NULL), NULL);
+        json_decref(asst);
+    }
+}
+
+/* The wires that group messages by role (Anthropic, Gemini) send a long conversation from
+ * where the history keeps it too: the server gets the same bytes as from a recording
+ * provider's flat body, and parses them. */
+static void test_grouped_long_history_sent_in_place(void **state)
+{
+    static const char *const wires[][3] = {{"anthropic", "", "messages"},
+                                           {"gemini", "/v1beta", "contents"}};
+    char *dir = test_tmpdir(), path[1024], base[256];
+
+    (void)state;
+    for (size_t w = 0; w < REIN_ARRAY_SIZE(wires); w++) {
+        const struct ms_request *r[2];
+        rein_provider *rec;
+        struct pfx f;
+        fx_start(&f);
+        snprintf(base, sizeof(base), "%s%s", ms_url(f.ms), wires[w][1]);
+        snprintf(path, sizeof(path), "%s/long-%s.jsonl", dir, wires[w][0]);
+        assert_rein_ok(rein_provider_config_set(f.cfg, "provider", wires[w][0], NULL), NULL);
+        assert_rein_ok(rein_provider_config_set_base_url(f.cfg, base), NULL);
+        f.p = rein_provider_new(f.cfg, &f.err);
+        assert_non_null(f.p);
+        assert_rein_ok(rein_provider_config_set_record(f.cfg, path), NULL);
+        rec = rein_provider_new(f.cfg, &f.err);
+        assert_non_null(rec);
+        add_weather_tool(&f);
+        pfx_script(&f, "{\"times\": 0, \"text\": \"Done.\"}");
+        assert_rein_ok(rein_history_add_system(f.h, "Be brief."), NULL);
+        add_exchanges(f.h, 750);
+        assert_rein_ok(rein_history_add_user(f.h, "And tomorrow?"), NULL);
+        for (int k = 0; k < 2; k++) {
+            rein_model_response_free(f.resp);
+            f.resp = NULL;
+            assert_rein_ok(rein_provider_send(k ? rec : f.p, f.req, f.h, &f.resp, &f.err), &f.err);
+            r[k] = ms_request(f.ms, (size_t)k);
+            assert_non_null(r[k]);
+            assert_non_null(r[k]->json);
+            /* 750 exchanges: user, assistant, user (the result), assistant; then the last
+             * question. */
+            assert_int_equal(json_array_size(json_object_get(r[k]->json, wires[w][2])), 3001);
+        }
+        assert_true(r[0]->body_len > 2 * 65536);
+        assert_int_equal(r[0]->body_len, r[1]->body_len);
+        assert_memory_equal(r[0]->body, r[1]->body, r[0]->body_len);
+        rein_provider_free(rec);
+        fx_stop(&f);
+    }
+    test_rmtree(dir);
+    free(dir);
+}
+
 /* A server that answers the first request, reads the second on the same kept-alive
  * connection and closes it without a word (as a server does that closed an idle connection
  * while the request was on its way), then answers on the next connection. */
@@ -1797,6 +1870,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_text_calls_from_a_local_model_become_calls),
     cmocka_unit_test(test_long_history_sent_in_place_as_one_body),
     cmocka_unit_test(test_long_history_sent_again_after_a_stale_connection),
+    cmocka_unit_test(test_grouped_long_history_sent_in_place),
     cmocka_unit_test(test_retry_429_honours_retry_after),
     cmocka_unit_test(test_retry_503_and_529_with_retry_after_ms),
     cmocka_unit_test(test_retries_stop_at_max_and_keep_the_error),

@@ -1306,6 +1306,177 @@ static void test_history_compact_keeps_what_pays(void **state)
     rein_provider_free(p);
 }
 
+/* A conversation of `turns` exchanges for the removal tests: a user message, an assistant
+ * message with two calls, their results (the second without the tool's name, which Gemini
+ * then looks up), an answer; a system note now and then. Returns the index of each exchange's
+ * user message in at[]. */
+static rein_history *mixed_history(int turns, size_t *at)
+{
+    rein_history *h = rein_history_new();
+    char text[64], id1[16], id2[16];
+
+    assert_rein_ok(rein_history_add_system(h, "Be brief."), NULL);
+    for (int k = 0; k < turns; k++) {
+        json_t *asst;
+        at[k] = rein_history_len(h);
+        snprintf(text, sizeof(text), "question %d \u00e5", k);
+        assert_rein_ok(rein_history_add_user(h, text), NULL);
+        snprintf(id1, sizeof(id1), "c%da", k);
+        snprintf(id2, sizeof(id2), "c%db", k);
+        asst = json_pack("{s:s, s:s, s:[{s:s, s:s, s:s}, {s:s, s:s, s:s}]}", "role", "assistant",
+                         "content", k % 2 ? "let me look" : "", "tool_calls", "id", id1, "name",
+                         "weather", "arguments", "{\"city\":\"Oslo\"}", "id", id2, "name", "clock",
+                         "arguments", "");
+        assert_rein_ok(rein_history_append(h, asst, NULL), NULL);
+        json_decref(asst);
+        assert_rein_ok(rein_history_add_tool_result(h, id1, "weather", "{\"t\":3}", false), NULL);
+        assert_rein_ok(rein_history_add_tool_result(h, id2, NULL, "noon", k % 3 == 0), NULL);
+        snprintf(text, sizeof(text), "answer %d", k);
+        asst = json_pack("{s:s, s:s}", "role", "assistant", "content", text);
+        assert_rein_ok(rein_history_append(h, asst, NULL), NULL);
+        json_decref(asst);
+        if (k % 7 == 3)
+            assert_rein_ok(rein_history_add_system(h, "A note."), NULL);
+    }
+    return h;
+}
+
+/* A history made from scratch out of h's messages except from..to-1. */
+static rein_history *fresh_without(const rein_history *h, size_t from, size_t to)
+{
+    json_t *all = rein_history_to_json(h), *kept = json_array();
+    rein_history *f;
+
+    for (size_t i = 0; i < json_array_size(all); i++) {
+        if (i < from || i >= to)
+            json_array_append(kept, json_array_get(all, i));
+    }
+    f = rein_history_from_json(kept, NULL);
+    assert_non_null(f);
+    json_decref(all);
+    json_decref(kept);
+    return f;
+}
+
+/* Messages removed from the middle: on every wire the next body is byte for byte the body of
+ * a history made from scratch without them, the kept messages are not encoded again (cuts at
+ * exchanges), and the ids, sizes, open exchanges and chained hash agree. */
+static void test_history_remove_keeps_encodings_on_every_wire(void **state)
+{
+    static const char *const wires[][2] = {
+        {"openai-compatible", "http://127.0.0.1:9/v1"},
+        {"anthropic", "http://127.0.0.1:9"},
+        {"gemini", "http://127.0.0.1:9/v1beta"},
+        {"bedrock", "http://127.0.0.1:9"},
+        {"ollama", "http://127.0.0.1:9"},
+    };
+    size_t at[30];
+
+    (void)state;
+    for (size_t w = 0; w < REIN_ARRAY_SIZE(wires); w++) {
+        rein_provider *p = provider_for(wires[w][0], wires[w][1]);
+        rein_model_request *req = rein_model_request_new();
+        rein_history *base = mixed_history(30, at);
+        size_t n = rein_history_len(base);
+        /* {from, to, whether the cut is at exchanges (nothing encoded again)} */
+        const size_t cuts[][3] = {
+            {1, at[3], 1},
+            {at[5], at[9], 1},
+            {1, at[29], 1},
+            {at[2] + 2, at[4], 0},
+            {at[6] + 1, at[6] + 3, 0},
+            {0, at[1], 1},
+            {at[4] + 3, at[4] + 4, 0},
+            {at[20], n, 1},
+            {at[8], at[8], 1},
+        };
+        for (size_t c = 0; c < REIN_ARRAY_SIZE(cuts); c++) {
+            size_t from = cuts[c][0], to = cuts[c][1], encodes;
+            rein_history *h = fresh_without(base, 0, 0), *f = fresh_without(base, from, to);
+            char *before = body_for(p, req, h), *after, *want;
+            int64_t t1, t2;
+            size_t c1, c2;
+            encodes = rein__history_encode_count(h);
+            rein_history_remove(h, from, to);
+            after = body_for(p, req, h);
+            want = body_for(p, req, f);
+            if (strcmp(after, want) != 0)
+                fail_msg("%s, cut %zu..%zu: the body differs from a fresh history's", wires[w][0],
+                         from, to);
+            if (cuts[c][2])
+                assert_int_equal(rein__history_encode_count(h), encodes);
+            assert_int_equal(rein_history_len(h), rein_history_len(f));
+            assert_int_equal(rein_history_first_open(h), rein_history_first_open(f));
+            rein_history_size(h, &t1, &c1);
+            rein_history_size(f, &t2, &c2);
+            assert_true(t1 == t2 && c1 == c2);
+            assert_true(rein__history_chain(h) == rein__history_chain(f));
+            for (int k = 0; k < 30; k++) {
+                char id[16];
+                snprintf(id, sizeof(id), "c%da", k);
+                assert_true(rein_history_has_call_id(h, id) == rein_history_has_call_id(f, id));
+            }
+            /* What comes next is encoded after the moved pieces as after fresh ones. */
+            assert_rein_ok(rein_history_add_user(h, "and then?"), NULL);
+            assert_rein_ok(rein_history_add_user(f, "and then?"), NULL);
+            rein_free(after);
+            rein_free(want);
+            after = body_for(p, req, h);
+            want = body_for(p, req, f);
+            assert_string_equal(after, want);
+            rein_free(before);
+            rein_free(after);
+            rein_free(want);
+            rein_history_free(h);
+            rein_history_free(f);
+        }
+        rein_history_free(base);
+        rein_model_request_free(req);
+        rein_provider_free(p);
+    }
+}
+
+/* The SHA-256 a signer takes over a body spliced from the history, which hashes only what
+ * was appended since the last body, is the SHA-256 of the flat body after appends, a
+ * truncation, a removal and a compaction. */
+static void test_body_sha256_over_pieces(void **state)
+{
+    rein_provider *p = provider_for("bedrock", "http://127.0.0.1:9");
+    rein_model_request *req = rein_model_request_new();
+    size_t at[400];
+    rein_history *h = mixed_history(400, at);
+
+    (void)state;
+    for (int step = 0; step < 7; step++) {
+        struct rein__body b;
+        struct rein__sha256 s;
+        char got[65], want[65];
+        if (step == 2)
+            assert_rein_ok(rein_history_add_user(h, "more"), NULL);
+        if (step == 3)
+            rein_history_truncate(h, rein_history_len(h) - 3);
+        if (step == 4)
+            rein_history_remove(h, 1, at[10]);
+        if (step == 5)
+            rein_history_compact(h);
+        if (step == 6)
+            assert_rein_ok(rein_history_add_user(h, "again"), NULL);
+        rein__body_init(&b);
+        assert_rein_ok(p->wire->build_body(p, req, h, &b, NULL), NULL);
+        assert_non_null(b.mid); /* spliced */
+        rein__body_sha256_hex(&b, got);
+        assert_rein_ok(rein__body_flatten(&b), NULL);
+        rein__sha256_init(&s);
+        rein__sha256_add(&s, b.buf.ptr, b.buf.len);
+        rein__sha256_hex(&s, want, 64);
+        assert_string_equal(got, want);
+        rein__body_release(&b);
+    }
+    rein_history_free(h);
+    rein_model_request_free(req);
+    rein_provider_free(p);
+}
+
 /* Appends the messages of turn k (user, assistant call, tool result, answer) to h; turn 3's
  * tool result is larger than the history's kept scratch space. */
 static void add_turn(rein_history *h, int k)
@@ -2630,6 +2801,8 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_history_call_id_set),
     cmocka_unit_test(test_history_chain),
     cmocka_unit_test(test_history_compact_keeps_what_pays),
+    cmocka_unit_test(test_history_remove_keeps_encodings_on_every_wire),
+    cmocka_unit_test(test_body_sha256_over_pieces),
     cmocka_unit_test(test_history_size),
     cmocka_unit_test(test_history_first_open),
     cmocka_unit_test(test_history_checks_the_neutral_shape),
