@@ -95,6 +95,28 @@ uint64_t rein__body_hash(const struct rein__body *b, uint64_t h, size_t off, siz
     return h;
 }
 
+/* Adds block bytes c->done..len-1 to the cache's state, marking each step it completes. */
+static void sha_extend(struct rein__sha_cache *c, const char *block, size_t len)
+{
+    while (c->done < len) {
+        size_t next = (c->done / REIN__SHA_STEP + 1) * REIN__SHA_STEP;
+        size_t to = next < len ? next : len;
+        rein__sha256_add(&c->state, block + c->done, to - c->done);
+        c->done = to;
+        if (to == next && c->nmarks == next / REIN__SHA_STEP) {
+            if (c->nmarks == c->cap) {
+                size_t cap = c->cap ? c->cap * 2 : 8;
+                struct rein__sha256 *v = rein_realloc(c->marks, cap * sizeof(*v));
+                if (!v)
+                    continue; /* no mark: a cut below this point hashes more */
+                c->marks = v;
+                c->cap = cap;
+            }
+            c->marks[c->nmarks++] = c->state;
+        }
+    }
+}
+
 void rein__body_sha256_hex(const struct rein__body *b, char out[65])
 {
     struct rein__sha_cache *c = b->mid && b->hist ? rein__history_sha_cache(b->hist) : NULL;
@@ -102,27 +124,46 @@ void rein__body_sha256_hex(const struct rein__body *b, char out[65])
     struct span sp[3];
     size_t k = pieces(b, sp);
 
-    if (!c || b->at > sizeof(c->head)) {
+    if (!c || b->at == 0 || b->at > sizeof(c->head)) {
         rein__sha256_init(&s);
         for (size_t i = 0; i < k; i++)
             rein__sha256_add(&s, sp[i].p, sp[i].len);
         rein__sha256_hex(&s, out, 64);
         return;
     }
-    /* The head and the block as far as the last request hashed them are in the cache when
-     * they are the same bytes; only the rest of the block is hashed, and the cache moves on
-     * to its end. */
-    if (!c->valid || c->head_len != b->at || memcmp(c->head, b->buf.ptr, b->at) != 0 ||
-        c->done > b->mid_len) {
+    /* Another head: start again from it (mark 0 is the head alone). */
+    if (c->head_len != b->at || memcmp(c->head, b->buf.ptr, b->at) != 0 || !c->nmarks) {
         rein__sha256_init(&c->state);
         rein__sha256_add(&c->state, b->buf.ptr, b->at);
         memcpy(c->head, b->buf.ptr, b->at);
         c->head_len = b->at;
         c->done = 0;
-        c->valid = true;
+        c->nmarks = 0;
+        c->upto = 0;
+        if (c->cap || (c->marks = rein_malloc(8 * sizeof(*c->marks))) != NULL) {
+            c->cap = c->cap ? c->cap : 8;
+            c->marks[c->nmarks++] = c->state;
+        }
+        if (!c->nmarks) { /* out of memory: the whole body, this once */
+            c->head_len = 0;
+            rein__sha256_init(&s);
+            for (size_t i = 0; i < k; i++)
+                rein__sha256_add(&s, sp[i].p, sp[i].len);
+            rein__sha256_hex(&s, out, 64);
+            return;
+        }
     }
-    rein__sha256_add(&c->state, b->mid + c->done, b->mid_len - c->done);
-    c->done = b->mid_len;
+    /* Bytes past upto changed since they were hashed: back to the last mark before them. */
+    if (c->done > c->upto || c->done > b->mid_len) {
+        size_t m = (c->upto < b->mid_len ? c->upto : b->mid_len) / REIN__SHA_STEP;
+        if (m >= c->nmarks)
+            m = c->nmarks - 1;
+        c->state = c->marks[m];
+        c->done = m * REIN__SHA_STEP;
+        c->nmarks = m + 1;
+    }
+    sha_extend(c, b->mid, b->mid_len);
+    c->upto = b->mid_len;
     s = c->state;
     rein__sha256_add(&s, sp[2].p, sp[2].len);
     rein__sha256_hex(&s, out, 64);

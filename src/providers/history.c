@@ -317,6 +317,8 @@ void rein_history_free(rein_history *h)
     rein_buf_release(&h->enc);
     rein_buf_release(&h->sys);
     rein_buf_release(&h->scratch);
+    if (h->sha)
+        rein_free(h->sha->marks);
     rein_free(h->sha);
     rein_free(h);
 }
@@ -331,15 +333,21 @@ const json_t *rein_history_get(const rein_history *h, size_t i)
     return i < h->n ? h->m[i].msg : NULL;
 }
 
+/* The block's first len bytes are all that is left of what the signing cache hashed. */
+static void sha_keep(rein_history *h, size_t len)
+{
+    if (h->sha && h->sha->upto > len)
+        h->sha->upto = len;
+}
+
 /* Keeps the encodings of messages 0..n-1 only. */
 static void unencode_from(rein_history *h, size_t n)
 {
     if (h->encoded > n) {
-        if (h->sha)
-            h->sha->valid = false;
         h->encoded = n;
         rein_buf_truncate(&h->enc, n ? h->m[n - 1].enc_end : 0);
         rein_buf_truncate(&h->sys, n ? h->m[n - 1].sys_end : 0);
+        sha_keep(h, h->enc.len);
     }
 }
 
@@ -995,8 +1003,8 @@ void rein_history_remove(rein_history *h, size_t from, size_t to)
         return;
     }
     d = to - from;
-    if (h->sha)
-        h->sha->valid = false;
+    /* The pieces before the seam stay, byte for byte, where they are. */
+    sha_keep(h, from ? h->m[from - 1].enc_end : 0);
     text = h->m[to - 1].text - (from ? h->m[from - 1].text : 0);
     calls = h->m[to - 1].calls - (from ? h->m[from - 1].calls : 0);
     nsys = h->m[to - 1].nsys - (from ? h->m[from - 1].nsys : 0);

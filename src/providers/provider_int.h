@@ -640,15 +640,19 @@ struct rein__body {
 
 /*
  * A SHA-256 running over a body's head and the history's block after it, kept in the
- * history so that signing a request hashes only what was appended since the last one (the
- * block only grows while nothing before its end changes; the history clears `valid` when
- * something does).
+ * history so that signing a request hashes only what changed since the last one: the state
+ * after the block's first `done` bytes, and marks every REIN__SHA_STEP bytes to go back to
+ * when the block was cut shorter (a retried step, a trimmed history). The history lowers
+ * `upto` to the length of the block's bytes that are still the ones hashed.
  */
+#define REIN__SHA_STEP ((size_t)4 << 10)
 struct rein__sha_cache {
-    struct rein__sha256 state; /* over head[0..head_len) and the block's first `done` bytes */
     char head[64];
-    size_t head_len, done;
-    bool valid;
+    size_t head_len; /* 0: nothing hashed yet */
+    size_t upto, done;
+    struct rein__sha256 state;
+    struct rein__sha256 *marks; /* marks[k]: the head and the block's first k steps */
+    size_t nmarks, cap;
 };
 /* h's cache (borrowed: it lives as long as h). */
 struct rein__sha_cache *rein__history_sha_cache(rein_history *h);

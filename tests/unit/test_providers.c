@@ -1437,8 +1437,9 @@ static void test_history_remove_keeps_encodings_on_every_wire(void **state)
 }
 
 /* The SHA-256 a signer takes over a body spliced from the history, which hashes only what
- * was appended since the last body, is the SHA-256 of the flat body after appends, a
- * truncation, a removal and a compaction. */
+ * changed since the last body (from the last mark before a cut), is the SHA-256 of the flat
+ * body after appends, truncations (a turn's retry, a turn undone: a cut and other messages
+ * after it), a removal and a compaction. */
 static void test_body_sha256_over_pieces(void **state)
 {
     rein_provider *p = provider_for("bedrock", "http://127.0.0.1:9");
@@ -1447,7 +1448,7 @@ static void test_body_sha256_over_pieces(void **state)
     rein_history *h = mixed_history(400, at);
 
     (void)state;
-    for (int step = 0; step < 7; step++) {
+    for (int step = 0; step < 27; step++) {
         struct rein__body b;
         struct rein__sha256 s;
         char got[65], want[65];
@@ -1461,6 +1462,20 @@ static void test_body_sha256_over_pieces(void **state)
             rein_history_compact(h);
         if (step == 6)
             assert_rein_ok(rein_history_add_user(h, "again"), NULL);
+        if (step > 6 && step % 2) {
+            char text[600];
+            memset(text, 'a' + step % 26, sizeof(text) - 1);
+            text[sizeof(text) - 1] = '\0';
+            assert_rein_ok(rein_history_add_user(h, text), NULL);
+        } else if (step > 6) {
+            /* Cut, and longer than what was cut before the next body: the bytes after the
+             * cut differ at the same offsets. */
+            char text[3000];
+            rein_history_truncate(h, rein_history_len(h) - (size_t)(step % 3) - 1);
+            memset(text, 'A' + step % 26, sizeof(text) - 1);
+            text[sizeof(text) - 1] = '\0';
+            assert_rein_ok(rein_history_add_user(h, text), NULL);
+        }
         rein__body_init(&b);
         assert_rein_ok(p->wire->build_body(p, req, h, &b, NULL), NULL);
         assert_non_null(b.mid); /* spliced */
