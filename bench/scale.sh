@@ -10,6 +10,14 @@
 # libcurl client's CPU time for sending the same request bodies (the server is another
 # process, so its time is in neither). ROUNDS rounds (default 3) run every cell in turn; the
 # table gives the range over rounds, the load average is printed next to it.
+# WIRES (default "openai") names the wires to run it on: openai (chat completions), anthropic,
+# gemini, bedrock (SigV4-signed); each gets its own tables.
+# CALLGRIND=1 counts instructions instead, a figure the machine's load does not move: for each
+# wire, id mode and history length (CG_PRIORS, default "0 1000 10000"), one run of 7 turns
+# under valgrind's callgrind, counting only the measured turns' thread (block_turns) and the
+# bare client's (block_bare); own instructions per step = (turns - bare) / steps. The tool
+# calls run on the agent's pool threads and are not counted (they do not depend on the
+# history). Needs valgrind.
 # Before/after: BEFORE=DIR (another checkout, e.g. of main) builds the same bench against
 # that checkout's library too (release build in DIR/build-bench) and runs its cells
 # interleaved with this tree's, cell by cell, in every round; the tables then come in pairs.
@@ -20,6 +28,7 @@ build=${BUILD:-build-bench}
 out=bench/out
 rounds=${ROUNDS:-3}
 priors=${PRIORS:-"0 100 1000 10000"}
+wires=${WIRES:-openai}
 mkdir -p "$out"
 
 [ -f "$build/CMakeCache.txt" ] ||
@@ -50,6 +59,29 @@ for _ in $(seq 1 100); do
 done
 [ -n "$url" ] || { echo "scale.sh: the model server did not start" >&2; exit 1; }
 
+if [ "${CALLGRIND:-0}" = 1 ]; then
+  load=$(cut -d' ' -f1-3 /proc/loadavg)
+  echo "rein's own instructions per agent step (callgrind, 7 turns of 2 steps; load average $load)"
+  printf '%-10s %-9s %8s %14s %14s %14s %9s\n' wire ids prior "rein/step" "bare/step" "own/step" "vs 0"
+  for wire in $wires; do
+    for mode in unique repeated; do
+      base=""
+      for prior in ${CG_PRIORS:-0 1000 10000}; do
+        valgrind --tool=callgrind --collect-atstart=no --toggle-collect=block_turns \
+          --toggle-collect=block_bare --callgrind-out-file="$out/scale.callgrind" \
+          "$out/scale_bench" "$url" "$mode" "$prior" 7 "$wire" >/dev/null 2>>"$out/scale_stderr.log"
+        read -r t b < <(callgrind_annotate --inclusive=yes "$out/scale.callgrind" 2>/dev/null |
+          awk '/block_turns/{gsub(",","",$1);t=$1} /block_bare/{gsub(",","",$1);b=$1} END{print t, b}')
+        own=$(((t - b) / 14))
+        [ -n "$base" ] || base=$own
+        printf '%-10s %-9s %8s %14d %14d %14d %8s\n' "$wire" "$mode" "$prior" $((t / 14)) \
+          $((b / 14)) "$own" "$(python3 -c "print(f'{$own / $base:.2f}x')")"
+      done
+    done
+  done
+  exit 0
+fi
+
 # Fewer turns where a request body is large: the server's time per request grows with it.
 turns_for() {
   if [ "$1" -ge 10000 ]; then echo 35; elif [ "$1" -ge 1000 ]; then echo 105; else echo 700; fi
@@ -58,14 +90,16 @@ turns_for() {
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 rows=()
 for r in $(seq "$rounds"); do
-  for prior in $priors; do
-    for mode in unique repeated; do
-      for label in "${labels[@]}"; do
-        prog=$out/scale_bench
-        [ "$label" = before ] && prog=$out/scale_bench_before
-        read -r own total bare bytes < <("$prog" "$url" "$mode" "$prior" \
-          "$(turns_for "$prior")")
-        rows+=("$label,$mode,$prior,$own,$total,$bare,$bytes")
+  for wire in $wires; do
+    for prior in $priors; do
+      for mode in unique repeated; do
+        for label in "${labels[@]}"; do
+          prog=$out/scale_bench
+          [ "$label" = before ] && prog=$out/scale_bench_before
+          read -r own total bare bytes < <("$prog" "$url" "$mode" "$prior" \
+            "$(turns_for "$prior")" "$wire" 2>>"$out/scale_stderr.log")
+          rows+=("$label,$wire,$mode,$prior,$own,$total,$bare,$bytes")
+        done
       done
     done
   done
@@ -77,22 +111,27 @@ import sys
 before, after, rounds = sys.argv[1], sys.argv[2], int(sys.argv[3])
 cells = {}
 labels = []
+wires = []
 for row in sys.argv[4:]:
-    label, mode, prior, own, total, bare, size = row.split(",")
+    label, wire, mode, prior, own, total, bare, size = row.split(",")
     if label not in labels:
         labels.append(label)
-    cells.setdefault((label, mode, int(prior)), []).append(
+    if wire not in wires:
+        wires.append(wire)
+    cells.setdefault((label, wire, mode, int(prior)), []).append(
         (float(own), float(total), float(bare), int(size)))
 print(f"rein's own CPU per agent step against history length, {rounds} rounds "
       f"(load average {before} before, {after} after; 2 cores shared with other users)")
-for label, mode in ((l, m) for m in ("unique", "repeated") for l in labels):
+for wire, label, mode in ((w, l, m) for w in wires for m in ("unique", "repeated") for l in labels):
+    if not any(k[:3] == (label, wire, mode) for k in cells):
+        continue
     title = "" if labels == ["this"] else f" ({'BEFORE checkout' if label == 'before' else 'this tree'})"
-    print(f"\n{mode} call ids{title}")
+    print(f"\n{wire}, {mode} call ids{title}")
     print(f"{'prior messages':>15} {'own µs/step':>16} {'rein CPU µs':>16} {'bare client µs':>16}"
           f" {'body bytes':>11} {'own vs 0':>12}")
     base = None
-    for prior in sorted(p for l, m, p in cells if m == mode and l == label):
-        v = cells[(label, mode, prior)]
+    for prior in sorted(p for l, w, m, p in cells if m == mode and l == label and w == wire):
+        v = cells[(label, wire, mode, prior)]
         own = sorted(x[0] for x in v)
         rng = lambda xs: f"{min(xs):.1f}-{max(xs):.1f}"
         if base is None:

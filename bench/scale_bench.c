@@ -2,8 +2,10 @@
  * bench/scale_bench.c: rein's own CPU per agent step against the length of the history, for
  * bench/scale.sh (issue 25, goal 2).
  *
- *   scale_bench URL MODE PRIOR TURNS
+ *   scale_bench URL MODE PRIOR TURNS [WIRE]
  *
+ * WIRE is the provider's wire: openai (chat completions, the default), anthropic, gemini or
+ * bedrock (signed with SigV4 from made-up AWS credentials; the server checks no signature).
  * MODE is "unique" (the scripted model server makes a fresh id for every call) or "repeated"
  * (every reply's call is "call_0", as local models number their calls). PRIOR messages of
  * earlier turns are put in a history first (groups of user, assistant with one call, its tool
@@ -23,6 +25,10 @@
  * empty history).
  *
  * Prints one line: "own_us_per_step rein_cpu_us_per_step bare_cpu_us_per_step body_bytes".
+ *
+ * Under callgrind (bench/scale.sh CALLGRIND=1), block_turns and block_bare are the functions
+ * to count: each runs the measured turns of one block, or the bare client's, and nothing else
+ * (the history is filled and encoded once before them).
  */
 #include <rein/rein.h>
 
@@ -135,7 +141,10 @@ static void fill(rein_history *h, size_t prior, bool repeated)
 
 static void turn(rein_agent *a, rein_history *h, size_t prior)
 {
-    struct rein_agent_turn_opts o = {.tools = tools, .tool_count = 1};
+    /* Self-verification off: it would add a request of its own to each turn (rein asks the
+     * model about the echo call), which the bare client does not replay. */
+    struct rein_agent_turn_opts o = {
+        .tools = tools, .tool_count = 1, .verification = REIN_AGENT_VERIFY_OFF};
     rein_agent_result *r = NULL;
     rein_error err;
 
@@ -159,22 +168,26 @@ static size_t discard(char *p, size_t size, size_t n, void *ud)
 static double bare(CURL *c, const char *base, const json_t *bodies, int turns)
 {
     struct curl_slist *hdr = curl_slist_append(NULL, "Content-Type: application/json");
-    char url[512];
     double t0;
 
     /* As rein sends it: no "Expect: 100-continue" wait before a large body (libcurl's default
      * sends one above 1 KB; with it the server is reading before the body goes, which makes
      * sending cheaper in CPU and slower by a round trip). */
     hdr = curl_slist_append(hdr, "Expect:");
-    snprintf(url, sizeof(url), "%s/v1/chat/completions", base);
     curl_easy_reset(c);
-    curl_easy_setopt(c, CURLOPT_URL, url);
     curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdr);
     curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, discard);
     t0 = cpu_us();
     for (int t = 0; t < turns; t++) {
         for (size_t i = 0; i < json_array_size(bodies); i++) {
-            const json_t *b = json_array_get(bodies, i);
+            const json_t *r = json_array_get(bodies, i), *b = json_object_get(r, "body");
+            const char *query = json_string_value(json_object_get(r, "query"));
+            char url[1024];
+            /* Where rein sent it: the wire's path (and Gemini's ?alt=sse). */
+            snprintf(url, sizeof(url), "%s%s%s%s", base,
+                     json_string_value(json_object_get(r, "path")), query && query[0] ? "?" : "",
+                     query ? query : "");
+            curl_easy_setopt(c, CURLOPT_URL, url);
             curl_easy_setopt(c, CURLOPT_POSTFIELDS, json_string_value(b));
             curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE, (long)json_string_length(b));
             if (curl_easy_perform(c) != CURLE_OK)
@@ -185,7 +198,8 @@ static double bare(CURL *c, const char *base, const json_t *bodies, int turns)
     return cpu_us() - t0;
 }
 
-/* The two bodies of the first turn since the last reset, from the server's log. */
+/* The two requests of the first turn since the last reset, from the server's log: each
+ * {path, query, body}. */
 static json_t *logged_bodies(CURL *c, const char *base, size_t *bytes)
 {
     char url[512];
@@ -198,14 +212,67 @@ static json_t *logged_bodies(CURL *c, const char *base, size_t *bytes)
     rein_free(text);
     *bytes = 0;
     for (size_t i = 0; i < STEPS; i++) {
-        json_t *b = json_object_get(json_array_get(log, i), "body");
-        json_array_append(bodies, b);
-        *bytes += json_string_length(b);
+        json_t *r = json_array_get(log, i);
+        json_array_append_new(
+            bodies, json_pack("{s:O, s:O?, s:O}", "path", json_object_get(r, "path"), "query",
+                              json_object_get(r, "query"), "body", json_object_get(r, "body")));
+        *bytes += json_string_length(json_object_get(r, "body"));
     }
     json_decref(log);
     if (json_array_size(bodies) != STEPS)
         die("the server logged no requests (start it with --log-limit 2)", NULL);
     return bodies;
+}
+
+/* One block's measured turns, and the bare client's: the functions callgrind counts. */
+__attribute__((noinline)) static void block_turns(rein_agent *a, rein_history *h, size_t prior,
+                                                  int n)
+{
+    for (int i = 0; i < n; i++)
+        turn(a, h, prior);
+}
+
+__attribute__((noinline)) static double block_bare(CURL *c, const char *base, const json_t *bodies,
+                                                   int n)
+{
+    return bare(c, base, bodies, n);
+}
+
+/* The provider of wire `wire` against the server at base. */
+static rein_provider *provider_for(const char *base, const char *wire, rein_provider_config *cfg)
+{
+    static const char *const names[][3] = {{"openai", "openai-compatible", "/v1"},
+                                           {"anthropic", "anthropic", ""},
+                                           {"gemini", "gemini", "/v1beta"},
+                                           {"bedrock", "bedrock", ""}};
+    char url[512];
+    rein_error err;
+    rein_provider *p;
+
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+        if (strcmp(wire, names[i][0]) != 0)
+            continue;
+        if (strcmp(wire, "bedrock") == 0) {
+            /* SigV4 from these, as a deployment signs; the server checks no signature. */
+            unsetenv("AWS_BEARER_TOKEN_BEDROCK");
+            unsetenv("AWS_PROFILE");
+            setenv("AWS_EC2_METADATA_DISABLED", "true", 1);
+            setenv("AWS_ACCESS_KEY_ID", "AKIDBENCH", 1);
+            setenv("AWS_SECRET_ACCESS_KEY", "bench-secret", 1);
+            setenv("AWS_REGION", "us-east-1", 1);
+        } else if (rein_provider_config_set_api_key(cfg, "bench-key") != REIN_OK) {
+            die("provider", "out of memory");
+        }
+        snprintf(url, sizeof(url), "%s%s", base, names[i][2]);
+        if (rein_provider_config_set_provider(cfg, names[i][1], &err) ||
+            rein_provider_config_set_base_url(cfg, url) ||
+            rein_provider_config_set_model(cfg, "bench-model") ||
+            !(p = rein_provider_new(cfg, &err)))
+            die("provider", err.msg);
+        return p;
+    }
+    die("unknown wire (openai, anthropic, gemini, bedrock)", wire);
+    return NULL;
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -229,7 +296,6 @@ int main(int argc, char **argv)
     rein_agent *a = NULL;
     rein_history *h;
     rein_error err;
-    char openai[512];
     size_t prior, bytes;
     bool repeated;
     int turns, per_block;
@@ -237,14 +303,13 @@ int main(int argc, char **argv)
     json_t *bodies;
     CURL *c;
 
-    if (argc != 5) {
-        fprintf(stderr, "usage: scale_bench URL unique|repeated PRIOR TURNS\n");
+    if (argc != 5 && argc != 6) {
+        fprintf(stderr, "usage: scale_bench URL unique|repeated PRIOR TURNS [WIRE]\n");
         return 2;
     }
     repeated = strcmp(argv[2], "repeated") == 0;
     prior = (size_t)strtoul(argv[3], NULL, 10);
     turns = (int)strtol(argv[4], NULL, 10);
-    snprintf(openai, sizeof(openai), "%s/v1", argv[1]);
     curl_global_init(CURL_GLOBAL_DEFAULT);
 #ifdef REIN_TRACE_H /* absent from checkouts before tracing (bench/scale.sh BEFORE=) */
     /* Span export when OTEL_* variables configure it, as the rein command does
@@ -253,10 +318,7 @@ int main(int argc, char **argv)
         die("tracing", err.msg);
 #endif
     cfg = rein_provider_config_new();
-    if (rein_provider_config_set_provider(cfg, "openai-compatible", &err) ||
-        rein_provider_config_set_base_url(cfg, openai) ||
-        rein_provider_config_set_model(cfg, "bench-model") || !(p = rein_provider_new(cfg, &err)))
-        die("provider", err.msg);
+    p = provider_for(argv[1], argc == 6 ? argv[5] : "openai", cfg);
     reg = rein_registry_new(&err);
     if (!reg || rein_skills_register_builtins(reg, NULL, &err) ||
         !(a = rein_agent_new(p, reg, &err)))
@@ -279,10 +341,9 @@ int main(int argc, char **argv)
     per_block = turns / BLOCKS > 0 ? turns / BLOCKS : 1;
     for (int b = 0; b < BLOCKS; b++) {
         t0 = cpu_us();
-        for (int i = 0; i < per_block; i++)
-            turn(a, h, prior);
+        block_turns(a, h, prior, per_block);
         rein_cpu[b] = (cpu_us() - t0) / (STEPS * per_block);
-        bare_cpu[b] = bare(c, argv[1], bodies, per_block) / (STEPS * per_block);
+        bare_cpu[b] = block_bare(c, argv[1], bodies, per_block) / (STEPS * per_block);
         own[b] = rein_cpu[b] - bare_cpu[b];
     }
 
