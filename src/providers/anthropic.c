@@ -737,7 +737,6 @@ static void anthropic_tool_choice(struct rein_jw *w, const char *choice, int par
     rein_jw_obj_end(w);
 }
 
-/* The side of the conversation message i is on: system apart, tool results are user. */
 static rein_err anthropic_build_body(rein_provider *p, const rein_model_request *req,
                                      rein_history *h, struct rein__body *body, rein_error *err)
 {
@@ -747,23 +746,16 @@ static rein_err anthropic_build_body(rein_provider *p, const rein_model_request 
 
     /* Every piece made first, so the body is allocated once; the messages, when large, are
      * sent from where the history keeps them (rein__body_block). */
-    rc = rein__history_groups(h, p, &rein__wire_anthropic, &g);
-    if (!rc)
-        rc = rein_buf_grow(&body->buf, (g.items_len < REIN__SPLICE_MIN ? g.items_len : 0) +
-                                           g.system_len + req->tools_enc.len + BODY_SLACK);
+    rc = rein__body_groups_start(p, req, h, &rein__wire_anthropic, body, &g, &w, err);
     if (rc)
-        return rein_error_set(err, rc, "encoding the history: %s", rein_strerror(rc));
-    rein_jw_init(&w, &body->buf);
-    rein_jw_obj_begin(&w);
+        return rc;
     rein_jw_key(&w, "model");
     rein_jw_str(&w, rein__request_model(p, req));
     rein_jw_key(&w, "max_tokens");
     rein_jw_int(&w, req->max_tokens > 0 ? req->max_tokens : 4096);
     if (g.has_system) {
         rein_jw_key(&w, "system");
-        rein_jw_arr_begin(&w);
-        rein_jw_raw(&w, g.system, g.system_len);
-        rein_jw_arr_end(&w);
+        rein__jw_system_list(&w, &g);
     }
     rein_jw_key(&w, "messages");
     rc = rein__body_groups(body, &w, &g);

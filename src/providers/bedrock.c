@@ -609,21 +609,14 @@ static rein_err bedrock_build_body(rein_provider *p, const rein_model_request *r
     rein_err rc;
 
     /* The messages, when large, are sent (and signed) from where the history keeps them. */
-    rc = rein__history_groups(h, p, &rein__wire_bedrock, &g);
-    if (!rc)
-        rc = rein_buf_grow(&body->buf, (g.items_len < REIN__SPLICE_MIN ? g.items_len : 0) +
-                                           g.system_len + req->tools_enc.len + BODY_SLACK);
+    rc = rein__body_groups_start(p, req, h, &rein__wire_bedrock, body, &g, &w, err);
     if (rc)
-        return rein_error_set(err, rc, "encoding the history: %s", rein_strerror(rc));
-    rein_jw_init(&w, &body->buf);
-    rein_jw_obj_begin(&w);
+        return rc;
     rein_jw_key(&w, "messages");
     rc = rein__body_groups(body, &w, &g);
     if (!rc && g.has_system) {
         rein_jw_key(&w, "system");
-        rein_jw_arr_begin(&w);
-        rein_jw_raw(&w, g.system, g.system_len);
-        rein_jw_arr_end(&w);
+        rein__jw_system_list(&w, &g);
         rc = w.err;
     }
     if (rc)

@@ -203,3 +203,27 @@ rein_err rein__body_groups(struct rein__body *b, struct rein_jw *w, const struct
     rein_jw_arr_end(w);
     return w->err;
 }
+
+rein_err rein__body_groups_start(rein_provider *p, const rein_model_request *req, rein_history *h,
+                                 const struct rein__wire *wire, struct rein__body *body,
+                                 struct rein__groups *g, struct rein_jw *w, rein_error *err)
+{
+    rein_err rc = rein__history_groups(h, p, wire, g);
+
+    /* The block is spliced when large; the rest is copied. */
+    if (!rc)
+        rc = rein_buf_grow(&body->buf, (g->items_len < REIN__SPLICE_MIN ? g->items_len : 0) +
+                                           g->system_len + req->tools_enc.len + BODY_SLACK);
+    if (rc)
+        return rein_error_set(err, rc, "encoding the history: %s", rein_strerror(rc));
+    rein_jw_init(w, &body->buf);
+    rein_jw_obj_begin(w);
+    return REIN_OK;
+}
+
+void rein__jw_system_list(struct rein_jw *w, const struct rein__groups *g)
+{
+    rein_jw_arr_begin(w);
+    rein_jw_raw(w, g->system, g->system_len);
+    rein_jw_arr_end(w);
+}

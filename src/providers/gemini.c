@@ -1069,23 +1069,16 @@ static rein_err gemini_build_body(rein_provider *p, const rein_model_request *re
     rein_err rc;
 
     /* The contents, when large, are sent from where the history keeps them. */
-    rc = rein__history_groups(h, p, &rein__wire_gemini, &g);
-    if (!rc)
-        rc = rein_buf_grow(&body->buf, (g.items_len < REIN__SPLICE_MIN ? g.items_len : 0) +
-                                           g.system_len + req->tools_enc.len + BODY_SLACK);
+    rc = rein__body_groups_start(p, req, h, &rein__wire_gemini, body, &g, &w, err);
     if (rc)
-        return rein_error_set(err, rc, "encoding the history: %s", rein_strerror(rc));
-    rein_jw_init(&w, &body->buf);
-    rein_jw_obj_begin(&w);
+        return rc;
     rein_jw_key(&w, "contents");
     rc = rein__body_groups(body, &w, &g);
     if (!rc && g.has_system) {
         rein_jw_key(&w, "systemInstruction");
         rein_jw_obj_begin(&w);
         rein_jw_key(&w, "parts");
-        rein_jw_arr_begin(&w);
-        rein_jw_raw(&w, g.system, g.system_len);
-        rein_jw_arr_end(&w);
+        rein__jw_system_list(&w, &g);
         rein_jw_obj_end(&w);
         rc = w.err;
     }

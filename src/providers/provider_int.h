@@ -712,6 +712,13 @@ rein_err rein__history_groups(rein_history *h, const rein_provider *p, const str
 /* Writes the messages array of a grouping wire as w's next value: '[', the items (in place
  * when large, rein__body_block), the last group's close and ']'. */
 rein_err rein__body_groups(struct rein__body *b, struct rein_jw *w, const struct rein__groups *g);
+/* A grouping wire's body begun: *g from h (every piece made), body's buffer grown once for
+ * what is copied into it, and w opened on it with the body's '{'. Errors are set in err. */
+rein_err rein__body_groups_start(rein_provider *p, const rein_model_request *req, rein_history *h,
+                                 const struct rein__wire *wire, struct rein__body *body,
+                                 struct rein__groups *g, struct rein_jw *w, rein_error *err);
+/* Writes g's system list as w's next value: '[', the pieces, ']'. */
+void rein__jw_system_list(struct rein_jw *w, const struct rein__groups *g);
 /* True when h holds a system message. */
 bool rein__history_has_system(const rein_history *h);
 /* How many times a message was encoded (tests check the cache). */
