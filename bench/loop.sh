@@ -11,8 +11,8 @@
 # client (one kept-alive connection, the stream read and discarded); each side's own time per
 # step is its total minus that, divided by 3 * TURNS. Memory per conversation: bytes in use
 # after keeping TURNS conversations' messages alive (rein: mallinfo2 over the histories; SDK:
-# V8 heap after gc over the message arrays). ROUNDS rounds (default 3) alternate the sides and
-# each side keeps its best.
+# V8 heap after gc over the message arrays), a range over the rounds. ROUNDS rounds (default 3)
+# alternate the sides; the times are the median round's.
 # Needs: cmake, cc, node >= 18, npm (the SDK goes into bench/node_modules, git-ignored).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -60,16 +60,18 @@ done
 # times are taken per round (total minus that round's baseline) and the median round is kept,
 # so a burst of load elsewhere on the machine lands in one round, not in the result.
 rounds_data=()
-r_mem=0 s_mem=0
+r_mem="" s_mem=""
 for _ in $(seq "$rounds"); do
   read -r r b _ _ rm < <("$out/loop_bench" "$url" "$turns" "$out")
   read -r s _ _ sm _ < <(node --expose-gc bench/loop_sdk.mjs "$url" "$turns" \
     "$out/system_prompt.txt")
-  rounds_data+=("$r,$b,$s") r_mem=$rm s_mem=$sm
+  rounds_data+=("$r,$b,$s") r_mem+="$rm," s_mem+="$sm,"
 done
 python3 - "$turns" "$r_mem" "$s_mem" "${rounds_data[@]}" <<'EOF'
 import statistics, sys
-turns, rmem, smem = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
+turns = int(sys.argv[1])
+rmem = [int(x) for x in sys.argv[2].split(",") if x]
+smem = [int(x) for x in sys.argv[3].split(",") if x]
 rounds = [tuple(float(x) for x in a.split(",")) for a in sys.argv[4:]]
 steps = 3 * turns
 per = lambda ms: ms / steps * 1000
@@ -90,6 +92,8 @@ else:
     # rein's own time is smaller than the baseline's run-to-run noise: no ratio can be had.
     print(f"{'own time per step (µs)':28} {'< noise':>12} {sdk:12.1f} {'n/a':>8}")
     goal = "not measurable: the machine is too busy (rerun when it is idle)"
-print(f"{'memory per conversation (B)':28} {rmem:12d} {smem:12d} {smem / max(rmem, 1):7.1f}x")
+rng = lambda v: f"{min(v)}-{max(v)}" if min(v) != max(v) else f"{v[0]}"
+print(f"{'memory per conversation (B)':28} {rng(rmem):>12} {rng(smem):>12} "
+      f"{min(smem) / max(rmem):.2f}-{max(smem) / min(rmem):.2f}x")
 print(f"goal (rein's own time <= 1/20 of the SDK's): {goal}")
 EOF
