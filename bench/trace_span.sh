@@ -4,7 +4,7 @@
 # bench/trace_span.c for 1,000 and 4,000 turns (4 spans each) with export off and on (a
 # receiver that answers 200 at once, http/protobuf), and prints the slope: the instructions
 # per span beyond the fixed start-up (libcurl, the exporter thread), on minus off.
-# Needs valgrind, python3, and the build of bench/trace.sh.
+# Needs valgrind, python3, and the build of bench/trace_step.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${BUILD:-build-bench}

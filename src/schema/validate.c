@@ -17,7 +17,7 @@
  * location by one of its own in-place ancestors is reported as a cycle instead of looping.
  *
  * rein_schema_validate asks the verdict program (verdict.c) first and walks the nodes only
- * for what the verdict does not tell: the errors, or their number (decision 0048).
+ * for what the verdict does not tell: the errors, or their number (decision 0044).
  */
 #include "schema/schema_int.h"
 

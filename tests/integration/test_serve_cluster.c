@@ -707,7 +707,7 @@ static void sigterm_lets_a_turn_finish(void **state)
 }
 
 /*
- * A turn's writes wait in memory for its commit points (decision 0050), but every turn answered
+ * A turn's writes wait in memory for its commit points (decision 0045), but every turn answered
  * 200 is on disk before its answer leaves: a kill -9 right after the answers loses none of
  * them. A turn still waiting for the model when the process died leaves its conversation
  * without a gap: whatever of it was stored is a prefix.

@@ -802,7 +802,7 @@ static void loop_in_a_session(void **state)
     free(project);
 }
 
-/* ---- commits (decision 0050) ------------------------------------------------------------- */
+/* ---- commits (decision 0045) ------------------------------------------------------------- */
 
 /* F's store opened again in exclusive mode, as `rein serve` opens it (group commit); with
  * poison, a message holding "poison" fails its commit (store_fixture.h). */
