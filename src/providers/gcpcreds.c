@@ -7,7 +7,7 @@
  *   - "authorized_user" (gcloud auth application-default login): its refresh_token is
  *     exchanged at token_uri (default https://oauth2.googleapis.com/token) with client_id and
  *     client_secret, grant_type refresh_token;
- *   - "service_account": a JWT (RS256, signed with private_key through OpenSSL, kid
+ *   - "service_account": a JWT (RS256, signed with private_key by rein__jwt_sign, kid
  *     private_key_id) claiming iss client_email, scope cloud-platform and aud token_uri for an
  *     hour, exchanged with grant_type urn:ietf:params:oauth:grant-type:jwt-bearer.
  *
@@ -20,8 +20,6 @@
 #include "provider_int.h"
 
 #include <curl/curl.h>
-#include <openssl/evp.h>
-#include <openssl/pem.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -136,72 +134,23 @@ rein_err rein__gcp_token_parse(const char *text, size_t len, char **token, int64
 
 /* ---- the assertion of a service account ---------------------------------------------------- */
 
-/* Appends the base64url text (no padding) of len bytes. */
-static rein_err add_b64url(struct rein_buf *b, const void *p, size_t len)
-{
-    char *t = rein__base64(p, len);
-    rein_err rc;
-
-    if (!t)
-        return REIN_ENOMEM;
-    for (char *c = t; *c; c++) {
-        if (*c == '+')
-            *c = '-';
-        else if (*c == '/')
-            *c = '_';
-        else if (*c == '=')
-            *c = '\0';
-    }
-    rc = rein_buf_adds(b, t);
-    rein_free(t);
-    return rc;
-}
-
 /* The signed JWT header.claims.signature for the service account, into b. */
 static rein_err assertion(const struct rein__gcp *g, time_t now, struct rein_buf *b,
                           rein_error *err)
 {
-    json_t *head = json_pack("{s:s, s:s, s:s?}", "alg", "RS256", "typ", "JWT", "kid", g->key_id);
+    json_t *head = json_pack("{s:s, s:s?}", "typ", "JWT", "kid", g->key_id);
     json_t *claims = json_pack("{s:s, s:s, s:s, s:I, s:I}", "iss", g->email, "scope", SCOPE, "aud",
                                g->token_uri, "iat", (json_int_t)now, "exp", (json_int_t)now + 3600);
-    char *h = head ? rein_json_dumps(head) : NULL;
-    char *c = claims ? rein_json_dumps(claims) : NULL;
-    BIO *bio = NULL;
-    EVP_PKEY *key = NULL;
-    EVP_MD_CTX *md = NULL;
-    unsigned char sig[1024];
-    size_t siglen = sizeof(sig);
-    rein_err rc = h && c ? REIN_OK : REIN_ENOMEM;
+    rein_err rc;
 
-    if (!rc)
-        rc = add_b64url(b, h, strlen(h));
-    if (!rc)
-        rc = rein_buf_addch(b, '.');
-    if (!rc)
-        rc = add_b64url(b, c, strlen(c));
-    if (!rc) {
-        bio = BIO_new_mem_buf(g->key_pem, -1);
-        key = bio ? PEM_read_bio_PrivateKey(bio, NULL, NULL, NULL) : NULL;
-        md = EVP_MD_CTX_new();
-        if (!key || !md || EVP_DigestSignInit(md, NULL, EVP_sha256(), NULL, key) != 1 ||
-            EVP_DigestSign(md, sig, &siglen, (const unsigned char *)b->ptr, b->len) != 1)
-            rc = rein_error_set(err, REIN_EINVAL,
-                                "%s: private_key is not a PEM private key that can sign RS256",
-                                g->path);
-    }
-    if (!rc)
-        rc = rein_buf_addch(b, '.');
-    if (!rc)
-        rc = add_b64url(b, sig, siglen);
-    EVP_MD_CTX_free(md);
-    EVP_PKEY_free(key);
-    BIO_free(bio);
-    rein_free(h);
-    rein_free(c);
+    if (!head || !claims)
+        rc = rein_error_set(err, REIN_ENOMEM, "out of memory");
+    else
+        rc = rein__jwt_sign("RS256", g->key_pem, head, claims, b, err);
+    if (rc == REIN_EINVAL)
+        rein_error_prefix(err, "%s: private_key: ", g->path);
     json_decref(head);
     json_decref(claims);
-    if (rc == REIN_ENOMEM)
-        rein_error_set(err, rc, "out of memory");
     return rc;
 }
 
