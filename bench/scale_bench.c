@@ -30,6 +30,8 @@
  * to count: each runs the measured turns of one block, or the bare client's, and nothing else
  * (the history is filled and encoded once before them).
  */
+#define BENCH_NAME "scale_bench"
+#include "bench_util.h"
 #include <rein/rein.h>
 
 #include <curl/curl.h>
@@ -43,55 +45,6 @@
 
 static const char *const tools[] = {"echo"};
 
-static void die(const char *what, const char *detail)
-{
-    fprintf(stderr, "scale_bench: %s%s%s\n", what, detail ? ": " : "", detail ? detail : "");
-    exit(1);
-}
-
-static double cpu_us(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-    return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
-}
-
-static size_t collect(char *p, size_t size, size_t n, void *ud)
-{
-    return rein_buf_add(ud, p, size * n) == REIN_OK ? size * n : 0;
-}
-
-/* A request to the server's control or chat endpoint; the reply body (free with rein_free). */
-static char *request(CURL *c, const char *url, const char *body, size_t len)
-{
-    struct curl_slist *hdr = curl_slist_append(NULL, "Content-Type: application/json");
-    struct rein_buf b;
-
-    rein_buf_init(&b, 0);
-    curl_easy_reset(c);
-    curl_easy_setopt(c, CURLOPT_URL, url);
-    curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdr);
-    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, collect);
-    curl_easy_setopt(c, CURLOPT_WRITEDATA, &b);
-    if (body) {
-        curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
-        curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE, (long)len);
-    }
-    if (curl_easy_perform(c) != CURLE_OK)
-        die("request failed", url);
-    curl_slist_free_all(hdr);
-    return rein_buf_detach(&b, NULL);
-}
-
-static void control(CURL *c, const char *base, const char *path, const char *body)
-{
-    char url[512];
-
-    snprintf(url, sizeof(url), "%s%s", base, path);
-    rein_free(request(c, url, body, body ? strlen(body) : 0));
-}
-
 static void script(CURL *c, const char *base, bool repeated)
 {
     char s[512];
@@ -102,14 +55,14 @@ static void script(CURL *c, const char *base, bool repeated)
              "\"tool_calls\":[{%s\"name\":\"echo\",\"arguments\":\"{\\\"text\\\":\\\"x\\\"}\"}]},"
              "{\"times\":0,\"match\":{\"last_role\":\"tool\"},\"text\":\"done\"}]}",
              repeated ? "\"id\":\"call_0\"," : "");
-    control(c, base, "/__reset", "");
-    control(c, base, "/__script", s);
+    bench_control(c, base, "/__reset", "");
+    bench_control(c, base, "/__script", s);
 }
 
 static void add(rein_history *h, json_t *m)
 {
     if (!m || rein_history_append(h, m, NULL) != REIN_OK)
-        die("building the history", NULL);
+        bench_die("building the history", NULL);
     json_decref(m);
 }
 
@@ -133,7 +86,7 @@ static void fill(rein_history *h, size_t prior, bool repeated)
                           "tool_calls", "id", id, "name", "echo", "arguments", "{\"text\":\"x\"}"));
         if (rein_history_len(h) < prior &&
             rein_history_add_tool_result(h, id, "echo", "{\"text\":\"x\"}", false) != REIN_OK)
-            die("building the history", NULL);
+            bench_die("building the history", NULL);
         if (rein_history_len(h) < prior)
             add(h, json_pack("{s:s, s:s}", "role", "assistant", "content", "done"));
     }
@@ -149,19 +102,12 @@ static void turn(rein_agent *a, rein_history *h, size_t prior)
     rein_error err;
 
     if (rein_agent_run(a, h, "Echo x, please.", &o, &r, &err) != REIN_OK)
-        die("turn", err.msg);
+        bench_die("turn", err.msg);
     if (rein_agent_result_stop(r) != REIN_AGENT_STOP_FINAL_ANSWER ||
         rein_agent_result_model_calls(r) != STEPS)
-        die("unexpected turn", rein_agent_result_detail(r));
+        bench_die("unexpected turn", rein_agent_result_detail(r));
     rein_agent_result_free(r);
     rein_history_truncate(h, prior);
-}
-
-static size_t discard(char *p, size_t size, size_t n, void *ud)
-{
-    (void)p;
-    (void)ud;
-    return size * n;
 }
 
 /* CPU time of a bare client sending the logged bodies `turns` times. */
@@ -176,8 +122,8 @@ static double bare(CURL *c, const char *base, const json_t *bodies, int turns)
     hdr = curl_slist_append(hdr, "Expect:");
     curl_easy_reset(c);
     curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdr);
-    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, discard);
-    t0 = cpu_us();
+    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, bench_discard);
+    t0 = bench_cpu_us();
     for (int t = 0; t < turns; t++) {
         for (size_t i = 0; i < json_array_size(bodies); i++) {
             const json_t *r = json_array_get(bodies, i), *b = json_object_get(r, "body");
@@ -191,11 +137,11 @@ static double bare(CURL *c, const char *base, const json_t *bodies, int turns)
             curl_easy_setopt(c, CURLOPT_POSTFIELDS, json_string_value(b));
             curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE, (long)json_string_length(b));
             if (curl_easy_perform(c) != CURLE_OK)
-                die("bare request failed", NULL);
+                bench_die("bare request failed", NULL);
         }
     }
     curl_slist_free_all(hdr);
-    return cpu_us() - t0;
+    return bench_cpu_us() - t0;
 }
 
 /* The two requests of the first turn since the last reset, from the server's log: each
@@ -207,7 +153,7 @@ static json_t *logged_bodies(CURL *c, const char *base, size_t *bytes)
     json_t *log, *bodies = json_array();
 
     snprintf(url, sizeof(url), "%s/__requests", base);
-    text = request(c, url, NULL, 0);
+    text = bench_request(c, url, NULL, 0);
     log = text ? json_loads(text, 0, NULL) : NULL;
     rein_free(text);
     *bytes = 0;
@@ -220,7 +166,7 @@ static json_t *logged_bodies(CURL *c, const char *base, size_t *bytes)
     }
     json_decref(log);
     if (json_array_size(bodies) != STEPS)
-        die("the server logged no requests (start it with --log-limit 2)", NULL);
+        bench_die("the server logged no requests (start it with --log-limit 2)", NULL);
     return bodies;
 }
 
@@ -261,17 +207,17 @@ static rein_provider *provider_for(const char *base, const char *wire, rein_prov
             setenv("AWS_SECRET_ACCESS_KEY", "bench-secret", 1);
             setenv("AWS_REGION", "us-east-1", 1);
         } else if (rein_provider_config_set_api_key(cfg, "bench-key") != REIN_OK) {
-            die("provider", "out of memory");
+            bench_die("provider", "out of memory");
         }
         snprintf(url, sizeof(url), "%s%s", base, names[i][2]);
         if (rein_provider_config_set_provider(cfg, names[i][1], &err) ||
             rein_provider_config_set_base_url(cfg, url) ||
             rein_provider_config_set_model(cfg, "bench-model") ||
             !(p = rein_provider_new(cfg, &err)))
-            die("provider", err.msg);
+            bench_die("provider", err.msg);
         return p;
     }
-    die("unknown wire (openai, anthropic, gemini, bedrock)", wire);
+    bench_die("unknown wire (openai, anthropic, gemini, bedrock)", wire);
     return NULL;
 }
 
@@ -315,14 +261,14 @@ int main(int argc, char **argv)
     /* Span export when OTEL_* variables configure it, as the rein command does
      * (bench/trace.sh measures what it costs). */
     if (rein_trace_setup(&err) != REIN_OK)
-        die("tracing", err.msg);
+        bench_die("tracing", err.msg);
 #endif
     cfg = rein_provider_config_new();
     p = provider_for(argv[1], argc == 6 ? argv[5] : "openai", cfg);
     reg = rein_registry_new(&err);
     if (!reg || rein_skills_register_builtins(reg, NULL, &err) ||
         !(a = rein_agent_new(p, reg, &err)))
-        die("agent", err.msg);
+        bench_die("agent", err.msg);
     /* The whole history goes to the model: this measures the cost of its length, not of
      * fitting it into a window (which drops old exchanges). */
     rein_agent_set_context_window(a, (int64_t)1 << 40);
@@ -340,9 +286,9 @@ int main(int argc, char **argv)
     (void)bare(c, argv[1], bodies, 2);
     per_block = turns / BLOCKS > 0 ? turns / BLOCKS : 1;
     for (int b = 0; b < BLOCKS; b++) {
-        t0 = cpu_us();
+        t0 = bench_cpu_us();
         block_turns(a, h, prior, per_block);
-        rein_cpu[b] = (cpu_us() - t0) / (STEPS * per_block);
+        rein_cpu[b] = (bench_cpu_us() - t0) / (STEPS * per_block);
         bare_cpu[b] = block_bare(c, argv[1], bodies, per_block) / (STEPS * per_block);
         own[b] = rein_cpu[b] - bare_cpu[b];
     }

@@ -5,16 +5,12 @@
  * sent), and prints the process CPU per span. The OTEL_* variables configure export.
  * usage: trace_span N
  */
+#define BENCH_NAME "trace_span"
+#include "bench_util.h"
 #include <rein/rein.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
-static double cpu_us(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-    return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
-}
 int main(int argc, char **argv)
 {
     int n = argc > 1 ? (int)strtol(argv[1], NULL, 10) : 20000;
@@ -24,7 +20,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "%s\n", err.msg);
         return 1;
     }
-    double t0 = cpu_us();
+    double t0 = bench_cpu_us();
     for (int i = 0; i < n; i++) {
         struct rein_span turn, chat, tool, chat2;
         rein_span_start(&turn, "invoke_agent", REIN_SPAN_INTERNAL, NULL);
@@ -63,9 +59,9 @@ int main(int argc, char **argv)
             nanosleep(&d, NULL); /* let the exporter keep up, as a turn's wait would */
         }
     }
-    double hot = cpu_us() - t0;
+    double hot = bench_cpu_us() - t0;
     rein_trace_shutdown(10000);
-    double all = cpu_us() - t0;
+    double all = bench_cpu_us() - t0;
     struct rein_trace_stats st;
     rein_trace_stats(&st);
     printf("spans %d: hot %.2f us/span, with export %.2f us/span (exported %llu dropped %llu)\n",

@@ -18,6 +18,8 @@
  * (user and system) and the user time alone of the whole process, all threads, from the first
  * measured turn to the end of the shutdown.
  */
+#define BENCH_NAME "trace_step"
+#include "bench_util.h"
 #include <rein/rein.h>
 
 #include <curl/curl.h>
@@ -31,50 +33,12 @@
 
 static const char *const tools[] = {"echo"};
 
-static void die(const char *what, const char *detail)
-{
-    fprintf(stderr, "trace_step: %s%s%s\n", what, detail ? ": " : "", detail ? detail : "");
-    exit(1);
-}
-
-static double cpu_us(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-    return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
-}
-
 static double user_us(void)
 {
     struct rusage ru;
 
     getrusage(RUSAGE_SELF, &ru);
     return (double)ru.ru_utime.tv_sec * 1e6 + (double)ru.ru_utime.tv_usec;
-}
-
-static size_t discard(char *p, size_t size, size_t n, void *ud)
-{
-    (void)p;
-    (void)ud;
-    return size * n;
-}
-
-/* POSTs body to the server's control endpoint path. */
-static void control(const char *base, const char *path, const char *body)
-{
-    CURL *c = curl_easy_init();
-    char url[512];
-
-    snprintf(url, sizeof(url), "%s%s", base, path);
-    if (!c)
-        die("curl", NULL);
-    curl_easy_setopt(c, CURLOPT_URL, url);
-    curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
-    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, discard);
-    if (curl_easy_perform(c) != CURLE_OK)
-        die("request failed", url);
-    curl_easy_cleanup(c);
 }
 
 static void turn(rein_agent *a, rein_history *h)
@@ -88,11 +52,11 @@ static void turn(rein_agent *a, rein_history *h)
     rein_error err;
 
     if (rein_agent_run(a, h, "Echo x, please.", &o, &r, &err) != REIN_OK)
-        die("turn", err.msg);
+        bench_die("turn", err.msg);
     if (!rein_agent_result_success(r) ||
         rein_agent_result_stop(r) != REIN_AGENT_STOP_FINAL_ANSWER ||
         rein_agent_result_model_calls(r) != STEPS || rein_agent_result_tool_call_count(r) != 1)
-        die("unexpected turn", rein_agent_result_detail(r));
+        bench_die("unexpected turn", rein_agent_result_detail(r));
     rein_agent_result_free(r);
     rein_history_truncate(h, 0);
 }
@@ -119,29 +83,35 @@ int main(int argc, char **argv)
     snprintf(openai, sizeof(openai), "%s/v1", argv[1]);
     curl_global_init(CURL_GLOBAL_DEFAULT);
     if (rein_trace_setup(&err) != REIN_OK)
-        die("tracing", err.msg);
+        bench_die("tracing", err.msg);
     snprintf(script, sizeof(script),
              "{\"name\":\"trace\",\"replies\":["
              "{\"times\":0,\"match\":{\"last_role\":\"user\"},"
              "\"tool_calls\":[{\"name\":\"%s\",\"arguments\":\"{\\\"text\\\":\\\"x\\\"}\"}]},"
              "{\"times\":0,\"match\":{\"last_role\":\"tool\"},\"text\":\"done\"}]}",
              argc == 4 ? "Echo" : "echo");
-    control(argv[1], "/__reset", "");
-    control(argv[1], "/__script", script);
+    {
+        CURL *c = curl_easy_init();
+        if (!c)
+            bench_die("curl", NULL);
+        bench_control(c, argv[1], "/__reset", "");
+        bench_control(c, argv[1], "/__script", script);
+        curl_easy_cleanup(c);
+    }
 
     cfg = rein_provider_config_new();
     if (rein_provider_config_set_provider(cfg, "openai-compatible", &err) ||
         rein_provider_config_set_base_url(cfg, openai) ||
         rein_provider_config_set_model(cfg, "bench-model") || !(p = rein_provider_new(cfg, &err)))
-        die("provider", err.msg);
+        bench_die("provider", err.msg);
     reg = rein_registry_new(&err);
     if (!reg || rein_skills_register_builtins(reg, NULL, &err) ||
         !(a = rein_agent_new(p, reg, &err)))
-        die("agent", err.msg);
+        bench_die("agent", err.msg);
     h = rein_history_new();
     for (int i = 0; i < 3; i++)
         turn(a, h);
-    t0 = cpu_us();
+    t0 = bench_cpu_us();
     u0 = user_us();
     for (int i = 0; i < turns; i++)
         turn(a, h);
@@ -149,7 +119,7 @@ int main(int argc, char **argv)
     rein_trace_stats(&st);
     printf("turns %d ended %llu exported %llu dropped %llu cpu_us %.0f user_us %.0f\n", turns,
            (unsigned long long)st.ended, (unsigned long long)st.exported,
-           (unsigned long long)st.dropped, cpu_us() - t0, user_us() - u0);
+           (unsigned long long)st.dropped, bench_cpu_us() - t0, user_us() - u0);
     rein_history_free(h);
     rein_agent_free(a);
     rein_registry_free(reg);

@@ -460,14 +460,20 @@ static void conn_put(struct sq *q, struct conn *c)
  * The connection this thread holds inside sq_read_now (with its store), else zeros. The calls
  * fn makes there find it in conn_get and read inside its one read transaction.
  */
-static _Thread_local struct {
+struct held {
     const struct sq *q;
     struct conn *c;
-} held_read;
+};
+static _Thread_local struct held held_read;
+
+static bool holds(const struct held *h, const struct sq *q, const struct conn *c)
+{
+    return h->q == q && h->c == c;
+}
 
 static bool is_held(const struct sq *q, const struct conn *c)
 {
-    return held_read.q == q && held_read.c == c;
+    return holds(&held_read, q, c);
 }
 
 /*
@@ -475,14 +481,11 @@ static bool is_held(const struct sq *q, const struct conn *c)
  * makes there take it in conn_get with a savepoint of their own and leave it in conn_done
  * without waiting: sq_group waits once for the batch that holds them all.
  */
-static _Thread_local struct {
-    const struct sq *q;
-    struct conn *c;
-} held_write;
+static _Thread_local struct held held_write;
 
 static bool in_group(const struct sq *q, const struct conn *c)
 {
-    return held_write.q == q && held_write.c == c;
+    return holds(&held_write, q, c);
 }
 
 /* The cached statement id, prepared on first use, reset and unbound. */
