@@ -782,8 +782,11 @@ static void answer_out(struct rein__mcp_session *sess, const struct rein__mcp_ms
     for (struct out_req *r = sess->out; r; r = r->next) {
         if (r->id != json_integer_value(msg->id) || r->done)
             continue;
+        /* A copy, not a shared reference: the waiter reads it on its own thread while this
+         * thread frees the message, and jansson's reference counts are not a hand-off that
+         * ThreadSanitizer (or a reader without the lock) can see. */
         if (msg->kind == REIN__MCP_RESPONSE)
-            r->result = json_incref((json_t *)msg->result);
+            r->result = json_deep_copy(msg->result);
         else
             snprintf(r->error, sizeof(r->error), "%d %s", msg->error_code,
                      msg->error_message ? msg->error_message : "");
