@@ -260,12 +260,15 @@ out:
 }
 
 /*
- * A real whose decimal digits make an integer w below 2^53 and whose power of ten e is at most
- * 22 either way: w and 10^|e| are exact doubles, so w * 10^e or w / 10^-e is one correctly
- * rounded operation, the double strtod returns (Clinger's fast path). Anything else (more
- * digits, larger powers, a platform that evaluates doubles in wider registers) is strtod's.
+ * A real whose decimal digits make an integer w of at most 2^53 and whose power of ten e is at
+ * most 22 either way: w and 10^|e| are exact doubles, so w * 10^e or w / 10^-e is one correctly
+ * rounded operation, the double strtod returns (Clinger's fast path). That takes every real of
+ * up to 15 significant digits and most of 16 (a shortest round-trip form such as Python's or
+ * JavaScript's output often has 16 or 17). Anything else (w above 2^53, larger powers, a
+ * platform that evaluates doubles in wider registers) is strtod's.
  * text is a number the scanner accepted (JSON grammar), len bytes.
  */
+#define EXACT_MAX (UINT64_C(1) << 53)
 static bool exact_real(const char *text, size_t len, double *out)
 {
 #if defined(FLT_EVAL_METHOD) && FLT_EVAL_METHOD == 0
@@ -274,25 +277,21 @@ static bool exact_real(const char *text, size_t len, double *out)
                                    1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
     const char *p = text, *end = text + len;
     bool neg = *p == '-';
-    uint64_t w = 0;
-    int digits = 0, e = 0;
+    uint64_t w = 0; /* at most EXACT_MAX * 10 + 9 before the check that ends the loop */
+    int e = 0;
 
     p += neg;
     for (; p < end && *p >= '0' && *p <= '9'; p++) {
-        if (w || *p != '0')
-            digits++;
-        w = w * 10 + (uint64_t)(*p - '0');
-        if (digits > 15)
+        if (w > EXACT_MAX)
             return false;
+        w = w * 10 + (uint64_t)(*p - '0');
     }
     if (p < end && *p == '.') {
         for (p++; p < end && *p >= '0' && *p <= '9'; p++) {
-            if (w || *p != '0')
-                digits++;
+            if (w > EXACT_MAX)
+                return false;
             w = w * 10 + (uint64_t)(*p - '0');
             e--;
-            if (digits > 15)
-                return false;
         }
     }
     if (p < end) { /* 'e' or 'E' */
@@ -308,7 +307,7 @@ static bool exact_real(const char *text, size_t len, double *out)
         }
         e += eneg ? -x : x;
     }
-    if (e < -22 || e > 22)
+    if (w > EXACT_MAX || e < -22 || e > 22)
         return false;
     *out = e >= 0 ? (double)w * pow10[e] : (double)w / pow10[-e];
     if (neg)
@@ -354,6 +353,16 @@ static json_t *fast_number(struct fast *f)
             f->p++;
     }
     size_t len = (size_t)(f->p - start);
+    double d;
+    if (!real && len - (*start == '-') <= 18) {
+        /* Eighteen digits cannot overflow an int64: no copy, no strtoll. */
+        long long v = 0;
+        for (const char *q = start + (*start == '-'); q < f->p; q++)
+            v = v * 10 + (*q - '0');
+        return json_integer((json_int_t)(*start == '-' ? -v : v));
+    }
+    if (real && exact_real(start, len, &d))
+        return json_real(d);
     if (len >= sizeof(tmp))
         return NULL;
     memcpy(tmp, start, len);
@@ -363,9 +372,6 @@ static json_t *fast_number(struct fast *f)
         long long v = strtoll(tmp, NULL, 10);
         return errno ? NULL : json_integer((json_int_t)v); /* overflow: jansson explains */
     }
-    double d;
-    if (exact_real(tmp, len, &d))
-        return json_real(d);
     d = strtod(tmp, NULL);
     return errno || !isfinite(d) ? NULL : json_real(d);
 }
