@@ -501,6 +501,183 @@ static void test_unescape_joins_surrogates_across_deltas(void **state)
     rein_buf_release(&b);
 }
 
+/*
+ * The oracle for rein__json_unescape: the plain per-escape version it replaced (one buffer call
+ * per run and per escape), whose output the faster one must give byte for byte, with the same
+ * surrogate carried between pieces and the same errors at a buffer's limit.
+ */
+static rein_err oracle_put_cp(struct rein_buf *out, uint32_t cp)
+{
+    char u[4];
+    size_t n = 0;
+
+    if (cp < 0x80) {
+        u[n++] = (char)cp;
+    } else if (cp < 0x800) {
+        u[n++] = (char)(0xC0 | (cp >> 6));
+        u[n++] = (char)(0x80 | (cp & 0x3F));
+    } else if (cp < 0x10000) {
+        u[n++] = (char)(0xE0 | (cp >> 12));
+        u[n++] = (char)(0x80 | ((cp >> 6) & 0x3F));
+        u[n++] = (char)(0x80 | (cp & 0x3F));
+    } else {
+        u[n++] = (char)(0xF0 | (cp >> 18));
+        u[n++] = (char)(0x80 | ((cp >> 12) & 0x3F));
+        u[n++] = (char)(0x80 | ((cp >> 6) & 0x3F));
+        u[n++] = (char)(0x80 | (cp & 0x3F));
+    }
+    return rein_buf_add(out, u, n);
+}
+
+static rein_err oracle_flush(struct rein_buf *out, uint32_t *hi)
+{
+    if (!*hi)
+        return REIN_OK;
+    *hi = 0;
+    return rein_buf_add(out, "\xEF\xBF\xBD", 3);
+}
+
+static rein_err oracle_escape(struct rein_buf *out, const char *s, size_t len, size_t *i,
+                              uint32_t *hi)
+{
+    static const char from[] = "ntrbf/\\\"", to[] = "\n\t\r\b\f/\\\"";
+    const char *m;
+    uint32_t u = 0;
+    rein_err rc;
+
+    if (s[*i + 1] == 'u') {
+        bool ok = *i + 6 <= len;
+        for (size_t k = 2; ok && k < 6; k++) {
+            int h = rein__hex_digit(s[*i + k]);
+            ok = h >= 0;
+            u = (u << 4) | (uint32_t)(ok ? h : 0);
+        }
+        *i += ok ? 6 : 2;
+        if (!ok)
+            return rein_buf_add(out, "\xEF\xBF\xBD", 3);
+        if (u >= 0xD800 && u <= 0xDBFF) {
+            rc = oracle_flush(out, hi);
+            *hi = u;
+            return rc;
+        }
+        if (u >= 0xDC00 && u <= 0xDFFF) {
+            if (!*hi)
+                return rein_buf_add(out, "\xEF\xBF\xBD", 3);
+            u = 0x10000 + ((*hi - 0xD800) << 10) + (u - 0xDC00);
+            *hi = 0;
+            return oracle_put_cp(out, u);
+        }
+        rc = oracle_flush(out, hi);
+        return rc ? rc : oracle_put_cp(out, u);
+    }
+    m = s[*i + 1] ? strchr(from, s[*i + 1]) : NULL;
+    *i += 2;
+    rc = oracle_flush(out, hi);
+    return rc ? rc : m ? rein_buf_addch(out, to[m - from]) : rein_buf_add(out, "\xEF\xBF\xBD", 3);
+}
+
+static rein_err oracle_unescape(struct rein_buf *out, const char *s, size_t len, uint32_t *hi)
+{
+    size_t i = 0, run = 0;
+    rein_err rc;
+
+    if (len == 0)
+        return REIN_OK;
+    if (*hi && s[0] != '\\' && (rc = oracle_flush(out, hi)))
+        return rc;
+    if (!memchr(s, '\\', len))
+        return rein_buf_add(out, s, len);
+    if ((rc = rein_buf_grow(out, len)))
+        return rc;
+    for (; i < len; run = i) {
+        const char *bs = memchr(s + i, '\\', len - i);
+        if (!bs)
+            break;
+        i = (size_t)(bs - s);
+        if (i > run && ((rc = oracle_flush(out, hi)) || (rc = rein_buf_add(out, s + run, i - run))))
+            return rc;
+        if (i + 1 >= len)
+            return rein_buf_add(out, "\xEF\xBF\xBD", 3);
+        if ((rc = oracle_escape(out, s, len, &i, hi)))
+            return rc;
+    }
+    if (run < len && ((rc = oracle_flush(out, hi)) || (rc = rein_buf_add(out, s + run, len - run))))
+        return rc;
+    return REIN_OK;
+}
+
+static void test_unescape_matches_the_plain_version(void **state)
+{
+    /* Pieces the random text is made of: runs long and short, every escape, broken ones,
+     * surrogate halves, and non-ASCII bytes. */
+    static const char *const parts[] = {"a",
+                                        "xy",
+                                        "plain text of some length.",
+                                        "caf\xC3\xA9",
+                                        "\\n",
+                                        "\\t",
+                                        "\\r",
+                                        "\\b",
+                                        "\\f",
+                                        "\\/",
+                                        "\\\\",
+                                        "\\\"",
+                                        "\\u00e9",
+                                        "\\u0000",
+                                        "\\ud83d",
+                                        "\\ude00",
+                                        "\\uDBFF",
+                                        "\\u12",
+                                        "\\uzzzz",
+                                        "\\q",
+                                        "\\",
+                                        "u",
+                                        "{\\\"id\\\":1,\\\"name\\\":\\\"n\\\"}",
+                                        "\xE6\x97\xA5"};
+    uint64_t seed = 25;
+    char text[600];
+
+    (void)state;
+    for (int round = 0; round < 4000; round++) {
+        struct rein_buf a, b;
+        uint32_t ha = 0, hb = 0;
+        size_t n = 0, max = 0;
+        rein_err ra = REIN_OK, rb = REIN_OK;
+
+        seed = seed * 6364136223846793005u + 1442695040888963407u;
+        while (n < (size_t)(seed >> 33) % 500) {
+            seed = seed * 6364136223846793005u + 1442695040888963407u;
+            const char *p = parts[(seed >> 33) % (sizeof(parts) / sizeof(parts[0]))];
+            memcpy(text + n, p, strlen(p));
+            n += strlen(p);
+        }
+        /* One in four rounds with a limit somewhere inside the output. */
+        if (round % 4 == 3)
+            max = 2 + (size_t)(seed >> 40) % (n + 16);
+        rein_buf_init(&a, max);
+        rein_buf_init(&b, max);
+        /* Fed in random pieces, as deltas arrive (a piece may split an escape). */
+        for (size_t off = 0; off < n && !ra && !rb;) {
+            seed = seed * 6364136223846793005u + 1442695040888963407u;
+            size_t k = round % 2 ? n - off : 1 + (size_t)(seed >> 33) % (n - off);
+            ra = rein__json_unescape(&a, text + off, k, &ha);
+            rb = oracle_unescape(&b, text + off, k, &hb);
+            assert_int_equal(ra, rb);
+            assert_int_equal(ha, hb);
+            off += k;
+        }
+        if (!ra && !rb) {
+            ra = rein__json_unescape_flush(&a, &ha);
+            rb = oracle_flush(&b, &hb);
+            assert_int_equal(ra, rb);
+        }
+        assert_int_equal(a.len, b.len);
+        assert_memory_equal(a.ptr, b.ptr, a.len + 1);
+        rein_buf_release(&a);
+        rein_buf_release(&b);
+    }
+}
+
 static void test_tool_names_are_checked(void **state)
 {
     (void)state;
@@ -2791,6 +2968,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_sse_reader_handles_lone_cr_and_payload_lines),
     cmocka_unit_test(test_sse_reader_bounds_an_event),
     cmocka_unit_test(test_unescape_joins_surrogates_across_deltas),
+    cmocka_unit_test(test_unescape_matches_the_plain_version),
     cmocka_unit_test(test_tool_names_are_checked),
     cmocka_unit_test(test_invalid_names_are_kept_and_marked),
     cmocka_unit_test(test_cut_stream_marks_the_call_incomplete),
