@@ -535,6 +535,8 @@ struct rein_call_input {
     int step;
 };
 
+struct rein_span;
+
 /* What the policy hook is asked about. Everything is borrowed for the hook's call. */
 struct rein_policy_check {
     const rein_tool *tool;
@@ -546,6 +548,11 @@ struct rein_policy_check {
     bool has_step;
     int step;
     rein_cancel *cancel; /* may be NULL; a hook that waits for a person should watch it */
+    /* The call's execute_tool span (include/rein/trace.h; borrowed for the hook's call; NULL
+     * from a caller other than rein_call_run). The hook adds its stages to it as rein.* events
+     * (the agent's rein.self_check and rein.approval); a span that is not recorded takes
+     * nothing, so the hook need not check. */
+    struct rein_span *span;
 };
 /*
  * Policy hook: return REIN_OK to allow the call, REIN_EDENIED with the reason in why->msg to

@@ -127,6 +127,8 @@ REIN_EXTERN void rein_span_set_strs(struct rein_span *s, const char *key, const 
 REIN_EXTERN void rein_span_event(struct rein_span *s, const char *name);
 REIN_EXTERN void rein_span_event_str(struct rein_span *s, const char *key, const char *value);
 REIN_EXTERN void rein_span_event_int(struct rein_span *s, const char *key, int64_t value);
+REIN_EXTERN void rein_span_event_double(struct rein_span *s, const char *key, double value);
+REIN_EXTERN void rein_span_event_bool(struct rein_span *s, const char *key, bool value);
 /* Marks the span failed: status ERROR with message (may be NULL) and error.type = type. */
 REIN_EXTERN void rein_span_fail(struct rein_span *s, const char *type, const char *message);
 /* Ends s: restores the context that was current when it started and queues a recorded span

@@ -185,6 +185,49 @@ static void verification_event(struct call_slot *s, const char *kind, const char
     rein__turn_emit(s->t, &ev);
 }
 
+/* Who judges the self-check: a model, or rein's rules when the verifier is the rules
+ * provider (which routes by rules and answers no open question). */
+static const char *judge_of(const rein_agent *a)
+{
+    const rein_provider *p = a->verifier ? a->verifier : a->provider;
+
+    return strcmp(rein_provider_name(p), "rules") == 0 ? "rules" : "model";
+}
+
+/*
+ * The self-verification stage on the call's execute_tool span: the verdict ("passed",
+ * "rejected", or "skipped" when the strategy's rule let a confident call through), its code
+ * (the verification event's), who judged and how long the call waited. The verifier's own
+ * words are model output, so they are recorded only with content capture on; a rejection's
+ * reason is in the span's status message either way (the pipeline's denial).
+ */
+static void self_check_span_event(struct call_slot *s, struct rein_span *span, const char *verdict,
+                                  const char *code, const char *judge, int64_t wait_ns)
+{
+    if (!rein_span_is_recording(span))
+        return;
+    rein_span_event(span, "rein.self_check");
+    rein_span_event_str(span, "rein.self_check.verdict", verdict);
+    rein_span_event_str(span, "rein.self_check.code", code);
+    rein_span_event_str(span, "rein.self_check.judge", judge);
+    rein_span_event_double(span, "rein.self_check.wait_ms", (double)wait_ns / 1e6);
+    if (s->t->confidence >= 0)
+        rein_span_event_double(span, "rein.self_check.confidence", s->t->confidence);
+    if (s->note[0] && rein_trace_capture_content())
+        rein_span_event_str(span, "rein.self_check.reason", s->note);
+}
+
+/* A person's approval on the span: the decision (the verification event's code) and the
+ * wait. */
+static void approval_span_event(struct rein_span *span, const char *decision, int64_t wait_ns)
+{
+    if (!rein_span_is_recording(span))
+        return;
+    rein_span_event(span, "rein.approval");
+    rein_span_event_str(span, "rein.approval.decision", decision);
+    rein_span_event_double(span, "rein.approval.wait_ms", (double)wait_ns / 1e6);
+}
+
 static rein_err ask_approval(struct call_slot *s, const struct rein_policy_check *chk,
                              rein_error *why)
 {
@@ -220,17 +263,21 @@ static rein_err ask_approval(struct call_slot *s, const struct rein_policy_check
     }
     rein__turn_status(t, REIN_AGENT_STATE_WAITING_APPROVAL, req.tool, chk->call_id);
     rein_error_clear(&aerr);
+    int64_t t0 = rein_now_ns();
     rc = o->approve(o->approval_data, &req, &approved, &aerr);
+    int64_t waited = rein_now_ns() - t0;
     s->asked = true;
     if (rc == REIN_ECANCELED || rein_cancel_is_set(t->cancel)) {
         snprintf(s->note, sizeof(s->note), "the turn was cancelled while waiting for approval");
         verification_event(s, "approval", "cancelled", false);
+        approval_span_event(chk->span, "cancelled", waited);
         return rein_error_set(why, REIN_ECANCELED, "%s", rein_cancel_reason(t->cancel));
     }
     if (rc == REIN_OK && approved) {
         s->approved = true;
         snprintf(s->note, sizeof(s->note), "approved by a person");
         verification_event(s, "approval", "approved", true);
+        approval_span_event(chk->span, "approved", waited);
         return REIN_OK;
     }
     if (rc == REIN_ETIMEDOUT)
@@ -247,11 +294,11 @@ static rein_err ask_approval(struct call_slot *s, const struct rein_policy_check
     /* A denied call did not pass verification, whatever the self-check said before. */
     s->verified = true;
     s->verify_passed = false;
-    verification_event(s, "approval",
-                       rc == REIN_ETIMEDOUT ? "timeout"
-                       : rc == REIN_OK      ? "denied"
-                                            : "unavailable",
-                       false);
+    const char *decision = rc == REIN_ETIMEDOUT ? "timeout"
+                           : rc == REIN_OK      ? "denied"
+                                                : "unavailable";
+    verification_event(s, "approval", decision, false);
+    approval_span_event(chk->span, decision, waited);
     return rein_error_set(why, REIN_EDENIED, "%s", s->note);
 }
 
@@ -269,13 +316,20 @@ static rein_err policy(void *userdata, const struct rein_policy_check *chk, rein
         rein__turn_status(t, REIN_AGENT_STATE_VERIFYING, rein_tool_id(chk->tool), chk->call_id);
         s->verified = true;
         const char *code = NULL;
+        int64_t t0 = rein_now_ns();
         s->verify_passed = self_check(s, chk, s->note, sizeof(s->note), &code);
+        self_check_span_event(s, chk->span, s->verify_passed ? "passed" : "rejected", code,
+                              judge_of(t->a), rein_now_ns() - t0);
         verification_event(s, "self_check", code, s->verify_passed);
         if (rein_cancel_is_set(t->cancel))
             return rein_error_set(why, REIN_ECANCELED, "%s", rein_cancel_reason(t->cancel));
         if (!s->verify_passed)
             return rein_error_set(why, REIN_EDENIED, "self-verification rejected this call: %s",
                                   s->note);
+    } else if (t->o->verification == REIN_AGENT_VERIFY_AUTO) {
+        /* The strategy's rule let the call through unasked: say so, so a trace shows why a
+         * call ran without a check. */
+        self_check_span_event(s, chk->span, "skipped", "confident", "rules", 0);
     }
     if (rein_tool_is_destructive(chk->tool) && t->o->approve) {
         rein_err rc = ask_approval(s, chk, why);

@@ -610,7 +610,7 @@ static bool step_preflight(rein_call_result *r)
     return false;
 }
 
-static bool step_policy(rein_call_result *r, const struct rein_call_opts *o)
+static bool step_policy(rein_call_result *r, const struct rein_call_opts *o, struct rein_span *span)
 {
     struct rein_policy_check check;
     rein_error why;
@@ -630,6 +630,7 @@ static bool step_policy(rein_call_result *r, const struct rein_call_opts *o)
         .has_step = r->has_step,
         .step = r->step,
         .cancel = o->cancel,
+        .span = span,
     };
     err_reset(&why);
     {
@@ -1016,7 +1017,7 @@ rein_err rein_call_run(const rein_registry *reg, const struct rein_call_input *i
     if (step_name(r, reg, in) && step_repair(r, reg, in, o->exact_name) &&
         step_parse(r, in, o->max_args_bytes ? o->max_args_bytes : DEFAULT_MAX_ARGS_BYTES) &&
         step_preflight(r) && !o->check_only && (!o->ledger || ledger_begin(r, o->ledger, &index)) &&
-        step_policy(r, o))
+        step_policy(r, o, &span))
         step_execute(r, o);
 
     r->latency_ns = rein_now_ns() - start;

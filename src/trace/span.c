@@ -357,6 +357,28 @@ void rein_span_event_int(struct rein_span *s, const char *key, int64_t value)
     }
 }
 
+void rein_span_event_double(struct rein_span *s, const char *key, double value)
+{
+    struct rein__attrs *a = last_event_attrs(s);
+    struct rein__attr *at = a ? attr_slot(&s->rec->store, a, key, ATTR_DOUBLE) : NULL;
+
+    if (at) {
+        at->u.d = value;
+        a->n++;
+    }
+}
+
+void rein_span_event_bool(struct rein_span *s, const char *key, bool value)
+{
+    struct rein__attrs *a = last_event_attrs(s);
+    struct rein__attr *at = a ? attr_slot(&s->rec->store, a, key, ATTR_BOOL) : NULL;
+
+    if (at) {
+        at->u.b = value;
+        a->n++;
+    }
+}
+
 void rein_span_fail(struct rein_span *s, const char *type, const char *message)
 {
     if (!s || !s->rec)

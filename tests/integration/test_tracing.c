@@ -163,6 +163,47 @@ static size_t count_named(json_t *spans, const char *name)
     return n;
 }
 
+/* The first event of span named name (borrowed), or NULL. */
+static json_t *event_named(json_t *span, const char *name)
+{
+    json_t *ev;
+    size_t i;
+
+    json_array_foreach(json_object_get(span, "events"), i, ev)
+    {
+        if (strcmp(str(ev, "name"), name) == 0)
+            return ev;
+    }
+    return NULL;
+}
+
+/* The OTLP/JSON value of an event's attribute ({"stringValue": ...}; borrowed), or NULL. */
+static json_t *event_attr(json_t *ev, const char *key)
+{
+    json_t *a;
+    size_t i;
+
+    json_array_foreach(json_object_get(ev, "attributes"), i, a)
+    {
+        if (strcmp(str(a, "key"), key) == 0)
+            return json_object_get(a, "value");
+    }
+    return NULL;
+}
+
+static const char *event_str(json_t *ev, const char *key)
+{
+    return str(event_attr(ev, key), "stringValue");
+}
+
+/* A double attribute of an event; -1 when absent or of another type. */
+static double event_double(json_t *ev, const char *key)
+{
+    json_t *v = json_object_get(event_attr(ev, key), "doubleValue");
+
+    return json_is_number(v) ? json_number_value(v) : -1;
+}
+
 static const char turn_script[] =
     "[{\"tool_calls\": ["
     "  {\"id\": \"c1\", \"name\": \"Echo\", \"arguments\": \"{\\\"text\\\": \\\"hi\\\"}\"},"
@@ -559,6 +600,151 @@ static void verify_protocol_spans(void **state)
     free(proj);
 }
 
+/* Self-verification on the execute_tool span (verification "force"): the verifier's YES lets
+ * one call run, its NO denies the other; each span has a rein.self_check event with the
+ * verdict, the verdict's code, who judged and the wait, and the verifier's model call is a
+ * chat span under it. The verifier's words stay off the span unless content is captured. */
+static void self_check_events(void **state)
+{
+    struct th_resp r;
+    rein_error err;
+    json_t *spans, *s, *ev, *judged;
+
+    (void)state;
+    start(false);
+    assert_rein_ok(
+        ms_script(F->ms,
+                  "[{\"match\": {\"body_contains\": \"You review one tool call\","
+                  "  \"last_contains\": \"fine-word\"}, \"text\": \"YES\\nIt is what was asked.\"},"
+                  " {\"match\": {\"body_contains\": \"You review one tool call\","
+                  "  \"last_contains\": \"bad-word\"}, \"text\": \"NO\\nNobody asked for that.\"},"
+                  " {\"tool_calls\": ["
+                  "  {\"id\": \"v1\", \"name\": \"echo\", \"arguments\": \"{\\\"text\\\": "
+                  "\\\"fine-word\\\"}\"},"
+                  "  {\"id\": \"v2\", \"name\": \"echo\", \"arguments\": \"{\\\"text\\\": "
+                  "\\\"bad-word\\\"}\"}]},"
+                  " {\"text\": \"Echoed fine-word.\"}]",
+                  false, &err),
+        &err);
+    chat("{\"message\": \"echo fine-word\", \"verification\": \"force\"}", NULL, &r);
+    th_resp_free(&r);
+    /* 1 turn, 2 model calls, 2 verifier calls, 2 tool calls. */
+    assert_true(otlp_wait_spans(F->otlp, 7, 20000));
+    rein_trace_shutdown(2000);
+    spans = otlp_spans(F->otlp);
+    assert_int_equal(json_array_size(spans), 7);
+
+    s = tool_span(spans, "v1");
+    assert_string_equal(otlp_attr_str(s, "rein.call.status"), "success");
+    ev = event_named(s, "rein.self_check");
+    assert_non_null(ev);
+    assert_string_equal(event_str(ev, "rein.self_check.verdict"), "passed");
+    assert_string_equal(event_str(ev, "rein.self_check.code"), "said");
+    assert_string_equal(event_str(ev, "rein.self_check.judge"), "model");
+    assert_true(event_double(ev, "rein.self_check.wait_ms") >= 0);
+    assert_null(event_attr(ev, "rein.self_check.reason")); /* capture is off */
+    assert_null(event_named(s, "rein.approval"));          /* echo is not destructive */
+    judged = child_named(spans, s, "chat test-model");     /* the verifier's call */
+    assert_non_null(judged);
+
+    s = tool_span(spans, "v2");
+    assert_string_equal(otlp_attr_str(s, "error.type"), "denied");
+    assert_int_equal(json_integer_value(json_object_get(json_object_get(s, "status"), "code")), 2);
+    ev = event_named(s, "rein.self_check");
+    assert_non_null(ev);
+    assert_string_equal(event_str(ev, "rein.self_check.verdict"), "rejected");
+    assert_string_equal(event_str(ev, "rein.self_check.code"), "said");
+    assert_string_equal(event_str(ev, "rein.self_check.judge"), "model");
+    assert_true(event_double(ev, "rein.self_check.wait_ms") >= 0);
+    assert_non_null(child_named(spans, s, "chat test-model"));
+    json_decref(spans);
+}
+
+static rein_err approve_all(void *ud, const struct rein_agent_approval *req, bool *approved,
+                            rein_error *err)
+{
+    (void)ud;
+    (void)req;
+    (void)err;
+    *approved = true;
+    return REIN_OK;
+}
+
+/* Verification "auto" with a model that states its confidence: a confident call runs
+ * unchecked (a "skipped" self-check, judged by rein's rule), a destructive one is checked by
+ * the verifier and then approved by a person (rein.approval with the wait); with content
+ * capture on the verifier's words are on the event. */
+static void skipped_self_check_and_approval(void **state)
+{
+    struct rein_agent_turn_opts o = {
+        .verification = REIN_AGENT_VERIFY_AUTO,
+        .approve = approve_all,
+    };
+    rein_provider_config *cfg = rein_provider_config_new();
+    rein_agent_result *res = NULL;
+    rein_history *h = rein_history_new();
+    rein_provider *p;
+    rein_agent *a;
+    rein_error err;
+    json_t *spans, *s, *ev;
+
+    (void)state;
+    start(true);
+    assert_non_null(cfg);
+    assert_rein_ok(rein_provider_config_set(cfg, "provider", "openai-compatible", &err), &err);
+    assert_rein_ok(rein_provider_config_set_base_url(cfg, ms_openai_url(F->ms)), NULL);
+    assert_rein_ok(rein_provider_config_set_model(cfg, "gpt-4o"), NULL); /* states confidence */
+    p = rein_provider_new(cfg, &err);
+    rein_provider_config_free(cfg);
+    assert_non_null(p);
+    a = rein_agent_new(p, F->reg, &err);
+    assert_non_null(a);
+    assert_rein_ok(
+        ms_script(F->ms,
+                  "[{\"match\": {\"body_contains\": \"Answer YES or NO\"}, \"times\": 0,"
+                  "  \"text\": \"YES\\nThe user asked to wipe it.\"},"
+                  " {\"text\": \"confidence: 0.95\", \"tool_calls\": [{\"id\": \"k1\", \"name\": "
+                  "\"echo\", \"arguments\": \"{\\\"text\\\": \\\"hi\\\"}\"}]},"
+                  " {\"text\": \"confidence: 0.95\", \"tool_calls\": [{\"id\": \"w1\", \"name\": "
+                  "\"wipe\", \"arguments\": \"{\\\"path\\\": \\\"a.txt\\\"}\"}]},"
+                  " {\"text\": \"Echoed hi and wiped a.txt.\"}]",
+                  false, &err),
+        &err);
+    assert_rein_ok(rein_agent_run(a, h, "echo hi, then wipe a.txt", &o, &res, &err), &err);
+    assert_int_equal(rein_agent_result_stop(res), REIN_AGENT_STOP_FINAL_ANSWER);
+    rein_agent_result_free(res);
+    rein_history_free(h);
+    rein_agent_free(a);
+    rein_provider_free(p);
+    /* 1 turn, 3 model calls, 1 verifier call, 2 tool calls. */
+    assert_true(otlp_wait_spans(F->otlp, 7, 20000));
+    rein_trace_shutdown(2000);
+    spans = otlp_spans(F->otlp);
+
+    s = tool_span(spans, "k1");
+    ev = event_named(s, "rein.self_check");
+    assert_non_null(ev);
+    assert_string_equal(event_str(ev, "rein.self_check.verdict"), "skipped");
+    assert_string_equal(event_str(ev, "rein.self_check.code"), "confident");
+    assert_string_equal(event_str(ev, "rein.self_check.judge"), "rules");
+    assert_true(event_double(ev, "rein.self_check.confidence") >= 0.8);
+    assert_null(child_named(spans, s, "chat gpt-4o")); /* no verifier was asked */
+
+    s = tool_span(spans, "w1");
+    assert_string_equal(otlp_attr_str(s, "rein.call.status"), "success");
+    ev = event_named(s, "rein.self_check");
+    assert_non_null(ev);
+    assert_string_equal(event_str(ev, "rein.self_check.verdict"), "passed");
+    assert_string_equal(event_str(ev, "rein.self_check.judge"), "model");
+    assert_string_equal(event_str(ev, "rein.self_check.reason"), "The user asked to wipe it.");
+    assert_non_null(child_named(spans, s, "chat gpt-4o"));
+    ev = event_named(s, "rein.approval");
+    assert_non_null(ev);
+    assert_string_equal(event_str(ev, "rein.approval.decision"), "approved");
+    assert_true(event_double(ev, "rein.approval.wait_ms") >= 0);
+    json_decref(spans);
+}
+
 int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
@@ -569,6 +755,8 @@ int main(int argc, char **argv)
         cmocka_unit_test_teardown(plan_spans, teardown),
         cmocka_unit_test_teardown(verify_protocol_spans, teardown),
         cmocka_unit_test_teardown(loop_iteration_spans, teardown),
+        cmocka_unit_test_teardown(self_check_events, teardown),
+        cmocka_unit_test_teardown(skipped_self_check_and_approval, teardown),
     };
 
     if (argc > 1)

@@ -494,6 +494,8 @@ static void spans_encode_to_the_wire_format(void **state)
     rein_span_set_strs(&s, "a.none", two, 0);
     rein_span_event(&s, "rein.repair");
     rein_span_event_str(&s, "rein.repair.from", "Echo");
+    rein_span_event_double(&s, "rein.wait_ms", 1.5);
+    rein_span_event_bool(&s, "rein.passed", true);
     rein_span_event(&s, "bare");
     rein_span_fail(&s, "timeout", "took too long");
     rec = s.rec;
@@ -543,6 +545,11 @@ static void spans_encode_to_the_wire_format(void **state)
     assert_int_equal(sp->n_events, 2);
     assert_string_equal(sp->events[0]->name, "rein.repair");
     assert_string_equal(sp->events[0]->attributes[0]->value->string_value, "Echo");
+    assert_true(
+        kv(sp->events[0]->attributes, sp->events[0]->n_attributes, "rein.wait_ms")->double_value ==
+        1.5);
+    assert_true(
+        kv(sp->events[0]->attributes, sp->events[0]->n_attributes, "rein.passed")->bool_value);
     assert_int_equal(sp->events[1]->n_attributes, 0);
     assert_int_equal(sp->status->code, 2);
     assert_string_equal(sp->status->message, "took too long");
