@@ -182,6 +182,7 @@ struct turn {
     size_t ledger_mark; /* ledger entries there were before the turn */
     json_t *refuted;    /* the final answer's refuted claims, or NULL */
     bool claims_sent;   /* force: refuted claims were sent back once */
+    bool claims_read;   /* the final answer's claims were checked (refuted may be empty) */
 };
 
 /* claims.c: unless verification is off, checks the final answer's claims against the turn's

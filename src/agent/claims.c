@@ -80,6 +80,7 @@ void rein__turn_claims_report(struct turn *t)
         return;
     json_decref(t->refuted);
     t->refuted = refuted(t);
+    t->claims_read = t->refuted != NULL;
     if (!t->refuted)
         rein__turn_error_event(t, "warning",
                                "the answer's claims could not be checked: out of "

@@ -979,8 +979,13 @@ static void span_attributes(struct rein_span *span, struct turn *t, rein_agent_r
     /* The calls have moved into the result by now. */
     rein_span_set_int(span, "rein.tool_calls",
                       (int64_t)(r ? rein_agent_result_tool_call_count(r) : t->nrecs));
-    if (t->refuted)
-        rein_span_set_int(span, "rein.claims.refuted", (int64_t)json_array_size(t->refuted));
+    /* The refuted claims have moved into the result too (it was never set while this read
+     * t->refuted, which the result had taken). */
+    if (t->claims_read && r)
+        rein_span_set_int(span, "rein.claims.refuted",
+                          (int64_t)json_array_size(rein_agent_result_claims(r)));
+    if (t->claims_sent) /* verification force sent the answer's claims back once */
+        rein_span_set_bool(span, "rein.claims.reasked", true);
     if (!r || !rein_agent_result_success(r))
         rein_span_fail(span, rein_agent_stop_name(t->stop), t->detail.len ? t->detail.ptr : NULL);
 }

@@ -13,7 +13,10 @@
 #include "http_client.h"
 #include "model_server.h"
 #include "otlp_receiver.h"
+#include "skill_http.h"
 #include "test.h"
+
+#include <rein/mcp.h>
 
 #define CALLER_TRACE "4bf92f3577b34da6a3ce929d0e0e4736"
 #define CALLER_SPAN  "00f067aa0ba902b7"
@@ -109,7 +112,7 @@ static int teardown(void **state)
 static void chat(const char *body, const char *traceparent, struct th_resp *r)
 {
     char url[128], header[128];
-    const char *headers[] = {header, NULL};
+    const char *headers[] = {header, "tracestate: caller=t1", NULL};
 
     snprintf(url, sizeof(url), "%s/agent/chat", F->base);
     snprintf(header, sizeof(header), "traceparent: %s", traceparent ? traceparent : "");
@@ -118,7 +121,7 @@ static void chat(const char *body, const char *traceparent, struct th_resp *r)
         fail_msg("POST /agent/chat: %ld %s", r->status, r->body);
 }
 
-static const char *str(json_t *o, const char *key)
+static const char *str(const json_t *o, const char *key)
 {
     return json_string_value(json_object_get(o, key));
 }
@@ -257,6 +260,7 @@ static void turn_spans_and_propagation(void **state)
     json_array_foreach(spans, i, s)
     {
         assert_string_equal(str(s, "traceId"), CALLER_TRACE);
+        assert_string_equal(str(s, "traceState"), "caller=t1");
         if (s != turn)
             assert_string_equal(str(s, "parentSpanId"), turn_id);
         assert_null(otlp_attr_str(s, "gen_ai.input.messages")); /* capture is off */
@@ -268,6 +272,13 @@ static void turn_spans_and_propagation(void **state)
     assert_string_equal(otlp_attr_str(s, "gen_ai.request.model"), "test-model");
     assert_non_null(otlp_attr_str(s, "gen_ai.provider.name"));
     assert_int_equal(json_integer_value(json_object_get(s, "kind")), 3); /* CLIENT */
+    assert_true(otlp_attr_int(s, "gen_ai.usage.input_tokens") > 0);
+    assert_true(otlp_attr_int(s, "gen_ai.usage.output_tokens") > 0);
+    assert_true(json_array_size(json_object_get(
+                    json_object_get(json_object_get(s, "attrs"), "gen_ai.response.finish_reasons"),
+                    "values")) >= 1);
+    assert_true(otlp_attr_int(turn, "gen_ai.usage.input_tokens") > 0);
+    assert_true(otlp_attr_int(turn, "gen_ai.usage.output_tokens") > 0);
 
     /* A repaired name: the span names the tool that ran, the event what was sent. */
     s = tool_span(spans, "c1");
@@ -278,6 +289,9 @@ static void turn_spans_and_propagation(void **state)
     assert_string_equal(otlp_attr_str(s, "rein.call.status"), "success");
     json_t *ev = json_array_get(json_object_get(s, "events"), 0);
     assert_string_equal(str(ev, "name"), "rein.repair");
+    assert_string_equal(event_str(ev, "rein.repair.from"), "Echo"); /* the name before... */
+    assert_string_equal(event_str(ev, "rein.repair.to"), "echo");   /* ...and after */
+    assert_non_null(event_str(ev, "rein.repair.kind"));
     /* The process skill ran under its execute_tool span: TRACEPARENT names it. */
     s = tool_span(spans, "c2");
     char want[64];
@@ -310,6 +324,9 @@ static void turn_spans_and_propagation(void **state)
         }
         assert_true(named);
         assert_string_equal(tp + 52, "-01");
+        /* The caller's tracestate goes along. */
+        assert_string_equal(json_string_value(json_object_get(q->headers, "tracestate")),
+                            "caller=t1");
     }
     json_decref(env);
     json_decref(spans);
@@ -343,6 +360,52 @@ static void own_trace_without_traceparent(void **state)
     spans = otlp_spans(F->otlp);
     assert_null(json_object_get(otlp_span_named(spans, "invoke_agent"), "parentSpanId"));
     assert_string_equal(str(otlp_span_named(spans, "invoke_agent"), "traceId"), trace);
+    json_decref(spans);
+}
+
+/* The claims stage on the turn's span: an answer claiming a call nobody made is counted in
+ * rein.claims.refuted; with verification force it goes back once (rein.claims.reasked) and the
+ * corrected answer has none. */
+static void claims_on_the_turn_span(void **state)
+{
+    struct th_resp r;
+    rein_error err;
+    json_t *spans, *turn;
+    size_t i;
+
+    (void)state;
+    start(false);
+    assert_rein_ok(ms_script(F->ms,
+                             "[{\"text\": \"2 + 2 is 4. I saved the result to result.txt.\"}]",
+                             false, &err),
+                   &err);
+    chat("{\"message\": \"2+2?\", \"verification\": \"auto\"}", NULL, &r);
+    th_resp_free(&r);
+    assert_rein_ok(ms_script(F->ms,
+                             "[{\"text\": \"2 + 2 is 4. I saved the result to result.txt.\"},"
+                             " {\"match\": {\"body_contains\": \"no call shows it\"}, \"text\": "
+                             "\"2 + 2 is 4; I did not save it anywhere.\"}]",
+                             false, &err),
+                   &err);
+    chat("{\"message\": \"2+2?\", \"verification\": \"force\"}", NULL, &r);
+    th_resp_free(&r);
+    rein_trace_shutdown(2000);
+    spans = otlp_spans(F->otlp);
+    assert_int_equal(count_named(spans, "invoke_agent"), 2);
+    json_array_foreach(spans, i, turn)
+    {
+        if (strcmp(str(turn, "name"), "invoke_agent") != 0)
+            continue;
+        if (otlp_attr_int(turn, "rein.model_calls") == 1) { /* auto: reported only */
+            assert_int_equal(otlp_attr_int(turn, "rein.claims.refuted"), 1);
+            assert_null(json_object_get(json_object_get(turn, "attrs"), "rein.claims.reasked"));
+        } else { /* force: sent back, corrected */
+            assert_int_equal(otlp_attr_int(turn, "rein.model_calls"), 2);
+            assert_int_equal(otlp_attr_int(turn, "rein.claims.refuted"), 0);
+            assert_true(json_is_true(
+                json_object_get(json_object_get(turn, "attrs"), "rein.claims.reasked")));
+        }
+    }
     json_decref(spans);
 }
 
@@ -486,6 +549,67 @@ static void plan_spans(void **state)
     json_decref(spans);
 }
 
+/* A step whose answer claims a call it never made fails its check; the replanner rewrites it:
+ * a rein.plan.replan span (the reason, the action) under the plan, and a second attempt's
+ * rein.plan.step span. */
+static void replan_spans(void **state)
+{
+    struct rein_plan_opts o = {0};
+    rein_plan_result *res = NULL;
+    rein_planner *pl;
+    rein_error err;
+    json_t *spans, *plan, *replan, *s;
+    size_t i, steps = 0;
+
+    (void)state;
+    start(false);
+    assert_rein_ok(
+        ms_script(F->ms,
+                  "[{\"match\": {\"tools_include\": \"create_plan\"}, \"tool_calls\": [{\"id\": "
+                  "\"p1\", \"name\": \"create_plan\", \"arguments\": \"{\\\"title\\\": "
+                  "\\\"Greet\\\", \\\"steps\\\": [\\\"Say hi through the echo tool\\\"]}\"}]},"
+                  " {\"match\": {\"tools_include\": \"replan\"}, \"tool_calls\": [{\"id\": \"r1\", "
+                  "\"name\": \"replan\", \"arguments\": \"{\\\"action\\\": \\\"rewrite\\\", "
+                  "\\\"new_description\\\": \\\"Call echo with text hi\\\"}\"}]},"
+                  " {\"match\": {\"body_contains\": \"Write the answer to the request\"}, "
+                  "\"text\": \"It said hi.\"},"
+                  " {\"match\": {\"body_contains\": \"Call echo with text hi\", "
+                  "\"last_role\": \"user\"}, \"tool_calls\": [{\"id\": \"s1\", \"name\": "
+                  "\"echo\", \"arguments\": \"{\\\"text\\\": \\\"hi\\\"}\"}]},"
+                  " {\"match\": {\"body_contains\": \"Call echo with text hi\", "
+                  "\"last_role\": \"tool\"}, \"text\": \"I called echo; it returned hi.\"},"
+                  " {\"match\": {\"body_contains\": \"Say hi through the echo tool\", "
+                  "\"last_role\": \"user\"}, \"text\": \"I called echo with write_file.\"}]",
+                  false, &err),
+        &err);
+    pl = rein_planner_new(F->p, F->reg, &err);
+    assert_non_null(pl);
+    o.step.verification = REIN_AGENT_VERIFY_OFF;
+    assert_rein_ok(rein_planner_run(pl, "Say hi", &o, &res, &err), &err);
+    if (!rein_plan_result_success(res))
+        fail_msg("plan: %s %s", rein_plan_result_stop_reason(res), rein_plan_result_detail(res));
+    rein_plan_result_free(res);
+    rein_planner_free(pl);
+    rein_trace_shutdown(2000); /* everything is sent */
+    spans = otlp_spans(F->otlp);
+    plan = otlp_span_named(spans, "rein.plan");
+    assert_non_null(plan);
+    replan = otlp_span_named(spans, "rein.plan.replan");
+    assert_non_null(replan);
+    assert_string_equal(str(replan, "traceId"), str(plan, "traceId"));
+    assert_non_null(otlp_attr_str(replan, "rein.plan.replan.reason"));
+    assert_string_equal(otlp_attr_str(replan, "rein.plan.replan.action"), "rewrite");
+    json_array_foreach(spans, i, s)
+    {
+        if (strcmp(str(s, "name"), "rein.plan.step") == 0) {
+            steps++;
+            assert_string_equal(str(s, "parentSpanId"), str(plan, "spanId"));
+        }
+    }
+    assert_int_equal(steps, 2); /* the failed attempt and the rewritten one */
+    json_decref(spans);
+}
+
 /* rein loop: an iteration is a span holding the agent's turn and the protocols' run. */
 static void loop_iteration_spans(void **state)
 {
@@ -600,6 +724,128 @@ static void verify_protocol_spans(void **state)
     free(proj);
 }
 
+/* One call through rein_call_run in the caller's trace; its output (borrowed from *res). */
+static const json_t *run_call(const char *tool, const char *args, rein_call_result **res)
+{
+    struct rein_call_input in = {
+        .name = tool, .args_text = args, .args_len = strlen(args), .trace_id = CALLER_TRACE};
+
+    assert_rein_ok(rein_call_run(F->reg, &in, NULL, res, NULL), NULL);
+    if (!rein_call_result_ok(*res))
+        fail_msg("%s: %s", tool, rein_call_result_message(*res));
+    return rein_call_result_output(*res);
+}
+
+/* The execute_tool span of tool (the first), or fails. */
+static json_t *tool_span_named(json_t *spans, const char *tool, const char *service)
+{
+    json_t *s;
+    size_t i;
+
+    json_array_foreach(spans, i, s)
+    {
+        const char *svc = str(json_object_get(s, "resource"), "service.name");
+        const char *name = otlp_attr_str(s, "gen_ai.tool.name");
+        if (name && strcmp(name, tool) == 0 && svc && strcmp(svc, service) == 0)
+            return s;
+    }
+    fail_msg("no execute_tool span for %s from %s", tool, service);
+    return NULL;
+}
+
+/*
+ * The caller's context goes out with every kind of call and comes in over MCP: an HTTP skill
+ * gets traceparent and tracestate naming its execute_tool span, an MCP server (the scripted
+ * one) gets them in params._meta, and rein serving MCP (a real `rein mcp serve` child that
+ * exports to the same receiver) continues the trace: its execute_tool span is a child of the
+ * calling one, and the process skill it runs gets TRACEPARENT naming that span.
+ */
+static void propagation_to_skills_and_mcp(void **state)
+{
+    struct skill_http *web = skill_http_start();
+    struct rein_trace_context caller;
+    struct rein_trace_scope scope;
+    rein_mcp_clients *set = rein_mcp_clients_new();
+    rein_call_result *res[3];
+    rein_error err;
+    char manifest[512], *config = NULL, want[64];
+    json_t *m, *spans, *s, *child;
+    const json_t *out[3];
+
+    (void)state;
+    assert_non_null(web);
+    assert_non_null(set);
+    start(false);
+    snprintf(manifest, sizeof(manifest),
+             "{\"id\": \"webhdr\", \"description\": \"Shows its headers\","
+             " \"parameters\": {\"type\": \"object\"},"
+             " \"runner\": {\"kind\": \"http\", \"url\": \"http://127.0.0.1:%d/headers\"}}",
+             skill_http_port(web));
+    m = json_loads(manifest, 0, NULL);
+    assert_rein_ok(rein_registry_add_manifest(F->reg, m, NULL, NULL, &err), &err);
+    json_decref(m);
+    assert_true(
+        asprintf(&config,
+                 "{\"mcpServers\": {\"fake\": {\"command\": \"%s/mcp_fake_server\", \"args\": "
+                 "[\"ok\", \"meta\"]}, \"self\": {\"command\": \"%s\", \"args\": [\"mcp\", "
+                 "\"serve\", \"--skills\", \"%s/skills\"], \"env\": {\"REIN_LOG\": \"error\", "
+                 "\"OTEL_EXPORTER_OTLP_ENDPOINT\": \"%s\", \"OTEL_EXPORTER_OTLP_PROTOCOL\": "
+                 "\"http/json\", \"OTEL_BSP_SCHEDULE_DELAY\": \"20\", \"OTEL_SERVICE_NAME\": "
+                 "\"rein-child\"}}}}",
+                 test_bin_dir(), test_rein_bin(), F->dir, otlp_url(F->otlp)) > 0);
+    m = json_loads(config, 0, NULL);
+    free(config);
+    assert_non_null(m);
+    assert_rein_ok(rein_mcp_clients_add_config(set, m, NULL, &err), &err);
+    json_decref(m);
+    assert_int_equal(rein_mcp_clients_connect(set, 0), 2);
+    assert_rein_ok(rein_mcp_clients_register(set, F->reg, &err), &err);
+
+    assert_rein_ok(rein_trace_context_parse("00-" CALLER_TRACE "-" CALLER_SPAN "-01", "vendor=v1",
+                                            &caller, &err),
+                   &err);
+    rein_trace_scope_enter(&scope, &caller);
+    out[0] = run_call("webhdr", "{}", &res[0]);
+    out[1] =
+        json_object_get(run_call("fake__meta", "{\"x\": \"a\"}", &res[1]), "structuredContent");
+    out[2] = json_object_get(run_call("self__envecho", "{}", &res[2]), "structuredContent");
+    rein_trace_scope_leave(&scope);
+    rein_mcp_clients_free(set); /* the child exits, having sent its span */
+    skill_http_stop(web);
+
+    /* Ours: three execute_tool spans; the child's: one. */
+    assert_true(otlp_wait_spans(F->otlp, 4, 20000));
+    rein_trace_shutdown(2000);
+    spans = otlp_spans(F->otlp);
+    assert_int_equal(json_array_size(spans), 4);
+
+    s = tool_span_named(spans, "webhdr", "rein-test");
+    assert_string_equal(str(s, "parentSpanId"), CALLER_SPAN);
+    snprintf(want, sizeof(want), "00-%s-%s-01", CALLER_TRACE, str(s, "spanId"));
+    assert_string_equal(str(out[0], "traceparent"), want);
+    assert_string_equal(str(out[0], "tracestate"), "vendor=v1");
+
+    s = tool_span_named(spans, "fake__meta", "rein-test");
+    assert_string_equal(otlp_attr_str(s, "gen_ai.tool.type"), "extension");
+    snprintf(want, sizeof(want), "00-%s-%s-01", CALLER_TRACE, str(s, "spanId"));
+    assert_string_equal(str(json_object_get(out[1], "_meta"), "traceparent"), want);
+    assert_string_equal(str(json_object_get(out[1], "_meta"), "tracestate"), "vendor=v1");
+
+    /* rein serving MCP continued the trace under the calling span... */
+    s = tool_span_named(spans, "self__envecho", "rein-test");
+    child = tool_span_named(spans, "envecho", "rein-child");
+    assert_string_equal(str(child, "traceId"), CALLER_TRACE);
+    assert_string_equal(str(child, "parentSpanId"), str(s, "spanId"));
+    assert_string_equal(str(child, "traceState"), "vendor=v1");
+    /* ...and its process skill ran under the child's span. */
+    snprintf(want, sizeof(want), "00-%s-%s-01", CALLER_TRACE, str(child, "spanId"));
+    assert_string_equal(
+        str(json_object_get(json_object_get(out[2], "output"), "env"), "TRACEPARENT"), want);
+    for (int i = 0; i < 3; i++)
+        rein_call_result_free(res[i]);
+    json_decref(spans);
+}
+
 /* Self-verification on the execute_tool span (verification "force"): the verifier's YES lets
  * one call run, its NO denies the other; each span has a rein.self_check event with the
  * verdict, the verdict's code, who judged and the wait, and the verifier's model call is a
@@ -644,7 +890,10 @@ static void self_check_events(void **state)
     assert_true(event_double(ev, "rein.self_check.wait_ms") >= 0);
     assert_null(event_attr(ev, "rein.self_check.reason")); /* capture is off */
     assert_null(event_named(s, "rein.approval"));          /* echo is not destructive */
-    judged = child_named(spans, s, "chat test-model");     /* the verifier's call */
+    /* The whole policy step's wait, the self-check in it. */
+    assert_true(
+        json_is_number(json_object_get(json_object_get(s, "attrs"), "rein.policy.wait_ms")));
+    judged = child_named(spans, s, "chat test-model"); /* the verifier's call */
     assert_non_null(judged);
 
     s = tool_span(spans, "v2");
@@ -751,12 +1000,15 @@ int main(int argc, char **argv)
         cmocka_unit_test_teardown(turn_spans_and_propagation, teardown),
         cmocka_unit_test_teardown(own_trace_without_traceparent, teardown),
         cmocka_unit_test_teardown(content_capture, teardown),
+        cmocka_unit_test_teardown(claims_on_the_turn_span, teardown),
         cmocka_unit_test_teardown(receiver_down, teardown),
         cmocka_unit_test_teardown(plan_spans, teardown),
+        cmocka_unit_test_teardown(replan_spans, teardown),
         cmocka_unit_test_teardown(verify_protocol_spans, teardown),
         cmocka_unit_test_teardown(loop_iteration_spans, teardown),
         cmocka_unit_test_teardown(self_check_events, teardown),
         cmocka_unit_test_teardown(skipped_self_check_and_approval, teardown),
+        cmocka_unit_test_teardown(propagation_to_skills_and_mcp, teardown),
     };
 
     if (argc > 1)

@@ -157,6 +157,17 @@ static enum MHD_Result answer(void *cls, struct MHD_Connection *c, const char *m
         free(body);
         return rc;
     }
+    if (strcmp(url, "/headers") == 0) {
+        const char *tp = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "traceparent");
+        const char *ts = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "tracestate");
+        json_t *out = json_pack("{s:b, s:{s:s?, s:s?}}", "ok", 1, "output", "traceparent", tp,
+                                "tracestate", ts);
+        char *text = json_dumps(out, JSON_COMPACT);
+        rc = reply(c, 200, "application/json", text, strlen(text));
+        free(text);
+        json_decref(out);
+        return rc;
+    }
     if (strcmp(url, "/mcp-asks") == 0)
         return mcp_asks(s, c, u);
     if (strcmp(url, "/raw") == 0)

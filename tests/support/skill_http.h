@@ -2,6 +2,8 @@
  * A small HTTP skill host for the HTTP runner tests (libmicrohttpd on 127.0.0.1, a port the
  * kernel picks). POST paths:
  *   /ok       200 JSON normalized result {ok: true, output: {received: <body>, trace: <X-Trace-Id>}}
+ *   /headers  200 JSON normalized result {ok: true, output: {traceparent, tracestate}} (the
+ *             request's W3C Trace Context headers; null when absent)
  *   /raw      200 JSON plain output {"answer": 42}
  *   /hang     never answers (until the server stops)
  *   /html     200 text/html login page

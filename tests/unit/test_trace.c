@@ -9,7 +9,11 @@
 
 #include "otlp_receiver.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
 #include <stdatomic.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "trace/trace_int.h"
@@ -322,6 +326,78 @@ static void exporter_retries_503(void **state)
     assert_int_equal(st.dropped, 0);
     assert_int_equal(st.batches_failed, 0);
     otlp_stop(r);
+}
+
+/* 429 is retried as 503 is (the receiver's Retry-After: 0 honoured); a 502 without
+ * Retry-After waits the exponential backoff's first step (half a second) before the retry. */
+static void exporter_retries_429_and_backs_off(void **state)
+{
+    struct otlp_receiver *r = otlp_start();
+    struct rein_span s;
+    struct rein_trace_stats st;
+    int64_t t0;
+
+    (void)state;
+    assert_non_null(r);
+    otlp_fail_next(r, 1, 429);
+    export_env(otlp_url(r));
+    setup_ok();
+    rein_span_start(&s, "invoke_agent", REIN_SPAN_INTERNAL, NULL);
+    rein_span_end(&s);
+    assert_true(otlp_wait_spans(r, 1, 10000));
+    assert_int_equal(otlp_requests(r), 2);
+    otlp_fail_next(r, 1, 502);
+    t0 = rein_now_ms();
+    rein_span_start(&s, "invoke_agent", REIN_SPAN_INTERNAL, NULL);
+    rein_span_end(&s);
+    assert_true(otlp_wait_spans(r, 2, 10000));
+    assert_true(rein_now_ms() - t0 >= 500); /* a lower bound: load only makes it longer */
+    assert_int_equal(otlp_requests(r), 4);
+    rein_trace_shutdown(2000);
+    rein_trace_stats(&st);
+    assert_int_equal(st.exported, 2);
+    assert_int_equal(st.dropped, 0);
+    assert_int_equal(st.batches_failed, 0);
+    otlp_stop(r);
+}
+
+/*
+ * OTEL_EXPORTER_OTLP_TIMEOUT bounds a request: a collector that takes the connection and never
+ * answers is given up after 100 ms and tried again after the first backoff step (half a
+ * second), so a second connection comes long before the default timeout (10 s) would let it.
+ */
+static void exporter_timeout(void **state)
+{
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t len = sizeof(sa);
+    int lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), conns[8], n = 0;
+    char url[64];
+    struct rein_span s;
+    int64_t until;
+
+    (void)state;
+    assert_true(lfd >= 0);
+    assert_int_equal(bind(lfd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+    assert_int_equal(listen(lfd, 8), 0);
+    assert_int_equal(getsockname(lfd, (struct sockaddr *)&sa, &len), 0);
+    snprintf(url, sizeof(url), "http://127.0.0.1:%d", ntohs(sa.sin_port));
+    export_env(url);
+    setenv("OTEL_EXPORTER_OTLP_TIMEOUT", "100", 1);
+    setup_ok();
+    rein_span_start(&s, "invoke_agent", REIN_SPAN_INTERNAL, NULL);
+    rein_span_end(&s);
+    /* Take each connection and answer nothing; 9 s is less than the default timeout. */
+    until = rein_now_ms() + 9000;
+    while (n < 2 && rein_now_ms() < until) {
+        struct pollfd p = {.fd = lfd, .events = POLLIN};
+        if (poll(&p, 1, 100) == 1 && (conns[n] = accept(lfd, NULL, NULL)) >= 0)
+            n++;
+    }
+    assert_int_equal(n, 2);
+    rein_trace_shutdown(0);
+    for (int i = 0; i < n; i++)
+        close(conns[i]);
+    close(lfd);
 }
 
 /* A 400 is not retried: the batch is given up and its spans counted as dropped. */
@@ -756,6 +832,8 @@ int main(int argc, char **argv)
         cmocka_unit_test(exporter_sends),
         cmocka_unit_test(span_storage_grows),
         cmocka_unit_test(exporter_retries_503),
+        cmocka_unit_test(exporter_retries_429_and_backs_off),
+        cmocka_unit_test(exporter_timeout),
         cmocka_unit_test(exporter_gives_up_on_400),
         cmocka_unit_test(exporter_receiver_down),
         cmocka_unit_test(sampler_and_switches),

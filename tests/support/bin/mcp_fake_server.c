@@ -35,6 +35,7 @@
  *   huge      answers with 2 MiB of text
  *   garbage   writes a line that is not JSON, then answers
  *   ticking   sends a progress notification every 100 ms for a second, then answers "ticked"
+ *   meta      answers with the call's params._meta as structuredContent {"_meta": ...}
  *   grow      adds the tool "grown" to its list, sends notifications/tools/list_changed, answers
  *   typed     declares an outputSchema its structuredContent keeps (answers as any tool)
  *   mistyped  declares an outputSchema ({n: integer} required) its structuredContent breaks
@@ -278,6 +279,12 @@ static void call_tool(json_t *id, json_t *params)
                                 token ? token : json_null(), "progress", i));
         }
         result(id, text_result("ticked"));
+    } else if (strcmp(name, "meta") == 0) {
+        json_t *meta = json_object_get(params, "_meta");
+        json_t *r = text_result("meta");
+        json_object_set_new(r, "structuredContent",
+                            json_pack("{s:O}", "_meta", meta ? meta : json_null()));
+        result(id, r);
     } else if (strcmp(name, "grow") == 0) {
         grown = true;
         send_json(json_pack("{s:s, s:s}", "jsonrpc", "2.0", "method",
