@@ -102,6 +102,19 @@ void rein_jw_arr_end(struct rein_jw *w)
     close_container(w, ']');
 }
 
+/* True when none of the eight bytes at p needs a look: no '"', '\\', control byte or byte
+ * from 0x80 up (UTF-8, checked byte by byte). Most text is such runs, copied eight at a time. */
+static inline bool plain8(const unsigned char *p)
+{
+    const uint64_t ones = UINT64_C(0x0101010101010101), highs = ones * 0x80;
+    uint64_t w, q, b;
+
+    memcpy(&w, p, 8);
+    q = w ^ (ones * '"');
+    b = w ^ (ones * '\\');
+    return !((((q - ones) & ~q) | ((b - ones) & ~b) | ((w - ones * 0x20) & ~w) | w) & highs);
+}
+
 rein_err rein_json_escape(struct rein_buf *b, const char *str, size_t len)
 {
     static const char hex[] = "0123456789abcdef";
@@ -110,10 +123,15 @@ rein_err rein_json_escape(struct rein_buf *b, const char *str, size_t len)
     rein_err rc = REIN_OK;
 
     while (i < len && !rc) {
-        unsigned char c = s[i];
+        unsigned char c;
         char esc[8];
         size_t elen = 0, seq;
 
+        while (i + 8 <= len && plain8(s + i))
+            i += 8;
+        if (i >= len)
+            break;
+        c = s[i];
         if (c >= 0x20 && c < 0x80 && c != '"' && c != '\\') {
             i++;
             continue;

@@ -23,14 +23,26 @@ struct jdoc {
 };
 
 /*
+ * jtok.c: the tokens jsmn_parse gives well-formed JSON text, found faster; returns the token
+ * count, REIN__JTOK_FULL when t (cap tokens) is too small, or REIN__JTOK_DECLINED for any
+ * text it does not accept (then jsmn decides). t is borrowed; its contents are undefined
+ * after a refusal.
+ */
+#define REIN__JTOK_DECLINED (-100)
+#define REIN__JTOK_FULL     (-101)
+int rein__jtok_fast(const char *js, size_t len, jsmntok_t *t, int cap);
+
+/*
  * Tokenizes len bytes of js into *tokv (grown as needed; *cap is its size). Returns the
  * token count (>= 0) or a negative jsmn error: JSMN_ERROR_INVAL for bytes that are not
  * JSON, JSMN_ERROR_PART for a value cut short, JSMN_ERROR_NOMEM when memory is exhausted.
+ * Well-formed text takes rein__jtok_fast; the rest, and every error, is jsmn's.
  */
 static inline int jdoc_parse(struct jdoc *d, const char *js, size_t len, void **tokv, int *cap)
 {
     jsmn_parser ps;
     int r;
+    bool fast = true;
 
     if (len > (size_t)0x7fffffff)
         return JSMN_ERROR_NOMEM;
@@ -42,7 +54,15 @@ static inline int jdoc_parse(struct jdoc *d, const char *js, size_t len, void **
         *cap = 256;
     }
     for (;;) {
-        r = jsmn_parse(&ps, js, len, (jsmntok_t *)*tokv, (unsigned)*cap);
+        if (fast) {
+            r = rein__jtok_fast(js, len, (jsmntok_t *)*tokv, *cap);
+            if (r == REIN__JTOK_FULL)
+                r = JSMN_ERROR_NOMEM;
+            else if (r == REIN__JTOK_DECLINED)
+                fast = false;
+        }
+        if (!fast)
+            r = jsmn_parse(&ps, js, len, (jsmntok_t *)*tokv, (unsigned)*cap);
         if (r != JSMN_ERROR_NOMEM)
             break;
         if (*cap >= JP_MAX_TOKENS)
