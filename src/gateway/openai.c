@@ -81,8 +81,13 @@ static rein_err want_string(const json_t *v, const char *param, struct rein__gw_
                         param, type_word(v));
 }
 
-/* Appends msg (taken) to the history; a message the neutral shape refuses is a 400. */
-static rein_err append(struct rein__gw_req *r, json_t *msg, size_t i, struct rein__gw_bad *bad)
+/*
+ * Appends msg (taken) to the history; a message the neutral shape refuses is a 400. A message
+ * made only of values of its own (own) is handed over as it is; one that holds values of the
+ * request's document is copied, so that nothing the history keeps is shared with that tree.
+ */
+static rein_err append_msg(struct rein__gw_req *r, json_t *msg, bool own, size_t i,
+                           struct rein__gw_bad *bad)
 {
     rein_error e;
     rein_err rc;
@@ -91,7 +96,7 @@ static rein_err append(struct rein__gw_req *r, json_t *msg, size_t i, struct rei
     if (!msg)
         return REIN_ENOMEM;
     rein_error_clear(&e);
-    rc = rein_history_append(r->h, msg, &e);
+    rc = own ? rein_history_append_shared(r->h, msg, &e) : rein_history_append(r->h, msg, &e);
     json_decref(msg);
     if (rc == REIN_EINVAL) {
         snprintf(param, sizeof(param), "messages[%zu]", i);
@@ -194,7 +199,7 @@ static rein_err take_assistant(struct rein__gw_req *r, const json_t *m, size_t i
         json_decref(msg);
         return rc;
     }
-    return append(r, msg, i, bad);
+    return append_msg(r, msg, false, i, bad);
 }
 
 static rein_err take_message(struct rein__gw_req *r, const json_t *m, size_t i,
@@ -216,24 +221,32 @@ static rein_err take_message(struct rein__gw_req *r, const json_t *m, size_t i,
     }
     if (role && strcmp(role, "assistant") == 0)
         return take_assistant(r, m, i, bad);
-    snprintf(p, sizeof(p), "messages[%zu].role", i);
-    if (!role)
-        return rein__gw_bad(bad, p, "Missing required parameter: '%s'.", p);
-    if (strcmp(role, "system") != 0 && strcmp(role, "developer") != 0 &&
-        strcmp(role, "user") != 0 && strcmp(role, "tool") != 0)
+    if (!role || (strcmp(role, "system") != 0 && strcmp(role, "developer") != 0 &&
+                  strcmp(role, "user") != 0 && strcmp(role, "tool") != 0)) {
+        snprintf(p, sizeof(p), "messages[%zu].role", i);
+        if (!role)
+            return rein__gw_bad(bad, p, "Missing required parameter: '%s'.", p);
         return rein__gw_bad(bad, p,
                             "Invalid value: '%.40s'. Supported values are: 'system', 'developer', "
                             "'user', 'assistant' and 'tool'.",
                             role);
+    }
     snprintf(p, sizeof(p), "messages[%zu].content", i);
     if (!content)
         return rein__gw_bad(bad, p, "Missing required parameter: '%s'.", p);
     rc = rein__gw_content_text(content, p, false, &text, bad);
     if (rc)
         return rc;
-    /* A developer message is the system prompt of newer models: the neutral shape has one. */
-    msg = json_pack("{s:s, s:s}", "role", strcmp(role, "developer") == 0 ? "system" : role,
-                    "content", text);
+    /* A developer message is the system prompt of newer models: the neutral shape has one.
+     * Built of new values only (no json_pack: its format is read again for every message),
+     * so the history can keep it without a copy. */
+    msg = json_object();
+    if (msg && (json_object_set_new(
+                    msg, "role", json_string(strcmp(role, "developer") == 0 ? "system" : role)) ||
+                json_object_set_new(msg, "content", json_string(text)))) {
+        json_decref(msg);
+        msg = NULL;
+    }
     rein_free(text);
     if (!msg)
         return REIN_ENOMEM;
@@ -241,14 +254,15 @@ static rein_err take_message(struct rein__gw_req *r, const json_t *m, size_t i,
         const json_t *id = json_object_get(m, "tool_call_id");
         snprintf(p, sizeof(p), "messages[%zu].tool_call_id", i);
         rc = want_string(id, p, bad);
-        if (!rc && json_object_set(msg, "tool_call_id", (json_t *)id))
+        if (!rc && json_object_set_new(msg, "tool_call_id",
+                                       json_stringn(json_string_value(id), json_string_length(id))))
             rc = REIN_ENOMEM;
         if (rc) {
             json_decref(msg);
             return rc;
         }
     }
-    return append(r, msg, i, bad);
+    return append_msg(r, msg, true, i, bad);
 }
 
 /* ---- tools and the other members ------------------------------------------------------------ */
