@@ -82,6 +82,31 @@ static void test_buf_detach_hands_over_memory(void **state)
     rein_free(s);
 }
 
+/* Integers are written by hand, not through snprintf: the extremes and the signs. */
+static void test_jw_integers_are_exact(void **state)
+{
+    struct rein_buf b;
+    struct rein_jw w;
+
+    (void)state;
+    rein_buf_init(&b, 0);
+    rein_jw_init(&w, &b);
+    rein_jw_arr_begin(&w);
+    rein_jw_int(&w, 0);
+    rein_jw_int(&w, 7);
+    rein_jw_int(&w, -1);
+    rein_jw_int(&w, 1795706488);
+    rein_jw_int(&w, INT64_MAX);
+    rein_jw_int(&w, INT64_MIN);
+    rein_jw_uint(&w, 0);
+    rein_jw_uint(&w, UINT64_MAX);
+    rein_jw_arr_end(&w);
+    assert_rein_ok(rein_jw_finish(&w), NULL);
+    assert_string_equal(b.ptr, "[0,7,-1,1795706488,9223372036854775807,-9223372036854775808,0,"
+                               "18446744073709551615]");
+    rein_buf_release(&b);
+}
+
 static void test_jw_writes_nested_values(void **state)
 {
     struct rein_buf b;
@@ -682,6 +707,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_buf_respects_max),
     cmocka_unit_test(test_buf_detach_hands_over_memory),
     cmocka_unit_test(test_jw_writes_nested_values),
+    cmocka_unit_test(test_jw_integers_are_exact),
     cmocka_unit_test(test_jw_replaces_invalid_utf8),
     cmocka_unit_test(test_jw_reports_misuse_and_depth),
     cmocka_unit_test(test_jw_double_round_trips),
