@@ -1,27 +1,22 @@
-// The ajv side of bench/schema.sh: compiles every tool schema of the case file once with ajv
-// (2020-12, format as annotation, strict off for the BFCL schemas' extra keywords) and
-// validates every argument object in a loop (timed in CPU time), once with allErrors and once stopping at the
-// first error, printing validations per second. Usage: node schema_ajv.js CASES.json SECONDS
+// The ajv side of bench/schema.sh, driven by bench/schema_rounds.py over a pipe: compiles every
+// tool schema of the case file once with ajv (2020-12, format as annotation, strict off for the
+// BFCL schemas' extra keywords), once with allErrors and once stopping at the first error, then
+// answers each "cycle all|first SECONDS" line on stdin with one stretch cycling through every
+// argument object, each error's message and instance location read, timed in CPU time of this
+// process: "RATE VALID INVALID ERRORS". Usage: node schema_ajv.js CASES.json
 'use strict';
 const fs = require('fs');
 const path = require('path');
+const readline = require('readline');
 const Ajv2020 = require(path.join(__dirname, 'node_modules', 'ajv', 'dist', '2020')).default;
 
 const cases = JSON.parse(fs.readFileSync(process.argv[2], 'utf8'));
-const seconds = Number(process.argv[3] || 2);
 
-function run(allErrors, label) {
+function compileAll(allErrors) {
   const ajv = new Ajv2020({ allErrors, strict: false, validateFormats: false });
-  const compiled = cases.map((c) => ({ validate: ajv.compile(c.schema), instances: c.instances }));
-  // The machine is shared: the best of five stretches is the least disturbed figure.
-  let best = 0, valid = 0, invalid = 0, errors = 0;
-  for (let i = 0; i < 5; i++) {
-    const r = stretch(compiled, seconds / 5);
-    if (r.rate > best) best = r.rate;
-    ({ valid, invalid, errors } = r);
-  }
-  console.log(`ajv ${label}: ${Math.round(best)} validations/s (valid ${valid}, invalid ${invalid}, ${errors} errors reported)`);
+  return cases.map((c) => ({ validate: ajv.compile(c.schema), instances: c.instances }));
 }
+const compiled = { all: compileAll(true), first: compileAll(false) };
 
 // CPU time of this process in microseconds: on a shared machine, waiting for a core is not ours.
 function cpuUs() {
@@ -29,15 +24,19 @@ function cpuUs() {
   return u.user + u.system;
 }
 
-function stretch(compiled, seconds) {
+let sink = 0;
+function stretch(list, seconds) {
   const start = cpuUs();
   const deadline = start + seconds * 1e6;
   let count = 0, valid = 0, invalid = 0, errors = 0, rounds = 0;
   while (cpuUs() < deadline || rounds === 0) {
-    for (const c of compiled) {
+    for (const c of list) {
       for (const inst of c.instances) {
         const ok = c.validate(inst);
         count++;
+        if (!ok) {
+          for (const e of c.validate.errors) sink += e.message.length + e.instancePath.length;
+        }
         if (rounds === 0) {
           if (ok) valid++; else { invalid++; errors += c.validate.errors.length; }
         }
@@ -46,8 +45,16 @@ function stretch(compiled, seconds) {
     rounds++;
   }
   const secs = (cpuUs() - start) / 1e6;
-  return { rate: count / secs, valid, invalid, errors };
+  return `${(count / secs).toFixed(1)} ${valid} ${invalid} ${errors}`;
 }
 
-run(true, 'all errors ');
-run(false, 'first error');
+console.log(`ready ${cases.length}`);
+const rl = readline.createInterface({ input: process.stdin });
+rl.on('line', (line) => {
+  const m = /^cycle (all|first) ([\d.]+)$/.exec(line.trim());
+  if (!m) {
+    console.error(`schema_ajv.js: bad command: ${line}`);
+    process.exit(2);
+  }
+  console.log(stretch(compiled[m[1]], Number(m[2])));
+});

@@ -1,122 +1,176 @@
 /*
- * The rein side of bench/schema.sh: compiles every tool schema of the case file once, then
- * validates every argument object in a loop for about two seconds and prints validations per
- * second of CPU time, once collecting every error with its message and once stopping at the
- * first.
+ * The rein side of bench/schema.sh, driven by bench/schema_rounds.py over a pipe so that the
+ * driver can interleave rein with its peers in short turns: every compiled schema of the case
+ * file is kept, and each command on stdin is answered with one line on stdout.
  *
- * Then, measured as Blaze's CLI measures (bench/schema_blaze.py), each instance is validated
- * LOOP times in a row and the mean per validation in wall-clock time, as Blaze's CLI times
- * it, summed over the instances ("rein-loop"), in both modes: with the errors and their
- * messages; verdict only (no result and no rein_error, as Blaze's benchmark runs); and, for
- * all errors, counted (no result but a rein_error, whose message gives the number of errors,
- * so every error of an invalid instance is found, as Blaze's exhaustive mode does, but none
- * is written). With nothing asked but the verdict, both modes stop at the first error: the
- * "verdict only" all-errors figure is the first-error one. Repeating one instance keeps its schema in the cache, which
- * cycling through all 1,570 compiled schemas does not: on a busy machine the cycling figure
- * swings with what other processes leave in the cache, the looped one much less.
- * Usage: schema_bench CASES.json SECONDS [LOOP]
+ *   cycle all|first SECONDS   one stretch cycling through every argument object, each error's
+ *                             message and instance location read (what a caller does with
+ *                             them), timed in CPU time of this process (waiting for a core is
+ *                             not ours): "RATE VALID INVALID ERRORS"
+ *   loop I LOOP               the instances of case I, each validated LOOP times as Blaze's CLI
+ *                             times its --benchmark --loop (see below), in four modes: first
+ *                             error verdict only, all errors counted, first error and all errors
+ *                             with messages read: "V C MF MA VALID INVALID", each the sum over
+ *                             the instances of the mean per validation, in ns
+ *   tight I LOOP              as loop, but the LOOP validations in a row between two clock
+ *                             reads (no clock inside the loop): for comparison only
+ *
+ * Blaze's loop shape (its CLI, command_validate.cc): it first takes the mean of LOOP empty
+ * clock-read pairs, then reads the clock (std::chrono::high_resolution_clock, which is
+ * CLOCK_REALTIME in libstdc++) before and after every single validation, subtracts that mean
+ * and counts a negative result as zero. The same is done here, so both sides pay the same clock
+ * reads around each validation and lose the same overlap between consecutive validations.
+ * Each loop runs once unmeasured first, as each of Blaze's does (see schema_rounds.py).
+ *
+ * "Counted" is every error found and none written (a rein_error gets "N validation errors"),
+ * which is what Blaze's exhaustive mode does when benchmarking. Without a result both rein
+ * modes stop at the first error for the verdict only, so that mode is measured once.
  */
 #include <rein/rein.h>
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
-
-/* CPU time of this process: on a shared machine, time spent waiting for a core is not ours. */
-static int64_t cpu_ns(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
 
 struct bcase {
     rein_schema *schema;
     json_t *instances;
 };
 
-/* Validations per second over one stretch of about seconds; counts from the first round. */
-static double stretch(struct bcase *cases, size_t n, unsigned flags, double seconds,
-                      rein_schema_result *res, size_t *valid, size_t *invalid, size_t *errors)
+static int64_t clock_ns(clockid_t id)
 {
-    int64_t start = cpu_ns(), deadline = start + (int64_t)(seconds * 1e9);
-    size_t count = 0;
+    struct timespec ts;
+
+    clock_gettime(id, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* What a caller does with the errors: reads each message and instance location. */
+static size_t read_errors(const rein_schema_result *res)
+{
+    size_t sum = 0, n = rein_schema_result_count(res);
+
+    for (size_t i = 0; i < n; i++) {
+        sum += (unsigned char)rein_schema_result_message(res, i)[0];
+        sum += (unsigned char)rein_schema_result_instance_path(res, i)[0];
+    }
+    return sum;
+}
+
+static volatile size_t sink;
+
+/* One stretch of about seconds of CPU time cycling through every instance (at least once). */
+static void cycle(const struct bcase *cases, size_t n, unsigned flags, double seconds,
+                  rein_schema_result *res)
+{
+    int64_t start = clock_ns(CLOCK_PROCESS_CPUTIME_ID), deadline = start + (int64_t)(seconds * 1e9);
+    size_t count = 0, valid = 0, invalid = 0, errors = 0, sum = 0;
     int rounds = 0;
 
-    *valid = *invalid = *errors = 0;
-    while (cpu_ns() < deadline || rounds == 0) {
+    while (clock_ns(CLOCK_PROCESS_CPUTIME_ID) < deadline || rounds == 0) {
         for (size_t i = 0; i < n; i++) {
             for (size_t k = 0; k < json_array_size(cases[i].instances); k++) {
                 rein_err rc = rein_schema_validate(
                     cases[i].schema, json_array_get(cases[i].instances, k), flags, res, NULL);
+                sum += read_errors(res);
                 count++;
                 if (rounds == 0) {
-                    *valid += rc == REIN_OK;
-                    *invalid += rc == REIN_EINVALID;
-                    *errors += rein_schema_result_count(res);
+                    valid += rc == REIN_OK;
+                    invalid += rc == REIN_EINVALID;
+                    errors += rein_schema_result_count(res);
                 }
             }
         }
         rounds++;
     }
-    return (double)count / ((double)(cpu_ns() - start) / 1e9);
+    sink = sum;
+    printf("%.1f %zu %zu %zu\n",
+           (double)count / ((double)(clock_ns(CLOCK_PROCESS_CPUTIME_ID) - start) / 1e9), valid,
+           invalid, errors);
 }
 
-/* The machine is shared: the best of five stretches is the least disturbed figure. */
-static void run(struct bcase *cases, size_t n, unsigned flags, double seconds, const char *label)
+enum mode { VERDICT, COUNTED, FIRST_MSG, ALL_MSG };
+
+/* The mean ns of one validation of inst in mode, over loop validations timed as Blaze does
+ * (tight false) or as one block (tight true); *rc the result. */
+static double looped(const rein_schema *s, json_t *inst, enum mode mode, int loop, bool tight,
+                     rein_schema_result *res, rein_err *rc)
+{
+    unsigned flags = mode == VERDICT || mode == FIRST_MSG ? REIN_SCHEMA_FIRST_ERROR : 0;
+    rein_schema_result *r = mode == FIRST_MSG || mode == ALL_MSG ? res : NULL;
+    rein_error e, *err = mode == COUNTED ? &e : NULL;
+    double empty = 0, sum = 0;
+    size_t touched = 0;
+
+    if (tight) {
+        int64_t t0 = clock_ns(CLOCK_REALTIME);
+        for (int i = 0; i < loop; i++) {
+            *rc = rein_schema_validate(s, inst, flags, r, err);
+            if (r)
+                touched += read_errors(r);
+        }
+        sink = touched;
+        return (double)(clock_ns(CLOCK_REALTIME) - t0) / loop;
+    }
+    for (int i = 0; i < loop; i++) {
+        int64_t t0 = clock_ns(CLOCK_REALTIME);
+        empty += (double)(clock_ns(CLOCK_REALTIME) - t0);
+    }
+    empty /= loop;
+    for (int i = 0; i < loop; i++) {
+        int64_t t0 = clock_ns(CLOCK_REALTIME);
+        *rc = rein_schema_validate(s, inst, flags, r, err);
+        if (r)
+            touched += read_errors(r);
+        double d = (double)(clock_ns(CLOCK_REALTIME) - t0) - empty;
+        sum += d > 0 ? d : 0;
+    }
+    sink = touched;
+    return sum / loop;
+}
+
+static void loop_case(const struct bcase *c, int loop, bool tight, rein_schema_result *res)
+{
+    double ns[4] = {0};
+    size_t valid = 0, invalid = 0;
+
+    for (size_t k = 0; k < json_array_size(c->instances); k++) {
+        json_t *inst = json_array_get(c->instances, k);
+        rein_err rc = REIN_OK;
+        /* Warmed up as Blaze's run is (bench/schema_rounds.py): once unmeasured. */
+        for (int m = VERDICT; m <= ALL_MSG; m++) {
+            looped(c->schema, inst, (enum mode)m, loop, tight, res, &rc);
+            ns[m] += looped(c->schema, inst, (enum mode)m, loop, tight, res, &rc);
+        }
+        valid += rc == REIN_OK;
+        invalid += rc == REIN_EINVALID;
+    }
+    printf("%.3f %.3f %.3f %.3f %zu %zu\n", ns[0], ns[1], ns[2], ns[3], valid, invalid);
+}
+
+static int serve(const struct bcase *cases, size_t n)
 {
     rein_schema_result *res = rein_schema_result_new();
-    size_t valid, invalid, errors;
-    double best = 0;
+    char line[256], what[16];
 
-    for (int i = 0; i < 5; i++) {
-        double rate = stretch(cases, n, flags, seconds / 5, res, &valid, &invalid, &errors);
-        if (rate > best)
-            best = rate;
-    }
-    printf("rein %s: %.0f validations/s (valid %zu, invalid %zu, %zu errors reported)\n", label,
-           best, valid, invalid, errors);
-    rein_schema_result_free(res);
-}
-
-/* Wall-clock time, as Blaze's CLI times its loops (a core taken away counts for both). */
-static int64_t wall_ns(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-/* Instances over the sum of each instance's mean time of loop validations in a row. */
-enum looped { VERDICT, COUNTED, MESSAGES };
-
-static void run_looped(struct bcase *cases, size_t n, unsigned flags, enum looped what, int loop,
-                       const char *label)
-{
-    static const char *const whats[] = {"verdict only", "counted", "with messages"};
-    rein_schema_result *res = what == MESSAGES ? rein_schema_result_new() : NULL;
-    rein_error e, *err = what == COUNTED ? &e : NULL;
-    size_t valid = 0, invalid = 0, count = 0;
-    double total_ns = 0;
-
-    for (size_t i = 0; i < n; i++) {
-        for (size_t k = 0; k < json_array_size(cases[i].instances); k++) {
-            json_t *inst = json_array_get(cases[i].instances, k);
-            rein_err rc = REIN_OK;
-            int64_t t0 = wall_ns();
-            for (int r = 0; r < loop; r++)
-                rc = rein_schema_validate(cases[i].schema, inst, flags, res, err);
-            total_ns += (double)(wall_ns() - t0) / loop;
-            valid += rc == REIN_OK;
-            invalid += rc == REIN_EINVALID;
-            count++;
+    while (fgets(line, sizeof(line), stdin)) {
+        double arg;
+        size_t i;
+        int loop;
+        if (sscanf(line, "cycle %15s %lf", what, &arg) == 2) {
+            cycle(cases, n, strcmp(what, "first") ? 0 : REIN_SCHEMA_FIRST_ERROR, arg, res);
+        } else if (sscanf(line, "%15s %zu %d", what, &i, &loop) == 3 && i < n && loop > 0 &&
+                   (!strcmp(what, "loop") || !strcmp(what, "tight"))) {
+            loop_case(&cases[i], loop, what[0] == 't', res);
+        } else {
+            fprintf(stderr, "schema_bench: bad command: %s", line);
+            return 2;
         }
+        fflush(stdout);
     }
-    printf("rein-loop %s: %.3f validations/s (valid %zu, invalid %zu, %s)\n", label,
-           (double)count / (total_ns / 1e9), valid, invalid, whats[what]);
     rein_schema_result_free(res);
+    return 0;
 }
 
 int main(int argc, char **argv)
@@ -124,10 +178,11 @@ int main(int argc, char **argv)
     rein_error err;
     json_t *doc;
     struct bcase *cases;
-    size_t n, ok = 0;
+    size_t n;
+    int rc;
 
-    if (argc != 3 && argc != 4) {
-        fprintf(stderr, "usage: schema_bench CASES.json SECONDS [LOOP]\n");
+    if (argc != 2) {
+        fprintf(stderr, "usage: schema_bench CASES.json (commands on stdin)\n");
         return 2;
     }
     doc = rein_json_load_file(argv[1], &err);
@@ -139,26 +194,22 @@ int main(int argc, char **argv)
     cases = calloc(n ? n : 1, sizeof(*cases));
     for (size_t i = 0; i < n; i++) {
         json_t *c = json_array_get(doc, i);
-        cases[ok].schema = rein_schema_compile(json_object_get(c, "schema"), NULL, &err);
-        if (!cases[ok].schema) {
+        /* The driver numbers the cases as the file does: a schema rein cannot compile is an
+         * error of the benchmark, not a case to skip. */
+        cases[i].schema = rein_schema_compile(json_object_get(c, "schema"), NULL, &err);
+        if (!cases[i].schema) {
             fprintf(stderr, "schema_bench: %s: %s\n", json_string_value(json_object_get(c, "name")),
                     err.msg);
-            continue;
+            return 2;
         }
-        cases[ok++].instances = json_object_get(c, "instances");
+        cases[i].instances = json_object_get(c, "instances");
     }
-    run(cases, ok, 0, strtod(argv[2], NULL), "all errors ");
-    run(cases, ok, REIN_SCHEMA_FIRST_ERROR, strtod(argv[2], NULL), "first error");
-    if (argc == 4) {
-        int loop = (int)strtol(argv[3], NULL, 10);
-        run_looped(cases, ok, 0, MESSAGES, loop, "all errors ");
-        run_looped(cases, ok, REIN_SCHEMA_FIRST_ERROR, MESSAGES, loop, "first error");
-        run_looped(cases, ok, 0, COUNTED, loop, "all errors ");
-        run_looped(cases, ok, REIN_SCHEMA_FIRST_ERROR, VERDICT, loop, "first error");
-    }
-    for (size_t i = 0; i < ok; i++)
+    printf("ready %zu\n", n);
+    fflush(stdout);
+    rc = serve(cases, n);
+    for (size_t i = 0; i < n; i++)
         rein_schema_free(cases[i].schema);
     free(cases);
     json_decref(doc);
-    return 0;
+    return rc;
 }

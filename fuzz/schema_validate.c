@@ -6,7 +6,8 @@
  *
  * Differential: the verdict program (src/schema/verdict.c) and the node walker must agree on
  * valid/invalid, and on the number of errors, whenever both decide (neither fails with a hard
- * error); a disagreement aborts.
+ * error), and the errors recorded along the program with a result must be the walker's, part
+ * for part (tests/support/schema_same.c, compiled in); a disagreement aborts.
  */
 #include <rein/rein.h>
 
@@ -14,6 +15,8 @@
 #include <string.h>
 
 #include "schema/schema_int.h"
+
+#include "../tests/support/schema_same.c"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -46,6 +49,12 @@ static void run(json_t *schema_doc, json_t *inst, const struct rein_schema_optio
         abort(); /* the verdict program and the node walker disagree */
     if (walk == REIN_EINVALID && count == REIN_EINVALID && strcmp(err.msg, counted.msg) != 0)
         abort(); /* they count the errors differently */
+    for (int f = 0; f < 2; f++) {
+        char why[512];
+        if (!test_schema_same_errors(schema, inst, f ? REIN_SCHEMA_FIRST_ERROR : 0, why,
+                                     sizeof(why)))
+            abort(); /* the errors recorded along the program are not the walker's */
+    }
     rein_schema_free(schema);
 }
 

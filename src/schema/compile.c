@@ -829,6 +829,7 @@ static struct snode *compile_node(struct comp *c, json_t *v, struct sres *res)
         oom(c);
         return NULL;
     }
+    n->path_len = strlen(n->path); /* as written into errors: up to a NUL of a key */
     n->version = res->dialect.version;
     n->max_length = n->max_items = n->max_props = n->max_contains = SIZE_MAX;
     n->min_contains = 1;

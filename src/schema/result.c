@@ -118,7 +118,7 @@ static void add_u(struct mbuf *m, unsigned long long v)
     rein__mb_add(m, tmp + i, sizeof(tmp) - i);
 }
 
-static void add_i(struct mbuf *m, long long v)
+void rein__mb_int(struct mbuf *m, long long v)
 {
     if (v < 0) {
         rein__mb_add(m, "-", 1);
@@ -152,7 +152,7 @@ void rein__mb_addf(struct mbuf *m, const char *fmt, ...)
             add_u(m, va_arg(ap, size_t));
             p += 3;
         } else if (p[1] == 'l' && p[2] == 'l' && p[3] == 'd') {
-            add_i(m, va_arg(ap, long long));
+            rein__mb_int(m, va_arg(ap, long long));
             p += 4;
         } else if (p[1] == '%') {
             rein__mb_add(m, "%", 1);
@@ -182,11 +182,29 @@ size_t rein__utf8_len(const char *s, size_t len)
     return n;
 }
 
+/* True when none of the 8 bytes of w needs escaping (a control character, '"' or '\\'): the
+ * "has a byte less than n" word tricks, exact as to whether any byte does. */
+static inline bool word_plain(uint64_t w)
+{
+    const uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
+    uint64_t quote = w ^ (ones * '"'), bslash = w ^ (ones * '\\');
+
+    return !((((w - ones * 0x20) & ~w) | ((quote - ones) & ~quote) | ((bslash - ones) & ~bslash)) &
+             highs);
+}
+
 static void escape_into(struct mbuf *m, const char *s, size_t len)
 {
-    size_t start = 0;
+    size_t start = 0, i = 0;
 
-    for (size_t i = 0; i < len; i++) {
+    /* Most text needs no escape: skip it a word at a time. */
+    for (; i + 8 <= len; i += 8) {
+        uint64_t w;
+        memcpy(&w, s + i, 8);
+        if (!word_plain(w))
+            break;
+    }
+    for (; i < len; i++) {
         unsigned char c = (unsigned char)s[i];
         if (c >= 0x20 && c != '"' && c != '\\')
             continue;
@@ -220,7 +238,8 @@ void rein__quote(struct mbuf *m, const char *s, size_t len)
 {
     size_t cps = 0, cut = len;
 
-    for (size_t i = 0; i < len; i++) {
+    /* A string of at most QUOTE_MAX bytes has at most as many code points: never cut. */
+    for (size_t i = len <= QUOTE_MAX ? len : 0; i < len; i++) {
         if (((unsigned char)s[i] & 0xC0) != 0x80) {
             if (cps == QUOTE_MAX) {
                 cut = i;
@@ -250,7 +269,7 @@ void rein__double_write(struct mbuf *m, double d)
         /* Integral values print exactly as integers, the common case, without snprintf. */
         if (d == 0 && signbit(d))
             rein__mb_add(m, "-", 1);
-        add_i(m, (long long)d);
+        rein__mb_int(m, (long long)d);
         rein__mb_add(m, ".0", 2);
         return;
     }
@@ -269,7 +288,7 @@ void rein__double_write(struct mbuf *m, double d)
 void rein__num_write(struct mbuf *m, const struct snum *n)
 {
     if (n->is_int)
-        rein__mb_addf(m, "%lld", n->i);
+        rein__mb_int(m, n->i);
     else
         rein__double_write(m, n->d);
 }
@@ -328,7 +347,7 @@ static void brief(struct mbuf *m, const json_t *v, size_t max, int depth)
         rein__quote(m, json_string_value(v), json_string_length(v));
         break;
     case JSON_INTEGER:
-        rein__mb_addf(m, "%lld", (long long)json_integer_value(v));
+        rein__mb_int(m, (long long)json_integer_value(v));
         break;
     case JSON_REAL:
         rein__double_write(m, json_real_value(v));
@@ -352,6 +371,8 @@ void rein__json_brief(struct mbuf *m, const json_t *v, size_t max)
 
 void rein__describe(struct mbuf *m, const json_t *v, bool with_type)
 {
+    /* Scalars written directly: what rein__json_brief would write for them, without its
+     * bookkeeping (this runs for most errors). */
     switch (json_typeof(v)) {
     case JSON_OBJECT:
         rein__mb_lit(m, "object");
@@ -362,14 +383,28 @@ void rein__describe(struct mbuf *m, const json_t *v, bool with_type)
     case JSON_NULL:
         rein__mb_lit(m, "null");
         return;
+    case JSON_STRING:
+        if (with_type)
+            rein__mb_lit(m, "string ");
+        rein__quote(m, json_string_value(v), json_string_length(v));
+        return;
+    case JSON_INTEGER:
+        if (with_type)
+            rein__mb_lit(m, "integer ");
+        rein__mb_int(m, (long long)json_integer_value(v));
+        return;
+    case JSON_REAL:
+        if (with_type)
+            rein__mb_lit(m, "number ");
+        rein__double_write(m, json_real_value(v));
+        return;
+    case JSON_TRUE:
+        rein__mb_add(m, "boolean true", with_type ? 12 : 4);
+        return;
     default:
-        break;
+        rein__mb_add(m, "boolean false", with_type ? 13 : 5);
+        return;
     }
-    if (with_type) {
-        rein__mb_adds(m, rein_json_type_name(v));
-        rein__mb_add(m, " ", 1);
-    }
-    rein__json_brief(m, v, 200);
 }
 
 static void pointer_token(struct mbuf *m, const char *s, size_t len)
@@ -421,7 +456,7 @@ emit:
         if (p->key)
             pointer_token(m, p->key, p->len);
         else
-            rein__mb_addf(m, "%zu", p->len);
+            rein__mb_int(m, (long long)p->len);
     }
 }
 

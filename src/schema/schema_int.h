@@ -19,6 +19,8 @@
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <pcre2.h>
 
+#include <math.h>
+
 /* Deepest nesting of schemas while compiling, and of schema applications while validating. */
 #define SCHEMA_MAX_DEPTH 512
 /* Match data kept by a compiled schema for validations without a result. */
@@ -383,6 +385,7 @@ struct snode {
     bool content_base64;      /* draft-07 contentEncoding base64 (assertion) */
     uint32_t has;             /* enum skw bits */
     const char *path;         /* JSON Pointer of this schema in its document */
+    size_t path_len;
     struct cres *res;
 
     /* numeric */
@@ -469,6 +472,52 @@ struct vop {
     const struct sprop *enums; /* VK_ENUM */
     const struct snode *node;  /* VK_GENERAL */
 };
+
+/* Objects with more properties than this look names up in the node's hash table. */
+#define VPROP_LINEAR 8
+
+/* The property named key (len bytes) of an object entry, or NULL. Arguments usually come in
+ * the schema's order, so the search starts after the previous match (hint). */
+static inline const struct vprop *rein__vprop_find(const struct vop *op, const char *key,
+                                                   size_t len, uint32_t *hint)
+{
+    if (op->n <= VPROP_LINEAR) {
+        uint32_t i = *hint < op->n ? *hint : 0;
+        for (uint32_t k = 0; k < op->n; k++) {
+            const struct vprop *p = &op->props[i];
+            if (p->len == len && rein__bytes_eq(p->name, key, len)) {
+                *hint = i + 1;
+                return p;
+            }
+            if (++i == op->n)
+                i = 0;
+        }
+        return NULL;
+    }
+    size_t h = rein__schema_hash(key, len);
+    for (size_t j = h & op->mask;; j = (j + 1) & op->mask) {
+        size_t k = op->table[j];
+        if (!k)
+            return NULL;
+        const struct vprop *p = &op->props[k - 1];
+        if (p->hash == h && p->len == len && rein__bytes_eq(p->name, key, len))
+            return p;
+    }
+}
+
+/* The "type" of op folded into a bit test: true when v's type is one op accepts. */
+static inline bool rein__vtype_ok(const struct vop *op, const json_t *v)
+{
+    unsigned t = json_typeof(v);
+
+    if (!((op->jtypes >> t) & 1))
+        return false;
+    if (t == JSON_REAL && op->integral) {
+        double d = json_real_value(v);
+        return d == floor(d) && isfinite(d);
+    }
+    return true;
+}
 
 /* Builds schema->prog from schema->root (NULL when the root itself is general). REIN_ENOMEM. */
 rein_err rein__verdict_build(rein_schema *schema) REIN_WUR;
@@ -565,7 +614,20 @@ static inline void rein__mb_add(struct mbuf *m, const char *s, size_t len)
 
     if (b->alloc && b->len + len < b->alloc) {
         char *d = b->ptr + b->len;
-        if (len <= 16) {
+        /* Short pieces by two overlapping words (like rein__bytes_eq), not a byte loop. */
+        if (len >= 8 && len <= 16) {
+            uint64_t x0, x1;
+            __builtin_memcpy(&x0, s, 8);
+            __builtin_memcpy(&x1, s + len - 8, 8);
+            __builtin_memcpy(d, &x0, 8);
+            __builtin_memcpy(d + len - 8, &x1, 8);
+        } else if (len >= 4 && len < 8) {
+            uint32_t x0, x1;
+            __builtin_memcpy(&x0, s, 4);
+            __builtin_memcpy(&x1, s + len - 4, 4);
+            __builtin_memcpy(d, &x0, 4);
+            __builtin_memcpy(d + len - 4, &x1, 4);
+        } else if (len < 4) {
             for (size_t i = 0; i < len; i++)
                 d[i] = s[i];
         } else {
@@ -581,6 +643,8 @@ void rein__mb_adds(struct mbuf *m, const char *s);
 /* Appends a string literal without measuring it at run time. */
 #define rein__mb_lit(m, lit) rein__mb_add((m), "" lit, sizeof(lit) - 1)
 void rein__mb_addf(struct mbuf *m, const char *fmt, ...) REIN_PRINTF(2, 3);
+/* Appends an integer in decimal. */
+void rein__mb_int(struct mbuf *m, long long v);
 /* Appends the JSON Pointer for ip ("" for the root). */
 void rein__ipath_write(struct mbuf *m, const struct ipath *ip);
 /* Appends a short readable rendering of v: "string \"20\"", "integer 5", "object". */

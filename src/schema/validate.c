@@ -77,6 +77,7 @@ static struct mbuf *err_begin(struct vstate *st, const struct snode *n, const ch
                               const char *sub, size_t sublen, const struct ipath *ip,
                               const char *prop, size_t proplen)
 {
+    size_t kwlen = kw ? strlen(kw) : 0;
     rein_schema_result *res = st->res;
     struct serr *e;
     struct mbuf *m = &st->mb;
@@ -105,19 +106,27 @@ static struct mbuf *err_begin(struct vstate *st, const struct snode *n, const ch
     rein__ipath_write(m, ip);
     rein__mb_add(m, "", 1);
     e->kpath = res->text.len;
-    rein__mb_adds(m, n->path);
+    rein__mb_add(m, n->path, n->path_len);
     if (kw) {
         rein__mb_add(m, "/", 1);
-        rein__mb_adds(m, kw);
+        e->kw = res->text.len;
+        rein__mb_add(m, kw, kwlen);
     }
     if (sub) {
         rein__mb_add(m, "/", 1);
         kpath_token(m, sub, sublen);
     }
     rein__mb_add(m, "", 1);
-    e->kw = res->text.len;
-    rein__mb_adds(m, kw ? kw : "false");
-    rein__mb_add(m, "", 1);
+    if (!kw) {
+        e->kw = res->text.len;
+        rein__mb_lit(m, "false");
+        rein__mb_add(m, "", 1);
+    } else if (sub) {
+        /* The keyword path goes on past the keyword: write it again on its own. */
+        e->kw = res->text.len;
+        rein__mb_add(m, kw, kwlen);
+        rein__mb_add(m, "", 1);
+    }
     e->prop = SIZE_MAX;
     if (prop) {
         e->prop = res->text.len;
@@ -229,24 +238,26 @@ static void types_write(struct mbuf *m, unsigned types)
 {
     static const struct {
         unsigned bit;
+        uint8_t len;
         const char *name;
-    } order[] = {{ST_OBJECT, "object"}, {ST_ARRAY, "array"},     {ST_STRING, "string"},
-                 {ST_NUMBER, "number"}, {ST_INTEGER, "integer"}, {ST_BOOL, "boolean"},
-                 {ST_NULL, "null"}};
-    const char *names[8];
+    } order[] = {{ST_OBJECT, 6, "object"}, {ST_ARRAY, 5, "array"},     {ST_STRING, 6, "string"},
+                 {ST_NUMBER, 6, "number"}, {ST_INTEGER, 7, "integer"}, {ST_BOOL, 7, "boolean"},
+                 {ST_NULL, 4, "null"}};
+    size_t names[8];
     size_t n = 0;
 
+    if ((types & ST_INTEGER) && (types & ST_NUMBER))
+        types &= ~(unsigned)ST_INTEGER;
     for (size_t i = 0; i < REIN_ARRAY_SIZE(order); i++) {
-        if (!(types & order[i].bit))
-            continue;
-        if (order[i].bit == ST_INTEGER && (types & ST_NUMBER))
-            continue;
-        names[n++] = order[i].name;
+        if (types & order[i].bit)
+            names[n++] = i;
     }
     for (size_t i = 0; i < n; i++) {
-        if (i)
-            rein__mb_adds(m, i + 1 == n ? " or " : ", ");
-        rein__mb_adds(m, names[i]);
+        if (i && i + 1 == n)
+            rein__mb_lit(m, " or ");
+        else if (i)
+            rein__mb_lit(m, ", ");
+        rein__mb_add(m, order[names[i]].name, order[names[i]].len);
     }
 }
 
@@ -1027,22 +1038,53 @@ static bool v_members(struct vstate *st, const struct snode *n, json_t *inst,
     return ok;
 }
 
+/* minProperties or maxProperties, which size breaks: records the error, false. */
+static bool props_count_fail(struct vstate *st, const struct snode *n, size_t size,
+                             const struct ipath *ip)
+{
+    bool lo = size < n->min_props;
+    size_t lim = lo ? n->min_props : n->max_props;
+    struct mbuf *m = err_begin(st, n, lo ? "minProperties" : "maxProperties", NULL, 0, ip, NULL, 0);
+
+    if (m)
+        rein__mb_addf(m, "must have at %s %zu propert%s, got %zu", lo ? "least" : "most", lim,
+                      lim == 1 ? "y" : "ies", size);
+    err_end(st, m);
+    return false;
+}
+
+/* One error per name of "required" that inst lacks, in the keyword's order; false when any. */
+static bool required_missing(struct vstate *st, const struct snode *n, json_t *inst,
+                             const struct ipath *ip)
+{
+    bool ok = true;
+
+    for (size_t i = 0; i < n->nrequired; i++) {
+        const struct sprop *p = n->required[i];
+        if (json_object_getn(inst, p->name, p->len))
+            continue;
+        struct mbuf *m = err_begin(st, n, "required", NULL, 0, ip, p->name, p->len);
+        if (m) {
+            rein__mb_lit(m, "required property ");
+            rein__quote(m, p->name, p->len);
+            rein__mb_lit(m, " is missing");
+        }
+        err_end(st, m);
+        ok = false;
+        if (BAIL(st))
+            return false;
+    }
+    return ok;
+}
+
 __attribute__((noinline)) static bool v_object(struct vstate *st, const struct snode *n,
                                                json_t *inst, const struct ipath *ip,
                                                const struct frame *fr)
 {
     size_t size = json_object_size(inst), found = 0;
-    struct mbuf *m;
     bool ok = true;
 
-    if (size < n->min_props || size > n->max_props) {
-        bool lo = size < n->min_props;
-        size_t lim = lo ? n->min_props : n->max_props;
-        m = err_begin(st, n, lo ? "minProperties" : "maxProperties", NULL, 0, ip, NULL, 0);
-        if (m)
-            rein__mb_addf(m, "must have at %s %zu propert%s, got %zu", lo ? "least" : "most", lim,
-                          lim == 1 ? "y" : "ies", size);
-        err_end(st, m);
+    if ((size < n->min_props || size > n->max_props) && !props_count_fail(st, n, size, ip)) {
         ok = false;
         if (BAIL(st))
             return false;
@@ -1052,23 +1094,10 @@ __attribute__((noinline)) static bool v_object(struct vstate *st, const struct s
         if (BAIL(st))
             return false;
     }
-    if (found < n->nrequired) {
-        for (size_t i = 0; i < n->nrequired; i++) {
-            const struct sprop *p = n->required[i];
-            if (json_object_getn(inst, p->name, p->len))
-                continue;
-            m = err_begin(st, n, "required", NULL, 0, ip, p->name, p->len);
-            if (m) {
-                rein__mb_lit(m, "required property ");
-                rein__quote(m, p->name, p->len);
-                rein__mb_lit(m, " is missing");
-            }
-            err_end(st, m);
-            ok = false;
-            if (BAIL(st))
-                return false;
-        }
-    }
+    if (found < n->nrequired && !required_missing(st, n, inst, ip))
+        ok = false;
+    if (!ok && BAIL(st))
+        return false;
     if (n->uneval_props) {
         for (void *it = json_object_iter(inst); it; it = json_object_iter_next(inst, it)) {
             const char *key = json_object_iter_key(it);
@@ -1230,6 +1259,35 @@ static bool v_contains(struct vstate *st, const struct snode *n, json_t *inst,
     return false;
 }
 
+/* minItems or maxItems, which size breaks: records the error, false. */
+static bool items_count_fail(struct vstate *st, const struct snode *n, size_t size,
+                             const struct ipath *ip)
+{
+    bool lo = size < n->min_items;
+    size_t lim = lo ? n->min_items : n->max_items;
+    struct mbuf *m = err_begin(st, n, lo ? "minItems" : "maxItems", NULL, 0, ip, NULL, 0);
+
+    if (m)
+        rein__mb_addf(m, "must have at %s %zu item%s, got %zu", lo ? "least" : "most", lim,
+                      lim == 1 ? "" : "s", size);
+    err_end(st, m);
+    return false;
+}
+
+/* "items": false (or additionalItems) with items past the prefix: one error, false. */
+static bool items_false(struct vstate *st, const struct snode *n, size_t size,
+                        const struct ipath *ip)
+{
+    const char *kw = n->items_is_additional ? "additionalItems" : "items";
+    struct mbuf *m = err_begin(st, n, kw, NULL, 0, ip, NULL, 0);
+
+    if (m)
+        rein__mb_addf(m, "must have at most %zu item%s, got %zu", n->nprefix,
+                      n->nprefix == 1 ? "" : "s", size);
+    err_end(st, m);
+    return false;
+}
+
 __attribute__((noinline)) static bool v_array(struct vstate *st, const struct snode *n,
                                               json_t *inst, const struct ipath *ip,
                                               const struct frame *fr)
@@ -1238,14 +1296,7 @@ __attribute__((noinline)) static bool v_array(struct vstate *st, const struct sn
     struct mbuf *m;
     bool ok = true;
 
-    if (size < n->min_items || size > n->max_items) {
-        bool lo = size < n->min_items;
-        size_t lim = lo ? n->min_items : n->max_items;
-        m = err_begin(st, n, lo ? "minItems" : "maxItems", NULL, 0, ip, NULL, 0);
-        if (m)
-            rein__mb_addf(m, "must have at %s %zu item%s, got %zu", lo ? "least" : "most", lim,
-                          lim == 1 ? "" : "s", size);
-        err_end(st, m);
+    if ((size < n->min_items || size > n->max_items) && !items_count_fail(st, n, size, ip)) {
         ok = false;
         if (BAIL(st))
             return false;
@@ -1260,13 +1311,7 @@ __attribute__((noinline)) static bool v_array(struct vstate *st, const struct sn
     }
     if (n->items && size > n->nprefix) {
         if (n->items->kind == SN_FALSE) {
-            const char *kw = n->items_is_additional ? "additionalItems" : "items";
-            m = err_begin(st, n, kw, NULL, 0, ip, NULL, 0);
-            if (m)
-                rein__mb_addf(m, "must have at most %zu item%s, got %zu", n->nprefix,
-                              n->nprefix == 1 ? "" : "s", size);
-            err_end(st, m);
-            ok = false;
+            ok = items_false(st, n, size, ip);
             if (BAIL(st))
                 return false;
         } else {
@@ -1574,6 +1619,143 @@ static rein_err invalid(rein_error *err, size_t nerr)
     return REIN_EINVALID;
 }
 
+/* ---- recording errors along the verdict program ------------------------------------------ */
+
+/*
+ * With a result to fill, the verdict program's entries are walked here instead of the nodes
+ * (decision 0053): the same pass as verdict.c's, over the same flattened entries, but with the
+ * instance location kept and every error written by the walker's own writers, in the order
+ * the walker finds them (type, then the keywords of the type the value has; minProperties,
+ * the members in the instance's order, then the missing required names; minItems, then the
+ * items). A general entry is walked by the node walker. Anything undecided (too deep, a hard
+ * error) sets st->hard, and the caller walks the whole instance again instead.
+ */
+static bool rec_run(struct vstate *st, const struct vop *op, json_t *v, const struct ipath *ip,
+                    int depth);
+
+static bool rec_object(struct vstate *st, const struct vop *op, json_t *v, const struct ipath *ip,
+                       int depth)
+{
+    const struct snode *n = op->node;
+    const struct vop *prog = st->schema->prog;
+    struct rein__members mi;
+    const char *key;
+    size_t len;
+    json_t *val;
+    uint32_t found = 0, hint = 0;
+    bool ok = true;
+
+    if (op->min || op->max != SIZE_MAX) {
+        size_t size = json_object_size(v);
+        if ((size < op->min || size > op->max) && !props_count_fail(st, n, size, ip)) {
+            ok = false;
+            if (BAIL(st))
+                return false;
+        }
+    }
+    rein__members_start(&mi, v);
+    while (rein__members_next(&mi, &key, &len, &val)) {
+        const struct vprop *p = rein__vprop_find(op, key, len, &hint);
+        uint32_t sub = op->sub;
+        bool named = false;
+        if (p) {
+            found += p->required;
+            if (p->sub != VNONE) {
+                sub = p->sub;
+                named = true;
+            }
+        }
+        if (sub == VNONE)
+            continue;
+        const struct vop *c = &prog[sub];
+        if (c->kind == VK_TRUE && rein__vtype_ok(c, val))
+            continue;
+        struct ipath kip = {ip, key, len};
+        if (c->node->kind == SN_FALSE) {
+            ok = named ? member_false(st, n, "properties", "property ", key, len, ip)
+                       : member_false(st, n, "additionalProperties", "additional property ", key,
+                                      len, ip);
+        } else if (!rec_run(st, c, val, &kip, depth + 1)) {
+            ok = false;
+        }
+        if (!ok && BAIL(st))
+            return false;
+    }
+    if (found < op->nrequired && !required_missing(st, n, v, ip))
+        ok = false;
+    return ok;
+}
+
+static bool rec_array(struct vstate *st, const struct vop *op, json_t *v, const struct ipath *ip,
+                      int depth)
+{
+    const struct snode *n = op->node;
+    size_t size = json_array_size(v);
+    bool ok = true;
+
+    if ((size < op->min || size > op->max) && !items_count_fail(st, n, size, ip)) {
+        ok = false;
+        if (BAIL(st))
+            return false;
+    }
+    if (op->sub == VNONE || !size)
+        return ok;
+    const struct vop *c = &st->schema->prog[op->sub];
+    if (c->node->kind == SN_FALSE)
+        return items_false(st, n, size, ip);
+    for (size_t i = 0; i < size; i++) {
+        struct ipath iip = {ip, NULL, i};
+        if (!rec_run(st, c, json_array_get(v, i), &iip, depth + 1)) {
+            ok = false;
+            if (BAIL(st))
+                return false;
+        }
+    }
+    return ok;
+}
+
+static bool rec_run(struct vstate *st, const struct vop *op, json_t *v, const struct ipath *ip,
+                    int depth)
+{
+    const struct snode *n = op->node;
+    bool ok = true;
+
+    if (depth >= SCHEMA_MAX_DEPTH) {
+        st->hard = REIN_EDEPTH; /* the caller walks the whole instance instead */
+        return false;
+    }
+    if (op->kind == VK_GENERAL) {
+        int saved = st->depth;
+        st->depth = depth;
+        ok = v_node(st, n, v, ip, NULL);
+        st->depth = saved;
+        return ok;
+    }
+    if (n->kind != SN_SCHEMA)
+        return n->kind == SN_TRUE || v_false(st, n, v, ip);
+    if (!rein__vtype_ok(op, v)) {
+        ok = check_type(st, n, v, ip);
+        if (BAIL(st))
+            return false;
+    }
+    switch (op->kind) {
+    case VK_ENUM:
+        ok &= check_enum(st, n, v, ip);
+        break;
+    case VK_OBJECT:
+        if (json_is_object(v))
+            ok &= rec_object(st, op, v, ip, depth);
+        break;
+    case VK_ARRAY:
+        if (json_is_array(v))
+            ok &= rec_array(st, op, v, ip, depth);
+        break;
+    default:
+        break;
+    }
+    return ok && !st->hard;
+}
+
 long rein__schema_probe(const rein_schema *schema, const struct snode *n, json_t *inst, int depth,
                         bool all)
 {
@@ -1594,6 +1776,30 @@ long rein__schema_probe(const rein_schema *schema, const struct snode *n, json_t
     return all ? (long)st.nerr : !ok;
 }
 
+/* rein_schema_validate with a result and a verdict program: the errors recorded along the
+ * program (rec_run); the node walker takes over when that cannot decide. */
+static rein_err record(const rein_schema *schema, json_t *instance, unsigned flags,
+                       rein_schema_result *res, rein_error *err)
+{
+    struct vstate st = {0};
+    bool ok;
+
+    st.schema = schema;
+    st.res = res;
+    st.err = err;
+    st.flags = flags;
+    st.collect = true;
+    st.md = res->md;
+    ok = rec_run(&st, schema->prog, instance, NULL, 0);
+    if (st.hard)
+        return rein__schema_walk(schema, instance, flags, res, err);
+    if (!ok)
+        return invalid(err, st.nerr);
+    if ((flags & REIN_SCHEMA_FILL_DEFAULTS) && fill(schema->root, instance, 0))
+        return rein_error_set(err, REIN_ENOMEM, "out of memory while filling defaults");
+    return REIN_OK;
+}
+
 rein_err rein_schema_validate(const rein_schema *schema, json_t *instance, unsigned flags,
                               rein_schema_result *res, rein_error *err)
 {
@@ -1606,9 +1812,11 @@ rein_err rein_schema_validate(const rein_schema *schema, json_t *instance, unsig
     }
     if (!schema || !instance)
         return rein_error_set(err, REIN_EINVAL, "a schema and an instance are required");
-    /* The verdict program decides first. A valid instance has no errors to report; for an
-     * invalid one the node walker runs only when the caller asks for the errors themselves
-     * (res): the program counts them as the walker does. */
+    /* With a result, the errors are recorded along the verdict program in one pass. Without,
+     * the program decides alone: a valid instance has no errors to report, and the program
+     * counts an invalid one's errors as the walker does. */
+    if (res && schema->prog)
+        return record(schema, instance, flags, res, err);
     errs = rein__verdict_run(schema, instance, count);
     if (errs == 0) {
         if ((flags & REIN_SCHEMA_FILL_DEFAULTS) && fill(schema->root, instance, 0))

@@ -21,11 +21,7 @@
  */
 #include "schema/schema_int.h"
 
-#include <math.h>
 #include <string.h>
-
-/* Objects with more properties than this look names up in the node's hash table. */
-#define VPROP_LINEAR 8
 
 struct vbuild {
     rein_schema *schema;
@@ -197,35 +193,6 @@ rein_err rein__verdict_build(rein_schema *schema)
 
 /* ---- running it --------------------------------------------------------------------------- */
 
-/* The property named key (len bytes) of an object entry, or NULL. Arguments usually come in
- * the schema's order, so the search starts after the previous match (hint). */
-static inline const struct vprop *vprop_find(const struct vop *op, const char *key, size_t len,
-                                             uint32_t *hint)
-{
-    if (op->n <= VPROP_LINEAR) {
-        uint32_t i = *hint < op->n ? *hint : 0;
-        for (uint32_t k = 0; k < op->n; k++) {
-            const struct vprop *p = &op->props[i];
-            if (p->len == len && rein__bytes_eq(p->name, key, len)) {
-                *hint = i + 1;
-                return p;
-            }
-            if (++i == op->n)
-                i = 0;
-        }
-        return NULL;
-    }
-    size_t h = rein__schema_hash(key, len);
-    for (size_t j = h & op->mask;; j = (j + 1) & op->mask) {
-        size_t k = op->table[j];
-        if (!k)
-            return NULL;
-        const struct vprop *p = &op->props[k - 1];
-        if (p->hash == h && p->len == len && rein__bytes_eq(p->name, key, len))
-            return p;
-    }
-}
-
 /* What a run is asked: the first error only, or the number of errors the walker would find. */
 struct vrun {
     const rein_schema *s;
@@ -233,20 +200,6 @@ struct vrun {
 };
 
 static long run(const struct vrun *x, const struct vop *op, json_t *v, int depth);
-
-/* The "type" of op folded into a bit test: true when v's type is one op accepts. */
-static inline bool type_ok(const struct vop *op, const json_t *v)
-{
-    unsigned t = json_typeof(v);
-
-    if (!((op->jtypes >> t) & 1))
-        return false;
-    if (t == JSON_REAL && op->integral) {
-        double d = json_real_value(v);
-        return d == floor(d) && isfinite(d);
-    }
-    return true;
-}
 
 /* Adds r, a member's or an item's errors, to *errs; true when the run stops here (the first
  * error, or undecided). */
@@ -276,7 +229,7 @@ static long run_object(const struct vrun *x, const struct vop *op, json_t *v, in
     }
     rein__members_start(&m, v);
     while (rein__members_next(&m, &key, &len, &val)) {
-        const struct vprop *p = vprop_find(op, key, len, &hint);
+        const struct vprop *p = rein__vprop_find(op, key, len, &hint);
         uint32_t sub = op->sub;
         if (p) {
             found += p->required;
@@ -287,7 +240,7 @@ static long run_object(const struct vrun *x, const struct vop *op, json_t *v, in
             continue;
         const struct vop *c = &x->s->prog[sub];
         /* Most properties are a type alone: no call for them. */
-        if (c->kind == VK_TRUE && type_ok(c, val))
+        if (c->kind == VK_TRUE && rein__vtype_ok(c, val))
             continue;
         if (add(x, &errs, c->kind == VK_TRUE ? 1 : run(x, c, val, depth + 1)))
             return errs;
@@ -338,7 +291,7 @@ static bool enum_ok(const struct vop *op, const json_t *v)
 static long run(const struct vrun *x, const struct vop *op, json_t *v, int depth)
 {
     unsigned t = json_typeof(v);
-    long errs = type_ok(op, v) ? 0 : 1, r;
+    long errs = rein__vtype_ok(op, v) ? 0 : 1, r;
 
     if (errs && (!x->all || op->kind == VK_FALSE))
         return 1;

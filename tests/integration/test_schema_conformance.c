@@ -23,6 +23,7 @@
 #include <dirent.h>
 
 #include "schema/schema_int.h"
+#include "schema_same.h"
 #include <sys/stat.h>
 
 #define SUITE "conformance/json-schema-test-suite"
@@ -221,6 +222,16 @@ static void run_file(struct run *r, const char *path, const char *rel)
                     r->disagree++;
                     print_message("  DISAGREE %s: \"%s\" / \"%s\": the modes' verdicts differ\n",
                                   rel, gdesc, json_string_value(json_object_get(t, "description")));
+                }
+                /* The errors recorded along the verdict program are the walker's. */
+                for (int f = 0; f < 2; f++) {
+                    char why[512];
+                    if (test_schema_same_errors(schema, data, f ? REIN_SCHEMA_FIRST_ERROR : 0, why,
+                                                sizeof(why)))
+                        continue;
+                    r->disagree++;
+                    print_message("  DISAGREE %s: \"%s\" / \"%s\": errors differ: %s\n", rel, gdesc,
+                                  json_string_value(json_object_get(t, "description")), why);
                 }
             }
             if (schema && (rc == REIN_OK || rc == REIN_EINVALID) && got == want) {

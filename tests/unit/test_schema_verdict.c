@@ -3,12 +3,15 @@
  * schemas with their expected arguments and random argument objects, and on random schemas
  * made of the keywords the program flattens, every way of validating must reach the walker's
  * verdict: first error without a result (the program alone), first error with one, all
- * errors with and without one. (test_schema_conformance compares them on the
+ * errors with and without one; with a result, the errors recorded along the program must be
+ * the walker's, message for message. (test_schema_conformance compares them on the
  * JSON-Schema-Test-Suite.)
  */
 #include "test.h"
 
 #include <dirent.h>
+
+#include "schema_same.h"
 
 #include "schema/schema_int.h"
 
@@ -49,6 +52,15 @@ static void agree(const rein_schema *schema, json_t *inst, rein_schema_result *r
         char *s = rein_json_dumps(inst);
         fail_msg("counted: %s \"%s\", the walker: %s \"%s\", on %s", rein_err_name(count),
                  counted.msg, rein_err_name(walk), err.msg, s);
+    }
+    /* With a result, the errors recorded along the program are the walker's, word for word. */
+    for (int f = 0; f < 2; f++) {
+        char why[512];
+        if (!test_schema_same_errors(schema, inst, f ? REIN_SCHEMA_FIRST_ERROR : 0, why,
+                                     sizeof(why))) {
+            char *s = rein_json_dumps(inst);
+            fail_msg("errors (%s): %s, on %s", f ? "first" : "all", why, s);
+        }
     }
     if (walk == REIN_OK)
         (*valid)++;

@@ -1,0 +1,48 @@
+/* See schema_same.h. */
+#include "schema_same.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "schema/schema_int.h"
+
+static bool same_str(const char *a, const char *b)
+{
+    return (!a && !b) || (a && b && strcmp(a, b) == 0);
+}
+
+bool test_schema_same_errors(const rein_schema *schema, json_t *inst, unsigned flags, char *why,
+                             size_t why_size)
+{
+    rein_schema_result *got = rein_schema_result_new(), *want = rein_schema_result_new();
+    const char *(*const parts[])(const rein_schema_result *, size_t) = {
+        rein_schema_result_instance_path, rein_schema_result_keyword_path,
+        rein_schema_result_keyword, rein_schema_result_property, rein_schema_result_message};
+    rein_error gerr = {0}, werr = {0};
+    rein_err grc, wrc;
+    bool same = true;
+
+    why[0] = '\0';
+    grc = rein_schema_validate(schema, inst, flags, got, &gerr);
+    wrc = rein__schema_walk(schema, inst, flags, want, &werr);
+    if (grc != wrc || (wrc == REIN_EINVALID && strcmp(gerr.msg, werr.msg) != 0) ||
+        rein_schema_result_count(got) != rein_schema_result_count(want)) {
+        snprintf(why, why_size, "%s \"%s\" with %zu errors, the walker: %s \"%s\" with %zu",
+                 rein_err_name(grc), gerr.msg, rein_schema_result_count(got), rein_err_name(wrc),
+                 werr.msg, rein_schema_result_count(want));
+        same = false;
+    }
+    for (size_t i = 0; same && i < rein_schema_result_count(want); i++) {
+        for (size_t k = 0; same && k < sizeof(parts) / sizeof(parts[0]); k++) {
+            const char *a = parts[k](got, i), *b = parts[k](want, i);
+            if (!same_str(a, b)) {
+                snprintf(why, why_size, "error %zu, part %zu: \"%s\", the walker: \"%s\"", i, k,
+                         a ? a : "(null)", b ? b : "(null)");
+                same = false;
+            }
+        }
+    }
+    rein_schema_result_free(got);
+    rein_schema_result_free(want);
+    return same;
+}
