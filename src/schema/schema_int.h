@@ -451,11 +451,14 @@ enum vkind {
 #define VNONE UINT32_MAX
 
 struct vprop {
-    const char *name; /* borrowed from the schema document */
+    const char *name; /* a copy in the schema's arena */
     uint32_t len;
     uint32_t sub; /* program entry of the property's schema, VNONE when only "required" */
     size_t hash;  /* rein__schema_hash of name (for objects with many properties) */
     bool required;
+    /* When the property's schema is a type alone: a bit per jansson type that passes it
+     * without a look at its entry (a real for "integer" is left to the entry); else 0. */
+    uint8_t plain;
 };
 
 struct vop {

@@ -1038,17 +1038,21 @@ static bool v_members(struct vstate *st, const struct snode *n, json_t *inst,
     return ok;
 }
 
-/* minProperties or maxProperties, which size breaks: records the error, false. */
-static bool props_count_fail(struct vstate *st, const struct snode *n, size_t size,
-                             const struct ipath *ip)
+/* A count of properties or items (what: 0 or 1) outside [min, max]: records the error of
+ * min/maxProperties or min/maxItems, false. */
+static bool count_fail(struct vstate *st, const struct snode *n, int what, size_t size, size_t min,
+                       size_t max, const struct ipath *ip)
 {
-    bool lo = size < n->min_props;
-    size_t lim = lo ? n->min_props : n->max_props;
-    struct mbuf *m = err_begin(st, n, lo ? "minProperties" : "maxProperties", NULL, 0, ip, NULL, 0);
+    static const char *const kws[2][2] = {{"minProperties", "maxProperties"},
+                                          {"minItems", "maxItems"}};
+    static const char *const nouns[2][2] = {{"property", "properties"}, {"item", "items"}};
+    bool lo = size < min;
+    size_t lim = lo ? min : max;
+    struct mbuf *m = err_begin(st, n, kws[what][!lo], NULL, 0, ip, NULL, 0);
 
     if (m)
-        rein__mb_addf(m, "must have at %s %zu propert%s, got %zu", lo ? "least" : "most", lim,
-                      lim == 1 ? "y" : "ies", size);
+        rein__mb_addf(m, "must have at %s %zu %s, got %zu", lo ? "least" : "most", lim,
+                      nouns[what][lim != 1], size);
     err_end(st, m);
     return false;
 }
@@ -1084,7 +1088,8 @@ __attribute__((noinline)) static bool v_object(struct vstate *st, const struct s
     size_t size = json_object_size(inst), found = 0;
     bool ok = true;
 
-    if ((size < n->min_props || size > n->max_props) && !props_count_fail(st, n, size, ip)) {
+    if ((size < n->min_props || size > n->max_props) &&
+        !count_fail(st, n, 0, size, n->min_props, n->max_props, ip)) {
         ok = false;
         if (BAIL(st))
             return false;
@@ -1259,21 +1264,6 @@ static bool v_contains(struct vstate *st, const struct snode *n, json_t *inst,
     return false;
 }
 
-/* minItems or maxItems, which size breaks: records the error, false. */
-static bool items_count_fail(struct vstate *st, const struct snode *n, size_t size,
-                             const struct ipath *ip)
-{
-    bool lo = size < n->min_items;
-    size_t lim = lo ? n->min_items : n->max_items;
-    struct mbuf *m = err_begin(st, n, lo ? "minItems" : "maxItems", NULL, 0, ip, NULL, 0);
-
-    if (m)
-        rein__mb_addf(m, "must have at %s %zu item%s, got %zu", lo ? "least" : "most", lim,
-                      lim == 1 ? "" : "s", size);
-    err_end(st, m);
-    return false;
-}
-
 /* "items": false (or additionalItems) with items past the prefix: one error, false. */
 static bool items_false(struct vstate *st, const struct snode *n, size_t size,
                         const struct ipath *ip)
@@ -1296,7 +1286,8 @@ __attribute__((noinline)) static bool v_array(struct vstate *st, const struct sn
     struct mbuf *m;
     bool ok = true;
 
-    if ((size < n->min_items || size > n->max_items) && !items_count_fail(st, n, size, ip)) {
+    if ((size < n->min_items || size > n->max_items) &&
+        !count_fail(st, n, 1, size, n->min_items, n->max_items, ip)) {
         ok = false;
         if (BAIL(st))
             return false;
@@ -1647,7 +1638,8 @@ static bool rec_object(struct vstate *st, const struct vop *op, json_t *v, const
 
     if (op->min || op->max != SIZE_MAX) {
         size_t size = json_object_size(v);
-        if ((size < op->min || size > op->max) && !props_count_fail(st, n, size, ip)) {
+        if ((size < op->min || size > op->max) &&
+            !count_fail(st, n, 0, size, op->min, op->max, ip)) {
             ok = false;
             if (BAIL(st))
                 return false;
@@ -1660,6 +1652,8 @@ static bool rec_object(struct vstate *st, const struct vop *op, json_t *v, const
         bool named = false;
         if (p) {
             found += p->required;
+            if ((p->plain >> json_typeof(val)) & 1)
+                continue;
             if (p->sub != VNONE) {
                 sub = p->sub;
                 named = true;
@@ -1671,7 +1665,7 @@ static bool rec_object(struct vstate *st, const struct vop *op, json_t *v, const
         if (c->kind == VK_TRUE && rein__vtype_ok(c, val))
             continue;
         struct ipath kip = {ip, key, len};
-        if (c->node->kind == SN_FALSE) {
+        if (c->kind == VK_FALSE || (c->kind == VK_GENERAL && c->node->kind == SN_FALSE)) {
             ok = named ? member_false(st, n, "properties", "property ", key, len, ip)
                        : member_false(st, n, "additionalProperties", "additional property ", key,
                                       len, ip);
@@ -1693,7 +1687,7 @@ static bool rec_array(struct vstate *st, const struct vop *op, json_t *v, const 
     size_t size = json_array_size(v);
     bool ok = true;
 
-    if ((size < op->min || size > op->max) && !items_count_fail(st, n, size, ip)) {
+    if ((size < op->min || size > op->max) && !count_fail(st, n, 1, size, op->min, op->max, ip)) {
         ok = false;
         if (BAIL(st))
             return false;
@@ -1701,7 +1695,7 @@ static bool rec_array(struct vstate *st, const struct vop *op, json_t *v, const 
     if (op->sub == VNONE || !size)
         return ok;
     const struct vop *c = &st->schema->prog[op->sub];
-    if (c->node->kind == SN_FALSE)
+    if (c->kind == VK_FALSE || (c->kind == VK_GENERAL && c->node->kind == SN_FALSE))
         return items_false(st, n, size, ip);
     for (size_t i = 0; i < size; i++) {
         struct ipath iip = {ip, NULL, i};
@@ -1731,8 +1725,8 @@ static bool rec_run(struct vstate *st, const struct vop *op, json_t *v, const st
         st->depth = saved;
         return ok;
     }
-    if (n->kind != SN_SCHEMA)
-        return n->kind == SN_TRUE || v_false(st, n, v, ip);
+    if (op->kind == VK_FALSE) /* false; true is VK_TRUE with every type */
+        return v_false(st, n, v, ip);
     if (!rein__vtype_ok(op, v)) {
         ok = check_type(st, n, v, ip);
         if (BAIL(st))
@@ -1800,7 +1794,9 @@ static rein_err record(const rein_schema *schema, json_t *instance, unsigned fla
     return REIN_OK;
 }
 
-rein_err rein_schema_validate(const rein_schema *schema, json_t *instance, unsigned flags,
+/* rein_schema_validate for what its fast path leaves: a result, no program, defaults to fill,
+ * an instance the program cannot decide. */
+static rein_err validate_rest(const rein_schema *schema, json_t *instance, unsigned flags,
                               rein_schema_result *res, rein_error *err)
 {
     bool count = !res && err && !(flags & REIN_SCHEMA_FIRST_ERROR);
@@ -1826,6 +1822,22 @@ rein_err rein_schema_validate(const rein_schema *schema, json_t *instance, unsig
     if (errs > 0 && !res)
         return invalid(err, (size_t)errs);
     return rein__schema_walk(schema, instance, flags, res, err);
+}
+
+rein_err rein_schema_validate(const rein_schema *schema, json_t *instance, unsigned flags,
+                              rein_schema_result *res, rein_error *err)
+{
+    /* Without a result (and no defaults to fill) the program alone decides, and counts the
+     * errors when a rein_error asks for all of them: kept apart from the rest, small. */
+    if (!res && !(flags & ~(unsigned)REIN_SCHEMA_FIRST_ERROR) && schema && instance &&
+        schema->prog) {
+        long errs = rein__verdict_run(schema, instance, err && !flags);
+        if (errs == 0)
+            return REIN_OK;
+        if (errs > 0)
+            return invalid(err, (size_t)errs);
+    }
+    return validate_rest(schema, instance, flags, res, err);
 }
 
 rein_err rein__schema_walk(const rein_schema *schema, json_t *instance, unsigned flags,

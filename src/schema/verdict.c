@@ -89,17 +89,34 @@ static rein_err build_object(struct vbuild *b, uint32_t at, const struct snode *
     rein_err rc = REIN_OK;
     uint32_t add;
 
+    size_t text = 0;
+    char *names = NULL;
+
+    /* The names are copied next to each other, so that finding a member's name reads a few
+     * lines of the program instead of the schema document's scattered strings. */
+    for (size_t i = 0; i < n->nprops; i++)
+        text += n->props[i].len + 1;
     if (n->nprops) {
         props = rein_arena_calloc(b->schema->arena, n->nprops, sizeof(*props));
-        if (!props)
+        names = rein_arena_alloc(b->schema->arena, text);
+        if (!props || !names)
             return REIN_ENOMEM;
     }
     for (size_t i = 0; i < n->nprops; i++) {
         const struct sprop *p = &n->props[i];
-        props[i] = (struct vprop){p->name, (uint32_t)p->len, VNONE, p->hash, p->required_bit >= 0};
+        memcpy(names, p->name, p->len);
+        names[p->len] = '\0';
+        props[i] = (struct vprop){names, (uint32_t)p->len, VNONE, p->hash, p->required_bit >= 0, 0};
+        names += p->len + 1;
         props[i].sub = build_sub(b, p->schema, depth, &rc);
         if (rc)
             return rc;
+        /* The entry's kind and types are set before anything below it is built, so they are
+         * final here even when the entry is still being built (a cycle). */
+        if (props[i].sub != VNONE && b->ops[props[i].sub].kind == VK_TRUE) {
+            const struct vop *c = &b->ops[props[i].sub];
+            props[i].plain = c->integral ? (uint8_t)(c->jtypes & ~(1u << JSON_REAL)) : c->jtypes;
+        }
     }
     add = build_sub(b, n->additional, depth, &rc);
     if (rc)
@@ -233,6 +250,8 @@ static long run_object(const struct vrun *x, const struct vop *op, json_t *v, in
         uint32_t sub = op->sub;
         if (p) {
             found += p->required;
+            if ((p->plain >> json_typeof(val)) & 1)
+                continue;
             if (p->sub != VNONE)
                 sub = p->sub;
         }
