@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs tests/mcp/package.json (the MCP conformance suite, the node@22 it needs, and the
-# reference servers) into tests/mcp/node_modules, once; later runs find it there. Several
-# tests call this at the same time, so the install runs under a lock.
+# reference server and client) into tests/mcp/node_modules, once; later runs find it there.
+# Several tests call this at the same time, so the install runs under a lock.
 # Exit 0: installed; 77: node/npm missing or the npm registry unreachable (callers skip).
 set -uo pipefail
 dir="$(cd "$(dirname "$0")" && pwd)"
@@ -10,6 +10,7 @@ installed() {
   [ -x "$dir/node_modules/node/bin/node" ] &&
     [ -f "$dir/node_modules/@modelcontextprotocol/conformance/package.json" ] &&
     [ -f "$dir/node_modules/conformance-next/package.json" ] &&
+    [ -f "$dir/node_modules/@modelcontextprotocol/sdk/package.json" ] &&
     [ -f "$dir/node_modules/@modelcontextprotocol/server-everything/package.json" ] &&
     [ -f "$dir/node_modules/@modelcontextprotocol/server-filesystem/package.json" ] &&
     [ "$dir/node_modules/.package-lock.json" -nt "$dir/package-lock.json" ]

@@ -10,10 +10,14 @@
 #     the suite's next version, 0.2.0-alpha.12, installed as conformance-next), stock and with
 #     the fixtures, the same way;
 #   - the client scenarios against rein's MCP client (`rein mcp list` / `rein mcp call`,
-#     tests/mcp/conformance_client.sh).
-# It prints the pass counts, and fails when a scenario that must pass does not, or when the
-# scenarios that do not pass differ from the lists (with reasons) in
-# tests/scripts/mcp_conformance.NOT_PASSED.md.
+#     tests/mcp/conformance_client.sh);
+#   - the same server and client scenarios against the reference implementations npm
+#     publishes (server-everything, and the TypeScript SDK's client through
+#     tests/mcp/sdk_client.mjs; NOT_PASSED.md says why these), so that rein's figures and the
+#     references' come from one run.
+# It prints the pass counts side by side, and fails when a scenario that must pass does not,
+# when the scenarios rein does not pass differ from the lists (with reasons) in
+# tests/scripts/mcp_conformance.NOT_PASSED.md, or when a reference run passes nothing.
 #
 # The suite's CLI needs Node 22: npm installs the node@22 package into tests/mcp/node_modules
 # (git-ignored) on the first run, with the suite and the reference servers; later runs reuse
@@ -49,6 +53,7 @@ esac
 node22="$mcp_dir/node_modules/node/bin/node"
 suite="$mcp_dir/node_modules/@modelcontextprotocol/conformance/dist/index.js"
 suite_next="$mcp_dir/node_modules/conformance-next/dist/index.js"
+everything="$mcp_dir/node_modules/@modelcontextprotocol/server-everything/dist/index.js"
 
 work="$(mktemp -d)"
 serve_pid=""
@@ -58,12 +63,11 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# server_suite NAME SKILLS_PATH SUITE ARGS...: the server scenarios of SUITE (with ARGS) against
-# a fresh `rein serve` (with SKILLS_PATH as REIN_SKILLS_PATH, or none); writes
-# $work/NAME.summary with the scored scenarios (a suite may list others it does not score).
-server_suite() {
-  local name=$1 skills=$2 js=$3 url="" status
-  shift 3
+# start_rein NAME SKILLS_PATH: a fresh `rein serve` (with SKILLS_PATH as REIN_SKILLS_PATH, or
+# none) in the background; sets serve_pid and url (its /mcp).
+start_rein() {
+  local name=$1 skills=$2
+  url=""
   # test_reconnection sleeps 0.6 s; streams are closed after 0.3 s, so the client must resume.
   (
     unset REIN_SKILLS_PATH REIN_CONFIG REIN_MCP_CONFIG
@@ -88,6 +92,40 @@ server_suite() {
   fi
   # The suite checks DNS rebinding protection with a localhost URL.
   url="${url/127.0.0.1/localhost}/mcp"
+}
+
+# start_everything NAME: the reference server, server-everything (pinned in package.json), over
+# Streamable HTTP in the background; sets serve_pid and url. It takes its port from PORT and
+# prints it once listening; a port taken meanwhile is tried again with another.
+start_everything() {
+  local name=$1 port
+  url=""
+  for _ in 1 2 3 4 5; do
+    port=$((20000 + RANDOM % 20000))
+    (cd "$work" && exec env PORT=$port "$node22" "$everything" streamableHttp) \
+      >"$work/$name.serve.out" 2>"$work/$name.serve.err" &
+    serve_pid=$!
+    for _ in $(seq 1 100); do
+      grep -q "listening on port $port" "$work/$name.serve.err" && url="http://localhost:$port/mcp"
+      [ -n "$url" ] && return
+      kill -0 "$serve_pid" 2>/dev/null || break
+      sleep 0.1
+    done
+    kill -TERM "$serve_pid" 2>/dev/null
+    wait "$serve_pid" 2>/dev/null
+    serve_pid=""
+  done
+  echo "mcp_conformance: server-everything ($name) did not start" >&2
+  cat "$work/$name.serve.err" >&2
+  exit 1
+}
+
+# server_suite NAME SUITE ARGS...: the server scenarios of SUITE (with ARGS) against the server
+# just started (url, serve_pid); writes $work/NAME.summary with the scored scenarios (a suite
+# may list others it does not score), then stops the server.
+server_suite() {
+  local name=$1 js=$2 status
+  shift 2
   (cd "$work" && timeout 300 "$node22" "$js" server --url "$url" "$@" \
     -o "$work/$name-results") >"$work/$name.log" 2>&1
   sed 's/\x1b\[[0-9;]*m//g' "$work/$name.log" | sed -n '/=== SUMMARY ===/,/^Total:/p' \
@@ -103,55 +141,85 @@ server_suite() {
     tail -40 "$work/$name.log" >&2
     exit 1
   fi
-  # rein serve must stop cleanly (under ASan a leak makes it exit non-zero).
   kill -TERM "$serve_pid"
   wait "$serve_pid"
   status=$?
   serve_pid=""
-  if [ $status -ne 0 ]; then
+  # rein serve must stop cleanly (under ASan a leak makes it exit non-zero); node ends on the
+  # signal.
+  if [ $status -ne 0 ] && [ "${name#reference}" = "$name" ]; then
     echo "mcp_conformance: rein serve ($name) exited with $status" >&2
     tail -60 "$work/$name.serve.err" >&2
     exit 1
   fi
 }
 
-server_suite stock "" "$suite" --suite all
-server_suite fixtures "$here/data/mcp-skills" "$suite" --suite all
-server_suite stateless-stock "" "$suite_next" --requirements 2026-07-28
-server_suite stateless-fixtures "$here/data/mcp-skills" "$suite_next" --requirements 2026-07-28
+start_rein stock ""
+server_suite stock "$suite" --suite all
+start_rein fixtures "$here/data/mcp-skills"
+server_suite fixtures "$suite" --suite all
+start_everything reference
+server_suite reference "$suite" --suite all
+start_rein stateless-stock ""
+server_suite stateless-stock "$suite_next" --requirements 2026-07-28
+start_rein stateless-fixtures "$here/data/mcp-skills"
+server_suite stateless-fixtures "$suite_next" --requirements 2026-07-28
+start_everything reference-stateless
+server_suite reference-stateless "$suite_next" --requirements 2026-07-28
 
-# ---- client scenarios against rein's MCP client ----
-client_cmd="bash $here/mcp/conformance_client.sh"
-: >"$work/client.summary"
-for scenario in $client_scenarios; do
-  (cd "$work" && REIN_BIN="$rein" timeout 120 "$node22" "$suite" client --command "$client_cmd" \
-    --scenario "$scenario" --timeout 30000 -o "$work/client-results") >"$work/client-${scenario//\//_}.log" 2>&1
-  passed="$(sed 's/\x1b\[[0-9;]*m//g' "$work/client-${scenario//\//_}.log" | sed -n 's/^Passed: \([0-9]*\)\/\([0-9]*\), \([0-9]*\) failed, \([0-9]*\) warnings.*/\1 \2 \3 \4/p' | tail -1)"
-  read -r ok total failed warnings <<<"${passed:-0 0 1 0}"
-  if [ "$failed" = 0 ] && [ "$warnings" = 0 ] && [ "$total" != 0 ]; then
-    echo "✓ $scenario: $ok passed, 0 failed" >>"$work/client.summary"
-  else
-    echo "✗ $scenario: $ok passed, $failed failed, $warnings warnings" >>"$work/client.summary"
-  fi
-done
+# ---- client scenarios ----
+# client_suite NAME COMMAND: every client scenario with COMMAND as the client; writes
+# $work/NAME.summary.
+client_suite() {
+  local name=$1 command=$2 scenario log passed ok total failed warnings
+  : >"$work/$name.summary"
+  for scenario in $client_scenarios; do
+    log="$work/$name-${scenario//\//_}.log"
+    (cd "$work" && REIN_BIN="$rein" timeout 120 "$node22" "$suite" client --command "$command" \
+      --scenario "$scenario" --timeout 30000 -o "$work/$name-results") >"$log" 2>&1
+    passed="$(sed 's/\x1b\[[0-9;]*m//g' "$log" | sed -n 's/^Passed: \([0-9]*\)\/\([0-9]*\), \([0-9]*\) failed, \([0-9]*\) warnings.*/\1 \2 \3 \4/p' | tail -1)"
+    read -r ok total failed warnings <<<"${passed:-0 0 1 0}"
+    if [ "$failed" = 0 ] && [ "$warnings" = 0 ] && [ "$total" != 0 ]; then
+      echo "✓ $scenario: $ok passed, 0 failed" >>"$work/$name.summary"
+    else
+      echo "✗ $scenario: $ok passed, $failed failed, $warnings warnings" >>"$work/$name.summary"
+    fi
+  done
+}
+# The reference client (the TypeScript SDK's, tests/mcp/sdk_client.mjs) in the background, next
+# to rein's (tests/mcp/conformance_client.sh, `rein mcp list` / `rein mcp call`): most of a
+# scenario's time is the suite waiting on its client, so the two lists take the time of one.
+client_suite reference-client "$node22 $mcp_dir/sdk_client.mjs" &
+reference_pid=$!
+client_suite client "bash $here/mcp/conformance_client.sh"
+wait "$reference_pid"
 
 # ---- report ----
 count() { grep -c "^$1 " "$2"; }
-for name in stock fixtures stateless-stock stateless-fixtures; do
-  echo "MCP conformance, server scenarios (rein serve, $name):"
+of() { echo "$(count ✓ "$work/$1.summary")/$(grep -cE '^[✓✗] ' "$work/$1.summary")"; }
+for name in stock fixtures reference stateless-stock stateless-fixtures reference-stateless; do
+  echo "MCP conformance, server scenarios ($name):"
   grep -E '^[✓✗] ' "$work/$name.summary"
 done
 echo "MCP conformance, client scenarios (rein's client):"
 cat "$work/client.summary"
-echo "server scenarios passed: $(count ✓ "$work/stock.summary") of" \
-  "$(grep -cE '^[✓✗] ' "$work/stock.summary") stock, $(count ✓ "$work/fixtures.summary") of" \
-  "$(grep -cE '^[✓✗] ' "$work/fixtures.summary") with the suite's fixtures;" \
-  "2026-07-28: $(count ✓ "$work/stateless-stock.summary") of" \
-  "$(grep -cE '^[✓✗] ' "$work/stateless-stock.summary") stock," \
-  "$(count ✓ "$work/stateless-fixtures.summary") of" \
-  "$(grep -cE '^[✓✗] ' "$work/stateless-fixtures.summary") with the fixtures;" \
-  "client scenarios passed: $(count ✓ "$work/client.summary") of" \
-  "$(grep -cE '^[✓✗] ' "$work/client.summary")"
+echo "MCP conformance, client scenarios (reference: the TypeScript SDK's client):"
+cat "$work/reference-client.summary"
+everything_version="$(sed -n 's/^  "version": "\(.*\)",$/\1/p' "${everything%/dist/index.js}/package.json")"
+sdk_version="$(sed -n 's/^    "version": "\(.*\)",$/\1/p' \
+  "$mcp_dir/node_modules/@modelcontextprotocol/sdk/package.json" | head -1)"
+# Side by side, from this run. The reference server is server-everything, not the suite's own
+# example server (that one is not published on npm): like a stock rein serve, it has none of
+# the suite's fixture tools, prompts and resources.
+printf '%-34s %12s %14s %12s\n' "scenarios passed" "rein stock" "rein+fixtures" "reference"
+printf '%-34s %12s %14s %12s\n' "server, 0.1.16 (--suite all)" "$(of stock)" "$(of fixtures)" \
+  "$(of reference)"
+printf '%-34s %12s %14s %12s\n' "server, 2026-07-28 requirements" "$(of stateless-stock)" \
+  "$(of stateless-fixtures)" "$(of reference-stateless)"
+printf '%-34s %12s %14s %12s\n' "client, 0.1.16" "$(of client)" "-" "$(of reference-client)"
+echo "reference server: @modelcontextprotocol/server-everything $everything_version" \
+  "(streamableHttp); reference client: @modelcontextprotocol/sdk $sdk_version" \
+  "(tests/mcp/sdk_client.mjs)"
 
 # Every scenario that does not pass must be listed, with its reason, under its heading in
 # NOT_PASSED.md, and nothing listed there may pass (the lists stay true).
@@ -185,4 +253,12 @@ check_list "$work/fixtures.summary" "## Server scenarios, with the suite's fixtu
 check_list "$work/stateless-stock.summary" "## 2026-07-28 server scenarios, stock"
 check_list "$work/stateless-fixtures.summary" "## 2026-07-28 server scenarios, with the fixtures"
 check_list "$work/client.summary" "## Client scenarios"
+# The reference runs are measured, not judged; a run that passes nothing means the harness broke.
+for name in reference reference-stateless reference-client; do
+  if [ "$(count ✓ "$work/$name.summary")" = 0 ]; then
+    echo "mcp_conformance: the reference run ($name) passed nothing: the harness is broken" >&2
+    tail -30 "$work/$name.log" "$work/$name.serve.err" 2>/dev/null >&2
+    status=1
+  fi
+done
 exit $status
