@@ -285,9 +285,11 @@ enum {
  * server rein itself runs sets one per call, so a remote server's question reaches rein's own
  * client; an embedding program may set its own. The asker's answer goes back to the server;
  * -32601 when the call has no asker or its client lacks the capability, -32603 when the asker
- * failed (its message said), and when rein cannot tell which call asked (over stdio, or on
- * the HTTP standalone stream, while several calls run). Default 0: nothing declared, every such
- * request refused. Call after adding the servers, before connecting.
+ * failed (its message said). A request that says nothing of its call (over stdio, or on the
+ * HTTP standalone stream) while several calls run goes to one of them when all have the same
+ * non-NULL rein_call_opts.asker (one client answers for all), else -32603: rein cannot tell
+ * which call asked. Default 0: nothing declared, every such request refused. Call after adding
+ * the servers, before connecting.
  */
 REIN_EXTERN void rein_mcp_clients_offer(rein_mcp_clients *set, unsigned offers);
 /*

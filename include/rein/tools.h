@@ -198,6 +198,7 @@ struct rein_invocation {
     void *event_data;
     rein_call_ask_fn ask; /* from rein_call_opts; NULL: no client can be asked */
     void *ask_data;
+    const void *asker; /* from rein_call_opts: who ask reaches; NULL: unknown */
 };
 
 /* Milliseconds left before the deadline (0 when passed), or -1 when there is none. */
@@ -583,6 +584,11 @@ struct rein_call_opts {
      * userdata. */
     rein_call_ask_fn ask;
     void *ask_data;
+    /* Who ask reaches, as an identity only (never dereferenced; may be NULL: unknown): calls
+     * whose asker is the same non-NULL value are answered by the same client, so a question a
+     * remote MCP server asks during several of them (over stdio nothing says which) may go to
+     * any of them. An MCP server passes its client's session. */
+    const void *asker;
 };
 
 /*

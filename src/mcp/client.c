@@ -316,6 +316,42 @@ static bool start_detached(void *(*fn)(void *), void *arg)
 }
 
 /*
+ * The call a question from outside any call's stream goes to (c->mu held), or NULL; *n is the
+ * number of calls running. MCP ties such a question to one of rein's requests but, over stdio,
+ * carries nothing that says which (SEP-2260). Any of them will do when they all come from one
+ * client (the same non-NULL rein_call_opts.asker: every call of `rein mcp serve`'s client, or
+ * of one /mcp session), or when none can ask anyone (the answer is -32601 either way): the one
+ * with the most time left, so the question is not cut short by a call about to time out.
+ */
+static struct rein__mcp_pending *sole_asker(struct rein__mcp_conn *c, int *n)
+{
+    struct rein__mcp_pending *best = NULL;
+    int64_t best_left = 0;
+    bool one_client = true;
+
+    *n = 0;
+    for (struct rein__mcp_pending *x = c->pending; x; x = x->next) {
+        if (!x->inv || x->done)
+            continue;
+        (*n)++;
+        int64_t left = rein_invocation_remaining_ms(x->inv); /* -1: no deadline */
+        if (!best) {
+            best = x;
+            best_left = left;
+            continue;
+        }
+        if (x->inv->asker != best->inv->asker ||
+            (!x->inv->asker && (x->inv->ask || best->inv->ask)))
+            one_client = false;
+        if (best_left >= 0 && (left < 0 || left > best_left)) {
+            best = x;
+            best_left = left;
+        }
+    }
+    return *n == 1 || one_client ? best : NULL;
+}
+
+/*
  * The server asks something: ping is answered; sampling and elicitation go to the asker
  * of the call they belong to when rein offers them (rein_mcp_clients_offer), on a thread of
  * their own, since the answer may take a person minutes and the thread that read the request
@@ -341,18 +377,14 @@ static void on_server_request(struct rein__mcp_conn *c, const struct rein__mcp_m
     if (offered && current) {
         /* Over HTTP a request on a call's stream belongs to that call. */
         p = pending_find(c, current->id);
-        n = p && p->inv ? 1 : 0;
+        if (p && !p->inv)
+            p = NULL;
+        n = p ? 1 : 0;
     } else if (offered) {
-        /* Elsewhere (stdio, the standalone stream) nothing says which call asked: the one
-         * running, when there is exactly one. */
-        for (struct rein__mcp_pending *x = c->pending; x; x = x->next) {
-            if (x->inv && !x->done) {
-                p = x;
-                n++;
-            }
-        }
+        /* Elsewhere (stdio, the standalone stream) nothing says which call asked. */
+        p = sole_asker(c, &n);
     }
-    if (n == 1 && !p->done) {
+    if (p && !p->done) {
         p->busy++;
         p->asking++;
     } else {
@@ -374,8 +406,8 @@ static void on_server_request(struct rein__mcp_conn *c, const struct rein__mcp_m
                      msg->method);
         else
             snprintf(why, sizeof(why),
-                     "rein cannot tell which of its %d running calls this "
-                     "%s belongs to",
+                     "rein cannot tell which of its %d running calls, made for different "
+                     "clients, this %s belongs to",
                      n, msg->method);
         answer(c, msg->id, NULL, REIN__MCP_INTERNAL_ERROR, why);
         return;

@@ -1215,6 +1215,9 @@ static void handle_tools_call(rein_mcp_server *srv, struct rein__mcp_session *se
     opts.event_data = c;
     opts.ask = ask_for_tool;
     opts.ask_data = c;
+    /* Calls of one session are asked of one client; a stateless request's questions go back
+     * in its own input-required result, so it is an asker of its own. */
+    opts.asker = c->answers ? (const void *)c : (const void *)sess;
     /* A client calls the names tools/list gave it; a near miss is an unknown tool (MCP's
      * -32602), never the nearest tool. */
     opts.exact_name = true;

@@ -746,6 +746,7 @@ static void step_execute(rein_call_result *r, const struct rein_call_opts *o)
         .event_data = o->event_data,
         .ask = o->ask,
         .ask_data = o->ask_data,
+        .asker = o->asker,
     };
     err_reset(&rerr);
     rc = r->tool->kind->invoke(r->tool->state, &inv, &reply, &rerr);

@@ -1082,6 +1082,132 @@ static void questions_passed_on(void **state)
     free(dir);
 }
 
+/* ---- questions while several calls run over stdio ------------------------------------------ */
+
+/* What the concurrent calls share: their questions are held so that both calls surely run when
+ * the second question arrives. */
+struct crowd {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int asked, finished;
+};
+
+struct crowd_call {
+    struct client *c;
+    struct crowd *k;
+    const void *asker;
+    rein_call_result *res;
+    rein_err rc;
+};
+
+/* Holds a question until another has come too (both calls asked) or a call has ended (its
+ * question was refused), at most 10 s; then accepts the form. */
+static rein_err crowd_ask(void *userdata, const char *key, const char *method, const json_t *params,
+                          int64_t timeout_ms, json_t **result, rein_error *err)
+{
+    struct crowd *k = userdata;
+    struct timespec until;
+
+    (void)key;
+    (void)method;
+    (void)params;
+    (void)timeout_ms;
+    (void)err;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += 10;
+    pthread_mutex_lock(&k->mu);
+    k->asked++;
+    pthread_cond_broadcast(&k->cv);
+    while (k->asked < 2 && k->finished == 0 &&
+           pthread_cond_timedwait(&k->cv, &k->mu, &until) == 0) {
+    }
+    pthread_mutex_unlock(&k->mu);
+    *result = json_pack("{s:s, s:{s:s, s:s}}", "action", "accept", "content", "username", "ada",
+                        "email", "ada@example.com");
+    return REIN_OK;
+}
+
+static void *crowd_call_main(void *arg)
+{
+    struct crowd_call *cc = arg;
+    static const char args[] = "{\"message\":\"Who are you?\"}";
+    struct rein_call_input in = {
+        .name = "self__test_elicitation", .args_text = args, .args_len = sizeof(args) - 1};
+    struct rein_call_opts opts = {.ask = crowd_ask, .ask_data = cc->k, .asker = cc->asker};
+
+    cc->rc = rein_call_run(cc->c->reg, &in, &opts, &cc->res, NULL);
+    pthread_mutex_lock(&cc->k->mu);
+    cc->k->finished++;
+    pthread_cond_broadcast(&cc->k->cv);
+    pthread_mutex_unlock(&cc->k->mu);
+    return NULL;
+}
+
+/* Two calls at once; returns how many succeeded. */
+static int crowd_run(struct client *c, const void *asker1, const void *asker2,
+                     struct crowd_call calls[2], struct crowd *k)
+{
+    pthread_t th[2];
+    int ok = 0;
+
+    *k = (struct crowd){0};
+    pthread_mutex_init(&k->mu, NULL);
+    pthread_cond_init(&k->cv, NULL);
+    calls[0] = (struct crowd_call){.c = c, .k = k, .asker = asker1};
+    calls[1] = (struct crowd_call){.c = c, .k = k, .asker = asker2};
+    for (int i = 0; i < 2; i++)
+        assert_int_equal(pthread_create(&th[i], NULL, crowd_call_main, &calls[i]), 0);
+    for (int i = 0; i < 2; i++) {
+        pthread_join(th[i], NULL);
+        assert_rein_ok(calls[i].rc, NULL);
+        ok += rein_call_result_code(calls[i].res) == REIN_CALL_OK;
+    }
+    pthread_mutex_destroy(&k->mu);
+    pthread_cond_destroy(&k->cv);
+    return ok;
+}
+
+/*
+ * Over stdio a server's question says nothing of the call it belongs to. When every running
+ * call came from one client (the same rein_call_opts.asker), that client is asked; when they
+ * came from different ones, the server hears -32603 rather than one client answering another's
+ * question.
+ */
+static void stdio_questions_of_concurrent_calls(void **state)
+{
+    static char client_a, client_b; /* two clients: only their addresses count */
+    struct crowd_call calls[2];
+    struct crowd k;
+    struct client c;
+    char config[4096];
+
+    (void)state;
+    snprintf(config, sizeof(config),
+             "{\"mcpServers\":{\"self\":{\"command\":\"%s\",\"args\":[\"mcp\",\"serve\","
+             "\"--skills\",\"%s\"],\"env\":{\"REIN_LOG\":\"error\"}}}}",
+             test_rein_bin(), skills_dir());
+    open_offering(&c, config, REIN_MCP_OFFER_ALL);
+    assert_int_equal(c.ready, 1);
+
+    assert_int_equal(crowd_run(&c, &client_a, &client_a, calls, &k), 2);
+    assert_int_equal(k.asked, 2);
+    for (int i = 0; i < 2; i++) {
+        assert_string_equal(out_text(calls[i].res),
+                            "User response: action=accept, content={\"username\": \"ada\", "
+                            "\"email\": \"ada@example.com\"}");
+        rein_call_result_free(calls[i].res);
+    }
+
+    assert_int_equal(crowd_run(&c, &client_a, &client_b, calls, &k), 1);
+    assert_int_equal(k.asked, 1);
+    for (int i = 0; i < 2; i++) {
+        if (rein_call_result_code(calls[i].res) != REIN_CALL_OK)
+            expect(calls[i].res, REIN_CALL_EXECUTION_FAILED, "cannot tell which of its 2");
+        rein_call_result_free(calls[i].res);
+    }
+    client_close(&c);
+}
+
 static const struct CMUnitTest tests[] = {
     cmocka_unit_test(stdio_rein_server),
     cmocka_unit_test(fake_server_behaviours),
@@ -1097,6 +1223,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(remote_output_schema),
     cmocka_unit_test(stateless_servers),
     cmocka_unit_test(questions_passed_on),
+    cmocka_unit_test(stdio_questions_of_concurrent_calls),
 };
 
 REIN_TEST_MAIN(tests)
