@@ -12,7 +12,8 @@
  * Nothing a client sends holds up another client. The POST route runs on the network thread
  * (REIN_ROUTE_INLINE), where quick requests are answered at once with one JSON body:
  * initialize, ping, the lists, and a tools/call of a built-in tool that finishes within a
- * second (as POST /skills/{id}/invoke runs it). Any other tools/call is handed to a worker,
+ * second (as POST /skills/{id}/invoke runs it). Any other tools/call (and a prompts/get that
+ * asks the client for its arguments first, rein__mcp_asks_first) is handed to a worker,
  * which only opens a Server-Sent Events stream, detaches it (rein_sse_detach) and hands the
  * call to the MCP server's own pool, so neither the network threads nor the HTTP workers wait
  * for a tool. The stream starts with a priming event (an id, the retry advice, empty data)
@@ -1054,8 +1055,9 @@ static void handle_post(rein_request *req, void *userdata)
         rein__mcp_msg_release(&msg);
         return;
     }
-    if (msg.kind == REIN__MCP_REQUEST && rein__mcp_is_long(&msg) &&
-        !rein__mcp_is_quick_call(h->srv, &msg))
+    if (msg.kind == REIN__MCP_REQUEST &&
+        ((rein__mcp_is_long(&msg) && !rein__mcp_is_quick_call(h->srv, &msg)) ||
+         rein__mcp_asks_first(h->srv, hs->s, &msg)))
         defer_stream(h, req, hs, &msg);
     else
         answer_now(h, req, hs, &msg);

@@ -330,6 +330,21 @@ void rein__mcp_handle(rein_mcp_server *srv, struct rein__mcp_session *sess,
                       struct rein__mcp_sink *sink);
 /* True for the requests that may run long (tools/call): transports run them on the pool. */
 bool rein__mcp_is_long(const struct rein__mcp_msg *msg);
+/* True for a request that will ask sess's client something before it is answered (a
+ * prompts/get lacking a required argument, from a client with a session that declared
+ * elicitation): transports run it on the pool too, since the answer comes on the connection. */
+bool rein__mcp_asks_first(rein_mcp_server *srv, struct rein__mcp_session *sess,
+                          const struct rein__mcp_msg *msg);
+/*
+ * Asks sess's client (method and params borrowed) on behalf of the request msg, through its
+ * sink, and waits for the answer (at most ten minutes). *result receives a new reference.
+ * REIN_ECANCELED when the client cancelled msg or the session ended (msg is then not answered),
+ * REIN_ETIMEDOUT, REIN_EIO when the client answered with an error (err says it).
+ */
+rein_err rein__mcp_ask_during(rein_mcp_server *srv, struct rein__mcp_session *sess,
+                              const struct rein__mcp_msg *msg, struct rein__mcp_sink *sink,
+                              const char *method, const json_t *params, json_t **result,
+                              rein_error *err);
 /* True for a tools/call that will not wait: a built-in, non-destructive tool whose limit is at
  * most a second, with no policy hook that could ask a person. */
 bool rein__mcp_is_quick_call(rein_mcp_server *srv, const struct rein__mcp_msg *msg);

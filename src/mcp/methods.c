@@ -123,10 +123,46 @@ static void subscribe(rein_mcp_server *srv, struct rein__mcp_session *sess,
         rein__mcp_send_result(sink, msg->id, json_object());
 }
 
+/* *args (borrowed) with the string fields of an accepted form's content for the arguments it
+ * lacks, as a copy in *owned that *args then points to. False when out of memory. */
+static bool fill_arguments(const json_t *content, const json_t **args, json_t **owned)
+{
+    const char *key;
+    json_t *v;
+
+    *owned = json_deep_copy(*args);
+    json_object_foreach((json_t *)content, key, v)
+    {
+        if (*owned && json_is_string(v) && !json_object_get(*owned, key) &&
+            json_object_set(*owned, key, v)) {
+            json_decref(*owned);
+            *owned = NULL;
+        }
+    }
+    if (*owned)
+        *args = *owned;
+    return *owned != NULL;
+}
+
+/* The -32602 for a prompt whose client did not give the arguments it was asked for. */
+static void not_given(struct rein__mcp_sink *sink, const json_t *id, const char *name,
+                      const char *action)
+{
+    errorf(sink, id, REIN__MCP_INVALID_PARAMS,
+           "the prompt %.100s was not given its required arguments: the client answered %.40s",
+           name, action ? action : "(no action)");
+}
+
 /*
- * A stateless client (2026-07-28) that declares elicitation is asked for the required
- * arguments a prompts/get lacks, with an input-required result (SEP-2322) under PROMPT_ASK;
- * its retry brings the form's answer in inputResponses, which fills them. *args (borrowed) is
+ * A client that declares elicitation is asked for the required arguments a prompts/get lacks
+ * (any other client gets prompts/get's -32602 for a missing argument):
+ *   - a stateless one (2026-07-28) with an input-required result (SEP-2322) under PROMPT_ASK;
+ *     its retry brings the form's answer in inputResponses;
+ *   - one with a session (2025-06-18, 2025-11-25) with elicitation/create, during the request
+ *     (SEP-2260 ties such a request to the client's request it serves); the transports run
+ *     such a prompts/get on the pool (rein__mcp_asks_first), as the answer comes on the
+ *     connection.
+ * A declined or cancelled form is -32602. The answer fills the arguments: *args (borrowed) is
  * replaced by a filled copy in *owned. False when the request was answered here.
  */
 #define PROMPT_ASK "prompt_arguments"
@@ -136,32 +172,46 @@ static bool prompt_inputs(rein_mcp_server *srv, struct rein__mcp_session *sess,
 {
     const json_t *given =
         json_object_get(json_object_get(msg->params, "inputResponses"), PROMPT_ASK);
-    const char *action = json_string_value(json_object_get(given, "action")), *key;
-    json_t *ask, *v;
+    const char *action = json_string_value(json_object_get(given, "action"));
+    json_t *ask, *answer = NULL;
+    rein_error err;
+    rein_err rc;
 
+    if (rein__mcp_asks_first(srv, sess, msg)) {
+        ask = rein__mcp_prompts_ask(rein__mcp_srv_prompts(srv), name, *args);
+        rein_error_clear(&err);
+        rc = ask ? rein__mcp_ask_during(srv, sess, msg, sink, "elicitation/create", ask, &answer,
+                                        &err)
+                 : REIN_ENOMEM;
+        json_decref(ask);
+        action = json_string_value(json_object_get(answer, "action"));
+        if (rc == REIN_ECANCELED) {
+            /* The client cancelled the request (or the session ended): MCP says no answer. */
+        } else if (rc) {
+            errorf(sink, msg->id, REIN__MCP_INVALID_PARAMS,
+                   "the prompt %.100s lacks required arguments, and asking the client for them "
+                   "failed: %s",
+                   name, err.msg[0] ? err.msg : rein_strerror(rc));
+        } else if (!action || strcmp(action, "accept") != 0) {
+            not_given(sink, msg->id, name, action);
+        } else if (!fill_arguments(json_object_get(answer, "content"), args, owned)) {
+            errorf(sink, msg->id, REIN__MCP_INTERNAL_ERROR, "out of memory");
+        } else {
+            json_decref(answer);
+            return true;
+        }
+        json_decref(answer);
+        return false;
+    }
     if (!rein__mcp_session_stateless_offers(sess, "elicitation"))
         return true;
     if (given && (!action || strcmp(action, "accept") != 0)) {
-        errorf(sink, msg->id, REIN__MCP_INVALID_PARAMS,
-               "the prompt %.100s was not given its arguments: the client answered %.40s", name,
-               action ? action : "(no action)");
+        not_given(sink, msg->id, name, action);
         return false;
     }
-    if (given) {
-        *owned = json_deep_copy(*args);
-        json_object_foreach(json_object_get(given, "content"), key, v)
-        {
-            if (*owned && json_is_string(v) && !json_object_get(*owned, key) &&
-                json_object_set(*owned, key, v)) {
-                json_decref(*owned);
-                *owned = NULL;
-            }
-        }
-        if (!*owned) {
-            errorf(sink, msg->id, REIN__MCP_INTERNAL_ERROR, "out of memory");
-            return false;
-        }
-        *args = *owned;
+    if (given && !fill_arguments(json_object_get(given, "content"), args, owned)) {
+        errorf(sink, msg->id, REIN__MCP_INTERNAL_ERROR, "out of memory");
+        return false;
     }
     ask = rein__mcp_prompts_ask(rein__mcp_srv_prompts(srv), name, *args);
     if (!ask)

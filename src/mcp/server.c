@@ -1291,6 +1291,44 @@ bool rein__mcp_is_long(const struct rein__mcp_msg *msg)
                                               strcmp(msg->method, "subscriptions/listen") == 0);
 }
 
+bool rein__mcp_asks_first(rein_mcp_server *srv, struct rein__mcp_session *sess,
+                          const struct rein__mcp_msg *msg)
+{
+    const char *name = json_string_value(json_object_get(msg->params, "name"));
+    const json_t *args = json_object_get(msg->params, "arguments");
+    json_t *ask;
+
+    if (msg->kind != REIN__MCP_REQUEST || strcmp(msg->method, "prompts/get") != 0 || !name ||
+        (args && !json_is_object(args)) || !sess || !client_offers(sess, "elicitation"))
+        return false;
+    ask = rein__mcp_prompts_ask(srv->prompts, name, args);
+    json_decref(ask);
+    return ask != NULL;
+}
+
+rein_err rein__mcp_ask_during(rein_mcp_server *srv, struct rein__mcp_session *sess,
+                              const struct rein__mcp_msg *msg, struct rein__mcp_sink *sink,
+                              const char *method, const json_t *params, json_t **result,
+                              rein_error *err)
+{
+    struct mcp_call *c = call_new(srv, sess, msg, sink);
+    rein_err rc;
+
+    *result = NULL;
+    if (!c)
+        return rein_error_set(err, REIN_ENOMEM, "out of memory asking the client");
+    /* Listed like a running call, so that the client's notifications/cancelled for msg ends
+     * the wait. */
+    call_list(srv, c);
+    rc = ask_client(c, method, params, result, err);
+    pthread_mutex_lock(&c->mu);
+    c->done = true;
+    pthread_mutex_unlock(&c->mu);
+    call_unlist(srv, c);
+    call_unref(c);
+    return rc;
+}
+
 /* ---- subscriptions/listen (2026-07-28) ---------------------------------------------------- */
 
 /* The listen request's stream as the session's notification sink: only the notifications the

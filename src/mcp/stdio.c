@@ -2,9 +2,10 @@
  * rein as an MCP server over stdio (`rein mcp serve`): newline-delimited JSON-RPC messages on
  * the input descriptor, answers and notifications on the output descriptor, one session.
  *
- * The reading thread decodes each line and handles it at once, except tools/call, which runs
- * on the server's worker pool so that the next lines (a notifications/cancelled for that very
- * call, a ping, other calls) are read while it runs. Writes from all threads go through one
+ * The reading thread decodes each line and handles it at once, except tools/call (and a
+ * prompts/get that asks the client first), which runs on the server's worker pool so that the
+ * next lines (a notifications/cancelled for that very call, the client's answer, a ping, other
+ * calls) are read while it runs. Writes from all threads go through one
  * mutex, one whole line at a time. A line that is not a message is answered with a JSON-RPC
  * error and the session goes on; a line longer than max_message_bytes is skipped to its end
  * and answered with -32600. At end of input the calls still running get a second to finish,
@@ -84,7 +85,7 @@ static void handle_line(rein_mcp_server *srv, struct rein__mcp_session *sess,
         json_decref(bad_id);
         return;
     }
-    if (rein__mcp_is_long(&msg)) {
+    if (rein__mcp_is_long(&msg) || rein__mcp_asks_first(srv, sess, &msg)) {
         job = rein_calloc(1, sizeof(*job));
         if (job) {
             *job = (struct stdio_job){srv, sess, conn, msg};

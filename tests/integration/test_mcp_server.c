@@ -1373,12 +1373,102 @@ static void stdio_prompt_asks_for_arguments(void **state)
     m = prompt_round(&c, 6, "\"arg1\":\"a\",\"arg2\":\"b\"", "", "{\"elicitation\":{}}");
     assert_string_equal(json_string_value(json_object_get(result_of(m), "resultType")), "complete");
     json_decref(m);
-    /* A session's prompts/get (2025-11-25) is not asked either. */
+    /* A session's client (2025-11-25) without elicitation: -32602, as before. */
     child_init(&c, "2025-11-25");
     m = child_call(&c, 7, "prompts/get", "{\"name\":\"test_prompt_with_arguments\"}", NULL);
     assert_int_equal(err_code(m), -32602);
     json_decref(m);
     assert_int_equal(child_stop(&c), 0);
+}
+
+/* A prompts/get that lacks arg1 from a session client that declared elicitation: the request
+ * rein sends it, checked, and the id to answer it by. */
+static void expect_prompt_form(struct child *c, int id, char *ask_id, size_t size)
+{
+    char line[512];
+    json_t *m;
+    const json_t *schema;
+
+    snprintf(line, sizeof(line),
+             "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"prompts/get\",\"params\":{"
+             "\"name\":\"test_prompt_with_arguments\",\"arguments\":{\"arg2\":\"two\"}}}",
+             id);
+    child_send(c, line);
+    m = child_request(c, ask_id, size);
+    assert_string_equal(json_string_value(json_object_get(m, "method")), "elicitation/create");
+    schema = json_object_get(json_object_get(m, "params"), "requestedSchema");
+    assert_int_equal(json_object_size(json_object_get(schema, "properties")), 1); /* arg2 given */
+    assert_string_equal(json_string_value(json_array_get(json_object_get(schema, "required"), 0)),
+                        "arg1");
+    json_decref(m);
+}
+
+/* A client with a session (2025-06-18, 2025-11-25) that declared elicitation is asked for a
+ * prompt's missing required arguments with elicitation/create during its prompts/get; a
+ * declined form, or a client's error, is -32602, and a cancelled request gets no answer. */
+static void stdio_prompt_asks_session_client(void **state)
+{
+    static const char *const versions[] = {"2025-06-18", "2025-11-25"};
+    char id[64], line[512];
+    struct child c;
+    json_t *m;
+
+    (void)state;
+    for (size_t v = 0; v < 2; v++) {
+        child_start(&c, NULL);
+        child_init_caps(&c, versions[v], "{\"elicitation\":{}}");
+        expect_prompt_form(&c, 2, id, sizeof(id));
+        snprintf(line, sizeof(line),
+                 "{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{\"action\":\"accept\","
+                 "\"content\":{\"arg1\":\"hello\"}}}",
+                 id);
+        child_send(&c, line);
+        m = child_wait(&c, 2, NULL);
+        assert_string_equal(
+            json_string_value(json_object_get(
+                json_object_get(json_array_get(json_object_get(result_of(m), "messages"), 0),
+                                "content"),
+                "text")),
+            "Prompt with arguments: arg1='hello', arg2='two'");
+        json_decref(m);
+        /* Declined: the prompt cannot be made. */
+        expect_prompt_form(&c, 3, id, sizeof(id));
+        snprintf(line, sizeof(line),
+                 "{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{\"action\":\"decline\"}}", id);
+        child_send(&c, line);
+        m = child_wait(&c, 3, NULL);
+        assert_int_equal(err_code(m), -32602);
+        assert_non_null(strstr(
+            json_string_value(json_object_get(json_object_get(m, "error"), "message")), "decline"));
+        json_decref(m);
+        /* The client answers with an error. */
+        expect_prompt_form(&c, 4, id, sizeof(id));
+        snprintf(line, sizeof(line),
+                 "{\"jsonrpc\":\"2.0\",\"id\":%s,\"error\":{\"code\":-32000,\"message\":"
+                 "\"no person here\"}}",
+                 id);
+        child_send(&c, line);
+        m = child_wait(&c, 4, NULL);
+        assert_int_equal(err_code(m), -32602);
+        assert_non_null(
+            strstr(json_string_value(json_object_get(json_object_get(m, "error"), "message")),
+                   "no person here"));
+        json_decref(m);
+        /* Cancelled while asked: no answer, and the session goes on. */
+        expect_prompt_form(&c, 5, id, sizeof(id));
+        child_send(&c, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\","
+                       "\"params\":{\"requestId\":5}}");
+        m = child_call(&c, 6, "ping", NULL, NULL); /* fails on any response to 5 */
+        json_decref(m);
+        expect_prompt_form(&c, 7, id, sizeof(id)); /* ... and so does this round */
+        snprintf(line, sizeof(line),
+                 "{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{\"action\":\"cancel\"}}", id);
+        child_send(&c, line);
+        m = child_wait(&c, 7, NULL);
+        assert_int_equal(err_code(m), -32602);
+        json_decref(m);
+        assert_int_equal(child_stop(&c), 0);
+    }
 }
 
 /* 2026-07-28's subscriptions/listen over stdio: acknowledged first (what rein honours),
@@ -2445,6 +2535,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(stdio_input_required_rounds),
     cmocka_unit_test(request_state_across_servers),
     cmocka_unit_test(stdio_prompt_asks_for_arguments),
+    cmocka_unit_test(stdio_prompt_asks_session_client),
     cmocka_unit_test(stdio_subscriptions_listen),
     cmocka_unit_test(http_subscriptions_listen),
     cmocka_unit_test(http_sessions),

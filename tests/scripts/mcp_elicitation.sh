@@ -9,7 +9,8 @@
 # stops it before any person is asked. Process skills ask the client themselves (decision 0031;
 # the conformance fixtures test_sampling and test_elicitation): the client's model's answer and
 # its user's form reach the skill, and a client without the capability gets a tool error that
-# names it. Exit 77 without node/npm packages.
+# names it. A prompt template's missing required argument is asked for the same way during
+# prompts/get. Exit 77 without node/npm packages.
 set -uo pipefail
 here="$(cd "$(dirname "$0")/.." && pwd)"
 build="${REIN_BUILD_DIR:-$here/../build-test}"
@@ -89,6 +90,23 @@ check_ask() {
   esac
 }
 
+# check_prompt MODE TARGET ANSWER WANT: the client gets a prompt template without its required
+# argument arg1; rein asks for it (elicitation/create) during prompts/get, and the prompt's
+# text (or the error, when WANT starts with "error:") must contain WANT.
+check_prompt() {
+  local mode=$1 target=$2 answer=$3 want=$4 out text
+  out="$(cd "$here/mcp" && PROMPT=test_prompt_with_arguments PROMPT_ARGS='{"arg2":"two"}' \
+    ANSWER_CONTENT='{"arg1":"hello"}' timeout 60 "$node22" "$client" "$mode" "$target" - \
+    "$answer" 2>"$work/client.err")" ||
+    { fail "$mode prompt ($answer): the client failed"; cat "$work/client.err" >&2; return; }
+  text="$(printf '%s' "$out" | "$node22" -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>{const o=JSON.parse(s);console.log(o.asked.length+" "+(o.result.error?"error:"+o.result.error:o.result.messages[0].content.text))})')"
+  case "$text" in
+    "1 ${want}"*) ;;
+    "1 error:"*"${want#error:}"*) [ "${want#error:}" != "$want" ] || fail "$mode prompt: $text" ;;
+    *) fail "$mode prompt ($answer): got \"$text\", want one question and \"$want\"" ;;
+  esac
+}
+
 for answer in accept reject decline cancel; do
   ran=no; [ $answer = accept ] && ran=yes
   check stdio "$rein" wipe $answer $ran 1
@@ -105,6 +123,8 @@ check_ask stdio "$rein" test_elicitation '{"message":"Who are you?"}' accept "" 
   'User response: action=accept, content={"approve": true}'
 check_ask stdio "$rein" test_elicitation '{"message":"Who are you?"}' decline "" \
   'User response: action=decline'
+check_prompt stdio "$rein" accept "Prompt with arguments: arg1='hello', arg2='two'"
+check_prompt stdio "$rein" decline "error:the client answered decline"
 
 # The same over Streamable HTTP: the question travels on the call's event stream and the
 # answer comes back as a POST.
@@ -125,5 +145,7 @@ check_ask http "$url/mcp" test_elicitation '{"message":"Who are you?"}' accept "
   'User response: action=accept, content={"approve": true}'
 check_ask http "$url/mcp" test_elicitation '{"message":"Who are you?"}' cancel "" \
   'User response: action=cancel'
-[ $status -eq 0 ] && echo "mcp_elicitation: rein asked before every destructive call, and ran it only when approved; process skills asked the client and got its answers"
+check_prompt http "$url/mcp" accept "Prompt with arguments: arg1='hello', arg2='two'"
+check_prompt http "$url/mcp" cancel "error:the client answered cancel"
+[ $status -eq 0 ] && echo "mcp_elicitation: rein asked before every destructive call, and ran it only when approved; process skills asked the client and got its answers; prompts asked for their arguments"
 exit $status
