@@ -1198,8 +1198,12 @@ static void stdio_questions_of_concurrent_calls(void **state)
         rein_call_result_free(calls[i].res);
     }
 
-    assert_int_equal(crowd_run(&c, &client_a, &client_b, calls, &k), 1);
-    assert_int_equal(k.asked, 1);
+    /* Two clients: a question that comes while both calls run is refused. One always does (the
+     * first question asked is held until a call ends); the other may come while both still run
+     * too, or once the first call has ended, when it is its call's alone. */
+    int ok = crowd_run(&c, &client_a, &client_b, calls, &k);
+    assert_true(ok <= 1);
+    assert_int_equal(k.asked, ok);
     for (int i = 0; i < 2; i++) {
         if (rein_call_result_code(calls[i].res) != REIN_CALL_OK)
             expect(calls[i].res, REIN_CALL_EXECUTION_FAILED, "cannot tell which of its 2");
