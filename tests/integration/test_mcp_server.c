@@ -1403,13 +1403,35 @@ static void expect_prompt_form(struct child *c, int id, char *ask_id, size_t siz
     json_decref(m);
 }
 
+/* One round: the prompts/get with this id, its form, and the client's answer to the form
+ * (the members after "id" of a JSON-RPC response); returns rein's answer to the prompts/get. */
+static json_t *prompt_form_round(struct child *c, int id, const char *answer)
+{
+    char ask_id[64], line[512];
+
+    expect_prompt_form(c, id, ask_id, sizeof(ask_id));
+    snprintf(line, sizeof(line), "{\"jsonrpc\":\"2.0\",\"id\":%s,%s}", ask_id, answer);
+    child_send(c, line);
+    return child_wait(c, id, NULL);
+}
+
+/* m is the error -32602 and its message says says. */
+static void expect_not_given(json_t *m, const char *says)
+{
+    assert_int_equal(err_code(m), -32602);
+    assert_non_null(
+        strstr(json_string_value(json_object_get(json_object_get(m, "error"), "message")), says));
+    json_decref(m);
+}
+
 /* A client with a session (2025-06-18, 2025-11-25) that declared elicitation is asked for a
  * prompt's missing required arguments with elicitation/create during its prompts/get; a
- * declined form, or a client's error, is -32602, and a cancelled request gets no answer. */
+ * declined or cancelled form, or a client's error, is -32602, and a cancelled request gets no
+ * answer. */
 static void stdio_prompt_asks_session_client(void **state)
 {
     static const char *const versions[] = {"2025-06-18", "2025-11-25"};
-    char id[64], line[512];
+    char id[64];
     struct child c;
     json_t *m;
 
@@ -1417,13 +1439,8 @@ static void stdio_prompt_asks_session_client(void **state)
     for (size_t v = 0; v < 2; v++) {
         child_start(&c, NULL);
         child_init_caps(&c, versions[v], "{\"elicitation\":{}}");
-        expect_prompt_form(&c, 2, id, sizeof(id));
-        snprintf(line, sizeof(line),
-                 "{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{\"action\":\"accept\","
-                 "\"content\":{\"arg1\":\"hello\"}}}",
-                 id);
-        child_send(&c, line);
-        m = child_wait(&c, 2, NULL);
+        m = prompt_form_round(
+            &c, 2, "\"result\":{\"action\":\"accept\",\"content\":{\"arg1\":\"hello\"}}");
         assert_string_equal(
             json_string_value(json_object_get(
                 json_object_get(json_array_get(json_object_get(result_of(m), "messages"), 0),
@@ -1431,42 +1448,19 @@ static void stdio_prompt_asks_session_client(void **state)
                 "text")),
             "Prompt with arguments: arg1='hello', arg2='two'");
         json_decref(m);
-        /* Declined: the prompt cannot be made. */
-        expect_prompt_form(&c, 3, id, sizeof(id));
-        snprintf(line, sizeof(line),
-                 "{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{\"action\":\"decline\"}}", id);
-        child_send(&c, line);
-        m = child_wait(&c, 3, NULL);
-        assert_int_equal(err_code(m), -32602);
-        assert_non_null(strstr(
-            json_string_value(json_object_get(json_object_get(m, "error"), "message")), "decline"));
-        json_decref(m);
-        /* The client answers with an error. */
-        expect_prompt_form(&c, 4, id, sizeof(id));
-        snprintf(line, sizeof(line),
-                 "{\"jsonrpc\":\"2.0\",\"id\":%s,\"error\":{\"code\":-32000,\"message\":"
-                 "\"no person here\"}}",
-                 id);
-        child_send(&c, line);
-        m = child_wait(&c, 4, NULL);
-        assert_int_equal(err_code(m), -32602);
-        assert_non_null(
-            strstr(json_string_value(json_object_get(json_object_get(m, "error"), "message")),
-                   "no person here"));
-        json_decref(m);
+        expect_not_given(prompt_form_round(&c, 3, "\"result\":{\"action\":\"decline\"}"),
+                         "decline");
+        expect_not_given(
+            prompt_form_round(&c, 4, "\"error\":{\"code\":-32000,\"message\":\"no person here\"}"),
+            "no person here");
         /* Cancelled while asked: no answer, and the session goes on. */
         expect_prompt_form(&c, 5, id, sizeof(id));
         child_send(&c, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\","
                        "\"params\":{\"requestId\":5}}");
         m = child_call(&c, 6, "ping", NULL, NULL); /* fails on any response to 5 */
         json_decref(m);
-        expect_prompt_form(&c, 7, id, sizeof(id)); /* ... and so does this round */
-        snprintf(line, sizeof(line),
-                 "{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{\"action\":\"cancel\"}}", id);
-        child_send(&c, line);
-        m = child_wait(&c, 7, NULL);
-        assert_int_equal(err_code(m), -32602);
-        json_decref(m);
+        /* ... and so does this round */
+        expect_not_given(prompt_form_round(&c, 7, "\"result\":{\"action\":\"cancel\"}"), "cancel");
         assert_int_equal(child_stop(&c), 0);
     }
 }
