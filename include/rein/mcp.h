@@ -86,6 +86,7 @@
 #include <rein/server.h>
 #include <rein/store.h>
 #include <rein/tools.h>
+#include <stdio.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -301,6 +302,18 @@ REIN_EXTERN void rein_mcp_clients_offer(rein_mcp_clients *set, unsigned offers);
  * memory. For programs that answer forms without a person (`rein mcp call --elicit defaults`).
  */
 REIN_EXTERN json_t *rein_mcp_elicit_defaults(const json_t *params, const char **why);
+/*
+ * An answer to elicitation/create (params borrowed) from a person: writes the server's message
+ * to out and asks there whether to accept, decline or cancel, then, on accept, for each field
+ * of the requestedSchema in turn, reading one line per entry from in (both borrowed). An entry
+ * is read as the field's type (a choice by its number, value or title; yes/no for a boolean;
+ * comma-separated choices for an array), checked against the field's schema (bounds, lengths,
+ * formats), and asked again, with the reason, when it does not fit; an empty one takes the
+ * default, or leaves an optional field out. The end of input cancels. A URL-mode elicitation
+ * shows the URL; accept means the person will open it. Returns {"action", "content"?} (new);
+ * NULL only when out of memory. For `rein mcp call` at a terminal.
+ */
+REIN_EXTERN json_t *rein_mcp_elicit_ask(const json_t *params, FILE *in, FILE *out);
 /*
  * `rein mcp login`: forgets what is stored for the HTTP server name and connects it with the
  * browser flow allowed, waiting up to timeout_ms (0: ten minutes). *authorized tells whether

@@ -25,6 +25,7 @@
  */
 #include "cli.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -94,15 +95,16 @@ static void call_usage(FILE *out)
     fprintf(out,
             "usage: rein mcp call [--config FILE] [--url URL [--name NAME]] TOOL\n"
             "                     ['ARGS_JSON' | -] [--timeout DURATION]\n"
-            "                     [--elicit defaults|decline]\n\n"
+            "                     [--elicit ask|defaults|decline]\n\n"
             "Calls TOOL (server__tool, or with --url the server's own name for it) through the\n"
             "call pipeline and prints the normalized result as JSON. ARGS_JSON defaults to\n"
             "{}; - reads it from stdin.\n\n" MCP_COMMON_HELP
             "  --timeout D    stop the call after D (milliseconds, or 30s)\n"
             "  --elicit M     let the servers ask for input (elicitation/create) and answer\n"
-            "                 every form: defaults accepts it with the defaults it gives (and\n"
+            "                 every form: ask asks the person at stdin field by field (on\n"
+            "                 stderr), defaults accepts it with the defaults it gives (and\n"
             "                 declines it when a required field has none), decline declines it\n"
-            "                 (default: rein offers no elicitation)\n"
+            "                 (default: ask when stdin is a terminal, else no elicitation)\n"
             "\nExit status: 0 the call succeeded, 1 it failed, 2 usage.\n");
 }
 
@@ -128,8 +130,8 @@ static int mcp_option(void *opts, const char *flag, const char *v)
     else if (strcmp(flag, "--name") == 0)
         o->name = v;
     else if (strcmp(flag, "--elicit") == 0) {
-        if (strcmp(v, "defaults") != 0 && strcmp(v, "decline") != 0) {
-            fprintf(stderr, "rein mcp: --elicit takes defaults or decline, not \"%s\"\n", v);
+        if (strcmp(v, "ask") != 0 && strcmp(v, "defaults") != 0 && strcmp(v, "decline") != 0) {
+            fprintf(stderr, "rein mcp: --elicit takes ask, defaults or decline, not \"%s\"\n", v);
             return CLI_EXIT_USAGE;
         }
         o->elicit = v;
@@ -392,8 +394,12 @@ out:
     return rc;
 }
 
-/* `rein mcp call --elicit`: the servers' forms answered without a person (userdata: the
- * mode). What the server asked is shown on stderr. */
+/* One form at a time on the terminal, whichever thread a server's question came on. */
+static pthread_mutex_t asking = PTHREAD_MUTEX_INITIALIZER;
+
+/* `rein mcp call --elicit`: the servers' forms answered by the person at stdin (ask; the
+ * questions on stderr) or without a person (userdata: the mode). What the server asked is shown
+ * on stderr. */
 static rein_err elicit_answer(void *userdata, const char *key, const char *method,
                               const json_t *params, int64_t timeout_ms, json_t **result,
                               rein_error *err)
@@ -405,6 +411,12 @@ static rein_err elicit_answer(void *userdata, const char *key, const char *metho
     (void)timeout_ms;
     if (strcmp(method, "elicitation/create") != 0)
         return rein_error_set(err, REIN_ENOTSUP, "rein mcp call answers no %s", method);
+    if (strcmp(mode, "ask") == 0) {
+        pthread_mutex_lock(&asking);
+        *result = rein_mcp_elicit_ask(params, stdin, stderr);
+        pthread_mutex_unlock(&asking);
+        return *result ? REIN_OK : rein_error_set(err, REIN_ENOMEM, "out of memory");
+    }
     *result = strcmp(mode, "defaults") == 0 ? rein_mcp_elicit_defaults(params, &why)
                                             : json_pack("{s:s}", "action", "decline");
     if (!*result)
@@ -419,7 +431,7 @@ static rein_err elicit_answer(void *userdata, const char *key, const char *metho
 static int cmd_mcp_call(const struct mcp_opts *o)
 {
     const char *tool = o->nargs > 0 ? o->args[0] : NULL;
-    const char *args = o->nargs > 1 ? o->args[1] : "{}";
+    const char *args = o->nargs > 1 ? o->args[1] : "{}", *elicit = o->elicit;
     struct rein_call_opts copts = {.timeout_ms = o->timeout_ms};
     struct rein_call_input in = {0};
     rein_mcp_clients *clients;
@@ -432,10 +444,14 @@ static int cmd_mcp_call(const struct mcp_opts *o)
         return cli_usage_error("rein mcp call needs a tool name (see rein mcp --help)");
     rein_error_clear(&err);
     clients = load_clients(o, &err);
-    if (clients && o->elicit) {
+    /* A person at the terminal answers the servers' forms, unless told otherwise (the
+     * arguments read from stdin leave nothing to answer with). */
+    if (!elicit && isatty(STDIN_FILENO) && strcmp(args, "-") != 0)
+        elicit = "ask";
+    if (clients && elicit) {
         rein_mcp_clients_offer(clients, REIN_MCP_OFFER_ELICITATION);
         copts.ask = elicit_answer;
-        copts.ask_data = (void *)o->elicit;
+        copts.ask_data = (void *)elicit;
     }
     reg = clients ? rein_registry_new(&err) : NULL;
     if (!reg || join_clients(clients, reg, o->timeout_ms, &err) != REIN_OK) {

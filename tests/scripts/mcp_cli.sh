@@ -44,6 +44,50 @@ check 'd["error"]["code"] == "invalid_arguments"'
 run 1 "$rein" mcp call --config "$tmp/ok.json" self__test_error_handling
 check 'd["error"]["message"] == "This tool intentionally returns an error for testing"'
 run 2 "$rein" mcp call --config "$tmp/ok.json"
+
+# A server's form answered by a person (--elicit ask; the default at a terminal): each field in
+# turn on stderr, read from stdin as its type, asked again when it does not fit.
+printf 'a\nAda\n\nnope\n88.5\n3\nno\n' >"$tmp/answers"
+run 0 "$rein" mcp call --config "$tmp/ok.json" --elicit ask self__test_elicitation_sep1034_defaults \
+  <"$tmp/answers"
+check 'd["output"]["content"][0]["text"] == "Elicitation completed: action=accept, content=" + json.dumps({"name": "Ada", "age": 30, "score": 88.5, "status": "pending", "verified": False})'
+grep -q 'The server asks: Please review and update the form fields with defaults' "$tmp/err" ||
+  fail "ask: the question is not shown"
+grep -q 'not a number; try again' "$tmp/err" || fail "ask: a bad number is not asked again"
+printf 'd\n' >"$tmp/answers"
+run 0 "$rein" mcp call --config "$tmp/ok.json" --elicit ask self__test_elicitation_sep1034_defaults \
+  <"$tmp/answers"
+check 'd["output"]["content"][0]["text"].startswith("Elicitation completed: action=decline")'
+# At a terminal nothing needs saying: rein asks there (a pseudo-terminal answered prompt by
+# prompt, as a person would).
+python3 - "$tmp/tty" "$rein" mcp call --config "$tmp/ok.json" \
+  self__test_elicitation_sep1034_defaults <<'EOF' || fail "at a terminal: $(cat "$tmp/tty")"
+import os, pty, select, sys, time
+out, cmd = sys.argv[1], sys.argv[2:]
+answers = ["a", "Grace", "41", "", "inactive", "yes"]
+pid, fd = pty.fork()
+if pid == 0:
+    os.execvp(cmd[0], cmd)
+data, sent, deadline = b"", 0, time.time() + 60
+while time.time() < deadline:
+    if select.select([fd], [], [], 1)[0]:
+        try:
+            chunk = os.read(fd, 65536)
+        except OSError:
+            break
+        if not chunk:
+            break
+        data += chunk
+        # One answer per prompt shown: the action, then each field's "> ".
+        while sent < len(answers) and data.count(b"[c]ancel: ") + data.count(b"> ") > sent:
+            os.write(fd, (answers[sent] + "\n").encode())
+            sent += 1
+_, status = os.waitpid(pid, 0)
+open(out, "wb").write(data)
+sys.exit(0 if os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0 else 1)
+EOF
+grep -qF 'action=accept, content={\"name\": \"Grace\", \"age\": 41, \"score\": 95.5, \"status\": \"inactive\", \"verified\": true}' "$tmp/tty" ||
+  fail "at a terminal: not answered as typed: $(cat "$tmp/tty")"
 run 2 "$rein" mcp list --config "$tmp/missing.json"
 run 2 "$rein" mcp bogus
 run 0 "$rein" mcp --help

@@ -660,9 +660,118 @@ static void elicitation_defaults(void **state)
     json_decref(out);
 }
 
+/* rein_mcp_elicit_ask with the person's lines in input; what it showed goes to *shown (new). */
+static json_t *ask_person(const char *params_json, const char *input, char **shown)
+{
+    json_t *params = json_loads(params_json, 0, NULL), *answer;
+    FILE *in = fmemopen((void *)input, strlen(input), "r");
+    size_t size = 0;
+    FILE *out = open_memstream(shown, &size);
+
+    assert_non_null(params);
+    assert_non_null(in);
+    assert_non_null(out);
+    answer = rein_mcp_elicit_ask(params, in, out);
+    fclose(in);
+    fclose(out);
+    json_decref(params);
+    assert_non_null(answer);
+    return answer;
+}
+
+/* A form answered at a terminal: each field read as its type and checked against its schema,
+ * asked again with the reason when it does not fit; defaults for empty entries; decline,
+ * cancel, the end of input, and a URL-mode request. */
+static void elicitation_asked(void **state)
+{
+    static const char form[] =
+        "{\"message\":\"Who are you?\",\"requestedSchema\":{\"type\":\"object\","
+        "\"properties\":{"
+        "\"name\":{\"type\":\"string\",\"title\":\"Name\",\"minLength\":2},"
+        "\"age\":{\"type\":\"integer\",\"minimum\":0},"
+        "\"color\":{\"type\":\"string\",\"oneOf\":[{\"const\":\"r\",\"title\":\"Red\"},"
+        "{\"const\":\"g\",\"title\":\"Green\"}]},"
+        "\"size\":{\"type\":\"string\",\"enum\":[\"s\",\"m\",\"l\"]},"
+        "\"verified\":{\"type\":\"boolean\",\"default\":true},"
+        "\"score\":{\"type\":\"number\"},"
+        "\"tags\":{\"type\":\"array\",\"items\":{\"anyOf\":[{\"const\":\"a\"},"
+        "{\"const\":\"b\"}]}},"
+        "\"note\":{\"type\":\"string\"},"
+        "\"mail\":{\"type\":\"string\",\"format\":\"email\"}},"
+        "\"required\":[\"name\",\"age\",\"color\"]}}";
+    char *shown = NULL;
+    json_t *answer, *want;
+
+    (void)state;
+    /* name: too short, then Ada; age: not a number, below the minimum, then 36; color: by its
+     * title; size: by its number; verified: the default; score: a fraction; tags: one not
+     * offered, then both; note: left out; mail: not an address, then one. */
+    answer = ask_person(form,
+                        "x\naccept\nA\n  Ada  \nold\n-1\n36\ngreen\n3\n\n2.5\nz\na, b\n\nnope\n"
+                        "ada@example.com\n",
+                        &shown);
+    want = json_loads("{\"action\":\"accept\",\"content\":{\"name\":\"Ada\",\"age\":36,"
+                      "\"color\":\"g\",\"size\":\"l\",\"verified\":true,\"score\":2.5,"
+                      "\"tags\":[\"a\",\"b\"],\"mail\":\"ada@example.com\"}}",
+                      0, NULL);
+    assert_true(json_equal(answer, want));
+    json_decref(want);
+    json_decref(answer);
+    assert_non_null(strstr(shown, "The server asks: Who are you?"));
+    assert_non_null(strstr(shown, "Name (string, required)"));
+    assert_non_null(strstr(shown, "  2) Green"));
+    assert_non_null(strstr(shown, "not a whole number; try again"));
+    assert_non_null(strstr(shown, "verified (boolean, default true)"));
+    assert_non_null(strstr(shown, "not among the choices"));
+    /* The schema's own checks: minLength and minimum, in the schema module's words. */
+    assert_non_null(strstr(shown, "must be at least 2 characters long, got 1; try again"));
+    assert_non_null(strstr(shown, "must be at least 0, got -1; try again"));
+    assert_non_null(strstr(shown, "must be a valid email, got \"nope\"; try again"));
+    free(shown);
+
+    /* A required field left empty is asked again. */
+    answer = ask_person(form, "a\n\nAda\n1\nr\n\n\n\n\n\n\n", &shown);
+    assert_non_null(strstr(shown, "this field is required; try again"));
+    assert_string_equal(
+        json_string_value(json_object_get(json_object_get(answer, "content"), "name")), "Ada");
+    assert_int_equal(json_object_size(json_object_get(answer, "content")), 4); /* + verified */
+    json_decref(answer);
+    free(shown);
+
+    answer = ask_person(form, "d\n", &shown);
+    assert_string_equal(json_string_value(json_object_get(answer, "action")), "decline");
+    assert_null(json_object_get(answer, "content"));
+    json_decref(answer);
+    free(shown);
+    answer = ask_person(form, "cancel\n", &shown);
+    assert_string_equal(json_string_value(json_object_get(answer, "action")), "cancel");
+    json_decref(answer);
+    free(shown);
+    /* The end of input, before the action or in the middle of the form, cancels. */
+    answer = ask_person(form, "", &shown);
+    assert_string_equal(json_string_value(json_object_get(answer, "action")), "cancel");
+    json_decref(answer);
+    free(shown);
+    answer = ask_person(form, "a\nAda\n", &shown);
+    assert_string_equal(json_string_value(json_object_get(answer, "action")), "cancel");
+    assert_null(json_object_get(answer, "content"));
+    json_decref(answer);
+    free(shown);
+    /* URL mode: the address is shown; accept carries no content. */
+    answer = ask_person("{\"mode\":\"url\",\"message\":\"Sign in\",\"url\":"
+                        "\"https://example.com/login\",\"elicitationId\":\"e1\"}",
+                        "a\n", &shown);
+    assert_string_equal(json_string_value(json_object_get(answer, "action")), "accept");
+    assert_null(json_object_get(answer, "content"));
+    assert_non_null(strstr(shown, "https://example.com/login"));
+    json_decref(answer);
+    free(shown);
+}
+
 static const struct CMUnitTest tests[] = {
     cmocka_unit_test(jsonrpc_kinds),
     cmocka_unit_test(elicitation_defaults),
+    cmocka_unit_test(elicitation_asked),
     cmocka_unit_test(jsonrpc_bad_messages),
     cmocka_unit_test(jsonrpc_broken_responses),
     cmocka_unit_test(jsonrpc_limits_and_encoders),
