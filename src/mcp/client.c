@@ -1101,6 +1101,10 @@ rein_err rein__mcp_conn_connect(struct rein__mcp_conn *c, int64_t timeout_ms, re
     pthread_mutex_unlock(&c->mu);
     if (!rc && list)
         rc = list_tools(c, &o, err);
+    /* The standalone stream opens before the connection counts as ready, so that no call can
+     * start before a question asked outside its stream can reach rein. */
+    if (!rc && c->cfg->http && wants_standalone_stream(c))
+        rein__mcp_http_listen_start(c);
     pthread_mutex_lock(&c->mu);
     c->in_connect = false;
     c->state = rc ? REIN__MCP_ST_FAILED : REIN__MCP_ST_READY;
@@ -1111,8 +1115,6 @@ rein_err rein__mcp_conn_connect(struct rein__mcp_conn *c, int64_t timeout_ms, re
     pthread_mutex_unlock(&c->mu);
     if (rc)
         transport_close(c);
-    else if (c->cfg->http && wants_standalone_stream(c))
-        rein__mcp_http_listen_start(c);
 out:
     pthread_mutex_unlock(&c->connect_mu);
     return rc;

@@ -30,9 +30,19 @@ struct xfer {
     char session[256];
     char www[2048]; /* WWW-Authenticate */
     bool too_big;
-    bool stop;  /* the response arrived: the rest of the stream is not needed */
-    bool idled; /* p's idle limit passed (no progress for too long) */
+    bool stop;       /* the response arrived: the rest of the stream is not needed */
+    bool idled;      /* p's idle limit passed (no progress for too long) */
+    bool standalone; /* the GET of the standalone stream */
 };
+
+/* The standalone stream answered (or will not): rein__mcp_http_listen_start stops waiting. */
+static void listen_answered(struct rein__mcp_conn *c)
+{
+    pthread_mutex_lock(&c->mu);
+    c->listen_up = true;
+    pthread_cond_broadcast(&c->cv);
+    pthread_mutex_unlock(&c->mu);
+}
 
 /* libcurl's progress callback, about once a second: ends a transfer whose request has gone
  * quiet for longer than its idle limit (progress notifications move the limit on). */
@@ -85,6 +95,8 @@ static size_t on_header(char *data, size_t size, size_t n, void *ud)
         header_value(data, len, sizeof(www) - 1, x->www, sizeof(x->www));
     if (len > sizeof(name) && strncasecmp(data, name, sizeof(name) - 1) == 0)
         header_value(data, len, sizeof(name) - 1, x->session, sizeof(x->session));
+    if (x->standalone && (len == 2 || len == 1) && (data[0] == '\r' || data[0] == '\n'))
+        listen_answered(x->c); /* the blank line that ends the headers: the stream is open */
     return len;
 }
 
@@ -253,7 +265,7 @@ int rein__mcp_http_exchange(struct rein__mcp_conn *c, struct rein__mcp_pending *
                             char *last_out, int64_t *retry_out, struct rein__mcp_auth *auth,
                             rein_error *err)
 {
-    struct xfer x = {.c = c, .p = p};
+    struct xfer x = {.c = c, .p = p, .standalone = !p && !body};
     uint64_t gen = 0;
     struct curl_slist *headers;
     char detail[CURL_ERROR_SIZE] = "", snippet[240];
@@ -501,6 +513,7 @@ static void *listen_main(void *arg)
         rein_error_clear(&err);
         rc = rein__mcp_http_exchange(c, NULL, NULL, 0, last[0] ? last : NULL, 0, stop, out, &retry,
                                      NULL, &err);
+        listen_answered(c);
         if (rein_cancel_is_set(stop))
             break;
         if (rc == REIN__MCP_NO_STREAM || rc == REIN__MCP_SESSION_EXPIRED) {
@@ -526,19 +539,37 @@ static void *listen_main(void *arg)
     return NULL;
 }
 
+/* How long opening the standalone stream may hold up the connection's first call. */
+#define LISTEN_OPEN_WAIT_MS 3000
+
+/*
+ * Starts reading the standalone stream, and waits until it is open (its headers came; at most
+ * LISTEN_OPEN_WAIT_MS): a server that asks something outside a call's stream (the TypeScript
+ * SDK's Server.request during a tool call) drops the request when no such stream is open yet,
+ * and the call would then wait for an answer that never comes.
+ */
 void rein__mcp_http_listen_start(struct rein__mcp_conn *c)
 {
+    int64_t until = rein_now_ms() + LISTEN_OPEN_WAIT_MS, left;
+
     if (c->listening)
         return;
     c->listen_stop = rein_cancel_new();
     if (!c->listen_stop)
         return;
+    pthread_mutex_lock(&c->mu);
+    c->listen_up = false;
+    pthread_mutex_unlock(&c->mu);
     if (pthread_create(&c->listener, NULL, listen_main, c) != 0) {
         rein_cancel_unref(c->listen_stop);
         c->listen_stop = NULL;
         return;
     }
     c->listening = true;
+    pthread_mutex_lock(&c->mu);
+    while (!c->listen_up && (left = until - rein_now_ms()) > 0)
+        rein__mcp_cond_wait_ms(&c->cv, &c->mu, left);
+    pthread_mutex_unlock(&c->mu);
 }
 
 void rein__mcp_http_listen_stop(struct rein__mcp_conn *c)

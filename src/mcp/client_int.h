@@ -93,6 +93,7 @@ struct rein__mcp_conn {
     pthread_t listener;
     bool listening;
     rein_cancel *listen_stop;
+    bool listen_up; /* the stream's first answer came: its headers, or its end (mu) */
     /* HTTP: OAuth (oauth.c; made on first use, under mu), and whether a 401 may start the
      * browser flow (mu; set by the owner, rein_mcp_clients_allow_login). */
     struct rein__mcp_oauth *oauth;

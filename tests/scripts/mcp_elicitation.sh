@@ -147,5 +147,31 @@ check_ask http "$url/mcp" test_elicitation '{"message":"Who are you?"}' cancel "
   'User response: action=cancel'
 check_prompt http "$url/mcp" accept "Prompt with arguments: arg1='hello', arg2='two'"
 check_prompt http "$url/mcp" cancel "error:the client answered cancel"
+
+# rein as the client of a server that asks outside the call's stream, on the standalone GET
+# stream, which that server opens late: rein's call waits until the stream is open, so the
+# question (which the server would drop with no stream open) reaches it.
+"$node22" "$here/mcp/late_stream_server.mjs" >"$work/late.out" 2>"$work/late.err" &
+late_pid=$!
+port=""
+for _ in $(seq 1 100); do
+  port="$(sed -n 's/^listening \([0-9]*\)$/\1/p' "$work/late.out")"
+  [ -n "$port" ] && break
+  sleep 0.1
+done
+if [ -z "$port" ]; then
+  fail "the late-stream server did not start: $(cat "$work/late.err")"
+else
+  out="$(timeout 60 "$rein" mcp call --url "http://127.0.0.1:$port/mcp" --elicit defaults \
+    --timeout 10s ask '{}' 2>"$work/late-call.err")" ||
+    fail "a question on a late standalone stream was not answered: $out $(cat "$work/late-call.err")"
+  case "$out" in
+    *'accept {\"name\":\"Ada\"}'*) ;;
+    *) fail "late standalone stream: got $out" ;;
+  esac
+fi
+kill "$late_pid" 2>/dev/null
+wait "$late_pid" 2>/dev/null
+
 [ $status -eq 0 ] && echo "mcp_elicitation: rein asked before every destructive call, and ran it only when approved; process skills asked the client and got its answers; prompts asked for their arguments"
 exit $status
