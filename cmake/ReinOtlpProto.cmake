@@ -1,6 +1,7 @@
-# OTLP/HTTP protobuf encoding of spans (docs/decisions/0029): the official opentelemetry-proto
+# OTLP/HTTP protobuf encoding of spans (docs/decisions/0029): the opentelemetry-proto v1.7.0
 # definitions, taken from the npm registry at build time (src/trace/otlp-proto/package.json,
-# pinned with its integrity by package-lock.json; scripts/otlp-proto.sh runs `npm ci`), are
+# pinned with its integrity by package-lock.json; scripts/otlp-proto.sh runs `npm ci` and puts
+# the files dd-trace vendors at their official paths, decision 0048), are
 # compiled with protoc-c into protobuf-c code in the build tree, built as an object library of
 # its own (generated code, so rein's warning flags do not apply) and linked into librein.
 #

@@ -332,6 +332,41 @@ static void turn_spans_and_propagation(void **state)
     json_decref(spans);
 }
 
+/* A model call the provider refuses: its chat span is failed with the HTTP status as
+ * error.type, and the turn's span with the stop reason. */
+static void failed_model_call_spans(void **state)
+{
+    struct rein_agent_turn_opts o = {.verification = REIN_AGENT_VERIFY_OFF};
+    rein_agent_result *res = NULL;
+    rein_history *h = rein_history_new();
+    rein_error err;
+    json_t *spans, *s, *turn;
+
+    (void)state;
+    start(false);
+    assert_rein_ok(ms_script(F->ms,
+                             "[{\"status\": 400, \"error\": {\"type\": \"invalid_request_error\", "
+                             "\"message\": \"bad request\"}}]",
+                             false, &err),
+                   &err);
+    assert_rein_ok(rein_agent_run(F->a, h, "hello", &o, &res, &err), &err);
+    assert_false(rein_agent_result_success(res));
+    rein_agent_result_free(res);
+    rein_history_free(h);
+    rein_trace_shutdown(2000);
+    spans = otlp_spans(F->otlp);
+    s = otlp_span_named(spans, "chat test-model");
+    assert_non_null(s);
+    assert_string_equal(otlp_attr_str(s, "error.type"), "400");
+    assert_int_equal(json_integer_value(json_object_get(json_object_get(s, "status"), "code")), 2);
+    turn = otlp_span_named(spans, "invoke_agent");
+    assert_non_null(turn);
+    assert_string_equal(otlp_attr_str(turn, "error.type"), otlp_attr_str(turn, "rein.stop_reason"));
+    assert_int_equal(json_integer_value(json_object_get(json_object_get(turn, "status"), "code")),
+                     2);
+    json_decref(spans);
+}
+
 /* Without a caller's trace the turn's own trace id is the W3C one everywhere. */
 static void own_trace_without_traceparent(void **state)
 {
@@ -999,6 +1034,7 @@ int main(int argc, char **argv)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(turn_spans_and_propagation, teardown),
         cmocka_unit_test_teardown(own_trace_without_traceparent, teardown),
+        cmocka_unit_test_teardown(failed_model_call_spans, teardown),
         cmocka_unit_test_teardown(content_capture, teardown),
         cmocka_unit_test_teardown(claims_on_the_turn_span, teardown),
         cmocka_unit_test_teardown(receiver_down, teardown),

@@ -6,7 +6,8 @@
 // usage: node otlp_receiver.mjs OTLP_PROTO_BUILD_DIR OUT_FILE
 //   prints "listening http://127.0.0.1:PORT" once it listens; each span of each
 //   ExportTraceServiceRequest is appended to OUT_FILE as one JSON line:
-//   {traceId, spanId, parentSpanId, name, kind, attrs: {key: value}, events: [{name, attrs}],
+//   {traceId, spanId, parentSpanId, traceState, flags, name, kind, attrs: {key: value},
+//    events: [{name, attrs}],
 //    status: {code, message}, resource: {key: value}, contentType}
 // POST /v1/traces takes application/x-protobuf only (anything else is answered 415).
 //
@@ -181,6 +182,7 @@ createServer((req, res) => {
             spanId: hex(s.spanId),
             parentSpanId: hex(s.parentSpanId),
             traceState: s.traceState,
+            flags: s.flags,
             name: s.name,
             kind: s.kind,
             start: s.startTimeUnixNano,

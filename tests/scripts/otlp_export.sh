@@ -66,6 +66,7 @@ for s in spans:
     assert s is turn or s["parentSpanId"] == turn["spanId"], s
     assert "gen_ai.input.messages" not in s["attrs"] and "gen_ai.tool.call.arguments" not in s["attrs"]
     assert int(s["end"]) >= int(s["start"]) > 0
+    assert s["flags"] == 1, s  # Span.flags (OTLP 1.x, decision 0048): sampled
 chats = [s for s in spans if s["name"] == "chat test-model"]
 assert all(c["kind"] == 3 and c["attrs"]["gen_ai.request.model"] == "test-model" for c in chats)
 assert sorted(c["attrs"]["gen_ai.response.finish_reasons"][0] for c in chats) == \
