@@ -178,6 +178,10 @@ static bool utf8_ok(const char *s, size_t len)
                 continue;
             }
         }
+        if (!((unsigned char)s[i] & 0x80)) {
+            i++;
+            continue;
+        }
         n = rein__utf8_seq_len((const unsigned char *)s + i, len - i);
         if (!n)
             return false;
@@ -186,8 +190,19 @@ static bool utf8_ok(const char *s, size_t len)
     return true;
 }
 
-/* A string value or key: the text between the quotes, checked and unescaped. */
-static json_t *fast_string(struct fast *f, bool key, char *keybuf, size_t *keylen)
+#if defined(__GNUC__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+/* The index of the first byte special8() flags (its lowest flag is exact: a false one can only
+ * follow a true one, from the borrow). */
+#define FIRST_FLAGGED(m) ((size_t)__builtin_ctzll(m) >> 3)
+#endif
+
+/*
+ * A string value, or a key: the text between the quotes, checked and unescaped. A key is not
+ * made into a value: *key points at its text (in the document, or unescaped into keybuf,
+ * FAST_KEY_MAX bytes), *keylen is its length, and the result is a marker, json_true() when
+ * the key is ASCII and json_null() when it is not (jansson's loader checks such a key).
+ */
+static json_t *fast_string(struct fast *f, char *keybuf, const char **key, size_t *keylen)
 {
     const char *start = ++f->p;
     bool escaped = false;
@@ -199,18 +214,25 @@ static json_t *fast_string(struct fast *f, bool key, char *keybuf, size_t *keyle
 
     /*
      * One pass to the closing quote, eight bytes at a time while none of them is special,
-     * then byte by byte up to the special one. The byte after a backslash is skipped here (so
-     * an escaped quote does not end the string); unescape() checks it.
+     * then to the special one. The byte after a backslash is skipped here (so an escaped
+     * quote does not end the string); unescape() checks it.
      */
     const char *c = f->p;
     uint64_t high8 = 0;
     for (;;) {
         /* Long strings (a file's content in one argument) eight bytes at a time. */
         while (f->end - c >= 8) {
-            uint64_t w;
+            uint64_t w, m;
             memcpy(&w, c, 8);
-            if (special8(w))
+            m = special8(w);
+            if (m) {
+#ifdef FIRST_FLAGGED
+                size_t k = FIRST_FLAGGED(m);
+                high8 |= k ? w & ((UINT64_C(1) << (8 * k)) - 1) : 0; /* the bytes before it */
+                c += k;
+#endif
                 break;
+            }
             high8 |= w;
             c += 8;
         }
@@ -229,6 +251,22 @@ static json_t *fast_string(struct fast *f, bool key, char *keybuf, size_t *keyle
     f->p = c;
     size_t len = (size_t)(f->p - start);
     f->p++; /* the closing quote */
+    if (key) {
+        /* jansson refuses NUL bytes in keys (only \u0000 makes one: a raw control byte was
+         * refused above); longer keys are left to it. */
+        if (len >= FAST_KEY_MAX)
+            return NULL;
+        if (escaped) {
+            n = unescape(start, len, keybuf);
+            if (n < 0 || memchr(keybuf, '\0', (size_t)n))
+                return NULL;
+            start = keybuf;
+            len = (size_t)n;
+        }
+        *key = start;
+        *keylen = len;
+        return high & 0x80 ? json_null() : json_true();
+    }
     if (escaped) {
         if (len > sizeof(stack) && !(buf = rein_malloc(len)))
             return NULL;
@@ -238,21 +276,10 @@ static json_t *fast_string(struct fast *f, bool key, char *keybuf, size_t *keyle
         if (n < 0)
             goto out;
     }
-    if (key) {
-        /* Keys go to the caller's buffer; jansson refuses NUL bytes in keys (only \u0000
-         * makes one: a raw control byte was refused above). */
-        if (len >= FAST_KEY_MAX || (escaped && memchr(start, '\0', len)))
-            goto out;
-        memcpy(keybuf, start, len);
-        keybuf[len] = '\0';
-        *keylen = len;
-        v = high & 0x80 ? json_null() : json_true(); /* markers: success, and whether ASCII */
-    } else {
-        /* ASCII is UTF-8; anything else is checked here as jansson checks it (invalid:
-         * jansson decides and explains). */
-        if (!(high & 0x80) || utf8_ok(start, len))
-            v = json_stringn_nocheck(start, len);
-    }
+    /* ASCII is UTF-8; anything else is checked here as jansson checks it (invalid: jansson
+     * decides and explains). */
+    if (!(high & 0x80) || utf8_ok(start, len))
+        v = json_stringn_nocheck(start, len);
 out:
     if (buf != stack)
         rein_free(buf);
@@ -387,7 +414,8 @@ static json_t *fast_literal(struct fast *f, const char *word, size_t n, json_t *
 static json_t *fast_container(struct fast *f, bool object)
 {
     json_t *c = object ? json_object() : json_array();
-    char key[FAST_KEY_MAX];
+    char keybuf[FAST_KEY_MAX];
+    const char *key = NULL;
     size_t klen = 0;
     bool key_ascii = false;
 
@@ -404,7 +432,7 @@ static json_t *fast_container(struct fast *f, bool object)
         json_t *v;
         if (object) {
             json_t *marker =
-                f->p < f->end && *f->p == '"' ? fast_string(f, true, key, &klen) : NULL;
+                f->p < f->end && *f->p == '"' ? fast_string(f, keybuf, &key, &klen) : NULL;
             if (!marker)
                 goto fail;
             key_ascii = json_is_true(marker);
@@ -453,7 +481,7 @@ static json_t *fast_value(struct fast *f)
     case '[':
         return fast_container(f, false);
     case '"':
-        return fast_string(f, false, NULL, NULL);
+        return fast_string(f, NULL, NULL, NULL);
     case 't':
         return fast_literal(f, "true", 4, json_true());
     case 'f':
