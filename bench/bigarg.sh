@@ -16,6 +16,10 @@
 # table gives the range over rounds of MB/s of the reply and of the ratio rein/node, with the
 # load average before and after (the machine is shared: say so with the figures).
 # BEFORE=DIR also runs DIR's library (release build in DIR/build-bench), interleaved.
+# CALLGRIND=1 counts instructions instead, a figure the machine's load does not move: one run
+# of each build under valgrind's callgrind, counting only the timed calls (the decoder's feed
+# and finish, the validation), in millions of instructions per MB of the argument. Page faults
+# and cache misses are not in it: with a cold heap they are a large part of the time.
 # Needs: a C compiler, python3, node with bench/node_modules (npm install here).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -42,6 +46,36 @@ if [ -n "${BEFORE:-}" ]; then
   cmake --build "$BEFORE/build-bench" -j 2 --target rein_static >/dev/null
   bench_cc bench/bigarg_bench.c "$BEFORE" "$BEFORE/build-bench" "$out/bigarg_bench_before"
   names=(before this)
+fi
+
+if [ "${CALLGRIND:-0}" = 1 ]; then
+  echo "rein's instructions per MB of the argument (callgrind; decode and validation only;" \
+    "load average $(cut -d' ' -f1-3 /proc/loadavg))"
+  printf '%-10s %-8s %16s %12s\n' argument rein "instructions" "per MB"
+  for kind in text records; do
+    python3 bench/bigarg_make.py "$kind" "$bytes" "$out/bigarg_$kind.sse" "$out/bigarg_$kind.schema.json"
+    for n in "${names[@]}"; do
+      exe="$out/bigarg_bench"
+      [ "$n" = before ] && exe="$out/bigarg_bench_before"
+      valgrind --tool=callgrind --collect-atstart=no \
+        --toggle-collect=rein_provider_decoder_feed --toggle-collect=rein_provider_decoder_finish \
+        --toggle-collect=rein_schema_validate --callgrind-out-file="$out/bigarg.callgrind" \
+        "$exe" "$out/bigarg_$kind.sse" "$out/bigarg_$kind.schema.json" 1 >/dev/null 2>&1
+      ir=$(callgrind_annotate "$out/bigarg.callgrind" 2>/dev/null |
+        awk '/PROGRAM TOTALS/{gsub(",","",$1); print $1}')
+      python3 - "$out/bigarg_$kind.sse" "$ir" "$kind" "$n" <<'PY'
+import json, sys
+reply, ir, kind, who = sys.argv[1:]
+with open(reply, encoding="utf-8") as f:
+    first = json.loads(f.read().split("\n\n")[0][len("data: "):])
+args = first["choices"][0]["delta"]["tool_calls"][0]["function"]["arguments"]
+mb = len(args.encode()) / 1e6
+print(f"{kind:10} {who:8} {int(ir) / 1e6:14.0f} M {int(ir) / 1e6 / mb:10.1f} M")
+PY
+    done
+    rm -f "$out/bigarg_$kind.sse"
+  done
+  exit 0
 fi
 
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
