@@ -13,8 +13,9 @@
 #   node: eventsource-parser, JSON.parse on every event, the argument deltas joined and
 #         JSON.parse'd (bench/bigarg_bench.mjs; not validated).
 # ROUNDS rounds (default 3) alternate the two, each the best of RUNS runs (default 3); the
-# table gives the range over rounds of MB/s of the reply and of the ratio rein/node, with the
-# load average before and after (the machine is shared: say so with the figures).
+# table gives the range over rounds of MB/s of the reply, of the ratio rein/node and of the
+# page faults of rein's best run, with the load average before and after (the machine is
+# shared: say so with the figures).
 # BEFORE=DIR also runs DIR's library (release build in DIR/build-bench), interleaved.
 # CALLGRIND=1 counts instructions instead, a figure the machine's load does not move: one run
 # of each build under valgrind's callgrind, counting only the timed calls (the decoder's feed
@@ -87,8 +88,8 @@ for kind in text records; do
     for n in "${names[@]}"; do
       exe="$out/bigarg_bench"
       [ "$n" = before ] && exe="$out/bigarg_bench_before"
-      read -r rmb _ < <("$exe" "$out/bigarg_$kind.sse" "$out/bigarg_$kind.schema.json" "$runs")
-      rows+=("$kind,$n,$rmb,$nmb")
+      read -r rmb _ faults < <("$exe" "$out/bigarg_$kind.sse" "$out/bigarg_$kind.schema.json" "$runs")
+      rows+=("$kind,$n,$rmb,$nmb,$faults")
     done
   done
   rm -f "$out/bigarg_$kind.sse"
@@ -100,16 +101,20 @@ import sys
 before, after, rounds, size = sys.argv[1:5]
 cells = {}
 for row in sys.argv[5:]:
-    kind, who, rmb, nmb = row.split(",")
-    cells.setdefault((kind, who), []).append((float(rmb), float(nmb)))
+    kind, who, rmb, nmb, faults = row.split(",")
+    cells.setdefault((kind, who), []).append((float(rmb), float(nmb), int(faults)))
 print(f"one tool call with a ~{int(size) / 1e6:.0f} MB argument in one delta, {rounds} rounds, "
       f"best of runs each (load average {before} before, {after} after)")
-print(f"{'argument':10} {'rein':8} {'rein MB/s':>14} {'node MB/s':>14} {'rein/node':>12}")
+print(f"{'argument':10} {'rein':8} {'rein MB/s':>14} {'node MB/s':>14} {'rein/node':>12} "
+      f"{'rein faults':>12}")
 for (kind, who), v in cells.items():
-    r = [a for a, _ in v]
-    n = [b for _, b in v]
-    q = [a / b for a, b in v]
+    r = [a for a, _, _ in v]
+    n = [b for _, b, _ in v]
+    q = [a / b for a, b, _ in v]
+    f = [c for _, _, c in v]
     print(f"{kind:10} {who:8} {min(r):6.1f}-{max(r):<6.1f} {min(n):6.1f}-{max(n):<6.1f} "
-          f"{min(q):5.2f}-{max(q):.2f}x")
+          f"{min(q):5.2f}-{max(q):.2f}x {min(f):>7}-{max(f)}")
 print("rein decodes and validates; node decodes (JSON.parse). Goal: rein/node >= 1.")
+print("rein faults: page faults in rein's best run (pages touched first, mostly the document's "
+      "jansson values).")
 PY
