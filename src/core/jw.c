@@ -36,10 +36,23 @@ static void set_comma_bit(struct rein_jw *w, bool on)
         w->need_comma[w->depth / 8] &= (uint8_t)~mask;
 }
 
-static void put(struct rein_jw *w, const char *s, size_t n)
+/* Appends without a call while the buffer has room (alloc never exceeds max, so room below
+ * alloc is always within the limit); rein_buf_add grows it otherwise. */
+static inline rein_err buf_put(struct rein_buf *b, const void *s, size_t n)
+{
+    if (b->alloc - b->len > n) {
+        memcpy(b->ptr + b->len, s, n);
+        b->len += n;
+        b->ptr[b->len] = '\0';
+        return REIN_OK;
+    }
+    return rein_buf_add(b, s, n);
+}
+
+static inline void put(struct rein_jw *w, const char *s, size_t n)
 {
     if (!w->err)
-        w->err = rein_buf_add(w->buf, s, n);
+        w->err = buf_put(w->buf, s, n);
 }
 
 /* Called before every value and key: places the separator the position needs. */
@@ -102,6 +115,16 @@ void rein_jw_arr_end(struct rein_jw *w)
     close_container(w, ']');
 }
 
+/* '1' for the bytes a JSON string holds as they are: printable ASCII but '"' and '\\'. */
+static const char plain[257] = "00000000000000000000000000000000" /* 0x00-0x1f */
+                               "11011111111111111111111111111111" /* 0x20-0x3f */
+                               "11111111111111111111111111110111" /* 0x40-0x5f */
+                               "11111111111111111111111111111111" /* 0x60-0x7f */
+                               "00000000000000000000000000000000" /* 0x80-0x9f */
+                               "00000000000000000000000000000000" /* 0xa0-0xbf */
+                               "00000000000000000000000000000000" /* 0xc0-0xdf */
+                               "00000000000000000000000000000000" /* 0xe0-0xff */;
+
 /* True when none of the eight bytes at p needs a look: no '"', '\\', control byte or byte
  * from 0x80 up (UTF-8, checked byte by byte). Most text is such runs, copied eight at a time. */
 static inline bool plain8(const unsigned char *p)
@@ -115,28 +138,57 @@ static inline bool plain8(const unsigned char *p)
     return !((((q - ones) & ~q) | ((b - ones) & ~b) | ((w - ones * 0x20) & ~w) | w) & highs);
 }
 
-rein_err rein_json_escape(struct rein_buf *b, const char *str, size_t len)
+/* The escape for c (below 0x80, not plain) into esc; its length. */
+static size_t escape_of(unsigned char c, char esc[8])
 {
     static const char hex[] = "0123456789abcdef";
+
+    switch (c) {
+    case '"':
+    case '\\':
+        esc[0] = '\\', esc[1] = (char)c;
+        return 2;
+    case '\n':
+        memcpy(esc, "\\n", 2);
+        return 2;
+    case '\r':
+        memcpy(esc, "\\r", 2);
+        return 2;
+    case '\t':
+        memcpy(esc, "\\t", 2);
+        return 2;
+    case '\b':
+        memcpy(esc, "\\b", 2);
+        return 2;
+    case '\f':
+        memcpy(esc, "\\f", 2);
+        return 2;
+    default:
+        memcpy(esc, "\\u00", 4);
+        esc[4] = hex[c >> 4];
+        esc[5] = hex[c & 15];
+        return 6;
+    }
+}
+
+rein_err rein_json_escape(struct rein_buf *b, const char *str, size_t len)
+{
     const unsigned char *s = (const unsigned char *)str;
     size_t run = 0, i = 0;
     rein_err rc = REIN_OK;
 
-    while (i < len && !rc) {
-        unsigned char c;
+    while (!rc) {
         char esc[8];
-        size_t elen = 0, seq;
+        size_t elen, seq;
 
-        while (i + 8 <= len && plain8(s + i))
+        /* The common case, a run of plain bytes: eight at a time, then by table. */
+        while (len - i >= 8 && plain8(s + i))
             i += 8;
+        while (i < len && plain[s[i]] == '1')
+            i++;
         if (i >= len)
             break;
-        c = s[i];
-        if (c >= 0x20 && c < 0x80 && c != '"' && c != '\\') {
-            i++;
-            continue;
-        }
-        if (c >= 0x80) {
+        if (s[i] >= 0x80) {
             seq = rein__utf8_seq_len(s + i, len - i);
             if (seq) {
                 i += seq;
@@ -144,33 +196,56 @@ rein_err rein_json_escape(struct rein_buf *b, const char *str, size_t len)
             }
             memcpy(esc, "\\ufffd", 6);
             elen = 6;
-        } else if (c == '"' || c == '\\') {
-            esc[0] = '\\', esc[1] = (char)c, elen = 2;
-        } else if (c == '\n') {
-            memcpy(esc, "\\n", 2), elen = 2;
-        } else if (c == '\r') {
-            memcpy(esc, "\\r", 2), elen = 2;
-        } else if (c == '\t') {
-            memcpy(esc, "\\t", 2), elen = 2;
-        } else if (c == '\b') {
-            memcpy(esc, "\\b", 2), elen = 2;
-        } else if (c == '\f') {
-            memcpy(esc, "\\f", 2), elen = 2;
         } else {
-            memcpy(esc, "\\u00", 4);
-            esc[4] = hex[c >> 4];
-            esc[5] = hex[c & 15];
-            elen = 6;
+            elen = escape_of(s[i], esc);
         }
-        rc = rein_buf_add(b, s + run, i - run);
+        rc = buf_put(b, s + run, i - run);
         if (!rc)
-            rc = rein_buf_add(b, esc, elen);
+            rc = buf_put(b, esc, elen);
         i++;
         run = i;
     }
-    if (!rc)
-        rc = rein_buf_add(b, s + run, len - run);
+    if (!rc && len > run)
+        rc = buf_put(b, s + run, len - run);
     return rc;
+}
+
+/*
+ * '"', s escaped, then tail (the closing quote, with ':' after a key). Most keys and values
+ * need no escape: with room for the plain copy they are copied and checked in one pass, and
+ * only a string with something to escape goes through rein_json_escape from that point on.
+ */
+static void quoted(struct rein_jw *w, const char *s, size_t len, const char *tail, size_t tlen)
+{
+    struct rein_buf *b = w->buf;
+    const unsigned char *u = (const unsigned char *)s;
+    size_t i = 0;
+    char *out;
+
+    if (w->err)
+        return;
+    if (b->alloc - b->len <= len + 1 + tlen) {
+        put(w, "\"", 1);
+        if (!w->err)
+            w->err = rein_json_escape(b, s, len);
+        put(w, tail, tlen);
+        return;
+    }
+    out = b->ptr + b->len;
+    *out++ = '"';
+    while (len - i >= 8 && plain8(u + i)) {
+        memcpy(out + i, u + i, 8);
+        i += 8;
+    }
+    while (i < len && plain[u[i]] == '1') {
+        out[i] = (char)u[i];
+        i++;
+    }
+    b->len += 1 + i;
+    b->ptr[b->len] = '\0';
+    if (i < len)
+        w->err = rein_json_escape(b, s + i, len - i);
+    put(w, tail, tlen);
 }
 
 void rein_jw_keyn(struct rein_jw *w, const char *key, size_t len)
@@ -182,10 +257,7 @@ void rein_jw_keyn(struct rein_jw *w, const char *key, size_t len)
     }
     if (!begin_item(w))
         return;
-    put(w, "\"", 1);
-    if (!w->err)
-        w->err = rein_json_escape(w->buf, key, len);
-    put(w, "\":", 2);
+    quoted(w, key, len, "\":", 2);
     w->after_key = true;
 }
 
@@ -198,10 +270,7 @@ void rein_jw_strn(struct rein_jw *w, const char *s, size_t len)
 {
     if (!begin_item(w))
         return;
-    put(w, "\"", 1);
-    if (!w->err)
-        w->err = rein_json_escape(w->buf, s, len);
-    put(w, "\"", 1);
+    quoted(w, s, len, "\"", 1);
 }
 
 void rein_jw_str(struct rein_jw *w, const char *s)

@@ -340,7 +340,8 @@ static void write_conv(struct rein_jw *w, const struct rein__conv_row *r)
     rein_jw_key(w, "created_at");
     rein_jw_str(w, rein_time_iso(r->created_ms, when));
     rein_jw_key(w, "updated_at");
-    rein_jw_str(w, rein_time_iso(r->updated_ms, when));
+    /* Often the same instant (a conversation never written to since): written once. */
+    rein_jw_str(w, r->updated_ms == r->created_ms ? when : rein_time_iso(r->updated_ms, when));
     rein_jw_key(w, "message_count");
     rein_jw_int(w, r->message_count);
 }

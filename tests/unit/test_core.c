@@ -155,6 +155,99 @@ static void test_jw_replaces_invalid_utf8(void **state)
     rein_buf_release(&b);
 }
 
+/* Random strings of plain bytes, escapes, multi-byte characters and stray bytes, written as
+ * values and as keys into buffers with and without room: the output is what a byte-by-byte
+ * escape gives (the eight-at-a-time scan and the copy-while-checking path must agree with it
+ * at every length and offset). Integers at their limits too. */
+static void test_jw_fast_paths_match_byte_by_byte(void **state)
+{
+    static const char *const multi[] = {"\xc3\xa9", "\xe4\xb8\xad", "\xf0\x9f\x98\x80"};
+    uint64_t seed = 0x9e3779b97f4a7c15u;
+
+    (void)state;
+    for (int round = 0; round < 3000; round++) {
+        struct rein_buf in, want, b;
+        struct rein_jw w;
+        size_t n;
+
+        rein_buf_init(&in, 0);
+        rein_buf_init(&want, 0);
+        seed = seed * 6364136223846793005u + 1442695040888963407u;
+        n = (size_t)(seed >> 58); /* 0-63 pieces */
+        for (size_t i = 0; i < n; i++) {
+            unsigned r;
+            seed = seed * 6364136223846793005u + 1442695040888963407u;
+            r = (unsigned)(seed >> 33);
+            if (r % 16 == 0) {
+                const char *m = multi[r / 16 % 3];
+                assert_rein_ok(rein_buf_adds(&in, m), NULL);
+                assert_rein_ok(rein_buf_adds(&want, m), NULL);
+            } else if (r % 16 == 1) {
+                assert_rein_ok(rein_buf_addch(&in, (char)0x80), NULL);
+                assert_rein_ok(rein_buf_adds(&want, "\\ufffd"), NULL);
+            } else {
+                /* Mostly printable, sometimes a control byte, a quote or a backslash. */
+                unsigned char c =
+                    (unsigned char)(r % 8 == 2 ? (r >> 8) % 0x80 : 0x20 + (r >> 8) % 0x5f);
+                assert_rein_ok(rein_buf_addch(&in, (char)c), NULL);
+                if (c == '"' || c == '\\')
+                    assert_rein_ok(rein_buf_addf(&want, "\\%c", c), NULL);
+                else if (c == '\n')
+                    assert_rein_ok(rein_buf_adds(&want, "\\n"), NULL);
+                else if (c == '\r')
+                    assert_rein_ok(rein_buf_adds(&want, "\\r"), NULL);
+                else if (c == '\t')
+                    assert_rein_ok(rein_buf_adds(&want, "\\t"), NULL);
+                else if (c == '\b')
+                    assert_rein_ok(rein_buf_adds(&want, "\\b"), NULL);
+                else if (c == '\f')
+                    assert_rein_ok(rein_buf_adds(&want, "\\f"), NULL);
+                else if (c < 0x20)
+                    assert_rein_ok(rein_buf_addf(&want, "\\u%04x", c), NULL);
+                else
+                    assert_rein_ok(rein_buf_addch(&want, (char)c), NULL);
+            }
+        }
+        for (int key = 0; key < 2; key++) {
+            struct rein_buf exp;
+            rein_buf_init(&b, 0);
+            /* Some rounds start with room to spare, some with none. */
+            if (round % 3)
+                assert_rein_ok(rein_buf_grow(&b, (size_t)(round % 97)), NULL);
+            rein_jw_init(&w, &b);
+            rein_jw_arr_begin(&w);
+            if (key) {
+                rein_jw_obj_begin(&w);
+                rein_jw_keyn(&w, in.ptr, in.len);
+                rein_jw_int(&w, round % 2 ? INT64_MIN : INT64_MAX);
+                rein_jw_obj_end(&w);
+            } else {
+                rein_jw_strn(&w, in.ptr, in.len);
+                rein_jw_int(&w, -(int64_t)round);
+                rein_jw_uint(&w, UINT64_MAX);
+            }
+            rein_jw_arr_end(&w);
+            assert_rein_ok(rein_jw_finish(&w), NULL);
+            rein_buf_init(&exp, 0);
+            if (key)
+                assert_rein_ok(
+                    rein_buf_addf(&exp, "[{\"%s\":%s}]", want.ptr,
+                                  round % 2 ? "-9223372036854775808" : "9223372036854775807"),
+                    NULL);
+            else
+                assert_rein_ok(
+                    rein_buf_addf(&exp, "[\"%s\",%d,18446744073709551615]", want.ptr, -round),
+                    NULL);
+            assert_string_equal(b.ptr, exp.ptr);
+            assert_int_equal(b.len, exp.len);
+            rein_buf_release(&exp);
+            rein_buf_release(&b);
+        }
+        rein_buf_release(&in);
+        rein_buf_release(&want);
+    }
+}
+
 static void test_jw_reports_misuse_and_depth(void **state)
 {
     struct rein_buf b;
@@ -709,6 +802,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_jw_writes_nested_values),
     cmocka_unit_test(test_jw_integers_are_exact),
     cmocka_unit_test(test_jw_replaces_invalid_utf8),
+    cmocka_unit_test(test_jw_fast_paths_match_byte_by_byte),
     cmocka_unit_test(test_jw_reports_misuse_and_depth),
     cmocka_unit_test(test_jw_double_round_trips),
     cmocka_unit_test(test_double_text_is_shortest),
