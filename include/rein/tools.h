@@ -534,6 +534,10 @@ struct rein_call_input {
     const char *trace_id;  /* NULL: a new trace id */
     bool has_step;         /* the call belongs to a plan step */
     int step;
+    /* true: args (an object) stays alive and unchanged until the result is freed, so the
+     * pipeline reads it in place instead of copying it, unless the tool fills in defaults
+     * (rein_call_result_args() then returns args itself) */
+    bool args_lent;
 };
 
 struct rein_span;

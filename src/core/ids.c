@@ -37,12 +37,12 @@ void rein_random_bytes(void *buf, size_t len)
 }
 
 /*
- * Random bytes for ids, taken from a per-thread buffer filled by getrandom() 512 bytes at a
- * time: the same kernel randomness, one system call per dozens of ids instead of one per id
+ * Random bytes for ids, taken from a per-thread buffer filled by getrandom() 4 KB at a
+ * time: the same kernel randomness, one system call per hundreds of ids instead of one per id
  * (a server mints three ids per request). A forked child drops the parent's buffered bytes
  * (pthread_atfork), so parent and child never hand out the same id.
  */
-#define ID_POOL_BYTES 512
+#define ID_POOL_BYTES 4096
 
 static _Thread_local unsigned char id_pool[ID_POOL_BYTES];
 static _Thread_local size_t id_pool_left;

@@ -90,7 +90,9 @@ static void invoke_run(rein_request *req, void *userdata)
 {
     const struct skills_ctx *c = userdata;
     const char *id = rein_request_param(req, "id");
-    struct rein_call_input in = {.name = id, .trace_id = rein_request_trace_id(req)};
+    /* The arguments live in the request's body, which outlives the result. */
+    struct rein_call_input in = {
+        .name = id, .trace_id = rein_request_trace_id(req), .args_lent = true};
     struct rein_call_opts opts = {.cancel = rein_request_cancel(req)};
     rein_call_result *res = NULL;
     json_t *details = json_array();

@@ -80,6 +80,9 @@ struct route {
     struct route *next;
     char *method;
     char *pattern;
+    /* The pattern's first segment when it is a literal ("skills" of /skills/{id}); first_len
+     * SIZE_MAX when it is a parameter or the pattern does not start with '/'. */
+    size_t first_len;
     unsigned flags;
     rein_handler_fn fn;
     void *userdata;
@@ -89,7 +92,16 @@ struct kv {
     struct kv *next;
     const char *key;
     const char *value;
+    size_t klen; /* bytes of key: most lookups are told apart by length alone */
 };
+
+/* True when h's key is name (len bytes), ignoring case as HTTP field names are compared. */
+static bool key_is(const struct kv *h, const char *name, size_t len)
+{
+    return h->klen == len && strncasecmp(h->key, name, len) == 0;
+}
+
+#define KEY_IS(h, lit) key_is((h), (lit), sizeof(lit) - 1)
 
 struct rein_sse {
     rein_request *req;
@@ -223,15 +235,19 @@ static void request_unref(rein_request *req)
 }
 
 static enum MHD_Result collect_kv(void *cls, enum MHD_ValueKind kind, const char *key,
-                                  const char *value)
+                                  size_t key_size, const char *value, size_t value_size)
 {
     rein_request *req = cls;
-    struct kv *e = rein_arena_calloc(req->arena, 1, sizeof(*e));
+    struct kv *e = rein_arena_alloc(req->arena, sizeof(*e));
 
     if (!e)
         return MHD_NO;
-    e->key = rein_arena_strdup(req->arena, key);
-    e->value = rein_arena_strdup(req->arena, value ? value : "");
+    /* Copied by the sizes MHD knows; a NUL inside still ends the text, as before. */
+    e->key = rein_arena_strndup(req->arena, key, key_size);
+    e->value = rein_arena_strndup(req->arena, value ? value : "", value ? value_size : 0);
+    if (!e->key || !e->value)
+        return MHD_NO;
+    e->klen = strlen(e->key);
     if (kind == MHD_HEADER_KIND) {
         e->next = req->headers_in;
         req->headers_in = e;
@@ -284,8 +300,8 @@ static rein_request *request_new(rein_server *srv, struct MHD_Connection *conn, 
         goto fail;
     rein_id_new("req_", req->id);
     /* Copies, so handler threads never read MHD's connection memory. */
-    MHD_get_connection_values(conn, MHD_HEADER_KIND, collect_kv, req);
-    MHD_get_connection_values(conn, MHD_GET_ARGUMENT_KIND, collect_kv, req);
+    MHD_get_connection_values_n(conn, MHD_HEADER_KIND, collect_kv, req);
+    MHD_get_connection_values_n(conn, MHD_GET_ARGUMENT_KIND, collect_kv, req);
     pthread_mutex_lock(&srv->mu);
     req->live_next = srv->live;
     if (srv->live)
@@ -746,8 +762,10 @@ const char *rein_request_query(rein_request *req, const char *name)
 
 const char *rein_request_header(const rein_request *req, const char *name)
 {
+    size_t len = strlen(name);
+
     for (struct kv *h = req->headers_in; h; h = h->next) {
-        if (strcasecmp(h->key, name) == 0)
+        if (key_is(h, name, len))
             return h->value;
     }
     return NULL;
@@ -1272,15 +1290,13 @@ static void allow_add(char *allow, size_t size, const char *method)
     allow[len] = '\0';
 }
 
-/* True when pattern's first segment is a literal that the path's first segment (seg, len
+/* True when the route's first segment is a literal that the path's first segment (seg, len
  * bytes, without '%': decoding leaves it as it is) is not: the route cannot match. */
-static bool first_segment_differs(const char *pattern, const char *seg, size_t len)
+static bool first_segment_differs(const struct route *r, const char *seg, size_t len)
 {
-    const char *p = pattern + 1;
-
-    if (pattern[0] != '/' || p[0] == '{')
+    if (r->first_len == SIZE_MAX)
         return false;
-    return strncmp(p, seg, len) != 0 || (p[len] != '/' && p[len] != '\0');
+    return r->first_len != len || memcmp(r->pattern + 1, seg, len) != 0;
 }
 
 /* Matches the path; fills req->route or *allow with the methods the path supports. */
@@ -1300,7 +1316,7 @@ static bool route_lookup(rein_request *req, char *allow, size_t allow_size, bool
         char names[REIN_HTTP_MAX_PARAMS][32];
         char *values[REIN_HTTP_MAX_PARAMS];
         int n = 0;
-        if (seg && first_segment_differs(r->pattern, seg, seg_len))
+        if (seg && first_segment_differs(r, seg, seg_len))
             continue;
         if (!rein__http_match(r->pattern, req->path, req->arena, names, values, &n))
             continue;
@@ -1334,9 +1350,9 @@ static bool framing_ok(const rein_request *req, const char **cl)
 
     *cl = NULL;
     for (const struct kv *h = req->headers_in; h; h = h->next) {
-        if (strcasecmp(h->key, "Transfer-Encoding") == 0)
+        if (KEY_IS(h, "Transfer-Encoding"))
             te = true;
-        if (strcasecmp(h->key, "Content-Length") != 0)
+        if (!KEY_IS(h, "Content-Length"))
             continue;
         if (*cl && strcmp(*cl, h->value) != 0)
             return false;
@@ -1352,8 +1368,8 @@ static bool one_authorization(const rein_request *req)
     int n = 0, k = 0;
 
     for (const struct kv *h = req->headers_in; h; h = h->next) {
-        n += strcasecmp(h->key, "Authorization") == 0;
-        k += strcasecmp(h->key, "x-api-key") == 0;
+        n += KEY_IS(h, "Authorization");
+        k += KEY_IS(h, "x-api-key");
     }
     return n <= 1 && k <= 1;
 }
@@ -1365,7 +1381,7 @@ static bool host_ok(const rein_request *req)
     int n = 0;
 
     for (const struct kv *h = req->headers_in; h; h = h->next)
-        n += strcasecmp(h->key, "Host") == 0;
+        n += KEY_IS(h, "Host");
     return n == 1 || (n == 0 && !req->http11);
 }
 
@@ -1378,7 +1394,7 @@ static bool coding_ok(const rein_request *req)
     size_t len;
 
     for (const struct kv *h = req->headers_in; h; h = h->next) {
-        if (strcasecmp(h->key, "Transfer-Encoding") != 0)
+        if (!KEY_IS(h, "Transfer-Encoding"))
             continue;
         if (te)
             return false; /* two headers: a list, and chunked would not be alone */
@@ -2029,6 +2045,7 @@ rein_err rein_server_route(rein_server *srv, const char *method, const char *pat
         return rein_error_set(err, REIN_ENOMEM, "server: out of memory");
     r->method = rein_strdup(method);
     r->pattern = rein_strdup(pattern);
+    r->first_len = pattern[0] == '/' && pattern[1] != '{' ? strcspn(pattern + 1, "/") : SIZE_MAX;
     if (!r->method || !r->pattern) {
         rein_free(r->method);
         rein_free(r->pattern);

@@ -66,6 +66,7 @@ struct rein_call_result {
     char *log;
     bool check_only;
     bool args_from_text; /* args were parsed from args_text (not given as a value) */
+    bool args_lent;      /* args is the caller's lent value (rein_call_input.args_lent) */
     bool has_step;
     int step;
     int64_t start_ns, latency_ns;
@@ -303,6 +304,7 @@ static rein_call_result *result_new(const struct rein_call_input *in, const char
     r->tool = NULL;
     r->repair = REIN_REPAIR_EXACT;
     r->args = NULL;
+    r->args_lent = false;
     r->output = NULL;
     r->details = NULL;
     r->message = NULL;
@@ -352,7 +354,8 @@ void rein_call_result_free(rein_call_result *r)
 {
     if (!r)
         return;
-    json_decref(r->args);
+    if (!r->args_lent)
+        json_decref(r->args);
     json_decref(r->output);
     json_decref(r->details);
     json_decref(r->j_result);
@@ -479,8 +482,10 @@ static bool step_parse(rein_call_result *r, const struct rein_call_input *in, si
                  "the arguments must be a JSON object, got %s", rein_json_type_name(in->args));
             return false;
         }
-        /* A copy: defaults may be filled in, and the caller keeps its own value. */
-        r->args = json_deep_copy(in->args);
+        /* A copy: defaults may be filled in, and the caller keeps its own value. A value
+         * lent until the result is freed is read in place when nothing will change it. */
+        r->args_lent = in->args_lent && r->tool && !r->tool->has_defaults;
+        r->args = r->args_lent ? (json_t *)in->args : json_deep_copy(in->args);
         if (!r->args) {
             fail(r, ST_PARSE, REIN_CALL_INTERNAL, NULL, "out of memory copying the arguments");
             return false;

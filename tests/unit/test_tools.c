@@ -540,6 +540,36 @@ static void test_defaults_are_filled_in(void **state)
     rein_registry_free(reg);
 }
 
+/* Lent arguments are read in place when nothing changes them, and copied when the tool fills
+ * in defaults: the caller's value is never written to. */
+static void test_lent_args_read_in_place_unless_defaults(void **state)
+{
+    rein_registry *reg = fixture();
+    json_t *args = json_pack("{s:s}", "path", "a.txt");
+    json_t *partial = json_pack("{s:s}", "dir", "src");
+    struct rein_call_input in = {.name = "delete_file", .args = args, .args_lent = true};
+    rein_call_result *res = NULL;
+    rein_error err;
+
+    (void)state;
+    assert_rein_ok(rein_call_run(reg, &in, NULL, &res, &err), &err);
+    assert_true(rein_call_result_ok(res));
+    assert_ptr_equal(rein_call_result_args(res), args);
+    rein_call_result_free(res);
+    assert_int_equal(args->refcount, 1); /* neither taken nor dropped */
+
+    in = (struct rein_call_input){.name = "list_files", .args = partial, .args_lent = true};
+    assert_rein_ok(rein_call_run(reg, &in, NULL, &res, &err), &err);
+    assert_true(rein_call_result_ok(res));
+    assert_ptr_not_equal(rein_call_result_args(res), partial);
+    assert_json_eq(rein_call_result_args(res), "{\"dir\":\"src\",\"limit\":20}");
+    assert_json_eq(partial, "{\"dir\":\"src\"}");
+    rein_call_result_free(res);
+    json_decref(args);
+    json_decref(partial);
+    rein_registry_free(reg);
+}
+
 /* ---- policy, cancel, timeout ---- */
 
 struct policy_seen {
@@ -1395,6 +1425,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_arguments_over_the_size_limit),
     cmocka_unit_test(test_preflight_reports_every_error),
     cmocka_unit_test(test_defaults_are_filled_in),
+    cmocka_unit_test(test_lent_args_read_in_place_unless_defaults),
     cmocka_unit_test(test_policy_denies_before_execution),
     cmocka_unit_test(test_repair_never_lands_on_a_destructive_tool),
     cmocka_unit_test(test_exact_name_repairs_nothing),
