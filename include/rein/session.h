@@ -187,6 +187,12 @@ REIN_EXTERN int64_t rein_session_last_seq(const rein_session *s);
 REIN_EXTERN rein_err rein_session_run(rein_session *s, rein_agent *agent, const char *message,
                                       const struct rein_agent_turn_opts *turn,
                                       rein_agent_result **out, rein_error *err) REIN_WUR;
+/*
+ * The last turn's result object as the "result" event recorded it: the JSON text that
+ * rein_json_dump writes of rein_agent_result_json(), *len (may be NULL) bytes. Borrowed, valid
+ * until the next turn or the end of s; NULL when no turn ran or it could not be written.
+ */
+REIN_EXTERN const char *rein_session_result_text(const rein_session *s, size_t *len);
 
 /*
  * Acts on a call the model proposed in propose mode (its tool message says "proposed"): run

@@ -113,48 +113,58 @@ static bool read_policy(rein_request *req, const rein_agent_api *api, bool *canc
     return true;
 }
 
-/* Runs the turn in the open session; returns its result object (new), or NULL with err set. */
-static json_t *run_turn(struct chat *c, const struct rein__chat_body *cb, rein_error *err)
+/*
+ * Runs the turn in the open session; its result object's JSON text goes into out (the text
+ * the session recorded, so it is written once). false with err set when there is none.
+ */
+static bool run_turn(struct chat *c, const struct rein__chat_body *cb, struct rein_buf *out,
+                     rein_error *err)
 {
     struct rein_agent_turn_opts turn = cb->turn;
     rein_agent_result *r = NULL;
-    json_t *out = NULL;
+    bool ok = false;
     int hook;
 
     turn.approval_timeout_ms = c->api->approval_timeout_ms;
     hook = rein_cancel_on(rein_request_cancel(c->req), on_request_cancel, c);
     if (hook < 0) {
         rein_error_set(err, hook, "cannot watch the request");
-        return NULL;
+        return false;
     }
     if (rein_session_run(c->session, c->api->agent, cb->message, &turn, &r, err) == REIN_OK) {
         const char *labels[] = {rein_agent_mode_name(turn.mode),
                                 rein_agent_stop_name(rein_agent_result_stop(r))};
+        size_t len = 0;
+        const char *text = rein_session_result_text(c->session, &len);
+        json_t *j = text ? NULL : rein_agent_result_json(r);
         rein_metric_add(c->api->turns_total, labels, 1);
-        out = rein_agent_result_json(r);
-        if (!out)
+        if (text)
+            ok = rein_buf_add(out, text, len) == REIN_OK;
+        else
+            ok = j && rein_json_dump(out, j) == REIN_OK;
+        json_decref(j);
+        if (!ok)
             rein_error_set(err, REIN_ENOMEM, "out of memory writing the result");
     }
     rein_cancel_off(rein_request_cancel(c->req), hook);
     rein_agent_result_free(r);
-    return out;
+    return ok;
 }
 
-/* Answers with the result (or the error), after the session is closed. */
-static void answer(struct chat *c, json_t *result, int64_t seq, const rein_error *err)
+/* Answers with the result (its JSON text, NULL: the error), after the session is closed. */
+static void answer(struct chat *c, struct rein_buf *result, int64_t seq, const rein_error *err)
 {
     if (!c->sse) {
-        if (result)
-            rein_request_reply_json(c->req, 200, result);
+        if (result && rein_buf_addch(result, '\n') == REIN_OK)
+            rein_request_reply(c->req, 200, "application/json", result->ptr, result->len);
+        else if (result)
+            rein_request_reply_error(c->req, 500, "internal", "could not encode the answer");
         else
             rein_request_reply_rein_error(c->req, err);
         return;
     }
     if (result) {
-        char *text = rein_json_dumps(result);
-        if (text)
-            send_event(c, "result", text, strlen(text), seq);
-        rein_free(text);
+        send_event(c, "result", result->ptr, result->len, seq);
     } else {
         json_t *e = json_pack("{s:s, s:s, s:s}", "type", "error", "kind", "internal", "message",
                               err->msg[0] ? err->msg : rein_strerror(err->code));
@@ -164,7 +174,6 @@ static void answer(struct chat *c, json_t *result, int64_t seq, const rein_error
         rein_free(text);
         json_decref(e);
     }
-    json_decref(result);
 }
 
 static void handle_chat(rein_request *req, void *userdata)
@@ -177,7 +186,9 @@ static void handle_chat(rein_request *req, void *userdata)
                                    .trace_id = rein_request_trace_id(req),
                                    .on_event = on_event,
                                    .reg = api->reg};
-    json_t *result, *details = json_array();
+    struct rein_buf text;
+    json_t *details = json_array();
+    bool kept;
     int64_t seq;
     rein_error err, ignored;
     rein_err rc;
@@ -219,14 +230,14 @@ static void handle_chat(rein_request *req, void *userdata)
         return;
     }
     rein_error_clear(&err);
-    result = run_turn(&c, &cb, &err);
+    rein_buf_init(&text, 0);
+    kept = run_turn(&c, &cb, &text, &err);
     seq = rein_session_last_seq(c.session);
     /* The turn's last writes are committed here: only a turn that was kept is answered so. */
-    if (rein_session_end(c.session, result ? &err : &ignored) != REIN_OK && result) {
-        json_decref(result);
-        result = NULL;
-    }
-    answer(&c, result, seq, &err);
+    if (rein_session_end(c.session, kept ? &err : &ignored) != REIN_OK)
+        kept = false;
+    answer(&c, kept ? &text : NULL, seq, &err);
+    rein_buf_release(&text);
 }
 
 /* ---- POST /agent/conversations/{id}/cancel ----------------------------------------------- */

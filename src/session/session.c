@@ -416,19 +416,29 @@ static void record_start(rein_session *s, const struct rein_agent_turn_opts *o)
     rein_buf_release(&b);
 }
 
-/* Records the turn's result object, handed to nobody: the adapter answers after closing. */
+/* Records the turn's result object, handed to nobody: the adapter answers after closing,
+ * with the same text (rein_session_result_text), so it is written once. */
 static void record_result(rein_session *s, const rein_agent_result *r)
 {
     json_t *j = rein_agent_result_json(r);
-    struct rein_buf b;
     rein_error err;
 
-    rein_buf_init(&b, 0);
-    if (j && rein_json_dump(&b, j) == REIN_OK &&
-        rein__session_record(s, "result", b.ptr, b.len, false, true, NULL, &err) != REIN_OK)
+    rein_buf_release(&s->result);
+    if (j && rein_json_dump(&s->result, j) != REIN_OK)
+        rein_buf_release(&s->result);
+    if (s->result.len && rein__session_record(s, "result", s->result.ptr, s->result.len, false,
+                                              true, NULL, &err) != REIN_OK)
         rein_log(REIN_LOG_WARN, WHERE, "%s: result not recorded: %s", s->conv_id, err.msg);
-    rein_buf_release(&b);
     json_decref(j);
+}
+
+const char *rein_session_result_text(const rein_session *s, size_t *len)
+{
+    if (!s || !s->result.len)
+        return NULL;
+    if (len)
+        *len = s->result.len;
+    return s->result.ptr;
 }
 
 rein_err rein_session_run(rein_session *s, rein_agent *agent, const char *message,
@@ -621,6 +631,7 @@ rein_err rein_session_open(rein_store *store, const char *conv_id,
         s->opts = *opts;
     s->opts.title = NULL;
     s->store = store;
+    rein_buf_init(&s->result, 0);
     atomic_init(&s->interrupted, false);
     pthread_mutex_init(&s->mu, NULL);
     pthread_mutex_init(&s->qmu, NULL);
@@ -726,6 +737,7 @@ rein_err rein_session_end(rein_session *s, rein_error *err)
     rein_history_free(s->h);
     rein__session_held_release(&s->held);
     queue_release(&s->q);
+    rein_buf_release(&s->result);
     pthread_mutex_destroy(&s->mu);
     pthread_mutex_destroy(&s->qmu);
     rein_free(s);

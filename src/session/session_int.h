@@ -88,6 +88,7 @@ struct rein_session {
      * takes it (the order is qmu, then the store). */
     pthread_mutex_t qmu;
     struct rein__session_queue q;
+    struct rein_buf result; /* the last turn's result object as recorded (JSON text) */
 };
 
 /* ---- session.c ---- */

@@ -304,9 +304,25 @@ static void t_turn_records(void)
            "\"{\\\"text\\\": \\\"hi\\\"}\"}]},"
            " {\"text\": [\"Hel\", \"lo \", \"wor\", \"ld\"]}]");
     assert_rein_ok(rein_session_open(F->store, "t1", &so, &s, NULL, &err), &err);
+    assert_null(rein_session_result_text(s, NULL));
     assert_rein_ok(rein_session_run(s, F->a, "echo hi", NULL, &r, &err), &err);
     assert_int_equal(rein_agent_result_stop(r), REIN_AGENT_STOP_FINAL_ANSWER);
     assert_string_equal(rein_agent_result_text(r), "Hello world");
+    {
+        /* The text the session recorded is the result object as written anew: the routes
+         * answer with it instead of writing it again. */
+        json_t *j = rein_agent_result_json(r);
+        struct rein_buf b;
+        size_t len = 0;
+        const char *text = rein_session_result_text(s, &len);
+        rein_buf_init(&b, 0);
+        assert_rein_ok(rein_json_dump(&b, j), NULL);
+        assert_non_null(text);
+        assert_int_equal(len, b.len);
+        assert_memory_equal(text, b.ptr, len);
+        rein_buf_release(&b);
+        json_decref(j);
+    }
     rein_agent_result_free(r);
     rein_session_close(s);
 
