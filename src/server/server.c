@@ -83,6 +83,7 @@ struct route {
     /* The pattern's first segment when it is a literal ("skills" of /skills/{id}); first_len
      * SIZE_MAX when it is a parameter or the pattern does not start with '/'. */
     size_t first_len;
+    size_t slashes; /* '/' in the pattern: a path with another count cannot match */
     unsigned flags;
     rein_handler_fn fn;
     void *userdata;
@@ -1290,6 +1291,16 @@ static void allow_add(char *allow, size_t size, const char *method)
     allow[len] = '\0';
 }
 
+/* How many '/' s holds: a pattern matches only paths with as many segments. */
+static size_t slash_count(const char *s)
+{
+    size_t n = 0;
+
+    for (s = strchr(s, '/'); s; s = strchr(s + 1, '/'))
+        n++;
+    return n;
+}
+
 /* True when the route's first segment is a literal that the path's first segment (seg, len
  * bytes, without '%': decoding leaves it as it is) is not: the route cannot match. */
 static bool first_segment_differs(const struct route *r, const char *seg, size_t len)
@@ -1307,6 +1318,7 @@ static bool route_lookup(rein_request *req, char *allow, size_t allow_size, bool
     /* Every request tries every route: most are told apart by their first segment alone. */
     const char *seg = req->path[0] == '/' ? req->path + 1 : NULL;
     size_t seg_len = seg ? strcspn(seg, "/") : 0;
+    size_t slashes = slash_count(req->path);
 
     if (seg && memchr(seg, '%', seg_len))
         seg = NULL;
@@ -1316,7 +1328,7 @@ static bool route_lookup(rein_request *req, char *allow, size_t allow_size, bool
         char names[REIN_HTTP_MAX_PARAMS][32];
         char *values[REIN_HTTP_MAX_PARAMS];
         int n = 0;
-        if (seg && first_segment_differs(r, seg, seg_len))
+        if (r->slashes != slashes || (seg && first_segment_differs(r, seg, seg_len)))
             continue;
         if (!rein__http_match(r->pattern, req->path, req->arena, names, values, &n))
             continue;
@@ -1482,11 +1494,9 @@ static enum MHD_Result first_call(rein_request *req)
                      "conflicting Content-Length (or Content-Length with Transfer-Encoding): "
                      "send one way of framing the body");
     }
-    if (cl && rein__http_parse_uint(cl, 0, 999999999, &declared) &&
-        (size_t)declared > srv->body_limit)
-        return guard(req, 413, "payload_too_large", "the body is larger than %zu bytes",
-                     srv->body_limit);
-    if (cl && !rein__http_parse_uint(cl, 0, 999999999, &declared))
+    /* A length that does not parse (or past 999,999,999) is as refused as one past the limit. */
+    if (cl &&
+        (!rein__http_parse_uint(cl, 0, 999999999, &declared) || (size_t)declared > srv->body_limit))
         return guard(req, 413, "payload_too_large", "the body is larger than %zu bytes",
                      srv->body_limit);
     if (cl && declared > 0 && atomic_load(&srv->body_bytes) + (size_t)declared > srv->body_memory) {
@@ -2046,6 +2056,7 @@ rein_err rein_server_route(rein_server *srv, const char *method, const char *pat
     r->method = rein_strdup(method);
     r->pattern = rein_strdup(pattern);
     r->first_len = pattern[0] == '/' && pattern[1] != '{' ? strcspn(pattern + 1, "/") : SIZE_MAX;
+    r->slashes = slash_count(pattern);
     if (!r->method || !r->pattern) {
         rein_free(r->method);
         rein_free(r->pattern);
