@@ -78,7 +78,10 @@ REIN_EXTERN rein_err rein_history_add_tool_result_media(rein_history *h, const c
                                                         const char *name, const char *content,
                                                         bool is_error,
                                                         json_t *attachments) REIN_WUR;
-/* The i-th message, or NULL when out of range. Borrowed; it must not be modified. */
+/* The i-th message, or NULL when out of range or memory is exhausted. Borrowed; it must not
+ * be modified. Valid until the message leaves h or until rein_history_compact(h), which gives
+ * back the trees of an idle conversation (its messages are kept as their JSON text and made
+ * into trees again when asked for). */
 REIN_EXTERN const json_t *rein_history_get(const rein_history *h, size_t i);
 /* True when an assistant message of h carries a tool call with this id (services refuse a
  * history where two calls share one). Constant time on average: the history keeps its ids in

@@ -27,24 +27,43 @@
 
 #include <string.h>
 
+/*
+ * A message that is not shared keeps its own bytes in one block: its JSON text (as
+ * rein_json_dump writes the tree: parsing it gives the same tree back) and after it the
+ * strings the history looks up without a tree, each NUL-terminated: for an assistant
+ * message each call's id and name, for a tool message its tool_call_id. A shared message
+ * keeps its tree and only the strings here (len 0). An idle conversation is thus its
+ * messages' text, not their jansson trees (issue 25, decision 0055).
+ */
+struct mtext {
+    size_t len;    /* bytes of JSON text */
+    uint32_t nstr; /* strings after it */
+    char json[];   /* len bytes, a NUL, then the nstr strings */
+};
+
 struct hmsg {
-    json_t *msg;
+    /* The message as a tree: a shared message's for good; any other's made from its text
+     * when asked for and kept until rein_history_compact(). */
+    json_t *tree;
+    struct mtext *text; /* NULL only for a shared message without strings */
+    uint64_t chain;     /* hash of messages 0..this one, valid below rein_history.chained */
+    int64_t size;       /* rein_history_size's text bytes over messages 0..this one */
     /* Valid below rein_history.encoded: the piece is the enc_len bytes that end at enc_end in
      * enc (at sys_end in sys, for a system message of a grouping wire); enc_end and sys_end are
      * the two buffers' lengths once this message is in. */
     size_t enc_len, enc_end, sys_end;
-    char role;      /* the role's first letter: s, u, a or t */
-    char open;      /* grouping wires: the side whose group is open after this message, or 0 */
+    uint32_t calls; /* tool calls among 0..this one */
     uint32_t nsys;  /* system messages among 0..this one */
-    uint64_t self;  /* hash of this message's JSON text, 0 until made */
-    uint64_t chain; /* hash of messages 0..this one, valid below rein_history.chained */
-    int64_t text;   /* rein_history_size over messages 0..this one */
-    size_t calls;
-    size_t ex;  /* the assistant message with calls whose results this one is (or it), or NONE */
-    size_t bad; /* the first open exchange that ended at or before this message, or NONE */
+    uint32_t ex;  /* the assistant message with calls whose results this one is (or it), or NONE */
+    uint32_t bad; /* the first open exchange that ended at or before this one, or NONE */
+    char role;    /* the role's first letter: s, u, a or t */
+    char open;    /* grouping wires: the side whose group is open after this message, or 0 */
+    bool shared;  /* tree is the caller's, kept as it is (rein_history_append_shared) */
 };
 
-#define NONE SIZE_MAX
+/* Message indices are 32 bits; a history stops growing below NONE - 1 (removed, see
+ * shifted()). */
+#define NONE UINT32_MAX
 /* Encodings shorter than this are released by rein_history_compact(): making them again
  * costs less than the request copies into its body anyway, and an idle conversation does not
  * keep them. */
@@ -53,7 +72,7 @@ struct hmsg {
 /* One tool-call id of the set: the string is the message's own (borrowed, never modified). */
 struct hid {
     const char *id; /* NULL: empty or, with dead set, removed */
-    size_t msg;
+    uint32_t msg;
     bool dead;
 };
 
@@ -67,8 +86,7 @@ struct rein_history {
     size_t n, cap;
     size_t encodes;
     struct rein_buf enc;
-    struct rein_buf sys;     /* a grouping wire's system messages: their pieces, comma-separated */
-    struct rein_buf scratch; /* one message's encoding, before it joins enc */
+    struct rein_buf sys; /* a grouping wire's system messages: their pieces, comma-separated */
     const struct rein__wire *ewire;
     unsigned evar;
     size_t encoded;
@@ -78,6 +96,90 @@ struct rein_history {
     struct rein__sha_cache *sha; /* made for the first signed body spliced from enc, or NULL */
 };
 
+/* ---- a message's own strings and tree ---- */
+
+static const char *first_str(const struct hmsg *m)
+{
+    return m->text ? m->text->json + m->text->len + 1 : NULL;
+}
+
+static const char *next_str(const char *s)
+{
+    return s + strlen(s) + 1;
+}
+
+/* The number of tool calls message m carries. */
+static size_t own_calls(const struct hmsg *m)
+{
+    return m->role == 'a' && m->text ? m->text->nstr / 2 : 0;
+}
+
+/* A tool message's tool_call_id. */
+static const char *result_id(const struct hmsg *m)
+{
+    return m->role == 't' ? first_str(m) : NULL;
+}
+
+/* Adds s (NULL: empty) and its NUL to b. */
+static rein_err add_str(struct rein_buf *b, const char *s)
+{
+    return rein_buf_add(b, s ? s : "", (s ? strlen(s) : 0) + 1);
+}
+
+/* Makes m's block from msg, its tree, with the JSON text unless the message is shared. */
+static rein_err text_make(struct hmsg *m, const json_t *msg)
+{
+    struct rein_buf b;
+    size_t len = 0, k;
+    uint32_t nstr = 0;
+    const json_t *c;
+    rein_err rc = REIN_OK;
+
+    rein_buf_init(&b, 0);
+    if (!m->shared)
+        rc = rein_json_dump(&b, msg);
+    len = b.len;
+    if (!rc)
+        rc = rein_buf_addch(&b, '\0');
+    if (!rc && m->role == 't') {
+        rc = add_str(&b, json_string_value(json_object_get(msg, "tool_call_id")));
+        nstr = 1;
+    } else if (!rc && m->role == 'a') {
+        json_array_foreach(json_object_get(msg, "tool_calls"), k, c)
+        {
+            if (!rc)
+                rc = add_str(&b, json_string_value(json_object_get(c, "id")));
+            if (!rc)
+                rc = add_str(&b, json_string_value(json_object_get(c, "name")));
+            nstr += 2;
+        }
+    }
+    if (!rc && m->shared && nstr == 0) {
+        rein_buf_release(&b);
+        return REIN_OK;
+    }
+    if (!rc && !(m->text = rein_malloc(sizeof(*m->text) + b.len)))
+        rc = REIN_ENOMEM;
+    if (!rc) {
+        m->text->len = len;
+        m->text->nstr = nstr;
+        memcpy(m->text->json, b.ptr, b.len);
+    }
+    rein_buf_release(&b);
+    return rc;
+}
+
+/* Message i as a tree, made from its text the first time after a compaction; NULL when
+ * memory is exhausted. */
+static json_t *tree_of(const rein_history *h, size_t i)
+{
+    struct hmsg *m = &h->m[i];
+
+    if (!m->tree)
+        m->tree = rein_json_parse(m->text->json, m->text->len, 0, NULL);
+    return m->tree;
+}
+
 rein_history *rein_history_new(void)
 {
     rein_history *h = rein_calloc(1, sizeof(*h));
@@ -85,7 +187,6 @@ rein_history *rein_history_new(void)
     if (h) {
         rein_buf_init(&h->enc, 0);
         rein_buf_init(&h->sys, 0);
-        rein_buf_init(&h->scratch, 0);
     }
     return h;
 }
@@ -97,16 +198,6 @@ static uint64_t id_hash(const char *id)
     return rein__hash64(0, id, strlen(id));
 }
 
-/* The calls of message m when it is an assistant message carrying some, else NULL. */
-static const json_t *calls_of(const json_t *m)
-{
-    const char *role = json_string_value(json_object_get(m, "role"));
-
-    if (!role || strcmp(role, "assistant") != 0)
-        return NULL;
-    return json_object_get(m, "tool_calls");
-}
-
 static void ids_put(struct hid *tab, size_t cap, const char *id, size_t msg)
 {
     size_t i = (size_t)id_hash(id) & (cap - 1);
@@ -114,7 +205,7 @@ static void ids_put(struct hid *tab, size_t cap, const char *id, size_t msg)
     while (tab[i].id || tab[i].dead)
         i = (i + 1) & (cap - 1);
     tab[i].id = id;
-    tab[i].msg = msg;
+    tab[i].msg = (uint32_t)msg;
 }
 
 /* Room for `more` ids: rehashes the live entries (dropping removed ones) when the table would
@@ -146,18 +237,17 @@ static rein_err ids_reserve(rein_history *h, size_t more)
 /* Adds the call ids of message msg (appended at index msg). */
 static rein_err ids_add(rein_history *h, size_t msg)
 {
-    const json_t *calls = calls_of(h->m[msg].msg), *c;
-    size_t i;
+    size_t n = own_calls(&h->m[msg]);
+    const char *s = first_str(&h->m[msg]);
     rein_err rc;
 
-    if (json_array_size(calls) == 0)
+    if (n == 0)
         return REIN_OK;
-    rc = ids_reserve(h, json_array_size(calls));
+    rc = ids_reserve(h, n);
     if (rc)
         return rc;
-    json_array_foreach(calls, i, c)
-    {
-        ids_put(h->ids, h->ids_cap, json_string_value(json_object_get(c, "id")), msg);
+    for (size_t k = 0; k < n; k++, s = next_str(next_str(s))) {
+        ids_put(h->ids, h->ids_cap, s, msg);
         h->ids_used++;
     }
     return REIN_OK;
@@ -166,12 +256,10 @@ static rein_err ids_add(rein_history *h, size_t msg)
 /* Removes the call ids of message msg (about to be released). */
 static void ids_remove(rein_history *h, size_t msg)
 {
-    const json_t *calls = calls_of(h->m[msg].msg), *c;
-    size_t k;
+    size_t n = own_calls(&h->m[msg]);
+    const char *id = first_str(&h->m[msg]);
 
-    json_array_foreach(calls, k, c)
-    {
-        const char *id = json_string_value(json_object_get(c, "id"));
+    for (size_t k = 0; k < n; k++, id = next_str(next_str(id))) {
         size_t i = (size_t)id_hash(id) & (h->ids_cap - 1);
         /* The entry is this very string of this message: a copy elsewhere stays. */
         while (h->ids[i].id || h->ids[i].dead) {
@@ -187,31 +275,30 @@ static void ids_remove(rein_history *h, size_t msg)
 }
 
 /* Running sums for rein_history_size: this message's text and calls added to the previous
- * message's totals, so a truncation needs no recount. */
+ * message's totals, so a truncation needs no recount (taken from the tree, at append). */
 static int64_t slen(const json_t *obj, const char *key)
 {
     return (int64_t)json_string_length(json_object_get(obj, key));
 }
 
-static void add_size(rein_history *h, size_t i)
+static void add_size(rein_history *h, size_t i, const json_t *m)
 {
-    const json_t *m = h->m[i].msg, *c;
+    const json_t *c;
     int64_t text = slen(m, "content") + slen(m, "reasoning");
-    size_t k, calls = 0;
+    size_t k;
 
     json_array_foreach(json_object_get(m, "tool_calls"), k, c)
     {
         text += slen(c, "id") + slen(c, "name") + slen(c, "arguments");
-        calls++;
     }
-    h->m[i].text = text + (i ? h->m[i - 1].text : 0);
-    h->m[i].calls = calls + (i ? h->m[i - 1].calls : 0);
+    h->m[i].size = text + (i ? h->m[i - 1].size : 0);
+    h->m[i].calls = (uint32_t)own_calls(&h->m[i]) + (i ? h->m[i - 1].calls : 0);
     h->m[i].nsys = (h->m[i].role == 's') + (i ? h->m[i - 1].nsys : 0);
 }
 
 void rein_history_size(const rein_history *h, int64_t *text_bytes, size_t *calls)
 {
-    *text_bytes = h->n ? h->m[h->n - 1].text : 0;
+    *text_bytes = h->n ? h->m[h->n - 1].size : 0;
     *calls = h->n ? h->m[h->n - 1].calls : 0;
 }
 
@@ -230,17 +317,14 @@ static bool wire_name(const char *s)
  * messages a+1 .. end-1. */
 static bool closed(const rein_history *h, size_t a, size_t end)
 {
-    const json_t *c;
-    size_t k;
+    size_t n = own_calls(&h->m[a]);
+    const char *id = first_str(&h->m[a]);
 
-    json_array_foreach(json_object_get(h->m[a].msg, "tool_calls"), k, c)
-    {
-        const char *id = json_string_value(json_object_get(c, "id"));
+    for (size_t k = 0; k < n; k++, id = next_str(next_str(id))) {
         size_t j = a + 1;
-        if (!id || !wire_name(json_string_value(json_object_get(c, "name"))))
+        if (!wire_name(next_str(id)))
             return false;
-        while (j < end &&
-               strcmp(json_string_value(json_object_get(h->m[j].msg, "tool_call_id")), id) != 0)
+        while (j < end && (!result_id(&h->m[j]) || strcmp(result_id(&h->m[j]), id) != 0))
             j++;
         if (j == end)
             return false;
@@ -252,13 +336,10 @@ static bool closed(const rein_history *h, size_t a, size_t end)
  * when the first other message follows it; only the last one is judged on each question. */
 static void add_exchange(rein_history *h, size_t i)
 {
-    const json_t *m = h->m[i].msg;
-    const char *role = json_string_value(json_object_get(m, "role"));
-    size_t prev_ex = i ? h->m[i - 1].ex : NONE, bad = i ? h->m[i - 1].bad : NONE;
+    char role = h->m[i].role;
+    uint32_t prev_ex = i ? h->m[i - 1].ex : NONE, bad = i ? h->m[i - 1].bad : NONE;
 
-    if (!role)
-        role = "";
-    if (prev_ex != NONE && strcmp(role, "tool") == 0) {
+    if (prev_ex != NONE && role == 't') {
         h->m[i].ex = prev_ex;
         h->m[i].bad = bad;
         return;
@@ -266,10 +347,7 @@ static void add_exchange(rein_history *h, size_t i)
     if (prev_ex != NONE && bad == NONE && !closed(h, prev_ex, i))
         bad = prev_ex;
     h->m[i].bad = bad;
-    h->m[i].ex =
-        strcmp(role, "assistant") == 0 && json_array_size(json_object_get(m, "tool_calls")) > 0
-            ? i
-            : NONE;
+    h->m[i].ex = own_calls(&h->m[i]) > 0 ? (uint32_t)i : NONE;
 }
 
 size_t rein_history_first_open(const rein_history *h)
@@ -302,7 +380,8 @@ bool rein_history_has_call_id(const rein_history *h, const char *id)
 
 static void hmsg_release(struct hmsg *m)
 {
-    json_decref(m->msg);
+    json_decref(m->tree);
+    rein_free(m->text);
     memset(m, 0, sizeof(*m));
 }
 
@@ -316,7 +395,6 @@ void rein_history_free(rein_history *h)
     rein_free(h->ids);
     rein_buf_release(&h->enc);
     rein_buf_release(&h->sys);
-    rein_buf_release(&h->scratch);
     if (h->sha)
         rein_free(h->sha->marks);
     rein_free(h->sha);
@@ -330,7 +408,7 @@ size_t rein_history_len(const rein_history *h)
 
 const json_t *rein_history_get(const rein_history *h, size_t i)
 {
-    return i < h->n ? h->m[i].msg : NULL;
+    return i < h->n ? tree_of(h, i) : NULL;
 }
 
 /* The block's first len bytes are all that is left of what the signing cache hashed. */
@@ -492,32 +570,53 @@ static rein_err check_message(const json_t *msg, rein_error *err)
     return rc;
 }
 
-/* Takes msg (a private copy) whatever happens. */
-static rein_err append_take(rein_history *h, json_t *msg)
+/*
+ * Appends msg, checked. own: msg is a private copy, taken whatever happens, and kept as the
+ * message's tree until the next compaction; shared: msg is kept for good, a reference taken;
+ * neither: msg is borrowed and only its text kept.
+ */
+static rein_err append_msg(rein_history *h, json_t *msg, bool own, bool shared)
 {
+    struct hmsg *m;
+    rein_err rc;
+
     if (!msg)
         return REIN_ENOMEM;
     if (h->n == h->cap) {
         size_t cap = h->cap ? h->cap * 2 : 8;
-        struct hmsg *v = rein_realloc(h->m, cap * sizeof(*v));
+        struct hmsg *v = h->n < NONE - 2 ? rein_realloc(h->m, cap * sizeof(*v)) : NULL;
         if (!v) {
-            json_decref(msg);
+            if (own)
+                json_decref(msg);
             return REIN_ENOMEM;
         }
         h->m = v;
         h->cap = cap;
     }
-    memset(&h->m[h->n], 0, sizeof(h->m[h->n]));
-    h->m[h->n].msg = msg;
-    h->m[h->n].role = *rein__json_str(msg, "role");
-    add_size(h, h->n);
+    m = &h->m[h->n];
+    memset(m, 0, sizeof(*m));
+    m->role = *rein__json_str(msg, "role");
+    m->shared = shared;
+    rc = text_make(m, msg);
+    if (rc) {
+        if (own)
+            json_decref(msg);
+        return rc;
+    }
+    m->tree = own ? msg : shared ? json_incref(msg) : NULL;
+    add_size(h, h->n, msg);
     add_exchange(h, h->n);
     if (ids_add(h, h->n) != REIN_OK) {
-        hmsg_release(&h->m[h->n]);
+        hmsg_release(m);
         return REIN_ENOMEM;
     }
     h->n++;
     return REIN_OK;
+}
+
+static rein_err append_take(rein_history *h, json_t *msg)
+{
+    return append_msg(h, msg, true, false);
 }
 
 rein_err rein_history_append(rein_history *h, const json_t *msg, rein_error *err)
@@ -526,7 +625,7 @@ rein_err rein_history_append(rein_history *h, const json_t *msg, rein_error *err
 
     if (rc)
         return rc;
-    return append_take(h, json_deep_copy(msg));
+    return append_msg(h, (json_t *)msg, false, false);
 }
 
 rein_err rein_history_append_shared(rein_history *h, json_t *msg, rein_error *err)
@@ -535,7 +634,7 @@ rein_err rein_history_append_shared(rein_history *h, json_t *msg, rein_error *er
 
     if (rc)
         return rc;
-    return append_take(h, json_incref(msg));
+    return append_msg(h, msg, false, true);
 }
 
 void rein_history_compact(rein_history *h)
@@ -545,7 +644,13 @@ void rein_history_compact(rein_history *h)
         rein_buf_release(&h->enc);
         rein_buf_release(&h->sys);
     }
-    rein_buf_release(&h->scratch);
+    /* An idle message is its text; its tree is made again when asked for. */
+    for (size_t i = 0; i < h->n; i++) {
+        if (!h->m[i].shared) {
+            json_decref(h->m[i].tree);
+            h->m[i].tree = NULL;
+        }
+    }
     if (h->n == 0) {
         rein_free(h->m);
         h->m = NULL;
@@ -633,9 +738,12 @@ rein_err rein_history_add_tool_result_media(rein_history *h, const char *call_id
     if (!is_error)
         json_object_del(m, "is_error");
     rein_error_clear(&err);
-    rc = rein_history_append(h, m, &err);
-    json_decref(m);
-    return rc;
+    rc = check_message(m, &err);
+    if (rc) {
+        json_decref(m);
+        return rc;
+    }
+    return append_take(h, m);
 }
 
 void rein__attachment_note(struct rein_buf *b, const json_t *att, const char *wire)
@@ -700,8 +808,12 @@ json_t *rein_history_to_json(const rein_history *h)
 {
     json_t *a = json_array();
 
+    /* A message without its tree gets one for the array, not kept by the history. */
     for (size_t i = 0; a && i < h->n; i++) {
-        if (json_array_append(a, h->m[i].msg) != 0) {
+        const struct hmsg *m = &h->m[i];
+        if (json_array_append_new(
+                a, m->tree ? json_incref(m->tree)
+                           : rein_json_parse(m->text->json, m->text->len, 0, NULL)) != 0) {
             json_decref(a);
             return NULL;
         }
@@ -782,15 +894,16 @@ static rein_err place(rein_history *h, const struct rein__wire *w, struct hmsg *
     return REIN_OK;
 }
 
-/* Encodes message i (all before it encoded) into the scratch buffer: an encoder may assume
- * it writes into an empty buffer. */
+/* Encodes message i (all before it encoded) into the empty buffer out. */
 static rein_err encode_one(rein_history *h, size_t i, const rein_provider *p,
-                           const struct rein__wire *w)
+                           const struct rein__wire *w, struct rein_buf *out)
 {
-    rein_buf_reset(&h->scratch);
+    const json_t *m = tree_of(h, i);
+
+    if (!m)
+        return REIN_ENOMEM;
     h->encodes++;
-    return w->encode_in ? w->encode_in(p, h, i, &h->scratch)
-                        : w->encode_message(p, h->m[i].msg, &h->scratch);
+    return w->encode_in ? w->encode_in(p, h, i, out) : w->encode_message(p, m, out);
 }
 
 /* Makes the pieces of messages 0..n-1 for wire w. */
@@ -798,6 +911,7 @@ static rein_err encode_upto(rein_history *h, size_t n, const rein_provider *p,
                             const struct rein__wire *w)
 {
     unsigned v = w->variant ? w->variant(p) : 0;
+    struct rein_buf one; /* one message's encoding, before it joins enc */
     rein_err rc = REIN_OK;
 
     if (h->ewire != w || h->evar != v) {
@@ -805,17 +919,17 @@ static rein_err encode_upto(rein_history *h, size_t n, const rein_provider *p,
         h->ewire = w;
         h->evar = v;
     }
+    rein_buf_init(&one, 0);
     for (; !rc && h->encoded < n; h->encoded++) {
         size_t i = h->encoded;
-        rc = encode_one(h, i, p, w);
+        rein_buf_reset(&one);
+        rc = encode_one(h, i, p, w, &one);
         if (!rc)
-            rc = place(h, w, &h->m[i], i ? h->m[i - 1].open : 0, i == 0, h->scratch.ptr,
-                       h->scratch.len);
+            rc = place(h, w, &h->m[i], i ? h->m[i - 1].open : 0, i == 0, one.ptr, one.len);
         if (rc)
             break;
     }
-    /* One message's scratch space is not kept for the life of the conversation. */
-    rein_buf_release(&h->scratch);
+    rein_buf_release(&one);
     return rc;
 }
 
@@ -874,21 +988,26 @@ rein_err rein__history_groups(rein_history *h, const rein_provider *p, const str
     return REIN_OK;
 }
 
-/* The hash of message i's JSON text (dumped once, the first time it is asked for). */
-static uint64_t self_hash(struct hmsg *m)
+/* The hash of message m's JSON text (a shared message's is written out for it). */
+static uint64_t self_hash(const struct hmsg *m)
 {
-    char *text;
+    struct rein_buf b;
     size_t len;
+    uint64_t self;
 
-    if (m->self)
-        return m->self;
-    text = rein_json_dumps(m->msg);
-    if (!text)
+    if (m->text && m->text->len) {
+        len = m->text->len;
+        return rein__hash64(rein__hash64(0, &len, sizeof(len)), m->text->json, len);
+    }
+    rein_buf_init(&b, 0);
+    if (rein_json_dump(&b, m->tree) != REIN_OK) {
+        rein_buf_release(&b);
         return 0; /* out of memory: a weaker seed, never a wrong answer */
-    len = strlen(text);
-    m->self = rein__hash64(rein__hash64(0, &len, sizeof(len)), text, len);
-    rein_free(text);
-    return m->self;
+    }
+    len = b.len;
+    self = rein__hash64(rein__hash64(0, &len, sizeof(len)), b.ptr, len);
+    rein_buf_release(&b);
+    return self;
 }
 
 uint64_t rein__history_chain(rein_history *h)
@@ -919,11 +1038,11 @@ bool rein__history_has_system(const rein_history *h)
 
 /* old shifted down by d when it lies at or after `to`; kept below `from`; gone (NONE + 1, which
  * matches nothing) when it was removed. */
-static size_t shifted(size_t old, size_t from, size_t to)
+static uint32_t shifted(uint32_t old, size_t from, size_t to)
 {
     if (old == NONE || old < from)
         return old;
-    return old >= to ? old - (to - from) : NONE - 1;
+    return old >= to ? (uint32_t)(old - (to - from)) : NONE - 1;
 }
 
 /* The ids of the removed messages leave the set; later ones' indices move down. */
@@ -933,7 +1052,7 @@ static void ids_shift(rein_history *h, size_t from, size_t to)
         ids_remove(h, k);
     for (size_t i = 0; i < h->ids_cap; i++) {
         if (h->ids[i].id && h->ids[i].msg >= to)
-            h->ids[i].msg -= to - from;
+            h->ids[i].msg -= (uint32_t)(to - from);
     }
 }
 
@@ -946,9 +1065,9 @@ static void sums_shift(rein_history *h, size_t from, int64_t text, size_t calls,
 
     for (size_t i = from; i < h->n; i++) {
         struct hmsg *m = &h->m[i];
-        size_t ex = shifted(m->ex, from, to), bad = shifted(m->bad, from, to);
-        m->text -= text;
-        m->calls -= calls;
+        uint32_t ex = shifted(m->ex, from, to), bad = shifted(m->bad, from, to);
+        m->size -= text;
+        m->calls -= (uint32_t)calls;
         m->nsys -= nsys;
         if (!same) {
             add_exchange(h, i);
@@ -1005,7 +1124,7 @@ void rein_history_remove(rein_history *h, size_t from, size_t to)
     d = to - from;
     /* The pieces before the seam stay, byte for byte, where they are. */
     sha_keep(h, from ? h->m[from - 1].enc_end : 0);
-    text = h->m[to - 1].text - (from ? h->m[from - 1].text : 0);
+    text = h->m[to - 1].size - (from ? h->m[from - 1].size : 0);
     calls = h->m[to - 1].calls - (from ? h->m[from - 1].calls : 0);
     nsys = h->m[to - 1].nsys - (from ? h->m[from - 1].nsys : 0);
     ids_shift(h, from, to);
@@ -1015,7 +1134,7 @@ void rein_history_remove(rein_history *h, size_t from, size_t to)
     rein_buf_init(&h->enc, 0);
     rein_buf_init(&h->sys, 0);
     for (size_t i = from; i < to; i++)
-        json_decref(h->m[i].msg);
+        hmsg_release(&h->m[i]);
     memmove(&h->m[from], &h->m[to], (n - to) * sizeof(*h->m));
     h->n = n - d;
     sums_shift(h, from, text, calls, nsys, to);
