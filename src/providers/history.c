@@ -18,6 +18,10 @@
  * moves the later messages' pieces down and writes again only the separator at the seam, so
  * nothing is encoded, dumped or copied as JSON again.
  *
+ * A message is kept as its JSON text with the call ids it makes or answers; its tree is made
+ * from the text when asked for and given back when the conversation goes idle, and a short idle
+ * conversation is one block (decision 0055).
+ *
  * Two more things are kept as messages come and go, so that nothing a turn does per step has
  * to walk the whole conversation: a set of the tool-call ids of the assistant messages (the
  * agent gives a repeated provider id a fresh one), and a chained hash of the messages, made
@@ -94,7 +98,14 @@ struct rein_history {
     struct hid *ids; /* open addressing, ids_cap a power of two */
     size_t ids_cap, ids_used, ids_dead;
     struct rein__sha_cache *sha; /* made for the first signed body spliced from enc, or NULL */
+    /* An idle short conversation (rein_history_compact): its n messages in one block (see
+     * freeze()), with m, the id set, the encodings and the signing cache given back; NULL
+     * otherwise. Every function but rein_history_len thaws it first. */
+    char *frozen;
 };
+
+static rein_err thaw(rein_history *h);
+static bool thawed(const rein_history *h);
 
 /* ---- a message's own strings and tree ---- */
 
@@ -126,8 +137,9 @@ static rein_err add_str(struct rein_buf *b, const char *s)
     return rein_buf_add(b, s ? s : "", (s ? strlen(s) : 0) + 1);
 }
 
-/* Makes m's block from msg, its tree, with the JSON text unless the message is shared. */
-static rein_err text_make(struct hmsg *m, const json_t *msg)
+/* Makes m's block from msg, its tree: with json (len bytes, msg's text) when given, else with
+ * msg written out, unless the message is shared. */
+static rein_err text_make(struct hmsg *m, const json_t *msg, const char *json, size_t json_len)
 {
     struct rein_buf b;
     size_t len = 0, k;
@@ -137,7 +149,7 @@ static rein_err text_make(struct hmsg *m, const json_t *msg)
 
     rein_buf_init(&b, 0);
     if (!m->shared)
-        rc = rein_json_dump(&b, msg);
+        rc = json ? rein_buf_add(&b, json, json_len) : rein_json_dump(&b, msg);
     len = b.len;
     if (!rc)
         rc = rein_buf_addch(&b, '\0');
@@ -298,6 +310,12 @@ static void add_size(rein_history *h, size_t i, const json_t *m)
 
 void rein_history_size(const rein_history *h, int64_t *text_bytes, size_t *calls)
 {
+    if (!thawed(h)) {
+        /* out of memory: an estimate of 0 lets the request go and fail there */
+        *text_bytes = 0;
+        *calls = 0;
+        return;
+    }
     *text_bytes = h->n ? h->m[h->n - 1].size : 0;
     *calls = h->n ? h->m[h->n - 1].calls : 0;
 }
@@ -352,7 +370,7 @@ static void add_exchange(rein_history *h, size_t i)
 
 size_t rein_history_first_open(const rein_history *h)
 {
-    const struct hmsg *last = h->n ? &h->m[h->n - 1] : NULL;
+    const struct hmsg *last = thawed(h) && h->n ? &h->m[h->n - 1] : NULL;
 
     if (!last)
         return 0;
@@ -367,7 +385,7 @@ bool rein_history_has_call_id(const rein_history *h, const char *id)
 {
     size_t i;
 
-    if (!h->ids_cap || !id)
+    if (!thawed(h) || !h->ids_cap || !id)
         return false;
     i = (size_t)id_hash(id) & (h->ids_cap - 1);
     while (h->ids[i].id || h->ids[i].dead) {
@@ -385,11 +403,190 @@ static void hmsg_release(struct hmsg *m)
     memset(m, 0, sizeof(*m));
 }
 
+/* ---- an idle short conversation in one block ---- */
+
+/*
+ * A frozen message: its text's length (4 bytes, host order), its role's letter, 1 when it is
+ * shared, then its text or, for a shared message, its tree (a reference the block holds).
+ */
+#define FROZEN_HEAD 6
+/* A shared message's reference in the block: the tree's address. */
+#define FROZEN_REF sizeof(void *)
+/* Conversations whose text is under this freeze when compacted: thawing (parsing each
+ * message again, as a turn's first request encodes each again anyway) costs a few µs. */
+#define FREEZE_MAX 8192
+
+static json_t *frozen_tree(const char *at)
+{
+    void *ref;
+
+    memcpy(&ref, at, sizeof(ref));
+    return ref;
+}
+
+static void frozen_put_tree(char *at, const json_t *t)
+{
+    const void *ref = t;
+
+    memcpy(at, &ref, sizeof(ref));
+}
+
+/* Drops the references of the n frozen messages from offset off in block b; returns the
+ * offset after them. */
+static size_t frozen_unref(const char *b, size_t off, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        uint32_t len;
+        memcpy(&len, b + off, sizeof(len));
+        if (b[off + 5]) {
+            json_decref(frozen_tree(b + off + FROZEN_HEAD));
+            len = FROZEN_REF;
+        }
+        off += FROZEN_HEAD + len;
+    }
+    return off;
+}
+
+/* Drops the references of the n messages in block b (NULL: none), and b. */
+static void frozen_release(char *b, size_t n)
+{
+    if (b)
+        (void)frozen_unref(b, 0, n);
+    rein_free(b);
+}
+
+static rein_err append_msg(rein_history *h, json_t *msg, bool own, bool shared, const char *json,
+                           size_t json_len);
+
+/* Where frozen message i starts in block b. */
+static size_t frozen_at(const char *b, size_t i)
+{
+    size_t off = 0;
+
+    while (i-- > 0) {
+        uint32_t len;
+        memcpy(&len, b + off, sizeof(len));
+        off += FROZEN_HEAD + (b[off + 5] ? FROZEN_REF : len);
+    }
+    return off;
+}
+
+/* Removes frozen messages from..to-1 (to <= n) in place: nothing is allocated. */
+static void frozen_remove(rein_history *h, size_t from, size_t to)
+{
+    size_t a = frozen_at(h->frozen, from), z = frozen_at(h->frozen, to);
+    size_t end = to < h->n ? frozen_at(h->frozen, h->n) : z;
+    char *gone = h->frozen + a;
+
+    /* The removed messages' references go; their bytes are written over. */
+    (void)frozen_unref(h->frozen, a, to - from);
+    memmove(gone, h->frozen + z, end - z);
+    h->n -= to - from;
+    if (h->n == 0) {
+        rein_free(h->frozen);
+        h->frozen = NULL;
+    }
+}
+
+static void ids_clear(rein_history *h)
+{
+    rein_free(h->ids);
+    h->ids = NULL;
+    h->ids_cap = h->ids_used = h->ids_dead = 0;
+}
+
+/* Back to one entry per message, each with its tree (a turn is about to use them). Out of
+ * memory h stays frozen, nothing lost. */
+static rein_err thaw(rein_history *h)
+{
+    char *b = h->frozen;
+    size_t n = h->n, off = 0;
+    rein_err rc = REIN_OK;
+
+    if (!b)
+        return REIN_OK;
+    h->frozen = NULL;
+    h->n = 0;
+    for (size_t i = 0; !rc && i < n; i++) {
+        uint32_t len;
+        memcpy(&len, b + off, sizeof(len));
+        if (b[off + 5]) {
+            rc = append_msg(h, frozen_tree(b + off + FROZEN_HEAD), false, true, NULL, 0);
+            len = FROZEN_REF;
+        } else {
+            rc = append_msg(h, rein_json_parse(b + off + FROZEN_HEAD, len, 0, NULL), true, false,
+                            b + off + FROZEN_HEAD, len);
+        }
+        off += FROZEN_HEAD + len;
+    }
+    if (rc) {
+        while (h->n > 0)
+            hmsg_release(&h->m[--h->n]);
+        ids_clear(h);
+        h->frozen = b;
+        h->n = n;
+        return rc;
+    }
+    frozen_release(b, n);
+    return REIN_OK;
+}
+
+/* thaw() for the functions that only read h: the block is a cache of h's messages. */
+static bool thawed(const rein_history *h)
+{
+    return !h->frozen || thaw((rein_history *)h) == REIN_OK;
+}
+
+/* Puts a short conversation's messages in one block and gives back everything else it keeps
+ * per message. Out of memory it stays as it is. */
+static void freeze(rein_history *h)
+{
+    size_t total = 0, off = 0;
+    char *b;
+
+    if (h->frozen || h->n == 0 || h->m[h->n - 1].size >= FREEZE_MAX ||
+        h->enc.len + h->sys.len >= ENC_KEEP)
+        return;
+    for (size_t i = 0; i < h->n; i++)
+        total += FROZEN_HEAD + (h->m[i].shared ? FROZEN_REF : h->m[i].text->len);
+    if (total >= FREEZE_MAX * 2 || !(b = rein_malloc(total)))
+        return;
+    for (size_t i = 0; i < h->n; i++) {
+        struct hmsg *m = &h->m[i];
+        uint32_t len = m->shared ? (uint32_t)FROZEN_REF : (uint32_t)m->text->len;
+        memcpy(b + off, &len, sizeof(len));
+        b[off + 4] = m->role;
+        b[off + 5] = m->shared;
+        if (m->shared)
+            frozen_put_tree(b + off + FROZEN_HEAD, m->tree);
+        else
+            memcpy(b + off + FROZEN_HEAD, m->text->json, len);
+        if (m->shared)
+            m->tree = NULL; /* the block's reference now */
+        hmsg_release(m);
+        off += FROZEN_HEAD + len;
+    }
+    rein_free(h->m);
+    h->m = NULL;
+    h->cap = 0;
+    ids_clear(h);
+    rein_buf_release(&h->enc);
+    rein_buf_release(&h->sys);
+    h->encoded = 0;
+    h->chained = 0;
+    if (h->sha)
+        rein_free(h->sha->marks);
+    rein_free(h->sha);
+    h->sha = NULL;
+    h->frozen = b;
+}
+
 void rein_history_free(rein_history *h)
 {
     if (!h)
         return;
-    for (size_t i = 0; i < h->n; i++)
+    frozen_release(h->frozen, h->n);
+    for (size_t i = 0; h->m && i < h->n; i++)
         hmsg_release(&h->m[i]);
     rein_free(h->m);
     rein_free(h->ids);
@@ -408,7 +605,7 @@ size_t rein_history_len(const rein_history *h)
 
 const json_t *rein_history_get(const rein_history *h, size_t i)
 {
-    return i < h->n ? tree_of(h, i) : NULL;
+    return i < h->n && thawed(h) ? tree_of(h, i) : NULL;
 }
 
 /* The block's first len bytes are all that is left of what the signing cache hashed. */
@@ -431,6 +628,10 @@ static void unencode_from(rein_history *h, size_t n)
 
 void rein_history_truncate(rein_history *h, size_t n)
 {
+    if (n < h->n && h->frozen) {
+        frozen_remove(h, n, h->n);
+        return;
+    }
     unencode_from(h, n);
     while (h->n > n) {
         ids_remove(h, h->n - 1);
@@ -573,16 +774,21 @@ static rein_err check_message(const json_t *msg, rein_error *err)
 /*
  * Appends msg, checked. own: msg is a private copy, taken whatever happens, and kept as the
  * message's tree until the next compaction; shared: msg is kept for good, a reference taken;
- * neither: msg is borrowed and only its text kept.
+ * neither: msg is borrowed and only its text kept. json: msg's text (json_len bytes) when the
+ * caller has it, else NULL.
  */
-static rein_err append_msg(rein_history *h, json_t *msg, bool own, bool shared)
+static rein_err append_msg(rein_history *h, json_t *msg, bool own, bool shared, const char *json,
+                           size_t json_len)
 {
     struct hmsg *m;
-    rein_err rc;
+    rein_err rc = msg ? thaw(h) : REIN_ENOMEM;
 
-    if (!msg)
-        return REIN_ENOMEM;
-    if (h->n == h->cap) {
+    if (rc) {
+        if (own)
+            json_decref(msg);
+        return rc;
+    }
+    if (h->n == h->cap || h->n >= NONE - 2) {
         size_t cap = h->cap ? h->cap * 2 : 8;
         struct hmsg *v = h->n < NONE - 2 ? rein_realloc(h->m, cap * sizeof(*v)) : NULL;
         if (!v) {
@@ -597,7 +803,7 @@ static rein_err append_msg(rein_history *h, json_t *msg, bool own, bool shared)
     memset(m, 0, sizeof(*m));
     m->role = *rein__json_str(msg, "role");
     m->shared = shared;
-    rc = text_make(m, msg);
+    rc = text_make(m, msg, json, json_len);
     if (rc) {
         if (own)
             json_decref(msg);
@@ -616,7 +822,7 @@ static rein_err append_msg(rein_history *h, json_t *msg, bool own, bool shared)
 
 static rein_err append_take(rein_history *h, json_t *msg)
 {
-    return append_msg(h, msg, true, false);
+    return append_msg(h, msg, true, false, NULL, 0);
 }
 
 rein_err rein_history_append(rein_history *h, const json_t *msg, rein_error *err)
@@ -625,7 +831,7 @@ rein_err rein_history_append(rein_history *h, const json_t *msg, rein_error *err
 
     if (rc)
         return rc;
-    return append_msg(h, (json_t *)msg, false, false);
+    return append_msg(h, (json_t *)msg, false, false, NULL, 0);
 }
 
 rein_err rein_history_append_shared(rein_history *h, json_t *msg, rein_error *err)
@@ -634,11 +840,14 @@ rein_err rein_history_append_shared(rein_history *h, json_t *msg, rein_error *er
 
     if (rc)
         return rc;
-    return append_msg(h, msg, false, true);
+    return append_msg(h, msg, false, true, NULL, 0);
 }
 
 void rein_history_compact(rein_history *h)
 {
+    freeze(h);
+    if (h->frozen)
+        return;
     if (h->enc.len + h->sys.len < ENC_KEEP) {
         unencode_from(h, 0);
         rein_buf_release(&h->enc);
@@ -806,7 +1015,7 @@ void rein__jw_tool_text(struct rein_jw *w, const json_t *msg, const char *wire)
 
 json_t *rein_history_to_json(const rein_history *h)
 {
-    json_t *a = json_array();
+    json_t *a = thawed(h) ? json_array() : NULL;
 
     /* A message without its tree gets one for the array, not kept by the history. */
     for (size_t i = 0; a && i < h->n; i++) {
@@ -912,8 +1121,10 @@ static rein_err encode_upto(rein_history *h, size_t n, const rein_provider *p,
 {
     unsigned v = w->variant ? w->variant(p) : 0;
     struct rein_buf one; /* one message's encoding, before it joins enc */
-    rein_err rc = REIN_OK;
+    rein_err rc = thaw(h);
 
+    if (rc)
+        return rc;
     if (h->ewire != w || h->evar != v) {
         unencode_from(h, 0);
         h->ewire = w;
@@ -956,7 +1167,7 @@ rein_err rein__history_piece(rein_history *h, size_t i, const rein_provider *p,
 
 char rein__history_role(const rein_history *h, size_t i)
 {
-    return i < h->n ? h->m[i].role : '\0';
+    return i < h->n && thawed(h) ? h->m[i].role : '\0';
 }
 
 rein_err rein__history_joined(rein_history *h, const rein_provider *p, const struct rein__wire *w,
@@ -1012,8 +1223,11 @@ static uint64_t self_hash(const struct hmsg *m)
 
 uint64_t rein__history_chain(rein_history *h)
 {
-    /* Each message is dumped and hashed once; the chain over them costs a hash of 8 bytes per
-     * message not yet chained (after a removal, those after the seam). */
+    /* Each message's text is hashed once; the chain over them costs a hash of 8 bytes per
+     * message not yet chained (after a removal, those after the seam; after a thaw, all of a
+     * short conversation's). */
+    if (thaw(h) != REIN_OK)
+        return 0; /* out of memory: a weaker seed, never a wrong answer */
     for (; h->chained < h->n; h->chained++) {
         struct hmsg *m = &h->m[h->chained];
         uint64_t prev = h->chained ? h->m[h->chained - 1].chain : 0, self = self_hash(m);
@@ -1024,14 +1238,14 @@ uint64_t rein__history_chain(rein_history *h)
 
 struct rein__sha_cache *rein__history_sha_cache(rein_history *h)
 {
-    if (!h->sha)
+    if (!h->sha && thaw(h) == REIN_OK)
         h->sha = rein_calloc(1, sizeof(*h->sha));
     return h->sha;
 }
 
 bool rein__history_has_system(const rein_history *h)
 {
-    return h->n && h->m[h->n - 1].nsys > 0;
+    return h->n && thawed(h) && h->m[h->n - 1].nsys > 0;
 }
 
 /* ---- removing messages from the middle ---- */
@@ -1117,6 +1331,10 @@ void rein_history_remove(rein_history *h, size_t from, size_t to)
         to = n;
     if (from >= to)
         return;
+    if (h->frozen) {
+        frozen_remove(h, from, to);
+        return;
+    }
     if (to == n) {
         rein_history_truncate(h, from);
         return;

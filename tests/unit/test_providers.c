@@ -1535,6 +1535,94 @@ static rein_history *fresh_without(const rein_history *h, size_t from, size_t to
     return f;
 }
 
+/* Every answer of h and g (the same messages) agrees. */
+static void assert_histories_agree(rein_provider *p, rein_model_request *req, rein_history *h,
+                                   rein_history *g)
+{
+    json_t *a = rein_history_to_json(h), *b = rein_history_to_json(g);
+    char *x, *y;
+    int64_t t1, t2;
+    size_t c1, c2;
+
+    assert_int_equal(rein_history_len(h), rein_history_len(g));
+    assert_true(json_equal(a, b));
+    for (size_t i = 0; i < rein_history_len(g); i++) {
+        const json_t *calls = json_object_get(rein_history_get(g, i), "tool_calls"), *c;
+        size_t k;
+        assert_true(json_equal(rein_history_get(h, i), rein_history_get(g, i)));
+        json_array_foreach(calls, k, c)
+        {
+            assert_true(rein_history_has_call_id(h, json_string_value(json_object_get(c, "id"))));
+        }
+    }
+    assert_false(rein_history_has_call_id(h, "c999a"));
+    assert_int_equal(rein_history_first_open(h), rein_history_first_open(g));
+    rein_history_size(h, &t1, &c1);
+    rein_history_size(g, &t2, &c2);
+    assert_int_equal(t1, t2);
+    assert_int_equal(c1, c2);
+    assert_int_equal(rein__history_chain(h), rein__history_chain(g));
+    x = body_for(p, req, h);
+    y = body_for(p, req, g);
+    assert_string_equal(x, y);
+    rein_free(x);
+    rein_free(y);
+    json_decref(a);
+    json_decref(b);
+}
+
+/* An idle conversation keeps its messages as text (a short one in a single block, with its id
+ * set and encodings given back): every answer, body and later change is what it is for the
+ * same history never compacted, on a wire that groups messages and on one that does not. */
+static void test_history_idle_form_answers_alike(void **state)
+{
+    static const char *const wires[][2] = {
+        {"openai-compatible", "http://127.0.0.1:9/v1"},
+        {"anthropic", "http://127.0.0.1:9"},
+    };
+    size_t at[40];
+
+    (void)state;
+    for (size_t w = 0; w < REIN_ARRAY_SIZE(wires); w++) {
+        rein_provider *p = provider_for(wires[w][0], wires[w][1]);
+        rein_model_request *req = rein_model_request_new();
+        /* 3 exchanges: short, kept in one block; 40 and a long message: each message's tree
+         * given back */
+        for (int turns = 3; turns <= 40; turns += 37) {
+            rein_history *h = mixed_history(turns, at), *g = mixed_history(turns, at);
+            char big[9000];
+            if (turns > 3) {
+                memset(big, 'x', sizeof(big) - 1);
+                big[sizeof(big) - 1] = '\0';
+                assert_rein_ok(rein_history_add_user(h, big), NULL);
+                assert_rein_ok(rein_history_add_user(g, big), NULL);
+            }
+            rein_history_compact(h);
+            assert_histories_agree(p, req, h, g);
+            rein_history_compact(h);
+            /* changes to an idle history: a cut, a truncation, an append after each */
+            rein_history_remove(h, at[1], at[2] + 2);
+            rein_history_remove(g, at[1], at[2] + 2);
+            rein_history_compact(h);
+            assert_rein_ok(rein_history_add_user(h, "again"), NULL);
+            assert_rein_ok(rein_history_add_user(g, "again"), NULL);
+            assert_histories_agree(p, req, h, g);
+            rein_history_compact(h);
+            rein_history_truncate(h, at[1] + 3);
+            rein_history_truncate(g, at[1] + 3);
+            assert_histories_agree(p, req, h, g);
+            rein_history_compact(h);
+            rein_history_truncate(h, 0);
+            rein_history_truncate(g, 0);
+            assert_histories_agree(p, req, h, g);
+            rein_history_free(h);
+            rein_history_free(g);
+        }
+        rein_model_request_free(req);
+        rein_provider_free(p);
+    }
+}
+
 /* Messages removed from the middle: on every wire the next body is byte for byte the body of
  * a history made from scratch without them, the kept messages are not encoded again (cuts at
  * exchanges), and the ids, sizes, open exchanges and chained hash agree. */
@@ -2994,6 +3082,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_history_call_id_set),
     cmocka_unit_test(test_history_chain),
     cmocka_unit_test(test_history_compact_keeps_what_pays),
+    cmocka_unit_test(test_history_idle_form_answers_alike),
     cmocka_unit_test(test_history_remove_keeps_encodings_on_every_wire),
     cmocka_unit_test(test_body_sha256_over_pieces),
     cmocka_unit_test(test_history_size),
