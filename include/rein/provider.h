@@ -405,6 +405,15 @@ REIN_EXTERN void rein_model_request_free(rein_model_request *req);
 REIN_EXTERN rein_err rein_model_request_add_tool(rein_model_request *req, const char *name,
                                                  const char *description,
                                                  json_t *parameters) REIN_WUR;
+/*
+ * The same for a tool whose parameters never change afterwards (a registry's tool; borrowed
+ * and referenced). When every tool of a request was added this way, the provider encodes the
+ * list once per wire and shares that encoding, immutable, with its later requests offering
+ * the same tools (same names and descriptions, the same parameter objects), on any thread.
+ */
+REIN_EXTERN rein_err rein_model_request_add_tool_shared(rein_model_request *req, const char *name,
+                                                        const char *description,
+                                                        const json_t *parameters) REIN_WUR;
 /* Removes every tool. */
 REIN_EXTERN void rein_model_request_clear_tools(rein_model_request *req);
 /* "auto", "none", "required" or a tool name (copied); NULL unsets. */

@@ -821,8 +821,9 @@ static void *watchdog(void *arg)
 
 static rein_err offer_tool(struct turn *t, const rein_tool *tool, rein_error *err)
 {
-    if (rein_model_request_add_tool(t->req, rein_tool_id(tool), rein_tool_description(tool),
-                                    (json_t *)rein_tool_parameters(tool)) != REIN_OK)
+    /* A registry's tools do not change: their list is encoded once per provider and wire. */
+    if (rein_model_request_add_tool_shared(t->req, rein_tool_id(tool), rein_tool_description(tool),
+                                           rein_tool_parameters(tool)) != REIN_OK)
         return rein_error_set(err, REIN_ENOMEM, "out of memory");
     return REIN_OK;
 }

@@ -763,7 +763,7 @@ static rein_err anthropic_build_body(rein_provider *p, const rein_model_request 
         return rein_error_set(err, rc, "encoding the history: %s", rein_strerror(rc));
     if (req->ntools) {
         rein_jw_key(&w, "tools");
-        rein_jw_raw(&w, req->tools_enc.ptr, req->tools_enc.len);
+        rein_jw_raw(&w, req->tools_json, req->tools_len);
         if (req->tool_choice || req->parallel == 0)
             anthropic_tool_choice(&w, req->tool_choice, req->parallel);
     }

@@ -581,7 +581,7 @@ static void tool_config(struct rein_jw *w, const rein_model_request *req, const 
     rein_jw_key(w, "toolConfig");
     rein_jw_obj_begin(w);
     rein_jw_key(w, "tools");
-    rein_jw_raw(w, req->tools_enc.ptr, req->tools_enc.len);
+    rein_jw_raw(w, req->tools_json, req->tools_len);
     if (choice) {
         rein_jw_key(w, "toolChoice");
         rein_jw_obj_begin(w);

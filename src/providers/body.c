@@ -213,7 +213,7 @@ rein_err rein__body_groups_start(rein_provider *p, const rein_model_request *req
     /* The block is spliced when large; the rest is copied. */
     if (!rc)
         rc = rein_buf_grow(&body->buf, (g->items_len < REIN__SPLICE_MIN ? g->items_len : 0) +
-                                           g->system_len + req->tools_enc.len + BODY_SLACK);
+                                           g->system_len + req->tools_len + BODY_SLACK);
     if (rc)
         return rein_error_set(err, rc, "encoding the history: %s", rein_strerror(rc));
     rein_jw_init(w, &body->buf);

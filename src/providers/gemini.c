@@ -1086,7 +1086,7 @@ static rein_err gemini_build_body(rein_provider *p, const rein_model_request *re
         return rein_error_set(err, rc, "encoding the history: %s", rein_strerror(rc));
     if (req->ntools) {
         rein_jw_key(&w, "tools");
-        rein_jw_raw(&w, req->tools_enc.ptr, req->tools_enc.len);
+        rein_jw_raw(&w, req->tools_json, req->tools_len);
         if (req->tool_choice)
             tool_config(&w, req->tool_choice);
     }

@@ -231,7 +231,7 @@ static rein_err ollama_build_body(rein_provider *p, const rein_model_request *re
     rc = rein__history_joined(h, p, &rein__wire_ollama, &msgs, &len);
     if (!rc)
         rc = rein_buf_grow(&body->buf,
-                           (len < REIN__SPLICE_MIN ? len : 0) + req->tools_enc.len + BODY_SLACK);
+                           (len < REIN__SPLICE_MIN ? len : 0) + req->tools_len + BODY_SLACK);
     if (rc)
         return rein_error_set(err, rc, "encoding the history: %s", rein_strerror(rc));
     rein_jw_init(&w, &body->buf);
@@ -245,7 +245,7 @@ static rein_err ollama_build_body(rein_provider *p, const rein_model_request *re
     if (req->ntools) {
         /* Ollama takes OpenAI's tool list; it has no tool_choice. */
         rein_jw_key(&w, "tools");
-        rein_jw_raw(&w, req->tools_enc.ptr, req->tools_enc.len);
+        rein_jw_raw(&w, req->tools_json, req->tools_len);
     }
     rein_jw_key(&w, "stream");
     rein_jw_bool(&w, req->stream);

@@ -550,7 +550,7 @@ static rein_err openai_build_body(rein_provider *p, const rein_model_request *re
     rc = rein__history_joined(h, p, &rein__wire_openai, &msgs, &len);
     if (!rc)
         rc = rein_buf_grow(&body->buf,
-                           (len < REIN__SPLICE_MIN ? len : 0) + req->tools_enc.len + BODY_SLACK);
+                           (len < REIN__SPLICE_MIN ? len : 0) + req->tools_len + BODY_SLACK);
     if (rc)
         return rein_error_set(err, rc, "encoding the history: %s", rein_strerror(rc));
     rein_jw_init(&w, &body->buf);

@@ -109,7 +109,7 @@ void rein__jw_tools(struct rein_jw *jw, const rein_model_request *req,
     if (!req->ntools)
         return;
     rein_jw_key(jw, "tools");
-    rein_jw_raw(jw, req->tools_enc.ptr, req->tools_enc.len);
+    rein_jw_raw(jw, req->tools_json, req->tools_len);
     if (req->tool_choice)
         choice(jw, req->tool_choice);
     if (req->parallel >= 0) {
@@ -239,6 +239,10 @@ void rein_model_request_clear_tools(rein_model_request *req)
     }
     req->ntools = 0;
     req->tools_valid = false;
+    rein__tools_enc_release(req->shared);
+    req->shared = NULL;
+    req->tools_json = NULL;
+    req->tools_len = 0;
 }
 
 void rein_model_request_free(rein_model_request *req)
@@ -263,8 +267,9 @@ void rein_model_request_free(rein_model_request *req)
     rein_free(req);
 }
 
-rein_err rein_model_request_add_tool(rein_model_request *req, const char *name,
-                                     const char *description, json_t *parameters)
+/* Adds a tool; shared: its parameters never change (see rein_model_request_add_tool_shared). */
+static rein_err add_tool(rein_model_request *req, const char *name, const char *description,
+                         json_t *parameters, bool shared)
 {
     struct rein__tool *t;
 
@@ -289,9 +294,23 @@ rein_err rein_model_request_add_tool(rein_model_request *req, const char *name,
         return REIN_ENOMEM;
     }
     t->parameters = json_incref(parameters);
+    t->shared = shared;
     req->ntools++;
     req->tools_valid = false;
     return REIN_OK;
+}
+
+rein_err rein_model_request_add_tool(rein_model_request *req, const char *name,
+                                     const char *description, json_t *parameters)
+{
+    return add_tool(req, name, description, parameters, false);
+}
+
+rein_err rein_model_request_add_tool_shared(rein_model_request *req, const char *name,
+                                            const char *description, const json_t *parameters)
+{
+    /* The reference taken is the only write: jansson's count, not the value. */
+    return add_tool(req, name, description, (json_t *)parameters, true);
 }
 
 rein_err rein_model_request_set_tool_choice(rein_model_request *req, const char *choice)
@@ -642,6 +661,8 @@ rein_provider *rein_provider_new(const rein_provider_config *cfg, rein_error *er
         rein_free(p->share_lock);
         p->share_lock = NULL;
     }
+    /* Without a cache (out of memory) every request encodes its own tool list. */
+    p->tools = rein__tools_cache_new();
     /* Without a pool (out of memory) every attempt makes its own handles, as it can. */
     p->pool = rein_calloc(1, sizeof(struct handle_pool));
     if (p->pool)
@@ -670,6 +691,7 @@ void rein_provider_free(rein_provider *p)
     rein__aws_free(p->aws);
     rein__gcp_free(p->gcp);
     rein__replay_close(p->replay);
+    rein__tools_cache_free(p->tools);
     rein_free(p->endpoint);
     rein__config_release(&p->cfg);
     rein_free(p);
@@ -1414,11 +1436,7 @@ static rein_err ensure_tools(rein_provider *p, rein_model_request *req)
 
     if (req->tools_valid && req->tools_wire == w && req->tools_variant == v)
         return REIN_OK;
-    rein_buf_reset(&req->tools_enc);
-    if (!req->dropped && !(req->dropped = json_array()))
-        return REIN_ENOMEM;
-    json_array_clear(req->dropped);
-    rc = w->encode_tools(p, req, &req->tools_enc);
+    rc = rein__tools_encode(p, req, w, v);
     if (rc)
         return rc;
     req->tools_wire = w;

@@ -569,6 +569,7 @@ struct rein__recorder;
 
 struct rein_provider {
     struct rein_provider_config cfg; /* a deep copy */
+    struct rein__tools_cache *tools; /* encoded lists of shared tools (tools_enc.c), or NULL */
     const struct rein__wire *wire;
     char *endpoint;
     struct rein_model_caps caps;
@@ -584,6 +585,7 @@ struct rein_provider {
 struct rein__tool {
     char *name, *description;
     json_t *parameters;
+    bool shared; /* added by rein_model_request_add_tool_shared: parameters never change */
 };
 
 struct rein_model_request {
@@ -610,8 +612,13 @@ struct rein_model_request {
     rein_model_event_fn fn;
     void *ud;
     const rein_registry *reg; /* for the rules provider's routes */
-    /* The encoded tool list, for the wire and variant it was made for. */
+    /* The encoded tool list, for the wire and variant it was made for (rein__tools_encode):
+     * tools_len bytes at tools_json, which point into tools_enc or into shared, the
+     * provider's encoding of the same shared tools (a reference). */
     struct rein_buf tools_enc;
+    const char *tools_json;
+    size_t tools_len;
+    struct rein__tools_enc *shared;
     const struct rein__wire *tools_wire;
     unsigned tools_variant;
     bool tools_valid;
@@ -729,6 +736,16 @@ size_t rein__history_encode_count(const rein_history *h);
 uint64_t rein__history_chain(rein_history *h);
 
 /* The encoder of the OpenAI tool list (openai.c), which Ollama's wire uses too. */
+/* A provider's encoded lists of shared tools (tools_enc.c; safe to use from many threads). */
+struct rein__tools_cache *rein__tools_cache_new(void);
+void rein__tools_cache_free(struct rein__tools_cache *c);
+/* Drops a reference to a shared encoded list (NULL: no-op). */
+void rein__tools_enc_release(struct rein__tools_enc *e);
+/* Points req->tools_json at req's tools encoded for wire w, variant v: a list whose tools are
+ * all shared is taken from p's cache, encoded the first time only; any other into
+ * req->tools_enc. req->dropped gets what the encoder left out either way. */
+rein_err rein__tools_encode(rein_provider *p, rein_model_request *req, const struct rein__wire *w,
+                            unsigned v);
 rein_err rein__openai_encode_tools(const rein_provider *p, const rein_model_request *req,
                                    struct rein_buf *out);
 /* The OpenAI chat completions decoders and tool_choice writer (openai.c), which DashScope's

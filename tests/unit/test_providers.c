@@ -1293,12 +1293,15 @@ static char *body_for(rein_provider *p, rein_model_request *req, rein_history *h
     struct rein__body b;
 
     rein__body_init(&b);
-    assert_rein_ok(req->tools_valid ? REIN_OK
-                   : p->wire->encode_tools
-                       ? p->wire->encode_tools(p, req, &req->tools_enc)
-                       : rein__wire_openai.encode_tools(p, req, &req->tools_enc),
-                   NULL);
-    req->tools_valid = true;
+    if (!req->tools_valid) {
+        assert_rein_ok(p->wire->encode_tools
+                           ? p->wire->encode_tools(p, req, &req->tools_enc)
+                           : rein__wire_openai.encode_tools(p, req, &req->tools_enc),
+                       NULL);
+        req->tools_valid = true;
+        req->tools_json = req->tools_enc.ptr;
+        req->tools_len = req->tools_enc.len;
+    }
     assert_rein_ok(p->wire->build_body(p, req, h, &b, NULL), NULL);
     assert_rein_ok(rein__body_flatten(&b), NULL);
     return rein_buf_detach(&b.buf, NULL);
@@ -1621,6 +1624,68 @@ static void test_history_idle_form_answers_alike(void **state)
         rein_model_request_free(req);
         rein_provider_free(p);
     }
+}
+
+/* Requests offering the same shared tools read one encoding the provider made once, and
+ * their body is the one an unshared list gives; another list, an unshared tool or another
+ * wire encodes its own; Gemini's dropped keywords reach every request; an encoding outlives
+ * its eviction from the cache and the provider, while a request still sends it. */
+static void test_shared_tools_encoded_once(void **state)
+{
+    rein_provider *p = provider_for("gemini", "http://127.0.0.1:9/v1beta");
+    rein_provider *q = provider_for("openai-compatible", "http://127.0.0.1:9/v1");
+    json_t *params =
+        json_pack("{s:s, s:{s:{s:s}}, s:{s:{s:s}}}", "type", "object", "properties", "city", "type",
+                  "string", "patternProperties", "^x", "type", "string");
+    rein_model_request *r[5], *other[9];
+    rein_history *h = rein_history_new();
+    char *want, *got, name[16];
+    rein_error err;
+
+    (void)state;
+    assert_rein_ok(rein_history_add_user(h, "weather?"), NULL);
+    for (size_t i = 0; i < 5; i++) {
+        r[i] = rein_model_request_new();
+        if (i == 2)
+            assert_rein_ok(rein_model_request_add_tool(r[i], "weather", "Weather", params), NULL);
+        else
+            assert_rein_ok(rein_model_request_add_tool_shared(r[i], "weather",
+                                                              i == 3 ? "Rain" : "Weather", params),
+                           NULL);
+        assert_rein_ok(rein_provider_prepare(i == 4 ? q : p, r[i], &err), &err);
+    }
+    assert_ptr_equal(r[0]->tools_json, r[1]->tools_json);     /* one encoding */
+    assert_ptr_not_equal(r[0]->tools_json, r[2]->tools_json); /* unshared: its own */
+    assert_ptr_not_equal(r[0]->tools_json, r[3]->tools_json); /* another description */
+    want = body_for(p, r[2], h);
+    got = body_for(p, r[1], h);
+    assert_string_equal(got, want);
+    rein_free(got);
+    assert_true(json_equal(rein_model_request_dropped(r[1]), rein_model_request_dropped(r[2])));
+    assert_non_null(rein_model_request_dropped(r[0]));
+    assert_null(rein_model_request_dropped(r[4])); /* the chat wire drops nothing */
+    assert_non_null(strstr(r[4]->tools_json, "\"type\":\"function\""));
+    /* Nine other lists push the first out of the cache; r[0] and r[1] still send it. */
+    for (size_t i = 0; i < 9; i++) {
+        other[i] = rein_model_request_new();
+        snprintf(name, sizeof(name), "tool%zu", i);
+        assert_rein_ok(rein_model_request_add_tool_shared(other[i], name, NULL, params), NULL);
+        assert_rein_ok(rein_provider_prepare(p, other[i], &err), &err);
+    }
+    rein_provider_free(p);
+    rein_provider_free(q);
+    p = provider_for("gemini", "http://127.0.0.1:9/v1beta");
+    got = body_for(p, r[1], h);
+    rein_provider_free(p);
+    assert_string_equal(got, want);
+    rein_free(got);
+    rein_free(want);
+    for (size_t i = 0; i < 9; i++)
+        rein_model_request_free(other[i]);
+    for (size_t i = 0; i < 5; i++)
+        rein_model_request_free(r[i]);
+    json_decref(params);
+    rein_history_free(h);
 }
 
 /* Messages removed from the middle: on every wire the next body is byte for byte the body of
@@ -3030,6 +3095,8 @@ static void torture_history(void *arg)
         rein_model_request_add_tool(req, "f", "d", NULL) == REIN_OK &&
         p->wire->encode_tools(p, req, &req->tools_enc) == REIN_OK) {
         req->tools_valid = true;
+        req->tools_json = req->tools_enc.ptr;
+        req->tools_len = req->tools_enc.len;
         (void)(p->wire->build_body(p, req, h, &b, NULL) == REIN_OK);
     }
     rein__body_release(&b);
@@ -3083,6 +3150,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_history_chain),
     cmocka_unit_test(test_history_compact_keeps_what_pays),
     cmocka_unit_test(test_history_idle_form_answers_alike),
+    cmocka_unit_test(test_shared_tools_encoded_once),
     cmocka_unit_test(test_history_remove_keeps_encodings_on_every_wire),
     cmocka_unit_test(test_body_sha256_over_pieces),
     cmocka_unit_test(test_history_size),
