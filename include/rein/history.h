@@ -83,6 +83,9 @@ REIN_EXTERN rein_err rein_history_add_tool_result_media(rein_history *h, const c
  * back the trees of an idle conversation (its messages are kept as their JSON text and made
  * into trees again when asked for). */
 REIN_EXTERN const json_t *rein_history_get(const rein_history *h, size_t i);
+/* The i-th message's role ("system", "user", "assistant" or "tool"; static), or NULL when out
+ * of range. Makes no tree. */
+REIN_EXTERN const char *rein_history_role(const rein_history *h, size_t i);
 /* True when an assistant message of h carries a tool call with this id (services refuse a
  * history where two calls share one). Constant time on average: the history keeps its ids in
  * a set as messages are appended and truncated. */
@@ -104,6 +107,14 @@ REIN_EXTERN void rein_history_size(const rein_history *h, int64_t *text_bytes, s
  * next request's bytes are unchanged.
  */
 REIN_EXTERN void rein_history_compact(rein_history *h);
+/*
+ * Replaces message i with msg (borrowed; checked as by append, and of the same role). The
+ * other messages keep their cached encodings: msg alone is encoded, when next sent, and the
+ * later ones' pieces are moved, so shortening an old tool result costs about one copy of the
+ * encoded bytes after it. REIN_EINVAL when i is out of range or the role differs.
+ */
+REIN_EXTERN rein_err rein_history_replace(rein_history *h, size_t i, const json_t *msg,
+                                          rein_error *err) REIN_WUR;
 /* Keeps the first n messages (n >= len: no change). */
 REIN_EXTERN void rein_history_truncate(rein_history *h, size_t n);
 /*

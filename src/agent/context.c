@@ -113,7 +113,7 @@ static int64_t window_of(const struct turn *t)
 static size_t last_user(const rein_history *h)
 {
     for (size_t i = rein_history_len(h); i-- > 0;) {
-        const char *role = json_string_value(json_object_get(rein_history_get(h, i), "role"));
+        const char *role = rein_history_role(h, i);
         if (role && strcmp(role, "user") == 0)
             return i;
     }
@@ -161,54 +161,37 @@ static json_t *shortened(const json_t *m)
     return copy;
 }
 
-/* Rebuilds h from the list (borrowed), keeping the first `same` messages as they are. */
-static rein_err rebuild(struct turn *t, const json_t *list, size_t same)
-{
-    rein_history_truncate(t->h, same);
-    for (size_t i = same; i < json_array_size(list); i++) {
-        rein_err rc = rein_history_append(t->h, json_array_get(list, i), NULL);
-        if (rc)
-            return rc;
-    }
-    t->est_valid = false;
-    return REIN_OK;
-}
-
 /* Index of the last assistant message (the model has read every result before it), or 0. */
 static size_t last_assistant(const rein_history *h)
 {
     for (size_t i = rein_history_len(h); i-- > 0;) {
-        const char *role = json_string_value(json_object_get(rein_history_get(h, i), "role"));
+        const char *role = rein_history_role(h, i);
         if (role && strcmp(role, "assistant") == 0)
             return i;
     }
     return 0;
 }
 
-/* Shortens tool results before index `before`, oldest first, until the estimate fits. */
+/* Shortens tool results before index `before`, oldest first, until the estimate fits: each in
+ * place (rein_history_replace), the other messages kept as they are, encodings included. */
 static rein_err shorten_results(struct turn *t, int64_t limit, size_t before, bool *fits)
 {
-    json_t *list = rein_history_to_json(t->h);
-    size_t first = SIZE_MAX;
     int64_t est = rein__context_estimate(t);
     rein_err rc = REIN_OK;
 
-    if (!list)
-        return REIN_ENOMEM;
-    for (size_t i = 1; i < json_array_size(list) && i < before && est > limit; i++) {
-        const json_t *m = json_array_get(list, i);
-        const char *role = json_string_value(json_object_get(m, "role"));
+    for (size_t i = 1; !rc && i < rein_history_len(t->h) && i < before && est > limit; i++) {
+        const char *role = rein_history_role(t->h, i);
+        const json_t *m;
         json_t *s;
-        if (!role || strcmp(role, "tool") != 0 || !(s = shortened(m)))
+        /* Only a tool result's tree is made (a long history keeps its messages as text). */
+        if (!role || strcmp(role, "tool") != 0 || !(m = rein_history_get(t->h, i)) ||
+            !(s = shortened(m)))
             continue;
         est -= (rein__message_bytes(m) - rein__message_bytes(s)) / 4;
-        json_array_set_new(list, i, s);
-        if (first == SIZE_MAX)
-            first = i;
+        rc = rein_history_replace(t->h, i, s, NULL);
+        json_decref(s);
+        t->est_valid = false;
     }
-    if (first != SIZE_MAX)
-        rc = rebuild(t, list, first);
-    json_decref(list);
     *fits = rc == REIN_OK && rein__context_estimate(t) <= limit;
     return rc;
 }
@@ -216,7 +199,7 @@ static rein_err shorten_results(struct turn *t, int64_t limit, size_t before, bo
 /* True when message i of h is the user's (an exchange starts there). */
 static bool is_user(const rein_history *h, size_t i)
 {
-    const char *r = json_string_value(json_object_get(rein_history_get(h, i), "role"));
+    const char *r = rein_history_role(h, i);
 
     return r && strcmp(r, "user") == 0;
 }

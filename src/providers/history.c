@@ -63,6 +63,7 @@ struct hmsg {
     char role;    /* the role's first letter: s, u, a or t */
     char open;    /* grouping wires: the side whose group is open after this message, or 0 */
     bool shared;  /* tree is the caller's, kept as it is (rein_history_append_shared) */
+    bool stale;   /* replaced since its piece was made: made again before the next body */
 };
 
 /* Message indices are 32 bits; a history stops growing below NONE - 1 (removed, see
@@ -94,6 +95,9 @@ struct rein_history {
     const struct rein__wire *ewire;
     unsigned evar;
     size_t encoded;
+    /* Pieces below encoded from here on may be stale (rein_history_replace); SIZE_MAX when
+     * none is. */
+    size_t fresh;
     size_t chained;
     struct hid *ids; /* open addressing, ids_cap a power of two */
     size_t ids_cap, ids_used, ids_dead;
@@ -199,6 +203,7 @@ rein_history *rein_history_new(void)
     if (h) {
         rein_buf_init(&h->enc, 0);
         rein_buf_init(&h->sys, 0);
+        h->fresh = SIZE_MAX;
     }
     return h;
 }
@@ -573,6 +578,7 @@ static void freeze(rein_history *h)
     rein_buf_release(&h->enc);
     rein_buf_release(&h->sys);
     h->encoded = 0;
+    h->fresh = SIZE_MAX;
     h->chained = 0;
     if (h->sha)
         rein_free(h->sha->marks);
@@ -624,6 +630,8 @@ static void unencode_from(rein_history *h, size_t n)
         rein_buf_truncate(&h->sys, n ? h->m[n - 1].sys_end : 0);
         sha_keep(h, h->enc.len);
     }
+    if (h->fresh >= h->encoded)
+        h->fresh = SIZE_MAX;
 }
 
 void rein_history_truncate(rein_history *h, size_t n)
@@ -841,6 +849,78 @@ rein_err rein_history_append_shared(rein_history *h, json_t *msg, rein_error *er
     if (rc)
         return rc;
     return append_msg(h, msg, false, true, NULL, 0);
+}
+
+/* Judges the exchanges again from message i on, until they agree with what they were past
+ * every exchange that reaches back to i. */
+static void rejudge(rein_history *h, size_t i)
+{
+    for (size_t j = i; j < h->n; j++) {
+        uint32_t ex = h->m[j].ex, bad = h->m[j].bad;
+        add_exchange(h, j);
+        if (j > i && h->m[j].ex == ex && h->m[j].bad == bad && (ex == NONE || ex > i))
+            break;
+    }
+}
+
+rein_err rein_history_replace(rein_history *h, size_t i, const json_t *msg, rein_error *err)
+{
+    struct hmsg *m, nm;
+    int64_t size, prev_size;
+    uint32_t calls, prev_calls;
+    rein_err rc = check_message(msg, err);
+
+    if (rc)
+        return rc;
+    if (i >= h->n)
+        return rein_error_set(err, REIN_EINVAL, "message %zu: the history has %zu messages", i,
+                              h->n);
+    if (thaw(h) != REIN_OK)
+        return rein_error_set(err, REIN_ENOMEM, "out of memory");
+    m = &h->m[i];
+    if (*rein__json_str(msg, "role") != m->role)
+        return rein_error_set(err, REIN_EINVAL,
+                              "message %zu: a replacement keeps the role (\"%s\" is not it)", i,
+                              rein__json_str(msg, "role"));
+    memset(&nm, 0, sizeof(nm));
+    nm.role = m->role;
+    if (text_make(&nm, msg, NULL, 0) != REIN_OK || ids_reserve(h, own_calls(&nm)) != REIN_OK) {
+        rein_free(nm.text);
+        return rein_error_set(err, REIN_ENOMEM, "out of memory");
+    }
+    ids_remove(h, i);
+    prev_size = i ? h->m[i - 1].size : 0;
+    prev_calls = i ? h->m[i - 1].calls : 0;
+    size = m->size - prev_size;
+    calls = m->calls - prev_calls;
+    json_decref(m->tree);
+    rein_free(m->text);
+    m->tree = NULL;
+    m->text = nm.text;
+    m->shared = false;
+    add_size(h, i, msg);
+    (void)ids_add(h, i); /* room reserved above */
+    size = m->size - prev_size - size;
+    calls = m->calls - prev_calls - calls;
+    for (size_t j = i + 1; j < h->n; j++) {
+        h->m[j].size += size;
+        h->m[j].calls += calls;
+    }
+    rejudge(h, i);
+    if (h->chained > i)
+        h->chained = i;
+    if (i < h->encoded) {
+        /* A tool result's piece reads back to its call (Gemini): after an assistant message
+         * everything is made again. */
+        if (m->role == 'a') {
+            unencode_from(h, i);
+        } else {
+            m->stale = true;
+            if (h->fresh > i)
+                h->fresh = i;
+        }
+    }
+    return REIN_OK;
 }
 
 void rein_history_compact(rein_history *h)
@@ -1115,6 +1195,62 @@ static rein_err encode_one(rein_history *h, size_t i, const rein_provider *p,
     return w->encode_in ? w->encode_in(p, h, i, out) : w->encode_message(p, m, out);
 }
 
+/* Appends the first len bytes of src to b (len may be 0 with src unallocated). */
+static rein_err keep_prefix(struct rein_buf *b, const struct rein_buf *src, size_t len)
+{
+    return len ? rein_buf_add(b, src->ptr, len) : REIN_OK;
+}
+
+/*
+ * Lays the encoded messages from h->fresh on out again: a stale one's piece made anew, the
+ * others' copied as they are (nothing else is encoded). Out of memory, the pieces from there
+ * on are dropped, to be made again.
+ */
+static rein_err relay_stale(rein_history *h, const rein_provider *p, const struct rein__wire *w)
+{
+    size_t from = h->fresh;
+    struct rein_buf old_enc = h->enc, old_sys = h->sys, one;
+    rein_err rc;
+
+    sha_keep(h, from ? h->m[from - 1].enc_end : 0);
+    rein_buf_init(&h->enc, 0);
+    rein_buf_init(&h->sys, 0);
+    rein_buf_init(&one, 0);
+    rc = keep_prefix(&h->enc, &old_enc, from ? h->m[from - 1].enc_end : 0);
+    if (!rc)
+        rc = keep_prefix(&h->sys, &old_sys, from ? h->m[from - 1].sys_end : 0);
+    for (size_t i = from; !rc && i < h->encoded; i++) {
+        struct hmsg *m = &h->m[i];
+        bool in_sys = w->group_user && m->role == 's';
+        const struct rein_buf *src = in_sys ? &old_sys : &old_enc;
+        const char *piece = "";
+        size_t len = m->enc_len;
+        if (m->stale) {
+            rein_buf_reset(&one);
+            rc = encode_one(h, i, p, w, &one);
+            piece = one.ptr;
+            len = one.len;
+        } else if (len) {
+            piece = src->ptr + (in_sys ? m->sys_end : m->enc_end) - len;
+        }
+        if (!rc)
+            rc = place(h, w, m, i ? h->m[i - 1].open : 0, i == 0, piece, len);
+        m->stale = false;
+    }
+    rein_buf_release(&one);
+    if (rc) {
+        rein_buf_release(&h->enc);
+        rein_buf_release(&h->sys);
+        h->enc = old_enc;
+        h->sys = old_sys;
+        unencode_from(h, from);
+        return rc;
+    }
+    rein_buf_release(&old_enc);
+    rein_buf_release(&old_sys);
+    return REIN_OK;
+}
+
 /* Makes the pieces of messages 0..n-1 for wire w. */
 static rein_err encode_upto(rein_history *h, size_t n, const rein_provider *p,
                             const struct rein__wire *w)
@@ -1131,8 +1267,12 @@ static rein_err encode_upto(rein_history *h, size_t n, const rein_provider *p,
         h->evar = v;
     }
     rein_buf_init(&one, 0);
+    if (h->fresh < h->encoded)
+        rc = relay_stale(h, p, w);
+    h->fresh = SIZE_MAX;
     for (; !rc && h->encoded < n; h->encoded++) {
         size_t i = h->encoded;
+        h->m[i].stale = false;
         rein_buf_reset(&one);
         rc = encode_one(h, i, p, w, &one);
         if (!rc)
@@ -1163,6 +1303,22 @@ rein_err rein__history_piece(rein_history *h, size_t i, const rein_provider *p,
     *out = piece_at(h, i);
     *len = h->m[i].enc_len;
     return REIN_OK;
+}
+
+const char *rein_history_role(const rein_history *h, size_t i)
+{
+    switch (rein__history_role(h, i)) {
+    case 's':
+        return "system";
+    case 'u':
+        return "user";
+    case 'a':
+        return "assistant";
+    case 't':
+        return "tool";
+    default:
+        return NULL;
+    }
 }
 
 char rein__history_role(const rein_history *h, size_t i)
@@ -1313,12 +1469,6 @@ static rein_err relay(rein_history *h, size_t from, const struct rein_buf *old_e
     return rc;
 }
 
-/* Appends the first len bytes of src to b (len may be 0 with src unallocated). */
-static rein_err keep_prefix(struct rein_buf *b, const struct rein_buf *src, size_t len)
-{
-    return len ? rein_buf_add(b, src->ptr, len) : REIN_OK;
-}
-
 void rein_history_remove(rein_history *h, size_t from, size_t to)
 {
     size_t n = h->n, d, encoded = h->encoded;
@@ -1340,6 +1490,10 @@ void rein_history_remove(rein_history *h, size_t from, size_t to)
         return;
     }
     d = to - from;
+    /* A stale piece moves with its message, still marked; from the seam on all are laid out
+     * again anyway. */
+    if (h->fresh != SIZE_MAX && h->fresh > from)
+        h->fresh = from;
     /* The pieces before the seam stay, byte for byte, where they are. */
     sha_keep(h, from ? h->m[from - 1].enc_end : 0);
     text = h->m[to - 1].size - (from ? h->m[from - 1].size : 0);

@@ -1688,6 +1688,68 @@ static void test_shared_tools_encoded_once(void **state)
     rein_history_free(h);
 }
 
+/* A message replaced in place: on every wire the next body is byte for byte that of a history
+ * made from scratch with the new message, only that message is encoded again (a tool result
+ * or user message; after an assistant message the rest is), and the ids, sizes, open
+ * exchanges and chained hash agree; a replacement of another role is refused. */
+static void test_history_replace_keeps_other_encodings(void **state)
+{
+    static const char *const wires[][2] = {
+        {"openai-compatible", "http://127.0.0.1:9/v1"},
+        {"anthropic", "http://127.0.0.1:9"},
+        {"gemini", "http://127.0.0.1:9/v1beta"},
+        {"bedrock", "http://127.0.0.1:9"},
+        {"ollama", "http://127.0.0.1:9"},
+    };
+    size_t at[30];
+
+    (void)state;
+    for (size_t w = 0; w < REIN_ARRAY_SIZE(wires); w++) {
+        rein_provider *p = provider_for(wires[w][0], wires[w][1]);
+        rein_model_request *req = rein_model_request_new();
+        rein_history *h = mixed_history(30, at);
+        /* {index, role}: a tool result without its name (Gemini looks it up), one with it, a
+         * user message, then two at once, then an assistant message */
+        const size_t picks[][2] = {
+            {at[3] + 3, 1}, {at[20] + 2, 1}, {at[7], 1}, {at[9] + 2, 2}, {at[12] + 1, 0}};
+        rein_error err;
+        char *body;
+        json_t *bad;
+        body = body_for(p, req, h);
+        rein_free(body);
+        for (size_t k = 0; k < REIN_ARRAY_SIZE(picks); k++) {
+            size_t i = picks[k][0], encodes = rein__history_encode_count(h);
+            json_t *all = rein_history_to_json(h), *m;
+            rein_history *f;
+            for (size_t n = 0; n < (picks[k][1] == 2 ? 2 : 1); n++) {
+                size_t j = n ? at[15] + 3 : i;
+                m = json_deep_copy(json_array_get(all, j));
+                json_object_set_new(m, "content", json_string(n ? "shorter" : "a new text \u00e9"));
+                if (!picks[k][1]) {
+                    json_t *c = json_array_get(json_object_get(m, "tool_calls"), 0);
+                    json_object_set_new(c, "arguments", json_string("{\"city\":\"Bergen\"}"));
+                }
+                assert_rein_ok(rein_history_replace(h, j, m, &err), &err);
+                json_array_set_new(all, j, m);
+            }
+            f = rein_history_from_json(all, NULL);
+            assert_non_null(f);
+            assert_histories_agree(p, req, h, f);
+            if (picks[k][1])
+                assert_int_equal(rein__history_encode_count(h), encodes + picks[k][1]);
+            rein_history_free(f);
+            json_decref(all);
+        }
+        bad = json_pack("{s:s, s:s}", "role", "user", "content", "not a tool result");
+        assert_int_equal(rein_history_replace(h, at[3] + 2, bad, &err), REIN_EINVAL);
+        assert_int_equal(rein_history_replace(h, 9999, bad, &err), REIN_EINVAL);
+        json_decref(bad);
+        rein_history_free(h);
+        rein_model_request_free(req);
+        rein_provider_free(p);
+    }
+}
+
 /* Messages removed from the middle: on every wire the next body is byte for byte the body of
  * a history made from scratch without them, the kept messages are not encoded again (cuts at
  * exchanges), and the ids, sizes, open exchanges and chained hash agree. */
@@ -3151,6 +3213,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_history_compact_keeps_what_pays),
     cmocka_unit_test(test_history_idle_form_answers_alike),
     cmocka_unit_test(test_shared_tools_encoded_once),
+    cmocka_unit_test(test_history_replace_keeps_other_encodings),
     cmocka_unit_test(test_history_remove_keeps_encodings_on_every_wire),
     cmocka_unit_test(test_body_sha256_over_pieces),
     cmocka_unit_test(test_history_size),
