@@ -72,6 +72,14 @@ void rein__tools_cache_free(struct rein__tools_cache *c)
     rein_free(c);
 }
 
+/* Moves entries 0..n-1 one place down, making room in front (the entry at n is written
+ * over). */
+static void shift_down(struct rein__tools_cache *c, size_t n)
+{
+    for (size_t i = n; i > 0; i--)
+        c->e[i] = c->e[i - 1];
+}
+
 static bool same_text(const char *a, const char *b)
 {
     return a == b || (a && b && strcmp(a, b) == 0);
@@ -105,7 +113,7 @@ static struct rein__tools_enc *lookup(struct rein__tools_cache *c, const rein_mo
         if (matches(c->e[i], req, w, v)) {
             hit = c->e[i];
             /* to the front: the least recently used goes first */
-            memmove(&c->e[1], &c->e[0], i * sizeof(c->e[0]));
+            shift_down(c, i);
             c->e[0] = hit;
             atomic_fetch_add(&hit->refs, 1);
             break;
@@ -124,7 +132,7 @@ static void insert(struct rein__tools_cache *c, struct rein__tools_enc *e)
     atomic_fetch_add(&e->refs, 1);
     pthread_mutex_lock(&c->mu);
     gone = c->e[TOOLS_KEEP - 1];
-    memmove(&c->e[1], &c->e[0], (TOOLS_KEEP - 1) * sizeof(c->e[0]));
+    shift_down(c, TOOLS_KEEP - 1);
     c->e[0] = e;
     pthread_mutex_unlock(&c->mu);
     rein__tools_enc_release(gone);
