@@ -1323,7 +1323,7 @@ static void test_cancel_from_another_thread_returns_at_once(void **state)
 static void test_handles_reused_after_timeout_cancel_and_cut(void **state)
 {
     struct pfx f;
-    struct canceller k;
+    struct canceller k = {0};
     pthread_t t;
 
     (void)state;

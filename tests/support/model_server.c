@@ -1041,7 +1041,7 @@ static void outcome_from_verdict(struct outcome *o, struct ms_verdict *v)
 /* Checks the path, the method and the request the way the service would. */
 static void screen(ms_server *s, const struct req *q, struct outcome *o)
 {
-    struct ms_verdict v;
+    struct ms_verdict v = {0};
     bool known, validate;
     char *key;
 
