@@ -99,6 +99,9 @@ struct rein_history {
      * none is. */
     size_t fresh;
     size_t chained;
+    /* No message below this holds a tree rein_history_compact would give back: a turn's
+     * compaction walks only what the turn touched. */
+    size_t treed;
     struct hid *ids; /* open addressing, ids_cap a power of two */
     size_t ids_cap, ids_used, ids_dead;
     struct rein__sha_cache *sha; /* made for the first signed body spliced from enc, or NULL */
@@ -191,8 +194,11 @@ static json_t *tree_of(const rein_history *h, size_t i)
 {
     struct hmsg *m = &h->m[i];
 
-    if (!m->tree)
+    if (!m->tree) {
         m->tree = rein_json_parse(m->text->json, m->text->len, 0, NULL);
+        if (i < h->treed)
+            ((rein_history *)h)->treed = i; /* a cache, as thawed() says */
+    }
     return m->tree;
 }
 
@@ -818,6 +824,8 @@ static rein_err append_msg(rein_history *h, json_t *msg, bool own, bool shared, 
         return rc;
     }
     m->tree = own ? msg : shared ? json_incref(msg) : NULL;
+    if (own && h->treed > h->n)
+        h->treed = h->n;
     add_size(h, h->n, msg);
     add_exchange(h, h->n);
     if (ids_add(h, h->n) != REIN_OK) {
@@ -934,12 +942,13 @@ void rein_history_compact(rein_history *h)
         rein_buf_release(&h->sys);
     }
     /* An idle message is its text; its tree is made again when asked for. */
-    for (size_t i = 0; i < h->n; i++) {
+    for (size_t i = h->treed; i < h->n; i++) {
         if (!h->m[i].shared) {
             json_decref(h->m[i].tree);
             h->m[i].tree = NULL;
         }
     }
+    h->treed = h->n;
     if (h->n == 0) {
         rein_free(h->m);
         h->m = NULL;
@@ -1494,6 +1503,8 @@ void rein_history_remove(rein_history *h, size_t from, size_t to)
      * again anyway. */
     if (h->fresh != SIZE_MAX && h->fresh > from)
         h->fresh = from;
+    if (h->treed > from)
+        h->treed = from;
     /* The pieces before the seam stay, byte for byte, where they are. */
     sha_keep(h, from ? h->m[from - 1].enc_end : 0);
     text = h->m[to - 1].size - (from ? h->m[from - 1].size : 0);
