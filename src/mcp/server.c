@@ -969,6 +969,36 @@ static rein_err ask_for_tool(void *ud, const char *key, const char *method, cons
 }
 
 /*
+ * The self-verification and approval stages on the call's execute_tool span, as the agent
+ * records its own (decision 0047): here the judge is the client's model, reached through
+ * sampling, and the approver the client's user, through elicitation.
+ */
+static void review_span_event(const struct rein_policy_check *chk, const char *verdict,
+                              const char *code, int64_t since_ns)
+{
+    if (!rein_span_is_recording(chk->span))
+        return;
+    rein_span_event(chk->span, "rein.self_check");
+    rein_span_event_str(chk->span, "rein.self_check.verdict", verdict);
+    rein_span_event_str(chk->span, "rein.self_check.code", code);
+    rein_span_event_str(chk->span, "rein.self_check.judge", "client_model");
+    rein_span_event_double(chk->span, "rein.self_check.wait_ms",
+                           (double)(rein_now_ns() - since_ns) / 1e6);
+}
+
+static void approval_span_event(const struct rein_policy_check *chk, const char *decision,
+                                int64_t since_ns)
+{
+    if (!rein_span_is_recording(chk->span))
+        return;
+    rein_span_event(chk->span, "rein.approval");
+    rein_span_event_str(chk->span, "rein.approval.decision", decision);
+    rein_span_event_str(chk->span, "rein.approval.by", "client_user");
+    rein_span_event_double(chk->span, "rein.approval.wait_ms",
+                           (double)(rein_now_ns() - since_ns) / 1e6);
+}
+
+/*
  * Self-verification with the client's model (sampling/createMessage): the question rein's
  * agent asks its verifier (rein_agent_review_question), about a call whose request rein does
  * not see. REIN_OK when the model answers YES; REIN_EDENIED with its reason otherwise.
@@ -988,6 +1018,7 @@ static rein_err review_by_client(struct mcp_call *c, const struct rein_policy_ch
     const char *answer;
     char reason[300];
     rein_err rc;
+    int64_t t0 = rein_now_ns();
 
     rein_free(question);
     if (!params)
@@ -997,6 +1028,7 @@ static rein_err review_by_client(struct mcp_call *c, const struct rein_policy_ch
     if (rc == REIN_ECANCELED || rc == REIN_ENOMEM)
         return rc;
     if (rc) {
+        review_span_event(chk, "rejected", "failed", t0);
         rein_error_prefix(why, "not verified: ");
         return REIN_EDENIED;
     }
@@ -1007,6 +1039,7 @@ static rein_err review_by_client(struct mcp_call *c, const struct rein_policy_ch
         rc = rein_error_set(why, REIN_EDENIED,
                             "self-verification by the client's model rejected this call: %s",
                             answer ? reason : "its answer had no text");
+    review_span_event(chk, rc ? "rejected" : "passed", answer ? "said" : "unclear", t0);
     json_decref(result);
     return rc;
 }
@@ -1045,20 +1078,28 @@ static rein_err elicit_policy(void *ud, const struct rein_policy_check *chk, rei
                        "Allow rein to run this destructive tool once", "required", "approve");
     if (!params)
         return rein_error_set(why, REIN_ENOMEM, "out of memory asking for approval");
+    int64_t t0 = rein_now_ns();
     rc = ask_client(c, "elicitation/create", params, &result, why);
     json_decref(params);
     if (rc == REIN_ECANCELED || rc == REIN_ENOMEM)
         return rc;
     if (rc) {
+        approval_span_event(chk, "failed", t0);
         rein_error_prefix(why, "not approved: ");
         return REIN_EDENIED;
     }
     action = json_string_value(json_object_get(result, "action"));
     if (action && strcmp(action, "accept") == 0 &&
         json_is_true(json_object_get(json_object_get(result, "content"), "approve"))) {
+        approval_span_event(chk, "approved", t0);
         json_decref(result);
         return REIN_OK;
     }
+    approval_span_event(chk,
+                        !action || strcmp(action, "accept") == 0 ? "denied"
+                        : strcmp(action, "cancel") == 0          ? "cancelled"
+                                                                 : "declined",
+                        t0);
     rc = rein_error_set(why, REIN_EDENIED, "the client's user did not approve this call (%s)",
                         !action                         ? "no action"
                         : strcmp(action, "accept") == 0 ? "approve was not true"

@@ -11,6 +11,7 @@
  */
 /* rein-test-timeout: 120 */
 #include "http_client.h"
+#include "otlp_receiver.h"
 #include "raw_http.h"
 #include "test.h"
 
@@ -2511,6 +2512,125 @@ static void http_param_headers(void **state)
     http_stop(f);
 }
 
+/* An attribute of span's first event named event (OTLP/JSON, {"stringValue": ...}; borrowed),
+ * or NULL; the event itself when key is NULL. */
+static json_t *span_event_value(json_t *span, const char *event, const char *key)
+{
+    json_t *ev, *a;
+    size_t i, j;
+
+    json_array_foreach(json_object_get(span, "events"), i, ev)
+    {
+        if (strcmp(json_string_value(json_object_get(ev, "name")), event) != 0)
+            continue;
+        if (!key)
+            return ev;
+        json_array_foreach(json_object_get(ev, "attributes"), j, a)
+        {
+            if (strcmp(json_string_value(json_object_get(a, "key")), key) == 0)
+                return json_object_get(a, "value");
+        }
+        return NULL;
+    }
+    return NULL;
+}
+
+static const char *span_event_str(json_t *span, const char *event, const char *key)
+{
+    return json_string_value(json_object_get(span_event_value(span, event, key), "stringValue"));
+}
+
+/* A destructive call from a client that offers sampling and elicitation: the client's model
+ * reviews it (answer YES or NO) and, after a YES, its user approves. */
+static void reviewed_call(struct child *c, int call_id, const char *verdict)
+{
+    char id[64], line[512];
+    json_t *m;
+
+    snprintf(line, sizeof(line),
+             "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"tools/call\",\"params\":{"
+             "\"name\":\"wipe\",\"arguments\":{\"text\":\"x\"}}}",
+             call_id);
+    child_send(c, line);
+    m = child_request(c, id, sizeof(id));
+    assert_string_equal(json_string_value(json_object_get(m, "method")), "sampling/createMessage");
+    json_decref(m);
+    snprintf(line, sizeof(line),
+             "{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{\"role\":\"assistant\",\"content\":{"
+             "\"type\":\"text\",\"text\":\"%s\"},\"model\":\"m\"}}",
+             id, verdict);
+    child_send(c, line);
+    if (strncmp(verdict, "YES", 3) == 0) {
+        m = child_request(c, id, sizeof(id));
+        assert_string_equal(json_string_value(json_object_get(m, "method")), "elicitation/create");
+        json_decref(m);
+        snprintf(line, sizeof(line),
+                 "{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{\"action\":\"accept\",\"content\":{"
+                 "\"approve\":true}}}",
+                 id);
+        child_send(c, line);
+    }
+    m = child_wait(c, call_id, NULL);
+    assert_true(json_is_true(json_object_get(result_of(m), "isError")) ==
+                (strncmp(verdict, "YES", 3) != 0));
+    json_decref(m);
+}
+
+/* Seed 001 over MCP on the trace (issue 23, decision 0047): the client's model's review and its
+ * user's approval are rein.self_check and rein.approval events on the call's execute_tool
+ * span, as the agent's own stages are. */
+static void stdio_review_and_approval_on_the_span(void **state)
+{
+    struct otlp_receiver *r = otlp_start();
+    const char *env[] = {"OTEL_EXPORTER_OTLP_ENDPOINT",
+                         otlp_url(r),
+                         "OTEL_EXPORTER_OTLP_PROTOCOL",
+                         "http/json",
+                         "OTEL_BSP_SCHEDULE_DELAY",
+                         "20",
+                         NULL};
+    json_t *spans, *s, *passed = NULL, *rejected = NULL;
+    struct child c;
+    size_t i;
+
+    (void)state;
+    child_start(&c, env);
+    unsetenv("OTEL_EXPORTER_OTLP_ENDPOINT");
+    unsetenv("OTEL_EXPORTER_OTLP_PROTOCOL");
+    unsetenv("OTEL_BSP_SCHEDULE_DELAY");
+    child_init_caps(&c, "2025-11-25", "{\"sampling\":{},\"elicitation\":{}}");
+    reviewed_call(&c, 2, "YES");
+    reviewed_call(&c, 3, "NO, it deletes things nobody asked to delete");
+    assert_int_equal(child_stop(&c), 0);
+    assert_true(otlp_wait_spans(r, 2, 10000));
+    spans = otlp_spans(r);
+    json_array_foreach(spans, i, s)
+    {
+        if (strcmp(json_string_value(json_object_get(s, "name")), "execute_tool wipe") != 0)
+            continue;
+        const char *verdict = span_event_str(s, "rein.self_check", "rein.self_check.verdict");
+        assert_non_null(verdict);
+        if (strcmp(verdict, "passed") == 0)
+            passed = s;
+        else
+            rejected = s;
+    }
+    assert_non_null(passed);
+    assert_non_null(rejected);
+    assert_string_equal(span_event_str(passed, "rein.self_check", "rein.self_check.judge"),
+                        "client_model");
+    assert_string_equal(span_event_str(passed, "rein.self_check", "rein.self_check.code"), "said");
+    assert_non_null(span_event_value(passed, "rein.self_check", "rein.self_check.wait_ms"));
+    assert_string_equal(span_event_str(passed, "rein.approval", "rein.approval.decision"),
+                        "approved");
+    assert_string_equal(span_event_str(passed, "rein.approval", "rein.approval.by"), "client_user");
+    assert_string_equal(span_event_str(rejected, "rein.self_check", "rein.self_check.verdict"),
+                        "rejected");
+    assert_null(span_event_value(rejected, "rein.approval", NULL)); /* no person was asked */
+    json_decref(spans);
+    otlp_stop(r);
+}
+
 static const struct CMUnitTest tests[] = {
     cmocka_unit_test(http_param_headers),
     cmocka_unit_test(stdio_lifecycle_and_tools),
@@ -2525,6 +2645,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(stdio_sigterm_takes_running_skills_along),
     cmocka_unit_test(stdio_stateless_revision),
     cmocka_unit_test(stdio_skill_asks_the_client),
+    cmocka_unit_test(stdio_review_and_approval_on_the_span),
     cmocka_unit_test(stdio_skill_asks_a_client_that_cannot_answer),
     cmocka_unit_test(stdio_input_required_rounds),
     cmocka_unit_test(request_state_across_servers),
