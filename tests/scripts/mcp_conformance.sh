@@ -179,7 +179,14 @@ client_suite() {
       --scenario "$scenario" --timeout 30000 -o "$work/$name-results") >"$log" 2>&1
     passed="$(sed 's/\x1b\[[0-9;]*m//g' "$log" | sed -n 's/^Passed: \([0-9]*\)\/\([0-9]*\), \([0-9]*\) failed, \([0-9]*\) warnings.*/\1 \2 \3 \4/p' | tail -1)"
     read -r ok total failed warnings <<<"${passed:-0 0 1 0}"
-    if [ "$failed" = 0 ] && [ "$warnings" = 0 ] && [ "$total" != 0 ]; then
+    # sse-retry warns when the reconnect comes more than 200 ms after the retry delay and calls
+    # that acceptable; on a loaded machine the scheduler alone adds that much (742 ms after a
+    # 500 ms retry failed a landing at load 17), so that timing warning is reported but does
+    # not fail the scenario. Any other warning still does.
+    late="$(sed 's/\x1b\[[0-9;]*m//g' "$log" | grep -c 'Warning: Client reconnected slightly late')"
+    if [ "$failed" = 0 ] && [ "$total" != 0 ] && [ "$warnings" != 0 ] && [ "$warnings" = "$late" ]; then
+      echo "✓ $scenario: $ok passed, 0 failed ($late late-reconnect timing warning)" >>"$work/$name.summary"
+    elif [ "$failed" = 0 ] && [ "$warnings" = 0 ] && [ "$total" != 0 ]; then
       echo "✓ $scenario: $ok passed, 0 failed" >>"$work/$name.summary"
     else
       echo "✗ $scenario: $ok passed, $failed failed, $warnings warnings" >>"$work/$name.summary"
