@@ -20,7 +20,7 @@
  *
  * A message is kept as its JSON text with the call ids it makes or answers; its tree is made
  * from the text when asked for and given back when the conversation goes idle, and a short idle
- * conversation is one block (decision 0055).
+ * conversation is one block (decision 0052).
  *
  * Two more things are kept as messages come and go, so that nothing a turn does per step has
  * to walk the whole conversation: a set of the tool-call ids of the assistant messages (the
@@ -37,7 +37,7 @@
  * strings the history looks up without a tree, each NUL-terminated: for an assistant
  * message each call's id and name, for a tool message its tool_call_id. A shared message
  * keeps its tree and only the strings here (len 0). An idle conversation is thus its
- * messages' text, not their jansson trees (issue 25, decision 0055).
+ * messages' text, not their jansson trees (issue 25, decision 0052).
  */
 struct mtext {
     size_t len;    /* bytes of JSON text */

@@ -1,7 +1,7 @@
 /*
  * A fast path in front of jsmn (jpull.h). The stream decoders tokenize every SSE event's JSON,
  * and jsmn walks it one byte at a time through a switch: on a long streamed answer that walk
- * was half of rein's instructions per event (decision 0051). This tokenizer accepts only
+ * was half of rein's instructions per event (decision 0050). This tokenizer accepts only
  * well-formed JSON (RFC 8259; several values one after another, as jsmn allows) and gives
  * exactly the tokens jsmn_parse gives the same text with JSMN_STRICT and JSMN_PARENT_LINKS:
  * the same types, offsets, sizes and parent links. Strings, the bulk of the bytes, are

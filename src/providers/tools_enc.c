@@ -1,5 +1,5 @@
 /*
- * Encoded tool lists shared by a provider's requests (issue 25, decision 0055).
+ * Encoded tool lists shared by a provider's requests (issue 25, decision 0052).
  *
  * An agent offers the same tools on every turn of every conversation, and each request used
  * to write the same list again: the schemas walked and escaped, 20,000 to 110,000

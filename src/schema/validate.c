@@ -1614,7 +1614,7 @@ static rein_err invalid(rein_error *err, size_t nerr)
 
 /*
  * With a result to fill, the verdict program's entries are walked here instead of the nodes
- * (decision 0053): the same pass as verdict.c's, over the same flattened entries, but with the
+ * (decision 0051): the same pass as verdict.c's, over the same flattened entries, but with the
  * instance location kept and every error written by the walker's own writers, in the order
  * the walker finds them (type, then the keywords of the type the value has; minProperties,
  * the members in the instance's order, then the missing required names; minItems, then the

@@ -1,5 +1,5 @@
 /*
- * Compares the errors rein_schema_validate records (along the verdict program, decision 0053)
+ * Compares the errors rein_schema_validate records (along the verdict program, decision 0051)
  * with the node walker's (rein__schema_walk), for the schema tests.
  */
 #ifndef REIN_TEST_SCHEMA_SAME_H
