@@ -166,43 +166,15 @@ static size_t count_named(json_t *spans, const char *name)
     return n;
 }
 
-/* The first event of span named name (borrowed), or NULL. */
-static json_t *event_named(json_t *span, const char *name)
-{
-    json_t *ev;
-    size_t i;
-
-    json_array_foreach(json_object_get(span, "events"), i, ev)
-    {
-        if (strcmp(str(ev, "name"), name) == 0)
-            return ev;
-    }
-    return NULL;
-}
-
-/* The OTLP/JSON value of an event's attribute ({"stringValue": ...}; borrowed), or NULL. */
-static json_t *event_attr(json_t *ev, const char *key)
-{
-    json_t *a;
-    size_t i;
-
-    json_array_foreach(json_object_get(ev, "attributes"), i, a)
-    {
-        if (strcmp(str(a, "key"), key) == 0)
-            return json_object_get(a, "value");
-    }
-    return NULL;
-}
-
 static const char *event_str(json_t *ev, const char *key)
 {
-    return str(event_attr(ev, key), "stringValue");
+    return str(otlp_event_attr(ev, key), "stringValue");
 }
 
 /* A double attribute of an event; -1 when absent or of another type. */
 static double event_double(json_t *ev, const char *key)
 {
-    json_t *v = json_object_get(event_attr(ev, key), "doubleValue");
+    json_t *v = json_object_get(otlp_event_attr(ev, key), "doubleValue");
 
     return json_is_number(v) ? json_number_value(v) : -1;
 }
@@ -917,14 +889,14 @@ static void self_check_events(void **state)
 
     s = tool_span(spans, "v1");
     assert_string_equal(otlp_attr_str(s, "rein.call.status"), "success");
-    ev = event_named(s, "rein.self_check");
+    ev = otlp_event_named(s, "rein.self_check");
     assert_non_null(ev);
     assert_string_equal(event_str(ev, "rein.self_check.verdict"), "passed");
     assert_string_equal(event_str(ev, "rein.self_check.code"), "said");
     assert_string_equal(event_str(ev, "rein.self_check.judge"), "model");
     assert_true(event_double(ev, "rein.self_check.wait_ms") >= 0);
-    assert_null(event_attr(ev, "rein.self_check.reason")); /* capture is off */
-    assert_null(event_named(s, "rein.approval"));          /* echo is not destructive */
+    assert_null(otlp_event_attr(ev, "rein.self_check.reason")); /* capture is off */
+    assert_null(otlp_event_named(s, "rein.approval"));          /* echo is not destructive */
     /* The whole policy step's wait, the self-check in it. */
     assert_true(
         json_is_number(json_object_get(json_object_get(s, "attrs"), "rein.policy.wait_ms")));
@@ -934,7 +906,7 @@ static void self_check_events(void **state)
     s = tool_span(spans, "v2");
     assert_string_equal(otlp_attr_str(s, "error.type"), "denied");
     assert_int_equal(json_integer_value(json_object_get(json_object_get(s, "status"), "code")), 2);
-    ev = event_named(s, "rein.self_check");
+    ev = otlp_event_named(s, "rein.self_check");
     assert_non_null(ev);
     assert_string_equal(event_str(ev, "rein.self_check.verdict"), "rejected");
     assert_string_equal(event_str(ev, "rein.self_check.code"), "said");
@@ -1006,7 +978,7 @@ static void skipped_self_check_and_approval(void **state)
     spans = otlp_spans(F->otlp);
 
     s = tool_span(spans, "k1");
-    ev = event_named(s, "rein.self_check");
+    ev = otlp_event_named(s, "rein.self_check");
     assert_non_null(ev);
     assert_string_equal(event_str(ev, "rein.self_check.verdict"), "skipped");
     assert_string_equal(event_str(ev, "rein.self_check.code"), "confident");
@@ -1016,13 +988,13 @@ static void skipped_self_check_and_approval(void **state)
 
     s = tool_span(spans, "w1");
     assert_string_equal(otlp_attr_str(s, "rein.call.status"), "success");
-    ev = event_named(s, "rein.self_check");
+    ev = otlp_event_named(s, "rein.self_check");
     assert_non_null(ev);
     assert_string_equal(event_str(ev, "rein.self_check.verdict"), "passed");
     assert_string_equal(event_str(ev, "rein.self_check.judge"), "model");
     assert_string_equal(event_str(ev, "rein.self_check.reason"), "The user asked to wipe it.");
     assert_non_null(child_named(spans, s, "chat gpt-4o"));
-    ev = event_named(s, "rein.approval");
+    ev = otlp_event_named(s, "rein.approval");
     assert_non_null(ev);
     assert_string_equal(event_str(ev, "rein.approval.decision"), "approved");
     assert_true(event_double(ev, "rein.approval.wait_ms") >= 0);

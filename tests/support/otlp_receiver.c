@@ -261,3 +261,31 @@ long long otlp_attr_int(json_t *span, const char *key)
         return json_integer_value(v);
     return v && json_string_value(v) ? strtoll(json_string_value(v), NULL, 10) : -1;
 }
+
+json_t *otlp_event_named(json_t *span, const char *name)
+{
+    json_t *ev;
+    size_t i;
+
+    json_array_foreach(json_object_get(span, "events"), i, ev)
+    {
+        const char *n = json_string_value(json_object_get(ev, "name"));
+        if (n && strcmp(n, name) == 0)
+            return ev;
+    }
+    return NULL;
+}
+
+json_t *otlp_event_attr(json_t *ev, const char *key)
+{
+    json_t *a;
+    size_t i;
+
+    json_array_foreach(json_object_get(ev, "attributes"), i, a)
+    {
+        const char *k = json_string_value(json_object_get(a, "key"));
+        if (k && strcmp(k, key) == 0)
+            return json_object_get(a, "value");
+    }
+    return NULL;
+}

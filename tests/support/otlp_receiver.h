@@ -40,5 +40,9 @@ json_t *otlp_span_named(json_t *spans, const char *name);
 const char *otlp_attr_str(json_t *span, const char *key);
 /* An int attribute (OTLP/JSON writes them as strings); -1 when absent. */
 long long otlp_attr_int(json_t *span, const char *key);
+/* The first event of span named name (borrowed), or NULL. */
+json_t *otlp_event_named(json_t *span, const char *name);
+/* The OTLP/JSON value of an event's attribute ({"stringValue": ...}; borrowed), or NULL. */
+json_t *otlp_event_attr(json_t *ev, const char *key);
 
 #endif /* REIN_TEST_OTLP_RECEIVER_H */

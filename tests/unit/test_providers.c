@@ -1688,24 +1688,26 @@ static void test_shared_tools_encoded_once(void **state)
     rein_history_free(h);
 }
 
+/* The five wires the in-place history tests cover: {provider, base URL}. */
+static const char *const five_wires[][2] = {
+    {"openai-compatible", "http://127.0.0.1:9/v1"},
+    {"anthropic", "http://127.0.0.1:9"},
+    {"gemini", "http://127.0.0.1:9/v1beta"},
+    {"bedrock", "http://127.0.0.1:9"},
+    {"ollama", "http://127.0.0.1:9"},
+};
+
 /* A message replaced in place: on every wire the next body is byte for byte that of a history
  * made from scratch with the new message, only that message is encoded again (a tool result
  * or user message; after an assistant message the rest is), and the ids, sizes, open
  * exchanges and chained hash agree; a replacement of another role is refused. */
 static void test_history_replace_keeps_other_encodings(void **state)
 {
-    static const char *const wires[][2] = {
-        {"openai-compatible", "http://127.0.0.1:9/v1"},
-        {"anthropic", "http://127.0.0.1:9"},
-        {"gemini", "http://127.0.0.1:9/v1beta"},
-        {"bedrock", "http://127.0.0.1:9"},
-        {"ollama", "http://127.0.0.1:9"},
-    };
     size_t at[30];
 
     (void)state;
-    for (size_t w = 0; w < REIN_ARRAY_SIZE(wires); w++) {
-        rein_provider *p = provider_for(wires[w][0], wires[w][1]);
+    for (size_t w = 0; w < REIN_ARRAY_SIZE(five_wires); w++) {
+        rein_provider *p = provider_for(five_wires[w][0], five_wires[w][1]);
         rein_model_request *req = rein_model_request_new();
         rein_history *h = mixed_history(30, at);
         /* {index, role}: a tool result without its name (Gemini looks it up), one with it, a
@@ -1755,18 +1757,11 @@ static void test_history_replace_keeps_other_encodings(void **state)
  * exchanges), and the ids, sizes, open exchanges and chained hash agree. */
 static void test_history_remove_keeps_encodings_on_every_wire(void **state)
 {
-    static const char *const wires[][2] = {
-        {"openai-compatible", "http://127.0.0.1:9/v1"},
-        {"anthropic", "http://127.0.0.1:9"},
-        {"gemini", "http://127.0.0.1:9/v1beta"},
-        {"bedrock", "http://127.0.0.1:9"},
-        {"ollama", "http://127.0.0.1:9"},
-    };
     size_t at[30];
 
     (void)state;
-    for (size_t w = 0; w < REIN_ARRAY_SIZE(wires); w++) {
-        rein_provider *p = provider_for(wires[w][0], wires[w][1]);
+    for (size_t w = 0; w < REIN_ARRAY_SIZE(five_wires); w++) {
+        rein_provider *p = provider_for(five_wires[w][0], five_wires[w][1]);
         rein_model_request *req = rein_model_request_new();
         rein_history *base = mixed_history(30, at);
         size_t n = rein_history_len(base);
@@ -1793,8 +1788,8 @@ static void test_history_remove_keeps_encodings_on_every_wire(void **state)
             after = body_for(p, req, h);
             want = body_for(p, req, f);
             if (strcmp(after, want) != 0)
-                fail_msg("%s, cut %zu..%zu: the body differs from a fresh history's", wires[w][0],
-                         from, to);
+                fail_msg("%s, cut %zu..%zu: the body differs from a fresh history's",
+                         five_wires[w][0], from, to);
             if (cuts[c][2])
                 assert_int_equal(rein__history_encode_count(h), encodes);
             assert_int_equal(rein_history_len(h), rein_history_len(f));
