@@ -2516,23 +2516,9 @@ static void http_param_headers(void **state)
  * or NULL; the event itself when key is NULL. */
 static json_t *span_event_value(json_t *span, const char *event, const char *key)
 {
-    json_t *ev, *a;
-    size_t i, j;
+    json_t *ev = otlp_event_named(span, event);
 
-    json_array_foreach(json_object_get(span, "events"), i, ev)
-    {
-        if (strcmp(json_string_value(json_object_get(ev, "name")), event) != 0)
-            continue;
-        if (!key)
-            return ev;
-        json_array_foreach(json_object_get(ev, "attributes"), j, a)
-        {
-            if (strcmp(json_string_value(json_object_get(a, "key")), key) == 0)
-                return json_object_get(a, "value");
-        }
-        return NULL;
-    }
-    return NULL;
+    return key ? otlp_event_attr(ev, key) : ev;
 }
 
 static const char *span_event_str(json_t *span, const char *event, const char *key)
