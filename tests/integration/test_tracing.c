@@ -492,13 +492,29 @@ static void receiver_down(void **state)
     assert_int_equal(otlp_requests(F->otlp), 0);
 }
 
-/* A plan: one rein.plan span, a rein.plan.step span per step, the step's turn inside it, the
- * planner's and the aggregation's model calls in the plan too. */
-static void plan_spans(void **state)
+/* Runs a plan for goal (the model's script already set; steps unverified), which must
+ * succeed. */
+static void run_plan(const char *goal)
 {
     struct rein_plan_opts o = {0};
     rein_plan_result *res = NULL;
     rein_planner *pl;
+    rein_error err;
+
+    pl = rein_planner_new(F->p, F->reg, &err);
+    assert_non_null(pl);
+    o.step.verification = REIN_AGENT_VERIFY_OFF;
+    assert_rein_ok(rein_planner_run(pl, goal, &o, &res, &err), &err);
+    if (!rein_plan_result_success(res))
+        fail_msg("plan: %s %s", rein_plan_result_stop_reason(res), rein_plan_result_detail(res));
+    rein_plan_result_free(res);
+    rein_planner_free(pl);
+}
+
+/* A plan: one rein.plan span, a rein.plan.step span per step, the step's turn inside it, the
+ * planner's and the aggregation's model calls in the plan too. */
+static void plan_spans(void **state)
+{
     rein_error err;
     json_t *spans, *plan, *step, *turn, *tool, *s;
     size_t i;
@@ -519,14 +535,7 @@ static void plan_spans(void **state)
                   "\"last_role\": \"tool\"}, \"text\": \"I called echo; it returned hi.\"}]",
                   false, &err),
         &err);
-    pl = rein_planner_new(F->p, F->reg, &err);
-    assert_non_null(pl);
-    o.step.verification = REIN_AGENT_VERIFY_OFF;
-    assert_rein_ok(rein_planner_run(pl, "Say hi through echo", &o, &res, &err), &err);
-    if (!rein_plan_result_success(res))
-        fail_msg("plan: %s %s", rein_plan_result_stop_reason(res), rein_plan_result_detail(res));
-    rein_plan_result_free(res);
-    rein_planner_free(pl);
+    run_plan("Say hi through echo");
     /* plan, step, turn, tool, and at least the planner's, the step's two and the answer's
      * model calls */
     assert_true(otlp_wait_spans(F->otlp, 8, 20000));
@@ -561,9 +570,6 @@ static void plan_spans(void **state)
  * rein.plan.step span. */
 static void replan_spans(void **state)
 {
-    struct rein_plan_opts o = {0};
-    rein_plan_result *res = NULL;
-    rein_planner *pl;
     rein_error err;
     json_t *spans, *plan, *replan, *s;
     size_t i, steps = 0;
@@ -589,14 +595,7 @@ static void replan_spans(void **state)
                   "\"last_role\": \"user\"}, \"text\": \"I called echo with write_file.\"}]",
                   false, &err),
         &err);
-    pl = rein_planner_new(F->p, F->reg, &err);
-    assert_non_null(pl);
-    o.step.verification = REIN_AGENT_VERIFY_OFF;
-    assert_rein_ok(rein_planner_run(pl, "Say hi", &o, &res, &err), &err);
-    if (!rein_plan_result_success(res))
-        fail_msg("plan: %s %s", rein_plan_result_stop_reason(res), rein_plan_result_detail(res));
-    rein_plan_result_free(res);
-    rein_planner_free(pl);
+    run_plan("Say hi");
     rein_trace_shutdown(2000); /* everything is sent */
     spans = otlp_spans(F->otlp);
     plan = otlp_span_named(spans, "rein.plan");
