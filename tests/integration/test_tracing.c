@@ -878,7 +878,7 @@ static void self_check_events(void **state)
                   " {\"text\": \"Echoed fine-word.\"}]",
                   false, &err),
         &err);
-    chat("{\"message\": \"echo fine-word\", \"verification\": \"force\"}", NULL, &r);
+    chat("{\"message\": \"echo the word\", \"verification\": \"force\"}", NULL, &r);
     th_resp_free(&r);
     /* 1 turn, 2 model calls, 2 verifier calls, 2 tool calls. */
     assert_true(otlp_wait_spans(F->otlp, 7, 20000));
