@@ -29,7 +29,8 @@ struct tools_state {
     atomic_int slow_started;
     atomic_int seq_running, seq_max;
     pthread_mutex_t mu;
-    char order[64]; /* tags of "wait" calls in the order they finished */
+    pthread_cond_t finished; /* signalled each time a "wait" call appends its tag */
+    char order[64];          /* tags of "wait" calls in the order they finished */
 };
 
 static rein_err tool_read(void *ud, const struct rein_invocation *inv,
@@ -43,17 +44,35 @@ static rein_err tool_read(void *ud, const struct rein_invocation *inv,
     return REIN_OK;
 }
 
+/* "wait" finishes once the call tagged `after` has finished, or after `ms` if none is named.
+ * Ordering by the other calls' completion, not by sleep lengths, keeps the parallel test
+ * independent of how late the machine starts each thread; `ms` caps the wait, so a run that
+ * (wrongly) ran the calls one after another still ends, in the wrong order. */
 static rein_err tool_wait(void *ud, const struct rein_invocation *inv,
                           struct rein_tool_reply *reply, rein_error *err)
 {
     struct tools_state *ts = ud;
     int64_t ms = json_integer_value(json_object_get(inv->args, "ms"));
     const char *tag = json_string_value(json_object_get(inv->args, "tag"));
+    const char *after = json_string_value(json_object_get(inv->args, "after"));
+    struct timespec until;
 
-    rein_sleep_ms(ms);
+    if (!after)
+        rein_sleep_ms(ms);
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += (time_t)(ms / 1000);
+    until.tv_nsec += (long)(ms % 1000) * 1000000L;
+    if (until.tv_nsec >= 1000000000L) {
+        until.tv_sec++;
+        until.tv_nsec -= 1000000000L;
+    }
     pthread_mutex_lock(&ts->mu);
+    while (after && !strstr(ts->order, after) &&
+           pthread_cond_timedwait(&ts->finished, &ts->mu, &until) == 0) {
+    }
     size_t n = strlen(ts->order);
     snprintf(ts->order + n, sizeof(ts->order) - n, "%s", tag);
+    pthread_cond_broadcast(&ts->finished);
     pthread_mutex_unlock(&ts->mu);
     (void)err;
     reply->output = json_string(tag);
@@ -141,7 +160,8 @@ static const struct {
      "\"properties\":{\"filePath\":{\"type\":\"string\"}},\"required\":[\"filePath\"]}}",
      tool_read},
     {"{\"id\":\"wait\",\"description\":\"Wait, then return the tag\",\"parameters\":{\"type\":"
-     "\"object\",\"properties\":{\"ms\":{\"type\":\"integer\"},\"tag\":{\"type\":\"string\"}},"
+     "\"object\",\"properties\":{\"ms\":{\"type\":\"integer\"},\"tag\":{\"type\":\"string\"},"
+     "\"after\":{\"type\":\"string\"}},"
      "\"required\":[\"ms\",\"tag\"]}}",
      tool_wait},
     {"{\"id\":\"slow\",\"description\":\"Take a while\",\"parameters\":{\"type\":\"object\","
@@ -213,6 +233,7 @@ static void fx_start_model(struct fx *f, const char *wire, const char *model)
 
     memset(f, 0, sizeof(*f));
     pthread_mutex_init(&f->ts.mu, NULL);
+    pthread_cond_init(&f->ts.finished, NULL);
     f->anthropic = strcmp(wire, "anthropic") == 0;
     f->root = test_tmpdir();
     free(test_write_file(f->root, "notes/calc.md", "the calculator skill adds numbers\n"));
@@ -268,6 +289,7 @@ static void fx_stop(struct fx *f)
     test_rmtree(f->root);
     free(f->root);
     pthread_mutex_destroy(&f->ts.mu);
+    pthread_cond_destroy(&f->ts.finished);
 }
 
 static void fx_script(struct fx *f, const char *json)
@@ -693,24 +715,24 @@ static void test_parallel_out_of_order(void **state)
 {
     struct fx f;
     json_t *res;
-    int64_t t0;
 
     (void)state;
     fx_start(&f, "openai");
-    fx_script(&f, "[{\"tool_calls\":["
-                  " {\"id\":\"call_a\",\"name\":\"wait\","
-                  "  \"arguments\":\"{\\\"ms\\\":300,\\\"tag\\\":\\\"A\\\"}\"},"
-                  " {\"id\":\"call_b\",\"name\":\"wait\","
-                  "  \"arguments\":\"{\\\"ms\\\":10,\\\"tag\\\":\\\"B\\\"}\"},"
-                  " {\"id\":\"call_c\",\"name\":\"wait\","
-                  "  \"arguments\":\"{\\\"ms\\\":150,\\\"tag\\\":\\\"C\\\"}\"}]},"
-                  "{\"text\":\"all done\"}]");
-    t0 = rein_now_ms();
+    fx_script(
+        &f,
+        "[{\"tool_calls\":["
+        " {\"id\":\"call_a\",\"name\":\"wait\","
+        "  \"arguments\":\"{\\\"ms\\\":5000,\\\"tag\\\":\\\"A\\\",\\\"after\\\":\\\"C\\\"}\"},"
+        " {\"id\":\"call_b\",\"name\":\"wait\","
+        "  \"arguments\":\"{\\\"ms\\\":10,\\\"tag\\\":\\\"B\\\"}\"},"
+        " {\"id\":\"call_c\",\"name\":\"wait\","
+        "  \"arguments\":\"{\\\"ms\\\":5000,\\\"tag\\\":\\\"C\\\",\\\"after\\\":\\\"B\\\"}\"}]},"
+        "{\"text\":\"all done\"}]");
     fx_run(&f, "wait three times");
     assert_stop(&f, REIN_AGENT_STOP_FINAL_ANSWER);
-    /* They ran at once: one after another they would have finished A, B, C. */
+    /* They ran at once: A waits for C and C for B, so one after another (A first) they would
+     * have finished A, C, B, each wait running out. */
     assert_string_equal(f.ts.order, "BCA");
-    (void)t0;
     /* The results go back in the model's order. */
     res = tool_results(fx_req(&f, 1));
     assert_int_equal(json_array_size(res), 3);
