@@ -79,6 +79,13 @@ static char *extra_skills(void)
              "\"sampling/createMessage\"],\"client_requests\":[\"sampling\"]}}",
              test_bin_dir());
     free(test_write_file(dir, "slow_asker/manifest.json", m));
+    snprintf(m, sizeof(m),
+             "{\"id\":\"one_asker\",\"description\":\"asks one thing\","
+             "\"parameters\":{\"type\":\"object\"},\"timeout_ms\":20000,\"runner\":{"
+             "\"kind\":\"process\",\"command\":[\"%s/skill_proc\",\"ask\","
+             "\"sampling/createMessage\"],\"client_requests\":[\"sampling\"]}}",
+             test_bin_dir());
+    free(test_write_file(dir, "one_asker/manifest.json", m));
     return dir;
 }
 
@@ -1012,9 +1019,10 @@ static void stdio_skill_asks_the_client(void **state)
             "uri")),
         "file:///srv/data");
     json_decref(m);
-    /* The client's error reaches the skill as an error with the client's words. */
+    /* The client's error reaches the skill as an error with the client's words (a skill with
+     * time to spare: on a loaded machine 700 ms can pass before the question arrives). */
     child_send(&c, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\",\"params\":{"
-                   "\"name\":\"slow_asker\",\"arguments\":{}}}");
+                   "\"name\":\"one_asker\",\"arguments\":{}}}");
     json_decref(child_request(&c, id, sizeof(id)));
     snprintf(line, sizeof(line),
              "{\"jsonrpc\":\"2.0\",\"id\":%s,\"error\":{\"code\":-1,\"message\":\"User "
@@ -1027,11 +1035,12 @@ static void stdio_skill_asks_the_client(void **state)
     assert_non_null(
         strstr(json_string_value(json_object_get(e, "message")), "User rejected sampling request"));
     json_decref(m);
-    /* A client that does not answer: the call's limit (700 ms) ends the wait and the skill. */
+    /* A client that does not answer: the call's limit (700 ms) ends the wait and the skill.
+     * The question is usually asked first, but on a loaded machine the limit may end the call
+     * before the skill got to ask: child_wait takes either order. */
     int64_t t0 = rein_now_ms();
     child_send(&c, "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"tools/call\",\"params\":{"
                    "\"name\":\"slow_asker\",\"arguments\":{}}}");
-    json_decref(child_request(&c, id, sizeof(id)));
     m = child_wait(&c, 4, NULL);
     assert_true(json_is_true(json_object_get(result_of(m), "isError")));
     assert_non_null(strstr(first_text(result_of(m)), "timed out"));
