@@ -108,6 +108,7 @@ void rein_provider_decoder_free(rein_provider_decoder *d)
     rein_model_response_free(d->r);
     if (d->wire_state && d->wire->decode_free)
         d->wire->decode_free(d->wire_state);
+    rein__openai_chunk_free(d->oa_tmpl);
     rein_free(d->tok);
     rein_free(d);
 }

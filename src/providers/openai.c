@@ -367,6 +367,11 @@ rein_err rein__openai_payload(struct rein_provider_decoder *d, const char *event
         rein__asm_complete(&d->a);
         return REIN_OK;
     }
+    if (!d->general_only) {
+        r = rein__openai_chunk_fast(d, p, len);
+        if (r != 0)
+            return r > 0 ? REIN_OK : r;
+    }
     r = jdoc_payload(d, event, p, len, n, &doc, err);
     if (r <= 0)
         return r;

@@ -261,6 +261,7 @@ uint32_t rein__crc32(uint32_t crc, const void *data, size_t len);
 /* ---------------------------------------------------------------------------------------
  * Decoders (decode.c) and the per-wire payload handlers
  */
+struct rein__oa_tmpl;
 struct rein_provider_decoder {
     const struct rein__wire *wire; /* whose handlers decode the payloads */
     bool body;                     /* one whole body, not a stream */
@@ -278,11 +279,13 @@ struct rein_provider_decoder {
     size_t recognized; /* payloads that had the format's shape */
     char first[72];    /* the start of the first payload, for error messages */
     struct rein_buf notes;
-    void *wire_state; /* the wire's own, freed with wire->decode_free */
-    int state;        /* 0 open, 1 finished, -1 failed */
-    bool done_seen;   /* [DONE] */
-    bool at_eof;      /* _finish is dispatching what the input left unterminated */
-    bool cut;         /* the input ended inside its last payload: it was dropped */
+    void *wire_state;  /* the wire's own, freed with wire->decode_free */
+    int state;         /* 0 open, 1 finished, -1 failed */
+    bool done_seen;    /* [DONE] */
+    bool at_eof;       /* _finish is dispatching what the input left unterminated */
+    bool cut;          /* the input ended inside its last payload: it was dropped */
+    bool general_only; /* tests: every payload through the wire's general path (no fast path) */
+    struct rein__oa_tmpl *oa_tmpl; /* oachunk.c's template of the last chunk (NULL: none) */
 };
 
 /*
@@ -748,6 +751,13 @@ rein_err rein__tools_encode(rein_provider *p, rein_model_request *req, const str
                             unsigned v);
 rein_err rein__openai_encode_tools(const rein_provider *p, const rein_model_request *req,
                                    struct rein_buf *out);
+/*
+ * oachunk.c: one OpenAI chat completion chunk (len bytes at p, borrowed) read in one pass and
+ * reported to d's assembler as rein__openai_payload's general path would. 1: done; 0:
+ * declined, nothing done (the general path reads it); < 0: the assembler's error.
+ */
+int rein__openai_chunk_fast(struct rein_provider_decoder *d, const char *p, size_t len);
+void rein__openai_chunk_free(struct rein__oa_tmpl *t); /* NULL is fine */
 /* The OpenAI chat completions decoders and tool_choice writer (openai.c), which DashScope's
  * native wire shares: its messages, tools and replies have the chat completions shapes. */
 rein_err rein__openai_payload(struct rein_provider_decoder *d, const char *event, const char *p,

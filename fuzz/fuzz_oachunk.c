@@ -1,0 +1,36 @@
+/*
+ * Fuzz target for the one-pass OpenAI chunk reader and its template (src/providers/oachunk.c):
+ * each line of the input becomes one SSE event's data, and the stream is decoded with the
+ * fast path and with every payload through the general path; the two must show the same
+ * events, response, notes and errors (fuzz/oachunk_same.h). Streams of near-identical
+ * chunks, as the seeds have, are what the template reads.
+ */
+#include "providers/provider_int.h"
+
+#include "oachunk_same.h"
+
+#include <stdlib.h>
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    struct rein_buf sse;
+    const char *p = (const char *)data, *end = p + size;
+
+    if (size > 1 << 16)
+        return 0;
+    rein_buf_init(&sse, 0);
+    while (p < end) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        size_t n = nl ? (size_t)(nl - p) : (size_t)(end - p);
+        if (rein_buf_adds(&sse, "data: ") || rein_buf_add(&sse, p, n) ||
+            rein_buf_adds(&sse, "\n\n"))
+            abort();
+        p += n + (nl ? 1 : 0);
+    }
+    if (oa_compare(sse.ptr ? sse.ptr : "", sse.len, NULL) == OA_DIFFERENT)
+        abort();
+    rein_buf_release(&sse);
+    return 0;
+}

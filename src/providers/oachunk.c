@@ -1,0 +1,651 @@
+/*
+ * The one-pass reader of an OpenAI chat completion chunk (decision 0056). A streamed answer is
+ * thousands of chunks that differ in a few bytes of delta; tokenizing each one and then
+ * looking its members up (jpull.h) cost about 4,000 instructions a chunk. This reader walks
+ * the bytes once, validating them as it goes (the grammar of RFC 8259, jscan.h), and keeps
+ * only the spans the assembler needs.
+ *
+ * It takes only the chunk shapes a stream is made of: one object with a "choices" array of
+ * at most one choice of index 0, whose "delta" carries content, reasoning (reasoning_content
+ * or reasoning) and tool call pieces; any other member anywhere is read over whatever its
+ * value. Anything else it declines before it has done anything (the first chunk's role,
+ * refusal and null members included are fine; a finish_reason, a usage object, an error,
+ * several choices, a duplicate member it reads, a value of a type it does not expect, JSON
+ * that is not well-formed, more than one value in the payload), and the general path
+ * (jtok/jsmn and take_object in openai.c) reads the payload as before, errors included. On
+ * what it accepts it reports exactly what take_object reports, in the same order: the
+ * member names are compared raw, the first-found rules cannot differ (duplicates decline),
+ * and the spans are the same bytes. fuzz/fuzz_oachunk.c and tests/unit/test_oachunk.c
+ * compare the two paths.
+ */
+#include "jscan.h"
+#include "provider_int.h"
+
+#include <stddef.h>
+
+#define MAX_DEPTH 32 /* deeper values are left to the general path */
+#define MAX_CALLS 4  /* tool call pieces in one delta */
+
+/*
+ * A hole: a string value of the chunk, which the template (below) lets vary. target says
+ * where its span goes: one of the H_ values, or H_CALL + 3 * k + (0 id, 1 name, 2 arguments)
+ * for call piece k; H_OTHER for a string nothing reads.
+ */
+enum { H_OTHER, H_ID, H_MODEL, H_CONTENT, H_RCONTENT, H_REASONING, H_CALL };
+#define MAX_HOLES 16
+
+struct hole {
+    size_t start, end; /* the string's text: after its opening quote, at its closing one */
+    int target;
+    bool esc;    /* the string has an escape */
+    bool varies; /* the template reads it from each chunk (else it is compared as bytes) */
+};
+
+struct scan {
+    const char *js;
+    size_t len, i;
+    struct hole holes[MAX_HOLES];
+    int nholes;
+    bool no_template; /* a string that is read did not get a hole */
+};
+
+struct call_piece {
+    int64_t index; /* -1: none */
+    struct rein__jstr id, name, args;
+    bool has_args;
+};
+
+struct chunk {
+    struct rein__jstr id, model, content, rcontent, reasoning;
+    bool has_content, has_rcontent, has_reasoning;
+    int ncalls;
+    struct call_piece calls[MAX_CALLS];
+};
+
+static const struct rein__jstr no_str = {"", 0, false};
+
+static inline void ws(struct scan *s)
+{
+    while (s->i < s->len && (s->js[s->i] == ' ' || s->js[s->i] == '\n' || s->js[s->i] == '\r' ||
+                             s->js[s->i] == '\t'))
+        s->i++;
+}
+
+static inline bool at(const struct scan *s, char c)
+{
+    return s->i < s->len && s->js[s->i] == c;
+}
+
+/* The string at s->i (its opening quote) into *out, escapes intact. */
+static inline bool str(struct scan *s, struct rein__jstr *out)
+{
+    bool esc = false;
+    size_t e;
+
+    if (!at(s, '"'))
+        return false;
+    e = string_end(s->js, s->len, s->i + 1, &esc);
+    if (e == JS_NONE)
+        return false;
+    out->p = s->js + s->i + 1;
+    out->len = e - s->i - 1;
+    out->esc = esc;
+    s->i = e + 1;
+    return true;
+}
+
+/* A string value at s->i into *out, noted as a hole for target. */
+static inline bool vstr(struct scan *s, struct rein__jstr *out, int target)
+{
+    size_t start = s->i + 1;
+
+    if (!str(s, out))
+        return false;
+    if (s->nholes < MAX_HOLES)
+        s->holes[s->nholes++] = (struct hole){start, s->i - 1, target, out->esc, false};
+    else if (target != H_OTHER)
+        s->no_template = true;
+    return true;
+}
+
+/* A literal null at s->i (read over). */
+static inline bool null_at(struct scan *s)
+{
+    size_t e;
+
+    if (!at(s, 'n'))
+        return false;
+    e = primitive_end(s->js, s->len, s->i);
+    if (e == JS_NONE)
+        return false;
+    s->i = e;
+    return true;
+}
+
+/*
+ * The next member of the object being read: 1 with its name in *key and s->i at its value,
+ * 0 at the object's end (read over), -1 for text that is not a member list. *first is true
+ * right after the opening brace.
+ */
+static int member(struct scan *s, bool *first, struct rein__jstr *key)
+{
+    ws(s);
+    if (at(s, '}')) {
+        s->i++;
+        return 0;
+    }
+    if (!*first) {
+        if (!at(s, ','))
+            return -1;
+        s->i++;
+        ws(s);
+    }
+    *first = false;
+    if (!str(s, key))
+        return -1;
+    ws(s);
+    if (!at(s, ':'))
+        return -1;
+    s->i++;
+    ws(s);
+    return 1;
+}
+
+/* The next element of the array being read: 1 with s->i at it, 0 at the end (read over), -1
+ * for anything else. */
+static int element(struct scan *s, bool *first)
+{
+    ws(s);
+    if (at(s, ']')) {
+        s->i++;
+        return 0;
+    }
+    if (!*first) {
+        if (!at(s, ','))
+            return -1;
+        s->i++;
+        ws(s);
+    }
+    *first = false;
+    return s->i < s->len ? 1 : -1;
+}
+
+/* Reads over any well-formed value. */
+static bool skip_value(struct scan *s, int depth)
+{
+    struct rein__jstr k;
+    bool first = true;
+    int m;
+    size_t e;
+
+    if (s->i >= s->len)
+        return false;
+    switch (s->js[s->i]) {
+    case '"':
+        return vstr(s, &k, H_OTHER);
+    case '{':
+        if (depth >= MAX_DEPTH)
+            return false;
+        s->i++;
+        while ((m = member(s, &first, &k)) > 0) {
+            if (!skip_value(s, depth + 1))
+                return false;
+        }
+        return m == 0;
+    case '[':
+        if (depth >= MAX_DEPTH)
+            return false;
+        s->i++;
+        while ((m = element(s, &first)) > 0) {
+            if (!skip_value(s, depth + 1))
+                return false;
+        }
+        return m == 0;
+    default:
+        e = primitive_end(s->js, s->len, s->i);
+        if (e == JS_NONE)
+            return false;
+        s->i = e;
+        return true;
+    }
+}
+
+static inline bool key_is_(const struct rein__jstr *k, const char *lit, size_t n)
+{
+    return k->len == n && memcmp(k->p, lit, n) == 0;
+}
+#define key_is(k, lit) key_is_((k), (lit), sizeof(lit) - 1)
+
+/* Marks bit in *seen; false when it was there already (a duplicate member). */
+static inline bool once(unsigned *seen, unsigned bit)
+{
+    if (*seen & bit)
+        return false;
+    *seen |= bit;
+    return true;
+}
+
+/* A string or null (then *has stays false) into *out. */
+static inline bool str_or_null(struct scan *s, struct rein__jstr *out, bool *has, int target)
+{
+    if (null_at(s))
+        return true;
+    *has = true;
+    return vstr(s, out, target);
+}
+
+/* A call index as jint reads it (plain digits only here), or null (-1). */
+static bool call_index(struct scan *s, int64_t *out)
+{
+    size_t e;
+    int64_t v = 0;
+
+    if (null_at(s))
+        return true;
+    e = primitive_end(s->js, s->len, s->i);
+    if (e == JS_NONE)
+        return false;
+    for (size_t k = s->i; k < e; k++) {
+        char c = s->js[k];
+        if (c < '0' || c > '9' || v > (INT64_MAX - 9) / 10)
+            return false;
+        v = v * 10 + (c - '0');
+    }
+    *out = v;
+    s->i = e;
+    return true;
+}
+
+static bool read_function(struct scan *s, struct call_piece *c, int nth)
+{
+    struct rein__jstr k;
+    unsigned seen = 0;
+    bool first = true, has_name = false;
+    int m;
+
+    if (null_at(s))
+        return true;
+    if (!at(s, '{'))
+        return false;
+    s->i++;
+    while ((m = member(s, &first, &k)) > 0) {
+        bool ok;
+        if (key_is(&k, "name"))
+            ok = once(&seen, 1) && str_or_null(s, &c->name, &has_name, H_CALL + 3 * nth + 1);
+        else if (key_is(&k, "arguments"))
+            ok = once(&seen, 2) && str_or_null(s, &c->args, &c->has_args, H_CALL + 3 * nth + 2);
+        else
+            ok = skip_value(s, 3);
+        if (!ok)
+            return false;
+    }
+    return m == 0;
+}
+
+static bool read_call(struct scan *s, struct call_piece *c, int nth)
+{
+    struct rein__jstr k;
+    unsigned seen = 0;
+    bool first = true, has_id = false;
+    int m;
+
+    c->index = -1;
+    c->id = c->name = c->args = no_str;
+    c->has_args = false;
+    if (!at(s, '{'))
+        return false;
+    s->i++;
+    while ((m = member(s, &first, &k)) > 0) {
+        bool ok;
+        if (key_is(&k, "index"))
+            ok = once(&seen, 1) && call_index(s, &c->index);
+        else if (key_is(&k, "id"))
+            ok = once(&seen, 2) && str_or_null(s, &c->id, &has_id, H_CALL + 3 * nth);
+        else if (key_is(&k, "function"))
+            ok = once(&seen, 4) && read_function(s, c, nth);
+        else
+            ok = skip_value(s, 2);
+        if (!ok)
+            return false;
+    }
+    return m == 0;
+}
+
+static bool read_calls(struct scan *s, struct chunk *c)
+{
+    bool first = true;
+    int m;
+
+    if (null_at(s))
+        return true;
+    if (!at(s, '['))
+        return false;
+    s->i++;
+    while ((m = element(s, &first)) > 0) {
+        if (c->ncalls == MAX_CALLS || !read_call(s, &c->calls[c->ncalls], c->ncalls))
+            return false;
+        c->ncalls++;
+    }
+    return m == 0;
+}
+
+enum {
+    DL_CONTENT = 1,
+    DL_RCONTENT = 2,
+    DL_REASONING = 4,
+    DL_REFUSAL = 8,
+    DL_CALLS = 16,
+    DL_FUNCTION_CALL = 32,
+    DL_DETAILS = 64
+};
+
+static bool read_delta(struct scan *s, struct chunk *c)
+{
+    struct rein__jstr k;
+    unsigned seen = 0;
+    bool first = true;
+    int m;
+
+    if (!at(s, '{'))
+        return false;
+    s->i++;
+    while ((m = member(s, &first, &k)) > 0) {
+        bool ok;
+        if (key_is(&k, "content"))
+            ok = once(&seen, DL_CONTENT) && str_or_null(s, &c->content, &c->has_content, H_CONTENT);
+        else if (key_is(&k, "reasoning_content"))
+            ok = once(&seen, DL_RCONTENT) &&
+                 str_or_null(s, &c->rcontent, &c->has_rcontent, H_RCONTENT);
+        else if (key_is(&k, "reasoning"))
+            ok = once(&seen, DL_REASONING) &&
+                 str_or_null(s, &c->reasoning, &c->has_reasoning, H_REASONING);
+        else if (key_is(&k, "tool_calls"))
+            ok = once(&seen, DL_CALLS) && read_calls(s, c);
+        /* These three are rare: only their null is read here. */
+        else if (key_is(&k, "refusal"))
+            ok = once(&seen, DL_REFUSAL) && null_at(s);
+        else if (key_is(&k, "function_call"))
+            ok = once(&seen, DL_FUNCTION_CALL) && null_at(s);
+        else if (key_is(&k, "reasoning_details"))
+            ok = once(&seen, DL_DETAILS) && null_at(s);
+        else
+            ok = skip_value(s, 2);
+        if (!ok)
+            return false;
+    }
+    return m == 0;
+}
+
+/* A choice: index 0 (or none, which reads as 0), a delta, finish_reason null (a finish is
+ * left to the general path). */
+static bool read_choice(struct scan *s, struct chunk *c)
+{
+    struct rein__jstr k;
+    unsigned seen = 0;
+    bool first = true;
+    int m;
+
+    if (!at(s, '{'))
+        return false;
+    s->i++;
+    while ((m = member(s, &first, &k)) > 0) {
+        bool ok;
+        if (key_is(&k, "index")) {
+            ok = once(&seen, 1) && at(s, '0') && primitive_end(s->js, s->len, s->i) == s->i + 1;
+            s->i++;
+        } else if (key_is(&k, "delta")) {
+            ok = once(&seen, 2) && read_delta(s, c);
+        } else if (key_is(&k, "finish_reason")) {
+            ok = once(&seen, 4) && null_at(s);
+        } else if (key_is(&k, "message")) {
+            ok = false;
+        } else {
+            ok = skip_value(s, 2);
+        }
+        if (!ok)
+            return false;
+    }
+    return m == 0;
+}
+
+/* The choices array: none (Azure's choices:[] chunks) or one. */
+static bool read_choices(struct scan *s, struct chunk *c)
+{
+    bool first = true;
+    int n = 0, m;
+
+    if (!at(s, '['))
+        return false;
+    s->i++;
+    while ((m = element(s, &first)) > 0) {
+        if (n++ == 1 || !read_choice(s, c))
+            return false;
+    }
+    return m == 0;
+}
+
+/* The whole payload: one chunk object and nothing but whitespace after it. */
+static bool read_chunk(struct scan *s, struct chunk *c)
+{
+    struct rein__jstr k;
+    unsigned seen = 0;
+    bool first = true;
+    int m;
+
+    ws(s);
+    if (!at(s, '{'))
+        return false;
+    s->i++;
+    while ((m = member(s, &first, &k)) > 0) {
+        bool ok;
+        if (key_is(&k, "id"))
+            ok = once(&seen, 1) && vstr(s, &c->id, H_ID);
+        else if (key_is(&k, "model"))
+            ok = once(&seen, 2) && vstr(s, &c->model, H_MODEL);
+        else if (key_is(&k, "choices"))
+            ok = once(&seen, 4) && read_choices(s, c);
+        /* null only: a usage object, an error, or a choices array that is not there leave
+         * the chunk to the general path */
+        else if (key_is(&k, "usage"))
+            ok = once(&seen, 8) && null_at(s);
+        else if (key_is(&k, "error"))
+            ok = once(&seen, 16) && null_at(s);
+        else
+            ok = skip_value(s, 1);
+        if (!ok)
+            return false;
+    }
+    if (m != 0 || !(seen & 4))
+        return false;
+    ws(s);
+    return s->i == s->len;
+}
+
+/* What take_object (openai.c) reports for a chunk of this shape, in its order. */
+static rein_err report(struct rein_provider_decoder *d, const struct chunk *c)
+{
+    rein_err rc = rein__asm_identity(&d->a, c->id, c->model);
+
+    if (rc)
+        return rc;
+    if (c->has_content && (rc = rein__asm_text(&d->a, c->content)) != REIN_OK)
+        return rc;
+    /* vLLM sends "reasoning" and "reasoning_content" with the same text: one is taken */
+    if (c->has_rcontent && c->rcontent.len > 0)
+        rc = rein__asm_reasoning(&d->a, c->rcontent);
+    else if (c->has_reasoning)
+        rc = rein__asm_reasoning(&d->a, c->reasoning);
+    if (rc)
+        return rc;
+    for (int k = 0; k < c->ncalls; k++) {
+        const struct call_piece *p = &c->calls[k];
+        int call = rein__asm_call(&d->a, p->index, p->id, p->name);
+        if (call < 0)
+            return call;
+        if (p->has_args && (rc = rein__asm_call_args(&d->a, (size_t)call, p->args)) != REIN_OK)
+            return rc;
+    }
+    d->recognized++;
+    return REIN_OK;
+}
+
+/*
+ * The template: the last chunk read in full, with its string values as holes. The chunks of
+ * a stream repeat each other but for a few strings (the text piece, OpenAI's "obfuscation"
+ * padding), so the next one is most often the same bytes around the holes: then it reads as
+ * the template read, with each hole's string taken from the new bytes (and checked as a
+ * string). A reading is a function of the bytes alone, and each hole holds a string either
+ * way, so the member names, nulls, numbers and nesting, all in the bytes compared, are the
+ * same, and only the spans differ: exactly what the holes give.
+ *
+ * Holes whose strings stay the same from chunk to chunk (the id, the model, "object") are
+ * compared as bytes with the rest; only those marked as varying are scanned. The texts and
+ * arguments start marked; a chunk that matches only when every hole is scanned marks the
+ * holes it found changed.
+ */
+#define TMPL_MAX 1024 /* longer chunks are read in full each time */
+
+struct rein__oa_tmpl {
+    size_t len;
+    int nholes;
+    struct hole holes[MAX_HOLES];
+    struct chunk c;
+    char text[TMPL_MAX];
+};
+
+static struct rein__jstr *target_span(struct chunk *c, int target)
+{
+    switch (target) {
+    case H_ID:
+        return &c->id;
+    case H_MODEL:
+        return &c->model;
+    case H_CONTENT:
+        return &c->content;
+    case H_RCONTENT:
+        return &c->rcontent;
+    case H_REASONING:
+        return &c->reasoning;
+    case H_OTHER:
+        return NULL;
+    default:
+        target -= H_CALL;
+        return target % 3 == 0   ? &c->calls[target / 3].id
+               : target % 3 == 1 ? &c->calls[target / 3].name
+                                 : &c->calls[target / 3].args;
+    }
+}
+
+/*
+ * Reads p as the template t with the holes marked varying (every hole when all) scanned and
+ * the rest of the bytes compared; the spans go to *c, and when changed is not NULL, the holes
+ * whose strings differ from the template's are marked there. False: not this shape.
+ */
+static bool from_template(const struct rein__oa_tmpl *t, const char *p, size_t len, bool all,
+                          struct chunk *c, bool *changed)
+{
+    size_t at = 0, from = 0;
+
+    /* the calls only as far as there are any: a chunk of text has none */
+    memcpy(c, &t->c, offsetof(struct chunk, calls));
+    memcpy(c->calls, t->c.calls, sizeof(c->calls[0]) * (size_t)t->c.ncalls);
+    for (int h = 0; h < t->nholes; h++) {
+        const struct hole *o = &t->holes[h];
+        struct rein__jstr *span = target_span(c, o->target);
+        size_t e;
+        bool esc = false;
+
+        if (!all && !o->varies) {
+            /* same bytes as the template's, where they are once the comparison below
+             * (up to the next varying hole, or the end) has said so */
+            if (span) {
+                span->p = p + at + (o->start - from);
+                span->len = o->end - o->start;
+                span->esc = o->esc;
+            }
+            continue;
+        }
+        if (len - at < o->start - from || memcmp(p + at, t->text + from, o->start - from) != 0)
+            return false;
+        at += o->start - from;
+        e = string_end(p, len, at, &esc);
+        if (e == JS_NONE)
+            return false;
+        if (span) {
+            span->p = p + at;
+            span->len = e - at;
+            span->esc = esc;
+        }
+        if (changed)
+            changed[h] =
+                e - at != o->end - o->start || memcmp(p + at, t->text + o->start, e - at) != 0;
+        at = e;
+        from = o->end;
+    }
+    return len - at == t->len - from && memcmp(p + at, t->text + from, len - at) == 0;
+}
+
+static void keep_template(struct rein_provider_decoder *d, const struct scan *s,
+                          const struct chunk *c)
+{
+    struct rein__oa_tmpl *t = d->oa_tmpl;
+
+    if (s->no_template || s->len > TMPL_MAX)
+        return;
+    if (!t && !(t = d->oa_tmpl = rein_malloc(sizeof(*t))))
+        return; /* no template: each chunk is read in full */
+    t->len = s->len;
+    memcpy(t->text, s->js, s->len);
+    t->nholes = s->nholes;
+    for (int h = 0; h < s->nholes; h++) {
+        t->holes[h] = s->holes[h];
+        t->holes[h].varies = s->holes[h].target >= H_CONTENT;
+    }
+    memcpy(&t->c, c, offsetof(struct chunk, calls));
+    memcpy(t->c.calls, c->calls, sizeof(c->calls[0]) * (size_t)c->ncalls);
+}
+
+/* The chunk at p through the template when it has its shape, marking the holes that turn out
+ * to vary. */
+static bool through_template(struct rein__oa_tmpl *t, const char *p, size_t len, struct chunk *c)
+{
+    bool changed[MAX_HOLES];
+
+    if (from_template(t, p, len, false, c, NULL))
+        return true;
+    if (!from_template(t, p, len, true, c, changed))
+        return false;
+    for (int h = 0; h < t->nholes; h++)
+        t->holes[h].varies |= changed[h];
+    return true;
+}
+
+void rein__openai_chunk_free(struct rein__oa_tmpl *t)
+{
+    rein_free(t);
+}
+
+int rein__openai_chunk_fast(struct rein_provider_decoder *d, const char *p, size_t len)
+{
+    struct scan s;
+    struct chunk c;
+    rein_err rc;
+
+    if (len > (size_t)0x7fffffff)
+        return 0;
+    if (!d->oa_tmpl || !through_template(d->oa_tmpl, p, len, &c)) {
+        s.js = p;
+        s.len = len;
+        s.i = 0;
+        s.nholes = 0;
+        s.no_template = false;
+        c.id = c.model = c.content = c.rcontent = c.reasoning = no_str;
+        c.has_content = c.has_rcontent = c.has_reasoning = false;
+        c.ncalls = 0;
+        if (!read_chunk(&s, &c))
+            return 0;
+        keep_template(d, &s, &c);
+    }
+    rc = report(d, &c);
+    return rc ? rc : 1;
+}

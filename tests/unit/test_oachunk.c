@@ -1,0 +1,316 @@
+/*
+ * Unit tests for the one-pass OpenAI chunk reader and its template (src/providers/oachunk.c):
+ * it takes the chunk shapes of a stream and declines the rest, and a stream decoded with it
+ * gives exactly what the general path (jtok/jsmn and take_object) gives: on hand-written
+ * streams (key order, whitespace, escapes, unknown members, nulls, duplicates, several
+ * choices, a template whose strings change or break, the SSE framings) and on every stream
+ * in the real recordings under ../shared/fixtures, fed whole and in 7-byte pieces.
+ */
+#include "test.h"
+
+#include "providers/provider_int.h"
+
+#include "../../fuzz/oachunk_same.h"
+
+#include <dirent.h>
+
+#define TEXT(lit) (lit), sizeof(lit) - 1
+
+static void expect_same(const char *text, size_t len)
+{
+    struct rein_buf where;
+    enum oa_verdict v = oa_compare(text, len, &where);
+
+    if (v == OA_DIFFERENT) {
+        fail_msg("the fast path and the general path differ on:\n%.*s\nfast path:\n%.*s", (int)len,
+                 text, (int)where.len, where.ptr);
+    }
+    assert_int_equal(v, OA_SAME);
+}
+
+/* What the fast path answers for one payload on a new decoder: 1 read, 0 declined. */
+static int fast_answer(const char *p, size_t len)
+{
+    rein_provider_decoder *d = rein_provider_decoder_new(REIN_WIRE_OPENAI_SSE, NULL, NULL, NULL);
+    int r;
+
+    assert_non_null(d);
+    r = rein__openai_chunk_fast(d, p, len);
+    rein_provider_decoder_free(d);
+    return r;
+}
+
+/* One payload as a stream of one event, both paths. */
+static void expect_same_payload(const char *p, size_t len)
+{
+    struct rein_buf b;
+
+    rein_buf_init(&b, 0);
+    assert_rein_ok(rein_buf_adds(&b, "data: "), NULL);
+    assert_rein_ok(rein_buf_add(&b, p, len), NULL);
+    assert_rein_ok(rein_buf_adds(&b, "\n\ndata: [DONE]\n\n"), NULL);
+    expect_same(b.ptr, b.len);
+    rein_buf_release(&b);
+}
+
+static void test_stream_chunk_shapes_are_read(void **state)
+{
+    static const char *const texts[] = {
+        /* OpenAI's own, with the first chunk's role and refusal, and obfuscation */
+        "{\"id\":\"chatcmpl-1\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":\"g\","
+        "\"service_tier\":\"default\",\"system_fingerprint\":\"fp\",\"choices\":[{\"index\":0,"
+        "\"delta\":{\"role\":\"assistant\",\"content\":\"\",\"refusal\":null},\"logprobs\":null,"
+        "\"finish_reason\":null}],\"usage\":null,\"obfuscation\":\"abc\"}",
+        /* members in another order, whitespace everywhere, no index, nulls */
+        " { \"choices\" : [ { \"delta\" : { \"content\" : \"a\\\"b\\\\c\\u00e9\\n\" } , "
+        "\"finish_reason\" : null } ] ,\n\"id\" : \"x\" , \"model\" : \"m\"\t}\r\n",
+        "{\"choices\":[{\"finish_reason\":null,\"logprobs\":null,\"delta\":{\"content\":null,"
+        "\"reasoning_content\":\"We\"},\"index\":0}],\"object\":\"chat.completion.chunk\","
+        "\"usage\":null,\"created\":1770764942,\"system_fingerprint\":null,\"model\":\"qwen\","
+        "\"id\":\"chatcmpl-3\"}",
+        "{\"id\":\"r\",\"choices\":[{\"index\":0,\"delta\":{\"reasoning_content\":\"\","
+        "\"reasoning\":\"r\"}}]}",
+        "{\"id\":\"t\",\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":"
+        "\"call_1\",\"type\":\"function\",\"function\":{\"name\":\"get\",\"arguments\":\"\"}},"
+        "{\"index\":1,\"id\":null,\"function\":{\"name\":\"put\",\"arguments\":\"{}\"}}]}}]}",
+        "{\"id\":\"t\",\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,"
+        "\"function\":{\"arguments\":\"{\\\"city\\\":\"}}]}}],\"x\":{\"deep\":[1,-2.5e3,true,"
+        "false,{}]}}",
+        "{\"id\":\"azure\",\"choices\":[],\"prompt_filter_results\":[]}",
+        "{\"choices\":[{\"index\":0,\"delta\":{\"cont\\u0065nt\":\"an escaped name is another "
+        "member\"}}]}",
+    };
+    (void)state;
+    for (size_t i = 0; i < REIN_ARRAY_SIZE(texts); i++) {
+        size_t len = strlen(texts[i]);
+        if (fast_answer(texts[i], len) != 1)
+            fail_msg("declined: %s", texts[i]);
+        expect_same_payload(texts[i], len);
+    }
+}
+
+/* Shapes left to the general path: the fast path declines them before doing anything. */
+static void test_other_payloads_are_declined(void **state)
+{
+    static const struct {
+        const char *s;
+        size_t len;
+    } texts[] = {
+        {TEXT(
+            "{\"id\":\"f\",\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}")},
+        {TEXT("{\"id\":\"u\",\"choices\":[],\"usage\":{\"prompt_tokens\":1,\"completion_tokens\":2}"
+              "}")},
+        {TEXT("{\"error\":{\"message\":\"rate limited\"}}")},
+        {TEXT("{\"id\":\"n\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"a\"}},{\"index\":1,"
+              "\"delta\":{\"content\":\"b\"}}]}")},
+        {TEXT("{\"id\":\"i\",\"choices\":[{\"index\":1,\"delta\":{\"content\":\"b\"}}]}")},
+        {TEXT("{\"id\":\"i\",\"choices\":[{\"index\":0.0,\"delta\":{\"content\":\"b\"}}]}")},
+        {TEXT("{\"id\":\"d\",\"id\":\"e\",\"choices\":[]}")},
+        {TEXT("{\"choices\":[{\"delta\":{\"content\":\"a\",\"content\":\"b\"}}]}")},
+        {TEXT("{\"choices\":[{\"delta\":{\"content\":7}}]}")},
+        {TEXT("{\"choices\":[{\"delta\":{\"refusal\":\"no\"}}]}")},
+        {TEXT("{\"choices\":[{\"delta\":{\"tool_calls\":[{\"index\":-1}]}}]}")},
+        {TEXT("{\"choices\":[{\"delta\":{\"tool_calls\":[{\"function\":{\"arguments\":{}}}]}}]}")},
+        {TEXT("{\"choices\":[{\"message\":{\"content\":\"whole\"}}]}")},
+        {TEXT("{\"choices\":[{\"delta\":{\"content\":\"a\"}}]}{\"choices\":[]}")},
+        {TEXT("{\"choices\":[{\"delta\":{\"content\":\"a\"}}],}")},
+        {TEXT("{\"choices\":[{\"delta\":{\"content\":\"tab\there\"}}]}")},
+        {TEXT("{\"choices\":[{\"delta\":{\"content\":\"a\"}}],\"x\":01}")},
+        {TEXT("{\"choices\":[{\"delta\":{\"content\":\"a\"}}],\"x\":nul}")},
+        {TEXT("{\"choices\":[{\"delta\":{\"content\":\"cut")},
+        {TEXT("{\"choices\":[{\"delta\":{\"content\":\"a\"}}]}\0")},
+        {TEXT("{\"output\":{\"choices\":[]}}")},
+        {TEXT("[{\"choices\":[]}]")},
+    };
+    (void)state;
+    for (size_t i = 0; i < REIN_ARRAY_SIZE(texts); i++) {
+        if (fast_answer(texts[i].s, texts[i].len) != 0)
+            fail_msg("read, not declined: #%zu %s", i, texts[i].s);
+        expect_same_payload(texts[i].s, texts[i].len);
+    }
+}
+
+/* The template: later chunks that differ only in their strings are read from it; any other
+ * difference, or a string that is not one, goes back to a full reading (or the general path). */
+static void test_template_follows_the_stream(void **state)
+{
+    static const char stream[] =
+        "data: {\"id\":\"c\",\"model\":\"m\",\"choices\":[{\"index\":0,\"delta\":{\"content\":"
+        "\"one\"},\"finish_reason\":null}],\"obfuscation\":\"ab\"}\n\n"
+        /* the text and the padding change length; an escape in the text */
+        "data: {\"id\":\"c\",\"model\":\"m\",\"choices\":[{\"index\":0,\"delta\":{\"content\":"
+        "\" two \\\"2\\\"\"},\"finish_reason\":null}],\"obfuscation\":\"abcdef\"}\n\n"
+        /* the id changes: read from the template too */
+        "data: {\"id\":\"d\",\"model\":\"m\",\"choices\":[{\"index\":0,\"delta\":{\"content\":"
+        "\"\"},\"finish_reason\":null}],\"obfuscation\":\"\"}\n\n"
+        /* a null where the text was: a full reading */
+        "data: {\"id\":\"d\",\"model\":\"m\",\"choices\":[{\"index\":0,\"delta\":{\"content\":"
+        "null},\"finish_reason\":null}],\"obfuscation\":\"\"}\n\n"
+        "data: {\"id\":\"c\",\"model\":\"m\",\"choices\":[{\"index\":0,\"delta\":{\"content\":"
+        "\"three\"},\"finish_reason\":null}],\"obfuscation\":\"x\"}\n\n"
+        /* the same bytes around a string that is not one (a raw tab): the general path's
+         * error */
+        "data: {\"id\":\"c\",\"model\":\"m\",\"choices\":[{\"index\":0,\"delta\":{\"content\":"
+        "\"fo\tur\"},\"finish_reason\":null}],\"obfuscation\":\"x\"}\n\n";
+    static const char calls[] =
+        "data: {\"id\":\"c\",\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,"
+        "\"id\":\"call_1\",\"function\":{\"name\":\"get\",\"arguments\":\"\"}}]}}]}\n\n"
+        "data: {\"id\":\"c\",\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,"
+        "\"function\":{\"arguments\":\"{\\\"a\\\"\"}}]}}]}\n\n"
+        "data: {\"id\":\"c\",\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,"
+        "\"function\":{\"arguments\":\":1}\"}}]}}]}\n\n"
+        "data: {\"id\":\"c\",\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":1,"
+        "\"function\":{\"arguments\":\"{}\"}}]}}]}\n\n"
+        "data: {\"id\":\"c\",\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":"
+        "\"tool_calls\"}]}\n\n"
+        "data: [DONE]\n\n";
+    /* reasoning_content empty then not: which of the two members is taken follows */
+    static const char reasoning[] =
+        "data: {\"choices\":[{\"index\":0,\"delta\":{\"reasoning_content\":\"\",\"reasoning\":"
+        "\"a\"}}]}\n\n"
+        "data: {\"choices\":[{\"index\":0,\"delta\":{\"reasoning_content\":\"b\",\"reasoning\":"
+        "\"b\"}}]}\n\n"
+        "data: {\"choices\":[{\"index\":0,\"delta\":{\"reasoning_content\":\"\",\"reasoning\":"
+        "\"c\"}}]}\n\n";
+    size_t first = (size_t)(strstr(stream, "\n\n") + 2 - stream);
+    size_t good = (size_t)(strstr(stream, "fo\tur") - stream);
+    rein_provider_decoder *d;
+    rein_error err;
+
+    (void)state;
+    expect_same(stream, sizeof(stream) - 1);
+    while (good && memcmp(stream + good, "data:", 5) != 0)
+        good--;
+    expect_same(stream, good); /* without the broken one */
+    expect_same(calls, sizeof(calls) - 1);
+    expect_same(reasoning, sizeof(reasoning) - 1);
+
+    /* the first chunk leaves a template, which the second uses */
+    d = rein_provider_decoder_new(REIN_WIRE_OPENAI_SSE, NULL, NULL, NULL);
+    assert_non_null(d);
+    assert_null(d->oa_tmpl);
+    assert_rein_ok(rein_provider_decoder_feed(d, stream, first, &err), &err);
+    assert_non_null(d->oa_tmpl);
+    rein_provider_decoder_free(d);
+}
+
+/* The framings SSE allows, around the chunks both paths read. */
+static void test_sse_framings(void **state)
+{
+    static const char *const streams[] = {
+        /* CRLF, a comment, an id line, data without the space */
+        ": keep-alive\r\n\r\ndata:{\"id\":\"a\",\"choices\":[{\"index\":0,\"delta\":{\"content\":"
+        "\"x\"}}]}\r\n\r\nid: 7\r\ndata: {\"id\":\"a\",\"choices\":[{\"index\":0,\"delta\":{"
+        "\"content\":\"y\"}}]}\r\n\r\ndata: [DONE]\r\n\r\n",
+        /* one chunk over two data lines (joined with a newline, which JSON allows) */
+        "data: {\"id\":\"a\",\"choices\":[{\"index\":0,\n"
+        "data: \"delta\":{\"content\":\"x\"}}]}\n\n",
+        /* two chunks in one event (no blank line between the data lines) */
+        "data: {\"id\":\"a\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"x\"}}]}\n"
+        "data: {\"id\":\"a\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"y\"}}]}\n\n",
+        /* a dropped stream: the last chunk is cut short */
+        "data: {\"id\":\"a\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"x\"}}]}\n\n"
+        "data: {\"id\":\"a\",\"choices\":[{\"index\":0,\"delta\":{\"cont",
+        /* an error event after a chunk */
+        "data: {\"id\":\"a\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"x\"}}]}\n\n"
+        "event: error\ndata: {\"error\":{\"message\":\"overloaded\"}}\n\n",
+    };
+    (void)state;
+    for (size_t i = 0; i < REIN_ARRAY_SIZE(streams); i++)
+        expect_same(streams[i], strlen(streams[i]));
+}
+
+struct walked {
+    size_t files, payloads, fast;
+};
+
+/* Each data payload of text (an SSE recording, or one payload a line) on a new decoder. */
+static void count_fast(struct walked *w, const char *text, size_t len, bool lines)
+{
+    for (const char *line = text; line < text + len;) {
+        const char *nl = memchr(line, '\n', (size_t)(text + len - line));
+        size_t n = nl ? (size_t)(nl - line) : (size_t)(text + len - line);
+        size_t skip = lines ? 0 : n > 5 && memcmp(line, "data:", 5) == 0 ? 5 : SIZE_MAX;
+        if (skip != SIZE_MAX) {
+            if (skip && line[skip] == ' ')
+                skip++;
+            w->payloads++;
+            w->fast += fast_answer(line + skip, n - skip) == 1;
+        }
+        line += n + 1;
+    }
+}
+
+static void check_file(struct walked *w, const char *path)
+{
+    bool lines = strstr(path, ".jsonl") != NULL;
+    size_t len;
+    char *text;
+    struct rein_buf sse;
+
+    if (!strstr(path, ".sse") && !lines)
+        return;
+    text = test_read_file(path, &len);
+    assert_non_null(text);
+    rein_buf_init(&sse, 0);
+    if (lines) { /* each line one event */
+        for (const char *line = text; line < text + len;) {
+            const char *nl = memchr(line, '\n', (size_t)(text + len - line));
+            size_t n = nl ? (size_t)(nl - line) : (size_t)(text + len - line);
+            assert_rein_ok(rein_buf_adds(&sse, "data: "), NULL);
+            assert_rein_ok(rein_buf_add(&sse, line, n), NULL);
+            assert_rein_ok(rein_buf_adds(&sse, "\n\n"), NULL);
+            line += n + 1;
+        }
+    } else {
+        assert_rein_ok(rein_buf_add(&sse, text, len), NULL);
+    }
+    expect_same(sse.ptr, sse.len);
+    count_fast(w, text, len, lines);
+    w->files++;
+    rein_buf_release(&sse);
+    rein_free(text);
+}
+
+static void walk(struct walked *w, const char *dir)
+{
+    DIR *d = opendir(dir);
+    struct dirent *e;
+
+    assert_non_null(d);
+    while ((e = readdir(d))) {
+        char path[4096];
+        if (e->d_name[0] == '.')
+            continue;
+        snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+        if (e->d_type == DT_DIR)
+            walk(w, path);
+        else
+            check_file(w, path);
+    }
+    closedir(d);
+}
+
+/* Every stream recording (whatever its wire: the others decline or fail the same way). */
+static void test_recordings_decode_the_same(void **state)
+{
+    struct walked w = {0, 0, 0};
+
+    (void)state;
+    walk(&w, test_require_shared("fixtures"));
+    print_message("%zu stream recordings decode the same; %zu of their %zu payloads read in one "
+                  "pass\n",
+                  w.files, w.fast, w.payloads);
+    assert_true(w.files >= 20);
+    assert_true(w.fast >= 100);
+}
+
+static const struct CMUnitTest tests[] = {
+    cmocka_unit_test(test_stream_chunk_shapes_are_read),
+    cmocka_unit_test(test_other_payloads_are_declined),
+    cmocka_unit_test(test_template_follows_the_stream),
+    cmocka_unit_test(test_sse_framings),
+    cmocka_unit_test(test_recordings_decode_the_same),
+};
+
+REIN_TEST_MAIN(tests)
