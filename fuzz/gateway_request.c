@@ -6,7 +6,8 @@
  * the client would get for it (with the parameter it names, which comes from the input) is
  * valid JSON in the wire's shape. A parsed body has a conversation, tools with string names
  * and object or absent schemas, include_usage only on a stream, and tools whose bytes, when found
- * in the body, parse to the parsed tools.
+ * in the body, parse to the parsed tools. And when those bytes are tools the wire accepts (what
+ * the tools cache holds), parsing the body with them known answers what the whole parse does.
  */
 #include "gateway/gateway_int.h"
 
@@ -67,6 +68,69 @@ static void check_parsed(const struct rein__gw_req *r)
             abort();
 }
 
+/* Parses body as r's wire does; with tools_at, the tools' bytes (n) count as known. */
+static rein_err parse_as(const struct rein__gw_wire *wire, enum rein_gateway_api api,
+                         struct rein__gw_req *r, const char *body, size_t len, const char *tools_at,
+                         size_t n, struct rein__gw_bad *bad)
+{
+    memset(bad, 0, sizeof(*bad));
+    rein__gw_req_init(r, api);
+    if (tools_at) {
+        r->tools_raw = tools_at;
+        r->tools_raw_len = n;
+        r->tools_known = true;
+    }
+    return wire->parse(r, body, len, bad);
+}
+
+/*
+ * When the body's tools (found as written) are tools the wire accepts, which is when the
+ * gateway's cache can hold them, a parse that takes them as known (and parses the rest
+ * without them) answers what the whole parse answers: the same refusal, or the same request.
+ */
+static void check_known_tools(const struct rein__gw_wire *wire, enum rein_gateway_api api,
+                              const char *body, size_t len)
+{
+    const char *at;
+    size_t n;
+    struct rein__gw_req whole, known;
+    struct rein__gw_bad wb, kb;
+    struct rein_buf probe;
+    rein_err wrc, krc;
+
+    if (!rein__gw_raw_member(body, len, "tools", &at, &n) || at[0] != '[' || memchr(at, 0, n))
+        return;
+    rein_buf_init(&probe, 0);
+    if (rein_buf_adds(&probe, "{\"model\":\"m\",\"max_tokens\":1,\"messages\":[{\"role\":"
+                              "\"user\",\"content\":\"x\"}],\"tools\":") ||
+        rein_buf_add(&probe, at, n) || rein_buf_addch(&probe, '}')) {
+        rein_buf_release(&probe);
+        return;
+    }
+    wrc = parse_as(wire, api, &whole, probe.ptr, probe.len, NULL, 0, &wb);
+    rein__gw_req_release(&whole);
+    rein_buf_release(&probe);
+    if (wrc != REIN_OK)
+        return;
+    wrc = parse_as(wire, api, &whole, body, len, NULL, 0, &wb);
+    krc = parse_as(wire, api, &known, body, len, at, n, &kb);
+    if (wrc == REIN_ENOMEM || krc == REIN_ENOMEM) {
+        rein__gw_req_release(&whole);
+        rein__gw_req_release(&known);
+        return;
+    }
+    if (wrc != krc || strcmp(wb.param, kb.param) != 0 || strcmp(wb.msg, kb.msg) != 0)
+        abort();
+    if (wrc == REIN_OK &&
+        (known.ntools || rein_history_len(whole.h) != rein_history_len(known.h) ||
+         !json_equal(whole.passthrough, known.passthrough) || whole.stream != known.stream ||
+         strcmp(whole.model, known.model) != 0 || !json_equal(whole.dropped, known.dropped) ||
+         !json_equal(whole.unsupported, known.unsupported)))
+        abort();
+    rein__gw_req_release(&whole);
+    rein__gw_req_release(&known);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     const struct rein__gw_wire *wire;
@@ -89,5 +153,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     } else if (rc != REIN_ENOMEM)
         abort();
     rein__gw_req_release(&r);
+    check_known_tools(wire, (data[0] & 1) ? REIN_GATEWAY_ANTHROPIC : REIN_GATEWAY_OPENAI,
+                      (const char *)data + 1, size - 1);
     return 0;
 }

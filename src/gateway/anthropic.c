@@ -420,8 +420,14 @@ rein_err rein__gw_anthropic_parse(struct rein__gw_req *r, const char *body, size
     const json_t *model;
     rein_error perr;
     rein_err rc;
+    const char *text;
+    char *copy;
 
-    r->doc = rein_json_parse(body, len, JSON_REJECT_DUPLICATES, &perr);
+    text = rein__gw_parse_text(r, body, len, &copy);
+    if (!text)
+        return REIN_ENOMEM;
+    r->doc = rein_json_parse(text, len, JSON_REJECT_DUPLICATES, &perr);
+    rein_free(copy);
     if (!r->doc)
         return perr.code == REIN_ENOMEM ? REIN_ENOMEM
                                         : rein__gw_bad(bad, "",
@@ -437,7 +443,7 @@ rein_err rein__gw_anthropic_parse(struct rein__gw_req *r, const char *body, size
     rc = take_system(r, json_object_get(r->doc, "system"), bad);
     if (!rc)
         rc = take_messages(r, json_object_get(r->doc, "messages"), bad);
-    if (!rc)
+    if (!rc && !r->tools_known)
         rc = take_tools(r, json_object_get(r->doc, "tools"), bad);
     if (!rc && r->tools_json)
         (void)rein__gw_raw_member(body, len, "tools", &r->tools_raw, &r->tools_raw_len);

@@ -42,6 +42,12 @@ static void tools_free(struct rein__gw_tools *t)
 {
     if (!t)
         return;
+    for (size_t i = 0; i < t->nclient; i++) {
+        rein_free(t->client[i].name);
+        rein_free(t->client[i].description);
+        json_decref(t->client[i].parameters);
+    }
+    rein_free(t->client);
     rein_registry_free(t->reg);
     rein_free(t->server);
     rein_free(t->key);
@@ -327,6 +333,17 @@ bool rein__gw_raw_member(const char *s, size_t n, const char *name, const char *
     return false;
 }
 
+/* The key's head: the wire and the server-side tools. */
+static rein_err key_head(struct rein_buf *b, enum rein_gateway_api api,
+                         const rein_tool *const *server, size_t nserver)
+{
+    rein_err rc = rein_buf_adds(b, api == REIN_GATEWAY_ANTHROPIC ? "a:" : "o:");
+
+    for (size_t i = 0; !rc && i < nserver; i++)
+        rc = rein_buf_addf(b, "%s,", rein_tool_id(server[i]));
+    return rc ? rc : rein_buf_addch(b, '\n');
+}
+
 /*
  * The cache key: the server-side tools, then the tools as sent. The tools' own bytes when
  * they can be found in the body (most requests): writing the parsed array out again was a
@@ -340,11 +357,7 @@ static char *tools_key(const struct rein__gw_req *r, const rein_tool *const *ser
     rein_err rc;
 
     rein_buf_init(&b, 0);
-    rc = rein_buf_adds(&b, r->api == REIN_GATEWAY_ANTHROPIC ? "a:" : "o:");
-    for (size_t i = 0; !rc && i < nserver; i++)
-        rc = rein_buf_addf(&b, "%s,", rein_tool_id(server[i]));
-    if (!rc)
-        rc = rein_buf_addch(&b, '\n');
+    rc = key_head(&b, r->api, server, nserver);
     /* The key is compared as a C string: bytes with a NUL (which no JSON text the parser
      * accepted has) would end it early. */
     if (!rc && r->tools_raw && !memchr(r->tools_raw, '\0', r->tools_raw_len))
@@ -356,6 +369,78 @@ static char *tools_key(const struct rein__gw_req *r, const rein_tool *const *ser
         return NULL;
     }
     return rein_buf_detach(&b, NULL);
+}
+
+void rein__gw_tools_find(rein_gateway *g, struct rein__gw_req *r, const char *body, size_t len,
+                         const rein_tool *const *server, size_t nserver,
+                         struct rein__gw_tools **out)
+{
+    const char *raw;
+    size_t n;
+    struct rein_buf b;
+
+    *out = NULL;
+    /* Only an array can be an entry's: the parser refuses any other tools but null, which
+     * makes no entry of its own bytes. */
+    if (!rein__gw_raw_member(body, len, "tools", &raw, &n) || raw[0] != '[' || memchr(raw, '\0', n))
+        return;
+    rein_buf_init(&b, 0);
+    if (key_head(&b, r->api, server, nserver) == REIN_OK && rein_buf_add(&b, raw, n) == REIN_OK)
+        *out = cache_find(&g->cache, b.ptr);
+    rein_buf_release(&b);
+    if (!*out)
+        return;
+    r->tools_raw = raw;
+    r->tools_raw_len = n;
+    r->tools_known = true;
+}
+
+const char *rein__gw_parse_text(const struct rein__gw_req *r, const char *body, size_t len,
+                                char **copy)
+{
+    size_t at;
+    char *s;
+
+    *copy = NULL;
+    if (!r->tools_known)
+        return body;
+    /* The bytes are a JSON array found in body: at least "[]", and body holds them. */
+    at = (size_t)(r->tools_raw - body);
+    s = rein_malloc(len + 1);
+    if (!s)
+        return NULL;
+    memcpy(s, body, len);
+    s[len] = '\0';
+    /* An empty array as long as the tools, its line breaks kept: a parse error after it is
+     * reported at the same line and column. */
+    for (size_t i = at + 1; i + 1 < at + r->tools_raw_len; i++) {
+        if (s[i] != '\n')
+            s[i] = ' ';
+    }
+    s[at + r->tools_raw_len - 1] = ']';
+    *copy = s;
+    return s;
+}
+
+/* Copies of the client's tools for the upstream request (parameters deep: the request's
+ * tree goes away with it, and an entry is read by other threads). */
+static rein_err keep_decls(struct rein__gw_tools *t, const struct rein__gw_req *r)
+{
+    if (!r->ntools)
+        return REIN_OK;
+    t->client = rein_calloc(r->ntools, sizeof(*t->client));
+    if (!t->client)
+        return REIN_ENOMEM;
+    for (size_t i = 0; i < r->ntools; i++) {
+        struct rein__gw_decl *d = &t->client[t->nclient++];
+        d->name = rein_strdup(r->tools[i].name);
+        d->description = r->tools[i].description ? rein_strdup(r->tools[i].description) : NULL;
+        d->parameters = r->tools[i].parameters ? json_deep_copy(r->tools[i].parameters) : NULL;
+        if (!d->name || (r->tools[i].description && !d->description) ||
+            (r->tools[i].parameters && !d->parameters))
+            return REIN_ENOMEM;
+    }
+    return REIN_OK;
 }
 
 static rein_err tools_make(const struct rein__gw_req *r, const rein_tool *const *server,
@@ -378,6 +463,8 @@ static rein_err tools_make(const struct rein__gw_req *r, const rein_tool *const 
         rc = REIN_ENOMEM;
     for (size_t i = 0; !rc && i < r->ntools; i++)
         rc = add_client_tool(t->reg, &r->tools[i], i, r->api == REIN_GATEWAY_ANTHROPIC, bad);
+    if (!rc)
+        rc = keep_decls(t, r);
     for (size_t i = 0; !rc && i < nserver; i++) {
         rc = add_server_tool(t->reg, server[i], bad);
         t->server[t->nserver++] = server[i];

@@ -596,13 +596,16 @@ static rein_err upstream_request(struct rein__gw_ctx *c, struct rein__gw_bad *ba
     rein_err rc = m ? REIN_OK : REIN_ENOMEM;
 
     c->mreq = m;
-    for (size_t i = 0; !rc && i < r->ntools; i++)
-        rc = rein_model_request_add_tool(m, r->tools[i].name, r->tools[i].description,
-                                         r->tools[i].parameters);
+    /* The client's tools as the cache entry keeps them, and the registry's tools: the same
+     * objects on every request with these tools, so the provider encodes the list once. */
+    for (size_t i = 0; !rc && i < c->tools->nclient; i++)
+        rc = rein_model_request_add_tool_shared(m, c->tools->client[i].name,
+                                                c->tools->client[i].description,
+                                                c->tools->client[i].parameters);
     for (size_t i = 0; !rc && i < c->o.nserver; i++)
-        rc = rein_model_request_add_tool(m, rein_tool_id(c->o.server[i]),
-                                         rein_tool_description(c->o.server[i]),
-                                         (json_t *)rein_tool_parameters(c->o.server[i]));
+        rc = rein_model_request_add_tool_shared(m, rein_tool_id(c->o.server[i]),
+                                                rein_tool_description(c->o.server[i]),
+                                                rein_tool_parameters(c->o.server[i]));
     if (!rc && r->tool_choice)
         rc = rein_model_request_set_tool_choice(m, r->tool_choice);
     if (!rc && c->g->model_from_client && r->model)
@@ -1061,10 +1064,13 @@ static bool prepare(struct rein__gw_ctx *c)
 
     rc = read_options(c, &bad) ? REIN_OK : REIN_EINVAL;
     if (!rc)
+        rein__gw_tools_find(c->g, &c->req, c->call->body, c->call->len, c->o.server, c->o.nserver,
+                            &c->tools);
+    if (!rc)
         rc = c->wire->parse(&c->req, c->call->body, c->call->len, &bad);
     if (!rc)
         rc = note_history_ids(c);
-    if (!rc)
+    if (!rc && !c->tools)
         rc = rein__gw_tools_get(c->g, &c->req, c->o.server, c->o.nserver, &c->tools, &bad);
     if (!rc)
         rc = upstream_request(c, &bad);

@@ -50,6 +50,10 @@ struct rein__gw_req {
     json_t *tools_json;    /* the tools member as sent (borrowed from doc), or NULL */
     const char *tools_raw; /* ... its bytes in the body (borrowed), or NULL: not found */
     size_t tools_raw_len;
+    /* Set before parsing: tools_raw are the bytes of a tools cache entry, which checked them
+     * and keeps what the request needs of them (struct rein__gw_tools); the parser leaves them
+     * out (tools, ntools and tools_json stay empty). */
+    bool tools_known;
     const char *model;  /* may be NULL */
     char *tool_choice;  /* "auto", "none", "required", a tool name, or NULL */
     int parallel;       /* -1 unset, 0 or 1 */
@@ -144,15 +148,26 @@ extern const struct rein__gw_wire rein__gw_anthropic;
 
 /* ---- the request's tools ----------------------------------------------------------------- */
 
+/* A client tool as the upstream is offered it: owned copies, never changed once made. */
+struct rein__gw_decl {
+    char *name;
+    char *description;  /* may be NULL */
+    json_t *parameters; /* the schema as the client sent it, or NULL */
+};
+
 /*
  * The tools one request offers, as a registry the pipeline checks calls against: the client's
  * declared tools and the server-side tools it asked for (a runner kind that never runs: the
  * calls are checked with check_only). Shared between requests with the same tools through the
- * gateway's cache; immutable once made.
+ * gateway's cache; immutable once made. The client's tools are also kept as declared, for the
+ * upstream request: their parameters are the same objects on every request, so the provider
+ * encodes the list once (rein_model_request_add_tool_shared, decision 0052).
  */
 struct rein__gw_tools {
     char *key; /* what the cache compares */
     rein_registry *reg;
+    struct rein__gw_decl *client; /* the client's tools, in the request's order */
+    size_t nclient;
     const rein_tool **server; /* the server-side tools of the gateway's registry */
     size_t nserver;
     int refs; /* guarded by the cache's lock */
@@ -177,6 +192,23 @@ rein_err rein__gw_tools_get(rein_gateway *g, const struct rein__gw_req *r,
                             const rein_tool *const *server, size_t nserver,
                             struct rein__gw_tools **out, struct rein__gw_bad *bad);
 void rein__gw_tools_put(rein_gateway *g, struct rein__gw_tools *t);
+/*
+ * Before parsing: when the tools of the body (len bytes) can be found as written and a cache
+ * entry holds them (with the server-side tools server), sets r->tools_raw and r->tools_known
+ * and *out to the entry (a reference); else leaves r and *out (NULL) as they were. The parser
+ * then leaves those bytes out: an agent's SDK sends the same tools with every request.
+ */
+void rein__gw_tools_find(rein_gateway *g, struct rein__gw_req *r, const char *body, size_t len,
+                         const rein_tool *const *server, size_t nserver,
+                         struct rein__gw_tools **out);
+/*
+ * The text the parser reads for r: body itself, or, when r->tools_known, a copy (*copy, new,
+ * freed by the caller) with the tools' bytes made an empty array of the same length and lines,
+ * so every other member parses, fails and is reported at the same place as in body. NULL when
+ * memory is exhausted.
+ */
+const char *rein__gw_parse_text(const struct rein__gw_req *r, const char *body, size_t len,
+                                char **copy);
 /* True when name is one of t's server-side tools. */
 bool rein__gw_tools_is_server(const struct rein__gw_tools *t, const char *name);
 

@@ -463,9 +463,15 @@ rein_err rein__gw_openai_parse(struct rein__gw_req *r, const char *body, size_t 
     rein_error perr;
     size_t i;
     json_t *m;
-    rein_err rc;
+    rein_err rc = REIN_OK;
+    const char *text;
+    char *copy;
 
-    r->doc = rein_json_parse(body, len, JSON_REJECT_DUPLICATES, &perr);
+    text = rein__gw_parse_text(r, body, len, &copy);
+    if (!text)
+        return REIN_ENOMEM;
+    r->doc = rein_json_parse(text, len, JSON_REJECT_DUPLICATES, &perr);
+    rein_free(copy);
     if (!r->doc)
         return perr.code == REIN_ENOMEM
                    ? REIN_ENOMEM
@@ -496,7 +502,8 @@ rein_err rein__gw_openai_parse(struct rein__gw_req *r, const char *body, size_t 
         if (rc)
             return rc;
     }
-    rc = take_tools(r, json_object_get(r->doc, "tools"), bad);
+    if (!r->tools_known)
+        rc = take_tools(r, json_object_get(r->doc, "tools"), bad);
     if (!rc && r->tools_json)
         (void)rein__gw_raw_member(body, len, "tools", &r->tools_raw, &r->tools_raw_len);
     if (!rc)

@@ -374,6 +374,78 @@ static void test_tools_cache_follows_the_tools_as_sent(void **state)
     }
 }
 
+/*
+ * A body whose tools the cache already holds is parsed without them (the entry has what the
+ * request needs) and the upstream is offered the entry's encoding: the upstream gets the same
+ * bytes on every request, for both client wires and with a server-side tool, and a body
+ * broken after or before its known tools is refused with the same words (line and column) as
+ * when they were new.
+ */
+static void test_known_tools_change_nothing_on_the_wire(void **state)
+{
+#define PRETTY_TOOLS                                                                               \
+    "\"tools\": [\n  {\"type\": \"function\", \"function\": {\"name\": \"get_weather\",\n"         \
+    "   \"description\": \"Weather \\u00e9 by city\", \"parameters\": {\"type\": \"object\",\n"    \
+    "   \"properties\": {\"city\": {\"type\": \"string\"}}, \"required\": [\"city\"]}}}\n]"
+    static const char *const bodies[] = {
+        "{\"model\":\"m\"," USER ",\n" PRETTY_TOOLS ",\n\"temperature\": 0.5}",
+        "{\"model\":\"m\",\"stream\":true," USER ",\n" PRETTY_TOOLS "}",
+    };
+    static const char broken_after[] =
+        "{\"model\":\"m\"," USER ",\n" PRETTY_TOOLS ",\n\"top_p\": }";
+    static const char broken_before[] =
+        "{\"model\":\"m\",\"messages\":[{\"role\":\"user\"}],\n" PRETTY_TOOLS "}";
+    static const char anthropic[] =
+        "{\"model\":\"m\",\"max_tokens\":64," USER ",\"tools\":[{\"name\":\"get_weather\","
+        "\"input_schema\":{\"type\":\"object\",\"properties\":{\"city\":{\"type\":\"string\"}}}}]}";
+#undef PRETTY_TOOLS
+    const char *const echo[] = {"x-rein-tools: echo", NULL};
+    char *first_error[2] = {NULL, NULL};
+    struct th_resp r;
+    size_t n = 0;
+
+    (void)state;
+    start();
+    script("[{\"tool_calls\":[{\"id\":\"c1\",\"name\":\"get_weather\",\"arguments\":"
+           "\"{\\\"city\\\":\\\"Paris\\\"}\"}],\"times\":0}]");
+    /* Refused while the tools are new, then again once they are known. */
+    for (int round = 0; round < 2; round++) {
+        for (int k = 0; k < 2; k++) {
+            chat(k ? broken_before : broken_after, NULL, &r);
+            assert_int_equal(r.status, 400);
+            if (!round)
+                first_error[k] = strdup(r.body);
+            else
+                assert_string_equal(r.body, first_error[k]);
+            th_resp_free(&r);
+        }
+        for (size_t b = 0; b < 2; b++) {
+            for (int with_echo = 0; with_echo < 2; with_echo++) {
+                chat(bodies[b], with_echo ? echo : NULL, &r);
+                if (r.status != 200 || !strstr(r.body, "get_weather"))
+                    fail_msg("body %zu: %ld %s", b, r.status, r.body);
+                th_resp_free(&r);
+            }
+        }
+        th_http("POST", u("/v1/messages"), anthropic, NULL, &r);
+        assert_int_equal(r.status, 200);
+        th_resp_free(&r);
+        n += 5;
+    }
+    free(first_error[0]);
+    free(first_error[1]);
+    /* Each request of the second round sent what the same request of the first sent. */
+    assert_int_equal(ms_request_count(F->ms), n);
+    for (size_t i = 0; i < n / 2; i++) {
+        const struct ms_request *a = ms_request(F->ms, i), *b = ms_request(F->ms, i + n / 2);
+        if (a->body_len != b->body_len || memcmp(a->body, b->body, a->body_len) != 0)
+            fail_msg("request %zu: the upstream got\n%s\nthen\n%s", i, a->body, b->body);
+    }
+    /* The tools as the client declared them, the server-side one after them. */
+    assert_non_null(strstr(ms_request(F->ms, 1)->body, "\"Weather \u00e9 by city\""));
+    assert_non_null(strstr(ms_request(F->ms, 1)->body, "\"name\":\"echo\""));
+}
+
 static void test_bad_headers(void **state)
 {
     static const char *const cases[][2] = {
@@ -839,6 +911,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_teardown(test_unknown_members, teardown),
         cmocka_unit_test_teardown(test_bad_tools, teardown),
         cmocka_unit_test_teardown(test_tools_cache_follows_the_tools_as_sent, teardown),
+        cmocka_unit_test_teardown(test_known_tools_change_nothing_on_the_wire, teardown),
         cmocka_unit_test_teardown(test_bad_headers, teardown),
         cmocka_unit_test_teardown(test_text_streams_before_the_upstream_ends, teardown),
         cmocka_unit_test_teardown(test_upstream_error_after_the_stream_began, teardown),
