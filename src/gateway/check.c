@@ -246,14 +246,24 @@ static size_t skip_ws(const char *s, size_t i, size_t n)
     return i;
 }
 
-/* Just past the string that opens at s[i] ('"'); 0 when it does not end. */
+/* Just past the string that opens at s[i] ('"'); 0 when it does not end. A quote ends it
+ * unless an odd run of backslashes stands before it; found with memchr, as most of a body's
+ * bytes are in strings. */
 static size_t skip_string(const char *s, size_t i, size_t n)
 {
-    for (i++; i < n; i++) {
-        if (s[i] == '\\')
-            i++;
-        else if (s[i] == '"')
-            return i + 1;
+    size_t from = i + 1;
+
+    for (i = from; i < n;) {
+        const char *q = memchr(s + i, '"', n - i);
+        size_t at, k;
+        if (!q)
+            return 0;
+        at = (size_t)(q - s);
+        for (k = at; k > from && s[k - 1] == '\\';)
+            k--;
+        if ((at - k) % 2 == 0)
+            return at + 1;
+        i = at + 1;
     }
     return 0;
 }
@@ -413,9 +423,11 @@ const char *rein__gw_parse_text(const struct rein__gw_req *r, const char *body, 
     s[len] = '\0';
     /* An empty array as long as the tools, its line breaks kept: a parse error after it is
      * reported at the same line and column. */
-    for (size_t i = at + 1; i + 1 < at + r->tools_raw_len; i++) {
-        if (s[i] != '\n')
-            s[i] = ' ';
+    for (size_t i = at + 1, end = at + r->tools_raw_len - 1; i < end;) {
+        const char *nl = memchr(s + i, '\n', end - i);
+        size_t stop = nl ? (size_t)(nl - s) : end;
+        memset(s + i, ' ', stop - i);
+        i = stop + 1;
     }
     s[at + r->tools_raw_len - 1] = ']';
     *copy = s;

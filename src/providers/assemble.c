@@ -41,6 +41,16 @@ rein_model_response *rein__response_new(size_t max_bytes)
     return r;
 }
 
+/* The seed of made-up call ids, made on first use when it comes from a function. */
+static uint64_t id_seed(struct rein__asm *a)
+{
+    if (a->id_seed_fn) {
+        a->id_seed = a->id_seed_fn(a->id_seed_ud);
+        a->id_seed_fn = NULL;
+    }
+    return a->id_seed;
+}
+
 void rein__asm_init(struct rein__asm *a, rein_model_response *r,
                     const struct rein_decoder_options *opt, rein_model_event_fn fn, void *ud)
 {
@@ -409,7 +419,7 @@ static int call_new(struct rein__asm *a, int64_t key, struct rein__jstr id)
     if (!c->id || !c->id[0]) {
         char made[REIN_ID_MAX];
         rein_free(c->id);
-        rein__call_id_make(a->id_seed, r->ncalls, "", made);
+        rein__call_id_make(id_seed(a), r->ncalls, "", made);
         c->id = rein_strdup(made);
         c->synthetic_id = true;
     }
@@ -578,7 +588,7 @@ int rein__asm_call_whole(struct rein__asm *a, const char *name, size_t name_len,
     rc = rein_buf_add(&c->name, name, name_len);
     if (!rc && c->synthetic_id) {
         char made[REIN_ID_MAX];
-        rein__call_id_make(a->id_seed, (size_t)idx, c->name.ptr, made);
+        rein__call_id_make(id_seed(a), (size_t)idx, c->name.ptr, made);
         char *id = rein_strdup(made);
         if (!id)
             return REIN_ENOMEM;

@@ -118,6 +118,13 @@ void rein__decoder_set_id_seed(struct rein_provider_decoder *d, uint64_t seed)
     d->a.id_seed = seed;
 }
 
+void rein__decoder_set_id_seed_fn(struct rein_provider_decoder *d, uint64_t (*fn)(void *ud),
+                                  void *ud)
+{
+    d->a.id_seed_fn = fn;
+    d->a.id_seed_ud = ud;
+}
+
 size_t rein__decoder_saw(struct rein_provider_decoder *d, const char *p, size_t len)
 {
     if (d->events == 0) {

@@ -108,6 +108,10 @@ struct rein__asm {
     void *ud;
     const struct rein_decoder_options *opt;
     uint64_t id_seed;
+    /* When set, id_seed is id_seed_fn(id_seed_ud), asked for when a made-up id first needs
+     * it (then cleared). */
+    uint64_t (*id_seed_fn)(void *ud);
+    void *id_seed_ud;
     uint32_t hi_text, hi_reason, hi_refusal, hi_sig;
     /* The event filter over the text: what was emitted, and where it stands. */
     enum rein__tmode tmode;
@@ -319,6 +323,11 @@ rein_err rein__decoder_bad(struct rein_provider_decoder *d, size_t n, const char
 void rein__decoder_note(struct rein_provider_decoder *d, const char *note);
 /* The seed for made-up call ids (from the request body), before the first feed. */
 void rein__decoder_set_id_seed(struct rein_provider_decoder *d, uint64_t seed);
+/* The same, made by fn(ud) only when a call without an id needs it: the seed hashes the
+ * request's conversation, and most replies name their calls. ud is borrowed and must outlive
+ * the decoding. */
+void rein__decoder_set_id_seed_fn(struct rein_provider_decoder *d, uint64_t (*fn)(void *ud),
+                                  void *ud);
 
 /* ---------------------------------------------------------------------------------------
  * Configuration, presets and the backend vtable
