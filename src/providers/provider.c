@@ -448,6 +448,8 @@ void rein_model_request_set_registry(rein_model_request *req, const rein_registr
 struct handles {
     CURL *easy;
     CURLM *multi;
+    bool set;   /* the options every attempt of the provider has are set (set_fixed) */
+    bool proxy; /* the provider's proxy settings are set (proxy_for) */
 };
 
 /* Idle handle pairs, taken and given back by the threads that send. Invariant: every pair in
@@ -480,6 +482,7 @@ static bool handles_take(rein_provider *p, struct handles *hs)
     }
     hs->easy = curl_easy_init();
     hs->multi = curl_multi_init();
+    hs->set = hs->proxy = false;
     if (hs->easy && hs->multi)
         return true;
     handles_free(hs);
@@ -487,11 +490,21 @@ static bool handles_take(rein_provider *p, struct handles *hs)
 }
 
 /* Gives a pair whose easy handle is in no multi handle back to the pool (freed when full). */
-static void handles_give(rein_provider *p, struct handles *hs)
+static void handles_give(rein_provider *p, struct handles *hs, bool reset)
 {
     struct handle_pool *pool = p->pool;
 
-    curl_easy_reset(hs->easy);
+    /* The options every attempt sets stay (set_fixed); those that point into the attempt
+     * (its header list, buffers and callbacks' data) are set again by the next one, and these
+     * two are cleared so that no idle handle points at memory that is gone. A handle that
+     * sent a spliced body (its read callbacks, its upload buffer) starts over. */
+    if (reset) {
+        curl_easy_reset(hs->easy);
+        hs->set = hs->proxy = false;
+    } else {
+        curl_easy_setopt(hs->easy, CURLOPT_HTTPHEADER, NULL);
+        curl_easy_setopt(hs->easy, CURLOPT_ERRORBUFFER, NULL);
+    }
     if (pool) {
         pthread_mutex_lock(&pool->mu);
         if (pool->n < HANDLES_KEPT) {
@@ -616,6 +629,42 @@ rein_err rein__http_setup(rein_provider *p, rein_error *err)
     return p->endpoint ? REIN_OK : REIN_ENOMEM;
 }
 
+/* A copy of the value of the first of the variables names (NULL-terminated) that is set and
+ * not empty, as libcurl reads them; "" when none is. */
+static char *env_first(const char *const *names)
+{
+    for (size_t i = 0; names[i]; i++) {
+        const char *v = getenv(names[i]);
+        if (v && v[0])
+            return rein_strdup(v);
+    }
+    return rein_strdup("");
+}
+
+/*
+ * The proxy of the environment for an HTTP endpoint, read once: libcurl read it again for
+ * every request. Its rules, for the endpoint's scheme: http_proxy for http:// (never
+ * HTTP_PROXY, which a CGI program's environment may hold from a client's Proxy header),
+ * https_proxy or HTTPS_PROXY for https://, else all_proxy or ALL_PROXY; no_proxy or NO_PROXY
+ * names the hosts reached directly (libcurl still matches the host against it).
+ */
+static rein_err resolve_proxy(rein_provider *p)
+{
+    static const char *const http[] = {"http_proxy", "all_proxy", "ALL_PROXY", NULL};
+    static const char *const https[] = {"https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY",
+                                        NULL};
+    static const char *const no[] = {"no_proxy", "NO_PROXY", NULL};
+
+    if (!p->endpoint)
+        return REIN_OK;
+    p->proxy_https = strncmp(p->endpoint, "https://", 8) == 0;
+    if (!p->proxy_https && strncmp(p->endpoint, "http://", 7) != 0)
+        return REIN_OK;
+    p->proxy = env_first(p->proxy_https ? https : http);
+    p->noproxy = env_first(no);
+    return p->proxy && p->noproxy ? REIN_OK : REIN_ENOMEM;
+}
+
 rein_provider *rein_provider_new(const rein_provider_config *cfg, rein_error *err)
 {
     rein_provider *p;
@@ -633,6 +682,8 @@ rein_provider *rein_provider_new(const rein_provider_config *cfg, rein_error *er
     rein_error_where(err, WHERE);
     p->wire = pre->wire;
     rc = pre->open ? pre->open(p, err) : rein__http_setup(p, err);
+    if (!rc)
+        rc = resolve_proxy(p);
     if (rc)
         goto fail;
     rein__caps_resolve(&p->cfg, p->cfg.model, &p->caps);
@@ -693,6 +744,8 @@ void rein_provider_free(rein_provider *p)
     rein__replay_close(p->replay);
     rein__tools_cache_free(p->tools);
     rein_free(p->endpoint);
+    rein_free(p->proxy);
+    rein_free(p->noproxy);
     rein__config_release(&p->cfg);
     rein_free(p);
 }
@@ -1052,6 +1105,51 @@ static int seek_body(void *userdata, curl_off_t offset, int origin)
     return CURL_SEEKFUNC_OK;
 }
 
+/*
+ * The options every attempt of p sets alike, set once per pooled handle: setting them again
+ * for every request (after a curl_easy_reset) cost about 6,000 instructions per request.
+ */
+static void set_fixed(rein_provider *p, struct handles *hs)
+{
+    CURL *easy = hs->easy;
+
+    curl_easy_setopt(easy, CURLOPT_POST, 1L);
+    curl_easy_setopt(easy, CURLOPT_WRITEFUNCTION, on_body);
+    curl_easy_setopt(easy, CURLOPT_HEADERFUNCTION, on_header);
+    curl_easy_setopt(easy, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(easy, CURLOPT_ACCEPT_ENCODING, "");
+    curl_easy_setopt(easy, CURLOPT_TCP_KEEPALIVE, 1L);
+    curl_easy_setopt(easy, CURLOPT_FOLLOWLOCATION, 0L);
+    /* The share's connection cache is bounded by the multi handle's limit, which defaults to
+     * four per easy handle: with one easy handle per attempt, a server sending 64 requests at
+     * once kept 4 upstream connections and opened (and closed) one for every other request. */
+    curl_multi_setopt(hs->multi, CURLMOPT_MAXCONNECTS, 256L);
+    if (p->cfg.timeout[REIN_TIMEOUT_CONNECT] > 0)
+        curl_easy_setopt(easy, CURLOPT_CONNECTTIMEOUT_MS,
+                         (long)p->cfg.timeout[REIN_TIMEOUT_CONNECT]);
+    if (p->share)
+        curl_easy_setopt(easy, CURLOPT_SHARE, p->share);
+    hs->set = true;
+}
+
+/*
+ * The proxy for url: the environment's, read once (resolve_proxy), when url has the scheme it
+ * was read for. Set, libcurl reads no variable itself (five getenv calls per request, each a
+ * walk of the environment); for another scheme it reads them as before.
+ */
+static void proxy_for(const rein_provider *p, const char *url, struct handles *hs)
+{
+    bool https = strncmp(url, "https://", 8) == 0;
+
+    bool want = p->proxy && https == p->proxy_https;
+
+    if (want == hs->proxy)
+        return;
+    curl_easy_setopt(hs->easy, CURLOPT_PROXY, want ? p->proxy : NULL);
+    curl_easy_setopt(hs->easy, CURLOPT_NOPROXY, want ? p->noproxy : NULL);
+    hs->proxy = want;
+}
+
 /* A cancelled request wakes its transfer's curl_multi_poll() (rein_cancel_on's hook). */
 static void wake_multi(void *multi)
 {
@@ -1074,7 +1172,7 @@ static enum outcome run_attempt(struct attempt *at, const struct rein__body *bod
     CURLM *multi;
     enum outcome out = O_FATAL;
     int running = 1, hook = 0;
-    bool added = false;
+    bool added = false, spliced = false;
     CURLcode cc = CURLE_OK;
 
     at->t_start = at->t_last = rein_now_ms();
@@ -1085,11 +1183,16 @@ static enum outcome run_attempt(struct attempt *at, const struct rein__body *bod
     multi = hs.multi;
     if (build_headers(at, body, &headers) != REIN_OK)
         goto done;
+    if (!hs.set)
+        set_fixed(p, &hs);
     curl_easy_setopt(easy, CURLOPT_URL, at->url);
-    curl_easy_setopt(easy, CURLOPT_POST, 1L);
     if (body->mid) {
         at->body = body;
         at->body_pos = 0;
+        /* A spliced body is read through the callbacks; the handle is reset before it is
+         * used again (handles_give). */
+        spliced = true;
+        curl_easy_setopt(easy, CURLOPT_POSTFIELDS, NULL);
         curl_easy_setopt(easy, CURLOPT_READFUNCTION, read_body);
         curl_easy_setopt(easy, CURLOPT_READDATA, at);
         curl_easy_setopt(easy, CURLOPT_SEEKFUNCTION, seek_body);
@@ -1104,24 +1207,10 @@ static enum outcome run_attempt(struct attempt *at, const struct rein__body *bod
     }
     curl_easy_setopt(easy, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)body_len);
     curl_easy_setopt(easy, CURLOPT_HTTPHEADER, headers);
-    curl_easy_setopt(easy, CURLOPT_WRITEFUNCTION, on_body);
     curl_easy_setopt(easy, CURLOPT_WRITEDATA, at);
-    curl_easy_setopt(easy, CURLOPT_HEADERFUNCTION, on_header);
     curl_easy_setopt(easy, CURLOPT_HEADERDATA, at);
     curl_easy_setopt(easy, CURLOPT_ERRORBUFFER, at->curl_err);
-    curl_easy_setopt(easy, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(easy, CURLOPT_ACCEPT_ENCODING, "");
-    curl_easy_setopt(easy, CURLOPT_TCP_KEEPALIVE, 1L);
-    curl_easy_setopt(easy, CURLOPT_FOLLOWLOCATION, 0L);
-    /* The share's connection cache is bounded by the multi handle's limit, which defaults to
-     * four per easy handle: with one easy handle per attempt, a server sending 64 requests at
-     * once kept 4 upstream connections and opened (and closed) one for every other request. */
-    curl_multi_setopt(multi, CURLMOPT_MAXCONNECTS, 256L);
-    if (p->cfg.timeout[REIN_TIMEOUT_CONNECT] > 0)
-        curl_easy_setopt(easy, CURLOPT_CONNECTTIMEOUT_MS,
-                         (long)p->cfg.timeout[REIN_TIMEOUT_CONNECT]);
-    if (p->share)
-        curl_easy_setopt(easy, CURLOPT_SHARE, p->share);
+    proxy_for(p, at->url, &hs);
     if (curl_multi_add_handle(multi, easy) != CURLM_OK)
         goto done;
     added = true;
@@ -1186,7 +1275,7 @@ done:
     if ((added && curl_multi_remove_handle(multi, easy) != CURLM_OK) || out == O_FATAL)
         handles_free(&hs);
     else
-        handles_give(p, &hs);
+        handles_give(p, &hs, spliced);
     curl_slist_free_all(headers);
     return out;
 }

@@ -588,6 +588,10 @@ struct rein_provider {
     void *share; /* CURLSH: connections reused across sends */
     void *share_lock;
     void *pool; /* struct handle_pool (provider.c): idle curl handles for attempts */
+    /* The proxy settings of the environment for the endpoint's scheme, read once (provider.c,
+     * resolve_proxy): "" for none. NULL when the endpoint is not HTTP. */
+    char *proxy, *noproxy;
+    bool proxy_https; /* ... read for https:// (else http://) */
     struct rein__recorder *rec;
     struct rein__replay *replay;
     struct rein__aws *aws; /* Bedrock's credentials when it signs with SigV4, or NULL */

@@ -385,6 +385,95 @@ static void test_ollama_native_over_http(void **state)
     fx_stop(&f);
 }
 
+/* ---- the proxy of the environment ---------------------------------------------------- */
+
+static const char *const proxy_vars[] = {"http_proxy", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY",
+                                         "all_proxy",  "ALL_PROXY",  "no_proxy",    "NO_PROXY"};
+
+static void proxy_env_clear(void)
+{
+    for (size_t i = 0; i < sizeof(proxy_vars) / sizeof(proxy_vars[0]); i++)
+        unsetenv(proxy_vars[i]);
+}
+
+/* Sends "hi" twice through a new provider made under the environment as it is now (the
+ * provider reads it once; the second send reuses the pooled handle) and returns how many
+ * requests the proxy received. */
+static size_t sent_through(struct pfx *f, ms_server *proxy)
+{
+    rein_provider_free(f->p);
+    f->p = NULL;
+    pfx_provider(f);
+    for (int i = 0; i < 2; i++) {
+        pfx_script(f, "{\"text\": \"direct\"}");
+        assert_rein_ok(ms_script(proxy, "{\"text\": \"proxied\"}", false, NULL), NULL);
+        assert_rein_ok(pfx_send(f), &f->err);
+    }
+    return ms_request_count(proxy);
+}
+
+/*
+ * libcurl's proxy rules hold although rein reads the variables once per provider: http_proxy
+ * (not HTTP_PROXY) for an http:// upstream, else all_proxy or ALL_PROXY; no_proxy or NO_PROXY
+ * sends matching hosts directly. The proxy is a real HTTP server on a socket (the model server
+ * answers the absolute-form request a proxy gets).
+ */
+static void test_proxy_from_the_environment(void **state)
+{
+    struct pfx f;
+    ms_server *proxy;
+    rein_error err;
+    char url[96], want[160];
+    const struct ms_request *r;
+
+    (void)state;
+    fx_start(&f);
+    assert_rein_ok(rein_provider_config_set(f.cfg, "provider", "openai-compatible", NULL), NULL);
+    assert_rein_ok(rein_provider_config_set_base_url(f.cfg, ms_openai_url(f.ms)), NULL);
+    assert_rein_ok(rein_history_add_user(f.h, "hi"), NULL);
+    proxy = ms_start(0, &err);
+    assert_non_null(proxy);
+    snprintf(url, sizeof(url), "%s", ms_url(proxy));
+    proxy_env_clear();
+
+    /* http_proxy: every request goes through the proxy, as an absolute-form request. */
+    setenv("http_proxy", url, 1);
+    assert_int_equal(sent_through(&f, proxy), 2);
+    assert_string_equal(rein_model_response_text(f.resp), "proxied");
+    r = ms_last_request(proxy);
+    snprintf(want, sizeof(want), "%s/chat/completions", ms_openai_url(f.ms));
+    assert_string_equal(r->path, want);
+    assert_int_equal(ms_request_count(f.ms), 0);
+
+    /* no_proxy naming the upstream's host (any case, with a port-less entry among others). */
+    setenv("NO_PROXY", "example.com, 127.0.0.1", 1);
+    assert_int_equal(sent_through(&f, proxy), 2);
+    assert_string_equal(rein_model_response_text(f.resp), "direct");
+    assert_int_equal(ms_request_count(f.ms), 2);
+    setenv("no_proxy", "example.com", 1); /* the lower-case one is read first */
+    assert_int_equal(sent_through(&f, proxy), 4);
+    proxy_env_clear();
+
+    /* HTTP_PROXY is not read for http:// (libcurl's rule); ALL_PROXY is. */
+    setenv("HTTP_PROXY", "http://127.0.0.1:1", 1);
+    assert_int_equal(sent_through(&f, proxy), 4);
+    assert_string_equal(rein_model_response_text(f.resp), "direct");
+    setenv("ALL_PROXY", url, 1);
+    assert_int_equal(sent_through(&f, proxy), 6);
+    assert_string_equal(rein_model_response_text(f.resp), "proxied");
+    /* An empty variable counts as unset. */
+    setenv("http_proxy", "", 1);
+    unsetenv("ALL_PROXY");
+    assert_int_equal(sent_through(&f, proxy), 6);
+    proxy_env_clear();
+
+    /* None set: direct. */
+    assert_int_equal(sent_through(&f, proxy), 6);
+    assert_string_equal(rein_model_response_text(f.resp), "direct");
+    ms_stop(proxy);
+    fx_stop(&f);
+}
+
 static void test_dashscope_turns_thinking_off_when_not_streaming(void **state)
 {
     struct pfx f;
@@ -1866,6 +1955,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_openai_json_body_over_http),
     cmocka_unit_test(test_anthropic_stream_over_http),
     cmocka_unit_test(test_ollama_native_over_http),
+    cmocka_unit_test(test_proxy_from_the_environment),
     cmocka_unit_test(test_dashscope_turns_thinking_off_when_not_streaming),
     cmocka_unit_test(test_text_calls_from_a_local_model_become_calls),
     cmocka_unit_test(test_long_history_sent_in_place_as_one_body),
