@@ -686,6 +686,8 @@ rein_provider *rein_provider_new(const rein_provider_config *cfg, rein_error *er
         rc = resolve_proxy(p);
     if (rc)
         goto fail;
+    snprintf(p->ua_line, sizeof(p->ua_line), "User-Agent: %s",
+             p->cfg.user_agent ? p->cfg.user_agent : "rein/" REIN_VERSION_STRING);
     rein__caps_resolve(&p->cfg, p->cfg.model, &p->caps);
     /* The rules read the history and send nothing anywhere: no context window to fit, so a
      * long tool result is never shortened into something they cannot render. */
@@ -981,34 +983,52 @@ static rein_err header_trace(struct curl_slist **list)
     return rc;
 }
 
-static rein_err build_headers(const struct attempt *at, const struct rein__body *body,
+/* Lines every request starts with. curl only reads a header list; these are not const
+ * because a list's lines are not. */
+static char ct_line[] = "Content-Type: application/json";
+static char accept_stream[] = "Accept: text/event-stream, application/x-ndjson, application/json";
+static char accept_json[] = "Accept: application/json";
+static char expect_line[] = "Expect:";
+
+/* A request's header list: the lines every request has, in nodes of its own (no allocation),
+ * then the others (allocated). */
+struct headers {
+    struct curl_slist fixed[4];
+    struct curl_slist *rest;
+};
+
+/* The list hd holds, ready for CURLOPT_HTTPHEADER. */
+static struct curl_slist *headers_list(struct headers *hd, size_t nfixed)
+{
+    for (size_t i = 0; i < nfixed; i++)
+        hd->fixed[i].next = i + 1 < nfixed ? &hd->fixed[i + 1] : hd->rest;
+    return nfixed ? &hd->fixed[0] : hd->rest;
+}
+
+static rein_err build_headers(struct attempt *at, const struct rein__body *body, struct headers *hd,
                               struct curl_slist **list)
 {
     const rein_provider *p = at->p;
-    char ua[96];
-    rein_err rc;
+    size_t n = 0;
+    rein_err rc = REIN_OK;
 
-    rc = rein__header_add(list, "Content-Type: application/json");
-    if (!rc)
-        rc = rein__header_add(list, at->req->stream ? "Accept: text/event-stream, "
-                                                      "application/x-ndjson, application/json"
-                                                    : "Accept: application/json");
-    snprintf(ua, sizeof(ua), "User-Agent: %s",
-             p->cfg.user_agent ? p->cfg.user_agent : "rein/" REIN_VERSION_STRING);
-    if (!rc)
-        rc = rein__header_add(list, ua);
+    hd->rest = NULL;
+    hd->fixed[n++].data = ct_line;
+    hd->fixed[n++].data = at->req->stream ? accept_stream : accept_json;
+    hd->fixed[n++].data = at->p->ua_line;
     /* No 100-continue round trip. A signing wire sends no valueless line (it is not sent, and
      * a signer that signs every header would sign it). */
-    if (!rc && !p->wire->sign)
-        rc = rein__header_add(list, "Expect:");
-    if (!rc && p->wire->headers)
-        rc = p->wire->headers(p, at->req, list);
+    if (!p->wire->sign)
+        hd->fixed[n++].data = expect_line;
+    if (p->wire->headers)
+        rc = p->wire->headers(p, at->req, &hd->rest);
     if (!rc)
-        rc = header_auth(p, list);
+        rc = header_auth(p, &hd->rest);
     if (!rc)
-        rc = header_trace(list);
+        rc = header_trace(&hd->rest);
     if (!rc && p->wire->sign)
-        rc = p->wire->sign(p, at->url, body, list);
+        rc = p->wire->sign(p, at->url, body, &hd->rest);
+    *list = headers_list(hd, n);
     return rc;
 }
 
@@ -1167,6 +1187,7 @@ static enum outcome run_attempt(struct attempt *at, const struct rein__body *bod
 {
     rein_provider *p = at->p;
     struct curl_slist *headers = NULL;
+    struct headers hd = {.rest = NULL};
     struct handles hs;
     CURL *easy;
     CURLM *multi;
@@ -1181,7 +1202,7 @@ static enum outcome run_attempt(struct attempt *at, const struct rein__body *bod
         return O_FATAL;
     easy = hs.easy;
     multi = hs.multi;
-    if (build_headers(at, body, &headers) != REIN_OK)
+    if (build_headers(at, body, &hd, &headers) != REIN_OK)
         goto done;
     if (!hs.set)
         set_fixed(p, &hs);
@@ -1276,7 +1297,7 @@ done:
         handles_free(&hs);
     else
         handles_give(p, &hs, spliced);
-    curl_slist_free_all(headers);
+    curl_slist_free_all(hd.rest);
     return out;
 }
 

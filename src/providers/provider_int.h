@@ -592,6 +592,7 @@ struct rein_provider {
      * resolve_proxy): "" for none. NULL when the endpoint is not HTTP. */
     char *proxy, *noproxy;
     bool proxy_https; /* ... read for https:// (else http://) */
+    char ua_line[96]; /* "User-Agent: ..." as every request sends it (cut at 95 bytes) */
     struct rein__recorder *rec;
     struct rein__replay *replay;
     struct rein__aws *aws; /* Bedrock's credentials when it signs with SigV4, or NULL */
