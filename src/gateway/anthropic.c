@@ -49,6 +49,43 @@ static rein_err append(struct rein__gw_req *r, json_t *msg, const char *param,
     return rc == REIN_EINVAL ? rein__gw_bad(bad, param, "%s: %s", param, e.msg) : rc;
 }
 
+/*
+ * Appends msg (taken), a message made only of values of its own, to the history, which keeps
+ * it as it is: no json_pack reading its format again and no copy (as the OpenAI parser does).
+ */
+static rein_err append_own(struct rein__gw_req *r, json_t *msg, const char *param,
+                           struct rein__gw_bad *bad)
+{
+    rein_error e;
+    rein_err rc;
+
+    if (!msg)
+        return REIN_ENOMEM;
+    rein_error_clear(&e);
+    rc = rein_history_append_shared(r->h, msg, &e);
+    json_decref(msg);
+    return rc == REIN_EINVAL ? rein__gw_bad(bad, param, "%s: %s", param, e.msg) : rc;
+}
+
+/* {"role": role, "content": text} of new values; NULL when memory is exhausted. */
+static json_t *text_msg(const char *role, const char *text, size_t len)
+{
+    json_t *msg = json_object();
+
+    if (msg && (json_object_set_new(msg, "role", json_string(role)) ||
+                json_object_set_new(msg, "content", json_stringn(text, len)))) {
+        json_decref(msg);
+        return NULL;
+    }
+    return msg;
+}
+
+/* The same with the text of a string value (of the request's tree), copied. */
+static json_t *string_msg(const char *role, const json_t *text)
+{
+    return text_msg(role, json_string_value(text), json_string_length(text));
+}
+
 /* ---- system ---------------------------------------------------------------------------- */
 
 static rein_err take_system(struct rein__gw_req *r, const json_t *sys, struct rein__gw_bad *bad)
@@ -60,7 +97,7 @@ static rein_err take_system(struct rein__gw_req *r, const json_t *sys, struct re
     if (!sys || json_is_null(sys))
         return REIN_OK;
     if (json_is_string(sys))
-        return append(r, json_pack("{s:s, s:O}", "role", "system", "content", sys), "system", bad);
+        return append_own(r, string_msg("system", sys), "system", bad);
     if (!json_is_array(sys))
         return rein__gw_bad(bad, "system", "system: Input should be a valid string or list");
     /* One neutral system message per block keeps the blocks apart on the way back. */
@@ -70,9 +107,7 @@ static rein_err take_system(struct rein__gw_req *r, const json_t *sys, struct re
         snprintf(p, sizeof(p), "system.%zu", i);
         if (!type || strcmp(type, "text") != 0 || !str(blk, "text"))
             return rein__gw_bad(bad, p, "%s: system blocks must be text blocks", p);
-        rein_err rc = append(
-            r, json_pack("{s:s, s:O}", "role", "system", "content", json_object_get(blk, "text")),
-            p, bad);
+        rein_err rc = append_own(r, string_msg("system", json_object_get(blk, "text")), p, bad);
         if (rc)
             return rc;
     }
@@ -99,10 +134,18 @@ static rein_err take_result(struct rein__gw_req *r, const json_t *blk, const cha
         if (rc)
             return rc;
     }
-    msg = json_pack("{s:s, s:s, s:s, s:b}", "role", "tool", "tool_call_id", id, "content",
-                    text ? text : "", "is_error", json_is_true(json_object_get(blk, "is_error")));
+    msg = json_object();
+    if (msg &&
+        (json_object_set_new(msg, "role", json_string("tool")) ||
+         json_object_set_new(msg, "tool_call_id", json_string(id)) ||
+         json_object_set_new(msg, "content", json_string(text ? text : "")) ||
+         json_object_set_new(msg, "is_error",
+                             json_boolean(json_is_true(json_object_get(blk, "is_error")))))) {
+        json_decref(msg);
+        msg = NULL;
+    }
     rein_free(text);
-    return append(r, msg, p, bad);
+    return append_own(r, msg, p, bad);
 }
 
 /* Joins text into *acc with "\n" between pieces. */
@@ -125,8 +168,7 @@ static rein_err take_user(struct rein__gw_req *r, const json_t *content, size_t 
     rein_err rc = REIN_OK;
 
     if (json_is_string(content))
-        return append(r, json_pack("{s:s, s:O}", "role", "user", "content", content), "messages",
-                      bad);
+        return append_own(r, string_msg("user", content), "messages", bad);
     rein_buf_init(&text, 0);
     json_array_foreach(content, j, blk)
     {
@@ -147,8 +189,7 @@ static rein_err take_user(struct rein__gw_req *r, const json_t *content, size_t 
             break;
     }
     if (!rc && text.len)
-        rc = append(r, json_pack("{s:s, s:s}", "role", "user", "content", text.ptr), "messages",
-                    bad);
+        rc = append_own(r, text_msg("user", text.ptr, text.len), "messages", bad);
     rein_buf_release(&text);
     return rc;
 }

@@ -1003,11 +1003,9 @@ static rein_err ctx_init(struct rein__gw_ctx *c, rein_gateway *g,
         rein_id_new("chatcmpl-", c->id);
     rein__gw_req_init(&c->req, call->api);
     c->seen_ids = json_object();
-    c->problems = json_array();
-    c->repairs = json_array();
-    c->converted = json_array();
-    if (!c->req.h || !c->req.passthrough || !c->req.dropped || !c->req.unsupported ||
-        !c->seen_ids || !c->problems || !c->repairs || !c->converted)
+    /* problems, repairs and converted are made by the first note (record.c): most requests
+     * have none. */
+    if (!c->req.h || !c->req.passthrough || !c->req.dropped || !c->req.unsupported || !c->seen_ids)
         return REIN_ENOMEM;
     return REIN_OK;
 }

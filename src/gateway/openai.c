@@ -231,19 +231,23 @@ static rein_err take_message(struct rein__gw_req *r, const json_t *m, size_t i,
                             "'user', 'assistant' and 'tool'.",
                             role);
     }
-    snprintf(p, sizeof(p), "messages[%zu].content", i);
-    if (!content)
-        return rein__gw_bad(bad, p, "Missing required parameter: '%s'.", p);
-    rc = rein__gw_content_text(content, p, false, &text, bad);
-    if (rc)
-        return rc;
+    /* Text as a string (most messages) needs no path and no copy of its own. */
+    if (!json_is_string(content)) {
+        snprintf(p, sizeof(p), "messages[%zu].content", i);
+        if (!content)
+            return rein__gw_bad(bad, p, "Missing required parameter: '%s'.", p);
+        rc = rein__gw_content_text(content, p, false, &text, bad);
+        if (rc)
+            return rc;
+    }
     /* A developer message is the system prompt of newer models: the neutral shape has one.
      * Built of new values only (no json_pack: its format is read again for every message),
      * so the history can keep it without a copy. */
     msg = json_object();
     if (msg && (json_object_set_new(
                     msg, "role", json_string(strcmp(role, "developer") == 0 ? "system" : role)) ||
-                json_object_set_new(msg, "content", json_string(text)))) {
+                json_object_set_new(msg, "content",
+                                    json_string(text ? text : json_string_value(content))))) {
         json_decref(msg);
         msg = NULL;
     }
