@@ -592,16 +592,16 @@ static rein_err upstream_stop(struct rein__gw_ctx *c, struct rein__gw_bad *bad)
 static rein_err upstream_request(struct rein__gw_ctx *c, struct rein__gw_bad *bad)
 {
     struct rein__gw_req *r = &c->req;
+    const struct rein__gw_tools *t = c->tools;
     rein_model_request *m = rein_model_request_new();
     rein_err rc = m ? REIN_OK : REIN_ENOMEM;
 
     c->mreq = m;
     /* The client's tools as the cache entry keeps them, and the registry's tools: the same
      * objects on every request with these tools, so the provider encodes the list once. */
-    for (size_t i = 0; !rc && i < c->tools->nclient; i++)
-        rc = rein_model_request_add_tool_shared(m, c->tools->client[i].name,
-                                                c->tools->client[i].description,
-                                                c->tools->client[i].parameters);
+    for (size_t i = 0; !rc && t && i < t->nclient; i++)
+        rc = rein_model_request_add_tool_shared(m, t->client[i].name, t->client[i].description,
+                                                t->client[i].parameters);
     for (size_t i = 0; !rc && i < c->o.nserver; i++)
         rc = rein_model_request_add_tool_shared(m, rein_tool_id(c->o.server[i]),
                                                 rein_tool_description(c->o.server[i]),

@@ -260,7 +260,7 @@ void rein__gw_record_request(struct rein__gw_ctx *c)
     rein_jw_uint(&w, rein_history_len(c->req.h));
     rein_jw_key(&w, "tools");
     rein_jw_arr_begin(&w);
-    for (size_t i = 0; i < c->tools->nclient; i++)
+    for (size_t i = 0; c->tools && i < c->tools->nclient; i++)
         rein_jw_str(&w, c->tools->client[i].name);
     rein_jw_arr_end(&w);
     rein_jw_key(&w, "server_tools");
