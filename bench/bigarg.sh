@@ -8,15 +8,19 @@
 # long string with escapes and non-ASCII text, as a file written through a tool) and
 # "records" (many small objects). Then, fed from memory in 16 KiB pieces:
 #   rein: the provider decoder (SSE framing, the chunk's fields, the assembler, the arguments
-#         parsed into a document by rein_json_parse) and the arguments validated against the
-#         tool's parameter schema (bench/bigarg_bench.c);
+#         parsed into rein's compact document, rein/doc.h) and the arguments validated against
+#         the tool's parameter schema (bench/bigarg_bench.c), in two rows: "this" validates the
+#         document as it is (what the gateway's check and a library caller do: no jansson
+#         tree for a valid argument), "tree" asks for the jansson tree first and validates it
+#         (what a caller that needs the tree pays);
 #   node: eventsource-parser, JSON.parse on every event, the argument deltas joined and
 #         JSON.parse'd (bench/bigarg_bench.mjs; not validated).
 # ROUNDS rounds (default 3) alternate the two, each the best of RUNS runs (default 3); the
 # table gives the range over rounds of MB/s of the reply, of the ratio rein/node and of the
 # page faults of rein's best run, with the load average before and after (the machine is
 # shared: say so with the figures).
-# BEFORE=DIR also runs DIR's library (release build in DIR/build-bench), interleaved.
+# BEFORE=DIR also runs DIR's library (release build in DIR/build-bench) with DIR's own
+# bench/bigarg_bench.c, interleaved.
 # CALLGRIND=1 counts instructions instead, a figure the machine's load does not move: one run
 # of each build under valgrind's callgrind, counting only the timed calls (the decoder's feed
 # and finish, the validation), in millions of instructions per MB of the argument. Page faults
@@ -40,13 +44,14 @@ fi
 # shellcheck source=bench/common.sh
 . bench/common.sh
 bench_cc bench/bigarg_bench.c . "$build" "$out/bigarg_bench"
-names=(this)
+names=(this tree)
 if [ -n "${BEFORE:-}" ]; then
   [ -f "$BEFORE/build-bench/CMakeCache.txt" ] ||
     cmake -S "$BEFORE" -B "$BEFORE/build-bench" -DCMAKE_BUILD_TYPE=Release >/dev/null
   cmake --build "$BEFORE/build-bench" -j 2 --target rein_static >/dev/null
-  bench_cc bench/bigarg_bench.c "$BEFORE" "$BEFORE/build-bench" "$out/bigarg_bench_before"
-  names=(before this)
+  bench_cc "$BEFORE/bench/bigarg_bench.c" "$BEFORE" "$BEFORE/build-bench" \
+    "$out/bigarg_bench_before"
+  names=(before this tree)
 fi
 
 if [ "${CALLGRIND:-0}" = 1 ]; then
@@ -56,12 +61,15 @@ if [ "${CALLGRIND:-0}" = 1 ]; then
   for kind in text records; do
     python3 bench/bigarg_make.py "$kind" "$bytes" "$out/bigarg_$kind.sse" "$out/bigarg_$kind.schema.json"
     for n in "${names[@]}"; do
-      exe="$out/bigarg_bench"
+      exe="$out/bigarg_bench" mode=doc
       [ "$n" = before ] && exe="$out/bigarg_bench_before"
+      [ "$n" = tree ] && mode=tree
       valgrind --tool=callgrind --collect-atstart=no \
         --toggle-collect=rein_provider_decoder_feed --toggle-collect=rein_provider_decoder_finish \
-        --toggle-collect=rein_schema_validate --callgrind-out-file="$out/bigarg.callgrind" \
-        "$exe" "$out/bigarg_$kind.sse" "$out/bigarg_$kind.schema.json" 1 >/dev/null 2>&1
+        --toggle-collect=rein_schema_validate --toggle-collect=rein_schema_validate_doc \
+        --toggle-collect=rein_model_call_arguments \
+        --callgrind-out-file="$out/bigarg.callgrind" \
+        "$exe" "$out/bigarg_$kind.sse" "$out/bigarg_$kind.schema.json" 1 $mode >/dev/null 2>&1
       ir=$(callgrind_annotate "$out/bigarg.callgrind" 2>/dev/null |
         awk '/PROGRAM TOTALS/{gsub(",","",$1); print $1}')
       python3 - "$out/bigarg_$kind.sse" "$ir" "$kind" "$n" <<'PY'
@@ -86,9 +94,11 @@ for kind in text records; do
   for _ in $(seq "$rounds"); do
     read -r nmb _ < <(node bench/bigarg_bench.mjs "$out/bigarg_$kind.sse" "$runs")
     for n in "${names[@]}"; do
-      exe="$out/bigarg_bench"
+      exe="$out/bigarg_bench" mode=doc
       [ "$n" = before ] && exe="$out/bigarg_bench_before"
-      read -r rmb _ faults < <("$exe" "$out/bigarg_$kind.sse" "$out/bigarg_$kind.schema.json" "$runs")
+      [ "$n" = tree ] && mode=tree
+      read -r rmb _ faults < <("$exe" "$out/bigarg_$kind.sse" "$out/bigarg_$kind.schema.json" \
+        "$runs" $mode)
       rows+=("$kind,$n,$rmb,$nmb,$faults")
     done
   done
@@ -115,6 +125,6 @@ for (kind, who), v in cells.items():
     print(f"{kind:10} {who:8} {min(r):6.1f}-{max(r):<6.1f} {min(n):6.1f}-{max(n):<6.1f} "
           f"{min(q):5.2f}-{max(q):.2f}x {min(f):>7}-{max(f)}")
 print("rein decodes and validates; node decodes (JSON.parse). Goal: rein/node >= 1.")
-print("rein faults: page faults in rein's best run (pages touched first, mostly the document's "
-      "jansson values).")
+print("rein faults: page faults in rein's best run (pages touched first, mostly the document).")
+print("this: the arguments' document validated as it is; tree: a jansson tree made and validated.")
 PY

@@ -7,7 +7,11 @@
  * faults: the pages the run touched first, most of them the document's jansson values);
  * freeing the reply and the document is not timed (Node's side does not time its garbage
  * collection either).
- * Usage: bigarg_bench SSE-FILE SCHEMA-FILE [RUNS]
+ * MODE "doc" (the default) validates the call's document (rein_model_call_document,
+ * rein_schema_validate_doc: no jansson tree is made for a valid argument), as the gateway's
+ * check and a caller of the library do; "tree" asks for the arguments as a jansson tree
+ * (rein_model_call_arguments) and validates that, as a caller that needs the tree does.
+ * Usage: bigarg_bench SSE-FILE SCHEMA-FILE [RUNS [MODE]]
  */
 #include <rein/rein.h>
 
@@ -54,12 +58,14 @@ int main(int argc, char **argv)
     size_t args_len = 0;
     long best_faults = 0;
     int runs;
+    bool tree;
 
     if (argc < 3) {
-        fprintf(stderr, "usage: bigarg_bench SSE-FILE SCHEMA-FILE [RUNS]\n");
+        fprintf(stderr, "usage: bigarg_bench SSE-FILE SCHEMA-FILE [RUNS [doc|tree]]\n");
         return 2;
     }
     runs = argc > 3 ? (int)strtol(argv[3], NULL, 10) : 3;
+    tree = argc > 4 && strcmp(argv[4], "tree") == 0;
     data = slurp(argv[1], &size);
     schema_text = slurp(argv[2], &schema_size);
     schema_doc = schema_text ? rein_json_parse(schema_text, (size_t)schema_size, 0, &err) : NULL;
@@ -88,12 +94,16 @@ int main(int argc, char **argv)
             return 1;
         }
         call = rein_model_response_call_count(resp) == 1 ? rein_model_response_call(resp, 0) : NULL;
-        if (!call || !rein_model_call_arguments(call)) {
+        if (!call || !rein_model_call_document(call)) {
             fprintf(stderr, "bigarg_bench: the reply has no parsed call: %s\n",
                     call ? rein_model_call_error(call) : "no call");
             return 1;
         }
-        rc = rein_schema_validate(schema, (json_t *)rein_model_call_arguments(call), 0, NULL, &err);
+        if (tree)
+            rc = rein_schema_validate(schema, (json_t *)rein_model_call_arguments(call), 0, NULL,
+                                      &err);
+        else
+            rc = rein_schema_validate_doc(schema, rein_model_call_document(call), 0, NULL, &err);
         if (rc != REIN_OK) {
             fprintf(stderr, "bigarg_bench: the arguments do not validate (%d)\n", rc);
             return 1;

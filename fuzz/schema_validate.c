@@ -7,7 +7,8 @@
  * Differential: the verdict program (src/schema/verdict.c) and the node walker must agree on
  * valid/invalid, and on the number of errors, whenever both decide (neither fails with a hard
  * error), and the errors recorded along the program with a result must be the walker's, part
- * for part (tests/support/schema_same.c, compiled in); a disagreement aborts.
+ * for part (tests/support/schema_same.c, compiled in), and the instance read as a rein_doc
+ * must give the same answers and errors as its tree; a disagreement aborts.
  */
 #include <rein/rein.h>
 
@@ -54,6 +55,8 @@ static void run(json_t *schema_doc, json_t *inst, const struct rein_schema_optio
         if (!test_schema_same_errors(schema, inst, f ? REIN_SCHEMA_FIRST_ERROR : 0, why,
                                      sizeof(why)))
             abort(); /* the errors recorded along the program are not the walker's */
+        if (!test_schema_same_doc(schema, inst, f ? REIN_SCHEMA_FIRST_ERROR : 0, why, sizeof(why)))
+            abort(); /* the document form answers otherwise than its tree */
     }
     rein_schema_free(schema);
 }

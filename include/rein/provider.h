@@ -26,6 +26,7 @@
 #ifndef REIN_PROVIDER_H
 #define REIN_PROVIDER_H
 
+#include <rein/doc.h>
 #include <rein/cancel.h>
 #include <rein/history.h>
 #include <rein/json.h>
@@ -70,8 +71,14 @@ REIN_EXTERN const char *rein_model_call_name(const rein_model_call *c);
 /* The exact argument string the model sent, byte for byte (may be empty: a zero-argument
  * call, whose arguments are {}). Borrowed. Never NULL. */
 REIN_EXTERN const char *rein_model_call_raw_arguments(const rein_model_call *c);
-/* The parsed arguments (always an object), or NULL when they did not parse. Borrowed. */
+/* The parsed arguments (always an object) as a jansson tree, made from the call's document at
+ * the first call (safe from several threads) and kept with the call; NULL when they did not
+ * parse (or memory ran out making the tree). Borrowed. */
 REIN_EXTERN const json_t *rein_model_call_arguments(const rein_model_call *c);
+/* The parsed arguments (an object) in rein's compact form (rein/doc.h), which
+ * rein_schema_validate_doc reads without making a tree; NULL when they did not parse.
+ * Borrowed, valid while the response is. */
+REIN_EXTERN const rein_doc *rein_model_call_document(const rein_model_call *c);
 REIN_EXTERN enum rein_model_call_status rein_model_call_status(const rein_model_call *c);
 /* Why the status is not OK, in words a model can act on; "" when it is OK. Borrowed. */
 REIN_EXTERN const char *rein_model_call_error(const rein_model_call *c);

@@ -8,6 +8,7 @@
 #include <rein/core.h>
 #include <rein/buf.h>
 #include <rein/json.h>
+#include <rein/doc.h>
 #include <rein/arena.h>
 #include <rein/cancel.h>
 #include <rein/proc.h>

@@ -29,6 +29,7 @@
 #ifndef REIN_SCHEMA_H
 #define REIN_SCHEMA_H
 
+#include <rein/doc.h>
 #include <rein/json.h>
 
 #ifdef __cplusplus
@@ -122,6 +123,17 @@ enum rein_schema_validate_flags {
 REIN_EXTERN rein_err rein_schema_validate(const rein_schema *schema, json_t *instance,
                                           unsigned flags, rein_schema_result *res,
                                           rein_error *err) REIN_WUR;
+/*
+ * Validates a parsed document (borrowed; rein/doc.h) without making it a jansson tree when it
+ * is valid: the answer, the errors in res, their messages and err are exactly those of
+ * rein_schema_validate on rein_doc_tree(doc). An invalid document, or a schema the compact
+ * form cannot be checked against directly, is validated as that tree (made once and kept by
+ * the document). REIN_SCHEMA_FILL_DEFAULTS is refused (REIN_EINVAL): a document does not
+ * change; fill defaults into a copy of its tree.
+ */
+REIN_EXTERN rein_err rein_schema_validate_doc(const rein_schema *schema, const rein_doc *doc,
+                                              unsigned flags, rein_schema_result *res,
+                                              rein_error *err) REIN_WUR;
 
 #ifdef __cplusplus
 }

@@ -360,7 +360,7 @@ static void call_event(struct turn *t, const struct call_slot *s)
 
     rein_buf_init(&b, 0);
     rein_jw_init(&w, &b);
-    if (rein_model_call_arguments(s->mc))
+    if (rein_model_call_status(s->mc) == REIN_MODEL_CALL_OK)
         rein_jw_raw(&w, raw[0] ? raw : "{}", raw[0] ? strlen(raw) : 2);
     else
         rein_jw_str(&w, raw);

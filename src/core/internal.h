@@ -60,8 +60,23 @@ size_t rein__utf8_seq_len(const unsigned char *s, size_t avail);
 /* The value of len bytes of JSON text when rein's own parser is sure of it (exactly the value
  * jansson's loader would build), else NULL: jansson must decide, errors included. */
 json_t *rein__json_parse_fast(const char *text, size_t len);
+/* Its pieces, shared with the document form (doc.c), so both accept exactly the same text.
+ * rein__jf_scan_string: from c (after the opening quote) to the closing quote, which it
+ * returns, or NULL (a control byte, or the text ends); *escaped when a backslash came, *high
+ * when a byte >= 0x80 did. rein__jf_unescape: decodes the escapes of s[0..len) into out (at
+ * least len bytes), returning the length, or -1 for a bad or lone-surrogate escape.
+ * rein__jf_utf8_ok: s[0..len) is UTF-8 as jansson's check has it (no overlong forms,
+ * surrogates or code points above U+10FFFF). rein__jf_number: the number at *p (advanced past
+ * it): 1 an integer (*i), 2 a finite real (*d), 0 when jansson must decide (bad grammar, out
+ * of range). */
+const char *rein__jf_scan_string(const char *c, const char *end, bool *escaped, bool *high);
+long rein__jf_unescape(const char *s, size_t len, char *out);
+bool rein__jf_utf8_ok(const char *s, size_t len);
+int rein__jf_number(const char **p, const char *end, json_int_t *i, double *d);
 
 /* ---- json.c ---- */
+/* rein_json_type_name for a json_type ("object", …, "number" for a real, "boolean"). */
+const char *rein__json_type_word(int type);
 /* A new JSON string holding s (len bytes, any bytes), invalid UTF-8 as U+FFFD; NULL when
  * memory is exhausted. */
 json_t *rein__json_string_lossy(const char *s, size_t len);

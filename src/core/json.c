@@ -201,7 +201,12 @@ char *rein_json_dumps(const json_t *v)
 
 const char *rein_json_type_name(const json_t *v)
 {
-    switch (json_typeof(v)) {
+    return rein__json_type_word(json_typeof(v));
+}
+
+const char *rein__json_type_word(int type)
+{
+    switch (type) {
     case JSON_OBJECT:
         return "object";
     case JSON_ARRAY:

@@ -75,8 +75,7 @@ static size_t put_utf8(char *out, uint32_t cp)
     return 4;
 }
 
-/* Decodes the escapes of s[0..len) into out (at least len bytes); returns the length or -1. */
-static long unescape(const char *s, size_t len, char *out)
+long rein__jf_unescape(const char *s, size_t len, char *out)
 {
     size_t n = 0;
 
@@ -162,9 +161,8 @@ static inline uint64_t special8(uint64_t v)
     return (((q - ONES) & ~q) | ((b - ONES) & ~b) | ((v - ONES * 0x20) & ~v)) & HIGHS;
 }
 
-/* True when s[0..len) is UTF-8 as jansson's check has it (no overlong forms, surrogates or
- * code points above U+10FFFF); ASCII eight bytes at a time. */
-static bool utf8_ok(const char *s, size_t len)
+/* ASCII eight bytes at a time. */
+bool rein__jf_utf8_ok(const char *s, size_t len)
 {
     size_t i = 0;
 
@@ -197,31 +195,19 @@ static bool utf8_ok(const char *s, size_t len)
 #endif
 
 /*
- * A string value, or a key: the text between the quotes, checked and unescaped. A key is not
- * made into a value: *key points at its text (in the document, or unescaped into keybuf,
- * FAST_KEY_MAX bytes), *keylen is its length, and the result is a marker, json_true() when
- * the key is ASCII and json_null() when it is not (jansson's loader checks such a key).
+ * One pass to the closing quote, eight bytes at a time while none of them is special, then to
+ * the special one. The byte after a backslash is skipped here (so an escaped quote does not
+ * end the string); rein__jf_unescape checks it.
  */
-static json_t *fast_string(struct fast *f, char *keybuf, const char **key, size_t *keylen)
+const char *rein__jf_scan_string(const char *c, const char *end, bool *escaped, bool *high_out)
 {
-    const char *start = ++f->p;
-    bool escaped = false;
     unsigned char high = 0; /* any byte >= 0x80 sets the top bit */
-    char stack[256];
-    char *buf = stack;
-    json_t *v = NULL;
-    long n;
-
-    /*
-     * One pass to the closing quote, eight bytes at a time while none of them is special,
-     * then to the special one. The byte after a backslash is skipped here (so an escaped
-     * quote does not end the string); unescape() checks it.
-     */
-    const char *c = f->p;
     uint64_t high8 = 0;
+
+    *escaped = false;
     for (;;) {
         /* Long strings (a file's content in one argument) eight bytes at a time. */
-        while (f->end - c >= 8) {
+        while (end - c >= 8) {
             uint64_t w, m;
             memcpy(&w, c, 8);
             m = special8(w);
@@ -236,18 +222,38 @@ static json_t *fast_string(struct fast *f, char *keybuf, const char **key, size_
             high8 |= w;
             c += 8;
         }
-        while (c < f->end && !string_special[(unsigned char)*c])
+        while (c < end && !string_special[(unsigned char)*c])
             high |= (unsigned char)*c++;
-        if (c >= f->end || (unsigned char)*c < 0x20)
+        if (c >= end || (unsigned char)*c < 0x20)
             return NULL;
         if (*c == '"')
             break;
-        escaped = true; /* a backslash: skip it and the byte it escapes */
-        if (++c < f->end)
+        *escaped = true; /* a backslash: skip it and the byte it escapes */
+        if (++c < end)
             c++;
     }
-    if (high8 & HIGHS)
-        high |= 0x80;
+    *high_out = (high & 0x80) || (high8 & HIGHS);
+    return c;
+}
+
+/*
+ * A string value, or a key: the text between the quotes, checked and unescaped. A key is not
+ * made into a value: *key points at its text (in the document, or unescaped into keybuf,
+ * FAST_KEY_MAX bytes), *keylen is its length, and the result is a marker, json_true() when
+ * the key is ASCII and json_null() when it is not (jansson's loader checks such a key).
+ */
+static json_t *fast_string(struct fast *f, char *keybuf, const char **key, size_t *keylen)
+{
+    const char *start = ++f->p;
+    bool escaped, high;
+    char stack[256];
+    char *buf = stack;
+    json_t *v = NULL;
+    long n;
+    const char *c = rein__jf_scan_string(f->p, f->end, &escaped, &high);
+
+    if (!c)
+        return NULL;
     f->p = c;
     size_t len = (size_t)(f->p - start);
     f->p++; /* the closing quote */
@@ -257,7 +263,7 @@ static json_t *fast_string(struct fast *f, char *keybuf, const char **key, size_
         if (len >= FAST_KEY_MAX)
             return NULL;
         if (escaped) {
-            n = unescape(start, len, keybuf);
+            n = rein__jf_unescape(start, len, keybuf);
             if (n < 0 || memchr(keybuf, '\0', (size_t)n))
                 return NULL;
             start = keybuf;
@@ -265,12 +271,12 @@ static json_t *fast_string(struct fast *f, char *keybuf, const char **key, size_
         }
         *key = start;
         *keylen = len;
-        return high & 0x80 ? json_null() : json_true();
+        return high ? json_null() : json_true();
     }
     if (escaped) {
         if (len > sizeof(stack) && !(buf = rein_malloc(len)))
             return NULL;
-        n = unescape(start, len, buf);
+        n = rein__jf_unescape(start, len, buf);
         start = buf;
         len = n < 0 ? 0 : (size_t)n;
         if (n < 0)
@@ -278,7 +284,7 @@ static json_t *fast_string(struct fast *f, char *keybuf, const char **key, size_
     }
     /* ASCII is UTF-8; anything else is checked here as jansson checks it (invalid: jansson
      * decides and explains). */
-    if (!(high & 0x80) || utf8_ok(start, len))
+    if (!high || rein__jf_utf8_ok(start, len))
         v = json_stringn_nocheck(start, len);
 out:
     if (buf != stack)
@@ -348,59 +354,76 @@ static bool exact_real(const char *text, size_t len, double *out)
 #endif
 }
 
-static json_t *fast_number(struct fast *f)
+int rein__jf_number(const char **pp, const char *end, json_int_t *iv, double *dv)
 {
-    const char *start = f->p;
+    const char *p = *pp, *start = p;
     bool real = false;
     char tmp[64];
 
-    if (f->p < f->end && *f->p == '-')
-        f->p++;
-    if (f->p >= f->end || *f->p < '0' || *f->p > '9')
-        return NULL;
-    if (*f->p == '0')
-        f->p++;
+    if (p < end && *p == '-')
+        p++;
+    if (p >= end || *p < '0' || *p > '9')
+        return 0;
+    if (*p == '0')
+        p++;
     else
-        while (f->p < f->end && *f->p >= '0' && *f->p <= '9')
-            f->p++;
-    if (f->p < f->end && *f->p == '.') {
+        while (p < end && *p >= '0' && *p <= '9')
+            p++;
+    if (p < end && *p == '.') {
         real = true;
-        if (++f->p >= f->end || *f->p < '0' || *f->p > '9')
-            return NULL;
-        while (f->p < f->end && *f->p >= '0' && *f->p <= '9')
-            f->p++;
+        if (++p >= end || *p < '0' || *p > '9')
+            return 0;
+        while (p < end && *p >= '0' && *p <= '9')
+            p++;
     }
-    if (f->p < f->end && (*f->p == 'e' || *f->p == 'E')) {
+    if (p < end && (*p == 'e' || *p == 'E')) {
         real = true;
-        if (++f->p < f->end && (*f->p == '+' || *f->p == '-'))
-            f->p++;
-        if (f->p >= f->end || *f->p < '0' || *f->p > '9')
-            return NULL;
-        while (f->p < f->end && *f->p >= '0' && *f->p <= '9')
-            f->p++;
+        if (++p < end && (*p == '+' || *p == '-'))
+            p++;
+        if (p >= end || *p < '0' || *p > '9')
+            return 0;
+        while (p < end && *p >= '0' && *p <= '9')
+            p++;
     }
-    size_t len = (size_t)(f->p - start);
-    double d;
+    *pp = p;
+    size_t len = (size_t)(p - start);
     if (!real && len - (*start == '-') <= 18) {
         /* Eighteen digits cannot overflow an int64: no copy, no strtoll. */
         long long v = 0;
-        for (const char *q = start + (*start == '-'); q < f->p; q++)
+        for (const char *q = start + (*start == '-'); q < p; q++)
             v = v * 10 + (*q - '0');
-        return json_integer((json_int_t)(*start == '-' ? -v : v));
+        *iv = (json_int_t)(*start == '-' ? -v : v);
+        return 1;
     }
-    if (real && exact_real(start, len, &d))
-        return json_real(d);
+    if (real && exact_real(start, len, dv))
+        return 2;
     if (len >= sizeof(tmp))
-        return NULL;
+        return 0;
     memcpy(tmp, start, len);
     tmp[len] = '\0';
     errno = 0;
     if (!real) {
         long long v = strtoll(tmp, NULL, 10);
-        return errno ? NULL : json_integer((json_int_t)v); /* overflow: jansson explains */
+        *iv = (json_int_t)v;
+        return errno ? 0 : 1; /* overflow: jansson explains */
     }
-    d = strtod(tmp, NULL);
-    return errno || !isfinite(d) ? NULL : json_real(d);
+    *dv = strtod(tmp, NULL);
+    return errno || !isfinite(*dv) ? 0 : 2;
+}
+
+static json_t *fast_number(struct fast *f)
+{
+    json_int_t i;
+    double d;
+
+    switch (rein__jf_number(&f->p, f->end, &i, &d)) {
+    case 1:
+        return json_integer(i);
+    case 2:
+        return json_real(d);
+    default:
+        return NULL;
+    }
 }
 
 static json_t *fast_literal(struct fast *f, const char *word, size_t n, json_t *v)

@@ -380,7 +380,7 @@ static void call_free(rein_model_call *c)
     rein_free(c->signature);
     rein_buf_release(&c->name);
     rein_buf_release(&c->args);
-    json_decref(c->parsed);
+    rein__call_drop_doc(c);
     rein_free(c->error);
     rein_free(c);
 }
@@ -542,6 +542,37 @@ static void ensure_started(struct rein__asm *a, size_t i)
     }
 }
 
+void rein__call_drop_doc(rein_model_call *c)
+{
+    rein_doc_free(c->doc);
+    c->doc = NULL;
+    rein_free(c->doc_text);
+    c->doc_text = NULL;
+}
+
+/*
+ * Arguments that grow after the call was decided (a wire sending more after the end): the
+ * document reads the old text in place, so it moves to a copy of that text first and keeps
+ * what it held.
+ */
+static rein_err keep_doc_text(rein_model_call *c)
+{
+    rein_doc *doc;
+
+    if (!c->doc || c->doc_text)
+        return REIN_OK;
+    c->doc_text = rein_malloc(c->args.len + 1);
+    if (!c->doc_text)
+        return REIN_ENOMEM;
+    memcpy(c->doc_text, c->args.ptr, c->args.len + 1);
+    doc = rein_doc_parse(c->doc_text, c->args.len, NULL);
+    if (!doc)
+        return REIN_ENOMEM; /* it parsed before: only memory can fail */
+    rein_doc_free(c->doc);
+    c->doc = doc;
+    return REIN_OK;
+}
+
 rein_err rein__asm_call_args(struct rein__asm *a, size_t i, struct rein__jstr s)
 {
     rein_model_call *c = a->r->calls[i];
@@ -551,7 +582,9 @@ rein_err rein__asm_call_args(struct rein__asm *a, size_t i, struct rein__jstr s)
     if (s.len == 0)
         return REIN_OK;
     ensure_started(a, i);
-    rc = rein__json_unescape(&c->args, s.p, s.len, &c->hi_args);
+    rc = keep_doc_text(c);
+    if (!rc)
+        rc = rein__json_unescape(&c->args, s.p, s.len, &c->hi_args);
     if (rc)
         return rc;
     emit_piece(a, REIN_MEV_TOOL_CALL_DELTA, i, c->args.ptr + before, c->args.len - before);
@@ -566,7 +599,9 @@ rein_err rein__asm_call_args_raw(struct rein__asm *a, size_t i, const char *p, s
     if (len == 0)
         return REIN_OK;
     ensure_started(a, i);
-    rc = rein_buf_add(&c->args, p, len);
+    rc = keep_doc_text(c);
+    if (!rc)
+        rc = rein_buf_add(&c->args, p, len);
     if (!rc)
         emit_piece(a, REIN_MEV_TOOL_CALL_DELTA, i, p, len);
     return rc;
@@ -912,13 +947,11 @@ static rein_err set_status(rein_model_call *c, enum rein_model_call_status st, c
     c->error = msg;
     if (st != REIN_MODEL_CALL_OK && !msg)
         return REIN_ENOMEM;
-    if (st != REIN_MODEL_CALL_OK) {
-        json_decref(c->parsed);
-        c->parsed = NULL;
-    }
+    if (st != REIN_MODEL_CALL_OK)
+        rein__call_drop_doc(c);
     /* The call's invariants (provider_int.h): an id once it exists, parsed only when ok. */
     assert(c->id != NULL);
-    assert(!c->parsed || st == REIN_MODEL_CALL_OK);
+    assert(!c->doc || st == REIN_MODEL_CALL_OK);
     assert(c->name.ptr[c->name.len] == '\0' && c->args.ptr[c->args.len] == '\0');
     return REIN_OK;
 }
@@ -927,10 +960,10 @@ rein_err rein__call_decide(rein_model_call *c, bool reply_complete)
 {
     bool finished = c->closed || reply_complete;
     rein_error jerr;
-    json_t *v;
+    rein_doc *doc;
+    int type;
 
-    json_decref(c->parsed);
-    c->parsed = NULL;
+    rein__call_drop_doc(c);
     if (!rein__tool_name_is_valid(c->name.ptr, c->name.len)) {
         return set_status(
             c, REIN_MODEL_CALL_INVALID_NAME,
@@ -945,12 +978,13 @@ rein_err rein__call_decide(rein_model_call *c, bool reply_complete)
             return set_status(c, REIN_MODEL_CALL_INCOMPLETE,
                               rein_strdup("the reply ended before the call's arguments arrived"));
         /* A zero-argument call streams "" (or nothing): its arguments are {}. */
-        c->parsed = json_object();
-        return c->parsed ? set_status(c, REIN_MODEL_CALL_OK, NULL) : REIN_ENOMEM;
+        c->doc = rein_doc_parse("{}", 2, NULL);
+        return c->doc ? set_status(c, REIN_MODEL_CALL_OK, NULL) : REIN_ENOMEM;
     }
     rein_error_clear(&jerr);
-    v = rein_json_parse(c->args.ptr, c->args.len, 0, &jerr);
-    if (!v) {
+    /* A document of rein's own: no jansson tree unless someone asks for one (decision 0058). */
+    doc = rein_doc_parse(c->args.ptr, c->args.len, &jerr);
+    if (!doc) {
         if (jerr.code == REIN_ENOMEM)
             return REIN_ENOMEM;
         if (!finished)
@@ -961,13 +995,14 @@ rein_err rein__call_decide(rein_model_call *c, bool reply_complete)
         return set_status(c, REIN_MODEL_CALL_INVALID_JSON,
                           rein_asprintf("the arguments are not valid JSON: %s", jerr.msg));
     }
-    if (!json_is_object(v)) {
-        const char *type = rein_json_type_name(v);
-        json_decref(v);
+    type = rein_doc_type(doc);
+    if (type != JSON_OBJECT) {
+        rein_doc_free(doc);
         return set_status(c, REIN_MODEL_CALL_INVALID_JSON,
-                          rein_asprintf("the arguments must be a JSON object, got %s", type));
+                          rein_asprintf("the arguments must be a JSON object, got %s",
+                                        rein__json_type_word(type)));
     }
-    c->parsed = v;
+    c->doc = doc;
     return set_status(c, REIN_MODEL_CALL_OK, NULL);
 }
 

@@ -32,7 +32,8 @@ struct curl_slist;
 
 /*
  * Invariants: name, args are NUL-terminated bounded buffers; id is never NULL once the call
- * exists; parsed is set only when status is REIN_MODEL_CALL_OK; ended means the END event went out
+ * exists; doc is set only when status is REIN_MODEL_CALL_OK, and the text it reads (args, or
+ * doc_text) does not change while it is set; ended means the END event went out
  * and the status is final.
  */
 struct rein_model_call {
@@ -40,7 +41,10 @@ struct rein_model_call {
     char *signature; /* an opaque signature the wire wants back with the call, or NULL */
     struct rein_buf name;
     struct rein_buf args; /* the raw argument string */
-    json_t *parsed;
+    /* The arguments parsed (rein/doc.h), read from args, or from doc_text when args grew
+     * after they were parsed; the jansson tree is made from it only when asked. */
+    rein_doc *doc;
+    char *doc_text;
     char *error;
     enum rein_model_call_status status;
     int64_t key;      /* the wire's index for this call, -1 when none */
@@ -169,6 +173,8 @@ rein_err rein__asm_end(struct rein__asm *a) REIN_WUR;
 
 /* Decides a call's status (name, arguments) once it is finished or the reply ended. */
 rein_err rein__call_decide(rein_model_call *c, bool reply_complete) REIN_WUR;
+/* Frees the call's parsed arguments (doc, doc_text). */
+void rein__call_drop_doc(rein_model_call *c);
 /* True when name is usable as a tool name: 1-256 bytes of UTF-8 without spaces or control
  * characters, with at least one letter or digit. */
 bool rein__tool_name_is_valid(const char *name, size_t len);

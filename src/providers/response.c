@@ -42,7 +42,12 @@ const char *rein_model_call_raw_arguments(const rein_model_call *c)
 
 const json_t *rein_model_call_arguments(const rein_model_call *c)
 {
-    return c->status == REIN_MODEL_CALL_OK ? c->parsed : NULL;
+    return c->status == REIN_MODEL_CALL_OK && c->doc ? rein_doc_tree(c->doc) : NULL;
+}
+
+const rein_doc *rein_model_call_document(const rein_model_call *c)
+{
+    return c->status == REIN_MODEL_CALL_OK ? c->doc : NULL;
 }
 
 enum rein_model_call_status rein_model_call_status(const rein_model_call *c)
@@ -70,7 +75,7 @@ void rein_model_response_free(rein_model_response *r)
         rein_free(c->signature);
         rein_buf_release(&c->name);
         rein_buf_release(&c->args);
-        json_decref(c->parsed);
+        rein__call_drop_doc(c);
         rein_free(c->error);
         rein_free(c);
     }
@@ -264,9 +269,9 @@ json_t *rein_model_response_to_json(const rein_model_response *r)
             break;
         bad |= set_str(jc, "id", c->id, strlen(c->id));
         bad |= json_object_set_new(jc, "name", str_value(c->name.ptr, c->name.len));
-        bad |= json_object_set_new(
-            jc, "arguments",
-            c->status == REIN_MODEL_CALL_OK && c->parsed ? json_incref(c->parsed) : json_null());
+        const json_t *args = rein_model_call_arguments(c);
+        bad |=
+            json_object_set_new(jc, "arguments", args ? json_incref((json_t *)args) : json_null());
         bad |= json_object_set_new(jc, "raw_arguments", str_value(c->args.ptr, c->args.len));
         bad |=
             json_object_set_new(jc, "status", json_string(rein_model_call_status_name(c->status)));

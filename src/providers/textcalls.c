@@ -797,7 +797,7 @@ rein_err rein__textcalls_apply(struct rein__asm *a)
                 rein_free(c->id);
                 rein_buf_release(&c->name);
                 rein_buf_release(&c->args);
-                json_decref(c->parsed);
+                rein__call_drop_doc(c);
                 rein_free(c->error);
                 rein_free(c);
             }

@@ -528,6 +528,9 @@ rein_err rein__verdict_build(rein_schema *schema) REIN_WUR;
  * number the node walker finds (all true); -1 undecided (too deep, or the walker failed):
  * walk it instead. */
 long rein__verdict_run(const rein_schema *schema, json_t *inst, bool all);
+/* The same for a document's node (rein/doc.h); a general entry's subtree is made into jansson
+ * values for the node walker. */
+long rein__verdict_run_doc(const rein_schema *schema, const struct rein_doc_node *inst, bool all);
 /* The node walker's errors for inst at node n, starting at application depth depth, none
  * recorded: 0 valid; 1 at the first (all false) or every one counted (all true); -1 a hard
  * error (too deep, a pattern that backtracks too much, out of memory). */

@@ -1840,6 +1840,35 @@ rein_err rein_schema_validate(const rein_schema *schema, json_t *instance, unsig
     return validate_rest(schema, instance, flags, res, err);
 }
 
+rein_err rein_schema_validate_doc(const rein_schema *schema, const rein_doc *doc, unsigned flags,
+                                  rein_schema_result *res, rein_error *err)
+{
+    const struct rein_doc_node *root = doc ? rein_doc_root(doc) : NULL;
+    const json_t *tree;
+
+    if (flags & REIN_SCHEMA_FILL_DEFAULTS)
+        return rein_error_set(err, REIN_EINVAL,
+                              "a document is not changed: fill defaults into a copy of its tree");
+    /* The program decides a valid document, and counts an invalid one's errors when only
+     * their number is asked; the errors themselves are the walker's, on the tree. */
+    if (schema && root && schema->prog && !(flags & ~(unsigned)REIN_SCHEMA_FIRST_ERROR)) {
+        long errs = rein__verdict_run_doc(schema, root, !res && err && !flags);
+        if (errs == 0) {
+            if (res) {
+                res->n = 0;
+                rein_buf_reset(&res->text);
+            }
+            return REIN_OK;
+        }
+        if (errs > 0 && !res)
+            return invalid(err, (size_t)errs);
+    }
+    tree = doc ? rein_doc_tree(doc) : NULL;
+    if (doc && !tree)
+        return rein_error_set(err, REIN_ENOMEM, "out of memory while validating");
+    return rein_schema_validate(schema, (json_t *)tree, flags, res, err);
+}
+
 rein_err rein__schema_walk(const rein_schema *schema, json_t *instance, unsigned flags,
                            rein_schema_result *res, rein_error *err)
 {

@@ -216,8 +216,6 @@ struct vrun {
     bool all;
 };
 
-static long run(const struct vrun *x, const struct vop *op, json_t *v, int depth);
-
 /* Adds r, a member's or an item's errors, to *errs; true when the run stops here (the first
  * error, or undecided). */
 static inline bool add(const struct vrun *x, long *errs, long r)
@@ -230,111 +228,98 @@ static inline bool add(const struct vrun *x, long *errs, long r)
     return *errs && !x->all;
 }
 
-static long run_object(const struct vrun *x, const struct vop *op, json_t *v, int depth)
-{
-    struct rein__members m;
-    const char *key;
-    size_t len;
-    json_t *val;
-    uint32_t found = 0, hint = 0;
-    long errs = 0;
+/* jansson values: members read through members.c. */
+#define VI          json_t *
+#define VI_TYPE(v)  json_typeof(v)
+#define VI_REAL(v)  json_real_value(v)
+#define VI_STR(v)   json_string_value(v)
+#define VI_LEN(v)   json_string_length(v)
+#define VI_OSIZE(v) json_object_size(v)
+#define VI_ASIZE(v) json_array_size(v)
+#define VI_MEMBERS(v)                                                                              \
+    struct rein__members m_;                                                                       \
+    rein__members_start(&m_, v)
+#define VI_MEMBER(k, n, val) rein__members_next(&m_, &(k), &(n), &(val))
+#define VI_ITEMS(v)          size_t i_ = 0
+#define VI_ITEM()            json_array_get(v, i_++)
+#define VI_PROBE(x, n, v, d) rein__schema_probe((x)->s, n, v, d, (x)->all)
+#define FN(name)             name
+#include "schema/verdict_run.h"
+#undef VI
+#undef VI_TYPE
+#undef VI_REAL
+#undef VI_STR
+#undef VI_LEN
+#undef VI_OSIZE
+#undef VI_ASIZE
+#undef VI_MEMBERS
+#undef VI_MEMBER
+#undef VI_ITEMS
+#undef VI_ITEM
+#undef VI_PROBE
+#undef FN
 
-    if (op->min || op->max != SIZE_MAX) {
-        size_t size = json_object_size(v);
-        if ((size < op->min || size > op->max) && add(x, &errs, 1))
-            return errs;
-    }
-    rein__members_start(&m, v);
-    while (rein__members_next(&m, &key, &len, &val)) {
-        const struct vprop *p = rein__vprop_find(op, key, len, &hint);
-        uint32_t sub = op->sub;
-        if (p) {
-            found += p->required;
-            if ((p->plain >> json_typeof(val)) & 1)
-                continue;
-            if (p->sub != VNONE)
-                sub = p->sub;
-        }
-        if (sub == VNONE)
-            continue;
-        const struct vop *c = &x->s->prog[sub];
-        /* Most properties are a type alone: no call for them. */
-        if (c->kind == VK_TRUE && rein__vtype_ok(c, val))
-            continue;
-        if (add(x, &errs, c->kind == VK_TRUE ? 1 : run(x, c, val, depth + 1)))
-            return errs;
-    }
-    /* Every required name missing is one error. */
-    return errs + (long)(op->nrequired - found);
+/* The node walker's count for a general entry reached in a document: it reads jansson values,
+ * so the subtree (only it) is made into one. -1 when memory runs out: the caller then walks
+ * the whole tree, and finds out the same. */
+static long probe_doc(const struct vrun *x, const struct snode *n, const struct rein_doc_node *v,
+                      int depth)
+{
+    json_t *t = rein_doc_node_tree(v);
+    long r = t ? rein__schema_probe(x->s, n, t, depth, x->all) : -1;
+
+    json_decref(t);
+    return r;
 }
 
-static long run_array(const struct vrun *x, const struct vop *op, json_t *v, int depth)
+/* rein_doc nodes: a container's members and items follow it. */
+static inline bool doc_member(const struct rein_doc_node **it, const struct rein_doc_node *end,
+                              const char **key, size_t *len, const struct rein_doc_node **val)
 {
-    size_t size = json_array_size(v);
-    long errs = 0;
+    const struct rein_doc_node *k = *it;
 
-    if ((size < op->min || size > op->max) && add(x, &errs, 1))
-        return errs;
-    if (op->sub == VNONE || !size)
-        return errs;
-    if (x->s->prog[op->sub].kind == VK_FALSE)
-        return errs + 1; /* "items": false is one error, whatever the number of items */
-    for (size_t i = 0; i < size; i++) {
-        if (add(x, &errs, run(x, &x->s->prog[op->sub], json_array_get(v, i), depth + 1)))
-            return errs;
-    }
-    return errs;
-}
-
-static bool enum_ok(const struct vop *op, const json_t *v)
-{
-    const char *str;
-    size_t len;
-
-    if (!json_is_string(v))
+    if (k == end)
         return false;
-    str = json_string_value(v);
-    len = json_string_length(v);
-    for (uint32_t i = 0; i < op->n; i++) {
-        if (op->enums[i].len == len && rein__bytes_eq(op->enums[i].name, str, len))
-            return true;
-    }
-    return false;
+    *key = k->u.str;
+    *len = k->n;
+    *val = k + 1;
+    *it = rein_doc_next(k + 1);
+    return true;
 }
 
-/*
- * Errors of v against op: 0 when valid; when not, 1 (x->all false) or as many as the walker
- * records; -1 when the walker must decide. As in the walker, a wrong type does not stop the
- * keywords that apply to the type v has.
- */
-static long run(const struct vrun *x, const struct vop *op, json_t *v, int depth)
+static inline const struct rein_doc_node *doc_item(const struct rein_doc_node **it)
 {
-    unsigned t = json_typeof(v);
-    long errs = rein__vtype_ok(op, v) ? 0 : 1, r;
+    const struct rein_doc_node *v = *it;
 
-    if (errs && (!x->all || op->kind == VK_FALSE))
-        return 1;
-    if (depth >= SCHEMA_MAX_DEPTH)
-        return -1;
-    switch (op->kind) {
-    case VK_ENUM:
-        return errs + !enum_ok(op, v);
-    case VK_OBJECT:
-        r = t == JSON_OBJECT ? run_object(x, op, v, depth) : 0;
-        return r < 0 ? r : errs + r;
-    case VK_ARRAY:
-        r = t == JSON_ARRAY ? run_array(x, op, v, depth) : 0;
-        return r < 0 ? r : errs + r;
-    case VK_GENERAL:
-        return rein__schema_probe(x->s, op->node, v, depth, x->all);
-    default:
-        return errs; /* VK_TRUE */
-    }
+    *it = rein_doc_next(v);
+    return v;
 }
+
+#define VI                   const struct rein_doc_node *
+#define VI_TYPE(v)           ((v)->type)
+#define VI_REAL(v)           ((v)->u.d)
+#define VI_STR(v)            ((v)->u.str)
+#define VI_LEN(v)            ((size_t)(v)->n)
+#define VI_OSIZE(v)          ((size_t)(v)->n)
+#define VI_ASIZE(v)          ((size_t)(v)->n)
+#define VI_MEMBERS(v)        const struct rein_doc_node *m_ = (v) + 1, *end_ = (v) + (v)->u.skip
+#define VI_MEMBER(k, n, val) doc_member(&m_, end_, &(k), &(n), &(val))
+#define VI_ITEMS(v)          const struct rein_doc_node *i_ = (v) + 1
+#define VI_ITEM()            doc_item(&i_)
+#define VI_PROBE(x, n, v, d) probe_doc(x, n, v, d)
+#define FN(name)             name##_doc
+#include "schema/verdict_run.h"
 
 long rein__verdict_run(const rein_schema *schema, json_t *inst, bool all)
 {
     struct vrun x = {schema, all};
 
     return schema->prog ? run(&x, schema->prog, inst, 0) : -1;
+}
+
+long rein__verdict_run_doc(const rein_schema *schema, const struct rein_doc_node *inst, bool all)
+{
+    struct vrun x = {schema, all};
+
+    return schema->prog ? run_doc(&x, schema->prog, inst, 0) : -1;
 }

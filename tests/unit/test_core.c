@@ -552,8 +552,42 @@ static void test_time_iso_matches_the_c_library(void **state)
     }
 }
 
+/* rein_doc_parse(text) against rein_json_parse(text, 0): the same value written out alike,
+ * or the same error; true when the document holds nodes (rein's own form). */
+static bool expect_doc_as_tree(const char *text, size_t len)
+{
+    rein_error derr = {0}, jerr = {0};
+    rein_doc *doc = rein_doc_parse(text, len, &derr);
+    json_t *want = rein_json_parse(text, len, 0, &jerr);
+    bool nodes = doc && rein_doc_root(doc);
+
+    if (!doc || !want) {
+        if (doc || want) {
+            print_error("%.60s: the document %s, the tree %s\n", text, doc ? "parses" : "fails",
+                        want ? "parses" : "fails");
+            fail();
+        }
+        assert_int_equal(derr.code, jerr.code);
+        assert_string_equal(derr.msg, jerr.msg);
+        return false;
+    }
+    {
+        char *a = rein_json_dumps(rein_doc_tree(doc)), *b = rein_json_dumps(want);
+        assert_non_null(a);
+        assert_non_null(b);
+        assert_string_equal(a, b);
+        assert_int_equal(rein_doc_type(doc), json_typeof(want));
+        rein_free(a);
+        rein_free(b);
+    }
+    rein_doc_free(doc);
+    json_decref(want);
+    return nodes;
+}
+
 /* rein_json_parse(text) against jansson's loader with the same flags: the same document
- * written out alike, or an error at the same line and column. */
+ * written out alike, or an error at the same line and column; with no flags, rein_doc_parse
+ * too. */
 static void expect_as_jansson(const char *text, size_t len, size_t flags)
 {
     rein_error err;
@@ -561,6 +595,8 @@ static void expect_as_jansson(const char *text, size_t len, size_t flags)
     json_t *got = rein_json_parse(text, len, flags, &err);
     json_t *want = json_loadb(text, len, flags | JSON_DECODE_ANY | JSON_ALLOW_NUL, &jerr);
 
+    if (!flags)
+        expect_doc_as_tree(text, len);
     if (!got || !want) {
         if (got || want) {
             print_error("%.60s: rein %s, jansson %s\n", text, got ? "accepts" : "refuses",
@@ -647,6 +683,11 @@ static void test_json_parse_agrees_with_jansson(void **state)
             fail();
         }
         json_decref(fast);
+        /* What rein's parser is sure of, the document holds as its own nodes. */
+        if (i < fast_ones && !expect_doc_as_tree(texts[i], len)) {
+            print_error("case %zu: the document declined %s\n", i, texts[i]);
+            fail();
+        }
         expect_as_jansson(texts[i], len, 0);
         expect_as_jansson(texts[i], len, JSON_REJECT_DUPLICATES);
     }
@@ -702,6 +743,62 @@ static void test_json_parse_agrees_with_jansson(void **state)
     assert_rein_ok(rein_buf_addch(&b, ']'), NULL);
     expect_as_jansson(b.ptr, b.len, 0);
     rein_buf_release(&b);
+}
+
+/* A document keeps duplicate keys out of its own form (jansson keeps the last value), whether
+ * two keys' signatures collide or the object is large; distinct keys stay in it. Skips lead
+ * from a container to the value after it. */
+static bool nodes_of(const char *text)
+{
+    return expect_doc_as_tree(text, strlen(text));
+}
+
+static void test_doc_duplicates_and_skips(void **state)
+{
+    const char *nested = "[[1, [2]], {\"a\": {\"b\": 1}}, \"s\"]", *broken = "{\"a\": [1, 2}";
+    struct rein_buf b;
+    rein_error err;
+    rein_doc *doc;
+    const struct rein_doc_node *root, *it;
+
+    (void)state;
+    assert_false(nodes_of("{\"a\": 1, \"a\": 2}"));
+    /* same length and last byte, different keys */
+    assert_true(nodes_of("{\"ab\": 1, \"cb\": 2, \"b\": 3}"));
+    assert_false(nodes_of("{\"ab\": 1, \"cb\": 2, \"ab\": 3}"));
+    rein_buf_init(&b, 0);
+    for (int dup = 0; dup < 2; dup++) {
+        rein_buf_reset(&b);
+        assert_rein_ok(rein_buf_addch(&b, '{'), NULL);
+        for (int i = 0; i < 40; i++)
+            assert_rein_ok(rein_buf_addf(&b, "%s\"key%d\": %d", i ? ", " : "", i, i), NULL);
+        if (dup)
+            assert_rein_ok(rein_buf_adds(&b, ", \"key17\": null"), NULL);
+        assert_rein_ok(rein_buf_addch(&b, '}'), NULL);
+        assert_int_equal(expect_doc_as_tree(b.ptr, b.len), !dup);
+    }
+    rein_buf_release(&b);
+
+    doc = rein_doc_parse(nested, strlen(nested), &err);
+    assert_non_null(doc);
+    root = rein_doc_root(doc);
+    assert_non_null(root);
+    assert_int_equal(root->type, JSON_ARRAY);
+    assert_int_equal(root->n, 3);
+    it = rein_doc_next(root + 1);
+    assert_int_equal(it->type, JSON_OBJECT);
+    assert_int_equal(it[1].type, JSON_STRING);
+    assert_int_equal(it[1].n, 1);
+    assert_memory_equal(it[1].u.str, "a", 1);
+    it = rein_doc_next(it);
+    assert_int_equal(it->type, JSON_STRING);
+    assert_memory_equal(it->u.str, "s", 1);
+    assert_ptr_equal(rein_doc_next(it), rein_doc_next(root));
+    rein_doc_free(doc);
+    /* A text that does not parse: rein_json_parse's error. */
+    assert_null(rein_doc_parse(broken, strlen(broken), &err));
+    assert_int_equal(err.code, REIN_EPARSE);
+    assert_int_equal(err.line, 1);
 }
 
 static void test_log_level_parses(void **state)
@@ -815,6 +912,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_clock_is_monotonic_and_iso_formats),
     cmocka_unit_test(test_time_iso_matches_the_c_library),
     cmocka_unit_test(test_json_parse_agrees_with_jansson),
+    cmocka_unit_test(test_doc_duplicates_and_skips),
     cmocka_unit_test(test_log_level_parses),
     cmocka_unit_test(test_log_escapes_control_bytes),
     cmocka_unit_test(test_arena_allocates_and_cleans_up),

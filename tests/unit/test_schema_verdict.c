@@ -61,6 +61,11 @@ static void agree(const rein_schema *schema, json_t *inst, rein_schema_result *r
             char *s = rein_json_dumps(inst);
             fail_msg("errors (%s): %s, on %s", f ? "first" : "all", why, s);
         }
+        if (!test_schema_same_doc(schema, inst, f ? REIN_SCHEMA_FIRST_ERROR : 0, why,
+                                  sizeof(why))) {
+            char *s = rein_json_dumps(inst);
+            fail_msg("the document (%s): %s, on %s", f ? "first" : "all", why, s);
+        }
     }
     if (walk == REIN_OK)
         (*valid)++;
