@@ -30,7 +30,8 @@
  * Times are wall-clock milliseconds since the epoch; JSON output writes them as ISO 8601.
  *
  * Threading: a rein_store handle may be used from many threads at once (each backend keeps a
- * small pool of connections). Callbacks run on the calling thread.
+ * small pool of connections; SQLite in exclusive mode one connection and a writer thread).
+ * Callbacks run on the calling thread, or inside rein_store_group on the thread running fn.
  */
 #ifndef REIN_STORE_H
 #define REIN_STORE_H
@@ -100,11 +101,13 @@ REIN_EXTERN rein_err rein_store_read_now(rein_store *s, rein_store_read_fn fn, v
                                          rein_error *err) REIN_WUR;
 
 /*
- * Runs fn(s, userdata, err), its store calls from this thread joined into one commit: SQLite
- * in exclusive mode runs them on the one connection, each in its own savepoint as usual (a
- * call that fails is undone alone, the ones before it stay), and waits once at the end for
- * the batch that holds them all to be on disk, instead of once per call. Elsewhere (SQLite
- * shared by several processes, Redis) every call commits on its own as usual. Either way,
+ * Runs fn(s, userdata, err), its store calls joined into one commit: SQLite in exclusive mode
+ * hands fn to the store's writer thread, which runs it inside its next batch on the one
+ * connection (each call in its own savepoint as usual: a call that fails is undone alone, the
+ * ones before it stay) while this thread waits once for that batch to be on disk, instead of
+ * once per call; fn must therefore not rely on the calling thread (its thread-local state, a
+ * lock it holds that fn takes). Elsewhere (SQLite shared by several processes, Redis) fn runs
+ * on this thread and every call commits on its own as usual. Either way,
  * when this returns, what fn's calls wrote is durable, or the failure is returned: a commit
  * that fails after fn succeeded is REIN_ESTORE (and none of fn's writes were kept). Inside
  * fn, a call reads what the earlier ones wrote. fn holds the store's connection: it must not

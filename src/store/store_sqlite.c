@@ -17,14 +17,16 @@
  * exclusive mode a TRUNCATE checkpoint runs every CHECKPOINT_MS while the connection is handed
  * back (no reader can pin the WAL then).
  *
- * Group commit (exclusive mode, docs/decisions/0026): the calls of all threads share one open
- * transaction, a batch, each call inside its own savepoint (a failed call rolls back to it and
- * leaves the others' work alone). A call that succeeded returns only when the batch that holds
- * it has committed, with synchronous=FULL as before, so what a caller was told is written is
- * on disk, and nothing a call read can vanish after it returned. The thread that hands the
- * connection back when no other thread waits for it (or when the batch is full or old)
- * commits: while one commit waits for the disk, the calls that arrive queue and then share the
- * next one. A batch that fails to commit fails every call in it.
+ * Group commit (exclusive mode, docs/decisions/0026 and 0060): one writer thread owns the
+ * connection's writes. rein_store_group hands it fn, and a plain call made on another thread
+ * borrows the connection from it; either way the work joins the writer's open transaction (a
+ * batch), each call inside its own savepoint (a failed call rolls back to it and leaves the
+ * others' work alone). The writer runs every job queued, commits once with
+ * synchronous=FULL, and only then tells their submitters, so what a caller was told is written
+ * is on disk, and nothing a call read can vanish after it returned. While one commit waits
+ * for the disk, the jobs that arrive queue and share the next one; a submitter sleeps once,
+ * and no thread hands the connection to another. A batch that fails to commit fails every
+ * job in it.
  *
  * Schema: a schema_version table and ordered migration steps; a database newer than the code
  * is refused with a clear error. Locks are rows with an owner token and a lease expiry, taken
@@ -46,7 +48,6 @@
 #define CHECKPOINT_MS 30000
 /* A batch commits when no other call waits, or at this many calls, or this old. */
 #define BATCH_MAX_CALLS 256
-#define BATCH_MAX_MS    20
 #define WAL_KEEP_BYTES  "4194304"
 
 /* Ordered migrations: step i brings the schema from version i to i + 1. Never edit a step
@@ -261,21 +262,31 @@ struct conn {
     struct conn *next_free;
 };
 
-/* A call of a batch waiting for the batch's commit (on its thread's stack). */
-struct waiter {
-    struct waiter *next;
-    sem_t ended; /* posted by batch_end once rc and err are set */
-    rein_err rc;
-    rein_error err;
+/*
+ * Work for the writer thread (group mode), on the submitting thread's stack until the writer
+ * posts ended for the last time. A group runs fn there; a borrow (fn NULL) is a single call
+ * made on its own thread: the writer lends it the connection inside the batch (posts ended),
+ * waits on the handle's back until the call is done, then goes on.
+ */
+struct job {
+    struct job *next;
+    rein_store *s;
+    rein_store_read_fn fn;
+    void *userdata;
+    rein_error *err; /* the submitter's; may be NULL */
+    rein_err rc;     /* fn's or the call's result, then the commit's */
+    struct conn *c;  /* a borrow: the connection lent */
+    sem_t ended;     /* posted once the batch holding the job has ended (a borrow: also when
+                        the connection is lent) */
 };
 
 /*
  * Invariants: count <= max; every opened connection is either on the free list or held by
- * exactly one thread; all[0..count) lists them all for closing. Group mode: batch_calls > 0
- * exactly while a batch is open (or was, until SQLite rolled it back on an I/O error), and
- * then the connection is held by a thread that will commit it or hand it to a thread waiting
- * for it; batch lists the waiters of the open batch. batch_calls and batch_start_ms belong to
- * the thread holding the connection; batch, waiting and the waiters' fields to mu.
+ * exactly one thread; all[0..count) lists them all for closing. Group mode: the writer thread
+ * takes the connection for each batch and hands it back after the batch's commit, so no
+ * transaction is open while the connection is free; jobs..jobs_tail is the queue of submitted
+ * jobs, writer_idle says the writer waits on work for one. jobs, writer_idle, stopping and
+ * waiting belong to mu.
  */
 struct sq {
     char *path;
@@ -287,11 +298,13 @@ struct sq {
     pthread_cond_t cv; /* a connection came free */
     struct conn **all;
     unsigned count, max;
-    unsigned waiting; /* threads waiting in conn_get */
+    unsigned waiting; /* threads waiting in conn_take */
     struct conn *free_list;
-    unsigned batch_calls;
-    int64_t batch_start_ms;
-    struct waiter *batch;
+    struct job *jobs, **jobs_tail;
+    pthread_cond_t work; /* a job was queued, or stopping */
+    bool writer_idle, stopping, has_writer;
+    pthread_t writer;
+    sem_t back;                      /* a borrower handed the connection back to the writer */
     struct rein__store_tally *tally; /* the handle's */
 };
 
@@ -477,16 +490,12 @@ static bool is_held(const struct sq *q, const struct conn *c)
 }
 
 /*
- * The connection this thread holds inside sq_group (with its store), else zeros. The calls fn
- * makes there take it in conn_get with a savepoint of their own and leave it in conn_done
- * without waiting: sq_group waits once for the batch that holds them all.
+ * The connection the writer thread holds while it runs a batch's groups, or a borrowing thread
+ * for its one call (with its store), else zeros. The calls made there take it in conn_get
+ * with a savepoint of their own inside the batch, and leave it in conn_done without waiting
+ * for the commit: the group's (or the borrow's) submitter waits once for the batch.
  */
 static _Thread_local struct held held_write;
-
-static bool in_group(const struct sq *q, const struct conn *c)
-{
-    return holds(&held_write, q, c);
-}
 
 /* The cached statement id, prepared on first use, reset and unbound. */
 static sqlite3_stmt *stmt(struct sq *q, struct conn *c, enum stmt_id id, rein_error *err)
@@ -573,97 +582,279 @@ static void rollback(struct sq *q, struct conn *c)
     (void)run_id(q, c, q->group ? ST_ROLLBACK_TO : ST_ROLLBACK, &ignored);
 }
 
-/* ---- group commit ----------------------------------------------------------------------- */
+/* ---- group commit: the writer thread ------------------------------------------------- */
 
-/* Ends the open batch (holding the connection): commits it, or reports that SQLite already
- * rolled it back, and tells its waiters. */
-static void batch_end(struct sq *q, struct conn *c)
+static void job_end(struct job *j, rein_err commit_rc, const rein_error *commit_err)
 {
-    struct waiter *list;
+    if (j->rc == REIN_OK && commit_rc != REIN_OK) {
+        j->rc = commit_rc;
+        if (j->err)
+            *j->err = *commit_err;
+    }
+    sem_post(&j->ended);
+}
+
+/* Ends the open batch (the writer holding the connection): commits it, or finds that SQLite
+ * already rolled it back; returns the outcome for its jobs (*e: the failure). */
+static rein_err batch_commit(struct sq *q, struct conn *c, rein_error *e)
+{
+    rein_err rc;
+
+    rein_error_clear(e);
+    if (sqlite3_get_autocommit(c->db))
+        return rein_error_set(e, REIN_ESTORE,
+                              "sqlite %s: the transaction was rolled back by an earlier error",
+                              q->path);
+    rc = run_id(q, c, ST_COMMIT, e);
+    if (rc != REIN_OK && !sqlite3_get_autocommit(c->db)) {
+        rein_error ignored;
+        (void)run_id(q, c, ST_ROLLBACK, &ignored);
+    }
+    if (rc == REIN_OK)
+        REIN__STORE_COUNT(q->tally, commits);
+    return rc;
+}
+
+/* Tells the jobs of list, up to stop (not included), how their batch ended. A job's submitter
+ * returns, and j leaves its stack, once posted: next is read first. */
+static void jobs_end(struct job *list, const struct job *stop, rein_err rc, const rein_error *e)
+{
+    for (struct job *j = list, *next; j != stop; j = next) {
+        next = j->next;
+        job_end(j, rc, e);
+    }
+}
+
+/* Fails the jobs of list that never ran (the batch could not start). */
+static void jobs_fail(struct job *list, rein_err rc, const rein_error *e)
+{
+    for (struct job *j = list, *next; j; j = next) {
+        next = j->next;
+        j->rc = rc;
+        if (j->err)
+            *j->err = *e;
+        sem_post(&j->ended);
+    }
+}
+
+/* Runs one job inside the open batch: a group's fn on this thread, or a borrow's call on its
+ * own thread while this one waits for the connection to come back. */
+static void job_run(struct sq *q, struct job *j)
+{
+    if (j->fn) {
+        j->rc = j->fn(j->s, j->userdata, j->err);
+        return;
+    }
+    j->c = held_write.c;
+    sem_post(&j->ended); /* the connection is lent */
+    while (sem_wait(&q->back) != 0 && errno == EINTR)
+        ;
+}
+
+/*
+ * One batch: the connection, BEGIN, every job in order, one COMMIT for all of them, then each
+ * submitter is told. A job that finds the batch rolled back by SQLite (some I/O errors do
+ * that) first ends the batch for the jobs before it and starts another.
+ */
+static void writer_batch(struct sq *q, struct job *list)
+{
+    struct job *first = list;
+    struct conn *c = NULL;
     rein_error e;
     rein_err rc;
 
     rein_error_clear(&e);
-    if (sqlite3_get_autocommit(c->db)) {
-        rc = rein_error_set(&e, REIN_ESTORE,
-                            "sqlite %s: the transaction was rolled back by an earlier error",
-                            q->path);
-    } else {
-        rc = run_id(q, c, ST_COMMIT, &e);
-        if (rc != REIN_OK && !sqlite3_get_autocommit(c->db)) {
-            rein_error ignored;
-            (void)run_id(q, c, ST_ROLLBACK, &ignored);
-        }
-    }
-    if (rc == REIN_OK)
-        REIN__STORE_COUNT(q->tally, commits);
-    pthread_mutex_lock(&q->mu);
-    list = q->batch;
-    q->batch = NULL;
-    q->batch_calls = 0;
-    pthread_mutex_unlock(&q->mu);
-    /* Each waiter is woken on its own: with one broadcast every waiter of the batch woke and
-     * took mu in turn only to read its flag, a convoy of futex calls per batch (issue 25). A
-     * waiter returns, and its w leaves the stack, once posted: next is read first. */
-    for (struct waiter *w = list, *next; w; w = next) {
-        next = w->next;
-        w->rc = rc;
+    rc = conn_take(q, &c, &e);
+    if (rc == REIN_OK) {
+        rc = run_id(q, c, ST_BEGIN, &e);
         if (rc != REIN_OK)
-            w->err = e;
-        sem_post(&w->ended);
+            conn_put(q, c);
     }
+    if (rc != REIN_OK) {
+        jobs_fail(list, rc, &e);
+        return;
+    }
+    held_write.q = q;
+    held_write.c = c;
+    for (struct job *j = list; j; j = j->next) {
+        if (j != first && sqlite3_get_autocommit(c->db)) {
+            rc = batch_commit(q, c, &e);
+            jobs_end(first, j, rc, &e);
+            first = j;
+            if (run_id(q, c, ST_BEGIN, &e) != REIN_OK) {
+                jobs_fail(j, REIN_ESTORE, &e);
+                first = NULL;
+                break;
+            }
+        }
+        job_run(q, j);
+    }
+    held_write.q = NULL;
+    held_write.c = NULL;
+    if (first)
+        rc = batch_commit(q, c, &e);
+    /* Free before anyone is told: a caller that reads at once (rein_store_read_now) finds the
+     * connection idle. */
+    conn_put(q, c);
+    if (first)
+        jobs_end(first, NULL, rc, &e);
 }
 
 /*
- * Takes the connection for one call. Group mode: opens a batch when none is open and the
- * call's savepoint in it; on failure the connection is handed back.
+ * The writer: takes every job queued (up to BATCH_MAX_CALLS) and runs them as one batch. While
+ * one batch waits for the disk, the jobs that arrive queue and share the next commit; no
+ * thread hands the connection to another, and a submitter sleeps once, until its batch ends.
+ */
+static void *writer_main(void *arg)
+{
+    struct sq *q = arg;
+
+    pthread_mutex_lock(&q->mu);
+    for (;;) {
+        struct job *list = q->jobs, **tail = &q->jobs;
+        unsigned n = 0;
+
+        if (!list) {
+            if (q->stopping)
+                break;
+            q->writer_idle = true;
+            pthread_cond_wait(&q->work, &q->mu);
+            q->writer_idle = false;
+            continue;
+        }
+        while (*tail && n < BATCH_MAX_CALLS) {
+            tail = &(*tail)->next;
+            n++;
+        }
+        q->jobs = *tail;
+        if (!q->jobs)
+            q->jobs_tail = &q->jobs;
+        *tail = NULL;
+        pthread_mutex_unlock(&q->mu);
+        writer_batch(q, list);
+        pthread_mutex_lock(&q->mu);
+    }
+    pthread_mutex_unlock(&q->mu);
+    return NULL;
+}
+
+/* Queues j for the writer and waits until its batch has ended (a borrow: until the connection
+ * is lent to it). */
+static void job_submit(struct sq *q, struct job *j)
+{
+    REIN__STORE_COUNT(q->tally, waits);
+    sem_init(&j->ended, 0, 0);
+    j->next = NULL;
+    pthread_mutex_lock(&q->mu);
+    /* j lives on this stack until the writer has posted it for the last time: we wait. */
+    /* cppcheck-suppress autoVariables */
+    *q->jobs_tail = j;
+    q->jobs_tail = &j->next;
+    if (q->writer_idle)
+        pthread_cond_signal(&q->work);
+    pthread_mutex_unlock(&q->mu);
+    while (sem_wait(&j->ended) != 0 && errno == EINTR)
+        ;
+}
+
+static rein_err writer_start(struct sq *q, rein_error *err)
+{
+    int prc;
+
+    q->jobs_tail = &q->jobs;
+    sem_init(&q->back, 0, 0);
+    pthread_cond_init(&q->work, NULL);
+    prc = pthread_create(&q->writer, NULL, writer_main, q);
+    if (prc != 0) {
+        sem_destroy(&q->back);
+        pthread_cond_destroy(&q->work);
+        return rein_error_set(err, REIN_ESTORE, "sqlite %s: cannot start the writer thread: %s",
+                              q->path, strerror(prc));
+    }
+    q->has_writer = true;
+    return REIN_OK;
+}
+
+/* Lets the writer finish what is queued, then joins it. */
+static void writer_stop(struct sq *q)
+{
+    if (!q->has_writer)
+        return;
+    pthread_mutex_lock(&q->mu);
+    q->stopping = true;
+    pthread_cond_signal(&q->work);
+    pthread_mutex_unlock(&q->mu);
+    pthread_join(q->writer, NULL);
+    sem_destroy(&q->back);
+    pthread_cond_destroy(&q->work);
+    q->has_writer = false;
+}
+
+/* The borrow this thread is making (group mode, one call from conn_get to conn_done), and its
+ * job: a call runs on one thread, so one slot per thread. */
+static _Thread_local struct job borrow_slot;
+static _Thread_local struct job *borrowing;
+
+/* Hands the lent connection back to the writer and waits for the end of the batch that holds
+ * the call; returns the call's result rc, or the commit's failure. */
+static rein_err borrow_end(struct sq *q, rein_err rc, rein_error *err)
+{
+    struct job *j = borrowing;
+
+    borrowing = NULL;
+    held_write.q = NULL;
+    held_write.c = NULL;
+    j->rc = rc;
+    j->err = err;
+    sem_post(&q->back);
+    while (sem_wait(&j->ended) != 0 && errno == EINTR)
+        ;
+    sem_destroy(&j->ended);
+    return j->rc;
+}
+
+/*
+ * Takes the connection for one call. Group mode: inside the writer's batch the call gets a
+ * savepoint of its own; any other thread borrows the connection from the writer for the call
+ * (its savepoint then sits in the batch, and conn_done waits for the batch's commit).
  */
 static rein_err conn_get(struct sq *q, struct conn **out, rein_error *err)
 {
-    struct conn *c;
     rein_err rc;
 
+    *out = NULL;
     REIN__STORE_COUNT(q->tally, calls);
     if (held_read.q == q) {
         *out = held_read.c;
         return REIN_OK;
     }
-    if (held_write.q == q) {
-        /* SQLite rolls the whole transaction back on some I/O errors: the group's batch is
-         * gone, and a savepoint now would start a transaction outside it. */
-        if (sqlite3_get_autocommit(held_write.c->db))
-            return rein_error_set(err, REIN_ESTORE,
-                                  "sqlite %s: the transaction was rolled back by an earlier error",
-                                  q->path);
+    if (!q->group)
+        return conn_take(q, out, err);
+    if (held_write.q != q) {
+        struct job *j = &borrow_slot;
+        memset(j, 0, sizeof(*j));
+        j->err = err;
+        job_submit(q, j);
+        if (j->rc != REIN_OK) { /* the batch could not start; err is filled */
+            sem_destroy(&j->ended);
+            return j->rc;
+        }
+        borrowing = j;
+        held_write.q = q;
+        held_write.c = j->c;
+    }
+    /* SQLite rolls the whole transaction back on some I/O errors: the batch is gone, and a
+     * savepoint now would start a transaction outside it. */
+    if (sqlite3_get_autocommit(held_write.c->db))
+        rc = rein_error_set(err, REIN_ESTORE,
+                            "sqlite %s: the transaction was rolled back by an earlier error",
+                            q->path);
+    else
         rc = run_id(q, held_write.c, ST_SAVEPOINT, err);
-        *out = rc == REIN_OK ? held_write.c : NULL;
-        return rc;
-    }
-    rc = conn_take(q, out, err);
-    if (rc != REIN_OK || !q->group)
-        return rc;
-    c = *out;
-    /* SQLite rolls the whole transaction back on some I/O errors: that batch is over. */
-    if (q->batch_calls && sqlite3_get_autocommit(c->db))
-        batch_end(q, c);
-    if (!q->batch_calls) {
-        rc = run_id(q, c, ST_BEGIN, err);
-        q->batch_start_ms = rein_now_ms();
-    }
     if (rc == REIN_OK)
-        rc = run_id(q, c, ST_SAVEPOINT, err);
-    if (rc == REIN_OK) {
-        q->batch_calls++;
-        return REIN_OK;
-    }
-    if (q->batch_calls) {
-        batch_end(q, c);
-    } else if (!sqlite3_get_autocommit(c->db)) {
-        rein_error ignored;
-        (void)run_id(q, c, ST_ROLLBACK, &ignored);
-    }
-    conn_put(q, c);
-    *out = NULL;
+        *out = held_write.c;
+    else if (borrowing)
+        (void)borrow_end(q, rc, err);
     return rc;
 }
 
@@ -688,15 +879,12 @@ static rein_err savepoint_end(struct sq *q, struct conn *c, rein_err rc, rein_er
 /*
  * Hands the connection back after a call that ended with rc; returns the call's result. Group
  * mode: the call's savepoint is released into the batch (rolled back first when the call
- * failed); the batch is committed here when no other call waits for the connection, or it is
- * full or old; the call then waits for its batch to end (what it read is then committed too)
- * and returns its own failure, or the commit's.
+ * failed); inside a group the group's submitter waits for the commit, and a borrowed call
+ * waits here for the batch that holds it to end (what it read is then committed too) and
+ * returns its own failure, or the commit's.
  */
 static rein_err conn_done(struct sq *q, struct conn *c, rein_err rc, rein_error *err)
 {
-    struct waiter w = {.rc = REIN_OK};
-    bool commit;
-
     if (is_held(q, c))
         return rc; /* sq_read_now hands it back */
     if (!q->group) {
@@ -704,37 +892,16 @@ static rein_err conn_done(struct sq *q, struct conn *c, rein_err rc, rein_error 
         return rc;
     }
     rc = savepoint_end(q, c, rc, err);
-    if (in_group(q, c))
-        return rc; /* sq_group waits for the commit */
-    REIN__STORE_COUNT(q->tally, waits);
-    sem_init(&w.ended, 0, 0);
-    pthread_mutex_lock(&q->mu);
-    w.next = q->batch;
-    /* w lives on this stack until batch_end has taken it off the list: we wait for that. */
-    /* cppcheck-suppress autoVariables */
-    q->batch = &w;
-    commit = q->waiting == 0 || q->batch_calls >= BATCH_MAX_CALLS ||
-             rein_now_ms() - q->batch_start_ms >= BATCH_MAX_MS;
-    pthread_mutex_unlock(&q->mu);
-    if (commit)
-        batch_end(q, c);
-    conn_put(q, c);
-    while (sem_wait(&w.ended) != 0 && errno == EINTR)
-        ;
-    sem_destroy(&w.ended);
-    if (rc != REIN_OK)
-        return rc;
-    if (w.rc != REIN_OK && err)
-        *err = w.err;
-    return w.rc;
+    return borrowing ? borrow_end(q, rc, err) : rc;
 }
 
 /*
- * rein_store_read_now: a connection that is free at once (no thread waits for one, no batch
- * waits for its commit), or a new one while the pool may grow; else REIN_EBUSY. fn's calls
- * then share one read transaction on it, and stmt() refuses any statement that would write
- * (it would ride along uncommitted). No checkpoint on the way out: that is the writers' path.
- * (Not PRAGMA query_only: setting a flag pragma expires every prepared statement.)
+ * rein_store_read_now: a connection that is free at once (group mode: the writer has no batch
+ * running and none queued, no thread waits for it), or a new one while the pool may grow; else
+ * REIN_EBUSY. fn's calls then share one read transaction on it, and stmt() refuses any
+ * statement that would write (it would ride along uncommitted). No checkpoint on the way out:
+ * that is the writers' path. (Not PRAGMA query_only: setting a flag pragma expires every
+ * prepared statement.)
  */
 static rein_err sq_read_now(rein_store *s, rein_store_read_fn fn, void *userdata, rein_error *err)
 {
@@ -745,7 +912,7 @@ static rein_err sq_read_now(rein_store *s, rein_store_read_fn fn, void *userdata
     if (held_read.q == q || held_write.q == q)
         return fn(s, userdata, err);
     pthread_mutex_lock(&q->mu);
-    if (q->free_list && q->batch_calls == 0 && q->waiting == 0) {
+    if (q->free_list && !q->jobs && q->waiting == 0) {
         c = q->free_list;
         q->free_list = c->next_free;
     } else if (!q->free_list && q->count < q->max) {
@@ -775,37 +942,22 @@ static rein_err sq_read_now(rein_store *s, rein_store_read_fn fn, void *userdata
 }
 
 /*
- * rein_store_group in group mode: the connection is taken once, with a savepoint for the whole
- * group; fn's calls nest theirs inside it (conn_get, conn_done), and the group's end hands the
- * connection back as one call does, waiting for the batch's commit. The group's savepoint is
- * released, not rolled back, when fn fails: what its calls wrote before stays, as it would
- * have after separate calls.
+ * rein_store_group in group mode: fn runs on the writer thread, inside its next batch, while
+ * this thread waits once for that batch's commit; fn's calls take the connection there with a
+ * savepoint each (conn_get, conn_done). What fn's calls wrote before a failure stays, as it
+ * would have after separate calls.
  */
 static rein_err sq_group(rein_store *s, rein_store_read_fn fn, void *userdata, rein_error *err)
 {
     struct sq *q = impl(s);
-    struct conn *c;
-    rein_error e;
-    rein_err rc, done_rc;
+    struct job j = {.s = s, .fn = fn, .userdata = userdata, .err = err};
 
     if (!q->group || held_read.q == q || held_write.q == q)
         return fn(s, userdata, err);
-    rc = conn_get(q, &c, err);
-    if (rc != REIN_OK)
-        return rc;
-    held_write.q = q;
-    held_write.c = c;
-    rc = fn(s, userdata, err);
-    held_write.q = NULL;
-    held_write.c = NULL;
-    rein_error_clear(&e);
-    done_rc = conn_done(q, c, REIN_OK, &e);
-    if (rc == REIN_OK && done_rc != REIN_OK) {
-        rc = done_rc;
-        if (err)
-            *err = e;
-    }
-    return rc;
+    REIN__STORE_COUNT(q->tally, calls);
+    job_submit(q, &j);
+    sem_destroy(&j.ended);
+    return j.rc;
 }
 
 /* ---- schema ----------------------------------------------------------------------------- */
@@ -877,6 +1029,7 @@ static void sq_close(rein_store *s)
 
     if (!q)
         return;
+    writer_stop(q);
     for (unsigned i = 0; i < q->count; i++)
         conn_close(q->all[i]);
     pthread_mutex_destroy(&q->mu);
@@ -1998,6 +2151,14 @@ rein_err rein__store_sqlite_open(rein_store *s, const char *path, rein_error *er
         return rc;
     }
     conn_put(q, c);
-    q->group = q->exclusive;
+    if (q->exclusive) {
+        rc = writer_start(q, err);
+        if (rc != REIN_OK) {
+            sq_close(s);
+            s->ops = NULL;
+            return rc;
+        }
+        q->group = true;
+    }
     return REIN_OK;
 }

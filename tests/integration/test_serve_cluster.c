@@ -781,6 +781,113 @@ static void kill9_after_answers_keeps_them(void **state)
     inst_stop(&C->a);
 }
 
+/* One of kill9_mid_batches' concurrent turns. */
+struct racer {
+    const struct inst *in;
+    int k;
+    long status;
+    char response[64];
+    pthread_mutex_t *mu;
+    pthread_cond_t *cv;
+    int *answered;
+};
+
+static void *racer_main(void *arg)
+{
+    struct racer *x = arg;
+    struct th_resp r;
+    char body[160];
+
+    snprintf(body, sizeof(body),
+             "{\"message\": \"echo hi\", \"conversation_id\": \"race%d\", "
+             "\"verification\": \"off\"}",
+             x->k);
+    th_post(at(x->in, "/agent/chat"), body, &r);
+    pthread_mutex_lock(x->mu);
+    x->status = r.status;
+    if (r.status == 200)
+        snprintf(x->response, sizeof(x->response), "%s", th_jstr(r.json, "response"));
+    (*x->answered)++;
+    pthread_cond_signal(x->cv);
+    pthread_mutex_unlock(x->mu);
+    th_resp_free(&r);
+    return NULL;
+}
+
+#define RACERS 16
+
+/*
+ * Concurrent turns share the store's commits (the SQLite writer thread runs their groups in
+ * batches), and the process is killed with -9 while some are still running: every turn that
+ * was answered 200 is complete on disk, and every other conversation holds a prefix of its
+ * turn without a gap.
+ */
+static void kill9_mid_batches_keeps_the_answered(void **state)
+{
+    struct racer x[RACERS];
+    pthread_t th[RACERS];
+    pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+    pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
+    int answered = 0, ok = 0, code;
+    rein_error err;
+
+    (void)state;
+    setup_cluster(false);
+    inst_start(&C->a, "1500", "5000");
+    ms_reset(C->ms);
+    assert_rein_ok(
+        ms_script(C->ms,
+                  "[{\"match\": {\"last_role\": \"user\"}, \"times\": 0, \"tool_calls\":"
+                  " [{\"name\": \"echo\", \"arguments\": \"{\\\"text\\\": \\\"hi\\\"}\"}]},"
+                  " {\"match\": {\"last_role\": \"tool\"}, \"times\": 0, \"text\": "
+                  "\"It said hi.\"}]",
+                  false, &err),
+        &err);
+    for (int k = 0; k < RACERS; k++) {
+        x[k] = (struct racer){.in = &C->a, .k = k, .mu = &mu, .cv = &cv, .answered = &answered};
+        assert_int_equal(pthread_create(&th[k], NULL, racer_main, &x[k]), 0);
+    }
+    pthread_mutex_lock(&mu);
+    while (answered < RACERS / 2)
+        pthread_cond_wait(&cv, &mu);
+    pthread_mutex_unlock(&mu);
+    rein_proc_kill(C->a.proc, SIGKILL);
+    assert_rein_ok(rein_proc_wait(C->a.proc, 10000, &code), NULL);
+    rein_proc_free(C->a.proc);
+    C->a.proc = NULL;
+    for (int k = 0; k < RACERS; k++)
+        pthread_join(th[k], NULL);
+
+    inst_start(&C->a, "1500", "5000");
+    for (int k = 0; k < RACERS; k++) {
+        char path[64];
+        struct th_resp r;
+        const json_t *m, *msgs;
+        size_t i;
+        snprintf(path, sizeof(path), "/agent/conversations/race%d", k);
+        th_get(at(&C->a, path), &r);
+        if (x[k].status != 200) { /* not answered: absent, or a prefix without a gap */
+            if (r.status == 200)
+                json_array_foreach(json_object_get(r.json, "messages"), i, m) assert_int_equal(
+                    json_integer_value(json_object_get(m, "position")), (json_int_t)i);
+            th_resp_free(&r);
+            continue;
+        }
+        ok++;
+        assert_string_equal(x[k].response, "It said hi.");
+        assert_int_equal(r.status, 200);
+        msgs = json_object_get(r.json, "messages");
+        assert_int_equal(json_array_size(msgs), 5);
+        m = json_object_get(json_array_get(msgs, 4), "message");
+        assert_string_equal(th_jstr(m, "content"), "It said hi.");
+        assert_string_equal(th_jstr(json_array_get(json_object_get(r.json, "ledger"), 0), "status"),
+                            "success");
+        th_resp_free(&r);
+    }
+    assert_true(ok >= RACERS / 2);
+    inst_stop(&C->a);
+}
+
 static const struct CMUnitTest tests[] = {
     cmocka_unit_test_teardown(two_instances_share_conversations, teardown),
     cmocka_unit_test_teardown(two_instances_one_turn_at_a_time, teardown),
@@ -792,6 +899,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test_teardown(sigterm_cancels_after_grace, teardown),
     cmocka_unit_test_teardown(sigterm_lets_a_turn_finish, teardown),
     cmocka_unit_test_teardown(kill9_after_answers_keeps_them, teardown),
+    cmocka_unit_test_teardown(kill9_mid_batches_keeps_the_answered, teardown),
 };
 
 REIN_TEST_MAIN(tests)

@@ -1449,7 +1449,8 @@ static rein_store *open_poisoned(void)
 
 struct gc_thread {
     rein_store *s;
-    int k;
+    int k; /* odd: each append is a group of its own (run by the writer thread), even: a plain
+              call (lent the connection inside the writer's batch) */
     bool ok[GC_CALLS];
     rein_err rc[GC_CALLS];
     int read_failures;
@@ -1460,6 +1461,18 @@ static int gc_count(const struct rein_store_message *m, void *userdata)
     (void)m;
     (*(int *)userdata)++;
     return 0;
+}
+
+struct gc_append {
+    const char *conv, *body;
+    int64_t pos;
+};
+
+static rein_err gc_append_fn(rein_store *s, void *userdata, rein_error *err)
+{
+    struct gc_append *a = userdata;
+
+    return rein_store_message_append(s, a->conv, a->body, strlen(a->body), NULL, &a->pos, err);
 }
 
 /* Thread k appends GC_CALLS messages to its conversation (thread 0 poisons every fifth) and
@@ -1477,7 +1490,12 @@ static void *gc_main(void *arg)
         bool poison = t->k == 0 && i % 5 == 4;
         snprintf(body, sizeof(body), "{\"role\":\"user\",\"content\":\"%s %d\"}",
                  poison ? "poison" : "m", i);
-        t->rc[i] = rein_store_message_append(t->s, conv, body, strlen(body), NULL, &pos, &err);
+        if (t->k % 2) {
+            struct gc_append a = {conv, body, -1};
+            t->rc[i] = rein_store_group(t->s, gc_append_fn, &a, &err);
+        } else {
+            t->rc[i] = rein_store_message_append(t->s, conv, body, strlen(body), NULL, &pos, &err);
+        }
         t->ok[i] = t->rc[i] == REIN_OK;
         /* A read fails only when it shared a batch that failed to commit. */
         if (rein_store_messages_each(t->s, conv, 0, gc_count, &seen, &err) != REIN_OK)
@@ -1509,9 +1527,9 @@ static int gc_verify(const struct rein_store_message *m, void *userdata)
 }
 
 /*
- * Many threads' calls share batches: every call that succeeded is on disk after the store is
- * closed and opened again, in order and without gaps; every call that failed (the poisoned
- * ones, and any that shared their batch) left nothing behind.
+ * Many threads' calls and groups share batches: every call that succeeded is on disk after the
+ * store is closed and opened again, in order and without gaps; every call that failed (the
+ * poisoned ones, and any that shared their batch) left nothing behind.
  */
 static void sqlite_group_commit_keeps_what_it_acknowledged(void **state)
 {
