@@ -432,8 +432,9 @@ REIN_EXTERN rein_err rein_store_approval_wait(rein_store *s, const char *conv_id
 typedef struct rein_store_lease rein_store_lease;
 
 /*
- * Takes the lock of conv_id (as rein_store_lock_acquire) and starts a thread that renews it
- * every lease_ms / 3 and polls for a cancel request every poll_ms. *out receives the new
+ * Takes the lock of conv_id (as rein_store_lock_acquire); the handle's lease thread (one for
+ * all its leases, started with the first) then renews it every lease_ms / 3 and polls for a
+ * cancel request every poll_ms. *out receives the new
  * lease. REIN_EBUSY with *held filled when another turn holds the lock. s is borrowed and
  * must outlive the lease.
  */
@@ -452,10 +453,11 @@ REIN_EXTERN const char *rein_store_lease_token(const rein_store_lease *l);
 /* Updates the lock state others see (see rein_store_lock_set_state). */
 REIN_EXTERN rein_err rein_store_lease_set_state(rein_store_lease *l, const char *state,
                                                 const char *tool, rein_error *err) REIN_WUR;
-/* Stops the renewing thread; the lock stays held until rein_store_lease_release. For a release
- * inside rein_store_group, whose connection the thread could be waiting for. NULL is a no-op. */
+/* Stops renewing l (waiting while the lease thread is renewing it); the lock stays held until
+ * rein_store_lease_release. For a release inside rein_store_group, whose connection the lease
+ * thread could be waiting for. NULL is a no-op. */
 REIN_EXTERN void rein_store_lease_stop(rein_store_lease *l);
-/* Stops the renewing thread (unless stopped), releases the lock and frees l. NULL is a no-op. */
+/* Stops renewing l (unless stopped), releases the lock and frees l. NULL is a no-op. */
 REIN_EXTERN void rein_store_lease_release(rein_store_lease *l);
 
 /* ---- recovery --------------------------------------------------------------------------- */

@@ -723,7 +723,7 @@ rein_err rein_session_end(rein_session *s, rein_error *err)
         rein_error ignored;
         if (s->lease)
             snprintf(token, sizeof(token), "%s", rein_store_lease_token(s->lease));
-        /* The renewing thread uses the store: it stops before the group holds it. */
+        /* The lease thread renews through the store: it lets go of this lease before the group. */
         rein_store_lease_stop(s->lease);
         rc = rein__session_commit(s, end_writes, NULL, err);
         if (rc != REIN_OK && token[0]) {

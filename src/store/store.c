@@ -2,8 +2,7 @@
  * The store dispatcher (include/rein/store.h): picks a backend from the URL, checks every
  * argument once (ids, JSON texts, statuses), fills ids and clocks, encodes list cursors, and
  * implements what is the same for every backend on top of the vtable in store_int.h: the
- * conversation export, approval waiting, and leases (a lock kept alive by a thread that also
- * turns a cancel request written by any instance into a rein_cancel trigger).
+ * conversation export and approval waiting. Leases are in lease.c.
  */
 #include "store/store_int.h"
 
@@ -264,6 +263,7 @@ void rein_store_free(rein_store *s)
 {
     if (!s)
         return;
+    rein__store_keeper_stop(s);
     if (s->ops)
         s->ops->close(s);
     events_notify_release(s);
@@ -1175,147 +1175,4 @@ rein_err rein_store_recover(rein_store *s, int *flagged, rein_error *err)
     if (flagged)
         *flagged = n;
     return rc;
-}
-
-/* ---- leases ----------------------------------------------------------------------------- */
-
-/*
- * Invariants: the thread runs from a successful acquire until rein_store_lease_release()
- * triggers stop and joins it; token never changes; cancel is triggered at most once (by the
- * thread) and lives as long as the lease.
- */
-struct rein_store_lease {
-    rein_store *store; /* borrowed */
-    char conv_id[REIN_ID_MAX];
-    char token[REIN_ID_MAX];
-    int64_t lease_ms;
-    rein_cancel *cancel; /* triggered on a cancel request or a lost lock */
-    rein_cancel *stop;   /* triggered by release to end the thread */
-    pthread_t thread;
-    bool stopped; /* the thread was joined */
-};
-
-static void *lease_main(void *arg)
-{
-    rein_store_lease *l = arg;
-    rein_store *s = l->store;
-    int64_t renew_every = l->lease_ms / 3 > 0 ? l->lease_ms / 3 : 1;
-    int64_t next_renew = rein_now_ms() + renew_every;
-    int64_t expires = rein_now_ms() + l->lease_ms;
-
-    while (!rein_cancel_is_set(l->stop)) {
-        int64_t now = rein_now_ms();
-        int64_t wait = next_renew - now;
-        rein_error err;
-        bool requested = false;
-        char reason[160];
-
-        if (!rein_cancel_is_set(l->cancel) && wait > s->opts.poll_ms)
-            wait = s->opts.poll_ms;
-        if (rein_cancel_wait(l->stop, wait > 0 ? wait : 0))
-            break;
-        now = rein_now_ms();
-        if (now >= next_renew) {
-            rein_err rc = rein_store_lock_renew(s, l->conv_id, l->token, l->lease_ms, &err);
-            if (rc == REIN_OK) {
-                expires = now + l->lease_ms;
-                next_renew = now + renew_every;
-            } else if (rc == REIN_ESTATE || now >= expires) {
-                rein_log(REIN_LOG_WARN, WHERE, "lock of %s lost: %s", l->conv_id, err.msg);
-                rein_cancel_trigger(l->cancel, "lock lost");
-                break;
-            } else {
-                /* A passing store failure: try again soon, while the lease still runs. */
-                rein_log(REIN_LOG_WARN, WHERE, "renewing lock of %s: %s", l->conv_id, err.msg);
-                next_renew = now + s->opts.poll_ms;
-            }
-        }
-        if (!rein_cancel_is_set(l->cancel) &&
-            rein_store_cancel_check(s, l->conv_id, l->token, &requested, reason, &err) == REIN_OK &&
-            requested)
-            rein_cancel_trigger(l->cancel, reason[0] ? reason : "cancelled");
-    }
-    return NULL;
-}
-
-rein_err rein_store_lease_acquire(rein_store *s, const char *conv_id, int64_t lease_ms,
-                                  const char *state, rein_store_lease **out,
-                                  struct rein_store_lock_info *held, rein_error *err)
-{
-    rein_store_lease *l;
-    rein_err rc;
-    int prc;
-
-    *out = NULL;
-    l = rein_calloc(1, sizeof(*l));
-    if (!l)
-        return rein_error_set(err, REIN_ENOMEM, "store: out of memory");
-    l->store = s;
-    l->lease_ms = lease_ms;
-    l->cancel = rein_cancel_new();
-    l->stop = rein_cancel_new();
-    if (!l->cancel || !l->stop) {
-        rc = rein_error_set(err, REIN_ENOMEM, "store: out of memory");
-        goto out_free;
-    }
-    rc = rein_store_lock_acquire(s, conv_id, lease_ms, state, l->token, held, err);
-    if (rc != REIN_OK)
-        goto out_free;
-    memcpy(l->conv_id, conv_id, strlen(conv_id) + 1);
-    prc = pthread_create(&l->thread, NULL, lease_main, l);
-    if (prc != 0) {
-        rein_error release_err;
-        rc = rein_error_set(err, REIN_ENOMEM, "store: cannot start the lease thread: %s",
-                            strerror(prc));
-        if (rein_store_lock_release(s, conv_id, l->token, &release_err) != REIN_OK)
-            rein_log(REIN_LOG_WARN, WHERE, "releasing lock of %s: %s", conv_id, release_err.msg);
-        goto out_free;
-    }
-    *out = l;
-    return REIN_OK;
-out_free:
-    rein_cancel_unref(l->cancel);
-    rein_cancel_unref(l->stop);
-    rein_free(l);
-    return rc;
-}
-
-rein_cancel *rein_store_lease_cancel(rein_store_lease *l)
-{
-    return l->cancel;
-}
-
-const char *rein_store_lease_token(const rein_store_lease *l)
-{
-    return l->token;
-}
-
-rein_err rein_store_lease_set_state(rein_store_lease *l, const char *state, const char *tool,
-                                    rein_error *err)
-{
-    return rein_store_lock_set_state(l->store, l->conv_id, l->token, state, tool, err);
-}
-
-void rein_store_lease_stop(rein_store_lease *l)
-{
-    if (!l || l->stopped)
-        return;
-    rein_cancel_trigger(l->stop, "released");
-    pthread_join(l->thread, NULL);
-    l->stopped = true;
-}
-
-void rein_store_lease_release(rein_store_lease *l)
-{
-    rein_error err;
-
-    if (!l)
-        return;
-    rein_store_lease_stop(l);
-    if (rein_store_lock_release(l->store, l->conv_id, l->token, &err) != REIN_OK &&
-        err.code != REIN_ESTATE)
-        rein_log(REIN_LOG_WARN, WHERE, "releasing lock of %s: %s", l->conv_id, err.msg);
-    rein_cancel_unref(l->cancel);
-    rein_cancel_unref(l->stop);
-    rein_free(l);
 }

@@ -132,6 +132,7 @@ struct rein_store {
     pthread_cond_t events_cv;
     uint64_t events_gen;
     struct rein__store_tally tally;
+    struct rein__lease_keeper *keeper; /* lease.c; NULL until the first lease */
 };
 
 /* Adds one to a counter of the tally. */
@@ -142,6 +143,10 @@ struct rein_store {
  * the URL after "sqlite:" (a path) or the whole "redis://…" URL. */
 rein_err rein__store_sqlite_open(rein_store *s, const char *path, rein_error *err);
 rein_err rein__store_redis_open(rein_store *s, const char *url, rein_error *err);
+
+/* Stops the thread keeping s's leases (lease.c), when it runs: every lease is released by
+ * then. */
+void rein__store_keeper_stop(rein_store *s);
 
 /* True when text is a usable call id (1..128 printable ASCII, no spaces). */
 bool rein__store_call_id_is_valid(const char *text);

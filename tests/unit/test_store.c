@@ -1287,6 +1287,50 @@ static void t_lease_renews(struct backend *b)
 }
 BOTH(lease_renews)
 
+/* One handle's leases share its one lease thread: each is renewed on its own schedule, a
+ * cancel request reaches only its own lease, and a lease released early stops being renewed
+ * while the others go on. */
+static void t_leases_share_the_thread(struct backend *b)
+{
+    rein_store *s = open_store(b);
+    rein_store *other = open_store(b);
+    rein_store_lease *lease[3] = {NULL};
+    int64_t first[3], deadline = rein_now_ms() + 10000;
+    struct rein_store_lock_info info;
+    const char *conv[3] = {"m0", "m1", "m2"};
+    bool renewed = false;
+    rein_error err;
+
+    for (int i = 0; i < 3; i++) {
+        assert_rein_ok(rein_store_lease_acquire(s, conv[i], 1500, NULL, &lease[i], NULL, &err),
+                       &err);
+        assert_rein_ok(rein_store_lock_get(other, conv[i], &info, &err), &err);
+        first[i] = info.expires_ms;
+    }
+    rein_store_lease_release(lease[0]);
+    assert_int_equal(rein_store_lock_get(other, "m0", &info, &err), REIN_ENOTFOUND);
+    assert_rein_ok(rein_store_cancel_request(other, "m1", "stop m1", &err), &err);
+    assert_true(rein_cancel_wait(rein_store_lease_cancel(lease[1]), 10000));
+    assert_string_equal(rein_cancel_reason(rein_store_lease_cancel(lease[1])), "stop m1");
+    while (!renewed && rein_now_ms() < deadline) {
+        renewed = true;
+        for (int i = 1; i < 3; i++) {
+            assert_rein_ok(rein_store_lock_get(other, conv[i], &info, &err), &err);
+            renewed = renewed && info.expires_ms >= first[i] + 1500;
+        }
+        if (!renewed)
+            rein_sleep_ms(20);
+    }
+    assert_true(renewed);
+    assert_false(rein_cancel_is_set(rein_store_lease_cancel(lease[2])));
+    assert_int_equal(rein_store_lock_get(other, "m0", &info, &err), REIN_ENOTFOUND);
+    rein_store_lease_release(lease[1]);
+    rein_store_lease_release(lease[2]);
+    rein_store_free(other);
+    rein_store_free(s);
+}
+BOTH(leases_share_the_thread)
+
 /* ---- recovery --------------------------------------------------------------------------- */
 
 static int find_interrupted(const char *conv_id, const struct rein_ledger_entry *e, void *ud)
@@ -2053,6 +2097,8 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test_teardown(redis_control, cleanup),
     cmocka_unit_test_teardown(sqlite_lease_renews, cleanup),
     cmocka_unit_test_teardown(redis_lease_renews, cleanup),
+    cmocka_unit_test_teardown(sqlite_leases_share_the_thread, cleanup),
+    cmocka_unit_test_teardown(redis_leases_share_the_thread, cleanup),
     cmocka_unit_test_teardown(sqlite_recovery, cleanup),
     cmocka_unit_test_teardown(redis_recovery, cleanup),
     cmocka_unit_test_teardown(redis_down, cleanup),
