@@ -835,9 +835,10 @@ static rein_err conn_get(struct sq *q, struct conn **out, rein_error *err)
         memset(j, 0, sizeof(*j));
         j->err = err;
         job_submit(q, j);
-        if (j->rc != REIN_OK) { /* the batch could not start; err is filled */
+        rc = j->rc;
+        if (rc != REIN_OK) { /* the batch could not start; err is filled */
             sem_destroy(&j->ended);
-            return j->rc;
+            return rc;
         }
         borrowing = j;
         held_write.q = q;
