@@ -15,7 +15,8 @@
 # table gives the range over rounds with the load average before and after, and the CPU time
 # each process spent per turn (rein serve, the scripted model server, the client, and
 # redis-server for the Redis stores), read from /proc: all of them share the two cores, so
-# their sum per turn bounds turns/s as much as rein's own part does.
+# their sum per turn bounds turns/s as much as rein's own part does; then rein serve's context
+# switches per turn (perf's software counter when perf runs, else /proc).
 #
 #   bench/turns.sh
 #   CONVERSATIONS=200 ROUNDS=3 bench/turns.sh
@@ -60,6 +61,30 @@ start_echo_model "$build"
 ms_pid=${pids[-1]}
 hz=$(getconf CLK_TCK)
 cpu_ms() { awk -v hz="$hz" '{printf "%.0f", ($14 + $15) * 1000 / hz}' "/proc/$1/stat"; }
+# Context switches of a process (all its threads, voluntary and not) while a command runs:
+# perf's software counter, which also counts threads that ended; without perf, the sum over
+# /proc/PID/task/*/status, which misses threads that ended in between (say so: "~").
+cs_has_perf=0
+perf stat -e context-switches -x, true >/dev/null 2>&1 && cs_has_perf=1
+cs_tasks() { cat /proc/"$1"/task/*/status 2>/dev/null | awk '/ctxt_switches/ {n += $2} END {print n + 0}'; }
+cs_start() { # pid: starts counting
+  if [ "$cs_has_perf" = 1 ]; then
+    perf stat -e context-switches -x, -o "$tmp/cs.out" -p "$1" >/dev/null 2>&1 &
+    cs_perf=$!
+    sleep 0.2 # perf attaches to every thread before the round starts
+  else
+    cs0=$(cs_tasks "$1")
+  fi
+}
+cs_stop() { # pid: sets cs to the count since cs_start (not in a subshell: it waits for perf)
+  if [ "$cs_has_perf" = 1 ]; then
+    kill -INT "$cs_perf" 2>/dev/null || true
+    wait "$cs_perf" 2>/dev/null || true
+    cs=$(awk -F, '/context-switches/ {print $1 + 0}' "$tmp/cs.out")
+  else
+    cs=$(($(cs_tasks "$1") - cs0))
+  fi
+}
 
 # name, then redis-server's persistence arguments
 declare -A redis_port redis_pid
@@ -116,27 +141,30 @@ for r in $(seq "$rounds"); do
       m0=$(cpu_ms "$ms_pid")
       d0=0
       [ -n "${store_pid[$n]}" ] && d0=$(cpu_ms "${store_pid[$n]}")
+      cs_start "${rein_pid[$n]}"
       read -r t e s p50 p99 ccpu < <("$out/server_chat" "http://127.0.0.1:${port[$n]}" \
         "$convs" "r$r" "$turn")
+      cs_stop "${rein_pid[$n]}"
       [ "$e" -eq 0 ] || { echo "turns.sh: $n: $e of $t turns failed" >&2; exit 1; }
       d1=0
       [ -n "${store_pid[$n]}" ] && d1=$(cpu_ms "${store_pid[$n]}")
       rows+=("$n,$turn,$t,$s,$p50,$p99,$(($(cpu_ms "${rein_pid[$n]}") - r0)),$(($(cpu_ms \
-        "$ms_pid") - m0)),${ccpu%.*},$((d1 - d0))")
+        "$ms_pid") - m0)),${ccpu%.*},$((d1 - d0)),$cs")
     done
   done
 done
 load_after=$(cut -d' ' -f1-3 /proc/loadavg)
 
 /usr/bin/python3 - "$load_before" "$load_after" "$rounds" "$convs" "${THREADS:-default}" \
-  "${rows[@]}" <<'EOF'
+  "$cs_has_perf" "${rows[@]}" <<'EOF'
 import sys
 before, after, rounds, convs = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
-threads = sys.argv[5]
+threads, cs_perf = sys.argv[5], sys.argv[6] == "1"
 cells, names = {}, []
-cpu = {}
-for row in sys.argv[6:]:
-    n, turn, t, s, p50, p99, rein, model, client, store = row.split(",")
+cpu, csw = {}, {}
+for row in sys.argv[7:]:
+    n, turn, t, s, p50, p99, rein, model, client, store, cs = row.split(",")
+    csw.setdefault(n, []).append(int(cs) / int(t))
     if n not in names:
         names.append(n)
     cells.setdefault((n, turn), []).append((int(t) / float(s), float(p50), float(p99)))
@@ -172,6 +200,10 @@ for n in names:
     print(f"{label[n]:32} {col(0):>12} {col(1):>13} {col(2):>10} "
           f"{(col(3) if n.startswith('redis') else '-'):>13} {rng(sums, '.2f'):>10} "
           f"{rng([100 * x for x in share], '.0f') + ' %':>11}")
+print(f"\nrein serve's context switches per turn (range over rounds; "
+      f"{'perf, every thread' if cs_perf else '~ /proc task sums: threads that ended are missed'})")
+for n in names:
+    print(f"{label[n]:32} {rng(csw[n], '.1f'):>12}")
 print("goal: >= 1,000 turns/s on SQLite, p99 < 1 s at 1,000 concurrent conversations")
 EOF
 
