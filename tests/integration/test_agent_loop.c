@@ -29,8 +29,9 @@ struct tools_state {
     atomic_int slow_started;
     atomic_int seq_running, seq_max;
     pthread_mutex_t mu;
-    pthread_cond_t finished; /* signalled each time a "wait" call appends its tag */
+    pthread_cond_t finished; /* signalled on each tool_result event */
     char order[64];          /* tags of "wait" calls in the order they finished */
+    char results[256];       /* ids of the calls whose tool_result event was sent, in order */
 };
 
 static rein_err tool_read(void *ud, const struct rein_invocation *inv,
@@ -44,10 +45,10 @@ static rein_err tool_read(void *ud, const struct rein_invocation *inv,
     return REIN_OK;
 }
 
-/* "wait" finishes once the call tagged `after` has finished, or after `ms` if none is named.
- * Ordering by the other calls' completion, not by sleep lengths, keeps the parallel test
- * independent of how late the machine starts each thread; `ms` caps the wait, so a run that
- * (wrongly) ran the calls one after another still ends, in the wrong order. */
+/* "wait" finishes once the tool_result event of the call named `after` was sent, or after
+ * `ms` if none is named. Ordering by the other calls' events, not by sleep lengths, keeps the
+ * parallel test independent of how late the machine starts each thread; `ms` caps the wait, so
+ * a run that (wrongly) ran the calls one after another still ends, in the wrong order. */
 static rein_err tool_wait(void *ud, const struct rein_invocation *inv,
                           struct rein_tool_reply *reply, rein_error *err)
 {
@@ -67,12 +68,11 @@ static rein_err tool_wait(void *ud, const struct rein_invocation *inv,
         until.tv_nsec -= 1000000000L;
     }
     pthread_mutex_lock(&ts->mu);
-    while (after && !strstr(ts->order, after) &&
+    while (after && !strstr(ts->results, after) &&
            pthread_cond_timedwait(&ts->finished, &ts->mu, &until) == 0) {
     }
     size_t n = strlen(ts->order);
     snprintf(ts->order + n, sizeof(ts->order) - n, "%s", tag);
-    pthread_cond_broadcast(&ts->finished);
     pthread_mutex_unlock(&ts->mu);
     (void)err;
     reply->output = json_string(tag);
@@ -206,6 +206,13 @@ static void on_event(const struct rein_agent_event *ev, void *ud)
 
     assert_rein_ok(rein_agent_event_write(ev, &f->events), NULL);
     assert_rein_ok(rein_buf_addch(&f->events, '\n'), NULL);
+    if (ev->type == REIN_AGENT_EV_TOOL_RESULT && ev->call_id) {
+        pthread_mutex_lock(&f->ts.mu);
+        size_t n = strlen(f->ts.results);
+        snprintf(f->ts.results + n, sizeof(f->ts.results) - n, "%s,", ev->call_id);
+        pthread_cond_broadcast(&f->ts.finished);
+        pthread_mutex_unlock(&f->ts.mu);
+    }
 }
 
 static void fx_registry(struct fx *f)
@@ -722,16 +729,19 @@ static void test_parallel_out_of_order(void **state)
         &f,
         "[{\"tool_calls\":["
         " {\"id\":\"call_a\",\"name\":\"wait\","
-        "  \"arguments\":\"{\\\"ms\\\":5000,\\\"tag\\\":\\\"A\\\",\\\"after\\\":\\\"C\\\"}\"},"
+        "  "
+        "\"arguments\":\"{\\\"ms\\\":5000,\\\"tag\\\":\\\"A\\\",\\\"after\\\":\\\"call_c,\\\"}\"},"
         " {\"id\":\"call_b\",\"name\":\"wait\","
         "  \"arguments\":\"{\\\"ms\\\":10,\\\"tag\\\":\\\"B\\\"}\"},"
         " {\"id\":\"call_c\",\"name\":\"wait\","
-        "  \"arguments\":\"{\\\"ms\\\":5000,\\\"tag\\\":\\\"C\\\",\\\"after\\\":\\\"B\\\"}\"}]},"
+        "  "
+        "\"arguments\":\"{\\\"ms\\\":5000,\\\"tag\\\":\\\"C\\\",\\\"after\\\":\\\"call_b,\\\"}\"}]}"
+        ","
         "{\"text\":\"all done\"}]");
     fx_run(&f, "wait three times");
     assert_stop(&f, REIN_AGENT_STOP_FINAL_ANSWER);
-    /* They ran at once: A waits for C and C for B, so one after another (A first) they would
-     * have finished A, C, B, each wait running out. */
+    /* They ran at once: A waits for C's result and C for B's, so one after another (A first)
+     * they would have finished A, C, B, each wait running out. */
     assert_string_equal(f.ts.order, "BCA");
     /* The results go back in the model's order. */
     res = tool_results(fx_req(&f, 1));
