@@ -28,7 +28,8 @@ static void serve_usage(FILE *out)
             "  --store URL             sqlite:PATH (default REIN_STORE or sqlite:./rein.db) or\n"
             "                          redis://HOST:PORT[/DB]: several servers sharing one Redis\n"
             "                          share conversations, locks, cancels and approvals\n"
-            "  --threads N             requests handled at once (a running agent turn holds one)\n"
+            "  --threads N             requests handled at once (default 32; a running agent turn\n"
+            "                          holds one while it waits for the model and the disk)\n"
             "  --io-threads N          network threads (default 2)\n"
             "  --skills DIR, --root DIR   external skill folders; folders file_search may read\n"
             "  --provider P, --model M, --base-url URL   the model, as for 'rein chat'; with\n"
@@ -313,7 +314,7 @@ int cmd_serve(int argc, char **argv)
 {
     struct serve_opts o = {.host = "127.0.0.1",
                            .port = 8080,
-                           .threads = 8,
+                           .threads = 32,
                            .io_threads = 2,
                            .body_limit = 1 << 20,
                            .grace_ms = 10000,
