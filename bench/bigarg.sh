@@ -9,10 +9,11 @@
 # "records" (many small objects). Then, fed from memory in 16 KiB pieces:
 #   rein: the provider decoder (SSE framing, the chunk's fields, the assembler, the arguments
 #         parsed into rein's compact document, rein/doc.h) and the arguments validated against
-#         the tool's parameter schema (bench/bigarg_bench.c), in two rows: "this" validates the
-#         document as it is (what the gateway's check and a library caller do: no jansson
-#         tree for a valid argument), "tree" asks for the jansson tree first and validates it
-#         (what a caller that needs the tree pays);
+#         the tool's parameter schema (bench/bigarg_bench.c), in three rows: "check" hands the
+#         call to the call pipeline as the gateway's check does (rein_call_run, check-only,
+#         with the argument text: a document of its own, no jansson tree for a valid
+#         argument), "doc" validates the decoder's document (a library caller), "tree" asks
+#         for the jansson tree first and validates it (what a caller that needs it pays);
 #   node: eventsource-parser, JSON.parse on every event, the argument deltas joined and
 #         JSON.parse'd (bench/bigarg_bench.mjs; not validated).
 # ROUNDS rounds (default 3) alternate the two, each the best of RUNS runs (default 3); the
@@ -44,14 +45,14 @@ fi
 # shellcheck source=bench/common.sh
 . bench/common.sh
 bench_cc bench/bigarg_bench.c . "$build" "$out/bigarg_bench"
-names=(this tree)
+names=(check doc tree)
 if [ -n "${BEFORE:-}" ]; then
   [ -f "$BEFORE/build-bench/CMakeCache.txt" ] ||
     cmake -S "$BEFORE" -B "$BEFORE/build-bench" -DCMAKE_BUILD_TYPE=Release >/dev/null
   cmake --build "$BEFORE/build-bench" -j 2 --target rein_static >/dev/null
   bench_cc "$BEFORE/bench/bigarg_bench.c" "$BEFORE" "$BEFORE/build-bench" \
     "$out/bigarg_bench_before"
-  names=(before this tree)
+  names=(before check doc tree)
 fi
 
 if [ "${CALLGRIND:-0}" = 1 ]; then
@@ -61,14 +62,17 @@ if [ "${CALLGRIND:-0}" = 1 ]; then
   for kind in text records; do
     python3 bench/bigarg_make.py "$kind" "$bytes" "$out/bigarg_$kind.sse" "$out/bigarg_$kind.schema.json"
     for n in "${names[@]}"; do
-      exe="$out/bigarg_bench" mode=doc
-      [ "$n" = before ] && exe="$out/bigarg_bench_before"
-      [ "$n" = tree ] && mode=tree
+      exe="$out/bigarg_bench" mode=$n
+      [ "$n" = before ] && exe="$out/bigarg_bench_before" mode=
+      # Only the outermost timed calls toggle (a toggle inside another would switch it off).
+      case $n in
+        check) timed=(rein_call_run) ;;
+        doc) timed=(rein_schema_validate_doc) ;;
+        *) timed=(rein_model_call_arguments rein_schema_validate) ;;
+      esac
       valgrind --tool=callgrind --collect-atstart=no \
         --toggle-collect=rein_provider_decoder_feed --toggle-collect=rein_provider_decoder_finish \
-        --toggle-collect=rein_schema_validate --toggle-collect=rein_schema_validate_doc \
-        --toggle-collect=rein_model_call_arguments \
-        --callgrind-out-file="$out/bigarg.callgrind" \
+        "${timed[@]/#/--toggle-collect=}" --callgrind-out-file="$out/bigarg.callgrind" \
         "$exe" "$out/bigarg_$kind.sse" "$out/bigarg_$kind.schema.json" 1 $mode >/dev/null 2>&1
       ir=$(callgrind_annotate "$out/bigarg.callgrind" 2>/dev/null |
         awk '/PROGRAM TOTALS/{gsub(",","",$1); print $1}')
@@ -94,9 +98,8 @@ for kind in text records; do
   for _ in $(seq "$rounds"); do
     read -r nmb _ < <(node bench/bigarg_bench.mjs "$out/bigarg_$kind.sse" "$runs")
     for n in "${names[@]}"; do
-      exe="$out/bigarg_bench" mode=doc
-      [ "$n" = before ] && exe="$out/bigarg_bench_before"
-      [ "$n" = tree ] && mode=tree
+      exe="$out/bigarg_bench" mode=$n
+      [ "$n" = before ] && exe="$out/bigarg_bench_before" mode=
       read -r rmb _ faults < <("$exe" "$out/bigarg_$kind.sse" "$out/bigarg_$kind.schema.json" \
         "$runs" $mode)
       rows+=("$kind,$n,$rmb,$nmb,$faults")
@@ -126,5 +129,6 @@ for (kind, who), v in cells.items():
           f"{min(q):5.2f}-{max(q):.2f}x {min(f):>7}-{max(f)}")
 print("rein decodes and validates; node decodes (JSON.parse). Goal: rein/node >= 1.")
 print("rein faults: page faults in rein's best run (pages touched first, mostly the document).")
-print("this: the arguments' document validated as it is; tree: a jansson tree made and validated.")
+print("check: the gateway's check (rein_call_run, check-only); doc: the decoder's document "
+      "validated; tree: a jansson tree made and validated.")
 PY

@@ -7,9 +7,11 @@
  * faults: the pages the run touched first, most of them the document's jansson values);
  * freeing the reply and the document is not timed (Node's side does not time its garbage
  * collection either).
- * MODE "doc" (the default) validates the call's document (rein_model_call_document,
- * rein_schema_validate_doc: no jansson tree is made for a valid argument), as the gateway's
- * check and a caller of the library do; "tree" asks for the arguments as a jansson tree
+ * MODE "check" (the default) hands the call to the call pipeline as the gateway's check does
+ * (rein_call_run with the argument text, check_only, a tool of that schema): it reads the text
+ * into a document of its own and validates that, making no jansson tree for a valid argument;
+ * "doc" validates the decoder's document (rein_model_call_document, rein_schema_validate_doc),
+ * as a library caller can; "tree" asks for the arguments as a jansson tree
  * (rein_model_call_arguments) and validates that, as a caller that needs the tree does.
  * Usage: bigarg_bench SSE-FILE SCHEMA-FILE [RUNS [MODE]]
  */
@@ -47,6 +49,55 @@ static char *slurp(const char *path, long *size)
     return data;
 }
 
+/* Never runs: the check stops before a tool would. */
+static rein_err never(void *userdata, const struct rein_invocation *inv,
+                      struct rein_tool_reply *reply, rein_error *err)
+{
+    (void)userdata;
+    (void)inv;
+    (void)reply;
+    return rein_error_set(err, REIN_EINTERNAL, "not run");
+}
+
+/* A registry with one tool, "write", whose parameters are schema (borrowed). */
+static rein_registry *check_registry(json_t *schema)
+{
+    rein_error err;
+    rein_registry *reg = rein_registry_new(&err);
+    json_t *m = json_pack("{s:s, s:s, s:O}", "id", "write", "description", "the tool called",
+                          "parameters", schema);
+
+    if (!reg || !m || rein_registry_add_builtin(reg, m, never, NULL, NULL, &err) != REIN_OK) {
+        rein_registry_free(reg);
+        reg = NULL;
+    }
+    json_decref(m);
+    return reg;
+}
+
+/* The gateway's check of one call: the pipeline up to the validation, with the raw text. */
+static rein_err check_call(const rein_registry *reg, const rein_model_call *call)
+{
+    const char *raw = rein_model_call_raw_arguments(call);
+    struct rein_call_input in = {
+        .call_id = rein_model_call_id(call),
+        .name = rein_model_call_name(call),
+        .args_text = raw,
+        .args_len = strlen(raw),
+    };
+    struct rein_call_opts o = {.check_only = true};
+    rein_call_result *res = NULL;
+    rein_error err;
+    rein_err rc = rein_call_run(reg, &in, &o, &res, &err);
+
+    if (rc == REIN_OK && !rein_call_result_ok(res)) {
+        fprintf(stderr, "bigarg_bench: %s\n", rein_call_result_message(res));
+        rc = REIN_EINVALID;
+    }
+    rein_call_result_free(res);
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     long size = 0, schema_size = 0;
@@ -58,14 +109,23 @@ int main(int argc, char **argv)
     size_t args_len = 0;
     long best_faults = 0;
     int runs;
-    bool tree;
+    const char *mode;
+    bool tree, check;
+    rein_registry *reg;
 
     if (argc < 3) {
         fprintf(stderr, "usage: bigarg_bench SSE-FILE SCHEMA-FILE [RUNS [doc|tree]]\n");
         return 2;
     }
     runs = argc > 3 ? (int)strtol(argv[3], NULL, 10) : 3;
-    tree = argc > 4 && strcmp(argv[4], "tree") == 0;
+    mode = argc > 4 ? argv[4] : "check";
+    tree = strcmp(mode, "tree") == 0;
+    check = strcmp(mode, "check") == 0;
+    reg = check ? check_registry(schema_doc) : NULL;
+    if (check && !reg) {
+        fprintf(stderr, "bigarg_bench: cannot make the tool\n");
+        return 2;
+    }
     data = slurp(argv[1], &size);
     schema_text = slurp(argv[2], &schema_size);
     schema_doc = schema_text ? rein_json_parse(schema_text, (size_t)schema_size, 0, &err) : NULL;
@@ -99,7 +159,9 @@ int main(int argc, char **argv)
                     call ? rein_model_call_error(call) : "no call");
             return 1;
         }
-        if (tree)
+        if (check)
+            rc = check_call(reg, call);
+        else if (tree)
             rc = rein_schema_validate(schema, (json_t *)rein_model_call_arguments(call), 0, NULL,
                                       &err);
         else
@@ -124,6 +186,7 @@ int main(int argc, char **argv)
     printf("%.1f %.1f %ld\n", (double)size / 1e6 / best, (double)args_len / 1e6 / best,
            best_faults);
     rein_schema_free(schema);
+    rein_registry_free(reg);
     json_decref(schema_doc);
     free(schema_text);
     free(data);

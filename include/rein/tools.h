@@ -186,7 +186,13 @@ typedef rein_err (*rein_call_ask_fn)(void *userdata, const char *key, const char
 /* One execution of a tool, as its runner sees it. Everything is borrowed for the call. */
 struct rein_invocation {
     const rein_tool *tool;
-    json_t *args;         /* validated arguments with defaults filled; an object */
+    /* validated arguments with defaults filled; an object. NULL only for a runner kind with
+     * text_args set, when args_text holds them */
+    json_t *args;
+    /* the validated arguments as the model's own JSON text (no defaults were filled, and it has
+     * no line break), or NULL; rein_invocation_write sends it as it is */
+    const char *args_text;
+    size_t args_len;
     const char *call_id;  /* never NULL */
     const char *trace_id; /* never NULL */
     bool has_step;
@@ -262,6 +268,13 @@ struct rein_runner_kind {
     rein_err (*invoke)(void *state, const struct rein_invocation *inv,
                        struct rein_tool_reply *reply, rein_error *err);
     void (*close)(void *state); /* may be NULL */
+    /*
+     * true: invoke reads the arguments only through rein_invocation_write, so a call whose
+     * arguments are still the model's text (rein_invocation.args_text) gets args NULL and no
+     * jansson tree is made for it (a 10 MB argument goes to the process or the HTTP body as
+     * it came; decision 0058).
+     */
+    bool text_args;
 };
 
 /* A built-in tool's function: the invoke of the "builtin" runner. */

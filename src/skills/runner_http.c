@@ -297,6 +297,7 @@ static const struct rein_runner_kind http_kind = {
               "\"additionalProperties\":false}",
     .open = http_open,
     .invoke = http_invoke,
+    .text_args = true,
     .close = http_close,
 };
 

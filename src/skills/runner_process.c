@@ -605,6 +605,7 @@ static const struct rein_runner_kind process_kind = {
               "\"additionalProperties\":false}",
     .open = proc_open,
     .invoke = proc_invoke,
+    .text_args = true,
     .close = proc_close,
 };
 

@@ -45,7 +45,9 @@ struct step_rec {
  * A call's outcome. Everything a shape needs is here in C form; the strings the input lent
  * (name, call id, trace id, argument text) are copied into the block that follows the struct.
  * Invariants: ok ⇔ code == REIN_CALL_OK; status is a function of code (see status_of);
- * output is set only when ok; args is NULL only when the arguments did not parse.
+ * output is set only when ok; args and doc are both NULL only when the arguments did not parse
+ * (doc: parsed from args_text into rein's document form, when no defaults can be filled in;
+ * the jansson tree is then made from it only when something asks: call_args).
  */
 struct rein_call_result {
     enum rein_call_code code;
@@ -60,6 +62,7 @@ struct rein_call_result {
     const char *args_text; /* NULL when none was given */
     size_t args_len;
     json_t *args;
+    rein_doc *doc; /* reads args_text; set instead of args (see above) */
     json_t *output;
     json_t *details; /* failure details, an array, or NULL */
     char *message;   /* NULL when ok */
@@ -78,6 +81,20 @@ struct rein_call_result {
     json_t *j_result, *j_invalid, *j_ledger, *j_steps;
     char strings[];
 };
+
+/* True when the arguments parsed (as a tree or a document). */
+static bool has_args(const rein_call_result *r)
+{
+    return r->args || r->doc;
+}
+
+/* The arguments as a jansson tree: args, or the document's tree (made at the first ask and
+ * kept by the document, safely from any thread); NULL when they did not parse or memory ran
+ * out. */
+static json_t *call_args(const rein_call_result *r)
+{
+    return r->args ? r->args : r->doc ? (json_t *)rein_doc_tree(r->doc) : NULL;
+}
 
 /* ---- codes ---- */
 
@@ -232,7 +249,10 @@ rein_err rein_invocation_write(const struct rein_invocation *inv, struct rein_bu
     rein_jw_key(&w, "trace_id");
     rein_jw_str(&w, inv->trace_id);
     rein_jw_key(&w, "arguments");
-    rein_jw_json(&w, inv->args);
+    if (inv->args_text)
+        rein_jw_raw(&w, inv->args_text, inv->args_len);
+    else
+        rein_jw_json(&w, inv->args);
     if (inv->has_step) {
         rein_jw_key(&w, "step");
         rein_jw_int(&w, inv->step);
@@ -304,6 +324,7 @@ static rein_call_result *result_new(const struct rein_call_input *in, const char
     r->tool = NULL;
     r->repair = REIN_REPAIR_EXACT;
     r->args = NULL;
+    r->doc = NULL;
     r->args_lent = false;
     r->output = NULL;
     r->details = NULL;
@@ -356,6 +377,7 @@ void rein_call_result_free(rein_call_result *r)
         return;
     if (!r->args_lent)
         json_decref(r->args);
+    rein_doc_free(r->doc);
     json_decref(r->output);
     json_decref(r->details);
     json_decref(r->j_result);
@@ -468,6 +490,32 @@ static json_t *detail(const char *path, const char *message)
     return json_pack("[{s:s, s:s}]", "path", path, "message", message);
 }
 
+/*
+ * The model's text read into rein's document form (decision 0058): the validator reads it in
+ * place, and a jansson tree is made only if something asks for one (a policy hook, a runner).
+ * Only for text the result keeps (args_text), a tool without defaults (filling them changes
+ * the value), and text that parses as an object of rein's own nodes; anything else, errors
+ * included, takes rein__tools_args_parse as before (which also refuses duplicate keys, as the
+ * document's nodes never hold them).
+ */
+static bool parse_doc(rein_call_result *r, const char *text, size_t len, size_t max_bytes)
+{
+    rein_doc *doc;
+
+    if (text != r->args_text || !r->tool || r->tool->has_defaults || !has_content(text, len) ||
+        (max_bytes && len > max_bytes))
+        return false;
+    doc = rein_doc_parse(text, len, NULL);
+    if (!doc || !rein_doc_root(doc) || rein_doc_type(doc) != JSON_OBJECT) {
+        rein_doc_free(doc);
+        return false;
+    }
+    r->doc = doc;
+    r->args_from_text = true;
+    step_done(r, ST_PARSE, true);
+    return true;
+}
+
 static bool step_parse(rein_call_result *r, const struct rein_call_input *in, size_t max_bytes)
 {
     struct rein__tools_args_error e;
@@ -498,6 +546,8 @@ static bool step_parse(rein_call_result *r, const struct rein_call_input *in, si
         text = json_string_value(in->args);
         len = json_string_length(in->args);
     }
+    if (parse_doc(r, text, len, max_bytes))
+        return true;
     rc = rein__tools_args_parse(text, len, max_bytes, &r->args, &e);
     if (rc == REIN_ENOMEM) {
         fail(r, ST_PARSE, REIN_CALL_INTERNAL, NULL, "%s", e.msg);
@@ -590,7 +640,8 @@ static bool step_preflight(rein_call_result *r)
 
     /* Valid arguments, the common case, validate without an error list. */
     err_reset(&verr);
-    rc = rein_schema_validate(r->tool->schema, r->args, flags, NULL, &verr);
+    rc = r->doc ? rein_schema_validate_doc(r->tool->schema, r->doc, flags, NULL, &verr)
+                : rein_schema_validate(r->tool->schema, r->args, flags, NULL, &verr);
     if (rc == REIN_OK) {
         step_done(r, ST_PREFLIGHT, true);
         return true;
@@ -605,7 +656,8 @@ static bool step_preflight(rein_call_result *r)
         fail(r, ST_PREFLIGHT, REIN_CALL_INTERNAL, NULL, "out of memory validating the arguments");
         return false;
     }
-    rc = rein_schema_validate(r->tool->schema, r->args, 0, res, &verr);
+    rc = r->doc ? rein_schema_validate_doc(r->tool->schema, r->doc, 0, res, &verr)
+                : rein_schema_validate(r->tool->schema, r->args, 0, res, &verr);
     if (rc == REIN_EINVALID)
         preflight_failed(r, res);
     else
@@ -625,9 +677,13 @@ static bool step_policy(rein_call_result *r, const struct rein_call_opts *o, str
         step_done(r, ST_POLICY, true);
         return true;
     }
+    if (!call_args(r)) {
+        fail(r, ST_POLICY, REIN_CALL_INTERNAL, NULL, "out of memory reading the arguments");
+        return false;
+    }
     check = (struct rein_policy_check){
         .tool = r->tool,
-        .args = r->args,
+        .args = call_args(r),
         .call_id = r->call_id,
         .trace_id = r->trace_id,
         .sent_name = r->sent,
@@ -728,6 +784,7 @@ static void step_execute(rein_call_result *r, const struct rein_call_opts *o)
 {
     struct rein_tool_reply reply = {0};
     struct rein_invocation inv;
+    const char *text = NULL;
     rein_error rerr;
     int64_t timeout = effective_timeout(r->tool, o);
     rein_err rc;
@@ -737,9 +794,20 @@ static void step_execute(rein_call_result *r, const struct rein_call_opts *o)
              rein_cancel_reason(o->cancel));
         return;
     }
+    /* The model's validated text goes as it is to a runner that only sends it on, unless a
+     * line break in it would split a line-framed call document; others get the tree. */
+    if (r->doc && !r->args && r->tool->kind->text_args &&
+        !memchr(r->args_text, '\n', r->args_len) && !memchr(r->args_text, '\r', r->args_len)) {
+        text = r->args_text;
+    } else if (!call_args(r)) {
+        fail(r, ST_EXECUTE, REIN_CALL_INTERNAL, NULL, "out of memory reading the arguments");
+        return;
+    }
     inv = (struct rein_invocation){
         .tool = r->tool,
-        .args = r->args,
+        .args = text ? NULL : call_args(r),
+        .args_text = text,
+        .args_len = text ? r->args_len : 0,
         .call_id = r->call_id,
         .trace_id = r->trace_id,
         .has_step = r->has_step,
@@ -809,11 +877,11 @@ static rein_err ledger_texts(const rein_call_result *r, struct rein_buf *b, char
     rein_err rc = REIN_OK;
     bool in_small = false;
 
-    if (r->args && r->args_from_text && !(r->tool && r->tool->has_defaults)) {
+    if (has_args(r) && r->args_from_text && !(r->tool && r->tool->has_defaults)) {
         v->args_json = r->args_text;
         v->args_json_len = r->args_len;
-    } else if (r->args) {
-        rc = rein_json_dump(b, r->args);
+    } else if (has_args(r)) {
+        rc = call_args(r) ? rein_json_dump(b, call_args(r)) : REIN_ENOMEM;
     }
     args_end = b->len;
     if (!rc && with_result) {
@@ -822,7 +890,7 @@ static rein_err ledger_texts(const rein_call_result *r, struct rein_buf *b, char
             rc = result_text(r, b);
     }
     /* b may have moved while growing: point into it only now. */
-    if (r->args && !v->args_json) {
+    if (has_args(r) && !v->args_json) {
         v->args_json = b->ptr;
         v->args_json_len = args_end;
     }
@@ -846,7 +914,7 @@ static struct rein__tools_entry_view entry_view(const rein_call_result *r)
         .tool_len = resolved ? r->tool->id_len : r->sent_len,
         .sent_name = r->sent,
         .sent_len = r->sent_len,
-        .args_text = r->args ? NULL : r->args_text,
+        .args_text = has_args(r) ? NULL : r->args_text,
         .args_len = r->args_len,
         .status = r->check_only ? REIN_CALL_PENDING : r->status,
         .call_wall_ms = r->call_wall_ms,
@@ -1107,7 +1175,7 @@ int64_t rein_call_result_latency_ms(const rein_call_result *r)
 
 const json_t *rein_call_result_args(const rein_call_result *r)
 {
-    return r->args;
+    return call_args(r);
 }
 
 const char *rein_call_result_args_text(const rein_call_result *r, size_t *len)
@@ -1359,8 +1427,8 @@ static void write_invalid(const rein_call_result *r, struct rein_jw *w)
         rein_jw_arr_end(w);
     }
     rein_jw_key(w, "receivedArgs");
-    if (r->args)
-        rein_jw_json(w, r->args);
+    if (call_args(r))
+        rein_jw_json(w, call_args(r));
     else if (r->args_text)
         rein_jw_strn(w, r->args_text, r->args_len);
     else {

@@ -122,6 +122,38 @@ static void test_process_gets_the_call_and_answers(void **state)
     unsetenv("REIN_API_KEYS");
 }
 
+/* The model's validated text reaches a process as it was sent (decision 0058: no jansson tree
+ * is made for it): spacing and number forms kept. Text with a line break in it, which would
+ * split a line-framed call document, goes as the compact form of its tree instead. */
+static void test_process_gets_the_models_own_text(void **state)
+{
+    rein_registry *reg = proc_skill("stdin", NULL, NULL, 10000);
+    rein_call_result *res;
+    const char *in;
+
+    (void)state;
+    res = run(reg, "{\"city\": \"Paris\",  \"n\": 1.50, \"big\": 1e3}", NULL);
+    expect(res, REIN_CALL_OK, "");
+    in = json_string_value(json_object_get(rein_call_result_output(res), "stdin"));
+    assert_non_null(in);
+    assert_non_null(strstr(in, "\"arguments\":{\"city\": \"Paris\",  \"n\": 1.50, \"big\": 1e3}"));
+    /* The result still hands out the arguments as a value. */
+    assert_string_equal(json_string_value(json_object_get(rein_call_result_args(res), "city")),
+                        "Paris");
+    rein_call_result_free(res);
+    res = run(reg, "{\"city\":\n \"Paris\"}", NULL);
+    expect(res, REIN_CALL_OK, "");
+    in = json_string_value(json_object_get(rein_call_result_output(res), "stdin"));
+    assert_non_null(in);
+    assert_non_null(strstr(in, "\"arguments\":{\"city\":\"Paris\"}"));
+    rein_call_result_free(res);
+    /* Invalid arguments: the tree's errors, word for word. */
+    res = run(reg, "{\"city\": 7}", NULL);
+    expect(res, REIN_CALL_INVALID_ARGUMENTS, "/city: must be string, got integer 7");
+    rein_call_result_free(res);
+    rein_registry_free(reg);
+}
+
 /* ${VAR} in a manifest reads only what env_allow names, and never rein's own variables: such
  * a manifest is refused when it is loaded, naming the variable. */
 static void test_manifest_env_reads_only_allowed_variables(void **state)
@@ -593,6 +625,7 @@ static void test_http_server_that_is_down(void **state)
 
 static const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_process_gets_the_call_and_answers),
+    cmocka_unit_test(test_process_gets_the_models_own_text),
     cmocka_unit_test(test_manifest_env_reads_only_allowed_variables),
     cmocka_unit_test(test_process_reports_its_own_normalized_error),
     cmocka_unit_test(test_process_reports_progress_and_logs_as_events),

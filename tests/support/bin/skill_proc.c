@@ -143,6 +143,18 @@ int main(int argc, char **argv)
         printf(", ");
         print_env("HOME");
         printf("}}\n");
+    } else if (strcmp(mode, "stdin") == 0) {
+        /* The call document byte for byte, as a JSON string. */
+        printf("{\"stdin\": \"");
+        for (const char *c = in ? in : ""; *c; c++) {
+            if (*c == '"' || *c == '\\')
+                printf("\\%c", *c);
+            else if ((unsigned char)*c < 0x20)
+                printf("\\u%04x", (unsigned)(unsigned char)*c);
+            else
+                putchar(*c);
+        }
+        printf("\"}\n");
     } else if (strcmp(mode, "error") == 0) {
         printf("{\"ok\": false, \"error\": {\"code\": \"invalid_arguments\", \"message\": "
                "\"city is not known\", \"details\": [{\"path\": \"/city\", \"message\": "
