@@ -121,17 +121,18 @@ int main(int argc, char **argv)
     mode = argc > 4 ? argv[4] : "check";
     tree = strcmp(mode, "tree") == 0;
     check = strcmp(mode, "check") == 0;
-    reg = check ? check_registry(schema_doc) : NULL;
-    if (check && !reg) {
-        fprintf(stderr, "bigarg_bench: cannot make the tool\n");
-        return 2;
-    }
+
     data = slurp(argv[1], &size);
     schema_text = slurp(argv[2], &schema_size);
     schema_doc = schema_text ? rein_json_parse(schema_text, (size_t)schema_size, 0, &err) : NULL;
     schema = schema_doc ? rein_schema_compile(schema_doc, NULL, &err) : NULL;
     if (!data || !schema) {
         fprintf(stderr, "bigarg_bench: cannot read %s or %s\n", argv[1], argv[2]);
+        return 2;
+    }
+    reg = check ? check_registry(schema_doc) : NULL;
+    if (check && !reg) {
+        fprintf(stderr, "bigarg_bench: cannot make the tool\n");
         return 2;
     }
     for (int r = 0; r < runs; r++) {
