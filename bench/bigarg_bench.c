@@ -85,7 +85,8 @@ static rein_err check_call(const rein_registry *reg, const rein_model_call *call
         .args_text = raw,
         .args_len = strlen(raw),
     };
-    struct rein_call_opts o = {.check_only = true};
+    /* The pipeline refuses arguments above 4 MiB unless the caller raises the limit. */
+    struct rein_call_opts o = {.check_only = true, .max_args_bytes = (size_t)64 << 20};
     rein_call_result *res = NULL;
     rein_error err;
     rein_err rc = rein_call_run(reg, &in, &o, &res, &err);
