@@ -395,7 +395,8 @@ void rein__gw_tools_find(rein_gateway *g, struct rein__gw_req *r, const char *bo
     if (!rein__gw_raw_member(body, len, "tools", &raw, &n) || raw[0] != '[' || memchr(raw, '\0', n))
         return;
     rein_buf_init(&b, 0);
-    if (key_head(&b, r->api, server, nserver) == REIN_OK && rein_buf_add(&b, raw, n) == REIN_OK)
+    if (rein_buf_grow(&b, n + 64) == REIN_OK && key_head(&b, r->api, server, nserver) == REIN_OK &&
+        rein_buf_add(&b, raw, n) == REIN_OK)
         *out = cache_find(&g->cache, b.ptr);
     rein_buf_release(&b);
     if (!*out)

@@ -30,6 +30,7 @@
 
 #define WHERE            REIN__GW_WHERE
 #define DEFAULT_LEASE_MS 30000
+#define ANSWER_ROOM      2048
 
 /* ---- policies ------------------------------------------------------------------------------- */
 
@@ -1126,7 +1127,8 @@ static void finish(struct rein__gw_ctx *c, int status)
         return;
     }
     rein_buf_init(&b, 0);
-    if (c->wire->reply(c, &b) == REIN_OK)
+    /* Room for a usual answer at once: growing from 64 bytes took five reallocs. */
+    if (rein_buf_grow(&b, ANSWER_ROOM) == REIN_OK && c->wire->reply(c, &b) == REIN_OK)
         reply(c, 200, &b);
     else
         answer_errorf(c, 500, NULL, "out of memory writing the answer");
