@@ -16,6 +16,7 @@
  */
 #include "gateway/gateway_int.h"
 
+#include <stdint.h>
 #include <string.h>
 
 static rein_err client_invoke(void *state, const struct rein_invocation *inv,
@@ -406,6 +407,55 @@ void rein__gw_tools_find(rein_gateway *g, struct rein__gw_req *r, const char *bo
     r->tools_known = true;
 }
 
+/* True when n bytes of p hold a byte outside ASCII. */
+static bool wide(const char *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        if ((unsigned char)p[i] >= 0x80)
+            return true;
+    }
+    return false;
+}
+
+/*
+ * Makes s[from..end) (the inside of the tools' array, valid JSON) the inside of an array that
+ * spans as many lines and columns: whitespace stays, strings that hold characters outside
+ * ASCII stay (a column is a character, not a byte) with a comma before each but the first,
+ * every other byte (ASCII, outside or inside a string) becomes a space.
+ */
+static void blank_inside(char *s, size_t from, size_t end)
+{
+    size_t gap = SIZE_MAX; /* a blanked byte since the last kept string, for its comma */
+    bool kept = false;
+
+    for (size_t i = from; i < end;) {
+        size_t next;
+        if (s[i] == ' ' || s[i] == '\t' || s[i] == '\r' || s[i] == '\n') {
+            i++;
+            continue;
+        }
+        if (s[i] == '"') {
+            next = skip_string(s, i, end);
+            if (next && wide(s + i, next - i)) {
+                /* Two strings always have a ':' or ',' between them: gap is set. */
+                if (kept && gap != SIZE_MAX)
+                    s[gap] = ',';
+                kept = true;
+                gap = SIZE_MAX;
+                i = next;
+                continue;
+            }
+            next = next ? next : end;
+        } else {
+            next = i + 1;
+        }
+        if (gap == SIZE_MAX)
+            gap = i;
+        memset(s + i, ' ', next - i);
+        i = next;
+    }
+}
+
 const char *rein__gw_parse_text(const struct rein__gw_req *r, const char *body, size_t len,
                                 char **copy)
 {
@@ -422,15 +472,9 @@ const char *rein__gw_parse_text(const struct rein__gw_req *r, const char *body, 
         return NULL;
     memcpy(s, body, len);
     s[len] = '\0';
-    /* An empty array as long as the tools, its line breaks kept: a parse error after it is
-     * reported at the same line and column. */
-    for (size_t i = at + 1, end = at + r->tools_raw_len - 1; i < end;) {
-        const char *nl = memchr(s + i, '\n', end - i);
-        size_t stop = nl ? (size_t)(nl - s) : end;
-        memset(s + i, ' ', stop - i);
-        i = stop + 1;
-    }
-    s[at + r->tools_raw_len - 1] = ']';
+    /* An array as long as the tools, over the same lines and columns: a parse error after it
+     * is reported at the same line and column. */
+    blank_inside(s, at + 1, at + r->tools_raw_len - 1);
     *copy = s;
     return s;
 }
