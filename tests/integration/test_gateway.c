@@ -378,29 +378,38 @@ static void test_tools_cache_follows_the_tools_as_sent(void **state)
  * A body whose tools the cache already holds is parsed without them (the entry has what the
  * request needs) and the upstream is offered the entry's encoding: the upstream gets the same
  * bytes on every request, for both client wires and with a server-side tool, and a body
- * broken after or before its known tools is refused with the same words (line and column) as
- * when they were new.
+ * broken after or before its known tools is refused with the same words (line and column, the
+ * tools holding characters outside ASCII) as when they were new.
  */
 static void test_known_tools_change_nothing_on_the_wire(void **state)
 {
 #define PRETTY_TOOLS                                                                               \
     "\"tools\": [\n  {\"type\": \"function\", \"function\": {\"name\": \"get_weather\",\n"         \
     "   \"description\": \"Weather \\u00e9 by city\", \"parameters\": {\"type\": \"object\",\n"    \
-    "   \"properties\": {\"city\": {\"type\": \"string\"}}, \"required\": [\"city\"]}}}\n]"
+    "   \"properties\": {\"city\": {\"type\": \"string\", \"description\": \"ville, "              \
+    "\u00e9t\u00e9\"}},\n"                                                                         \
+    "   \"required\": [\"city\"]}}}\n]"
+#define LINE_TOOLS                                                                                 \
+    "\"tools\":[{\"type\":\"function\",\"function\":{\"name\":\"get_weather\",\"description\":"    \
+    "\"m\u00e9t\u00e9o \u2600\",\"parameters\":{\"type\":\"object\"}}}]"
     static const char *const bodies[] = {
         "{\"model\":\"m\"," USER ",\n" PRETTY_TOOLS ",\n\"temperature\": 0.5}",
         "{\"model\":\"m\",\"stream\":true," USER ",\n" PRETTY_TOOLS "}",
+        "{\"model\":\"m\"," USER "," LINE_TOOLS "}",
     };
-    static const char broken_after[] =
-        "{\"model\":\"m\"," USER ",\n" PRETTY_TOOLS ",\n\"top_p\": }";
-    static const char broken_before[] =
-        "{\"model\":\"m\",\"messages\":[{\"role\":\"user\"}],\n" PRETTY_TOOLS "}";
+    /* Broken after the tools, before them, and after them on their line. */
+    static const char *const broken[] = {
+        "{\"model\":\"m\"," USER ",\n" PRETTY_TOOLS ",\n\"top_p\": }",
+        "{\"model\":\"m\",\"messages\":[{\"role\":\"user\"}],\n" PRETTY_TOOLS "}",
+        "{\"model\":\"m\"," USER "," LINE_TOOLS ",\"top_p\": }",
+    };
     static const char anthropic[] =
         "{\"model\":\"m\",\"max_tokens\":64," USER ",\"tools\":[{\"name\":\"get_weather\","
         "\"input_schema\":{\"type\":\"object\",\"properties\":{\"city\":{\"type\":\"string\"}}}}]}";
 #undef PRETTY_TOOLS
+#undef LINE_TOOLS
     const char *const echo[] = {"x-rein-tools: echo", NULL};
-    char *first_error[2] = {NULL, NULL};
+    char *first_error[3] = {NULL, NULL, NULL};
     struct th_resp r;
     size_t n = 0;
 
@@ -410,8 +419,8 @@ static void test_known_tools_change_nothing_on_the_wire(void **state)
            "\"{\\\"city\\\":\\\"Paris\\\"}\"}],\"times\":0}]");
     /* Refused while the tools are new, then again once they are known. */
     for (int round = 0; round < 2; round++) {
-        for (int k = 0; k < 2; k++) {
-            chat(k ? broken_before : broken_after, NULL, &r);
+        for (size_t k = 0; k < 3; k++) {
+            chat(broken[k], NULL, &r);
             assert_int_equal(r.status, 400);
             if (!round)
                 first_error[k] = strdup(r.body);
@@ -419,7 +428,7 @@ static void test_known_tools_change_nothing_on_the_wire(void **state)
                 assert_string_equal(r.body, first_error[k]);
             th_resp_free(&r);
         }
-        for (size_t b = 0; b < 2; b++) {
+        for (size_t b = 0; b < 3; b++) {
             for (int with_echo = 0; with_echo < 2; with_echo++) {
                 chat(bodies[b], with_echo ? echo : NULL, &r);
                 if (r.status != 200 || !strstr(r.body, "get_weather"))
@@ -430,10 +439,10 @@ static void test_known_tools_change_nothing_on_the_wire(void **state)
         th_http("POST", u("/v1/messages"), anthropic, NULL, &r);
         assert_int_equal(r.status, 200);
         th_resp_free(&r);
-        n += 5;
+        n += 7;
     }
-    free(first_error[0]);
-    free(first_error[1]);
+    for (size_t k = 0; k < 3; k++)
+        free(first_error[k]);
     /* Each request of the second round sent what the same request of the first sent. */
     assert_int_equal(ms_request_count(F->ms), n);
     for (size_t i = 0; i < n / 2; i++) {
