@@ -35,7 +35,12 @@ static const char *str(const json_t *o, const char *key)
     return json_string_value(json_object_get(o, key));
 }
 
-static rein_err append(struct rein__gw_req *r, json_t *msg, const char *param,
+/*
+ * Appends msg (taken) to the history. A message made only of values of its own (own) is kept
+ * as it is: no copy (as the OpenAI parser does); one holding values of the request's tree is
+ * copied.
+ */
+static rein_err append(struct rein__gw_req *r, bool own, json_t *msg, const char *param,
                        struct rein__gw_bad *bad)
 {
     rein_error e;
@@ -44,25 +49,7 @@ static rein_err append(struct rein__gw_req *r, json_t *msg, const char *param,
     if (!msg)
         return REIN_ENOMEM;
     rein_error_clear(&e);
-    rc = rein_history_append(r->h, msg, &e);
-    json_decref(msg);
-    return rc == REIN_EINVAL ? rein__gw_bad(bad, param, "%s: %s", param, e.msg) : rc;
-}
-
-/*
- * Appends msg (taken), a message made only of values of its own, to the history, which keeps
- * it as it is: no json_pack reading its format again and no copy (as the OpenAI parser does).
- */
-static rein_err append_own(struct rein__gw_req *r, json_t *msg, const char *param,
-                           struct rein__gw_bad *bad)
-{
-    rein_error e;
-    rein_err rc;
-
-    if (!msg)
-        return REIN_ENOMEM;
-    rein_error_clear(&e);
-    rc = rein_history_append_shared(r->h, msg, &e);
+    rc = own ? rein_history_append_shared(r->h, msg, &e) : rein_history_append(r->h, msg, &e);
     json_decref(msg);
     return rc == REIN_EINVAL ? rein__gw_bad(bad, param, "%s: %s", param, e.msg) : rc;
 }
@@ -97,7 +84,7 @@ static rein_err take_system(struct rein__gw_req *r, const json_t *sys, struct re
     if (!sys || json_is_null(sys))
         return REIN_OK;
     if (json_is_string(sys))
-        return append_own(r, string_msg("system", sys), "system", bad);
+        return append(r, true, string_msg("system", sys), "system", bad);
     if (!json_is_array(sys))
         return rein__gw_bad(bad, "system", "system: Input should be a valid string or list");
     /* One neutral system message per block keeps the blocks apart on the way back. */
@@ -107,7 +94,7 @@ static rein_err take_system(struct rein__gw_req *r, const json_t *sys, struct re
         snprintf(p, sizeof(p), "system.%zu", i);
         if (!type || strcmp(type, "text") != 0 || !str(blk, "text"))
             return rein__gw_bad(bad, p, "%s: system blocks must be text blocks", p);
-        rein_err rc = append_own(r, string_msg("system", json_object_get(blk, "text")), p, bad);
+        rein_err rc = append(r, true, string_msg("system", json_object_get(blk, "text")), p, bad);
         if (rc)
             return rc;
     }
@@ -145,7 +132,7 @@ static rein_err take_result(struct rein__gw_req *r, const json_t *blk, const cha
         msg = NULL;
     }
     rein_free(text);
-    return append_own(r, msg, p, bad);
+    return append(r, true, msg, p, bad);
 }
 
 /* Joins text into *acc with "\n" between pieces. */
@@ -168,7 +155,7 @@ static rein_err take_user(struct rein__gw_req *r, const json_t *content, size_t 
     rein_err rc = REIN_OK;
 
     if (json_is_string(content))
-        return append_own(r, string_msg("user", content), "messages", bad);
+        return append(r, true, string_msg("user", content), "messages", bad);
     rein_buf_init(&text, 0);
     json_array_foreach(content, j, blk)
     {
@@ -189,7 +176,7 @@ static rein_err take_user(struct rein__gw_req *r, const json_t *content, size_t 
             break;
     }
     if (!rc && text.len)
-        rc = append_own(r, text_msg("user", text.ptr, text.len), "messages", bad);
+        rc = append(r, true, text_msg("user", text.ptr, text.len), "messages", bad);
     rein_buf_release(&text);
     return rc;
 }
@@ -297,7 +284,7 @@ static rein_err take_assistant(struct rein__gw_req *r, const json_t *content, si
         return rc;
     }
     snprintf(p, sizeof(p), "messages.%zu", i);
-    return append(r, msg, p, bad);
+    return append(r, false, msg, p, bad);
 }
 
 static rein_err take_messages(struct rein__gw_req *r, const json_t *msgs, struct rein__gw_bad *bad)
@@ -461,14 +448,8 @@ rein_err rein__gw_anthropic_parse(struct rein__gw_req *r, const char *body, size
     const json_t *model;
     rein_error perr;
     rein_err rc;
-    const char *text;
-    char *copy;
 
-    text = rein__gw_parse_text(r, body, len, &copy);
-    if (!text)
-        return REIN_ENOMEM;
-    r->doc = rein_json_parse(text, len, JSON_REJECT_DUPLICATES, &perr);
-    rein_free(copy);
+    r->doc = rein__gw_parse_doc(r, body, len, &perr);
     if (!r->doc)
         return perr.code == REIN_ENOMEM ? REIN_ENOMEM
                                         : rein__gw_bad(bad, "",

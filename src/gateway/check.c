@@ -456,8 +456,8 @@ static void blank_inside(char *s, size_t from, size_t end)
     }
 }
 
-const char *rein__gw_parse_text(const struct rein__gw_req *r, const char *body, size_t len,
-                                char **copy)
+static const char *parse_text(const struct rein__gw_req *r, const char *body, size_t len,
+                              char **copy)
 {
     size_t at;
     char *s;
@@ -477,6 +477,22 @@ const char *rein__gw_parse_text(const struct rein__gw_req *r, const char *body, 
     blank_inside(s, at + 1, at + r->tools_raw_len - 1);
     *copy = s;
     return s;
+}
+
+json_t *rein__gw_parse_doc(const struct rein__gw_req *r, const char *body, size_t len,
+                           rein_error *err)
+{
+    char *copy;
+    const char *text = parse_text(r, body, len, &copy);
+    json_t *doc;
+
+    if (!text) {
+        rein_error_set(err, REIN_ENOMEM, "out of memory");
+        return NULL;
+    }
+    doc = rein_json_parse(text, len, JSON_REJECT_DUPLICATES, err);
+    rein_free(copy);
+    return doc;
 }
 
 /* Copies of the client's tools for the upstream request (parameters deep: the request's

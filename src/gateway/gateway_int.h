@@ -202,13 +202,13 @@ void rein__gw_tools_find(rein_gateway *g, struct rein__gw_req *r, const char *bo
                          const rein_tool *const *server, size_t nserver,
                          struct rein__gw_tools **out);
 /*
- * The text the parser reads for r: body itself, or, when r->tools_known, a copy (*copy, new,
- * freed by the caller) with the tools' bytes made an empty array of the same length and lines,
- * so every other member parses, fails and is reported at the same place as in body. NULL when
- * memory is exhausted.
+ * The request's body parsed as the wire's parser reads it (duplicate names refused): body
+ * itself, or, when r->tools_known, a copy in which the tools' bytes are an array over the same
+ * lines and columns, so every other member parses, fails and is reported at the same place as
+ * in body. New reference, or NULL with err set (REIN_ENOMEM when memory is exhausted).
  */
-const char *rein__gw_parse_text(const struct rein__gw_req *r, const char *body, size_t len,
-                                char **copy);
+json_t *rein__gw_parse_doc(const struct rein__gw_req *r, const char *body, size_t len,
+                           rein_error *err);
 /* True when name is one of t's server-side tools. */
 bool rein__gw_tools_is_server(const struct rein__gw_tools *t, const char *name);
 

@@ -468,14 +468,8 @@ rein_err rein__gw_openai_parse(struct rein__gw_req *r, const char *body, size_t 
     size_t i;
     json_t *m;
     rein_err rc = REIN_OK;
-    const char *text;
-    char *copy;
 
-    text = rein__gw_parse_text(r, body, len, &copy);
-    if (!text)
-        return REIN_ENOMEM;
-    r->doc = rein_json_parse(text, len, JSON_REJECT_DUPLICATES, &perr);
-    rein_free(copy);
+    r->doc = rein__gw_parse_doc(r, body, len, &perr);
     if (!r->doc)
         return perr.code == REIN_ENOMEM
                    ? REIN_ENOMEM
