@@ -81,6 +81,13 @@ REIN_EXTERN void rein_jw_arr_end(struct rein_jw *w);
 /* An object key; the next call writes its value. */
 REIN_EXTERN void rein_jw_key(struct rein_jw *w, const char *key);
 REIN_EXTERN void rein_jw_keyn(struct rein_jw *w, const char *key, size_t len);
+/*
+ * A key written as given: quoted is the key with its quotes and the colon ("\"title\":"), len
+ * bytes, and must need no escape. For keys that are literals in rein's own code, through
+ * REIN_JW_KEY(w, "title"): one copy instead of a check of every byte.
+ */
+REIN_EXTERN void rein_jw_key_quoted(struct rein_jw *w, const char *quoted, size_t len);
+#define REIN_JW_KEY(w, lit) rein_jw_key_quoted((w), "\"" lit "\":", sizeof(lit) + 2)
 /* s NULL writes null. */
 REIN_EXTERN void rein_jw_str(struct rein_jw *w, const char *s);
 REIN_EXTERN void rein_jw_strn(struct rein_jw *w, const char *s, size_t len);

@@ -47,6 +47,14 @@ REIN_EXTERN bool rein_json_locate(const char *text, size_t len, const char *poin
                                   int *column);
 /* Writes v (borrowed) as one value. Object keys keep their order. */
 REIN_EXTERN void rein_jw_json(struct rein_jw *w, const json_t *v);
+/*
+ * True when len bytes of text (borrowed) are exactly what rein_jw_json() writes for the value
+ * rein_json_parse() (flags 0) makes of them, so the text can be written as it is
+ * (rein_jw_raw) instead of parsed and written again. Narrow on purpose: spaces, escapes the
+ * writer does not use, real numbers, "-0", repeated keys, NUL and deep nesting all answer
+ * false, and the caller parses. One pass, no allocation.
+ */
+REIN_EXTERN bool rein_json_is_written_form(const char *text, size_t len);
 /* Appends the compact encoding of v (borrowed) to b. */
 REIN_EXTERN rein_err rein_json_dump(struct rein_buf *b, const json_t *v) REIN_WUR;
 /* Appends v (borrowed) laid out over lines, indent spaces per level (at most 16; 0: compact),

@@ -261,6 +261,19 @@ void rein_jw_keyn(struct rein_jw *w, const char *key, size_t len)
     w->after_key = true;
 }
 
+void rein_jw_key_quoted(struct rein_jw *w, const char *quoted, size_t len)
+{
+    if (w->after_key || w->depth == 0) {
+        if (!w->err)
+            w->err = REIN_ESTATE;
+        return;
+    }
+    if (!begin_item(w))
+        return;
+    put(w, quoted, len);
+    w->after_key = true;
+}
+
 void rein_jw_key(struct rein_jw *w, const char *key)
 {
     rein_jw_keyn(w, key, strlen(key));

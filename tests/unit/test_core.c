@@ -459,6 +459,136 @@ static void test_json_check_without_a_tree(void **state)
     assert_int_equal(rein_json_check(NULL, 0, NULL), REIN_EPARSE);
 }
 
+/* REIN_JW_KEY writes what rein_jw_key writes, separators included, and refuses the same
+ * misuse (a key outside an object, two keys in a row). */
+static void test_jw_literal_key_matches_key(void **state)
+{
+    struct rein_buf a, b;
+    struct rein_jw wa, wb;
+
+    (void)state;
+    rein_buf_init(&a, 0);
+    rein_buf_init(&b, 0);
+    rein_jw_init(&wa, &a);
+    rein_jw_init(&wb, &b);
+    rein_jw_obj_begin(&wa);
+    rein_jw_obj_begin(&wb);
+    for (int i = 0; i < 3; i++) {
+        rein_jw_key(&wa, "created_at");
+        REIN_JW_KEY(&wb, "created_at");
+        rein_jw_int(&wa, i);
+        rein_jw_int(&wb, i);
+    }
+    rein_jw_obj_end(&wa);
+    rein_jw_obj_end(&wb);
+    assert_rein_ok(rein_jw_finish(&wb), NULL);
+    assert_string_equal(b.ptr, a.ptr);
+    assert_string_equal(b.ptr, "{\"created_at\":0,\"created_at\":1,\"created_at\":2}");
+    rein_buf_release(&b);
+    rein_buf_init(&b, 0);
+    rein_jw_init(&wb, &b);
+    REIN_JW_KEY(&wb, "outside");
+    assert_int_equal(wb.err, REIN_ESTATE);
+    rein_jw_init(&wb, &b);
+    rein_jw_obj_begin(&wb);
+    REIN_JW_KEY(&wb, "one");
+    REIN_JW_KEY(&wb, "two");
+    assert_int_equal(wb.err, REIN_ESTATE);
+    rein_buf_release(&a);
+    rein_buf_release(&b);
+}
+
+/* What rein_json_is_written_form accepts is exactly what parsing and writing give back, and a
+ * text rein's writer made is accepted (here: trees of random strings, integers and nesting). */
+static void test_json_written_form_matches_parse_and_write(void **state)
+{
+    static const char *const yes[] = {"{\"role\":\"user\",\"content\":\"echo hello\"}",
+                                      "[]",
+                                      "{}",
+                                      "0",
+                                      "-12",
+                                      "\"\"",
+                                      "true",
+                                      "[null,false,{\"a\":{\"a\":1}}]",
+                                      "\"\\\"\\\\\\n\\r\\t\\b\\f\\u001f\\u0001\"",
+                                      "\"caf\xc3\xa9 \xf0\x9f\x98\x80\x7f\"",
+                                      "{\"a\":1,\"b\":{\"a\":2},\"c\":[{\"a\":3}]}",
+                                      "123456789012345678"};
+    static const char *const no[] = {"{\"a\": 1}",
+                                     " {}",
+                                     "{}\n",
+                                     "{\"a\":1,\"a\":2}",
+                                     "\"\\/\"",
+                                     "\"\\u00e9\"",
+                                     "\"\\u000a\"",
+                                     "\"\\u001F\"",
+                                     "\"\\u0000\"",
+                                     "-0",
+                                     "01",
+                                     "1.5",
+                                     "1e3",
+                                     "-",
+                                     "1234567890123456789",
+                                     "\"\xed\xa0\x80\"",
+                                     "\"\xc3\"",
+                                     "\"a\x01\"",
+                                     "[1,]",
+                                     "{\"a\"}",
+                                     "tru",
+                                     "",
+                                     "[1]x",
+                                     "{\"a\":1,\"b\":2,\"a\":3}"};
+    uint64_t seed = 0x2545f4914f6cdd1du;
+
+    (void)state;
+    for (size_t i = 0; i < sizeof(yes) / sizeof(yes[0]); i++) {
+        json_t *v = rein_json_parse(yes[i], strlen(yes[i]), 0, NULL);
+        struct rein_buf b;
+        assert_true(rein_json_is_written_form(yes[i], strlen(yes[i])));
+        assert_non_null(v);
+        rein_buf_init(&b, 0);
+        assert_rein_ok(rein_json_dump(&b, v), NULL);
+        assert_string_equal(b.ptr, yes[i]);
+        rein_buf_release(&b);
+        json_decref(v);
+    }
+    for (size_t i = 0; i < sizeof(no) / sizeof(no[0]); i++)
+        assert_false(rein_json_is_written_form(no[i], strlen(no[i])));
+    assert_false(rein_json_is_written_form(NULL, 0));
+    /* Random trees, written by rein's writer: each text is accepted and reads back alike. */
+    for (int round = 0; round < 500; round++) {
+        json_t *root = json_object(), *arr = json_array();
+        struct rein_buf b, again;
+        json_t *back;
+        for (int k = 0; k < 6; k++) {
+            char key[8], val[24];
+            seed = seed * 6364136223846793005u + 1442695040888963407u;
+            snprintf(key, sizeof(key), "k%d", k);
+            for (size_t j = 0; j < sizeof(val) - 1; j++)
+                val[j] = (char)(1 + (seed >> (j % 7 * 8)) % 0x7f); /* every ASCII byte but NUL */
+            val[sizeof(val) - 1] = '\0';
+            json_object_set_new(
+                root, key,
+                (seed & 1) ? json_string(val)
+                           : json_integer((json_int_t)(seed >> 20) - (json_int_t)(seed >> 21)));
+            json_array_append_new(arr, json_string(val + k));
+        }
+        json_object_set_new(root, "list", arr);
+        rein_buf_init(&b, 0);
+        assert_rein_ok(rein_json_dump(&b, root), NULL);
+        assert_true(rein_json_is_written_form(b.ptr, b.len));
+        back = rein_json_parse(b.ptr, b.len, 0, NULL);
+        assert_non_null(back);
+        rein_buf_init(&again, 0);
+        assert_rein_ok(rein_json_dump(&again, back), NULL);
+        assert_string_equal(again.ptr, b.ptr);
+        rein_buf_release(&again);
+        rein_buf_release(&b);
+        json_decref(back);
+        json_decref(root);
+    }
+}
+
 static void test_json_dump_keeps_key_order(void **state)
 {
     const char *text = "{\"z\":1,\"a\":[1.5,\"x\",null,false],\"m\":{}}";
@@ -908,6 +1038,8 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_utf8_prefix_and_suggestions),
     cmocka_unit_test(test_json_parse_reports_position),
     cmocka_unit_test(test_json_dump_keeps_key_order),
+    cmocka_unit_test(test_json_written_form_matches_parse_and_write),
+    cmocka_unit_test(test_jw_literal_key_matches_key),
     cmocka_unit_test(test_ids_are_well_formed_and_distinct),
     cmocka_unit_test(test_clock_is_monotonic_and_iso_formats),
     cmocka_unit_test(test_time_iso_matches_the_c_library),
