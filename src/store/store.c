@@ -320,14 +320,16 @@ static void write_conv(struct rein_jw *w, const struct rein__conv_row *r)
 {
     char when[REIN_TIME_ISO_LEN];
 
-    rein_jw_key(w, "id");
+    REIN_JW_KEY(w, "id");
     rein_jw_str(w, r->id);
-    rein_jw_key(w, "title");
+    REIN_JW_KEY(w, "title");
     rein_jw_str(w, r->title);
-    rein_jw_key(w, "state");
+    REIN_JW_KEY(w, "state");
     rein_jw_str(w, r->state ? r->state : "idle");
-    rein_jw_key(w, "metadata");
-    if (r->metadata) {
+    REIN_JW_KEY(w, "metadata");
+    if (r->metadata && rein_json_is_written_form(r->metadata, strlen(r->metadata))) {
+        rein_jw_raw(w, r->metadata, strlen(r->metadata));
+    } else if (r->metadata) {
         json_t *meta = rein_json_parse(r->metadata, strlen(r->metadata), 0, NULL);
         if (meta)
             rein_jw_json(w, meta);
@@ -337,12 +339,12 @@ static void write_conv(struct rein_jw *w, const struct rein__conv_row *r)
     } else {
         rein_jw_null(w);
     }
-    rein_jw_key(w, "created_at");
+    REIN_JW_KEY(w, "created_at");
     rein_jw_str(w, rein_time_iso(r->created_ms, when));
-    rein_jw_key(w, "updated_at");
+    REIN_JW_KEY(w, "updated_at");
     /* Often the same instant (a conversation never written to since): written once. */
     rein_jw_str(w, r->updated_ms == r->created_ms ? when : rein_time_iso(r->updated_ms, when));
-    rein_jw_key(w, "message_count");
+    REIN_JW_KEY(w, "message_count");
     rein_jw_int(w, r->message_count);
 }
 
@@ -538,7 +540,7 @@ rein_err rein_store_conv_page_write(rein_store *s, const char *text, const char 
             return rc;
     }
     rein_jw_obj_begin(w);
-    rein_jw_key(w, "conversations");
+    REIN_JW_KEY(w, "conversations");
     rein_jw_arr_begin(w);
     /* One more than asked tells whether another page follows. */
     rc = s->ops->conv_list(s, cur_ms, cursor && *cursor ? cur_id : NULL,
@@ -546,7 +548,7 @@ rein_err rein_store_conv_page_write(rein_store *s, const char *text, const char 
     if (rc != REIN_OK)
         return rc;
     rein_jw_arr_end(w);
-    rein_jw_key(w, "next_cursor");
+    REIN_JW_KEY(w, "next_cursor");
     if (pw.more) {
         char next[24 + REIN_ID_MAX];
         snprintf(next, sizeof(next), "%" PRId64 ":%s", pw.last_ms, pw.last_id);
@@ -602,24 +604,30 @@ rein_err rein_store_conv_delete(rein_store *s, const char *id, rein_error *err)
 }
 
 /* One stored message as the export shows it. A message that does not parse fails the export
- * (as memory running out would: the store checked it when it was appended). */
+ * (as memory running out would: the store checked it when it was appended). A message already
+ * in the writer's form (as rein appends them) is copied as it is: parsing and writing it again
+ * would give the same bytes. */
 static int export_message(const struct rein_store_message *m, void *userdata)
 {
     struct rein_jw *w = userdata;
     char when[REIN_TIME_ISO_LEN];
-    json_t *msg = rein_json_parse(m->json, m->len, 0, NULL);
+    bool as_is = rein_json_is_written_form(m->json, m->len);
+    json_t *msg = as_is ? NULL : rein_json_parse(m->json, m->len, 0, NULL);
 
-    if (!msg)
+    if (!as_is && !msg)
         return REIN_ENOMEM;
     rein_jw_obj_begin(w);
-    rein_jw_key(w, "position");
+    REIN_JW_KEY(w, "position");
     rein_jw_int(w, m->position);
-    rein_jw_key(w, "created_at");
+    REIN_JW_KEY(w, "created_at");
     rein_jw_str(w, rein_time_iso(m->created_ms, when));
-    rein_jw_key(w, "trace_id");
+    REIN_JW_KEY(w, "trace_id");
     rein_jw_str(w, m->trace_id ? m->trace_id : "");
-    rein_jw_key(w, "message");
-    rein_jw_json(w, msg);
+    REIN_JW_KEY(w, "message");
+    if (as_is)
+        rein_jw_raw(w, m->json, m->len);
+    else
+        rein_jw_json(w, msg);
     rein_jw_obj_end(w);
     json_decref(msg);
     return w->err ? REIN_ENOMEM : 0;
@@ -646,12 +654,12 @@ rein_err rein_store_conv_export_write(rein_store *s, const char *id, struct rein
 
     if (rc != REIN_OK)
         return rc;
-    rein_jw_key(w, "messages");
+    REIN_JW_KEY(w, "messages");
     rein_jw_arr_begin(w);
     rc = rein_store_messages_each(s, id, 0, export_message, w, err);
     rein_jw_arr_end(w);
     if (rc == REIN_OK) {
-        rein_jw_key(w, "ledger");
+        REIN_JW_KEY(w, "ledger");
         rein_jw_arr_begin(w);
         rc = rein_store_ledger_each(s, id, export_ledger, w, err);
         rein_jw_arr_end(w);
