@@ -64,7 +64,7 @@ static rein_err get_read(rein_store *store, void *userdata, rein_error *err)
     if (rc != REIN_OK)
         return rc;
     rc = rein_store_lock_get(store, id, &info, err);
-    rein_jw_key(&job->w, "lock");
+    REIN_JW_KEY(&job->w, "lock");
     if (rc == REIN_OK) {
         json_t *lock = rein_lock_info_json(&info);
         if (!lock)
