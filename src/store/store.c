@@ -311,6 +311,36 @@ void rein_store_counts(const rein_store *s, struct rein_store_counts *out)
 /* ---- conversations ---------------------------------------------------------------------- */
 
 /*
+ * Text appended after a member the writer placed: the writer has marked the object as holding
+ * a member, so a literal ",\"key\":" and a value written here keep its state right. The answers
+ * that list many rows (a page of conversations, a conversation's messages) write most members
+ * this way: one append per piece instead of the writer's checks per key and per value, and
+ * the same bytes, since the writer writes a string as its quote, rein_json_escape's text of
+ * it and a quote.
+ */
+static void tail_add(struct rein_jw *w, const char *s, size_t n)
+{
+    if (!w->err)
+        w->err = rein_buf_add(w->buf, s, n);
+}
+
+#define TAIL(w, lit) tail_add((w), (lit), sizeof(lit) - 1)
+
+/* s escaped, without its quotes. */
+static void tail_escaped(struct rein_jw *w, const char *s)
+{
+    if (!w->err)
+        w->err = rein_json_escape(w->buf, s, strlen(s));
+}
+
+/* A time as rein_time_iso writes it: digits and separators, nothing to escape. */
+static void tail_time(struct rein_jw *w, int64_t wall_ms, char when[REIN_TIME_ISO_LEN])
+{
+    rein_time_iso(wall_ms, when);
+    tail_add(w, when, strlen(when));
+}
+
+/*
  * The members of a conversation object {id, title, state, metadata, created_at, updated_at,
  * message_count}, in that order, into the object w has open: the one shape every reader
  * (get, list, export, the HTTP routes) sees. An unset title or metadata is null; metadata is
@@ -322,10 +352,15 @@ static void write_conv(struct rein_jw *w, const struct rein__conv_row *r)
 
     REIN_JW_KEY(w, "id");
     rein_jw_str(w, r->id);
-    REIN_JW_KEY(w, "title");
-    rein_jw_str(w, r->title);
-    REIN_JW_KEY(w, "state");
-    rein_jw_str(w, r->state ? r->state : "idle");
+    if (r->title) {
+        TAIL(w, ",\"title\":\"");
+        tail_escaped(w, r->title);
+        TAIL(w, "\",\"state\":\"");
+    } else {
+        TAIL(w, ",\"title\":null,\"state\":\"");
+    }
+    tail_escaped(w, r->state ? r->state : "idle");
+    TAIL(w, "\"");
     REIN_JW_KEY(w, "metadata");
     if (r->metadata && rein_json_is_written_form(r->metadata, strlen(r->metadata))) {
         rein_jw_raw(w, r->metadata, strlen(r->metadata));
@@ -339,11 +374,15 @@ static void write_conv(struct rein_jw *w, const struct rein__conv_row *r)
     } else {
         rein_jw_null(w);
     }
-    REIN_JW_KEY(w, "created_at");
-    rein_jw_str(w, rein_time_iso(r->created_ms, when));
-    REIN_JW_KEY(w, "updated_at");
+    TAIL(w, ",\"created_at\":\"");
+    tail_time(w, r->created_ms, when);
+    TAIL(w, "\",\"updated_at\":\"");
     /* Often the same instant (a conversation never written to since): written once. */
-    rein_jw_str(w, r->updated_ms == r->created_ms ? when : rein_time_iso(r->updated_ms, when));
+    if (r->updated_ms == r->created_ms)
+        tail_add(w, when, strlen(when));
+    else
+        tail_time(w, r->updated_ms, when);
+    TAIL(w, "\"");
     REIN_JW_KEY(w, "message_count");
     rein_jw_int(w, r->message_count);
 }
@@ -619,10 +658,11 @@ static int export_message(const struct rein_store_message *m, void *userdata)
     rein_jw_obj_begin(w);
     REIN_JW_KEY(w, "position");
     rein_jw_int(w, m->position);
-    REIN_JW_KEY(w, "created_at");
-    rein_jw_str(w, rein_time_iso(m->created_ms, when));
-    REIN_JW_KEY(w, "trace_id");
-    rein_jw_str(w, m->trace_id ? m->trace_id : "");
+    TAIL(w, ",\"created_at\":\"");
+    tail_time(w, m->created_ms, when);
+    TAIL(w, "\",\"trace_id\":\"");
+    tail_escaped(w, m->trace_id ? m->trace_id : "");
+    TAIL(w, "\"");
     REIN_JW_KEY(w, "message");
     if (as_is)
         rein_jw_raw(w, m->json, m->len);
