@@ -32,6 +32,10 @@ static void job_init(struct read_job *job, rein_request *req)
 {
     job->req = req;
     rein_buf_init(&job->b, 0);
+    /* Room for a page of 20 conversations at once, instead of doubling up to it. A failure
+     * here shows again when the answer is written. */
+    if (rein_buf_grow(&job->b, 4095) != REIN_OK)
+        rein_buf_release(&job->b);
     rein_jw_init(&job->w, &job->b);
     job->ran = false;
 }
