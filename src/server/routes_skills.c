@@ -81,7 +81,7 @@ static void reply_result(rein_request *req, rein_call_result *res)
     if (rein_jw_finish(&w) != REIN_OK)
         rein_request_reply_error(req, 500, "internal", "out of memory writing the result");
     else
-        rein_request_reply(req, 200, "application/json", b.ptr, b.len);
+        rein__request_reply_buf(req, 200, "application/json", &b);
     rein_buf_release(&b);
 }
 

@@ -92,7 +92,7 @@ static void reply_read(struct read_job *job, rein_err rc, const rein_error *err)
     if (rc == REIN_OK && rein_buf_addch(&job->b, '\n') != REIN_OK)
         rc = rein_error_set(NULL, REIN_ENOMEM, "out of memory");
     if (rc == REIN_OK)
-        rein_request_reply(job->req, 200, "application/json", job->b.ptr, job->b.len);
+        rein__request_reply_buf(job->req, 200, "application/json", &job->b);
     else if (rc == REIN_ENOMEM)
         rein_request_reply_error(job->req, 500, "internal", "could not encode the answer");
     else

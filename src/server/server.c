@@ -322,12 +322,10 @@ fail:
 
 /* ---- building answers ------------------------------------------------------------------- */
 
-static struct MHD_Response *make_response(rein_request *req, const char *content_type,
-                                          const void *body, size_t len)
+/* The headers every answer carries, added to resp (NULL passes through). */
+static struct MHD_Response *with_headers(rein_request *req, struct MHD_Response *resp,
+                                         const char *content_type)
 {
-    struct MHD_Response *resp =
-        MHD_create_response_from_buffer(len, (void *)body, MHD_RESPMEM_MUST_COPY);
-
     if (!resp)
         return NULL;
     if (content_type)
@@ -335,6 +333,27 @@ static struct MHD_Response *make_response(rein_request *req, const char *content
     MHD_add_response_header(resp, "X-Request-Id", req->id);
     MHD_add_response_header(resp, "X-Trace-Id", req->trace_id);
     return resp;
+}
+
+static struct MHD_Response *make_response(rein_request *req, const char *content_type,
+                                          const void *body, size_t len)
+{
+    return with_headers(req,
+                        MHD_create_response_from_buffer(len, (void *)body, MHD_RESPMEM_MUST_COPY),
+                        content_type);
+}
+
+/* An answer whose body (from rein_malloc) the response takes and frees: no copy. On failure
+ * body is freed here. */
+static struct MHD_Response *make_response_taking(rein_request *req, const char *content_type,
+                                                 char *body, size_t len)
+{
+    struct MHD_Response *resp =
+        MHD_create_response_from_buffer_with_free_callback(len, body, rein_free);
+
+    if (!resp)
+        rein_free(body);
+    return with_headers(req, resp, content_type);
 }
 
 /* Encodes {"error": {"code", "message"[, extra members]}}; extra (borrowed) may be NULL. */
@@ -469,8 +488,7 @@ static enum MHD_Result guard(rein_request *req, int status, const char *code, co
         body = error_body(code, msg, NULL, &len);
     if (!body)
         return MHD_NO;
-    resp = make_response(req, "application/json", body, len);
-    rein_free(body);
+    resp = make_response_taking(req, "application/json", body, len);
     if (resp) {
         add_out_headers(req, resp);
         if (status == 401)
@@ -555,6 +573,17 @@ rein_err rein_request_reply(rein_request *req, int status, const char *content_t
     return hand_over(req, status, make_response(req, content_type, body ? body : "", len));
 }
 
+rein_err rein__request_reply_buf(rein_request *req, int status, const char *content_type,
+                                 struct rein_buf *b)
+{
+    size_t len;
+    char *body = rein_buf_detach(b, &len);
+
+    if (!body)
+        return REIN_ENOMEM;
+    return hand_over(req, status, make_response_taking(req, content_type, body, len));
+}
+
 rein_err rein_request_reply_json(rein_request *req, int status, json_t *body)
 {
     struct rein_buf b;
@@ -566,7 +595,7 @@ rein_err rein_request_reply_json(rein_request *req, int status, json_t *body)
     if (rc == REIN_OK)
         rc = rein_buf_addch(&b, '\n');
     if (rc == REIN_OK)
-        rc = rein_request_reply(req, status, "application/json", b.ptr, b.len);
+        rc = rein__request_reply_buf(req, status, "application/json", &b);
     else
         rc = rein_request_reply_error(req, 500, "internal", "could not encode the answer");
     rein_buf_release(&b);
@@ -578,13 +607,10 @@ static rein_err reply_error_extra(rein_request *req, int status, const char *cod
 {
     size_t len = 0;
     char *body = error_body(code, message, extra, &len);
-    rein_err rc;
 
     if (!body)
         return REIN_ENOMEM;
-    rc = rein_request_reply(req, status, "application/json", body, len);
-    rein_free(body);
-    return rc;
+    return hand_over(req, status, make_response_taking(req, "application/json", body, len));
 }
 
 rein_err rein__request_reply_error_extra(rein_request *req, int status, const char *code,

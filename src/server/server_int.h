@@ -95,6 +95,10 @@ bool rein__proposal_body_read(const json_t *body, bool *run, json_t *details);
 /* body may be NULL (no body): the default reason. */
 bool rein__cancel_body_read(const json_t *body, char reason[REIN__REASON_MAX], json_t *details);
 
+/* rein_request_reply() with the body taken from b (its memory goes to the answer and b is left
+ * empty, to be released as usual): no copy of the body. */
+rein_err rein__request_reply_buf(rein_request *req, int status, const char *content_type,
+                                 struct rein_buf *b);
 /* Answers {"error": {"code", "message", ...extra's members}} (server.c); extra borrowed. */
 rein_err rein__request_reply_error_extra(rein_request *req, int status, const char *code,
                                          const char *message, const json_t *extra);
