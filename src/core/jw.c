@@ -248,14 +248,21 @@ static void quoted(struct rein_jw *w, const char *s, size_t len, const char *tai
     put(w, tail, tlen);
 }
 
-void rein_jw_keyn(struct rein_jw *w, const char *key, size_t len)
+/* Before a key: only inside an object and not right after another key (REIN_ESTATE), then
+ * the separator. False when nothing may be written. */
+static bool begin_key(struct rein_jw *w)
 {
     if (w->after_key || w->depth == 0) {
         if (!w->err)
             w->err = REIN_ESTATE;
-        return;
+        return false;
     }
-    if (!begin_item(w))
+    return begin_item(w);
+}
+
+void rein_jw_keyn(struct rein_jw *w, const char *key, size_t len)
+{
+    if (!begin_key(w))
         return;
     quoted(w, key, len, "\":", 2);
     w->after_key = true;
@@ -263,12 +270,7 @@ void rein_jw_keyn(struct rein_jw *w, const char *key, size_t len)
 
 void rein_jw_key_quoted(struct rein_jw *w, const char *quoted, size_t len)
 {
-    if (w->after_key || w->depth == 0) {
-        if (!w->err)
-            w->err = REIN_ESTATE;
-        return;
-    }
-    if (!begin_item(w))
+    if (!begin_key(w))
         return;
     put(w, quoted, len);
     w->after_key = true;
