@@ -221,7 +221,8 @@ typedef rein_err (*rein__sse_fn)(void *ud, const char *event, const char *data, 
                                  rein_error *err);
 struct rein__sse {
     struct rein_buf line; /* a line split across feeds */
-    struct rein_buf data; /* the current event's data */
+    struct rein_buf data; /* the current event's data, from data_off on */
+    size_t data_off;      /* where the data starts in it (a gathered line's "data: ") */
     char event[64];
     size_t max;
     size_t lineno;

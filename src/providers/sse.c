@@ -11,7 +11,9 @@
  * reads the variant where each line is one payload (vercel's *.chunks.txt, Ollama NDJSON).
  *
  * The common case, a whole "data: …" line followed by a blank line inside one received
- * piece, is dispatched straight from the caller's bytes without a copy.
+ * piece, is dispatched straight from the caller's bytes without a copy. A data line that
+ * arrives in several pieces is gathered in the line buffer once: that buffer then becomes the
+ * event's data (the two buffers trade places), so a 10 MB line is not copied a second time.
  */
 #include "provider_int.h"
 
@@ -59,9 +61,28 @@ static rein_err dispatch_pending(struct rein__sse *s, rein_error *err)
         return REIN_OK;
     }
     s->has_data = false;
-    rc = dispatch(s, s->data.ptr, s->data.len, err);
+    rc = dispatch(s, s->data.ptr + s->data_off, s->data.len - s->data_off, err);
     rein_buf_reset(&s->data);
+    s->data_off = 0;
+    s->data.max = s->max + 1;
     return rc;
+}
+
+/*
+ * The first data line of an event, gathered in s->line (val points into it): the line buffer
+ * becomes the data buffer, with the value starting data_off bytes in, and the emptied data
+ * buffer takes the next lines. The bound stays on the value (max grows by the offset).
+ */
+static void take_line_as_data(struct rein__sse *s, const char *val)
+{
+    struct rein_buf was = s->data;
+
+    s->data = s->line;
+    s->line = was;
+    s->line.max = s->max + 1;
+    s->data_off = (size_t)(val - s->data.ptr);
+    s->data.max = s->max + 1 + s->data_off;
+    s->has_data = true;
 }
 
 static bool field_is_(const char *line, size_t name_len, const char *name, size_t len)
@@ -70,8 +91,9 @@ static bool field_is_(const char *line, size_t name_len, const char *name, size_
 }
 #define field_is(line, name_len, lit) field_is_((line), (name_len), (lit), sizeof(lit) - 1)
 
-/* One complete line (without its end). */
-static rein_err process_line(struct rein__sse *s, const char *line, size_t n, rein_error *err)
+/* One complete line (without its end); gathered: it is the contents of s->line. */
+static rein_err process_line(struct rein__sse *s, const char *line, size_t n, bool gathered,
+                             rein_error *err)
 {
     const char *colon, *val;
     size_t name_len, vlen;
@@ -100,6 +122,10 @@ static rein_err process_line(struct rein__sse *s, const char *line, size_t n, re
         vlen--;
     }
     if (field_is(line, name_len, "data")) {
+        if (!s->has_data && gathered) {
+            take_line_as_data(s, val);
+            return REIN_OK;
+        }
         if (s->has_data) {
             rc = rein_buf_addch(&s->data, '\n');
             if (rc)
@@ -180,7 +206,7 @@ rein_err rein__sse_feed(struct rein__sse *s, const char *p, size_t len, rein_err
             rc = rein_buf_add(&s->line, p, seg);
             if (rc)
                 return rc == REIN_ETOOBIG ? too_big(s, err) : rc;
-            rc = process_line(s, s->line.ptr, s->line.len, err);
+            rc = process_line(s, s->line.ptr, s->line.len, true, err);
             rein_buf_reset(&s->line);
         } else if (!s->payload_lines && !s->has_data && s->lineno > 0 && seg >= 5 &&
                    memcmp(p, "data:", 5) == 0 && blank_line_at(end, len - seg - eol)) {
@@ -195,7 +221,7 @@ rein_err rein__sse_feed(struct rein__sse *s, const char *p, size_t len, rein_err
             end += blank_line_at(end, len - seg - eol);
             rc = dispatch(s, val, vlen, err);
         } else {
-            rc = process_line(s, p, seg, err);
+            rc = process_line(s, p, seg, false, err);
         }
         if (rc)
             return rc;
@@ -210,7 +236,7 @@ rein_err rein__sse_finish(struct rein__sse *s, rein_error *err)
     rein_err rc = REIN_OK;
 
     if (s->line.len) {
-        rc = process_line(s, s->line.ptr, s->line.len, err);
+        rc = process_line(s, s->line.ptr, s->line.len, true, err);
         rein_buf_reset(&s->line);
     }
     if (!rc && !s->payload_lines)

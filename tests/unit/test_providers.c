@@ -474,6 +474,111 @@ static void test_sse_reader_bounds_an_event(void **state)
     rein__sse_release(&s);
 }
 
+/* Events of any size, kept whole. */
+struct sse_big {
+    struct rein_buf data[4];
+    char events[4][16];
+    int n;
+};
+
+static rein_err sse_big_cb(void *ud, const char *event, const char *data, size_t len,
+                           rein_error *err)
+{
+    struct sse_big *l = ud;
+
+    (void)err;
+    assert_true(l->n < 4);
+    snprintf(l->events[l->n], sizeof(l->events[0]), "%s", event ? event : "");
+    return rein_buf_add(&l->data[l->n++], data, len);
+}
+
+/* Feeds input in pieces of chunk bytes to a reader bounded at max; the result of the last
+ * feed or of the finish. */
+static rein_err sse_big_run(const char *input, size_t len, size_t chunk, size_t max,
+                            struct sse_big *l)
+{
+    struct rein__sse s;
+    rein_error err;
+    rein_err rc = REIN_OK;
+
+    memset(l, 0, sizeof(*l));
+    for (int i = 0; i < 4; i++)
+        rein_buf_init(&l->data[i], 0);
+    rein__sse_init(&s, max, false, sse_big_cb, l);
+    for (size_t off = 0; off < len && !rc; off += chunk)
+        rc = rein__sse_feed(&s, input + off, len - off < chunk ? len - off : chunk, &err);
+    if (!rc)
+        rc = rein__sse_finish(&s, &err);
+    rein__sse_release(&s);
+    return rc;
+}
+
+static void sse_big_free(struct sse_big *l)
+{
+    for (int i = 0; i < 4; i++)
+        rein_buf_release(&l->data[i]);
+}
+
+/* A data line that arrives in many pieces is gathered once and handed over whole, with the
+ * lines after it, a BOM before it, CRLF and a named event around it (the line buffer becomes
+ * the event's data instead of being copied into it). */
+static void test_sse_reader_gathers_a_split_line_once(void **state)
+{
+    static const size_t pieces[] = {1, 7, 1000, 4096, 300000};
+    struct rein_buf in, want;
+    struct sse_big l;
+
+    (void)state;
+    rein_buf_init(&in, 0);
+    rein_buf_init(&want, 0);
+    assert_rein_ok(rein_buf_adds(&in, "\xEF\xBB\xBF"
+                                      "event: big\r\ndata: "),
+                   NULL);
+    for (int i = 0; i < 100000; i++)
+        assert_rein_ok(rein_buf_addch(&want, (char)('a' + i % 26)), NULL);
+    assert_rein_ok(rein_buf_add(&in, want.ptr, want.len), NULL);
+    assert_rein_ok(rein_buf_adds(&in, "\r\ndata:tail\r\n\r\ndata: a\n"), NULL);
+    assert_rein_ok(rein_buf_add(&in, want.ptr, 5000), NULL);
+    assert_rein_ok(rein_buf_adds(&in, "\n\ndata: "), NULL);
+    assert_rein_ok(rein_buf_add(&in, want.ptr, 3000), NULL); /* cut: no blank line */
+    assert_rein_ok(rein_buf_adds(&want, "\ntail"), NULL);
+    for (size_t k = 0; k < REIN_ARRAY_SIZE(pieces); k++) {
+        assert_rein_ok(sse_big_run(in.ptr, in.len, pieces[k], 0, &l), NULL);
+        assert_int_equal(l.n, 3);
+        assert_string_equal(l.events[0], "big");
+        assert_int_equal(l.data[0].len, want.len);
+        assert_memory_equal(l.data[0].ptr, want.ptr, want.len);
+        assert_string_equal(l.events[1], "");
+        assert_int_equal(l.data[1].len, 2 + 5000);
+        assert_memory_equal(l.data[1].ptr, "a\nabcdef", 8);
+        assert_int_equal(l.data[2].len, 3000);
+        assert_memory_equal(l.data[2].ptr, want.ptr, 3000);
+        sse_big_free(&l);
+    }
+    rein_buf_release(&in);
+    rein_buf_release(&want);
+}
+
+/* The bound is on the event's data, whether its first line was gathered or not. */
+static void test_sse_reader_bounds_a_gathered_event(void **state)
+{
+    static const char fits[] = "data: xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\n"
+                               "data: yyyyyyyyyyyyy\n\n"; /* 50 + 1 + 13 = 64 bytes */
+    static const char over[] = "data: xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\n"
+                               "data: yyyyyyyyyyyyyy\n\n"; /* 65 bytes */
+    struct sse_big l;
+
+    (void)state;
+    for (size_t chunk = 1; chunk < 80; chunk += 13) {
+        assert_rein_ok(sse_big_run(fits, sizeof(fits) - 1, chunk, 64, &l), NULL);
+        assert_int_equal(l.n, 1);
+        assert_int_equal(l.data[0].len, 64);
+        sse_big_free(&l);
+        assert_int_equal(sse_big_run(over, sizeof(over) - 1, chunk, 64, &l), REIN_ETOOBIG);
+        sse_big_free(&l);
+    }
+}
+
 /* ---------------------------------------------------------------------------------------
  * Strings and names
  */
@@ -3179,6 +3284,8 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_sse_reader_follows_the_spec_and_its_variants),
     cmocka_unit_test(test_sse_reader_handles_lone_cr_and_payload_lines),
     cmocka_unit_test(test_sse_reader_bounds_an_event),
+    cmocka_unit_test(test_sse_reader_gathers_a_split_line_once),
+    cmocka_unit_test(test_sse_reader_bounds_a_gathered_event),
     cmocka_unit_test(test_unescape_joins_surrogates_across_deltas),
     cmocka_unit_test(test_unescape_matches_the_plain_version),
     cmocka_unit_test(test_tool_names_are_checked),
