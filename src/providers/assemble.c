@@ -132,15 +132,43 @@ static bool marker_start(unsigned char c)
     return c == '<' || c == '[' || c == '`';
 }
 
-/* Earliest marker in s[0..n): its offset, or n; *which gets the marker. An offered tool's
- * name written as a tag ("<run_command ") counts as one. */
-static size_t find_marker(const struct rein__asm *a, const char *s, size_t n, const char **which)
+#define ONES8 UINT64_C(0x0101010101010101)
+
+/* Nonzero when one of the eight bytes of w is c (exact for the lowest such byte). */
+static inline uint64_t has8(uint64_t w, unsigned char c)
 {
+    uint64_t x = w ^ (ONES8 * c);
+
+    return (x - ONES8) & ~x & (ONES8 * 0x80);
+}
+
+/* The first byte from i on in s[0..n) that can start a marker, or n. Text deltas are scanned
+ * eight bytes at a time: a plain delta has no such byte at all. */
+static inline size_t next_marker_start(const char *s, size_t i, size_t n)
+{
+    for (; i + 8 <= n; i += 8) {
+        uint64_t w;
+        memcpy(&w, s + i, 8);
+        if (has8(w, '<') | has8(w, '[') | has8(w, '`'))
+            break;
+    }
+    while (i < n && !marker_start((unsigned char)s[i]))
+        i++;
+    return i;
+}
+
+/* Earliest marker in s[0..n): its offset, or n; *which gets the marker. An offered tool's
+ * name written as a tag ("<run_command ") counts as one. *plain is set when s holds no byte
+ * that can start a marker at all. */
+static size_t find_marker(const struct rein__asm *a, const char *s, size_t n, const char **which,
+                          bool *plain)
+{
+    size_t first = next_marker_start(s, 0, n);
+
     *which = NULL;
-    for (size_t i = 0; i < n; i++) {
+    *plain = first == n;
+    for (size_t i = first; i < n; i = next_marker_start(s, i + 1, n)) {
         bool partial;
-        if (!marker_start((unsigned char)s[i]))
-            continue;
         if (rein__textcalls_tool_tag(a->opt, s + i, n - i, &partial)) {
             *which = "<tool>";
             return i;
@@ -168,9 +196,7 @@ static size_t marker_holdback(const struct rein__asm *a, const char *s, size_t n
         if (lt && !rein__textcalls_tool_tag(a->opt, lt, (size_t)(s + n - lt), &partial) && partial)
             return (size_t)(s + n - lt);
     }
-    for (size_t i = from; i < n; i++) {
-        if (!marker_start((unsigned char)s[i]))
-            continue;
+    for (size_t i = next_marker_start(s, from, n); i < n; i = next_marker_start(s, i + 1, n)) {
         for (size_t m = 0; rein__text_markers[m]; m++) {
             size_t l = strlen(rein__text_markers[m]);
             if (n - i < l && memcmp(s + i, rein__text_markers[m], n - i) == 0)
@@ -243,9 +269,10 @@ static rein_err filter_normal(struct rein__asm *a, bool *wait)
     const char *t = a->r->text.ptr;
     size_t len = a->r->text.len, n = len - a->tpos, at, show;
     const char *which;
+    bool plain;
     rein_err rc;
 
-    at = find_marker(a, t + a->tpos, n, &which);
+    at = find_marker(a, t + a->tpos, n, &which, &plain);
     if (which) {
         show = without_trailing_space(t + a->tpos, at);
         rc = emit_text(a, t + a->tpos, show);
@@ -255,7 +282,8 @@ static rein_err filter_normal(struct rein__asm *a, bool *wait)
         *wait = a->tmode == TM_HOLD;
         return rc;
     }
-    show = without_trailing_space(t + a->tpos, n - marker_holdback(a, t + a->tpos, n));
+    /* text with no '<', '[' or '`' can end in no part of a marker or tool tag */
+    show = without_trailing_space(t + a->tpos, plain ? n : n - marker_holdback(a, t + a->tpos, n));
     rc = emit_text(a, t + a->tpos, show);
     a->tpos += show;
     *wait = true;
