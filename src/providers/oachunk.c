@@ -57,7 +57,7 @@ struct call_piece {
 
 struct chunk {
     struct rein__jstr id, model, content, rcontent, reasoning;
-    bool has_content, has_rcontent, has_reasoning;
+    bool has_choices, has_content, has_rcontent, has_reasoning;
     int ncalls;
     struct call_piece calls[MAX_CALLS];
 };
@@ -122,41 +122,13 @@ static inline bool null_at(struct scan *s)
     return true;
 }
 
-/*
- * The next member of the object being read: 1 with its name in *key and s->i at its value,
- * 0 at the object's end (read over), -1 for text that is not a member list. *first is true
- * right after the opening brace.
- */
-static int member(struct scan *s, bool *first, struct rein__jstr *key)
+/* The next item of the object or array being read (close: its closing byte): 1 with s->i at
+ * it, 0 at the end (read over), -1 for anything else. *first is true right after the opening
+ * byte. */
+static int item(struct scan *s, bool *first, char close)
 {
     ws(s);
-    if (at(s, '}')) {
-        s->i++;
-        return 0;
-    }
-    if (!*first) {
-        if (!at(s, ','))
-            return -1;
-        s->i++;
-        ws(s);
-    }
-    *first = false;
-    if (!str(s, key))
-        return -1;
-    ws(s);
-    if (!at(s, ':'))
-        return -1;
-    s->i++;
-    ws(s);
-    return 1;
-}
-
-/* The next element of the array being read: 1 with s->i at it, 0 at the end (read over), -1
- * for anything else. */
-static int element(struct scan *s, bool *first)
-{
-    ws(s);
-    if (at(s, ']')) {
+    if (at(s, close)) {
         s->i++;
         return 0;
     }
@@ -168,6 +140,29 @@ static int element(struct scan *s, bool *first)
     }
     *first = false;
     return s->i < s->len ? 1 : -1;
+}
+
+/* The next member of the object being read: as item(), with its name in *key and s->i at
+ * its value. */
+static int member(struct scan *s, bool *first, struct rein__jstr *key)
+{
+    int m = item(s, first, '}');
+
+    if (m <= 0)
+        return m;
+    if (!str(s, key))
+        return -1;
+    ws(s);
+    if (!at(s, ':'))
+        return -1;
+    s->i++;
+    ws(s);
+    return 1;
+}
+
+static int element(struct scan *s, bool *first)
+{
+    return item(s, first, ']');
 }
 
 /* Reads over any well-formed value. */
@@ -256,59 +251,61 @@ static bool call_index(struct scan *s, int64_t *out)
     return true;
 }
 
-static bool read_function(struct scan *s, struct call_piece *c, int nth)
+/*
+ * One member of an object being read: key is its name, s->i at its value. True when the value
+ * was read (or read over); false declines the chunk. seen marks the members read, against
+ * duplicates.
+ */
+typedef bool (*field_fn)(struct scan *s, const struct rein__jstr *key, unsigned *seen, void *ctx);
+
+/* The object at s->i, each member through field. */
+static bool read_object(struct scan *s, field_fn field, void *ctx)
 {
     struct rein__jstr k;
     unsigned seen = 0;
-    bool first = true, has_name = false;
+    bool first = true;
     int m;
 
-    if (null_at(s))
-        return true;
     if (!at(s, '{'))
         return false;
     s->i++;
     while ((m = member(s, &first, &k)) > 0) {
-        bool ok;
-        if (key_is(&k, "name"))
-            ok = once(&seen, 1) && str_or_null(s, &c->name, &has_name, H_CALL + 3 * nth + 1);
-        else if (key_is(&k, "arguments"))
-            ok = once(&seen, 2) && str_or_null(s, &c->args, &c->has_args, H_CALL + 3 * nth + 2);
-        else
-            ok = skip_value(s, 3);
-        if (!ok)
+        if (!field(s, &k, &seen, ctx))
             return false;
     }
     return m == 0;
 }
 
-static bool read_call(struct scan *s, struct call_piece *c, int nth)
-{
-    struct rein__jstr k;
-    unsigned seen = 0;
-    bool first = true, has_id = false;
-    int m;
+struct call_ctx {
+    struct call_piece *c;
+    int nth; /* which piece of the delta */
+};
 
-    c->index = -1;
-    c->id = c->name = c->args = no_str;
-    c->has_args = false;
-    if (!at(s, '{'))
-        return false;
-    s->i++;
-    while ((m = member(s, &first, &k)) > 0) {
-        bool ok;
-        if (key_is(&k, "index"))
-            ok = once(&seen, 1) && call_index(s, &c->index);
-        else if (key_is(&k, "id"))
-            ok = once(&seen, 2) && str_or_null(s, &c->id, &has_id, H_CALL + 3 * nth);
-        else if (key_is(&k, "function"))
-            ok = once(&seen, 4) && read_function(s, c, nth);
-        else
-            ok = skip_value(s, 2);
-        if (!ok)
-            return false;
-    }
-    return m == 0;
+static bool function_field(struct scan *s, const struct rein__jstr *k, unsigned *seen, void *ctx)
+{
+    struct call_ctx *x = ctx;
+    bool has_name = false;
+
+    if (key_is(k, "name"))
+        return once(seen, 1) && str_or_null(s, &x->c->name, &has_name, H_CALL + 3 * x->nth + 1);
+    if (key_is(k, "arguments"))
+        return once(seen, 2) &&
+               str_or_null(s, &x->c->args, &x->c->has_args, H_CALL + 3 * x->nth + 2);
+    return skip_value(s, 3);
+}
+
+static bool call_field(struct scan *s, const struct rein__jstr *k, unsigned *seen, void *ctx)
+{
+    struct call_ctx *x = ctx;
+    bool has_id = false;
+
+    if (key_is(k, "index"))
+        return once(seen, 1) && call_index(s, &x->c->index);
+    if (key_is(k, "id"))
+        return once(seen, 2) && str_or_null(s, &x->c->id, &has_id, H_CALL + 3 * x->nth);
+    if (key_is(k, "function"))
+        return once(seen, 4) && (null_at(s) || read_object(s, function_field, x));
+    return skip_value(s, 2);
 }
 
 static bool read_calls(struct scan *s, struct chunk *c)
@@ -322,7 +319,15 @@ static bool read_calls(struct scan *s, struct chunk *c)
         return false;
     s->i++;
     while ((m = element(s, &first)) > 0) {
-        if (c->ncalls == MAX_CALLS || !read_call(s, &c->calls[c->ncalls], c->ncalls))
+        struct call_ctx x;
+        if (c->ncalls == MAX_CALLS)
+            return false;
+        x.c = &c->calls[c->ncalls];
+        x.nth = c->ncalls;
+        x.c->index = -1;
+        x.c->id = x.c->name = x.c->args = no_str;
+        x.c->has_args = false;
+        if (!read_object(s, call_field, &x))
             return false;
         c->ncalls++;
     }
@@ -339,73 +344,46 @@ enum {
     DL_DETAILS = 64
 };
 
-static bool read_delta(struct scan *s, struct chunk *c)
+static bool delta_field(struct scan *s, const struct rein__jstr *k, unsigned *seen, void *ctx)
 {
-    struct rein__jstr k;
-    unsigned seen = 0;
-    bool first = true;
-    int m;
+    struct chunk *c = ctx;
 
-    if (!at(s, '{'))
-        return false;
-    s->i++;
-    while ((m = member(s, &first, &k)) > 0) {
-        bool ok;
-        if (key_is(&k, "content"))
-            ok = once(&seen, DL_CONTENT) && str_or_null(s, &c->content, &c->has_content, H_CONTENT);
-        else if (key_is(&k, "reasoning_content"))
-            ok = once(&seen, DL_RCONTENT) &&
-                 str_or_null(s, &c->rcontent, &c->has_rcontent, H_RCONTENT);
-        else if (key_is(&k, "reasoning"))
-            ok = once(&seen, DL_REASONING) &&
-                 str_or_null(s, &c->reasoning, &c->has_reasoning, H_REASONING);
-        else if (key_is(&k, "tool_calls"))
-            ok = once(&seen, DL_CALLS) && read_calls(s, c);
-        /* These three are rare: only their null is read here. */
-        else if (key_is(&k, "refusal"))
-            ok = once(&seen, DL_REFUSAL) && null_at(s);
-        else if (key_is(&k, "function_call"))
-            ok = once(&seen, DL_FUNCTION_CALL) && null_at(s);
-        else if (key_is(&k, "reasoning_details"))
-            ok = once(&seen, DL_DETAILS) && null_at(s);
-        else
-            ok = skip_value(s, 2);
-        if (!ok)
-            return false;
-    }
-    return m == 0;
+    if (key_is(k, "content"))
+        return once(seen, DL_CONTENT) && str_or_null(s, &c->content, &c->has_content, H_CONTENT);
+    if (key_is(k, "reasoning_content"))
+        return once(seen, DL_RCONTENT) &&
+               str_or_null(s, &c->rcontent, &c->has_rcontent, H_RCONTENT);
+    if (key_is(k, "reasoning"))
+        return once(seen, DL_REASONING) &&
+               str_or_null(s, &c->reasoning, &c->has_reasoning, H_REASONING);
+    if (key_is(k, "tool_calls"))
+        return once(seen, DL_CALLS) && read_calls(s, c);
+    /* These three are rare: only their null is read here. */
+    if (key_is(k, "refusal"))
+        return once(seen, DL_REFUSAL) && null_at(s);
+    if (key_is(k, "function_call"))
+        return once(seen, DL_FUNCTION_CALL) && null_at(s);
+    if (key_is(k, "reasoning_details"))
+        return once(seen, DL_DETAILS) && null_at(s);
+    return skip_value(s, 2);
 }
 
 /* A choice: index 0 (or none, which reads as 0), a delta, finish_reason null (a finish is
  * left to the general path). */
-static bool read_choice(struct scan *s, struct chunk *c)
+static bool choice_field(struct scan *s, const struct rein__jstr *k, unsigned *seen, void *ctx)
 {
-    struct rein__jstr k;
-    unsigned seen = 0;
-    bool first = true;
-    int m;
-
-    if (!at(s, '{'))
-        return false;
-    s->i++;
-    while ((m = member(s, &first, &k)) > 0) {
-        bool ok;
-        if (key_is(&k, "index")) {
-            ok = once(&seen, 1) && at(s, '0') && primitive_end(s->js, s->len, s->i) == s->i + 1;
-            s->i++;
-        } else if (key_is(&k, "delta")) {
-            ok = once(&seen, 2) && read_delta(s, c);
-        } else if (key_is(&k, "finish_reason")) {
-            ok = once(&seen, 4) && null_at(s);
-        } else if (key_is(&k, "message")) {
-            ok = false;
-        } else {
-            ok = skip_value(s, 2);
-        }
-        if (!ok)
-            return false;
+    if (key_is(k, "index")) {
+        bool zero = once(seen, 1) && at(s, '0') && primitive_end(s->js, s->len, s->i) == s->i + 1;
+        s->i++;
+        return zero;
     }
-    return m == 0;
+    if (key_is(k, "delta"))
+        return once(seen, 2) && read_object(s, delta_field, ctx);
+    if (key_is(k, "finish_reason"))
+        return once(seen, 4) && null_at(s);
+    if (key_is(k, "message"))
+        return false;
+    return skip_value(s, 2);
 }
 
 /* The choices array: none (Azure's choices:[] chunks) or one. */
@@ -418,44 +396,42 @@ static bool read_choices(struct scan *s, struct chunk *c)
         return false;
     s->i++;
     while ((m = element(s, &first)) > 0) {
-        if (n++ == 1 || !read_choice(s, c))
+        if (n++ == 1 || !read_object(s, choice_field, c))
             return false;
     }
     return m == 0;
 }
 
-/* The whole payload: one chunk object and nothing but whitespace after it. */
+enum { CH_ID = 1, CH_MODEL = 2, CH_CHOICES = 4, CH_USAGE = 8, CH_ERROR = 16 };
+
+static bool chunk_field(struct scan *s, const struct rein__jstr *k, unsigned *seen, void *ctx)
+{
+    struct chunk *c = ctx;
+
+    if (key_is(k, "id"))
+        return once(seen, CH_ID) && vstr(s, &c->id, H_ID);
+    if (key_is(k, "model"))
+        return once(seen, CH_MODEL) && vstr(s, &c->model, H_MODEL);
+    if (key_is(k, "choices")) {
+        if (!once(seen, CH_CHOICES) || !read_choices(s, c))
+            return false;
+        c->has_choices = true;
+        return true;
+    }
+    /* null only: a usage object or an error leaves the chunk to the general path */
+    if (key_is(k, "usage"))
+        return once(seen, CH_USAGE) && null_at(s);
+    if (key_is(k, "error"))
+        return once(seen, CH_ERROR) && null_at(s);
+    return skip_value(s, 1);
+}
+
+/* The whole payload: one chunk object with a choices array, and nothing but whitespace after
+ * it. */
 static bool read_chunk(struct scan *s, struct chunk *c)
 {
-    struct rein__jstr k;
-    unsigned seen = 0;
-    bool first = true;
-    int m;
-
     ws(s);
-    if (!at(s, '{'))
-        return false;
-    s->i++;
-    while ((m = member(s, &first, &k)) > 0) {
-        bool ok;
-        if (key_is(&k, "id"))
-            ok = once(&seen, 1) && vstr(s, &c->id, H_ID);
-        else if (key_is(&k, "model"))
-            ok = once(&seen, 2) && vstr(s, &c->model, H_MODEL);
-        else if (key_is(&k, "choices"))
-            ok = once(&seen, 4) && read_choices(s, c);
-        /* null only: a usage object, an error, or a choices array that is not there leave
-         * the chunk to the general path */
-        else if (key_is(&k, "usage"))
-            ok = once(&seen, 8) && null_at(s);
-        else if (key_is(&k, "error"))
-            ok = once(&seen, 16) && null_at(s);
-        else
-            ok = skip_value(s, 1);
-        if (!ok)
-            return false;
-    }
-    if (m != 0 || !(seen & 4))
+    if (!read_object(s, chunk_field, c) || !c->has_choices)
         return false;
     ws(s);
     return s->i == s->len;
@@ -640,7 +616,7 @@ int rein__openai_chunk_fast(struct rein_provider_decoder *d, const char *p, size
         s.nholes = 0;
         s.no_template = false;
         c.id = c.model = c.content = c.rcontent = c.reasoning = no_str;
-        c.has_content = c.has_rcontent = c.has_reasoning = false;
+        c.has_choices = c.has_content = c.has_rcontent = c.has_reasoning = false;
         c.ncalls = 0;
         if (!read_chunk(&s, &c))
             return 0;

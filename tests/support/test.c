@@ -95,6 +95,25 @@ void test_rmtree(const char *path)
     rmdir(path);
 }
 
+void test_walk_files(const char *dir, void (*fn)(const char *path, void *ud), void *ud)
+{
+    DIR *d = opendir(dir);
+    struct dirent *e;
+
+    assert_non_null(d);
+    while ((e = readdir(d))) {
+        char path[4096];
+        if (e->d_name[0] == '.')
+            continue;
+        snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+        if (e->d_type == DT_DIR)
+            test_walk_files(path, fn, ud);
+        else
+            fn(path, ud);
+    }
+    closedir(d);
+}
+
 static void mkdirs_for(const char *path)
 {
     char tmp[4096];

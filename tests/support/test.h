@@ -46,6 +46,9 @@ const char *test_shared_path(const char *subpath);
 /* A new temporary directory (removed by test_rmtree); returns malloc'd path. */
 char *test_tmpdir(void);
 void test_rmtree(const char *path);
+/* Calls fn(path, ud) for every file under dir and its folders (names starting with '.'
+ * left out), in directory order; fails the test when dir cannot be read. */
+void test_walk_files(const char *dir, void (*fn)(const char *path, void *ud), void *ud);
 /* Writes text to dir/name, creating parent folders. Returns the malloc'd full path. */
 char *test_write_file(const char *dir, const char *name, const char *text);
 /* Reads a whole file into malloc'd memory (NUL-terminated); NULL when it cannot. */

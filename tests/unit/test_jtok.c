@@ -15,8 +15,6 @@
 
 #include "../../fuzz/jtok_same.h"
 
-#include <dirent.h>
-
 #define TEXT(lit) (lit), sizeof(lit) - 1
 
 static void test_well_formed_texts_give_jsmn_tokens(void **state)
@@ -167,23 +165,10 @@ static void check_file(struct pieces *pc, const char *path)
     rein_free(text);
 }
 
-static void walk(struct pieces *pc, const char *dir)
+static void check_entry(const char *path, void *ud)
 {
-    DIR *d = opendir(dir);
-    struct dirent *e;
-
-    assert_non_null(d);
-    while ((e = readdir(d))) {
-        char path[4096];
-        if (e->d_name[0] == '.')
-            continue;
-        snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
-        if (e->d_type == DT_DIR)
-            walk(pc, path);
-        else if (!strstr(e->d_name, ".md"))
-            check_file(pc, path);
-    }
-    closedir(d);
+    if (!strstr(path, ".md"))
+        check_file(ud, path);
 }
 
 static void test_recordings_give_jsmn_tokens(void **state)
@@ -191,7 +176,7 @@ static void test_recordings_give_jsmn_tokens(void **state)
     struct pieces pc = {0, 0};
 
     (void)state;
-    walk(&pc, test_require_shared("fixtures"));
+    test_walk_files(test_require_shared("fixtures"), check_entry, &pc);
     print_message("%zu JSON texts in the recordings, all tokenized as jsmn does\n", pc.checked);
     assert_true(pc.checked >= 100);
 }

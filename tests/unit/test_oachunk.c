@@ -12,8 +12,6 @@
 
 #include "../../fuzz/oachunk_same.h"
 
-#include <dirent.h>
-
 #define TEXT(lit) (lit), sizeof(lit) - 1
 
 static void expect_same(const char *text, size_t len)
@@ -241,8 +239,9 @@ static void count_fast(struct walked *w, const char *text, size_t len, bool line
     }
 }
 
-static void check_file(struct walked *w, const char *path)
+static void check_file(const char *path, void *ud)
 {
+    struct walked *w = ud;
     bool lines = strstr(path, ".jsonl") != NULL;
     size_t len;
     char *text;
@@ -272,32 +271,13 @@ static void check_file(struct walked *w, const char *path)
     rein_free(text);
 }
 
-static void walk(struct walked *w, const char *dir)
-{
-    DIR *d = opendir(dir);
-    struct dirent *e;
-
-    assert_non_null(d);
-    while ((e = readdir(d))) {
-        char path[4096];
-        if (e->d_name[0] == '.')
-            continue;
-        snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
-        if (e->d_type == DT_DIR)
-            walk(w, path);
-        else
-            check_file(w, path);
-    }
-    closedir(d);
-}
-
 /* Every stream recording (whatever its wire: the others decline or fail the same way). */
 static void test_recordings_decode_the_same(void **state)
 {
     struct walked w = {0, 0, 0};
 
     (void)state;
-    walk(&w, test_require_shared("fixtures"));
+    test_walk_files(test_require_shared("fixtures"), check_file, &w);
     print_message("%zu stream recordings decode the same; %zu of their %zu payloads read in one "
                   "pass\n",
                   w.files, w.fast, w.payloads);
