@@ -537,7 +537,7 @@ static void test_sse_reader_gathers_a_split_line_once(void **state)
     for (int i = 0; i < 100000; i++)
         assert_rein_ok(rein_buf_addch(&want, (char)('a' + i % 26)), NULL);
     assert_rein_ok(rein_buf_add(&in, want.ptr, want.len), NULL);
-    assert_rein_ok(rein_buf_adds(&in, "\r\ndata:tail\r\n\r\ndata: a\n"), NULL);
+    assert_rein_ok(rein_buf_adds(&in, "\r\ndata:tail\r\n\r\ndata: a\ndata: "), NULL);
     assert_rein_ok(rein_buf_add(&in, want.ptr, 5000), NULL);
     assert_rein_ok(rein_buf_adds(&in, "\n\ndata: "), NULL);
     assert_rein_ok(rein_buf_add(&in, want.ptr, 3000), NULL); /* cut: no blank line */
