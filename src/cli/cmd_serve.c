@@ -345,6 +345,9 @@ int cmd_serve(int argc, char **argv)
         return err.code == REIN_EINVAL ? CLI_EXIT_USAGE : CLI_EXIT_FAIL;
     }
     rein_error_clear(&err);
+    /* A Redis store keeps a connection per worker (up to 64): a turn's store calls are round
+     * trips, and with the default 4 the workers queued for a connection (issue 25). */
+    store_opts.pool_size = o.threads < 64 ? (unsigned)o.threads : 64;
     /* The server holds a SQLite file alone: no -shm mapping to crash it (store.h). */
     if (cli_store_open(o.store_url, &store_opts, &s.store, &err) != REIN_OK) {
         cli_print_error(&err);
