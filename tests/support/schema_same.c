@@ -78,9 +78,6 @@ bool test_schema_same_errors(const rein_schema *schema, json_t *inst, unsigned f
                              size_t why_size)
 {
     rein_schema_result *got = rein_schema_result_new(), *want = rein_schema_result_new();
-    const char *(*const parts[])(const rein_schema_result *, size_t) = {
-        rein_schema_result_instance_path, rein_schema_result_keyword_path,
-        rein_schema_result_keyword, rein_schema_result_property, rein_schema_result_message};
     rein_error gerr = {0}, werr = {0};
     rein_err grc, wrc;
     bool same = true;
@@ -95,16 +92,8 @@ bool test_schema_same_errors(const rein_schema *schema, json_t *inst, unsigned f
                  werr.msg, rein_schema_result_count(want));
         same = false;
     }
-    for (size_t i = 0; same && i < rein_schema_result_count(want); i++) {
-        for (size_t k = 0; same && k < sizeof(parts) / sizeof(parts[0]); k++) {
-            const char *a = parts[k](got, i), *b = parts[k](want, i);
-            if (!same_str(a, b)) {
-                snprintf(why, why_size, "error %zu, part %zu: \"%s\", the walker: \"%s\"", i, k,
-                         a ? a : "(null)", b ? b : "(null)");
-                same = false;
-            }
-        }
-    }
+    if (same)
+        same = same_results(got, want, why, why_size);
     rein_schema_result_free(got);
     rein_schema_result_free(want);
     return same;

@@ -682,6 +682,18 @@ static void test_time_iso_matches_the_c_library(void **state)
     }
 }
 
+/* a and b are written out alike (members in order, integers and reals as such). */
+static void assert_written_alike(const json_t *a, const json_t *b)
+{
+    char *ta = rein_json_dumps(a), *tb = rein_json_dumps(b);
+
+    assert_non_null(ta);
+    assert_non_null(tb);
+    assert_string_equal(ta, tb);
+    rein_free(ta);
+    rein_free(tb);
+}
+
 /* rein_doc_parse(text) against rein_json_parse(text, 0): the same value written out alike,
  * or the same error; true when the document holds nodes (rein's own form). */
 static bool expect_doc_as_tree(const char *text, size_t len)
@@ -701,15 +713,8 @@ static bool expect_doc_as_tree(const char *text, size_t len)
         assert_string_equal(derr.msg, jerr.msg);
         return false;
     }
-    {
-        char *a = rein_json_dumps(rein_doc_tree(doc)), *b = rein_json_dumps(want);
-        assert_non_null(a);
-        assert_non_null(b);
-        assert_string_equal(a, b);
-        assert_int_equal(rein_doc_type(doc), json_typeof(want));
-        rein_free(a);
-        rein_free(b);
-    }
+    assert_written_alike(rein_doc_tree(doc), want);
+    assert_int_equal(rein_doc_type(doc), json_typeof(want));
     rein_doc_free(doc);
     json_decref(want);
     return nodes;
@@ -737,14 +742,7 @@ static void expect_as_jansson(const char *text, size_t len, size_t flags)
         assert_int_equal(err.column, jerr.column);
         return;
     }
-    {
-        char *a = rein_json_dumps(got), *b = rein_json_dumps(want);
-        assert_non_null(a);
-        assert_non_null(b);
-        assert_string_equal(a, b);
-        rein_free(a);
-        rein_free(b);
-    }
+    assert_written_alike(got, want);
     json_decref(got);
     json_decref(want);
 }
