@@ -1095,8 +1095,9 @@ static void t_lock_expiry(struct backend *b)
     rein_err rc;
     rein_error err;
 
-    /* A crashed owner: a short lease that nobody renews. */
-    assert_rein_ok(rein_store_lock_acquire(s, "x1", 150, NULL, token, NULL, &err), &err);
+    /* A crashed owner: a short lease that nobody renews (long enough that the next call sees
+     * it held even on a loaded machine under ThreadSanitizer, where 150 ms was not). */
+    assert_rein_ok(rein_store_lock_acquire(s, "x1", 1000, NULL, token, NULL, &err), &err);
     assert_int_equal(rein_store_lock_acquire(other, "x1", 60000, NULL, token2, NULL, &err),
                      REIN_EBUSY);
     while ((rc = rein_store_lock_acquire(other, "x1", 60000, NULL, token2, NULL, &err)) ==
