@@ -21,7 +21,7 @@
 #   bench/turns.sh
 #   CONVERSATIONS=200 ROUNDS=3 bench/turns.sh
 #   THREADS=64 bench/turns.sh     rein serve --threads 64 for every rein (default: each rein's own
-#                                 default, 32 since decision 0060, 8 before: a
+#                                 default, 32 since decision 0057, 8 before: a
 #                                 running turn holds one, so at most that many run at once)
 #   BEFORE=DIR bench/turns.sh     also DIR's rein (another checkout, release build in
 #                                 DIR/build-bench) on SQLite, interleaved with this tree's

@@ -3,7 +3,7 @@
  *
  * A jansson tree costs an allocation per value and about 1.2 KB per 100-byte record (a struct,
  * a hash table and a record per member), which is most of the time to decode a large tool-call
- * argument (issue 25, decision 0058). A rein_doc is the same document as one array of 16-byte
+ * argument (issue 25, decision 0056). A rein_doc is the same document as one array of 16-byte
  * nodes in document order (a container, then its members or items; an object's member is its
  * key, a string node, then its value), strings pointing into the text or, when they had
  * escapes, into one buffer of their unescaped bytes. The schema validator reads it directly

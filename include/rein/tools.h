@@ -272,7 +272,7 @@ struct rein_runner_kind {
      * true: invoke reads the arguments only through rein_invocation_write, so a call whose
      * arguments are still the model's text (rein_invocation.args_text) gets args NULL and no
      * jansson tree is made for it (a 10 MB argument goes to the process or the HTTP body as
-     * it came; decision 0058).
+     * it came; decision 0056).
      */
     bool text_args;
 };

@@ -1,5 +1,5 @@
 /*
- * rein_doc: a JSON document as one array of nodes (include/rein/doc.h; decision 0058).
+ * rein_doc: a JSON document as one array of nodes (include/rein/doc.h; decision 0056).
  *
  * The parser reads with json_fast.c's pieces (the string scan, the unescaping, the UTF-8 check,
  * the numbers), so it accepts the same texts rein's tree parser accepts and declines the same

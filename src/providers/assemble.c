@@ -1010,7 +1010,7 @@ rein_err rein__call_decide(rein_model_call *c, bool reply_complete)
         return c->doc ? set_status(c, REIN_MODEL_CALL_OK, NULL) : REIN_ENOMEM;
     }
     rein_error_clear(&jerr);
-    /* A document of rein's own: no jansson tree unless someone asks for one (decision 0058). */
+    /* A document of rein's own: no jansson tree unless someone asks for one (decision 0056). */
     doc = rein_doc_parse(c->args.ptr, c->args.len, &jerr);
     if (!doc) {
         if (jerr.code == REIN_ENOMEM)

@@ -1,5 +1,5 @@
 /*
- * The one-pass reader of an OpenAI chat completion chunk (decision 0056). A streamed answer is
+ * The one-pass reader of an OpenAI chat completion chunk (decision 0055). A streamed answer is
  * thousands of chunks that differ in a few bytes of delta; tokenizing each one and then
  * looking its members up (jpull.h) cost about 4,000 instructions a chunk. This reader walks
  * the bytes once, validating them as it goes (the grammar of RFC 8259, jscan.h), and keeps

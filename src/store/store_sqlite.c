@@ -17,7 +17,7 @@
  * exclusive mode a TRUNCATE checkpoint runs every CHECKPOINT_MS while the connection is handed
  * back (no reader can pin the WAL then).
  *
- * Group commit (exclusive mode, docs/decisions/0026 and 0060): one writer thread owns the
+ * Group commit (exclusive mode, docs/decisions/0026 and 0057): one writer thread owns the
  * connection's writes. rein_store_group hands it fn, and a plain call made on another thread
  * borrows the connection from it; either way the work joins the writer's open transaction (a
  * batch), each call inside its own savepoint (a failed call rolls back to it and leaves the

@@ -491,7 +491,7 @@ static json_t *detail(const char *path, const char *message)
 }
 
 /*
- * The model's text read into rein's document form (decision 0058): the validator reads it in
+ * The model's text read into rein's document form (decision 0056): the validator reads it in
  * place, and a jansson tree is made only if something asks for one (a policy hook, a runner).
  * Only for text the result keeps (args_text), a tool without defaults (filling them changes
  * the value), and text that parses as an object of rein's own nodes; anything else, errors

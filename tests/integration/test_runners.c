@@ -141,7 +141,7 @@ static void expect_stdin_has(const rein_registry *reg, const char *args, const c
     rein_call_result_free(res);
 }
 
-/* The model's validated text reaches a process as it was sent (decision 0058: no jansson tree
+/* The model's validated text reaches a process as it was sent (decision 0056: no jansson tree
  * is made for it): spacing and number forms kept. Text with a line break in it, which would
  * split a line-framed call document, goes as the compact form of its tree instead. */
 static void test_process_gets_the_models_own_text(void **state)
