@@ -630,6 +630,14 @@ static void preflight_failed(rein_call_result *r, const rein_schema_result *res)
     rein_buf_release(&path);
 }
 
+/* Validates the arguments in whichever form step_parse left them (document or tree). */
+static rein_err validate_args(const rein_call_result *r, unsigned flags, rein_schema_result *res,
+                              rein_error *err)
+{
+    return r->doc ? rein_schema_validate_doc(r->tool->schema, r->doc, flags, res, err)
+                  : rein_schema_validate(r->tool->schema, r->args, flags, res, err);
+}
+
 static bool step_preflight(rein_call_result *r)
 {
     unsigned flags =
@@ -640,8 +648,7 @@ static bool step_preflight(rein_call_result *r)
 
     /* Valid arguments, the common case, validate without an error list. */
     err_reset(&verr);
-    rc = r->doc ? rein_schema_validate_doc(r->tool->schema, r->doc, flags, NULL, &verr)
-                : rein_schema_validate(r->tool->schema, r->args, flags, NULL, &verr);
+    rc = validate_args(r, flags, NULL, &verr);
     if (rc == REIN_OK) {
         step_done(r, ST_PREFLIGHT, true);
         return true;
@@ -656,8 +663,7 @@ static bool step_preflight(rein_call_result *r)
         fail(r, ST_PREFLIGHT, REIN_CALL_INTERNAL, NULL, "out of memory validating the arguments");
         return false;
     }
-    rc = r->doc ? rein_schema_validate_doc(r->tool->schema, r->doc, 0, res, &verr)
-                : rein_schema_validate(r->tool->schema, r->args, 0, res, &verr);
+    rc = validate_args(r, 0, res, &verr);
     if (rc == REIN_EINVALID)
         preflight_failed(r, res);
     else
@@ -796,8 +802,8 @@ static void step_execute(rein_call_result *r, const struct rein_call_opts *o)
     }
     /* The model's validated text goes as it is to a runner that only sends it on, unless a
      * line break in it would split a line-framed call document; others get the tree. */
-    if (r->doc && !r->args && r->tool->kind->text_args &&
-        !memchr(r->args_text, '\n', r->args_len) && !memchr(r->args_text, '\r', r->args_len)) {
+    if (r->doc && r->tool->kind->text_args && !memchr(r->args_text, '\n', r->args_len) &&
+        !memchr(r->args_text, '\r', r->args_len)) {
         text = r->args_text;
     } else if (!call_args(r)) {
         fail(r, ST_EXECUTE, REIN_CALL_INTERNAL, NULL, "out of memory reading the arguments");
