@@ -302,12 +302,19 @@ typedef rein_err (*rein_agent_approval_fn)(void *userdata, const struct rein_age
  *   ledger:  the ledger's hook (rein_ledger_hook_fn): every change of every entry, pending
  *            before a call runs. An error on a pending entry makes the call fail as internal
  *            without running.
- * Either may be NULL.
+ *   before_call: called on the call's thread once a call has passed its checks (its pending
+ *            entry went to ledger, any person approved it), right before it runs. A store
+ *            that only queued what the other hooks gave it makes it durable here: the call
+ *            runs only when this returns REIN_OK; an error makes it fail as internal without
+ *            running. With before_call set, ledger may return before a pending entry is on
+ *            disk (it must be by the time before_call returns).
+ * Any may be NULL.
  */
 struct rein_agent_persist {
     rein_err (*message)(void *userdata, size_t position, const json_t *msg, rein_error *err);
     rein_ledger_hook_fn ledger;
     void *userdata;
+    rein_err (*before_call)(void *userdata, const char *call_id, rein_error *err);
 };
 
 /* Per-turn options. A zeroed struct means every default. Members are only ever appended. */

@@ -19,12 +19,13 @@
  * conversation's sequence ids, so a reader on any instance can replay them and follow the turn
  * while it runs (rein_store_events_after / _wait).
  *
- * Commits (docs/decisions/0045): a turn's messages, ledger outcomes and lock states wait in
- * memory for the turn's next commit point, and each commit point writes everything waiting in
- * one store group (rein_store_group: one wait for the disk). The commit points are those
- * where something is acknowledged or becomes irreversible: a pending ledger entry (the call
- * runs only once it is on disk), the lock state "executing" or "waiting_approval" (someone may
- * be waiting to see it), an approval announced, an event written (its sequence id may be
+ * Commits (docs/decisions/0045, 0065): a turn's messages, ledger changes and lock states wait
+ * in memory for the turn's next commit point, and each commit point writes everything waiting
+ * in one store group (rein_store_group: one wait for the disk). The commit points are those
+ * where something is acknowledged or becomes irreversible: a call about to run (after its
+ * checks and any approval, with its pending entry and the lock state "executing": the call
+ * runs only once they are on disk), the lock state "waiting_approval" (someone may be waiting
+ * to see it), an approval announced, an event written (its sequence id may be
  * handed out), and the end of the turn (rein_session_run returns, or with defer_events,
  * rein_session_end). A commit that fails refuses every later write of the session, so no
  * message is stored after one that was lost, and the turn ends with the failure instead of a

@@ -302,6 +302,27 @@ static rein_err ask_approval(struct call_slot *s, const struct rein_policy_check
     return rein_error_set(why, REIN_EDENIED, "%s", s->note);
 }
 
+/* The store's last word before the call runs (rein_agent_persist.before_call): what it was
+ * given, the pending entry included, is on disk, or the call does not run. */
+static rein_err before_call(struct turn *t, const char *call_id, rein_error *why)
+{
+    const struct rein_agent_persist *p = t->o->persist;
+    rein_error err;
+    rein_err rc;
+
+    if (!p || !p->before_call)
+        return REIN_OK;
+    rein_error_clear(&err);
+    rc = p->before_call(p->userdata, call_id, &err);
+    if (rc == REIN_OK)
+        return REIN_OK;
+    /* Never read as a denial or a cancel: the call fails as internal. */
+    if (rc == REIN_EDENIED || rc == REIN_ECANCELED)
+        rc = REIN_ESTORE;
+    return rein_error_set(why, rc, "the call could not be recorded: %s",
+                          err.msg[0] ? err.msg : rein_strerror(rc));
+}
+
 /* The pipeline's policy step: self-verification, then a person's approval. */
 static rein_err policy(void *userdata, const struct rein_policy_check *chk, rein_error *why)
 {
@@ -337,7 +358,7 @@ static rein_err policy(void *userdata, const struct rein_policy_check *chk, rein
             return rc;
     }
     rein__turn_status(t, REIN_AGENT_STATE_EXECUTING, rein_tool_id(chk->tool), chk->call_id);
-    return REIN_OK;
+    return before_call(t, chk->call_id, why);
 }
 
 /* ---- contents ---- */

@@ -193,7 +193,7 @@ rein_err rein_session_proposal(rein_session *s, const rein_registry *reg, const 
                               "the proposed call %s was already acted on (ledger status %s)",
                               call_id, f.status);
     tool = json_string_value(json_object_get(call, "name"));
-    rein__session_set_state(s, "executing", tool);
+    rein__session_set_state(s, "executing", tool, true);
     if (run) {
         res = run_call(s, reg, call, err);
         rc = res ? REIN_OK : (err && err->code ? err->code : REIN_ENOMEM);

@@ -272,7 +272,7 @@ rein_err rein_session_ledger_write(void *session, const struct rein_ledger_entry
     return rein__session_save_ledger(session, e);
 }
 
-/* Queues e and, when commit or e is pending (the call runs once this returns), commits. */
+/* Queues e and, when commit, commits. */
 static rein_err save_ledger(rein_session *s, const struct rein_ledger_entry *e, bool commit)
 {
     rein_error err;
@@ -280,7 +280,7 @@ static rein_err save_ledger(rein_session *s, const struct rein_ledger_entry *e, 
 
     rein_error_clear(&err);
     rc = queue_ledger(s, e, &err);
-    if (rc == REIN_OK && (commit || e->status == REIN_CALL_PENDING))
+    if (rc == REIN_OK && commit)
         rc = rein__session_commit(s, NULL, NULL, &err);
     if (rc != REIN_OK)
         rein_log(REIN_LOG_WARN, WHERE, "%s: ledger entry %s not stored: %s", s->conv_id, e->call_id,
@@ -293,16 +293,25 @@ rein_err rein__session_save_ledger(void *userdata, const struct rein_ledger_entr
     return save_ledger(userdata, e, true);
 }
 
-/* The ledger hook of the session's turns: a pending entry is on disk before its call runs; an
- * outcome waits for the turn's next commit. */
+/* The ledger hook of the session's turns: every change waits for the turn's next commit. A
+ * pending entry's is at the latest before_call's, right before its call runs (or the lock
+ * state waiting_approval's, before anyone is asked). */
 static rein_err save_turn_ledger(void *userdata, const struct rein_ledger_entry *e)
 {
     return save_ledger(userdata, e, false);
 }
 
-void rein__session_set_state(rein_session *s, const char *state, const char *tool)
+/* The turns' before_call hook: the commit point of a call about to run. It holds what the turn
+ * queued since its last commit (the person's message, the model's call, the pending entry) and
+ * the lock state executing, so a client polling the conversation sees the call run. */
+static rein_err commit_before_call(void *userdata, const char *call_id, rein_error *err)
 {
-    bool now = strcmp(state, "executing") == 0 || strcmp(state, "waiting_approval") == 0;
+    (void)call_id;
+    return rein__session_commit(userdata, rein__session_write_held, NULL, err);
+}
+
+void rein__session_set_state(rein_session *s, const char *state, const char *tool, bool now)
+{
     rein_error err;
 
     if (!s->lease)
@@ -376,7 +385,9 @@ static void on_event(const struct rein_agent_event *ev, void *userdata)
     if (ev->type == REIN_AGENT_EV_APPROVAL_REQUIRED && approvals_in_store(s))
         announce_approval(s, ev->call_id);
     if (ev->type == REIN_AGENT_EV_STATUS)
-        rein__session_set_state(s, rein_agent_state_name(ev->state), ev->tool);
+        /* executing is committed by commit_before_call, whose failure stops the call. */
+        rein__session_set_state(s, rein_agent_state_name(ev->state), ev->tool,
+                                ev->state == REIN_AGENT_STATE_WAITING_APPROVAL);
     rein__session_on_agent_event(s, ev);
 }
 
@@ -445,7 +456,8 @@ rein_err rein_session_run(rein_session *s, rein_agent *agent, const char *messag
                           const struct rein_agent_turn_opts *turn, rein_agent_result **out,
                           rein_error *err)
 {
-    struct rein_agent_persist persist = {save_turn_message, save_turn_ledger, s};
+    struct rein_agent_persist persist = {save_turn_message, save_turn_ledger, s,
+                                         commit_before_call};
     struct rein_agent_turn_opts o;
     rein_err rc;
 

@@ -101,10 +101,11 @@ rein_err rein__session_save_message(rein_session *s, const json_t *msg, int64_t 
                                     rein_error *err);
 /* The ledger hook of proposals (rein_ledger_hook_fn): every change committed at once. */
 rein_err rein__session_save_ledger(void *userdata, const struct rein_ledger_entry *e);
-/* Updates the lock state others see: "executing" and "waiting_approval" at once, with the
- * events held so far (someone may be waiting for them), the others with the next commit.
- * Called where the event callback runs. Failures are logged. */
-void rein__session_set_state(rein_session *s, const char *state, const char *tool);
+/* Updates the lock state others see: when now, at once, with the events held so far
+ * (someone may be waiting for them), else with the next commit (a turn's "executing" goes
+ * with its call's before_call commit). Called where the event callback runs. Failures are
+ * logged. */
+void rein__session_set_state(rein_session *s, const char *state, const char *tool, bool now);
 /* What a commit writes after the queue, inside the same store group; NULL: nothing. */
 typedef rein_err (*rein__session_more_fn)(rein_session *s, void *data, rein_error *err);
 /*

@@ -1571,11 +1571,27 @@ static rein_err save_ledger(void *ud, const struct rein_ledger_entry *entry)
     return REIN_OK;
 }
 
+/* before_call: counts its calls in the saved ledger's length at that moment; fails when the
+ * ledger holds fail_at entries. */
+static size_t before_calls, ledger_at_before;
+
+static rein_err before_call(void *ud, const char *call_id, rein_error *err)
+{
+    struct saved *s = ud;
+
+    assert_string_equal(call_id, "c1");
+    before_calls++;
+    ledger_at_before = json_array_size(s->ledger);
+    if (s->fail_at == 100)
+        return rein_error_set(err, REIN_ESTORE, "the disk is gone");
+    return REIN_OK;
+}
+
 static void test_persistence_hooks(void **state)
 {
     struct fx f;
     struct saved s = {json_array(), json_array(), 0};
-    struct rein_agent_persist persist = {save_message, save_ledger, &s};
+    struct rein_agent_persist persist = {save_message, save_ledger, &s, before_call};
 
     (void)state;
     fx_start(&f, "openai");
@@ -1594,12 +1610,40 @@ static void test_persistence_hooks(void **state)
                         "pending");
     assert_string_equal(json_string_value(json_object_get(json_array_get(s.ledger, 1), "status")),
                         "success");
+    /* before_call came once, after the pending entry and before the outcome. */
+    assert_int_equal(before_calls, 1);
+    assert_int_equal(ledger_at_before, 1);
     json_decref(s.messages);
     json_decref(s.ledger);
 
+    /* before_call failing: the call does not run, and fails as internal, saying why. */
+    struct saved s3 = {json_array(), json_array(), 100};
+    struct rein_agent_persist p3 = {save_message, save_ledger, &s3, before_call};
+    rein_history_free(f.h);
+    f.h = rein_history_new();
+    f.o.persist = &p3;
+    ms_reset(f.ms);
+    fx_script(&f, "[{\"tool_calls\":[{\"id\":\"c1\",\"name\":\"echo\","
+                  "  \"arguments\":\"{\\\"text\\\":\\\"RAN-IT\\\"}\"}]},"
+                  "{\"text\":\"hi\"}]");
+    fx_run(&f, "echo it");
+    assert_int_equal(before_calls, 2);
+    assert_int_equal(json_array_size(s3.ledger), 2);
+    assert_string_equal(json_string_value(json_object_get(json_array_get(s3.ledger, 1), "status")),
+                        "error");
+    {
+        const char *tool_msg =
+            json_string_value(json_object_get(rein_history_get(f.h, 3), "content"));
+        assert_non_null(tool_msg);
+        assert_non_null(strstr(tool_msg, "could not be recorded: the disk is gone"));
+        assert_null(strstr(tool_msg, "RAN-IT\"}"));
+    }
+    json_decref(s3.messages);
+    json_decref(s3.ledger);
+
     /* A message that cannot be saved stops the turn before the next model call. */
     struct saved s2 = {json_array(), json_array(), 4}; /* the tool result of the new turn */
-    struct rein_agent_persist p2 = {save_message, save_ledger, &s2};
+    struct rein_agent_persist p2 = {save_message, save_ledger, &s2, NULL};
     rein_history_free(f.h);
     f.h = rein_history_new();
     f.o.persist = &p2;

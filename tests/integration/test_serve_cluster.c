@@ -51,6 +51,15 @@ static void setup_cluster(bool redis)
              " \"cat >/dev/null; echo $$ > %s/slow.pid; exec sleep 30\"]}}",
              C->dir);
     free(test_write_file(C->dir, "skills/slow/manifest.json", manifest));
+    /* The tool that kills the server the moment it starts (the test writes the server's pid
+     * to rein.pid): whatever of the turn is not on disk when a call starts is lost. */
+    snprintf(manifest, sizeof(manifest),
+             "{\"id\": \"boom\", \"description\": \"Stops the server\", \"timeout_ms\": 60000,"
+             " \"parameters\": {\"type\": \"object\"},"
+             " \"runner\": {\"kind\": \"process\", \"command\": [\"/bin/sh\", \"-c\","
+             " \"kill -9 $(cat %s/rein.pid); exec sleep 30\"]}}",
+             C->dir);
+    free(test_write_file(C->dir, "skills/boom/manifest.json", manifest));
     free(test_write_file(C->dir, "skills/wipe/manifest.json",
                          "{\"id\": \"wipe\", \"description\": \"Wipe a file\", "
                          "\"destructive\": true, \"parameters\": {\"type\": \"object\"},"
@@ -781,6 +790,73 @@ static void kill9_after_answers_keeps_them(void **state)
     inst_stop(&C->a);
 }
 
+/*
+ * The ledger's rule: a call never runs before its entry is on disk. A turn's writes wait in
+ * memory for its commit points (decisions 0045, 0065), and the pending entry, the person's
+ * message and the model's call share the commit made right before the call runs. The tool here
+ * kills the server with -9 the moment it starts, after the verifier (a model call) approved it:
+ * after a restart the message, the call and its pending entry are there, and once the dead
+ * turn's lease has run out the entry is flagged and the conversation says "interrupted".
+ */
+static void kill9_as_a_call_starts(bool redis)
+{
+    struct th_resp r;
+    json_t *conv = NULL;
+    const json_t *msgs, *entry = NULL;
+    char pid[32];
+    int64_t deadline;
+    int code;
+
+    setup_cluster(redis);
+    inst_start(&C->a, "1500", "5000");
+    snprintf(pid, sizeof(pid), "%d\n", rein_proc_pid(C->a.proc));
+    free(test_write_file(C->dir, "rein.pid", pid));
+    script("[{\"tool_calls\": [{\"id\": \"b1\", \"name\": \"boom\", \"arguments\": \"{}\"}]},"
+           " {\"text\": \"after\"}]");
+    th_post(at(&C->a, "/agent/chat"), "{\"message\": \"go\", \"conversation_id\": \"k9b\"}", &r);
+    assert_int_not_equal(r.status, 200);
+    th_resp_free(&r);
+    assert_rein_ok(rein_proc_wait(C->a.proc, 10000, &code), NULL);
+    rein_proc_free(C->a.proc);
+    C->a.proc = NULL;
+    /* The verifier was asked before the call ran. */
+    assert_int_equal(ms_request_count(C->ms), 2);
+
+    inst_start(&C->a, "1500", "5000");
+    deadline = rein_now_ms() + 20000;
+    while (rein_now_ms() < deadline) {
+        json_decref(conv);
+        conv = conversation(&C->a, "k9b");
+        entry = th_ledger_entry(conv, "b1");
+        if (json_is_true(json_object_get(entry, "interrupted")) && th_jstr(conv, "state") &&
+            strcmp(th_jstr(conv, "state"), "interrupted") == 0)
+            break;
+        rein_sleep_ms(50);
+    }
+    assert_non_null(entry);
+    assert_string_equal(th_jstr(entry, "status"), "pending");
+    assert_true(json_is_true(json_object_get(entry, "interrupted")));
+    assert_string_equal(th_jstr(conv, "state"), "interrupted");
+    msgs = json_object_get(conv, "messages");
+    assert_int_equal(json_array_size(msgs), 3);
+    assert_string_equal(th_jstr(json_object_get(json_array_get(msgs, 1), "message"), "content"),
+                        "go");
+    json_decref(conv);
+    inst_stop(&C->a);
+}
+
+static void sqlite_kill9_as_a_call_starts(void **state)
+{
+    (void)state;
+    kill9_as_a_call_starts(false);
+}
+
+static void redis_kill9_as_a_call_starts(void **state)
+{
+    (void)state;
+    kill9_as_a_call_starts(true);
+}
+
 /* One of kill9_mid_batches' concurrent turns. */
 struct racer {
     const struct inst *in;
@@ -902,6 +978,8 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test_teardown(sigterm_lets_a_turn_finish, teardown),
     cmocka_unit_test_teardown(kill9_after_answers_keeps_them, teardown),
     cmocka_unit_test_teardown(kill9_mid_batches_keeps_the_answered, teardown),
+    cmocka_unit_test_teardown(sqlite_kill9_as_a_call_starts, teardown),
+    cmocka_unit_test_teardown(redis_kill9_as_a_call_starts, teardown),
 };
 
 REIN_TEST_MAIN(tests)
