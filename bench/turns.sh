@@ -16,7 +16,8 @@
 # each process spent per turn (rein serve, the scripted model server, the client, and
 # redis-server for the Redis stores), read from /proc: all of them share the two cores, so
 # their sum per turn bounds turns/s as much as rein's own part does; then rein serve's context
-# switches per turn (perf's software counter when perf runs, else /proc).
+# switches per turn (perf's software counter when perf runs, else /proc) and the disk syncs
+# per turn of rein serve and redis-server (perf's system call tracepoints).
 #
 #   bench/turns.sh
 #   CONVERSATIONS=200 ROUNDS=3 bench/turns.sh
@@ -64,24 +65,45 @@ hz=$(getconf CLK_TCK)
 cpu_ms() { awk -v hz="$hz" '{printf "%.0f", ($14 + $15) * 1000 / hz}' "/proc/$1/stat"; }
 # Context switches of a process (all its threads, voluntary and not) while a command runs:
 # perf's software counter, which also counts threads that ended; without perf, the sum over
-# /proc/PID/task/*/status, which misses threads that ended in between (say so: "~").
+# /proc/PID/task/*/status, which misses threads that ended in between (say so: "~"). With perf,
+# also the disk syncs (fsync and fdatasync calls: a commit of SQLite's WAL with synchronous=FULL,
+# Redis's appendfsync always) of the process and of the store's process: commits per turn.
 cs_has_perf=0
 perf stat -e context-switches -x, true >/dev/null 2>&1 && cs_has_perf=1
+sync_events=""
+[ "$cs_has_perf" = 1 ] &&
+  perf stat -e syscalls:sys_enter_fdatasync,syscalls:sys_enter_fsync -x, true >/dev/null 2>&1 &&
+  sync_events=syscalls:sys_enter_fdatasync,syscalls:sys_enter_fsync
 cs_tasks() { cat /proc/"$1"/task/*/status 2>/dev/null | awk '/ctxt_switches/ {n += $2} END {print n + 0}'; }
-cs_start() { # pid: starts counting
+cs_start() { # pid [store pid]: starts counting
   if [ "$cs_has_perf" = 1 ]; then
-    perf stat -e context-switches -x, -o "$tmp/cs.out" -p "$1" >/dev/null 2>&1 &
+    perf stat -e "context-switches${sync_events:+,$sync_events}" -x, -o "$tmp/cs.out" \
+      -p "$1" >/dev/null 2>&1 &
     cs_perf=$!
+    cs_store_perf=""
+    if [ -n "${2:-}" ] && [ -n "$sync_events" ]; then
+      perf stat -e "$sync_events" -x, -o "$tmp/cs-store.out" -p "$2" >/dev/null 2>&1 &
+      cs_store_perf=$!
+    fi
     sleep 0.2 # perf attaches to every thread before the round starts
   else
     cs0=$(cs_tasks "$1")
   fi
 }
-cs_stop() { # pid: sets cs to the count since cs_start (not in a subshell: it waits for perf)
+syncs_in() { awk -F, '/sys_enter_f(data)?sync/ {n += $1} END {print n + 0}' "$1"; }
+cs_stop() { # pid: sets cs (and syncs: -1 when not counted) to the counts since cs_start (not
+  # in a subshell: it waits for perf)
+  syncs=-1
   if [ "$cs_has_perf" = 1 ]; then
-    kill -INT "$cs_perf" 2>/dev/null || true
-    wait "$cs_perf" 2>/dev/null || true
+    kill -INT "$cs_perf" ${cs_store_perf:+"$cs_store_perf"} 2>/dev/null || true
+    wait "$cs_perf" ${cs_store_perf:+"$cs_store_perf"} 2>/dev/null || true
     cs=$(awk -F, '/context-switches/ {print $1 + 0}' "$tmp/cs.out")
+    if [ -n "$sync_events" ]; then
+      syncs=$(syncs_in "$tmp/cs.out")
+      if [ -n "$cs_store_perf" ]; then
+        syncs=$((syncs + $(syncs_in "$tmp/cs-store.out")))
+      fi
+    fi
   else
     cs=$(($(cs_tasks "$1") - cs0))
   fi
@@ -142,7 +164,7 @@ for r in $(seq "$rounds"); do
       m0=$(cpu_ms "$ms_pid")
       d0=0
       [ -n "${store_pid[$n]}" ] && d0=$(cpu_ms "${store_pid[$n]}")
-      cs_start "${rein_pid[$n]}"
+      cs_start "${rein_pid[$n]}" "${store_pid[$n]}"
       read -r t e s p50 p99 ccpu < <("$out/server_chat" "http://127.0.0.1:${port[$n]}" \
         "$convs" "r$r" "$turn")
       cs_stop "${rein_pid[$n]}"
@@ -150,7 +172,7 @@ for r in $(seq "$rounds"); do
       d1=0
       [ -n "${store_pid[$n]}" ] && d1=$(cpu_ms "${store_pid[$n]}")
       rows+=("$n,$turn,$t,$s,$p50,$p99,$(($(cpu_ms "${rein_pid[$n]}") - r0)),$(($(cpu_ms \
-        "$ms_pid") - m0)),${ccpu%.*},$((d1 - d0)),$cs")
+        "$ms_pid") - m0)),${ccpu%.*},$((d1 - d0)),$cs,$syncs")
     done
   done
 done
@@ -162,10 +184,12 @@ import sys
 before, after, rounds, convs = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
 threads, cs_perf = sys.argv[5], sys.argv[6] == "1"
 cells, names = {}, []
-cpu, csw = {}, {}
+cpu, csw, dsync = {}, {}, {}
 for row in sys.argv[7:]:
-    n, turn, t, s, p50, p99, rein, model, client, store, cs = row.split(",")
+    n, turn, t, s, p50, p99, rein, model, client, store, cs, syncs = row.split(",")
     csw.setdefault(n, []).append(int(cs) / int(t))
+    if int(syncs) >= 0:
+        dsync.setdefault(n, []).append(int(syncs) / int(t))
     if n not in names:
         names.append(n)
     cells.setdefault((n, turn), []).append((int(t) / float(s), float(p50), float(p99)))
@@ -205,6 +229,12 @@ print(f"\nrein serve's context switches per turn (range over rounds; "
       f"{'perf, every thread' if cs_perf else '~ /proc task sums: threads that ended are missed'})")
 for n in names:
     print(f"{label[n]:32} {rng(csw[n], '.1f'):>12}")
+if dsync:
+    print("\ndisk syncs per turn (fsync and fdatasync of rein serve and redis-server, perf: each is "
+          "one commit; group commit shares one among the turns waiting)")
+    for n in names:
+        if n in dsync:
+            print(f"{label[n]:32} {rng(dsync[n], '.2f'):>12}")
 print("goal: >= 1,000 turns/s on SQLite, p99 < 1 s at 1,000 concurrent conversations")
 EOF
 
