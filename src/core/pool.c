@@ -118,8 +118,12 @@ rein_err rein_pool_submit(rein_pool *pool, void (*fn)(void *arg), void *arg)
     else
         pool->head = j;
     pool->tail = j;
-    pthread_cond_signal(&pool->cond);
     pthread_mutex_unlock(&pool->lock);
+    /* Signalled after the unlock: a worker woken while the lock is still held wakes only to
+     * block on it again (one more futex round trip and context switch per job). The job is
+     * queued, so whichever worker takes it, none misses it; rein_pool_free never runs
+     * alongside a submit (it frees the pool). */
+    pthread_cond_signal(&pool->cond);
     return REIN_OK;
 }
 
