@@ -21,7 +21,11 @@
 # what one more HTTP hop costs on this machine with nothing checked, the floor for any
 # gateway; printed as proxy/direct and rein/proxy. rein's and nginx's CPU time per request
 # (user + system, from /proc) are printed too: they depend less on what else the machine runs
-# than requests per second do.
+# than requests per second do. So are each proxy's context switches and system calls per
+# request (from /proc, and perf when it can count them), and the CPU time per request of wrk
+# and the upstream in every measurement: with the cores as the limit (64 connections), direct's
+# CPU per request over a proxied run's (wrk + upstream + proxy) is the most of direct's
+# throughput that proxy can reach on this machine (printed as "bound").
 # Goals (issue 22): added p50 <= 0.3 ms for a non-streamed reply; streaming throughput >= 90%
 # of direct. On a busy machine the figures say more about the machine than about rein.
 #
@@ -100,6 +104,7 @@ JSON
 "${pin_client[@]}" "$build/tests/bin/rein-model-server" --port 0 --log-limit 16 --scenario "$tmp/scenario.json" \
   >"$tmp/ms.url" 2>"$tmp/ms.err" &
 pids+=($!)
+upstream_pid=$!
 for _ in $(seq 1 100); do [ -s "$tmp/ms.url" ] && break; sleep 0.05; done
 upstream=$(head -n 1 "$tmp/ms.url")
 [ -n "$upstream" ] || { cat "$tmp/ms.err" >&2; echo "gateway.sh: no upstream" >&2; exit 1; }
@@ -197,12 +202,33 @@ ticks() {
   echo "$t"
 }
 
-# wrk's requests/s, its 50% and 99% lines in ms and its request count; fails on errors.
+# Context switches (voluntary + involuntary) of every thread of process $1 and its children.
+switches() {
+  local p t=0
+  for p in "$1" $(pgrep -P "$1" || true); do
+    t=$((t + $(cat /proc/"$p"/task/*/status 2>/dev/null |
+      awk '/^(non)?voluntary_ctxt_switches/ {s += $2} END {print s + 0}')))
+  done
+  echo "$t"
+}
+# System calls are counted with perf when it can trace them here (root or a low
+# perf_event_paranoid); else they print as -1.
+perf_ok=0
+if command -v perf >/dev/null && perf stat -e raw_syscalls:sys_enter -o /dev/null true 2>/dev/null; then
+  perf_ok=1
+fi
+
+# wrk's requests/s, its 50% and 99% lines in ms, its request count and its own CPU time in
+# clock ticks (user + system); fails on errors.
 measure() {
   local kind=$1 conns=$2 target=$3 threads=1
   [ "$conns" -gt 1 ] && threads=2
-  "${pin_client[@]}" wrk -t"$threads" -c"$conns" -d"${duration}s" --timeout 10s --latency -s "$out/gateway_$kind.lua" "$target" |
-    /usr/bin/python3 -c '
+  (
+    TIMEFORMAT='%U %S'
+    { time "${pin_client[@]}" wrk -t"$threads" -c"$conns" -d"${duration}s" --timeout 10s --latency \
+      -s "$out/gateway_$kind.lua" "$target" >"$tmp/wrk.out"; } 2>"$tmp/wrk.time"
+  )
+  /usr/bin/python3 -c '
 import re, sys
 text = sys.stdin.read()
 def ms(q):
@@ -212,9 +238,10 @@ bad = re.search(r"Non-2xx or 3xx responses: (\d+)", text)
 errs = re.search(r"Socket errors: (.*)", text)
 if bad or errs:
     sys.exit(sys.argv[1] + ": wrk: " + (bad.group(0) if bad else "") + " " + (errs.group(0) if errs else ""))
+u, s = open(sys.argv[2]).read().split()
 print(re.search(r"Requests/sec:\s+([\d.]+)", text).group(1), ms("50"), ms("99"),
-      re.search(r"(\d+) requests in", text).group(1))' \
-      "$kind c$conns $target"
+      re.search(r"(\d+) requests in", text).group(1), round((float(u) + float(s)) * 100))' \
+      "$kind c$conns $target" "$tmp/wrk.time" <"$tmp/wrk.out"
 }
 
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
@@ -228,12 +255,33 @@ for r in $(seq "$rounds"); do
         [ "$n" = rein ] && pid=$rein_pid
         [ "$n" = base ] && pid=$base_pid
         [ "$n" = proxy ] && pid=$proxy_pid
-        [ "$pid" = 0 ] || t0=$(ticks "$pid")
-        read -r rps p50 p99 nreq < <(measure "$kind" "$conns" "${url[$n]}")
-        # the proxy's CPU microseconds per request, in its own measurement
-        cpu=0
-        [ "$pid" = 0 ] || cpu=$((($(ticks "$pid") - t0) * 1000000 / $(getconf CLK_TCK) / nreq))
-        echo "$r $kind $conns $n $rps $p50 $p99 $cpu" >>"$results"
+        up0=$(ticks "$upstream_pid")
+        if [ "$pid" != 0 ]; then
+          t0=$(ticks "$pid") s0=$(switches "$pid")
+          if [ "$perf_ok" = 1 ]; then
+            perf stat -e raw_syscalls:sys_enter -x, -o "$tmp/perf.out" \
+              -p "$pid$(pgrep -P "$pid" | sed 's/^/,/' | tr -d '\n')" &
+            perf_pid=$!
+          fi
+        fi
+        read -r rps p50 p99 nreq wrk_ticks < <(measure "$kind" "$conns" "${url[$n]}")
+        # CPU microseconds per request of the proxy, of the upstream and of wrk, the proxy's
+        # context switches and system calls per request, all in this measurement
+        hz=$(getconf CLK_TCK)
+        cpu=0 cs=0 sc=-1
+        if [ "$pid" != 0 ]; then
+          cpu=$((($(ticks "$pid") - t0) * 1000000 / hz / nreq))
+          cs=$(echo "$(switches "$pid") $s0 $nreq" | awk '{printf "%.2f", ($1 - $2) / $3}')
+          if [ "$perf_ok" = 1 ]; then
+            kill -INT "$perf_pid" 2>/dev/null || true
+            wait "$perf_pid" 2>/dev/null || true
+            sc=$(awk -F, -v n="$nreq" '/raw_syscalls/ {printf "%.1f", $1 / n}' "$tmp/perf.out" \
+              2>/dev/null || true)
+          fi
+        fi
+        up_cpu=$((($(ticks "$upstream_pid") - up0) * 1000000 / hz / nreq))
+        wrk_cpu=$((wrk_ticks * 1000000 / 100 / nreq))
+        echo "$r $kind $conns $n $rps $p50 $p99 $cpu $cs ${sc:--1} $up_cpu $wrk_cpu" >>"$results"
       done
     done
   done
@@ -297,8 +345,9 @@ fi
 import sys, collections
 rows = collections.defaultdict(dict)
 for line in open(sys.argv[1]):
-    r, kind, conns, n, rps, p50, p99, cpu = line.split()
-    rows[(kind, int(conns), r)][n] = (float(rps), float(p50), float(p99), int(cpu))
+    r, kind, conns, n, rps, p50, p99, cpu, cs, sc, up, wrk = line.split()
+    rows[(kind, int(conns), r)][n] = (float(rps), float(p50), float(p99), int(cpu), float(cs),
+                                      float(sc), int(up), int(wrk))
 def rng(xs, fmt):
     return (fmt % min(xs)) + ".." + (fmt % max(xs))
 print(f"{'case':12} {'direct p50 ms':>15} {'rein p50 ms':>15} {'added p50 ms':>15} "
@@ -330,6 +379,28 @@ if any("proxy" in v for v in rows.values()):
             pcpu = [x["proxy"][3] for x in rs]
             print(f"{kind + ' c' + str(conns):12} {rng(p50, '%.3f'):>15} {rng(pratio, '%.2f'):>13} "
                   f"{rng(gp, '%.2f'):>12} {rng(cpu, '%d'):>16} {rng(pcpu, '%d'):>17}")
+print()
+print("context switches and system calls per request of each proxy (all threads; system calls")
+print("-1 without perf), and the CPU time per request of wrk + the upstream (+ the proxy): when")
+print("the machine's cores are the limit (64 connections), a proxy reaches at most")
+print("direct's CPU per request / its run's CPU per request of direct's throughput (bound):")
+names = [n for n in ("rein", "proxy", "base") if any(n in v for v in rows.values())]
+print(f"{'case':12} {'proxy':6} {'cs/req':>11} {'syscalls/req':>13} {'direct CPU us':>14} "
+      f"{'run CPU us':>12} {'bound':>11} {'measured':>11}")
+for kind in ("json", "stream", "long"):
+    for conns in (1, 64):
+        rs = [v for (k, c, _), v in sorted(rows.items()) if k == kind and c == conns]
+        for n in names:
+            cs = [x[n][4] for x in rs]
+            sc = [x[n][5] for x in rs]
+            dcpu = [x["direct"][6] + x["direct"][7] for x in rs]
+            pcpu = [x[n][3] + x[n][6] + x[n][7] for x in rs]
+            bound = [(x["direct"][6] + x["direct"][7]) / max(1, x[n][3] + x[n][6] + x[n][7])
+                     for x in rs]
+            meas = [x[n][0] / x["direct"][0] for x in rs]
+            print(f"{kind + ' c' + str(conns):12} {'nginx' if n == 'proxy' else n:6} "
+                  f"{rng(cs, '%.2f'):>11} {rng(sc, '%.1f'):>13} {rng(dcpu, '%d'):>14} "
+                  f"{rng(pcpu, '%d'):>12} {rng(bound, '%.2f'):>11} {rng(meas, '%.2f'):>11}")
 if not any("base" in v for v in rows.values()):
     sys.exit(0)
 print()

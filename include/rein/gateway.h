@@ -142,6 +142,12 @@ struct rein_gateway_sink {
     rein_err (*stream_start)(void *data);
     /* One Server-Sent Event: event (NULL: none, as OpenAI sends them) and one line of data. */
     rein_err (*stream_event)(void *data, const char *event, const char *text, size_t len);
+    /*
+     * May be NULL. Set: the sink may hold events until flush is called, which the gateway does
+     * before every wait (the upstream's next bytes, a server-side tool); the stream's end
+     * (rein_gateway_serve returning) sends the rest. One write per upstream read.
+     */
+    rein_err (*flush)(void *data);
     void *data;
 };
 

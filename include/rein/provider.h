@@ -477,6 +477,14 @@ REIN_EXTERN void rein_model_request_set_cancel(rein_model_request *req, rein_can
 REIN_EXTERN void rein_model_request_set_events(rein_model_request *req, rein_model_event_fn fn,
                                                void *userdata);
 /*
+ * fn(userdata) runs on the sending thread whenever a send is about to wait (for the upstream's
+ * next bytes, or before a retry), after the events of everything received so far: a caller
+ * that holds back what the events produced (a gateway's stream to its client) sends it then,
+ * one write per upstream read instead of one per event. NULL unsets. userdata is borrowed.
+ */
+REIN_EXTERN void rein_model_request_set_on_wait(rein_model_request *req, void (*fn)(void *userdata),
+                                                void *userdata);
+/*
  * The registry the offered tools come from (borrowed; must outlive the sends; NULL unsets).
  * HTTP providers ignore it; the rules provider routes messages among the offered tools: the
  * built-in skills by its own table of rows, other tools by their manifests' "examples"

@@ -327,6 +327,22 @@ REIN_EXTERN bool rein_secret_equal(const char *a, size_t alen, const char *b, si
  */
 REIN_EXTERN rein_sse *rein_request_sse_start(rein_request *req, rein_error *err);
 /*
+ * rein_request_sse_start() for a handler that writes events in bursts (a gateway relaying an
+ * upstream's reads): what is written is held, neither the answer's head nor the events are
+ * sent, until rein_sse_flush() or the end of the stream, so a burst goes out in one write. A
+ * stream that ends before its first flush is answered as one body with a Content-Length
+ * (head and events in one write) instead of chunks. The server sends what a handler held for
+ * 50 ms without flushing itself (and with the heartbeats), so a forgotten flush costs
+ * latency, never the events.
+ */
+REIN_EXTERN rein_sse *rein_request_sse_start_held(rein_request *req, rein_error *err);
+/*
+ * Sends what a held stream holds (the answer's head too, the first time); a no-op for a stream
+ * that is not held, or holds nothing. REIN_ENOMEM when the answer could not be made (the
+ * events stay held; the end tries again).
+ */
+REIN_EXTERN rein_err rein_sse_flush(rein_sse *sse) REIN_WUR;
+/*
  * Queues "event: <event>\ndata: <data>\n\n" (data: len bytes of one-line JSON, borrowed) and
  * returns at once. REIN_ECANCELED once the client is gone; REIN_ETOOBIG when the client reads
  * so slowly that 8 MiB are waiting.

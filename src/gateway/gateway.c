@@ -331,6 +331,23 @@ rein_err rein__gw_emit(struct rein__gw_ctx *c, const char *event, const char *da
     return rc;
 }
 
+/*
+ * Sends the events emitted so far when the sink holds them (sink->flush): called whenever the
+ * gateway is about to wait (the upstream's next bytes, a server-side tool), so no event is
+ * held across a wait, and each upstream read reaches the client in one write.
+ */
+static void flush_stream(void *userdata)
+{
+    struct rein__gw_ctx *c = userdata;
+    rein_err rc;
+
+    if (!c->started || c->gone || c->sink_rc || !c->sink->flush)
+        return;
+    rc = c->sink->flush(c->sink->data);
+    if (rc)
+        c->sink_rc = rc;
+}
+
 /* Answers with a whole body. */
 static void reply(struct rein__gw_ctx *c, int status, const struct rein_buf *body)
 {
@@ -624,6 +641,7 @@ static rein_err upstream_request(struct rein__gw_ctx *c, struct rein__gw_bad *ba
     rein_model_request_set_retries(m, 0);
     rein_model_request_set_cancel(m, c->call->cancel);
     rein_model_request_set_events(m, on_event, c);
+    rein_model_request_set_on_wait(m, flush_stream, c);
     rc = upstream_stop(c, bad);
     return rc ? rc : upstream_extra(c, bad);
 }
@@ -812,6 +830,7 @@ static rein_err run_server(struct rein__gw_ctx *c, size_t i, rein_call_result **
 
     if (ledger)
         rein_ledger_set_hook(ledger, rein__gw_ledger_hook, c);
+    flush_stream(c); /* a tool may take a while: the client has what was streamed so far */
     rcode = rein_call_run(c->g->reg, &in, &o, out, &err);
     rein_ledger_free(ledger);
     if (rcode == REIN_OK)

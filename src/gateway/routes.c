@@ -47,7 +47,9 @@ static rein_err sink_stream_start(void *data)
     struct gw_http *h = data;
     rein_error err;
 
-    h->sse = rein_request_sse_start(h->req, &err);
+    /* Held: the events of one upstream read go out in one write (sink_flush), and a stream
+     * whole before the first flush as one body. */
+    h->sse = rein_request_sse_start_held(h->req, &err);
     return h->sse ? REIN_OK : err.code;
 }
 
@@ -56,6 +58,13 @@ static rein_err sink_stream_event(void *data, const char *event, const char *tex
     struct gw_http *h = data;
 
     return rein_sse_send_event(h->sse, NULL, event, text, len, 0);
+}
+
+static rein_err sink_flush(void *data)
+{
+    struct gw_http *h = data;
+
+    return h->sse ? rein_sse_flush(h->sse) : REIN_OK;
 }
 
 static void serve(rein_request *req, rein_gateway *gw, enum rein_gateway_api api)
@@ -77,6 +86,7 @@ static void serve(rein_request *req, rein_gateway *gw, enum rein_gateway_api api
         .reply = sink_reply,
         .stream_start = sink_stream_start,
         .stream_event = sink_stream_event,
+        .flush = sink_flush,
         .data = &h,
     };
     rein_err rc = rein_gateway_serve(gw, &call, &sink);

@@ -436,6 +436,13 @@ void rein_model_request_set_events(rein_model_request *req, rein_model_event_fn 
     req->ud = userdata;
 }
 
+void rein_model_request_set_on_wait(rein_model_request *req, void (*fn)(void *userdata),
+                                    void *userdata)
+{
+    req->wait_fn = fn;
+    req->wait_ud = userdata;
+}
+
 void rein_model_request_set_registry(rein_model_request *req, const rein_registry *reg)
 {
     req->reg = reg;
@@ -1273,6 +1280,8 @@ static enum outcome run_attempt(struct attempt *at, const struct rein__body *bod
          * comes before it); the descriptor only when no hook could be registered. */
         if (hook == 0 && at->req->cancel)
             hook = rein_cancel_on(at->req->cancel, wake_multi, multi);
+        if (at->req->wait_fn)
+            at->req->wait_fn(at->req->wait_ud);
         memset(&extra, 0, sizeof(extra));
         extra.fd = hook < 0 ? rein_cancel_fd(at->req->cancel) : -1;
         extra.events = CURL_WAIT_POLLIN;
@@ -1851,6 +1860,8 @@ static rein_err send_loop(struct send_state *s, rein_model_response **out, rein_
             }
             rein_log(REIN_LOG_INFO, WHERE, "attempt %d failed (%s); retrying in %lld ms",
                      s->attempt, err->msg[0] ? err->msg : "the stream dropped", (long long)wait_ms);
+            if (s->req->wait_fn)
+                s->req->wait_fn(s->req->wait_ud);
             if (rein_cancel_wait(s->req->cancel, wait_ms)) {
                 *out = resp;
                 return rein_error_set(err, REIN_ECANCELED, "the request was cancelled: %s",

@@ -635,6 +635,8 @@ struct rein_model_request {
     rein_cancel *cancel;
     rein_model_event_fn fn;
     void *ud;
+    void (*wait_fn)(void *ud); /* rein_model_request_set_on_wait() */
+    void *wait_ud;
     const rein_registry *reg; /* for the rules provider's routes */
     /* The encoded tool list, for the wire and variant it was made for (rein__tools_encode):
      * tools_len bytes at tools_json, which point into tools_enc or into shared, the

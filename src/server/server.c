@@ -159,8 +159,12 @@ struct rein_request {
     int status;
     struct kv *headers_out;
     bool is_sse, sse_ended;
-    bool sse_detached; /* rein_sse_detach(): the stream outlives the handler */
-    bool sse_idle;     /* ... and only waits for news: stopping ends it at once */
+    bool sse_held;  /* rein_request_sse_start_held(): writes wait for a flush or the end */
+    bool sse_given; /* the stream's answer was handed over (at once unless held) */
+    int64_t sse_unflushed_ms; /* a held stream: when it was first written since a flush, or 0 */
+    bool sse_failed;          /* a held stream ended without memory for any answer */
+    bool sse_detached;        /* rein_sse_detach(): the stream outlives the handler */
+    bool sse_idle;            /* ... and only waits for news: stopping ends it at once */
     struct rein_buf sse_buf;
     size_t sse_off;
     int64_t sse_last_ms;
@@ -499,6 +503,8 @@ static enum MHD_Result guard(rein_request *req, int status, const char *code, co
     return queue(req, status, resp);
 }
 
+static rein_err give_locked(rein_request *req, int status, struct MHD_Response *resp);
+
 /*
  * Hands an answer over from a handler (any thread). Resumes the connection if it waits.
  * Takes resp.
@@ -508,11 +514,20 @@ static rein_err hand_over(rein_request *req, int status, struct MHD_Response *re
     if (!resp)
         return REIN_ENOMEM;
     pthread_mutex_lock(&req->mu);
-    if (req->replied) {
+    if (req->replied || req->is_sse) {
         pthread_mutex_unlock(&req->mu);
         MHD_destroy_response(resp);
         return REIN_ESTATE;
     }
+    return give_locked(req, status, resp);
+}
+
+/*
+ * hand_over() once it is known that this answer is the request's (req->mu held; released
+ * here). Takes resp.
+ */
+static rein_err give_locked(rein_request *req, int status, struct MHD_Response *resp)
+{
     add_out_headers(req, resp);
     req->replied = true;
     if (req->closed) {
@@ -538,14 +553,16 @@ static enum MHD_Result queue_handed(rein_request *req)
 {
     struct MHD_Response *resp;
     int status;
+    bool failed;
 
     pthread_mutex_lock(&req->mu);
     resp = req->response;
     status = req->status;
+    failed = req->sse_failed;
     req->response = NULL;
     pthread_mutex_unlock(&req->mu);
     if (!resp)
-        return MHD_YES; /* not answered yet: a spurious call */
+        return failed ? MHD_NO : MHD_YES; /* else not answered yet: a spurious call */
     return queue(req, status, resp);
 }
 
@@ -893,46 +910,125 @@ static void sse_free(void *cls)
     request_unref(cls);
 }
 
-rein_sse *rein_request_sse_start(rein_request *req, rein_error *err)
+static void sse_headers(rein_request *req, struct MHD_Response *resp)
 {
-    struct MHD_Response *resp;
-
-    if (req->in_inline) {
-        rein_error_set(err, REIN_ESTATE, "inline handlers cannot stream (defer to a worker)");
-        return NULL;
-    }
-    resp =
-        MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 16 * 1024, sse_reader, req, sse_free);
-    if (!resp) {
-        rein_error_set(err, REIN_ENOMEM, "server: out of memory");
-        return NULL;
-    }
-    /* The response holds the request until MHD frees it. */
-    atomic_fetch_add(&req->refs, 1);
     MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "text/event-stream");
     MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache");
     MHD_add_response_header(resp, "X-Accel-Buffering", "no");
     MHD_add_response_header(resp, "X-Request-Id", req->id);
     MHD_add_response_header(resp, "X-Trace-Id", req->trace_id);
-    pthread_mutex_lock(&req->mu);
-    if (req->replied) {
+}
+
+/* The streaming answer: MHD reads the request's buffer through sse_reader. */
+static struct MHD_Response *sse_response(rein_request *req)
+{
+    struct MHD_Response *resp =
+        MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 16 * 1024, sse_reader, req, sse_free);
+
+    if (!resp)
+        return NULL;
+    /* The response holds the request until MHD frees it. */
+    atomic_fetch_add(&req->refs, 1);
+    sse_headers(req, resp);
+    return resp;
+}
+
+/*
+ * Hands a held stream's answer over (req->mu held; released here). A stream that has ended
+ * by then is one body with its length: MHD sends the head and the body in one write, where a
+ * streaming answer costs a write for the head, one per flush and one for the last chunk.
+ */
+static rein_err sse_give_locked(rein_request *req)
+{
+    struct MHD_Response *resp = NULL;
+
+    req->sse_given = true;
+    req->sse_unflushed_ms = 0;
+    if (req->sse_ended && req->sse_off == 0) {
+        /* The response takes the buffer's memory; without memory for the response the
+         * buffer stays, and is streamed after all. */
+        resp = MHD_create_response_from_buffer_with_free_callback(
+            req->sse_buf.len, req->sse_buf.alloc ? req->sse_buf.ptr : NULL, rein_free);
+        if (resp) {
+            if (req->sse_buf.alloc)
+                (void)rein_buf_detach(&req->sse_buf, NULL);
+            sse_headers(req, resp);
+        }
+    }
+    if (!resp)
+        resp = sse_response(req);
+    if (!resp) {
         pthread_mutex_unlock(&req->mu);
-        MHD_destroy_response(resp); /* runs sse_free, dropping the reference again */
+        return REIN_ENOMEM;
+    }
+    return give_locked(req, 200, resp);
+}
+
+static rein_sse *sse_start(rein_request *req, bool held, rein_error *err)
+{
+    struct MHD_Response *resp = NULL;
+
+    if (req->in_inline) {
+        rein_error_set(err, REIN_ESTATE, "inline handlers cannot stream (defer to a worker)");
+        return NULL;
+    }
+    if (!held && !(resp = sse_response(req))) {
+        rein_error_set(err, REIN_ENOMEM, "server: out of memory");
+        return NULL;
+    }
+    pthread_mutex_lock(&req->mu);
+    if (req->replied || req->is_sse) {
+        pthread_mutex_unlock(&req->mu);
+        if (resp)
+            MHD_destroy_response(resp); /* runs sse_free, dropping the reference again */
         rein_error_set(err, REIN_ESTATE, "the request was already answered");
         return NULL;
     }
     req->is_sse = true;
+    req->sse_held = held;
     req->sse.req = req;
     req->sse_last_ms = rein_now_ms();
-    pthread_mutex_unlock(&req->mu);
-    rein_err rc = hand_over(req, 200, resp);
+    if (held) {
+        pthread_mutex_unlock(&req->mu);
+        return &req->sse;
+    }
+    req->sse_given = true;
+    rein_err rc = give_locked(req, 200, resp);
     if (rc != REIN_OK) {
-        rein_error_set(err, rc,
-                       rc == REIN_ECANCELED ? "the client is gone"
-                                            : "the request was already answered");
+        rein_error_set(err, rc, "the client is gone");
         return NULL;
     }
     return &req->sse;
+}
+
+rein_sse *rein_request_sse_start(rein_request *req, rein_error *err)
+{
+    return sse_start(req, false, err);
+}
+
+rein_sse *rein_request_sse_start_held(rein_request *req, rein_error *err)
+{
+    return sse_start(req, true, err);
+}
+
+rein_err rein_sse_flush(rein_sse *sse)
+{
+    rein_request *req = sse->req;
+
+    pthread_mutex_lock(&req->mu);
+    if (!req->sse_held || req->sse_buf.len == req->sse_off || req->closed) {
+        pthread_mutex_unlock(&req->mu);
+        return REIN_OK;
+    }
+    if (!req->sse_given)
+        return sse_give_locked(req);
+    req->sse_unflushed_ms = 0;
+    if (req->suspended) {
+        req->suspended = false;
+        MHD_resume_connection(req->conn);
+    }
+    pthread_mutex_unlock(&req->mu);
+    return REIN_OK;
 }
 
 /* Appends text to the stream and wakes the connection; REIN_ECANCELED once closed. */
@@ -954,7 +1050,11 @@ static rein_err sse_push(rein_request *req, const char *a, size_t alen, const ch
         rc = REIN_ETOOBIG;
     } else {
         req->sse_last_ms = rein_now_ms();
-        if (req->suspended) {
+        if (req->sse_held) {
+            /* Sent by the next flush, the end, or the ticker (flush_held). */
+            if (!req->sse_unflushed_ms)
+                req->sse_unflushed_ms = req->sse_last_ms;
+        } else if (req->suspended) {
             req->suspended = false;
             MHD_resume_connection(req->conn);
         }
@@ -1081,6 +1181,14 @@ static void sse_end(rein_request *req)
 {
     pthread_mutex_lock(&req->mu);
     req->sse_ended = true;
+    req->sse_unflushed_ms = 0; /* the end sends it */
+    if (!req->sse_given && !req->closed) {
+        if (sse_give_locked(req) == REIN_OK)
+            return;
+        /* No memory for any answer: the connection ends (queue_handed). */
+        pthread_mutex_lock(&req->mu);
+        req->sse_failed = true;
+    }
     if (req->suspended && !req->closed) {
         req->suspended = false;
         MHD_resume_connection(req->conn);
@@ -1106,8 +1214,37 @@ static void send_heartbeats(rein_server *srv)
     }
     pthread_mutex_unlock(&srv->mu);
     for (int i = 0; i < n; i++) {
-        if (rein_sse_comment(&due[i]->sse, "ping") != REIN_OK)
+        if (rein_sse_comment(&due[i]->sse, "ping") != REIN_OK ||
+            rein_sse_flush(&due[i]->sse) != REIN_OK)
             rein_log(REIN_LOG_DEBUG, WHERE, "%s: heartbeat not sent", due[i]->id);
+        request_unref(due[i]);
+    }
+}
+
+/*
+ * Sends what held streams were given half a tick or more ago and still hold (at most 64 per
+ * pass): a handler that holds its writes and then waits somewhere without flushing delays its
+ * client by a tick and a half at most.
+ */
+static void flush_held(rein_server *srv)
+{
+    rein_request *due[64];
+    int n = 0;
+    int64_t now = rein_now_ms();
+
+    pthread_mutex_lock(&srv->mu);
+    for (rein_request *r = srv->live; r && n < 64; r = r->live_next) {
+        pthread_mutex_lock(&r->mu);
+        if (r->sse_held && r->sse_unflushed_ms && now - r->sse_unflushed_ms >= TICK_MS / 2) {
+            atomic_fetch_add(&r->refs, 1);
+            due[n++] = r;
+        }
+        pthread_mutex_unlock(&r->mu);
+    }
+    pthread_mutex_unlock(&srv->mu);
+    for (int i = 0; i < n; i++) {
+        if (rein_sse_flush(&due[i]->sse) != REIN_OK)
+            rein_log(REIN_LOG_DEBUG, WHERE, "%s: a held stream could not be sent", due[i]->id);
         request_unref(due[i]);
     }
 }
@@ -1235,6 +1372,7 @@ static void *ticker_main(void *arg)
         every = 1000;
     while (watch_hangups(srv, (int)(every < TICK_MS ? every : TICK_MS))) {
         cut_late_connections(srv);
+        flush_held(srv);
         trim_when_idle(srv, &trim);
         if (rein_now_ms() >= next_beat) {
             send_heartbeats(srv);

@@ -535,6 +535,121 @@ static void test_text_streams_before_the_upstream_ends(void **state)
     assert_true(rein_metric_value(f, labels) == 1);
 }
 
+/* A sink that keeps the stream's events and what each flush found. */
+struct held_sink {
+    struct rein_buf events;  /* every event's data, one per line */
+    struct rein_buf flushed; /* the events as they were at the last flush */
+    int flushes;
+    bool done; /* the stream ended ([DONE] was given) */
+    rein_cancel *cancel;
+};
+
+static rein_err held_header(void *data, const char *name, const char *value)
+{
+    (void)data;
+    (void)name;
+    (void)value;
+    return REIN_OK;
+}
+
+static rein_err held_reply(void *data, int status, const char *content_type, const char *body,
+                           size_t len)
+{
+    (void)data;
+    (void)content_type;
+    fail_msg("the stream was answered as a whole: %d %.*s", status, (int)len, body);
+    return REIN_EINVAL;
+}
+
+static rein_err held_start(void *data)
+{
+    (void)data;
+    return REIN_OK;
+}
+
+static rein_err held_event(void *data, const char *event, const char *text, size_t len)
+{
+    struct held_sink *s = data;
+
+    (void)event;
+    if (len == 6 && memcmp(text, "[DONE]", 6) == 0)
+        s->done = true;
+    return rein_buf_add(&s->events, text, len) || rein_buf_addch(&s->events, '\n') ? REIN_ENOMEM
+                                                                                   : REIN_OK;
+}
+
+/* The client has seen the text it was waiting for: it goes away, as test_text_streams... */
+static rein_err held_flush(void *data)
+{
+    struct held_sink *s = data;
+
+    s->flushes++;
+    rein_buf_reset(&s->flushed);
+    if (rein_buf_add(&s->flushed, s->events.ptr, s->events.len))
+        return REIN_ENOMEM;
+    if (s->events.len && strstr(s->events.ptr, "the sky"))
+        rein_cancel_trigger(s->cancel, "the client has what it wanted");
+    return REIN_OK;
+}
+
+struct watchdog {
+    rein_cancel *done, *call;
+};
+
+/* Ends a hung test: cancels the call after 20 s unless done first. */
+static void *watchdog_main(void *arg)
+{
+    struct watchdog *w = arg;
+
+    if (!rein_cancel_wait(w->done, 20000))
+        rein_cancel_trigger(w->call, "watchdog");
+    return NULL;
+}
+
+/*
+ * A sink that holds events (sink.flush set) is flushed before the gateway waits for the
+ * upstream's next bytes: the events of what arrived so far reach the client while the upstream
+ * stalls, never later (without the flush they would wait for the stream's end, which never
+ * comes here).
+ */
+static void test_held_events_are_flushed_before_each_wait(void **state)
+{
+    const char *body = "{\"model\":\"m\",\"stream\":true," USER "}";
+    struct held_sink s = {.cancel = rein_cancel_new()};
+    struct watchdog w = {.done = rein_cancel_new(), .call = s.cancel};
+    struct rein_gateway_call call = {
+        .api = REIN_GATEWAY_OPENAI, .body = body, .len = strlen(body), .cancel = s.cancel};
+    struct rein_gateway_sink sink = {
+        .header = held_header,
+        .reply = held_reply,
+        .stream_start = held_start,
+        .stream_event = held_event,
+        .flush = held_flush,
+        .data = &s,
+    };
+    pthread_t th;
+
+    (void)state;
+    start();
+    script(
+        "[{\"text\":[\"Checking \",\"the sky\",\" now.\"],\"fault\":{\"hang_after_events\":3}}]");
+    rein_buf_init(&s.events, 0);
+    rein_buf_init(&s.flushed, 0);
+    assert_int_equal(pthread_create(&th, NULL, watchdog_main, &w), 0);
+    assert_rein_ok(rein_gateway_serve(F->gw, &call, &sink), NULL);
+    rein_cancel_trigger(w.done, "served");
+    pthread_join(th, NULL);
+    assert_string_equal(rein_cancel_reason(s.cancel), "the client has what it wanted");
+    assert_true(s.flushes >= 1);
+    assert_non_null(strstr(s.flushed.ptr, "\"content\":\"Checking"));
+    assert_non_null(strstr(s.flushed.ptr, "the sky\""));
+    assert_false(s.done);
+    rein_buf_release(&s.events);
+    rein_buf_release(&s.flushed);
+    rein_cancel_unref(s.cancel);
+    rein_cancel_unref(w.done);
+}
+
 static void test_upstream_error_after_the_stream_began(void **state)
 {
     struct th_resp r;
@@ -935,6 +1050,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_teardown(test_stop_crosses_wires, teardown),
         cmocka_unit_test_teardown(test_gemini_upstream_reports_dropped_schema_keywords, teardown),
         cmocka_unit_test_teardown(test_models, teardown),
+        cmocka_unit_test_teardown(test_held_events_are_flushed_before_each_wait, teardown),
     };
 
     if (argc > 1)

@@ -647,9 +647,8 @@ static void sse_late(rein_request *req, void *ud)
     rein_error err;
     rein_sse *sse;
 
-    (void)ud;
     rein_sleep_ms(300);
-    sse = rein_request_sse_start(req, &err);
+    sse = ud ? rein_request_sse_start_held(req, &err) : rein_request_sse_start(req, &err);
     if (sse && rein_sse_send(sse, "status", "{}", 2) != REIN_OK)
         rein_log(REIN_LOG_DEBUG, "test", "the late stream found its client gone");
     atomic_fetch_add(&late_answered, 1);
@@ -660,6 +659,7 @@ static void add_late_route(rein_server *srv)
     rein_error err;
 
     assert_rein_ok(rein_server_route(srv, "GET", "/sse-late", 0, sse_late, NULL, &err), &err);
+    assert_rein_ok(rein_server_route(srv, "GET", "/sse-late-held", 0, sse_late, srv, &err), &err);
 }
 
 /*
@@ -678,16 +678,124 @@ static void sse_answer_after_client_left(void **state)
     start(NULL, 50, add_late_route);
     base = strrchr(fx->base, ':');
     port = (int)strtol(base + 1, NULL, 10);
-    for (int i = 0; i < 3; i++) {
+    for (int i = 0; i < 4; i++) {
         fd = rh_connect(port);
-        snprintf(req, sizeof(req), "GET /sse-late HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n\r\n", port);
+        /* A held stream (never handed over: its client is gone first) is kept no longer. */
+        snprintf(req, sizeof(req), "GET /sse-late%s HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n\r\n",
+                 i % 2 ? "-held" : "", port);
         assert_true(rh_send(fd, req, strlen(req)));
         close(fd);
     }
-    for (int i = 0; i < 1000 && atomic_load(&late_answered) < 3; i++)
+    for (int i = 0; i < 1000 && atomic_load(&late_answered) < 4; i++)
         rein_sleep_ms(10);
-    assert_int_equal(atomic_load(&late_answered), 3);
+    assert_int_equal(atomic_load(&late_answered), 4);
     /* The teardown stops and frees the server; the sanitizer finds what was kept. */
+}
+
+/* ---- held streams ------------------------------------------------------------------------ */
+
+/* Two events into a held stream, flushed between them when ud is set. */
+static void sse_held(rein_request *req, void *ud)
+{
+    rein_error err;
+    rein_sse *sse = rein_request_sse_start_held(req, &err);
+
+    assert_non_null(sse);
+    /* The stream is the answer: a second start or another answer is refused. */
+    assert_null(rein_request_sse_start_held(req, &err));
+    assert_int_equal(err.code, REIN_ESTATE);
+    assert_int_equal(rein_request_reply(req, 200, "text/plain", "x", 1), REIN_ESTATE);
+    assert_int_equal(rein_sse_flush(sse), REIN_OK); /* nothing held yet: nothing sent */
+    assert_int_equal(rein_sse_send(sse, "one", "{\"n\":1}", 7), REIN_OK);
+    if (ud)
+        assert_int_equal(rein_sse_flush(sse), REIN_OK);
+    assert_int_equal(rein_sse_send(sse, "two", "{\"n\":2}", 7), REIN_OK);
+}
+
+static atomic_int held_saw_cancel;
+static atomic_int held_late_send;
+
+/* One event into a held stream, no flush, then waits for its client to go away. */
+static void sse_held_waits(rein_request *req, void *ud)
+{
+    rein_error err;
+    rein_sse *sse = rein_request_sse_start_held(req, &err);
+
+    (void)ud;
+    if (!sse || rein_sse_send(sse, "status", "{}", 2) != REIN_OK)
+        return;
+    if (rein_cancel_wait(rein_request_cancel(req), 20000)) {
+        atomic_store(&held_late_send, rein_sse_send(sse, "late", "{}", 2));
+        atomic_store(&held_saw_cancel, 1);
+    }
+}
+
+static void add_held_routes(rein_server *srv)
+{
+    rein_error err;
+
+    assert_rein_ok(rein_server_route(srv, "GET", "/held", 0, sse_held, NULL, &err), &err);
+    assert_rein_ok(rein_server_route(srv, "GET", "/held-flushed", 0, sse_held, srv, &err), &err);
+    assert_rein_ok(rein_server_route(srv, "GET", "/held-waits", 0, sse_held_waits, NULL, &err),
+                   &err);
+}
+
+/*
+ * A held stream that ends before its first flush is one body with its length (the head and
+ * the events in one write); one flushed before its end streams in chunks. The events are the
+ * same bytes either way.
+ */
+static void sse_held_stream(void **state)
+{
+    const char *want = "event: one\ndata: {\"n\":1}\n\nevent: two\ndata: {\"n\":2}\n\n";
+    struct th_resp r;
+    char length[64];
+
+    (void)state;
+    snprintf(length, sizeof(length), "Content-Length: %zu\r\n", strlen(want));
+    start(NULL, 0, add_held_routes);
+    th_http_raw("GET", u("/held"), NULL, 0, NULL, &r);
+    assert_int_equal(r.status, 200);
+    assert_non_null(strstr(r.headers, "Content-Type: text/event-stream"));
+    assert_non_null(strstr(r.headers, length));
+    assert_null(strstr(r.headers, "chunked"));
+    assert_non_null(strstr(r.headers, "X-Trace-Id: "));
+    assert_string_equal(r.body, want);
+    th_resp_free(&r);
+    th_http_raw("GET", u("/held-flushed"), NULL, 0, NULL, &r);
+    assert_int_equal(r.status, 200);
+    assert_non_null(strstr(r.headers, "Content-Type: text/event-stream"));
+    assert_non_null(strstr(r.headers, "Transfer-Encoding: chunked"));
+    assert_string_equal(r.body, want);
+    th_resp_free(&r);
+}
+
+/*
+ * A handler that holds an event and then waits without flushing: the server sends it anyway
+ * (the client has it while the handler still waits), and the client leaving cancels the
+ * handler, whose later writes fail.
+ */
+static void sse_held_without_a_flush(void **state)
+{
+    CURL *c = curl_easy_init();
+    CURLcode rc;
+    int64_t deadline;
+
+    (void)state;
+    atomic_store(&held_saw_cancel, 0);
+    start(NULL, 0, add_held_routes);
+    curl_easy_setopt(c, CURLOPT_URL, u("/held-waits"));
+    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, stop_after_first);
+    curl_easy_setopt(c, CURLOPT_TIMEOUT, 15L);
+    rc = curl_easy_perform(c);
+    curl_easy_cleanup(c);
+    /* The write callback stopped the transfer: the event arrived (not a timeout). */
+    assert_int_equal(rc, CURLE_WRITE_ERROR);
+    deadline = rein_now_ms() + 15000;
+    while (!atomic_load(&held_saw_cancel) && rein_now_ms() < deadline)
+        rein_sleep_ms(10);
+    assert_int_equal(atomic_load(&held_saw_cancel), 1);
+    assert_int_equal(atomic_load(&held_late_send), REIN_ECANCELED);
 }
 
 /* ---- concurrency and shutdown ----------------------------------------------------------- */
@@ -896,6 +1004,8 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test_teardown(sse_stream, teardown),
     cmocka_unit_test_teardown(sse_disconnect, teardown),
     cmocka_unit_test_teardown(sse_answer_after_client_left, teardown),
+    cmocka_unit_test_teardown(sse_held_stream, teardown),
+    cmocka_unit_test_teardown(sse_held_without_a_flush, teardown),
     cmocka_unit_test_teardown(handler_without_answer, teardown),
     cmocka_unit_test_teardown(concurrent_clients, teardown),
     cmocka_unit_test_teardown(heap_trimmed_when_requests_stop, teardown),
