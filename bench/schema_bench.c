@@ -3,15 +3,21 @@
  * driver can interleave rein with its peers in short turns: every compiled schema of the case
  * file is kept, and each command on stdin is answered with one line on stdout.
  *
- *   cycle all|first SECONDS   one stretch cycling through every argument object, each error's
+ *   cycle all|first SECONDS [FORM]
+ *                             one stretch cycling through every argument object, each error's
  *                             message and instance location read (what a caller does with
  *                             them), timed in CPU time of this process (waiting for a core is
- *                             not ours): "RATE VALID INVALID ERRORS"
+ *                             not ours): "RATE VALID INVALID ERRORS". FORM is what is validated:
+ *                             tree, a jansson tree parsed beforehand (the default); doc, rein's
+ *                             document form (rein/doc.h) parsed beforehand; text, the argument's
+ *                             JSON text, parsed into a document, validated and freed each time,
+ *                             which is what the call pipeline does with a model's arguments
  *   loop I LOOP               the instances of case I, each validated LOOP times as Blaze's CLI
  *                             times its --benchmark --loop (see below), in four modes: first
  *                             error verdict only, all errors counted, first error and all errors
- *                             with messages read: "V C MF MA VALID INVALID", each the sum over
- *                             the instances of the mean per validation, in ns
+ *                             with messages read; first as trees, then as documents:
+ *                             "V C MF MA DV DC DMF DMA VALID INVALID", each the sum over the
+ *                             instances of the mean per validation, in ns
  *   tight I LOOP              as loop, but the LOOP validations in a row between two clock
  *                             reads (no clock inside the loop): for comparison only
  *
@@ -36,7 +42,32 @@
 struct bcase {
     rein_schema *schema;
     json_t *instances;
+    json_t *texts;   /* each instance's JSON text, as a model sends it */
+    rein_doc **docs; /* each text parsed beforehand */
 };
+
+enum form { TREE, DOC, TEXT };
+
+/* One validation of instance k of c in form f. */
+static rein_err validate(const struct bcase *c, size_t k, enum form f, unsigned flags,
+                         rein_schema_result *res, rein_error *err)
+{
+    rein_doc *doc;
+    json_t *text;
+    rein_err rc;
+
+    if (f == TREE)
+        return rein_schema_validate(c->schema, json_array_get(c->instances, k), flags, res, err);
+    if (f == DOC)
+        return rein_schema_validate_doc(c->schema, c->docs[k], flags, res, err);
+    text = json_array_get(c->texts, k);
+    doc = rein_doc_parse(json_string_value(text), json_string_length(text), err);
+    if (!doc)
+        return REIN_EPARSE;
+    rc = rein_schema_validate_doc(c->schema, doc, flags, res, err);
+    rein_doc_free(doc);
+    return rc;
+}
 
 static int64_t clock_ns(clockid_t id)
 {
@@ -61,7 +92,7 @@ static size_t read_errors(const rein_schema_result *res)
 static volatile size_t sink;
 
 /* One stretch of about seconds of CPU time cycling through every instance (at least once). */
-static void cycle(const struct bcase *cases, size_t n, unsigned flags, double seconds,
+static void cycle(const struct bcase *cases, size_t n, unsigned flags, enum form f, double seconds,
                   rein_schema_result *res)
 {
     int64_t start = clock_ns(CLOCK_PROCESS_CPUTIME_ID), deadline = start + (int64_t)(seconds * 1e9);
@@ -71,8 +102,7 @@ static void cycle(const struct bcase *cases, size_t n, unsigned flags, double se
     while (clock_ns(CLOCK_PROCESS_CPUTIME_ID) < deadline || rounds == 0) {
         for (size_t i = 0; i < n; i++) {
             for (size_t k = 0; k < json_array_size(cases[i].instances); k++) {
-                rein_err rc = rein_schema_validate(
-                    cases[i].schema, json_array_get(cases[i].instances, k), flags, res, NULL);
+                rein_err rc = validate(&cases[i], k, f, flags, res, NULL);
                 sum += read_errors(res);
                 count++;
                 if (rounds == 0) {
@@ -92,10 +122,11 @@ static void cycle(const struct bcase *cases, size_t n, unsigned flags, double se
 
 enum mode { VERDICT, COUNTED, FIRST_MSG, ALL_MSG };
 
-/* The mean ns of one validation of inst in mode, over loop validations timed as Blaze does
- * (tight false) or as one block (tight true); *rc the result. */
-static double looped(const rein_schema *s, json_t *inst, enum mode mode, int loop, bool tight,
-                     rein_schema_result *res, rein_err *rc)
+/* The mean ns of one validation of instance k of c in form f (TREE or DOC) and mode, over
+ * loop validations timed as Blaze does (tight false) or as one block (tight true); *rc the
+ * result. */
+static double looped(const struct bcase *c, size_t k, enum form f, enum mode mode, int loop,
+                     bool tight, rein_schema_result *res, rein_err *rc)
 {
     unsigned flags = mode == VERDICT || mode == FIRST_MSG ? REIN_SCHEMA_FIRST_ERROR : 0;
     rein_schema_result *r = mode == FIRST_MSG || mode == ALL_MSG ? res : NULL;
@@ -106,7 +137,7 @@ static double looped(const rein_schema *s, json_t *inst, enum mode mode, int loo
     if (tight) {
         int64_t t0 = clock_ns(CLOCK_REALTIME);
         for (int i = 0; i < loop; i++) {
-            *rc = rein_schema_validate(s, inst, flags, r, err);
+            *rc = validate(c, k, f, flags, r, err);
             if (r)
                 touched += read_errors(r);
         }
@@ -120,7 +151,7 @@ static double looped(const rein_schema *s, json_t *inst, enum mode mode, int loo
     empty /= loop;
     for (int i = 0; i < loop; i++) {
         int64_t t0 = clock_ns(CLOCK_REALTIME);
-        *rc = rein_schema_validate(s, inst, flags, r, err);
+        *rc = validate(c, k, f, flags, r, err);
         if (r)
             touched += read_errors(r);
         double d = (double)(clock_ns(CLOCK_REALTIME) - t0) - empty;
@@ -132,34 +163,42 @@ static double looped(const rein_schema *s, json_t *inst, enum mode mode, int loo
 
 static void loop_case(const struct bcase *c, int loop, bool tight, rein_schema_result *res)
 {
-    double ns[4] = {0};
+    double ns[2][4] = {{0}};
     size_t valid = 0, invalid = 0;
 
     for (size_t k = 0; k < json_array_size(c->instances); k++) {
-        json_t *inst = json_array_get(c->instances, k);
         rein_err rc = REIN_OK;
         /* Warmed up as Blaze's run is (bench/schema_rounds.py): once unmeasured. */
-        for (int m = VERDICT; m <= ALL_MSG; m++) {
-            looped(c->schema, inst, (enum mode)m, loop, tight, res, &rc);
-            ns[m] += looped(c->schema, inst, (enum mode)m, loop, tight, res, &rc);
+        for (int f = TREE; f <= DOC; f++) {
+            for (int m = VERDICT; m <= ALL_MSG; m++) {
+                looped(c, k, (enum form)f, (enum mode)m, loop, tight, res, &rc);
+                ns[f][m] += looped(c, k, (enum form)f, (enum mode)m, loop, tight, res, &rc);
+            }
         }
         valid += rc == REIN_OK;
         invalid += rc == REIN_EINVALID;
     }
-    printf("%.3f %.3f %.3f %.3f %zu %zu\n", ns[0], ns[1], ns[2], ns[3], valid, invalid);
+    printf("%.3f %.3f %.3f %.3f %.3f %.3f %.3f %.3f %zu %zu\n", ns[0][0], ns[0][1], ns[0][2],
+           ns[0][3], ns[1][0], ns[1][1], ns[1][2], ns[1][3], valid, invalid);
 }
 
 static int serve(const struct bcase *cases, size_t n)
 {
     rein_schema_result *res = rein_schema_result_new();
-    char line[256], what[16];
+    char line[256], what[16], form[16];
 
     while (fgets(line, sizeof(line), stdin)) {
         double arg;
         size_t i;
-        int loop;
-        if (sscanf(line, "cycle %15s %lf", what, &arg) == 2) {
-            cycle(cases, n, strcmp(what, "first") ? 0 : REIN_SCHEMA_FIRST_ERROR, arg, res);
+        int loop, got;
+        memcpy(form, "tree", 5);
+        if ((got = sscanf(line, "cycle %15s %lf %15s", what, &arg, form)) >= 2 &&
+            (!strcmp(form, "tree") || !strcmp(form, "doc") || !strcmp(form, "text"))) {
+            cycle(cases, n, strcmp(what, "first") ? 0 : REIN_SCHEMA_FIRST_ERROR,
+                  form[1] == 'r'   ? TREE
+                  : form[0] == 'd' ? DOC
+                                   : TEXT,
+                  arg, res);
         } else if (sscanf(line, "%15s %zu %d", what, &i, &loop) == 3 && i < n && loop > 0 &&
                    (!strcmp(what, "loop") || !strcmp(what, "tight"))) {
             loop_case(&cases[i], loop, what[0] == 't', res);
@@ -203,12 +242,32 @@ int main(int argc, char **argv)
             return 2;
         }
         cases[i].instances = json_object_get(c, "instances");
+        cases[i].texts = json_object_get(c, "texts");
+        cases[i].docs = calloc(json_array_size(cases[i].instances) + 1, sizeof(rein_doc *));
+        if (json_array_size(cases[i].texts) != json_array_size(cases[i].instances)) {
+            fprintf(stderr, "schema_bench: %s: a text is needed for every instance\n",
+                    json_string_value(json_object_get(c, "name")));
+            return 2;
+        }
+        for (size_t k = 0; k < json_array_size(cases[i].texts); k++) {
+            json_t *t = json_array_get(cases[i].texts, k);
+            cases[i].docs[k] = rein_doc_parse(json_string_value(t), json_string_length(t), &err);
+            if (!cases[i].docs[k]) {
+                fprintf(stderr, "schema_bench: %s: %s\n",
+                        json_string_value(json_object_get(c, "name")), err.msg);
+                return 2;
+            }
+        }
     }
     printf("ready %zu\n", n);
     fflush(stdout);
     rc = serve(cases, n);
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < n; i++) {
+        for (size_t k = 0; k < json_array_size(cases[i].instances); k++)
+            rein_doc_free(cases[i].docs[k]);
+        free(cases[i].docs);
         rein_schema_free(cases[i].schema);
+    }
     free(cases);
     json_decref(doc);
     return rc;

@@ -5,7 +5,8 @@ Each BFCL function's "parameters" becomes a JSON Schema (dict->object, float->nu
 tuple->array, any->no type, as fixtures/SOURCES.md says). The possible_answer files give one
 acceptable value per parameter: that makes a valid argument object. Perturbed copies (a
 required argument dropped, an argument of the wrong type, an enum value replaced) make the
-invalid ones. Output: a JSON array of {"name", "schema", "instances": [...]} on stdout.
+invalid ones. Output: a JSON array of {"name", "schema", "instances": [...], "texts": [...]}
+(each instance's JSON text) on stdout.
 """
 import copy
 import json
@@ -90,7 +91,11 @@ def main():
                         pname = list(args)[len(cases) % len(args)]
                         bad[pname] = wrong(bad[pname])
                         instances.append(bad)
-                    cases[key] = {"name": key, "schema": schema, "instances": instances}
+                    # Each argument object also as the text a model sends (OpenAI's spacing,
+                    # characters unescaped), for the rows that time parsing too.
+                    texts = [json.dumps(i, ensure_ascii=False) for i in instances]
+                    cases[key] = {"name": key, "schema": schema, "instances": instances,
+                                  "texts": texts}
     json.dump(list(cases.values()), sys.stdout)
 
 

@@ -10,8 +10,15 @@ child, and is timed in its own CPU time).
 
 Cycling (what the call pipeline does: one validation of each argument object in turn, every
 error's message and instance location read): per round and mode, TURNS stretches of SECONDS
-of CPU time each, rein, ajv and Python taking turns; a validator's round figure is the median
-of its stretches. Rates are validations per second of CPU time.
+of CPU time each, every validator and form taking turns; a validator's round figure is the
+median of its stretches. Rates are validations per second of CPU time. The forms:
+  tree   rein and ajv on values parsed beforehand (a jansson tree; ajv's JavaScript objects),
+         Python likewise;
+  doc    rein on its own document form (rein/doc.h) parsed beforehand, the form the call
+         pipeline parses a model's arguments into; set against ajv's tree row, as ajv has one
+         form;
+  text   parsing included: rein parses each argument's JSON text into a document, validates
+         and frees it (the pipeline's path); ajv runs JSON.parse and validates.
 
 Against Blaze (the C++ validator of "Blaze: Compiling JSON Schema for 10x Faster Validation",
 npm @sourcemeta/jsonschema): per case, the CLI runs `validate SCHEMA INSTANCES.jsonl
@@ -23,7 +30,8 @@ between the two Blaze runs; each side first runs the same loops once unmeasured,
 are excluded on both sides. A round's figure is the sum of the per-instance means over the
 instances; Blaze only decides the verdict (its benchmark builds no output), so --fast is set
 against rein's first-error verdict and the exhaustive mode against rein's all-errors count;
-rein with its messages is shown against both. The valid/invalid counts must agree.
+rein with its messages is shown against both, for trees and for documents. Blaze's CLI times
+evaluation only, so there is no parsing row against it. The valid/invalid counts must agree.
 
 The load average is printed with every round; the summary gives each ratio's range and median
 over the rounds.
@@ -123,7 +131,9 @@ def blaze_case(binary, schema, instances, n, loop, fast, tmp):
 
 def blaze_round(cases, rein, binary, loop, tmp):
     """{figure: ns per validation} of one round, and the verdict counts of each side."""
-    sums = dict.fromkeys(("fast", "exhaustive", "verdict", "counted", "first msg", "all msg"), 0.0)
+    rkeys = ("verdict", "counted", "first msg", "all msg")
+    rkeys = rkeys + tuple("doc " + k for k in rkeys)
+    sums = dict.fromkeys(("fast", "exhaustive") + rkeys, 0.0)
     counts = {"blaze fast": [0, 0], "blaze exhaustive": [0, 0], "rein": [0, 0]}
     count = 0
     for i, case in enumerate(cases):
@@ -133,8 +143,9 @@ def blaze_round(cases, rein, binary, loop, tmp):
         order = (True, None, False) if i % 2 == 0 else (False, None, True)
         for fast in order:
             if fast is None:
-                v, c, mf, ma, ok, bad = rein.ask("loop %d %d" % (i, loop))
-                for key, x in zip(("verdict", "counted", "first msg", "all msg"), (v, c, mf, ma)):
+                got = rein.ask("loop %d %d" % (i, loop))
+                ok, bad = got[8:10]
+                for key, x in zip(rkeys, got[:8]):
                     sums[key] += float(x)
                 counts["rein"][0] += int(ok)
                 counts["rein"][1] += int(bad)
@@ -151,20 +162,25 @@ def blaze_round(cases, rein, binary, loop, tmp):
     return {k: v / count for k, v in sums.items()}, counts["rein"]
 
 
+CYCLERS = (("rein", "tree"), ("ajv", "tree"), ("rein", "doc"), ("python", "tree"),
+           ("rein", "text"), ("ajv", "text"))
+
+
 def cycling_round(rein, ajv, compiled_py, seconds):
-    """{(validator, mode): median rate} of one round, and the counts of each."""
+    """{(validator, form, mode): median rate} of one round, and the counts of each."""
     rates, counts = {}, {}
     for mode in ("all", "first"):
         for _ in range(TURNS):
-            for name in ("rein", "ajv", "python"):
+            for name, form in CYCLERS:
                 if name == "python":
                     got = py_stretch(compiled_py, seconds, mode == "all")
                 else:
-                    got = (rein if name == "rein" else ajv).ask("cycle %s %g" % (mode, seconds))
-                rates.setdefault((name, mode), []).append(float(got[0]))
-                counts[(name, mode)] = tuple(int(x) for x in got[1:3])
+                    got = (rein if name == "rein" else ajv).ask(
+                        "cycle %s %g %s" % (mode, seconds, form))
+                rates.setdefault((name, form, mode), []).append(float(got[0]))
+                counts[(name, form, mode)] = tuple(int(x) for x in got[1:3])
     for mode in ("all", "first"):
-        if len({counts[(name, mode)] for name in ("rein", "ajv", "python")}) != 1:
+        if len({counts[(name, form, mode)] for name, form in CYCLERS}) != 1:
             sys.exit("schema_rounds.py: the validators disagree on which instances are valid: %s"
                      % counts)
     return {k: statistics.median(v) for k, v in rates.items()}
@@ -197,34 +213,45 @@ def main():
             blz.append(b)
             print("round %d (load %s at its start, %s at its end): valid %d, invalid %d"
                   % (r + 1, loads[-1], load(), ok, bad))
-            print("  cycling, validations/s: " + "; ".join(
-                "%s %s rein %.0f ajv %.0f python %.0f" % (
-                    mode, "errors" if mode == "all" else "error", c[("rein", mode)],
-                    c[("ajv", mode)], c[("python", mode)]) for mode in ("all", "first")))
-            print("  looped, ns per validation: Blaze --fast %.1f, exhaustive %.1f; rein first "
-                  "error verdict %.1f, all errors counted %.1f, with messages first %.1f, all "
-                  "%.1f" % (b["fast"], b["exhaustive"], b["verdict"], b["counted"],
-                            b["first msg"], b["all msg"]), flush=True)
+            for mode in ("all", "first"):
+                print("  cycling, %s, validations/s: rein tree %.0f, document %.0f, text %.0f; "
+                      "ajv %.0f, text %.0f; python %.0f" % (
+                          "all errors" if mode == "all" else "first error",
+                          c[("rein", "tree", mode)], c[("rein", "doc", mode)],
+                          c[("rein", "text", mode)], c[("ajv", "tree", mode)],
+                          c[("ajv", "text", mode)], c[("python", "tree", mode)]))
+            for pre, label in (("", "tree"), ("doc ", "document")):
+                print("  looped, ns per validation: Blaze --fast %.1f, exhaustive %.1f; rein (%s) "
+                      "first error verdict %.1f, all errors counted %.1f, with messages first "
+                      "%.1f, all %.1f" % (b["fast"], b["exhaustive"], label, b[pre + "verdict"],
+                                          b[pre + "counted"], b[pre + "first msg"],
+                                          b[pre + "all msg"]), flush=True)
     rein.close()
     ajv.close()
 
     print("\nload average at the start of each round: %s" % ", ".join(loads))
     print("cycling through every schema, each error's message read (ratio > 1: rein faster):")
     for mode in ("all", "first"):
-        label = "all errors " if mode == "all" else "first error"
-        print("  %s rein/ajv %s   rein/python %s" % (
-            label, span([c[("rein", mode)] / c[("ajv", mode)] for c in cyc]),
-            span([c[("rein", mode)] / c[("python", mode)] for c in cyc], "%.1f")))
+        label = "all errors, with messages" if mode == "all" else "first error, with message"
+        print("  %s:" % label)
+        for what, rf, af in (("rein tree / ajv", "tree", "tree"),
+                             ("rein document / ajv", "doc", "tree"),
+                             ("parsing included, rein text / ajv text", "text", "text")):
+            print("    %-40s %s" % (what, span([c[("rein", rf, mode)] / c[("ajv", af, mode)]
+                                              for c in cyc])))
+        print("    %-40s %s" % ("rein tree / python", span(
+            [c[("rein", "tree", mode)] / c[("python", "tree", mode)] for c in cyc], "%.1f")))
     print("against Blaze, each instance looped in Blaze's loop shape, parsing excluded "
           "(ns per validation; ratio = Blaze ns / rein ns, > 1: rein faster):")
-    for label, bkey, rkey in (("first error, verdict only", "fast", "verdict"),
-                              ("first error, with messages", "fast", "first msg"),
-                              ("all errors, counted", "exhaustive", "counted"),
-                              ("all errors, with messages", "exhaustive", "all msg")):
-        print("  %-27s Blaze %-10s %s ns   rein %s ns   ratio %s" % (
-            label, "--fast" if bkey == "fast" else "exhaustive",
-            span([b[bkey] for b in blz], "%.1f"), span([b[rkey] for b in blz], "%.1f"),
-            span([b[bkey] / b[rkey] for b in blz])))
+    for pre, form in (("", "tree"), ("doc ", "document")):
+        for label, bkey, rkey in (("first error, verdict only", "fast", "verdict"),
+                                  ("first error, with messages", "fast", "first msg"),
+                                  ("all errors, counted", "exhaustive", "counted"),
+                                  ("all errors, with messages", "exhaustive", "all msg")):
+            print("  %-8s %-27s Blaze %-10s %s ns   rein %s ns   ratio %s" % (
+                form, label, "--fast" if bkey == "fast" else "exhaustive",
+                span([b[bkey] for b in blz], "%.1f"), span([b[pre + rkey] for b in blz], "%.1f"),
+                span([b[bkey] / b[pre + rkey] for b in blz])))
 
 
 if __name__ == "__main__":

@@ -124,12 +124,15 @@ REIN_EXTERN rein_err rein_schema_validate(const rein_schema *schema, json_t *ins
                                           unsigned flags, rein_schema_result *res,
                                           rein_error *err) REIN_WUR;
 /*
- * Validates a parsed document (borrowed; rein/doc.h) without making it a jansson tree when it
- * is valid: the answer, the errors in res, their messages and err are exactly those of
- * rein_schema_validate on rein_doc_tree(doc). An invalid document, or a schema the compact
- * form cannot be checked against directly, is validated as that tree (made once and kept by
- * the document). REIN_SCHEMA_FILL_DEFAULTS is refused (REIN_EINVAL): a document does not
- * change; fill defaults into a copy of its tree.
+ * Validates a parsed document (borrowed; rein/doc.h) without making it a jansson tree: the
+ * answer, the errors in res, their messages and err are exactly those of rein_schema_validate
+ * on rein_doc_tree(doc). The errors are recorded on the document's nodes; a keyword the
+ * compact program leaves to the general validator gets a temporary tree of just the value it
+ * applies to. A schema the program cannot check at all (its root uses such a keyword), a
+ * document that holds a jansson tree (rein/doc.h), or a validation nested too deep is
+ * validated as rein_doc_tree(doc) (made once and kept by the document).
+ * REIN_SCHEMA_FILL_DEFAULTS is refused (REIN_EINVAL): a document does not change; fill
+ * defaults into a copy of its tree.
  */
 REIN_EXTERN rein_err rein_schema_validate_doc(const rein_schema *schema, const rein_doc *doc,
                                               unsigned flags, rein_schema_result *res,

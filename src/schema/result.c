@@ -369,11 +369,11 @@ void rein__json_brief(struct mbuf *m, const json_t *v, size_t max)
     brief(m, v, m->b->len + max, 0);
 }
 
-void rein__describe(struct mbuf *m, const json_t *v, bool with_type)
+void rein__describe_ival(struct mbuf *m, const struct rein__ival *v, bool with_type)
 {
     /* Scalars written directly: what rein__json_brief would write for them, without its
      * bookkeeping (this runs for most errors). */
-    switch (json_typeof(v)) {
+    switch (v->type) {
     case JSON_OBJECT:
         rein__mb_lit(m, "object");
         return;
@@ -386,17 +386,17 @@ void rein__describe(struct mbuf *m, const json_t *v, bool with_type)
     case JSON_STRING:
         if (with_type)
             rein__mb_lit(m, "string ");
-        rein__quote(m, json_string_value(v), json_string_length(v));
+        rein__quote(m, v->str, v->len);
         return;
     case JSON_INTEGER:
         if (with_type)
             rein__mb_lit(m, "integer ");
-        rein__mb_int(m, (long long)json_integer_value(v));
+        rein__mb_int(m, (long long)v->i);
         return;
     case JSON_REAL:
         if (with_type)
             rein__mb_lit(m, "number ");
-        rein__double_write(m, json_real_value(v));
+        rein__double_write(m, v->d);
         return;
     case JSON_TRUE:
         rein__mb_add(m, "boolean true", with_type ? 12 : 4);
@@ -405,6 +405,23 @@ void rein__describe(struct mbuf *m, const json_t *v, bool with_type)
         rein__mb_add(m, "boolean false", with_type ? 13 : 5);
         return;
     }
+}
+
+void rein__ival_of(struct rein__ival *iv, const json_t *v)
+{
+    iv->type = json_typeof(v);
+    iv->str = iv->type == JSON_STRING ? json_string_value(v) : NULL;
+    iv->len = iv->type == JSON_STRING ? json_string_length(v) : 0;
+    iv->i = iv->type == JSON_INTEGER ? json_integer_value(v) : 0;
+    iv->d = iv->type == JSON_REAL ? json_real_value(v) : 0;
+}
+
+void rein__describe(struct mbuf *m, const json_t *v, bool with_type)
+{
+    struct rein__ival iv;
+
+    rein__ival_of(&iv, v);
+    rein__describe_ival(m, &iv, with_type);
 }
 
 static void pointer_token(struct mbuf *m, const char *s, size_t len)

@@ -508,19 +508,19 @@ static inline const struct vprop *rein__vprop_find(const struct vop *op, const c
     }
 }
 
-/* The "type" of op folded into a bit test: true when v's type is one op accepts. */
-static inline bool rein__vtype_ok(const struct vop *op, const json_t *v)
+/* The "type" of op folded into a bit test: true when a value of json_type t (a real: of value
+ * real) is one op accepts. */
+static inline bool rein__vtype_is(const struct vop *op, unsigned t, double real)
 {
-    unsigned t = json_typeof(v);
-
     if (!((op->jtypes >> t) & 1))
         return false;
-    if (t == JSON_REAL && op->integral) {
-        double d = json_real_value(v);
-        return d == floor(d) && isfinite(d);
-    }
+    if (t == JSON_REAL && op->integral)
+        return real == floor(real) && isfinite(real);
     return true;
 }
+
+/* rein__vtype_is for a value of either instance form (vi_tree.h, vi_doc.h). */
+#define VI_TYPE_OK(op, v) rein__vtype_is(op, VI_TYPE(v), VI_TYPE(v) == JSON_REAL ? VI_REAL(v) : 0)
 
 /* Builds schema->prog from schema->root (NULL when the root itself is general). REIN_ENOMEM. */
 rein_err rein__verdict_build(rein_schema *schema) REIN_WUR;
@@ -655,6 +655,18 @@ void rein__mb_int(struct mbuf *m, long long v);
 void rein__ipath_write(struct mbuf *m, const struct ipath *ip);
 /* Appends a short readable rendering of v: "string \"20\"", "integer 5", "object". */
 void rein__describe(struct mbuf *m, const json_t *v, bool with_type);
+/* What an error's message reads of a value, in either instance form (a jansson value or a
+ * rein_doc node): its json_type and, for a scalar, its contents (str borrowed). */
+struct rein__ival {
+    unsigned type;
+    size_t len;
+    const char *str;
+    json_int_t i;
+    double d;
+};
+void rein__ival_of(struct rein__ival *iv, const json_t *v);
+/* rein__describe for a value read into a rein__ival. */
+void rein__describe_ival(struct mbuf *m, const struct rein__ival *v, bool with_type);
 /* Appends v as compact JSON, cut after about max bytes with "…". */
 void rein__json_brief(struct mbuf *m, const json_t *v, size_t max);
 /* Appends a quoted string, truncated with … and its length when long. */

@@ -261,22 +261,31 @@ static void types_write(struct mbuf *m, unsigned types)
     }
 }
 
-__attribute__((noinline)) static bool check_type(struct vstate *st, const struct snode *n,
-                                                 const json_t *inst, const struct ipath *ip)
+/* Records that the value read into iv is none of n's types; false. */
+static bool type_error(struct vstate *st, const struct snode *n, const struct rein__ival *iv,
+                       const struct ipath *ip)
 {
-    struct mbuf *m;
+    struct mbuf *m = err_begin(st, n, "type", NULL, 0, ip, NULL, 0);
 
-    if (n->types & inst_type(inst))
-        return true;
-    m = err_begin(st, n, "type", NULL, 0, ip, NULL, 0);
     if (m) {
         rein__mb_lit(m, "must be ");
         types_write(m, n->types);
         rein__mb_lit(m, ", got ");
-        rein__describe(m, inst, true);
+        rein__describe_ival(m, iv, true);
     }
     err_end(st, m);
     return false;
+}
+
+__attribute__((noinline)) static bool check_type(struct vstate *st, const struct snode *n,
+                                                 const json_t *inst, const struct ipath *ip)
+{
+    struct rein__ival iv;
+
+    if (n->types & inst_type(inst))
+        return true;
+    rein__ival_of(&iv, inst);
+    return type_error(st, n, &iv, ip);
 }
 
 /* ---- equality keywords -------------------------------------------------------------------- */
@@ -312,30 +321,13 @@ __attribute__((noinline)) static bool check_const(struct vstate *st, const struc
     return false;
 }
 
-__attribute__((noinline)) static bool check_enum(struct vstate *st, const struct snode *n,
-                                                 const json_t *inst, const struct ipath *ip)
+/* Records that the value read into iv is none of n's enum values; false. */
+static bool enum_error(struct vstate *st, const struct snode *n, const struct rein__ival *iv,
+                       const struct ipath *ip)
 {
     size_t count = json_array_size(n->enum_value);
-    struct mbuf *m;
+    struct mbuf *m = err_begin(st, n, "enum", NULL, 0, ip, NULL, 0);
 
-    if (n->enum_strs) {
-        /* All strings: compare lengths and first words before bytes. */
-        if (json_is_string(inst)) {
-            const char *s = json_string_value(inst);
-            size_t len = json_string_length(inst);
-            for (size_t i = 0; i < n->nenum_strs; i++) {
-                const struct sprop *e = &n->enum_strs[i];
-                if (e->len == len && rein__bytes_eq(e->name, s, len))
-                    return true;
-            }
-        }
-    } else {
-        for (size_t i = 0; i < count; i++) {
-            if (equal(st, inst, json_array_get(n->enum_value, i)))
-                return true;
-        }
-    }
-    m = err_begin(st, n, "enum", NULL, 0, ip, NULL, 0);
     if (m) {
         size_t start = m->b->len;
         rein__mb_adds(m, count == 1 ? "must be " : "must be one of ");
@@ -349,10 +341,42 @@ __attribute__((noinline)) static bool check_enum(struct vstate *st, const struct
             rein__json_brief(m, json_array_get(n->enum_value, i), 100);
         }
         rein__mb_lit(m, ", got ");
-        rein__describe(m, inst, false);
+        rein__describe_ival(m, iv, false);
     }
     err_end(st, m);
     return false;
+}
+
+/* A string (str, len bytes) among an all-strings enum's values: lengths and first words are
+ * compared before bytes. */
+static bool enum_str_in(const struct snode *n, const char *str, size_t len)
+{
+    for (size_t i = 0; i < n->nenum_strs; i++) {
+        const struct sprop *e = &n->enum_strs[i];
+        if (e->len == len && rein__bytes_eq(e->name, str, len))
+            return true;
+    }
+    return false;
+}
+
+__attribute__((noinline)) static bool check_enum(struct vstate *st, const struct snode *n,
+                                                 const json_t *inst, const struct ipath *ip)
+{
+    size_t count = json_array_size(n->enum_value);
+    struct rein__ival iv;
+
+    if (n->enum_strs) {
+        if (json_is_string(inst) &&
+            enum_str_in(n, json_string_value(inst), json_string_length(inst)))
+            return true;
+    } else {
+        for (size_t i = 0; i < count; i++) {
+            if (equal(st, inst, json_array_get(n->enum_value, i)))
+                return true;
+        }
+    }
+    rein__ival_of(&iv, inst);
+    return enum_error(st, n, &iv, ip);
 }
 
 /* ---- numbers and strings ------------------------------------------------------------------ */
@@ -1057,6 +1081,21 @@ static bool count_fail(struct vstate *st, const struct snode *n, int what, size_
     return false;
 }
 
+/* Records that required property p is missing; false. */
+static bool required_error(struct vstate *st, const struct snode *n, const struct sprop *p,
+                           const struct ipath *ip)
+{
+    struct mbuf *m = err_begin(st, n, "required", NULL, 0, ip, p->name, p->len);
+
+    if (m) {
+        rein__mb_lit(m, "required property ");
+        rein__quote(m, p->name, p->len);
+        rein__mb_lit(m, " is missing");
+    }
+    err_end(st, m);
+    return false;
+}
+
 /* One error per name of "required" that inst lacks, in the keyword's order; false when any. */
 static bool required_missing(struct vstate *st, const struct snode *n, json_t *inst,
                              const struct ipath *ip)
@@ -1067,14 +1106,7 @@ static bool required_missing(struct vstate *st, const struct snode *n, json_t *i
         const struct sprop *p = n->required[i];
         if (json_object_getn(inst, p->name, p->len))
             continue;
-        struct mbuf *m = err_begin(st, n, "required", NULL, 0, ip, p->name, p->len);
-        if (m) {
-            rein__mb_lit(m, "required property ");
-            rein__quote(m, p->name, p->len);
-            rein__mb_lit(m, " is missing");
-        }
-        err_end(st, m);
-        ok = false;
+        ok = required_error(st, n, p, ip);
         if (BAIL(st))
             return false;
     }
@@ -1351,17 +1383,27 @@ __attribute__((noinline)) static bool v_array(struct vstate *st, const struct sn
 
 /* ---- the node ----------------------------------------------------------------------------- */
 
-static bool v_false(struct vstate *st, const struct snode *n, const json_t *inst,
-                    const struct ipath *ip)
+/* Records that the value read into iv meets a false schema; false. */
+static bool false_error(struct vstate *st, const struct snode *n, const struct rein__ival *iv,
+                        const struct ipath *ip)
 {
     struct mbuf *m = err_begin(st, n, NULL, NULL, 0, ip, NULL, 0);
 
     if (m) {
         rein__mb_lit(m, "no value is allowed here, got ");
-        rein__describe(m, inst, true);
+        rein__describe_ival(m, iv, true);
     }
     err_end(st, m);
     return false;
+}
+
+static bool v_false(struct vstate *st, const struct snode *n, const json_t *inst,
+                    const struct ipath *ip)
+{
+    struct rein__ival iv;
+
+    rein__ival_of(&iv, inst);
+    return false_error(st, n, &iv, ip);
 }
 
 /* A schema with no subschemas (the leaves of most tool schemas): no frame, no depth. */
@@ -1612,143 +1654,106 @@ static rein_err invalid(rein_error *err, size_t nerr)
 
 /* ---- recording errors along the verdict program ------------------------------------------ */
 
-/*
- * With a result to fill, the verdict program's entries are walked here instead of the nodes
- * (decision 0051): the same pass as verdict.c's, over the same flattened entries, but with the
- * instance location kept and every error written by the walker's own writers, in the order
- * the walker finds them (type, then the keywords of the type the value has; minProperties,
- * the members in the instance's order, then the missing required names; minItems, then the
- * items). A general entry is walked by the node walker. Anything undecided (too deep, a hard
- * error) sets st->hard, and the caller walks the whole instance again instead.
- */
-static bool rec_run(struct vstate *st, const struct vop *op, json_t *v, const struct ipath *ip,
-                    int depth);
+/* jansson values (record_run.h says what each of these does). */
+static bool rec_enum(struct vstate *st, const struct snode *n, json_t *v, const struct ipath *ip)
+{
+    return check_enum(st, n, v, ip);
+}
 
-static bool rec_object(struct vstate *st, const struct vop *op, json_t *v, const struct ipath *ip,
-                       int depth)
+static bool rec_required(struct vstate *st, const struct vop *op, json_t *v, const struct ipath *ip)
+{
+    return required_missing(st, op->node, v, ip);
+}
+
+static bool rec_general(struct vstate *st, const struct vop *op, json_t *v, const struct ipath *ip,
+                        int depth)
+{
+    int saved = st->depth;
+    bool ok;
+
+    st->depth = depth;
+    ok = v_node(st, op->node, v, ip, NULL);
+    st->depth = saved;
+    return ok;
+}
+
+#include "schema/vi_tree.h"
+#define FN(name) name
+#include "schema/record_run.h"
+#undef FN
+
+/* rein_doc nodes. */
+#include "schema/vi_doc.h"
+
+static bool rec_enum_doc(struct vstate *st, const struct snode *n, const struct rein_doc_node *v,
+                         const struct ipath *ip)
+{
+    struct rein__ival iv;
+
+    if (v->type == JSON_STRING && enum_str_in(n, v->u.str, v->n))
+        return true;
+    rein__ival_of_doc(&iv, v);
+    return enum_error(st, n, &iv, ip);
+}
+
+/* A document's object has no index by name: its members are marked in one more pass (only
+ * when a required name was missed), so that looking each required name up stays linear. */
+static bool rec_required_doc(struct vstate *st, const struct vop *op, const struct rein_doc_node *v,
+                             const struct ipath *ip)
 {
     const struct snode *n = op->node;
-    const struct vop *prog = st->schema->prog;
-    struct rein__members mi;
+    const struct rein_doc_node *it = v + 1, *end = v + v->u.skip, *val;
+    uint64_t small[8], *seen = small;
+    size_t words = (op->n + 63) / 64;
+    uint32_t hint = 0;
     const char *key;
     size_t len;
-    json_t *val;
-    uint32_t found = 0, hint = 0;
     bool ok = true;
 
-    if (op->min || op->max != SIZE_MAX) {
-        size_t size = json_object_size(v);
-        if ((size < op->min || size > op->max) &&
-            !count_fail(st, n, 0, size, op->min, op->max, ip)) {
-            ok = false;
-            if (BAIL(st))
-                return false;
-        }
-    }
-    rein__members_start(&mi, v);
-    while (rein__members_next(&mi, &key, &len, &val)) {
-        const struct vprop *p = rein__vprop_find(op, key, len, &hint);
-        uint32_t sub = op->sub;
-        bool named = false;
-        if (p) {
-            found += p->required;
-            if ((p->plain >> json_typeof(val)) & 1)
-                continue;
-            if (p->sub != VNONE) {
-                sub = p->sub;
-                named = true;
-            }
-        }
-        if (sub == VNONE)
-            continue;
-        const struct vop *c = &prog[sub];
-        if (c->kind == VK_TRUE && rein__vtype_ok(c, val))
-            continue;
-        struct ipath kip = {ip, key, len};
-        if (c->kind == VK_FALSE || (c->kind == VK_GENERAL && c->node->kind == SN_FALSE)) {
-            ok = named ? member_false(st, n, "properties", "property ", key, len, ip)
-                       : member_false(st, n, "additionalProperties", "additional property ", key,
-                                      len, ip);
-        } else if (!rec_run(st, c, val, &kip, depth + 1)) {
-            ok = false;
-        }
-        if (!ok && BAIL(st))
-            return false;
-    }
-    if (found < op->nrequired && !required_missing(st, n, v, ip))
-        ok = false;
-    return ok;
-}
-
-static bool rec_array(struct vstate *st, const struct vop *op, json_t *v, const struct ipath *ip,
-                      int depth)
-{
-    const struct snode *n = op->node;
-    size_t size = json_array_size(v);
-    bool ok = true;
-
-    if ((size < op->min || size > op->max) && !count_fail(st, n, 1, size, op->min, op->max, ip)) {
-        ok = false;
-        if (BAIL(st))
-            return false;
-    }
-    if (op->sub == VNONE || !size)
-        return ok;
-    const struct vop *c = &st->schema->prog[op->sub];
-    if (c->kind == VK_FALSE || (c->kind == VK_GENERAL && c->node->kind == SN_FALSE))
-        return items_false(st, n, size, ip);
-    for (size_t i = 0; i < size; i++) {
-        struct ipath iip = {ip, NULL, i};
-        if (!rec_run(st, c, json_array_get(v, i), &iip, depth + 1)) {
-            ok = false;
-            if (BAIL(st))
-                return false;
-        }
-    }
-    return ok;
-}
-
-static bool rec_run(struct vstate *st, const struct vop *op, json_t *v, const struct ipath *ip,
-                    int depth)
-{
-    const struct snode *n = op->node;
-    bool ok = true;
-
-    if (depth >= SCHEMA_MAX_DEPTH) {
-        st->hard = REIN_EDEPTH; /* the caller walks the whole instance instead */
+    if (words > REIN_ARRAY_SIZE(small) && !(seen = rein_calloc(words, sizeof(*seen)))) {
+        st->hard = REIN_ENOMEM;
         return false;
     }
-    if (op->kind == VK_GENERAL) {
-        int saved = st->depth;
-        st->depth = depth;
-        ok = v_node(st, n, v, ip, NULL);
-        st->depth = saved;
-        return ok;
+    if (seen == small)
+        memset(small, 0, sizeof(small));
+    while (rein__doc_member(&it, end, &key, &len, &val)) {
+        const struct vprop *p = rein__vprop_find(op, key, len, &hint);
+        if (p)
+            seen[(size_t)(p - op->props) / 64] |= 1ull << ((size_t)(p - op->props) % 64);
     }
-    if (op->kind == VK_FALSE) /* false; true is VK_TRUE with every type */
-        return v_false(st, n, v, ip);
-    if (!rein__vtype_ok(op, v)) {
-        ok = check_type(st, n, v, ip);
+    for (size_t i = 0; i < n->nrequired; i++) {
+        size_t at = (size_t)(n->required[i] - n->props);
+        if ((seen[at / 64] >> (at % 64)) & 1)
+            continue;
+        ok = required_error(st, n, n->required[i], ip);
         if (BAIL(st))
-            return false;
+            break;
     }
-    switch (op->kind) {
-    case VK_ENUM:
-        ok &= check_enum(st, n, v, ip);
-        break;
-    case VK_OBJECT:
-        if (json_is_object(v))
-            ok &= rec_object(st, op, v, ip, depth);
-        break;
-    case VK_ARRAY:
-        if (json_is_array(v))
-            ok &= rec_array(st, op, v, ip, depth);
-        break;
-    default:
-        break;
-    }
-    return ok && !st->hard;
+    if (seen != small)
+        rein_free(seen);
+    return ok;
 }
+
+/* The node walker reads jansson values: a general entry's subtree (only it) is made into one.
+ * Its errors are written before it is freed, and name the location through ip. */
+static bool rec_general_doc(struct vstate *st, const struct vop *op, const struct rein_doc_node *v,
+                            const struct ipath *ip, int depth)
+{
+    json_t *t = rein_doc_node_tree(v);
+    bool ok;
+
+    if (!t) {
+        st->hard = REIN_ENOMEM; /* the caller walks the whole tree, and finds out the same */
+        return false;
+    }
+    ok = rec_general(st, op, t, ip, depth);
+    json_decref(t);
+    return ok;
+}
+
+#define FN(name) name##_doc
+#include "schema/record_run.h"
+#undef FN
 
 long rein__schema_probe(const rein_schema *schema, const struct snode *n, json_t *inst, int depth,
                         bool all)
@@ -1840,6 +1845,30 @@ rein_err rein_schema_validate(const rein_schema *schema, json_t *instance, unsig
     return validate_rest(schema, instance, flags, res, err);
 }
 
+/* rein_schema_validate_doc with a result: the errors recorded along the program on the nodes
+ * (rec_run_doc), as record() does on a tree; *done false when that could not decide (too deep,
+ * a hard error, out of memory), and the caller validates the tree instead. */
+static rein_err record_doc(const rein_schema *schema, const struct rein_doc_node *root,
+                           unsigned flags, rein_schema_result *res, rein_error *err, bool *done)
+{
+    struct vstate st = {0};
+    bool ok;
+
+    res->n = 0;
+    rein_buf_reset(&res->text);
+    st.schema = schema;
+    st.res = res;
+    st.err = err;
+    st.flags = flags;
+    st.collect = true;
+    st.md = res->md;
+    ok = rec_run_doc(&st, schema->prog, root, NULL, 0);
+    *done = !st.hard;
+    if (st.hard)
+        return REIN_OK;
+    return ok ? REIN_OK : invalid(err, st.nerr);
+}
+
 rein_err rein_schema_validate_doc(const rein_schema *schema, const rein_doc *doc, unsigned flags,
                                   rein_schema_result *res, rein_error *err)
 {
@@ -1849,18 +1878,19 @@ rein_err rein_schema_validate_doc(const rein_schema *schema, const rein_doc *doc
     if (flags & REIN_SCHEMA_FILL_DEFAULTS)
         return rein_error_set(err, REIN_EINVAL,
                               "a document is not changed: fill defaults into a copy of its tree");
-    /* The program decides a valid document, and counts an invalid one's errors when only
-     * their number is asked; the errors themselves are the walker's, on the tree. */
-    if (schema && root && schema->prog && !(flags & ~(unsigned)REIN_SCHEMA_FIRST_ERROR)) {
-        long errs = rein__verdict_run_doc(schema, root, !res && err && !flags);
-        if (errs == 0) {
-            if (res) {
-                res->n = 0;
-                rein_buf_reset(&res->text);
-            }
+    /* With a result, the errors are recorded along the program on the nodes; without, the
+     * program decides alone, and counts an invalid one's errors when only their number is
+     * asked. What neither decides is the walker's, on the tree. */
+    if (schema && root && schema->prog && res) {
+        bool done;
+        rein_err rc = record_doc(schema, root, flags, res, err, &done);
+        if (done)
+            return rc;
+    } else if (schema && root && schema->prog) {
+        long errs = rein__verdict_run_doc(schema, root, err && !flags);
+        if (errs == 0)
             return REIN_OK;
-        }
-        if (errs > 0 && !res)
+        if (errs > 0)
             return invalid(err, (size_t)errs);
     }
     tree = doc ? rein_doc_tree(doc) : NULL;

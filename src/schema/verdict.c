@@ -229,33 +229,10 @@ static inline bool add(const struct vrun *x, long *errs, long r)
 }
 
 /* jansson values: members read through members.c. */
-#define VI          json_t *
-#define VI_TYPE(v)  json_typeof(v)
-#define VI_REAL(v)  json_real_value(v)
-#define VI_STR(v)   json_string_value(v)
-#define VI_LEN(v)   json_string_length(v)
-#define VI_OSIZE(v) json_object_size(v)
-#define VI_ASIZE(v) json_array_size(v)
-#define VI_MEMBERS(v)                                                                              \
-    struct rein__members m_;                                                                       \
-    rein__members_start(&m_, v)
-#define VI_MEMBER(k, n, val) rein__members_next(&m_, &(k), &(n), &(val))
-#define VI_ITEMS(v)          size_t i_ = 0
-#define VI_ITEM()            json_array_get(v, i_++)
+#include "schema/vi_tree.h"
 #define VI_PROBE(x, n, v, d) rein__schema_probe((x)->s, n, v, d, (x)->all)
 #define FN(name)             name
 #include "schema/verdict_run.h"
-#undef VI
-#undef VI_TYPE
-#undef VI_REAL
-#undef VI_STR
-#undef VI_LEN
-#undef VI_OSIZE
-#undef VI_ASIZE
-#undef VI_MEMBERS
-#undef VI_MEMBER
-#undef VI_ITEMS
-#undef VI_ITEM
 #undef VI_PROBE
 #undef FN
 
@@ -273,42 +250,12 @@ static long probe_doc(const struct vrun *x, const struct snode *n, const struct 
 }
 
 /* rein_doc nodes: a container's members and items follow it. */
-static inline bool doc_member(const struct rein_doc_node **it, const struct rein_doc_node *end,
-                              const char **key, size_t *len, const struct rein_doc_node **val)
-{
-    const struct rein_doc_node *k = *it;
-
-    if (k == end)
-        return false;
-    *key = k->u.str;
-    *len = k->n;
-    *val = k + 1;
-    *it = rein_doc_next(k + 1);
-    return true;
-}
-
-static inline const struct rein_doc_node *doc_item(const struct rein_doc_node **it)
-{
-    const struct rein_doc_node *v = *it;
-
-    *it = rein_doc_next(v);
-    return v;
-}
-
-#define VI                   const struct rein_doc_node *
-#define VI_TYPE(v)           ((v)->type)
-#define VI_REAL(v)           ((v)->u.d)
-#define VI_STR(v)            ((v)->u.str)
-#define VI_LEN(v)            ((size_t)(v)->n)
-#define VI_OSIZE(v)          ((size_t)(v)->n)
-#define VI_ASIZE(v)          ((size_t)(v)->n)
-#define VI_MEMBERS(v)        const struct rein_doc_node *m_ = (v) + 1, *end_ = (v) + (v)->u.skip
-#define VI_MEMBER(k, n, val) doc_member(&m_, end_, &(k), &(n), &(val))
-#define VI_ITEMS(v)          const struct rein_doc_node *i_ = (v) + 1
-#define VI_ITEM()            doc_item(&i_)
+#include "schema/vi_doc.h"
 #define VI_PROBE(x, n, v, d) probe_doc(x, n, v, d)
 #define FN(name)             name##_doc
 #include "schema/verdict_run.h"
+#undef VI_PROBE
+#undef FN
 
 long rein__verdict_run(const rein_schema *schema, json_t *inst, bool all)
 {

@@ -15,20 +15,6 @@
 
 static long FN(run)(const struct vrun *x, const struct vop *op, VI v, int depth);
 
-/* The "type" of op folded into a bit test: true when v's type is one op accepts. */
-static inline bool FN(type_ok)(const struct vop *op, VI v)
-{
-    unsigned t = VI_TYPE(v);
-
-    if (!((op->jtypes >> t) & 1))
-        return false;
-    if (t == JSON_REAL && op->integral) {
-        double d = VI_REAL(v);
-        return d == floor(d) && isfinite(d);
-    }
-    return true;
-}
-
 static long FN(run_object)(const struct vrun *x, const struct vop *op, VI v, int depth)
 {
     const char *key;
@@ -57,7 +43,7 @@ static long FN(run_object)(const struct vrun *x, const struct vop *op, VI v, int
             continue;
         const struct vop *c = &x->s->prog[sub];
         /* Most properties are a type alone: no call for them. */
-        if (c->kind == VK_TRUE && FN(type_ok)(c, val))
+        if (c->kind == VK_TRUE && VI_TYPE_OK(c, val))
             continue;
         if (add(x, &errs, c->kind == VK_TRUE ? 1 : FN(run)(x, c, val, depth + 1)))
             return errs;
@@ -109,7 +95,7 @@ static bool FN(enum_ok)(const struct vop *op, VI v)
 static long FN(run)(const struct vrun *x, const struct vop *op, VI v, int depth)
 {
     unsigned t = VI_TYPE(v);
-    long errs = FN(type_ok)(op, v) ? 0 : 1, r;
+    long errs = VI_TYPE_OK(op, v) ? 0 : 1, r;
 
     if (errs && (!x->all || op->kind == VK_FALSE))
         return 1;

@@ -22,9 +22,9 @@ bool test_schema_same_errors(const rein_schema *schema, json_t *inst, unsigned f
 /*
  * inst (borrowed) written out as text and parsed into a rein_doc (rein/doc.h), then validated
  * with rein_schema_validate_doc and flags, with a result and a rein_error, with a rein_error
- * only, and with neither: true when each gives what rein_schema_validate gives on inst (codes,
- * the rein_error message, every part of every error) and the document's tree equals inst;
- * otherwise false with what differs in why.
+ * only, and with neither: true when each gives what the node walker (with a result) or
+ * rein_schema_validate (without) gives on inst (codes, the rein_error message, every part of
+ * every error) and the document's tree equals inst; otherwise false with what differs in why.
  */
 bool test_schema_same_doc(const rein_schema *schema, json_t *inst, unsigned flags, char *why,
                           size_t why_size);

@@ -563,12 +563,73 @@ static void members_read_as_jansson_gives_them(void **state)
     json_decref(obj);
 }
 
+/*
+ * A document has no index of its members by name: which required names it lacks is found by
+ * marking its members in a bit per property, kept on the stack up to 512 properties and
+ * allocated beyond. Both sizes, with names missing at either end and members in a shuffled
+ * order, must give the walker's errors in the keyword's order.
+ */
+static void document_finds_missing_required_names(void **state)
+{
+    (void)state;
+    for (int wide = 0; wide < 2; wide++) {
+        size_t nprops = wide ? 700 : 40;
+        json_t *props = json_object(), *req = json_array(), *inst = json_object();
+        char name[32];
+        size_t valid = 0, invalid = 0;
+        unsigned *order = calloc(nprops, sizeof(*order));
+
+        assert_non_null(order);
+        for (size_t i = 0; i < nprops; i++) {
+            snprintf(name, sizeof(name), "p%zu", i);
+            json_object_set_new(props, name,
+                                json_pack("{s:s}", "type", i % 3 ? "string" : "integer"));
+            /* required in reverse order, every name but a few */
+            snprintf(name, sizeof(name), "p%zu", nprops - 1 - i);
+            if (i % 7)
+                json_array_append_new(req, json_string(name));
+            order[i] = (unsigned)i;
+        }
+        for (size_t i = nprops - 1; i > 0; i--) {
+            unsigned j = rnd((unsigned)i + 1), t = order[i];
+            order[i] = order[j];
+            order[j] = t;
+        }
+        json_t *doc =
+            json_pack("{s:s,s:o,s:o}", "type", "object", "properties", props, "required", req);
+        rein_error err;
+        rein_schema *schema = rein_schema_compile(doc, NULL, &err);
+        rein_schema_result *res = rein_schema_result_new();
+        assert_non_null(schema);
+        for (size_t i = 0; i < nprops; i++) {
+            unsigned k = order[i];
+            /* leave out the first and last names and every fifth one; a wrong type now and then */
+            if (k == 0 || k == nprops - 1 || k % 5 == 0)
+                continue;
+            snprintf(name, sizeof(name), "p%u", k);
+            json_object_set_new(inst, name,
+                                k % 11 == 0 ? json_true()
+                                : k % 3     ? json_string("x")
+                                            : json_integer(k));
+        }
+        json_object_set_new(inst, "extra", json_null());
+        agree(schema, inst, res, &valid, &invalid);
+        assert_int_equal(invalid, 1);
+        rein_schema_result_free(res);
+        rein_schema_free(schema);
+        json_decref(inst);
+        json_decref(doc);
+        free(order);
+    }
+}
+
 static const struct CMUnitTest tests[] = {
     cmocka_unit_test(members_read_as_jansson_gives_them),
     cmocka_unit_test(dynamic_scope_seen_through_members),
     cmocka_unit_test(invalid_counts_every_error),
     cmocka_unit_test(verdict_matches_walker_on_bfcl),
     cmocka_unit_test(verdict_matches_walker_on_random_schemas),
+    cmocka_unit_test(document_finds_missing_required_names),
 };
 
 REIN_TEST_MAIN(tests)
