@@ -486,7 +486,7 @@ static void rein_member(const struct rein__gw_ctx *c, struct rein_jw *w)
 
     if (!ext)
         return;
-    rein_jw_key(w, "rein");
+    REIN_JW_KEY(w, "rein");
     rein_jw_json(w, ext);
     json_decref(ext);
 }
@@ -506,13 +506,13 @@ static void input(struct rein_jw *w, const char *args)
 static void tool_use(struct rein_jw *w, const struct rein__gw_call *call)
 {
     rein_jw_obj_begin(w);
-    rein_jw_key(w, "type");
+    REIN_JW_KEY(w, "type");
     rein_jw_str(w, "tool_use");
-    rein_jw_key(w, "id");
+    REIN_JW_KEY(w, "id");
     rein_jw_str(w, call->id);
-    rein_jw_key(w, "name");
+    REIN_JW_KEY(w, "name");
     rein_jw_str(w, call->name);
-    rein_jw_key(w, "input");
+    REIN_JW_KEY(w, "input");
     input(w, call->args);
     rein_jw_obj_end(w);
 }
@@ -520,9 +520,9 @@ static void tool_use(struct rein_jw *w, const struct rein__gw_call *call)
 static void usage(const struct rein__gw_ctx *c, struct rein_jw *w, bool start)
 {
     rein_jw_obj_begin(w);
-    rein_jw_key(w, "input_tokens");
+    REIN_JW_KEY(w, "input_tokens");
     rein_jw_int(w, c->in_tokens);
-    rein_jw_key(w, "output_tokens");
+    REIN_JW_KEY(w, "output_tokens");
     rein_jw_int(w, start ? 0 : c->out_tokens);
     rein_jw_obj_end(w);
 }
@@ -539,27 +539,27 @@ static void thinking(struct rein_jw *w, const json_t *msg)
     {
         rein_jw_obj_begin(w);
         if (str(b, "redacted")) {
-            rein_jw_key(w, "type");
+            REIN_JW_KEY(w, "type");
             rein_jw_str(w, "redacted_thinking");
-            rein_jw_key(w, "data");
+            REIN_JW_KEY(w, "data");
             rein_jw_str(w, str(b, "redacted"));
         } else {
-            rein_jw_key(w, "type");
+            REIN_JW_KEY(w, "type");
             rein_jw_str(w, "thinking");
-            rein_jw_key(w, "thinking");
+            REIN_JW_KEY(w, "thinking");
             rein_jw_str(w, str(b, "thinking") ? str(b, "thinking") : "");
-            rein_jw_key(w, "signature");
+            REIN_JW_KEY(w, "signature");
             rein_jw_str(w, str(b, "signature") ? str(b, "signature") : "");
         }
         rein_jw_obj_end(w);
     }
     if (!json_array_size(blocks) && reasoning && reasoning[0]) {
         rein_jw_obj_begin(w);
-        rein_jw_key(w, "type");
+        REIN_JW_KEY(w, "type");
         rein_jw_str(w, "thinking");
-        rein_jw_key(w, "thinking");
+        REIN_JW_KEY(w, "thinking");
         rein_jw_str(w, reasoning);
-        rein_jw_key(w, "signature");
+        REIN_JW_KEY(w, "signature");
         rein_jw_str(w, str(msg, "reasoning_signature") ? str(msg, "reasoning_signature") : "");
         rein_jw_obj_end(w);
     }
@@ -576,15 +576,15 @@ static rein_err an_reply(const struct rein__gw_ctx *c, struct rein_buf *out)
 
     rein_jw_init(&w, out);
     rein_jw_obj_begin(&w);
-    rein_jw_key(&w, "id");
+    REIN_JW_KEY(&w, "id");
     rein_jw_str(&w, c->id);
-    rein_jw_key(&w, "type");
+    REIN_JW_KEY(&w, "type");
     rein_jw_str(&w, "message");
-    rein_jw_key(&w, "role");
+    REIN_JW_KEY(&w, "role");
     rein_jw_str(&w, "assistant");
-    rein_jw_key(&w, "model");
+    REIN_JW_KEY(&w, "model");
     rein_jw_str(&w, c->model);
-    rein_jw_key(&w, "content");
+    REIN_JW_KEY(&w, "content");
     rein_jw_arr_begin(&w);
     thinking(&w, msg);
     json_array_foreach(json_object_get(msg, "server_blocks"), k, b)
@@ -593,20 +593,20 @@ static rein_err an_reply(const struct rein__gw_ctx *c, struct rein_buf *out)
     }
     if (text[0] || (refusal && refusal[0])) {
         rein_jw_obj_begin(&w);
-        rein_jw_key(&w, "type");
+        REIN_JW_KEY(&w, "type");
         rein_jw_str(&w, "text");
-        rein_jw_key(&w, "text");
+        REIN_JW_KEY(&w, "text");
         rein_jw_str(&w, text[0] ? text : refusal);
         rein_jw_obj_end(&w);
     }
     for (size_t i = 0; i < c->nout; i++)
         tool_use(&w, &c->out[i]);
     rein_jw_arr_end(&w);
-    rein_jw_key(&w, "stop_reason");
+    REIN_JW_KEY(&w, "stop_reason");
     rein_jw_str(&w, rein__gw_finish(c, true));
-    rein_jw_key(&w, "stop_sequence");
+    REIN_JW_KEY(&w, "stop_sequence");
     rein_jw_null(&w);
-    rein_jw_key(&w, "usage");
+    REIN_JW_KEY(&w, "usage");
     usage(c, &w, false);
     rein_member(c, &w);
     rein_jw_obj_end(&w);
@@ -635,9 +635,9 @@ static void error_object(const struct rein__gw_err *e, struct rein_jw *w)
         return;
     }
     rein_jw_obj_begin(w);
-    rein_jw_key(w, "type");
+    REIN_JW_KEY(w, "type");
     rein_jw_str(w, e->type && e->status != 422 ? e->type : error_type(e->status));
-    rein_jw_key(w, "message");
+    REIN_JW_KEY(w, "message");
     rein_jw_str(w, msg ? msg : e->message);
     rein_jw_obj_end(w);
 }
@@ -648,12 +648,12 @@ static rein_err an_error(const struct rein__gw_err *e, const json_t *rein_ext, s
 
     rein_jw_init(&w, out);
     rein_jw_obj_begin(&w);
-    rein_jw_key(&w, "type");
+    REIN_JW_KEY(&w, "type");
     rein_jw_str(&w, "error");
-    rein_jw_key(&w, "error");
+    REIN_JW_KEY(&w, "error");
     error_object(e, &w);
     if (rein_ext) {
-        rein_jw_key(&w, "rein");
+        REIN_JW_KEY(&w, "rein");
         rein_jw_json(&w, rein_ext);
     }
     rein_jw_obj_end(&w);
@@ -667,7 +667,7 @@ static void event_begin(struct rein__gw_ctx *c, struct rein_jw *w, const char *t
     rein_buf_reset(&c->ev);
     rein_jw_init(w, &c->ev);
     rein_jw_obj_begin(w);
-    rein_jw_key(w, "type");
+    REIN_JW_KEY(w, "type");
     rein_jw_str(w, type);
 }
 
@@ -689,24 +689,24 @@ static rein_err message_start(struct rein__gw_ctx *c)
         return REIN_OK;
     c->role_sent = true;
     event_begin(c, &w, "message_start");
-    rein_jw_key(&w, "message");
+    REIN_JW_KEY(&w, "message");
     rein_jw_obj_begin(&w);
-    rein_jw_key(&w, "id");
+    REIN_JW_KEY(&w, "id");
     rein_jw_str(&w, c->id);
-    rein_jw_key(&w, "type");
+    REIN_JW_KEY(&w, "type");
     rein_jw_str(&w, "message");
-    rein_jw_key(&w, "role");
+    REIN_JW_KEY(&w, "role");
     rein_jw_str(&w, "assistant");
-    rein_jw_key(&w, "model");
+    REIN_JW_KEY(&w, "model");
     rein_jw_str(&w, c->model);
-    rein_jw_key(&w, "content");
+    REIN_JW_KEY(&w, "content");
     rein_jw_arr_begin(&w);
     rein_jw_arr_end(&w);
-    rein_jw_key(&w, "stop_reason");
+    REIN_JW_KEY(&w, "stop_reason");
     rein_jw_null(&w);
-    rein_jw_key(&w, "stop_sequence");
+    REIN_JW_KEY(&w, "stop_sequence");
     rein_jw_null(&w);
-    rein_jw_key(&w, "usage");
+    REIN_JW_KEY(&w, "usage");
     usage(c, &w, true);
     rein_jw_obj_end(&w);
     return event_end(c, &w, "message_start");
@@ -719,7 +719,7 @@ static rein_err block_stop(struct rein__gw_ctx *c)
     if (c->block < 0)
         return REIN_OK;
     event_begin(c, &w, "content_block_stop");
-    rein_jw_key(&w, "index");
+    REIN_JW_KEY(&w, "index");
     rein_jw_int(&w, c->block);
     c->block = -1;
     c->block_type[0] = '\0';
@@ -738,26 +738,26 @@ static rein_err block_start(struct rein__gw_ctx *c, const char *type,
     c->block = c->next_block++;
     snprintf(c->block_type, sizeof(c->block_type), "%s", type);
     event_begin(c, &w, "content_block_start");
-    rein_jw_key(&w, "index");
+    REIN_JW_KEY(&w, "index");
     rein_jw_int(&w, c->block);
-    rein_jw_key(&w, "content_block");
+    REIN_JW_KEY(&w, "content_block");
     rein_jw_obj_begin(&w);
-    rein_jw_key(&w, "type");
+    REIN_JW_KEY(&w, "type");
     rein_jw_str(&w, type);
     if (call) {
-        rein_jw_key(&w, "id");
+        REIN_JW_KEY(&w, "id");
         rein_jw_str(&w, call->id);
-        rein_jw_key(&w, "name");
+        REIN_JW_KEY(&w, "name");
         rein_jw_str(&w, call->name);
-        rein_jw_key(&w, "input");
+        REIN_JW_KEY(&w, "input");
         rein_jw_raw(&w, "{}", 2);
     } else if (strcmp(type, "thinking") == 0) {
-        rein_jw_key(&w, "thinking");
+        REIN_JW_KEY(&w, "thinking");
         rein_jw_str(&w, "");
-        rein_jw_key(&w, "signature");
+        REIN_JW_KEY(&w, "signature");
         rein_jw_str(&w, "");
     } else {
-        rein_jw_key(&w, "text");
+        REIN_JW_KEY(&w, "text");
         rein_jw_str(&w, "");
     }
     rein_jw_obj_end(&w);
@@ -770,11 +770,11 @@ static rein_err delta(struct rein__gw_ctx *c, const char *type, const char *key,
     struct rein_jw w;
 
     event_begin(c, &w, "content_block_delta");
-    rein_jw_key(&w, "index");
+    REIN_JW_KEY(&w, "index");
     rein_jw_int(&w, c->block);
-    rein_jw_key(&w, "delta");
+    REIN_JW_KEY(&w, "delta");
     rein_jw_obj_begin(&w);
-    rein_jw_key(&w, "type");
+    REIN_JW_KEY(&w, "type");
     rein_jw_str(&w, type);
     rein_jw_key(&w, key);
     rein_jw_strn(&w, p, n);
@@ -824,14 +824,14 @@ static rein_err an_s_end(struct rein__gw_ctx *c)
     if (rc)
         return rc;
     event_begin(c, &w, "message_delta");
-    rein_jw_key(&w, "delta");
+    REIN_JW_KEY(&w, "delta");
     rein_jw_obj_begin(&w);
-    rein_jw_key(&w, "stop_reason");
+    REIN_JW_KEY(&w, "stop_reason");
     rein_jw_str(&w, rein__gw_finish(c, true));
-    rein_jw_key(&w, "stop_sequence");
+    REIN_JW_KEY(&w, "stop_sequence");
     rein_jw_null(&w);
     rein_jw_obj_end(&w);
-    rein_jw_key(&w, "usage");
+    REIN_JW_KEY(&w, "usage");
     usage(c, &w, false);
     rein_member(c, &w);
     rc = event_end(c, &w, "message_delta");
@@ -861,24 +861,24 @@ static rein_err an_models(const rein_gateway *g, struct rein_buf *out)
 
     rein_jw_init(&w, out);
     rein_jw_obj_begin(&w);
-    rein_jw_key(&w, "data");
+    REIN_JW_KEY(&w, "data");
     rein_jw_arr_begin(&w);
     rein_jw_obj_begin(&w);
-    rein_jw_key(&w, "type");
+    REIN_JW_KEY(&w, "type");
     rein_jw_str(&w, "model");
-    rein_jw_key(&w, "id");
+    REIN_JW_KEY(&w, "id");
     rein_jw_str(&w, model);
-    rein_jw_key(&w, "display_name");
+    REIN_JW_KEY(&w, "display_name");
     rein_jw_str(&w, model);
-    rein_jw_key(&w, "created_at");
+    REIN_JW_KEY(&w, "created_at");
     rein_jw_str(&w, "1970-01-01T00:00:00Z");
     rein_jw_obj_end(&w);
     rein_jw_arr_end(&w);
-    rein_jw_key(&w, "has_more");
+    REIN_JW_KEY(&w, "has_more");
     rein_jw_bool(&w, false);
-    rein_jw_key(&w, "first_id");
+    REIN_JW_KEY(&w, "first_id");
     rein_jw_str(&w, model);
-    rein_jw_key(&w, "last_id");
+    REIN_JW_KEY(&w, "last_id");
     rein_jw_str(&w, model);
     rein_jw_obj_end(&w);
     return rein_jw_finish(&w);

@@ -308,6 +308,7 @@ struct rein__gw_ctx {
     char block_type[16];        /* "text", "thinking" */
     struct rein_buf ev;         /* one event's text, reused */
     struct rein_buf chunk_head; /* OpenAI: what every chunk starts with (made once) */
+    struct rein_jw chunk_w;     /* ... and the writer's state after those bytes */
     rein_err sink_rc;           /* the first failure of the sink */
 };
 

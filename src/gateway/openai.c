@@ -518,11 +518,11 @@ rein_err rein__gw_openai_parse(struct rein__gw_req *r, const char *body, size_t 
 static void usage(const struct rein__gw_ctx *c, struct rein_jw *w)
 {
     rein_jw_obj_begin(w);
-    rein_jw_key(w, "prompt_tokens");
+    REIN_JW_KEY(w, "prompt_tokens");
     rein_jw_int(w, c->in_tokens);
-    rein_jw_key(w, "completion_tokens");
+    REIN_JW_KEY(w, "completion_tokens");
     rein_jw_int(w, c->out_tokens);
-    rein_jw_key(w, "total_tokens");
+    REIN_JW_KEY(w, "total_tokens");
     rein_jw_int(w, c->in_tokens + c->out_tokens);
     rein_jw_obj_end(w);
 }
@@ -530,13 +530,13 @@ static void usage(const struct rein__gw_ctx *c, struct rein_jw *w)
 static void head(const struct rein__gw_ctx *c, struct rein_jw *w, const char *object)
 {
     rein_jw_obj_begin(w);
-    rein_jw_key(w, "id");
+    REIN_JW_KEY(w, "id");
     rein_jw_str(w, c->id);
-    rein_jw_key(w, "object");
+    REIN_JW_KEY(w, "object");
     rein_jw_str(w, object);
-    rein_jw_key(w, "created");
+    REIN_JW_KEY(w, "created");
     rein_jw_int(w, c->created);
-    rein_jw_key(w, "model");
+    REIN_JW_KEY(w, "model");
     rein_jw_str(w, c->model);
 }
 
@@ -545,10 +545,10 @@ static void choice_open(const struct rein__gw_ctx *c, struct rein_jw *w, const c
                         const char *key)
 {
     head(c, w, object);
-    rein_jw_key(w, "choices");
+    REIN_JW_KEY(w, "choices");
     rein_jw_arr_begin(w);
     rein_jw_obj_begin(w);
-    rein_jw_key(w, "index");
+    REIN_JW_KEY(w, "index");
     rein_jw_int(w, 0);
     rein_jw_key(w, key);
 }
@@ -557,18 +557,18 @@ static void call_json(struct rein_jw *w, const struct rein__gw_call *call, int64
 {
     rein_jw_obj_begin(w);
     if (index >= 0) {
-        rein_jw_key(w, "index");
+        REIN_JW_KEY(w, "index");
         rein_jw_int(w, index);
     }
-    rein_jw_key(w, "id");
+    REIN_JW_KEY(w, "id");
     rein_jw_str(w, call->id);
-    rein_jw_key(w, "type");
+    REIN_JW_KEY(w, "type");
     rein_jw_str(w, "function");
-    rein_jw_key(w, "function");
+    REIN_JW_KEY(w, "function");
     rein_jw_obj_begin(w);
-    rein_jw_key(w, "name");
+    REIN_JW_KEY(w, "name");
     rein_jw_str(w, call->name);
-    rein_jw_key(w, "arguments");
+    REIN_JW_KEY(w, "arguments");
     rein_jw_str(w, call->args);
     rein_jw_obj_end(w);
     rein_jw_obj_end(w);
@@ -580,7 +580,7 @@ static void rein_member(const struct rein__gw_ctx *c, struct rein_jw *w)
 
     if (!ext)
         return;
-    rein_jw_key(w, "rein");
+    REIN_JW_KEY(w, "rein");
     rein_jw_json(w, ext);
     json_decref(ext);
 }
@@ -595,34 +595,34 @@ static rein_err oa_reply(const struct rein__gw_ctx *c, struct rein_buf *out)
     rein_jw_init(&w, out);
     choice_open(c, &w, "chat.completion", "message");
     rein_jw_obj_begin(&w);
-    rein_jw_key(&w, "role");
+    REIN_JW_KEY(&w, "role");
     rein_jw_str(&w, "assistant");
-    rein_jw_key(&w, "content");
+    REIN_JW_KEY(&w, "content");
     if (text[0] || (!c->nout && !refusal))
         rein_jw_str(&w, text);
     else
         rein_jw_null(&w);
-    rein_jw_key(&w, "refusal");
+    REIN_JW_KEY(&w, "refusal");
     rein_jw_str(&w, refusal); /* NULL is written null */
     if (reasoning[0]) {
-        rein_jw_key(&w, "reasoning_content");
+        REIN_JW_KEY(&w, "reasoning_content");
         rein_jw_str(&w, reasoning);
     }
     if (c->nout) {
-        rein_jw_key(&w, "tool_calls");
+        REIN_JW_KEY(&w, "tool_calls");
         rein_jw_arr_begin(&w);
         for (size_t i = 0; i < c->nout; i++)
             call_json(&w, &c->out[i], -1);
         rein_jw_arr_end(&w);
     }
     rein_jw_obj_end(&w);
-    rein_jw_key(&w, "logprobs");
+    REIN_JW_KEY(&w, "logprobs");
     rein_jw_null(&w);
-    rein_jw_key(&w, "finish_reason");
+    REIN_JW_KEY(&w, "finish_reason");
     rein_jw_str(&w, rein__gw_finish(c, false));
     rein_jw_obj_end(&w);
     rein_jw_arr_end(&w);
-    rein_jw_key(&w, "usage");
+    REIN_JW_KEY(&w, "usage");
     usage(c, &w);
     rein_member(c, &w);
     rein_jw_obj_end(&w);
@@ -658,13 +658,13 @@ static void error_object(const struct rein__gw_err *e, struct rein_jw *w)
         return;
     }
     rein_jw_obj_begin(w);
-    rein_jw_key(w, "message");
+    REIN_JW_KEY(w, "message");
     rein_jw_str(w, msg ? msg : e->message);
-    rein_jw_key(w, "type");
+    REIN_JW_KEY(w, "type");
     rein_jw_str(w, e->type ? e->type : error_type(e->status));
-    rein_jw_key(w, "param");
+    REIN_JW_KEY(w, "param");
     rein_jw_str(w, e->param && e->param[0] ? e->param : NULL);
-    rein_jw_key(w, "code");
+    REIN_JW_KEY(w, "code");
     rein_jw_str(w, e->code);
     rein_jw_obj_end(w);
 }
@@ -675,10 +675,10 @@ static rein_err oa_error(const struct rein__gw_err *e, const json_t *rein_ext, s
 
     rein_jw_init(&w, out);
     rein_jw_obj_begin(&w);
-    rein_jw_key(&w, "error");
+    REIN_JW_KEY(&w, "error");
     error_object(e, &w);
     if (rein_ext) {
-        rein_jw_key(&w, "rein");
+        REIN_JW_KEY(&w, "rein");
         rein_jw_json(&w, rein_ext);
     }
     rein_jw_obj_end(&w);
@@ -687,11 +687,37 @@ static rein_err oa_error(const struct rein__gw_err *e, const json_t *rein_ext, s
 
 /* ---- streaming ---------------------------------------------------------------------------- */
 
+/*
+ * The bytes every chunk of this answer starts with, up to its delta (made once): a long
+ * stream is thousands of small text chunks that differ only in their text, and encoding the
+ * id, the model and the time again for each was a large part of what a chunk cost.
+ */
+static rein_err chunk_head(struct rein__gw_ctx *c)
+{
+    if (c->chunk_head.len)
+        return REIN_OK;
+    rein_jw_init(&c->chunk_w, &c->chunk_head);
+    choice_open(c, &c->chunk_w, "chat.completion.chunk", "delta");
+    /* The writer is left mid-object on purpose: its bytes and its state are kept, and each
+     * chunk goes on from a copy of them (chunk_begin). */
+    if (c->chunk_w.err)
+        rein_buf_reset(&c->chunk_head);
+    return c->chunk_w.err;
+}
+
+/* A chunk up to its delta: the bytes every chunk starts with, and the writer as it stands
+ * after them, both made once (chunk_head). */
 static void chunk_begin(struct rein__gw_ctx *c, struct rein_jw *w)
 {
+    rein_err rc = chunk_head(c);
+
     rein_buf_reset(&c->ev);
-    rein_jw_init(w, &c->ev);
-    choice_open(c, w, "chat.completion.chunk", "delta");
+    *w = c->chunk_w;
+    w->buf = &c->ev;
+    if (!rc)
+        rc = rein_buf_add(&c->ev, c->chunk_head.ptr, c->chunk_head.len);
+    if (rc && !w->err)
+        w->err = rc;
 }
 
 static rein_err chunk_end(struct rein__gw_ctx *c, struct rein_jw *w, const char *finish,
@@ -699,14 +725,14 @@ static rein_err chunk_end(struct rein__gw_ctx *c, struct rein_jw *w, const char 
 {
     rein_err rc;
 
-    rein_jw_key(w, "logprobs");
+    REIN_JW_KEY(w, "logprobs");
     rein_jw_null(w);
-    rein_jw_key(w, "finish_reason");
+    REIN_JW_KEY(w, "finish_reason");
     rein_jw_str(w, finish);
     rein_jw_obj_end(w);
     rein_jw_arr_end(w);
     if (c->req.include_usage) {
-        rein_jw_key(w, "usage");
+        REIN_JW_KEY(w, "usage");
         rein_jw_null(w);
     }
     if (with_rein)
@@ -726,33 +752,14 @@ static rein_err role_chunk(struct rein__gw_ctx *c)
     c->role_sent = true;
     chunk_begin(c, &w);
     rein_jw_obj_begin(&w);
-    rein_jw_key(&w, "role");
+    REIN_JW_KEY(&w, "role");
     rein_jw_str(&w, "assistant");
-    rein_jw_key(&w, "content");
+    REIN_JW_KEY(&w, "content");
     rein_jw_str(&w, "");
-    rein_jw_key(&w, "refusal");
+    REIN_JW_KEY(&w, "refusal");
     rein_jw_null(&w);
     rein_jw_obj_end(&w);
     return chunk_end(c, &w, NULL, false);
-}
-
-/*
- * The bytes every chunk of this answer starts with, up to its delta (made once): a long
- * stream is thousands of small text chunks that differ only in their text, and encoding the
- * id, the model and the time again for each was a large part of what a chunk cost.
- */
-static rein_err chunk_head(struct rein__gw_ctx *c)
-{
-    struct rein_jw w;
-
-    if (c->chunk_head.len)
-        return REIN_OK;
-    rein_jw_init(&w, &c->chunk_head);
-    choice_open(c, &w, "chat.completion.chunk", "delta");
-    /* The writer is left mid-object on purpose: only its bytes are kept. */
-    if (w.err)
-        rein_buf_reset(&c->chunk_head);
-    return w.err;
 }
 
 /* A text chunk: the same bytes chunk_begin() ... chunk_end(NULL, false) would write. */
@@ -793,7 +800,7 @@ static rein_err oa_s_call(struct rein__gw_ctx *c, const struct rein__gw_call *ca
         return rc;
     chunk_begin(c, &w);
     rein_jw_obj_begin(&w);
-    rein_jw_key(&w, "tool_calls");
+    REIN_JW_KEY(&w, "tool_calls");
     rein_jw_arr_begin(&w);
     call_json(&w, call, (int64_t)index);
     rein_jw_arr_end(&w);
@@ -816,10 +823,10 @@ static rein_err oa_s_end(struct rein__gw_ctx *c)
         rein_buf_reset(&c->ev);
         rein_jw_init(&w, &c->ev);
         head(c, &w, "chat.completion.chunk");
-        rein_jw_key(&w, "choices");
+        REIN_JW_KEY(&w, "choices");
         rein_jw_arr_begin(&w);
         rein_jw_arr_end(&w);
-        rein_jw_key(&w, "usage");
+        REIN_JW_KEY(&w, "usage");
         usage(c, &w);
         rein_jw_obj_end(&w);
         rc = rein_jw_finish(&w);
@@ -849,18 +856,18 @@ static rein_err oa_models(const rein_gateway *g, struct rein_buf *out)
 
     rein_jw_init(&w, out);
     rein_jw_obj_begin(&w);
-    rein_jw_key(&w, "object");
+    REIN_JW_KEY(&w, "object");
     rein_jw_str(&w, "list");
-    rein_jw_key(&w, "data");
+    REIN_JW_KEY(&w, "data");
     rein_jw_arr_begin(&w);
     rein_jw_obj_begin(&w);
-    rein_jw_key(&w, "id");
+    REIN_JW_KEY(&w, "id");
     rein_jw_str(&w, rein_provider_model(g->provider));
-    rein_jw_key(&w, "object");
+    REIN_JW_KEY(&w, "object");
     rein_jw_str(&w, "model");
-    rein_jw_key(&w, "created");
+    REIN_JW_KEY(&w, "created");
     rein_jw_int(&w, 0);
-    rein_jw_key(&w, "owned_by");
+    REIN_JW_KEY(&w, "owned_by");
     rein_jw_str(&w, rein_provider_name(g->provider));
     rein_jw_obj_end(&w);
     rein_jw_arr_end(&w);

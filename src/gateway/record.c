@@ -105,7 +105,7 @@ static void event_begin(struct rein_buf *b, struct rein_jw *w, const char *type)
     rein_buf_init(b, 0);
     rein_jw_init(w, b);
     rein_jw_obj_begin(w);
-    rein_jw_key(w, "type");
+    REIN_JW_KEY(w, "type");
     rein_jw_str(w, type);
 }
 
@@ -241,36 +241,36 @@ void rein__gw_record_request(struct rein__gw_ctx *c)
     if (!c->session)
         return;
     event_begin(&b, &w, "gateway_request");
-    rein_jw_key(&w, "api");
+    REIN_JW_KEY(&w, "api");
     rein_jw_str(&w, c->wire->name);
-    rein_jw_key(&w, "trace_id");
+    REIN_JW_KEY(&w, "trace_id");
     rein_jw_str(&w, c->trace_id);
-    rein_jw_key(&w, "stream");
+    REIN_JW_KEY(&w, "stream");
     rein_jw_bool(&w, c->streaming);
-    rein_jw_key(&w, "model");
+    REIN_JW_KEY(&w, "model");
     rein_jw_str(&w, c->req.model);
-    rein_jw_key(&w, "upstream");
+    REIN_JW_KEY(&w, "upstream");
     rein_jw_obj_begin(&w);
-    rein_jw_key(&w, "provider");
+    REIN_JW_KEY(&w, "provider");
     rein_jw_str(&w, rein_provider_name(c->g->provider));
-    rein_jw_key(&w, "model");
+    REIN_JW_KEY(&w, "model");
     rein_jw_str(&w, c->model);
     rein_jw_obj_end(&w);
-    rein_jw_key(&w, "messages");
+    REIN_JW_KEY(&w, "messages");
     rein_jw_uint(&w, rein_history_len(c->req.h));
-    rein_jw_key(&w, "tools");
+    REIN_JW_KEY(&w, "tools");
     rein_jw_arr_begin(&w);
     for (size_t i = 0; c->tools && i < c->tools->nclient; i++)
         rein_jw_str(&w, c->tools->client[i].name);
     rein_jw_arr_end(&w);
-    rein_jw_key(&w, "server_tools");
+    REIN_JW_KEY(&w, "server_tools");
     rein_jw_arr_begin(&w);
     for (size_t i = 0; i < c->o.nserver; i++)
         rein_jw_str(&w, rein_tool_id(c->o.server[i]));
     rein_jw_arr_end(&w);
-    rein_jw_key(&w, "on_invalid");
+    REIN_JW_KEY(&w, "on_invalid");
     rein_jw_str(&w, rein_gateway_policy_name(c->o.policy));
-    rein_jw_key(&w, "max_reasks");
+    REIN_JW_KEY(&w, "max_reasks");
     rein_jw_int(&w, c->o.max_reasks);
     rein_jw_obj_end(&w);
     record_obj(c, "gateway_request", &w, &b);
@@ -315,28 +315,28 @@ void rein__gw_record_upstream(struct rein__gw_ctx *c, rein_err rc, const rein_er
     if (!c->session)
         return;
     event_begin(&b, &w, "upstream_call");
-    rein_jw_key(&w, "round");
+    REIN_JW_KEY(&w, "round");
     rein_jw_int(&w, c->round);
-    rein_jw_key(&w, "provider");
+    REIN_JW_KEY(&w, "provider");
     rein_jw_str(&w, rein_provider_name(c->g->provider));
-    rein_jw_key(&w, "model");
+    REIN_JW_KEY(&w, "model");
     rein_jw_str(&w, c->model);
-    rein_jw_key(&w, "outcome");
+    REIN_JW_KEY(&w, "outcome");
     rein_jw_str(&w, labels[1]);
-    rein_jw_key(&w, "latency_ms");
+    REIN_JW_KEY(&w, "latency_ms");
     rein_jw_int(&w, ms);
     if (rc) {
-        rein_jw_key(&w, "error");
+        REIN_JW_KEY(&w, "error");
         rein_jw_str(&w, err->msg[0] ? err->msg : rein_strerror(rc));
     }
     if (resp) {
-        rein_jw_key(&w, "input_tokens");
+        REIN_JW_KEY(&w, "input_tokens");
         rein_jw_int(&w, rein_model_response_input_tokens(resp));
-        rein_jw_key(&w, "output_tokens");
+        REIN_JW_KEY(&w, "output_tokens");
         rein_jw_int(&w, rein_model_response_output_tokens(resp));
-        rein_jw_key(&w, "finish_reason");
+        REIN_JW_KEY(&w, "finish_reason");
         rein_jw_str(&w, rein_model_response_finish_reason(resp));
-        rein_jw_key(&w, "calls");
+        REIN_JW_KEY(&w, "calls");
         rein_jw_uint(&w, rein_model_response_call_count(resp));
     }
     rein_jw_obj_end(&w);
@@ -421,26 +421,26 @@ void rein__gw_record_check(struct rein__gw_ctx *c, size_t i)
     if (rc->verdict == REIN__GW_INVALID)
         ledger_invalid(c, rc);
     event_begin(&b, &w, "check");
-    rein_jw_key(&w, "round");
+    REIN_JW_KEY(&w, "round");
     rein_jw_int(&w, c->round);
-    rein_jw_key(&w, "call_id");
+    REIN_JW_KEY(&w, "call_id");
     rein_jw_str(&w, rc->id);
-    rein_jw_key(&w, "tool");
+    REIN_JW_KEY(&w, "tool");
     rein_jw_str(&w, rein_call_result_tool(r) ? rein_call_result_tool_name(r) : NULL);
-    rein_jw_key(&w, "sent_name");
+    REIN_JW_KEY(&w, "sent_name");
     rein_jw_strn(&w, sent, sent_len);
-    rein_jw_key(&w, "verdict");
+    REIN_JW_KEY(&w, "verdict");
     rein_jw_str(&w, verdict_name(rc->verdict));
-    rein_jw_key(&w, "from_text");
+    REIN_JW_KEY(&w, "from_text");
     rein_jw_bool(&w, rc->from_text);
     if (repaired) {
-        rein_jw_key(&w, "repair");
+        REIN_JW_KEY(&w, "repair");
         rein_jw_str(&w, rein_repair_name(rein_call_result_repair(r)));
     }
     if (rc->verdict == REIN__GW_INVALID) {
-        rein_jw_key(&w, "code");
+        REIN_JW_KEY(&w, "code");
         rein_jw_str(&w, labels[2]);
-        rein_jw_key(&w, "message");
+        REIN_JW_KEY(&w, "message");
         rein_jw_str(&w, rein_call_result_message(r));
     }
     rein_jw_obj_end(&w);
@@ -460,11 +460,11 @@ void rein__gw_record_reask(struct rein__gw_ctx *c)
     if (!c->session)
         return;
     event_begin(&b, &w, "reask");
-    rein_jw_key(&w, "round");
+    REIN_JW_KEY(&w, "round");
     rein_jw_int(&w, c->round);
-    rein_jw_key(&w, "reasks");
+    REIN_JW_KEY(&w, "reasks");
     rein_jw_int(&w, c->reasks);
-    rein_jw_key(&w, "calls");
+    REIN_JW_KEY(&w, "calls");
     rein_jw_arr_begin(&w);
     for (size_t i = 0; i < c->nrc; i++) {
         if (c->rc[i].verdict == REIN__GW_INVALID)
@@ -524,22 +524,22 @@ void rein__gw_record_close(struct rein__gw_ctx *c, int status)
         json_decref(msg);
     }
     event_begin(&b, &w, "gateway_result");
-    rein_jw_key(&w, "status");
+    REIN_JW_KEY(&w, "status");
     rein_jw_int(&w, status);
-    rein_jw_key(&w, "client_gone");
+    REIN_JW_KEY(&w, "client_gone");
     rein_jw_bool(&w, c->gone);
-    rein_jw_key(&w, "rounds");
+    REIN_JW_KEY(&w, "rounds");
     rein_jw_int(&w, c->round);
-    rein_jw_key(&w, "reasks");
+    REIN_JW_KEY(&w, "reasks");
     rein_jw_int(&w, c->reasks);
-    rein_jw_key(&w, "calls");
+    REIN_JW_KEY(&w, "calls");
     rein_jw_arr_begin(&w);
     for (size_t i = 0; i < c->nout; i++)
         rein_jw_str(&w, c->out[i].id);
     rein_jw_arr_end(&w);
-    rein_jw_key(&w, "input_tokens");
+    REIN_JW_KEY(&w, "input_tokens");
     rein_jw_int(&w, c->in_tokens);
-    rein_jw_key(&w, "output_tokens");
+    REIN_JW_KEY(&w, "output_tokens");
     rein_jw_int(&w, c->out_tokens);
     rein_jw_obj_end(&w);
     record_obj(c, "gateway_result", &w, &b);

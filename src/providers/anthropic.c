@@ -476,9 +476,9 @@ static rein_err anthropic_body(struct rein_provider_decoder *d, const char *p, s
 static void text_block(struct rein_jw *w, const char *text)
 {
     rein_jw_obj_begin(w);
-    rein_jw_key(w, "type");
+    REIN_JW_KEY(w, "type");
     rein_jw_str(w, "text");
-    rein_jw_key(w, "text");
+    REIN_JW_KEY(w, "text");
     rein_jw_str(w, text);
     rein_jw_obj_end(w);
 }
@@ -486,11 +486,11 @@ static void text_block(struct rein_jw *w, const char *text)
 static void thinking_block(struct rein_jw *w, const char *text, const char *sig)
 {
     rein_jw_obj_begin(w);
-    rein_jw_key(w, "type");
+    REIN_JW_KEY(w, "type");
     rein_jw_str(w, "thinking");
-    rein_jw_key(w, "thinking");
+    REIN_JW_KEY(w, "thinking");
     rein_jw_str(w, text);
-    rein_jw_key(w, "signature");
+    REIN_JW_KEY(w, "signature");
     rein_jw_str(w, sig);
     rein_jw_obj_end(w);
 }
@@ -498,9 +498,9 @@ static void thinking_block(struct rein_jw *w, const char *text, const char *sig)
 static void redacted_block(struct rein_jw *w, const char *data)
 {
     rein_jw_obj_begin(w);
-    rein_jw_key(w, "type");
+    REIN_JW_KEY(w, "type");
     rein_jw_str(w, "redacted_thinking");
-    rein_jw_key(w, "data");
+    REIN_JW_KEY(w, "data");
     rein_jw_str(w, data);
     rein_jw_obj_end(w);
 }
@@ -531,13 +531,13 @@ static size_t thinking_blocks_at(struct rein_jw *w, const json_t *blocks, json_i
 static size_t tool_use_block(struct rein_jw *w, const json_t *call)
 {
     rein_jw_obj_begin(w);
-    rein_jw_key(w, "type");
+    REIN_JW_KEY(w, "type");
     rein_jw_str(w, "tool_use");
-    rein_jw_key(w, "id");
+    REIN_JW_KEY(w, "id");
     rein_jw_str(w, rein__json_str(call, "id"));
-    rein_jw_key(w, "name");
+    REIN_JW_KEY(w, "name");
     rein_jw_str(w, rein__json_str(call, "name"));
-    rein_jw_key(w, "input");
+    REIN_JW_KEY(w, "input");
     rein__jw_tool_args_raw(w, rein__json_str(call, "arguments"));
     rein_jw_obj_end(w);
     return 1;
@@ -627,15 +627,15 @@ static void tool_result_content(struct rein_jw *w, const json_t *msg)
             continue;
         }
         rein_jw_obj_begin(w);
-        rein_jw_key(w, "type");
+        REIN_JW_KEY(w, "type");
         rein_jw_str(w, type);
-        rein_jw_key(w, "source");
+        REIN_JW_KEY(w, "source");
         rein_jw_obj_begin(w);
-        rein_jw_key(w, "type");
+        REIN_JW_KEY(w, "type");
         rein_jw_str(w, "base64");
-        rein_jw_key(w, "media_type");
+        REIN_JW_KEY(w, "media_type");
         rein_jw_str(w, mime);
-        rein_jw_key(w, "data");
+        REIN_JW_KEY(w, "data");
         rein_jw_str(w, rein__json_str(a, "data"));
         rein_jw_obj_end(w);
         rein_jw_obj_end(w);
@@ -658,14 +658,14 @@ static rein_err anthropic_encode_message(const rein_provider *p, const json_t *m
     rein_jw_arr_begin(&w);
     if (strcmp(role, "tool") == 0) {
         rein_jw_obj_begin(&w);
-        rein_jw_key(&w, "type");
+        REIN_JW_KEY(&w, "type");
         rein_jw_str(&w, "tool_result");
-        rein_jw_key(&w, "tool_use_id");
+        REIN_JW_KEY(&w, "tool_use_id");
         rein_jw_str(&w, rein__json_str(msg, "tool_call_id"));
-        rein_jw_key(&w, "content");
+        REIN_JW_KEY(&w, "content");
         tool_result_content(&w, msg);
         if (json_is_true(json_object_get(msg, "is_error"))) {
-            rein_jw_key(&w, "is_error");
+            REIN_JW_KEY(&w, "is_error");
             rein_jw_bool(&w, true);
         }
         rein_jw_obj_end(&w);
@@ -696,13 +696,13 @@ static rein_err anthropic_encode_tools(const rein_provider *p, const rein_model_
     for (size_t i = 0; i < req->ntools; i++) {
         const struct rein__tool *t = &req->tools[i];
         rein_jw_obj_begin(&w);
-        rein_jw_key(&w, "name");
+        REIN_JW_KEY(&w, "name");
         rein_jw_str(&w, t->name);
         if (t->description) {
-            rein_jw_key(&w, "description");
+            REIN_JW_KEY(&w, "description");
             rein_jw_str(&w, t->description);
         }
-        rein_jw_key(&w, "input_schema");
+        REIN_JW_KEY(&w, "input_schema");
         if (t->parameters)
             rein_jw_json(&w, t->parameters);
         else
@@ -718,20 +718,20 @@ static void anthropic_tool_choice(struct rein_jw *w, const char *choice, int par
 {
     if (!choice)
         choice = "auto";
-    rein_jw_key(w, "tool_choice");
+    REIN_JW_KEY(w, "tool_choice");
     rein_jw_obj_begin(w);
     if (parallel == 0 && strcmp(choice, "none") != 0) {
-        rein_jw_key(w, "disable_parallel_tool_use");
+        REIN_JW_KEY(w, "disable_parallel_tool_use");
         rein_jw_bool(w, true);
     }
-    rein_jw_key(w, "type");
+    REIN_JW_KEY(w, "type");
     if (!strcmp(choice, "auto") || !strcmp(choice, "none")) {
         rein_jw_str(w, choice);
     } else if (!strcmp(choice, "required")) {
         rein_jw_str(w, "any");
     } else {
         rein_jw_str(w, "tool");
-        rein_jw_key(w, "name");
+        REIN_JW_KEY(w, "name");
         rein_jw_str(w, choice);
     }
     rein_jw_obj_end(w);
@@ -749,31 +749,31 @@ static rein_err anthropic_build_body(rein_provider *p, const rein_model_request 
     rc = rein__body_groups_start(p, req, h, &rein__wire_anthropic, body, &g, &w, err);
     if (rc)
         return rc;
-    rein_jw_key(&w, "model");
+    REIN_JW_KEY(&w, "model");
     rein_jw_str(&w, rein__request_model(p, req));
-    rein_jw_key(&w, "max_tokens");
+    REIN_JW_KEY(&w, "max_tokens");
     rein_jw_int(&w, req->max_tokens > 0 ? req->max_tokens : 4096);
     if (g.has_system) {
-        rein_jw_key(&w, "system");
+        REIN_JW_KEY(&w, "system");
         rein__jw_system_list(&w, &g);
     }
-    rein_jw_key(&w, "messages");
+    REIN_JW_KEY(&w, "messages");
     rc = rein__body_groups(body, &w, &g);
     if (rc)
         return rein_error_set(err, rc, "encoding the history: %s", rein_strerror(rc));
     if (req->ntools) {
-        rein_jw_key(&w, "tools");
+        REIN_JW_KEY(&w, "tools");
         rein_jw_raw(&w, req->tools_json, req->tools_len);
         if (req->tool_choice || req->parallel == 0)
             anthropic_tool_choice(&w, req->tool_choice, req->parallel);
     }
     if (req->temperature >= 0) {
-        rein_jw_key(&w, "temperature");
+        REIN_JW_KEY(&w, "temperature");
         rein_jw_double(&w, req->temperature);
     }
     rein__jw_top_p(&w, req, "top_p");
     rein__jw_stop(&w, req, "stop_sequences");
-    rein_jw_key(&w, "stream");
+    REIN_JW_KEY(&w, "stream");
     rein_jw_bool(&w, req->stream);
     rein__jw_extra(&w, req);
     rein_jw_obj_end(&w);

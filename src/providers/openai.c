@@ -424,19 +424,19 @@ static void encode_calls(struct rein_jw *w, const json_t *calls)
     size_t i;
     json_t *c;
 
-    rein_jw_key(w, "tool_calls");
+    REIN_JW_KEY(w, "tool_calls");
     rein_jw_arr_begin(w);
     json_array_foreach(calls, i, c)
     {
         const char *raw = rein__json_str(c, "arguments");
         rein_jw_obj_begin(w);
         jw_member_str(w, "id", c, "id");
-        rein_jw_key(w, "type");
+        REIN_JW_KEY(w, "type");
         rein_jw_str(w, "function");
-        rein_jw_key(w, "function");
+        REIN_JW_KEY(w, "function");
         rein_jw_obj_begin(w);
         jw_member_str(w, "name", c, "name");
-        rein_jw_key(w, "arguments");
+        REIN_JW_KEY(w, "arguments");
         /* The exact string the model sent; a zero-argument call's "" goes back as "{}". */
         bool blank = true;
         for (const char *q = raw; *q && blank; q++)
@@ -458,15 +458,15 @@ static rein_err openai_encode_message(const rein_provider *p, const json_t *msg,
 
     rein_jw_init(&w, out);
     rein_jw_obj_begin(&w);
-    rein_jw_key(&w, "role");
+    REIN_JW_KEY(&w, "role");
     rein_jw_str(&w, role);
     if (strcmp(role, "tool") == 0) {
         jw_member_str(&w, "tool_call_id", msg, "tool_call_id");
-        rein_jw_key(&w, "content");
+        REIN_JW_KEY(&w, "content");
         rein__jw_tool_text(&w, msg, "the OpenAI chat completions API");
     } else if (strcmp(role, "assistant") == 0) {
         const char *content = rein__json_str(msg, "content");
-        rein_jw_key(&w, "content");
+        REIN_JW_KEY(&w, "content");
         if (!content[0] && has_calls)
             rein_jw_null(&w);
         else
@@ -474,14 +474,14 @@ static rein_err openai_encode_message(const rein_provider *p, const json_t *msg,
         if (has_calls)
             encode_calls(&w, calls);
         if (json_object_get(msg, "refusal")) {
-            rein_jw_key(&w, "refusal");
+            REIN_JW_KEY(&w, "refusal");
             rein_jw_str(&w, rein__json_str(msg, "refusal"));
         }
         if ((p->cfg.quirks & Q_SEND_REASONING) && rein__json_str(msg, "reasoning")[0])
             jw_member_str(&w, "reasoning_content", msg, "reasoning");
         /* OpenRouter asks for its reasoning_details back as they came. */
         if (json_array_size(json_object_get(msg, "reasoning_details"))) {
-            rein_jw_key(&w, "reasoning_details");
+            REIN_JW_KEY(&w, "reasoning_details");
             rein_jw_json(&w, json_object_get(msg, "reasoning_details"));
         }
     } else {
@@ -502,17 +502,17 @@ rein_err rein__openai_encode_tools(const rein_provider *p, const rein_model_requ
     for (size_t i = 0; i < req->ntools; i++) {
         const struct rein__tool *t = &req->tools[i];
         rein_jw_obj_begin(&w);
-        rein_jw_key(&w, "type");
+        REIN_JW_KEY(&w, "type");
         rein_jw_str(&w, "function");
-        rein_jw_key(&w, "function");
+        REIN_JW_KEY(&w, "function");
         rein_jw_obj_begin(&w);
-        rein_jw_key(&w, "name");
+        REIN_JW_KEY(&w, "name");
         rein_jw_str(&w, t->name);
         if (t->description) {
-            rein_jw_key(&w, "description");
+            REIN_JW_KEY(&w, "description");
             rein_jw_str(&w, t->description);
         }
-        rein_jw_key(&w, "parameters");
+        REIN_JW_KEY(&w, "parameters");
         if (t->parameters)
             rein_jw_json(&w, t->parameters);
         else
@@ -526,17 +526,17 @@ rein_err rein__openai_encode_tools(const rein_provider *p, const rein_model_requ
 
 void rein__openai_tool_choice(struct rein_jw *w, const char *choice)
 {
-    rein_jw_key(w, "tool_choice");
+    REIN_JW_KEY(w, "tool_choice");
     if (!strcmp(choice, "auto") || !strcmp(choice, "none") || !strcmp(choice, "required")) {
         rein_jw_str(w, choice);
         return;
     }
     rein_jw_obj_begin(w);
-    rein_jw_key(w, "type");
+    REIN_JW_KEY(w, "type");
     rein_jw_str(w, "function");
-    rein_jw_key(w, "function");
+    REIN_JW_KEY(w, "function");
     rein_jw_obj_begin(w);
-    rein_jw_key(w, "name");
+    REIN_JW_KEY(w, "name");
     rein_jw_str(w, choice);
     rein_jw_obj_end(w);
     rein_jw_obj_end(w);
@@ -560,9 +560,9 @@ static rein_err openai_build_body(rein_provider *p, const rein_model_request *re
         return rein_error_set(err, rc, "encoding the history: %s", rein_strerror(rc));
     rein_jw_init(&w, &body->buf);
     rein_jw_obj_begin(&w);
-    rein_jw_key(&w, "model");
+    REIN_JW_KEY(&w, "model");
     rein_jw_str(&w, rein__request_model(p, req));
-    rein_jw_key(&w, "messages");
+    REIN_JW_KEY(&w, "messages");
     rein_jw_arr_begin(&w);
     rein__body_block(body, &w, msgs, len); /* the items, commas included */
     rein_jw_arr_end(&w);
@@ -572,10 +572,10 @@ static rein_err openai_build_body(rein_provider *p, const rein_model_request *re
                                                               : "max_tokens");
     rein__jw_top_p(&w, req, "top_p");
     rein__jw_stop(&w, req, "stop");
-    rein_jw_key(&w, "stream");
+    REIN_JW_KEY(&w, "stream");
     rein_jw_bool(&w, req->stream);
     if (req->stream && !(p->cfg.quirks & Q_NO_STREAM_OPTIONS)) {
-        rein_jw_key(&w, "stream_options");
+        REIN_JW_KEY(&w, "stream_options");
         rein_jw_raw(&w, "{\"include_usage\":true}", 22);
     }
     rein__jw_thinking(&w, p, req);
