@@ -77,6 +77,7 @@ void rein__gw_req_release(struct rein__gw_req *r)
     json_decref(r->dropped);
     json_decref(r->unsupported);
     json_decref(r->doc);
+    rein_free(r->model_own);
     memset(r, 0, sizeof(*r));
 }
 

@@ -43,7 +43,10 @@ struct rein__gw_tool {
  */
 struct rein__gw_req {
     enum rein_gateway_api api;
+    /* The body's tree; or, when the OpenAI parser read the body as a rein_doc (its common
+     * shape, decision 0061), just the tools member's tree, or NULL without tools. */
     json_t *doc;
+    char *model_own; /* the model's name when the body was read as a rein_doc (owned) */
     rein_history *h;
     struct rein__gw_tool *tools;
     size_t ntools;
@@ -86,6 +89,11 @@ rein_err rein__gw_openai_parse(struct rein__gw_req *r, const char *body, size_t 
                                struct rein__gw_bad *bad);
 rein_err rein__gw_anthropic_parse(struct rein__gw_req *r, const char *body, size_t len,
                                   struct rein__gw_bad *bad);
+/* The OpenAI parser's general path alone: the whole body as a jansson tree. The parser above
+ * reads the common shape of a body without one and hands everything else, refusals included,
+ * to this path; the fuzz target compares the two. */
+rein_err rein__gw_openai_parse_tree(struct rein__gw_req *r, const char *body, size_t len,
+                                    struct rein__gw_bad *bad);
 /*
  * Finds the member name of the object that n bytes of s (a JSON text the parser accepted)
  * hold, and sets *out (pointing into s) and *out_len to its value's bytes as written. False

@@ -13,6 +13,8 @@
  */
 #include "gateway/gateway_int.h"
 
+#include <rein/doc.h>
+
 #include <string.h>
 
 /* Members the parser reads itself; everything else is passthrough. */
@@ -43,6 +45,16 @@ static bool listed(const char *const *list, const char *key)
 {
     for (size_t i = 0; list[i]; i++) {
         if (strcmp(list[i], key) == 0)
+            return true;
+    }
+    return false;
+}
+
+/* listed() for a name of n bytes that need not end with a NUL. */
+static bool listed_n(const char *const *list, const char *key, size_t n)
+{
+    for (size_t i = 0; list[i]; i++) {
+        if (strncmp(list[i], key, n) == 0 && list[i][n] == '\0')
             return true;
     }
     return false;
@@ -460,8 +472,8 @@ static rein_err take_rest(struct rein__gw_req *r, const json_t *body, struct rei
     return REIN_OK;
 }
 
-rein_err rein__gw_openai_parse(struct rein__gw_req *r, const char *body, size_t len,
-                               struct rein__gw_bad *bad)
+rein_err rein__gw_openai_parse_tree(struct rein__gw_req *r, const char *body, size_t len,
+                                    struct rein__gw_bad *bad)
 {
     const json_t *msgs, *model;
     rein_error perr;
@@ -511,6 +523,218 @@ rein_err rein__gw_openai_parse(struct rein__gw_req *r, const char *body, size_t 
     if (!rc)
         rc = take_rest(r, r->doc, bad);
     return rc;
+}
+
+/* ---- the common shape without a tree ------------------------------------------------------ */
+
+/*
+ * Most bodies are a model, messages of text and the tools an agent sends every time (known to
+ * the tools cache). Parsing those into a jansson tree, only to copy each message out of it and
+ * free it, was about 15,000 instructions and 25 allocations per request (decision 0061). The
+ * body is read as a rein_doc instead: text messages are made from its strings directly, and
+ * the members that need values (other messages, tools, options, passthrough) get a tree of
+ * just that member, read by the same functions as on the general path. Anything the read
+ * refuses, a text the document form hands to jansson, or a key with a NUL, declines: the
+ * general path then reads the whole body, so every refusal keeps its text and its place.
+ */
+#define DECLINED 1
+
+static bool node_is(const struct rein_doc_node *k, const char *name, size_t n)
+{
+    return k->n == n && memcmp(k->u.str, name, n) == 0;
+}
+#define NODE_IS(k, lit) node_is((k), (lit), sizeof(lit) - 1)
+
+static bool node_has_nul(const struct rein_doc_node *k)
+{
+    return memchr(k->u.str, '\0', k->n) != NULL;
+}
+
+/* A message of text (system, developer, user, tool with its id) made from the document's
+ * strings, as take_message makes it; DECLINED for any other message. */
+static int fast_text_message(struct rein__gw_req *r, const struct rein_doc_node *m, size_t i,
+                             struct rein__gw_bad *bad)
+{
+    const struct rein_doc_node *k = m + 1, *role = NULL, *content = NULL, *id = NULL;
+    const char *word;
+    json_t *msg;
+
+    for (uint32_t j = 0; j < m->n; j++, k = rein_doc_next(k + 1)) {
+        if (NODE_IS(k, "role"))
+            role = k + 1;
+        else if (NODE_IS(k, "content"))
+            content = k + 1;
+        else if (NODE_IS(k, "tool_call_id"))
+            id = k + 1;
+    }
+    if (!role || role->type != JSON_STRING || !content || content->type != JSON_STRING ||
+        node_has_nul(role))
+        return DECLINED;
+    if (NODE_IS(role, "system") || NODE_IS(role, "developer"))
+        word = "system";
+    else if (NODE_IS(role, "user"))
+        word = "user";
+    else if (NODE_IS(role, "tool") && id && id->type == JSON_STRING)
+        word = "tool";
+    else
+        return DECLINED;
+    /* The general path copies the content as a C string: it ends at a NUL. */
+    msg = json_object();
+    if (msg &&
+        (json_object_set_new(msg, "role", json_string(word)) ||
+         json_object_set_new(msg, "content",
+                             json_stringn(content->u.str, strnlen(content->u.str, content->n))) ||
+         (id && word[0] == 't' &&
+          json_object_set_new(msg, "tool_call_id", json_stringn(id->u.str, id->n))))) {
+        json_decref(msg);
+        msg = NULL;
+    }
+    return append_msg(r, msg, true, i, bad);
+}
+
+static int fast_messages(struct rein__gw_req *r, const struct rein_doc_node *msgs,
+                         struct rein__gw_bad *bad)
+{
+    const struct rein_doc_node *m = msgs + 1;
+
+    if (msgs->type != JSON_ARRAY || msgs->n == 0)
+        return DECLINED;
+    for (uint32_t i = 0; i < msgs->n; i++, m = rein_doc_next(m)) {
+        int rc;
+        if (m->type != JSON_OBJECT)
+            return DECLINED;
+        rc = fast_text_message(r, m, i, bad);
+        if (rc == DECLINED) {
+            /* Another shape (an assistant's message, content parts): that message's tree. */
+            json_t *t = rein_doc_node_tree(m);
+            rc = t ? take_message(r, t, i, bad) : REIN_ENOMEM;
+            json_decref(t);
+        }
+        if (rc)
+            return rc;
+    }
+    return REIN_OK;
+}
+
+/* Adds the value at v under key k to *obj (made on first use). */
+static rein_err fast_collect(json_t **obj, const struct rein_doc_node *k,
+                             const struct rein_doc_node *v)
+{
+    if (!*obj && !(*obj = json_object()))
+        return REIN_ENOMEM;
+    return json_object_setn_new(*obj, k->u.str, k->n, rein_doc_node_tree(v)) ? REIN_ENOMEM
+                                                                             : REIN_OK;
+}
+
+/* The members of the root in order: model and messages here, the others collected for the
+ * general path's readers (options, the rest) or read from their own trees. */
+static int fast_members(struct rein__gw_req *r, const struct rein_doc_node *root, const char *body,
+                        size_t len, struct rein__gw_bad *bad)
+{
+    const struct rein_doc_node *k = root + 1, *model = NULL, *msgs = NULL, *tools = NULL,
+                               *choice = NULL;
+    json_t *opts = NULL, *rest = NULL;
+    int rc = REIN_OK;
+
+    for (uint32_t j = 0; !rc && j < root->n; j++, k = rein_doc_next(k + 1)) {
+        if (node_has_nul(k))
+            rc = DECLINED;
+        else if (NODE_IS(k, "model"))
+            model = k + 1;
+        else if (NODE_IS(k, "messages"))
+            msgs = k + 1;
+        else if (NODE_IS(k, "tools"))
+            tools = k + 1;
+        else if (NODE_IS(k, "tool_choice"))
+            choice = k + 1;
+        else
+            rc = fast_collect(listed_n(handled, k->u.str, k->n) ? &opts : &rest, k, k + 1);
+    }
+    if (!rc && (!model || model->type != JSON_STRING || !msgs))
+        rc = DECLINED;
+    if (!rc) {
+        r->model_own = rein_strndup(model->u.str, model->n);
+        r->model = r->model_own;
+        rc = r->model ? fast_messages(r, msgs, bad) : REIN_ENOMEM;
+    }
+    if (!rc && tools && !r->tools_known) {
+        r->doc = rein_doc_node_tree(tools);
+        rc = r->doc ? take_tools(r, r->doc, bad) : REIN_ENOMEM;
+    }
+    if (!rc && r->tools_json)
+        (void)rein__gw_raw_member(body, len, "tools", &r->tools_raw, &r->tools_raw_len);
+    if (!rc && choice) {
+        json_t *t = rein_doc_node_tree(choice);
+        rc = t ? take_tool_choice(r, t, bad) : REIN_ENOMEM;
+        json_decref(t);
+    }
+    if (!rc)
+        rc = take_options(r, opts, bad);
+    if (!rc && rest)
+        rc = take_rest(r, rest, bad);
+    json_decref(opts);
+    json_decref(rest);
+    return rc;
+}
+
+/*
+ * The text the document is read from: the body, or, when its tools are known, the body with
+ * them cut to "[]" (they are most of a small body's bytes, and the document is read only
+ * to the first refusal: positions do not matter here). In stack (size bytes) when it fits,
+ * else in *heap (new). NULL when memory is exhausted.
+ */
+static const char *fast_text(const struct rein__gw_req *r, const char *body, size_t *len,
+                             char *stack, size_t size, char **heap)
+{
+    size_t at, n;
+    char *s;
+
+    *heap = NULL;
+    if (!r->tools_known)
+        return body;
+    at = (size_t)(r->tools_raw - body);
+    n = *len - r->tools_raw_len + 2;
+    s = n <= size ? stack : (*heap = rein_malloc(n));
+    if (!s)
+        return NULL;
+    memcpy(s, body, at);
+    memcpy(s + at, "[]", 2);
+    memcpy(s + at + 2, r->tools_raw + r->tools_raw_len, *len - at - r->tools_raw_len);
+    *len = n;
+    return s;
+}
+
+rein_err rein__gw_openai_parse(struct rein__gw_req *r, const char *body, size_t len,
+                               struct rein__gw_bad *bad)
+{
+    char stack[2048], *heap;
+    size_t n = len;
+    const char *text = fast_text(r, body, &n, stack, sizeof(stack), &heap);
+    rein_doc *doc = text ? rein_doc_parse(text, n, NULL) : NULL;
+    const struct rein_doc_node *root = doc ? rein_doc_root(doc) : NULL;
+    int rc = text ? DECLINED : REIN_ENOMEM;
+
+    if (root && root->type == JSON_OBJECT)
+        rc = fast_members(r, root, body, len, bad);
+    rein_doc_free(doc);
+    rein_free(heap);
+    if (rc == REIN_OK || rc == REIN_ENOMEM)
+        return rc;
+    /* Declined or refused: the general path reads the body again from the start. */
+    {
+        enum rein_gateway_api api = r->api;
+        const char *raw = r->tools_known ? r->tools_raw : NULL;
+        size_t raw_len = r->tools_raw_len;
+        bool known = r->tools_known;
+
+        rein__gw_req_release(r);
+        rein__gw_req_init(r, api);
+        r->tools_known = known;
+        r->tools_raw = raw;
+        r->tools_raw_len = raw ? raw_len : 0;
+    }
+    memset(bad, 0, sizeof(*bad));
+    return rein__gw_openai_parse_tree(r, body, len, bad);
 }
 
 /* ---- answers ------------------------------------------------------------------------------ */
