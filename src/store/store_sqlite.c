@@ -101,6 +101,14 @@ static const char *const migrations[] = {
     /* 5: recovery finds the conversations whose turn died ("running" without a live lock)
      * without reading every conversation. */
     "CREATE INDEX conversations_running ON conversations(id) WHERE state = 'running';",
+    /* 6: the list reads a page from one index that holds every column it answers with (a
+     * covering index), instead of looking each row up in the table (about a fifth of a
+     * page's cost at 100,000 conversations). It replaces the (updated_ms, id) index it
+     * extends, which changes whenever updated_ms does; state, title and metadata rarely
+     * change without it. */
+    "DROP INDEX IF EXISTS conversations_updated;"
+    "CREATE INDEX conversations_listed ON conversations"
+    "  (updated_ms, id, title, state, metadata, created_ms, message_count);",
 };
 #define SCHEMA_VERSION ((int)REIN_ARRAY_SIZE(migrations))
 

@@ -1789,6 +1789,79 @@ static void sqlite_migrates_v1(void **state)
     free(dir);
 }
 
+/* The plan SQLite chooses for sql, one line per step. */
+static void query_plan(const char *path, const char *sql, char *out, size_t size)
+{
+    sqlite3 *db = NULL;
+    sqlite3_stmt *st = NULL;
+    char *q = NULL;
+    size_t n = 0;
+
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    assert_true(asprintf(&q, "EXPLAIN QUERY PLAN %s", sql) > 0);
+    assert_int_equal(sqlite3_prepare_v2(db, q, -1, &st, NULL), SQLITE_OK);
+    out[0] = '\0';
+    while (sqlite3_step(st) == SQLITE_ROW)
+        n += (size_t)snprintf(out + n, n < size ? size - n : 0, "%s\n",
+                              (const char *)sqlite3_column_text(st, 3));
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    free(q);
+}
+
+/*
+ * A page of the list is read from one index that holds every column the list answers with,
+ * never from the table (decision 0067), also in a database made before that index existed
+ * (schema 5, as the previous release leaves it, with the list's old index).
+ */
+static void sqlite_list_reads_only_its_index(void **state)
+{
+    /* The list's two statements as src/store/store_sqlite.c has them (ST_CONV_LIST_*). */
+    static const char *const lists[] = {
+        "SELECT id, title, state, metadata, created_ms, updated_ms, message_count FROM "
+        "conversations WHERE (?4 IS NULL OR instr(lower(COALESCE(title, '')), lower(?4)) > 0) "
+        "ORDER BY updated_ms DESC, id DESC LIMIT ?3",
+        "SELECT id, title, state, metadata, created_ms, updated_ms, message_count FROM "
+        "conversations WHERE (updated_ms < ?1 OR (updated_ms = ?1 AND id < ?2)) AND (?4 IS NULL "
+        "OR instr(lower(COALESCE(title, '')), lower(?4)) > 0) ORDER BY updated_ms DESC, id DESC "
+        "LIMIT ?3"};
+    char *dir = test_tmpdir();
+    char *path = sqlite_file(dir);
+    struct backend b = {0};
+    rein_store *s;
+    json_t *page = NULL;
+    char plan[1024];
+    rein_error err;
+
+    (void)state;
+    snprintf(b.url, sizeof(b.url), "sqlite:%s", path);
+    s = open_store(&b);
+    assert_rein_ok(rein_store_conv_create(s, "a", "First", NULL, NULL, &err), &err);
+    assert_rein_ok(rein_store_conv_create(s, "b", "Second", NULL, NULL, &err), &err);
+    rein_store_free(s);
+    /* Back to schema 5: the old index, the old version number. */
+    exec_raw(path, "DROP INDEX conversations_listed;"
+                   "CREATE INDEX conversations_updated ON conversations(updated_ms, id);"
+                   "UPDATE schema_version SET version = 5;");
+    for (size_t i = 0; i < REIN_ARRAY_SIZE(lists); i++) {
+        query_plan(path, lists[i], plan, sizeof(plan));
+        assert_null(strstr(plan, "COVERING"));
+    }
+    s = open_store(&b);
+    assert_rein_ok(rein_store_conv_list(s, NULL, 10, &page, &err), &err);
+    assert_int_equal(json_array_size(json_object_get(page, "conversations")), 2);
+    json_decref(page);
+    rein_store_free(s);
+    for (size_t i = 0; i < REIN_ARRAY_SIZE(lists); i++) {
+        query_plan(path, lists[i], plan, sizeof(plan));
+        assert_non_null(strstr(plan, "USING COVERING INDEX conversations_listed"));
+        assert_null(strstr(plan, "TEMP B-TREE"));
+    }
+    test_rmtree(dir);
+    free(path);
+    free(dir);
+}
+
 static void sqlite_refuses_newer(void **state)
 {
     char *dir = test_tmpdir();
@@ -2106,6 +2179,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test_teardown(redis_reconnect, cleanup),
     cmocka_unit_test_teardown(redis_prefix, cleanup),
     cmocka_unit_test(sqlite_migrates_v1),
+    cmocka_unit_test(sqlite_list_reads_only_its_index),
     cmocka_unit_test(sqlite_refuses_newer),
     cmocka_unit_test(sqlite_bad_files),
     cmocka_unit_test(sqlite_readonly_file),
