@@ -17,6 +17,7 @@
 
 #include <math.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -53,7 +54,9 @@ struct rein_metric {
 };
 
 /* The families rein's own counters use (std_family), found once: every request counts in
- * two of them, and a lookup by name checks the name and walks every family. */
+ * two of them, and a lookup by name checks the name and walks every family. The list only
+ * grows, and an entry is written before nstd counts it, so finding one takes no lock: every
+ * network thread would otherwise queue on the registry's mutex three times per request. */
 #define STD_FAMILIES 8
 
 struct rein_metrics {
@@ -63,7 +66,7 @@ struct rein_metrics {
         const char *name; /* the caller's literal: compared by address */
         struct rein_metric *f;
     } std[STD_FAMILIES];
-    size_t nstd;
+    atomic_size_t nstd; /* entries of std written (release; written under mu) */
 };
 
 rein_metrics *rein_metrics_new(void)
@@ -670,15 +673,16 @@ static rein_metric *std_family(rein_metrics *m, enum rein_metric_kind kind, cons
 {
     rein_metric *f = NULL;
     rein_error err;
+    size_t n;
+    bool known = false;
 
     if (!m)
         m = rein_metrics_global();
     if (!m)
         return NULL;
-    pthread_mutex_lock(&m->mu);
-    for (size_t i = 0; i < m->nstd && !f; i++)
+    n = atomic_load_explicit(&m->nstd, memory_order_acquire);
+    for (size_t i = 0; i < n && !f; i++)
         f = m->std[i].name == name ? m->std[i].f : NULL;
-    pthread_mutex_unlock(&m->mu);
     if (f)
         return f;
     f = rein_metrics_family(m, kind, name, help, labels, NULL, 0, &err);
@@ -687,9 +691,13 @@ static rein_metric *std_family(rein_metrics *m, enum rein_metric_kind kind, cons
         return NULL;
     }
     pthread_mutex_lock(&m->mu);
-    if (m->nstd < STD_FAMILIES) {
-        m->std[m->nstd].name = name;
-        m->std[m->nstd++].f = f;
+    n = atomic_load_explicit(&m->nstd, memory_order_relaxed);
+    for (size_t i = 0; i < n && !known; i++)
+        known = m->std[i].name == name; /* another thread added it first */
+    if (!known && n < STD_FAMILIES) {
+        m->std[n].name = name;
+        m->std[n].f = f;
+        atomic_store_explicit(&m->nstd, n + 1, memory_order_release);
     }
     pthread_mutex_unlock(&m->mu);
     return f;

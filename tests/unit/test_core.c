@@ -7,7 +7,9 @@
 #include "core/internal.h"
 
 #include <math.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 static void test_error_codes_have_names_and_texts(void **state)
 {
@@ -604,6 +606,43 @@ static void test_json_dump_keeps_key_order(void **state)
     json_decref(v);
 }
 
+/* The W3C rule as written: 32 lowercase hex digits, not all zero. */
+static bool trace_id_reference(const char *text)
+{
+    bool nonzero = false;
+
+    if (strlen(text) != REIN_TRACE_ID_LEN)
+        return false;
+    for (size_t i = 0; i < REIN_TRACE_ID_LEN; i++) {
+        if (!strchr("0123456789abcdef", text[i]) || text[i] == '\0')
+            return false;
+        nonzero |= text[i] != '0';
+    }
+    return nonzero;
+}
+
+/* Every byte value at every position of a valid id, and of an all-zero one, and one byte
+ * past the end: the table-driven check says what the rule says. */
+static void trace_id_agrees_with_reference(void)
+{
+    for (int base = 0; base < 2; base++) {
+        for (size_t pos = 0; pos <= REIN_TRACE_ID_LEN; pos++) {
+            for (int c = 0; c < 256; c++) {
+                char id[REIN_TRACE_ID_LEN + 2];
+                memcpy(id,
+                       base ? "00000000000000000000000000000000"
+                            : "4bf92f3577b34da6a3ce929d0e0e4736",
+                       REIN_TRACE_ID_LEN);
+                id[REIN_TRACE_ID_LEN] = '\0';
+                id[REIN_TRACE_ID_LEN + 1] = '\0';
+                id[pos] = (char)c;
+                if (rein_trace_id_is_valid(id) != trace_id_reference(id))
+                    fail_msg("trace id check disagrees at %zu for byte %d (base %d)", pos, c, base);
+            }
+        }
+    }
+}
+
 static void test_ids_are_well_formed_and_distinct(void **state)
 {
     char a[REIN_TRACE_ID_LEN + 1], b[REIN_TRACE_ID_LEN + 1];
@@ -618,6 +657,12 @@ static void test_ids_are_well_formed_and_distinct(void **state)
     assert_false(rein_trace_id_is_valid("00000000000000000000000000000000"));
     assert_false(rein_trace_id_is_valid("4BF92F3577B34DA6A3CE929D0E0E4736"));
     assert_true(rein_trace_id_is_valid("4bf92f3577b34da6a3ce929d0e0e4736"));
+    assert_true(rein_trace_id_is_valid("00000000000000000000000000000001"));
+    assert_false(rein_trace_id_is_valid("4bf92f3577b34da6a3ce929d0e0e473"));
+    assert_false(rein_trace_id_is_valid("4bf92f3577b34da6a3ce929d0e0e47366"));
+    assert_false(rein_trace_id_is_valid(""));
+    assert_false(rein_trace_id_is_valid(NULL));
+    trace_id_agrees_with_reference();
     rein_id_new("call_", c);
     rein_id_new("call_", d);
     assert_int_equal(strlen(c), 5 + 24);
@@ -625,6 +670,44 @@ static void test_ids_are_well_formed_and_distinct(void **state)
     assert_string_not_equal(c, d);
     rein_span_id_new(span);
     assert_int_equal(strlen(span), 16);
+}
+
+/* A forked child and its parent mint different ids, across several refills of the
+ * per-thread buffer (pthread_atfork drops the parent's bytes; the generator reseeds). */
+static void test_ids_differ_after_fork(void **state)
+{
+    enum { N = 400 }; /* 400 ids of 24 bytes: more than two 4 KB refills */
+    static char parent[N][REIN_ID_MAX], child[N][REIN_ID_MAX];
+    int fds[2];
+    pid_t pid;
+    size_t got = 0;
+    int status = 0;
+
+    (void)state;
+    rein_id_new("x_", parent[0]); /* the buffer is filled before the fork */
+    assert_int_equal(pipe(fds), 0);
+    pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        for (int i = 0; i < N; i++)
+            rein_id_new("x_", child[i]);
+        _exit(write(fds[1], child, sizeof(child)) == (ssize_t)sizeof(child) ? 0 : 1);
+    }
+    close(fds[1]);
+    for (int i = 0; i < N; i++)
+        rein_id_new("x_", parent[i]);
+    while (got < sizeof(child)) {
+        ssize_t n = read(fds[0], (char *)child + got, sizeof(child) - got);
+        assert_true(n > 0);
+        got += (size_t)n;
+    }
+    close(fds[0]);
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    for (int i = 0; i < N; i++)
+        for (int j = 0; j < N; j++)
+            if (strcmp(parent[i], child[j]) == 0)
+                fail_msg("parent id %d equals child id %d: %s", i, j, parent[i]);
 }
 
 static void test_clock_is_monotonic_and_iso_formats(void **state)
@@ -1039,6 +1122,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_json_written_form_matches_parse_and_write),
     cmocka_unit_test(test_jw_literal_key_matches_key),
     cmocka_unit_test(test_ids_are_well_formed_and_distinct),
+    cmocka_unit_test(test_ids_differ_after_fork),
     cmocka_unit_test(test_clock_is_monotonic_and_iso_formats),
     cmocka_unit_test(test_time_iso_matches_the_c_library),
     cmocka_unit_test(test_json_parse_agrees_with_jansson),
