@@ -41,9 +41,11 @@ bench_name=conversations.sh
 # shellcheck source=bench/serve_lib.sh
 . bench/serve_lib.sh
 
-# The schema, from rein itself; then the rows.
+# The schema, from rein itself (the BEFORE checkout's when given: an older rein cannot open a
+# newer schema, and this tree migrates its copy at start as it would a user's file); then the
+# rows.
 port=$(free_port)
-"$build/rein" serve --port "$port" --store "sqlite:$tmp/seed.db" >/dev/null 2>&1 &
+"${bin[before]:-$build/rein}" serve --port "$port" --store "sqlite:$tmp/seed.db" >/dev/null 2>&1 &
 seed_pid=$!
 wait_http "http://127.0.0.1:$port/healthz"
 kill -TERM "$seed_pid"

@@ -99,6 +99,16 @@ typedef rein_err (*rein_store_read_fn)(rein_store *s, void *userdata, rein_error
  */
 REIN_EXTERN rein_err rein_store_read_now(rein_store *s, rein_store_read_fn fn, void *userdata,
                                          rein_error *err) REIN_WUR;
+/*
+ * rein_store_read_now() for a caller that may wait (a worker): fn's calls read one consistent
+ * snapshot on one connection, taken when it comes free. SQLite in exclusive mode lets a batch
+ * of writes already queued for its one connection go first, once, then reads between batches
+ * (a plain read call there borrows the connection inside the writer's batch and waits for its
+ * commit, several hand-overs between threads per call). Redis: fn runs as it is. fn must only
+ * read, as for rein_store_read_now(). Returns what fn returned.
+ */
+REIN_EXTERN rein_err rein_store_read(rein_store *s, rein_store_read_fn fn, void *userdata,
+                                     rein_error *err) REIN_WUR;
 
 /*
  * Runs fn(s, userdata, err), its store calls joined into one commit: SQLite in exclusive mode

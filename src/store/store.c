@@ -294,6 +294,13 @@ rein_err rein_store_read_now(rein_store *s, rein_store_read_fn fn, void *userdat
     return s->ops->read_now(s, fn, userdata, err);
 }
 
+rein_err rein_store_read(rein_store *s, rein_store_read_fn fn, void *userdata, rein_error *err)
+{
+    if (!s->ops->read)
+        return fn(s, userdata, err);
+    return s->ops->read(s, fn, userdata, err);
+}
+
 rein_err rein_store_group(rein_store *s, rein_store_read_fn fn, void *userdata, rein_error *err)
 {
     if (!s->ops->group)

@@ -33,6 +33,8 @@ struct rein__store_ops {
     rein_err (*ping)(rein_store *s, rein_error *err);
     /* rein_store_read_now; NULL: the backend cannot read without waiting (REIN_EBUSY). */
     rein_err (*read_now)(rein_store *s, rein_store_read_fn fn, void *userdata, rein_error *err);
+    /* rein_store_read; NULL: fn runs as it is (its calls each read on their own). */
+    rein_err (*read)(rein_store *s, rein_store_read_fn fn, void *userdata, rein_error *err);
     /* rein_store_group; NULL: the backend commits every call on its own (fn runs as it is). */
     rein_err (*group)(rein_store *s, rein_store_read_fn fn, void *userdata, rein_error *err);
 

@@ -912,6 +912,9 @@ static rein_err conn_done(struct sq *q, struct conn *c, rein_err rc, rein_error 
  * that is the writers' path. (Not PRAGMA query_only: setting a flag pragma expires every
  * prepared statement.)
  */
+static rein_err read_on(struct sq *q, struct conn *c, rein_store *s, rein_store_read_fn fn,
+                        void *userdata, rein_error *err);
+
 static rein_err sq_read_now(rein_store *s, rein_store_read_fn fn, void *userdata, rein_error *err)
 {
     struct sq *q = impl(s);
@@ -934,7 +937,52 @@ static rein_err sq_read_now(rein_store *s, rein_store_read_fn fn, void *userdata
         return rc;
     if (!c)
         return rein_error_set(err, REIN_EBUSY, "sqlite %s: no connection is free at once", q->path);
-    rc = run_id(q, c, ST_BEGIN_READ, err);
+    return read_on(q, c, s, fn, userdata, err);
+}
+
+/*
+ * rein_store_read: as sq_read_now, waiting for a connection. Jobs queued for the writer when
+ * one comes free go first, once (the reader waits for the next release), so a stream of reads
+ * never holds a batch of writes back by more than the reads already waiting, and a stream of
+ * writes holds a read back by at most one batch.
+ */
+static rein_err sq_read(rein_store *s, rein_store_read_fn fn, void *userdata, rein_error *err)
+{
+    struct sq *q = impl(s);
+    struct conn *c = NULL;
+    rein_err rc = REIN_OK;
+    bool waited = false;
+
+    if (held_read.q == q || held_write.q == q)
+        return fn(s, userdata, err);
+    pthread_mutex_lock(&q->mu);
+    while (!c && rc == REIN_OK) {
+        if (q->free_list && (!q->jobs || waited)) {
+            c = q->free_list;
+            q->free_list = c->next_free;
+        } else if (!q->free_list && q->count < q->max) {
+            rc = conn_open(q, &c, err);
+            if (rc == REIN_OK)
+                q->all[q->count++] = c;
+        } else {
+            q->waiting++;
+            pthread_cond_wait(&q->cv, &q->mu);
+            q->waiting--;
+            waited = true;
+        }
+    }
+    pthread_mutex_unlock(&q->mu);
+    if (rc != REIN_OK)
+        return rc;
+    return read_on(q, c, s, fn, userdata, err);
+}
+
+/* fn inside one read transaction on c (taken by this thread), then c handed back. */
+static rein_err read_on(struct sq *q, struct conn *c, rein_store *s, rein_store_read_fn fn,
+                        void *userdata, rein_error *err)
+{
+    rein_err rc = run_id(q, c, ST_BEGIN_READ, err);
+
     if (rc == REIN_OK) {
         held_read.q = q;
         held_read.c = c;
@@ -2091,6 +2139,7 @@ static const struct rein__store_ops sqlite_ops = {
     .conv_create = sq_conv_create,
     .conv_update = sq_conv_update,
     .read_now = sq_read_now,
+    .read = sq_read,
     .group = sq_group,
     .conv_get = sq_conv_get,
     .conv_list = sq_conv_list,
