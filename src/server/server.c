@@ -1199,29 +1199,53 @@ static void sse_end(rein_request *req)
     pthread_mutex_unlock(&req->mu);
 }
 
-/* Writes heartbeat comments into streams idle for heartbeat_ms (at most 64 per pass). */
-static void send_heartbeats(rein_server *srv)
+#define DUE_MAX 64
+
+/* Up to DUE_MAX live requests for which is_due(srv, r, now) holds (called with r->mu held),
+ * each with a reference for the caller; returns how many. */
+static int live_due(rein_server *srv,
+                    bool (*is_due)(const rein_server *, const rein_request *, int64_t),
+                    rein_request **due)
 {
-    rein_request *due[64];
     int n = 0;
     int64_t now = rein_now_ms();
 
     pthread_mutex_lock(&srv->mu);
-    for (rein_request *r = srv->live; r && n < 64; r = r->live_next) {
+    for (rein_request *r = srv->live; r && n < DUE_MAX; r = r->live_next) {
         pthread_mutex_lock(&r->mu);
-        if (r->is_sse && !r->sse_ended && !r->closed && now - r->sse_last_ms >= srv->heartbeat_ms) {
+        if (is_due(srv, r, now)) {
             atomic_fetch_add(&r->refs, 1);
             due[n++] = r;
         }
         pthread_mutex_unlock(&r->mu);
     }
     pthread_mutex_unlock(&srv->mu);
+    return n;
+}
+
+static bool heartbeat_due(const rein_server *srv, const rein_request *r, int64_t now)
+{
+    return r->is_sse && !r->sse_ended && !r->closed && now - r->sse_last_ms >= srv->heartbeat_ms;
+}
+
+/* Writes heartbeat comments into streams idle for heartbeat_ms (at most 64 per pass). */
+static void send_heartbeats(rein_server *srv)
+{
+    rein_request *due[DUE_MAX];
+    int n = live_due(srv, heartbeat_due, due);
+
     for (int i = 0; i < n; i++) {
         if (rein_sse_comment(&due[i]->sse, "ping") != REIN_OK ||
             rein_sse_flush(&due[i]->sse) != REIN_OK)
             rein_log(REIN_LOG_DEBUG, WHERE, "%s: heartbeat not sent", due[i]->id);
         request_unref(due[i]);
     }
+}
+
+static bool flush_due(const rein_server *srv, const rein_request *r, int64_t now)
+{
+    (void)srv;
+    return r->sse_held && r->sse_unflushed_ms && now - r->sse_unflushed_ms >= TICK_MS / 2;
 }
 
 /*
@@ -1231,20 +1255,9 @@ static void send_heartbeats(rein_server *srv)
  */
 static void flush_held(rein_server *srv)
 {
-    rein_request *due[64];
-    int n = 0;
-    int64_t now = rein_now_ms();
+    rein_request *due[DUE_MAX];
+    int n = live_due(srv, flush_due, due);
 
-    pthread_mutex_lock(&srv->mu);
-    for (rein_request *r = srv->live; r && n < 64; r = r->live_next) {
-        pthread_mutex_lock(&r->mu);
-        if (r->sse_held && r->sse_unflushed_ms && now - r->sse_unflushed_ms >= TICK_MS / 2) {
-            atomic_fetch_add(&r->refs, 1);
-            due[n++] = r;
-        }
-        pthread_mutex_unlock(&r->mu);
-    }
-    pthread_mutex_unlock(&srv->mu);
     for (int i = 0; i < n; i++) {
         if (rein_sse_flush(&due[i]->sse) != REIN_OK)
             rein_log(REIN_LOG_DEBUG, WHERE, "%s: a held stream could not be sent", due[i]->id);

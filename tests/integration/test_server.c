@@ -562,13 +562,13 @@ static void sse_route(rein_request *req, void *ud)
     assert_int_equal(rein_sse_send(sse, "bad", "two\nlines", 9), REIN_EINVAL);
 }
 
-/* Streams until the client goes away, which it learns through its cancellation handle. */
+/* Streams until the client goes away, which it learns through its cancellation handle; with
+ * ud set the stream is held and never flushed (the server sends it on its own). */
 static void sse_forever(rein_request *req, void *ud)
 {
     rein_error err;
-    rein_sse *sse = rein_request_sse_start(req, &err);
+    rein_sse *sse = ud ? rein_request_sse_start_held(req, &err) : rein_request_sse_start(req, &err);
 
-    (void)ud;
     if (!sse)
         return;
     if (rein_sse_send(sse, "status", "{\"state\":\"thinking\"}", 20) != REIN_OK)
@@ -712,32 +712,13 @@ static void sse_held(rein_request *req, void *ud)
     assert_int_equal(rein_sse_send(sse, "two", "{\"n\":2}", 7), REIN_OK);
 }
 
-static atomic_int held_saw_cancel;
-static atomic_int held_late_send;
-
-/* One event into a held stream, no flush, then waits for its client to go away. */
-static void sse_held_waits(rein_request *req, void *ud)
-{
-    rein_error err;
-    rein_sse *sse = rein_request_sse_start_held(req, &err);
-
-    (void)ud;
-    if (!sse || rein_sse_send(sse, "status", "{}", 2) != REIN_OK)
-        return;
-    if (rein_cancel_wait(rein_request_cancel(req), 20000)) {
-        atomic_store(&held_late_send, rein_sse_send(sse, "late", "{}", 2));
-        atomic_store(&held_saw_cancel, 1);
-    }
-}
-
 static void add_held_routes(rein_server *srv)
 {
     rein_error err;
 
     assert_rein_ok(rein_server_route(srv, "GET", "/held", 0, sse_held, NULL, &err), &err);
     assert_rein_ok(rein_server_route(srv, "GET", "/held-flushed", 0, sse_held, srv, &err), &err);
-    assert_rein_ok(rein_server_route(srv, "GET", "/held-waits", 0, sse_held_waits, NULL, &err),
-                   &err);
+    assert_rein_ok(rein_server_route(srv, "GET", "/held-waits", 0, sse_forever, srv, &err), &err);
 }
 
 /*
@@ -782,7 +763,7 @@ static void sse_held_without_a_flush(void **state)
     int64_t deadline;
 
     (void)state;
-    atomic_store(&held_saw_cancel, 0);
+    atomic_store(&sse_saw_cancel, 0);
     start(NULL, 0, add_held_routes);
     curl_easy_setopt(c, CURLOPT_URL, u("/held-waits"));
     curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, stop_after_first);
@@ -792,10 +773,10 @@ static void sse_held_without_a_flush(void **state)
     /* The write callback stopped the transfer: the event arrived (not a timeout). */
     assert_int_equal(rc, CURLE_WRITE_ERROR);
     deadline = rein_now_ms() + 15000;
-    while (!atomic_load(&held_saw_cancel) && rein_now_ms() < deadline)
+    while (!atomic_load(&sse_saw_cancel) && rein_now_ms() < deadline)
         rein_sleep_ms(10);
-    assert_int_equal(atomic_load(&held_saw_cancel), 1);
-    assert_int_equal(atomic_load(&held_late_send), REIN_ECANCELED);
+    assert_int_equal(atomic_load(&sse_saw_cancel), 1);
+    assert_int_equal(atomic_load(&sse_late_send), REIN_ECANCELED);
 }
 
 /* ---- concurrency and shutdown ----------------------------------------------------------- */
