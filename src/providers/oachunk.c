@@ -31,7 +31,7 @@
  * where its span goes: one of the H_ values, or H_CALL + 3 * k + (0 id, 1 name, 2 arguments)
  * for call piece k; H_OTHER for a string nothing reads.
  */
-enum { H_OTHER, H_ID, H_MODEL, H_CONTENT, H_RCONTENT, H_REASONING, H_CALL };
+enum { H_OTHER, H_ID, H_MODEL, H_FINISH, H_CONTENT, H_RCONTENT, H_REASONING, H_CALL };
 #define MAX_HOLES 16
 
 struct hole {
@@ -55,9 +55,15 @@ struct call_piece {
     bool has_args;
 };
 
+/* The usage counts as take_usage reads them (-1: absent or not an integer). */
+struct usage {
+    int64_t in, out, cached, reasoning, cache_write;
+};
+
 struct chunk {
-    struct rein__jstr id, model, content, rcontent, reasoning;
-    bool has_choices, has_content, has_rcontent, has_reasoning;
+    struct rein__jstr id, model, content, rcontent, reasoning, finish;
+    bool has_choices, has_content, has_rcontent, has_reasoning, has_finish, has_usage;
+    struct usage usage; /* values, not spans: the template compares numbers as bytes */
     int ncalls;
     struct call_piece calls[MAX_CALLS];
 };
@@ -368,10 +374,12 @@ static bool delta_field(struct scan *s, const struct rein__jstr *k, unsigned *se
     return skip_value(s, 2);
 }
 
-/* A choice: index 0 (or none, which reads as 0), a delta, finish_reason null (a finish is
- * left to the general path). */
+/* A choice: index 0 (or none, which reads as 0), a delta, a finish_reason that is null or a
+ * string (which one the general path's rules allow is decided before reporting). */
 static bool choice_field(struct scan *s, const struct rein__jstr *k, unsigned *seen, void *ctx)
 {
+    struct chunk *c = ctx;
+
     if (key_is(k, "index")) {
         bool zero = once(seen, 1) && at(s, '0') && primitive_end(s->js, s->len, s->i) == s->i + 1;
         s->i++;
@@ -380,7 +388,7 @@ static bool choice_field(struct scan *s, const struct rein__jstr *k, unsigned *s
     if (key_is(k, "delta"))
         return once(seen, 2) && read_object(s, delta_field, ctx);
     if (key_is(k, "finish_reason"))
-        return once(seen, 4) && null_at(s);
+        return once(seen, 4) && str_or_null(s, &c->finish, &c->has_finish, H_FINISH);
     if (key_is(k, "message"))
         return false;
     return skip_value(s, 2);
@@ -402,6 +410,109 @@ static bool read_choices(struct scan *s, struct chunk *c)
     return m == 0;
 }
 
+/* One usage count: present (whatever its value, as jget finds it), and its value as jint
+ * reads it: the leading digits of a number, -1 for any other value or one past 63 bits. */
+struct count {
+    bool present;
+    int64_t v;
+};
+
+static bool count_value(struct scan *s, struct count *n)
+{
+    size_t e;
+
+    n->present = true;
+    n->v = -1;
+    if (at(s, '"') || at(s, '{') || at(s, '['))
+        return skip_value(s, 3);
+    e = primitive_end(s->js, s->len, s->i);
+    if (e == JS_NONE)
+        return false;
+    if (s->js[s->i] >= '0' && s->js[s->i] <= '9') {
+        int64_t v = 0;
+        size_t k = s->i;
+        for (; k < e && s->js[k] >= '0' && s->js[k] <= '9'; k++) {
+            if (v > (INT64_MAX - 9) / 10)
+                break;
+            v = v * 10 + (s->js[k] - '0');
+        }
+        if (k == e || s->js[k] < '0' || s->js[k] > '9')
+            n->v = v;
+    }
+    s->i = e;
+    return true;
+}
+
+/* What take_usage reads of a usage object. */
+struct usage_read {
+    struct count prompt, input, completion, output, cached, cache_write, reasoning;
+};
+
+static bool prompt_details_field(struct scan *s, const struct rein__jstr *k, unsigned *seen,
+                                 void *ctx)
+{
+    struct usage_read *u = ctx;
+
+    if (key_is(k, "cached_tokens"))
+        return once(seen, 1) && count_value(s, &u->cached);
+    if (key_is(k, "cache_write_tokens"))
+        return once(seen, 2) && count_value(s, &u->cache_write);
+    return skip_value(s, 3);
+}
+
+static bool completion_details_field(struct scan *s, const struct rein__jstr *k, unsigned *seen,
+                                     void *ctx)
+{
+    struct usage_read *u = ctx;
+
+    if (key_is(k, "reasoning_tokens"))
+        return once(seen, 1) && count_value(s, &u->reasoning);
+    return skip_value(s, 3);
+}
+
+/* A details object; any other value counts as absent, as jget on a non-object. */
+static bool details(struct scan *s, field_fn field, struct usage_read *u)
+{
+    return at(s, '{') ? read_object(s, field, u) : skip_value(s, 2);
+}
+
+static bool usage_field(struct scan *s, const struct rein__jstr *k, unsigned *seen, void *ctx)
+{
+    struct usage_read *u = ctx;
+
+    if (key_is(k, "prompt_tokens"))
+        return once(seen, 1) && count_value(s, &u->prompt);
+    if (key_is(k, "input_tokens"))
+        return once(seen, 2) && count_value(s, &u->input);
+    if (key_is(k, "completion_tokens"))
+        return once(seen, 4) && count_value(s, &u->completion);
+    if (key_is(k, "output_tokens"))
+        return once(seen, 8) && count_value(s, &u->output);
+    if (key_is(k, "prompt_tokens_details"))
+        return once(seen, 16) && details(s, prompt_details_field, u);
+    if (key_is(k, "completion_tokens_details"))
+        return once(seen, 32) && details(s, completion_details_field, u);
+    return skip_value(s, 2);
+}
+
+/* A usage object into c->usage: the first name take_usage looks for when it is there (its
+ * value read or -1), else the second. */
+static bool read_usage(struct scan *s, struct chunk *c)
+{
+    struct usage_read u;
+
+    memset(&u, 0, sizeof(u));
+    if (!read_object(s, usage_field, &u))
+        return false;
+    c->has_usage = true;
+    c->usage.in = u.prompt.present ? u.prompt.v : u.input.present ? u.input.v : -1;
+    c->usage.out = u.completion.present ? u.completion.v : u.output.present ? u.output.v : -1;
+    c->usage.cached = u.cached.present ? u.cached.v : -1;
+    c->usage.cache_write = u.cache_write.present ? u.cache_write.v : -1;
+    c->usage.reasoning = u.reasoning.present ? u.reasoning.v : -1;
+    return true;
+}
+
 enum { CH_ID = 1, CH_MODEL = 2, CH_CHOICES = 4, CH_USAGE = 8, CH_ERROR = 16 };
 
 static bool chunk_field(struct scan *s, const struct rein__jstr *k, unsigned *seen, void *ctx)
@@ -418,9 +529,9 @@ static bool chunk_field(struct scan *s, const struct rein__jstr *k, unsigned *se
         c->has_choices = true;
         return true;
     }
-    /* null only: a usage object or an error leaves the chunk to the general path */
+    /* an error leaves the chunk to the general path */
     if (key_is(k, "usage"))
-        return once(seen, CH_USAGE) && null_at(s);
+        return once(seen, CH_USAGE) && (null_at(s) || read_usage(s, c));
     if (key_is(k, "error"))
         return once(seen, CH_ERROR) && null_at(s);
     return skip_value(s, 1);
@@ -461,8 +572,32 @@ static rein_err report(struct rein_provider_decoder *d, const struct chunk *c)
         if (p->has_args && (rc = rein__asm_call_args(&d->a, (size_t)call, p->args)) != REIN_OK)
             return rc;
     }
+    if (c->has_finish) {
+        /* a finished choice has finished calls */
+        rc = rein__asm_finish_reason(&d->a, c->finish);
+        if (!rc)
+            rc = rein__openai_close_calls(d);
+        if (rc)
+            return rc;
+        rein__asm_complete(&d->a);
+    }
+    if (c->has_usage) {
+        rein__asm_usage(&d->a, c->usage.in, c->usage.out);
+        rein__asm_usage_detail(&d->a, c->usage.cached, c->usage.reasoning);
+        rein__asm_cache_write(&d->a, c->usage.cache_write);
+    }
     d->recognized++;
     return REIN_OK;
+}
+
+/* The finish reasons the general path reads as a plain finish: a string of its own bytes
+ * (no escape), not empty, not "null", not "error" (OpenRouter's failed choice). */
+static bool plain_finish(const struct chunk *c)
+{
+    const struct rein__jstr *f = &c->finish;
+
+    return !c->has_finish || (!f->esc && f->len > 0 && !(f->len == 4 && !memcmp(f->p, "null", 4)) &&
+                              !(f->len == 5 && !memcmp(f->p, "error", 5)));
 }
 
 /*
@@ -496,6 +631,8 @@ static struct rein__jstr *target_span(struct chunk *c, int target)
         return &c->id;
     case H_MODEL:
         return &c->model;
+    case H_FINISH:
+        return &c->finish;
     case H_CONTENT:
         return &c->content;
     case H_RCONTENT:
@@ -615,13 +752,16 @@ int rein__openai_chunk_fast(struct rein_provider_decoder *d, const char *p, size
         s.i = 0;
         s.nholes = 0;
         s.no_template = false;
-        c.id = c.model = c.content = c.rcontent = c.reasoning = no_str;
+        c.id = c.model = c.content = c.rcontent = c.reasoning = c.finish = no_str;
         c.has_choices = c.has_content = c.has_rcontent = c.has_reasoning = false;
+        c.has_finish = c.has_usage = false;
         c.ncalls = 0;
         if (!read_chunk(&s, &c))
             return 0;
         keep_template(d, &s, &c);
     }
+    if (!plain_finish(&c))
+        return 0;
     rc = report(d, &c);
     return rc ? rc : 1;
 }

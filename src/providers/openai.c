@@ -230,7 +230,7 @@ static rein_err take_delta(struct rein_provider_decoder *d, const struct jdoc *d
     return REIN_OK;
 }
 
-static rein_err close_calls(struct rein_provider_decoder *d)
+rein_err rein__openai_close_calls(struct rein_provider_decoder *d)
 {
     for (size_t i = 0; i < d->r->ncalls; i++) {
         rein_err rc = rein__asm_call_close(&d->a, i);
@@ -276,12 +276,12 @@ static rein_err take_choices(struct rein_provider_decoder *d, const struct jdoc 
                    doc->t[fr].end > doc->t[fr].start) {
             rc = rein__asm_finish_reason(&d->a, jstr(doc, fr));
             if (!rc)
-                rc = close_calls(d); /* a finished choice has finished calls */
+                rc = rein__openai_close_calls(d); /* a finished choice has finished calls */
             if (rc)
                 return rc;
             rein__asm_complete(&d->a);
         } else if (whole) {
-            rc = close_calls(d);
+            rc = rein__openai_close_calls(d);
             if (rc)
                 return rc;
         }
@@ -401,7 +401,7 @@ rein_err rein__openai_body(struct rein_provider_decoder *d, const char *p, size_
         return rein__decoder_bad(d, 0, p, len, "no choices, output or error member", err);
     if (!d->r->error)
         rein__asm_complete(&d->a);
-    return close_calls(d);
+    return rein__openai_close_calls(d);
 }
 
 /* ---------------------------------------------------------------------------------------

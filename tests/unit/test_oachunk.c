@@ -77,6 +77,23 @@ static void test_stream_chunk_shapes_are_read(void **state)
         "{\"id\":\"azure\",\"choices\":[],\"prompt_filter_results\":[]}",
         "{\"choices\":[{\"index\":0,\"delta\":{\"cont\\u0065nt\":\"an escaped name is another "
         "member\"}}]}",
+        /* the last chunks: a finish reason (with the calls open), usage in its spellings */
+        "{\"id\":\"f\",\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}",
+        "{\"id\":\"f\",\"choices\":[{\"finish_reason\":\"tool_calls\",\"delta\":{\"tool_calls\""
+        ":[{\"index\":0,\"id\":\"c\",\"function\":{\"name\":\"f\",\"arguments\":\"{}\"}}]}}]}",
+        "{\"id\":\"u\",\"choices\":[],\"usage\":{\"prompt_tokens\":1,\"completion_tokens\":2}}",
+        "{\"id\":\"u\",\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"length\"}],"
+        "\"usage\":{\"completion_tokens\":5,\"prompt_tokens\":7,\"total_tokens\":12,"
+        "\"prompt_tokens_details\":{\"cached_tokens\":3,\"audio_tokens\":0,"
+        "\"cache_write_tokens\":2},\"completion_tokens_details\":{\"reasoning_tokens\":4}}}",
+        "{\"choices\":[],\"usage\":{\"input_tokens\":9,\"output_tokens\":8,\"prompt_tokens\":"
+        "null,\"completion_tokens\":12.5,\"prompt_tokens_details\":null,"
+        "\"completion_tokens_details\":[1]}}",
+        "{\"choices\":[],\"usage\":{\"prompt_tokens\":-1,\"completion_tokens\":"
+        "99999999999999999999,\"prompt_tokens_details\":{\"cached_tokens\":\"3\"},"
+        "\"completion_tokens_details\":{\"reasoning_tokens\":1e3}}}",
+        "{\"choices\":[],\"usage\":{\"output_tokens\":true,\"x\":{\"prompt_tokens\":5}}}",
+        "{\"choices\":[],\"usage\":{}}",
     };
     (void)state;
     for (size_t i = 0; i < REIN_ARRAY_SIZE(texts); i++) {
@@ -94,10 +111,16 @@ static void test_other_payloads_are_declined(void **state)
         const char *s;
         size_t len;
     } texts[] = {
-        {TEXT(
-            "{\"id\":\"f\",\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}")},
-        {TEXT("{\"id\":\"u\",\"choices\":[],\"usage\":{\"prompt_tokens\":1,\"completion_tokens\":2}"
-              "}")},
+        /* finish reasons the general path reads otherwise, or that are no string */
+        {TEXT("{\"choices\":[{\"delta\":{},\"finish_reason\":\"error\"}],\"error\":null}")},
+        {TEXT("{\"choices\":[{\"delta\":{},\"finish_reason\":\"null\"}]}")},
+        {TEXT("{\"choices\":[{\"delta\":{},\"finish_reason\":\"\"}]}")},
+        {TEXT("{\"choices\":[{\"delta\":{},\"finish_reason\":\"st\\u006fp\"}]}")},
+        {TEXT("{\"choices\":[{\"delta\":{},\"finish_reason\":1}]}")},
+        /* usage read twice, or not an object; a usage-only chunk without choices */
+        {TEXT("{\"choices\":[],\"usage\":{\"prompt_tokens\":1,\"prompt_tokens\":2}}")},
+        {TEXT("{\"choices\":[],\"usage\":7}")},
+        {TEXT("{\"usage\":{\"prompt_tokens\":1}}")},
         {TEXT("{\"error\":{\"message\":\"rate limited\"}}")},
         {TEXT("{\"id\":\"n\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"a\"}},{\"index\":1,"
               "\"delta\":{\"content\":\"b\"}}]}")},
