@@ -84,6 +84,7 @@ static rein_err check_call(const rein_registry *reg, const rein_model_call *call
         .name = rein_model_call_name(call),
         .args_text = raw,
         .args_len = strlen(raw),
+        .args_doc = rein_model_call_document(call),
     };
     /* The pipeline refuses arguments above 4 MiB unless the caller raises the limit. */
     struct rein_call_opts o = {.check_only = true, .max_args_bytes = (size_t)64 << 20};

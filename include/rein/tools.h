@@ -535,6 +535,8 @@ REIN_EXTERN size_t rein_ledger_pending_count(const rein_ledger *ledger, bool all
  * The call pipeline.
  * -------------------------------------------------------------------------------------------*/
 
+struct rein_doc; /* rein/doc.h */
+
 /* One tool call as it arrived. Everything is borrowed for the duration of rein_call_run(). */
 struct rein_call_input {
     const char *call_id;   /* the provider's id; NULL or "": a new "call_…" id is made */
@@ -551,6 +553,16 @@ struct rein_call_input {
      * pipeline reads it in place instead of copying it, unless the tool fills in defaults
      * (rein_call_result_args() then returns args itself) */
     bool args_lent;
+    /*
+     * args_text already parsed: rein_doc_parse() of exactly those args_len bytes, as
+     * rein_model_call_document() gives a decoded call's (rein/doc.h), or NULL. Read only with
+     * check_only, and borrowed only while rein_call_run() runs: the check validates it
+     * instead of parsing the text a second time (a 10 MB argument through the gateway). The
+     * result keeps no reference to it: for a valid call read from it, rein_call_result_args()
+     * is NULL (a caller that wants the value passes none); an invalid one parses its own copy
+     * of the text for its payload, as without a document.
+     */
+    const struct rein_doc *args_doc;
 };
 
 struct rein_span;

@@ -618,6 +618,10 @@ rein_err rein__gw_check(struct rein__gw_ctx *c, const rein_model_call *call, siz
         .args_text = raw,
         .args_len = strlen(raw),
         .trace_id = c->trace_id,
+        /* The decoder parsed the arguments already: the check reads that document instead
+         * of parsing the text again, unless the value is wanted afterwards (defaults filled
+         * in, which needs rein_call_result_args). */
+        .args_doc = c->o.fill_defaults ? NULL : rein_model_call_document(call),
     };
     struct rein_call_opts o = {.check_only = true};
     struct rein__gw_round_call *rc;

@@ -70,6 +70,7 @@ struct rein_call_result {
     bool check_only;
     bool args_from_text; /* args were parsed from args_text (not given as a value) */
     bool args_lent;      /* args is the caller's lent value (rein_call_input.args_lent) */
+    bool doc_lent;       /* doc is (or was, until the run ended) rein_call_input.args_doc */
     bool has_step;
     int step;
     int64_t start_ns, latency_ns;
@@ -85,7 +86,7 @@ struct rein_call_result {
 /* True when the arguments parsed (as a tree or a document). */
 static bool has_args(const rein_call_result *r)
 {
-    return r->args || r->doc;
+    return r->args || r->doc || r->doc_lent;
 }
 
 /* The arguments as a jansson tree: args, or the document's tree (made at the first ask and
@@ -326,6 +327,7 @@ static rein_call_result *result_new(const struct rein_call_input *in, const char
     r->args = NULL;
     r->doc = NULL;
     r->args_lent = false;
+    r->doc_lent = false;
     r->output = NULL;
     r->details = NULL;
     r->message = NULL;
@@ -377,7 +379,8 @@ void rein_call_result_free(rein_call_result *r)
         return;
     if (!r->args_lent)
         json_decref(r->args);
-    rein_doc_free(r->doc);
+    if (!r->doc_lent)
+        rein_doc_free(r->doc);
     json_decref(r->output);
     json_decref(r->details);
     json_decref(r->j_result);
@@ -498,13 +501,23 @@ static json_t *detail(const char *path, const char *message)
  * included, takes rein__tools_args_parse as before (which also refuses duplicate keys, as the
  * document's nodes never hold them).
  */
-static bool parse_doc(rein_call_result *r, const char *text, size_t len, size_t max_bytes)
+static bool parse_doc(rein_call_result *r, const struct rein_call_input *in, const char *text,
+                      size_t len, size_t max_bytes)
 {
     rein_doc *doc;
 
     if (text != r->args_text || !r->tool || r->tool->has_defaults || !has_content(text, len) ||
         (max_bytes && len > max_bytes))
         return false;
+    /* The caller's document of the same text (a check: see rein_call_input.args_doc). */
+    if (in->args_doc && r->check_only && rein_doc_root(in->args_doc) &&
+        rein_doc_type(in->args_doc) == JSON_OBJECT) {
+        r->doc = (rein_doc *)in->args_doc;
+        r->doc_lent = true;
+        r->args_from_text = true;
+        step_done(r, ST_PARSE, true);
+        return true;
+    }
     doc = rein_doc_parse(text, len, NULL);
     if (!doc || !rein_doc_root(doc) || rein_doc_type(doc) != JSON_OBJECT) {
         rein_doc_free(doc);
@@ -546,7 +559,7 @@ static bool step_parse(rein_call_result *r, const struct rein_call_input *in, si
         text = json_string_value(in->args);
         len = json_string_length(in->args);
     }
-    if (parse_doc(r, text, len, max_bytes))
+    if (parse_doc(r, in, text, len, max_bytes))
         return true;
     rc = rein__tools_args_parse(text, len, max_bytes, &r->args, &e);
     if (rc == REIN_ENOMEM) {
@@ -1111,6 +1124,13 @@ rein_err rein_call_run(const rein_registry *reg, const struct rein_call_input *i
     assert(!r->output || r->code == REIN_CALL_OK);
     if (o->ledger && !o->check_only)
         ledger_end(r, o->ledger, index);
+    /* The caller's document is borrowed only until here (doc_lent still says the arguments
+     * parsed). An invalid call's payload shows them as a value (receivedArgs): it gets a
+     * document of the result's own copy of the text; a valid one keeps none. */
+    if (r->doc_lent) {
+        r->doc = r->code == REIN_CALL_OK ? NULL : rein_doc_parse(r->args_text, r->args_len, NULL);
+        r->doc_lent = !r->doc;
+    }
     if (!o->check_only) {
         if (rein_span_is_recording(&span))
             span_attributes(&span, r);

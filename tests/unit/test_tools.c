@@ -962,6 +962,66 @@ static void test_check_only_runs_nothing(void **state)
     rein_registry_free(reg);
 }
 
+/* A check that reads the caller's document of the text (rein_call_input.args_doc, as the
+ * gateway hands over the decoder's) answers what a check parsing the text answers: the same
+ * code, message, result and payload for the model, and keeps no reference to the document. */
+static void test_check_reads_the_callers_document(void **state)
+{
+    static const char *const texts[] = {
+        "{\"filePath\": \"a\", \"offset\": 2}",
+        "{}",
+        "{\"filePath\": 5}",
+        "{\"filePath\": \"a\", \"filePath\": \"b\"}",
+        "[1]",
+        "  ",
+        "{\"filePath\": \"caf\\u00e9\"}",
+    };
+    rein_registry *reg = fixture();
+    struct rein_call_opts opts = {.check_only = true};
+
+    (void)state;
+    for (size_t i = 0; i < REIN_ARRAY_SIZE(texts); i++) {
+        for (int k = 0; k < 2; k++) {
+            const char *name = k ? "list_files" : "read"; /* list_files fills in defaults */
+            rein_doc *doc = rein_doc_parse(texts[i], strlen(texts[i]), NULL);
+            struct rein_call_input in = {.call_id = "call_1",
+                                         .trace_id = "0123456789abcdef0123456789abcdef",
+                                         .name = name,
+                                         .args_text = texts[i],
+                                         .args_len = strlen(texts[i])};
+            rein_call_result *plain = NULL, *lent = NULL;
+            struct rein_buf a, b;
+            struct rein_jw wa, wb;
+            rein_error err;
+
+            assert_rein_ok(rein_call_run(reg, &in, &opts, &plain, &err), &err);
+            in.args_doc = doc;
+            assert_rein_ok(rein_call_run(reg, &in, &opts, &lent, &err), &err);
+            rein_doc_free(doc); /* the result must not read it any more */
+            assert_int_equal(rein_call_result_code(plain), rein_call_result_code(lent));
+            assert_string_equal(rein_call_result_message(plain), rein_call_result_message(lent));
+            rein_buf_init(&a, 0);
+            rein_buf_init(&b, 0);
+            rein_jw_init(&wa, &a);
+            rein_jw_init(&wb, &b);
+            rein_call_result_write_for_model(plain, &wa);
+            rein_call_result_write_for_model(lent, &wb);
+            assert_rein_ok(rein_jw_finish(&wa), NULL);
+            assert_rein_ok(rein_jw_finish(&wb), NULL);
+            assert_string_equal(a.ptr, b.ptr);
+            assert_true(json_equal(rein_call_result_json(plain), rein_call_result_json(lent)));
+            if (!rein_call_result_ok(plain) || k)
+                assert_true(json_equal(rein_call_result_args(plain), rein_call_result_args(lent)) ||
+                            (!rein_call_result_args(plain) && !rein_call_result_args(lent)));
+            rein_buf_release(&a);
+            rein_buf_release(&b);
+            rein_call_result_free(plain);
+            rein_call_result_free(lent);
+        }
+    }
+    rein_registry_free(reg);
+}
+
 /* ---- ledger through the pipeline ---- */
 
 struct hook_log {
@@ -1436,6 +1496,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_normalized_result_shape),
     cmocka_unit_test(test_ids_are_made_when_missing),
     cmocka_unit_test(test_check_only_runs_nothing),
+    cmocka_unit_test(test_check_reads_the_callers_document),
     cmocka_unit_test(test_ledger_is_pending_before_execution),
     cmocka_unit_test(test_unrecorded_call_does_not_run),
     cmocka_unit_test(test_parallel_calls_on_one_registry_and_ledger),
