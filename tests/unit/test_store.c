@@ -1379,6 +1379,11 @@ static void t_control(struct backend *b)
 }
 BOTH(control)
 
+/* The leases of the renewal tests: renewed every 1,500 ms (a third), so a renewal moves the
+ * expiry 1,500 ms past the first one; the tests ask for half of that, as clocks are read on both
+ * sides. */
+#define LEASE_TEST_MS 4500
+
 static void t_lease_renews(struct backend *b)
 {
     rein_store *s = open_store(b);
@@ -1390,18 +1395,20 @@ static void t_lease_renews(struct backend *b)
     rein_error err;
 
     /* A lease kept alive by its thread outlives its own period. The lease is long enough that
-     * only a renewing thread starved for a whole second lets it lapse, which a loaded CI machine
-     * did to a 300 ms lease (renewed every 100 ms). */
-    assert_rein_ok(rein_store_lease_acquire(s, "r1", 1500, NULL, &lease, NULL, &err), &err);
+     * only a renewing thread starved for three seconds lets it lapse: a loaded CI machine did it
+     * to a 300 ms lease (renewed every 100 ms), and once to 1,500 ms leases under the sanitizers
+     * at load 15-20. */
+    assert_rein_ok(rein_store_lease_acquire(s, "r1", LEASE_TEST_MS, NULL, &lease, NULL, &err),
+                   &err);
     assert_rein_ok(rein_store_lock_get(other, "r1", &info, &err), &err);
     first = info.expires_ms;
     while (rein_now_ms() < deadline) {
         assert_rein_ok(rein_store_lock_get(other, "r1", &info, &err), &err);
-        if (info.expires_ms >= first + 1500)
+        if (info.expires_ms >= first + LEASE_TEST_MS / 6)
             break;
         rein_sleep_ms(20);
     }
-    assert_true(info.expires_ms >= first + 1500);
+    assert_true(info.expires_ms >= first + LEASE_TEST_MS / 6);
     assert_false(rein_cancel_is_set(rein_store_lease_cancel(lease)));
     rein_store_lease_release(lease);
     assert_int_equal(rein_store_lock_get(other, "r1", &info, &err), REIN_ENOTFOUND);
@@ -1425,8 +1432,8 @@ static void t_leases_share_the_thread(struct backend *b)
     rein_error err;
 
     for (int i = 0; i < 3; i++) {
-        assert_rein_ok(rein_store_lease_acquire(s, conv[i], 1500, NULL, &lease[i], NULL, &err),
-                       &err);
+        assert_rein_ok(
+            rein_store_lease_acquire(s, conv[i], LEASE_TEST_MS, NULL, &lease[i], NULL, &err), &err);
         assert_rein_ok(rein_store_lock_get(other, conv[i], &info, &err), &err);
         first[i] = info.expires_ms;
     }
@@ -1439,7 +1446,7 @@ static void t_leases_share_the_thread(struct backend *b)
         renewed = true;
         for (int i = 1; i < 3; i++) {
             assert_rein_ok(rein_store_lock_get(other, conv[i], &info, &err), &err);
-            renewed = renewed && info.expires_ms >= first[i] + 1500;
+            renewed = renewed && info.expires_ms >= first[i] + LEASE_TEST_MS / 6;
         }
         if (!renewed)
             rein_sleep_ms(20);
