@@ -18,6 +18,13 @@
  *                             with messages read; first as trees, then as documents:
  *                             "V C MF MA DV DC DMF DMA VALID INVALID", each the sum over the
  *                             instances of the mean per validation, in ns
+ *   loop I LOOP FORM MODE     the same for one form (tree, doc) and one mode (verdict, counted,
+ *                             first, all), every instance looped once unmeasured and then
+ *                             measured, as one Blaze run takes one mode: "NS VALID INVALID".
+ *                             The driver sends these, so that each form and mode is timed in a
+ *                             stretch as short as a Blaze run, right after the process woke
+ *                             up as Blaze's does, instead of at the tail of one long command
+ *                             (which a busy machine preempts more often)
  *   tight I LOOP              as loop, but the LOOP validations in a row between two clock
  *                             reads (no clock inside the loop): for comparison only
  *
@@ -161,6 +168,27 @@ static double looped(const struct bcase *c, size_t k, enum form f, enum mode mod
     return sum / loop;
 }
 
+/* One form and mode over the instances of c, as one Blaze run takes one of its modes: every
+ * instance looped once unmeasured, then again measured. */
+static void loop_one(const struct bcase *c, int loop, enum form f, enum mode m,
+                     rein_schema_result *res)
+{
+    size_t n = json_array_size(c->instances), valid = 0, invalid = 0;
+    double ns = 0;
+
+    for (size_t k = 0; k < n; k++) {
+        rein_err rc = REIN_OK;
+        looped(c, k, f, m, loop, false, res, &rc);
+    }
+    for (size_t k = 0; k < n; k++) {
+        rein_err rc = REIN_OK;
+        ns += looped(c, k, f, m, loop, false, res, &rc);
+        valid += rc == REIN_OK;
+        invalid += rc == REIN_EINVALID;
+    }
+    printf("%.3f %zu %zu\n", ns, valid, invalid);
+}
+
 static void loop_case(const struct bcase *c, int loop, bool tight, rein_schema_result *res)
 {
     double ns[2][4] = {{0}};
@@ -185,7 +213,8 @@ static void loop_case(const struct bcase *c, int loop, bool tight, rein_schema_r
 static int serve(const struct bcase *cases, size_t n)
 {
     rein_schema_result *res = rein_schema_result_new();
-    char line[256], what[16], form[16];
+    static const char *const modes[] = {"verdict", "counted", "first", "all"};
+    char line[256], what[16], form[16], mode[16];
 
     while (fgets(line, sizeof(line), stdin)) {
         double arg;
@@ -199,6 +228,16 @@ static int serve(const struct bcase *cases, size_t n)
                   : form[0] == 'd' ? DOC
                                    : TEXT,
                   arg, res);
+        } else if (sscanf(line, "loop %zu %d %15s %15s", &i, &loop, form, mode) == 4 && i < n &&
+                   loop > 0 && (!strcmp(form, "tree") || !strcmp(form, "doc"))) {
+            int m = 0;
+            while (m < 4 && strcmp(modes[m], mode))
+                m++;
+            if (m == 4) {
+                fprintf(stderr, "schema_bench: bad mode: %s", line);
+                return 2;
+            }
+            loop_one(&cases[i], loop, form[0] == 't' ? TREE : DOC, (enum mode)m, res);
         } else if (sscanf(line, "%15s %zu %d", what, &i, &loop) == 3 && i < n && loop > 0 &&
                    (!strcmp(what, "loop") || !strcmp(what, "tight"))) {
             loop_case(&cases[i], loop, what[0] == 't', res);

@@ -25,7 +25,9 @@ npm @sourcemeta/jsonschema): per case, the CLI runs `validate SCHEMA INSTANCES.j
 --benchmark --loop LOOP` once with --fast and once in its exhaustive mode, and rein validates
 the same instances in the same loop shape (a clock read around every validation, the mean cost
 of an empty clock-read pair subtracted, negatives counted as zero: schema_bench.c), right
-between the two Blaze runs; each side first runs the same loops once unmeasured, to warm up
+between the two Blaze runs, one command per form and mode (each as long as a Blaze run, the
+order turned around on every other case: a mode timed at the tail of one long command was
+preempted more often on a busy machine, which showed as a systematic gap between forms); each side first runs the same loops once unmeasured, to warm up
 (Blaze's file holds the instances twice, and the first copy does not count), the order turned around on every other case. Parsing and compiling
 are excluded on both sides. A round's figure is the sum of the per-instance means over the
 instances; Blaze only decides the verdict (its benchmark builds no output), so --fast is set
@@ -141,12 +143,15 @@ def blaze_round(cases, rein, binary, loop, tmp):
         insts = os.path.join(tmp, "i%d.jsonl" % i)
         n = len(case["instances"])
         order = (True, None, False) if i % 2 == 0 else (False, None, True)
+        turns = [(pre, key) for pre in ("", "doc ") for key in ("verdict", "counted", "first msg",
+                                                                 "all msg")]
         for fast in order:
             if fast is None:
-                got = rein.ask("loop %d %d" % (i, loop))
-                ok, bad = got[8:10]
-                for key, x in zip(rkeys, got[:8]):
-                    sums[key] += float(x)
+                for pre, key in turns if i % 2 == 0 else reversed(turns):
+                    got = rein.ask("loop %d %d %s %s" % (i, loop, "doc" if pre else "tree",
+                                                        key.split()[0]))
+                    sums[pre + key] += float(got[0])
+                ok, bad = got[1:3]
                 counts["rein"][0] += int(ok)
                 counts["rein"][1] += int(bad)
             else:

@@ -1012,6 +1012,34 @@ static void test_doc_duplicates_and_skips(void **state)
     assert_int_equal(err.line, 1);
 }
 
+/* A short text's first nodes live in the document's own allocation: texts around that limit
+ * (2 KB), with more nodes than the first guess (dense arrays move to their own array while
+ * parsing) or fewer, blank-heavy, declined (a duplicate key) or broken, read as the tree. */
+static void test_doc_outgrows_its_own_room(void **state)
+{
+    struct rein_buf b;
+
+    (void)state;
+    rein_buf_init(&b, 0);
+    for (size_t want = 1; want < 2200; want += want < 1990 ? 37 : 1) {
+        for (int shape = 0; shape < 4; shape++) {
+            rein_buf_reset(&b);
+            assert_rein_ok(rein_buf_adds(&b, shape == 3 ? "{\"k\": [" : "["), NULL);
+            for (size_t i = 0; b.len + 8 < want; i++)
+                assert_rein_ok(rein_buf_adds(&b, i == 0       ? "1"
+                                                 : shape == 1 ? " ,\t\n 1"
+                                                 : shape == 2 ? ",\"s\\n\""
+                                                              : ",1"),
+                               NULL);
+            assert_rein_ok(rein_buf_adds(&b, shape == 3 ? "], \"k\": 0}" : "]"), NULL);
+            assert_int_equal(expect_doc_as_tree(b.ptr, b.len), shape != 3);
+            /* cut short: an error, whichever room the nodes were in */
+            assert_false(expect_doc_as_tree(b.ptr, b.len - 1));
+        }
+    }
+    rein_buf_release(&b);
+}
+
 static void test_log_level_parses(void **state)
 {
     enum rein_log_level lvl = REIN_LOG_WARN;
@@ -1127,6 +1155,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_time_iso_matches_the_c_library),
     cmocka_unit_test(test_json_parse_agrees_with_jansson),
     cmocka_unit_test(test_doc_duplicates_and_skips),
+    cmocka_unit_test(test_doc_outgrows_its_own_room),
     cmocka_unit_test(test_log_level_parses),
     cmocka_unit_test(test_log_escapes_control_bytes),
     cmocka_unit_test(test_arena_allocates_and_cleans_up),
