@@ -1775,21 +1775,22 @@ long rein__schema_probe(const rein_schema *schema, const struct snode *n, json_t
     return all ? (long)st.nerr : !ok;
 }
 
+/* The state of recording errors into res along the program. */
+static struct vstate rec_state(const rein_schema *schema, unsigned flags, rein_schema_result *res,
+                               rein_error *err)
+{
+    return (struct vstate){
+        .schema = schema, .res = res, .err = err, .flags = flags, .collect = true, .md = res->md};
+}
+
 /* rein_schema_validate with a result and a verdict program: the errors recorded along the
  * program (rec_run); the node walker takes over when that cannot decide. */
 static rein_err record(const rein_schema *schema, json_t *instance, unsigned flags,
                        rein_schema_result *res, rein_error *err)
 {
-    struct vstate st = {0};
-    bool ok;
+    struct vstate st = rec_state(schema, flags, res, err);
+    bool ok = rec_run(&st, schema->prog, instance, NULL, 0);
 
-    st.schema = schema;
-    st.res = res;
-    st.err = err;
-    st.flags = flags;
-    st.collect = true;
-    st.md = res->md;
-    ok = rec_run(&st, schema->prog, instance, NULL, 0);
     if (st.hard)
         return rein__schema_walk(schema, instance, flags, res, err);
     if (!ok)
@@ -1851,17 +1852,12 @@ rein_err rein_schema_validate(const rein_schema *schema, json_t *instance, unsig
 static rein_err record_doc(const rein_schema *schema, const struct rein_doc_node *root,
                            unsigned flags, rein_schema_result *res, rein_error *err, bool *done)
 {
-    struct vstate st = {0};
+    struct vstate st;
     bool ok;
 
     res->n = 0;
     rein_buf_reset(&res->text);
-    st.schema = schema;
-    st.res = res;
-    st.err = err;
-    st.flags = flags;
-    st.collect = true;
-    st.md = res->md;
+    st = rec_state(schema, flags, res, err);
     ok = rec_run_doc(&st, schema->prog, root, NULL, 0);
     *done = !st.hard;
     if (st.hard)

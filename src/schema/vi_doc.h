@@ -39,18 +39,7 @@ static inline void rein__ival_of_doc(struct rein__ival *iv, const struct rein_do
 }
 #endif
 
-#undef VI
-#undef VI_TYPE
-#undef VI_REAL
-#undef VI_STR
-#undef VI_LEN
-#undef VI_OSIZE
-#undef VI_ASIZE
-#undef VI_MEMBERS
-#undef VI_MEMBER
-#undef VI_ITEMS
-#undef VI_ITEM
-#undef VI_IVAL
+#include "schema/vi_undef.h"
 
 #define VI                   const struct rein_doc_node *
 #define VI_TYPE(v)           ((v)->type)

@@ -4,18 +4,7 @@
  * before such a text; vi_doc.h defines the same names for rein_doc nodes. No include guard:
  * each inclusion switches the form.
  */
-#undef VI
-#undef VI_TYPE
-#undef VI_REAL
-#undef VI_STR
-#undef VI_LEN
-#undef VI_OSIZE
-#undef VI_ASIZE
-#undef VI_MEMBERS
-#undef VI_MEMBER
-#undef VI_ITEMS
-#undef VI_ITEM
-#undef VI_IVAL
+#include "schema/vi_undef.h"
 
 #define VI          json_t *
 #define VI_TYPE(v)  json_typeof(v)
