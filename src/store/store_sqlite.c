@@ -915,23 +915,33 @@ static rein_err conn_done(struct sq *q, struct conn *c, rein_err rc, rein_error 
 static rein_err read_on(struct sq *q, struct conn *c, rein_store *s, rein_store_read_fn fn,
                         void *userdata, rein_error *err);
 
+/* With mu held: the free connection when free_ok, else a new one while the pool may grow;
+ * *c stays NULL when neither can be had now. */
+static rein_err conn_try(struct sq *q, bool free_ok, struct conn **c, rein_error *err)
+{
+    rein_err rc = REIN_OK;
+
+    if (q->free_list && free_ok) {
+        *c = q->free_list;
+        q->free_list = (*c)->next_free;
+    } else if (!q->free_list && q->count < q->max) {
+        rc = conn_open(q, c, err);
+        if (rc == REIN_OK)
+            q->all[q->count++] = *c;
+    }
+    return rc;
+}
+
 static rein_err sq_read_now(rein_store *s, rein_store_read_fn fn, void *userdata, rein_error *err)
 {
     struct sq *q = impl(s);
     struct conn *c = NULL;
-    rein_err rc = REIN_OK;
+    rein_err rc;
 
     if (held_read.q == q || held_write.q == q)
         return fn(s, userdata, err);
     pthread_mutex_lock(&q->mu);
-    if (q->free_list && !q->jobs && q->waiting == 0) {
-        c = q->free_list;
-        q->free_list = c->next_free;
-    } else if (!q->free_list && q->count < q->max) {
-        rc = conn_open(q, &c, err);
-        if (rc == REIN_OK)
-            q->all[q->count++] = c;
-    }
+    rc = conn_try(q, !q->jobs && q->waiting == 0, &c, err);
     pthread_mutex_unlock(&q->mu);
     if (rc != REIN_OK)
         return rc;
@@ -956,20 +966,14 @@ static rein_err sq_read(rein_store *s, rein_store_read_fn fn, void *userdata, re
     if (held_read.q == q || held_write.q == q)
         return fn(s, userdata, err);
     pthread_mutex_lock(&q->mu);
-    while (!c && rc == REIN_OK) {
-        if (q->free_list && (!q->jobs || waited)) {
-            c = q->free_list;
-            q->free_list = c->next_free;
-        } else if (!q->free_list && q->count < q->max) {
-            rc = conn_open(q, &c, err);
-            if (rc == REIN_OK)
-                q->all[q->count++] = c;
-        } else {
-            q->waiting++;
-            pthread_cond_wait(&q->cv, &q->mu);
-            q->waiting--;
-            waited = true;
-        }
+    for (;;) {
+        rc = conn_try(q, !q->jobs || waited, &c, err);
+        if (c || rc != REIN_OK)
+            break;
+        q->waiting++;
+        pthread_cond_wait(&q->cv, &q->mu);
+        q->waiting--;
+        waited = true;
     }
     pthread_mutex_unlock(&q->mu);
     if (rc != REIN_OK)

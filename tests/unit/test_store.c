@@ -569,28 +569,7 @@ static void *probe_thread(void *arg)
     return NULL;
 }
 
-static rein_err probe_reads(rein_store *s, void *userdata, rein_error *err)
-{
-    struct read_probe *p = userdata;
-    pthread_t th;
-    json_t *conv = NULL;
-    rein_error werr;
-    rein_err rc;
-
-    p->runs++;
-    rc = rein_store_conv_get(s, "r1", &conv, err);
-    json_decref(conv);
-    if (rc == REIN_OK)
-        rc = rein_store_messages_each(s, "r1", 0, count_message, &p->messages, err);
-    p->write = rein_store_conv_create(s, "r2", NULL, NULL, NULL, &werr);
-    if (rc == REIN_OK)
-        rc = rein_store_read_now(s, probe_nested, p, err); /* nested: runs at once */
-    assert_int_equal(pthread_create(&th, NULL, probe_thread, p), 0);
-    assert_int_equal(pthread_join(th, NULL), 0);
-    return rc;
-}
-
-/* probe_reads without the nested call and the second thread. */
+/* The reads of a snapshot, and a write that must fail inside one. */
 static rein_err probe_plain_reads(rein_store *s, void *userdata, rein_error *err)
 {
     struct read_probe *p = userdata;
@@ -604,6 +583,19 @@ static rein_err probe_plain_reads(rein_store *s, void *userdata, rein_error *err
     if (rc == REIN_OK)
         rc = rein_store_messages_each(s, "r1", 0, count_message, &p->messages, err);
     p->write = rein_store_conv_create(s, "r2", NULL, NULL, NULL, &werr);
+    return rc;
+}
+
+static rein_err probe_reads(rein_store *s, void *userdata, rein_error *err)
+{
+    struct read_probe *p = userdata;
+    pthread_t th;
+    rein_err rc = probe_plain_reads(s, userdata, err);
+
+    if (rc == REIN_OK)
+        rc = rein_store_read_now(s, probe_nested, p, err); /* nested: runs at once */
+    assert_int_equal(pthread_create(&th, NULL, probe_thread, p), 0);
+    assert_int_equal(pthread_join(th, NULL), 0);
     return rc;
 }
 
