@@ -240,6 +240,24 @@ typedef int (*rein_store_message_fn)(const struct rein_store_message *m, void *u
 REIN_EXTERN rein_err rein_store_message_append(rein_store *s, const char *conv_id, const char *json,
                                                size_t len, const char *trace_id,
                                                int64_t *position_out, rein_error *err) REIN_WUR;
+/* One message of rein_store_messages_append: len bytes of json (borrowed). */
+struct rein_store_text {
+    const char *json;
+    size_t len;
+};
+/* The most messages rein_store_messages_append takes at once. */
+#define REIN_STORE_MESSAGES_BATCH 32
+/*
+ * Appends n messages (msgs, each as rein_store_message_append takes one) in order, as one store
+ * call and all or none: the SQLite store changes the conversation's row once for all of them,
+ * Redis takes one round trip. *first_out (may be NULL) receives the first one's position; the
+ * others follow it. A message that is not valid refuses the call before anything is written
+ * (err names its index); so do more than REIN_STORE_MESSAGES_BATCH. n == 0 does nothing.
+ */
+REIN_EXTERN rein_err rein_store_messages_append(rein_store *s, const char *conv_id,
+                                                const struct rein_store_text *msgs, size_t n,
+                                                const char *trace_id, int64_t *first_out,
+                                                rein_error *err) REIN_WUR;
 /*
  * Calls fn for each message at position >= from, in order. REIN_ENOTFOUND for an unknown
  * conversation; a non-zero value from fn is returned as is.

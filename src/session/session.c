@@ -147,20 +147,25 @@ static rein_err queue_ledger(rein_session *s, const struct rein_ledger_entry *e,
     return rc;
 }
 
-/* Appends one message text; s->stored follows. */
-static rein_err append_text(rein_session *s, const char *text, size_t len, size_t position,
-                            rein_error *err)
+/* Appends the n message texts of items (none a ledger change) in one store call; s->stored
+ * follows. */
+static rein_err append_texts(rein_session *s, const struct rein__queued *items, size_t n,
+                             rein_error *err)
 {
-    int64_t pos = -1;
-    rein_err rc =
-        rein_store_message_append(s->store, s->conv_id, text, len, s->trace_id, &pos, err);
+    struct rein_store_text texts[REIN_STORE_MESSAGES_BATCH];
+    int64_t first = -1;
+    rein_err rc;
 
+    for (size_t i = 0; i < n; i++)
+        texts[i] = (struct rein_store_text){s->q.text.ptr + items[i].off, items[i].len};
+    rc = rein_store_messages_append(s->store, s->conv_id, texts, n, s->trace_id, &first, err);
     if (rc != REIN_OK)
         return rc;
-    s->stored = pos + 1;
-    if (position != SIZE_MAX && pos != (int64_t)position)
-        rein_log(REIN_LOG_WARN, WHERE, "%s: message stored at %lld, the history has it at %zu",
-                 s->conv_id, (long long)pos, position);
+    s->stored = first + (int64_t)n;
+    for (size_t i = 0; i < n; i++)
+        if (items[i].position != SIZE_MAX && first + (int64_t)i != (int64_t)items[i].position)
+            rein_log(REIN_LOG_WARN, WHERE, "%s: message stored at %lld, the history has it at %zu",
+                     s->conv_id, (long long)(first + (int64_t)i), items[i].position);
     return REIN_OK;
 }
 
@@ -198,10 +203,16 @@ static rein_err apply_queue(rein_store *store, void *userdata, rein_error *err)
     rein_err rc = REIN_OK;
 
     (void)store;
-    for (size_t i = 0; i < q->n && rc == REIN_OK; i++) {
-        const struct rein__queued *it = &q->items[i];
-        rc = it->ledger ? write_ledger(s, &it->e, err)
-                        : append_text(s, q->text.ptr + it->off, it->len, it->position, err);
+    /* In order; the messages between two ledger changes in one store call each. */
+    for (size_t i = 0, j; i < q->n && rc == REIN_OK; i = j) {
+        j = i + 1;
+        if (q->items[i].ledger) {
+            rc = write_ledger(s, &q->items[i].e, err);
+            continue;
+        }
+        while (j < q->n && !q->items[j].ledger && j - i < REIN_STORE_MESSAGES_BATCH)
+            j++;
+        rc = append_texts(s, &q->items[i], j - i, err);
     }
     if (rc == REIN_OK && q->state[0] && s->lease) {
         rein_error serr;

@@ -743,22 +743,49 @@ rein_err rein_store_conv_export(rein_store *s, const char *id, json_t **out, rei
 rein_err rein_store_message_append(rein_store *s, const char *conv_id, const char *json, size_t len,
                                    const char *trace_id, int64_t *position_out, rein_error *err)
 {
-    int64_t pos = -1;
+    struct rein_store_text one = {json, len};
+
+    if (!json)
+        return rein_error_set(err, REIN_EINVAL, "message is missing");
+    return rein_store_messages_append(s, conv_id, &one, 1, trace_id, position_out, err);
+}
+
+rein_err rein_store_messages_append(rein_store *s, const char *conv_id,
+                                    const struct rein_store_text *msgs, size_t n,
+                                    const char *trace_id, int64_t *first_out, rein_error *err)
+{
+    int64_t first = -1;
     rein_err rc = check_id(conv_id, "conversation", err);
 
     if (rc != REIN_OK)
         return rc;
-    if (!json)
-        return rein_error_set(err, REIN_EINVAL, "message is missing");
+    if (n == 0)
+        return REIN_OK;
+    if (!msgs)
+        return rein_error_set(err, REIN_EINVAL, "messages are missing");
+    if (n > REIN_STORE_MESSAGES_BATCH)
+        return rein_error_set(err, REIN_EINVAL, "at most %d messages are appended at once, not %zu",
+                              REIN_STORE_MESSAGES_BATCH, n);
     if (trace_id && trace_id[0] && !rein__store_call_id_is_valid(trace_id))
         return rein_error_set(err, REIN_EINVAL, "message trace id is not valid");
-    rc = check_message(json, len, err);
-    if (rc != REIN_OK)
-        return rc;
-    rc = s->ops->message_append(s, conv_id, json, len, trace_id ? trace_id : "", rein_wall_ms(),
-                                &pos, err);
-    if (rc == REIN_OK && position_out)
-        *position_out = pos;
+    for (size_t i = 0; i < n; i++) {
+        if (!msgs[i].json)
+            return rein_error_set(err, REIN_EINVAL, "message %zu is missing", i);
+        rein_error why;
+        rc = check_message(msgs[i].json, msgs[i].len, &why);
+        if (rc != REIN_OK) {
+            if (n == 1) {
+                if (err)
+                    *err = why;
+                return rc;
+            }
+            return rein_error_set(err, rc, "message %zu of %zu: %s", i, n, why.msg);
+        }
+    }
+    rc = s->ops->messages_append(s, conv_id, msgs, n, trace_id ? trace_id : "", rein_wall_ms(),
+                                 &first, err);
+    if (rc == REIN_OK && first_out)
+        *first_out = first;
     return rc;
 }
 

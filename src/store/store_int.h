@@ -53,9 +53,10 @@ struct rein__store_ops {
                           unsigned limit, rein__conv_row_fn fn, void *userdata, rein_error *err);
     rein_err (*conv_delete)(rein_store *s, const char *id, int64_t now_ms, rein_error *err);
 
-    rein_err (*message_append)(rein_store *s, const char *conv_id, const char *json, size_t len,
-                               const char *trace_id, int64_t now_ms, int64_t *position,
-                               rein_error *err);
+    /* msgs are checked (n >= 1); all or none; *first: the first one's position. */
+    rein_err (*messages_append)(rein_store *s, const char *conv_id,
+                                const struct rein_store_text *msgs, size_t n, const char *trace_id,
+                                int64_t now_ms, int64_t *first, rein_error *err);
     rein_err (*messages_each)(rein_store *s, const char *conv_id, int64_t from,
                               rein_store_message_fn fn, void *userdata, rein_error *err);
     /* Drops the messages at position >= from (the conversation exists) and sets the count. */

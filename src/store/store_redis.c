@@ -37,8 +37,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define WHERE     "store/redis"
-#define MAX_ARGS  (16 + REIN_STORE_EVENTS_BATCH) /* a batch of events and its keys */
+#define WHERE "store/redis"
+/* a batch of events or messages and its keys */
+#define MAX_ARGS                                                                                   \
+    (16 + (REIN_STORE_EVENTS_BATCH > REIN_STORE_MESSAGES_BATCH ? REIN_STORE_EVENTS_BATCH           \
+                                                               : REIN_STORE_MESSAGES_BATCH))
 #define TRACE_TTL "604800"
 
 struct rconn {
@@ -573,18 +576,23 @@ static rein_err rd_messages_truncate(rein_store *s, const char *conv_id, int64_t
     return rc;
 }
 
+/* ARGV: now_ms, the conversation's id, then the stored items in order; returns the first
+ * one's position. */
 static const char *const lua_msg_append =
     "if redis.call('EXISTS', KEYS[1]) == 0 then return -1 end "
-    "local n = redis.call('RPUSH', KEYS[2], ARGV[1]) "
+    "local n = 0 "
+    "for i = 3, #ARGV do n = redis.call('RPUSH', KEYS[2], ARGV[i]) end "
     "redis.call('HSET', KEYS[1], 'message_count', n) "
     "local old = tonumber(redis.call('HGET', KEYS[1], 'updated_ms')) "
-    "if tonumber(ARGV[2]) > old then redis.call('HSET', KEYS[1], 'updated_ms', ARGV[2]) "
-    "  redis.call('ZADD', KEYS[3], ARGV[2], ARGV[3]) end "
-    "return n - 1";
+    "if tonumber(ARGV[1]) > old then redis.call('HSET', KEYS[1], 'updated_ms', ARGV[1]) "
+    "  redis.call('ZADD', KEYS[3], ARGV[1], ARGV[2]) end "
+    "return n - (#ARGV - 2)";
 
-static rein_err rd_message_append(rein_store *s, const char *conv_id, const char *json, size_t len,
-                                  const char *trace_id, int64_t now_ms, int64_t *position,
-                                  rein_error *err)
+/* One EVAL for all of them: one round trip, and atomic (a script runs whole). */
+static rein_err rd_messages_append(rein_store *s, const char *conv_id,
+                                   const struct rein_store_text *msgs, size_t n,
+                                   const char *trace_id, int64_t now_ms, int64_t *first,
+                                   rein_error *err)
 {
     struct cmd cm = {0};
     struct rein_buf item;
@@ -592,24 +600,35 @@ static rein_err rd_message_append(rein_store *s, const char *conv_id, const char
     rein_err rc;
 
     rein_buf_init(&item, 0);
-    if (rein_buf_addf(&item, "%" PRId64 " %s ", now_ms, trace_id[0] ? trace_id : "-") ||
-        rein_buf_add(&item, json, len)) {
-        rein_buf_release(&item);
-        return oom(err);
-    }
     eval(&cm, lua_msg_append, 3);
     arg_key(&cm, s, "conv", conv_id, NULL);
     arg_key(&cm, s, "msgs", conv_id, NULL);
     arg_key(&cm, s, "convs", NULL, NULL);
-    arg_n(&cm, item.ptr, item.len);
     arg_i(&cm, now_ms);
     arg(&cm, conv_id);
+    for (size_t i = 0; i < n && !cm.oom; i++) {
+        size_t len = 0;
+        char *text = NULL;
+        if (rein_buf_addf(&item, "%" PRId64 " %s ", now_ms, trace_id[0] ? trace_id : "-") ==
+                REIN_OK &&
+            rein_buf_add(&item, msgs[i].json, msgs[i].len) == REIN_OK)
+            text = rein_buf_detach(&item, &len);
+        rein_buf_reset(&item);
+        /* Owned, with its length: the text may be long, and is not measured again. */
+        if (!text || cm.nowned >= MAX_ARGS) {
+            rein_free(text);
+            cm.oom = true;
+            break;
+        }
+        cm.owned[cm.nowned++] = text;
+        arg_n(&cm, text, len);
+    }
     rc = call_int(s, &cm, &v, err);
     rein_buf_release(&item);
     if (rc == REIN_OK && v < 0)
         rc = rein_error_set(err, REIN_ENOTFOUND, "conversation %s not found", conv_id);
     if (rc == REIN_OK)
-        *position = v;
+        *first = v;
     return rc;
 }
 
@@ -1419,7 +1438,7 @@ static const struct rein__store_ops redis_ops = {
     .conv_get = rd_conv_get,
     .conv_list = rd_conv_list,
     .conv_delete = rd_conv_delete,
-    .message_append = rd_message_append,
+    .messages_append = rd_messages_append,
     .messages_each = rd_messages_each,
     .messages_truncate = rd_messages_truncate,
     .ledger_put = rd_ledger_put,

@@ -196,7 +196,7 @@ static const char *const sql_text[ST_COUNT] = {
                            "ORDER BY updated_ms DESC, id DESC LIMIT ?3",
     [ST_CONV_DELETE] = "DELETE FROM conversations WHERE id = ?1",
     /* Read first (ST_CONV_COUNT), not RETURNING: see ST_EVENT_INSERT. */
-    [ST_CONV_BUMP] = "UPDATE conversations SET message_count = message_count + 1, "
+    [ST_CONV_BUMP] = "UPDATE conversations SET message_count = message_count + ?3, "
                      "updated_ms = max(updated_ms, ?2) WHERE id = ?1",
     [ST_CONV_COUNT] = "SELECT message_count FROM conversations WHERE id = ?1",
     [ST_CONV_COUNT_AT] = "UPDATE conversations SET message_count = min(message_count, ?2), "
@@ -1340,9 +1340,10 @@ out:
 
 /* ---- messages --------------------------------------------------------------------------- */
 
-static rein_err sq_message_append(rein_store *s, const char *conv_id, const char *json, size_t len,
-                                  const char *trace_id, int64_t now_ms, int64_t *position,
-                                  rein_error *err)
+static rein_err sq_messages_append(rein_store *s, const char *conv_id,
+                                   const struct rein_store_text *msgs, size_t n,
+                                   const char *trace_id, int64_t now_ms, int64_t *first,
+                                   rein_error *err)
 {
     struct sq *q = impl(s);
     struct conn *c;
@@ -1363,7 +1364,7 @@ static rein_err sq_message_append(rein_store *s, const char *conv_id, const char
     bind_text(st, 1, conv_id);
     rc2 = sqlite3_step(st);
     if (rc2 == SQLITE_ROW)
-        *position = sqlite3_column_int64(st, 0);
+        *first = sqlite3_column_int64(st, 0);
     done(st);
     if (rc2 == SQLITE_DONE) {
         rc = rein_error_set(err, REIN_ENOTFOUND, "conversation %s not found", conv_id);
@@ -1373,6 +1374,7 @@ static rein_err sq_message_append(rein_store *s, const char *conv_id, const char
         rc = fail(q, c->db, rc2, "append message", err);
         goto out_rollback;
     }
+    /* The count and the time once for all of them: one conversation row change. */
     st = stmt(q, c, ST_CONV_BUMP, err);
     if (!st) {
         rc = REIN_ESTORE;
@@ -1380,20 +1382,21 @@ static rein_err sq_message_append(rein_store *s, const char *conv_id, const char
     }
     bind_text(st, 1, conv_id);
     sqlite3_bind_int64(st, 2, now_ms);
+    sqlite3_bind_int64(st, 3, (int64_t)n);
     rc = run(q, c, st, "append message", NULL, err);
-    if (rc != REIN_OK)
-        goto out_rollback;
-    st = stmt(q, c, ST_MSG_INSERT, err);
-    if (!st) {
-        rc = REIN_ESTORE;
-        goto out_rollback;
+    for (size_t i = 0; rc == REIN_OK && i < n; i++) {
+        st = stmt(q, c, ST_MSG_INSERT, err);
+        if (!st) {
+            rc = REIN_ESTORE;
+            break;
+        }
+        bind_text(st, 1, conv_id);
+        sqlite3_bind_int64(st, 2, *first + (int64_t)i);
+        sqlite3_bind_int64(st, 3, now_ms);
+        bind_text(st, 4, trace_id);
+        sqlite3_bind_text(st, 5, msgs[i].json, (int)msgs[i].len, SQLITE_STATIC);
+        rc = run(q, c, st, "append message", NULL, err);
     }
-    bind_text(st, 1, conv_id);
-    sqlite3_bind_int64(st, 2, *position);
-    sqlite3_bind_int64(st, 3, now_ms);
-    bind_text(st, 4, trace_id);
-    sqlite3_bind_text(st, 5, json, (int)len, SQLITE_STATIC);
-    rc = run(q, c, st, "append message", NULL, err);
     if (rc == REIN_OK)
         rc = tx(q, c, ST_COMMIT, err);
     if (rc == REIN_OK)
@@ -2148,7 +2151,7 @@ static const struct rein__store_ops sqlite_ops = {
     .conv_get = sq_conv_get,
     .conv_list = sq_conv_list,
     .conv_delete = sq_conv_delete,
-    .message_append = sq_message_append,
+    .messages_append = sq_messages_append,
     .messages_each = sq_messages_each,
     .messages_truncate = sq_messages_truncate,
     .ledger_put = sq_ledger_put,

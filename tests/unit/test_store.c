@@ -246,6 +246,56 @@ static void t_messages(struct backend *b)
 }
 BOTH(messages)
 
+/* Several messages in one call: in order after those there, all or none. */
+static void t_messages_batch(struct backend *b)
+{
+    static const char *const trace = "4bf92f3577b34da6a3ce929d0e0e4736";
+    const struct rein_store_text two[] = {
+        {"{\"role\":\"user\",\"content\":\"a\"}", 29},
+        {"{\"role\":\"assistant\",\"content\":\"b\"}", 34},
+    };
+    const struct rein_store_text bad[] = {
+        {"{\"role\":\"user\",\"content\":\"c\"}", 29},
+        {"{\"role\":\"robot\"}", 16},
+    };
+    struct rein_store_text many[REIN_STORE_MESSAGES_BATCH + 1];
+    rein_store *s = open_store(b);
+    struct collect c = {0};
+    int64_t first = -1;
+    json_t *o = NULL;
+    rein_error err;
+
+    assert_rein_ok(rein_store_conv_create(s, "mb", NULL, NULL, NULL, &err), &err);
+    append(s, "mb", "{\"role\":\"system\",\"content\":\"s\"}", 0);
+    assert_rein_ok(rein_store_messages_append(s, "mb", two, 2, trace, &first, &err), &err);
+    assert_int_equal(first, 1);
+    /* A bad message refuses the whole call, naming it; so does an unknown conversation. */
+    assert_int_equal(rein_store_messages_append(s, "mb", bad, 2, trace, &first, &err), REIN_EINVAL);
+    assert_non_null(strstr(err.msg, "message 1 of 2"));
+    assert_non_null(strstr(err.msg, "role"));
+    assert_int_equal(rein_store_messages_append(s, "none", two, 2, trace, &first, &err),
+                     REIN_ENOTFOUND);
+    for (size_t i = 0; i < REIN_ARRAY_SIZE(many); i++)
+        many[i] = two[0];
+    assert_int_equal(
+        rein_store_messages_append(s, "mb", many, REIN_ARRAY_SIZE(many), trace, &first, &err),
+        REIN_EINVAL);
+    assert_rein_ok(rein_store_messages_append(s, "mb", two, 0, trace, &first, &err), &err);
+    assert_rein_ok(rein_store_messages_each(s, "mb", 0, collect_message, &c, &err), &err);
+    assert_int_equal(c.n, 3);
+    assert_string_equal(c.texts[1], two[0].json);
+    assert_string_equal(c.texts[2], two[1].json);
+    assert_int_equal(c.positions[2], 2);
+    assert_rein_ok(rein_store_conv_get(s, "mb", &o, &err), &err);
+    assert_int_equal(json_integer_value(json_object_get(o, "message_count")), 3);
+    json_decref(o);
+    /* The next single append continues after them. */
+    append(s, "mb", two[0].json, 3);
+    rein_store_free(s);
+}
+BOTH(messages_batch)
+EXCLUSIVE(messages_batch)
+
 static void t_list_paging(struct backend *b)
 {
     rein_store *s = open_store(b);
@@ -2262,6 +2312,8 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test_teardown(redis_conv_roundtrip, cleanup),
     cmocka_unit_test_teardown(sqlite_messages, cleanup),
     cmocka_unit_test_teardown(redis_messages, cleanup),
+    cmocka_unit_test_teardown(sqlite_messages_batch, cleanup),
+    cmocka_unit_test_teardown(redis_messages_batch, cleanup),
     cmocka_unit_test_teardown(sqlite_list_paging, cleanup),
     cmocka_unit_test_teardown(redis_list_paging, cleanup),
     cmocka_unit_test_teardown(sqlite_find, cleanup),
@@ -2311,6 +2363,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(sqlite_alloc_torture),
     cmocka_unit_test_teardown(sqlite_excl_conv_roundtrip, cleanup),
     cmocka_unit_test_teardown(sqlite_excl_messages, cleanup),
+    cmocka_unit_test_teardown(sqlite_excl_messages_batch, cleanup),
     cmocka_unit_test_teardown(sqlite_excl_list_paging, cleanup),
     cmocka_unit_test_teardown(sqlite_excl_find, cleanup),
     cmocka_unit_test_teardown(sqlite_excl_truncate, cleanup),
