@@ -29,7 +29,11 @@
  * handed out), and the end of the turn (rein_session_run returns, or with defer_events,
  * rein_session_end). A commit that fails refuses every later write of the session, so no
  * message is stored after one that was lost, and the turn ends with the failure instead of a
- * result. A process killed between commit points loses only writes nobody was told about. Opening sets the conversation's state to "running";
+ * result. A process killed between commit points loses only writes nobody was told about.
+ * The opening's writes (lock, conversation, recovery's answers, state) do not wait for the
+ * disk (rein_store_group_ahead): the first commit point checks they were kept, and fails
+ * (refusing every later write) when they were not. Opening sets the conversation's state to
+ * "running";
  * closing writes "idle" (or "interrupted" when rein_session_interrupt was called) and releases
  * the lock. A process that dies in between leaves "running", which rein_store_recover() turns
  * into "interrupted" once the lease has run out.

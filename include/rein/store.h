@@ -127,6 +127,24 @@ REIN_EXTERN rein_err rein_store_read(rein_store *s, rein_store_read_fn fn, void 
  */
 REIN_EXTERN rein_err rein_store_group(rein_store *s, rein_store_read_fn fn, void *userdata,
                                       rein_error *err) REIN_WUR;
+/*
+ * rein_store_group without the wait for the disk: returns fn's result once fn has run, while
+ * its writes still wait for their batch's commit. Later calls and groups see them. *ticket
+ * receives what rein_store_group_kept needs to tell whether that commit was made (0: the
+ * writes were committed before this returned, as on stores without a writer thread). For work
+ * nobody is told about yet: the caller must call rein_store_group_kept before it acknowledges
+ * anything that depends on these writes, or does anything that cannot be undone.
+ */
+REIN_EXTERN rein_err rein_store_group_ahead(rein_store *s, rein_store_read_fn fn, void *userdata,
+                                            uint64_t *ticket, rein_error *err) REIN_WUR;
+/*
+ * Whether the writes of rein_store_group_ahead's ticket were committed: REIN_OK, or
+ * REIN_ESTORE with the commit's failure. Only after a later rein_store_group or store call of
+ * the same thread returned (the writer commits in order, so that batch has ended by then);
+ * else REIN_ESTATE. A ticket of 0 is REIN_OK.
+ */
+REIN_EXTERN rein_err rein_store_group_kept(rein_store *s, uint64_t ticket,
+                                           rein_error *err) REIN_WUR;
 
 /* Counts of what a handle did since it was opened, for tests and benchmarks. */
 struct rein_store_counts {

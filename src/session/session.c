@@ -241,6 +241,17 @@ rein_err rein__session_commit(rein_session *s, rein__session_more_fn more, void 
     if (s->q.failed.code)
         queue_clear(&s->q); /* refused already; more still runs (events, the lock's release) */
     rc = queued || more ? rein_store_group(s->store, apply_queue, &c, &e) : REIN_OK;
+    /* The opening went ahead of its commit: this commit, later, is where it must be kept (a
+     * lost opening is also why this one failed, when it did). */
+    if ((queued || more) && s->open_ticket) {
+        rein_error why;
+        rein_err kept = rein_store_group_kept(s->store, s->open_ticket, &why);
+        s->open_ticket = 0;
+        if (kept != REIN_OK) {
+            rc = rein_error_set(&e, kept, "the conversation's opening was not stored: %s", why.msg);
+            s->q.failed = e;
+        }
+    }
     if (rc != REIN_OK && queued && !s->q.failed.code)
         s->q.failed = e;
     queue_clear(&s->q);
@@ -675,7 +686,9 @@ rein_err rein_session_open(rein_store *store, const char *conv_id,
     }
     if (store) {
         struct opening op = {s, opts ? opts->title : NULL, held};
-        rc = rein_store_group(store, open_stored, &op, err);
+        /* Nothing of the opening is told or irreversible: the turn's first commit (before a
+         * call runs, an event id goes out, or the turn ends) checks it was kept. */
+        rc = rein_store_group_ahead(store, open_stored, &op, &s->open_ticket, err);
     } else {
         s->cancel = rein_cancel_new();
         rc = s->cancel ? REIN_OK : rein_error_set(err, REIN_ENOMEM, "out of memory");

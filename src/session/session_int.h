@@ -88,6 +88,9 @@ struct rein_session {
      * takes it (the order is qmu, then the store). */
     pthread_mutex_t qmu;
     struct rein__session_queue q;
+    /* The opening's writes (rein_store_group_ahead), until the first commit found them kept
+     * (qmu; 0: kept, or committed when made). */
+    uint64_t open_ticket;
     struct rein_buf result; /* the last turn's result object as recorded (JSON text) */
 };
 

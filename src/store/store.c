@@ -308,6 +308,22 @@ rein_err rein_store_group(rein_store *s, rein_store_read_fn fn, void *userdata, 
     return s->ops->group(s, fn, userdata, err);
 }
 
+rein_err rein_store_group_ahead(rein_store *s, rein_store_read_fn fn, void *userdata,
+                                uint64_t *ticket, rein_error *err)
+{
+    *ticket = 0;
+    if (!s->ops->group_ahead)
+        return rein_store_group(s, fn, userdata, err);
+    return s->ops->group_ahead(s, fn, userdata, ticket, err);
+}
+
+rein_err rein_store_group_kept(rein_store *s, uint64_t ticket, rein_error *err)
+{
+    if (ticket == 0 || !s->ops->group_kept)
+        return REIN_OK;
+    return s->ops->group_kept(s, ticket, err);
+}
+
 void rein_store_counts(const rein_store *s, struct rein_store_counts *out)
 {
     out->calls = atomic_load_explicit(&s->tally.calls, memory_order_relaxed);

@@ -37,6 +37,10 @@ struct rein__store_ops {
     rein_err (*read)(rein_store *s, rein_store_read_fn fn, void *userdata, rein_error *err);
     /* rein_store_group; NULL: the backend commits every call on its own (fn runs as it is). */
     rein_err (*group)(rein_store *s, rein_store_read_fn fn, void *userdata, rein_error *err);
+    /* rein_store_group_ahead and _kept; NULL: the group waits (ticket 0). */
+    rein_err (*group_ahead)(rein_store *s, rein_store_read_fn fn, void *userdata, uint64_t *ticket,
+                            rein_error *err);
+    rein_err (*group_kept)(rein_store *s, uint64_t ticket, rein_error *err);
 
     rein_err (*conv_create)(rein_store *s, const char *id, const char *title, const char *metadata,
                             int64_t now_ms, rein_error *err);

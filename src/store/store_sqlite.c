@@ -49,6 +49,8 @@
 /* A batch commits when no other call waits, or at this many calls, or this old. */
 #define BATCH_MAX_CALLS 256
 #define WAL_KEEP_BYTES  "4194304"
+/* Failed batches remembered for rein_store_group_kept; an older ticket counts as failed. */
+#define FAILED_KEEP 64
 
 /* Ordered migrations: step i brings the schema from version i to i + 1. Never edit a step
  * that has shipped; append a new one. */
@@ -284,6 +286,8 @@ struct job {
     rein_error *err; /* the submitter's; may be NULL */
     rein_err rc;     /* fn's or the call's result, then the commit's */
     struct conn *c;  /* a borrow: the connection lent */
+    bool ahead;      /* rein_store_group_ahead: posted once fn ran, and out of the list */
+    uint64_t batch;  /* ahead: the batch that holds it (its ticket) */
     sem_t ended;     /* posted once the batch holding the job has ended (a borrow: also when
                         the connection is lent) */
 };
@@ -314,6 +318,11 @@ struct sq {
     pthread_t writer;
     sem_t back;                      /* a borrower handed the connection back to the writer */
     struct rein__store_tally *tally; /* the handle's */
+    /* Batches by number, for rein_store_group_kept (mu): the last begun and ended, and the
+     * last FAILED_KEEP that failed (nfailed in all; failed_err the last one's failure). */
+    uint64_t batch_no, ended_no, failed[FAILED_KEEP];
+    uint64_t nfailed;
+    rein_error failed_err;
 };
 
 static struct sq *impl(rein_store *s)
@@ -659,15 +668,43 @@ static void job_run(struct sq *q, struct job *j)
         ;
 }
 
+/* A batch begins (BEGIN done): its number. */
+static uint64_t batch_begun(struct sq *q)
+{
+    uint64_t b;
+
+    pthread_mutex_lock(&q->mu);
+    b = ++q->batch_no;
+    pthread_mutex_unlock(&q->mu);
+    return b;
+}
+
+/* Batch b ended with rc (before its jobs are told, so a job that returns finds it ended). */
+static void batch_ended(struct sq *q, uint64_t b, rein_err rc, const rein_error *e)
+{
+    pthread_mutex_lock(&q->mu);
+    if (rc != REIN_OK) {
+        q->failed[q->nfailed % FAILED_KEEP] = b;
+        q->nfailed++;
+        q->failed_err = *e;
+    }
+    q->ended_no = b;
+    pthread_mutex_unlock(&q->mu);
+}
+
 /*
  * One batch: the connection, BEGIN, every job in order, one COMMIT for all of them, then each
  * submitter is told. A job that finds the batch rolled back by SQLite (some I/O errors do
- * that) first ends the batch for the jobs before it and starts another.
+ * that) first ends the batch for the jobs before it and starts another. An ahead job is told
+ * as soon as its fn ran, and leaves the list (its submitter's stack goes): its ticket is the
+ * batch's number, whose outcome batch_ended records.
  */
 static void writer_batch(struct sq *q, struct job *list)
 {
-    struct job *first = list;
+    struct job *first = list, *prev = NULL, *next;
     struct conn *c = NULL;
+    bool ran = false; /* a job ran in the open batch */
+    uint64_t b = 0;
     rein_error e;
     rein_err rc;
 
@@ -682,30 +719,49 @@ static void writer_batch(struct sq *q, struct job *list)
         jobs_fail(list, rc, &e);
         return;
     }
+    b = batch_begun(q);
     held_write.q = q;
     held_write.c = c;
-    for (struct job *j = list; j; j = j->next) {
-        if (j != first && sqlite3_get_autocommit(c->db)) {
+    for (struct job *j = list; j; j = next) {
+        if (ran && sqlite3_get_autocommit(c->db)) {
             rc = batch_commit(q, c, &e);
+            batch_ended(q, b, rc, &e);
             jobs_end(first, j, rc, &e);
             first = j;
+            prev = NULL;
+            ran = false;
             if (run_id(q, c, ST_BEGIN, &e) != REIN_OK) {
                 jobs_fail(j, REIN_ESTORE, &e);
                 first = NULL;
                 break;
             }
+            b = batch_begun(q);
         }
         job_run(q, j);
+        ran = true;
+        next = j->next;
+        if (!j->ahead) {
+            prev = j;
+            continue;
+        }
+        if (prev)
+            prev->next = next;
+        else
+            first = next;
+        j->batch = b;
+        sem_post(&j->ended);
     }
     held_write.q = NULL;
     held_write.c = NULL;
-    if (first)
+    if (ran)
         rc = batch_commit(q, c, &e);
     /* Free before anyone is told: a caller that reads at once (rein_store_read_now) finds the
      * connection idle. */
     conn_put(q, c);
-    if (first)
+    if (ran) {
+        batch_ended(q, b, rc, &e);
         jobs_end(first, NULL, rc, &e);
+    }
 }
 
 /*
@@ -750,7 +806,8 @@ static void *writer_main(void *arg)
  * is lent to it). */
 static void job_submit(struct sq *q, struct job *j)
 {
-    REIN__STORE_COUNT(q->tally, waits);
+    if (!j->ahead)
+        REIN__STORE_COUNT(q->tally, waits);
     sem_init(&j->ended, 0, 0);
     j->next = NULL;
     pthread_mutex_lock(&q->mu);
@@ -1019,6 +1076,49 @@ static rein_err sq_group(rein_store *s, rein_store_read_fn fn, void *userdata, r
     job_submit(q, &j);
     sem_destroy(&j.ended);
     return j.rc;
+}
+
+/* rein_store_group_ahead in group mode: as sq_group, but the writer posts the job once fn ran,
+ * and the ticket is its batch's number. */
+static rein_err sq_group_ahead(rein_store *s, rein_store_read_fn fn, void *userdata,
+                               uint64_t *ticket, rein_error *err)
+{
+    struct sq *q = impl(s);
+    struct job j = {.s = s, .fn = fn, .userdata = userdata, .err = err, .ahead = true};
+
+    *ticket = 0;
+    if (!q->group || held_read.q == q || held_write.q == q)
+        return sq_group(s, fn, userdata, err);
+    REIN__STORE_COUNT(q->tally, calls);
+    job_submit(q, &j);
+    sem_destroy(&j.ended);
+    if (j.rc == REIN_OK)
+        *ticket = j.batch;
+    return j.rc;
+}
+
+static rein_err sq_group_kept(rein_store *s, uint64_t ticket, rein_error *err)
+{
+    struct sq *q = impl(s);
+    rein_err rc = REIN_OK;
+
+    pthread_mutex_lock(&q->mu);
+    if (ticket > q->ended_no) {
+        rc = rein_error_set(err, REIN_ESTATE,
+                            "sqlite %s: asked whether batch %llu was kept before it ended", q->path,
+                            (unsigned long long)ticket);
+    } else if (q->nfailed > 0) {
+        uint64_t n = q->nfailed < FAILED_KEEP ? q->nfailed : FAILED_KEEP;
+        /* Failures are recorded in order: the oldest one remembered is the next to go. */
+        bool lost = q->nfailed > FAILED_KEEP && ticket < q->failed[q->nfailed % FAILED_KEEP];
+        for (uint64_t i = 0; i < n && !lost; i++)
+            lost = q->failed[i] == ticket;
+        if (lost)
+            rc = rein_error_set(err, REIN_ESTORE, "an earlier write was not kept: %s",
+                                q->failed_err.msg);
+    }
+    pthread_mutex_unlock(&q->mu);
+    return rc;
 }
 
 /* ---- schema ----------------------------------------------------------------------------- */
@@ -2148,6 +2248,8 @@ static const struct rein__store_ops sqlite_ops = {
     .read_now = sq_read_now,
     .read = sq_read,
     .group = sq_group,
+    .group_ahead = sq_group_ahead,
+    .group_kept = sq_group_kept,
     .conv_get = sq_conv_get,
     .conv_list = sq_conv_list,
     .conv_delete = sq_conv_delete,

@@ -822,7 +822,8 @@ static void loop_in_a_session(void **state)
 
 /* F's store opened again in exclusive mode, as `rein serve` opens it (group commit); with
  * poison, a message holding "poison" fails its commit (store_fixture.h). */
-static void reopen_exclusive(bool poison)
+/* poison: 1 poisons messages (test_store_fixture_poison), 2 also new conversations' titles. */
+static void reopen_exclusive(int poison)
 {
     /* The lease's thread looks for a cancel every poll_ms, with a store call of its own: not
      * within a test's turn. */
@@ -832,17 +833,19 @@ static void reopen_exclusive(bool poison)
     rein_store_free(F->store);
     if (poison)
         test_store_fixture_poison(F->url + strlen("sqlite:"));
+    if (poison > 1)
+        test_store_fixture_poison_titles(F->url + strlen("sqlite:"));
     assert_rein_ok(rein_store_open(F->url, &opts, &F->store, &err), &err);
 }
 
 /*
  * A turn whose adapter hands out no event ids (defer_events, as POST /agent/chat answering
  * JSON): its messages, ledger changes, lock states and events wait for the turn's commit
- * points, so the turn waits for the disk three times (open, the call about to run with its
- * pending entry, the end) instead of once per write, and everything is stored once
- * rein_session_end says so.
+ * points, so the turn waits for the disk twice (the call about to run, with its pending entry,
+ * and the end; the opening's writes go ahead of their commit and the first commit checks it)
+ * instead of once per write, and everything is stored once rein_session_end says so.
  */
-static void deferred_turn_commits_three_times(void **state)
+static void deferred_turn_commits_twice(void **state)
 {
     struct seen seen = {.mu = PTHREAD_MUTEX_INITIALIZER};
     struct rein_session_opts so = {.on_event = on_event, .event_data = &seen, .defer_events = true};
@@ -856,7 +859,7 @@ static void deferred_turn_commits_three_times(void **state)
 
     (void)state;
     start();
-    reopen_exclusive(false);
+    reopen_exclusive(0);
     script("[{\"tool_calls\": [{\"id\": \"d1\", \"name\": \"echo\", \"arguments\": "
            "\"{\\\"text\\\": \\\"hi\\\"}\"}]}, {\"text\": [\"It said \", \"hi.\"]}]");
     rein_store_counts(F->store, &before);
@@ -866,7 +869,7 @@ static void deferred_turn_commits_three_times(void **state)
     rein_agent_result_free(r);
     assert_rein_ok(rein_session_end(s, &err), &err);
     rein_store_counts(F->store, &after);
-    assert_int_equal(after.waits - before.waits, 3);
+    assert_int_equal(after.waits - before.waits, 2);
 
     conv = exported("d");
     assert_int_equal(json_array_size(json_object_get(conv, "messages")), 5);
@@ -902,7 +905,7 @@ static void lost_commit_is_reported(void **state)
 
     (void)state;
     start();
-    reopen_exclusive(true);
+    reopen_exclusive(1);
     script("[{\"tool_calls\": [{\"id\": \"p1\", \"name\": \"echo\", \"arguments\": "
            "\"{\\\"text\\\": \\\"hi\\\"}\"}]}, {\"text\": \"poison\"}]");
     assert_rein_ok(rein_session_open(F->store, "p", &so, &s, NULL, &err), &err);
@@ -915,6 +918,37 @@ static void lost_commit_is_reported(void **state)
     assert_int_equal(json_array_size(json_object_get(conv, "messages")), 3);
     assert_string_equal(jstr(ledger_entry(conv, "p1"), "status"), "pending");
     assert_int_equal(rein_store_lock_get(F->store, "p", &info, &err), REIN_ENOTFOUND);
+    json_decref(conv);
+}
+
+/*
+ * The opening's writes go ahead of their commit (decision 0065), and that commit fails (the new
+ * conversation's title holds "poison"): the turn's first commit point, before its call runs,
+ * finds it so. The call does not run, the turn is not kept, and the store holds nothing of it.
+ */
+static void lost_opening_stops_the_call(void **state)
+{
+    struct rein_session_opts so = {.defer_events = true, .title = "poison"};
+    rein_session *s;
+    rein_agent_result *r = NULL;
+    json_t *conv = NULL;
+    rein_error err;
+
+    (void)state;
+    start();
+    reopen_exclusive(2);
+    script("[{\"tool_calls\": [{\"id\": \"z1\", \"name\": \"echo\", \"arguments\": "
+           "\"{\\\"text\\\": \\\"hi\\\"}\"}]}, {\"text\": \"done\"}]");
+    assert_rein_ok(rein_session_open(F->store, "pz", &so, &s, NULL, &err), &err);
+    assert_int_not_equal(rein_session_run(s, F->a, "echo hi", NULL, &r, &err), REIN_OK);
+    assert_null(r);
+    assert_non_null(strstr(err.msg, "opening was not stored"));
+    assert_int_not_equal(rein_session_end(s, &err), REIN_OK);
+    /* The turn stopped at the call, which never ran: the model was not asked for an answer
+     * (one request, and the verifier's when the call was self-checked). */
+    assert_true(ms_request_count(F->ms) <= 2);
+    assert_null(strstr(ms_last_request(F->ms)->body, "\"role\":\"tool\""));
+    assert_int_equal(rein_store_conv_get(F->store, "pz", &conv, &err), REIN_ENOTFOUND);
     json_decref(conv);
 }
 
@@ -933,7 +967,8 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test_teardown(loop_in_a_session, teardown),
     cmocka_unit_test_teardown(sqlite_release_store_continues, teardown),
     cmocka_unit_test_teardown(redis_release_store_continues, teardown),
-    cmocka_unit_test_teardown(deferred_turn_commits_three_times, teardown),
+    cmocka_unit_test_teardown(deferred_turn_commits_twice, teardown),
+    cmocka_unit_test_teardown(lost_opening_stops_the_call, teardown),
     cmocka_unit_test_teardown(lost_commit_is_reported, teardown),
 };
 

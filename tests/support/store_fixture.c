@@ -47,6 +47,21 @@ void test_store_fixture_poison(const char *path)
     sqlite3_close(db);
 }
 
+void test_store_fixture_poison_titles(const char *path)
+{
+    sqlite3 *db = NULL;
+    char *msg = NULL;
+
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    if (sqlite3_exec(db,
+                     "CREATE TRIGGER poison_title AFTER INSERT ON conversations "
+                     "  WHEN instr(COALESCE(NEW.title, ''), 'poison') > 0 BEGIN "
+                     "  INSERT INTO poison VALUES (1); END;",
+                     NULL, NULL, &msg) != SQLITE_OK)
+        fail_msg("adding the title trigger: %s", msg);
+    sqlite3_close(db);
+}
+
 void test_store_fixture_redis(const struct test_redis *r)
 {
 #ifdef HAVE_HIREDIS

@@ -16,5 +16,8 @@ void test_store_fixture_redis(const struct test_redis *r);
  * makes the transaction that inserted it fail at COMMIT (a deferred foreign key with no parent
  * row): a commit failure on demand. */
 void test_store_fixture_poison(const char *path);
+/* Adds to test_store_fixture_poison's (call it first) a trigger that poisons the commit of a
+ * new conversation whose title contains "poison". */
+void test_store_fixture_poison_titles(const char *path);
 
 #endif

@@ -1900,6 +1900,61 @@ static void sqlite_group_commit_failure_keeps_nothing(void **state)
     rein_store_free(s);
 }
 
+/* rein_store_group_ahead: fn's result without the wait (no wait counted), its writes seen by
+ * the next calls; rein_store_group_kept after a later call says whether the commit was made:
+ * yes for a clean group, REIN_ESTORE with the commit's failure for a poisoned one, whose
+ * writes are gone. Other stores commit as they go: ticket 0, always kept. */
+static void sqlite_group_ahead_is_checked_later(void **state)
+{
+    struct grp g = {.conv = "a"};
+    struct rein_store_counts before, after;
+    rein_store *s;
+    uint64_t ticket = 0;
+    rein_error err;
+    int n = 0;
+
+    (void)state;
+    s = open_poisoned();
+    assert_rein_ok(rein_store_conv_create(s, "a", NULL, NULL, NULL, &err), &err);
+    rein_store_counts(s, &before);
+    assert_rein_ok(rein_store_group_ahead(s, grp_fn, &g, &ticket, &err), &err);
+    rein_store_counts(s, &after);
+    assert_int_equal(after.waits, before.waits);
+    assert_true(ticket > 0);
+    assert_int_equal(g.seen, 2);
+    assert_rein_ok(rein_store_messages_each(s, "a", 0, gc_count, &n, &err), &err);
+    assert_int_equal(n, 2);
+    assert_rein_ok(rein_store_group_kept(s, ticket, &err), &err);
+
+    g.poison = true;
+    g.seen = 0;
+    assert_rein_ok(rein_store_group_ahead(s, grp_fn, &g, &ticket, &err), &err);
+    assert_int_equal(g.seen, 4);
+    n = 0;
+    assert_rein_ok(rein_store_messages_each(s, "a", 0, gc_count, &n, &err), &err);
+    assert_int_equal(n, 2); /* the poisoned batch was rolled back */
+    assert_int_equal(rein_store_group_kept(s, ticket, &err), REIN_ESTORE);
+    assert_non_null(strstr(err.msg, "FOREIGN KEY"));
+    assert_rein_ok(rein_store_group_kept(s, 0, &err), &err);
+    rein_store_free(s);
+}
+
+static void t_group_ahead_elsewhere(struct backend *b)
+{
+    struct grp g = {.conv = "e"};
+    rein_store *s = open_store(b);
+    uint64_t ticket = 7;
+    rein_error err;
+
+    assert_rein_ok(rein_store_conv_create(s, "e", NULL, NULL, NULL, &err), &err);
+    assert_rein_ok(rein_store_group_ahead(s, grp_fn, &g, &ticket, &err), &err);
+    assert_int_equal(ticket, 0);
+    assert_int_equal(g.seen, 2);
+    assert_rein_ok(rein_store_group_kept(s, ticket, &err), &err);
+    rein_store_free(s);
+}
+BOTH(group_ahead_elsewhere)
+
 static void sqlite_migrates_v1(void **state)
 {
     /* A database written by the first schema version, with data in it. */
@@ -2312,6 +2367,8 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test_teardown(redis_conv_roundtrip, cleanup),
     cmocka_unit_test_teardown(sqlite_messages, cleanup),
     cmocka_unit_test_teardown(redis_messages, cleanup),
+    cmocka_unit_test_teardown(sqlite_group_ahead_elsewhere, cleanup),
+    cmocka_unit_test_teardown(redis_group_ahead_elsewhere, cleanup),
     cmocka_unit_test_teardown(sqlite_messages_batch, cleanup),
     cmocka_unit_test_teardown(redis_messages_batch, cleanup),
     cmocka_unit_test_teardown(sqlite_list_paging, cleanup),
@@ -2380,6 +2437,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test_teardown(redis_group, cleanup),
     cmocka_unit_test_teardown(sqlite_excl_group, cleanup),
     cmocka_unit_test_teardown(sqlite_group_commit_failure_keeps_nothing, cleanup),
+    cmocka_unit_test_teardown(sqlite_group_ahead_is_checked_later, cleanup),
 };
 
 REIN_TEST_MAIN(tests)
