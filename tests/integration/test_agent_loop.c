@@ -1587,6 +1587,24 @@ static rein_err before_call(void *ud, const char *call_id, rein_error *err)
     return REIN_OK;
 }
 
+/* A new history for f's next turn with persist p, the model scripted to call echo with text
+ * and then answer. */
+static void fresh_echo_turn(struct fx *f, const struct rein_agent_persist *p, const char *text)
+{
+    char script[256];
+
+    rein_history_free(f->h);
+    f->h = rein_history_new();
+    f->o.persist = p;
+    ms_reset(f->ms);
+    snprintf(script, sizeof(script),
+             "[{\"tool_calls\":[{\"id\":\"c1\",\"name\":\"echo\","
+             "  \"arguments\":\"{\\\"text\\\":\\\"%s\\\"}\"}]},"
+             "{\"text\":\"hi\"}]",
+             text);
+    fx_script(f, script);
+}
+
 static void test_persistence_hooks(void **state)
 {
     struct fx f;
@@ -1619,13 +1637,7 @@ static void test_persistence_hooks(void **state)
     /* before_call failing: the call does not run, and fails as internal, saying why. */
     struct saved s3 = {json_array(), json_array(), 100};
     struct rein_agent_persist p3 = {save_message, save_ledger, &s3, before_call};
-    rein_history_free(f.h);
-    f.h = rein_history_new();
-    f.o.persist = &p3;
-    ms_reset(f.ms);
-    fx_script(&f, "[{\"tool_calls\":[{\"id\":\"c1\",\"name\":\"echo\","
-                  "  \"arguments\":\"{\\\"text\\\":\\\"RAN-IT\\\"}\"}]},"
-                  "{\"text\":\"hi\"}]");
+    fresh_echo_turn(&f, &p3, "RAN-IT");
     fx_run(&f, "echo it");
     assert_int_equal(before_calls, 2);
     assert_int_equal(json_array_size(s3.ledger), 2);
@@ -1644,13 +1656,7 @@ static void test_persistence_hooks(void **state)
     /* A message that cannot be saved stops the turn before the next model call. */
     struct saved s2 = {json_array(), json_array(), 4}; /* the tool result of the new turn */
     struct rein_agent_persist p2 = {save_message, save_ledger, &s2, NULL};
-    rein_history_free(f.h);
-    f.h = rein_history_new();
-    f.o.persist = &p2;
-    ms_reset(f.ms);
-    fx_script(&f, "[{\"tool_calls\":[{\"id\":\"c1\",\"name\":\"echo\","
-                  "  \"arguments\":\"{\\\"text\\\":\\\"hi\\\"}\"}]},"
-                  "{\"text\":\"hi\"}]");
+    fresh_echo_turn(&f, &p2, "hi");
     fx_run(&f, "echo hi");
     assert_stop(&f, REIN_AGENT_STOP_ERROR);
     assert_non_null(strstr(rein_agent_result_detail(f.r), "the disk is full"));

@@ -567,6 +567,25 @@ static void events_of_a_turn_from_another_instance(void **state)
 
 /* ---- lifecycle --------------------------------------------------------------------------- */
 
+/* The conversation id (new object) once in shows it recovered after a dead turn: call_id's
+ * entry flagged interrupted, no lock, the state "interrupted" (or the last answer after 20 s). */
+static json_t *recovered(const struct inst *in, const char *id, const char *call_id)
+{
+    int64_t deadline = rein_now_ms() + 20000;
+    json_t *conv = NULL;
+
+    while (rein_now_ms() < deadline) {
+        json_decref(conv);
+        conv = conversation(in, id);
+        if (json_is_true(json_object_get(th_ledger_entry(conv, call_id), "interrupted")) &&
+            json_is_null(json_object_get(conv, "lock")) && th_jstr(conv, "state") &&
+            strcmp(th_jstr(conv, "state"), "interrupted") == 0)
+            break;
+        rein_sleep_ms(50);
+    }
+    return conv;
+}
+
 static void kill9_during_a_slow_tool(void **state)
 {
     struct th_bg *x;
@@ -574,7 +593,6 @@ static void kill9_during_a_slow_tool(void **state)
     json_t *conv = NULL;
     const json_t *msgs, *entry = NULL;
     const struct ms_request *mr;
-    int64_t deadline;
 
     (void)state;
     setup_cluster(true);
@@ -609,17 +627,8 @@ static void kill9_during_a_slow_tool(void **state)
      * messages, its ledger and its lock one after another: an answer that read the state just
      * before recovery ran and the ledger just after shows the call flagged and the state still
      * "running". So the wait is for the whole recovered view in one answer. */
-    deadline = rein_now_ms() + 20000;
-    while (rein_now_ms() < deadline) {
-        json_decref(conv);
-        conv = conversation(&C->b, "k9");
-        entry = th_ledger_entry(conv, "s1");
-        if (json_is_true(json_object_get(entry, "interrupted")) &&
-            json_is_null(json_object_get(conv, "lock")) && th_jstr(conv, "state") &&
-            strcmp(th_jstr(conv, "state"), "interrupted") == 0)
-            break;
-        rein_sleep_ms(50);
-    }
+    conv = recovered(&C->b, "k9", "s1");
+    entry = th_ledger_entry(conv, "s1");
     assert_true(json_is_true(json_object_get(entry, "interrupted")));
     assert_string_equal(th_jstr(entry, "status"), "pending");
     assert_true(json_is_null(json_object_get(conv, "lock")));
@@ -804,7 +813,6 @@ static void kill9_as_a_call_starts(bool redis)
     json_t *conv = NULL;
     const json_t *msgs, *entry = NULL;
     char pid[32];
-    int64_t deadline;
     int code;
 
     setup_cluster(redis);
@@ -823,16 +831,8 @@ static void kill9_as_a_call_starts(bool redis)
     assert_int_equal(ms_request_count(C->ms), 2);
 
     inst_start(&C->a, "1500", "5000");
-    deadline = rein_now_ms() + 20000;
-    while (rein_now_ms() < deadline) {
-        json_decref(conv);
-        conv = conversation(&C->a, "k9b");
-        entry = th_ledger_entry(conv, "b1");
-        if (json_is_true(json_object_get(entry, "interrupted")) && th_jstr(conv, "state") &&
-            strcmp(th_jstr(conv, "state"), "interrupted") == 0)
-            break;
-        rein_sleep_ms(50);
-    }
+    conv = recovered(&C->a, "k9b", "b1");
+    entry = th_ledger_entry(conv, "b1");
     assert_non_null(entry);
     assert_string_equal(th_jstr(entry, "status"), "pending");
     assert_true(json_is_true(json_object_get(entry, "interrupted")));

@@ -29,37 +29,37 @@ void test_store_fixture_sqlite(const char *path)
     free(sql);
 }
 
-void test_store_fixture_poison(const char *path)
+/* Runs sql on the database at path; what names it in the failure. */
+static void exec_sql(const char *path, const char *sql, const char *what)
 {
     sqlite3 *db = NULL;
     char *msg = NULL;
 
     assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
-    if (sqlite3_exec(db,
-                     "CREATE TABLE poison_parent (id INTEGER PRIMARY KEY);"
-                     "CREATE TABLE poison (x INTEGER REFERENCES poison_parent(id) "
-                     "  DEFERRABLE INITIALLY DEFERRED);"
-                     "CREATE TRIGGER poison_msg AFTER INSERT ON messages "
-                     "  WHEN instr(NEW.body, 'poison') > 0 BEGIN INSERT INTO poison VALUES (1); "
-                     "END;",
-                     NULL, NULL, &msg) != SQLITE_OK)
-        fail_msg("adding the poison trigger: %s", msg);
+    if (sqlite3_exec(db, sql, NULL, NULL, &msg) != SQLITE_OK)
+        fail_msg("adding the %s: %s", what, msg);
     sqlite3_close(db);
+}
+
+void test_store_fixture_poison(const char *path)
+{
+    exec_sql(path,
+             "CREATE TABLE poison_parent (id INTEGER PRIMARY KEY);"
+             "CREATE TABLE poison (x INTEGER REFERENCES poison_parent(id) "
+             "  DEFERRABLE INITIALLY DEFERRED);"
+             "CREATE TRIGGER poison_msg AFTER INSERT ON messages "
+             "  WHEN instr(NEW.body, 'poison') > 0 BEGIN INSERT INTO poison VALUES (1); "
+             "END;",
+             "poison trigger");
 }
 
 void test_store_fixture_poison_titles(const char *path)
 {
-    sqlite3 *db = NULL;
-    char *msg = NULL;
-
-    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
-    if (sqlite3_exec(db,
-                     "CREATE TRIGGER poison_title AFTER INSERT ON conversations "
-                     "  WHEN instr(COALESCE(NEW.title, ''), 'poison') > 0 BEGIN "
-                     "  INSERT INTO poison VALUES (1); END;",
-                     NULL, NULL, &msg) != SQLITE_OK)
-        fail_msg("adding the title trigger: %s", msg);
-    sqlite3_close(db);
+    exec_sql(path,
+             "CREATE TRIGGER poison_title AFTER INSERT ON conversations "
+             "  WHEN instr(COALESCE(NEW.title, ''), 'poison') > 0 BEGIN "
+             "  INSERT INTO poison VALUES (1); END;",
+             "title trigger");
 }
 
 void test_store_fixture_redis(const struct test_redis *r)
