@@ -162,10 +162,12 @@ static rein_err append_texts(rein_session *s, const struct rein__queued *items, 
     if (rc != REIN_OK)
         return rc;
     s->stored = first + (int64_t)n;
-    for (size_t i = 0; i < n; i++)
-        if (items[i].position != SIZE_MAX && first + (int64_t)i != (int64_t)items[i].position)
+    for (size_t i = 0; i < n; i++) {
+        int64_t at = first + (int64_t)i;
+        if (items[i].position != SIZE_MAX && at != (int64_t)items[i].position)
             rein_log(REIN_LOG_WARN, WHERE, "%s: message stored at %lld, the history has it at %zu",
-                     s->conv_id, (long long)(first + (int64_t)i), items[i].position);
+                     s->conv_id, (long long)at, items[i].position);
+    }
     return REIN_OK;
 }
 
