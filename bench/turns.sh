@@ -25,7 +25,8 @@
 #                                 default, 32 since decision 0057, 8 before: a
 #                                 running turn holds one, so at most that many run at once)
 #   BEFORE=DIR bench/turns.sh     also DIR's rein (another checkout, release build in
-#                                 DIR/build-bench) on SQLite, interleaved with this tree's
+#                                 DIR/build-bench) on SQLite and on Redis (appendfsync always,
+#                                 its own redis-server), interleaved with this tree's
 #   INSTR=1 bench/turns.sh        also rein's own instructions per turn on SQLite (valgrind
 #                                 --tool=callgrind, counting only while INSTR_CONVERSATIONS
 #                                 (default 50) conversations run two turns each, one at a time
@@ -129,6 +130,7 @@ start_redis() {
 }
 start_redis redis --appendonly yes --appendfsync always
 start_redis redis-volatile --appendonly no
+[ -n "$before_rein" ] && start_redis redis-before --appendonly yes --appendfsync always
 
 # name store-url binary
 declare -A port rein_pid store_pid
@@ -149,7 +151,8 @@ start_rein redis "redis://127.0.0.1:${redis_port[redis]}/0" "$build/rein"
 start_rein redis-volatile "redis://127.0.0.1:${redis_port[redis-volatile]}/0" "$build/rein"
 if [ -n "$before_rein" ]; then
   start_rein sqlite-before "sqlite:$tmp/before.db" "$before_rein"
-  names=(sqlite-before "${names[@]}")
+  start_rein redis-before "redis://127.0.0.1:${redis_port[redis-before]}/0" "$before_rein"
+  names=(sqlite-before "${names[@]::2}" redis-before "${names[@]:2}")
 fi
 for n in "${names[@]}"; do
   "$out/server_chat" "http://127.0.0.1:${port[$n]}" 20 warm 1 >/dev/null
@@ -200,7 +203,8 @@ print(f"{convs} conversations at once through rein serve, POST /agent/chat (the 
 print(f"load average {before} before, {after} after (2 cores shared with other users)")
 print(f"{'':44} {'turns/s':>10} {'p50 ms':>12} {'p99 ms':>12}")
 label = {"sqlite": "SQLite (FULL, WAL)", "redis": "Redis (appendfsync always)",
-         "redis-volatile": "Redis (no persistence)", "sqlite-before": "SQLite, BEFORE checkout"}
+         "redis-volatile": "Redis (no persistence)", "sqlite-before": "SQLite, BEFORE checkout",
+         "redis-before": "Redis (always), BEFORE checkout"}
 rng = lambda xs, f: f"{min(xs):{f}}-{max(xs):{f}}"
 for n in names:
     for turn, what in (("1", "new"), ("2", "second message")):
@@ -213,6 +217,9 @@ for n in ("redis", "redis-volatile", "sqlite-before"):
     if n in names:
         r = turns(n)
         print(f"SQLite / {label[n]}, turns/s: {min(s) / max(r):.2f}-{max(s) / min(r):.2f}")
+if "redis-before" in names:
+    r, rb = turns("redis"), turns("redis-before")
+    print(f"Redis / {label['redis-before']}, turns/s: {min(r) / max(rb):.2f}-{max(r) / min(rb):.2f}")
 print(f"\nCPU ms per turn (both messages, range over rounds; 1,000 turns/s on 2 cores leaves "
       f"2 ms for all of them)")
 print(f"{'':32} {'rein serve':>12} {'model server':>13} {'client':>10} {'redis-server':>13} "
