@@ -1,6 +1,6 @@
 /*
  * The promise of the OpenAI request parser's document path (src/gateway/openai.c, decision
- * 0061), checked on one body: the parser, which reads the common shape of a body as a
+ * 0060), checked on one body: the parser, which reads the common shape of a body as a
  * rein_doc, and its general path alone (the whole body as a jansson tree) answer alike, the
  * same refusal (parameter and message) or the same request, with the body's tools known to
  * the tools cache or not. Shared by fuzz/gateway_request.c and tests/unit/test_gateway_parse.c.

@@ -19,7 +19,7 @@
  * conversation's sequence ids, so a reader on any instance can replay them and follow the turn
  * while it runs (rein_store_events_after / _wait).
  *
- * Commits (docs/decisions/0045, 0065): a turn's messages, ledger changes and lock states wait
+ * Commits (docs/decisions/0045, 0063): a turn's messages, ledger changes and lock states wait
  * in memory for the turn's next commit point, and each commit point writes everything waiting
  * in one store group (rein_store_group: one wait for the disk). The commit points are those
  * where something is acknowledged or becomes irreversible: a call about to run (after its

@@ -44,7 +44,7 @@ struct rein__gw_tool {
 struct rein__gw_req {
     enum rein_gateway_api api;
     /* The body's tree; or, when the OpenAI parser read the body as a rein_doc (its common
-     * shape, decision 0061), just the tools member's tree, or NULL without tools. */
+     * shape, decision 0060), just the tools member's tree, or NULL without tools. */
     json_t *doc;
     char *model_own; /* the model's name when the body was read as a rein_doc (owned) */
     rein_history *h;

@@ -530,7 +530,7 @@ rein_err rein__gw_openai_parse_tree(struct rein__gw_req *r, const char *body, si
 /*
  * Most bodies are a model, messages of text and the tools an agent sends every time (known to
  * the tools cache). Parsing those into a jansson tree, only to copy each message out of it and
- * free it, was about 15,000 instructions and 25 allocations per request (decision 0061). The
+ * free it, was about 15,000 instructions and 25 allocations per request (decision 0060). The
  * body is read as a rein_doc instead: text messages are made from its strings directly, and
  * the members that need values (other messages, tools, options, passthrough) get a tree of
  * just that member, read by the same functions as on the general path. Anything the read

@@ -801,7 +801,7 @@ static void kill9_after_answers_keeps_them(void **state)
 
 /*
  * The ledger's rule: a call never runs before its entry is on disk. A turn's writes wait in
- * memory for its commit points (decisions 0045, 0065), and the pending entry, the person's
+ * memory for its commit points (decisions 0045, 0063), and the pending entry, the person's
  * message and the model's call share the commit made right before the call runs. The tool here
  * kills the server with -9 the moment it starts, after the verifier (a model call) approved it:
  * after a restart the message, the call and its pending entry are there, and once the dead

@@ -922,7 +922,7 @@ static void lost_commit_is_reported(void **state)
 }
 
 /*
- * The opening's writes go ahead of their commit (decision 0065), and that commit fails (the new
+ * The opening's writes go ahead of their commit (decision 0063), and that commit fails (the new
  * conversation's title holds "poison"): the turn's first commit point, before its call runs,
  * finds it so. The call does not run, the turn is not kept, and the store holds nothing of it.
  */

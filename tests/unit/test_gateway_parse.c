@@ -1,6 +1,6 @@
 /*
  * Unit tests for the OpenAI request parser's document path (src/gateway/openai.c, decision
- * 0061): the common shape of a body (a model, text messages, options, tools known to the
+ * 0060): the common shape of a body (a model, text messages, options, tools known to the
  * tools cache) is read without a jansson tree of the body, and every body, read that way or
  * handed to the general path, answers what the general path alone answers: the same refusal
  * with its parameter and message, or the same request (gateway_same.h, shared with

@@ -2037,7 +2037,7 @@ static void query_plan(const char *path, const char *sql, char *out, size_t size
 
 /*
  * A page of the list is read from one index that holds every column the list answers with,
- * never from the table (decision 0067), also in a database made before that index existed
+ * never from the table (decision 0064), also in a database made before that index existed
  * (schema 5, as the previous release leaves it, with the list's old index).
  */
 static void sqlite_list_reads_only_its_index(void **state)
