@@ -41,16 +41,7 @@ static const char *const droppable[] = {
     NULL,
 };
 
-static bool listed(const char *const *list, const char *key)
-{
-    for (size_t i = 0; list[i]; i++) {
-        if (strcmp(list[i], key) == 0)
-            return true;
-    }
-    return false;
-}
-
-/* listed() for a name of n bytes that need not end with a NUL. */
+/* Whether list holds the name of n bytes at key (which need not end with a NUL). */
 static bool listed_n(const char *const *list, const char *key, size_t n)
 {
     for (size_t i = 0; list[i]; i++) {
@@ -58,6 +49,11 @@ static bool listed_n(const char *const *list, const char *key, size_t n)
             return true;
     }
     return false;
+}
+
+static bool listed(const char *const *list, const char *key)
+{
+    return listed_n(list, key, strlen(key));
 }
 
 static const char *type_word(const json_t *v)
