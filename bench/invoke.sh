@@ -22,6 +22,7 @@
 #   ROUNDS=3 PAIRS=5 BLOCK=2 bench/invoke.sh
 #   BEFORE=DIR bench/invoke.sh     DIR's rein (release build in DIR/build-bench) in the same
 #                                  pairs, as a third server
+#   BEFORE_BIN=PATH bench/invoke.sh   the same with a rein binary already built (not rebuilt)
 #   INSTR=1 bench/invoke.sh
 #   PIN=1 bench/invoke.sh
 # Needs: wrk and nginx (scripts/install-deps.sh --bench); valgrind for INSTR=1.
@@ -43,7 +44,9 @@ nginx_bin=$(command -v nginx || echo /usr/sbin/nginx)
   cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DREIN_TESTS=ON >/dev/null
 cmake --build "$build" -j 2 --target rein >/dev/null
 before_rein=""
-if [ -n "${BEFORE:-}" ]; then
+if [ -n "${BEFORE_BIN:-}" ]; then
+  before_rein=$BEFORE_BIN
+elif [ -n "${BEFORE:-}" ]; then
   [ -f "$BEFORE/build-bench/CMakeCache.txt" ] ||
     cmake -S "$BEFORE" -B "$BEFORE/build-bench" -DCMAKE_BUILD_TYPE=Release >/dev/null
   cmake --build "$BEFORE/build-bench" -j 2 --target rein >/dev/null
@@ -100,13 +103,23 @@ check_echo_invoke "$out/invoke_post.lua"
 srv_pids[nginx]=$(pgrep -P "${pids[-1]}" | tr '\n' ' ')
 
 
-# One block against $1: prints "requests server_cpu_ms wrk_cpu_ms".
+# The machine's idle and busy jiffies so far (all cores; iowait counts as idle).
+idle_busy() {
+  awk '/^cpu / {print $5 + $6, $2 + $3 + $4 + $7 + $8 + $9}' /proc/stat
+}
+
+# One block against $1: prints "requests server_cpu_ms wrk_cpu_ms idle_jiffies busy_jiffies".
+# The machine's idle share during the block says whether the two cores were kept busy: if a
+# server leaves them idle while wrk waits for its answers, it loses throughput that its CPU per
+# request does not show.
 block_run() {
-  local c0 c1 text reqs
+  local c0 c1 text reqs i0 b0 i1 b1
   # shellcheck disable=SC2086
   c0=$(cpu_ms ${srv_pids[$1]})
+  read -r i0 b0 < <(idle_busy)
   text=$(/usr/bin/time -f 'WRKCPU %U %S' "${pin_wrk[@]+"${pin_wrk[@]}"}" wrk -t2 -c64 -d"${block}s" --timeout 10s -s "$out/invoke_post.lua" \
     "${url[$1]}" 2>&1)
+  read -r i1 b1 < <(idle_busy)
   # shellcheck disable=SC2086
   c1=$(cpu_ms ${srv_pids[$1]})
   if grep -q 'Non-2xx\|Socket errors' <<<"$text"; then
@@ -114,7 +127,8 @@ block_run() {
     exit 1
   fi
   reqs=$(awk '/requests in/ {print $1}' <<<"$text")
-  echo "$reqs $((c1 - c0)) $(awk '/^WRKCPU/ {printf "%.0f", ($2 + $3) * 1000}' <<<"$text")"
+  echo "$reqs $((c1 - c0)) $(awk '/^WRKCPU/ {printf "%.0f", ($2 + $3) * 1000}' <<<"$text")" \
+    "$((i1 - i0)) $((b1 - b0))"
 }
 
 rows=()
@@ -127,8 +141,8 @@ for r in $(seq "$rounds"); do
       for ((i = ${#names[@]} - 1; i >= 0; i--)); do order+=("${names[$i]}"); done
     fi
     for n in "${order[@]}"; do
-      read -r reqs scpu wcpu < <(block_run "$n")
-      rows+=("$r,$p,$n,$reqs,$scpu,$wcpu,$load")
+      read -r reqs scpu wcpu idle busy < <(block_run "$n")
+      rows+=("$r,$p,$n,$reqs,$scpu,$wcpu,$load,$idle,$busy")
     done
   done
 done
@@ -139,8 +153,8 @@ block, pairs, pin = float(sys.argv[1]), int(sys.argv[2]), sys.argv[3] == "1"
 data = {}
 loads = {}
 for row in sys.argv[4:]:
-    r, p, n, reqs, scpu, wcpu, load = row.split(",")
-    data[(int(r), int(p), n)] = (int(reqs), float(scpu), float(wcpu))
+    r, p, n, reqs, scpu, wcpu, load, idle, busy = row.split(",")
+    data[(int(r), int(p), n)] = (int(reqs), float(scpu), float(wcpu), int(idle), int(busy))
     loads[int(r)] = load
 rounds = sorted(loads)
 names = sorted({k[2] for k in data}, key=lambda n: {"rein": 0, "nginx": 1}.get(n, 2))
@@ -149,7 +163,9 @@ print(f"POST /skills/echo/invoke, wrk -t2 -c64, {pairs} pairs of {block:.0f} s b
       + ("wrk on CPU 0, the servers on CPU 1" if pin else "2 cores shared with wrk and other users"))
 print(f"{'round':>5} {'load':>6} {'rein/nginx median':>18} {'pairs min-max':>15} "
       + " ".join(f"{n + ' req/s':>13}" for n in names)
-      + "".join(f" {n + ' us cpu/req':>17}" for n in names) + f" {'wrk us/req':>11}")
+      + "".join(f" {n + ' us cpu/req':>17}" for n in names) + f" {'wrk us/req':>11}"
+      + "".join(f" {n + ' idle %':>12}" for n in names)
+      + "".join(f" {'wrk us/' + n + ' req':>16}" for n in names))
 medians = []
 for r in rounds:
     ratios = [data[(r, p, "rein")][0] / data[(r, p, "nginx")][0] for p in range(1, pairs + 1)]
@@ -164,6 +180,15 @@ for r in rounds:
     line = f"{r:>5} {loads[r]:>6} {med:>18.2f} {min(ratios):>7.2f}-{max(ratios):<7.2f} "
     line += " ".join(f"{rps[n]:>13.0f}" for n in names)
     line += "".join(f" {cpu[n]:>17.1f}" for n in names) + f" {wrk:>11.1f}"
+    # The share of both cores' time nobody used while that server's blocks ran.
+    for n in names:
+        idle = sum(data[(r, p, n)][3] for p in range(1, pairs + 1))
+        busy = sum(data[(r, p, n)][4] for p in range(1, pairs + 1))
+        line += f" {100 * idle / max(1, idle + busy):>12.1f}"
+    # wrk's own CPU per request against each server (more headers or packets cost it more).
+    for n in names:
+        w = sum(data[(r, p, n)][2] for p in range(1, pairs + 1))
+        line += f" {1000 * w / sum(data[(r, p, n)][0] for p in range(1, pairs + 1)):>16.1f}"
     print(line)
     if "before" in names:
         br = [data[(r, p, "before")][0] / data[(r, p, "nginx")][0] for p in range(1, pairs + 1)]
