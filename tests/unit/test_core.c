@@ -672,6 +672,46 @@ static void test_ids_are_well_formed_and_distinct(void **state)
     assert_int_equal(strlen(span), 16);
 }
 
+/*
+ * Every digit of an id is one of the 62 letters and digits, each as likely as any other at
+ * every position (each id digit is drawn uniformly): counted over 20,000 ids, every symbol's
+ * count stays within 8% of the mean overall (about 7 standard deviations) and within 40% at
+ * each position (about 7 as well), far outside what chance produces, while a skewed draw (a
+ * digit taken modulo 62 from a byte without redrawing, or a digit that repeats another) lands
+ * outside.
+ */
+static void test_id_digits_are_uniform(void **state)
+{
+    enum { N = 20000, DIGITS = 24 };
+    static const char alnum[] = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+    static unsigned at[DIGITS][62];
+    unsigned all[62] = {0};
+    char id[REIN_ID_MAX];
+
+    (void)state;
+    memset(at, 0, sizeof(at));
+    for (int n = 0; n < N; n++) {
+        rein_id_new("c_", id);
+        assert_int_equal(strlen(id), 2 + DIGITS);
+        for (int i = 0; i < DIGITS; i++) {
+            const char *d = strchr(alnum, id[2 + i]);
+            assert_true(d && *d);
+            at[i][d - alnum]++;
+            all[d - alnum]++;
+        }
+    }
+    for (int k = 0; k < 62; k++) {
+        double mean_all = (double)N * DIGITS / 62, mean_at = (double)N / 62;
+        if (all[k] < mean_all * 0.92 || all[k] > mean_all * 1.08)
+            fail_msg("'%c' came %u times in %d digits (expected about %.0f)", alnum[k], all[k],
+                     N * DIGITS, mean_all);
+        for (int i = 0; i < DIGITS; i++)
+            if (at[i][k] < mean_at * 0.6 || at[i][k] > mean_at * 1.4)
+                fail_msg("'%c' came %u times at position %d (expected about %.0f)", alnum[k],
+                         at[i][k], i, mean_at);
+    }
+}
+
 /* A forked child and its parent mint different ids, across several refills of the
  * per-thread buffer (pthread_atfork drops the parent's bytes; the generator reseeds). */
 static void test_ids_differ_after_fork(void **state)
@@ -1151,6 +1191,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_jw_literal_key_matches_key),
     cmocka_unit_test(test_ids_are_well_formed_and_distinct),
     cmocka_unit_test(test_ids_differ_after_fork),
+    cmocka_unit_test(test_id_digits_are_uniform),
     cmocka_unit_test(test_clock_is_monotonic_and_iso_formats),
     cmocka_unit_test(test_time_iso_matches_the_c_library),
     cmocka_unit_test(test_json_parse_agrees_with_jansson),
