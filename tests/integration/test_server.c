@@ -187,6 +187,11 @@ static void guards_routing(void **state)
     th_assert_error(&r, 404, "not_found");
     assert_non_null(strstr(r.body, "no route"));
     th_resp_free(&r);
+    /* As long as a route's first segment and different in its last byte only. */
+    th_http_raw("GET", u("/agenx/conversations/abc"), NULL, 0, NULL, &r);
+    th_assert_error(&r, 404, "not_found");
+    assert_non_null(strstr(r.body, "no route"));
+    th_resp_free(&r);
 }
 
 static void guards_bodies(void **state)
