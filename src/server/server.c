@@ -287,12 +287,19 @@ static enum MHD_Result collect_kv(void *cls, enum MHD_ValueKind kind, const char
     return MHD_YES;
 }
 
-/* Sets when the connection's current phase must end (ms from now; 0: no deadline). */
-static void track_deadline(struct conn_track *t, int64_t ms, enum phase phase)
+/* Sets when the connection's current phase must end: ms after now_ns (a monotonic time the
+ * caller has just read, so a request reads the clock once where it can); ms 0: no deadline. */
+static void track_deadline_at(struct conn_track *t, int64_t now_ns, int64_t ms, enum phase phase)
 {
     if (t)
-        atomic_store_explicit(&t->due, ms > 0 ? (rein_now_ms() + ms) * 4 + phase : 0,
+        atomic_store_explicit(&t->due, ms > 0 ? (now_ns / 1000000 + ms) * 4 + phase : 0,
                               memory_order_relaxed);
+}
+
+/* The same, ms from now. */
+static void track_deadline(struct conn_track *t, int64_t ms, enum phase phase)
+{
+    track_deadline_at(t, ms > 0 ? rein_now_ns() : 0, ms, phase);
 }
 
 static rein_request *request_new(rein_server *srv, struct MHD_Connection *conn, const char *url,
@@ -1557,9 +1564,10 @@ static bool route_lookup(rein_request *req, char *allow, size_t allow_size, bool
             allow_add(allow, allow_size, r->method);
         }
     }
-    if (path_known && strstr(allow, "GET") && !strstr(allow, "HEAD"))
+    /* The Allow list is read only when no route took the method (405 and OPTIONS). */
+    if (path_known && !req->route && strstr(allow, "GET") && !strstr(allow, "HEAD"))
         allow_add(allow, allow_size, "HEAD");
-    if (path_known && !strstr(allow, "OPTIONS"))
+    if (path_known && !req->route && !strstr(allow, "OPTIONS"))
         allow_add(allow, allow_size, "OPTIONS");
     return path_known;
 }
@@ -1725,7 +1733,8 @@ static enum MHD_Result first_call(rein_request *req)
                      "the server holds too many unfinished request bodies; try again shortly");
     }
     req->stage = ST_BODY;
-    track_deadline(req->track, srv->body_timeout_ms, PH_BODY);
+    /* From the request's start, read when its head had arrived, as now. */
+    track_deadline_at(req->track, req->start_ns, srv->body_timeout_ms, PH_BODY);
     return MHD_YES;
 }
 
@@ -1869,6 +1878,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
     struct MHD_Response *unsent;
     double secs;
     bool orphan;
+    int64_t now_ns;
 
     rein__mhd_request_left(conn);
     if (!req)
@@ -1904,13 +1914,14 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
     if (unsent)
         MHD_destroy_response(unsent);
     /* The next request on this connection has the header timeout from now. */
+    now_ns = rein_now_ns();
     if (toe == MHD_REQUEST_TERMINATED_COMPLETED_OK)
-        track_deadline(req->track, srv->header_timeout_ms, PH_HEADERS);
+        track_deadline_at(req->track, now_ns, srv->header_timeout_ms, PH_HEADERS);
     if (toe != MHD_REQUEST_TERMINATED_COMPLETED_OK || orphan)
         rein_cancel_trigger(req->cancel, toe == MHD_REQUEST_TERMINATED_DAEMON_SHUTDOWN
                                              ? "server shutting down"
                                              : "client disconnected");
-    secs = (double)(rein_now_ns() - req->start_ns) / 1e9;
+    secs = (double)(now_ns - req->start_ns) / 1e9;
     rein_log(REIN_LOG_INFO, WHERE, "%s %s %s %d %.1fms%s", req->id, req->method,
              req->route ? req->route->pattern : req->path, req->final_status, secs * 1000,
              toe == MHD_REQUEST_TERMINATED_COMPLETED_OK ? "" : " (connection ended early)");
