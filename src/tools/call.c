@@ -769,6 +769,13 @@ static bool output_matches(rein_call_result *r)
             return false;
         }
     }
+    /* A matching output, the common case, is checked without an error list (as the
+     * arguments are); only a mismatch is validated again to list its problems. */
+    err_reset(&verr);
+    rc = rein_schema_validate(r->tool->output_schema, structured, REIN_SCHEMA_FIRST_ERROR, NULL,
+                              &verr);
+    if (rc == REIN_OK)
+        return true;
     sr = rein_schema_result_new();
     err_reset(&verr);
     rc = sr ? rein_schema_validate(r->tool->output_schema, structured, 0, sr, &verr) : REIN_ENOMEM;
