@@ -2,8 +2,10 @@
  * The promise of the one-pass OpenAI chunk reader (src/providers/oachunk.c), checked on one
  * input: an OpenAI SSE stream decoded with the fast path and with every payload through the
  * general path (jtok/jsmn and take_object) gives the same events, the same response, the
- * same notes and the same result or error message, fed whole or in pieces. Shared by
- * fuzz/fuzz_oachunk.c and tests/unit/test_oachunk.c. Include after "providers/provider_int.h".
+ * same notes and the same result or error message, fed whole or in pieces; the same for a
+ * whole chat completion body (REIN_WIRE_OPENAI_JSON, oa_compare_body). Shared by
+ * fuzz/fuzz_oachunk.c, fuzz/fuzz_openai_body.c and tests/unit/test_oachunk.c. Include after
+ * "providers/provider_int.h".
  */
 #ifndef REIN_FUZZ_OACHUNK_SAME_H
 #define REIN_FUZZ_OACHUNK_SAME_H
@@ -40,9 +42,11 @@ static void oa_on_event(const struct rein_model_event *ev, void *ud)
     oa_note(run, ev->text ? ev->text : "", ev->text ? ev->len : 0);
 }
 
-/* Decodes len bytes of text as "openai-sse" in pieces of at most piece bytes; general: every
- * payload through the general path. The log is the caller's to release. */
-static void oa_decode(struct oa_run *run, const char *text, size_t len, size_t piece, bool general)
+/* Decodes len bytes of text as wire (openai-sse or openai-json) in pieces of at most piece
+ * bytes; general: every payload through the general path. The log is the caller's to
+ * release. */
+static void oa_decode(struct oa_run *run, enum rein_wire_format wire, const char *text, size_t len,
+                      size_t piece, bool general)
 {
     rein_provider_decoder *d;
     rein_model_response *r = NULL;
@@ -52,7 +56,7 @@ static void oa_decode(struct oa_run *run, const char *text, size_t len, size_t p
 
     rein_buf_init(&run->log, 0);
     run->nomem = false;
-    d = rein_provider_decoder_new(REIN_WIRE_OPENAI_SSE, NULL, oa_on_event, run);
+    d = rein_provider_decoder_new(wire, NULL, oa_on_event, run);
     if (!d) {
         run->nomem = true;
         return;
@@ -81,17 +85,18 @@ static void oa_decode(struct oa_run *run, const char *text, size_t len, size_t p
 
 enum oa_verdict { OA_SAME, OA_DIFFERENT, OA_NOMEM };
 
-/* Both paths on text, whole and in pieces of 7 bytes; *where (may be NULL) gets the fast
- * path's log of the first difference found, for a message (the caller releases it). */
-static enum oa_verdict oa_compare(const char *text, size_t len, struct rein_buf *where)
+/* Both paths on text as wire, whole and in pieces of 7 bytes; *where (may be NULL) gets the
+ * fast path's log of the first difference found, for a message (the caller releases it). */
+static enum oa_verdict oa_compare_wire(enum rein_wire_format wire, const char *text, size_t len,
+                                       struct rein_buf *where)
 {
     static const size_t pieces[] = {SIZE_MAX, 7};
     enum oa_verdict v = OA_SAME;
 
     for (size_t k = 0; k < sizeof(pieces) / sizeof(pieces[0]) && v == OA_SAME; k++) {
         struct oa_run fast, general;
-        oa_decode(&fast, text, len, pieces[k], false);
-        oa_decode(&general, text, len, pieces[k], true);
+        oa_decode(&fast, wire, text, len, pieces[k], false);
+        oa_decode(&general, wire, text, len, pieces[k], true);
         if (fast.nomem || general.nomem)
             v = OA_NOMEM;
         else if (fast.log.len != general.log.len ||
@@ -108,6 +113,18 @@ static enum oa_verdict oa_compare(const char *text, size_t len, struct rein_buf 
         rein_buf_release(&general.log);
     }
     return v;
+}
+
+/* An OpenAI SSE stream, both paths. */
+static inline enum oa_verdict oa_compare(const char *text, size_t len, struct rein_buf *where)
+{
+    return oa_compare_wire(REIN_WIRE_OPENAI_SSE, text, len, where);
+}
+
+/* A whole chat completion body (or an error body), both paths. */
+static inline enum oa_verdict oa_compare_body(const char *text, size_t len, struct rein_buf *where)
+{
+    return oa_compare_wire(REIN_WIRE_OPENAI_JSON, text, len, where);
 }
 
 #endif /* REIN_FUZZ_OACHUNK_SAME_H */

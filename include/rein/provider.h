@@ -131,6 +131,12 @@ REIN_EXTERN const rein_model_call *rein_model_response_call(const rein_model_res
 /* The provider's error object (an in-stream error event, or the body of a failed HTTP
  * request), or NULL. Borrowed. */
 REIN_EXTERN const json_t *rein_model_response_error(const rein_model_response *r);
+/* Anthropic's thinking blocks and server tool blocks of the reply, the arrays
+ * rein_model_response_message() copies under "thinking_blocks" and "server_blocks"; NULL when
+ * the reply has none (every other wire). Borrowed, valid while the response is: a caller that
+ * needs neither can skip building the message. */
+REIN_EXTERN const json_t *rein_model_response_thinking_blocks(const rein_model_response *r);
+REIN_EXTERN const json_t *rein_model_response_server_blocks(const rein_model_response *r);
 /* For the response of a failed HTTP request: how long the provider asked to wait before
  * another (Retry-After or retry-after-ms), in milliseconds; -1 when it did not say. */
 REIN_EXTERN int64_t rein_model_response_retry_after_ms(const rein_model_response *r);

@@ -565,9 +565,22 @@ static void thinking(struct rein_jw *w, const json_t *msg)
     }
 }
 
+/*
+ * The final round's message, for what only it holds (thinking and server blocks, the
+ * reasoning's signature); NULL when the reply has none of them. Building it was a third of
+ * the reply's instructions for a reply of text and calls (bench/gateway.sh).
+ */
+static json_t *blocks_message(const rein_model_response *r)
+{
+    if (!r || (!rein_model_response_reasoning(r)[0] && !rein_model_response_thinking_blocks(r) &&
+               !rein_model_response_server_blocks(r)))
+        return NULL;
+    return rein_model_response_message(r);
+}
+
 static rein_err an_reply(const struct rein__gw_ctx *c, struct rein_buf *out)
 {
-    json_t *msg = c->last ? rein_model_response_message(c->last) : NULL;
+    json_t *msg = blocks_message(c->last);
     const char *text = c->last ? rein_model_response_text(c->last) : "";
     const char *refusal = c->last ? rein_model_response_refusal(c->last) : NULL;
     struct rein_jw w;

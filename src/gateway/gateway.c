@@ -1015,7 +1015,7 @@ static rein_err ctx_init(struct rein__gw_ctx *c, rein_gateway *g,
     rein_buf_init(&c->chunk_head, 0);
     rein_buf_init(&c->streamed, 0);
     if (call->trace_id && rein_trace_id_is_valid(call->trace_id))
-        snprintf(c->trace_id, sizeof(c->trace_id), "%s", call->trace_id);
+        memcpy(c->trace_id, call->trace_id, sizeof(c->trace_id)); /* valid: 32 digits and NUL */
     else
         rein_trace_id_new(c->trace_id);
     if (call->api == REIN_GATEWAY_ANTHROPIC)

@@ -300,17 +300,29 @@ static inline rein_err jfailed(rein_err rc)
 
 /* Tokenizes a whole body into doc: REIN_OK when it is one JSON object, else the decoder's
  * error (the body is empty, not JSON in jansson's words, or several values). */
+static inline rein_err jdoc_body_seen(struct rein_provider_decoder *d, const char *p, size_t len,
+                                      struct jdoc *doc, rein_error *err);
 static inline rein_err jdoc_body(struct rein_provider_decoder *d, const char *p, size_t len,
                                  struct jdoc *doc, rein_error *err)
 {
-    int r;
-
     doc->js = p; /* empty until tokenized, whatever the caller reads after an error */
     doc->t = NULL;
     doc->n = 0;
     if (jblank(p, len))
         return jfailed(rein__decoder_bad(d, 0, p, len, "the body is empty", err));
     rein__decoder_saw(d, p, len);
+    return jdoc_body_seen(d, p, len, doc, err);
+}
+
+/* jdoc_body after its first steps: p is not blank and the decoder has counted it. */
+static inline rein_err jdoc_body_seen(struct rein_provider_decoder *d, const char *p, size_t len,
+                                      struct jdoc *doc, rein_error *err)
+{
+    int r;
+
+    doc->js = p;
+    doc->t = NULL;
+    doc->n = 0;
     r = jdoc_parse(doc, p, len, &d->tok, &d->tokcap);
     if (r == JSMN_ERROR_NOMEM)
         return REIN_ENOMEM;

@@ -47,6 +47,7 @@ struct scan {
     struct hole holes[MAX_HOLES];
     int nholes;
     bool no_template; /* a string that is read did not get a hole */
+    bool body;        /* a whole chat completion (its choice's "message"), not a chunk */
 };
 
 struct call_piece {
@@ -385,12 +386,14 @@ static bool choice_field(struct scan *s, const struct rein__jstr *k, unsigned *s
         s->i++;
         return zero;
     }
+    /* A chunk's "delta", a body's "message": the general path reads a delta object before a
+     * message, so each kind declines the other's member. */
     if (key_is(k, "delta"))
-        return once(seen, 2) && read_object(s, delta_field, ctx);
+        return !s->body && once(seen, 2) && read_object(s, delta_field, ctx);
     if (key_is(k, "finish_reason"))
         return once(seen, 4) && str_or_null(s, &c->finish, &c->has_finish, H_FINISH);
     if (key_is(k, "message"))
-        return false;
+        return s->body && once(seen, 2) && read_object(s, delta_field, ctx);
     return skip_value(s, 2);
 }
 
@@ -548,8 +551,9 @@ static bool read_chunk(struct scan *s, struct chunk *c)
     return s->i == s->len;
 }
 
-/* What take_object (openai.c) reports for a chunk of this shape, in its order. */
-static rein_err report(struct rein_provider_decoder *d, const struct chunk *c)
+/* What take_object (openai.c) reports for a chunk (body: a whole chat completion) of this
+ * shape, in its order. */
+static rein_err report(struct rein_provider_decoder *d, const struct chunk *c, bool body)
 {
     rein_err rc = rein__asm_identity(&d->a, c->id, c->model);
 
@@ -580,6 +584,8 @@ static rein_err report(struct rein_provider_decoder *d, const struct chunk *c)
         if (rc)
             return rc;
         rein__asm_complete(&d->a);
+    } else if (body && (rc = rein__openai_close_calls(d)) != REIN_OK) {
+        return rc; /* a whole reply's calls are whole */
     }
     if (c->has_usage) {
         rein__asm_usage(&d->a, c->usage.in, c->usage.out);
@@ -738,6 +744,22 @@ void rein__openai_chunk_free(struct rein__oa_tmpl *t)
     rein_free(t);
 }
 
+/* Reads p in full into *c (body: as a whole chat completion); false: not this shape. */
+static bool read_in_full(struct scan *s, struct chunk *c, const char *p, size_t len, bool body)
+{
+    s->js = p;
+    s->len = len;
+    s->i = 0;
+    s->nholes = 0;
+    s->no_template = false;
+    s->body = body;
+    c->id = c->model = c->content = c->rcontent = c->reasoning = c->finish = no_str;
+    c->has_choices = c->has_content = c->has_rcontent = c->has_reasoning = false;
+    c->has_finish = c->has_usage = false;
+    c->ncalls = 0;
+    return read_chunk(s, c);
+}
+
 int rein__openai_chunk_fast(struct rein_provider_decoder *d, const char *p, size_t len)
 {
     struct scan s;
@@ -747,21 +769,25 @@ int rein__openai_chunk_fast(struct rein_provider_decoder *d, const char *p, size
     if (len > (size_t)0x7fffffff)
         return 0;
     if (!d->oa_tmpl || !through_template(d->oa_tmpl, p, len, &c)) {
-        s.js = p;
-        s.len = len;
-        s.i = 0;
-        s.nholes = 0;
-        s.no_template = false;
-        c.id = c.model = c.content = c.rcontent = c.reasoning = c.finish = no_str;
-        c.has_choices = c.has_content = c.has_rcontent = c.has_reasoning = false;
-        c.has_finish = c.has_usage = false;
-        c.ncalls = 0;
-        if (!read_chunk(&s, &c))
+        if (!read_in_full(&s, &c, p, len, false))
             return 0;
         keep_template(d, &s, &c);
     }
     if (!plain_finish(&c))
         return 0;
-    rc = report(d, &c);
+    rc = report(d, &c, false);
+    return rc ? rc : 1;
+}
+
+int rein__openai_body_fast(struct rein_provider_decoder *d, const char *p, size_t len)
+{
+    struct scan s;
+    struct chunk c;
+    rein_err rc;
+
+    /* one body per decoder: no template */
+    if (len > (size_t)0x7fffffff || !read_in_full(&s, &c, p, len, true) || !plain_finish(&c))
+        return 0;
+    rc = report(d, &c, true);
     return rc ? rc : 1;
 }

@@ -390,12 +390,22 @@ rein_err rein__openai_body(struct rein_provider_decoder *d, const char *p, size_
                            rein_error *err)
 {
     struct jdoc doc;
-    rein_err rc = jdoc_body(d, p, len, &doc, err);
+    rein_err rc;
+    int r = 0;
 
+    if (d->general_only || jblank(p, len)) {
+        rc = jdoc_body(d, p, len, &doc, err);
+    } else {
+        /* The one-pass reader takes the usual bodies (oachunk.c); the rest are tokenized. */
+        rein__decoder_saw(d, p, len);
+        r = rein__openai_body_fast(d, p, len);
+        if (r < 0)
+            return r;
+        rc = r ? REIN_OK : jdoc_body_seen(d, p, len, &doc, err);
+    }
     if (rc)
         return rc;
-    rc = take_object(d, &doc, 0, NULL, true);
-    if (rc)
+    if (r == 0 && (rc = take_object(d, &doc, 0, NULL, true)) != REIN_OK)
         return rc;
     if (!d->recognized)
         return rein__decoder_bad(d, 0, p, len, "no choices, output or error member", err);

@@ -780,6 +780,10 @@ rein_err rein__openai_encode_tools(const rein_provider *p, const rein_model_requ
  * declined, nothing done (the general path reads it); < 0: the assembler's error.
  */
 int rein__openai_chunk_fast(struct rein_provider_decoder *d, const char *p, size_t len);
+/* The same reader on a whole chat completion body (its choice's "message"), reported as
+ * rein__openai_body's general path would (take_object with whole); same answers. The caller
+ * still counts the body (rein__decoder_saw) and completes the reply. */
+int rein__openai_body_fast(struct rein_provider_decoder *d, const char *p, size_t len);
 /* Closes every call of the response (a finished choice has finished calls). */
 rein_err rein__openai_close_calls(struct rein_provider_decoder *d);
 void rein__openai_chunk_free(struct rein__oa_tmpl *t); /* NULL is fine */

@@ -211,6 +211,16 @@ const json_t *rein_model_response_error(const rein_model_response *r)
     return r->error;
 }
 
+const json_t *rein_model_response_thinking_blocks(const rein_model_response *r)
+{
+    return r->thinking_blocks;
+}
+
+const json_t *rein_model_response_server_blocks(const rein_model_response *r)
+{
+    return r->server_blocks;
+}
+
 int64_t rein_model_response_retry_after_ms(const rein_model_response *r)
 {
     return r->retry_after_ms;

@@ -4,7 +4,9 @@
  * gives exactly what the general path (jtok/jsmn and take_object) gives: on hand-written
  * streams (key order, whitespace, escapes, unknown members, nulls, duplicates, several
  * choices, a template whose strings change or break, the SSE framings) and on every stream
- * in the real recordings under ../shared/fixtures, fed whole and in 7-byte pieces.
+ * in the real recordings under ../shared/fixtures, fed whole and in 7-byte pieces. The same
+ * reader on a whole chat completion body (rein__openai_body_fast): the usual bodies are read,
+ * the rest declined, and every body decodes as the general path decodes it.
  */
 #include "test.h"
 
@@ -308,7 +310,128 @@ static void test_recordings_decode_the_same(void **state)
     assert_true(w.fast >= 100);
 }
 
+/* What the body reader answers for one body on a new decoder: 1 read, 0 declined. */
+static int body_answer(const char *p, size_t len)
+{
+    rein_provider_decoder *d = rein_provider_decoder_new(REIN_WIRE_OPENAI_JSON, NULL, NULL, NULL);
+    int r;
+
+    assert_non_null(d);
+    r = rein__openai_body_fast(d, p, len);
+    rein_provider_decoder_free(d);
+    return r;
+}
+
+static void expect_same_body(const char *text, size_t len)
+{
+    struct rein_buf where;
+    enum oa_verdict v = oa_compare_body(text, len, &where);
+
+    if (v == OA_DIFFERENT) {
+        fail_msg("the fast path and the general path differ on the body:\n%.*s\nfast path:\n%.*s",
+                 (int)len, text, (int)where.len, where.ptr);
+    }
+    assert_int_equal(v, OA_SAME);
+}
+
+static void test_body_shapes_are_read(void **state)
+{
+    static const char *const bodies[] = {
+        /* OpenAI's own: text and a call, usage with details */
+        "{\"id\":\"chatcmpl-1\",\"object\":\"chat.completion\",\"created\":1,\"model\":\"g\","
+        "\"choices\":[{\"index\":0,\"message\":{\"role\":\"assistant\",\"content\":\"Let me "
+        "look.\",\"refusal\":null,\"annotations\":[],\"tool_calls\":[{\"id\":\"call_1\",\"type\":"
+        "\"function\",\"function\":{\"name\":\"get_weather\",\"arguments\":\"{\\\"city\\\":"
+        "\\\"Paris\\\"}\"}}]},\"logprobs\":null,\"finish_reason\":\"tool_calls\"}],\"usage\":{"
+        "\"prompt_tokens\":60,\"completion_tokens\":40,\"total_tokens\":100,"
+        "\"prompt_tokens_details\":{\"cached_tokens\":8},\"completion_tokens_details\":{"
+        "\"reasoning_tokens\":3}},\"service_tier\":\"default\",\"system_fingerprint\":\"fp\"}",
+        /* text only, escapes, whitespace around and between */
+        " {\n \"id\" : \"c\", \"model\":\"m\", \"choices\" : [ { \"message\" : { \"content\" : "
+        "\"caf\\u00e9 \\\"q\\\"\" } , \"finish_reason\" : \"stop\" } ] }\n",
+        /* reasoning, two calls, no finish reason: the calls still close */
+        "{\"id\":\"x\",\"model\":\"m\",\"choices\":[{\"message\":{\"content\":null,"
+        "\"reasoning_content\":\"think\",\"tool_calls\":[{\"id\":\"a\",\"type\":\"function\","
+        "\"function\":{\"name\":\"f\",\"arguments\":\"{}\"}},{\"id\":\"b\",\"type\":"
+        "\"function\",\"function\":{\"name\":\"g\",\"arguments\":\"{\\\"x\\\":1}\"}}]},"
+        "\"finish_reason\":null}]}",
+        /* no choice at all */
+        "{\"id\":\"c\",\"model\":\"m\",\"choices\":[],\"usage\":null,\"error\":null}",
+    };
+
+    (void)state;
+    for (size_t i = 0; i < REIN_ARRAY_SIZE(bodies); i++) {
+        assert_int_equal(body_answer(bodies[i], strlen(bodies[i])), 1);
+        expect_same_body(bodies[i], strlen(bodies[i]));
+    }
+}
+
+static void test_other_bodies_are_declined(void **state)
+{
+    static const char *const bodies[] = {
+        /* a chunk's delta (the general path reads it before the message) */
+        "{\"id\":\"c\",\"model\":\"m\",\"choices\":[{\"delta\":{\"content\":\"d\"},"
+        "\"message\":{\"content\":\"m\"},\"finish_reason\":\"stop\"}]}",
+        /* several choices */
+        "{\"id\":\"c\",\"model\":\"m\",\"choices\":[{\"index\":0,\"message\":{\"content\":"
+        "\"a\"},\"finish_reason\":\"length\"},{\"index\":1,\"message\":{\"content\":\"b\"},"
+        "\"finish_reason\":\"stop\"}]}",
+        /* an error body, and one next to choices */
+        "{\"error\":{\"message\":\"rate limited\",\"type\":\"rate_limit_error\"}}",
+        "{\"choices\":[],\"error\":{\"message\":\"m\"}}",
+        /* a refusal, an escaped or "error" finish reason, a message that is not an object */
+        "{\"choices\":[{\"message\":{\"content\":null,\"refusal\":\"no\"}}]}",
+        "{\"choices\":[{\"message\":{\"content\":\"a\"},\"finish_reason\":\"st\\u006fp\"}]}",
+        "{\"choices\":[{\"message\":{\"content\":\"a\"},\"finish_reason\":\"error\"}]}",
+        "{\"choices\":[{\"message\":\"a\"}]}",
+        /* not one well-formed object */
+        "",
+        "   ",
+        "{\"choices\":[]} {}",
+        "{\"choices\":[{\"message\":{\"content\":\"a\"}}]",
+        "[{\"choices\":[]}]",
+        "{\"choices\":[],\"choices\":[]}",
+    };
+
+    (void)state;
+    for (size_t i = 0; i < REIN_ARRAY_SIZE(bodies); i++) {
+        assert_int_equal(body_answer(bodies[i], strlen(bodies[i])), 0);
+        expect_same_body(bodies[i], strlen(bodies[i]));
+    }
+}
+
+static void check_body_file(const char *path, void *ud)
+{
+    struct walked *w = ud;
+    size_t len, n = strlen(path);
+    char *text;
+
+    if (n < 5 || strcmp(path + n - 5, ".json") != 0)
+        return;
+    text = test_read_file(path, &len);
+    assert_non_null(text);
+    expect_same_body(text, len);
+    w->files++;
+    w->fast += body_answer(text, len) == 1;
+    rein_free(text);
+}
+
+/* Every body recording (whatever its wire: the others decline or fail the same way). */
+static void test_body_recordings_decode_the_same(void **state)
+{
+    struct walked w = {0, 0, 0};
+
+    (void)state;
+    test_walk_files(test_require_shared("fixtures"), check_body_file, &w);
+    print_message("%zu body recordings decode the same; %zu read in one pass\n", w.files, w.fast);
+    assert_true(w.files >= 5);
+    assert_true(w.fast >= 2);
+}
+
 static const struct CMUnitTest tests[] = {
+    cmocka_unit_test(test_body_shapes_are_read),
+    cmocka_unit_test(test_other_bodies_are_declined),
+    cmocka_unit_test(test_body_recordings_decode_the_same),
     cmocka_unit_test(test_stream_chunk_shapes_are_read),
     cmocka_unit_test(test_other_payloads_are_declined),
     cmocka_unit_test(test_template_follows_the_stream),
