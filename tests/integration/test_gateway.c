@@ -1006,6 +1006,45 @@ static void test_gemini_upstream_reports_dropped_schema_keywords(void **state)
     th_resp_free(&r);
 }
 
+/* The Anthropic reply's thinking blocks: from an Anthropic upstream with their signature,
+ * from an OpenAI-compatible one's reasoning without; a reply without reasoning has none (the
+ * reply skips building the round's message then, so both kinds are checked). */
+static void test_anthropic_reply_thinking(void **state)
+{
+    static const char body[] = "{\"model\":\"m\",\"max_tokens\":64," USER "}";
+    const char *const h[] = {"anthropic-version: 2023-06-01", NULL};
+    static const char *const wires[] = {"anthropic", "openai"};
+    struct th_resp r;
+
+    (void)state;
+    for (size_t i = 0; i < REIN_ARRAY_SIZE(wires); i++) {
+        bool anthropic = strcmp(wires[i], "anthropic") == 0;
+        json_t *content, *b;
+        start_with(wires[i], NULL, 0);
+        script("[{\"reasoning\":\"Paris is mild.\",\"signature\":\"sig-1\",\"text\":\"Mild.\"},"
+               "{\"text\":\"Plain.\"}]");
+        th_http("POST", u("/v1/messages"), body, h, &r);
+        if (r.status != 200)
+            fail_msg("%s: %ld %s", wires[i], r.status, r.body);
+        content = json_object_get(r.json, "content");
+        assert_int_equal(json_array_size(content), 2);
+        b = json_array_get(content, 0);
+        assert_string_equal(th_jstr(b, "type"), "thinking");
+        assert_string_equal(th_jstr(b, "thinking"), "Paris is mild.");
+        assert_string_equal(th_jstr(b, "signature"), anthropic ? "sig-1" : "");
+        assert_string_equal(th_jstr(json_array_get(content, 1), "text"), "Mild.");
+        th_resp_free(&r);
+        th_http("POST", u("/v1/messages"), body, h, &r);
+        assert_int_equal(r.status, 200);
+        content = json_object_get(r.json, "content");
+        assert_int_equal(json_array_size(content), 1);
+        assert_string_equal(th_jstr(json_array_get(content, 0), "type"), "text");
+        assert_string_equal(th_jstr(json_array_get(content, 0), "text"), "Plain.");
+        th_resp_free(&r);
+        teardown(NULL);
+    }
+}
+
 static void test_models(void **state)
 {
     struct th_resp r;
@@ -1050,6 +1089,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_teardown(test_stop_crosses_wires, teardown),
         cmocka_unit_test_teardown(test_gemini_upstream_reports_dropped_schema_keywords, teardown),
         cmocka_unit_test_teardown(test_models, teardown),
+        cmocka_unit_test_teardown(test_anthropic_reply_thinking, teardown),
         cmocka_unit_test_teardown(test_held_events_are_flushed_before_each_wait, teardown),
     };
 
