@@ -1045,6 +1045,58 @@ static void test_anthropic_reply_thinking(void **state)
     }
 }
 
+/* A call's input in the Anthropic reply is its argument text when that is an object (spaces
+ * kept), else {}: arrays, broken JSON and numbers alike, in a JSON reply and a stream. */
+static void test_anthropic_reply_input(void **state)
+{
+    static const char json_body[] =
+        "{\"model\":\"m\",\"max_tokens\":64," USER ",\"tools\":[{\"name\":\"get_weather\","
+        "\"input_schema\":{\"type\":\"object\"}}]}";
+    static const char stream_body[] =
+        "{\"model\":\"m\",\"max_tokens\":64,\"stream\":true," USER
+        ",\"tools\":[{\"name\":\"get_weather\",\"input_schema\":{\"type\":\"object\"}}]}";
+    const char *const h[] = {"anthropic-version: 2023-06-01", "x-rein-on-invalid: pass", NULL};
+    static const char *const args[] = {" \\n{\\\"city\\\": \\\"Paris\\\"}", "[1]",
+                                       "{\\\"city\\\":", "3", "{}"};
+    static const char *const want[] = {" \n{\"city\": \"Paris\"}", "{}", "{}", "{}", "{}"};
+    char reply[256];
+    struct th_resp r;
+
+    (void)state;
+    start();
+    for (size_t i = 0; i < REIN_ARRAY_SIZE(args); i++) {
+        json_t *block;
+        snprintf(reply, sizeof(reply),
+                 "[{\"tool_calls\":[{\"id\":\"c1\",\"name\":\"get_weather\",\"arguments\":"
+                 "\"%s\"}],\"times\":2}]",
+                 args[i]);
+        script(reply);
+        th_http("POST", u("/v1/messages"), json_body, h, &r);
+        if (r.status != 200)
+            fail_msg("%zu: %ld %s", i, r.status, r.body);
+        block = json_array_get(json_object_get(r.json, "content"), 0);
+        assert_string_equal(th_jstr(block, "type"), "tool_use");
+        char *got = rein_json_dumps(json_object_get(block, "input"));
+        json_t *expect = json_loads(want[i], 0, NULL);
+        char *exp = rein_json_dumps(expect);
+        assert_string_equal(got, exp);
+        rein_free(got);
+        rein_free(exp);
+        json_decref(expect);
+        th_resp_free(&r);
+        th_http("POST", u("/v1/messages"), stream_body, h, &r);
+        assert_int_equal(r.status, 200);
+        /* the argument text is one partial_json piece, written as a JSON string */
+        json_t *piece = json_string(want[i]);
+        char *quoted = rein_json_dumps(piece);
+        if (!strstr(r.body, quoted))
+            fail_msg("%zu: %s not in the stream:\n%s", i, quoted, r.body);
+        rein_free(quoted);
+        json_decref(piece);
+        th_resp_free(&r);
+    }
+}
+
 static void test_models(void **state)
 {
     struct th_resp r;
@@ -1090,6 +1142,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_teardown(test_gemini_upstream_reports_dropped_schema_keywords, teardown),
         cmocka_unit_test_teardown(test_models, teardown),
         cmocka_unit_test_teardown(test_anthropic_reply_thinking, teardown),
+        cmocka_unit_test_teardown(test_anthropic_reply_input, teardown),
         cmocka_unit_test_teardown(test_held_events_are_flushed_before_each_wait, teardown),
     };
 
