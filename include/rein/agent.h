@@ -536,6 +536,12 @@ REIN_EXTERN rein_ledger *rein_agent_result_ledger(const rein_agent_result *r);
  * arguments are the parsed value (defaults filled) or the raw text when it did not parse.
  */
 REIN_EXTERN json_t *rein_agent_result_json(const rein_agent_result *r);
+/* Appends to out (borrowed) the compact text of rein_agent_result_json(r), byte for byte what
+ * rein_json_dump() writes of it, without building the tree in the common case. On failure
+ * (REIN_ENOMEM, or REIN_EPARSE where the tree could not be built either) out is left as it
+ * was. */
+REIN_EXTERN rein_err rein_agent_result_json_text(const rein_agent_result *r,
+                                                 struct rein_buf *out) REIN_WUR;
 /* The refuted claims of the answer (borrowed JSON array, valid while r is; empty when none
  * or when verification was off). */
 REIN_EXTERN const json_t *rein_agent_result_claims(const rein_agent_result *r);

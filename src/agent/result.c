@@ -305,6 +305,53 @@ json_t *rein_agent_result_tool_calls_json(const rein_agent_result *r)
     return parse_written(&b, &w);
 }
 
+static void write_result(struct rein_jw *w, const rein_agent_result *r)
+{
+    rein_jw_obj_begin(w);
+    rein_jw_key(w, "success");
+    rein_jw_bool(w, r->success);
+    rein_jw_key(w, "response");
+    rein_jw_str(w, r->text);
+    rein_jw_key(w, "conversation_id");
+    rein_jw_str(w, r->conversation_id);
+    rein_jw_key(w, "trace_id");
+    rein_jw_str(w, r->trace_id);
+    rein_jw_key(w, "tool_calls");
+    write_calls(w, r);
+    rein_jw_key(w, "meta");
+    rein_jw_obj_begin(w);
+    rein_jw_key(w, "total_tokens");
+    rein_jw_int(w, r->in_tokens + r->out_tokens);
+    rein_jw_key(w, "input_tokens");
+    rein_jw_int(w, r->in_tokens);
+    rein_jw_key(w, "output_tokens");
+    rein_jw_int(w, r->out_tokens);
+    rein_jw_key(w, "tool_calls_count");
+    rein_jw_int(w, r->tool_calls);
+    rein_jw_key(w, "latency_ms");
+    rein_jw_int(w, r->latency_ms);
+    rein_jw_key(w, "stop_reason");
+    rein_jw_str(w, rein_agent_stop_name(r->stop));
+    rein_jw_key(w, "iterations");
+    rein_jw_int(w, r->iterations);
+    rein_jw_key(w, "model_calls");
+    rein_jw_int(w, r->model_calls);
+    rein_jw_key(w, "mode");
+    rein_jw_str(w, rein_agent_mode_name(r->mode));
+    rein_jw_key(w, "provider");
+    rein_jw_str(w, r->provider);
+    rein_jw_key(w, "model");
+    rein_jw_str(w, r->model);
+    if (r->detail[0]) {
+        rein_jw_key(w, "detail");
+        rein_jw_str(w, r->detail);
+    }
+    rein_jw_key(w, "claims");
+    rein_jw_json(w, r->claims);
+    rein_jw_obj_end(w);
+    rein_jw_obj_end(w);
+}
+
 json_t *rein_agent_result_json(const rein_agent_result *r)
 {
     struct rein_buf b;
@@ -312,48 +359,36 @@ json_t *rein_agent_result_json(const rein_agent_result *r)
 
     rein_buf_init(&b, 0);
     rein_jw_init(&w, &b);
-    rein_jw_obj_begin(&w);
-    rein_jw_key(&w, "success");
-    rein_jw_bool(&w, r->success);
-    rein_jw_key(&w, "response");
-    rein_jw_str(&w, r->text);
-    rein_jw_key(&w, "conversation_id");
-    rein_jw_str(&w, r->conversation_id);
-    rein_jw_key(&w, "trace_id");
-    rein_jw_str(&w, r->trace_id);
-    rein_jw_key(&w, "tool_calls");
-    write_calls(&w, r);
-    rein_jw_key(&w, "meta");
-    rein_jw_obj_begin(&w);
-    rein_jw_key(&w, "total_tokens");
-    rein_jw_int(&w, r->in_tokens + r->out_tokens);
-    rein_jw_key(&w, "input_tokens");
-    rein_jw_int(&w, r->in_tokens);
-    rein_jw_key(&w, "output_tokens");
-    rein_jw_int(&w, r->out_tokens);
-    rein_jw_key(&w, "tool_calls_count");
-    rein_jw_int(&w, r->tool_calls);
-    rein_jw_key(&w, "latency_ms");
-    rein_jw_int(&w, r->latency_ms);
-    rein_jw_key(&w, "stop_reason");
-    rein_jw_str(&w, rein_agent_stop_name(r->stop));
-    rein_jw_key(&w, "iterations");
-    rein_jw_int(&w, r->iterations);
-    rein_jw_key(&w, "model_calls");
-    rein_jw_int(&w, r->model_calls);
-    rein_jw_key(&w, "mode");
-    rein_jw_str(&w, rein_agent_mode_name(r->mode));
-    rein_jw_key(&w, "provider");
-    rein_jw_str(&w, r->provider);
-    rein_jw_key(&w, "model");
-    rein_jw_str(&w, r->model);
-    if (r->detail[0]) {
-        rein_jw_key(&w, "detail");
-        rein_jw_str(&w, r->detail);
-    }
-    rein_jw_key(&w, "claims");
-    rein_jw_json(&w, r->claims);
-    rein_jw_obj_end(&w);
-    rein_jw_obj_end(&w);
+    write_result(&w, r);
     return parse_written(&b, &w);
+}
+
+/* The writer's text is kept when it is already what rein_json_dump() writes of its parse
+ * (rein_json_is_written_form: nearly always); otherwise it takes that path, so the bytes are
+ * the same either way. A turn used to parse its result into a tree only to write it out again
+ * (issue 25). */
+rein_err rein_agent_result_json_text(const rein_agent_result *r, struct rein_buf *out)
+{
+    struct rein_jw w;
+    size_t start;
+    json_t *j;
+    rein_err rc;
+
+    if (!r || !out)
+        return REIN_EINVAL;
+    start = out->len;
+    rein_jw_init(&w, out);
+    write_result(&w, r);
+    rc = rein_jw_finish(&w);
+    if (rc == REIN_OK && rein_json_is_written_form(out->ptr + start, out->len - start))
+        return REIN_OK;
+    j = rc == REIN_OK ? rein_json_parse(out->ptr + start, out->len - start, 0, NULL) : NULL;
+    rein_buf_truncate(out, start);
+    if (!j)
+        return rc != REIN_OK ? rc : REIN_EPARSE;
+    rc = rein_json_dump(out, j);
+    json_decref(j);
+    if (rc != REIN_OK)
+        rein_buf_truncate(out, start);
+    return rc;
 }

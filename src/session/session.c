@@ -455,16 +455,14 @@ static void record_start(rein_session *s, const struct rein_agent_turn_opts *o)
  * with the same text (rein_session_result_text), so it is written once. */
 static void record_result(rein_session *s, const rein_agent_result *r)
 {
-    json_t *j = rein_agent_result_json(r);
     rein_error err;
 
     rein_buf_release(&s->result);
-    if (j && rein_json_dump(&s->result, j) != REIN_OK)
+    if (rein_agent_result_json_text(r, &s->result) != REIN_OK)
         rein_buf_release(&s->result);
     if (s->result.len && rein__session_record(s, "result", s->result.ptr, s->result.len, false,
                                               true, NULL, &err) != REIN_OK)
         rein_log(REIN_LOG_WARN, WHERE, "%s: result not recorded: %s", s->conv_id, err.msg);
-    json_decref(j);
 }
 
 const char *rein_session_result_text(const rein_session *s, size_t *len)

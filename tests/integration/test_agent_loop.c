@@ -450,10 +450,24 @@ static size_t count_events(const struct fx *f, const char *type)
     return n;
 }
 
+/* The result's tree; its text form (rein_agent_result_json_text) must be the same bytes as the
+ * tree written out, which is what the session records and the server sends. */
 static json_t *result_json(const struct fx *f)
 {
     json_t *j = rein_agent_result_json(f->r);
+    struct rein_buf dumped, text;
+
     assert_non_null(j);
+    rein_buf_init(&dumped, 0);
+    rein_buf_init(&text, 0);
+    assert_rein_ok(rein_json_dump(&dumped, j), NULL);
+    assert_rein_ok(rein_buf_adds(&text, "kept:"), NULL);
+    assert_rein_ok(rein_agent_result_json_text(f->r, &text), NULL);
+    assert_int_equal(text.len, 5 + dumped.len);
+    assert_memory_equal(text.ptr, "kept:", 5);
+    assert_memory_equal(text.ptr + 5, dumped.ptr, dumped.len);
+    rein_buf_release(&dumped);
+    rein_buf_release(&text);
     return j;
 }
 
@@ -687,6 +701,28 @@ static void test_missing_field(void **state)
     assert_non_null(strstr(result_content(res, 0), "\"path\":\"/query\""));
     assert_non_null(strstr(result_content(res, 1), "calc.md"));
     json_decref(res);
+    fx_stop(&f);
+}
+
+/* The result as text is what its tree writes, also where the writer's own text is not in that
+ * form (a real number in the arguments: the text is parsed and written again). */
+static void test_result_text_is_the_tree_written(void **state)
+{
+    struct fx f;
+    json_t *j;
+
+    (void)state;
+    fx_start(&f, "openai");
+    fx_script(&f, "[{\"tool_calls\":[{\"id\":\"c1\",\"name\":\"wait\","
+                  "  \"arguments\":\"{\\\"ms\\\":1,\\\"tag\\\":\\\"t\\\","
+                  "\\\"x\\\":2.50}\"}]},"
+                  "{\"text\":\"Waited \\u00e9 \\\"t\\\".\"}]");
+    fx_run(&f, "wait a little");
+    assert_stop(&f, REIN_AGENT_STOP_FINAL_ANSWER);
+    j = result_json(&f);
+    assert_true(json_is_real(json_object_get(
+        json_object_get(json_array_get(json_object_get(j, "tool_calls"), 0), "arguments"), "x")));
+    json_decref(j);
     fx_stop(&f);
 }
 
@@ -1880,6 +1916,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_repeated_call_id_long_history),
     cmocka_unit_test(test_missing_field),
     cmocka_unit_test(test_hallucinated_tool),
+    cmocka_unit_test(test_result_text_is_the_tree_written),
     cmocka_unit_test(test_parallel_out_of_order),
     cmocka_unit_test(test_sequential_tool_runs_alone),
     cmocka_unit_test(test_single_mode_summarises),
