@@ -6,6 +6,7 @@
  */
 #include "store/store_int.h"
 
+#include <rein/doc.h>
 #include <rein/json.h>
 
 #include <errno.h>
@@ -115,39 +116,71 @@ static rein_err check_json(const char *text, size_t len, const char *what, bool 
     return REIN_OK;
 }
 
-/* A message must be an object whose "role" is one of the four of decision 0001. */
+/* The string value of an object's member key (n bytes) at node o, or NULL (len: its bytes). */
+static const char *doc_member_str(const struct rein_doc_node *o, const char *key, size_t n,
+                                  size_t *len)
+{
+    const struct rein_doc_node *m = o + 1;
+
+    for (uint32_t i = 0; i < o->n; i++, m = rein_doc_next(m + 1)) {
+        if (m->n == n && memcmp(m->u.str, key, n) == 0 && m[1].type == JSON_STRING) {
+            *len = m[1].n;
+            return m[1].u.str;
+        }
+    }
+    return NULL;
+}
+
+/*
+ * A message must be an object whose "role" is one of the four of decision 0001. Read as a
+ * document (rein/doc.h), not a tree: it is only looked at (issue 25). A document that holds a
+ * tree instead (duplicate keys and the like) is read from the tree, as before.
+ */
 static rein_err check_message(const char *json, size_t len, rein_error *err)
 {
     static const char *const roles[] = {"system", "user", "assistant", "tool"};
     rein_error perr;
-    json_t *v = rein_json_parse(json, len, 0, &perr);
-    const char *role;
+    rein_doc *d = rein_doc_parse(json, len, &perr);
+    const struct rein_doc_node *root;
+    const char *role = NULL;
+    size_t rlen = 0;
     rein_err rc = REIN_EINVAL;
 
-    if (!v) {
+    if (!d) {
         if (perr.code == REIN_ENOMEM)
             return rein_error_set(err, REIN_ENOMEM, "message: out of memory");
         rein_error_set(err, REIN_EINVAL, "message is not valid JSON (line %d, column %d): %s",
                        perr.line, perr.column, perr.msg);
         goto out;
     }
-    if (!json_is_object(v)) {
+    if (rein_doc_type(d) != JSON_OBJECT) {
         rein_error_set(err, REIN_EINVAL, "message must be a JSON object, not %s",
-                       rein_json_type_name(v));
+                       rein__json_type_word(rein_doc_type(d)));
         goto out;
     }
-    role = json_string_value(json_object_get(v, "role"));
+    root = rein_doc_root(d);
+    if (root) {
+        role = doc_member_str(root, "role", 4, &rlen);
+    } else {
+        const json_t *tree = rein_doc_tree(d);
+        if (!tree) {
+            rc = rein_error_set(err, REIN_ENOMEM, "message: out of memory");
+            goto out;
+        }
+        role = json_string_value(json_object_get(tree, "role"));
+        rlen = role ? json_string_length(json_object_get(tree, "role")) : 0;
+    }
     for (size_t i = 0; role && i < 4; i++) {
-        if (strcmp(role, roles[i]) == 0)
+        if (rlen == strlen(roles[i]) && memcmp(role, roles[i], rlen) == 0)
             rc = REIN_OK;
     }
     if (rc != REIN_OK)
         rein_error_set(err, REIN_EINVAL,
                        "message \"role\" must be \"system\", \"user\", \"assistant\" or \"tool\"");
 out:
-    if (rc != REIN_OK)
+    if (rc != REIN_OK && rc != REIN_ENOMEM)
         rein_error_where(err, WHERE);
-    json_decref(v);
+    rein_doc_free(d);
     return rc;
 }
 

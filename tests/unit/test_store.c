@@ -232,6 +232,19 @@ static void t_messages(struct backend *b)
         rein_store_message_append(s, "m1", "{\"role\":\"robot\"}", 16, NULL, NULL, &err),
         REIN_EINVAL);
     assert_non_null(strstr(err.msg, "role"));
+    /* The role is the object's own member, a whole string: not a prefix, a nested one or a
+     * number (the check reads a document, not a tree). */
+    {
+        static const char *const bad[] = {
+            "{\"role\":\"use\"}", "{\"role\":\"users\"}", "{\"role\":1}",
+            "{\"a\":{\"role\":\"user\"},\"b\":[{\"role\":\"tool\"}]}", "{}"};
+        for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+            assert_int_equal(
+                rein_store_message_append(s, "m1", bad[i], strlen(bad[i]), NULL, NULL, &err),
+                REIN_EINVAL);
+            assert_non_null(strstr(err.msg, "role"));
+        }
+    }
     assert_int_equal(
         rein_store_message_append(s, "nope", msgs[0], strlen(msgs[0]), NULL, NULL, &err),
         REIN_ENOTFOUND);
