@@ -135,6 +135,9 @@ REIN_EXTERN rein_err rein_claims_vocab_add(rein_claims_vocab *v, const char *nam
 /* Adds the "tool" of every entry of ledger (borrowed array of ledger entries). */
 REIN_EXTERN rein_err rein_claims_vocab_add_ledger(rein_claims_vocab *v,
                                                   const json_t *ledger) REIN_WUR;
+/* True when rein_claims_vocab_add(v, name) would change nothing: v already knows the name (in
+ * any case or separator style), or it has nothing to match by. name is borrowed. */
+REIN_EXTERN bool rein_claims_vocab_covers(const rein_claims_vocab *v, const char *name);
 
 /* ---- extraction ------------------------------------------------------------------------- */
 

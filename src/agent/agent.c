@@ -135,6 +135,7 @@ rein_agent *rein_agent_new(rein_provider *provider, const rein_registry *reg, re
     atomic_init(&a->tools_bytes, -1);
     rein_provider_caps(provider, &a->caps);
     pthread_mutex_init(&a->pool_mu, NULL);
+    pthread_mutex_init(&a->vocab_mu, NULL);
     if (build_prompt(a) != REIN_OK) {
         rein_agent_free(a);
         rein_error_set(err, REIN_ENOMEM, "out of memory");
@@ -149,6 +150,8 @@ void rein_agent_free(rein_agent *a)
         return;
     rein_pool_free(a->own_pool);
     pthread_mutex_destroy(&a->pool_mu);
+    rein__agent_vocab_drop(a);
+    pthread_mutex_destroy(&a->vocab_mu);
     rein_free(a->role);
     rein_free(a->prompt);
     json_decref(a->system_msg);

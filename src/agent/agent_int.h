@@ -37,7 +37,14 @@ struct rein_agent {
     char *role;                  /* custom first part of the prompt, or NULL */
     char *prompt;                /* the whole system prompt */
     json_t *system_msg;          /* the prompt as a system message, shared by the histories */
+    /* The claims check's tool vocabulary of reg (claims.c), shared by the turns until the
+     * registry changes; vocab_mu guards the pointer, each turn holds a reference. */
+    pthread_mutex_t vocab_mu;
+    struct rein__vocab_share *vocab; /* or NULL: none made yet */
 };
+
+/* Drops the agent's shared claims vocabulary (rein_agent_free). */
+void rein__agent_vocab_drop(rein_agent *a);
 
 /* The pool for a batch of calls: the caller's, or the agent's own made on first use. NULL when
  * one cannot be made (the batch then runs on the calling thread, one call after another). */

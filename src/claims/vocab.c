@@ -341,6 +341,23 @@ static void tool_release(struct tool *t)
     rein_free(t->stem);
 }
 
+bool rein_claims_vocab_covers(const rein_claims_vocab *v, const char *name)
+{
+    char key[REIN_TOOL_NAME_MAX * 2];
+    size_t kn;
+
+    if (!v || !name)
+        return false;
+    kn = normalise(name, strlen(name), key, sizeof(key));
+    if (kn == 0 || kn >= sizeof(key))
+        return true; /* rein_claims_vocab_add ignores it */
+    for (size_t i = 0; i < v->n; i++) {
+        if (strlen(v->v[i].key) == kn && memcmp(v->v[i].key, key, kn) == 0)
+            return true;
+    }
+    return false;
+}
+
 rein_err rein_claims_vocab_add(rein_claims_vocab *v, const char *name)
 {
     char key[REIN_TOOL_NAME_MAX * 2], buf[REIN_TOOL_NAME_MAX * 2 + WORDS_MAX];

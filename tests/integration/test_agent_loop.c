@@ -726,6 +726,45 @@ static void test_result_text_is_the_tree_written(void **state)
     fx_stop(&f);
 }
 
+/* The refuted claims of the last turn's answer. */
+static size_t claims_count(const struct fx *f)
+{
+    return json_array_size(rein_agent_result_claims(f->r));
+}
+
+/* The claims check knows the registry's tools as they are at each turn: the vocabulary it keeps
+ * between turns is made again once a tool is added or removed. */
+static void test_claims_follow_the_registry(void **state)
+{
+    static const char manifest[] = "{\"id\":\"frob_widget\",\"description\":\"Frobs\","
+                                   "\"parameters\":{\"type\":\"object\"}}";
+    struct fx f;
+    rein_error err;
+    json_t *m;
+
+    (void)state;
+    fx_start(&f, "openai");
+    f.o.verification = REIN_AGENT_VERIFY_AUTO;
+    fx_script(&f, "[{\"times\":0,\"text\":\"FrobWidget found 3 matches.\"}]");
+    fx_run(&f, "frob it");
+    assert_int_equal(claims_count(&f), 0); /* not a tool rein knows */
+    m = rein_json_parse(manifest, strlen(manifest), 0, &err);
+    assert_non_null(m);
+    assert_rein_ok(rein_registry_add_builtin(f.reg, m, tool_delete, &f.ts, NULL, &err), &err);
+    json_decref(m);
+    fx_run(&f, "frob it");
+    assert_int_equal(claims_count(&f), 1); /* now it is, and no call backs the claim */
+    assert_string_equal(json_string_value(json_object_get(
+                            json_array_get(rein_agent_result_claims(f.r), 0), "tool")),
+                        "frob_widget");
+    fx_run(&f, "frob it"); /* the kept vocabulary serves */
+    assert_int_equal(claims_count(&f), 1);
+    assert_rein_ok(rein_registry_remove(f.reg, "frob_widget", &err), &err);
+    fx_run(&f, "frob it");
+    assert_int_equal(claims_count(&f), 0);
+    fx_stop(&f);
+}
+
 /* A hallucinated tool name: unknown_tool with the available tools, then the right one. */
 static void test_hallucinated_tool(void **state)
 {
@@ -1917,6 +1956,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_missing_field),
     cmocka_unit_test(test_hallucinated_tool),
     cmocka_unit_test(test_result_text_is_the_tree_written),
+    cmocka_unit_test(test_claims_follow_the_registry),
     cmocka_unit_test(test_parallel_out_of_order),
     cmocka_unit_test(test_sequential_tool_runs_alone),
     cmocka_unit_test(test_single_mode_summarises),
