@@ -1195,6 +1195,45 @@ static void test_text_calls_in_every_known_form(void **state)
                     REIN_MODEL_CALL_INVALID_NAME, "");
 }
 
+/* The scan finds each marker after near misses of it (its first byte, or all of it but its
+ * last byte) and at the very end of the text, and a text of near misses alone stays as it is. */
+static void test_text_calls_after_near_misses(void **state)
+{
+    const char *misses = "a < b, [TOOL_CALL] <tool_call <|python_tag| ``json `x` [1] <think "
+                         "</think <|";
+    char text[512];
+    rein_model_response *r;
+
+    (void)state;
+    snprintf(text, sizeof(text),
+             "%s<tool_call>{\"name\": \"search\", \"arguments\": {}}</tool_call>", misses);
+    check_text_call(text, "search", "{}", REIN_MODEL_CALL_OK, misses);
+    snprintf(text, sizeof(text), "%s[TOOL_CALLS]search[ARGS]{}", misses);
+    check_text_call(text, "search", "{}", REIN_MODEL_CALL_OK, misses);
+    snprintf(text, sizeof(text), "%s<|python_tag|>{\"name\": \"search\", \"parameters\": {}}",
+             misses);
+    check_text_call(text, "search", "{}", REIN_MODEL_CALL_OK, misses);
+    snprintf(text, sizeof(text), "%s\n```json\n{\"name\": \"search\", \"arguments\": {}}\n```",
+             misses);
+    check_text_call(text, "search", "{}", REIN_MODEL_CALL_OK, misses);
+    /* a marker cut at the end of the text is still a call */
+    snprintf(text, sizeof(text), "%s<tool_call>", misses);
+    check_text_call(text, "", "", REIN_MODEL_CALL_INVALID_NAME, misses);
+    r = text_reply(misses, NULL);
+    assert_int_equal(rein_model_response_call_count(r), 0);
+    assert_string_equal(rein_model_response_text(r), misses);
+    rein_model_response_free(r);
+    /* a lone </think> after near misses of <think> is the end of leaked thinking; after a
+     * <think> in the middle of the text it is text */
+    r = text_reply("a <thin <think </thin thought</think>Answer.", NULL);
+    assert_string_equal(rein_model_response_reasoning(r), "a <thin <think </thin thought");
+    assert_string_equal(rein_model_response_text(r), "Answer.");
+    rein_model_response_free(r);
+    r = text_reply("a <thin <think> b</think>Answer.", NULL);
+    assert_string_equal(rein_model_response_text(r), "a <thin <think> b</think>Answer.");
+    rein_model_response_free(r);
+}
+
 static void test_text_calls_are_not_invented(void **state)
 {
     struct rein_decoder_options opt;
@@ -3299,6 +3338,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_events_follow_the_stream),
     cmocka_unit_test(test_text_events_hold_back_call_markup),
     cmocka_unit_test(test_text_calls_in_every_known_form),
+    cmocka_unit_test(test_text_calls_after_near_misses),
     cmocka_unit_test(test_text_calls_are_not_invented),
     cmocka_unit_test(test_text_calls_as_tags_of_offered_tools),
     cmocka_unit_test(test_text_calls_report_mode_keeps_the_text),
