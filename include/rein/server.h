@@ -51,6 +51,7 @@
 
 #include <rein/agent.h>
 #include <rein/arena.h>
+#include <rein/buf.h>
 #include <rein/cancel.h>
 #include <rein/json.h>
 #include <rein/metrics.h>
@@ -360,6 +361,21 @@ REIN_EXTERN rein_err rein_sse_send_json(rein_sse *sse, const char *event,
  */
 REIN_EXTERN rein_err rein_sse_send_event(rein_sse *sse, const char *id, const char *event,
                                          const char *data, size_t len, int64_t retry_ms) REIN_WUR;
+/*
+ * Appends to out the bytes rein_sse_send_event(sse, NULL, event, data, len, 0) would queue,
+ * with its checks (REIN_EINVAL for a line break in event or data; out unchanged on any
+ * error), so a handler can gather the events of a burst and queue them at once with
+ * rein_sse_send_framed(). data (len bytes) and event (NULL: none) are borrowed.
+ */
+REIN_EXTERN rein_err rein_sse_frame(struct rein_buf *out, const char *event, const char *data,
+                                    size_t len) REIN_WUR;
+/*
+ * Queues the events in *events, bytes rein_sse_frame() appended, as one write of each of
+ * them would (a held stream still holds them until a flush), and empties *events: its memory
+ * may be traded for the stream's, so it must be a buffer the caller owns and releases. Errors
+ * as rein_sse_send(); *events is emptied either way.
+ */
+REIN_EXTERN rein_err rein_sse_send_framed(rein_sse *sse, struct rein_buf *events) REIN_WUR;
 /* Queues a comment line ": text". */
 REIN_EXTERN rein_err rein_sse_comment(rein_sse *sse, const char *text) REIN_WUR;
 /*

@@ -345,7 +345,9 @@ static void flush_stream(void *userdata)
     if (!c->started || c->gone || c->sink_rc || !c->sink->flush)
         return;
     rc = c->sink->flush(c->sink->data);
-    if (rc)
+    if (rc == REIN_ECANCELED)
+        c->gone = true; /* as rein__gw_emit() has it: the sink sends the events at a flush */
+    else if (rc)
         c->sink_rc = rc;
 }
 

@@ -20,7 +20,16 @@
 struct gw_http {
     rein_request *req;
     rein_sse *sse;
+    /* The events since the last flush, framed: queued on the stream at once (one lock, one
+     * copy or none), not one by one (each a lock, a clock read and a copy into the stream). */
+    struct rein_buf events;
 };
+
+/* Events gathered past this are queued before the next flush: a bound on the memory one
+ * upstream read can take here, which never delays an event past the next wait. */
+#define EVENTS_QUEUE_AT ((size_t)60 << 10)
+/* What the events buffer starts with: most upstream reads frame into it without a realloc. */
+#define EVENTS_ROOM ((size_t)16 << 10)
 
 static const char *header_of(void *data, const char *name)
 {
@@ -56,15 +65,26 @@ static rein_err sink_stream_start(void *data)
 static rein_err sink_stream_event(void *data, const char *event, const char *text, size_t len)
 {
     struct gw_http *h = data;
+    rein_err rc = h->events.alloc ? REIN_OK : rein_buf_grow(&h->events, EVENTS_ROOM);
 
-    return rein_sse_send_event(h->sse, NULL, event, text, len, 0);
+    if (!rc)
+        rc = rein_sse_frame(&h->events, event, text, len);
+    if (!rc && h->events.len >= EVENTS_QUEUE_AT)
+        rc = rein_sse_send_framed(h->sse, &h->events);
+    return rc;
 }
 
+/* Every event is sent by a flush: the gateway flushes before each wait (the upstream's next
+ * bytes, a server-side tool), and serve() after the answer. */
 static rein_err sink_flush(void *data)
 {
     struct gw_http *h = data;
+    rein_err rc;
 
-    return h->sse ? rein_sse_flush(h->sse) : REIN_OK;
+    if (!h->sse)
+        return REIN_OK;
+    rc = rein_sse_send_framed(h->sse, &h->events);
+    return rc ? rc : rein_sse_flush(h->sse);
 }
 
 static void serve(rein_request *req, rein_gateway *gw, enum rein_gateway_api api)
@@ -89,8 +109,16 @@ static void serve(rein_request *req, rein_gateway *gw, enum rein_gateway_api api
         .flush = sink_flush,
         .data = &h,
     };
-    rein_err rc = rein_gateway_serve(gw, &call, &sink);
+    rein_err rc;
 
+    rein_buf_init(&h.events, 0);
+    rc = rein_gateway_serve(gw, &call, &sink);
+    /* what the answer's end emitted; the stream's end (the handler's return) sends it */
+    if (h.sse && h.events.len && !rc)
+        rc = rein_sse_send_framed(h.sse, &h.events);
+    rein_buf_release(&h.events);
+    if (rc == REIN_ECANCELED)
+        rc = REIN_OK; /* the client left: nobody to answer */
     if (rc && rc != REIN_ESTATE)
         rein_log(REIN_LOG_WARN, REIN__GW_WHERE, "%s: the answer could not be sent: %s",
                  rein_request_id(req), rein_strerror(rc));

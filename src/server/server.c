@@ -1055,6 +1055,20 @@ rein_err rein_sse_flush(rein_sse *sse)
     return REIN_OK;
 }
 
+/* After bytes were added to the stream (req->mu held): sent at once, or, held, by the next
+ * flush, the end, or the ticker (flush_held). */
+static void pushed_locked(rein_request *req)
+{
+    req->sse_last_ms = rein_now_ms();
+    if (req->sse_held) {
+        if (!req->sse_unflushed_ms)
+            req->sse_unflushed_ms = req->sse_last_ms;
+    } else if (req->suspended) {
+        req->suspended = false;
+        MHD_resume_connection(req->conn);
+    }
+}
+
 /* Appends text to the stream and wakes the connection; REIN_ECANCELED once closed. */
 static rein_err sse_push(rein_request *req, const char *a, size_t alen, const char *b, size_t blen,
                          const char *c, size_t clen)
@@ -1073,17 +1087,76 @@ static rein_err sse_push(rein_request *req, const char *a, size_t alen, const ch
         rein_buf_truncate(&req->sse_buf, before);
         rc = REIN_ETOOBIG;
     } else {
-        req->sse_last_ms = rein_now_ms();
-        if (req->sse_held) {
-            /* Sent by the next flush, the end, or the ticker (flush_held). */
-            if (!req->sse_unflushed_ms)
-                req->sse_unflushed_ms = req->sse_last_ms;
-        } else if (req->suspended) {
-            req->suspended = false;
-            MHD_resume_connection(req->conn);
-        }
+        pushed_locked(req);
     }
     pthread_mutex_unlock(&req->mu);
+    return rc;
+}
+
+rein_err rein_sse_frame(struct rein_buf *out, const char *event, const char *data, size_t len)
+{
+    size_t elen = event ? strlen(event) : 0, head = event ? 14 + elen : 6;
+    char *p;
+    rein_err rc;
+
+    /* the checks and the bytes of rein_sse_send_event(sse, NULL, event, data, len, 0) */
+    if ((event && strpbrk(event, "\r\n")) ||
+        (len && (memchr(data, '\n', len) || memchr(data, '\r', len))))
+        return REIN_EINVAL;
+    if (event && head >= 512)
+        return REIN_EINVAL;
+    if (len > SIZE_MAX - head - 2)
+        return REIN_ETOOBIG;
+    /* one reservation and plain copies: an event is a few hundred bytes, and three appends
+     * cost more than the bytes they copy */
+    rc = rein_buf_grow(out, head + len + 2);
+    if (rc)
+        return rc;
+    p = out->ptr + out->len;
+    if (event) {
+        memcpy(p, "event: ", 7);
+        memcpy(p + 7, event, elen);
+        memcpy(p + 7 + elen, "\ndata: ", 7);
+    } else {
+        memcpy(p, "data: ", 6);
+    }
+    if (len)
+        memcpy(p + head, data, len);
+    memcpy(p + head + len, "\n\n", 2);
+    out->len += head + len + 2;
+    out->ptr[out->len] = '\0';
+    return REIN_OK;
+}
+
+rein_err rein_sse_send_framed(rein_sse *sse, struct rein_buf *events)
+{
+    rein_request *req = sse->req;
+    rein_err rc = REIN_OK;
+
+    if (!events->len)
+        return REIN_OK;
+    pthread_mutex_lock(&req->mu);
+    if (req->closed || req->gone || req->sse_ended) {
+        pthread_mutex_unlock(&req->mu);
+        return REIN_ECANCELED;
+    }
+    if (req->sse_buf.len == 0 && events->len < SSE_MAX_BUF) {
+        /* The stream holds nothing (the usual case: its network thread sent the last
+         * batch): the batch's memory becomes the stream's, and the stream's goes back. */
+        struct rein_buf was = req->sse_buf;
+        size_t max = events->max;
+
+        req->sse_buf = *events;
+        req->sse_buf.max = was.max;
+        *events = was;
+        events->max = max;
+    } else {
+        rc = rein_buf_add(&req->sse_buf, events->ptr, events->len);
+    }
+    if (!rc)
+        pushed_locked(req);
+    pthread_mutex_unlock(&req->mu);
+    rein_buf_reset(events);
     return rc;
 }
 

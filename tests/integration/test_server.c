@@ -717,9 +717,43 @@ static void sse_held(rein_request *req, void *ud)
     assert_int_equal(rein_sse_send(sse, "two", "{\"n\":2}", 7), REIN_OK);
 }
 
+/* The events of sse_held, framed into a buffer by the handler and queued in batches: the first
+ * while the stream holds nothing (its memory is traded), the second behind it (copied), and
+ * with ud set, a flush between them. */
+static void sse_framed(rein_request *req, void *ud)
+{
+    rein_error err;
+    rein_sse *sse = rein_request_sse_start_held(req, &err);
+    struct rein_buf b;
+
+    assert_non_null(sse);
+    rein_buf_init(&b, 0);
+    assert_int_equal(rein_sse_frame(&b, "one", "{\"n\":1}", 7), REIN_OK);
+    assert_string_equal(b.ptr, "event: one\ndata: {\"n\":1}\n\n");
+    /* line breaks are refused as rein_sse_send_event() refuses them; b is left as it was */
+    assert_int_equal(rein_sse_frame(&b, "t\nwo", "{}", 2), REIN_EINVAL);
+    assert_int_equal(rein_sse_frame(&b, NULL, "{\n}", 3), REIN_EINVAL);
+    assert_int_equal(rein_sse_frame(&b, NULL, "{\r}", 3), REIN_EINVAL);
+    assert_int_equal(b.len, strlen("event: one\ndata: {\"n\":1}\n\n"));
+    assert_int_equal(rein_sse_send_framed(sse, &b), REIN_OK);
+    assert_int_equal(b.len, 0);
+    if (ud)
+        assert_int_equal(rein_sse_flush(sse), REIN_OK);
+    assert_int_equal(rein_sse_frame(&b, "two", "{\"n\":2}", 7), REIN_OK);
+    assert_int_equal(rein_sse_frame(&b, NULL, "[DONE]", 6), REIN_OK);
+    assert_int_equal(rein_sse_frame(&b, NULL, "", 0), REIN_OK);
+    assert_int_equal(rein_sse_send_framed(sse, &b), REIN_OK);
+    assert_int_equal(rein_sse_send_framed(sse, &b), REIN_OK); /* nothing: a no-op */
+    rein_buf_release(&b);
+}
+
 static void add_held_routes(rein_server *srv)
 {
     rein_error err;
+
+    assert_rein_ok(rein_server_route(srv, "GET", "/framed", 0, sse_framed, NULL, &err), &err);
+    assert_rein_ok(rein_server_route(srv, "GET", "/framed-flushed", 0, sse_framed, srv, &err),
+                   &err);
 
     assert_rein_ok(rein_server_route(srv, "GET", "/held", 0, sse_held, NULL, &err), &err);
     assert_rein_ok(rein_server_route(srv, "GET", "/held-flushed", 0, sse_held, srv, &err), &err);
@@ -751,6 +785,28 @@ static void sse_held_stream(void **state)
     th_http_raw("GET", u("/held-flushed"), NULL, 0, NULL, &r);
     assert_int_equal(r.status, 200);
     assert_non_null(strstr(r.headers, "Content-Type: text/event-stream"));
+    assert_non_null(strstr(r.headers, "Transfer-Encoding: chunked"));
+    assert_string_equal(r.body, want);
+    th_resp_free(&r);
+}
+
+/* Events framed by the handler and queued in batches arrive as the same bytes as events sent
+ * one by one, whole before the first flush or streamed after it. */
+static void sse_framed_events(void **state)
+{
+    const char *want = "event: one\ndata: {\"n\":1}\n\nevent: two\ndata: {\"n\":2}\n\n"
+                       "data: [DONE]\n\ndata: \n\n";
+    struct th_resp r;
+
+    (void)state;
+    start(NULL, 0, add_held_routes);
+    th_http_raw("GET", u("/framed"), NULL, 0, NULL, &r);
+    assert_int_equal(r.status, 200);
+    assert_null(strstr(r.headers, "chunked"));
+    assert_string_equal(r.body, want);
+    th_resp_free(&r);
+    th_http_raw("GET", u("/framed-flushed"), NULL, 0, NULL, &r);
+    assert_int_equal(r.status, 200);
     assert_non_null(strstr(r.headers, "Transfer-Encoding: chunked"));
     assert_string_equal(r.body, want);
     th_resp_free(&r);
@@ -991,6 +1047,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test_teardown(sse_disconnect, teardown),
     cmocka_unit_test_teardown(sse_answer_after_client_left, teardown),
     cmocka_unit_test_teardown(sse_held_stream, teardown),
+    cmocka_unit_test_teardown(sse_framed_events, teardown),
     cmocka_unit_test_teardown(sse_held_without_a_flush, teardown),
     cmocka_unit_test_teardown(handler_without_answer, teardown),
     cmocka_unit_test_teardown(concurrent_clients, teardown),
