@@ -989,25 +989,31 @@ static rein_err oa_s_text(struct rein__gw_ctx *c, enum rein_model_event_type kin
     const char *key = kind == REIN_MEV_REASONING_DELTA ? "{\"reasoning_content\":\""
                       : kind == REIN_MEV_REFUSAL_DELTA ? "{\"refusal\":\""
                                                        : "{\"content\":\"";
-    static const char tail[] = "\"},\"logprobs\":null,\"finish_reason\":null}]";
+    static const char tail[] = "\"},\"logprobs\":null,\"finish_reason\":null}]}";
+    static const char tail_usage[] =
+        "\"},\"logprobs\":null,\"finish_reason\":null}],\"usage\":null}";
+    const char *t = c->req.include_usage ? tail_usage : tail;
+    size_t klen = strlen(key),
+           tlen = c->req.include_usage ? sizeof(tail_usage) - 1 : sizeof(tail) - 1;
     rein_err rc = role_chunk(c);
 
     if (rc || n == 0)
         return rc;
     rc = chunk_head(c);
     rein_buf_reset(&c->ev);
+    /* room for the plain case at once, the head and key copied into it: thousands of these
+     * per stream, where each append was a call of its own */
     if (!rc)
-        rc = rein_buf_add(&c->ev, c->chunk_head.ptr, c->chunk_head.len);
-    if (!rc)
-        rc = rein_buf_adds(&c->ev, key);
-    if (!rc)
+        rc = rein_buf_grow(&c->ev, c->chunk_head.len + klen + n + tlen);
+    if (!rc) {
+        memcpy(c->ev.ptr, c->chunk_head.ptr, c->chunk_head.len);
+        memcpy(c->ev.ptr + c->chunk_head.len, key, klen);
+        c->ev.len = c->chunk_head.len + klen;
+        c->ev.ptr[c->ev.len] = '\0';
         rc = rein_json_escape(&c->ev, p, n);
+    }
     if (!rc)
-        rc = rein_buf_add(&c->ev, tail, sizeof(tail) - 1);
-    if (!rc && c->req.include_usage)
-        rc = rein_buf_adds(&c->ev, ",\"usage\":null");
-    if (!rc)
-        rc = rein_buf_addch(&c->ev, '}');
+        rc = rein_buf_add(&c->ev, t, tlen);
     return rc ? rc : rein__gw_emit(c, NULL, c->ev.ptr, c->ev.len);
 }
 
