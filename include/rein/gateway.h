@@ -148,6 +148,13 @@ struct rein_gateway_sink {
      * (rein_gateway_serve returning) sends the rest. One write per upstream read.
      */
     rein_err (*flush)(void *data);
+    /*
+     * May be NULL. Set: hands what the sink holds on to where its own timers see it (a held
+     * stream's: rein_request_sse_start_held()), without sending it now. The gateway calls it
+     * when it goes on to work that is no wait for the upstream (the records and checks after
+     * each reply), so what a sink holds waits for no store.
+     */
+    rein_err (*queue)(void *data);
     void *data;
 };
 

@@ -351,6 +351,21 @@ static void flush_stream(void *userdata)
         c->sink_rc = rc;
 }
 
+/* Hands the events the sink holds to the stream's own timers (sink->queue), without a write:
+ * after each upstream reply, before the records and checks that follow it. */
+static void queue_stream(struct rein__gw_ctx *c)
+{
+    rein_err rc;
+
+    if (!c->started || c->gone || c->sink_rc || !c->sink->queue)
+        return;
+    rc = c->sink->queue(c->sink->data);
+    if (rc == REIN_ECANCELED)
+        c->gone = true;
+    else if (rc)
+        c->sink_rc = rc;
+}
+
 /* Answers with a whole body. */
 static void reply(struct rein__gw_ctx *c, int status, const struct rein_buf *body)
 {
@@ -941,6 +956,7 @@ static int rounds(struct rein__gw_ctx *c)
         round_reset(c);
         rein_error_clear(&err);
         rc = rein_provider_send(c->g->provider, c->mreq, c->req.h, &resp, &err);
+        queue_stream(c);
         rein__gw_record_upstream(c, rc, &err, resp, rein_now_ms() - t0);
         if (c->sink_rc || c->gone ||
             (rc == REIN_ECANCELED && rein_cancel_is_set(c->call->cancel))) {
@@ -1141,6 +1157,7 @@ static void finish(struct rein__gw_ctx *c, int status)
 {
     struct rein_buf b;
 
+    queue_stream(c); /* the held calls, before the record's store write */
     rein__gw_record_close(c, status);
     if (status != 200 || c->gone)
         return;

@@ -75,7 +75,8 @@ static rein_err sink_stream_event(void *data, const char *event, const char *tex
 }
 
 /* Every event is sent by a flush: the gateway flushes before each wait (the upstream's next
- * bytes, a server-side tool), and serve() after the answer. */
+ * bytes, a server-side tool), queues what it holds before its records (sink_queue, where the
+ * server's ticker sends what is held 50 ms), and serve() queues the rest at the end. */
 static rein_err sink_flush(void *data)
 {
     struct gw_http *h = data;
@@ -85,6 +86,13 @@ static rein_err sink_flush(void *data)
         return REIN_OK;
     rc = rein_sse_send_framed(h->sse, &h->events);
     return rc ? rc : rein_sse_flush(h->sse);
+}
+
+static rein_err sink_queue(void *data)
+{
+    struct gw_http *h = data;
+
+    return h->sse ? rein_sse_send_framed(h->sse, &h->events) : REIN_OK;
 }
 
 static void serve(rein_request *req, rein_gateway *gw, enum rein_gateway_api api)
@@ -107,6 +115,7 @@ static void serve(rein_request *req, rein_gateway *gw, enum rein_gateway_api api
         .stream_start = sink_stream_start,
         .stream_event = sink_stream_event,
         .flush = sink_flush,
+        .queue = sink_queue,
         .data = &h,
     };
     rein_err rc;

@@ -503,6 +503,31 @@ static bool read_until(int fd, char *buf, size_t size, size_t *len, const char *
     return false;
 }
 
+/* A text chunk's bytes, without stream_options.include_usage and with it ("usage":null in
+ * every chunk but the last, as OpenAI sends them). */
+static void test_text_chunk_bytes(void **state)
+{
+    static const char plain[] = "\"delta\":{\"content\":\" there\"},\"logprobs\":null,"
+                                "\"finish_reason\":null}]}\n\n";
+    static const char usage[] = "\"delta\":{\"content\":\" there\"},\"logprobs\":null,"
+                                "\"finish_reason\":null}],\"usage\":null}\n\n";
+    struct th_resp r;
+
+    (void)state;
+    start();
+    script("[{\"text\":[\"Hi\",\" there\"]},{\"text\":[\"Hi\",\" there\"]}]");
+    chat("{\"model\":\"m\",\"stream\":true," USER "}", NULL, &r);
+    assert_int_equal(r.status, 200);
+    assert_non_null(strstr(r.body, plain));
+    assert_null(strstr(r.body, "\"usage\":null"));
+    th_resp_free(&r);
+    chat("{\"model\":\"m\",\"stream\":true,\"stream_options\":{\"include_usage\":true}," USER "}",
+         NULL, &r);
+    assert_int_equal(r.status, 200);
+    assert_non_null(strstr(r.body, usage));
+    th_resp_free(&r);
+}
+
 static void test_text_streams_before_the_upstream_ends(void **state)
 {
     char req[2048], buf[16384];
@@ -539,7 +564,8 @@ static void test_text_streams_before_the_upstream_ends(void **state)
 struct held_sink {
     struct rein_buf events;  /* every event's data, one per line */
     struct rein_buf flushed; /* the events as they were at the last flush */
-    int flushes;
+    struct rein_buf queued;  /* the events as they were at the first queue */
+    int flushes, queues;
     bool done; /* the stream ended ([DONE] was given) */
     rein_cancel *cancel;
 };
@@ -589,6 +615,16 @@ static rein_err held_flush(void *data)
         return REIN_ENOMEM;
     if (s->events.len && strstr(s->events.ptr, "the sky"))
         rein_cancel_trigger(s->cancel, "the client has what it wanted");
+    return REIN_OK;
+}
+
+/* The events as they are when the gateway hands them on before its records (sink.queue). */
+static rein_err held_queue(void *data)
+{
+    struct held_sink *s = data;
+
+    if (s->queues++ == 0 && rein_buf_add(&s->queued, s->events.ptr, s->events.len))
+        return REIN_ENOMEM;
     return REIN_OK;
 }
 
@@ -648,6 +684,46 @@ static void test_held_events_are_flushed_before_each_wait(void **state)
     rein_buf_release(&s.flushed);
     rein_cancel_unref(s.cancel);
     rein_cancel_unref(w.done);
+}
+
+/*
+ * A sink that holds events is handed them (sink.queue) when the upstream's reply is complete,
+ * before the gateway records it (a store write may wait): the text and the call, checked as it
+ * completed; [DONE] comes with the end.
+ */
+static void test_held_events_are_queued_before_the_records(void **state)
+{
+    const char *body = "{\"model\":\"m\",\"stream\":true," USER "," TOOLS "}";
+    struct held_sink s = {.cancel = rein_cancel_new()};
+    struct rein_gateway_call call = {
+        .api = REIN_GATEWAY_OPENAI, .body = body, .len = strlen(body), .cancel = s.cancel};
+    struct rein_gateway_sink sink = {
+        .header = held_header,
+        .reply = held_reply,
+        .stream_start = held_start,
+        .stream_event = held_event,
+        .flush = held_flush,
+        .queue = held_queue,
+        .data = &s,
+    };
+
+    (void)state;
+    start();
+    script("[{\"text\":[\"Checking \",\"the weather\"],\"tool_calls\":[{\"name\":\"get_weather\","
+           "\"arguments\":\"{\\\"city\\\":\\\"Paris\\\"}\"}]}]");
+    rein_buf_init(&s.events, 0);
+    rein_buf_init(&s.flushed, 0);
+    rein_buf_init(&s.queued, 0);
+    assert_rein_ok(rein_gateway_serve(F->gw, &call, &sink), NULL);
+    assert_true(s.done);
+    assert_int_equal(s.queues, 2); /* after the reply, and before the answer's record */
+    assert_non_null(strstr(s.queued.ptr, "the weather\""));
+    assert_non_null(strstr(s.queued.ptr, "get_weather")); /* checked as it completed */
+    assert_null(strstr(s.queued.ptr, "[DONE]"));
+    rein_buf_release(&s.events);
+    rein_buf_release(&s.flushed);
+    rein_buf_release(&s.queued);
+    rein_cancel_unref(s.cancel);
 }
 
 static void test_upstream_error_after_the_stream_began(void **state)
@@ -1128,6 +1204,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_teardown(test_tools_cache_follows_the_tools_as_sent, teardown),
         cmocka_unit_test_teardown(test_known_tools_change_nothing_on_the_wire, teardown),
         cmocka_unit_test_teardown(test_bad_headers, teardown),
+        cmocka_unit_test_teardown(test_text_chunk_bytes, teardown),
         cmocka_unit_test_teardown(test_text_streams_before_the_upstream_ends, teardown),
         cmocka_unit_test_teardown(test_upstream_error_after_the_stream_began, teardown),
         cmocka_unit_test_teardown(test_busy_conversation, teardown),
@@ -1144,6 +1221,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_teardown(test_anthropic_reply_thinking, teardown),
         cmocka_unit_test_teardown(test_anthropic_reply_input, teardown),
         cmocka_unit_test_teardown(test_held_events_are_flushed_before_each_wait, teardown),
+        cmocka_unit_test_teardown(test_held_events_are_queued_before_the_records, teardown),
     };
 
     if (argc > 1)
