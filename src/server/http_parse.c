@@ -6,7 +6,6 @@
  */
 #include "server/server_int.h"
 
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -181,18 +180,18 @@ bool rein__http_key_ok(const char *token, char *const *keys, int nkeys)
 
 bool rein__http_parse_uint(const char *text, long lo, long hi, long *out)
 {
-    char *end = NULL;
-    long v;
+    long v = 0;
+    size_t n = 0;
 
-    if (!text || !*text || strlen(text) > 9)
+    if (!text)
         return false;
-    for (const char *p = text; *p; p++) {
-        if (*p < '0' || *p > '9')
+    /* At most 9 digits, so the value (below 10^9) cannot overflow: summed as it is read. */
+    for (; text[n]; n++) {
+        if (n == 9 || text[n] < '0' || text[n] > '9')
             return false;
+        v = v * 10 + (text[n] - '0');
     }
-    errno = 0;
-    v = strtol(text, &end, 10);
-    if (errno || *end || v < lo || v > hi)
+    if (n == 0 || v < lo || v > hi)
         return false;
     *out = v;
     return true;

@@ -6,6 +6,8 @@
 
 #include "server/server_int.h"
 
+#include <limits.h>
+
 static void pct_decode(void **state)
 {
     char out[64];
@@ -84,6 +86,19 @@ static void headers(void **state)
         assert_false(rein__http_parse_uint("-1", 0, 100, &v));
         assert_false(rein__http_parse_uint("1e3", 0, 10000, &v));
         assert_false(rein__http_parse_uint("99999999999999", 0, 100, &v));
+        /* Digits only, 1 to 9 of them: what a Content-Length or a limit may be here. */
+        assert_true(rein__http_parse_uint("999999999", 0, 999999999, &v));
+        assert_int_equal(v, 999999999);
+        assert_true(rein__http_parse_uint("007", 0, 100, &v));
+        assert_int_equal(v, 7);
+        assert_false(rein__http_parse_uint("1000000000", 0, LONG_MAX, &v));
+        assert_false(rein__http_parse_uint("", 0, 100, &v));
+        assert_false(rein__http_parse_uint(NULL, 0, 100, &v));
+        assert_false(rein__http_parse_uint("+1", 0, 100, &v));
+        assert_false(rein__http_parse_uint(" 1", 0, 100, &v));
+        assert_false(rein__http_parse_uint("1 ", 0, 100, &v));
+        assert_false(rein__http_parse_uint("101", 0, 100, &v));
+        assert_int_equal(v, 7);
     }
 }
 
