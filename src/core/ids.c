@@ -107,26 +107,39 @@ void rein_span_id_new(char out[REIN_SPAN_ID_LEN + 1])
     hex_id(out, REIN_SPAN_ID_LEN);
 }
 
-/* 1 for the lowercase hex digits a trace id is written in, 2 for '0' alone. */
-static const unsigned char trace_digit[256] = {
-    ['0'] = 2, ['1'] = 1, ['2'] = 1, ['3'] = 1, ['4'] = 1, ['5'] = 1, ['6'] = 1, ['7'] = 1,
-    ['8'] = 1, ['9'] = 1, ['a'] = 1, ['b'] = 1, ['c'] = 1, ['d'] = 1, ['e'] = 1, ['f'] = 1};
+/* The same byte in every byte of a word. */
+#define BYTES(b) (UINT64_C(0x0101010101010101) * (b))
 
-/* Every request's span checks its trace id: one table look-up per digit, and the length from
- * the digits themselves (a NUL stops the loop as any other non-digit does). */
+/*
+ * 0x80 in each byte of x that is a lowercase hex digit ('0'-'9', 'a'-'f'), 0 in the others,
+ * for a word whose bytes are all below 0x80: adding 0x80 - c to such a byte sets its high bit
+ * exactly when it is c or more, and never carries into the next byte.
+ */
+static uint64_t hex_digit_bytes(uint64_t x)
+{
+    uint64_t digit = (x + BYTES(0x80 - '0')) & ~(x + BYTES(0x80 - '9' - 1));
+    uint64_t letter = (x + BYTES(0x80 - 'a')) & ~(x + BYTES(0x80 - 'f' - 1));
+
+    return (digit | letter) & BYTES(0x80);
+}
+
+/* Every request's span checks its trace id: 32 bytes read as four words, each checked whole
+ * (a byte at a time took about 300 instructions). */
 bool rein_trace_id_is_valid(const char *text)
 {
-    unsigned any_nonzero = 0;
+    uint64_t w[REIN_TRACE_ID_LEN / 8], any_nonzero = 0;
 
-    if (!text)
+    _Static_assert(REIN_TRACE_ID_LEN % 8 == 0, "a trace id is read in whole words");
+    /* strnlen stops at the NUL, so a shorter text is never read past its end. */
+    if (!text || strnlen(text, REIN_TRACE_ID_LEN + 1) != REIN_TRACE_ID_LEN)
         return false;
-    for (size_t i = 0; i < REIN_TRACE_ID_LEN; i++) {
-        unsigned d = trace_digit[(unsigned char)text[i]];
-        if (!d)
+    memcpy(w, text, sizeof(w));
+    for (size_t i = 0; i < sizeof(w) / sizeof(w[0]); i++) {
+        if ((w[i] & BYTES(0x80)) || hex_digit_bytes(w[i]) != BYTES(0x80))
             return false;
-        any_nonzero |= d & 1;
+        any_nonzero |= w[i] ^ BYTES('0');
     }
-    return any_nonzero && text[REIN_TRACE_ID_LEN] == '\0';
+    return any_nonzero != 0;
 }
 
 /* 62^10: ten base-62 digits come out of one 64-bit draw. */
