@@ -7,7 +7,8 @@
  * valid JSON in the wire's shape. A parsed body has a conversation, tools with string names
  * and object or absent schemas, include_usage only on a stream, and tools whose bytes, when found
  * in the body, parse to the parsed tools. And when those bytes are tools the wire accepts (what
- * the tools cache holds), parsing the body with them known answers what the whole parse does.
+ * the tools cache holds), parsing the body with them known answers what the whole parse does;
+ * and each wire's document path answers what its general path answers (gateway_same.h).
  */
 #include "gateway/gateway_int.h"
 
@@ -45,7 +46,7 @@ static void check_error(const struct rein__gw_wire *wire, const struct rein__gw_
 
 static void check_parsed(const struct rein__gw_req *r)
 {
-    if (!r->h || !json_is_object(r->passthrough) || (!r->doc && r->api != REIN_GATEWAY_OPENAI))
+    if (!r->h || !json_is_object(r->passthrough))
         abort();
     /* A name is a string; whether it is a valid tool name (1-64 of A-Z a-z 0-9 _ -, so not
      * empty) is checked when the request's registry is made (check.c), which answers 400. */
@@ -157,7 +158,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     rein__gw_req_release(&r);
     check_known_tools(wire, (data[0] & 1) ? REIN_GATEWAY_ANTHROPIC : REIN_GATEWAY_OPENAI,
                       (const char *)data + 1, size - 1);
-    if (!(data[0] & 1) && !gw_paths_agree((const char *)data + 1, size - 1))
+    if (!gw_paths_agree((data[0] & 1) ? REIN_GATEWAY_ANTHROPIC : REIN_GATEWAY_OPENAI,
+                        (const char *)data + 1, size - 1))
         abort();
     return 0;
 }

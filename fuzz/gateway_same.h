@@ -1,10 +1,10 @@
 /*
- * The promise of the OpenAI request parser's document path (src/gateway/openai.c, decision
- * 0060), checked on one body: the parser, which reads the common shape of a body as a
- * rein_doc, and its general path alone (the whole body as a jansson tree) answer alike, the
- * same refusal (parameter and message) or the same request, with the body's tools known to
- * the tools cache or not. Shared by fuzz/gateway_request.c and tests/unit/test_gateway_parse.c.
- * Include after "gateway/gateway_int.h".
+ * The promise of the request parsers' document paths (src/gateway/openai.c and anthropic.c,
+ * decisions 0060 and 0069), checked on one body: the parser, which reads the common shape of a
+ * body as a rein_doc, and its general path alone (the whole body as a jansson tree) answer
+ * alike, the same refusal (parameter and message) or the same request, with the body's tools
+ * known to the tools cache or not. Shared by fuzz/gateway_request.c and
+ * tests/unit/test_gateway_parse.c. Include after "gateway/gateway_int.h".
  */
 #ifndef REIN_FUZZ_GATEWAY_SAME_H
 #define REIN_FUZZ_GATEWAY_SAME_H
@@ -47,10 +47,12 @@ static bool gw_same_req(const struct rein__gw_req *a, const struct rein__gw_req 
     return true;
 }
 
-/* r made ready to parse, with the tools at tools_at (n bytes) known when tools_at is set. */
-static void gw_req_ready(struct rein__gw_req *r, const char *tools_at, size_t n)
+/* r made ready to parse for api, with the tools at tools_at (n bytes) known when tools_at is
+ * set. */
+static void gw_req_ready(struct rein__gw_req *r, enum rein_gateway_api api, const char *tools_at,
+                         size_t n)
 {
-    rein__gw_req_init(r, REIN_GATEWAY_OPENAI);
+    rein__gw_req_init(r, api);
     if (tools_at) {
         r->tools_raw = tools_at;
         r->tools_raw_len = n;
@@ -59,8 +61,10 @@ static void gw_req_ready(struct rein__gw_req *r, const char *tools_at, size_t n)
 }
 
 /* Both paths on body; false when they answer differently (memory running out is no answer). */
-static bool gw_paths_agree_known(const char *body, size_t len, const char *tools_at, size_t n)
+static bool gw_paths_agree_known(enum rein_gateway_api api, const char *body, size_t len,
+                                 const char *tools_at, size_t n)
 {
+    bool anthropic = api == REIN_GATEWAY_ANTHROPIC;
     struct rein__gw_req fast, tree;
     struct rein__gw_bad fb, tb;
     rein_err frc, trc;
@@ -68,16 +72,19 @@ static bool gw_paths_agree_known(const char *body, size_t len, const char *tools
 
     memset(&fb, 0, sizeof(fb));
     memset(&tb, 0, sizeof(tb));
-    gw_req_ready(&fast, tools_at, n);
-    gw_req_ready(&tree, tools_at, n);
-    frc = rein__gw_openai_parse(&fast, body, len, &fb);
-    trc = rein__gw_openai_parse_tree(&tree, body, len, &tb);
+    gw_req_ready(&fast, api, tools_at, n);
+    gw_req_ready(&tree, api, tools_at, n);
+    frc = anthropic ? rein__gw_anthropic_parse(&fast, body, len, &fb)
+                    : rein__gw_openai_parse(&fast, body, len, &fb);
+    trc = anthropic ? rein__gw_anthropic_parse_tree(&tree, body, len, &tb)
+                    : rein__gw_openai_parse_tree(&tree, body, len, &tb);
     same = frc == REIN_ENOMEM || trc == REIN_ENOMEM ||
            (frc == trc && strcmp(fb.param, tb.param) == 0 && strcmp(fb.msg, tb.msg) == 0 &&
             (frc != REIN_OK || gw_same_req(&fast, &tree)));
     if (!same)
-        fprintf(stderr, "the document path answered %d (%s: %s), the general path %d (%s: %s)\n",
-                frc, fb.param, fb.msg, trc, tb.param, tb.msg);
+        fprintf(stderr,
+                "%s: the document path answered %d (%s: %s), the general path %d (%s: %s)\n",
+                anthropic ? "anthropic" : "openai", frc, fb.param, fb.msg, trc, tb.param, tb.msg);
     rein__gw_req_release(&fast);
     rein__gw_req_release(&tree);
     return same;
@@ -86,13 +93,13 @@ static bool gw_paths_agree_known(const char *body, size_t len, const char *tools
 /* Both paths on body, as it is and, when its tools can be found as written and are JSON
  * (the tools cache holds only tools it parsed), with them known: the gateway finds them in
  * a body before parsing it. */
-static bool gw_paths_agree(const char *body, size_t len)
+static bool gw_paths_agree(enum rein_gateway_api api, const char *body, size_t len)
 {
     const char *at;
     size_t n;
     json_t *tools;
 
-    if (!gw_paths_agree_known(body, len, NULL, 0))
+    if (!gw_paths_agree_known(api, body, len, NULL, 0))
         return false;
     if (!rein__gw_raw_member(body, len, "tools", &at, &n) || at[0] != '[' || memchr(at, 0, n))
         return true;
@@ -100,7 +107,7 @@ static bool gw_paths_agree(const char *body, size_t len)
     if (!tools)
         return true;
     json_decref(tools);
-    return gw_paths_agree_known(body, len, at, n);
+    return gw_paths_agree_known(api, body, len, at, n);
 }
 
 #endif /* REIN_FUZZ_GATEWAY_SAME_H */

@@ -23,11 +23,7 @@ static const char *const droppable[] = {"metadata", "service_tier", NULL};
 
 static bool listed(const char *const *list, const char *key)
 {
-    for (size_t i = 0; list[i]; i++) {
-        if (strcmp(list[i], key) == 0)
-            return true;
-    }
-    return false;
+    return rein__gw_listed(list, key, strlen(key));
 }
 
 static const char *str(const json_t *o, const char *key)
@@ -287,11 +283,29 @@ static rein_err take_assistant(struct rein__gw_req *r, const json_t *content, si
     return append(r, false, msg, p, bad);
 }
 
+/* Message i of the messages array. */
+static rein_err take_message(struct rein__gw_req *r, const json_t *m, size_t i,
+                             struct rein__gw_bad *bad)
+{
+    const char *role = str(m, "role");
+    const json_t *content = json_object_get(m, "content");
+    char p[48];
+
+    snprintf(p, sizeof(p), "messages.%zu", i);
+    if (!json_is_object(m))
+        return rein__gw_bad(bad, p, "%s: Input should be a valid dictionary", p);
+    if (!role || (strcmp(role, "user") != 0 && strcmp(role, "assistant") != 0))
+        return rein__gw_bad(bad, p, "%s.role: Input should be 'user' or 'assistant'", p);
+    if (!json_is_string(content) && !json_is_array(content))
+        return rein__gw_bad(bad, p, "%s.content: Input should be a valid string or list", p);
+    return strcmp(role, "user") == 0 ? take_user(r, content, i, bad)
+                                     : take_assistant(r, content, i, bad);
+}
+
 static rein_err take_messages(struct rein__gw_req *r, const json_t *msgs, struct rein__gw_bad *bad)
 {
     size_t i;
     json_t *m;
-    char p[48];
 
     if (!msgs)
         return rein__gw_bad(bad, "messages", "messages: Field required");
@@ -299,19 +313,7 @@ static rein_err take_messages(struct rein__gw_req *r, const json_t *msgs, struct
         return rein__gw_bad(bad, "messages", "messages: Input should be a non-empty list");
     json_array_foreach(msgs, i, m)
     {
-        const char *role = str(m, "role");
-        const json_t *content = json_object_get(m, "content");
-        rein_err rc;
-
-        snprintf(p, sizeof(p), "messages.%zu", i);
-        if (!json_is_object(m))
-            return rein__gw_bad(bad, p, "%s: Input should be a valid dictionary", p);
-        if (!role || (strcmp(role, "user") != 0 && strcmp(role, "assistant") != 0))
-            return rein__gw_bad(bad, p, "%s.role: Input should be 'user' or 'assistant'", p);
-        if (!json_is_string(content) && !json_is_array(content))
-            return rein__gw_bad(bad, p, "%s.content: Input should be a valid string or list", p);
-        rc = strcmp(role, "user") == 0 ? take_user(r, content, i, bad)
-                                       : take_assistant(r, content, i, bad);
+        rein_err rc = take_message(r, m, i, bad);
         if (rc)
             return rc;
     }
@@ -442,8 +444,8 @@ static rein_err take_rest(struct rein__gw_req *r, const json_t *body)
     return REIN_OK;
 }
 
-rein_err rein__gw_anthropic_parse(struct rein__gw_req *r, const char *body, size_t len,
-                                  struct rein__gw_bad *bad)
+rein_err rein__gw_anthropic_parse_tree(struct rein__gw_req *r, const char *body, size_t len,
+                                       struct rein__gw_bad *bad)
 {
     const json_t *model;
     rein_error perr;
@@ -476,6 +478,191 @@ rein_err rein__gw_anthropic_parse(struct rein__gw_req *r, const char *body, size
     if (!rc)
         rc = take_rest(r, r->doc);
     return rc;
+}
+
+/* ---- the common shape without a tree ------------------------------------------------------ */
+
+/*
+ * As the OpenAI parser does (decision 0060, here decision 0069): a body of the common shape (a
+ * model, a system text, user messages of text, known tools, options) is read as a rein_doc,
+ * and its text messages are made from the document's strings; the members that need values
+ * (other messages, a system of blocks, tools, tool_choice, options, the rest) get a tree of
+ * just that member and go through the general path's readers. A text the document form hands
+ * to jansson, a key with a NUL and every refusal decline: the general path then reads the
+ * whole body again, so a refusal keeps its text and its place.
+ */
+#define DECLINED REIN__GW_DECLINED
+#define NODE_IS  REIN__GW_NODE_IS
+
+/* The member name of the object at o, or NULL. */
+static const struct rein_doc_node *node_get(const struct rein_doc_node *o, const char *name,
+                                            size_t n)
+{
+    const struct rein_doc_node *k = o + 1;
+
+    for (uint32_t j = 0; j < o->n; j++, k = rein_doc_next(k + 1)) {
+        if (rein__gw_node_is(k, name, n))
+            return k + 1;
+    }
+    return NULL;
+}
+#define NODE_GET(o, lit) node_get((o), (lit), sizeof(lit) - 1)
+
+/*
+ * A user message's text blocks joined as take_user joins them (each text up to a NUL, "\n"
+ * between) into *text; DECLINED when a block is anything but {"type": "text", "text": a
+ * string} (other members are read over, as there).
+ */
+static int fast_text_blocks(const struct rein_doc_node *content, struct rein_buf *text)
+{
+    const struct rein_doc_node *b = content + 1;
+
+    for (uint32_t j = 0; j < content->n; j++, b = rein_doc_next(b)) {
+        const struct rein_doc_node *type, *t;
+        if (b->type != JSON_OBJECT || !(type = NODE_GET(b, "type")) || type->type != JSON_STRING ||
+            !NODE_IS(type, "text") || !(t = NODE_GET(b, "text")) || t->type != JSON_STRING)
+            return DECLINED;
+        if ((text->len && rein_buf_addch(text, '\n')) ||
+            rein_buf_add(text, t->u.str, strnlen(t->u.str, t->n)))
+            return REIN_ENOMEM;
+    }
+    return REIN_OK;
+}
+
+/* A user message of text made from the document, as take_message makes it; DECLINED for any
+ * other message. */
+static int fast_user(struct rein__gw_req *r, const struct rein_doc_node *m,
+                     struct rein__gw_bad *bad)
+{
+    const struct rein_doc_node *role = NODE_GET(m, "role"), *content = NODE_GET(m, "content");
+    struct rein_buf text;
+    int rc;
+
+    if (!role || role->type != JSON_STRING || !NODE_IS(role, "user") || !content)
+        return DECLINED;
+    if (content->type == JSON_STRING)
+        return append(r, true, text_msg("user", content->u.str, content->n), "messages", bad);
+    if (content->type != JSON_ARRAY)
+        return DECLINED;
+    rein_buf_init(&text, 0);
+    rc = fast_text_blocks(content, &text);
+    if (!rc && text.len)
+        rc = append(r, true, text_msg("user", text.ptr, text.len), "messages", bad);
+    rein_buf_release(&text);
+    return rc;
+}
+
+static int fast_messages(struct rein__gw_req *r, const struct rein_doc_node *msgs,
+                         struct rein__gw_bad *bad)
+{
+    const struct rein_doc_node *m = msgs + 1;
+
+    if (msgs->type != JSON_ARRAY || msgs->n == 0)
+        return DECLINED;
+    for (uint32_t i = 0; i < msgs->n; i++, m = rein_doc_next(m)) {
+        int rc = m->type == JSON_OBJECT ? fast_user(r, m, bad) : DECLINED;
+        if (rc == DECLINED) {
+            /* Another shape (an assistant's message, tool results): that message's tree. */
+            json_t *t = rein_doc_node_tree(m);
+            rc = t ? take_message(r, t, i, bad) : REIN_ENOMEM;
+            json_decref(t);
+        }
+        if (rc)
+            return rc;
+    }
+    return REIN_OK;
+}
+
+/* The system member: a text here, anything else through take_system on its tree. */
+static int fast_system(struct rein__gw_req *r, const struct rein_doc_node *sys,
+                       struct rein__gw_bad *bad)
+{
+    json_t *t;
+    int rc;
+
+    if (!sys || sys->type == JSON_NULL)
+        return REIN_OK;
+    if (sys->type == JSON_STRING)
+        return append(r, true, text_msg("system", sys->u.str, sys->n), "system", bad);
+    t = rein_doc_node_tree(sys);
+    rc = t ? take_system(r, t, bad) : REIN_ENOMEM;
+    json_decref(t);
+    return rc;
+}
+
+/* The members of the root, read in the general path's order. */
+static int fast_members(struct rein__gw_req *r, const struct rein_doc_node *root, const char *body,
+                        size_t len, struct rein__gw_bad *bad)
+{
+    const struct rein_doc_node *k = root + 1, *model = NULL, *msgs = NULL, *sys = NULL,
+                               *tools = NULL, *choice = NULL;
+    json_t *opts = NULL, *rest = NULL;
+    int rc = REIN_OK;
+
+    for (uint32_t j = 0; !rc && j < root->n; j++, k = rein_doc_next(k + 1)) {
+        if (rein__gw_node_has_nul(k))
+            rc = DECLINED;
+        else if (NODE_IS(k, "model"))
+            model = k + 1;
+        else if (NODE_IS(k, "messages"))
+            msgs = k + 1;
+        else if (NODE_IS(k, "system"))
+            sys = k + 1;
+        else if (NODE_IS(k, "tools"))
+            tools = k + 1;
+        else if (NODE_IS(k, "tool_choice"))
+            choice = k + 1;
+        else
+            rc = rein__gw_collect(rein__gw_listed(handled, k->u.str, k->n) ? &opts : &rest, k,
+                                  k + 1);
+    }
+    if (!rc && (!model || model->type != JSON_STRING || !msgs))
+        rc = DECLINED;
+    if (!rc) {
+        r->model_own = rein_strndup(model->u.str, model->n);
+        r->model = r->model_own;
+        rc = r->model ? fast_system(r, sys, bad) : REIN_ENOMEM;
+    }
+    if (!rc)
+        rc = fast_messages(r, msgs, bad);
+    if (!rc && tools && !r->tools_known) {
+        r->doc = rein_doc_node_tree(tools);
+        rc = r->doc ? take_tools(r, r->doc, bad) : REIN_ENOMEM;
+    }
+    if (!rc && r->tools_json)
+        (void)rein__gw_raw_member(body, len, "tools", &r->tools_raw, &r->tools_raw_len);
+    if (!rc && choice) {
+        json_t *t = rein_doc_node_tree(choice);
+        rc = t ? take_choice(r, t, bad) : REIN_ENOMEM;
+        json_decref(t);
+    }
+    if (!rc)
+        rc = take_options(r, opts, bad);
+    if (!rc && rest)
+        rc = take_rest(r, rest);
+    json_decref(opts);
+    json_decref(rest);
+    return rc;
+}
+
+rein_err rein__gw_anthropic_parse(struct rein__gw_req *r, const char *body, size_t len,
+                                  struct rein__gw_bad *bad)
+{
+    char stack[2048], *heap;
+    size_t n = len;
+    const char *text = rein__gw_doc_text(r, body, &n, stack, sizeof(stack), &heap);
+    rein_doc *doc = text ? rein_doc_parse(text, n, NULL) : NULL;
+    const struct rein_doc_node *root = doc ? rein_doc_root(doc) : NULL;
+    int rc = text ? DECLINED : REIN_ENOMEM;
+
+    if (root && root->type == JSON_OBJECT)
+        rc = fast_members(r, root, body, len, bad);
+    rein_doc_free(doc);
+    rein_free(heap);
+    if (rc == REIN_OK || rc == REIN_ENOMEM)
+        return rc;
+    rein__gw_req_restart(r, bad);
+    return rein__gw_anthropic_parse_tree(r, body, len, bad);
 }
 
 /* ---- answers ------------------------------------------------------------------------------ */

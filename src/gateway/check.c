@@ -479,6 +479,60 @@ static const char *parse_text(const struct rein__gw_req *r, const char *body, si
     return s;
 }
 
+rein_err rein__gw_collect(json_t **obj, const struct rein_doc_node *k,
+                          const struct rein_doc_node *v)
+{
+    if (!*obj && !(*obj = json_object()))
+        return REIN_ENOMEM;
+    return json_object_setn_new(*obj, k->u.str, k->n, rein_doc_node_tree(v)) ? REIN_ENOMEM
+                                                                             : REIN_OK;
+}
+
+bool rein__gw_listed(const char *const *list, const char *key, size_t n)
+{
+    for (size_t i = 0; list[i]; i++) {
+        if (strncmp(list[i], key, n) == 0 && list[i][n] == '\0')
+            return true;
+    }
+    return false;
+}
+
+const char *rein__gw_doc_text(const struct rein__gw_req *r, const char *body, size_t *len,
+                              char *stack, size_t size, char **heap)
+{
+    size_t at, n;
+    char *s;
+
+    *heap = NULL;
+    if (!r->tools_known)
+        return body;
+    at = (size_t)(r->tools_raw - body);
+    n = *len - r->tools_raw_len + 2;
+    s = n <= size ? stack : (*heap = rein_malloc(n));
+    if (!s)
+        return NULL;
+    memcpy(s, body, at);
+    memcpy(s + at, "[]", 2);
+    memcpy(s + at + 2, r->tools_raw + r->tools_raw_len, *len - at - r->tools_raw_len);
+    *len = n;
+    return s;
+}
+
+void rein__gw_req_restart(struct rein__gw_req *r, struct rein__gw_bad *bad)
+{
+    enum rein_gateway_api api = r->api;
+    const char *raw = r->tools_known ? r->tools_raw : NULL;
+    size_t raw_len = r->tools_raw_len;
+    bool known = r->tools_known;
+
+    rein__gw_req_release(r);
+    rein__gw_req_init(r, api);
+    r->tools_known = known;
+    r->tools_raw = raw;
+    r->tools_raw_len = raw ? raw_len : 0;
+    memset(bad, 0, sizeof(*bad));
+}
+
 json_t *rein__gw_parse_doc(const struct rein__gw_req *r, const char *body, size_t len,
                            rein_error *err)
 {

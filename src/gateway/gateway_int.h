@@ -17,12 +17,14 @@
 #define REIN_GATEWAY_INT_H
 
 #include <rein/buf.h>
+#include <rein/doc.h>
 #include <rein/gateway.h>
 #include <rein/history.h>
 #include <rein/json.h>
 #include <rein/session.h>
 
 #include <pthread.h>
+#include <string.h>
 
 #define REIN__GW_WHERE "gateway"
 
@@ -94,6 +96,28 @@ rein_err rein__gw_anthropic_parse(struct rein__gw_req *r, const char *body, size
  * to this path; the fuzz target compares the two. */
 rein_err rein__gw_openai_parse_tree(struct rein__gw_req *r, const char *body, size_t len,
                                     struct rein__gw_bad *bad);
+/*
+ * The document paths' pieces (decisions 0060, 0069). DECLINED: the body is not of the common
+ * shape (or is refused): the general path reads it. rein__gw_collect adds the value at v under
+ * key k to *obj (made on first use). rein__gw_listed: whether list holds the name of n bytes at
+ * key (which need not end with a NUL).
+ */
+#define REIN__GW_DECLINED 1
+static inline bool rein__gw_node_is(const struct rein_doc_node *k, const char *name, size_t n)
+{
+    return k->n == n && memcmp(k->u.str, name, n) == 0;
+}
+#define REIN__GW_NODE_IS(k, lit) rein__gw_node_is((k), (lit), sizeof(lit) - 1)
+static inline bool rein__gw_node_has_nul(const struct rein_doc_node *k)
+{
+    return memchr(k->u.str, '\0', k->n) != NULL;
+}
+rein_err rein__gw_collect(json_t **obj, const struct rein_doc_node *k,
+                          const struct rein_doc_node *v);
+bool rein__gw_listed(const char *const *list, const char *key, size_t n);
+/* The same for the Anthropic parser (decision 0069). */
+rein_err rein__gw_anthropic_parse_tree(struct rein__gw_req *r, const char *body, size_t len,
+                                       struct rein__gw_bad *bad);
 /*
  * Finds the member name of the object that n bytes of s (a JSON text the parser accepted)
  * hold, and sets *out (pointing into s) and *out_len to its value's bytes as written. False
@@ -217,6 +241,18 @@ void rein__gw_tools_find(rein_gateway *g, struct rein__gw_req *r, const char *bo
  */
 json_t *rein__gw_parse_doc(const struct rein__gw_req *r, const char *body, size_t len,
                            rein_error *err);
+/*
+ * The text a parser's document path reads (decision 0060): the body, or, when its tools are
+ * known, the body with them cut to "[]" (they are most of a small body's bytes, and the
+ * document is read only to the first refusal: positions do not matter there). *len is the
+ * text's length in and out. In stack (size bytes) when it fits, else in *heap (new, the
+ * caller frees it); NULL when memory is exhausted.
+ */
+const char *rein__gw_doc_text(const struct rein__gw_req *r, const char *body, size_t *len,
+                              char *stack, size_t size, char **heap);
+/* r (and bad) as they were before a document path began, the known tools kept: the general
+ * path reads the body again from the start. */
+void rein__gw_req_restart(struct rein__gw_req *r, struct rein__gw_bad *bad);
 /* True when name is one of t's server-side tools. */
 bool rein__gw_tools_is_server(const struct rein__gw_tools *t, const char *name);
 

@@ -41,19 +41,9 @@ static const char *const droppable[] = {
     NULL,
 };
 
-/* Whether list holds the name of n bytes at key (which need not end with a NUL). */
-static bool listed_n(const char *const *list, const char *key, size_t n)
-{
-    for (size_t i = 0; list[i]; i++) {
-        if (strncmp(list[i], key, n) == 0 && list[i][n] == '\0')
-            return true;
-    }
-    return false;
-}
-
 static bool listed(const char *const *list, const char *key)
 {
-    return listed_n(list, key, strlen(key));
+    return rein__gw_listed(list, key, strlen(key));
 }
 
 static const char *type_word(const json_t *v)
@@ -533,18 +523,9 @@ rein_err rein__gw_openai_parse_tree(struct rein__gw_req *r, const char *body, si
  * refuses, a text the document form hands to jansson, or a key with a NUL, declines: the
  * general path then reads the whole body, so every refusal keeps its text and its place.
  */
-#define DECLINED 1
-
-static bool node_is(const struct rein_doc_node *k, const char *name, size_t n)
-{
-    return k->n == n && memcmp(k->u.str, name, n) == 0;
-}
-#define NODE_IS(k, lit) node_is((k), (lit), sizeof(lit) - 1)
-
-static bool node_has_nul(const struct rein_doc_node *k)
-{
-    return memchr(k->u.str, '\0', k->n) != NULL;
-}
+#define DECLINED     REIN__GW_DECLINED
+#define NODE_IS      REIN__GW_NODE_IS
+#define node_has_nul rein__gw_node_has_nul
 
 /* A message of text (system, developer, user, tool with its id) made from the document's
  * strings, as take_message makes it; DECLINED for any other message. */
@@ -612,16 +593,6 @@ static int fast_messages(struct rein__gw_req *r, const struct rein_doc_node *msg
     return REIN_OK;
 }
 
-/* Adds the value at v under key k to *obj (made on first use). */
-static rein_err fast_collect(json_t **obj, const struct rein_doc_node *k,
-                             const struct rein_doc_node *v)
-{
-    if (!*obj && !(*obj = json_object()))
-        return REIN_ENOMEM;
-    return json_object_setn_new(*obj, k->u.str, k->n, rein_doc_node_tree(v)) ? REIN_ENOMEM
-                                                                             : REIN_OK;
-}
-
 /* The members of the root in order: model and messages here, the others collected for the
  * general path's readers (options, the rest) or read from their own trees. */
 static int fast_members(struct rein__gw_req *r, const struct rein_doc_node *root, const char *body,
@@ -644,7 +615,8 @@ static int fast_members(struct rein__gw_req *r, const struct rein_doc_node *root
         else if (NODE_IS(k, "tool_choice"))
             choice = k + 1;
         else
-            rc = fast_collect(listed_n(handled, k->u.str, k->n) ? &opts : &rest, k, k + 1);
+            rc = rein__gw_collect(rein__gw_listed(handled, k->u.str, k->n) ? &opts : &rest, k,
+                                  k + 1);
     }
     if (!rc && (!model || model->type != JSON_STRING || !msgs))
         rc = DECLINED;
@@ -673,39 +645,12 @@ static int fast_members(struct rein__gw_req *r, const struct rein_doc_node *root
     return rc;
 }
 
-/*
- * The text the document is read from: the body, or, when its tools are known, the body with
- * them cut to "[]" (they are most of a small body's bytes, and the document is read only
- * to the first refusal: positions do not matter here). In stack (size bytes) when it fits,
- * else in *heap (new). NULL when memory is exhausted.
- */
-static const char *fast_text(const struct rein__gw_req *r, const char *body, size_t *len,
-                             char *stack, size_t size, char **heap)
-{
-    size_t at, n;
-    char *s;
-
-    *heap = NULL;
-    if (!r->tools_known)
-        return body;
-    at = (size_t)(r->tools_raw - body);
-    n = *len - r->tools_raw_len + 2;
-    s = n <= size ? stack : (*heap = rein_malloc(n));
-    if (!s)
-        return NULL;
-    memcpy(s, body, at);
-    memcpy(s + at, "[]", 2);
-    memcpy(s + at + 2, r->tools_raw + r->tools_raw_len, *len - at - r->tools_raw_len);
-    *len = n;
-    return s;
-}
-
 rein_err rein__gw_openai_parse(struct rein__gw_req *r, const char *body, size_t len,
                                struct rein__gw_bad *bad)
 {
     char stack[2048], *heap;
     size_t n = len;
-    const char *text = fast_text(r, body, &n, stack, sizeof(stack), &heap);
+    const char *text = rein__gw_doc_text(r, body, &n, stack, sizeof(stack), &heap);
     rein_doc *doc = text ? rein_doc_parse(text, n, NULL) : NULL;
     const struct rein_doc_node *root = doc ? rein_doc_root(doc) : NULL;
     int rc = text ? DECLINED : REIN_ENOMEM;
@@ -717,19 +662,7 @@ rein_err rein__gw_openai_parse(struct rein__gw_req *r, const char *body, size_t 
     if (rc == REIN_OK || rc == REIN_ENOMEM)
         return rc;
     /* Declined or refused: the general path reads the body again from the start. */
-    {
-        enum rein_gateway_api api = r->api;
-        const char *raw = r->tools_known ? r->tools_raw : NULL;
-        size_t raw_len = r->tools_raw_len;
-        bool known = r->tools_known;
-
-        rein__gw_req_release(r);
-        rein__gw_req_init(r, api);
-        r->tools_known = known;
-        r->tools_raw = raw;
-        r->tools_raw_len = raw ? raw_len : 0;
-    }
-    memset(bad, 0, sizeof(*bad));
+    rein__gw_req_restart(r, bad);
     return rein__gw_openai_parse_tree(r, body, len, bad);
 }
 
