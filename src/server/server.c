@@ -1109,8 +1109,8 @@ rein_err rein_sse_frame(struct rein_buf *out, const char *event, const char *dat
         return REIN_ETOOBIG;
     /* one reservation and plain copies: an event is a few hundred bytes, and three appends
      * cost more than the bytes they copy */
-    rc = rein_buf_grow(out, head + len + 2);
-    if (rc)
+    if (head + len + 2 >= out->alloc - out->len &&
+        (rc = rein_buf_grow(out, head + len + 2)) != REIN_OK)
         return rc;
     p = out->ptr + out->len;
     if (event) {

@@ -642,6 +642,36 @@ static void *watchdog_main(void *arg)
     return NULL;
 }
 
+/* Serves body through a held_sink (its buffers made here; held_release frees them), with
+ * sink.queue when queue is set. */
+static rein_err held_serve(struct held_sink *s, const char *body, bool queue)
+{
+    struct rein_gateway_call call = {
+        .api = REIN_GATEWAY_OPENAI, .body = body, .len = strlen(body), .cancel = s->cancel};
+    struct rein_gateway_sink sink = {
+        .header = held_header,
+        .reply = held_reply,
+        .stream_start = held_start,
+        .stream_event = held_event,
+        .flush = held_flush,
+        .queue = queue ? held_queue : NULL,
+        .data = s,
+    };
+
+    rein_buf_init(&s->events, 0);
+    rein_buf_init(&s->flushed, 0);
+    rein_buf_init(&s->queued, 0);
+    return rein_gateway_serve(F->gw, &call, &sink);
+}
+
+static void held_release(struct held_sink *s)
+{
+    rein_buf_release(&s->events);
+    rein_buf_release(&s->flushed);
+    rein_buf_release(&s->queued);
+    rein_cancel_unref(s->cancel);
+}
+
 /*
  * A sink that holds events (sink.flush set) is flushed before the gateway waits for the
  * upstream's next bytes: the events of what arrived so far reach the client while the upstream
@@ -650,29 +680,16 @@ static void *watchdog_main(void *arg)
  */
 static void test_held_events_are_flushed_before_each_wait(void **state)
 {
-    const char *body = "{\"model\":\"m\",\"stream\":true," USER "}";
     struct held_sink s = {.cancel = rein_cancel_new()};
     struct watchdog w = {.done = rein_cancel_new(), .call = s.cancel};
-    struct rein_gateway_call call = {
-        .api = REIN_GATEWAY_OPENAI, .body = body, .len = strlen(body), .cancel = s.cancel};
-    struct rein_gateway_sink sink = {
-        .header = held_header,
-        .reply = held_reply,
-        .stream_start = held_start,
-        .stream_event = held_event,
-        .flush = held_flush,
-        .data = &s,
-    };
     pthread_t th;
 
     (void)state;
     start();
     script(
         "[{\"text\":[\"Checking \",\"the sky\",\" now.\"],\"fault\":{\"hang_after_events\":3}}]");
-    rein_buf_init(&s.events, 0);
-    rein_buf_init(&s.flushed, 0);
     assert_int_equal(pthread_create(&th, NULL, watchdog_main, &w), 0);
-    assert_rein_ok(rein_gateway_serve(F->gw, &call, &sink), NULL);
+    assert_rein_ok(held_serve(&s, "{\"model\":\"m\",\"stream\":true," USER "}", false), NULL);
     rein_cancel_trigger(w.done, "served");
     pthread_join(th, NULL);
     assert_string_equal(rein_cancel_reason(s.cancel), "the client has what it wanted");
@@ -680,9 +697,7 @@ static void test_held_events_are_flushed_before_each_wait(void **state)
     assert_non_null(strstr(s.flushed.ptr, "\"content\":\"Checking"));
     assert_non_null(strstr(s.flushed.ptr, "the sky\""));
     assert_false(s.done);
-    rein_buf_release(&s.events);
-    rein_buf_release(&s.flushed);
-    rein_cancel_unref(s.cancel);
+    held_release(&s);
     rein_cancel_unref(w.done);
 }
 
@@ -693,37 +708,20 @@ static void test_held_events_are_flushed_before_each_wait(void **state)
  */
 static void test_held_events_are_queued_before_the_records(void **state)
 {
-    const char *body = "{\"model\":\"m\",\"stream\":true," USER "," TOOLS "}";
     struct held_sink s = {.cancel = rein_cancel_new()};
-    struct rein_gateway_call call = {
-        .api = REIN_GATEWAY_OPENAI, .body = body, .len = strlen(body), .cancel = s.cancel};
-    struct rein_gateway_sink sink = {
-        .header = held_header,
-        .reply = held_reply,
-        .stream_start = held_start,
-        .stream_event = held_event,
-        .flush = held_flush,
-        .queue = held_queue,
-        .data = &s,
-    };
 
     (void)state;
     start();
     script("[{\"text\":[\"Checking \",\"the weather\"],\"tool_calls\":[{\"name\":\"get_weather\","
            "\"arguments\":\"{\\\"city\\\":\\\"Paris\\\"}\"}]}]");
-    rein_buf_init(&s.events, 0);
-    rein_buf_init(&s.flushed, 0);
-    rein_buf_init(&s.queued, 0);
-    assert_rein_ok(rein_gateway_serve(F->gw, &call, &sink), NULL);
+    assert_rein_ok(held_serve(&s, "{\"model\":\"m\",\"stream\":true," USER "," TOOLS "}", true),
+                   NULL);
     assert_true(s.done);
     assert_int_equal(s.queues, 2); /* after the reply, and before the answer's record */
     assert_non_null(strstr(s.queued.ptr, "the weather\""));
     assert_non_null(strstr(s.queued.ptr, "get_weather")); /* checked as it completed */
     assert_null(strstr(s.queued.ptr, "[DONE]"));
-    rein_buf_release(&s.events);
-    rein_buf_release(&s.flushed);
-    rein_buf_release(&s.queued);
-    rein_cancel_unref(s.cancel);
+    held_release(&s);
 }
 
 static void test_upstream_error_after_the_stream_began(void **state)

@@ -1195,6 +1195,17 @@ static void test_text_calls_in_every_known_form(void **state)
                     REIN_MODEL_CALL_INVALID_NAME, "");
 }
 
+/* text as a reply's content moves the reasoning (when not NULL) out and leaves rest. */
+static void check_think(const char *text, const char *reasoning, const char *rest)
+{
+    rein_model_response *r = text_reply(text, NULL);
+
+    if (reasoning)
+        assert_string_equal(rein_model_response_reasoning(r), reasoning);
+    assert_string_equal(rein_model_response_text(r), rest);
+    rein_model_response_free(r);
+}
+
 /* The scan finds each marker after near misses of it (its first byte, or all of it but its
  * last byte) and at the very end of the text, and a text of near misses alone stays as it is. */
 static void test_text_calls_after_near_misses(void **state)
@@ -1225,13 +1236,9 @@ static void test_text_calls_after_near_misses(void **state)
     rein_model_response_free(r);
     /* a lone </think> after near misses of <think> is the end of leaked thinking; after a
      * <think> in the middle of the text it is text */
-    r = text_reply("a <thin <think </thin thought</think>Answer.", NULL);
-    assert_string_equal(rein_model_response_reasoning(r), "a <thin <think </thin thought");
-    assert_string_equal(rein_model_response_text(r), "Answer.");
-    rein_model_response_free(r);
-    r = text_reply("a <thin <think> b</think>Answer.", NULL);
-    assert_string_equal(rein_model_response_text(r), "a <thin <think> b</think>Answer.");
-    rein_model_response_free(r);
+    check_think("a <thin <think </thin thought</think>Answer.", "a <thin <think </thin thought",
+                "Answer.");
+    check_think("a <thin <think> b</think>Answer.", NULL, "a <thin <think> b</think>Answer.");
 }
 
 static void test_text_calls_are_not_invented(void **state)
@@ -1377,14 +1384,8 @@ static void test_think_tags_move_to_reasoning(void **state)
     rein_model_response *r;
 
     (void)state;
-    r = text_reply("<think>\nweigh it\n</think>\n\nAnswer.", NULL);
-    assert_string_equal(rein_model_response_reasoning(r), "weigh it");
-    assert_string_equal(rein_model_response_text(r), "Answer.");
-    rein_model_response_free(r);
-    r = text_reply("leaked thought</think>Answer.", NULL);
-    assert_string_equal(rein_model_response_reasoning(r), "leaked thought");
-    assert_string_equal(rein_model_response_text(r), "Answer.");
-    rein_model_response_free(r);
+    check_think("<think>\nweigh it\n</think>\n\nAnswer.", "weigh it", "Answer.");
+    check_think("leaked thought</think>Answer.", "leaked thought", "Answer.");
     memset(&opt, 0, sizeof(opt));
     opt.keep_think_tags = true;
     r = text_reply("<think>x</think>y", &opt);
