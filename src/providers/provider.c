@@ -13,8 +13,10 @@
  * The curl handles of an attempt (one easy handle in its own multi handle) come from a small
  * pool kept in the provider and go back to it, reset, when the attempt ends: an attempt on a
  * long-lived provider does not pay for creating and tearing down both handles (and the
- * multi handle's wake-up socket pair) every time. Connections are kept in the provider's
- * share either way.
+ * multi handle's wake-up socket pair) every time. Each pair keeps its own connections (its
+ * multi handle's cache), so an attempt finds its connection without a lock shared by every
+ * sending thread; the pool hands out the pair given back last, whose connection is the one
+ * most likely still open. Names resolved are kept in the provider's share.
  *
  * Each attempt's bytes go straight into the wire's decoder, chosen by the response's
  * content type, so events reach the caller while the reply streams. What happens after an
@@ -717,7 +719,10 @@ rein_provider *rein_provider_new(const rein_provider_config *cfg, rein_error *er
         curl_share_setopt(p->share, CURLSHOPT_LOCKFUNC, share_lock);
         curl_share_setopt(p->share, CURLSHOPT_UNLOCKFUNC, share_unlock);
         curl_share_setopt(p->share, CURLSHOPT_USERDATA, p->share_lock);
-        curl_share_setopt(p->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_CONNECT);
+        /* Connections are not shared: libcurl 7.88 looks one up in the shared cache under
+         * its lock, walking every connection to the host and polling the idle one it picks,
+         * so 32 sending threads queued on that lock (futex waits and context switches on
+         * every request at 64 connections; bench/gateway.sh). */
         curl_share_setopt(p->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_DNS);
     } else {
         rein_free(p->share_lock);
@@ -741,7 +746,7 @@ void rein_provider_free(rein_provider *p)
 {
     if (!p)
         return;
-    /* The handles first: their connections live in the share. */
+    /* The handles first: they point at the share. */
     pool_free(p->pool);
     if (p->share) {
         curl_share_cleanup(p->share);
@@ -1149,10 +1154,6 @@ static void set_fixed(rein_provider *p, struct handles *hs)
     curl_easy_setopt(easy, CURLOPT_ACCEPT_ENCODING, "");
     curl_easy_setopt(easy, CURLOPT_TCP_KEEPALIVE, 1L);
     curl_easy_setopt(easy, CURLOPT_FOLLOWLOCATION, 0L);
-    /* The share's connection cache is bounded by the multi handle's limit, which defaults to
-     * four per easy handle: with one easy handle per attempt, a server sending 64 requests at
-     * once kept 4 upstream connections and opened (and closed) one for every other request. */
-    curl_multi_setopt(hs->multi, CURLMOPT_MAXCONNECTS, 256L);
     if (p->cfg.timeout[REIN_TIMEOUT_CONNECT] > 0)
         curl_easy_setopt(easy, CURLOPT_CONNECTTIMEOUT_MS,
                          (long)p->cfg.timeout[REIN_TIMEOUT_CONNECT]);
@@ -1186,6 +1187,104 @@ static void wake_multi(void *multi)
 }
 
 /*
+ * The sockets curl watches for an attempt, as its socket callback reports them: a connection
+ * being made may try more than one address at once; a transfer watches one.
+ */
+#define SOCKS_MAX 4
+struct socks {
+    curl_socket_t fd[SOCKS_MAX];
+    int what[SOCKS_MAX]; /* CURL_POLL_IN, _OUT or _INOUT */
+    int n;
+    bool lost; /* more sockets than fit: the attempt goes on with curl_multi_perform */
+};
+
+static int on_socket(CURL *easy, curl_socket_t s, int what, void *ud, void *sockp)
+{
+    struct socks *ss = ud;
+    int i = 0;
+
+    (void)easy;
+    (void)sockp;
+    while (i < ss->n && ss->fd[i] != s)
+        i++;
+    if (what == CURL_POLL_REMOVE) {
+        if (i < ss->n) {
+            ss->n--;
+            ss->fd[i] = ss->fd[ss->n];
+            ss->what[i] = ss->what[ss->n];
+        }
+        return 0;
+    }
+    if (i == ss->n) {
+        if (ss->n == SOCKS_MAX) {
+            ss->lost = true;
+            return 0;
+        }
+        ss->fd[ss->n++] = s;
+    }
+    ss->what[i] = what;
+    return 0;
+}
+
+/*
+ * Waits for the transfer (its sockets, the cancel descriptor when there is no hook, curl's
+ * own timers and wake-up) up to ms, then lets curl act on what is ready. Each socket curl
+ * watches is also passed as an extra descriptor, so the wait says which one is ready and how:
+ * curl_multi_socket_action() then reads or writes it without polling it once more, which
+ * curl_multi_perform() does on every call (one poll() per upstream read saved). A wait that
+ * returns for anything else (curl's wake-up, an unknown descriptor) hands the rest of the
+ * attempt to curl_multi_perform(), which looks at everything, as before (*perform).
+ */
+static CURLMcode wait_and_act(CURLM *multi, struct socks *ss, int cancel_fd, int ms, bool *perform,
+                              int *running)
+{
+    struct curl_waitfd extra[SOCKS_MAX + 1];
+    curl_socket_t fds[SOCKS_MAX];
+    unsigned n = 0, nsock = 0;
+    int nfds = 0;
+    bool acted = false;
+    CURLMcode mc;
+
+    memset(extra, 0, sizeof(extra));
+    if (!*perform && !ss->lost) {
+        for (int i = 0; i < ss->n; i++) {
+            fds[nsock++] = ss->fd[i];
+            extra[n].fd = ss->fd[i];
+            extra[n++].events = (short)(((ss->what[i] & CURL_POLL_IN) ? CURL_WAIT_POLLIN : 0) |
+                                        ((ss->what[i] & CURL_POLL_OUT) ? CURL_WAIT_POLLOUT : 0));
+        }
+    }
+    if (cancel_fd >= 0) {
+        extra[n].fd = cancel_fd;
+        extra[n++].events = CURL_WAIT_POLLIN;
+    }
+    mc = curl_multi_poll(multi, n ? extra : NULL, n, ms, &nfds);
+    if (mc != CURLM_OK)
+        return mc;
+    if (*perform || ss->lost)
+        return curl_multi_perform(multi, running);
+    for (unsigned i = 0; i < nsock; i++) {
+        int bits =
+            ((extra[i].revents & (CURL_WAIT_POLLIN | CURL_WAIT_POLLPRI)) ? CURL_CSELECT_IN : 0) |
+            ((extra[i].revents & CURL_WAIT_POLLOUT) ? CURL_CSELECT_OUT : 0);
+        if (!bits)
+            continue;
+        acted = true;
+        mc = curl_multi_socket_action(multi, fds[i], bits, running);
+        if (mc != CURLM_OK)
+            return mc;
+    }
+    if (acted)
+        return CURLM_OK;
+    if (nfds > 0 && !(cancel_fd >= 0 && extra[n - 1].revents)) {
+        *perform = true;
+        return curl_multi_perform(multi, running);
+    }
+    /* Nothing ready: curl's timers (a connect timeout, a retry of an address) */
+    return curl_multi_socket_action(multi, CURL_SOCKET_TIMEOUT, 0, running);
+}
+
+/*
  * Runs one HTTP attempt to its end. The decoder (at->dec) holds whatever was received.
  * Cancellation wakes the poll through the multi handle's own wakeup (made once per pooled
  * handle), not the cancel handle's descriptor: that was an eventfd made and closed for every
@@ -1202,7 +1301,8 @@ static enum outcome run_attempt(struct attempt *at, const struct rein__body *bod
     CURLM *multi;
     enum outcome out = O_FATAL;
     int running = 1, hook = 0;
-    bool added = false, spliced = false;
+    bool added = false, spliced = false, perform = false, bad;
+    struct socks ss = {.n = 0};
     CURLcode cc = CURLE_OK;
 
     at->t_start = at->t_last = rein_now_ms();
@@ -1241,16 +1341,18 @@ static enum outcome run_attempt(struct attempt *at, const struct rein__body *bod
     curl_easy_setopt(easy, CURLOPT_HEADERDATA, at);
     curl_easy_setopt(easy, CURLOPT_ERRORBUFFER, at->curl_err);
     proxy_for(p, at->url, &hs);
+    curl_multi_setopt(multi, CURLMOPT_SOCKETFUNCTION, on_socket);
+    curl_multi_setopt(multi, CURLMOPT_SOCKETDATA, &ss);
     if (curl_multi_add_handle(multi, easy) != CURLM_OK)
         goto done;
     added = true;
+    /* The transfer starts on curl's timer (an added handle is due at once). */
+    if (curl_multi_socket_action(multi, CURL_SOCKET_TIMEOUT, 0, &running) != CURLM_OK)
+        goto done;
     for (;;) {
-        struct curl_waitfd extra;
-        int which, nfds = 0;
+        int which;
         int64_t left;
 
-        if (curl_multi_perform(multi, &running) != CURLM_OK)
-            goto done;
         if (at->drc || !running)
             break;
         if (rein_cancel_is_set(at->req->cancel)) {
@@ -1282,11 +1384,8 @@ static enum outcome run_attempt(struct attempt *at, const struct rein__body *bod
             hook = rein_cancel_on(at->req->cancel, wake_multi, multi);
         if (at->req->wait_fn)
             at->req->wait_fn(at->req->wait_ud);
-        memset(&extra, 0, sizeof(extra));
-        extra.fd = hook < 0 ? rein_cancel_fd(at->req->cancel) : -1;
-        extra.events = CURL_WAIT_POLLIN;
-        if (curl_multi_poll(multi, extra.fd >= 0 ? &extra : NULL, extra.fd >= 0 ? 1 : 0,
-                            (int)(left < 1000 ? left : 1000), &nfds) != CURLM_OK)
+        if (wait_and_act(multi, &ss, hook < 0 ? rein_cancel_fd(at->req->cancel) : -1,
+                         (int)(left < 1000 ? left : 1000), &perform, &running) != CURLM_OK)
             goto done;
     }
     {
@@ -1304,7 +1403,11 @@ done:
     /* After this the hook neither runs nor is running: the multi handle may go back. */
     rein_cancel_off(at->req->cancel, hook);
     /* A pair that failed in curl itself is not trusted again; any other goes back. */
-    if ((added && curl_multi_remove_handle(multi, easy) != CURLM_OK) || out == O_FATAL)
+    bad = added && curl_multi_remove_handle(multi, easy) != CURLM_OK;
+    /* ss lives on this stack: an idle pair's multi handle must not point at it. */
+    curl_multi_setopt(multi, CURLMOPT_SOCKETFUNCTION, NULL);
+    curl_multi_setopt(multi, CURLMOPT_SOCKETDATA, NULL);
+    if (bad || out == O_FATAL)
         handles_free(&hs);
     else
         handles_give(p, &hs, spliced);

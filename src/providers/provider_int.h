@@ -592,7 +592,7 @@ struct rein_provider {
     const struct rein__wire *wire;
     char *endpoint;
     struct rein_model_caps caps;
-    void *share; /* CURLSH: connections reused across sends */
+    void *share; /* CURLSH: names resolved, shared by every send */
     void *share_lock;
     void *pool; /* struct handle_pool (provider.c): idle curl handles for attempts */
     /* The proxy settings of the environment for the endpoint's scheme, read once (provider.c,

@@ -1025,6 +1025,23 @@ static void test_overlapping_sends_reuse_their_connections(void **state)
     }
     /* At most one connection per sender: none was closed while another sender waited. */
     assert_in_range(json_object_size(ports), 1, SENDERS);
+    /* One thread sending after them takes the handle pair given back last each time, and
+     * its connection with it (connections stay with their pair): three sends, one of the
+     * connections already open. */
+    {
+        struct sender one = {.p = f.p, .go = &go};
+        char port[16];
+        assert_int_equal(pthread_barrier_init(&go, NULL, 1), 0);
+        send_three(&one);
+        pthread_barrier_destroy(&go);
+        assert_int_equal(one.failed, 0);
+        assert_true(ms_wait(f.ms, 3 * SENDERS + 3, 5000));
+        snprintf(port, sizeof(port), "%d", ms_request(f.ms, 3 * SENDERS)->client_port);
+        assert_non_null(json_object_get(ports, port));
+        for (size_t i = 3 * SENDERS + 1; i < 3 * SENDERS + 3; i++)
+            assert_int_equal(ms_request(f.ms, i)->client_port,
+                             ms_request(f.ms, 3 * SENDERS)->client_port);
+    }
     json_decref(ports);
     fx_stop(&f);
 }
