@@ -55,6 +55,7 @@
 #                                             its instructions per request next to rein's)
 #   PIN=1 INSTR=0 bench/gateway.sh           the client and upstream on CPU 0, the proxies on
 #                                             the others; no instruction count
+#   KINDS="json stream" bench/gateway.sh      only those cases (a shorter run; default all)
 # Needs: scripts/install-deps.sh --bench (wrk; nginx-light for the proxy line; valgrind for
 # the instruction count).
 set -euo pipefail
@@ -63,6 +64,8 @@ build=${BUILD:-build-bench}
 out=bench/out
 duration=${DURATION:-5}
 rounds=${ROUNDS:-3}
+# KINDS="json stream" measures only those cases (default all three).
+kinds=${KINDS:-json stream long}
 mkdir -p "$out"
 # CPU placement: the client and the upstream on CPU 0, the proxies on the others.
 ncpu=$(nproc)
@@ -248,7 +251,7 @@ load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 results="$tmp/results"
 : >"$results"
 for r in $(seq "$rounds"); do
-  for kind in json stream long; do
+  for kind in $kinds; do
     for conns in 1 64; do
       for n in $targets; do
         pid=0
@@ -300,7 +303,7 @@ count_instructions() {
   pids+=("$vpid")
   at=$(listening "$tmp/cg-$name.out" 600)
   [ -n "$at" ] || { cat "$tmp/cg-$name.err" >&2; echo "gateway.sh: $bin under callgrind did not start" >&2; exit 1; }
-  for kind in json stream long; do
+  for kind in $kinds; do
     secs=${INSTR_SECONDS:-4}
     [ "$kind" = long ] && secs=$((secs * 2))
     wrk -t1 -c1 -d1s --timeout 30s -s "$out/gateway_$kind.lua" "$at/v1/chat/completions" >/dev/null
@@ -348,11 +351,13 @@ for line in open(sys.argv[1]):
     r, kind, conns, n, rps, p50, p99, cpu, cs, sc, up, wrk = line.split()
     rows[(kind, int(conns), r)][n] = (float(rps), float(p50), float(p99), int(cpu), float(cs),
                                       float(sc), int(up), int(wrk))
+# the cases measured (KINDS), in the order of the table
+KINDS = [k for k in ("json", "stream", "long") if any(key[0] == k for key in rows)]
 def rng(xs, fmt):
     return (fmt % min(xs)) + ".." + (fmt % max(xs))
 print(f"{'case':12} {'direct p50 ms':>15} {'rein p50 ms':>15} {'added p50 ms':>15} "
       f"{'added p99 ms':>15} {'direct req/s':>15} {'rein req/s':>15} {'rein/direct':>12}")
-for kind in ("json", "stream", "long"):
+for kind in KINDS:
     for conns in (1, 64):
         rs = [v for (k, c, _), v in sorted(rows.items()) if k == kind and c == conns]
         d50 = [x["direct"][1] for x in rs]; g50 = [x["rein"][1] for x in rs]
@@ -369,7 +374,7 @@ if any("proxy" in v for v in rows.values()):
     print("CPU time per request of rein and of nginx (user + system, all threads and workers):")
     print(f"{'case':12} {'proxy added p50':>15} {'proxy/direct':>13} {'rein/proxy':>12} "
           f"{'rein CPU us/req':>16} {'nginx CPU us/req':>17}")
-    for kind in ("json", "stream", "long"):
+    for kind in KINDS:
         for conns in (1, 64):
             rs = [v for (k, c, _), v in sorted(rows.items()) if k == kind and c == conns]
             p50 = [x["proxy"][1] - x["direct"][1] for x in rs]
@@ -387,7 +392,7 @@ print("direct's CPU per request / its run's CPU per request of direct's throughp
 names = [n for n in ("rein", "proxy", "base") if any(n in v for v in rows.values())]
 print(f"{'case':12} {'proxy':6} {'cs/req':>11} {'syscalls/req':>13} {'direct CPU us':>14} "
       f"{'run CPU us':>12} {'bound':>11} {'measured':>11}")
-for kind in ("json", "stream", "long"):
+for kind in KINDS:
     for conns in (1, 64):
         rs = [v for (k, c, _), v in sorted(rows.items()) if k == kind and c == conns]
         for n in names:
@@ -407,7 +412,7 @@ print()
 print("the same rounds, the baseline binary (BASELINE) through the same upstream:")
 print(f"{'case':12} {'base added p50':>15} {'rein added p50':>15} {'base/direct':>12} "
       f"{'rein/direct':>12} {'rein/base':>12} {'base CPU us/req':>16}")
-for kind in ("json", "stream", "long"):
+for kind in KINDS:
     for conns in (1, 64):
         rs = [v for (k, c, _), v in sorted(rows.items()) if k == kind and c == conns]
         b50 = [x["base"][1] - x["direct"][1] for x in rs]

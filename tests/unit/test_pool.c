@@ -1,9 +1,12 @@
 /*
  * Unit tests for the worker pool (src/core/pool.c): batches run in parallel, every index
- * exactly once, and batches nested inside pool jobs finish even when every worker is busy.
+ * exactly once, and batches nested inside pool jobs finish even when every worker is busy;
+ * jobs handed to parked workers run once each, queued ones in order, and freeing stops
+ * parked workers.
  */
 #include "test.h"
 
+#include <pthread.h>
 #include <stdatomic.h>
 
 struct counts {
@@ -103,11 +106,128 @@ static void test_free_waits_for_queued_jobs(void **state)
     assert_int_equal(atomic_load(&submitted_runs), 50);
 }
 
+/* A job handed to a parked worker runs; waits for each so the workers park in between. */
+struct handed {
+    pthread_mutex_t mu;
+    pthread_cond_t cond;
+    int done;
+};
+
+static void handed_job(void *arg)
+{
+    struct handed *h = arg;
+
+    pthread_mutex_lock(&h->mu);
+    h->done++;
+    pthread_cond_signal(&h->cond);
+    pthread_mutex_unlock(&h->mu);
+}
+
+static void test_parked_workers_take_each_job_and_stop(void **state)
+{
+    rein_pool *pool = rein_pool_new(4, NULL);
+    struct handed h = {.done = 0};
+
+    (void)state;
+    pthread_mutex_init(&h.mu, NULL);
+    pthread_cond_init(&h.cond, NULL);
+    for (int i = 0; i < 200; i++) {
+        assert_rein_ok(rein_pool_submit(pool, handed_job, &h), NULL);
+        pthread_mutex_lock(&h.mu);
+        while (h.done < i + 1)
+            pthread_cond_wait(&h.cond, &h.mu);
+        pthread_mutex_unlock(&h.mu);
+    }
+    /* Every worker is parked or about to park: freeing wakes and stops them all. */
+    rein_pool_free(pool);
+    assert_int_equal(h.done, 200);
+    pthread_cond_destroy(&h.cond);
+    pthread_mutex_destroy(&h.mu);
+}
+
+/* One worker runs queued jobs in the order they were submitted. */
+struct order {
+    pthread_mutex_t mu;
+    int seen[50];
+    int n;
+};
+struct order_job {
+    struct order *o;
+    int i;
+};
+
+static void order_run(void *arg)
+{
+    struct order_job *j = arg;
+
+    pthread_mutex_lock(&j->o->mu);
+    j->o->seen[j->o->n++] = j->i;
+    pthread_mutex_unlock(&j->o->mu);
+}
+
+static void test_queued_jobs_run_in_order(void **state)
+{
+    rein_pool *pool = rein_pool_new(1, NULL);
+    struct order o = {.n = 0};
+    struct order_job jobs[50];
+
+    (void)state;
+    pthread_mutex_init(&o.mu, NULL);
+    for (int i = 0; i < 50; i++) {
+        jobs[i] = (struct order_job){.o = &o, .i = i};
+        assert_rein_ok(rein_pool_submit(pool, order_run, &jobs[i]), NULL);
+    }
+    rein_pool_free(pool);
+    assert_int_equal(o.n, 50);
+    for (int i = 0; i < 50; i++)
+        assert_int_equal(o.seen[i], i);
+    pthread_mutex_destroy(&o.mu);
+}
+
+/* Several threads submitting at once while workers park and wake: each job runs once. */
+static atomic_int storm_runs;
+
+static void storm_job(void *arg)
+{
+    (void)arg;
+    atomic_fetch_add(&storm_runs, 1);
+}
+
+static void *storm_submit(void *arg)
+{
+    rein_pool *pool = arg;
+
+    for (int i = 0; i < 500; i++)
+        if (rein_pool_submit(pool, storm_job, NULL) != REIN_OK)
+            return (void *)1;
+    return NULL;
+}
+
+static void test_submits_from_many_threads_each_run_once(void **state)
+{
+    rein_pool *pool = rein_pool_new(3, NULL);
+    pthread_t t[4];
+    void *bad;
+
+    (void)state;
+    for (int i = 0; i < 4; i++)
+        assert_int_equal(pthread_create(&t[i], NULL, storm_submit, pool), 0);
+    for (int i = 0; i < 4; i++) {
+        assert_int_equal(pthread_join(t[i], &bad), 0);
+        assert_null(bad);
+    }
+    rein_pool_free(pool);
+    assert_int_equal(atomic_load(&storm_runs), 2000);
+}
+
 static const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_batch_runs_each_index_once_in_parallel),
     cmocka_unit_test(test_batch_respects_max_parallel),
     cmocka_unit_test(test_nested_batches_do_not_deadlock),
     cmocka_unit_test(test_free_waits_for_queued_jobs),
+    cmocka_unit_test(test_parked_workers_take_each_job_and_stop),
+    cmocka_unit_test(test_queued_jobs_run_in_order),
+    cmocka_unit_test(test_submits_from_many_threads_each_run_once),
 };
 
 REIN_TEST_MAIN(tests)
