@@ -1125,6 +1125,27 @@ static void count_cleanup(void *data)
     cleanups_run++;
 }
 
+/* rein_asprintf formats short texts once on the stack and longer ones a second time: every
+ * length around the stack buffer's (256) comes out whole. */
+static void test_asprintf_every_length(void **state)
+{
+    char want[1100];
+
+    (void)state;
+    for (size_t n = 0; n < sizeof(want) - 1; n++) {
+        memset(want, 'x', n);
+        want[n] = '\0';
+        char *got = rein_asprintf("%s%d", want + (n ? 1 : 0), n ? 7 : 0);
+        assert_non_null(got);
+        assert_int_equal(strlen(got), n ? n : 1);
+        if (n) {
+            assert_memory_equal(got, want + 1, n - 1);
+            assert_int_equal(got[n - 1], '7');
+        }
+        rein_free(got);
+    }
+}
+
 static void test_arena_allocates_and_cleans_up(void **state)
 {
     rein_arena *a = rein_arena_new(64);
@@ -1200,6 +1221,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_log_level_parses),
     cmocka_unit_test(test_log_escapes_control_bytes),
     cmocka_unit_test(test_arena_allocates_and_cleans_up),
+    cmocka_unit_test(test_asprintf_every_length),
     cmocka_unit_test(test_jw_survives_every_allocation_failure),
     cmocka_unit_test(test_json_check_without_a_tree),
 };
