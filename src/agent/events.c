@@ -20,25 +20,31 @@ const char *rein_agent_event_type_name(enum rein_agent_event_type type)
     return type_names[type];
 }
 
-static void key_str(struct rein_jw *w, const char *key, const char *s)
+/* quoted is a key as REIN_JW_KEY writes it ("\"name\":"), made at compile time by KEY_STR and
+ * KEY_RAW: an event is written per status change, and escaping each key cost a fifth of it. */
+static void key_str(struct rein_jw *w, const char *quoted, size_t qlen, const char *s)
 {
-    rein_jw_key(w, key);
+    rein_jw_key_quoted(w, quoted, qlen);
     rein_jw_str(w, s);
 }
 
-static void key_raw(struct rein_jw *w, const char *key, const char *json, size_t len)
+static void key_raw(struct rein_jw *w, const char *quoted, size_t qlen, const char *json,
+                    size_t len)
 {
-    rein_jw_key(w, key);
+    rein_jw_key_quoted(w, quoted, qlen);
     if (json && len)
         rein_jw_raw(w, json, len);
     else
         rein_jw_null(w);
 }
 
+#define KEY_STR(w, lit, s)      key_str((w), "\"" lit "\":", sizeof(lit) + 2, (s))
+#define KEY_RAW(w, lit, j, len) key_raw((w), "\"" lit "\":", sizeof(lit) + 2, (j), (len))
+
 static void write_call(struct rein_jw *w, const struct rein_agent_event *ev)
 {
-    key_str(w, "call_id", ev->call_id);
-    key_str(w, "tool", ev->tool);
+    KEY_STR(w, "call_id", ev->call_id);
+    KEY_STR(w, "tool", ev->tool);
 }
 
 rein_err rein_agent_event_write(const struct rein_agent_event *ev, struct rein_buf *out)
@@ -47,66 +53,66 @@ rein_err rein_agent_event_write(const struct rein_agent_event *ev, struct rein_b
 
     rein_jw_init(&w, out);
     rein_jw_obj_begin(&w);
-    key_str(&w, "type", rein_agent_event_type_name(ev->type));
-    rein_jw_key(&w, "seq");
+    KEY_STR(&w, "type", rein_agent_event_type_name(ev->type));
+    REIN_JW_KEY(&w, "seq");
     rein_jw_uint(&w, ev->seq);
     switch (ev->type) {
     case REIN_AGENT_EV_STATUS:
-        key_str(&w, "state", rein_agent_state_name(ev->state));
+        KEY_STR(&w, "state", rein_agent_state_name(ev->state));
         if (ev->tool)
             write_call(&w, ev);
         break;
     case REIN_AGENT_EV_TEXT_DELTA:
-        rein_jw_key(&w, "text");
+        REIN_JW_KEY(&w, "text");
         rein_jw_strn(&w, ev->text ? ev->text : "", ev->text ? ev->len : 0);
         break;
     case REIN_AGENT_EV_TOOL_CALL:
         write_call(&w, ev);
-        key_raw(&w, "arguments", ev->json, ev->json_len);
-        rein_jw_key(&w, "iteration");
+        KEY_RAW(&w, "arguments", ev->json, ev->json_len);
+        REIN_JW_KEY(&w, "iteration");
         rein_jw_int(&w, ev->iteration);
         break;
     case REIN_AGENT_EV_TOOL_RESULT:
         write_call(&w, ev);
-        key_str(&w, "status", ev->kind);
-        rein_jw_key(&w, "ok");
+        KEY_STR(&w, "status", ev->kind);
+        REIN_JW_KEY(&w, "ok");
         rein_jw_bool(&w, ev->ok);
-        rein_jw_key(&w, "latency_ms");
+        REIN_JW_KEY(&w, "latency_ms");
         rein_jw_int(&w, ev->latency_ms);
-        key_raw(&w, "result", ev->json, ev->json_len);
+        KEY_RAW(&w, "result", ev->json, ev->json_len);
         break;
     case REIN_AGENT_EV_APPROVAL_REQUIRED:
         write_call(&w, ev);
-        key_raw(&w, "arguments", ev->json, ev->json_len);
-        rein_jw_key(&w, "timeout_ms");
+        KEY_RAW(&w, "arguments", ev->json, ev->json_len);
+        REIN_JW_KEY(&w, "timeout_ms");
         rein_jw_int(&w, ev->timeout_ms);
         break;
     case REIN_AGENT_EV_VERIFICATION:
         write_call(&w, ev);
-        key_str(&w, "kind", ev->kind);
+        KEY_STR(&w, "kind", ev->kind);
         if (ev->code)
-            key_str(&w, "code", ev->code);
-        rein_jw_key(&w, "passed");
+            KEY_STR(&w, "code", ev->code);
+        REIN_JW_KEY(&w, "passed");
         rein_jw_bool(&w, ev->ok);
-        rein_jw_key(&w, "reason");
+        REIN_JW_KEY(&w, "reason");
         rein_jw_strn(&w, ev->text ? ev->text : "", ev->text ? ev->len : 0);
         break;
     case REIN_AGENT_EV_FINAL:
-        rein_jw_key(&w, "text");
+        REIN_JW_KEY(&w, "text");
         rein_jw_strn(&w, ev->text ? ev->text : "", ev->text ? ev->len : 0);
-        key_str(&w, "stop_reason", rein_agent_stop_name(ev->stop));
-        rein_jw_key(&w, "success");
+        KEY_STR(&w, "stop_reason", rein_agent_stop_name(ev->stop));
+        REIN_JW_KEY(&w, "success");
         rein_jw_bool(&w, ev->ok);
         if (ev->code)
-            key_str(&w, "code", ev->code);
+            KEY_STR(&w, "code", ev->code);
         break;
     case REIN_AGENT_EV_CLAIMS:
-        key_str(&w, "action", ev->kind ? ev->kind : "report");
-        key_raw(&w, "claims", ev->json, ev->json_len);
+        KEY_STR(&w, "action", ev->kind ? ev->kind : "report");
+        KEY_RAW(&w, "claims", ev->json, ev->json_len);
         break;
     case REIN_AGENT_EV_ERROR:
-        key_str(&w, "kind", ev->kind ? ev->kind : "internal");
-        rein_jw_key(&w, "message");
+        KEY_STR(&w, "kind", ev->kind ? ev->kind : "internal");
+        REIN_JW_KEY(&w, "message");
         rein_jw_strn(&w, ev->text ? ev->text : "", ev->text ? ev->len : 0);
         break;
     }

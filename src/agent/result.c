@@ -221,14 +221,14 @@ static void write_call(struct rein_jw *w, const struct call_rec *c)
     const char *text;
 
     rein_jw_obj_begin(w);
-    rein_jw_key(w, "call_id");
+    REIN_JW_KEY(w, "call_id");
     rein_jw_str(w, rein_call_result_call_id(res));
-    rein_jw_key(w, "tool");
+    REIN_JW_KEY(w, "tool");
     rein_jw_str(w, rein_call_result_tool_name(res));
-    rein_jw_key(w, "sent_name");
+    REIN_JW_KEY(w, "sent_name");
     text = rein_call_result_sent_name(res, &len);
     rein_jw_strn(w, text, len);
-    rein_jw_key(w, "arguments");
+    REIN_JW_KEY(w, "arguments");
     if (args) {
         rein_jw_json(w, args);
     } else if ((text = rein_call_result_args_text(res, &len)) != NULL) {
@@ -237,34 +237,34 @@ static void write_call(struct rein_jw *w, const struct call_rec *c)
         rein_jw_obj_begin(w);
         rein_jw_obj_end(w);
     }
-    rein_jw_key(w, "status");
+    REIN_JW_KEY(w, "status");
     rein_jw_str(w, c->proposed ? "proposed" : rein_call_status_name(rein_call_result_status(res)));
-    rein_jw_key(w, "result");
+    REIN_JW_KEY(w, "result");
     /* The normalized result, as every other path shows a call (tools.h). */
     normalized = c->proposed ? NULL : rein_call_result_json(res);
     if (normalized)
         rein_jw_json(w, normalized);
     else
         rein_jw_null(w);
-    rein_jw_key(w, "latency_ms");
+    REIN_JW_KEY(w, "latency_ms");
     rein_jw_int(w, rein_call_result_latency_ms(res));
-    rein_jw_key(w, "iteration");
+    REIN_JW_KEY(w, "iteration");
     rein_jw_int(w, c->iteration);
     if (c->verified) {
-        rein_jw_key(w, "verification");
+        REIN_JW_KEY(w, "verification");
         rein_jw_obj_begin(w);
-        rein_jw_key(w, "passed");
+        REIN_JW_KEY(w, "passed");
         rein_jw_bool(w, c->verify_passed);
-        rein_jw_key(w, "reason");
+        REIN_JW_KEY(w, "reason");
         rein_jw_str(w, c->note ? c->note : "");
         rein_jw_obj_end(w);
     }
     if (c->asked) {
-        rein_jw_key(w, "approval");
+        REIN_JW_KEY(w, "approval");
         rein_jw_obj_begin(w);
-        rein_jw_key(w, "approved");
+        REIN_JW_KEY(w, "approved");
         rein_jw_bool(w, c->approved);
-        rein_jw_key(w, "reason");
+        REIN_JW_KEY(w, "reason");
         rein_jw_str(w, c->note ? c->note : "");
         rein_jw_obj_end(w);
     }
@@ -308,45 +308,45 @@ json_t *rein_agent_result_tool_calls_json(const rein_agent_result *r)
 static void write_result(struct rein_jw *w, const rein_agent_result *r)
 {
     rein_jw_obj_begin(w);
-    rein_jw_key(w, "success");
+    REIN_JW_KEY(w, "success");
     rein_jw_bool(w, r->success);
-    rein_jw_key(w, "response");
+    REIN_JW_KEY(w, "response");
     rein_jw_str(w, r->text);
-    rein_jw_key(w, "conversation_id");
+    REIN_JW_KEY(w, "conversation_id");
     rein_jw_str(w, r->conversation_id);
-    rein_jw_key(w, "trace_id");
+    REIN_JW_KEY(w, "trace_id");
     rein_jw_str(w, r->trace_id);
-    rein_jw_key(w, "tool_calls");
+    REIN_JW_KEY(w, "tool_calls");
     write_calls(w, r);
-    rein_jw_key(w, "meta");
+    REIN_JW_KEY(w, "meta");
     rein_jw_obj_begin(w);
-    rein_jw_key(w, "total_tokens");
+    REIN_JW_KEY(w, "total_tokens");
     rein_jw_int(w, r->in_tokens + r->out_tokens);
-    rein_jw_key(w, "input_tokens");
+    REIN_JW_KEY(w, "input_tokens");
     rein_jw_int(w, r->in_tokens);
-    rein_jw_key(w, "output_tokens");
+    REIN_JW_KEY(w, "output_tokens");
     rein_jw_int(w, r->out_tokens);
-    rein_jw_key(w, "tool_calls_count");
+    REIN_JW_KEY(w, "tool_calls_count");
     rein_jw_int(w, r->tool_calls);
-    rein_jw_key(w, "latency_ms");
+    REIN_JW_KEY(w, "latency_ms");
     rein_jw_int(w, r->latency_ms);
-    rein_jw_key(w, "stop_reason");
+    REIN_JW_KEY(w, "stop_reason");
     rein_jw_str(w, rein_agent_stop_name(r->stop));
-    rein_jw_key(w, "iterations");
+    REIN_JW_KEY(w, "iterations");
     rein_jw_int(w, r->iterations);
-    rein_jw_key(w, "model_calls");
+    REIN_JW_KEY(w, "model_calls");
     rein_jw_int(w, r->model_calls);
-    rein_jw_key(w, "mode");
+    REIN_JW_KEY(w, "mode");
     rein_jw_str(w, rein_agent_mode_name(r->mode));
-    rein_jw_key(w, "provider");
+    REIN_JW_KEY(w, "provider");
     rein_jw_str(w, r->provider);
-    rein_jw_key(w, "model");
+    REIN_JW_KEY(w, "model");
     rein_jw_str(w, r->model);
     if (r->detail[0]) {
-        rein_jw_key(w, "detail");
+        REIN_JW_KEY(w, "detail");
         rein_jw_str(w, r->detail);
     }
-    rein_jw_key(w, "claims");
+    REIN_JW_KEY(w, "claims");
     rein_jw_json(w, r->claims);
     rein_jw_obj_end(w);
     rein_jw_obj_end(w);
