@@ -84,7 +84,9 @@ run 0 "$rein" chat "${model[@]}" "say hi"
 [ -s "$tmp/err" ] && fail "stderr got progress while it is no terminal: $(cat "$tmp/err")"
 python3 -c 'import sys; sys.exit(1 if b"\x1b" in open(sys.argv[1], "rb").read() else 0)' "$tmp/out" ||
   fail "escape codes in a pipe"
-model_script '[{"delay_headers_ms": 10600, "text":"late"}]'
+# The answer comes 3 s after the first heartbeat is due: 0.6 s was too little on a loaded
+# machine (the heartbeat came after the answer).
+model_script '[{"delay_headers_ms": 13000, "text":"late"}]'
 run 0 env REIN_LOG=info "$rein" chat "${model[@]}" "wait"
 grep -q "rein info chat: still thinking after 10 s" "$tmp/err" || fail "no heartbeat: $(cat "$tmp/err")"
 
