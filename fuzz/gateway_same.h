@@ -1,6 +1,6 @@
 /*
  * The promise of the request parsers' document paths (src/gateway/openai.c and anthropic.c,
- * decisions 0060 and 0069), checked on one body: the parser, which reads the common shape of a
+ * decisions 0060 and 0067), checked on one body: the parser, which reads the common shape of a
  * body as a rein_doc, and its general path alone (the whole body as a jansson tree) answer
  * alike, the same refusal (parameter and message) or the same request, with the body's tools
  * known to the tools cache or not. Shared by fuzz/gateway_request.c and

@@ -7,7 +7,7 @@
  * finds the job in its parking slot and runs it without taking the pool's lock again: with a
  * condition variable, every woken worker took the mutex once more, and at a gateway's rate the
  * submitting network thread and the workers queued on that mutex (futex waits and wakes on
- * about every request at 64 connections; decision 0067). So the queue holds jobs only while
+ * about every request at 64 connections; decision 0066). So the queue holds jobs only while
  * no worker is parked.
  *
  * A batch is a shared counter of job indices: helpers queued on the pool and the calling

@@ -483,7 +483,7 @@ rein_err rein__gw_anthropic_parse_tree(struct rein__gw_req *r, const char *body,
 /* ---- the common shape without a tree ------------------------------------------------------ */
 
 /*
- * As the OpenAI parser does (decision 0060, here decision 0069): a body of the common shape (a
+ * As the OpenAI parser does (decision 0060, here decision 0067): a body of the common shape (a
  * model, a system text, user messages of text, known tools, options) is read as a rein_doc,
  * and its text messages are made from the document's strings; the members that need values
  * (other messages, a system of blocks, tools, tool_choice, options, the rest) get a tree of

@@ -97,7 +97,7 @@ rein_err rein__gw_anthropic_parse(struct rein__gw_req *r, const char *body, size
 rein_err rein__gw_openai_parse_tree(struct rein__gw_req *r, const char *body, size_t len,
                                     struct rein__gw_bad *bad);
 /*
- * The document paths' pieces (decisions 0060, 0069). DECLINED: the body is not of the common
+ * The document paths' pieces (decisions 0060, 0067). DECLINED: the body is not of the common
  * shape (or is refused): the general path reads it. rein__gw_collect adds the value at v under
  * key k to *obj (made on first use). rein__gw_listed: whether list holds the name of n bytes at
  * key (which need not end with a NUL).
@@ -115,7 +115,7 @@ static inline bool rein__gw_node_has_nul(const struct rein_doc_node *k)
 rein_err rein__gw_collect(json_t **obj, const struct rein_doc_node *k,
                           const struct rein_doc_node *v);
 bool rein__gw_listed(const char *const *list, const char *key, size_t n);
-/* The same for the Anthropic parser (decision 0069). */
+/* The same for the Anthropic parser (decision 0067). */
 rein_err rein__gw_anthropic_parse_tree(struct rein__gw_req *r, const char *body, size_t len,
                                        struct rein__gw_bad *bad);
 /*

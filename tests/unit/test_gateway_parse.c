@@ -1,6 +1,6 @@
 /*
  * Unit tests for the request parsers' document paths (src/gateway/openai.c and anthropic.c,
- * decisions 0060 and 0069): the common shape of a body (a model, text messages, options, tools
+ * decisions 0060 and 0067): the common shape of a body (a model, text messages, options, tools
  * known to the tools cache) is read without a jansson tree of the body, and every body, read
  * that way or handed to the general path, answers what the general path alone answers: the
  * same refusal with its parameter and message, or the same request (gateway_same.h, shared
