@@ -606,8 +606,12 @@ static void kill9_during_a_slow_tool(void **state)
     assert_string_equal(th_jstr(conv, "state"), "running");
     json_decref(conv);
     conv = NULL;
-    /* The tool's process runs (it has written its pid) when the server is killed. */
+    /* The tool's process runs (it has written its pid) when the server is killed, and the
+     * client has received the call's event: the server sends it before the tool starts, but
+     * its network thread may not have written it yet when the tool's pid appears (under load
+     * the kill came first, and the client had nothing). */
     assert_true(leftover_tool_pid(10000) > 1);
+    assert_true(th_bg_wait_body(x, "event: tool_call", 10000));
     rein_proc_kill(C->a.proc, SIGKILL);
     {
         int code;

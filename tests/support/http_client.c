@@ -5,7 +5,9 @@
 #include "test.h"
 
 #include <curl/curl.h>
+#include <string.h>
 #include <strings.h>
+#include <time.h>
 
 size_t th_on_body(char *data, size_t size, size_t n, void *ud)
 {
@@ -35,9 +37,15 @@ static size_t on_header(char *data, size_t size, size_t n, void *ud)
     return len;
 }
 
-/* One request; with json_default, a body without a Content-Type header is sent as JSON. */
-static void request(const char *method, const char *url, const char *body, size_t len,
-                    const char *const *headers, bool json_default, struct th_resp *out)
+typedef size_t (*th_writer)(char *data, size_t size, size_t n, void *ud);
+
+/*
+ * One request; with json_default, a body without a Content-Type header is sent as JSON. The
+ * body's bytes go to write(wd) (th_on_body on out when write is NULL).
+ */
+static void request_to(const char *method, const char *url, const char *body, size_t len,
+                       const char *const *headers, bool json_default, struct th_resp *out,
+                       th_writer write, void *wd)
 {
     CURL *c = curl_easy_init();
     struct curl_slist *list = NULL;
@@ -47,8 +55,8 @@ static void request(const char *method, const char *url, const char *body, size_
     assert_non_null(c);
     curl_easy_setopt(c, CURLOPT_URL, url);
     curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method);
-    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, th_on_body);
-    curl_easy_setopt(c, CURLOPT_WRITEDATA, out);
+    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, write ? write : th_on_body);
+    curl_easy_setopt(c, CURLOPT_WRITEDATA, write ? wd : (void *)out);
     curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
     curl_easy_setopt(c, CURLOPT_HEADERDATA, out);
     curl_easy_setopt(c, CURLOPT_TIMEOUT, 60L);
@@ -73,6 +81,12 @@ static void request(const char *method, const char *url, const char *body, size_
     if (!out->body)
         out->body = calloc(1, 1);
     out->json = json_loads(out->body, 0, NULL);
+}
+
+static void request(const char *method, const char *url, const char *body, size_t len,
+                    const char *const *headers, bool json_default, struct th_resp *out)
+{
+    request_to(method, url, body, len, headers, json_default, out, NULL, NULL);
 }
 
 void th_http(const char *method, const char *url, const char *body, const char *const *headers,
@@ -178,17 +192,66 @@ json_t *th_sse_events(const char *body, int *comments)
     return events;
 }
 
+/* The body's bytes of a background request, appended under its lock for th_bg_wait_body. */
+static size_t bg_on_body(char *data, size_t size, size_t n, void *ud)
+{
+    struct th_bg *b = ud;
+    size_t len;
+
+    pthread_mutex_lock(&b->mu);
+    len = th_on_body(data, size, n, &b->r);
+    b->got = b->r.body != NULL;
+    pthread_cond_broadcast(&b->cv);
+    pthread_mutex_unlock(&b->mu);
+    return len;
+}
+
 static void *bg_main(void *arg)
 {
+    static const char *const accept[] = {"Accept: text/event-stream", NULL};
     struct th_bg *b = arg;
 
-    if (b->get)
-        th_get(b->url, &b->r);
-    else if (b->sse)
-        th_post_sse(b->url, b->body, &b->r);
-    else
-        th_post(b->url, b->body, &b->r);
+    request_to(b->get ? "GET" : "POST", b->url, b->get ? NULL : b->body,
+               b->get ? 0 : strlen(b->body), b->sse ? accept : NULL, true, &b->r, bg_on_body, b);
+    pthread_mutex_lock(&b->mu);
+    b->done = true;
+    pthread_cond_broadcast(&b->cv);
+    pthread_mutex_unlock(&b->mu);
     return NULL;
+}
+
+static struct th_bg *bg_start(struct th_bg *b)
+{
+    pthread_mutex_init(&b->mu, NULL);
+    pthread_cond_init(&b->cv, NULL);
+    assert_int_equal(pthread_create(&b->th, NULL, bg_main, b), 0);
+    return b;
+}
+
+bool th_bg_wait_body(struct th_bg *b, const char *marker, int timeout_ms)
+{
+    struct timespec until;
+    bool found = false;
+
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += timeout_ms / 1000;
+    until.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
+    if (until.tv_nsec >= 1000000000L) {
+        until.tv_sec++;
+        until.tv_nsec -= 1000000000L;
+    }
+    pthread_mutex_lock(&b->mu);
+    for (;;) {
+        /* r is read only once a write has been made under the lock: the request's own
+         * set-up writes to r before its first byte and are ordered before that write. */
+        found = b->got && strstr(b->r.body, marker);
+        if (found || b->done || pthread_cond_timedwait(&b->cv, &b->mu, &until) != 0)
+            break;
+    }
+    if (!found && b->got)
+        found = strstr(b->r.body, marker) != NULL;
+    pthread_mutex_unlock(&b->mu);
+    return found;
 }
 
 struct th_bg *th_bg_get(const char *url)
@@ -199,8 +262,7 @@ struct th_bg *th_bg_get(const char *url)
     assert_true(strlen(url) < sizeof(b->url));
     snprintf(b->url, sizeof(b->url), "%s", url);
     b->get = true;
-    assert_int_equal(pthread_create(&b->th, NULL, bg_main, b), 0);
-    return b;
+    return bg_start(b);
 }
 
 struct th_bg *th_bg_post(const char *url, const char *body, bool sse)
@@ -212,8 +274,7 @@ struct th_bg *th_bg_post(const char *url, const char *body, bool sse)
     snprintf(b->url, sizeof(b->url), "%s", url);
     snprintf(b->body, sizeof(b->body), "%s", body);
     b->sse = sse;
-    assert_int_equal(pthread_create(&b->th, NULL, bg_main, b), 0);
-    return b;
+    return bg_start(b);
 }
 
 /* Appends to the th_resp and stops (a hang-up) once the marker has arrived. */
@@ -265,6 +326,8 @@ void th_bg_join(struct th_bg *b)
 void th_bg_free(struct th_bg *b)
 {
     th_resp_free(&b->r);
+    pthread_mutex_destroy(&b->mu);
+    pthread_cond_destroy(&b->cv);
     free(b);
 }
 

@@ -67,10 +67,20 @@ struct th_bg {
     bool sse;
     bool get; /* a GET instead (th_bg_get) */
     struct th_resp r;
+    /* What th_bg_wait_body reads while the request runs: r's body under mu once got. */
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    bool got, done;
 };
 struct th_bg *th_bg_post(const char *url, const char *body, bool sse);
 /* A GET on its own thread (a follower of an event stream). */
 struct th_bg *th_bg_get(const char *url);
+/*
+ * Waits up to timeout_ms, while the request runs, until its body so far holds marker (true),
+ * or the request has ended or the time is up without it (false). For a test that must know
+ * the client has received something before it acts (kills the server, say).
+ */
+bool th_bg_wait_body(struct th_bg *b, const char *marker, int timeout_ms);
 void th_bg_join(struct th_bg *b);
 void th_bg_free(struct th_bg *b);
 
