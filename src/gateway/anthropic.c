@@ -594,28 +594,17 @@ static int fast_system(struct rein__gw_req *r, const struct rein_doc_node *sys,
 static int fast_members(struct rein__gw_req *r, const struct rein_doc_node *root, const char *body,
                         size_t len, struct rein__gw_bad *bad)
 {
-    const struct rein_doc_node *k = root + 1, *model = NULL, *msgs = NULL, *sys = NULL,
-                               *tools = NULL, *choice = NULL;
+    static const char *const keys[] = {"model", "messages", "system", "tools", "tool_choice", NULL};
+    const struct rein_doc_node *found[5] = {NULL};
+    const struct rein_doc_node *model, *msgs, *sys, *tools, *choice;
     json_t *opts = NULL, *rest = NULL;
-    int rc = REIN_OK;
+    int rc = rein__gw_members(root, keys, found, handled, &opts, &rest);
 
-    for (uint32_t j = 0; !rc && j < root->n; j++, k = rein_doc_next(k + 1)) {
-        if (rein__gw_node_has_nul(k))
-            rc = DECLINED;
-        else if (NODE_IS(k, "model"))
-            model = k + 1;
-        else if (NODE_IS(k, "messages"))
-            msgs = k + 1;
-        else if (NODE_IS(k, "system"))
-            sys = k + 1;
-        else if (NODE_IS(k, "tools"))
-            tools = k + 1;
-        else if (NODE_IS(k, "tool_choice"))
-            choice = k + 1;
-        else
-            rc = rein__gw_collect(rein__gw_listed(handled, k->u.str, k->n) ? &opts : &rest, k,
-                                  k + 1);
-    }
+    model = found[0];
+    msgs = found[1];
+    sys = found[2];
+    tools = found[3];
+    choice = found[4];
     if (!rc && (!model || model->type != JSON_STRING || !msgs))
         rc = DECLINED;
     if (!rc) {

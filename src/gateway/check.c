@@ -497,6 +497,28 @@ bool rein__gw_listed(const char *const *list, const char *key, size_t n)
     return false;
 }
 
+int rein__gw_members(const struct rein_doc_node *root, const char *const *keys,
+                     const struct rein_doc_node **found, const char *const *handled, json_t **opts,
+                     json_t **rest)
+{
+    const struct rein_doc_node *k = root + 1;
+    int rc = REIN_OK;
+
+    for (uint32_t j = 0; !rc && j < root->n; j++, k = rein_doc_next(k + 1)) {
+        size_t i = 0;
+
+        if (rein__gw_node_has_nul(k))
+            return REIN__GW_DECLINED;
+        while (keys[i] && !(strncmp(keys[i], k->u.str, k->n) == 0 && keys[i][k->n] == '\0'))
+            i++;
+        if (keys[i])
+            found[i] = k + 1;
+        else
+            rc = rein__gw_collect(rein__gw_listed(handled, k->u.str, k->n) ? opts : rest, k, k + 1);
+    }
+    return rc;
+}
+
 const char *rein__gw_doc_text(const struct rein__gw_req *r, const char *body, size_t *len,
                               char *stack, size_t size, char **heap)
 {

@@ -115,6 +115,15 @@ static inline bool rein__gw_node_has_nul(const struct rein_doc_node *k)
 rein_err rein__gw_collect(json_t **obj, const struct rein_doc_node *k,
                           const struct rein_doc_node *v);
 bool rein__gw_listed(const char *const *list, const char *key, size_t n);
+/*
+ * Walks the members of the document object root: the value of a member named keys[i] (keys
+ * ends with NULL) goes to found[i] (borrowed from root's document), any other member to *opts
+ * when handled lists its name, else to *rest (rein__gw_collect). DECLINED for a name holding a
+ * NUL.
+ */
+int rein__gw_members(const struct rein_doc_node *root, const char *const *keys,
+                     const struct rein_doc_node **found, const char *const *handled, json_t **opts,
+                     json_t **rest);
 /* The same for the Anthropic parser (decision 0067). */
 rein_err rein__gw_anthropic_parse_tree(struct rein__gw_req *r, const char *body, size_t len,
                                        struct rein__gw_bad *bad);
