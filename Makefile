@@ -3,7 +3,8 @@
 #               unless a model is configured); RUN_ARGS="serve --port 9000" to change
 #   make test   install what is missing, build with ASan+UBSan, run every test through CTest
 #   make tsan   build with ThreadSanitizer (build-tsan/) and run the threaded tests under it:
-#               the server, agent, session, store, plan engine and MCP tests (TSAN_TESTS)
+#               the server, gateway, upstream transfer, agent, session, store, plan engine and
+#               MCP tests (TSAN_TESTS)
 # Other targets: make (build only), make install (PREFIX=/usr/local: rein on PATH), make lint,
 # make fuzz, make bench, make clean.
 #
@@ -18,7 +19,7 @@ FUZZ_BUILD ?= build-fuzz
 PREFIX     ?= /usr/local
 TSAN_BUILD ?= build-tsan
 # The tests whose code runs on several threads at once (CTest names, a regular expression).
-TSAN_TESTS ?= ^(integration\.(server|serve|serve_cluster|http_audit|agent_loop|session|plan_engine|mcp_server|mcp_client|runners)|unit\.(store|pool|agent|core|proc|mcp|ledger))\.
+TSAN_TESTS ?= ^(integration\.(server|serve|serve_cluster|http_audit|gateway|provider_http|agent_loop|session|plan_engine|mcp_server|mcp_client|runners)|unit\.(store|pool|agent|core|proc|mcp|ledger))\.
 CMAKE_ARGS ?=
 CTEST_ARGS ?=
 RUN_ARGS   ?= serve
