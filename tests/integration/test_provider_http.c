@@ -635,6 +635,38 @@ static void test_grouped_long_history_sent_in_place(void **state)
     free(dir);
 }
 
+/* A wire whose URL changes from request to request (Gemini names the method in the path)
+ * sends each request to its own URL, also when one kept curl handle pair sends them all in
+ * turn: the pair keeps its last URL parsed (CURLOPT_CURLU) and must parse a new one. */
+static void test_each_request_goes_to_its_own_url(void **state)
+{
+    struct pfx f;
+    char base[256];
+
+    (void)state;
+    fx_start(&f);
+    snprintf(base, sizeof(base), "%s/v1beta", ms_url(f.ms));
+    assert_rein_ok(rein_provider_config_set(f.cfg, "provider", "gemini", NULL), NULL);
+    assert_rein_ok(rein_provider_config_set_base_url(f.cfg, base), NULL);
+    pfx_provider(&f);
+    pfx_script(&f, "{\"times\": 0, \"text\": \"Done.\"}");
+    assert_rein_ok(rein_history_add_user(f.h, "Hello?"), NULL);
+    for (int k = 0; k < 5; k++) {
+        bool stream = k != 1 && k != 2;
+        const struct ms_request *r;
+
+        rein_model_request_set_stream(f.req, stream);
+        assert_rein_ok(pfx_send(&f), &f.err);
+        assert_string_equal(rein_model_response_text(f.resp), "Done.");
+        r = ms_request(f.ms, (size_t)k);
+        assert_non_null(r);
+        assert_string_equal(r->path, stream ? "/v1beta/models/test-model:streamGenerateContent"
+                                            : "/v1beta/models/test-model:generateContent");
+        assert_string_equal(r->query, stream ? "alt=sse" : "");
+    }
+    fx_stop(&f);
+}
+
 /* A server that answers the first request, reads the second on the same kept-alive
  * connection and closes it without a word (as a server does that closed an idle connection
  * while the request was on its way), then answers on the next connection. */
@@ -1978,6 +2010,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_long_history_sent_in_place_as_one_body),
     cmocka_unit_test(test_long_history_sent_again_after_a_stale_connection),
     cmocka_unit_test(test_grouped_long_history_sent_in_place),
+    cmocka_unit_test(test_each_request_goes_to_its_own_url),
     cmocka_unit_test(test_retry_429_honours_retry_after),
     cmocka_unit_test(test_retry_503_and_529_with_retry_after_ms),
     cmocka_unit_test(test_retries_stop_at_max_and_keep_the_error),
