@@ -393,6 +393,9 @@ static int busy_wait(void *userdata, int tries)
     return 1;
 }
 
+/* The VFS of exclusive-mode connections (sqlite_setup): NULL is SQLite's default. */
+static const char *exclusive_vfs;
+
 static rein_err conn_open(struct sq *q, struct conn **out, rein_error *err)
 {
     struct conn *c = rein_calloc(1, sizeof(*c));
@@ -403,7 +406,8 @@ static rein_err conn_open(struct sq *q, struct conn **out, rein_error *err)
     if (!c)
         return rein_error_set(err, REIN_ENOMEM, "sqlite: out of memory");
     src = sqlite3_open_v2(q->path, &c->db,
-                          SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL);
+                          SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
+                          q->exclusive ? exclusive_vfs : NULL);
     if (src != SQLITE_OK) {
         rc = fail(q, c->db, src, "open", err);
         goto out_close;
@@ -2288,11 +2292,15 @@ static const struct rein__store_ops sqlite_ops = {
  * - a savepoint's journal (each call's, see conn_open) is kept in memory up to SUBJ_SPILL
  *   bytes, in one allocation: with temp_store=MEMORY it grew in 1 KB pieces, four or five
  *   allocations per page journaled (issue 25).
+ * And the VFS that writes a commit's WAL frames in one piece (sqlite_wal.c, decision 0074),
+ * registered under its own name for exclusive-mode connections only; without it they use the
+ * default VFS, as every other connection does.
  */
 static void sqlite_setup(void)
 {
     (void)sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
     (void)sqlite3_config(SQLITE_CONFIG_STMTJRNL_SPILL, SUBJ_SPILL);
+    exclusive_vfs = rein__store_sqlite_wal_vfs();
 }
 
 rein_err rein__store_sqlite_open(rein_store *s, const char *path, rein_error *err)
@@ -2328,6 +2336,8 @@ rein_err rein__store_sqlite_open(rein_store *s, const char *path, rein_error *er
     s->impl = q;
     s->ops = &sqlite_ops;
     rc = conn_open(q, &c, err);
+    if (rc == REIN_OK && !c)
+        rc = REIN_ESTORE; /* as in conn_take: conn_open sets c whenever it succeeds */
     if (rc == REIN_OK) {
         q->all[q->count++] = c;
         rc = migrate(q, c, err);

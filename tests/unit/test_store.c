@@ -1968,6 +1968,172 @@ static void t_group_ahead_elsewhere(struct backend *b)
 }
 BOTH(group_ahead_elsewhere)
 
+/* ---- the WAL's writes gathered (src/store/sqlite_wal.c, decision 0074) -------------------- */
+
+/* A VFS under rein's that counts the writes reaching WAL files: set as SQLite's default before
+ * the first store of the process opens, so rein's VFS wraps it. */
+static sqlite3_vfs *wc_under;
+static sqlite3_vfs wc_vfs;
+static sqlite3_io_methods wc_methods;
+static const sqlite3_io_methods *wc_real_methods;
+static atomic_int wc_writes, wc_syncs;
+static atomic_llong wc_bytes;
+
+static int wc_write(sqlite3_file *f, const void *src, int n, sqlite3_int64 off)
+{
+    atomic_fetch_add(&wc_writes, 1);
+    atomic_fetch_add(&wc_bytes, n);
+    return wc_real_methods->xWrite(f, src, n, off);
+}
+
+static int wc_sync(sqlite3_file *f, int flags)
+{
+    atomic_fetch_add(&wc_syncs, 1);
+    return wc_real_methods->xSync(f, flags);
+}
+
+static int wc_open(sqlite3_vfs *vfs, const char *name, sqlite3_file *f, int flags, int *out)
+{
+    int rc = wc_under->xOpen(wc_under, name, f, flags, out);
+
+    (void)vfs;
+    if (rc == SQLITE_OK && (flags & SQLITE_OPEN_WAL) && f->pMethods) {
+        wc_real_methods = f->pMethods;
+        wc_methods = *f->pMethods;
+        wc_methods.xWrite = wc_write;
+        wc_methods.xSync = wc_sync;
+        f->pMethods = &wc_methods;
+    }
+    return rc;
+}
+
+/* False when a store opened in this process before (rein's VFS already wraps another). */
+static bool wc_install(void)
+{
+    if (sqlite3_vfs_find("rein-wal"))
+        return false;
+    wc_under = sqlite3_vfs_find(NULL);
+    wc_vfs = *wc_under;
+    wc_vfs.zName = "test-count";
+    wc_vfs.xOpen = wc_open;
+    return sqlite3_vfs_register(&wc_vfs, 1) == SQLITE_OK;
+}
+
+struct wal_fill {
+    const char *conv;
+    int first, n, size; /* messages first .. first + n - 1, each with size letters */
+};
+
+static rein_err wal_fill_fn(rein_store *s, void *userdata, rein_error *err)
+{
+    struct wal_fill *w = userdata;
+    char *body = malloc((size_t)w->size + 64);
+    rein_err rc = REIN_OK;
+
+    assert_non_null(body);
+    for (int i = w->first; i < w->first + w->n && rc == REIN_OK; i++) {
+        int len = snprintf(body, 64, "{\"role\":\"user\",\"content\":\"%d:", i);
+
+        memset(body + len, 'a' + i % 26, (size_t)w->size);
+        len += w->size;
+        len += snprintf(body + len, 64, "\"}");
+        rc = rein_store_message_append(s, w->conv, body, (size_t)len, NULL, NULL, err);
+    }
+    free(body);
+    return rc;
+}
+
+struct wal_check {
+    int seen, size, bad;
+};
+
+static int wal_check_fn(const struct rein_store_message *m, void *userdata)
+{
+    struct wal_check *c = userdata;
+    char head[64];
+    int len = snprintf(head, sizeof(head), "{\"role\":\"user\",\"content\":\"%d:", c->seen);
+
+    if (m->len != (size_t)(len + c->size + 2) || memcmp(m->json, head, (size_t)len) != 0 ||
+        m->json[len] != 'a' + c->seen % 26 || m->json[len + c->size - 1] != 'a' + c->seen % 26)
+        c->bad++;
+    c->seen++;
+    return 0;
+}
+
+/* A group commit of many pages reaches the WAL file in a few large writes, not a header and a
+ * page for each frame; every write is there before the sync that makes it durable. */
+static void sqlite_wal_writes_gathered(void **state)
+{
+    struct wal_fill w = {.conv = "w", .n = 40, .size = 3000};
+    struct wal_check c = {.size = 3000};
+    static struct backend b;
+    rein_store *s;
+    rein_error err;
+    int writes, syncs;
+    long long bytes;
+
+    (void)state;
+    if (!wc_install()) {
+        print_message("[  SKIPPED ] a store was opened before in this process\n");
+        skip();
+    }
+    memset(&b, 0, sizeof(b));
+    b.exclusive = true;
+    b.dir = test_tmpdir();
+    current = &b;
+    snprintf(b.url, sizeof(b.url), "sqlite:%s/rein.db", b.dir);
+    s = open_store(&b);
+    assert_rein_ok(rein_store_conv_create(s, "w", NULL, NULL, NULL, &err), &err);
+    atomic_store(&wc_writes, 0);
+    atomic_store(&wc_syncs, 0);
+    atomic_store(&wc_bytes, 0);
+    assert_rein_ok(rein_store_group(s, wal_fill_fn, &w, &err), &err);
+    writes = atomic_load(&wc_writes);
+    syncs = atomic_load(&wc_syncs);
+    bytes = atomic_load(&wc_bytes);
+    /* 40 messages of 3 KB: about 40 pages, so over 80 writes when each frame is two. */
+    assert_true(syncs >= 1);
+    assert_true(bytes > 40 * 3000);
+    assert_in_range(writes, 1, 4 * syncs);
+    assert_rein_ok(rein_store_messages_each(s, "w", 0, wal_check_fn, &c, &err), &err);
+    assert_int_equal(c.seen, 40);
+    assert_int_equal(c.bad, 0);
+    rein_store_free(s);
+}
+
+/* A group larger than SQLite's page cache spills frames into the WAL before its commit,
+ * reads them back and rewrites some in place: every message reads back whole, in this
+ * process and in a fresh one's view (a new handle). */
+static void sqlite_wal_large_group_reads_back(void **state)
+{
+    struct wal_fill w = {.conv = "big", .n = 900, .size = 5000};
+    static struct backend b;
+    rein_store *s;
+    rein_error err;
+
+    (void)state;
+    memset(&b, 0, sizeof(b));
+    b.exclusive = true;
+    b.dir = test_tmpdir();
+    current = &b;
+    snprintf(b.url, sizeof(b.url), "sqlite:%s/rein.db", b.dir);
+    s = open_store(&b);
+    assert_rein_ok(rein_store_conv_create(s, "big", NULL, NULL, NULL, &err), &err);
+    assert_rein_ok(rein_store_group(s, wal_fill_fn, &w, &err), &err);
+    w.first = 900;
+    w.n = 30;
+    assert_rein_ok(rein_store_group(s, wal_fill_fn, &w, &err), &err);
+    for (int round = 0; round < 2; round++) {
+        struct wal_check c = {.size = 5000};
+
+        assert_rein_ok(rein_store_messages_each(s, "big", 0, wal_check_fn, &c, &err), &err);
+        assert_int_equal(c.seen, 930);
+        assert_int_equal(c.bad, 0);
+        rein_store_free(s);
+        s = round == 0 ? open_store(&b) : NULL;
+    }
+}
+
 static void sqlite_migrates_v1(void **state)
 {
     /* A database written by the first schema version, with data in it. */
@@ -2451,6 +2617,8 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test_teardown(sqlite_excl_group, cleanup),
     cmocka_unit_test_teardown(sqlite_group_commit_failure_keeps_nothing, cleanup),
     cmocka_unit_test_teardown(sqlite_group_ahead_is_checked_later, cleanup),
+    cmocka_unit_test_teardown(sqlite_wal_writes_gathered, cleanup),
+    cmocka_unit_test_teardown(sqlite_wal_large_group_reads_back, cleanup),
 };
 
 REIN_TEST_MAIN(tests)
