@@ -56,6 +56,12 @@
 #   PIN=1 INSTR=0 bench/gateway.sh           the client and upstream on CPU 0, the proxies on
 #                                             the others; no instruction count
 #   KINDS="json stream" bench/gateway.sh      only those cases (a shorter run; default all)
+#   SYSCALL_KINDS=1 bench/gateway.sh          also counts each proxy's system calls by kind
+#                                             (perf, one counter per kind and thread) and
+#                                             prints the most frequent per request; perf
+#                                             then switches hundreds of counters with every
+#                                             thread switch, so the proxies' CPU figures of
+#                                             such a run are several times too high
 # Needs: scripts/install-deps.sh --bench (wrk; nginx-light for the proxy line; valgrind for
 # the instruction count).
 set -euo pipefail
@@ -220,6 +226,16 @@ perf_ok=0
 if command -v perf >/dev/null && perf stat -e raw_syscalls:sys_enter -o /dev/null true 2>/dev/null; then
   perf_ok=1
 fi
+# SYSCALL_KINDS=1: one counter per system call kind as well (the total stays raw_syscalls').
+perf_events=(-e raw_syscalls:sys_enter)
+kinds_out="$tmp/kinds"
+: >"$kinds_out"
+if [ "${SYSCALL_KINDS:-0}" != 0 ] && [ "$perf_ok" = 1 ] &&
+  perf stat -e 'syscalls:sys_enter_*' -o /dev/null true 2>/dev/null; then
+  perf_events+=(-e 'syscalls:sys_enter_*')
+else
+  SYSCALL_KINDS=0
+fi
 
 # wrk's requests/s, its 50% and 99% lines in ms, its request count and its own CPU time in
 # clock ticks (user + system); fails on errors.
@@ -262,9 +278,11 @@ for r in $(seq "$rounds"); do
         if [ "$pid" != 0 ]; then
           t0=$(ticks "$pid") s0=$(switches "$pid")
           if [ "$perf_ok" = 1 ]; then
-            perf stat -e raw_syscalls:sys_enter -x, -o "$tmp/perf.out" \
+            perf stat "${perf_events[@]}" -x, -o "$tmp/perf.out" \
               -p "$pid$(pgrep -P "$pid" | sed 's/^/,/' | tr -d '\n')" &
             perf_pid=$!
+            # a counter per kind and thread takes perf a moment to open
+            [ "$SYSCALL_KINDS" = 0 ] || sleep 0.5
           fi
         fi
         read -r rps p50 p99 nreq wrk_ticks < <(measure "$kind" "$conns" "${url[$n]}")
@@ -280,6 +298,10 @@ for r in $(seq "$rounds"); do
             wait "$perf_pid" 2>/dev/null || true
             sc=$(awk -F, -v n="$nreq" '/raw_syscalls/ {printf "%.1f", $1 / n}' "$tmp/perf.out" \
               2>/dev/null || true)
+            [ "$SYSCALL_KINDS" = 0 ] || awk -F, -v n="$nreq" -v key="$r $kind $conns $n" \
+              '$3 ~ /^syscalls:sys_enter_/ && $1 + 0 > 0 {
+                 sub(/^syscalls:sys_enter_/, "", $3); printf "%s %s %.2f\n", key, $3, $1 / n }' \
+              "$tmp/perf.out" >>"$kinds_out" 2>/dev/null || true
           fi
         fi
         up_cpu=$((($(ticks "$upstream_pid") - up0) * 1000000 / hz / nreq))
@@ -344,8 +366,8 @@ if [ -s "$instr" ]; then
     printf '  %-5s %-7s %9d instructions/request (%d requests)\n' "$name" "$kind" "$per" "$nreq"
   done <"$instr"
 fi
-/usr/bin/python3 - "$results" <<'PY'
-import sys, collections
+/usr/bin/python3 - "$results" "$kinds_out" <<'PY'
+import os, sys, collections
 rows = collections.defaultdict(dict)
 for line in open(sys.argv[1]):
     r, kind, conns, n, rps, p50, p99, cpu, cs, sc, up, wrk = line.split()
@@ -406,6 +428,27 @@ for kind in KINDS:
             print(f"{kind + ' c' + str(conns):12} {'nginx' if n == 'proxy' else n:6} "
                   f"{rng(cs, '%.2f'):>11} {rng(sc, '%.1f'):>13} {rng(dcpu, '%d'):>14} "
                   f"{rng(pcpu, '%d'):>12} {rng(bound, '%.2f'):>11} {rng(meas, '%.2f'):>11}")
+if os.path.getsize(sys.argv[2]):
+    # system calls by kind: per case and proxy, the kinds above 0.05 per request in some round
+    # (most frequent first), as ranges over the rounds (a round without a kind counts 0)
+    kinds = collections.defaultdict(lambda: collections.defaultdict(dict))
+    for line in open(sys.argv[2]):
+        r, kind, conns, n, name, per = line.split()
+        kinds[(kind, int(conns), n)][name][r] = float(per)
+    rounds = sorted({k[2] for k in rows})
+    print()
+    print("system calls per request by kind (SYSCALL_KINDS=1), ranges over the rounds:")
+    for kind in KINDS:
+        for conns in (1, 64):
+            for n in names:
+                got = kinds.get((kind, conns, n))
+                if not got:
+                    continue
+                top = sorted(got, key=lambda k: -max(got[k].values()))
+                parts = [f"{k} {rng([got[k].get(r, 0.0) for r in rounds], '%.2f')}"
+                         for k in top if max(got[k].values()) >= 0.05]
+                print(f"{kind + ' c' + str(conns):12} {'nginx' if n == 'proxy' else n:6} "
+                      + ", ".join(parts))
 if not any("base" in v for v in rows.values()):
     sys.exit(0)
 print()
