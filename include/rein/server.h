@@ -370,6 +370,14 @@ REIN_EXTERN rein_err rein_sse_send_event(rein_sse *sse, const char *id, const ch
 REIN_EXTERN rein_err rein_sse_frame(struct rein_buf *out, const char *event, const char *data,
                                     size_t len) REIN_WUR;
 /*
+ * rein_sse_frame() without looking for line breaks in event and data: for a caller that made
+ * them itself as one line each (JSON from rein's writer, which escapes every line break), where
+ * the scans cost more than the framing. A line break in either breaks the stream's framing
+ * (the client reads the rest as other fields); the other errors as rein_sse_frame().
+ */
+REIN_EXTERN rein_err rein_sse_frame_line(struct rein_buf *out, const char *event, const char *data,
+                                         size_t len) REIN_WUR;
+/*
  * Queues the events in *events, bytes rein_sse_frame() appended, as one write of each of
  * them would (a held stream still holds them until a flush), and empties *events: its memory
  * may be traded for the stream's, so it must be a buffer the caller owns and releases. Errors

@@ -67,8 +67,10 @@ static rein_err sink_stream_event(void *data, const char *event, const char *tex
     struct gw_http *h = data;
     rein_err rc = h->events.alloc ? REIN_OK : rein_buf_grow(&h->events, EVENTS_ROOM);
 
+    /* The gateway's events are one line each (the sink's contract, include/rein/gateway.h:
+     * JSON from rein's writer): framed without looking for line breaks again. */
     if (!rc)
-        rc = rein_sse_frame(&h->events, event, text, len);
+        rc = rein_sse_frame_line(&h->events, event, text, len);
     if (!rc && h->events.len >= EVENTS_QUEUE_AT)
         rc = rein_sse_send_framed(h->sse, &h->events);
     return rc;

@@ -1095,14 +1095,19 @@ static rein_err sse_push(rein_request *req, const char *a, size_t alen, const ch
 
 rein_err rein_sse_frame(struct rein_buf *out, const char *event, const char *data, size_t len)
 {
-    size_t elen = event ? strlen(event) : 0, head = event ? 14 + elen : 6;
-    char *p;
-    rein_err rc;
-
     /* the checks and the bytes of rein_sse_send_event(sse, NULL, event, data, len, 0) */
     if ((event && strpbrk(event, "\r\n")) ||
         (len && (memchr(data, '\n', len) || memchr(data, '\r', len))))
         return REIN_EINVAL;
+    return rein_sse_frame_line(out, event, data, len);
+}
+
+rein_err rein_sse_frame_line(struct rein_buf *out, const char *event, const char *data, size_t len)
+{
+    size_t elen = event ? strlen(event) : 0, head = event ? 14 + elen : 6;
+    char *p;
+    rein_err rc;
+
     if (event && head >= 512)
         return REIN_EINVAL;
     if (len > SIZE_MAX - head - 2)
