@@ -177,6 +177,25 @@ rein_err rein_json_escape(struct rein_buf *b, const char *str, size_t len)
     size_t run = 0, i = 0;
     rein_err rc = REIN_OK;
 
+    if (len >= 8 && len < b->alloc - b->len) {
+        /* Room for the plain copy: the plain bytes are copied eight at a time as they are
+         * checked, the last eight (overlapping the ones before) when len is no multiple of
+         * eight, so a text delta of a stream (a few plain bytes) takes no byte loop and no
+         * memcpy call; what follows the first eight with a byte to escape goes the general
+         * way. */
+        char *out = b->ptr + b->len;
+        while (len - i >= 8 && plain8(s + i)) {
+            memcpy(out + i, s + i, 8);
+            i += 8;
+        }
+        if (i < len && len - i < 8 && plain8(s + len - 8)) {
+            memcpy(out + len - 8, s + len - 8, 8);
+            i = len;
+        }
+        b->len += i;
+        b->ptr[b->len] = '\0';
+        run = i;
+    }
     while (!rc) {
         char esc[8];
         size_t elen, seq;

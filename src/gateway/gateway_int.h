@@ -349,7 +349,7 @@ struct rein__gw_ctx {
     struct rein__gw_call *out;
     size_t nout, out_cap;
     rein_model_response *last; /* the final round's response (owned) */
-    struct rein_buf streamed;  /* the text the client got while streaming */
+    struct rein_buf streamed;  /* the text the client got while streaming (recorded requests) */
     int64_t in_tokens, out_tokens;
     int reasks;
     json_t *problems, *repairs, *converted, *renamed; /* arrays, created on first use */

@@ -935,8 +935,14 @@ static rein_err oa_s_text(struct rein__gw_ctx *c, enum rein_model_event_type kin
         c->ev.ptr[c->ev.len] = '\0';
         rc = rein_json_escape(&c->ev, p, n);
     }
-    if (!rc)
+    if (!rc && tlen < c->ev.alloc - c->ev.len) {
+        /* the room reserved above, unless the text needed escapes */
+        memcpy(c->ev.ptr + c->ev.len, t, tlen);
+        c->ev.len += tlen;
+        c->ev.ptr[c->ev.len] = '\0';
+    } else if (!rc) {
         rc = rein_buf_add(&c->ev, t, tlen);
+    }
     return rc ? rc : rein__gw_emit(c, NULL, c->ev.ptr, c->ev.len);
 }
 

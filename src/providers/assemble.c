@@ -112,15 +112,35 @@ static size_t partial_suffix(const char *s, size_t n, const char *lit)
     return 0;
 }
 
+/* The emitted text kept in a->emitted from now on (see emitted_run). */
+static rein_err split_emitted(struct rein__asm *a)
+{
+    rein_err rc;
+
+    if (a->emitted_split)
+        return REIN_OK;
+    rc = rein_buf_add(&a->emitted, a->r->text.ptr, a->emitted_run);
+    if (!rc)
+        a->emitted_split = true;
+    return rc;
+}
+
+/* p is a piece of a->r->text. */
 static rein_err emit_text(struct rein__asm *a, const char *p, size_t len)
 {
     rein_err rc;
 
     if (len == 0)
         return REIN_OK;
-    rc = rein_buf_add(&a->emitted, p, len);
-    if (rc)
-        return rc;
+    if (!a->emitted_split && (size_t)(p - a->r->text.ptr) == a->emitted_run) {
+        a->emitted_run += len;
+    } else {
+        rc = split_emitted(a);
+        if (!rc)
+            rc = rein_buf_add(&a->emitted, p, len);
+        if (rc)
+            return rc;
+    }
     emit_piece(a, REIN_MEV_TEXT_DELTA, 0, p, len);
     return REIN_OK;
 }
@@ -352,7 +372,20 @@ rein_err rein__asm_text(struct rein__asm *a, struct rein__jstr s)
 
     if (s.len == 0)
         return REIN_OK;
-    rc = rein__json_unescape(&a->r->text, s.p, s.len, &a->hi_text);
+    if (!s.esc && !a->hi_text) {
+        /* No escape and no surrogate half waiting: the text is these bytes, as
+         * rein__json_unescape would copy them (without looking for a backslash again). */
+        struct rein_buf *t = &a->r->text;
+        if (s.len < t->alloc - t->len) {
+            memcpy(t->ptr + t->len, s.p, s.len);
+            t->len += s.len;
+            t->ptr[t->len] = '\0';
+            return filter_text(a);
+        }
+        rc = rein_buf_add(t, s.p, s.len);
+    } else {
+        rc = rein__json_unescape(&a->r->text, s.p, s.len, &a->hi_text);
+    }
     return rc ? rc : filter_text(a);
 }
 
@@ -829,6 +862,7 @@ static rein_err flush_text_events(struct rein__asm *a)
 
     if (!a->fn)
         return REIN_OK;
+    assert(a->emitted_split || a->emitted_run == 0);
     if (a->tmode == TM_THINK && a->tpos < t->len) {
         /* A <think> that never closed: the rest was thinking. */
         return REIN_OK;
@@ -850,7 +884,11 @@ rein_err rein__asm_end(struct rein__asm *a)
      * said (OpenRouter sends finish_reason "error"; some servers an error after [DONE]). */
     if (r->error)
         r->complete = false;
-    rc = rein__json_unescape_flush(&r->text, &a->hi_text);
+    /* The text may change from here on (a replacement character, text-written calls taken
+     * out): what was emitted is kept as it was. */
+    rc = split_emitted(a);
+    if (!rc)
+        rc = rein__json_unescape_flush(&r->text, &a->hi_text);
     if (!rc)
         rc = rein__json_unescape_flush(&r->reasoning, &a->hi_reason);
     if (!rc)

@@ -555,7 +555,10 @@ static bool read_chunk(struct scan *s, struct chunk *c)
  * shape, in its order. */
 static rein_err report(struct rein_provider_decoder *d, const struct chunk *c, bool body)
 {
-    rein_err rc = rein__asm_identity(&d->a, c->id, c->model);
+    /* the first chunk's id and model are kept; the thousands after it need no call */
+    rein_err rc = d->a.r->answer_id && d->a.r->answer_model
+                      ? REIN_OK
+                      : rein__asm_identity(&d->a, c->id, c->model);
 
     if (rc)
         return rc;

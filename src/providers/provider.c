@@ -829,7 +829,8 @@ struct attempt {
     int64_t retry_after_ms; /* -1: none asked */
     int64_t t_start, t_last;
     bool got_byte;
-    rein_err drc; /* a decoder failure */
+    bool got_more; /* bytes since t_last was set */
+    rein_err drc;  /* a decoder failure */
     rein_error derr;
     char curl_err[CURL_ERROR_SIZE];
     const struct rein__body *body; /* a spliced body, read by read_body */
@@ -886,8 +887,8 @@ static size_t on_body(char *data, size_t size, size_t nmemb, void *ud)
     struct attempt *at = ud;
     size_t len = size * nmemb;
 
-    at->got_byte = true;
-    at->t_last = rein_now_ms();
+    /* the clock is read once per wait, after it (run_attempt), not for every piece */
+    at->got_byte = at->got_more = true;
     if (at->recording && rein_buf_add(&at->raw, data, len) != REIN_OK)
         at->recording = false; /* a recording too large to keep is cut, not fatal */
     if (!status_ok(at->status)) {
@@ -1421,6 +1422,10 @@ static enum outcome run_attempt(struct attempt *at, const struct rein__body *bod
         if (wait_and_act(multi, &ss, hook < 0 ? rein_cancel_fd(at->req->cancel) : -1,
                          (int)(left < 1000 ? left : 1000), &perform, &running) != CURLM_OK)
             goto done;
+        if (at->got_more) {
+            at->got_more = false;
+            at->t_last = rein_now_ms();
+        }
     }
     {
         CURLMsg *msg;

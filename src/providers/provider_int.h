@@ -122,6 +122,12 @@ struct rein__asm {
     size_t tpos;       /* bytes of r->text looked at by the filter */
     bool think_closed; /* a <think> section ended: whitespace after it is not text */
     size_t fence_at;   /* where the fence starts while in TM_FENCE */
+    /* The text emitted so far. While every piece started where the one before ended, it is
+     * r->text's first emitted_run bytes and emitted stays empty (a long stream's deltas are
+     * not copied a second time); the first piece from elsewhere, or the end, writes those
+     * bytes into emitted (emitted_split), which holds it all from then on. */
+    size_t emitted_run;
+    bool emitted_split;
     struct rein_buf emitted;
     int messages;       /* Anthropic message_start count */
     bool other_choices; /* n > 1: choices other than 0 were seen */

@@ -245,6 +245,19 @@ static void test_jw_fast_paths_match_byte_by_byte(void **state)
             rein_buf_release(&exp);
             rein_buf_release(&b);
         }
+        /* rein_json_escape itself, after a few bytes already there, with room for the plain
+         * copy (its word-at-a-time path, the last word overlapping) and without */
+        for (int room = 0; room < 2; room++) {
+            rein_buf_init(&b, 0);
+            assert_rein_ok(rein_buf_adds(&b, "ab"), NULL);
+            if (room)
+                assert_rein_ok(rein_buf_grow(&b, in.len + (size_t)(round % 9)), NULL);
+            assert_rein_ok(rein_json_escape(&b, in.ptr, in.len), NULL);
+            assert_int_equal(b.len, want.len + 2);
+            assert_memory_equal(b.ptr + 2, want.ptr, want.len);
+            assert_int_equal(b.ptr[b.len], '\0');
+            rein_buf_release(&b);
+        }
         rein_buf_release(&in);
         rein_buf_release(&want);
     }
