@@ -817,6 +817,59 @@ static void test_client_results_join_the_ledger(void **state)
     json_decref(conv);
 }
 
+/* The text deltas of an OpenAI stream's body, joined. */
+static char *streamed_content(const char *body)
+{
+    struct rein_buf out;
+
+    rein_buf_init(&out, 0);
+    for (const char *p = strstr(body, "data: {"); p; p = strstr(p + 1, "data: {")) {
+        const char *end = strstr(p, "\n\n");
+        json_t *chunk = json_loadb(p + 6, (size_t)(end - p - 6), 0, NULL);
+        const json_t *delta =
+            json_object_get(json_array_get(json_object_get(chunk, "choices"), 0), "delta");
+        const char *text = json_string_value(json_object_get(delta, "content"));
+        assert_non_null(chunk);
+        if (text)
+            assert_rein_ok(rein_buf_adds(&out, text), NULL);
+        json_decref(chunk);
+    }
+    return rein_buf_detach(&out, NULL);
+}
+
+/* A recorded stream stores the text the client got, across a re-ask that continued the stream
+ * (the gateway keeps what it streamed only for a recorded request). */
+static void test_recorded_stream_keeps_the_streamed_text(void **state)
+{
+    struct th_resp r;
+    json_t *conv;
+    const json_t *msg;
+    char *got;
+
+    (void)state;
+    start();
+    script(
+        "[{\"times\":1,\"text\":\"First part of it. \",\"delta_bytes\":5,\"tool_calls\":"
+        "[{\"id\":\"call_b\",\"name\":\"get_weather\",\"arguments\":\"{\\\"city\\\":3}\"}]},"
+        "{\"text\":\"And the second part.\",\"delta_bytes\":4,\"tool_calls\":[{\"id\":"
+        "\"call_g\",\"name\":\"get_weather\",\"arguments\":\"{\\\"city\\\":\\\"Paris\\\"}\"}]}]");
+    chat("{\"model\":\"m\",\"stream\":true," USER "," TOOLS "}",
+         (const char *[]){"x-rein-conversation: str1", NULL}, &r);
+    assert_int_equal(r.status, 200);
+    got = streamed_content(r.body);
+    assert_non_null(strstr(got, "First part"));
+    assert_non_null(strstr(got, "second part."));
+    th_resp_free(&r);
+    th_get(u("/agent/conversations/str1"), &r);
+    conv = json_incref(r.json);
+    th_resp_free(&r);
+    msg = json_object_get(json_array_get(json_object_get(conv, "messages"), 1), "message");
+    assert_string_equal(th_jstr(msg, "role"), "assistant");
+    assert_string_equal(th_jstr(msg, "content"), got);
+    rein_free(got);
+    json_decref(conv);
+}
+
 /* The upstream may be any provider: here the OpenAI Responses API (issue 24). A chat
  * completions client gets its tool call and then the answer, streamed, while the upstream
  * sees input items with the call's output. */
@@ -1207,6 +1260,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_teardown(test_upstream_error_after_the_stream_began, teardown),
         cmocka_unit_test_teardown(test_busy_conversation, teardown),
         cmocka_unit_test_teardown(test_client_results_join_the_ledger, teardown),
+        cmocka_unit_test_teardown(test_recorded_stream_keeps_the_streamed_text, teardown),
         cmocka_unit_test_teardown(test_responses_upstream, teardown),
         cmocka_unit_test_teardown(test_metrics_by_model_and_tool, teardown),
         cmocka_unit_test_teardown(test_upstream_key_never_reaches_the_client, teardown),

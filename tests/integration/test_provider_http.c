@@ -1145,6 +1145,26 @@ static void test_idle_stream_is_dropped_and_asked_again(void **state)
     fx_stop(&f);
 }
 
+/* The idle timeout runs from the last bytes received, not from the start: a stream whose
+ * pieces come well within it goes on for longer than it in all. */
+static void test_steady_stream_is_not_idle(void **state)
+{
+    struct pfx f;
+
+    (void)state;
+    fx_start(&f);
+    assert_rein_ok(rein_provider_config_set(f.cfg, "idle_timeout_ms", "1500", NULL), NULL);
+    fx_provider(&f, "openai-compatible");
+    pfx_script(&f, "{\"text\": [\"a\", \"b\", \"c\", \"d\", \"e\", \"f\", \"g\", \"h\"], "
+                   "\"delay_chunk_ms\": 400}");
+    assert_rein_ok(rein_history_add_user(f.h, "hi"), NULL);
+    assert_rein_ok(pfx_send(&f), &f.err);
+    assert_string_equal(rein_model_response_text(f.resp), "abcdefgh");
+    assert_int_equal(fx_ev.retries, 0);
+    assert_int_equal(ms_request_count(f.ms), 1);
+    fx_stop(&f);
+}
+
 static void test_total_timeout_keeps_the_partial_reply(void **state)
 {
     struct pfx f;
@@ -2028,6 +2048,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_connect_to_a_closed_port_fails_clearly),
     cmocka_unit_test(test_first_byte_timeout),
     cmocka_unit_test(test_idle_stream_is_dropped_and_asked_again),
+    cmocka_unit_test(test_steady_stream_is_not_idle),
     cmocka_unit_test(test_total_timeout_keeps_the_partial_reply),
     cmocka_unit_test(test_stream_cut_mid_tool_call_keeps_the_call),
     cmocka_unit_test(test_stream_dropped_before_a_call_is_retried_once),

@@ -740,11 +740,41 @@ static void sse_framed(rein_request *req, void *ud)
     if (ud)
         assert_int_equal(rein_sse_flush(sse), REIN_OK);
     assert_int_equal(rein_sse_frame(&b, "two", "{\"n\":2}", 7), REIN_OK);
-    assert_int_equal(rein_sse_frame(&b, NULL, "[DONE]", 6), REIN_OK);
-    assert_int_equal(rein_sse_frame(&b, NULL, "", 0), REIN_OK);
+    /* the unchecked framing for data that is one line: the same bytes */
+    assert_int_equal(rein_sse_frame_line(&b, NULL, "[DONE]", 6), REIN_OK);
+    assert_int_equal(rein_sse_frame_line(&b, NULL, "", 0), REIN_OK);
     assert_int_equal(rein_sse_send_framed(sse, &b), REIN_OK);
     assert_int_equal(rein_sse_send_framed(sse, &b), REIN_OK); /* nothing: a no-op */
     rein_buf_release(&b);
+}
+
+/* rein_sse_frame_line() writes what rein_sse_frame() writes, event or not, and refuses an
+ * event name as long as rein_sse_frame() does. */
+static void test_sse_frame_line_bytes(void **state)
+{
+    static const char *const events[] = {NULL, "message_start", "e"};
+    static const char *const data[] = {"", "{\"n\":1}", "[DONE]", "{\"text\":\"\\n\"}"};
+    char name[600];
+    struct rein_buf x, y;
+
+    (void)state;
+    rein_buf_init(&x, 0);
+    rein_buf_init(&y, 0);
+    for (size_t e = 0; e < 3; e++) {
+        for (size_t d = 0; d < 4; d++) {
+            assert_int_equal(rein_sse_frame(&x, events[e], data[d], strlen(data[d])), REIN_OK);
+            assert_int_equal(rein_sse_frame_line(&y, events[e], data[d], strlen(data[d])), REIN_OK);
+            assert_string_equal(x.ptr, y.ptr);
+        }
+    }
+    assert_string_equal(y.ptr + y.len - 21, "data: {\"text\":\"\\n\"}\n\n");
+    memset(name, 'a', sizeof(name) - 1);
+    name[sizeof(name) - 1] = '\0';
+    assert_int_equal(rein_sse_frame(&x, name, "{}", 2), REIN_EINVAL);
+    assert_int_equal(rein_sse_frame_line(&y, name, "{}", 2), REIN_EINVAL);
+    assert_string_equal(x.ptr, y.ptr);
+    rein_buf_release(&x);
+    rein_buf_release(&y);
 }
 
 static void add_held_routes(rein_server *srv)
@@ -1047,6 +1077,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test_teardown(sse_answer_after_client_left, teardown),
     cmocka_unit_test_teardown(sse_held_stream, teardown),
     cmocka_unit_test_teardown(sse_framed_events, teardown),
+    cmocka_unit_test(test_sse_frame_line_bytes),
     cmocka_unit_test_teardown(sse_held_without_a_flush, teardown),
     cmocka_unit_test_teardown(handler_without_answer, teardown),
     cmocka_unit_test_teardown(concurrent_clients, teardown),

@@ -1064,6 +1064,36 @@ static void test_events_follow_the_stream(void **state)
     collected_release(&col);
 }
 
+/* The text events add up to the reply's text when a piece was not where the last one ended (a
+ * <think> section before it) and the end lets out what was held back; and an escape-free
+ * delta after a delta ending in half a surrogate pair comes after that half's U+FFFD. */
+static void test_text_events_after_a_gap_and_a_lone_half(void **state)
+{
+    struct collected col;
+    rein_model_response *r;
+
+    (void)state;
+    collected_init(&col);
+    r = decode(REIN_WIRE_OPENAI_SSE,
+               CHUNK("{\"content\":\"<think>hm</think>\"}") CHUNK("{\"content\":\"Hello\"}")
+                   CHUNK("{\"content\":\" there <\"}") FINISH("stop"),
+               0, &col);
+    assert_string_equal(col.reasoning.ptr, "hm");
+    assert_string_equal(rein_model_response_text(r), "Hello there <");
+    assert_string_equal(col.text.ptr, "Hello there <");
+    rein_model_response_free(r);
+    collected_release(&col);
+
+    collected_init(&col);
+    r = decode(REIN_WIRE_OPENAI_SSE,
+               CHUNK("{\"content\":\"a\\ud83d\"}") CHUNK("{\"content\":\"x\"}") FINISH("stop"), 0,
+               &col);
+    assert_string_equal(rein_model_response_text(r), "a\xEF\xBF\xBDx");
+    assert_string_equal(col.text.ptr, "a\xEF\xBF\xBDx");
+    rein_model_response_free(r);
+    collected_release(&col);
+}
+
 static void test_text_events_hold_back_call_markup(void **state)
 {
     struct collected col;
@@ -3338,6 +3368,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_decoder_errors_say_where),
     cmocka_unit_test(test_events_follow_the_stream),
     cmocka_unit_test(test_text_events_hold_back_call_markup),
+    cmocka_unit_test(test_text_events_after_a_gap_and_a_lone_half),
     cmocka_unit_test(test_text_calls_in_every_known_form),
     cmocka_unit_test(test_text_calls_after_near_misses),
     cmocka_unit_test(test_text_calls_are_not_invented),
