@@ -156,6 +156,15 @@ struct rein_gateway_sink {
      */
     rein_err (*queue)(void *data);
     void *data;
+    /*
+     * May be NULL. Set: the gateway frames its events itself, the bytes rein_sse_frame_line()
+     * (server.h) writes for each, and hands them over in order through this instead of
+     * stream_event: before each flush and queue, when a batch passes 60 KiB, and before
+     * rein_gateway_serve() returns. The sink queues the bytes in *frames (borrowed) as it
+     * would the events they frame, and empties *frames; its memory may be traded for the
+     * sink's own (rein_sse_send_framed()). A text chunk is then written once, where it goes.
+     */
+    rein_err (*stream_frames)(void *data, struct rein_buf *frames);
 };
 
 /*

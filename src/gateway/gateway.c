@@ -24,6 +24,8 @@
  */
 #include "gateway/gateway_int.h"
 
+#include <rein/server.h>
+
 #include <assert.h>
 #include <stdio.h>
 #include <string.h>
@@ -309,12 +311,20 @@ static const char *hdr(const struct rein__gw_ctx *c, const char *name)
     return c->call->header ? c->call->header(c->call->header_data, name) : NULL;
 }
 
-rein_err rein__gw_emit(struct rein__gw_ctx *c, const char *event, const char *data, size_t len)
+/* A sink answer's code into the context: a client gone, or the sink's error. */
+static rein_err sink_said(struct rein__gw_ctx *c, rein_err rc)
+{
+    if (rc == REIN_ECANCELED)
+        c->gone = true;
+    else if (rc)
+        c->sink_rc = rc;
+    return rc;
+}
+
+/* Before an event: nothing gone wrong, and the stream started. */
+static rein_err stream_ready(struct rein__gw_ctx *c)
 {
     rein_err rc;
-
-    /* one line of data, as the sink's contract has it (routes.c frames it unchecked) */
-    assert(len == 0 || (!memchr(data, '\n', len) && !memchr(data, '\r', len)));
 
     if (c->gone)
         return REIN_ECANCELED;
@@ -328,12 +338,58 @@ rein_err rein__gw_emit(struct rein__gw_ctx *c, const char *event, const char *da
         }
         c->started = true;
     }
-    rc = c->sink->stream_event(c->sink->data, event, data, len);
-    if (rc == REIN_ECANCELED)
-        c->gone = true;
-    else if (rc)
-        c->sink_rc = rc;
-    return rc;
+    return REIN_OK;
+}
+
+/* Hands the frames gathered so far to the sink (sink->stream_frames). */
+static rein_err hand_frames(struct rein__gw_ctx *c)
+{
+    if (!c->frames.len || c->gone || c->sink_rc)
+        return REIN_OK;
+    return sink_said(c, c->sink->stream_frames(c->sink->data, &c->frames));
+}
+
+/* Frames gathered past this are handed over at once: the bound the sink kept before (decision
+ * 0065), on the memory one upstream read can take here. */
+#define FRAMES_HAND_AT ((size_t)60 << 10)
+/* What the frames buffer is given at once: a whole batch, so it never grows by a realloc
+ * (each one copied what the batch held so far). */
+#define FRAMES_ROOM (FRAMES_HAND_AT + ((size_t)4 << 10))
+
+rein_err rein__gw_frame_room(struct rein__gw_ctx *c, size_t n)
+{
+    rein_err rc = stream_ready(c);
+
+    if (rc)
+        return rc;
+    if (c->frames.alloc < FRAMES_ROOM)
+        rc = rein_buf_grow(&c->frames, FRAMES_ROOM);
+    if (!rc && n >= c->frames.alloc - c->frames.len)
+        rc = rein_buf_grow(&c->frames, n);
+    return rc ? sink_said(c, rc) : REIN_OK; /* the frames are the sink's events */
+}
+
+rein_err rein__gw_framed(struct rein__gw_ctx *c)
+{
+    /* a sink without flush sends each event as it comes */
+    return c->frames.len >= FRAMES_HAND_AT || !c->sink->flush ? hand_frames(c) : REIN_OK;
+}
+
+rein_err rein__gw_emit(struct rein__gw_ctx *c, const char *event, const char *data, size_t len)
+{
+    rein_err rc;
+
+    /* one line of data, as the sink's contract has it (its frames are made unchecked) */
+    assert(len == 0 || (!memchr(data, '\n', len) && !memchr(data, '\r', len)));
+    if (c->sink->stream_frames) {
+        rc = rein__gw_frame_room(c, 0);
+        if (rc)
+            return rc;
+        rc = rein_sse_frame_line(&c->frames, event, data, len);
+        return rc ? sink_said(c, rc) : rein__gw_framed(c);
+    }
+    rc = stream_ready(c);
+    return rc ? rc : sink_said(c, c->sink->stream_event(c->sink->data, event, data, len));
 }
 
 /*
@@ -344,30 +400,22 @@ rein_err rein__gw_emit(struct rein__gw_ctx *c, const char *event, const char *da
 static void flush_stream(void *userdata)
 {
     struct rein__gw_ctx *c = userdata;
-    rein_err rc;
 
     if (!c->started || c->gone || c->sink_rc || !c->sink->flush)
         return;
-    rc = c->sink->flush(c->sink->data);
-    if (rc == REIN_ECANCELED)
-        c->gone = true; /* as rein__gw_emit() has it: the sink sends the events at a flush */
-    else if (rc)
-        c->sink_rc = rc;
+    /* a client gone at a flush counts as one gone at an event (rein__gw_emit) */
+    if (hand_frames(c) == REIN_OK)
+        (void)sink_said(c, c->sink->flush(c->sink->data));
 }
 
 /* Hands the events the sink holds to the stream's own timers (sink->queue), without a write:
  * after each upstream reply, before the records and checks that follow it. */
 static void queue_stream(struct rein__gw_ctx *c)
 {
-    rein_err rc;
-
     if (!c->started || c->gone || c->sink_rc || !c->sink->queue)
         return;
-    rc = c->sink->queue(c->sink->data);
-    if (rc == REIN_ECANCELED)
-        c->gone = true;
-    else if (rc)
-        c->sink_rc = rc;
+    if (hand_frames(c) == REIN_OK)
+        (void)sink_said(c, c->sink->queue(c->sink->data));
 }
 
 /* Answers with a whole body. */
@@ -1036,6 +1084,7 @@ static rein_err ctx_init(struct rein__gw_ctx *c, rein_gateway *g,
     c->block = -1;
     c->created = rein_wall_ms() / 1000;
     rein_buf_init(&c->ev, 0);
+    rein_buf_init(&c->frames, 0);
     rein_buf_init(&c->chunk_head, 0);
     rein_buf_init(&c->streamed, 0);
     if (call->trace_id && rein_trace_id_is_valid(call->trace_id))
@@ -1076,6 +1125,7 @@ static void ctx_release(struct rein__gw_ctx *c)
     json_decref(c->converted);
     json_decref(c->renamed);
     rein_buf_release(&c->ev);
+    rein_buf_release(&c->frames);
     rein_buf_release(&c->chunk_head);
     rein_buf_release(&c->streamed);
 }
@@ -1198,6 +1248,7 @@ rein_err rein_gateway_serve(rein_gateway *g, const struct rein_gateway_call *cal
         finish(&c, rounds(&c));
     else
         rein__gw_record_close(&c, 0);
+    (void)hand_frames(&c); /* what the answer's end framed */
     rc = c.gone ? REIN_OK : c.sink_rc;
     ctx_release(&c);
     return rc == REIN_ECANCELED ? REIN_OK : rc;

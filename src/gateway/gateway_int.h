@@ -360,6 +360,7 @@ struct rein__gw_ctx {
     int next_block;
     char block_type[16];        /* "text", "thinking" */
     struct rein_buf ev;         /* one event's text, reused */
+    struct rein_buf frames;     /* framed events not yet handed over (sink->stream_frames) */
     struct rein_buf chunk_head; /* OpenAI: what every chunk starts with (made once) */
     struct rein_jw chunk_w;     /* ... and the writer's state after those bytes */
     rein_err sink_rc;           /* the first failure of the sink */
@@ -381,6 +382,15 @@ int rein__gw_status_for(rein_err rc);
  * c->rc; *out receives its index there.
  */
 rein_err rein__gw_check(struct rein__gw_ctx *c, const rein_model_call *call, size_t *out);
+
+/*
+ * The frames buffer (c->frames) with room for n more bytes, the stream started (sink->
+ * stream_frames set): the caller appends one whole frame there itself, then calls
+ * rein__gw_framed(). Errors as rein__gw_emit().
+ */
+rein_err rein__gw_frame_room(struct rein__gw_ctx *c, size_t n) REIN_WUR;
+/* After a frame was appended to c->frames: hands a full batch over. */
+rein_err rein__gw_framed(struct rein__gw_ctx *c) REIN_WUR;
 
 /* ---- recording (record.c) -------------------------------------------------------------------- */
 

@@ -97,6 +97,16 @@ static rein_err sink_queue(void *data)
     return h->sse ? rein_sse_send_framed(h->sse, &h->events) : REIN_OK;
 }
 
+/* The gateway's own frames, in order after what stream_event gave (none: the gateway uses one
+ * or the other): queued on the stream as the sink's own events are. */
+static rein_err sink_frames(void *data, struct rein_buf *frames)
+{
+    struct gw_http *h = data;
+    rein_err rc = rein_sse_send_framed(h->sse, &h->events);
+
+    return rc ? rc : rein_sse_send_framed(h->sse, frames);
+}
+
 static void serve(rein_request *req, rein_gateway *gw, enum rein_gateway_api api)
 {
     struct gw_http h = {.req = req};
@@ -119,6 +129,7 @@ static void serve(rein_request *req, rein_gateway *gw, enum rein_gateway_api api
         .flush = sink_flush,
         .queue = sink_queue,
         .data = &h,
+        .stream_frames = sink_frames,
     };
     rein_err rc;
 

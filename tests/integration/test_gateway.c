@@ -604,6 +604,23 @@ static rein_err held_event(void *data, const char *event, const char *text, size
                                                                                    : REIN_OK;
 }
 
+/* The gateway's own frames (sink.stream_frames): each frame's data as held_event takes it. */
+static rein_err held_frames(void *data, struct rein_buf *frames)
+{
+    const char *p = frames->ptr, *end = frames->ptr + frames->len;
+    rein_err rc = REIN_OK;
+
+    while (!rc && p < end) {
+        const char *nl = strstr(p, "\n\n");
+        assert_non_null(nl);
+        assert_memory_equal(p, "data: ", 6);
+        rc = held_event(data, NULL, p + 6, (size_t)(nl - p - 6));
+        p = nl + 2;
+    }
+    rein_buf_reset(frames);
+    return rc;
+}
+
 /* The client has seen the text it was waiting for: it goes away, as test_text_streams... */
 static rein_err held_flush(void *data)
 {
@@ -643,8 +660,8 @@ static void *watchdog_main(void *arg)
 }
 
 /* Serves body through a held_sink (its buffers made here; held_release frees them), with
- * sink.queue when queue is set. */
-static rein_err held_serve(struct held_sink *s, const char *body, bool queue)
+ * sink.queue when queue is set, and sink.stream_frames when frames is. */
+static rein_err held_serve(struct held_sink *s, const char *body, bool queue, bool frames)
 {
     struct rein_gateway_call call = {
         .api = REIN_GATEWAY_OPENAI, .body = body, .len = strlen(body), .cancel = s->cancel};
@@ -656,6 +673,7 @@ static rein_err held_serve(struct held_sink *s, const char *body, bool queue)
         .flush = held_flush,
         .queue = queue ? held_queue : NULL,
         .data = s,
+        .stream_frames = frames ? held_frames : NULL,
     };
 
     rein_buf_init(&s->events, 0);
@@ -678,18 +696,18 @@ static void held_release(struct held_sink *s)
  * stalls, never later (without the flush they would wait for the stream's end, which never
  * comes here).
  */
-static void test_held_events_are_flushed_before_each_wait(void **state)
+static void held_flushed_before_each_wait(bool frames)
 {
     struct held_sink s = {.cancel = rein_cancel_new()};
     struct watchdog w = {.done = rein_cancel_new(), .call = s.cancel};
     pthread_t th;
 
-    (void)state;
     start();
     script(
         "[{\"text\":[\"Checking \",\"the sky\",\" now.\"],\"fault\":{\"hang_after_events\":3}}]");
     assert_int_equal(pthread_create(&th, NULL, watchdog_main, &w), 0);
-    assert_rein_ok(held_serve(&s, "{\"model\":\"m\",\"stream\":true," USER "}", false), NULL);
+    assert_rein_ok(held_serve(&s, "{\"model\":\"m\",\"stream\":true," USER "}", false, frames),
+                   NULL);
     rein_cancel_trigger(w.done, "served");
     pthread_join(th, NULL);
     assert_string_equal(rein_cancel_reason(s.cancel), "the client has what it wanted");
@@ -701,27 +719,53 @@ static void test_held_events_are_flushed_before_each_wait(void **state)
     rein_cancel_unref(w.done);
 }
 
+static void test_held_events_are_flushed_before_each_wait(void **state)
+{
+    (void)state;
+    held_flushed_before_each_wait(false);
+}
+
+/* The same with the gateway framing the events itself (sink.stream_frames): what it framed is
+ * handed over before each flush. */
+static void test_held_frames_are_handed_before_each_wait(void **state)
+{
+    (void)state;
+    held_flushed_before_each_wait(true);
+}
+
 /*
  * A sink that holds events is handed them (sink.queue) when the upstream's reply is complete,
  * before the gateway records it (a store write may wait): the text and the call, checked as it
  * completed; [DONE] comes with the end.
  */
-static void test_held_events_are_queued_before_the_records(void **state)
+static void held_queued_before_the_records(bool frames)
 {
     struct held_sink s = {.cancel = rein_cancel_new()};
 
-    (void)state;
     start();
     script("[{\"text\":[\"Checking \",\"the weather\"],\"tool_calls\":[{\"name\":\"get_weather\","
            "\"arguments\":\"{\\\"city\\\":\\\"Paris\\\"}\"}]}]");
-    assert_rein_ok(held_serve(&s, "{\"model\":\"m\",\"stream\":true," USER "," TOOLS "}", true),
-                   NULL);
+    assert_rein_ok(
+        held_serve(&s, "{\"model\":\"m\",\"stream\":true," USER "," TOOLS "}", true, frames), NULL);
     assert_true(s.done);
     assert_int_equal(s.queues, 2); /* after the reply, and before the answer's record */
     assert_non_null(strstr(s.queued.ptr, "the weather\""));
     assert_non_null(strstr(s.queued.ptr, "get_weather")); /* checked as it completed */
     assert_null(strstr(s.queued.ptr, "[DONE]"));
     held_release(&s);
+}
+
+static void test_held_events_are_queued_before_the_records(void **state)
+{
+    (void)state;
+    held_queued_before_the_records(false);
+}
+
+/* The same with the gateway's own frames: handed over before each queue, the rest at the end. */
+static void test_held_frames_are_handed_before_the_records(void **state)
+{
+    (void)state;
+    held_queued_before_the_records(true);
 }
 
 static void test_upstream_error_after_the_stream_began(void **state)
@@ -1274,6 +1318,8 @@ int main(int argc, char **argv)
         cmocka_unit_test_teardown(test_anthropic_reply_input, teardown),
         cmocka_unit_test_teardown(test_held_events_are_flushed_before_each_wait, teardown),
         cmocka_unit_test_teardown(test_held_events_are_queued_before_the_records, teardown),
+        cmocka_unit_test_teardown(test_held_frames_are_handed_before_the_records, teardown),
+        cmocka_unit_test_teardown(test_held_frames_are_handed_before_each_wait, teardown),
     };
 
     if (argc > 1)
