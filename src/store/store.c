@@ -364,6 +364,11 @@ void rein_store_counts(const rein_store *s, struct rein_store_counts *out)
     out->commits = atomic_load_explicit(&s->tally.commits, memory_order_relaxed);
 }
 
+uint64_t rein__store_savepoints(const rein_store *s)
+{
+    return atomic_load_explicit(&s->tally.savepoints, memory_order_relaxed);
+}
+
 /* ---- conversations ---------------------------------------------------------------------- */
 
 /*

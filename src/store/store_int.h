@@ -121,6 +121,7 @@ struct rein__store_ops {
 /* rein_store_counts, bumped by the backends (relaxed: they are statistics). */
 struct rein__store_tally {
     _Atomic uint64_t calls, waits, commits;
+    _Atomic uint64_t savepoints; /* calls that took a savepoint of their own (SQLite groups) */
 };
 
 /*
@@ -160,6 +161,10 @@ const char *rein__store_sqlite_wal_vfs(void);
 /* Stops the thread keeping s's leases (lease.c), when it runs: every lease is released by
  * then. */
 void rein__store_keeper_stop(rein_store *s);
+
+/* How many calls on s took a savepoint of their own inside a group (SQLite exclusive mode;
+ * for tests: not part of rein_store_counts). */
+uint64_t rein__store_savepoints(const rein_store *s);
 
 /* True when text is a usable call id (1..128 printable ASCII, no spaces). */
 bool rein__store_call_id_is_valid(const char *text);

@@ -272,6 +272,9 @@ struct conn {
     sqlite3 *db;
     sqlite3_stmt *st[ST_COUNT];
     struct conn *next_free;
+    /* Group mode: the call that holds the connection took no savepoint (conn_get_one); calls
+     * do not nest on a connection, so one flag per connection is enough. */
+    bool no_savepoint;
 };
 
 /*
@@ -596,12 +599,13 @@ static rein_err tx(struct sq *q, struct conn *c, enum stmt_id id, rein_error *er
     return run_id(q, c, id, err);
 }
 
-/* Undoes the call's changes: its transaction, or in group mode its savepoint. */
+/* Undoes the call's changes: its transaction, or in group mode its savepoint (a call without
+ * one has nothing to undo: SQLite undid its one statement if that failed). */
 static void rollback(struct sq *q, struct conn *c)
 {
     rein_error ignored;
 
-    if (sqlite3_get_autocommit(c->db) || is_held(q, c))
+    if (sqlite3_get_autocommit(c->db) || is_held(q, c) || (q->group && c->no_savepoint))
         return;
     (void)run_id(q, c, q->group ? ST_ROLLBACK_TO : ST_ROLLBACK, &ignored);
 }
@@ -887,10 +891,11 @@ static rein_err borrow_end(struct sq *q, rein_err rc, rein_error *err)
 
 /*
  * Takes the connection for one call. Group mode: inside the writer's batch the call gets a
- * savepoint of its own; any other thread borrows the connection from the writer for the call
- * (its savepoint then sits in the batch, and conn_done waits for the batch's commit).
+ * savepoint of its own when it asks for one (conn_get, conn_get_one); any other thread
+ * borrows the connection from the writer for the call (the call then sits in the batch, and
+ * conn_done waits for the batch's commit).
  */
-static rein_err conn_get(struct sq *q, struct conn **out, rein_error *err)
+static rein_err conn_get_as(struct sq *q, bool savepoint, struct conn **out, rein_error *err)
 {
     rein_err rc;
 
@@ -918,17 +923,41 @@ static rein_err conn_get(struct sq *q, struct conn **out, rein_error *err)
     }
     /* SQLite rolls the whole transaction back on some I/O errors: the batch is gone, and a
      * savepoint now would start a transaction outside it. */
-    if (sqlite3_get_autocommit(held_write.c->db))
+    rc = REIN_OK;
+    if (sqlite3_get_autocommit(held_write.c->db)) {
         rc = rein_error_set(err, REIN_ESTORE,
                             "sqlite %s: the transaction was rolled back by an earlier error",
                             q->path);
-    else
+    } else if (savepoint) {
         rc = run_id(q, held_write.c, ST_SAVEPOINT, err);
-    if (rc == REIN_OK)
+        if (rc == REIN_OK)
+            REIN__STORE_COUNT(q->tally, savepoints);
+    }
+    if (rc == REIN_OK) {
         *out = held_write.c;
-    else if (borrowing)
+        held_write.c->no_savepoint = !savepoint;
+    } else if (borrowing)
         (void)borrow_end(q, rc, err);
     return rc;
+}
+
+/* A call of several statements: in group mode its own savepoint, so that it fails whole. */
+static rein_err conn_get(struct sq *q, struct conn **out, rein_error *err)
+{
+    return conn_get_as(q, true, out, err);
+}
+
+/*
+ * A call that only reads, or writes with one statement: no savepoint in group mode. SQLite
+ * makes each statement atomic on its own (a statement that fails leaves nothing of itself
+ * in the transaction, or, after some I/O errors, rolls the whole transaction back, which the
+ * writer finds as before); a savepoint around it only cost two statements more and a copy of
+ * each page it changed (issue 25: about a twentieth of a turn's instructions through
+ * `rein serve`, decision 0075).
+ */
+static rein_err conn_get_one(struct sq *q, struct conn **out, rein_error *err)
+{
+    return conn_get_as(q, false, out, err);
 }
 
 /* Ends a call's savepoint: rolled back when the call failed (rc), released into the batch;
@@ -964,7 +993,10 @@ static rein_err conn_done(struct sq *q, struct conn *c, rein_err rc, rein_error 
         conn_put(q, c);
         return rc;
     }
-    rc = savepoint_end(q, c, rc, err);
+    if (c->no_savepoint)
+        c->no_savepoint = false;
+    else
+        rc = savepoint_end(q, c, rc, err);
     return borrowing ? borrow_end(q, rc, err) : rc;
 }
 
@@ -1247,7 +1279,7 @@ static rein_err sq_conv_create(rein_store *s, const char *id, const char *title,
     struct conn *c;
     sqlite3_stmt *st;
     int rc2;
-    rein_err rc = conn_get(q, &c, err);
+    rein_err rc = conn_get_one(q, &c, err);
 
     if (rc != REIN_OK)
         return rc;
@@ -1277,7 +1309,7 @@ static rein_err sq_conv_update(rein_store *s, const char *id, const char *title,
     struct conn *c;
     sqlite3_stmt *st;
     int changes = 0;
-    rein_err rc = conn_get(q, &c, err);
+    rein_err rc = conn_get_one(q, &c, err);
 
     if (rc != REIN_OK)
         return rc;
@@ -1305,7 +1337,7 @@ static rein_err sq_conv_get(rein_store *s, const char *id, rein__conv_row_fn fn,
     struct conn *c;
     sqlite3_stmt *st;
     int rc2;
-    rein_err rc = conn_get(q, &c, err);
+    rein_err rc = conn_get_one(q, &c, err);
 
     if (rc != REIN_OK)
         return rc;
@@ -1584,7 +1616,7 @@ static rein_err sq_messages_each(rein_store *s, const char *conv_id, int64_t fro
     struct conn *c;
     sqlite3_stmt *st;
     int rc2;
-    rein_err rc = conn_get(q, &c, err);
+    rein_err rc = conn_get_one(q, &c, err);
 
     if (rc != REIN_OK)
         return rc;
@@ -1632,7 +1664,7 @@ static rein_err sq_ledger_put(rein_store *s, const char *conv_id, const struct r
     struct conn *c;
     sqlite3_stmt *st;
     int rc2;
-    rein_err rc = conn_get(q, &c, err);
+    rein_err rc = conn_get_one(q, &c, err);
 
     if (rc != REIN_OK)
         return rc;
@@ -1674,7 +1706,7 @@ static rein_err sq_ledger_update(rein_store *s, const char *conv_id,
     struct conn *c;
     sqlite3_stmt *st;
     int changes = 0;
-    rein_err rc = conn_get(q, &c, err);
+    rein_err rc = conn_get_one(q, &c, err);
 
     if (rc != REIN_OK)
         return rc;
@@ -1706,7 +1738,7 @@ static rein_err sq_ledger_each(rein_store *s, const char *conv_id, rein_store_le
     struct conn *c;
     sqlite3_stmt *st;
     int rc2;
-    rein_err rc = conn_get(q, &c, err);
+    rein_err rc = conn_get_one(q, &c, err);
 
     if (rc != REIN_OK)
         return rc;
@@ -1874,7 +1906,7 @@ static rein_err sq_events_each(rein_store *s, const char *conv_id, const char *t
     sqlite3_stmt *st;
     enum stmt_id id =
         conv_id ? (trace_id ? ST_EVENTS_CONV_TRACE : ST_EVENTS_CONV) : ST_EVENTS_TRACE;
-    rein_err rc = conn_get(q, &c, err);
+    rein_err rc = conn_get_one(q, &c, err);
 
     if (rc != REIN_OK)
         return rc;
@@ -1901,7 +1933,7 @@ static rein_err sq_events_after(rein_store *s, const char *conv_id, int64_t afte
     struct sq *q = impl(s);
     struct conn *c;
     sqlite3_stmt *st;
-    rein_err rc = conn_get(q, &c, err);
+    rein_err rc = conn_get_one(q, &c, err);
 
     if (rc != REIN_OK)
         return rc;
@@ -1924,7 +1956,7 @@ static rein_err sq_events_last(rein_store *s, const char *conv_id, int64_t *last
     struct conn *c;
     sqlite3_stmt *st;
     int rc2;
-    rein_err rc = conn_get(q, &c, err);
+    rein_err rc = conn_get_one(q, &c, err);
 
     if (rc != REIN_OK)
         return rc;
@@ -2005,7 +2037,7 @@ static rein_err lock_change(rein_store *s, enum stmt_id id, const char *conv_id,
     struct conn *c;
     sqlite3_stmt *st;
     int changes = 0;
-    rein_err rc = conn_get(q, &c, err);
+    rein_err rc = conn_get_one(q, &c, err);
 
     if (rc != REIN_OK)
         return rc;
@@ -2056,7 +2088,7 @@ static rein_err sq_lock_get(rein_store *s, const char *conv_id, struct rein_stor
     struct sq *q = impl(s);
     struct conn *c;
     bool found = false;
-    rein_err rc = conn_get(q, &c, err);
+    rein_err rc = conn_get_one(q, &c, err);
 
     if (rc != REIN_OK)
         return rc;

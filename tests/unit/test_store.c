@@ -6,6 +6,7 @@
  */
 /* rein-test-timeout: 60 */
 #include "redis_server.h"
+#include "store/store_int.h"
 #include "store_fixture.h"
 #include "test.h"
 
@@ -2134,6 +2135,100 @@ static void sqlite_wal_large_group_reads_back(void **state)
     }
 }
 
+/* ---- one-statement calls in a group take no savepoint (decision 0075) -------------------- */
+
+struct one_calls {
+    int failures; /* calls that failed as they should */
+};
+
+static int one_count(const struct rein_store_message *m, void *userdata)
+{
+    (void)m;
+    (*(int *)userdata)++;
+    return 0;
+}
+
+static int one_ledger_count(const char *conv_id, const struct rein_ledger_entry *e, void *userdata)
+{
+    (void)conv_id;
+    (void)e;
+    (*(int *)userdata)++;
+    return 0;
+}
+
+static rein_err one_calls_fn(rein_store *s, void *userdata, rein_error *err)
+{
+    struct one_calls *oc = userdata;
+    struct rein_ledger_entry e = {
+        .call_id = "c1", .tool = "echo", .args = "{\"text\":\"x\"}", .step = -1};
+    struct rein_ledger_entry missing = e;
+    struct rein_store_text msg = {"{\"role\":\"user\",\"content\":\"m\"}", 29};
+    rein_error ignored;
+    json_t *conv = NULL;
+    int n = 0;
+    rein_err rc;
+
+    missing.call_id = "c-none";
+    missing.status = REIN_CALL_SUCCESS;
+    missing.result = "{}";
+    /* Reads and one-statement writes, two of which fail: none takes a savepoint, and a failed
+     * one leaves the others' writes in the batch. */
+    rc = rein_store_conv_update(s, "one", "renamed", NULL, NULL, err);
+    if (rc == REIN_OK)
+        rc = rein_store_ledger_put(s, "one", &e, err);
+    if (rc == REIN_OK && rein_store_ledger_update(s, "one", &missing, &ignored) == REIN_ENOTFOUND)
+        oc->failures++;
+    if (rc == REIN_OK &&
+        rein_store_conv_create(s, "one", NULL, NULL, NULL, &ignored) == REIN_EEXIST)
+        oc->failures++;
+    if (rc == REIN_OK)
+        rc = rein_store_conv_get(s, "one", &conv, err);
+    json_decref(conv);
+    if (rc == REIN_OK)
+        rc = rein_store_messages_each(s, "one", 0, one_count, &n, err);
+    /* Several statements: a savepoint, so that it fails whole. */
+    if (rc == REIN_OK)
+        rc = rein_store_messages_append(s, "one", &msg, 1, NULL, NULL, err);
+    return rc;
+}
+
+static void sqlite_group_one_statement_calls(void **state)
+{
+    static struct backend b;
+    struct one_calls oc = {0};
+    rein_store *s;
+    rein_error err;
+    json_t *conv = NULL;
+    uint64_t before;
+    int n = 0;
+
+    (void)state;
+    memset(&b, 0, sizeof(b));
+    b.exclusive = true;
+    b.dir = test_tmpdir();
+    current = &b;
+    snprintf(b.url, sizeof(b.url), "sqlite:%s/rein.db", b.dir);
+    s = open_store(&b);
+    assert_rein_ok(rein_store_conv_create(s, "one", "t", NULL, NULL, &err), &err);
+    before = rein__store_savepoints(s);
+    assert_rein_ok(rein_store_group(s, one_calls_fn, &oc, &err), &err);
+    assert_int_equal(oc.failures, 2);
+    assert_int_equal(rein__store_savepoints(s) - before, 1);
+    /* Everything that succeeded was committed, after a reopen too. */
+    rein_store_free(s);
+    s = open_store(&b);
+    assert_rein_ok(rein_store_conv_get(s, "one", &conv, &err), &err);
+    assert_string_equal(json_string_value(json_object_get(conv, "title")), "renamed");
+    assert_int_equal(json_integer_value(json_object_get(conv, "message_count")), 1);
+    json_decref(conv);
+    assert_rein_ok(rein_store_messages_each(s, "one", 0, one_count, &n, &err), &err);
+    assert_int_equal(n, 1);
+    n = 0;
+    assert_rein_ok(rein_store_ledger_each(s, "one", one_ledger_count, &n, &err), &err);
+    assert_int_equal(n, 1);
+    rein_store_free(s);
+}
+
 static void sqlite_migrates_v1(void **state)
 {
     /* A database written by the first schema version, with data in it. */
@@ -2619,6 +2714,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test_teardown(sqlite_group_ahead_is_checked_later, cleanup),
     cmocka_unit_test_teardown(sqlite_wal_writes_gathered, cleanup),
     cmocka_unit_test_teardown(sqlite_wal_large_group_reads_back, cleanup),
+    cmocka_unit_test_teardown(sqlite_group_one_statement_calls, cleanup),
 };
 
 REIN_TEST_MAIN(tests)
