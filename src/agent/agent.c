@@ -136,7 +136,11 @@ rein_agent *rein_agent_new(rein_provider *provider, const rein_registry *reg, re
     rein_provider_caps(provider, &a->caps);
     pthread_mutex_init(&a->pool_mu, NULL);
     pthread_mutex_init(&a->vocab_mu, NULL);
-    if (build_prompt(a) != REIN_OK) {
+    /* The self-check asks with the same system message every time: made once, so each call's
+     * history takes it as it is instead of copying and writing the text again (issue 25). */
+    a->verifier_msg =
+        json_pack("{s:s, s:s}", "role", "system", "content", rein_agent_review_system());
+    if (!a->verifier_msg || build_prompt(a) != REIN_OK) {
         rein_agent_free(a);
         rein_error_set(err, REIN_ENOMEM, "out of memory");
         return NULL;
@@ -155,6 +159,7 @@ void rein_agent_free(rein_agent *a)
     rein_free(a->role);
     rein_free(a->prompt);
     json_decref(a->system_msg);
+    json_decref(a->verifier_msg);
     rein_free(a);
 }
 

@@ -37,6 +37,7 @@ struct rein_agent {
     char *role;                  /* custom first part of the prompt, or NULL */
     char *prompt;                /* the whole system prompt */
     json_t *system_msg;          /* the prompt as a system message, shared by the histories */
+    json_t *verifier_msg;        /* the self-check's system message, shared by its histories */
     /* The claims check's tool vocabulary of reg (claims.c), shared by the turns until the
      * registry changes; vocab_mu guards the pointer, each turn holds a reference. */
     pthread_mutex_t vocab_mu;

@@ -130,7 +130,7 @@ static bool self_check(struct call_slot *s, const struct rein_policy_check *chk,
     if (!vh || !req)
         goto out;
     question = rein_agent_review_question(t->message, chk->tool, chk->args);
-    if (!question || rein_history_add_system(vh, verifier_system) != REIN_OK ||
+    if (!question || rein_history_append_shared(vh, a->verifier_msg, NULL) != REIN_OK ||
         rein_history_add_user(vh, question) != REIN_OK)
         goto out;
     rein_model_request_set_max_tokens(req, VERIFY_MAX_TOKENS);
