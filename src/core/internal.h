@@ -15,6 +15,51 @@
 
 #include <curl/curl.h>
 #include <expat.h>
+#include <string.h>
+
+/* True when none of the eight bytes at p needs a look in a JSON string: no '"', '\\', control
+ * byte or byte from 0x80 up (UTF-8, checked byte by byte). rein_json_escape copies such bytes
+ * as they are; most text is runs of them. */
+static inline bool rein__json_plain8(const unsigned char *p)
+{
+    const uint64_t ones = UINT64_C(0x0101010101010101), highs = ones * 0x80;
+    uint64_t w, q, b;
+
+    memcpy(&w, p, 8);
+    q = w ^ (ones * '"');
+    b = w ^ (ones * '\\');
+    return !((((q - ones) & ~q) | ((b - ones) & ~b) | ((w - ones * 0x20) & ~w) | w) & highs);
+}
+
+/*
+ * Appends s (len bytes, at least 8) to out as rein_json_escape() would when none of its bytes
+ * needs a look, eight at a time (the last eight overlapping the ones before), and returns
+ * true; returns false, out's text unchanged, when one does. out must have room for len more bytes.
+ * For a short string where rein_json_escape()'s call and set-up cost more than its bytes.
+ */
+static inline bool rein__json_copy_plain(struct rein_buf *out, const char *s, size_t len)
+{
+    const unsigned char *u = (const unsigned char *)s;
+    char *o = out->ptr + out->len;
+    size_t i = 0;
+
+    for (; len - i >= 8; i += 8) {
+        if (!rein__json_plain8(u + i))
+            goto out_unchanged;
+        memcpy(o + i, u + i, 8);
+    }
+    if (i < len) {
+        if (!rein__json_plain8(u + len - 8))
+            goto out_unchanged;
+        memcpy(o + len - 8, u + len - 8, 8);
+    }
+    out->len += len;
+    out->ptr[out->len] = '\0';
+    return true;
+out_unchanged:
+    o[0] = '\0'; /* the words copied so far lie past the end again */
+    return false;
+}
 
 /* The value of a hexadecimal digit (either case), or -1 for any other byte. */
 static inline int rein__hex_digit(char c)

@@ -125,19 +125,6 @@ static const char plain[257] = "00000000000000000000000000000000" /* 0x00-0x1f *
                                "00000000000000000000000000000000" /* 0xc0-0xdf */
                                "00000000000000000000000000000000" /* 0xe0-0xff */;
 
-/* True when none of the eight bytes at p needs a look: no '"', '\\', control byte or byte
- * from 0x80 up (UTF-8, checked byte by byte). Most text is such runs, copied eight at a time. */
-static inline bool plain8(const unsigned char *p)
-{
-    const uint64_t ones = UINT64_C(0x0101010101010101), highs = ones * 0x80;
-    uint64_t w, q, b;
-
-    memcpy(&w, p, 8);
-    q = w ^ (ones * '"');
-    b = w ^ (ones * '\\');
-    return !((((q - ones) & ~q) | ((b - ones) & ~b) | ((w - ones * 0x20) & ~w) | w) & highs);
-}
-
 /* The escape for c (below 0x80, not plain) into esc; its length. */
 static size_t escape_of(unsigned char c, char esc[8])
 {
@@ -184,11 +171,11 @@ rein_err rein_json_escape(struct rein_buf *b, const char *str, size_t len)
          * memcpy call; what follows the first eight with a byte to escape goes the general
          * way. */
         char *out = b->ptr + b->len;
-        while (len - i >= 8 && plain8(s + i)) {
+        while (len - i >= 8 && rein__json_plain8(s + i)) {
             memcpy(out + i, s + i, 8);
             i += 8;
         }
-        if (i < len && len - i < 8 && plain8(s + len - 8)) {
+        if (i < len && len - i < 8 && rein__json_plain8(s + len - 8)) {
             memcpy(out + len - 8, s + len - 8, 8);
             i = len;
         }
@@ -201,7 +188,7 @@ rein_err rein_json_escape(struct rein_buf *b, const char *str, size_t len)
         size_t elen, seq;
 
         /* The common case, a run of plain bytes: eight at a time, then by table. */
-        while (len - i >= 8 && plain8(s + i))
+        while (len - i >= 8 && rein__json_plain8(s + i))
             i += 8;
         while (i < len && plain[s[i]] == '1')
             i++;
@@ -252,7 +239,7 @@ static void quoted(struct rein_jw *w, const char *s, size_t len, const char *tai
     }
     out = b->ptr + b->len;
     *out++ = '"';
-    while (len - i >= 8 && plain8(u + i)) {
+    while (len - i >= 8 && rein__json_plain8(u + i)) {
         memcpy(out + i, u + i, 8);
         i += 8;
     }

@@ -1085,6 +1085,7 @@ static rein_err ctx_init(struct rein__gw_ctx *c, rein_gateway *g,
     c->created = rein_wall_ms() / 1000;
     rein_buf_init(&c->ev, 0);
     rein_buf_init(&c->frames, 0);
+    rein_buf_init(&c->frame_head, 0);
     rein_buf_init(&c->chunk_head, 0);
     rein_buf_init(&c->streamed, 0);
     if (call->trace_id && rein_trace_id_is_valid(call->trace_id))
@@ -1126,6 +1127,7 @@ static void ctx_release(struct rein__gw_ctx *c)
     json_decref(c->renamed);
     rein_buf_release(&c->ev);
     rein_buf_release(&c->frames);
+    rein_buf_release(&c->frame_head);
     rein_buf_release(&c->chunk_head);
     rein_buf_release(&c->streamed);
 }

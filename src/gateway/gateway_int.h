@@ -361,6 +361,8 @@ struct rein__gw_ctx {
     char block_type[16];        /* "text", "thinking" */
     struct rein_buf ev;         /* one event's text, reused */
     struct rein_buf frames;     /* framed events not yet handed over (sink->stream_frames) */
+    struct rein_buf frame_head; /* OpenAI: "data: ", chunk_head and the text's key (made once) */
+    enum rein_model_event_type frame_head_kind; /* ... for this kind of text event */
     struct rein_buf chunk_head; /* OpenAI: what every chunk starts with (made once) */
     struct rein_jw chunk_w;     /* ... and the writer's state after those bytes */
     rein_err sink_rc;           /* the first failure of the sink */

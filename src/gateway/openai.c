@@ -13,6 +13,8 @@
  */
 #include "gateway/gateway_int.h"
 
+#include "core/internal.h"
+
 #include <rein/doc.h>
 
 #include <string.h>
@@ -911,31 +913,44 @@ static rein_err role_chunk(struct rein__gw_ctx *c)
  * for the plain case (a long stream is thousands of these, and writing one apart and then
  * framing it was a copy and three calls more). A failure leaves no part of the frame.
  */
-static rein_err framed_text(struct rein__gw_ctx *c, const char *key, size_t klen, const char *p,
-                            size_t n, const char *tail, size_t tlen)
+static rein_err framed_text(struct rein__gw_ctx *c, enum rein_model_event_type kind,
+                            const char *key, size_t klen, const char *p, size_t n, const char *tail,
+                            size_t tlen)
 {
-    struct rein_buf *f = &c->frames;
-    size_t start, hlen = c->chunk_head.len;
-    rein_err rc = rein__gw_frame_room(c, 6 + hlen + klen + n + tlen + 2);
+    struct rein_buf *f = &c->frames, *h = &c->frame_head;
+    size_t start;
+    rein_err rc = REIN_OK;
 
+    /* "data: ", the head and the key, made once per kind of text (a stream has one or two) */
+    if (!h->len || c->frame_head_kind != kind) {
+        rein_buf_reset(h);
+        rc = rein_buf_add(h, "data: ", 6);
+        if (!rc)
+            rc = rein_buf_add(h, c->chunk_head.ptr, c->chunk_head.len);
+        if (!rc)
+            rc = rein_buf_add(h, key, klen);
+        if (rc) {
+            rein_buf_reset(h);
+            return rc;
+        }
+        c->frame_head_kind = kind;
+    }
+    rc = rein__gw_frame_room(c, h->len + n + tlen + 2);
     if (rc)
         return rc;
     start = f->len;
-    memcpy(f->ptr + start, "data: ", 6);
-    memcpy(f->ptr + start + 6, c->chunk_head.ptr, hlen);
-    memcpy(f->ptr + start + 6 + hlen, key, klen);
-    f->len = start + 6 + hlen + klen;
+    memcpy(f->ptr + start, h->ptr, h->len);
+    f->len = start + h->len;
     f->ptr[f->len] = '\0';
-    rc = rein_json_escape(f, p, n);
+    /* a delta of plain text (the room for it is reserved) without the escaper's call */
+    if (n < 8 || !rein__json_copy_plain(f, p, n))
+        rc = rein_json_escape(f, p, n);
     if (!rc && tlen + 2 < f->alloc - f->len) {
-        memcpy(f->ptr + f->len, tail, tlen);
-        memcpy(f->ptr + f->len + tlen, "\n\n", 2);
+        memcpy(f->ptr + f->len, tail, tlen + 2); /* the tail and the blank line */
         f->len += tlen + 2;
         f->ptr[f->len] = '\0';
     } else if (!rc) {
-        rc = rein_buf_add(f, tail, tlen);
-        if (!rc)
-            rc = rein_buf_add(f, "\n\n", 2);
+        rc = rein_buf_add(f, tail, tlen + 2);
     }
     if (rc) {
         rein_buf_truncate(f, start);
@@ -951,19 +966,20 @@ static rein_err oa_s_text(struct rein__gw_ctx *c, enum rein_model_event_type kin
     const char *key = kind == REIN_MEV_REASONING_DELTA ? "{\"reasoning_content\":\""
                       : kind == REIN_MEV_REFUSAL_DELTA ? "{\"refusal\":\""
                                                        : "{\"content\":\"";
-    static const char tail[] = "\"},\"logprobs\":null,\"finish_reason\":null}]}";
+    /* each followed by a frame's blank line, which only framed_text() takes */
+    static const char tail[] = "\"},\"logprobs\":null,\"finish_reason\":null}]}\n\n";
     static const char tail_usage[] =
-        "\"},\"logprobs\":null,\"finish_reason\":null}],\"usage\":null}";
+        "\"},\"logprobs\":null,\"finish_reason\":null}],\"usage\":null}\n\n";
     const char *t = c->req.include_usage ? tail_usage : tail;
     size_t klen = strlen(key),
-           tlen = c->req.include_usage ? sizeof(tail_usage) - 1 : sizeof(tail) - 1;
+           tlen = c->req.include_usage ? sizeof(tail_usage) - 3 : sizeof(tail) - 3;
     rein_err rc = role_chunk(c);
 
     if (rc || n == 0)
         return rc;
     rc = chunk_head(c);
     if (!rc && c->sink->stream_frames)
-        return framed_text(c, key, klen, p, n, t, tlen);
+        return framed_text(c, kind, key, klen, p, n, t, tlen);
     rein_buf_reset(&c->ev);
     /* room for the plain case at once, the head and key copied into it: thousands of these
      * per stream, where each append was a call of its own */

@@ -263,6 +263,49 @@ static void test_jw_fast_paths_match_byte_by_byte(void **state)
     }
 }
 
+/* rein__json_copy_plain copies a string of 8 to 40 bytes only when rein_json_escape would
+ * copy it as it is: one byte to escape (or from 0x80 up) anywhere, the overlapping last word
+ * included, and it writes nothing. */
+static void test_json_copy_plain_only_plain(void **state)
+{
+    static const unsigned char specials[] = {'"', '\\', '\n', 0x01, 0x1f, 0x80, 0xc3, 0xff};
+    char s[48];
+    struct rein_buf b, want;
+
+    (void)state;
+    rein_buf_init(&b, 0);
+    rein_buf_init(&want, 0);
+    for (size_t len = 8; len <= 40; len++) {
+        for (size_t i = 0; i < len; i++)
+            s[i] = (char)('a' + (i * 7 + len) % 26);
+        rein_buf_reset(&b);
+        assert_rein_ok(rein_buf_adds(&b, "x"), NULL);
+        assert_rein_ok(rein_buf_grow(&b, len), NULL);
+        assert_true(rein__json_copy_plain(&b, s, len));
+        assert_int_equal(b.len, len + 1);
+        assert_memory_equal(b.ptr + 1, s, len);
+        assert_int_equal(b.ptr[b.len], '\0');
+        for (size_t at = 0; at < len; at++) {
+            for (size_t k = 0; k < sizeof(specials); k++) {
+                char keep = s[at];
+                s[at] = (char)specials[k];
+                rein_buf_reset(&b);
+                assert_rein_ok(rein_buf_adds(&b, "x"), NULL);
+                assert_rein_ok(rein_buf_grow(&b, len), NULL);
+                assert_false(rein__json_copy_plain(&b, s, len));
+                assert_string_equal(b.ptr, "x");
+                /* and rein_json_escape does not copy it as it is */
+                rein_buf_reset(&want);
+                assert_rein_ok(rein_json_escape(&want, s, len), NULL);
+                assert_true(want.len != len || memcmp(want.ptr, s, len) != 0);
+                s[at] = keep;
+            }
+        }
+    }
+    rein_buf_release(&b);
+    rein_buf_release(&want);
+}
+
 static void test_jw_reports_misuse_and_depth(void **state)
 {
     struct rein_buf b;
@@ -1213,6 +1256,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_jw_integers_are_exact),
     cmocka_unit_test(test_jw_replaces_invalid_utf8),
     cmocka_unit_test(test_jw_fast_paths_match_byte_by_byte),
+    cmocka_unit_test(test_json_copy_plain_only_plain),
     cmocka_unit_test(test_jw_reports_misuse_and_depth),
     cmocka_unit_test(test_jw_double_round_trips),
     cmocka_unit_test(test_double_text_is_shortest),
