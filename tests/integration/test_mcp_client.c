@@ -612,7 +612,7 @@ static void http_server_stop(struct http_server *h)
 static void http_rein_server(void **state)
 {
     struct rein_mcp_server_opts opts = {
-        .sse_close_ms = 150, .sse_retry_ms = 100, .session_idle_ms = 300};
+        .sse_close_ms = 150, .sse_retry_ms = 100, .session_idle_ms = 1500};
     struct http_server h;
     struct client c;
     struct call_ctx ctx = {0};
@@ -645,8 +645,10 @@ static void http_rein_server(void **state)
     expect(res, REIN_CALL_OK, "");
     assert_int_equal(ctx.ev.logs, 3);
     rein_call_result_free(res);
-    /* The session expires on the server; the client starts a new one and goes on. */
-    rein_sleep_ms(450);
+    /* The session expires on the server; the client starts a new one and goes on. Between two
+     * calls, and after a call's stream closes, the client must come back within the idle time:
+     * 300 ms was too short under load (a resume found the session gone and the call failed). */
+    rein_sleep_ms(1700);
     res = call(&c, "web__echo", "{\"text\":\"after expiry\"}", NULL);
     expect(res, REIN_CALL_OK, "");
     assert_string_equal(out_text(res), "after expiry");
