@@ -1,6 +1,6 @@
 /*
  * A SQLite VFS over the default one that writes a WAL file's frames in one piece
- * (docs/decisions/0074). SQLite writes each WAL frame with two calls, its 24-byte header and
+ * (docs/decisions/0072). SQLite writes each WAL frame with two calls, its 24-byte header and
  * then its page, so a commit of 50 pages was 100 pwrite() calls, about a fifth of the system
  * calls of a turn through `rein serve` (issue 25). Here the writes to a WAL file that follow
  * one another are gathered in memory and reach the file in one call when SQLite next does

@@ -153,7 +153,7 @@ rein_err rein__store_sqlite_open(rein_store *s, const char *path, rein_error *er
 rein_err rein__store_redis_open(rein_store *s, const char *url, rein_error *err);
 
 /* Registers (once; the caller serialises the first call) the VFS that gathers a WAL file's
- * writes until SQLite next syncs, reads or sizes it (sqlite_wal.c, decision 0074), and returns
+ * writes until SQLite next syncs, reads or sizes it (sqlite_wal.c, decision 0072), and returns
  * its name; NULL when it could not be registered. Only for a database one connection of this
  * process uses alone (locking_mode=EXCLUSIVE). */
 const char *rein__store_sqlite_wal_vfs(void);

@@ -953,7 +953,7 @@ static rein_err conn_get(struct sq *q, struct conn **out, rein_error *err)
  * in the transaction, or, after some I/O errors, rolls the whole transaction back, which the
  * writer finds as before); a savepoint around it only cost two statements more and a copy of
  * each page it changed (issue 25: about a twentieth of a turn's instructions through
- * `rein serve`, decision 0075).
+ * `rein serve`, decision 0073).
  */
 static rein_err conn_get_one(struct sq *q, struct conn **out, rein_error *err)
 {
@@ -2324,7 +2324,7 @@ static const struct rein__store_ops sqlite_ops = {
  * - a savepoint's journal (each call's, see conn_open) is kept in memory up to SUBJ_SPILL
  *   bytes, in one allocation: with temp_store=MEMORY it grew in 1 KB pieces, four or five
  *   allocations per page journaled (issue 25).
- * And the VFS that writes a commit's WAL frames in one piece (sqlite_wal.c, decision 0074),
+ * And the VFS that writes a commit's WAL frames in one piece (sqlite_wal.c, decision 0072),
  * registered under its own name for exclusive-mode connections only; without it they use the
  * default VFS, as every other connection does.
  */

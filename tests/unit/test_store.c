@@ -1969,7 +1969,7 @@ static void t_group_ahead_elsewhere(struct backend *b)
 }
 BOTH(group_ahead_elsewhere)
 
-/* ---- the WAL's writes gathered (src/store/sqlite_wal.c, decision 0074) -------------------- */
+/* ---- the WAL's writes gathered (src/store/sqlite_wal.c, decision 0072) -------------------- */
 
 /* A VFS under rein's that counts the writes reaching WAL files: set as SQLite's default before
  * the first store of the process opens, so rein's VFS wraps it. */
@@ -2135,7 +2135,7 @@ static void sqlite_wal_large_group_reads_back(void **state)
     }
 }
 
-/* ---- one-statement calls in a group take no savepoint (decision 0075) -------------------- */
+/* ---- one-statement calls in a group take no savepoint (decision 0073) -------------------- */
 
 struct one_calls {
     int failures; /* calls that failed as they should */
