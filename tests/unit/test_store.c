@@ -1657,19 +1657,26 @@ EXCLUSIVE(read_now)
 /* The store of a group-commit test (static: the teardown reads it after the test). */
 static struct backend gc_backend;
 
+/* A new SQLite file in a new directory, open in exclusive mode (what `rein serve` uses); b
+ * must outlive the test (the teardown reads it). */
+static rein_store *open_exclusive(struct backend *b)
+{
+    memset(b, 0, sizeof(*b));
+    b->dir = test_tmpdir();
+    b->exclusive = true;
+    current = b;
+    snprintf(b->url, sizeof(b->url), "sqlite:%s/rein.db", b->dir);
+    return open_store(b);
+}
+
 /* A new SQLite file with the poison trigger, open in exclusive mode. */
 static rein_store *open_poisoned(void)
 {
     struct backend *b = &gc_backend;
     char path[600];
 
-    memset(b, 0, sizeof(*b));
-    b->dir = test_tmpdir();
-    b->exclusive = true;
-    current = b;
-    snprintf(b->url, sizeof(b->url), "sqlite:%s/rein.db", b->dir);
+    rein_store_free(open_exclusive(b));
     snprintf(path, sizeof(path), "%s/rein.db", b->dir);
-    rein_store_free(open_store(b));
     test_store_fixture_poison(path);
     return open_store(b);
 }
@@ -2078,12 +2085,7 @@ static void sqlite_wal_writes_gathered(void **state)
         print_message("[  SKIPPED ] a store was opened before in this process\n");
         skip();
     }
-    memset(&b, 0, sizeof(b));
-    b.exclusive = true;
-    b.dir = test_tmpdir();
-    current = &b;
-    snprintf(b.url, sizeof(b.url), "sqlite:%s/rein.db", b.dir);
-    s = open_store(&b);
+    s = open_exclusive(&b);
     assert_rein_ok(rein_store_conv_create(s, "w", NULL, NULL, NULL, &err), &err);
     atomic_store(&wc_writes, 0);
     atomic_store(&wc_syncs, 0);
@@ -2113,12 +2115,7 @@ static void sqlite_wal_large_group_reads_back(void **state)
     rein_error err;
 
     (void)state;
-    memset(&b, 0, sizeof(b));
-    b.exclusive = true;
-    b.dir = test_tmpdir();
-    current = &b;
-    snprintf(b.url, sizeof(b.url), "sqlite:%s/rein.db", b.dir);
-    s = open_store(&b);
+    s = open_exclusive(&b);
     assert_rein_ok(rein_store_conv_create(s, "big", NULL, NULL, NULL, &err), &err);
     assert_rein_ok(rein_store_group(s, wal_fill_fn, &w, &err), &err);
     w.first = 900;
@@ -2203,12 +2200,7 @@ static void sqlite_group_one_statement_calls(void **state)
     int n = 0;
 
     (void)state;
-    memset(&b, 0, sizeof(b));
-    b.exclusive = true;
-    b.dir = test_tmpdir();
-    current = &b;
-    snprintf(b.url, sizeof(b.url), "sqlite:%s/rein.db", b.dir);
-    s = open_store(&b);
+    s = open_exclusive(&b);
     assert_rein_ok(rein_store_conv_create(s, "one", "t", NULL, NULL, &err), &err);
     before = rein__store_savepoints(s);
     assert_rein_ok(rein_store_group(s, one_calls_fn, &oc, &err), &err);
