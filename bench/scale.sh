@@ -21,7 +21,21 @@
 # Before/after: BEFORE=DIR (another checkout, e.g. of main) builds the same bench against
 # that checkout's library too (release build in DIR/build-bench) and runs its cells
 # interleaved with this tree's, cell by cell, in every round; the tables then come in pairs.
-# Needs: cmake, cc, pkg-config, the libraries of scripts/install-deps.sh.
+#
+# The other two growth curves of issue 25 follow the history's: a large argument's size and the
+# number of stored conversations. CURVES (default "history args stored") chooses which run.
+#   args    bench/bigarg.sh once per size in ARG_SIZES (bytes, default "1000000 10000000
+#           30000000"; ARG_ROUNDS rounds each, default 2): rein's MB/s decoding and validating
+#           the one argument, next to Node's JSON.parse, per row and kind of argument.
+#   stored  bench/conversations.sh once per count in STORED_COUNTS (default "1000 10000
+#           100000"; STORED_ROUNDS rounds of STORED_SECONDS seconds each, defaults 2 and 3): list
+#           and get requests per second and rein's CPU per request.
+# Each point is that bench's own run (its range over rounds); the tables gather them with the
+# load average before and after each curve. CALLGRIND=1 counts the history curve only.
+#   bench/scale.sh                          all three curves
+#   CURVES=args ARG_SIZES="1000000 30000000" bench/scale.sh
+# Needs: cmake, cc, pkg-config, the libraries of scripts/install-deps.sh; node and wrk for the
+# args and stored curves (scripts/install-deps.sh --bench).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${BUILD:-build-bench}
@@ -29,7 +43,10 @@ out=bench/out
 rounds=${ROUNDS:-3}
 priors=${PRIORS:-"0 100 1000 10000"}
 wires=${WIRES:-openai}
+curves=${CURVES:-history args stored}
 mkdir -p "$out"
+# True when CURVES names $1.
+wants() { case " $curves " in *" $1 "*) return 0 ;; esac; return 1; }
 
 [ -f "$build/CMakeCache.txt" ] ||
   cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DREIN_TESTS=ON >/dev/null
@@ -82,6 +99,7 @@ if [ "${CALLGRIND:-0}" = 1 ]; then
   exit 0
 fi
 
+if wants history; then
 # Fewer turns where a request body is large: the server's time per request grows with it.
 turns_for() {
   if [ "$1" -ge 10000 ]; then echo 35; elif [ "$1" -ge 1000 ]; then echo 105; else echo 700; fi
@@ -141,3 +159,49 @@ for wire, label, mode in ((w, l, m) for w in wires for m in ("unique", "repeated
               f"{rng([x[2] for x in v]):>16} {v[0][3]:>11} {ratio:>12}")
 print("\ngoal: own time at 10,000 prior messages within 2x of the time at 0, both modes")
 PY
+fi
+
+# The large-argument curve: one bench/bigarg.sh run per size, its rows gathered.
+if wants args; then
+  load_before=$(cut -d' ' -f1-3 /proc/loadavg)
+  points=()
+  for n in ${ARG_SIZES:-1000000 10000000 30000000}; do
+    BYTES=$n ROUNDS=${ARG_ROUNDS:-2} bash bench/bigarg.sh >"$out/scale_bigarg_$n.txt"
+    while read -r kind row rein node ratio _; do
+      points+=("$n,$kind,$row,$rein,$node,$ratio")
+    done < <(awk '$1 == "text" || $1 == "records"' "$out/scale_bigarg_$n.txt")
+  done
+  echo
+  echo "one argument of growing size, decoded and validated (bench/bigarg.sh per size; load" \
+    "average $load_before before, $(cut -d' ' -f1-3 /proc/loadavg) after)"
+  printf '%12s %-8s %-6s %14s %14s %12s\n' bytes argument rein "rein MB/s" "node MB/s" rein/node
+  for p in "${points[@]}"; do
+    IFS=, read -r n kind row rein node ratio <<<"$p"
+    printf '%12s %-8s %-6s %14s %14s %12s\n' "$n" "$kind" "$row" "$rein" "$node" "$ratio"
+  done
+  echo "goal (issue 25, goal 3): rein/node >= 1 at 10 MB; check and doc decode and validate, tree" \
+    "also builds a jansson tree"
+fi
+
+# The stored-conversations curve: one bench/conversations.sh run per count.
+if wants stored; then
+  load_before=$(cut -d' ' -f1-3 /proc/loadavg)
+  points=()
+  for n in ${STORED_COUNTS:-1000 10000 100000}; do
+    STORED=$n ROUNDS=${STORED_ROUNDS:-2} DURATION=${STORED_SECONDS:-3} \
+      bash bench/conversations.sh >"$out/scale_stored_$n.txt"
+    while read -r route rate cpu; do
+      points+=("$n,$route,$rate,$cpu")
+    done < <(sed -nE 's#^GET (/agent/conversations[^ ]*) \(this tree\) +([0-9-]+) requests/s, rein CPU ([0-9.-]+) us.*#\1 \2 \3#p' \
+      "$out/scale_stored_$n.txt")
+  done
+  echo
+  echo "conversations list and get against the number stored (bench/conversations.sh per count;" \
+    "load average $load_before before, $(cut -d' ' -f1-3 /proc/loadavg) after)"
+  printf '%10s %-30s %16s %18s\n' stored request "requests/s" "rein CPU us/req"
+  for p in "${points[@]}"; do
+    IFS=, read -r n route rate cpu <<<"$p"
+    printf '%10s GET %-26s %16s %18s\n' "$n" "$route" "$rate" "$cpu"
+  done
+  echo "goal (issue 25, goal 6): >= 20,000 requests/s each with 100,000 stored"
+fi
