@@ -13,7 +13,8 @@
 # WIRES (default "openai") names the wires to run it on: openai (chat completions), anthropic,
 # gemini, bedrock (SigV4-signed); each gets its own tables.
 # CALLGRIND=1 counts instructions instead, a figure the machine's load does not move: for each
-# wire, id mode and history length (CG_PRIORS, default "0 1000 10000"), one run of 7 turns
+# wire, id mode and history length (CG_PRIORS, default "0 20 100 1000 10000": 20 and 100 are short
+# conversations, frozen between turns and thawed by the next one), one run of 7 turns
 # under valgrind's callgrind, counting only the measured turns' thread (block_turns) and the
 # bare client's (block_bare); own instructions per step = (turns - bare) / steps. The tool
 # calls run on the agent's pool threads and are not counted (they do not depend on the
@@ -83,7 +84,7 @@ if [ "${CALLGRIND:-0}" = 1 ]; then
   for wire in $wires; do
     for mode in unique repeated; do
       base=""
-      for prior in ${CG_PRIORS:-0 1000 10000}; do
+      for prior in ${CG_PRIORS:-0 20 100 1000 10000}; do
         valgrind --tool=callgrind --collect-atstart=no --toggle-collect=block_turns \
           --toggle-collect=block_bare --callgrind-out-file="$out/scale.callgrind" \
           "$out/scale_bench" "$url" "$mode" "$prior" 7 "$wire" >/dev/null 2>>"$out/scale_stderr.log"
