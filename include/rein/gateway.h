@@ -140,7 +140,8 @@ struct rein_gateway_sink {
                       size_t len);
     /* Starts a 200 text/event-stream answer. */
     rein_err (*stream_start)(void *data);
-    /* One Server-Sent Event: event (NULL: none, as OpenAI sends them) and one line of data. */
+    /* One Server-Sent Event: event (NULL: none, as OpenAI sends them) and one line of data.
+     * May be NULL when stream_frames is set (the gateway then calls that instead). */
     rein_err (*stream_event)(void *data, const char *event, const char *text, size_t len);
     /*
      * May be NULL. Set: the sink may hold events until flush is called, which the gateway does
@@ -159,10 +160,11 @@ struct rein_gateway_sink {
     /*
      * May be NULL. Set: the gateway frames its events itself, the bytes rein_sse_frame_line()
      * (server.h) writes for each, and hands them over in order through this instead of
-     * stream_event: before each flush and queue, when a batch passes 60 KiB, and before
-     * rein_gateway_serve() returns. The sink queues the bytes in *frames (borrowed) as it
-     * would the events they frame, and empties *frames; its memory may be traded for the
-     * sink's own (rein_sse_send_framed()). A text chunk is then written once, where it goes.
+     * stream_event: before each flush and at each point it would call queue (whether queue is
+     * set or not), when a batch passes 60 KiB, and before rein_gateway_serve() returns. The
+     * sink queues the bytes in *frames (borrowed) as it would the events they frame, and
+     * empties *frames; its memory may be traded for the sink's own (rein_sse_send_framed()). A
+     * text chunk is then written once, where it goes.
      */
     rein_err (*stream_frames)(void *data, struct rein_buf *frames);
 };

@@ -412,9 +412,9 @@ static void flush_stream(void *userdata)
  * after each upstream reply, before the records and checks that follow it. */
 static void queue_stream(struct rein__gw_ctx *c)
 {
-    if (!c->started || c->gone || c->sink_rc || !c->sink->queue)
+    if (!c->started || c->gone || c->sink_rc)
         return;
-    if (hand_frames(c) == REIN_OK)
+    if (hand_frames(c) == REIN_OK && c->sink->queue)
         (void)sink_said(c, c->sink->queue(c->sink->data));
 }
 

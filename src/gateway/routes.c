@@ -20,16 +20,7 @@
 struct gw_http {
     rein_request *req;
     rein_sse *sse;
-    /* The events since the last flush, framed: queued on the stream at once (one lock, one
-     * copy or none), not one by one (each a lock, a clock read and a copy into the stream). */
-    struct rein_buf events;
 };
-
-/* Events gathered past this are queued before the next flush: a bound on the memory one
- * upstream read can take here, which never delays an event past the next wait. */
-#define EVENTS_QUEUE_AT ((size_t)60 << 10)
-/* What the events buffer starts with: most upstream reads frame into it without a realloc. */
-#define EVENTS_ROOM ((size_t)16 << 10)
 
 static const char *header_of(void *data, const char *name)
 {
@@ -62,49 +53,23 @@ static rein_err sink_stream_start(void *data)
     return h->sse ? REIN_OK : err.code;
 }
 
-static rein_err sink_stream_event(void *data, const char *event, const char *text, size_t len)
-{
-    struct gw_http *h = data;
-    rein_err rc = h->events.alloc ? REIN_OK : rein_buf_grow(&h->events, EVENTS_ROOM);
-
-    /* The gateway's events are one line each (the sink's contract, include/rein/gateway.h:
-     * JSON from rein's writer): framed without looking for line breaks again. */
-    if (!rc)
-        rc = rein_sse_frame_line(&h->events, event, text, len);
-    if (!rc && h->events.len >= EVENTS_QUEUE_AT)
-        rc = rein_sse_send_framed(h->sse, &h->events);
-    return rc;
-}
-
-/* Every event is sent by a flush: the gateway flushes before each wait (the upstream's next
- * bytes, a server-side tool), queues what it holds before its records (sink_queue, where the
- * server's ticker sends what is held 50 ms), and serve() queues the rest at the end. */
+/* Every event is sent by a flush: the gateway hands its frames over (sink_frames) and flushes
+ * before each wait (the upstream's next bytes, a server-side tool); frames handed over without
+ * a flush (before the records, at the answer's end) are sent by the server's ticker within 50 ms
+ * or by the stream's end. */
 static rein_err sink_flush(void *data)
 {
     struct gw_http *h = data;
-    rein_err rc;
 
-    if (!h->sse)
-        return REIN_OK;
-    rc = rein_sse_send_framed(h->sse, &h->events);
-    return rc ? rc : rein_sse_flush(h->sse);
+    return h->sse ? rein_sse_flush(h->sse) : REIN_OK;
 }
 
-static rein_err sink_queue(void *data)
-{
-    struct gw_http *h = data;
-
-    return h->sse ? rein_sse_send_framed(h->sse, &h->events) : REIN_OK;
-}
-
-/* The gateway's own frames, in order after what stream_event gave (none: the gateway uses one
- * or the other): queued on the stream as the sink's own events are. */
+/* The gateway's frames, queued on the held stream in one step (one lock, one copy or none). */
 static rein_err sink_frames(void *data, struct rein_buf *frames)
 {
     struct gw_http *h = data;
-    rein_err rc = rein_sse_send_framed(h->sse, &h->events);
 
-    return rc ? rc : rein_sse_send_framed(h->sse, frames);
+    return rein_sse_send_framed(h->sse, frames);
 }
 
 static void serve(rein_request *req, rein_gateway *gw, enum rein_gateway_api api)
@@ -125,20 +90,13 @@ static void serve(rein_request *req, rein_gateway *gw, enum rein_gateway_api api
         .header = sink_header,
         .reply = sink_reply,
         .stream_start = sink_stream_start,
-        .stream_event = sink_stream_event,
         .flush = sink_flush,
-        .queue = sink_queue,
         .data = &h,
         .stream_frames = sink_frames,
     };
     rein_err rc;
 
-    rein_buf_init(&h.events, 0);
     rc = rein_gateway_serve(gw, &call, &sink);
-    /* what the answer's end emitted; the stream's end (the handler's return) sends it */
-    if (h.sse && h.events.len && !rc)
-        rc = rein_sse_send_framed(h.sse, &h.events);
-    rein_buf_release(&h.events);
     if (rc == REIN_ECANCELED)
         rc = REIN_OK; /* the client left: nobody to answer */
     if (rc && rc != REIN_ESTATE)
