@@ -7,6 +7,8 @@
  */
 #include <rein/core.h>
 
+#include "core/internal.h"
+
 #include <errno.h>
 #include <openssl/rand.h>
 #include <pthread.h>
@@ -188,6 +190,22 @@ int64_t rein_now_ns(void)
 int64_t rein_now_ms(void)
 {
     return rein_now_ns() / 1000000;
+}
+
+struct timespec rein__deadline_ts(clockid_t clock, int64_t ms)
+{
+    struct timespec ts;
+
+    if (ms < 0)
+        ms = 0;
+    clock_gettime(clock, &ts);
+    ts.tv_sec += (time_t)(ms / 1000);
+    ts.tv_nsec += (long)(ms % 1000) * 1000000L;
+    if (ts.tv_nsec >= 1000000000L) {
+        ts.tv_sec++;
+        ts.tv_nsec -= 1000000000L;
+    }
+    return ts;
 }
 
 int64_t rein_wall_ms(void)

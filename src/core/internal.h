@@ -16,6 +16,7 @@
 #include <curl/curl.h>
 #include <expat.h>
 #include <string.h>
+#include <time.h>
 
 /* True when none of the eight bytes at p needs a look in a JSON string: no '"', '\\', control
  * byte or byte from 0x80 up (UTF-8, checked byte by byte). rein_json_escape copies such bytes
@@ -95,6 +96,12 @@ static inline uint64_t rein__fnv1a64(uint64_t h, const void *data, size_t len)
         h = (h ^ p[i]) * 0x100000001b3ULL;
     return h;
 }
+
+/* ---- ids.c ---- */
+/* The time on clock ms milliseconds from now (a negative ms counts as 0), as the absolute
+ * deadline pthread_cond_timedwait() takes: clock must be the one the condition variable was
+ * made with (CLOCK_REALTIME unless pthread_condattr_setclock() chose another). */
+struct timespec rein__deadline_ts(clockid_t clock, int64_t ms);
 
 /* ---- text.c ---- */
 /* Length of the valid UTF-8 sequence at s (1-4; avail bytes there), or 0 when it is not

@@ -27,12 +27,8 @@ bool rein__mcp_version_supported(const char *version)
 
 void rein__mcp_cond_wait_ms(pthread_cond_t *cv, pthread_mutex_t *mu, int64_t ms)
 {
-    struct timespec ts;
+    struct timespec ts = rein__deadline_ts(CLOCK_REALTIME, ms);
 
-    clock_gettime(CLOCK_REALTIME, &ts);
-    ts.tv_nsec += (long)(ms % 1000) * 1000000L;
-    ts.tv_sec += ms / 1000 + ts.tv_nsec / 1000000000L;
-    ts.tv_nsec %= 1000000000L;
     pthread_cond_timedwait(cv, mu, &ts);
 }
 

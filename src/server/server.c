@@ -2500,12 +2500,7 @@ static void wait_until(rein_server *srv, int64_t deadline, bool (*pred)(rein_ser
         int64_t left = deadline - rein_now_ms();
         if (left <= 0)
             break;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        if (left > 100)
-            left = 100;
-        ts.tv_nsec += (long)(left % 1000) * 1000000L;
-        ts.tv_sec += left / 1000 + ts.tv_nsec / 1000000000L;
-        ts.tv_nsec %= 1000000000L;
+        ts = rein__deadline_ts(CLOCK_REALTIME, left > 100 ? 100 : left);
         pthread_cond_timedwait(&srv->cv, &srv->mu, &ts);
     }
 }

@@ -102,13 +102,7 @@ static void sleep_until(struct rein__lease_keeper *k, int64_t deadline)
     left = deadline - rein_now_ms();
     if (left <= 0)
         return;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    ts.tv_sec += (time_t)(left / 1000);
-    ts.tv_nsec += (long)(left % 1000) * 1000000L;
-    if (ts.tv_nsec >= 1000000000L) {
-        ts.tv_sec++;
-        ts.tv_nsec -= 1000000000L;
-    }
+    ts = rein__deadline_ts(CLOCK_MONOTONIC, left);
     pthread_cond_timedwait(&k->wake, &k->mu, &ts);
 }
 

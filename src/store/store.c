@@ -1052,15 +1052,8 @@ rein_err rein_store_events_after(rein_store *s, const char *conv_id, int64_t aft
  * the handle, or a waiter's cancel fired) or ms pass. */
 static void wait_for_events(rein_store *s, uint64_t gen, int64_t ms)
 {
-    struct timespec ts;
+    struct timespec ts = rein__deadline_ts(CLOCK_MONOTONIC, ms);
 
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    ts.tv_sec += (time_t)(ms / 1000);
-    ts.tv_nsec += (long)(ms % 1000) * 1000000L;
-    if (ts.tv_nsec >= 1000000000L) {
-        ts.tv_sec++;
-        ts.tv_nsec -= 1000000000L;
-    }
     pthread_mutex_lock(&s->events_mu);
     while (s->events_gen == gen) {
         if (pthread_cond_timedwait(&s->events_cv, &s->events_mu, &ts) != 0)

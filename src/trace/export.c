@@ -191,16 +191,9 @@ static void *exporter_main(void *arg)
 
     (void)arg;
     for (;;) {
-        struct timespec ts;
+        struct timespec ts = rein__deadline_ts(CLOCK_REALTIME, ex->delay_ms);
         size_t n;
 
-        clock_gettime(CLOCK_REALTIME, &ts);
-        ts.tv_sec += ex->delay_ms / 1000;
-        ts.tv_nsec += (ex->delay_ms % 1000) * 1000000;
-        if (ts.tv_nsec >= 1000000000) {
-            ts.tv_sec++;
-            ts.tv_nsec -= 1000000000;
-        }
         pthread_mutex_lock(&ex->t.mu);
         while (!ex->t.stop && ex->len < ex->batch_max &&
                pthread_cond_timedwait(&ex->t.cv, &ex->t.mu, &ts) != ETIMEDOUT)

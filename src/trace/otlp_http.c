@@ -383,16 +383,9 @@ static enum send_outcome post(struct rein__otlp_target *t, const struct rein_buf
 
 bool rein__otlp_pause(struct rein__otlp_target *t, int64_t ms)
 {
-    struct timespec ts;
+    struct timespec ts = rein__deadline_ts(CLOCK_REALTIME, ms);
     bool stopping;
 
-    clock_gettime(CLOCK_REALTIME, &ts);
-    ts.tv_sec += ms / 1000;
-    ts.tv_nsec += (ms % 1000) * 1000000;
-    if (ts.tv_nsec >= 1000000000) {
-        ts.tv_sec++;
-        ts.tv_nsec -= 1000000000;
-    }
     pthread_mutex_lock(&t->mu);
     while (!t->stop && pthread_cond_timedwait(&t->cv, &t->mu, &ts) != ETIMEDOUT)
         ;

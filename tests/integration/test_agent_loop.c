@@ -14,6 +14,7 @@
 /* rein-test-timeout: 60 */
 #include "test.h"
 
+#include "core/internal.h"
 #include "model_server.h"
 #include "providers/provider_int.h"
 
@@ -60,13 +61,7 @@ static rein_err tool_wait(void *ud, const struct rein_invocation *inv,
 
     if (!after)
         rein_sleep_ms(ms);
-    clock_gettime(CLOCK_REALTIME, &until);
-    until.tv_sec += (time_t)(ms / 1000);
-    until.tv_nsec += (long)(ms % 1000) * 1000000L;
-    if (until.tv_nsec >= 1000000000L) {
-        until.tv_sec++;
-        until.tv_nsec -= 1000000000L;
-    }
+    until = rein__deadline_ts(CLOCK_REALTIME, ms);
     pthread_mutex_lock(&ts->mu);
     while (after && !strstr(ts->results, after) &&
            pthread_cond_timedwait(&ts->finished, &ts->mu, &until) == 0) {

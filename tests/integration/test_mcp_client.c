@@ -11,6 +11,7 @@
 /* rein-test-timeout: 120 */
 #include "test.h"
 
+#include "core/internal.h"
 #include "skill_http.h"
 
 #include <pthread.h>
@@ -1115,8 +1116,7 @@ static rein_err crowd_ask(void *userdata, const char *key, const char *method, c
     (void)params;
     (void)timeout_ms;
     (void)err;
-    clock_gettime(CLOCK_REALTIME, &until);
-    until.tv_sec += 10;
+    until = rein__deadline_ts(CLOCK_REALTIME, 10000);
     pthread_mutex_lock(&k->mu);
     k->asked++;
     pthread_cond_broadcast(&k->cv);

@@ -16,6 +16,7 @@
 /* rein-test-timeout: 90 */
 #include "test.h"
 
+#include "core/internal.h"
 #include "model_server.h"
 
 #include <pthread.h>
@@ -39,8 +40,7 @@ static rein_err tool_rendezvous(void *ud, const struct rein_invocation *inv,
     struct timespec until;
 
     (void)err;
-    clock_gettime(CLOCK_REALTIME, &until);
-    until.tv_sec += 10;
+    until = rein__deadline_ts(CLOCK_REALTIME, 10000);
     pthread_mutex_lock(&m->mu);
     m->arrived++;
     m->running++;

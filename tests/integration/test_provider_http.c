@@ -10,6 +10,7 @@
 /* rein-test-timeout: 60 */
 #include "test.h"
 
+#include "core/internal.h"
 #include "provider_fixture.h"
 
 #include <arpa/inet.h>
@@ -1424,9 +1425,8 @@ static void *cancel_later(void *arg)
     struct canceller *k = arg;
 
     if (k->after) {
-        struct timespec until;
-        clock_gettime(CLOCK_REALTIME, &until);
-        until.tv_sec += 10; /* never hang the test: the send's own checks then fail */
+        /* never hang the test: the send's own checks then fail */
+        struct timespec until = rein__deadline_ts(CLOCK_REALTIME, 10000);
         (void)sem_timedwait(k->after, &until);
     }
     rein_sleep_ms(k->delay_ms);

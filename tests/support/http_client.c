@@ -2,6 +2,7 @@
  * tests/support/http_client.h: libcurl requests and a Server-Sent Events splitter for tests.
  */
 #include "http_client.h"
+#include "core/internal.h"
 #include "test.h"
 
 #include <curl/curl.h>
@@ -230,16 +231,9 @@ static struct th_bg *bg_start(struct th_bg *b)
 
 bool th_bg_wait_body(struct th_bg *b, const char *marker, int timeout_ms)
 {
-    struct timespec until;
+    struct timespec until = rein__deadline_ts(CLOCK_REALTIME, timeout_ms);
     bool found = false;
 
-    clock_gettime(CLOCK_REALTIME, &until);
-    until.tv_sec += timeout_ms / 1000;
-    until.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
-    if (until.tv_nsec >= 1000000000L) {
-        until.tv_sec++;
-        until.tv_nsec -= 1000000000L;
-    }
     pthread_mutex_lock(&b->mu);
     for (;;) {
         /* r is read only once a write has been made under the lock: the request's own

@@ -14,6 +14,7 @@
  * and no test can block forever on it.
  */
 #include "model_server_int.h"
+#include "core/internal.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -469,16 +470,9 @@ size_t ms_request_count(ms_server *s)
 
 bool ms_wait(ms_server *s, size_t n, int timeout_ms)
 {
-    struct timespec ts;
+    struct timespec ts = rein__deadline_ts(CLOCK_MONOTONIC, timeout_ms);
     bool ok;
 
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    ts.tv_sec += timeout_ms / 1000;
-    ts.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
-    if (ts.tv_nsec >= 1000000000L) {
-        ts.tv_sec++;
-        ts.tv_nsec -= 1000000000L;
-    }
     lock(s);
     while (s->seen < n) {
         if (pthread_cond_timedwait(&s->cond, &s->mu, &ts) == ETIMEDOUT)

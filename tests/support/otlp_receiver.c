@@ -4,6 +4,7 @@
  * ExportTraceServiceRequest (resourceSpans[].scopeSpans[].spans[]).
  */
 #include "otlp_receiver.h"
+#include "core/internal.h"
 
 #include "mhd_upload.h"
 
@@ -176,16 +177,9 @@ int otlp_requests(struct otlp_receiver *r)
 
 bool otlp_wait_spans(struct otlp_receiver *r, size_t n, int timeout_ms)
 {
-    struct timespec until;
+    struct timespec until = rein__deadline_ts(CLOCK_REALTIME, timeout_ms);
     bool ok;
 
-    clock_gettime(CLOCK_REALTIME, &until);
-    until.tv_sec += timeout_ms / 1000;
-    until.tv_nsec += (long)(timeout_ms % 1000) * 1000000;
-    if (until.tv_nsec >= 1000000000) {
-        until.tv_sec++;
-        until.tv_nsec -= 1000000000;
-    }
     pthread_mutex_lock(&r->lock);
     while (json_array_size(r->spans) < n && pthread_cond_timedwait(&r->cond, &r->lock, &until) == 0)
         ;

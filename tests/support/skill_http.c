@@ -4,6 +4,7 @@
  */
 #include "skill_http.h"
 
+#include "core/internal.h"
 #include "mhd_upload.h"
 
 #include <arpa/inet.h>
@@ -43,9 +44,7 @@ static void hang(struct skill_http *s)
 {
     pthread_mutex_lock(&s->lock);
     while (!s->stopping) {
-        struct timespec until;
-        clock_gettime(CLOCK_REALTIME, &until);
-        until.tv_sec += 1;
+        struct timespec until = rein__deadline_ts(CLOCK_REALTIME, 1000);
         pthread_cond_timedwait(&s->stop_cond, &s->lock, &until);
     }
     pthread_mutex_unlock(&s->lock);

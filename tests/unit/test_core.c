@@ -818,6 +818,34 @@ static void test_clock_is_monotonic_and_iso_formats(void **state)
     assert_string_equal(rein_time_iso(1795302423120LL, iso), "2026-11-21T23:07:03.120Z");
 }
 
+static int64_t ts_ns(struct timespec ts)
+{
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* A deadline lies ms after a reading taken before it and no further than ms after one taken
+ * after it, with tv_nsec a valid nanosecond count, on both clocks a condition may wait on; the
+ * ms values cross every place where the nanoseconds carry into seconds. */
+static void test_deadline_ts_is_ms_from_now(void **state)
+{
+    static const clockid_t clocks[] = {CLOCK_REALTIME, CLOCK_MONOTONIC};
+
+    (void)state;
+    for (size_t c = 0; c < REIN_ARRAY_SIZE(clocks); c++) {
+        for (int64_t ms = -3; ms < 3100; ms += 7) {
+            struct timespec before, after, d;
+            int64_t want = (ms < 0 ? 0 : ms) * 1000000;
+
+            clock_gettime(clocks[c], &before);
+            d = rein__deadline_ts(clocks[c], ms);
+            clock_gettime(clocks[c], &after);
+            assert_true(d.tv_nsec >= 0 && d.tv_nsec < 1000000000L);
+            assert_true(ts_ns(d) >= ts_ns(before) + want);
+            assert_true(ts_ns(d) <= ts_ns(after) + want);
+        }
+    }
+}
+
 /* The formatter's own calendar against the C library's, over leap days, century years, the
  * ends of the range it handles itself and a spread of times in between. */
 static void iso_as_libc(int64_t ms, char out[96])
@@ -1271,6 +1299,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_ids_differ_after_fork),
     cmocka_unit_test(test_id_digits_are_uniform),
     cmocka_unit_test(test_clock_is_monotonic_and_iso_formats),
+    cmocka_unit_test(test_deadline_ts_is_ms_from_now),
     cmocka_unit_test(test_time_iso_matches_the_c_library),
     cmocka_unit_test(test_json_parse_agrees_with_jansson),
     cmocka_unit_test(test_doc_duplicates_and_skips),
