@@ -14,7 +14,8 @@
 # gemini, bedrock (SigV4-signed); each gets its own tables.
 # CALLGRIND=1 counts instructions instead, a figure the machine's load does not move: for each
 # wire, id mode and history length (CG_PRIORS, default "0 20 100 1000 10000": 20 and 100 are short
-# conversations, frozen between turns and thawed by the next one), one run of 7 turns
+# conversations, frozen after their first turn and kept encoded once they come back, decision
+# 0074), one run of 7 turns
 # under valgrind's callgrind, counting only the measured turns' thread (block_turns) and the
 # bare client's (block_bare); own instructions per step = (turns - bare) / steps. The tool
 # calls run on the agent's pool threads and are not counted (they do not depend on the

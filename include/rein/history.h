@@ -102,11 +102,20 @@ REIN_EXTERN void rein_history_size(const rein_history *h, int64_t *text_bytes, s
 /*
  * Gives back memory kept only to make the next request cheaper where keeping it costs more
  * than making it again: the cached encodings of a short conversation (under 8 KB; longer
- * ones are kept, so a step's cost does not grow with the history) and spare room. For a
- * conversation going idle (rein_agent_run calls it when a turn ends); the messages and the
- * next request's bytes are unchanged.
+ * ones are kept, so a step's cost does not grow with the history) and spare room. A short
+ * conversation whose encodings were made again after a compaction (it came back for another
+ * turn) keeps them from then on, as a long one does. For a conversation going idle
+ * (rein_agent_run calls it when a turn ends); the messages and the next request's bytes are
+ * unchanged.
  */
 REIN_EXTERN void rein_history_compact(rein_history *h);
+/*
+ * rein_history_compact(), and a short conversation's encodings given back even when it came
+ * back before: for a conversation the caller expects to stay idle a long while (one a cache
+ * evicts, say), where memory counts more than the next turn's encoding. The next turn makes
+ * them again; the messages and the next request's bytes are unchanged.
+ */
+REIN_EXTERN void rein_history_freeze(rein_history *h);
 /*
  * Replaces message i with msg (borrowed; checked as by append, and of the same role). The
  * other messages keep their cached encodings: msg alone is encoded, when next sent, and the

@@ -17,7 +17,7 @@ void rein__body_release(struct rein__body *b)
     rein_buf_release(&b->buf);
     b->mid = NULL;
     b->hist = NULL;
-    b->at = b->mid_len = 0;
+    b->at = b->mid_len = b->copied = 0;
 }
 
 size_t rein__body_len(const struct rein__body *b)
@@ -119,11 +119,16 @@ static void sha_extend(struct rein__sha_cache *c, const char *block, size_t len)
 
 void rein__body_sha256_hex(const struct rein__body *b, char out[65])
 {
-    struct rein__sha_cache *c = b->mid && b->hist ? rein__history_sha_cache(b->hist) : NULL;
+    /* The history's block, spliced or copied, and the tail after it. */
+    const char *blk = b->mid ? b->mid : b->copied ? b->buf.ptr + b->at : NULL;
+    size_t blk_len = b->mid ? b->mid_len : b->copied;
+    struct rein__sha_cache *c = blk && b->hist ? rein__history_sha_cache(b->hist) : NULL;
     struct rein__sha256 s;
     struct span sp[3];
     size_t k = pieces(b, sp);
 
+    if (!b->mid && c)
+        sp[2] = (struct span){blk + blk_len, b->buf.len - b->at - blk_len};
     if (!c || b->at == 0 || b->at > sizeof(c->head)) {
         rein__sha256_init(&s);
         for (size_t i = 0; i < k; i++)
@@ -154,16 +159,16 @@ void rein__body_sha256_hex(const struct rein__body *b, char out[65])
         }
     }
     /* Bytes past upto changed since they were hashed: back to the last mark before them. */
-    if (c->done > c->upto || c->done > b->mid_len) {
-        size_t m = (c->upto < b->mid_len ? c->upto : b->mid_len) / REIN__SHA_STEP;
+    if (c->done > c->upto || c->done > blk_len) {
+        size_t m = (c->upto < blk_len ? c->upto : blk_len) / REIN__SHA_STEP;
         if (m >= c->nmarks)
             m = c->nmarks - 1;
         c->state = c->marks[m];
         c->done = m * REIN__SHA_STEP;
         c->nmarks = m + 1;
     }
-    sha_extend(c, b->mid, b->mid_len);
-    c->upto = b->mid_len;
+    sha_extend(c, blk, blk_len);
+    c->upto = blk_len;
     s = c->state;
     rein__sha256_add(&s, sp[2].p, sp[2].len);
     rein__sha256_hex(&s, out, 64);
@@ -194,8 +199,14 @@ rein_err rein__body_groups(struct rein__body *b, struct rein_jw *w, const struct
 {
     rein_jw_arr_begin(w);
     rein__body_block(b, w, g->items, g->items_len);
-    if (b->mid && b->mid == g->items)
+    if (b->mid && b->mid == g->items) {
         b->hist = g->h;
+    } else if (!b->mid && !w->err && g->items_len && b->buf.len >= g->items_len) {
+        /* copied: it ends the buffer */
+        b->hist = g->h;
+        b->at = b->buf.len - g->items_len;
+        b->copied = g->items_len;
+    }
     /* The close goes straight into the buffer: the writer has counted the block as one
      * value already. */
     if (!w->err && g->open)

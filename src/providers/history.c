@@ -20,7 +20,8 @@
  *
  * A message is kept as its JSON text with the call ids it makes or answers; its tree is made
  * from the text when asked for and given back when the conversation goes idle, and a short idle
- * conversation is one block (decision 0052).
+ * conversation is one block (decision 0052) until it comes back for a second turn: from then on
+ * it keeps its pieces, as a long one does (decision 0074).
  *
  * Two more things are kept as messages come and go, so that nothing a turn does per step has
  * to walk the whole conversation: a set of the tool-call ids of the assistant messages (the
@@ -109,6 +110,12 @@ struct rein_history {
      * freeze()), with m, the id set, the encodings and the signing cache given back; NULL
      * otherwise. Every function but rein_history_len thaws it first. */
     char *frozen;
+    /* Messages whose pieces compaction gave back, not made again since (0: none). */
+    size_t given;
+    /* A piece compaction gave back was made again: the conversation came back after going
+     * idle, so it is likely to come back again, and its encodings pay for the memory they take
+     * (decision 0074). Compaction then keeps its pieces and its entries (no block). */
+    bool hot;
 };
 
 static rein_err thaw(rein_history *h);
@@ -555,7 +562,7 @@ static void freeze(rein_history *h)
     size_t total = 0, off = 0;
     char *b;
 
-    if (h->frozen || h->n == 0 || h->m[h->n - 1].size >= FREEZE_MAX ||
+    if (h->frozen || h->hot || h->n == 0 || h->m[h->n - 1].size >= FREEZE_MAX ||
         h->enc.len + h->sys.len >= ENC_KEEP)
         return;
     for (size_t i = 0; i < h->n; i++)
@@ -583,6 +590,8 @@ static void freeze(rein_history *h)
     ids_clear(h);
     rein_buf_release(&h->enc);
     rein_buf_release(&h->sys);
+    if (h->encoded > h->given)
+        h->given = h->encoded;
     h->encoded = 0;
     h->fresh = SIZE_MAX;
     h->chained = 0;
@@ -931,15 +940,37 @@ rein_err rein_history_replace(rein_history *h, size_t i, const json_t *msg, rein
     return REIN_OK;
 }
 
+/* Gives back b's room past its bytes and its NUL (an idle conversation's pieces do not grow
+ * until it comes back); a failed shrink keeps the larger block. */
+static void buf_fit(struct rein_buf *b)
+{
+    char *p;
+
+    if (b->alloc == 0 || b->alloc <= b->len + 1)
+        return;
+    if ((p = rein_realloc(b->ptr, b->len + 1))) {
+        b->ptr = p;
+        b->alloc = b->len + 1;
+    }
+}
+
 void rein_history_compact(rein_history *h)
 {
     freeze(h);
     if (h->frozen)
         return;
     if (h->enc.len + h->sys.len < ENC_KEEP) {
-        unencode_from(h, 0);
-        rein_buf_release(&h->enc);
-        rein_buf_release(&h->sys);
+        if (h->hot) {
+            /* short: growing it again costs a copy of a few KB at most */
+            buf_fit(&h->enc);
+            buf_fit(&h->sys);
+        } else {
+            if (h->encoded > h->given)
+                h->given = h->encoded;
+            unencode_from(h, 0);
+            rein_buf_release(&h->enc);
+            rein_buf_release(&h->sys);
+        }
     }
     /* An idle message is its text; its tree is made again when asked for. */
     for (size_t i = h->treed; i < h->n; i++) {
@@ -961,6 +992,12 @@ void rein_history_compact(rein_history *h)
             h->cap = h->n;
         }
     }
+}
+
+void rein_history_freeze(rein_history *h)
+{
+    h->hot = false;
+    rein_history_compact(h);
 }
 
 static rein_err add_text(rein_history *h, const char *role, const char *text)
@@ -1275,6 +1312,9 @@ static rein_err encode_upto(rein_history *h, size_t n, const rein_provider *p,
         h->ewire = w;
         h->evar = v;
     }
+    if (h->encoded < h->given)
+        h->hot = true;
+    h->given = 0;
     rein_buf_init(&one, 0);
     if (h->fresh < h->encoded)
         rc = relay_stale(h, p, w);

@@ -674,7 +674,10 @@ struct rein__body {
     struct rein_buf buf;
     const char *mid;
     size_t at, mid_len;
-    rein_history *hist; /* the history mid belongs to when it is its whole block, or NULL */
+    /* The history whose whole block is mid or, with mid NULL, was copied into buf at `at`
+     * (`copied` bytes), or NULL: signing hashes only what changed in it (rein__sha_cache). */
+    rein_history *hist;
+    size_t copied;
 };
 
 /*

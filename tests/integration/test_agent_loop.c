@@ -1908,8 +1908,8 @@ static void test_messages_encoded_once_and_metrics(void **state)
 }
 
 /* Conversations an agent starts share its system prompt (one message, not a copy each); a
- * short conversation's encodings are given back when its turn ends and made again, the same
- * bytes, for the next turn. */
+ * short conversation's encodings are given back when its first turn ends and made again, the
+ * same bytes, for the next turn, and kept after that. */
 static void test_conversations_share_the_prompt_and_idle_light(void **state)
 {
     struct fx f;
@@ -1937,6 +1937,10 @@ static void test_conversations_share_the_prompt_and_idle_light(void **state)
     /* The second turn's request starts with the first one's messages, byte for byte. */
     assert_memory_equal(first, again, (size_t)(strstr(first, "}],") - first));
     json_decref(log);
+    /* It came back once, so it is likely to again: its pieces are kept from now on and the
+     * third turn encodes only its two new messages (the second's answer and the new question). */
+    fx_run(&f, "and again");
+    assert_int_equal(rein__history_encode_count(f.h), 8);
     rein_history_free(other);
     fx_stop(&f);
 }

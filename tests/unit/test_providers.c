@@ -1623,8 +1623,9 @@ static void test_history_encodes_each_message_once(void **state)
     rein_provider_free(p);
 }
 
-/* rein_history_compact gives back a short history's encodings and keeps a long one's; the
- * body is the same bytes either way. */
+/* rein_history_compact gives back a short history's encodings and keeps a long one's, and a
+ * short one's once they were made again (rein_history_freeze gives those back too); the body
+ * is the same bytes either way. */
 static void test_history_compact_keeps_what_pays(void **state)
 {
     rein_provider *p = provider_for("openai-compatible", "http://127.0.0.1:9/v1");
@@ -1639,9 +1640,24 @@ static void test_history_compact_keeps_what_pays(void **state)
     before = body_for(p, req, h);
     rein_history_compact(h);
     assert_int_equal(rein_history_len(h), 2);
+    /* Reading an idle conversation does not make it come back: it is given back again. */
+    json_decref(rein_history_to_json(h));
+    rein_history_compact(h);
     after = body_for(p, req, h);
     assert_string_equal(before, after);
     assert_int_equal(rein__history_encode_count(h), 4); /* made again */
+    rein_free(after);
+    /* Made again once: its pieces are kept by every compaction from now on. */
+    rein_history_compact(h);
+    after = body_for(p, req, h);
+    assert_string_equal(before, after);
+    assert_int_equal(rein__history_encode_count(h), 4);
+    rein_free(after);
+    /* ... unless the caller says it stays idle a long while. */
+    rein_history_freeze(h);
+    after = body_for(p, req, h);
+    assert_string_equal(before, after);
+    assert_int_equal(rein__history_encode_count(h), 6);
     rein_free(before);
     rein_free(after);
     memset(big, 'x', sizeof(big) - 1);
@@ -1652,7 +1668,7 @@ static void test_history_compact_keeps_what_pays(void **state)
     rein_history_compact(h);
     assert_rein_ok(rein_history_add_user(h, "more"), NULL);
     after = body_for(p, req, h);
-    assert_int_equal(rein__history_encode_count(h), 7); /* kept: only the new one made */
+    assert_int_equal(rein__history_encode_count(h), 9); /* kept: only the new one made */
     assert_memory_equal(before, after, strlen(before) - 200);
     rein_free(before);
     rein_free(after);
@@ -1998,18 +2014,16 @@ static void test_history_remove_keeps_encodings_on_every_wire(void **state)
     }
 }
 
-/* The SHA-256 a signer takes over a body spliced from the history, which hashes only what
- * changed since the last body (from the last mark before a cut), is the SHA-256 of the flat
- * body after appends, truncations (a turn's retry, a turn undone: a cut and other messages
- * after it), a removal and a compaction. */
-static void test_body_sha256_over_pieces(void **state)
+/* The SHA-256 a signer takes over a body with the history's block in it, spliced (a long
+ * history) or copied (a short one), which hashes only what changed since the last body (from
+ * the last mark before a cut), is the SHA-256 of the flat body after appends, truncations (a
+ * turn's retry, a turn undone: a cut and other messages after it), a removal and
+ * compactions. */
+static void sha_over_steps(rein_provider *p, rein_model_request *req, size_t turns, bool spliced)
 {
-    rein_provider *p = provider_for("bedrock", "http://127.0.0.1:9");
-    rein_model_request *req = rein_model_request_new();
     size_t at[400];
-    rein_history *h = mixed_history(400, at);
+    rein_history *h = mixed_history(turns, at);
 
-    (void)state;
     for (int step = 0; step < 27; step++) {
         struct rein__body b;
         struct rein__sha256 s;
@@ -2020,8 +2034,10 @@ static void test_body_sha256_over_pieces(void **state)
             rein_history_truncate(h, rein_history_len(h) - 3);
         if (step == 4)
             rein_history_remove(h, 1, at[10]);
-        if (step == 5)
+        if (step == 5 || step == 9)
             rein_history_compact(h);
+        if (step == 11)
+            rein_history_freeze(h);
         if (step == 6)
             assert_rein_ok(rein_history_add_user(h, "again"), NULL);
         if (step > 6 && step % 2) {
@@ -2040,8 +2056,10 @@ static void test_body_sha256_over_pieces(void **state)
         }
         rein__body_init(&b);
         assert_rein_ok(p->wire->build_body(p, req, h, &b, NULL), NULL);
-        assert_non_null(b.mid); /* spliced */
+        assert_true(spliced ? b.mid != NULL : b.mid == NULL);
         rein__body_sha256_hex(&b, got);
+        /* the cache took the block: the next body hashes only what changed */
+        assert_true(rein__history_sha_cache(h)->done > 0);
         assert_rein_ok(rein__body_flatten(&b), NULL);
         rein__sha256_init(&s);
         rein__sha256_add(&s, b.buf.ptr, b.buf.len);
@@ -2050,6 +2068,16 @@ static void test_body_sha256_over_pieces(void **state)
         rein__body_release(&b);
     }
     rein_history_free(h);
+}
+
+static void test_body_sha256_over_pieces(void **state)
+{
+    rein_provider *p = provider_for("bedrock", "http://127.0.0.1:9");
+    rein_model_request *req = rein_model_request_new();
+
+    (void)state;
+    sha_over_steps(p, req, 400, true);
+    sha_over_steps(p, req, 20, false);
     rein_model_request_free(req);
     rein_provider_free(p);
 }
