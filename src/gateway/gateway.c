@@ -352,9 +352,27 @@ static rein_err hand_frames(struct rein__gw_ctx *c)
 /* Frames gathered past this are handed over at once: the bound the sink kept before (decision
  * 0065), on the memory one upstream read can take here. */
 #define FRAMES_HAND_AT ((size_t)60 << 10)
-/* What the frames buffer is given at once: a whole batch, so it never grows by a realloc
- * (each one copied what the batch held so far). */
-#define FRAMES_ROOM (FRAMES_HAND_AT + ((size_t)4 << 10))
+/* A stream's frames buffer starts with room for a short stream's whole answer (the bench's
+ * text and call: 2.2 KiB on the OpenAI wire, 1.7 KiB on Anthropic's), and a stream that
+ * outgrows it gets room for a whole batch at once, so a batch grows by one copy of at most
+ * this much, not by a realloc per doubling (decision 0076). */
+#define FRAMES_FIRST ((size_t)4 << 10)
+#define FRAMES_ROOM  ((size_t)64 << 10)
+/* More than the head and blank line rein_sse_frame_line() puts around an event's data. */
+#define FRAME_EDGES 530
+
+/* Room for n more bytes, the buffer's size chosen as above: a stream comes here once or twice
+ * per buffer, not per frame. The sizes are powers of two, which rein_buf_grow() keeps exact. */
+static rein_err frames_grow(struct rein_buf *f, size_t n)
+{
+    size_t want = f->alloc < FRAMES_FIRST ? FRAMES_FIRST : FRAMES_ROOM;
+
+    if (n >= SIZE_MAX - f->len)
+        return REIN_ETOOBIG;
+    if (want <= f->len + n)
+        want = f->len + n + 1; /* a frame larger than the batch: as rein_buf_grow() grows */
+    return rein_buf_grow(f, want - f->len - 1);
+}
 
 rein_err rein__gw_frame_room(struct rein__gw_ctx *c, size_t n)
 {
@@ -362,10 +380,8 @@ rein_err rein__gw_frame_room(struct rein__gw_ctx *c, size_t n)
 
     if (rc)
         return rc;
-    if (c->frames.alloc < FRAMES_ROOM)
-        rc = rein_buf_grow(&c->frames, FRAMES_ROOM);
-    if (!rc && n >= c->frames.alloc - c->frames.len)
-        rc = rein_buf_grow(&c->frames, n);
+    if (n >= c->frames.alloc - c->frames.len)
+        rc = frames_grow(&c->frames, n);
     return rc ? sink_said(c, rc) : REIN_OK; /* the frames are the sink's events */
 }
 
@@ -382,7 +398,7 @@ rein_err rein__gw_emit(struct rein__gw_ctx *c, const char *event, const char *da
     /* one line of data, as the sink's contract has it (its frames are made unchecked) */
     assert(len == 0 || (!memchr(data, '\n', len) && !memchr(data, '\r', len)));
     if (c->sink->stream_frames) {
-        rc = rein__gw_frame_room(c, 0);
+        rc = rein__gw_frame_room(c, len + FRAME_EDGES);
         if (rc)
             return rc;
         rc = rein_sse_frame_line(&c->frames, event, data, len);

@@ -566,7 +566,8 @@ struct held_sink {
     struct rein_buf flushed; /* the events as they were at the last flush */
     struct rein_buf queued;  /* the events as they were at the first queue */
     int flushes, queues;
-    bool done; /* the stream ended ([DONE] was given) */
+    size_t most_alloc; /* the largest frames buffer handed over (sink.stream_frames) */
+    bool done;         /* the stream ended ([DONE] was given) */
     rein_cancel *cancel;
 };
 
@@ -607,9 +608,12 @@ static rein_err held_event(void *data, const char *event, const char *text, size
 /* The gateway's own frames (sink.stream_frames): each frame's data as held_event takes it. */
 static rein_err held_frames(void *data, struct rein_buf *frames)
 {
+    struct held_sink *s = data;
     const char *p = frames->ptr, *end = frames->ptr + frames->len;
     rein_err rc = REIN_OK;
 
+    if (frames->alloc > s->most_alloc)
+        s->most_alloc = frames->alloc;
     while (!rc && p < end) {
         const char *nl = strstr(p, "\n\n");
         assert_non_null(nl);
@@ -766,6 +770,50 @@ static void test_held_frames_are_handed_before_the_records(void **state)
 {
     (void)state;
     held_queued_before_the_records(true);
+}
+
+/*
+ * The frames buffer is as large as a stream needs (decision 0076): a short stream's frames fit
+ * in 4 KiB, and a long one's batches in 64 KiB (before, every stream's took 128 KiB), the
+ * text whole and in order across the growth.
+ */
+static void test_held_frames_buffer_grows_with_the_stream(void **state)
+{
+    struct held_sink s = {.cancel = rein_cancel_new()};
+    char long_text[40 * 1024 + 1], *script_text;
+    struct rein_buf got;
+    const char *p;
+
+    (void)state;
+    start();
+    script("[{\"text\":[\"Checking \",\"the weather\"],\"tool_calls\":[{\"name\":\"get_weather\","
+           "\"arguments\":\"{\\\"city\\\":\\\"Paris\\\"}\"}]}]");
+    assert_rein_ok(
+        held_serve(&s, "{\"model\":\"m\",\"stream\":true," USER "," TOOLS "}", true, true), NULL);
+    assert_true(s.done);
+    assert_in_range(s.most_alloc, 1, 4096);
+    held_release(&s);
+
+    for (size_t i = 0; i < sizeof(long_text) - 1; i++)
+        long_text[i] = (char)('a' + i % 26);
+    long_text[sizeof(long_text) - 1] = '\0';
+    script_text = rein_asprintf("[{\"text\":\"%s\",\"delta_bytes\":16}]", long_text);
+    assert_non_null(script_text);
+    script(script_text);
+    rein_free(script_text);
+    s = (struct held_sink){.cancel = rein_cancel_new()};
+    assert_rein_ok(held_serve(&s, "{\"model\":\"m\",\"stream\":true," USER "}", false, true), NULL);
+    assert_true(s.done);
+    assert_in_range(s.most_alloc, 1, 64 * 1024);
+    /* the deltas, joined, are the text */
+    rein_buf_init(&got, 0);
+    for (p = strstr(s.events.ptr, "\"content\":\""); p; p = strstr(p, "\"content\":\"")) {
+        p += 11;
+        assert_rein_ok(rein_buf_add(&got, p, strcspn(p, "\"")), NULL);
+    }
+    assert_string_equal(got.ptr, long_text);
+    rein_buf_release(&got);
+    held_release(&s);
 }
 
 static void test_upstream_error_after_the_stream_began(void **state)
@@ -1319,6 +1367,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_teardown(test_held_events_are_flushed_before_each_wait, teardown),
         cmocka_unit_test_teardown(test_held_events_are_queued_before_the_records, teardown),
         cmocka_unit_test_teardown(test_held_frames_are_handed_before_the_records, teardown),
+        cmocka_unit_test_teardown(test_held_frames_buffer_grows_with_the_stream, teardown),
         cmocka_unit_test_teardown(test_held_frames_are_handed_before_each_wait, teardown),
     };
 
