@@ -85,12 +85,14 @@ static void oa_decode(struct oa_run *run, enum rein_wire_format wire, const char
 
 enum oa_verdict { OA_SAME, OA_DIFFERENT, OA_NOMEM };
 
-/* Both paths on text as wire, whole and in pieces of 7 bytes; *where (may be NULL) gets the
- * fast path's log of the first difference found, for a message (the caller releases it). */
+/* Both paths on text as wire, whole and in pieces of 7 and 300 bytes (the text path reads
+ * only events whole in a piece: pieces of 300 end in the middle of some); *where (may be NULL)
+ * gets the fast path's log of the first difference found, for a message (the caller releases
+ * it). */
 static enum oa_verdict oa_compare_wire(enum rein_wire_format wire, const char *text, size_t len,
                                        struct rein_buf *where)
 {
-    static const size_t pieces[] = {SIZE_MAX, 7};
+    static const size_t pieces[] = {SIZE_MAX, 7, 300};
     enum oa_verdict v = OA_SAME;
 
     for (size_t k = 0; k < sizeof(pieces) / sizeof(pieces[0]) && v == OA_SAME; k++) {

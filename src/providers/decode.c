@@ -233,7 +233,14 @@ rein_err rein_provider_decoder_feed(rein_provider_decoder *d, const void *data, 
     } else if (d->evs_framing) {
         rc = rein__evs_feed(&d->evs, data, len, err);
     } else {
-        rc = rein__sse_feed(&d->sse, data, len, err);
+        /* An OpenAI stream's text-only chunks, read straight from the bytes (oachunk.c); the
+         * reader takes whatever else there is from where they stop. */
+        size_t n = 0;
+        rc = REIN_OK;
+        if (d->oa_tmpl)
+            n = rein__openai_text_events(d, data, len, &rc);
+        if (!rc && n < len)
+            rc = rein__sse_feed(&d->sse, (const char *)data + n, len - n, err);
     }
     if (rc) {
         if (rc == REIN_ENOMEM)

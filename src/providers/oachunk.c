@@ -628,6 +628,10 @@ static bool plain_finish(const struct chunk *c)
 struct rein__oa_tmpl {
     size_t len;
     int nholes;
+    /* The chunk carries text and nothing else the assembler is told of (no calls, reasoning,
+     * finish or usage), and its bytes hold no line break: rein__openai_text_events() may
+     * read events of this shape straight from the stream. */
+    bool text_only;
     struct hole holes[MAX_HOLES];
     struct chunk c;
     char text[TMPL_MAX];
@@ -725,6 +729,9 @@ static void keep_template(struct rein_provider_decoder *d, const struct scan *s,
     }
     memcpy(&t->c, c, offsetof(struct chunk, calls));
     memcpy(t->c.calls, c->calls, sizeof(c->calls[0]) * (size_t)c->ncalls);
+    t->text_only = c->has_content && !c->has_rcontent && !c->has_reasoning && !c->has_finish &&
+                   !c->has_usage && c->ncalls == 0 && !memchr(t->text, '\n', t->len) &&
+                   !memchr(t->text, '\r', t->len);
 }
 
 /* The chunk at p through the template when it has its shape, marking the holes that turn out
@@ -740,6 +747,97 @@ static bool through_template(struct rein__oa_tmpl *t, const char *p, size_t len,
     for (int h = 0; h < t->nholes; h++)
         t->holes[h].varies |= changed[h];
     return true;
+}
+
+/* Length of a line end at p (LF or CRLF; a lone CR is left to the SSE reader), or 0. */
+static inline size_t line_end_at(const char *p, size_t len)
+{
+    if (len >= 1 && p[0] == '\n')
+        return 1;
+    if (len >= 2 && p[0] == '\r' && p[1] == '\n')
+        return 2;
+    return 0;
+}
+
+/*
+ * One SSE event at p ("data: ", a chunk of the template's text-only shape, its line end and
+ * the blank line, all within len) read as from_template() with only the varying holes scanned
+ * would read the chunk: its length, with the text's span in *text; 0 for anything else. The
+ * template's bytes hold no line break and a hole's string no control byte, so the line ends
+ * where the template's bytes do, as the SSE reader would find it.
+ */
+static size_t text_event(const struct rein__oa_tmpl *t, const char *p, size_t len,
+                         struct rein__jstr *text)
+{
+    size_t at, from = 0, end;
+    const char *q;
+
+    if (len < 8 || memcmp(p, "data:", 5) != 0)
+        return 0;
+    at = p[5] == ' ' ? 6 : 5; /* the one space the reader takes off */
+    q = p + at;
+    len -= at;
+    at = 0;
+    for (int h = 0; h < t->nholes; h++) {
+        const struct hole *o = &t->holes[h];
+        size_t e;
+        bool esc = false;
+
+        if (!o->varies)
+            continue;
+        if (len - at < o->start - from || memcmp(q + at, t->text + from, o->start - from) != 0)
+            return 0;
+        at += o->start - from;
+        e = string_end(q, len, at, &esc);
+        if (e == JS_NONE)
+            return 0;
+        if (o->target == H_CONTENT) {
+            text->p = q + at;
+            text->len = e - at;
+            text->esc = esc;
+        }
+        at = e;
+        from = o->end;
+    }
+    if (len - at < t->len - from || memcmp(q + at, t->text + from, t->len - from) != 0)
+        return 0;
+    at += t->len - from; /* the payload's end */
+    end = line_end_at(q + at, len - at);
+    if (!end)
+        return 0;
+    at += end;
+    end = line_end_at(q + at, len - at);
+    return end ? (size_t)(q - p) + at + end : 0;
+}
+
+size_t rein__openai_text_events(struct rein_provider_decoder *d, const char *p, size_t len,
+                                rein_err *rc)
+{
+    const struct rein__oa_tmpl *t = d->oa_tmpl;
+    const struct rein__sse *s = &d->sse;
+    size_t done = 0;
+
+    *rc = REIN_OK;
+    /* the reader between events, the identity known (report() asks for it until it is) */
+    if (!t || !t->text_only || d->general_only || d->state != 0 || d->body || d->evs_framing ||
+        s->payload_lines || s->line.len || s->has_data || s->last_cr || s->event[0] ||
+        s->lineno == 0 || t->len > s->max || !d->a.r->answer_id || !d->a.r->answer_model)
+        return 0;
+    while (done < len) {
+        struct rein__jstr text = no_str;
+        size_t n = text_event(t, p + done, len - done, &text);
+
+        if (!n)
+            break;
+        /* what the reader, rein__decoder_saw() and report() count for such an event */
+        d->sse.lineno += 2;
+        d->events++;
+        done += n;
+        if (text.len && (*rc = rein__asm_text(&d->a, text)) != REIN_OK)
+            return done;
+        d->recognized++;
+    }
+    return done;
 }
 
 void rein__openai_chunk_free(struct rein__oa_tmpl *t)

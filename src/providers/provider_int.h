@@ -796,6 +796,16 @@ int rein__openai_body_fast(struct rein_provider_decoder *d, const char *p, size_
 /* Closes every call of the response (a finished choice has finished calls). */
 rein_err rein__openai_close_calls(struct rein_provider_decoder *d);
 void rein__openai_chunk_free(struct rein__oa_tmpl *t); /* NULL is fine */
+/*
+ * The SSE events at the start of the len bytes at p that are text-only chunks of the
+ * template's shape (the reader of d between events, d's answer id and model known), each
+ * counted and reported as the reader, rein__openai_payload() and its one-pass reader would:
+ * a long stream is thousands of them, and each went through the line reader, the payload's
+ * checks and the template's match. Returns the bytes read (0: none; the reader takes the
+ * rest), *rc the assembler's error (then the bytes of the failed event are counted in).
+ */
+size_t rein__openai_text_events(struct rein_provider_decoder *d, const char *p, size_t len,
+                                rein_err *rc);
 /* The OpenAI chat completions decoders and tool_choice writer (openai.c), which DashScope's
  * native wire shares: its messages, tools and replies have the chat completions shapes. */
 rein_err rein__openai_payload(struct rein_provider_decoder *d, const char *event, const char *p,

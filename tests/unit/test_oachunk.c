@@ -4,7 +4,8 @@
  * gives exactly what the general path (jtok/jsmn and take_object) gives: on hand-written
  * streams (key order, whitespace, escapes, unknown members, nulls, duplicates, several
  * choices, a template whose strings change or break, the SSE framings) and on every stream
- * in the real recordings under ../shared/fixtures, fed whole and in 7-byte pieces. The same
+ * in the real recordings under ../shared/fixtures, fed whole and in pieces of 7 and 300 bytes;
+ * a stream's text-only chunks read straight from its bytes (rein__openai_text_events). The same
  * reader on a whole chat completion body (rein__openai_body_fast): the usual bodies are read,
  * the rest declined, and every body decodes as the general path decodes it.
  */
@@ -243,6 +244,82 @@ static void test_sse_framings(void **state)
         expect_same(streams[i], strlen(streams[i]));
 }
 
+/* A text chunk of one shape (id "c", model "m"), as an SSE event with the line ends eol. */
+#define TEXT_CHUNK(text, eol)                                                                      \
+    "data: {\"id\":\"c\",\"object\":\"chat.completion.chunk\",\"model\":\"m\",\"choices\":[{"      \
+    "\"index\":0,\"delta\":{\"content\":\"" text "\"},\"finish_reason\":null}]}" eol eol
+
+/* A stream's text-only chunks are read straight from its bytes (rein__openai_text_events)
+ * once the template has their shape: whatever frames them, the stream decodes as the general
+ * path decodes it (events, lines counted for the messages, errors), and an event the text
+ * path cannot take is left to the reader where it stands. */
+static void test_text_events_are_read_from_the_stream(void **state)
+{
+    static const char lead[] =
+        "data: {\"id\":\"c\",\"object\":\"chat.completion.chunk\",\"model\":\"m\",\"choices\":[{"
+        "\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"\"},\"finish_reason\":null}"
+        "]}\n\n" TEXT_CHUNK("one ", "\n");
+    static const char *const tails[] = {
+        /* plain text chunks, one with escapes, one empty */
+        TEXT_CHUNK("two ", "\n") TEXT_CHUNK("th\\\"r\\u00e9e\\n", "\n") TEXT_CHUNK("", "\n")
+            TEXT_CHUNK(" four", "\n") "data: [DONE]\n\n",
+        /* CRLF, data without the space, a lone CR ending a line (left to the reader) */
+        TEXT_CHUNK(
+            "two",
+            "\r\n") "data:{\"id\":\"c\",\"object\":\"chat.completion.chunk\","
+                    "\"model\":\"m\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"x\"},"
+                    "\"finish_reason\":null}]}\n\n" TEXT_CHUNK("cr", "\r")
+                        TEXT_CHUNK("after", "\n"),
+        /* a comment, an id line, an event name, a second data line */
+        ": ping\n\n" TEXT_CHUNK("a", "\n") "id: 4\n" TEXT_CHUNK(
+            "b", "\n") "event: message\n" TEXT_CHUNK("c", "\n")
+            TEXT_CHUNK("d", "\n") "data: {}\n\n",
+        /* another shape between text chunks, then the text again */
+        "data: {\"id\":\"c\",\"object\":\"chat.completion.chunk\",\"model\":\"m\",\"choices\":[{"
+        "\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"call_1\",\"function\":{"
+        "\"name\":\"f\",\"arguments\":\"{}\"}}]},\"finish_reason\":null}]}\n\n" TEXT_CHUNK("e",
+                                                                                           "\n"),
+        /* a string that is not one, where the text was (a raw tab): the general path's error,
+         * at the same line */
+        TEXT_CHUNK("two", "\n") TEXT_CHUNK("t\tab", "\n") TEXT_CHUNK("x", "\n"),
+        /* a payload that is not JSON after text: the error names the same event and line */
+        TEXT_CHUNK("two", "\n") TEXT_CHUNK("three", "\n") "data: {\"id\":\"c\",\"obj\n\n",
+        /* a different model, a text with a marker, the stream cut inside a chunk */
+        "data: {\"id\":\"c\",\"object\":\"chat.completion.chunk\",\"model\":\"n\",\"choices\":[{"
+        "\"index\":0,\"delta\":{\"content\":\"x\"},\"finish_reason\":null}]}\n\n" TEXT_CHUNK(
+            "<tool_call>", "\n") TEXT_CHUNK("two", "\n") "data: {\"id\":\"c\",\"object\":\"ch",
+    };
+    static const char text[] = TEXT_CHUNK("more", "\n");
+    rein_provider_decoder *d;
+    rein_error err;
+    rein_err rc;
+    struct rein_buf b;
+
+    (void)state;
+    for (size_t i = 0; i < REIN_ARRAY_SIZE(tails); i++) {
+        rein_buf_init(&b, 0);
+        assert_rein_ok(rein_buf_add(&b, lead, sizeof(lead) - 1), NULL);
+        assert_rein_ok(rein_buf_adds(&b, tails[i]), NULL);
+        expect_same(b.ptr, b.len);
+        rein_buf_release(&b);
+    }
+
+    /* after the lead, a text chunk is read by the text path, whole and only whole */
+    d = rein_provider_decoder_new(REIN_WIRE_OPENAI_SSE, NULL, NULL, NULL);
+    assert_non_null(d);
+    assert_rein_ok(rein_provider_decoder_feed(d, lead, sizeof(lead) - 1, &err), &err);
+    assert_int_equal(rein__openai_text_events(d, text, sizeof(text) - 2, &rc), 0);
+    assert_int_equal(rein__openai_text_events(d, text, sizeof(text) - 1, &rc), sizeof(text) - 1);
+    assert_rein_ok(rc, NULL);
+    assert_int_equal(d->events, 3);
+    assert_int_equal(d->sse.lineno, 6);
+    assert_string_equal(d->r->text.ptr, "one more");
+    /* not between two events: the reader holds the start of a line */
+    assert_rein_ok(rein_provider_decoder_feed(d, "data: {", 7, &err), &err);
+    assert_int_equal(rein__openai_text_events(d, text, sizeof(text) - 1, &rc), 0);
+    rein_provider_decoder_free(d);
+}
+
 struct walked {
     size_t files, payloads, fast;
 };
@@ -436,6 +513,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_other_payloads_are_declined),
     cmocka_unit_test(test_template_follows_the_stream),
     cmocka_unit_test(test_sse_framings),
+    cmocka_unit_test(test_text_events_are_read_from_the_stream),
     cmocka_unit_test(test_recordings_decode_the_same),
 };
 
