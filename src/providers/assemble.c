@@ -364,6 +364,24 @@ static rein_err filter_text(struct rein__asm *a)
     return rc;
 }
 
+/*
+ * The filter's usual step on a long stream, without its loop: in normal text, when what waits
+ * (the text held back and the new delta) holds no byte that can start a marker, it is shown
+ * but for its trailing whitespace, as filter_normal() shows it, and the filter waits for the
+ * next delta; anything else goes through the filter.
+ */
+static rein_err filter_plain(struct rein__asm *a)
+{
+    const char *w = a->r->text.ptr + a->tpos;
+    size_t n = a->r->text.len - a->tpos, show;
+
+    if (a->tmode != TM_NORMAL || !a->fn || next_marker_start(w, 0, n) != n)
+        return filter_text(a);
+    show = without_trailing_space(w, n);
+    a->tpos += show;
+    return emit_text(a, w, show);
+}
+
 /* ---- text, reasoning, refusal ---- */
 
 rein_err rein__asm_text(struct rein__asm *a, struct rein__jstr s)
@@ -380,7 +398,7 @@ rein_err rein__asm_text(struct rein__asm *a, struct rein__jstr s)
             memcpy(t->ptr + t->len, s.p, s.len);
             t->len += s.len;
             t->ptr[t->len] = '\0';
-            return filter_text(a);
+            return filter_plain(a);
         }
         rc = rein_buf_add(t, s.p, s.len);
     } else {

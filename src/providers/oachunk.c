@@ -22,6 +22,9 @@
 #include "provider_int.h"
 
 #include <stddef.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #define MAX_DEPTH 32 /* deeper values are left to the general path */
 #define MAX_CALLS 4  /* tool call pieces in one delta */
@@ -632,6 +635,9 @@ struct rein__oa_tmpl {
      * finish or usage), and its bytes hold no line break: rein__openai_text_events() may
      * read events of this shape straight from the stream. */
     bool text_only;
+    /* the holes marked varying, in order (what from_template() scans of each chunk) */
+    int nvary;
+    unsigned char vary[MAX_HOLES];
     struct hole holes[MAX_HOLES];
     struct chunk c;
     char text[TMPL_MAX];
@@ -711,6 +717,15 @@ static bool from_template(const struct rein__oa_tmpl *t, const char *p, size_t l
     return len - at == t->len - from && memcmp(p + at, t->text + from, len - at) == 0;
 }
 
+static void note_varying(struct rein__oa_tmpl *t)
+{
+    t->nvary = 0;
+    for (int h = 0; h < t->nholes; h++) {
+        if (t->holes[h].varies)
+            t->vary[t->nvary++] = (unsigned char)h;
+    }
+}
+
 static void keep_template(struct rein_provider_decoder *d, const struct scan *s,
                           const struct chunk *c)
 {
@@ -727,6 +742,7 @@ static void keep_template(struct rein_provider_decoder *d, const struct scan *s,
         t->holes[h] = s->holes[h];
         t->holes[h].varies = s->holes[h].target >= H_CONTENT;
     }
+    note_varying(t);
     memcpy(&t->c, c, offsetof(struct chunk, calls));
     memcpy(t->c.calls, c->calls, sizeof(c->calls[0]) * (size_t)c->ncalls);
     t->text_only = c->has_content && !c->has_rcontent && !c->has_reasoning && !c->has_finish &&
@@ -746,7 +762,34 @@ static bool through_template(struct rein__oa_tmpl *t, const char *p, size_t len,
         return false;
     for (int h = 0; h < t->nholes; h++)
         t->holes[h].varies |= changed[h];
+    note_varying(t);
     return true;
+}
+
+/*
+ * string_end() for the text path: sixteen bytes at a time where the CPU has SSE2 (a text
+ * delta is most often one or two such blocks, which the eight-byte test takes two to three
+ * rounds for), string_end() itself from the first byte that needs a look (the closing quote
+ * is answered here; an escape or a control byte there).
+ */
+static inline size_t text_string_end(const char *js, size_t len, size_t i, bool *esc)
+{
+#if defined(__SSE2__)
+    const __m128i quote = _mm_set1_epi8('"'), bslash = _mm_set1_epi8('\\');
+    const __m128i below = _mm_set1_epi8(0x1f);
+
+    for (; i + 16 <= len; i += 16) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(js + i));
+        __m128i m = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, bslash)),
+                                 _mm_cmpeq_epi8(_mm_min_epu8(v, below), v)); /* v <= 0x1f */
+        unsigned bits = (unsigned)_mm_movemask_epi8(m);
+        if (bits) {
+            i += (size_t)__builtin_ctz(bits);
+            return js[i] == '"' ? i : string_end(js, len, i, esc);
+        }
+    }
+#endif
+    return string_end(js, len, i, esc);
 }
 
 /* Length of a line end at p (LF or CRLF; a lone CR is left to the SSE reader), or 0. */
@@ -778,17 +821,15 @@ static size_t text_event(const struct rein__oa_tmpl *t, const char *p, size_t le
     q = p + at;
     len -= at;
     at = 0;
-    for (int h = 0; h < t->nholes; h++) {
-        const struct hole *o = &t->holes[h];
+    for (int v = 0; v < t->nvary; v++) {
+        const struct hole *o = &t->holes[t->vary[v]];
         size_t e;
         bool esc = false;
 
-        if (!o->varies)
-            continue;
         if (len - at < o->start - from || memcmp(q + at, t->text + from, o->start - from) != 0)
             return 0;
         at += o->start - from;
-        e = string_end(q, len, at, &esc);
+        e = text_string_end(q, len, at, &esc);
         if (e == JS_NONE)
             return 0;
         if (o->target == H_CONTENT) {

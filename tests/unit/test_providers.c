@@ -1116,6 +1116,19 @@ static void test_text_events_hold_back_call_markup(void **state)
     rein_model_response_free(r);
     collected_release(&col);
 
+    /* Whitespace that ends a plain delta waits for the next: here markup follows, and the
+     * shown text stops where the reply's text does. */
+    collected_init(&col);
+    r = decode(REIN_WIRE_OPENAI_SSE,
+               CHUNK("{\"content\":\"Sure.\"}") CHUNK("{\"content\":\" Checking. \"}")
+                   CHUNK("{\"content\":\"<tool_call>\\n{\\\"name\\\": \\\"get_weather\\\", "
+                         "\\\"arguments\\\": {}}\\n</tool_call>\"}") FINISH("stop"),
+               0, &col);
+    assert_string_equal(col.text.ptr, "Sure. Checking.");
+    assert_string_equal(rein_model_response_text(r), "Sure. Checking.");
+    rein_model_response_free(r);
+    collected_release(&col);
+
     /* An offered tool written as a tag is held back too, even split mid-name. */
     collected_init(&col);
     {
