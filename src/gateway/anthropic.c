@@ -981,10 +981,55 @@ static rein_err delta(struct rein__gw_ctx *c, const char *type, const char *key,
     return event_end(c, &w, "content_block_delta");
 }
 
+/*
+ * A text delta written where it goes (sink->stream_frames): the bytes delta() writes and
+ * rein__gw_emit() frames, from a head made once per block and kind ("event:", "data:" and the
+ * event up to its text) and a fixed tail, with the text escaped between them
+ * (rein__gw_frame_text): a long stream is thousands of these, and the JSON writer's calls for
+ * each cost several times its bytes.
+ */
+static rein_err framed_delta(struct rein__gw_ctx *c, enum rein_model_event_type kind,
+                             const char *type, const char *key, const char *p, size_t n)
+{
+    static const char tail[] = "\"}}\n\n";
+    struct rein_buf *h = &c->frame_head;
+    struct rein_jw w;
+    rein_err rc;
+
+    if (!h->len || c->frame_head_kind != kind || c->frame_head_block != c->block) {
+        rein_buf_reset(h);
+        rc = rein_buf_adds(h, "event: content_block_delta\ndata: ");
+        rein_jw_init(&w, h);
+        rein_jw_obj_begin(&w);
+        REIN_JW_KEY(&w, "type");
+        rein_jw_str(&w, "content_block_delta");
+        REIN_JW_KEY(&w, "index");
+        rein_jw_int(&w, c->block);
+        REIN_JW_KEY(&w, "delta");
+        rein_jw_obj_begin(&w);
+        REIN_JW_KEY(&w, "type");
+        rein_jw_str(&w, type);
+        rein_jw_key(&w, key);
+        /* the writer is left inside the object: only its bytes are kept */
+        if (!rc)
+            rc = w.err;
+        if (!rc)
+            rc = rein_buf_addch(h, '"');
+        if (rc) {
+            rein_buf_reset(h);
+            return rc;
+        }
+        c->frame_head_kind = kind;
+        c->frame_head_block = c->block;
+    }
+    return rein__gw_frame_text(c, p, n, tail, sizeof(tail) - 1);
+}
+
 static rein_err an_s_text(struct rein__gw_ctx *c, enum rein_model_event_type kind, const char *p,
                           size_t n)
 {
     const char *type = kind == REIN_MEV_REASONING_DELTA ? "thinking" : "text";
+    bool thinking = kind == REIN_MEV_REASONING_DELTA;
     rein_err rc = message_start(c);
 
     if (rc || n == 0)
@@ -993,8 +1038,11 @@ static rein_err an_s_text(struct rein__gw_ctx *c, enum rein_model_event_type kin
         rc = block_start(c, type, NULL);
     if (rc)
         return rc;
-    return strcmp(type, "thinking") == 0 ? delta(c, "thinking_delta", "thinking", p, n)
-                                         : delta(c, "text_delta", "text", p, n);
+    if (c->sink->stream_frames)
+        return framed_delta(c, kind, thinking ? "thinking_delta" : "text_delta",
+                            thinking ? "thinking" : "text", p, n);
+    return thinking ? delta(c, "thinking_delta", "thinking", p, n)
+                    : delta(c, "text_delta", "text", p, n);
 }
 
 static rein_err an_s_call(struct rein__gw_ctx *c, const struct rein__gw_call *call, size_t index)

@@ -24,6 +24,8 @@
  */
 #include "gateway/gateway_int.h"
 
+#include "core/internal.h"
+
 #include <rein/server.h>
 
 #include <assert.h>
@@ -389,6 +391,36 @@ rein_err rein__gw_framed(struct rein__gw_ctx *c)
 {
     /* a sink without flush sends each event as it comes */
     return c->frames.len >= FRAMES_HAND_AT || !c->sink->flush ? hand_frames(c) : REIN_OK;
+}
+
+rein_err rein__gw_frame_text(struct rein__gw_ctx *c, const char *p, size_t n, const char *tail,
+                             size_t tlen)
+{
+    struct rein_buf *f = &c->frames, *h = &c->frame_head;
+    size_t start;
+    rein_err rc = rein__gw_frame_room(c, h->len + n + tlen);
+
+    if (rc)
+        return rc;
+    start = f->len;
+    memcpy(f->ptr + start, h->ptr, h->len);
+    f->len = start + h->len;
+    f->ptr[f->len] = '\0';
+    /* a delta of plain text (the room for it is reserved) without the escaper's call */
+    if (n < 8 || !rein__json_copy_plain(f, p, n))
+        rc = rein_json_escape(f, p, n);
+    if (!rc && tlen < f->alloc - f->len) {
+        memcpy(f->ptr + f->len, tail, tlen);
+        f->len += tlen;
+        f->ptr[f->len] = '\0';
+    } else if (!rc) {
+        rc = rein_buf_add(f, tail, tlen);
+    }
+    if (rc) {
+        rein_buf_truncate(f, start);
+        return rc;
+    }
+    return rein__gw_framed(c);
 }
 
 rein_err rein__gw_emit(struct rein__gw_ctx *c, const char *event, const char *data, size_t len)

@@ -358,11 +358,15 @@ struct rein__gw_ctx {
     bool role_sent; /* OpenAI: the first chunk (role) went out */
     int block;      /* Anthropic: index of the open block, -1 none */
     int next_block;
-    char block_type[16];        /* "text", "thinking" */
-    struct rein_buf ev;         /* one event's text, reused */
-    struct rein_buf frames;     /* framed events not yet handed over (sink->stream_frames) */
-    struct rein_buf frame_head; /* OpenAI: "data: ", chunk_head and the text's key (made once) */
+    char block_type[16];    /* "text", "thinking" */
+    struct rein_buf ev;     /* one event's text, reused */
+    struct rein_buf frames; /* framed events not yet handed over (sink->stream_frames) */
+    /* A text event's frame up to its text (rein__gw_frame_text): OpenAI's "data: ", chunk_head
+     * and the text's key; Anthropic's content_block_delta up to the text. Made once per kind
+     * of text (and Anthropic block). */
+    struct rein_buf frame_head;
     enum rein_model_event_type frame_head_kind; /* ... for this kind of text event */
+    int frame_head_block;                       /* ... and this block (Anthropic) */
     struct rein_buf chunk_head; /* OpenAI: what every chunk starts with (made once) */
     struct rein_jw chunk_w;     /* ... and the writer's state after those bytes */
     rein_err sink_rc;           /* the first failure of the sink */
@@ -393,6 +397,14 @@ rein_err rein__gw_check(struct rein__gw_ctx *c, const rein_model_call *call, siz
 rein_err rein__gw_frame_room(struct rein__gw_ctx *c, size_t n) REIN_WUR;
 /* After a frame was appended to c->frames: hands a full batch over. */
 rein_err rein__gw_framed(struct rein__gw_ctx *c) REIN_WUR;
+/*
+ * A text event's frame written where it goes (sink->stream_frames): c->frame_head (the frame
+ * up to the text, which the wire made), the n bytes at p escaped as rein_json_escape() escapes
+ * them, then tail (tlen bytes: the rest of the event and its blank line), in one reservation
+ * for the plain case. A failure leaves no part of the frame. Errors as rein__gw_emit().
+ */
+rein_err rein__gw_frame_text(struct rein__gw_ctx *c, const char *p, size_t n, const char *tail,
+                             size_t tlen) REIN_WUR;
 
 /* ---- recording (record.c) -------------------------------------------------------------------- */
 

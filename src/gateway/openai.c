@@ -909,19 +909,17 @@ static rein_err role_chunk(struct rein__gw_ctx *c)
 
 /*
  * A text chunk written where it goes, framed as rein__gw_emit() frames it: "data: ", the head
- * every chunk has, key, the text escaped, the tail and the blank line, with one reservation
- * for the plain case (a long stream is thousands of these, and writing one apart and then
- * framing it was a copy and three calls more). A failure leaves no part of the frame.
+ * every chunk has and key (made once per kind of text, a stream has one or two), then the text
+ * and the tail (rein__gw_frame_text): a long stream is thousands of these, and writing one
+ * apart and then framing it was a copy and three calls more.
  */
 static rein_err framed_text(struct rein__gw_ctx *c, enum rein_model_event_type kind,
                             const char *key, size_t klen, const char *p, size_t n, const char *tail,
                             size_t tlen)
 {
-    struct rein_buf *f = &c->frames, *h = &c->frame_head;
-    size_t start;
+    struct rein_buf *h = &c->frame_head;
     rein_err rc = REIN_OK;
 
-    /* "data: ", the head and the key, made once per kind of text (a stream has one or two) */
     if (!h->len || c->frame_head_kind != kind) {
         rein_buf_reset(h);
         rc = rein_buf_add(h, "data: ", 6);
@@ -935,28 +933,7 @@ static rein_err framed_text(struct rein__gw_ctx *c, enum rein_model_event_type k
         }
         c->frame_head_kind = kind;
     }
-    rc = rein__gw_frame_room(c, h->len + n + tlen + 2);
-    if (rc)
-        return rc;
-    start = f->len;
-    memcpy(f->ptr + start, h->ptr, h->len);
-    f->len = start + h->len;
-    f->ptr[f->len] = '\0';
-    /* a delta of plain text (the room for it is reserved) without the escaper's call */
-    if (n < 8 || !rein__json_copy_plain(f, p, n))
-        rc = rein_json_escape(f, p, n);
-    if (!rc && tlen + 2 < f->alloc - f->len) {
-        memcpy(f->ptr + f->len, tail, tlen + 2); /* the tail and the blank line */
-        f->len += tlen + 2;
-        f->ptr[f->len] = '\0';
-    } else if (!rc) {
-        rc = rein_buf_add(f, tail, tlen + 2);
-    }
-    if (rc) {
-        rein_buf_truncate(f, start);
-        return rc;
-    }
-    return rein__gw_framed(c);
+    return rein__gw_frame_text(c, p, n, tail, tlen + 2); /* the tail and the blank line */
 }
 
 /* A text chunk: the same bytes chunk_begin() ... chunk_end(NULL, false) would write. */

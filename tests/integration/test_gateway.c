@@ -598,9 +598,11 @@ static rein_err held_event(void *data, const char *event, const char *text, size
 {
     struct held_sink *s = data;
 
-    (void)event;
     if (len == 6 && memcmp(text, "[DONE]", 6) == 0)
         s->done = true;
+    /* a named event (Anthropic's) with its name before its data */
+    if (event && (rein_buf_adds(&s->events, event) || rein_buf_addch(&s->events, '\t')))
+        return REIN_ENOMEM;
     return rein_buf_add(&s->events, text, len) || rein_buf_addch(&s->events, '\n') ? REIN_ENOMEM
                                                                                    : REIN_OK;
 }
@@ -616,9 +618,17 @@ static rein_err held_frames(void *data, struct rein_buf *frames)
         s->most_alloc = frames->alloc;
     while (!rc && p < end) {
         const char *nl = strstr(p, "\n\n");
+        char event[64] = "";
         assert_non_null(nl);
+        if (strncmp(p, "event: ", 7) == 0) {
+            size_t n = strcspn(p + 7, "\n");
+            assert_in_range(n, 1, sizeof(event) - 1);
+            memcpy(event, p + 7, n);
+            event[n] = '\0';
+            p += 7 + n + 1;
+        }
         assert_memory_equal(p, "data: ", 6);
-        rc = held_event(data, NULL, p + 6, (size_t)(nl - p - 6));
+        rc = held_event(data, event[0] ? event : NULL, p + 6, (size_t)(nl - p - 6));
         p = nl + 2;
     }
     rein_buf_reset(frames);
@@ -663,12 +673,14 @@ static void *watchdog_main(void *arg)
     return NULL;
 }
 
-/* Serves body through a held_sink (its buffers made here; held_release frees them), with
- * sink.queue when queue is set, and sink.stream_frames when frames is. */
-static rein_err held_serve(struct held_sink *s, const char *body, bool queue, bool frames)
+/* Serves body of the client's wire api through a held_sink (its buffers made here;
+ * held_release frees them), with sink.queue when queue is set, and sink.stream_frames when
+ * frames is. */
+static rein_err held_serve_api(struct held_sink *s, enum rein_gateway_api api, const char *body,
+                               bool queue, bool frames)
 {
     struct rein_gateway_call call = {
-        .api = REIN_GATEWAY_OPENAI, .body = body, .len = strlen(body), .cancel = s->cancel};
+        .api = api, .body = body, .len = strlen(body), .cancel = s->cancel};
     struct rein_gateway_sink sink = {
         .header = held_header,
         .reply = held_reply,
@@ -684,6 +696,12 @@ static rein_err held_serve(struct held_sink *s, const char *body, bool queue, bo
     rein_buf_init(&s->flushed, 0);
     rein_buf_init(&s->queued, 0);
     return rein_gateway_serve(F->gw, &call, &sink);
+}
+
+/* held_serve_api() for an OpenAI client. */
+static rein_err held_serve(struct held_sink *s, const char *body, bool queue, bool frames)
+{
+    return held_serve_api(s, REIN_GATEWAY_OPENAI, body, queue, frames);
 }
 
 static void held_release(struct held_sink *s)
@@ -814,6 +832,87 @@ static void test_held_frames_buffer_grows_with_the_stream(void **state)
     assert_string_equal(got.ptr, long_text);
     rein_buf_release(&got);
     held_release(&s);
+}
+
+/* text (new, the caller frees it) with the string of each member whose name ends in "id"
+ * and each "created" number masked: what differs between two answers to the same request. */
+static char *mask_ids(const char *text)
+{
+    struct rein_buf b;
+
+    rein_buf_init(&b, 0);
+    while (*text) {
+        size_t name = *text == '"' ? strcspn(text + 1, "\"") : 0;
+        if (name >= 2 && memcmp(text + 1 + name - 2, "id", 2) == 0 &&
+            strncmp(text + 1 + name, "\":\"", 3) == 0) {
+            assert_rein_ok(rein_buf_add(&b, text, name + 4), NULL);
+            assert_rein_ok(rein_buf_adds(&b, "ID"), NULL);
+            text += name + 4;
+            text += strcspn(text, "\"");
+        } else if (strncmp(text, "\"created\":", 10) == 0) {
+            assert_rein_ok(rein_buf_adds(&b, "\"created\":T"), NULL);
+            text += 10 + strspn(text + 10, "0123456789");
+        } else {
+            assert_rein_ok(rein_buf_addch(&b, *text++), NULL);
+        }
+    }
+    return rein_buf_detach(&b, NULL);
+}
+
+/*
+ * Text events the gateway frames itself (sink.stream_frames) are the events it hands a sink
+ * without frames, byte for byte, for either client's wire: text to escape and not, plain
+ * deltas long and short, reasoning (a block of its own for an Anthropic client) and the text
+ * after it, a call.
+ */
+static void test_held_text_frames_are_the_events(void **state)
+{
+    static const char openai[] = "{\"model\":\"m\",\"stream\":true," USER "," TOOLS "}";
+    static const char anthropic[] = "{\"model\":\"m\",\"max_tokens\":64,\"stream\":true," USER
+                                    ",\"tools\":[{\"name\":\"get_weather\",\"input_schema\":{"
+                                    "\"type\":\"object\",\"properties\":{\"city\":{\"type\":"
+                                    "\"string\"}},\"required\":[\"city\"]}}]}";
+    static const char *const scripts[] = {
+        "[{\"reasoning\":[\"Think \",\"it over.\"],\"text\":[\"Plain text, sixteen+\","
+        "\" \\\"quoted\\\" \\\\ \",\"M\u00e9t\u00e9o \u2603 \u00e0 Paris\",\"\\ttab\\n\","
+        "\"x\"],\"tool_calls\":[{\"name\":\"get_weather\",\"arguments\":\"{\\\"city\\\":"
+        "\\\"Paris\\\"}\"}]}]",
+        /* a call handed out, another re-asked: the next round's text is a block of its own */
+        "[{\"text\":[\"First \",\"try.\"],\"tool_calls\":[{\"name\":\"get_weather\",\"arguments\":"
+        "\"{\\\"city\\\":\\\"Paris\\\"}\"},{\"name\":\"get_weather\",\"arguments\":\"{\\\"city\\\":"
+        "3}\"}]},{\"text\":[\"Second \",\"try.\"],\"tool_calls\":[{\"name\":\"get_weather\","
+        "\"arguments\":\"{\\\"city\\\":\\\"Lyon\\\"}\"}]}]",
+    };
+
+    (void)state;
+    start();
+    for (size_t k = 0; k < 2 * REIN_ARRAY_SIZE(scripts); k++) {
+        struct held_sink ev = {.cancel = rein_cancel_new()}, fr = {.cancel = rein_cancel_new()};
+        bool an = k % 2;
+        enum rein_gateway_api api = an ? REIN_GATEWAY_ANTHROPIC : REIN_GATEWAY_OPENAI;
+        char *got, *want;
+        size_t at = 0;
+
+        script(scripts[k / 2]);
+        assert_rein_ok(held_serve_api(&ev, api, an ? anthropic : openai, true, false), NULL);
+        script(scripts[k / 2]);
+        assert_rein_ok(held_serve_api(&fr, api, an ? anthropic : openai, true, true), NULL);
+        assert_non_null(strstr(ev.events.ptr, k / 2 ? "Second" : "\\\"quoted\\\""));
+        assert_non_null(strstr(ev.events.ptr, "Paris"));
+        got = mask_ids(fr.events.ptr);
+        want = mask_ids(ev.events.ptr);
+        while (got[at] && got[at] == want[at])
+            at++;
+        if (got[at] || want[at])
+            fail_msg("script %zu, %s client: the frames differ from the events at byte %zu:\n"
+                     "%.200s\nevents:\n%.200s",
+                     k / 2, an ? "anthropic" : "openai", at, got + (at > 80 ? at - 80 : 0),
+                     want + (at > 80 ? at - 80 : 0));
+        rein_free(got);
+        rein_free(want);
+        held_release(&ev);
+        held_release(&fr);
+    }
 }
 
 static void test_upstream_error_after_the_stream_began(void **state)
@@ -1368,6 +1467,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_teardown(test_held_events_are_queued_before_the_records, teardown),
         cmocka_unit_test_teardown(test_held_frames_are_handed_before_the_records, teardown),
         cmocka_unit_test_teardown(test_held_frames_buffer_grows_with_the_stream, teardown),
+        cmocka_unit_test_teardown(test_held_text_frames_are_the_events, teardown),
         cmocka_unit_test_teardown(test_held_frames_are_handed_before_each_wait, teardown),
     };
 
