@@ -149,6 +149,9 @@ struct server_entry {
     pthread_t supervisor;
     bool supervised;
     bool wake; /* the connection changed (set->mu) */
+    /* tools is the list of the connection's current session (set->mu): until the supervisor
+     * has registered them after a connect, the status does not say ready */
+    bool synced;
 };
 
 struct rein_mcp_clients {
@@ -658,6 +661,7 @@ static rein_err sync_tools(struct server_entry *e, rein_registry *reg)
     json_decref(e->problems);
     e->tools = tools;
     e->problems = problems;
+    e->synced = true;
     pthread_mutex_unlock(&e->set->mu);
     json_decref(defs);
     return REIN_OK;
@@ -813,6 +817,9 @@ static void *supervise(void *arg)
                 continue;
             }
             rein__mcp_conn_retry_at(e->conn, 0);
+            pthread_mutex_lock(&set->mu);
+            e->synced = false;
+            pthread_mutex_unlock(&set->mu);
             if (rein__mcp_conn_connect(e->conn, 0, set->stop, &err) != REIN_OK) {
                 if (rein_cancel_is_set(set->stop))
                     break;
@@ -848,12 +855,18 @@ rein_err rein_mcp_clients_start(rein_mcp_clients *set, rein_registry *reg, rein_
     for (size_t i = 0; i < set->n; i++) {
         struct server_entry *e = set->servers[i];
         rein__mcp_conn_watch(e->conn, on_conn_change, e);
+        /* under the mu: the status reads it from the server's threads */
+        pthread_mutex_lock(&set->mu);
+        e->supervised = true;
+        pthread_mutex_unlock(&set->mu);
         if (pthread_create(&e->supervisor, NULL, supervise, e) != 0) {
+            pthread_mutex_lock(&set->mu);
+            e->supervised = false;
+            pthread_mutex_unlock(&set->mu);
             rein__mcp_conn_watch(e->conn, NULL, NULL);
             return rein_error_set(err, REIN_ENOMEM, "cannot start a thread for MCP server %s",
                                   rein__mcp_conn_config(e->conn)->name);
         }
-        e->supervised = true;
     }
     return REIN_OK;
 }
@@ -870,6 +883,12 @@ json_t *rein_mcp_clients_status_json(const rein_mcp_clients *set)
         pthread_mutex_lock(&((rein_mcp_clients *)set)->mu);
         bool bad = !o || json_object_set(o, "tools", e->tools) ||
                    json_object_set(o, "problems", e->problems);
+        /* Connected, its tools not registered yet: none of them can be called, so it is not
+         * ready (GET /healthz said ready with the tools of no session, or none). */
+        if (!bad && e->supervised && !e->synced &&
+            strcmp(json_string_value(json_object_get(o, "state")), "ready") == 0)
+            bad = json_object_set_new(o, "state", json_string("not connected")) ||
+                  json_object_set_new(o, "retry_in_ms", json_integer(0));
         pthread_mutex_unlock(&((rein_mcp_clients *)set)->mu);
         if (bad || json_array_append_new(arr, o)) {
             json_decref(arr);

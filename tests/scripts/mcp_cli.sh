@@ -126,10 +126,12 @@ for _ in $(seq 1 100); do
 done
 [ -n "$base" ] || fail "rein serve did not start listening: $(cat "$tmp/serve.err")"
 # /healthz answers at once and says how each MCP server is doing; fake becomes ready while
-# hung still is not.
+# hung still is not, and is never ready before its tool can be called (it said ready with 0
+# tools while the supervisor was still registering them).
 for _ in $(seq 1 100); do
   curl -s "$base/healthz" >"$tmp/out"
-  python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); sys.exit(0 if any(s["name"]=="fake" and s["state"]=="ready" for s in d["mcp"]) else 1)' "$tmp/out" && break
+  python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); f=[s for s in d["mcp"] if s["name"]=="fake" and s["state"]=="ready"]; sys.exit(3 if f and f[0]["tools"] != 1 else 0 if f else 1)' "$tmp/out" && break
+  [ $? -ne 3 ] || fail "healthz: fake ready without its tool: $(cat "$tmp/out")"
   sleep 0.1
 done
 check 'd["status"] == "ok" and len(d["mcp"]) == 2'
