@@ -43,6 +43,7 @@ struct block {
 struct rein__anthropic_state {
     struct block *b;
     size_t nb;
+    int text_tok;              /* the text string of the text_delta just read (-1: none) */
     int64_t base_in, base_out; /* usage of the messages before this one */
     int64_t cur_in, cur_out;
 };
@@ -73,7 +74,7 @@ static struct rein__anthropic_state *state(struct rein_provider_decoder *d)
     if (!s) {
         s = rein_calloc(1, sizeof(*s));
         if (s)
-            s->cur_in = s->cur_out = -1;
+            s->cur_in = s->cur_out = s->text_tok = -1;
         d->wire_state = s;
     }
     return s;
@@ -246,8 +247,12 @@ static rein_err block_delta(struct rein_provider_decoder *d, int64_t index, cons
     struct block *b = s && index >= 0 && (size_t)index < s->nb ? &s->b[index] : NULL;
     int type = JGET(doc, delta, "type");
 
-    if (JEQ(doc, type, "text_delta"))
-        return rein__asm_text(&d->a, jstr(doc, JGET(doc, delta, "text")));
+    if (JEQ(doc, type, "text_delta")) {
+        int text = JGET(doc, delta, "text");
+        if (s && jis(doc, text, JSMN_STRING))
+            s->text_tok = text;
+        return rein__asm_text(&d->a, jstr(doc, text));
+    }
     if (JEQ(doc, type, "thinking_delta"))
         return rein__asm_reasoning(&d->a, jstr(doc, JGET(doc, delta, "thinking")));
     if (JEQ(doc, type, "signature_delta"))
@@ -414,12 +419,21 @@ static rein_err anthropic_payload(struct rein_provider_decoder *d, const char *e
     r = jdoc_payload(d, event, p, len, n, &doc, err);
     if (r <= 0)
         return r;
+    if (d->wire_state)
+        ((struct rein__anthropic_state *)d->wire_state)->text_tok = -1;
     for (int i = 0; i < doc.n; i = jnext(&doc, i)) {
         if (doc.t[i].type != JSMN_OBJECT)
             return rein__decoder_bad(d, n, p, len, "an event must be a JSON object", err);
         rein_err rc = take_event(d, &doc, i, event);
         if (rc)
             return rc;
+    }
+    /* A text delta that is the payload's one value: the next ones are most often the same
+     * bytes but for their text, which the text template reads (sse.c). */
+    if (d->wire_state && jnext(&doc, 0) >= doc.n) {
+        int t = ((struct rein__anthropic_state *)d->wire_state)->text_tok;
+        if (t >= 0)
+            rein__text_tmpl_keep(d, event, p, len, (size_t)doc.t[t].start, (size_t)doc.t[t].end);
     }
     return REIN_OK;
 }

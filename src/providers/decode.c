@@ -109,6 +109,7 @@ void rein_provider_decoder_free(rein_provider_decoder *d)
     if (d->wire_state && d->wire->decode_free)
         d->wire->decode_free(d->wire_state);
     rein__openai_chunk_free(d->oa_tmpl);
+    rein_free(d->text_tmpl);
     rein_free(d->tok);
     rein_free(d);
 }
@@ -233,12 +234,15 @@ rein_err rein_provider_decoder_feed(rein_provider_decoder *d, const void *data, 
     } else if (d->evs_framing) {
         rc = rein__evs_feed(&d->evs, data, len, err);
     } else {
-        /* An OpenAI stream's text-only chunks, read straight from the bytes (oachunk.c); the
-         * reader takes whatever else there is from where they stop. */
+        /* Text-only events read straight from the bytes (an OpenAI stream's chunks, oachunk.c;
+         * a text template's events, sse.c); the reader takes whatever else there is from
+         * where they stop. */
         size_t n = 0;
         rc = REIN_OK;
         if (d->oa_tmpl)
             n = rein__openai_text_events(d, data, len, &rc);
+        else if (d->text_tmpl)
+            n = rein__text_events(d, data, len, &rc);
         if (!rc && n < len)
             rc = rein__sse_feed(&d->sse, (const char *)data + n, len - n, err);
     }

@@ -10,6 +10,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #define JS_ONES  UINT64_C(0x0101010101010101)
 #define JS_HIGHS UINT64_C(0x8080808080808080)
@@ -101,6 +104,32 @@ static inline size_t string_end(const char *js, size_t len, size_t i, bool *esc)
             return JS_NONE;
         }
     }
+}
+
+/*
+ * string_end() for the text paths (oachunk.c, sse.c): sixteen bytes at a time where the CPU has SSE2 (a text
+ * delta is most often one or two such blocks, which the eight-byte test takes two to three
+ * rounds for), string_end() itself from the first byte that needs a look (the closing quote
+ * is answered here; an escape or a control byte there).
+ */
+static inline size_t string_end_wide(const char *js, size_t len, size_t i, bool *esc)
+{
+#if defined(__SSE2__)
+    const __m128i quote = _mm_set1_epi8('"'), bslash = _mm_set1_epi8('\\');
+    const __m128i below = _mm_set1_epi8(0x1f);
+
+    for (; i + 16 <= len; i += 16) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(js + i));
+        __m128i m = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, bslash)),
+                                 _mm_cmpeq_epi8(_mm_min_epu8(v, below), v)); /* v <= 0x1f */
+        unsigned bits = (unsigned)_mm_movemask_epi8(m);
+        if (bits) {
+            i += (size_t)__builtin_ctz(bits);
+            return js[i] == '"' ? i : string_end(js, len, i, esc);
+        }
+    }
+#endif
+    return string_end(js, len, i, esc);
 }
 
 static inline bool digit_at(const char *js, size_t len, size_t i)

@@ -22,9 +22,6 @@
 #include "provider_int.h"
 
 #include <stddef.h>
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
 
 #define MAX_DEPTH 32 /* deeper values are left to the general path */
 #define MAX_CALLS 4  /* tool call pieces in one delta */
@@ -766,32 +763,6 @@ static bool through_template(struct rein__oa_tmpl *t, const char *p, size_t len,
     return true;
 }
 
-/*
- * string_end() for the text path: sixteen bytes at a time where the CPU has SSE2 (a text
- * delta is most often one or two such blocks, which the eight-byte test takes two to three
- * rounds for), string_end() itself from the first byte that needs a look (the closing quote
- * is answered here; an escape or a control byte there).
- */
-static inline size_t text_string_end(const char *js, size_t len, size_t i, bool *esc)
-{
-#if defined(__SSE2__)
-    const __m128i quote = _mm_set1_epi8('"'), bslash = _mm_set1_epi8('\\');
-    const __m128i below = _mm_set1_epi8(0x1f);
-
-    for (; i + 16 <= len; i += 16) {
-        __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(js + i));
-        __m128i m = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, bslash)),
-                                 _mm_cmpeq_epi8(_mm_min_epu8(v, below), v)); /* v <= 0x1f */
-        unsigned bits = (unsigned)_mm_movemask_epi8(m);
-        if (bits) {
-            i += (size_t)__builtin_ctz(bits);
-            return js[i] == '"' ? i : string_end(js, len, i, esc);
-        }
-    }
-#endif
-    return string_end(js, len, i, esc);
-}
-
 /* Length of a line end at p (LF or CRLF; a lone CR is left to the SSE reader), or 0. */
 static inline size_t line_end_at(const char *p, size_t len)
 {
@@ -829,7 +800,7 @@ static size_t text_event(const struct rein__oa_tmpl *t, const char *p, size_t le
         if (len - at < o->start - from || memcmp(q + at, t->text + from, o->start - from) != 0)
             return 0;
         at += o->start - from;
-        e = text_string_end(q, len, at, &esc);
+        e = string_end_wide(q, len, at, &esc);
         if (e == JS_NONE)
             return 0;
         if (o->target == H_CONTENT) {

@@ -302,8 +302,36 @@ struct rein_provider_decoder {
     bool at_eof;       /* _finish is dispatching what the input left unterminated */
     bool cut;          /* the input ended inside its last payload: it was dropped */
     bool general_only; /* tests: every payload through the wire's general path (no fast path) */
-    struct rein__oa_tmpl *oa_tmpl; /* oachunk.c's template of the last chunk (NULL: none) */
+    struct rein__oa_tmpl *oa_tmpl;     /* oachunk.c's template of the last chunk (NULL: none) */
+    struct rein__text_tmpl *text_tmpl; /* sse.c's text event template (NULL: none) */
 };
+
+/*
+ * A text event template (sse.c): the payload of the last text-delta event a wire's general
+ * path read, with the span of its text string, and the SSE event name it came with. A payload
+ * of the same bytes but for another string there is the same text delta of that string, by
+ * construction: the string cannot change how the bytes around it parse. Anthropic's
+ * content_block_delta of a text_delta keeps one (anthropic.c).
+ */
+#define REIN__TEXT_TMPL_MAX 1024
+struct rein__text_tmpl {
+    char event[64];         /* the event name ("": none) */
+    size_t len, start, end; /* the payload's bytes; the text string's, without its quotes */
+    char text[REIN__TEXT_TMPL_MAX];
+};
+/* Keeps the payload (len bytes at p, event its name or NULL) whose text string is [start,
+ * end) as d's text template, unless it does not fit one or holds a line break; a decoder
+ * set to the general path keeps none. */
+void rein__text_tmpl_keep(struct rein_provider_decoder *d, const char *event, const char *p,
+                          size_t len, size_t start, size_t end);
+/*
+ * The SSE events at the start of the len bytes at p that are d's text template with another
+ * string in its hole (each whole: an event line when the template has one, the data line, the
+ * blank line), each counted as the reader and the wire's payload reader count it (its lines,
+ * one event, one recognized) and its text handed to the assembler. Only between events (the
+ * reader holds nothing). Returns the bytes read (0: none), *rc the assembler's error.
+ */
+size_t rein__text_events(struct rein_provider_decoder *d, const char *p, size_t len, rein_err *rc);
 
 /*
  * True when a payload that did not parse (cut_short: its JSON ended early) is the input's

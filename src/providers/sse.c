@@ -15,6 +15,7 @@
  * arrives in several pieces is gathered in the line buffer once: that buffer then becomes the
  * event's data (the two buffers trade places), so a 10 MB line is not copied a second time.
  */
+#include "jscan.h"
 #include "provider_int.h"
 
 #include <string.h>
@@ -242,4 +243,113 @@ rein_err rein__sse_finish(struct rein__sse *s, rein_error *err)
     if (!rc && !s->payload_lines)
         rc = dispatch_pending(s, err);
     return rc;
+}
+
+/* ---- text events read straight from the stream (decision 0080) ---- */
+
+void rein__text_tmpl_keep(struct rein_provider_decoder *d, const char *event, const char *p,
+                          size_t len, size_t start, size_t end)
+{
+    struct rein__text_tmpl *t = d->text_tmpl;
+    size_t elen = event ? strlen(event) : 0;
+
+    if (d->general_only || len > REIN__TEXT_TMPL_MAX || elen >= sizeof(t->event) || start > end ||
+        end > len || memchr(p, '\n', len) || memchr(p, '\r', len))
+        return;
+    if (!t && !(t = d->text_tmpl = rein_malloc(sizeof(*t))))
+        return; /* no template: each event is read by the reader */
+    memcpy(t->event, event ? event : "", elen + 1);
+    memcpy(t->text, p, len);
+    t->len = len;
+    t->start = start;
+    t->end = end;
+}
+
+/* Length of a line end at p (LF or CRLF; a lone CR is left to the reader), or 0. */
+static inline size_t line_end_at(const char *p, size_t len)
+{
+    if (len >= 1 && p[0] == '\n')
+        return 1;
+    if (len >= 2 && p[0] == '\r' && p[1] == '\n')
+        return 2;
+    return 0;
+}
+
+/* Past "name:" and the one space the reader takes off at p[at], or 0 when it is not there. */
+static inline size_t field_at(const char *p, size_t len, size_t at, const char *name, size_t n)
+{
+    if (len - at < n + 1 || memcmp(p + at, name, n) != 0 || p[at + n] != ':')
+        return 0;
+    at += n + 1;
+    return at < len && p[at] == ' ' ? at + 1 : at;
+}
+
+/*
+ * One event of t's shape at p: its length, with the text's span in *text; 0 for anything
+ * else. The template holds no line break and the hole's string no control byte, so each line
+ * ends where the template's bytes say, as the reader would find it; the event line is the
+ * reader's "event:" field with the template's name, whole.
+ */
+static size_t text_event(const struct rein__text_tmpl *t, const char *p, size_t len,
+                         struct rein__jstr *text)
+{
+    size_t at = 0, e, n;
+    bool esc = false;
+
+    if (t->event[0]) {
+        n = strlen(t->event);
+        at = field_at(p, len, 0, "event", 5);
+        if (!at || len - at < n || memcmp(p + at, t->event, n) != 0 ||
+            !(e = line_end_at(p + at + n, len - at - n)))
+            return 0;
+        at += n + e;
+    }
+    at = field_at(p, len, at, "data", 4);
+    if (!at || len - at < t->start || memcmp(p + at, t->text, t->start) != 0)
+        return 0;
+    at += t->start;
+    e = string_end_wide(p, len, at, &esc);
+    if (e == JS_NONE)
+        return 0;
+    text->p = p + at;
+    text->len = e - at;
+    text->esc = esc;
+    n = t->len - t->end;
+    if (len - e < n || memcmp(p + e, t->text + t->end, n) != 0)
+        return 0;
+    at = e + n;
+    if (!(e = line_end_at(p + at, len - at)))
+        return 0;
+    at += e;
+    e = line_end_at(p + at, len - at);
+    return e ? at + e : 0;
+}
+
+size_t rein__text_events(struct rein_provider_decoder *d, const char *p, size_t len, rein_err *rc)
+{
+    const struct rein__text_tmpl *t = d->text_tmpl;
+    const struct rein__sse *s = &d->sse;
+    size_t done = 0;
+
+    *rc = REIN_OK;
+    if (!t || d->general_only || d->state != 0 || d->body || d->evs_framing || s->payload_lines ||
+        s->line.len || s->has_data || s->last_cr || s->event[0] || s->lineno == 0 ||
+        t->len > s->max)
+        return 0;
+    while (done < len) {
+        struct rein__jstr text = {"", 0, false};
+        size_t n = text_event(t, p + done, len - done, &text);
+
+        if (!n)
+            break;
+        /* what the reader (an event line, the data line and the blank one) and the payload
+         * reader count for such an event */
+        d->sse.lineno += t->event[0] ? 3 : 2;
+        d->events++;
+        done += n;
+        if (text.len && (*rc = rein__asm_text(&d->a, text)) != REIN_OK)
+            return done;
+        d->recognized++;
+    }
+    return done;
 }

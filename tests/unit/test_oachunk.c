@@ -320,6 +320,103 @@ static void test_text_events_are_read_from_the_stream(void **state)
     rein_provider_decoder_free(d);
 }
 
+/* An Anthropic text delta (index 0) as an SSE event with its event line and line ends eol. */
+#define AN_TEXT(text, eol)                                                                         \
+    "event: content_block_delta" eol "data: {\"type\":\"content_block_delta\",\"index\":0,"        \
+    "\"delta\":{\"type\":\"text_delta\",\"text\":\"" text "\"}}" eol eol
+
+static void expect_same_anthropic(const char *text, size_t len)
+{
+    struct rein_buf where;
+    enum oa_verdict v = oa_compare_wire(REIN_WIRE_ANTHROPIC_SSE, text, len, &where);
+
+    if (v == OA_DIFFERENT) {
+        fail_msg("the text path and the general path differ on:\n%.*s\ntext path:\n%.*s", (int)len,
+                 text, (int)where.len, where.ptr);
+    }
+    assert_int_equal(v, OA_SAME);
+}
+
+/* An Anthropic stream's text deltas are read straight from its bytes once one was read in full
+ * (the text template, rein__text_events): whatever frames them, the stream decodes as the
+ * general path decodes it, and an event the template does not fit is left to the reader. */
+static void test_anthropic_text_events_are_read_from_the_stream(void **state)
+{
+    static const char lead[] =
+        "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_1\","
+        "\"type\":\"message\",\"role\":\"assistant\",\"model\":\"m\",\"content\":[],"
+        "\"usage\":{\"input_tokens\":3,\"output_tokens\":0}}}\n\n"
+        "event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,"
+        "\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n" AN_TEXT("one ", "\n");
+    static const char end[] =
+        "event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":0}\n\n"
+        "event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":"
+        "\"end_turn\"},\"usage\":{\"output_tokens\":9}}\n\n"
+        "event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n";
+    static const char *const tails[] = {
+        /* text deltas, one with escapes, one empty, a ping between them */
+        AN_TEXT("two ", "\n") AN_TEXT("th\\\"r\\u00e9e\\n", "\n")
+            AN_TEXT("", "\n") "event: ping\ndata: {\"type\": \"ping\"}\n\n" AN_TEXT(" four", "\n"),
+        /* CRLF, no space after the colons, no event line, another event name, a lone CR */
+        AN_TEXT("two", "\r\n") "event:content_block_delta\ndata:{\"type\":\"content_block_delta\","
+                               "\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"x\"}}\n\n"
+                               "data: "
+                               "{\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":"
+                               "\"text_delta\","
+                               "\"text\":\"y\"}}\n\n"
+                               "event: other\ndata: "
+                               "{\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":"
+                               "\"text_delta\",\"text\":\"z\"}}\n\n" AN_TEXT("cr", "\r")
+                                   AN_TEXT("after", "\n"),
+        /* a comment, an id line, two data lines, another index, a thinking delta */
+        ": c\n\n" AN_TEXT("a", "\n") "id: 4\n" AN_TEXT(
+            "b",
+            "\n") "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\n"
+                  "data: \"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"c\"}}\n\n"
+                  "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":1,"
+                  "\"delta\":{\"type\":\"text_delta\",\"text\":\"d\"}}\n\n"
+                  "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,"
+                  "\"delta\":{\"type\":\"thinking_delta\",\"thinking\":\"e\"}}\n\n" AN_TEXT("f",
+                                                                                            "\n"),
+        /* a string that is not one (a raw tab), then a payload that is not JSON */
+        AN_TEXT("two", "\n") AN_TEXT("t\tab", "\n") AN_TEXT("x", "\n"),
+        AN_TEXT("two", "\n") "event: content_block_delta\ndata: {\"type\":\"cont\n\n",
+        /* an error event after text, and a stream cut inside a delta */
+        AN_TEXT("two", "\n") "event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":"
+                             "\"overloaded_error\",\"message\":\"Overloaded\"}}\n\n",
+        AN_TEXT("two", "\n") "event: content_block_delta\ndata: {\"type\":\"content_block_de",
+    };
+    static const char text[] = AN_TEXT("more", "\n");
+    rein_provider_decoder *d;
+    rein_error err;
+    rein_err rc;
+    struct rein_buf b;
+
+    (void)state;
+    for (size_t i = 0; i < REIN_ARRAY_SIZE(tails); i++) {
+        rein_buf_init(&b, 0);
+        assert_rein_ok(rein_buf_add(&b, lead, sizeof(lead) - 1), NULL);
+        assert_rein_ok(rein_buf_adds(&b, tails[i]), NULL);
+        expect_same_anthropic(b.ptr, b.len);
+        assert_rein_ok(rein_buf_add(&b, end, sizeof(end) - 1), NULL);
+        expect_same_anthropic(b.ptr, b.len);
+        rein_buf_release(&b);
+    }
+
+    /* after the lead, a text delta is read by the text path, whole and only whole */
+    d = rein_provider_decoder_new(REIN_WIRE_ANTHROPIC_SSE, NULL, NULL, NULL);
+    assert_non_null(d);
+    assert_rein_ok(rein_provider_decoder_feed(d, lead, sizeof(lead) - 1, &err), &err);
+    assert_non_null(d->text_tmpl);
+    assert_int_equal(rein__text_events(d, text, sizeof(text) - 2, &rc), 0);
+    assert_int_equal(rein__text_events(d, text, sizeof(text) - 1, &rc), sizeof(text) - 1);
+    assert_rein_ok(rc, NULL);
+    assert_int_equal(d->events, 4);
+    assert_int_equal(d->sse.lineno, 12);
+    assert_string_equal(d->r->text.ptr, "one more");
+    rein_provider_decoder_free(d);
+}
+
 struct walked {
     size_t files, payloads, fast;
 };
@@ -367,6 +464,7 @@ static void check_file(const char *path, void *ud)
         assert_rein_ok(rein_buf_add(&sse, text, len), NULL);
     }
     expect_same(sse.ptr, sse.len);
+    expect_same_anthropic(sse.ptr, sse.len); /* the text template of Anthropic's deltas */
     count_fast(w, text, len, lines);
     w->files++;
     rein_buf_release(&sse);
@@ -514,6 +612,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_template_follows_the_stream),
     cmocka_unit_test(test_sse_framings),
     cmocka_unit_test(test_text_events_are_read_from_the_stream),
+    cmocka_unit_test(test_anthropic_text_events_are_read_from_the_stream),
     cmocka_unit_test(test_recordings_decode_the_same),
 };
 
