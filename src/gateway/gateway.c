@@ -357,7 +357,7 @@ static rein_err hand_frames(struct rein__gw_ctx *c)
 /* A stream's frames buffer starts with room for a short stream's whole answer (the bench's
  * text and call: 2.2 KiB on the OpenAI wire, 1.7 KiB on Anthropic's), and a stream that
  * outgrows it gets room for a whole batch at once, so a batch grows by one copy of at most
- * this much, not by a realloc per doubling (decision 0076). */
+ * this much, not by a realloc per doubling (decision 0075). */
 #define FRAMES_FIRST ((size_t)4 << 10)
 #define FRAMES_ROOM  ((size_t)64 << 10)
 /* More than the head and blank line rein_sse_frame_line() puts around an event's data. */

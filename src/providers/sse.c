@@ -245,7 +245,7 @@ rein_err rein__sse_finish(struct rein__sse *s, rein_error *err)
     return rc;
 }
 
-/* ---- text events read straight from the stream (decision 0080) ---- */
+/* ---- text events read straight from the stream (decision 0077) ---- */
 
 void rein__text_tmpl_keep(struct rein_provider_decoder *d, const char *event, const char *p,
                           size_t len, size_t start, size_t end)

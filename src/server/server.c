@@ -28,7 +28,7 @@
  * max_client_conns connections, and bodies being received hold at most body_memory bytes
  * together (a request past that is answered 503 and its body discarded). While a handler runs
  * or a stream waits, MHD does not look at the connection; the ticker watches those sockets for
- * a hang-up (an epoll set a connection joins once, decision 0077), so a client that goes away
+ * a hang-up (an epoll set a connection joins once, decision 0076), so a client that goes away
  * is seen at once, not at the next write.
  *
  * The listening socket is the server's own (accept.c, decision 0035): its acceptor peeks at

@@ -791,7 +791,7 @@ static void test_held_frames_are_handed_before_the_records(void **state)
 }
 
 /*
- * The frames buffer is as large as a stream needs (decision 0076): a short stream's frames fit
+ * The frames buffer is as large as a stream needs (decision 0075): a short stream's frames fit
  * in 4 KiB, and a long one's batches in 64 KiB (before, every stream's took 128 KiB), the
  * text whole and in order across the growth.
  */
