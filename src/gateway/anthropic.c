@@ -963,19 +963,25 @@ static rein_err block_start(struct rein__gw_ctx *c, const char *type,
     return event_end(c, &w, "content_block_start");
 }
 
+/* A content_block_delta's members after its type, up to the delta's text key. */
+static void delta_open(struct rein__gw_ctx *c, struct rein_jw *w, const char *type, const char *key)
+{
+    REIN_JW_KEY(w, "index");
+    rein_jw_int(w, c->block);
+    REIN_JW_KEY(w, "delta");
+    rein_jw_obj_begin(w);
+    REIN_JW_KEY(w, "type");
+    rein_jw_str(w, type);
+    rein_jw_key(w, key);
+}
+
 static rein_err delta(struct rein__gw_ctx *c, const char *type, const char *key, const char *p,
                       size_t n)
 {
     struct rein_jw w;
 
     event_begin(c, &w, "content_block_delta");
-    REIN_JW_KEY(&w, "index");
-    rein_jw_int(&w, c->block);
-    REIN_JW_KEY(&w, "delta");
-    rein_jw_obj_begin(&w);
-    REIN_JW_KEY(&w, "type");
-    rein_jw_str(&w, type);
-    rein_jw_key(&w, key);
+    delta_open(c, &w, type, key);
     rein_jw_strn(&w, p, n);
     rein_jw_obj_end(&w);
     return event_end(c, &w, "content_block_delta");
@@ -1003,13 +1009,7 @@ static rein_err framed_delta(struct rein__gw_ctx *c, enum rein_model_event_type 
         rein_jw_obj_begin(&w);
         REIN_JW_KEY(&w, "type");
         rein_jw_str(&w, "content_block_delta");
-        REIN_JW_KEY(&w, "index");
-        rein_jw_int(&w, c->block);
-        REIN_JW_KEY(&w, "delta");
-        rein_jw_obj_begin(&w);
-        REIN_JW_KEY(&w, "type");
-        rein_jw_str(&w, type);
-        rein_jw_key(&w, key);
+        delta_open(c, &w, type, key);
         /* the writer is left inside the object: only its bytes are kept */
         if (!rc)
             rc = w.err;

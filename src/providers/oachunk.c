@@ -763,16 +763,6 @@ static bool through_template(struct rein__oa_tmpl *t, const char *p, size_t len,
     return true;
 }
 
-/* Length of a line end at p (LF or CRLF; a lone CR is left to the SSE reader), or 0. */
-static inline size_t line_end_at(const char *p, size_t len)
-{
-    if (len >= 1 && p[0] == '\n')
-        return 1;
-    if (len >= 2 && p[0] == '\r' && p[1] == '\n')
-        return 2;
-    return 0;
-}
-
 /*
  * One SSE event at p ("data: ", a chunk of the template's text-only shape, its line end and
  * the blank line, all within len) read as from_template() with only the varying holes scanned
@@ -814,11 +804,11 @@ static size_t text_event(const struct rein__oa_tmpl *t, const char *p, size_t le
     if (len - at < t->len - from || memcmp(q + at, t->text + from, t->len - from) != 0)
         return 0;
     at += t->len - from; /* the payload's end */
-    end = line_end_at(q + at, len - at);
+    end = rein__sse_line_end(q + at, len - at);
     if (!end)
         return 0;
     at += end;
-    end = line_end_at(q + at, len - at);
+    end = rein__sse_line_end(q + at, len - at);
     return end ? (size_t)(q - p) + at + end : 0;
 }
 

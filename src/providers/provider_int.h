@@ -727,6 +727,18 @@ struct rein__sha_cache {
 /* h's cache (borrowed: it lives as long as h). */
 struct rein__sha_cache *rein__history_sha_cache(rein_history *h);
 
+/* Length of an SSE line end at p (LF or CRLF), or 0: a lone CR is left to the SSE reader,
+ * which must see what follows it. For the readers that take whole events straight from a
+ * stream's bytes (oachunk.c, sse.c; decision 0077). */
+static inline size_t rein__sse_line_end(const char *p, size_t len)
+{
+    if (len >= 1 && p[0] == '\n')
+        return 1;
+    if (len >= 2 && p[0] == '\r' && p[1] == '\n')
+        return 2;
+    return 0;
+}
+
 /* Blocks smaller than this are copied into buf: libcurl sends a body under 64 KB given as
  * one piece with the request's headers in one write, and a spliced one never does. */
 #define REIN__SPLICE_MIN ((size_t)64 << 10)

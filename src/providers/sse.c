@@ -265,16 +265,6 @@ void rein__text_tmpl_keep(struct rein_provider_decoder *d, const char *event, co
     t->end = end;
 }
 
-/* Length of a line end at p (LF or CRLF; a lone CR is left to the reader), or 0. */
-static inline size_t line_end_at(const char *p, size_t len)
-{
-    if (len >= 1 && p[0] == '\n')
-        return 1;
-    if (len >= 2 && p[0] == '\r' && p[1] == '\n')
-        return 2;
-    return 0;
-}
-
 /* Past "name:" and the one space the reader takes off at p[at], or 0 when it is not there. */
 static inline size_t field_at(const char *p, size_t len, size_t at, const char *name, size_t n)
 {
@@ -300,7 +290,7 @@ static size_t text_event(const struct rein__text_tmpl *t, const char *p, size_t 
         n = strlen(t->event);
         at = field_at(p, len, 0, "event", 5);
         if (!at || len - at < n || memcmp(p + at, t->event, n) != 0 ||
-            !(e = line_end_at(p + at + n, len - at - n)))
+            !(e = rein__sse_line_end(p + at + n, len - at - n)))
             return 0;
         at += n + e;
     }
@@ -318,10 +308,10 @@ static size_t text_event(const struct rein__text_tmpl *t, const char *p, size_t 
     if (len - e < n || memcmp(p + e, t->text + t->end, n) != 0)
         return 0;
     at = e + n;
-    if (!(e = line_end_at(p + at, len - at)))
+    if (!(e = rein__sse_line_end(p + at, len - at)))
         return 0;
     at += e;
-    e = line_end_at(p + at, len - at);
+    e = rein__sse_line_end(p + at, len - at);
     return e ? at + e : 0;
 }
 
