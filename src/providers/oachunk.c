@@ -803,27 +803,20 @@ static size_t text_event(const struct rein__oa_tmpl *t, const char *p, size_t le
     }
     if (len - at < t->len - from || memcmp(q + at, t->text + from, t->len - from) != 0)
         return 0;
-    at += t->len - from; /* the payload's end */
-    end = rein__sse_line_end(q + at, len - at);
-    if (!end)
-        return 0;
-    at += end;
-    end = rein__sse_line_end(q + at, len - at);
-    return end ? (size_t)(q - p) + at + end : 0;
+    end = rein__sse_event_end(q, len, at + t->len - from);
+    return end ? (size_t)(q - p) + end : 0;
 }
 
 size_t rein__openai_text_events(struct rein_provider_decoder *d, const char *p, size_t len,
                                 rein_err *rc)
 {
     const struct rein__oa_tmpl *t = d->oa_tmpl;
-    const struct rein__sse *s = &d->sse;
     size_t done = 0;
 
     *rc = REIN_OK;
-    /* the reader between events, the identity known (report() asks for it until it is) */
-    if (!t || !t->text_only || d->general_only || d->state != 0 || d->body || d->evs_framing ||
-        s->payload_lines || s->line.len || s->has_data || s->last_cr || s->event[0] ||
-        s->lineno == 0 || t->len > s->max || !d->a.r->answer_id || !d->a.r->answer_model)
+    /* the identity known too (report() asks for it until it is) */
+    if (!t || !t->text_only || !d->a.r->answer_id || !d->a.r->answer_model ||
+        !rein__sse_between_events(d, t->len))
         return 0;
     while (done < len) {
         struct rein__jstr text = no_str;
@@ -831,13 +824,10 @@ size_t rein__openai_text_events(struct rein_provider_decoder *d, const char *p, 
 
         if (!n)
             break;
-        /* what the reader, rein__decoder_saw() and report() count for such an event */
-        d->sse.lineno += 2;
-        d->events++;
         done += n;
-        if (text.len && (*rc = rein__asm_text(&d->a, text)) != REIN_OK)
-            return done;
-        d->recognized++;
+        /* the data line and the blank one, as rein__decoder_saw() and report() count it */
+        if ((*rc = rein__sse_took_text(d, 2, text)) != REIN_OK)
+            break;
     }
     return done;
 }

@@ -332,6 +332,25 @@ void rein__text_tmpl_keep(struct rein_provider_decoder *d, const char *event, co
  * reader holds nothing). Returns the bytes read (0: none), *rc the assembler's error.
  */
 size_t rein__text_events(struct rein_provider_decoder *d, const char *p, size_t len, rein_err *rc);
+/* True when d's SSE reader stands between events, holding nothing (no part of a line, no data,
+ * no event name, no CR, past its first line), d is not set to the general path, and a template
+ * of tmpl_len bytes is within the reader's bound: the one state in which an event may be read
+ * straight from the bytes (rein__text_events, rein__openai_text_events). */
+bool rein__sse_between_events(const struct rein_provider_decoder *d, size_t tmpl_len);
+/* An event read straight from the bytes: counted as the reader (lines lines) and the payload
+ * path count one (an event, recognized), its text handed to the assembler. */
+static inline rein_err rein__sse_took_text(struct rein_provider_decoder *d, size_t lines,
+                                           struct rein__jstr text)
+{
+    rein_err rc = REIN_OK;
+
+    d->sse.lineno += lines;
+    d->events++;
+    if (text.len && (rc = rein__asm_text(&d->a, text)) != REIN_OK)
+        return rc;
+    d->recognized++;
+    return REIN_OK;
+}
 
 /*
  * True when a payload that did not parse (cut_short: its JSON ended early) is the input's
@@ -737,6 +756,19 @@ static inline size_t rein__sse_line_end(const char *p, size_t len)
     if (len >= 2 && p[0] == '\r' && p[1] == '\n')
         return 2;
     return 0;
+}
+
+/* After an event's payload that ends at p[at]: its line end and the blank line, as the SSE
+ * reader would find them; the event's length from p, or 0 when they are not there whole. */
+static inline size_t rein__sse_event_end(const char *p, size_t len, size_t at)
+{
+    size_t e = rein__sse_line_end(p + at, len - at), blank;
+
+    if (!e)
+        return 0;
+    at += e;
+    blank = rein__sse_line_end(p + at, len - at);
+    return blank ? at + blank : 0;
 }
 
 /* Blocks smaller than this are copied into buf: libcurl sends a body under 64 KB given as

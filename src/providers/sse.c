@@ -307,24 +307,25 @@ static size_t text_event(const struct rein__text_tmpl *t, const char *p, size_t 
     n = t->len - t->end;
     if (len - e < n || memcmp(p + e, t->text + t->end, n) != 0)
         return 0;
-    at = e + n;
-    if (!(e = rein__sse_line_end(p + at, len - at)))
-        return 0;
-    at += e;
-    e = rein__sse_line_end(p + at, len - at);
-    return e ? at + e : 0;
+    return rein__sse_event_end(p, len, e + n);
+}
+
+bool rein__sse_between_events(const struct rein_provider_decoder *d, size_t tmpl_len)
+{
+    const struct rein__sse *s = &d->sse;
+
+    return !d->general_only && d->state == 0 && !d->body && !d->evs_framing && !s->payload_lines &&
+           !s->line.len && !s->has_data && !s->last_cr && !s->event[0] && s->lineno != 0 &&
+           tmpl_len <= s->max;
 }
 
 size_t rein__text_events(struct rein_provider_decoder *d, const char *p, size_t len, rein_err *rc)
 {
     const struct rein__text_tmpl *t = d->text_tmpl;
-    const struct rein__sse *s = &d->sse;
     size_t done = 0;
 
     *rc = REIN_OK;
-    if (!t || d->general_only || d->state != 0 || d->body || d->evs_framing || s->payload_lines ||
-        s->line.len || s->has_data || s->last_cr || s->event[0] || s->lineno == 0 ||
-        t->len > s->max)
+    if (!t || !rein__sse_between_events(d, t->len))
         return 0;
     while (done < len) {
         struct rein__jstr text = {"", 0, false};
@@ -332,14 +333,10 @@ size_t rein__text_events(struct rein_provider_decoder *d, const char *p, size_t 
 
         if (!n)
             break;
-        /* what the reader (an event line, the data line and the blank one) and the payload
-         * reader count for such an event */
-        d->sse.lineno += t->event[0] ? 3 : 2;
-        d->events++;
         done += n;
-        if (text.len && (*rc = rein__asm_text(&d->a, text)) != REIN_OK)
-            return done;
-        d->recognized++;
+        /* an event line, the data line and the blank one */
+        if ((*rc = rein__sse_took_text(d, t->event[0] ? 3 : 2, text)) != REIN_OK)
+            break;
     }
     return done;
 }
