@@ -189,9 +189,23 @@ struct turn {
     /* Claims of the answer (claims.c). */
     size_t ledger_mark; /* ledger entries there were before the turn */
     json_t *refuted;    /* the final answer's refuted claims, or NULL */
-    bool claims_sent;   /* force: refuted claims were sent back once */
-    bool claims_read;   /* the final answer's claims were checked (refuted may be empty) */
+    /* The tools of the entries this turn added to its own ledger, seen through the ledger's
+     * hook (claims.c), so the answer's claims are read without the ledger as JSON; guarded by
+     * tools_mu (parallel calls record from their threads). tools_known is false when the turn
+     * borrows a ledger or a name could not be kept: then claims.c reads the ledger. */
+    pthread_mutex_t tools_mu;
+    char **tools_seen;
+    size_t ntools_seen;
+    bool tools_known;
+    bool claims_sent; /* force: refuted claims were sent back once */
+    bool claims_read; /* the final answer's claims were checked (refuted may be empty) */
 };
+
+/* claims.c: the turn's own ledger's hook: notes the entry's tool, then calls the persistence
+ * hook of the turn's options (when there is one) and returns what it returns. */
+rein_err rein__turn_ledger_hook(void *userdata, const struct rein_ledger_entry *entry);
+/* claims.c: frees what rein__turn_ledger_hook noted. */
+void rein__turn_tools_release(struct turn *t);
 
 /* claims.c: unless verification is off, checks the final answer's claims against the turn's
  * own calls, keeps the refuted ones in t->refuted and reports them in a claims event. */

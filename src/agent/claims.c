@@ -13,6 +13,43 @@
 
 #define REASK_CLAIMS_MAX 5
 
+rein_err rein__turn_ledger_hook(void *userdata, const struct rein_ledger_entry *entry)
+{
+    struct turn *t = userdata;
+    const struct rein_agent_persist *p = t->o->persist;
+    /* the filter of turn_ledger: a plan step's entries only (a missing step reads as 0) */
+    bool mine = !t->o->has_step || (entry->has_step ? entry->step : 0) == t->o->step;
+
+    pthread_mutex_lock(&t->tools_mu);
+    if (mine && entry->tool && t->tools_known) {
+        bool seen = false;
+        for (size_t i = 0; i < t->ntools_seen && !seen; i++)
+            seen = strcmp(t->tools_seen[i], entry->tool) == 0;
+        if (!seen) {
+            char **grown = rein_realloc(t->tools_seen, (t->ntools_seen + 1) * sizeof(*grown));
+            char *name = grown ? rein_strdup(entry->tool) : NULL;
+            if (grown)
+                t->tools_seen = grown;
+            if (name)
+                t->tools_seen[t->ntools_seen++] = name;
+            else
+                t->tools_known = false; /* claims.c reads the ledger instead */
+        }
+    }
+    pthread_mutex_unlock(&t->tools_mu);
+    return p && p->ledger ? p->ledger(p->userdata, entry) : REIN_OK;
+}
+
+void rein__turn_tools_release(struct turn *t)
+{
+    for (size_t i = 0; i < t->ntools_seen; i++)
+        rein_free(t->tools_seen[i]);
+    rein_free(t->tools_seen);
+    t->tools_seen = NULL;
+    t->ntools_seen = 0;
+    t->tools_known = false;
+}
+
 /* The entries this turn added to the ledger (a plan step's only: its ledger is shared). */
 static json_t *turn_ledger(struct turn *t)
 {
@@ -117,14 +154,62 @@ static bool knows_ledger(const rein_claims_vocab *v, const json_t *ledger)
     return true;
 }
 
+/*
+ * refuted() without the ledger as JSON, for a turn that knows its entries' tools (its own
+ * ledger, every name noted) and whose tools the shared vocabulary covers: the ledger is made
+ * only when the answer claims something. Most answers claim nothing, and the ledger's JSON was
+ * a third of the check (issue 25). Same vocabulary, same verdicts as refuted(). Returns false
+ * when it cannot tell (the caller takes refuted()'s path; a vocabulary of its own depends on
+ * the ledger's order), else true with *out (a new array, or NULL on ENOMEM).
+ */
+static bool refuted_by_names(struct turn *t, json_t **out)
+{
+    struct rein__vocab_share *sh;
+    rein_claims *claims;
+    bool known, covered = true;
+
+    pthread_mutex_lock(&t->tools_mu);
+    known = t->tools_known;
+    pthread_mutex_unlock(&t->tools_mu);
+    if (!known)
+        return false;
+    /* The calls are over: the hook no longer writes the names. */
+    sh = vocab_take(t->a);
+    for (size_t i = 0; sh && covered && i < t->ntools_seen; i++)
+        covered = rein_claims_vocab_covers(sh->v, t->tools_seen[i]);
+    if (!sh || !covered) {
+        vocab_put(sh);
+        return false;
+    }
+    *out = NULL;
+    claims = rein_claims_extract(t->text.ptr, t->text.len, sh->v, NULL);
+    if (claims && rein_claims_count(claims) == 0) {
+        *out = json_array();
+    } else if (claims) {
+        json_t *ledger = turn_ledger(t);
+        struct rein_claims_evidence ev = {.ledger = ledger, .reg = t->a->reg};
+        if (ledger && rein_claims_check(claims, &ev, NULL) == REIN_OK)
+            *out = rein_claims_json(claims, true);
+        json_decref(ledger);
+    }
+    rein_claims_free(claims);
+    vocab_put(sh);
+    return true;
+}
+
 /* The refuted claims of the text the turn holds (new array), or NULL on ENOMEM. */
 static json_t *refuted(struct turn *t)
 {
-    json_t *ledger = turn_ledger(t), *out = NULL;
-    struct rein__vocab_share *sh = ledger ? vocab_take(t->a) : NULL;
+    json_t *ledger, *out = NULL;
+    struct rein__vocab_share *sh;
     rein_claims_vocab *own = NULL; /* the registry's tools and the ledger's, when they differ */
     const rein_claims_vocab *vocab = NULL;
     rein_claims *claims = NULL;
+
+    if (refuted_by_names(t, &out))
+        return out;
+    ledger = turn_ledger(t);
+    sh = ledger ? vocab_take(t->a) : NULL;
 
     if (sh && knows_ledger(sh->v, ledger)) {
         vocab = sh->v;

@@ -123,6 +123,10 @@ rein_agent_result *rein__result_from_turn(struct turn *t)
     t->nrecs = t->recs_cap = 0;
     r->own_ledger = t->own_ledger;
     r->ledger = t->ledger;
+    /* The turn's hook (it notes tools in t) must not outlive the turn. */
+    if (t->own_ledger)
+        rein_ledger_set_hook(t->own_ledger, t->o->persist ? t->o->persist->ledger : NULL,
+                             t->o->persist ? t->o->persist->userdata : NULL);
     t->own_ledger = NULL;
     r->claims = t->refuted ? t->refuted : json_array();
     t->refuted = NULL;

@@ -871,6 +871,7 @@ static rein_err setup(struct turn *t, rein_error *err)
     t->last_in = t->last_out = -1;
     t->confidence = -1;
     pthread_mutex_init(&t->ev_mu, NULL);
+    pthread_mutex_init(&t->tools_mu, NULL);
     rein_buf_init(&t->text, 0);
     rein_buf_init(&t->detail, DETAIL_MAX);
     rein_buf_init(&t->partial, 0);
@@ -881,8 +882,12 @@ static rein_err setup(struct turn *t, rein_error *err)
         t->ledger = o->ledger;
     } else {
         t->own_ledger = t->ledger = rein_ledger_new();
-        if (t->ledger && o->persist && o->persist->ledger)
-            rein_ledger_set_hook(t->ledger, o->persist->ledger, o->persist->userdata);
+        /* The turn's own hook notes each entry's tool for the claims check and calls the
+         * persistence hook; the result gets the ledger back with the persistence hook only
+         * (rein__result_from_turn). */
+        t->tools_known = true;
+        if (t->ledger)
+            rein_ledger_set_hook(t->ledger, rein__turn_ledger_hook, t);
     }
     if (!t->cancel || !t->req || !t->ledger)
         return rein_error_set(err, REIN_ENOMEM, "out of memory");
@@ -936,6 +941,7 @@ static void release(struct turn *t)
     rein_model_request_free(t->req);
     rein_cancel_unref(t->cancel);
     rein_ledger_free(t->own_ledger);
+    rein__turn_tools_release(t);
     for (size_t i = 0; i < t->nrecs; i++) {
         rein_call_result_free(t->recs[i].res);
         rein_free(t->recs[i].note);
@@ -947,6 +953,7 @@ static void release(struct turn *t)
     rein_buf_release(&t->partial);
     json_decref(t->refuted);
     pthread_mutex_destroy(&t->ev_mu);
+    pthread_mutex_destroy(&t->tools_mu);
 }
 
 static void final_event(struct turn *t, bool success)

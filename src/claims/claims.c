@@ -369,6 +369,12 @@ static bool each_sentence(struct run *r, const char *text, size_t len)
     return true;
 }
 
+/* Tokens a sentence of the text can have: one per byte at most (+1 spare), and TOKENS_MAX. */
+static size_t tokens_room(size_t len)
+{
+    return len < TOKENS_MAX ? len + 1 : TOKENS_MAX;
+}
+
 rein_claims *rein_claims_extract(const char *text, size_t len, const rein_claims_vocab *vocab,
                                  rein_error *err)
 {
@@ -376,8 +382,11 @@ rein_claims *rein_claims_extract(const char *text, size_t len, const rein_claims
 
     memset(&r, 0, sizeof(r));
     r.cl = rein_claims_new();
-    r.st.t = rein_calloc(TOKENS_MAX, sizeof(*r.st.t));
-    r.st.low = rein_malloc(SENTENCE_MAX + 8);
+    /* A token takes at least a byte and a sentence is no longer than the text, so a short
+     * answer (the usual one) needs room for its own length only: the whole bound was 16 KB
+     * allocated and zeroed for every answer (issue 25). */
+    r.st.t = rein_calloc(tokens_room(len), sizeof(*r.st.t));
+    r.st.low = rein_malloc((len < SENTENCE_MAX ? len : SENTENCE_MAX) + 8);
     r.st.vocab = rein__claims_vocab_view(vocab);
     r.text = text ? text : "";
     if (!r.cl || !r.st.t || !r.st.low)

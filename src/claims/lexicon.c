@@ -754,6 +754,26 @@ static struct form forms[NVERBS * 5];
 static size_t nforms;
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 
+/* Irregular past forms of verbs the table does not list: they still mark tense and end a
+ * verb phrase. */
+static const char *const irregular_pasts[] = {
+    "dug",        "drew",  "fed",    "fought", "felt",  "fled",   "flung",  "forgot", "froze",
+    "grew",       "hid",   "knew",   "laid",   "led",   "lent",   "lit",    "lost",   "meant",
+    "met",        "paid",  "rode",   "rang",   "rose",  "sang",   "sank",   "shook",  "shone",
+    "shot",       "slept", "slid",   "sold",   "sped",  "spent",  "spread", "sprang", "stood",
+    "stole",      "stuck", "struck", "swept",  "swam",  "swung",  "taught", "tore",   "threw",
+    "understood", "woke",  "wore",   "won",    "wound", "caught", "bought", "fell",   "beat",
+};
+
+/* irregular_pasts sorted (build), so a word that is no listed verb form, most words of a
+ * sentence, is looked up in it by halves instead of against each of its entries. */
+static const char *pasts[REIN_ARRAY_SIZE(irregular_pasts)];
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
 static int cmp_word(const void *a, const void *b)
 {
     return strcmp(((const struct word *)a)->w, ((const struct word *)b)->w);
@@ -781,6 +801,8 @@ static void build(void)
         }
     }
     qsort(forms, nforms, sizeof(forms[0]), cmp_form);
+    memcpy(pasts, irregular_pasts, sizeof(pasts));
+    qsort(pasts, REIN_ARRAY_SIZE(pasts), sizeof(pasts[0]), cmp_str);
 }
 
 /* Compares the NUL-terminated key with w[0..n). */
@@ -810,17 +832,6 @@ uint64_t rein__claims_lex(const char *w, size_t n)
         bits |= words[lo].bits;
     return bits;
 }
-
-/* Irregular past forms of verbs the table does not list: they still mark tense and end a
- * verb phrase. */
-static const char *const irregular_pasts[] = {
-    "dug",        "drew",  "fed",    "fought", "felt",  "fled",   "flung",  "forgot", "froze",
-    "grew",       "hid",   "knew",   "laid",   "led",   "lent",   "lit",    "lost",   "meant",
-    "met",        "paid",  "rode",   "rang",   "rose",  "sang",   "sank",   "shook",  "shone",
-    "shot",       "slept", "slid",   "sold",   "sped",  "spent",  "spread", "sprang", "stood",
-    "stole",      "stuck", "struck", "swept",  "swam",  "swung",  "taught", "tore",   "threw",
-    "understood", "woke",  "wore",   "won",    "wound", "caught", "bought", "fell",   "beat",
-};
 
 /* Words ending in -ed that are not past forms of a verb. */
 static bool not_past(const char *w, size_t n)
@@ -858,8 +869,17 @@ uint16_t rein__claims_verb(const char *w, size_t n, uint8_t *form)
         if (forms[lo].verb == v)
             f |= forms[lo].form;
     }
-    for (size_t i = 0; !v && i < REIN_ARRAY_SIZE(irregular_pasts); i++) {
-        if (cmp_n(irregular_pasts[i], w, n) == 0) {
+    if (!v) {
+        lo = 0;
+        hi = REIN_ARRAY_SIZE(pasts);
+        while (lo < hi) {
+            size_t mid = (lo + hi) / 2;
+            if (cmp_n(pasts[mid], w, n) < 0)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        if (lo < REIN_ARRAY_SIZE(pasts) && cmp_n(pasts[lo], w, n) == 0) {
             v = (uint16_t)(NVERBS + 1);
             f = VF_PAST | VF_PART;
         }

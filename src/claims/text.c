@@ -245,18 +245,6 @@ bool rein__claims_path_like(const char *p, size_t n)
     return !all_digits_or(p, (size_t)(dot - p), "");
 }
 
-bool rein__claims_is(const struct rein__sent *st, size_t i, const char *w)
-{
-    const struct rein__tok *t;
-    size_t n = strlen(w);
-
-    if (i >= st->nt)
-        return false;
-    t = &st->t[i];
-    return (t->type == TK_WORD || t->type == TK_CJK) && t->n == n &&
-           memcmp(st->low + t->s, w, n) == 0;
-}
-
 /* Lexicon bits and verb form of word token t (its lower-cased text, ’ read as '). */
 static void classify_word(struct rein__sent *st, struct rein__tok *t)
 {

@@ -760,6 +760,27 @@ static void test_claims_follow_the_registry(void **state)
     fx_stop(&f);
 }
 
+/* A tool only the turn's ledger knows (the model called it; the registry has no such tool) is
+ * one the answer's claims can name: the claims check reads the ledger's tools too, and its
+ * failed call does not back the claim. */
+static void test_claims_know_the_turns_tools(void **state)
+{
+    struct fx f;
+
+    (void)state;
+    fx_start(&f, "openai");
+    f.o.verification = REIN_AGENT_VERIFY_AUTO;
+    fx_script(&f, "[{\"tool_calls\":[{\"id\":\"call_1\",\"name\":\"frob_widget\","
+                  "  \"arguments\":\"{}\"}]},"
+                  "{\"text\":\"FrobWidget found 3 matches.\"}]");
+    fx_run(&f, "frob it");
+    assert_int_equal(claims_count(&f), 1);
+    assert_string_equal(json_string_value(json_object_get(
+                            json_array_get(rein_agent_result_claims(f.r), 0), "tool")),
+                        "frob_widget");
+    fx_stop(&f);
+}
+
 /* A hallucinated tool name: unknown_tool with the available tools, then the right one. */
 static void test_hallucinated_tool(void **state)
 {
@@ -1959,6 +1980,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_hallucinated_tool),
     cmocka_unit_test(test_result_text_is_the_tree_written),
     cmocka_unit_test(test_claims_follow_the_registry),
+    cmocka_unit_test(test_claims_know_the_turns_tools),
     cmocka_unit_test(test_parallel_out_of_order),
     cmocka_unit_test(test_sequential_tool_runs_alone),
     cmocka_unit_test(test_single_mode_summarises),
