@@ -83,6 +83,14 @@ REIN_EXTERN rein_err rein_history_add_tool_result_media(rein_history *h, const c
  * back the trees of an idle conversation (its messages are kept as their JSON text and made
  * into trees again when asked for). */
 REIN_EXTERN const json_t *rein_history_get(const rein_history *h, size_t i);
+/*
+ * The i-th message's JSON text, the bytes rein_json_dump() writes of rein_history_get(h, i),
+ * with *len its length (it is NUL-terminated too); NULL when i is out of range, memory is
+ * exhausted, or the message is shared (rein_history_append_shared: the history keeps its tree,
+ * not its text). Borrowed, valid as rein_history_get's result is. Makes no tree: for a caller
+ * that stores the message, which then need not write it out again.
+ */
+REIN_EXTERN const char *rein_history_text(const rein_history *h, size_t i, size_t *len);
 /* The i-th message's role ("system", "user", "assistant" or "tool"; static), or NULL when out
  * of range. Makes no tree. */
 REIN_EXTERN const char *rein_history_role(const rein_history *h, size_t i);

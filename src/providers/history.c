@@ -629,6 +629,20 @@ const json_t *rein_history_get(const rein_history *h, size_t i)
     return i < h->n && thawed(h) ? tree_of(h, i) : NULL;
 }
 
+const char *rein_history_text(const rein_history *h, size_t i, size_t *len)
+{
+    const struct hmsg *m;
+
+    if (!h || i >= h->n || !thawed(h))
+        return NULL;
+    m = &h->m[i];
+    if (m->shared || !m->text)
+        return NULL;
+    if (len)
+        *len = m->text->len;
+    return m->text->json;
+}
+
 /* The block's first len bytes are all that is left of what the signing cache hashed. */
 static void sha_keep(rein_history *h, size_t len)
 {

@@ -80,7 +80,8 @@ static rein_err queue_failed(const rein_session *s, rein_error *err)
 }
 
 /* Queues msg's text; position is where the history has it (SIZE_MAX: not known). */
-static rein_err queue_message(rein_session *s, const json_t *msg, size_t position, rein_error *err)
+static rein_err queue_message(rein_session *s, const json_t *msg, const char *text, size_t text_len,
+                              size_t position, rein_error *err)
 {
     struct rein__queued *item = NULL;
     size_t off;
@@ -90,7 +91,7 @@ static rein_err queue_message(rein_session *s, const json_t *msg, size_t positio
     off = s->q.text.len;
     rc = queue_failed(s, err);
     if (rc == REIN_OK) {
-        rc = rein_json_dump(&s->q.text, msg);
+        rc = text ? rein_buf_add(&s->q.text, text, text_len) : rein_json_dump(&s->q.text, msg);
         if (rc == REIN_OK)
             rc = rein_buf_addch(&s->q.text, '\0');
         if (rc == REIN_OK && !(item = queue_add(&s->q)))
@@ -274,7 +275,7 @@ rein_err rein__session_commit(rein_session *s, rein__session_more_fn more, void 
 rein_err rein__session_save_message(rein_session *s, const json_t *msg, int64_t *position,
                                     rein_error *err)
 {
-    rein_err rc = queue_message(s, msg, SIZE_MAX, err);
+    rein_err rc = queue_message(s, msg, NULL, 0, SIZE_MAX, err);
 
     if (rc == REIN_OK)
         rc = rein__session_commit(s, NULL, NULL, err);
@@ -284,11 +285,19 @@ rein_err rein__session_save_message(rein_session *s, const json_t *msg, int64_t 
 }
 
 /* The agent's message hook: the message at position of the history waits for the turn's next
- * commit (before the next call runs, the next event is written, or the turn ends). */
+ * commit (before the next call runs, the next event is written, or the turn ends). It is the
+ * last message of the session's history, which keeps it as the text rein_json_dump writes:
+ * that text is stored, not the message written out once more (issue 25). */
 static rein_err save_turn_message(void *userdata, size_t position, const json_t *msg,
                                   rein_error *err)
 {
-    return queue_message(userdata, msg, position, err);
+    rein_session *s = userdata;
+    size_t n = rein_history_len(s->h), len = 0;
+    const char *text = NULL;
+
+    if (n && rein_history_get(s->h, n - 1) == msg)
+        text = rein_history_text(s->h, n - 1, &len);
+    return queue_message(s, msg, text, len, position, err);
 }
 
 rein_err rein_session_ledger_write(void *session, const struct rein_ledger_entry *e)

@@ -1690,6 +1690,46 @@ static void test_history_compact_keeps_what_pays(void **state)
     rein_provider_free(p);
 }
 
+/* rein_history_text is the text rein_json_dump writes of each message, through a compaction
+ * and a freeze too; a shared message (whose tree the history keeps) and an index out of range
+ * have none. */
+static void test_history_text_is_the_message_written(void **state)
+{
+    rein_history *h = rein_history_new();
+    json_t *sys = json_pack("{s:s, s:s}", "role", "system", "content", "be \"brief\"");
+    json_t *asst = json_pack("{s:s, s:s, s:[{s:s, s:s, s:s}]}", "role", "assistant", "content", "",
+                             "tool_calls", "id", "c1", "name", "echo", "arguments", "{ }");
+    size_t len = 0;
+
+    (void)state;
+    assert_rein_ok(rein_history_append_shared(h, sys, NULL), NULL);
+    assert_rein_ok(rein_history_add_user(h, "h\u00e9llo\n\"there\""), NULL);
+    assert_rein_ok(rein_history_append(h, asst, NULL), NULL);
+    assert_rein_ok(rein_history_add_tool_result(h, "c1", "echo", "{\"ok\":true}", false), NULL);
+    assert_null(rein_history_text(h, 0, &len));
+    assert_null(rein_history_text(h, 4, &len));
+    for (int round = 0; round < 3; round++) {
+        for (size_t i = 1; i < rein_history_len(h); i++) {
+            struct rein_buf b;
+            const char *text = rein_history_text(h, i, &len);
+            rein_buf_init(&b, 0);
+            assert_rein_ok(rein_json_dump(&b, rein_history_get(h, i)), NULL);
+            assert_non_null(text);
+            assert_int_equal(len, b.len);
+            assert_memory_equal(text, b.ptr, len);
+            assert_int_equal(text[len], '\0');
+            rein_buf_release(&b);
+        }
+        if (round == 0)
+            rein_history_compact(h);
+        else
+            rein_history_freeze(h);
+    }
+    json_decref(sys);
+    json_decref(asst);
+    rein_history_free(h);
+}
+
 /* A conversation of `turns` exchanges for the removal tests: a user message, an assistant
  * message with two calls, their results (the second without the tool's name, which Gemini
  * then looks up), an answer; a system note now and then. Returns the index of each exchange's
@@ -3426,6 +3466,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_history_call_id_set),
     cmocka_unit_test(test_history_chain),
     cmocka_unit_test(test_history_compact_keeps_what_pays),
+    cmocka_unit_test(test_history_text_is_the_message_written),
     cmocka_unit_test(test_history_idle_form_answers_alike),
     cmocka_unit_test(test_shared_tools_encoded_once),
     cmocka_unit_test(test_history_replace_keeps_other_encodings),
