@@ -30,6 +30,7 @@
  */
 #include "provider_int.h"
 
+#include <pthread.h>
 #include <string.h>
 
 /*
@@ -1014,15 +1015,29 @@ void rein_history_freeze(rein_history *h)
     rein_history_compact(h);
 }
 
+/* A new {"role": role, "content": text} (the tree json_pack made of it, without the format's
+ * reading: about 3,000 instructions a message, issue 25), or NULL when memory is exhausted.
+ * role is a literal; text was found to be UTF-8 (jansson's check would say it again). */
+static json_t *text_message(const char *role, const char *text, size_t len)
+{
+    json_t *m = json_object();
+
+    if (m && (json_object_set_new_nocheck(m, "role", json_string_nocheck(role)) != 0 ||
+              json_object_set_new_nocheck(m, "content", json_stringn_nocheck(text, len)) != 0)) {
+        json_decref(m);
+        m = NULL;
+    }
+    return m;
+}
+
 static rein_err add_text(rein_history *h, const char *role, const char *text)
 {
-    json_t *m;
+    size_t len = text ? strlen(text) : 0;
 
     /* jansson refuses text that is not UTF-8 as if memory had run out: say what it is. */
-    if (text && rein_utf8_valid_prefix(text, strlen(text)) != strlen(text))
+    if (text && rein_utf8_valid_prefix(text, len) != len)
         return REIN_EINVAL;
-    m = json_pack("{s:s, s:s}", "role", role, "content", text ? text : "");
-    return append_take(h, m);
+    return append_take(h, text_message(role, text ? text : "", len));
 }
 
 rein_err rein_history_add_system(rein_history *h, const char *text)
@@ -1047,8 +1062,16 @@ rein_err rein_history_add_tool_result(rein_history *h, const char *call_id, cons
 
     if (!call_id || !call_id[0])
         return REIN_EINVAL;
-    m = json_pack("{s:s, s:s, s:s}", "role", "tool", "tool_call_id", call_id, "content",
-                  content ? content : "");
+    /* json_pack("{s:s, s:s, s:s}") without the format's reading; json_string checks UTF-8 as
+     * it did (NULL, which append_take reports, when a text is not). */
+    m = json_object();
+    if (m &&
+        (json_object_set_new_nocheck(m, "role", json_string_nocheck("tool")) != 0 ||
+         json_object_set_new_nocheck(m, "tool_call_id", json_string(call_id)) != 0 ||
+         json_object_set_new_nocheck(m, "content", json_string(content ? content : "")) != 0)) {
+        json_decref(m);
+        m = NULL;
+    }
     if (m && name && json_object_set_new(m, "name", json_string(name)) != 0) {
         json_decref(m);
         return REIN_ENOMEM;
@@ -1244,15 +1267,88 @@ static rein_err place(rein_history *h, const struct rein__wire *w, struct hmsg *
 }
 
 /* Encodes message i (all before it encoded) into the empty buffer out. */
+/*
+ * The pieces of shared messages, kept across histories. An agent's system prompt is one
+ * message every history of the agent shares (decision 0046), but each history made its piece
+ * again: rein serve starts a history for every turn, so every turn wrote the same prompt out
+ * anew (about 11,000 instructions for the default prompt, and the self-check's prompt too;
+ * issue 25). A piece is a function of the message, the wire and its variant, as the history's
+ * own cache already takes it to be. An entry holds a reference to its message, so the pointer
+ * cannot come to name another message while the entry is kept; a few entries, replaced in turn,
+ * so at most that many messages outlive their agents here. Guarded by shared_mu: the turns of
+ * many threads share one prompt.
+ */
+#define SHARED_PIECES 8
+
+static struct shared_piece {
+    json_t *msg; /* a reference; NULL: the entry is free */
+    const struct rein__wire *w;
+    unsigned var;
+    char *piece;
+    size_t len;
+} shared_pieces[SHARED_PIECES];
+static size_t shared_next;
+static pthread_mutex_t shared_mu = PTHREAD_MUTEX_INITIALIZER;
+
+/* Appends the kept piece of msg for (w, var) to out; false when none is kept (or out of
+ * memory: then the caller makes it). */
+static bool shared_piece_get(const json_t *msg, const struct rein__wire *w, unsigned var,
+                             struct rein_buf *out)
+{
+    bool found = false;
+
+    pthread_mutex_lock(&shared_mu);
+    for (size_t k = 0; k < SHARED_PIECES && !found; k++) {
+        const struct shared_piece *e = &shared_pieces[k];
+        if (e->msg == msg && e->w == w && e->var == var)
+            found = rein_buf_add(out, e->piece, e->len) == REIN_OK;
+    }
+    pthread_mutex_unlock(&shared_mu);
+    return found;
+}
+
+/* Keeps piece (len bytes) as msg's for (w, var); out of memory nothing is kept. */
+static void shared_piece_put(json_t *msg, const struct rein__wire *w, unsigned var,
+                             const char *piece, size_t len)
+{
+    char *copy = rein_malloc(len ? len : 1);
+    json_t *old_msg = NULL;
+    char *old_piece = NULL;
+    struct shared_piece *e;
+
+    if (!copy)
+        return;
+    memcpy(copy, piece, len);
+    pthread_mutex_lock(&shared_mu);
+    e = &shared_pieces[shared_next];
+    shared_next = (shared_next + 1) % SHARED_PIECES;
+    old_msg = e->msg;
+    old_piece = e->piece;
+    *e = (struct shared_piece){json_incref(msg), w, var, copy, len};
+    pthread_mutex_unlock(&shared_mu);
+    json_decref(old_msg);
+    rein_free(old_piece);
+}
+
 static rein_err encode_one(rein_history *h, size_t i, const rein_provider *p,
                            const struct rein__wire *w, struct rein_buf *out)
 {
     const json_t *m = tree_of(h, i);
+    size_t start = out->len;
+    rein_err rc;
 
     if (!m)
         return REIN_ENOMEM;
     h->encodes++;
-    return w->encode_in ? w->encode_in(p, h, i, out) : w->encode_message(p, m, out);
+    if (w->encode_in)
+        return w->encode_in(p, h, i, out);
+    /* A shared message's tree is its own for good (never a copy of its text). */
+    if (h->m[i].shared && shared_piece_get(m, w, h->evar, out))
+        return REIN_OK;
+    rc = w->encode_message(p, m, out);
+    if (rc == REIN_OK && h->m[i].shared)
+        shared_piece_put((json_t *)m, w, h->evar, out->ptr + start, out->len - start);
+    return rc;
 }
 
 /* Appends the first len bytes of src to b (len may be 0 with src unallocated). */

@@ -1730,6 +1730,39 @@ static void test_history_text_is_the_message_written(void **state)
     rein_history_free(h);
 }
 
+/* A shared message's piece, kept across histories, is the one its wire makes: histories on two
+ * wires, taken in turn twice, send what a history of their own copy of it sends. */
+static void test_history_shared_pieces_follow_the_wire(void **state)
+{
+    rein_provider *ps[2] = {provider_for("openai-compatible", "http://127.0.0.1:9/v1"),
+                            provider_for("anthropic", "http://127.0.0.1:9")};
+    json_t *sys = json_pack("{s:s, s:s}", "role", "system", "content", "Be \"brief\".");
+
+    (void)state;
+    for (int round = 0; round < 2; round++) {
+        for (int k = 0; k < 2; k++) {
+            rein_model_request *req = rein_model_request_new();
+            rein_history *shared = rein_history_new(), *own = rein_history_new();
+            char *a, *b;
+            assert_rein_ok(rein_history_append_shared(shared, sys, NULL), NULL);
+            assert_rein_ok(rein_history_append(own, sys, NULL), NULL);
+            assert_rein_ok(rein_history_add_user(shared, "hi"), NULL);
+            assert_rein_ok(rein_history_add_user(own, "hi"), NULL);
+            a = body_for(ps[k], req, shared);
+            b = body_for(ps[k], req, own);
+            assert_string_equal(a, b);
+            rein_free(a);
+            rein_free(b);
+            rein_history_free(shared);
+            rein_history_free(own);
+            rein_model_request_free(req);
+        }
+    }
+    json_decref(sys);
+    rein_provider_free(ps[0]);
+    rein_provider_free(ps[1]);
+}
+
 /* A conversation of `turns` exchanges for the removal tests: a user message, an assistant
  * message with two calls, their results (the second without the tool's name, which Gemini
  * then looks up), an answer; a system note now and then. Returns the index of each exchange's
@@ -3467,6 +3500,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_history_chain),
     cmocka_unit_test(test_history_compact_keeps_what_pays),
     cmocka_unit_test(test_history_text_is_the_message_written),
+    cmocka_unit_test(test_history_shared_pieces_follow_the_wire),
     cmocka_unit_test(test_history_idle_form_answers_alike),
     cmocka_unit_test(test_shared_tools_encoded_once),
     cmocka_unit_test(test_history_replace_keeps_other_encodings),
