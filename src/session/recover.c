@@ -48,7 +48,9 @@ static int load_message(const struct rein_store_message *m, void *userdata)
 
     if (!msg)
         return REIN_EPARSE;
-    rc = rein_history_append(l->h, msg, NULL);
+    /* The history keeps the tree (a reference of its own) for the turn's first request, which
+     * would otherwise read the message's text once more (issue 25); ours goes below. */
+    rc = rein_history_append_take(l->h, json_incref(msg), NULL);
     if (rc == REIN_OK && role && strcmp(role, "tool") == 0) {
         const char *id = json_string_value(json_object_get(msg, "tool_call_id"));
         if (id)
