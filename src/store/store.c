@@ -369,6 +369,11 @@ uint64_t rein__store_savepoints(const rein_store *s)
     return atomic_load_explicit(&s->tally.savepoints, memory_order_relaxed);
 }
 
+uint64_t rein__store_checkpoints(const rein_store *s)
+{
+    return atomic_load_explicit(&s->tally.checkpoints, memory_order_relaxed);
+}
+
 /* ---- conversations ---------------------------------------------------------------------- */
 
 /*

@@ -121,7 +121,8 @@ struct rein__store_ops {
 /* rein_store_counts, bumped by the backends (relaxed: they are statistics). */
 struct rein__store_tally {
     _Atomic uint64_t calls, waits, commits;
-    _Atomic uint64_t savepoints; /* calls that took a savepoint of their own (SQLite groups) */
+    _Atomic uint64_t savepoints;  /* calls that took a savepoint of their own (SQLite groups) */
+    _Atomic uint64_t checkpoints; /* WAL checkpoints the SQLite writer thread ran */
 };
 
 /*
@@ -161,6 +162,13 @@ const char *rein__store_sqlite_wal_vfs(void);
 /* Stops the thread keeping s's leases (lease.c), when it runs: every lease is released by
  * then. */
 void rein__store_keeper_stop(rein_store *s);
+
+/* The WAL frames at which an exclusive-mode SQLite store's writer copies the WAL into the
+ * database (decision 0078); frames <= 0 restores the default. Process-wide, for tests. */
+void rein__store_sqlite_checkpoint_at(int frames);
+
+/* How many checkpoints the writer thread of s ran (SQLite exclusive mode; for tests). */
+uint64_t rein__store_checkpoints(const rein_store *s);
 
 /* How many calls on s took a savepoint of their own inside a group (SQLite exclusive mode;
  * for tests: not part of rein_store_counts). */

@@ -15,7 +15,9 @@
  * taken away, and every other I/O failure is an ordinary SQLite error (REIN_ESTORE, a 503).
  * The WAL is kept small: journal_size_limit truncates it after each checkpoint, and in
  * exclusive mode a TRUNCATE checkpoint runs every CHECKPOINT_MS while the connection is handed
- * back (no reader can pin the WAL then).
+ * back (no reader can pin the WAL then). In exclusive mode the writer thread copies the WAL
+ * into the database itself, after it has told a batch's submitters, and only once the WAL
+ * holds CHECKPOINT_FRAMES frames (writer_checkpoint, docs/decisions/0078).
  *
  * Group commit (exclusive mode, docs/decisions/0026 and 0057): one writer thread owns the
  * connection's writes. rein_store_group hands it fn, and a plain call made on another thread
@@ -46,9 +48,16 @@
 
 #define WHERE         "store/sqlite"
 #define CHECKPOINT_MS 30000
+/* Exclusive mode: the WAL is copied into the database once it holds this many frames (about
+ * 40 MB of 4 KB pages); SQLite's own automatic checkpoint copies at 1,000. */
+#define CHECKPOINT_FRAMES 10000
 /* A batch commits when no other call waits, or at this many calls, or this old. */
 #define BATCH_MAX_CALLS 256
 #define WAL_KEEP_BYTES  "4194304"
+/* Exclusive mode: a WAL of CHECKPOINT_FRAMES frames (4 KB pages, 24-byte headers) and the
+ * frames of the batch that passed it, kept at that size after a checkpoint, so the file is
+ * written over from its start instead of cut and grown again. */
+#define WAL_KEEP_BYTES_EXCLUSIVE "50331648"
 /* A savepoint's journal stays in memory up to this size (about 250 pages; sqlite_setup). */
 #define SUBJ_SPILL (1024 * 1024)
 /* Failed batches remembered for rein_store_group_kept; an older ticket counts as failed. */
@@ -311,6 +320,7 @@ struct sq {
     bool exclusive;
     bool group;            /* group commit: exclusive mode, once the schema is in place */
     int64_t checkpoint_ms; /* monotonic time of the last TRUNCATE checkpoint */
+    int wal_frames;        /* exclusive: frames in the WAL after the last commit (wal_hook) */
     pthread_mutex_t mu;
     pthread_cond_t cv; /* a connection came free */
     struct conn **all;
@@ -399,6 +409,30 @@ static int busy_wait(void *userdata, int tries)
 /* The VFS of exclusive-mode connections (sqlite_setup): NULL is SQLite's default. */
 static const char *exclusive_vfs;
 
+/* Frames that start a checkpoint in exclusive mode (rein__store_sqlite_checkpoint_at). */
+static _Atomic int checkpoint_frames = CHECKPOINT_FRAMES;
+
+void rein__store_sqlite_checkpoint_at(int frames)
+{
+    atomic_store(&checkpoint_frames, frames > 0 ? frames : CHECKPOINT_FRAMES);
+}
+
+/*
+ * Exclusive mode: SQLite calls this after each commit with the WAL's frame count. Setting it
+ * replaces SQLite's automatic checkpoint, which ran inside the COMMIT (its submitters waited
+ * for the copy and the database's sync) every 1,000 frames; writer_checkpoint does it instead.
+ * The thread that commits holds the connection, so wal_frames needs no lock.
+ */
+static int wal_hook(void *arg, sqlite3 *db, const char *name, int frames)
+{
+    struct sq *q = arg;
+
+    (void)db;
+    (void)name;
+    q->wal_frames = frames;
+    return SQLITE_OK;
+}
+
 static rein_err conn_open(struct sq *q, struct conn **out, rein_error *err)
 {
     struct conn *c = rein_calloc(1, sizeof(*c));
@@ -434,11 +468,17 @@ static rein_err conn_open(struct sq *q, struct conn **out, rein_error *err)
         rc = exec_sql(q, c, "PRAGMA journal_mode=WAL", "enable WAL", err);
     if (rc == REIN_OK)
         rc = exec_sql(q, c,
-                      "PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON; PRAGMA mmap_size=0; "
-                      "PRAGMA journal_size_limit=" WAL_KEEP_BYTES,
+                      q->exclusive ? "PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON; "
+                                     "PRAGMA mmap_size=0; "
+                                     "PRAGMA journal_size_limit=" WAL_KEEP_BYTES_EXCLUSIVE
+                                   : "PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON; "
+                                     "PRAGMA mmap_size=0; "
+                                     "PRAGMA journal_size_limit=" WAL_KEEP_BYTES,
                       "configure", err);
     if (rc != REIN_OK)
         goto out_close;
+    if (q->exclusive)
+        sqlite3_wal_hook(c->db, wal_hook, q);
     *out = c;
     return REIN_OK;
 out_close:
@@ -485,7 +525,8 @@ static void conn_release(struct sq *q, struct conn *c)
 
 static void conn_put(struct sq *q, struct conn *c)
 {
-    if (q->exclusive && rein_now_ms() - q->checkpoint_ms >= CHECKPOINT_MS &&
+    /* In group mode the writer checkpoints once its submitters are told (writer_checkpoint). */
+    if (q->exclusive && !q->group && rein_now_ms() - q->checkpoint_ms >= CHECKPOINT_MS &&
         sqlite3_get_autocommit(c->db)) {
         /* The one connection is ours alone here: nothing can hold the WAL open. */
         int rc = sqlite3_wal_checkpoint_v2(c->db, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);
@@ -609,6 +650,8 @@ static void rollback(struct sq *q, struct conn *c)
         return;
     (void)run_id(q, c, q->group ? ST_ROLLBACK_TO : ST_ROLLBACK, &ignored);
 }
+
+static rein_err conn_try(struct sq *q, bool free_ok, struct conn **c, rein_error *err);
 
 /* ---- group commit: the writer thread ------------------------------------------------- */
 
@@ -776,6 +819,42 @@ static void writer_batch(struct sq *q, struct job *list)
 }
 
 /*
+ * After a batch, once its submitters are told: the WAL copied into the database when it holds
+ * checkpoint_frames frames (PASSIVE: this connection is the file's only one, so it copies
+ * every frame, and the next commit writes the WAL over from its start), and every
+ * CHECKPOINT_MS copied and cut to nothing (TRUNCATE). Copying waited inside the COMMIT before
+ * (SQLite's automatic checkpoint, every 1,000 frames): a page a turn changes again and again
+ * is now copied once per 10,000 frames, and nobody who was told waits for it (decision 0078).
+ * When a reader holds the connection, the next batch tries again.
+ */
+static void writer_checkpoint(struct sq *q)
+{
+    bool timed = rein_now_ms() - q->checkpoint_ms >= CHECKPOINT_MS;
+    struct conn *c = NULL;
+    rein_error ignored;
+    int rc;
+
+    if (!timed && q->wal_frames < atomic_load(&checkpoint_frames))
+        return;
+    pthread_mutex_lock(&q->mu);
+    (void)conn_try(q, true, &c, &ignored);
+    pthread_mutex_unlock(&q->mu);
+    if (!c)
+        return;
+    rc = sqlite3_wal_checkpoint_v2(
+        c->db, NULL, timed ? SQLITE_CHECKPOINT_TRUNCATE : SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
+    if (rc == SQLITE_OK) {
+        q->wal_frames = 0;
+        REIN__STORE_COUNT(q->tally, checkpoints);
+    } else {
+        rein_log(REIN_LOG_WARN, WHERE, "%s: checkpoint: %s", q->path, sqlite3_errmsg(c->db));
+    }
+    if (timed)
+        q->checkpoint_ms = rein_now_ms();
+    conn_release(q, c);
+}
+
+/*
  * The writer: takes every job queued (up to BATCH_MAX_CALLS) and runs them as one batch. While
  * one batch waits for the disk, the jobs that arrive queue and share the next commit; no
  * thread hands the connection to another, and a submitter sleeps once, until its batch ends.
@@ -807,6 +886,7 @@ static void *writer_main(void *arg)
         *tail = NULL;
         pthread_mutex_unlock(&q->mu);
         writer_batch(q, list);
+        writer_checkpoint(q);
         pthread_mutex_lock(&q->mu);
     }
     pthread_mutex_unlock(&q->mu);

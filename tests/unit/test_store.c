@@ -10,11 +10,13 @@
 #include "store_fixture.h"
 #include "test.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <semaphore.h>
 #include <stdatomic.h>
 #include <sqlite3.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 struct backend {
@@ -2132,6 +2134,138 @@ static void sqlite_wal_large_group_reads_back(void **state)
     }
 }
 
+/* ---- the writer's checkpoint (decision 0078) ------------------------------------------------ */
+
+/* A VFS under rein's that counts the writes reaching the database file (only a checkpoint
+ * writes there in WAL mode) and, while hold_db is set, keeps each one waiting until the test
+ * posts hold_go: a checkpoint then cannot end before the test lets it. */
+static sqlite3_vfs *hd_under;
+static sqlite3_vfs hd_vfs;
+static sqlite3_io_methods hd_methods;
+static const sqlite3_io_methods *hd_real_methods;
+static atomic_int hd_writes;
+static atomic_bool hold_db, hold_timed_out;
+static sem_t hold_go;
+
+static int hd_write(sqlite3_file *f, const void *src, int n, sqlite3_int64 off)
+{
+    if (atomic_load(&hold_db)) {
+        struct timespec until;
+
+        /* A bound, so that a checkpoint the submitter waits for fails the test instead of
+         * hanging it. */
+        clock_gettime(CLOCK_REALTIME, &until);
+        until.tv_sec += 30;
+        while (sem_timedwait(&hold_go, &until) != 0) {
+            if (errno != EINTR) {
+                atomic_store(&hold_timed_out, true);
+                break;
+            }
+        }
+        atomic_store(&hold_db, false);
+    }
+    atomic_fetch_add(&hd_writes, 1);
+    return hd_real_methods->xWrite(f, src, n, off);
+}
+
+static int hd_open(sqlite3_vfs *vfs, const char *name, sqlite3_file *f, int flags, int *out)
+{
+    int rc = hd_under->xOpen(hd_under, name, f, flags, out);
+
+    (void)vfs;
+    if (rc == SQLITE_OK && (flags & SQLITE_OPEN_MAIN_DB) && f->pMethods) {
+        hd_real_methods = f->pMethods;
+        hd_methods = *f->pMethods;
+        hd_methods.xWrite = hd_write;
+        f->pMethods = &hd_methods;
+    }
+    return rc;
+}
+
+static bool hd_install(void)
+{
+    if (sqlite3_vfs_find("rein-wal"))
+        return false;
+    hd_under = sqlite3_vfs_find(NULL);
+    hd_vfs = *hd_under;
+    hd_vfs.zName = "test-hold";
+    hd_vfs.xOpen = hd_open;
+    return sqlite3_vfs_register(&hd_vfs, 1) == SQLITE_OK;
+}
+
+static rein_err nothing_fn(rein_store *s, void *userdata, rein_error *err)
+{
+    (void)s;
+    (void)userdata;
+    (void)err;
+    return REIN_OK;
+}
+
+/* Frames in the WAL file at path (4 KB pages). */
+static long wal_frames_at(const char *path)
+{
+    struct stat st;
+
+    return stat(path, &st) == 0 && st.st_size > 32 ? (long)((st.st_size - 32) / (4096 + 24)) : 0;
+}
+
+/* Exclusive mode: the WAL is not copied into the database at SQLite's 1,000 frames, but once
+ * it holds the writer's threshold (1,500 here); and the copy runs after the batch that passed
+ * it was answered: its submitter returns while the copy is held. */
+static void sqlite_checkpoint_after_told(void **state)
+{
+    struct wal_fill w = {.conv = "k", .n = 40, .size = 3000};
+    struct wal_check c = {.size = 3000};
+    static struct backend b;
+    char wal[600];
+    rein_store *s;
+    rein_error err;
+
+    (void)state;
+    if (!hd_install()) {
+        print_message("[  SKIPPED ] a store was opened before in this process\n");
+        skip();
+    }
+    sem_init(&hold_go, 0, 0);
+    rein__store_sqlite_checkpoint_at(1500);
+    s = open_exclusive(&b);
+    snprintf(wal, sizeof(wal), "%s/rein.db-wal", b.dir);
+    assert_rein_ok(rein_store_conv_create(s, "k", NULL, NULL, NULL, &err), &err);
+    atomic_store(&hd_writes, 0);
+    /* Past SQLite's automatic checkpoint (1,000 frames; each group adds about 50): nothing
+     * reaches the database. */
+    for (int i = 0; i < 100 && wal_frames_at(wal) < 1100; i++) {
+        assert_rein_ok(rein_store_group(s, wal_fill_fn, &w, &err), &err);
+        w.first += w.n;
+    }
+    assert_in_range(wal_frames_at(wal), 1100, 1499);
+    assert_int_equal(atomic_load(&hd_writes), 0);
+    assert_int_equal(rein__store_checkpoints(s), 0);
+    /* A batch that passes the threshold: its submitter is answered while the copy is held,
+     * and the copy ends once let go. */
+    atomic_store(&hold_db, true);
+    w.n = 800;
+    assert_rein_ok(rein_store_group(s, wal_fill_fn, &w, &err), &err);
+    w.first += w.n;
+    assert_int_equal(rein__store_checkpoints(s), 0);
+    sem_post(&hold_go);
+    assert_rein_ok(rein_store_group(s, nothing_fn, NULL, &err), &err);
+    assert_false(atomic_load(&hold_timed_out));
+    assert_int_equal(rein__store_checkpoints(s), 1);
+    assert_true(atomic_load(&hd_writes) > 0);
+    /* Everything reads back, here and after a reopen. */
+    for (int round = 0; round < 2; round++) {
+        c.seen = 0;
+        assert_rein_ok(rein_store_messages_each(s, "k", 0, wal_check_fn, &c, &err), &err);
+        assert_int_equal(c.seen, w.first);
+        assert_int_equal(c.bad, 0);
+        rein_store_free(s);
+        s = round == 0 ? open_store(&b) : NULL;
+    }
+    rein__store_sqlite_checkpoint_at(0);
+    sem_destroy(&hold_go);
+}
+
 /* ---- one-statement calls in a group take no savepoint (decision 0073) -------------------- */
 
 struct one_calls {
@@ -2441,7 +2575,7 @@ static void sqlite_readonly_file(void **state)
 
 /* Exclusive mode (what rein serve uses): no -shm file is mapped, so truncating or removing it
  * from outside cannot crash the process with SIGBUS; a second process is refused; the WAL is
- * truncated after checkpoints instead of growing. */
+ * written over from its start after each checkpoint instead of growing. */
 static void sqlite_exclusive_maps_no_shm(void **state)
 {
     char *dir = test_tmpdir();
@@ -2465,8 +2599,10 @@ static void sqlite_exclusive_maps_no_shm(void **state)
         assert_int_equal(rein_store_open(url, &quick, &other, &err), REIN_ESTORE);
         assert_null(other);
     }
-    /* 200 messages of 64 KiB pass SQLite's automatic checkpoint several times; the WAL is cut
-     * back to its size limit (4 MiB) instead of staying at its largest. */
+    /* 200 messages of 64 KiB pass a checkpoint at 1,000 frames (the writer's threshold set
+     * low here, decision 0078) several times; the WAL is written over from its start after
+     * each, so it stays near 1,000 frames (4 MiB) instead of growing. */
+    rein__store_sqlite_checkpoint_at(1000);
     memset(big, 'a', 64 << 10);
     memcpy(big, "{\"role\":\"user\",\"content\":\"", 26);
     memcpy(big + (64 << 10) - 3, "\"}", 3);
@@ -2474,6 +2610,7 @@ static void sqlite_exclusive_maps_no_shm(void **state)
         assert_rein_ok(rein_store_message_append(s, "x", big, strlen(big), NULL, NULL, &err), &err);
     assert_int_equal(stat(wal, &st), 0);
     assert_true(st.st_size <= (8 << 20));
+    rein__store_sqlite_checkpoint_at(0);
     rein_store_free(s);
     free(big);
     test_rmtree(dir);
@@ -2705,6 +2842,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test_teardown(sqlite_group_commit_failure_keeps_nothing, cleanup),
     cmocka_unit_test_teardown(sqlite_group_ahead_is_checked_later, cleanup),
     cmocka_unit_test_teardown(sqlite_wal_writes_gathered, cleanup),
+    cmocka_unit_test_teardown(sqlite_checkpoint_after_told, cleanup),
     cmocka_unit_test_teardown(sqlite_wal_large_group_reads_back, cleanup),
     cmocka_unit_test_teardown(sqlite_group_one_statement_calls, cleanup),
 };
