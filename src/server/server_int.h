@@ -15,14 +15,19 @@
 
 #define REIN_HTTP_MAX_PARAMS 8
 
+/* How many quiet spells (no request for a second after some) have ended with the freed heap
+ * handed back to the system (server.c's ticker); for tests. */
+unsigned rein__server_heap_trims(rein_server *srv);
+/* How many times the ticker's hang-up set has reported a connection, and how many
+ * connections are in it now (server.c); for tests. */
+unsigned rein__server_hangup_events(rein_server *srv);
+unsigned rein__server_hangup_watched(rein_server *srv);
+
 /*
  * Decodes %XX escapes (and '+' as a space when plus_space) of len bytes of in into out (room
  * for len + 1 bytes), NUL-terminated; *out_len gets the length. False on a malformed escape
  * or an encoded NUL.
  */
-/* How many quiet spells (no request for a second after some) have ended with the freed heap
- * handed back to the system (server.c's ticker); for tests. */
-unsigned rein__server_heap_trims(rein_server *srv);
 bool rein__http_pct_decode(const char *in, size_t len, bool plus_space, char *out, size_t *out_len);
 
 /*

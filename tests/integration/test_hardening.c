@@ -9,6 +9,7 @@
  */
 /* rein-test-timeout: 60 */
 #include "raw_http.h"
+#include "server/server_int.h"
 #include "test.h"
 
 #include <stdatomic.h>
@@ -36,6 +37,13 @@ static void wait_cancel(rein_request *req, void *ud)
     (void)ud;
     rein_cancel_wait(rein_request_cancel(req), 10000);
     atomic_store(&waited_ms, (long long)(rein_now_ms() - t0));
+    rein_request_reply_json(req, 200, json_pack("{s:b}", "ok", 1));
+}
+
+/* A JSON route answered at once by a worker (the connection is suspended while it runs). */
+static void answer_now(rein_request *req, void *ud)
+{
+    (void)ud;
     rein_request_reply_json(req, 200, json_pack("{s:b}", "ok", 1));
 }
 
@@ -88,6 +96,9 @@ static void start(const struct limits *l)
     assert_rein_ok(rein_server_add_skill_routes(fx->srv, fx->reg, fx->metrics, &err), &err);
     assert_rein_ok(
         rein_server_route(fx->srv, "POST", "/wait", REIN_ROUTE_JSON_BODY, wait_cancel, NULL, &err),
+        &err);
+    assert_rein_ok(
+        rein_server_route(fx->srv, "POST", "/answer", REIN_ROUTE_JSON_BODY, answer_now, NULL, &err),
         &err);
     assert_rein_ok(rein_server_route(fx->srv, "GET", "/wait-sse", 0, wait_cancel_sse, NULL, &err),
                    &err);
@@ -311,6 +322,84 @@ static void sse_hangup_is_seen_at_once(void **state)
     assert_true(atomic_load(&waited_ms) < 5000);
 }
 
+/* A connection leaves the hang-up watch with its answer: the client closing once answered,
+ * as most do, is MHD's to see, and wakes no other thread of the server. */
+static void answered_connection_leaves_the_hangup_watch(void **state)
+{
+    const char *req = "POST /answer HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json"
+                      "\r\nContent-Length: 2\r\n\r\n{}";
+    struct rh_resp r;
+
+    (void)state;
+    start(NULL);
+    for (int i = 0; i < 5; i++) {
+        int fd = rh_connect(fx->port);
+        assert_true(rh_send(fd, req, strlen(req)));
+        rh_read(fd, 5000, false, &r);
+        assert_int_equal(r.status, 200);
+        rh_resp_free(&r);
+        /* out of the set before the answer was written */
+        assert_int_equal(rein__server_hangup_watched(fx->srv), 0);
+        close(fd);
+    }
+    rein_sleep_ms(300);
+    assert_int_equal(rein__server_hangup_events(fx->srv), 0);
+}
+
+/* A connection that comes back for more stays watched from its second request on, until it
+ * closes (no system calls per request for a kept-alive client). */
+static void kept_alive_connection_stays_watched(void **state)
+{
+    const char *req = "POST /answer HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json"
+                      "\r\nContent-Length: 2\r\n\r\n{}";
+    struct rh_resp r;
+    int fd;
+
+    (void)state;
+    start(NULL);
+    fd = rh_connect(fx->port);
+    for (int i = 0; i < 3; i++) {
+        assert_true(rh_send(fd, req, strlen(req)));
+        rh_read(fd, 5000, false, &r);
+        assert_int_equal(r.status, 200);
+        rh_resp_free(&r);
+        assert_int_equal(rein__server_hangup_watched(fx->srv), i == 0 ? 0 : 1);
+    }
+    close(fd);
+    /* and leaves it when it closes */
+    for (int i = 0; i < 500 && rein__server_hangup_watched(fx->srv) > 0; i++)
+        rein_sleep_ms(10);
+    assert_int_equal(rein__server_hangup_watched(fx->srv), 0);
+}
+
+/* Out of the watch between its requests, a kept-alive connection is watched again when a later
+ * request goes to a worker: a hang-up then is still seen at once. */
+static void kept_alive_hangup_is_seen_on_a_later_request(void **state)
+{
+    const char *answer = "POST /answer HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: "
+                         "application/json\r\nContent-Length: 2\r\n\r\n{}";
+    const char *wait = "POST /wait HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json"
+                       "\r\nContent-Length: 2\r\n\r\n{}";
+    struct rh_resp r;
+    int fd;
+
+    (void)state;
+    start(NULL);
+    atomic_store(&waited_ms, -1);
+    fd = rh_connect(fx->port);
+    assert_true(rh_send(fd, answer, strlen(answer)));
+    rh_read(fd, 5000, false, &r);
+    assert_int_equal(r.status, 200);
+    rh_resp_free(&r);
+    assert_true(rh_send(fd, wait, strlen(wait)));
+    rein_sleep_ms(200);
+    close(fd);
+    for (int i = 0; i < 500 && atomic_load(&waited_ms) < 0; i++)
+        rein_sleep_ms(10);
+    assert_true(atomic_load(&waited_ms) >= 0);
+    assert_true(atomic_load(&waited_ms) < 5000);
+}
+
 /* ---- metrics and auth ------------------------------------------------------------------ */
 
 /* Invented methods all count as "other": the registry does not grow with what clients send. */
@@ -522,6 +611,9 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test_teardown(body_memory_is_bounded, teardown),
     cmocka_unit_test_teardown(json_hangup_is_seen_at_once, teardown),
     cmocka_unit_test_teardown(sse_hangup_is_seen_at_once, teardown),
+    cmocka_unit_test_teardown(answered_connection_leaves_the_hangup_watch, teardown),
+    cmocka_unit_test_teardown(kept_alive_connection_stays_watched, teardown),
+    cmocka_unit_test_teardown(kept_alive_hangup_is_seen_on_a_later_request, teardown),
     cmocka_unit_test_teardown(metrics_labels_are_closed, teardown),
     cmocka_unit_test_teardown(metrics_obey_api_keys, teardown),
     cmocka_unit_test_teardown(duplicate_authorization_is_refused, teardown),
