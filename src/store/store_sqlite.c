@@ -122,6 +122,18 @@ static const char *const migrations[] = {
     "DROP INDEX IF EXISTS conversations_updated;"
     "CREATE INDEX conversations_listed ON conversations"
     "  (updated_ms, id, title, state, metadata, created_ms, message_count);",
+    /* 7: a trace's events are found through the last event of each batch recorded (tail = 1;
+     * every event without a conversation) and the conversation's own index, instead of an
+     * index entry for every event: a turn wrote about a dozen entries into a random page of
+     * events_trace, the largest part of its WAL frames (decision 0079). Trimming drops a
+     * conversation's oldest events first, so any event of a batch that is kept keeps its
+     * batch's tail; for the events recorded before, the last of each conversation and trace
+     * stands for them. */
+    "ALTER TABLE events ADD COLUMN tail INTEGER;"
+    "UPDATE events SET tail = 1 WHERE conversation_id IS NULL OR id IN (SELECT max(id) FROM "
+    "  events WHERE conversation_id IS NOT NULL GROUP BY conversation_id, trace_id);"
+    "CREATE INDEX events_trace_tail ON events(trace_id, id) WHERE tail = 1;"
+    "DROP INDEX IF EXISTS events_trace;",
 };
 #define SCHEMA_VERSION ((int)REIN_ARRAY_SIZE(migrations))
 
@@ -238,11 +250,17 @@ static const char *const sql_text[ST_COUNT] = {
     /* The sequence id is given (the conversation's last, read first, plus one): a RETURNING
      * clause made SQLite keep a statement journal of every page the insert touched. */
     [ST_EVENT_INSERT] = "INSERT INTO events (conversation_id, trace_id, type, payload, time_ms, "
-                        "seq) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                        "seq, tail) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
     [ST_EVENTS_CONV] = "SELECT " EVENT_COLS " FROM events WHERE conversation_id = ?1 ORDER BY seq",
     [ST_EVENTS_CONV_TRACE] = "SELECT " EVENT_COLS " FROM events WHERE conversation_id = ?1 "
                              "AND trace_id = ?2 ORDER BY seq",
-    [ST_EVENTS_TRACE] = "SELECT " EVENT_COLS " FROM events WHERE trace_id = ?1 ORDER BY id",
+    /* The conversations that hold a tail of the trace, each read through its own index, and
+     * the events without a conversation (each a tail); id (last) orders them as recorded. */
+    [ST_EVENTS_TRACE] = "SELECT " EVENT_COLS ", id FROM events WHERE trace_id = ?1 AND "
+                        "conversation_id IN (SELECT conversation_id FROM events "
+                        "WHERE trace_id = ?1 AND tail = 1) "
+                        "UNION ALL SELECT " EVENT_COLS ", id FROM events WHERE trace_id = ?1 "
+                        "AND tail = 1 AND conversation_id IS NULL ORDER BY 7",
     [ST_EVENTS_DELETE] = "DELETE FROM events WHERE conversation_id = ?1",
     [ST_EVENTS_AFTER] = "SELECT " EVENT_COLS " FROM events WHERE conversation_id = ?1 "
                         "AND seq > ?2 ORDER BY seq LIMIT ?3",
@@ -1882,9 +1900,10 @@ static rein_err trim_events(rein_store *s, struct conn *c, const char *conv_id, 
     return run(q, c, st, "drop old events", NULL, err);
 }
 
-/* Inserts ev with the sequence id seq (0 for an event without a conversation). */
+/* Inserts ev with the sequence id seq (0 for an event without a conversation); tail: the
+ * last of its batch, or without a conversation (ST_EVENTS_TRACE finds the trace by those). */
 static rein_err insert_event(rein_store *s, struct conn *c, const struct rein_store_event *ev,
-                             int64_t seq, rein_error *err)
+                             int64_t seq, bool tail, rein_error *err)
 {
     struct sq *q = impl(s);
     sqlite3_stmt *st = stmt(q, c, ST_EVENT_INSERT, err);
@@ -1898,6 +1917,8 @@ static rein_err insert_event(rein_store *s, struct conn *c, const struct rein_st
     bind_text(st, 4, ev->payload);
     sqlite3_bind_int64(st, 5, ev->time_ms);
     sqlite3_bind_int64(st, 6, seq);
+    if (tail)
+        sqlite3_bind_int(st, 7, 1);
     rc = run(q, c, st, "record event", NULL, err);
     if (rc == REIN_OK && ev->conv_id)
         rc = trim_events(s, c, ev->conv_id, seq, err);
@@ -1941,7 +1962,7 @@ static rein_err sq_events_add(rein_store *s, const struct rein_store_event *evs,
         rc = last_seq(q, c, evs[0].conv_id, &last, err);
     for (size_t i = 0; rc == REIN_OK && i < n; i++) {
         seqs[i] = evs[i].conv_id ? ++last : 0;
-        rc = insert_event(s, c, &evs[i], seqs[i], err);
+        rc = insert_event(s, c, &evs[i], seqs[i], i == n - 1 || !evs[i].conv_id, err);
     }
     if (rc == REIN_OK)
         rc = tx(q, c, ST_COMMIT, err);

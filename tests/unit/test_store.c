@@ -1133,6 +1133,100 @@ static void t_events_seq(struct backend *b)
 }
 BOTH(events_seq)
 
+/* The events of a trace, in the order they were recorded: (conversation, seq) pairs. */
+struct trace_walk {
+    int n;
+    char conv[64][8];
+    int64_t seq[64];
+};
+
+static int collect_trace(const struct rein_store_event *ev, void *ud)
+{
+    struct trace_walk *t = ud;
+
+    if (t->n < 64) {
+        snprintf(t->conv[t->n], sizeof(t->conv[0]), "%s", ev->conv_id ? ev->conv_id : "-");
+        t->seq[t->n] = ev->seq;
+        t->n++;
+    }
+    return 0;
+}
+
+/*
+ * SQLite: a trace's events across conversations and without one, in the order recorded, also
+ * once the oldest have been dropped partway through a batch; they are found through the last
+ * event of each batch (decision 0079), which alone is in the trace's index. (Redis keeps a
+ * capped list per trace, events_max long.)
+ */
+static void t_trace_events(struct backend *b)
+{
+    static const char *trace = "abababababababababababababababab";
+    struct rein_store_opts opts = {.events_max = 10, .exclusive = true};
+    struct rein_store_event evs[5], other = {.conv_id = "t2",
+                                             .trace_id = "cdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcd",
+                                             .type = "final",
+                                             .payload = "{}"};
+    struct rein_store_event lone = {.trace_id = trace, .type = "x", .payload = "{}"};
+    struct trace_walk all = {0}, t1 = {0};
+    rein_store *s = NULL;
+    rein_error err;
+
+    for (int i = 0; i < 5; i++)
+        evs[i] = (struct rein_store_event){
+            .conv_id = "t1", .trace_id = trace, .type = "status", .payload = "{}"};
+    assert_rein_ok(rein_store_open(b->url, &opts, &s, &err), &err);
+    assert_rein_ok(rein_store_conv_create(s, "t1", NULL, NULL, NULL, &err), &err);
+    assert_rein_ok(rein_store_conv_create(s, "t2", NULL, NULL, NULL, &err), &err);
+    /* 14 batches of 5 in t1: at seq 64 SQLite drops 1..54, cutting batch 51..55 after its
+     * fourth event. */
+    for (int i = 0; i < 14; i++)
+        assert_rein_ok(rein_store_events_record(s, evs, 5, NULL, &err), &err);
+    for (int i = 0; i < 3; i++)
+        evs[i].conv_id = "t2";
+    assert_rein_ok(rein_store_events_record(s, evs, 3, NULL, &err), &err);
+    assert_rein_ok(rein_store_event_add(s, &other, &err), &err);
+    assert_rein_ok(rein_store_event_add(s, &lone, &err), &err);
+
+    assert_rein_ok(rein_store_events_each(s, "t1", trace, collect_trace, &t1, &err), &err);
+    assert_true(t1.n >= 10 && t1.n < 60);
+    assert_int_equal(t1.seq[t1.n - 1], 70);
+    assert_rein_ok(rein_store_events_each(s, NULL, trace, collect_trace, &all, &err), &err);
+    assert_int_equal(all.n, t1.n + 4);
+    for (int i = 0; i < t1.n; i++) {
+        assert_string_equal(all.conv[i], "t1");
+        assert_int_equal(all.seq[i], t1.seq[i]);
+    }
+    for (int i = 0; i < 3; i++) {
+        assert_string_equal(all.conv[t1.n + i], "t2");
+        assert_int_equal(all.seq[t1.n + i], i + 1);
+    }
+    assert_string_equal(all.conv[t1.n + 3], "-");
+    rein_store_free(s);
+    {
+        /* One index entry per batch and per event without a conversation, not per event. */
+        sqlite3 *db = NULL;
+        sqlite3_stmt *st = NULL;
+
+        assert_int_equal(sqlite3_open(b->url + strlen("sqlite:"), &db), SQLITE_OK);
+        assert_int_equal(sqlite3_prepare_v2(db,
+                                            "SELECT count(*) FROM events INDEXED BY "
+                                            "events_trace_tail WHERE tail = 1 AND trace_id = ?1",
+                                            -1, &st, NULL),
+                         SQLITE_OK);
+        sqlite3_bind_text(st, 1, trace, -1, SQLITE_STATIC);
+        assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+        /* t1: the batches 51..55 to 66..70 (four), t2: one, and the lone event. */
+        assert_int_equal(sqlite3_column_int(st, 0), 6);
+        sqlite3_finalize(st);
+        sqlite3_close(db);
+    }
+}
+static void sqlite_trace_events(void **state)
+{
+    (void)state;
+    run_backend_excl(false, true, t_trace_events);
+}
+
 /* ---- a store written by the first release ------------------------------------------------ */
 
 struct ledger_by_id {
@@ -2465,9 +2559,11 @@ static void sqlite_list_reads_only_its_index(void **state)
     assert_rein_ok(rein_store_conv_create(s, "a", "First", NULL, NULL, &err), &err);
     assert_rein_ok(rein_store_conv_create(s, "b", "Second", NULL, NULL, &err), &err);
     rein_store_free(s);
-    /* Back to schema 5: the old index, the old version number. */
+    /* Back to schema 5: the old indexes (step 7's events index too), the old version number. */
     exec_raw(path, "DROP INDEX conversations_listed;"
                    "CREATE INDEX conversations_updated ON conversations(updated_ms, id);"
+                   "DROP INDEX events_trace_tail; ALTER TABLE events DROP COLUMN tail;"
+                   "CREATE INDEX events_trace ON events(trace_id, id);"
                    "UPDATE schema_version SET version = 5;");
     for (size_t i = 0; i < REIN_ARRAY_SIZE(lists); i++) {
         query_plan(path, lists[i], plan, sizeof(plan));
@@ -2794,6 +2890,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test_teardown(redis_events, cleanup),
     cmocka_unit_test_teardown(sqlite_events_seq, cleanup),
     cmocka_unit_test_teardown(redis_events_seq, cleanup),
+    cmocka_unit_test_teardown(sqlite_trace_events, cleanup),
     cmocka_unit_test_teardown(sqlite_release_store, cleanup),
     cmocka_unit_test_teardown(redis_release_store, cleanup),
     cmocka_unit_test_teardown(sqlite_lock_basic, cleanup),
