@@ -343,6 +343,16 @@ static rein_err commit_before_call(void *userdata, const char *call_id, rein_err
     return rein__session_commit(userdata, rein__session_write_held, NULL, err);
 }
 
+/* src into dst (size bytes), cut to fit, as snprintf("%s") would, without its format (a
+ * turn sets the state five times, twice each). */
+static void copy_cut(char *dst, size_t size, const char *src)
+{
+    size_t n = strnlen(src, size - 1);
+
+    memcpy(dst, src, n);
+    dst[n] = '\0';
+}
+
 void rein__session_set_state(rein_session *s, const char *state, const char *tool, bool now)
 {
     rein_error err;
@@ -350,8 +360,8 @@ void rein__session_set_state(rein_session *s, const char *state, const char *too
     if (!s->lease)
         return;
     pthread_mutex_lock(&s->qmu);
-    snprintf(s->q.state, sizeof(s->q.state), "%s", state);
-    snprintf(s->q.tool, sizeof(s->q.tool), "%s", tool ? tool : "");
+    copy_cut(s->q.state, sizeof(s->q.state), state);
+    copy_cut(s->q.tool, sizeof(s->q.tool), tool ? tool : "");
     pthread_mutex_unlock(&s->qmu);
     if (now && rein__session_commit(s, rein__session_write_held, NULL, &err) != REIN_OK)
         rein_log(REIN_LOG_WARN, WHERE, "%s: lock state not updated: %s", s->conv_id, err.msg);
@@ -384,7 +394,10 @@ static void announce_approval(rein_session *s, const char *call_id)
         return;
     }
     pthread_mutex_lock(&s->mu);
-    if (s->nasked < REIN__SESSION_ASKED && strlen(call_id) < sizeof(s->asked[0]))
+    if (!s->asked)
+        s->asked = rein_calloc(REIN__SESSION_ASKED, sizeof(*s->asked));
+    /* out of memory it is not noted: approve_in_store announces it again, which is harmless */
+    if (s->asked && s->nasked < REIN__SESSION_ASKED && strlen(call_id) < sizeof(s->asked[0]))
         snprintf(s->asked[s->nasked++], sizeof(s->asked[0]), "%s", call_id);
     pthread_mutex_unlock(&s->mu);
 }
@@ -681,11 +694,11 @@ rein_err rein_session_open(rein_store *store, const char *conv_id,
     rein_buf_init(&s->q.text, 0);
     rein__session_held_init(&s->held);
     if (opts && opts->trace_id && opts->trace_id[0])
-        snprintf(s->trace_id, sizeof(s->trace_id), "%s", opts->trace_id);
+        copy_cut(s->trace_id, sizeof(s->trace_id), opts->trace_id);
     else
         rein_trace_id_new(s->trace_id);
     if (conv_id)
-        snprintf(s->conv_id, sizeof(s->conv_id), "%s", conv_id);
+        copy_cut(s->conv_id, sizeof(s->conv_id), conv_id);
     else
         rein_id_new("conv_", s->conv_id);
     s->h = rein_history_new();
@@ -784,6 +797,7 @@ rein_err rein_session_end(rein_session *s, rein_error *err)
     queue_release(&s->q);
     rein_buf_release(&s->result);
     pthread_mutex_destroy(&s->mu);
+    rein_free(s->asked);
     pthread_mutex_destroy(&s->qmu);
     rein_free(s);
     return rc;

@@ -81,7 +81,9 @@ struct rein_session {
     int64_t stored; /* messages the store holds (client_history: counted, not loaded) */
     struct rein__session_held held;
     pthread_mutex_t mu;
-    char asked[REIN__SESSION_ASKED][REIN_ID_MAX + 64];
+    /* Made at the first approval (NULL before): most sessions ask none, and 4 KB zeroed at
+     * every open was most of its cost (issue 25). */
+    char (*asked)[REIN_ID_MAX + 64];
     size_t nasked;
     /* Taken by every commit for its whole length, so commits write in the order they were
      * made; a thread queueing a write takes it briefly. Nothing holding the store's connection
