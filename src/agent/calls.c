@@ -36,21 +36,47 @@ const char *rein_agent_review_system(void)
     return verifier_system;
 }
 
+/* printf's "%s" of s */
+static const char *pstr(const char *s)
+{
+    return s ? s : "(null)";
+}
+
 char *rein_agent_review_question(const char *request, const rein_tool *tool, const json_t *args)
 {
-    char *text = args ? rein_json_dumps(args) : rein_strdup("{}"), *q;
+    struct rein_buf b;
+    rein_err rc;
 
-    if (!text)
+    /* Made piece by piece (what a format string made with the arguments written out and
+     * copied once more: a turn asks it for every call it verifies, issue 25). */
+    rein_buf_init(&b, 0);
+    rc = rein_buf_adds(&b, "The user asked:\n");
+    if (!rc)
+        rc = rein_buf_adds(&b, request ? request : "");
+    if (!rc)
+        rc = rein_buf_adds(&b, "\n\nThe assistant is about to call the tool \"");
+    if (!rc)
+        rc = rein_buf_adds(&b, pstr(rein_tool_id(tool)));
+    if (!rc)
+        rc = rein_buf_adds(&b, "\" (");
+    if (!rc)
+        rc = rein_buf_adds(&b, pstr(rein_tool_description(tool)));
+    if (!rc)
+        rc = rein_buf_adds(&b, ")");
+    if (!rc && rein_tool_is_destructive(tool))
+        rc = rein_buf_adds(&b, "; it is destructive: it changes or deletes data");
+    if (!rc)
+        rc = rein_buf_adds(&b, " with these arguments:\n");
+    if (!rc)
+        rc = args ? rein_json_dump(&b, args) : rein_buf_adds(&b, "{}");
+    if (!rc)
+        rc = rein_buf_adds(&b, "\n\nIs this call correct and what the user asked for? Answer YES "
+                               "or NO on the first line, then give the reason.");
+    if (rc) {
+        rein_buf_release(&b);
         return NULL;
-    q = rein_asprintf(
-        "The user asked:\n%s\n\nThe assistant is about to call the tool \"%s\" (%s)%s with these "
-        "arguments:\n%s\n\nIs this call correct and what the user asked for? Answer YES or NO on "
-        "the first line, then give the reason.",
-        request ? request : "", rein_tool_id(tool), rein_tool_description(tool),
-        rein_tool_is_destructive(tool) ? "; it is destructive: it changes or deletes data" : "",
-        text);
-    rein_free(text);
-    return q;
+    }
+    return rein_buf_detach(&b, NULL);
 }
 
 bool rein_agent_review_verdict(const char *answer, char *reason, size_t size)

@@ -30,6 +30,34 @@ static void test_names(void **state)
                         "approval_required");
 }
 
+/* The verifier's question, byte for byte (it goes upstream in every self-check). */
+static void test_review_question(void **state)
+{
+    rein_error err;
+    rein_registry *reg = rein_registry_new(&err);
+    json_t *args = json_pack("{s:s}", "text", "h\u00e9 \"x\"");
+    char *q;
+
+    (void)state;
+    assert_non_null(reg);
+    assert_rein_ok(rein_skills_register_builtins(reg, NULL, &err), &err);
+    q = rein_agent_review_question("say \"hi\"", rein_registry_get(reg, "echo"), args);
+    assert_string_equal(q, "The user asked:\nsay \"hi\"\n\nThe assistant is about to call the tool "
+                           "\"echo\" (Return the given text unchanged.) with these arguments:\n"
+                           "{\"text\":\"h\u00e9 \\\"x\\\"\"}\n\nIs this call correct and what the "
+                           "user asked for? Answer YES or NO on the first line, then give the "
+                           "reason.");
+    rein_free(q);
+    q = rein_agent_review_question(NULL, rein_registry_get(reg, "echo"), NULL);
+    assert_string_equal(q, "The user asked:\n\n\nThe assistant is about to call the tool "
+                           "\"echo\" (Return the given text unchanged.) with these arguments:\n"
+                           "{}\n\nIs this call correct and what the user asked for? Answer YES or "
+                           "NO on the first line, then give the reason.");
+    rein_free(q);
+    json_decref(args);
+    rein_registry_free(reg);
+}
+
 static void expect_event(const struct rein_agent_event *ev, const char *want)
 {
     struct rein_buf b;
@@ -433,6 +461,7 @@ static void test_run_rejects_bad_arguments(void **state)
 
 static const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_names),
+    cmocka_unit_test(test_review_question),
     cmocka_unit_test(test_event_json),
     cmocka_unit_test(test_canonical_hash),
     cmocka_unit_test(test_detector),
