@@ -220,7 +220,7 @@ rein_ledger *rein_agent_result_ledger(const rein_agent_result *r)
 static void write_call(struct rein_jw *w, const struct call_rec *c)
 {
     rein_call_result *res = c->res;
-    const json_t *args = rein_call_result_args(res), *normalized;
+    const json_t *args = rein_call_result_args(res);
     size_t len = 0;
     const char *text;
 
@@ -244,12 +244,14 @@ static void write_call(struct rein_jw *w, const struct call_rec *c)
     REIN_JW_KEY(w, "status");
     rein_jw_str(w, c->proposed ? "proposed" : rein_call_status_name(rein_call_result_status(res)));
     REIN_JW_KEY(w, "result");
-    /* The normalized result, as every other path shows a call (tools.h). */
-    normalized = c->proposed ? NULL : rein_call_result_json(res);
-    if (normalized)
-        rein_jw_json(w, normalized);
-    else
+    /* The normalized result, as every other path shows a call (tools.h), written straight from
+     * the result: its tree was made only to be written here (issue 25). Every reader of this
+     * text parses it or keeps it only in the form rein_json_dump writes
+     * (rein_agent_result_json_text), so the bytes are the tree's either way. */
+    if (c->proposed)
         rein_jw_null(w);
+    else
+        rein_call_result_write(res, w);
     REIN_JW_KEY(w, "latency_ms");
     rein_jw_int(w, rein_call_result_latency_ms(res));
     REIN_JW_KEY(w, "iteration");
