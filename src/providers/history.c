@@ -1277,17 +1277,16 @@ static rein_err place(rein_history *h, const struct rein__wire *w, struct hmsg *
     return REIN_OK;
 }
 
-/* Encodes message i (all before it encoded) into the empty buffer out. */
 /*
- * The pieces of shared messages, kept across histories. An agent's system prompt is one
- * message every history of the agent shares (decision 0046), but each history made its piece
- * again: rein serve starts a history for every turn, so every turn wrote the same prompt out
- * anew (about 11,000 instructions for the default prompt, and the self-check's prompt too;
- * issue 25). A piece is a function of the message, the wire and its variant, as the history's
- * own cache already takes it to be. An entry holds a reference to its message, so the pointer
- * cannot come to name another message while the entry is kept; a few entries, replaced in turn,
- * so at most that many messages outlive their agents here. Guarded by shared_mu: the turns of
- * many threads share one prompt.
+ * The pieces of shared messages, kept across histories (decision 0080). An agent's system
+ * prompt is one message every history of the agent shares (decision 0046), but each history
+ * made its piece again: rein serve starts a history for every turn, so every turn wrote the
+ * same prompt out anew (about 11,000 instructions for the default prompt, and the self-check's
+ * prompt too; issue 25). A piece is a function of the message, the wire and its variant, as
+ * the history's own cache already takes it to be. An entry holds a reference to its message,
+ * so the pointer cannot come to name another message while the entry is kept; a few entries,
+ * replaced in turn, so at most that many messages outlive their agents here. Guarded by
+ * shared_mu: the turns of many threads share one prompt.
  */
 #define SHARED_PIECES 8
 
@@ -1341,6 +1340,7 @@ static void shared_piece_put(json_t *msg, const struct rein__wire *w, unsigned v
     rein_free(old_piece);
 }
 
+/* Encodes message i (all before it encoded) into the empty buffer out. */
 static rein_err encode_one(rein_history *h, size_t i, const rein_provider *p,
                            const struct rein__wire *w, struct rein_buf *out)
 {
