@@ -168,16 +168,14 @@ static bool refuted_by_names(struct turn *t, json_t **out)
     rein_claims *claims;
     bool known, covered = true;
 
+    sh = vocab_take(t->a);
+    /* Read under the lock the hook writes them with (every call has returned by now). */
     pthread_mutex_lock(&t->tools_mu);
     known = t->tools_known;
-    pthread_mutex_unlock(&t->tools_mu);
-    if (!known)
-        return false;
-    /* The calls are over: the hook no longer writes the names. */
-    sh = vocab_take(t->a);
-    for (size_t i = 0; sh && covered && i < t->ntools_seen; i++)
+    for (size_t i = 0; sh && known && covered && i < t->ntools_seen; i++)
         covered = rein_claims_vocab_covers(sh->v, t->tools_seen[i]);
-    if (!sh || !covered) {
+    pthread_mutex_unlock(&t->tools_mu);
+    if (!sh || !known || !covered) {
         vocab_put(sh);
         return false;
     }
