@@ -479,22 +479,18 @@ static void test_json_parse_reports_position(void **state)
  * input, these name the cases that matter to the store. */
 static void test_json_check_without_a_tree(void **state)
 {
-    static const char *const good[] = {"{\"a\": [1, 2.5, true, null], \"b\": \"\\u00e9\"}",
-                                       " 7 ",
-                                       "\"\\u0000\"",
-                                       "-9223372036854775808",
-                                       "1e-400",
-                                       "\"\\ud83d\\ude00\""};
-    static const char *const bad[] = {"",
-                                      "{} x",
-                                      "[1,]",
-                                      "9223372036854775808",
-                                      "1e400",
-                                      "\"\\ud800\"",
-                                      "{\"\\u0000\":1}",
-                                      "\"\xc0\xaf\"",
-                                      "[truex]",
-                                      "{\"a\" 1}"};
+    static const char *const good[] = {
+        "{\"a\": [1, 2.5, true, null], \"b\": \"\\u00e9\"}", " 7 ", "\"\\u0000\"",
+        "-9223372036854775808", "1e-400", "\"\\ud83d\\ude00\"",
+        /* decided by their digits alone, and just past that */
+        "123456789012345678", "-9223372036854775807", "-1.5e99", "1e-99999",
+        "[\"sixteen plain bytes, then \\u00e9 and \xc3\xa9\"]"};
+    static const char *const bad[] = {
+        "", "{} x", "[1,]", "9223372036854775808", "1e400", "\"\\ud800\"", "{\"\\u0000\":1}",
+        "\"\xc0\xaf\"", "[truex]", "{\"a\" 1}", "9999999999999999999", "-1e999",
+        /* a control byte, an end and a NUL key past eight plain bytes */
+        "\"eight plain bytes\x01\"", "\"sixteen plain bytes",
+        "{\"sixteen plain bytes\\u0000\": 1}"};
     rein_error err;
 
     (void)state;
@@ -515,6 +511,16 @@ static void test_json_check_without_a_tree(void **state)
     assert_int_equal(err.column, 7);
     assert_non_null(strstr(err.msg, "invalid token"));
     assert_int_equal(rein_json_check(NULL, 0, NULL), REIN_EPARSE);
+    /* A real without an exponent overflows only past 308 digits: converted, not assumed. */
+    {
+        char big[400];
+        memset(big, '9', 320);
+        memcpy(big + 320, ".5", 3);
+        assert_int_equal(rein_json_check(big, strlen(big), &err), REIN_EPARSE);
+        assert_non_null(strstr(err.msg, "overflow"));
+        memcpy(big + 300, ".5", 3);
+        assert_rein_ok(rein_json_check(big, strlen(big), &err), &err);
+    }
 }
 
 /* REIN_JW_KEY writes what rein_jw_key writes, separators included, and refuses the same
