@@ -59,6 +59,16 @@ REIN_EXTERN rein_err rein_history_append(rein_history *h, const json_t *msg,
 REIN_EXTERN rein_err rein_history_append_take(rein_history *h, json_t *msg,
                                               rein_error *err) REIN_WUR;
 /*
+ * Appends the message whose JSON text is json (len bytes, borrowed; one read from a store),
+ * checked as append does: REIN_EPARSE (err says so) when it is not JSON. The history keeps
+ * the parsed tree until rein_history_compact(h), and keeps json itself as the message's text
+ * when it is in rein_json_dump's form (else it writes the tree out). When json is the text of
+ * a shared message whose encoding the history keeps (an agent's system prompt, decision 0080),
+ * that message is appended shared, as rein_history_append_shared would, and nothing is parsed.
+ */
+REIN_EXTERN rein_err rein_history_append_text(rein_history *h, const char *json, size_t len,
+                                              rein_error *err) REIN_WUR;
+/*
  * Appends msg itself, not a copy: a new reference is taken, and msg must not be modified by
  * anyone afterwards (the history keeps its encoding). For a message many histories share,
  * such as an agent's system prompt, which is then kept once. Checked as by append.

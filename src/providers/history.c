@@ -885,6 +885,33 @@ rein_err rein_history_append_take(rein_history *h, json_t *msg, rein_error *err)
     return append_take(h, msg);
 }
 
+static rein_err shared_message_of_text(rein_history *h, const char *json, size_t len, bool *done);
+
+rein_err rein_history_append_text(rein_history *h, const char *json, size_t len, rein_error *err)
+{
+    json_t *msg;
+    rein_err rc;
+    bool done = false;
+
+    if (!h || !json)
+        return rein_error_set(err, REIN_EINVAL, "no history or no text");
+    rc = shared_message_of_text(h, json, len, &done);
+    if (done)
+        return rc;
+    msg = rein_json_parse(json, len, 0, NULL);
+    if (!msg)
+        return rein_error_set(err, REIN_EPARSE, "a message that is not JSON");
+    rc = check_message(msg, err);
+    if (rc) {
+        json_decref(msg);
+        return rc;
+    }
+    /* The text stands for itself when it is what rein_json_dump writes of the tree (the history
+     * keeps exactly those bytes): it is not written out again. */
+    return rein_json_is_written_form(json, len) ? append_msg(h, msg, true, false, json, len)
+                                                : append_take(h, msg);
+}
+
 rein_err rein_history_append_shared(rein_history *h, json_t *msg, rein_error *err)
 {
     rein_err rc = check_message(msg, err);
@@ -1296,6 +1323,8 @@ static struct shared_piece {
     unsigned var;
     char *piece;
     size_t len;
+    char *text; /* msg as rein_json_dump writes it (rein_history_append_text), or NULL */
+    size_t text_len;
 } shared_pieces[SHARED_PIECES];
 static size_t shared_next;
 static pthread_mutex_t shared_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -1321,23 +1350,63 @@ static bool shared_piece_get(const json_t *msg, const struct rein__wire *w, unsi
 static void shared_piece_put(json_t *msg, const struct rein__wire *w, unsigned var,
                              const char *piece, size_t len)
 {
-    char *copy = rein_malloc(len ? len : 1);
-    json_t *old_msg = NULL;
-    char *old_piece = NULL;
+    char *copy = rein_malloc(len ? len : 1), *old_piece, *old_text;
+    struct rein_buf text;
+    json_t *old_msg;
     struct shared_piece *e;
 
-    if (!copy)
+    rein_buf_init(&text, 0);
+    if (!copy || rein_json_dump(&text, msg) != REIN_OK) {
+        rein_free(copy);
+        rein_buf_release(&text);
         return;
+    }
     memcpy(copy, piece, len);
     pthread_mutex_lock(&shared_mu);
     e = &shared_pieces[shared_next];
     shared_next = (shared_next + 1) % SHARED_PIECES;
     old_msg = e->msg;
     old_piece = e->piece;
-    *e = (struct shared_piece){json_incref(msg), w, var, copy, len};
+    old_text = e->text;
+    *e = (struct shared_piece){json_incref(msg), w, var, copy, len, NULL, text.len};
+    e->text = rein_buf_detach(&text, NULL);
     pthread_mutex_unlock(&shared_mu);
     json_decref(old_msg);
     rein_free(old_piece);
+    rein_free(old_text);
+    rein_buf_release(&text);
+}
+
+/* A new reference to the kept shared message whose rein_json_dump text is json (len bytes),
+ * or NULL when none is kept. */
+static json_t *shared_message_of(const char *json, size_t len)
+{
+    json_t *msg = NULL;
+
+    pthread_mutex_lock(&shared_mu);
+    for (size_t k = 0; k < SHARED_PIECES && !msg; k++) {
+        const struct shared_piece *e = &shared_pieces[k];
+        if (e->msg && e->text && e->text_len == len && memcmp(e->text, json, len) == 0)
+            msg = json_incref(e->msg);
+    }
+    pthread_mutex_unlock(&shared_mu);
+    return msg;
+}
+
+/* rein_history_append_text's first step: when json is a kept shared message's text, that
+ * message is appended (shared, as rein_history_append_shared would: it has been checked) and
+ * *done says so, with what the append returned. */
+static rein_err shared_message_of_text(rein_history *h, const char *json, size_t len, bool *done)
+{
+    json_t *msg = shared_message_of(json, len);
+    rein_err rc;
+
+    *done = msg != NULL;
+    if (!msg)
+        return REIN_OK;
+    rc = append_msg(h, msg, false, true, NULL, 0);
+    json_decref(msg);
+    return rc;
 }
 
 /* Encodes message i (all before it encoded) into the empty buffer out. */

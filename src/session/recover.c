@@ -40,22 +40,24 @@ struct loader {
 static int load_message(const struct rein_store_message *m, void *userdata)
 {
     struct loader *l = userdata;
-    json_t *msg = rein_json_parse(m->json, m->len, 0, NULL);
+    /* The history reads the text once and keeps its tree for the turn's first request (and the
+     * stored bytes as its text, and an agent's stored system prompt as the shared message it
+     * is: issue 25); the tree is read here from the history. */
+    int rc = rein_history_append_text(l->h, m->json, m->len, NULL);
+    const json_t *msg = rc == REIN_OK ? rein_history_get(l->h, rein_history_len(l->h) - 1) : NULL;
     const char *role = json_string_value(json_object_get(msg, "role"));
     const json_t *calls = json_object_get(msg, "tool_calls"), *call;
     size_t i;
-    int rc;
 
+    if (rc != REIN_OK)
+        return rc;
     if (!msg)
-        return REIN_EPARSE;
-    /* The history keeps the tree (a reference of its own) for the turn's first request, which
-     * would otherwise read the message's text once more (issue 25); ours goes below. */
-    rc = rein_history_append_take(l->h, json_incref(msg), NULL);
-    if (rc == REIN_OK && role && strcmp(role, "tool") == 0) {
+        return REIN_ENOMEM;
+    if (role && strcmp(role, "tool") == 0) {
         const char *id = json_string_value(json_object_get(msg, "tool_call_id"));
         if (id)
             json_object_del(l->open, id);
-    } else if (rc == REIN_OK) {
+    } else {
         /* A new message other than a tool result: what is still open stays open behind it. */
         l->tail_ok = json_object_size(l->open) == 0;
         json_array_foreach(calls, i, call)
@@ -65,7 +67,6 @@ static int load_message(const struct rein_store_message *m, void *userdata)
                 rc = REIN_ENOMEM;
         }
     }
-    json_decref(msg);
     return rc;
 }
 

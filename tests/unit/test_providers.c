@@ -1763,6 +1763,46 @@ static void test_history_shared_pieces_follow_the_wire(void **state)
     rein_provider_free(ps[1]);
 }
 
+/* rein_history_append_text: a stored message read once (its text kept as rein_json_dump writes
+ * it, whatever spacing it came in), errors as append's, and the text of a shared message whose
+ * piece is kept (an agent's system prompt stored by an earlier turn) becomes that message. */
+static void test_history_append_text(void **state)
+{
+    rein_provider *p = provider_for("openai-compatible", "http://127.0.0.1:9/v1");
+    rein_model_request *req = rein_model_request_new();
+    rein_history *h = rein_history_new(), *first = rein_history_new();
+    json_t *sys = json_pack("{s:s, s:s}", "role", "system", "content", "Be \"terse\".");
+    static const char spaced[] = "{ \"role\": \"user\", \"content\": \"h\\u00e9\" }";
+    struct rein_buf b;
+    size_t len = 0;
+    const char *text;
+    char *body;
+    rein_error err;
+
+    (void)state;
+    assert_int_equal(rein_history_append_text(h, "{\"role\":", 8, &err), REIN_EPARSE);
+    assert_int_equal(rein_history_append_text(h, "{\"role\":\"robot\"}", 16, &err), REIN_EINVAL);
+    assert_rein_ok(rein_history_append_text(h, spaced, strlen(spaced), NULL), NULL);
+    text = rein_history_text(h, 0, &len);
+    assert_non_null(text);
+    assert_string_equal(text, "{\"role\":\"user\",\"content\":\"h\u00e9\"}");
+    /* the shared prompt's piece kept by a first history; its stored text comes back as it */
+    assert_rein_ok(rein_history_append_shared(first, sys, NULL), NULL);
+    body = body_for(p, req, first);
+    rein_free(body);
+    rein_buf_init(&b, 0);
+    assert_rein_ok(rein_json_dump(&b, sys), NULL);
+    assert_rein_ok(rein_history_append_text(h, b.ptr, b.len, NULL), NULL);
+    assert_ptr_equal(rein_history_get(h, 1), sys);
+    assert_null(rein_history_text(h, 1, &len)); /* shared: its tree, no text */
+    rein_buf_release(&b);
+    rein_history_free(first);
+    rein_history_free(h);
+    json_decref(sys);
+    rein_model_request_free(req);
+    rein_provider_free(p);
+}
+
 /* rein_history_append_take keeps the caller's tree as the message (no copy, no second reading
  * of its text) and takes the reference whatever happens: a message of the wrong shape is
  * refused and freed (the sanitizer's leak check sees it), NULL is out of memory. */
@@ -3535,6 +3575,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_history_compact_keeps_what_pays),
     cmocka_unit_test(test_history_text_is_the_message_written),
     cmocka_unit_test(test_history_append_take_keeps_the_tree),
+    cmocka_unit_test(test_history_append_text),
     cmocka_unit_test(test_history_shared_pieces_follow_the_wire),
     cmocka_unit_test(test_history_idle_form_answers_alike),
     cmocka_unit_test(test_shared_tools_encoded_once),
