@@ -51,14 +51,6 @@ REIN_EXTERN size_t rein_history_len(const rein_history *h);
 REIN_EXTERN rein_err rein_history_append(rein_history *h, const json_t *msg,
                                          rein_error *err) REIN_WUR;
 /*
- * Appends msg, as append does, taking the caller's reference even when it fails (NULL:
- * REIN_ENOMEM): the history keeps msg as the message's tree until rein_history_compact(h)
- * instead of writing it out and reading it back when it is first sent. For a message the
- * caller made only to append (one read from a store); nobody may modify msg afterwards.
- */
-REIN_EXTERN rein_err rein_history_append_take(rein_history *h, json_t *msg,
-                                              rein_error *err) REIN_WUR;
-/*
  * Appends the message whose JSON text is json (len bytes, borrowed; one read from a store),
  * checked as append does: REIN_EPARSE (err says so) when it is not JSON. The history keeps
  * the parsed tree until rein_history_compact(h), and keeps json itself as the message's text

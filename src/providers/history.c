@@ -874,17 +874,6 @@ rein_err rein_history_append(rein_history *h, const json_t *msg, rein_error *err
     return append_msg(h, (json_t *)msg, false, false, NULL, 0);
 }
 
-rein_err rein_history_append_take(rein_history *h, json_t *msg, rein_error *err)
-{
-    rein_err rc = msg ? check_message(msg, err) : REIN_ENOMEM;
-
-    if (rc) {
-        json_decref(msg);
-        return rc;
-    }
-    return append_take(h, msg);
-}
-
 static rein_err shared_message_of_text(rein_history *h, const char *json, size_t len, bool *done);
 
 rein_err rein_history_append_text(rein_history *h, const char *json, size_t len, rein_error *err)

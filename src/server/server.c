@@ -1424,7 +1424,7 @@ static void cut_late_connections(rein_server *srv)
  * the set, so its work follows the hang-ups, not the suspended sockets (a poll of every one of
  * them each tick was about 7% of rein's CPU at 1,000 conversations at once). Leaving with the
  * first answer keeps the close of a client of one request from waking the ticker: that was one
- * wake for every second turn (decision 0082). The set reports a connection once
+ * wake for every second turn (decision 0081). The set reports a connection once
  * (EPOLLONESHOT): a hang-up that comes while MHD itself handles the connection waits in
  * hup_pending until a request of that connection is suspended (then the client has left it)
  * or the connection closes; one that came while the connection was out of the set is reported

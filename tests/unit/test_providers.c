@@ -1803,40 +1803,6 @@ static void test_history_append_text(void **state)
     rein_provider_free(p);
 }
 
-/* rein_history_append_take keeps the caller's tree as the message (no copy, no second reading
- * of its text) and takes the reference whatever happens: a message of the wrong shape is
- * refused and freed (the sanitizer's leak check sees it), NULL is out of memory. */
-static void test_history_append_take_keeps_the_tree(void **state)
-{
-    rein_history *h = rein_history_new();
-    json_t *msg = json_pack("{s:s, s:s}", "role", "user", "content", "h\u00e9llo");
-    json_t *bad = json_pack("{s:s, s:s}", "role", "robot", "content", "x");
-    struct rein_buf b;
-    size_t len = 0;
-    const char *text;
-    rein_error err;
-
-    (void)state;
-    assert_int_equal(rein_history_append_take(h, bad, &err), REIN_EINVAL);
-    assert_int_equal(rein_history_append_take(h, NULL, NULL), REIN_ENOMEM);
-    assert_int_equal(rein_history_len(h), 0);
-    assert_rein_ok(rein_history_append_take(h, json_incref(msg), NULL), NULL);
-    assert_int_equal(rein_history_len(h), 1);
-    assert_ptr_equal(rein_history_get(h, 0), msg);
-    rein_buf_init(&b, 0);
-    assert_rein_ok(rein_json_dump(&b, msg), NULL);
-    text = rein_history_text(h, 0, &len);
-    assert_non_null(text);
-    assert_int_equal(len, b.len);
-    assert_memory_equal(text, b.ptr, len);
-    rein_buf_release(&b);
-    /* compaction gives the tree back: the caller's reference is then the only one */
-    rein_history_compact(h);
-    assert_int_equal(msg->refcount, 1);
-    json_decref(msg);
-    rein_history_free(h);
-}
-
 /* A conversation of `turns` exchanges for the removal tests: a user message, an assistant
  * message with two calls, their results (the second without the tool's name, which Gemini
  * then looks up), an answer; a system note now and then. Returns the index of each exchange's
@@ -3574,7 +3540,6 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_history_chain),
     cmocka_unit_test(test_history_compact_keeps_what_pays),
     cmocka_unit_test(test_history_text_is_the_message_written),
-    cmocka_unit_test(test_history_append_take_keeps_the_tree),
     cmocka_unit_test(test_history_append_text),
     cmocka_unit_test(test_history_shared_pieces_follow_the_wire),
     cmocka_unit_test(test_history_idle_form_answers_alike),
