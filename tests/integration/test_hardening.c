@@ -278,6 +278,26 @@ static void body_memory_is_bounded(void **state)
 
 /* ---- hang-ups -------------------------------------------------------------------------- */
 
+/* A server started with the default limits, nothing waited yet, and a connection to it. */
+static int connect_fresh(void)
+{
+    start(NULL);
+    atomic_store(&waited_ms, -1);
+    return rh_connect(fx->port);
+}
+
+/* The client on fd hangs up while its request waits in wait_cancel(_sse): the handler's
+ * cancellation fires at once, not at a timeout. */
+static void hang_up_and_see_it(int fd)
+{
+    rein_sleep_ms(200);
+    close(fd);
+    for (int i = 0; i < 500 && atomic_load(&waited_ms) < 0; i++)
+        rein_sleep_ms(10);
+    assert_true(atomic_load(&waited_ms) >= 0);
+    assert_true(atomic_load(&waited_ms) < 5000);
+}
+
 /* A JSON request's client that hangs up while its handler runs is seen at once: the request's
  * cancellation handle fires (the agent API turns that into a cancelled turn). */
 static void json_hangup_is_seen_at_once(void **state)
@@ -287,16 +307,9 @@ static void json_hangup_is_seen_at_once(void **state)
     int fd;
 
     (void)state;
-    start(NULL);
-    atomic_store(&waited_ms, -1);
-    fd = rh_connect(fx->port);
+    fd = connect_fresh();
     assert_true(rh_send(fd, req, strlen(req)));
-    rein_sleep_ms(200);
-    close(fd);
-    for (int i = 0; i < 500 && atomic_load(&waited_ms) < 0; i++)
-        rein_sleep_ms(10);
-    assert_true(atomic_load(&waited_ms) >= 0);
-    assert_true(atomic_load(&waited_ms) < 5000);
+    hang_up_and_see_it(fd);
 }
 
 /* An event stream's client that hangs up is seen at once, not at the next heartbeat (15 s). */
@@ -307,19 +320,12 @@ static void sse_hangup_is_seen_at_once(void **state)
     int fd;
 
     (void)state;
-    start(NULL);
-    atomic_store(&waited_ms, -1);
-    fd = rh_connect(fx->port);
+    fd = connect_fresh();
     assert_true(rh_send(fd, req, strlen(req)));
     rh_read(fd, 1000, true, &r);
     assert_int_equal(r.status, 200);
     rh_resp_free(&r);
-    rein_sleep_ms(200);
-    close(fd);
-    for (int i = 0; i < 500 && atomic_load(&waited_ms) < 0; i++)
-        rein_sleep_ms(10);
-    assert_true(atomic_load(&waited_ms) >= 0);
-    assert_true(atomic_load(&waited_ms) < 5000);
+    hang_up_and_see_it(fd);
 }
 
 /* A connection leaves the hang-up watch with its answer: the client closing once answered,
@@ -384,20 +390,13 @@ static void kept_alive_hangup_is_seen_on_a_later_request(void **state)
     int fd;
 
     (void)state;
-    start(NULL);
-    atomic_store(&waited_ms, -1);
-    fd = rh_connect(fx->port);
+    fd = connect_fresh();
     assert_true(rh_send(fd, answer, strlen(answer)));
     rh_read(fd, 5000, false, &r);
     assert_int_equal(r.status, 200);
     rh_resp_free(&r);
     assert_true(rh_send(fd, wait, strlen(wait)));
-    rein_sleep_ms(200);
-    close(fd);
-    for (int i = 0; i < 500 && atomic_load(&waited_ms) < 0; i++)
-        rein_sleep_ms(10);
-    assert_true(atomic_load(&waited_ms) >= 0);
-    assert_true(atomic_load(&waited_ms) < 5000);
+    hang_up_and_see_it(fd);
 }
 
 /* ---- metrics and auth ------------------------------------------------------------------ */
