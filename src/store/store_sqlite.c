@@ -58,6 +58,10 @@
  * frames of the batch that passed it, kept at that size after a checkpoint, so the file is
  * written over from its start instead of cut and grown again. */
 #define WAL_KEEP_BYTES_EXCLUSIVE "50331648"
+/* Every connection's settings, ending with the WAL size kept (one of the two above). */
+#define CONN_PRAGMAS                                                                               \
+    "PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON; PRAGMA mmap_size=0; "                        \
+    "PRAGMA journal_size_limit="
 /* A savepoint's journal stays in memory up to this size (about 250 pages; sqlite_setup). */
 #define SUBJ_SPILL (1024 * 1024)
 /* Failed batches remembered for rein_store_group_kept; an older ticket counts as failed. */
@@ -486,12 +490,8 @@ static rein_err conn_open(struct sq *q, struct conn **out, rein_error *err)
         rc = exec_sql(q, c, "PRAGMA journal_mode=WAL", "enable WAL", err);
     if (rc == REIN_OK)
         rc = exec_sql(q, c,
-                      q->exclusive ? "PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON; "
-                                     "PRAGMA mmap_size=0; "
-                                     "PRAGMA journal_size_limit=" WAL_KEEP_BYTES_EXCLUSIVE
-                                   : "PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON; "
-                                     "PRAGMA mmap_size=0; "
-                                     "PRAGMA journal_size_limit=" WAL_KEEP_BYTES,
+                      q->exclusive ? CONN_PRAGMAS WAL_KEEP_BYTES_EXCLUSIVE
+                                   : CONN_PRAGMAS WAL_KEEP_BYTES,
                       "configure", err);
     if (rc != REIN_OK)
         goto out_close;
