@@ -10,6 +10,12 @@
  * about every request at 64 connections; decision 0066). So the queue holds jobs only while
  * no worker is parked.
  *
+ * A growing pool (rein_pool_new_growing, decision 0082) starts with no worker. A job that
+ * finds none parked starts one, up to the bound; past it, jobs queue as in a fixed pool. A
+ * worker that stays parked for the idle time stops, and whoever next starts a worker (or
+ * frees the pool) joins it. Parked last, first to be handed a job: so the workers that stop
+ * are the ones a lighter load no longer reaches.
+ *
  * A batch is a shared counter of job indices: helpers queued on the pool and the calling
  * thread all take indices from it until none are left, so the batch completes even when
  * every worker is busy elsewhere.
@@ -20,6 +26,7 @@
 #include <pthread.h>
 #include <semaphore.h>
 #include <stdatomic.h>
+#include <time.h>
 #include <unistd.h>
 
 struct job {
@@ -35,18 +42,83 @@ struct park {
     struct job *job; /* set under the pool's lock before sem is posted; NULL: stop */
 };
 
+/* A worker thread not yet joined: running, parked, or stopped after its idle time. */
+struct thr {
+    struct thr *next;
+    rein_pool *pool;
+    pthread_t tid;
+    bool stopped; /* it left on its own (idle): join it */
+};
+
 struct rein_pool {
     pthread_mutex_t lock;
     struct job *head, *tail; /* jobs no worker has taken; empty while one is parked */
     struct park *parked;     /* the worker that parked last on top */
     bool stopping;
-    unsigned nthreads;
-    pthread_t *threads;
+    unsigned nthreads; /* workers running or parked */
+    unsigned max;      /* a growing pool starts workers up to this many */
+    unsigned idle_ms;  /* a growing pool's worker parked this long stops (0: fixed pool) */
+    struct thr *threads;
 };
+
+/* Takes me off the parked stack if it is still there (under the lock). */
+static bool unpark(rein_pool *pool, struct park *me)
+{
+    for (struct park **pp = &pool->parked; *pp; pp = &(*pp)->next) {
+        if (*pp == me) {
+            *pp = me->next;
+            return true;
+        }
+    }
+    return false;
+}
+
+/*
+ * Waits on the parking slot. A growing pool's worker gives up after the idle time: false when
+ * it has left the pool (it was still parked, so no job can reach it any more).
+ */
+static bool wait_parked(rein_pool *pool, struct thr *t, struct park *me)
+{
+    struct timespec until;
+
+    if (!pool->idle_ms) {
+        while (sem_wait(&me->sem) != 0 && errno == EINTR)
+            ;
+        return true;
+    }
+    /* sem_timedwait, not sem_clockwait on the monotonic clock: ThreadSanitizer sees the post
+     * it waits for only through the calls it knows. A wall clock set back only delays a stop. */
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += (time_t)(pool->idle_ms / 1000);
+    until.tv_nsec += (long)(pool->idle_ms % 1000) * 1000000L;
+    if (until.tv_nsec >= 1000000000L) {
+        until.tv_sec++;
+        until.tv_nsec -= 1000000000L;
+    }
+    for (;;) {
+        if (sem_timedwait(&me->sem, &until) == 0)
+            return true;
+        if (errno == EINTR)
+            continue;
+        pthread_mutex_lock(&pool->lock);
+        if (!unpark(pool, me)) {
+            /* handed a job (or told to stop) as the time ran out: its post is on the way */
+            pthread_mutex_unlock(&pool->lock);
+            while (sem_wait(&me->sem) != 0 && errno == EINTR)
+                ;
+            return true;
+        }
+        pool->nthreads--;
+        t->stopped = true;
+        pthread_mutex_unlock(&pool->lock);
+        return false;
+    }
+}
 
 static void *worker(void *arg)
 {
-    rein_pool *pool = arg;
+    struct thr *t = arg;
+    rein_pool *pool = t->pool;
     struct park me = {.job = NULL};
 
     sem_init(&me.sem, 0, 0);
@@ -68,8 +140,8 @@ static void *worker(void *arg)
         }
         pthread_mutex_unlock(&pool->lock);
         if (park) {
-            while (sem_wait(&me.sem) != 0 && errno == EINTR)
-                ;
+            if (!wait_parked(pool, t, &me))
+                break;
             j = me.job;
         }
         if (!j)
@@ -81,6 +153,53 @@ static void *worker(void *arg)
     return NULL;
 }
 
+/* Starts one more worker (under the lock, or before anything else can see the pool). */
+static rein_err start_worker(rein_pool *pool)
+{
+    struct thr *t = rein_calloc(1, sizeof(*t));
+
+    if (!t)
+        return REIN_ENOMEM;
+    t->pool = pool;
+    if (pthread_create(&t->tid, NULL, worker, t) != 0) {
+        rein_free(t);
+        return REIN_EIO;
+    }
+    t->next = pool->threads;
+    pool->threads = t;
+    pool->nthreads++;
+    return REIN_OK;
+}
+
+/* Joins the workers that stopped on their own (under the lock: they no longer take it). */
+static void join_stopped(rein_pool *pool)
+{
+    struct thr **tp = &pool->threads;
+
+    while (*tp) {
+        struct thr *t = *tp;
+        if (t->stopped) {
+            *tp = t->next;
+            pthread_join(t->tid, NULL);
+            rein_free(t);
+        } else {
+            tp = &t->next;
+        }
+    }
+}
+
+static rein_pool *pool_alloc(rein_error *err)
+{
+    rein_pool *pool = rein_calloc(1, sizeof(*pool));
+
+    if (!pool) {
+        rein_error_set(err, REIN_ENOMEM, "out of memory creating a worker pool");
+        return NULL;
+    }
+    pthread_mutex_init(&pool->lock, NULL);
+    return pool;
+}
+
 rein_pool *rein_pool_new(unsigned nthreads, rein_error *err)
 {
     rein_pool *pool;
@@ -90,22 +209,31 @@ rein_pool *rein_pool_new(unsigned nthreads, rein_error *err)
         ncpu = sysconf(_SC_NPROCESSORS_ONLN);
         nthreads = ncpu > 0 ? (unsigned)ncpu : 2;
     }
-    pool = rein_calloc(1, sizeof(*pool));
-    if (!pool || !(pool->threads = rein_calloc(nthreads, sizeof(pthread_t)))) {
-        rein_free(pool);
-        rein_error_set(err, REIN_ENOMEM, "out of memory creating a pool of %u threads", nthreads);
+    if (!(pool = pool_alloc(err)))
         return NULL;
-    }
-    pthread_mutex_init(&pool->lock, NULL);
+    pool->max = nthreads;
     for (unsigned i = 0; i < nthreads; i++) {
-        if (pthread_create(&pool->threads[i], NULL, worker, pool) != 0) {
+        if (start_worker(pool) != REIN_OK) {
             rein_error_set(err, REIN_EIO, "could only start %u of %u pool threads", i, nthreads);
-            pool->nthreads = i;
             rein_pool_free(pool);
             return NULL;
         }
-        pool->nthreads = i + 1;
     }
+    return pool;
+}
+
+rein_pool *rein_pool_new_growing(unsigned max, unsigned idle_ms, rein_error *err)
+{
+    rein_pool *pool;
+
+    if (max == 0 || idle_ms == 0) {
+        rein_error_set(err, REIN_EINVAL, "a growing pool needs a bound and an idle time above 0");
+        return NULL;
+    }
+    if (!(pool = pool_alloc(err)))
+        return NULL;
+    pool->max = max;
+    pool->idle_ms = idle_ms;
     return pool;
 }
 
@@ -123,16 +251,28 @@ void rein_pool_free(rein_pool *pool)
         sem_post(&w->sem);
     }
     pthread_mutex_unlock(&pool->lock);
-    for (unsigned i = 0; i < pool->nthreads; i++)
-        pthread_join(pool->threads[i], NULL);
+    /* No worker starts once stopping is set, so the list only loses members now. */
+    while (pool->threads) {
+        struct thr *t = pool->threads;
+        pool->threads = t->next;
+        pthread_join(t->tid, NULL);
+        rein_free(t);
+    }
     pthread_mutex_destroy(&pool->lock);
-    rein_free(pool->threads);
     rein_free(pool);
 }
 
 unsigned rein_pool_size(const rein_pool *pool)
 {
-    return pool ? pool->nthreads : 0;
+    unsigned n;
+
+    if (!pool)
+        return 0;
+    /* a growing pool's count moves; the lock is the pool's own, not part of what it holds */
+    pthread_mutex_lock((pthread_mutex_t *)&pool->lock);
+    n = pool->nthreads;
+    pthread_mutex_unlock((pthread_mutex_t *)&pool->lock);
+    return n;
 }
 
 rein_err rein_pool_submit(rein_pool *pool, void (*fn)(void *arg), void *arg)
@@ -160,6 +300,16 @@ rein_err rein_pool_submit(rein_pool *pool, void (*fn)(void *arg), void *arg)
         else
             pool->head = j;
         pool->tail = j;
+        if (pool->idle_ms && pool->nthreads < pool->max) {
+            join_stopped(pool);
+            if (start_worker(pool) != REIN_OK && pool->nthreads == 0 && pool->head == j) {
+                /* nothing would ever run it */
+                pool->head = pool->tail = NULL;
+                pthread_mutex_unlock(&pool->lock);
+                rein_free(j);
+                return REIN_EIO;
+            }
+        }
     }
     pthread_mutex_unlock(&pool->lock);
     /* Posted after the unlock: the woken worker does not need the lock, and the submitter
@@ -253,7 +403,7 @@ void rein_pool_run_batch(rein_pool *pool, size_t n, unsigned max_parallel,
     atomic_init(&b.next, 0);
     pthread_mutex_init(&b.lock, NULL);
     pthread_cond_init(&b.cond, NULL);
-    helpers = max_parallel ? max_parallel - 1 : pool->nthreads;
+    helpers = max_parallel ? max_parallel - 1 : pool->max;
     if (helpers > n - 1)
         helpers = n - 1;
     for (size_t h = 0; h < helpers; h++) {

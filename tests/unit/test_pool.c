@@ -220,6 +220,169 @@ static void test_submits_from_many_threads_each_run_once(void **state)
     assert_int_equal(atomic_load(&storm_runs), 2000);
 }
 
+/* Jobs that hold their worker until the test opens the gate. */
+struct gate {
+    pthread_mutex_t mu;
+    pthread_cond_t cond;
+    bool open;
+    int waiting, done;
+};
+
+static void gate_job(void *arg)
+{
+    struct gate *g = arg;
+
+    pthread_mutex_lock(&g->mu);
+    g->waiting++;
+    pthread_cond_broadcast(&g->cond);
+    while (!g->open)
+        pthread_cond_wait(&g->cond, &g->mu);
+    g->waiting--;
+    g->done++;
+    pthread_cond_broadcast(&g->cond);
+    pthread_mutex_unlock(&g->mu);
+}
+
+/* Waits until at least n jobs hold a worker at once (up to 10 s); returns how many do. */
+static int gate_wait_holding(struct gate *g, int n)
+{
+    int64_t until = rein_now_ms() + 10000;
+    int got;
+
+    pthread_mutex_lock(&g->mu);
+    while (g->waiting < n && rein_now_ms() < until) {
+        pthread_mutex_unlock(&g->mu);
+        rein_sleep_ms(2);
+        pthread_mutex_lock(&g->mu);
+    }
+    got = g->waiting;
+    pthread_mutex_unlock(&g->mu);
+    return got;
+}
+
+static void gate_set(struct gate *g, bool open)
+{
+    pthread_mutex_lock(&g->mu);
+    g->open = open;
+    pthread_cond_broadcast(&g->cond);
+    pthread_mutex_unlock(&g->mu);
+}
+
+static void gate_init(struct gate *g)
+{
+    memset(g, 0, sizeof(*g));
+    pthread_mutex_init(&g->mu, NULL);
+    pthread_cond_init(&g->cond, NULL);
+}
+
+static void gate_destroy(struct gate *g)
+{
+    pthread_cond_destroy(&g->cond);
+    pthread_mutex_destroy(&g->mu);
+}
+
+static void test_growing_pool_starts_a_worker_per_waiting_job(void **state)
+{
+    rein_pool *pool = rein_pool_new_growing(64, 60000, NULL);
+    struct gate g;
+
+    (void)state;
+    assert_non_null(pool);
+    assert_int_equal(rein_pool_size(pool), 0);
+    gate_init(&g);
+    /* 40 jobs that wait at once: a fixed pool of 32 would leave 8 queued behind them */
+    for (int i = 0; i < 40; i++)
+        assert_rein_ok(rein_pool_submit(pool, gate_job, &g), NULL);
+    assert_int_equal(gate_wait_holding(&g, 40), 40);
+    assert_int_equal(rein_pool_size(pool), 40);
+    gate_set(&g, true);
+    rein_pool_free(pool);
+    assert_int_equal(g.done, 40);
+    gate_destroy(&g);
+}
+
+static void test_growing_pool_queues_past_its_bound(void **state)
+{
+    rein_pool *pool = rein_pool_new_growing(3, 60000, NULL);
+    struct gate g;
+
+    (void)state;
+    gate_init(&g);
+    for (int i = 0; i < 5; i++)
+        assert_rein_ok(rein_pool_submit(pool, gate_job, &g), NULL);
+    assert_int_equal(gate_wait_holding(&g, 3), 3);
+    rein_sleep_ms(50); /* a fourth worker would have shown by now; none may start */
+    assert_int_equal(gate_wait_holding(&g, 3), 3);
+    assert_int_equal(rein_pool_size(pool), 3);
+    gate_set(&g, true);
+    rein_pool_free(pool); /* the two queued jobs run before the workers stop */
+    assert_int_equal(g.done, 5);
+    gate_destroy(&g);
+}
+
+static void test_growing_pool_lets_idle_workers_go(void **state)
+{
+    rein_pool *pool = rein_pool_new_growing(8, 30, NULL);
+    struct gate g;
+    int64_t until;
+
+    (void)state;
+    gate_init(&g);
+    for (int i = 0; i < 6; i++)
+        assert_rein_ok(rein_pool_submit(pool, gate_job, &g), NULL);
+    assert_int_equal(gate_wait_holding(&g, 6), 6);
+    gate_set(&g, true);
+    /* each worker parks once its job is done and stops 30 ms later */
+    until = rein_now_ms() + 10000;
+    while (rein_pool_size(pool) > 0 && rein_now_ms() < until)
+        rein_sleep_ms(5);
+    assert_int_equal(rein_pool_size(pool), 0);
+    /* new jobs start workers again (and the ones that stopped are joined) */
+    gate_set(&g, false);
+    for (int i = 0; i < 4; i++)
+        assert_rein_ok(rein_pool_submit(pool, gate_job, &g), NULL);
+    assert_int_equal(gate_wait_holding(&g, 4), 4);
+    gate_set(&g, true);
+    rein_pool_free(pool);
+    assert_int_equal(g.done, 10);
+    gate_destroy(&g);
+}
+
+static void test_growing_pool_hands_jobs_to_parked_workers(void **state)
+{
+    rein_pool *pool = rein_pool_new_growing(4, 60000, NULL);
+    struct handed h = {.done = 0};
+
+    (void)state;
+    pthread_mutex_init(&h.mu, NULL);
+    pthread_cond_init(&h.cond, NULL);
+    /* one job at a time: a parked worker takes each, so few are ever started */
+    for (int i = 0; i < 200; i++) {
+        assert_rein_ok(rein_pool_submit(pool, handed_job, &h), NULL);
+        pthread_mutex_lock(&h.mu);
+        while (h.done < i + 1)
+            pthread_cond_wait(&h.cond, &h.mu);
+        pthread_mutex_unlock(&h.mu);
+    }
+    /* a job may come before the worker that ran the last one has parked */
+    assert_true(rein_pool_size(pool) >= 1 && rein_pool_size(pool) <= 4);
+    rein_pool_free(pool);
+    assert_int_equal(h.done, 200);
+    pthread_cond_destroy(&h.cond);
+    pthread_mutex_destroy(&h.mu);
+}
+
+static void test_growing_pool_needs_a_bound(void **state)
+{
+    rein_error err;
+
+    (void)state;
+    assert_null(rein_pool_new_growing(0, 1000, &err));
+    assert_int_equal(err.code, REIN_EINVAL);
+    assert_null(rein_pool_new_growing(4, 0, &err));
+    assert_int_equal(err.code, REIN_EINVAL);
+}
+
 static const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_batch_runs_each_index_once_in_parallel),
     cmocka_unit_test(test_batch_respects_max_parallel),
@@ -228,6 +391,11 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_parked_workers_take_each_job_and_stop),
     cmocka_unit_test(test_queued_jobs_run_in_order),
     cmocka_unit_test(test_submits_from_many_threads_each_run_once),
+    cmocka_unit_test(test_growing_pool_starts_a_worker_per_waiting_job),
+    cmocka_unit_test(test_growing_pool_queues_past_its_bound),
+    cmocka_unit_test(test_growing_pool_lets_idle_workers_go),
+    cmocka_unit_test(test_growing_pool_hands_jobs_to_parked_workers),
+    cmocka_unit_test(test_growing_pool_needs_a_bound),
 };
 
 REIN_TEST_MAIN(tests)
