@@ -81,6 +81,11 @@ enum rein_route_flags {
      * WWW-Authenticate: Bearer resource_metadata="<origin>/.well-known/oauth-protected-resource
      * <path>" (the origin as the client named it: Host, X-Forwarded-Proto). */
     REIN_ROUTE_PROTECTED = 1 << 5,
+    /* The handler mostly waits on a remote service (the gateway's upstream model): it runs on
+     * the waiting pool, which starts a thread for each such request up to its own bound
+     * (rein_server_set_wait_threads), so these requests neither hold nor wait for the
+     * workers that --threads counts. */
+    REIN_ROUTE_WAITS = 1 << 6,
 };
 
 #define REIN_SERVER_DEFAULT_PORT               8080
@@ -90,6 +95,7 @@ enum rein_route_flags {
 #define REIN_SERVER_DEFAULT_CLIENT_CONNECTIONS 256
 #define REIN_SERVER_DEFAULT_CONNECTIONS        4096
 #define REIN_SERVER_DEFAULT_BODY_MEMORY        ((size_t)64 << 20)
+#define REIN_SERVER_DEFAULT_WAIT_THREADS       1024
 
 /* New server with the defaults (127.0.0.1:8080, 8 workers, 2 network threads, 1 MiB body
  * limit, 15 s SSE heartbeat, no API keys) and the built-in routes GET /healthz and
@@ -104,6 +110,11 @@ REIN_EXTERN rein_err rein_server_set_host(rein_server *srv, const char *host) RE
 REIN_EXTERN void rein_server_set_port(rein_server *srv, int port);
 /* Handler workers (long turns each hold one while they run); 0 keeps the default. */
 REIN_EXTERN void rein_server_set_threads(rein_server *srv, unsigned n);
+/*
+ * Requests of REIN_ROUTE_WAITS routes handled at once (default 1024); past that they queue.
+ * Their threads start as requests come and stop after 30 s without one. 0 keeps the default.
+ */
+REIN_EXTERN void rein_server_set_wait_threads(rein_server *srv, unsigned n);
 /* libmicrohttpd's network threads; 0 keeps the default. */
 REIN_EXTERN void rein_server_set_io_threads(rein_server *srv, unsigned n);
 REIN_EXTERN void rein_server_set_body_limit(rein_server *srv, size_t bytes);

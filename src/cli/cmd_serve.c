@@ -30,6 +30,8 @@ static void serve_usage(FILE *out)
             "                          share conversations, locks, cancels and approvals\n"
             "  --threads N             requests handled at once (default 32; a running agent turn\n"
             "                          holds one while it waits for the model and the disk)\n"
+            "  --wait-threads N        gateway requests handled at once (default 1024; each holds\n"
+            "                          a thread, started when needed, while the upstream answers)\n"
             "  --io-threads N          network threads (default 2)\n"
             "  --skills DIR, --root DIR   external skill folders; folders file_search may read\n"
             "  --provider P, --model M, --base-url URL   the model, as for 'rein chat'; with\n"
@@ -80,6 +82,7 @@ struct serve_opts {
     long port;
     const char *store_url;
     long threads;
+    long wait_threads;
     long io_threads;
     long body_limit;
     long grace_ms;
@@ -106,6 +109,7 @@ static const struct {
 } nums[] = {
     {"--port", 0, 65535, offsetof(struct serve_opts, port), "0-65535", false},
     {"--threads", 1, 1024, offsetof(struct serve_opts, threads), "1-1024", false},
+    {"--wait-threads", 1, 65536, offsetof(struct serve_opts, wait_threads), "1-65536", false},
     {"--io-threads", 1, 64, offsetof(struct serve_opts, io_threads), "1-64", false},
     {"--body-limit", 1024, 1L << 30, offsetof(struct serve_opts, body_limit), "1024 bytes to 1 GiB",
      false},
@@ -191,6 +195,7 @@ static int parse_args(int argc, char **argv, struct serve_opts *o)
                                          "--store",
                                          "--port",
                                          "--threads",
+                                         "--wait-threads",
                                          "--io-threads",
                                          "--body-limit",
                                          "--grace-ms",
@@ -260,6 +265,7 @@ static rein_err make_server(struct serve *s, const struct serve_opts *o, rein_er
         return rein_error_set(err, REIN_EINVAL, "--host %s is not usable", o->host);
     rein_server_set_port(s->srv, (int)o->port);
     rein_server_set_threads(s->srv, (unsigned)o->threads);
+    rein_server_set_wait_threads(s->srv, (unsigned)o->wait_threads);
     rein_server_set_io_threads(s->srv, (unsigned)o->io_threads);
     rein_server_set_body_limit(s->srv, (size_t)o->body_limit);
     rein_server_set_heartbeat_ms(s->srv, o->heartbeat_ms);
@@ -315,6 +321,7 @@ int cmd_serve(int argc, char **argv)
     struct serve_opts o = {.host = "127.0.0.1",
                            .port = 8080,
                            .threads = 32,
+                           .wait_threads = REIN_SERVER_DEFAULT_WAIT_THREADS,
                            .io_threads = 2,
                            .body_limit = 1 << 20,
                            .grace_ms = 10000,

@@ -1,7 +1,9 @@
 /*
  * The gateway's routes (rein_gateway_add_routes in include/rein/gateway.h): the HTTP adapter
  * over the rest of the module, on the server's public route API (include/rein/server.h), so
- * they live inside the server's bounds like every route (decision 0014).
+ * they live inside the server's bounds like every route (decision 0014). The two that call
+ * the upstream wait on it for as long as the model takes, so they run on the server's waiting
+ * pool (REIN_ROUTE_WAITS, decision 0082), not on the workers agent turns share.
  *
  *   POST /v1/chat/completions   an OpenAI chat completions request
  *   POST /v1/messages           an Anthropic messages request
@@ -135,10 +137,11 @@ rein_err rein_gateway_add_routes(rein_server *srv, rein_gateway *gw, rein_error 
 
     if (!srv || !gw)
         return rein_error_set(err, REIN_EINVAL, "the gateway routes need a server and a gateway");
-    rc =
-        rein_server_route(srv, "POST", "/v1/chat/completions", 0, handle_chat_completions, gw, err);
+    rc = rein_server_route(srv, "POST", "/v1/chat/completions", REIN_ROUTE_WAITS,
+                           handle_chat_completions, gw, err);
     if (rc == REIN_OK)
-        rc = rein_server_route(srv, "POST", "/v1/messages", 0, handle_messages, gw, err);
+        rc = rein_server_route(srv, "POST", "/v1/messages", REIN_ROUTE_WAITS, handle_messages, gw,
+                               err);
     if (rc == REIN_OK)
         rc = rein_server_route(srv, "GET", "/v1/models", REIN_ROUTE_INLINE, handle_models, gw, err);
     return rc;

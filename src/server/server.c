@@ -6,7 +6,8 @@
  * key, ids, content type, declared length) and answers a failing request at once, before any
  * body is read. Body bytes are collected up to the limit. When the request is complete, the
  * connection is suspended and the handler runs on a rein_pool worker, so a long agent turn
- * never blocks a network thread; the handler's answer resumes the connection and the next
+ * never blocks a network thread (a REIN_ROUTE_WAITS handler, the gateway's, on the waiting
+ * pool, which grows with them); the handler's answer resumes the connection and the next
  * on_request() call queues it. A Server-Sent Events answer is a callback response whose reader
  * drains a per-request buffer and suspends the connection while the buffer is empty; each
  * write resumes it. A ticker thread writes heartbeat comments into idle streams, which is
@@ -58,9 +59,10 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#define WHERE       "server"
-#define SSE_MAX_BUF ((size_t)8 << 20)
-#define TICK_MS     100
+#define WHERE        "server"
+#define SSE_MAX_BUF  ((size_t)8 << 20)
+#define TICK_MS      100
+#define WAIT_IDLE_MS 30000 /* a waiting-pool thread with no request this long stops */
 /* A request's arena holds its method, path, headers and parameters: usually a few hundred
  * bytes. Blocks this size come from glibc's per-thread cache (at most 1,032 bytes with the
  * arena's block header); the default 16 KB block cost a request a trip through the heap's
@@ -213,7 +215,7 @@ struct rein_server {
     struct kept *kept;
     char host[64];
     int port;
-    unsigned threads, io_threads;
+    unsigned threads, io_threads, wait_threads;
     size_t body_limit;
     unsigned idle_s;
     int64_t heartbeat_ms;
@@ -238,6 +240,7 @@ struct rein_server {
     struct MHD_Daemon *daemon;
     struct rein__acceptor *acceptor;
     rein_pool *pool;
+    rein_pool *wait_pool; /* REIN_ROUTE_WAITS handlers (decision 0082) */
     union {
         struct sockaddr_in v4;
         struct sockaddr_in6 v6;
@@ -2001,7 +2004,8 @@ static enum MHD_Result dispatch(rein_request *req)
     atomic_fetch_add(&req->refs, 1);
     pthread_mutex_lock(&req->mu);
     req->stage = ST_DISPATCHED;
-    rc = rein_pool_submit(srv->pool, job_main, req);
+    rc = rein_pool_submit((req->route->flags & REIN_ROUTE_WAITS) ? srv->wait_pool : srv->pool,
+                          job_main, req);
     if (rc == REIN_OK) {
         req->suspended = true;
         MHD_suspend_connection(req->conn);
@@ -2295,6 +2299,7 @@ rein_server *rein_server_new(rein_error *err)
     srv->port = REIN_SERVER_DEFAULT_PORT;
     srv->threads = 8;
     srv->io_threads = 2;
+    srv->wait_threads = REIN_SERVER_DEFAULT_WAIT_THREADS;
     srv->body_limit = REIN_SERVER_DEFAULT_BODY_LIMIT;
     srv->idle_s = 30;
     srv->heartbeat_ms = 15000;
@@ -2373,6 +2378,12 @@ void rein_server_set_threads(rein_server *srv, unsigned n)
 {
     if (n)
         srv->threads = n;
+}
+
+void rein_server_set_wait_threads(rein_server *srv, unsigned n)
+{
+    if (n)
+        srv->wait_threads = n;
 }
 
 void rein_server_set_io_threads(rein_server *srv, unsigned n)
@@ -2551,6 +2562,8 @@ static void stop_parts(rein_server *srv)
     srv->daemon = NULL;
     rein_pool_free(srv->pool);
     srv->pool = NULL;
+    rein_pool_free(srv->wait_pool);
+    srv->wait_pool = NULL;
     rein_cancel_unref(srv->ticker_stop);
     srv->ticker_stop = NULL;
     /* the ticker has stopped: what closed since its last look is freed here */
@@ -2604,7 +2617,9 @@ rein_err rein_server_start(rein_server *srv, rein_error *err)
                               srv->host, srv->port);
     srv->bound_port = rein__acceptor_port(srv->acceptor);
     srv->pool = rein_pool_new(srv->threads, err);
-    srv->ticker_stop = srv->pool ? rein_cancel_new() : NULL;
+    if (srv->pool)
+        srv->wait_pool = rein_pool_new_growing(srv->wait_threads, WAIT_IDLE_MS, err);
+    srv->ticker_stop = srv->wait_pool ? rein_cancel_new() : NULL;
     if (srv->ticker_stop)
         srv->hup_ep = watch_set_new(srv->ticker_stop);
     if (srv->hup_ep >= 0)
@@ -2617,7 +2632,7 @@ rein_err rein_server_start(rein_server *srv, rein_error *err)
             (size_t)16384, MHD_OPTION_PER_IP_CONNECTION_LIMIT, srv->max_client_conns,
             MHD_OPTION_CONNECTION_LIMIT, srv->max_conns, MHD_OPTION_END);
     if (!srv->daemon) {
-        rein_err rc = !srv->pool ? (err && err->code ? err->code : REIN_ENOMEM)
+        rein_err rc = !srv->wait_pool ? (err && err->code ? err->code : REIN_ENOMEM)
                       : !srv->ticker_stop || srv->hup_ep < 0
                           ? rein_error_set(err, REIN_ENOMEM, "server: out of memory")
                           : rein_error_set(err, REIN_EIO, "server: libmicrohttpd did not start");

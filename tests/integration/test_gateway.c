@@ -33,6 +33,7 @@ struct fx {
 };
 
 static struct fx *F;
+static unsigned next_wait_threads; /* the next server's --wait-threads (0: the default) */
 
 static rein_provider *provider(const char *wire, const char *key)
 {
@@ -95,6 +96,8 @@ static void start_with(const char *wire, const char *key, int max_tool_rounds)
     assert_non_null(F->srv);
     rein_server_set_port(F->srv, 0);
     rein_server_set_threads(F->srv, 4);
+    rein_server_set_wait_threads(F->srv, next_wait_threads);
+    next_wait_threads = 0;
     rein_server_set_body_limit(F->srv, 64 * 1024);
     rein_server_set_metrics(F->srv, F->metrics);
     assert_rein_ok(rein_server_add_store_routes(F->srv, F->store, &err), &err);
@@ -973,6 +976,65 @@ static void test_busy_conversation(void **state)
     th_resp_free(&r);
 }
 
+/* Sends a chat request on a connection of its own, without reading the answer. */
+static int chat_raw(void)
+{
+    static const char body[] = "{\"model\":\"m\"," USER "}";
+    char req[1024];
+    int n = snprintf(req, sizeof(req),
+                     "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: "
+                     "application/json\r\nContent-Length: %zu\r\n\r\n%s",
+                     strlen(body), body);
+    int fd = rh_connect(rein_server_port(F->srv));
+
+    assert_true(rh_send(fd, req, (size_t)n));
+    return fd;
+}
+
+static void test_waiting_requests_hold_no_worker(void **state)
+{
+    int fds[10];
+    struct th_resp r;
+
+    (void)state;
+    start(); /* 4 workers */
+    script("[{\"times\":0,\"fault\":{\"hang\":true}}]");
+    /* Ten requests whose upstream does not answer all reach it at once... */
+    for (int i = 0; i < 10; i++)
+        fds[i] = chat_raw();
+    assert_true(ms_wait(F->ms, 10, 10000));
+    /* ...and a request for a worker still gets one. */
+    th_http("GET", u("/agent/conversations/none/events"), NULL, NULL, &r);
+    assert_int_equal(r.status, 404);
+    th_resp_free(&r);
+    for (int i = 0; i < 10; i++)
+        close(fds[i]);
+}
+
+static void test_waiting_requests_queue_past_their_bound(void **state)
+{
+    int fds[5];
+
+    (void)state;
+    next_wait_threads = 3;
+    start();
+    script("[{\"times\":0,\"fault\":{\"hang\":true}}]");
+    for (int i = 0; i < 3; i++)
+        fds[i] = chat_raw();
+    assert_true(ms_wait(F->ms, 3, 10000));
+    for (int i = 3; i < 5; i++)
+        fds[i] = chat_raw();
+    rein_sleep_ms(200); /* a fourth would have gone upstream by now; none may */
+    assert_int_equal(ms_request_count(F->ms), 3);
+    /* A client that leaves cancels its upstream request and frees its thread for the next. */
+    close(fds[0]);
+    assert_true(ms_wait(F->ms, 4, 10000));
+    close(fds[1]);
+    assert_true(ms_wait(F->ms, 5, 10000));
+    for (int i = 2; i < 5; i++)
+        close(fds[i]);
+}
+
 static void test_client_results_join_the_ledger(void **state)
 {
     struct th_resp r;
@@ -1445,6 +1507,8 @@ int main(int argc, char **argv)
         cmocka_unit_test_teardown(test_bad_tools, teardown),
         cmocka_unit_test_teardown(test_tools_cache_follows_the_tools_as_sent, teardown),
         cmocka_unit_test_teardown(test_known_tools_change_nothing_on_the_wire, teardown),
+        cmocka_unit_test_teardown(test_waiting_requests_hold_no_worker, teardown),
+        cmocka_unit_test_teardown(test_waiting_requests_queue_past_their_bound, teardown),
         cmocka_unit_test_teardown(test_bad_headers, teardown),
         cmocka_unit_test_teardown(test_text_chunk_bytes, teardown),
         cmocka_unit_test_teardown(test_text_streams_before_the_upstream_ends, teardown),

@@ -1064,7 +1064,30 @@ static void serve_binary_bad_store(void **state)
     rein_proc_result_release(&res);
 }
 
+/* A number flag out of its range is refused with the range, before anything starts. */
+static void serve_binary_wait_threads_range(void **state)
+{
+    static const char *const bad[] = {"0", "65537", "many"};
+
+    (void)state;
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        const char *argv[] = {test_rein_bin(),  "serve", "--port", "0",
+                              "--wait-threads", bad[i],  NULL};
+        struct rein_proc_run_opts opts = {.proc = {.argv = argv, .merge_stderr = true},
+                                          .timeout_ms = 20000};
+        struct rein_proc_result res;
+        rein_error err;
+
+        assert_rein_ok(rein_proc_run(&opts, &res, &err), &err);
+        assert_int_not_equal(res.exit_code, 0);
+        if (!strstr(res.out.ptr, "--wait-threads") || !strstr(res.out.ptr, "1-65536"))
+            fail_msg("--wait-threads %s: %s", bad[i], res.out.ptr);
+        rein_proc_result_release(&res);
+    }
+}
+
 static const struct CMUnitTest tests[] = {
+    cmocka_unit_test(serve_binary_wait_threads_range),
     cmocka_unit_test_teardown(guards_routing, teardown),
     cmocka_unit_test_teardown(guards_bodies, teardown),
     cmocka_unit_test_teardown(guards_chunked, teardown),
