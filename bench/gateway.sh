@@ -8,9 +8,13 @@
 #           text on at once and holds the call until it is checked)
 #   long    a streamed answer of 32 KiB of text in 16-byte deltas (2,048 events) and one call:
 #           streaming throughput, where the cost per request matters least
-# (at 64 connections rein hands at most its worker count, 8, of the long streams to the upstream
-# at once and queues the others, while direct all 64 load the scripted upstream together: a
-# ratio above 1 there measures that queue, not a faster rein)
+#   paced   a streamed answer paced as a model writes it: the first byte after 200 ms, then
+#           one 16-byte delta every 10 ms (48 of them, then the call), about 0.7 s a stream:
+#           streams per second when the upstream, not the CPU, sets the pace (the client
+#           asks for usage, as rein always asks its upstream: the scripted upstream paces
+#           that last chunk too, so without it direct would end 10 ms sooner). Every stream
+#           holds a thread of rein's for all of it, so this is what counts how many it
+#           serves at once (decision 0082)
 # each with 1 connection (wrk -t1 -c1) and 64 (wrk -t2 -c64), DURATION seconds per
 # measurement, ROUNDS rounds. Every answer is checked once before measuring. Printed per case:
 # the direct and the gateway p50/p99 latency (to the end of the answer) and requests per
@@ -71,7 +75,7 @@ out=bench/out
 duration=${DURATION:-5}
 rounds=${ROUNDS:-3}
 # KINDS="json stream" measures only those cases (default all three).
-kinds=${KINDS:-json stream long}
+kinds=${KINDS:-json stream long paced}
 mkdir -p "$out"
 # CPU placement: the client and the upstream on CPU 0, the proxies on the others.
 ncpu=$(nproc)
@@ -96,10 +100,15 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# The upstream: every request gets the same reply (times 0); "long answer" gets the long one.
+# The upstream: every request gets the same reply (times 0); "long answer" gets the long one,
+# "paced answer" the paced one.
 long_text=$(/usr/bin/python3 -c 'print(("The weather in Paris stays mild. " * 1024)[:32768])')
 cat >"$tmp/scenario.json" <<JSON
 {"name": "gateway-bench", "replies": [
+ {"times": 0, "delta_bytes": 16, "match": {"last_contains": "paced answer"},
+  "delay_first_byte_ms": 200, "delay_chunk_ms": 10, "text": "${long_text:0:768}",
+  "tool_calls": [{"id": "call_1", "name": "get_weather",
+                  "arguments": "{\\"city\\":\\"Paris\\"}"}]},
  {"times": 0, "delta_bytes": 16, "match": {"last_contains": "long answer"},
   "text": "$long_text",
   "tool_calls": [{"id": "call_1", "name": "get_weather",
@@ -177,14 +186,16 @@ fi
 tools='[{"type":"function","function":{"name":"get_weather","description":"Weather by city","parameters":{"type":"object","properties":{"city":{"type":"string"},"unit":{"type":"string","enum":["celsius","fahrenheit"]},"days":{"type":"integer","minimum":1,"maximum":7}},"required":["city"],"additionalProperties":false}}}]'
 msgs='[{"role":"system","content":"You answer questions about the weather."},{"role":"user","content":"What is the weather in Paris for the next three days?"}]'
 long_msgs='[{"role":"user","content":"Give me the long answer about the weather in Paris."}]'
+paced_msgs='[{"role":"user","content":"Give me the paced answer about the weather in Paris."}]'
 declare -A body=(
   [json]="{\"model\":\"gpt-test\",\"messages\":$msgs,\"tools\":$tools}"
   [stream]="{\"model\":\"gpt-test\",\"messages\":$msgs,\"tools\":$tools,\"stream\":true,\"stream_options\":{\"include_usage\":true}}"
   [long]="{\"model\":\"gpt-test\",\"messages\":$long_msgs,\"tools\":$tools,\"stream\":true}"
+  [paced]="{\"model\":\"gpt-test\",\"messages\":$paced_msgs,\"tools\":$tools,\"stream\":true,\"stream_options\":{\"include_usage\":true}}"
 )
 
 # Each path answers correctly before it is measured.
-for kind in json stream long; do
+for kind in json stream long paced; do
   for n in $targets; do
     got=$(curl -s -X POST -H 'Content-Type: application/json' -H 'Authorization: Bearer sk-bench' \
       -d "${body[$kind]}" "${url[$n]}")
@@ -209,6 +220,13 @@ ticks() {
     t=$((t + $(awk '{print $14 + $15}' "/proc/$p/stat" 2>/dev/null || echo 0)))
   done
   echo "$t"
+}
+
+# TCP segments the machine has sent so far (all connections, loopback included: each segment
+# of one of these connections is sent once and received once).
+tcp_out_segs() {
+  awk '/^Tcp:/ { if (!h) { for (i = 2; i <= NF; i++) if ($i == "OutSegs") c = i; h = 1 } else print $c }' \
+    /proc/net/snmp
 }
 
 # Context switches (voluntary + involuntary) of every thread of process $1 and its children.
@@ -274,7 +292,7 @@ for r in $(seq "$rounds"); do
         [ "$n" = rein ] && pid=$rein_pid
         [ "$n" = base ] && pid=$base_pid
         [ "$n" = proxy ] && pid=$proxy_pid
-        up0=$(ticks "$upstream_pid")
+        up0=$(ticks "$upstream_pid") seg0=$(tcp_out_segs)
         if [ "$pid" != 0 ]; then
           t0=$(ticks "$pid") s0=$(switches "$pid")
           if [ "$perf_ok" = 1 ]; then
@@ -305,8 +323,9 @@ for r in $(seq "$rounds"); do
           fi
         fi
         up_cpu=$((($(ticks "$upstream_pid") - up0) * 1000000 / hz / nreq))
+        segs=$(echo "$(tcp_out_segs) $seg0 $nreq" | awk '{printf "%.1f", ($1 - $2) / $3}')
         wrk_cpu=$((wrk_ticks * 1000000 / 100 / nreq))
-        echo "$r $kind $conns $n $rps $p50 $p99 $cpu $cs ${sc:--1} $up_cpu $wrk_cpu" >>"$results"
+        echo "$r $kind $conns $n $rps $p50 $p99 $cpu $cs ${sc:--1} $up_cpu $wrk_cpu $segs" >>"$results"
       done
     done
   done
@@ -326,6 +345,7 @@ count_instructions() {
   at=$(listening "$tmp/cg-$name.out" 600)
   [ -n "$at" ] || { cat "$tmp/cg-$name.err" >&2; echo "gateway.sh: $bin under callgrind did not start" >&2; exit 1; }
   for kind in $kinds; do
+    [ "$kind" = paced ] && continue # its cost is the upstream's pace, not rein's instructions
     secs=${INSTR_SECONDS:-4}
     [ "$kind" = long ] && secs=$((secs * 2))
     wrk -t1 -c1 -d1s --timeout 30s -s "$out/gateway_$kind.lua" "$at/v1/chat/completions" >/dev/null
@@ -359,7 +379,8 @@ if [ ${#pin_client[@]} -gt 0 ]; then
 else
   echo "every process on every CPU (wrk, the upstream and the proxy compete for them);"
 fi
-echo "load average before: $load_before, after: $load_after"
+echo "load average before: $load_before, after: $load_after;" \
+  "TCP congestion control: $(cat /proc/sys/net/ipv4/tcp_congestion_control 2>/dev/null || echo unknown)"
 if [ -s "$instr" ]; then
   echo "rein's instructions per request (callgrind, user space, 1 connection):"
   while read -r name kind nreq per; do
@@ -370,11 +391,11 @@ fi
 import os, sys, collections
 rows = collections.defaultdict(dict)
 for line in open(sys.argv[1]):
-    r, kind, conns, n, rps, p50, p99, cpu, cs, sc, up, wrk = line.split()
+    r, kind, conns, n, rps, p50, p99, cpu, cs, sc, up, wrk, segs = line.split()
     rows[(kind, int(conns), r)][n] = (float(rps), float(p50), float(p99), int(cpu), float(cs),
-                                      float(sc), int(up), int(wrk))
+                                      float(sc), int(up), int(wrk), float(segs))
 # the cases measured (KINDS), in the order of the table
-KINDS = [k for k in ("json", "stream", "long") if any(key[0] == k for key in rows)]
+KINDS = [k for k in ("json", "stream", "long", "paced") if any(key[0] == k for key in rows)]
 def rng(xs, fmt):
     return (fmt % min(xs)) + ".." + (fmt % max(xs))
 print(f"{'case':12} {'direct p50 ms':>15} {'rein p50 ms':>15} {'added p50 ms':>15} "
@@ -428,6 +449,20 @@ for kind in KINDS:
             print(f"{kind + ' c' + str(conns):12} {'nginx' if n == 'proxy' else n:6} "
                   f"{rng(cs, '%.2f'):>11} {rng(sc, '%.1f'):>13} {rng(dcpu, '%d'):>14} "
                   f"{rng(pcpu, '%d'):>12} {rng(bound, '%.2f'):>11} {rng(meas, '%.2f'):>11}")
+print()
+print("what the upstream pays, by who asks it: its CPU time per request, and the TCP segments")
+print("the machine sent per request (all connections: the upstream's, the proxy's, wrk's). The")
+print("upstream writes one event per write; how many writes share a segment depends on how")
+print("its reader reads and acknowledges them, and on the host's congestion control")
+print("(decision 0083):")
+print(f"{'case':12} " + " ".join(f"{('nginx' if n == 'proxy' else n) + ' up us':>12} {'segs':>8}"
+                                  for n in ["direct"] + names))
+for kind in KINDS:
+    for conns in (1, 64):
+        rs = [v for (k, c, _), v in sorted(rows.items()) if k == kind and c == conns]
+        cells = [f"{rng([x[n][6] for x in rs], '%d'):>12} {rng([x[n][8] for x in rs], '%.0f'):>8}"
+                 for n in ["direct"] + names]
+        print(f"{kind + ' c' + str(conns):12} " + " ".join(cells))
 if os.path.getsize(sys.argv[2]):
     # system calls by kind: per case and proxy, the kinds above 0.05 per request in some round
     # (most frequent first), as ranges over the rounds (a round without a kind counts 0)
