@@ -215,7 +215,7 @@ struct rein_server {
     struct kept *kept;
     char host[64];
     int port;
-    unsigned threads, io_threads, wait_threads;
+    unsigned threads, io_threads, wait_threads, wait_idle_ms;
     size_t body_limit;
     unsigned idle_s;
     int64_t heartbeat_ms;
@@ -1550,7 +1550,9 @@ static bool watch_hangups(rein_server *srv, int wait_ms)
  * freed is handed back to the system. glibc keeps what a burst frees in its arenas (connection pools,
  * request bodies, turns' documents), so after 1,000 conversations at once the server held
  * 2.8x its idle resident memory, nearly all of it free (issue 25, goal 5). One malloc_trim
- * per quiet spell costs a few milliseconds on this thread, none on a request.
+ * per quiet spell costs a few milliseconds on this thread, none on a request. The waiting
+ * pool's threads stop 30 s into the quiet (decision 0082) and hand back their caches then, so
+ * a quiet spell in which the pool shrank is trimmed once more.
  */
 #define IDLE_TRIM_MS 1000
 
@@ -1558,12 +1560,14 @@ struct idle_trim {
     unsigned seen;    /* requests_seen at the last look */
     int64_t quiet_ms; /* since when it has not changed */
     bool trimmed;     /* this quiet spell is done */
+    unsigned waiting; /* the waiting pool's threads at the last look */
 };
 
 static void trim_when_idle(rein_server *srv, struct idle_trim *t)
 {
     unsigned seen = atomic_load_explicit(&srv->requests_seen, memory_order_relaxed);
     int64_t now = rein_now_ms();
+    unsigned waiting = rein_pool_size(srv->wait_pool);
     int live;
 
     /* A burst's requests may all arrive at once and run for seconds: quiet is none running
@@ -1575,8 +1579,12 @@ static void trim_when_idle(rein_server *srv, struct idle_trim *t)
         t->seen = seen;
         t->quiet_ms = now;
         t->trimmed = false;
+        t->waiting = waiting;
         return;
     }
+    if (waiting < t->waiting)
+        t->trimmed = false;
+    t->waiting = waiting;
     if (t->trimmed || now - t->quiet_ms < IDLE_TRIM_MS)
         return;
     t->trimmed = true;
@@ -2300,6 +2308,7 @@ rein_server *rein_server_new(rein_error *err)
     srv->threads = 8;
     srv->io_threads = 2;
     srv->wait_threads = REIN_SERVER_DEFAULT_WAIT_THREADS;
+    srv->wait_idle_ms = WAIT_IDLE_MS;
     srv->body_limit = REIN_SERVER_DEFAULT_BODY_LIMIT;
     srv->idle_s = 30;
     srv->heartbeat_ms = 15000;
@@ -2384,6 +2393,12 @@ void rein_server_set_wait_threads(rein_server *srv, unsigned n)
 {
     if (n)
         srv->wait_threads = n;
+}
+
+void rein__server_set_wait_idle_ms(rein_server *srv, unsigned ms)
+{
+    if (ms)
+        srv->wait_idle_ms = ms;
 }
 
 void rein_server_set_io_threads(rein_server *srv, unsigned n)
@@ -2618,7 +2633,7 @@ rein_err rein_server_start(rein_server *srv, rein_error *err)
     srv->bound_port = rein__acceptor_port(srv->acceptor);
     srv->pool = rein_pool_new(srv->threads, err);
     if (srv->pool)
-        srv->wait_pool = rein_pool_new_growing(srv->wait_threads, WAIT_IDLE_MS, err);
+        srv->wait_pool = rein_pool_new_growing(srv->wait_threads, srv->wait_idle_ms, err);
     srv->ticker_stop = srv->wait_pool ? rein_cancel_new() : NULL;
     if (srv->ticker_stop)
         srv->hup_ep = watch_set_new(srv->ticker_stop);

@@ -22,6 +22,9 @@ unsigned rein__server_heap_trims(rein_server *srv);
  * connections are in it now (server.c); for tests. */
 unsigned rein__server_hangup_events(rein_server *srv);
 unsigned rein__server_hangup_watched(rein_server *srv);
+/* How long a waiting-pool thread stays without a request before it stops (default 30 s);
+ * before rein_server_start(), for tests. */
+void rein__server_set_wait_idle_ms(rein_server *srv, unsigned ms);
 
 /*
  * Decodes %XX escapes (and '+' as a space when plus_space) of len bytes of in into out (room

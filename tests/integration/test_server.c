@@ -125,6 +125,37 @@ static void heap_trimmed_when_requests_stop(void **state)
     wait_trims(2);
 }
 
+static void answer_ok(rein_request *req, void *userdata)
+{
+    (void)userdata;
+    (void)rein_request_reply(req, 200, "text/plain", "ok", 2);
+}
+
+/* A waiting route, whose threads stop 1.5 s into the quiet: after the first trim. */
+static void with_waiting_route(rein_server *srv)
+{
+    rein_error err;
+
+    rein__server_set_wait_idle_ms(srv, 1500);
+    assert_rein_ok(rein_server_route(srv, "GET", "/waits", REIN_ROUTE_WAITS, answer_ok, NULL, &err),
+                   &err);
+}
+
+/* The waiting pool's threads stop after the quiet spell's trim and hand back their caches
+ * then: the heap is trimmed once more, with no request in between. */
+static void heap_trimmed_again_when_waiting_threads_stop(void **state)
+{
+    struct th_resp r;
+
+    (void)state;
+    start(NULL, 0, with_waiting_route);
+    th_get(u("/waits"), &r);
+    assert_int_equal(r.status, 200);
+    assert_string_equal(r.body, "ok");
+    th_resp_free(&r);
+    wait_trims(2);
+}
+
 /* ---- guards ----------------------------------------------------------------------------- */
 
 static void guards_routing(void **state)
@@ -1105,6 +1136,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test_teardown(handler_without_answer, teardown),
     cmocka_unit_test_teardown(concurrent_clients, teardown),
     cmocka_unit_test_teardown(heap_trimmed_when_requests_stop, teardown),
+    cmocka_unit_test_teardown(heap_trimmed_again_when_waiting_threads_stop, teardown),
     cmocka_unit_test_teardown(stop_cancels_running, teardown),
     cmocka_unit_test(serve_binary_sigterm),
     cmocka_unit_test(serve_binary_bad_store),
