@@ -123,6 +123,18 @@ static void handed_job(void *arg)
     pthread_mutex_unlock(&h->mu);
 }
 
+/* Submits n jobs one at a time, each once the one before has run. */
+static void hand_one_at_a_time(rein_pool *pool, struct handed *h, int n)
+{
+    for (int i = 0; i < n; i++) {
+        assert_rein_ok(rein_pool_submit(pool, handed_job, h), NULL);
+        pthread_mutex_lock(&h->mu);
+        while (h->done < i + 1)
+            pthread_cond_wait(&h->cond, &h->mu);
+        pthread_mutex_unlock(&h->mu);
+    }
+}
+
 static void test_parked_workers_take_each_job_and_stop(void **state)
 {
     rein_pool *pool = rein_pool_new(4, NULL);
@@ -131,13 +143,7 @@ static void test_parked_workers_take_each_job_and_stop(void **state)
     (void)state;
     pthread_mutex_init(&h.mu, NULL);
     pthread_cond_init(&h.cond, NULL);
-    for (int i = 0; i < 200; i++) {
-        assert_rein_ok(rein_pool_submit(pool, handed_job, &h), NULL);
-        pthread_mutex_lock(&h.mu);
-        while (h.done < i + 1)
-            pthread_cond_wait(&h.cond, &h.mu);
-        pthread_mutex_unlock(&h.mu);
-    }
+    hand_one_at_a_time(pool, &h, 200);
     /* Every worker is parked or about to park: freeing wakes and stops them all. */
     rein_pool_free(pool);
     assert_int_equal(h.done, 200);
@@ -357,13 +363,7 @@ static void test_growing_pool_hands_jobs_to_parked_workers(void **state)
     pthread_mutex_init(&h.mu, NULL);
     pthread_cond_init(&h.cond, NULL);
     /* one job at a time: a parked worker takes each, so few are ever started */
-    for (int i = 0; i < 200; i++) {
-        assert_rein_ok(rein_pool_submit(pool, handed_job, &h), NULL);
-        pthread_mutex_lock(&h.mu);
-        while (h.done < i + 1)
-            pthread_cond_wait(&h.cond, &h.mu);
-        pthread_mutex_unlock(&h.mu);
-    }
+    hand_one_at_a_time(pool, &h, 200);
     /* a job may come before the worker that ran the last one has parked */
     assert_true(rein_pool_size(pool) >= 1 && rein_pool_size(pool) <= 4);
     rein_pool_free(pool);
