@@ -22,12 +22,26 @@ typedef struct rein_pool rein_pool;
 
 /* New pool with nthreads workers (0: the number of CPUs). NULL on failure (err says why). */
 REIN_EXTERN rein_pool *rein_pool_new(unsigned nthreads, rein_error *err);
+/* How a growing pool grows (rein_pool_new_growing). */
+struct rein_pool_growth {
+    unsigned core;     /* workers started at once for jobs that find none free */
+    unsigned max;      /* workers at most (above 0, at least core) */
+    unsigned stall_ms; /* past core, a job queued this long starts one more worker */
+    unsigned idle_ms;  /* a worker with no job this long stops (above 0) */
+};
+
 /*
- * New pool for jobs that mostly wait (on a remote service): it starts with no worker, starts
- * one for each job that finds none free, up to max at once (past that, jobs queue), and a
- * worker with no job for idle_ms stops. NULL on failure (err says why; both must be above 0).
+ * New pool for jobs that may wait a long while (on a remote service) or not at all. It starts
+ * with no worker and starts one for each job that finds none free while fewer than core run;
+ * past that, jobs queue and busy workers take them as they finish, unless a job waits
+ * stall_ms: then one more worker starts for it, up to max, when the next job is submitted or
+ * when rein_pool_unstall() runs (call it every so often: nothing else notices a stall while
+ * no job comes). A worker with no job for idle_ms stops. NULL on failure (err says why).
  */
-REIN_EXTERN rein_pool *rein_pool_new_growing(unsigned max, unsigned idle_ms, rein_error *err);
+REIN_EXTERN rein_pool *rein_pool_new_growing(const struct rein_pool_growth *g, rein_error *err);
+/* Starts a worker for each job of a growing pool queued stall_ms or longer (up to max);
+ * returns how many it started. 0 for a fixed pool or NULL. */
+REIN_EXTERN unsigned rein_pool_unstall(rein_pool *pool);
 /* Waits for queued jobs to finish, then stops the workers. NULL is a no-op. */
 REIN_EXTERN void rein_pool_free(rein_pool *pool);
 /* Workers running or parked now (a growing pool's count moves). */

@@ -112,7 +112,8 @@ REIN_EXTERN void rein_server_set_port(rein_server *srv, int port);
 REIN_EXTERN void rein_server_set_threads(rein_server *srv, unsigned n);
 /*
  * Requests of REIN_ROUTE_WAITS routes handled at once (default 1024); past that they queue.
- * Their threads start as requests come and stop after 30 s without one. 0 keeps the default.
+ * Their threads start as requests come (past the worker count, for a request that waited 5 ms)
+ * and stop after 30 s without one. 0 keeps the default.
  */
 REIN_EXTERN void rein_server_set_wait_threads(rein_server *srv, unsigned n);
 /* libmicrohttpd's network threads; 0 keeps the default. */

@@ -11,10 +11,14 @@
  * no worker is parked.
  *
  * A growing pool (rein_pool_new_growing, decision 0082) starts with no worker. A job that
- * finds none parked starts one, up to the bound; past it, jobs queue as in a fixed pool. A
- * worker that stays parked for the idle time stops, and whoever next starts a worker (or
- * frees the pool) joins it. Parked last, first to be handed a job: so the workers that stop
- * are the ones a lighter load no longer reaches.
+ * finds none parked starts one while fewer than the core count run; past that it queues, as
+ * in a fixed pool, where a worker that finishes takes it without parking: jobs that keep the
+ * cores busy are served by the core workers. Only a job that has waited in the queue for the
+ * stall time starts one more worker, up to the bound: when the next job comes, or when
+ * rein_pool_unstall() looks (the server's ticker). A worker that stays parked for the idle
+ * time stops, and whoever next starts a worker (or frees the pool) joins it. Parked last,
+ * first to be handed a job: so the workers that stop are the ones a lighter load no longer
+ * reaches.
  *
  * A batch is a shared counter of job indices: helpers queued on the pool and the calling
  * thread all take indices from it until none are left, so the batch completes even when
@@ -33,6 +37,7 @@ struct job {
     struct job *next;
     void (*fn)(void *arg);
     void *arg;
+    int64_t queued_ms; /* when it was queued with no worker parked (growing pools) */
 };
 
 /* A parked worker (on its own stack while it waits). */
@@ -56,8 +61,10 @@ struct rein_pool {
     struct park *parked;     /* the worker that parked last on top */
     bool stopping;
     unsigned nthreads; /* workers running or parked */
-    unsigned max;      /* a growing pool starts workers up to this many */
-    unsigned idle_ms;  /* a growing pool's worker parked this long stops (0: fixed pool) */
+    unsigned core;     /* a growing pool starts a worker per job up to this many */
+    unsigned max;      /* ...and for jobs queued stall_ms up to this many */
+    unsigned stall_ms;
+    unsigned idle_ms; /* a growing pool's worker parked this long stops (0: fixed pool) */
     struct thr *threads;
 };
 
@@ -222,19 +229,51 @@ rein_pool *rein_pool_new(unsigned nthreads, rein_error *err)
     return pool;
 }
 
-rein_pool *rein_pool_new_growing(unsigned max, unsigned idle_ms, rein_error *err)
+rein_pool *rein_pool_new_growing(const struct rein_pool_growth *g, rein_error *err)
 {
     rein_pool *pool;
 
-    if (max == 0 || idle_ms == 0) {
-        rein_error_set(err, REIN_EINVAL, "a growing pool needs a bound and an idle time above 0");
+    if (!g || g->max == 0 || g->idle_ms == 0 || g->core > g->max) {
+        rein_error_set(err, REIN_EINVAL,
+                       "a growing pool needs a bound above 0, a core count within it and an "
+                       "idle time above 0");
         return NULL;
     }
     if (!(pool = pool_alloc(err)))
         return NULL;
-    pool->max = max;
-    pool->idle_ms = idle_ms;
+    pool->core = g->core;
+    pool->max = g->max;
+    pool->stall_ms = g->stall_ms;
+    pool->idle_ms = g->idle_ms;
     return pool;
+}
+
+/* Whether the job at the head of the queue has waited long enough for one more worker
+ * (under the lock). */
+static bool stalled(const rein_pool *pool, int64_t now)
+{
+    return pool->head && now - pool->head->queued_ms >= (int64_t)pool->stall_ms;
+}
+
+unsigned rein_pool_unstall(rein_pool *pool)
+{
+    unsigned started = 0, waiting = 0;
+    int64_t now = rein_now_ms();
+
+    if (!pool || !pool->idle_ms)
+        return 0;
+    pthread_mutex_lock(&pool->lock);
+    /* one worker per job that has waited the stall time, oldest first */
+    for (const struct job *j = pool->head; j && now - j->queued_ms >= (int64_t)pool->stall_ms;
+         j = j->next)
+        waiting++;
+    if (waiting && !pool->stopping)
+        join_stopped(pool);
+    while (started < waiting && !pool->stopping && pool->nthreads < pool->max &&
+           start_worker(pool) == REIN_OK)
+        started++;
+    pthread_mutex_unlock(&pool->lock);
+    return started;
 }
 
 void rein_pool_free(rein_pool *pool)
@@ -300,7 +339,10 @@ rein_err rein_pool_submit(rein_pool *pool, void (*fn)(void *arg), void *arg)
         else
             pool->head = j;
         pool->tail = j;
-        if (pool->idle_ms && pool->nthreads < pool->max) {
+        if (pool->idle_ms)
+            j->queued_ms = rein_now_ms();
+        if (pool->idle_ms && pool->nthreads < pool->max &&
+            (pool->nthreads < pool->core || stalled(pool, j->queued_ms))) {
             join_stopped(pool);
             if (start_worker(pool) != REIN_OK && pool->nthreads == 0 && pool->head == j) {
                 /* nothing would ever run it */

@@ -63,6 +63,10 @@
 #define SSE_MAX_BUF  ((size_t)8 << 20)
 #define TICK_MS      100
 #define WAIT_IDLE_MS 30000 /* a waiting-pool thread with no request this long stops */
+/* Past --threads requests at once, one that has waited this long for a thread gets a new one:
+ * requests that keep the cores busy queue for the workers that run (as on the fixed pool),
+ * requests that wait on their upstreams do not wait for each other (decision 0082). */
+#define WAIT_STALL_MS 5
 /* A request's arena holds its method, path, headers and parameters: usually a few hundred
  * bytes. Blocks this size come from glibc's per-thread cache (at most 1,032 bytes with the
  * arena's block header); the default 16 KB block cost a request a trip through the heap's
@@ -1609,8 +1613,8 @@ unsigned rein__server_hangup_watched(rein_server *srv)
     return atomic_load_explicit(&srv->hup_watched, memory_order_relaxed);
 }
 
-/* The ticker: hang-ups at once, deadlines every tick, heartbeats when due, the heap trimmed
- * when requests stop. */
+/* The ticker: hang-ups at once, deadlines every tick, heartbeats when due, waiting requests
+ * that stalled given threads, the heap trimmed when requests stop. */
 static void *ticker_main(void *arg)
 {
     rein_server *srv = arg;
@@ -1624,6 +1628,7 @@ static void *ticker_main(void *arg)
     while (watch_hangups(srv, (int)(every < TICK_MS ? every : TICK_MS))) {
         cut_late_connections(srv);
         flush_held(srv);
+        (void)rein_pool_unstall(srv->wait_pool); /* requests queued while no new one came */
         trim_when_idle(srv, &trim);
         if (rein_now_ms() >= next_beat) {
             send_heartbeats(srv);
@@ -2633,7 +2638,13 @@ rein_err rein_server_start(rein_server *srv, rein_error *err)
     srv->bound_port = rein__acceptor_port(srv->acceptor);
     srv->pool = rein_pool_new(srv->threads, err);
     if (srv->pool)
-        srv->wait_pool = rein_pool_new_growing(srv->wait_threads, srv->wait_idle_ms, err);
+        srv->wait_pool = rein_pool_new_growing(
+            &(struct rein_pool_growth){.core = srv->threads < srv->wait_threads ? srv->threads
+                                                                                : srv->wait_threads,
+                                       .max = srv->wait_threads,
+                                       .stall_ms = WAIT_STALL_MS,
+                                       .idle_ms = srv->wait_idle_ms},
+            err);
     srv->ticker_stop = srv->wait_pool ? rein_cancel_new() : NULL;
     if (srv->ticker_stop)
         srv->hup_ep = watch_set_new(srv->ticker_stop);

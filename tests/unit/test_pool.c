@@ -289,7 +289,8 @@ static void gate_destroy(struct gate *g)
 
 static void test_growing_pool_starts_a_worker_per_waiting_job(void **state)
 {
-    rein_pool *pool = rein_pool_new_growing(64, 60000, NULL);
+    rein_pool *pool = rein_pool_new_growing(
+        &(struct rein_pool_growth){.core = 64, .max = 64, .idle_ms = 60000}, NULL);
     struct gate g;
 
     (void)state;
@@ -309,7 +310,8 @@ static void test_growing_pool_starts_a_worker_per_waiting_job(void **state)
 
 static void test_growing_pool_queues_past_its_bound(void **state)
 {
-    rein_pool *pool = rein_pool_new_growing(3, 60000, NULL);
+    rein_pool *pool = rein_pool_new_growing(
+        &(struct rein_pool_growth){.core = 3, .max = 3, .idle_ms = 60000}, NULL);
     struct gate g;
 
     (void)state;
@@ -328,7 +330,8 @@ static void test_growing_pool_queues_past_its_bound(void **state)
 
 static void test_growing_pool_lets_idle_workers_go(void **state)
 {
-    rein_pool *pool = rein_pool_new_growing(8, 30, NULL);
+    rein_pool *pool =
+        rein_pool_new_growing(&(struct rein_pool_growth){.core = 8, .max = 8, .idle_ms = 30}, NULL);
     struct gate g;
     int64_t until;
 
@@ -356,7 +359,8 @@ static void test_growing_pool_lets_idle_workers_go(void **state)
 
 static void test_growing_pool_hands_jobs_to_parked_workers(void **state)
 {
-    rein_pool *pool = rein_pool_new_growing(4, 60000, NULL);
+    rein_pool *pool = rein_pool_new_growing(
+        &(struct rein_pool_growth){.core = 4, .max = 4, .idle_ms = 60000}, NULL);
     struct handed h = {.done = 0};
 
     (void)state;
@@ -372,15 +376,68 @@ static void test_growing_pool_hands_jobs_to_parked_workers(void **state)
     pthread_mutex_destroy(&h.mu);
 }
 
+/* Past the core count, jobs queue; one that has waited the stall time gets a worker of its
+ * own when the pool is next looked at, and not before. */
+static void test_growing_pool_starts_past_core_only_for_stalled_jobs(void **state)
+{
+    rein_pool *pool = rein_pool_new_growing(
+        &(struct rein_pool_growth){.core = 2, .max = 16, .stall_ms = 20, .idle_ms = 60000}, NULL);
+    struct gate g;
+
+    (void)state;
+    gate_init(&g);
+    for (int i = 0; i < 6; i++)
+        assert_rein_ok(rein_pool_submit(pool, gate_job, &g), NULL);
+    assert_int_equal(gate_wait_holding(&g, 2), 2);
+    assert_int_equal(rein_pool_size(pool), 2); /* the other four queue */
+    rein_sleep_ms(40);
+    assert_int_equal(gate_wait_holding(&g, 2), 2); /* nothing looked: still queued */
+    assert_int_equal(rein_pool_unstall(pool), 4);  /* each stalled job gets a worker */
+    assert_int_equal(gate_wait_holding(&g, 6), 6);
+    assert_int_equal(rein_pool_unstall(pool), 0);
+    gate_set(&g, true);
+    rein_pool_free(pool);
+    assert_int_equal(g.done, 6);
+    gate_destroy(&g);
+}
+
+static void test_growing_pool_submit_starts_a_worker_for_a_stalled_job(void **state)
+{
+    rein_pool *pool = rein_pool_new_growing(
+        &(struct rein_pool_growth){.core = 1, .max = 16, .stall_ms = 20, .idle_ms = 60000}, NULL);
+    struct gate g;
+
+    (void)state;
+    gate_init(&g);
+    assert_rein_ok(rein_pool_submit(pool, gate_job, &g), NULL);
+    assert_rein_ok(rein_pool_submit(pool, gate_job, &g), NULL);
+    assert_int_equal(gate_wait_holding(&g, 1), 1);
+    rein_sleep_ms(40);
+    /* the second job has stalled: the third's submit starts a worker, which takes it */
+    assert_rein_ok(rein_pool_submit(pool, gate_job, &g), NULL);
+    assert_int_equal(gate_wait_holding(&g, 2), 2);
+    assert_int_equal(rein_pool_size(pool), 2);
+    gate_set(&g, true);
+    rein_pool_free(pool);
+    assert_int_equal(g.done, 3);
+    gate_destroy(&g);
+}
+
 static void test_growing_pool_needs_a_bound(void **state)
 {
     rein_error err;
 
     (void)state;
-    assert_null(rein_pool_new_growing(0, 1000, &err));
+    assert_null(rein_pool_new_growing(&(struct rein_pool_growth){.max = 0, .idle_ms = 1000}, &err));
     assert_int_equal(err.code, REIN_EINVAL);
-    assert_null(rein_pool_new_growing(4, 0, &err));
+    assert_null(rein_pool_new_growing(&(struct rein_pool_growth){.max = 4, .idle_ms = 0}, &err));
     assert_int_equal(err.code, REIN_EINVAL);
+    assert_null(rein_pool_new_growing(
+        &(struct rein_pool_growth){.core = 5, .max = 4, .idle_ms = 1000}, &err));
+    assert_int_equal(err.code, REIN_EINVAL);
+    assert_null(rein_pool_new_growing(NULL, &err));
+    assert_int_equal(err.code, REIN_EINVAL);
+    assert_int_equal(rein_pool_unstall(NULL), 0);
 }
 
 static const struct CMUnitTest tests[] = {
@@ -395,6 +452,8 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_growing_pool_queues_past_its_bound),
     cmocka_unit_test(test_growing_pool_lets_idle_workers_go),
     cmocka_unit_test(test_growing_pool_hands_jobs_to_parked_workers),
+    cmocka_unit_test(test_growing_pool_starts_past_core_only_for_stalled_jobs),
+    cmocka_unit_test(test_growing_pool_submit_starts_a_worker_for_a_stalled_job),
     cmocka_unit_test(test_growing_pool_needs_a_bound),
 };
 
