@@ -26,6 +26,8 @@
  */
 #include <rein/pool.h>
 
+#include "core/internal.h"
+
 #include <errno.h>
 #include <pthread.h>
 #include <semaphore.h>
@@ -95,13 +97,7 @@ static bool wait_parked(rein_pool *pool, struct thr *t, struct park *me)
     }
     /* sem_timedwait, not sem_clockwait on the monotonic clock: ThreadSanitizer sees the post
      * it waits for only through the calls it knows. A wall clock set back only delays a stop. */
-    clock_gettime(CLOCK_REALTIME, &until);
-    until.tv_sec += (time_t)(pool->idle_ms / 1000);
-    until.tv_nsec += (long)(pool->idle_ms % 1000) * 1000000L;
-    if (until.tv_nsec >= 1000000000L) {
-        until.tv_sec++;
-        until.tv_nsec -= 1000000000L;
-    }
+    until = rein__deadline_ts(CLOCK_REALTIME, pool->idle_ms);
     for (;;) {
         if (sem_timedwait(&me->sem, &until) == 0)
             return true;
@@ -178,14 +174,15 @@ static rein_err start_worker(rein_pool *pool)
     return REIN_OK;
 }
 
-/* Joins the workers that stopped on their own (under the lock: they no longer take it). */
-static void join_stopped(rein_pool *pool)
+/* Joins the workers that stopped on their own (under the lock: they no longer take it), or
+ * all of them once the pool is stopping. */
+static void join_workers(rein_pool *pool, bool all)
 {
     struct thr **tp = &pool->threads;
 
     while (*tp) {
         struct thr *t = *tp;
-        if (t->stopped) {
+        if (all || t->stopped) {
             *tp = t->next;
             pthread_join(t->tid, NULL);
             rein_free(t);
@@ -248,11 +245,24 @@ rein_pool *rein_pool_new_growing(const struct rein_pool_growth *g, rein_error *e
     return pool;
 }
 
-/* Whether the job at the head of the queue has waited long enough for one more worker
- * (under the lock). */
-static bool stalled(const rein_pool *pool, int64_t now)
+/* Whether a queued job has waited long enough for one more worker (under the lock). */
+static bool stalled(const rein_pool *pool, const struct job *j, int64_t now)
 {
-    return pool->head && now - pool->head->queued_ms >= (int64_t)pool->stall_ms;
+    return j && now - j->queued_ms >= (int64_t)pool->stall_ms;
+}
+
+/*
+ * A growing pool's answer to a job that found no worker parked (under the lock): one more
+ * worker while fewer than core run, or when the oldest queued job has stalled. False only
+ * when none could start and none runs.
+ */
+static bool grow(rein_pool *pool, int64_t now)
+{
+    if (pool->nthreads >= pool->max ||
+        (pool->nthreads >= pool->core && !stalled(pool, pool->head, now)))
+        return true;
+    join_workers(pool, false);
+    return start_worker(pool) == REIN_OK || pool->nthreads > 0;
 }
 
 unsigned rein_pool_unstall(rein_pool *pool)
@@ -264,11 +274,10 @@ unsigned rein_pool_unstall(rein_pool *pool)
         return 0;
     pthread_mutex_lock(&pool->lock);
     /* one worker per job that has waited the stall time, oldest first */
-    for (const struct job *j = pool->head; j && now - j->queued_ms >= (int64_t)pool->stall_ms;
-         j = j->next)
+    for (const struct job *j = pool->head; stalled(pool, j, now); j = j->next)
         waiting++;
     if (waiting && !pool->stopping)
-        join_stopped(pool);
+        join_workers(pool, false);
     while (started < waiting && !pool->stopping && pool->nthreads < pool->max &&
            start_worker(pool) == REIN_OK)
         started++;
@@ -290,13 +299,8 @@ void rein_pool_free(rein_pool *pool)
         sem_post(&w->sem);
     }
     pthread_mutex_unlock(&pool->lock);
-    /* No worker starts once stopping is set, so the list only loses members now. */
-    while (pool->threads) {
-        struct thr *t = pool->threads;
-        pool->threads = t->next;
-        pthread_join(t->tid, NULL);
-        rein_free(t);
-    }
+    /* No worker starts once stopping is set, and none takes the lock once it is joined. */
+    join_workers(pool, true);
     pthread_mutex_destroy(&pool->lock);
     rein_free(pool);
 }
@@ -339,12 +343,9 @@ rein_err rein_pool_submit(rein_pool *pool, void (*fn)(void *arg), void *arg)
         else
             pool->head = j;
         pool->tail = j;
-        if (pool->idle_ms)
+        if (pool->idle_ms) {
             j->queued_ms = rein_now_ms();
-        if (pool->idle_ms && pool->nthreads < pool->max &&
-            (pool->nthreads < pool->core || stalled(pool, j->queued_ms))) {
-            join_stopped(pool);
-            if (start_worker(pool) != REIN_OK && pool->nthreads == 0 && pool->head == j) {
+            if (!grow(pool, j->queued_ms) && pool->head == j) {
                 /* nothing would ever run it */
                 pool->head = pool->tail = NULL;
                 pthread_mutex_unlock(&pool->lock);
