@@ -176,6 +176,12 @@ REIN_EXTERN json_t *rein_model_response_message(const rein_model_response *r);
  *   finish           finish_reason (the provider's word)
  *   retry            attempt: the reply is being asked for again; forget every delta
  *                    received so far
+ *   reasoning_signature  text, len: a piece of the signature that closes the thinking block
+ *                    streamed last (Anthropic, Bedrock); the model wants it back with the block
+ *   redacted_reasoning   text, len: a redacted thinking block's opaque data, whole (Anthropic,
+ *                    Bedrock), in its place among the other blocks
+ *   server_block     text, len: the JSON of a block a server tool wrote (Anthropic's
+ *                    server_tool_use with its input, its result blocks), whole, in its place
  */
 #define REIN_MEV_MAP(X)                                                                            \
     X(TEXT_DELTA, "text_delta")                                                                    \
@@ -186,7 +192,10 @@ REIN_EXTERN json_t *rein_model_response_message(const rein_model_response *r);
     X(TOOL_CALL_END, "tool_call_end")                                                              \
     X(USAGE, "usage")                                                                              \
     X(FINISH, "finish")                                                                            \
-    X(RETRY, "retry")
+    X(RETRY, "retry")                                                                              \
+    X(REASONING_SIGNATURE, "reasoning_signature")                                                  \
+    X(REDACTED_REASONING, "redacted_reasoning")                                                    \
+    X(SERVER_BLOCK, "server_block")
 #define REIN__MEV_INDEX(id, name) REIN__MEV_INDEX_##id,
 enum { REIN_MEV_MAP(REIN__MEV_INDEX) };
 #define REIN__MEV_ENUM(id, name) REIN_MEV_##id = REIN__MEV_INDEX_##id + 1,

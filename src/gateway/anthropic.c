@@ -713,8 +713,12 @@ static void usage(const struct rein__gw_ctx *c, struct rein_jw *w, bool start)
     rein_jw_obj_end(w);
 }
 
-/* The thinking blocks of the final round's reply, as Anthropic sends them. */
-static void thinking(struct rein_jw *w, const json_t *msg)
+/*
+ * The thinking blocks of the final round's reply that came before its call number `at`, as
+ * Anthropic sends them: with interleaved thinking each goes back in its place, before the call
+ * it led to. `rest` takes those at `at` and after it, for after the last call.
+ */
+static void thinking(struct rein_jw *w, const json_t *msg, size_t at, bool rest)
 {
     const json_t *blocks = json_object_get(msg, "thinking_blocks");
     const char *reasoning = str(msg, "reasoning");
@@ -723,6 +727,9 @@ static void thinking(struct rein_jw *w, const json_t *msg)
 
     json_array_foreach(blocks, i, b)
     {
+        json_int_t place = json_integer_value(json_object_get(b, "at"));
+        if (rest ? place < (json_int_t)at : place != (json_int_t)at)
+            continue;
         rein_jw_obj_begin(w);
         if (str(b, "redacted")) {
             REIN_JW_KEY(w, "type");
@@ -739,7 +746,7 @@ static void thinking(struct rein_jw *w, const json_t *msg)
         }
         rein_jw_obj_end(w);
     }
-    if (!json_array_size(blocks) && reasoning && reasoning[0]) {
+    if (at == 0 && !json_array_size(blocks) && reasoning && reasoning[0]) {
         rein_jw_obj_begin(w);
         REIN_JW_KEY(w, "type");
         rein_jw_str(w, "thinking");
@@ -785,7 +792,7 @@ static rein_err an_reply(const struct rein__gw_ctx *c, struct rein_buf *out)
     rein_jw_str(&w, c->model);
     REIN_JW_KEY(&w, "content");
     rein_jw_arr_begin(&w);
-    thinking(&w, msg);
+    thinking(&w, msg, 0, false);
     json_array_foreach(json_object_get(msg, "server_blocks"), k, b)
     {
         rein_jw_json(&w, b);
@@ -798,8 +805,12 @@ static rein_err an_reply(const struct rein__gw_ctx *c, struct rein_buf *out)
         rein_jw_str(&w, text[0] ? text : refusal);
         rein_jw_obj_end(&w);
     }
-    for (size_t i = 0; i < c->nout; i++)
+    for (size_t i = 0; i < c->nout; i++) {
+        if (i > 0)
+            thinking(&w, msg, i, false);
         tool_use(&w, &c->out[i]);
+    }
+    thinking(&w, msg, c->nout ? c->nout : 1, true);
     rein_jw_arr_end(&w);
     REIN_JW_KEY(&w, "stop_reason");
     rein_jw_str(&w, rein__gw_finish(c, true));
@@ -925,21 +936,32 @@ static rein_err block_stop(struct rein__gw_ctx *c)
     return event_end(c, &w, "content_block_stop");
 }
 
-/* Opens a block of type (closing another kind first); content_block is written by fn. */
-static rein_err block_start(struct rein__gw_ctx *c, const char *type,
-                            const struct rein__gw_call *call)
+/* Opens the next block of type (closing the open one first): its content_block_start up to the
+ * value of content_block, which the caller writes before event_end(). */
+static rein_err block_open(struct rein__gw_ctx *c, const char *type, struct rein_jw *w)
 {
-    struct rein_jw w;
     rein_err rc = block_stop(c);
 
     if (rc)
         return rc;
     c->block = c->next_block++;
     snprintf(c->block_type, sizeof(c->block_type), "%s", type);
-    event_begin(c, &w, "content_block_start");
-    REIN_JW_KEY(&w, "index");
-    rein_jw_int(&w, c->block);
-    REIN_JW_KEY(&w, "content_block");
+    event_begin(c, w, "content_block_start");
+    REIN_JW_KEY(w, "index");
+    rein_jw_int(w, c->block);
+    REIN_JW_KEY(w, "content_block");
+    return REIN_OK;
+}
+
+/* Opens a block of type: a call's with its id and name, the others empty. */
+static rein_err block_start(struct rein__gw_ctx *c, const char *type,
+                            const struct rein__gw_call *call)
+{
+    struct rein_jw w;
+    rein_err rc = block_open(c, type, &w);
+
+    if (rc)
+        return rc;
     rein_jw_obj_begin(&w);
     REIN_JW_KEY(&w, "type");
     rein_jw_str(&w, type);
@@ -1045,6 +1067,78 @@ static rein_err an_s_text(struct rein__gw_ctx *c, enum rein_model_event_type kin
                     : delta(c, "text_delta", "text", p, n);
 }
 
+static rein_err redacted_block(struct rein__gw_ctx *c, const char *data, size_t n)
+{
+    struct rein_jw w;
+    rein_err rc = block_open(c, "redacted_thinking", &w);
+
+    if (rc)
+        return rc;
+    rein_jw_obj_begin(&w);
+    REIN_JW_KEY(&w, "type");
+    rein_jw_str(&w, "redacted_thinking");
+    REIN_JW_KEY(&w, "data");
+    rein_jw_strn(&w, data, n);
+    rein_jw_obj_end(&w);
+    rc = event_end(c, &w, "content_block_start");
+    return rc ? rc : block_stop(c);
+}
+
+/* A server tool's block as Anthropic streams it: a server_tool_use starts with an empty input
+ * that one input_json_delta then gives, a result block starts whole. */
+static rein_err server_block(struct rein__gw_ctx *c, const char *json, size_t n)
+{
+    json_t *b = rein_json_parse(json, n, 0, NULL);
+    json_t *input = NULL;
+    char *text = NULL;
+    struct rein_jw w;
+    rein_err rc = b ? REIN_OK : REIN_ENOMEM;
+
+    if (!rc && strcmp(str(b, "type") ? str(b, "type") : "", "server_tool_use") == 0 &&
+        (input = json_object_get(b, "input"))) {
+        text = rein_json_dumps(input);
+        rc = text && !json_object_set_new(b, "input", json_object()) ? REIN_OK : REIN_ENOMEM;
+    }
+    if (!rc)
+        rc = block_open(c, str(b, "type") ? str(b, "type") : "server", &w);
+    if (!rc) {
+        rein_jw_json(&w, b);
+        rc = event_end(c, &w, "content_block_start");
+    }
+    if (!rc && text)
+        rc = delta(c, "input_json_delta", "partial_json", text, strlen(text));
+    if (!rc)
+        rc = block_stop(c);
+    rein_free(text);
+    json_decref(b);
+    return rc;
+}
+
+/*
+ * Claude wants its thinking and its server tools' blocks back on the next turn as they came:
+ * each thinking block with the signature that closes it, each redacted block with its data,
+ * each server block whole, in their places. The signature goes into the thinking block still
+ * open (one is opened when the thinking was empty), and thinking after it starts a block of
+ * its own.
+ */
+static rein_err an_s_block(struct rein__gw_ctx *c, enum rein_model_event_type kind, const char *p,
+                           size_t n)
+{
+    rein_err rc = message_start(c);
+
+    if (rc || n == 0)
+        return rc;
+    if (kind == REIN_MEV_REDACTED_REASONING)
+        return redacted_block(c, p, n);
+    if (kind == REIN_MEV_SERVER_BLOCK)
+        return server_block(c, p, n);
+    if (c->block < 0 || strncmp(c->block_type, "thinking", 8) != 0)
+        rc = block_start(c, "thinking", NULL);
+    if (!rc)
+        snprintf(c->block_type, sizeof(c->block_type), "thinking_signed");
+    return rc ? rc : delta(c, "signature_delta", "signature", p, n);
+}
+
 static rein_err an_s_call(struct rein__gw_ctx *c, const struct rein__gw_call *call, size_t index)
 {
     size_t n = strlen(call->args);
@@ -1137,6 +1231,7 @@ const struct rein__gw_wire rein__gw_anthropic = {
     .reply = an_reply,
     .error = an_error,
     .s_text = an_s_text,
+    .s_block = an_s_block,
     .s_call = an_s_call,
     .s_end = an_s_end,
     .s_error = an_s_error,

@@ -859,6 +859,12 @@ static void on_event(const struct rein_model_event *ev, void *userdata)
         else
             (void)c->wire->s_text(c, ev->type, ev->text, ev->len);
         break;
+    case REIN_MEV_REASONING_SIGNATURE:
+    case REIN_MEV_REDACTED_REASONING:
+    case REIN_MEV_SERVER_BLOCK:
+        if (c->streaming && c->wire->s_block)
+            (void)c->wire->s_block(c, ev->type, ev->text, ev->len);
+        break;
     case REIN_MEV_TOOL_CALL_END:
         on_call(c, ev->call);
         break;

@@ -178,6 +178,11 @@ struct rein__gw_wire {
     /* Streaming: text of one kind, a whole checked call, the end, an error after the start. */
     rein_err (*s_text)(struct rein__gw_ctx *c, enum rein_model_event_type kind, const char *p,
                        size_t n);
+    /* A thinking block's signature, a redacted thinking block or a server tool's block
+     * (REIN_MEV_REASONING_SIGNATURE, _REDACTED_REASONING, _SERVER_BLOCK); NULL where the wire
+     * has no place for them. */
+    rein_err (*s_block)(struct rein__gw_ctx *c, enum rein_model_event_type kind, const char *p,
+                        size_t n);
     rein_err (*s_call)(struct rein__gw_ctx *c, const struct rein__gw_call *call, size_t index);
     rein_err (*s_end)(struct rein__gw_ctx *c);
     rein_err (*s_error)(struct rein__gw_ctx *c, const struct rein__gw_err *e);
@@ -358,7 +363,7 @@ struct rein__gw_ctx {
     bool role_sent; /* OpenAI: the first chunk (role) went out */
     int block;      /* Anthropic: index of the open block, -1 none */
     int next_block;
-    char block_type[16];    /* "text", "thinking" */
+    char block_type[20];    /* "text", "thinking", "thinking_signed" (its signature began) */
     struct rein_buf ev;     /* one event's text, reused */
     struct rein_buf frames; /* framed events not yet handed over (sink->stream_frames) */
     /* A text event's frame up to its text (rein__gw_frame_text): OpenAI's "data: ", chunk_head

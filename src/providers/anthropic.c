@@ -129,18 +129,6 @@ static void take_usage(struct rein_provider_decoder *d, const struct jdoc *doc, 
                     s->cur_out >= 0 ? s->base_out + s->cur_out : -1);
 }
 
-static rein_err add_server_block(rein_model_response *r, json_t *block)
-{
-    if (!r->server_blocks) {
-        r->server_blocks = json_array();
-        if (!r->server_blocks) {
-            json_decref(block);
-            return REIN_ENOMEM;
-        }
-    }
-    return json_array_append_new(r->server_blocks, block) ? REIN_ENOMEM : REIN_OK;
-}
-
 /* Appends one thinking block (kind "thinking" or "redacted") to the ordered list. */
 static rein_err add_thinking_block(rein_model_response *r, json_t *block)
 {
@@ -157,25 +145,18 @@ static rein_err add_thinking_block(rein_model_response *r, json_t *block)
     return json_array_append_new(r->thinking_blocks, block) ? REIN_ENOMEM : REIN_OK;
 }
 
-static rein_err add_redacted(rein_model_response *r, const struct jdoc *doc, int data)
+static rein_err add_redacted(struct rein_provider_decoder *d, const struct jdoc *doc, int data)
 {
     json_t *v;
 
     if (!jis(doc, data, JSMN_STRING))
         return REIN_OK;
     v = jtree(doc, data);
-    if (!v || add_thinking_block(r, json_pack("{s:O}", "redacted", v))) {
+    if (!v || add_thinking_block(d->r, json_pack("{s:O}", "redacted", v))) {
         json_decref(v);
         return REIN_ENOMEM;
     }
-    json_decref(v);
-    if (!r->redacted) {
-        r->redacted = json_array();
-        if (!r->redacted)
-            return REIN_ENOMEM;
-    }
-    v = jtree(doc, data);
-    return (!v || json_array_append_new(r->redacted, v)) ? REIN_ENOMEM : REIN_OK;
+    return rein__asm_redacted(&d->a, v);
 }
 
 static int64_t call_key(const struct rein_provider_decoder *d, int64_t index)
@@ -205,12 +186,12 @@ static rein_err block_start(struct rein_provider_decoder *d, int64_t index, cons
         b->sig_at = d->r->signature.len;
         rc = rein__asm_reasoning(&d->a, jstr(doc, JGET(doc, cb, "thinking")));
         if (!rc)
-            rc = rein__asm_signature(&d->a, jstr(doc, JGET(doc, cb, "signature")));
+            rc = rein__asm_block_signature(&d->a, jstr(doc, JGET(doc, cb, "signature")));
         return rc;
     }
     if (JEQ(doc, type, "redacted_thinking")) {
         b->kind = B_OTHER;
-        return add_redacted(d->r, doc, JGET(doc, cb, "data"));
+        return add_redacted(d, doc, JGET(doc, cb, "data"));
     }
     if (JEQ(doc, type, "tool_use")) {
         int input = JGET(doc, cb, "input");
@@ -237,7 +218,7 @@ static rein_err block_start(struct rein_provider_decoder *d, int64_t index, cons
         rein_buf_init(&b->input, 0);
         return REIN_OK;
     }
-    return add_server_block(d->r, block);
+    return rein__asm_server_block(&d->a, block);
 }
 
 static rein_err block_delta(struct rein_provider_decoder *d, int64_t index, const struct jdoc *doc,
@@ -256,7 +237,7 @@ static rein_err block_delta(struct rein_provider_decoder *d, int64_t index, cons
     if (JEQ(doc, type, "thinking_delta"))
         return rein__asm_reasoning(&d->a, jstr(doc, JGET(doc, delta, "thinking")));
     if (JEQ(doc, type, "signature_delta"))
-        return rein__asm_signature(&d->a, jstr(doc, JGET(doc, delta, "signature")));
+        return rein__asm_block_signature(&d->a, jstr(doc, JGET(doc, delta, "signature")));
     if (JEQ(doc, type, "input_json_delta") && b) {
         struct rein__jstr part = jstr(doc, JGET(doc, delta, "partial_json"));
         if (b->kind == B_TOOL)
@@ -306,7 +287,7 @@ static rein_err block_stop(struct rein_provider_decoder *d, int64_t index)
         if (input && json_object_set_new(b->server, "input", input) != 0)
             rc = REIN_ENOMEM;
         if (!rc) {
-            rc = add_server_block(d->r, b->server);
+            rc = rein__asm_server_block(&d->a, b->server);
             b->server = NULL;
         }
     }

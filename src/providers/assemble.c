@@ -431,6 +431,46 @@ rein_err rein__asm_signature(struct rein__asm *a, struct rein__jstr s)
     return append_field(a, &a->r->signature, &a->hi_sig, s, 0);
 }
 
+rein_err rein__asm_block_signature(struct rein__asm *a, struct rein__jstr s)
+{
+    return append_field(a, &a->r->signature, &a->hi_sig, s, REIN_MEV_REASONING_SIGNATURE);
+}
+
+rein_err rein__asm_redacted(struct rein__asm *a, json_t *data)
+{
+    rein_model_response *r = a->r;
+
+    if (!r->redacted && !(r->redacted = json_array())) {
+        json_decref(data);
+        return REIN_ENOMEM;
+    }
+    emit_piece(a, REIN_MEV_REDACTED_REASONING, 0, json_string_value(data),
+               json_string_length(data));
+    return json_array_append_new(r->redacted, data) ? REIN_ENOMEM : REIN_OK;
+}
+
+rein_err rein__asm_server_block(struct rein__asm *a, json_t *block)
+{
+    rein_model_response *r = a->r;
+
+    if (!r->server_blocks && !(r->server_blocks = json_array())) {
+        json_decref(block);
+        return REIN_ENOMEM;
+    }
+    if (a->fn) {
+        struct rein_buf b;
+        rein_buf_init(&b, 0);
+        if (rein_json_dump(&b, block)) {
+            rein_buf_release(&b);
+            json_decref(block);
+            return REIN_ENOMEM;
+        }
+        emit_piece(a, REIN_MEV_SERVER_BLOCK, 0, b.ptr, b.len);
+        rein_buf_release(&b);
+    }
+    return json_array_append_new(r->server_blocks, block) ? REIN_ENOMEM : REIN_OK;
+}
+
 rein_err rein__asm_refusal(struct rein__asm *a, struct rein__jstr s)
 {
     return append_field(a, &a->r->refusal, &a->hi_refusal, s, REIN_MEV_REFUSAL_DELTA);

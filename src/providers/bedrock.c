@@ -72,19 +72,6 @@ static void take_usage(struct rein_provider_decoder *d, const struct jdoc *doc, 
     rein__asm_cache_write(&d->a, cw);
 }
 
-static rein_err add_redacted(rein_model_response *r, const struct jdoc *doc, int data)
-{
-    json_t *v = jtree(doc, data);
-
-    if (!v)
-        return REIN_ENOMEM;
-    if (!r->redacted && !(r->redacted = json_array())) {
-        json_decref(v);
-        return REIN_ENOMEM;
-    }
-    return json_array_append_new(r->redacted, v) ? REIN_ENOMEM : REIN_OK;
-}
-
 static rein_err take_reasoning(struct rein_provider_decoder *d, const struct jdoc *doc, int rc_obj)
 {
     int t = JGET(doc, rc_obj, "text"), s = JGET(doc, rc_obj, "signature");
@@ -98,9 +85,11 @@ static rein_err take_reasoning(struct rein_provider_decoder *d, const struct jdo
     if (jis(doc, t, JSMN_STRING))
         rc = rein__asm_reasoning(&d->a, jstr(doc, t));
     if (!rc && jis(doc, s, JSMN_STRING))
-        rc = rein__asm_signature(&d->a, jstr(doc, s));
-    if (!rc && jis(doc, red, JSMN_STRING))
-        rc = add_redacted(d->r, doc, red);
+        rc = rein__asm_block_signature(&d->a, jstr(doc, s));
+    if (!rc && jis(doc, red, JSMN_STRING)) {
+        json_t *v = jtree(doc, red);
+        rc = v ? rein__asm_redacted(&d->a, v) : REIN_ENOMEM;
+    }
     return rc;
 }
 

@@ -141,6 +141,15 @@ void rein__asm_release(struct rein__asm *a);
 rein_err rein__asm_text(struct rein__asm *a, struct rein__jstr s) REIN_WUR;
 rein_err rein__asm_reasoning(struct rein__asm *a, struct rein__jstr s) REIN_WUR;
 rein_err rein__asm_signature(struct rein__asm *a, struct rein__jstr s) REIN_WUR;
+/* A thinking block's signature (Anthropic, Bedrock), told to the listener as it comes; Gemini's
+ * signatures (rein__asm_signature) belong to parts and close no thinking block. */
+rein_err rein__asm_block_signature(struct rein__asm *a, struct rein__jstr s) REIN_WUR;
+/* A redacted thinking block's data (a JSON string; owned from here, even on failure), kept in
+ * order and told to the listener. */
+rein_err rein__asm_redacted(struct rein__asm *a, json_t *data) REIN_WUR;
+/* A server tool's block (owned from here, even on failure), kept for replay and told to the
+ * listener as its JSON. */
+rein_err rein__asm_server_block(struct rein__asm *a, json_t *block) REIN_WUR;
 rein_err rein__asm_refusal(struct rein__asm *a, struct rein__jstr s) REIN_WUR;
 /*
  * The open call with wire index key (the most recent one), created when there is none or

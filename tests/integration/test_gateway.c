@@ -1477,6 +1477,165 @@ static void test_anthropic_reply_input(void **state)
     }
 }
 
+/* The upstream's reply is these bytes, as an Anthropic stream or message body. */
+static void script_body(const char *body, bool stream)
+{
+    json_t *j = json_pack("[{s:s, s:b, s:i}]", "body", body, "stream", stream, "times", 0);
+    char *text = rein_json_dumps(j);
+
+    script(text);
+    rein_free(text);
+    json_decref(j);
+}
+
+/* The types of the content blocks a messages stream starts, in order, joined by spaces. */
+static void streamed_blocks(const char *sse, char *out, size_t cap)
+{
+    static const char key[] = "\"content_block\":{\"type\":\"";
+    size_t n = 0;
+
+    out[0] = '\0';
+    for (const char *p = strstr(sse, key); p; p = strstr(p, key)) {
+        const char *t = p + sizeof(key) - 1, *e = strchr(t, '"');
+        n += (size_t)snprintf(out + n, cap - n, "%s%.*s", n ? " " : "", (int)(e - t), t);
+        assert_true(n < cap);
+        p = e;
+    }
+}
+
+#define AN_EV(type, json) "event: " type "\ndata: " json "\n\n"
+#define AN_START(i, block)                                                                         \
+    AN_EV("content_block_start",                                                                   \
+          "{\"type\":\"content_block_start\",\"index\":" #i ",\"content_block\":" block "}")
+#define AN_DELTA(i, delta)                                                                         \
+    AN_EV("content_block_delta",                                                                   \
+          "{\"type\":\"content_block_delta\",\"index\":" #i ",\"delta\":" delta "}")
+#define AN_STOP(i) AN_EV("content_block_stop", "{\"type\":\"content_block_stop\",\"index\":" #i "}")
+#define AN_MESSAGE_START                                                                           \
+    AN_EV("message_start",                                                                         \
+          "{\"type\":\"message_start\",\"message\":{\"id\":\"msg_1\",\"type\":\"message\","        \
+          "\"role\":\"assistant\",\"model\":\"m\",\"content\":[],\"stop_reason\":null,"            \
+          "\"stop_sequence\":null,\"usage\":{\"input_tokens\":5,\"output_tokens\":1}}}")
+#define AN_MESSAGE_END(reason)                                                                     \
+    AN_EV("message_delta", "{\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"" reason      \
+                           "\",\"stop_sequence\":null},\"usage\":{\"output_tokens\":9}}")          \
+    AN_EV("message_stop", "{\"type\":\"message_stop\"}")
+
+/*
+ * Claude's thinking and its server tools' blocks reach an Anthropic client that streams as
+ * Claude sent them, for the client to send back on the next turn: each thinking block closed
+ * by its signature, a redacted block with its data, a server_tool_use with its input (given
+ * by one input_json_delta, as Anthropic streams it) and its result block whole, in order.
+ */
+static void test_anthropic_stream_keeps_thinking_and_server_blocks(void **state)
+{
+    static const char sse[] =
+        AN_MESSAGE_START AN_START(0, "{\"type\":\"thinking\",\"thinking\":\"\",\"signature\":\"\"}")
+            AN_DELTA(0, "{\"type\":\"thinking_delta\",\"thinking\":\"Look it up.\"}")
+                AN_DELTA(0, "{\"type\":\"signature_delta\",\"signature\":\"sig-A\"}") AN_STOP(0)
+                    AN_START(1, "{\"type\":\"redacted_thinking\",\"data\":\"opaque-1\"}") AN_STOP(1)
+                        AN_START(2, "{\"type\":\"server_tool_use\",\"id\":\"srvtoolu_1\","
+                                    "\"name\":\"web_search\",\"input\":{}}")
+                            AN_DELTA(2, "{\"type\":\"input_json_delta\",\"partial_json\":"
+                                        "\"{\\\"query\\\": \\\"Paris\\\"}\"}") AN_STOP(2)
+                                AN_START(3, "{\"type\":\"web_search_tool_result\","
+                                            "\"tool_use_id\":\"srvtoolu_1\",\"content\":[]}")
+                                    AN_STOP(3)
+                                        AN_START(4, "{\"type\":\"thinking\",\"thinking\":\"\","
+                                                    "\"signature\":\"\"}")
+                                            AN_DELTA(4, "{\"type\":\"signature_delta\","
+                                                        "\"signature\":\"sig-B\"}") AN_STOP(4)
+                                                AN_START(5, "{\"type\":\"text\",\"text\":\"\"}")
+                                                    AN_DELTA(5, "{\"type\":\"text_delta\","
+                                                                "\"text\":\"Mild.\"}") AN_STOP(5)
+                                                        AN_MESSAGE_END("end_turn");
+    static const char body[] = "{\"model\":\"m\",\"max_tokens\":64,\"stream\":true," USER "}";
+    const char *const h[] = {"anthropic-version: 2023-06-01", NULL};
+    char types[256];
+    struct th_resp r;
+
+    (void)state;
+    start_with("anthropic", NULL, 0);
+    script_body(sse, true);
+    th_http("POST", u("/v1/messages"), body, h, &r);
+    if (r.status != 200)
+        fail_msg("%ld %s", r.status, r.body);
+    streamed_blocks(r.body, types, sizeof(types));
+    assert_string_equal(types, "thinking redacted_thinking server_tool_use web_search_tool_result "
+                               "thinking text");
+    assert_non_null(strstr(r.body, "\"index\":0,\"delta\":{\"type\":\"signature_delta\","
+                                   "\"signature\":\"sig-A\"}"));
+    assert_non_null(strstr(r.body, "\"index\":4,\"delta\":{\"type\":\"signature_delta\","
+                                   "\"signature\":\"sig-B\"}"));
+    assert_non_null(strstr(r.body, "{\"type\":\"redacted_thinking\",\"data\":\"opaque-1\"}"));
+    assert_non_null(strstr(r.body, "\"name\":\"web_search\",\"input\":{}}"));
+    assert_non_null(strstr(r.body, "\"index\":2,\"delta\":{\"type\":\"input_json_delta\","
+                                   "\"partial_json\":\"{\\\"query\\\":\\\"Paris\\\"}\"}"));
+    assert_non_null(strstr(r.body, "\"tool_use_id\":\"srvtoolu_1\",\"content\":[]}"));
+    th_resp_free(&r);
+}
+
+/* Bedrock's Claude streams its thinking's signature in an event of its own: an Anthropic client
+ * gets it as Claude's own stream has it, closing the thinking block. (The scripted Bedrock
+ * sends no redacted thinking.) */
+static void test_bedrock_stream_keeps_thinking_blocks(void **state)
+{
+    static const char body[] = "{\"model\":\"m\",\"max_tokens\":64,\"stream\":true," USER "}";
+    const char *const h[] = {"anthropic-version: 2023-06-01", NULL};
+    char types[256];
+    struct th_resp r;
+
+    (void)state;
+    start_with("bedrock", "bedrock-api-key", 0);
+    script("[{\"reasoning\":\"Mild, surely.\",\"signature\":\"c2ln\",\"text\":\"Mild.\"}]");
+    th_http("POST", u("/v1/messages"), body, h, &r);
+    if (r.status != 200)
+        fail_msg("%ld %s", r.status, r.body);
+    streamed_blocks(r.body, types, sizeof(types));
+    if (!strstr(r.body, "\"index\":0,\"delta\":{\"type\":\"signature_delta\",\"signature\":"
+                        "\"c2ln\"}") ||
+        strcmp(types, "thinking text") != 0)
+        fail_msg("blocks %s in:\n%s", types, r.body);
+    th_resp_free(&r);
+}
+
+/* Interleaved thinking in a message body: each thinking block goes to the client before the
+ * call it led to, as Claude wrote them, so that the next turn sends them back in place. */
+static void test_anthropic_reply_interleaved_thinking(void **state)
+{
+    static const char reply[] =
+        "{\"id\":\"msg_1\",\"type\":\"message\",\"role\":\"assistant\",\"model\":\"m\","
+        "\"content\":[{\"type\":\"thinking\",\"thinking\":\"first\",\"signature\":\"S1\"},"
+        "{\"type\":\"tool_use\",\"id\":\"toolu_1\",\"name\":\"get_weather\",\"input\":{}},"
+        "{\"type\":\"thinking\",\"thinking\":\"second\",\"signature\":\"S2\"},"
+        "{\"type\":\"tool_use\",\"id\":\"toolu_2\",\"name\":\"get_weather\",\"input\":{}}],"
+        "\"stop_reason\":\"tool_use\",\"stop_sequence\":null,"
+        "\"usage\":{\"input_tokens\":5,\"output_tokens\":9}}";
+    static const char body[] = "{\"model\":\"m\",\"max_tokens\":64," USER
+                               ",\"tools\":[{\"name\":\"get_weather\",\"input_schema\":"
+                               "{\"type\":\"object\"}}]}";
+    const char *const h[] = {"anthropic-version: 2023-06-01", NULL};
+    static const char *const want[][2] = {
+        {"thinking", "S1"}, {"tool_use", "toolu_1"}, {"thinking", "S2"}, {"tool_use", "toolu_2"}};
+    json_t *content;
+    struct th_resp r;
+
+    (void)state;
+    start_with("anthropic", NULL, 0);
+    script_body(reply, false);
+    th_http("POST", u("/v1/messages"), body, h, &r);
+    if (r.status != 200)
+        fail_msg("%ld %s", r.status, r.body);
+    content = json_object_get(r.json, "content");
+    assert_int_equal(json_array_size(content), 4);
+    for (size_t i = 0; i < 4; i++) {
+        json_t *b = json_array_get(content, i);
+        assert_string_equal(th_jstr(b, "type"), want[i][0]);
+        assert_string_equal(th_jstr(b, i % 2 ? "id" : "signature"), want[i][1]);
+    }
+    th_resp_free(&r);
+}
+
 static void test_models(void **state)
 {
     struct th_resp r;
@@ -1532,6 +1691,9 @@ int main(int argc, char **argv)
         cmocka_unit_test_teardown(test_held_frames_are_handed_before_the_records, teardown),
         cmocka_unit_test_teardown(test_held_frames_buffer_grows_with_the_stream, teardown),
         cmocka_unit_test_teardown(test_held_text_frames_are_the_events, teardown),
+        cmocka_unit_test_teardown(test_anthropic_stream_keeps_thinking_and_server_blocks, teardown),
+        cmocka_unit_test_teardown(test_anthropic_reply_interleaved_thinking, teardown),
+        cmocka_unit_test_teardown(test_bedrock_stream_keeps_thinking_blocks, teardown),
         cmocka_unit_test_teardown(test_held_frames_are_handed_before_each_wait, teardown),
     };
 

@@ -56,6 +56,14 @@ an_url=$rein_url
 node "$node_dir/gateway.test.mjs" "$url" "$oa_url" "$an_url"
 status=$?
 
+# The recorded provider replies of ../shared/fixtures as the upstream's (read in place).
+fx="${REIN_SHARED_DIR:-}/fixtures"
+if [ -f "$fx/SOURCES.md" ]; then
+  node "$node_dir/gateway_recordings.test.mjs" "$url" "$oa_url" "$an_url" "$fx" || status=1
+else
+  echo "gateway_sdk: no shared fixtures at $fx; the recordings were not replayed"
+fi
+
 # The servers must stop cleanly too (under ASan a leak makes rein exit non-zero).
 for i in "${!pids[@]}"; do
   kill -TERM "${pids[$i]}"
