@@ -6,15 +6,18 @@
 // says is read here from the recorded bytes, without rein and without an SDK.
 //
 // usage: node gateway_recordings.test.mjs MODEL_SERVER REIN_OPENAI REIN_ANTHROPIC FIXTURES_DIR
-//        (run by tests/scripts/gateway_sdk.sh when the shared fixtures are there)
+//          REIN_OLLAMA REIN_DASHSCOPE_NATIVE
+//        (run by tests/scripts/gateway_sdk.sh when the shared fixtures are there; each REIN_* is
+//        a rein serve whose upstream speaks that wire)
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import OpenAI from 'openai';
 import Anthropic from '@anthropic-ai/sdk';
 
-const [ms, reinOA, reinAN, fx] = process.argv.slice(2);
-if (!fx) {
-  console.error('usage: node gateway_recordings.test.mjs MODEL_SERVER REIN_OPENAI REIN_ANTHROPIC FIXTURES');
+const [ms, reinOA, reinAN, fx, reinOL, reinDS] = process.argv.slice(2);
+if (!reinDS) {
+  console.error('usage: node gateway_recordings.test.mjs MODEL_SERVER REIN_OPENAI REIN_ANTHROPIC ' +
+    'FIXTURES REIN_OLLAMA REIN_DASHSCOPE_NATIVE');
   process.exit(2);
 }
 const KEY = 'rein-test-key';
@@ -63,7 +66,7 @@ function fromOpenAIChunks(chunks) {
       if ((ch.index ?? 0) !== 0) continue;
       const d = ch.delta ?? {};
       r.text += d.content ?? '';
-      r.reasoning += d.reasoning_content ?? '';
+      r.reasoning += d.reasoning_content ?? d.reasoning ?? '';
       r.refusal += d.refusal ?? '';
       for (const [i, tc] of (d.tool_calls ?? []).entries()) {
         const k = tc.index ?? i;
@@ -89,6 +92,27 @@ function fromOpenAIMessage(body) {
   r.finish = ch.finish_reason;
   if (body.usage) r.usage = { in: body.usage.prompt_tokens, out: body.usage.completion_tokens };
   return done(r);
+}
+
+// Ollama's /api/chat body, and DashScope's native chunks and body, read as the OpenAI shapes
+// they carry: Ollama's arguments are an object and its calls have no id; DashScope's message
+// is a chunk's delta, with the finish reason "null" while it streams.
+function fromOllama(body) {
+  const m = body.message;
+  return fromOpenAIMessage({ choices: [{ message: { content: m.content,
+    tool_calls: (m.tool_calls ?? []).map((c) => ({ id: '', function: { name: c.function.name,
+      arguments: JSON.stringify(c.function.arguments) } })) }, finish_reason: body.done_reason }],
+    usage: { prompt_tokens: body.prompt_eval_count, completion_tokens: body.eval_count } });
+}
+
+function fromDashScope(bodies, stream) {
+  const shaped = bodies.map((b) => ({
+    choices: b.output.choices.map((ch) => ({ index: ch.index ?? 0,
+      [stream ? 'delta' : 'message']: ch.message,
+      finish_reason: ch.finish_reason === 'null' ? null : ch.finish_reason })),
+    usage: b.usage && { prompt_tokens: b.usage.input_tokens,
+      completion_tokens: b.usage.output_tokens } }));
+  return stream ? fromOpenAIChunks(shaped) : fromOpenAIMessage(shaped[0]);
 }
 
 // Anthropic stream events, from a recording (one message).
@@ -147,15 +171,18 @@ const FINISH = { end_turn: 'stop', stop_sequence: 'stop', tool_use: 'tool_calls'
 
 // ---- asking through rein -------------------------------------------------------------------
 
-const oa = { openai: new OpenAI({ apiKey: KEY, baseURL: reinOA + '/v1', maxRetries: 0 }),
-  anthropic: new OpenAI({ apiKey: KEY, baseURL: reinAN + '/v1', maxRetries: 0 }) };
-const an = { openai: new Anthropic({ apiKey: KEY, baseURL: reinOA, maxRetries: 0 }),
-  anthropic: new Anthropic({ apiKey: KEY, baseURL: reinAN, maxRetries: 0 }) };
+const rein = { openai: reinOA, anthropic: reinAN, ollama: reinOL, dashscope: reinDS };
+const oa = {}, an = {};
+for (const [wire, url] of Object.entries(rein)) {
+  oa[wire] = new OpenAI({ apiKey: KEY, baseURL: url + '/v1', maxRetries: 0 });
+  an[wire] = new Anthropic({ apiKey: KEY, baseURL: url, maxRetries: 0 });
+}
 const user = [{ role: 'user', content: 'Go on.' }];
 const anyArgs = { type: 'object' };
 
-async function serve(file, first) {
+async function serve(file, first, status) {
   const reply = { stream: !file.endsWith('.json'), times: 0 };
+  if (status) reply.status = status;
   if (first) reply.body = recorded(file, first);
   else reply.body_file = `${fx}/${file}`;
   if (file.endsWith('.stream.jsonl')) reply.wrap_lines = 'sse';
@@ -224,8 +251,12 @@ function recording(wire, file, opts = {}) {
     const stream = !file.endsWith('.json');
     const want = wire === 'anthropic'
       ? (stream ? fromAnthropicEvents(events) : fromAnthropicMessage(events[0]))
+      : wire === 'ollama' ? fromOllama(events[0])
+      : wire === 'dashscope' ? fromDashScope(events, stream)
       : (stream ? fromOpenAIChunks(events) : fromOpenAIMessage(events[0]));
-    if (opts.want) opts.want(want);
+    // a reply with calls ends for them, whatever word the provider used (DashScope and Ollama
+    // say "stop")
+    if (want.calls.length) want.finish = 'tool_calls';
     const names = [...new Set(want.calls.map((c) => c.name))];
     await serve(file, opts.first);
     for (const client of ['openai', 'anthropic']) {
@@ -287,8 +318,104 @@ for (const f of ['anthropic/llm-anthropic-haiku45-2-parallel-tool-use.sse',
   'anthropic/vercel-text-then-tool-use-empty-input.stream.jsonl',
   'anthropic/vercel-thinking-signature.stream.jsonl'])
   recording('anthropic', f);
+// The native wires: Ollama's /api/chat, DashScope's own API.
+recording('ollama', 'ollama/ollama-docs-api-chat-tool-call-nonstream.json');
+for (const f of ['dashscope/cnblogs-native-qwen-max-parallel-tool-calls.sse',
+  'dashscope/cnblogs-native-tool-call-nonstream.json', 'dashscope/cnblogs-native-reasoning.sse'])
+  recording('dashscope', f);
 // Server tools (tool search): their blocks go back to Claude with the next turn, as they came.
 recording('anthropic', 'anthropic/vercel-server-tool-use-tool-search.stream.jsonl', { first: true });
+
+// ---- errors --------------------------------------------------------------------------------
+
+// What the client's SDK threw for a request it made through rein.
+async function thrown(client, wire, stream) {
+  const req = client === 'openai'
+    ? oa[wire].chat.completions.create({ model: 'recorded', messages: user, stream })
+    : an[wire].messages.create({ model: 'recorded', max_tokens: 64, messages: user, stream });
+  try {
+    const r = await req;
+    if (stream) for await (const piece of r) void piece;
+  } catch (e) {
+    return e;
+  }
+  throw new Error('no error reached the client');
+}
+
+// An upstream error answer keeps its status; on its own wire the client gets the provider's
+// error object as it was sent, on the other wire that wire's error shape with the provider's
+// message.
+function errorRecording(wire, file, status) {
+  cases.push({ name: `${wire} error recording ${file}`, fn: async () => {
+    const body = JSON.parse(readFileSync(`${fx}/${file}`, 'utf8').replace(/^\uFEFF/, ''));
+    await serve(file, false, status);
+    for (const client of ['openai', 'anthropic']) {
+      for (const stream of [false, true]) {
+        const what = `${client} client${stream ? ', stream' : ''}`;
+        const e = await thrown(client, wire, stream);
+        assert.equal(e.status, status, `${what}: status (${e.message})`);
+        const message = body.error?.message ?? body.message;
+        if (client === 'openai') {
+          // the openai SDK keeps the body's "error" member
+          if (client === wire) assert.deepEqual(e.error, body.error, `${what}: body`);
+          else assert.equal(e.error.message, message, `${what}: message`);
+        } else {
+          // rein answers with its own body: Anthropic's request_id is not kept
+          if (client === wire) assert.deepEqual(e.error, { type: body.type, error: body.error },
+            `${what}: body`);
+          else {
+            assert.equal(e.error.type, 'error', `${what}: shape`);
+            assert.equal(e.error.error.message, message, `${what}: message`);
+          }
+        }
+      }
+    }
+  } });
+}
+
+errorRecording('openai', 'openai/pydantic-error-400.json', 400);
+errorRecording('openai', 'openrouter/pydantic-openrouter-429.json', 429);
+errorRecording('openai', 'groq/pydantic-groq-tool-use-failed-400.json', 400);
+errorRecording('anthropic', 'anthropic/sdkpy-error-400.json', 400);
+errorRecording('anthropic', 'anthropic/sdkpy-error-429-rate-limit.json', 429);
+errorRecording('anthropic', 'anthropic/pydantic-error-400-invalid-request.json', 400);
+errorRecording('dashscope', 'dashscope/cnblogs-native-parameter-error-400.json', 400);
+errorRecording('dashscope', 'dashscope/cnblogs-native-auth-error-401.json', 401);
+
+// An error inside a stream the upstream began with 200: a streaming client gets an error in
+// its own wire's stream, with the provider's message, and no made-up success.
+function streamError(wire, file, message) {
+  cases.push({ name: `${wire} stream error recording ${file}`, fn: async () => {
+    await serve(file);
+    for (const client of ['openai', 'anthropic']) {
+      const e = await thrown(client, wire, true);
+      assert.match(e.message, message, `${client} client: ${e.message}`);
+    }
+  } });
+}
+
+streamError('openai', 'groq/pydantic-groq-tool-use-failed-stream-error.sse',
+  /Tool call validation failed/);
+streamError('dashscope', 'dashscope/cnblogs-native-parameter-error-event.sse',
+  /Role must be user or assistant/);
+
+// Anthropic's overloaded error in the middle of a stream (the recorded event's payload, after
+// a recorded stream's first events), and the stream closed with no message_stop.
+cases.push({ name: 'anthropic stream error recording anthropic/issue-sdkgo-200-overloaded-error-event-data.json',
+  fn: async () => {
+    const head = recorded('anthropic/sdkpy-sonnet4-text-then-tool-use.sse').split('\n\n')
+      .slice(0, 4).join('\n\n');
+    const error = readFileSync(`${fx}/anthropic/issue-sdkgo-200-overloaded-error-event-data.json`,
+      'utf8').trim();
+    await control('/__reset', {});
+    await control('/__script', { name: 'overloaded', replies: [{ stream: true, times: 0,
+      body: `${head}\n\nevent: error\ndata: ${error}\n\n` }] });
+    for (const client of ['openai', 'anthropic']) {
+      const e = await thrown(client, 'anthropic', true);
+      assert.match(e.message, /Overloaded/, `${client} client: ${e.message}`);
+      if (client === 'anthropic') assert.equal(e.error?.error?.type, 'overloaded_error');
+    }
+  } });
 
 let passed = 0, failed = 0;
 for (const c of cases) {

@@ -59,7 +59,12 @@ status=$?
 # The recorded provider replies of ../shared/fixtures as the upstream's (read in place).
 fx="${REIN_SHARED_DIR:-}/fixtures"
 if [ -f "$fx/SOURCES.md" ]; then
-  node "$node_dir/gateway_recordings.test.mjs" "$url" "$oa_url" "$an_url" "$fx" || status=1
+  start_rein ollama --provider ollama --base-url "$url" --model llama-test
+  ol_url=$rein_url
+  start_rein dashscope --provider dashscope-native --base-url "$url/api/v1" --model qwen-test
+  ds_url=$rein_url
+  node "$node_dir/gateway_recordings.test.mjs" "$url" "$oa_url" "$an_url" "$fx" "$ol_url" \
+    "$ds_url" || status=1
 else
   echo "gateway_sdk: no shared fixtures at $fx; the recordings were not replayed"
 fi
