@@ -74,10 +74,11 @@ static void check_parsed(const struct rein__gw_req *r)
 /* Parses body as r's wire does; with tools_at, the tools' bytes (n) count as known. */
 static rein_err parse_as(const struct rein__gw_wire *wire, enum rein_gateway_api api,
                          struct rein__gw_req *r, const char *body, size_t len, const char *tools_at,
-                         size_t n, struct rein__gw_bad *bad)
+                         size_t n, bool verbatim, struct rein__gw_bad *bad)
 {
     memset(bad, 0, sizeof(*bad));
     rein__gw_req_init(r, api);
+    r->verbatim = verbatim;
     if (tools_at) {
         r->tools_raw = tools_at;
         r->tools_raw_len = n;
@@ -92,7 +93,7 @@ static rein_err parse_as(const struct rein__gw_wire *wire, enum rein_gateway_api
  * without them) answers what the whole parse answers: the same refusal, or the same request.
  */
 static void check_known_tools(const struct rein__gw_wire *wire, enum rein_gateway_api api,
-                              const char *body, size_t len)
+                              const char *body, size_t len, bool verbatim)
 {
     const char *at;
     size_t n;
@@ -110,20 +111,23 @@ static void check_known_tools(const struct rein__gw_wire *wire, enum rein_gatewa
         rein_buf_release(&probe);
         return;
     }
-    wrc = parse_as(wire, api, &whole, probe.ptr, probe.len, NULL, 0, &wb);
+    wrc = parse_as(wire, api, &whole, probe.ptr, probe.len, NULL, 0, verbatim, &wb);
     rein__gw_req_release(&whole);
     rein_buf_release(&probe);
     if (wrc != REIN_OK)
         return;
-    wrc = parse_as(wire, api, &whole, body, len, NULL, 0, &wb);
-    krc = parse_as(wire, api, &known, body, len, at, n, &kb);
+    wrc = parse_as(wire, api, &whole, body, len, NULL, 0, verbatim, &wb);
+    krc = parse_as(wire, api, &known, body, len, at, n, verbatim, &kb);
     if (wrc == REIN_ENOMEM || krc == REIN_ENOMEM) {
         rein__gw_req_release(&whole);
         rein__gw_req_release(&known);
         return;
     }
-    if (wrc != krc || strcmp(wb.param, kb.param) != 0 || strcmp(wb.msg, kb.msg) != 0)
+    if (wrc != krc || strcmp(wb.param, kb.param) != 0 || strcmp(wb.msg, kb.msg) != 0) {
+        fprintf(stderr, "tools known: %d (%s: %s), parsed: %d (%s: %s)\n", krc, kb.param, kb.msg,
+                wrc, wb.param, wb.msg);
         abort();
+    }
     if (wrc == REIN_OK &&
         (known.ntools || rein_history_len(whole.h) != rein_history_len(known.h) ||
          !json_equal(whole.passthrough, known.passthrough) || whole.stream != known.stream ||
@@ -146,6 +150,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     wire = (data[0] & 1) ? &rein__gw_anthropic : &rein__gw_openai;
     memset(&bad, 0, sizeof(bad));
     rein__gw_req_init(&r, (data[0] & 1) ? REIN_GATEWAY_ANTHROPIC : REIN_GATEWAY_OPENAI);
+    r.verbatim = (data[0] & 2) != 0; /* an upstream of the client's wire */
     rc = wire->parse(&r, (const char *)data + 1, size - 1, &bad);
     if (rc == REIN_OK)
         check_parsed(&r);
@@ -157,9 +162,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         abort();
     rein__gw_req_release(&r);
     check_known_tools(wire, (data[0] & 1) ? REIN_GATEWAY_ANTHROPIC : REIN_GATEWAY_OPENAI,
-                      (const char *)data + 1, size - 1);
+                      (const char *)data + 1, size - 1, (data[0] & 2) != 0);
     if (!gw_paths_agree((data[0] & 1) ? REIN_GATEWAY_ANTHROPIC : REIN_GATEWAY_OPENAI,
-                        (const char *)data + 1, size - 1))
+                        (const char *)data + 1, size - 1, (data[0] & 2) != 0))
         abort();
     return 0;
 }

@@ -50,9 +50,10 @@ static bool gw_same_req(const struct rein__gw_req *a, const struct rein__gw_req 
 /* r made ready to parse for api, with the tools at tools_at (n bytes) known when tools_at is
  * set. */
 static void gw_req_ready(struct rein__gw_req *r, enum rein_gateway_api api, const char *tools_at,
-                         size_t n)
+                         size_t n, bool verbatim)
 {
     rein__gw_req_init(r, api);
+    r->verbatim = verbatim;
     if (tools_at) {
         r->tools_raw = tools_at;
         r->tools_raw_len = n;
@@ -62,7 +63,7 @@ static void gw_req_ready(struct rein__gw_req *r, enum rein_gateway_api api, cons
 
 /* Both paths on body; false when they answer differently (memory running out is no answer). */
 static bool gw_paths_agree_known(enum rein_gateway_api api, const char *body, size_t len,
-                                 const char *tools_at, size_t n)
+                                 const char *tools_at, size_t n, bool verbatim)
 {
     bool anthropic = api == REIN_GATEWAY_ANTHROPIC;
     struct rein__gw_req fast, tree;
@@ -72,8 +73,8 @@ static bool gw_paths_agree_known(enum rein_gateway_api api, const char *body, si
 
     memset(&fb, 0, sizeof(fb));
     memset(&tb, 0, sizeof(tb));
-    gw_req_ready(&fast, api, tools_at, n);
-    gw_req_ready(&tree, api, tools_at, n);
+    gw_req_ready(&fast, api, tools_at, n, verbatim);
+    gw_req_ready(&tree, api, tools_at, n, verbatim);
     frc = anthropic ? rein__gw_anthropic_parse(&fast, body, len, &fb)
                     : rein__gw_openai_parse(&fast, body, len, &fb);
     trc = anthropic ? rein__gw_anthropic_parse_tree(&tree, body, len, &tb)
@@ -93,13 +94,13 @@ static bool gw_paths_agree_known(enum rein_gateway_api api, const char *body, si
 /* Both paths on body, as it is and, when its tools can be found as written and are JSON
  * (the tools cache holds only tools it parsed), with them known: the gateway finds them in
  * a body before parsing it. */
-static bool gw_paths_agree(enum rein_gateway_api api, const char *body, size_t len)
+static bool gw_paths_agree(enum rein_gateway_api api, const char *body, size_t len, bool verbatim)
 {
     const char *at;
     size_t n;
     json_t *tools;
 
-    if (!gw_paths_agree_known(api, body, len, NULL, 0))
+    if (!gw_paths_agree_known(api, body, len, NULL, 0, verbatim))
         return false;
     if (!rein__gw_raw_member(body, len, "tools", &at, &n) || at[0] != '[' || memchr(at, 0, n))
         return true;
@@ -107,7 +108,7 @@ static bool gw_paths_agree(enum rein_gateway_api api, const char *body, size_t l
     if (!tools)
         return true;
     json_decref(tools);
-    return gw_paths_agree_known(api, body, len, at, n);
+    return gw_paths_agree_known(api, body, len, at, n, verbatim);
 }
 
 #endif /* REIN_FUZZ_GATEWAY_SAME_H */

@@ -10,10 +10,16 @@
  *    "reasoning_details": [ {…OpenRouter's reasoning details, replayed verbatim…} ],
  *    "reasoning_items": [ {…the Responses API's reasoning items, replayed verbatim…} ],
  *    "response_id": "resp_…" (the Responses API's id of the reply),
- *    "tool_call_id", "name", "is_error", "attachments"}
+ *    "tool_call_id", "name", "is_error", "attachments",
+ *    "openai_message": {…}, "anthropic_blocks": [ {…} ]}
  * (tool_calls, reasoning*, refusal, server_blocks, reasoning_details, reasoning_items and
  * response_id on assistant messages; tool_call_id, name and is_error on tool messages; absent
- * members mean none.)
+ * members mean none.) openai_message and anthropic_blocks are the message as a client wrote
+ * it on that wire (the whole chat completions message; the content blocks that stand for
+ * this message): that wire's provider writes them as they are instead of encoding the
+ * message, so what the neutral shape does not hold (images, documents, cache_control,
+ * citations, a developer role) reaches the model; every other wire reads the neutral members.
+ * rein's gateway sets them for an upstream of the client's own wire (decision 0085).
  *
  * A provider encodes each message once, the first time it is sent, and keeps the encoding
  * beside the message; a request body is assembled from the cached pieces, so the cost of a

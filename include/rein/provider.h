@@ -480,6 +480,17 @@ REIN_EXTERN rein_err rein_model_request_set_api_key(rein_model_request *req,
  */
 REIN_EXTERN void rein_model_request_set_extra(rein_model_request *req, json_t *members);
 /*
+ * The tool list as written for `wire` ("openai", "anthropic": rein_provider_wire()'s names):
+ * json, len bytes, is the text of a JSON array, borrowed until req is freed or this is set
+ * again (NULL unsets); REIN_EINVAL for an unknown wire's name. A provider of that wire sends
+ * it as it is (strict, cache_control, Anthropic's server tools: whatever the wire has)
+ * instead of its own encoding of the tools added with rein_model_request_add_tool*, which
+ * still name the request's tools for everything else; a provider of another wire ignores
+ * it. For a gateway forwarding what its client wrote to the client's own wire.
+ */
+REIN_EXTERN rein_err rein_model_request_set_wire_tools(rein_model_request *req, const char *wire,
+                                                       const char *json, size_t len) REIN_WUR;
+/*
  * Retries of the following sends: -1 (the default) the provider's max_retries and the one
  * repeat of a stream that dropped before any tool call; 0 none at all (for a caller that
  * forwards what it receives and cannot take it back); n > 0 at most n, the repeat included.

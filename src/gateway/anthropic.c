@@ -8,8 +8,10 @@
  * User content is text and tool_result blocks (tool results become neutral tool messages, in
  * order, before the user's text); assistant content is text, tool_use, thinking and
  * redacted_thinking blocks (kept with their signatures and their place among the calls,
- * decision 0005) and Anthropic's server tool blocks (kept verbatim). Images, documents and
- * tools of other types than custom are refused with a 400 that says so.
+ * decision 0005) and Anthropic's server tool blocks (kept verbatim). An Anthropic upstream
+ * gets every block and the tool list as the client wrote them (decision 0085: images,
+ * documents, cache_control, server tools such as web search); for another wire images,
+ * documents and tools of other types than custom are refused with a 400 that says so.
  */
 #include "gateway/gateway_int.h"
 
@@ -69,6 +71,32 @@ static json_t *string_msg(const char *role, const json_t *text)
     return text_msg(role, json_string_value(text), json_string_length(text));
 }
 
+/* msg (taken; returned, or NULL) with the blocks that stand for it on this wire: a copy, so
+ * that the history shares nothing with the request's tree (history.h). */
+static json_t *as_sent(json_t *msg, const json_t *blocks)
+{
+    if (msg && json_object_set_new(msg, "anthropic_blocks", json_deep_copy(blocks))) {
+        json_decref(msg);
+        return NULL;
+    }
+    return msg;
+}
+
+/* A block as the one item of an array, for as_sent. */
+static json_t *as_sent_one(json_t *msg, const json_t *block)
+{
+    json_t *one = json_array();
+
+    if (!one || json_array_append(one, (json_t *)block)) {
+        json_decref(one);
+        json_decref(msg);
+        return NULL;
+    }
+    msg = as_sent(msg, one);
+    json_decref(one);
+    return msg;
+}
+
 /* ---- system ---------------------------------------------------------------------------- */
 
 static rein_err take_system(struct rein__gw_req *r, const json_t *sys, struct rein__gw_bad *bad)
@@ -88,9 +116,13 @@ static rein_err take_system(struct rein__gw_req *r, const json_t *sys, struct re
     {
         const char *type = str(blk, "type");
         snprintf(p, sizeof(p), "system.%zu", i);
+        json_t *msg;
         if (!type || strcmp(type, "text") != 0 || !str(blk, "text"))
             return rein__gw_bad(bad, p, "%s: system blocks must be text blocks", p);
-        rein_err rc = append(r, true, string_msg("system", json_object_get(blk, "text")), p, bad);
+        msg = string_msg("system", json_object_get(blk, "text"));
+        if (r->verbatim) /* cache_control and whatever else the block carries */
+            msg = as_sent_one(msg, blk);
+        rein_err rc = append(r, true, msg, p, bad);
         if (rc)
             return rc;
     }
@@ -113,7 +145,7 @@ static rein_err take_result(struct rein__gw_req *r, const json_t *blk, const cha
         return rein__gw_bad(bad, p, "%s.tool_use_id: Field required", p);
     snprintf(q, sizeof(q), "%s.content", p);
     if (content && !json_is_null(content)) {
-        rc = rein__gw_content_text(content, q, true, &text, bad);
+        rc = rein__gw_content_text(content, q, true, r->verbatim, &text, bad);
         if (rc)
             return rc;
     }
@@ -128,6 +160,8 @@ static rein_err take_result(struct rein__gw_req *r, const json_t *blk, const cha
         msg = NULL;
     }
     rein_free(text);
+    if (r->verbatim) /* images and documents in the result, cache_control */
+        msg = as_sent_one(msg, blk);
     return append(r, true, msg, p, bad);
 }
 
@@ -150,8 +184,12 @@ static rein_err take_user(struct rein__gw_req *r, const json_t *content, size_t 
     char p[64];
     rein_err rc = REIN_OK;
 
+    json_t *kept = NULL;
+
     if (json_is_string(content))
         return append(r, true, string_msg("user", content), "messages", bad);
+    if (r->verbatim && !(kept = json_array()))
+        return REIN_ENOMEM;
     rein_buf_init(&text, 0);
     json_array_foreach(content, j, blk)
     {
@@ -161,6 +199,11 @@ static rein_err take_user(struct rein__gw_req *r, const json_t *content, size_t 
             rc = rein__gw_bad(bad, p, "%s.type: Field required", p);
         else if (strcmp(type, "tool_result") == 0)
             rc = take_result(r, blk, p, bad);
+        else if (kept) /* as sent: images, documents, cache_control; the text read too */
+            rc = json_array_append(kept, blk) || (strcmp(type, "text") == 0 && str(blk, "text") &&
+                                                  join(&text, str(blk, "text")))
+                     ? REIN_ENOMEM
+                     : REIN_OK;
         else if (strcmp(type, "text") == 0 && str(blk, "text"))
             rc = join(&text, str(blk, "text"));
         else
@@ -171,8 +214,12 @@ static rein_err take_user(struct rein__gw_req *r, const json_t *content, size_t 
         if (rc)
             break;
     }
-    if (!rc && text.len)
+    if (!rc && json_array_size(kept))
+        rc = append(r, true, as_sent(text_msg("user", text.ptr ? text.ptr : "", text.len), kept),
+                    "messages", bad);
+    else if (!rc && text.len)
         rc = append(r, true, text_msg("user", text.ptr, text.len), "messages", bad);
+    json_decref(kept);
     rein_buf_release(&text);
     return rc;
 }
@@ -185,7 +232,7 @@ struct asst {
     size_t thinking;
 };
 
-static rein_err take_block(struct asst *a, const json_t *blk, const char *p,
+static rein_err take_block(struct asst *a, const json_t *blk, const char *p, bool verbatim,
                            struct rein__gw_bad *bad)
 {
     const char *type = str(blk, "type");
@@ -228,6 +275,8 @@ static rein_err take_block(struct asst *a, const json_t *blk, const char *p,
     }
     if (strstr(type, "server_tool_use") || strstr(type, "_tool_result"))
         return json_array_append(a->server, (json_t *)blk) ? REIN_ENOMEM : REIN_OK;
+    if (verbatim) /* the message goes up as it was sent (as_sent) */
+        return REIN_OK;
     return rein__gw_bad(bad, p, "%s: '%.40s' blocks are not supported by rein's gateway", p, type);
 }
 
@@ -251,7 +300,7 @@ static rein_err take_assistant(struct rein__gw_req *r, const json_t *content, si
     {
         snprintf(p, sizeof(p), "messages.%zu.content.%zu", i, j);
         if (!rc)
-            rc = take_block(&a, blk, p, bad);
+            rc = take_block(&a, blk, p, r->verbatim, bad);
     }
     if (!rc && json_object_set_new(msg, "content", json_string(a.text.ptr)))
         rc = REIN_ENOMEM;
@@ -268,6 +317,8 @@ static rein_err take_assistant(struct rein__gw_req *r, const json_t *content, si
             rc = REIN_ENOMEM;
     }
     if (!rc && json_array_size(a.server) && json_object_set(msg, "server_blocks", a.server))
+        rc = REIN_ENOMEM;
+    if (!rc && r->verbatim && json_is_array(content) && !(msg = as_sent(msg, content)))
         rc = REIN_ENOMEM;
     json_decref(a.calls);
     json_decref(a.blocks);
@@ -343,6 +394,8 @@ static rein_err take_tools(struct rein__gw_req *r, const json_t *tools, struct r
         snprintf(p, sizeof(p), "tools.%zu", i);
         if (!json_is_object(t))
             return rein__gw_bad(bad, p, "%s: Input should be a valid dictionary", p);
+        if (type && strcmp(type, "custom") != 0 && r->verbatim)
+            continue; /* Anthropic's own tool (web search, code execution): it runs there */
         if (type && strcmp(type, "custom") != 0)
             return rein__gw_bad(bad, p,
                                 "%s: '%.40s' tools are not supported by rein's gateway (custom "
@@ -542,7 +595,7 @@ static int fast_user(struct rein__gw_req *r, const struct rein_doc_node *m,
         return DECLINED;
     if (content->type == JSON_STRING)
         return append(r, true, text_msg("user", content->u.str, content->n), "messages", bad);
-    if (content->type != JSON_ARRAY)
+    if (content->type != JSON_ARRAY || r->verbatim) /* blocks go up as sent: take_user */
         return DECLINED;
     rein_buf_init(&text, 0);
     rc = fast_text_blocks(content, &text);

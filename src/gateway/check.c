@@ -49,6 +49,7 @@ static void tools_free(struct rein__gw_tools *t)
         json_decref(t->client[i].parameters);
     }
     rein_free(t->client);
+    rein_free(t->wire_tools);
     rein_registry_free(t->reg);
     rein_free(t->server);
     rein_free(t->key);
@@ -545,10 +546,11 @@ void rein__gw_req_restart(struct rein__gw_req *r, struct rein__gw_bad *bad)
     enum rein_gateway_api api = r->api;
     const char *raw = r->tools_known ? r->tools_raw : NULL;
     size_t raw_len = r->tools_raw_len;
-    bool known = r->tools_known;
+    bool known = r->tools_known, verbatim = r->verbatim;
 
     rein__gw_req_release(r);
     rein__gw_req_init(r, api);
+    r->verbatim = verbatim;
     r->tools_known = known;
     r->tools_raw = raw;
     r->tools_raw_len = raw ? raw_len : 0;
@@ -592,6 +594,58 @@ static rein_err keep_decls(struct rein__gw_tools *t, const struct rein__gw_req *
     return REIN_OK;
 }
 
+/* A server-side tool as the client's wire declares one. */
+static json_t *wire_decl(const rein_tool *tool, bool anthropic)
+{
+    const char *desc = rein_tool_description(tool);
+    json_t *params = json_deep_copy(rein_tool_parameters(tool));
+    json_t *d = json_object();
+
+    if (!params)
+        params = json_pack("{s:s, s:{}}", "type", "object", "properties");
+    if (!d || !params || json_object_set_new(d, "name", json_string(rein_tool_id(tool))) ||
+        (desc && json_object_set_new(d, "description", json_string(desc))) ||
+        json_object_set_new(d, anthropic ? "input_schema" : "parameters", json_incref(params))) {
+        json_decref(d);
+        json_decref(params);
+        return NULL;
+    }
+    json_decref(params);
+    if (anthropic)
+        return d;
+    return json_pack("{s:s, s:o}", "type", "function", "function", d);
+}
+
+/* The list for an upstream of the client's wire: the client's tools as sent (a copy: the
+ * entry outlives the request and is read by other threads), then the server-side ones. */
+static rein_err keep_wire_tools(struct rein__gw_tools *t, const struct rein__gw_req *r,
+                                const rein_tool *const *server, size_t nserver)
+{
+    json_t *list;
+    struct rein_buf b;
+    rein_err rc;
+
+    /* An empty list goes as before (left out): OpenAI refuses "tools": []. */
+    if (!r->verbatim || !json_array_size(r->tools_json))
+        return REIN_OK;
+    list = json_copy(r->tools_json); /* shallow: only its text is kept */
+    for (size_t i = 0; list && i < nserver; i++) {
+        if (json_array_append_new(list, wire_decl(server[i], r->api == REIN_GATEWAY_ANTHROPIC))) {
+            json_decref(list);
+            list = NULL;
+        }
+    }
+    if (!list)
+        return REIN_ENOMEM;
+    rein_buf_init(&b, 0);
+    rc = rein_json_dump(&b, list);
+    json_decref(list);
+    if (!rc && !(t->wire_tools = rein_buf_detach(&b, &t->wire_tools_len)))
+        rc = REIN_ENOMEM;
+    rein_buf_release(&b);
+    return rc;
+}
+
 static rein_err tools_make(const struct rein__gw_req *r, const rein_tool *const *server,
                            size_t nserver, char *key, struct rein__gw_tools **out,
                            struct rein__gw_bad *bad)
@@ -614,6 +668,8 @@ static rein_err tools_make(const struct rein__gw_req *r, const rein_tool *const 
         rc = add_client_tool(t->reg, &r->tools[i], i, r->api == REIN_GATEWAY_ANTHROPIC, bad);
     if (!rc)
         rc = keep_decls(t, r);
+    if (!rc)
+        rc = keep_wire_tools(t, r, server, nserver);
     for (size_t i = 0; !rc && i < nserver; i++) {
         rc = add_server_tool(t->reg, server[i], bad);
         t->server[t->nserver++] = server[i];

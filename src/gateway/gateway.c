@@ -97,8 +97,8 @@ rein_err rein__gw_bad(struct rein__gw_bad *bad, const char *param, const char *f
     return REIN_EINVAL;
 }
 
-rein_err rein__gw_content_text(const json_t *content, const char *param, bool anthropic, char **out,
-                               struct rein__gw_bad *bad)
+rein_err rein__gw_content_text(const json_t *content, const char *param, bool anthropic,
+                               bool others, char **out, struct rein__gw_bad *bad)
 {
     struct rein_buf b;
     size_t i;
@@ -124,6 +124,8 @@ rein_err rein__gw_content_text(const json_t *content, const char *param, bool an
         const char *text = json_string_value(json_object_get(part, "text"));
         if (type && strcmp(type, "refusal") == 0 && !anthropic)
             continue; /* the refusal of an earlier answer: not text for the model */
+        if (others && (!type || strcmp(type, "text") != 0 || !text))
+            continue;
         if (!type || strcmp(type, "text") != 0 || !text) {
             rc = rein__gw_bad(bad, param,
                               "Invalid '%s': only text content is supported by rein's gateway "
@@ -738,6 +740,8 @@ static rein_err upstream_request(struct rein__gw_ctx *c, struct rein__gw_bad *ba
     for (size_t i = 0; !rc && t && i < t->nclient; i++)
         rc = rein_model_request_add_tool_shared(m, t->client[i].name, t->client[i].description,
                                                 t->client[i].parameters);
+    if (!rc && t && t->wire_tools)
+        rc = rein_model_request_set_wire_tools(m, c->wire->name, t->wire_tools, t->wire_tools_len);
     for (size_t i = 0; !rc && i < c->o.nserver; i++)
         rc = rein_model_request_add_tool_shared(m, rein_tool_id(c->o.server[i]),
                                                 rein_tool_description(c->o.server[i]),
@@ -1151,6 +1155,7 @@ static rein_err ctx_init(struct rein__gw_ctx *c, rein_gateway *g,
     else
         rein_id_new("chatcmpl-", c->id);
     rein__gw_req_init(&c->req, call->api);
+    c->req.verbatim = strcmp(rein_provider_wire(g->provider), c->wire->name) == 0;
     c->seen_ids = json_object();
     /* problems, repairs and converted are made by the first note (record.c): most requests
      * have none. */

@@ -59,6 +59,11 @@ struct rein__gw_req {
      * and keeps what the request needs of them (struct rein__gw_tools); the parser leaves them
      * out (tools, ntools and tools_json stay empty). */
     bool tools_known;
+    /* Set before parsing: the upstream speaks the client's wire, so each message and the tool
+     * list go up as the client wrote them (history.h's openai_message and anthropic_blocks,
+     * rein_model_request_set_wire_tools; decision 0085), and what only that wire has (images,
+     * documents, cache_control, Anthropic's server tools) is taken instead of refused. */
+    bool verbatim;
     const char *model;  /* may be NULL */
     char *tool_choice;  /* "auto", "none", "required", a tool name, or NULL */
     int parallel;       /* -1 unset, 0 or 1 */
@@ -136,9 +141,10 @@ rein_err rein__gw_anthropic_parse_tree(struct rein__gw_req *r, const char *body,
 bool rein__gw_raw_member(const char *s, size_t n, const char *name, const char **out,
                          size_t *out_len);
 /* Text of a content value (a string, or an array of text parts/blocks joined by "\n") into
- * *out (new); REIN_EINVAL (bad names param) for parts that are not text. */
-rein_err rein__gw_content_text(const json_t *content, const char *param, bool anthropic, char **out,
-                               struct rein__gw_bad *bad);
+ * *out (new); REIN_EINVAL (bad names param) for parts that are not text, unless others: then
+ * they are left out (the caller keeps them as they were sent). */
+rein_err rein__gw_content_text(const json_t *content, const char *param, bool anthropic,
+                               bool others, char **out, struct rein__gw_bad *bad);
 
 /* ---- what the client gets -------------------------------------------------------------- */
 
@@ -216,6 +222,10 @@ struct rein__gw_tools {
     size_t nclient;
     const rein_tool **server; /* the server-side tools of the gateway's registry */
     size_t nserver;
+    /* For an upstream of the client's wire (verbatim): the text of the client's tools as sent,
+     * then the server-side ones in that wire's shape; NULL otherwise. */
+    char *wire_tools;
+    size_t wire_tools_len;
     int refs; /* guarded by the cache's lock */
 };
 

@@ -5,11 +5,14 @@
  * the usage chunk when stream_options.include_usage asks for it), or as OpenAI's error body
  * {"error": {message, type, param, code}}.
  *
- * Only text content is carried (the neutral message holds text): image, audio and file parts
- * are refused with a 400 that says so, as are the deprecated functions/function_call, custom
- * tools and n > 1 (rein checks one reply). Members rein does not read go to an upstream that
- * speaks this wire as they are; another wire gets what it has too (top_p, stop), loses the
- * harmless ones (user, seed, ...), and refuses the rest by name.
+ * An upstream that speaks this wire gets each message and the tool list as the client wrote
+ * them (decision 0085: image, audio and file parts, a developer role, strict tools), beside the
+ * neutral messages rein reads; for another wire only text content is carried (the neutral
+ * message holds text) and those parts are refused with a 400 that says so. The deprecated
+ * functions/function_call, custom tools and n > 1 (rein checks one reply) are refused for
+ * every upstream. Members rein does not read go to an upstream that speaks this wire as they
+ * are; another wire gets what it has too (top_p, stop), loses the harmless ones (user, seed,
+ * ...), and refuses the rest by name.
  */
 #include "gateway/gateway_int.h"
 
@@ -184,7 +187,7 @@ static rein_err take_assistant(struct rein__gw_req *r, const json_t *m, size_t i
                           p);
     if (!rc && content && !json_is_null(content)) {
         snprintf(p, sizeof(p), "messages[%zu].content", i);
-        rc = rein__gw_content_text(content, p, false, &text, bad);
+        rc = rein__gw_content_text(content, p, false, r->verbatim, &text, bad);
         if (!rc && json_object_set_new(msg, "content", json_string(text)))
             rc = REIN_ENOMEM;
     }
@@ -195,6 +198,8 @@ static rein_err take_assistant(struct rein__gw_req *r, const json_t *m, size_t i
     if (!rc && json_is_string(reasoning) && json_object_set(msg, "reasoning", (json_t *)reasoning))
         rc = REIN_ENOMEM;
     rein_free(text);
+    if (!rc && r->verbatim && json_object_set_new(msg, "openai_message", json_deep_copy(m)))
+        rc = REIN_ENOMEM;
     if (rc) {
         json_decref(msg);
         return rc;
@@ -236,7 +241,7 @@ static rein_err take_message(struct rein__gw_req *r, const json_t *m, size_t i,
         snprintf(p, sizeof(p), "messages[%zu].content", i);
         if (!content)
             return rein__gw_bad(bad, p, "Missing required parameter: '%s'.", p);
-        rc = rein__gw_content_text(content, p, false, &text, bad);
+        rc = rein__gw_content_text(content, p, false, r->verbatim, &text, bad);
         if (rc)
             return rc;
     }
@@ -252,6 +257,15 @@ static rein_err take_message(struct rein__gw_req *r, const json_t *m, size_t i,
         msg = NULL;
     }
     rein_free(text);
+    /* The message as sent when rein would write it otherwise: a developer role, content parts
+     * (images, audio, files, cache_control), members besides these (as fast_text_message). */
+    if (msg && r->verbatim &&
+        (strcmp(role, "developer") == 0 || !json_is_string(content) ||
+         json_object_size(m) != (json_object_get(m, "tool_call_id") ? 3U : 2U)) &&
+        json_object_set_new(msg, "openai_message", json_deep_copy(m))) {
+        json_decref(msg);
+        msg = NULL;
+    }
     if (!msg)
         return REIN_ENOMEM;
     if (strcmp(role, "tool") == 0) {
@@ -548,6 +562,10 @@ static int fast_text_message(struct rein__gw_req *r, const struct rein_doc_node 
     }
     if (!role || role->type != JSON_STRING || !content || content->type != JSON_STRING ||
         node_has_nul(role))
+        return DECLINED;
+    /* For an upstream of this wire, a message rein would not write back the same (a developer
+     * role, a member besides these) goes as sent: take_message. */
+    if (r->verbatim && (NODE_IS(role, "developer") || m->n != (id ? 3U : 2U)))
         return DECLINED;
     if (NODE_IS(role, "system") || NODE_IS(role, "developer"))
         word = "system";

@@ -645,13 +645,22 @@ static rein_err anthropic_encode_message(const rein_provider *p, const json_t *m
                                          struct rein_buf *out)
 {
     const char *role = rein__json_str(msg, "role");
+    const json_t *as_sent = json_object_get(msg, "anthropic_blocks");
     struct rein_jw w;
 
     (void)p;
     /* The pieces are written as the items of an array whose brackets are dropped. */
     rein_jw_init(&w, out);
     rein_jw_arr_begin(&w);
-    if (strcmp(role, "tool") == 0) {
+    if (json_is_array(as_sent)) {
+        /* the blocks a client wrote on this wire stand for the message (history.h) */
+        const json_t *b;
+        size_t i;
+        json_array_foreach(as_sent, i, b)
+        {
+            rein_jw_json(&w, b);
+        }
+    } else if (strcmp(role, "tool") == 0) {
         rein_jw_obj_begin(&w);
         REIN_JW_KEY(&w, "type");
         rein_jw_str(&w, "tool_result");
@@ -756,9 +765,9 @@ static rein_err anthropic_build_body(rein_provider *p, const rein_model_request 
     rc = rein__body_groups(body, &w, &g);
     if (rc)
         return rein_error_set(err, rc, "encoding the history: %s", rein_strerror(rc));
-    if (req->ntools) {
+    if (req->ntools || rein__wire_tools(req, &rein__wire_anthropic)) {
         REIN_JW_KEY(&w, "tools");
-        rein_jw_raw(&w, req->tools_json, req->tools_len);
+        rein__jw_tool_list(&w, req, &rein__wire_anthropic);
         if (req->tool_choice || req->parallel == 0)
             anthropic_tool_choice(&w, req->tool_choice, req->parallel);
     }

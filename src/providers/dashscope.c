@@ -44,7 +44,7 @@ static rein_err dashscope_build_body(rein_provider *p, const rein_model_request 
         rein_jw_key(&w, "incremental_output");
         rein_jw_bool(&w, true);
     }
-    rein__jw_tools(&w, req, rein__openai_tool_choice);
+    rein__jw_tools(&w, req, &rein__wire_dashscope, rein__openai_tool_choice);
     rein__jw_limits(&w, req, "max_tokens");
     rein__jw_top_p(&w, req, "top_p");
     rein__jw_stop(&w, req, "stop");

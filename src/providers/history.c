@@ -806,6 +806,12 @@ static rein_err check_message(const json_t *msg, rein_error *err)
         if (!rc)
             rc = check_string(msg, "response_id", false, err);
     }
+    v = json_object_get(msg, "anthropic_blocks");
+    if (!rc && v && !json_is_array(v))
+        rc = want(err, "\"anthropic_blocks\"", "must be an array of content blocks");
+    v = json_object_get(msg, "openai_message");
+    if (!rc && v && !json_is_object(v))
+        rc = want(err, "\"openai_message\"", "must be an object");
     return rc;
 }
 

@@ -464,9 +464,15 @@ static rein_err openai_encode_message(const rein_provider *p, const json_t *msg,
     const char *role = rein__json_str(msg, "role");
     const json_t *calls = json_object_get(msg, "tool_calls");
     bool has_calls = json_array_size(calls) > 0;
+    const json_t *as_sent = json_object_get(msg, "openai_message");
     struct rein_jw w;
 
     rein_jw_init(&w, out);
+    if (json_is_object(as_sent)) {
+        /* the message as a client wrote it on this wire stands for it (history.h) */
+        rein_jw_json(&w, as_sent);
+        return rein_jw_finish(&w);
+    }
     rein_jw_obj_begin(&w);
     REIN_JW_KEY(&w, "role");
     rein_jw_str(&w, role);
@@ -576,7 +582,7 @@ static rein_err openai_build_body(rein_provider *p, const rein_model_request *re
     rein_jw_arr_begin(&w);
     rein__body_block(body, &w, msgs, len); /* the items, commas included */
     rein_jw_arr_end(&w);
-    rein__jw_tools(&w, req, rein__openai_tool_choice);
+    rein__jw_tools(&w, req, &rein__wire_openai, rein__openai_tool_choice);
     rein__jw_limits(&w, req,
                     (p->cfg.quirks & Q_MAX_COMPLETION_TOKENS) ? "max_completion_tokens"
                                                               : "max_tokens");

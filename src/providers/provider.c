@@ -107,13 +107,27 @@ rein_err rein__jw_history(struct rein_jw *jw, rein_history *h, size_t from, cons
     return REIN_OK;
 }
 
-void rein__jw_tools(struct rein_jw *jw, const rein_model_request *req,
+bool rein__wire_tools(const rein_model_request *req, const struct rein__wire *w)
+{
+    return req->wire_tools && strcmp(req->wire_tools_for, w->name) == 0;
+}
+
+void rein__jw_tool_list(struct rein_jw *jw, const rein_model_request *req,
+                        const struct rein__wire *w)
+{
+    if (rein__wire_tools(req, w))
+        rein_jw_raw(jw, req->wire_tools, req->wire_tools_len);
+    else
+        rein_jw_raw(jw, req->tools_json, req->tools_len);
+}
+
+void rein__jw_tools(struct rein_jw *jw, const rein_model_request *req, const struct rein__wire *w,
                     void (*choice)(struct rein_jw *jw, const char *choice))
 {
-    if (!req->ntools)
+    if (!req->ntools && !rein__wire_tools(req, w))
         return;
     rein_jw_key(jw, "tools");
-    rein_jw_raw(jw, req->tools_json, req->tools_len);
+    rein__jw_tool_list(jw, req, w);
     if (req->tool_choice)
         choice(jw, req->tool_choice);
     if (req->parallel >= 0) {
@@ -359,6 +373,17 @@ void rein_model_request_set_extra(rein_model_request *req, json_t *members)
 
     req->extra = json_is_object(members) ? json_incref(members) : NULL;
     json_decref(old);
+}
+
+rein_err rein_model_request_set_wire_tools(rein_model_request *req, const char *wire,
+                                           const char *json, size_t len)
+{
+    if (json && (!wire || strlen(wire) >= sizeof(req->wire_tools_for)))
+        return REIN_EINVAL;
+    req->wire_tools = json;
+    req->wire_tools_len = json ? len : 0;
+    snprintf(req->wire_tools_for, sizeof(req->wire_tools_for), "%s", json ? wire : "");
+    return REIN_OK;
 }
 
 void rein_model_request_set_retries(rein_model_request *req, int retries)

@@ -675,10 +675,13 @@ struct rein__tool {
 };
 
 struct rein_model_request {
-    char *model;   /* NULL: the provider's */
-    char *api_key; /* NULL: the provider's */
-    json_t *extra; /* members added to the body, or NULL */
-    int retries;   /* -1: the provider's */
+    char *model;            /* NULL: the provider's */
+    char *api_key;          /* NULL: the provider's */
+    json_t *extra;          /* members added to the body, or NULL */
+    const char *wire_tools; /* the tools array's text for wire_tools_for's wire, or NULL */
+    size_t wire_tools_len;
+    char wire_tools_for[16]; /* rein_model_request_set_wire_tools */
+    int retries;             /* -1: the provider's */
     struct rein__tool *tools;
     size_t ntools, tools_cap;
     char *tool_choice;
@@ -907,9 +910,14 @@ void rein__jw_tool_args_raw(struct rein_jw *w, const char *raw);
  * array open in jw, as one block; on failure err says what could not be encoded. */
 rein_err rein__jw_history(struct rein_jw *jw, rein_history *h, size_t from, const rein_provider *p,
                           const struct rein__wire *w, rein_error *err) REIN_WUR;
-/* When the request offers tools: "tools" (its encoded list), the tool choice in the wire's
+/* Whether the caller wrote the tool list for wire w (rein_model_request_set_wire_tools). */
+bool rein__wire_tools(const rein_model_request *req, const struct rein__wire *w);
+/* The tools array: the caller's list for w as it is, else req's encoded tools. */
+void rein__jw_tool_list(struct rein_jw *jw, const rein_model_request *req,
+                        const struct rein__wire *w);
+/* When the request offers tools: "tools" (rein__jw_tool_list), the tool choice in the wire's
  * words (choice writes the member) and parallel_tool_calls when set. */
-void rein__jw_tools(struct rein_jw *jw, const rein_model_request *req,
+void rein__jw_tools(struct rein_jw *jw, const rein_model_request *req, const struct rein__wire *w,
                     void (*choice)(struct rein_jw *jw, const char *choice));
 /* enable_thinking as the settings ask (Qwen's switch; off for a call not streamed where the
  * preset's quirk says so). */

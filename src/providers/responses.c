@@ -864,7 +864,7 @@ static rein_err responses_build_body(rein_provider *p, const rein_model_request 
     if (rc)
         return rc;
     rein_jw_arr_end(&w);
-    rein__jw_tools(&w, req, tool_choice);
+    rein__jw_tools(&w, req, &rein__wire_responses, tool_choice);
     rein__jw_limits(&w, req, "max_output_tokens");
     rein__jw_top_p(&w, req, "top_p");
     rein_jw_key(&w, "stream");

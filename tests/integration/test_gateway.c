@@ -190,9 +190,6 @@ static void test_malformed_bodies(void **state)
         {"{\"model\":\"m\",\"messages\":[]}", "non-empty array", "messages"},
         {"{\"model\":\"m\",\"messages\":[{\"role\":\"robot\",\"content\":\"x\"}]}",
          "Supported values", "messages[0].role"},
-        {"{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":[{\"type\":\"image_url\","
-         "\"image_url\":{\"url\":\"http://x\"}}]}]}",
-         "only text content", "messages[0].content"},
         {"{\"model\":\"m\",\"messages\":[{\"role\":\"tool\",\"content\":\"x\"}]}", "tool_call_id",
          "messages[0].tool_call_id"},
         {"{\"model\":\"m\",\"messages\":[{\"role\":\"assistant\",\"tool_calls\":[{\"id\":\"a\","
@@ -1575,6 +1572,153 @@ static void test_anthropic_stream_keeps_thinking_and_server_blocks(void **state)
     th_resp_free(&r);
 }
 
+/* Member `key` of the upstream's last request equals the same member of the client's body. */
+static void assert_went_up_as_sent(const char *body, const char *key)
+{
+    json_t *sent = json_loads(body, 0, NULL);
+    const struct ms_request *q = ms_last_request(F->ms);
+
+    assert_non_null(sent);
+    assert_non_null(q);
+    if (!json_equal(json_object_get(sent, key), json_object_get(q->json, key))) {
+        char *a = rein_json_dumps(json_object_get(sent, key));
+        char *b = rein_json_dumps(json_object_get(q->json, key));
+        fail_msg("%s: the client sent\n%s\nthe upstream got\n%s", key, a, b);
+    }
+    json_decref(sent);
+}
+
+#define IMG       "{\"type\":\"base64\",\"media_type\":\"image/png\",\"data\":\"iVBORw0KGgo=\"}"
+#define EPHEMERAL "\"cache_control\":{\"type\":\"ephemeral\"}"
+
+/*
+ * An upstream of the client's own wire gets what the client wrote, whatever the neutral shape
+ * holds: Anthropic's cache_control on system, tools and blocks, images and documents in user
+ * messages and tool results, its server tools (web search), and the assistant's blocks as
+ * they came. rein still reads the text and the calls (the reply's call is checked).
+ */
+static void test_anthropic_same_wire_goes_up_as_sent(void **state)
+{
+    static const char body[] =
+        "{\"model\":\"m\",\"max_tokens\":64,"
+        "\"system\":[{\"type\":\"text\",\"text\":\"Be brief.\"," EPHEMERAL "}],"
+        "\"tools\":[{\"name\":\"get_weather\",\"description\":\"weather\",\"input_schema\":"
+        "{\"type\":\"object\",\"properties\":{\"city\":{\"type\":\"string\"}},\"required\":"
+        "[\"city\"]}," EPHEMERAL "},{\"type\":\"web_search_20250305\",\"name\":\"web_search\","
+        "\"max_uses\":2}],"
+        "\"messages\":[{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"What is "
+        "this?\"},{\"type\":\"image\",\"source\":" IMG "},{\"type\":\"document\",\"source\":"
+        "{\"type\":\"text\",\"media_type\":\"text/plain\",\"data\":\"notes\"},\"title\":\"n\"}]},"
+        "{\"role\":\"assistant\",\"content\":[{\"type\":\"text\",\"text\":\"Looking.\"},"
+        "{\"type\":\"tool_use\",\"id\":\"toolu_1\",\"name\":\"get_weather\",\"input\":"
+        "{\"city\":\"Paris\"}}]},"
+        "{\"role\":\"user\",\"content\":[{\"type\":\"tool_result\",\"tool_use_id\":\"toolu_1\","
+        "\"content\":[{\"type\":\"text\",\"text\":\"sunny\"},{\"type\":\"image\",\"source\":" IMG
+        "}]," EPHEMERAL "},{\"type\":\"text\",\"text\":\"And in Oslo?\"," EPHEMERAL "}]}]}";
+    const char *const h[] = {"anthropic-version: 2023-06-01", NULL};
+    struct th_resp r;
+
+    (void)state;
+    start_with("anthropic", NULL, 0);
+    script("{\"validate\":false,\"replies\":[{\"tool_calls\":[{\"id\":\"toolu_2\",\"name\":"
+           "\"get_weather\",\"arguments\":\"{\\\"city\\\":\\\"Oslo\\\"}\"}]}]}");
+    th_http("POST", u("/v1/messages"), body, h, &r);
+    if (r.status != 200)
+        fail_msg("%ld %s", r.status, r.body);
+    assert_string_equal(th_jstr(json_array_get(json_object_get(r.json, "content"), 0), "id"),
+                        "toolu_2");
+    th_resp_free(&r);
+    assert_went_up_as_sent(body, "system");
+    assert_went_up_as_sent(body, "tools");
+    assert_went_up_as_sent(body, "messages");
+}
+
+/* The same for OpenAI's wire: a developer message, image parts, a user's name, strict tools. */
+static void test_openai_same_wire_goes_up_as_sent(void **state)
+{
+    static const char body[] =
+        "{\"model\":\"m\",\"messages\":[{\"role\":\"developer\",\"content\":\"Be brief.\"},"
+        "{\"role\":\"user\",\"name\":\"ann\",\"content\":[{\"type\":\"text\",\"text\":\"What is "
+        "this?\"},{\"type\":\"image_url\",\"image_url\":{\"url\":\"data:image/png;base64,"
+        "iVBORw0KGgo=\",\"detail\":\"low\"}}]},"
+        "{\"role\":\"assistant\",\"content\":null,\"tool_calls\":[{\"id\":\"call_1\",\"type\":"
+        "\"function\",\"function\":{\"name\":\"get_weather\",\"arguments\":\"{\\\"city\\\": "
+        "\\\"Paris\\\"}\"}}]},{\"role\":\"tool\",\"tool_call_id\":\"call_1\",\"content\":"
+        "\"sunny\"},{\"role\":\"user\",\"content\":\"And in Oslo?\"}],"
+        "\"tools\":[{\"type\":\"function\",\"function\":{\"name\":\"get_weather\",\"strict\":true,"
+        "\"parameters\":{\"type\":\"object\",\"properties\":{\"city\":{\"type\":\"string\"}},"
+        "\"required\":[\"city\"],\"additionalProperties\":false}}}]}";
+    struct th_resp r;
+
+    (void)state;
+    start();
+    script("{\"validate\":false,\"replies\":[{\"text\":\"Cold.\"}]}");
+    chat(body, NULL, &r);
+    if (r.status != 200)
+        fail_msg("%ld %s", r.status, r.body);
+    th_resp_free(&r);
+    assert_went_up_as_sent(body, "messages");
+    assert_went_up_as_sent(body, "tools");
+}
+
+/* A re-ask keeps the client's messages as sent and adds rein's own after them. */
+static void test_same_wire_reask_adds_after_the_messages_as_sent(void **state)
+{
+    static const char body[] =
+        "{\"model\":\"m\",\"messages\":[{\"role\":\"developer\",\"content\":\"Be brief.\"},"
+        "{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"Weather?\"},"
+        "{\"type\":\"image_url\",\"image_url\":{\"url\":\"data:image/png;base64,iVBORw0KGgo=\"}}]}"
+        "]," TOOLS "}";
+    json_t *sent = json_loads(body, 0, NULL), *msgs;
+    struct th_resp r;
+
+    (void)state;
+    start();
+    script("{\"validate\":false,\"replies\":[{\"tool_calls\":[{\"id\":\"call_1\",\"name\":"
+           "\"get_weather\",\"arguments\":\"{}\"}]},{\"tool_calls\":[{\"id\":\"call_2\",\"name\":"
+           "\"get_weather\",\"arguments\":\"{\\\"city\\\":\\\"Oslo\\\"}\"}]}]}");
+    chat(body, NULL, &r);
+    if (r.status != 200)
+        fail_msg("%ld %s", r.status, r.body);
+    th_resp_free(&r);
+    assert_int_equal(ms_request_count(F->ms), 2);
+    msgs = json_object_get(ms_request(F->ms, 1)->json, "messages");
+    assert_int_equal(json_array_size(msgs), 4);
+    for (size_t i = 0; i < 2; i++)
+        assert_true(json_equal(json_array_get(msgs, i),
+                               json_array_get(json_object_get(sent, "messages"), i)));
+    assert_string_equal(th_jstr(json_array_get(msgs, 2), "role"), "assistant");
+    assert_string_equal(th_jstr(json_array_get(msgs, 3), "role"), "tool");
+    json_decref(sent);
+}
+
+/* Another wire cannot take what the neutral shape does not hold: it is refused by name. */
+static void test_other_wire_refuses_what_it_cannot_carry(void **state)
+{
+    static const char oa[] = "{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":"
+                             "[{\"type\":\"image_url\",\"image_url\":{\"url\":\"http://x\"}}]}]}";
+    static const char an[] = "{\"model\":\"m\",\"max_tokens\":64,\"messages\":[{\"role\":\"user\","
+                             "\"content\":[{\"type\":\"image\",\"source\":" IMG "}]}]}";
+    const char *const h[] = {"anthropic-version: 2023-06-01", NULL};
+    struct th_resp r;
+
+    (void)state;
+    start_with("anthropic", NULL, 0);
+    script("[]");
+    chat(oa, NULL, &r);
+    assert_oa_error(&r, 400, "only text content");
+    assert_string_equal(th_jstr(json_object_get(r.json, "error"), "param"), "messages[0].content");
+    th_resp_free(&r);
+    teardown(NULL);
+    start();
+    script("[]");
+    th_http("POST", u("/v1/messages"), an, h, &r);
+    assert_int_equal(r.status, 400);
+    assert_non_null(strstr(th_jstr(json_object_get(r.json, "error"), "message"), "'image'"));
+    th_resp_free(&r);
+    assert_int_equal(ms_request_count(F->ms), 0);
+}
+
 /* Bedrock's Claude streams its thinking's signature in an event of its own: an Anthropic client
  * gets it as Claude's own stream has it, closing the thinking block. (The scripted Bedrock
  * sends no redacted thinking.) */
@@ -1694,6 +1838,10 @@ int main(int argc, char **argv)
         cmocka_unit_test_teardown(test_anthropic_stream_keeps_thinking_and_server_blocks, teardown),
         cmocka_unit_test_teardown(test_anthropic_reply_interleaved_thinking, teardown),
         cmocka_unit_test_teardown(test_bedrock_stream_keeps_thinking_blocks, teardown),
+        cmocka_unit_test_teardown(test_anthropic_same_wire_goes_up_as_sent, teardown),
+        cmocka_unit_test_teardown(test_openai_same_wire_goes_up_as_sent, teardown),
+        cmocka_unit_test_teardown(test_same_wire_reask_adds_after_the_messages_as_sent, teardown),
+        cmocka_unit_test_teardown(test_other_wire_refuses_what_it_cannot_carry, teardown),
         cmocka_unit_test_teardown(test_held_frames_are_handed_before_each_wait, teardown),
     };
 

@@ -88,11 +88,17 @@ static void test_openai_bodies_read_alike(void **state)
         ",\"max_tokens\":0}",
         "{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"tools\":" TOOLS
         ",\"tools\":[]}",
+        /* what goes up as sent to an upstream of this wire (and is refused for another) */
+        "{\"model\":\"m\",\"messages\":[{\"role\":\"developer\",\"content\":\"d\"},{\"role\":"
+        "\"user\",\"name\":\"ann\",\"content\":\"x\"},{\"role\":\"user\",\"content\":[{\"type\":"
+        "\"text\",\"text\":\"x\"},{\"type\":\"image_url\",\"image_url\":{\"url\":\"http://"
+        "x\"}}]}]}",
     };
 
     (void)state;
     for (size_t i = 0; i < REIN_ARRAY_SIZE(bodies); i++) {
-        if (!gw_paths_agree(REIN_GATEWAY_OPENAI, bodies[i], strlen(bodies[i])))
+        if (!gw_paths_agree(REIN_GATEWAY_OPENAI, bodies[i], strlen(bodies[i]), false) ||
+            !gw_paths_agree(REIN_GATEWAY_OPENAI, bodies[i], strlen(bodies[i]), true))
             fail_msg("the paths differ on body %zu: %s", i, bodies[i]);
     }
 }
@@ -113,7 +119,7 @@ static void test_common_shape_needs_no_tree(void **state)
     (void)state;
     assert_true(rein__gw_raw_member(TEXT(body), "tools", &at, &n));
     /* tools known: nothing of the body is kept as a tree */
-    gw_req_ready(&r, REIN_GATEWAY_OPENAI, at, n);
+    gw_req_ready(&r, REIN_GATEWAY_OPENAI, at, n, false);
     assert_int_equal(rein__gw_openai_parse(&r, TEXT(body), &bad), REIN_OK);
     assert_null(r.doc);
     assert_string_equal(r.model, "gpt-test");
@@ -122,7 +128,7 @@ static void test_common_shape_needs_no_tree(void **state)
     assert_int_equal(r.ntools, 0);
     rein__gw_req_release(&r);
     /* tools not known: only the tools' tree is kept */
-    gw_req_ready(&r, REIN_GATEWAY_OPENAI, NULL, 0);
+    gw_req_ready(&r, REIN_GATEWAY_OPENAI, NULL, 0, false);
     assert_int_equal(rein__gw_openai_parse(&r, TEXT(body), &bad), REIN_OK);
     assert_true(json_is_array(r.doc));
     assert_ptr_equal(r.doc, r.tools_json);
@@ -208,11 +214,19 @@ static void test_anthropic_bodies_read_alike(void **state)
         "{\"model\":\"m\",\"max_tokens\":1," AUSER ",\"temperature\":3}",
         "{\"model\":\"m\",\"max_tokens\":1," AUSER ",\"stop_sequences\":[1]}",
         "{\"model\":\"m\",\"max_tokens\":1," AUSER ",\"tools\":" ATOOLS ",\"tools\":[]}",
+        /* what goes up as sent to an upstream of this wire (and is refused for another) */
+        "{\"model\":\"m\",\"max_tokens\":1,\"messages\":[{\"role\":\"user\",\"content\":[{"
+        "\"type\":\"text\",\"text\":\"x\",\"cache_control\":{\"type\":\"ephemeral\"}},{\"type\":"
+        "\"image\",\"source\":{\"type\":\"url\",\"url\":\"http://x\"}}]}]}",
+        "{\"model\":\"m\",\"max_tokens\":1,\"system\":[{\"type\":\"text\",\"text\":\"s\","
+        "\"cache_control\":{\"type\":\"ephemeral\"}}]," AUSER ",\"tools\":[{\"type\":"
+        "\"web_search_20250305\",\"name\":\"web_search\"}]}",
     };
 
     (void)state;
     for (size_t i = 0; i < REIN_ARRAY_SIZE(bodies); i++) {
-        if (!gw_paths_agree(REIN_GATEWAY_ANTHROPIC, bodies[i], strlen(bodies[i])))
+        if (!gw_paths_agree(REIN_GATEWAY_ANTHROPIC, bodies[i], strlen(bodies[i]), false) ||
+            !gw_paths_agree(REIN_GATEWAY_ANTHROPIC, bodies[i], strlen(bodies[i]), true))
             fail_msg("the paths differ on body %zu: %s", i, bodies[i]);
     }
 }
@@ -231,7 +245,7 @@ static void test_anthropic_common_shape_needs_no_tree(void **state)
 
     (void)state;
     assert_true(rein__gw_raw_member(TEXT(body), "tools", &at, &n));
-    gw_req_ready(&r, REIN_GATEWAY_ANTHROPIC, at, n);
+    gw_req_ready(&r, REIN_GATEWAY_ANTHROPIC, at, n, false);
     assert_int_equal(rein__gw_anthropic_parse(&r, TEXT(body), &bad), REIN_OK);
     assert_null(r.doc);
     assert_string_equal(r.model, "gpt-test");
@@ -241,7 +255,7 @@ static void test_anthropic_common_shape_needs_no_tree(void **state)
     assert_true(r.stream);
     assert_int_equal(r.max_tokens, 64);
     rein__gw_req_release(&r);
-    gw_req_ready(&r, REIN_GATEWAY_ANTHROPIC, NULL, 0);
+    gw_req_ready(&r, REIN_GATEWAY_ANTHROPIC, NULL, 0, false);
     assert_int_equal(rein__gw_anthropic_parse(&r, TEXT(body), &bad), REIN_OK);
     assert_ptr_equal(r.doc, r.tools_json);
     assert_int_equal(r.ntools, 1);
