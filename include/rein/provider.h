@@ -488,6 +488,15 @@ REIN_EXTERN void rein_model_request_set_extra(rein_model_request *req, json_t *m
  * still name the request's tools for everything else; a provider of another wire ignores
  * it. For a gateway forwarding what its client wrote to the client's own wire.
  */
+/*
+ * One more header line for the request's HTTP calls (name and value copied), sent after the
+ * wire's own and before the signature of a signing wire: what a caller passes through for a
+ * wire it knows (anthropic-beta). REIN_EINVAL for a name that is not an HTTP token, a value
+ * with a line break or a NUL, or a header the provider owns (authorization, the API key's,
+ * host, content-type, content-length, accept, the version the wire asks for).
+ */
+REIN_EXTERN rein_err rein_model_request_add_header(rein_model_request *req, const char *name,
+                                                   const char *value) REIN_WUR;
 REIN_EXTERN rein_err rein_model_request_set_wire_tools(rein_model_request *req, const char *wire,
                                                        const char *json, size_t len) REIN_WUR;
 /*

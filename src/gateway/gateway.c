@@ -678,9 +678,16 @@ static rein_err upstream_extra(struct rein__gw_ctx *c, struct rein__gw_bad *bad)
     struct rein__gw_req *r = &c->req;
 
     if (strcmp(wire, c->wire->name) == 0) {
-        /* The client's own wire: every member rein does not read goes as it is. */
+        /* The client's own wire: every member rein does not read goes as it is, and so do the
+         * client's betas (interleaved thinking, a longer context, a tool's version), which
+         * belong to the request they come with. */
+        const char *beta = c->wire == &rein__gw_anthropic ? hdr(c, "anthropic-beta") : NULL;
+        rein_err rc;
         rein_model_request_set_extra(c->mreq, r->passthrough);
-        return REIN_OK;
+        rc = beta ? rein_model_request_add_header(c->mreq, "anthropic-beta", beta) : REIN_OK;
+        return rc == REIN_EINVAL
+                   ? rein__gw_bad(bad, "anthropic-beta", "anthropic-beta cannot be forwarded")
+                   : rc;
     }
     if (json_array_size(r->unsupported)) {
         char *names = rein_json_dumps(r->unsupported);

@@ -276,6 +276,7 @@ void rein_model_request_free(rein_model_request *req)
         rein_free(req->api_key);
     }
     json_decref(req->extra);
+    curl_slist_free_all(req->headers);
     for (size_t i = 0; i < req->nstop; i++)
         rein_free(req->stop[i]);
     rein_free(req->stop);
@@ -373,6 +374,59 @@ void rein_model_request_set_extra(rein_model_request *req, json_t *members)
 
     req->extra = json_is_object(members) ? json_incref(members) : NULL;
     json_decref(old);
+}
+
+/* Headers the provider writes itself: a caller's line must not stand beside them. */
+static bool owned_header(const char *name)
+{
+    static const char *const owned[] = {
+        "authorization",
+        "x-api-key",
+        "api-key",
+        "x-goog-api-key",
+        "host",
+        "content-type",
+        "content-length",
+        "accept",
+        "expect",
+        "user-agent",
+        "anthropic-version",
+        "x-amz-date",
+        "x-amz-security-token",
+        "x-amz-content-sha256",
+        "traceparent",
+        "tracestate",
+    };
+
+    for (size_t i = 0; i < sizeof(owned) / sizeof(owned[0]); i++)
+        if (strcasecmp(name, owned[i]) == 0)
+            return true;
+    return false;
+}
+
+rein_err rein_model_request_add_header(rein_model_request *req, const char *name, const char *value)
+{
+    struct rein_buf line;
+    struct curl_slist *l;
+
+    if (!name || !value || !name[0] || owned_header(name))
+        return REIN_EINVAL;
+    for (const char *p = name; *p; p++)
+        if (*p <= ' ' || *p >= 127 || strchr("()<>@,;:\\\"/[]?={}", *p))
+            return REIN_EINVAL;
+    if (strpbrk(value, "\r\n"))
+        return REIN_EINVAL;
+    rein_buf_init(&line, 0);
+    if (rein_buf_adds(&line, name) || rein_buf_adds(&line, ": ") || rein_buf_adds(&line, value)) {
+        rein_buf_release(&line);
+        return REIN_ENOMEM;
+    }
+    l = curl_slist_append(req->headers, line.ptr);
+    rein_buf_release(&line);
+    if (!l)
+        return REIN_ENOMEM;
+    req->headers = l;
+    return REIN_OK;
 }
 
 rein_err rein_model_request_set_wire_tools(rein_model_request *req, const char *wire,
@@ -1072,6 +1126,8 @@ static rein_err build_headers(struct attempt *at, const struct rein__body *body,
         rc = header_auth(p, &hd->rest);
     if (!rc)
         rc = header_trace(&hd->rest);
+    for (const struct curl_slist *l = at->req->headers; !rc && l; l = l->next)
+        rc = rein__header_add(&hd->rest, l->data);
     if (!rc && p->wire->sign)
         rc = p->wire->sign(p, at->url, body, &hd->rest);
     *list = headers_list(hd, n);

@@ -675,10 +675,11 @@ struct rein__tool {
 };
 
 struct rein_model_request {
-    char *model;            /* NULL: the provider's */
-    char *api_key;          /* NULL: the provider's */
-    json_t *extra;          /* members added to the body, or NULL */
-    const char *wire_tools; /* the tools array's text for wire_tools_for's wire, or NULL */
+    char *model;                /* NULL: the provider's */
+    char *api_key;              /* NULL: the provider's */
+    json_t *extra;              /* members added to the body, or NULL */
+    struct curl_slist *headers; /* rein_model_request_add_header's lines, or NULL */
+    const char *wire_tools;     /* the tools array's text for wire_tools_for's wire, or NULL */
     size_t wire_tools_len;
     char wire_tools_for[16]; /* rein_model_request_set_wire_tools */
     int retries;             /* -1: the provider's */

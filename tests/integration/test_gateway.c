@@ -1633,6 +1633,35 @@ static void test_anthropic_same_wire_goes_up_as_sent(void **state)
     assert_went_up_as_sent(body, "messages");
 }
 
+/* The client's anthropic-beta goes with the request to Claude, and only to Claude. */
+static void test_anthropic_beta_reaches_claude(void **state)
+{
+    static const char body[] = "{\"model\":\"m\",\"max_tokens\":64," USER "}";
+    const char *const h[] = {
+        "anthropic-version: 2023-06-01",
+        "anthropic-beta: interleaved-thinking-2025-05-14,context-1m-2025-08-07", NULL};
+    static const char *const wires[] = {"anthropic", "openai"};
+    struct th_resp r;
+
+    (void)state;
+    for (size_t i = 0; i < REIN_ARRAY_SIZE(wires); i++) {
+        const char *got;
+        start_with(wires[i], NULL, 0);
+        script("[{\"text\":\"Mild.\"}]");
+        th_http("POST", u("/v1/messages"), body, h, &r);
+        if (r.status != 200)
+            fail_msg("%s: %ld %s", wires[i], r.status, r.body);
+        th_resp_free(&r);
+        got = ms_request_header(ms_last_request(F->ms), "anthropic-beta");
+        if (i == 0)
+            assert_string_equal(got ? got : "(none)",
+                                "interleaved-thinking-2025-05-14,context-1m-2025-08-07");
+        else
+            assert_null(got);
+        teardown(NULL);
+    }
+}
+
 /* The same for OpenAI's wire: a developer message, image parts, a user's name, strict tools. */
 static void test_openai_same_wire_goes_up_as_sent(void **state)
 {
@@ -1839,6 +1868,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_teardown(test_anthropic_reply_interleaved_thinking, teardown),
         cmocka_unit_test_teardown(test_bedrock_stream_keeps_thinking_blocks, teardown),
         cmocka_unit_test_teardown(test_anthropic_same_wire_goes_up_as_sent, teardown),
+        cmocka_unit_test_teardown(test_anthropic_beta_reaches_claude, teardown),
         cmocka_unit_test_teardown(test_openai_same_wire_goes_up_as_sent, teardown),
         cmocka_unit_test_teardown(test_same_wire_reask_adds_after_the_messages_as_sent, teardown),
         cmocka_unit_test_teardown(test_other_wire_refuses_what_it_cannot_carry, teardown),

@@ -3453,6 +3453,26 @@ static void torture_decode(void *arg)
     rein_provider_decoder_free(d);
 }
 
+/* A caller's header line is checked: a token for its name, no line break in its value, and
+ * none of the headers the provider writes itself. */
+static void test_request_header_lines(void **state)
+{
+    rein_model_request *req = rein_model_request_new();
+
+    (void)state;
+    assert_rein_ok(rein_model_request_add_header(req, "anthropic-beta", "a,b"), NULL);
+    assert_rein_ok(rein_model_request_add_header(req, "X-Custom", ""), NULL);
+    assert_int_equal(rein_model_request_add_header(req, "Authorization", "Bearer x"), REIN_EINVAL);
+    assert_int_equal(rein_model_request_add_header(req, "x-api-key", "k"), REIN_EINVAL);
+    assert_int_equal(rein_model_request_add_header(req, "Anthropic-Version", "1"), REIN_EINVAL);
+    assert_int_equal(rein_model_request_add_header(req, "bad name", "v"), REIN_EINVAL);
+    assert_int_equal(rein_model_request_add_header(req, "x:y", "v"), REIN_EINVAL);
+    assert_int_equal(rein_model_request_add_header(req, "", "v"), REIN_EINVAL);
+    assert_int_equal(rein_model_request_add_header(req, "x-a", "v\r\nHost: evil"), REIN_EINVAL);
+    assert_int_equal(rein_model_request_add_header(req, "x-a", "v\nb"), REIN_EINVAL);
+    rein_model_request_free(req);
+}
+
 static void test_decoding_survives_allocation_failure(void **state)
 {
     static const char stream[] =
@@ -3552,6 +3572,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_history_checks_the_neutral_shape),
     cmocka_unit_test(test_response_becomes_the_assistant_message),
     cmocka_unit_test(test_interleaved_thinking_goes_back_in_order),
+    cmocka_unit_test(test_request_header_lines),
     cmocka_unit_test(test_openrouter_reasoning_details_are_kept),
     cmocka_unit_test(test_responses_stream_events),
     cmocka_unit_test(test_responses_endings_and_errors),
