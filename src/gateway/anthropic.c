@@ -273,7 +273,7 @@ static rein_err take_block(struct asst *a, const json_t *blk, const char *p, boo
         return json_array_append_new(a->redacted, json_string(str(blk, "data"))) ? REIN_ENOMEM
                                                                                  : REIN_OK;
     }
-    if (strstr(type, "server_tool_use") || strstr(type, "_tool_result"))
+    if (strstr(type, "_tool_use") || strstr(type, "_tool_result"))
         return json_array_append(a->server, (json_t *)blk) ? REIN_ENOMEM : REIN_OK;
     if (verbatim) /* the message goes up as it was sent (as_sent) */
         return REIN_OK;
@@ -1137,23 +1137,25 @@ static rein_err redacted_block(struct rein__gw_ctx *c, const char *data, size_t 
     return rc ? rc : block_stop(c);
 }
 
-/* A server tool's block as Anthropic streams it: a server_tool_use starts with an empty input
- * that one input_json_delta then gives, a result block starts whole. */
+/* A server tool's block as Anthropic streams it: a use (server_tool_use, mcp_tool_use) starts
+ * with an empty input that one input_json_delta then gives, a result block starts whole. */
 static rein_err server_block(struct rein__gw_ctx *c, const char *json, size_t n)
 {
     json_t *b = rein_json_parse(json, n, 0, NULL);
+    const char *type = str(b, "type") ? str(b, "type") : "";
+    size_t tl = strlen(type);
     json_t *input = NULL;
     char *text = NULL;
     struct rein_jw w;
     rein_err rc = b ? REIN_OK : REIN_ENOMEM;
 
-    if (!rc && strcmp(str(b, "type") ? str(b, "type") : "", "server_tool_use") == 0 &&
+    if (!rc && tl > 9 && strcmp(type + tl - 9, "_tool_use") == 0 &&
         (input = json_object_get(b, "input"))) {
         text = rein_json_dumps(input);
         rc = text && !json_object_set_new(b, "input", json_object()) ? REIN_OK : REIN_ENOMEM;
     }
     if (!rc)
-        rc = block_open(c, str(b, "type") ? str(b, "type") : "server", &w);
+        rc = block_open(c, tl ? type : "server", &w);
     if (!rc) {
         rein_jw_json(&w, b);
         rc = event_end(c, &w, "content_block_start");

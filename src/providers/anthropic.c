@@ -208,8 +208,11 @@ static rein_err block_start(struct rein_provider_decoder *d, int64_t index, cons
         }
         return rc;
     }
-    /* Anything else (server_tool_use and the server's result blocks) is replayed as is. */
-    b->kind = JEQ(doc, type, "server_tool_use") && !whole ? B_SERVER : B_OTHER;
+    /* Anything else (server_tool_use, mcp_tool_use and their result blocks) is replayed as
+     * is; a use's input comes in input_json_delta pieces as a call's does. */
+    struct rein__jstr t = jstr(doc, type);
+    bool use = t.len > 9 && memcmp(t.p + t.len - 9, "_tool_use", 9) == 0;
+    b->kind = use && !whole ? B_SERVER : B_OTHER;
     json_t *block = jtree(doc, cb);
     if (!block)
         return REIN_ENOMEM;

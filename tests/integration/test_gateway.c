@@ -1528,24 +1528,31 @@ static void test_anthropic_stream_keeps_thinking_and_server_blocks(void **state)
 {
     static const char sse[] =
         AN_MESSAGE_START AN_START(0, "{\"type\":\"thinking\",\"thinking\":\"\",\"signature\":\"\"}")
-            AN_DELTA(0, "{\"type\":\"thinking_delta\",\"thinking\":\"Look it up.\"}")
-                AN_DELTA(0, "{\"type\":\"signature_delta\",\"signature\":\"sig-A\"}") AN_STOP(0)
-                    AN_START(1, "{\"type\":\"redacted_thinking\",\"data\":\"opaque-1\"}") AN_STOP(1)
-                        AN_START(2, "{\"type\":\"server_tool_use\",\"id\":\"srvtoolu_1\","
-                                    "\"name\":\"web_search\",\"input\":{}}")
-                            AN_DELTA(2, "{\"type\":\"input_json_delta\",\"partial_json\":"
-                                        "\"{\\\"query\\\": \\\"Paris\\\"}\"}") AN_STOP(2)
-                                AN_START(3, "{\"type\":\"web_search_tool_result\","
-                                            "\"tool_use_id\":\"srvtoolu_1\",\"content\":[]}")
-                                    AN_STOP(3)
-                                        AN_START(4, "{\"type\":\"thinking\",\"thinking\":\"\","
-                                                    "\"signature\":\"\"}")
-                                            AN_DELTA(4, "{\"type\":\"signature_delta\","
-                                                        "\"signature\":\"sig-B\"}") AN_STOP(4)
-                                                AN_START(5, "{\"type\":\"text\",\"text\":\"\"}")
-                                                    AN_DELTA(5, "{\"type\":\"text_delta\","
-                                                                "\"text\":\"Mild.\"}") AN_STOP(5)
-                                                        AN_MESSAGE_END("end_turn");
+            AN_DELTA(0, "{\"type\":\"thinking_delta\",\"thinking\":\"Look it up.\"}") AN_DELTA(
+                0, "{\"type\":\"signature_delta\",\"signature\":\"sig-A\"}") AN_STOP(0)
+                AN_START(1, "{\"type\":\"redacted_thinking\",\"data\":\"opaque-1\"}") AN_STOP(1)
+                    AN_START(2, "{\"type\":\"server_tool_use\",\"id\":\"srvtoolu_1\","
+                                "\"name\":\"web_search\",\"input\":{}}")
+                        AN_DELTA(2, "{\"type\":\"input_json_delta\",\"partial_json\":"
+                                    "\"{\\\"query\\\": \\\"Paris\\\"}\"}") AN_STOP(2)
+                            AN_START(3, "{\"type\":\"web_search_tool_result\","
+                                        "\"tool_use_id\":\"srvtoolu_1\",\"content\":[]}") AN_STOP(3)
+                                AN_START(4, "{\"type\":\"mcp_tool_use\",\"id\":\"mcptoolu_1\","
+                                            "\"name\":\"lookup\",\"server_name\":\"kb\","
+                                            "\"input\":{}}")
+                                    AN_DELTA(4, "{\"type\":\"input_json_delta\","
+                                                "\"partial_json\":\"{\\\"q\\\":1}\"}") AN_STOP(4)
+                                        AN_START(5, "{\"type\":\"mcp_tool_result\","
+                                                    "\"tool_use_id\":\"mcptoolu_1\","
+                                                    "\"is_error\":false,\"content\":[]}") AN_STOP(5)
+                                            AN_START(6, "{\"type\":\"thinking\",\"thinking\":\"\","
+                                                        "\"signature\":\"\"}")
+                                                AN_DELTA(6, "{\"type\":\"signature_delta\","
+                                                            "\"signature\":\"sig-B\"}") AN_STOP(6)
+                                                    AN_START(7, "{\"type\":\"text\",\"text\":\"\"}")
+                                                        AN_DELTA(7, "{\"type\":\"text_delta\","
+                                                                    "\"text\":\"Mild.\"}")
+                                                            AN_STOP(7) AN_MESSAGE_END("end_turn");
     static const char body[] = "{\"model\":\"m\",\"max_tokens\":64,\"stream\":true," USER "}";
     const char *const h[] = {"anthropic-version: 2023-06-01", NULL};
     char types[256];
@@ -1559,10 +1566,13 @@ static void test_anthropic_stream_keeps_thinking_and_server_blocks(void **state)
         fail_msg("%ld %s", r.status, r.body);
     streamed_blocks(r.body, types, sizeof(types));
     assert_string_equal(types, "thinking redacted_thinking server_tool_use web_search_tool_result "
-                               "thinking text");
+                               "mcp_tool_use mcp_tool_result thinking text");
+    assert_non_null(strstr(r.body, "\"name\":\"lookup\",\"server_name\":\"kb\",\"input\":{}}"));
+    assert_non_null(strstr(r.body, "\"index\":4,\"delta\":{\"type\":\"input_json_delta\","
+                                   "\"partial_json\":\"{\\\"q\\\":1}\"}"));
     assert_non_null(strstr(r.body, "\"index\":0,\"delta\":{\"type\":\"signature_delta\","
                                    "\"signature\":\"sig-A\"}"));
-    assert_non_null(strstr(r.body, "\"index\":4,\"delta\":{\"type\":\"signature_delta\","
+    assert_non_null(strstr(r.body, "\"index\":6,\"delta\":{\"type\":\"signature_delta\","
                                    "\"signature\":\"sig-B\"}"));
     assert_non_null(strstr(r.body, "{\"type\":\"redacted_thinking\",\"data\":\"opaque-1\"}"));
     assert_non_null(strstr(r.body, "\"name\":\"web_search\",\"input\":{}}"));
