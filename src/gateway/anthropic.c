@@ -756,11 +756,25 @@ static void tool_use(struct rein_jw *w, const struct rein__gw_call *call)
     rein_jw_obj_end(w);
 }
 
+/* Anthropic's usage: its input_tokens leave out the prompt cache's reads and writes, which it
+ * counts apart (rein's input tokens hold them, provider.h). */
 static void usage(const struct rein__gw_ctx *c, struct rein_jw *w, bool start)
 {
+    int64_t read = c->cached_tokens > 0 ? c->cached_tokens : 0;
+    int64_t written = c->cache_write_tokens > 0 ? c->cache_write_tokens : 0;
+    int64_t in = c->in_tokens - read - written;
+
     rein_jw_obj_begin(w);
     REIN_JW_KEY(w, "input_tokens");
-    rein_jw_int(w, c->in_tokens);
+    rein_jw_int(w, in > 0 ? in : 0);
+    if (c->cache_write_tokens >= 0) {
+        REIN_JW_KEY(w, "cache_creation_input_tokens");
+        rein_jw_int(w, c->cache_write_tokens);
+    }
+    if (c->cached_tokens >= 0) {
+        REIN_JW_KEY(w, "cache_read_input_tokens");
+        rein_jw_int(w, c->cached_tokens);
+    }
     REIN_JW_KEY(w, "output_tokens");
     rein_jw_int(w, start ? 0 : c->out_tokens);
     rein_jw_obj_end(w);

@@ -1049,12 +1049,21 @@ static void count(const struct rein__gw_ctx *c, size_t *valid, size_t *invalid, 
     }
 }
 
+static void add_known(int64_t *sum, int64_t n)
+{
+    if (n >= 0)
+        *sum = (*sum > 0 ? *sum : 0) + n;
+}
+
 static void add_usage(struct rein__gw_ctx *c, const rein_model_response *r)
 {
     int64_t in = rein_model_response_input_tokens(r), out = rein_model_response_output_tokens(r);
 
     c->in_tokens += in > 0 ? in : 0;
     c->out_tokens += out > 0 ? out : 0;
+    add_known(&c->cached_tokens, rein_model_response_cached_tokens(r));
+    add_known(&c->cache_write_tokens, rein_model_response_cache_write_tokens(r));
+    add_known(&c->reasoning_tokens, rein_model_response_reasoning_tokens(r));
 }
 
 /*
@@ -1147,6 +1156,7 @@ static rein_err ctx_init(struct rein__gw_ctx *c, rein_gateway *g,
     c->sink = sink;
     c->wire = call->api == REIN_GATEWAY_ANTHROPIC ? &rein__gw_anthropic : &rein__gw_openai;
     c->block = -1;
+    c->cached_tokens = c->cache_write_tokens = c->reasoning_tokens = -1;
     c->created = rein_wall_ms() / 1000;
     rein_buf_init(&c->ev, 0);
     rein_buf_init(&c->frames, 0);

@@ -366,6 +366,9 @@ struct rein__gw_ctx {
     rein_model_response *last; /* the final round's response (owned) */
     struct rein_buf streamed;  /* the text the client got while streaming (recorded requests) */
     int64_t in_tokens, out_tokens;
+    /* Of those, over the rounds: read from and written to the prompt cache, spent reasoning;
+     * -1 while no round reported them. */
+    int64_t cached_tokens, cache_write_tokens, reasoning_tokens;
     int reasks;
     json_t *problems, *repairs, *converted, *renamed; /* arrays, created on first use */
     /* streaming */

@@ -687,6 +687,22 @@ static void usage(const struct rein__gw_ctx *c, struct rein_jw *w)
     rein_jw_int(w, c->out_tokens);
     REIN_JW_KEY(w, "total_tokens");
     rein_jw_int(w, c->in_tokens + c->out_tokens);
+    /* what a client prices by: cached prompt tokens (cache writes count as prompt tokens
+     * here) and reasoning tokens, when the upstream said */
+    if (c->cached_tokens >= 0) {
+        REIN_JW_KEY(w, "prompt_tokens_details");
+        rein_jw_obj_begin(w);
+        REIN_JW_KEY(w, "cached_tokens");
+        rein_jw_int(w, c->cached_tokens);
+        rein_jw_obj_end(w);
+    }
+    if (c->reasoning_tokens >= 0) {
+        REIN_JW_KEY(w, "completion_tokens_details");
+        rein_jw_obj_begin(w);
+        REIN_JW_KEY(w, "reasoning_tokens");
+        rein_jw_int(w, c->reasoning_tokens);
+        rein_jw_obj_end(w);
+    }
     rein_jw_obj_end(w);
 }
 

@@ -1643,6 +1643,39 @@ static void test_anthropic_same_wire_goes_up_as_sent(void **state)
     assert_went_up_as_sent(body, "messages");
 }
 
+/* The prompt cache's tokens reach each client in its wire's terms: Anthropic counts reads and
+ * writes apart from input_tokens, OpenAI counts them in prompt_tokens and names the reads. */
+static void test_usage_keeps_the_prompt_cache(void **state)
+{
+    static const char an_body[] = "{\"model\":\"m\",\"max_tokens\":64," USER "}";
+    static const char oa_body[] = "{\"model\":\"m\"," USER "}";
+    const char *const h[] = {"anthropic-version: 2023-06-01", NULL};
+    json_t *use;
+    struct th_resp r;
+
+    (void)state;
+    start_with("anthropic", NULL, 0);
+    script("[{\"text\":\"Mild.\",\"times\":2,\"usage\":{\"input_tokens\":10,\"output_tokens\":5,"
+           "\"cached_tokens\":100,\"cache_write_tokens\":20}}]");
+    th_http("POST", u("/v1/messages"), an_body, h, &r);
+    assert_int_equal(r.status, 200);
+    use = json_object_get(r.json, "usage");
+    assert_int_equal(json_integer_value(json_object_get(use, "input_tokens")), 10);
+    assert_int_equal(json_integer_value(json_object_get(use, "cache_read_input_tokens")), 100);
+    assert_int_equal(json_integer_value(json_object_get(use, "cache_creation_input_tokens")), 20);
+    assert_int_equal(json_integer_value(json_object_get(use, "output_tokens")), 5);
+    th_resp_free(&r);
+    chat(oa_body, NULL, &r);
+    assert_int_equal(r.status, 200);
+    use = json_object_get(r.json, "usage");
+    assert_int_equal(json_integer_value(json_object_get(use, "prompt_tokens")), 130);
+    assert_int_equal(json_integer_value(json_object_get(
+                         json_object_get(use, "prompt_tokens_details"), "cached_tokens")),
+                     100);
+    assert_int_equal(json_integer_value(json_object_get(use, "total_tokens")), 135);
+    th_resp_free(&r);
+}
+
 /* The client's anthropic-beta goes with the request to Claude, and only to Claude. */
 static void test_anthropic_beta_reaches_claude(void **state)
 {
@@ -1878,6 +1911,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_teardown(test_anthropic_reply_interleaved_thinking, teardown),
         cmocka_unit_test_teardown(test_bedrock_stream_keeps_thinking_blocks, teardown),
         cmocka_unit_test_teardown(test_anthropic_same_wire_goes_up_as_sent, teardown),
+        cmocka_unit_test_teardown(test_usage_keeps_the_prompt_cache, teardown),
         cmocka_unit_test_teardown(test_anthropic_beta_reaches_claude, teardown),
         cmocka_unit_test_teardown(test_openai_same_wire_goes_up_as_sent, teardown),
         cmocka_unit_test_teardown(test_same_wire_reask_adds_after_the_messages_as_sent, teardown),
