@@ -209,17 +209,21 @@ rein_err rein__header_add(struct curl_slist **list, const char *line)
 
 /* Adds the API key's header (a bearer token when the settings say so, else the preset's, else
  * the wire's) when a key is configured. */
-static rein_err header_auth(const rein_provider *p, struct curl_slist **list)
+/* The key header: the request's own key (rein_model_request_set_api_key: a gateway's client
+ * key) before the provider's. */
+static rein_err header_auth(const rein_provider *p, const rein_model_request *req,
+                            struct curl_slist **list)
 {
     const char *prefix = p->cfg.auth_bearer    ? "Authorization: Bearer "
                          : p->cfg.preset->auth ? p->cfg.preset->auth
                                                : p->wire->auth;
+    const char *key = req->api_key ? req->api_key : p->cfg.api_key;
     rein_err rc;
     char *h;
 
-    if (!p->cfg.api_key || !prefix)
+    if (!key || !prefix)
         return REIN_OK;
-    h = rein_asprintf("%s%s", prefix, p->cfg.api_key);
+    h = rein_asprintf("%s%s", prefix, key);
     if (!h)
         return REIN_ENOMEM;
     rc = rein__header_add(list, h);
@@ -1123,12 +1127,13 @@ static rein_err build_headers(struct attempt *at, const struct rein__body *body,
     if (p->wire->headers)
         rc = p->wire->headers(p, at->req, &hd->rest);
     if (!rc)
-        rc = header_auth(p, &hd->rest);
+        rc = header_auth(p, at->req, &hd->rest);
     if (!rc)
         rc = header_trace(&hd->rest);
     for (const struct curl_slist *l = at->req->headers; !rc && l; l = l->next)
         rc = rein__header_add(&hd->rest, l->data);
-    if (!rc && p->wire->sign)
+    /* a request's own key stands for the signature, as a configured key does (bedrock.c) */
+    if (!rc && p->wire->sign && !at->req->api_key)
         rc = p->wire->sign(p, at->url, body, &hd->rest);
     *list = headers_list(hd, n);
     return rc;

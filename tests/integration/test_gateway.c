@@ -34,6 +34,7 @@ struct fx {
 
 static struct fx *F;
 static unsigned next_wait_threads; /* the next server's --wait-threads (0: the default) */
+static bool next_forward_key;      /* the next gateway forwards the client's key */
 
 static rein_provider *provider(const char *wire, const char *key)
 {
@@ -89,6 +90,8 @@ static void start_with(const char *wire, const char *key, int max_tool_rounds)
     go.store = F->store;
     go.metrics = F->metrics;
     go.max_tool_rounds = max_tool_rounds;
+    go.forward_client_key = next_forward_key;
+    next_forward_key = false;
     F->gw = rein_gateway_new(&go, &err);
     if (!F->gw)
         fail_msg("gateway: %s", err.msg);
@@ -1676,6 +1679,34 @@ static void test_usage_keeps_the_prompt_cache(void **state)
     th_resp_free(&r);
 }
 
+/* With forward_client_key the upstream gets the client's own key (an OpenAI client's Bearer
+ * token, an Anthropic client's x-api-key), not the one rein is configured with. */
+static void test_client_key_is_forwarded(void **state)
+{
+    static const char *const wires[] = {"openai", "anthropic"};
+    const char *const an_h[] = {"anthropic-version: 2023-06-01", "x-api-key: sk-client-2", NULL};
+    const char *const oa_h[] = {"Authorization: Bearer sk-client-2", NULL};
+    struct th_resp r;
+
+    (void)state;
+    for (size_t i = 0; i < REIN_ARRAY_SIZE(wires); i++) {
+        next_forward_key = true;
+        start_with(wires[i], "sk-rein-own", 0);
+        ms_set_api_key(F->ms, "sk-client-2");
+        script("[{\"text\":\"Mild.\",\"times\":2}]");
+        chat("{\"model\":\"m\"," USER "}", oa_h, &r);
+        if (r.status != 200)
+            fail_msg("%s upstream, OpenAI client: %ld %s", wires[i], r.status, r.body);
+        th_resp_free(&r);
+        th_http("POST", u("/v1/messages"), "{\"model\":\"m\",\"max_tokens\":64," USER "}", an_h,
+                &r);
+        if (r.status != 200)
+            fail_msg("%s upstream, Anthropic client: %ld %s", wires[i], r.status, r.body);
+        th_resp_free(&r);
+        teardown(NULL);
+    }
+}
+
 /* The client's anthropic-beta goes with the request to Claude, and only to Claude. */
 static void test_anthropic_beta_reaches_claude(void **state)
 {
@@ -1913,6 +1944,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_teardown(test_anthropic_same_wire_goes_up_as_sent, teardown),
         cmocka_unit_test_teardown(test_usage_keeps_the_prompt_cache, teardown),
         cmocka_unit_test_teardown(test_anthropic_beta_reaches_claude, teardown),
+        cmocka_unit_test_teardown(test_client_key_is_forwarded, teardown),
         cmocka_unit_test_teardown(test_openai_same_wire_goes_up_as_sent, teardown),
         cmocka_unit_test_teardown(test_same_wire_reask_adds_after_the_messages_as_sent, teardown),
         cmocka_unit_test_teardown(test_other_wire_refuses_what_it_cannot_carry, teardown),
