@@ -179,6 +179,19 @@ REIN_EXTERN rein_err rein_gateway_serve(rein_gateway *g, const struct rein_gatew
                                         const struct rein_gateway_sink *sink) REIN_WUR;
 
 /*
+ * Anthropic's POST /v1/messages/count_tokens for call (its api is Anthropic's): the client's
+ * body goes to the upstream's own count with the model rein sends to (the client's with
+ * model_from_client), the client's anthropic-beta and, with forward_client_key, its key.
+ * *status and out (appended) are the answer: the upstream's as it came, or an error in
+ * Anthropic's shape (400 for a body that is not a JSON object, 404 when the upstream's wire
+ * has no token count, 502/504 when the upstream could not be reached). Returns REIN_OK, or
+ * REIN_ENOMEM. Runs on the calling thread, as long as the upstream takes.
+ */
+REIN_EXTERN rein_err rein_gateway_count_tokens(rein_gateway *g,
+                                               const struct rein_gateway_call *call, int *status,
+                                               struct rein_buf *out) REIN_WUR;
+
+/*
  * The model list of GET /v1/models in the shape api expects (OpenAI's {"object": "list",
  * "data": [...]}, Anthropic's {"data": [...], "has_more", "first_id", "last_id"}), appended
  * to out.
@@ -191,6 +204,7 @@ REIN_EXTERN rein_err rein_gateway_models(rein_gateway *g, enum rein_gateway_api 
  * of the OpenAI and Anthropic APIs.
  *   POST /v1/chat/completions   OpenAI chat completions, JSON or SSE
  *   POST /v1/messages           Anthropic messages, JSON or SSE
+ *   POST /v1/messages/count_tokens   Anthropic's token count (rein_gateway_count_tokens)
  *   GET  /v1/models             the upstream model (Anthropic's shape with anthropic-version)
  * With API keys set, clients send one as Authorization: Bearer <key> or x-api-key: <key>.
  * REIN_EINVAL without a server or gateway; the route's errors otherwise.

@@ -414,6 +414,18 @@ REIN_EXTERN const char *rein_provider_model(const rein_provider *p);
 REIN_EXTERN const char *rein_provider_endpoint(const rein_provider *p);
 /* The capabilities of the provider's model, config overrides applied. */
 REIN_EXTERN void rein_provider_caps(const rein_provider *p, struct rein_model_caps *caps);
+/*
+ * The input tokens of a messages request as the upstream counts them: Anthropic's POST
+ * /v1/messages/count_tokens. body (len bytes, borrowed) is the request as written for that
+ * wire; req (borrowed, may be NULL) gives the key and header lines as for a send. *status and
+ * out (appended) get the upstream's answer as it came, errors included. REIN_ENOTSUP when the
+ * provider's wire has no token count (every wire but Anthropic's, and replay); a failed
+ * transfer is REIN_EHTTP or REIN_ETIMEDOUT with err set (the key never in it). Runs on the
+ * calling thread, at most the provider's first-byte timeout (default 60 s).
+ */
+REIN_EXTERN rein_err rein_provider_count_tokens(rein_provider *p, const rein_model_request *req,
+                                                const char *body, size_t len, long *status,
+                                                struct rein_buf *out, rein_error *err) REIN_WUR;
 
 /* A request: everything but the history. Reusable across turns: the encoded tool list is
  * cached. NULL when memory is exhausted. Defaults: stream on, no tools, tool_choice unset,

@@ -593,20 +593,30 @@ static bool is_server_key(const rein_gateway *g, const char *key)
     return false;
 }
 
-/* The client's own key (forward_client_key): its Bearer token or x-api-key. */
-static const char *client_key(const struct rein__gw_ctx *c)
+static const char *call_hdr(const struct rein_gateway_call *call, const char *name)
 {
-    const char *a = hdr(c, "x-api-key");
+    return call->header ? call->header(call->header_data, name) : NULL;
+}
+
+/* The client's own key (forward_client_key): its Bearer token or x-api-key. */
+static const char *client_key_of(const rein_gateway *g, const struct rein_gateway_call *call)
+{
+    const char *a = call_hdr(call, "x-api-key");
 
     if (!a || !a[0]) {
-        a = hdr(c, "Authorization");
+        a = call_hdr(call, "Authorization");
         if (a && strncasecmp(a, "Bearer ", 7) == 0)
             a += 7 + strspn(a + 7, " ");
         else
             a = NULL;
     }
     /* A key of this server authenticates the client to rein; it never goes upstream. */
-    return a && a[0] && !is_server_key(c->g, a) ? a : NULL;
+    return a && a[0] && !is_server_key(g, a) ? a : NULL;
+}
+
+static const char *client_key(const struct rein__gw_ctx *c)
+{
+    return client_key_of(c->g, c->call);
 }
 
 static bool read_options(struct rein__gw_ctx *c, struct rein__gw_bad *bad)
@@ -1306,6 +1316,98 @@ static void finish(struct rein__gw_ctx *c, int status)
     else
         answer_errorf(c, 500, NULL, "out of memory writing the answer");
     rein_buf_release(&b);
+}
+
+/* ---- counting tokens ----------------------------------------------------------------------- */
+
+/* An error answer of count_tokens in Anthropic's shape. */
+static rein_err count_error(struct rein_buf *out, int *status, int code, const char *type,
+                            const char *message)
+{
+    struct rein_jw w;
+
+    *status = code;
+    rein_buf_reset(out);
+    rein_jw_init(&w, out);
+    rein_jw_obj_begin(&w);
+    REIN_JW_KEY(&w, "type");
+    rein_jw_str(&w, "error");
+    REIN_JW_KEY(&w, "error");
+    rein_jw_obj_begin(&w);
+    REIN_JW_KEY(&w, "type");
+    rein_jw_str(&w, type);
+    REIN_JW_KEY(&w, "message");
+    rein_jw_str(&w, message);
+    rein_jw_obj_end(&w);
+    rein_jw_obj_end(&w);
+    return rein_jw_finish(&w);
+}
+
+/* The body the upstream counts: the client's, naming the model rein sends to. */
+static char *count_body(const rein_gateway *g, const struct rein_gateway_call *call,
+                        rein_error *perr)
+{
+    json_t *body = rein_json_parse(call->body, call->len, JSON_REJECT_DUPLICATES, perr);
+    char *text = NULL;
+
+    if (body && !json_is_object(body))
+        rein_error_set(perr, REIN_EINVAL, "the request body must be a JSON object");
+    else if (body && (g->model_from_client && json_is_string(json_object_get(body, "model"))
+                          ? REIN_OK
+                          : json_object_set_new(body, "model",
+                                                json_string(rein_provider_model(g->provider)))))
+        rein_error_set(perr, REIN_ENOMEM, "out of memory");
+    else if (body && !(text = rein_json_dumps(body)))
+        rein_error_set(perr, REIN_ENOMEM, "out of memory");
+    json_decref(body);
+    return text;
+}
+
+rein_err rein_gateway_count_tokens(rein_gateway *g, const struct rein_gateway_call *call,
+                                   int *status, struct rein_buf *out)
+{
+    const char *beta = call_hdr(call, "anthropic-beta");
+    const char *key = g->forward_key ? client_key_of(g, call) : NULL;
+    rein_model_request *req;
+    rein_error err;
+    char *body, msg[sizeof(err.msg) + 64];
+    long got = 0;
+    rein_err rc;
+
+    rein_error_clear(&err);
+    if (strcmp(rein_provider_wire(g->provider), "anthropic") != 0) {
+        snprintf(msg, sizeof(msg),
+                 "count_tokens is not available here: rein's upstream speaks the %s wire, "
+                 "which has no token count",
+                 rein_provider_wire(g->provider));
+        return count_error(out, status, 404, "not_found_error", msg);
+    }
+    body = count_body(g, call, &err);
+    if (!body)
+        return err.code == REIN_ENOMEM
+                   ? REIN_ENOMEM
+                   : count_error(out, status, 400, "invalid_request_error", err.msg);
+    req = rein_model_request_new();
+    rc = req ? REIN_OK : REIN_ENOMEM;
+    if (!rc && key)
+        rc = rein_model_request_set_api_key(req, key);
+    if (!rc && beta && rein_model_request_add_header(req, "anthropic-beta", beta) == REIN_EINVAL)
+        rc = REIN_EINVAL;
+    if (!rc)
+        rc = rein_provider_count_tokens(g->provider, req, body, strlen(body), &got, out, &err);
+    rein_model_request_free(req);
+    rein_free(body);
+    if (rc == REIN_OK) {
+        *status = (int)got;
+        return REIN_OK;
+    }
+    if (rc == REIN_ENOMEM)
+        return rc;
+    if (rc == REIN_EINVAL)
+        return count_error(out, status, 400, "invalid_request_error",
+                           "anthropic-beta cannot be forwarded");
+    snprintf(msg, sizeof(msg), "upstream: %s", err.msg);
+    return count_error(out, status, rc == REIN_ETIMEDOUT ? 504 : 502, "api_error", msg);
 }
 
 rein_err rein_gateway_serve(rein_gateway *g, const struct rein_gateway_call *call,

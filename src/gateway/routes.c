@@ -7,6 +7,8 @@
  *
  *   POST /v1/chat/completions   an OpenAI chat completions request
  *   POST /v1/messages           an Anthropic messages request
+ *   POST /v1/messages/count_tokens   Anthropic's token count, by the upstream (Claude Code asks
+ *                               for it often); a 404 in Anthropic's shape for another wire
  *   GET  /v1/models             the upstream model, in the shape the client's SDK reads
  *                               (Anthropic's when the request carries anthropic-version)
  *
@@ -116,6 +118,30 @@ static void handle_messages(rein_request *req, void *userdata)
     serve(req, userdata, REIN_GATEWAY_ANTHROPIC);
 }
 
+static void handle_count_tokens(rein_request *req, void *userdata)
+{
+    size_t len = 0;
+    const char *body = rein_request_body(req, &len);
+    struct rein_gateway_call call = {
+        .api = REIN_GATEWAY_ANTHROPIC,
+        .body = body ? body : "",
+        .len = body ? len : 0,
+        .header = header_of,
+        .header_data = req,
+        .trace_id = rein_request_trace_id(req),
+        .cancel = rein_request_cancel(req),
+    };
+    struct rein_buf b;
+    int status = 0;
+
+    rein_buf_init(&b, 0);
+    if (rein_gateway_count_tokens(userdata, &call, &status, &b) == REIN_OK)
+        rein_request_reply(req, status, "application/json", b.ptr, b.len);
+    else
+        rein_request_reply_error(req, 500, "internal", "out of memory");
+    rein_buf_release(&b);
+}
+
 static void handle_models(rein_request *req, void *userdata)
 {
     enum rein_gateway_api api = rein_request_header(req, "anthropic-version")
@@ -142,6 +168,9 @@ rein_err rein_gateway_add_routes(rein_server *srv, rein_gateway *gw, rein_error 
     if (rc == REIN_OK)
         rc = rein_server_route(srv, "POST", "/v1/messages", REIN_ROUTE_WAITS, handle_messages, gw,
                                err);
+    if (rc == REIN_OK)
+        rc = rein_server_route(srv, "POST", "/v1/messages/count_tokens", REIN_ROUTE_WAITS,
+                               handle_count_tokens, gw, err);
     if (rc == REIN_OK)
         rc = rein_server_route(srv, "GET", "/v1/models", REIN_ROUTE_INLINE, handle_models, gw, err);
     return rc;

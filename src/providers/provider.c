@@ -2293,6 +2293,92 @@ static rein_err send_request(rein_provider *p, rein_model_request *req, rein_his
     return rc;
 }
 
+/* ---------------------------------------------------------------------------------------
+ * Token count
+ */
+
+static size_t count_body(char *p, size_t size, size_t n, void *userdata)
+{
+    struct rein_buf *out = userdata;
+
+    /* an answer past 1 MiB is no token count */
+    if (out->len + size * n > ((size_t)1 << 20) || rein_buf_add(out, p, size * n))
+        return 0;
+    return size * n;
+}
+
+rein_err rein_provider_count_tokens(rein_provider *p, const rein_model_request *req,
+                                    const char *body, size_t len, long *status,
+                                    struct rein_buf *out, rein_error *err)
+{
+    static const rein_model_request none = {.retries = -1};
+    const rein_model_request *r = req ? req : &none;
+    struct curl_slist *headers = NULL;
+    char *url;
+    CURL *easy;
+    CURLcode cc;
+    rein_err rc;
+    int64_t limit = p->cfg.timeout[REIN_TIMEOUT_FIRST_BYTE];
+
+    *status = 0;
+    if (strcmp(p->wire->name, "anthropic") != 0 || p->replay || !p->endpoint)
+        return rein_error_set(err, REIN_ENOTSUP, "the %s wire has no token count (Anthropic's has)",
+                              p->wire->name);
+    url = rein_asprintf("%s/count_tokens", p->endpoint);
+    easy = url ? curl_easy_init() : NULL;
+    rc = easy ? rein__header_add(&headers, "Content-Type: application/json") : REIN_ENOMEM;
+    if (!rc)
+        rc = rein__header_add(&headers, "Accept: application/json");
+    if (!rc)
+        rc = rein__header_add(&headers, p->ua_line);
+    if (!rc && p->wire->headers)
+        rc = p->wire->headers(p, r, &headers);
+    if (!rc)
+        rc = header_auth(p, r, &headers);
+    for (const struct curl_slist *l = r->headers; !rc && l; l = l->next)
+        rc = rein__header_add(&headers, l->data);
+    if (rc) {
+        curl_slist_free_all(headers);
+        curl_easy_cleanup(easy);
+        rein_free(url);
+        return rein_error_set(err, REIN_ENOMEM, "out of memory");
+    }
+    curl_easy_setopt(easy, CURLOPT_URL, url);
+    curl_easy_setopt(easy, CURLOPT_POST, 1L);
+    curl_easy_setopt(easy, CURLOPT_POSTFIELDS, body);
+    curl_easy_setopt(easy, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
+    curl_easy_setopt(easy, CURLOPT_HTTPHEADER, headers);
+    curl_easy_setopt(easy, CURLOPT_WRITEFUNCTION, count_body);
+    curl_easy_setopt(easy, CURLOPT_WRITEDATA, out);
+    curl_easy_setopt(easy, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(easy, CURLOPT_ACCEPT_ENCODING, "");
+    curl_easy_setopt(easy, CURLOPT_TIMEOUT_MS, (long)(limit > 0 ? limit : 60000));
+    if (p->cfg.timeout[REIN_TIMEOUT_CONNECT] > 0)
+        curl_easy_setopt(easy, CURLOPT_CONNECTTIMEOUT_MS,
+                         (long)p->cfg.timeout[REIN_TIMEOUT_CONNECT]);
+    if (p->share)
+        curl_easy_setopt(easy, CURLOPT_SHARE, p->share);
+    if (p->proxy && (strncmp(url, "https://", 8) == 0) == p->proxy_https) {
+        curl_easy_setopt(easy, CURLOPT_PROXY, p->proxy);
+        curl_easy_setopt(easy, CURLOPT_NOPROXY, p->noproxy);
+    }
+    cc = curl_easy_perform(easy);
+    if (cc == CURLE_OK)
+        curl_easy_getinfo(easy, CURLINFO_RESPONSE_CODE, status);
+    curl_slist_free_all(headers);
+    curl_easy_cleanup(easy);
+    if (cc == CURLE_OK) {
+        rein_free(url);
+        return REIN_OK;
+    }
+    rc = cc == CURLE_OPERATION_TIMEDOUT ? REIN_ETIMEDOUT : REIN_EHTTP;
+    rein_error_set(err, rc, "counting tokens at %s: %s", url, curl_easy_strerror(cc));
+    rein_free(url);
+    scrub_message(err, p->cfg.api_key);
+    scrub_message(err, r->api_key);
+    return rc;
+}
+
 /* Adds a JSON attribute (message contents) to span; v is taken. */
 static void span_set_json(struct rein_span *span, const char *key, json_t *v)
 {

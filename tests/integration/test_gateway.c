@@ -1707,6 +1707,62 @@ static void test_client_key_is_forwarded(void **state)
     }
 }
 
+/*
+ * POST /v1/messages/count_tokens (Claude Code asks for it often): the client's body goes to the
+ * upstream's own count with the model rein sends to and the client's betas, and the answer
+ * comes back as it came, errors included; a body that is not JSON is a 400, and an upstream
+ * of another wire, which has no count, a 404 in Anthropic's shape.
+ */
+static void test_count_tokens(void **state)
+{
+    static const char body[] =
+        "{\"model\":\"claude-any\",\"system\":[{\"type\":\"text\",\"text\":\"Be brief.\","
+        "\"cache_control\":{\"type\":\"ephemeral\"}}]," USER "}";
+    const char *const h[] = {"anthropic-version: 2023-06-01", "anthropic-beta: context-1m", NULL};
+    const struct ms_request *q;
+    json_t *sent = json_loads(body, 0, NULL);
+    struct th_resp r;
+
+    (void)state;
+    start_with("anthropic", "sk-rein-own", 0);
+    script("{\"validate\":false,\"replies\":[{\"match\":{\"path\":\"/v1/messages/count_tokens\"},"
+           "\"status\":200,\"body\":\"{\\\"input_tokens\\\":42}\",\"times\":1},"
+           "{\"match\":{\"path\":\"/v1/messages/count_tokens\"},\"status\":429,\"headers\":"
+           "{\"Retry-After\":\"3\"},\"error\":{\"type\":\"rate_limit_error\",\"message\":"
+           "\"slow down\"}}]}");
+    th_http("POST", u("/v1/messages/count_tokens?beta=true"), body, h, &r);
+    if (r.status != 200)
+        fail_msg("%ld %s", r.status, r.body);
+    assert_int_equal(json_integer_value(json_object_get(r.json, "input_tokens")), 42);
+    th_resp_free(&r);
+    q = ms_last_request(F->ms);
+    assert_string_equal(q->path, "/v1/messages/count_tokens");
+    assert_string_equal(ms_request_header(q, "anthropic-beta"), "context-1m");
+    assert_string_equal(ms_request_header(q, "x-api-key"), "sk-rein-own");
+    assert_string_equal(th_jstr(q->json, "model"), rein_provider_model(F->p));
+    assert_true(json_equal(json_object_get(q->json, "system"), json_object_get(sent, "system")));
+    assert_true(
+        json_equal(json_object_get(q->json, "messages"), json_object_get(sent, "messages")));
+    th_http("POST", u("/v1/messages/count_tokens"), body, h, &r);
+    assert_int_equal(r.status, 429);
+    assert_string_equal(th_jstr(json_object_get(r.json, "error"), "type"), "rate_limit_error");
+    th_resp_free(&r);
+    th_http("POST", u("/v1/messages/count_tokens"), "{\"model\":", h, &r);
+    assert_int_equal(r.status, 400);
+    assert_string_equal(th_jstr(json_object_get(r.json, "error"), "type"), "invalid_request_error");
+    th_resp_free(&r);
+    teardown(NULL);
+    start();
+    script("[]");
+    th_http("POST", u("/v1/messages/count_tokens"), body, h, &r);
+    assert_int_equal(r.status, 404);
+    assert_string_equal(th_jstr(r.json, "type"), "error");
+    assert_non_null(strstr(th_jstr(json_object_get(r.json, "error"), "message"), "openai wire"));
+    th_resp_free(&r);
+    assert_int_equal(ms_request_count(F->ms), 0);
+    json_decref(sent);
+}
+
 /* The client's anthropic-beta goes with the request to Claude, and only to Claude. */
 static void test_anthropic_beta_reaches_claude(void **state)
 {
@@ -1945,6 +2001,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_teardown(test_usage_keeps_the_prompt_cache, teardown),
         cmocka_unit_test_teardown(test_anthropic_beta_reaches_claude, teardown),
         cmocka_unit_test_teardown(test_client_key_is_forwarded, teardown),
+        cmocka_unit_test_teardown(test_count_tokens, teardown),
         cmocka_unit_test_teardown(test_openai_same_wire_goes_up_as_sent, teardown),
         cmocka_unit_test_teardown(test_same_wire_reask_adds_after_the_messages_as_sent, teardown),
         cmocka_unit_test_teardown(test_other_wire_refuses_what_it_cannot_carry, teardown),

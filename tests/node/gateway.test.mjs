@@ -389,6 +389,20 @@ check('anthropic: upstream 429 keeps its status, body and Retry-After', async ()
       e.error.error.type === 'rate_limit_error');
 });
 
+check('anthropic: countTokens (and the beta path Claude Code uses) is the upstream\'s count', async () => {
+  await scenario([{ match: { path: '/v1/messages/count_tokens' }, body: '{"input_tokens":17}',
+    times: 2 }]);
+  const r = await an.messages.countTokens({ model: 'claude-test', messages: user, tools: anTools });
+  assert.equal(r.input_tokens, 17);
+  const b = await an.beta.messages.countTokens({ model: 'claude-test', messages: user,
+    betas: ['context-1m-2025-08-07'] });
+  assert.equal(b.input_tokens, 17);
+  const log = await control('/__requests');
+  assert.equal(log.length, 2);
+  assert.match(log[1].headers['anthropic-beta'], /context-1m-2025-08-07/);
+  assert.deepEqual(log[0].json.tools, anTools);
+});
+
 check('anthropic client → OpenAI upstream, JSON and stream', async () => {
   await scenario([{ text: 'On it.', tool_calls: [call('call_x', '{"city":"Paris"}')],
     usage: { input_tokens: 7, output_tokens: 2 } },
