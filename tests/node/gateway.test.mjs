@@ -403,6 +403,38 @@ check('anthropic: countTokens (and the beta path Claude Code uses) is the upstre
   assert.deepEqual(log[0].json.tools, anTools);
 });
 
+// What the SDKs write beyond text and calls reaches an upstream of their own wire unchanged
+// (decision 0085); the scripted upstream takes it without its checks of the real services.
+check('anthropic: cache_control, an image and web search reach Claude as the SDK wrote them', async () => {
+  await control('/__reset', {});
+  await control('/__script', { name: 'as sent', validate: false, replies: [{ text: 'A cat.' }] });
+  const req = { model: 'claude-test', max_tokens: 256,
+    system: [{ type: 'text', text: 'Be brief.', cache_control: { type: 'ephemeral' } }],
+    tools: [{ ...anTools[0], cache_control: { type: 'ephemeral' } },
+      { type: 'web_search_20250305', name: 'web_search', max_uses: 1 }],
+    messages: [{ role: 'user', content: [
+      { type: 'image', source: { type: 'base64', media_type: 'image/png', data: 'iVBORw0KGgo=' } },
+      { type: 'text', text: 'What is this?', cache_control: { type: 'ephemeral' } }] }] };
+  const m = await an.messages.create(req);
+  assert.equal(m.content[0].text, 'A cat.');
+  const [q] = await upstream(1);
+  for (const k of ['system', 'tools', 'messages']) assert.deepEqual(q.json[k], req[k], k);
+});
+
+check('openai: a developer message, an image and a strict tool reach the upstream as sent', async () => {
+  await control('/__reset', {});
+  await control('/__script', { name: 'as sent', validate: false, replies: [{ text: 'A cat.' }] });
+  const req = { model: 'gpt-test',
+    messages: [{ role: 'developer', content: 'Be brief.' }, { role: 'user', content: [
+      { type: 'text', text: 'What is this?' },
+      { type: 'image_url', image_url: { url: 'data:image/png;base64,iVBORw0KGgo=' } }] }],
+    tools: [{ type: 'function', function: { ...oaTools[0].function, strict: true } }] };
+  const r = await oa.chat.completions.create(req);
+  assert.equal(r.choices[0].message.content, 'A cat.');
+  const [q] = await upstream(1);
+  for (const k of ['messages', 'tools']) assert.deepEqual(q.json[k], req[k], k);
+});
+
 check('anthropic client → OpenAI upstream, JSON and stream', async () => {
   await scenario([{ text: 'On it.', tool_calls: [call('call_x', '{"city":"Paris"}')],
     usage: { input_tokens: 7, output_tokens: 2 } },
