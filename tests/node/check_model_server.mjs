@@ -7,6 +7,7 @@
 import assert from 'node:assert/strict';
 import OpenAI from 'openai';
 import Anthropic from '@anthropic-ai/sdk';
+import { modelServer, run } from './harness.mjs';
 
 const base = process.argv[2];
 if (!base) {
@@ -14,16 +15,7 @@ if (!base) {
   process.exit(2);
 }
 
-async function control(path, body) {
-  const res = await fetch(base + path, {
-    method: body === undefined ? 'GET' : 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const json = await res.json();
-  if (!res.ok) throw new Error(`${path}: ${res.status} ${JSON.stringify(json)}`);
-  return json;
-}
+const control = modelServer(base);
 
 // Replaces the script (and clears the log) before each case.
 async function scenario(replies, extra = {}) {
@@ -240,16 +232,4 @@ check('anthropic: 401 with a wrong key', async () => {
   await scenario([], { api_key: null });
 });
 
-let passed = 0, failed = 0;
-for (const c of cases) {
-  try {
-    await c.fn();
-    passed++;
-    console.log(`ok - ${c.name}`);
-  } catch (e) {
-    failed++;
-    console.log(`not ok - ${c.name}\n  ${String(e && e.stack || e).split('\n').join('\n  ')}`);
-  }
-}
-console.log(`${passed} passed, ${failed} failed`);
-process.exit(failed ? 1 : 0);
+await run(cases);

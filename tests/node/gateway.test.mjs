@@ -12,6 +12,7 @@ import OpenAI from 'openai';
 import Anthropic from '@anthropic-ai/sdk';
 import { generateText, streamText, jsonSchema, stepCountIs, tool } from 'ai';
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
+import { modelServer, run } from './harness.mjs';
 
 const [ms, reinOA, reinAN] = process.argv.slice(2);
 if (!reinAN) {
@@ -20,16 +21,7 @@ if (!reinAN) {
 }
 const KEY = 'rein-test-key';
 
-async function control(path, body) {
-  const res = await fetch(ms + path, {
-    method: body === undefined ? 'GET' : 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const json = await res.json();
-  if (!res.ok) throw new Error(`${path}: ${res.status} ${JSON.stringify(json)}`);
-  return json;
-}
+const control = modelServer(ms);
 
 async function scenario(replies) {
   await control('/__reset', {});
@@ -491,16 +483,4 @@ check('vercel: streamText with tools completes through the gateway', async () =>
   await upstream(2);
 });
 
-let passed = 0, failed = 0;
-for (const c of cases) {
-  try {
-    await c.fn();
-    passed++;
-    console.log(`ok - ${c.name}`);
-  } catch (e) {
-    failed++;
-    console.log(`not ok - ${c.name}\n  ${String(e && e.stack || e).split('\n').join('\n  ')}`);
-  }
-}
-console.log(`${passed} passed, ${failed} failed`);
-process.exit(failed ? 1 : 0);
+await run(cases);

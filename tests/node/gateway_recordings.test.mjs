@@ -13,6 +13,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import OpenAI from 'openai';
 import Anthropic from '@anthropic-ai/sdk';
+import { modelServer, run } from './harness.mjs';
 
 const [ms, reinOA, reinAN, fx, reinOL, reinDS] = process.argv.slice(2);
 if (!reinDS) {
@@ -23,16 +24,7 @@ if (!reinDS) {
 const KEY = 'rein-test-key';
 const PASS = { headers: { 'x-rein-on-invalid': 'pass' } };
 
-async function control(path, body) {
-  const res = await fetch(ms + path, {
-    method: body === undefined ? 'GET' : 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const json = await res.json();
-  if (!res.ok) throw new Error(`${path}: ${res.status} ${JSON.stringify(json)}`);
-  return json;
-}
+const control = modelServer(ms);
 
 // ---- what a recording says ---------------------------------------------------------------
 
@@ -430,16 +422,4 @@ cases.push({ name: 'anthropic stream error recording anthropic/issue-sdkgo-200-o
     }
   } });
 
-let passed = 0, failed = 0;
-for (const c of cases) {
-  try {
-    await c.fn();
-    passed++;
-    console.log(`ok - ${c.name}`);
-  } catch (e) {
-    failed++;
-    console.log(`not ok - ${c.name}\n  ${String(e && e.stack || e).split('\n').slice(0, 12).join('\n  ')}`);
-  }
-}
-console.log(`${passed} passed, ${failed} failed`);
-process.exit(failed ? 1 : 0);
+await run(cases);
