@@ -105,6 +105,9 @@ REIN_EXTERN const char *rein_model_response_reasoning(const rein_model_response 
 REIN_EXTERN const char *rein_model_response_refusal(const rein_model_response *r);
 /* The provider's own finish reason ("tool_calls", "end_turn", …), or NULL. Borrowed. */
 REIN_EXTERN const char *rein_model_response_finish_reason(const rein_model_response *r);
+/* Which of the request's stop sequences ended the reply, as the wire reported it (Anthropic's
+ * stop_sequence), or NULL. Borrowed. */
+REIN_EXTERN const char *rein_model_response_stop_sequence(const rein_model_response *r);
 REIN_EXTERN enum rein_finish rein_model_response_finish(const rein_model_response *r);
 /* Token counts, -1 when the provider did not report them. Input tokens are the whole prompt:
  * Anthropic's prompt-cache writes and reads are added to its input_tokens. */

@@ -780,6 +780,18 @@ static void usage(const struct rein__gw_ctx *c, struct rein_jw *w, bool start)
     rein_jw_obj_end(w);
 }
 
+/* stop_sequence: the one that ended the final round's reply, when its stop reason says so. */
+static void stop_sequence(const struct rein__gw_ctx *c, struct rein_jw *w, const char *reason)
+{
+    const char *seq = c->last ? rein_model_response_stop_sequence(c->last) : NULL;
+
+    REIN_JW_KEY(w, "stop_sequence");
+    if (seq && strcmp(reason, "stop_sequence") == 0)
+        rein_jw_str(w, seq);
+    else
+        rein_jw_null(w);
+}
+
 /*
  * The thinking blocks of the final round's reply that came before its call number `at`, as
  * Anthropic sends them: with interleaved thinking each goes back in its place, before the call
@@ -881,8 +893,7 @@ static rein_err an_reply(const struct rein__gw_ctx *c, struct rein_buf *out)
     rein_jw_arr_end(&w);
     REIN_JW_KEY(&w, "stop_reason");
     rein_jw_str(&w, rein__gw_finish(c, true));
-    REIN_JW_KEY(&w, "stop_sequence");
-    rein_jw_null(&w);
+    stop_sequence(c, &w, rein__gw_finish(c, true));
     REIN_JW_KEY(&w, "usage");
     usage(c, &w, false);
     rein_member(c, &w);
@@ -1237,8 +1248,7 @@ static rein_err an_s_end(struct rein__gw_ctx *c)
     rein_jw_obj_begin(&w);
     REIN_JW_KEY(&w, "stop_reason");
     rein_jw_str(&w, rein__gw_finish(c, true));
-    REIN_JW_KEY(&w, "stop_sequence");
-    rein_jw_null(&w);
+    stop_sequence(c, &w, rein__gw_finish(c, true));
     rein_jw_obj_end(&w);
     REIN_JW_KEY(&w, "usage");
     usage(c, &w, false);

@@ -376,8 +376,11 @@ static rein_err take_event(struct rein_provider_decoder *d, const struct jdoc *d
         rc = message_start(d, doc, f[E_MESSAGE]);
     else if (JEQ(doc, type, "message_delta")) {
         int sr = JGET(doc, f[E_DELTA], "stop_reason");
+        int ss = JGET(doc, f[E_DELTA], "stop_sequence");
         if (jis(doc, sr, JSMN_STRING))
             rc = rein__asm_finish_reason(&d->a, jstr(doc, sr));
+        if (!rc && jis(doc, ss, JSMN_STRING))
+            rc = rein__asm_stop_sequence(&d->a, jstr(doc, ss));
         take_usage(d, doc, f[E_USAGE]);
     } else if (JEQ(doc, type, "message_stop")) {
         rein__asm_complete(&d->a);
@@ -461,6 +464,9 @@ static rein_err anthropic_body(struct rein_provider_decoder *d, const char *p, s
     sr = JGET(&doc, 0, "stop_reason");
     if (jis(&doc, sr, JSMN_STRING))
         rc = rein__asm_finish_reason(&d->a, jstr(&doc, sr));
+    sr = JGET(&doc, 0, "stop_sequence");
+    if (!rc && jis(&doc, sr, JSMN_STRING))
+        rc = rein__asm_stop_sequence(&d->a, jstr(&doc, sr));
     take_usage(d, &doc, JGET(&doc, 0, "usage"));
     rein__asm_complete(&d->a);
     return rc;

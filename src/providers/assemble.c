@@ -874,7 +874,8 @@ rein_err rein__asm_call_signature(struct rein__asm *a, size_t i, struct rein__js
     return rc;
 }
 
-rein_err rein__asm_finish_reason(struct rein__asm *a, struct rein__jstr s)
+/* *field = the text of s, unescaped (a new string; the old one freed). */
+static rein_err set_text(char **field, struct rein__jstr s)
 {
     struct rein_buf b;
     uint32_t hi = 0;
@@ -889,12 +890,22 @@ rein_err rein__asm_finish_reason(struct rein__asm *a, struct rein__jstr s)
         if (!v)
             rc = REIN_ENOMEM;
         else {
-            rein_free(a->r->finish_reason);
-            a->r->finish_reason = v;
+            rein_free(*field);
+            *field = v;
         }
     }
     rein_buf_release(&b);
     return rc;
+}
+
+rein_err rein__asm_finish_reason(struct rein__asm *a, struct rein__jstr s)
+{
+    return set_text(&a->r->finish_reason, s);
+}
+
+rein_err rein__asm_stop_sequence(struct rein__asm *a, struct rein__jstr s)
+{
+    return set_text(&a->r->stop_sequence, s);
 }
 
 void rein__asm_error(struct rein__asm *a, json_t *error)

@@ -79,6 +79,7 @@ struct rein_model_response {
     json_t *error;          /* the provider's error object, or NULL */
     int64_t retry_after_ms; /* a failed HTTP request's Retry-After, -1 when none */
     char *finish_reason;
+    char *stop_sequence; /* the stop sequence that ended the reply, or NULL */
     int64_t input_tokens, output_tokens;
     /* Parts of the usage some wires report: prompt tokens read from a cache (counted in
      * input_tokens) and reasoning tokens (counted in output_tokens); -1 when not reported. */
@@ -178,6 +179,8 @@ void rein__asm_cache_write(struct rein__asm *a, int64_t tokens);
 /* Gives call i the signature s (a JSON string token's content), replacing any it had. */
 rein_err rein__asm_call_signature(struct rein__asm *a, size_t i, struct rein__jstr s) REIN_WUR;
 rein_err rein__asm_finish_reason(struct rein__asm *a, struct rein__jstr s) REIN_WUR;
+/* The stop sequence that ended the reply (Anthropic's stop_sequence). */
+rein_err rein__asm_stop_sequence(struct rein__asm *a, struct rein__jstr s) REIN_WUR;
 /* Records the provider's error object (taken). The first one wins. */
 void rein__asm_error(struct rein__asm *a, json_t *error);
 /* The reply ended normally. */

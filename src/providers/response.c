@@ -94,6 +94,7 @@ void rein_model_response_free(rein_model_response *r)
     rein_free(r->answer_id);
     json_decref(r->error);
     rein_free(r->finish_reason);
+    rein_free(r->stop_sequence);
     rein_free(r);
 }
 
@@ -115,6 +116,11 @@ const char *rein_model_response_refusal(const rein_model_response *r)
 const char *rein_model_response_finish_reason(const rein_model_response *r)
 {
     return r->finish_reason;
+}
+
+const char *rein_model_response_stop_sequence(const rein_model_response *r)
+{
+    return r->stop_sequence;
 }
 
 enum rein_finish rein_model_response_finish(const rein_model_response *r)

@@ -1763,6 +1763,42 @@ static void test_count_tokens(void **state)
     json_decref(sent);
 }
 
+/* A reply that a stop sequence ended says which one, in a body and in a stream. */
+static void test_anthropic_stop_sequence(void **state)
+{
+    static const char reply[] =
+        "{\"id\":\"msg_1\",\"type\":\"message\",\"role\":\"assistant\",\"model\":\"m\","
+        "\"content\":[{\"type\":\"text\",\"text\":\"Paris\"}],\"stop_reason\":\"stop_sequence\","
+        "\"stop_sequence\":\"END\",\"usage\":{\"input_tokens\":5,\"output_tokens\":2}}";
+    static const char sse[] = AN_MESSAGE_START AN_START(0, "{\"type\":\"text\",\"text\":\"\"}")
+        AN_DELTA(0, "{\"type\":\"text_delta\",\"text\":\"Paris\"}") AN_STOP(0)
+            AN_EV("message_delta", "{\"type\":\"message_delta\",\"delta\":{\"stop_reason\":"
+                                   "\"stop_sequence\",\"stop_sequence\":\"END\"},\"usage\":"
+                                   "{\"output_tokens\":2}}")
+                AN_EV("message_stop", "{\"type\":\"message_stop\"}");
+    const char *const h[] = {"anthropic-version: 2023-06-01", NULL};
+    struct th_resp r;
+
+    (void)state;
+    start_with("anthropic", NULL, 0);
+    script_body(reply, false);
+    th_http("POST", u("/v1/messages"),
+            "{\"model\":\"m\",\"max_tokens\":64,\"stop_sequences\":[\"END\"]," USER "}", h, &r);
+    if (r.status != 200)
+        fail_msg("%ld %s", r.status, r.body);
+    assert_string_equal(th_jstr(r.json, "stop_reason"), "stop_sequence");
+    assert_string_equal(th_jstr(r.json, "stop_sequence"), "END");
+    th_resp_free(&r);
+    script_body(sse, true);
+    th_http("POST", u("/v1/messages"),
+            "{\"model\":\"m\",\"max_tokens\":64,\"stream\":true,\"stop_sequences\":[\"END\"]," USER
+            "}",
+            h, &r);
+    assert_int_equal(r.status, 200);
+    assert_non_null(strstr(r.body, "\"stop_reason\":\"stop_sequence\",\"stop_sequence\":\"END\"}"));
+    th_resp_free(&r);
+}
+
 /* The client's anthropic-beta goes with the request to Claude, and only to Claude. */
 static void test_anthropic_beta_reaches_claude(void **state)
 {
@@ -2002,6 +2038,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_teardown(test_anthropic_beta_reaches_claude, teardown),
         cmocka_unit_test_teardown(test_client_key_is_forwarded, teardown),
         cmocka_unit_test_teardown(test_count_tokens, teardown),
+        cmocka_unit_test_teardown(test_anthropic_stop_sequence, teardown),
         cmocka_unit_test_teardown(test_openai_same_wire_goes_up_as_sent, teardown),
         cmocka_unit_test_teardown(test_same_wire_reask_adds_after_the_messages_as_sent, teardown),
         cmocka_unit_test_teardown(test_other_wire_refuses_what_it_cannot_carry, teardown),
