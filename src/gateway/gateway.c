@@ -619,6 +619,17 @@ static const char *client_key(const struct rein__gw_ctx *c)
     return client_key_of(c->g, c->call);
 }
 
+static const char betas_refused[] = "anthropic-beta cannot be forwarded";
+
+/* The client's betas (interleaved thinking, a longer context, a tool's version) go with the
+ * request they come with; REIN_EINVAL for a header line the request refuses. */
+static rein_err client_betas(rein_model_request *m, const struct rein_gateway_call *call)
+{
+    const char *beta = call_hdr(call, "anthropic-beta");
+
+    return beta ? rein_model_request_add_header(m, "anthropic-beta", beta) : REIN_OK;
+}
+
 static bool read_options(struct rein__gw_ctx *c, struct rein__gw_bad *bad)
 {
     rein_gateway *g = c->g;
@@ -688,16 +699,11 @@ static rein_err upstream_extra(struct rein__gw_ctx *c, struct rein__gw_bad *bad)
     struct rein__gw_req *r = &c->req;
 
     if (strcmp(wire, c->wire->name) == 0) {
-        /* The client's own wire: every member rein does not read goes as it is, and so do the
-         * client's betas (interleaved thinking, a longer context, a tool's version), which
-         * belong to the request they come with. */
-        const char *beta = c->wire == &rein__gw_anthropic ? hdr(c, "anthropic-beta") : NULL;
-        rein_err rc;
+        /* The client's own wire: every member rein does not read goes as it is, and so do an
+         * Anthropic client's betas. */
+        rein_err rc = c->wire == &rein__gw_anthropic ? client_betas(c->mreq, c->call) : REIN_OK;
         rein_model_request_set_extra(c->mreq, r->passthrough);
-        rc = beta ? rein_model_request_add_header(c->mreq, "anthropic-beta", beta) : REIN_OK;
-        return rc == REIN_EINVAL
-                   ? rein__gw_bad(bad, "anthropic-beta", "anthropic-beta cannot be forwarded")
-                   : rc;
+        return rc == REIN_EINVAL ? rein__gw_bad(bad, "anthropic-beta", "%s", betas_refused) : rc;
     }
     if (json_array_size(r->unsupported)) {
         char *names = rein_json_dumps(r->unsupported);
@@ -1320,27 +1326,15 @@ static void finish(struct rein__gw_ctx *c, int status)
 
 /* ---- counting tokens ----------------------------------------------------------------------- */
 
-/* An error answer of count_tokens in Anthropic's shape. */
-static rein_err count_error(struct rein_buf *out, int *status, int code, const char *type,
-                            const char *message)
+/* An error answer of count_tokens: Anthropic's error body, its type from the status. */
+static rein_err count_error(struct rein_buf *out, int *status, int code, const char *message)
 {
-    struct rein_jw w;
+    struct rein__gw_err e = {.status = code};
 
     *status = code;
+    snprintf(e.message, sizeof(e.message), "%s", message);
     rein_buf_reset(out);
-    rein_jw_init(&w, out);
-    rein_jw_obj_begin(&w);
-    REIN_JW_KEY(&w, "type");
-    rein_jw_str(&w, "error");
-    REIN_JW_KEY(&w, "error");
-    rein_jw_obj_begin(&w);
-    REIN_JW_KEY(&w, "type");
-    rein_jw_str(&w, type);
-    REIN_JW_KEY(&w, "message");
-    rein_jw_str(&w, message);
-    rein_jw_obj_end(&w);
-    rein_jw_obj_end(&w);
-    return rein_jw_finish(&w);
+    return rein__gw_anthropic.error(&e, NULL, out);
 }
 
 /* The body the upstream counts: the client's, naming the model rein sends to. */
@@ -1366,7 +1360,6 @@ static char *count_body(const rein_gateway *g, const struct rein_gateway_call *c
 rein_err rein_gateway_count_tokens(rein_gateway *g, const struct rein_gateway_call *call,
                                    int *status, struct rein_buf *out)
 {
-    const char *beta = call_hdr(call, "anthropic-beta");
     const char *key = g->forward_key ? client_key_of(g, call) : NULL;
     rein_model_request *req;
     rein_error err;
@@ -1380,19 +1373,17 @@ rein_err rein_gateway_count_tokens(rein_gateway *g, const struct rein_gateway_ca
                  "count_tokens is not available here: rein's upstream speaks the %s wire, "
                  "which has no token count",
                  rein_provider_wire(g->provider));
-        return count_error(out, status, 404, "not_found_error", msg);
+        return count_error(out, status, 404, msg);
     }
     body = count_body(g, call, &err);
     if (!body)
-        return err.code == REIN_ENOMEM
-                   ? REIN_ENOMEM
-                   : count_error(out, status, 400, "invalid_request_error", err.msg);
+        return err.code == REIN_ENOMEM ? REIN_ENOMEM : count_error(out, status, 400, err.msg);
     req = rein_model_request_new();
     rc = req ? REIN_OK : REIN_ENOMEM;
     if (!rc && key)
         rc = rein_model_request_set_api_key(req, key);
-    if (!rc && beta && rein_model_request_add_header(req, "anthropic-beta", beta) == REIN_EINVAL)
-        rc = REIN_EINVAL;
+    if (!rc)
+        rc = client_betas(req, call);
     if (!rc)
         rc = rein_provider_count_tokens(g->provider, req, body, strlen(body), &got, out, &err);
     rein_model_request_free(req);
@@ -1404,10 +1395,9 @@ rein_err rein_gateway_count_tokens(rein_gateway *g, const struct rein_gateway_ca
     if (rc == REIN_ENOMEM)
         return rc;
     if (rc == REIN_EINVAL)
-        return count_error(out, status, 400, "invalid_request_error",
-                           "anthropic-beta cannot be forwarded");
+        return count_error(out, status, 400, betas_refused);
     snprintf(msg, sizeof(msg), "upstream: %s", err.msg);
-    return count_error(out, status, rc == REIN_ETIMEDOUT ? 504 : 502, "api_error", msg);
+    return count_error(out, status, rc == REIN_ETIMEDOUT ? 504 : 502, msg);
 }
 
 rein_err rein_gateway_serve(rein_gateway *g, const struct rein_gateway_call *call,

@@ -410,8 +410,8 @@ static bool owned_header(const char *name)
 
 rein_err rein_model_request_add_header(rein_model_request *req, const char *name, const char *value)
 {
-    struct rein_buf line;
     struct curl_slist *l;
+    char *line;
 
     if (!name || !value || !name[0] || owned_header(name))
         return REIN_EINVAL;
@@ -420,13 +420,9 @@ rein_err rein_model_request_add_header(rein_model_request *req, const char *name
             return REIN_EINVAL;
     if (strpbrk(value, "\r\n"))
         return REIN_EINVAL;
-    rein_buf_init(&line, 0);
-    if (rein_buf_adds(&line, name) || rein_buf_adds(&line, ": ") || rein_buf_adds(&line, value)) {
-        rein_buf_release(&line);
-        return REIN_ENOMEM;
-    }
-    l = curl_slist_append(req->headers, line.ptr);
-    rein_buf_release(&line);
+    line = rein_asprintf("%s: %s", name, value);
+    l = line ? curl_slist_append(req->headers, line) : NULL;
+    rein_free(line);
     if (!l)
         return REIN_ENOMEM;
     req->headers = l;
@@ -1109,6 +1105,20 @@ static struct curl_slist *headers_list(struct headers *hd, size_t nfixed)
     return nfixed ? &hd->fixed[0] : hd->rest;
 }
 
+/* The lines every request of p carries after the fixed ones: the wire's own, the key, and the
+ * caller's (rein_model_request_add_header); the attempt adds its trace context around them. */
+static rein_err request_headers(const rein_provider *p, const rein_model_request *req,
+                                struct curl_slist **list)
+{
+    rein_err rc = p->wire->headers ? p->wire->headers(p, req, list) : REIN_OK;
+
+    if (!rc)
+        rc = header_auth(p, req, list);
+    for (const struct curl_slist *l = req->headers; !rc && l; l = l->next)
+        rc = rein__header_add(list, l->data);
+    return rc;
+}
+
 static rein_err build_headers(struct attempt *at, const struct rein__body *body, struct headers *hd,
                               struct curl_slist **list)
 {
@@ -1124,14 +1134,9 @@ static rein_err build_headers(struct attempt *at, const struct rein__body *body,
      * a signer that signs every header would sign it). */
     if (!p->wire->sign)
         hd->fixed[n++].data = expect_line;
-    if (p->wire->headers)
-        rc = p->wire->headers(p, at->req, &hd->rest);
-    if (!rc)
-        rc = header_auth(p, at->req, &hd->rest);
+    rc = request_headers(p, at->req, &hd->rest);
     if (!rc)
         rc = header_trace(&hd->rest);
-    for (const struct curl_slist *l = at->req->headers; !rc && l; l = l->next)
-        rc = rein__header_add(&hd->rest, l->data);
     /* a request's own key stands for the signature, as a configured key does (bedrock.c) */
     if (!rc && p->wire->sign && !at->req->api_key)
         rc = p->wire->sign(p, at->url, body, &hd->rest);
@@ -2326,17 +2331,13 @@ rein_err rein_provider_count_tokens(rein_provider *p, const rein_model_request *
                               p->wire->name);
     url = rein_asprintf("%s/count_tokens", p->endpoint);
     easy = url ? curl_easy_init() : NULL;
-    rc = easy ? rein__header_add(&headers, "Content-Type: application/json") : REIN_ENOMEM;
+    rc = easy ? rein__header_add(&headers, ct_line) : REIN_ENOMEM;
     if (!rc)
-        rc = rein__header_add(&headers, "Accept: application/json");
+        rc = rein__header_add(&headers, accept_json);
     if (!rc)
         rc = rein__header_add(&headers, p->ua_line);
-    if (!rc && p->wire->headers)
-        rc = p->wire->headers(p, r, &headers);
     if (!rc)
-        rc = header_auth(p, r, &headers);
-    for (const struct curl_slist *l = r->headers; !rc && l; l = l->next)
-        rc = rein__header_add(&headers, l->data);
+        rc = request_headers(p, r, &headers);
     if (rc) {
         curl_slist_free_all(headers);
         curl_easy_cleanup(easy);
