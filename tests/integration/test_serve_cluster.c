@@ -78,11 +78,11 @@ static void setup_cluster(bool redis)
 /* Starts `rein serve` and waits for its "listening" line. */
 static void inst_start(struct inst *in, const char *lease_ms, const char *grace_ms)
 {
-    char port[16], skills[600], line[1024];
+    char skills[600], line[1024];
     const char *argv[] = {test_rein_bin(),
                           "serve",
                           "--port",
-                          port,
+                          "0", /* rein serve binds a port of its own and names it */
                           "--store",
                           C->store,
                           "--skills",
@@ -103,12 +103,10 @@ static void inst_start(struct inst *in, const char *lease_ms, const char *grace_
     struct rein_proc_opts opts = {.argv = argv};
     int64_t deadline = rein_now_ms() + 30000;
     size_t len = 0;
+    const char *at;
     rein_error err;
 
-    in->port = test_free_port();
-    snprintf(port, sizeof(port), "%d", in->port);
     snprintf(skills, sizeof(skills), "%s/skills", C->dir);
-    snprintf(in->base, sizeof(in->base), "http://127.0.0.1:%d", in->port);
     assert_rein_ok(rein_proc_start(&opts, &in->proc, &err), &err);
     line[0] = '\0';
     while (!strchr(line, '\n') && rein_now_ms() < deadline) {
@@ -126,6 +124,13 @@ static void inst_start(struct inst *in, const char *lease_ms, const char *grace_
     if (!strstr(line, "listening on"))
         fail_msg("rein serve did not start: %s", line);
     assert_non_null(strstr(line, "provider openai-compatible"));
+    /* the port it bound: one found free here first could be taken by another test's
+     * connection before rein serve bound it */
+    at = strstr(line, "http://127.0.0.1:");
+    in->port = at ? (int)strtol(at + 17, NULL, 10) : 0;
+    if (in->port <= 0)
+        fail_msg("rein serve named no port: %s", line);
+    snprintf(in->base, sizeof(in->base), "http://127.0.0.1:%d", in->port);
 }
 
 /* SIGTERM, and the exit status must be 0 (ASan makes a leak a failure). */
