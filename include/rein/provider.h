@@ -140,6 +140,14 @@ REIN_EXTERN const json_t *rein_model_response_error(const rein_model_response *r
  * needs neither can skip building the message. */
 REIN_EXTERN const json_t *rein_model_response_thinking_blocks(const rein_model_response *r);
 REIN_EXTERN const json_t *rein_model_response_server_blocks(const rein_model_response *r);
+/*
+ * What an OpenAI-wire reply carries that rein does not read, as the wire wrote it: the
+ * choice's "logprobs" (a stream's pieces joined, their "content" and "refusal" arrays
+ * concatenated) and the message's "annotations" (url citations of a search model, a stream's
+ * pieces concatenated). NULL when the reply has none. Borrowed, valid while the response is.
+ */
+REIN_EXTERN const json_t *rein_model_response_logprobs(const rein_model_response *r);
+REIN_EXTERN const json_t *rein_model_response_annotations(const rein_model_response *r);
 /* For the response of a failed HTTP request: how long the provider asked to wait before
  * another (Retry-After or retry-after-ms), in milliseconds; -1 when it did not say. */
 REIN_EXTERN int64_t rein_model_response_retry_after_ms(const rein_model_response *r);
@@ -185,6 +193,10 @@ REIN_EXTERN json_t *rein_model_response_message(const rein_model_response *r);
  *                    Bedrock), in its place among the other blocks
  *   server_block     text, len: the JSON of a block a server tool wrote (Anthropic's
  *                    server_tool_use with its input, its result blocks), whole, in its place
+ *   logprobs         text, len: the JSON of one piece of OpenAI's choice logprobs (an
+ *                    object), told before the text it scores
+ *   annotations      text, len: the JSON of one piece of OpenAI's message annotations (an
+ *                    array), after the text they point into
  */
 #define REIN_MEV_MAP(X)                                                                            \
     X(TEXT_DELTA, "text_delta")                                                                    \
@@ -198,7 +210,9 @@ REIN_EXTERN json_t *rein_model_response_message(const rein_model_response *r);
     X(RETRY, "retry")                                                                              \
     X(REASONING_SIGNATURE, "reasoning_signature")                                                  \
     X(REDACTED_REASONING, "redacted_reasoning")                                                    \
-    X(SERVER_BLOCK, "server_block")
+    X(SERVER_BLOCK, "server_block")                                                                \
+    X(LOGPROBS, "logprobs")                                                                        \
+    X(ANNOTATIONS, "annotations")
 #define REIN__MEV_INDEX(id, name) REIN__MEV_INDEX_##id,
 enum { REIN_MEV_MAP(REIN__MEV_INDEX) };
 #define REIN__MEV_ENUM(id, name) REIN_MEV_##id = REIN__MEV_INDEX_##id + 1,

@@ -1204,8 +1204,12 @@ static rein_err server_block(struct rein__gw_ctx *c, const char *json, size_t n)
 static rein_err an_s_block(struct rein__gw_ctx *c, enum rein_model_event_type kind, const char *p,
                            size_t n)
 {
-    rein_err rc = message_start(c);
+    rein_err rc;
 
+    if (kind != REIN_MEV_REASONING_SIGNATURE && kind != REIN_MEV_REDACTED_REASONING &&
+        kind != REIN_MEV_SERVER_BLOCK)
+        return REIN_OK; /* OpenAI's logprobs and annotations have no place here */
+    rc = message_start(c);
     if (rc || n == 0)
         return rc;
     if (kind == REIN_MEV_REDACTED_REASONING)

@@ -889,6 +889,8 @@ static void on_event(const struct rein_model_event *ev, void *userdata)
     case REIN_MEV_REASONING_SIGNATURE:
     case REIN_MEV_REDACTED_REASONING:
     case REIN_MEV_SERVER_BLOCK:
+    case REIN_MEV_LOGPROBS:
+    case REIN_MEV_ANNOTATIONS:
         if (c->streaming && c->wire->s_block)
             (void)c->wire->s_block(c, ev->type, ev->text, ev->len);
         break;
@@ -1179,6 +1181,7 @@ static rein_err ctx_init(struct rein__gw_ctx *c, rein_gateway *g,
     rein_buf_init(&c->frame_head, 0);
     rein_buf_init(&c->chunk_head, 0);
     rein_buf_init(&c->streamed, 0);
+    rein_buf_init(&c->logprobs, 0);
     if (call->trace_id && rein_trace_id_is_valid(call->trace_id))
         memcpy(c->trace_id, call->trace_id, sizeof(c->trace_id)); /* valid: 32 digits and NUL */
     else
@@ -1222,6 +1225,7 @@ static void ctx_release(struct rein__gw_ctx *c)
     rein_buf_release(&c->frame_head);
     rein_buf_release(&c->chunk_head);
     rein_buf_release(&c->streamed);
+    rein_buf_release(&c->logprobs);
 }
 
 /* The call ids the client's history already uses: a new call must not repeat one. */

@@ -184,9 +184,11 @@ struct rein__gw_wire {
     /* Streaming: text of one kind, a whole checked call, the end, an error after the start. */
     rein_err (*s_text)(struct rein__gw_ctx *c, enum rein_model_event_type kind, const char *p,
                        size_t n);
-    /* A thinking block's signature, a redacted thinking block or a server tool's block
-     * (REIN_MEV_REASONING_SIGNATURE, _REDACTED_REASONING, _SERVER_BLOCK); NULL where the wire
-     * has no place for them. */
+    /* What the upstream's reply holds besides text and calls, as its event's JSON text: a
+     * thinking block's signature, a redacted thinking block or a server tool's block
+     * (REIN_MEV_REASONING_SIGNATURE, _REDACTED_REASONING, _SERVER_BLOCK), OpenAI's logprobs
+     * and annotations (REIN_MEV_LOGPROBS, _ANNOTATIONS). A wire skips the kinds it has no
+     * place for. */
     rein_err (*s_block)(struct rein__gw_ctx *c, enum rein_model_event_type kind, const char *p,
                         size_t n);
     rein_err (*s_call)(struct rein__gw_ctx *c, const struct rein__gw_call *call, size_t index);
@@ -374,7 +376,10 @@ struct rein__gw_ctx {
     /* streaming */
     bool streaming, started, gone;
     bool role_sent; /* OpenAI: the first chunk (role) went out */
-    int block;      /* Anthropic: index of the open block, -1 none */
+    /* OpenAI: the upstream's logprobs piece that goes with the next chunk (JSON text; empty:
+     * none). The piece comes before the text it scores, which the filter may hold back. */
+    struct rein_buf logprobs;
+    int block; /* Anthropic: index of the open block, -1 none */
     int next_block;
     char block_type[20];    /* "text", "thinking", "thinking_signed" (its signature began) */
     struct rein_buf ev;     /* one event's text, reused */

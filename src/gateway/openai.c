@@ -769,6 +769,9 @@ static rein_err oa_reply(const struct rein__gw_ctx *c, struct rein_buf *out)
     const char *text = c->last ? rein_model_response_text(c->last) : "";
     const char *refusal = c->last ? rein_model_response_refusal(c->last) : NULL;
     const char *reasoning = c->last ? rein_model_response_reasoning(c->last) : "";
+    /* the final round's, as the upstream sent them: the client asked for them */
+    const json_t *logprobs = c->last ? rein_model_response_logprobs(c->last) : NULL;
+    const json_t *annotations = c->last ? rein_model_response_annotations(c->last) : NULL;
     struct rein_jw w;
 
     rein_jw_init(&w, out);
@@ -794,9 +797,16 @@ static rein_err oa_reply(const struct rein__gw_ctx *c, struct rein_buf *out)
             call_json(&w, &c->out[i], -1);
         rein_jw_arr_end(&w);
     }
+    if (annotations) {
+        REIN_JW_KEY(&w, "annotations");
+        rein_jw_json(&w, annotations);
+    }
     rein_jw_obj_end(&w);
     REIN_JW_KEY(&w, "logprobs");
-    rein_jw_null(&w);
+    if (logprobs)
+        rein_jw_json(&w, logprobs);
+    else
+        rein_jw_null(&w);
     REIN_JW_KEY(&w, "finish_reason");
     rein_jw_str(&w, rein__gw_finish(c, false));
     rein_jw_obj_end(&w);
@@ -905,7 +915,11 @@ static rein_err chunk_end(struct rein__gw_ctx *c, struct rein_jw *w, const char 
     rein_err rc;
 
     REIN_JW_KEY(w, "logprobs");
-    rein_jw_null(w);
+    if (c->logprobs.len)
+        rein_jw_raw(w, c->logprobs.ptr, c->logprobs.len);
+    else
+        rein_jw_null(w);
+    rein_buf_reset(&c->logprobs);
     REIN_JW_KEY(w, "finish_reason");
     rein_jw_str(w, finish);
     rein_jw_obj_end(w);
@@ -970,6 +984,23 @@ static rein_err framed_text(struct rein__gw_ctx *c, enum rein_model_event_type k
     return rein__gw_frame_text(c, p, n, tail, tlen + 2); /* the tail and the blank line */
 }
 
+/* A text chunk written the general way: the one that carries the logprobs the upstream sent
+ * before this text. */
+static rein_err text_chunk(struct rein__gw_ctx *c, enum rein_model_event_type kind, const char *p,
+                           size_t n)
+{
+    struct rein_jw w;
+
+    chunk_begin(c, &w);
+    rein_jw_obj_begin(&w);
+    rein_jw_key(&w, kind == REIN_MEV_REASONING_DELTA ? "reasoning_content"
+                    : kind == REIN_MEV_REFUSAL_DELTA ? "refusal"
+                                                     : "content");
+    rein_jw_strn(&w, p, n);
+    rein_jw_obj_end(&w);
+    return chunk_end(c, &w, NULL, false);
+}
+
 /* A text chunk: the same bytes chunk_begin() ... chunk_end(NULL, false) would write. */
 static rein_err oa_s_text(struct rein__gw_ctx *c, enum rein_model_event_type kind, const char *p,
                           size_t n)
@@ -988,6 +1019,8 @@ static rein_err oa_s_text(struct rein__gw_ctx *c, enum rein_model_event_type kin
 
     if (rc || n == 0)
         return rc;
+    if (c->logprobs.len)
+        return text_chunk(c, kind, p, n);
     rc = chunk_head(c);
     if (!rc && c->sink->stream_frames)
         return framed_text(c, kind, key, klen, p, n, t, tlen);
@@ -1059,6 +1092,37 @@ static rein_err oa_s_end(struct rein__gw_ctx *c)
     return rc ? rc : rein__gw_emit(c, NULL, "[DONE]", 6);
 }
 
+/*
+ * What a search model or a client's logprobs add to the stream, as the upstream sent them:
+ * logprobs go with the next chunk, the one that carries the text they score (a piece before
+ * them still waiting goes first in a chunk of its own); annotations go at once, in a delta of
+ * their own, as OpenAI sends them.
+ */
+static rein_err oa_s_block(struct rein__gw_ctx *c, enum rein_model_event_type kind, const char *p,
+                           size_t n)
+{
+    struct rein_jw w;
+    rein_err rc;
+
+    if ((kind != REIN_MEV_LOGPROBS && kind != REIN_MEV_ANNOTATIONS) || n == 0)
+        return REIN_OK;
+    rc = role_chunk(c);
+    if (!rc && c->logprobs.len && kind == REIN_MEV_LOGPROBS) {
+        chunk_begin(c, &w);
+        rein_jw_obj_begin(&w);
+        rein_jw_obj_end(&w);
+        rc = chunk_end(c, &w, NULL, false);
+    }
+    if (rc || kind == REIN_MEV_LOGPROBS)
+        return rc ? rc : rein_buf_add(&c->logprobs, p, n);
+    chunk_begin(c, &w);
+    rein_jw_obj_begin(&w);
+    REIN_JW_KEY(&w, "annotations");
+    rein_jw_raw(&w, p, n);
+    rein_jw_obj_end(&w);
+    return chunk_end(c, &w, NULL, false);
+}
+
 /* An error after the stream began: a chunk holding only "error" (the SDKs raise it). */
 static rein_err oa_s_error(struct rein__gw_ctx *c, const struct rein__gw_err *e)
 {
@@ -1105,6 +1169,7 @@ const struct rein__gw_wire rein__gw_openai = {
     .reply = oa_reply,
     .error = oa_error,
     .s_text = oa_s_text,
+    .s_block = oa_s_block,
     .s_call = oa_s_call,
     .s_end = oa_s_end,
     .s_error = oa_s_error,

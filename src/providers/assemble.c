@@ -449,6 +449,23 @@ rein_err rein__asm_redacted(struct rein__asm *a, json_t *data)
     return json_array_append_new(r->redacted, data) ? REIN_ENOMEM : REIN_OK;
 }
 
+/* Tells the listener of a kept JSON value, as its text. */
+static rein_err emit_json(struct rein__asm *a, enum rein_model_event_type type, const json_t *v)
+{
+    struct rein_buf b;
+
+    if (!a->fn)
+        return REIN_OK;
+    rein_buf_init(&b, 0);
+    if (rein_json_dump(&b, v)) {
+        rein_buf_release(&b);
+        return REIN_ENOMEM;
+    }
+    emit_piece(a, type, 0, b.ptr, b.len);
+    rein_buf_release(&b);
+    return REIN_OK;
+}
+
 rein_err rein__asm_server_block(struct rein__asm *a, json_t *block)
 {
     rein_model_response *r = a->r;
@@ -457,18 +474,56 @@ rein_err rein__asm_server_block(struct rein__asm *a, json_t *block)
         json_decref(block);
         return REIN_ENOMEM;
     }
-    if (a->fn) {
-        struct rein_buf b;
-        rein_buf_init(&b, 0);
-        if (rein_json_dump(&b, block)) {
-            rein_buf_release(&b);
-            json_decref(block);
-            return REIN_ENOMEM;
-        }
-        emit_piece(a, REIN_MEV_SERVER_BLOCK, 0, b.ptr, b.len);
-        rein_buf_release(&b);
+    if (emit_json(a, REIN_MEV_SERVER_BLOCK, block)) {
+        json_decref(block);
+        return REIN_ENOMEM;
     }
     return json_array_append_new(r->server_blocks, block) ? REIN_ENOMEM : REIN_OK;
+}
+
+/* Joins a logprobs piece to what the reply has: arrays (content, refusal) are concatenated, a
+ * null keeps what was there (a chunk of text has "refusal": null), anything else replaces it. */
+static rein_err join_logprobs(json_t *have, const json_t *piece)
+{
+    const char *key;
+    json_t *v;
+
+    json_object_foreach((json_t *)piece, key, v)
+    {
+        json_t *was = json_object_get(have, key);
+        if (was && json_is_null(v))
+            continue;
+        if (json_is_array(was) && json_is_array(v) ? json_array_extend(was, v)
+                                                   : json_object_set(have, key, v))
+            return REIN_ENOMEM;
+    }
+    return REIN_OK;
+}
+
+rein_err rein__asm_logprobs(struct rein__asm *a, json_t *piece)
+{
+    rein_model_response *r = a->r;
+    rein_err rc = emit_json(a, REIN_MEV_LOGPROBS, piece);
+
+    if (!rc && !r->logprobs && !(r->logprobs = json_object()))
+        rc = REIN_ENOMEM;
+    if (!rc)
+        rc = join_logprobs(r->logprobs, piece);
+    json_decref(piece);
+    return rc;
+}
+
+rein_err rein__asm_annotations(struct rein__asm *a, json_t *piece)
+{
+    rein_model_response *r = a->r;
+    rein_err rc = emit_json(a, REIN_MEV_ANNOTATIONS, piece);
+
+    if (!rc && !r->annotations && !(r->annotations = json_array()))
+        rc = REIN_ENOMEM;
+    if (!rc && json_array_extend(r->annotations, piece))
+        rc = REIN_ENOMEM;
+    json_decref(piece);
+    return rc;
 }
 
 rein_err rein__asm_refusal(struct rein__asm *a, struct rein__jstr s)

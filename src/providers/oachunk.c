@@ -129,6 +129,19 @@ static inline bool null_at(struct scan *s)
     return true;
 }
 
+/* null or an empty array, read over */
+static bool empty_at(struct scan *s)
+{
+    if (!at(s, '['))
+        return null_at(s);
+    s->i++;
+    ws(s);
+    if (!at(s, ']'))
+        return false;
+    s->i++;
+    return true;
+}
+
 /* The next item of the object or array being read (close: its closing byte): 1 with s->i at
  * it, 0 at the end (read over), -1 for anything else. *first is true right after the opening
  * byte. */
@@ -348,7 +361,8 @@ enum {
     DL_REFUSAL = 8,
     DL_CALLS = 16,
     DL_FUNCTION_CALL = 32,
-    DL_DETAILS = 64
+    DL_DETAILS = 64,
+    DL_ANNOTATIONS = 128
 };
 
 static bool delta_field(struct scan *s, const struct rein__jstr *k, unsigned *seen, void *ctx)
@@ -372,6 +386,9 @@ static bool delta_field(struct scan *s, const struct rein__jstr *k, unsigned *se
         return once(seen, DL_FUNCTION_CALL) && null_at(s);
     if (key_is(k, "reasoning_details"))
         return once(seen, DL_DETAILS) && null_at(s);
+    /* OpenAI's bodies say "annotations": [] (a search model's citations are rare) */
+    if (key_is(k, "annotations"))
+        return once(seen, DL_ANNOTATIONS) && empty_at(s);
     return skip_value(s, 2);
 }
 
@@ -394,6 +411,8 @@ static bool choice_field(struct scan *s, const struct rein__jstr *k, unsigned *s
         return once(seen, 4) && str_or_null(s, &c->finish, &c->has_finish, H_FINISH);
     if (key_is(k, "message"))
         return s->body && once(seen, 2) && read_object(s, delta_field, ctx);
+    if (key_is(k, "logprobs")) /* asked for, they are read by the general path */
+        return once(seen, 8) && null_at(s);
     return skip_value(s, 2);
 }
 

@@ -176,15 +176,16 @@ enum {
     D_REFUSAL,
     D_TOOL_CALLS,
     D_FUNCTION_CALL,
-    D_REASONING_DETAILS
+    D_REASONING_DETAILS,
+    D_ANNOTATIONS
 };
 
 static rein_err take_delta(struct rein_provider_decoder *d, const struct jdoc *doc, int delta)
 {
     static const struct jkey keys[] = {
-        JK("content"),    JK("reasoning_content"), JK("reasoning"),        JK("refusal"),
-        JK("tool_calls"), JK("function_call"),     JK("reasoning_details")};
-    int f[7], i;
+        JK("content"),    JK("reasoning_content"), JK("reasoning"),         JK("refusal"),
+        JK("tool_calls"), JK("function_call"),     JK("reasoning_details"), JK("annotations")};
+    int f[8], i;
     rein_err rc;
 
     if (!jis(doc, delta, JSMN_OBJECT))
@@ -211,6 +212,13 @@ static rein_err take_delta(struct rein_provider_decoder *d, const struct jdoc *d
     }
     if (jis(doc, f[D_REASONING_DETAILS], JSMN_ARRAY) && doc->t[f[D_REASONING_DETAILS]].size > 0) {
         rc = take_reasoning_details(d, doc, f[D_REASONING_DETAILS]);
+        if (rc)
+            return rc;
+    }
+    /* A search model's url citations point into the text before them. */
+    if (jis(doc, f[D_ANNOTATIONS], JSMN_ARRAY) && doc->t[f[D_ANNOTATIONS]].size > 0) {
+        json_t *v = jtree(doc, f[D_ANNOTATIONS]);
+        rc = v ? rein__asm_annotations(&d->a, v) : REIN_ENOMEM;
         if (rc)
             return rc;
     }
@@ -248,9 +256,9 @@ static rein_err take_choices(struct rein_provider_decoder *d, const struct jdoc 
 
     for (int k = 0; k < n; k++, c = jnext(doc, c)) {
         static const struct jkey keys[] = {JK("index"), JK("delta"), JK("message"),
-                                           JK("finish_reason")};
+                                           JK("finish_reason"), JK("logprobs")};
         int64_t index = 0;
-        int f[4], delta, fr;
+        int f[5], delta, fr;
         rein_err rc;
 
         if (!jis(doc, c, JSMN_OBJECT))
@@ -260,6 +268,13 @@ static rein_err take_choices(struct rein_provider_decoder *d, const struct jdoc 
         if (index != 0) {
             d->a.other_choices = true;
             continue;
+        }
+        /* before the text they score, so that a listener has them when the text comes */
+        if (jis(doc, f[4], JSMN_OBJECT)) {
+            json_t *v = jtree(doc, f[4]);
+            rc = v ? rein__asm_logprobs(&d->a, v) : REIN_ENOMEM;
+            if (rc)
+                return rc;
         }
         delta = jis(doc, f[1], JSMN_OBJECT) ? f[1] : f[2];
         rc = take_delta(d, doc, delta);

@@ -62,6 +62,10 @@ struct rein_model_response {
     size_t ncalls, calls_cap;
     json_t *redacted;      /* array of opaque strings, or NULL */
     json_t *server_blocks; /* array of Anthropic server blocks, or NULL */
+    /* OpenAI's choice logprobs (a stream's pieces joined: their arrays concatenated) and the
+     * message's annotations, as the wire wrote them, or NULL: rein reads neither, and a client
+     * of the same wire that asked for them is owed them (the gateway, decision 0087). */
+    json_t *logprobs, *annotations;
     /* Anthropic's thinking and redacted_thinking blocks in order, each with "at" (how many
      * tool calls came before it), or NULL: interleaved thinking has several per turn, and
      * each must go back with its own signature in its place. */
@@ -152,6 +156,12 @@ rein_err rein__asm_redacted(struct rein__asm *a, json_t *data) REIN_WUR;
  * listener as its JSON. */
 rein_err rein__asm_server_block(struct rein__asm *a, json_t *block) REIN_WUR;
 rein_err rein__asm_refusal(struct rein__asm *a, struct rein__jstr s) REIN_WUR;
+/* A piece of OpenAI's choice logprobs (an object; owned from here, even on failure): joined
+ * to what the reply has and told to the listener as its JSON. */
+rein_err rein__asm_logprobs(struct rein__asm *a, json_t *piece) REIN_WUR;
+/* A piece of OpenAI's message annotations (an array; owned from here, even on failure),
+ * likewise. */
+rein_err rein__asm_annotations(struct rein__asm *a, json_t *piece) REIN_WUR;
 /*
  * The open call with wire index key (the most recent one), created when there is none or
  * when id names a different call than the one open at key (Ollama sends every call at index

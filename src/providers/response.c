@@ -86,6 +86,8 @@ void rein_model_response_free(rein_model_response *r)
     rein_buf_release(&r->refusal);
     json_decref(r->redacted);
     json_decref(r->server_blocks);
+    json_decref(r->logprobs);
+    json_decref(r->annotations);
     json_decref(r->thinking_blocks);
     json_decref(r->reasoning_details);
     json_decref(r->reasoning_items);
@@ -225,6 +227,16 @@ const json_t *rein_model_response_thinking_blocks(const rein_model_response *r)
 const json_t *rein_model_response_server_blocks(const rein_model_response *r)
 {
     return r->server_blocks;
+}
+
+const json_t *rein_model_response_logprobs(const rein_model_response *r)
+{
+    return r->logprobs;
+}
+
+const json_t *rein_model_response_annotations(const rein_model_response *r)
+{
+    return r->annotations;
 }
 
 int64_t rein_model_response_retry_after_ms(const rein_model_response *r)

@@ -1856,6 +1856,98 @@ static void test_openai_same_wire_goes_up_as_sent(void **state)
     assert_went_up_as_sent(body, "tools");
 }
 
+#define OA_LP(tok, lp)                                                                             \
+    "{\"token\":\"" tok "\",\"logprob\":" lp ",\"bytes\":null,\"top_logprobs\":[]}"
+#define OA_CITES                                                                                   \
+    "[{\"type\":\"url_citation\",\"url_citation\":{\"start_index\":0,\"end_index\":5,\"url\":"     \
+    "\"https://example.org/\",\"title\":\"E\"}}]"
+#define OA_CHUNK(rest)                                                                             \
+    "data: {\"id\":\"c\",\"model\":\"m\",\"choices\":[{\"index\":0," rest "}]}\n\n"
+
+/* The logprobs of each chunk of a client's stream that has them, joined; and the annotations. */
+static void streamed_extras(const char *sse, json_t *tokens, json_t **annotations)
+{
+    for (const char *p = strstr(sse, "data: {"); p; p = strstr(p + 1, "data: {")) {
+        const char *end = strstr(p, "\n\n");
+        json_t *chunk = json_loadb(p + 6, (size_t)(end - p - 6), 0, NULL);
+        const json_t *choice = json_array_get(json_object_get(chunk, "choices"), 0);
+        const json_t *lp = json_object_get(json_object_get(choice, "logprobs"), "content");
+        const json_t *delta = json_object_get(choice, "delta");
+        const char *text = json_string_value(json_object_get(delta, "content"));
+        size_t i;
+        json_t *t;
+
+        assert_non_null(chunk);
+        json_array_foreach(lp, i, t)
+        {
+            /* each piece goes with the chunk that carries the text it scores */
+            assert_string_equal(text, json_string_value(json_object_get(t, "token")));
+            assert_int_equal(json_array_append(tokens, t), 0);
+        }
+        if (json_object_get(delta, "annotations"))
+            *annotations = json_incref(json_object_get(delta, "annotations"));
+        json_decref(chunk);
+    }
+}
+
+/*
+ * A client that asks for logprobs gets the upstream's, in a body and in a stream (each piece
+ * in the chunk of the text it scores), and a search model's url citations reach it too: before,
+ * the answer said "logprobs": null and had no annotations.
+ */
+static void test_openai_logprobs_and_annotations_reach_the_client(void **state)
+{
+    static const char reply[] =
+        "{\"id\":\"c\",\"object\":\"chat.completion\",\"model\":\"m\",\"choices\":[{\"index\":0,"
+        "\"message\":{\"role\":\"assistant\",\"content\":\"Paris.\",\"annotations\":" OA_CITES
+        "},\"logprobs\":{\"content\":[" OA_LP("Paris", "-0.5") "," OA_LP(
+            ".", "-0.25") "],"
+                          "\"refusal\":null},\"finish_reason\":\"stop\"}]}";
+    static const char sse[] = OA_CHUNK(
+        "\"delta\":{\"role\":\"assistant\",\"content\":\"\"},\"logprobs\":null,\"finish_reason\":"
+        "null")
+        OA_CHUNK("\"delta\":{\"content\":\"Paris\"},\"logprobs\":{\"content\":[" OA_LP(
+            "Paris", "-0.5") "],\"refusal\":null},\"finish_reason\":null")
+            OA_CHUNK("\"delta\":{\"content\":\".\"},\"logprobs\":{\"content\":[" OA_LP(
+                ".", "-0.25") "],"
+                              "\"refusal\":null},\"finish_reason\":null")
+                OA_CHUNK("\"delta\":{\"annotations\":" OA_CITES "},\"finish_reason\":null")
+                    OA_CHUNK(
+                        "\"delta\":{},\"logprobs\":null,\"finish_reason\":\"stop\"") "data: "
+                                                                                     "[DONE]\n\n";
+    const json_t *choice;
+    json_t *want = json_loads(reply, 0, NULL), *tokens = json_array(), *annotations = NULL;
+    const json_t *want_choice = json_array_get(json_object_get(want, "choices"), 0);
+    struct th_resp r;
+
+    (void)state;
+    start();
+    script_body(reply, false);
+    chat("{\"model\":\"m\",\"logprobs\":true,\"top_logprobs\":0," USER "}", NULL, &r);
+    if (r.status != 200)
+        fail_msg("%ld %s", r.status, r.body);
+    choice = json_array_get(json_object_get(r.json, "choices"), 0);
+    assert_true(
+        json_equal(json_object_get(choice, "logprobs"), json_object_get(want_choice, "logprobs")));
+    assert_true(
+        json_equal(json_object_get(json_object_get(choice, "message"), "annotations"),
+                   json_object_get(json_object_get(want_choice, "message"), "annotations")));
+    th_resp_free(&r);
+
+    script_body(sse, true);
+    chat("{\"model\":\"m\",\"stream\":true,\"logprobs\":true," USER "}", NULL, &r);
+    assert_int_equal(r.status, 200);
+    streamed_extras(r.body, tokens, &annotations);
+    assert_true(
+        json_equal(tokens, json_object_get(json_object_get(want_choice, "logprobs"), "content")));
+    assert_true(json_equal(
+        annotations, json_object_get(json_object_get(want_choice, "message"), "annotations")));
+    th_resp_free(&r);
+    json_decref(annotations);
+    json_decref(tokens);
+    json_decref(want);
+}
+
 /* A re-ask keeps the client's messages as sent and adds rein's own after them. */
 static void test_same_wire_reask_adds_after_the_messages_as_sent(void **state)
 {
@@ -2040,6 +2132,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_teardown(test_count_tokens, teardown),
         cmocka_unit_test_teardown(test_anthropic_stop_sequence, teardown),
         cmocka_unit_test_teardown(test_openai_same_wire_goes_up_as_sent, teardown),
+        cmocka_unit_test_teardown(test_openai_logprobs_and_annotations_reach_the_client, teardown),
         cmocka_unit_test_teardown(test_same_wire_reask_adds_after_the_messages_as_sent, teardown),
         cmocka_unit_test_teardown(test_other_wire_refuses_what_it_cannot_carry, teardown),
         cmocka_unit_test_teardown(test_held_frames_are_handed_before_each_wait, teardown),

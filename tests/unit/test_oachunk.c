@@ -145,6 +145,12 @@ static void test_other_payloads_are_declined(void **state)
         {TEXT("{\"choices\":[{\"delta\":{\"content\":\"a\"}}]}\0")},
         {TEXT("{\"output\":{\"choices\":[]}}")},
         {TEXT("[{\"choices\":[]}]")},
+        /* logprobs a client asked for, a search model's annotations */
+        {TEXT("{\"choices\":[{\"delta\":{\"content\":\"a\"},\"logprobs\":{\"content\":[]}}]}")},
+        {TEXT("{\"choices\":[{\"delta\":{\"content\":\"a\"},\"logprobs\":null,"
+              "\"logprobs\":null}]}")},
+        {TEXT("{\"choices\":[{\"delta\":{\"annotations\":[{\"type\":\"url_citation\"}]}}]}")},
+        {TEXT("{\"choices\":[{\"delta\":{\"annotations\":{}}}]}")},
     };
     (void)state;
     for (size_t i = 0; i < REIN_ARRAY_SIZE(texts); i++) {
@@ -566,6 +572,11 @@ static void test_other_bodies_are_declined(void **state)
         "{\"choices\":[{\"message\":{\"content\":\"a\"}}]",
         "[{\"choices\":[]}]",
         "{\"choices\":[],\"choices\":[]}",
+        /* logprobs a client asked for, a search model's annotations */
+        "{\"choices\":[{\"message\":{\"content\":\"a\"},\"logprobs\":{\"content\":[]}}]}",
+        "{\"choices\":[{\"message\":{\"content\":\"a\",\"annotations\":[{}]}}]}",
+        "{\"choices\":[{\"message\":{\"content\":\"a\",\"annotations\":[],"
+        "\"annotations\":[]}}]}",
     };
 
     (void)state;

@@ -63,6 +63,12 @@ static void collect(const struct rein_model_event *ev, void *ud)
         c->retries++;
         tag = 'R';
         break;
+    case REIN_MEV_LOGPROBS:
+        tag = 'l';
+        break;
+    case REIN_MEV_ANNOTATIONS:
+        tag = 'a';
+        break;
     default:
         break;
     }
@@ -1062,6 +1068,86 @@ static void test_events_follow_the_stream(void **state)
     assert_true(rein_model_response_is_complete(r));
     rein_model_response_free(r);
     collected_release(&col);
+}
+
+#define LP(tok, lp) "{\"token\":\"" tok "\",\"logprob\":" lp ",\"bytes\":null,\"top_logprobs\":[]}"
+
+#define ANNS                                                                                       \
+    "[{\"type\":\"url_citation\",\"url_citation\":{\"start_index\":0,\"end_index\":5,\"url\":"     \
+    "\"https://example.org/\",\"title\":\"E\"}}]"
+
+/*
+ * What an OpenAI reply carries that rein does not read, the client asked for (logprobs) or a
+ * search model adds (annotations), is kept as the wire wrote it: a stream's logprobs pieces
+ * joined, each told before the text it scores; a body's as they are. The general path reads
+ * them: the one-pass reader declines a chunk that has them.
+ */
+static void test_logprobs_and_annotations_are_kept(void **state)
+{
+    static const char ann[] = ANNS;
+    static const char sse[] =
+        "data: {\"id\":\"c\",\"model\":\"m\",\"choices\":[{\"index\":0,\"delta\":{\"role\":"
+        "\"assistant\",\"content\":\"\"},\"logprobs\":null,\"finish_reason\":null}]}\n\n"
+        "data: {\"id\":\"c\",\"model\":\"m\",\"choices\":[{\"index\":0,\"delta\":{\"content\":"
+        "\"Paris\"},\"logprobs\":{\"content\":[" LP(
+            "Paris", "-0.5") "],\"refusal\":null},"
+                             "\"finish_reason\":null}]}\n\n"
+                             "data: "
+                             "{\"id\":\"c\",\"model\":\"m\",\"choices\":[{\"index\":0,\"delta\":{"
+                             "\"content\":"
+                             "\".\"},\"logprobs\":{\"content\":[" LP(
+                                 ".", "-0.25") "],\"refusal\":null},"
+                                               "\"finish_reason\":null}]}\n\n"
+                                               "data: "
+                                               "{\"id\":\"c\",\"model\":\"m\",\"choices\":[{"
+                                               "\"index\":0,\"delta\":{"
+                                               "\"annotations\":" ANNS
+                                               "},\"finish_reason\":null}]}\n\n"
+                                               "data: "
+                                               "{\"id\":\"c\",\"model\":\"m\",\"choices\":[{"
+                                               "\"index\":0,\"delta\":{},"
+                                               "\"logprobs\":null,\"finish_reason\":\"stop\"}]}\n\n"
+                                               "data: [DONE]\n\n";
+    static const char body[] =
+        "{\"id\":\"c\",\"model\":\"m\",\"choices\":[{\"index\":0,\"message\":{\"role\":"
+        "\"assistant\",\"content\":\"Paris.\",\"annotations\":" ANNS "},\"logprobs\":{"
+        "\"content\":[" LP("Paris", "-0.5") "," LP(".", "-0.25") "],\"refusal\":null},"
+                                                                 "\"finish_reason\":\"stop\"}]}";
+    json_t *want_lp = json_pack("{s:[{s:s,s:f,s:n,s:[]},{s:s,s:f,s:n,s:[]}],s:n}", "content",
+                                "token", "Paris", "logprob", -0.5, "bytes", "top_logprobs", "token",
+                                ".", "logprob", -0.25, "bytes", "top_logprobs", "refusal");
+    json_t *want_ann = json_loads(ann, 0, NULL);
+    struct collected col;
+    rein_model_response *r;
+
+    (void)state;
+    assert_non_null(want_lp);
+    assert_non_null(want_ann);
+    for (size_t chunk = 0; chunk <= 7; chunk += 7) {
+        collected_init(&col);
+        r = decode(REIN_WIRE_OPENAI_SSE, sse, chunk, &col);
+        assert_string_equal(col.text.ptr, "Paris.");
+        assert_string_equal(col.order, "ltltaF");
+        assert_true(json_equal(rein_model_response_logprobs(r), want_lp));
+        assert_true(json_equal(rein_model_response_annotations(r), want_ann));
+        rein_model_response_free(r);
+        collected_release(&col);
+    }
+    r = decode(REIN_WIRE_OPENAI_JSON, body, 0, NULL);
+    assert_string_equal(rein_model_response_text(r), "Paris.");
+    assert_true(json_equal(rein_model_response_logprobs(r), want_lp));
+    assert_true(json_equal(rein_model_response_annotations(r), want_ann));
+    rein_model_response_free(r);
+    /* a reply without them has none (the usual body says "annotations": []) */
+    r = decode(REIN_WIRE_OPENAI_JSON,
+               "{\"choices\":[{\"message\":{\"content\":\"a\",\"annotations\":[]},"
+               "\"logprobs\":null,\"finish_reason\":\"stop\"}]}",
+               0, NULL);
+    assert_null(rein_model_response_logprobs(r));
+    assert_null(rein_model_response_annotations(r));
+    rein_model_response_free(r);
+    json_decref(want_lp);
+    json_decref(want_ann);
 }
 
 /* The text events add up to the reply's text when a piece was not where the last one ended (a
@@ -3541,6 +3627,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_calls_without_index_or_id),
     cmocka_unit_test(test_decoder_errors_say_where),
     cmocka_unit_test(test_events_follow_the_stream),
+    cmocka_unit_test(test_logprobs_and_annotations_are_kept),
     cmocka_unit_test(test_text_events_hold_back_call_markup),
     cmocka_unit_test(test_text_events_after_a_gap_and_a_lone_half),
     cmocka_unit_test(test_text_calls_in_every_known_form),
