@@ -148,6 +148,14 @@ REIN_EXTERN const json_t *rein_model_response_server_blocks(const rein_model_res
  */
 REIN_EXTERN const json_t *rein_model_response_logprobs(const rein_model_response *r);
 REIN_EXTERN const json_t *rein_model_response_annotations(const rein_model_response *r);
+/*
+ * Anthropic's text blocks, in order: [{"at": the byte of the text where the block's text
+ * starts, "server": how many of the server blocks came before it, "citations": [...] as the
+ * wire wrote them, when the block has any}]. NULL for other wires. When the text changed at
+ * the end (text-written calls taken out of it) the places no longer hold: the list is then
+ * one block at 0 with every citation. Borrowed, valid while the response is.
+ */
+REIN_EXTERN const json_t *rein_model_response_text_blocks(const rein_model_response *r);
 /* For the response of a failed HTTP request: how long the provider asked to wait before
  * another (Retry-After or retry-after-ms), in milliseconds; -1 when it did not say. */
 REIN_EXTERN int64_t rein_model_response_retry_after_ms(const rein_model_response *r);
@@ -197,6 +205,9 @@ REIN_EXTERN json_t *rein_model_response_message(const rein_model_response *r);
  *                    object), told before the text it scores
  *   annotations      text, len: the JSON of one piece of OpenAI's message annotations (an
  *                    array), after the text they point into
+ *   text_block       text, len: an Anthropic text block starts (after the text of the one
+ *                    before); the JSON of the citations it starts with, len 0 when it has none
+ *   citation         text, len: the JSON of one citation of the text block streaming
  */
 #define REIN_MEV_MAP(X)                                                                            \
     X(TEXT_DELTA, "text_delta")                                                                    \
@@ -212,7 +223,9 @@ REIN_EXTERN json_t *rein_model_response_message(const rein_model_response *r);
     X(REDACTED_REASONING, "redacted_reasoning")                                                    \
     X(SERVER_BLOCK, "server_block")                                                                \
     X(LOGPROBS, "logprobs")                                                                        \
-    X(ANNOTATIONS, "annotations")
+    X(ANNOTATIONS, "annotations")                                                                  \
+    X(TEXT_BLOCK, "text_block")                                                                    \
+    X(CITATION, "citation")
 #define REIN__MEV_INDEX(id, name) REIN__MEV_INDEX_##id,
 enum { REIN_MEV_MAP(REIN__MEV_INDEX) };
 #define REIN__MEV_ENUM(id, name) REIN_MEV_##id = REIN__MEV_INDEX_##id + 1,

@@ -850,6 +850,70 @@ static json_t *blocks_message(const rein_model_response *r)
     return rein_model_response_message(r);
 }
 
+/* The place of text block i of list (the byte of text it starts at, how many server blocks
+ * come before it). */
+static void text_block_at(const json_t *list, size_t i, size_t len, size_t *at, size_t *server)
+{
+    const json_t *b = json_array_get(list, i);
+
+    *at = b ? (size_t)json_integer_value(json_object_get(b, "at")) : len;
+    *server = b ? (size_t)json_integer_value(json_object_get(b, "server")) : SIZE_MAX;
+}
+
+/* The reply's text blocks (Anthropic's) can be written in their places: the text is there,
+ * and each block starts where or after the one before did, within the text. */
+static bool text_blocks_hold(const rein_model_response *r, const char *text)
+{
+    const json_t *list = r ? rein_model_response_text_blocks(r) : NULL;
+    size_t len = strlen(text), nserver = json_array_size(rein_model_response_server_blocks(r));
+    size_t at = 0, server = 0;
+
+    if (!json_array_size(list) || !text[0])
+        return false;
+    for (size_t i = 0; i < json_array_size(list); i++) {
+        size_t a, s;
+        text_block_at(list, i, len, &a, &s);
+        if (a < at || a > len || s < server || s > nserver)
+            return false;
+        at = a;
+        server = s;
+    }
+    return true;
+}
+
+/*
+ * Claude's text as it came, block by block, each with its citations, and the server blocks
+ * in their places between them: a web search answer is a text, the search and its results,
+ * then text blocks that each cite what they say.
+ */
+static void text_blocks(struct rein_jw *w, const rein_model_response *r, const char *text)
+{
+    const json_t *list = rein_model_response_text_blocks(r);
+    const json_t *server = rein_model_response_server_blocks(r);
+    size_t len = strlen(text), sent = 0, n = json_array_size(list);
+
+    for (size_t i = 0; i <= n; i++) {
+        const json_t *cites = json_object_get(json_array_get(list, i), "citations");
+        size_t at, before, end, next_server;
+        text_block_at(list, i, len, &at, &before);
+        text_block_at(list, i + 1, len, &end, &next_server);
+        for (; sent < json_array_size(server) && sent < before; sent++)
+            rein_jw_json(w, json_array_get(server, sent));
+        if (i == n || (end == at && !cites))
+            continue;
+        rein_jw_obj_begin(w);
+        REIN_JW_KEY(w, "type");
+        rein_jw_str(w, "text");
+        REIN_JW_KEY(w, "text");
+        rein_jw_strn(w, text + at, end - at);
+        if (cites) {
+            REIN_JW_KEY(w, "citations");
+            rein_jw_json(w, cites);
+        }
+        rein_jw_obj_end(w);
+    }
+}
+
 static rein_err an_reply(const struct rein__gw_ctx *c, struct rein_buf *out)
 {
     json_t *msg = blocks_message(c->last);
@@ -872,11 +936,15 @@ static rein_err an_reply(const struct rein__gw_ctx *c, struct rein_buf *out)
     REIN_JW_KEY(&w, "content");
     rein_jw_arr_begin(&w);
     thinking(&w, msg, 0, false);
-    json_array_foreach(json_object_get(msg, "server_blocks"), k, b)
-    {
-        rein_jw_json(&w, b);
+    if (text_blocks_hold(c->last, text)) {
+        text_blocks(&w, c->last, text);
+    } else {
+        json_array_foreach(json_object_get(msg, "server_blocks"), k, b)
+        {
+            rein_jw_json(&w, b);
+        }
     }
-    if (text[0] || (refusal && refusal[0])) {
+    if (!text_blocks_hold(c->last, text) && (text[0] || (refusal && refusal[0]))) {
         rein_jw_obj_begin(&w);
         REIN_JW_KEY(&w, "type");
         rein_jw_str(&w, "text");
@@ -1031,6 +1099,12 @@ static rein_err block_open(struct rein__gw_ctx *c, const char *type, struct rein
     return REIN_OK;
 }
 
+/* The block open is one of text (cited or not), which text deltas go on. */
+static bool text_open(const struct rein__gw_ctx *c)
+{
+    return c->block >= 0 && strncmp(c->block_type, "text", 4) == 0;
+}
+
 /* Opens a block of type: a call's with its id and name, the others empty. */
 static rein_err block_start(struct rein__gw_ctx *c, const char *type,
                             const struct rein__gw_call *call)
@@ -1042,7 +1116,7 @@ static rein_err block_start(struct rein__gw_ctx *c, const char *type,
         return rc;
     rein_jw_obj_begin(&w);
     REIN_JW_KEY(&w, "type");
-    rein_jw_str(&w, type);
+    rein_jw_str(&w, strcmp(type, "text_cited") == 0 ? "text" : type);
     if (call) {
         REIN_JW_KEY(&w, "id");
         rein_jw_str(&w, call->id);
@@ -1058,6 +1132,11 @@ static rein_err block_start(struct rein__gw_ctx *c, const char *type,
     } else {
         REIN_JW_KEY(&w, "text");
         rein_jw_str(&w, "");
+        if (strcmp(type, "text_cited") == 0) {
+            REIN_JW_KEY(&w, "citations");
+            rein_jw_arr_begin(&w);
+            rein_jw_arr_end(&w);
+        }
     }
     rein_jw_obj_end(&w);
     return event_end(c, &w, "content_block_start");
@@ -1134,7 +1213,7 @@ static rein_err an_s_text(struct rein__gw_ctx *c, enum rein_model_event_type kin
 
     if (rc || n == 0)
         return rc;
-    if (c->block < 0 || strcmp(c->block_type, type) != 0)
+    if (thinking ? c->block < 0 || strcmp(c->block_type, type) != 0 : !text_open(c))
         rc = block_start(c, type, NULL);
     if (rc)
         return rc;
@@ -1201,11 +1280,68 @@ static rein_err server_block(struct rein__gw_ctx *c, const char *json, size_t n)
  * open (one is opened when the thinking was empty), and thinking after it starts a block of
  * its own.
  */
+/* One citations_delta: the citation's JSON as the upstream wrote it. */
+static rein_err citation_delta(struct rein__gw_ctx *c, const char *json, size_t n)
+{
+    struct rein_jw w;
+
+    event_begin(c, &w, "content_block_delta");
+    delta_open(c, &w, "citations_delta", "citation");
+    rein_jw_raw(&w, json, n);
+    rein_jw_obj_end(&w);
+    return event_end(c, &w, "content_block_delta");
+}
+
+/*
+ * Claude's text comes in blocks, each with the citations of its own text (web search, cited
+ * documents): a new block closes the text block open, so that its text goes in a block of its
+ * own, which starts cited when the upstream's did; each citation goes into the text block
+ * open (one is opened when none is).
+ */
+static rein_err cited_text(struct rein__gw_ctx *c, enum rein_model_event_type kind, const char *p,
+                           size_t n)
+{
+    rein_err rc = message_start(c);
+    json_t *list;
+    size_t i;
+    json_t *v;
+
+    if (!rc && kind == REIN_MEV_TEXT_BLOCK && text_open(c))
+        rc = block_stop(c);
+    if (rc || (kind == REIN_MEV_TEXT_BLOCK && n == 0))
+        return rc;
+    if (!text_open(c) && (rc = block_start(c, "text_cited", NULL)) != REIN_OK)
+        return rc;
+    if (kind == REIN_MEV_CITATION)
+        return citation_delta(c, p, n);
+    /* a block that starts with citations (a whole reply's) gets them as deltas */
+    list = rein_json_parse(p, n, 0, NULL);
+    json_array_foreach(list, i, v)
+    {
+        char *one = rein_json_dumps(v);
+        rc = one ? citation_delta(c, one, strlen(one)) : REIN_ENOMEM;
+        rein_free(one);
+        if (rc)
+            break;
+    }
+    json_decref(list);
+    return rc;
+}
+
+/*
+ * Claude wants its thinking and its server tools' blocks back on the next turn as they came:
+ * each thinking block with the signature that closes it, each redacted block with its data,
+ * each server block whole, in their places. The signature goes into the thinking block still
+ * open (one is opened when the thinking was empty), and thinking after it starts a block of
+ * its own.
+ */
 static rein_err an_s_block(struct rein__gw_ctx *c, enum rein_model_event_type kind, const char *p,
                            size_t n)
 {
     rein_err rc;
 
+    if (kind == REIN_MEV_TEXT_BLOCK || kind == REIN_MEV_CITATION)
+        return cited_text(c, kind, p, n);
     if (kind != REIN_MEV_REASONING_SIGNATURE && kind != REIN_MEV_REDACTED_REASONING &&
         kind != REIN_MEV_SERVER_BLOCK)
         return REIN_OK; /* OpenAI's logprobs and annotations have no place here */

@@ -177,8 +177,13 @@ static rein_err block_start(struct rein_provider_decoder *d, int64_t index, cons
         return REIN_ENOMEM;
     block_release(b);
     if (JEQ(doc, type, "text")) {
+        int cites = JGET(doc, cb, "citations");
+        json_t *v = jis(doc, cites, JSMN_ARRAY) ? jtree(doc, cites) : NULL;
         b->kind = B_TEXT;
-        return rein__asm_text(&d->a, jstr(doc, JGET(doc, cb, "text")));
+        if (jis(doc, cites, JSMN_ARRAY) && !v)
+            return REIN_ENOMEM;
+        rc = rein__asm_text_block(&d->a, v);
+        return rc ? rc : rein__asm_text(&d->a, jstr(doc, JGET(doc, cb, "text")));
     }
     if (JEQ(doc, type, "thinking")) {
         b->kind = B_THINKING;
@@ -251,7 +256,11 @@ static rein_err block_delta(struct rein_provider_decoder *d, int64_t index, cons
             return rc ? rc : rein__json_unescape_flush(&b->input, &hi);
         }
     }
-    return REIN_OK; /* citations_delta and unknown deltas carry nothing rein keeps */
+    if (JEQ(doc, type, "citations_delta") && jis(doc, JGET(doc, delta, "citation"), JSMN_OBJECT)) {
+        json_t *v = jtree(doc, JGET(doc, delta, "citation"));
+        return v ? rein__asm_citation(&d->a, v) : REIN_ENOMEM;
+    }
+    return REIN_OK; /* unknown deltas carry nothing rein keeps */
 }
 
 /* A thinking block ended: its own text and signature are the tails of the joined buffers. */

@@ -76,6 +76,17 @@ static void emit(struct rein__asm *a, struct rein_model_event *ev)
         a->fn(ev, a->ud);
 }
 
+/* An event that says only that something happened (its text is empty). */
+static void emit_piece_empty(struct rein__asm *a, enum rein_model_event_type type)
+{
+    struct rein_model_event ev;
+
+    memset(&ev, 0, sizeof(ev));
+    ev.type = type;
+    ev.text = "";
+    emit(a, &ev);
+}
+
 static void emit_piece(struct rein__asm *a, enum rein_model_event_type type, size_t index,
                        const char *p, size_t len)
 {
@@ -466,9 +477,28 @@ static rein_err emit_json(struct rein__asm *a, enum rein_model_event_type type, 
     return REIN_OK;
 }
 
+/* What the filter holds back in plain text (trailing whitespace, the start of what may be
+ * markup) ends the text block before a new block of Anthropic's: markup does not run across
+ * blocks, and the text goes out in the block it came in. */
+static rein_err release_held(struct rein__asm *a)
+{
+    rein_err rc;
+
+    if (!a->fn || a->tmode != TM_NORMAL || a->tpos >= a->r->text.len)
+        return REIN_OK;
+    rc = emit_text(a, a->r->text.ptr + a->tpos, a->r->text.len - a->tpos);
+    a->tpos = a->r->text.len;
+    return rc;
+}
+
 rein_err rein__asm_server_block(struct rein__asm *a, json_t *block)
 {
     rein_model_response *r = a->r;
+
+    if (release_held(a)) {
+        json_decref(block);
+        return REIN_ENOMEM;
+    }
 
     if (!r->server_blocks && !(r->server_blocks = json_array())) {
         json_decref(block);
@@ -524,6 +554,72 @@ rein_err rein__asm_annotations(struct rein__asm *a, json_t *piece)
         rc = REIN_ENOMEM;
     json_decref(piece);
     return rc;
+}
+
+rein_err rein__asm_text_block(struct rein__asm *a, json_t *citations)
+{
+    rein_model_response *r = a->r;
+    json_t *b = json_pack("{s:I, s:I}", "at", (json_int_t)r->text.len, "server",
+                          (json_int_t)json_array_size(r->server_blocks));
+    rein_err rc = b ? REIN_OK : REIN_ENOMEM;
+
+    if (!rc)
+        rc = release_held(a);
+    if (!rc && citations && json_object_set(b, "citations", citations))
+        rc = REIN_ENOMEM;
+    if (!rc && !r->text_blocks && !(r->text_blocks = json_array()))
+        rc = REIN_ENOMEM;
+    if (!rc && json_array_append(r->text_blocks, b))
+        rc = REIN_ENOMEM;
+    if (!rc && citations)
+        rc = emit_json(a, REIN_MEV_TEXT_BLOCK, citations);
+    else if (!rc && a->fn)
+        emit_piece_empty(a, REIN_MEV_TEXT_BLOCK);
+    json_decref(b);
+    json_decref(citations);
+    return rc;
+}
+
+rein_err rein__asm_citation(struct rein__asm *a, json_t *citation)
+{
+    json_t *b = json_array_get(a->r->text_blocks, json_array_size(a->r->text_blocks) - 1);
+    json_t *list = json_object_get(b, "citations");
+    rein_err rc = emit_json(a, REIN_MEV_CITATION, citation);
+
+    if (!rc && b && !list && (!(list = json_array()) || json_object_set_new(b, "citations", list)))
+        rc = REIN_ENOMEM;
+    /* a citation outside any text block has no text to go with: it is told and not kept */
+    if (!rc && list && json_array_append(list, citation))
+        rc = REIN_ENOMEM;
+    json_decref(citation);
+    return rc;
+}
+
+/* The text changed at the end: the blocks' places no longer hold, their citations do. */
+static rein_err text_blocks_joined(rein_model_response *r)
+{
+    json_t *one = json_pack("{s:i, s:i, s:[]}", "at", 0, "server", 0, "citations");
+    json_t *all = json_object_get(one, "citations");
+    size_t i;
+    json_t *b;
+
+    if (!one)
+        return REIN_ENOMEM;
+    json_array_foreach(r->text_blocks, i, b)
+    {
+        if (json_array_extend(all, json_object_get(b, "citations"))) {
+            json_decref(one);
+            return REIN_ENOMEM;
+        }
+    }
+    json_decref(r->text_blocks);
+    r->text_blocks = json_array();
+    if (!r->text_blocks || (json_array_size(all) && json_array_append(r->text_blocks, one))) {
+        json_decref(one);
+        return REIN_ENOMEM;
+    }
+    json_decref(one);
+    return REIN_OK;
 }
 
 rein_err rein__asm_refusal(struct rein__asm *a, struct rein__jstr s)
@@ -1000,6 +1096,7 @@ rein_err rein__asm_end(struct rein__asm *a)
 {
     rein_model_response *r = a->r;
     struct rein_model_event ev;
+    size_t raw;
     rein_err rc;
 
     if (a->finished)
@@ -1019,8 +1116,11 @@ rein_err rein__asm_end(struct rein__asm *a)
         rc = rein__json_unescape_flush(&r->refusal, &a->hi_refusal);
     if (!rc)
         rc = rein__json_unescape_flush(&r->signature, &a->hi_sig);
+    raw = r->text.len;
     if (!rc && r->text.len)
         rc = rein__textcalls_apply(a);
+    if (!rc && r->text_blocks && r->text.len != raw)
+        rc = text_blocks_joined(r);
     for (size_t i = 0; !rc && i < r->ncalls; i++) {
         rein_model_call *c = r->calls[i];
         struct rein_model_event end;

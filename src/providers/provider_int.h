@@ -66,6 +66,11 @@ struct rein_model_response {
      * message's annotations, as the wire wrote them, or NULL: rein reads neither, and a client
      * of the same wire that asked for them is owed them (the gateway, decision 0087). */
     json_t *logprobs, *annotations;
+    /* Anthropic's text blocks in order, or NULL (other wires): each {"at": where its text
+     * starts in the text, "server": how many server blocks came before it, "citations": [...]
+     * when the block has them}. A reply of web search answers in many blocks, each with the
+     * citations of its own text. */
+    json_t *text_blocks;
     /* Anthropic's thinking and redacted_thinking blocks in order, each with "at" (how many
      * tool calls came before it), or NULL: interleaved thinking has several per turn, and
      * each must go back with its own signature in its place. */
@@ -162,6 +167,11 @@ rein_err rein__asm_logprobs(struct rein__asm *a, json_t *piece) REIN_WUR;
 /* A piece of OpenAI's message annotations (an array; owned from here, even on failure),
  * likewise. */
 rein_err rein__asm_annotations(struct rein__asm *a, json_t *piece) REIN_WUR;
+/* An Anthropic text block starts (citations: the array it starts with, owned, NULL when it has
+ * none): the text held back by the filter goes out first, as the end of the block before. */
+rein_err rein__asm_text_block(struct rein__asm *a, json_t *citations) REIN_WUR;
+/* A citation of the text block streaming (owned from here, even on failure). */
+rein_err rein__asm_citation(struct rein__asm *a, json_t *citation) REIN_WUR;
 /*
  * The open call with wire index key (the most recent one), created when there is none or
  * when id names a different call than the one open at key (Ollama sends every call at index

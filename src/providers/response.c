@@ -88,6 +88,7 @@ void rein_model_response_free(rein_model_response *r)
     json_decref(r->server_blocks);
     json_decref(r->logprobs);
     json_decref(r->annotations);
+    json_decref(r->text_blocks);
     json_decref(r->thinking_blocks);
     json_decref(r->reasoning_details);
     json_decref(r->reasoning_items);
@@ -237,6 +238,11 @@ const json_t *rein_model_response_logprobs(const rein_model_response *r)
 const json_t *rein_model_response_annotations(const rein_model_response *r)
 {
     return r->annotations;
+}
+
+const json_t *rein_model_response_text_blocks(const rein_model_response *r)
+{
+    return r->text_blocks;
 }
 
 int64_t rein_model_response_retry_after_ms(const rein_model_response *r)

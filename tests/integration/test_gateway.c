@@ -1585,6 +1585,131 @@ static void test_anthropic_stream_keeps_thinking_and_server_blocks(void **state)
     th_resp_free(&r);
 }
 
+/* Appends the string member key of delta to the same member of block. */
+static void add_piece(json_t *block, const json_t *delta, const char *key)
+{
+    const char *was = th_jstr(block, key) ? th_jstr(block, key) : "";
+    const char *piece = th_jstr(delta, key);
+    char *both;
+
+    assert_non_null(piece);
+    assert_true(asprintf(&both, "%s%s", was, piece) > 0);
+    assert_int_equal(json_object_set_new(block, key, json_string(both)), 0);
+    free(both);
+}
+
+/* The content a messages stream gives, put together as the Anthropic SDKs do. */
+static json_t *streamed_message_content(const char *sse)
+{
+    json_t *content = json_array();
+
+    for (const char *p = strstr(sse, "data: {"); p; p = strstr(p + 1, "data: {")) {
+        const char *end = strstr(p, "\n\n");
+        json_t *ev = json_loadb(p + 6, (size_t)(end - p - 6), 0, NULL);
+        const char *type = th_jstr(ev, "type");
+        json_t *block = json_array_get(content, json_array_size(content) - 1);
+        const json_t *delta = json_object_get(ev, "delta");
+        const char *dtype = th_jstr(delta, "type") ? th_jstr(delta, "type") : "";
+
+        assert_non_null(ev);
+        if (strcmp(type, "content_block_start") == 0)
+            json_array_append(content, json_object_get(ev, "content_block"));
+        else if (strcmp(dtype, "text_delta") == 0)
+            add_piece(block, delta, "text");
+        else if (strcmp(dtype, "citations_delta") == 0)
+            json_array_append(json_object_get(block, "citations"),
+                              json_object_get(delta, "citation"));
+        else if (strcmp(dtype, "input_json_delta") == 0)
+            json_object_set_new(block, "input",
+                                json_loads(th_jstr(delta, "partial_json"), 0, NULL));
+        json_decref(ev);
+    }
+    return content;
+}
+
+#define AN_CITE(n)                                                                                 \
+    "{\"type\":\"web_search_result_location\",\"cited_text\":\"cited " #n "\",\"url\":"            \
+    "\"https://example.org/" #n "\",\"title\":\"T" #n "\",\"encrypted_index\":\"e" #n "\"}"
+
+/*
+ * A web search answer reaches an Anthropic client as Claude wrote it: its text blocks in their
+ * places between the search's blocks, each with its own citations, in a body and in a stream.
+ * Before, the text was joined into one block after the server blocks and the citations were
+ * dropped.
+ */
+static void test_anthropic_citations_reach_the_client(void **state)
+{
+    static const char content[] =
+        "[{\"type\":\"text\",\"text\":\"I will search. \"},{\"type\":\"server_tool_use\","
+        "\"id\":\"srvtoolu_1\",\"name\":\"web_search\",\"input\":{\"query\":\"capital\"}},"
+        "{\"type\":\"web_search_tool_result\",\"tool_use_id\":\"srvtoolu_1\",\"content\":[]},"
+        "{\"type\":\"text\",\"text\":\"Paris is the capital\",\"citations\":[" AN_CITE(
+            1) "," AN_CITE(2) "]},{\"type\":\"text\",\"text\":\" and "
+                              "\"},{\"type\":\"text\",\"text\":"
+                              "\"Berlin is too\",\"citations\":[" AN_CITE(
+                                  3) "]},{\"type\":\"text\",\"text\":\".\"}]";
+    static const char sse[] = AN_MESSAGE_START AN_START(0, "{\"type\":\"text\",\"text\":\"\"}")
+        AN_DELTA(0, "{\"type\":\"text_delta\",\"text\":\"I will search. \"}") AN_STOP(0) AN_START(
+            1, "{\"type\":\"server_tool_use\",\"id\":\"srvtoolu_1\",\"name\":"
+               "\"web_search\",\"input\":{}}")
+            AN_DELTA(1, "{\"type\":\"input_json_delta\",\"partial_json\":\"{\\\"query\\\": "
+                        "\\\"capital\\\"}\"}") AN_STOP(1)
+                AN_START(2, "{\"type\":\"web_search_tool_result\",\"tool_use_id\":"
+                            "\"srvtoolu_1\",\"content\":[]}") AN_STOP(2)
+                    AN_START(3, "{\"type\":\"text\",\"text\":\"\",\"citations\":[]}") AN_DELTA(
+                        3, "{\"type\":\"citations_delta\",\"citation\":" AN_CITE(1) "}")
+                        AN_DELTA(3, "{\"type\":\"citations_delta\",\"citation\":" AN_CITE(2) "}")
+                            AN_DELTA(3, "{\"type\":\"text_delta\",\"text\":\"Paris is "
+                                        "the capital\"}") AN_STOP(3)
+                                AN_START(4, "{\"type\":\"text\",\"text\":\"\"}")
+                                    AN_DELTA(4, "{\"type\":\"text_delta\",\"text\":\" and \"}")
+                                        AN_STOP(4) AN_START(5, "{\"type\":\"text\",\"text\":\"\","
+                                                               "\"citations\":[]}")
+                                            AN_DELTA(5, "{\"type\":\"citations_delta\","
+                                                        "\"citation\":" AN_CITE(3) "}")
+                                                AN_DELTA(5,
+                                                         "{\"type\":\"text_delta\","
+                                                         "\"text\":\"Berlin is too\"}") AN_STOP(5)
+                                                    AN_START(6, "{\"type\":\"text\",\"text\":\"\"}")
+                                                        AN_DELTA(6, "{\"type\":\"text_delta\","
+                                                                    "\"text\":\".\"}") AN_STOP(6)
+                                                            AN_MESSAGE_END("end_turn");
+    const char *const h[] = {"anthropic-version: 2023-06-01", NULL};
+    json_t *want = json_loads(content, 0, NULL), *got;
+    char *reply;
+    struct th_resp r;
+
+    (void)state;
+    assert_non_null(want);
+    assert_true(asprintf(&reply,
+                         "{\"id\":\"msg_1\",\"type\":\"message\",\"role\":\"assistant\",\"model\":"
+                         "\"m\",\"content\":%s,\"stop_reason\":\"end_turn\",\"stop_sequence\":null,"
+                         "\"usage\":{\"input_tokens\":5,\"output_tokens\":9}}",
+                         content) > 0);
+    start_with("anthropic", NULL, 0);
+    script_body(reply, false);
+    th_http("POST", u("/v1/messages"), "{\"model\":\"m\",\"max_tokens\":64," USER "}", h, &r);
+    if (r.status != 200)
+        fail_msg("%ld %s", r.status, r.body);
+    if (!json_equal(json_object_get(r.json, "content"), want))
+        fail_msg("the client got %s", r.body);
+    th_resp_free(&r);
+
+    script_body(sse, true);
+    th_http("POST", u("/v1/messages"),
+            "{\"model\":\"m\",\"max_tokens\":64,\"stream\":true," USER "}", h, &r);
+    assert_int_equal(r.status, 200);
+    got = streamed_message_content(r.body);
+    if (!json_equal(got, want)) {
+        char *text = rein_json_dumps(got);
+        fail_msg("the stream put together %s\nfrom %s", text, r.body);
+    }
+    json_decref(got);
+    th_resp_free(&r);
+    json_decref(want);
+    free(reply);
+}
+
 /* Member `key` of the upstream's last request equals the same member of the client's body. */
 static void assert_went_up_as_sent(const char *body, const char *key)
 {
@@ -2133,6 +2258,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_teardown(test_anthropic_stop_sequence, teardown),
         cmocka_unit_test_teardown(test_openai_same_wire_goes_up_as_sent, teardown),
         cmocka_unit_test_teardown(test_openai_logprobs_and_annotations_reach_the_client, teardown),
+        cmocka_unit_test_teardown(test_anthropic_citations_reach_the_client, teardown),
         cmocka_unit_test_teardown(test_same_wire_reask_adds_after_the_messages_as_sent, teardown),
         cmocka_unit_test_teardown(test_other_wire_refuses_what_it_cannot_carry, teardown),
         cmocka_unit_test_teardown(test_held_frames_are_handed_before_each_wait, teardown),

@@ -427,6 +427,72 @@ check('openai: a developer message, an image and a strict tool reach the upstrea
   for (const k of ['messages', 'tools']) assert.deepEqual(q.json[k], req[k], k);
 });
 
+// What the upstream's reply holds besides text and calls reaches a client of its wire:
+// logprobs a client asked for, a search model's annotations, Claude's citations.
+async function serveRaw(body, stream) {
+  await control('/__reset', {});
+  await control('/__script', { name: 'raw', validate: true, replies: [{ body, stream, times: 0 }] });
+}
+const lp = (token, logprob) => ({ token, logprob, bytes: null, top_logprobs: [] });
+const chunk = (choice) => `data: ${JSON.stringify({ id: 'c', object: 'chat.completion.chunk',
+  created: 1, model: 'm', choices: [{ index: 0, logprobs: null, finish_reason: null, ...choice }] })}\n\n`;
+
+check('openai: the SDK gets the logprobs it asked for and a search model\'s annotations', async () => {
+  const annotations = [{ type: 'url_citation', url_citation: { start_index: 0, end_index: 5,
+    url: 'https://example.org/', title: 'E' } }];
+  const logprobs = { content: [lp('Paris', -0.5), lp('.', -0.25)], refusal: null };
+  await serveRaw(JSON.stringify({ id: 'c', object: 'chat.completion', created: 1, model: 'm',
+    choices: [{ index: 0, message: { role: 'assistant', content: 'Paris.', refusal: null,
+      annotations }, logprobs, finish_reason: 'stop' }] }), false);
+  const r = await oa.chat.completions.create({ model: 'gpt-test', messages: user, logprobs: true });
+  assert.deepEqual(r.choices[0].logprobs, logprobs);
+  assert.deepEqual(r.choices[0].message.annotations, annotations);
+  await serveRaw(chunk({ delta: { role: 'assistant', content: '' } }) +
+    chunk({ delta: { content: 'Paris' }, logprobs: { content: [lp('Paris', -0.5)], refusal: null } }) +
+    chunk({ delta: { content: '.' }, logprobs: { content: [lp('.', -0.25)], refusal: null } }) +
+    chunk({ delta: { annotations } }) + chunk({ delta: {}, finish_reason: 'stop' }) +
+    'data: [DONE]\n\n', true);
+  const f = await oa.chat.completions.stream({ model: 'gpt-test', messages: user, logprobs: true })
+    .finalChatCompletion();
+  assert.equal(f.choices[0].message.content, 'Paris.');
+  assert.deepEqual(f.choices[0].logprobs.content, logprobs.content);
+});
+
+check('anthropic: a web search answer reaches the SDK with its blocks and citations', async () => {
+  const cite = (n) => ({ type: 'web_search_result_location', cited_text: `cited ${n}`,
+    url: `https://example.org/${n}`, title: `T${n}`, encrypted_index: `e${n}` });
+  const content = [{ type: 'text', text: 'I will search. ' },
+    { type: 'server_tool_use', id: 'srvtoolu_1', name: 'web_search', input: { query: 'capital' } },
+    { type: 'web_search_tool_result', tool_use_id: 'srvtoolu_1', content: [] },
+    { type: 'text', text: 'Paris is the capital', citations: [cite(1), cite(2)] },
+    { type: 'text', text: ' and ' },
+    { type: 'text', text: 'Berlin is too', citations: [cite(3)] }];
+  const message = { id: 'msg_1', type: 'message', role: 'assistant', model: 'm', content,
+    stop_reason: 'end_turn', stop_sequence: null, usage: { input_tokens: 5, output_tokens: 9 } };
+  await serveRaw(JSON.stringify(message), false);
+  const req = { model: 'claude-test', max_tokens: 256, messages: user };
+  assert.deepEqual((await an.messages.create(req)).content, content);
+  const ev = (type, data) => `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`;
+  let sse = ev('message_start', { message: { ...message, content: [], stop_reason: null } });
+  content.forEach((b, index) => {
+    const start = b.type === 'text' ? { type: 'text', text: '', ...(b.citations ? { citations: [] } : {}) }
+      : b.type === 'server_tool_use' ? { ...b, input: {} } : b;
+    sse += ev('content_block_start', { index, content_block: start });
+    for (const c of b.citations ?? [])
+      sse += ev('content_block_delta', { index, delta: { type: 'citations_delta', citation: c } });
+    if (b.type === 'text')
+      sse += ev('content_block_delta', { index, delta: { type: 'text_delta', text: b.text } });
+    if (b.type === 'server_tool_use')
+      sse += ev('content_block_delta', { index, delta: { type: 'input_json_delta',
+        partial_json: JSON.stringify(b.input) } });
+    sse += ev('content_block_stop', { index });
+  });
+  sse += ev('message_delta', { delta: { stop_reason: 'end_turn', stop_sequence: null },
+    usage: { output_tokens: 9 } }) + ev('message_stop', {});
+  await serveRaw(sse, true);
+  assert.deepEqual((await an.messages.stream(req).finalMessage()).content, content);
+});
+
 check('anthropic client → OpenAI upstream, JSON and stream', async () => {
   await scenario([{ text: 'On it.', tool_calls: [call('call_x', '{"city":"Paris"}')],
     usage: { input_tokens: 7, output_tokens: 2 } },

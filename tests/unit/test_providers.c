@@ -69,6 +69,15 @@ static void collect(const struct rein_model_event *ev, void *ud)
     case REIN_MEV_ANNOTATIONS:
         tag = 'a';
         break;
+    case REIN_MEV_TEXT_BLOCK:
+        tag = 'b';
+        break;
+    case REIN_MEV_SERVER_BLOCK:
+        tag = 'v';
+        break;
+    case REIN_MEV_CITATION:
+        tag = 'c';
+        break;
     default:
         break;
     }
@@ -1064,7 +1073,7 @@ static void test_events_follow_the_stream(void **state)
         "\"usage\":{\"output_tokens\":3}}\n\n"
         "data: {\"type\":\"message_stop\"}\n\n",
         0, &col);
-    assert_string_equal(col.order, "SDEtuF");
+    assert_string_equal(col.order, "SDEbtuF");
     assert_true(rein_model_response_is_complete(r));
     rein_model_response_free(r);
     collected_release(&col);
@@ -1148,6 +1157,72 @@ static void test_logprobs_and_annotations_are_kept(void **state)
     rein_model_response_free(r);
     json_decref(want_lp);
     json_decref(want_ann);
+}
+
+#define CITE1                                                                                      \
+    "{\"type\":\"web_search_result_location\",\"cited_text\":\"Paris is the capital\","            \
+    "\"url\":\"https://example.org/p\",\"title\":\"P\",\"encrypted_index\":\"e1\"}"
+#define AN_BLOCK_START(i, block)                                                                   \
+    "data: {\"type\":\"content_block_start\",\"index\":" #i ",\"content_block\":" block "}\n\n"
+#define AN_BLOCK_DELTA(i, delta)                                                                   \
+    "data: {\"type\":\"content_block_delta\",\"index\":" #i ",\"delta\":" delta "}\n\n"
+#define AN_BLOCK_STOP(i) "data: {\"type\":\"content_block_stop\",\"index\":" #i "}\n\n"
+
+/*
+ * Claude's text blocks are kept with their places and citations: a web search answer is a
+ * text, the search's blocks, then text blocks that each cite what they say. The text the filter
+ * held back (the first block's trailing space) goes out before the next block starts.
+ */
+static void test_anthropic_text_blocks_keep_their_citations(void **state)
+{
+    static const char sse[] = AN_BLOCK_START(0, "{\"type\":\"text\",\"text\":\"\"}")
+        AN_BLOCK_DELTA(0, "{\"type\":\"text_delta\",\"text\":\"Let me look. \"}") AN_BLOCK_STOP(0)
+            AN_BLOCK_START(1, "{\"type\":\"server_tool_use\",\"id\":\"s1\","
+                              "\"name\":\"web_search\",\"input\":{}}") AN_BLOCK_STOP(1)
+                AN_BLOCK_START(2, "{\"type\":\"web_search_tool_result\","
+                                  "\"tool_use_id\":\"s1\",\"content\":[]}") AN_BLOCK_STOP(2)
+                    AN_BLOCK_START(3, "{\"type\":\"text\",\"text\":\"\",\"citations\":[]}")
+                        AN_BLOCK_DELTA(3, "{\"type\":\"citations_delta\",\"citation\":" CITE1 "}")
+                            AN_BLOCK_DELTA(3, "{\"type\":\"text_delta\",\"text\":\"Paris.\"}")
+                                AN_BLOCK_STOP(3)
+                                    AN_BLOCK_START(4, "{\"type\":\"text\",\"text\":\" Done\"}")
+                                        AN_BLOCK_STOP(4) "data: {\"type\":\"message_delta\","
+                                                         "\"delta\":{\"stop_reason\":"
+                                                         "\"end_turn\"}}\n\n";
+    static const char body[] =
+        "{\"id\":\"m\",\"type\":\"message\",\"role\":\"assistant\",\"model\":\"c\",\"content\":["
+        "{\"type\":\"text\",\"text\":\"Let me look. "
+        "\"},{\"type\":\"server_tool_use\",\"id\":\"s1\","
+        "\"name\":\"web_search\",\"input\":{}},{\"type\":\"web_search_tool_result\","
+        "\"tool_use_id\":\"s1\",\"content\":[]},{\"type\":\"text\",\"text\":\"Paris.\","
+        "\"citations\":[" CITE1 "]},{\"type\":\"text\",\"text\":\" Done\"}],"
+        "\"stop_reason\":\"end_turn\"}";
+    json_t *want =
+        json_pack("[{s:i,s:i},{s:i,s:i,s:[o]},{s:i,s:i}]", "at", 0, "server", 0, "at", 13, "server",
+                  2, "citations", json_loads(CITE1, 0, NULL), "at", 19, "server", 2);
+    struct collected col;
+    rein_model_response *r;
+
+    (void)state;
+    assert_non_null(want);
+    for (size_t chunk = 0; chunk <= 5; chunk += 5) {
+        collected_init(&col);
+        r = decode(REIN_WIRE_ANTHROPIC_SSE, sse, chunk, &col);
+        assert_string_equal(rein_model_response_text(r), "Let me look. Paris. Done");
+        assert_string_equal(col.text.ptr, "Let me look. Paris. Done");
+        /* the held space goes out before the server blocks: the text stays in its block */
+        assert_string_equal(col.order, "btvbctbtF");
+        if (!json_equal(rein_model_response_text_blocks(r), want)) {
+            char *got = rein_json_dumps(rein_model_response_text_blocks(r));
+            fail_msg("text blocks: %s", got);
+        }
+        rein_model_response_free(r);
+        collected_release(&col);
+    }
+    r = decode(REIN_WIRE_ANTHROPIC_JSON, body, 0, NULL);
+    assert_true(json_equal(rein_model_response_text_blocks(r), want));
+    rein_model_response_free(r);
+    json_decref(want);
 }
 
 /* The text events add up to the reply's text when a piece was not where the last one ended (a
@@ -3628,6 +3703,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_decoder_errors_say_where),
     cmocka_unit_test(test_events_follow_the_stream),
     cmocka_unit_test(test_logprobs_and_annotations_are_kept),
+    cmocka_unit_test(test_anthropic_text_blocks_keep_their_citations),
     cmocka_unit_test(test_text_events_hold_back_call_markup),
     cmocka_unit_test(test_text_events_after_a_gap_and_a_lone_half),
     cmocka_unit_test(test_text_calls_in_every_known_form),
