@@ -1,7 +1,10 @@
 /*
- * Fuzz target for the gateway's client-facing request parsers (src/gateway/openai.c and
- * src/gateway/anthropic.c): the first byte picks the wire (even: OpenAI chat completions,
- * odd: Anthropic messages), the rest is the request body as a client sent it. Nothing may
+ * Fuzz target for the gateway's client-facing request parsers (src/gateway/openai.c,
+ * src/gateway/anthropic.c and src/gateway/responses.c): the first byte picks the wire (bit 2
+ * set: the Responses API, read as the chat completions body it means; else even: OpenAI chat
+ * completions, odd: Anthropic messages), the rest is the request body as a client sent it. A
+ * Responses body converts to a chat completions body the OpenAI parser reads, or is refused
+ * with a message, and what it holds beyond that is three lists of the right types. Nothing may
  * crash, leak or read out of bounds. A refused body names what is wrong, and the error body
  * the client would get for it (with the parameter it names, which comes from the input) is
  * valid JSON in the wire's shape. A parsed body has a conversation, tools with string names
@@ -138,6 +141,40 @@ static void check_known_tools(const struct rein__gw_wire *wire, enum rein_gatewa
     rein__gw_req_release(&known);
 }
 
+static void check_responses(const char *body, size_t len, bool verbatim)
+{
+    struct rein__gw_req r;
+    struct rein__gw_bad bad;
+    struct rein_buf chat;
+    json_t *extra = NULL;
+    rein_err rc;
+
+    memset(&bad, 0, sizeof(bad));
+    rein_buf_init(&chat, 0);
+    rc = rein__gw_responses.convert(body, len, &chat, &extra, &bad);
+    if (rc == REIN_EINVAL) {
+        if (!bad.msg[0])
+            abort();
+        check_error(&rein__gw_responses, &bad);
+    } else if (rc == REIN_OK) {
+        if (!json_is_object(json_object_get(extra, "passthrough")) ||
+            !json_is_array(json_object_get(extra, "dropped")) ||
+            !json_is_array(json_object_get(extra, "unsupported")))
+            abort();
+        rc = parse_as(&rein__gw_responses, REIN_GATEWAY_OPENAI, &r, chat.ptr, chat.len, NULL, 0,
+                      verbatim, &bad);
+        if (rc == REIN_OK)
+            check_parsed(&r);
+        else if (rc == REIN_EINVAL && !bad.msg[0])
+            abort();
+        rein__gw_req_release(&r);
+    } else if (rc != REIN_ENOMEM) {
+        abort();
+    }
+    json_decref(extra);
+    rein_buf_release(&chat);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     const struct rein__gw_wire *wire;
@@ -147,6 +184,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
     if (size < 1)
         return 0;
+    if (data[0] & 4) {
+        check_responses((const char *)data + 1, size - 1, (data[0] & 2) != 0);
+        return 0;
+    }
     wire = (data[0] & 1) ? &rein__gw_anthropic : &rein__gw_openai;
     memset(&bad, 0, sizeof(bad));
     rein__gw_req_init(&r, (data[0] & 1) ? REIN_GATEWAY_ANTHROPIC : REIN_GATEWAY_OPENAI);

@@ -63,6 +63,7 @@ typedef struct rein_gateway rein_gateway;
 enum rein_gateway_api {
     REIN_GATEWAY_OPENAI = 0,    /* POST /v1/chat/completions */
     REIN_GATEWAY_ANTHROPIC = 1, /* POST /v1/messages */
+    REIN_GATEWAY_RESPONSES = 2, /* POST /v1/responses (OpenAI's Responses API) */
 };
 
 /* What happens to a reply with an invalid tool call. Values only grow. */

@@ -764,7 +764,8 @@ static rein_err upstream_request(struct rein__gw_ctx *c, struct rein__gw_bad *ba
         rc = rein_model_request_add_tool_shared(m, t->client[i].name, t->client[i].description,
                                                 t->client[i].parameters);
     if (!rc && t && t->wire_tools)
-        rc = rein_model_request_set_wire_tools(m, c->wire->name, t->wire_tools, t->wire_tools_len);
+        rc = rein_model_request_set_wire_tools(m, rein__gw_body_wire(c), t->wire_tools,
+                                               t->wire_tools_len);
     for (size_t i = 0; !rc && i < c->o.nserver; i++)
         rc = rein_model_request_add_tool_shared(m, rein_tool_id(c->o.server[i]),
                                                 rein_tool_description(c->o.server[i]),
@@ -1174,7 +1175,9 @@ static rein_err ctx_init(struct rein__gw_ctx *c, rein_gateway *g,
     c->g = g;
     c->call = call;
     c->sink = sink;
-    c->wire = call->api == REIN_GATEWAY_ANTHROPIC ? &rein__gw_anthropic : &rein__gw_openai;
+    c->wire = call->api == REIN_GATEWAY_ANTHROPIC   ? &rein__gw_anthropic
+              : call->api == REIN_GATEWAY_RESPONSES ? &rein__gw_responses
+                                                    : &rein__gw_openai;
     c->block = -1;
     c->cached_tokens = c->cache_write_tokens = c->reasoning_tokens = -1;
     c->created = rein_wall_ms() / 1000;
@@ -1184,16 +1187,20 @@ static rein_err ctx_init(struct rein__gw_ctx *c, rein_gateway *g,
     rein_buf_init(&c->chunk_head, 0);
     rein_buf_init(&c->streamed, 0);
     rein_buf_init(&c->logprobs, 0);
+    rein_buf_init(&c->rs_text, 0);
+    rein_buf_init(&c->conv, 0);
     if (call->trace_id && rein_trace_id_is_valid(call->trace_id))
         memcpy(c->trace_id, call->trace_id, sizeof(c->trace_id)); /* valid: 32 digits and NUL */
     else
         rein_trace_id_new(c->trace_id);
-    if (call->api == REIN_GATEWAY_ANTHROPIC)
-        rein_id_new("msg_", c->id);
-    else
-        rein_id_new("chatcmpl-", c->id);
-    rein__gw_req_init(&c->req, call->api);
-    c->req.verbatim = strcmp(rein_provider_wire(g->provider), c->wire->name) == 0;
+    rein_id_new(call->api == REIN_GATEWAY_ANTHROPIC   ? "msg_"
+                : call->api == REIN_GATEWAY_RESPONSES ? "resp_"
+                                                      : "chatcmpl-",
+                c->id);
+    /* the Responses wire's body is read as the chat completions body it means */
+    rein__gw_req_init(&c->req,
+                      call->api == REIN_GATEWAY_RESPONSES ? REIN_GATEWAY_OPENAI : call->api);
+    c->req.verbatim = strcmp(rein_provider_wire(g->provider), rein__gw_body_wire(c)) == 0;
     c->seen_ids = json_object();
     /* problems, repairs and converted are made by the first note (record.c): most requests
      * have none. */
@@ -1228,6 +1235,10 @@ static void ctx_release(struct rein__gw_ctx *c)
     rein_buf_release(&c->chunk_head);
     rein_buf_release(&c->streamed);
     rein_buf_release(&c->logprobs);
+    json_decref(c->rs_items);
+    rein_buf_release(&c->rs_text);
+    rein_buf_release(&c->conv);
+    json_decref(c->conv_extra);
 }
 
 /* The call ids the client's history already uses: a new call must not repeat one. */
@@ -1247,20 +1258,39 @@ static rein_err note_history_ids(struct rein__gw_ctx *c)
     return REIN_OK;
 }
 
+/* What a converted body's client body holds beyond it joins the parsed request's lists. */
+static rein_err take_extra(struct rein__gw_req *r, const json_t *extra)
+{
+    if (json_object_update(r->passthrough, json_object_get(extra, "passthrough")) ||
+        json_array_extend(r->dropped, json_object_get(extra, "dropped")) ||
+        json_array_extend(r->unsupported, json_object_get(extra, "unsupported")))
+        return REIN_ENOMEM;
+    return REIN_OK;
+}
+
 /* Everything before the first upstream call; false when the request was answered (400, 409). */
 static bool prepare(struct rein__gw_ctx *c)
 {
+    const char *body = c->call->body;
+    size_t len = c->call->len;
     struct rein__gw_bad bad = {{0}, {0}};
     struct rein_store_lock_info held;
     rein_error err;
     rein_err rc;
 
     rc = read_options(c, &bad) ? REIN_OK : REIN_EINVAL;
+    if (!rc && c->wire->convert)
+        rc = c->wire->convert(body, len, &c->conv, &c->conv_extra, &bad);
+    if (!rc && c->wire->convert) {
+        body = c->conv.ptr;
+        len = c->conv.len;
+    }
     if (!rc)
-        rein__gw_tools_find(c->g, &c->req, c->call->body, c->call->len, c->o.server, c->o.nserver,
-                            &c->tools);
+        rein__gw_tools_find(c->g, &c->req, body, len, c->o.server, c->o.nserver, &c->tools);
     if (!rc)
-        rc = c->wire->parse(&c->req, c->call->body, c->call->len, &bad);
+        rc = c->wire->parse(&c->req, body, len, &bad);
+    if (!rc && c->conv_extra)
+        rc = take_extra(&c->req, c->conv_extra);
     if (!rc)
         rc = note_history_ids(c);
     if (!rc && !c->tools)

@@ -173,8 +173,20 @@ struct rein__gw_ctx;
 
 /* The wire a client speaks, as a server. */
 struct rein__gw_wire {
-    const char *name;      /* "openai" | "anthropic": also the provider wire that is the same */
+    /* "openai" | "anthropic" | "openai-responses": also the provider wire that is the same */
+    const char *name;
     const char *id_prefix; /* of made-up call ids */
+    /*
+     * A wire whose body means another wire's (the Responses API's means a chat completions
+     * body), or NULL: the text of that body into out, which parse() then reads, and what the
+     * client's body holds beyond it into *extra (new): {"passthrough", "dropped",
+     * "unsupported"} as struct rein__gw_req has them. REIN_EINVAL with bad filled. parse_as
+     * names the other wire: an upstream of it gets that body's messages and tools as written
+     * (decision 0085).
+     */
+    rein_err (*convert)(const char *body, size_t len, struct rein_buf *out, json_t **extra,
+                        struct rein__gw_bad *bad);
+    const char *parse_as;
     rein_err (*parse)(struct rein__gw_req *r, const char *body, size_t len,
                       struct rein__gw_bad *bad);
     /* The whole JSON answer. */
@@ -199,6 +211,7 @@ struct rein__gw_wire {
 
 extern const struct rein__gw_wire rein__gw_openai;
 extern const struct rein__gw_wire rein__gw_anthropic;
+extern const struct rein__gw_wire rein__gw_responses;
 
 /* ---- the request's tools ----------------------------------------------------------------- */
 
@@ -379,6 +392,16 @@ struct rein__gw_ctx {
     /* OpenAI: the upstream's logprobs piece that goes with the next chunk (JSON text; empty:
      * none). The piece comes before the text it scores, which the filter may hold back. */
     struct rein_buf logprobs;
+    /* Responses: the output items the stream has given whole (for response.completed), the
+     * open item's text and id, the events' sequence_number. */
+    json_t *rs_items;
+    struct rein_buf rs_text;
+    char rs_item[REIN_ID_MAX];
+    int64_t rs_seq;
+    /* A wire read as another's (wire->convert): the body the parser read, and what the
+     * client's body holds beyond it (new, or NULL). */
+    struct rein_buf conv;
+    json_t *conv_extra;
     int block; /* Anthropic: index of the open block, -1 none */
     int next_block;
     char block_type[20];    /* "text", "thinking", "thinking_signed" (its signature began) */
@@ -395,6 +418,11 @@ struct rein__gw_ctx {
     rein_err sink_rc;           /* the first failure of the sink */
 };
 
+/* The wire the request's body is read as: the client's, or the one its body means. */
+static inline const char *rein__gw_body_wire(const struct rein__gw_ctx *c)
+{
+    return c->wire->parse_as ? c->wire->parse_as : c->wire->name;
+}
 /* Sends one stream event, starting the stream first; remembers a gone client. */
 rein_err rein__gw_emit(struct rein__gw_ctx *c, const char *event, const char *data, size_t len);
 /* The "rein" member of an answer (new), or NULL when nothing was repaired, re-asked or passed. */

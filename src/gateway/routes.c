@@ -118,6 +118,11 @@ static void handle_messages(rein_request *req, void *userdata)
     serve(req, userdata, REIN_GATEWAY_ANTHROPIC);
 }
 
+static void handle_responses(rein_request *req, void *userdata)
+{
+    serve(req, userdata, REIN_GATEWAY_RESPONSES);
+}
+
 static void handle_count_tokens(rein_request *req, void *userdata)
 {
     size_t len = 0;
@@ -167,6 +172,9 @@ rein_err rein_gateway_add_routes(rein_server *srv, rein_gateway *gw, rein_error 
                            handle_chat_completions, gw, err);
     if (rc == REIN_OK)
         rc = rein_server_route(srv, "POST", "/v1/messages", REIN_ROUTE_WAITS, handle_messages, gw,
+                               err);
+    if (rc == REIN_OK)
+        rc = rein_server_route(srv, "POST", "/v1/responses", REIN_ROUTE_WAITS, handle_responses, gw,
                                err);
     if (rc == REIN_OK)
         rc = rein_server_route(srv, "POST", "/v1/messages/count_tokens", REIN_ROUTE_WAITS,

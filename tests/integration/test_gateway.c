@@ -1710,6 +1710,220 @@ static void test_anthropic_citations_reach_the_client(void **state)
     free(reply);
 }
 
+/* ---- the Responses API ------------------------------------------------------------------- */
+
+#define RS_TOOLS                                                                                   \
+    "\"tools\":[{\"type\":\"function\",\"name\":\"get_weather\",\"parameters\":{\"type\":"         \
+    "\"object\",\"properties\":{\"city\":{\"type\":\"string\"}},\"required\":[\"city\"]}}]"
+#define RS_CALL_REPLY                                                                              \
+    "{\"text\":[\"Checking \",\"now.\"],\"tool_calls\":[{\"id\":\"c1\",\"name\":\"get_weather\","  \
+    "\"arguments\":\"{\\\"city\\\":\\\"Paris\\\"}\"}],\"usage\":{\"input_tokens\":11,"             \
+    "\"output_tokens\":7}}"
+
+static void responses(const char *body, struct th_resp *r)
+{
+    const char *const h[] = {"Content-Type: application/json", NULL};
+
+    th_http("POST", u("/v1/responses"), body, h, r);
+}
+
+/* The events of a Responses stream, their types joined by spaces; each event's
+ * sequence_number must be the one after the last, its type the event line's. */
+static json_t *rs_events(const char *sse, char *types, size_t cap)
+{
+    json_t *all = json_array();
+    size_t n = 0;
+
+    types[0] = '\0';
+    for (const char *p = strstr(sse, "event: "); p; p = strstr(p + 1, "\nevent: ")) {
+        const char *name = p[0] == '\n' ? p + 8 : p + 7, *data = strstr(name, "\ndata: ");
+        const char *end = strstr(data, "\n\n");
+        json_t *ev = json_loadb(data + 7, (size_t)(end - data - 7), 0, NULL);
+        size_t len = strcspn(name, "\n");
+        assert_non_null(ev);
+        assert_int_equal(json_integer_value(json_object_get(ev, "sequence_number")),
+                         json_array_size(all));
+        assert_int_equal(strlen(th_jstr(ev, "type")), len);
+        assert_memory_equal(th_jstr(ev, "type"), name, len);
+        n += (size_t)snprintf(types + n, cap - n, "%s%.*s", n ? " " : "", (int)len, name);
+        assert_true(n < cap);
+        json_array_append_new(all, ev);
+    }
+    return all;
+}
+
+/*
+ * A Responses client (Codex, the OpenAI Agents SDK) gets a response object: the message and
+ * each checked call as output items, the usage in its terms; the upstream is asked the chat
+ * completions request it means (instructions a system message, the flat function tool
+ * nested). A stream is the API's typed events, numbered, ending with the whole response.
+ */
+static void test_responses_json_and_stream(void **state)
+{
+    static const char body[] =
+        "{\"model\":\"m\",\"instructions\":\"Be brief.\",\"input\":[{\"role\":"
+        "\"user\",\"content\":[{\"type\":\"input_text\",\"text\":\"weather "
+        "in Paris?\"}]}]," RS_TOOLS "}";
+    const struct ms_request *q;
+    const json_t *out, *last;
+    json_t *evs;
+    char types[2048];
+    struct th_resp r;
+
+    (void)state;
+    start();
+    script("[" RS_CALL_REPLY "," RS_CALL_REPLY "]");
+    responses(body, &r);
+    if (r.status != 200)
+        fail_msg("%ld %s", r.status, r.body);
+    assert_string_equal(th_jstr(r.json, "object"), "response");
+    assert_string_equal(th_jstr(r.json, "status"), "completed");
+    assert_int_equal(strncmp(th_jstr(r.json, "id"), "resp_", 5), 0);
+    out = json_object_get(r.json, "output");
+    assert_int_equal(json_array_size(out), 2);
+    assert_string_equal(th_jstr(json_array_get(out, 0), "type"), "message");
+    assert_string_equal(
+        th_jstr(json_array_get(json_object_get(json_array_get(out, 0), "content"), 0), "text"),
+        "Checking now.");
+    assert_string_equal(th_jstr(json_array_get(out, 1), "type"), "function_call");
+    assert_string_equal(th_jstr(json_array_get(out, 1), "call_id"), "c1");
+    assert_string_equal(th_jstr(json_array_get(out, 1), "name"), "get_weather");
+    assert_string_equal(th_jstr(json_array_get(out, 1), "arguments"), "{\"city\":\"Paris\"}");
+    assert_int_equal(
+        json_integer_value(json_object_get(json_object_get(r.json, "usage"), "input_tokens")), 11);
+    assert_int_equal(
+        json_integer_value(json_object_get(json_object_get(r.json, "usage"), "total_tokens")), 18);
+    th_resp_free(&r);
+    q = ms_last_request(F->ms);
+    assert_string_equal(th_jstr(json_array_get(json_object_get(q->json, "messages"), 0), "role"),
+                        "system");
+    assert_string_equal(
+        th_jstr(json_object_get(json_array_get(json_object_get(q->json, "tools"), 0), "function"),
+                "name"),
+        "get_weather");
+
+    responses("{\"stream\":true,\"model\":\"m\",\"input\":\"weather in Paris?\"," RS_TOOLS "}", &r);
+    assert_int_equal(r.status, 200);
+    evs = rs_events(r.body, types, sizeof(types));
+    assert_string_equal(types, "response.created response.in_progress response.output_item.added "
+                               "response.content_part.added response.output_text.delta "
+                               "response.output_text.delta response.output_text.done "
+                               "response.content_part.done response.output_item.done "
+                               "response.output_item.added response.function_call_arguments.delta "
+                               "response.function_call_arguments.done response.output_item.done "
+                               "response.completed");
+    last = json_object_get(json_array_get(evs, json_array_size(evs) - 1), "response");
+    assert_int_equal(json_array_size(json_object_get(last, "output")), 2);
+    assert_string_equal(th_jstr(json_array_get(json_object_get(last, "output"), 1), "arguments"),
+                        "{\"city\":\"Paris\"}");
+    assert_string_equal(th_jstr(last, "status"), "completed");
+    json_decref(evs);
+    th_resp_free(&r);
+}
+
+/* The next turn: the call and its output are the assistant's call and a tool message. */
+static void test_responses_next_turn(void **state)
+{
+    static const char body[] =
+        "{\"model\":\"m\",\"input\":[{\"role\":\"user\",\"content\":\"weather in Paris?\"},"
+        "{\"type\":\"reasoning\",\"id\":\"rs_1\",\"summary\":[]},"
+        "{\"type\":\"message\",\"role\":\"assistant\",\"content\":[{\"type\":\"output_text\","
+        "\"text\":\"Checking.\"}]},{\"type\":\"function_call\",\"id\":\"fc_1\",\"call_id\":\"c1\","
+        "\"name\":\"get_weather\",\"arguments\":\"{\\\"city\\\":\\\"Paris\\\"}\"},"
+        "{\"type\":\"function_call_output\",\"call_id\":\"c1\",\"output\":\"sunny\"}],"
+        "\"store\":false,\"include\":[\"reasoning.encrypted_content\"]," RS_TOOLS "}";
+    const json_t *msgs;
+    struct th_resp r;
+
+    (void)state;
+    start();
+    script("[{\"text\":\"Sunny.\"}]");
+    responses(body, &r);
+    if (r.status != 200)
+        fail_msg("%ld %s", r.status, r.body);
+    assert_string_equal(
+        th_jstr(json_array_get(json_object_get(json_array_get(json_object_get(r.json, "output"), 0),
+                                               "content"),
+                               0),
+                "text"),
+        "Sunny.");
+    th_resp_free(&r);
+    msgs = json_object_get(ms_last_request(F->ms)->json, "messages");
+    assert_int_equal(json_array_size(msgs), 3);
+    assert_string_equal(th_jstr(json_array_get(msgs, 1), "content"), "Checking.");
+    assert_string_equal(
+        th_jstr(json_array_get(json_object_get(json_array_get(msgs, 1), "tool_calls"), 0), "id"),
+        "c1");
+    assert_string_equal(th_jstr(json_array_get(msgs, 2), "role"), "tool");
+    assert_string_equal(th_jstr(json_array_get(msgs, 2), "tool_call_id"), "c1");
+    assert_string_equal(th_jstr(json_array_get(msgs, 2), "content"), "sunny");
+}
+
+/* What rein cannot do on this wire is refused by name, before the upstream is asked. */
+static void test_responses_refusals(void **state)
+{
+    static const struct {
+        const char *body, *param;
+    } cases[] = {
+        {"{\"model\":\"m\",\"input\":\"hi\",\"previous_response_id\":\"resp_1\"}",
+         "previous_response_id"},
+        {"{\"model\":\"m\",\"input\":\"hi\",\"tools\":[{\"type\":\"web_search\"}]}",
+         "tools[0].type"},
+        {"{\"model\":\"m\",\"input\":[{\"type\":\"item_reference\",\"id\":\"msg_1\"}]}",
+         "input[0]"},
+        {"{\"model\":\"m\",\"input\":[{\"role\":\"user\",\"content\":[{\"type\":\"input_image\","
+         "\"file_id\":\"f\"}]}]}",
+         "input[0].content[0]"},
+        {"{\"model\":\"m\",\"input\":[{\"type\":\"function_call\",\"call_id\":\"c\"}]}",
+         "input[0]"},
+        {"{\"model\":\"m\"}", "input"},
+        {"{\"model\":\"m\",\"input\":7}", "input"},
+        {"{\"model\":\"m\",\"input\":\"hi\",\"background\":true}", "background"},
+        {"{\"model\":\"m\",\"input\":\"hi\",\"max_output_tokens\":\"x\"}", "max_output_tokens"},
+        {"{\"model\":\"m\",\"input\":\"hi\",", ""},
+    };
+    struct th_resp r;
+
+    (void)state;
+    start();
+    script("[{\"text\":\"ok\",\"times\":0}]");
+    for (size_t i = 0; i < REIN_ARRAY_SIZE(cases); i++) {
+        const json_t *e;
+        responses(cases[i].body, &r);
+        e = json_object_get(r.json, "error");
+        if (r.status != 400 || !e ||
+            strcmp(th_jstr(e, "param") ? th_jstr(e, "param") : "", cases[i].param) != 0)
+            fail_msg("case %zu: want 400 on %s, got %ld: %s", i, cases[i].param, r.status, r.body);
+        th_resp_free(&r);
+    }
+    assert_int_equal(ms_request_count(F->ms), 0);
+}
+
+/* A Responses client reaches an Anthropic upstream too, JSON and stream. */
+static void test_responses_to_anthropic(void **state)
+{
+    char types[2048];
+    json_t *evs;
+    struct th_resp r;
+
+    (void)state;
+    start_with("anthropic", NULL, 0);
+    script("[" RS_CALL_REPLY "," RS_CALL_REPLY "]");
+    responses("{\"model\":\"m\",\"input\":\"weather in Paris?\"," RS_TOOLS "}", &r);
+    if (r.status != 200)
+        fail_msg("%ld %s", r.status, r.body);
+    assert_string_equal(th_jstr(json_array_get(json_object_get(r.json, "output"), 1), "call_id"),
+                        "c1");
+    th_resp_free(&r);
+    assert_string_equal(ms_last_request(F->ms)->format, "anthropic");
+    responses("{\"model\":\"m\",\"stream\":true,\"input\":\"weather in Paris?\"," RS_TOOLS "}", &r);
+    evs = rs_events(r.body, types, sizeof(types));
+    assert_non_null(strstr(types, "response.function_call_arguments.done response.output_item.done "
+                                  "response.completed"));
+    json_decref(evs);
+    th_resp_free(&r);
+}
+
 /* Member `key` of the upstream's last request equals the same member of the client's body. */
 static void assert_went_up_as_sent(const char *body, const char *key)
 {
@@ -2259,6 +2473,10 @@ int main(int argc, char **argv)
         cmocka_unit_test_teardown(test_openai_same_wire_goes_up_as_sent, teardown),
         cmocka_unit_test_teardown(test_openai_logprobs_and_annotations_reach_the_client, teardown),
         cmocka_unit_test_teardown(test_anthropic_citations_reach_the_client, teardown),
+        cmocka_unit_test_teardown(test_responses_json_and_stream, teardown),
+        cmocka_unit_test_teardown(test_responses_next_turn, teardown),
+        cmocka_unit_test_teardown(test_responses_refusals, teardown),
+        cmocka_unit_test_teardown(test_responses_to_anthropic, teardown),
         cmocka_unit_test_teardown(test_same_wire_reask_adds_after_the_messages_as_sent, teardown),
         cmocka_unit_test_teardown(test_other_wire_refuses_what_it_cannot_carry, teardown),
         cmocka_unit_test_teardown(test_held_frames_are_handed_before_each_wait, teardown),

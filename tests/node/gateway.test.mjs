@@ -512,6 +512,73 @@ check('anthropic client → OpenAI upstream, JSON and stream', async () => {
   assert.equal(log[1].json.messages.at(-1).role, 'tool');
 });
 
+// ---- the Responses API (Codex CLI, the OpenAI Agents SDK) --------------------------------
+
+const rsTools = [{ type: 'function', name: 'get_weather', description: 'weather',
+  parameters: weatherSchema, strict: true }];
+const rsBase = { model: 'gpt-test', input: 'What is the weather in Paris?', tools: rsTools };
+// The text of a response's messages (the SDK adds output_text to what create() returns only).
+const rsText = (r) => r.output.filter((o) => o.type === 'message').flatMap((o) => o.content)
+  .filter((c) => c.type === 'output_text').map((c) => c.text).join('');
+
+check('responses: a call, then the next turn with its output, JSON and stream', async () => {
+  await scenario([{ text: 'On it.', tool_calls: [call('call_1', '{"city":"Paris"}')],
+    usage: { input_tokens: 12, output_tokens: 5 } },
+  { match: { tool_result_contains: 'sunny' }, text: ['Sunny ', 'today.'] }]);
+  const r = await oa.responses.create(rsBase);
+  assert.equal(r.object, 'response');
+  assert.equal(r.status, 'completed');
+  assert.deepEqual(r.output.map((o) => o.type), ['message', 'function_call']);
+  assert.equal(r.output_text, 'On it.');
+  assert.deepEqual([r.output[1].call_id, r.output[1].name, r.output[1].arguments],
+    ['call_1', 'get_weather', '{"city":"Paris"}']);
+  assert.deepEqual([r.usage.input_tokens, r.usage.output_tokens, r.usage.total_tokens], [12, 5, 17]);
+  // the next turn sends the whole conversation, the output items as they came (store false)
+  const s = oa.responses.stream({ ...rsBase, store: false, input: [
+    { role: 'user', content: rsBase.input }, ...r.output,
+    { type: 'function_call_output', call_id: 'call_1', output: 'sunny' }] });
+  const deltas = [];
+  s.on('response.output_text.delta', (e) => deltas.push(e.delta));
+  const f = await s.finalResponse();
+  assert.equal(rsText(f), 'Sunny today.');
+  assert.equal(deltas.join(''), 'Sunny today.', 'the text came in deltas');
+  assert.equal(deltas.length, 2);
+  const log = await upstream(2);
+  assert.deepEqual(log[1].json.messages.map((m) => m.role), ['user', 'assistant', 'tool']);
+  assert.equal(log[1].json.messages[1].tool_calls[0].id, 'call_1');
+  assert.equal(log[1].json.tools[0].function.strict, true);
+});
+
+check('responses: invalid arguments are re-asked mid-stream; the client gets the valid call', async () => {
+  await scenario([
+    { text: 'Let me check.', tool_calls: [call('call_1', '{"town":"Paris"}')] },
+    { match: { tool_result_contains: 'Invalid arguments' },
+      tool_calls: [call('call_2', '{"city":"Paris"}')] }]);
+  const f = await oa.responses.stream(rsBase).finalResponse();
+  const calls = f.output.filter((o) => o.type === 'function_call');
+  assert.deepEqual(calls.map((c) => [c.call_id, c.arguments]), [['call_2', '{"city":"Paris"}']]);
+  assert.equal(rsText(f), 'Let me check.');
+  assert.equal(f.rein.reasks, 1);
+  await upstream(2);
+});
+
+check('responses: an OpenAI Responses client reaches an Anthropic upstream', async () => {
+  await scenario([{ tool_calls: [call('toolu_1', '{"city":"Paris"}')] }]);
+  const r = await oaToAn.responses.create(rsBase);
+  assert.deepEqual(r.output.map((o) => [o.type, o.call_id]), [['function_call', 'toolu_1']]);
+  const [q] = await upstream(1);
+  assert.equal(q.format, 'anthropic');
+});
+
+check('responses: what rein keeps no state for is refused by name', async () => {
+  await control('/__reset', {});
+  await assert.rejects(oa.responses.create({ ...rsBase, previous_response_id: 'resp_1' }),
+    (e) => e.status === 400 && e.param === 'previous_response_id');
+  await assert.rejects(oa.responses.create({ ...rsBase, tools: [{ type: 'web_search' }] }),
+    (e) => e.status === 400 && e.param === 'tools[0].type');
+  await upstream(0);
+});
+
 // ---- the Vercel AI SDK ------------------------------------------------------------------
 
 const vercel = createOpenAICompatible({ name: 'rein', baseURL: reinOA + '/v1', apiKey: KEY });

@@ -1,0 +1,923 @@
+/*
+ * The gateway's OpenAI Responses wire (POST /v1/responses), which Codex CLI and the OpenAI
+ * Agents SDK speak by default (decision 0088).
+ *
+ * A request is read as the chat completions request it means (rs_convert): the input's
+ * messages, function calls and their outputs become messages, instructions a system message,
+ * the flat function tools the chat wire's nested ones, max_output_tokens
+ * max_completion_tokens. The OpenAI parser then reads that body, so a Responses request is
+ * checked, cached and forwarded exactly as a chat completions one. What the Responses body
+ * holds beyond it goes to an upstream of this wire as it is (passthrough), is dropped where no
+ * other wire has a place for it and the answer stays the same (store, include, reasoning, …),
+ * and otherwise is refused by name. rein keeps no responses: previous_response_id,
+ * conversation and item_reference are refused; a client sends the whole input, as Codex does
+ * with store false.
+ *
+ * The answer is a response object: its output items (reasoning, the message, one
+ * function_call per checked call) and usage. A stream is the typed events of the Responses
+ * API, each with its sequence_number: response.created, each item's added / delta / done
+ * events as the text and the checked calls come, response.completed (or .incomplete) with the
+ * whole response.
+ */
+#include "gateway_int.h"
+
+#include <string.h>
+
+/* ---- the request ---------------------------------------------------------------------------- */
+
+/* Members read into the chat completions body. */
+static const char *const taken[] = {
+    "model",       "input", "instructions",      "tools",  "tool_choice", "parallel_tool_calls",
+    "temperature", "top_p", "max_output_tokens", "stream", NULL,
+};
+/* Members another wire may go without: the answer is the same. */
+static const char *const droppable[] = {
+    "store",
+    "metadata",
+    "user",
+    "include",
+    "reasoning",
+    "service_tier",
+    "prompt_cache_key",
+    "safety_identifier",
+    "stream_options",
+    "truncation",
+    "background",
+    NULL,
+};
+/* Members that ask rein to keep what it does not keep. */
+static const char *const stateful[] = {"previous_response_id", "conversation", "prompt", NULL};
+
+struct conv {
+    json_t *msgs;      /* the chat messages */
+    json_t *assistant; /* the last message when it is an assistant's, for its calls */
+    bool reasoning;    /* input held reasoning items (dropped) */
+    struct rein__gw_bad *bad;
+};
+
+static bool is(const json_t *v, const char *s)
+{
+    return json_is_string(v) && strcmp(json_string_value(v), s) == 0;
+}
+
+static rein_err add(struct conv *cv, json_t *msg, bool assistant)
+{
+    if (!msg || json_array_append_new(cv->msgs, msg))
+        return REIN_ENOMEM;
+    cv->assistant = assistant ? msg : NULL;
+    return REIN_OK;
+}
+
+/* One content part of a user, system or developer message, as the chat wire writes it. */
+static rein_err user_part(const json_t *p, const char *param, json_t *parts,
+                          struct rein__gw_bad *bad)
+{
+    const json_t *type = json_object_get(p, "type");
+    json_t *out;
+
+    if ((is(type, "input_text") || is(type, "output_text")) &&
+        json_is_string(json_object_get(p, "text")))
+        out = json_pack("{s:s, s:O}", "type", "text", "text", json_object_get(p, "text"));
+    else if (is(type, "input_image") && json_is_string(json_object_get(p, "image_url")))
+        out = json_pack("{s:s, s:{s:O, s:O?}}", "type", "image_url", "image_url", "url",
+                        json_object_get(p, "image_url"), "detail", json_object_get(p, "detail"));
+    else if (is(type, "input_file"))
+        out = json_pack("{s:s, s:{s:O?, s:O?, s:O?}}", "type", "file", "file", "file_data",
+                        json_object_get(p, "file_data"), "file_id", json_object_get(p, "file_id"),
+                        "filename", json_object_get(p, "filename"));
+    else if (is(type, "input_image"))
+        return rein__gw_bad(bad, param,
+                            "'%s': rein's gateway takes an image by its image_url (a URL or a data "
+                            "URL), not by file_id.",
+                            param);
+    else
+        return rein__gw_bad(bad, param,
+                            "Invalid '%s': expected input_text with its text, input_image or "
+                            "input_file.",
+                            param);
+    if (!out)
+        return REIN_ENOMEM;
+    return json_array_append_new(parts, out) ? REIN_ENOMEM : REIN_OK;
+}
+
+/* The text of an assistant message's parts (output_text; a refusal says nothing to send). */
+static rein_err assistant_text(const json_t *content, const char *param, char **out,
+                               struct rein__gw_bad *bad)
+{
+    struct rein_buf b;
+    size_t i;
+    json_t *p;
+
+    if (json_is_string(content)) {
+        *out = rein_strdup(json_string_value(content));
+        return *out ? REIN_OK : REIN_ENOMEM;
+    }
+    if (!json_is_array(content))
+        return rein__gw_bad(bad, param, "Invalid '%s': expected a string or an array.", param);
+    rein_buf_init(&b, 0);
+    json_array_foreach(content, i, p)
+    {
+        const char *t = json_string_value(json_object_get(p, "text"));
+        if (is(json_object_get(p, "type"), "refusal"))
+            continue;
+        if (!t) {
+            rein_buf_release(&b);
+            return rein__gw_bad(bad, param, "Invalid '%s[%zu]': expected output_text with text.",
+                                param, i);
+        }
+        if (rein_buf_adds(&b, t)) {
+            rein_buf_release(&b);
+            return REIN_ENOMEM;
+        }
+    }
+    *out = rein_buf_detach(&b, NULL);
+    return *out ? REIN_OK : REIN_ENOMEM;
+}
+
+static rein_err message_item(struct conv *cv, const json_t *item, const char *param)
+{
+    const json_t *role = json_object_get(item, "role"), *content = json_object_get(item, "content");
+    char cparam[160];
+    json_t *parts;
+    size_t i;
+    json_t *p;
+
+    snprintf(cparam, sizeof(cparam), "%s.content", param);
+    if (is(role, "assistant")) {
+        char *text = NULL;
+        rein_err rc = assistant_text(content, cparam, &text, cv->bad);
+        if (rc)
+            return rc;
+        rc = add(cv, json_pack("{s:s, s:s}", "role", "assistant", "content", text), true);
+        rein_free(text);
+        return rc;
+    }
+    if (!is(role, "user") && !is(role, "system") && !is(role, "developer"))
+        return rein__gw_bad(cv->bad, param,
+                            "Invalid '%s.role': expected one of user, system, developer or "
+                            "assistant.",
+                            param);
+    if (json_is_string(content))
+        return add(cv, json_pack("{s:O, s:O}", "role", role, "content", content), false);
+    if (!json_is_array(content))
+        return rein__gw_bad(cv->bad, cparam, "Invalid '%s': expected a string or an array.",
+                            cparam);
+    if (!(parts = json_array()))
+        return REIN_ENOMEM;
+    json_array_foreach(content, i, p)
+    {
+        char pparam[200];
+        rein_err rc;
+        snprintf(pparam, sizeof(pparam), "%s[%zu]", cparam, i);
+        rc = user_part(p, pparam, parts, cv->bad);
+        if (rc) {
+            json_decref(parts);
+            return rc;
+        }
+    }
+    return add(cv, json_pack("{s:O, s:o}", "role", role, "content", parts), false);
+}
+
+/* A function call joins the assistant message before it (the chat wire's calls are members of
+ * one), or starts one. */
+static rein_err function_call(struct conv *cv, const json_t *item, const char *param)
+{
+    const json_t *id = json_object_get(item, "call_id"), *name = json_object_get(item, "name");
+    const json_t *args = json_object_get(item, "arguments");
+    json_t *calls;
+
+    if (!json_is_string(id) || !json_is_string(name) || !json_is_string(args))
+        return rein__gw_bad(cv->bad, param,
+                            "Invalid '%s': a function_call needs call_id, name and arguments as "
+                            "strings.",
+                            param);
+    if (!cv->assistant) {
+        rein_err rc = add(cv, json_pack("{s:s, s:n}", "role", "assistant", "content"), true);
+        if (rc)
+            return rc;
+    }
+    calls = json_object_get(cv->assistant, "tool_calls");
+    if (!calls &&
+        (!(calls = json_array()) || json_object_set_new(cv->assistant, "tool_calls", calls)))
+        return REIN_ENOMEM;
+    return json_array_append_new(calls,
+                                 json_pack("{s:O, s:s, s:{s:O, s:O}}", "id", id, "type", "function",
+                                           "function", "name", name, "arguments", args))
+               ? REIN_ENOMEM
+               : REIN_OK;
+}
+
+static rein_err function_output(struct conv *cv, const json_t *item, const char *param)
+{
+    const json_t *id = json_object_get(item, "call_id"), *out = json_object_get(item, "output");
+    char *text = NULL;
+    rein_err rc;
+
+    if (!json_is_string(id))
+        return rein__gw_bad(cv->bad, param, "Invalid '%s.call_id': expected a string.", param);
+    rc = json_is_string(out)
+             ? ((text = rein_strdup(json_string_value(out))) ? REIN_OK : REIN_ENOMEM)
+             : assistant_text(out, param, &text, cv->bad);
+    if (!rc)
+        rc = add(cv,
+                 json_pack("{s:s, s:O, s:s}", "role", "tool", "tool_call_id", id, "content", text),
+                 false);
+    rein_free(text);
+    return rc;
+}
+
+static rein_err input_item(struct conv *cv, const json_t *item, size_t i)
+{
+    const json_t *type = json_object_get(item, "type");
+    char param[64];
+
+    snprintf(param, sizeof(param), "input[%zu]", i);
+    if (!json_is_object(item))
+        return rein__gw_bad(cv->bad, param, "Invalid type for '%s': expected an object.", param);
+    if (is(type, "message") || (!type && json_object_get(item, "role")))
+        return message_item(cv, item, param);
+    if (is(type, "function_call"))
+        return function_call(cv, item, param);
+    if (is(type, "function_call_output"))
+        return function_output(cv, item, param);
+    if (is(type, "reasoning")) {
+        /* a reasoning model's own items: no upstream rein sends messages to takes them back */
+        cv->reasoning = true;
+        return REIN_OK;
+    }
+    if (is(type, "item_reference"))
+        return rein__gw_bad(cv->bad, param,
+                            "'%s': rein's gateway keeps no items; send the item itself.", param);
+    return rein__gw_bad(cv->bad, param,
+                        "'%s': items of type %s are not forwarded by rein's gateway: it takes "
+                        "messages, function calls and their outputs.",
+                        param, json_is_string(type) ? json_string_value(type) : "(none)");
+}
+
+static rein_err take_input(struct conv *cv, const json_t *body)
+{
+    const json_t *input = json_object_get(body, "input"),
+                 *ins = json_object_get(body, "instructions");
+    size_t i;
+    json_t *item;
+
+    if (json_is_string(ins) && json_string_length(ins) &&
+        add(cv, json_pack("{s:s, s:O}", "role", "system", "content", ins), false))
+        return REIN_ENOMEM;
+    if (ins && !json_is_string(ins) && !json_is_null(ins))
+        return rein__gw_bad(cv->bad, "instructions", "Invalid 'instructions': expected a string.");
+    if (json_is_string(input))
+        return add(cv, json_pack("{s:s, s:O}", "role", "user", "content", input), false);
+    if (!json_is_array(input))
+        return rein__gw_bad(cv->bad, "input",
+                            "Invalid 'input': expected a string or an array of "
+                            "items.");
+    json_array_foreach(input, i, item)
+    {
+        rein_err rc = input_item(cv, item, i);
+        if (rc)
+            return rc;
+    }
+    return REIN_OK;
+}
+
+/* Function tools, flat on this wire, nested on the chat one. */
+static rein_err take_tools(const json_t *tools, json_t *chat, struct rein__gw_bad *bad)
+{
+    json_t *out;
+    size_t i;
+    json_t *t;
+
+    if (!tools || json_is_null(tools))
+        return REIN_OK;
+    if (!json_is_array(tools))
+        return rein__gw_bad(bad, "tools", "Invalid 'tools': expected an array.");
+    if (!(out = json_array()) || json_object_set_new(chat, "tools", out))
+        return REIN_ENOMEM;
+    json_array_foreach(tools, i, t)
+    {
+        const json_t *type = json_object_get(t, "type");
+        char param[64];
+        json_t *fn;
+        snprintf(param, sizeof(param), "tools[%zu].type", i);
+        if (!is(type, "function"))
+            return rein__gw_bad(bad, param,
+                                "'%s' tools run at OpenAI: rein's gateway forwards function tools "
+                                "on the Responses wire.",
+                                json_is_string(type) ? json_string_value(type) : "untyped");
+        fn = json_pack("{s:O?, s:O?, s:O?, s:O?}", "name", json_object_get(t, "name"),
+                       "description", json_object_get(t, "description"), "parameters",
+                       json_object_get(t, "parameters"), "strict", json_object_get(t, "strict"));
+        if (!fn ||
+            json_array_append_new(out, json_pack("{s:s, s:o}", "type", "function", "function", fn)))
+            return REIN_ENOMEM;
+    }
+    return REIN_OK;
+}
+
+static rein_err take_choice(const json_t *choice, json_t *chat, struct rein__gw_bad *bad)
+{
+    if (!choice || json_is_null(choice))
+        return REIN_OK;
+    if (json_is_string(choice))
+        return json_object_set(chat, "tool_choice", (json_t *)choice) ? REIN_ENOMEM : REIN_OK;
+    if (is(json_object_get(choice, "type"), "function"))
+        return json_object_set_new(chat, "tool_choice",
+                                   json_pack("{s:s, s:{s:O?}}", "type", "function", "function",
+                                             "name", json_object_get(choice, "name")))
+                   ? REIN_ENOMEM
+                   : REIN_OK;
+    return rein__gw_bad(bad, "tool_choice",
+                        "Invalid 'tool_choice': rein's gateway takes auto, none, required or a "
+                        "function.");
+}
+
+/* The members besides those read: as they are to an upstream of this wire, dropped or refused
+ * by name for another (struct rein__gw_req's passthrough, dropped and unsupported). */
+static rein_err take_rest(const json_t *body, json_t *extra, bool reasoning,
+                          struct rein__gw_bad *bad)
+{
+    json_t *pass = json_object(), *dropped = json_array(), *unsupported = json_array();
+    const char *key;
+    json_t *v;
+
+    /* each is extra's from here, made or not */
+    int bad_set = json_object_set_new(extra, "passthrough", pass);
+    bad_set |= json_object_set_new(extra, "dropped", dropped);
+    bad_set |= json_object_set_new(extra, "unsupported", unsupported);
+    if (bad_set)
+        return REIN_ENOMEM;
+    if (reasoning && json_array_append_new(dropped, json_string("input[].reasoning")))
+        return REIN_ENOMEM;
+    json_object_foreach((json_t *)body, key, v)
+    {
+        size_t n = strlen(key);
+        const json_t *format = json_object_get(json_object_get(body, "text"), "format");
+        bool harmless =
+            rein__gw_listed(droppable, key, n) ||
+            (strcmp(key, "text") == 0 && (!format || is(json_object_get(format, "type"), "text")));
+        if (rein__gw_listed(taken, key, n))
+            continue;
+        if (rein__gw_listed(stateful, key, n) && !json_is_null(v))
+            return rein__gw_bad(bad, key,
+                                "'%s': rein's gateway keeps no responses or conversations; send "
+                                "the whole conversation in 'input' (with store false).",
+                                key);
+        if (strcmp(key, "background") == 0 && json_is_true(v))
+            return rein__gw_bad(bad, key,
+                                "rein's gateway answers while the client waits: "
+                                "background must be false.");
+        if (json_object_set(pass, key, v) ||
+            json_array_append_new(harmless ? dropped : unsupported, json_string(key)))
+            return REIN_ENOMEM;
+    }
+    return REIN_OK;
+}
+
+static rein_err convert_tree(const json_t *body, json_t *chat, json_t *extra,
+                             struct rein__gw_bad *bad)
+{
+    struct conv cv = {.msgs = json_array(), .bad = bad};
+    json_t *v;
+    rein_err rc;
+
+    if (!cv.msgs || json_object_set_new(chat, "messages", cv.msgs))
+        return REIN_ENOMEM;
+    if (json_object_get(body, "model") &&
+        json_object_set(chat, "model", json_object_get(body, "model")))
+        return REIN_ENOMEM;
+    if (!json_object_get(body, "input"))
+        return rein__gw_bad(bad, "input", "Missing required parameter: 'input'.");
+    rc = take_input(&cv, body);
+    if (!rc)
+        rc = take_tools(json_object_get(body, "tools"), chat, bad);
+    if (!rc)
+        rc = take_choice(json_object_get(body, "tool_choice"), chat, bad);
+    /* the same meaning under the same name, or another one */
+    if (!rc && (v = json_object_get(body, "max_output_tokens")) && !json_is_null(v))
+        rc = json_object_set(chat, "max_completion_tokens", v) ? REIN_ENOMEM : REIN_OK;
+    for (const char *const *k =
+             (const char *const[]){"temperature", "top_p", "parallel_tool_calls", "stream", NULL};
+         !rc && *k; k++) {
+        if ((v = json_object_get(body, *k)) && !json_is_null(v))
+            rc = json_object_set(chat, *k, v) ? REIN_ENOMEM : REIN_OK;
+    }
+    return rc ? rc : take_rest(body, extra, cv.reasoning, bad);
+}
+
+static rein_err rs_convert(const char *body, size_t len, struct rein_buf *out, json_t **extra,
+                           struct rein__gw_bad *bad)
+{
+    json_error_t jerr;
+    json_t *tree = json_loadb(body, len, JSON_REJECT_DUPLICATES, &jerr);
+    json_t *chat = json_object();
+    rein_err rc;
+
+    *extra = json_object();
+    if (!chat || !*extra)
+        rc = REIN_ENOMEM;
+    else if (!tree)
+        rc = rein__gw_bad(bad, "",
+                          "We could not parse the JSON body of your request: line %d, column %d: "
+                          "%s",
+                          jerr.line, jerr.column, jerr.text);
+    else if (!json_is_object(tree))
+        rc = rein__gw_bad(bad, "", "Invalid type for request body: expected an object.");
+    else
+        rc = convert_tree(tree, chat, *extra, bad);
+    if (!rc)
+        rc = rein_json_dump(out, chat);
+    json_decref(tree);
+    json_decref(chat);
+    return rc;
+}
+
+/* The chat parser's words for a member are this wire's. */
+static void rename_param(struct rein__gw_bad *bad)
+{
+    char was[sizeof(bad->param)];
+
+    memcpy(was, bad->param, sizeof(was));
+    if (strncmp(was, "messages", 8) == 0)
+        snprintf(bad->param, sizeof(bad->param), "input%s", was + 8);
+    else if (strcmp(was, "max_completion_tokens") == 0)
+        snprintf(bad->param, sizeof(bad->param), "max_output_tokens");
+}
+
+static rein_err rs_parse(struct rein__gw_req *r, const char *body, size_t len,
+                         struct rein__gw_bad *bad)
+{
+    rein_err rc = rein__gw_openai_parse(r, body, len, bad);
+
+    if (rc == REIN_EINVAL)
+        rename_param(bad);
+    return rc;
+}
+
+/* ---- the answer ----------------------------------------------------------------------------- */
+
+static void usage(const struct rein__gw_ctx *c, struct rein_jw *w)
+{
+    rein_jw_obj_begin(w);
+    REIN_JW_KEY(w, "input_tokens");
+    rein_jw_int(w, c->in_tokens);
+    REIN_JW_KEY(w, "input_tokens_details");
+    rein_jw_obj_begin(w);
+    REIN_JW_KEY(w, "cached_tokens");
+    rein_jw_int(w, c->cached_tokens > 0 ? c->cached_tokens : 0);
+    rein_jw_obj_end(w);
+    REIN_JW_KEY(w, "output_tokens");
+    rein_jw_int(w, c->out_tokens);
+    REIN_JW_KEY(w, "output_tokens_details");
+    rein_jw_obj_begin(w);
+    REIN_JW_KEY(w, "reasoning_tokens");
+    rein_jw_int(w, c->reasoning_tokens > 0 ? c->reasoning_tokens : 0);
+    rein_jw_obj_end(w);
+    REIN_JW_KEY(w, "total_tokens");
+    rein_jw_int(w, c->in_tokens + c->out_tokens);
+    rein_jw_obj_end(w);
+}
+
+/* Why the answer is incomplete (the Responses API's words), or NULL: it is complete. */
+static const char *incomplete(const struct rein__gw_ctx *c)
+{
+    enum rein_finish f = c->last ? rein_model_response_finish(c->last) : REIN_FINISH_STOP;
+
+    if (c->nout)
+        return NULL;
+    return f == REIN_FINISH_LENGTH           ? "max_output_tokens"
+           : f == REIN_FINISH_CONTENT_FILTER ? "content_filter"
+                                             : NULL;
+}
+
+/* The response object; output: its items (borrowed); status NULL: in progress. */
+static void response(const struct rein__gw_ctx *c, struct rein_jw *w, const json_t *output,
+                     bool done)
+{
+    const char *why = done ? incomplete(c) : NULL;
+    json_t *ext = done ? rein__gw_rein_ext(c) : NULL;
+
+    rein_jw_obj_begin(w);
+    REIN_JW_KEY(w, "id");
+    rein_jw_str(w, c->id);
+    REIN_JW_KEY(w, "object");
+    rein_jw_str(w, "response");
+    REIN_JW_KEY(w, "created_at");
+    rein_jw_int(w, c->created);
+    REIN_JW_KEY(w, "status");
+    rein_jw_str(w, !done ? "in_progress" : why ? "incomplete" : "completed");
+    REIN_JW_KEY(w, "error");
+    rein_jw_null(w);
+    REIN_JW_KEY(w, "incomplete_details");
+    if (why) {
+        rein_jw_obj_begin(w);
+        REIN_JW_KEY(w, "reason");
+        rein_jw_str(w, why);
+        rein_jw_obj_end(w);
+    } else {
+        rein_jw_null(w);
+    }
+    REIN_JW_KEY(w, "model");
+    rein_jw_str(w, c->model);
+    REIN_JW_KEY(w, "output");
+    if (output)
+        rein_jw_json(w, output);
+    else
+        rein_jw_raw(w, "[]", 2);
+    REIN_JW_KEY(w, "parallel_tool_calls");
+    rein_jw_bool(w, c->req.parallel != 0);
+    REIN_JW_KEY(w, "previous_response_id");
+    rein_jw_null(w);
+    REIN_JW_KEY(w, "store");
+    rein_jw_bool(w, false);
+    REIN_JW_KEY(w, "usage");
+    if (done)
+        usage(c, w);
+    else
+        rein_jw_null(w);
+    if (ext) {
+        REIN_JW_KEY(w, "rein");
+        rein_jw_json(w, ext);
+        json_decref(ext);
+    }
+    rein_jw_obj_end(w);
+}
+
+static json_t *text_part(const char *type, const char *key, const char *text, size_t n)
+{
+    json_t *p = json_pack("{s:s, s:s%}", "type", type, key, text, n);
+
+    if (p && strcmp(type, "output_text") == 0 &&
+        (json_object_set_new(p, "annotations", json_array()) ||
+         json_object_set_new(p, "logprobs", json_array()))) {
+        json_decref(p);
+        return NULL;
+    }
+    return p;
+}
+
+/* A whole item: a message of one part (output_text or refusal), or a reasoning's text. */
+static json_t *text_item(const char *type, const char *id, const char *text, size_t n)
+{
+    if (strcmp(type, "reasoning") == 0)
+        return json_pack("{s:s, s:s, s:[], s:[o]}", "id", id, "type", "reasoning", "summary",
+                         "content", text_part("reasoning_text", "text", text, n));
+    return json_pack("{s:s, s:s, s:s, s:s, s:[o]}", "id", id, "type", "message", "status",
+                     "completed", "role", "assistant", "content",
+                     strcmp(type, "refusal") == 0 ? text_part("refusal", "refusal", text, n)
+                                                  : text_part("output_text", "text", text, n));
+}
+
+static json_t *call_item(const struct rein__gw_call *call, const char *status)
+{
+    char id[REIN_ID_MAX];
+
+    rein_id_new("fc_", id);
+    return json_pack("{s:s, s:s, s:s, s:s, s:s, s:s}", "id", id, "type", "function_call", "status",
+                     status, "call_id", call->id, "name", call->name, "arguments",
+                     strcmp(status, "completed") == 0 ? call->args : "");
+}
+
+/* The final round's output: its reasoning (a Responses upstream's items as they came), its
+ * message, its checked calls. */
+static json_t *output_items(const struct rein__gw_ctx *c)
+{
+    const rein_model_response *r = c->last;
+    const char *reasoning = r ? rein_model_response_reasoning(r) : "";
+    const char *text = r ? rein_model_response_text(r) : "";
+    const char *refusal = r ? rein_model_response_refusal(r) : NULL;
+    json_t *msg = r && reasoning[0] ? rein_model_response_message(r) : NULL;
+    json_t *items = json_object_get(msg, "reasoning_items");
+    json_t *out = json_array();
+    char id[REIN_ID_MAX];
+    bool bad = !out;
+
+    if (!bad && json_array_size(items))
+        bad = json_array_extend(out, items) != 0;
+    else if (!bad && reasoning[0] && (rein_id_new("rs_", id), 1))
+        bad = json_array_append_new(out, text_item("reasoning", id, reasoning, strlen(reasoning)));
+    rein_id_new("msg_", id);
+    if (!bad && (text[0] || (!c->nout && !(refusal && refusal[0]))))
+        bad = json_array_append_new(out, text_item("message", id, text, strlen(text)));
+    else if (!bad && refusal && refusal[0])
+        bad = json_array_append_new(out, text_item("refusal", id, refusal, strlen(refusal)));
+    for (size_t i = 0; !bad && i < c->nout; i++)
+        bad = json_array_append_new(out, call_item(&c->out[i], "completed")) != 0;
+    json_decref(msg);
+    if (bad) {
+        json_decref(out);
+        return NULL;
+    }
+    return out;
+}
+
+static rein_err rs_reply(const struct rein__gw_ctx *c, struct rein_buf *out)
+{
+    json_t *items = output_items(c);
+    struct rein_jw w;
+
+    if (!items)
+        return REIN_ENOMEM;
+    rein_jw_init(&w, out);
+    response(c, &w, items, true);
+    json_decref(items);
+    return rein_jw_finish(&w);
+}
+
+/* Errors are in the chat wire's shape: the SDKs read the same {"error": {...}}. */
+static rein_err rs_error(const struct rein__gw_err *e, const json_t *rein_ext, struct rein_buf *out)
+{
+    return rein__gw_openai.error(e, rein_ext, out);
+}
+
+static rein_err rs_models(const rein_gateway *g, struct rein_buf *out)
+{
+    return rein__gw_openai.models(g, out);
+}
+
+/* ---- streaming ------------------------------------------------------------------------------ */
+
+static void ev_begin(struct rein__gw_ctx *c, struct rein_jw *w, const char *type)
+{
+    rein_buf_reset(&c->ev);
+    rein_jw_init(w, &c->ev);
+    rein_jw_obj_begin(w);
+    REIN_JW_KEY(w, "type");
+    rein_jw_str(w, type);
+    REIN_JW_KEY(w, "sequence_number");
+    rein_jw_int(w, c->rs_seq++);
+}
+
+static rein_err ev_end(struct rein__gw_ctx *c, struct rein_jw *w, const char *type)
+{
+    rein_err rc;
+
+    rein_jw_obj_end(w);
+    rc = rein_jw_finish(w);
+    return rc ? rc : rein__gw_emit(c, type, c->ev.ptr, c->ev.len);
+}
+
+/* The members an item's events share: its id, its place in the output (and in its content). */
+static void item_where(const struct rein__gw_ctx *c, struct rein_jw *w, bool content)
+{
+    REIN_JW_KEY(w, "item_id");
+    rein_jw_str(w, c->rs_item);
+    REIN_JW_KEY(w, "output_index");
+    rein_jw_int(w, c->block);
+    if (content) {
+        REIN_JW_KEY(w, "content_index");
+        rein_jw_int(w, 0);
+    }
+}
+
+/* response.created and response.in_progress, before anything else. */
+static rein_err started(struct rein__gw_ctx *c)
+{
+    static const char *const types[] = {"response.created", "response.in_progress"};
+    struct rein_jw w;
+    rein_err rc = REIN_OK;
+
+    if (c->role_sent)
+        return REIN_OK;
+    c->role_sent = true;
+    if (!c->rs_items && !(c->rs_items = json_array()))
+        return REIN_ENOMEM;
+    for (size_t i = 0; i < 2 && !rc; i++) {
+        ev_begin(c, &w, types[i]);
+        REIN_JW_KEY(&w, "response");
+        response(c, &w, NULL, false);
+        rc = ev_end(c, &w, types[i]);
+    }
+    return rc;
+}
+
+/* An item's event with the item whole (output_item.added, .done). */
+static rein_err item_event(struct rein__gw_ctx *c, const char *type, json_t *item)
+{
+    struct rein_jw w;
+
+    if (!item)
+        return REIN_ENOMEM;
+    ev_begin(c, &w, type);
+    REIN_JW_KEY(&w, "output_index");
+    rein_jw_int(&w, c->block);
+    REIN_JW_KEY(&w, "item");
+    rein_jw_json(&w, item);
+    return ev_end(c, &w, type);
+}
+
+/* A content part's event (content_part.added, .done). */
+static rein_err part_event(struct rein__gw_ctx *c, const char *type, json_t *part)
+{
+    struct rein_jw w;
+
+    if (!part)
+        return REIN_ENOMEM;
+    ev_begin(c, &w, type);
+    item_where(c, &w, true);
+    REIN_JW_KEY(&w, "part");
+    rein_jw_json(&w, part);
+    json_decref(part);
+    return ev_end(c, &w, type);
+}
+
+/* The kind of text an item holds: its part's type and key, its delta and done events. */
+struct text_kind {
+    const char *item, *part, *key, *delta, *done;
+};
+static const struct text_kind kinds[] = {
+    {"message", "output_text", "text", "response.output_text.delta", "response.output_text.done"},
+    {"reasoning", "reasoning_text", "text", "response.reasoning_text.delta",
+     "response.reasoning_text.done"},
+    {"refusal", "refusal", "refusal", "response.refusal.delta", "response.refusal.done"},
+};
+
+static const struct text_kind *kind_of(enum rein_model_event_type type)
+{
+    return type == REIN_MEV_REASONING_DELTA ? &kinds[1]
+           : type == REIN_MEV_REFUSAL_DELTA ? &kinds[2]
+                                            : &kinds[0];
+}
+
+static const struct text_kind *open_kind(const struct rein__gw_ctx *c)
+{
+    for (size_t i = 0; c->block >= 0 && i < REIN_ARRAY_SIZE(kinds); i++) {
+        if (strcmp(c->block_type, kinds[i].item) == 0)
+            return &kinds[i];
+    }
+    return NULL;
+}
+
+/* Ends the open text item: its text's done event, its part's, its own. */
+static rein_err close_item(struct rein__gw_ctx *c)
+{
+    const struct text_kind *k = open_kind(c);
+    const char *t = c->rs_text.len ? c->rs_text.ptr : "";
+    struct rein_jw w;
+    json_t *item;
+    rein_err rc;
+
+    if (!k)
+        return REIN_OK;
+    ev_begin(c, &w, k->done);
+    item_where(c, &w, true);
+    rein_jw_key(&w, k->key);
+    rein_jw_strn(&w, t, c->rs_text.len);
+    rc = ev_end(c, &w, k->done);
+    if (!rc)
+        rc = part_event(c, "response.content_part.done",
+                        text_part(k->part, k->key, t, c->rs_text.len));
+    item = text_item(k->item, c->rs_item, t, c->rs_text.len);
+    if (!rc)
+        rc = item_event(c, "response.output_item.done", item);
+    if (!rc && json_array_append(c->rs_items, item))
+        rc = REIN_ENOMEM;
+    json_decref(item);
+    c->block = -1;
+    c->block_type[0] = '\0';
+    rein_buf_reset(&c->rs_text);
+    return rc;
+}
+
+/* Opens an item of kind k: its added event (the item empty), then its part's. */
+static rein_err open_item(struct rein__gw_ctx *c, const struct text_kind *k)
+{
+    json_t *item;
+    rein_err rc = close_item(c);
+
+    if (rc)
+        return rc;
+    c->block = c->next_block++;
+    snprintf(c->block_type, sizeof(c->block_type), "%s", k->item);
+    rein_id_new(k == &kinds[1] ? "rs_" : "msg_", c->rs_item);
+    item = strcmp(k->item, "reasoning") == 0
+               ? json_pack("{s:s, s:s, s:[], s:[]}", "id", c->rs_item, "type", "reasoning",
+                           "summary", "content")
+               : json_pack("{s:s, s:s, s:s, s:s, s:[]}", "id", c->rs_item, "type", "message",
+                           "status", "in_progress", "role", "assistant", "content");
+    rc = item_event(c, "response.output_item.added", item);
+    json_decref(item);
+    return rc ? rc
+              : part_event(c, "response.content_part.added", text_part(k->part, k->key, "", 0));
+}
+
+static rein_err rs_s_text(struct rein__gw_ctx *c, enum rein_model_event_type kind, const char *p,
+                          size_t n)
+{
+    const struct text_kind *k = kind_of(kind);
+    struct rein_jw w;
+    rein_err rc = started(c);
+
+    if (rc || n == 0)
+        return rc;
+    if (open_kind(c) != k && (rc = open_item(c, k)) != REIN_OK)
+        return rc;
+    if (rein_buf_add(&c->rs_text, p, n))
+        return REIN_ENOMEM;
+    ev_begin(c, &w, k->delta);
+    item_where(c, &w, true);
+    REIN_JW_KEY(&w, "delta");
+    rein_jw_strn(&w, p, n);
+    if (k == &kinds[0]) {
+        REIN_JW_KEY(&w, "logprobs");
+        rein_jw_raw(&w, "[]", 2);
+    }
+    return ev_end(c, &w, k->delta);
+}
+
+/* A checked call: its item added with empty arguments, the arguments in one delta, done. */
+static rein_err rs_s_call(struct rein__gw_ctx *c, const struct rein__gw_call *call, size_t index)
+{
+    json_t *item;
+    struct rein_jw w;
+    rein_err rc = started(c);
+
+    (void)index;
+    if (!rc)
+        rc = close_item(c);
+    if (rc)
+        return rc;
+    c->block = c->next_block++;
+    item = call_item(call, "in_progress");
+    if (!item)
+        return REIN_ENOMEM;
+    snprintf(c->rs_item, sizeof(c->rs_item), "%s", json_string_value(json_object_get(item, "id")));
+    rc = item_event(c, "response.output_item.added", item);
+    if (!rc) {
+        ev_begin(c, &w, "response.function_call_arguments.delta");
+        item_where(c, &w, false);
+        REIN_JW_KEY(&w, "delta");
+        rein_jw_str(&w, call->args);
+        rc = ev_end(c, &w, "response.function_call_arguments.delta");
+    }
+    if (!rc) {
+        ev_begin(c, &w, "response.function_call_arguments.done");
+        item_where(c, &w, false);
+        REIN_JW_KEY(&w, "name");
+        rein_jw_str(&w, call->name);
+        REIN_JW_KEY(&w, "arguments");
+        rein_jw_str(&w, call->args);
+        rc = ev_end(c, &w, "response.function_call_arguments.done");
+    }
+    if (!rc && (json_object_set_new(item, "status", json_string("completed")) ||
+                json_object_set_new(item, "arguments", json_string(call->args))))
+        rc = REIN_ENOMEM;
+    if (!rc)
+        rc = item_event(c, "response.output_item.done", item);
+    if (!rc && json_array_append(c->rs_items, item))
+        rc = REIN_ENOMEM;
+    json_decref(item);
+    c->block = -1;
+    return rc;
+}
+
+/* The end: the open item closes, and the whole response follows with its usage. */
+static rein_err rs_s_end(struct rein__gw_ctx *c)
+{
+    const char *type;
+    struct rein_jw w;
+    rein_err rc = started(c);
+
+    if (!rc)
+        rc = close_item(c);
+    if (rc)
+        return rc;
+    type = incomplete(c) ? "response.incomplete" : "response.completed";
+    ev_begin(c, &w, type);
+    REIN_JW_KEY(&w, "response");
+    response(c, &w, c->rs_items, true);
+    return ev_end(c, &w, type);
+}
+
+/* An error after the stream began: the API's error event (the SDKs raise it). */
+static rein_err rs_s_error(struct rein__gw_ctx *c, const struct rein__gw_err *e)
+{
+    const json_t *up = e->upstream_same ? e->upstream : NULL;
+    const char *msg = json_string_value(json_object_get(e->upstream, "message"));
+    struct rein_jw w;
+    const char *code = json_string_value(json_object_get(up, "code"));
+
+    ev_begin(c, &w, "error");
+    REIN_JW_KEY(&w, "code");
+    rein_jw_str(&w, code ? code : e->code ? e->code : e->type);
+    REIN_JW_KEY(&w, "message");
+    rein_jw_str(&w, msg ? msg : e->message);
+    REIN_JW_KEY(&w, "param");
+    rein_jw_str(&w, e->param && e->param[0] ? e->param : NULL);
+    return ev_end(c, &w, "error");
+}
+
+const struct rein__gw_wire rein__gw_responses = {
+    .name = "openai-responses",
+    .id_prefix = "call_",
+    .convert = rs_convert,
+    .parse_as = "openai",
+    .parse = rs_parse,
+    .reply = rs_reply,
+    .error = rs_error,
+    .s_text = rs_s_text,
+    .s_call = rs_s_call,
+    .s_end = rs_s_end,
+    .s_error = rs_s_error,
+    .models = rs_models,
+};
