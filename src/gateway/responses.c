@@ -763,6 +763,10 @@ static rein_err close_item(struct rein__gw_ctx *c)
     item_where(c, &w, true);
     rein_jw_key(&w, k->key);
     rein_jw_strn(&w, t, c->rs_text.len);
+    if (k == &kinds[0]) {
+        REIN_JW_KEY(&w, "logprobs");
+        rein_jw_raw(&w, "[]", 2);
+    }
     rc = ev_end(c, &w, k->done);
     if (!rc)
         rc = part_event(c, "response.content_part.done",

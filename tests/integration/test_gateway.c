@@ -1899,6 +1899,30 @@ static void test_responses_refusals(void **state)
     assert_int_equal(ms_request_count(F->ms), 0);
 }
 
+/* An upstream that fails after the stream began ends it with the API's error event, after
+ * the text the client already has, and no response.completed. */
+static void test_responses_error_after_the_stream_began(void **state)
+{
+    char types[1024];
+    json_t *evs;
+    const json_t *last;
+    struct th_resp r;
+
+    (void)state;
+    start();
+    script("[{\"text\":[\"a\",\"b\",\"c\"],\"fault\":{\"error_after_events\":3}}]");
+    responses("{\"model\":\"m\",\"stream\":true,\"input\":\"hi\"}", &r);
+    assert_int_equal(r.status, 200);
+    evs = rs_events(r.body, types, sizeof(types));
+    assert_non_null(strstr(types, "response.output_text.delta"));
+    assert_null(strstr(types, "response.completed"));
+    last = json_array_get(evs, json_array_size(evs) - 1);
+    assert_string_equal(th_jstr(last, "type"), "error");
+    assert_non_null(th_jstr(last, "message"));
+    json_decref(evs);
+    th_resp_free(&r);
+}
+
 /* A Responses client reaches an Anthropic upstream too, JSON and stream. */
 static void test_responses_to_anthropic(void **state)
 {
@@ -2477,6 +2501,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_teardown(test_responses_next_turn, teardown),
         cmocka_unit_test_teardown(test_responses_refusals, teardown),
         cmocka_unit_test_teardown(test_responses_to_anthropic, teardown),
+        cmocka_unit_test_teardown(test_responses_error_after_the_stream_began, teardown),
         cmocka_unit_test_teardown(test_same_wire_reask_adds_after_the_messages_as_sent, teardown),
         cmocka_unit_test_teardown(test_other_wire_refuses_what_it_cannot_carry, teardown),
         cmocka_unit_test_teardown(test_held_frames_are_handed_before_each_wait, teardown),
