@@ -1029,7 +1029,8 @@ static void stop_cancels_running(void **state)
 static void serve_binary_sigterm(void **state)
 {
     char *dir = test_tmpdir();
-    char port[16], store[600], line[512];
+    char store[600], line[512];
+    const char *at;
     rein_proc *p = NULL;
     rein_error err;
     struct th_resp r;
@@ -1037,12 +1038,14 @@ static void serve_binary_sigterm(void **state)
     size_t len = 0;
     int64_t deadline = rein_now_ms() + 20000;
     char *nl = NULL;
+    int port;
 
     (void)state;
-    snprintf(port, sizeof(port), "%d", test_free_port());
     snprintf(store, sizeof(store), "sqlite:%s/rein.db", dir);
     {
-        const char *argv[] = {test_rein_bin(), "serve", "--port", port, "--store", store, NULL};
+        /* --port 0: rein serve binds a port of its own and names it. One found free here first
+         * could be taken by another test before rein serve bound it. */
+        const char *argv[] = {test_rein_bin(), "serve", "--port", "0", "--store", store, NULL};
         struct rein_proc_opts opts = {.argv = argv};
         assert_rein_ok(rein_proc_start(&opts, &p, &err), &err);
     }
@@ -1058,15 +1061,19 @@ static void serve_binary_sigterm(void **state)
         }
     }
     assert_non_null(nl);
-    assert_non_null(strstr(line, "listening on http://127.0.0.1:"));
-    assert_non_null(strstr(line, port));
+    at = strstr(line, "listening on http://127.0.0.1:");
+    if (!at)
+        fail_msg("rein serve did not start: %s", line);
+    port = (int)strtol(at + strlen("listening on http://127.0.0.1:"), NULL, 10);
+    if (port <= 0)
+        fail_msg("rein serve named no port: %s", line);
     {
         char url[128];
-        snprintf(url, sizeof(url), "http://127.0.0.1:%s/healthz", port);
+        snprintf(url, sizeof(url), "http://127.0.0.1:%d/healthz", port);
         th_http_raw("GET", url, NULL, 0, NULL, &r);
         assert_int_equal(r.status, 200);
         th_resp_free(&r);
-        snprintf(url, sizeof(url), "http://127.0.0.1:%s/agent/conversations", port);
+        snprintf(url, sizeof(url), "http://127.0.0.1:%d/agent/conversations", port);
         th_http_raw("GET", url, NULL, 0, NULL, &r);
         assert_int_equal(r.status, 200);
         th_resp_free(&r);
