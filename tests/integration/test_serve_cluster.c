@@ -14,6 +14,7 @@
 #include "http_client.h"
 #include "model_server.h"
 #include "redis_server.h"
+#include "tcp_relay.h"
 #include "test.h"
 
 #include <pthread.h>
@@ -30,6 +31,7 @@ struct cl {
     char *dir;
     ms_server *ms;
     struct test_redis *redis;
+    struct tcp_relay *relay; /* between rein serve and Redis, when Redis restarts */
     char store[700];
     struct inst a, b;
 };
@@ -208,6 +210,7 @@ static int teardown(void **state)
     if (C->b.proc)
         rein_proc_free(C->b.proc);
     kill_leftover_tool();
+    tcp_relay_stop(C->relay);
     test_redis_stop(C->redis);
     ms_stop(C->ms);
     test_rmtree(C->dir);
@@ -340,17 +343,20 @@ static void two_instances_share_conversations(void **state)
 static void store_down_is_503(void **state)
 {
     struct th_resp r;
-    int port;
 
     (void)state;
     setup_cluster(true);
+    /* rein serve reaches Redis through a relay, whose port stays held while Redis is down: the
+     * port Redis had could be taken by another test before it came back there. */
+    C->relay = tcp_relay_start(C->redis->port);
+    snprintf(C->store, sizeof(C->store), "redis://127.0.0.1:%d", tcp_relay_port(C->relay));
     inst_start(&C->a, "30000", "5000");
     script("[{\"text\": \"Hello.\"}, {\"text\": \"Back.\"}]");
     th_post(at(&C->a, "/agent/chat"),
             "{\"message\": \"hi\", \"conversation_id\": \"c\", \"verification\": \"off\"}", &r);
     assert_int_equal(r.status, 200);
     th_resp_free(&r);
-    port = C->redis->port;
+    tcp_relay_target(C->relay, 0);
     assert_null(test_redis_command(C->redis, "SHUTDOWN NOSAVE"));
     th_get(at(&C->a, "/agent/conversations"), &r);
     th_assert_error(&r, 503, "store_unavailable");
@@ -362,9 +368,11 @@ static void store_down_is_503(void **state)
     th_get(at(&C->a, "/healthz"), &r);
     assert_int_equal(r.status, 200);
     th_resp_free(&r);
-    /* The same port again: the server reconnects on its own (the data is gone: no persistence) */
+    /* Redis again where the server expects it: the server reconnects on its own (the data is
+     * gone: no persistence) */
     test_redis_stop(C->redis);
-    C->redis = test_redis_start_on(port);
+    C->redis = test_redis_start();
+    tcp_relay_target(C->relay, C->redis->port);
     th_post(at(&C->a, "/agent/chat"),
             "{\"message\": \"again\", \"conversation_id\": \"c\", \"verification\": \"off\"}", &r);
     assert_int_equal(r.status, 200);
