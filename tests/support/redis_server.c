@@ -59,29 +59,30 @@ fail:
     return NULL;
 }
 
-struct test_redis *test_redis_start(void)
+/* What redis-server wrote to its log so far (empty when nothing), in a static buffer. */
+static const char *start_log(const struct test_redis *r)
 {
-    return test_redis_start_on(0);
+    static char text[4096];
+    char path[600];
+    char *log;
+
+    snprintf(path, sizeof(path), "%s/redis.log", r->dir);
+    log = test_read_file(path, NULL);
+    snprintf(text, sizeof(text), "%s", log ? log : "");
+    free(log);
+    return text;
 }
 
-struct test_redis *test_redis_start_on(int on_port)
+/* Starts redis-server on r->port and waits until it answers. True when it did; false, with
+ * nothing left running, when the port was taken before redis-server bound it. */
+static bool start_on_port(struct test_redis *r, const char *bin)
 {
-    const char *bin = find_redis();
-    struct test_redis *r;
-    char port[16], logfile[512];
+    char port[16], logfile[600];
     rein_proc *p = NULL;
     rein_error err;
-    int64_t deadline;
+    int64_t deadline = rein_now_ms() + 10000;
+    int code;
 
-    if (!bin) {
-        print_message(
-            "[  SKIPPED ] redis-server is not installed (apt-get install redis-server)\n");
-        skip();
-    }
-    r = calloc(1, sizeof(*r));
-    assert_non_null(r);
-    r->dir = test_tmpdir();
-    r->port = on_port ? on_port : test_free_port();
     snprintf(port, sizeof(port), "%d", r->port);
     snprintf(logfile, sizeof(logfile), "%s/redis.log", r->dir);
     snprintf(r->url, sizeof(r->url), "redis://127.0.0.1:%d", r->port);
@@ -94,18 +95,59 @@ struct test_redis *test_redis_start_on(int on_port)
     }
     rein_proc_close_stdin(p);
     r->proc = p;
-    deadline = rein_now_ms() + 10000;
     for (;;) {
-        const char *reply = test_redis_command(r, "PING");
-        if (reply && strncmp(reply, "+PONG", 5) == 0)
-            break;
-        if (rein_now_ms() > deadline) {
+        /* Up to 10 ms for it to exit: it does at once when it cannot bind. */
+        if (rein_proc_wait(p, 10, &code) == REIN_OK) {
+            const char *log = start_log(r);
+            r->proc = NULL;
+            rein_proc_free(p);
+            if (strstr(log, "Address already in use")) {
+                unlink(logfile);
+                return false;
+            }
+            print_error("redis-server on port %d exited with %d: %s\n", r->port, code, log);
             test_redis_stop(r);
-            fail_msg("redis-server did not answer on port %d", r->port);
+            fail();
         }
-        rein_sleep_ms(10);
+        /* Its log says so once it listens; then a PING that answers came from this server, not
+         * from one another test started on the same port. */
+        if (strstr(start_log(r), "Ready to accept connections")) {
+            const char *reply = test_redis_command(r, "PING");
+            if (reply && strncmp(reply, "+PONG", 5) == 0)
+                return true;
+        }
+        if (rein_now_ms() > deadline) {
+            print_error("redis-server did not answer on port %d: %s\n", r->port, start_log(r));
+            test_redis_stop(r);
+            fail();
+        }
     }
-    return r;
+}
+
+struct test_redis *test_redis_start(void)
+{
+    const char *bin = find_redis();
+    struct test_redis *r;
+
+    if (!bin) {
+        print_message(
+            "[  SKIPPED ] redis-server is not installed (apt-get install redis-server)\n");
+        skip();
+    }
+    r = calloc(1, sizeof(*r));
+    assert_non_null(r);
+    r->dir = test_tmpdir();
+    /* redis-server cannot bind port 0 and say which port it got: a port found free here can
+     * be taken by another test before redis-server binds it, and then it is tried again with
+     * another. */
+    for (int attempt = 0; attempt < 5; attempt++) {
+        r->port = test_free_port();
+        if (start_on_port(r, bin))
+            return r;
+    }
+    test_redis_stop(r);
+    fail_msg("redis-server found its port taken 5 times");
+    return NULL;
 }
 
 void test_redis_stop(struct test_redis *r)
