@@ -11,11 +11,9 @@
 #include "test.h"
 
 #include "model_server.h"
+#include "tcp_relay.h"
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <signal.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 static char mcp_dir[4096];
@@ -223,37 +221,43 @@ static void reference_servers_in_a_turn(void **state)
     free(dir);
 }
 
-/* server-everything over mode (streamableHttp, sse) on port; NULL when it did not start
- * listening. */
-static rein_proc *everything_on(const char *mode, int port)
+/*
+ * server-everything over mode (streamableHttp, sse) on a port of its own, which goes to *port;
+ * NULL when it did not start listening. It takes its port from PORT: 0 has it bind one itself,
+ * where one found free here could be taken by another test first. It names the port it was
+ * told (0), and it says it listens even when it could not bind (express calls the listen
+ * callback with the error), so the port is read from the socket it listens on.
+ */
+static rein_proc *everything_on(const char *mode, int *port)
 {
-    char node[4200], script[4200], env_port[32];
+    char node[4200], script[4200], text[4096];
     const char *argv[] = {node, script, mode, NULL};
-    const char *env[] = {env_port, "PATH=/usr/bin:/bin", NULL};
+    const char *env[] = {"PORT=0", "PATH=/usr/bin:/bin", NULL};
     struct rein_proc_opts po = {.argv = argv, .env = env};
+    int64_t deadline = rein_now_ms() + 30000;
     rein_proc *p = NULL;
     rein_error err;
+    ssize_t n;
+    int code;
 
     snprintf(node, sizeof(node), "%s/node_modules/node/bin/node", mcp_dir);
     snprintf(script, sizeof(script),
              "%s/node_modules/@modelcontextprotocol/server-everything/dist/index.js", mcp_dir);
-    snprintf(env_port, sizeof(env_port), "PORT=%d", port);
     assert_rein_ok(rein_proc_start(&po, &p, &err), &err);
-    for (int i = 0; i < 3000; i++) {
-        int fd = socket(AF_INET, SOCK_STREAM, 0);
-        struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
-        a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-        bool up = connect(fd, (struct sockaddr *)&a, sizeof(a)) == 0;
-        close(fd);
-        if (up)
+    /* Up to 10 ms at a time for it to exit, then whether it listens. */
+    while (rein_proc_wait(p, 10, &code) == REIN_ETIMEDOUT && rein_now_ms() < deadline) {
+        *port = test_listen_port(rein_proc_pid(p));
+        if (*port > 0)
             return p;
-        rein_sleep_ms(10);
     }
+    n = read(rein_proc_stderr_fd(p), text, sizeof(text) - 1);
+    text[n > 0 ? n : 0] = '\0';
+    print_error("server-everything %s did not start listening: %s\n", mode, text);
     rein_proc_free(p);
     return NULL;
 }
 
-static rein_proc *everything_http(int port)
+static rein_proc *everything_http(int *port)
 {
     return everything_on("streamableHttp", port);
 }
@@ -295,6 +299,7 @@ static void everything_restarts_over_http(void **state)
     rein_registry *reg;
     rein_call_result *res;
     rein_proc *srv;
+    struct tcp_relay *relay;
     json_t *cfg;
     rein_error err;
     int port;
@@ -302,11 +307,15 @@ static void everything_restarts_over_http(void **state)
     (void)state;
     if (!npm_packages())
         skip();
-    port = test_free_port();
-    srv = everything_http(port);
+    srv = everything_http(&port);
     assert_non_null(srv);
+    /* The client reaches the server through a relay, whose port stays held while the server
+     * restarts: the port the server had could be taken by another test before it came back
+     * there. */
+    relay = tcp_relay_start(port);
     snprintf(config, sizeof(config),
-             "{\"mcpServers\":{\"everything\":{\"url\":\"http://127.0.0.1:%d/mcp\"}}}", port);
+             "{\"mcpServers\":{\"everything\":{\"url\":\"http://127.0.0.1:%d/mcp\"}}}",
+             tcp_relay_port(relay));
     cfg = json_loads(config, 0, NULL);
     set = rein_mcp_clients_new();
     reg = rein_registry_new(&err);
@@ -320,9 +329,11 @@ static void everything_restarts_over_http(void **state)
     assert_true(rein_call_result_ok(res));
     rein_call_result_free(res);
     /* The server restarts: it knows no session, and says so with a 400. */
+    tcp_relay_target(relay, 0);
     everything_stop(srv);
-    srv = everything_http(port);
+    srv = everything_http(&port);
     assert_non_null(srv);
+    tcp_relay_target(relay, port);
     res = echo(reg, "after");
     if (!rein_call_result_ok(res))
         print_error("echo after the restart: %s\n", rein_call_result_message(res));
@@ -333,6 +344,7 @@ static void everything_restarts_over_http(void **state)
     rein_call_result_free(res);
     rein_mcp_clients_free(set);
     rein_registry_free(reg);
+    tcp_relay_stop(relay);
     everything_stop(srv);
 }
 
@@ -354,8 +366,7 @@ static void everything_over_legacy_sse(void **state)
     (void)state;
     if (!npm_packages())
         skip();
-    port = test_free_port();
-    srv = everything_on("sse", port);
+    srv = everything_on("sse", &port);
     assert_non_null(srv);
     snprintf(config, sizeof(config),
              "{\"mcpServers\":{\"everything\":{\"type\":\"sse\","

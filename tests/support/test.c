@@ -183,6 +183,71 @@ int test_free_port(void)
     return port;
 }
 
+/* The socket inodes among pid's descriptors, at most max; how many there are. */
+static size_t socket_inodes(int pid, unsigned long *inodes, size_t max)
+{
+    char path[64], link[64];
+    struct dirent *de;
+    size_t n = 0;
+    DIR *d;
+
+    snprintf(path, sizeof(path), "/proc/%d/fd", pid);
+    d = opendir(path);
+    if (!d)
+        return 0;
+    while (n < max) {
+        char fd_path[320];
+        ssize_t len;
+        unsigned long inode;
+
+        de = readdir(d);
+        if (!de)
+            break;
+        snprintf(fd_path, sizeof(fd_path), "%s/%s", path, de->d_name);
+        len = readlink(fd_path, link, sizeof(link) - 1);
+        if (len <= 0)
+            continue;
+        link[len] = '\0';
+        if (sscanf(link, "socket:[%lu]", &inode) == 1)
+            inodes[n++] = inode;
+    }
+    closedir(d);
+    return n;
+}
+
+int test_listen_port(int pid)
+{
+    static const char *const tables[] = {"/proc/net/tcp", "/proc/net/tcp6"};
+    unsigned long inodes[256];
+    size_t n = socket_inodes(pid, inodes, REIN_ARRAY_SIZE(inodes));
+
+    for (size_t t = 0; t < REIN_ARRAY_SIZE(tables) && n; t++) {
+        FILE *f = fopen(tables[t], "r");
+        char line[512];
+
+        if (!f)
+            continue;
+        /* "sl local_address rem_address st ... inode": addresses are HEX_IP:HEX_PORT, a
+         * listening socket's st is 0A. */
+        while (fgets(line, sizeof(line), f)) {
+            unsigned int port, st;
+            unsigned long inode;
+            if (sscanf(line, " %*u: %*[0-9A-Fa-f]:%x %*s %x %*s %*s %*s %*u %*u %lu", &port, &st,
+                       &inode) != 3 ||
+                st != 0x0A)
+                continue;
+            for (size_t i = 0; i < n; i++) {
+                if (inodes[i] == inode) {
+                    fclose(f);
+                    return (int)port;
+                }
+            }
+        }
+        fclose(f);
+    }
+    return 0;
+}
+
 const char *test_rein_bin(void)
 {
     const char *env = getenv("REIN_BIN");

@@ -67,8 +67,14 @@ const json_t *test_json_at(const json_t *v, const char *path);
  * the output when it does not exit 0. */
 void test_sh(const char *dir, const char *cmd);
 
-/* A free TCP port on 127.0.0.1 (bound and released, so a race is possible but unlikely). */
+/* A free TCP port on 127.0.0.1, bound and released: another test can take it at any moment
+ * after, so it is for a port nobody is to listen on (a refused connection). A server a test
+ * starts binds port 0 itself and names its port, or test_listen_port() finds it. */
 int test_free_port(void);
+/* The TCP port process pid listens on (its first listening socket), or 0 while it listens on
+ * none. For a server told to bind port 0 that does not say which port it got. Linux: reads
+ * /proc/PID/fd and /proc/net/tcp{,6}. */
+int test_listen_port(int pid);
 /* True while pid runs; a zombie left for a non-reaping init counts as gone. */
 bool test_pid_alive(pid_t pid);
 /* The built rein binary and the folder with test programs (from the environment). */
