@@ -94,30 +94,41 @@ start_rein() {
   url="${url/127.0.0.1/localhost}/mcp"
 }
 
+# listen_port PID: the TCP port PID listens on, or nothing while it listens on none (its
+# sockets' inodes looked up in /proc/net/tcp{,6}, where a listening socket's state is 0A).
+listen_port() {
+  local inodes hex
+  inodes="$(find "/proc/$1/fd" -lname 'socket:*' -printf '%l\n' 2>/dev/null | tr -dc '0-9\n')"
+  [ -n "$inodes" ] || return 0
+  hex="$(awk -v inodes="$inodes" '
+    BEGIN { n = split(inodes, a, "\n"); for (i = 1; i <= n; i++) want[a[i]] = 1 }
+    $4 == "0A" && ($10 in want) { split($2, addr, ":"); print addr[2]; exit }
+  ' /proc/net/tcp /proc/net/tcp6)"
+  [ -n "$hex" ] && echo $((16#$hex))
+}
+
 # start_everything NAME: the reference server, server-everything (pinned in package.json), over
-# Streamable HTTP in the background; sets serve_pid and url. It takes its port from PORT and
-# prints it once listening; a port taken meanwhile is tried again with another.
+# Streamable HTTP in the background; sets serve_pid and url. PORT=0 has it bind a port itself
+# (one found free here could be taken by another test first). It names the port it was told,
+# and says it listens even when it could not bind, so the port is read from its socket.
 start_everything() {
-  local name=$1 port
+  local name=$1 port=""
   url=""
-  for _ in 1 2 3 4 5; do
-    port=$((20000 + RANDOM % 20000))
-    (cd "$work" && exec env PORT=$port "$node22" "$everything" streamableHttp) \
-      >"$work/$name.serve.out" 2>"$work/$name.serve.err" &
-    serve_pid=$!
-    for _ in $(seq 1 100); do
-      grep -q "listening on port $port" "$work/$name.serve.err" && url="http://localhost:$port/mcp"
-      [ -n "$url" ] && return
-      kill -0 "$serve_pid" 2>/dev/null || break
-      sleep 0.1
-    done
-    kill -TERM "$serve_pid" 2>/dev/null
-    wait "$serve_pid" 2>/dev/null
-    serve_pid=""
+  (cd "$work" && exec env PORT=0 "$node22" "$everything" streamableHttp) \
+    >"$work/$name.serve.out" 2>"$work/$name.serve.err" &
+  serve_pid=$!
+  for _ in $(seq 1 100); do
+    port="$(listen_port "$serve_pid")"
+    [ -n "$port" ] && break
+    kill -0 "$serve_pid" 2>/dev/null || break
+    sleep 0.1
   done
-  echo "mcp_conformance: server-everything ($name) did not start" >&2
-  cat "$work/$name.serve.err" >&2
-  exit 1
+  if [ -z "$port" ]; then
+    echo "mcp_conformance: server-everything ($name) did not start listening" >&2
+    cat "$work/$name.serve.err" >&2
+    exit 1
+  fi
+  url="http://localhost:$port/mcp"
 }
 
 # server_suite NAME SUITE ARGS...: the server scenarios of SUITE (with ARGS) against the server
