@@ -562,6 +562,23 @@ check('responses: invalid arguments are re-asked mid-stream; the client gets the
   await upstream(2);
 });
 
+check('responses: x-rein-tools runs echo in rein, streamed, and the turn is recorded', async () => {
+  await scenario([{ tool_calls: [call('call_e', '{"text":"hello from rein"}', 'echo')] },
+    { match: { tool_result_contains: 'hello from rein' }, text: 'The echo said hello.' }]);
+  const conv = `gw-rs-${Date.now()}`;
+  const f = await oa.responses.stream(rsBase,
+    { headers: { 'x-rein-tools': 'echo', 'x-rein-conversation': conv } }).finalResponse();
+  assert.equal(rsText(f), 'The echo said hello.');
+  assert.deepEqual(f.output.filter((o) => o.type === 'function_call'), []);
+  const log = await upstream(2);
+  assert.deepEqual(log[0].json.tools.map((t) => t.function.name), ['get_weather', 'echo']);
+  const res = await fetch(`${reinOA}/agent/conversations/${conv}`,
+    { headers: { authorization: `Bearer ${KEY}` } });
+  const c = await res.json();
+  assert.equal(res.status, 200);
+  assert.equal(c.messages.at(-1).message.content, 'The echo said hello.');
+});
+
 check('responses: an OpenAI Responses client reaches an Anthropic upstream', async () => {
   await scenario([{ tool_calls: [call('toolu_1', '{"city":"Paris"}')] }]);
   const r = await oaToAn.responses.create(rsBase);
