@@ -456,23 +456,27 @@ static rein_err rs_parse(struct rein__gw_req *r, const char *body, size_t len,
 
 /* ---- the answer ----------------------------------------------------------------------------- */
 
+/* A count and the details object beside it, with its one part (0 when the upstream did not
+ * say: the SDKs' types want a number). */
+static void count(struct rein_jw *w, const char *key, int64_t n, const char *details,
+                  const char *part, int64_t v)
+{
+    rein_jw_key(w, key);
+    rein_jw_int(w, n);
+    rein_jw_key(w, details);
+    rein_jw_obj_begin(w);
+    rein_jw_key(w, part);
+    rein_jw_int(w, v > 0 ? v : 0);
+    rein_jw_obj_end(w);
+}
+
 static void usage(const struct rein__gw_ctx *c, struct rein_jw *w)
 {
     rein_jw_obj_begin(w);
-    REIN_JW_KEY(w, "input_tokens");
-    rein_jw_int(w, c->in_tokens);
-    REIN_JW_KEY(w, "input_tokens_details");
-    rein_jw_obj_begin(w);
-    REIN_JW_KEY(w, "cached_tokens");
-    rein_jw_int(w, c->cached_tokens > 0 ? c->cached_tokens : 0);
-    rein_jw_obj_end(w);
-    REIN_JW_KEY(w, "output_tokens");
-    rein_jw_int(w, c->out_tokens);
-    REIN_JW_KEY(w, "output_tokens_details");
-    rein_jw_obj_begin(w);
-    REIN_JW_KEY(w, "reasoning_tokens");
-    rein_jw_int(w, c->reasoning_tokens > 0 ? c->reasoning_tokens : 0);
-    rein_jw_obj_end(w);
+    count(w, "input_tokens", c->in_tokens, "input_tokens_details", "cached_tokens",
+          c->cached_tokens);
+    count(w, "output_tokens", c->out_tokens, "output_tokens_details", "reasoning_tokens",
+          c->reasoning_tokens);
     REIN_JW_KEY(w, "total_tokens");
     rein_jw_int(w, c->in_tokens + c->out_tokens);
     rein_jw_obj_end(w);
