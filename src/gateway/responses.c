@@ -302,8 +302,9 @@ static rein_err take_tools(const json_t *tools, json_t *chat, struct rein__gw_ba
         snprintf(param, sizeof(param), "tools[%zu].type", i);
         if (!is(type, "function"))
             return rein__gw_bad(bad, param,
-                                "'%s' tools run at OpenAI: rein's gateway forwards function tools "
-                                "on the Responses wire.",
+                                "'%s' tools are not forwarded by rein's gateway: it forwards "
+                                "function tools, whose calls it checks against their "
+                                "parameters.",
                                 json_is_string(type) ? json_string_value(type) : "untyped");
         fn = json_pack("{s:O?, s:O?, s:O?, s:O?}", "name", json_object_get(t, "name"),
                        "description", json_object_get(t, "description"), "parameters",
