@@ -151,7 +151,9 @@ static void check_responses(const char *body, size_t len, bool verbatim)
 
     memset(&bad, 0, sizeof(bad));
     rein_buf_init(&chat, 0);
-    rc = rein__gw_responses.convert(body, len, &chat, &extra, &bad);
+    /* the upstream's wire decides what the chat body carries: the chat wire's, or another */
+    rc = rein__gw_responses.convert(verbatim ? "openai" : "anthropic", body, len, &chat, &extra,
+                                    &bad);
     if (rc == REIN_EINVAL) {
         if (!bad.msg[0])
             abort();

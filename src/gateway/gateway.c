@@ -697,22 +697,28 @@ static rein_err upstream_extra(struct rein__gw_ctx *c, struct rein__gw_bad *bad)
 {
     const char *wire = rein_provider_wire(c->g->provider);
     struct rein__gw_req *r = &c->req;
+    bool own = strcmp(wire, c->wire->name) == 0, read_as = strcmp(wire, rein__gw_body_wire(c)) == 0;
+    /* What the upstream has no place for: on another wire, every member only the client's
+     * wire has; on the wire the body was read as, what the conversion found no place for. */
+    const json_t *refused = own       ? NULL
+                            : read_as ? json_object_get(c->conv_extra, "unsupported")
+                                      : r->unsupported;
 
-    if (strcmp(wire, c->wire->name) == 0) {
-        /* The client's own wire: every member rein does not read goes as it is, and so do an
-         * Anthropic client's betas. */
-        rein_err rc = c->wire == &rein__gw_anthropic ? client_betas(c->mreq, c->call) : REIN_OK;
-        rein_model_request_set_extra(c->mreq, r->passthrough);
-        return rc == REIN_EINVAL ? rein__gw_bad(bad, "anthropic-beta", "%s", betas_refused) : rc;
-    }
-    if (json_array_size(r->unsupported)) {
-        char *names = rein_json_dumps(r->unsupported);
-        rein_err rc = rein__gw_bad(bad, json_string_value(json_array_get(r->unsupported, 0)),
+    if (json_array_size(refused)) {
+        char *names = rein_json_dumps(refused);
+        rein_err rc = rein__gw_bad(bad, json_string_value(json_array_get(refused, 0)),
                                    "%s cannot be forwarded: the upstream speaks the %s wire, not "
                                    "the %s one",
                                    names ? names : "a member", wire, c->wire->name);
         rein_free(names);
         return rc;
+    }
+    if (own || read_as) {
+        /* The client's own wire (or the one its body was read as): every member rein does not
+         * read goes as it is, and so do an Anthropic client's betas. */
+        rein_err rc = c->wire == &rein__gw_anthropic ? client_betas(c->mreq, c->call) : REIN_OK;
+        rein_model_request_set_extra(c->mreq, r->passthrough);
+        return rc == REIN_EINVAL ? rein__gw_bad(bad, "anthropic-beta", "%s", betas_refused) : rc;
     }
     /* What the other wire has too (top_p, stop) is in the neutral request, which it writes
      * under its own names. */
@@ -1258,6 +1264,23 @@ static rein_err note_history_ids(struct rein__gw_ctx *c)
     return REIN_OK;
 }
 
+/* The members of the client's body that do not reach the upstream though they change no
+ * answer (borrowed), or NULL: all of them for an upstream of another wire; for one
+ * of the wire the body was read as, those the conversion found no place for. */
+static const json_t *dropped_members(const struct rein__gw_ctx *c)
+{
+    const char *wire = rein_provider_wire(c->g->provider);
+    const json_t *d = NULL;
+
+    if (strcmp(wire, c->wire->name) == 0)
+        return NULL;
+    if (strcmp(wire, rein__gw_body_wire(c)) != 0)
+        d = c->req.dropped;
+    else if (c->conv_extra)
+        d = json_object_get(c->conv_extra, "dropped");
+    return json_array_size(d) ? d : NULL;
+}
+
 /* What a converted body's client body holds beyond it joins the parsed request's lists. */
 static rein_err take_extra(struct rein__gw_req *r, const json_t *extra)
 {
@@ -1280,7 +1303,8 @@ static bool prepare(struct rein__gw_ctx *c)
 
     rc = read_options(c, &bad) ? REIN_OK : REIN_EINVAL;
     if (!rc && c->wire->convert)
-        rc = c->wire->convert(body, len, &c->conv, &c->conv_extra, &bad);
+        rc = c->wire->convert(rein_provider_wire(c->g->provider), body, len, &c->conv,
+                              &c->conv_extra, &bad);
     if (!rc && c->wire->convert) {
         body = c->conv.ptr;
         len = c->conv.len;
@@ -1308,9 +1332,8 @@ static bool prepare(struct rein__gw_ctx *c)
     c->streaming = c->req.stream;
     c->model = c->g->model_from_client && c->req.model ? c->req.model
                                                        : rein_provider_model(c->g->provider);
-    if (json_array_size(c->req.dropped) &&
-        strcmp(rein_provider_wire(c->g->provider), c->wire->name) != 0) {
-        char *names = rein_json_dumps(c->req.dropped);
+    if (dropped_members(c)) {
+        char *names = rein_json_dumps(dropped_members(c));
         if (names)
             (void)c->sink->header(c->sink->data, "x-rein-dropped", names);
         rein_free(names);

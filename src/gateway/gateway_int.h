@@ -180,12 +180,12 @@ struct rein__gw_wire {
      * A wire whose body means another wire's (the Responses API's means a chat completions
      * body), or NULL: the text of that body into out, which parse() then reads, and what the
      * client's body holds beyond it into *extra (new): {"passthrough", "dropped",
-     * "unsupported"} as struct rein__gw_req has them. REIN_EINVAL with bad filled. parse_as
-     * names the other wire: an upstream of it gets that body's messages and tools as written
-     * (decision 0085).
+     * "unsupported"} as struct rein__gw_req has them. upstream: the upstream's wire, which
+     * decides what the body can carry. REIN_EINVAL with bad filled. parse_as names the other
+     * wire: an upstream of it gets that body as written (decision 0085).
      */
-    rein_err (*convert)(const char *body, size_t len, struct rein_buf *out, json_t **extra,
-                        struct rein__gw_bad *bad);
+    rein_err (*convert)(const char *upstream, const char *body, size_t len, struct rein_buf *out,
+                        json_t **extra, struct rein__gw_bad *bad);
     const char *parse_as;
     rein_err (*parse)(struct rein__gw_req *r, const char *body, size_t len,
                       struct rein__gw_bad *bad);

@@ -60,6 +60,22 @@ static bool is(const json_t *v, const char *s)
     return json_is_string(v) && strcmp(json_string_value(v), s) == 0;
 }
 
+/* The members of src named in keys (NULL-terminated) that it has and are not null (new). */
+static json_t *picked(const json_t *src, const char *const *keys)
+{
+    json_t *o = json_object();
+
+    for (; o && *keys; keys++) {
+        json_t *v = json_object_get(src, *keys);
+        if (v && !json_is_null(v) && json_object_set(o, *keys, v)) {
+            json_decref(o);
+            return NULL;
+        }
+    }
+    return o;
+}
+#define PICKED(src, ...) picked((src), (const char *const[]){__VA_ARGS__, NULL})
+
 static rein_err add(struct conv *cv, json_t *msg, bool assistant)
 {
     if (!msg || json_array_append_new(cv->msgs, msg))
@@ -79,12 +95,10 @@ static rein_err user_part(const json_t *p, const char *param, json_t *parts,
         json_is_string(json_object_get(p, "text")))
         out = json_pack("{s:s, s:O}", "type", "text", "text", json_object_get(p, "text"));
     else if (is(type, "input_image") && json_is_string(json_object_get(p, "image_url")))
-        out = json_pack("{s:s, s:{s:O, s:O?}}", "type", "image_url", "image_url", "url",
-                        json_object_get(p, "image_url"), "detail", json_object_get(p, "detail"));
+        out = json_pack("{s:s, s:o}", "type", "image_url", "image_url", PICKED(p, "detail"));
     else if (is(type, "input_file"))
-        out = json_pack("{s:s, s:{s:O?, s:O?, s:O?}}", "type", "file", "file", "file_data",
-                        json_object_get(p, "file_data"), "file_id", json_object_get(p, "file_id"),
-                        "filename", json_object_get(p, "filename"));
+        out = json_pack("{s:s, s:o}", "type", "file", "file",
+                        PICKED(p, "file_data", "file_id", "filename"));
     else if (is(type, "input_image"))
         return rein__gw_bad(bad, param,
                             "'%s': rein's gateway takes an image by its image_url (a URL or a data "
@@ -95,6 +109,12 @@ static rein_err user_part(const json_t *p, const char *param, json_t *parts,
                             "Invalid '%s': expected input_text with its text, input_image or "
                             "input_file.",
                             param);
+    if (out && is(type, "input_image") &&
+        json_object_set(json_object_get(out, "image_url"), "url",
+                        json_object_get(p, "image_url"))) {
+        json_decref(out);
+        out = NULL;
+    }
     if (!out)
         return REIN_ENOMEM;
     return json_array_append_new(parts, out) ? REIN_ENOMEM : REIN_OK;
@@ -306,9 +326,7 @@ static rein_err take_tools(const json_t *tools, json_t *chat, struct rein__gw_ba
                                 "function tools, whose calls it checks against their "
                                 "parameters.",
                                 json_is_string(type) ? json_string_value(type) : "untyped");
-        fn = json_pack("{s:O?, s:O?, s:O?, s:O?}", "name", json_object_get(t, "name"),
-                       "description", json_object_get(t, "description"), "parameters",
-                       json_object_get(t, "parameters"), "strict", json_object_get(t, "strict"));
+        fn = PICKED(t, "name", "description", "parameters", "strict");
         if (!fn ||
             json_array_append_new(out, json_pack("{s:s, s:o}", "type", "function", "function", fn)))
             return REIN_ENOMEM;
@@ -323,9 +341,9 @@ static rein_err take_choice(const json_t *choice, json_t *chat, struct rein__gw_
     if (json_is_string(choice))
         return json_object_set(chat, "tool_choice", (json_t *)choice) ? REIN_ENOMEM : REIN_OK;
     if (is(json_object_get(choice, "type"), "function"))
-        return json_object_set_new(chat, "tool_choice",
-                                   json_pack("{s:s, s:{s:O?}}", "type", "function", "function",
-                                             "name", json_object_get(choice, "name")))
+        return json_object_set_new(
+                   chat, "tool_choice",
+                   json_pack("{s:s, s:o}", "type", "function", "function", PICKED(choice, "name")))
                    ? REIN_ENOMEM
                    : REIN_OK;
     return rein__gw_bad(bad, "tool_choice",
@@ -333,10 +351,49 @@ static rein_err take_choice(const json_t *choice, json_t *chat, struct rein__gw_
                         "function.");
 }
 
-/* The members besides those read: as they are to an upstream of this wire, dropped or refused
- * by name for another (struct rein__gw_req's passthrough, dropped and unsupported). */
-static rein_err take_rest(const json_t *body, json_t *extra, bool reasoning,
-                          struct rein__gw_bad *bad)
+/* Members of the same meaning on the chat wire, under the same name. */
+static const char *const shared[] = {
+    "store", "metadata", "user", "service_tier", "prompt_cache_key", "safety_identifier", NULL,
+};
+
+/*
+ * What the body's text and reasoning members ask, in the chat wire's words: text.format as
+ * response_format, text.verbosity as verbosity, reasoning.effort as reasoning_effort. Returns
+ * whether the member was taken.
+ */
+static bool chat_form(const char *key, const json_t *v, json_t *chat, bool *nomem)
+{
+    const json_t *format = json_object_get(v, "format"), *x;
+
+    if (strcmp(key, "reasoning") == 0) {
+        x = json_object_get(v, "effort");
+        *nomem = json_is_string(x) && json_object_set(chat, "reasoning_effort", (json_t *)x);
+        return true; /* a summary of the reasoning is not a thing the chat wire has */
+    }
+    if (strcmp(key, "text") != 0)
+        return false;
+    if ((x = json_object_get(v, "verbosity")) && json_is_string(x))
+        *nomem |= json_object_set(chat, "verbosity", (json_t *)x) != 0;
+    if (is(json_object_get(format, "type"), "json_object"))
+        *nomem |= json_object_set_new(chat, "response_format",
+                                      json_pack("{s:s}", "type", "json_object")) != 0;
+    else if (is(json_object_get(format, "type"), "json_schema"))
+        *nomem |= json_object_set_new(
+                      chat, "response_format",
+                      json_pack("{s:s, s:o}", "type", "json_schema", "json_schema",
+                                PICKED(format, "name", "schema", "strict", "description"))) != 0;
+    return !format || is(json_object_get(format, "type"), "text") ||
+           json_object_get(chat, "response_format");
+}
+
+/*
+ * The members besides those read. For an upstream of the chat wire, what has a chat form goes
+ * into the chat body (the parser passes it on); for an upstream of this wire, everything goes
+ * as it is; for another, what changes no answer is dropped and the rest refused by name
+ * (struct rein__gw_req's passthrough, dropped and unsupported).
+ */
+static rein_err take_rest(const json_t *body, json_t *chat, json_t *extra, bool chat_up,
+                          bool reasoning, struct rein__gw_bad *bad)
 {
     json_t *pass = json_object(), *dropped = json_array(), *unsupported = json_array();
     const char *key;
@@ -357,6 +414,7 @@ static rein_err take_rest(const json_t *body, json_t *extra, bool reasoning,
         bool harmless =
             rein__gw_listed(droppable, key, n) ||
             (strcmp(key, "text") == 0 && (!format || is(json_object_get(format, "type"), "text")));
+        bool nomem = false;
         if (rein__gw_listed(taken, key, n))
             continue;
         if (rein__gw_listed(stateful, key, n) && !json_is_null(v))
@@ -368,14 +426,25 @@ static rein_err take_rest(const json_t *body, json_t *extra, bool reasoning,
             return rein__gw_bad(bad, key,
                                 "rein's gateway answers while the client waits: "
                                 "background must be false.");
-        if (json_object_set(pass, key, v) ||
+        if (chat_up && rein__gw_listed(shared, key, n)) {
+            if (json_object_set(chat, key, v))
+                return REIN_ENOMEM;
+            continue;
+        }
+        if (chat_up && chat_form(key, v, chat, &nomem)) {
+            if (nomem)
+                return REIN_ENOMEM;
+            continue;
+        }
+        /* passthrough is for an upstream of this wire, which is no chat one */
+        if ((!chat_up && json_object_set(pass, key, v)) ||
             json_array_append_new(harmless ? dropped : unsupported, json_string(key)))
             return REIN_ENOMEM;
     }
     return REIN_OK;
 }
 
-static rein_err convert_tree(const json_t *body, json_t *chat, json_t *extra,
+static rein_err convert_tree(const json_t *body, json_t *chat, json_t *extra, bool chat_up,
                              struct rein__gw_bad *bad)
 {
     struct conv cv = {.msgs = json_array(), .bad = bad};
@@ -403,11 +472,11 @@ static rein_err convert_tree(const json_t *body, json_t *chat, json_t *extra,
         if ((v = json_object_get(body, *k)) && !json_is_null(v))
             rc = json_object_set(chat, *k, v) ? REIN_ENOMEM : REIN_OK;
     }
-    return rc ? rc : take_rest(body, extra, cv.reasoning, bad);
+    return rc ? rc : take_rest(body, chat, extra, chat_up, cv.reasoning, bad);
 }
 
-static rein_err rs_convert(const char *body, size_t len, struct rein_buf *out, json_t **extra,
-                           struct rein__gw_bad *bad)
+static rein_err rs_convert(const char *upstream, const char *body, size_t len, struct rein_buf *out,
+                           json_t **extra, struct rein__gw_bad *bad)
 {
     json_error_t jerr;
     json_t *tree = json_loadb(body, len, JSON_REJECT_DUPLICATES, &jerr);
@@ -425,7 +494,7 @@ static rein_err rs_convert(const char *body, size_t len, struct rein_buf *out, j
     else if (!json_is_object(tree))
         rc = rein__gw_bad(bad, "", "Invalid type for request body: expected an object.");
     else
-        rc = convert_tree(tree, chat, *extra, bad);
+        rc = convert_tree(tree, chat, *extra, strcmp(upstream, "openai") == 0, bad);
     if (!rc)
         rc = rein_json_dump(out, chat);
     json_decref(tree);

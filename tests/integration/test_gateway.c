@@ -1923,6 +1923,63 @@ static void test_responses_error_after_the_stream_began(void **state)
     th_resp_free(&r);
 }
 
+/*
+ * What a Responses body asks beyond messages and tools reaches an upstream of the chat wire in
+ * that wire's words (store, prompt_cache_key and metadata as they are, reasoning.effort as
+ * reasoning_effort, text.format as response_format, text.verbosity as verbosity); what the
+ * chat wire has no place for is named in x-rein-dropped. Another wire's upstream gets none
+ * of it: the harmless ones are named dropped, a JSON format is refused by name.
+ */
+static void test_responses_members_in_the_chat_wire(void **state)
+{
+    static const char body[] =
+        "{\"model\":\"m\",\"input\":\"hi\",\"store\":false,\"prompt_cache_key\":\"k1\","
+        "\"metadata\":{\"a\":\"b\"},\"reasoning\":{\"effort\":\"low\",\"summary\":\"auto\"},"
+        "\"include\":[\"reasoning.encrypted_content\"],\"text\":{\"verbosity\":\"low\","
+        "\"format\":{\"type\":\"json_schema\",\"name\":\"w\",\"schema\":{\"type\":\"object\"},"
+        "\"strict\":true}}}";
+    static const char plain[] = "{\"model\":\"m\",\"input\":\"hi\",\"store\":false,\"reasoning\":{"
+                                "\"effort\":\"low\"},\"include\":[\"x\"]}";
+    const json_t *q;
+    json_t *want = json_loads("{\"type\":\"json_schema\",\"json_schema\":{\"name\":\"w\","
+                              "\"schema\":{\"type\":\"object\"},\"strict\":true}}",
+                              0, NULL);
+    struct th_resp r;
+
+    (void)state;
+    start();
+    script("[{\"text\":\"{}\",\"times\":0}]");
+    responses(body, &r);
+    if (r.status != 200)
+        fail_msg("%ld %s", r.status, r.body);
+    assert_string_equal(th_header(&r, "x-rein-dropped"), "[\"include\"]");
+    th_resp_free(&r);
+    q = ms_last_request(F->ms)->json;
+    assert_true(json_is_false(json_object_get(q, "store")));
+    assert_string_equal(th_jstr(q, "prompt_cache_key"), "k1");
+    assert_string_equal(th_jstr(json_object_get(q, "metadata"), "a"), "b");
+    assert_string_equal(th_jstr(q, "reasoning_effort"), "low");
+    assert_string_equal(th_jstr(q, "verbosity"), "low");
+    assert_true(json_equal(json_object_get(q, "response_format"), want));
+    assert_null(json_object_get(q, "include"));
+    json_decref(want);
+
+    (void)teardown(state); /* the same, in front of an Anthropic upstream */
+    start_with("anthropic", NULL, 0);
+    script("[{\"text\":\"ok\",\"times\":0}]");
+    responses(body, &r);
+    assert_int_equal(r.status, 400);
+    assert_string_equal(th_jstr(json_object_get(r.json, "error"), "param"), "text");
+    th_resp_free(&r);
+    responses(plain, &r);
+    if (r.status != 200)
+        fail_msg("%ld %s", r.status, r.body);
+    assert_non_null(strstr(th_header(&r, "x-rein-dropped"), "\"reasoning\""));
+    assert_non_null(strstr(th_header(&r, "x-rein-dropped"), "\"store\""));
+    th_resp_free(&r);
+    assert_null(json_object_get(ms_last_request(F->ms)->json, "store"));
+}
+
 /* A Responses client reaches an Anthropic upstream too, JSON and stream. */
 static void test_responses_to_anthropic(void **state)
 {
@@ -2501,6 +2558,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_teardown(test_responses_next_turn, teardown),
         cmocka_unit_test_teardown(test_responses_refusals, teardown),
         cmocka_unit_test_teardown(test_responses_to_anthropic, teardown),
+        cmocka_unit_test_teardown(test_responses_members_in_the_chat_wire, teardown),
         cmocka_unit_test_teardown(test_responses_error_after_the_stream_began, teardown),
         cmocka_unit_test_teardown(test_same_wire_reask_adds_after_the_messages_as_sent, teardown),
         cmocka_unit_test_teardown(test_other_wire_refuses_what_it_cannot_carry, teardown),
