@@ -735,19 +735,32 @@ static void add_header(struct MHD_Response *resp, const char *name, const char *
         rein_log(REIN_LOG_WARN, "model-server", "cannot add header %s", name);
 }
 
+/* The value of the scripted header name (any case) of a reply, or NULL. */
+static const char *extra_header(const json_t *extra, const char *name)
+{
+    const char *key;
+    json_t *v;
+
+    json_object_foreach((json_t *)extra, key, v)
+    {
+        if (strcasecmp(key, name) == 0)
+            return json_string_value(v);
+    }
+    return NULL;
+}
+
 static void add_common_headers(struct MHD_Response *resp, enum ms_format f, const struct stream *st,
                                const json_t *extra)
 {
-    char rid[REIN_ID_MAX];
     const char *key;
     json_t *v;
 
     add_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, st->body.content_type);
-    rein_id_new("req_", rid);
-    if (f == MS_FMT_ANTHROPIC)
-        add_header(resp, "request-id", rid);
-    else if (f == MS_FMT_OPENAI || f == MS_FMT_RESPONSES)
-        add_header(resp, "x-request-id", rid);
+    /* the request id once, as the services send it: a scripted one instead of the made one */
+    if (f == MS_FMT_ANTHROPIC && !extra_header(extra, "request-id"))
+        add_header(resp, "request-id", st->body.request_id);
+    else if ((f == MS_FMT_OPENAI || f == MS_FMT_RESPONSES) && !extra_header(extra, "x-request-id"))
+        add_header(resp, "x-request-id", st->body.request_id);
     else if (f == MS_FMT_DASHSCOPE)
         add_header(resp, "x-dashscope-call-gateway", "true");
     if (st->body.error_type[0])
@@ -869,11 +882,15 @@ static enum MHD_Result serve_reply(ms_server *s, struct req *q, const struct ms_
     bool stream = r->stream >= 0 ? r->stream == 1 : q->stream;
     struct stream *st = stream_new(s, q->fd);
     size_t declared = 0;
+    const char *rid;
 
     if (!st)
         return MHD_NO;
     st->delay_first_byte_ms = r->delay_first_byte_ms;
     st->delay_chunk_ms = r->delay_chunk_ms;
+    rid = extra_header(r->headers, f == MS_FMT_ANTHROPIC ? "request-id" : "x-request-id");
+    if (rid)
+        snprintf(st->body.request_id, sizeof(st->body.request_id), "%s", rid);
     if (render(r, q, f, stream, st) != REIN_OK || apply_event_faults(r, f, st, &declared) ||
         plan_pieces(r, st) != REIN_OK) {
         stream_free(st);

@@ -50,7 +50,10 @@
  *                                     "gemini" | "responses": the wire format
  *   "stream": true|false              default: the request's "stream" (Ollama: true unless false)
  *   "status": 200                     HTTP status; >= 400 sends the format's error body
- *   "headers": {"Retry-After": "2"}   extra response headers
+ *   "headers": {"Retry-After": "2"}   extra response headers. Every reply carries a request id
+ *                                     as the service does (Anthropic request-id, also as an
+ *                                     error body's request_id; OpenAI x-request-id); a
+ *                                     scripted header of that name is the id instead
  *   "delay_headers_ms": 0             before the status line and headers
  *   "delay_first_byte_ms": 0          after the headers, before the first body byte
  *   "delay_chunk_ms": 0               between two writes of the body

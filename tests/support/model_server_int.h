@@ -101,6 +101,10 @@ struct ms_body {
     const char *content_type; /* static text */
     bool chunked;             /* length unknown up front (streams) */
     char error_type[96];      /* Bedrock: the x-amzn-ErrorType header of an error, or "" */
+    /* The response's request id: the request-id (Anthropic) or x-request-id (OpenAI) header
+     * and an Anthropic error body's request_id, one id as the services send it; a reply's
+     * scripted header of that name gives it. */
+    char request_id[REIN_ID_MAX];
 };
 void ms__body_init(struct ms_body *b);
 void ms__body_release(struct ms_body *b);

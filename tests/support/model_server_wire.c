@@ -28,6 +28,7 @@ void ms__body_init(struct ms_body *b)
     memset(b, 0, sizeof(*b));
     rein_buf_init(&b->buf, 0);
     b->content_type = "application/json";
+    rein_id_new("req_", b->request_id);
 }
 
 void ms__body_release(struct ms_body *b)
@@ -1246,7 +1247,6 @@ rein_err ms__render_error(enum ms_format f, const struct ms_error_info *given, s
 {
     struct ms_error_info e = *given;
     struct rein_jw w;
-    char rid[REIN_ID_MAX];
 
     if (f == MS_FMT_DASHSCOPE)
         return ms__ds_error(&e, out, false);
@@ -1260,7 +1260,6 @@ rein_err ms__render_error(enum ms_format f, const struct ms_error_info *given, s
     ms__ev_begin(out, &w, NULL);
     rein_jw_obj_begin(&w);
     if (f == MS_FMT_ANTHROPIC) {
-        rein_id_new("req_", rid);
         rein_jw_key(&w, "type");
         rein_jw_str(&w, "error");
         rein_jw_key(&w, "error");
@@ -1271,7 +1270,7 @@ rein_err ms__render_error(enum ms_format f, const struct ms_error_info *given, s
         rein_jw_str(&w, e.message);
         rein_jw_obj_end(&w);
         rein_jw_key(&w, "request_id");
-        rein_jw_str(&w, rid);
+        rein_jw_str(&w, out->request_id);
     } else if (f == MS_FMT_OLLAMA) {
         rein_jw_key(&w, "error");
         rein_jw_str(&w, e.message);
