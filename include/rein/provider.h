@@ -159,6 +159,42 @@ REIN_EXTERN const json_t *rein_model_response_text_blocks(const rein_model_respo
 /* For the response of a failed HTTP request: how long the provider asked to wait before
  * another (Retry-After or retry-after-ms), in milliseconds; -1 when it did not say. */
 REIN_EXTERN int64_t rein_model_response_retry_after_ms(const rein_model_response *r);
+/*
+ * The upstream's id for this request, the one its support asks for: the request_id member of
+ * an error body (Anthropic's), else the response's request-id header (Anthropic), else its
+ * x-request-id (OpenAI and most servers of its wire); NULL when there was none (a replayed
+ * exchange, a wire or server that sends none). Borrowed, valid while the response is.
+ */
+REIN_EXTERN const char *rein_model_response_request_id(const rein_model_response *r);
+
+/* ---------------------------------------------------------------------------------------
+ * The upstream's response headers
+ */
+/*
+ * What rein keeps of an HTTP response's headers for its caller, in the order they came, names
+ * in lower case: the upstream's request id (request-id, x-request-id), its rate limits
+ * (x-ratelimit-*, anthropic-ratelimit-*, the unified-* family included) and
+ * openai-processing-ms. Nothing else is kept, so no hop-by-hop header, content-length or
+ * content-encoding, set-cookie or credential is ever among them, nor a value that holds the
+ * request's API key. Bounded: at most REIN_MODEL_HEADERS_MAX headers and 4 KiB in all, a value
+ * at most 256 bytes and without control characters; what does not fit is left out. A replayed
+ * exchange has none (a recording keeps no headers).
+ */
+#define REIN_MODEL_HEADERS_MAX 48
+typedef struct rein_model_headers rein_model_headers;
+/* How many headers h holds; 0 for NULL. */
+REIN_EXTERN size_t rein_model_headers_count(const rein_model_headers *h);
+/* The i-th header's name and value (borrowed from h); false when i is out of range. */
+REIN_EXTERN bool rein_model_headers_at(const rein_model_headers *h, size_t i, const char **name,
+                                       const char **value);
+/* The value of the first header named name (any case), or NULL. Borrowed from h. */
+REIN_EXTERN const char *rein_model_headers_get(const rein_model_headers *h, const char *name);
+/*
+ * The kept headers of the HTTP response r was made from (the last attempt's, a failed one's
+ * for an error), never NULL (a response that was not received over HTTP has none). Borrowed,
+ * valid while the response is.
+ */
+REIN_EXTERN const rein_model_headers *rein_model_response_headers(const rein_model_response *r);
 /* True when the reply ended normally ([DONE], a finish reason, message_stop, done:true);
  * false for a stream cut anywhere (even inside an event) and for a reply that carries the
  * provider's error. */
@@ -208,6 +244,10 @@ REIN_EXTERN json_t *rein_model_response_message(const rein_model_response *r);
  *   text_block       text, len: an Anthropic text block starts (after the text of the one
  *                    before); the JSON of the citations it starts with, len 0 when it has none
  *   citation         text, len: the JSON of one citation of the text block streaming
+ *   headers          headers: the kept headers (above) of a 2xx HTTP response, before its
+ *                    first byte is decoded, so before any other event of it; once per
+ *                    attempt, and only when it has any. A caller that must send its own
+ *                    headers before it forwards the reply (a gateway's stream) reads them here
  */
 #define REIN_MEV_MAP(X)                                                                            \
     X(TEXT_DELTA, "text_delta")                                                                    \
@@ -225,7 +265,8 @@ REIN_EXTERN json_t *rein_model_response_message(const rein_model_response *r);
     X(LOGPROBS, "logprobs")                                                                        \
     X(ANNOTATIONS, "annotations")                                                                  \
     X(TEXT_BLOCK, "text_block")                                                                    \
-    X(CITATION, "citation")
+    X(CITATION, "citation")                                                                        \
+    X(HEADERS, "headers")
 #define REIN__MEV_INDEX(id, name) REIN__MEV_INDEX_##id,
 enum { REIN_MEV_MAP(REIN__MEV_INDEX) };
 #define REIN__MEV_ENUM(id, name) REIN_MEV_##id = REIN__MEV_INDEX_##id + 1,
@@ -244,7 +285,8 @@ struct rein_model_event {
     const rein_model_call *call; /* TOOL_CALL_END; borrowed until the response is freed */
     int64_t input_tokens, output_tokens;
     const char *finish_reason;
-    int attempt; /* RETRY: the attempt about to start (2, 3, …) */
+    int attempt;                       /* RETRY: the attempt about to start (2, 3, …) */
+    const rein_model_headers *headers; /* HEADERS; borrowed for the duration of the callback */
 };
 /* Runs on the thread that sends (or feeds the decoder). ev and its pointers are borrowed. */
 typedef void (*rein_model_event_fn)(const struct rein_model_event *ev, void *userdata);

@@ -305,6 +305,17 @@ static int cmd_caps(int argc, char **argv)
     return rc;
 }
 
+/* The upstream's kept headers (its request id, its rate limits) as {name: value}. */
+static json_t *headers_json(const rein_model_headers *h)
+{
+    json_t *o = json_object();
+    const char *name, *value;
+
+    for (size_t i = 0; o && rein_model_headers_at(h, i, &name, &value); i++)
+        json_object_set_new(o, name, json_string(value));
+    return o;
+}
+
 static void print_event(const struct rein_model_event *ev, void *userdata)
 {
     json_t *j = json_object();
@@ -327,6 +338,8 @@ static void print_event(const struct rein_model_event *ev, void *userdata)
         json_object_set_new(j, "finish_reason", json_string(ev->finish_reason));
     if (ev->type == REIN_MEV_RETRY)
         json_object_set_new(j, "attempt", json_integer(ev->attempt));
+    if (ev->type == REIN_MEV_HEADERS)
+        json_object_set_new(j, "headers", headers_json(ev->headers));
     cli_print_json_line(j);
     json_decref(j);
 }

@@ -352,6 +352,18 @@ static json_t *error_object(const struct jdoc *doc, int obj)
     return jtree(doc, e >= 0 ? e : obj);
 }
 
+/* An error (a body, or a stream's error event) and the request_id beside it, which a gateway
+ * hands its Anthropic client with the error (decision 0086). */
+static rein_err take_error(struct rein_provider_decoder *d, const struct jdoc *doc, int obj,
+                           json_t *error)
+{
+    int id = JGET(doc, obj, "request_id");
+
+    rein__asm_error(&d->a, error);
+    d->recognized++;
+    return jis(doc, id, JSMN_STRING) ? rein__asm_request_id(&d->a, jstr(doc, id)) : REIN_OK;
+}
+
 enum { E_TYPE, E_INDEX, E_DELTA, E_BLOCK, E_MESSAGE, E_USAGE, E_ERROR };
 
 static rein_err take_event(struct rein_provider_decoder *d, const struct jdoc *doc, int obj,
@@ -368,9 +380,7 @@ static rein_err take_event(struct rein_provider_decoder *d, const struct jdoc *d
     if (!jis(doc, type, JSMN_STRING)) {
         if (!(event && strcmp(event, "error") == 0 && f[E_ERROR] >= 0))
             return REIN_OK;
-        rein__asm_error(&d->a, jtree(doc, f[E_ERROR]));
-        d->recognized++;
-        return REIN_OK;
+        return take_error(d, doc, obj, jtree(doc, f[E_ERROR]));
     }
     (void)jint(doc, f[E_INDEX], &index);
     if (!state(d))
@@ -394,7 +404,7 @@ static rein_err take_event(struct rein_provider_decoder *d, const struct jdoc *d
     } else if (JEQ(doc, type, "message_stop")) {
         rein__asm_complete(&d->a);
     } else if (JEQ(doc, type, "error")) {
-        rein__asm_error(&d->a, jtree(doc, f[E_ERROR] >= 0 ? f[E_ERROR] : obj));
+        return take_error(d, doc, obj, jtree(doc, f[E_ERROR] >= 0 ? f[E_ERROR] : obj));
     } else if (!JEQ(doc, type, "ping")) {
         return REIN_OK; /* an event type rein does not know: skipped, not counted */
     }
@@ -448,11 +458,8 @@ static rein_err anthropic_body(struct rein_provider_decoder *d, const char *p, s
     if (!s)
         return REIN_ENOMEM;
     type = JGET(&doc, 0, "type");
-    if (JEQ(&doc, type, "error") || JGET(&doc, 0, "error") >= 0) {
-        rein__asm_error(&d->a, error_object(&doc, 0));
-        d->recognized++;
-        return REIN_OK;
-    }
+    if (JEQ(&doc, type, "error") || JGET(&doc, 0, "error") >= 0)
+        return take_error(d, &doc, 0, error_object(&doc, 0));
     content = JGET(&doc, 0, "content");
     if (!jis(&doc, content, JSMN_ARRAY))
         return rein__decoder_bad(d, 0, p, len, "no content array and no error", err);

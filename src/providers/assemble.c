@@ -1059,6 +1059,11 @@ rein_err rein__asm_stop_sequence(struct rein__asm *a, struct rein__jstr s)
     return set_text(&a->r->stop_sequence, s);
 }
 
+rein_err rein__asm_request_id(struct rein__asm *a, struct rein__jstr id)
+{
+    return keep_first(&a->r->request_id, id);
+}
+
 void rein__asm_error(struct rein__asm *a, json_t *error)
 {
     if (!error)

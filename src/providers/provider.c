@@ -906,6 +906,9 @@ struct attempt {
     char ctype[128];
     char error_type[64];    /* AWS's x-amzn-ErrorType, up to its ':' */
     int64_t retry_after_ms; /* -1: none asked */
+    /* The response's headers rein keeps for the caller (headers.c); they go to the response
+     * the attempt ends with, and to the caller's events before the first byte is decoded. */
+    struct rein_model_headers hdrs;
     int64_t t_start, t_last;
     bool got_byte;
     bool got_more; /* bytes since t_last was set */
@@ -961,6 +964,20 @@ static rein_err start_decoder(struct attempt *at)
     return REIN_OK;
 }
 
+/* The kept headers, to the caller before the reply's first event: a caller that forwards the
+ * reply sends its own headers before the first byte it forwards. */
+static void tell_headers(const struct attempt *at)
+{
+    struct rein_model_event ev;
+
+    if (!at->req->fn || !at->hdrs.n)
+        return;
+    memset(&ev, 0, sizeof(ev));
+    ev.type = REIN_MEV_HEADERS;
+    ev.headers = &at->hdrs;
+    at->req->fn(&ev, at->req->ud);
+}
+
 static size_t on_body(char *data, size_t size, size_t nmemb, void *ud)
 {
     struct attempt *at = ud;
@@ -977,8 +994,11 @@ static size_t on_body(char *data, size_t size, size_t nmemb, void *ud)
             return len;
         return len;
     }
-    if (!at->dec && (at->drc = start_decoder(at)) != REIN_OK)
-        return 0;
+    if (!at->dec) {
+        tell_headers(at);
+        if ((at->drc = start_decoder(at)) != REIN_OK)
+            return 0;
+    }
     at->drc = rein_provider_decoder_feed(at->dec, data, len, &at->derr);
     return at->drc ? 0 : len;
 }
@@ -1037,6 +1057,7 @@ static size_t on_header(char *line, size_t size, size_t nmemb, void *ud)
         at->ctype[0] = '\0';
         at->error_type[0] = '\0';
         at->retry_after_ms = -1;
+        rein__headers_clear(&at->hdrs);
         return n;
     }
     if (header_is(line, n, "content-type", &v, &vlen)) {
@@ -1060,6 +1081,11 @@ static size_t on_header(char *line, size_t size, size_t nmemb, void *ud)
         int64_t ms = parse_retry_after(v, vlen, false);
         if (ms >= 0 && at->retry_after_ms < 0)
             at->retry_after_ms = ms;
+    } else {
+        const char *keys[2] = {at->p->cfg.api_key, at->req->api_key};
+        /* A header that cannot be kept (out of memory) is left out, as one past the bound is:
+         * the reply does not fail for it. */
+        (void)rein__headers_offer(&at->hdrs, line, n, keys, 2);
     }
     return n;
 }
@@ -1867,6 +1893,7 @@ static void attempt_init(struct attempt *at, struct send_state *s)
 
 static void attempt_release(struct attempt *at)
 {
+    rein__headers_release(&at->hdrs);
     rein_provider_decoder_free(at->dec);
     rein_buf_release(&at->errbody);
     rein_buf_release(&at->raw);
@@ -2067,6 +2094,10 @@ static rein_err send_loop(struct send_state *s, rein_model_response **out, rein_
             record_exchange(s, &at);
         }
         st = next_step(s, &at, o, &resp, &wait_ms, &rc, err);
+        if (resp) { /* the headers go with the response of the attempt that made it */
+            resp->headers = at.hdrs;
+            memset(&at.hdrs, 0, sizeof(at.hdrs));
+        }
         attempt_release(&at);
         scrub_message(err, s->p->cfg.api_key);
         scrub_message(err, s->req->api_key);

@@ -56,6 +56,31 @@ struct rein_model_call {
     bool synthetic_id;
 };
 
+/*
+ * The upstream's response headers a response keeps (provider.h, rein_model_headers).
+ * Invariants: buf is NULL until a header is kept, then REIN__HEADERS_BYTES long; it holds n
+ * headers as "name\0value\0", name lower-case, header i's name starting at at[i]; len bytes
+ * of it are used. A struct is moved by copying it and zeroing the source.
+ */
+#define REIN__HEADERS_BYTES    4096
+#define REIN__HEADER_VALUE_MAX 256
+struct rein_model_headers {
+    char *buf;
+    uint16_t len;
+    uint16_t n;
+    uint16_t at[REIN_MODEL_HEADERS_MAX];
+};
+
+/* Keeps the header line (n bytes, as curl hands it: "Name: value\r\n") when its name is one
+ * rein keeps and it fits; a value holding one of the nkeys keys (entries may be NULL) is
+ * dropped, so no API key an upstream echoes leaves rein. A line of another name costs a few
+ * compares and no allocation. REIN_ENOMEM when the buffer cannot be made. */
+rein_err rein__headers_offer(struct rein_model_headers *h, const char *line, size_t n,
+                             const char *const *keys, size_t nkeys);
+/* Forgets the headers kept (a new response begins), keeping the buffer. */
+void rein__headers_clear(struct rein_model_headers *h);
+void rein__headers_release(struct rein_model_headers *h);
+
 struct rein_model_response {
     struct rein_buf text, reasoning, signature, refusal;
     rein_model_call **calls;
@@ -85,8 +110,10 @@ struct rein_model_response {
     /* The model that answered and the reply's id as the wire reports them (any wire that
      * carries them: gen_ai.response.model and gen_ai.response.id), or NULL. */
     char *answer_model, *answer_id;
-    json_t *error;          /* the provider's error object, or NULL */
-    int64_t retry_after_ms; /* a failed HTTP request's Retry-After, -1 when none */
+    json_t *error;    /* the provider's error object, or NULL */
+    char *request_id; /* the request_id member of an error body (Anthropic), or NULL */
+    struct rein_model_headers headers; /* the HTTP response's kept headers */
+    int64_t retry_after_ms;            /* a failed HTTP request's Retry-After, -1 when none */
     char *finish_reason;
     char *stop_sequence; /* the stop sequence that ended the reply, or NULL */
     int64_t input_tokens, output_tokens;
@@ -201,6 +228,9 @@ rein_err rein__asm_call_signature(struct rein__asm *a, size_t i, struct rein__js
 rein_err rein__asm_finish_reason(struct rein__asm *a, struct rein__jstr s) REIN_WUR;
 /* The stop sequence that ended the reply (Anthropic's stop_sequence). */
 rein_err rein__asm_stop_sequence(struct rein__asm *a, struct rein__jstr s) REIN_WUR;
+/* The request_id member beside an error object (Anthropic's): the upstream's id for the
+ * request (rein_model_response_request_id). The first one wins. */
+rein_err rein__asm_request_id(struct rein__asm *a, struct rein__jstr id) REIN_WUR;
 /* Records the provider's error object (taken). The first one wins. */
 void rein__asm_error(struct rein__asm *a, json_t *error);
 /* The reply ended normally. */

@@ -96,6 +96,8 @@ void rein_model_response_free(rein_model_response *r)
     rein_free(r->answer_model);
     rein_free(r->answer_id);
     json_decref(r->error);
+    rein_free(r->request_id);
+    rein__headers_release(&r->headers);
     rein_free(r->finish_reason);
     rein_free(r->stop_sequence);
     rein_free(r);
@@ -248,6 +250,20 @@ const json_t *rein_model_response_text_blocks(const rein_model_response *r)
 int64_t rein_model_response_retry_after_ms(const rein_model_response *r)
 {
     return r->retry_after_ms;
+}
+
+const rein_model_headers *rein_model_response_headers(const rein_model_response *r)
+{
+    return &r->headers;
+}
+
+const char *rein_model_response_request_id(const rein_model_response *r)
+{
+    const char *id = r->request_id;
+
+    if (!id)
+        id = rein_model_headers_get(&r->headers, "request-id");
+    return id ? id : rein_model_headers_get(&r->headers, "x-request-id");
 }
 
 bool rein_model_response_is_complete(const rein_model_response *r)

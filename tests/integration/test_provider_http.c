@@ -29,7 +29,10 @@
 struct events {
     struct rein_buf text, args;
     int starts, ends, retries, finishes;
-    sem_t *text_seen; /* posted at each text delta when set */
+    int headers;        /* HEADERS events */
+    bool headers_first; /* ... the first came before any text */
+    size_t nheaders;    /* ... how many headers the last one had */
+    sem_t *text_seen;   /* posted at each text delta when set */
 };
 
 static void on_event(const struct rein_model_event *ev, void *ud)
@@ -59,6 +62,11 @@ static void on_event(const struct rein_model_event *ev, void *ud)
         break;
     case REIN_MEV_FINISH:
         e->finishes++;
+        break;
+    case REIN_MEV_HEADERS:
+        e->headers_first = e->headers_first || (!e->headers && !e->text.len);
+        e->headers++;
+        e->nheaders = rein_model_headers_count(ev->headers);
         break;
     default:
         break;
@@ -1337,6 +1345,58 @@ static void test_failures_without_an_error_record(void **state)
     fx_stop(&f);
 }
 
+/*
+ * The upstream's request id and rate limits are kept with the response, and with a stream
+ * they reach the caller's events before the reply's first event; what is not on the list
+ * (set-cookie) and a value holding the key are not kept. After a retry the response has the
+ * headers of the attempt that made it. An Anthropic error's request_id is the body's.
+ */
+static void test_response_keeps_the_upstreams_headers(void **state)
+{
+    const rein_model_headers *hd;
+    struct pfx f;
+
+    (void)state;
+    fx_start(&f);
+    fx_provider(&f, "openai-compatible");
+    pfx_script(&f, "[{\"status\": 429, \"times\": 1, \"headers\": {\"x-request-id\": \"req_429\","
+                   " \"x-ratelimit-remaining-requests\": \"0\"}},"
+                   " {\"text\": [\"a\", \"b\"], \"headers\": {\"x-request-id\": \"req_s1\","
+                   " \"X-RateLimit-Remaining-Tokens\": \"99\", \"set-cookie\": \"a=b\","
+                   " \"x-ratelimit-echo\": \"Bearer sk-test\"}}]");
+    assert_rein_ok(rein_history_add_user(f.h, "hi"), NULL);
+    assert_rein_ok(pfx_send(&f), &f.err);
+    assert_int_equal(fx_ev.retries, 1);
+    assert_int_equal(fx_ev.headers, 1); /* the 2xx attempt's, not the 429's */
+    assert_true(fx_ev.headers_first);
+    assert_string_equal(rein_model_response_request_id(f.resp), "req_s1");
+    hd = rein_model_response_headers(f.resp);
+    assert_int_equal(rein_model_headers_count(hd), 2);
+    assert_int_equal(fx_ev.nheaders, 2);
+    assert_string_equal(rein_model_headers_get(hd, "x-ratelimit-remaining-tokens"), "99");
+    assert_null(rein_model_headers_get(hd, "x-ratelimit-remaining-requests"));
+    assert_null(rein_model_headers_get(hd, "set-cookie"));
+    assert_null(rein_model_headers_get(hd, "x-ratelimit-echo"));
+    fx_stop(&f);
+
+    fx_start(&f);
+    fx_provider(&f, "anthropic");
+    rein_model_request_set_retries(f.req, 0);
+    pfx_script(&f, "{\"status\": 429, \"headers\": {\"request-id\": \"req_hdr\","
+                   " \"anthropic-ratelimit-tokens-remaining\": \"0\"}, \"body\":"
+                   " \"{\\\"type\\\":\\\"error\\\",\\\"error\\\":{\\\"type\\\":"
+                   "\\\"rate_limit_error\\\",\\\"message\\\":\\\"slow\\\"},"
+                   "\\\"request_id\\\":\\\"req_body\\\"}\"}");
+    assert_rein_ok(rein_history_add_user(f.h, "hi"), NULL);
+    assert_int_equal(pfx_send(&f), REIN_EHTTP);
+    assert_int_equal(fx_ev.headers, 0); /* an error's headers are the response's only */
+    assert_string_equal(rein_model_response_request_id(f.resp), "req_body");
+    hd = rein_model_response_headers(f.resp);
+    assert_string_equal(rein_model_headers_get(hd, "request-id"), "req_hdr");
+    assert_string_equal(rein_model_headers_get(hd, "anthropic-ratelimit-tokens-remaining"), "0");
+    fx_stop(&f);
+}
+
 /* Error bodies that are not JSON: a proxy's HTML page, an empty body, plain text. */
 static void test_error_bodies_that_are_not_json(void **state)
 {
@@ -2022,6 +2082,7 @@ static void test_cli_chat_takes_environment_and_flags(void **state)
 static const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_openai_stream_over_http),
     cmocka_unit_test(test_openai_json_body_over_http),
+    cmocka_unit_test(test_response_keeps_the_upstreams_headers),
     cmocka_unit_test(test_anthropic_stream_over_http),
     cmocka_unit_test(test_ollama_native_over_http),
     cmocka_unit_test(test_proxy_from_the_environment),

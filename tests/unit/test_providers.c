@@ -3680,6 +3680,102 @@ static void test_encoding_survives_allocation_failure(void **state)
     rein_provider_free(p);
 }
 
+/* ---------------------------------------------------------------------------------------
+ * The upstream's response headers (headers.c, decision 0086)
+ */
+
+static void offer(struct rein_model_headers *h, const char *line)
+{
+    static const char *const keys[] = {"sk-secret-key", NULL};
+
+    assert_rein_ok(rein__headers_offer(h, line, strlen(line), keys, 2), NULL);
+}
+
+/* Only the listed names are kept, lower-cased, values trimmed; no allocation for the rest. */
+static void test_kept_headers_are_the_listed_ones(void **state)
+{
+    static const char *const refused[] = {"content-length: 12\r\n",
+                                          "Content-Encoding: gzip\r\n",
+                                          "Connection: keep-alive\r\n",
+                                          "Transfer-Encoding: chunked\r\n",
+                                          "set-cookie: a=b\r\n",
+                                          "Authorization: Bearer x\r\n",
+                                          "request-idx: 1\r\n",
+                                          "x-request-ids: 1\r\n",
+                                          "x-ratelimit-: 1\r\n",
+                                          "anthropic-ratelimit-a b: 1\r\n",
+                                          "x-ratelimit-a_b: 1\r\n",
+                                          "no colon here\r\n",
+                                          "x-ratelimit-echo: Bearer sk-secret-key\r\n",
+                                          "x-ratelimit-ctl: a\x01"
+                                          "b\r\n",
+                                          "x-ratelimit-utf8: caf\xc3\xa9\r\n",
+                                          "\r\n"};
+    struct rein_model_headers h = {0};
+    const char *name, *value;
+
+    (void)state;
+    for (size_t i = 0; i < REIN_ARRAY_SIZE(refused); i++)
+        offer(&h, refused[i]);
+    assert_int_equal(rein_model_headers_count(&h), 0);
+    assert_null(h.buf); /* nothing kept, nothing allocated */
+    offer(&h, "X-Request-Id:   req_1 \r\n");
+    offer(&h, "x-RateLimit-Remaining-Tokens: 29000\r\n");
+    offer(&h, "anthropic-ratelimit-unified-5h-utilization:0.25\r\n");
+    offer(&h, "openai-processing-ms: 40\r\n");
+    offer(&h, "request-id: req_2\r\n");
+    offer(&h, "x-ratelimit-empty:\r\n");
+    assert_int_equal(rein_model_headers_count(&h), 6);
+    assert_true(rein_model_headers_at(&h, 0, &name, &value));
+    assert_string_equal(name, "x-request-id");
+    assert_string_equal(value, "req_1");
+    assert_true(rein_model_headers_at(&h, 1, &name, &value));
+    assert_string_equal(name, "x-ratelimit-remaining-tokens");
+    assert_string_equal(rein_model_headers_get(&h, "X-RATELIMIT-REMAINING-TOKENS"), "29000");
+    assert_string_equal(rein_model_headers_get(&h, "anthropic-ratelimit-unified-5h-utilization"),
+                        "0.25");
+    assert_string_equal(rein_model_headers_get(&h, "x-ratelimit-empty"), "");
+    assert_false(rein_model_headers_at(&h, 6, &name, &value));
+    assert_null(rein_model_headers_get(&h, "set-cookie"));
+    assert_int_equal(rein_model_headers_count(NULL), 0);
+    rein__headers_clear(&h); /* a new response (after 100 Continue) starts over */
+    assert_int_equal(rein_model_headers_count(&h), 0);
+    assert_null(rein_model_headers_get(&h, "request-id"));
+    rein__headers_release(&h);
+}
+
+/* An upstream cannot make rein keep more than the bounds: count, value size, total bytes. */
+static void test_kept_headers_are_bounded(void **state)
+{
+    struct rein_model_headers h = {0};
+    char line[400], big[REIN__HEADER_VALUE_MAX + 2];
+
+    (void)state;
+    for (int i = 0; i < REIN_MODEL_HEADERS_MAX + 20; i++) {
+        snprintf(line, sizeof(line), "x-ratelimit-n%d: %d\r\n", i, i);
+        offer(&h, line);
+    }
+    assert_int_equal(rein_model_headers_count(&h), REIN_MODEL_HEADERS_MAX);
+    assert_string_equal(rein_model_headers_get(&h, "x-ratelimit-n47"), "47");
+    assert_null(rein_model_headers_get(&h, "x-ratelimit-n48"));
+    rein__headers_release(&h);
+
+    memset(big, 'v', sizeof(big) - 1);
+    big[sizeof(big) - 1] = '\0';
+    snprintf(line, sizeof(line), "x-ratelimit-big: %s\r\n", big);
+    offer(&h, line); /* one byte past the value bound */
+    assert_int_equal(rein_model_headers_count(&h), 0);
+    big[sizeof(big) - 2] = '\0';
+    for (int i = 0; i < 40; i++) {
+        snprintf(line, sizeof(line), "x-ratelimit-b%02d: %s\r\n", i, big);
+        offer(&h, line);
+    }
+    /* each takes its 15-byte name, 256-byte value and two NULs: 15 fit in the 4 KiB */
+    assert_int_equal(rein_model_headers_count(&h), REIN__HEADERS_BYTES / (15 + 256 + 2));
+    assert_true(h.len <= REIN__HEADERS_BYTES);
+    rein__headers_release(&h);
+}
+
 static const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_fixtures_decode_to_hand_written_values),
     cmocka_unit_test(test_fixtures_decode_the_same_byte_by_byte),
@@ -3750,6 +3846,8 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_config_file_and_capabilities),
     cmocka_unit_test(test_decoding_survives_allocation_failure),
     cmocka_unit_test(test_encoding_survives_allocation_failure),
+    cmocka_unit_test(test_kept_headers_are_the_listed_ones),
+    cmocka_unit_test(test_kept_headers_are_bounded),
 };
 
 REIN_TEST_MAIN(tests)
