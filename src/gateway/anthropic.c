@@ -1008,6 +1008,11 @@ static rein_err an_error(const struct rein__gw_err *e, const json_t *rein_ext, s
     rein_jw_str(&w, "error");
     REIN_JW_KEY(&w, "error");
     error_object(e, &w);
+    /* The upstream's own error keeps the request_id it came with (its support asks for it). */
+    if (e->upstream_same && json_is_object(e->upstream) && e->request_id) {
+        REIN_JW_KEY(&w, "request_id");
+        rein_jw_str(&w, e->request_id);
+    }
     if (rein_ext) {
         REIN_JW_KEY(&w, "rein");
         rein_jw_json(&w, rein_ext);

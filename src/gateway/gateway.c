@@ -468,10 +468,35 @@ static void queue_stream(struct rein__gw_ctx *c)
         (void)sink_said(c, c->sink->queue(c->sink->data));
 }
 
+/*
+ * The upstream's headers that rein keeps (its request id, its rate limits) go to the client
+ * with the answer, once, as they came; but OpenAI's x-request-id, whose name is rein's own id
+ * (the server's X-Request-Id, which the OpenAI SDK reads as _request_id), goes as
+ * x-upstream-request-id (decision 0086).
+ */
+static void pass_headers(struct rein__gw_ctx *c, const rein_model_headers *h)
+{
+    const char *name, *value;
+
+    if (c->headers_passed || c->started || !rein_model_headers_count(h))
+        return;
+    c->headers_passed = true;
+    for (size_t i = 0; rein_model_headers_at(h, i, &name, &value); i++) {
+        if (strcmp(name, "x-request-id") == 0)
+            name = "x-upstream-request-id";
+        if (c->sink->header(c->sink->data, name, value) != REIN_OK)
+            return; /* out of memory: the answer goes without the rest */
+    }
+}
+
 /* Answers with a whole body. */
 static void reply(struct rein__gw_ctx *c, int status, const struct rein_buf *body)
 {
-    rein_err rc = c->sink->reply(c->sink->data, status, "application/json", body->ptr, body->len);
+    rein_err rc;
+
+    if (c->last)
+        pass_headers(c, rein_model_response_headers(c->last));
+    rc = c->sink->reply(c->sink->data, status, "application/json", body->ptr, body->len);
 
     if (rc && !c->sink_rc)
         c->sink_rc = rc;
@@ -910,6 +935,11 @@ static void on_event(const struct rein_model_event *ev, void *userdata)
         c->round_in = ev->input_tokens;
         c->round_out = ev->output_tokens;
         break;
+    case REIN_MEV_HEADERS:
+        /* A stream's headers go out before its first byte: the first round's. */
+        if (c->streaming)
+            pass_headers(c, ev->headers);
+        break;
     case REIN_MEV_RETRY:
         /* Retries are off for the gateway's requests; a retry here would repeat what the
          * client already has. */
@@ -938,6 +968,12 @@ static void upstream_error(struct rein__gw_ctx *c, rein_err rc, const rein_error
         e.status = 429;
     e.upstream = up;
     e.upstream_same = strcmp(rein_provider_wire(c->g->provider), c->wire->name) == 0;
+    e.request_id = resp ? rein_model_response_request_id(resp) : NULL;
+    /* The failed response's headers, or none: an earlier round's limits are not this answer's.
+     * A 429's rate limits matter most: they say when to come back. */
+    if (resp)
+        pass_headers(c, rein_model_response_headers(resp));
+    c->headers_passed = true;
     snprintf(e.message, sizeof(e.message), "upstream: %s",
              err->msg[0] ? err->msg : rein_strerror(rc));
     if (after >= 0 && !c->started) {

@@ -167,6 +167,7 @@ struct rein__gw_err {
     char message[600];
     const json_t *upstream; /* the upstream's error object (borrowed), or NULL */
     bool upstream_same;     /* ... from an upstream of the client's wire: sent as it is */
+    const char *request_id; /* the upstream's id for the request (borrowed), or NULL */
 };
 
 struct rein__gw_ctx;
@@ -388,6 +389,9 @@ struct rein__gw_ctx {
     json_t *problems, *repairs, *converted, *renamed; /* arrays, created on first use */
     /* streaming */
     bool streaming, started, gone;
+    /* The upstream's kept headers were given to the answer (once: the first round's for a
+     * stream, else the final round's, or the failed one's; decision 0086). */
+    bool headers_passed;
     bool role_sent; /* OpenAI: the first chunk (role) went out */
     /* OpenAI: the upstream's logprobs piece that goes with the next chunk (JSON text; empty:
      * none). The piece comes before the text it scores, which the filter may hold back. */

@@ -2487,6 +2487,204 @@ static void test_anthropic_reply_interleaved_thinking(void **state)
     th_resp_free(&r);
 }
 
+/* ---- the upstream's headers (decision 0086) ------------------------------------------------- */
+
+/* OpenAI's headers as a scripted reply sends them, with two that must not pass and one that
+ * echoes the key. */
+#define OA_HEADERS(id)                                                                             \
+    "\"headers\":{\"x-request-id\":\"" id "\",\"X-RateLimit-Limit-Requests\":\"500\","             \
+    "\"x-ratelimit-remaining-requests\":\"499\",\"x-ratelimit-reset-requests\":\"120ms\","         \
+    "\"x-ratelimit-limit-tokens\":\"30000\",\"x-ratelimit-remaining-tokens\":\"29000\","           \
+    "\"x-ratelimit-reset-tokens\":\"2s\",\"openai-processing-ms\":\"123\","                        \
+    "\"set-cookie\":\"__cf_bm=abc; path=/\",\"x-envoy-upstream-service-time\":\"5\","              \
+    "\"x-ratelimit-echo\":\"key sk-rein-own\"}"
+
+/* Asserts the header name of r is want (NULL: it is not there). */
+static void assert_header(const struct th_resp *r, const char *name, const char *want)
+{
+    const char *got = th_header(r, name);
+
+    if (want && (!got || strcmp(got, want) != 0))
+        fail_msg("%s: want \"%s\", got %s%s%s\n%s", name, want, got ? "\"" : "", got ? got : "none",
+                 got ? "\"" : "", r->headers);
+    if (!want && got)
+        fail_msg("%s should not pass, got \"%s\"", name, got);
+}
+
+/* What an answer from an upstream scripted with OA_HEADERS(id) carries. */
+static void assert_oa_headers(const struct th_resp *r, const char *id)
+{
+    const char *own = th_header(r, "X-Request-Id");
+
+    /* rein's own id stays where the server's contract puts it */
+    assert_non_null(own);
+    assert_string_not_equal(own, id);
+    assert_header(r, "x-upstream-request-id", id);
+    assert_header(r, "x-ratelimit-limit-requests", "500");
+    assert_header(r, "x-ratelimit-remaining-requests", "499");
+    assert_header(r, "x-ratelimit-reset-requests", "120ms");
+    assert_header(r, "x-ratelimit-limit-tokens", "30000");
+    assert_header(r, "x-ratelimit-remaining-tokens", "29000");
+    assert_header(r, "x-ratelimit-reset-tokens", "2s");
+    assert_header(r, "openai-processing-ms", "123");
+    assert_header(r, "set-cookie", NULL);
+    assert_header(r, "x-envoy-upstream-service-time", NULL);
+    assert_header(r, "x-ratelimit-echo", NULL);
+}
+
+/*
+ * An OpenAI upstream's request id and rate limits reach the client, in a JSON answer and in a
+ * stream; its x-request-id as x-upstream-request-id beside rein's own X-Request-Id. After a
+ * re-ask, a JSON answer carries the final round's and a stream the first round's, whose
+ * headers went out before its first byte.
+ */
+static void test_upstream_headers_reach_the_client(void **state)
+{
+    static const char reask[] =
+        "[{\"tool_calls\":[{\"name\":\"get_weather\",\"arguments\":\"{}\"}],"
+        "\"headers\":{\"x-request-id\":\"req_r1\"}},"
+        "{\"tool_calls\":[{\"name\":\"get_weather\",\"arguments\":"
+        "\"{\\\"city\\\":\\\"Paris\\\"}\"}],"
+        "\"headers\":{\"x-request-id\":\"req_r2\"}}]";
+    struct th_resp r;
+
+    (void)state;
+    start_with("openai", "sk-rein-own", 0);
+    script("[{\"text\":\"Mild.\"," OA_HEADERS("req_up_json") "}]");
+    chat("{\"model\":\"m\"," USER "}", NULL, &r);
+    if (r.status != 200)
+        fail_msg("%ld %s", r.status, r.body);
+    assert_oa_headers(&r, "req_up_json");
+    th_resp_free(&r);
+    script("[{\"text\":[\"Mi\",\"ld.\"]," OA_HEADERS("req_up_stream") "}]");
+    chat("{\"model\":\"m\",\"stream\":true," USER "}", NULL, &r);
+    assert_int_equal(r.status, 200);
+    assert_non_null(strstr(r.body, "[DONE]"));
+    assert_oa_headers(&r, "req_up_stream");
+    th_resp_free(&r);
+    script(reask);
+    chat("{\"model\":\"m\"," TOOLS "," USER "}", NULL, &r);
+    assert_int_equal(r.status, 200);
+    assert_header(&r, "x-upstream-request-id", "req_r2");
+    th_resp_free(&r);
+    script(reask);
+    chat("{\"model\":\"m\",\"stream\":true," TOOLS "," USER "}", NULL, &r);
+    assert_int_equal(r.status, 200);
+    assert_non_null(strstr(r.body, "Paris"));
+    assert_header(&r, "x-upstream-request-id", "req_r1");
+    th_resp_free(&r);
+    assert_int_equal(ms_request_count(F->ms), 2); /* the re-ask went up */
+}
+
+/* An upstream 429 passes with its Retry-After, its rate limits and its request id, whether
+ * the client asked for a stream or not. */
+static void test_upstream_429_passes_its_headers(void **state)
+{
+    static const char limited[] =
+        "[{\"status\":429,\"times\":2,\"headers\":{\"Retry-After\":\"7\",\"x-request-id\":"
+        "\"req_429\",\"x-ratelimit-remaining-requests\":\"0\",\"x-ratelimit-reset-requests\":"
+        "\"7s\",\"set-cookie\":\"a=b\"},\"error\":{\"type\":\"requests\",\"code\":"
+        "\"rate_limit_exceeded\",\"message\":\"Rate limit reached\"}}]";
+    static const char *const bodies[] = {"{\"model\":\"m\"," USER "}",
+                                         "{\"model\":\"m\",\"stream\":true," USER "}"};
+    struct th_resp r;
+
+    (void)state;
+    start();
+    script(limited);
+    for (size_t i = 0; i < REIN_ARRAY_SIZE(bodies); i++) {
+        chat(bodies[i], NULL, &r);
+        assert_int_equal(r.status, 429);
+        assert_string_equal(th_jstr(json_object_get(r.json, "error"), "code"),
+                            "rate_limit_exceeded");
+        assert_header(&r, "Retry-After", "7");
+        assert_header(&r, "x-upstream-request-id", "req_429");
+        assert_header(&r, "x-ratelimit-remaining-requests", "0");
+        assert_header(&r, "x-ratelimit-reset-requests", "7s");
+        assert_header(&r, "set-cookie", NULL);
+        th_resp_free(&r);
+    }
+}
+
+#define AN_HEADERS(id)                                                                             \
+    "\"headers\":{\"request-id\":\"" id "\",\"anthropic-ratelimit-requests-limit\":\"50\","        \
+    "\"anthropic-ratelimit-requests-remaining\":\"49\",\"anthropic-ratelimit-requests-reset\":"    \
+    "\"2025-01-01T00:00:01Z\",\"anthropic-ratelimit-input-tokens-remaining\":\"39000\","           \
+    "\"anthropic-ratelimit-output-tokens-remaining\":\"7900\","                                    \
+    "\"anthropic-ratelimit-unified-status\":\"allowed\","                                          \
+    "\"anthropic-ratelimit-unified-5h-utilization\":\"0.25\",\"set-cookie\":\"a=b\","              \
+    "\"anthropic-organization-id\":\"org-1\",\"cf-ray\":\"8f1\"}"
+
+static void assert_an_headers(const struct th_resp *r, const char *id)
+{
+    const char *own = th_header(r, "X-Request-Id");
+
+    assert_non_null(own);
+    assert_string_not_equal(own, id);
+    assert_header(r, "request-id", id);
+    assert_header(r, "anthropic-ratelimit-requests-limit", "50");
+    assert_header(r, "anthropic-ratelimit-requests-remaining", "49");
+    assert_header(r, "anthropic-ratelimit-requests-reset", "2025-01-01T00:00:01Z");
+    assert_header(r, "anthropic-ratelimit-input-tokens-remaining", "39000");
+    assert_header(r, "anthropic-ratelimit-output-tokens-remaining", "7900");
+    assert_header(r, "anthropic-ratelimit-unified-status", "allowed");
+    assert_header(r, "anthropic-ratelimit-unified-5h-utilization", "0.25");
+    assert_header(r, "set-cookie", NULL);
+    assert_header(r, "anthropic-organization-id", NULL);
+    assert_header(r, "cf-ray", NULL);
+}
+
+/*
+ * An Anthropic upstream's request-id and rate limits (the unified-* family Claude Code reads
+ * included) reach an Anthropic client as they came, in a JSON answer and a stream; an error
+ * keeps the request_id of its body, with the same headers, and an OpenAI client gets the
+ * headers too.
+ */
+static void test_anthropic_upstream_headers_and_request_id(void **state)
+{
+    const char *const h[] = {"anthropic-version: 2023-06-01", NULL};
+    struct th_resp r;
+
+    (void)state;
+    start_with("anthropic", NULL, 0);
+    script("[{\"text\":\"Mild.\"," AN_HEADERS("req_an_json") "}]");
+    th_http("POST", u("/v1/messages"), "{\"model\":\"m\",\"max_tokens\":64," USER "}", h, &r);
+    if (r.status != 200)
+        fail_msg("%ld %s", r.status, r.body);
+    assert_an_headers(&r, "req_an_json");
+    th_resp_free(&r);
+    script("[{\"text\":[\"Mi\",\"ld.\"]," AN_HEADERS("req_an_stream") "}]");
+    th_http("POST", u("/v1/messages"),
+            "{\"model\":\"m\",\"max_tokens\":64,\"stream\":true," USER "}", h, &r);
+    assert_int_equal(r.status, 200);
+    assert_non_null(strstr(r.body, "message_stop"));
+    assert_an_headers(&r, "req_an_stream");
+    th_resp_free(&r);
+    script("[{\"status\":429,\"times\":2,\"headers\":{\"request-id\":\"req_an_429\","
+           "\"retry-after\":\"3\",\"anthropic-ratelimit-requests-remaining\":\"0\"},"
+           "\"error\":{\"type\":\"rate_limit_error\",\"message\":\"slow down\"}}]");
+    th_http("POST", u("/v1/messages"), "{\"model\":\"m\",\"max_tokens\":64," USER "}", h, &r);
+    assert_int_equal(r.status, 429);
+    assert_string_equal(th_jstr(r.json, "type"), "error");
+    assert_string_equal(th_jstr(json_object_get(r.json, "error"), "type"), "rate_limit_error");
+    assert_string_equal(th_jstr(r.json, "request_id"), "req_an_429");
+    assert_header(&r, "request-id", "req_an_429");
+    assert_header(&r, "retry-after", "3");
+    assert_header(&r, "anthropic-ratelimit-requests-remaining", "0");
+    th_resp_free(&r);
+    th_http("POST", u("/v1/messages"),
+            "{\"model\":\"m\",\"max_tokens\":64,\"stream\":true," USER "}", h, &r);
+    assert_int_equal(r.status, 429);
+    assert_string_equal(th_jstr(r.json, "request_id"), "req_an_429");
+    assert_header(&r, "request-id", "req_an_429");
+    th_resp_free(&r);
+    script("[{\"text\":\"Mild.\"," AN_HEADERS("req_an_oa") "}]");
+    chat("{\"model\":\"m\"," USER "}", NULL, &r);
+    assert_int_equal(r.status, 200);
+    assert_an_headers(&r, "req_an_oa");
+    th_resp_free(&r);
+}
+
 static void test_models(void **state)
 {
     struct th_resp r;
@@ -2563,6 +2761,9 @@ int main(int argc, char **argv)
         cmocka_unit_test_teardown(test_same_wire_reask_adds_after_the_messages_as_sent, teardown),
         cmocka_unit_test_teardown(test_other_wire_refuses_what_it_cannot_carry, teardown),
         cmocka_unit_test_teardown(test_held_frames_are_handed_before_each_wait, teardown),
+        cmocka_unit_test_teardown(test_upstream_headers_reach_the_client, teardown),
+        cmocka_unit_test_teardown(test_upstream_429_passes_its_headers, teardown),
+        cmocka_unit_test_teardown(test_anthropic_upstream_headers_and_request_id, teardown),
     };
 
     if (argc > 1)

@@ -381,6 +381,35 @@ check('anthropic: upstream 429 keeps its status, body and Retry-After', async ()
       e.error.error.type === 'rate_limit_error');
 });
 
+check('anthropic: the SDK\'s _request_id is Claude\'s, in a message, a stream and an error', async () => {
+  const limits = { 'anthropic-ratelimit-unified-status': 'allowed',
+    'anthropic-ratelimit-tokens-remaining': '39000' };
+  await scenario([{ text: 'Mild.', headers: { 'request-id': 'req_claude_1', ...limits } },
+    { text: 'Mild.', headers: { 'request-id': 'req_claude_2' } },
+    { status: 429, headers: { 'request-id': 'req_claude_3', 'retry-after': '1' } }]);
+  const { data: m, response } = await an.messages.create(anBase).withResponse();
+  assert.equal(m._request_id, 'req_claude_1');
+  assert.equal(response.headers.get('anthropic-ratelimit-unified-status'), 'allowed');
+  assert.equal(response.headers.get('anthropic-ratelimit-tokens-remaining'), '39000');
+  assert.match(response.headers.get('x-request-id'), /^req_/, 'rein\'s own id stays');
+  assert.notEqual(response.headers.get('x-request-id'), 'req_claude_1');
+  const stream = an.messages.stream(anBase);
+  await stream.finalMessage();
+  assert.equal(stream.request_id, 'req_claude_2');
+  await assert.rejects(an.messages.create(anBase), (e) => e instanceof Anthropic.RateLimitError &&
+    e.requestID === 'req_claude_3' && e.error.request_id === 'req_claude_3');
+});
+
+check('openai: the upstream\'s x-request-id comes as x-upstream-request-id', async () => {
+  await scenario([{ text: 'Mild.', headers: { 'x-request-id': 'req_openai_1',
+    'x-ratelimit-remaining-tokens': '29000' } }]);
+  const { data: r, response } = await oa.chat.completions.create(base).withResponse();
+  assert.equal(response.headers.get('x-upstream-request-id'), 'req_openai_1');
+  assert.equal(response.headers.get('x-ratelimit-remaining-tokens'), '29000');
+  assert.match(r._request_id, /^req_/, 'the SDK\'s _request_id is rein\'s own X-Request-Id');
+  assert.notEqual(r._request_id, 'req_openai_1');
+});
+
 check('anthropic: countTokens (and the beta path Claude Code uses) is the upstream\'s count', async () => {
   await scenario([{ match: { path: '/v1/messages/count_tokens' }, body: '{"input_tokens":17}',
     times: 2 }]);

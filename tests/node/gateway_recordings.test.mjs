@@ -365,9 +365,8 @@ function errorRecording(wire, file, status) {
           if (client === wire) assert.deepEqual(e.error, body.error, `${what}: body`);
           else assert.equal(e.error.message, message, `${what}: message`);
         } else {
-          // rein answers with its own body: Anthropic's request_id is not kept
-          if (client === wire) assert.deepEqual(e.error, { type: body.type, error: body.error },
-            `${what}: body`);
+          // the body as Claude sent it, its request_id kept (decision 0086)
+          if (client === wire) assert.deepEqual(e.error, body, `${what}: body`);
           else {
             assert.equal(e.error.type, 'error', `${what}: shape`);
             assert.equal(e.error.error.message, message, `${what}: message`);
