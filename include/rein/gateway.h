@@ -40,6 +40,12 @@
  * store takes it), x-rein-fill-defaults (true|false), and, when forward_client_key is set, the
  * client's own key (Authorization: Bearer, x-api-key) for the upstream.
  *
+ * Response headers from the upstream (docs/decisions/0086): the ones the provider keeps (its
+ * request id and rate limits, rein_model_response_headers) go to the client as they came, a
+ * stream's from the first round, a JSON answer's from the final one, an error's from the failed
+ * response; OpenAI's x-request-id goes as x-upstream-request-id, as the server sets its own
+ * X-Request-Id. Upstream errors also keep their status and Retry-After.
+ *
  * Threading: a gateway is made once and then serves any number of requests on any threads at
  * once (rein_gateway_serve); each call's state lives in that call.
  */
