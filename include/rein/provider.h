@@ -248,6 +248,8 @@ REIN_EXTERN json_t *rein_model_response_message(const rein_model_response *r);
  *                    first byte is decoded, so before any other event of it; once per
  *                    attempt, and only when it has any. A caller that must send its own
  *                    headers before it forwards the reply (a gateway's stream) reads them here
+ *   reasoning_item   text, len: the JSON of a Responses API reasoning item, whole (id,
+ *                    summary, encrypted_content), as it ends: a reasoning model wants it back
  */
 #define REIN_MEV_MAP(X)                                                                            \
     X(TEXT_DELTA, "text_delta")                                                                    \
@@ -266,7 +268,8 @@ REIN_EXTERN json_t *rein_model_response_message(const rein_model_response *r);
     X(ANNOTATIONS, "annotations")                                                                  \
     X(TEXT_BLOCK, "text_block")                                                                    \
     X(CITATION, "citation")                                                                        \
-    X(HEADERS, "headers")
+    X(HEADERS, "headers")                                                                          \
+    X(REASONING_ITEM, "reasoning_item")
 #define REIN__MEV_INDEX(id, name) REIN__MEV_INDEX_##id,
 enum { REIN_MEV_MAP(REIN__MEV_INDEX) };
 #define REIN__MEV_ENUM(id, name) REIN_MEV_##id = REIN__MEV_INDEX_##id + 1,

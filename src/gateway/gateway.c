@@ -925,6 +925,7 @@ static void on_event(const struct rein_model_event *ev, void *userdata)
     case REIN_MEV_ANNOTATIONS:
     case REIN_MEV_TEXT_BLOCK:
     case REIN_MEV_CITATION:
+    case REIN_MEV_REASONING_ITEM:
         if (c->streaming && c->wire->s_block)
             (void)c->wire->s_block(c, ev->type, ev->text, ev->len);
         break;

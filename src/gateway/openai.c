@@ -172,6 +172,7 @@ static rein_err take_assistant(struct rein__gw_req *r, const json_t *m, size_t i
     const json_t *calls = json_object_get(m, "tool_calls");
     const json_t *refusal = json_object_get(m, "refusal");
     const json_t *reasoning = json_object_get(m, "reasoning_content");
+    const json_t *items = json_object_get(m, "reasoning_items");
     json_t *msg = json_pack("{s:s}", "role", "assistant");
     char *text = NULL;
     char p[64];
@@ -196,6 +197,9 @@ static rein_err take_assistant(struct rein__gw_req *r, const json_t *m, size_t i
     if (!rc && json_is_string(refusal) && json_object_set(msg, "refusal", (json_t *)refusal))
         rc = REIN_ENOMEM;
     if (!rc && json_is_string(reasoning) && json_object_set(msg, "reasoning", (json_t *)reasoning))
+        rc = REIN_ENOMEM;
+    /* A Responses client's reasoning items (responses.c), for a Responses upstream */
+    if (!rc && json_is_array(items) && json_object_set(msg, "reasoning_items", (json_t *)items))
         rc = REIN_ENOMEM;
     rein_free(text);
     if (!rc && r->verbatim && json_object_set_new(msg, "openai_message", json_deep_copy(m)))

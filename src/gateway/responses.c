@@ -51,7 +51,11 @@ static const char *const stateful[] = {"previous_response_id", "conversation", "
 struct conv {
     json_t *msgs;      /* the chat messages */
     json_t *assistant; /* the last message when it is an assistant's, for its calls */
-    bool reasoning;    /* input held reasoning items (dropped) */
+    bool reasoning;    /* input held reasoning items that were dropped */
+    /* A Responses upstream takes reasoning items back: those waiting for the assistant
+     * message they came before (its reasoning_items). */
+    bool keep_reasoning;
+    json_t *pending;
     struct rein__gw_bad *bad;
 };
 
@@ -78,6 +82,14 @@ static json_t *picked(const json_t *src, const char *const *keys)
 
 static rein_err add(struct conv *cv, json_t *msg, bool assistant)
 {
+    if (msg && assistant && cv->pending) {
+        if (json_object_set_new(msg, "reasoning_items", cv->pending)) {
+            cv->pending = NULL;
+            json_decref(msg);
+            return REIN_ENOMEM;
+        }
+        cv->pending = NULL;
+    }
     if (!msg || json_array_append_new(cv->msgs, msg))
         return REIN_ENOMEM;
     cv->assistant = assistant ? msg : NULL;
@@ -261,9 +273,14 @@ static rein_err input_item(struct conv *cv, const json_t *item, size_t i)
     if (is(type, "function_call_output"))
         return function_output(cv, item, param);
     if (is(type, "reasoning")) {
-        /* a reasoning model's own items: no upstream rein sends messages to takes them back */
-        cv->reasoning = true;
-        return REIN_OK;
+        /* a reasoning model's own items: a Responses upstream takes them back with the
+         * assistant's message they came before; no other upstream has a place for them */
+        cv->reasoning |= !cv->keep_reasoning;
+        if (!cv->keep_reasoning)
+            return REIN_OK;
+        if (!cv->pending && !(cv->pending = json_array()))
+            return REIN_ENOMEM;
+        return json_array_append(cv->pending, (json_t *)item) ? REIN_ENOMEM : REIN_OK;
     }
     if (is(type, "item_reference"))
         return rein__gw_bad(cv->bad, param,
@@ -444,10 +461,13 @@ static rein_err take_rest(const json_t *body, json_t *chat, json_t *extra, bool 
     return REIN_OK;
 }
 
-static rein_err convert_tree(const json_t *body, json_t *chat, json_t *extra, bool chat_up,
+static rein_err convert_tree(const json_t *body, json_t *chat, json_t *extra, const char *upstream,
                              struct rein__gw_bad *bad)
 {
-    struct conv cv = {.msgs = json_array(), .bad = bad};
+    bool chat_up = strcmp(upstream, "openai") == 0;
+    struct conv cv = {.msgs = json_array(),
+                      .keep_reasoning = strcmp(upstream, rein__gw_responses.name) == 0,
+                      .bad = bad};
     json_t *v;
     rein_err rc;
 
@@ -459,6 +479,9 @@ static rein_err convert_tree(const json_t *body, json_t *chat, json_t *extra, bo
     if (!json_object_get(body, "input"))
         return rein__gw_bad(bad, "input", "Missing required parameter: 'input'.");
     rc = take_input(&cv, body);
+    /* reasoning after the last assistant message has no message to go with */
+    cv.reasoning |= cv.pending != NULL;
+    json_decref(cv.pending);
     if (!rc)
         rc = take_tools(json_object_get(body, "tools"), chat, bad);
     if (!rc)
@@ -494,7 +517,7 @@ static rein_err rs_convert(const char *upstream, const char *body, size_t len, s
     else if (!json_is_object(tree))
         rc = rein__gw_bad(bad, "", "Invalid type for request body: expected an object.");
     else
-        rc = convert_tree(tree, chat, *extra, strcmp(upstream, "openai") == 0, bad);
+        rc = convert_tree(tree, chat, *extra, upstream, bad);
     if (!rc)
         rc = rein_json_dump(out, chat);
     json_decref(tree);
@@ -660,7 +683,8 @@ static json_t *output_items(const struct rein__gw_ctx *c)
     const char *reasoning = r ? rein_model_response_reasoning(r) : "";
     const char *text = r ? rein_model_response_text(r) : "";
     const char *refusal = r ? rein_model_response_refusal(r) : NULL;
-    json_t *msg = r && reasoning[0] ? rein_model_response_message(r) : NULL;
+    /* a Responses upstream's reasoning items are in the message, with or without a summary */
+    json_t *msg = r ? rein_model_response_message(r) : NULL;
     json_t *items = json_object_get(msg, "reasoning_items");
     json_t *out = json_array();
     char id[REIN_ID_MAX];
@@ -823,7 +847,16 @@ static const struct text_kind *open_kind(const struct rein__gw_ctx *c)
 }
 
 /* Ends the open text item: its text's done event, its part's, its own. */
+static rein_err close_item_as(struct rein__gw_ctx *c, json_t *as);
+
 static rein_err close_item(struct rein__gw_ctx *c)
+{
+    return close_item_as(c, NULL);
+}
+
+/* Ends the open text item; as (taken, may be NULL): the item it ends as, when the upstream
+ * wrote it whole (a reasoning item with its encrypted_content). */
+static rein_err close_item_as(struct rein__gw_ctx *c, json_t *as)
 {
     const struct text_kind *k = open_kind(c);
     const char *t = c->rs_text.len ? c->rs_text.ptr : "";
@@ -831,8 +864,10 @@ static rein_err close_item(struct rein__gw_ctx *c)
     json_t *item;
     rein_err rc;
 
-    if (!k)
+    if (!k) {
+        json_decref(as);
         return REIN_OK;
+    }
     ev_begin(c, &w, k->done);
     item_where(c, &w, true);
     rein_jw_key(&w, k->key);
@@ -845,7 +880,7 @@ static rein_err close_item(struct rein__gw_ctx *c)
     if (!rc)
         rc = part_event(c, "response.content_part.done",
                         text_part(k->part, k->key, t, c->rs_text.len));
-    item = text_item(k->item, c->rs_item, t, c->rs_text.len);
+    item = as ? as : text_item(k->item, c->rs_item, t, c->rs_text.len);
     if (!rc)
         rc = item_event(c, "response.output_item.done", item);
     if (!rc && json_array_append(c->rs_items, item))
@@ -901,6 +936,39 @@ static rein_err rs_s_text(struct rein__gw_ctx *c, enum rein_model_event_type kin
         rein_jw_raw(&w, "[]", 2);
     }
     return ev_end(c, &w, k->delta);
+}
+
+/*
+ * A Responses upstream's reasoning item, whole: the reasoning item its summary's deltas opened
+ * ends as the upstream wrote it (its id, its encrypted_content, which a reasoning model wants
+ * back on the next turn); without deltas it is added and done at once.
+ */
+static rein_err rs_s_block(struct rein__gw_ctx *c, enum rein_model_event_type kind, const char *p,
+                           size_t n)
+{
+    json_t *item;
+    rein_err rc;
+
+    if (kind != REIN_MEV_REASONING_ITEM || n == 0)
+        return REIN_OK;
+    rc = started(c);
+    if (rc)
+        return rc;
+    if (!(item = rein_json_parse(p, n, 0, NULL)))
+        return REIN_ENOMEM;
+    if (open_kind(c) == &kinds[1])
+        return close_item_as(c, item);
+    rc = close_item(c);
+    c->block = c->next_block++;
+    if (!rc)
+        rc = item_event(c, "response.output_item.added", item);
+    if (!rc)
+        rc = item_event(c, "response.output_item.done", item);
+    if (!rc && json_array_append(c->rs_items, item))
+        rc = REIN_ENOMEM;
+    json_decref(item);
+    c->block = -1;
+    return rc;
 }
 
 /* A checked call: its item added with empty arguments, the arguments in one delta, done. */
@@ -994,6 +1062,7 @@ const struct rein__gw_wire rein__gw_responses = {
     .reply = rs_reply,
     .error = rs_error,
     .s_text = rs_s_text,
+    .s_block = rs_s_block,
     .s_call = rs_s_call,
     .s_end = rs_s_end,
     .s_error = rs_s_error,

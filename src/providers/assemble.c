@@ -460,6 +460,13 @@ rein_err rein__asm_redacted(struct rein__asm *a, json_t *data)
     return json_array_append_new(r->redacted, data) ? REIN_ENOMEM : REIN_OK;
 }
 
+static rein_err emit_json(struct rein__asm *a, enum rein_model_event_type type, const json_t *v);
+
+rein_err rein__asm_tell(struct rein__asm *a, enum rein_model_event_type type, const json_t *v)
+{
+    return emit_json(a, type, v);
+}
+
 /* Tells the listener of a kept JSON value, as its text. */
 static rein_err emit_json(struct rein__asm *a, enum rein_model_event_type type, const json_t *v)
 {

@@ -197,6 +197,9 @@ rein_err rein__asm_annotations(struct rein__asm *a, json_t *piece) REIN_WUR;
 /* An Anthropic text block starts (citations: the array it starts with, owned, NULL when it has
  * none): the text held back by the filter goes out first, as the end of the block before. */
 rein_err rein__asm_text_block(struct rein__asm *a, json_t *citations) REIN_WUR;
+/* Tells the listener of a JSON value the reply keeps (borrowed) as an event of type. */
+rein_err rein__asm_tell(struct rein__asm *a, enum rein_model_event_type type,
+                        const json_t *v) REIN_WUR;
 /* A citation of the text block streaming (owned from here, even on failure). */
 rein_err rein__asm_citation(struct rein__asm *a, json_t *citation) REIN_WUR;
 /*

@@ -205,6 +205,8 @@ static rein_err keep_reasoning(struct rein_provider_decoder *d, const struct jdo
     }
     if (!bad && !r->reasoning_items)
         bad |= !(r->reasoning_items = json_array());
+    /* a listener (the gateway's Responses wire) hands it on whole, encrypted_content and all */
+    bad |= !bad && rein__asm_tell(&d->a, REIN_MEV_REASONING_ITEM, o) != REIN_OK;
     if (!bad)
         bad |= json_array_append_new(r->reasoning_items, o);
     else

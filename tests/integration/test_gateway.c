@@ -1980,6 +1980,103 @@ static void test_responses_members_in_the_chat_wire(void **state)
     assert_null(json_object_get(ms_last_request(F->ms)->json, "store"));
 }
 
+#define RS_EV(type, rest) "event: " type "\ndata: {\"type\":\"" type "\"," rest "}\n\n"
+#define RS_REASONING                                                                               \
+    "{\"id\":\"rs_up1\",\"type\":\"reasoning\",\"summary\":[{\"type\":\"summary_text\","           \
+    "\"text\":\"Look it up.\"}],\"encrypted_content\":\"ENC1\"}"
+#define RS_FC(status, args)                                                                        \
+    "{\"id\":\"fc_up1\",\"type\":\"function_call\",\"status\":\"" status "\",\"call_id\":"         \
+    "\"call_1\",\"name\":\"get_weather\",\"arguments\":\"" args "\"}"
+
+/*
+ * A reasoning model behind a Responses upstream wants its reasoning items back on the next
+ * turn (with store false they are all it has): the client gets each as the upstream wrote it,
+ * encrypted_content and all, and the items it sends back go upstream before the call they
+ * led to.
+ */
+static void test_responses_reasoning_items_go_back(void **state)
+{
+    static const char sse[] = RS_EV("response.created",
+                                    "\"sequence_number\":0,\"response\":{\"id\":\"resp_u\","
+                                    "\"object\":\"response\",\"status\":\"in_progress\","
+                                    "\"model\":\"m\",\"output\":[]}")
+        RS_EV("response.output_item.added",
+              "\"sequence_number\":1,\"output_index\":0,\"item\":{\"id\":\"rs_up1\","
+              "\"type\":\"reasoning\",\"summary\":[]}")
+            RS_EV("response.reasoning_summary_text.delta",
+                  "\"sequence_number\":2,\"item_id\":\"rs_up1\",\"output_index\":0,"
+                  "\"summary_index\":0,\"delta\":\"Look it up.\"")
+                RS_EV("response.output_item.done",
+                      "\"sequence_number\":3,\"output_index\":0,\"item\":" RS_REASONING)
+                    RS_EV("response.output_item.added",
+                          "\"sequence_number\":4,\"output_index\":1,\"item\":" RS_FC("in_progress",
+                                                                                     ""))
+                        RS_EV("response.function_call_arguments.delta",
+                              "\"sequence_number\":5,\"item_id\":\"fc_up1\","
+                              "\"output_index\":1,\"delta\":\"{\\\"city\\\":\\\"Paris\\\"}\"")
+                            RS_EV("response.output_item.done",
+                                  "\"sequence_number\":6,\"output_index\":1,\"item\":" RS_FC(
+                                      "completed", "{\\\"city\\\":\\\"Paris\\\"}"))
+                                RS_EV("response.completed",
+                                      "\"sequence_number\":7,\"response\":{\"id\":\"resp_u\","
+                                      "\"object\":\"response\",\"status\":\"completed\","
+                                      "\"model\":\"m\",\"output\":[" RS_REASONING "," RS_FC(
+                                          "completed",
+                                          "{\\\"city\\\":\\\"Paris\\\"}") "],\"usage\":{\"input_"
+                                                                          "tokens\":5,"
+                                                                          "\"output_tokens\":3,"
+                                                                          "\"total_tokens\":8}}");
+    static const char next[] =
+        "{\"model\":\"m\",\"store\":false,\"input\":[{\"role\":\"user\",\"content\":\"weather?\"}"
+        "," RS_REASONING
+        "," RS_FC("completed",
+                  "{\\\"city\\\":\\\"Paris\\\"}") ",{\"type\":"
+                                                  "\"function_call_output\",\"call_id\":\"call_1\","
+                                                  "\"output\":\"sunny\"}]," RS_TOOLS "}";
+    json_t *want = json_loads(RS_REASONING, 0, NULL), *evs;
+    const json_t *in, *done = NULL;
+    char types[2048];
+    struct th_resp r;
+
+    (void)state;
+    assert_non_null(want);
+    start_with("openai-responses", NULL, 0);
+    script_body(sse, true);
+    responses("{\"model\":\"m\",\"stream\":true,\"store\":false,\"input\":\"weather?\"," RS_TOOLS
+              "}",
+              &r);
+    if (r.status != 200)
+        fail_msg("%ld %s", r.status, r.body);
+    evs = rs_events(r.body, types, sizeof(types));
+    for (size_t i = 0; i < json_array_size(evs); i++) {
+        const json_t *ev = json_array_get(evs, i);
+        if (strcmp(th_jstr(ev, "type"), "response.output_item.done") == 0 && !done)
+            done = json_object_get(ev, "item");
+    }
+    if (!json_equal(done, want))
+        fail_msg("the reasoning item ended as %s", r.body);
+    assert_true(json_equal(
+        json_array_get(
+            json_object_get(
+                json_object_get(json_array_get(evs, json_array_size(evs) - 1), "response"),
+                "output"),
+            0),
+        want));
+    json_decref(evs);
+    th_resp_free(&r);
+
+    script("[{\"text\":\"Sunny.\"}]");
+    responses(next, &r);
+    if (r.status != 200)
+        fail_msg("%ld %s", r.status, r.body);
+    th_resp_free(&r);
+    in = json_object_get(ms_last_request(F->ms)->json, "input");
+    assert_string_equal(th_jstr(json_array_get(in, 1), "type"), "reasoning");
+    assert_string_equal(th_jstr(json_array_get(in, 1), "encrypted_content"), "ENC1");
+    assert_string_equal(th_jstr(json_array_get(in, 2), "type"), "function_call");
+    json_decref(want);
+}
+
 /* A Responses client reaches an Anthropic upstream too, JSON and stream. */
 static void test_responses_to_anthropic(void **state)
 {
@@ -2757,6 +2854,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_teardown(test_responses_refusals, teardown),
         cmocka_unit_test_teardown(test_responses_to_anthropic, teardown),
         cmocka_unit_test_teardown(test_responses_members_in_the_chat_wire, teardown),
+        cmocka_unit_test_teardown(test_responses_reasoning_items_go_back, teardown),
         cmocka_unit_test_teardown(test_responses_error_after_the_stream_began, teardown),
         cmocka_unit_test_teardown(test_same_wire_reask_adds_after_the_messages_as_sent, teardown),
         cmocka_unit_test_teardown(test_other_wire_refuses_what_it_cannot_carry, teardown),

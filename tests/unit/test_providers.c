@@ -75,6 +75,9 @@ static void collect(const struct rein_model_event *ev, void *ud)
     case REIN_MEV_SERVER_BLOCK:
         tag = 'v';
         break;
+    case REIN_MEV_REASONING_ITEM:
+        tag = 'i';
+        break;
     case REIN_MEV_CITATION:
         tag = 'c';
         break;
@@ -2999,7 +3002,8 @@ static void test_responses_stream_events(void **state)
         assert_int_equal(rein_model_response_cached_tokens(r), 8);
         assert_int_equal(rein_model_response_reasoning_tokens(r), 3);
         /* The events streamed as the reply did: reasoning, text, two calls, usage, finish. */
-        assert_string_equal(col.order, "rtSDESDEuF");
+        /* the reasoning item whole ("i") as it ends, before the text */
+        assert_string_equal(col.order, "ritSDESDEuF");
         assert_string_equal(col.args.ptr, "{\"city\":\"Oslo\"}{\"tz\":\"UTC\"}");
         /* The reasoning item and the response id go into the assistant message. */
         m = rein_model_response_message(r);
