@@ -7,11 +7,13 @@
  * the flat function tools the chat wire's nested ones, max_output_tokens
  * max_completion_tokens. The OpenAI parser then reads that body, so a Responses request is
  * checked, cached and forwarded exactly as a chat completions one. What the Responses body
- * holds beyond it goes to an upstream of this wire as it is (passthrough), is dropped where no
- * other wire has a place for it and the answer stays the same (store, include, reasoning, …),
- * and otherwise is refused by name. rein keeps no responses: previous_response_id,
- * conversation and item_reference are refused; a client sends the whole input, as Codex does
- * with store false.
+ * holds beyond it depends on the upstream's wire: an upstream of this wire gets it as it is
+ * (reasoning items back with the assistant message they came before), one of the chat wire in
+ * that wire's words (reasoning.effort as reasoning_effort, text.format as response_format);
+ * what an upstream has no place for is dropped when the answer stays the same (include, …)
+ * and refused by name otherwise. rein keeps no responses: previous_response_id, conversation
+ * and item_reference are refused; a client sends the whole input, as Codex does with store
+ * false.
  *
  * The answer is a response object: its output items (reasoning, the message, one
  * function_call per checked call) and usage. A stream is the typed events of the Responses
@@ -690,10 +692,12 @@ static json_t *output_items(const struct rein__gw_ctx *c)
     char id[REIN_ID_MAX];
     bool bad = !out;
 
-    if (!bad && json_array_size(items))
+    if (!bad && json_array_size(items)) {
         bad = json_array_extend(out, items) != 0;
-    else if (!bad && reasoning[0] && (rein_id_new("rs_", id), 1))
+    } else if (!bad && reasoning[0]) {
+        rein_id_new("rs_", id);
         bad = json_array_append_new(out, text_item("reasoning", id, reasoning, strlen(reasoning)));
+    }
     rein_id_new("msg_", id);
     if (!bad && (text[0] || (!c->nout && !(refusal && refusal[0]))))
         bad = json_array_append_new(out, text_item("message", id, text, strlen(text)));
