@@ -808,6 +808,19 @@ static rein_err item_event(struct rein__gw_ctx *c, const char *type, json_t *ite
     return ev_end(c, &w, type);
 }
 
+/* An item ends (item taken, NULL: out of memory): its done event, and it joins the output
+ * that response.completed gives. rc: how the events before it went. */
+static rein_err item_done(struct rein__gw_ctx *c, json_t *item, rein_err rc)
+{
+    if (!rc)
+        rc = item_event(c, "response.output_item.done", item);
+    if (!rc && json_array_append(c->rs_items, item))
+        rc = REIN_ENOMEM;
+    json_decref(item);
+    c->block = -1;
+    return rc;
+}
+
 /* A content part's event (content_part.added, .done). */
 static rein_err part_event(struct rein__gw_ctx *c, const char *type, json_t *part)
 {
@@ -885,12 +898,7 @@ static rein_err close_item_as(struct rein__gw_ctx *c, json_t *as)
         rc = part_event(c, "response.content_part.done",
                         text_part(k->part, k->key, t, c->rs_text.len));
     item = as ? as : text_item(k->item, c->rs_item, t, c->rs_text.len);
-    if (!rc)
-        rc = item_event(c, "response.output_item.done", item);
-    if (!rc && json_array_append(c->rs_items, item))
-        rc = REIN_ENOMEM;
-    json_decref(item);
-    c->block = -1;
+    rc = item_done(c, item, rc);
     c->block_type[0] = '\0';
     rein_buf_reset(&c->rs_text);
     return rc;
@@ -966,13 +974,7 @@ static rein_err rs_s_block(struct rein__gw_ctx *c, enum rein_model_event_type ki
     c->block = c->next_block++;
     if (!rc)
         rc = item_event(c, "response.output_item.added", item);
-    if (!rc)
-        rc = item_event(c, "response.output_item.done", item);
-    if (!rc && json_array_append(c->rs_items, item))
-        rc = REIN_ENOMEM;
-    json_decref(item);
-    c->block = -1;
-    return rc;
+    return item_done(c, item, rc);
 }
 
 /* A checked call: its item added with empty arguments, the arguments in one delta, done. */
@@ -1012,13 +1014,7 @@ static rein_err rs_s_call(struct rein__gw_ctx *c, const struct rein__gw_call *ca
     if (!rc && (json_object_set_new(item, "status", json_string("completed")) ||
                 json_object_set_new(item, "arguments", json_string(call->args))))
         rc = REIN_ENOMEM;
-    if (!rc)
-        rc = item_event(c, "response.output_item.done", item);
-    if (!rc && json_array_append(c->rs_items, item))
-        rc = REIN_ENOMEM;
-    json_decref(item);
-    c->block = -1;
-    return rc;
+    return item_done(c, item, rc);
 }
 
 /* The end: the open item closes, and the whole response follows with its usage. */
