@@ -919,6 +919,8 @@ static rein_err an_reply(const struct rein__gw_ctx *c, struct rein_buf *out)
     json_t *msg = blocks_message(c->last);
     const char *text = c->last ? rein_model_response_text(c->last) : "";
     const char *refusal = c->last ? rein_model_response_refusal(c->last) : NULL;
+    /* Claude's text blocks in their places, or the text as one block after the server's */
+    bool in_blocks = text_blocks_hold(c->last, text);
     struct rein_jw w;
     size_t k;
     json_t *b;
@@ -936,7 +938,7 @@ static rein_err an_reply(const struct rein__gw_ctx *c, struct rein_buf *out)
     REIN_JW_KEY(&w, "content");
     rein_jw_arr_begin(&w);
     thinking(&w, msg, 0, false);
-    if (text_blocks_hold(c->last, text)) {
+    if (in_blocks) {
         text_blocks(&w, c->last, text);
     } else {
         json_array_foreach(json_object_get(msg, "server_blocks"), k, b)
@@ -944,7 +946,7 @@ static rein_err an_reply(const struct rein__gw_ctx *c, struct rein_buf *out)
             rein_jw_json(&w, b);
         }
     }
-    if (!text_blocks_hold(c->last, text) && (text[0] || (refusal && refusal[0]))) {
+    if (!in_blocks && (text[0] || (refusal && refusal[0]))) {
         rein_jw_obj_begin(&w);
         REIN_JW_KEY(&w, "type");
         rein_jw_str(&w, "text");

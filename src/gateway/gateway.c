@@ -1331,6 +1331,7 @@ static rein_err take_extra(struct rein__gw_req *r, const json_t *extra)
 /* Everything before the first upstream call; false when the request was answered (400, 409). */
 static bool prepare(struct rein__gw_ctx *c)
 {
+    const json_t *dropped;
     const char *body = c->call->body;
     size_t len = c->call->len;
     struct rein__gw_bad bad = {{0}, {0}};
@@ -1369,8 +1370,8 @@ static bool prepare(struct rein__gw_ctx *c)
     c->streaming = c->req.stream;
     c->model = c->g->model_from_client && c->req.model ? c->req.model
                                                        : rein_provider_model(c->g->provider);
-    if (dropped_members(c)) {
-        char *names = rein_json_dumps(dropped_members(c));
+    if ((dropped = dropped_members(c)) != NULL) {
+        char *names = rein_json_dumps(dropped);
         if (names)
             (void)c->sink->header(c->sink->data, "x-rein-dropped", names);
         rein_free(names);

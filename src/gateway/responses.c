@@ -503,19 +503,19 @@ static rein_err convert_tree(const json_t *body, json_t *chat, json_t *extra, co
 static rein_err rs_convert(const char *upstream, const char *body, size_t len, struct rein_buf *out,
                            json_t **extra, struct rein__gw_bad *bad)
 {
-    json_error_t jerr;
-    json_t *tree = json_loadb(body, len, JSON_REJECT_DUPLICATES, &jerr);
+    rein_error perr;
+    json_t *tree = rein_json_parse(body, len, JSON_REJECT_DUPLICATES, &perr);
     json_t *chat = json_object();
     rein_err rc;
 
     *extra = json_object();
-    if (!chat || !*extra)
+    if (!chat || !*extra || (!tree && perr.code == REIN_ENOMEM))
         rc = REIN_ENOMEM;
     else if (!tree)
         rc = rein__gw_bad(bad, "",
                           "We could not parse the JSON body of your request: line %d, column %d: "
                           "%s",
-                          jerr.line, jerr.column, jerr.text);
+                          perr.line, perr.column, perr.msg);
     else if (!json_is_object(tree))
         rc = rein__gw_bad(bad, "", "Invalid type for request body: expected an object.");
     else

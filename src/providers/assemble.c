@@ -460,15 +460,7 @@ rein_err rein__asm_redacted(struct rein__asm *a, json_t *data)
     return json_array_append_new(r->redacted, data) ? REIN_ENOMEM : REIN_OK;
 }
 
-static rein_err emit_json(struct rein__asm *a, enum rein_model_event_type type, const json_t *v);
-
 rein_err rein__asm_tell(struct rein__asm *a, enum rein_model_event_type type, const json_t *v)
-{
-    return emit_json(a, type, v);
-}
-
-/* Tells the listener of a kept JSON value, as its text. */
-static rein_err emit_json(struct rein__asm *a, enum rein_model_event_type type, const json_t *v)
 {
     struct rein_buf b;
 
@@ -511,7 +503,7 @@ rein_err rein__asm_server_block(struct rein__asm *a, json_t *block)
         json_decref(block);
         return REIN_ENOMEM;
     }
-    if (emit_json(a, REIN_MEV_SERVER_BLOCK, block)) {
+    if (rein__asm_tell(a, REIN_MEV_SERVER_BLOCK, block)) {
         json_decref(block);
         return REIN_ENOMEM;
     }
@@ -540,7 +532,7 @@ static rein_err join_logprobs(json_t *have, const json_t *piece)
 rein_err rein__asm_logprobs(struct rein__asm *a, json_t *piece)
 {
     rein_model_response *r = a->r;
-    rein_err rc = emit_json(a, REIN_MEV_LOGPROBS, piece);
+    rein_err rc = rein__asm_tell(a, REIN_MEV_LOGPROBS, piece);
 
     if (!rc && !r->logprobs && !(r->logprobs = json_object()))
         rc = REIN_ENOMEM;
@@ -553,7 +545,7 @@ rein_err rein__asm_logprobs(struct rein__asm *a, json_t *piece)
 rein_err rein__asm_annotations(struct rein__asm *a, json_t *piece)
 {
     rein_model_response *r = a->r;
-    rein_err rc = emit_json(a, REIN_MEV_ANNOTATIONS, piece);
+    rein_err rc = rein__asm_tell(a, REIN_MEV_ANNOTATIONS, piece);
 
     if (!rc && !r->annotations && !(r->annotations = json_array()))
         rc = REIN_ENOMEM;
@@ -579,7 +571,7 @@ rein_err rein__asm_text_block(struct rein__asm *a, json_t *citations)
     if (!rc && json_array_append(r->text_blocks, b))
         rc = REIN_ENOMEM;
     if (!rc && citations)
-        rc = emit_json(a, REIN_MEV_TEXT_BLOCK, citations);
+        rc = rein__asm_tell(a, REIN_MEV_TEXT_BLOCK, citations);
     else if (!rc && a->fn)
         emit_piece_empty(a, REIN_MEV_TEXT_BLOCK);
     json_decref(b);
@@ -591,7 +583,7 @@ rein_err rein__asm_citation(struct rein__asm *a, json_t *citation)
 {
     json_t *b = json_array_get(a->r->text_blocks, json_array_size(a->r->text_blocks) - 1);
     json_t *list = json_object_get(b, "citations");
-    rein_err rc = emit_json(a, REIN_MEV_CITATION, citation);
+    rein_err rc = rein__asm_tell(a, REIN_MEV_CITATION, citation);
 
     if (!rc && b && !list && (!(list = json_array()) || json_object_set_new(b, "citations", list)))
         rc = REIN_ENOMEM;
