@@ -16,6 +16,8 @@
  */
 #include "gateway/gateway_int.h"
 
+#include <rein/schema.h>
+
 #include <stdint.h>
 #include <string.h>
 
@@ -141,6 +143,98 @@ bool rein__gw_tools_is_server(const struct rein__gw_tools *t, const char *name)
             return true;
     }
     return false;
+}
+
+bool rein__gw_tools_is_custom(const struct rein__gw_tools *t, const char *name)
+{
+    for (size_t i = 0; t && i < t->nclient; i++) {
+        if (t->client[i].custom && strcmp(t->client[i].name, name) == 0)
+            return true;
+    }
+    return false;
+}
+
+/* ---- custom tools (decision 0089) ---------------------------------------------------------- */
+
+/* The input's anchored pattern, when rein's patterns (ECMA-262 on PCRE2) take the expression:
+ * the API's regular expressions are another dialect, and one rein cannot read is told to the
+ * model rather than refused. */
+static bool add_pattern(json_t *input, const char *definition)
+{
+    json_t *probe;
+    rein_schema *s;
+    rein_error e;
+    size_t n = strlen(definition);
+    char *anchored = rein_malloc(n + 8);
+
+    if (!anchored)
+        return false;
+    memcpy(anchored, "^(?:", 4);
+    memcpy(anchored + 4, definition, n);
+    memcpy(anchored + 4 + n, ")$", 3);
+    probe = json_pack("{s:s, s:s}", "type", "string", "pattern", anchored);
+    rein_free(anchored);
+    if (!probe)
+        return false;
+    s = rein_schema_compile(probe, NULL, &e);
+    if (s)
+        (void)json_object_set(input, "pattern", json_object_get(probe, "pattern"));
+    rein_schema_free(s);
+    json_decref(probe);
+    return true;
+}
+
+json_t *rein__gw_custom_schema(const json_t *format, const char *param, struct rein__gw_bad *bad)
+{
+    const char *type = json_string_value(json_object_get(format, "type"));
+    const json_t *grammar = json_object_get(format, "grammar");
+    const char *syntax = json_string_value(json_object_get(grammar, "syntax"));
+    const char *def = json_string_value(json_object_get(grammar, "definition"));
+    json_t *input, *schema;
+    char *desc = NULL;
+
+    if (format && !json_is_null(format) &&
+        (!type || (strcmp(type, "text") != 0 && strcmp(type, "grammar") != 0))) {
+        rein__gw_bad(bad, param,
+                     "Invalid '%s': expected {\"type\": \"text\"} or {\"type\": "
+                     "\"grammar\", \"grammar\": {\"syntax\", \"definition\"}}.",
+                     param);
+        return NULL;
+    }
+    if (type && strcmp(type, "grammar") == 0 &&
+        (!def || !syntax || (strcmp(syntax, "lark") != 0 && strcmp(syntax, "regex") != 0))) {
+        rein__gw_bad(bad, param,
+                     "Invalid '%s.grammar': expected a definition and a syntax of "
+                     "'lark' or 'regex'.",
+                     param);
+        return NULL;
+    }
+    if (def)
+        desc =
+            rein_asprintf("The tool's whole input, written in this %s:\n%s",
+                          strcmp(syntax, "lark") == 0 ? "Lark grammar" : "regular expression", def);
+    input = json_pack("{s:s, s:s}", "type", "string", "description",
+                      desc ? desc : "The tool's input, as free text.");
+    rein_free(desc);
+    if (!input || (def && strcmp(syntax, "regex") == 0 && !add_pattern(input, def))) {
+        json_decref(input);
+        return NULL;
+    }
+    schema = json_pack("{s:s, s:{s:o}, s:[s], s:b}", "type", "object", "properties", "input", input,
+                       "required", "input", "additionalProperties", 0);
+    return schema;
+}
+
+char *rein__gw_custom_input(const char *args)
+{
+    rein_error e;
+    json_t *v = rein_json_parse(args, strlen(args), JSON_DECODE_ANY, &e);
+    const json_t *in = json_object_get(v, "input");
+    char *out = json_is_string(in) ? rein_strndup(json_string_value(in), json_string_length(in))
+                                   : rein_strdup(args);
+
+    json_decref(v);
+    return out;
 }
 
 /* ---- making a registry --------------------------------------------------------------------- */
@@ -587,6 +681,7 @@ static rein_err keep_decls(struct rein__gw_tools *t, const struct rein__gw_req *
         d->name = rein_strdup(r->tools[i].name);
         d->description = r->tools[i].description ? rein_strdup(r->tools[i].description) : NULL;
         d->parameters = r->tools[i].parameters ? json_deep_copy(r->tools[i].parameters) : NULL;
+        d->custom = r->tools[i].custom;
         if (!d->name || (r->tools[i].description && !d->description) ||
             (r->tools[i].parameters && !d->parameters))
             return REIN_ENOMEM;

@@ -875,6 +875,8 @@ static rein_err hand_out(struct rein__gw_ctx *c, size_t i)
     c->nout++;
     if (!o->id || !o->name || !o->args)
         return REIN_ENOMEM;
+    if (rein__gw_tools_is_custom(c->tools, o->name) && !(o->input = rein__gw_custom_input(o->args)))
+        return REIN_ENOMEM;
     rc->emitted = true;
     if (c->streaming)
         return c->wire->s_call(c, o, c->nout - 1);
@@ -1261,6 +1263,7 @@ static void ctx_release(struct rein__gw_ctx *c)
         rein_free(c->out[i].name);
         rein_free(c->out[i].args);
         rein_free(c->out[i].sent_name);
+        rein_free(c->out[i].input);
     }
     rein_free(c->out);
     rein_model_response_free(c->last);

@@ -35,6 +35,9 @@ struct rein__gw_tool {
     const char *name;
     const char *description; /* may be NULL */
     json_t *parameters;      /* an object schema, or NULL: no parameters */
+    /* A custom (free-form) tool, declared to everyone as a function of one string, input
+     * (decision 0089): its calls go back to the client in the custom shape. */
+    bool custom;
 };
 
 /*
@@ -154,6 +157,8 @@ struct rein__gw_call {
     char *name;      /* the declared tool (repaired when it had to be) */
     char *args;      /* the argument text as handed out ("{}" for an empty one) */
     char *sent_name; /* the name the model sent, when it was repaired; else NULL */
+    char *input;     /* a custom tool's free-form input (the call goes out in the custom
+                      * shape, decision 0089); else NULL */
     bool from_text;  /* the model wrote the call as text */
     bool invalid;    /* passed on under the pass policy although it is invalid */
 };
@@ -221,6 +226,7 @@ struct rein__gw_decl {
     char *name;
     char *description;  /* may be NULL */
     json_t *parameters; /* the schema as the client sent it, or NULL */
+    bool custom;        /* as struct rein__gw_tool's */
 };
 
 /*
@@ -295,6 +301,22 @@ const char *rein__gw_doc_text(const struct rein__gw_req *r, const char *body, si
 void rein__gw_req_restart(struct rein__gw_req *r, struct rein__gw_bad *bad);
 /* True when name is one of t's server-side tools. */
 bool rein__gw_tools_is_server(const struct rein__gw_tools *t, const char *name);
+/* True when name is one of the client's custom (free-form) tools in t (t may be NULL). */
+bool rein__gw_tools_is_custom(const struct rein__gw_tools *t, const char *name);
+/*
+ * A custom tool as the function the pipeline checks and every upstream is offered (decision
+ * 0089): {"type": "object", "properties": {"input": {"type": "string", ...}}, "required":
+ * ["input"], "additionalProperties": false}. format is the tool's format as the chat wire
+ * writes it ({"type": "text"}, {"type": "grammar", "grammar": {"syntax", "definition"}}), or
+ * NULL: free text. A regular expression becomes the input's anchored pattern when rein's
+ * patterns can read it; a Lark grammar (and a pattern they cannot) is told to the model in
+ * the input's description, and not checked. New reference; NULL with bad filled (param names
+ * the format) for a format the API would refuse, or when memory is exhausted (bad empty).
+ */
+json_t *rein__gw_custom_schema(const json_t *format, const char *param, struct rein__gw_bad *bad);
+/* The input of a custom tool's call from its argument text: the string member input, or the
+ * text itself when it holds none (a call handed out under the pass policy). New string. */
+char *rein__gw_custom_input(const char *args);
 
 /* ---- the gateway ------------------------------------------------------------------------- */
 

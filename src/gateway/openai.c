@@ -8,9 +8,10 @@
  * An upstream that speaks this wire gets each message and the tool list as the client wrote
  * them (decision 0085: image, audio and file parts, a developer role, strict tools), beside the
  * neutral messages rein reads; for another wire only text content is carried (the neutral
- * message holds text) and those parts are refused with a 400 that says so. The deprecated
- * functions/function_call, custom tools and n > 1 (rein checks one reply) are refused for
- * every upstream. Members rein does not read go to an upstream that speaks this wire as they
+ * message holds text) and those parts are refused with a 400 that says so. A custom
+ * (free-form) tool is offered to every upstream as a function of one string, input, and its
+ * calls go back in the custom shape (decision 0089). The deprecated functions/function_call
+ * and n > 1 (rein checks one reply) are refused for every upstream. Members rein does not read go to an upstream that speaks this wire as they
  * are; another wire gets what it has too (top_p, stop), loses the harmless ones (user, seed,
  * ...), and refuses the rest by name.
  */
@@ -108,7 +109,51 @@ static rein_err append_msg(struct rein__gw_req *r, json_t *msg, bool own, size_t
     return rc;
 }
 
-static rein_err take_calls(json_t *msg, const json_t *calls, size_t i, struct rein__gw_bad *bad)
+/* A custom tool's call as the function call every upstream was offered (decision 0089): its
+ * input becomes the argument text {"input": ...}. New reference, or NULL. */
+static json_t *custom_as_function(const json_t *call, const json_t *custom)
+{
+    json_t *args = json_pack("{s:O}", "input", json_object_get(custom, "input"));
+    struct rein_buf b;
+    json_t *out = NULL;
+
+    rein_buf_init(&b, 0);
+    if (args && rein_json_dump(&b, args) == REIN_OK)
+        out = json_pack("{s:O, s:s, s:{s:O, s:s%}}", "id", json_object_get(call, "id"), "type",
+                        "function", "function", "name", json_object_get(custom, "name"),
+                        "arguments", b.ptr, b.len);
+    json_decref(args);
+    rein_buf_release(&b);
+    return out;
+}
+
+/* A custom call is checked as a string input and an id (its path as a custom call's). */
+static rein_err custom_call(const json_t *call, const char *p, struct rein__gw_bad *bad)
+{
+    const json_t *custom = json_object_get(call, "custom");
+    char q[128];
+    rein_err rc;
+
+    if (!json_is_object(custom))
+        return rein__gw_bad(bad, p, "Missing required parameter: '%s.custom'.", p);
+    snprintf(q, sizeof(q), "%s.id", p);
+    rc = want_string(json_object_get(call, "id"), q, bad);
+    snprintf(q, sizeof(q), "%s.custom.name", p);
+    if (!rc)
+        rc = want_string(json_object_get(custom, "name"), q, bad);
+    snprintf(q, sizeof(q), "%s.custom.input", p);
+    if (!rc)
+        rc = want_string(json_object_get(custom, "input"), q, bad);
+    return rc;
+}
+
+/*
+ * The message's calls as neutral calls into msg. A custom tool's call is taken as the function
+ * call it was offered as; *wire (new) is then the list in that form for an upstream of this
+ * wire, and stays NULL when every call is a function call.
+ */
+static rein_err take_calls(json_t *msg, const json_t *calls, size_t i, json_t **wire,
+                           struct rein__gw_bad *bad)
 {
     json_t *out = json_array();
     size_t j;
@@ -126,18 +171,27 @@ static rein_err take_calls(json_t *msg, const json_t *calls, size_t i, struct re
     {
         const json_t *fn = json_object_get(call, "function");
         const char *type = json_string_value(json_object_get(call, "type"));
-        json_t *c;
+        json_t *c, *as_fn = NULL;
         rein_err rc = REIN_OK;
 
         snprintf(p, sizeof(p), "messages[%zu].tool_calls[%zu]", i, j);
-        if (!json_is_object(call))
+        if (type && strcmp(type, "custom") == 0 && json_is_object(call)) {
+            rc = custom_call(call, p, bad);
+            if (!rc && !(as_fn = custom_as_function(call, json_object_get(call, "custom"))))
+                rc = REIN_ENOMEM;
+            fn = json_object_get(as_fn, "function");
+            if (!rc && !*wire && !(*wire = json_array()))
+                rc = REIN_ENOMEM;
+            for (size_t k = json_array_size(*wire); !rc && k < j; k++)
+                rc = json_array_append(*wire, json_array_get(calls, k)) ? REIN_ENOMEM : REIN_OK;
+        } else if (!json_is_object(call))
             rc = rein__gw_bad(bad, p, "Invalid type for '%s': expected an object.", p);
         else if (type && strcmp(type, "function") != 0)
             rc = rein__gw_bad(bad, p,
                               "Invalid '%s.type': '%s' calls are not supported by rein's gateway "
-                              "(function calls only).",
+                              "(function and custom calls only).",
                               p, type);
-        else if (!json_is_object(fn))
+        if (!rc && !json_is_object(fn))
             rc = rein__gw_bad(bad, p, "Missing required parameter: '%s.function'.", p);
         if (!rc) {
             char q[128];
@@ -150,15 +204,16 @@ static rein_err take_calls(json_t *msg, const json_t *calls, size_t i, struct re
             if (!rc)
                 rc = want_string(json_object_get(fn, "arguments"), q, bad);
         }
-        if (rc) {
-            json_decref(out);
-            return rc;
-        }
-        c = json_pack("{s:O, s:O, s:O}", "id", json_object_get(call, "id"), "name",
-                      json_object_get(fn, "name"), "arguments", json_object_get(fn, "arguments"));
+        if (!rc && *wire)
+            rc = json_array_append(*wire, as_fn ? as_fn : call) ? REIN_ENOMEM : REIN_OK;
+        c = rc ? NULL
+               : json_pack("{s:O, s:O, s:O}", "id", json_object_get(call, "id"), "name",
+                           json_object_get(fn, "name"), "arguments",
+                           json_object_get(fn, "arguments"));
+        json_decref(as_fn);
         if (!c || json_array_append_new(out, c)) {
             json_decref(out);
-            return REIN_ENOMEM;
+            return rc ? rc : REIN_ENOMEM;
         }
     }
     return json_object_set_new(msg, "tool_calls", out) ? REIN_ENOMEM : REIN_OK;
@@ -173,7 +228,7 @@ static rein_err take_assistant(struct rein__gw_req *r, const json_t *m, size_t i
     const json_t *refusal = json_object_get(m, "refusal");
     const json_t *reasoning = json_object_get(m, "reasoning_content");
     const json_t *items = json_object_get(m, "reasoning_items");
-    json_t *msg = json_pack("{s:s}", "role", "assistant");
+    json_t *msg = json_pack("{s:s}", "role", "assistant"), *wire = NULL;
     char *text = NULL;
     char p[64];
     rein_err rc = REIN_OK;
@@ -193,7 +248,7 @@ static rein_err take_assistant(struct rein__gw_req *r, const json_t *m, size_t i
             rc = REIN_ENOMEM;
     }
     if (!rc && calls && !json_is_null(calls))
-        rc = take_calls(msg, calls, i, bad);
+        rc = take_calls(msg, calls, i, &wire, bad);
     if (!rc && json_is_string(refusal) && json_object_set(msg, "refusal", (json_t *)refusal))
         rc = REIN_ENOMEM;
     if (!rc && json_is_string(reasoning) && json_object_set(msg, "reasoning", (json_t *)reasoning))
@@ -202,8 +257,17 @@ static rein_err take_assistant(struct rein__gw_req *r, const json_t *m, size_t i
     if (!rc && json_is_array(items) && json_object_set(msg, "reasoning_items", (json_t *)items))
         rc = REIN_ENOMEM;
     rein_free(text);
-    if (!rc && r->verbatim && json_object_set_new(msg, "openai_message", json_deep_copy(m)))
-        rc = REIN_ENOMEM;
+    if (!rc && r->verbatim) {
+        json_t *copy = json_deep_copy(m);
+        /* custom calls go up as the function calls the tools were offered as */
+        if (copy && wire && json_object_set(copy, "tool_calls", wire)) {
+            json_decref(copy);
+            copy = NULL;
+        }
+        if (!copy || json_object_set_new(msg, "openai_message", copy))
+            rc = REIN_ENOMEM;
+    }
+    json_decref(wire);
     if (rc) {
         json_decref(msg);
         return rc;
@@ -289,6 +353,48 @@ static rein_err take_message(struct rein__gw_req *r, const json_t *m, size_t i,
 
 /* ---- tools and the other members ------------------------------------------------------------ */
 
+/*
+ * Custom tool i of tools: the function of one string it is checked as and offered upstream as
+ * takes its place in the list (decision 0089), so an upstream of this wire gets that function
+ * too, and r's entry reads the function.
+ */
+static rein_err take_custom_tool(struct rein__gw_req *r, json_t *tools, size_t i,
+                                 struct rein__gw_bad *bad)
+{
+    const json_t *custom = json_object_get(json_array_get(tools, i), "custom");
+    const json_t *desc = json_object_get(custom, "description");
+    json_t *schema, *fn;
+    char p[64];
+    rein_err rc;
+
+    snprintf(p, sizeof(p), "tools[%zu].custom", i);
+    if (!json_is_object(custom))
+        return rein__gw_bad(bad, p, "Missing required parameter: '%s'.", p);
+    snprintf(p, sizeof(p), "tools[%zu].custom.name", i);
+    rc = want_string(json_object_get(custom, "name"), p, bad);
+    if (!rc && desc && !json_is_string(desc)) {
+        snprintf(p, sizeof(p), "tools[%zu].custom.description", i);
+        rc = want_string(desc, p, bad);
+    }
+    if (rc)
+        return rc;
+    snprintf(p, sizeof(p), "tools[%zu].custom.format", i);
+    schema = rein__gw_custom_schema(json_object_get(custom, "format"), p, bad);
+    if (!schema)
+        return bad->msg[0] ? REIN_EINVAL : REIN_ENOMEM;
+    fn = json_pack("{s:O, s:o}", "name", json_object_get(custom, "name"), "parameters", schema);
+    if (!fn || (desc && json_object_set(fn, "description", (json_t *)desc)) ||
+        json_array_set_new(tools, i, json_pack("{s:s, s:o}", "type", "function", "function", fn)))
+        return REIN_ENOMEM;
+    fn = json_object_get(json_array_get(tools, i), "function");
+    r->tools[r->ntools].name = json_string_value(json_object_get(fn, "name"));
+    r->tools[r->ntools].description = json_string_value(json_object_get(fn, "description"));
+    r->tools[r->ntools].parameters = json_object_get(fn, "parameters");
+    r->tools[r->ntools].custom = true;
+    r->ntools++;
+    return REIN_OK;
+}
+
 static rein_err take_tools(struct rein__gw_req *r, const json_t *tools, struct rein__gw_bad *bad)
 {
     size_t i;
@@ -314,6 +420,12 @@ static rein_err take_tools(struct rein__gw_req *r, const json_t *tools, struct r
         const json_t *desc = json_object_get(fn, "description");
         rein_err rc;
 
+        if (type && strcmp(type, "custom") == 0 && json_is_object(t)) {
+            rc = take_custom_tool(r, (json_t *)tools, i, bad);
+            if (rc)
+                return rc;
+            continue;
+        }
         /* Each path is written only on the way to a refusal. */
         if (!json_is_object(t) || !type || strcmp(type, "function") != 0 || !json_is_object(fn)) {
             snprintf(p, sizeof(p), "tools[%zu]", i);
@@ -322,7 +434,7 @@ static rein_err take_tools(struct rein__gw_req *r, const json_t *tools, struct r
             if (!type || strcmp(type, "function") != 0)
                 return rein__gw_bad(bad, p,
                                     "Invalid '%s.type': %s%.40s%s tools are not supported by "
-                                    "rein's gateway (function tools only).",
+                                    "rein's gateway (function and custom tools only).",
                                     p, type ? "'" : "", type ? type : "missing", type ? "'" : "");
             return rein__gw_bad(bad, p, "Missing required parameter: '%s.function'.", p);
         }
@@ -362,9 +474,16 @@ static rein_err take_tool_choice(struct rein__gw_req *r, const json_t *v, struct
         r->tool_choice = rein_strdup(s);
         return r->tool_choice ? REIN_OK : REIN_ENOMEM;
     }
+    s = json_string_value(json_object_get(json_object_get(v, "custom"), "name"));
+    if (json_is_object(v) && s && json_string_value(json_object_get(v, "type")) &&
+        !strcmp(json_string_value(json_object_get(v, "type")), "custom")) {
+        r->tool_choice = rein_strdup(s); /* the function it is offered as */
+        return r->tool_choice ? REIN_OK : REIN_ENOMEM;
+    }
     return rein__gw_bad(bad, "tool_choice",
-                        "Invalid 'tool_choice': expected 'auto', 'none', 'required' or "
-                        "{\"type\": \"function\", \"function\": {\"name\": ...}}.");
+                        "Invalid 'tool_choice': expected 'auto', 'none', 'required', "
+                        "{\"type\": \"function\", \"function\": {\"name\": ...}} or "
+                        "{\"type\": \"custom\", \"custom\": {\"name\": ...}}.");
 }
 
 static rein_err take_number(const json_t *v, const char *param, double lo, double hi, double *out,
@@ -746,6 +865,18 @@ static void call_json(struct rein_jw *w, const struct rein__gw_call *call, int64
     REIN_JW_KEY(w, "id");
     rein_jw_str(w, call->id);
     REIN_JW_KEY(w, "type");
+    if (call->input) { /* a custom tool's call, in its own shape (decision 0089) */
+        rein_jw_str(w, "custom");
+        REIN_JW_KEY(w, "custom");
+        rein_jw_obj_begin(w);
+        REIN_JW_KEY(w, "name");
+        rein_jw_str(w, call->name);
+        REIN_JW_KEY(w, "input");
+        rein_jw_str(w, call->input);
+        rein_jw_obj_end(w);
+        rein_jw_obj_end(w);
+        return;
+    }
     rein_jw_str(w, "function");
     REIN_JW_KEY(w, "function");
     rein_jw_obj_begin(w);

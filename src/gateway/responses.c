@@ -3,9 +3,9 @@
  * Agents SDK speak by default (decision 0088).
  *
  * A request is read as the chat completions request it means (rs_convert): the input's
- * messages, function calls and their outputs become messages, instructions a system message,
- * the flat function tools the chat wire's nested ones, max_output_tokens
- * max_completion_tokens. The OpenAI parser then reads that body, so a Responses request is
+ * messages, function and custom tool calls and their outputs become messages, instructions a
+ * system message, the flat function and custom tools the chat wire's nested ones,
+ * max_output_tokens max_completion_tokens. The OpenAI parser then reads that body, so a Responses request is
  * checked, cached and forwarded exactly as a chat completions one. What the Responses body
  * holds beyond it depends on the upstream's wire: an upstream of this wire gets it as it is
  * (reasoning items back with the assistant message they came before), one of the chat wire in
@@ -16,7 +16,7 @@
  * false.
  *
  * The answer is a response object: its output items (reasoning, the message, one
- * function_call per checked call) and usage. A stream is the typed events of the Responses
+ * function_call or custom_tool_call per checked call) and usage. A stream is the typed events of the Responses
  * API, each with its sequence_number: response.created, each item's added / delta / done
  * events as the text and the checked calls come, response.completed (or .incomplete) with the
  * whole response.
@@ -212,19 +212,18 @@ static rein_err message_item(struct conv *cv, const json_t *item, const char *pa
     return add(cv, json_pack("{s:O, s:o}", "role", role, "content", parts), false);
 }
 
-/* A function call joins the assistant message before it (the chat wire's calls are members of
- * one), or starts one. */
-static rein_err function_call(struct conv *cv, const json_t *item, const char *param)
+/* A function call (or a custom tool's: custom) joins the assistant message before it (the chat
+ * wire's calls are members of one), or starts one. */
+static rein_err function_call(struct conv *cv, const json_t *item, const char *param, bool custom)
 {
     const json_t *id = json_object_get(item, "call_id"), *name = json_object_get(item, "name");
-    const json_t *args = json_object_get(item, "arguments");
+    const json_t *args = json_object_get(item, custom ? "input" : "arguments");
     json_t *calls;
 
     if (!json_is_string(id) || !json_is_string(name) || !json_is_string(args))
-        return rein__gw_bad(cv->bad, param,
-                            "Invalid '%s': a function_call needs call_id, name and arguments as "
-                            "strings.",
-                            param);
+        return rein__gw_bad(
+            cv->bad, param, "Invalid '%s': a %s needs call_id, name and %s as strings.", param,
+            custom ? "custom_tool_call" : "function_call", custom ? "input" : "arguments");
     if (!cv->assistant) {
         rein_err rc = add(cv, json_pack("{s:s, s:n}", "role", "assistant", "content"), true);
         if (rc)
@@ -234,9 +233,10 @@ static rein_err function_call(struct conv *cv, const json_t *item, const char *p
     if (!calls &&
         (!(calls = json_array()) || json_object_set_new(cv->assistant, "tool_calls", calls)))
         return REIN_ENOMEM;
-    return json_array_append_new(calls,
-                                 json_pack("{s:O, s:s, s:{s:O, s:O}}", "id", id, "type", "function",
-                                           "function", "name", name, "arguments", args))
+    return json_array_append_new(calls, json_pack("{s:O, s:s, s:{s:O, s:O}}", "id", id, "type",
+                                                  custom ? "custom" : "function",
+                                                  custom ? "custom" : "function", "name", name,
+                                                  custom ? "input" : "arguments", args))
                ? REIN_ENOMEM
                : REIN_OK;
 }
@@ -270,9 +270,9 @@ static rein_err input_item(struct conv *cv, const json_t *item, size_t i)
         return rein__gw_bad(cv->bad, param, "Invalid type for '%s': expected an object.", param);
     if (is(type, "message") || (!type && json_object_get(item, "role")))
         return message_item(cv, item, param);
-    if (is(type, "function_call"))
-        return function_call(cv, item, param);
-    if (is(type, "function_call_output"))
+    if (is(type, "function_call") || is(type, "custom_tool_call"))
+        return function_call(cv, item, param, is(type, "custom_tool_call"));
+    if (is(type, "function_call_output") || is(type, "custom_tool_call_output"))
         return function_output(cv, item, param);
     if (is(type, "reasoning")) {
         /* a reasoning model's own items: a Responses upstream takes them back with the
@@ -289,7 +289,7 @@ static rein_err input_item(struct conv *cv, const json_t *item, size_t i)
                             "'%s': rein's gateway keeps no items; send the item itself.", param);
     return rein__gw_bad(cv->bad, param,
                         "'%s': items of type %s are not forwarded by rein's gateway: it takes "
-                        "messages, function calls and their outputs.",
+                        "messages, function and custom tool calls and their outputs.",
                         param, json_is_string(type) ? json_string_value(type) : "(none)");
 }
 
@@ -320,6 +320,26 @@ static rein_err take_input(struct conv *cv, const json_t *body)
     return REIN_OK;
 }
 
+/* A custom tool as the chat wire writes one: nested, and its grammar in a member of its own
+ * (the chat parser then offers it as a function, decision 0089). New reference, or NULL. */
+static json_t *custom_tool(const json_t *t)
+{
+    const json_t *format = json_object_get(t, "format");
+    json_t *custom = PICKED(t, "name", "description");
+    json_t *f = NULL;
+
+    if (is(json_object_get(format, "type"), "grammar"))
+        f = json_pack("{s:s, s:o}", "type", "grammar", "grammar",
+                      PICKED(format, "syntax", "definition"));
+    else if (format && !json_is_null(format))
+        f = json_incref((json_t *)format);
+    if (custom && f && json_object_set_new(custom, "format", f)) {
+        json_decref(custom);
+        return NULL;
+    }
+    return json_pack("{s:s, s:o}", "type", "custom", "custom", custom);
+}
+
 /* Function tools, flat on this wire, nested on the chat one. */
 static rein_err take_tools(const json_t *tools, json_t *chat, struct rein__gw_bad *bad)
 {
@@ -339,11 +359,16 @@ static rein_err take_tools(const json_t *tools, json_t *chat, struct rein__gw_ba
         char param[64];
         json_t *fn;
         snprintf(param, sizeof(param), "tools[%zu].type", i);
+        if (is(type, "custom")) {
+            if (json_array_append_new(out, custom_tool(t)))
+                return REIN_ENOMEM;
+            continue;
+        }
         if (!is(type, "function"))
             return rein__gw_bad(bad, param,
                                 "'%s' tools are not forwarded by rein's gateway: it forwards "
                                 "function tools, whose calls it checks against their "
-                                "parameters.",
+                                "parameters, and custom tools.",
                                 json_is_string(type) ? json_string_value(type) : "untyped");
         fn = PICKED(t, "name", "description", "parameters", "strict");
         if (!fn ||
@@ -359,15 +384,18 @@ static rein_err take_choice(const json_t *choice, json_t *chat, struct rein__gw_
         return REIN_OK;
     if (json_is_string(choice))
         return json_object_set(chat, "tool_choice", (json_t *)choice) ? REIN_ENOMEM : REIN_OK;
-    if (is(json_object_get(choice, "type"), "function"))
+    if (is(json_object_get(choice, "type"), "function") ||
+        is(json_object_get(choice, "type"), "custom")) {
+        const char *type = json_string_value(json_object_get(choice, "type"));
         return json_object_set_new(
                    chat, "tool_choice",
-                   json_pack("{s:s, s:o}", "type", "function", "function", PICKED(choice, "name")))
+                   json_pack("{s:s, s:o}", "type", type, type, PICKED(choice, "name")))
                    ? REIN_ENOMEM
                    : REIN_OK;
+    }
     return rein__gw_bad(bad, "tool_choice",
-                        "Invalid 'tool_choice': rein's gateway takes auto, none, required or a "
-                        "function.");
+                        "Invalid 'tool_choice': rein's gateway takes auto, none, required, a "
+                        "function or a custom tool.");
 }
 
 /* Members of the same meaning on the chat wire, under the same name. */
@@ -671,6 +699,12 @@ static json_t *call_item(const struct rein__gw_call *call, const char *status)
 {
     char id[REIN_ID_MAX];
 
+    if (call->input) { /* a custom tool's call (decision 0089): the item has no status */
+        rein_id_new("ctc_", id);
+        return json_pack("{s:s, s:s, s:s, s:s, s:s}", "id", id, "type", "custom_tool_call",
+                         "call_id", call->id, "name", call->name, "input",
+                         strcmp(status, "completed") == 0 ? call->input : "");
+    }
     rein_id_new("fc_", id);
     return json_pack("{s:s, s:s, s:s, s:s, s:s, s:s}", "id", id, "type", "function_call", "status",
                      status, "call_id", call->id, "name", call->name, "arguments",
@@ -977,6 +1011,27 @@ static rein_err rs_s_block(struct rein__gw_ctx *c, enum rein_model_event_type ki
     return item_done(c, item, rc);
 }
 
+/* A custom tool's call after its item was added (item taken; rc: how that went): the input in
+ * one delta, its done event, the item done. */
+static rein_err custom_input(struct rein__gw_ctx *c, const struct rein__gw_call *call, json_t *item,
+                             rein_err rc)
+{
+    static const char *const types[] = {"response.custom_tool_call_input.delta",
+                                        "response.custom_tool_call_input.done"};
+    struct rein_jw w;
+
+    for (size_t i = 0; i < 2 && !rc; i++) {
+        ev_begin(c, &w, types[i]);
+        item_where(c, &w, false);
+        rein_jw_key(&w, i ? "input" : "delta");
+        rein_jw_str(&w, call->input);
+        rc = ev_end(c, &w, types[i]);
+    }
+    if (!rc && json_object_set_new(item, "input", json_string(call->input)))
+        rc = REIN_ENOMEM;
+    return item_done(c, item, rc);
+}
+
 /* A checked call: its item added with empty arguments, the arguments in one delta, done. */
 static rein_err rs_s_call(struct rein__gw_ctx *c, const struct rein__gw_call *call, size_t index)
 {
@@ -995,6 +1050,8 @@ static rein_err rs_s_call(struct rein__gw_ctx *c, const struct rein__gw_call *ca
         return REIN_ENOMEM;
     snprintf(c->rs_item, sizeof(c->rs_item), "%s", json_string_value(json_object_get(item, "id")));
     rc = item_event(c, "response.output_item.added", item);
+    if (call->input)
+        return custom_input(c, call, item, rc);
     if (!rc) {
         ev_begin(c, &w, "response.function_call_arguments.delta");
         item_where(c, &w, false);

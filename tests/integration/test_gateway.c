@@ -299,7 +299,13 @@ static void test_bad_tools(void **state)
         const char *tools, *want;
     } cases[] = {
         {"\"tools\":{}", "expected an array"},
-        {"\"tools\":[{\"type\":\"custom\",\"custom\":{\"name\":\"x\"}}]", "function tools only"},
+        {"\"tools\":[{\"type\":\"code_interpreter\"}]", "function and custom tools only"},
+        {"\"tools\":[{\"type\":\"custom\",\"custom\":{\"name\":\"x\",\"format\":{\"type\":"
+         "\"json\"}}}]",
+         "tools[0].custom.format"},
+        {"\"tools\":[{\"type\":\"custom\",\"custom\":{\"name\":\"x\",\"format\":{\"type\":"
+         "\"grammar\",\"grammar\":{\"syntax\":\"ebnf\",\"definition\":\"x\"}}}}]",
+         "'lark' or 'regex'"},
         {"\"tools\":[{\"type\":\"function\"}]", "'tools[0].function'"},
         {"\"tools\":[{\"type\":\"function\",\"function\":{\"name\":\"get.weather\"}}]",
          "1-64 characters"},
@@ -1859,6 +1865,172 @@ static void test_responses_next_turn(void **state)
     assert_string_equal(th_jstr(json_array_get(msgs, 2), "content"), "sunny");
 }
 
+/* ---- custom (free-form) tools (decision 0089) ------------------------------------------------ */
+
+#define CUSTOM_TOOLS                                                                               \
+    "\"tools\":[{\"type\":\"custom\",\"custom\":{\"name\":\"apply_patch\",\"description\":"        \
+    "\"Edit files.\",\"format\":{\"type\":\"grammar\",\"grammar\":{\"syntax\":\"lark\","           \
+    "\"definition\":\"start: begin_patch\"}}}},{\"type\":\"custom\",\"custom\":{\"name\":"         \
+    "\"pick\",\"format\":{\"type\":\"grammar\",\"grammar\":{\"syntax\":\"regex\","                 \
+    "\"definition\":\"[a-c]+\"}}}}]"
+#define PATCH        "*** Begin Patch\n+hi \"x\"\n*** End Patch"
+#define PATCH_JSON   "*** Begin Patch\\n+hi \\\"x\\\"\\n*** End Patch"
+#define PATCH_SCRIPT "*** Begin Patch\\\\n+hi \\\\\\\"x\\\\\\\"\\\\n*** End Patch"
+
+/*
+ * A chat client's custom tools (Codex's apply_patch on GPT-5) are offered upstream as
+ * functions of one string, input; the model's call goes back to the client in the custom
+ * shape, its input as the model wrote it. A regular expression is checked: an input it does
+ * not match is asked again. A custom call in the history goes up as the function call.
+ */
+static void test_custom_tools_chat(void **state)
+{
+    static const char body[] =
+        "{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":\"add a.txt\"},"
+        "{\"role\":\"assistant\",\"content\":null,\"tool_calls\":[{\"id\":\"c0\",\"type\":"
+        "\"custom\",\"custom\":{\"name\":\"pick\",\"input\":\"ab\"}}]},{\"role\":\"tool\","
+        "\"tool_call_id\":\"c0\",\"content\":\"picked\"}],\"tool_choice\":{\"type\":\"custom\","
+        "\"custom\":{\"name\":\"apply_patch\"}}," CUSTOM_TOOLS "}";
+    const json_t *call, *tools, *input, *msgs;
+    const struct ms_request *q;
+    struct th_resp r;
+
+    (void)state;
+    start();
+    script("[{\"tool_calls\":[{\"id\":\"c1\",\"name\":\"apply_patch\",\"arguments\":"
+           "\"{\\\"input\\\":\\\"" PATCH_SCRIPT "\\\"}\"}]}]");
+    chat(body, NULL, &r);
+    if (r.status != 200)
+        fail_msg("%ld %s", r.status, r.body);
+    call = json_array_get(
+        json_object_get(
+            json_object_get(json_array_get(json_object_get(r.json, "choices"), 0), "message"),
+            "tool_calls"),
+        0);
+    assert_string_equal(th_jstr(call, "type"), "custom");
+    assert_string_equal(th_jstr(call, "id"), "c1");
+    assert_null(json_object_get(call, "function"));
+    assert_string_equal(th_jstr(json_object_get(call, "custom"), "name"), "apply_patch");
+    assert_string_equal(th_jstr(json_object_get(call, "custom"), "input"), PATCH);
+    th_resp_free(&r);
+    q = ms_last_request(F->ms);
+    tools = json_object_get(q->json, "tools");
+    assert_string_equal(th_jstr(json_array_get(tools, 0), "type"), "function");
+    assert_string_equal(
+        th_jstr(json_object_get(json_array_get(tools, 0), "function"), "description"),
+        "Edit files.");
+    input = json_object_get(
+        json_object_get(
+            json_object_get(json_object_get(json_array_get(tools, 0), "function"), "parameters"),
+            "properties"),
+        "input");
+    assert_string_equal(th_jstr(input, "type"), "string");
+    assert_non_null(strstr(th_jstr(input, "description"), "Lark grammar:\nstart: begin_patch"));
+    input = json_object_get(
+        json_object_get(
+            json_object_get(json_object_get(json_array_get(tools, 1), "function"), "parameters"),
+            "properties"),
+        "input");
+    assert_string_equal(th_jstr(input, "pattern"), "^(?:[a-c]+)$");
+    assert_string_equal(
+        th_jstr(json_object_get(json_object_get(q->json, "tool_choice"), "function"), "name"),
+        "apply_patch");
+    msgs = json_object_get(q->json, "messages");
+    call = json_array_get(json_object_get(json_array_get(msgs, 1), "tool_calls"), 0);
+    assert_string_equal(th_jstr(call, "type"), "function");
+    assert_string_equal(th_jstr(json_object_get(call, "function"), "name"), "pick");
+    assert_string_equal(th_jstr(json_object_get(call, "function"), "arguments"),
+                        "{\"input\":\"ab\"}");
+
+    /* An input the expression does not match is asked again; the stream gets the valid one. */
+    script("[{\"tool_calls\":[{\"id\":\"c2\",\"name\":\"pick\",\"arguments\":"
+           "\"{\\\"input\\\":\\\"abz\\\"}\"}]},{\"tool_calls\":[{\"id\":\"c3\",\"name\":\"pick\","
+           "\"arguments\":\"{\\\"input\\\":\\\"cab\\\"}\"}]}]");
+    chat("{\"model\":\"m\",\"stream\":true," USER "," CUSTOM_TOOLS "}", NULL, &r);
+    assert_int_equal(r.status, 200);
+    assert_int_equal(ms_request_count(F->ms), 2);
+    assert_non_null(strstr(r.body, "\"type\":\"custom\",\"custom\":{\"name\":\"pick\","
+                                   "\"input\":\"cab\"}"));
+    assert_null(strstr(r.body, "\"input\":\"abz\""));
+    assert_non_null(strstr(r.body, "must match pattern"));
+    assert_null(strstr(r.body, "\"function\""));
+    th_resp_free(&r);
+}
+
+/* The Responses wire: a custom tool's call is a custom_tool_call item, in a body and in a
+ * stream (its input in custom_tool_call_input events); the next turn's custom_tool_call and
+ * its output go up as a function call and a tool message. */
+static void test_responses_custom_tools(void **state)
+{
+    static const char tools[] =
+        "\"tools\":[{\"type\":\"custom\",\"name\":\"apply_patch\",\"description\":\"Edit "
+        "files.\",\"format\":{\"type\":\"grammar\",\"syntax\":\"lark\",\"definition\":\"start: "
+        "begin_patch\"}}]";
+    static const char reply[] = "[{\"tool_calls\":[{\"id\":\"c1\",\"name\":\"apply_patch\","
+                                "\"arguments\":\"{\\\"input\\\":\\\"" PATCH_SCRIPT "\\\"}\"}]}]";
+    char body[2048], types[1024];
+    const json_t *item, *msgs, *fn;
+    json_t *evs;
+    struct th_resp r;
+
+    (void)state;
+    start();
+    script(reply);
+    snprintf(body, sizeof(body), "{\"model\":\"m\",\"input\":\"add a.txt\",%s}", tools);
+    responses(body, &r);
+    if (r.status != 200)
+        fail_msg("%ld %s", r.status, r.body);
+    item = json_array_get(json_object_get(r.json, "output"), 0);
+    assert_string_equal(th_jstr(item, "type"), "custom_tool_call");
+    assert_string_equal(th_jstr(item, "call_id"), "c1");
+    assert_string_equal(th_jstr(item, "name"), "apply_patch");
+    assert_string_equal(th_jstr(item, "input"), PATCH);
+    assert_int_equal(strncmp(th_jstr(item, "id"), "ctc_", 4), 0);
+    th_resp_free(&r);
+    fn = json_object_get(json_array_get(json_object_get(ms_last_request(F->ms)->json, "tools"), 0),
+                         "function");
+    assert_string_equal(th_jstr(fn, "name"), "apply_patch");
+
+    script(reply);
+    snprintf(body, sizeof(body), "{\"model\":\"m\",\"stream\":true,\"input\":\"add a.txt\",%s}",
+             tools);
+    responses(body, &r);
+    assert_int_equal(r.status, 200);
+    evs = rs_events(r.body, types, sizeof(types));
+    assert_string_equal(types, "response.created response.in_progress response.output_item.added "
+                               "response.custom_tool_call_input.delta "
+                               "response.custom_tool_call_input.done response.output_item.done "
+                               "response.completed");
+    assert_string_equal(th_jstr(json_array_get(evs, 3), "delta"), PATCH);
+    assert_string_equal(th_jstr(json_array_get(evs, 4), "input"), PATCH);
+    assert_string_equal(th_jstr(json_object_get(json_array_get(evs, 5), "item"), "input"), PATCH);
+    item = json_array_get(
+        json_object_get(json_object_get(json_array_get(evs, 6), "response"), "output"), 0);
+    assert_string_equal(th_jstr(item, "type"), "custom_tool_call");
+    assert_string_equal(th_jstr(item, "input"), PATCH);
+    json_decref(evs);
+    th_resp_free(&r);
+
+    script("[{\"text\":\"Done.\"}]");
+    snprintf(body, sizeof(body),
+             "{\"model\":\"m\",\"input\":[{\"role\":\"user\",\"content\":\"add a.txt\"},"
+             "{\"type\":\"custom_tool_call\",\"call_id\":\"c1\",\"name\":\"apply_patch\","
+             "\"input\":\"" PATCH_JSON "\"},{\"type\":\"custom_tool_call_output\",\"call_id\":"
+             "\"c1\",\"output\":\"applied\"}],%s}",
+             tools);
+    responses(body, &r);
+    if (r.status != 200)
+        fail_msg("%ld %s", r.status, r.body);
+    th_resp_free(&r);
+    msgs = json_object_get(ms_last_request(F->ms)->json, "messages");
+    assert_int_equal(json_array_size(msgs), 3);
+    fn = json_object_get(json_array_get(json_object_get(json_array_get(msgs, 1), "tool_calls"), 0),
+                         "function");
+    assert_string_equal(th_jstr(fn, "name"), "apply_patch");
+    assert_string_equal(th_jstr(fn, "arguments"), "{\"input\":\"" PATCH_JSON "\"}");
+    assert_string_equal(th_jstr(json_array_get(msgs, 2), "content"), "applied");
+}
+
 /* What rein cannot do on this wire is refused by name, before the upstream is asked. */
 static void test_responses_refusals(void **state)
 {
@@ -2857,6 +3029,8 @@ int main(int argc, char **argv)
         cmocka_unit_test_teardown(test_responses_reasoning_items_go_back, teardown),
         cmocka_unit_test_teardown(test_responses_error_after_the_stream_began, teardown),
         cmocka_unit_test_teardown(test_same_wire_reask_adds_after_the_messages_as_sent, teardown),
+        cmocka_unit_test_teardown(test_custom_tools_chat, teardown),
+        cmocka_unit_test_teardown(test_responses_custom_tools, teardown),
         cmocka_unit_test_teardown(test_other_wire_refuses_what_it_cannot_carry, teardown),
         cmocka_unit_test_teardown(test_held_frames_are_handed_before_each_wait, teardown),
         cmocka_unit_test_teardown(test_upstream_headers_reach_the_client, teardown),

@@ -616,6 +616,45 @@ check('responses: an OpenAI Responses client reaches an Anthropic upstream', asy
   assert.equal(q.format, 'anthropic');
 });
 
+// Codex on GPT-5 declares apply_patch as a custom (free-form) tool with a Lark grammar.
+const patch = '*** Begin Patch\n*** Add File: hello.txt\n+Hello, "world"\n*** End Patch';
+const applyPatch = { type: 'custom', name: 'apply_patch', description: 'Edit files.',
+  format: { type: 'grammar', syntax: 'lark', definition: 'start: begin_patch hunk+ end_patch' } };
+
+check('responses: a custom tool (Codex apply_patch) through a tool loop, to either upstream', async () => {
+  for (const [client, format] of [[oa, 'openai'], [oaToAn, 'anthropic']]) {
+    await scenario([{ tool_calls: [call('call_p', JSON.stringify({ input: patch }), 'apply_patch')] },
+      { match: { tool_result_contains: 'Done!' }, text: 'Patched.' }]);
+    const base = { model: 'gpt-test', input: 'Add hello.txt', tools: [applyPatch, ...rsTools],
+      store: false };
+    const f = await client.responses.stream(base).finalResponse();
+    const item = f.output.find((o) => o.type === 'custom_tool_call');
+    assert.ok(item, `a custom_tool_call item (${format})`);
+    assert.deepEqual([item.call_id, item.name, item.input], ['call_p', 'apply_patch', patch]);
+    const r = await client.responses.create({ ...base, input: [
+      { role: 'user', content: base.input }, ...f.output,
+      { type: 'custom_tool_call_output', call_id: 'call_p', output: 'Done!' }] });
+    assert.equal(r.output_text, 'Patched.');
+    const log = await upstream(2);
+    assert.ok(log.every((q) => q.format === format));
+    const offered = format === 'openai' ? log[0].json.tools[0].function : log[0].json.tools[0];
+    assert.equal(offered.name, 'apply_patch');
+    const schema = offered.parameters || offered.input_schema;
+    assert.deepEqual(schema.required, ['input']);
+    assert.match(schema.properties.input.description, /Lark grammar/);
+  }
+});
+
+check('chat: a custom tool call comes back in the custom shape', async () => {
+  await scenario([{ tool_calls: [call('call_p', JSON.stringify({ input: patch }), 'apply_patch')] }]);
+  const r = await oa.chat.completions.create({ model: 'gpt-test', messages: user,
+    tools: [{ type: 'custom', custom: { name: 'apply_patch', description: 'Edit files.' } }] });
+  const c = r.choices[0].message.tool_calls[0];
+  assert.deepEqual([c.type, c.id, c.custom.name, c.custom.input],
+    ['custom', 'call_p', 'apply_patch', patch]);
+  await upstream(1);
+});
+
 check('responses: what rein keeps no state for is refused by name', async () => {
   await control('/__reset', {});
   await assert.rejects(oa.responses.create({ ...rsBase, previous_response_id: 'resp_1' }),
