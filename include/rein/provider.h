@@ -249,7 +249,9 @@ REIN_EXTERN json_t *rein_model_response_message(const rein_model_response *r);
  *                    attempt, and only when it has any. A caller that must send its own
  *                    headers before it forwards the reply (a gateway's stream) reads them here
  *   reasoning_item   text, len: the JSON of a Responses API reasoning item, whole (id,
- *                    summary, encrypted_content), as it ends: a reasoning model wants it back
+ *                    summary, encrypted_content), as it ends: a reasoning model wants it back.
+ *                    A stream tells it first as it begins, {"type", "id", "status":
+ *                    "in_progress"}, before its reasoning_delta events
  */
 #define REIN_MEV_MAP(X)                                                                            \
     X(TEXT_DELTA, "text_delta")                                                                    \

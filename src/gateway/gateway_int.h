@@ -422,7 +422,7 @@ struct rein__gw_ctx {
      * open item's text and id, the events' sequence_number. */
     json_t *rs_items;
     struct rein_buf rs_text;
-    char rs_item[REIN_ID_MAX];
+    char rs_item[256]; /* rein's id, or a Responses upstream's (reasoning) */
     int64_t rs_seq;
     /* A wire read as another's (wire->convert): the body the parser read, and what the
      * client's body holds beyond it (new, or NULL). */

@@ -938,8 +938,9 @@ static rein_err close_item_as(struct rein__gw_ctx *c, json_t *as)
     return rc;
 }
 
-/* Opens an item of kind k: its added event (the item empty), then its part's. */
-static rein_err open_item(struct rein__gw_ctx *c, const struct text_kind *k)
+/* Opens an item of kind k: its added event (the item empty), then its part's. id: the item's
+ * (the upstream's), or NULL: a new one. */
+static rein_err open_item(struct rein__gw_ctx *c, const struct text_kind *k, const char *id)
 {
     json_t *item;
     rein_err rc = close_item(c);
@@ -948,7 +949,10 @@ static rein_err open_item(struct rein__gw_ctx *c, const struct text_kind *k)
         return rc;
     c->block = c->next_block++;
     snprintf(c->block_type, sizeof(c->block_type), "%s", k->item);
-    rein_id_new(k == &kinds[1] ? "rs_" : "msg_", c->rs_item);
+    if (id && strlen(id) < sizeof(c->rs_item))
+        snprintf(c->rs_item, sizeof(c->rs_item), "%s", id);
+    else
+        rein_id_new(k == &kinds[1] ? "rs_" : "msg_", c->rs_item);
     item = strcmp(k->item, "reasoning") == 0
                ? json_pack("{s:s, s:s, s:[], s:[]}", "id", c->rs_item, "type", "reasoning",
                            "summary", "content")
@@ -969,7 +973,7 @@ static rein_err rs_s_text(struct rein__gw_ctx *c, enum rein_model_event_type kin
 
     if (rc || n == 0)
         return rc;
-    if (open_kind(c) != k && (rc = open_item(c, k)) != REIN_OK)
+    if (open_kind(c) != k && (rc = open_item(c, k, NULL)) != REIN_OK)
         return rc;
     if (rein_buf_add(&c->rs_text, p, n))
         return REIN_ENOMEM;
@@ -985,9 +989,10 @@ static rein_err rs_s_text(struct rein__gw_ctx *c, enum rein_model_event_type kin
 }
 
 /*
- * A Responses upstream's reasoning item, whole: the reasoning item its summary's deltas opened
- * ends as the upstream wrote it (its id, its encrypted_content, which a reasoning model wants
- * back on the next turn); without deltas it is added and done at once.
+ * A Responses upstream's reasoning item: as it begins, an item of its id opens (its summary's
+ * deltas go into it); whole, the open item ends as the upstream wrote it (its encrypted_content,
+ * which a reasoning model wants back on the next turn). A whole item with none open (an upstream
+ * body) is added and done at once.
  */
 static rein_err rs_s_block(struct rein__gw_ctx *c, enum rein_model_event_type kind, const char *p,
                            size_t n)
@@ -1002,6 +1007,12 @@ static rein_err rs_s_block(struct rein__gw_ctx *c, enum rein_model_event_type ki
         return rc;
     if (!(item = rein_json_parse(p, n, 0, NULL)))
         return REIN_ENOMEM;
+    if (is(json_object_get(item, "status"), "in_progress")) {
+        /* it begins: its summary's deltas go into an item of the upstream's id */
+        rc = open_item(c, &kinds[1], json_string_value(json_object_get(item, "id")));
+        json_decref(item);
+        return rc;
+    }
     if (open_kind(c) == &kinds[1])
         return close_item_as(c, item);
     rc = close_item(c);

@@ -253,6 +253,25 @@ static rein_err message_texts(struct rein_provider_decoder *d, const struct jdoc
 
 enum { I_TYPE, I_ARGUMENTS, I_SUMMARY, I_CONTENT };
 
+/* A reasoning item begins: a listener learns its id before its summary streams, so what it
+ * writes of the item carries the upstream's id from the start. */
+static rein_err reasoning_begins(struct rein_provider_decoder *d, const struct jdoc *doc, int item)
+{
+    int id = JGET(doc, item, "id");
+    json_t *o;
+    rein_err rc;
+
+    if (!jis(doc, id, JSMN_STRING))
+        return REIN_OK;
+    o = json_pack("{s:s, s:o, s:s}", "type", "reasoning", "id", jtree(doc, id), "status",
+                  "in_progress");
+    if (!o)
+        return REIN_ENOMEM;
+    rc = rein__asm_tell(&d->a, REIN_MEV_REASONING_ITEM, o);
+    json_decref(o);
+    return rc;
+}
+
 /* An output item that is finished (output_item.done, or an item of a whole
  * body). */
 static rein_err item_done(struct rein_provider_decoder *d, struct rein__responses_state *st,
@@ -458,6 +477,8 @@ static rein_err take_event(struct rein_provider_decoder *d, const struct jdoc *d
         if (JEQ(doc, it, "function_call")) {
             int call = open_call(d, sl, k, doc, f[E_ITEM]);
             rc = call < 0 ? call : REIN_OK;
+        } else if (JEQ(doc, it, "reasoning")) {
+            rc = reasoning_begins(d, doc, f[E_ITEM]);
         }
     } else if (JEQ(doc, type, "response.output_item.done")) {
         rc = item_done(d, st, k, doc, f[E_ITEM]);

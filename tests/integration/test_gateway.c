@@ -2222,9 +2222,16 @@ static void test_responses_reasoning_items_go_back(void **state)
     evs = rs_events(r.body, types, sizeof(types));
     for (size_t i = 0; i < json_array_size(evs); i++) {
         const json_t *ev = json_array_get(evs, i);
+        const char *id = th_jstr(ev, "item_id") ? th_jstr(ev, "item_id")
+                                                : th_jstr(json_object_get(ev, "item"), "id");
         if (strcmp(th_jstr(ev, "type"), "response.output_item.done") == 0 && !done)
             done = json_object_get(ev, "item");
+        /* every event of the reasoning item names it by the upstream's id */
+        if (json_integer_value(json_object_get(ev, "output_index")) == 0 && id)
+            assert_string_equal(id, "rs_up1");
     }
+    assert_non_null(strstr(types, "response.output_item.added response.content_part.added "
+                                  "response.reasoning_text.delta"));
     if (!json_equal(done, want))
         fail_msg("the reasoning item ended as %s", r.body);
     assert_true(json_equal(

@@ -3002,8 +3002,9 @@ static void test_responses_stream_events(void **state)
         assert_int_equal(rein_model_response_cached_tokens(r), 8);
         assert_int_equal(rein_model_response_reasoning_tokens(r), 3);
         /* The events streamed as the reply did: reasoning, text, two calls, usage, finish. */
-        /* the reasoning item whole ("i") as it ends, before the text */
-        assert_string_equal(col.order, "ritSDESDEuF");
+        /* the reasoning item ("i") as it begins (its id, before its deltas) and whole as it
+         * ends, before the text */
+        assert_string_equal(col.order, "iritSDESDEuF");
         assert_string_equal(col.args.ptr, "{\"city\":\"Oslo\"}{\"tz\":\"UTC\"}");
         /* The reasoning item and the response id go into the assistant message. */
         m = rein_model_response_message(r);
