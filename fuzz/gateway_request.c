@@ -1,8 +1,9 @@
 /*
  * Fuzz target for the gateway's client-facing request parsers (src/gateway/openai.c,
  * src/gateway/anthropic.c and src/gateway/responses.c): the first byte picks the wire (bit 2
- * set: the Responses API, read as the chat completions body it means; else even: OpenAI chat
- * completions, odd: Anthropic messages), the rest is the request body as a client sent it. A
+ * set: the Responses API, read as the chat completions body it means, with kept responses to
+ * refer to when bit 3 is set; else even: OpenAI chat completions, odd: Anthropic messages), the
+ * rest is the request body as a client sent it. A
  * Responses body converts to a chat completions body the OpenAI parser reads, or is refused
  * with a message, and what it holds beyond that is three lists of the right types. Nothing may
  * crash, leak or read out of bounds. A refused body names what is wrong, and the error body
@@ -141,19 +142,45 @@ static void check_known_tools(const struct rein__gw_wire *wire, enum rein_gatewa
     rein__gw_req_release(&known);
 }
 
-static void check_responses(const char *body, size_t len, bool verbatim)
+/* Kept responses a body may refer to (bit 3 of the first byte): resp_f, whose items are
+ * msg_in, msg_f and fc_f, and resp_g, which continues it. */
+static struct rein__gw_kept *kept_store(void)
+{
+    static struct rein__gw_kept k;
+    static bool made;
+    json_t *in, *out;
+
+    if (made)
+        return &k;
+    made = true;
+    in = json_pack("[{s:s, s:s, s:s}]", "role", "user", "content", "hi", "id", "msg_in");
+    out = json_pack("[{s:s, s:s, s:s, s:[{s:s, s:s}]}, {s:s, s:s, s:s, s:s, s:s}]", "type",
+                    "message", "id", "msg_f", "role", "assistant", "content", "type", "output_text",
+                    "text", "ok", "type", "function_call", "id", "fc_f", "call_id", "c_f", "name",
+                    "f", "arguments", "{}");
+    if (rein__gw_kept_init(&k, 1 << 20, 1000LL * 3600) || !in || !out ||
+        rein__gw_kept_put(&k, "", "resp_f", NULL, in, out) ||
+        rein__gw_kept_put(&k, "", "resp_g", "resp_f", in, out))
+        abort();
+    json_decref(in);
+    json_decref(out);
+    return &k;
+}
+
+static void check_responses(const char *body, size_t len, bool verbatim, bool refs_kept)
 {
     struct rein__gw_req r;
     struct rein__gw_bad bad;
     struct rein_buf chat;
+    struct rein__gw_refs refs = {refs_kept ? kept_store() : NULL, ""};
     json_t *extra = NULL;
     rein_err rc;
 
     memset(&bad, 0, sizeof(bad));
     rein_buf_init(&chat, 0);
     /* the upstream's wire decides what the chat body carries: the chat wire's, or another */
-    rc = rein__gw_responses.convert(verbatim ? "openai" : "anthropic", body, len, &chat, &extra,
-                                    &bad);
+    rc = rein__gw_responses.convert(verbatim ? "openai" : "anthropic", &refs, body, len, &chat,
+                                    &extra, &bad);
     if (rc == REIN_EINVAL) {
         if (!bad.msg[0])
             abort();
@@ -161,7 +188,8 @@ static void check_responses(const char *body, size_t len, bool verbatim)
     } else if (rc == REIN_OK) {
         if (!json_is_object(json_object_get(extra, "passthrough")) ||
             !json_is_array(json_object_get(extra, "dropped")) ||
-            !json_is_array(json_object_get(extra, "unsupported")))
+            !json_is_array(json_object_get(extra, "unsupported")) ||
+            !json_is_boolean(json_object_get(extra, "store")))
             abort();
         rc = parse_as(&rein__gw_responses, REIN_GATEWAY_OPENAI, &r, chat.ptr, chat.len, NULL, 0,
                       verbatim, &bad);
@@ -187,7 +215,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (size < 1)
         return 0;
     if (data[0] & 4) {
-        check_responses((const char *)data + 1, size - 1, (data[0] & 2) != 0);
+        check_responses((const char *)data + 1, size - 1, (data[0] & 2) != 0, (data[0] & 8) != 0);
         return 0;
     }
     wire = (data[0] & 1) ? &rein__gw_anthropic : &rein__gw_openai;

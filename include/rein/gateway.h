@@ -86,6 +86,8 @@ REIN_EXTERN bool rein_gateway_policy_parse(const char *text, enum rein_gateway_p
 #define REIN_GATEWAY_DEFAULT_REASKS      2
 #define REIN_GATEWAY_MAX_REASKS          10
 #define REIN_GATEWAY_DEFAULT_TOOL_ROUNDS 10
+#define REIN_GATEWAY_DEFAULT_KEEP_BYTES  (64 * 1024 * 1024)
+#define REIN_GATEWAY_DEFAULT_KEEP_MS     (24 * 3600 * 1000LL)
 
 /* Options for rein_gateway_new(). Zeroed members mean the defaults. */
 struct rein_gateway_opts {
@@ -111,6 +113,11 @@ struct rein_gateway_opts {
     /* Requests without x-rein-conversation are recorded too, each in a new conversation. */
     bool record_all;
     int64_t lease_ms; /* a recorded request's hold on its conversation; 0: 30000 */
+    /* Responses API answers kept in memory for previous_response_id and item_reference
+     * (requests with store true, the API's default; decision 0090): at most keep_bytes bytes
+     * (0: 64 MiB; negative: none kept), each forgotten once unused for keep_ms (0: 24 h). */
+    int64_t keep_bytes;
+    int64_t keep_ms;
 };
 
 /*

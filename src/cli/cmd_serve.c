@@ -69,7 +69,11 @@ static void serve_usage(FILE *out)
             "  --gateway-client-model  ask upstream for the model the client names\n"
             "  --gateway-fill-defaults valid calls get their schema's defaults filled in\n"
             "  --gateway-record-all    record every gateway request (each in a new\n"
-            "                          conversation); otherwise those with x-rein-conversation\n\n"
+            "                          conversation); otherwise those with x-rein-conversation\n"
+            "  --gateway-keep-bytes BYTES  memory for Responses API answers kept for\n"
+            "                          previous_response_id and item_reference (store true;\n"
+            "                          default 64 MiB; 0 keeps none)\n"
+            "  --gateway-keep-ms D     a kept answer unused this long is forgotten (24h)\n\n"
             "With REIN_API_KEYS=key1,key2 set, every route but /healthz and the chat page needs\n"
             "Authorization: Bearer <key> or x-api-key: <key> (/metrics too, unless\n"
             "--metrics-public).\n"
@@ -97,6 +101,8 @@ struct serve_opts {
     bool metrics_public;
     struct rein_gateway_opts gw;
     long gw_reasks;
+    long gw_keep_bytes;
+    long gw_keep_ms;
     struct cli_setup setup;
 };
 
@@ -129,6 +135,10 @@ static const struct {
      "1 MiB to 64 GiB", false},
     {"--gateway-max-reasks", 0, REIN_GATEWAY_MAX_REASKS, offsetof(struct serve_opts, gw_reasks),
      "0-10", false},
+    {"--gateway-keep-bytes", 0, 1L << 36, offsetof(struct serve_opts, gw_keep_bytes),
+     "0 (none) to 64 GiB", false},
+    {"--gateway-keep-ms", 1000, 30L * 86400000, offsetof(struct serve_opts, gw_keep_ms),
+     "1s to 30 days", true},
 };
 
 /* The gateway's switches: name, where the flag goes. */
@@ -300,6 +310,8 @@ static rein_err make_gateway(struct serve *s, struct serve_opts *o, rein_error *
     o->gw.lease_ms = o->lease_ms;
     o->gw.api_keys = getenv("REIN_API_KEYS");
     o->gw.max_reasks = o->gw_reasks < 0 ? 0 : o->gw_reasks == 0 ? -1 : (int)o->gw_reasks;
+    o->gw.keep_bytes = o->gw_keep_bytes < 0 ? 0 : o->gw_keep_bytes == 0 ? -1 : o->gw_keep_bytes;
+    o->gw.keep_ms = o->gw_keep_ms;
     s->gw = rein_gateway_new(&o->gw, err);
     if (!s->gw || rein_gateway_add_routes(s->srv, s->gw, err) != REIN_OK)
         return err->code ? err->code : REIN_ENOMEM;
@@ -329,7 +341,8 @@ int cmd_serve(int argc, char **argv)
                            .lease_ms = 30000,
                            .approval_ms = 60000,
                            .heartbeat_ms = 15000,
-                           .gw_reasks = -1};
+                           .gw_reasks = -1,
+                           .gw_keep_bytes = -1};
     struct rein_store_opts store_opts = {.exclusive = true};
     struct serve s;
     rein_error err = {0};

@@ -256,6 +256,12 @@ rein_gateway *rein_gateway_new(const struct rein_gateway_opts *o, rein_error *er
         return NULL;
     }
     rein__gw_cache_init(&g->cache);
+    if (rein__gw_kept_init(&g->kept,
+                           o->keep_bytes == 0 ? REIN_GATEWAY_DEFAULT_KEEP_BYTES : o->keep_bytes,
+                           o->keep_ms > 0 ? o->keep_ms : REIN_GATEWAY_DEFAULT_KEEP_MS) != REIN_OK) {
+        rein_error_set(err, REIN_ENOMEM, "out of memory");
+        goto fail;
+    }
     g->provider = o->provider;
     g->reg = o->reg;
     g->store = o->store;
@@ -294,6 +300,7 @@ void rein_gateway_free(rein_gateway *g)
     if (!g)
         return;
     rein__gw_cache_release(&g->cache);
+    rein__gw_kept_release(&g->kept);
     for (size_t i = 0; i < g->nkeys; i++) {
         memset(g->keys[i], 0, strlen(g->keys[i]));
         rein_free(g->keys[i]);
@@ -623,8 +630,8 @@ static const char *call_hdr(const struct rein_gateway_call *call, const char *na
     return call->header ? call->header(call->header_data, name) : NULL;
 }
 
-/* The client's own key (forward_client_key): its Bearer token or x-api-key. */
-static const char *client_key_of(const rein_gateway *g, const struct rein_gateway_call *call)
+/* The key the client presented: its x-api-key or Bearer token, or NULL. */
+static const char *presented_key(const struct rein_gateway_call *call)
 {
     const char *a = call_hdr(call, "x-api-key");
 
@@ -635,8 +642,16 @@ static const char *client_key_of(const rein_gateway *g, const struct rein_gatewa
         else
             a = NULL;
     }
+    return a && a[0] ? a : NULL;
+}
+
+/* The client's own key (forward_client_key). */
+static const char *client_key_of(const rein_gateway *g, const struct rein_gateway_call *call)
+{
+    const char *a = presented_key(call);
+
     /* A key of this server authenticates the client to rein; it never goes upstream. */
-    return a && a[0] && !is_server_key(g, a) ? a : NULL;
+    return a && !is_server_key(g, a) ? a : NULL;
 }
 
 static const char *client_key(const struct rein__gw_ctx *c)
@@ -1343,9 +1358,12 @@ static bool prepare(struct rein__gw_ctx *c)
     rein_err rc;
 
     rc = read_options(c, &bad) ? REIN_OK : REIN_EINVAL;
-    if (!rc && c->wire->convert)
-        rc = c->wire->convert(rein_provider_wire(c->g->provider), body, len, &c->conv,
+    if (!rc && c->wire->convert) {
+        struct rein__gw_refs refs = {&c->g->kept, c->owner};
+        rein__gw_kept_owner(presented_key(c->call), c->owner);
+        rc = c->wire->convert(rein_provider_wire(c->g->provider), &refs, body, len, &c->conv,
                               &c->conv_extra, &bad);
+    }
     if (!rc && c->wire->convert) {
         body = c->conv.ptr;
         len = c->conv.len;

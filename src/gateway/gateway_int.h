@@ -9,6 +9,8 @@
  *   openai.c     the OpenAI chat completions wire as a server: request parser, JSON answer,
  *                stream chunks, error bodies, the model list
  *   anthropic.c  the same for the Anthropic messages wire
+ *   responses.c  the OpenAI Responses wire, read as the chat completions request it means
+ *   kept.c       the Responses answers kept for previous_response_id and item_reference
  *   routes.c     the HTTP adapter: the /v1 routes on a rein_server
  *
  * The parsers read bytes from the network: fuzz/gateway_request.c drives them.
@@ -177,6 +179,54 @@ struct rein__gw_err {
 
 struct rein__gw_ctx;
 
+/* ---- the responses the gateway keeps (kept.c, decision 0090) --------------------------------- */
+
+/*
+ * Invariants: on when max_bytes > 0 and the maps exist; bytes is the sum of the entries'
+ * "bytes" and at most max_bytes; every value of items is an item of an entry of responses of
+ * the same owner. mu guards everything but the four limits.
+ */
+struct rein__gw_kept {
+    pthread_mutex_t mu;
+    json_t *responses; /* "owner:resp_id" -> {prev, input, output, at, bytes}, oldest use first */
+    json_t *items;     /* "owner:item_id" -> the item */
+    size_t bytes;
+    int64_t max_bytes; /* <= 0: nothing is kept */
+    int64_t keep_ms;   /* an entry not used for longer is forgotten */
+    bool on;
+};
+
+#define REIN__GW_OWNER_LEN 32 /* hex digits of the hash that names a client */
+
+rein_err rein__gw_kept_init(struct rein__gw_kept *k, int64_t max_bytes, int64_t keep_ms);
+void rein__gw_kept_release(struct rein__gw_kept *k);
+/* The name of the client that presented key (NULL: none) in the kept responses. */
+void rein__gw_kept_owner(const char *key, char out[REIN__GW_OWNER_LEN + 1]);
+/*
+ * Keeps response id (of owner; prev: the response it continued, or NULL) with copies of input
+ * and output (arrays of items, borrowed). A response larger than everything kept may be is not
+ * kept. A no-op when k keeps nothing.
+ */
+rein_err rein__gw_kept_put(struct rein__gw_kept *k, const char *owner, const char *id,
+                           const char *prev, const json_t *input, const json_t *output);
+/*
+ * Makes a Responses body (changed in place) say what it refers to: a string input becomes a
+ * user message item; each item_reference in input becomes a copy of the item of owner's kept
+ * responses it names; a previous_response_id puts the conversation it continues (each kept
+ * response's input and output, oldest first) before input. *own (new, or NULL when input is no
+ * array) is the request's own input, references resolved, as its response is kept with. k NULL
+ * or keeping nothing: references stay (the converter refuses them) and a
+ * previous_response_id is refused. REIN_EINVAL with bad filled for a response or item not kept.
+ */
+rein_err rein__gw_kept_resolve(struct rein__gw_kept *k, const char *owner, json_t *body,
+                               json_t **own, struct rein__gw_bad *bad);
+
+/* What a client's body may refer to by id: k (NULL: nothing kept) and the client's name. */
+struct rein__gw_refs {
+    struct rein__gw_kept *kept;
+    const char *owner;
+};
+
 /* The wire a client speaks, as a server. */
 struct rein__gw_wire {
     /* "openai" | "anthropic" | "openai-responses": also the provider wire that is the same */
@@ -186,12 +236,13 @@ struct rein__gw_wire {
      * A wire whose body means another wire's (the Responses API's means a chat completions
      * body), or NULL: the text of that body into out, which parse() then reads, and what the
      * client's body holds beyond it into *extra (new): {"passthrough", "dropped",
-     * "unsupported"} as struct rein__gw_req has them. upstream: the upstream's wire, which
-     * decides what the body can carry. REIN_EINVAL with bad filled. parse_as names the other
+     * "unsupported"} as struct rein__gw_req has them, and what the answer is kept with
+     * ("store", "previous_response_id", "own_input"). upstream: the upstream's wire, which
+     * decides what the body can carry; refs: what ids in it may refer to. REIN_EINVAL with bad filled. parse_as names the other
      * wire: an upstream of it gets that body as written (decision 0085).
      */
-    rein_err (*convert)(const char *upstream, const char *body, size_t len, struct rein_buf *out,
-                        json_t **extra, struct rein__gw_bad *bad);
+    rein_err (*convert)(const char *upstream, const struct rein__gw_refs *refs, const char *body,
+                        size_t len, struct rein_buf *out, json_t **extra, struct rein__gw_bad *bad);
     const char *parse_as;
     rein_err (*parse)(struct rein__gw_req *r, const char *body, size_t len,
                       struct rein__gw_bad *bad);
@@ -339,6 +390,7 @@ struct rein_gateway {
     bool forward_key, model_from_client, fill_defaults, record_all;
     int64_t lease_ms;
     struct rein__gw_cache cache;
+    struct rein__gw_kept kept;
     struct rein__gw_metrics m;
 };
 
@@ -422,7 +474,8 @@ struct rein__gw_ctx {
      * open item's text and id, the events' sequence_number. */
     json_t *rs_items;
     struct rein_buf rs_text;
-    char rs_item[256]; /* rein's id, or a Responses upstream's (reasoning) */
+    char rs_item[256];                  /* rein's id, or a Responses upstream's (reasoning) */
+    char owner[REIN__GW_OWNER_LEN + 1]; /* the client, in the kept responses */
     int64_t rs_seq;
     /* A wire read as another's (wire->convert): the body the parser read, and what the
      * client's body holds beyond it (new, or NULL). */

@@ -48,7 +48,7 @@ static const char *const droppable[] = {
     NULL,
 };
 /* Members that ask rein to keep what it does not keep. */
-static const char *const stateful[] = {"previous_response_id", "conversation", "prompt", NULL};
+static const char *const stateful[] = {"conversation", "prompt", NULL};
 
 struct conv {
     json_t *msgs;      /* the chat messages */
@@ -284,9 +284,11 @@ static rein_err input_item(struct conv *cv, const json_t *item, size_t i)
             return REIN_ENOMEM;
         return json_array_append(cv->pending, (json_t *)item) ? REIN_ENOMEM : REIN_OK;
     }
-    if (is(type, "item_reference"))
+    if (is(type, "item_reference")) /* left by rein__gw_kept_resolve: nothing is kept */
         return rein__gw_bad(cv->bad, param,
-                            "'%s': rein's gateway keeps no items; send the item itself.", param);
+                            "'%s': this gateway keeps no items (--gateway-keep-bytes 0); send "
+                            "the item itself.",
+                            param);
     return rein__gw_bad(cv->bad, param,
                         "'%s': items of type %s are not forwarded by rein's gateway: it takes "
                         "messages, function and custom tool calls and their outputs.",
@@ -466,8 +468,9 @@ static rein_err take_rest(const json_t *body, json_t *chat, json_t *extra, bool 
             continue;
         if (rein__gw_listed(stateful, key, n) && !json_is_null(v))
             return rein__gw_bad(bad, key,
-                                "'%s': rein's gateway keeps no responses or conversations; send "
-                                "the whole conversation in 'input' (with store false).",
+                                "'%s': rein's gateway keeps no conversations or stored prompts; "
+                                "send the conversation in 'input', or continue a response with "
+                                "'previous_response_id'.",
                                 key);
         if (strcmp(key, "background") == 0 && json_is_true(v))
             return rein__gw_bad(bad, key,
@@ -528,8 +531,34 @@ static rein_err convert_tree(const json_t *body, json_t *chat, json_t *extra, co
     return rc ? rc : take_rest(body, chat, extra, chat_up, cv.reasoning, bad);
 }
 
-static rein_err rs_convert(const char *upstream, const char *body, size_t len, struct rein_buf *out,
-                           json_t **extra, struct rein__gw_bad *bad)
+/*
+ * What the body refers to by id is made whole (rein__gw_kept_resolve), and what its answer is
+ * kept with goes into extra: "store" (the API's default is true), the "previous_response_id"
+ * it continued, its "own_input".
+ */
+static rein_err resolve(const struct rein__gw_refs *refs, json_t *tree, json_t *extra,
+                        struct rein__gw_bad *bad)
+{
+    json_t *own = NULL, *prev = json_object_get(tree, "previous_response_id");
+    rein_err rc =
+        rein__gw_kept_resolve(refs ? refs->kept : NULL, refs ? refs->owner : "", tree, &own, bad);
+
+    if (!rc && (json_object_set_new(extra, "store",
+                                    json_boolean(!json_is_false(json_object_get(tree, "store")))) ||
+                (own && json_object_set_new(extra, "own_input", own)) ||
+                (json_is_string(prev) && json_object_set(extra, "previous_response_id", prev))))
+        rc = REIN_ENOMEM;
+    else if (rc)
+        json_decref(own);
+    /* the conversation it names is in input now */
+    if (!rc && json_is_string(prev))
+        (void)json_object_del(tree, "previous_response_id");
+    return rc;
+}
+
+static rein_err rs_convert(const char *upstream, const struct rein__gw_refs *refs, const char *body,
+                           size_t len, struct rein_buf *out, json_t **extra,
+                           struct rein__gw_bad *bad)
 {
     rein_error perr;
     json_t *tree = rein_json_parse(body, len, JSON_REJECT_DUPLICATES, &perr);
@@ -546,7 +575,9 @@ static rein_err rs_convert(const char *upstream, const char *body, size_t len, s
                           perr.line, perr.column, perr.msg);
     else if (!json_is_object(tree))
         rc = rein__gw_bad(bad, "", "Invalid type for request body: expected an object.");
-    else
+    else if (!json_object_get(tree, "input"))
+        rc = rein__gw_bad(bad, "input", "Missing required parameter: 'input'.");
+    else if ((rc = resolve(refs, tree, *extra, bad)) == REIN_OK)
         rc = convert_tree(tree, chat, *extra, upstream, bad);
     if (!rc)
         rc = rein_json_dump(out, chat);
@@ -618,10 +649,28 @@ static const char *incomplete(const struct rein__gw_ctx *c)
 }
 
 /* The response object; output: its items (borrowed); status NULL: in progress. */
+/* Whether the answer is kept: the client asked it (store) and the gateway keeps responses. */
+static bool kept(const struct rein__gw_ctx *c)
+{
+    return c->g->kept.on && json_is_true(json_object_get(c->conv_extra, "store"));
+}
+
+/* Keeps the answer (its output items) with the request's own input, when it is to be kept. */
+static void keep(const struct rein__gw_ctx *c, const json_t *output)
+{
+    const json_t *x = c->conv_extra;
+
+    if (kept(c) && output)
+        (void)rein__gw_kept_put(&c->g->kept, c->owner, c->id,
+                                json_string_value(json_object_get(x, "previous_response_id")),
+                                json_object_get(x, "own_input"), output);
+}
+
 static void response(const struct rein__gw_ctx *c, struct rein_jw *w, const json_t *output,
                      bool done)
 {
     const char *why = done ? incomplete(c) : NULL;
+    const char *prev = json_string_value(json_object_get(c->conv_extra, "previous_response_id"));
     json_t *ext = done ? rein__gw_rein_ext(c) : NULL;
 
     rein_jw_obj_begin(w);
@@ -654,9 +703,12 @@ static void response(const struct rein__gw_ctx *c, struct rein_jw *w, const json
     REIN_JW_KEY(w, "parallel_tool_calls");
     rein_jw_bool(w, c->req.parallel != 0);
     REIN_JW_KEY(w, "previous_response_id");
-    rein_jw_null(w);
+    if (prev)
+        rein_jw_str(w, prev);
+    else
+        rein_jw_null(w);
     REIN_JW_KEY(w, "store");
-    rein_jw_bool(w, false);
+    rein_jw_bool(w, kept(c));
     REIN_JW_KEY(w, "usage");
     if (done)
         usage(c, w);
@@ -756,6 +808,7 @@ static rein_err rs_reply(const struct rein__gw_ctx *c, struct rein_buf *out)
         return REIN_ENOMEM;
     rein_jw_init(&w, out);
     response(c, &w, items, true);
+    keep(c, items);
     json_decref(items);
     return rein_jw_finish(&w);
 }
@@ -1100,6 +1153,7 @@ static rein_err rs_s_end(struct rein__gw_ctx *c)
     ev_begin(c, &w, type);
     REIN_JW_KEY(&w, "response");
     response(c, &w, c->rs_items, true);
+    keep(c, c->rs_items);
     return ev_end(c, &w, type);
 }
 

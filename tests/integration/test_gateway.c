@@ -2031,6 +2031,122 @@ static void test_responses_custom_tools(void **state)
     assert_string_equal(th_jstr(json_array_get(msgs, 2), "content"), "applied");
 }
 
+/* POST /v1/responses with an Authorization header (key NULL: none). */
+static void responses_as(const char *key, const char *body, struct th_resp *r)
+{
+    char auth[128];
+    const char *h[] = {"Content-Type: application/json", auth, NULL};
+
+    snprintf(auth, sizeof(auth), "Authorization: Bearer %s", key ? key : "");
+    if (!key)
+        h[1] = NULL;
+    th_http("POST", u("/v1/responses"), body, h, r);
+}
+
+/* The roles of the messages the upstream was asked last, joined by spaces. */
+static const char *upstream_roles(char *out, size_t cap)
+{
+    const json_t *msgs = json_object_get(ms_last_request(F->ms)->json, "messages");
+    size_t i, n = 0;
+    json_t *m;
+
+    out[0] = '\0';
+    json_array_foreach(msgs, i, m)
+    {
+        n += (size_t)snprintf(out + n, cap - n, "%s%s", n ? " " : "", th_jstr(m, "role"));
+    }
+    return out;
+}
+
+/*
+ * A response asked with store true (the API's default) is kept: the next request continues it
+ * by previous_response_id, or names its items by item_reference (the Vercel AI SDK's OpenAI
+ * provider does, from its second step on), streamed or not. Another client's key finds
+ * nothing, and a response asked with store false is not kept.
+ */
+static void test_responses_kept_for_the_next_turn(void **state)
+{
+    char body[2048], roles[256], id[128], msg_id[128], fc_id[128];
+    const json_t *out, *msgs;
+    json_t *evs;
+    struct th_resp r;
+
+    (void)state;
+    start();
+    script("[" RS_CALL_REPLY ",{\"text\":\"Sunny.\",\"times\":3}]");
+    responses_as("k1", "{\"model\":\"m\",\"input\":\"weather in Paris?\"," RS_TOOLS "}", &r);
+    if (r.status != 200)
+        fail_msg("%ld %s", r.status, r.body);
+    assert_true(json_is_true(json_object_get(r.json, "store")));
+    out = json_object_get(r.json, "output");
+    snprintf(id, sizeof(id), "%s", th_jstr(r.json, "id"));
+    snprintf(msg_id, sizeof(msg_id), "%s", th_jstr(json_array_get(out, 0), "id"));
+    snprintf(fc_id, sizeof(fc_id), "%s", th_jstr(json_array_get(out, 1), "id"));
+    th_resp_free(&r);
+
+    /* previous_response_id: the conversation before is the kept input and output */
+    snprintf(body, sizeof(body),
+             "{\"model\":\"m\",\"previous_response_id\":\"%s\",\"input\":[{\"type\":"
+             "\"function_call_output\",\"call_id\":\"c1\",\"output\":\"sunny\"}]," RS_TOOLS "}",
+             id);
+    responses_as("k1", body, &r);
+    if (r.status != 200)
+        fail_msg("%ld %s", r.status, r.body);
+    assert_string_equal(th_jstr(r.json, "previous_response_id"), id);
+    th_resp_free(&r);
+    assert_string_equal(upstream_roles(roles, sizeof(roles)), "user assistant tool");
+    msgs = json_object_get(ms_last_request(F->ms)->json, "messages");
+    assert_string_equal(
+        th_jstr(json_array_get(json_object_get(json_array_get(msgs, 1), "tool_calls"), 0), "id"),
+        "c1");
+
+    /* item_reference, in a stream */
+    snprintf(body, sizeof(body),
+             "{\"model\":\"m\",\"stream\":true,\"input\":[{\"role\":\"user\",\"content\":"
+             "\"weather in Paris?\"},{\"type\":\"item_reference\",\"id\":\"%s\"},{\"type\":"
+             "\"item_reference\",\"id\":\"%s\"},{\"type\":\"function_call_output\",\"call_id\":"
+             "\"c1\",\"output\":\"sunny\"}]," RS_TOOLS "}",
+             msg_id, fc_id);
+    responses_as("k1", body, &r);
+    assert_int_equal(r.status, 200);
+    evs = rs_events(r.body, roles, sizeof(roles));
+    assert_true(json_is_true(json_object_get(
+        json_object_get(json_array_get(evs, json_array_size(evs) - 1), "response"), "store")));
+    json_decref(evs);
+    th_resp_free(&r);
+    assert_string_equal(upstream_roles(roles, sizeof(roles)), "user assistant tool");
+
+    /* another client's key finds nothing; nor does a key-less client */
+    responses_as("k2", body, &r);
+    assert_int_equal(r.status, 400);
+    assert_non_null(strstr(r.body, "not found"));
+    assert_string_equal(th_jstr(json_object_get(r.json, "error"), "param"), "input");
+    th_resp_free(&r);
+    snprintf(body, sizeof(body),
+             "{\"model\":\"m\",\"previous_response_id\":\"%s\",\"input\":\"x\"}", id);
+    responses_as(NULL, body, &r);
+    assert_int_equal(r.status, 400);
+    assert_string_equal(th_jstr(json_object_get(r.json, "error"), "param"), "previous_response_id");
+    th_resp_free(&r);
+
+    assert_int_equal(ms_request_count(F->ms), 3); /* the refused two asked nothing */
+
+    /* store false: not kept */
+    script("[{\"text\":\"ok\"}]");
+    responses_as("k1", "{\"model\":\"m\",\"store\":false,\"input\":\"hi\"}", &r);
+    assert_int_equal(r.status, 200);
+    assert_true(json_is_false(json_object_get(r.json, "store")));
+    snprintf(body, sizeof(body),
+             "{\"model\":\"m\",\"previous_response_id\":\"%s\",\"input\":\"x\"}",
+             th_jstr(r.json, "id"));
+    th_resp_free(&r);
+    responses_as("k1", body, &r);
+    assert_int_equal(r.status, 400);
+    assert_non_null(strstr(r.body, "not found"));
+    th_resp_free(&r);
+    assert_int_equal(ms_request_count(F->ms), 1);
+}
+
 /* What rein cannot do on this wire is refused by name, before the upstream is asked. */
 static void test_responses_refusals(void **state)
 {
@@ -2041,8 +2157,7 @@ static void test_responses_refusals(void **state)
          "previous_response_id"},
         {"{\"model\":\"m\",\"input\":\"hi\",\"tools\":[{\"type\":\"web_search\"}]}",
          "tools[0].type"},
-        {"{\"model\":\"m\",\"input\":[{\"type\":\"item_reference\",\"id\":\"msg_1\"}]}",
-         "input[0]"},
+        {"{\"model\":\"m\",\"input\":[{\"type\":\"item_reference\",\"id\":\"msg_1\"}]}", "input"},
         {"{\"model\":\"m\",\"input\":[{\"role\":\"user\",\"content\":[{\"type\":\"input_image\","
          "\"file_id\":\"f\"}]}]}",
          "input[0].content[0]"},
@@ -3038,6 +3153,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_teardown(test_same_wire_reask_adds_after_the_messages_as_sent, teardown),
         cmocka_unit_test_teardown(test_custom_tools_chat, teardown),
         cmocka_unit_test_teardown(test_responses_custom_tools, teardown),
+        cmocka_unit_test_teardown(test_responses_kept_for_the_next_turn, teardown),
         cmocka_unit_test_teardown(test_other_wire_refuses_what_it_cannot_carry, teardown),
         cmocka_unit_test_teardown(test_held_frames_are_handed_before_each_wait, teardown),
         cmocka_unit_test_teardown(test_upstream_headers_reach_the_client, teardown),

@@ -12,6 +12,8 @@ import OpenAI from 'openai';
 import Anthropic from '@anthropic-ai/sdk';
 import { generateText, streamText, jsonSchema, stepCountIs, tool } from 'ai';
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
+import { createOpenAI } from '@ai-sdk/openai';
+import { createAnthropic } from '@ai-sdk/anthropic';
 import { modelServer, run } from './harness.mjs';
 
 const [ms, reinOA, reinAN] = process.argv.slice(2);
@@ -700,5 +702,39 @@ check('vercel: streamText with tools completes through the gateway', async () =>
   assert.deepEqual(seen, [{ city: 'Paris' }]);
   await upstream(2);
 });
+
+// The AI SDK's own providers: @ai-sdk/openai speaks the Responses API by default,
+// @ai-sdk/anthropic the messages API; each runs its tool loop through rein with a re-ask.
+const aiOpenAI = createOpenAI({ baseURL: reinOA + '/v1', apiKey: KEY });
+const aiAnthropic = createAnthropic({ baseURL: reinAN + '/v1', apiKey: KEY });
+for (const [name, model, format] of [['@ai-sdk/openai (Responses)', () => aiOpenAI('gpt-test'), 'openai'],
+  ['@ai-sdk/anthropic', () => aiAnthropic('claude-test'), 'anthropic']]) {
+  check(`vercel ${name}: generateText and streamText with tools complete through the gateway`,
+    async () => {
+      const loop = [
+        { text: 'Checking.', tool_calls: [call('call_a1', '{"town":"Paris"}', 'getWeather')] },
+        { match: { tool_result_contains: 'Invalid arguments' },
+          tool_calls: [call('call_a2', '{"city":"Paris"}', 'getWeather')] },
+        { match: { tool_result_contains: '"temp":21' }, text: ['It is ', '21°C in Paris.'] }];
+      await scenario(loop);
+      const seen = [];
+      const r = await generateText({ model: model(), prompt: 'Weather in Paris?',
+        tools: vercelTools(seen), stopWhen: stepCountIs(5), maxRetries: 0 });
+      assert.equal(r.text, 'It is 21°C in Paris.');
+      assert.equal(r.steps.length, 2);
+      assert.deepEqual(seen, [{ city: 'Paris' }]);
+      let log = await upstream(3);
+      assert.ok(log.every((q) => q.format === format));
+      await scenario(loop);
+      const s = streamText({ model: model(), prompt: 'Weather in Paris?',
+        tools: vercelTools(seen), stopWhen: stepCountIs(5), maxRetries: 0 });
+      let text = '';
+      for await (const piece of s.textStream) text += piece;
+      assert.equal(text, 'Checking.It is 21°C in Paris.');
+      assert.deepEqual(seen, [{ city: 'Paris' }, { city: 'Paris' }]);
+      log = await upstream(3);
+      assert.ok(log.every((q) => q.format === format));
+    });
+}
 
 await run(cases);
