@@ -1,6 +1,7 @@
 // rein's gateway (include/rein/gateway.h) with the official SDKs as its clients: `openai`,
-// `@anthropic-ai/sdk` and the Vercel AI SDK (`ai` with `@ai-sdk/openai-compatible`) talk to
-// `rein serve`, whose upstream is the scripted model server (tests/support/model_server.h).
+// `@anthropic-ai/sdk`, the Vercel AI SDK (`ai` with `@ai-sdk/openai-compatible`, `@ai-sdk/openai`
+// and `@ai-sdk/anthropic`) and the OpenAI Agents SDK (`@openai/agents`) talk to `rein serve`,
+// whose upstream is the scripted model server (tests/support/model_server.h).
 // Two rein servers run: one whose upstream speaks OpenAI's wire, one Anthropic's, so each
 // client reaches both wires. Every case scripts the upstream, makes the SDK call, and checks
 // what the client got and what the upstream received.
@@ -14,6 +15,7 @@ import { generateText, streamText, jsonSchema, stepCountIs, tool } from 'ai';
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import { createOpenAI } from '@ai-sdk/openai';
 import { createAnthropic } from '@ai-sdk/anthropic';
+import { Agent, Runner, OpenAIProvider, tool as agentTool, setTracingDisabled } from '@openai/agents';
 import { modelServer, run } from './harness.mjs';
 
 const [ms, reinOA, reinAN] = process.argv.slice(2);
@@ -736,5 +738,41 @@ for (const [name, model, format] of [['@ai-sdk/openai (Responses)', () => aiOpen
       assert.ok(log.every((q) => q.format === format));
     });
 }
+
+// The OpenAI Agents SDK (Responses API): its Runner's tool loop, JSON and streamed.
+setTracingDisabled(true);
+check('openai agents: Runner.run completes a tool loop through the gateway, JSON and stream',
+  async () => {
+    const seen = [];
+    const weather = agentTool({ name: 'get_weather', description: 'weather',
+      parameters: { type: 'object', properties: { city: { type: 'string' } },
+        required: ['city'], additionalProperties: false },
+      strict: true,
+      execute: async ({ city }) => { seen.push(city); return '{"temp":21}'; } });
+    const agent = new Agent({ name: 'weather', instructions: 'Be brief.', tools: [weather],
+      model: 'gpt-test' });
+    const runner = new Runner({ tracingDisabled: true, modelProvider: new OpenAIProvider({
+      apiKey: KEY, baseURL: reinOA + '/v1', useResponses: true }) });
+    const loop = [
+      { tool_calls: [call('call_g1', '{"town":"Paris"}')] },
+      { match: { tool_result_contains: 'Invalid arguments' },
+        tool_calls: [call('call_g2', '{"city":"Paris"}')] },
+      { match: { tool_result_contains: '"temp":21' }, text: ['It is ', '21°C.'] }];
+    await scenario(loop);
+    const r = await runner.run(agent, 'Weather in Paris?');
+    assert.equal(r.finalOutput, 'It is 21°C.');
+    assert.deepEqual(seen, ['Paris']);
+    let log = await upstream(3);
+    assert.equal(log[0].json.messages[0].role, 'system');
+    await scenario(loop);
+    const s = await runner.run(agent, 'Weather in Paris?', { stream: true });
+    let text = '';
+    for await (const piece of s.toTextStream()) text += piece;
+    await s.completed;
+    assert.equal(text, 'It is 21°C.');
+    assert.equal(s.finalOutput, 'It is 21°C.');
+    assert.deepEqual(seen, ['Paris', 'Paris']);
+    log = await upstream(3);
+  });
 
 await run(cases);
