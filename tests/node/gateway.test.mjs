@@ -1,7 +1,8 @@
 // rein's gateway (include/rein/gateway.h) with the official SDKs as its clients: `openai`,
 // `@anthropic-ai/sdk`, the Vercel AI SDK (`ai` with `@ai-sdk/openai-compatible`, `@ai-sdk/openai`
-// and `@ai-sdk/anthropic`) and the OpenAI Agents SDK (`@openai/agents`) talk to `rein serve`,
-// whose upstream is the scripted model server (tests/support/model_server.h).
+// and `@ai-sdk/anthropic`), the OpenAI Agents SDK (`@openai/agents`) and LangChain's chat
+// models (`@langchain/openai`, `@langchain/anthropic`) talk to `rein serve`, whose upstream is
+// the scripted model server (tests/support/model_server.h).
 // Two rein servers run: one whose upstream speaks OpenAI's wire, one Anthropic's, so each
 // client reaches both wires. Every case scripts the upstream, makes the SDK call, and checks
 // what the client got and what the upstream received.
@@ -16,6 +17,11 @@ import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import { createOpenAI } from '@ai-sdk/openai';
 import { createAnthropic } from '@ai-sdk/anthropic';
 import { Agent, Runner, OpenAIProvider, tool as agentTool, setTracingDisabled } from '@openai/agents';
+import { ChatOpenAI } from '@langchain/openai';
+import { ChatAnthropic } from '@langchain/anthropic';
+import { tool as lcTool } from '@langchain/core/tools';
+import { HumanMessage, ToolMessage } from '@langchain/core/messages';
+import { z } from 'zod';
 import { modelServer, run } from './harness.mjs';
 
 const [ms, reinOA, reinAN] = process.argv.slice(2);
@@ -774,5 +780,43 @@ check('openai agents: Runner.run completes a tool loop through the gateway, JSON
     assert.deepEqual(seen, ['Paris', 'Paris']);
     log = await upstream(3);
   });
+
+// LangChain's chat models with bound tools, in LangChain's own loop (invoke, run each
+// tool_call, a ToolMessage back), and a stream; chat completions, Responses and Anthropic.
+const lcModels = [
+  ['ChatOpenAI', () => new ChatOpenAI({ model: 'gpt-test', apiKey: KEY, maxRetries: 0,
+    configuration: { baseURL: reinOA + '/v1' } }), 'openai'],
+  ['ChatOpenAI (Responses API)', () => new ChatOpenAI({ model: 'gpt-test', apiKey: KEY,
+    maxRetries: 0, useResponsesApi: true, configuration: { baseURL: reinOA + '/v1' } }), 'openai'],
+  ['ChatAnthropic', () => new ChatAnthropic({ model: 'claude-test', apiKey: KEY, maxRetries: 0,
+    anthropicApiUrl: reinAN }), 'anthropic']];
+for (const [name, make, format] of lcModels) {
+  check(`langchain ${name}: bindTools, a re-ask, the tool loop and a stream`, async () => {
+    const seen = [];
+    const weather = lcTool(async ({ city }) => { seen.push(city); return '{"temp":21}'; },
+      { name: 'get_weather', description: 'weather', schema: z.object({ city: z.string() }) });
+    const model = make().bindTools([weather]);
+    await scenario([
+      { text: 'Checking.', tool_calls: [call('call_l1', '{"town":"Paris"}')] },
+      { match: { tool_result_contains: 'Invalid arguments' },
+        tool_calls: [call('call_l2', '{"city":"Paris"}')] },
+      { match: { tool_result_contains: '"temp":21' }, text: ['It is ', '21°C.'] }]);
+    const messages = [new HumanMessage('Weather in Paris?')];
+    const ai = await model.invoke(messages);
+    assert.deepEqual(ai.tool_calls.map((c) => [c.id, c.name, c.args]),
+      [['call_l2', 'get_weather', { city: 'Paris' }]]);
+    messages.push(ai);
+    for (const c of ai.tool_calls)
+      messages.push(new ToolMessage({ tool_call_id: c.id, content: await weather.invoke(c.args) }));
+    let text = '';
+    for await (const chunk of await model.stream(messages))
+      text += typeof chunk.content === 'string' ? chunk.content
+        : chunk.content.filter((p) => p.type === 'text').map((p) => p.text).join('');
+    assert.equal(text, 'It is 21°C.');
+    assert.deepEqual(seen, ['Paris']);
+    const log = await upstream(3);
+    assert.ok(log.every((q) => q.format === format));
+  });
+}
 
 await run(cases);
