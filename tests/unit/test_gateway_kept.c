@@ -10,6 +10,8 @@
 #include <string.h>
 #include <time.h>
 
+#define PARAM_MAX 128 /* room for a refusal's parameter */
+
 /* A response's input and output: a user message and an assistant message of n bytes of text,
  * with the item ids in_id and out_id. */
 static void put(struct rein__gw_kept *k, const char *owner, const char *id, const char *prev,
@@ -33,7 +35,7 @@ static void put(struct rein__gw_kept *k, const char *owner, const char *id, cons
 }
 
 /* Resolves body (JSON text) for owner: REIN_OK with the input as resolved in *input (new), or
- * the refusal's code with its parameter in param. */
+ * the refusal's code with its parameter in param (PARAM_MAX bytes, may be NULL). */
 static rein_err resolve(struct rein__gw_kept *k, const char *owner, const char *body,
                         json_t **input, char *param)
 {
@@ -46,7 +48,7 @@ static rein_err resolve(struct rein__gw_kept *k, const char *owner, const char *
     rc = rein__gw_kept_resolve(k, owner, b, &own, &bad);
     *input = rc ? NULL : json_incref(json_object_get(b, "input"));
     if (param)
-        strcpy(param, bad.param);
+        snprintf(param, PARAM_MAX, "%s", bad.param);
     if (!rc)
         assert_non_null(own);
     json_decref(own);
@@ -77,7 +79,7 @@ static void test_chain_and_references(void **state)
 {
     struct rein__gw_kept k;
     json_t *input;
-    char buf[256], param[128];
+    char buf[256], param[PARAM_MAX];
 
     (void)state;
     assert_rein_ok(rein__gw_kept_init(&k, 1 << 20, 3600 * 1000), NULL);
@@ -124,7 +126,7 @@ static void test_bytes_bound_least_recently_used(void **state)
 {
     struct rein__gw_kept k;
     json_t *input;
-    char buf[256], param[128];
+    char buf[256], param[PARAM_MAX];
 
     (void)state;
     assert_rein_ok(rein__gw_kept_init(&k, 3000, 3600 * 1000), NULL);
@@ -170,7 +172,7 @@ static void test_age_and_keeping_nothing(void **state)
 {
     struct rein__gw_kept k;
     json_t *input;
-    char param[128];
+    char param[PARAM_MAX];
     struct timespec ts = {0, 30 * 1000 * 1000};
 
     (void)state;
