@@ -338,6 +338,11 @@ void rein__gw_record_upstream(struct rein__gw_ctx *c, rein_err rc, const rein_er
         rein_jw_str(&w, rein_model_response_finish_reason(resp));
         REIN_JW_KEY(&w, "calls");
         rein_jw_uint(&w, rein_model_response_call_count(resp));
+        /* the provider's own id for the call: what its support asks for */
+        if (rein_model_response_request_id(resp)) {
+            REIN_JW_KEY(&w, "request_id");
+            rein_jw_str(&w, rein_model_response_request_id(resp));
+        }
     }
     rein_jw_obj_end(&w);
     record_obj(c, "upstream_call", &w, &b);

@@ -1043,9 +1043,12 @@ static void test_waiting_requests_queue_past_their_bound(void **state)
 
 static void test_client_results_join_the_ledger(void **state)
 {
+    const char *const accept[] = {"Accept: application/json", NULL};
     struct th_resp r;
     json_t *conv;
     const json_t *e;
+    char rid[128];
+    size_t i;
 
     (void)state;
     start();
@@ -1055,6 +1058,22 @@ static void test_client_results_join_the_ledger(void **state)
          (const char *[]){"x-rein-conversation: led1", NULL}, &r);
     assert_int_equal(r.status, 200);
     assert_string_equal(th_jstr(r.json, "object"), "chat.completion");
+    assert_non_null(th_header(&r, "x-upstream-request-id"));
+    snprintf(rid, sizeof(rid), "%s", th_header(&r, "x-upstream-request-id"));
+    th_resp_free(&r);
+    /* the upstream call's event keeps the provider's id for it */
+    th_http("GET", u("/agent/conversations/led1/events"), NULL, accept, &r);
+    assert_int_equal(r.status, 200);
+    e = NULL;
+    json_array_foreach(json_object_get(r.json, "events"), i, conv)
+    {
+        if (!e && strcmp(th_jstr(conv, "type") ? th_jstr(conv, "type") : "", "upstream_call") == 0)
+            e = conv;
+    }
+    if (!e)
+        fail_msg("no upstream_call event in %s", r.body);
+    assert_non_null(th_jstr(json_object_get(e, "data"), "request_id"));
+    assert_string_equal(th_jstr(json_object_get(e, "data"), "request_id"), rid);
     th_resp_free(&r);
     chat("{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":\"weather in Paris?\"},"
          "{\"role\":\"assistant\",\"content\":null,\"tool_calls\":[{\"id\":\"call_r\",\"type\":"
