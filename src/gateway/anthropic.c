@@ -21,7 +21,9 @@ static const char *const handled[] = {
     "model",       "messages", "system", "tools",          "tool_choice", "max_tokens",
     "temperature", "top_p",    "stream", "stop_sequences", NULL,
 };
-static const char *const droppable[] = {"metadata", "service_tier", NULL};
+/* Members another wire may drop: bookkeeping, and extended thinking (the upstream's model
+ * answers the same request without it, as the Responses wire's reasoning is dropped). */
+static const char *const droppable[] = {"metadata", "service_tier", "thinking", NULL};
 
 static bool listed(const char *const *list, const char *key)
 {

@@ -40,10 +40,22 @@ static const char *const handled[] = {
     "n",
     NULL,
 };
-/* Members another wire may drop without changing what the model is asked. */
+/* Members another wire may drop without changing what the model is asked: bookkeeping,
+ * sampling hints, and how hard or how long a reasoning model thinks and writes (reasoning
+ * effort, verbosity: every wire's model still answers the same request). */
 static const char *const droppable[] = {
-    "user", "metadata",          "store",    "service_tier",      "prompt_cache_key",
-    "seed", "frequency_penalty", "logprobs", "safety_identifier", "presence_penalty",
+    "user",
+    "metadata",
+    "store",
+    "service_tier",
+    "prompt_cache_key",
+    "seed",
+    "frequency_penalty",
+    "logprobs",
+    "safety_identifier",
+    "presence_penalty",
+    "reasoning_effort",
+    "verbosity",
     NULL,
 };
 

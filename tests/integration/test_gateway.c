@@ -269,20 +269,38 @@ static void test_unknown_members(void **state)
                         "END");
     assert_string_equal(th_jstr(json_object_get(q->json, "response_format"), "type"),
                         "json_object");
+    /* An Anthropic client's extended thinking (Claude Code's) has no place on this wire: it is
+     * dropped and said so, not refused. */
+    script("[{\"text\":\"ok\"}]");
+    th_http("POST", u("/v1/messages"),
+            "{\"model\":\"m\",\"max_tokens\":4096,\"thinking\":{\"type\":\"enabled\","
+            "\"budget_tokens\":2048}," USER "}",
+            (const char *[]){"anthropic-version: 2023-06-01", NULL}, &r);
+    if (r.status != 200)
+        fail_msg("%ld %s", r.status, r.body);
+    assert_non_null(strstr(th_header(&r, "x-rein-dropped"), "thinking"));
+    th_resp_free(&r);
+    q = ms_last_request(F->ms);
+    assert_null(json_object_get(q->json, "thinking"));
+    assert_null(json_object_get(q->json, "reasoning_effort"));
     teardown(NULL);
 
     /* Another wire: what it has too is translated, harmless ones dropped (and said so), the
      * rest refused by name. */
     start_with("anthropic", NULL, 0);
     script("[{\"text\":\"ok\"}]");
-    chat("{\"model\":\"m\"," USER ",\"top_p\":0.5,\"stop\":[\"END\"],\"user\":\"u1\",\"seed\":3}",
+    chat("{\"model\":\"m\"," USER ",\"top_p\":0.5,\"stop\":[\"END\"],\"user\":\"u1\",\"seed\":3,"
+         "\"reasoning_effort\":\"high\",\"verbosity\":\"low\"}",
          NULL, &r);
     assert_int_equal(r.status, 200);
     assert_non_null(th_header(&r, "x-rein-dropped"));
     assert_non_null(strstr(th_header(&r, "x-rein-dropped"), "seed"));
+    assert_non_null(strstr(th_header(&r, "x-rein-dropped"), "reasoning_effort"));
+    assert_non_null(strstr(th_header(&r, "x-rein-dropped"), "verbosity"));
     th_resp_free(&r);
     q = ms_last_request(F->ms);
     assert_string_equal(q->format, "anthropic");
+    assert_null(json_object_get(q->json, "reasoning_effort"));
     assert_string_equal(
         json_string_value(json_array_get(json_object_get(q->json, "stop_sequences"), 0)), "END");
     assert_null(json_object_get(q->json, "user"));
