@@ -2,7 +2,8 @@
  * Fuzz target for the gateway's client-facing request parsers (src/gateway/openai.c,
  * src/gateway/anthropic.c and src/gateway/responses.c): the first byte picks the wire (bit 2
  * set: the Responses API, read as the chat completions body it means, with kept responses to
- * refer to when bit 3 is set; else even: OpenAI chat completions, odd: Anthropic messages), the
+ * refer to when bit 3 is set and an upstream of the Responses wire when bit 4 is (hosted
+ * tools are only kept for it); else even: OpenAI chat completions, odd: Anthropic messages), the
  * rest is the request body as a client sent it. A
  * Responses body converts to a chat completions body the OpenAI parser reads, or is refused
  * with a message, and what it holds beyond that is three lists of the right types. Nothing may
@@ -167,7 +168,8 @@ static struct rein__gw_kept *kept_store(void)
     return &k;
 }
 
-static void check_responses(const char *body, size_t len, bool verbatim, bool refs_kept)
+static void check_responses(const char *body, size_t len, bool verbatim, bool refs_kept,
+                            bool responses_up)
 {
     struct rein__gw_req r;
     struct rein__gw_bad bad;
@@ -179,8 +181,10 @@ static void check_responses(const char *body, size_t len, bool verbatim, bool re
     memset(&bad, 0, sizeof(bad));
     rein_buf_init(&chat, 0);
     /* the upstream's wire decides what the chat body carries: the chat wire's, or another */
-    rc = rein__gw_responses.convert(verbatim ? "openai" : "anthropic", &refs, body, len, &chat,
-                                    &extra, &bad);
+    rc = rein__gw_responses.convert(responses_up ? "openai-responses"
+                                    : verbatim   ? "openai"
+                                                 : "anthropic",
+                                    &refs, body, len, &chat, &extra, &bad);
     if (rc == REIN_EINVAL) {
         if (!bad.msg[0])
             abort();
@@ -189,7 +193,9 @@ static void check_responses(const char *body, size_t len, bool verbatim, bool re
         if (!json_is_object(json_object_get(extra, "passthrough")) ||
             !json_is_array(json_object_get(extra, "dropped")) ||
             !json_is_array(json_object_get(extra, "unsupported")) ||
-            !json_is_boolean(json_object_get(extra, "store")))
+            !json_is_boolean(json_object_get(extra, "store")) ||
+            (json_object_get(extra, "hosted_tools") &&
+             (!responses_up || !json_array_size(json_object_get(extra, "hosted_tools")))))
             abort();
         rc = parse_as(&rein__gw_responses, REIN_GATEWAY_OPENAI, &r, chat.ptr, chat.len, NULL, 0,
                       verbatim, &bad);
@@ -215,7 +221,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (size < 1)
         return 0;
     if (data[0] & 4) {
-        check_responses((const char *)data + 1, size - 1, (data[0] & 2) != 0, (data[0] & 8) != 0);
+        check_responses((const char *)data + 1, size - 1, (data[0] & 2) != 0, (data[0] & 8) != 0,
+                        (data[0] & 16) != 0);
         return 0;
     }
     wire = (data[0] & 1) ? &rein__gw_anthropic : &rein__gw_openai;

@@ -8,7 +8,8 @@
  *    "reasoning", "reasoning_signature", "redacted_reasoning": ["…"], "refusal",
  *    "server_blocks": [ {…Anthropic server tool blocks, replayed verbatim…} ],
  *    "reasoning_details": [ {…OpenRouter's reasoning details, replayed verbatim…} ],
- *    "reasoning_items": [ {…the Responses API's reasoning items, replayed verbatim…} ],
+ *    "reasoning_items": [ {…the Responses API's items before the message: reasoning and
+ *                          hosted tools' calls (web search, …), replayed verbatim…} ],
  *    "response_id": "resp_…" (the Responses API's id of the reply),
  *    "tool_call_id", "name", "is_error", "attachments",
  *    "openai_message": {…}, "anthropic_blocks": [ {…} ]}

@@ -252,6 +252,10 @@ REIN_EXTERN json_t *rein_model_response_message(const rein_model_response *r);
  *                    summary, encrypted_content), as it ends: a reasoning model wants it back.
  *                    A stream tells it first as it begins, {"type", "id", "status":
  *                    "in_progress"}, before its reasoning_delta events
+ *   output_item      text, len: the JSON of a Responses API item a hosted tool wrote
+ *                    (web_search_call, file_search_call, code_interpreter_call,
+ *                    image_generation_call, mcp_call, mcp_list_tools), whole, as it ends; it
+ *                    goes back with the assistant message as the reasoning items do
  */
 #define REIN_MEV_MAP(X)                                                                            \
     X(TEXT_DELTA, "text_delta")                                                                    \
@@ -271,7 +275,8 @@ REIN_EXTERN json_t *rein_model_response_message(const rein_model_response *r);
     X(TEXT_BLOCK, "text_block")                                                                    \
     X(CITATION, "citation")                                                                        \
     X(HEADERS, "headers")                                                                          \
-    X(REASONING_ITEM, "reasoning_item")
+    X(REASONING_ITEM, "reasoning_item")                                                            \
+    X(OUTPUT_ITEM, "output_item")
 #define REIN__MEV_INDEX(id, name) REIN__MEV_INDEX_##id,
 enum { REIN_MEV_MAP(REIN__MEV_INDEX) };
 #define REIN__MEV_ENUM(id, name) REIN_MEV_##id = REIN__MEV_INDEX_##id + 1,
@@ -587,6 +592,15 @@ REIN_EXTERN void rein_model_request_set_extra(rein_model_request *req, json_t *m
 REIN_EXTERN rein_err rein_model_request_add_header(rein_model_request *req, const char *name,
                                                    const char *value) REIN_WUR;
 REIN_EXTERN rein_err rein_model_request_set_wire_tools(rein_model_request *req, const char *wire,
+                                                       const char *json, size_t len) REIN_WUR;
+/*
+ * Tools a provider of `wire` writes after the request's own (its encoding of the tools added,
+ * or the wire tools above): json, len bytes, is the text of a JSON array of tools in that
+ * wire's words, borrowed until req is freed or this is set again (NULL unsets); REIN_EINVAL
+ * for a wire's name too long or a text that is no array's. For tools only the upstream runs
+ * (the Responses API's web search), which no call of the reply names for the caller to check.
+ */
+REIN_EXTERN rein_err rein_model_request_set_more_tools(rein_model_request *req, const char *wire,
                                                        const char *json, size_t len) REIN_WUR;
 /*
  * Retries of the following sends: -1 (the default) the provider's max_retries and the one

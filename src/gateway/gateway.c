@@ -812,6 +812,8 @@ static rein_err upstream_request(struct rein__gw_ctx *c, struct rein__gw_bad *ba
     if (!rc && t && t->wire_tools)
         rc = rein_model_request_set_wire_tools(m, rein__gw_body_wire(c), t->wire_tools,
                                                t->wire_tools_len);
+    if (!rc && c->wire == &rein__gw_responses)
+        rc = rein__gw_rs_hosted_tools(c);
     for (size_t i = 0; !rc && i < c->o.nserver; i++)
         rc = rein_model_request_add_tool_shared(m, rein_tool_id(c->o.server[i]),
                                                 rein_tool_description(c->o.server[i]),
@@ -943,6 +945,7 @@ static void on_event(const struct rein_model_event *ev, void *userdata)
     case REIN_MEV_TEXT_BLOCK:
     case REIN_MEV_CITATION:
     case REIN_MEV_REASONING_ITEM:
+    case REIN_MEV_OUTPUT_ITEM:
         if (c->streaming && c->wire->s_block)
             (void)c->wire->s_block(c, ev->type, ev->text, ev->len);
         break;
@@ -1246,6 +1249,7 @@ static rein_err ctx_init(struct rein__gw_ctx *c, rein_gateway *g,
     rein_buf_init(&c->frame_head, 0);
     rein_buf_init(&c->chunk_head, 0);
     rein_buf_init(&c->streamed, 0);
+    rein_buf_init(&c->up_tools, 0);
     rein_buf_init(&c->logprobs, 0);
     rein_buf_init(&c->rs_text, 0);
     rein_buf_init(&c->conv, 0);
@@ -1295,6 +1299,7 @@ static void ctx_release(struct rein__gw_ctx *c)
     rein_buf_release(&c->frame_head);
     rein_buf_release(&c->chunk_head);
     rein_buf_release(&c->streamed);
+    rein_buf_release(&c->up_tools);
     rein_buf_release(&c->logprobs);
     json_decref(c->rs_items);
     rein_buf_release(&c->rs_text);

@@ -269,6 +269,13 @@ struct rein__gw_wire {
 extern const struct rein__gw_wire rein__gw_openai;
 extern const struct rein__gw_wire rein__gw_anthropic;
 extern const struct rein__gw_wire rein__gw_responses;
+/*
+ * For a Responses client and an upstream of the same wire: the client's hosted tools (web
+ * search, …), which the conversion left in c->conv_extra, go up after the request's own tools
+ * (rein_model_request_set_more_tools); a no-op when there are none. The text is kept in
+ * c->up_tools.
+ */
+rein_err rein__gw_rs_hosted_tools(struct rein__gw_ctx *c);
 
 /* ---- the request's tools ----------------------------------------------------------------- */
 
@@ -476,6 +483,7 @@ struct rein__gw_ctx {
     struct rein_buf rs_text;
     char rs_item[256];                  /* rein's id, or a Responses upstream's (reasoning) */
     char owner[REIN__GW_OWNER_LEN + 1]; /* the client, in the kept responses */
+    struct rein_buf up_tools; /* a Responses upstream's hosted tools (rein__gw_rs_hosted_tools) */
     int64_t rs_seq;
     /* A wire read as another's (wire->convert): the body the parser read, and what the
      * client's body holds beyond it (new, or NULL). */

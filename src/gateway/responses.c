@@ -260,6 +260,28 @@ static rein_err function_output(struct conv *cv, const json_t *item, const char 
     return rc;
 }
 
+/* What a hosted tool wrote (it ran at OpenAI), as the Responses decoder keeps it. */
+static bool hosted_call(const json_t *type)
+{
+    static const char *const types[] = {"web_search_call",       "file_search_call",
+                                        "code_interpreter_call", "image_generation_call",
+                                        "mcp_call",              "mcp_list_tools", NULL};
+
+    for (const char *const *t = types; *t; t++) {
+        if (is(type, *t))
+            return true;
+    }
+    return false;
+}
+
+/* An item that goes back with the assistant message after it (its reasoning_items). */
+static rein_err keep_before_message(struct conv *cv, const json_t *item)
+{
+    if (!cv->pending && !(cv->pending = json_array()))
+        return REIN_ENOMEM;
+    return json_array_append(cv->pending, (json_t *)item) ? REIN_ENOMEM : REIN_OK;
+}
+
 static rein_err input_item(struct conv *cv, const json_t *item, size_t i)
 {
     const json_t *type = json_object_get(item, "type");
@@ -280,10 +302,10 @@ static rein_err input_item(struct conv *cv, const json_t *item, size_t i)
         cv->reasoning |= !cv->keep_reasoning;
         if (!cv->keep_reasoning)
             return REIN_OK;
-        if (!cv->pending && !(cv->pending = json_array()))
-            return REIN_ENOMEM;
-        return json_array_append(cv->pending, (json_t *)item) ? REIN_ENOMEM : REIN_OK;
+        return keep_before_message(cv, item);
     }
+    if (cv->keep_reasoning && hosted_call(type)) /* a hosted tool's call goes the same way */
+        return keep_before_message(cv, item);
     if (is(type, "item_reference")) /* left by rein__gw_kept_resolve: nothing is kept */
         return rein__gw_bad(cv->bad, param,
                             "'%s': this gateway keeps no items (--gateway-keep-bytes 0); send "
@@ -343,7 +365,27 @@ static json_t *custom_tool(const json_t *t)
 }
 
 /* Function tools, flat on this wire, nested on the chat one. */
-static rein_err take_tools(const json_t *tools, json_t *chat, struct rein__gw_bad *bad)
+/* A hosted tool (it runs at OpenAI): only an upstream of this wire can take one, and its mcp
+ * tool only when it asks no approval (the approval would wait for a client rein cannot be). */
+static bool hosted_tool(const json_t *t)
+{
+    const char *type = json_string_value(json_object_get(t, "type"));
+
+    if (!type)
+        return false;
+    if (strcmp(type, "mcp") == 0)
+        return is(json_object_get(t, "require_approval"), "never");
+    return strncmp(type, "web_search", 10) == 0 || strcmp(type, "file_search") == 0 ||
+           strcmp(type, "code_interpreter") == 0 || strcmp(type, "image_generation") == 0;
+}
+
+/*
+ * Function tools, flat on this wire, nested on the chat one; custom tools in the chat wire's
+ * shape. hosted (NULL unless the upstream speaks this wire, which runs them): the hosted
+ * tools, as written.
+ */
+static rein_err take_tools(const json_t *tools, json_t *chat, json_t *hosted,
+                           struct rein__gw_bad *bad)
 {
     json_t *out;
     size_t i;
@@ -361,6 +403,11 @@ static rein_err take_tools(const json_t *tools, json_t *chat, struct rein__gw_ba
         char param[64];
         json_t *fn;
         snprintf(param, sizeof(param), "tools[%zu].type", i);
+        if (hosted && hosted_tool(t)) {
+            if (json_array_append(hosted, t))
+                return REIN_ENOMEM;
+            continue;
+        }
         if (is(type, "custom")) {
             if (json_array_append_new(out, custom_tool(t)))
                 return REIN_ENOMEM;
@@ -370,7 +417,9 @@ static rein_err take_tools(const json_t *tools, json_t *chat, struct rein__gw_ba
             return rein__gw_bad(bad, param,
                                 "'%s' tools are not forwarded by rein's gateway: it forwards "
                                 "function tools, whose calls it checks against their "
-                                "parameters, and custom tools.",
+                                "parameters, custom tools, and to an upstream of the "
+                                "Responses API web search, file search, code interpreter, "
+                                "image generation and MCP tools that ask no approval.",
                                 json_is_string(type) ? json_string_value(type) : "untyped");
         fn = PICKED(t, "name", "description", "parameters", "strict");
         if (!fn ||
@@ -494,6 +543,21 @@ static rein_err take_rest(const json_t *body, json_t *chat, json_t *extra, bool 
     return REIN_OK;
 }
 
+/* The tools; for an upstream of this wire (own) the hosted ones go into extra's
+ * "hosted_tools" (written after the others: rein__gw_rs_hosted_tools). */
+static rein_err take_upstream_tools(const json_t *body, json_t *chat, json_t *extra, bool own,
+                                    struct rein__gw_bad *bad)
+{
+    json_t *hosted = own ? json_array() : NULL;
+    rein_err rc = own && !hosted ? REIN_ENOMEM
+                                 : take_tools(json_object_get(body, "tools"), chat, hosted, bad);
+
+    if (!rc && json_array_size(hosted) && json_object_set(extra, "hosted_tools", hosted))
+        rc = REIN_ENOMEM;
+    json_decref(hosted);
+    return rc;
+}
+
 static rein_err convert_tree(const json_t *body, json_t *chat, json_t *extra, const char *upstream,
                              struct rein__gw_bad *bad)
 {
@@ -516,7 +580,7 @@ static rein_err convert_tree(const json_t *body, json_t *chat, json_t *extra, co
     cv.reasoning |= cv.pending != NULL;
     json_decref(cv.pending);
     if (!rc)
-        rc = take_tools(json_object_get(body, "tools"), chat, bad);
+        rc = take_upstream_tools(body, chat, extra, cv.keep_reasoning, bad);
     if (!rc)
         rc = take_choice(json_object_get(body, "tool_choice"), chat, bad);
     /* the same meaning under the same name, or another one */
@@ -606,6 +670,20 @@ static rein_err rs_parse(struct rein__gw_req *r, const char *body, size_t len,
     if (rc == REIN_EINVAL)
         rename_param(bad);
     return rc;
+}
+
+rein_err rein__gw_rs_hosted_tools(struct rein__gw_ctx *c)
+{
+    const json_t *hosted = json_object_get(c->conv_extra, "hosted_tools");
+    rein_err rc;
+
+    if (!json_array_size(hosted))
+        return REIN_OK;
+    rein_buf_reset(&c->up_tools);
+    rc = rein_json_dump(&c->up_tools, hosted);
+    return rc ? rc
+              : rein_model_request_set_more_tools(c->mreq, rein__gw_responses.name,
+                                                  c->up_tools.ptr, c->up_tools.len);
 }
 
 /* ---- the answer ----------------------------------------------------------------------------- */
@@ -1045,7 +1123,7 @@ static rein_err rs_s_text(struct rein__gw_ctx *c, enum rein_model_event_type kin
  * A Responses upstream's reasoning item: as it begins, an item of its id opens (its summary's
  * deltas go into it); whole, the open item ends as the upstream wrote it (its encrypted_content,
  * which a reasoning model wants back on the next turn). A whole item with none open (an upstream
- * body) is added and done at once.
+ * body), and a hosted tool's item (REIN_MEV_OUTPUT_ITEM), is added and done at once.
  */
 static rein_err rs_s_block(struct rein__gw_ctx *c, enum rein_model_event_type kind, const char *p,
                            size_t n)
@@ -1053,20 +1131,20 @@ static rein_err rs_s_block(struct rein__gw_ctx *c, enum rein_model_event_type ki
     json_t *item;
     rein_err rc;
 
-    if (kind != REIN_MEV_REASONING_ITEM || n == 0)
+    if ((kind != REIN_MEV_REASONING_ITEM && kind != REIN_MEV_OUTPUT_ITEM) || n == 0)
         return REIN_OK;
     rc = started(c);
     if (rc)
         return rc;
     if (!(item = rein_json_parse(p, n, 0, NULL)))
         return REIN_ENOMEM;
-    if (is(json_object_get(item, "status"), "in_progress")) {
+    if (kind == REIN_MEV_REASONING_ITEM && is(json_object_get(item, "status"), "in_progress")) {
         /* it begins: its summary's deltas go into an item of the upstream's id */
         rc = open_item(c, &kinds[1], json_string_value(json_object_get(item, "id")));
         json_decref(item);
         return rc;
     }
-    if (open_kind(c) == &kinds[1])
+    if (kind == REIN_MEV_REASONING_ITEM && open_kind(c) == &kinds[1])
         return close_item_as(c, item);
     rc = close_item(c);
     c->block = c->next_block++;

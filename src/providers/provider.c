@@ -107,18 +107,48 @@ rein_err rein__jw_history(struct rein_jw *jw, rein_history *h, size_t from, cons
     return REIN_OK;
 }
 
+/* The more tools set for w: the text inside their array's brackets (*n bytes), or NULL. */
+static const char *more_tools(const rein_model_request *req, const struct rein__wire *w,
+                              size_t *n)
+{
+    if (!req->more_tools || strcmp(req->more_tools_for, w->name) != 0)
+        return NULL;
+    *n = req->more_tools_len - 2;
+    return req->more_tools + 1;
+}
+
 bool rein__wire_tools(const rein_model_request *req, const struct rein__wire *w)
 {
-    return req->wire_tools && strcmp(req->wire_tools_for, w->name) == 0;
+    size_t n;
+
+    return (req->wire_tools && strcmp(req->wire_tools_for, w->name) == 0) ||
+           more_tools(req, w, &n) != NULL;
 }
 
 void rein__jw_tool_list(struct rein_jw *jw, const rein_model_request *req,
                         const struct rein__wire *w)
 {
-    if (rein__wire_tools(req, w))
-        rein_jw_raw(jw, req->wire_tools, req->wire_tools_len);
-    else
-        rein_jw_raw(jw, req->tools_json, req->tools_len);
+    size_t n = 0;
+    const char *more = more_tools(req, w, &n);
+    const char *list = req->tools_json;
+    size_t len = req->tools_len;
+
+    if (req->wire_tools && strcmp(req->wire_tools_for, w->name) == 0) {
+        list = req->wire_tools;
+        len = req->wire_tools_len;
+    }
+    if (!more) {
+        rein_jw_raw(jw, list, len);
+        return;
+    }
+    /* the list's items, then the more tools' items, in one array: each run of items is
+     * written as one raw value, so the writer puts the comma between them */
+    rein_jw_arr_begin(jw);
+    if ((req->ntools || list != req->tools_json) && len > 2)
+        rein_jw_raw(jw, list + 1, len - 2);
+    if (n)
+        rein_jw_raw(jw, more, n);
+    rein_jw_arr_end(jw);
 }
 
 void rein__jw_tools(struct rein_jw *jw, const rein_model_request *req, const struct rein__wire *w,
@@ -426,6 +456,18 @@ rein_err rein_model_request_add_header(rein_model_request *req, const char *name
     if (!l)
         return REIN_ENOMEM;
     req->headers = l;
+    return REIN_OK;
+}
+
+rein_err rein_model_request_set_more_tools(rein_model_request *req, const char *wire,
+                                           const char *json, size_t len)
+{
+    if (json && (!wire || strlen(wire) >= sizeof(req->more_tools_for) || len < 2 ||
+                 json[0] != '[' || json[len - 1] != ']'))
+        return REIN_EINVAL;
+    req->more_tools = json;
+    req->more_tools_len = json ? len : 0;
+    snprintf(req->more_tools_for, sizeof(req->more_tools_for), "%s", json ? wire : "");
     return REIN_OK;
 }
 

@@ -737,7 +737,10 @@ struct rein_model_request {
     struct curl_slist *headers; /* rein_model_request_add_header's lines, or NULL */
     const char *wire_tools;     /* the tools array's text for wire_tools_for's wire, or NULL */
     size_t wire_tools_len;
-    char wire_tools_for[16]; /* rein_model_request_set_wire_tools */
+    char wire_tools_for[24]; /* rein_model_request_set_wire_tools */
+    const char *more_tools;  /* rein_model_request_set_more_tools: the items' text, or NULL */
+    size_t more_tools_len;
+    char more_tools_for[24];
     int retries;             /* -1: the provider's */
     struct rein__tool *tools;
     size_t ntools, tools_cap;

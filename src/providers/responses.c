@@ -8,8 +8,9 @@
  *   response.output_text.delta, response.refusal.delta        text, refusal
  *   response.reasoning_summary_text.delta, .reasoning_text.delta   reasoning
  * (summary parts joined with a blank line) response.output_item.added / .done
- * a function_call item opens (call_id, name) and closes; a reasoning item is
- * kept whole (id, summary, encrypted_content) to go back with the history; a
+ * a function_call item opens (call_id, name) and closes; a reasoning item, and
+ * an item a hosted tool wrote (web search, file search, code interpreter, image
+ * generation, MCP), is kept whole to go back with the history; a
  *                                                             message item
  * gives its text when no deltas did response.function_call_arguments.delta /
  * .done           the call at output_index response.completed / .incomplete /
@@ -253,6 +254,38 @@ static rein_err message_texts(struct rein_provider_decoder *d, const struct jdoc
 
 enum { I_TYPE, I_ARGUMENTS, I_SUMMARY, I_CONTENT };
 
+/* The items a hosted tool writes (it ran at OpenAI): they go back with the history whole, as
+ * reasoning items do, and a listener (the gateway's Responses wire) hands them on. Items that
+ * wait for the caller (computer_call, local_shell_call, mcp_approval_request) are not these. */
+static bool hosted_item(const struct jdoc *doc, int type)
+{
+    static const char *const types[] = {"web_search_call",       "file_search_call",
+                                        "code_interpreter_call", "image_generation_call",
+                                        "mcp_call",              "mcp_list_tools"};
+
+    for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
+        if (jeq(doc, type, types[i], strlen(types[i])))
+            return true;
+    }
+    return false;
+}
+
+static rein_err keep_hosted(struct rein_provider_decoder *d, const struct jdoc *doc, int item)
+{
+    rein_model_response *r = d->r;
+    json_t *o = jtree(doc, item);
+    bool bad = !o;
+
+    if (!bad && !r->reasoning_items)
+        bad = !(r->reasoning_items = json_array());
+    bad = bad || rein__asm_tell(&d->a, REIN_MEV_OUTPUT_ITEM, o) != REIN_OK;
+    if (!bad)
+        bad = json_array_append_new(r->reasoning_items, o) != 0;
+    else
+        json_decref(o);
+    return bad ? REIN_ENOMEM : REIN_OK;
+}
+
 /* A reasoning item begins: a listener learns its id before its summary streams, so what it
  * writes of the item carries the upstream's id from the start. */
 static rein_err reasoning_begins(struct rein_provider_decoder *d, const struct jdoc *doc, int item)
@@ -306,6 +339,8 @@ static rein_err item_done(struct rein_provider_decoder *d, struct rein__response
     }
     if (JEQ(doc, f[I_TYPE], "message") && !st->got_text)
         return message_texts(d, doc, f[I_CONTENT]);
+    if (hosted_item(doc, f[I_TYPE]))
+        return keep_hosted(d, doc, item);
     return REIN_OK;
 }
 
@@ -708,15 +743,16 @@ static rein_err responses_encode_message(const rein_provider *p, const json_t *m
         rein_jw_obj_end(&w);
         return rein_jw_finish(&w);
     }
-    /* The items go out in the order the model made them: reasoning, the text, the
-   * calls. A reasoning item goes back only with its encrypted content: rein
-   * does not store responses at OpenAI, so an id alone would name nothing
-   * there. */
+    /* The items go out in the order the model made them: reasoning and hosted tools'
+   * calls, the text, the calls. A reasoning item goes back only with its encrypted
+   * content: rein does not store responses at OpenAI, so an id alone would name
+   * nothing there. */
     json_array_foreach(items, i, v)
     {
-        if (!rein__json_str(v, "encrypted_content")[0])
+        if (strcmp(rein__json_str(v, "type"), "reasoning") == 0 &&
+            !rein__json_str(v, "encrypted_content")[0])
             continue;
-        rein_jw_json(&w, v);
+        rein_jw_json(&w, v); /* a hosted tool's call goes back whole */
     }
     if (!content[0])
         content = rein__json_str(msg, "refusal");

@@ -2408,6 +2408,119 @@ static void test_responses_reasoning_items_go_back(void **state)
     json_decref(want);
 }
 
+#define RS_WS                                                                                      \
+    "{\"id\":\"ws_up1\",\"type\":\"web_search_call\",\"status\":\"completed\",\"action\":"         \
+    "{\"type\":\"search\",\"query\":\"paris weather\"}}"
+#define RS_WS_MSG                                                                                  \
+    "{\"id\":\"msg_up1\",\"type\":\"message\",\"status\":\"completed\",\"role\":\"assistant\","    \
+    "\"content\":[{\"type\":\"output_text\",\"text\":\"Sunny.\",\"annotations\":[]}]}"
+
+/*
+ * A Responses client's hosted tools (web search, …) reach an upstream of the same wire, which
+ * runs them: the client gets the hosted tool's item in its place, in a body and in a stream,
+ * and its next turn sends it back before the message it led to. The hosted tools go up after
+ * the function tools rein checks.
+ */
+static void test_responses_hosted_tools_to_a_responses_upstream(void **state)
+{
+    static const char tools[] =
+        "\"tools\":[{\"type\":\"web_search\"},{\"type\":\"function\",\"name\":\"get_weather\","
+        "\"parameters\":{\"type\":\"object\",\"properties\":{\"city\":{\"type\":\"string\"}}}}]";
+    static const char sse[] =
+        RS_EV("response.created", "\"sequence_number\":0,\"response\":{\"id\":\"resp_u\","
+                                  "\"object\":\"response\",\"status\":\"in_progress\","
+                                  "\"model\":\"m\",\"output\":[]}")
+            RS_EV("response.output_item.added",
+                  "\"sequence_number\":1,\"output_index\":0,\"item\":{\"id\":\"ws_up1\",\"type\":"
+                  "\"web_search_call\",\"status\":\"in_progress\"}")
+                RS_EV("response.web_search_call.searching",
+                      "\"sequence_number\":2,\"output_index\":0,\"item_id\":\"ws_up1\"")
+                    RS_EV("response.output_item.done",
+                          "\"sequence_number\":3,\"output_index\":0,\"item\":" RS_WS)
+                        RS_EV("response.output_text.delta",
+                              "\"sequence_number\":4,\"output_index\":1,\"item_id\":\"msg_up1\","
+                              "\"content_index\":0,\"delta\":\"Sunny.\"")
+                            RS_EV("response.output_item.done",
+                                  "\"sequence_number\":5,\"output_index\":1,\"item\":" RS_WS_MSG)
+                                RS_EV("response.completed",
+                                      "\"sequence_number\":6,\"response\":{\"id\":\"resp_u\","
+                                      "\"object\":\"response\",\"status\":\"completed\","
+                                      "\"model\":\"m\",\"output\":[" RS_WS "," RS_WS_MSG "],"
+                                      "\"usage\":{\"input_tokens\":5,\"output_tokens\":3,"
+                                      "\"total_tokens\":8}}");
+    static const char body_reply[] =
+        "{\"id\":\"resp_u\",\"object\":\"response\",\"status\":\"completed\",\"model\":\"m\","
+        "\"output\":[" RS_WS "," RS_WS_MSG "],\"usage\":{\"input_tokens\":5,\"output_tokens\":3,"
+        "\"total_tokens\":8}}";
+    json_t *ws = json_loads(RS_WS, 0, NULL), *evs;
+    const json_t *out, *up, *in;
+    char body[2048], types[2048];
+    struct th_resp r;
+
+    (void)state;
+    assert_non_null(ws);
+    start_with("openai-responses", NULL, 0);
+    script_body(body_reply, false);
+    snprintf(body, sizeof(body), "{\"model\":\"m\",\"store\":false,\"input\":\"weather?\",%s}",
+             tools);
+    responses(body, &r);
+    if (r.status != 200)
+        fail_msg("%ld %s", r.status, r.body);
+    out = json_object_get(r.json, "output");
+    assert_int_equal(json_array_size(out), 2);
+    assert_true(json_equal(json_array_get(out, 0), ws));
+    assert_string_equal(th_jstr(json_array_get(out, 1), "type"), "message");
+    th_resp_free(&r);
+    up = json_object_get(ms_last_request(F->ms)->json, "tools");
+    assert_int_equal(json_array_size(up), 2);
+    assert_string_equal(th_jstr(json_array_get(up, 0), "name"), "get_weather");
+    assert_string_equal(th_jstr(json_array_get(up, 1), "type"), "web_search");
+    assert_int_equal(json_object_size(json_array_get(up, 1)), 1);
+
+    script_body(sse, true);
+    snprintf(body, sizeof(body),
+             "{\"model\":\"m\",\"stream\":true,\"store\":false,\"input\":\"weather?\",%s}", tools);
+    responses(body, &r);
+    assert_int_equal(r.status, 200);
+    evs = rs_events(r.body, types, sizeof(types));
+    assert_non_null(strstr(types, "response.in_progress response.output_item.added "
+                                  "response.output_item.done response.output_item.added"));
+    assert_true(json_equal(json_object_get(json_array_get(evs, 3), "item"), ws));
+    out = json_object_get(
+        json_object_get(json_array_get(evs, json_array_size(evs) - 1), "response"), "output");
+    assert_true(json_equal(json_array_get(out, 0), ws));
+    json_decref(evs);
+    th_resp_free(&r);
+
+    /* the next turn: the hosted call goes back before the message it led to */
+    script_body(body_reply, false);
+    snprintf(body, sizeof(body),
+             "{\"model\":\"m\",\"store\":false,\"input\":[{\"role\":\"user\",\"content\":"
+             "\"weather?\"}," RS_WS "," RS_WS_MSG ",{\"role\":\"user\",\"content\":\"and "
+             "tomorrow?\"}],%s}",
+             tools);
+    responses(body, &r);
+    if (r.status != 200)
+        fail_msg("%ld %s", r.status, r.body);
+    th_resp_free(&r);
+    in = json_object_get(ms_last_request(F->ms)->json, "input");
+    assert_true(json_equal(json_array_get(in, 1), ws));
+    assert_string_equal(th_jstr(json_array_get(in, 2), "role"), "assistant");
+    json_decref(ws);
+
+    /* tools that wait for the client (an approval, a computer, a shell) are refused by name */
+    for (size_t i = 0; i < 2; i++) {
+        responses(i ? "{\"model\":\"m\",\"input\":\"x\",\"tools\":[{\"type\":\"computer_use_"
+                      "preview\"}]}"
+                    : "{\"model\":\"m\",\"input\":\"x\",\"tools\":[{\"type\":\"mcp\","
+                      "\"server_label\":\"s\",\"server_url\":\"https://x\"}]}",
+                  &r);
+        assert_int_equal(r.status, 400);
+        assert_string_equal(th_jstr(json_object_get(r.json, "error"), "param"), "tools[0].type");
+        th_resp_free(&r);
+    }
+}
+
 /* A Responses client reaches an Anthropic upstream too, JSON and stream. */
 static void test_responses_to_anthropic(void **state)
 {
@@ -3191,6 +3304,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_teardown(test_custom_tools_chat, teardown),
         cmocka_unit_test_teardown(test_responses_custom_tools, teardown),
         cmocka_unit_test_teardown(test_responses_kept_for_the_next_turn, teardown),
+        cmocka_unit_test_teardown(test_responses_hosted_tools_to_a_responses_upstream, teardown),
         cmocka_unit_test_teardown(test_other_wire_refuses_what_it_cannot_carry, teardown),
         cmocka_unit_test_teardown(test_held_frames_are_handed_before_each_wait, teardown),
         cmocka_unit_test_teardown(test_upstream_headers_reach_the_client, teardown),

@@ -78,6 +78,9 @@ static void collect(const struct rein_model_event *ev, void *ud)
     case REIN_MEV_REASONING_ITEM:
         tag = 'i';
         break;
+    case REIN_MEV_OUTPUT_ITEM:
+        tag = 'o';
+        break;
     case REIN_MEV_CITATION:
         tag = 'c';
         break;
@@ -3245,6 +3248,94 @@ static void test_responses_endings_and_errors(void **state)
     assert_non_null(strstr(err.msg, "openai-responses-sse"));
 }
 
+#define MORE "[{\"type\":\"web_search\"}]"
+
+/* A hosted tool's item (it ran at OpenAI) is kept whole in its place and told as an
+ * output_item event; it goes back with the history before the message, and the hosted tools
+ * a caller adds (rein_model_request_set_more_tools) follow the request's own. */
+static void test_responses_hosted_tool_items(void **state)
+{
+    static const char ws[] = "{\"id\":\"ws_1\",\"type\":\"web_search_call\",\"status\":"
+                             "\"completed\",\"action\":{\"type\":\"search\",\"query\":\"oslo\"}}";
+    static const char stream[] =
+        RS_CREATED RS("response.output_item.added", ",\"output_index\":0,\"item\":{\"id\":\"ws_1\","
+                                                    "\"type\":\"web_search_call\"}")
+            RS("response.web_search_call.completed", ",\"output_index\":0")
+                RS("response.output_item.done", ",\"output_index\":0,\"item\":{\"id\":\"ws_1\","
+                                                "\"type\":\"web_search_call\",\"status\":"
+                                                "\"completed\",\"action\":{\"type\":\"search\","
+                                                "\"query\":\"oslo\"}}")
+                    RS("response.output_text.delta", ",\"output_index\":1,\"delta\":\"Mild.\"")
+                        RS_DONE("completed", "");
+    rein_provider *p = provider_for("openai-responses", "http://127.0.0.1:9/v1");
+    rein_model_request *req = rein_model_request_new();
+    rein_history *h = rein_history_new();
+    json_t *want = json_loads(ws, 0, NULL), *m, *body, *tools;
+    struct collected col;
+    rein_model_response *r;
+    rein_error err;
+    char *text;
+
+    (void)state;
+    assert_non_null(want);
+    collected_init(&col);
+    r = rs_decode(stream, 5, &col, &err);
+    if (!r)
+        fail_msg("%s", err.msg);
+    assert_string_equal(col.order, "otuF");
+    m = rein_model_response_message(r);
+    assert_true(json_equal(json_array_get(json_object_get(m, "reasoning_items"), 0), want));
+    rein_model_response_free(r);
+    collected_release(&col);
+
+    /* back with the history, before the message's text; more tools after the request's own */
+    assert_rein_ok(
+        rein_history_append_shared(
+            h, json_pack("{s:s, s:s}", "role", "user", "content", "Weather in Oslo?"), NULL),
+        NULL);
+    assert_rein_ok(rein_history_append(h, m, NULL), NULL);
+    json_decref(m);
+    assert_rein_ok(rein_model_request_add_tool(req, "weather", NULL, NULL), NULL);
+    assert_int_equal(rein_model_request_set_more_tools(req, "openai-responses", "{}", 2),
+                     REIN_EINVAL);
+    assert_rein_ok(
+        rein_model_request_set_more_tools(req, "openai-responses", MORE, sizeof(MORE) - 1), NULL);
+    text = body_for(p, req, h);
+    body = rein_json_parse(text, strlen(text), 0, NULL);
+    assert_non_null(body);
+    assert_true(json_equal(json_array_get(json_object_get(body, "input"), 1), want));
+    assert_string_equal(rein__json_str(json_array_get(json_object_get(body, "input"), 2), "role"),
+                        "assistant");
+    tools = json_object_get(body, "tools");
+    assert_int_equal(json_array_size(tools), 2);
+    assert_string_equal(rein__json_str(json_array_get(tools, 0), "name"), "weather");
+    assert_string_equal(rein__json_str(json_array_get(tools, 1), "type"), "web_search");
+    json_decref(body);
+    rein_free(text);
+    rein_model_request_free(req);
+
+    /* more tools alone; and for another wire, none */
+    req = rein_model_request_new();
+    assert_rein_ok(
+        rein_model_request_set_more_tools(req, "openai-responses", MORE, sizeof(MORE) - 1), NULL);
+    text = body_for(p, req, h);
+    body = rein_json_parse(text, strlen(text), 0, NULL);
+    assert_int_equal(json_array_size(json_object_get(body, "tools")), 1);
+    json_decref(body);
+    rein_free(text);
+    assert_rein_ok(rein_model_request_set_more_tools(req, "anthropic", MORE, sizeof(MORE) - 1),
+                   NULL);
+    text = body_for(p, req, h);
+    body = rein_json_parse(text, strlen(text), 0, NULL);
+    assert_null(json_object_get(body, "tools"));
+    json_decref(body);
+    rein_free(text);
+    rein_model_request_free(req);
+    rein_history_free(h);
+    rein_provider_free(p);
+    json_decref(want);
+}
+
 static void test_responses_encodes_the_history(void **state)
 {
     rein_provider *p = provider_for("openai-responses", "http://127.0.0.1:9/v1");
@@ -3843,6 +3934,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_replies_name_their_model_and_id),
     cmocka_unit_test(test_recordings_report_cache_writes),
     cmocka_unit_test(test_responses_encodes_the_history),
+    cmocka_unit_test(test_responses_hosted_tool_items),
     cmocka_unit_test(test_responses_previous_response_id),
     cmocka_unit_test(test_azure_addresses_and_keys),
     cmocka_unit_test(test_presets_and_base_urls),
