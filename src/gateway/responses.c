@@ -263,9 +263,13 @@ static rein_err function_output(struct conv *cv, const json_t *item, const char 
 /* What a hosted tool wrote (it ran at OpenAI), as the Responses decoder keeps it. */
 static bool hosted_call(const json_t *type)
 {
-    static const char *const types[] = {"web_search_call",       "file_search_call",
-                                        "code_interpreter_call", "image_generation_call",
-                                        "mcp_call",              "mcp_list_tools", NULL};
+    static const char *const types[] = {"web_search_call",
+                                        "file_search_call",
+                                        "code_interpreter_call",
+                                        "image_generation_call",
+                                        "mcp_call",
+                                        "mcp_list_tools",
+                                        NULL};
 
     for (const char *const *t = types; *t; t++) {
         if (is(type, *t))
@@ -682,8 +686,8 @@ rein_err rein__gw_rs_hosted_tools(struct rein__gw_ctx *c)
     rein_buf_reset(&c->up_tools);
     rc = rein_json_dump(&c->up_tools, hosted);
     return rc ? rc
-              : rein_model_request_set_more_tools(c->mreq, rein__gw_responses.name,
-                                                  c->up_tools.ptr, c->up_tools.len);
+              : rein_model_request_set_more_tools(c->mreq, rein__gw_responses.name, c->up_tools.ptr,
+                                                  c->up_tools.len);
 }
 
 /* ---- the answer ----------------------------------------------------------------------------- */
