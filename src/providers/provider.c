@@ -108,8 +108,7 @@ rein_err rein__jw_history(struct rein_jw *jw, rein_history *h, size_t from, cons
 }
 
 /* The more tools set for w: the text inside their array's brackets (*n bytes), or NULL. */
-static const char *more_tools(const rein_model_request *req, const struct rein__wire *w,
-                              size_t *n)
+static const char *more_tools(const rein_model_request *req, const struct rein__wire *w, size_t *n)
 {
     if (!req->more_tools || strcmp(req->more_tools_for, w->name) != 0)
         return NULL;

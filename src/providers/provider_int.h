@@ -741,7 +741,7 @@ struct rein_model_request {
     const char *more_tools;  /* rein_model_request_set_more_tools: the items' text, or NULL */
     size_t more_tools_len;
     char more_tools_for[24];
-    int retries;             /* -1: the provider's */
+    int retries; /* -1: the provider's */
     struct rein__tool *tools;
     size_t ntools, tools_cap;
     char *tool_choice;
