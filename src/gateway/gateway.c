@@ -1302,6 +1302,7 @@ static void ctx_release(struct rein__gw_ctx *c)
     rein_buf_release(&c->up_tools);
     rein_buf_release(&c->logprobs);
     json_decref(c->rs_items);
+    json_decref(c->rs_annots);
     rein_buf_release(&c->rs_text);
     rein_buf_release(&c->conv);
     json_decref(c->conv_extra);

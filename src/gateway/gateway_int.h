@@ -480,6 +480,7 @@ struct rein__gw_ctx {
     /* Responses: the output items the stream has given whole (for response.completed), the
      * open item's text and id, the events' sequence_number. */
     json_t *rs_items;
+    json_t *rs_annots; /* the open message's annotations in this wire's shape, or NULL */
     struct rein_buf rs_text;
     char rs_item[256];                  /* rein's id, or a Responses upstream's (reasoning) */
     char owner[REIN__GW_OWNER_LEN + 1]; /* the client, in the kept responses */

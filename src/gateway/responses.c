@@ -804,12 +804,32 @@ static void response(const struct rein__gw_ctx *c, struct rein_jw *w, const json
     rein_jw_obj_end(w);
 }
 
-static json_t *text_part(const char *type, const char *key, const char *text, size_t n)
+/* An annotation of the neutral response (OpenAI's chat shape, whose url_citation nests its
+ * members) in this wire's shape, where they are the annotation's own. New reference. */
+static json_t *flat_annotation(const json_t *a)
+{
+    const json_t *nested = json_object_get(a, "url_citation");
+    json_t *flat;
+
+    if (!is(json_object_get(a, "type"), "url_citation") || !json_is_object(nested))
+        return json_incref((json_t *)a);
+    flat = json_pack("{s:s}", "type", "url_citation");
+    if (flat && json_object_update(flat, (json_t *)nested)) {
+        json_decref(flat);
+        return NULL;
+    }
+    return flat;
+}
+
+/* A text part; an output_text one with annotations (this wire's shape, borrowed; NULL: none). */
+static json_t *text_part(const char *type, const char *key, const char *text, size_t n,
+                         const json_t *annotations)
 {
     json_t *p = json_pack("{s:s, s:s%}", "type", type, key, text, n);
 
     if (p && strcmp(type, "output_text") == 0 &&
-        (json_object_set_new(p, "annotations", json_array()) ||
+        (json_object_set_new(p, "annotations",
+                             annotations ? json_copy((json_t *)annotations) : json_array()) ||
          json_object_set_new(p, "logprobs", json_array()))) {
         json_decref(p);
         return NULL;
@@ -817,16 +837,37 @@ static json_t *text_part(const char *type, const char *key, const char *text, si
     return p;
 }
 
-/* A whole item: a message of one part (output_text or refusal), or a reasoning's text. */
-static json_t *text_item(const char *type, const char *id, const char *text, size_t n)
+/* A whole item: a message of one part (output_text, with annotations, or refusal), or a
+ * reasoning's text. */
+static json_t *text_item(const char *type, const char *id, const char *text, size_t n,
+                         const json_t *annotations)
 {
     if (strcmp(type, "reasoning") == 0)
         return json_pack("{s:s, s:s, s:[], s:[o]}", "id", id, "type", "reasoning", "summary",
-                         "content", text_part("reasoning_text", "text", text, n));
+                         "content", text_part("reasoning_text", "text", text, n, NULL));
     return json_pack("{s:s, s:s, s:s, s:s, s:[o]}", "id", id, "type", "message", "status",
                      "completed", "role", "assistant", "content",
-                     strcmp(type, "refusal") == 0 ? text_part("refusal", "refusal", text, n)
-                                                  : text_part("output_text", "text", text, n));
+                     strcmp(type, "refusal") == 0
+                         ? text_part("refusal", "refusal", text, n, NULL)
+                         : text_part("output_text", "text", text, n, annotations));
+}
+
+/* The neutral response's annotations in this wire's shape (new), or NULL when it has none. */
+static json_t *flat_annotations(const rein_model_response *r)
+{
+    const json_t *all = r ? rein_model_response_annotations(r) : NULL;
+    json_t *out = json_array_size(all) ? json_array() : NULL;
+    size_t i;
+    json_t *a;
+
+    json_array_foreach(all, i, a)
+    {
+        if (out && json_array_append_new(out, flat_annotation(a))) {
+            json_decref(out);
+            return NULL;
+        }
+    }
+    return out;
 }
 
 static json_t *call_item(const struct rein__gw_call *call, const char *status)
@@ -856,6 +897,7 @@ static json_t *output_items(const struct rein__gw_ctx *c)
     /* a Responses upstream's reasoning items are in the message, with or without a summary */
     json_t *msg = r ? rein_model_response_message(r) : NULL;
     json_t *items = json_object_get(msg, "reasoning_items");
+    json_t *annots = flat_annotations(r);
     json_t *out = json_array();
     char id[REIN_ID_MAX];
     bool bad = !out;
@@ -864,16 +906,18 @@ static json_t *output_items(const struct rein__gw_ctx *c)
         bad = json_array_extend(out, items) != 0;
     } else if (!bad && reasoning[0]) {
         rein_id_new("rs_", id);
-        bad = json_array_append_new(out, text_item("reasoning", id, reasoning, strlen(reasoning)));
+        bad = json_array_append_new(out,
+                                    text_item("reasoning", id, reasoning, strlen(reasoning), NULL));
     }
     rein_id_new("msg_", id);
     if (!bad && (text[0] || (!c->nout && !(refusal && refusal[0]))))
-        bad = json_array_append_new(out, text_item("message", id, text, strlen(text)));
+        bad = json_array_append_new(out, text_item("message", id, text, strlen(text), annots));
     else if (!bad && refusal && refusal[0])
-        bad = json_array_append_new(out, text_item("refusal", id, refusal, strlen(refusal)));
+        bad = json_array_append_new(out, text_item("refusal", id, refusal, strlen(refusal), NULL));
     for (size_t i = 0; !bad && i < c->nout; i++)
         bad = json_array_append_new(out, call_item(&c->out[i], "completed")) != 0;
     json_decref(msg);
+    json_decref(annots);
     if (bad) {
         json_decref(out);
         return NULL;
@@ -1065,9 +1109,11 @@ static rein_err close_item_as(struct rein__gw_ctx *c, json_t *as)
     rc = ev_end(c, &w, k->done);
     if (!rc)
         rc = part_event(c, "response.content_part.done",
-                        text_part(k->part, k->key, t, c->rs_text.len));
-    item = as ? as : text_item(k->item, c->rs_item, t, c->rs_text.len);
+                        text_part(k->part, k->key, t, c->rs_text.len, c->rs_annots));
+    item = as ? as : text_item(k->item, c->rs_item, t, c->rs_text.len, c->rs_annots);
     rc = item_done(c, item, rc);
+    json_decref(c->rs_annots); /* they were the message's */
+    c->rs_annots = NULL;
     c->block_type[0] = '\0';
     rein_buf_reset(&c->rs_text);
     return rc;
@@ -1096,7 +1142,8 @@ static rein_err open_item(struct rein__gw_ctx *c, const struct text_kind *k, con
     rc = item_event(c, "response.output_item.added", item);
     json_decref(item);
     return rc ? rc
-              : part_event(c, "response.content_part.added", text_part(k->part, k->key, "", 0));
+              : part_event(c, "response.content_part.added",
+                           text_part(k->part, k->key, "", 0, NULL));
 }
 
 static rein_err rs_s_text(struct rein__gw_ctx *c, enum rein_model_event_type kind, const char *p,
@@ -1129,12 +1176,47 @@ static rein_err rs_s_text(struct rein__gw_ctx *c, enum rein_model_event_type kin
  * which a reasoning model wants back on the next turn). A whole item with none open (an upstream
  * body), and a hosted tool's item (REIN_MEV_OUTPUT_ITEM), is added and done at once.
  */
+/* A piece of the message's annotations (the neutral shape's JSON array): each is the open
+ * message text's, told in an output_text.annotation.added event and kept for its part. */
+static rein_err annotations(struct rein__gw_ctx *c, const char *p, size_t n)
+{
+    json_t *piece = rein_json_parse(p, n, 0, NULL);
+    size_t i;
+    json_t *a;
+    rein_err rc = piece ? REIN_OK : REIN_ENOMEM;
+
+    if (!rc && !c->rs_annots && !(c->rs_annots = json_array()))
+        rc = REIN_ENOMEM;
+    json_array_foreach(piece, i, a)
+    {
+        json_t *flat = rc ? NULL : flat_annotation(a);
+        struct rein_jw w;
+        if (!rc && (!flat || json_array_append_new(c->rs_annots, flat)))
+            rc = REIN_ENOMEM;
+        if (rc || open_kind(c) != &kinds[0])
+            continue; /* no text to point into: the message's part has it */
+        ev_begin(c, &w, "response.output_text.annotation.added");
+        item_where(c, &w, true);
+        REIN_JW_KEY(&w, "annotation_index");
+        rein_jw_int(&w, (int64_t)json_array_size(c->rs_annots) - 1);
+        REIN_JW_KEY(&w, "annotation");
+        rein_jw_json(&w, flat);
+        rc = ev_end(c, &w, "response.output_text.annotation.added");
+    }
+    json_decref(piece);
+    return rc;
+}
+
 static rein_err rs_s_block(struct rein__gw_ctx *c, enum rein_model_event_type kind, const char *p,
                            size_t n)
 {
     json_t *item;
     rein_err rc;
 
+    if (kind == REIN_MEV_ANNOTATIONS && n) {
+        rc = started(c);
+        return rc ? rc : annotations(c, p, n);
+    }
     if ((kind != REIN_MEV_REASONING_ITEM && kind != REIN_MEV_OUTPUT_ITEM) || n == 0)
         return REIN_OK;
     rc = started(c);

@@ -17,7 +17,9 @@
  * .failed               usage (with cached and reasoning tokens), the finish,
  * the error error                                                     the error
  * object response.created / .in_progress / .queued                the response
- * id Every other response.* event (content parts, annotations, hosted tool
+ * id response.output_text.annotation.added              an annotation of the text
+ * (a url_citation in the chat completions wire's nested shape) Every other
+ * response.* event (content parts, hosted tool
  * progress, audio, MCP, code interpreter, image generation, custom tool input)
  * is a known event with nothing for rein: counted as recognized and skipped.
  * The whole body is the response object (or
@@ -63,6 +65,7 @@ struct rein__responses_state {
     size_t n;
     bool got_text;           /* output_text or refusal deltas came */
     bool got_reasoning;      /* reasoning deltas came */
+    bool got_annotations;    /* output_text.annotation.added events came */
     int responses;           /* response.created events: a multi-step capture holds several
                   */
     size_t calls_before;     /* calls made by the earlier responses */
@@ -165,7 +168,7 @@ static void response_begins(struct rein__responses_state *st, size_t ncalls)
     if (st->n)
         memset(st->s, 0, st->n * sizeof(*st->s));
     st->calls_before = ncalls;
-    st->got_text = st->got_reasoning = false;
+    st->got_text = st->got_reasoning = st->got_annotations = false;
 }
 
 /* A function_call item at output index k: the call is opened (or found) at key
@@ -237,17 +240,47 @@ static rein_err reasoning_texts(struct rein_provider_decoder *d, const struct jd
 
 /* A message item's content parts (output_text, refusal), when no deltas gave
  * them. */
-static rein_err message_texts(struct rein_provider_decoder *d, const struct jdoc *doc, int arr)
+/*
+ * One of the message text's annotations (a url_citation of a web search, a file citation), as
+ * the neutral response keeps OpenAI's: in the chat completions wire's shape, whose url_citation
+ * nests its members ({"type": "url_citation", "url_citation": {start_index, end_index, url,
+ * title}}); another type is kept as this wire wrote it.
+ */
+static rein_err take_annotation(struct rein_provider_decoder *d, const struct jdoc *doc, int at)
+{
+    json_t *a = jis(doc, at, JSMN_OBJECT) ? jtree(doc, at) : NULL;
+    json_t *piece;
+
+    if (!jis(doc, at, JSMN_OBJECT) || !jis(doc, JGET(doc, at, "type"), JSMN_STRING)) {
+        json_decref(a); /* not an annotation of any type */
+        return REIN_OK;
+    }
+    if (a && JEQ(doc, JGET(doc, at, "type"), "url_citation")) {
+        json_t *nested = json_pack("{s:s, s:O}", "type", "url_citation", "url_citation", a);
+        (void)json_object_del(json_object_get(nested, "url_citation"), "type");
+        json_decref(a);
+        a = nested;
+    }
+    piece = a ? json_pack("[o]", a) : NULL;
+    return piece ? rein__asm_annotations(&d->a, piece) : REIN_ENOMEM;
+}
+
+/* The message's text parts; with their annotations when no annotation events came. */
+static rein_err message_texts(struct rein_provider_decoder *d, const struct jdoc *doc, int arr,
+                              bool text, bool annotations)
 {
     int n = jis(doc, arr, JSMN_ARRAY) ? doc->t[arr].size : 0;
     rein_err rc = REIN_OK;
 
     for (int k = 0, i = arr + 1; k < n && !rc; k++, i = jnext(doc, i)) {
-        int type = JGET(doc, i, "type");
-        if (JEQ(doc, type, "output_text"))
+        int type = JGET(doc, i, "type"), list = JGET(doc, i, "annotations");
+        int m = jis(doc, list, JSMN_ARRAY) ? doc->t[list].size : 0;
+        if (text && JEQ(doc, type, "output_text"))
             rc = rein__asm_text(&d->a, jstr(doc, JGET(doc, i, "text")));
-        else if (JEQ(doc, type, "refusal"))
+        else if (text && JEQ(doc, type, "refusal"))
             rc = rein__asm_refusal(&d->a, jstr(doc, JGET(doc, i, "refusal")));
+        for (int j = 0, e = list + 1; annotations && j < m && !rc; j++, e = jnext(doc, e))
+            rc = take_annotation(d, doc, e);
     }
     return rc;
 }
@@ -259,9 +292,9 @@ enum { I_TYPE, I_ARGUMENTS, I_SUMMARY, I_CONTENT };
  * wait for the caller (computer_call, local_shell_call, mcp_approval_request) are not these. */
 static bool hosted_item(const struct jdoc *doc, int type)
 {
-    static const char *const types[] = {"web_search_call",       "file_search_call",
-                                        "code_interpreter_call", "image_generation_call",
-                                        "mcp_call",              "mcp_list_tools"};
+    static const char *const types[] = {
+        "web_search_call",       "file_search_call", "code_interpreter_call",
+        "image_generation_call", "mcp_call",         "mcp_list_tools"};
 
     for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
         if (jeq(doc, type, types[i], strlen(types[i])))
@@ -337,8 +370,8 @@ static rein_err item_done(struct rein_provider_decoder *d, struct rein__response
         }
         return rc ? rc : keep_reasoning(d, doc, item);
     }
-    if (JEQ(doc, f[I_TYPE], "message") && !st->got_text)
-        return message_texts(d, doc, f[I_CONTENT]);
+    if (JEQ(doc, f[I_TYPE], "message") && (!st->got_text || !st->got_annotations))
+        return message_texts(d, doc, f[I_CONTENT], !st->got_text, !st->got_annotations);
     if (hosted_item(doc, f[I_TYPE]))
         return keep_hosted(d, doc, item);
     return REIN_OK;
@@ -396,6 +429,7 @@ enum {
     E_SUMMARY_INDEX,
     E_CODE,
     E_MESSAGE,
+    E_ANNOTATION,
 };
 
 static rein_err take_delta_event(struct rein_provider_decoder *d, struct rein__responses_state *st,
@@ -476,11 +510,12 @@ static bool has_prefix(const struct jdoc *doc, int i, const char *lit, size_t le
 
 static rein_err take_event(struct rein_provider_decoder *d, const struct jdoc *doc, int obj)
 {
-    static const struct jkey keys[] = {
-        JK("type"),      JK("delta"), JK("output_index"),  JK("item"), JK("response"),
-        JK("arguments"), JK("error"), JK("summary_index"), JK("code"), JK("message")};
+    static const struct jkey keys[] = {JK("type"),    JK("delta"),         JK("output_index"),
+                                       JK("item"),    JK("response"),      JK("arguments"),
+                                       JK("error"),   JK("summary_index"), JK("code"),
+                                       JK("message"), JK("annotation")};
     struct rein__responses_state *st = state(d);
-    int f[10], type;
+    int f[11], type;
     int64_t k = -1;
     rein_err rc = REIN_OK;
     bool oom;
@@ -496,6 +531,9 @@ static rein_err take_event(struct rein_provider_decoder *d, const struct jdoc *d
         JEQ(doc, type, "response.reasoning_summary_text.delta") ||
         JEQ(doc, type, "response.reasoning_text.delta")) {
         rc = take_delta_event(d, st, doc, f);
+    } else if (JEQ(doc, type, "response.output_text.annotation.added")) {
+        st->got_annotations = true;
+        rc = take_annotation(d, doc, f[E_ANNOTATION]);
     } else if (JEQ(doc, type, "response.function_call_arguments.delta")) {
         rc = take_arguments(d, st, doc, f, false);
     } else if (JEQ(doc, type, "response.function_call_arguments.done")) {
@@ -536,7 +574,7 @@ static rein_err take_event(struct rein_provider_decoder *d, const struct jdoc *d
 
 /*
  * Events that repeat what the deltas gave (content_part.*, output_text.done with the whole
- * text again, annotations, …) or report hosted tools' progress: nothing in them for rein.
+ * text again, …) or report hosted tools' progress: nothing in them for rein.
  * They are often the largest events of a stream, so their type is read from the payload's
  * first member (every event starts {"type":…}) and the rest is not tokenized.
  */
@@ -545,7 +583,6 @@ static bool skippable(const char *p, size_t len)
     static const char *const skip[] = {
         "response.content_part.",
         "response.output_text.done",
-        "response.output_text.annotation",
         "response.refusal.done",
         "response.reasoning_summary_text.done",
         "response.reasoning_summary_part.done",

@@ -2411,35 +2411,49 @@ static void test_responses_reasoning_items_go_back(void **state)
 #define RS_WS                                                                                      \
     "{\"id\":\"ws_up1\",\"type\":\"web_search_call\",\"status\":\"completed\",\"action\":"         \
     "{\"type\":\"search\",\"query\":\"paris weather\"}}"
+#define RS_CITE                                                                                    \
+    "{\"type\":\"url_citation\",\"start_index\":0,\"end_index\":6,\"url\":\"https://w.example/"    \
+    "paris\",\"title\":\"Paris weather\"}"
 #define RS_WS_MSG                                                                                  \
     "{\"id\":\"msg_up1\",\"type\":\"message\",\"status\":\"completed\",\"role\":\"assistant\","    \
-    "\"content\":[{\"type\":\"output_text\",\"text\":\"Sunny.\",\"annotations\":[]}]}"
+    "\"content\":[{\"type\":\"output_text\",\"text\":\"Sunny.\",\"annotations\":[" RS_CITE "]}]}"
+
+/* The first annotation of a message item's first part. Borrowed. */
+static const json_t *first_annotation(const json_t *msg)
+{
+    return json_array_get(
+        json_object_get(json_array_get(json_object_get(msg, "content"), 0), "annotations"), 0);
+}
 
 /*
  * A Responses client's hosted tools (web search, …) reach an upstream of the same wire, which
  * runs them: the client gets the hosted tool's item in its place, in a body and in a stream,
- * and its next turn sends it back before the message it led to. The hosted tools go up after
- * the function tools rein checks.
+ * and its next turn sends it back before the message it led to; the answer's citations keep
+ * their place in its text. The hosted tools go up after the function tools rein checks.
  */
 static void test_responses_hosted_tools_to_a_responses_upstream(void **state)
 {
     static const char tools[] =
         "\"tools\":[{\"type\":\"web_search\"},{\"type\":\"function\",\"name\":\"get_weather\","
         "\"parameters\":{\"type\":\"object\",\"properties\":{\"city\":{\"type\":\"string\"}}}}]";
-    static const char sse[] =
-        RS_EV("response.created", "\"sequence_number\":0,\"response\":{\"id\":\"resp_u\","
-                                  "\"object\":\"response\",\"status\":\"in_progress\","
-                                  "\"model\":\"m\",\"output\":[]}")
-            RS_EV("response.output_item.added",
-                  "\"sequence_number\":1,\"output_index\":0,\"item\":{\"id\":\"ws_up1\",\"type\":"
-                  "\"web_search_call\",\"status\":\"in_progress\"}")
-                RS_EV("response.web_search_call.searching",
-                      "\"sequence_number\":2,\"output_index\":0,\"item_id\":\"ws_up1\"")
-                    RS_EV("response.output_item.done",
-                          "\"sequence_number\":3,\"output_index\":0,\"item\":" RS_WS)
-                        RS_EV("response.output_text.delta",
-                              "\"sequence_number\":4,\"output_index\":1,\"item_id\":\"msg_up1\","
-                              "\"content_index\":0,\"delta\":\"Sunny.\"")
+    static const char sse[] = RS_EV("response.created",
+                                    "\"sequence_number\":0,\"response\":{\"id\":\"resp_u\","
+                                    "\"object\":\"response\",\"status\":\"in_progress\","
+                                    "\"model\":\"m\",\"output\":[]}")
+        RS_EV("response.output_item.added",
+              "\"sequence_number\":1,\"output_index\":0,\"item\":{\"id\":\"ws_up1\",\"type\":"
+              "\"web_search_call\",\"status\":\"in_progress\"}")
+            RS_EV("response.web_search_call.searching",
+                  "\"sequence_number\":2,\"output_index\":0,\"item_id\":\"ws_up1\"")
+                RS_EV("response.output_item.done",
+                      "\"sequence_number\":3,\"output_index\":0,\"item\":" RS_WS)
+                    RS_EV("response.output_text.delta",
+                          "\"sequence_number\":4,\"output_index\":1,\"item_id\":\"msg_up1\","
+                          "\"content_index\":0,\"delta\":\"Sunny.\"")
+                        RS_EV("response.output_text.annotation.added",
+                              "\"sequence_number\":5,\"output_index\":1,\"item_id\":"
+                              "\"msg_up1\",\"content_index\":0,\"annotation_index\":0,"
+                              "\"annotation\":" RS_CITE)
                             RS_EV("response.output_item.done",
                                   "\"sequence_number\":5,\"output_index\":1,\"item\":" RS_WS_MSG)
                                 RS_EV("response.completed",
@@ -2452,7 +2466,7 @@ static void test_responses_hosted_tools_to_a_responses_upstream(void **state)
         "{\"id\":\"resp_u\",\"object\":\"response\",\"status\":\"completed\",\"model\":\"m\","
         "\"output\":[" RS_WS "," RS_WS_MSG "],\"usage\":{\"input_tokens\":5,\"output_tokens\":3,"
         "\"total_tokens\":8}}";
-    json_t *ws = json_loads(RS_WS, 0, NULL), *evs;
+    json_t *ws = json_loads(RS_WS, 0, NULL), *cite = json_loads(RS_CITE, 0, NULL), *evs;
     const json_t *out, *up, *in;
     char body[2048], types[2048];
     struct th_resp r;
@@ -2470,6 +2484,8 @@ static void test_responses_hosted_tools_to_a_responses_upstream(void **state)
     assert_int_equal(json_array_size(out), 2);
     assert_true(json_equal(json_array_get(out, 0), ws));
     assert_string_equal(th_jstr(json_array_get(out, 1), "type"), "message");
+    /* the web search's citation, in this wire's shape */
+    assert_true(json_equal(first_annotation(json_array_get(out, 1)), cite));
     th_resp_free(&r);
     up = json_object_get(ms_last_request(F->ms)->json, "tools");
     assert_int_equal(json_array_size(up), 2);
@@ -2486,9 +2502,13 @@ static void test_responses_hosted_tools_to_a_responses_upstream(void **state)
     assert_non_null(strstr(types, "response.in_progress response.output_item.added "
                                   "response.output_item.done response.output_item.added"));
     assert_true(json_equal(json_object_get(json_array_get(evs, 3), "item"), ws));
+    assert_non_null(strstr(types, "response.output_text.delta "
+                                  "response.output_text.annotation.added "
+                                  "response.output_text.done"));
     out = json_object_get(
         json_object_get(json_array_get(evs, json_array_size(evs) - 1), "response"), "output");
     assert_true(json_equal(json_array_get(out, 0), ws));
+    assert_true(json_equal(first_annotation(json_array_get(out, 1)), cite));
     json_decref(evs);
     th_resp_free(&r);
 
@@ -2507,6 +2527,7 @@ static void test_responses_hosted_tools_to_a_responses_upstream(void **state)
     assert_true(json_equal(json_array_get(in, 1), ws));
     assert_string_equal(th_jstr(json_array_get(in, 2), "role"), "assistant");
     json_decref(ws);
+    json_decref(cite);
 
     /* tools that wait for the client (an approval, a computer, a shell) are refused by name */
     for (size_t i = 0; i < 2; i++) {

@@ -3251,8 +3251,9 @@ static void test_responses_endings_and_errors(void **state)
 #define MORE "[{\"type\":\"web_search\"}]"
 
 /* A hosted tool's item (it ran at OpenAI) is kept whole in its place and told as an
- * output_item event; it goes back with the history before the message, and the hosted tools
- * a caller adds (rein_model_request_set_more_tools) follow the request's own. */
+ * output_item event, and the answer's citations as annotations; the item goes back with the
+ * history before the message, and the hosted tools a caller adds
+ * (rein_model_request_set_more_tools) follow the request's own. */
 static void test_responses_hosted_tool_items(void **state)
 {
     static const char ws[] = "{\"id\":\"ws_1\",\"type\":\"web_search_call\",\"status\":"
@@ -3266,7 +3267,10 @@ static void test_responses_hosted_tool_items(void **state)
                                                 "\"completed\",\"action\":{\"type\":\"search\","
                                                 "\"query\":\"oslo\"}}")
                     RS("response.output_text.delta", ",\"output_index\":1,\"delta\":\"Mild.\"")
-                        RS_DONE("completed", "");
+                        RS("response.output_text.annotation.added",
+                           ",\"output_index\":1,\"annotation\":{\"type\":\"url_citation\","
+                           "\"start_index\":0,\"end_index\":5,\"url\":\"https://w.example\"}")
+                            RS_DONE("completed", "");
     rein_provider *p = provider_for("openai-responses", "http://127.0.0.1:9/v1");
     rein_model_request *req = rein_model_request_new();
     rein_history *h = rein_history_new();
@@ -3282,7 +3286,13 @@ static void test_responses_hosted_tool_items(void **state)
     r = rs_decode(stream, 5, &col, &err);
     if (!r)
         fail_msg("%s", err.msg);
-    assert_string_equal(col.order, "otuF");
+    assert_string_equal(col.order, "otauF");
+    /* the citation in the neutral (chat completions) shape: its members nested */
+    assert_string_equal(
+        rein__json_str(
+            json_object_get(json_array_get(rein_model_response_annotations(r), 0), "url_citation"),
+            "url"),
+        "https://w.example");
     m = rein_model_response_message(r);
     assert_true(json_equal(json_array_get(json_object_get(m, "reasoning_items"), 0), want));
     rein_model_response_free(r);
