@@ -221,6 +221,9 @@ rein_err rein__gw_kept_put(struct rein__gw_kept *k, const char *owner, const cha
 rein_err rein__gw_kept_resolve(struct rein__gw_kept *k, const char *owner, json_t *body,
                                json_t **own, struct rein__gw_bad *bad);
 
+/* How much k keeps now: its bytes and its responses (under the lock). */
+void rein__gw_kept_stats(struct rein__gw_kept *k, size_t *bytes, size_t *responses);
+
 /* What a client's body may refer to by id: k (NULL: nothing kept) and the client's name. */
 struct rein__gw_refs {
     struct rein__gw_kept *kept;
@@ -380,6 +383,7 @@ char *rein__gw_custom_input(const char *args);
 
 struct rein__gw_metrics {
     rein_metric *invalid, *repairs, *text_calls, *reasks, *upstream;
+    rein_metric *kept_bytes, *kept_responses; /* gauges of the kept responses (kept.c) */
 };
 
 struct rein_gateway {

@@ -172,6 +172,17 @@ rein_err rein__gw_kept_put(struct rein__gw_kept *k, const char *owner, const cha
     return rc;
 }
 
+void rein__gw_kept_stats(struct rein__gw_kept *k, size_t *bytes, size_t *responses)
+{
+    *bytes = *responses = 0;
+    if (!k->on)
+        return;
+    pthread_mutex_lock(&k->mu);
+    *bytes = k->bytes;
+    *responses = json_object_size(k->responses);
+    pthread_mutex_unlock(&k->mu);
+}
+
 /* Puts entry e of key back at the end of the order of use. Under the lock. */
 static void touch(struct rein__gw_kept *k, const char *key, json_t *e)
 {

@@ -54,7 +54,17 @@ rein_err rein__gw_metrics_init(rein_gateway *g, rein_error *err)
     g->m.upstream =
         rein_metrics_family(g->metrics, REIN_METRIC_COUNTER, "rein_gateway_upstream_calls_total",
                             "Calls to the upstream model, by model and outcome", ms, NULL, 0, err);
-    if (!g->m.invalid || !g->m.repairs || !g->m.text_calls || !g->m.reasks || !g->m.upstream)
+    g->m.kept_bytes = rein_metrics_family(
+        g->metrics, REIN_METRIC_GAUGE, "rein_gateway_kept_bytes",
+        "Bytes of Responses API answers kept for previous_response_id and item_reference", NULL,
+        NULL, 0, err);
+    g->m.kept_responses =
+        rein_metrics_family(g->metrics, REIN_METRIC_GAUGE, "rein_gateway_kept_responses",
+                            "Responses API answers kept for previous_response_id and "
+                            "item_reference",
+                            NULL, NULL, 0, err);
+    if (!g->m.invalid || !g->m.repairs || !g->m.text_calls || !g->m.reasks || !g->m.upstream ||
+        !g->m.kept_bytes || !g->m.kept_responses)
         return err && err->code ? err->code : REIN_ENOMEM;
     return REIN_OK;
 }

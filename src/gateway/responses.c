@@ -5,21 +5,22 @@
  * A request is read as the chat completions request it means (rs_convert): the input's
  * messages, function and custom tool calls and their outputs become messages, instructions a
  * system message, the flat function and custom tools the chat wire's nested ones,
- * max_output_tokens max_completion_tokens. The OpenAI parser then reads that body, so a Responses request is
- * checked, cached and forwarded exactly as a chat completions one. What the Responses body
- * holds beyond it depends on the upstream's wire: an upstream of this wire gets it as it is
- * (reasoning items back with the assistant message they came before), one of the chat wire in
- * that wire's words (reasoning.effort as reasoning_effort, text.format as response_format);
+ * max_output_tokens max_completion_tokens. The OpenAI parser then reads that body, so a
+ * Responses request is checked, cached and forwarded exactly as a chat completions one. What
+ * the Responses body holds beyond it depends on the upstream's wire: an upstream of this wire
+ * gets it as it is (reasoning items and hosted tools' calls back with the assistant message
+ * they came before, hosted tools after the function tools: decision 0091), one of the chat wire
+ * in that wire's words (reasoning.effort as reasoning_effort, text.format as response_format);
  * what an upstream has no place for is dropped when the answer stays the same (include, …)
- * and refused by name otherwise. rein keeps no responses: previous_response_id, conversation
- * and item_reference are refused; a client sends the whole input, as Codex does with store
- * false.
+ * and refused by name otherwise. A body may continue a kept answer by previous_response_id
+ * and name its items by item_reference (kept.c, decision 0090); conversation and prompt are
+ * refused.
  *
- * The answer is a response object: its output items (reasoning, the message, one
- * function_call or custom_tool_call per checked call) and usage. A stream is the typed events of the Responses
- * API, each with its sequence_number: response.created, each item's added / delta / done
- * events as the text and the checked calls come, response.completed (or .incomplete) with the
- * whole response.
+ * The answer is a response object: its output items (reasoning and hosted tools' calls, the
+ * message with its annotations, one function_call or custom_tool_call per checked call) and
+ * usage. A stream is the typed events of the Responses API, each with its sequence_number:
+ * response.created, each item's added / delta / done events as the text and the checked calls
+ * come, response.completed (or .incomplete) with the whole response.
  */
 #include "gateway_int.h"
 
@@ -368,7 +369,6 @@ static json_t *custom_tool(const json_t *t)
     return json_pack("{s:s, s:o}", "type", "custom", "custom", custom);
 }
 
-/* Function tools, flat on this wire, nested on the chat one. */
 /* A hosted tool (it runs at OpenAI): only an upstream of this wire can take one, and its mcp
  * tool only when it asks no approval (the approval would wait for a client rein cannot be). */
 static bool hosted_tool(const json_t *t)
@@ -730,7 +730,6 @@ static const char *incomplete(const struct rein__gw_ctx *c)
                                              : NULL;
 }
 
-/* The response object; output: its items (borrowed); status NULL: in progress. */
 /* Whether the answer is kept: the client asked it (store) and the gateway keeps responses. */
 static bool kept(const struct rein__gw_ctx *c)
 {
@@ -741,13 +740,19 @@ static bool kept(const struct rein__gw_ctx *c)
 static void keep(const struct rein__gw_ctx *c, const json_t *output)
 {
     const json_t *x = c->conv_extra;
+    size_t bytes, n;
 
-    if (kept(c) && output)
-        (void)rein__gw_kept_put(&c->g->kept, c->owner, c->id,
-                                json_string_value(json_object_get(x, "previous_response_id")),
-                                json_object_get(x, "own_input"), output);
+    if (!kept(c) || !output)
+        return;
+    (void)rein__gw_kept_put(&c->g->kept, c->owner, c->id,
+                            json_string_value(json_object_get(x, "previous_response_id")),
+                            json_object_get(x, "own_input"), output);
+    rein__gw_kept_stats(&c->g->kept, &bytes, &n);
+    rein_metric_set(c->g->m.kept_bytes, NULL, (double)bytes);
+    rein_metric_set(c->g->m.kept_responses, NULL, (double)n);
 }
 
+/* The response object; output: its items (borrowed); done false: in progress. */
 static void response(const struct rein__gw_ctx *c, struct rein_jw *w, const json_t *output,
                      bool done)
 {
@@ -1170,12 +1175,6 @@ static rein_err rs_s_text(struct rein__gw_ctx *c, enum rein_model_event_type kin
     return ev_end(c, &w, k->delta);
 }
 
-/*
- * A Responses upstream's reasoning item: as it begins, an item of its id opens (its summary's
- * deltas go into it); whole, the open item ends as the upstream wrote it (its encrypted_content,
- * which a reasoning model wants back on the next turn). A whole item with none open (an upstream
- * body), and a hosted tool's item (REIN_MEV_OUTPUT_ITEM), is added and done at once.
- */
 /* A piece of the message's annotations (the neutral shape's JSON array): each is the open
  * message text's, told in an output_text.annotation.added event and kept for its part. */
 static rein_err annotations(struct rein__gw_ctx *c, const char *p, size_t n)
@@ -1207,6 +1206,13 @@ static rein_err annotations(struct rein__gw_ctx *c, const char *p, size_t n)
     return rc;
 }
 
+/*
+ * A Responses upstream's reasoning item: as it begins, an item of its id opens (its summary's
+ * deltas go into it); whole, the open item ends as the upstream wrote it (its encrypted_content,
+ * which a reasoning model wants back on the next turn). A whole item with none open (an upstream
+ * body), and a hosted tool's item (REIN_MEV_OUTPUT_ITEM), is added and done at once. The
+ * message's annotations go to annotations().
+ */
 static rein_err rs_s_block(struct rein__gw_ctx *c, enum rein_model_event_type kind, const char *p,
                            size_t n)
 {

@@ -2182,6 +2182,15 @@ static void test_responses_kept_for_the_next_turn(void **state)
     assert_non_null(strstr(r.body, "not found"));
     th_resp_free(&r);
     assert_int_equal(ms_request_count(F->ms), 1);
+    /* the three kept answers, in the gauges */
+    assert_true(rein_metric_value(rein_metrics_family(F->metrics, REIN_METRIC_GAUGE,
+                                                      "rein_gateway_kept_responses", NULL, NULL,
+                                                      NULL, 0, NULL),
+                                  NULL) == 3);
+    assert_true(
+        rein_metric_value(rein_metrics_family(F->metrics, REIN_METRIC_GAUGE,
+                                              "rein_gateway_kept_bytes", NULL, NULL, NULL, 0, NULL),
+                          NULL) > 100);
 }
 
 /* What rein cannot do on this wire is refused by name, before the upstream is asked. */
