@@ -3,11 +3,13 @@
 // and `@ai-sdk/anthropic`), the OpenAI Agents SDK (`@openai/agents`) and LangChain's chat
 // models (`@langchain/openai`, `@langchain/anthropic`) talk to `rein serve`, whose upstream is
 // the scripted model server (tests/support/model_server.h).
-// Two rein servers run: one whose upstream speaks OpenAI's wire, one Anthropic's, so each
-// client reaches both wires. Every case scripts the upstream, makes the SDK call, and checks
-// what the client got and what the upstream received.
+// Three rein servers run: one whose upstream speaks OpenAI's chat completions wire, one
+// Anthropic's, one OpenAI's Responses API, so each client reaches every wire. Every case
+// scripts the upstream, makes the SDK call, and checks what the client got and what the
+// upstream received.
 //
 // usage: node gateway.test.mjs MODEL_SERVER_URL REIN_OPENAI_UPSTREAM_URL REIN_ANTHROPIC_UPSTREAM_URL
+//        REIN_RESPONSES_UPSTREAM_URL
 //        (run by tests/scripts/gateway_sdk.sh; the servers need the key rein-test-key)
 import assert from 'node:assert/strict';
 import OpenAI from 'openai';
@@ -24,9 +26,10 @@ import { HumanMessage, ToolMessage } from '@langchain/core/messages';
 import { z } from 'zod';
 import { modelServer, run } from './harness.mjs';
 
-const [ms, reinOA, reinAN] = process.argv.slice(2);
-if (!reinAN) {
-  console.error('usage: node gateway.test.mjs MODEL_SERVER REIN_OPENAI REIN_ANTHROPIC');
+const [ms, reinOA, reinAN, reinRS] = process.argv.slice(2);
+if (!reinRS) {
+  console.error('usage: node gateway.test.mjs MODEL_SERVER REIN_OPENAI REIN_ANTHROPIC ' +
+    'REIN_RESPONSES');
   process.exit(2);
 }
 const KEY = 'rein-test-key';
@@ -664,6 +667,66 @@ check('chat: a custom tool call comes back in the custom shape', async () => {
     ['custom', 'call_p', 'apply_patch', patch]);
   await upstream(1);
 });
+
+// Behind a Responses upstream (OpenAI's own API), hosted tools run there: web search.
+const oaToRs = new OpenAI({ apiKey: KEY, baseURL: reinRS + '/v1', maxRetries: 0 });
+const wsItem = { id: 'ws_1', type: 'web_search_call', status: 'completed',
+  action: { type: 'search', query: 'paris weather' } };
+const cite = { type: 'url_citation', start_index: 0, end_index: 5, url: 'https://w.example/paris',
+  title: 'Paris weather' };
+const wsMsg = { id: 'msg_u1', type: 'message', status: 'completed', role: 'assistant',
+  content: [{ type: 'output_text', text: 'Mild.', annotations: [cite] }] };
+const wsUsage = { input_tokens: 5, output_tokens: 2, total_tokens: 7 };
+const wsBody = { id: 'resp_u1', object: 'response', status: 'completed', model: 'gpt-test',
+  output: [wsItem, wsMsg], usage: wsUsage };
+const sseOf = (events) => events.map((e, i) =>
+  `event: ${e.type}\ndata: ${JSON.stringify({ ...e, sequence_number: i })}\n\n`).join('');
+const wsStream = sseOf([
+  { type: 'response.created', response: { ...wsBody, status: 'in_progress', output: [] } },
+  { type: 'response.output_item.added', output_index: 0,
+    item: { id: 'ws_1', type: 'web_search_call', status: 'in_progress' } },
+  { type: 'response.web_search_call.completed', output_index: 0, item_id: 'ws_1' },
+  { type: 'response.output_item.done', output_index: 0, item: wsItem },
+  { type: 'response.output_text.delta', output_index: 1, item_id: 'msg_u1', content_index: 0,
+    delta: 'Mild.' },
+  { type: 'response.output_text.annotation.added', output_index: 1, item_id: 'msg_u1',
+    content_index: 0, annotation_index: 0, annotation: cite },
+  { type: 'response.output_item.done', output_index: 1, item: wsMsg },
+  { type: 'response.completed', response: wsBody }]);
+
+check('responses: web search runs at a Responses upstream; the SDK gets its item and citations',
+  async () => {
+    await scenario([{ body: JSON.stringify(wsBody), stream: false },
+      { body: wsStream, stream: true }]);
+    const req = { model: 'gpt-test', input: 'Weather in Paris?', store: false,
+      tools: [{ type: 'web_search' }, ...rsTools] };
+    const r = await oaToRs.responses.create(req);
+    assert.deepEqual(r.output[0], wsItem);
+    assert.deepEqual(r.output[1].content[0].annotations, [cite]);
+    assert.equal(r.output_text, 'Mild.');
+    const s = oaToRs.responses.stream(req);
+    const cited = [];
+    s.on('response.output_text.annotation.added', (e) => cited.push(e.annotation));
+    const f = await s.finalResponse();
+    assert.deepEqual(f.output.map((o) => o.type), ['web_search_call', 'message']);
+    assert.deepEqual(cited, [cite]);
+    assert.deepEqual(f.output[1].content[0].annotations, [cite]);
+    const log = await upstream(2);
+    assert.ok(log.every((q) => q.path === '/v1/responses'), log.map((q) => q.path).join());
+    assert.deepEqual(log[0].json.tools.map((t) => t.type), ['function', 'web_search']);
+  });
+
+check('vercel @ai-sdk/openai: a web search answer through a Responses upstream has its sources',
+  async () => {
+    await scenario([{ body: JSON.stringify(wsBody), stream: false }]);
+    const ai = createOpenAI({ baseURL: reinRS + '/v1', apiKey: KEY });
+    const r = await generateText({ model: ai('gpt-test'), prompt: 'Weather in Paris?',
+      tools: { web_search: ai.tools.webSearch({}) }, maxRetries: 0 });
+    assert.equal(r.text, 'Mild.');
+    assert.ok(r.sources.some((x) => x.url === cite.url), JSON.stringify(r.sources));
+    const [q] = await upstream(1);
+    assert.ok(q.json.tools.some((t) => t.type === 'web_search'));
+  });
 
 check('responses: what rein keeps no state for is refused by name', async () => {
   await control('/__reset', {});

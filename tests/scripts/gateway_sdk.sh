@@ -52,8 +52,10 @@ start_rein openai --provider openai-compatible --base-url "$url/v1" --model gpt-
 oa_url=$rein_url
 start_rein anthropic --provider anthropic --base-url "$url" --model claude-test
 an_url=$rein_url
+start_rein responses --provider openai-responses --base-url "$url/v1" --model gpt-test
+rs_url=$rein_url
 
-node "$node_dir/gateway.test.mjs" "$url" "$oa_url" "$an_url"
+node "$node_dir/gateway.test.mjs" "$url" "$oa_url" "$an_url" "$rs_url"
 status=$?
 
 # The recorded provider replies of ../shared/fixtures as the upstream's (read in place).
