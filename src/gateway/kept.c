@@ -22,8 +22,10 @@
 
 #include <string.h>
 
-/* The longest chain of previous_response_id a request may continue. */
-#define MAX_CHAIN 1000
+/* The longest chain of previous_response_id a request may continue, in responses and in the
+ * bytes it puts before the request's input (a small request must not make a huge one). */
+#define MAX_CHAIN       1000
+#define MAX_CHAIN_BYTES (16 * 1024 * 1024)
 
 rein_err rein__gw_kept_init(struct rein__gw_kept *k, int64_t max_bytes, int64_t keep_ms)
 {
@@ -232,16 +234,18 @@ static rein_err chain(struct rein__gw_kept *k, const char *key, const char *id, 
                       struct rein__gw_bad *bad)
 {
     json_t *entries[MAX_CHAIN];
-    size_t n = 0;
+    size_t n = 0, bytes = 0;
     rein_err rc = REIN_OK;
 
     for (const char *at = key; at && !rc; n++) {
         json_t *e = n < MAX_CHAIN ? find(k, at) : NULL;
-        if (n == MAX_CHAIN)
+        bytes += (size_t)json_integer_value(json_object_get(e, "bytes"));
+        if (n == MAX_CHAIN || bytes > MAX_CHAIN_BYTES)
             rc = rein__gw_bad(bad, "previous_response_id",
                               "Previous response with id '%s' continues more than %d "
-                              "responses; rein's gateway follows at most that many.",
-                              id, MAX_CHAIN);
+                              "responses or %d MiB; rein's gateway follows at most that much: "
+                              "send the conversation in 'input'.",
+                              id, MAX_CHAIN, MAX_CHAIN_BYTES >> 20);
         else if (!e)
             rc = rein__gw_bad(bad, "previous_response_id",
                               n ? "Previous response with id '%s' continues a response rein's "

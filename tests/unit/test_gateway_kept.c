@@ -200,6 +200,29 @@ static void test_age_and_keeping_nothing(void **state)
     rein__gw_kept_release(&k);
 }
 
+/* A small request may not make a huge one: a chain is followed to 16 MiB, no further. */
+static void test_chain_bytes_bound(void **state)
+{
+    struct rein__gw_kept k;
+    json_t *input;
+    char param[PARAM_MAX];
+
+    (void)state;
+    assert_rein_ok(rein__gw_kept_init(&k, 64 << 20, 3600 * 1000), NULL);
+    put(&k, "a", "r1", NULL, "u1", "m1", 6 << 20);
+    put(&k, "a", "r2", "r1", "u2", "m2", 6 << 20);
+    put(&k, "a", "r3", "r2", "u3", "m3", 6 << 20);
+    assert_rein_ok(
+        resolve(&k, "a", "{\"previous_response_id\":\"r2\",\"input\":\"x\"}", &input, NULL), NULL);
+    assert_int_equal(json_array_size(input), 5);
+    json_decref(input);
+    assert_int_equal(
+        resolve(&k, "a", "{\"previous_response_id\":\"r3\",\"input\":\"x\"}", &input, param),
+        REIN_EINVAL);
+    assert_string_equal(param, "previous_response_id");
+    rein__gw_kept_release(&k);
+}
+
 /* Clients are told apart by their key's hash, never by the key itself. */
 static void test_owner(void **state)
 {
@@ -221,6 +244,7 @@ int main(void)
         cmocka_unit_test(test_chain_and_references),
         cmocka_unit_test(test_bytes_bound_least_recently_used),
         cmocka_unit_test(test_age_and_keeping_nothing),
+        cmocka_unit_test(test_chain_bytes_bound),
         cmocka_unit_test(test_owner),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
