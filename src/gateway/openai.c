@@ -139,23 +139,25 @@ static json_t *custom_as_function(const json_t *call, const json_t *custom)
     return out;
 }
 
-/* A custom call is checked as a string input and an id (its path as a custom call's). */
-static rein_err custom_call(const json_t *call, const char *p, struct rein__gw_bad *bad)
+/* A call's id, and its member (function or custom) with a string name and a string text
+ * (arguments or input); a refusal names the path below p. */
+static rein_err want_call(const json_t *call, const char *p, const char *member, const char *text,
+                          struct rein__gw_bad *bad)
 {
-    const json_t *custom = json_object_get(call, "custom");
+    const json_t *m = json_object_get(call, member);
     char q[128];
     rein_err rc;
 
-    if (!json_is_object(custom))
-        return rein__gw_bad(bad, p, "Missing required parameter: '%s.custom'.", p);
+    if (!json_is_object(m))
+        return rein__gw_bad(bad, p, "Missing required parameter: '%s.%s'.", p, member);
     snprintf(q, sizeof(q), "%s.id", p);
     rc = want_string(json_object_get(call, "id"), q, bad);
-    snprintf(q, sizeof(q), "%s.custom.name", p);
+    snprintf(q, sizeof(q), "%s.%s.name", p, member);
     if (!rc)
-        rc = want_string(json_object_get(custom, "name"), q, bad);
-    snprintf(q, sizeof(q), "%s.custom.input", p);
+        rc = want_string(json_object_get(m, "name"), q, bad);
+    snprintf(q, sizeof(q), "%s.%s.%s", p, member, text);
     if (!rc)
-        rc = want_string(json_object_get(custom, "input"), q, bad);
+        rc = want_string(json_object_get(m, text), q, bad);
     return rc;
 }
 
@@ -187,8 +189,10 @@ static rein_err take_calls(json_t *msg, const json_t *calls, size_t i, json_t **
         rein_err rc = REIN_OK;
 
         snprintf(p, sizeof(p), "messages[%zu].tool_calls[%zu]", i, j);
-        if (type && strcmp(type, "custom") == 0 && json_is_object(call)) {
-            rc = custom_call(call, p, bad);
+        if (!json_is_object(call)) {
+            rc = rein__gw_bad(bad, p, "Invalid type for '%s': expected an object.", p);
+        } else if (type && strcmp(type, "custom") == 0) {
+            rc = want_call(call, p, "custom", "input", bad);
             if (!rc && !(as_fn = custom_as_function(call, json_object_get(call, "custom"))))
                 rc = REIN_ENOMEM;
             fn = json_object_get(as_fn, "function");
@@ -196,25 +200,13 @@ static rein_err take_calls(json_t *msg, const json_t *calls, size_t i, json_t **
                 rc = REIN_ENOMEM;
             for (size_t k = json_array_size(*wire); !rc && k < j; k++)
                 rc = json_array_append(*wire, json_array_get(calls, k)) ? REIN_ENOMEM : REIN_OK;
-        } else if (!json_is_object(call))
-            rc = rein__gw_bad(bad, p, "Invalid type for '%s': expected an object.", p);
-        else if (type && strcmp(type, "function") != 0)
+        } else if (type && strcmp(type, "function") != 0) {
             rc = rein__gw_bad(bad, p,
                               "Invalid '%s.type': '%s' calls are not supported by rein's gateway "
                               "(function and custom calls only).",
                               p, type);
-        if (!rc && !json_is_object(fn))
-            rc = rein__gw_bad(bad, p, "Missing required parameter: '%s.function'.", p);
-        if (!rc) {
-            char q[128];
-            snprintf(q, sizeof(q), "%s.id", p);
-            rc = want_string(json_object_get(call, "id"), q, bad);
-            snprintf(q, sizeof(q), "%s.function.name", p);
-            if (!rc)
-                rc = want_string(json_object_get(fn, "name"), q, bad);
-            snprintf(q, sizeof(q), "%s.function.arguments", p);
-            if (!rc)
-                rc = want_string(json_object_get(fn, "arguments"), q, bad);
+        } else {
+            rc = want_call(call, p, "function", "arguments", bad);
         }
         if (!rc && *wire)
             rc = json_array_append(*wire, as_fn ? as_fn : call) ? REIN_ENOMEM : REIN_OK;
