@@ -190,6 +190,7 @@ struct rein__gw_kept {
     pthread_mutex_t mu;
     json_t *responses; /* "owner:resp_id" -> {prev, input, output, at, bytes}, oldest use first */
     json_t *items;     /* "owner:item_id" -> the item */
+    json_t *owners;    /* "owner" -> the bytes of its responses (none: 0) */
     size_t bytes;
     int64_t max_bytes; /* <= 0: nothing is kept */
     int64_t keep_ms;   /* an entry not used for longer is forgotten */

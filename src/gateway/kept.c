@@ -7,14 +7,15 @@
  *
  * Kept in memory, bounded in bytes and in age: a response is forgotten once it has not been
  * used for keep_ms, and the least recently used ones go first when the bytes would pass the
- * bound. A client is known by a hash of the key it presented; another key's responses are not
- * found. Entries are immutable once kept; what a request takes out of them is a copy.
+ * bound (a client's own first once it holds more than half). A client is known by a hash of the
+ * key it presented; another key's responses are not found. Entries are immutable once kept; what a request takes out of them is a copy.
  *
  * The maps are jansson objects (their hash tables keep insertion order, which is the order of
  * use here: a response used again is put back at the end):
  *   responses  "owner:resp_id" -> {"prev": "owner:resp_id" or null, "input": [...],
  *              "output": [...], "at": ms of last use, "bytes": n}
  *   items      "owner:item_id" -> the item (the same value as in its response's arrays)
+ *   owners     "owner" -> the bytes its responses hold
  */
 #include "gateway/gateway_int.h"
 
@@ -37,7 +38,8 @@ rein_err rein__gw_kept_init(struct rein__gw_kept *k, int64_t max_bytes, int64_t 
     pthread_mutex_init(&k->mu, NULL);
     k->responses = json_object();
     k->items = json_object();
-    k->on = k->responses && k->items;
+    k->owners = json_object();
+    k->on = k->responses && k->items && k->owners;
     return k->on ? REIN_OK : REIN_ENOMEM;
 }
 
@@ -47,6 +49,7 @@ void rein__gw_kept_release(struct rein__gw_kept *k)
         pthread_mutex_destroy(&k->mu);
     json_decref(k->responses);
     json_decref(k->items);
+    json_decref(k->owners);
     memset(k, 0, sizeof(*k));
 }
 
@@ -64,6 +67,26 @@ void rein__gw_kept_owner(const char *key, char out[REIN__GW_OWNER_LEN + 1])
 static char *scoped(const char *owner, const char *id)
 {
     return rein_asprintf("%s:%s", owner, id);
+}
+
+/* The bytes owner's kept responses hold. Under the lock. */
+static size_t owner_bytes(const struct rein__gw_kept *k, const char *owner)
+{
+    return (size_t)json_integer_value(json_object_get(k->owners, owner));
+}
+
+/* Adds delta to the bytes of the owner of response key ("owner:id"). Under the lock. */
+static void count_owner(struct rein__gw_kept *k, const char *key, int64_t delta)
+{
+    char owner[REIN__GW_OWNER_LEN + 1];
+    int64_t now;
+
+    snprintf(owner, sizeof(owner), "%.*s", (int)strcspn(key, ":"), key);
+    now = (int64_t)owner_bytes(k, owner) + delta;
+    if (now > 0)
+        (void)json_object_set_new(k->owners, owner, json_integer(now));
+    else
+        (void)json_object_del(k->owners, owner);
 }
 
 /* The ids of a kept response's items leave the index with it. */
@@ -89,12 +112,32 @@ static void drop(struct rein__gw_kept *k, const char *key)
         }
     }
     k->bytes -= (size_t)json_integer_value(json_object_get(e, "bytes"));
+    count_owner(k, key, -json_integer_value(json_object_get(e, "bytes")));
     (void)json_object_del(k->responses, key);
 }
 
-/* Forgets what has not been used for keep_ms, then the least recently used while need more
- * bytes would not fit. Under the lock. */
-static void trim(struct rein__gw_kept *k, size_t need)
+/* The key of owner's least recently used response, or anyone's for NULL; NULL when none. */
+static const char *oldest(const struct rein__gw_kept *k, const char *owner)
+{
+    size_t n = owner ? strlen(owner) : 0;
+    const char *key;
+    json_t *e;
+
+    json_object_foreach(k->responses, key, e)
+    {
+        if (!owner || (strncmp(key, owner, n) == 0 && key[n] == ':'))
+            return key;
+    }
+    return NULL;
+}
+
+/*
+ * Forgets what has not been used for keep_ms, then makes room for need more bytes of owner:
+ * the least recently used response goes first, but a client that would hold more than half
+ * the bound makes room from its own, so one client cannot push out every other's. Under the
+ * lock.
+ */
+static void trim(struct rein__gw_kept *k, const char *owner, size_t need)
 {
     int64_t now = rein_now_ms();
     const char *key;
@@ -103,10 +146,14 @@ static void trim(struct rein__gw_kept *k, size_t need)
 
     json_object_foreach_safe(k->responses, tmp, key, e)
     {
-        bool old = now - json_integer_value(json_object_get(e, "at")) > k->keep_ms;
-        if (!old && k->bytes + need <= (size_t)k->max_bytes)
+        if (now - json_integer_value(json_object_get(e, "at")) <= k->keep_ms)
             break;
         drop(k, key);
+    }
+    while (k->bytes + need > (size_t)k->max_bytes && json_object_size(k->responses)) {
+        bool hog = owner_bytes(k, owner) + need > (size_t)k->max_bytes / 2;
+        const char *victim = hog ? oldest(k, owner) : NULL;
+        drop(k, victim ? victim : oldest(k, NULL));
     }
 }
 
@@ -160,9 +207,10 @@ rein_err rein__gw_kept_put(struct rein__gw_kept *k, const char *owner, const cha
     }
     pthread_mutex_lock(&k->mu);
     drop(k, key);
-    trim(k, bytes);
+    trim(k, owner, bytes);
     if (json_object_set(k->responses, key, e) == 0) {
         k->bytes += bytes;
+        count_owner(k, key, (int64_t)bytes);
         index_items(k, owner, json_object_get(e, "input"));
         index_items(k, owner, json_object_get(e, "output"));
     } else {

@@ -200,6 +200,34 @@ static void test_age_and_keeping_nothing(void **state)
     rein__gw_kept_release(&k);
 }
 
+/* A client that holds more than half the bound makes room from its own responses: it cannot
+ * push out another client's, older as they may be. */
+static void test_one_client_cannot_push_out_the_others(void **state)
+{
+    struct rein__gw_kept k;
+    json_t *input;
+    char param[PARAM_MAX];
+
+    (void)state;
+    assert_rein_ok(rein__gw_kept_init(&k, 4000, 3600 * 1000), NULL);
+    put(&k, "b", "b1", NULL, "ub1", "mb1", 750);
+    put(&k, "a", "a1", NULL, "ua1", "ma1", 750);
+    put(&k, "a", "a2", NULL, "ua2", "ma2", 750);
+    put(&k, "a", "a3", NULL, "ua3", "ma3", 750);
+    put(&k, "a", "a4", NULL, "ua4", "ma4", 750);
+    assert_true(k.bytes <= 4000);
+    assert_rein_ok(
+        resolve(&k, "b", "{\"previous_response_id\":\"b1\",\"input\":\"x\"}", &input, NULL), NULL);
+    json_decref(input);
+    assert_int_equal(
+        resolve(&k, "a", "{\"previous_response_id\":\"a1\",\"input\":\"x\"}", &input, param),
+        REIN_EINVAL);
+    assert_rein_ok(
+        resolve(&k, "a", "{\"previous_response_id\":\"a4\",\"input\":\"x\"}", &input, NULL), NULL);
+    json_decref(input);
+    rein__gw_kept_release(&k);
+}
+
 /* A small request may not make a huge one: a chain is followed to 16 MiB, no further. */
 static void test_chain_bytes_bound(void **state)
 {
@@ -244,6 +272,7 @@ int main(void)
         cmocka_unit_test(test_chain_and_references),
         cmocka_unit_test(test_bytes_bound_least_recently_used),
         cmocka_unit_test(test_age_and_keeping_nothing),
+        cmocka_unit_test(test_one_client_cannot_push_out_the_others),
         cmocka_unit_test(test_chain_bytes_bound),
         cmocka_unit_test(test_owner),
     };
