@@ -869,25 +869,14 @@ static void call_json(struct rein_jw *w, const struct rein__gw_call *call, int64
     REIN_JW_KEY(w, "id");
     rein_jw_str(w, call->id);
     REIN_JW_KEY(w, "type");
-    if (call->input) { /* a custom tool's call, in its own shape (decision 0089) */
-        rein_jw_str(w, "custom");
-        REIN_JW_KEY(w, "custom");
-        rein_jw_obj_begin(w);
-        REIN_JW_KEY(w, "name");
-        rein_jw_str(w, call->name);
-        REIN_JW_KEY(w, "input");
-        rein_jw_str(w, call->input);
-        rein_jw_obj_end(w);
-        rein_jw_obj_end(w);
-        return;
-    }
-    rein_jw_str(w, "function");
-    REIN_JW_KEY(w, "function");
+    /* a custom tool's call in its own shape (decision 0089): its input where arguments are */
+    rein_jw_str(w, call->input ? "custom" : "function");
+    rein_jw_key(w, call->input ? "custom" : "function");
     rein_jw_obj_begin(w);
     REIN_JW_KEY(w, "name");
     rein_jw_str(w, call->name);
-    REIN_JW_KEY(w, "arguments");
-    rein_jw_str(w, call->args);
+    rein_jw_key(w, call->input ? "input" : "arguments");
+    rein_jw_str(w, call->input ? call->input : call->args);
     rein_jw_obj_end(w);
     rein_jw_obj_end(w);
 }
