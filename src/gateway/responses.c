@@ -334,8 +334,7 @@ static rein_err take_input(struct conv *cv, const json_t *body)
         return REIN_ENOMEM;
     if (ins && !json_is_string(ins) && !json_is_null(ins))
         return rein__gw_bad(cv->bad, "instructions", "Invalid 'instructions': expected a string.");
-    if (json_is_string(input))
-        return add(cv, json_pack("{s:s, s:O}", "role", "user", "content", input), false);
+    /* a string input is a user message item by now (rein__gw_kept_resolve) */
     if (!json_is_array(input))
         return rein__gw_bad(cv->bad, "input",
                             "Invalid 'input': expected a string or an array of "
@@ -577,8 +576,6 @@ static rein_err convert_tree(const json_t *body, json_t *chat, json_t *extra, co
     if (json_object_get(body, "model") &&
         json_object_set(chat, "model", json_object_get(body, "model")))
         return REIN_ENOMEM;
-    if (!json_object_get(body, "input"))
-        return rein__gw_bad(bad, "input", "Missing required parameter: 'input'.");
     rc = take_input(&cv, body);
     /* reasoning after the last assistant message has no message to go with */
     cv.reasoning |= cv.pending != NULL;

@@ -192,10 +192,27 @@ static int open_call(struct rein_provider_decoder *d, struct slot *sl, int64_t k
 
 /* A reasoning item, kept as the API takes it back: type, id, summary,
  * encrypted_content. */
+/* An item (o, taken; NULL: out of memory) that goes back with the history whole, in its place
+ * among the response's reasoning_items, told to a listener as the event kind. */
+static rein_err keep_item(struct rein_provider_decoder *d, enum rein_model_event_type kind,
+                          json_t *o)
+{
+    rein_model_response *r = d->r;
+    bool bad = !o;
+
+    if (!bad && !r->reasoning_items)
+        bad = !(r->reasoning_items = json_array());
+    bad = bad || rein__asm_tell(&d->a, kind, o) != REIN_OK;
+    if (!bad)
+        bad = json_array_append_new(r->reasoning_items, o) != 0;
+    else
+        json_decref(o);
+    return bad ? REIN_ENOMEM : REIN_OK;
+}
+
 static rein_err keep_reasoning(struct rein_provider_decoder *d, const struct jdoc *doc, int item)
 {
     static const struct jkey keys[] = {JK("id"), JK("summary"), JK("encrypted_content")};
-    rein_model_response *r = d->r;
     json_t *o = json_object(), *v;
     int f[3], bad = !o;
 
@@ -207,15 +224,12 @@ static rein_err keep_reasoning(struct rein_provider_decoder *d, const struct jdo
         v = jtree(doc, f[i]);
         bad |= !v || json_object_set_new(o, keys[i].s, v);
     }
-    if (!bad && !r->reasoning_items)
-        bad |= !(r->reasoning_items = json_array());
-    /* a listener (the gateway's Responses wire) hands it on whole, encrypted_content and all */
-    bad |= !bad && rein__asm_tell(&d->a, REIN_MEV_REASONING_ITEM, o) != REIN_OK;
-    if (!bad)
-        bad |= json_array_append_new(r->reasoning_items, o);
-    else
+    if (bad) {
         json_decref(o);
-    return bad ? REIN_ENOMEM : REIN_OK;
+        return REIN_ENOMEM;
+    }
+    /* a listener (the gateway's Responses wire) hands it on whole, encrypted_content and all */
+    return keep_item(d, REIN_MEV_REASONING_ITEM, o);
 }
 
 /* The texts of a reasoning item's summary (or content) parts, when no deltas
@@ -305,18 +319,7 @@ static bool hosted_item(const struct jdoc *doc, int type)
 
 static rein_err keep_hosted(struct rein_provider_decoder *d, const struct jdoc *doc, int item)
 {
-    rein_model_response *r = d->r;
-    json_t *o = jtree(doc, item);
-    bool bad = !o;
-
-    if (!bad && !r->reasoning_items)
-        bad = !(r->reasoning_items = json_array());
-    bad = bad || rein__asm_tell(&d->a, REIN_MEV_OUTPUT_ITEM, o) != REIN_OK;
-    if (!bad)
-        bad = json_array_append_new(r->reasoning_items, o) != 0;
-    else
-        json_decref(o);
-    return bad ? REIN_ENOMEM : REIN_OK;
+    return keep_item(d, REIN_MEV_OUTPUT_ITEM, jtree(doc, item));
 }
 
 /* A reasoning item begins: a listener learns its id before its summary streams, so what it
