@@ -213,10 +213,36 @@ REIN_EXTERN rein_err rein_gateway_count_tokens(rein_gateway *g,
 REIN_EXTERN rein_err rein_gateway_models(rein_gateway *g, enum rein_gateway_api api,
                                          struct rein_buf *out) REIN_WUR;
 
+/* What a client may do with a response the gateway keeps for the Responses API (decision
+ * 0090). */
+enum rein_gateway_kept_op {
+    REIN_GATEWAY_KEPT_GET,         /* GET /v1/responses/{id}: the response as it was answered */
+    REIN_GATEWAY_KEPT_INPUT_ITEMS, /* GET /v1/responses/{id}/input_items: its input, as a list */
+    REIN_GATEWAY_KEPT_DELETE,      /* DELETE /v1/responses/{id}: forgotten, with its items */
+};
+
+/*
+ * op on the kept response id (borrowed) for the client of call (its key says whose responses
+ * are looked in; its body is not read). query: a query parameter by name, called with
+ * call->header_data (NULL: the request has none). *status and out (appended) are the answer
+ * in OpenAI's shape: 200; 404 for a response this client has not kept here (asked with store
+ * false, forgotten, kept for another key, or the gateway keeps none); 400 for a query it
+ * refuses (limit outside 1 to 100, order other than asc or desc, an after that names no input
+ * item, stream true). input_items reads limit (20), order (desc) and after. Returns REIN_OK,
+ * or REIN_ENOMEM.
+ */
+REIN_EXTERN rein_err rein_gateway_kept_response(
+    rein_gateway *g, const struct rein_gateway_call *call, enum rein_gateway_kept_op op,
+    const char *id, const char *(*query)(void *header_data, const char *name), int *status,
+    struct rein_buf *out) REIN_WUR;
+
 /*
  * The gateway's routes on srv (gw borrowed, must outlive the server): rein in front of clients
  * of the OpenAI and Anthropic APIs.
  *   POST /v1/chat/completions   OpenAI chat completions, JSON or SSE
+ *   POST /v1/responses          OpenAI's Responses API, JSON or SSE
+ *   GET, DELETE /v1/responses/{id}, GET /v1/responses/{id}/input_items
+ *                               a kept response (rein_gateway_kept_response)
  *   POST /v1/messages           Anthropic messages, JSON or SSE
  *   POST /v1/messages/count_tokens   Anthropic's token count (rein_gateway_count_tokens)
  *   GET  /v1/models             the upstream model (Anthropic's shape with anthropic-version)

@@ -1524,6 +1524,29 @@ rein_err rein_gateway_count_tokens(rein_gateway *g, const struct rein_gateway_ca
     return count_error(out, status, rc == REIN_ETIMEDOUT ? 504 : 502, msg);
 }
 
+/* ---- a kept response ---------------------------------------------------------------------- */
+
+rein_err rein_gateway_kept_response(rein_gateway *g, const struct rein_gateway_call *call,
+                                    enum rein_gateway_kept_op op, const char *id,
+                                    const char *(*query)(void *header_data, const char *name),
+                                    int *status, struct rein_buf *out)
+{
+    char owner[REIN__GW_OWNER_LEN + 1];
+    size_t bytes, n;
+    rein_err rc;
+
+    if (!g || !call || !id || !status || !out)
+        return REIN_EINVAL;
+    rein__gw_kept_owner(presented_key(call), owner);
+    rc = rein__gw_rs_kept_answer(&g->kept, owner, call, op, id, query, status, out);
+    if (rc == REIN_OK && op == REIN_GATEWAY_KEPT_DELETE && *status == 200) {
+        rein__gw_kept_stats(&g->kept, &bytes, &n);
+        rein_metric_set(g->m.kept_bytes, NULL, (double)bytes);
+        rein_metric_set(g->m.kept_responses, NULL, (double)n);
+    }
+    return rc;
+}
+
 rein_err rein_gateway_serve(rein_gateway *g, const struct rein_gateway_call *call,
                             const struct rein_gateway_sink *sink)
 {

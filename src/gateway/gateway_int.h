@@ -205,11 +205,21 @@ void rein__gw_kept_release(struct rein__gw_kept *k);
 void rein__gw_kept_owner(const char *key, char out[REIN__GW_OWNER_LEN + 1]);
 /*
  * Keeps response id (of owner; prev: the response it continued, or NULL) with copies of input
- * and output (arrays of items, borrowed). A response larger than everything kept may be is not
- * kept. A no-op when k keeps nothing.
+ * (an array of items) and response (the response object as answered, whose "output" holds the
+ * output items), both borrowed. A response larger than everything kept may be is not kept. A
+ * no-op when k keeps nothing.
  */
 rein_err rein__gw_kept_put(struct rein__gw_kept *k, const char *owner, const char *id,
-                           const char *prev, const json_t *input, const json_t *output);
+                           const char *prev, const json_t *input, const json_t *response);
+/*
+ * Owner's kept response id, used now: copies of its response object into *response and of its
+ * own input items into *input (new references; input may be NULL: not wanted). REIN_ENOTFOUND
+ * when it is not kept (never was, forgotten, another owner's), REIN_ENOMEM.
+ */
+rein_err rein__gw_kept_get(struct rein__gw_kept *k, const char *owner, const char *id,
+                           json_t **response, json_t **input);
+/* Forgets owner's kept response id and its items; REIN_ENOTFOUND when it is not kept. */
+rein_err rein__gw_kept_delete(struct rein__gw_kept *k, const char *owner, const char *id);
 /*
  * Makes a Responses body (changed in place) say what it refers to: a string input becomes a
  * user message item; each item_reference in input becomes a copy of the item of owner's kept
@@ -224,6 +234,12 @@ rein_err rein__gw_kept_resolve(struct rein__gw_kept *k, const char *owner, json_
 
 /* How much k keeps now: its bytes and its responses (under the lock). */
 void rein__gw_kept_stats(struct rein__gw_kept *k, size_t *bytes, size_t *responses);
+
+/* rein_gateway_kept_response for owner (responses.c). */
+rein_err rein__gw_rs_kept_answer(struct rein__gw_kept *k, const char *owner,
+                                 const struct rein_gateway_call *call, enum rein_gateway_kept_op op,
+                                 const char *id, const char *(*query)(void *, const char *),
+                                 int *status, struct rein_buf *out);
 
 /* What a client's body may refer to by id: k (NULL: nothing kept) and the client's name. */
 struct rein__gw_refs {

@@ -3,7 +3,8 @@
  * true (the API's default) leaves its input items and its output items here, so that a later
  * request of the same client can continue it by previous_response_id, or name one of its
  * items by item_reference, as the Vercel AI SDK's OpenAI provider does from its second step
- * on.
+ * on. The client can also read a kept response again, list its input and delete it
+ * (GET and DELETE /v1/responses/{id}).
  *
  * Kept in memory, bounded in bytes and in age: a response is forgotten once it has not been
  * used for keep_ms, and the least recently used ones go first when the bytes would pass the
@@ -13,7 +14,8 @@
  * The maps are jansson objects (their hash tables keep insertion order, which is the order of
  * use here: a response used again is put back at the end):
  *   responses  "owner:resp_id" -> {"prev": "owner:resp_id" or null, "input": [...],
- *              "output": [...], "at": ms of last use, "bytes": n}
+ *              "response": the response object as answered (its "output" the items),
+ *              "at": ms of last use, "bytes": n}
  *   items      "owner:item_id" -> the item (the same value as in its response's arrays)
  *   owners     "owner" -> the bytes its responses hold
  */
@@ -89,11 +91,16 @@ static void count_owner(struct rein__gw_kept *k, const char *key, int64_t delta)
         (void)json_object_del(k->owners, owner);
 }
 
+/* The output items of kept entry e (borrowed). */
+static json_t *output_of(const json_t *e)
+{
+    return json_object_get(json_object_get(e, "response"), "output");
+}
+
 /* The ids of a kept response's items leave the index with it. */
 static void drop(struct rein__gw_kept *k, const char *key)
 {
     json_t *e = json_object_get(k->responses, key);
-    const char *arrays[] = {"input", "output"};
     size_t colon = strcspn(key, ":");
 
     if (!e)
@@ -101,7 +108,7 @@ static void drop(struct rein__gw_kept *k, const char *key)
     for (size_t a = 0; a < 2; a++) {
         size_t i;
         json_t *item;
-        json_array_foreach(json_object_get(e, arrays[a]), i, item)
+        json_array_foreach(a ? output_of(e) : json_object_get(e, "input"), i, item)
         {
             const char *id = json_string_value(json_object_get(item, "id"));
             char *ik = id ? rein_asprintf("%.*s:%s", (int)colon, key, id) : NULL;
@@ -173,7 +180,7 @@ static void index_items(struct rein__gw_kept *k, const char *owner, const json_t
 }
 
 rein_err rein__gw_kept_put(struct rein__gw_kept *k, const char *owner, const char *id,
-                           const char *prev, const json_t *input, const json_t *output)
+                           const char *prev, const json_t *input, const json_t *response)
 {
     json_t *e;
     struct rein_buf b;
@@ -186,7 +193,7 @@ rein_err rein__gw_kept_put(struct rein__gw_kept *k, const char *owner, const cha
     rein_buf_init(&b, 0);
     rc = rein_json_dump(&b, input);
     if (!rc)
-        rc = rein_json_dump(&b, output);
+        rc = rein_json_dump(&b, response);
     bytes = b.len + strlen(id) + 64;
     rein_buf_release(&b);
     if (rc)
@@ -197,7 +204,7 @@ rein_err rein__gw_kept_put(struct rein__gw_kept *k, const char *owner, const cha
     if (prev)
         pkey = scoped(owner, prev);
     e = json_pack("{s:s?, s:o, s:o, s:I, s:I}", "prev", pkey, "input", json_deep_copy(input),
-                  "output", json_deep_copy(output), "at", (json_int_t)rein_now_ms(), "bytes",
+                  "response", json_deep_copy(response), "at", (json_int_t)rein_now_ms(), "bytes",
                   (json_int_t)bytes);
     rein_free(pkey);
     if (!key || !e) {
@@ -212,7 +219,7 @@ rein_err rein__gw_kept_put(struct rein__gw_kept *k, const char *owner, const cha
         k->bytes += bytes;
         count_owner(k, key, (int64_t)bytes);
         index_items(k, owner, json_object_get(e, "input"));
-        index_items(k, owner, json_object_get(e, "output"));
+        index_items(k, owner, output_of(e));
     } else {
         rc = REIN_ENOMEM;
     }
@@ -309,7 +316,7 @@ static rein_err chain(struct rein__gw_kept *k, const char *key, const char *id, 
         if (!rc)
             rc = copy_items(out, json_object_get(entries[i], "input"));
         if (!rc)
-            rc = copy_items(out, json_object_get(entries[i], "output"));
+            rc = copy_items(out, output_of(entries[i]));
         json_decref(entries[i]);
     }
     return rc;
@@ -400,5 +407,59 @@ rein_err rein__gw_kept_resolve(struct rein__gw_kept *k, const char *owner, json_
         json_decref(*own);
         *own = NULL;
     }
+    return rc;
+}
+
+rein_err rein__gw_kept_get(struct rein__gw_kept *k, const char *owner, const char *id,
+                           json_t **response, json_t **input)
+{
+    char *key;
+    json_t *e;
+    rein_err rc = REIN_ENOTFOUND;
+
+    *response = NULL;
+    if (input)
+        *input = NULL;
+    if (!k->on)
+        return REIN_ENOTFOUND;
+    if (!(key = scoped(owner, id)))
+        return REIN_ENOMEM;
+    pthread_mutex_lock(&k->mu);
+    if ((e = find(k, key)) != NULL) {
+        /* copies: the entry may be forgotten as soon as the lock is let go */
+        *response = json_deep_copy(json_object_get(e, "response"));
+        if (input)
+            *input = json_deep_copy(json_object_get(e, "input"));
+        rc = *response && (!input || *input) ? REIN_OK : REIN_ENOMEM;
+    }
+    pthread_mutex_unlock(&k->mu);
+    rein_free(key);
+    if (rc == REIN_ENOMEM) {
+        json_decref(*response);
+        *response = NULL;
+        if (input) {
+            json_decref(*input);
+            *input = NULL;
+        }
+    }
+    return rc;
+}
+
+rein_err rein__gw_kept_delete(struct rein__gw_kept *k, const char *owner, const char *id)
+{
+    char *key;
+    rein_err rc = REIN_ENOTFOUND;
+
+    if (!k->on)
+        return REIN_ENOTFOUND;
+    if (!(key = scoped(owner, id)))
+        return REIN_ENOMEM;
+    pthread_mutex_lock(&k->mu);
+    if (find(k, key)) {
+        drop(k, key);
+        rc = REIN_OK;
+    }
+    pthread_mutex_unlock(&k->mu);
+    rein_free(key);
     return rc;
 }

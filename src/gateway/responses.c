@@ -24,6 +24,8 @@
  */
 #include "gateway_int.h"
 
+#include "core/internal.h"
+
 #include <string.h>
 
 /* ---- the request ---------------------------------------------------------------------------- */
@@ -733,22 +735,6 @@ static bool kept(const struct rein__gw_ctx *c)
     return c->g->kept.on && json_is_true(json_object_get(c->conv_extra, "store"));
 }
 
-/* Keeps the answer (its output items) with the request's own input, when it is to be kept. */
-static void keep(const struct rein__gw_ctx *c, const json_t *output)
-{
-    const json_t *x = c->conv_extra;
-    size_t bytes, n;
-
-    if (!kept(c) || !output)
-        return;
-    (void)rein__gw_kept_put(&c->g->kept, c->owner, c->id,
-                            json_string_value(json_object_get(x, "previous_response_id")),
-                            json_object_get(x, "own_input"), output);
-    rein__gw_kept_stats(&c->g->kept, &bytes, &n);
-    rein_metric_set(c->g->m.kept_bytes, NULL, (double)bytes);
-    rein_metric_set(c->g->m.kept_responses, NULL, (double)n);
-}
-
 /* The response object; output: its items (borrowed); done false: in progress. */
 static void response(const struct rein__gw_ctx *c, struct rein_jw *w, const json_t *output,
                      bool done)
@@ -804,6 +790,36 @@ static void response(const struct rein__gw_ctx *c, struct rein_jw *w, const json
         json_decref(ext);
     }
     rein_jw_obj_end(w);
+}
+
+/* Keeps the answer (the response object with its output items) with the request's own input,
+ * when it is to be kept: written again and read back, so that what GET /v1/responses/{id}
+ * returns is what the client got. */
+static void keep(const struct rein__gw_ctx *c, const json_t *output)
+{
+    const json_t *x = c->conv_extra;
+    struct rein_buf b;
+    struct rein_jw w;
+    json_t *resp = NULL;
+    size_t bytes, n;
+
+    if (!kept(c) || !output)
+        return;
+    rein_buf_init(&b, 0);
+    rein_jw_init(&w, &b);
+    response(c, &w, output, true);
+    if (rein_jw_finish(&w) == REIN_OK)
+        resp = rein_json_parse(b.ptr, b.len, 0, NULL);
+    rein_buf_release(&b);
+    if (!resp)
+        return;
+    (void)rein__gw_kept_put(&c->g->kept, c->owner, c->id,
+                            json_string_value(json_object_get(x, "previous_response_id")),
+                            json_object_get(x, "own_input"), resp);
+    json_decref(resp);
+    rein__gw_kept_stats(&c->g->kept, &bytes, &n);
+    rein_metric_set(c->g->m.kept_bytes, NULL, (double)bytes);
+    rein_metric_set(c->g->m.kept_responses, NULL, (double)n);
 }
 
 /* An annotation of the neutral response (OpenAI's chat shape, whose url_citation nests its
@@ -1340,6 +1356,187 @@ static rein_err rs_s_error(struct rein__gw_ctx *c, const struct rein__gw_err *e)
     REIN_JW_KEY(&w, "param");
     rein_jw_str(&w, e->param && e->param[0] ? e->param : NULL);
     return ev_end(c, &w, "error");
+}
+
+/* ---- a kept response read again or deleted (GET and DELETE /v1/responses/{id}) ----------- */
+
+/* An error answer in the chat wire's shape (the SDKs read the same). */
+static rein_err kept_refusal(int code, const char *param, const char *message, int *status,
+                             struct rein_buf *out)
+{
+    struct rein__gw_err e = {.status = code, .type = "invalid_request_error", .param = param};
+
+    *status = code;
+    snprintf(e.message, sizeof(e.message), "%s", message);
+    rein_buf_reset(out);
+    return rein__gw_openai.error(&e, NULL, out);
+}
+
+/*
+ * An input item as the list shows it: the input as the client sent it may be a message without
+ * a type, its content a string, and without an id (OpenAI gives every item one). The id made
+ * up here is the same on every read (a hash of the response's id and the item's place), so
+ * that after can name it.
+ */
+static json_t *listed_item(const json_t *item, const char *resp_id, size_t i)
+{
+    json_t *out = json_copy((json_t *)item);
+    const json_t *role = json_object_get(item, "role");
+    const json_t *content = json_object_get(item, "content");
+    struct rein__sha256 h;
+    char hex[33], num[24];
+
+    if (!out)
+        return NULL;
+    if (!json_object_get(item, "type") && json_is_string(role) &&
+        json_object_set_new(out, "type", json_string("message")))
+        goto fail;
+    if (json_is_string(content) && json_is_string(role) &&
+        json_object_set_new(out, "content",
+                            json_pack("[{s:s, s:O}]", "type",
+                                      is(role, "assistant") ? "output_text" : "input_text", "text",
+                                      content)))
+        goto fail;
+    if (!json_is_string(json_object_get(item, "id"))) {
+        rein__sha256_init(&h);
+        rein__sha256_add(&h, resp_id, strlen(resp_id));
+        snprintf(num, sizeof(num), ":%zu", i);
+        rein__sha256_add(&h, num, strlen(num));
+        rein__sha256_hex(&h, hex, 32);
+        if (json_object_set_new(
+                out, "id",
+                json_sprintf("%s_%s", is(json_object_get(out, "type"), "message") ? "msg" : "item",
+                             hex)))
+            goto fail;
+    }
+    return out;
+fail:
+    json_decref(out);
+    return NULL;
+}
+
+/* The list's query: limit (1 to 100, 20) and order (desc first: the API's default). */
+static rein_err list_query(const struct rein_gateway_call *call,
+                           const char *(*query)(void *, const char *), long *limit, bool *desc,
+                           const char **after, const char **param, char *why, size_t cap)
+{
+    const char *l = query ? query(call->header_data, "limit") : NULL;
+    const char *o = query ? query(call->header_data, "order") : NULL;
+    char *end = NULL;
+
+    *after = query ? query(call->header_data, "after") : NULL;
+    *limit = 20;
+    *desc = !o || strcmp(o, "asc") != 0;
+    if (l) {
+        *limit = strtol(l, &end, 10);
+        if (!l[0] || *end || *limit < 1 || *limit > 100) {
+            *param = "limit";
+            snprintf(why, cap, "Invalid 'limit': expected an integer from 1 to 100, got '%.40s'.",
+                     l);
+            return REIN_EINVAL;
+        }
+    }
+    if (o && strcmp(o, "asc") != 0 && strcmp(o, "desc") != 0) {
+        *param = "order";
+        snprintf(why, cap, "Invalid 'order': expected 'asc' or 'desc', got '%.40s'.", o);
+        return REIN_EINVAL;
+    }
+    return REIN_OK;
+}
+
+/* GET /v1/responses/{id}/input_items: the response's own input (not the conversation before
+ * it), as OpenAI lists it. */
+static rein_err input_list(const struct rein_gateway_call *call,
+                           const char *(*query)(void *, const char *), const char *id,
+                           const json_t *input, int *status, struct rein_buf *out)
+{
+    size_t n = json_array_size(input), start = 0, shown = 0;
+    json_t *data = json_array(), *item = NULL, *list;
+    const char *after, *param = NULL;
+    char why[200];
+    long limit;
+    bool desc, more = false;
+    rein_err rc;
+
+    if (!data)
+        return REIN_ENOMEM;
+    rc = list_query(call, query, &limit, &desc, &after, &param, why, sizeof(why));
+    for (size_t k = 0; !rc && k < n; k++) { /* k: the place in the list's order */
+        json_decref(item);
+        if (!(item = listed_item(json_array_get(input, desc ? n - 1 - k : k), id,
+                                 desc ? n - 1 - k : k))) {
+            rc = REIN_ENOMEM;
+        } else if (after && !start) {
+            if (is(json_object_get(item, "id"), after))
+                start = k + 1;
+        } else if ((long)shown == limit) {
+            more = true;
+            break;
+        } else if (json_array_append(data, item)) {
+            rc = REIN_ENOMEM;
+        } else {
+            shown++;
+        }
+    }
+    json_decref(item);
+    if (!rc && after && !start) {
+        snprintf(why, sizeof(why), "Invalid 'after': response '%.64s' has no input item '%.64s'.",
+                 id, after);
+        param = "after";
+        rc = REIN_EINVAL;
+    }
+    if (rc) {
+        json_decref(data);
+        return rc == REIN_EINVAL ? kept_refusal(400, param, why, status, out) : rc;
+    }
+    /* an empty page has null ids */
+    list = json_pack("{s:s, s:o, s:O?, s:O?, s:b}", "object", "list", "data", data, "first_id",
+                     json_object_get(json_array_get(data, 0), "id"), "last_id",
+                     json_object_get(json_array_get(data, shown ? shown - 1 : 0), "id"), "has_more",
+                     more);
+    *status = 200;
+    rc = list ? rein_json_dump(out, list) : REIN_ENOMEM;
+    json_decref(list);
+    return rc;
+}
+
+rein_err rein__gw_rs_kept_answer(struct rein__gw_kept *k, const char *owner,
+                                 const struct rein_gateway_call *call, enum rein_gateway_kept_op op,
+                                 const char *id, const char *(*query)(void *, const char *),
+                                 int *status, struct rein_buf *out)
+{
+    const char *stream = query ? query(call->header_data, "stream") : NULL;
+    json_t *resp = NULL, *input = NULL, *gone;
+    char why[200];
+    rein_err rc;
+
+    if (op == REIN_GATEWAY_KEPT_GET && stream && strcmp(stream, "false") != 0)
+        return kept_refusal(400, "stream",
+                            "Invalid 'stream': rein's gateway keeps finished responses only, so "
+                            "it has no stream to replay; ask without stream.",
+                            status, out);
+    rc = op == REIN_GATEWAY_KEPT_DELETE
+             ? rein__gw_kept_delete(k, owner, id)
+             : rein__gw_kept_get(k, owner, id, &resp,
+                                 op == REIN_GATEWAY_KEPT_INPUT_ITEMS ? &input : NULL);
+    if (rc == REIN_ENOTFOUND) {
+        snprintf(why, sizeof(why), "Response with id '%.64s' not found.", id);
+        return kept_refusal(404, NULL, why, status, out);
+    }
+    if (!rc && op == REIN_GATEWAY_KEPT_INPUT_ITEMS)
+        rc = input_list(call, query, id, input, status, out);
+    else if (!rc && op == REIN_GATEWAY_KEPT_GET)
+        rc = rein_json_dump(out, resp);
+    else if (!rc) {
+        gone = json_pack("{s:s, s:s, s:b}", "id", id, "object", "response", "deleted", 1);
+        rc = gone ? rein_json_dump(out, gone) : REIN_ENOMEM;
+        json_decref(gone);
+    }
+    if (!rc && op != REIN_GATEWAY_KEPT_INPUT_ITEMS)
+        *status = 200;
+    json_decref(resp);
+    json_decref(input);
+    return rc;
 }
 
 const struct rein__gw_wire rein__gw_responses = {

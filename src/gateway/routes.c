@@ -9,6 +9,9 @@
  *   POST /v1/messages           an Anthropic messages request
  *   POST /v1/messages/count_tokens   Anthropic's token count, by the upstream (Claude Code asks
  *                               for it often); a 404 in Anthropic's shape for another wire
+ *   GET, DELETE /v1/responses/{id}, GET /v1/responses/{id}/input_items
+ *                               a response the gateway keeps (decision 0090), read again,
+ *                               its input listed, or forgotten
  *   GET  /v1/models             the upstream model, in the shape the client's SDK reads
  *                               (Anthropic's when the request carries anthropic-version)
  *
@@ -147,6 +150,48 @@ static void handle_count_tokens(rein_request *req, void *userdata)
     rein_buf_release(&b);
 }
 
+static const char *query_of(void *data, const char *name)
+{
+    return rein_request_query(data, name);
+}
+
+/* The reads and the deletion of a kept response: no upstream, a lookup in memory. */
+static void kept_response(rein_request *req, rein_gateway *gw, enum rein_gateway_kept_op op)
+{
+    struct rein_gateway_call call = {
+        .api = REIN_GATEWAY_RESPONSES,
+        .body = "",
+        .header = header_of,
+        .header_data = req,
+        .trace_id = rein_request_trace_id(req),
+    };
+    const char *id = rein_request_param(req, "id");
+    struct rein_buf b;
+    int status = 0;
+
+    rein_buf_init(&b, 0);
+    if (rein_gateway_kept_response(gw, &call, op, id ? id : "", query_of, &status, &b) == REIN_OK)
+        rein_request_reply(req, status, "application/json", b.ptr, b.len);
+    else
+        rein_request_reply_error(req, 500, "internal", "out of memory");
+    rein_buf_release(&b);
+}
+
+static void handle_get_response(rein_request *req, void *userdata)
+{
+    kept_response(req, userdata, REIN_GATEWAY_KEPT_GET);
+}
+
+static void handle_input_items(rein_request *req, void *userdata)
+{
+    kept_response(req, userdata, REIN_GATEWAY_KEPT_INPUT_ITEMS);
+}
+
+static void handle_delete_response(rein_request *req, void *userdata)
+{
+    kept_response(req, userdata, REIN_GATEWAY_KEPT_DELETE);
+}
+
 static void handle_models(rein_request *req, void *userdata)
 {
     enum rein_gateway_api api = rein_request_header(req, "anthropic-version")
@@ -175,6 +220,14 @@ rein_err rein_gateway_add_routes(rein_server *srv, rein_gateway *gw, rein_error 
                                err);
     if (rc == REIN_OK)
         rc = rein_server_route(srv, "POST", "/v1/responses", REIN_ROUTE_WAITS, handle_responses, gw,
+                               err);
+    if (rc == REIN_OK)
+        rc = rein_server_route(srv, "GET", "/v1/responses/{id}", 0, handle_get_response, gw, err);
+    if (rc == REIN_OK)
+        rc = rein_server_route(srv, "GET", "/v1/responses/{id}/input_items", 0, handle_input_items,
+                               gw, err);
+    if (rc == REIN_OK)
+        rc = rein_server_route(srv, "DELETE", "/v1/responses/{id}", 0, handle_delete_response, gw,
                                err);
     if (rc == REIN_OK)
         rc = rein_server_route(srv, "POST", "/v1/messages/count_tokens", REIN_ROUTE_WAITS,

@@ -2193,6 +2193,149 @@ static void test_responses_kept_for_the_next_turn(void **state)
                           NULL) > 100);
 }
 
+/* A GET or DELETE of path with key as the client's Bearer token. */
+static void kept_as(const char *method, const char *key, const char *path, struct th_resp *r)
+{
+    char auth[128];
+    const char *h[] = {auth, NULL};
+
+    snprintf(auth, sizeof(auth), "Authorization: Bearer %s", key);
+    th_http(method, u(path), NULL, h, r);
+}
+
+/* The error's param of an OpenAI error answer r, with its status checked. */
+static const char *err_param(const struct th_resp *r, long status)
+{
+    if (r->status != status)
+        fail_msg("%ld, not %ld: %s", r->status, status, r->body);
+    return th_jstr(json_object_get(r->json, "error"), "param");
+}
+
+/*
+ * A kept response can be read again as it was answered (JSON or stream), its own input listed
+ * a page at a time, and deleted, by the client that made it only (GET and DELETE
+ * /v1/responses/{id}, GET /v1/responses/{id}/input_items).
+ */
+static void test_responses_kept_read_and_deleted(void **state)
+{
+    char path[512], id[128], sid[128], first[128], types[512];
+    json_t *answered, *evs, *completed;
+    const json_t *data;
+    struct th_resp r;
+
+    (void)state;
+    start();
+    script("[{\"text\":\"Sunny.\",\"times\":2}]");
+    responses_as("k1", "{\"model\":\"m\",\"input\":\"weather in Paris?\"}", &r);
+    assert_int_equal(r.status, 200);
+    snprintf(id, sizeof(id), "%s", th_jstr(r.json, "id"));
+    answered = json_incref(r.json);
+    th_resp_free(&r);
+    snprintf(path, sizeof(path), "/v1/responses/%s", id);
+    kept_as("GET", "k1", path, &r);
+    assert_int_equal(r.status, 200);
+    assert_true(json_equal(r.json, answered));
+    th_resp_free(&r);
+    json_decref(answered);
+
+    /* streamed: the response of response.completed; three input items, listed by page */
+    responses_as("k1",
+                 "{\"model\":\"m\",\"stream\":true,\"input\":[{\"role\":\"developer\",\"content\":"
+                 "\"be brief\"},{\"role\":\"user\",\"content\":\"hi\"},{\"type\":\"message\","
+                 "\"role\":\"user\",\"id\":\"msg_mine\",\"content\":[{\"type\":\"input_text\","
+                 "\"text\":\"weather?\"}]}]}",
+                 &r);
+    assert_int_equal(r.status, 200);
+    evs = rs_events(r.body, types, sizeof(types));
+    completed =
+        json_incref(json_object_get(json_array_get(evs, json_array_size(evs) - 1), "response"));
+    json_decref(evs);
+    th_resp_free(&r);
+    snprintf(sid, sizeof(sid), "%s", th_jstr(completed, "id"));
+    snprintf(path, sizeof(path), "/v1/responses/%s", sid);
+    kept_as("GET", "k1", path, &r);
+    assert_int_equal(r.status, 200);
+    assert_true(json_equal(r.json, completed));
+    th_resp_free(&r);
+    json_decref(completed);
+
+    snprintf(path, sizeof(path), "/v1/responses/%s/input_items?limit=2", sid);
+    kept_as("GET", "k1", path, &r);
+    assert_int_equal(r.status, 200);
+    data = json_object_get(r.json, "data");
+    assert_int_equal(json_array_size(data), 2);
+    assert_true(json_is_true(json_object_get(r.json, "has_more")));
+    assert_string_equal(th_jstr(json_array_get(data, 0), "id"), "msg_mine"); /* newest first */
+    assert_string_equal(th_jstr(json_array_get(data, 1), "type"), "message");
+    assert_string_equal(
+        th_jstr(json_array_get(json_object_get(json_array_get(data, 1), "content"), 0), "type"),
+        "input_text");
+    assert_string_equal(th_jstr(r.json, "last_id"), th_jstr(json_array_get(data, 1), "id"));
+    snprintf(first, sizeof(first), "%s", th_jstr(json_array_get(data, 1), "id"));
+    th_resp_free(&r);
+    snprintf(path, sizeof(path), "/v1/responses/%s/input_items?after=%s", sid, first);
+    kept_as("GET", "k1", path, &r); /* the id made up for an item is the same on every read */
+    assert_int_equal(r.status, 200);
+    assert_int_equal(json_array_size(json_object_get(r.json, "data")), 1);
+    assert_string_equal(th_jstr(json_array_get(json_object_get(r.json, "data"), 0), "role"),
+                        "developer");
+    assert_true(json_is_false(json_object_get(r.json, "has_more")));
+    th_resp_free(&r);
+    snprintf(path, sizeof(path), "/v1/responses/%s/input_items?order=asc&limit=1", sid);
+    kept_as("GET", "k1", path, &r);
+    assert_string_equal(th_jstr(json_array_get(json_object_get(r.json, "data"), 0), "role"),
+                        "developer");
+    th_resp_free(&r);
+
+    /* what is refused, and what another client cannot see */
+    snprintf(path, sizeof(path), "/v1/responses/%s/input_items?limit=0", sid);
+    kept_as("GET", "k1", path, &r);
+    assert_string_equal(err_param(&r, 400), "limit");
+    th_resp_free(&r);
+    snprintf(path, sizeof(path), "/v1/responses/%s/input_items?order=up", sid);
+    kept_as("GET", "k1", path, &r);
+    assert_string_equal(err_param(&r, 400), "order");
+    th_resp_free(&r);
+    snprintf(path, sizeof(path), "/v1/responses/%s/input_items?after=msg_none", sid);
+    kept_as("GET", "k1", path, &r);
+    assert_string_equal(err_param(&r, 400), "after");
+    th_resp_free(&r);
+    snprintf(path, sizeof(path), "/v1/responses/%s?stream=true", sid);
+    kept_as("GET", "k1", path, &r);
+    assert_string_equal(err_param(&r, 400), "stream");
+    th_resp_free(&r);
+    snprintf(path, sizeof(path), "/v1/responses/%s", sid);
+    kept_as("GET", "k2", path, &r);
+    assert_null(err_param(&r, 404));
+    assert_non_null(strstr(r.body, "not found"));
+    th_resp_free(&r);
+    kept_as("DELETE", "k2", path, &r);
+    assert_null(err_param(&r, 404));
+    th_resp_free(&r);
+
+    /* deleted: gone for reads and for the next turn */
+    kept_as("DELETE", "k1", path, &r);
+    assert_int_equal(r.status, 200);
+    assert_true(json_is_true(json_object_get(r.json, "deleted")));
+    assert_string_equal(th_jstr(r.json, "id"), sid);
+    th_resp_free(&r);
+    kept_as("GET", "k1", path, &r);
+    assert_null(err_param(&r, 404));
+    th_resp_free(&r);
+    kept_as("DELETE", "k1", path, &r);
+    assert_null(err_param(&r, 404));
+    th_resp_free(&r);
+    snprintf(path, sizeof(path),
+             "{\"model\":\"m\",\"previous_response_id\":\"%s\",\"input\":\"x\"}", sid);
+    responses_as("k1", path, &r);
+    assert_string_equal(err_param(&r, 400), "previous_response_id");
+    th_resp_free(&r);
+    assert_true(rein_metric_value(rein_metrics_family(F->metrics, REIN_METRIC_GAUGE,
+                                                      "rein_gateway_kept_responses", NULL, NULL,
+                                                      NULL, 0, NULL),
+                                  NULL) == 1);
+}
+
 /* What rein cannot do on this wire is refused by name, before the upstream is asked. */
 static void test_responses_refusals(void **state)
 {
@@ -3334,6 +3477,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_teardown(test_custom_tools_chat, teardown),
         cmocka_unit_test_teardown(test_responses_custom_tools, teardown),
         cmocka_unit_test_teardown(test_responses_kept_for_the_next_turn, teardown),
+        cmocka_unit_test_teardown(test_responses_kept_read_and_deleted, teardown),
         cmocka_unit_test_teardown(test_responses_hosted_tools_to_a_responses_upstream, teardown),
         cmocka_unit_test_teardown(test_other_wire_refuses_what_it_cannot_carry, teardown),
         cmocka_unit_test_teardown(test_held_frames_are_handed_before_each_wait, teardown),

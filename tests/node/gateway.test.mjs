@@ -591,6 +591,30 @@ check('responses: a call, then the next turn with its output, JSON and stream', 
   assert.equal(log[1].json.tools[0].function.strict, true);
 });
 
+check('responses: a kept response is retrieved, its input listed, and deleted through the SDK', async () => {
+  await scenario([{ text: 'Sunny.', times: 2 }]);
+  const r = await oa.responses.create({ ...rsBase, input: [
+    { role: 'developer', content: 'Be brief.' }, { role: 'user', content: rsBase.input }] });
+  const got = await oa.responses.retrieve(r.id);
+  assert.equal(got.id, r.id);
+  assert.equal(got.output_text, 'Sunny.');
+  assert.deepEqual(got.output, r.output);
+  const items = [];
+  for await (const item of oa.responses.inputItems.list(r.id, { limit: 1, order: 'asc' }))
+    items.push(item);
+  assert.deepEqual(items.map((i) => [i.type, i.role, i.content[0].type]),
+    [['message', 'developer', 'input_text'], ['message', 'user', 'input_text']]);
+  await oa.responses.delete(r.id);
+  await assert.rejects(oa.responses.retrieve(r.id), (e) => e.status === 404);
+  // another key sees nothing: the second response is kept for this client only
+  const s = await oa.responses.create({ ...rsBase, input: 'hi' });
+  const other = new OpenAI({ apiKey: 'rein-test-key-2', baseURL: reinOA + '/v1', maxRetries: 0 });
+  await assert.rejects(other.responses.retrieve(s.id), (e) => e.status === 404);
+  await other.responses.delete(s.id).then(() => assert.fail('deleted'), (e) => assert.equal(e.status, 404));
+  assert.equal((await oa.responses.retrieve(s.id)).id, s.id);
+  await upstream(2);
+});
+
 check('responses: invalid arguments are re-asked mid-stream; the client gets the valid call', async () => {
   await scenario([
     { text: 'Let me check.', tool_calls: [call('call_1', '{"town":"Paris"}')] },

@@ -35,7 +35,7 @@ trap stop_all EXIT
 start_rein() {
   local name=$1
   shift
-  REIN_API_KEYS=rein-test-key REIN_LOG=warn "$rein" serve --port 0 --threads 8 \
+  REIN_API_KEYS=rein-test-key,rein-test-key-2 REIN_LOG=warn "$rein" serve --port 0 --threads 8 \
     --store "sqlite:$tmp/$name.db" "$@" >"$tmp/$name.out" 2>"$tmp/$name.err" &
   pids+=($!)
   rein_url=""

@@ -12,8 +12,8 @@
 
 #define PARAM_MAX 128 /* room for a refusal's parameter */
 
-/* A response's input and output: a user message and an assistant message of n bytes of text,
- * with the item ids in_id and out_id. */
+/* A response's input and response object: a user message and an assistant message of n bytes
+ * of text, with the item ids in_id and out_id. */
 static void put(struct rein__gw_kept *k, const char *owner, const char *id, const char *prev,
                 const char *in_id, const char *out_id, size_t n)
 {
@@ -24,8 +24,9 @@ static void put(struct rein__gw_kept *k, const char *owner, const char *id, cons
     memset(text, 'x', n);
     text[n] = '\0';
     in = json_pack("[{s:s, s:s, s:s}]", "role", "user", "content", id, "id", in_id);
-    out = json_pack("[{s:s, s:s, s:s, s:[{s:s, s:s}]}]", "type", "message", "id", out_id, "role",
-                    "assistant", "content", "type", "output_text", "text", text);
+    out = json_pack("{s:s, s:s, s:[{s:s, s:s, s:s, s:[{s:s, s:s}]}]}", "id", id, "object",
+                    "response", "output", "type", "message", "id", out_id, "role", "assistant",
+                    "content", "type", "output_text", "text", text);
     assert_non_null(in);
     assert_non_null(out);
     assert_rein_ok(rein__gw_kept_put(k, owner, id, prev, in, out), NULL);
@@ -252,6 +253,53 @@ static void test_chain_bytes_bound(void **state)
 }
 
 /* Clients are told apart by their key's hash, never by the key itself. */
+/* What GET and DELETE /v1/responses/{id} read: the response as kept, its own input, for its
+ * owner only; a deleted response is gone, and so are its items and its place in a chain. */
+static void test_get_and_delete(void **state)
+{
+    struct rein__gw_kept k;
+    json_t *resp, *input;
+    size_t bytes, n;
+    char names_out[64];
+
+    (void)state;
+    assert_rein_ok(rein__gw_kept_init(&k, 1 << 20, 60000), NULL);
+    put(&k, "a", "resp_1", NULL, "in_1", "out_1", 10);
+    put(&k, "a", "resp_2", "resp_1", "in_2", "out_2", 10);
+    assert_int_equal(rein__gw_kept_get(&k, "a", "resp_2", &resp, &input), REIN_OK);
+    assert_string_equal(json_string_value(json_object_get(resp, "id")), "resp_2");
+    assert_string_equal(names(input, names_out, sizeof(names_out)), "resp_2");
+    json_decref(resp);
+    json_decref(input);
+    assert_int_equal(rein__gw_kept_get(&k, "b", "resp_2", &resp, NULL), REIN_ENOTFOUND);
+    assert_null(resp);
+    assert_int_equal(rein__gw_kept_delete(&k, "b", "resp_1"), REIN_ENOTFOUND);
+    assert_int_equal(rein__gw_kept_delete(&k, "a", "resp_1"), REIN_OK);
+    assert_int_equal(rein__gw_kept_delete(&k, "a", "resp_1"), REIN_ENOTFOUND);
+    assert_int_equal(rein__gw_kept_get(&k, "a", "resp_1", &resp, NULL), REIN_ENOTFOUND);
+    assert_int_equal(resolve(&k, "a",
+                             "{\"input\": [{\"type\": \"item_reference\", \"id\": "
+                             "\"out_1\"}]}",
+                             &input, NULL),
+                     REIN_EINVAL);
+    /* the response that continued it is still there, but its chain is broken */
+    assert_int_equal(rein__gw_kept_get(&k, "a", "resp_2", &resp, NULL), REIN_OK);
+    json_decref(resp);
+    assert_int_equal(resolve(&k, "a",
+                             "{\"input\": \"x\", \"previous_response_id\": "
+                             "\"resp_2\"}",
+                             &input, NULL),
+                     REIN_EINVAL);
+    rein__gw_kept_stats(&k, &bytes, &n);
+    assert_int_equal(n, 1);
+    rein__gw_kept_release(&k);
+
+    assert_rein_ok(rein__gw_kept_init(&k, 0, 60000), NULL);
+    assert_int_equal(rein__gw_kept_get(&k, "a", "resp_1", &resp, &input), REIN_ENOTFOUND);
+    assert_int_equal(rein__gw_kept_delete(&k, "a", "resp_1"), REIN_ENOTFOUND);
+    rein__gw_kept_release(&k);
+}
+
 static void test_owner(void **state)
 {
     char a[REIN__GW_OWNER_LEN + 1], b[REIN__GW_OWNER_LEN + 1], none[REIN__GW_OWNER_LEN + 1];
@@ -274,6 +322,7 @@ int main(void)
         cmocka_unit_test(test_age_and_keeping_nothing),
         cmocka_unit_test(test_one_client_cannot_push_out_the_others),
         cmocka_unit_test(test_chain_bytes_bound),
+        cmocka_unit_test(test_get_and_delete),
         cmocka_unit_test(test_owner),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
