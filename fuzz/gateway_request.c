@@ -3,8 +3,9 @@
  * src/gateway/anthropic.c and src/gateway/responses.c): the first byte picks the wire (bit 2
  * set: the Responses API, read as the chat completions body it means, with kept responses to
  * refer to when bit 3 is set and an upstream of the Responses wire when bit 4 is (hosted
- * tools are only kept for it); else even: OpenAI chat completions, odd: Anthropic messages), the
- * rest is the request body as a client sent it. A
+ * tools are only kept for it); else even: OpenAI chat completions, odd: Anthropic messages,
+ * and a chat body's members bound for a Responses upstream when bit 4 is set), the rest is the
+ * request body as a client sent it. A
  * Responses body converts to a chat completions body the OpenAI parser reads, or is refused
  * with a message, and what it holds beyond that is three lists of the right types. Nothing may
  * crash, leak or read out of bounds. A refused body names what is wrong, and the error body
@@ -155,10 +156,11 @@ static struct rein__gw_kept *kept_store(void)
         return &k;
     made = true;
     in = json_pack("[{s:s, s:s, s:s}]", "role", "user", "content", "hi", "id", "msg_in");
-    out = json_pack("[{s:s, s:s, s:s, s:[{s:s, s:s}]}, {s:s, s:s, s:s, s:s, s:s}]", "type",
-                    "message", "id", "msg_f", "role", "assistant", "content", "type", "output_text",
-                    "text", "ok", "type", "function_call", "id", "fc_f", "call_id", "c_f", "name",
-                    "f", "arguments", "{}");
+    out =
+        json_pack("{s:s, s:[{s:s, s:s, s:s, s:[{s:s, s:s}]}, {s:s, s:s, s:s, s:s, s:s}]}", "object",
+                  "response", "output", "type", "message", "id", "msg_f", "role", "assistant",
+                  "content", "type", "output_text", "text", "ok", "type", "function_call", "id",
+                  "fc_f", "call_id", "c_f", "name", "f", "arguments", "{}");
     if (rein__gw_kept_init(&k, 1 << 20, 1000LL * 3600) || !in || !out ||
         rein__gw_kept_put(&k, "", "resp_f", NULL, in, out) ||
         rein__gw_kept_put(&k, "", "resp_g", "resp_f", in, out))
@@ -211,6 +213,47 @@ static void check_responses(const char *body, size_t len, bool verbatim, bool re
     rein_buf_release(&chat);
 }
 
+/* Whether name is in the array of names list. */
+static bool listed_in(const json_t *list, const char *name)
+{
+    size_t i;
+    json_t *v;
+
+    json_array_foreach(list, i, v)
+    {
+        if (strcmp(json_string_value(v), name) == 0)
+            return true;
+    }
+    return false;
+}
+
+/* A chat request bound for a Responses upstream: what goes up in that wire's shape is an
+ * object, and is neither dropped nor refused any more (bit 4 of the first byte). */
+static void check_chat_to_responses(struct rein__gw_req *r)
+{
+    struct rein__gw_bad bad;
+    json_t *members = NULL;
+    const char *key;
+    json_t *v;
+    rein_err rc;
+
+    memset(&bad, 0, sizeof(bad));
+    rc = rein__gw_rs_chat_members(r, &members, &bad);
+    if ((rc == REIN_EINVAL && !bad.msg[0]) || (rc && members) ||
+        (members && !json_object_size(members)) || (rc && rc != REIN_EINVAL && rc != REIN_ENOMEM))
+        abort();
+    json_object_foreach(members, key, v)
+    {
+        if (listed_in(r->dropped, key) || listed_in(r->unsupported, key))
+            abort();
+    }
+    if ((json_object_get(members, "reasoning") && listed_in(r->dropped, "reasoning_effort")) ||
+        (json_object_get(json_object_get(members, "text"), "format") &&
+         listed_in(r->unsupported, "response_format")))
+        abort();
+    json_decref(members);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     const struct rein__gw_wire *wire;
@@ -230,9 +273,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     rein__gw_req_init(&r, (data[0] & 1) ? REIN_GATEWAY_ANTHROPIC : REIN_GATEWAY_OPENAI);
     r.verbatim = (data[0] & 2) != 0; /* an upstream of the client's wire */
     rc = wire->parse(&r, (const char *)data + 1, size - 1, &bad);
-    if (rc == REIN_OK)
+    if (rc == REIN_OK) {
         check_parsed(&r);
-    else if (rc == REIN_EINVAL) {
+        if (wire == &rein__gw_openai && !r.verbatim && (data[0] & 16))
+            check_chat_to_responses(&r);
+    } else if (rc == REIN_EINVAL) {
         if (!bad.msg[0])
             abort();
         check_error(wire, &bad);

@@ -744,6 +744,16 @@ static rein_err upstream_extra(struct rein__gw_ctx *c, struct rein__gw_bad *bad)
                             : read_as ? json_object_get(c->conv_extra, "unsupported")
                                       : r->unsupported;
 
+    if (!own && !read_as && strcmp(wire, rein__gw_responses.name) == 0 &&
+        strcmp(rein__gw_body_wire(c), rein__gw_openai.name) == 0) {
+        /* a chat client's members the Responses API has in its own shape go up in it */
+        json_t *members = NULL;
+        rein_err rc = rein__gw_rs_chat_members(r, &members, bad);
+        if (rc)
+            return rc;
+        rein_model_request_set_extra(c->mreq, members);
+        json_decref(members);
+    }
     if (json_array_size(refused)) {
         char *names = rein_json_dumps(refused);
         rein_err rc = rein__gw_bad(bad, json_string_value(json_array_get(refused, 0)),

@@ -235,6 +235,16 @@ rein_err rein__gw_kept_resolve(struct rein__gw_kept *k, const char *owner, json_
 /* How much k keeps now: its bytes and its responses (under the lock). */
 void rein__gw_kept_stats(struct rein__gw_kept *k, size_t *bytes, size_t *responses);
 
+/*
+ * For a chat completions client and an upstream of the Responses wire (OpenAI's two APIs, one
+ * family): what r's body holds that the Responses API has too, in its shape (reasoning_effort
+ * as reasoning.effort, verbosity as text.verbosity, response_format as text.format, and
+ * metadata, user, service_tier, prompt_cache_key and safety_identifier as they are) into *out
+ * (new object for rein_model_request_set_extra, NULL: none); those members leave r's dropped
+ * and unsupported lists. Reads r's passthrough, so it may run again for every round. REIN_EINVAL
+ * with bad filled for a response_format the API would refuse.
+ */
+rein_err rein__gw_rs_chat_members(struct rein__gw_req *r, json_t **out, struct rein__gw_bad *bad);
 /* rein_gateway_kept_response for owner (responses.c). */
 rein_err rein__gw_rs_kept_answer(struct rein__gw_kept *k, const char *owner,
                                  const struct rein_gateway_call *call, enum rein_gateway_kept_op op,

@@ -489,6 +489,95 @@ static bool chat_form(const char *key, const json_t *v, json_t *chat, bool *nome
            json_object_get(chat, "response_format");
 }
 
+/* Takes name out of the array of names list (a no-op when it is not there). */
+static void unlist(json_t *list, const char *name)
+{
+    size_t i;
+    json_t *v;
+
+    json_array_foreach(list, i, v)
+    {
+        if (is(v, name)) {
+            (void)json_array_remove(list, i);
+            return;
+        }
+    }
+}
+
+/* A chat response_format in this wire's text.format shape (new), or NULL: a type this wire
+ * has no form for (the member stays refused); REIN_EINVAL with bad for a json_schema format
+ * without its schema object, as the API refuses it. */
+static rein_err rs_format(const json_t *rf, json_t **out, struct rein__gw_bad *bad)
+{
+    const json_t *type = json_object_get(rf, "type"), *js = json_object_get(rf, "json_schema");
+
+    *out = NULL;
+    if (is(type, "text") || is(type, "json_object"))
+        *out = json_pack("{s:O}", "type", type);
+    else if (!is(type, "json_schema"))
+        return REIN_OK;
+    else if (!json_is_object(js))
+        return rein__gw_bad(bad, "response_format.json_schema",
+                            "Missing required parameter: 'response_format.json_schema'.");
+    else
+        *out = json_pack("{s:s}", "type", "json_schema");
+    if (*out && js &&
+        json_object_update_new(*out, PICKED(js, "name", "schema", "strict", "description"))) {
+        json_decref(*out);
+        *out = NULL;
+    }
+    return *out ? REIN_OK : REIN_ENOMEM;
+}
+
+rein_err rein__gw_rs_chat_members(struct rein__gw_req *r, json_t **out, struct rein__gw_bad *bad)
+{
+    const json_t *pt = r->passthrough, *x;
+    json_t *o = json_object(), *text = json_object(), *format = NULL;
+    rein_err rc = o && text ? REIN_OK : REIN_ENOMEM;
+
+    for (size_t i = 0; !rc && shared[i]; i++) {
+        /* store means something else here: whether the upstream keeps the answer */
+        if (strcmp(shared[i], "store") != 0 && (x = json_object_get(pt, shared[i])) &&
+            json_object_set(o, shared[i], (json_t *)x))
+            rc = REIN_ENOMEM;
+    }
+    if (!rc && json_is_string(x = json_object_get(pt, "reasoning_effort")) &&
+        json_object_set_new(o, "reasoning", json_pack("{s:O}", "effort", x)))
+        rc = REIN_ENOMEM;
+    if (!rc && json_is_string(x = json_object_get(pt, "verbosity")) &&
+        json_object_set(text, "verbosity", (json_t *)x))
+        rc = REIN_ENOMEM;
+    if (!rc && json_is_object(x = json_object_get(pt, "response_format")) &&
+        (rc = rs_format(x, &format, bad)) == REIN_OK && format &&
+        json_object_set_new(text, "format", format))
+        rc = REIN_ENOMEM;
+    if (!rc && json_object_size(text) && json_object_set(o, "text", text))
+        rc = REIN_ENOMEM;
+    if (!rc) {
+        const char *key;
+        json_t *v;
+        /* what goes up is neither dropped nor refused */
+        json_object_foreach(o, key, v)
+        {
+            unlist(r->dropped, key);
+            unlist(r->unsupported, key);
+        }
+        if (json_object_get(o, "reasoning"))
+            unlist(r->dropped, "reasoning_effort");
+        if (json_object_get(text, "verbosity"))
+            unlist(r->dropped, "verbosity");
+        if (json_object_get(text, "format"))
+            unlist(r->unsupported, "response_format");
+    }
+    json_decref(text);
+    if (rc || !json_object_size(o)) {
+        json_decref(o);
+        o = NULL;
+    }
+    *out = o;
+    return rc;
+}
+
 /*
  * The members besides those read. For an upstream of the chat wire, what has a chat form goes
  * into the chat body (the parser passes it on); for an upstream of this wire, everything goes

@@ -311,6 +311,69 @@ static void test_unknown_members(void **state)
     assert_int_equal(ms_request_count(F->ms), 1);
 }
 
+/*
+ * A chat completions client and an upstream of the Responses API, OpenAI's other wire: what
+ * that API has too goes up in its shape (reasoning_effort as reasoning.effort, verbosity and
+ * response_format under text, the same-named members as they are), and only what it lacks is
+ * dropped or refused.
+ */
+static void test_chat_members_reach_a_responses_upstream(void **state)
+{
+    const struct ms_request *q;
+    const json_t *text, *format;
+    struct th_resp r;
+
+    (void)state;
+    start_with("openai-responses", NULL, 0);
+    script("[{\"text\":\"{\\\"city\\\":\\\"Paris\\\"}\"}]");
+    chat("{\"model\":\"m\"," USER ",\"reasoning_effort\":\"high\",\"verbosity\":\"low\","
+         "\"service_tier\":\"flex\",\"prompt_cache_key\":\"pk\",\"safety_identifier\":\"s1\","
+         "\"metadata\":{\"run\":\"7\"},\"seed\":3,\"store\":true,\"response_format\":{\"type\":"
+         "\"json_schema\",\"json_schema\":{\"name\":\"place\",\"strict\":true,\"schema\":{"
+         "\"type\":\"object\",\"properties\":{\"city\":{\"type\":\"string\"}},\"required\":["
+         "\"city\"],\"additionalProperties\":false}}}}",
+         NULL, &r);
+    if (r.status != 200)
+        fail_msg("%ld %s", r.status, r.body);
+    assert_string_equal(th_header(&r, "x-rein-dropped"), "[\"seed\",\"store\"]");
+    th_resp_free(&r);
+    q = ms_last_request(F->ms);
+    assert_string_equal(q->format, "responses");
+    assert_string_equal(th_jstr(json_object_get(q->json, "reasoning"), "effort"), "high");
+    text = json_object_get(q->json, "text");
+    assert_string_equal(th_jstr(text, "verbosity"), "low");
+    format = json_object_get(text, "format");
+    assert_string_equal(th_jstr(format, "type"), "json_schema");
+    assert_string_equal(th_jstr(format, "name"), "place");
+    assert_true(json_is_true(json_object_get(format, "strict")));
+    assert_string_equal(th_jstr(json_object_get(format, "schema"), "type"), "object");
+    assert_string_equal(th_jstr(q->json, "service_tier"), "flex");
+    assert_string_equal(th_jstr(q->json, "prompt_cache_key"), "pk");
+    assert_string_equal(th_jstr(q->json, "safety_identifier"), "s1");
+    assert_string_equal(th_jstr(json_object_get(q->json, "metadata"), "run"), "7");
+    assert_null(json_object_get(q->json, "seed"));
+    assert_true(json_is_false(json_object_get(q->json, "store"))); /* rein keeps the history */
+
+    /* json_object goes as it is; a json_schema format without its schema is the API's 400;
+     * what the Responses API has no form for stays refused by name */
+    script("[{\"text\":\"{}\"}]");
+    chat("{\"model\":\"m\"," USER ",\"response_format\":{\"type\":\"json_object\"}}", NULL, &r);
+    assert_int_equal(r.status, 200);
+    assert_null(th_header(&r, "x-rein-dropped"));
+    th_resp_free(&r);
+    q = ms_last_request(F->ms);
+    assert_string_equal(
+        th_jstr(json_object_get(json_object_get(q->json, "text"), "format"), "type"),
+        "json_object");
+    chat("{\"model\":\"m\"," USER ",\"response_format\":{\"type\":\"json_schema\"}}", NULL, &r);
+    assert_oa_error(&r, 400, "response_format.json_schema");
+    th_resp_free(&r);
+    chat("{\"model\":\"m\"," USER ",\"modalities\":[\"text\",\"audio\"]}", NULL, &r);
+    assert_oa_error(&r, 400, "modalities");
+    th_resp_free(&r);
+    assert_int_equal(ms_request_count(F->ms), 1);
+}
+
 static void test_bad_tools(void **state)
 {
     static const struct {
@@ -3426,6 +3489,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_teardown(test_malformed_bodies, teardown),
         cmocka_unit_test_teardown(test_oversized_body, teardown),
         cmocka_unit_test_teardown(test_unknown_members, teardown),
+        cmocka_unit_test_teardown(test_chat_members_reach_a_responses_upstream, teardown),
         cmocka_unit_test_teardown(test_bad_tools, teardown),
         cmocka_unit_test_teardown(test_tools_cache_follows_the_tools_as_sent, teardown),
         cmocka_unit_test_teardown(test_known_tools_change_nothing_on_the_wire, teardown),
