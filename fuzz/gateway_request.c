@@ -4,8 +4,8 @@
  * set: the Responses API, read as the chat completions body it means, with kept responses to
  * refer to when bit 3 is set and an upstream of the Responses wire when bit 4 is (hosted
  * tools are only kept for it); else even: OpenAI chat completions, odd: Anthropic messages,
- * and a chat body's members bound for a Responses upstream when bit 4 is set), the rest is the
- * request body as a client sent it. A
+ * and a chat body's members bound for a Responses upstream when bit 4 is set; bit 5: the
+ * Responses request runs in the background), the rest is the request body as a client sent it. A
  * Responses body converts to a chat completions body the OpenAI parser reads, or is refused
  * with a message, and what it holds beyond that is three lists of the right types. Nothing may
  * crash, leak or read out of bounds. A refused body names what is wrong, and the error body
@@ -171,12 +171,12 @@ static struct rein__gw_kept *kept_store(void)
 }
 
 static void check_responses(const char *body, size_t len, bool verbatim, bool refs_kept,
-                            bool responses_up)
+                            bool responses_up, bool background)
 {
     struct rein__gw_req r;
     struct rein__gw_bad bad;
     struct rein_buf chat;
-    struct rein__gw_refs refs = {refs_kept ? kept_store() : NULL, ""};
+    struct rein__gw_refs refs = {refs_kept ? kept_store() : NULL, "", background};
     json_t *extra = NULL;
     rein_err rc;
 
@@ -196,6 +196,7 @@ static void check_responses(const char *body, size_t len, bool verbatim, bool re
             !json_is_array(json_object_get(extra, "dropped")) ||
             !json_is_array(json_object_get(extra, "unsupported")) ||
             !json_is_boolean(json_object_get(extra, "store")) ||
+            (json_object_get(extra, "background") && !background) ||
             (json_object_get(extra, "hosted_tools") &&
              (!responses_up || !json_array_size(json_object_get(extra, "hosted_tools")))))
             abort();
@@ -265,7 +266,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     if (data[0] & 4) {
         check_responses((const char *)data + 1, size - 1, (data[0] & 2) != 0, (data[0] & 8) != 0,
-                        (data[0] & 16) != 0);
+                        (data[0] & 16) != 0, (data[0] & 32) != 0);
         return 0;
     }
     wire = (data[0] & 1) ? &rein__gw_anthropic : &rein__gw_openai;

@@ -88,6 +88,7 @@ REIN_EXTERN bool rein_gateway_policy_parse(const char *text, enum rein_gateway_p
 #define REIN_GATEWAY_DEFAULT_TOOL_ROUNDS 10
 #define REIN_GATEWAY_DEFAULT_KEEP_BYTES  (64 * 1024 * 1024)
 #define REIN_GATEWAY_DEFAULT_KEEP_MS     (24 * 3600 * 1000LL)
+#define REIN_GATEWAY_DEFAULT_BACKGROUND  16
 
 /* Options for rein_gateway_new(). Zeroed members mean the defaults. */
 struct rein_gateway_opts {
@@ -118,6 +119,10 @@ struct rein_gateway_opts {
      * (0: 64 MiB; negative: none kept), each forgotten once unused for keep_ms (0: 24 h). */
     int64_t keep_bytes;
     int64_t keep_ms;
+    /* Responses API requests with background true run at most this many at once, a client at
+     * most half of them (0: 16; negative: none, such a request gets a 429; decision 0093).
+     * Their answers are kept responses: with none kept, none run. */
+    int background_max;
 };
 
 /*
@@ -187,7 +192,9 @@ struct rein_gateway_sink {
  * Serves one request: parses it, forwards it upstream, checks the reply's tool calls, and
  * answers through sink in the client's format, whatever happened (bad request, upstream error,
  * invalid calls). Returns REIN_OK when an answer was given (or the client went away), else the
- * sink's error.
+ * sink's error. A Responses request with "background": true is answered once its body was
+ * read, with the response in progress; the rest runs on the gateway's own workers, and the
+ * answer is read with rein_gateway_kept_response (decision 0093).
  */
 REIN_EXTERN rein_err rein_gateway_serve(rein_gateway *g, const struct rein_gateway_call *call,
                                         const struct rein_gateway_sink *sink) REIN_WUR;
@@ -219,6 +226,9 @@ enum rein_gateway_kept_op {
     REIN_GATEWAY_KEPT_GET,         /* GET /v1/responses/{id}: the response as it was answered */
     REIN_GATEWAY_KEPT_INPUT_ITEMS, /* GET /v1/responses/{id}/input_items: its input, as a list */
     REIN_GATEWAY_KEPT_DELETE,      /* DELETE /v1/responses/{id}: forgotten, with its items */
+    /* POST /v1/responses/{id}/cancel: a background response stopped (decision 0093), then
+     * answered as GET does */
+    REIN_GATEWAY_KEPT_CANCEL,
 };
 
 /*
@@ -228,8 +238,9 @@ enum rein_gateway_kept_op {
  * in OpenAI's shape: 200; 404 for a response this client has not kept here (asked with store
  * false, forgotten, kept for another key, or the gateway keeps none); 400 for a query it
  * refuses (limit outside 1 to 100, order other than asc or desc, an after that names no input
- * item, stream true). input_items reads limit (20), order (desc) and after. Returns REIN_OK,
- * or REIN_ENOMEM.
+ * item, stream true) and for cancelling a response that did not run in the background.
+ * input_items reads limit (20), order (desc) and after. A cancel waits up to 10 s for the
+ * response to stop. Returns REIN_OK, or REIN_ENOMEM.
  */
 REIN_EXTERN rein_err rein_gateway_kept_response(
     rein_gateway *g, const struct rein_gateway_call *call, enum rein_gateway_kept_op op,
@@ -240,9 +251,9 @@ REIN_EXTERN rein_err rein_gateway_kept_response(
  * The gateway's routes on srv (gw borrowed, must outlive the server): rein in front of clients
  * of the OpenAI and Anthropic APIs.
  *   POST /v1/chat/completions   OpenAI chat completions, JSON or SSE
- *   POST /v1/responses          OpenAI's Responses API, JSON or SSE
- *   GET, DELETE /v1/responses/{id}, GET /v1/responses/{id}/input_items
- *                               a kept response (rein_gateway_kept_response)
+ *   POST /v1/responses          OpenAI's Responses API, JSON or SSE, or run in the background
+ *   GET, DELETE /v1/responses/{id}, GET /v1/responses/{id}/input_items,
+ *   POST /v1/responses/{id}/cancel   a kept response (rein_gateway_kept_response)
  *   POST /v1/messages           Anthropic messages, JSON or SSE
  *   POST /v1/messages/count_tokens   Anthropic's token count (rein_gateway_count_tokens)
  *   GET  /v1/models             the upstream model (Anthropic's shape with anthropic-version)

@@ -73,7 +73,9 @@ static void serve_usage(FILE *out)
             "  --gateway-keep-bytes BYTES  memory for Responses API answers kept for\n"
             "                          previous_response_id and item_reference (store true;\n"
             "                          default 64 MiB; 0 keeps none)\n"
-            "  --gateway-keep-ms D     a kept answer unused this long is forgotten (24h)\n\n"
+            "  --gateway-keep-ms D     a kept answer unused this long is forgotten (24h)\n"
+            "  --gateway-background N  Responses API requests with background true running at\n"
+            "                          once, a client half of them (default 16; 0 runs none)\n\n"
             "With REIN_API_KEYS=key1,key2 set, every route but /healthz and the chat page needs\n"
             "Authorization: Bearer <key> or x-api-key: <key> (/metrics too, unless\n"
             "--metrics-public).\n"
@@ -103,6 +105,7 @@ struct serve_opts {
     long gw_reasks;
     long gw_keep_bytes;
     long gw_keep_ms;
+    long gw_background;
     struct cli_setup setup;
 };
 
@@ -139,6 +142,8 @@ static const struct {
      "0 (none) to 64 GiB", false},
     {"--gateway-keep-ms", 1000, 30L * 86400000, offsetof(struct serve_opts, gw_keep_ms),
      "1s to 30 days", true},
+    {"--gateway-background", 0, 4096, offsetof(struct serve_opts, gw_background),
+     "0 (none) to 4096", false},
 };
 
 /* The gateway's switches: name, where the flag goes. */
@@ -312,6 +317,9 @@ static rein_err make_gateway(struct serve *s, struct serve_opts *o, rein_error *
     o->gw.max_reasks = o->gw_reasks < 0 ? 0 : o->gw_reasks == 0 ? -1 : (int)o->gw_reasks;
     o->gw.keep_bytes = o->gw_keep_bytes < 0 ? 0 : o->gw_keep_bytes == 0 ? -1 : o->gw_keep_bytes;
     o->gw.keep_ms = o->gw_keep_ms;
+    o->gw.background_max = o->gw_background < 0    ? 0
+                           : o->gw_background == 0 ? -1
+                                                   : (int)o->gw_background;
     s->gw = rein_gateway_new(&o->gw, err);
     if (!s->gw || rein_gateway_add_routes(s->srv, s->gw, err) != REIN_OK)
         return err->code ? err->code : REIN_ENOMEM;
@@ -342,7 +350,8 @@ int cmd_serve(int argc, char **argv)
                            .approval_ms = 60000,
                            .heartbeat_ms = 15000,
                            .gw_reasks = -1,
-                           .gw_keep_bytes = -1};
+                           .gw_keep_bytes = -1,
+                           .gw_background = -1};
     struct rein_store_opts store_opts = {.exclusive = true};
     struct serve s;
     rein_error err = {0};

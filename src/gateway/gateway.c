@@ -289,6 +289,12 @@ rein_gateway *rein_gateway_new(const struct rein_gateway_opts *o, rein_error *er
     memcpy(g->tools, tools, g->ntools * sizeof(const rein_tool *));
     if (rein__gw_metrics_init(g, err) != REIN_OK)
         goto fail;
+    if (rein__gw_bg_init(g, o->background_max == 0  ? REIN_GATEWAY_DEFAULT_BACKGROUND
+                            : o->background_max < 0 ? 0
+                                                    : o->background_max) != REIN_OK) {
+        rein_error_set(err, REIN_ENOMEM, "out of memory");
+        goto fail;
+    }
     return g;
 fail:
     rein_gateway_free(g);
@@ -299,6 +305,7 @@ void rein_gateway_free(rein_gateway *g)
 {
     if (!g)
         return;
+    rein__gw_bg_release(g); /* its jobs use everything else */
     rein__gw_cache_release(&g->cache);
     rein__gw_kept_release(&g->kept);
     for (size_t i = 0; i < g->nkeys; i++) {
@@ -1375,7 +1382,7 @@ static bool prepare(struct rein__gw_ctx *c)
 
     rc = read_options(c, &bad) ? REIN_OK : REIN_EINVAL;
     if (!rc && c->wire->convert) {
-        struct rein__gw_refs refs = {&c->g->kept, c->owner};
+        struct rein__gw_refs refs = {&c->g->kept, c->owner, c->job != NULL};
         rein__gw_kept_owner(presented_key(c->call), c->owner);
         rc = c->wire->convert(rein_provider_wire(c->g->provider), &refs, body, len, &c->conv,
                               &c->conv_extra, &bad);
@@ -1548,6 +1555,9 @@ rein_err rein_gateway_kept_response(rein_gateway *g, const struct rein_gateway_c
     if (!g || !call || !id || !status || !out)
         return REIN_EINVAL;
     rein__gw_kept_owner(presented_key(call), owner);
+    if (op == REIN_GATEWAY_KEPT_CANCEL && rein__gw_bg_cancel(g, owner, id) != REIN_OK)
+        rein_log(REIN_LOG_WARN, WHERE,
+                 "background response %s: still running 10 s after its cancel", id);
     rc = rein__gw_rs_kept_answer(&g->kept, owner, call, op, id, query, status, out);
     if (rc == REIN_OK && op == REIN_GATEWAY_KEPT_DELETE && *status == 200) {
         rein__gw_kept_stats(&g->kept, &bytes, &n);
@@ -1557,21 +1567,43 @@ rein_err rein_gateway_kept_response(rein_gateway *g, const struct rein_gateway_c
     return rc;
 }
 
-rein_err rein_gateway_serve(rein_gateway *g, const struct rein_gateway_call *call,
-                            const struct rein_gateway_sink *sink)
+/* A Responses body that says "background": true (as written: a name spelt with escapes is
+ * refused by the converter, which says so). */
+static bool background_asked(const struct rein_gateway_call *call)
+{
+    const char *v;
+    size_t n;
+
+    return call->api == REIN_GATEWAY_RESPONSES &&
+           rein__gw_raw_member(call->body, call->len, "background", &v, &n) && n == 4 &&
+           memcmp(v, "true", 4) == 0;
+}
+
+/* Whether a background job may go on (rein__gw_bg_accept); else c is answered. */
+static bool accepted(struct rein__gw_ctx *c)
+{
+    struct rein__gw_bad bad = {{0}, {0}};
+
+    if (!c->job || rein__gw_bg_accept(c, &bad))
+        return true;
+    answer_errorf(c, 400, bad.param[0] ? bad.param : NULL, "%s", bad.msg);
+    return false;
+}
+
+rein_err rein__gw_serve(rein_gateway *g, const struct rein_gateway_call *call,
+                        const struct rein_gateway_sink *sink, struct rein__gw_job *job)
 {
     struct rein__gw_ctx c;
     rein_err rc;
 
-    if (!g || !call || !sink)
-        return REIN_EINVAL;
     if (ctx_init(&c, g, call, sink) != REIN_OK) {
         answer_errorf(&c, 500, NULL, "out of memory");
         rc = c.sink_rc;
         ctx_release(&c);
         return rc;
     }
-    if (prepare(&c))
+    c.job = job;
+    if (prepare(&c) && accepted(&c))
         finish(&c, rounds(&c));
     else
         rein__gw_record_close(&c, 0);
@@ -1579,4 +1611,17 @@ rein_err rein_gateway_serve(rein_gateway *g, const struct rein_gateway_call *cal
     rc = c.gone ? REIN_OK : c.sink_rc;
     ctx_release(&c);
     return rc == REIN_ECANCELED ? REIN_OK : rc;
+}
+
+rein_err rein_gateway_serve(rein_gateway *g, const struct rein_gateway_call *call,
+                            const struct rein_gateway_sink *sink)
+{
+    char owner[REIN__GW_OWNER_LEN + 1];
+
+    if (!g || !call || !sink)
+        return REIN_EINVAL;
+    if (!background_asked(call))
+        return rein__gw_serve(g, call, sink, NULL);
+    rein__gw_kept_owner(presented_key(call), owner);
+    return rein__gw_bg_serve(g, call, sink, owner);
 }

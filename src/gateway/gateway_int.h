@@ -11,6 +11,7 @@
  *   anthropic.c  the same for the Anthropic messages wire
  *   responses.c  the OpenAI Responses wire, read as the chat completions request it means
  *   kept.c       the Responses answers kept for previous_response_id and item_reference
+ *   background.c Responses requests run in the background, on the gateway's own workers
  *   routes.c     the HTTP adapter: the /v1 routes on a rein_server
  *
  * The parsers read bytes from the network: fuzz/gateway_request.c drives them.
@@ -24,6 +25,8 @@
 #include <rein/history.h>
 #include <rein/json.h>
 #include <rein/session.h>
+
+#include <rein/pool.h>
 
 #include <pthread.h>
 #include <string.h>
@@ -255,6 +258,7 @@ rein_err rein__gw_rs_kept_answer(struct rein__gw_kept *k, const char *owner,
 struct rein__gw_refs {
     struct rein__gw_kept *kept;
     const char *owner;
+    bool background; /* the request runs in the background: its background true is taken */
 };
 
 /* The wire a client speaks, as a server. */
@@ -411,6 +415,7 @@ char *rein__gw_custom_input(const char *args);
 struct rein__gw_metrics {
     rein_metric *invalid, *repairs, *text_calls, *reasks, *upstream;
     rein_metric *kept_bytes, *kept_responses; /* gauges of the kept responses (kept.c) */
+    rein_metric *background;                  /* background responses running */
 };
 
 struct rein_gateway {
@@ -430,6 +435,13 @@ struct rein_gateway {
     struct rein__gw_cache cache;
     struct rein__gw_kept kept;
     struct rein__gw_metrics m;
+    /* Responses run in the background (background.c): at most bg_max at once, on bg_pool;
+     * bg_mu guards the list and the count. */
+    pthread_mutex_t bg_mu;
+    struct rein__gw_job *jobs;
+    int bg_n, bg_max;
+    rein_pool *bg_pool;
+    bool bg_on;
 };
 
 /* ---- one request --------------------------------------------------------------------------- */
@@ -470,6 +482,7 @@ struct rein__gw_round_call {
  */
 struct rein__gw_ctx {
     rein_gateway *g;
+    struct rein__gw_job *job; /* the background job the request runs in, or NULL */
     const struct rein_gateway_call *call;
     const struct rein_gateway_sink *sink;
     const struct rein__gw_wire *wire;
@@ -550,6 +563,38 @@ json_t *rein__gw_rein_ext(const struct rein__gw_ctx *c);
 const char *rein__gw_finish(const struct rein__gw_ctx *c, bool anthropic);
 /* The HTTP status an error answer gets for a REIN_E* code of the upstream send. */
 int rein__gw_status_for(rein_err rc);
+
+/* ---- background responses (background.c, decision 0093) ----------------------------------- */
+
+struct rein__gw_job;
+
+/* One request, as rein_gateway_serve runs it; job: the background job it runs in, or NULL. */
+rein_err rein__gw_serve(rein_gateway *g, const struct rein_gateway_call *call,
+                        const struct rein_gateway_sink *sink, struct rein__gw_job *job);
+/* The gateway's background jobs: at most max at once (0: none run); REIN_ENOMEM. Release
+ * cancels every job and waits for them. */
+rein_err rein__gw_bg_init(rein_gateway *g, int max);
+void rein__gw_bg_release(rein_gateway *g);
+/*
+ * A Responses request with background true (call borrowed, of the client of owner): run as a
+ * job, and answered on sink once the job has read the body: with the response in progress
+ * (200) when it was accepted, else with the job's refusal; a 429 when owner or the gateway
+ * has no room for one more job.
+ */
+rein_err rein__gw_bg_serve(rein_gateway *g, const struct rein_gateway_call *call,
+                           const struct rein_gateway_sink *sink, const char *owner);
+/*
+ * After the request's body was read, before the first upstream call: whether the job may go
+ * on in the background (it then keeps the response in progress and the client gets it), or
+ * false with bad filled (a stream, store false, the gateway keeping nothing).
+ */
+bool rein__gw_bg_accept(struct rein__gw_ctx *c, struct rein__gw_bad *bad);
+/* Cancels owner's running background response id and waits (10 s at most) for it to end:
+ * REIN_OK, or REIN_ETIMEDOUT. A response that is not running is left as it is. */
+rein_err rein__gw_bg_cancel(rein_gateway *g, const char *owner, const char *id);
+/* The response object in progress for c, as the client gets it and the gateway keeps it
+ * (responses.c); kept as owner's response c->id. */
+rein_err rein__gw_rs_in_progress(struct rein__gw_ctx *c, struct rein_buf *out);
 
 /* ---- checks (check.c) ---------------------------------------------------------------------- */
 

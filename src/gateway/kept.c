@@ -283,6 +283,16 @@ static rein_err copy_items(json_t *out, const json_t *items)
     return REIN_OK;
 }
 
+/* Whether kept entry e holds an answer: a response in the background is kept while it runs,
+ * and kept failed or cancelled when it did not complete (decision 0093). */
+static bool ended(const json_t *e)
+{
+    const char *status =
+        json_string_value(json_object_get(json_object_get(e, "response"), "status"));
+
+    return !status || strcmp(status, "completed") == 0 || strcmp(status, "incomplete") == 0;
+}
+
 /* The conversation response key continues, oldest first: each response's input then output.
  * Under the lock. */
 static rein_err chain(struct rein__gw_kept *k, const char *key, const char *id, json_t *out,
@@ -307,6 +317,11 @@ static rein_err chain(struct rein__gw_kept *k, const char *key, const char *id, 
                                   "gateway no longer keeps."
                                 : "Previous response with id '%s' not found.",
                               id);
+        else if (!ended(e))
+            rc = rein__gw_bad(bad, "previous_response_id",
+                              "Previous response with id '%s' %s: only a response that "
+                              "completed can be continued.",
+                              id, n ? "continues one that did not complete" : "did not complete");
         if (rc)
             break;
         entries[n] = json_incref(e);

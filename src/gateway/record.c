@@ -63,8 +63,11 @@ rein_err rein__gw_metrics_init(rein_gateway *g, rein_error *err)
                             "Responses API answers kept for previous_response_id and "
                             "item_reference",
                             NULL, NULL, 0, err);
+    g->m.background =
+        rein_metrics_family(g->metrics, REIN_METRIC_GAUGE, "rein_gateway_background_responses",
+                            "Responses API requests running in the background", NULL, NULL, 0, err);
     if (!g->m.invalid || !g->m.repairs || !g->m.text_calls || !g->m.reasks || !g->m.upstream ||
-        !g->m.kept_bytes || !g->m.kept_responses)
+        !g->m.kept_bytes || !g->m.kept_responses || !g->m.background)
         return err && err->code ? err->code : REIN_ENOMEM;
     return REIN_OK;
 }

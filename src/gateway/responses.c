@@ -585,7 +585,7 @@ rein_err rein__gw_rs_chat_members(struct rein__gw_req *r, json_t **out, struct r
  * (struct rein__gw_req's passthrough, dropped and unsupported).
  */
 static rein_err take_rest(const json_t *body, json_t *chat, json_t *extra, bool chat_up,
-                          bool reasoning, struct rein__gw_bad *bad)
+                          bool reasoning, bool background, struct rein__gw_bad *bad)
 {
     json_t *pass = json_object(), *dropped = json_array(), *unsupported = json_array();
     const char *key;
@@ -615,10 +615,18 @@ static rein_err take_rest(const json_t *body, json_t *chat, json_t *extra, bool 
                                 "send the conversation in 'input', or continue a response with "
                                 "'previous_response_id'.",
                                 key);
-        if (strcmp(key, "background") == 0 && json_is_true(v))
+        if (strcmp(key, "background") == 0 && json_is_true(v)) {
+            /* the job runs it in the background (decision 0093): an upstream must not */
+            if (background) {
+                if (json_object_set_new(extra, "background", json_true()))
+                    return REIN_ENOMEM;
+                continue;
+            }
             return rein__gw_bad(bad, key,
-                                "rein's gateway answers while the client waits: "
-                                "background must be false.");
+                                "'background' is spelt with escapes: write the member's name "
+                                "plainly for rein's gateway to run the response in the "
+                                "background.");
+        }
         if (chat_up && rein__gw_listed(shared, key, n)) {
             if (json_object_set(chat, key, v))
                 return REIN_ENOMEM;
@@ -653,7 +661,7 @@ static rein_err take_upstream_tools(const json_t *body, json_t *chat, json_t *ex
 }
 
 static rein_err convert_tree(const json_t *body, json_t *chat, json_t *extra, const char *upstream,
-                             struct rein__gw_bad *bad)
+                             bool background, struct rein__gw_bad *bad)
 {
     bool chat_up = strcmp(upstream, "openai") == 0;
     struct conv cv = {.msgs = json_array(),
@@ -684,7 +692,7 @@ static rein_err convert_tree(const json_t *body, json_t *chat, json_t *extra, co
         if ((v = json_object_get(body, *k)) && !json_is_null(v))
             rc = json_object_set(chat, *k, v) ? REIN_ENOMEM : REIN_OK;
     }
-    return rc ? rc : take_rest(body, chat, extra, chat_up, cv.reasoning, bad);
+    return rc ? rc : take_rest(body, chat, extra, chat_up, cv.reasoning, background, bad);
 }
 
 /*
@@ -734,7 +742,7 @@ static rein_err rs_convert(const char *upstream, const struct rein__gw_refs *ref
     else if (!json_object_get(tree, "input"))
         rc = rein__gw_bad(bad, "input", "Missing required parameter: 'input'.");
     else if ((rc = resolve(refs, tree, *extra, bad)) == REIN_OK)
-        rc = convert_tree(tree, chat, *extra, upstream, bad);
+        rc = convert_tree(tree, chat, *extra, upstream, refs && refs->background, bad);
     if (!rc)
         rc = rein_json_dump(out, chat);
     json_decref(tree);
@@ -839,6 +847,8 @@ static void response(const struct rein__gw_ctx *c, struct rein_jw *w, const json
     rein_jw_str(w, "response");
     REIN_JW_KEY(w, "created_at");
     rein_jw_int(w, c->created);
+    REIN_JW_KEY(w, "background");
+    rein_jw_bool(w, c->job != NULL);
     REIN_JW_KEY(w, "status");
     rein_jw_str(w, !done ? "in_progress" : why ? "incomplete" : "completed");
     REIN_JW_KEY(w, "error");
@@ -1044,6 +1054,26 @@ static rein_err rs_reply(const struct rein__gw_ctx *c, struct rein_buf *out)
     keep(c, items);
     json_decref(items);
     return rein_jw_finish(&w);
+}
+
+rein_err rein__gw_rs_in_progress(struct rein__gw_ctx *c, struct rein_buf *out)
+{
+    const json_t *x = c->conv_extra;
+    struct rein_jw w;
+    json_t *resp;
+    rein_err rc;
+
+    rein_jw_init(&w, out);
+    response(c, &w, NULL, false);
+    if ((rc = rein_jw_finish(&w)) != REIN_OK)
+        return rc;
+    if (!(resp = rein_json_parse(out->ptr, out->len, 0, NULL)))
+        return REIN_ENOMEM;
+    rc = rein__gw_kept_put(&c->g->kept, c->owner, c->id,
+                           json_string_value(json_object_get(x, "previous_response_id")),
+                           json_object_get(x, "own_input"), resp);
+    json_decref(resp);
+    return rc;
 }
 
 /* Errors are in the chat wire's shape: the SDKs read the same {"error": {...}}. */
@@ -1599,7 +1629,8 @@ rein_err rein__gw_rs_kept_answer(struct rein__gw_kept *k, const char *owner,
     char why[200];
     rein_err rc;
 
-    if (op == REIN_GATEWAY_KEPT_GET && stream && strcmp(stream, "false") != 0)
+    if (op != REIN_GATEWAY_KEPT_INPUT_ITEMS && op != REIN_GATEWAY_KEPT_DELETE && stream &&
+        strcmp(stream, "false") != 0)
         return kept_refusal(400, "stream",
                             "Invalid 'stream': rein's gateway keeps finished responses only, so "
                             "it has no stream to replay; ask without stream.",
@@ -1612,9 +1643,16 @@ rein_err rein__gw_rs_kept_answer(struct rein__gw_kept *k, const char *owner,
         snprintf(why, sizeof(why), "Response with id '%.64s' not found.", id);
         return kept_refusal(404, NULL, why, status, out);
     }
+    if (!rc && op == REIN_GATEWAY_KEPT_CANCEL &&
+        !json_is_true(json_object_get(resp, "background"))) {
+        json_decref(resp);
+        return kept_refusal(400, NULL,
+                            "Only responses created with background=true can be cancelled.", status,
+                            out);
+    }
     if (!rc && op == REIN_GATEWAY_KEPT_INPUT_ITEMS)
         rc = input_list(call, query, id, input, status, out);
-    else if (!rc && op == REIN_GATEWAY_KEPT_GET)
+    else if (!rc && op != REIN_GATEWAY_KEPT_DELETE)
         rc = rein_json_dump(out, resp);
     else if (!rc) {
         gone = json_pack("{s:s, s:s, s:b}", "id", id, "object", "response", "deleted", 1);

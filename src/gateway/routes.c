@@ -12,6 +12,8 @@
  *   GET, DELETE /v1/responses/{id}, GET /v1/responses/{id}/input_items
  *                               a response the gateway keeps (decision 0090), read again,
  *                               its input listed, or forgotten
+ *   POST /v1/responses/{id}/cancel   a response running in the background stopped (decision
+ *                               0093); it waits for the upstream call to end
  *   GET  /v1/models             the upstream model, in the shape the client's SDK reads
  *                               (Anthropic's when the request carries anthropic-version)
  *
@@ -192,6 +194,11 @@ static void handle_delete_response(rein_request *req, void *userdata)
     kept_response(req, userdata, REIN_GATEWAY_KEPT_DELETE);
 }
 
+static void handle_cancel_response(rein_request *req, void *userdata)
+{
+    kept_response(req, userdata, REIN_GATEWAY_KEPT_CANCEL);
+}
+
 static void handle_models(rein_request *req, void *userdata)
 {
     enum rein_gateway_api api = rein_request_header(req, "anthropic-version")
@@ -229,6 +236,9 @@ rein_err rein_gateway_add_routes(rein_server *srv, rein_gateway *gw, rein_error 
     if (rc == REIN_OK)
         rc = rein_server_route(srv, "DELETE", "/v1/responses/{id}", 0, handle_delete_response, gw,
                                err);
+    if (rc == REIN_OK)
+        rc = rein_server_route(srv, "POST", "/v1/responses/{id}/cancel", REIN_ROUTE_WAITS,
+                               handle_cancel_response, gw, err);
     if (rc == REIN_OK)
         rc = rein_server_route(srv, "POST", "/v1/messages/count_tokens", REIN_ROUTE_WAITS,
                                handle_count_tokens, gw, err);

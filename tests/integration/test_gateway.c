@@ -35,6 +35,7 @@ struct fx {
 static struct fx *F;
 static unsigned next_wait_threads; /* the next server's --wait-threads (0: the default) */
 static bool next_forward_key;      /* the next gateway forwards the client's key */
+static int next_background;        /* the next gateway's background_max (0: its default) */
 
 static rein_provider *provider(const char *wire, const char *key)
 {
@@ -92,6 +93,8 @@ static void start_with(const char *wire, const char *key, int max_tool_rounds)
     go.max_tool_rounds = max_tool_rounds;
     go.forward_client_key = next_forward_key;
     next_forward_key = false;
+    go.background_max = next_background;
+    next_background = 0;
     F->gw = rein_gateway_new(&go, &err);
     if (!F->gw)
         fail_msg("gateway: %s", err.msg);
@@ -2399,6 +2402,169 @@ static void test_responses_kept_read_and_deleted(void **state)
                                   NULL) == 1);
 }
 
+/* The kept response id of key once it is no longer in progress (10 s at most); its status. */
+static const char *settled(const char *key, const char *id, struct th_resp *r)
+{
+    char path[256];
+
+    snprintf(path, sizeof(path), "/v1/responses/%s", id);
+    for (int i = 0; i < 1000; i++) {
+        kept_as("GET", key, path, r);
+        if (r->status != 200)
+            fail_msg("%ld %s", r->status, r->body);
+        if (strcmp(th_jstr(r->json, "status"), "in_progress") != 0)
+            return th_jstr(r->json, "status");
+        th_resp_free(r);
+        rein_sleep_ms(10);
+    }
+    fail_msg("response %s still in progress after 10 s", id);
+    return NULL;
+}
+
+static double background_running(void)
+{
+    return rein_metric_value(rein_metrics_family(F->metrics, REIN_METRIC_GAUGE,
+                                                 "rein_gateway_background_responses", NULL, NULL,
+                                                 NULL, 0, NULL),
+                             NULL);
+}
+
+/*
+ * A Responses request with background true is answered in progress at once; the rounds go on
+ * (a re-ask among them), GET reads the answer when it is there, and it can be continued. One
+ * still running cannot be continued, and one whose upstream fails is kept failed with the
+ * upstream's error.
+ */
+static void test_responses_in_the_background(void **state)
+{
+    char id[128], body[512];
+    struct th_resp r;
+    int64_t t0;
+
+    (void)state;
+    start();
+    script("[{\"delay_headers_ms\":400,\"tool_calls\":[{\"id\":\"c1\",\"name\":\"get_weather\","
+           "\"arguments\":\"{\\\"town\\\":\\\"Paris\\\"}\"}]},{\"tool_calls\":[{\"id\":\"c2\","
+           "\"name\":\"get_weather\",\"arguments\":\"{\\\"city\\\":\\\"Paris\\\"}\"}]}]");
+    t0 = rein_now_ms();
+    responses_as(
+        "k1", "{\"model\":\"m\",\"background\":true,\"input\":\"weather in Paris?\"," RS_TOOLS "}",
+        &r);
+    if (r.status != 200)
+        fail_msg("%ld %s", r.status, r.body);
+    assert_true(rein_now_ms() - t0 < 400); /* before the upstream answered */
+    assert_string_equal(th_jstr(r.json, "status"), "in_progress");
+    assert_true(json_is_true(json_object_get(r.json, "background")));
+    assert_true(json_is_null(json_object_get(r.json, "usage")));
+    snprintf(id, sizeof(id), "%s", th_jstr(r.json, "id"));
+    th_resp_free(&r);
+    assert_true(background_running() == 1);
+    /* still running: it cannot be continued yet */
+    snprintf(body, sizeof(body),
+             "{\"model\":\"m\",\"previous_response_id\":\"%s\",\"input\":[{\"type\":"
+             "\"function_call_output\",\"call_id\":\"c2\",\"output\":\"sunny\"}]}",
+             id);
+    responses_as("k1", body, &r);
+    assert_string_equal(err_param(&r, 400), "previous_response_id");
+    assert_non_null(strstr(r.body, "did not complete"));
+    th_resp_free(&r);
+
+    assert_string_equal(settled("k1", id, &r), "completed");
+    assert_string_equal(th_jstr(json_array_get(json_object_get(r.json, "output"), 0), "call_id"),
+                        "c2");
+    assert_int_equal(json_integer_value(json_object_get(json_object_get(r.json, "rein"), "reasks")),
+                     1);
+    assert_true(json_is_true(json_object_get(r.json, "background")));
+    th_resp_free(&r);
+    assert_int_equal(ms_request_count(F->ms), 2);
+    script("[{\"text\":\"Sunny.\"}]");
+    responses_as("k1", body, &r);
+    assert_int_equal(r.status, 200);
+    assert_true(json_is_false(json_object_get(r.json, "background")));
+    th_resp_free(&r);
+    for (int i = 0; i < 100 && background_running() != 0; i++)
+        rein_sleep_ms(10); /* the job leaves the count after it kept its answer */
+    assert_true(background_running() == 0);
+
+    /* the upstream fails: kept failed, with the upstream's words */
+    script("[{\"status\":400,\"error\":{\"type\":\"invalid_request_error\",\"code\":"
+           "\"context_length_exceeded\",\"message\":\"Too long.\"}}]");
+    responses_as("k1", "{\"model\":\"m\",\"background\":true,\"input\":\"hi\"}", &r);
+    assert_int_equal(r.status, 200);
+    snprintf(id, sizeof(id), "%s", th_jstr(r.json, "id"));
+    th_resp_free(&r);
+    assert_string_equal(settled("k1", id, &r), "failed");
+    /* the error the client would have got in the foreground: its code, else its type */
+    assert_string_equal(th_jstr(json_object_get(r.json, "error"), "code"), "invalid_request_error");
+    assert_string_equal(th_jstr(json_object_get(r.json, "error"), "message"), "Too long.");
+    th_resp_free(&r);
+}
+
+/*
+ * A background response is stopped by its client (POST /v1/responses/{id}/cancel: its
+ * upstream call ends and it is kept cancelled; cancelling again changes nothing), not by
+ * another; a response in the foreground cannot be cancelled. At most background_max run at
+ * once, a client at most half of them: more is a 429, and the gateway's end stops the rest.
+ */
+static void test_responses_background_cancel_and_bounds(void **state)
+{
+    static const char hang[] = "{\"model\":\"m\",\"background\":true,\"input\":\"hi\"}";
+    char id[128], id2[128], path[256];
+    struct th_resp r;
+
+    (void)state;
+    next_background = 2;
+    start();
+    script("[{\"fault\":{\"hang\":true},\"times\":3},{\"text\":\"ok\"}]");
+    responses_as("k1", hang, &r);
+    assert_int_equal(r.status, 200);
+    snprintf(id, sizeof(id), "%s", th_jstr(r.json, "id"));
+    th_resp_free(&r);
+    responses_as("k1", hang, &r); /* half of 2 per client */
+    assert_int_equal(r.status, 429);
+    assert_string_equal(th_jstr(json_object_get(r.json, "error"), "code"), "rate_limit_exceeded");
+    th_resp_free(&r);
+    responses_as("k2", hang, &r);
+    assert_int_equal(r.status, 200);
+    snprintf(id2, sizeof(id2), "%s", th_jstr(r.json, "id"));
+    th_resp_free(&r);
+    responses_as("k3", hang, &r); /* 2 in all */
+    assert_int_equal(r.status, 429);
+    th_resp_free(&r);
+    assert_true(background_running() == 2);
+
+    snprintf(path, sizeof(path), "/v1/responses/%s/cancel", id);
+    kept_as("POST", "k2", path, &r); /* not k2's */
+    assert_null(err_param(&r, 404));
+    th_resp_free(&r);
+    kept_as("POST", "k1", path, &r);
+    if (r.status != 200)
+        fail_msg("%ld %s", r.status, r.body);
+    assert_string_equal(th_jstr(r.json, "status"), "cancelled");
+    th_resp_free(&r);
+    kept_as("POST", "k1", path, &r);
+    assert_int_equal(r.status, 200);
+    assert_string_equal(th_jstr(r.json, "status"), "cancelled");
+    th_resp_free(&r);
+    snprintf(path, sizeof(path), "/v1/responses/%s", id);
+    kept_as("GET", "k1", path, &r);
+    assert_string_equal(th_jstr(r.json, "status"), "cancelled");
+    th_resp_free(&r);
+    assert_true(background_running() == 1);
+
+    /* a response of the foreground */
+    script("[{\"text\":\"ok\"}]");
+    responses_as("k1", "{\"model\":\"m\",\"input\":\"hi\"}", &r);
+    assert_int_equal(r.status, 200);
+    snprintf(path, sizeof(path), "/v1/responses/%s/cancel", th_jstr(r.json, "id"));
+    th_resp_free(&r);
+    kept_as("POST", "k1", path, &r);
+    assert_int_equal(r.status, 400);
+    assert_non_null(strstr(r.body, "background=true"));
+    th_resp_free(&r);
+    (void)id2; /* k2's still hangs: the teardown's rein_gateway_free stops it */
+}
+
 /* What rein cannot do on this wire is refused by name, before the upstream is asked. */
 static void test_responses_refusals(void **state)
 {
@@ -2417,7 +2583,10 @@ static void test_responses_refusals(void **state)
          "input[0]"},
         {"{\"model\":\"m\"}", "input"},
         {"{\"model\":\"m\",\"input\":7}", "input"},
-        {"{\"model\":\"m\",\"input\":\"hi\",\"background\":true}", "background"},
+        {"{\"model\":\"m\",\"input\":\"hi\",\"backgr\\u006fund\":true}", "background"},
+        {"{\"model\":\"m\",\"input\":\"hi\",\"background\":true,\"stream\":true}", "stream"},
+        {"{\"model\":\"m\",\"input\":\"hi\",\"background\":true,\"store\":false}", "store"},
+        {"{\"model\":\"m\",\"input\":7,\"background\":true}", "input"},
         {"{\"model\":\"m\",\"input\":\"hi\",\"max_output_tokens\":\"x\"}", "max_output_tokens"},
         {"{\"model\":\"m\",\"input\":\"hi\",", ""},
     };
@@ -3542,6 +3711,8 @@ int main(int argc, char **argv)
         cmocka_unit_test_teardown(test_responses_custom_tools, teardown),
         cmocka_unit_test_teardown(test_responses_kept_for_the_next_turn, teardown),
         cmocka_unit_test_teardown(test_responses_kept_read_and_deleted, teardown),
+        cmocka_unit_test_teardown(test_responses_in_the_background, teardown),
+        cmocka_unit_test_teardown(test_responses_background_cancel_and_bounds, teardown),
         cmocka_unit_test_teardown(test_responses_hosted_tools_to_a_responses_upstream, teardown),
         cmocka_unit_test_teardown(test_other_wire_refuses_what_it_cannot_carry, teardown),
         cmocka_unit_test_teardown(test_held_frames_are_handed_before_each_wait, teardown),

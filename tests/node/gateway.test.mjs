@@ -615,6 +615,25 @@ check('responses: a kept response is retrieved, its input listed, and deleted th
   await upstream(2);
 });
 
+check('responses: background true is polled with retrieve, and cancel stops one', async () => {
+  await scenario([{ delay_headers_ms: 300, text: 'Sunny.' }]);
+  const r = await oa.responses.create({ ...rsBase, background: true });
+  assert.equal(r.status, 'in_progress');
+  assert.equal(r.background, true);
+  let got = r;
+  for (let i = 0; i < 500 && got.status === 'in_progress'; i++) {
+    await new Promise((ok) => setTimeout(ok, 10));
+    got = await oa.responses.retrieve(r.id);
+  }
+  assert.equal(got.status, 'completed');
+  assert.equal(got.output_text, 'Sunny.');
+  await scenario([{ fault: { hang: true } }]);
+  const h = await oa.responses.create({ ...rsBase, background: true });
+  const c = await oa.responses.cancel(h.id);
+  assert.equal(c.status, 'cancelled');
+  assert.equal((await oa.responses.retrieve(h.id)).status, 'cancelled');
+});
+
 check('responses: invalid arguments are re-asked mid-stream; the client gets the valid call', async () => {
   await scenario([
     { text: 'Let me check.', tool_calls: [call('call_1', '{"town":"Paris"}')] },
