@@ -988,6 +988,17 @@ static void on_event(const struct rein_model_event *ev, void *userdata)
     }
 }
 
+/* Whether an upstream of wire up writes its errors as a client of wire client reads them:
+ * its own wire, or OpenAI's other API ({message, type, param, code} on both), so that a code
+ * such as context_length_exceeded reaches the client as it came. */
+static bool same_errors(const char *up, const char *client)
+{
+    return strcmp(up, client) == 0 ||
+           ((strcmp(up, rein__gw_openai.name) == 0 || strcmp(up, rein__gw_responses.name) == 0) &&
+            (strcmp(client, rein__gw_openai.name) == 0 ||
+             strcmp(client, rein__gw_responses.name) == 0));
+}
+
 /* The upstream failed: its status, error and Retry-After, in the client's shape. */
 static void upstream_error(struct rein__gw_ctx *c, rein_err rc, const rein_error *err,
                            const rein_model_response *resp)
@@ -1005,7 +1016,7 @@ static void upstream_error(struct rein__gw_ctx *c, rein_err rc, const rein_error
     else if (type && strcmp(type, "rate_limit_error") == 0)
         e.status = 429;
     e.upstream = up;
-    e.upstream_same = strcmp(rein_provider_wire(c->g->provider), c->wire->name) == 0;
+    e.upstream_same = same_errors(rein_provider_wire(c->g->provider), c->wire->name);
     e.request_id = resp ? rein_model_response_request_id(resp) : NULL;
     /* The failed response's headers, or none: an earlier round's limits are not this answer's.
      * A 429's rate limits matter most: they say when to come back. */

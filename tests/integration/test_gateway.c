@@ -375,6 +375,16 @@ static void test_chat_members_reach_a_responses_upstream(void **state)
     assert_oa_error(&r, 400, "modalities");
     th_resp_free(&r);
     assert_int_equal(ms_request_count(F->ms), 1);
+
+    /* the two APIs write their errors alike: the upstream's goes to the client as it came */
+    script("[{\"status\":400,\"error\":{\"type\":\"invalid_request_error\",\"code\":"
+           "\"context_length_exceeded\",\"param\":\"input\",\"message\":\"Too long.\"}}]");
+    chat("{\"model\":\"m\"," USER "}", NULL, &r);
+    assert_int_equal(r.status, 400);
+    assert_string_equal(th_jstr(json_object_get(r.json, "error"), "code"),
+                        "context_length_exceeded");
+    assert_string_equal(th_jstr(json_object_get(r.json, "error"), "message"), "Too long.");
+    th_resp_free(&r);
 }
 
 static void test_bad_tools(void **state)
@@ -2494,8 +2504,10 @@ static void test_responses_in_the_background(void **state)
     snprintf(id, sizeof(id), "%s", th_jstr(r.json, "id"));
     th_resp_free(&r);
     assert_string_equal(settled("k1", id, &r), "failed");
-    /* the error the client would have got in the foreground: its code, else its type */
-    assert_string_equal(th_jstr(json_object_get(r.json, "error"), "code"), "invalid_request_error");
+    /* the error the client would have got in the foreground (OpenAI's two APIs write their
+     * errors alike: the upstream's code reaches the client) */
+    assert_string_equal(th_jstr(json_object_get(r.json, "error"), "code"),
+                        "context_length_exceeded");
     assert_string_equal(th_jstr(json_object_get(r.json, "error"), "message"), "Too long.");
     th_resp_free(&r);
 }
