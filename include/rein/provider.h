@@ -256,6 +256,10 @@ REIN_EXTERN json_t *rein_model_response_message(const rein_model_response *r);
  *                    (web_search_call, file_search_call, code_interpreter_call,
  *                    image_generation_call, mcp_call, mcp_list_tools), whole, as it ends; it
  *                    goes back with the assistant message as the reasoning items do
+ *   output_item_event  text, len: an event of a Responses API stream about a hosted tool's item
+ *                    before it ends, the event's JSON as it came: its response.output_item.added
+ *                    and its progress (response.web_search_call.searching, …); the item
+ *                    itself follows as output_item
  */
 #define REIN_MEV_MAP(X)                                                                            \
     X(TEXT_DELTA, "text_delta")                                                                    \
@@ -276,7 +280,8 @@ REIN_EXTERN json_t *rein_model_response_message(const rein_model_response *r);
     X(CITATION, "citation")                                                                        \
     X(HEADERS, "headers")                                                                          \
     X(REASONING_ITEM, "reasoning_item")                                                            \
-    X(OUTPUT_ITEM, "output_item")
+    X(OUTPUT_ITEM, "output_item")                                                                  \
+    X(OUTPUT_ITEM_EVENT, "output_item_event")
 #define REIN__MEV_INDEX(id, name) REIN__MEV_INDEX_##id,
 enum { REIN_MEV_MAP(REIN__MEV_INDEX) };
 #define REIN__MEV_ENUM(id, name) REIN_MEV_##id = REIN__MEV_INDEX_##id + 1,

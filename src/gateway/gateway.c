@@ -963,6 +963,7 @@ static void on_event(const struct rein_model_event *ev, void *userdata)
     case REIN_MEV_CITATION:
     case REIN_MEV_REASONING_ITEM:
     case REIN_MEV_OUTPUT_ITEM:
+    case REIN_MEV_OUTPUT_ITEM_EVENT:
         if (c->streaming && c->wire->s_block)
             (void)c->wire->s_block(c, ev->type, ev->text, ev->len);
         break;

@@ -1345,6 +1345,52 @@ static rein_err annotations(struct rein__gw_ctx *c, const char *p, size_t n)
  * body), and a hosted tool's item (REIN_MEV_OUTPUT_ITEM), is added and done at once. The
  * message's annotations go to annotations().
  */
+/* Whether the item open is the hosted tool's item id (added, not yet done). */
+static bool hosted_open(const struct rein__gw_ctx *c, const char *id)
+{
+    return c->block >= 0 && strcmp(c->block_type, "hosted") == 0 && id &&
+           strcmp(c->rs_item, id) == 0;
+}
+
+/*
+ * A hosted tool's item as it runs (REIN_MEV_OUTPUT_ITEM_EVENT, the upstream's event as it
+ * came): its output_item.added opens it at this answer's next place, and its progress events
+ * (searching, …) go on in it, renumbered; its output_item.done comes as REIN_MEV_OUTPUT_ITEM.
+ */
+static rein_err hosted_event(struct rein__gw_ctx *c, const char *p, size_t n)
+{
+    json_t *ev = rein_json_parse(p, n, 0, NULL);
+    const char *type = json_string_value(json_object_get(ev, "type"));
+    const json_t *item = json_object_get(ev, "item");
+    const char *id = json_string_value(json_object_get(item, "id"));
+    rein_err rc = REIN_OK;
+
+    if (!type) { /* not an event the decoder would tell */
+        json_decref(ev);
+        return REIN_OK;
+    }
+    rc = started(c);
+    if (!rc && strcmp(type, "response.output_item.added") == 0 && id &&
+        strlen(id) < sizeof(c->rs_item)) {
+        rc = close_item(c);
+        c->block = c->next_block++;
+        snprintf(c->block_type, sizeof(c->block_type), "hosted");
+        snprintf(c->rs_item, sizeof(c->rs_item), "%s", id);
+        if (!rc)
+            rc = item_event(c, type, (json_t *)item);
+    } else if (!rc && hosted_open(c, json_string_value(json_object_get(ev, "item_id")))) {
+        rein_buf_reset(&c->ev);
+        if (json_object_set_new(ev, "sequence_number", json_integer(c->rs_seq++)) ||
+            json_object_set_new(ev, "output_index", json_integer(c->block)) ||
+            rein_json_dump(&c->ev, ev))
+            rc = REIN_ENOMEM;
+        else
+            rc = rein__gw_emit(c, type, c->ev.ptr, c->ev.len);
+    }
+    json_decref(ev);
+    return rc;
+}
+
 static rein_err rs_s_block(struct rein__gw_ctx *c, enum rein_model_event_type kind, const char *p,
                            size_t n)
 {
@@ -1355,6 +1401,8 @@ static rein_err rs_s_block(struct rein__gw_ctx *c, enum rein_model_event_type ki
         rc = started(c);
         return rc ? rc : annotations(c, p, n);
     }
+    if (kind == REIN_MEV_OUTPUT_ITEM_EVENT && n)
+        return hosted_event(c, p, n);
     if ((kind != REIN_MEV_REASONING_ITEM && kind != REIN_MEV_OUTPUT_ITEM) || n == 0)
         return REIN_OK;
     rc = started(c);
@@ -1370,6 +1418,8 @@ static rein_err rs_s_block(struct rein__gw_ctx *c, enum rein_model_event_type ki
     }
     if (kind == REIN_MEV_REASONING_ITEM && open_kind(c) == &kinds[1])
         return close_item_as(c, item);
+    if (hosted_open(c, json_string_value(json_object_get(item, "id"))))
+        return item_done(c, item, REIN_OK); /* added, and told of as it ran */
     rc = close_item(c);
     c->block = c->next_block++;
     if (!rc)

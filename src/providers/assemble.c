@@ -490,6 +490,17 @@ static rein_err release_held(struct rein__asm *a)
     return rc;
 }
 
+rein_err rein__asm_tell_text(struct rein__asm *a, enum rein_model_event_type type, const char *p,
+                             size_t len)
+{
+    /* the text held back goes first: what is told comes after it in the reply */
+    rein_err rc = release_held(a);
+
+    if (!rc)
+        emit_piece(a, type, 0, p, len);
+    return rc;
+}
+
 rein_err rein__asm_server_block(struct rein__asm *a, json_t *block)
 {
     rein_model_response *r = a->r;

@@ -197,6 +197,10 @@ rein_err rein__asm_annotations(struct rein__asm *a, json_t *piece) REIN_WUR;
 /* An Anthropic text block starts (citations: the array it starts with, owned, NULL when it has
  * none): the text held back by the filter goes out first, as the end of the block before. */
 rein_err rein__asm_text_block(struct rein__asm *a, json_t *citations) REIN_WUR;
+/* Tells the listener of len bytes of JSON text p (borrowed) as an event of type, after the text
+ * the filter held back; nothing is kept. */
+rein_err rein__asm_tell_text(struct rein__asm *a, enum rein_model_event_type type, const char *p,
+                             size_t len) REIN_WUR;
 /* Tells the listener of a JSON value the reply keeps (borrowed) as an event of type. */
 rein_err rein__asm_tell(struct rein__asm *a, enum rein_model_event_type type,
                         const json_t *v) REIN_WUR;

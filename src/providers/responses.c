@@ -555,6 +555,9 @@ static rein_err take_event(struct rein_provider_decoder *d, const struct jdoc *d
             rc = call < 0 ? call : REIN_OK;
         } else if (JEQ(doc, it, "reasoning")) {
             rc = reasoning_begins(d, doc, f[E_ITEM]);
+        } else if (hosted_item(doc, it)) {
+            rc = rein__asm_tell_text(&d->a, REIN_MEV_OUTPUT_ITEM_EVENT, doc->js + doc->t[obj].start,
+                                     (size_t)(doc->t[obj].end - doc->t[obj].start));
         }
     } else if (JEQ(doc, type, "response.output_item.done")) {
         rc = item_done(d, st, k, doc, f[E_ITEM]);
@@ -573,6 +576,42 @@ static rein_err take_event(struct rein_provider_decoder *d, const struct jdoc *d
     }
     d->recognized++;
     return rc;
+}
+
+/* Whether the event p (len bytes) has a type that begins with one of prefixes (NULL-ended),
+ * read from the payload's first member (every event starts {"type":…}). */
+static bool typed(const char *p, size_t len, const char *const *prefixes)
+{
+    size_t i = 0;
+
+    while (i < len && (p[i] == ' ' || p[i] == '\t' || p[i] == '\r' || p[i] == '\n'))
+        i++;
+    if (len - i < 10 || memcmp(p + i, "{\"type\":\"", 9) != 0)
+        return false;
+    i += 9;
+    for (size_t k = 0; prefixes[k]; k++) {
+        size_t n = strlen(prefixes[k]);
+        if (len - i > n && memcmp(p + i, prefixes[k], n) == 0)
+            return true;
+    }
+    return false;
+}
+
+/* A hosted tool's progress (searching, interpreting, a partial image, …), which rein does not
+ * read but a gateway's Responses client may show. */
+static bool hosted_progress(const char *p, size_t len)
+{
+    static const char *const hosted[] = {
+        "response.web_search_call.",
+        "response.file_search_call.",
+        "response.code_interpreter_call",
+        "response.image_generation_call.",
+        "response.mcp_call",
+        "response.mcp_list_tools.",
+        NULL,
+    };
+
+    return typed(p, len, hosted);
 }
 
 /*
@@ -597,20 +636,10 @@ static bool skippable(const char *p, size_t len)
         "response.mcp_",
         "response.audio.",
         "response.custom_tool_call_input.",
+        NULL,
     };
-    size_t i = 0;
 
-    while (i < len && (p[i] == ' ' || p[i] == '\t' || p[i] == '\r' || p[i] == '\n'))
-        i++;
-    if (len - i < 10 || memcmp(p + i, "{\"type\":\"", 9) != 0)
-        return false;
-    i += 9;
-    for (size_t k = 0; k < REIN_ARRAY_SIZE(skip); k++) {
-        size_t n = strlen(skip[k]);
-        if (len - i > n && memcmp(p + i, skip[k], n) == 0)
-            return true;
-    }
-    return false;
+    return typed(p, len, skip);
 }
 
 static rein_err responses_payload(struct rein_provider_decoder *d, const char *event, const char *p,
@@ -626,7 +655,10 @@ static rein_err responses_payload(struct rein_provider_decoder *d, const char *e
     /* At the end of the input an event may be cut: that one is parsed, to tell. */
     if (!d->at_eof && skippable(p, len)) {
         d->recognized++;
-        return REIN_OK;
+        /* a hosted tool's progress: a listener (the gateway's Responses wire) hands it on */
+        return hosted_progress(p, len)
+                   ? rein__asm_tell_text(&d->a, REIN_MEV_OUTPUT_ITEM_EVENT, p, len)
+                   : REIN_OK;
     }
     if (len >= 6 && memcmp(p, "[DONE]", 6) == 0 && jblank(p + 6, len - 6)) {
         d->done_seen = true; /* proxies that end every stream OpenAI's older way */

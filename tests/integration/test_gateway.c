@@ -2895,9 +2895,20 @@ static void test_responses_hosted_tools_to_a_responses_upstream(void **state)
     responses(body, &r);
     assert_int_equal(r.status, 200);
     evs = rs_events(r.body, types, sizeof(types));
+    /* the hosted item as it runs: added, its progress renumbered into this stream, done */
     assert_non_null(strstr(types, "response.in_progress response.output_item.added "
-                                  "response.output_item.done response.output_item.added"));
-    assert_true(json_equal(json_object_get(json_array_get(evs, 3), "item"), ws));
+                                  "response.web_search_call.searching response.output_item.done "
+                                  "response.output_item.added"));
+    assert_string_equal(th_jstr(json_object_get(json_array_get(evs, 2), "item"), "status"),
+                        "in_progress");
+    assert_string_equal(th_jstr(json_array_get(evs, 3), "item_id"), "ws_up1");
+    assert_int_equal(json_integer_value(json_object_get(json_array_get(evs, 3), "output_index")),
+                     0);
+    assert_int_equal(json_integer_value(json_object_get(json_array_get(evs, 3), "sequence_number")),
+                     3);
+    assert_int_equal(json_integer_value(json_object_get(json_array_get(evs, 4), "output_index")),
+                     0);
+    assert_true(json_equal(json_object_get(json_array_get(evs, 4), "item"), ws));
     assert_non_null(strstr(types, "response.output_text.delta "
                                   "response.output_text.annotation.added "
                                   "response.output_text.done"));

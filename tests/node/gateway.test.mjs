@@ -748,11 +748,13 @@ check('responses: web search runs at a Responses upstream; the SDK gets its item
     assert.deepEqual(r.output[1].content[0].annotations, [cite]);
     assert.equal(r.output_text, 'Mild.');
     const s = oaToRs.responses.stream(req);
-    const cited = [];
+    const cited = [], searched = [];
     s.on('response.output_text.annotation.added', (e) => cited.push(e.annotation));
+    s.on('response.web_search_call.completed', (e) => searched.push([e.item_id, e.output_index]));
     const f = await s.finalResponse();
     assert.deepEqual(f.output.map((o) => o.type), ['web_search_call', 'message']);
     assert.deepEqual(cited, [cite]);
+    assert.deepEqual(searched, [['ws_1', 0]], 'the search\'s progress reached the client');
     assert.deepEqual(f.output[1].content[0].annotations, [cite]);
     const log = await upstream(2);
     assert.ok(log.every((q) => q.path === '/v1/responses'), log.map((q) => q.path).join());

@@ -81,6 +81,9 @@ static void collect(const struct rein_model_event *ev, void *ud)
     case REIN_MEV_OUTPUT_ITEM:
         tag = 'o';
         break;
+    case REIN_MEV_OUTPUT_ITEM_EVENT:
+        tag = 'P';
+        break;
     case REIN_MEV_CITATION:
         tag = 'c';
         break;
@@ -3007,7 +3010,8 @@ static void test_responses_stream_events(void **state)
         /* The events streamed as the reply did: reasoning, text, two calls, usage, finish. */
         /* the reasoning item ("i") as it begins (its id, before its deltas) and whole as it
          * ends, before the text */
-        assert_string_equal(col.order, "iritSDESDEuF");
+        /* a hosted tool's progress ("P", web_search_call.searching) is told as it came */
+        assert_string_equal(col.order, "iritSDESDEPuF");
         assert_string_equal(col.args.ptr, "{\"city\":\"Oslo\"}{\"tz\":\"UTC\"}");
         /* The reasoning item and the response id go into the assistant message. */
         m = rein_model_response_message(r);
@@ -3286,7 +3290,8 @@ static void test_responses_hosted_tool_items(void **state)
     r = rs_decode(stream, 5, &col, &err);
     if (!r)
         fail_msg("%s", err.msg);
-    assert_string_equal(col.order, "otauF");
+    /* the item's added event and its progress ("P"), then the item whole ("o") */
+    assert_string_equal(col.order, "PotauF");
     /* the citation in the neutral (chat completions) shape: its members nested */
     assert_string_equal(
         rein__json_str(
