@@ -2294,6 +2294,14 @@ static const char *err_param(const struct th_resp *r, long status)
  */
 static void test_responses_kept_read_and_deleted(void **state)
 {
+    static const struct {
+        const char *query, *param;
+    } refused[] = {
+        {"/input_items?limit=0", "limit"},
+        {"/input_items?order=up", "order"},
+        {"/input_items?after=msg_none", "after"},
+        {"?stream=true", "stream"},
+    };
     char path[512], id[128], sid[128], first[128], types[512];
     json_t *answered, *evs, *completed;
     const json_t *data;
@@ -2364,22 +2372,12 @@ static void test_responses_kept_read_and_deleted(void **state)
     th_resp_free(&r);
 
     /* what is refused, and what another client cannot see */
-    snprintf(path, sizeof(path), "/v1/responses/%s/input_items?limit=0", sid);
-    kept_as("GET", "k1", path, &r);
-    assert_string_equal(err_param(&r, 400), "limit");
-    th_resp_free(&r);
-    snprintf(path, sizeof(path), "/v1/responses/%s/input_items?order=up", sid);
-    kept_as("GET", "k1", path, &r);
-    assert_string_equal(err_param(&r, 400), "order");
-    th_resp_free(&r);
-    snprintf(path, sizeof(path), "/v1/responses/%s/input_items?after=msg_none", sid);
-    kept_as("GET", "k1", path, &r);
-    assert_string_equal(err_param(&r, 400), "after");
-    th_resp_free(&r);
-    snprintf(path, sizeof(path), "/v1/responses/%s?stream=true", sid);
-    kept_as("GET", "k1", path, &r);
-    assert_string_equal(err_param(&r, 400), "stream");
-    th_resp_free(&r);
+    for (size_t i = 0; i < REIN_ARRAY_SIZE(refused); i++) {
+        snprintf(path, sizeof(path), "/v1/responses/%s%s", sid, refused[i].query);
+        kept_as("GET", "k1", path, &r);
+        assert_string_equal(err_param(&r, 400), refused[i].param);
+        th_resp_free(&r);
+    }
     snprintf(path, sizeof(path), "/v1/responses/%s", sid);
     kept_as("GET", "k2", path, &r);
     assert_null(err_param(&r, 404));
