@@ -328,20 +328,26 @@ static struct rein__gw_job *job_new(rein_gateway *g, const struct rein_gateway_c
 }
 
 /* An error answer in the chat wire's shape, on the client's connection. */
+static rein_err refuse_with(const struct rein_gateway_sink *sink, const struct rein__gw_err *e)
+{
+    struct rein_buf b;
+    rein_err rc;
+
+    rein_buf_init(&b, 0);
+    rc = rein__gw_openai.error(e, NULL, &b);
+    if (!rc)
+        rc = sink->reply(sink->data, e->status, "application/json", b.ptr, b.len);
+    rein_buf_release(&b);
+    return rc;
+}
+
 static rein_err refuse(const struct rein_gateway_sink *sink, int status, const char *code,
                        const char *message)
 {
     struct rein__gw_err e = {.status = status, .code = code};
-    struct rein_buf b;
-    rein_err rc;
 
     snprintf(e.message, sizeof(e.message), "%s", message);
-    rein_buf_init(&b, 0);
-    rc = rein__gw_openai.error(&e, NULL, &b);
-    if (!rc)
-        rc = sink->reply(sink->data, status, "application/json", b.ptr, b.len);
-    rein_buf_release(&b);
-    return rc;
+    return refuse_with(sink, &e);
 }
 
 rein_err rein__gw_bg_serve(rein_gateway *g, const struct rein_gateway_call *call,
@@ -351,6 +357,13 @@ rein_err rein__gw_bg_serve(rein_gateway *g, const struct rein_gateway_call *call
     char why[200];
     rein_err rc;
 
+    if (g->bg_max <= 0) {
+        struct rein__gw_err e = {.status = 400, .param = "background"};
+        snprintf(e.message, sizeof(e.message),
+                 "This gateway runs no responses in the background (--gateway-background 0): "
+                 "send 'background': false.");
+        return refuse_with(sink, &e);
+    }
     pthread_mutex_lock(&g->bg_mu);
     if (!room_for(g, owner)) {
         pthread_mutex_unlock(&g->bg_mu);

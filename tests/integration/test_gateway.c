@@ -2573,6 +2573,15 @@ static void test_responses_background_cancel_and_bounds(void **state)
     assert_non_null(strstr(r.body, "background=true"));
     th_resp_free(&r);
     (void)id2; /* k2's still hangs: the teardown's rein_gateway_free stops it */
+    teardown(NULL);
+
+    /* a gateway that runs none says so */
+    next_background = -1;
+    start();
+    responses_as("k1", hang, &r);
+    assert_string_equal(err_param(&r, 400), "background");
+    th_resp_free(&r);
+    assert_int_equal(ms_request_count(F->ms), 0);
 }
 
 /* What rein cannot do on this wire is refused by name, before the upstream is asked. */
