@@ -84,6 +84,9 @@ REIN_EXTERN enum rein_model_call_status rein_model_call_status(const rein_model_
 REIN_EXTERN const char *rein_model_call_error(const rein_model_call *c);
 /* True when the call was found in the text rather than in the tool-call field. */
 REIN_EXTERN bool rein_model_call_from_text(const rein_model_call *c);
+/* The opaque signature the wire wants back with the call (Gemini's thoughtSignature on a
+ * functionCall part), or NULL. Borrowed, valid while the response is. */
+REIN_EXTERN const char *rein_model_call_signature(const rein_model_call *c);
 
 /* Finish reasons normalised across providers; the provider's own word is kept as well. */
 enum rein_finish {
@@ -103,6 +106,9 @@ REIN_EXTERN const char *rein_model_response_text(const rein_model_response *r);
 REIN_EXTERN const char *rein_model_response_reasoning(const rein_model_response *r);
 /* The refusal, or NULL when the model did not refuse. Borrowed. */
 REIN_EXTERN const char *rein_model_response_refusal(const rein_model_response *r);
+/* The reply's signature: Gemini's thoughtSignature of a text or thought part (the first), an
+ * Anthropic thinking block's; NULL when none. Borrowed, valid while the response is. */
+REIN_EXTERN const char *rein_model_response_signature(const rein_model_response *r);
 /* The provider's own finish reason ("tool_calls", "end_turn", …), or NULL. Borrowed. */
 REIN_EXTERN const char *rein_model_response_finish_reason(const rein_model_response *r);
 /* Which of the request's stop sequences ended the reply, as the wire reported it (Anthropic's

@@ -1061,6 +1061,58 @@ static void tool_config(struct rein_jw *w, const char *choice)
     rein_jw_obj_end(w);
 }
 
+/* True when the generationConfig member key (as a caller's extra names it) is one the request's
+ * own settings write. */
+static bool own_setting(const rein_model_request *req, const char *key)
+{
+    return (req->max_tokens > 0 && !strcmp(key, "maxOutputTokens")) ||
+           (req->temperature >= 0 && !strcmp(key, "temperature")) ||
+           (req->top_p >= 0 && !strcmp(key, "topP")) ||
+           (req->nstop > 0 && !strcmp(key, "stopSequences"));
+}
+
+/*
+ * generationConfig: the request's settings, then the members of an extra generationConfig
+ * object (a Gemini client's thinkingConfig, responseSchema, … through rein's gateway) that
+ * they do not write. The extra's generationConfig is not written again at the top level.
+ */
+static void generation_config(struct rein_jw *w, const rein_model_request *req)
+{
+    const json_t *more = json_object_get(req->extra, "generationConfig");
+    const char *key;
+    json_t *v;
+
+    if (!rein__request_has_settings(req) && !json_object_size(more))
+        return;
+    rein_jw_key(w, "generationConfig");
+    rein_jw_obj_begin(w);
+    rein__jw_limits(w, req, "maxOutputTokens");
+    rein__jw_top_p(w, req, "topP");
+    rein__jw_stop(w, req, "stopSequences");
+    json_object_foreach((json_t *)more, key, v)
+    {
+        if (own_setting(req, key))
+            continue;
+        rein_jw_key(w, key);
+        rein_jw_json(w, v);
+    }
+    rein_jw_obj_end(w);
+}
+
+static void gemini_extra(struct rein_jw *w, const rein_model_request *req)
+{
+    const char *key;
+    json_t *v;
+
+    json_object_foreach(req->extra, key, v)
+    {
+        if (!strcmp(key, "generationConfig") && json_is_object(v))
+            continue; /* joined the request's own (generation_config) */
+        rein_jw_key(w, key);
+        rein_jw_json(w, v);
+    }
+}
+
 static rein_err gemini_build_body(rein_provider *p, const rein_model_request *req, rein_history *h,
                                   struct rein__body *body, rein_error *err)
 {
@@ -1090,15 +1142,8 @@ static rein_err gemini_build_body(rein_provider *p, const rein_model_request *re
         if (req->tool_choice)
             tool_config(&w, req->tool_choice);
     }
-    if (rein__request_has_settings(req)) {
-        rein_jw_key(&w, "generationConfig");
-        rein_jw_obj_begin(&w);
-        rein__jw_limits(&w, req, "maxOutputTokens");
-        rein__jw_top_p(&w, req, "topP");
-        rein__jw_stop(&w, req, "stopSequences");
-        rein_jw_obj_end(&w);
-    }
-    rein__jw_extra(&w, req);
+    generation_config(&w, req);
+    gemini_extra(&w, req);
     rein_jw_obj_end(&w);
     rc = rein_jw_finish(&w);
     return rc ? rein_error_set(err, rc, "encoding the request: %s", rein_strerror(rc)) : REIN_OK;

@@ -65,6 +65,11 @@ bool rein_model_call_from_text(const rein_model_call *c)
     return c->from_text;
 }
 
+const char *rein_model_call_signature(const rein_model_call *c)
+{
+    return c->signature;
+}
+
 void rein_model_response_free(rein_model_response *r)
 {
     if (!r)
@@ -111,6 +116,11 @@ const char *rein_model_response_text(const rein_model_response *r)
 const char *rein_model_response_reasoning(const rein_model_response *r)
 {
     return r->reasoning.ptr;
+}
+
+const char *rein_model_response_signature(const rein_model_response *r)
+{
+    return r->signature.len ? r->signature.ptr : NULL;
 }
 
 const char *rein_model_response_refusal(const rein_model_response *r)
