@@ -1816,13 +1816,14 @@ static bool framing_ok(const rein_request *req, const char **cl)
  * (MHD's lookup returns the first, the header list the last). */
 static bool one_authorization(const rein_request *req)
 {
-    int n = 0, k = 0;
+    int n = 0, k = 0, g = 0;
 
     for (const struct kv *h = req->headers_in; h; h = h->next) {
         n += KEY_IS(h, "Authorization");
         k += KEY_IS(h, "x-api-key");
+        g += KEY_IS(h, "x-goog-api-key");
     }
-    return n <= 1 && k <= 1;
+    return n <= 1 && k <= 1 && g <= 1;
 }
 
 /* Host headers: an HTTP/1.1 request has exactly one (RFC 9112 3.2). Two would let the Host
@@ -1894,16 +1895,20 @@ static enum MHD_Result first_call(rein_request *req)
     }
     if (!one_authorization(req))
         return guard(req, 400, "bad_request",
-                     "send at most one Authorization header and one x-api-key header (two could "
-                     "be read differently by a proxy and by this server)");
+                     "send at most one each of the Authorization, x-api-key and x-goog-api-key "
+                     "headers (two could be read differently by a proxy and by this server)");
     known = route_lookup(req, allow, sizeof(allow), &path_public);
-    /* x-api-key is how Anthropic's clients send their key (the gateway's /v1/messages). */
+    /* x-api-key is how Anthropic's clients send their key (the gateway's /v1/messages),
+     * x-goog-api-key or ?key= how Gemini's do (its /v1beta/models/…); the query is never
+     * logged (the access log has the path without it). */
     if (srv->nkeys > 0 && !path_public &&
         !rein__http_bearer_ok(rein_request_header(req, "Authorization"), srv->keys, srv->nkeys) &&
-        !rein__http_key_ok(rein_request_header(req, "x-api-key"), srv->keys, srv->nkeys))
+        !rein__http_key_ok(rein_request_header(req, "x-api-key"), srv->keys, srv->nkeys) &&
+        !rein__http_key_ok(rein_request_header(req, "x-goog-api-key"), srv->keys, srv->nkeys) &&
+        !rein__http_key_ok(rein_request_query(req, "key"), srv->keys, srv->nkeys))
         return guard(req, 401, "unauthorized",
                      "this server needs an API key: send Authorization: Bearer <key> (or "
-                     "x-api-key: <key>)");
+                     "x-api-key: <key>, or x-goog-api-key: <key>)");
     if (!known)
         return guard(req, 404, "not_found", "no route for %.200s", req->path);
     if (!req->route && strcmp(req->method, "OPTIONS") == 0)
