@@ -1,9 +1,9 @@
 /*
  * rein/gateway.h: rein in front of any agent, by changing one base URL (docs/decisions/0019).
  *
- * A client that speaks the OpenAI chat completions API or the Anthropic messages API (the
- * official SDKs, LangChain, the Vercel AI SDK, a hand-written loop) sends its request to rein
- * instead of to the model. The gateway turns it into rein's neutral request, forwards it to the
+ * A client that speaks the OpenAI chat completions or Responses API, the Anthropic messages
+ * API or Google's Gemini API (generateContent, decision 0092) (the official SDKs, LangChain,
+ * the Vercel AI SDK, a hand-written loop) sends its request to rein instead of to the model. The gateway turns it into rein's neutral request, forwards it to the
  * configured upstream provider (any of rein's providers and presets: an OpenAI-format client
  * can reach Claude or Ollama and the reverse), and answers in the client's own format, JSON or
  * Server-Sent Events.
@@ -38,7 +38,7 @@
  * Request headers the gateway reads: x-rein-on-invalid (reask|pass|error), x-rein-max-reasks
  * (0-10), x-rein-tools (comma-separated tool ids, or "none"), x-rein-conversation (an id as the
  * store takes it), x-rein-fill-defaults (true|false), and, when forward_client_key is set, the
- * client's own key (Authorization: Bearer, x-api-key) for the upstream.
+ * client's own key (Authorization: Bearer, x-api-key, x-goog-api-key) for the upstream.
  *
  * Response headers from the upstream (docs/decisions/0086): the ones the provider keeps (its
  * request id and rate limits, rein_model_response_headers) go to the client as they came, a
@@ -70,6 +70,7 @@ enum rein_gateway_api {
     REIN_GATEWAY_OPENAI = 0,    /* POST /v1/chat/completions */
     REIN_GATEWAY_ANTHROPIC = 1, /* POST /v1/messages */
     REIN_GATEWAY_RESPONSES = 2, /* POST /v1/responses (OpenAI's Responses API) */
+    REIN_GATEWAY_GEMINI = 3,    /* POST /v1beta/models/{model}:generateContent (Google's) */
 };
 
 /* What happens to a reply with an invalid tool call. Values only grow. */
@@ -144,6 +145,10 @@ struct rein_gateway_call {
     void *header_data;
     const char *trace_id; /* the request's trace id; NULL: a new one */
     rein_cancel *cancel;  /* triggered when the client goes away (may be NULL) */
+    /* Gemini's API names the model and whether to stream in the URL, not in the body: the
+     * model of the path (NULL: none) and true for :streamGenerateContent. Other APIs: unused. */
+    const char *model;
+    bool stream;
 };
 
 /*
@@ -214,8 +219,8 @@ REIN_EXTERN rein_err rein_gateway_count_tokens(rein_gateway *g,
 
 /*
  * The model list of GET /v1/models in the shape api expects (OpenAI's {"object": "list",
- * "data": [...]}, Anthropic's {"data": [...], "has_more", "first_id", "last_id"}), appended
- * to out.
+ * "data": [...]}, Anthropic's {"data": [...], "has_more", "first_id", "last_id"}, Gemini's
+ * {"models": [{"name": "models/…", …}]}), appended to out.
  */
 REIN_EXTERN rein_err rein_gateway_models(rein_gateway *g, enum rein_gateway_api api,
                                          struct rein_buf *out) REIN_WUR;
@@ -257,7 +262,11 @@ REIN_EXTERN rein_err rein_gateway_kept_response(
  *   POST /v1/messages           Anthropic messages, JSON or SSE
  *   POST /v1/messages/count_tokens   Anthropic's token count (rein_gateway_count_tokens)
  *   GET  /v1/models             the upstream model (Anthropic's shape with anthropic-version)
- * With API keys set, clients send one as Authorization: Bearer <key> or x-api-key: <key>.
+ *   POST /v1beta/models/{model}:generateContent        Gemini, JSON (also under /v1/models)
+ *   POST /v1beta/models/{model}:streamGenerateContent  Gemini, SSE (?alt=sse)
+ *   GET  /v1beta/models, /v1beta/models/{model}         the upstream model in Gemini's shape
+ * With API keys set, clients send one as Authorization: Bearer <key>, x-api-key: <key> or
+ * x-goog-api-key: <key> (or Gemini's ?key=<key>).
  * REIN_EINVAL without a server or gateway; the route's errors otherwise.
  */
 REIN_EXTERN rein_err rein_gateway_add_routes(rein_server *srv, rein_gateway *gw,

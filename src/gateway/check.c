@@ -275,14 +275,17 @@ static json_t *object_schema(const struct rein__gw_tool *t, const char *param,
 }
 
 static rein_err add_client_tool(rein_registry *reg, const struct rein__gw_tool *t, size_t i,
-                                bool anthropic, struct rein__gw_bad *bad)
+                                enum rein_gateway_api api, struct rein__gw_bad *bad)
 {
+    bool anthropic = api == REIN_GATEWAY_ANTHROPIC;
     char param[96];
     json_t *schema, *m;
     rein_error e;
     rein_err rc;
 
-    if (anthropic)
+    if (api == REIN_GATEWAY_GEMINI) /* the declarations of every tool, counted in order */
+        snprintf(param, sizeof(param), "functionDeclarations[%zu].name", i);
+    else if (anthropic)
         snprintf(param, sizeof(param), "tools.%zu.name", i);
     else
         snprintf(param, sizeof(param), "tools[%zu].function.name", i);
@@ -291,7 +294,9 @@ static rein_err add_client_tool(rein_registry *reg, const struct rein__gw_tool *
                             "Invalid '%s': a tool name must be 1-64 characters of A-Z a-z 0-9 _ - "
                             "(got \"%.80s\").",
                             param, t->name);
-    if (anthropic)
+    if (api == REIN_GATEWAY_GEMINI)
+        snprintf(param, sizeof(param), "functionDeclarations[%zu].parameters", i);
+    else if (anthropic)
         snprintf(param, sizeof(param), "tools.%zu.input_schema", i);
     else
         snprintf(param, sizeof(param), "tools[%zu].function.parameters", i);
@@ -443,7 +448,9 @@ bool rein__gw_raw_member(const char *s, size_t n, const char *name, const char *
 static rein_err key_head(struct rein_buf *b, enum rein_gateway_api api,
                          const rein_tool *const *server, size_t nserver)
 {
-    rein_err rc = rein_buf_adds(b, api == REIN_GATEWAY_ANTHROPIC ? "a:" : "o:");
+    rein_err rc = rein_buf_adds(b, api == REIN_GATEWAY_ANTHROPIC ? "a:"
+                                   : api == REIN_GATEWAY_GEMINI  ? "g:"
+                                                                 : "o:");
 
     for (size_t i = 0; !rc && i < nserver; i++)
         rc = rein_buf_addf(b, "%s,", rein_tool_id(server[i]));
@@ -760,7 +767,7 @@ static rein_err tools_make(const struct rein__gw_req *r, const rein_tool *const 
     if (!t->reg || !t->server)
         rc = REIN_ENOMEM;
     for (size_t i = 0; !rc && i < r->ntools; i++)
-        rc = add_client_tool(t->reg, &r->tools[i], i, r->api == REIN_GATEWAY_ANTHROPIC, bad);
+        rc = add_client_tool(t->reg, &r->tools[i], i, r->api, bad);
     if (!rc)
         rc = keep_decls(t, r);
     if (!rc)

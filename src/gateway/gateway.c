@@ -319,7 +319,11 @@ void rein_gateway_free(rein_gateway *g)
 
 rein_err rein_gateway_models(rein_gateway *g, enum rein_gateway_api api, struct rein_buf *out)
 {
-    return (api == REIN_GATEWAY_ANTHROPIC ? &rein__gw_anthropic : &rein__gw_openai)->models(g, out);
+    const struct rein__gw_wire *w = api == REIN_GATEWAY_ANTHROPIC ? &rein__gw_anthropic
+                                    : api == REIN_GATEWAY_GEMINI  ? &rein__gw_gemini
+                                                                  : &rein__gw_openai;
+
+    return w->models(g, out);
 }
 
 /* ---- answering ------------------------------------------------------------------------------ */
@@ -637,11 +641,14 @@ static const char *call_hdr(const struct rein_gateway_call *call, const char *na
     return call->header ? call->header(call->header_data, name) : NULL;
 }
 
-/* The key the client presented: its x-api-key or Bearer token, or NULL. */
+/* The key the client presented: its x-api-key (Anthropic's), x-goog-api-key (Gemini's) or
+ * Bearer token, or NULL. */
 static const char *presented_key(const struct rein_gateway_call *call)
 {
     const char *a = call_hdr(call, "x-api-key");
 
+    if (!a || !a[0])
+        a = call_hdr(call, "x-goog-api-key");
     if (!a || !a[0]) {
         a = call_hdr(call, "Authorization");
         if (a && strncasecmp(a, "Bearer ", 7) == 0)
@@ -788,7 +795,9 @@ static void on_event(const struct rein_model_event *ev, void *userdata);
  * under its own name; a wire without one, or with fewer than asked, is a 400 naming it. */
 static rein_err upstream_stop(struct rein__gw_ctx *c, struct rein__gw_bad *bad)
 {
-    const char *param = c->wire == &rein__gw_anthropic ? "stop_sequences" : "stop";
+    const char *param = c->wire == &rein__gw_anthropic ? "stop_sequences"
+                        : c->wire == &rein__gw_gemini  ? "generationConfig.stopSequences"
+                                                       : "stop";
     size_t n = json_array_size(c->req.stop);
     const char **seq;
     rein_error err;
@@ -887,9 +896,11 @@ static rein_err grow_out(struct rein__gw_ctx *c)
     return REIN_OK;
 }
 
-/* Hands call i of the round to the client: into the answer, and out now when streaming. */
-static rein_err hand_out(struct rein__gw_ctx *c, size_t i)
+/* Hands call i of the round (call, borrowed) to the client: into the answer, and out now when
+ * streaming. */
+static rein_err hand_out(struct rein__gw_ctx *c, size_t i, const rein_model_call *call)
 {
+    const char *sig = rein_model_call_signature(call);
     struct rein__gw_round_call *rc = &c->rc[i];
     struct rein__gw_call *o;
     size_t sent_len;
@@ -902,12 +913,13 @@ static rein_err hand_out(struct rein__gw_ctx *c, size_t i)
     o->id = rein_strdup(rc->id);
     o->name = rein_strdup(rc->name);
     o->args = rein_strdup(rc->args);
+    o->signature = sig ? rein_strdup(sig) : NULL;
     o->from_text = rc->from_text;
     o->invalid = rc->verdict == REIN__GW_INVALID;
     if (rein_call_result_ok(rc->res) && rein_call_result_repair(rc->res) != REIN_REPAIR_EXACT)
         o->sent_name = rein_strndup(sent, sent_len);
     c->nout++;
-    if (!o->id || !o->name || !o->args)
+    if (!o->id || !o->name || !o->args || (sig && !o->signature))
         return REIN_ENOMEM;
     if (rein__gw_tools_is_custom(c->tools, o->name) && !(o->input = rein__gw_custom_input(o->args)))
         return REIN_ENOMEM;
@@ -929,7 +941,7 @@ static void on_call(struct rein__gw_ctx *c, const rein_model_call *call)
     rein__gw_record_check(c, i);
     if (c->rc[i].verdict == REIN__GW_VALID ||
         (c->rc[i].verdict == REIN__GW_INVALID && c->o.policy == REIN_GATEWAY_PASS)) {
-        rc = hand_out(c, i);
+        rc = hand_out(c, i, call);
         if (rc && rc != REIN_ECANCELED && !c->sink_rc)
             c->sink_rc = rc;
     }
@@ -1269,6 +1281,7 @@ static rein_err ctx_init(struct rein__gw_ctx *c, rein_gateway *g,
     c->sink = sink;
     c->wire = call->api == REIN_GATEWAY_ANTHROPIC   ? &rein__gw_anthropic
               : call->api == REIN_GATEWAY_RESPONSES ? &rein__gw_responses
+              : call->api == REIN_GATEWAY_GEMINI    ? &rein__gw_gemini
                                                     : &rein__gw_openai;
     c->block = -1;
     c->cached_tokens = c->cache_write_tokens = c->reasoning_tokens = -1;
@@ -1288,12 +1301,21 @@ static rein_err ctx_init(struct rein__gw_ctx *c, rein_gateway *g,
         rein_trace_id_new(c->trace_id);
     rein_id_new(call->api == REIN_GATEWAY_ANTHROPIC   ? "msg_"
                 : call->api == REIN_GATEWAY_RESPONSES ? "resp_"
+                : call->api == REIN_GATEWAY_GEMINI    ? ""
                                                       : "chatcmpl-",
                 c->id);
     /* the Responses wire's body is read as the chat completions body it means */
     rein__gw_req_init(&c->req,
                       call->api == REIN_GATEWAY_RESPONSES ? REIN_GATEWAY_OPENAI : call->api);
-    c->req.verbatim = strcmp(rein_provider_wire(g->provider), rein__gw_body_wire(c)) == 0;
+    /* Gemini's messages have no as-sent form in the history: a Gemini upstream gets them from
+     * the neutral members, which keep its signatures (decision 0092). */
+    c->req.verbatim = c->wire != &rein__gw_gemini &&
+                      strcmp(rein_provider_wire(g->provider), rein__gw_body_wire(c)) == 0;
+    /* Gemini names the model and the stream in the URL. */
+    if (c->wire == &rein__gw_gemini) {
+        c->req.model = call->model;
+        c->req.stream = call->stream;
+    }
     c->seen_ids = json_object();
     /* problems, repairs and converted are made by the first note (record.c): most requests
      * have none. */
@@ -1312,6 +1334,7 @@ static void ctx_release(struct rein__gw_ctx *c)
         rein_free(c->out[i].args);
         rein_free(c->out[i].sent_name);
         rein_free(c->out[i].input);
+        rein_free(c->out[i].signature);
     }
     rein_free(c->out);
     rein_model_response_free(c->last);
@@ -1413,6 +1436,8 @@ static bool prepare(struct rein__gw_ctx *c)
         rc = note_history_ids(c);
     if (!rc && !c->tools)
         rc = rein__gw_tools_get(c->g, &c->req, c->o.server, c->o.nserver, &c->tools, &bad);
+    if (!rc && c->wire == &rein__gw_gemini)
+        rc = rein__gw_gm_check_choice(c, &bad);
     if (!rc)
         rc = upstream_request(c, &bad);
     if (rc == REIN_EINVAL) {

@@ -10,6 +10,7 @@
  *                stream chunks, error bodies, the model list
  *   anthropic.c  the same for the Anthropic messages wire
  *   responses.c  the OpenAI Responses wire, read as the chat completions request it means
+ *   gemini.c     Google's Gemini API (generateContent) with its own parser (decision 0092)
  *   kept.c       the Responses answers kept for previous_response_id and item_reference
  *   background.c Responses requests run in the background, on the gateway's own workers
  *   routes.c     the HTTP adapter: the /v1 routes on a rein_server
@@ -104,6 +105,10 @@ rein_err rein__gw_openai_parse(struct rein__gw_req *r, const char *body, size_t 
                                struct rein__gw_bad *bad);
 rein_err rein__gw_anthropic_parse(struct rein__gw_req *r, const char *body, size_t len,
                                   struct rein__gw_bad *bad);
+/* Gemini's: r->model and r->stream come from the URL and are set before (the body's model,
+ * when it has one, only when r->model is NULL). */
+rein_err rein__gw_gemini_parse(struct rein__gw_req *r, const char *body, size_t len,
+                               struct rein__gw_bad *bad);
 /* The OpenAI parser's general path alone: the whole body as a jansson tree. The parser above
  * reads the common shape of a body without one and hands everything else, refusals included,
  * to this path; the fuzz target compares the two. */
@@ -164,6 +169,8 @@ struct rein__gw_call {
     char *sent_name; /* the name the model sent, when it was repaired; else NULL */
     char *input;     /* a custom tool's free-form input (the call goes out in the custom
                       * shape, decision 0089); else NULL */
+    char *signature; /* the opaque signature the call came with (Gemini's thoughtSignature),
+                      * or NULL */
     bool from_text;  /* the model wrote the call as text */
     bool invalid;    /* passed on under the pass policy although it is invalid */
 };
@@ -263,7 +270,8 @@ struct rein__gw_refs {
 
 /* The wire a client speaks, as a server. */
 struct rein__gw_wire {
-    /* "openai" | "anthropic" | "openai-responses": also the provider wire that is the same */
+    /* "openai" | "anthropic" | "openai-responses" | "gemini": also the provider wire that is
+     * the same */
     const char *name;
     const char *id_prefix; /* of made-up call ids */
     /*
@@ -303,6 +311,13 @@ struct rein__gw_wire {
 extern const struct rein__gw_wire rein__gw_openai;
 extern const struct rein__gw_wire rein__gw_anthropic;
 extern const struct rein__gw_wire rein__gw_responses;
+extern const struct rein__gw_wire rein__gw_gemini;
+/* Gemini: a tool the toolConfig holds the model to must be one of the request's tools (or a
+ * server-side one); REIN_EINVAL with bad filled. */
+rein_err rein__gw_gm_check_choice(const struct rein__gw_ctx *c, struct rein__gw_bad *bad);
+/* One model in Gemini's shape ({"name": "models/…", …}), appended to out: name (NULL: the
+ * upstream's model). */
+rein_err rein__gw_gm_model(const rein_gateway *g, const char *name, struct rein_buf *out);
 /*
  * For a Responses client and an upstream of the same wire: the client's hosted tools (web
  * search, …), which the conversion left in c->conv_extra, go up after the request's own tools

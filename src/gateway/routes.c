@@ -15,7 +15,13 @@
  *   POST /v1/responses/{id}/cancel   a response running in the background stopped (decision
  *                               0093); it waits for the upstream call to end
  *   GET  /v1/models             the upstream model, in the shape the client's SDK reads
- *                               (Anthropic's when the request carries anthropic-version)
+ *                               (Anthropic's when the request carries anthropic-version,
+ *                               Gemini's when it carries a Google API client's headers)
+ *   POST /v1beta/models/{model} Gemini's generateContent and streamGenerateContent: the route
+ *                               has whole segments only, so the segment ("gemini-x:method")
+ *                               is split here; another method is a 404 in Gemini's shape.
+ *                               The same under /v1 (the SDKs' apiVersion "v1").
+ *   GET  /v1beta/models, /v1beta/models/{model}   the upstream model in Gemini's shape
  *
  * The bodies are not parsed here (no REIN_ROUTE_JSON_BODY): the gateway answers a malformed
  * one in the client's own error shape. The request's cancellation handle (the client went
@@ -24,6 +30,9 @@
 #include "gateway/gateway_int.h"
 
 #include <rein/server.h>
+
+#include <stdio.h>
+#include <string.h>
 
 /* One gateway request: the sink's state. */
 struct gw_http {
@@ -81,7 +90,8 @@ static rein_err sink_frames(void *data, struct rein_buf *frames)
     return rein_sse_send_framed(h->sse, frames);
 }
 
-static void serve(rein_request *req, rein_gateway *gw, enum rein_gateway_api api)
+static void serve_call(rein_request *req, rein_gateway *gw, enum rein_gateway_api api,
+                       const char *model, bool stream)
 {
     struct gw_http h = {.req = req};
     size_t len = 0;
@@ -94,6 +104,8 @@ static void serve(rein_request *req, rein_gateway *gw, enum rein_gateway_api api
         .header_data = req,
         .trace_id = rein_request_trace_id(req),
         .cancel = rein_request_cancel(req),
+        .model = model,
+        .stream = stream,
     };
     struct rein_gateway_sink sink = {
         .header = sink_header,
@@ -111,6 +123,11 @@ static void serve(rein_request *req, rein_gateway *gw, enum rein_gateway_api api
     if (rc && rc != REIN_ESTATE)
         rein_log(REIN_LOG_WARN, REIN__GW_WHERE, "%s: the answer could not be sent: %s",
                  rein_request_id(req), rein_strerror(rc));
+}
+
+static void serve(rein_request *req, rein_gateway *gw, enum rein_gateway_api api)
+{
+    serve_call(req, gw, api, NULL, false);
 }
 
 static void handle_chat_completions(rein_request *req, void *userdata)
@@ -199,11 +216,101 @@ static void handle_cancel_response(rein_request *req, void *userdata)
     kept_response(req, userdata, REIN_GATEWAY_KEPT_CANCEL);
 }
 
+/* An error answer in Gemini's shape. */
+static void gemini_error(rein_request *req, int status, const char *message)
+{
+    struct rein__gw_err e = {.status = status};
+    struct rein_buf b;
+
+    snprintf(e.message, sizeof(e.message), "%s", message);
+    rein_buf_init(&b, 0);
+    if (rein__gw_gemini.error(&e, NULL, &b) == REIN_OK)
+        rein_request_reply(req, status, "application/json", b.ptr, b.len);
+    else
+        rein_request_reply_error(req, 500, "internal", "out of memory");
+    rein_buf_release(&b);
+}
+
+/* POST .../models/MODEL:METHOD: the model and the method split at the last ':' (a model's
+ * name has none; a tuned model's "models/x" is a path of its own). */
+static void handle_gemini(rein_request *req, void *userdata)
+{
+    const char *seg = rein_request_param(req, "model");
+    const char *colon = seg ? strrchr(seg, ':') : NULL;
+    const char *alt = rein_request_query(req, "alt");
+    char model[256], msg[400];
+
+    if (!colon || colon == seg || (size_t)(colon - seg) >= sizeof(model)) {
+        snprintf(msg, sizeof(msg),
+                 "no method in \"%.200s\": rein's gateway serves "
+                 "models/MODEL:generateContent and :streamGenerateContent",
+                 seg ? seg : "");
+        gemini_error(req, 404, msg);
+        return;
+    }
+    memcpy(model, seg, (size_t)(colon - seg));
+    model[colon - seg] = '\0';
+    if (strcmp(colon + 1, "generateContent") == 0) {
+        serve_call(req, userdata, REIN_GATEWAY_GEMINI, model, false);
+    } else if (strcmp(colon + 1, "streamGenerateContent") == 0) {
+        /* Without alt=sse Gemini streams one JSON array, which rein's gateway does not write:
+         * every SDK asks for SSE. */
+        if (!alt || strcmp(alt, "sse") != 0)
+            gemini_error(req, 400,
+                         "streamGenerateContent: rein's gateway streams as Server-Sent Events "
+                         "only; add ?alt=sse");
+        else
+            serve_call(req, userdata, REIN_GATEWAY_GEMINI, model, true);
+    } else {
+        snprintf(msg, sizeof(msg),
+                 "method %.60s is not served by rein's gateway (generateContent and "
+                 "streamGenerateContent are)",
+                 colon + 1);
+        gemini_error(req, 404, msg);
+    }
+}
+
+/* A Google API client: @google/genai and Google's other SDKs send x-goog-api-client; a key
+ * in x-goog-api-key is Gemini's too. */
+static bool google_client(rein_request *req)
+{
+    return rein_request_header(req, "x-goog-api-client") ||
+           rein_request_header(req, "x-goog-api-key");
+}
+
+static void reply_models(rein_request *req, rein_gateway *gw, enum rein_gateway_api api,
+                         const char *one)
+{
+    struct rein_buf b;
+    rein_err rc;
+
+    rein_buf_init(&b, 0);
+    rc = one ? rein__gw_gm_model(gw, one, &b) : rein_gateway_models(gw, api, &b);
+    if (rc == REIN_OK)
+        rein_request_reply(req, 200, "application/json", b.ptr, b.len);
+    else
+        rein_request_reply_error(req, 500, "internal", "out of memory");
+    rein_buf_release(&b);
+}
+
+static void handle_gemini_models(rein_request *req, void *userdata)
+{
+    reply_models(req, userdata, REIN_GATEWAY_GEMINI, NULL);
+}
+
+static void handle_gemini_model(rein_request *req, void *userdata)
+{
+    const char *name = rein_request_param(req, "model");
+
+    reply_models(req, userdata, REIN_GATEWAY_GEMINI, name ? name : "");
+}
+
 static void handle_models(rein_request *req, void *userdata)
 {
     enum rein_gateway_api api = rein_request_header(req, "anthropic-version")
                                     ? REIN_GATEWAY_ANTHROPIC
-                                    : REIN_GATEWAY_OPENAI;
+                                : google_client(req) ? REIN_GATEWAY_GEMINI
+                                                     : REIN_GATEWAY_OPENAI;
     struct rein_buf b;
 
     rein_buf_init(&b, 0);
@@ -244,5 +351,19 @@ rein_err rein_gateway_add_routes(rein_server *srv, rein_gateway *gw, rein_error 
                                handle_count_tokens, gw, err);
     if (rc == REIN_OK)
         rc = rein_server_route(srv, "GET", "/v1/models", REIN_ROUTE_INLINE, handle_models, gw, err);
+    /* Gemini: the model's name holds '.' and ':', which an id may not (raw params). */
+    for (int v = 0; rc == REIN_OK && v < 2; v++) {
+        char path[40];
+        snprintf(path, sizeof(path), "/%s/models/{model}", v ? "v1" : "v1beta");
+        rc = rein_server_route(srv, "POST", path, REIN_ROUTE_WAITS | REIN_ROUTE_RAW_PARAMS,
+                               handle_gemini, gw, err);
+    }
+    if (rc == REIN_OK)
+        rc = rein_server_route(srv, "GET", "/v1beta/models", REIN_ROUTE_INLINE,
+                               handle_gemini_models, gw, err);
+    if (rc == REIN_OK)
+        rc = rein_server_route(srv, "GET", "/v1beta/models/{model}",
+                               REIN_ROUTE_INLINE | REIN_ROUTE_RAW_PARAMS, handle_gemini_model, gw,
+                               err);
     return rc;
 }

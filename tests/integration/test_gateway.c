@@ -33,9 +33,10 @@ struct fx {
 };
 
 static struct fx *F;
-static unsigned next_wait_threads; /* the next server's --wait-threads (0: the default) */
-static bool next_forward_key;      /* the next gateway forwards the client's key */
-static int next_background;        /* the next gateway's background_max (0: its default) */
+static unsigned next_wait_threads;   /* the next server's --wait-threads (0: the default) */
+static bool next_forward_key;        /* the next gateway forwards the client's key */
+static int next_background;          /* the next gateway's background_max (0: its default) */
+static const char *next_server_keys; /* the next server's API keys (NULL: none) */
 
 static rein_provider *provider(const char *wire, const char *key)
 {
@@ -106,6 +107,9 @@ static void start_with(const char *wire, const char *key, int max_tool_rounds)
     next_wait_threads = 0;
     rein_server_set_body_limit(F->srv, 64 * 1024);
     rein_server_set_metrics(F->srv, F->metrics);
+    if (next_server_keys)
+        assert_rein_ok(rein_server_set_api_keys(F->srv, next_server_keys), NULL);
+    next_server_keys = NULL;
     assert_rein_ok(rein_server_add_store_routes(F->srv, F->store, &err), &err);
     assert_rein_ok(rein_gateway_add_routes(F->srv, F->gw, &err), &err);
     assert_rein_ok(rein_server_start(F->srv, &err), &err);
@@ -3682,6 +3686,535 @@ static void test_models(void **state)
     th_resp_free(&r);
 }
 
+/* ---- Gemini's API as the client wire (decision 0092) ------------------------------------- */
+
+#define G_TOOLS                                                                                    \
+    "\"tools\":[{\"functionDeclarations\":[{\"name\":\"get_weather\",\"description\":"             \
+    "\"Weather by city\",\"parameters\":{\"type\":\"OBJECT\",\"properties\":{\"city\":"            \
+    "{\"type\":\"STRING\"}},\"required\":[\"city\"]}}]}]"
+#define G_USER       "\"contents\":[{\"role\":\"user\",\"parts\":[{\"text\":\"weather in Paris?\"}]}]"
+#define G_CALL(args) "{\"tool_calls\":[{\"name\":\"get_weather\",\"arguments\":\"" args "\"}]}"
+#define G_PARIS      "{\\\"city\\\":\\\"Paris\\\"}"
+
+/* POST /v1beta/models/gemini-test:METHOD (method with its query) with extra headers. */
+static void gem(const char *method, const char *body, const char *const *headers, struct th_resp *r)
+{
+    const char *h[8] = {"Content-Type: application/json", "x-goog-api-client: rein-test"};
+    char path[160];
+    size_t n = 2;
+
+    for (size_t i = 0; headers && headers[i] && n < 7; i++)
+        h[n++] = headers[i];
+    h[n] = NULL;
+    snprintf(path, sizeof(path), "/v1beta/models/gemini-test:%s", method);
+    th_http("POST", u(path), body, h, r);
+}
+
+#define GEN    "generateContent"
+#define STREAM "streamGenerateContent?alt=sse"
+
+/* Asserts Gemini's error shape: {"error": {code, message, status}}, the message holding want. */
+static void assert_gm_error(const struct th_resp *r, long status, const char *word,
+                            const char *want)
+{
+    const json_t *e = json_object_get(r->json, "error");
+    const char *msg = th_jstr(e, "message"), *got = th_jstr(e, "status");
+
+    if (r->status != status || !json_is_object(e) ||
+        json_integer_value(json_object_get(e, "code")) != status || !got ||
+        strcmp(got, word) != 0 || !msg || !strstr(msg, want))
+        fail_msg("want %ld %s with \"%s\", got %ld: %s", status, word, want, r->status, r->body);
+}
+
+/* The parts of the answer's candidate 0. */
+static const json_t *gm_parts(const json_t *resp)
+{
+    return test_json_at(resp, "candidates.0.content.parts");
+}
+
+/* The functionCall parts of a stream's events, in order, as a new array; *finish receives the
+ * last finishReason (borrowed from events, which the caller frees). */
+static json_t *gm_stream_calls(const json_t *events, const char **finish, struct rein_buf *text)
+{
+    json_t *calls = json_array();
+    size_t i, j;
+    json_t *ev, *part;
+
+    *finish = NULL;
+    json_array_foreach(events, i, ev)
+    {
+        const json_t *data = json_object_get(ev, "data");
+        const char *f = th_jstr(test_json_at(data, "candidates.0"), "finishReason");
+        assert_string_equal(th_jstr(ev, "event"), ""); /* Gemini's events have no name */
+        if (f)
+            *finish = f;
+        json_array_foreach(gm_parts(data), j, part)
+        {
+            if (json_object_get(part, "functionCall"))
+                json_array_append(calls, part);
+            else if (text && th_jstr(part, "text") &&
+                     !json_is_true(json_object_get(part, "thought")))
+                assert_int_equal(rein_buf_adds(text, th_jstr(part, "text")), REIN_OK);
+        }
+    }
+    return calls;
+}
+
+static void assert_paris_call(const json_t *part)
+{
+    const json_t *fc = json_object_get(part, "functionCall");
+
+    if (!fc || strcmp(th_jstr(fc, "name") ? th_jstr(fc, "name") : "", "get_weather") != 0 ||
+        strcmp(th_jstr(json_object_get(fc, "args"), "city")
+                   ? th_jstr(json_object_get(fc, "args"), "city")
+                   : "",
+               "Paris") != 0) {
+        char *s = json_dumps(part, 0);
+        fail_msg("not get_weather(Paris): %s", s);
+    }
+}
+
+/*
+ * A Gemini client's valid call passes, as a JSON answer and as a stream of
+ * GenerateContentResponses; the upstream (OpenAI's wire) is offered the declaration with its
+ * Gemini Schema as JSON Schema, and the client's generationConfig under its own names.
+ */
+static void test_gemini_client_valid_call(void **state)
+{
+    struct th_resp r;
+    const struct ms_request *q;
+    const json_t *parts;
+    const char *finish;
+    json_t *ev, *calls;
+
+    (void)state;
+    start();
+    script("[" G_CALL(G_PARIS) "]");
+    gem(GEN,
+        "{" G_USER "," G_TOOLS ",\"systemInstruction\":{\"parts\":[{\"text\":\"Be brief.\"}]},"
+        "\"generationConfig\":{\"temperature\":0.2,\"maxOutputTokens\":300,\"topP\":0.9}}",
+        NULL, &r);
+    if (r.status != 200)
+        fail_msg("%ld %s", r.status, r.body);
+    parts = gm_parts(r.json);
+    assert_int_equal(json_array_size(parts), 1);
+    assert_paris_call(json_array_get(parts, 0));
+    assert_string_equal(th_jstr(test_json_at(r.json, "candidates.0"), "finishReason"), "STOP");
+    assert_string_equal(th_jstr(test_json_at(r.json, "candidates.0.content"), "role"), "model");
+    assert_non_null(test_json_at(r.json, "usageMetadata.promptTokenCount"));
+    assert_non_null(test_json_at(r.json, "usageMetadata.totalTokenCount"));
+    assert_non_null(th_jstr(r.json, "responseId"));
+    assert_string_equal(th_jstr(r.json, "modelVersion"), "gw-model");
+    th_resp_free(&r);
+    q = ms_last_request(F->ms);
+    assert_string_equal(q->format, "openai");
+    assert_string_equal(th_jstr(test_json_at(q->json, "tools.0.function.parameters"), "type"),
+                        "object");
+    assert_string_equal(
+        th_jstr(test_json_at(q->json, "tools.0.function.parameters.properties.city"), "type"),
+        "string");
+    assert_string_equal(th_jstr(test_json_at(q->json, "messages.0"), "role"), "system");
+    assert_int_equal(json_integer_value(json_object_get(q->json, "max_tokens")), 300);
+    assert_true(json_real_value(json_object_get(q->json, "temperature")) == 0.2);
+
+    script("[{\"text\":[\"Let me \",\"check.\"],\"tool_calls\":[{\"name\":\"get_weather\","
+           "\"arguments\":\"" G_PARIS "\"}]}]");
+    gem(STREAM, "{" G_USER "," G_TOOLS "}", NULL, &r);
+    assert_int_equal(r.status, 200);
+    assert_non_null(strstr(th_header(&r, "Content-Type"), "text/event-stream"));
+    {
+        struct rein_buf text;
+        rein_buf_init(&text, 0);
+        ev = th_sse_events(r.body, NULL);
+        calls = gm_stream_calls(ev, &finish, &text);
+        assert_int_equal(json_array_size(calls), 1);
+        assert_paris_call(json_array_get(calls, 0));
+        assert_string_equal(text.ptr, "Let me check.");
+        assert_string_equal(finish, "STOP");
+        assert_non_null(
+            test_json_at(json_object_get(json_array_get(ev, json_array_size(ev) - 1), "data"),
+                         "usageMetadata.candidatesTokenCount"));
+        rein_buf_release(&text);
+        json_decref(calls);
+        json_decref(ev);
+    }
+    th_resp_free(&r);
+    /* The v1 path (the SDKs' apiVersion "v1") is the same route. */
+    script("[{\"text\":\"Hi.\"}]");
+    th_http("POST", u("/v1/models/gemini-test:generateContent"), "{" G_USER "}", NULL, &r);
+    assert_int_equal(r.status, 200);
+    assert_string_equal(th_jstr(json_array_get(gm_parts(r.json), 0), "text"), "Hi.");
+    th_resp_free(&r);
+}
+
+/* A misspelled name is repaired; invalid arguments are asked again and the client sees only the
+ * valid call, in a JSON answer and in the middle of a stream. */
+static void test_gemini_client_repair_and_reask(void **state)
+{
+    struct th_resp r;
+    const char *finish;
+    json_t *ev, *calls;
+    struct rein_buf text;
+
+    (void)state;
+    start();
+    script("[{\"tool_calls\":[{\"name\":\"get_wether\",\"arguments\":\"" G_PARIS "\"}]}]");
+    gem(GEN, "{" G_USER "," G_TOOLS "}", NULL, &r);
+    assert_int_equal(r.status, 200);
+    assert_paris_call(json_array_get(gm_parts(r.json), 0));
+    assert_non_null(test_json_at(r.json, "rein.repairs"));
+    th_resp_free(&r);
+
+    script("[{\"times\":1,\"tool_calls\":[{\"name\":\"get_weather\",\"arguments\":"
+           "\"{\\\"city\\\":3}\"}]}," G_CALL(G_PARIS) "]");
+    gem(GEN, "{" G_USER "," G_TOOLS "}", NULL, &r);
+    assert_int_equal(r.status, 200);
+    assert_int_equal(json_array_size(gm_parts(r.json)), 1);
+    assert_paris_call(json_array_get(gm_parts(r.json), 0));
+    assert_int_equal(json_integer_value(test_json_at(r.json, "rein.reasks")), 1);
+    th_resp_free(&r);
+    assert_int_equal(ms_request_count(F->ms), 2);
+    /* the re-ask told the model what was wrong, as a tool result */
+    assert_string_equal(th_jstr(test_json_at(ms_last_request(F->ms)->json, "messages.2"), "role"),
+                        "tool");
+
+    script("[{\"times\":1,\"text\":\"First. \",\"tool_calls\":[{\"name\":\"get_weather\","
+           "\"arguments\":\"{\\\"city\\\":3}\"}]},{\"text\":\"Second.\",\"tool_calls\":"
+           "[{\"name\":\"get_weather\",\"arguments\":\"" G_PARIS "\"}]}]");
+    gem(STREAM, "{" G_USER "," G_TOOLS "}", NULL, &r);
+    assert_int_equal(r.status, 200);
+    rein_buf_init(&text, 0);
+    ev = th_sse_events(r.body, NULL);
+    calls = gm_stream_calls(ev, &finish, &text);
+    assert_int_equal(json_array_size(calls), 1);
+    assert_paris_call(json_array_get(calls, 0));
+    assert_string_equal(text.ptr, "First. Second.");
+    assert_null(strstr(r.body, "\"city\":3"));
+    rein_buf_release(&text);
+    json_decref(calls);
+    json_decref(ev);
+    th_resp_free(&r);
+}
+
+/* The pass policy hands the invalid call out with the "rein" member; the error policy answers
+ * 422 in Gemini's shape with the problems. */
+static void test_gemini_client_pass_and_error(void **state)
+{
+    static const char bad[] = "[{\"tool_calls\":[{\"name\":\"get_weather\",\"arguments\":"
+                              "\"{\\\"city\\\":3}\"}],\"times\":0}]";
+    struct th_resp r;
+
+    (void)state;
+    start();
+    script(bad);
+    gem(GEN, "{" G_USER "," G_TOOLS "}", (const char *[]){"x-rein-on-invalid: pass", NULL}, &r);
+    assert_int_equal(r.status, 200);
+    assert_int_equal(json_integer_value(test_json_at(json_array_get(gm_parts(r.json), 0),
+                                                     "functionCall.args.city")),
+                     3);
+    assert_int_equal(json_array_size(test_json_at(r.json, "rein.problems")), 1);
+    th_resp_free(&r);
+    gem(STREAM, "{" G_USER "," G_TOOLS "}", (const char *[]){"x-rein-on-invalid: pass", NULL}, &r);
+    assert_int_equal(r.status, 200);
+    assert_non_null(strstr(r.body, "\"problems\":["));
+    th_resp_free(&r);
+    gem(GEN, "{" G_USER "," G_TOOLS "}", (const char *[]){"x-rein-on-invalid: error", NULL}, &r);
+    assert_gm_error(&r, 422, "INVALID_ARGUMENT", "invalid tool call");
+    assert_int_equal(json_array_size(test_json_at(r.json, "rein.problems")), 1);
+    th_resp_free(&r);
+}
+
+/* A call the model wrote as text becomes a functionCall part; parallel calls are parts of one
+ * content, in order. */
+static void test_gemini_client_text_call_and_parallel_calls(void **state)
+{
+    struct th_resp r;
+    const json_t *parts;
+
+    (void)state;
+    start();
+    script("[{\"text\":\"<tool_call>{\\\"name\\\": \\\"get_weather\\\", \\\"arguments\\\": "
+           "{\\\"city\\\": \\\"Paris\\\"}}</tool_call>\"}]");
+    gem(GEN, "{" G_USER "," G_TOOLS "}", NULL, &r);
+    assert_int_equal(r.status, 200);
+    parts = gm_parts(r.json);
+    assert_paris_call(json_array_get(parts, json_array_size(parts) - 1));
+    assert_null(strstr(r.body, "<tool_call>"));
+    assert_non_null(test_json_at(r.json, "rein.converted"));
+    th_resp_free(&r);
+
+    script("[{\"tool_calls\":[{\"name\":\"get_weather\",\"arguments\":\"" G_PARIS "\"},"
+           "{\"name\":\"get_weather\",\"arguments\":\"{\\\"city\\\":\\\"Oslo\\\"}\"}]}]");
+    gem(GEN, "{" G_USER "," G_TOOLS "}", NULL, &r);
+    assert_int_equal(r.status, 200);
+    parts = gm_parts(r.json);
+    assert_int_equal(json_array_size(parts), 2);
+    assert_paris_call(json_array_get(parts, 0));
+    assert_string_equal(
+        th_jstr(test_json_at(json_array_get(parts, 1), "functionCall.args"), "city"), "Oslo");
+    th_resp_free(&r);
+}
+
+/* An upstream's 429 keeps its status and Retry-After, in Gemini's error shape (JSON and a
+ * stream that had not begun). */
+static void test_gemini_client_upstream_429(void **state)
+{
+    struct th_resp r;
+
+    (void)state;
+    start();
+    script("[{\"status\":429,\"times\":2,\"headers\":{\"Retry-After\":\"7\"},\"error\":"
+           "{\"type\":\"requests\",\"code\":\"rate_limit_exceeded\",\"message\":"
+           "\"Rate limit reached\"}}]");
+    gem(GEN, "{" G_USER "}", NULL, &r);
+    assert_gm_error(&r, 429, "RESOURCE_EXHAUSTED", "Rate limit reached");
+    assert_header(&r, "Retry-After", "7");
+    th_resp_free(&r);
+    gem(STREAM, "{" G_USER "}", NULL, &r);
+    assert_gm_error(&r, 429, "RESOURCE_EXHAUSTED", "Rate limit reached");
+    assert_header(&r, "Retry-After", "7");
+    th_resp_free(&r);
+}
+
+/* The next turn of a Gemini client: its model content (calls without ids, as Gemini 2.x sends
+ * them) and the functionResponse parts answering them by name reach an Anthropic upstream as
+ * tool_use and tool_result blocks with matching ids. */
+static void test_gemini_client_to_anthropic(void **state)
+{
+    static const char body[] =
+        "{\"contents\":[{\"role\":\"user\",\"parts\":[{\"text\":\"weather in Paris?\"}]},"
+        "{\"role\":\"model\",\"parts\":[{\"functionCall\":{\"name\":\"get_weather\",\"args\":"
+        "{\"city\":\"Paris\"}}}]},"
+        "{\"role\":\"user\",\"parts\":[{\"functionResponse\":{\"name\":\"get_weather\","
+        "\"response\":{\"output\":\"Sunny, 21 C\"}}}]}]," G_TOOLS "}";
+    struct th_resp r;
+    const struct ms_request *q;
+    const json_t *use, *res;
+
+    (void)state;
+    start_with("anthropic", NULL, 0);
+    script("[" G_CALL(G_PARIS) "]");
+    gem(GEN, "{" G_USER "," G_TOOLS "}", NULL, &r);
+    assert_int_equal(r.status, 200);
+    assert_paris_call(json_array_get(gm_parts(r.json), 0));
+    /* Claude's ids go to the client (a Gemini 3 client sends them back) */
+    assert_non_null(test_json_at(json_array_get(gm_parts(r.json), 0), "functionCall.id"));
+    th_resp_free(&r);
+    assert_string_equal(ms_last_request(F->ms)->format, "anthropic");
+
+    script("[{\"text\":\"Sunny in Paris.\"}]");
+    gem(GEN, body, NULL, &r);
+    if (r.status != 200)
+        fail_msg("%ld %s", r.status, r.body);
+    assert_string_equal(th_jstr(json_array_get(gm_parts(r.json), 0), "text"), "Sunny in Paris.");
+    th_resp_free(&r);
+    q = ms_last_request(F->ms);
+    use = test_json_at(q->json, "messages.1.content.0");
+    res = test_json_at(q->json, "messages.2.content.0");
+    assert_string_equal(th_jstr(use, "type"), "tool_use");
+    assert_string_equal(th_jstr(res, "type"), "tool_result");
+    assert_string_equal(th_jstr(use, "id"), th_jstr(res, "tool_use_id"));
+    assert_non_null(strstr(q->body, "Sunny, 21 C"));
+}
+
+/*
+ * Gemini behind a Gemini client: the upstream's thoughtSignature reaches the client on its
+ * functionCall part (JSON and stream), and the signature the client sends back with the call
+ * in its history reaches the upstream on the same part. What only Gemini has
+ * (generationConfig.thinkingConfig, safetySettings) goes up as written.
+ */
+static void test_gemini_client_to_gemini_keeps_signatures(void **state)
+{
+    static const char next[] =
+        "{\"contents\":[{\"role\":\"user\",\"parts\":[{\"text\":\"weather in Paris?\"}]},"
+        "{\"role\":\"model\",\"parts\":[{\"functionCall\":{\"name\":\"get_weather\",\"args\":"
+        "{\"city\":\"Paris\"}},\"thoughtSignature\":\"sig-from-gemini\"}]},"
+        "{\"role\":\"user\",\"parts\":[{\"functionResponse\":{\"name\":\"get_weather\","
+        "\"response\":{\"output\":\"Sunny\"}}}]}]," G_TOOLS ","
+        "\"safetySettings\":[{\"category\":\"HARM_CATEGORY_HARASSMENT\",\"threshold\":"
+        "\"BLOCK_NONE\"}],\"generationConfig\":{\"maxOutputTokens\":100,\"thinkingConfig\":"
+        "{\"thinkingBudget\":0}}}";
+    struct th_resp r;
+    const struct ms_request *q;
+    const char *finish;
+    json_t *ev, *calls;
+
+    (void)state;
+    start_with("gemini", NULL, 0);
+    script("[{\"signature\":\"sig-up-1\",\"tool_calls\":[{\"name\":\"get_weather\","
+           "\"arguments\":\"" G_PARIS "\"}],\"times\":2}]");
+    gem(GEN, "{" G_USER "," G_TOOLS "}", NULL, &r);
+    assert_int_equal(r.status, 200);
+    assert_paris_call(json_array_get(gm_parts(r.json), 0));
+    assert_string_equal(th_jstr(json_array_get(gm_parts(r.json), 0), "thoughtSignature"),
+                        "sig-up-1");
+    /* Gemini gave the call no id: the client gets none either */
+    assert_null(test_json_at(json_array_get(gm_parts(r.json), 0), "functionCall.id"));
+    th_resp_free(&r);
+    assert_string_equal(ms_last_request(F->ms)->format, "gemini");
+    gem(STREAM, "{" G_USER "," G_TOOLS "}", NULL, &r);
+    assert_int_equal(r.status, 200);
+    ev = th_sse_events(r.body, NULL);
+    calls = gm_stream_calls(ev, &finish, NULL);
+    assert_int_equal(json_array_size(calls), 1);
+    assert_string_equal(th_jstr(json_array_get(calls, 0), "thoughtSignature"), "sig-up-1");
+    json_decref(calls);
+    json_decref(ev);
+    th_resp_free(&r);
+
+    script("[{\"text\":\"Sunny.\"}]");
+    gem(GEN, next, NULL, &r);
+    if (r.status != 200)
+        fail_msg("%ld %s", r.status, r.body);
+    assert_null(th_header(&r, "x-rein-dropped"));
+    th_resp_free(&r);
+    q = ms_last_request(F->ms);
+    assert_string_equal(th_jstr(test_json_at(q->json, "contents.1.parts.0"), "thoughtSignature"),
+                        "sig-from-gemini");
+    assert_null(test_json_at(q->json, "contents.1.parts.0.functionCall.id"));
+    assert_string_equal(
+        th_jstr(test_json_at(q->json, "contents.2.parts.0.functionResponse"), "name"),
+        "get_weather");
+    assert_int_equal(
+        json_integer_value(test_json_at(q->json, "generationConfig.thinkingConfig.thinkingBudget")),
+        0);
+    assert_int_equal(json_integer_value(test_json_at(q->json, "generationConfig.maxOutputTokens")),
+                     100);
+    assert_string_equal(th_jstr(test_json_at(q->json, "safetySettings.0"), "threshold"),
+                        "BLOCK_NONE");
+}
+
+/* What another wire cannot carry: thinkingConfig and safetySettings are dropped and named,
+ * a response schema or a built-in tool refused with a 400 naming it. */
+static void test_gemini_client_dropped_and_refused(void **state)
+{
+    struct th_resp r;
+    const char *d;
+
+    (void)state;
+    start();
+    script("[{\"text\":\"ok\",\"times\":0}]");
+    gem(GEN,
+        "{" G_USER ",\"safetySettings\":[],\"generationConfig\":{\"thinkingConfig\":"
+        "{\"thinkingBudget\":1024},\"responseMimeType\":\"text/plain\"}}",
+        NULL, &r);
+    assert_int_equal(r.status, 200);
+    d = th_header(&r, "x-rein-dropped");
+    if (!d || !strstr(d, "generationConfig.thinkingConfig") || !strstr(d, "safetySettings"))
+        fail_msg("x-rein-dropped: %s", d ? d : "none");
+    th_resp_free(&r);
+    assert_null(json_object_get(ms_last_request(F->ms)->json, "thinkingConfig"));
+    gem(GEN,
+        "{" G_USER ",\"generationConfig\":{\"responseMimeType\":\"application/json\","
+        "\"responseSchema\":{\"type\":\"OBJECT\"}}}",
+        NULL, &r);
+    assert_gm_error(&r, 400, "INVALID_ARGUMENT", "generationConfig.responseMimeType");
+    th_resp_free(&r);
+    assert_int_equal(ms_request_count(F->ms), 1);
+}
+
+/* Bodies Gemini would refuse, and what rein's gateway cannot carry, get a 400 in Gemini's
+ * shape that names the field; an unknown method a 404. Nothing goes upstream. */
+static void test_gemini_client_bad_bodies(void **state)
+{
+    static const struct {
+        const char *body, *want;
+    } cases[] = {
+        {"{\"contents\":", "Invalid JSON payload"},
+        {"[1]", "must be an object"},
+        {"{}", "contents: Field required"},
+        {"{\"contents\":[]}", "non-empty list"},
+        {"{\"contents\":[{\"role\":\"robot\",\"parts\":[{\"text\":\"x\"}]}]}", "valid role"},
+        {"{" G_USER "," G_TOOLS ",\"toolConfig\":{\"functionCallingConfig\":{\"mode\":\"ANY\","
+         "\"allowedFunctionNames\":[\"get_time\"]}}}",
+         "\"get_time\" is not one of the request's functionDeclarations"},
+        {"{" G_USER ",\"generationConfig\":{\"candidateCount\":2}}",
+         "generationConfig.candidateCount"},
+        {"{\"contents\":[{\"role\":\"user\",\"parts\":[{\"inlineData\":{\"mimeType\":"
+         "\"image/png\",\"data\":\"AAAA\"}}]}]}",
+         "contents[0].parts[0]: inlineData parts are not supported"},
+        {"{" G_USER ",\"tools\":[{\"googleSearch\":{}}]}", "tools[0].googleSearch"},
+        {"{\"contents\":[{\"role\":\"user\",\"parts\":[{\"functionResponse\":{\"name\":"
+         "\"get_weather\",\"response\":{}}}]}]}",
+         "no functionCall named \"get_weather\""},
+        {"{" G_USER ",\"generationConfig\":{\"temperature\":3}}", "generationConfig.temperature"},
+    };
+    struct th_resp r;
+
+    (void)state;
+    start();
+    script("[{\"text\":\"ok\",\"times\":0}]");
+    for (size_t i = 0; i < REIN_ARRAY_SIZE(cases); i++) {
+        gem(GEN, cases[i].body, NULL, &r);
+        if (r.status != 400)
+            fail_msg("case %zu: want 400, got %ld: %s", i, r.status, r.body);
+        assert_gm_error(&r, 400, "INVALID_ARGUMENT", cases[i].want);
+        th_resp_free(&r);
+    }
+    gem("countTokens", "{" G_USER "}", NULL, &r);
+    assert_gm_error(&r, 404, "NOT_FOUND", "countTokens");
+    th_resp_free(&r);
+    gem("streamGenerateContent", "{" G_USER "}", NULL, &r);
+    assert_gm_error(&r, 400, "INVALID_ARGUMENT", "alt=sse");
+    th_resp_free(&r);
+    assert_int_equal(ms_request_count(F->ms), 0);
+    /* snake_case names, as Google's endpoint takes them, and a functionDeclaration's JSON
+     * Schema as parametersJsonSchema */
+    gem(GEN,
+        "{\"contents\":[{\"role\":\"user\",\"parts\":[{\"text\":\"hi\"}]}],"
+        "\"system_instruction\":{\"parts\":[{\"text\":\"Be brief.\"}]},\"tools\":[{"
+        "\"function_declarations\":[{\"name\":\"f\",\"parametersJsonSchema\":{\"type\":"
+        "\"object\",\"properties\":{\"a\":{\"type\":\"integer\"}}}}]}],\"generation_config\":"
+        "{\"max_output_tokens\":64}}",
+        NULL, &r);
+    if (r.status != 200)
+        fail_msg("%ld %s", r.status, r.body);
+    th_resp_free(&r);
+    assert_int_equal(
+        json_integer_value(json_object_get(ms_last_request(F->ms)->json, "max_tokens")), 64);
+}
+
+/* GET /v1beta/models and one model in Gemini's shape; /v1/models in it for a Google client;
+ * the server's key in x-goog-api-key or ?key=. */
+static void test_gemini_client_models_and_keys(void **state)
+{
+    struct th_resp r;
+    char url[256];
+
+    (void)state;
+    start();
+    th_get(u("/v1beta/models"), &r);
+    assert_int_equal(r.status, 200);
+    assert_string_equal(th_jstr(test_json_at(r.json, "models.0"), "name"), "models/gw-model");
+    th_resp_free(&r);
+    th_get(u("/v1beta/models/gemini-2.5-flash"), &r);
+    assert_int_equal(r.status, 200);
+    assert_string_equal(th_jstr(r.json, "name"), "models/gemini-2.5-flash");
+    th_resp_free(&r);
+    th_http("GET", u("/v1/models"), NULL, (const char *[]){"x-goog-api-client: t", NULL}, &r);
+    assert_string_equal(th_jstr(test_json_at(r.json, "models.0"), "name"), "models/gw-model");
+    th_resp_free(&r);
+    teardown(NULL);
+
+    next_server_keys = "rein-key-1";
+    start();
+    script("[{\"text\":\"ok\",\"times\":0}]");
+    gem(GEN, "{" G_USER "}", NULL, &r);
+    assert_int_equal(r.status, 401);
+    th_resp_free(&r);
+    gem(GEN, "{" G_USER "}", (const char *[]){"x-goog-api-key: rein-key-1", NULL}, &r);
+    assert_int_equal(r.status, 200);
+    th_resp_free(&r);
+    snprintf(url, sizeof(url), "%s/v1beta/models/g:generateContent?key=rein-key-1", F->base);
+    th_http("POST", url, "{" G_USER "}", NULL, &r);
+    assert_int_equal(r.status, 200);
+    th_resp_free(&r);
+    gem(GEN, "{" G_USER "}",
+        (const char *[]){"x-goog-api-key: rein-key-1", "x-goog-api-key: other", NULL}, &r);
+    assert_int_equal(r.status, 400);
+    th_resp_free(&r);
+}
+
 int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
@@ -3749,6 +4282,16 @@ int main(int argc, char **argv)
         cmocka_unit_test_teardown(test_upstream_headers_reach_the_client, teardown),
         cmocka_unit_test_teardown(test_upstream_429_passes_its_headers, teardown),
         cmocka_unit_test_teardown(test_anthropic_upstream_headers_and_request_id, teardown),
+        cmocka_unit_test_teardown(test_gemini_client_valid_call, teardown),
+        cmocka_unit_test_teardown(test_gemini_client_repair_and_reask, teardown),
+        cmocka_unit_test_teardown(test_gemini_client_pass_and_error, teardown),
+        cmocka_unit_test_teardown(test_gemini_client_text_call_and_parallel_calls, teardown),
+        cmocka_unit_test_teardown(test_gemini_client_upstream_429, teardown),
+        cmocka_unit_test_teardown(test_gemini_client_to_anthropic, teardown),
+        cmocka_unit_test_teardown(test_gemini_client_to_gemini_keeps_signatures, teardown),
+        cmocka_unit_test_teardown(test_gemini_client_dropped_and_refused, teardown),
+        cmocka_unit_test_teardown(test_gemini_client_bad_bodies, teardown),
+        cmocka_unit_test_teardown(test_gemini_client_models_and_keys, teardown),
     };
 
     if (argc > 1)
