@@ -1,11 +1,12 @@
 /*
  * Fuzz target for the gateway's client-facing request parsers (src/gateway/openai.c,
- * src/gateway/anthropic.c and src/gateway/responses.c): the first byte picks the wire (bit 2
- * set: the Responses API, read as the chat completions body it means, with kept responses to
- * refer to when bit 3 is set and an upstream of the Responses wire when bit 4 is (hosted
- * tools are only kept for it); else even: OpenAI chat completions, odd: Anthropic messages,
- * and a chat body's members bound for a Responses upstream when bit 4 is set; bit 5: the
- * Responses request runs in the background), the rest is the request body as a client sent it. A
+ * src/gateway/anthropic.c, src/gateway/responses.c and src/gateway/gemini.c): the first byte
+ * picks the wire (bit 6 set: Gemini's generateContent, with an upstream of its wire when bit 1
+ * is; else bit 2 set: the Responses API, read as the chat completions body it means, with
+ * kept responses to refer to when bit 3 is set, an upstream of the Responses wire when bit 4
+ * is (hosted tools are only kept for it) and run in the background when bit 5 is; else even:
+ * OpenAI chat completions, odd: Anthropic messages, and a chat body's members bound for a
+ * Responses upstream when bit 4 is set), the rest is the request body as a client sent it. A
  * Responses body converts to a chat completions body the OpenAI parser reads, or is refused
  * with a message, and what it holds beyond that is three lists of the right types. Nothing may
  * crash, leak or read out of bounds. A refused body names what is wrong, and the error body
@@ -27,7 +28,8 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 /* The error body must parse and carry the message (OpenAI: error.message; Anthropic:
- * {"type":"error","error":{"type","message"}}). */
+ * {"type":"error","error":{"type","message"}}; Gemini: {"error":{"code","message","status"}},
+ * the status word where the others have a type). */
 static void check_error(const struct rein__gw_wire *wire, const struct rein__gw_bad *bad)
 {
     struct rein__gw_err e;
@@ -44,7 +46,7 @@ static void check_error(const struct rein__gw_wire *wire, const struct rein__gw_
     doc = rein_json_parse(out.ptr, out.len, 0, NULL);
     err = json_object_get(doc, "error");
     if (!json_is_object(err) || !json_is_string(json_object_get(err, "message")) ||
-        !json_is_string(json_object_get(err, "type")))
+        !json_is_string(json_object_get(err, wire == &rein__gw_gemini ? "status" : "type")))
         abort();
     json_decref(doc);
     rein_buf_release(&out);
@@ -111,8 +113,10 @@ static void check_known_tools(const struct rein__gw_wire *wire, enum rein_gatewa
     if (!rein__gw_raw_member(body, len, "tools", &at, &n) || at[0] != '[' || memchr(at, 0, n))
         return;
     rein_buf_init(&probe, 0);
-    if (rein_buf_adds(&probe, "{\"model\":\"m\",\"max_tokens\":1,\"messages\":[{\"role\":"
-                              "\"user\",\"content\":\"x\"}],\"tools\":") ||
+    if (rein_buf_adds(&probe, api == REIN_GATEWAY_GEMINI
+                                  ? "{\"contents\":[{\"parts\":[{\"text\":\"x\"}]}],\"tools\":"
+                                  : "{\"model\":\"m\",\"max_tokens\":1,\"messages\":[{\"role\":"
+                                    "\"user\",\"content\":\"x\"}],\"tools\":") ||
         rein_buf_add(&probe, at, n) || rein_buf_addch(&probe, '}')) {
         rein_buf_release(&probe);
         return;
@@ -137,7 +141,8 @@ static void check_known_tools(const struct rein__gw_wire *wire, enum rein_gatewa
     if (wrc == REIN_OK &&
         (known.ntools || rein_history_len(whole.h) != rein_history_len(known.h) ||
          !json_equal(whole.passthrough, known.passthrough) || whole.stream != known.stream ||
-         strcmp(whole.model, known.model) != 0 || !json_equal(whole.dropped, known.dropped) ||
+         strcmp(whole.model ? whole.model : "", known.model ? known.model : "") != 0 ||
+         !json_equal(whole.dropped, known.dropped) ||
          !json_equal(whole.unsupported, known.unsupported)))
         abort();
     rein__gw_req_release(&whole);
@@ -255,6 +260,31 @@ static void check_chat_to_responses(struct rein__gw_req *r)
     json_decref(members);
 }
 
+/* Gemini's parser (it has no document path): the same checks as the others', and its
+ * generationConfig and rest as the lists and the passthrough object they go to. */
+static void check_gemini(const char *body, size_t len, bool verbatim)
+{
+    struct rein__gw_req r;
+    struct rein__gw_bad bad;
+    rein_err rc =
+        parse_as(&rein__gw_gemini, REIN_GATEWAY_GEMINI, &r, body, len, NULL, 0, verbatim, &bad);
+
+    if (rc == REIN_OK) {
+        check_parsed(&r);
+        if (!json_is_array(r.dropped) || !json_is_array(r.unsupported) ||
+            (r.tool_choice && !r.tool_choice[0]))
+            abort();
+    } else if (rc == REIN_EINVAL) {
+        if (!bad.msg[0])
+            abort();
+        check_error(&rein__gw_gemini, &bad);
+    } else if (rc != REIN_ENOMEM) {
+        abort();
+    }
+    rein__gw_req_release(&r);
+    check_known_tools(&rein__gw_gemini, REIN_GATEWAY_GEMINI, body, len, verbatim);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     const struct rein__gw_wire *wire;
@@ -264,6 +294,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
     if (size < 1)
         return 0;
+    if (data[0] & 64) {
+        check_gemini((const char *)data + 1, size - 1, (data[0] & 2) != 0);
+        return 0;
+    }
     if (data[0] & 4) {
         check_responses((const char *)data + 1, size - 1, (data[0] & 2) != 0, (data[0] & 8) != 0,
                         (data[0] & 16) != 0, (data[0] & 32) != 0);

@@ -79,6 +79,7 @@ void rein__gw_req_release(struct rein__gw_req *r)
     rein_free(r->tool_choice);
     json_decref(r->stop);
     json_decref(r->passthrough);
+    json_decref(r->made);
     json_decref(r->dropped);
     json_decref(r->unsupported);
     json_decref(r->doc);

@@ -83,6 +83,9 @@ struct rein__gw_req {
     bool stream;
     bool include_usage;  /* OpenAI stream_options.include_usage */
     json_t *passthrough; /* object (new) */
+    /* Values the parser made that tools[] point into (Gemini's schemas as JSON Schema): an
+     * array (new), or NULL. The doc stays as the client wrote it. */
+    json_t *made;
     json_t *dropped;     /* names the other wires may drop harmlessly (new array) */
     json_t *unsupported; /* names only the client's own wire can carry (new array) */
 };

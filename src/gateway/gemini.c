@@ -498,7 +498,7 @@ static json_t *schema_in(const json_t *s, int depth)
     return out;
 }
 
-static rein_err take_decl(struct rein__gw_req *r, json_t *d, const char *p,
+static rein_err take_decl(struct rein__gw_req *r, const json_t *d, const char *p,
                           struct rein__gw_bad *bad)
 {
     const json_t *params = member(d, "parameters"), *js = member(d, "parametersJsonSchema");
@@ -517,11 +517,17 @@ static rein_err take_decl(struct rein__gw_req *r, json_t *d, const char *p,
     if (json_is_object(js)) {
         t->parameters = (json_t *)js;
     } else if (json_is_object(params)) {
-        /* the converted schema is kept in the request's tree, which owns it */
+        /* the converted schema is kept by the request (r->made), the tree left as sent */
         json_t *conv = schema_in(params, 0);
-        if (!conv || json_object_set_new(d, "parameters", conv))
+        if (!r->made)
+            r->made = json_array();
+        if (!r->made) {
+            json_decref(conv);
             return REIN_ENOMEM;
-        t->parameters = json_object_get(d, "parameters");
+        }
+        if (!conv || json_array_append_new(r->made, conv)) /* taken even when it fails */
+            return REIN_ENOMEM;
+        t->parameters = conv;
     }
     r->ntools++;
     return REIN_OK;
