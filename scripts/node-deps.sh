@@ -21,7 +21,7 @@ fi
 installed() {
   local p
   for p in openai @anthropic-ai/sdk ai @ai-sdk/openai-compatible @ai-sdk/openai @ai-sdk/anthropic \
-    @openai/agents @langchain/openai @langchain/anthropic; do
+    @openai/agents @langchain/openai @langchain/anthropic @google/genai @ai-sdk/google; do
     [ -f "$node_dir/node_modules/$p/package.json" ] || return 1
   done
   [ "$node_dir/node_modules/.package-lock.json" -nt "$node_dir/package-lock.json" ]

@@ -2,14 +2,15 @@
 // `@anthropic-ai/sdk`, the Vercel AI SDK (`ai` with `@ai-sdk/openai-compatible`, `@ai-sdk/openai`
 // and `@ai-sdk/anthropic`), the OpenAI Agents SDK (`@openai/agents`) and LangChain's chat
 // models (`@langchain/openai`, `@langchain/anthropic`) talk to `rein serve`, whose upstream is
-// the scripted model server (tests/support/model_server.h).
-// Three rein servers run: one whose upstream speaks OpenAI's chat completions wire, one
-// Anthropic's, one OpenAI's Responses API, so each client reaches every wire. Every case
+// the scripted model server (tests/support/model_server.h). Google's `@google/genai` and the
+// AI SDK's `@ai-sdk/google` talk to it through its Gemini wire (decision 0092).
+// Four rein servers run: one whose upstream speaks OpenAI's chat completions wire, one
+// Anthropic's, one OpenAI's Responses API, one Gemini's, so each client reaches every wire. Every case
 // scripts the upstream, makes the SDK call, and checks what the client got and what the
 // upstream received.
 //
 // usage: node gateway.test.mjs MODEL_SERVER_URL REIN_OPENAI_UPSTREAM_URL REIN_ANTHROPIC_UPSTREAM_URL
-//        REIN_RESPONSES_UPSTREAM_URL
+//        REIN_RESPONSES_UPSTREAM_URL REIN_GEMINI_UPSTREAM_URL
 //        (run by tests/scripts/gateway_sdk.sh; the servers need the key rein-test-key)
 import assert from 'node:assert/strict';
 import OpenAI from 'openai';
@@ -24,12 +25,14 @@ import { ChatAnthropic } from '@langchain/anthropic';
 import { tool as lcTool } from '@langchain/core/tools';
 import { HumanMessage, ToolMessage } from '@langchain/core/messages';
 import { z } from 'zod';
+import { GoogleGenAI, Type, FunctionCallingConfigMode } from '@google/genai';
+import { createGoogleGenerativeAI } from '@ai-sdk/google';
 import { modelServer, run } from './harness.mjs';
 
-const [ms, reinOA, reinAN, reinRS] = process.argv.slice(2);
-if (!reinRS) {
+const [ms, reinOA, reinAN, reinRS, reinGM] = process.argv.slice(2);
+if (!reinGM) {
   console.error('usage: node gateway.test.mjs MODEL_SERVER REIN_OPENAI REIN_ANTHROPIC ' +
-    'REIN_RESPONSES');
+    'REIN_RESPONSES REIN_GEMINI');
   process.exit(2);
 }
 const KEY = 'rein-test-key';
@@ -926,5 +929,130 @@ for (const [name, make, format] of lcModels) {
     assert.ok(log.every((q) => q.format === format));
   });
 }
+
+// ---- Gemini clients (decision 0092) ---------------------------------------------------------
+
+const gemini = (url, headers) => new GoogleGenAI({ apiKey: KEY,
+  httpOptions: { baseUrl: url, headers } });
+const gmTools = [{ functionDeclarations: [{ name: 'get_weather', description: 'weather',
+  parameters: { type: Type.OBJECT, properties: { city: { type: Type.STRING } },
+    required: ['city'] } }] }];
+const gmAsk = { model: 'gemini-test', contents: 'What is the weather in Paris?',
+  config: { tools: gmTools } };
+
+check('google genai: a valid call passes; a re-ask the client never sees', async () => {
+  await scenario([{ tool_calls: [call('call_g1', '{"city":"Paris"}')],
+    usage: { input_tokens: 12, output_tokens: 5 } }]);
+  let r = await gemini(reinOA).models.generateContent(gmAsk);
+  assert.deepEqual(r.functionCalls.map((c) => [c.name, c.args]),
+    [['get_weather', { city: 'Paris' }]]);
+  assert.equal(r.candidates[0].finishReason, 'STOP');
+  assert.deepEqual([r.usageMetadata.promptTokenCount, r.usageMetadata.candidatesTokenCount,
+    r.usageMetadata.totalTokenCount], [12, 5, 17]);
+  let [req] = await upstream(1);
+  assert.equal(req.format, 'openai');
+  assert.equal(req.json.tools[0].function.parameters.properties.city.type, 'string');
+  assert.notEqual(req.headers.authorization, `Bearer ${KEY}`, 'the client key never goes upstream');
+  await scenario([{ tool_calls: [call('call_g2', '{"town":"Paris"}')] },
+    { match: { tool_result_contains: 'Invalid arguments' },
+      tool_calls: [call('call_g3', '{"city":"Paris"}')] }]);
+  r = await gemini(reinAN).models.generateContent(gmAsk);
+  assert.deepEqual(r.functionCalls.map((c) => [c.id, c.args]), [['call_g3', { city: 'Paris' }]]);
+  const log = await upstream(2);
+  assert.equal(log[0].format, 'anthropic');
+});
+
+check('google genai: generateContentStream gives the text and the checked call', async () => {
+  await scenario([{ text: ['Let me ', 'check.'], tool_calls: [call('call_s1', '{"town":"x"}')] },
+    { match: { tool_result_contains: 'Invalid arguments' },
+      tool_calls: [call('call_s2', '{"city":"Paris"}')] }]);
+  let text = '';
+  const calls = [];
+  for await (const chunk of await gemini(reinOA).models.generateContentStream(gmAsk)) {
+    text += chunk.text ?? '';
+    calls.push(...(chunk.functionCalls ?? []));
+  }
+  assert.equal(text, 'Let me check.');
+  assert.deepEqual(calls.map((c) => [c.name, c.args]), [['get_weather', { city: 'Paris' }]]);
+  await upstream(2);
+});
+
+check('google genai: the error policy and an upstream 429 come as ApiError', async () => {
+  await scenario([{ tool_calls: [call('call_e1', '{"city":7}')] }]);
+  await assert.rejects(gemini(reinOA, { 'x-rein-on-invalid': 'error' }).models
+    .generateContent(gmAsk), (e) => e.status === 422 && /invalid tool call/.test(e.message));
+  await scenario([{ status: 429, headers: { 'Retry-After': '2' } }]);
+  await assert.rejects(gemini(reinOA).models.generateContent(gmAsk),
+    (e) => e.status === 429 && /RESOURCE_EXHAUSTED/.test(e.message));
+});
+
+check('google genai: automatic function calling runs the tool and gets the answer', async () => {
+  const seen = [];
+  const weather = {
+    tool: async () => gmTools[0],
+    callTool: async (fcs) => fcs.map((fc) => {
+      seen.push(fc.args.city);
+      return { functionResponse: { name: fc.name, id: fc.id,
+        response: { output: '{"temp":21}' } } };
+    }),
+  };
+  await scenario([{ tool_calls: [call('call_a1', '{"town":"Paris"}')] },
+    { match: { tool_result_contains: 'Invalid arguments' },
+      tool_calls: [call('call_a2', '{"city":"Paris"}')] },
+    { match: { tool_result_contains: '"temp":21' }, text: 'It is 21°C.' }]);
+  const r = await gemini(reinOA).models.generateContent({ model: 'gemini-test',
+    contents: 'What is the weather in Paris?', config: { tools: [weather],
+      toolConfig: { functionCallingConfig: { mode: FunctionCallingConfigMode.AUTO } } } });
+  assert.equal(r.text, 'It is 21°C.');
+  assert.deepEqual(seen, ['Paris']);
+  const log = await upstream(3);
+  const last = log[2].json.messages;
+  assert.equal(last.at(-1).role, 'tool');
+  assert.equal(last.at(-1).tool_call_id, last.at(-2).tool_calls[0].id);
+});
+
+check('google genai -> gemini: thoughtSignature goes back with its call', async () => {
+  await scenario([{ signature: 'sig-gemini-1', tool_calls: [call('fc_1', '{"city":"Paris"}')] },
+    { match: { last_role: 'tool' }, text: 'Sunny.' }]);
+  const chat = gemini(reinGM).chats.create({ model: 'gemini-test', config: { tools: gmTools } });
+  let r = await chat.sendMessage({ message: 'What is the weather in Paris?' });
+  const part = r.candidates[0].content.parts.find((p) => p.functionCall);
+  assert.equal(part.thoughtSignature, 'sig-gemini-1');
+  r = await chat.sendMessage({ message: [{ functionResponse: { name: 'get_weather',
+    id: part.functionCall.id, response: { output: 'Sunny' } } }] });
+  assert.equal(r.text, 'Sunny.');
+  const log = await upstream(2);
+  assert.equal(log[1].format, 'gemini');
+  const model = log[1].json.contents.find((c) => c.role === 'model');
+  assert.equal(model.parts.find((p) => p.functionCall).thoughtSignature, 'sig-gemini-1');
+  const names = [];
+  for await (const m of await gemini(reinGM).models.list()) names.push(m.name);
+  assert.deepEqual(names, ['models/gemini-test']);
+});
+
+check('ai sdk google: generateText and streamText run the tool loop through rein', async () => {
+  const seen = [];
+  const weather = tool({ description: 'weather', inputSchema: z.object({ city: z.string() }),
+    execute: async ({ city }) => { seen.push(city); return { temp: 21 }; } });
+  const google = createGoogleGenerativeAI({ apiKey: KEY, baseURL: reinOA + '/v1beta' });
+  await scenario([{ tool_calls: [call('call_v1', '{"town":"Paris"}')] },
+    { match: { tool_result_contains: 'Invalid arguments' },
+      tool_calls: [call('call_v2', '{"city":"Paris"}')] },
+    { match: { tool_result_contains: '21' }, text: 'It is 21°C.' }]);
+  const r = await generateText({ model: google('gemini-test'), prompt: 'Weather in Paris?',
+    stopWhen: stepCountIs(3), tools: { get_weather: weather } });
+  assert.equal(r.text, 'It is 21°C.');
+  assert.deepEqual(seen, ['Paris']);
+  await upstream(3);
+  const viaGemini = createGoogleGenerativeAI({ apiKey: KEY, baseURL: reinGM + '/v1beta' });
+  await scenario([{ signature: 'sig-v', tool_calls: [call('fc_v', '{"city":"Paris"}')] },
+    { match: { last_role: 'tool' }, text: ['Sun', 'ny.'] }]);
+  const st = streamText({ model: viaGemini('gemini-test'), prompt: 'Weather in Paris?',
+    stopWhen: stepCountIs(3), tools: { get_weather: weather } });
+  assert.equal(await st.text, 'Sunny.');
+  const log = await upstream(2);
+  const model = log[1].json.contents.find((c) => c.role === 'model');
+  assert.equal(model.parts.find((p) => p.functionCall).thoughtSignature, 'sig-v');
+});
 
 await run(cases);

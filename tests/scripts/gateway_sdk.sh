@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # rein's gateway with the official SDKs as clients (tests/node/gateway.test.mjs): `openai`,
-# `@anthropic-ai/sdk` and the Vercel AI SDK (`ai`, `@ai-sdk/openai-compatible`; versions
-# pinned in tests/node/package.json) talk to two `rein serve` processes whose upstream is the
-# scripted model server: one through its OpenAI wire, one through its Anthropic wire.
+# `@anthropic-ai/sdk`, the Vercel AI SDK (`ai`, `@ai-sdk/openai-compatible`, `@ai-sdk/google`)
+# and Google's `@google/genai` (versions pinned in tests/node/package.json) talk to `rein serve`
+# processes whose upstream is the scripted model server: through its OpenAI wire, its
+# Anthropic wire, its Responses wire and its Gemini wire.
 #
 # The clients are installed into tests/node/node_modules (git-ignored) by scripts/node-deps.sh
 # (run by scripts/install-deps.sh too). Exit 77 (skip) when node 18+ or npm is missing or npm
@@ -54,8 +55,10 @@ start_rein anthropic --provider anthropic --base-url "$url" --model claude-test
 an_url=$rein_url
 start_rein responses --provider openai-responses --base-url "$url/v1" --model gpt-test
 rs_url=$rein_url
+start_rein gemini --provider gemini --base-url "$url/v1beta" --model gemini-test
+gm_url=$rein_url
 
-node "$node_dir/gateway.test.mjs" "$url" "$oa_url" "$an_url" "$rs_url"
+node "$node_dir/gateway.test.mjs" "$url" "$oa_url" "$an_url" "$rs_url" "$gm_url"
 status=$?
 
 # The recorded provider replies of ../shared/fixtures as the upstream's (read in place).
