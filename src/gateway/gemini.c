@@ -430,6 +430,53 @@ static rein_err take_system(struct rein__gw_req *r, const json_t *sys, struct re
 
 /* ---- tools ---------------------------------------------------------------------------- */
 
+/* One type name in lower case; NULL for Gemini's TYPE_UNSPECIFIED (no type). */
+static json_t *type_word(const json_t *v)
+{
+    char low[24];
+    size_t n = 0;
+    const char *t = json_string_value(v);
+
+    if (!t)
+        return json_incref((json_t *)v);
+    for (; *t && n + 1 < sizeof(low); t++)
+        low[n++] = (char)tolower((unsigned char)*t);
+    low[n] = '\0';
+    return strcmp(low, "type_unspecified") == 0 ? NULL : json_string(low);
+}
+
+/* A type (a name or a list of them) as JSON Schema writes it, with "null" added when the
+ * schema is nullable: new; an empty array when no type is left; NULL when memory is
+ * exhausted. */
+static json_t *type_in(const json_t *v, bool nullable)
+{
+    json_t *list = json_array(), *e;
+    size_t i;
+    bool bad = !list;
+
+    json_array_foreach(json_is_array(v) ? v : NULL, i, e)
+    {
+        json_t *w = type_word(e);
+        bad |= w && json_array_append_new(list, w);
+    }
+    if (json_is_string(v)) {
+        json_t *w = type_word(v);
+        bad |= w && json_array_append_new(list, w);
+    }
+    if (nullable && json_array_size(list))
+        bad |= json_array_append_new(list, json_string("null")) != 0;
+    if (bad) {
+        json_decref(list);
+        return NULL;
+    }
+    if (json_array_size(list) == 1) {
+        json_t *one = json_incref(json_array_get(list, 0));
+        json_decref(list);
+        return one;
+    }
+    return list;
+}
+
 /*
  * Gemini's Schema (an OpenAPI 3.0 subset: types in upper case as the SDKs send the Type enum,
  * nullable, propertyOrdering) as the JSON Schema the pipeline checks with: new, or NULL when
@@ -450,16 +497,12 @@ static json_t *schema_in(const json_t *s, int depth)
         camel(key, name, sizeof(name));
         if (!strcmp(name, "nullable") || !strcmp(name, "propertyOrdering"))
             continue;
-        if (!strcmp(name, "type") && json_is_string(v)) {
-            char low[16];
-            size_t n = 0;
-            for (const char *p = json_string_value(v); *p && n + 1 < sizeof(low); p++)
-                low[n++] = (char)tolower((unsigned char)*p);
-            low[n] = '\0';
-            if (!strcmp(low, "type_unspecified"))
+        if (!strcmp(name, "type") && (json_is_string(v) || json_is_array(v))) {
+            conv = type_in(v, json_is_true(member(s, "nullable")));
+            if (json_is_array(conv) && !json_array_size(conv)) {
+                json_decref(conv); /* TYPE_UNSPECIFIED: no type */
                 continue;
-            conv = json_is_true(member(s, "nullable")) ? json_pack("[ss]", low, "null")
-                                                       : json_string(low);
+            }
         } else if ((!strcmp(name, "properties") || !strcmp(name, "$defs")) && json_is_object(v)) {
             const char *pk;
             json_t *pv;

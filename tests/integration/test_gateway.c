@@ -4164,7 +4164,10 @@ static void test_gemini_client_bad_bodies(void **state)
         "{\"contents\":[{\"role\":\"user\",\"parts\":[{\"text\":\"hi\"}]}],"
         "\"system_instruction\":{\"parts\":[{\"text\":\"Be brief.\"}]},\"tools\":[{"
         "\"function_declarations\":[{\"name\":\"f\",\"parametersJsonSchema\":{\"type\":"
-        "\"object\",\"properties\":{\"a\":{\"type\":\"integer\"}}}}]}],\"generation_config\":"
+        "\"object\",\"properties\":{\"a\":{\"type\":\"integer\"}}}},{\"name\":\"g\","
+        "\"parameters\":{\"type\":\"OBJECT\",\"properties\":{\"n\":{\"type\":\"INTEGER\","
+        "\"nullable\":true},\"t\":{\"type\":\"TYPE_UNSPECIFIED\"}},\"propertyOrdering\":"
+        "[\"n\",\"t\"]}}]}],\"generation_config\":"
         "{\"max_output_tokens\":64}}",
         NULL, &r);
     if (r.status != 200)
@@ -4172,6 +4175,14 @@ static void test_gemini_client_bad_bodies(void **state)
     th_resp_free(&r);
     assert_int_equal(
         json_integer_value(json_object_get(ms_last_request(F->ms)->json, "max_tokens")), 64);
+    {
+        const json_t *g = test_json_at(ms_last_request(F->ms)->json, "tools.1.function.parameters");
+        json_t *want = json_pack("[ss]", "integer", "null");
+        if (!json_equal(test_json_at(g, "properties.n.type"), want) ||
+            test_json_at(g, "properties.t.type") || json_object_get(g, "propertyOrdering"))
+            fail_msg("Gemini's Schema as JSON Schema: %s", ms_last_request(F->ms)->body);
+        json_decref(want);
+    }
 }
 
 /* GET /v1beta/models and one model in Gemini's shape; /v1/models in it for a Google client;
