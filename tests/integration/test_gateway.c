@@ -3974,6 +3974,44 @@ static void test_gemini_client_upstream_429(void **state)
     assert_gm_error(&r, 429, "RESOURCE_EXHAUSTED", "Rate limit reached");
     assert_header(&r, "Retry-After", "7");
     th_resp_free(&r);
+    /* After the stream began: one more data line with the error body, as Gemini ends it. */
+    script("[{\"text\":[\"a\",\"b\",\"c\"],\"fault\":{\"error_after_events\":3}}]");
+    gem(STREAM, "{" G_USER "}", NULL, &r);
+    assert_int_equal(r.status, 200);
+    {
+        json_t *ev = th_sse_events(r.body, NULL);
+        const json_t *last = json_object_get(json_array_get(ev, json_array_size(ev) - 1), "data");
+        assert_string_equal(
+            th_jstr(json_array_get(gm_parts(json_object_get(json_array_get(ev, 0), "data")), 0),
+                    "text"),
+            "a");
+        if (!json_is_integer(test_json_at(last, "error.code")) ||
+            !th_jstr(json_object_get(last, "error"), "status"))
+            fail_msg("no error event at the end: %s", r.body);
+        json_decref(ev);
+    }
+    th_resp_free(&r);
+}
+
+/* With --gateway-forward-key, a Gemini client's x-goog-api-key goes upstream instead of
+ * rein's own key, to a Gemini upstream (as x-goog-api-key) and to another wire. */
+static void test_gemini_client_key_is_forwarded(void **state)
+{
+    static const char *const wires[] = {"gemini", "openai"};
+    struct th_resp r;
+
+    (void)state;
+    for (size_t i = 0; i < REIN_ARRAY_SIZE(wires); i++) {
+        next_forward_key = true;
+        start_with(wires[i], "sk-rein-own", 0);
+        ms_set_api_key(F->ms, "sk-client-3");
+        script("[{\"text\":\"Mild.\"}]");
+        gem(GEN, "{" G_USER "}", (const char *[]){"x-goog-api-key: sk-client-3", NULL}, &r);
+        if (r.status != 200)
+            fail_msg("%s upstream: %ld %s", wires[i], r.status, r.body);
+        th_resp_free(&r);
+        teardown(NULL);
+    }
 }
 
 /* The next turn of a Gemini client: its model content (calls without ids, as Gemini 2.x sends
@@ -4298,6 +4336,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_teardown(test_gemini_client_pass_and_error, teardown),
         cmocka_unit_test_teardown(test_gemini_client_text_call_and_parallel_calls, teardown),
         cmocka_unit_test_teardown(test_gemini_client_upstream_429, teardown),
+        cmocka_unit_test_teardown(test_gemini_client_key_is_forwarded, teardown),
         cmocka_unit_test_teardown(test_gemini_client_to_anthropic, teardown),
         cmocka_unit_test_teardown(test_gemini_client_to_gemini_keeps_signatures, teardown),
         cmocka_unit_test_teardown(test_gemini_client_dropped_and_refused, teardown),
