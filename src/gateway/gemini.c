@@ -183,23 +183,35 @@ static char *response_text(const json_t *resp, bool *is_error)
     return rein_json_dumps(resp);
 }
 
-/* The id of the open call a functionResponse answers: its own id, else the first open call
- * of its name; NULL when none is open. The call is no longer open after this. */
+/* Takes open call i of t: its id into out. */
+static const char *take_open(struct turn *t, size_t i, char *out, size_t size)
+{
+    snprintf(out, size, "%s", json_string_value(json_object_get(json_array_get(t->open, i), "id")));
+    json_array_remove(t->open, i);
+    return out;
+}
+
+/*
+ * The id of the open call a functionResponse answers: the call of its id; else (no id, or
+ * one no call has: a client that numbered its own calls) the first open call of its name;
+ * else its own id as it is. NULL when it has no id and no call of its name is open. The call
+ * is no longer open after this.
+ */
 static const char *answered(struct turn *t, const char *id, const char *name, char *out,
                             size_t size)
 {
     size_t i;
     json_t *c;
 
+    json_array_foreach(id ? t->open : NULL, i, c)
+    {
+        if (strcmp(json_string_value(json_object_get(c, "id")), id) == 0)
+            return take_open(t, i, out, size);
+    }
     json_array_foreach(t->open, i, c)
     {
-        const char *cid = json_string_value(json_object_get(c, "id"));
-        if (id ? strcmp(cid, id) != 0
-               : strcmp(json_string_value(json_object_get(c, "name")), name) != 0)
-            continue;
-        snprintf(out, size, "%s", cid);
-        json_array_remove(t->open, i);
-        return out;
+        if (strcmp(json_string_value(json_object_get(c, "name")), name) == 0)
+            return take_open(t, i, out, size);
     }
     if (!id)
         return NULL;
@@ -216,6 +228,8 @@ static rein_err take_response(struct rein__gw_req *r, struct turn *t, const json
     bool is_error;
     json_t *msg;
 
+    if (id && !id[0])
+        id = NULL;
     if (!json_is_object(fr) || !name || !name[0])
         return rein__gw_bad(bad, p, "%s.functionResponse.name: Field required", p);
     if (!json_is_object(resp))

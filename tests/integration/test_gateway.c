@@ -4053,6 +4053,21 @@ static void test_gemini_client_to_anthropic(void **state)
     assert_string_equal(th_jstr(res, "type"), "tool_result");
     assert_string_equal(th_jstr(use, "id"), th_jstr(res, "tool_use_id"));
     assert_non_null(strstr(q->body, "Sunny, 21 C"));
+    /* A response numbered by the client (no call has its id) answers the call of its name. */
+    {
+        char numbered[sizeof(body) + 64];
+        const char *at = strstr(body, "{\"functionResponse\":{");
+        snprintf(numbered, sizeof(numbered), "%.*s{\"functionResponse\":{\"id\":\"adk-7\",%s",
+                 (int)(at - body), body, at + strlen("{\"functionResponse\":{"));
+        script("[{\"text\":\"Sunny in Paris.\"}]");
+        gem(GEN, numbered, NULL, &r);
+        if (r.status != 200)
+            fail_msg("%ld %s", r.status, r.body);
+        th_resp_free(&r);
+        q = ms_last_request(F->ms);
+        assert_string_equal(th_jstr(test_json_at(q->json, "messages.1.content.0"), "id"),
+                            th_jstr(test_json_at(q->json, "messages.2.content.0"), "tool_use_id"));
+    }
 }
 
 /*
