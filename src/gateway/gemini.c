@@ -18,7 +18,8 @@
  * before the text); model content is text, thought text, functionCall parts and their
  * signatures. Calls without an id (Gemini 2.x) get one made from their place, in the form
  * the Gemini provider does not send up ("call_" and 16 hex digits), and a functionResponse
- * without one answers the first call of that name of the model turn before it. Tools are
+ * without one, or with one no call has, answers the first open call of its name of the model
+ * turn before it. Tools are
  * functionDeclarations; parameters in Gemini's Schema (an OpenAPI subset, types possibly in
  * upper case, nullable) become JSON Schema for the pipeline, parametersJsonSchema is JSON
  * Schema already. Proto JSON names are taken in camelCase or snake_case, as Google's
