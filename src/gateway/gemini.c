@@ -184,6 +184,12 @@ static char *response_text(const json_t *resp, bool *is_error)
     return rein_json_dumps(resp);
 }
 
+/* Two strings, both there and equal. */
+static bool same(const char *a, const char *b)
+{
+    return a && b && strcmp(a, b) == 0;
+}
+
 /* Takes open call i of t: its id into out. */
 static const char *take_open(struct turn *t, size_t i, char *out, size_t size)
 {
@@ -204,14 +210,14 @@ static const char *answered(struct turn *t, const char *id, const char *name, ch
     size_t i;
     json_t *c;
 
-    json_array_foreach(id ? t->open : NULL, i, c)
+    json_array_foreach(t->open, i, c)
     {
-        if (strcmp(json_string_value(json_object_get(c, "id")), id) == 0)
+        if (same(json_string_value(json_object_get(c, "id")), id))
             return take_open(t, i, out, size);
     }
     json_array_foreach(t->open, i, c)
     {
-        if (strcmp(json_string_value(json_object_get(c, "name")), name) == 0)
+        if (same(json_string_value(json_object_get(c, "name")), name))
             return take_open(t, i, out, size);
     }
     if (!id)
