@@ -35,42 +35,10 @@ static const char *str(const json_t *o, const char *key)
     return json_string_value(json_object_get(o, key));
 }
 
-/*
- * Appends msg (taken) to the history. A message made only of values of its own (own) is kept
- * as it is: no copy (as the OpenAI parser does); one holding values of the request's tree is
- * copied.
- */
-static rein_err append(struct rein__gw_req *r, bool own, json_t *msg, const char *param,
-                       struct rein__gw_bad *bad)
-{
-    rein_error e;
-    rein_err rc;
-
-    if (!msg)
-        return REIN_ENOMEM;
-    rein_error_clear(&e);
-    rc = own ? rein_history_append_shared(r->h, msg, &e) : rein_history_append(r->h, msg, &e);
-    json_decref(msg);
-    return rc == REIN_EINVAL ? rein__gw_bad(bad, param, "%s: %s", param, e.msg) : rc;
-}
-
-/* {"role": role, "content": text} of new values; NULL when memory is exhausted. */
-static json_t *text_msg(const char *role, const char *text, size_t len)
-{
-    json_t *msg = json_object();
-
-    if (msg && (json_object_set_new(msg, "role", json_string(role)) ||
-                json_object_set_new(msg, "content", json_stringn(text, len)))) {
-        json_decref(msg);
-        return NULL;
-    }
-    return msg;
-}
-
 /* The same with the text of a string value (of the request's tree), copied. */
 static json_t *string_msg(const char *role, const json_t *text)
 {
-    return text_msg(role, json_string_value(text), json_string_length(text));
+    return rein__gw_text_msg(role, json_string_value(text), json_string_length(text));
 }
 
 /* msg (taken; returned, or NULL) with the blocks that stand for it on this wire: a copy, so
@@ -110,7 +78,7 @@ static rein_err take_system(struct rein__gw_req *r, const json_t *sys, struct re
     if (!sys || json_is_null(sys))
         return REIN_OK;
     if (json_is_string(sys))
-        return append(r, true, string_msg("system", sys), "system", bad);
+        return rein__gw_append(r, true, string_msg("system", sys), "system", bad);
     if (!json_is_array(sys))
         return rein__gw_bad(bad, "system", "system: Input should be a valid string or list");
     /* One neutral system message per block keeps the blocks apart on the way back. */
@@ -124,7 +92,7 @@ static rein_err take_system(struct rein__gw_req *r, const json_t *sys, struct re
         msg = string_msg("system", json_object_get(blk, "text"));
         if (r->verbatim) /* cache_control and whatever else the block carries */
             msg = as_sent_one(msg, blk);
-        rein_err rc = append(r, true, msg, p, bad);
+        rein_err rc = rein__gw_append(r, true, msg, p, bad);
         if (rc)
             return rc;
     }
@@ -164,7 +132,7 @@ static rein_err take_result(struct rein__gw_req *r, const json_t *blk, const cha
     rein_free(text);
     if (r->verbatim) /* images and documents in the result, cache_control */
         msg = as_sent_one(msg, blk);
-    return append(r, true, msg, p, bad);
+    return rein__gw_append(r, true, msg, p, bad);
 }
 
 /* Joins text into *acc with "\n" between pieces. */
@@ -189,7 +157,7 @@ static rein_err take_user(struct rein__gw_req *r, const json_t *content, size_t 
     json_t *kept = NULL;
 
     if (json_is_string(content))
-        return append(r, true, string_msg("user", content), "messages", bad);
+        return rein__gw_append(r, true, string_msg("user", content), "messages", bad);
     if (r->verbatim && !(kept = json_array()))
         return REIN_ENOMEM;
     rein_buf_init(&text, 0);
@@ -217,10 +185,12 @@ static rein_err take_user(struct rein__gw_req *r, const json_t *content, size_t 
             break;
     }
     if (!rc && json_array_size(kept))
-        rc = append(r, true, as_sent(text_msg("user", text.ptr ? text.ptr : "", text.len), kept),
-                    "messages", bad);
+        rc = rein__gw_append(
+            r, true, as_sent(rein__gw_text_msg("user", text.ptr ? text.ptr : "", text.len), kept),
+            "messages", bad);
     else if (!rc && text.len)
-        rc = append(r, true, text_msg("user", text.ptr, text.len), "messages", bad);
+        rc = rein__gw_append(r, true, rein__gw_text_msg("user", text.ptr, text.len), "messages",
+                             bad);
     json_decref(kept);
     rein_buf_release(&text);
     return rc;
@@ -333,7 +303,7 @@ static rein_err take_assistant(struct rein__gw_req *r, const json_t *content, si
         return rc;
     }
     snprintf(p, sizeof(p), "messages.%zu", i);
-    return append(r, false, msg, p, bad);
+    return rein__gw_append(r, false, msg, p, bad);
 }
 
 /* Message i of the messages array. */
@@ -596,13 +566,15 @@ static int fast_user(struct rein__gw_req *r, const struct rein_doc_node *m,
     if (!role || role->type != JSON_STRING || !NODE_IS(role, "user") || !content)
         return DECLINED;
     if (content->type == JSON_STRING)
-        return append(r, true, text_msg("user", content->u.str, content->n), "messages", bad);
+        return rein__gw_append(r, true, rein__gw_text_msg("user", content->u.str, content->n),
+                               "messages", bad);
     if (content->type != JSON_ARRAY || r->verbatim) /* blocks go up as sent: take_user */
         return DECLINED;
     rein_buf_init(&text, 0);
     rc = fast_text_blocks(content, &text);
     if (!rc && text.len)
-        rc = append(r, true, text_msg("user", text.ptr, text.len), "messages", bad);
+        rc = rein__gw_append(r, true, rein__gw_text_msg("user", text.ptr, text.len), "messages",
+                             bad);
     rein_buf_release(&text);
     return rc;
 }
@@ -638,7 +610,8 @@ static int fast_system(struct rein__gw_req *r, const struct rein_doc_node *sys,
     if (!sys || sys->type == JSON_NULL)
         return REIN_OK;
     if (sys->type == JSON_STRING)
-        return append(r, true, text_msg("system", sys->u.str, sys->n), "system", bad);
+        return rein__gw_append(r, true, rein__gw_text_msg("system", sys->u.str, sys->n), "system",
+                               bad);
     t = rein_doc_node_tree(sys);
     rc = t ? take_system(r, t, bad) : REIN_ENOMEM;
     json_decref(t);
@@ -711,34 +684,12 @@ rein_err rein__gw_anthropic_parse(struct rein__gw_req *r, const char *body, size
 
 /* ---- answers ------------------------------------------------------------------------------ */
 
-static void rein_member(const struct rein__gw_ctx *c, struct rein_jw *w)
-{
-    json_t *ext = rein__gw_rein_ext(c);
-
-    if (!ext)
-        return;
-    REIN_JW_KEY(w, "rein");
-    rein_jw_json(w, ext);
-    json_decref(ext);
-}
-
-/* True when n bytes of args parse as an object: checked, not built (a tree of the arguments
- * cost more than the rest of the call's block). */
-static bool args_object(const char *args, size_t n)
-{
-    size_t i = 0;
-
-    while (i < n && (args[i] == ' ' || args[i] == '\t' || args[i] == '\n' || args[i] == '\r'))
-        i++;
-    return i < n && args[i] == '{' && rein_json_check(args, n, NULL) == REIN_OK;
-}
-
 /* A call's input: its argument text when that is an object, else {} (the wire needs one). */
 static void input(struct rein_jw *w, const char *args)
 {
     size_t n = strlen(args);
 
-    if (args_object(args, n))
+    if (rein__gw_args_object(args, n))
         rein_jw_raw(w, args, n);
     else
         rein_jw_raw(w, "{}", 2);
@@ -968,7 +919,7 @@ static rein_err an_reply(const struct rein__gw_ctx *c, struct rein_buf *out)
     stop_sequence(c, &w, rein__gw_finish(c, true));
     REIN_JW_KEY(&w, "usage");
     usage(c, &w, false);
-    rein_member(c, &w);
+    rein__gw_rein_member(c, &w);
     rein_jw_obj_end(&w);
     json_decref(msg);
     return rein_jw_finish(&w);
@@ -1377,7 +1328,7 @@ static rein_err an_s_call(struct rein__gw_ctx *c, const struct rein__gw_call *ca
     if (!rc)
         rc = block_start(c, "tool_use", call);
     if (!rc)
-        rc = args_object(call->args, n)
+        rc = rein__gw_args_object(call->args, n)
                  ? delta(c, "input_json_delta", "partial_json", call->args, n)
                  : delta(c, "input_json_delta", "partial_json", "{}", 2);
     return rc ? rc : block_stop(c);
@@ -1401,7 +1352,7 @@ static rein_err an_s_end(struct rein__gw_ctx *c)
     rein_jw_obj_end(&w);
     REIN_JW_KEY(&w, "usage");
     usage(c, &w, false);
-    rein_member(c, &w);
+    rein__gw_rein_member(c, &w);
     rc = event_end(c, &w, "message_delta");
     if (rc)
         return rc;

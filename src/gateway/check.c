@@ -897,3 +897,38 @@ rein_err rein__gw_check(struct rein__gw_ctx *c, const rein_model_call *call, siz
     *out = c->nrc - 1;
     return REIN_OK;
 }
+
+rein_err rein__gw_append(struct rein__gw_req *r, bool own, json_t *msg, const char *param,
+                         struct rein__gw_bad *bad)
+{
+    rein_error e;
+    rein_err rc;
+
+    if (!msg)
+        return REIN_ENOMEM;
+    rein_error_clear(&e);
+    rc = own ? rein_history_append_shared(r->h, msg, &e) : rein_history_append(r->h, msg, &e);
+    json_decref(msg);
+    return rc == REIN_EINVAL ? rein__gw_bad(bad, param, "%s: %s", param, e.msg) : rc;
+}
+
+json_t *rein__gw_text_msg(const char *role, const char *text, size_t len)
+{
+    json_t *msg = json_object();
+
+    if (msg && (json_object_set_new(msg, "role", json_string(role)) ||
+                json_object_set_new(msg, "content", json_stringn(text, len)))) {
+        json_decref(msg);
+        return NULL;
+    }
+    return msg;
+}
+
+bool rein__gw_args_object(const char *args, size_t n)
+{
+    size_t i = 0;
+
+    while (i < n && (args[i] == ' ' || args[i] == '\t' || args[i] == '\n' || args[i] == '\r'))
+        i++;
+    return i < n && args[i] == '{' && rein_json_check(args, n, NULL) == REIN_OK;
+}

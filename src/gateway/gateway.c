@@ -329,6 +329,17 @@ rein_err rein_gateway_models(rein_gateway *g, enum rein_gateway_api api, struct 
 
 /* ---- answering ------------------------------------------------------------------------------ */
 
+void rein__gw_rein_member(const struct rein__gw_ctx *c, struct rein_jw *w)
+{
+    json_t *ext = rein__gw_rein_ext(c);
+
+    if (!ext)
+        return;
+    REIN_JW_KEY(w, "rein");
+    rein_jw_json(w, ext);
+    json_decref(ext);
+}
+
 static const char *hdr(const struct rein__gw_ctx *c, const char *name)
 {
     return c->call->header ? c->call->header(c->call->header_data, name) : NULL;

@@ -156,6 +156,19 @@ rein_err rein__gw_anthropic_parse_tree(struct rein__gw_req *r, const char *body,
  */
 bool rein__gw_raw_member(const char *s, size_t n, const char *name, const char **out,
                          size_t *out_len);
+/*
+ * Appends msg (taken; NULL: out of memory) to r's history. A message made only of values of
+ * its own (own) is kept as it is, with no copy; one holding values of the request's tree is
+ * copied (the history must not share them). REIN_EINVAL with bad naming param for a message
+ * the history refuses.
+ */
+rein_err rein__gw_append(struct rein__gw_req *r, bool own, json_t *msg, const char *param,
+                         struct rein__gw_bad *bad);
+/* {"role": role, "content": text} of new values; NULL when memory is exhausted. */
+json_t *rein__gw_text_msg(const char *role, const char *text, size_t len);
+/* True when n bytes of args parse as an object: checked, not built (a tree of the arguments
+ * costs more than the rest of a call's block). */
+bool rein__gw_args_object(const char *args, size_t n);
 /* Text of a content value (a string, or an array of text parts/blocks joined by "\n") into
  * *out (new); REIN_EINVAL (bad names param) for parts that are not text, unless others: then
  * they are left out (the caller keeps them as they were sent). */
@@ -577,6 +590,8 @@ static inline const char *rein__gw_body_wire(const struct rein__gw_ctx *c)
 rein_err rein__gw_emit(struct rein__gw_ctx *c, const char *event, const char *data, size_t len);
 /* The "rein" member of an answer (new), or NULL when nothing was repaired, re-asked or passed. */
 json_t *rein__gw_rein_ext(const struct rein__gw_ctx *c);
+/* Writes the answer's "rein" member (a key and its object) when it has one. */
+void rein__gw_rein_member(const struct rein__gw_ctx *c, struct rein_jw *w);
 /* The finish word the client's wire uses for the answer. */
 const char *rein__gw_finish(const struct rein__gw_ctx *c, bool anthropic);
 /* The HTTP status an error answer gets for a REIN_E* code of the upstream send. */

@@ -103,36 +103,6 @@ static const char *str(const json_t *o, const char *key)
 
 /* ---- the history ---------------------------------------------------------------------- */
 
-/*
- * Appends msg (taken) to the history, copied (it may hold values of the request's tree, which
- * the history must not share).
- */
-static rein_err append(struct rein__gw_req *r, json_t *msg, const char *param,
-                       struct rein__gw_bad *bad)
-{
-    rein_error e;
-    rein_err rc;
-
-    if (!msg)
-        return REIN_ENOMEM;
-    rein_error_clear(&e);
-    rc = rein_history_append(r->h, msg, &e);
-    json_decref(msg);
-    return rc == REIN_EINVAL ? rein__gw_bad(bad, param, "%s: %s", param, e.msg) : rc;
-}
-
-static json_t *text_msg(const char *role, const char *text, size_t len)
-{
-    json_t *msg = json_object();
-
-    if (msg && (json_object_set_new(msg, "role", json_string(role)) ||
-                json_object_set_new(msg, "content", json_stringn(text, len)))) {
-        json_decref(msg);
-        return NULL;
-    }
-    return msg;
-}
-
 static rein_err join(struct rein_buf *acc, const char *sep, const char *text)
 {
     rein_err rc = REIN_OK;
@@ -252,7 +222,7 @@ static rein_err take_response(struct rein__gw_req *r, struct turn *t, const json
     msg = json_pack("{s:s, s:s, s:s, s:s, s:b}", "role", "tool", "tool_call_id", got, "name", name,
                     "content", text, "is_error", is_error);
     rein_free(text);
-    return append(r, msg, p, bad);
+    return rein__gw_append(r, false, msg, p, bad);
 }
 
 /* A user content: its functionResponse parts, then its text. */
@@ -282,7 +252,8 @@ static rein_err take_user(struct rein__gw_req *r, struct turn *t, const json_t *
             break;
     }
     if (!rc && text.len)
-        rc = append(r, text_msg("user", text.ptr, text.len), "contents", bad);
+        rc = rein__gw_append(r, false, rein__gw_text_msg("user", text.ptr, text.len), "contents",
+                             bad);
     rein_buf_release(&text);
     return rc;
 }
@@ -377,7 +348,7 @@ static rein_err take_model(struct rein__gw_req *r, struct turn *t, const json_t 
         return rc;
     }
     snprintf(p, sizeof(p), "contents[%zu]", i);
-    return append(r, msg, p, bad);
+    return rein__gw_append(r, false, msg, p, bad);
 }
 
 static rein_err take_contents(struct rein__gw_req *r, const json_t *contents,
@@ -428,8 +399,9 @@ static rein_err take_system(struct rein__gw_req *r, const json_t *sys, struct re
     if (!sys || json_is_null(sys))
         return REIN_OK;
     if (json_is_string(sys))
-        return append(r, text_msg("system", json_string_value(sys), json_string_length(sys)),
-                      "systemInstruction", bad);
+        return rein__gw_append(
+            r, false, rein__gw_text_msg("system", json_string_value(sys), json_string_length(sys)),
+            "systemInstruction", bad);
     if (!json_is_array(parts))
         return rein__gw_bad(bad, "systemInstruction",
                             "systemInstruction.parts: a list of text parts is required");
@@ -444,7 +416,8 @@ static rein_err take_system(struct rein__gw_req *r, const json_t *sys, struct re
             break;
     }
     if (!rc)
-        rc = append(r, text_msg("system", text.ptr, text.len), "systemInstruction", bad);
+        rc = rein__gw_append(r, false, rein__gw_text_msg("system", text.ptr, text.len),
+                             "systemInstruction", bad);
     rein_buf_release(&text);
     return rc;
 }
@@ -885,29 +858,6 @@ static bool signed_upstream(const struct rein__gw_ctx *c)
     return strcmp(rein_provider_wire(c->g->provider), "gemini") == 0;
 }
 
-/* The Gemini provider's made-up ids ("call_" and 16 hex digits) stand for calls Gemini gave
- * no id: the client is not told one either, as Gemini would not. */
-static bool made_up_id(const char *id)
-{
-    if (strncmp(id, "call_", 5) != 0 || strlen(id) != 21)
-        return false;
-    for (size_t i = 5; i < 21; i++) {
-        if (!isxdigit((unsigned char)id[i]))
-            return false;
-    }
-    return true;
-}
-
-/* True when n bytes of args parse as an object. */
-static bool args_object(const char *args, size_t n)
-{
-    size_t i = 0;
-
-    while (i < n && (args[i] == ' ' || args[i] == '\t' || args[i] == '\n' || args[i] == '\r'))
-        i++;
-    return i < n && args[i] == '{' && rein_json_check(args, n, NULL) == REIN_OK;
-}
-
 static void call_part(struct rein_jw *w, const struct rein__gw_call *call)
 {
     size_t n = strlen(call->args);
@@ -915,14 +865,14 @@ static void call_part(struct rein_jw *w, const struct rein__gw_call *call)
     rein_jw_obj_begin(w);
     REIN_JW_KEY(w, "functionCall");
     rein_jw_obj_begin(w);
-    if (!made_up_id(call->id)) {
+    if (!rein_model_call_id_made_up(call->id)) {
         REIN_JW_KEY(w, "id");
         rein_jw_str(w, call->id);
     }
     REIN_JW_KEY(w, "name");
     rein_jw_str(w, call->name);
     REIN_JW_KEY(w, "args");
-    if (args_object(call->args, n))
+    if (rein__gw_args_object(call->args, n))
         rein_jw_raw(w, call->args, n);
     else
         rein_jw_raw(w, "{}", 2);
@@ -997,17 +947,6 @@ static void usage(const struct rein__gw_ctx *c, struct rein_jw *w)
     rein_jw_obj_end(w);
 }
 
-static void rein_member(const struct rein__gw_ctx *c, struct rein_jw *w)
-{
-    json_t *ext = rein__gw_rein_ext(c);
-
-    if (!ext)
-        return;
-    REIN_JW_KEY(w, "rein");
-    rein_jw_json(w, ext);
-    json_decref(ext);
-}
-
 /* What every answer and chunk ends with: the model, the response's id. */
 static void tail(const struct rein__gw_ctx *c, struct rein_jw *w)
 {
@@ -1078,7 +1017,7 @@ static rein_err gm_reply(const struct rein__gw_ctx *c, struct rein_buf *out)
     candidate_close(&w, finish_reason(c));
     usage(c, &w);
     tail(c, &w);
-    rein_member(c, &w);
+    rein__gw_rein_member(c, &w);
     rein_jw_obj_end(&w);
     return rein_jw_finish(&w);
 }
@@ -1200,7 +1139,7 @@ static rein_err gm_s_end(struct rein__gw_ctx *c)
     candidate_close(&w, finish_reason(c));
     usage(c, &w);
     tail(c, &w);
-    rein_member(c, &w);
+    rein__gw_rein_member(c, &w);
     return chunk_send(c, &w);
 }
 

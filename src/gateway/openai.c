@@ -881,17 +881,6 @@ static void call_json(struct rein_jw *w, const struct rein__gw_call *call, int64
     rein_jw_obj_end(w);
 }
 
-static void rein_member(const struct rein__gw_ctx *c, struct rein_jw *w)
-{
-    json_t *ext = rein__gw_rein_ext(c);
-
-    if (!ext)
-        return;
-    REIN_JW_KEY(w, "rein");
-    rein_jw_json(w, ext);
-    json_decref(ext);
-}
-
 static rein_err oa_reply(const struct rein__gw_ctx *c, struct rein_buf *out)
 {
     const char *text = c->last ? rein_model_response_text(c->last) : "";
@@ -941,7 +930,7 @@ static rein_err oa_reply(const struct rein__gw_ctx *c, struct rein_buf *out)
     rein_jw_arr_end(&w);
     REIN_JW_KEY(&w, "usage");
     usage(c, &w);
-    rein_member(c, &w);
+    rein__gw_rein_member(c, &w);
     rein_jw_obj_end(&w);
     return rein_jw_finish(&w);
 }
@@ -1057,7 +1046,7 @@ static rein_err chunk_end(struct rein__gw_ctx *c, struct rein_jw *w, const char 
         rein_jw_null(w);
     }
     if (with_rein)
-        rein_member(c, w);
+        rein__gw_rein_member(c, w);
     rein_jw_obj_end(w);
     rc = rein_jw_finish(w);
     return rc ? rc : rein__gw_emit(c, NULL, c->ev.ptr, c->ev.len);

@@ -39,7 +39,6 @@
 
 #include "jpull.h"
 
-#include <ctype.h>
 #include <curl/curl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -844,18 +843,6 @@ static void text_part(struct rein_jw *w, const char *text, const char *sig)
     rein_jw_obj_end(w);
 }
 
-/* rein's made-up call ids ("call_" and 16 hex digits) are not the model's: not sent back. */
-static bool made_up_id(const char *id)
-{
-    if (strncmp(id, "call_", 5) != 0 || strlen(id) != 21)
-        return false;
-    for (size_t i = 5; i < 21; i++) {
-        if (!isxdigit((unsigned char)id[i]))
-            return false;
-    }
-    return true;
-}
-
 static void call_part(struct rein_jw *w, const json_t *call)
 {
     const char *id = rein__json_str(call, "id");
@@ -864,7 +851,7 @@ static void call_part(struct rein_jw *w, const json_t *call)
     rein_jw_obj_begin(w);
     rein_jw_key(w, "functionCall");
     rein_jw_obj_begin(w);
-    if (id[0] && !made_up_id(id)) {
+    if (id[0] && !rein_model_call_id_made_up(id)) {
         rein_jw_key(w, "id");
         rein_jw_str(w, id);
     }
@@ -928,7 +915,7 @@ static void response_part(struct rein_jw *w, const json_t *msg, const char *name
     rein_jw_obj_begin(w);
     rein_jw_key(w, "functionResponse");
     rein_jw_obj_begin(w);
-    if (id[0] && !made_up_id(id)) {
+    if (id[0] && !rein_model_call_id_made_up(id)) {
         rein_jw_key(w, "id");
         rein_jw_str(w, id);
     }

@@ -6,6 +6,7 @@
 
 #include "core/internal.h"
 
+#include <ctype.h>
 #include <string.h>
 
 #define NAME(id, name) name,
@@ -68,6 +69,17 @@ bool rein_model_call_from_text(const rein_model_call *c)
 const char *rein_model_call_signature(const rein_model_call *c)
 {
     return c->signature;
+}
+
+bool rein_model_call_id_made_up(const char *id)
+{
+    if (!id || strncmp(id, "call_", 5) != 0 || strlen(id) != 21)
+        return false;
+    for (size_t i = 5; i < 21; i++) {
+        if (!isxdigit((unsigned char)id[i]))
+            return false;
+    }
+    return true;
 }
 
 void rein_model_response_free(rein_model_response *r)
