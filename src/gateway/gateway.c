@@ -329,6 +329,17 @@ rein_err rein_gateway_models(rein_gateway *g, enum rein_gateway_api api, struct 
 
 /* ---- answering ------------------------------------------------------------------------------ */
 
+rein_err rein__gw_s_error_body(struct rein__gw_ctx *c, const struct rein__gw_err *e)
+{
+    json_t *ext = rein__gw_rein_ext(c);
+    rein_err rc;
+
+    rein_buf_reset(&c->ev);
+    rc = c->wire->error(e, ext, &c->ev);
+    json_decref(ext);
+    return rc ? rc : rein__gw_emit(c, NULL, c->ev.ptr, c->ev.len);
+}
+
 void rein__gw_rein_member(const struct rein__gw_ctx *c, struct rein_jw *w)
 {
     json_t *ext = rein__gw_rein_ext(c);

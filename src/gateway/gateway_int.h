@@ -590,6 +590,9 @@ static inline const char *rein__gw_body_wire(const struct rein__gw_ctx *c)
 rein_err rein__gw_emit(struct rein__gw_ctx *c, const char *event, const char *data, size_t len);
 /* The "rein" member of an answer (new), or NULL when nothing was repaired, re-asked or passed. */
 json_t *rein__gw_rein_ext(const struct rein__gw_ctx *c);
+/* An error after the stream began, for a wire that ends a failed stream with one more data
+ * line holding its error body (with the "rein" member): OpenAI's chat wire, Gemini's. */
+rein_err rein__gw_s_error_body(struct rein__gw_ctx *c, const struct rein__gw_err *e);
 /* Writes the answer's "rein" member (a key and its object) when it has one. */
 void rein__gw_rein_member(const struct rein__gw_ctx *c, struct rein_jw *w);
 /* The finish word the client's wire uses for the answer. */

@@ -1143,19 +1143,6 @@ static rein_err gm_s_end(struct rein__gw_ctx *c)
     return chunk_send(c, &w);
 }
 
-/* After the stream began, an error is one more data line holding the error body, as Gemini
- * ends a stream that failed. */
-static rein_err gm_s_error(struct rein__gw_ctx *c, const struct rein__gw_err *e)
-{
-    json_t *ext = rein__gw_rein_ext(c);
-    rein_err rc;
-
-    rein_buf_reset(&c->ev);
-    rc = gm_error(e, ext, &c->ev);
-    json_decref(ext);
-    return rc ? rc : rein__gw_emit(c, NULL, c->ev.ptr, c->ev.len);
-}
-
 /* ---- models --------------------------------------------------------------------------- */
 
 rein_err rein__gw_gm_model(const rein_gateway *g, const char *name, struct rein_buf *out)
@@ -1207,6 +1194,6 @@ const struct rein__gw_wire rein__gw_gemini = {
     .s_text = gm_s_text,
     .s_call = gm_s_call,
     .s_end = gm_s_end,
-    .s_error = gm_s_error,
+    .s_error = rein__gw_s_error_body, /* as Gemini ends a stream that failed */
     .models = gm_models,
 };

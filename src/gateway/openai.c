@@ -1240,18 +1240,6 @@ static rein_err oa_s_block(struct rein__gw_ctx *c, enum rein_model_event_type ki
     return chunk_end(c, &w, NULL, false);
 }
 
-/* An error after the stream began: a chunk holding only "error" (the SDKs raise it). */
-static rein_err oa_s_error(struct rein__gw_ctx *c, const struct rein__gw_err *e)
-{
-    json_t *ext = rein__gw_rein_ext(c);
-    rein_err rc;
-
-    rein_buf_reset(&c->ev);
-    rc = oa_error(e, ext, &c->ev);
-    json_decref(ext);
-    return rc ? rc : rein__gw_emit(c, NULL, c->ev.ptr, c->ev.len);
-}
-
 /* ---- GET /v1/models ---------------------------------------------------------------------- */
 
 static rein_err oa_models(const rein_gateway *g, struct rein_buf *out)
@@ -1289,6 +1277,6 @@ const struct rein__gw_wire rein__gw_openai = {
     .s_block = oa_s_block,
     .s_call = oa_s_call,
     .s_end = oa_s_end,
-    .s_error = oa_s_error,
+    .s_error = rein__gw_s_error_body, /* a chunk holding only "error": the SDKs raise it */
     .models = oa_models,
 };

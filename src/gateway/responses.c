@@ -891,34 +891,38 @@ static void response(const struct rein__gw_ctx *c, struct rein_jw *w, const json
     rein_jw_obj_end(w);
 }
 
-/* Keeps the answer (the response object with its output items) with the request's own input,
- * when it is to be kept: written again and read back, so that what GET /v1/responses/{id}
- * returns is what the client got. */
-static void keep(const struct rein__gw_ctx *c, const json_t *output)
+/* Keeps resp (the response object, borrowed) as c's response, with the request's own input. */
+static rein_err put_response(const struct rein__gw_ctx *c, const json_t *resp)
 {
     const json_t *x = c->conv_extra;
-    struct rein_buf b;
-    struct rein_jw w;
-    json_t *resp = NULL;
     size_t bytes, n;
+    rein_err rc = rein__gw_kept_put(&c->g->kept, c->owner, c->id,
+                                    json_string_value(json_object_get(x, "previous_response_id")),
+                                    json_object_get(x, "own_input"), resp);
 
-    if (!kept(c) || !output)
-        return;
-    rein_buf_init(&b, 0);
-    rein_jw_init(&w, &b);
-    response(c, &w, output, true);
-    if (rein_jw_finish(&w) == REIN_OK)
-        resp = rein_json_parse(b.ptr, b.len, 0, NULL);
-    rein_buf_release(&b);
-    if (!resp)
-        return;
-    (void)rein__gw_kept_put(&c->g->kept, c->owner, c->id,
-                            json_string_value(json_object_get(x, "previous_response_id")),
-                            json_object_get(x, "own_input"), resp);
-    json_decref(resp);
     rein__gw_kept_stats(&c->g->kept, &bytes, &n);
     rein_metric_set(c->g->m.kept_bytes, NULL, (double)bytes);
     rein_metric_set(c->g->m.kept_responses, NULL, (double)n);
+    return rc;
+}
+
+/*
+ * Keeps the answer when it is to be kept: the n bytes of JSON text the client got, read back
+ * (the response object, or, with member, the event holding it under that name), so that what
+ * GET /v1/responses/{id} returns is what the client got.
+ */
+static void keep(const struct rein__gw_ctx *c, const char *text, size_t n, const char *member)
+{
+    json_t *doc;
+    const json_t *resp;
+
+    if (!kept(c))
+        return;
+    doc = rein_json_parse(text, n, 0, NULL);
+    resp = member ? json_object_get(doc, member) : doc;
+    if (resp)
+        (void)put_response(c, resp);
+    json_decref(doc);
 }
 
 /* An annotation of the neutral response (OpenAI's chat shape, whose url_citation nests its
@@ -1045,20 +1049,23 @@ static json_t *output_items(const struct rein__gw_ctx *c)
 static rein_err rs_reply(const struct rein__gw_ctx *c, struct rein_buf *out)
 {
     json_t *items = output_items(c);
+    size_t at = out->len;
     struct rein_jw w;
+    rein_err rc;
 
     if (!items)
         return REIN_ENOMEM;
     rein_jw_init(&w, out);
     response(c, &w, items, true);
-    keep(c, items);
     json_decref(items);
-    return rein_jw_finish(&w);
+    rc = rein_jw_finish(&w);
+    if (!rc)
+        keep(c, out->ptr + at, out->len - at, NULL);
+    return rc;
 }
 
 rein_err rein__gw_rs_in_progress(struct rein__gw_ctx *c, struct rein_buf *out)
 {
-    const json_t *x = c->conv_extra;
     struct rein_jw w;
     json_t *resp;
     rein_err rc;
@@ -1069,9 +1076,7 @@ rein_err rein__gw_rs_in_progress(struct rein__gw_ctx *c, struct rein_buf *out)
         return rc;
     if (!(resp = rein_json_parse(out->ptr, out->len, 0, NULL)))
         return REIN_ENOMEM;
-    rc = rein__gw_kept_put(&c->g->kept, c->owner, c->id,
-                           json_string_value(json_object_get(x, "previous_response_id")),
-                           json_object_get(x, "own_input"), resp);
+    rc = put_response(c, resp);
     json_decref(resp);
     return rc;
 }
@@ -1505,8 +1510,10 @@ static rein_err rs_s_end(struct rein__gw_ctx *c)
     ev_begin(c, &w, type);
     REIN_JW_KEY(&w, "response");
     response(c, &w, c->rs_items, true);
-    keep(c, c->rs_items);
-    return ev_end(c, &w, type);
+    rc = ev_end(c, &w, type);
+    /* kept even when the client has gone: the event's text is whole once written */
+    keep(c, c->ev.ptr, c->ev.len, "response");
+    return rc;
 }
 
 /* An error after the stream began: the API's error event (the SDKs raise it). */

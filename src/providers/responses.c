@@ -578,73 +578,57 @@ static rein_err take_event(struct rein_provider_decoder *d, const struct jdoc *d
     return rc;
 }
 
-/* Whether the event p (len bytes) has a type that begins with one of prefixes (NULL-ended),
- * read from the payload's first member (every event starts {"type":…}). */
-static bool typed(const char *p, size_t len, const char *const *prefixes)
+/*
+ * Events rein does not tokenize: those that repeat what the deltas gave (content_part.*,
+ * output_text.done with the whole text again, …) or report what rein does not read (MCP
+ * approvals, audio): nothing in them for rein; and a hosted tool's progress (searching,
+ * interpreting, a partial image, …), which a listener (a gateway's Responses client) may
+ * show. They are often the largest events of a stream, so their type is read from the
+ * payload's first member (every event starts {"type":…}) and the rest is left alone.
+ */
+enum untokenized { TOKENIZED, SKIPPED, HOSTED_PROGRESS };
+
+static enum untokenized untokenized(const char *p, size_t len)
 {
+    static const struct {
+        const char *prefix;
+        enum untokenized kind;
+    } types[] = {
+        {"response.content_part.", SKIPPED},
+        {"response.output_text.done", SKIPPED},
+        {"response.refusal.done", SKIPPED},
+        {"response.reasoning_summary_text.done", SKIPPED},
+        {"response.reasoning_summary_part.done", SKIPPED},
+        {"response.reasoning_text.done", SKIPPED},
+        {"response.web_search_call.", HOSTED_PROGRESS},
+        {"response.file_search_call.", HOSTED_PROGRESS},
+        {"response.code_interpreter_call", HOSTED_PROGRESS},
+        {"response.image_generation_call.", HOSTED_PROGRESS},
+        {"response.mcp_call", HOSTED_PROGRESS},
+        {"response.mcp_list_tools.", HOSTED_PROGRESS},
+        {"response.mcp_", SKIPPED},
+        {"response.audio.", SKIPPED},
+        {"response.custom_tool_call_input.", SKIPPED},
+    };
     size_t i = 0;
 
     while (i < len && (p[i] == ' ' || p[i] == '\t' || p[i] == '\r' || p[i] == '\n'))
         i++;
     if (len - i < 10 || memcmp(p + i, "{\"type\":\"", 9) != 0)
-        return false;
+        return TOKENIZED;
     i += 9;
-    for (size_t k = 0; prefixes[k]; k++) {
-        size_t n = strlen(prefixes[k]);
-        if (len - i > n && memcmp(p + i, prefixes[k], n) == 0)
-            return true;
+    for (size_t k = 0; k < REIN_ARRAY_SIZE(types); k++) {
+        size_t n = strlen(types[k].prefix);
+        if (len - i > n && memcmp(p + i, types[k].prefix, n) == 0)
+            return types[k].kind;
     }
-    return false;
-}
-
-/* A hosted tool's progress (searching, interpreting, a partial image, …), which rein does not
- * read but a gateway's Responses client may show. */
-static bool hosted_progress(const char *p, size_t len)
-{
-    static const char *const hosted[] = {
-        "response.web_search_call.",
-        "response.file_search_call.",
-        "response.code_interpreter_call",
-        "response.image_generation_call.",
-        "response.mcp_call",
-        "response.mcp_list_tools.",
-        NULL,
-    };
-
-    return typed(p, len, hosted);
-}
-
-/*
- * Events that repeat what the deltas gave (content_part.*, output_text.done with the whole
- * text again, …) or report hosted tools' progress: nothing in them for rein.
- * They are often the largest events of a stream, so their type is read from the payload's
- * first member (every event starts {"type":…}) and the rest is not tokenized.
- */
-static bool skippable(const char *p, size_t len)
-{
-    static const char *const skip[] = {
-        "response.content_part.",
-        "response.output_text.done",
-        "response.refusal.done",
-        "response.reasoning_summary_text.done",
-        "response.reasoning_summary_part.done",
-        "response.reasoning_text.done",
-        "response.web_search_call.",
-        "response.file_search_call.",
-        "response.code_interpreter_call",
-        "response.image_generation_call.",
-        "response.mcp_",
-        "response.audio.",
-        "response.custom_tool_call_input.",
-        NULL,
-    };
-
-    return typed(p, len, skip);
+    return TOKENIZED;
 }
 
 static rein_err responses_payload(struct rein_provider_decoder *d, const char *event, const char *p,
                                   size_t len, rein_error *err)
 {
+    enum untokenized kind;
     struct jdoc doc;
     size_t n;
     int r;
@@ -653,10 +637,10 @@ static rein_err responses_payload(struct rein_provider_decoder *d, const char *e
         return REIN_OK;
     n = rein__decoder_saw(d, p, len);
     /* At the end of the input an event may be cut: that one is parsed, to tell. */
-    if (!d->at_eof && skippable(p, len)) {
+    if (!d->at_eof && (kind = untokenized(p, len)) != TOKENIZED) {
         d->recognized++;
         /* a hosted tool's progress: a listener (the gateway's Responses wire) hands it on */
-        return hosted_progress(p, len)
+        return kind == HOSTED_PROGRESS
                    ? rein__asm_tell_text(&d->a, REIN_MEV_OUTPUT_ITEM_EVENT, p, len)
                    : REIN_OK;
     }
