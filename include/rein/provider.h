@@ -400,6 +400,9 @@ struct rein_model_caps {
     bool streaming;
     bool confidence;        /* can state a usable confidence for a call */
     int64_t context_window; /* tokens */
+    /* takes a reasoning setting (rein_model_request_set_reasoning): OpenAI's reasoning models,
+     * Claude from 3.7 on, Gemini 2.5 and 3 */
+    bool reasoning;
 };
 /* Fills caps for a model name from the built-in table of model families (longest matching
  * prefix; a conservative default when none matches). model is borrowed. */
@@ -427,7 +430,9 @@ REIN_EXTERN void rein_provider_config_free(rein_provider_config *cfg);
  * record (a file), replay (a file), max_retries, retry_base_ms, retry_max_wait_ms,
  * connect_timeout_ms, first_byte_timeout_ms, idle_timeout_ms, total_timeout_ms, text_calls
  * (from_text | report), think_tags (true | false: move <think> sections to the reasoning),
- * enable_thinking (true | false | default), max_tokens_field (max_tokens |
+ * enable_thinking (true | false | default), reasoning_effort (none | minimal | low | medium |
+ * high | xhigh: every request's, unless it sets its own; refused by rein_provider_new() for a
+ * wire that cannot write it), max_tokens_field (max_tokens |
  * max_completion_tokens), send_reasoning (true | false: send reasoning_content back, as
  * DeepSeek's thinking mode wants), anthropic_version, user_agent. Choosing a provider applies its preset (base URL, key variable, quirks);
  * settings made after it override the preset. REIN_EINVAL names the bad key or value.
@@ -510,6 +515,14 @@ REIN_EXTERN const char *rein_provider_model(const rein_provider *p);
 REIN_EXTERN const char *rein_provider_endpoint(const rein_provider *p);
 /* The capabilities of the provider's model, config overrides applied. */
 REIN_EXTERN void rein_provider_caps(const rein_provider *p, struct rein_model_caps *caps);
+/* The capabilities of another model (borrowed; NULL: the provider's own) as p's configuration
+ * overrides them: for a caller that names the model per request. */
+REIN_EXTERN void rein_provider_model_caps(const rein_provider *p, const char *model,
+                                          struct rein_model_caps *caps);
+/* Whether p's wire writes rein_model_request_set_reasoning's setting: OpenAI chat, Responses,
+ * Anthropic and Gemini do; the others (Bedrock, Ollama's own API, DashScope's, rules, replay)
+ * send nothing for it. */
+REIN_EXTERN bool rein_provider_writes_reasoning(const rein_provider *p);
 /*
  * The input tokens of a messages request as the upstream counts them: Anthropic's POST
  * /v1/messages/count_tokens. body (len bytes, borrowed) is the request as written for that
@@ -571,6 +584,41 @@ REIN_EXTERN void rein_model_request_set_top_p(rein_model_request *req, double to
 REIN_EXTERN rein_err rein_model_request_set_stop(rein_model_request *req, const char *const *stop,
                                                  size_t n) REIN_WUR;
 REIN_EXTERN void rein_model_request_set_stream(rein_model_request *req, bool stream);
+/*
+ * How much a reasoning model thinks before it answers (decision 0095). Two kinds of wire ask
+ * for it: OpenAI's by an effort word (chat "reasoning_effort", Responses "reasoning.effort"),
+ * Anthropic and Gemini by a budget of thinking tokens (Anthropic "thinking", Gemini
+ * "generationConfig.thinkingConfig.thinkingBudget", with includeThoughts). One table joins
+ * them: minimal and low 1,024 tokens (Anthropic's least), medium 8,192, high 24,576, xhigh
+ * 32,768, none 0 (Anthropic: thinking disabled); a budget asks an effort word of low up to
+ * 1,024 tokens, medium up to 8,192, high above (never minimal or xhigh, which only some OpenAI
+ * models take).
+ */
+enum rein_reasoning {
+    REIN_REASONING_UNSET = 0, /* the model's default: nothing is sent */
+    REIN_REASONING_NONE,
+    REIN_REASONING_MINIMAL,
+    REIN_REASONING_LOW,
+    REIN_REASONING_MEDIUM,
+    REIN_REASONING_HIGH,
+    REIN_REASONING_XHIGH,
+};
+/* The effort's word ("none" ... "xhigh"); NULL for REIN_REASONING_UNSET. Static. */
+REIN_EXTERN const char *rein_reasoning_word(enum rein_reasoning effort);
+/* The effort a word names (word borrowed); REIN_EINVAL for any other word (*out unchanged). */
+REIN_EXTERN rein_err rein_reasoning_from_word(const char *word, enum rein_reasoning *out) REIN_WUR;
+/*
+ * The request's reasoning: an effort, or a budget of thinking tokens (budget_tokens > 0, with
+ * effort REIN_REASONING_UNSET: the effort comes from it), or both (each wire takes the one it
+ * has). Both unset (UNSET, 0) unsets: the provider's configured reasoning_effort, if any,
+ * applies. A wire of budgets gets at least 1,024 tokens; Anthropic's max_tokens, which counts
+ * the thinking, becomes the budget and 4,096 when the request sets none, and a budget that
+ * does not fit under a max_tokens set is cut to one less than it. Members of the same name
+ * in rein_model_request_set_extra()'s object win over it.
+ */
+REIN_EXTERN void rein_model_request_set_reasoning(rein_model_request *req,
+                                                  enum rein_reasoning effort,
+                                                  int64_t budget_tokens);
 /* true/false sends parallel_tool_calls; unset by default. */
 REIN_EXTERN void rein_model_request_set_parallel_tools(rein_model_request *req, bool on);
 /* The model to ask instead of the provider's configured one (copied); NULL unsets. */

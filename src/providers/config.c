@@ -104,47 +104,51 @@ static const struct {
     const char *prefix;
     struct rein_model_caps caps;
 } caps_table[] = {
-    /* prefix              tools  parallel stream confidence context */
-    {"gpt-4o", {true, true, true, true, 128000}},
-    {"gpt-4.1", {true, true, true, true, 1047576}},
-    {"gpt-4-turbo", {true, true, true, true, 128000}},
-    {"gpt-4", {true, true, true, true, 8192}},
-    {"gpt-5", {true, true, true, true, 400000}},
-    {"gpt-3.5-turbo", {true, true, true, false, 16385}},
-    {"o1", {true, true, true, false, 200000}},
-    {"o3", {true, true, true, false, 200000}},
-    {"o4", {true, true, true, false, 200000}},
-    {"codex", {true, true, true, false, 200000}},
-    {"gpt-oss", {true, true, true, false, 131072}},
-    {"claude-3", {true, true, true, true, 200000}},
-    {"claude-", {true, true, true, true, 200000}},
-    {"qwen-max", {true, true, true, false, 32768}},
-    {"qwen-plus", {true, true, true, false, 131072}},
-    {"qwen-turbo", {true, true, true, false, 1000000}},
-    {"qwen3", {true, true, true, false, 131072}},
-    {"qwen2.5", {true, true, true, false, 32768}},
-    {"qwen", {true, false, true, false, 32768}},
-    {"deepseek", {true, true, true, false, 128000}},
-    {"llama3", {true, false, true, false, 128000}},
-    {"llama-3", {true, false, true, false, 128000}},
-    {"mistral", {true, true, true, false, 32768}},
-    {"gemini", {true, true, true, false, 1000000}},
+    /* prefix              tools  parallel stream confidence context reasoning */
+    {"gpt-4o", {true, true, true, true, 128000, false}},
+    {"gpt-4.1", {true, true, true, true, 1047576, false}},
+    {"gpt-4-turbo", {true, true, true, true, 128000, false}},
+    {"gpt-4", {true, true, true, true, 8192, false}},
+    {"gpt-5", {true, true, true, true, 400000, true}},
+    {"gpt-5-chat", {true, true, true, true, 400000, false}},
+    {"gpt-3.5-turbo", {true, true, true, false, 16385, false}},
+    {"o1", {true, true, true, false, 200000, true}},
+    {"o3", {true, true, true, false, 200000, true}},
+    {"o4", {true, true, true, false, 200000, true}},
+    {"codex", {true, true, true, false, 200000, true}},
+    {"gpt-oss", {true, true, true, false, 131072, true}},
+    {"claude-3", {true, true, true, true, 200000, false}},
+    {"claude-3-7", {true, true, true, true, 200000, true}},
+    {"claude-", {true, true, true, true, 200000, true}},
+    {"qwen-max", {true, true, true, false, 32768, false}},
+    {"qwen-plus", {true, true, true, false, 131072, false}},
+    {"qwen-turbo", {true, true, true, false, 1000000, false}},
+    {"qwen3", {true, true, true, false, 131072, false}},
+    {"qwen2.5", {true, true, true, false, 32768, false}},
+    {"qwen", {true, false, true, false, 32768, false}},
+    {"deepseek", {true, true, true, false, 128000, false}},
+    {"llama3", {true, false, true, false, 128000, false}},
+    {"llama-3", {true, false, true, false, 128000, false}},
+    {"mistral", {true, true, true, false, 32768, false}},
+    {"gemini", {true, true, true, false, 1000000, false}},
+    {"gemini-2.5", {true, true, true, false, 1000000, true}},
+    {"gemini-3", {true, true, true, false, 1000000, true}},
     /* Bedrock model ids: the provider (and a cross-region profile) before the family. */
-    {"anthropic.claude", {true, true, true, true, 200000}},
-    {"us.anthropic.claude", {true, true, true, true, 200000}},
-    {"eu.anthropic.claude", {true, true, true, true, 200000}},
-    {"apac.anthropic.claude", {true, true, true, true, 200000}},
-    {"global.anthropic.claude", {true, true, true, true, 200000}},
-    {"amazon.nova", {true, true, true, false, 300000}},
-    {"us.amazon.nova", {true, true, true, false, 300000}},
-    {"meta.llama3", {true, false, true, false, 128000}},
-    {"us.meta.llama3", {true, false, true, false, 128000}},
-    {"mistral.mistral-large", {true, true, true, false, 128000}},
-    {"grok", {true, true, true, false, 131072}},
+    {"anthropic.claude", {true, true, true, true, 200000, false}},
+    {"us.anthropic.claude", {true, true, true, true, 200000, false}},
+    {"eu.anthropic.claude", {true, true, true, true, 200000, false}},
+    {"apac.anthropic.claude", {true, true, true, true, 200000, false}},
+    {"global.anthropic.claude", {true, true, true, true, 200000, false}},
+    {"amazon.nova", {true, true, true, false, 300000, false}},
+    {"us.amazon.nova", {true, true, true, false, 300000, false}},
+    {"meta.llama3", {true, false, true, false, 128000, false}},
+    {"us.meta.llama3", {true, false, true, false, 128000, false}},
+    {"mistral.mistral-large", {true, true, true, false, 128000, false}},
+    {"grok", {true, true, true, false, 131072, false}},
     /* the rules provider reads every result whole: nothing may be shortened for it */
-    {"rules", {true, false, false, false, INT64_C(1) << 40}},
+    {"rules", {true, false, false, false, INT64_C(1) << 40, false}},
 };
-static const struct rein_model_caps default_caps = {true, false, true, false, 8192};
+static const struct rein_model_caps default_caps = {true, false, true, false, 8192, false};
 
 static size_t prefix_len(const char *model, const char *prefix)
 {
@@ -408,6 +412,7 @@ static const char *const file_keys[] = {"provider",
                                         "text_calls",
                                         "think_tags",
                                         "enable_thinking",
+                                        "reasoning_effort",
                                         "max_tokens_field",
                                         "send_reasoning",
                                         "connect_timeout_ms",
@@ -560,6 +565,13 @@ rein_err rein_provider_config_set(rein_provider_config *cfg, const char *key, co
         cfg->enable_thinking = b;
         return REIN_OK;
     }
+    if (strcmp(key, "reasoning_effort") == 0) {
+        enum rein_reasoning e = REIN_REASONING_UNSET;
+        if (value && strcmp(value, "default") != 0 && rein_reasoning_from_word(value, &e))
+            return bad_value(err, key, value, "none, minimal, low, medium, high, xhigh or default");
+        cfg->reasoning = e;
+        return REIN_OK;
+    }
     if (strcmp(key, "max_tokens_field") == 0) {
         if (value && strcmp(value, "max_tokens") == 0)
             cfg->quirks &= ~(unsigned)Q_MAX_COMPLETION_TOKENS;
@@ -661,8 +673,8 @@ static rein_err unknown_key(rein_error *err, const char *key, const char *const 
 static rein_err apply_caps(rein_provider_config *cfg, const json_t *obj, char *at, size_t size,
                            rein_error *err)
 {
-    static const char *const flags[] = {"tools",      "parallel_tools", "streaming",
-                                        "confidence", "context_window", NULL};
+    static const char *const flags[] = {
+        "tools", "parallel_tools", "streaming", "confidence", "context_window", "reasoning", NULL};
     size_t base = strlen(at);
     const char *prefix, *name;
     json_t *v, *m;
@@ -699,6 +711,8 @@ static rein_err apply_caps(rein_provider_config *cfg, const json_t *obj, char *a
                 caps.parallel_tools = json_is_true(m);
             } else if (strcmp(name, "streaming") == 0) {
                 caps.streaming = json_is_true(m);
+            } else if (strcmp(name, "reasoning") == 0) {
+                caps.reasoning = json_is_true(m);
             } else {
                 caps.confidence = json_is_true(m);
             }

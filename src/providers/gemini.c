@@ -1063,19 +1063,34 @@ static bool own_setting(const rein_model_request *req, const char *key)
  * object (a Gemini client's thinkingConfig, responseSchema, … through rein's gateway) that
  * they do not write. The extra's generationConfig is not written again at the top level.
  */
-static void generation_config(struct rein_jw *w, const rein_model_request *req)
+static void generation_config(struct rein_jw *w, const rein_provider *p,
+                              const rein_model_request *req)
 {
     const json_t *more = json_object_get(req->extra, "generationConfig");
+    /* thinkingBudget, which every thinking Gemini takes (Gemini 3 beside its thinkingLevel);
+     * with the thoughts' summaries, the reasoning other wires show (decision 0095) */
+    int64_t budget = rein__reasoning_budget(p, req, "thinkingConfig");
     const char *key;
     json_t *v;
 
-    if (!rein__request_has_settings(req) && !json_object_size(more))
+    if (!rein__request_has_settings(req) && !json_object_size(more) && budget < 0)
         return;
     rein_jw_key(w, "generationConfig");
     rein_jw_obj_begin(w);
     rein__jw_limits(w, req, "maxOutputTokens");
     rein__jw_top_p(w, req, "topP");
     rein__jw_stop(w, req, "stopSequences");
+    if (budget >= 0) {
+        rein_jw_key(w, "thinkingConfig");
+        rein_jw_obj_begin(w);
+        rein_jw_key(w, "thinkingBudget");
+        rein_jw_int(w, budget);
+        if (budget > 0) {
+            rein_jw_key(w, "includeThoughts");
+            rein_jw_bool(w, true);
+        }
+        rein_jw_obj_end(w);
+    }
     json_object_foreach((json_t *)more, key, v)
     {
         if (own_setting(req, key))
@@ -1129,7 +1144,7 @@ static rein_err gemini_build_body(rein_provider *p, const rein_model_request *re
         if (req->tool_choice)
             tool_config(&w, req->tool_choice);
     }
-    generation_config(&w, req);
+    generation_config(&w, p, req);
     gemini_extra(&w, req);
     rein_jw_obj_end(&w);
     rc = rein_jw_finish(&w);
@@ -1213,6 +1228,7 @@ const struct rein__wire rein__wire_gemini = {
     .formats = {"gemini-sse", "gemini-json"},
     .framing = REIN__FRAMING_SSE,
     .stop_max = 5, /* GenerationConfig: "The set of character sequences (up to 5)" */
+    .reasoning = true,
     .decode_payload = gemini_payload,
     .decode_body = gemini_body,
     .decode_end = gemini_end,

@@ -821,6 +821,11 @@ rein_provider *rein_provider_new(const rein_provider_config *cfg, rein_error *er
     rc = pre->open ? pre->open(p, err) : rein__http_setup(p, err);
     if (!rc)
         rc = resolve_proxy(p);
+    if (!rc && p->cfg.reasoning != REIN_REASONING_UNSET && !rein_provider_writes_reasoning(p))
+        rc = rein_error_set(err, REIN_EINVAL,
+                            "reasoning_effort: the %s wire (provider %s) has no reasoning "
+                            "setting rein can write; leave reasoning_effort unset for it",
+                            p->wire ? p->wire->name : "replay", p->cfg.provider);
     if (rc)
         goto fail;
     snprintf(p->ua_line, sizeof(p->ua_line), "User-Agent: %s",
@@ -915,6 +920,20 @@ const char *rein_provider_endpoint(const rein_provider *p)
 void rein_provider_caps(const rein_provider *p, struct rein_model_caps *caps)
 {
     *caps = p->caps;
+}
+
+void rein_provider_model_caps(const rein_provider *p, const char *model,
+                              struct rein_model_caps *caps)
+{
+    if (!model)
+        *caps = p->caps;
+    else
+        rein__caps_resolve(&p->cfg, model, caps);
+}
+
+bool rein_provider_writes_reasoning(const rein_provider *p)
+{
+    return p->wire && p->wire->reasoning;
 }
 
 /* ---------------------------------------------------------------------------------------

@@ -484,6 +484,7 @@ struct rein_provider_config {
     enum rein_text_calls text_calls;
     bool keep_think_tags;
     int enable_thinking;            /* -1 default, 0 off, 1 on */
+    enum rein_reasoning reasoning;  /* reasoning_effort: every request's unless it sets one */
     char *deployment, *api_version; /* Azure OpenAI (azure.c) */
     bool auth_bearer;               /* the key goes as Authorization: Bearer */
     bool previous_response_id;      /* Responses API: chain stored responses */
@@ -637,6 +638,7 @@ struct rein__wire {
     /* The most stop sequences one request may carry: 0 the wire has no such field (a request
      * with some is refused), REIN_STOP_MAX when its spec names no limit of its own. */
     size_t stop_max;
+    bool reasoning; /* writes the request's reasoning (reasoning.c) */
     /* ---- decoding: every payload of a stream (an SSE data field or a line, with the SSE
      * event name or NULL), the whole body of a reply that is not streamed, what is left to
      * settle before the reply ends (may be NULL), and the wire's own decoder state in
@@ -760,6 +762,8 @@ struct rein_model_request {
      * first. */
     json_t *dropped;
     int parallel; /* -1 unset */
+    enum rein_reasoning reasoning;
+    int64_t reasoning_budget; /* thinking tokens; 0: from the effort */
     bool stream;
     rein_cancel *cancel;
     rein_model_event_fn fn;
@@ -986,6 +990,21 @@ void rein__jw_tools(struct rein_jw *jw, const rein_model_request *req, const str
 /* enable_thinking as the settings ask (Qwen's switch; off for a call not streamed where the
  * preset's quirk says so). */
 void rein__jw_thinking(struct rein_jw *jw, const rein_provider *p, const rein_model_request *req);
+/*
+ * The request's reasoning (rein_model_request_set_reasoning, else the configuration's), in the
+ * words of each kind of wire (reasoning.c): the effort (REIN_REASONING_UNSET: nothing to send;
+ * a budget's effort when only a budget was asked), and the thinking budget in tokens (0 for
+ * none, -1 when nothing is to be sent). Both say UNSET / -1 when the request's extra already
+ * holds the wire's own member of that name (member: "reasoning_effort", "reasoning",
+ * "thinking"; Gemini's is looked for in the extra's generationConfig).
+ */
+enum rein_reasoning rein__reasoning_effort(const rein_provider *p, const rein_model_request *req,
+                                           const char *member);
+int64_t rein__reasoning_budget(const rein_provider *p, const rein_model_request *req,
+                               const char *member);
+/* "reasoning_effort": word (OpenAI chat's) when the request asks for reasoning. */
+void rein__jw_reasoning_effort(struct rein_jw *jw, const rein_provider *p,
+                               const rein_model_request *req);
 /* The output limit under max_key and the temperature, when the request sets them. */
 void rein__jw_limits(struct rein_jw *jw, const rein_model_request *req, const char *max_key);
 /* top_p under key, when the request sets it. */

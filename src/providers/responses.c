@@ -965,6 +965,7 @@ static rein_err responses_build_body(rein_provider *p, const rein_model_request 
     const char *model = rein__request_model(p, req), *prev = NULL;
     bool store = p->cfg.previous_response_id;
     size_t from = store ? after_stored(h, &prev) : 0;
+    enum rein_reasoning effort;
     struct rein_jw w;
     rein_err rc = REIN_OK;
 
@@ -993,6 +994,13 @@ static rein_err responses_build_body(rein_provider *p, const rein_model_request 
         rein_jw_key(&w, "include");
         rein_jw_raw(&w, "[\"reasoning.encrypted_content\"]", 31);
     }
+    effort = rein__reasoning_effort(p, req, "reasoning");
+    if (effort != REIN_REASONING_UNSET) {
+        rein_jw_key(&w, "reasoning");
+        rein_jw_obj_begin(&w);
+        jw_member(&w, "effort", rein_reasoning_word(effort));
+        rein_jw_obj_end(&w);
+    }
     rein__jw_extra(&w, req);
     rein_jw_obj_end(&w);
     rc = rein_jw_finish(&w);
@@ -1006,6 +1014,7 @@ const struct rein__wire rein__wire_responses = {
     .formats = {"openai-responses-sse", "openai-responses-json"},
     .framing = REIN__FRAMING_SSE,
     .stop_max = 0, /* the Responses API has no stop field */
+    .reasoning = true,
     .decode_payload = responses_payload,
     .decode_body = responses_body,
     .decode_end = responses_end,

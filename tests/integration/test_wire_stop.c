@@ -7,7 +7,9 @@
  * Responses API, which has no such field, and counts past a wire's limit are refused before
  * anything is sent, naming the wire. And the schema keywords Gemini's Schema cannot carry come
  * back to the caller (rein_model_request_dropped), not only to the log. top_p goes the same way
- * as the stop sequences.
+ * as the stop sequences, and so does the reasoning setting (rein_model_request_set_reasoning,
+ * decision 0095): an effort word on OpenAI's wires, a thinking budget on Anthropic's and
+ * Gemini's.
  */
 /* rein-test-timeout: 60 */
 #include "test.h"
@@ -315,6 +317,245 @@ static void test_other_wires_drop_nothing(void **state)
     }
 }
 
+/* The body a provider of preset sends for a request the caller shaped with set (may be NULL):
+ * the model server's copy of it, parsed (new reference), after checking that no member came
+ * twice. */
+static json_t *sent_body(const char *preset, const char *setting, const char *value,
+                         void (*set)(rein_model_request *req))
+{
+    struct pfx f;
+    const struct ms_request *q;
+    json_t *body;
+
+    fx_start(&f);
+    if (setting)
+        assert_rein_ok(rein_provider_config_set(f.cfg, setting, value, &f.err), &f.err);
+    fx_provider(&f, preset);
+    if (set)
+        set(f.req);
+    rein_model_request_set_stream(f.req, false);
+    assert_rein_ok(ms_script(f.ms, "[{\"text\": \"ok\"}]", false, &f.err), &f.err);
+    if (pfx_send(&f) != REIN_OK)
+        fail_msg("%s: %s", preset, f.err.msg);
+    q = ms_request(f.ms, 0);
+    body = rein_json_parse(q->body, strlen(q->body), JSON_REJECT_DUPLICATES, &f.err);
+    if (!body)
+        fail_msg("%s: %s: %s", preset, f.err.msg, q->body);
+    pfx_stop(&f);
+    return body;
+}
+
+static void effort_high(rein_model_request *req)
+{
+    rein_model_request_set_reasoning(req, REIN_REASONING_HIGH, 0);
+}
+
+static void budget_3000(rein_model_request *req)
+{
+    rein_model_request_set_reasoning(req, REIN_REASONING_UNSET, 3000);
+}
+
+static void none_asked(rein_model_request *req)
+{
+    rein_model_request_set_reasoning(req, REIN_REASONING_NONE, 0);
+}
+
+static void high_in_2000(rein_model_request *req)
+{
+    rein_model_request_set_reasoning(req, REIN_REASONING_HIGH, 0);
+    rein_model_request_set_max_tokens(req, 2000);
+}
+
+/* The caller's own member of the wire's name (extra_text) goes as written, once. */
+static const char *extra_text;
+
+static void extra_own(rein_model_request *req)
+{
+    json_t *x = json_loads(extra_text, 0, NULL);
+
+    rein_model_request_set_reasoning(req, REIN_REASONING_HIGH, 0);
+    rein_model_request_set_extra(req, x);
+    json_decref(x);
+}
+
+static void assert_at(const json_t *body, const char *at, const char *want_json)
+{
+    json_t *want = json_loads(want_json, JSON_DECODE_ANY, NULL);
+    char *got = json_dumps(test_json_at(body, at), JSON_ENCODE_ANY | JSON_COMPACT);
+
+    if (!json_equal(test_json_at(body, at), want))
+        fail_msg("%s is %s, not %s", at, got ? got : "(absent)", want_json);
+    free(got);
+    json_decref(want);
+}
+
+/* Each wire's own words for one effort, and for one budget. */
+static void test_each_wire_sends_reasoning_in_its_own_words(void **state)
+{
+    json_t *b;
+
+    (void)state;
+    b = sent_body("openai", NULL, NULL, effort_high);
+    assert_at(b, "reasoning_effort", "\"high\"");
+    json_decref(b);
+    b = sent_body("openai-responses", NULL, NULL, effort_high);
+    assert_at(b, "reasoning", "{\"effort\": \"high\"}");
+    json_decref(b);
+    /* Anthropic counts the thinking in max_tokens: the budget and the answer's usual room */
+    b = sent_body("anthropic", NULL, NULL, effort_high);
+    assert_at(b, "thinking", "{\"type\": \"enabled\", \"budget_tokens\": 24576}");
+    assert_at(b, "max_tokens", "28672");
+    json_decref(b);
+    b = sent_body("gemini", NULL, NULL, effort_high);
+    assert_at(b, "generationConfig.thinkingConfig",
+              "{\"thinkingBudget\": 24576, \"includeThoughts\": true}");
+    json_decref(b);
+    /* a budget: as it is where budgets are the words, its effort where they are not */
+    b = sent_body("openai", NULL, NULL, budget_3000);
+    assert_at(b, "reasoning_effort", "\"medium\"");
+    json_decref(b);
+    b = sent_body("anthropic", NULL, NULL, budget_3000);
+    assert_at(b, "thinking.budget_tokens", "3000");
+    json_decref(b);
+    b = sent_body("gemini", NULL, NULL, budget_3000);
+    assert_at(b, "generationConfig.thinkingConfig.thinkingBudget", "3000");
+    json_decref(b);
+}
+
+/* Anthropic's limits: none is thinking disabled; a budget above the request's own max_tokens
+ * is cut under it, which stays. */
+static void test_anthropic_thinking_fits_under_max_tokens(void **state)
+{
+    json_t *b;
+
+    (void)state;
+    b = sent_body("anthropic", NULL, NULL, none_asked);
+    assert_at(b, "thinking", "{\"type\": \"disabled\"}");
+    assert_at(b, "max_tokens", "4096");
+    json_decref(b);
+    b = sent_body("anthropic", NULL, NULL, high_in_2000);
+    assert_at(b, "thinking.budget_tokens", "1999");
+    assert_at(b, "max_tokens", "2000");
+    json_decref(b);
+    b = sent_body("gemini", NULL, NULL, none_asked);
+    assert_at(b, "generationConfig.thinkingConfig", "{\"thinkingBudget\": 0}");
+    json_decref(b);
+}
+
+/* Without a setting nothing is written; a member the caller wrote itself wins, once. */
+static void test_reasoning_unset_or_written_by_the_caller(void **state)
+{
+    static const char *const presets[] = {"openai", "openai-responses", "anthropic", "gemini"};
+    json_t *b;
+
+    (void)state;
+    for (size_t i = 0; i < REIN_ARRAY_SIZE(presets); i++) {
+        b = sent_body(presets[i], NULL, NULL, NULL);
+        if (json_object_get(b, "reasoning_effort") || json_object_get(b, "reasoning") ||
+            json_object_get(b, "thinking") || test_json_at(b, "generationConfig.thinkingConfig"))
+            fail_msg("%s: a reasoning member nobody asked for", presets[i]);
+        if (strcmp(presets[i], "anthropic") == 0)
+            assert_at(b, "max_tokens", "4096");
+        json_decref(b);
+    }
+    extra_text = "{\"reasoning_effort\": \"low\"}";
+    b = sent_body("openai", NULL, NULL, extra_own);
+    assert_at(b, "reasoning_effort", "\"low\"");
+    json_decref(b);
+    extra_text = "{\"reasoning\": {\"effort\": \"low\"}}";
+    b = sent_body("openai-responses", NULL, NULL, extra_own);
+    assert_at(b, "reasoning", "{\"effort\": \"low\"}");
+    json_decref(b);
+    extra_text = "{\"thinking\": {\"type\": \"enabled\", \"budget_tokens\": 1500}}";
+    b = sent_body("anthropic", NULL, NULL, extra_own);
+    assert_at(b, "thinking.budget_tokens", "1500");
+    json_decref(b);
+    extra_text = "{\"generationConfig\": {\"thinkingConfig\": {\"thinkingBudget\": 1500}}}";
+    b = sent_body("gemini", NULL, NULL, extra_own);
+    assert_at(b, "generationConfig.thinkingConfig", "{\"thinkingBudget\": 1500}");
+    json_decref(b);
+}
+
+/* reasoning_effort in the configuration: every request's unless it sets its own; refused by
+ * name for a wire that cannot write it and for a word no wire has. */
+static void test_configured_reasoning_effort(void **state)
+{
+    struct pfx f;
+    json_t *b;
+
+    (void)state;
+    b = sent_body("openai", "reasoning_effort", "low", NULL);
+    assert_at(b, "reasoning_effort", "\"low\"");
+    json_decref(b);
+    b = sent_body("anthropic", "reasoning_effort", "medium", NULL);
+    assert_at(b, "thinking.budget_tokens", "8192");
+    json_decref(b);
+    b = sent_body("openai", "reasoning_effort", "low", effort_high);
+    assert_at(b, "reasoning_effort", "\"high\"");
+    json_decref(b);
+    fx_start(&f);
+    assert_int_equal(rein_provider_config_set(f.cfg, "reasoning_effort", "extreme", &f.err),
+                     REIN_EINVAL);
+    assert_non_null(strstr(f.err.msg, "xhigh"));
+    assert_rein_ok(rein_provider_config_set(f.cfg, "reasoning_effort", "high", &f.err), &f.err);
+    assert_rein_ok(rein_provider_config_set(f.cfg, "provider", "ollama", &f.err), &f.err);
+    assert_rein_ok(rein_provider_config_set_base_url(f.cfg, ms_url(f.ms)), NULL);
+    assert_rein_ok(rein_provider_config_set_model(f.cfg, "gpt-oss:20b"), NULL);
+    f.p = rein_provider_new(f.cfg, &f.err);
+    assert_null(f.p);
+    assert_int_equal(f.err.code, REIN_EINVAL);
+    assert_non_null(strstr(f.err.msg, "reasoning_effort"));
+    assert_non_null(strstr(f.err.msg, "ollama"));
+    pfx_stop(&f);
+}
+
+/* Which models take a reasoning setting, and the configuration's word over the table's. */
+static void test_reasoning_capability(void **state)
+{
+    static const struct {
+        const char *model;
+        bool reasoning;
+    } cases[] = {
+        {"o3-mini", true},
+        {"gpt-5-mini", true},
+        {"gpt-5-chat-latest", false},
+        {"gpt-4o", false},
+        {"gpt-4.1", false},
+        {"claude-3-5-haiku", false},
+        {"claude-3-7-sonnet", true},
+        {"claude-sonnet-4-5", true},
+        {"claude-opus-4-1", true},
+        {"gemini-2.0-flash", false},
+        {"gemini-2.5-pro", true},
+        {"gemini-3-pro-preview", true},
+        {"openai/gpt-oss-20b", true},
+        {"deepseek-chat", false},
+        {"llama3.1", false},
+    };
+    struct rein_model_caps caps;
+    struct pfx f;
+
+    (void)state;
+    for (size_t i = 0; i < REIN_ARRAY_SIZE(cases); i++) {
+        rein_model_caps_lookup(cases[i].model, &caps);
+        if (caps.reasoning != cases[i].reasoning)
+            fail_msg("%s: reasoning %d", cases[i].model, caps.reasoning);
+    }
+    fx_start(&f);
+    {
+        static const char text[] = "{\"capabilities\": {\"my-reasoner\": {\"reasoning\": true}}}";
+        assert_rein_ok(rein_provider_config_load_text(f.cfg, text, strlen(text), "t", &f.err),
+                       &f.err);
+    }
+    fx_provider(&f, "openai");
+    rein_provider_model_caps(f.p, "my-reasoner-7b", &caps);
+    assert_true(caps.reasoning);
+    rein_provider_model_caps(f.p, NULL, &caps);
+    assert_false(caps.reasoning); /* test-model */
+    assert_true(rein_provider_writes_reasoning(f.p));
+    pfx_stop(&f);
+}
+
 static const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_each_wire_sends_stop_sequences_under_its_own_name),
     cmocka_unit_test(test_no_stop_sequences_no_member),
@@ -324,6 +565,11 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_set_stop_refuses_empty_and_too_many),
     cmocka_unit_test(test_gemini_dropped_keywords_are_returned),
     cmocka_unit_test(test_other_wires_drop_nothing),
+    cmocka_unit_test(test_each_wire_sends_reasoning_in_its_own_words),
+    cmocka_unit_test(test_anthropic_thinking_fits_under_max_tokens),
+    cmocka_unit_test(test_reasoning_unset_or_written_by_the_caller),
+    cmocka_unit_test(test_configured_reasoning_effort),
+    cmocka_unit_test(test_reasoning_capability),
 };
 
 REIN_TEST_MAIN(tests)
