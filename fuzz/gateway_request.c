@@ -15,7 +15,9 @@
  * and object or absent schemas, include_usage only on a stream, and tools whose bytes, when found
  * in the body, parse to the parsed tools. And when those bytes are tools the wire accepts (what
  * the tools cache holds), parsing the body with them known answers what the whole parse does;
- * and each wire's document path answers what its general path answers (gateway_same.h).
+ * and each wire's document path answers what its general path answers (gateway_same.h). A
+ * reasoning ask read from a parsed body is an effort word or a positive budget, under a member
+ * the body's dropped list names.
  */
 #include "gateway/gateway_int.h"
 
@@ -260,6 +262,22 @@ static void check_chat_to_responses(struct rein__gw_req *r)
     json_decref(members);
 }
 
+/* A reasoning ask read from a parsed body (decision 0095) is a word or a positive budget, and
+ * its member is one another wire would drop. */
+static void check_reasoning(const struct rein__gw_wire *wire, const struct rein__gw_req *r)
+{
+    enum rein_reasoning effort;
+    int64_t budget;
+    const char *name = rein__gw_reasoning_ask(wire, r->passthrough, &effort, &budget);
+
+    if (!name)
+        return;
+    if ((effort == REIN_REASONING_UNSET && budget <= 0) || budget < 0 ||
+        (effort != REIN_REASONING_UNSET && !rein_reasoning_word(effort)) ||
+        !listed_in(r->dropped, name))
+        abort();
+}
+
 /* Gemini's parser (it has no document path): the same checks as the others', and its
  * generationConfig and rest as the lists and the passthrough object they go to. */
 static void check_gemini(const char *body, size_t len, bool verbatim)
@@ -274,6 +292,7 @@ static void check_gemini(const char *body, size_t len, bool verbatim)
         if (!json_is_array(r.dropped) || !json_is_array(r.unsupported) ||
             (r.tool_choice && !r.tool_choice[0]))
             abort();
+        check_reasoning(&rein__gw_gemini, &r);
     } else if (rc == REIN_EINVAL) {
         if (!bad.msg[0])
             abort();
@@ -310,6 +329,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     rc = wire->parse(&r, (const char *)data + 1, size - 1, &bad);
     if (rc == REIN_OK) {
         check_parsed(&r);
+        check_reasoning(wire, &r);
         if (wire == &rein__gw_openai && !r.verbatim && (data[0] & 16))
             check_chat_to_responses(&r);
     } else if (rc == REIN_EINVAL) {

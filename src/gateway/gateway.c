@@ -781,6 +781,10 @@ static rein_err upstream_extra(struct rein__gw_ctx *c, struct rein__gw_bad *bad)
                             : read_as ? json_object_get(c->conv_extra, "unsupported")
                                       : r->unsupported;
 
+    if (!own && !read_as &&
+        !(strcmp(wire, rein__gw_responses.name) == 0 &&
+          strcmp(rein__gw_body_wire(c), rein__gw_openai.name) == 0))
+        rein__gw_reasoning(c);
     if (!own && !read_as && strcmp(wire, rein__gw_responses.name) == 0 &&
         strcmp(rein__gw_body_wire(c), rein__gw_openai.name) == 0) {
         /* a chat client's members the Responses API has in its own shape go up in it */

@@ -681,4 +681,14 @@ rein_err rein__gw_ledger_hook(void *ctx, const struct rein_ledger_entry *e);
 /* Registers the gateway's metric families. */
 rein_err rein__gw_metrics_init(rein_gateway *g, rein_error *err);
 
+/* The client's reasoning ask (its wire's member in c->req.passthrough) into c->mreq for an
+ * upstream of another wire whose model takes one; the member then leaves c->req.dropped
+ * (reasoning.c, decision 0095). */
+void rein__gw_reasoning(struct rein__gw_ctx *c);
+/* The reasoning ask of a client of wire in its passthrough members (borrowed): the member's
+ * name as x-rein-dropped names it, with *effort and *budget (0: none) set; NULL when the body
+ * asks nothing rein can pass on. */
+const char *rein__gw_reasoning_ask(const struct rein__gw_wire *wire, const json_t *passthrough,
+                                   enum rein_reasoning *effort, int64_t *budget);
+
 #endif /* REIN_GATEWAY_INT_H */

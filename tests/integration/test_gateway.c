@@ -37,6 +37,7 @@ static unsigned next_wait_threads;   /* the next server's --wait-threads (0: the
 static bool next_forward_key;        /* the next gateway forwards the client's key */
 static int next_background;          /* the next gateway's background_max (0: its default) */
 static const char *next_server_keys; /* the next server's API keys (NULL: none) */
+static bool next_model_from_client;  /* the next gateway asks the model the client names */
 
 static rein_provider *provider(const char *wire, const char *key)
 {
@@ -96,6 +97,8 @@ static void start_with(const char *wire, const char *key, int max_tool_rounds)
     next_forward_key = false;
     go.background_max = next_background;
     next_background = 0;
+    go.model_from_client = next_model_from_client;
+    next_model_from_client = false;
     F->gw = rein_gateway_new(&go, &err);
     if (!F->gw)
         fail_msg("gateway: %s", err.msg);
@@ -4282,6 +4285,133 @@ static void test_gemini_client_models_and_keys(void **state)
     th_resp_free(&r);
 }
 
+/* One request through the gateway whose upstream speaks wire, asking the model the client
+ * names: the body the upstream got (borrowed until the next request), and the dropped header
+ * in *dropped (copied into a static buffer; "" when none). */
+static const json_t *reasoning_sent(const char *path, const char *body, const char **dropped)
+{
+    static char names[256];
+    const char *const h[] = {"Content-Type: application/json", "anthropic-version: 2023-06-01",
+                             NULL};
+    struct th_resp r;
+
+    th_http("POST", u(path), body, h, &r);
+    if (r.status != 200)
+        fail_msg("%s: %ld %s", path, r.status, r.body);
+    snprintf(names, sizeof(names), "%s",
+             th_header(&r, "x-rein-dropped") ? th_header(&r, "x-rein-dropped") : "");
+    *dropped = names;
+    th_resp_free(&r);
+    return ms_last_request(F->ms)->json;
+}
+
+static void reasoning_start(const char *wire)
+{
+    teardown(NULL);
+    next_model_from_client = true;
+    start_with(wire, NULL, 0);
+}
+
+#define A_THINK(model, budget)                                                                     \
+    "{\"model\":\"" model "\",\"max_tokens\":40000," USER                                          \
+    ",\"thinking\":{\"type\":\"enabled\",\"budget_tokens\":" #budget "}}"
+
+/*
+ * A reasoning ask crosses wires (decision 0095): OpenAI's effort words and Anthropic's and
+ * Gemini's thinking budgets reach an upstream of another wire in its own words, for a model
+ * that takes them; for one that does not the member is dropped and named, as before.
+ */
+static void test_reasoning_crosses_wires(void **state)
+{
+    const json_t *b;
+    const char *dropped;
+
+    (void)state;
+    reasoning_start("anthropic");
+    script("[{\"text\":\"ok\"},{\"text\":\"ok\"},{\"text\":\"ok\"}]");
+    b = reasoning_sent("/v1/chat/completions",
+                       "{\"model\":\"claude-sonnet-4-5\"," USER ",\"reasoning_effort\":\"high\"}",
+                       &dropped);
+    assert_string_equal(th_jstr(json_object_get(b, "thinking"), "type"), "enabled");
+    assert_int_equal(json_integer_value(test_json_at(b, "thinking.budget_tokens")), 24576);
+    assert_int_equal(json_integer_value(json_object_get(b, "max_tokens")), 24576 + 4096);
+    assert_string_equal(dropped, "");
+    b = reasoning_sent("/v1/responses",
+                       "{\"model\":\"claude-opus-4-1\",\"input\":\"hi\",\"reasoning\":{\"effort\":"
+                       "\"low\",\"summary\":\"auto\"}}",
+                       &dropped);
+    assert_int_equal(json_integer_value(test_json_at(b, "thinking.budget_tokens")), 1024);
+    assert_string_equal(dropped, "");
+    /* a model without extended thinking answers without the ask */
+    b = reasoning_sent(
+        "/v1/chat/completions",
+        "{\"model\":\"claude-3-5-haiku-latest\"," USER ",\"reasoning_effort\":\"high\"}", &dropped);
+    assert_null(json_object_get(b, "thinking"));
+    assert_string_equal(dropped, "[\"reasoning_effort\"]");
+
+    reasoning_start("openai");
+    script("[{\"text\":\"ok\"},{\"text\":\"ok\"},{\"text\":\"ok\"},{\"text\":\"ok\"}]");
+    b = reasoning_sent("/v1/messages", A_THINK("o3", 10000), &dropped);
+    assert_string_equal(th_jstr(b, "reasoning_effort"), "high");
+    assert_null(json_object_get(b, "thinking"));
+    assert_string_equal(dropped, "");
+    b = reasoning_sent("/v1beta/models/gpt-5-mini:generateContent",
+                       "{" G_USER ",\"generationConfig\":{\"thinkingConfig\":{\"thinkingBudget\":"
+                       "2048,\"includeThoughts\":true}}}",
+                       &dropped);
+    assert_string_equal(th_jstr(b, "reasoning_effort"), "medium");
+    assert_null(json_object_get(b, "generationConfig"));
+    assert_string_equal(dropped, "");
+    b = reasoning_sent("/v1beta/models/gpt-5-mini:generateContent",
+                       "{" G_USER ",\"generation_config\":{\"thinking_config\":{\"thinking_level\":"
+                       "\"LOW\"}}}",
+                       &dropped);
+    assert_string_equal(th_jstr(b, "reasoning_effort"), "low");
+    /* -1 lets the model choose: nothing to ask, and the member is named */
+    b = reasoning_sent("/v1beta/models/gpt-5-mini:generateContent",
+                       "{" G_USER ",\"generationConfig\":{\"thinkingConfig\":{\"thinkingBudget\":"
+                       "-1}}}",
+                       &dropped);
+    assert_null(json_object_get(b, "reasoning_effort"));
+    assert_string_equal(dropped, "[\"generationConfig.thinkingConfig\"]");
+
+    reasoning_start("gemini");
+    script("[{\"text\":\"ok\"},{\"text\":\"ok\"}]");
+    b = reasoning_sent("/v1/messages", A_THINK("gemini-2.5-flash", 5000), &dropped);
+    assert_int_equal(
+        json_integer_value(test_json_at(b, "generationConfig.thinkingConfig.thinkingBudget")),
+        5000);
+    assert_true(json_is_true(test_json_at(b, "generationConfig.thinkingConfig.includeThoughts")));
+    assert_string_equal(dropped, "");
+    b = reasoning_sent("/v1/chat/completions",
+                       "{\"model\":\"gemini-2.0-flash\"," USER ",\"reasoning_effort\":\"low\"}",
+                       &dropped);
+    assert_null(test_json_at(b, "generationConfig.thinkingConfig"));
+    assert_string_equal(dropped, "[\"reasoning_effort\"]");
+
+    reasoning_start("openai-responses");
+    script("[{\"text\":\"ok\"}]");
+    b = reasoning_sent("/v1/messages", A_THINK("gpt-5", 30000), &dropped);
+    assert_string_equal(th_jstr(json_object_get(b, "reasoning"), "effort"), "high");
+    assert_string_equal(dropped, "");
+}
+
+/* The upstream's own model (not the client's) decides: gw-model takes no reasoning setting. */
+static void test_reasoning_follows_the_upstreams_model(void **state)
+{
+    const json_t *b;
+    const char *dropped;
+
+    (void)state;
+    start_with("anthropic", NULL, 0);
+    script("[{\"text\":\"ok\"}]");
+    b = reasoning_sent("/v1/chat/completions",
+                       "{\"model\":\"claude-sonnet-4-5\"," USER ",\"reasoning_effort\":\"high\"}",
+                       &dropped);
+    assert_null(json_object_get(b, "thinking"));
+    assert_string_equal(dropped, "[\"reasoning_effort\"]");
+}
+
 int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
@@ -4289,6 +4419,8 @@ int main(int argc, char **argv)
         cmocka_unit_test_teardown(test_oversized_body, teardown),
         cmocka_unit_test_teardown(test_unknown_members, teardown),
         cmocka_unit_test_teardown(test_chat_members_reach_a_responses_upstream, teardown),
+        cmocka_unit_test_teardown(test_reasoning_crosses_wires, teardown),
+        cmocka_unit_test_teardown(test_reasoning_follows_the_upstreams_model, teardown),
         cmocka_unit_test_teardown(test_bad_tools, teardown),
         cmocka_unit_test_teardown(test_tools_cache_follows_the_tools_as_sent, teardown),
         cmocka_unit_test_teardown(test_known_tools_change_nothing_on_the_wire, teardown),

@@ -1,0 +1,118 @@
+/*
+ * A client's reasoning ask for an upstream of another wire (decision 0095): OpenAI chat's
+ * reasoning_effort, the Responses API's reasoning.effort, Anthropic's thinking budget and
+ * Gemini's thinkingConfig become the neutral request's reasoning, which the upstream's wire
+ * writes in its own words. Only for a model that takes a reasoning setting (its capabilities):
+ * for any other the member stays dropped and named, as a model that cannot reason answers the
+ * same request without it, where the upstream would refuse the member.
+ */
+#include "gateway_int.h"
+
+#include <string.h>
+#include <strings.h>
+
+/* A member by its camelCase or snake_case name (Gemini takes both). */
+static const json_t *either(const json_t *o, const char *camel, const char *snake)
+{
+    const json_t *v = json_object_get(o, camel);
+
+    return v ? v : json_object_get(o, snake);
+}
+
+/* OpenAI's words; the Responses API's under reasoning.effort. */
+static bool effort_ask(const json_t *word, enum rein_reasoning *effort)
+{
+    return json_is_string(word) && rein_reasoning_from_word(json_string_value(word), effort) == 0;
+}
+
+/* Anthropic's {"type": "enabled", "budget_tokens": N}; "disabled" is the default and asks
+ * nothing. */
+static bool thinking_ask(const json_t *t, int64_t *budget)
+{
+    const json_t *b = json_object_get(t, "budget_tokens");
+    const json_t *type = json_object_get(t, "type");
+
+    if (!json_is_string(type) || strcmp(json_string_value(type), "enabled") != 0 ||
+        !json_is_integer(b) || json_integer_value(b) <= 0)
+        return false;
+    *budget = json_integer_value(b);
+    return true;
+}
+
+/* Gemini's thinkingConfig: a thinkingBudget, or Gemini 3's thinkingLevel ("low", "HIGH", …).
+ * A budget of 0 (no thinking) asks nothing: OpenAI's models disagree on a word for it ("none"
+ * from GPT-5.1 on, "minimal" before), and -1 lets the model choose, as every wire's default
+ * does. */
+static bool gemini_ask(const json_t *gc, enum rein_reasoning *effort, int64_t *budget)
+{
+    const json_t *tc = either(gc, "thinkingConfig", "thinking_config");
+    const json_t *b = either(tc, "thinkingBudget", "thinking_budget");
+    const json_t *level = either(tc, "thinkingLevel", "thinking_level");
+    char word[16];
+
+    if (json_is_integer(b)) {
+        *budget = json_integer_value(b);
+        return *budget > 0;
+    }
+    if (!json_is_string(level) || json_string_length(level) >= sizeof(word))
+        return false;
+    snprintf(word, sizeof(word), "%s", json_string_value(level));
+    for (char *s = word; *s; s++)
+        *s = (char)(*s >= 'A' && *s <= 'Z' ? *s - 'A' + 'a' : *s);
+    return rein_reasoning_from_word(word, effort) == 0;
+}
+
+static void unlist(json_t *list, const char *name)
+{
+    size_t i;
+    json_t *v;
+
+    json_array_foreach(list, i, v)
+    {
+        if (json_is_string(v) && strcmp(json_string_value(v), name) == 0) {
+            (void)json_array_remove(list, i);
+            return;
+        }
+    }
+}
+
+const char *rein__gw_reasoning_ask(const struct rein__gw_wire *wire, const json_t *passthrough,
+                                   enum rein_reasoning *effort, int64_t *budget)
+{
+    const json_t *pt = passthrough;
+    const char *name;
+    bool asked;
+
+    *effort = REIN_REASONING_UNSET;
+    *budget = 0;
+    if (wire == &rein__gw_anthropic) {
+        name = "thinking";
+        asked = thinking_ask(json_object_get(pt, name), budget);
+    } else if (wire == &rein__gw_gemini) {
+        name = "generationConfig.thinkingConfig";
+        asked = gemini_ask(json_object_get(pt, "generationConfig"), effort, budget);
+    } else if (wire == &rein__gw_responses) {
+        name = "reasoning";
+        asked = effort_ask(json_object_get(json_object_get(pt, name), "effort"), effort);
+    } else {
+        name = "reasoning_effort";
+        asked = effort_ask(json_object_get(pt, name), effort);
+    }
+    return asked ? name : NULL;
+}
+
+void rein__gw_reasoning(struct rein__gw_ctx *c)
+{
+    enum rein_reasoning effort;
+    int64_t budget;
+    const char *name = rein__gw_reasoning_ask(c->wire, c->req.passthrough, &effort, &budget);
+    struct rein_model_caps caps;
+
+    if (!name || !rein_provider_writes_reasoning(c->g->provider))
+        return;
+    rein_provider_model_caps(c->g->provider, c->g->model_from_client ? c->req.model : NULL, &caps);
+    if (!caps.reasoning)
+        return;
+    rein_model_request_set_reasoning(c->mreq, effort, budget);
+    unlist(c->req.dropped, name);
+}
