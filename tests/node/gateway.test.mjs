@@ -440,6 +440,23 @@ check('anthropic: countTokens (and the beta path Claude Code uses) is the upstre
   assert.deepEqual(log[0].json.tools, anTools);
 });
 
+// A reasoning ask crosses wires for a model that takes one (decision 0095): the openai SDK's
+// reasoning_effort becomes Claude's thinking budget (claude-test is of Claude's family); the
+// Anthropic SDK's thinking, bound for gpt-test (no reasoning model), is dropped and named.
+check('reasoning: the openai SDK\'s reasoning_effort reaches Claude as a thinking budget', async () => {
+  await scenario([{ text: 'ok' }, { text: 'ok' }]);
+  const r = await oaToAn.chat.completions.create({ model: 'm', messages: user,
+    reasoning_effort: 'high' });
+  assert.equal(r.choices[0].message.content, 'ok');
+  const { response } = await anToOa.messages.create({ model: 'm', max_tokens: 4096,
+    messages: user, thinking: { type: 'enabled', budget_tokens: 2000 } }).withResponse();
+  assert.equal(response.headers.get('x-rein-dropped'), '["thinking"]');
+  const log = await control('/__requests');
+  assert.deepEqual(log[0].json.thinking, { type: 'enabled', budget_tokens: 24576 });
+  assert.equal(log[0].json.max_tokens, 24576 + 4096);
+  assert.equal(log[1].json.reasoning_effort, undefined);
+});
+
 // What the SDKs write beyond text and calls reaches an upstream of their own wire unchanged
 // (decision 0085); the scripted upstream takes it without its checks of the real services.
 check('anthropic: cache_control, an image and web search reach Claude as the SDK wrote them', async () => {
