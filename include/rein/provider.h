@@ -519,10 +519,11 @@ REIN_EXTERN void rein_provider_caps(const rein_provider *p, struct rein_model_ca
  * overrides them: for a caller that names the model per request. */
 REIN_EXTERN void rein_provider_model_caps(const rein_provider *p, const char *model,
                                           struct rein_model_caps *caps);
-/* Whether p's wire writes rein_model_request_set_reasoning's setting: OpenAI chat, Responses,
- * Anthropic and Gemini do; the others (Bedrock, Ollama's own API, DashScope's, rules, replay)
- * send nothing for it. */
-REIN_EXTERN bool rein_provider_writes_reasoning(const rein_provider *p);
+/* Whether p's wire writes rein_model_request_set_reasoning's setting for model (borrowed;
+ * NULL: the provider's own): OpenAI chat, Responses, Anthropic, Gemini and Ollama's own API do
+ * for every model, Bedrock for Claude; DashScope's native API, rules and replay send nothing
+ * for it. */
+REIN_EXTERN bool rein_provider_writes_reasoning(const rein_provider *p, const char *model);
 /*
  * The input tokens of a messages request as the upstream counts them: Anthropic's POST
  * /v1/messages/count_tokens. body (len bytes, borrowed) is the request as written for that

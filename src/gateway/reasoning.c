@@ -106,11 +106,12 @@ void rein__gw_reasoning(struct rein__gw_ctx *c)
     enum rein_reasoning effort;
     int64_t budget;
     const char *name = rein__gw_reasoning_ask(c->wire, c->req.passthrough, &effort, &budget);
+    const char *model = c->g->model_from_client ? c->req.model : NULL;
     struct rein_model_caps caps;
 
-    if (!name || !rein_provider_writes_reasoning(c->g->provider))
+    if (!name || !rein_provider_writes_reasoning(c->g->provider, model))
         return;
-    rein_provider_model_caps(c->g->provider, c->g->model_from_client ? c->req.model : NULL, &caps);
+    rein_provider_model_caps(c->g->provider, model, &caps);
     if (!caps.reasoning)
         return;
     rein_model_request_set_reasoning(c->mreq, effort, budget);

@@ -766,47 +766,13 @@ static void anthropic_tool_choice(struct rein_jw *w, const char *choice, int par
     rein_jw_obj_end(w);
 }
 
-/* The answer's room beside the thinking when the request sets no max_tokens. */
-#define ANSWER_TOKENS 4096
-
-/*
- * The thinking member for the request's reasoning (decision 0095), and the max_tokens to send
- * with it: Anthropic counts the thinking in max_tokens and wants it above the budget, so a
- * request without max_tokens gets the budget and the usual answer's room, and a budget that
- * does not fit under the request's own is cut to one less, not below Anthropic's least (which
- * Anthropic then refuses, naming both).
- */
-static void anthropic_thinking(struct rein_jw *w, const rein_provider *p,
-                               const rein_model_request *req, int64_t *max_tokens)
-{
-    int64_t budget = rein__reasoning_budget(p, req, "thinking");
-
-    *max_tokens = req->max_tokens > 0 ? req->max_tokens : ANSWER_TOKENS;
-    if (budget < 0)
-        return;
-    REIN_JW_KEY(w, "thinking");
-    if (budget == 0) {
-        rein_jw_raw(w, "{\"type\":\"disabled\"}", 19);
-        return;
-    }
-    if (req->max_tokens <= 0)
-        *max_tokens = budget + ANSWER_TOKENS;
-    else if (budget >= req->max_tokens && req->max_tokens > 1024)
-        budget = req->max_tokens - 1;
-    rein_jw_obj_begin(w);
-    REIN_JW_KEY(w, "type");
-    rein_jw_str(w, "enabled");
-    REIN_JW_KEY(w, "budget_tokens");
-    rein_jw_int(w, budget);
-    rein_jw_obj_end(w);
-}
-
 static rein_err anthropic_build_body(rein_provider *p, const rein_model_request *req,
                                      rein_history *h, struct rein__body *body, rein_error *err)
 {
     struct rein_jw w;
     struct rein__groups g;
-    int64_t max_tokens;
+    int64_t budget, max_tokens;
+    bool thinking = rein__claude_thinking(p, req, "thinking", &budget, &max_tokens);
     rein_err rc;
 
     /* Every piece made first, so the body is allocated once; the messages, when large, are
@@ -816,9 +782,13 @@ static rein_err anthropic_build_body(rein_provider *p, const rein_model_request 
         return rc;
     REIN_JW_KEY(&w, "model");
     rein_jw_str(&w, rein__request_model(p, req));
-    anthropic_thinking(&w, p, req, &max_tokens);
+    /* Anthropic requires max_tokens; with thinking it counts the thinking too (decision 0095) */
+    if (thinking) {
+        REIN_JW_KEY(&w, "thinking");
+        rein__jw_claude_thinking(&w, budget);
+    }
     REIN_JW_KEY(&w, "max_tokens");
-    rein_jw_int(&w, max_tokens);
+    rein_jw_int(&w, max_tokens > 0 ? max_tokens : 4096);
     if (g.has_system) {
         REIN_JW_KEY(&w, "system");
         rein__jw_system_list(&w, &g);

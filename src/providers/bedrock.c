@@ -590,11 +590,22 @@ static void tool_config(struct rein_jw *w, const rein_model_request *req, const 
     rein_jw_obj_end(w);
 }
 
+/* A Claude model id, an inference profile's included ("us.anthropic.claude-…", an ARN). */
+static bool bedrock_claude(const char *model)
+{
+    return model && strstr(model, "anthropic.claude") != NULL;
+}
+
 static rein_err bedrock_build_body(rein_provider *p, const rein_model_request *req, rein_history *h,
                                    struct rein__body *body, rein_error *err)
 {
     struct rein_jw w;
     struct rein__groups g;
+    int64_t budget = 0, max_tokens = req->max_tokens;
+    /* Claude's thinking goes in the model's own fields, its output limit counting it */
+    bool thinking =
+        bedrock_claude(rein__request_model(p, req)) &&
+        rein__claude_thinking(p, req, "additionalModelRequestFields", &budget, &max_tokens);
     rein_err rc;
 
     /* The messages, when large, are sent (and signed) from where the history keeps them. */
@@ -611,12 +622,26 @@ static rein_err bedrock_build_body(rein_provider *p, const rein_model_request *r
     if (rc)
         return rein_error_set(err, rc, "encoding the history: %s", rein_strerror(rc));
     tool_config(&w, req, h);
-    if (rein__request_has_settings(req)) {
+    if (rein__request_has_settings(req) || max_tokens > 0) {
         rein_jw_key(&w, "inferenceConfig");
         rein_jw_obj_begin(&w);
-        rein__jw_limits(&w, req, "maxTokens");
+        if (max_tokens > 0) {
+            rein_jw_key(&w, "maxTokens");
+            rein_jw_int(&w, max_tokens);
+        }
+        if (req->temperature >= 0) {
+            rein_jw_key(&w, "temperature");
+            rein_jw_double(&w, req->temperature);
+        }
         rein__jw_top_p(&w, req, "topP");
         rein__jw_stop(&w, req, "stopSequences");
+        rein_jw_obj_end(&w);
+    }
+    if (thinking) {
+        rein_jw_key(&w, "additionalModelRequestFields");
+        rein_jw_obj_begin(&w);
+        rein_jw_key(&w, "thinking");
+        rein__jw_claude_thinking(&w, budget);
         rein_jw_obj_end(&w);
     }
     rein__jw_extra(&w, req);
@@ -693,6 +718,7 @@ const struct rein__wire rein__wire_bedrock = {
     .formats = {"bedrock-eventstream", "bedrock-json"},
     .framing = REIN__FRAMING_EVENTSTREAM,
     .stop_max = 2500, /* InferenceConfiguration: "Maximum number of 2500 items" */
+    .reasoning_for = bedrock_claude,
     .decode_payload = bedrock_payload,
     .decode_body = bedrock_body,
     .decode_free = bedrock_state_free,

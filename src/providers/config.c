@@ -134,11 +134,6 @@ static const struct {
     {"gemini-2.5", {true, true, true, false, 1000000, true}},
     {"gemini-3", {true, true, true, false, 1000000, true}},
     /* Bedrock model ids: the provider (and a cross-region profile) before the family. */
-    {"anthropic.claude", {true, true, true, true, 200000, false}},
-    {"us.anthropic.claude", {true, true, true, true, 200000, false}},
-    {"eu.anthropic.claude", {true, true, true, true, 200000, false}},
-    {"apac.anthropic.claude", {true, true, true, true, 200000, false}},
-    {"global.anthropic.claude", {true, true, true, true, 200000, false}},
     {"amazon.nova", {true, true, true, false, 300000, false}},
     {"us.amazon.nova", {true, true, true, false, 300000, false}},
     {"meta.llama3", {true, false, true, false, 128000, false}},
@@ -172,7 +167,7 @@ static bool table_lookup(const char *model, struct rein_model_caps *caps)
 
 void rein_model_caps_lookup(const char *model, struct rein_model_caps *caps)
 {
-    const char *slash;
+    const char *slash, *claude;
 
     *caps = default_caps;
     if (!model)
@@ -180,6 +175,11 @@ void rein_model_caps_lookup(const char *model, struct rein_model_caps *caps)
     /* "Qwen/Qwen3-8B", "meta-llama/Llama-3.1-8B": the family is after the organisation. */
     slash = strrchr(model, '/');
     if (slash && table_lookup(slash + 1, caps))
+        return;
+    /* Bedrock names Claude after its provider and a region's inference profile
+     * ("us.anthropic.claude-sonnet-4-…"): the family is Claude's. */
+    claude = strstr(model, "anthropic.claude");
+    if (claude && table_lookup(claude + strlen("anthropic."), caps))
         return;
     (void)table_lookup(model, caps);
 }

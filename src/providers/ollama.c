@@ -218,6 +218,26 @@ static rein_err ollama_encode_message(const rein_provider *p, const json_t *msg,
     return rein_jw_finish(&w);
 }
 
+/*
+ * think, Ollama's switch for a thinking model (decision 0095): true or false, but a level for
+ * gpt-oss, which cannot stop thinking and ignores the booleans.
+ */
+static void ollama_think(struct rein_jw *w, const rein_provider *p, const rein_model_request *req)
+{
+    enum rein_reasoning e = rein__reasoning_effort(p, req, "think");
+    const char *model = rein__request_model(p, req);
+
+    if (e == REIN_REASONING_UNSET)
+        return;
+    rein_jw_key(w, "think");
+    if (e == REIN_REASONING_NONE || !strstr(model, "gpt-oss"))
+        rein_jw_bool(w, e != REIN_REASONING_NONE);
+    else
+        rein_jw_str(w, e <= REIN_REASONING_LOW      ? "low"
+                       : e == REIN_REASONING_MEDIUM ? "medium"
+                                                    : "high");
+}
+
 static rein_err ollama_build_body(rein_provider *p, const rein_model_request *req, rein_history *h,
                                   struct rein__body *body, rein_error *err)
 {
@@ -249,6 +269,7 @@ static rein_err ollama_build_body(rein_provider *p, const rein_model_request *re
     }
     rein_jw_key(&w, "stream");
     rein_jw_bool(&w, req->stream);
+    ollama_think(&w, p, req);
     if (rein__request_has_settings(req)) {
         rein_jw_key(&w, "options");
         rein_jw_obj_begin(&w);
@@ -270,6 +291,7 @@ const struct rein__wire rein__wire_ollama = {
     .formats = {"ollama-ndjson", "ollama-json"},
     .framing = REIN__FRAMING_LINES,
     .stop_max = REIN_STOP_MAX, /* options.stop: no limit in Ollama's API */
+    .reasoning = true,
     .decode_payload = ollama_payload,
     .decode_body = ollama_body,
     .encode_message = ollama_encode_message,

@@ -821,11 +821,13 @@ rein_provider *rein_provider_new(const rein_provider_config *cfg, rein_error *er
     rc = pre->open ? pre->open(p, err) : rein__http_setup(p, err);
     if (!rc)
         rc = resolve_proxy(p);
-    if (!rc && p->cfg.reasoning != REIN_REASONING_UNSET && !rein_provider_writes_reasoning(p))
+    if (!rc && p->cfg.reasoning != REIN_REASONING_UNSET && !rein_provider_writes_reasoning(p, NULL))
         rc = rein_error_set(err, REIN_EINVAL,
                             "reasoning_effort: the %s wire (provider %s) has no reasoning "
-                            "setting rein can write; leave reasoning_effort unset for it",
-                            p->wire ? p->wire->name : "replay", p->cfg.provider);
+                            "setting rein can write for model %s; leave reasoning_effort unset "
+                            "for it",
+                            p->wire ? p->wire->name : "replay", p->cfg.provider,
+                            p->cfg.model ? p->cfg.model : "(none)");
     if (rc)
         goto fail;
     snprintf(p->ua_line, sizeof(p->ua_line), "User-Agent: %s",
@@ -931,9 +933,13 @@ void rein_provider_model_caps(const rein_provider *p, const char *model,
         rein__caps_resolve(&p->cfg, model, caps);
 }
 
-bool rein_provider_writes_reasoning(const rein_provider *p)
+bool rein_provider_writes_reasoning(const rein_provider *p, const char *model)
 {
-    return p->wire && p->wire->reasoning;
+    if (!model)
+        model = p->cfg.model;
+    if (!p->wire)
+        return false;
+    return p->wire->reasoning_for ? model && p->wire->reasoning_for(model) : p->wire->reasoning;
 }
 
 /* ---------------------------------------------------------------------------------------

@@ -638,7 +638,10 @@ struct rein__wire {
     /* The most stop sequences one request may carry: 0 the wire has no such field (a request
      * with some is refused), REIN_STOP_MAX when its spec names no limit of its own. */
     size_t stop_max;
-    bool reasoning; /* writes the request's reasoning (reasoning.c) */
+    /* writes the request's reasoning (reasoning.c) for every model, or for those this says
+     * (may be NULL) */
+    bool reasoning;
+    bool (*reasoning_for)(const char *model);
     /* ---- decoding: every payload of a stream (an SSE data field or a line, with the SSE
      * event name or NULL), the whole body of a reply that is not streamed, what is left to
      * settle before the reply ends (may be NULL), and the wire's own decoder state in
@@ -1002,6 +1005,18 @@ enum rein_reasoning rein__reasoning_effort(const rein_provider *p, const rein_mo
                                            const char *member);
 int64_t rein__reasoning_budget(const rein_provider *p, const rein_model_request *req,
                                const char *member);
+/*
+ * Claude's thinking for the request, on Anthropic's API and on Bedrock: false when nothing is to
+ * be sent (member, the wire's own name for it, is in the request's extra, or nothing was asked).
+ * Else *budget is the thinking budget (0: thinking disabled) and *max_tokens what to send as
+ * the output limit, which Claude counts the thinking in: the request's, or the budget and the
+ * usual answer's room when it set none; a budget that does not fit under the request's own is
+ * cut to one less, not below Anthropic's least.
+ */
+bool rein__claude_thinking(const rein_provider *p, const rein_model_request *req,
+                           const char *member, int64_t *budget, int64_t *max_tokens);
+/* {"type": "enabled", "budget_tokens": budget} or {"type": "disabled"} for budget 0. */
+void rein__jw_claude_thinking(struct rein_jw *jw, int64_t budget);
 /* "reasoning_effort": word (OpenAI chat's) when the request asks for reasoning. */
 void rein__jw_reasoning_effort(struct rein_jw *jw, const rein_provider *p,
                                const rein_model_request *req);

@@ -88,6 +88,39 @@ int64_t rein__reasoning_budget(const rein_provider *p, const rein_model_request 
     return e == REIN_REASONING_UNSET ? -1 : efforts[e].budget;
 }
 
+/* The answer's room beside the thinking when the request sets no output limit. */
+#define ANSWER_TOKENS 4096
+
+bool rein__claude_thinking(const rein_provider *p, const rein_model_request *req,
+                           const char *member, int64_t *budget, int64_t *max_tokens)
+{
+    *budget = rein__reasoning_budget(p, req, member);
+    *max_tokens = req->max_tokens;
+    if (*budget < 0)
+        return false;
+    if (*budget == 0)
+        return true;
+    if (req->max_tokens <= 0)
+        *max_tokens = *budget + ANSWER_TOKENS;
+    else if (*budget >= req->max_tokens && req->max_tokens > BUDGET_MIN)
+        *budget = req->max_tokens - 1;
+    return true;
+}
+
+void rein__jw_claude_thinking(struct rein_jw *jw, int64_t budget)
+{
+    if (budget == 0) {
+        rein_jw_raw(jw, "{\"type\":\"disabled\"}", 19);
+        return;
+    }
+    rein_jw_obj_begin(jw);
+    rein_jw_key(jw, "type");
+    rein_jw_str(jw, "enabled");
+    rein_jw_key(jw, "budget_tokens");
+    rein_jw_int(jw, budget);
+    rein_jw_obj_end(jw);
+}
+
 void rein__jw_reasoning_effort(struct rein_jw *jw, const rein_provider *p,
                                const rein_model_request *req)
 {

@@ -476,6 +476,55 @@ static void test_reasoning_unset_or_written_by_the_caller(void **state)
     json_decref(b);
 }
 
+static void claude_on_bedrock_high(rein_model_request *req)
+{
+    assert_rein_ok(rein_model_request_set_model(req, "us.anthropic.claude-sonnet-4-5-v1:0"), NULL);
+    rein_model_request_set_reasoning(req, REIN_REASONING_HIGH, 0);
+}
+
+static void llama_on_bedrock_high(rein_model_request *req)
+{
+    assert_rein_ok(rein_model_request_set_model(req, "meta.llama3-70b-instruct-v1:0"), NULL);
+    rein_model_request_set_reasoning(req, REIN_REASONING_HIGH, 0);
+}
+
+static void gpt_oss_low(rein_model_request *req)
+{
+    assert_rein_ok(rein_model_request_set_model(req, "gpt-oss:20b"), NULL);
+    rein_model_request_set_reasoning(req, REIN_REASONING_MINIMAL, 0);
+}
+
+/* Bedrock writes Claude's thinking into the model's own fields, with an output limit that
+ * counts it, and nothing for a model without it; Ollama's API switches think, or names
+ * gpt-oss's level. */
+static void test_bedrock_and_ollama_reasoning(void **state)
+{
+    json_t *b;
+
+    (void)state;
+    b = sent_body("bedrock", NULL, NULL, claude_on_bedrock_high);
+    assert_at(b, "additionalModelRequestFields.thinking",
+              "{\"type\": \"enabled\", \"budget_tokens\": 24576}");
+    assert_at(b, "inferenceConfig.maxTokens", "28672");
+    json_decref(b);
+    b = sent_body("bedrock", NULL, NULL, llama_on_bedrock_high);
+    assert_null(json_object_get(b, "additionalModelRequestFields"));
+    assert_null(json_object_get(b, "inferenceConfig"));
+    json_decref(b);
+    b = sent_body("ollama", NULL, NULL, effort_high);
+    assert_at(b, "think", "true");
+    json_decref(b);
+    b = sent_body("ollama", NULL, NULL, none_asked);
+    assert_at(b, "think", "false");
+    json_decref(b);
+    b = sent_body("ollama", NULL, NULL, gpt_oss_low);
+    assert_at(b, "think", "\"low\"");
+    json_decref(b);
+    b = sent_body("ollama", NULL, NULL, NULL);
+    assert_null(json_object_get(b, "think"));
+    json_decref(b);
+}
+
 /* reasoning_effort in the configuration: every request's unless it sets its own; refused by
  * name for a wire that cannot write it and for a word no wire has. */
 static void test_configured_reasoning_effort(void **state)
@@ -498,14 +547,20 @@ static void test_configured_reasoning_effort(void **state)
                      REIN_EINVAL);
     assert_non_null(strstr(f.err.msg, "xhigh"));
     assert_rein_ok(rein_provider_config_set(f.cfg, "reasoning_effort", "high", &f.err), &f.err);
-    assert_rein_ok(rein_provider_config_set(f.cfg, "provider", "ollama", &f.err), &f.err);
+    assert_rein_ok(rein_provider_config_set(f.cfg, "provider", "bedrock", &f.err), &f.err);
     assert_rein_ok(rein_provider_config_set_base_url(f.cfg, ms_url(f.ms)), NULL);
-    assert_rein_ok(rein_provider_config_set_model(f.cfg, "gpt-oss:20b"), NULL);
+    assert_rein_ok(rein_provider_config_set_api_key(f.cfg, "sk-test"), NULL);
+    assert_rein_ok(rein_provider_config_set_model(f.cfg, "meta.llama3-70b-instruct-v1:0"), NULL);
     f.p = rein_provider_new(f.cfg, &f.err);
     assert_null(f.p);
     assert_int_equal(f.err.code, REIN_EINVAL);
     assert_non_null(strstr(f.err.msg, "reasoning_effort"));
-    assert_non_null(strstr(f.err.msg, "ollama"));
+    assert_non_null(strstr(f.err.msg, "meta.llama3"));
+    /* the same wire writes it for Claude */
+    assert_rein_ok(rein_provider_config_set_model(f.cfg, "us.anthropic.claude-sonnet-4-5-v1:0"),
+                   NULL);
+    f.p = rein_provider_new(f.cfg, &f.err);
+    assert_non_null(f.p);
     pfx_stop(&f);
 }
 
@@ -529,6 +584,10 @@ static void test_reasoning_capability(void **state)
         {"gemini-2.5-pro", true},
         {"gemini-3-pro-preview", true},
         {"openai/gpt-oss-20b", true},
+        {"us.anthropic.claude-sonnet-4-5-20250929-v1:0", true},
+        {"anthropic.claude-3-7-sonnet-20250219-v1:0", true},
+        {"anthropic.claude-3-5-sonnet-20240620-v1:0", false},
+        {"arn:aws:bedrock:us-east-1:1:inference-profile/us.anthropic.claude-opus-4-1-v1:0", true},
         {"deepseek-chat", false},
         {"llama3.1", false},
     };
@@ -552,7 +611,7 @@ static void test_reasoning_capability(void **state)
     assert_true(caps.reasoning);
     rein_provider_model_caps(f.p, NULL, &caps);
     assert_false(caps.reasoning); /* test-model */
-    assert_true(rein_provider_writes_reasoning(f.p));
+    assert_true(rein_provider_writes_reasoning(f.p, NULL));
     pfx_stop(&f);
 }
 
@@ -569,6 +628,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_anthropic_thinking_fits_under_max_tokens),
     cmocka_unit_test(test_reasoning_unset_or_written_by_the_caller),
     cmocka_unit_test(test_configured_reasoning_effort),
+    cmocka_unit_test(test_bedrock_and_ollama_reasoning),
     cmocka_unit_test(test_reasoning_capability),
 };
 
