@@ -4,7 +4,9 @@
  *
  * A message is a JSON object:
  *   {"role": "system" | "user" | "assistant" | "tool", "content": "…",
- *    "tool_calls": [{"id", "name", "arguments": "<the exact string the model sent>"}],
+ *    "tool_calls": [{"id", "name", "arguments": "<the exact string the model sent>",
+ *                    "signature", "custom": true (a custom tool's call: arguments
+ *                    {"input": "…"}; the Responses API gets it as a custom_tool_call)}],
  *    "reasoning", "reasoning_signature", "redacted_reasoning": ["…"], "refusal",
  *    "server_blocks": [ {…Anthropic server tool blocks, replayed verbatim…} ],
  *    "reasoning_details": [ {…OpenRouter's reasoning details, replayed verbatim…} ],

@@ -87,6 +87,9 @@ REIN_EXTERN bool rein_model_call_from_text(const rein_model_call *c);
 /* The opaque signature the wire wants back with the call (Gemini's thoughtSignature on a
  * functionCall part), or NULL. Borrowed, valid while the response is. */
 REIN_EXTERN const char *rein_model_call_signature(const rein_model_call *c);
+/* True for a custom (free-form) tool's call, as the Responses API sends one (a
+ * custom_tool_call): its arguments are {"input": "<the text>"} (decision 0096). */
+REIN_EXTERN bool rein_model_call_custom(const rein_model_call *c);
 /* True when id is one rein made up for a call its model gave none ("call_" and 16 hex
  * digits): not the model's, so not sent back to it nor shown as the model's. */
 REIN_EXTERN bool rein_model_call_id_made_up(const char *id);

@@ -989,19 +989,7 @@ static rein_err gemini_encode_message(const rein_provider *p, const json_t *msg,
 /* The name of the call a tool result without one answers: from the assistant turn before. */
 static const char *call_name(const rein_history *h, size_t i, const char *id)
 {
-    while (i-- > 0) {
-        const json_t *m = rein_history_get(h, i), *c;
-        size_t k;
-        if (strcmp(rein__json_str(m, "role"), "assistant") != 0)
-            continue;
-        json_array_foreach(json_object_get(m, "tool_calls"), k, c)
-        {
-            if (!strcmp(rein__json_str(c, "id"), id))
-                return rein__json_str(c, "name");
-        }
-        break;
-    }
-    return "";
+    return rein__json_str(rein__history_answered_call(h, i, id), "name");
 }
 
 /* Message i's piece: a tool result that does not name its call gets the name of the call it

@@ -1410,18 +1410,18 @@ static rein_err encode_one(rein_history *h, size_t i, const rein_provider *p,
 {
     const json_t *m = tree_of(h, i);
     size_t start = out->len;
+    /* A shared message's tree is its own for good (never a copy of its text). Only a tool
+     * result's piece may depend on the messages before it (encode_in). */
+    bool kept = h->m[i].shared && h->m[i].role != 't';
     rein_err rc;
 
     if (!m)
         return REIN_ENOMEM;
     h->encodes++;
-    if (w->encode_in)
-        return w->encode_in(p, h, i, out);
-    /* A shared message's tree is its own for good (never a copy of its text). */
-    if (h->m[i].shared && shared_piece_get(m, w, h->evar, out))
+    if (kept && shared_piece_get(m, w, h->evar, out))
         return REIN_OK;
-    rc = w->encode_message(p, m, out);
-    if (rc == REIN_OK && h->m[i].shared)
+    rc = w->encode_in ? w->encode_in(p, h, i, out) : w->encode_message(p, m, out);
+    if (rc == REIN_OK && kept)
         shared_piece_put((json_t *)m, w, h->evar, out->ptr + start, out->len - start);
     return rc;
 }
@@ -1776,4 +1776,21 @@ void rein_history_remove(rein_history *h, size_t from, size_t to)
     }
     rein_buf_release(&old_enc);
     rein_buf_release(&old_sys);
+}
+
+const json_t *rein__history_answered_call(const rein_history *h, size_t i, const char *id)
+{
+    while (i-- > 0) {
+        const json_t *m = rein_history_get(h, i), *c;
+        size_t k;
+        if (strcmp(rein__json_str(m, "role"), "assistant") != 0)
+            continue;
+        json_array_foreach(json_object_get(m, "tool_calls"), k, c)
+        {
+            if (!strcmp(rein__json_str(c, "id"), id))
+                return c;
+        }
+        break;
+    }
+    return NULL;
 }

@@ -50,6 +50,8 @@ struct rein_model_call {
     int64_t key;      /* the wire's index for this call, -1 when none */
     uint32_t hi_args; /* a high surrogate waiting for its pair across deltas */
     bool from_text;
+    /* a custom (free-form) tool's call: args are {"input": the text} (decision 0096) */
+    bool custom;
     bool started; /* START went out */
     bool closed;  /* the wire said the call is finished */
     bool ended;
@@ -1017,6 +1019,9 @@ bool rein__claude_thinking(const rein_provider *p, const rein_model_request *req
                            const char *member, int64_t *budget, int64_t *max_tokens);
 /* {"type": "enabled", "budget_tokens": budget} or {"type": "disabled"} for budget 0. */
 void rein__jw_claude_thinking(struct rein_jw *jw, int64_t budget);
+/* The call (borrowed) a tool result at i answers, by id, from the last assistant message
+ * before it (as far as an encode_in hook may look), or NULL. */
+const json_t *rein__history_answered_call(const rein_history *h, size_t i, const char *id);
 /* "reasoning_effort": word (OpenAI chat's) when the request asks for reasoning. */
 void rein__jw_reasoning_effort(struct rein_jw *jw, const rein_provider *p,
                                const rein_model_request *req);

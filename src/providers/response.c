@@ -71,6 +71,11 @@ const char *rein_model_call_signature(const rein_model_call *c)
     return c->signature;
 }
 
+bool rein_model_call_custom(const rein_model_call *c)
+{
+    return c->custom;
+}
+
 bool rein_model_call_id_made_up(const char *id)
 {
     if (!id || strncmp(id, "call_", 5) != 0 || strlen(id) != 21)
@@ -397,6 +402,8 @@ json_t *rein_model_response_message(const rein_model_response *r)
             bad |= json_object_set_new(jc, "arguments", str_value(c->args.ptr, c->args.len));
             if (c->signature)
                 bad |= json_object_set_new(jc, "signature", json_string(c->signature));
+            if (c->custom)
+                bad |= json_object_set_new(jc, "custom", json_true());
         }
     }
     if (!bad && r->reasoning.len)

@@ -56,6 +56,7 @@ struct slot {
     enum slot_kind kind;
     int call;      /* S_CALL: the call's index */
     bool got_args; /* S_CALL: arguments came as deltas */
+    bool custom;   /* S_CALL: a custom tool's call, its {"input":" written */
 };
 
 #define MAX_SLOTS 4096 /* output items of one response: far more than any reply has */
@@ -190,6 +191,44 @@ static int open_call(struct rein_provider_decoder *d, struct slot *sl, int64_t k
     return call;
 }
 
+/*
+ * A custom tool's call (custom_tool_call) at output index k: opened as a function call is, its
+ * free-form input kept as the arguments {"input": "…"} (decision 0096), which is how rein
+ * offers a custom tool to every other wire. The input's pieces are the escaped text of JSON
+ * strings, so they go between the quotes as they came.
+ */
+static int open_custom(struct rein_provider_decoder *d, struct slot *sl, int64_t k,
+                       const struct jdoc *doc, int item)
+{
+    int call = open_call(d, sl, k, doc, item);
+    rein_model_call *c;
+    rein_err rc;
+
+    if (call < 0 || (sl && sl->custom))
+        return call;
+    c = d->r->calls[call];
+    if (c->custom)
+        return call;
+    c->custom = true;
+    if (sl)
+        sl->custom = true;
+    rc = rein__asm_call_args_raw(&d->a, (size_t)call, "{\"input\":\"", 10);
+    return rc ? rc : call;
+}
+
+/* The custom call's input (the escaped text of a JSON string, borrowed), and its end. */
+static rein_err custom_input(struct rein_provider_decoder *d, int call, struct rein__jstr s)
+{
+    return rein__asm_call_args_raw(&d->a, (size_t)call, s.p, s.len);
+}
+
+static rein_err custom_end(struct rein_provider_decoder *d, int call)
+{
+    rein_err rc = rein__asm_call_args_raw(&d->a, (size_t)call, "\"}", 2);
+
+    return rc ? rc : rein__asm_call_close(&d->a, (size_t)call);
+}
+
 /* A reasoning item, kept as the API takes it back: type, id, summary,
  * encrypted_content. */
 /* An item (o, taken; NULL: out of memory) that goes back with the history whole, in its place
@@ -299,7 +338,7 @@ static rein_err message_texts(struct rein_provider_decoder *d, const struct jdoc
     return rc;
 }
 
-enum { I_TYPE, I_ARGUMENTS, I_SUMMARY, I_CONTENT };
+enum { I_TYPE, I_ARGUMENTS, I_SUMMARY, I_CONTENT, I_INPUT };
 
 /* The items a hosted tool writes (it ran at OpenAI): they go back with the history whole, as
  * reasoning items do, and a listener (the gateway's Responses wire) hands them on. Items that
@@ -346,8 +385,9 @@ static rein_err reasoning_begins(struct rein_provider_decoder *d, const struct j
 static rein_err item_done(struct rein_provider_decoder *d, struct rein__responses_state *st,
                           int64_t k, const struct jdoc *doc, int item)
 {
-    static const struct jkey keys[] = {JK("type"), JK("arguments"), JK("summary"), JK("content")};
-    int f[4], call;
+    static const struct jkey keys[] = {JK("type"), JK("arguments"), JK("summary"), JK("content"),
+                                       JK("input")};
+    int f[5], call;
     bool oom;
     struct slot *sl = slot_at(st, k, &oom);
     rein_err rc = REIN_OK;
@@ -364,6 +404,16 @@ static rein_err item_done(struct rein_provider_decoder *d, struct rein__response
         if (sl)
             sl->got_args = true;
         return rc ? rc : rein__asm_call_close(&d->a, (size_t)call);
+    }
+    if (JEQ(doc, f[I_TYPE], "custom_tool_call")) {
+        call = open_custom(d, sl, k, doc, item);
+        if (call < 0)
+            return call;
+        if (!(sl && sl->got_args) && jis(doc, f[I_INPUT], JSMN_STRING))
+            rc = custom_input(d, call, jstr(doc, f[I_INPUT]));
+        if (sl)
+            sl->got_args = true;
+        return rc ? rc : custom_end(d, call);
     }
     if (JEQ(doc, f[I_TYPE], "reasoning")) {
         if (!st->got_reasoning) {
@@ -433,6 +483,7 @@ enum {
     E_CODE,
     E_MESSAGE,
     E_ANNOTATION,
+    E_INPUT,
 };
 
 static rein_err take_delta_event(struct rein_provider_decoder *d, struct rein__responses_state *st,
@@ -505,6 +556,29 @@ static void take_error_event(struct rein_provider_decoder *d, const struct jdoc 
     rein__asm_error(&d->a, e);
 }
 
+/* response.custom_tool_call_input.delta / .done at output_index k: the custom call's input. */
+static rein_err take_custom_input(struct rein_provider_decoder *d, struct rein__responses_state *st,
+                                  const struct jdoc *doc, const int *f, bool done)
+{
+    int64_t k = -1;
+    bool oom;
+    struct slot *sl;
+    int call;
+
+    (void)jint(doc, f[E_OUTPUT_INDEX], &k);
+    sl = slot_at(st, k, &oom);
+    if (oom)
+        return REIN_ENOMEM;
+    call = open_custom(d, sl, k, doc, -1); /* a call whose added event was missing */
+    if (call < 0)
+        return call;
+    if (done && sl && sl->got_args)
+        return REIN_OK;
+    if (sl)
+        sl->got_args = true;
+    return custom_input(d, call, jstr(doc, f[done ? E_INPUT : E_DELTA]));
+}
+
 static bool has_prefix(const struct jdoc *doc, int i, const char *lit, size_t len)
 {
     return jis(doc, i, JSMN_STRING) && (size_t)(doc->t[i].end - doc->t[i].start) >= len &&
@@ -516,9 +590,9 @@ static rein_err take_event(struct rein_provider_decoder *d, const struct jdoc *d
     static const struct jkey keys[] = {JK("type"),    JK("delta"),         JK("output_index"),
                                        JK("item"),    JK("response"),      JK("arguments"),
                                        JK("error"),   JK("summary_index"), JK("code"),
-                                       JK("message"), JK("annotation")};
+                                       JK("message"), JK("annotation"),    JK("input")};
     struct rein__responses_state *st = state(d);
-    int f[11], type;
+    int f[12], type;
     int64_t k = -1;
     rein_err rc = REIN_OK;
     bool oom;
@@ -541,6 +615,9 @@ static rein_err take_event(struct rein_provider_decoder *d, const struct jdoc *d
         rc = take_arguments(d, st, doc, f, false);
     } else if (JEQ(doc, type, "response.function_call_arguments.done")) {
         rc = take_arguments(d, st, doc, f, true);
+    } else if (has_prefix(doc, type, "response.custom_tool_call_input.", 32)) {
+        rc = take_custom_input(d, st, doc, f,
+                               JEQ(doc, type, "response.custom_tool_call_input.done"));
     } else if (JEQ(doc, type, "response.reasoning_summary_part.added")) {
         static const struct rein__jstr gap = {"\\n\\n", 4, true};
         if (d->r->reasoning.len)
@@ -552,6 +629,9 @@ static rein_err take_event(struct rein_provider_decoder *d, const struct jdoc *d
             return REIN_ENOMEM;
         if (JEQ(doc, it, "function_call")) {
             int call = open_call(d, sl, k, doc, f[E_ITEM]);
+            rc = call < 0 ? call : REIN_OK;
+        } else if (JEQ(doc, it, "custom_tool_call")) {
+            int call = open_custom(d, sl, k, doc, f[E_ITEM]);
             rc = call < 0 ? call : REIN_OK;
         } else if (JEQ(doc, it, "reasoning")) {
             rc = reasoning_begins(d, doc, f[E_ITEM]);
@@ -608,7 +688,6 @@ static enum untokenized untokenized(const char *p, size_t len)
         {"response.mcp_list_tools.", HOSTED_PROGRESS},
         {"response.mcp_", SKIPPED},
         {"response.audio.", SKIPPED},
-        {"response.custom_tool_call_input.", SKIPPED},
     };
     size_t i = 0;
 
@@ -766,6 +845,39 @@ static void output_items(struct rein_jw *w, const json_t *msg)
 
 /* One piece of the input array: its items without the brackets (the writer
  * separates them with commas). */
+/* A tool result: output text, or content items with its attachments. kind: the item's type
+ * (function_call_output, custom_tool_call_output). */
+static void tool_output(struct rein_jw *w, const json_t *msg, const char *kind)
+{
+    rein_jw_obj_begin(w);
+    jw_member(w, "type", kind);
+    jw_member(w, "call_id", rein__json_str(msg, "tool_call_id"));
+    if (json_array_size(json_object_get(msg, "attachments"))) {
+        rein_jw_key(w, "output");
+        output_items(w, msg);
+    } else {
+        jw_member(w, "output", rein__json_str(msg, "content"));
+    }
+    rein_jw_obj_end(w);
+}
+
+/* A custom tool's call (decision 0096) as the API takes it back: its input is the text the
+ * arguments {"input": …} hold (or the argument text itself when they hold no such thing). */
+static void custom_call(struct rein_jw *w, const json_t *call)
+{
+    const char *raw = rein__json_str(call, "arguments");
+    json_t *args = rein_json_parse(raw, strlen(raw), 0, NULL);
+    const char *input = json_string_value(json_object_get(args, "input"));
+
+    rein_jw_obj_begin(w);
+    jw_member(w, "type", "custom_tool_call");
+    jw_member(w, "call_id", rein__json_str(call, "id"));
+    jw_member(w, "name", rein__json_str(call, "name"));
+    jw_member(w, "input", input ? input : raw);
+    rein_jw_obj_end(w);
+    json_decref(args);
+}
+
 static rein_err responses_encode_message(const rein_provider *p, const json_t *msg,
                                          struct rein_buf *out)
 {
@@ -780,16 +892,7 @@ static rein_err responses_encode_message(const rein_provider *p, const json_t *m
     (void)p;
     rein_jw_init(&w, out);
     if (strcmp(role, "tool") == 0) {
-        rein_jw_obj_begin(&w);
-        jw_member(&w, "type", "function_call_output");
-        jw_member(&w, "call_id", rein__json_str(msg, "tool_call_id"));
-        if (json_array_size(json_object_get(msg, "attachments"))) {
-            rein_jw_key(&w, "output");
-            output_items(&w, msg);
-        } else {
-            jw_member(&w, "output", content);
-        }
-        rein_jw_obj_end(&w);
+        tool_output(&w, msg, "function_call_output");
         return rein_jw_finish(&w);
     }
     if (strcmp(role, "assistant") != 0) {
@@ -821,6 +924,10 @@ static rein_err responses_encode_message(const rein_provider *p, const json_t *m
     json_array_foreach(calls, i, v)
     {
         const char *raw = rein__json_str(v, "arguments");
+        if (json_is_true(json_object_get(v, "custom"))) {
+            custom_call(&w, v);
+            continue;
+        }
         rein_jw_obj_begin(&w);
         jw_member(&w, "type", "function_call");
         jw_member(&w, "call_id", rein__json_str(v, "id"));
@@ -830,6 +937,22 @@ static rein_err responses_encode_message(const rein_provider *p, const json_t *m
         jw_member(&w, "arguments", raw[0] ? raw : "{}");
         rein_jw_obj_end(&w);
     }
+    return rein_jw_finish(&w);
+}
+
+/* Message i's piece: a tool result answering a custom tool's call is that call's output. */
+static rein_err responses_encode_in(const rein_provider *p, const rein_history *h, size_t i,
+                                    struct rein_buf *out)
+{
+    const json_t *m = rein_history_get(h, i);
+    struct rein_jw w;
+
+    if (strcmp(rein__json_str(m, "role"), "tool") != 0 ||
+        !json_is_true(json_object_get(
+            rein__history_answered_call(h, i, rein__json_str(m, "tool_call_id")), "custom")))
+        return responses_encode_message(p, m, out);
+    rein_jw_init(&w, out);
+    tool_output(&w, m, "custom_tool_call_output");
     return rein_jw_finish(&w);
 }
 
@@ -1020,6 +1143,7 @@ const struct rein__wire rein__wire_responses = {
     .decode_end = responses_end,
     .decode_free = responses_state_free,
     .encode_message = responses_encode_message,
+    .encode_in = responses_encode_in,
     .encode_tools = responses_encode_tools,
     .build_body = responses_build_body,
 };

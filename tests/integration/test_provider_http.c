@@ -1690,6 +1690,66 @@ static void test_responses_over_http(void **state)
     fx_stop(&f);
 }
 
+/*
+ * A custom tool's call over /v1/responses (decision 0096): streamed as custom_tool_call_input
+ * deltas or whole in a body, it is a call whose arguments are {"input": the text}, quotes,
+ * newlines and escapes kept; the next turn sends it back as a custom_tool_call with its
+ * custom_tool_call_output, which the server checks as the API does.
+ */
+static void test_responses_custom_calls(void **state)
+{
+    static const char input[] = "*** Begin Patch\n*** Add File: a.txt\n+say \"hi\" \\ \u00e9\n"
+                                "*** End Patch";
+    struct pfx f;
+    const rein_model_call *c;
+    const json_t *in, *item;
+    json_t *args;
+
+    (void)state;
+    fx_start(&f);
+    assert_rein_ok(rein_provider_config_set(f.cfg, "model", "gpt-5", NULL), NULL);
+    fx_provider(&f, "openai-responses");
+    for (int streamed = 1; streamed >= 0; streamed--) {
+        rein_history_truncate(f.h, 0);
+        rein_model_request_set_stream(f.req, streamed);
+        pfx_script(&f, "{\"tool_calls\": [{\"id\": \"call_p\", \"name\": \"apply_patch\", "
+                       "\"input\": [\"*** Begin Patch\\n*** Add File: a.txt\\n\", \"+say "
+                       "\\\"hi\\\" \\\\ \\u00e9\\n\", \"*** End Patch\"]}]}");
+        assert_rein_ok(rein_history_add_user(f.h, "Add a.txt"), NULL);
+        assert_rein_ok(pfx_send(&f), &f.err);
+        assert_int_equal(rein_model_response_call_count(f.resp), 1);
+        c = rein_model_response_call(f.resp, 0);
+        assert_true(rein_model_call_custom(c));
+        assert_string_equal(rein_model_call_name(c), "apply_patch");
+        assert_string_equal(rein_model_call_id(c), "call_p");
+        args = rein_json_parse(rein_model_call_raw_arguments(c),
+                               strlen(rein_model_call_raw_arguments(c)), 0, &f.err);
+        if (!args)
+            fail_msg("%s: %s", f.err.msg, rein_model_call_raw_arguments(c));
+        assert_string_equal(json_string_value(json_object_get(args, "input")), input);
+        json_decref(args);
+        assert_int_equal(rein_model_response_finish(f.resp), REIN_FINISH_TOOL_CALLS);
+
+        assert_rein_ok(rein_history_add_response(f.h, f.resp), NULL);
+        assert_rein_ok(rein_history_add_tool_result(f.h, "call_p", "apply_patch", "Done!", false),
+                       NULL);
+        pfx_script(&f, "{\"match\": {\"last_role\": \"tool\"}, \"text\": \"Added.\"}");
+        assert_rein_ok(pfx_send(&f), &f.err);
+        assert_string_equal(rein_model_response_text(f.resp), "Added.");
+        in = json_object_get(ms_last_request(f.ms)->json, "input");
+        assert_int_equal(json_array_size(in), 3);
+        item = json_array_get(in, 1);
+        assert_string_equal(json_string_value(json_object_get(item, "type")), "custom_tool_call");
+        assert_string_equal(json_string_value(json_object_get(item, "call_id")), "call_p");
+        assert_string_equal(json_string_value(json_object_get(item, "input")), input);
+        item = json_array_get(in, 2);
+        assert_string_equal(json_string_value(json_object_get(item, "type")),
+                            "custom_tool_call_output");
+        assert_string_equal(json_string_value(json_object_get(item, "output")), "Done!");
+    }
+    fx_stop(&f);
+}
+
 /* The Responses wire's faults: split, cut, malformed, in-stream errors (transient or not),
  * 429 and 503 with Retry-After. */
 static void test_responses_faults(void **state)
@@ -2101,6 +2161,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_dashscope_native_over_http),
     cmocka_unit_test(test_dashscope_native_faults),
     cmocka_unit_test(test_responses_over_http),
+    cmocka_unit_test(test_responses_custom_calls),
     cmocka_unit_test(test_responses_faults),
     cmocka_unit_test(test_azure_over_http),
     cmocka_unit_test(test_dashscope_native_record_then_replay),

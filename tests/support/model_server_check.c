@@ -955,8 +955,29 @@ static bool rs_check_input(const json_t *body, struct ms_verdict *v)
                              i);
             else
                 json_object_set_new(calls, id, json_false());
+        } else if (strcmp(type, "custom_tool_call") == 0) {
+            if (!id || !str_of(item, "name") || !json_is_string(json_object_get(item, "input")))
+                ok = OA_FAIL(v, "missing_required_parameter", rein_asprintf("input[%zu]", i),
+                             "Missing required parameter: 'input[%zu].call_id', 'name' or "
+                             "'input'.",
+                             i);
+            else
+                json_object_set_new(calls, id, json_string("pending"));
+        } else if (strcmp(type, "custom_tool_call_output") == 0) {
+            /* a custom call's output answers a custom call, a function's a function call */
+            if (!id || !json_is_string(json_object_get(calls, id)))
+                ok = chained || OA_FAIL(v, NULL, rein_strdup("input"),
+                                        "No custom tool call found for custom tool call output "
+                                        "with call_id %s.",
+                                        id ? id : "");
+            else
+                json_object_set_new(calls, id, json_string("answered"));
+            if (ok && !json_is_string(json_object_get(item, "output")) &&
+                !json_is_array(json_object_get(item, "output")))
+                ok = OA_FAIL(v, "missing_required_parameter", rein_asprintf("input[%zu].output", i),
+                             "Missing required parameter: 'input[%zu].output'.", i);
         } else if (strcmp(type, "function_call_output") == 0) {
-            if (!id || !json_object_get(calls, id))
+            if (!id || !json_is_boolean(json_object_get(calls, id)))
                 ok = chained || OA_FAIL(v, NULL, rein_strdup("input"),
                                         "No tool call found for function call output with call_id "
                                         "%s.",
@@ -983,6 +1004,9 @@ static bool rs_check_input(const json_t *body, struct ms_verdict *v)
         if (ok && json_is_false(item))
             ok = OA_FAIL(v, NULL, rein_strdup("input"),
                          "No tool output found for function call %s.", k);
+        else if (ok && json_is_string(item) && !strcmp(json_string_value(item), "pending"))
+            ok = OA_FAIL(v, NULL, rein_strdup("input"),
+                         "No tool output found for custom tool call %s.", k);
     }
     json_decref(calls);
     return ok;
@@ -1183,9 +1207,11 @@ const char *ms__last_role(enum ms_format f, json_t *req)
     const char *role = str_of(m, "role"), *type = str_of(m, "type");
 
     if (!role && type) /* a Responses input item */
-        return strcmp(type, "function_call_output") == 0 ? "tool"
-               : strcmp(type, "message") == 0            ? ""
-                                                         : "assistant";
+        return strcmp(type, "function_call_output") == 0 ||
+                       strcmp(type, "custom_tool_call_output") == 0
+                   ? "tool"
+               : strcmp(type, "message") == 0 ? ""
+                                              : "assistant";
     if (!role)
         return "";
     if (f == MS_FMT_ANTHROPIC && strcmp(role, "user") == 0 && an_has_results(m))
@@ -1247,7 +1273,8 @@ bool ms__tool_result_contains(enum ms_format f, json_t *req, const char *needle)
         if (role_is(m, "tool")) {
             if (text_contains(json_object_get(m, "content"), needle))
                 return true;
-        } else if (type && strcmp(type, "function_call_output") == 0) { /* Responses */
+        } else if (type && (strcmp(type, "function_call_output") == 0 ||
+                            strcmp(type, "custom_tool_call_output") == 0)) { /* Responses */
             if (text_contains(json_object_get(m, "output"), needle))
                 return true;
         } else {

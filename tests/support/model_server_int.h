@@ -147,8 +147,9 @@ struct parts {
 struct call {
     char id[REIN_ID_MAX];
     const char *name;
-    struct parts args;
-    char *joined; /* the whole argument string */
+    struct parts args; /* a custom call's input */
+    char *joined;      /* the whole argument string */
+    bool custom;       /* scripted with "input": a custom tool's call */
 };
 
 struct content {

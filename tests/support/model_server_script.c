@@ -133,7 +133,10 @@ static const struct member match_members[] = {
     {"tools_include", K_STR}, {"body_contains", K_STR},
 };
 
-static const struct member call_members[] = {{"id", K_STR}, {"name", K_STR}, {"arguments", K_TEXT}};
+/* "input" instead of "arguments": a custom tool's call (its free-form text), which the
+ * Responses wire sends as a custom_tool_call. */
+static const struct member call_members[] = {
+    {"id", K_STR}, {"name", K_STR}, {"arguments", K_TEXT}, {"input", K_TEXT}};
 static const struct member usage_members[] = {{"input_tokens", K_COUNT},
                                               {"output_tokens", K_COUNT},
                                               {"reasoning_tokens", K_COUNT},

@@ -312,7 +312,9 @@ static rein_err gather_calls(struct content *k)
         c->name = ms__str_member(call, "name");
         if (!c->name)
             c->name = "";
-        rc = parts_of(json_object_get(call, "arguments"), k->r->delta_bytes, &c->args);
+        c->custom = json_object_get(call, "input") != NULL;
+        rc = parts_of(json_object_get(call, c->custom ? "input" : "arguments"), k->r->delta_bytes,
+                      &c->args);
         if (rc)
             return rc;
         c->joined = ms__parts_join(&c->args);

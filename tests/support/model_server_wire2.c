@@ -398,10 +398,10 @@ static void rs_item(struct rein_jw *w, const struct rs_stream *s, char what, siz
         rein_jw_key(w, "id");
         rein_jw_str(w, s->ids.fc[call]);
         rein_jw_key(w, "type");
-        rein_jw_str(w, "function_call");
+        rein_jw_str(w, c->custom ? "custom_tool_call" : "function_call");
         rein_jw_key(w, "status");
         rein_jw_str(w, done ? "completed" : "in_progress");
-        rein_jw_key(w, "arguments");
+        rein_jw_key(w, c->custom ? "input" : "arguments");
         if (done)
             rein_jw_strn(w, c->joined, c->args.total);
         else
@@ -529,7 +529,7 @@ static rein_err rs_piece_event(struct rs_stream *s, const char *type, const char
     if (strstr(type, "summary")) {
         rein_jw_key(&w, "summary_index");
         rein_jw_int(&w, 0);
-    } else if (!strstr(type, "function_call")) {
+    } else if (!strstr(type, "function_call") && !strstr(type, "custom_tool_call")) {
         rein_jw_key(&w, "content_index");
         rein_jw_int(&w, 0);
     }
@@ -588,12 +588,18 @@ static rein_err rs_call_events(struct rs_stream *s, size_t i)
     int64_t at = rs_index_of(s->k, 'c', i);
     rein_err rc = rs_item_event(s, "response.output_item.added", 'c', i, false);
 
+    /* a custom tool's input streams under its own events (openai-python's
+     * ResponseCustomToolCallInputDeltaEvent and ...DoneEvent) */
+    const char *delta = c->custom ? "response.custom_tool_call_input.delta"
+                                  : "response.function_call_arguments.delta";
+    const char *whole = c->custom ? "response.custom_tool_call_input.done"
+                                  : "response.function_call_arguments.done";
+
     for (size_t j = 0; !rc && j < c->args.n; j++)
-        rc = rs_piece_event(s, "response.function_call_arguments.delta", s->ids.fc[i], at, "delta",
-                            &c->args.v[j], NULL);
+        rc = rs_piece_event(s, delta, s->ids.fc[i], at, "delta", &c->args.v[j], NULL);
     if (!rc)
-        rc = rs_piece_event(s, "response.function_call_arguments.done", s->ids.fc[i], at,
-                            "arguments", NULL, &c->args);
+        rc = rs_piece_event(s, whole, s->ids.fc[i], at, c->custom ? "input" : "arguments", NULL,
+                            &c->args);
     return rc ? rc : rs_item_event(s, "response.output_item.done", 'c', i, true);
 }
 

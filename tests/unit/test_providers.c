@@ -3278,7 +3278,7 @@ static void test_responses_hosted_tool_items(void **state)
     rein_provider *p = provider_for("openai-responses", "http://127.0.0.1:9/v1");
     rein_model_request *req = rein_model_request_new();
     rein_history *h = rein_history_new();
-    json_t *want = json_loads(ws, 0, NULL), *m, *body, *tools;
+    json_t *want = json_loads(ws, 0, NULL), *m, *body, *tools, *user;
     struct collected col;
     rein_model_response *r;
     rein_error err;
@@ -3304,10 +3304,10 @@ static void test_responses_hosted_tool_items(void **state)
     collected_release(&col);
 
     /* back with the history, before the message's text; more tools after the request's own */
-    assert_rein_ok(
-        rein_history_append_shared(
-            h, json_pack("{s:s, s:s}", "role", "user", "content", "Weather in Oslo?"), NULL),
-        NULL);
+    /* append_shared takes a reference of its own */
+    user = json_pack("{s:s, s:s}", "role", "user", "content", "Weather in Oslo?");
+    assert_rein_ok(rein_history_append_shared(h, user, NULL), NULL);
+    json_decref(user);
     assert_rein_ok(rein_history_append(h, m, NULL), NULL);
     json_decref(m);
     assert_rein_ok(rein_model_request_add_tool(req, "weather", NULL, NULL), NULL);
