@@ -56,6 +56,8 @@ static void check_error(const struct rein__gw_wire *wire, const struct rein__gw_
 
 static void check_parsed(const struct rein__gw_req *r)
 {
+    bool custom = false;
+
     if (!r->h || !json_is_object(r->passthrough))
         abort();
     /* A name is a string; whether it is a valid tool name (1-64 of A-Z a-z 0-9 _ -, so not
@@ -64,11 +66,19 @@ static void check_parsed(const struct rein__gw_req *r)
         const struct rein__gw_tool *t = &r->tools[i];
         if (!t->name || (t->parameters && !json_is_object(t->parameters)))
             abort();
+        /* a custom tool's declaration for a Responses upstream names it, in that API's type */
+        custom |= t->custom;
+        if (t->custom != (t->native != NULL) ||
+            (t->native &&
+             (strcmp(json_string_value(json_object_get(t->native, "type")), "custom") ||
+              strcmp(json_string_value(json_object_get(t->native, "name")), t->name))))
+            abort();
     }
     if (r->include_usage && !r->stream)
         abort();
-    /* The tools' bytes found in the body (the tools cache's key) hold the parsed tools. */
-    if (r->tools_raw) {
+    /* The tools' bytes found in the body (the tools cache's key) hold the parsed tools; a
+     * custom tool's place in the tree holds the function it is offered as (decision 0089). */
+    if (r->tools_raw && !custom) {
         json_t *t = rein_json_parse(r->tools_raw, r->tools_raw_len, 0, NULL);
         if (!r->tools_json || !json_equal(t, r->tools_json))
             abort();

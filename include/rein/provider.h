@@ -664,7 +664,8 @@ REIN_EXTERN rein_err rein_model_request_set_wire_tools(rein_model_request *req, 
  * or the wire tools above): json, len bytes, is the text of a JSON array of tools in that
  * wire's words, borrowed until req is freed or this is set again (NULL unsets); REIN_EINVAL
  * for a wire's name too long or a text that is no array's. For tools only the upstream runs
- * (the Responses API's web search), which no call of the reply names for the caller to check.
+ * (the Responses API's web search), which no call of the reply names for the caller to check,
+ * or tools only that wire declares so (its custom tools, whose calls rein reads as any other).
  */
 REIN_EXTERN rein_err rein_model_request_set_more_tools(rein_model_request *req, const char *wire,
                                                        const char *json, size_t len) REIN_WUR;

@@ -49,6 +49,7 @@ static void tools_free(struct rein__gw_tools *t)
         rein_free(t->client[i].name);
         rein_free(t->client[i].description);
         json_decref(t->client[i].parameters);
+        json_decref(t->client[i].native);
     }
     rein_free(t->client);
     rein_free(t->wire_tools);
@@ -689,8 +690,9 @@ static rein_err keep_decls(struct rein__gw_tools *t, const struct rein__gw_req *
         d->description = r->tools[i].description ? rein_strdup(r->tools[i].description) : NULL;
         d->parameters = r->tools[i].parameters ? json_deep_copy(r->tools[i].parameters) : NULL;
         d->custom = r->tools[i].custom;
+        d->native = r->tools[i].native ? json_deep_copy(r->tools[i].native) : NULL;
         if (!d->name || (r->tools[i].description && !d->description) ||
-            (r->tools[i].parameters && !d->parameters))
+            (r->tools[i].parameters && !d->parameters) || (r->tools[i].native && !d->native))
             return REIN_ENOMEM;
     }
     return REIN_OK;

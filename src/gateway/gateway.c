@@ -855,18 +855,22 @@ static rein_err upstream_request(struct rein__gw_ctx *c, struct rein__gw_bad *ba
     const struct rein__gw_tools *t = c->tools;
     rein_model_request *m = rein_model_request_new();
     rein_err rc = m ? REIN_OK : REIN_ENOMEM;
+    bool native = strcmp(rein_provider_wire(c->g->provider), rein__gw_responses.name) == 0;
 
     c->mreq = m;
     /* The client's tools as the cache entry keeps them, and the registry's tools: the same
-     * objects on every request with these tools, so the provider encodes the list once. */
+     * objects on every request with these tools, so the provider encodes the list once. A
+     * custom tool a Responses upstream takes as one is not a function there (decision 0096). */
     for (size_t i = 0; !rc && t && i < t->nclient; i++)
-        rc = rein_model_request_add_tool_shared(m, t->client[i].name, t->client[i].description,
-                                                t->client[i].parameters);
+        rc = native && t->client[i].native
+                 ? REIN_OK
+                 : rein_model_request_add_tool_shared(
+                       m, t->client[i].name, t->client[i].description, t->client[i].parameters);
     if (!rc && t && t->wire_tools)
         rc = rein_model_request_set_wire_tools(m, rein__gw_body_wire(c), t->wire_tools,
                                                t->wire_tools_len);
-    if (!rc && c->wire == &rein__gw_responses)
-        rc = rein__gw_rs_hosted_tools(c);
+    if (!rc && native)
+        rc = rein__gw_rs_native_tools(c);
     for (size_t i = 0; !rc && i < c->o.nserver; i++)
         rc = rein_model_request_add_tool_shared(m, rein_tool_id(c->o.server[i]),
                                                 rein_tool_description(c->o.server[i]),

@@ -44,6 +44,9 @@ struct rein__gw_tool {
     /* A custom (free-form) tool, declared to everyone as a function of one string, input
      * (decision 0089): its calls go back to the client in the custom shape. */
     bool custom;
+    /* ... and as the Responses API declares it ({"type": "custom", name, description,
+     * format}, in r->made), which a Responses upstream gets instead (decision 0096). */
+    const json_t *native;
 };
 
 /*
@@ -335,12 +338,13 @@ rein_err rein__gw_gm_check_choice(const struct rein__gw_ctx *c, struct rein__gw_
  * upstream's model). */
 rein_err rein__gw_gm_model(const rein_gateway *g, const char *name, struct rein_buf *out);
 /*
- * For a Responses client and an upstream of the same wire: the client's hosted tools (web
- * search, …), which the conversion left in c->conv_extra, go up after the request's own tools
- * (rein_model_request_set_more_tools); a no-op when there are none. The text is kept in
+ * For an upstream of the Responses wire, the tools it takes in its own words after the
+ * request's function tools (rein_model_request_set_more_tools): a Responses client's hosted
+ * tools (web search, …), which the conversion left in c->conv_extra, and every client's custom
+ * tools as custom tools (decision 0096). A no-op when there are none; the text is kept in
  * c->up_tools.
  */
-rein_err rein__gw_rs_hosted_tools(struct rein__gw_ctx *c);
+rein_err rein__gw_rs_native_tools(struct rein__gw_ctx *c);
 
 /* ---- the request's tools ----------------------------------------------------------------- */
 
@@ -350,6 +354,7 @@ struct rein__gw_decl {
     char *description;  /* may be NULL */
     json_t *parameters; /* the schema as the client sent it, or NULL */
     bool custom;        /* as struct rein__gw_tool's */
+    json_t *native;     /* as struct rein__gw_tool's (a copy), or NULL */
 };
 
 /*
@@ -559,7 +564,7 @@ struct rein__gw_ctx {
     struct rein_buf rs_text;
     char rs_item[256];                  /* rein's id, or a Responses upstream's (reasoning) */
     char owner[REIN__GW_OWNER_LEN + 1]; /* the client, in the kept responses */
-    struct rein_buf up_tools; /* a Responses upstream's hosted tools (rein__gw_rs_hosted_tools) */
+    struct rein_buf up_tools; /* a Responses upstream's own tools (rein__gw_rs_native_tools) */
     int64_t rs_seq;
     /* A wire read as another's (wire->convert): the body the parser read, and what the
      * client's body holds beyond it (new, or NULL). */

@@ -214,6 +214,12 @@ static rein_err take_calls(json_t *msg, const json_t *calls, size_t i, json_t **
                : json_pack("{s:O, s:O, s:O}", "id", json_object_get(call, "id"), "name",
                            json_object_get(fn, "name"), "arguments",
                            json_object_get(fn, "arguments"));
+        /* the flag a Responses upstream reads to send it back as a custom_tool_call, the way
+         * the tool was offered there (decision 0096) */
+        if (c && as_fn && json_object_set_new(c, "custom", json_true())) {
+            json_decref(c);
+            c = NULL;
+        }
         json_decref(as_fn);
         if (!c || json_array_append_new(out, c)) {
             json_decref(out);
@@ -357,6 +363,18 @@ static rein_err take_message(struct rein__gw_req *r, const json_t *m, size_t i,
 
 /* ---- tools and the other members ------------------------------------------------------------ */
 
+/* A custom tool's format in the Responses API's words (new reference): the chat wire nests a
+ * grammar's syntax and definition under "grammar", the Responses API does not. */
+static json_t *responses_format(const json_t *format)
+{
+    const json_t *g = json_object_get(format, "grammar");
+
+    if (!json_is_object(g))
+        return json_incref((json_t *)format);
+    return json_pack("{s:s, s:O*, s:O*}", "type", "grammar", "syntax", json_object_get(g, "syntax"),
+                     "definition", json_object_get(g, "definition"));
+}
+
 /*
  * Custom tool i of tools: the function of one string it is checked as and offered upstream as
  * takes its place in the list (decision 0089), so an upstream of this wire gets that function
@@ -367,7 +385,7 @@ static rein_err take_custom_tool(struct rein__gw_req *r, json_t *tools, size_t i
 {
     const json_t *custom = json_object_get(json_array_get(tools, i), "custom");
     const json_t *desc = json_object_get(custom, "description");
-    json_t *schema, *fn;
+    json_t *schema, *fn, *native;
     char p[64];
     rein_err rc;
 
@@ -386,6 +404,21 @@ static rein_err take_custom_tool(struct rein__gw_req *r, json_t *tools, size_t i
     schema = rein__gw_custom_schema(json_object_get(custom, "format"), p, bad);
     if (!schema)
         return bad->msg[0] ? REIN_EINVAL : REIN_ENOMEM;
+    /* the Responses API's declaration, kept by the request: the tree's goes just below */
+    native = json_pack("{s:s, s:O}", "type", "custom", "name", json_object_get(custom, "name"));
+    rc = !native || (desc && json_object_set(native, "description", (json_t *)desc)) ||
+                 (json_object_get(custom, "format") &&
+                  json_object_set_new(native, "format",
+                                      responses_format(json_object_get(custom, "format")))) ||
+                 (!r->made && !(r->made = json_array())) || json_array_append(r->made, native)
+             ? REIN_ENOMEM
+             : REIN_OK;
+    json_decref(native);
+    if (rc) {
+        json_decref(schema);
+        return rc;
+    }
+    r->tools[r->ntools].native = native;
     fn = json_pack("{s:O, s:o}", "name", json_object_get(custom, "name"), "parameters", schema);
     if (!fn || (desc && json_object_set(fn, "description", (json_t *)desc)) ||
         json_array_set_new(tools, i, json_pack("{s:s, s:o}", "type", "function", "function", fn)))

@@ -772,18 +772,28 @@ static rein_err rs_parse(struct rein__gw_req *r, const char *body, size_t len,
     return rc;
 }
 
-rein_err rein__gw_rs_hosted_tools(struct rein__gw_ctx *c)
+rein_err rein__gw_rs_native_tools(struct rein__gw_ctx *c)
 {
-    const json_t *hosted = json_object_get(c->conv_extra, "hosted_tools");
-    rein_err rc;
+    const json_t *hosted =
+        c->wire == &rein__gw_responses ? json_object_get(c->conv_extra, "hosted_tools") : NULL;
+    json_t *all = json_array();
+    rein_err rc = all ? REIN_OK : REIN_ENOMEM;
 
-    if (!json_array_size(hosted))
-        return REIN_OK;
-    rein_buf_reset(&c->up_tools);
-    rc = rein_json_dump(&c->up_tools, hosted);
-    return rc ? rc
-              : rein_model_request_set_more_tools(c->mreq, rein__gw_responses.name, c->up_tools.ptr,
-                                                  c->up_tools.len);
+    for (size_t i = 0; !rc && c->tools && i < c->tools->nclient; i++) {
+        if (c->tools->client[i].native && json_array_append(all, c->tools->client[i].native))
+            rc = REIN_ENOMEM;
+    }
+    if (!rc && json_array_size(hosted) && json_array_extend(all, (json_t *)hosted))
+        rc = REIN_ENOMEM;
+    if (!rc && json_array_size(all)) {
+        rein_buf_reset(&c->up_tools);
+        rc = rein_json_dump(&c->up_tools, all);
+        if (!rc)
+            rc = rein_model_request_set_more_tools(c->mreq, rein__gw_responses.name,
+                                                   c->up_tools.ptr, c->up_tools.len);
+    }
+    json_decref(all);
+    return rc;
 }
 
 /* ---- the answer ----------------------------------------------------------------------------- */

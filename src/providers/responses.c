@@ -1042,7 +1042,7 @@ static rein_err responses_encode_tools(const rein_provider *p, const rein_model_
     return rein_jw_finish(&w);
 }
 
-static void tool_choice(struct rein_jw *w, const char *choice)
+static void choice_of(struct rein_jw *w, const char *choice, const char *type)
 {
     rein_jw_key(w, "tool_choice");
     if (!strcmp(choice, "auto") || !strcmp(choice, "none") || !strcmp(choice, "required")) {
@@ -1050,9 +1050,43 @@ static void tool_choice(struct rein_jw *w, const char *choice)
         return;
     }
     rein_jw_obj_begin(w);
-    jw_member(w, "type", "function");
+    jw_member(w, "type", type);
     jw_member(w, "name", choice);
     rein_jw_obj_end(w);
+}
+
+static void tool_choice(struct rein_jw *w, const char *choice)
+{
+    choice_of(w, choice, "function");
+}
+
+/* A choice of a custom tool the caller offered in the API's own words (the gateway's custom
+ * tools, decision 0096) names its type. */
+static void custom_choice(struct rein_jw *w, const char *choice)
+{
+    choice_of(w, choice, "custom");
+}
+
+/* Whether the request's tool_choice names a custom tool of its more tools. Read only for a
+ * choice of one tool: a rare request. */
+static bool chooses_custom(const rein_model_request *req)
+{
+    const char *c = req->tool_choice;
+    json_t *more, *t;
+    bool found = false;
+    size_t i;
+
+    if (!c || !req->more_tools || strcmp(req->more_tools_for, rein__wire_responses.name) != 0 ||
+        !strcmp(c, "auto") || !strcmp(c, "none") || !strcmp(c, "required"))
+        return false;
+    more = rein_json_parse(req->more_tools, req->more_tools_len, 0, NULL);
+    json_array_foreach(more, i, t)
+    {
+        found |=
+            !strcmp(rein__json_str(t, "name"), c) && !strcmp(rein__json_str(t, "type"), "custom");
+    }
+    json_decref(more);
+    return found;
 }
 
 /* Reasoning models (o-series, gpt-5, codex) return reasoning items that must
@@ -1103,7 +1137,8 @@ static rein_err responses_build_body(rein_provider *p, const rein_model_request 
     if (rc)
         return rc;
     rein_jw_arr_end(&w);
-    rein__jw_tools(&w, req, &rein__wire_responses, tool_choice);
+    rein__jw_tools(&w, req, &rein__wire_responses,
+                   chooses_custom(req) ? custom_choice : tool_choice);
     rein__jw_limits(&w, req, "max_output_tokens");
     rein__jw_top_p(&w, req, "top_p");
     rein_jw_key(&w, "stream");

@@ -2151,6 +2151,131 @@ static void test_responses_custom_tools(void **state)
     assert_string_equal(th_jstr(json_array_get(msgs, 2), "content"), "applied");
 }
 
+/*
+ * An upstream of the Responses API takes custom tools as custom tools (decision 0096): the
+ * model samples under its grammar, and its custom_tool_call comes back to a Responses or a
+ * chat client in the custom shape, checked as before (a regular expression's miss is asked
+ * again, the miss going up as a custom_tool_call with its custom_tool_call_output); a custom
+ * call in the client's history goes up as one, and a tool_choice of one names its type.
+ */
+static void test_custom_tools_native_on_responses(void **state)
+{
+    static const char tools[] =
+        "\"tools\":[{\"type\":\"custom\",\"name\":\"apply_patch\",\"description\":\"Edit "
+        "files.\",\"format\":{\"type\":\"grammar\",\"syntax\":\"lark\",\"definition\":\"start: "
+        "begin_patch\"}},{\"type\":\"custom\",\"name\":\"pick\",\"format\":{\"type\":"
+        "\"grammar\",\"syntax\":\"regex\",\"definition\":\"[a-c]+\"}}]";
+    char body[2048], types[1024];
+    const json_t *item, *up, *in;
+    const struct ms_request *q;
+    json_t *evs;
+    struct th_resp r;
+
+    (void)state;
+    start_with("openai-responses", NULL, 0);
+    script("[{\"tool_calls\":[{\"id\":\"c1\",\"name\":\"apply_patch\",\"input\":\"" PATCH_JSON
+           "\"}]}]");
+    snprintf(body, sizeof(body), "{\"model\":\"m\",\"input\":\"add a.txt\",%s}", tools);
+    responses(body, &r);
+    if (r.status != 200)
+        fail_msg("%ld %s", r.status, r.body);
+    item = json_array_get(json_object_get(r.json, "output"), 0);
+    assert_string_equal(th_jstr(item, "type"), "custom_tool_call");
+    assert_string_equal(th_jstr(item, "call_id"), "c1");
+    assert_string_equal(th_jstr(item, "input"), PATCH);
+    th_resp_free(&r);
+    up = json_object_get(ms_last_request(F->ms)->json, "tools");
+    assert_int_equal(json_array_size(up), 2);
+    assert_string_equal(th_jstr(json_array_get(up, 0), "type"), "custom");
+    assert_string_equal(th_jstr(json_array_get(up, 0), "name"), "apply_patch");
+    assert_string_equal(th_jstr(json_array_get(up, 0), "description"), "Edit files.");
+    assert_string_equal(th_jstr(json_object_get(json_array_get(up, 0), "format"), "definition"),
+                        "start: begin_patch");
+    assert_string_equal(th_jstr(json_array_get(up, 1), "name"), "pick");
+
+    /* streamed: the input's pieces arrive whole, once the call was checked */
+    script("[{\"tool_calls\":[{\"id\":\"c1\",\"name\":\"apply_patch\",\"input\":[\"*** Begin "
+           "Patch\\n\",\"+hi \\\"x\\\"\\n*** End Patch\"]}]}]");
+    snprintf(body, sizeof(body), "{\"model\":\"m\",\"stream\":true,\"input\":\"add a.txt\",%s}",
+             tools);
+    responses(body, &r);
+    assert_int_equal(r.status, 200);
+    evs = rs_events(r.body, types, sizeof(types));
+    assert_string_equal(types, "response.created response.in_progress response.output_item.added "
+                               "response.custom_tool_call_input.delta "
+                               "response.custom_tool_call_input.done response.output_item.done "
+                               "response.completed");
+    assert_string_equal(th_jstr(json_array_get(evs, 4), "input"), PATCH);
+    json_decref(evs);
+    th_resp_free(&r);
+
+    /* a miss of the expression is asked again as the custom call it was */
+    script("[{\"tool_calls\":[{\"id\":\"c2\",\"name\":\"pick\",\"input\":\"abz\"}]},"
+           "{\"tool_calls\":[{\"id\":\"c3\",\"name\":\"pick\",\"input\":\"cab\"}]}]");
+    snprintf(body, sizeof(body), "{\"model\":\"m\",\"input\":\"pick\",%s}", tools);
+    responses(body, &r);
+    if (r.status != 200)
+        fail_msg("%ld %s", r.status, r.body);
+    item = json_array_get(json_object_get(r.json, "output"), 0);
+    assert_string_equal(th_jstr(item, "call_id"), "c3");
+    assert_string_equal(th_jstr(item, "input"), "cab");
+    th_resp_free(&r);
+    assert_int_equal(ms_request_count(F->ms), 2);
+    in = json_object_get(ms_last_request(F->ms)->json, "input");
+    assert_string_equal(th_jstr(json_array_get(in, 1), "type"), "custom_tool_call");
+    assert_string_equal(th_jstr(json_array_get(in, 1), "input"), "abz");
+    assert_string_equal(th_jstr(json_array_get(in, 2), "type"), "custom_tool_call_output");
+    assert_non_null(strstr(th_jstr(json_array_get(in, 2), "output"), "must match pattern"));
+
+    /* the client's own custom call and its output go up as they were */
+    script("[{\"text\":\"Done.\"}]");
+    snprintf(body, sizeof(body),
+             "{\"model\":\"m\",\"input\":[{\"role\":\"user\",\"content\":\"add a.txt\"},"
+             "{\"type\":\"custom_tool_call\",\"call_id\":\"c1\",\"name\":\"apply_patch\","
+             "\"input\":\"" PATCH_JSON "\"},{\"type\":\"custom_tool_call_output\",\"call_id\":"
+             "\"c1\",\"output\":\"applied\"}],%s}",
+             tools);
+    responses(body, &r);
+    if (r.status != 200)
+        fail_msg("%ld %s", r.status, r.body);
+    th_resp_free(&r);
+    in = json_object_get(ms_last_request(F->ms)->json, "input");
+    assert_int_equal(json_array_size(in), 3);
+    assert_string_equal(th_jstr(json_array_get(in, 1), "type"), "custom_tool_call");
+    assert_string_equal(th_jstr(json_array_get(in, 1), "input"), PATCH);
+    assert_string_equal(th_jstr(json_array_get(in, 2), "type"), "custom_tool_call_output");
+    assert_string_equal(th_jstr(json_array_get(in, 2), "output"), "applied");
+
+    /* a chat client's custom tools, history and forced choice */
+    script("[{\"tool_calls\":[{\"id\":\"c4\",\"name\":\"apply_patch\",\"input\":\"" PATCH_JSON
+           "\"}]}]");
+    chat("{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":\"add a.txt\"},"
+         "{\"role\":\"assistant\",\"content\":null,\"tool_calls\":[{\"id\":\"c0\",\"type\":"
+         "\"custom\",\"custom\":{\"name\":\"pick\",\"input\":\"ab\"}}]},{\"role\":\"tool\","
+         "\"tool_call_id\":\"c0\",\"content\":\"picked\"}],\"tool_choice\":{\"type\":\"custom\","
+         "\"custom\":{\"name\":\"apply_patch\"}}," CUSTOM_TOOLS "}",
+         NULL, &r);
+    if (r.status != 200)
+        fail_msg("%ld %s", r.status, r.body);
+    item = json_array_get(
+        json_object_get(
+            json_object_get(json_array_get(json_object_get(r.json, "choices"), 0), "message"),
+            "tool_calls"),
+        0);
+    assert_string_equal(th_jstr(item, "type"), "custom");
+    assert_string_equal(th_jstr(json_object_get(item, "custom"), "input"), PATCH);
+    th_resp_free(&r);
+    q = ms_last_request(F->ms);
+    assert_string_equal(th_jstr(json_object_get(q->json, "tool_choice"), "type"), "custom");
+    assert_string_equal(th_jstr(json_object_get(q->json, "tool_choice"), "name"), "apply_patch");
+    assert_string_equal(th_jstr(json_array_get(json_object_get(q->json, "tools"), 0), "type"),
+                        "custom");
+    in = json_object_get(q->json, "input");
+    assert_string_equal(th_jstr(json_array_get(in, 1), "type"), "custom_tool_call");
+    assert_string_equal(th_jstr(json_array_get(in, 1), "input"), "ab");
+    assert_string_equal(th_jstr(json_array_get(in, 2), "type"), "custom_tool_call_output");
+}
+
 /* POST /v1/responses with an Authorization header (key NULL: none). */
 static void responses_as(const char *key, const char *body, struct th_resp *r)
 {
@@ -4471,6 +4596,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_teardown(test_same_wire_reask_adds_after_the_messages_as_sent, teardown),
         cmocka_unit_test_teardown(test_custom_tools_chat, teardown),
         cmocka_unit_test_teardown(test_responses_custom_tools, teardown),
+        cmocka_unit_test_teardown(test_custom_tools_native_on_responses, teardown),
         cmocka_unit_test_teardown(test_responses_kept_for_the_next_turn, teardown),
         cmocka_unit_test_teardown(test_responses_kept_read_and_deleted, teardown),
         cmocka_unit_test_teardown(test_responses_in_the_background, teardown),

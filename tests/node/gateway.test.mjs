@@ -733,6 +733,29 @@ check('chat: a custom tool call comes back in the custom shape', async () => {
 
 // Behind a Responses upstream (OpenAI's own API), hosted tools run there: web search.
 const oaToRs = new OpenAI({ apiKey: KEY, baseURL: reinRS + '/v1', maxRetries: 0 });
+
+// A Responses upstream takes the custom tool as Codex declared it (decision 0096): GPT-5
+// samples apply_patch under its grammar, and the call and its output go back as custom items.
+check('responses: a custom tool reaches a Responses upstream as a custom tool, both ways', async () => {
+  await scenario([{ tool_calls: [{ id: 'call_p', name: 'apply_patch', input: patch }] },
+    { match: { tool_result_contains: 'Done!' }, text: 'Patched.' }]);
+  const base = { model: 'gpt-test', input: 'Add hello.txt', tools: [applyPatch, ...rsTools],
+    store: false };
+  const f = await oaToRs.responses.stream(base).finalResponse();
+  const item = f.output.find((o) => o.type === 'custom_tool_call');
+  assert.deepEqual([item.call_id, item.name, item.input], ['call_p', 'apply_patch', patch]);
+  const r = await oaToRs.responses.create({ ...base, input: [
+    { role: 'user', content: base.input }, ...f.output,
+    { type: 'custom_tool_call_output', call_id: 'call_p', output: 'Done!' }] });
+  assert.equal(r.output_text, 'Patched.');
+  const log = await upstream(2);
+  // after the function tools, as the API's own tools go
+  const offered = log[0].json.tools.filter((t) => t.name === 'apply_patch');
+  assert.deepEqual(offered, [applyPatch]);
+  const types = log[1].json.input.map((i) => i.type || i.role);
+  assert.deepEqual(types.slice(-2), ['custom_tool_call', 'custom_tool_call_output']);
+  assert.equal(log[1].json.input.at(-2).input, patch);
+});
 const wsItem = { id: 'ws_1', type: 'web_search_call', status: 'completed',
   action: { type: 'search', query: 'paris weather' } };
 const cite = { type: 'url_citation', start_index: 0, end_index: 5, url: 'https://w.example/paris',
