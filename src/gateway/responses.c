@@ -434,7 +434,13 @@ static rein_err take_tools(const json_t *tools, json_t *chat, json_t *hosted,
     return REIN_OK;
 }
 
-static rein_err take_choice(const json_t *choice, json_t *chat, struct rein__gw_bad *bad)
+/*
+ * The tool choice: a word, a function or a custom tool goes into the chat body. Another kind
+ * (a hosted tool's type, allowed_tools, an MCP server) only the Responses API reads: for an
+ * upstream of it (own) it goes up as written (*hosted, borrowed, joins the passthrough).
+ */
+static rein_err take_choice(const json_t *choice, json_t *chat, bool own, const json_t **hosted,
+                            struct rein__gw_bad *bad)
 {
     if (!choice || json_is_null(choice))
         return REIN_OK;
@@ -449,9 +455,14 @@ static rein_err take_choice(const json_t *choice, json_t *chat, struct rein__gw_
                    ? REIN_ENOMEM
                    : REIN_OK;
     }
+    if (own && json_is_object(choice) && json_is_string(json_object_get(choice, "type"))) {
+        *hosted = choice;
+        return REIN_OK;
+    }
     return rein__gw_bad(bad, "tool_choice",
                         "Invalid 'tool_choice': rein's gateway takes auto, none, required, a "
-                        "function or a custom tool.");
+                        "function or a custom tool; a hosted tool's choice, allowed_tools and an "
+                        "MCP server's only with an upstream of the Responses API.");
 }
 
 /* Members of the same meaning on the chat wire, under the same name. */
@@ -664,6 +675,7 @@ static rein_err convert_tree(const json_t *body, json_t *chat, json_t *extra, co
                              bool background, struct rein__gw_bad *bad)
 {
     bool chat_up = strcmp(upstream, "openai") == 0;
+    const json_t *hosted = NULL;
     struct conv cv = {.msgs = json_array(),
                       .keep_reasoning = strcmp(upstream, rein__gw_responses.name) == 0,
                       .bad = bad};
@@ -682,7 +694,8 @@ static rein_err convert_tree(const json_t *body, json_t *chat, json_t *extra, co
     if (!rc)
         rc = take_upstream_tools(body, chat, extra, cv.keep_reasoning, bad);
     if (!rc)
-        rc = take_choice(json_object_get(body, "tool_choice"), chat, bad);
+        rc = take_choice(json_object_get(body, "tool_choice"), chat, cv.keep_reasoning, &hosted,
+                         bad);
     /* the same meaning under the same name, or another one */
     if (!rc && (v = json_object_get(body, "max_output_tokens")) && !json_is_null(v))
         rc = json_object_set(chat, "max_completion_tokens", v) ? REIN_ENOMEM : REIN_OK;
@@ -692,7 +705,12 @@ static rein_err convert_tree(const json_t *body, json_t *chat, json_t *extra, co
         if ((v = json_object_get(body, *k)) && !json_is_null(v))
             rc = json_object_set(chat, *k, v) ? REIN_ENOMEM : REIN_OK;
     }
-    return rc ? rc : take_rest(body, chat, extra, chat_up, cv.reasoning, background, bad);
+    if (!rc)
+        rc = take_rest(body, chat, extra, chat_up, cv.reasoning, background, bad);
+    if (!rc && hosted &&
+        json_object_set(json_object_get(extra, "passthrough"), "tool_choice", (json_t *)hosted))
+        rc = REIN_ENOMEM;
+    return rc;
 }
 
 /*

@@ -2276,6 +2276,48 @@ static void test_custom_tools_native_on_responses(void **state)
     assert_string_equal(th_jstr(json_array_get(in, 2), "type"), "custom_tool_call_output");
 }
 
+/*
+ * A tool choice only the Responses API has (a hosted tool's type, allowed_tools) goes up as
+ * written to an upstream of that API; another upstream cannot carry it: a 400 that says where
+ * it can go.
+ */
+static void test_responses_choice_only_that_api_has(void **state)
+{
+    static const char *const choices[] = {
+        "{\"type\":\"web_search\"}",
+        "{\"type\":\"allowed_tools\",\"mode\":\"required\",\"tools\":[{\"type\":\"function\","
+        "\"name\":\"get_weather\"}]}",
+    };
+    char body[1024];
+    struct th_resp r;
+    json_t *want;
+
+    (void)state;
+    start_with("openai-responses", NULL, 0);
+    for (size_t i = 0; i < sizeof(choices) / sizeof(choices[0]); i++) {
+        script("[{\"text\":\"ok\"}]");
+        snprintf(body, sizeof(body),
+                 "{\"model\":\"m\",\"input\":\"weather?\",\"tool_choice\":%s,\"tools\":[{\"type\":"
+                 "\"web_search\"},{\"type\":\"function\",\"name\":\"get_weather\",\"parameters\":"
+                 "{\"type\":\"object\",\"properties\":{\"city\":{\"type\":\"string\"}}}}]}",
+                 choices[i]);
+        responses(body, &r);
+        if (r.status != 200)
+            fail_msg("%ld %s", r.status, r.body);
+        th_resp_free(&r);
+        want = json_loads(choices[i], 0, NULL);
+        assert_true(json_equal(json_object_get(ms_last_request(F->ms)->json, "tool_choice"), want));
+        json_decref(want);
+    }
+    teardown(NULL);
+    start();
+    responses("{\"model\":\"m\",\"input\":\"weather?\",\"tool_choice\":{\"type\":\"web_search\"},"
+              "\"tools\":[{\"type\":\"function\",\"name\":\"get_weather\"}]}",
+              &r);
+    assert_oa_error(&r, 400, "upstream of the Responses API");
+    th_resp_free(&r);
+}
+
 /* POST /v1/responses with an Authorization header (key NULL: none). */
 static void responses_as(const char *key, const char *body, struct th_resp *r)
 {
@@ -4597,6 +4639,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_teardown(test_custom_tools_chat, teardown),
         cmocka_unit_test_teardown(test_responses_custom_tools, teardown),
         cmocka_unit_test_teardown(test_custom_tools_native_on_responses, teardown),
+        cmocka_unit_test_teardown(test_responses_choice_only_that_api_has, teardown),
         cmocka_unit_test_teardown(test_responses_kept_for_the_next_turn, teardown),
         cmocka_unit_test_teardown(test_responses_kept_read_and_deleted, teardown),
         cmocka_unit_test_teardown(test_responses_in_the_background, teardown),
