@@ -592,7 +592,8 @@ REIN_EXTERN void rein_model_request_set_stream(rein_model_request *req, bool str
  * How much a reasoning model thinks before it answers (decision 0095). Two kinds of wire ask
  * for it: OpenAI's by an effort word (chat "reasoning_effort", Responses "reasoning.effort"),
  * Anthropic and Gemini by a budget of thinking tokens (Anthropic "thinking", Gemini
- * "generationConfig.thinkingConfig.thinkingBudget", with includeThoughts). One table joins
+ * "generationConfig.thinkingConfig.thinkingBudget", with includeThoughts; Gemini 3 an effort
+ * as its thinkingLevel, low or high). One table joins
  * them: minimal and low 1,024 tokens (Anthropic's least), medium 8,192, high 24,576, xhigh
  * 32,768, none 0 (Anthropic: thinking disabled); a budget asks an effort word of low up to
  * 1,024 tokens, medium up to 8,192, high above (never minimal or xhigh, which only some OpenAI

@@ -1047,6 +1047,36 @@ static bool own_setting(const rein_model_request *req, const char *key)
 }
 
 /*
+ * thinkingConfig for the request's reasoning (decision 0095), with the thoughts' summaries, the
+ * reasoning other wires show. Gemini 3 asks for a thinkingLevel, low or high (it cannot stop
+ * thinking): an effort word becomes one; a budget goes as thinkingBudget, which every thinking
+ * Gemini takes (Gemini 3 for compatibility).
+ */
+static void thinking_config(struct rein_jw *w, const rein_provider *p,
+                            const rein_model_request *req, int64_t budget)
+{
+    const char *model = rein__request_model(p, req);
+    const char *base = strncmp(model, "models/", 7) == 0 ? model + 7 : model;
+    enum rein_reasoning e = rein__reasoning_effort(p, req, "thinkingConfig");
+
+    rein_jw_key(w, "thinkingConfig");
+    rein_jw_obj_begin(w);
+    if (strncmp(base, "gemini-3", 8) == 0 && req->reasoning_budget <= 0) {
+        rein_jw_key(w, "thinkingLevel");
+        rein_jw_str(w, e <= REIN_REASONING_LOW ? "low" : "high");
+        budget = 1;
+    } else {
+        rein_jw_key(w, "thinkingBudget");
+        rein_jw_int(w, budget);
+    }
+    if (budget > 0) {
+        rein_jw_key(w, "includeThoughts");
+        rein_jw_bool(w, true);
+    }
+    rein_jw_obj_end(w);
+}
+
+/*
  * generationConfig: the request's settings, then the members of an extra generationConfig
  * object (a Gemini client's thinkingConfig, responseSchema, … through rein's gateway) that
  * they do not write. The extra's generationConfig is not written again at the top level.
@@ -1055,8 +1085,6 @@ static void generation_config(struct rein_jw *w, const rein_provider *p,
                               const rein_model_request *req)
 {
     const json_t *more = json_object_get(req->extra, "generationConfig");
-    /* thinkingBudget, which every thinking Gemini takes (Gemini 3 beside its thinkingLevel);
-     * with the thoughts' summaries, the reasoning other wires show (decision 0095) */
     int64_t budget = rein__reasoning_budget(p, req, "thinkingConfig");
     const char *key;
     json_t *v;
@@ -1068,17 +1096,8 @@ static void generation_config(struct rein_jw *w, const rein_provider *p,
     rein__jw_limits(w, req, "maxOutputTokens");
     rein__jw_top_p(w, req, "topP");
     rein__jw_stop(w, req, "stopSequences");
-    if (budget >= 0) {
-        rein_jw_key(w, "thinkingConfig");
-        rein_jw_obj_begin(w);
-        rein_jw_key(w, "thinkingBudget");
-        rein_jw_int(w, budget);
-        if (budget > 0) {
-            rein_jw_key(w, "includeThoughts");
-            rein_jw_bool(w, true);
-        }
-        rein_jw_obj_end(w);
-    }
+    if (budget >= 0)
+        thinking_config(w, p, req, budget);
     json_object_foreach((json_t *)more, key, v)
     {
         if (own_setting(req, key))

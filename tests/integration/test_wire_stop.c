@@ -494,6 +494,34 @@ static void gpt_oss_low(rein_model_request *req)
     rein_model_request_set_reasoning(req, REIN_REASONING_MINIMAL, 0);
 }
 
+static void gemini3_medium(rein_model_request *req)
+{
+    assert_rein_ok(rein_model_request_set_model(req, "gemini-3-pro-preview"), NULL);
+    rein_model_request_set_reasoning(req, REIN_REASONING_MEDIUM, 0);
+}
+
+static void gemini3_budget(rein_model_request *req)
+{
+    assert_rein_ok(rein_model_request_set_model(req, "gemini-3-pro-preview"), NULL);
+    rein_model_request_set_reasoning(req, REIN_REASONING_UNSET, 3000);
+}
+
+/* Gemini 3 gets a thinking level for an effort word, a budget as a budget. */
+static void test_gemini3_thinking_level(void **state)
+{
+    json_t *b;
+
+    (void)state;
+    b = sent_body("gemini", NULL, NULL, gemini3_medium);
+    assert_at(b, "generationConfig.thinkingConfig",
+              "{\"thinkingLevel\": \"high\", \"includeThoughts\": true}");
+    json_decref(b);
+    b = sent_body("gemini", NULL, NULL, gemini3_budget);
+    assert_at(b, "generationConfig.thinkingConfig",
+              "{\"thinkingBudget\": 3000, \"includeThoughts\": true}");
+    json_decref(b);
+}
+
 /* Bedrock writes Claude's thinking into the model's own fields, with an output limit that
  * counts it, and nothing for a model without it; Ollama's API switches think, or names
  * gpt-oss's level. */
@@ -629,6 +657,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_reasoning_unset_or_written_by_the_caller),
     cmocka_unit_test(test_configured_reasoning_effort),
     cmocka_unit_test(test_bedrock_and_ollama_reasoning),
+    cmocka_unit_test(test_gemini3_thinking_level),
     cmocka_unit_test(test_reasoning_capability),
 };
 
