@@ -505,20 +505,28 @@ static rein_err take_delta_event(struct rein_provider_decoder *d, struct rein__r
     return rein__asm_reasoning(&d->a, delta);
 }
 
+/* The call a piece event (arguments or a custom call's input) at its output_index is for,
+ * opened when its added event was missing; *sl its slot (NULL: none). A negative rein_err. */
+static int piece_call(struct rein_provider_decoder *d, struct rein__responses_state *st,
+                      const struct jdoc *doc, const int *f, bool custom, struct slot **sl)
+{
+    int64_t k = -1;
+    bool oom;
+
+    (void)jint(doc, f[E_OUTPUT_INDEX], &k);
+    *sl = slot_at(st, k, &oom);
+    if (oom)
+        return REIN_ENOMEM;
+    return custom ? open_custom(d, *sl, k, doc, -1) : open_call(d, *sl, k, doc, -1);
+}
+
 /* response.function_call_arguments.delta / .done at output_index k. */
 static rein_err take_arguments(struct rein_provider_decoder *d, struct rein__responses_state *st,
                                const struct jdoc *doc, const int *f, bool done)
 {
-    int64_t k = -1;
-    bool oom;
     struct slot *sl;
-    int call;
+    int call = piece_call(d, st, doc, f, false, &sl);
 
-    (void)jint(doc, f[E_OUTPUT_INDEX], &k);
-    sl = slot_at(st, k, &oom);
-    if (oom)
-        return REIN_ENOMEM;
-    call = open_call(d, sl, k, doc, -1); /* a call whose added event was missing */
     if (call < 0)
         return call;
     if (!done) {
@@ -560,16 +568,9 @@ static void take_error_event(struct rein_provider_decoder *d, const struct jdoc 
 static rein_err take_custom_input(struct rein_provider_decoder *d, struct rein__responses_state *st,
                                   const struct jdoc *doc, const int *f, bool done)
 {
-    int64_t k = -1;
-    bool oom;
     struct slot *sl;
-    int call;
+    int call = piece_call(d, st, doc, f, true, &sl);
 
-    (void)jint(doc, f[E_OUTPUT_INDEX], &k);
-    sl = slot_at(st, k, &oom);
-    if (oom)
-        return REIN_ENOMEM;
-    call = open_custom(d, sl, k, doc, -1); /* a call whose added event was missing */
     if (call < 0)
         return call;
     if (done && sl && sl->got_args)
