@@ -205,17 +205,31 @@ REIN_EXTERN rein_err rein_gateway_serve(rein_gateway *g, const struct rein_gatew
                                         const struct rein_gateway_sink *sink) REIN_WUR;
 
 /*
- * Anthropic's POST /v1/messages/count_tokens for call (its api is Anthropic's): the client's
- * body goes to the upstream's own count with the model rein sends to (the client's with
- * model_from_client), the client's anthropic-beta and, with forward_client_key, its key.
- * *status and out (appended) are the answer: the upstream's as it came, or an error in
- * Anthropic's shape (400 for a body that is not a JSON object, 404 when the upstream's wire
- * has no token count, 502/504 when the upstream could not be reached). Returns REIN_OK, or
- * REIN_ENOMEM. Runs on the calling thread, as long as the upstream takes.
+ * A token count for call (docs/decisions/0094), answered through sink (its header and reply;
+ * nothing is streamed) in the client's shape: Anthropic's POST /v1/messages/count_tokens
+ * ({"input_tokens": N}), the Responses API's POST /v1/responses/input_tokens ({"object":
+ * "response.input_tokens", "input_tokens": N}) and Gemini's POST models/MODEL:countTokens
+ * (call->model; {"totalTokens": N}). The number is always the upstream's own count
+ * (rein_provider_count_tokens), never an estimate:
+ *   - an upstream of the client's wire counts the client's body as written, with the model
+ *     rein sends to (the client's with model_from_client), the client's anthropic-beta, and its
+ *     answer comes back as it came (Gemini's promptTokensDetails included);
+ *   - an upstream of another wire that has a count gets the request the client's body means:
+ *     read by the parser of the client's generate route (Gemini's generateContentRequest
+ *     unwrapped; an Anthropic body needs no max_tokens) and written by the upstream's provider
+ *     (rein_provider_count_request), the server-side tools offered with it as a request would
+ *     offer them.
+ * With forward_client_key the client's key goes upstream. Errors in the client's shape: 400
+ * for a body that is not a JSON object or that the route's parser refuses, 404 when the
+ * upstream's wire has no count (it names the wire) and for the chat completions API, the
+ * upstream's error status with its error and Retry-After as rein_gateway_serve() gives them,
+ * 502 for an answer without a count or an upstream not reached, 504 when it timed out. Returns
+ * REIN_OK when answered (or the client went away), REIN_EINVAL for a NULL argument, else the
+ * sink's error. Runs on the calling thread, as long as the upstream takes.
  */
 REIN_EXTERN rein_err rein_gateway_count_tokens(rein_gateway *g,
-                                               const struct rein_gateway_call *call, int *status,
-                                               struct rein_buf *out) REIN_WUR;
+                                               const struct rein_gateway_call *call,
+                                               const struct rein_gateway_sink *sink) REIN_WUR;
 
 /*
  * The model list of GET /v1/models in the shape api expects (OpenAI's {"object": "list",
@@ -261,9 +275,11 @@ REIN_EXTERN rein_err rein_gateway_kept_response(
  *   POST /v1/responses/{id}/cancel   a kept response (rein_gateway_kept_response)
  *   POST /v1/messages           Anthropic messages, JSON or SSE
  *   POST /v1/messages/count_tokens   Anthropic's token count (rein_gateway_count_tokens)
+ *   POST /v1/responses/input_tokens  the Responses API's token count (the same)
  *   GET  /v1/models             the upstream model (Anthropic's shape with anthropic-version)
  *   POST /v1beta/models/{model}:generateContent        Gemini, JSON (also under /v1/models)
  *   POST /v1beta/models/{model}:streamGenerateContent  Gemini, SSE (?alt=sse)
+ *   POST /v1beta/models/{model}:countTokens            Gemini's token count (the same)
  *   GET  /v1beta/models, /v1beta/models/{model}         the upstream model in Gemini's shape
  * With API keys set, clients send one as Authorization: Bearer <key>, x-api-key: <key> or
  * x-goog-api-key: <key> (or Gemini's ?key=<key>).

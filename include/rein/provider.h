@@ -528,17 +528,49 @@ REIN_EXTERN void rein_provider_model_caps(const rein_provider *p, const char *mo
  * for it. */
 REIN_EXTERN bool rein_provider_writes_reasoning(const rein_provider *p, const char *model);
 /*
- * The input tokens of a messages request as the upstream counts them: Anthropic's POST
- * /v1/messages/count_tokens. body (len bytes, borrowed) is the request as written for that
- * wire; req (borrowed, may be NULL) gives the key and header lines as for a send. *status and
- * out (appended) get the upstream's answer as it came, errors included. REIN_ENOTSUP when the
- * provider's wire has no token count (every wire but Anthropic's, and replay); a failed
- * transfer is REIN_EHTTP or REIN_ETIMEDOUT with err set (the key never in it). Runs on the
- * calling thread, at most the provider's first-byte timeout (default 60 s).
+ * Token counts. Three wires have a count of their own, which rein asks: Anthropic's POST
+ * {endpoint}/count_tokens ({"input_tokens"}), the Responses API's POST
+ * {endpoint}/input_tokens ({"input_tokens"}) and Gemini's POST
+ * {base}/models/MODEL:countTokens ({"totalTokens"}). No other wire has one (OpenAI chat
+ * completions, Ollama, DashScope, Bedrock, rules, replay): rein never makes a count up.
+ */
+/* True when p's wire has a token count. */
+REIN_EXTERN bool rein_provider_can_count(const rein_provider *p);
+/*
+ * The input tokens of a request as p's upstream counts them. body (len bytes, borrowed) is the
+ * count's body as written for p's wire (what the endpoints above take: Anthropic's model,
+ * messages, system, tools, tool_choice, thinking, mcp_servers; the Responses API's create
+ * members; Gemini's {"contents"} or {"generateContentRequest"}). req (borrowed, may be NULL)
+ * gives the key, the header lines, the model of Gemini's URL and the cancellation, as for a
+ * send. answer (may be NULL) gets the upstream's body appended as it came, for an answer of
+ * its own wire's client. One attempt, no retry, at most the provider's first-byte timeout
+ * (default 60 s), on the calling thread.
+ *
+ * REIN_OK: *tokens is the count. REIN_EHTTP: the upstream answered an error status
+ * (err->detail); *out (new, NULL when memory ran out) is the failed response as
+ * rein_provider_send() gives one (its error object, Retry-After, kept headers and request id).
+ * REIN_EPROVIDER: a 2xx answer without a count (the member missing or not a number; answer
+ * holds it). REIN_ENOTSUP: the wire has no count. REIN_EIO, REIN_ETIMEDOUT, REIN_ECANCELED: no
+ * answer. err names what failed, never with the key in it. *tokens is -1 and *out NULL unless
+ * said otherwise.
  */
 REIN_EXTERN rein_err rein_provider_count_tokens(rein_provider *p, const rein_model_request *req,
-                                                const char *body, size_t len, long *status,
-                                                struct rein_buf *out, rein_error *err) REIN_WUR;
+                                                const char *body, size_t len, int64_t *tokens,
+                                                struct rein_buf *answer, rein_model_response **out,
+                                                rein_error *err) REIN_WUR;
+/*
+ * The same for the request a send of req with history h (both borrowed; req's tool list is
+ * encoded and cached in it, as rein_provider_prepare() does) would make: the wire's own writer
+ * writes its body, of which the count gets only the members it takes (no max_tokens, stream or
+ * sampling, which Anthropic's count refuses), in its shape (Gemini's inside a
+ * generateContentRequest, so the system instruction and the tools are counted; Vertex AI's at
+ * the top level, as its count takes them). REIN_EINVAL as rein_provider_prepare() says;
+ * otherwise as rein_provider_count_tokens().
+ */
+REIN_EXTERN rein_err rein_provider_count_request(rein_provider *p, rein_model_request *req,
+                                                 rein_history *h, int64_t *tokens,
+                                                 struct rein_buf *answer, rein_model_response **out,
+                                                 rein_error *err) REIN_WUR;
 
 /* A request: everything but the history. Reusable across turns: the encoded tool list is
  * cached. NULL when memory is exhausted. Defaults: stream on, no tools, tool_choice unset,

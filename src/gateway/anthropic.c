@@ -414,11 +414,11 @@ static rein_err take_options(struct rein__gw_req *r, const json_t *body, struct 
 {
     const json_t *v = json_object_get(body, "max_tokens");
 
-    if (!v)
+    if (!v && !r->count) /* a count's body has none */
         return rein__gw_bad(bad, "max_tokens", "max_tokens: Field required");
-    if (!json_is_integer(v) || json_integer_value(v) < 1)
+    if (v && (!json_is_integer(v) || json_integer_value(v) < 1))
         return rein__gw_bad(bad, "max_tokens", "max_tokens: Input should be an integer >= 1");
-    r->max_tokens = json_integer_value(v);
+    r->max_tokens = v ? json_integer_value(v) : 0;
     v = json_object_get(body, "temperature");
     if (v && !json_is_null(v)) {
         if (!json_is_number(v) || json_number_value(v) < 0 || json_number_value(v) > 1)

@@ -648,11 +648,12 @@ void rein__gw_req_restart(struct rein__gw_req *r, struct rein__gw_bad *bad)
     enum rein_gateway_api api = r->api;
     const char *raw = r->tools_known ? r->tools_raw : NULL;
     size_t raw_len = r->tools_raw_len;
-    bool known = r->tools_known, verbatim = r->verbatim;
+    bool known = r->tools_known, verbatim = r->verbatim, count = r->count;
 
     rein__gw_req_release(r);
     rein__gw_req_init(r, api);
     r->verbatim = verbatim;
+    r->count = count;
     r->tools_known = known;
     r->tools_raw = raw;
     r->tools_raw_len = raw ? raw_len : 0;

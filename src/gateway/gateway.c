@@ -1435,23 +1435,18 @@ static rein_err take_extra(struct rein__gw_req *r, const json_t *extra)
     return REIN_OK;
 }
 
-/* Everything before the first upstream call; false when the request was answered (400, 409). */
-static bool prepare(struct rein__gw_ctx *c)
+/* The client's body (len bytes) read into c->req and the upstream request c->mreq made from
+ * it: REIN_EINVAL with bad filled for a request refused, REIN_ENOMEM. */
+static rein_err parse_request(struct rein__gw_ctx *c, const char *body, size_t len,
+                              struct rein__gw_bad *bad)
 {
-    const json_t *dropped;
-    const char *body = c->call->body;
-    size_t len = c->call->len;
-    struct rein__gw_bad bad = {{0}, {0}};
-    struct rein_store_lock_info held;
-    rein_error err;
-    rein_err rc;
+    rein_err rc = read_options(c, bad) ? REIN_OK : REIN_EINVAL;
 
-    rc = read_options(c, &bad) ? REIN_OK : REIN_EINVAL;
     if (!rc && c->wire->convert) {
         struct rein__gw_refs refs = {&c->g->kept, c->owner, c->job != NULL};
         rein__gw_kept_owner(presented_key(c->call), c->owner);
         rc = c->wire->convert(rein_provider_wire(c->g->provider), &refs, body, len, &c->conv,
-                              &c->conv_extra, &bad);
+                              &c->conv_extra, bad);
     }
     if (!rc && c->wire->convert) {
         body = c->conv.ptr;
@@ -1460,17 +1455,27 @@ static bool prepare(struct rein__gw_ctx *c)
     if (!rc)
         rein__gw_tools_find(c->g, &c->req, body, len, c->o.server, c->o.nserver, &c->tools);
     if (!rc)
-        rc = c->wire->parse(&c->req, body, len, &bad);
+        rc = c->wire->parse(&c->req, body, len, bad);
     if (!rc && c->conv_extra)
         rc = take_extra(&c->req, c->conv_extra);
     if (!rc)
         rc = note_history_ids(c);
     if (!rc && !c->tools)
-        rc = rein__gw_tools_get(c->g, &c->req, c->o.server, c->o.nserver, &c->tools, &bad);
+        rc = rein__gw_tools_get(c->g, &c->req, c->o.server, c->o.nserver, &c->tools, bad);
     if (!rc && c->wire == &rein__gw_gemini)
-        rc = rein__gw_gm_check_choice(c, &bad);
-    if (!rc)
-        rc = upstream_request(c, &bad);
+        rc = rein__gw_gm_check_choice(c, bad);
+    return rc ? rc : upstream_request(c, bad);
+}
+
+/* Everything before the first upstream call; false when the request was answered (400, 409). */
+static bool prepare(struct rein__gw_ctx *c)
+{
+    const json_t *dropped;
+    struct rein__gw_bad bad = {{0}, {0}};
+    struct rein_store_lock_info held;
+    rein_error err;
+    rein_err rc = parse_request(c, c->call->body, c->call->len, &bad);
+
     if (rc == REIN_EINVAL) {
         answer_errorf(c, 400, bad.param, "%s", bad.msg);
         return false;
@@ -1535,78 +1540,198 @@ static void finish(struct rein__gw_ctx *c, int status)
 
 /* ---- counting tokens ----------------------------------------------------------------------- */
 
-/* An error answer of count_tokens: Anthropic's error body, its type from the status. */
-static rein_err count_error(struct rein_buf *out, int *status, int code, const char *message)
+/* The count route of the client's wire, for messages. */
+static const char *count_route(const struct rein__gw_ctx *c)
 {
-    struct rein__gw_err e = {.status = code};
-
-    *status = code;
-    snprintf(e.message, sizeof(e.message), "%s", message);
-    rein_buf_reset(out);
-    return rein__gw_anthropic.error(&e, NULL, out);
+    return c->wire == &rein__gw_anthropic   ? "count_tokens"
+           : c->wire == &rein__gw_responses ? "input_tokens"
+           : c->wire == &rein__gw_gemini    ? "countTokens"
+                                            : "a token count";
 }
 
-/* The body the upstream counts: the client's, naming the model rein sends to. */
-static char *count_body(const rein_gateway *g, const struct rein_gateway_call *call,
-                        rein_error *perr)
+/* The model a count is for: the client's with model_from_client, else the upstream's. */
+static const char *count_model(const struct rein__gw_ctx *c, const json_t *body)
 {
-    json_t *body = rein_json_parse(call->body, call->len, JSON_REJECT_DUPLICATES, perr);
-    char *text = NULL;
+    const char *m = c->wire == &rein__gw_gemini ? c->call->model
+                                                : json_string_value(json_object_get(body, "model"));
 
-    if (body && !json_is_object(body))
+    return c->g->model_from_client && m ? m : rein_provider_model(c->g->provider);
+}
+
+/*
+ * An upstream of the client's wire counts the client's body as written (decision 0085), with
+ * the model rein sends to: the body's model member (Gemini's in its generateContentRequest, as
+ * a "models/" name; its URL names the model through the request). New; NULL with perr set.
+ */
+static char *count_same_body(struct rein__gw_ctx *c, rein_error *perr)
+{
+    json_t *body = rein_json_parse(c->call->body, c->call->len, JSON_REJECT_DUPLICATES, perr);
+    json_t *at =
+        c->wire == &rein__gw_gemini ? json_object_get(body, "generateContentRequest") : body;
+    const char *model = body ? count_model(c, body) : NULL;
+    char *text = NULL, *name = NULL;
+    rein_err rc = REIN_OK;
+
+    if (body && !json_is_object(body)) {
         rein_error_set(perr, REIN_EINVAL, "the request body must be a JSON object");
-    else if (body && (g->model_from_client && json_is_string(json_object_get(body, "model"))
-                          ? REIN_OK
-                          : json_object_set_new(body, "model",
-                                                json_string(rein_provider_model(g->provider)))))
+        json_decref(body);
+        return NULL;
+    }
+    if (body && c->wire == &rein__gw_gemini)
+        rc = rein_model_request_set_model(c->mreq, model);
+    if (body && !rc && json_is_object(at) && c->wire == &rein__gw_gemini)
+        rc = (name = rein_asprintf("models/%s", strncmp(model, "models/", 7) ? model : model + 7))
+                 ? json_object_set_new(at, "model", json_string(name))
+                 : REIN_ENOMEM;
+    else if (body && !rc && c->wire != &rein__gw_gemini)
+        rc = json_object_set_new(body, "model", json_string(model)) ? REIN_ENOMEM : REIN_OK;
+    if (body && (rc || !(text = rein_json_dumps(body))))
         rein_error_set(perr, REIN_ENOMEM, "out of memory");
-    else if (body && !(text = rein_json_dumps(body)))
-        rein_error_set(perr, REIN_ENOMEM, "out of memory");
+    rein_free(name);
     json_decref(body);
     return text;
 }
 
-rein_err rein_gateway_count_tokens(rein_gateway *g, const struct rein_gateway_call *call,
-                                   int *status, struct rein_buf *out)
+/* The count's outcome in the client's shape: the number (the answer as it came from an
+ * upstream of the client's own wire), or the upstream's error as the other routes give it. */
+static void count_answer(struct rein__gw_ctx *c, rein_err rc, int64_t tokens,
+                         const struct rein_buf *same, const rein_error *err,
+                         const rein_model_response *resp)
 {
-    const char *key = g->forward_key ? client_key_of(g, call) : NULL;
-    rein_model_request *req;
+    struct rein_buf b;
+
+    if (rc == REIN_EPROVIDER) {
+        answer_errorf(c, 502, NULL, "upstream: %s", err->msg);
+        return;
+    }
+    if (rc) {
+        upstream_error(c, rc, err, resp);
+        return;
+    }
+    rein_buf_init(&b, 0);
+    if (same && same->len)
+        reply(c, 200, same);
+    else if (rein__gw_count_answer(c->call->api, tokens, &b) == REIN_OK)
+        reply(c, 200, &b);
+    else
+        answer_errorf(c, 500, NULL, "out of memory");
+    rein_buf_release(&b);
+}
+
+/* The client's body, as written, to the count of an upstream of its wire. */
+static void count_same(struct rein__gw_ctx *c)
+{
+    rein_model_response *resp = NULL;
+    struct rein_buf answer;
+    int64_t tokens = -1;
     rein_error err;
-    char *body, msg[sizeof(err.msg) + 64];
-    long got = 0;
+    char *body;
     rein_err rc;
 
     rein_error_clear(&err);
-    if (strcmp(rein_provider_wire(g->provider), "anthropic") != 0) {
-        snprintf(msg, sizeof(msg),
-                 "count_tokens is not available here: rein's upstream speaks the %s wire, "
-                 "which has no token count",
-                 rein_provider_wire(g->provider));
-        return count_error(out, status, 404, msg);
+    c->mreq = rein_model_request_new();
+    if (!c->mreq) {
+        answer_errorf(c, 500, NULL, "out of memory");
+        return;
     }
-    body = count_body(g, call, &err);
-    if (!body)
-        return err.code == REIN_ENOMEM ? REIN_ENOMEM : count_error(out, status, 400, err.msg);
-    req = rein_model_request_new();
-    rc = req ? REIN_OK : REIN_ENOMEM;
-    if (!rc && key)
-        rc = rein_model_request_set_api_key(req, key);
-    if (!rc)
-        rc = client_betas(req, call);
-    if (!rc)
-        rc = rein_provider_count_tokens(g->provider, req, body, strlen(body), &got, out, &err);
-    rein_model_request_free(req);
-    rein_free(body);
-    if (rc == REIN_OK) {
-        *status = (int)got;
-        return REIN_OK;
+    body = count_same_body(c, &err);
+    if (!body) {
+        answer_errorf(c, err.code == REIN_ENOMEM ? 500 : 400, NULL, "%s", err.msg);
+        return;
     }
+    rc = c->g->forward_key && client_key(c) ? rein_model_request_set_api_key(c->mreq, client_key(c))
+                                            : REIN_OK;
+    if (!rc && c->wire == &rein__gw_anthropic && client_betas(c->mreq, c->call) == REIN_EINVAL) {
+        answer_errorf(c, 400, "anthropic-beta", "%s", betas_refused);
+        rein_free(body);
+        return;
+    }
+    rein_model_request_set_cancel(c->mreq, c->call->cancel);
+    rein_buf_init(&answer, 0);
+    if (!rc)
+        rc = rein_provider_count_tokens(c->g->provider, c->mreq, body, strlen(body), &tokens,
+                                        &answer, &resp, &err);
     if (rc == REIN_ENOMEM)
-        return rc;
+        answer_errorf(c, 500, NULL, "out of memory");
+    else
+        count_answer(c, rc, tokens, &answer, &err, resp);
+    rein_model_response_free(resp);
+    rein_buf_release(&answer);
+    rein_free(body);
+}
+
+/* Another wire: the body read as its generate route reads it, written by the upstream's
+ * provider for its own count. */
+static void count_other(struct rein__gw_ctx *c, const struct rein_buf *body)
+{
+    struct rein__gw_bad bad = {{0}, {0}};
+    rein_model_response *resp = NULL;
+    int64_t tokens = -1;
+    rein_error err;
+    rein_err rc = parse_request(c, body->ptr, body->len, &bad);
+
+    if (rc == REIN_EINVAL) {
+        answer_errorf(c, 400, bad.param[0] ? bad.param : NULL, "%s", bad.msg);
+        return;
+    }
+    if (!rc)
+        rc = rein_provider_count_request(c->g->provider, c->mreq, c->req.h, &tokens, NULL, &resp,
+                                         &err);
+    if (rc == REIN_ENOMEM)
+        answer_errorf(c, 500, NULL, "out of memory");
+    else
+        count_answer(c, rc, tokens, NULL, &err, resp);
+    rein_model_response_free(resp);
+}
+
+static void count_run(struct rein__gw_ctx *c)
+{
+    const char *wire = rein_provider_wire(c->g->provider);
+    struct rein__gw_bad bad = {{0}, {0}};
+    struct rein_buf body;
+    rein_err rc;
+
+    if (c->wire == &rein__gw_openai) {
+        answer_errorf(c, 404, NULL, "the chat completions API has no token count");
+        return;
+    }
+    if (!rein_provider_can_count(c->g->provider)) {
+        answer_errorf(c, 404, NULL,
+                      "%s is not available here: rein's upstream speaks the %s wire, which has no "
+                      "token count",
+                      count_route(c), wire);
+        return;
+    }
+    rein_buf_init(&body, 0);
+    rc = rein__gw_count_body(c->call->api, c->call->body, c->call->len, &body, &bad);
     if (rc == REIN_EINVAL)
-        return count_error(out, status, 400, betas_refused);
-    snprintf(msg, sizeof(msg), "upstream: %s", err.msg);
-    return count_error(out, status, rc == REIN_ETIMEDOUT ? 504 : 502, msg);
+        answer_errorf(c, 400, bad.param[0] ? bad.param : NULL, "%s", bad.msg);
+    else if (rc)
+        answer_errorf(c, 500, NULL, "out of memory");
+    else if (strcmp(wire, c->wire->name) == 0)
+        count_same(c);
+    else
+        count_other(c, &body);
+    rein_buf_release(&body);
+}
+
+rein_err rein_gateway_count_tokens(rein_gateway *g, const struct rein_gateway_call *call,
+                                   const struct rein_gateway_sink *sink)
+{
+    struct rein__gw_ctx c;
+    rein_err rc;
+
+    if (!g || !call || !sink)
+        return REIN_EINVAL;
+    if (ctx_init(&c, g, call, sink) != REIN_OK)
+        answer_errorf(&c, 500, NULL, "out of memory");
+    else {
+        c.req.count = true;
+        count_run(&c);
+    }
+    rc = c.sink_rc;
+    ctx_release(&c);
+    return rc == REIN_ECANCELED ? REIN_OK : rc;
 }
 
 /* ---- a kept response ---------------------------------------------------------------------- */

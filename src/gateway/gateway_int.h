@@ -76,6 +76,9 @@ struct rein__gw_req {
      * rein_model_request_set_wire_tools; decision 0085), and what only that wire has (images,
      * documents, cache_control, Anthropic's server tools) is taken instead of refused. */
     bool verbatim;
+    /* Set before parsing: the body is a token count's, which has no max_tokens (the count
+     * endpoints refuse one), so the parsers ask for none. */
+    bool count;
     const char *model;  /* may be NULL */
     char *tool_choice;  /* "auto", "none", "required", a tool name, or NULL */
     int parallel;       /* -1 unset, 0 or 1 */
@@ -177,6 +180,18 @@ bool rein__gw_args_object(const char *args, size_t n);
  * they are left out (the caller keeps them as they were sent). */
 rein_err rein__gw_content_text(const json_t *content, const char *param, bool anthropic,
                                bool others, char **out, struct rein__gw_bad *bad);
+
+/*
+ * A token count's body (count.c) as the body the parser of api's generate route reads, into
+ * out: Anthropic's and the Responses API's as they came, Gemini's {"contents"} as it is and its
+ * {"generateContentRequest"} as the request inside. REIN_EINVAL with bad filled for a body that
+ * is not a JSON object, a Gemini body of other members or of both or neither, and for the chat
+ * completions API (it has no count); REIN_ENOMEM.
+ */
+rein_err rein__gw_count_body(enum rein_gateway_api api, const char *body, size_t len,
+                             struct rein_buf *out, struct rein__gw_bad *bad);
+/* A count of tokens in api's answer shape, appended to out. */
+rein_err rein__gw_count_answer(enum rein_gateway_api api, int64_t tokens, struct rein_buf *out);
 
 /* ---- what the client gets -------------------------------------------------------------- */
 

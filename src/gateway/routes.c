@@ -7,8 +7,10 @@
  *
  *   POST /v1/chat/completions   an OpenAI chat completions request
  *   POST /v1/messages           an Anthropic messages request
- *   POST /v1/messages/count_tokens   Anthropic's token count, by the upstream (Claude Code asks
- *                               for it often); a 404 in Anthropic's shape for another wire
+ *   POST /v1/messages/count_tokens, /v1/responses/input_tokens, and Gemini's
+ *        /v1beta/models/{model}:countTokens   a token count, by the upstream's own count
+ *                               (Claude Code asks for it often; rein_gateway_count_tokens);
+ *                               a 404 in the client's shape for a wire that has none
  *   GET, DELETE /v1/responses/{id}, GET /v1/responses/{id}/input_items
  *                               a response the gateway keeps (decision 0090), read again,
  *                               its input listed, or forgotten
@@ -17,8 +19,9 @@
  *   GET  /v1/models             the upstream model, in the shape the client's SDK reads
  *                               (Anthropic's when the request carries anthropic-version,
  *                               Gemini's when it carries a Google API client's headers)
- *   POST /v1beta/models/{model} Gemini's generateContent and streamGenerateContent: the route
- *                               has whole segments only, so the segment ("gemini-x:method")
+ *   POST /v1beta/models/{model} Gemini's generateContent, streamGenerateContent and
+ *                               countTokens: the route has whole segments only, so the
+ *                               segment ("gemini-x:method")
  *                               is split here; another method is a 404 in Gemini's shape.
  *                               The same under /v1 (the SDKs' apiVersion "v1").
  *   GET  /v1beta/models, /v1beta/models/{model}   the upstream model in Gemini's shape
@@ -90,8 +93,9 @@ static rein_err sink_frames(void *data, struct rein_buf *frames)
     return rein_sse_send_framed(h->sse, frames);
 }
 
+/* One request to the gateway: served, or (count) its tokens counted. */
 static void serve_call(rein_request *req, rein_gateway *gw, enum rein_gateway_api api,
-                       const char *model, bool stream)
+                       const char *model, bool stream, bool count)
 {
     struct gw_http h = {.req = req};
     size_t len = 0;
@@ -117,7 +121,7 @@ static void serve_call(rein_request *req, rein_gateway *gw, enum rein_gateway_ap
     };
     rein_err rc;
 
-    rc = rein_gateway_serve(gw, &call, &sink);
+    rc = count ? rein_gateway_count_tokens(gw, &call, &sink) : rein_gateway_serve(gw, &call, &sink);
     if (rc == REIN_ECANCELED)
         rc = REIN_OK; /* the client left: nobody to answer */
     if (rc && rc != REIN_ESTATE)
@@ -127,7 +131,7 @@ static void serve_call(rein_request *req, rein_gateway *gw, enum rein_gateway_ap
 
 static void serve(rein_request *req, rein_gateway *gw, enum rein_gateway_api api)
 {
-    serve_call(req, gw, api, NULL, false);
+    serve_call(req, gw, api, NULL, false, false);
 }
 
 static void handle_chat_completions(rein_request *req, void *userdata)
@@ -147,26 +151,12 @@ static void handle_responses(rein_request *req, void *userdata)
 
 static void handle_count_tokens(rein_request *req, void *userdata)
 {
-    size_t len = 0;
-    const char *body = rein_request_body(req, &len);
-    struct rein_gateway_call call = {
-        .api = REIN_GATEWAY_ANTHROPIC,
-        .body = body ? body : "",
-        .len = body ? len : 0,
-        .header = header_of,
-        .header_data = req,
-        .trace_id = rein_request_trace_id(req),
-        .cancel = rein_request_cancel(req),
-    };
-    struct rein_buf b;
-    int status = 0;
+    serve_call(req, userdata, REIN_GATEWAY_ANTHROPIC, NULL, false, true);
+}
 
-    rein_buf_init(&b, 0);
-    if (rein_gateway_count_tokens(userdata, &call, &status, &b) == REIN_OK)
-        rein_request_reply(req, status, "application/json", b.ptr, b.len);
-    else
-        rein_request_reply_error(req, 500, "internal", "out of memory");
-    rein_buf_release(&b);
+static void handle_input_tokens(rein_request *req, void *userdata)
+{
+    serve_call(req, userdata, REIN_GATEWAY_RESPONSES, NULL, false, true);
 }
 
 static const char *query_of(void *data, const char *name)
@@ -243,7 +233,7 @@ static void handle_gemini(rein_request *req, void *userdata)
     if (!colon || colon == seg || (size_t)(colon - seg) >= sizeof(model)) {
         snprintf(msg, sizeof(msg),
                  "no method in \"%.200s\": rein's gateway serves "
-                 "models/MODEL:generateContent and :streamGenerateContent",
+                 "models/MODEL:generateContent, :streamGenerateContent and :countTokens",
                  seg ? seg : "");
         gemini_error(req, 404, msg);
         return;
@@ -251,7 +241,9 @@ static void handle_gemini(rein_request *req, void *userdata)
     memcpy(model, seg, (size_t)(colon - seg));
     model[colon - seg] = '\0';
     if (strcmp(colon + 1, "generateContent") == 0) {
-        serve_call(req, userdata, REIN_GATEWAY_GEMINI, model, false);
+        serve_call(req, userdata, REIN_GATEWAY_GEMINI, model, false, false);
+    } else if (strcmp(colon + 1, "countTokens") == 0) {
+        serve_call(req, userdata, REIN_GATEWAY_GEMINI, model, false, true);
     } else if (strcmp(colon + 1, "streamGenerateContent") == 0) {
         /* Without alt=sse Gemini streams one JSON array, which rein's gateway does not write:
          * every SDK asks for SSE. */
@@ -260,11 +252,11 @@ static void handle_gemini(rein_request *req, void *userdata)
                          "streamGenerateContent: rein's gateway streams as Server-Sent Events "
                          "only; add ?alt=sse");
         else
-            serve_call(req, userdata, REIN_GATEWAY_GEMINI, model, true);
+            serve_call(req, userdata, REIN_GATEWAY_GEMINI, model, true, false);
     } else {
         snprintf(msg, sizeof(msg),
-                 "method %.60s is not served by rein's gateway (generateContent and "
-                 "streamGenerateContent are)",
+                 "method %.60s is not served by rein's gateway (generateContent, "
+                 "streamGenerateContent and countTokens are)",
                  colon + 1);
         gemini_error(req, 404, msg);
     }
@@ -349,6 +341,9 @@ rein_err rein_gateway_add_routes(rein_server *srv, rein_gateway *gw, rein_error 
     if (rc == REIN_OK)
         rc = rein_server_route(srv, "POST", "/v1/messages/count_tokens", REIN_ROUTE_WAITS,
                                handle_count_tokens, gw, err);
+    if (rc == REIN_OK)
+        rc = rein_server_route(srv, "POST", "/v1/responses/input_tokens", REIN_ROUTE_WAITS,
+                               handle_input_tokens, gw, err);
     if (rc == REIN_OK)
         rc = rein_server_route(srv, "GET", "/v1/models", REIN_ROUTE_INLINE, handle_models, gw, err);
     /* Gemini: the model's name holds '.' and ':', which an id may not (raw params). */

@@ -1784,27 +1784,35 @@ static json_t *text_error(const char *p, size_t n)
     return e;
 }
 
-/* Decodes an error body with the wire's body format, for the provider's error object. */
-static rein_model_response *decode_error_body(const struct attempt *at)
+/* Decodes an error body (n bytes at p) with wire's body format, for the provider's error
+ * object. */
+static rein_model_response *decode_error_bytes(const struct rein__wire *wire,
+                                               const struct rein_decoder_options *opt,
+                                               const char *p, size_t n)
 {
-    rein_provider_decoder *d = rein__decoder_new(at->p->wire, true, at->opt, NULL, NULL);
+    rein_provider_decoder *d = rein__decoder_new(wire, true, opt, NULL, NULL);
     rein_model_response *r = NULL;
     rein_error e;
 
     if (!d)
         return NULL;
-    if (rein_provider_decoder_feed(d, at->errbody.ptr, at->errbody.len, &e) != REIN_OK ||
+    if (rein_provider_decoder_feed(d, p, n, &e) != REIN_OK ||
         rein_provider_decoder_finish(d, &r, &e) != REIN_OK) {
         rein_provider_decoder_free(d);
         r = rein__response_new(0);
         if (!r)
             return NULL;
         /* Not JSON: a readable line, and the text itself so nothing is lost. */
-        r->error = text_error(at->errbody.ptr, at->errbody.len);
+        r->error = text_error(p, n);
         return r;
     }
     rein_provider_decoder_free(d);
     return r;
+}
+
+static rein_model_response *decode_error_body(const struct attempt *at)
+{
+    return decode_error_bytes(at->p->wire, at->opt, at->errbody.ptr, at->errbody.len);
 }
 
 /* An error body may echo the key (some proxies do): every string of the error object that
@@ -2409,48 +2417,124 @@ static rein_err send_request(rein_provider *p, rein_model_request *req, rein_his
 
 /* ---------------------------------------------------------------------------------------
  * Token count
+ *
+ * Three wires have a count of their own: Anthropic's POST /v1/messages/count_tokens, the
+ * Responses API's POST /v1/responses/input_tokens and Gemini's POST models/MODEL:countTokens.
+ * A count is one plain exchange (no retry, no stream): the answer is read whole, its number
+ * taken from the wire's member, an error status decoded as a send's is.
  */
 
-static size_t count_body(char *p, size_t size, size_t n, void *userdata)
+/* The member of a count answer that holds the number, by wire; NULL: the wire has no count. */
+static const char *count_member(const rein_provider *p)
 {
-    struct rein_buf *out = userdata;
+    const char *w = p->wire ? p->wire->name : "";
+
+    if (p->replay || !p->endpoint)
+        return NULL;
+    if (!strcmp(w, "anthropic") || !strcmp(w, "openai-responses"))
+        return "input_tokens";
+    if (!strcmp(w, "gemini"))
+        return "totalTokens";
+    return NULL;
+}
+
+bool rein_provider_can_count(const rein_provider *p)
+{
+    return p && count_member(p) != NULL;
+}
+
+/* The count's URL: the endpoint's path with the count's own (before any query). New. */
+static char *count_url(const rein_provider *p, const rein_model_request *req)
+{
+    const char *model = rein__request_model(p, req);
+    const char *q = strchr(p->endpoint, '?');
+    int n = q ? (int)(q - p->endpoint) : (int)strlen(p->endpoint);
+
+    if (!strcmp(p->wire->name, "gemini")) {
+        if (!strncmp(model, "models/", 7))
+            model += 7;
+        return rein_asprintf("%.*s/models/%s:countTokens%s", n, p->endpoint, model, q ? q : "");
+    }
+    return rein_asprintf("%.*s/%s%s", n, p->endpoint,
+                         strcmp(p->wire->name, "anthropic") ? "input_tokens" : "count_tokens",
+                         q ? q : "");
+}
+
+/* What one count exchange gathers (count_header, count_write). */
+struct count_xfer {
+    const rein_provider *p;
+    const rein_model_request *req;
+    struct rein_buf body; /* the answer, at most 1 MiB */
+    long status;
+    int64_t retry_after_ms; /* -1: none asked */
+    struct rein_model_headers hdrs;
+};
+
+static size_t count_write(char *p, size_t size, size_t n, void *userdata)
+{
+    struct count_xfer *x = userdata;
 
     /* an answer past 1 MiB is no token count */
-    if (out->len + size * n > ((size_t)1 << 20) || rein_buf_add(out, p, size * n))
+    if (x->body.len + size * n > ERROR_BODY_MAX || rein_buf_add(&x->body, p, size * n))
         return 0;
     return size * n;
 }
 
-rein_err rein_provider_count_tokens(rein_provider *p, const rein_model_request *req,
-                                    const char *body, size_t len, long *status,
-                                    struct rein_buf *out, rein_error *err)
+static size_t count_header(char *line, size_t size, size_t nmemb, void *ud)
 {
-    static const rein_model_request none = {.retries = -1};
-    const rein_model_request *r = req ? req : &none;
-    struct curl_slist *headers = NULL;
-    char *url;
-    CURL *easy;
-    CURLcode cc;
-    rein_err rc;
-    int64_t limit = p->cfg.timeout[REIN_TIMEOUT_FIRST_BYTE];
+    struct count_xfer *x = ud;
+    size_t n = size * nmemb, vlen;
+    const char *v;
 
-    *status = 0;
-    if (strcmp(p->wire->name, "anthropic") != 0 || p->replay || !p->endpoint)
-        return rein_error_set(err, REIN_ENOTSUP, "the %s wire has no token count (Anthropic's has)",
-                              p->wire->name);
-    url = rein_asprintf("%s/count_tokens", p->endpoint);
-    easy = url ? curl_easy_init() : NULL;
-    rc = easy ? rein__header_add(&headers, ct_line) : REIN_ENOMEM;
+    if (n >= 5 && strncmp(line, "HTTP/", 5) == 0) { /* a new response: start over */
+        const char *sp = memchr(line, ' ', n);
+        x->status = sp ? strtol(sp + 1, NULL, 10) : 0;
+        x->retry_after_ms = -1;
+        rein__headers_clear(&x->hdrs);
+    } else if (header_is(line, n, "retry-after-ms", &v, &vlen)) {
+        int64_t ms = parse_retry_after(v, vlen, true);
+        if (ms >= 0)
+            x->retry_after_ms = ms;
+    } else if (header_is(line, n, "retry-after", &v, &vlen)) {
+        int64_t ms = parse_retry_after(v, vlen, false);
+        if (ms >= 0 && x->retry_after_ms < 0)
+            x->retry_after_ms = ms;
+    } else {
+        const char *keys[2] = {x->p->cfg.api_key, x->req->api_key};
+        (void)rein__headers_offer(&x->hdrs, line, n, keys, 2);
+    }
+    return n;
+}
+
+/* The transfer's progress: a cancelled request stops it. */
+static int count_progress(void *ud, curl_off_t dt, curl_off_t dn, curl_off_t ut, curl_off_t un)
+{
+    const struct count_xfer *x = ud;
+
+    (void)dt, (void)dn, (void)ut, (void)un;
+    return x->req->cancel && rein_cancel_is_set(x->req->cancel);
+}
+
+/* POSTs body (len bytes) to url; x gets the answer. REIN_OK once an answer came. */
+static rein_err count_post(struct count_xfer *x, const char *url, const char *body, size_t len,
+                           rein_error *err)
+{
+    const rein_provider *p = x->p;
+    struct curl_slist *headers = NULL;
+    int64_t limit = p->cfg.timeout[REIN_TIMEOUT_FIRST_BYTE];
+    CURL *easy = curl_easy_init();
+    rein_err rc = easy ? rein__header_add(&headers, ct_line) : REIN_ENOMEM;
+    CURLcode cc;
+
     if (!rc)
         rc = rein__header_add(&headers, accept_json);
     if (!rc)
         rc = rein__header_add(&headers, p->ua_line);
     if (!rc)
-        rc = request_headers(p, r, &headers);
+        rc = request_headers(p, x->req, &headers);
     if (rc) {
         curl_slist_free_all(headers);
         curl_easy_cleanup(easy);
-        rein_free(url);
         return rein_error_set(err, REIN_ENOMEM, "out of memory");
     }
     curl_easy_setopt(easy, CURLOPT_URL, url);
@@ -2458,8 +2542,13 @@ rein_err rein_provider_count_tokens(rein_provider *p, const rein_model_request *
     curl_easy_setopt(easy, CURLOPT_POSTFIELDS, body);
     curl_easy_setopt(easy, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
     curl_easy_setopt(easy, CURLOPT_HTTPHEADER, headers);
-    curl_easy_setopt(easy, CURLOPT_WRITEFUNCTION, count_body);
-    curl_easy_setopt(easy, CURLOPT_WRITEDATA, out);
+    curl_easy_setopt(easy, CURLOPT_WRITEFUNCTION, count_write);
+    curl_easy_setopt(easy, CURLOPT_WRITEDATA, x);
+    curl_easy_setopt(easy, CURLOPT_HEADERFUNCTION, count_header);
+    curl_easy_setopt(easy, CURLOPT_HEADERDATA, x);
+    curl_easy_setopt(easy, CURLOPT_XFERINFOFUNCTION, count_progress);
+    curl_easy_setopt(easy, CURLOPT_XFERINFODATA, x);
+    curl_easy_setopt(easy, CURLOPT_NOPROGRESS, 0L);
     curl_easy_setopt(easy, CURLOPT_TIMEOUT_MS, (long)(limit > 0 ? limit : 60000));
     set_transport(p, easy);
     if (proxy_applies(p, url)) {
@@ -2467,19 +2556,200 @@ rein_err rein_provider_count_tokens(rein_provider *p, const rein_model_request *
         curl_easy_setopt(easy, CURLOPT_NOPROXY, p->noproxy);
     }
     cc = curl_easy_perform(easy);
-    if (cc == CURLE_OK)
-        curl_easy_getinfo(easy, CURLINFO_RESPONSE_CODE, status);
     curl_slist_free_all(headers);
     curl_easy_cleanup(easy);
-    if (cc == CURLE_OK) {
-        rein_free(url);
+    if (cc == CURLE_OK)
         return REIN_OK;
+    rc = cc == CURLE_OPERATION_TIMEDOUT    ? REIN_ETIMEDOUT
+         : cc == CURLE_ABORTED_BY_CALLBACK ? REIN_ECANCELED
+         : cc == CURLE_OUT_OF_MEMORY       ? REIN_ENOMEM
+                                           : REIN_EIO;
+    return rein_error_set(err, rc, "counting tokens at %s: %s", url, curl_easy_strerror(cc));
+}
+
+/* An error status: the answer decoded as a send's failed response is (*out, new). */
+static rein_err count_failed(struct count_xfer *x, const char *url, rein_model_response **out,
+                             rein_error *err)
+{
+    static const struct rein_decoder_options opt;
+    rein_model_response *r = decode_error_bytes(x->p->wire, &opt, x->body.ptr, x->body.len);
+
+    if (r) {
+        if (x->retry_after_ms >= 0 || r->retry_after_ms < 0)
+            r->retry_after_ms = x->retry_after_ms;
+        scrub_json(r->error, x->p->cfg.api_key);
+        scrub_json(r->error, x->req->api_key);
+        r->headers = x->hdrs;
+        memset(&x->hdrs, 0, sizeof(x->hdrs));
     }
-    rc = cc == CURLE_OPERATION_TIMEDOUT ? REIN_ETIMEDOUT : REIN_EHTTP;
-    rein_error_set(err, rc, "counting tokens at %s: %s", url, curl_easy_strerror(cc));
+    *out = r;
+    rein_error_set(err, REIN_EHTTP, "HTTP %ld from %s%s%s", x->status, url,
+                   r && r->error ? ": " : "", r && r->error ? error_message(r->error) : "");
+    err->detail = (int)x->status;
+    return REIN_EHTTP;
+}
+
+/* A 2xx answer: its number, or REIN_EPROVIDER naming what came instead. */
+static rein_err count_read(const struct count_xfer *x, int64_t *tokens, rein_error *err)
+{
+    const char *member = count_member(x->p);
+    json_t *a = rein_json_parse(x->body.ptr, x->body.len, 0, NULL);
+    const json_t *v = json_object_get(a, member);
+    bool ok = json_is_integer(v) && json_integer_value(v) >= 0;
+
+    if (ok)
+        *tokens = json_integer_value(v);
+    json_decref(a);
+    if (ok)
+        return REIN_OK;
+    return rein_error_set(err, REIN_EPROVIDER,
+                          "the upstream's token count answer has no \"%s\" number: %.120s", member,
+                          x->body.len ? x->body.ptr : "(an empty body)");
+}
+
+rein_err rein_provider_count_tokens(rein_provider *p, const rein_model_request *req,
+                                    const char *body, size_t len, int64_t *tokens,
+                                    struct rein_buf *answer, rein_model_response **out,
+                                    rein_error *err)
+{
+    static const rein_model_request none = {.retries = -1};
+    struct count_xfer x = {.p = p, .req = req ? req : &none, .retry_after_ms = -1};
+    char *url;
+    rein_err rc;
+
+    *tokens = -1;
+    *out = NULL;
+    rein_error_clear(err);
+    rein_error_where(err, WHERE);
+    if (!count_member(p))
+        return rein_error_set(err, REIN_ENOTSUP,
+                              "the %s wire has no token count (Anthropic's, the Responses API's "
+                              "and Gemini's have)",
+                              p->replay ? "replay"
+                              : p->wire ? p->wire->name
+                                        : "provider's");
+    url = count_url(p, x.req);
+    if (!url)
+        return rein_error_set(err, REIN_ENOMEM, "out of memory");
+    rein_buf_init(&x.body, 0);
+    rc = count_post(&x, url, body, len, err);
+    if (!rc && !status_ok(x.status))
+        rc = count_failed(&x, url, out, err);
+    else if (!rc)
+        rc = count_read(&x, tokens, err);
+    if ((!rc || rc == REIN_EPROVIDER) && answer && rein_buf_add(answer, x.body.ptr, x.body.len))
+        rc = rein_error_set(err, REIN_ENOMEM, "out of memory");
+    rein__headers_release(&x.hdrs);
+    rein_buf_release(&x.body);
     rein_free(url);
     scrub_message(err, p->cfg.api_key);
-    scrub_message(err, r->api_key);
+    scrub_message(err, x.req->api_key);
+    return rc;
+}
+
+/* The members of a send's body each wire's count takes (the rest it refuses with a 400). */
+static const char *const count_anthropic[] = {"model",       "messages", "system",      "tools",
+                                              "tool_choice", "thinking", "mcp_servers", NULL};
+static const char *const count_responses[] = {"model",        "input",       "instructions",
+                                              "tools",        "tool_choice", "parallel_tool_calls",
+                                              "reasoning",    "text",        "previous_response_id",
+                                              "conversation", "truncation",  NULL};
+/* Gemini's GenerateContentRequest (the model is added); Vertex AI's CountTokensRequest has
+ * these at its top level, and no generateContentRequest. */
+static const char *const count_gemini[] = {
+    "contents",         "systemInstruction", "tools",         "toolConfig",
+    "generationConfig", "safetySettings",    "cachedContent", NULL};
+static const char *const count_vertex[] = {"contents", "systemInstruction", "tools",
+                                           "generationConfig", NULL};
+
+/* The count's body from a send's (sent, taken): only what the count takes, in its shape. */
+static json_t *count_shape(const rein_provider *p, const rein_model_request *req, json_t *sent)
+{
+    bool gemini = !strcmp(p->wire->name, "gemini");
+    bool vertex = gemini && !strcmp(rein_provider_name(p), "vertex");
+    const char *const *keep = vertex                                ? count_vertex
+                              : gemini                              ? count_gemini
+                              : !strcmp(p->wire->name, "anthropic") ? count_anthropic
+                                                                    : count_responses;
+    json_t *o = json_object(), *top;
+    const char *model = rein__request_model(p, req);
+    char *name;
+
+    for (size_t i = 0; o && keep[i]; i++) {
+        json_t *v = json_object_get(sent, keep[i]);
+        if (v && json_object_set(o, keep[i], v)) {
+            json_decref(o);
+            o = NULL;
+        }
+    }
+    if (!o || !gemini || vertex) {
+        json_decref(sent);
+        return o;
+    }
+    /* Gemini's count reads system and tools only inside a generateContentRequest, which names
+     * its model as a resource. */
+    name = rein_asprintf("models/%s", strncmp(model, "models/", 7) ? model : model + 7);
+    top = json_object();
+    if (!name || !top || json_object_set_new(o, "model", json_string(name))) {
+        json_decref(o);
+        json_decref(top);
+        top = NULL;
+    } else if (json_object_set_new(top, "generateContentRequest", o)) {
+        json_decref(top);
+        top = NULL;
+    }
+    rein_free(name);
+    json_decref(sent);
+    return top;
+}
+
+/* Writes the body a send of (req, h) would carry, for the count: as one string (new). */
+static rein_err count_write_body(rein_provider *p, rein_model_request *req, rein_history *h,
+                                 char **text, rein_error *err)
+{
+    bool stream = req->stream;
+    struct rein__body body;
+    json_t *sent = NULL;
+    rein_err rc = rein_provider_prepare(p, req, err);
+
+    if (rc)
+        return rc;
+    rein__body_init(&body);
+    req->stream = false; /* no "stream" member, Gemini's non-streaming shape */
+    rc = p->wire->build_body(p, req, h, &body, err);
+    req->stream = stream;
+    if (!rc && rein__body_flatten(&body))
+        rc = REIN_ENOMEM;
+    if (!rc && !(sent = rein_json_parse(body.buf.ptr, body.buf.len, 0, NULL)))
+        rc = REIN_ENOMEM; /* the wire's own writing parses: only memory can fail it */
+    rein__body_release(&body);
+    if (!rc && !(sent = count_shape(p, req, sent)))
+        rc = REIN_ENOMEM;
+    if (!rc && !(*text = rein_json_dumps(sent)))
+        rc = REIN_ENOMEM;
+    json_decref(sent);
+    if (rc == REIN_ENOMEM)
+        return rein_error_set(err, rc, "out of memory writing the count's body");
+    return rc;
+}
+
+rein_err rein_provider_count_request(rein_provider *p, rein_model_request *req, rein_history *h,
+                                     int64_t *tokens, struct rein_buf *answer,
+                                     rein_model_response **out, rein_error *err)
+{
+    char *body = NULL;
+    rein_err rc;
+
+    *tokens = -1;
+    *out = NULL;
+    rein_error_clear(err);
+    rein_error_where(err, WHERE);
+    if (!count_member(p))
+        return rein_provider_count_tokens(p, req, "", 0, tokens, answer, out, err);
+    rc = count_write_body(p, req, h, &body, err);
+    if (!rc)
+        rc = rein_provider_count_tokens(p, req, body, strlen(body), tokens, answer, out, err);
+    rein_free(body);
     return rc;
 }
 

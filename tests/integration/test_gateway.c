@@ -4579,6 +4579,329 @@ static void test_reasoning_follows_the_upstreams_model(void **state)
     assert_string_equal(dropped, "[\"reasoning_effort\"]");
 }
 
+/* ---- token counts across wires (decision 0094) ------------------------------------------- */
+
+/* The string at path ("a.0.b") of v, or "" so that a missing one fails the compare. */
+static const char *jstr_at(const json_t *v, const char *path)
+{
+    const char *s = json_string_value(test_json_at(v, path));
+
+    return s ? s : "";
+}
+
+/* Whether v, written out, holds want. */
+static bool holds_text(const json_t *v, const char *want)
+{
+    char *text = v ? json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
+    bool yes = text && strstr(text, want);
+
+    free(text);
+    return yes;
+}
+
+/* A count's answer scripted at path: status 200 and body (a JSON text). */
+static void script_count(const char *path, const char *body)
+{
+    json_t *s = json_pack("{sbs[{s{ss}siss}]}", "validate", 0, "replies", "match", "path", path,
+                          "status", 200, "body", body);
+    char *text = json_dumps(s, JSON_COMPACT);
+
+    script(text);
+    free(text);
+    json_decref(s);
+}
+
+/* The count path of each upstream wire, as the test's providers reach it. */
+static const char *count_path(const char *wire)
+{
+    return !strcmp(wire, "anthropic") ? "/v1/messages/count_tokens"
+           : !strcmp(wire, "gemini")  ? "/v1beta/models/gw-model:countTokens"
+                                      : "/v1/responses/input_tokens";
+}
+
+/* The answer of each upstream wire's count. */
+static const char *count_reply(const char *wire)
+{
+    return !strcmp(wire, "anthropic") ? "{\"input_tokens\":31}"
+           : !strcmp(wire, "gemini")
+               ? "{\"totalTokens\":31,\"promptTokensDetails\":[{\"modality\":\"TEXT\","
+                 "\"tokenCount\":31}]}"
+               : "{\"object\":\"response.input_tokens\",\"input_tokens\":31}";
+}
+
+/* Only the members wire's count takes, none of a send's own (max_tokens, stream, store). */
+static void assert_count_members(const char *wire, const json_t *sent)
+{
+    static const char *const anthropic[] = {"model",       "messages", "system",      "tools",
+                                            "tool_choice", "thinking", "mcp_servers", NULL};
+    static const char *const responses[] = {"model",        "input",       "instructions",
+                                            "tools",        "tool_choice", "parallel_tool_calls",
+                                            "reasoning",    "text",        "previous_response_id",
+                                            "conversation", "truncation",  NULL};
+    static const char *const gemini[] = {"generateContentRequest", NULL};
+    const char *const *ok = !strcmp(wire, "anthropic") ? anthropic
+                            : !strcmp(wire, "gemini")  ? gemini
+                                                       : responses;
+    const char *key;
+    json_t *v;
+
+    json_object_foreach((json_t *)sent, key, v)
+    {
+        bool found = false;
+        for (size_t i = 0; ok[i]; i++)
+            found = found || !strcmp(ok[i], key);
+        if (!found)
+            fail_msg("the %s count got \"%s\", which it refuses", wire, key);
+    }
+}
+
+/* The upstream's count body carries the system text and the get_weather tool, in its wire. */
+static void assert_count_body(const char *wire, const json_t *sent)
+{
+    const json_t *g = json_object_get(sent, "generateContentRequest");
+
+    assert_count_members(wire, sent);
+    if (!strcmp(wire, "anthropic")) {
+        assert_string_equal(th_jstr(sent, "model"), "gw-model");
+        assert_true(holds_text(json_object_get(sent, "system"), "Be brief."));
+        assert_string_equal(jstr_at(sent, "tools.0.name"), "get_weather");
+        assert_true(json_array_size(json_object_get(sent, "messages")) >= 1);
+    } else if (!strcmp(wire, "gemini")) {
+        assert_string_equal(th_jstr(g, "model"), "models/gw-model");
+        assert_string_equal(jstr_at(g, "systemInstruction.parts.0.text"), "Be brief.");
+        assert_string_equal(jstr_at(g, "tools.0.functionDeclarations.0.name"), "get_weather");
+        assert_true(json_array_size(json_object_get(g, "contents")) >= 1);
+    } else {
+        assert_string_equal(th_jstr(sent, "model"), "gw-model");
+        assert_true(holds_text(sent, "Be brief."));
+        assert_string_equal(jstr_at(sent, "tools.0.name"), "get_weather");
+        assert_non_null(json_object_get(sent, "input"));
+    }
+}
+
+#define RS_COUNT_BODY                                                                              \
+    "{\"model\":\"m\",\"instructions\":\"Be brief.\",\"input\":[{\"role\":\"user\",\"content\":"   \
+    "\"weather in Paris?\"}]," RS_TOOLS "}"
+#define G_SYSTEM "\"systemInstruction\":{\"parts\":[{\"text\":\"Be brief.\"}]}"
+#define G_COUNT_BODY                                                                               \
+    "{\"generateContentRequest\":{\"model\":\"models/gemini-test\"," G_USER "," G_SYSTEM           \
+    "," G_TOOLS "}}"
+#define AN_COUNT_BODY                                                                              \
+    "{\"model\":\"claude-any\",\"system\":\"Be brief.\"," USER ",\"tools\":[{\"name\":"            \
+    "\"get_weather\",\"input_schema\":{\"type\":\"object\",\"properties\":{\"city\":{\"type\":"    \
+    "\"string\"}}}}]}"
+
+static void count_post(const char *api, const char *body, const char *const *extra,
+                       struct th_resp *r)
+{
+    const char *h[6] = {"Content-Type: application/json", NULL};
+    size_t n = 1;
+
+    for (size_t i = 0; extra && extra[i] && n < 5; i++)
+        h[n++] = extra[i];
+    h[n] = NULL;
+    if (!strcmp(api, "gemini"))
+        th_http("POST", u("/v1beta/models/gemini-test:countTokens"), body, h, r);
+    else if (!strcmp(api, "anthropic"))
+        th_http("POST", u("/v1/messages/count_tokens"), body, h, r);
+    else
+        th_http("POST", u("/v1/responses/input_tokens"), body, h, r);
+}
+
+/* Each client wire against each upstream wire that counts: the upstream's own count, asked at
+ * its own path with a body of only the members it takes (system and tools among them), comes
+ * back in the client's shape; an upstream of the client's wire gets the body as written. */
+static void test_count_across_wires(void **state)
+{
+    static const char *const wires[] = {"anthropic", "openai-responses", "gemini"};
+    static const struct {
+        const char *api, *body;
+    } clients[] = {{"openai-responses", RS_COUNT_BODY},
+                   {"gemini", G_COUNT_BODY},
+                   {"anthropic", AN_COUNT_BODY}};
+    struct th_resp r;
+
+    (void)state;
+    for (size_t c = 0; c < REIN_ARRAY_SIZE(clients); c++) {
+        for (size_t w = 0; w < REIN_ARRAY_SIZE(wires); w++) {
+            const struct ms_request *q;
+            start_with(wires[w], NULL, 0);
+            script_count(count_path(wires[w]), count_reply(wires[w]));
+            count_post(clients[c].api, clients[c].body, NULL, &r);
+            if (r.status != 200)
+                fail_msg("%s client, %s upstream: %ld %s", clients[c].api, wires[w], r.status,
+                         r.body);
+            if (!strcmp(clients[c].api, "gemini")) {
+                assert_int_equal(json_integer_value(json_object_get(r.json, "totalTokens")), 31);
+            } else {
+                assert_int_equal(json_integer_value(json_object_get(r.json, "input_tokens")), 31);
+                if (!strcmp(clients[c].api, "openai-responses"))
+                    assert_string_equal(th_jstr(r.json, "object"), "response.input_tokens");
+            }
+            /* Gemini's own answer passes whole to a Gemini client. */
+            assert_int_equal(json_object_get(r.json, "promptTokensDetails") != NULL,
+                             !strcmp(clients[c].api, "gemini") && !strcmp(wires[w], "gemini"));
+            th_resp_free(&r);
+            assert_int_equal(ms_request_count(F->ms), 1);
+            q = ms_last_request(F->ms);
+            assert_string_equal(q->path, count_path(wires[w]));
+            assert_non_null(q->json);
+            assert_count_body(wires[w], q->json);
+            if (!strcmp(clients[c].api, wires[w]) && strcmp(wires[w], "gemini")) {
+                /* the client's own wire: its body as written, but for the model */
+                json_t *sent = json_loads(clients[c].body, 0, NULL);
+                json_t *got = json_deep_copy(q->json);
+                json_object_del(sent, "model");
+                json_object_del(got, "model");
+                assert_true(json_equal(sent, got));
+                json_decref(sent);
+                json_decref(got);
+            }
+            teardown(NULL);
+        }
+    }
+}
+
+/* A Gemini client's {"contents"} form (what @google/genai sends for the Gemini API) counts the
+ * contents alone; an Anthropic body with max_tokens and stream goes to another wire without
+ * them. */
+static void test_count_bodies_of_each_form(void **state)
+{
+    const struct ms_request *q;
+    struct th_resp r;
+
+    (void)state;
+    start_with("anthropic", NULL, 0);
+    script_count(count_path("anthropic"), count_reply("anthropic"));
+    count_post("gemini", "{" G_USER "}", NULL, &r);
+    assert_int_equal(r.status, 200);
+    assert_int_equal(json_integer_value(json_object_get(r.json, "totalTokens")), 31);
+    th_resp_free(&r);
+    q = ms_last_request(F->ms);
+    assert_count_members("anthropic", q->json);
+    assert_string_equal(jstr_at(q->json, "messages.0.content.0.text"), "weather in Paris?");
+    assert_null(json_object_get(q->json, "system"));
+    teardown(NULL);
+
+    start_with("openai-responses", NULL, 0);
+    script_count(count_path("openai-responses"), count_reply("openai-responses"));
+    count_post("anthropic",
+               "{\"model\":\"c\",\"max_tokens\":100,\"stream\":true,\"temperature\":0.5," USER "}",
+               NULL, &r);
+    assert_int_equal(r.status, 200);
+    assert_int_equal(json_integer_value(json_object_get(r.json, "input_tokens")), 31);
+    th_resp_free(&r);
+    q = ms_last_request(F->ms);
+    assert_count_members("openai-responses", q->json);
+}
+
+/* An upstream wire without a count: a 404 in each client's shape naming that wire, and nothing
+ * sent upstream; the chat completions client has no count route at all. */
+static void test_count_no_count_per_client(void **state)
+{
+    struct th_resp r;
+
+    (void)state;
+    start(); /* openai chat completions */
+    script("[]");
+    count_post("openai-responses", RS_COUNT_BODY, NULL, &r);
+    assert_oa_error(&r, 404, "openai wire");
+    th_resp_free(&r);
+    count_post("gemini", G_COUNT_BODY, NULL, &r);
+    assert_gm_error(&r, 404, "NOT_FOUND", "openai wire");
+    th_resp_free(&r);
+    count_post("anthropic", AN_COUNT_BODY, NULL, &r);
+    assert_int_equal(r.status, 404);
+    assert_non_null(strstr(jstr_at(r.json, "error.message"), "openai wire"));
+    th_resp_free(&r);
+    assert_int_equal(ms_request_count(F->ms), 0);
+}
+
+/* An upstream's 429 comes back in the client's shape with its status and Retry-After, across
+ * wires and on the client's own; an answer without a number is a 502 that says so. */
+static void test_count_upstream_errors(void **state)
+{
+    struct th_resp r;
+
+    (void)state;
+    start_with("gemini", NULL, 0);
+    script("{\"validate\":false,\"replies\":[{\"match\":{\"path\":\"/v1beta/models/gw-model:"
+           "countTokens\"},\"status\":429,\"headers\":{\"Retry-After\":\"9\"},\"body\":"
+           "\"{\\\"error\\\":{\\\"code\\\":429,\\\"message\\\":\\\"quota\\\",\\\"status\\\":"
+           "\\\"RESOURCE_EXHAUSTED\\\"}}\",\"times\":2},"
+           "{\"match\":{\"path\":\"/v1beta/models/gw-model:countTokens\"},\"status\":200,"
+           "\"body\":\"{\\\"totalTokens\\\":\\\"many\\\"}\"}]}");
+    count_post("openai-responses", RS_COUNT_BODY, NULL, &r);
+    assert_oa_error(&r, 429, "quota");
+    assert_header(&r, "Retry-After", "9");
+    th_resp_free(&r);
+    count_post("gemini", G_COUNT_BODY, NULL, &r);
+    assert_gm_error(&r, 429, "RESOURCE_EXHAUSTED", "quota");
+    assert_header(&r, "Retry-After", "9");
+    th_resp_free(&r);
+    count_post("anthropic", AN_COUNT_BODY, NULL, &r);
+    assert_int_equal(r.status, 502);
+    assert_non_null(strstr(jstr_at(r.json, "error.message"), "totalTokens"));
+    th_resp_free(&r);
+    teardown(NULL);
+
+    start_with("openai-responses", NULL, 0);
+    script("{\"validate\":false,\"replies\":[{\"match\":{\"path\":\"/v1/responses/input_tokens\"},"
+           "\"status\":429,\"headers\":{\"Retry-After\":\"4\"},\"body\":\"{\\\"error\\\":{"
+           "\\\"type\\\":\\\"requests\\\",\\\"message\\\":\\\"slow down\\\"}}\"}]}");
+    count_post("anthropic", AN_COUNT_BODY, NULL, &r);
+    assert_int_equal(r.status, 429);
+    assert_string_equal(th_jstr(r.json, "type"), "error");
+    assert_non_null(strstr(jstr_at(r.json, "error.message"), "slow down"));
+    assert_header(&r, "Retry-After", "4");
+    th_resp_free(&r);
+}
+
+/* A bad body is a 400 in the route's own shape, before anything goes upstream. */
+static void test_count_bad_bodies(void **state)
+{
+    static const struct {
+        const char *api, *body, *want;
+    } cases[] = {
+        {"openai-responses", "{\"input\":", "not valid JSON"},
+        {"openai-responses", "[1]", "JSON object"},
+        {"openai-responses", "{\"input\":[{\"type\":\"bogus_item\"}]}", "bogus_item"},
+        {"gemini", "{\"contents\":", "not valid JSON"},
+        {"gemini", "\"text\"", "JSON object"},
+        {"gemini", "{}", "contents"},
+        {"gemini", "{" G_USER ",\"generateContentRequest\":{" G_USER "}}", "both"},
+        {"gemini", "{\"contentz\":[]}", "contentz"},
+        {"gemini", "{\"contents\":[{\"role\":\"user\",\"parts\":[{\"inlineData\":{}}]}]}",
+         "inlineData"},
+        {"anthropic", "{\"model\":", "JSON"},
+        {"anthropic",
+         "{\"model\":\"c\",\"messages\":[{\"role\":\"user\",\"content\":[{\"type\":"
+         "\"bogus\"}]}]}",
+         "bogus"},
+    };
+    struct th_resp r;
+
+    (void)state;
+    for (size_t i = 0; i < REIN_ARRAY_SIZE(cases); i++) {
+        /* an upstream of another wire, so that the route's parser reads the body */
+        start_with(strcmp(cases[i].api, "gemini") ? "gemini" : "anthropic", NULL, 0);
+        script("[]");
+        count_post(cases[i].api, cases[i].body, NULL, &r);
+        if (!strcmp(cases[i].api, "gemini"))
+            assert_gm_error(&r, 400, "INVALID_ARGUMENT", cases[i].want);
+        else if (!strcmp(cases[i].api, "anthropic")) {
+            if (r.status != 400 || !strstr(r.body, cases[i].want))
+                fail_msg("%s: want 400 with \"%s\", got %ld %s", cases[i].body, cases[i].want,
+                         r.status, r.body);
+            assert_string_equal(jstr_at(r.json, "error.type"), "invalid_request_error");
+        } else
+            assert_oa_error(&r, 400, cases[i].want);
+        th_resp_free(&r);
+        assert_int_equal(ms_request_count(F->ms), 0);
+        teardown(NULL);
+    }
+}
+
 int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
@@ -4624,6 +4947,11 @@ int main(int argc, char **argv)
         cmocka_unit_test_teardown(test_anthropic_beta_reaches_claude, teardown),
         cmocka_unit_test_teardown(test_client_key_is_forwarded, teardown),
         cmocka_unit_test_teardown(test_count_tokens, teardown),
+        cmocka_unit_test_teardown(test_count_across_wires, teardown),
+        cmocka_unit_test_teardown(test_count_bodies_of_each_form, teardown),
+        cmocka_unit_test_teardown(test_count_no_count_per_client, teardown),
+        cmocka_unit_test_teardown(test_count_upstream_errors, teardown),
+        cmocka_unit_test_teardown(test_count_bad_bodies, teardown),
         cmocka_unit_test_teardown(test_anthropic_stop_sequence, teardown),
         cmocka_unit_test_teardown(test_openai_same_wire_goes_up_as_sent, teardown),
         cmocka_unit_test_teardown(test_openai_logprobs_and_annotations_reach_the_client, teardown),
