@@ -66,6 +66,8 @@ const anTools = [{ name: 'get_weather', description: 'weather', input_schema: we
 const call = (id, args, name = 'get_weather') => ({ id, name, arguments: args });
 const base = { model: 'gpt-test', messages: user, tools: oaTools };
 const anBase = { model: 'claude-test', max_tokens: 256, messages: user, tools: anTools };
+const rsCountTools = [{ type: 'function', name: 'get_weather', description: 'weather',
+  parameters: weatherSchema }];
 
 // The body of a failed request, read without an SDK (to see the "rein" member).
 async function rawPost(url, body, headers = {}) {
@@ -455,6 +457,73 @@ check('reasoning: the openai SDK\'s reasoning_effort reaches Claude as a thinkin
   assert.deepEqual(log[0].json.thinking, { type: 'enabled', budget_tokens: 24576 });
   assert.equal(log[0].json.max_tokens, 24576 + 4096);
   assert.equal(log[1].json.reasoning_effort, undefined);
+});
+
+// Token counts across wires (decision 0094): each SDK's count reaches any upstream whose wire
+// has a count, answered in the SDK's shape with the upstream's own number.
+const countAt = {
+  anthropic: ['/v1/messages/count_tokens', '{"input_tokens":23}'],
+  responses: ['/v1/responses/input_tokens', '{"object":"response.input_tokens","input_tokens":23}'],
+  gemini: ['/v1beta/models/gemini-test:countTokens',
+    '{"totalTokens":23,"promptTokensDetails":[{"modality":"TEXT","tokenCount":23}]}'],
+};
+const countUpstreams = () => [['anthropic', reinAN], ['responses', reinRS], ['gemini', reinGM]];
+async function countScenario(wire) {
+  await scenario([{ match: { path: countAt[wire][0] }, body: countAt[wire][1] }]);
+}
+async function countSent(wire) {
+  const log = await control('/__requests');
+  assert.equal(log.length, 1, `${wire}: one count upstream`);
+  assert.equal(log[0].path, countAt[wire][0]);
+  // Gemini's count: a generateContentRequest (rein's), or the client's {contents} as written
+  const body = log[0].json.generateContentRequest ?? log[0].json;
+  assert.equal(body.max_tokens, undefined, `${wire}: no max_tokens`);
+  assert.equal(body.stream, undefined, `${wire}: no stream`);
+  return body;
+}
+
+check('openai: responses.inputTokens.count is the upstream\'s count, on every wire that has one', async () => {
+  for (const [wire, url] of countUpstreams()) {
+    const client = new OpenAI({ apiKey: KEY, baseURL: url + '/v1', maxRetries: 0 });
+    await countScenario(wire);
+    const r = await client.responses.inputTokens.count({ model: 'gpt-test',
+      instructions: 'Be brief.', input: 'What is the weather in Paris?', tools: rsCountTools });
+    assert.equal(r.object, 'response.input_tokens');
+    assert.equal(r.input_tokens, 23, wire);
+    const body = await countSent(wire);
+    assert.match(JSON.stringify(body), /Be brief\./, `${wire}: the instructions count`);
+    assert.match(JSON.stringify(body.tools), /get_weather/, `${wire}: the tools count`);
+  }
+  await assert.rejects(oa.responses.inputTokens.count({ model: 'gpt-test', input: 'hi' }),
+    (e) => e.status === 404 && /openai wire/.test(e.message));
+});
+
+check('google genai: models.countTokens is the upstream\'s count, on every wire that has one', async () => {
+  for (const [wire, url] of countUpstreams()) {
+    await countScenario(wire);
+    const r = await gemini(url).models.countTokens({ model: 'gemini-test',
+      contents: 'What is the weather in Paris?' });
+    assert.equal(r.totalTokens, 23, wire);
+    const body = await countSent(wire);
+    assert.match(JSON.stringify(body), /weather in Paris/, wire);
+  }
+  await assert.rejects(gemini(reinOA).models.countTokens({ model: 'gemini-test',
+    contents: 'hi' }), (e) => e.status === 404 && /openai wire/.test(e.message));
+});
+
+check('anthropic: messages.countTokens through an upstream of another wire', async () => {
+  for (const [wire, url] of countUpstreams().filter(([w]) => w !== 'anthropic')) {
+    const client = new Anthropic({ apiKey: KEY, baseURL: url, maxRetries: 0 });
+    await countScenario(wire);
+    const r = await client.messages.countTokens({ model: 'claude-test', system: 'Be brief.',
+      messages: user, tools: anTools });
+    assert.equal(r.input_tokens, 23, wire);
+    const body = await countSent(wire);
+    assert.match(JSON.stringify(body), /Be brief\./, `${wire}: the system prompt counts`);
+    assert.match(JSON.stringify(body.tools), /get_weather/, `${wire}: the tools count`);
+  }
+  await assert.rejects(anToOa.messages.countTokens({ model: 'claude-test', messages: user }),
+    (e) => e.status === 404 && /openai wire/.test(e.message));
 });
 
 // What the SDKs write beyond text and calls reaches an upstream of their own wire unchanged
