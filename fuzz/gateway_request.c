@@ -1,10 +1,12 @@
 /*
  * Fuzz target for the gateway's client-facing request parsers (src/gateway/openai.c,
- * src/gateway/anthropic.c, src/gateway/responses.c and src/gateway/gemini.c): the first byte
- * picks the wire (bit 6 set: Gemini's generateContent, with an upstream of its wire when bit 1
- * is; else bit 2 set: the Responses API, read as the chat completions body it means, with
- * kept responses to refer to when bit 3 is set, an upstream of the Responses wire when bit 4
- * is (hosted tools are only kept for it) and run in the background when bit 5 is; else even:
+ * src/gateway/anthropic.c, src/gateway/responses.c, src/gateway/gemini.c and the token count
+ * bodies of src/gateway/count.c): the first byte picks the wire (bit 7 set: a token count's
+ * body, of Gemini's route when bit 6 is, the Responses API's when bit 2 is, else Anthropic's;
+ * else bit 6 set: Gemini's generateContent, with an upstream of its wire when bit 1 is; else
+ * bit 2 set: the Responses API, read as the chat completions body it means, with kept
+ * responses to refer to when bit 3 is set, an upstream of the Responses wire when bit 4 is
+ * (hosted tools are only kept for it) and run in the background when bit 5 is; else even:
  * OpenAI chat completions, odd: Anthropic messages, and a chat body's members bound for a
  * Responses upstream when bit 4 is set), the rest is the request body as a client sent it. A
  * Responses body converts to a chat completions body the OpenAI parser reads, or is refused
@@ -314,6 +316,79 @@ static void check_gemini(const char *body, size_t len, bool verbatim)
     check_known_tools(&rein__gw_gemini, REIN_GATEWAY_GEMINI, body, len, verbatim);
 }
 
+/* An Anthropic count's body: parsed as a messages body that needs no max_tokens. */
+static void check_anthropic_count(const char *body, size_t len)
+{
+    struct rein__gw_req r;
+    struct rein__gw_bad bad;
+    rein_err rc;
+
+    memset(&bad, 0, sizeof(bad));
+    rein__gw_req_init(&r, REIN_GATEWAY_ANTHROPIC);
+    r.count = true;
+    rc = rein__gw_anthropic.parse(&r, body, len, &bad);
+    if (rc == REIN_OK) {
+        check_parsed(&r);
+        if (r.max_tokens < 0)
+            abort();
+    } else if (rc == REIN_EINVAL) {
+        if (!bad.msg[0])
+            abort();
+        check_error(&rein__gw_anthropic, &bad);
+    } else if (rc != REIN_ENOMEM) {
+        abort();
+    }
+    rein__gw_req_release(&r);
+}
+
+/*
+ * A token count's body (bit 7 of the first byte; bit 6 Gemini's, bit 2 the Responses API's,
+ * else Anthropic's, decision 0094): read as the body of its wire's generate route (Gemini's
+ * generateContentRequest unwrapped) or refused in the route's error shape, then parsed by that
+ * route's parser; and the count answered in the wire's shape is JSON holding the number.
+ */
+static void check_count(uint8_t bits, const char *body, size_t len)
+{
+    enum rein_gateway_api api = (bits & 64)  ? REIN_GATEWAY_GEMINI
+                                : (bits & 4) ? REIN_GATEWAY_RESPONSES
+                                             : REIN_GATEWAY_ANTHROPIC;
+    const struct rein__gw_wire *wire = (bits & 64)  ? &rein__gw_gemini
+                                       : (bits & 4) ? &rein__gw_responses
+                                                    : &rein__gw_anthropic;
+    struct rein__gw_bad bad;
+    struct rein_buf text, answer;
+    json_t *doc;
+    rein_err rc;
+
+    memset(&bad, 0, sizeof(bad));
+    rein_buf_init(&text, 0);
+    rc = rein__gw_count_body(api, body, len, &text, &bad);
+    if (rc == REIN_EINVAL) {
+        if (!bad.msg[0])
+            abort();
+        check_error(wire, &bad);
+    } else if (rc == REIN_OK && api == REIN_GATEWAY_GEMINI) {
+        check_gemini(text.ptr, text.len, false);
+    } else if (rc == REIN_OK && api == REIN_GATEWAY_RESPONSES) {
+        check_responses(text.ptr, text.len, false, (bits & 8) != 0, false, false);
+    } else if (rc == REIN_OK) {
+        check_anthropic_count(text.ptr, text.len);
+    } else if (rc != REIN_ENOMEM) {
+        abort();
+    }
+    rein_buf_release(&text);
+    rein_buf_init(&answer, 0);
+    if (rein__gw_count_answer(api, (int64_t)len, &answer) == REIN_OK) {
+        doc = rein_json_parse(answer.ptr, answer.len, 0, NULL);
+        if (!doc || json_integer_value(json_object_get(
+                        doc, api == REIN_GATEWAY_GEMINI ? "totalTokens" : "input_tokens")) !=
+                        (json_int_t)len)
+            abort();
+        json_decref(doc);
+    }
+    rein_buf_release(&answer);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     const struct rein__gw_wire *wire;
@@ -323,6 +398,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
     if (size < 1)
         return 0;
+    if (data[0] & 128) {
+        check_count(data[0], (const char *)data + 1, size - 1);
+        return 0;
+    }
     if (data[0] & 64) {
         check_gemini((const char *)data + 1, size - 1, (data[0] & 2) != 0);
         return 0;
