@@ -2139,11 +2139,135 @@ static void test_cli_chat_takes_environment_and_flags(void **state)
     fx_stop(&f);
 }
 
+/* ---------------------------------------------------------------------------------------
+ * Token counts (decision 0094)
+ */
+
+/* The provider (preset) at the model server, with a system prompt, a user turn, the weather
+ * tool, max_tokens, a temperature and streaming set, as a gateway request would have them. */
+static void count_fixture(struct pfx *f, const char *preset)
+{
+    char base[160];
+
+    fx_start(f);
+    if (!strcmp(preset, "gemini"))
+        snprintf(base, sizeof(base), "%s/v1beta", ms_url(f->ms));
+    else
+        snprintf(base, sizeof(base), "%s",
+                 strcmp(preset, "anthropic") ? ms_openai_url(f->ms) : ms_url(f->ms));
+    assert_rein_ok(rein_provider_config_set(f->cfg, "provider", preset, NULL), NULL);
+    assert_rein_ok(rein_provider_config_set_base_url(f->cfg, base), NULL);
+    pfx_provider(f);
+    add_weather_tool(f);
+    rein_model_request_set_max_tokens(f->req, 100);
+    rein_model_request_set_temperature(f->req, 0.5);
+    rein_model_request_set_stream(f->req, true);
+    assert_rein_ok(rein_history_add_system(f->h, "Be brief."), NULL);
+    assert_rein_ok(rein_history_add_user(f->h, "Weather in Bergen?"), NULL);
+}
+
+/* Scripts path to answer 200 with body once, then a 429 with Retry-After 5, then a 200
+ * without a count. */
+static void count_script(struct pfx *f, const char *path, const char *body)
+{
+    json_t *s =
+        json_pack("{sbs[{s{ss}sisssi}{s{ss}sis{ss}sssi}{s{ss}siss}]}", "validate", 0, "replies",
+                  "match", "path", path, "status", 200, "body", body, "times", 1, "match", "path",
+                  path, "status", 429, "headers", "Retry-After", "5", "body", "{}", "times", 1,
+                  "match", "path", path, "status", 200, "body", "{\"ok\":true}");
+    char *text = s ? json_dumps(s, JSON_COMPACT) : NULL;
+
+    assert_non_null(text);
+    pfx_script(f, text);
+    free(text);
+    json_decref(s);
+}
+
+/* The string at path of v, or "" (a compare then fails). */
+static const char *str_at(const json_t *v, const char *path)
+{
+    const char *s = json_string_value(test_json_at(v, path));
+
+    return s ? s : "";
+}
+
+/*
+ * rein_provider_count_request() asks each counting wire's own count with the body its writer
+ * makes, cut to what the count takes (system and tools kept; max_tokens, stream and the
+ * temperature gone), and reads the number; an error status is a failed response with its
+ * Retry-After; an answer without a number is REIN_EPROVIDER; a wire without a count asks
+ * nothing.
+ */
+static void test_count_request_per_wire(void **state)
+{
+    static const struct {
+        const char *preset, *path, *answer, *system, *tool;
+    } wires[] = {
+        {"anthropic", "/v1/messages/count_tokens", "{\"input_tokens\":12}", "system.0.text",
+         "tools.0.name"},
+        {"openai-responses", "/v1/responses/input_tokens",
+         "{\"object\":\"response.input_tokens\",\"input_tokens\":12}", "input.0.content",
+         "tools.0.name"},
+        {"gemini", "/v1beta/models/test-model:countTokens", "{\"totalTokens\":12}",
+         "generateContentRequest.systemInstruction.parts.0.text",
+         "generateContentRequest.tools.0.functionDeclarations.0.name"},
+    };
+    rein_model_response *resp = NULL;
+    struct rein_buf answer;
+    int64_t tokens;
+    struct pfx f;
+
+    (void)state;
+    for (size_t i = 0; i < sizeof(wires) / sizeof(wires[0]); i++) {
+        const struct ms_request *q;
+        count_fixture(&f, wires[i].preset);
+        count_script(&f, wires[i].path, wires[i].answer);
+        rein_buf_init(&answer, 0);
+        assert_true(rein_provider_can_count(f.p));
+        assert_rein_ok(
+            rein_provider_count_request(f.p, f.req, f.h, &tokens, &answer, &resp, &f.err), &f.err);
+        assert_int_equal(tokens, 12);
+        assert_null(resp);
+        assert_string_equal(answer.ptr, wires[i].answer);
+        q = ms_last_request(f.ms);
+        assert_string_equal(q->path, wires[i].path);
+        for (const char *const *k = (const char *const[]){"max_tokens", "max_output_tokens",
+                                                          "stream", "temperature", "store", NULL};
+             *k; k++)
+            if (json_object_get(q->json, *k))
+                fail_msg("%s: the count got %s", wires[i].preset, *k);
+        if (strcmp(str_at(q->json, wires[i].system), "Be brief."))
+            fail_msg("%s: no system text at %s: %s", wires[i].preset, wires[i].system, q->body);
+        assert_string_equal(str_at(q->json, wires[i].tool), "get_weather");
+        assert_int_equal(rein_provider_count_request(f.p, f.req, f.h, &tokens, NULL, &resp, &f.err),
+                         REIN_EHTTP);
+        assert_int_equal(f.err.detail, 429);
+        assert_non_null(resp);
+        assert_int_equal(rein_model_response_retry_after_ms(resp), 5000);
+        rein_model_response_free(resp);
+        assert_int_equal(rein_provider_count_request(f.p, f.req, f.h, &tokens, NULL, &resp, &f.err),
+                         REIN_EPROVIDER);
+        assert_null(resp);
+        assert_int_equal(tokens, -1);
+        rein_buf_release(&answer);
+        fx_stop(&f);
+    }
+    fx_start(&f);
+    fx_provider(&f, "openai-compatible");
+    assert_false(rein_provider_can_count(f.p));
+    assert_int_equal(rein_provider_count_request(f.p, f.req, f.h, &tokens, NULL, &resp, &f.err),
+                     REIN_ENOTSUP);
+    assert_non_null(strstr(f.err.msg, "openai wire"));
+    assert_int_equal(ms_request_count(f.ms), 0);
+    fx_stop(&f);
+}
+
 static const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_openai_stream_over_http),
     cmocka_unit_test(test_openai_json_body_over_http),
     cmocka_unit_test(test_response_keeps_the_upstreams_headers),
     cmocka_unit_test(test_anthropic_stream_over_http),
+    cmocka_unit_test(test_count_request_per_wire),
     cmocka_unit_test(test_ollama_native_over_http),
     cmocka_unit_test(test_proxy_from_the_environment),
     cmocka_unit_test(test_dashscope_turns_thinking_off_when_not_streaming),
