@@ -1,7 +1,7 @@
 /*
  * count.c: the bodies of the token count routes (rein_gateway_count_tokens, gateway.c). A
  * count's body is read as the body its wire's generate route parses, so that the conversion of
- * the history and the tools is the one a real request gets (docs/decisions/0094), and the
+ * the history and the tools is the one a real request has (docs/decisions/0094), and the
  * count is answered in the client's shape. The bodies come from the network:
  * fuzz/gateway_request.c drives rein__gw_count_body.
  *
@@ -32,8 +32,8 @@ static rein_err gemini_body(const json_t *body, struct rein_buf *out, struct rei
 
     json_object_foreach((json_t *)body, key, v)
     {
-        if (strcmp(key, "contents") && strcmp(key, "generateContentRequest") &&
-            strcmp(key, "model"))
+        if (strcmp(key, "contents") != 0 && strcmp(key, "generateContentRequest") != 0 &&
+            strcmp(key, "model") != 0)
             return rein__gw_bad(bad, key,
                                 "Invalid JSON payload received. Unknown name \"%.60s\": Cannot "
                                 "find field.",

@@ -1668,8 +1668,10 @@ static void count_other(struct rein__gw_ctx *c, const struct rein_buf *body)
     rein_model_response *resp = NULL;
     int64_t tokens = -1;
     rein_error err;
-    rein_err rc = parse_request(c, body->ptr, body->len, &bad);
+    rein_err rc;
 
+    rein_error_clear(&err);
+    rc = parse_request(c, body->ptr, body->len, &bad);
     if (rc == REIN_EINVAL) {
         answer_errorf(c, 400, bad.param[0] ? bad.param : NULL, "%s", bad.msg);
         return;
