@@ -345,25 +345,41 @@ static json_t *sent_body(const char *preset, const char *setting, const char *va
     return body;
 }
 
-static void effort_high(rein_model_request *req)
+/* A request's reasoning, model and output limit (model NULL, max_tokens 0: the provider's). */
+struct ask {
+    const char *model;
+    enum rein_reasoning effort;
+    int64_t budget, max_tokens;
+};
+static const struct ask *asking;
+
+static void ask_set(rein_model_request *req)
 {
-    rein_model_request_set_reasoning(req, REIN_REASONING_HIGH, 0);
+    if (asking->model)
+        assert_rein_ok(rein_model_request_set_model(req, asking->model), NULL);
+    rein_model_request_set_reasoning(req, asking->effort, asking->budget);
+    if (asking->max_tokens)
+        rein_model_request_set_max_tokens(req, asking->max_tokens);
 }
 
-static void budget_3000(rein_model_request *req)
-{
-    rein_model_request_set_reasoning(req, REIN_REASONING_UNSET, 3000);
-}
+static const struct ask effort_high = {NULL, REIN_REASONING_HIGH, 0, 0};
+static const struct ask budget_3000 = {NULL, REIN_REASONING_UNSET, 3000, 0};
+static const struct ask none_asked = {NULL, REIN_REASONING_NONE, 0, 0};
+static const struct ask high_in_2000 = {NULL, REIN_REASONING_HIGH, 0, 2000};
+static const struct ask claude_on_bedrock_high = {"us.anthropic.claude-sonnet-4-5-v1:0",
+                                                  REIN_REASONING_HIGH, 0, 0};
+static const struct ask llama_on_bedrock_high = {"meta.llama3-70b-instruct-v1:0",
+                                                 REIN_REASONING_HIGH, 0, 0};
+static const struct ask gpt_oss_low = {"gpt-oss:20b", REIN_REASONING_MINIMAL, 0, 0};
+static const struct ask gemini3_medium = {"gemini-3-pro-preview", REIN_REASONING_MEDIUM, 0, 0};
+static const struct ask gemini3_budget = {"gemini-3-pro-preview", REIN_REASONING_UNSET, 3000, 0};
 
-static void none_asked(rein_model_request *req)
+/* The body preset sends for the ask a. */
+static json_t *asked_body(const char *preset, const char *setting, const char *value,
+                          const struct ask *a)
 {
-    rein_model_request_set_reasoning(req, REIN_REASONING_NONE, 0);
-}
-
-static void high_in_2000(rein_model_request *req)
-{
-    rein_model_request_set_reasoning(req, REIN_REASONING_HIGH, 0);
-    rein_model_request_set_max_tokens(req, 2000);
+    asking = a;
+    return sent_body(preset, setting, value, ask_set);
 }
 
 /* The caller's own member of the wire's name (extra_text) goes as written, once. */
@@ -395,29 +411,29 @@ static void test_each_wire_sends_reasoning_in_its_own_words(void **state)
     json_t *b;
 
     (void)state;
-    b = sent_body("openai", NULL, NULL, effort_high);
+    b = asked_body("openai", NULL, NULL, &effort_high);
     assert_at(b, "reasoning_effort", "\"high\"");
     json_decref(b);
-    b = sent_body("openai-responses", NULL, NULL, effort_high);
+    b = asked_body("openai-responses", NULL, NULL, &effort_high);
     assert_at(b, "reasoning", "{\"effort\": \"high\"}");
     json_decref(b);
     /* Anthropic counts the thinking in max_tokens: the budget and the answer's usual room */
-    b = sent_body("anthropic", NULL, NULL, effort_high);
+    b = asked_body("anthropic", NULL, NULL, &effort_high);
     assert_at(b, "thinking", "{\"type\": \"enabled\", \"budget_tokens\": 24576}");
     assert_at(b, "max_tokens", "28672");
     json_decref(b);
-    b = sent_body("gemini", NULL, NULL, effort_high);
+    b = asked_body("gemini", NULL, NULL, &effort_high);
     assert_at(b, "generationConfig.thinkingConfig",
               "{\"thinkingBudget\": 24576, \"includeThoughts\": true}");
     json_decref(b);
     /* a budget: as it is where budgets are the words, its effort where they are not */
-    b = sent_body("openai", NULL, NULL, budget_3000);
+    b = asked_body("openai", NULL, NULL, &budget_3000);
     assert_at(b, "reasoning_effort", "\"medium\"");
     json_decref(b);
-    b = sent_body("anthropic", NULL, NULL, budget_3000);
+    b = asked_body("anthropic", NULL, NULL, &budget_3000);
     assert_at(b, "thinking.budget_tokens", "3000");
     json_decref(b);
-    b = sent_body("gemini", NULL, NULL, budget_3000);
+    b = asked_body("gemini", NULL, NULL, &budget_3000);
     assert_at(b, "generationConfig.thinkingConfig.thinkingBudget", "3000");
     json_decref(b);
 }
@@ -429,15 +445,15 @@ static void test_anthropic_thinking_fits_under_max_tokens(void **state)
     json_t *b;
 
     (void)state;
-    b = sent_body("anthropic", NULL, NULL, none_asked);
+    b = asked_body("anthropic", NULL, NULL, &none_asked);
     assert_at(b, "thinking", "{\"type\": \"disabled\"}");
     assert_at(b, "max_tokens", "4096");
     json_decref(b);
-    b = sent_body("anthropic", NULL, NULL, high_in_2000);
+    b = asked_body("anthropic", NULL, NULL, &high_in_2000);
     assert_at(b, "thinking.budget_tokens", "1999");
     assert_at(b, "max_tokens", "2000");
     json_decref(b);
-    b = sent_body("gemini", NULL, NULL, none_asked);
+    b = asked_body("gemini", NULL, NULL, &none_asked);
     assert_at(b, "generationConfig.thinkingConfig", "{\"thinkingBudget\": 0}");
     json_decref(b);
 }
@@ -476,47 +492,17 @@ static void test_reasoning_unset_or_written_by_the_caller(void **state)
     json_decref(b);
 }
 
-static void claude_on_bedrock_high(rein_model_request *req)
-{
-    assert_rein_ok(rein_model_request_set_model(req, "us.anthropic.claude-sonnet-4-5-v1:0"), NULL);
-    rein_model_request_set_reasoning(req, REIN_REASONING_HIGH, 0);
-}
-
-static void llama_on_bedrock_high(rein_model_request *req)
-{
-    assert_rein_ok(rein_model_request_set_model(req, "meta.llama3-70b-instruct-v1:0"), NULL);
-    rein_model_request_set_reasoning(req, REIN_REASONING_HIGH, 0);
-}
-
-static void gpt_oss_low(rein_model_request *req)
-{
-    assert_rein_ok(rein_model_request_set_model(req, "gpt-oss:20b"), NULL);
-    rein_model_request_set_reasoning(req, REIN_REASONING_MINIMAL, 0);
-}
-
-static void gemini3_medium(rein_model_request *req)
-{
-    assert_rein_ok(rein_model_request_set_model(req, "gemini-3-pro-preview"), NULL);
-    rein_model_request_set_reasoning(req, REIN_REASONING_MEDIUM, 0);
-}
-
-static void gemini3_budget(rein_model_request *req)
-{
-    assert_rein_ok(rein_model_request_set_model(req, "gemini-3-pro-preview"), NULL);
-    rein_model_request_set_reasoning(req, REIN_REASONING_UNSET, 3000);
-}
-
 /* Gemini 3 gets a thinking level for an effort word, a budget as a budget. */
 static void test_gemini3_thinking_level(void **state)
 {
     json_t *b;
 
     (void)state;
-    b = sent_body("gemini", NULL, NULL, gemini3_medium);
+    b = asked_body("gemini", NULL, NULL, &gemini3_medium);
     assert_at(b, "generationConfig.thinkingConfig",
               "{\"thinkingLevel\": \"high\", \"includeThoughts\": true}");
     json_decref(b);
-    b = sent_body("gemini", NULL, NULL, gemini3_budget);
+    b = asked_body("gemini", NULL, NULL, &gemini3_budget);
     assert_at(b, "generationConfig.thinkingConfig",
               "{\"thinkingBudget\": 3000, \"includeThoughts\": true}");
     json_decref(b);
@@ -530,22 +516,22 @@ static void test_bedrock_and_ollama_reasoning(void **state)
     json_t *b;
 
     (void)state;
-    b = sent_body("bedrock", NULL, NULL, claude_on_bedrock_high);
+    b = asked_body("bedrock", NULL, NULL, &claude_on_bedrock_high);
     assert_at(b, "additionalModelRequestFields.thinking",
               "{\"type\": \"enabled\", \"budget_tokens\": 24576}");
     assert_at(b, "inferenceConfig.maxTokens", "28672");
     json_decref(b);
-    b = sent_body("bedrock", NULL, NULL, llama_on_bedrock_high);
+    b = asked_body("bedrock", NULL, NULL, &llama_on_bedrock_high);
     assert_null(json_object_get(b, "additionalModelRequestFields"));
     assert_null(json_object_get(b, "inferenceConfig"));
     json_decref(b);
-    b = sent_body("ollama", NULL, NULL, effort_high);
+    b = asked_body("ollama", NULL, NULL, &effort_high);
     assert_at(b, "think", "true");
     json_decref(b);
-    b = sent_body("ollama", NULL, NULL, none_asked);
+    b = asked_body("ollama", NULL, NULL, &none_asked);
     assert_at(b, "think", "false");
     json_decref(b);
-    b = sent_body("ollama", NULL, NULL, gpt_oss_low);
+    b = asked_body("ollama", NULL, NULL, &gpt_oss_low);
     assert_at(b, "think", "\"low\"");
     json_decref(b);
     b = sent_body("ollama", NULL, NULL, NULL);
@@ -567,7 +553,7 @@ static void test_configured_reasoning_effort(void **state)
     b = sent_body("anthropic", "reasoning_effort", "medium", NULL);
     assert_at(b, "thinking.budget_tokens", "8192");
     json_decref(b);
-    b = sent_body("openai", "reasoning_effort", "low", effort_high);
+    b = asked_body("openai", "reasoning_effort", "low", &effort_high);
     assert_at(b, "reasoning_effort", "\"high\"");
     json_decref(b);
     fx_start(&f);
