@@ -1071,6 +1071,17 @@ check('google genai: a valid call passes; a re-ask the client never sees', async
   assert.equal(log[0].format, 'anthropic');
 });
 
+// Gemini's thinkingConfig reaches Claude as a thinking budget (decision 0095).
+check('google genai: a thinkingBudget reaches Claude as its thinking budget', async () => {
+  await scenario([{ text: 'ok' }]);
+  const r = await gemini(reinAN).models.generateContent({ model: 'gemini-test',
+    contents: 'Think about Paris.', config: { thinkingConfig: { thinkingBudget: 5000 } } });
+  assert.equal(r.text, 'ok');
+  const [q] = await upstream(1);
+  assert.deepEqual(q.json.thinking, { type: 'enabled', budget_tokens: 5000 });
+  assert.equal(q.json.max_tokens, 5000 + 4096);
+});
+
 check('google genai: generateContentStream gives the text and the checked call', async () => {
   await scenario([{ text: ['Let me ', 'check.'], tool_calls: [call('call_s1', '{"town":"x"}')] },
     { match: { tool_result_contains: 'Invalid arguments' },
