@@ -112,7 +112,9 @@ run_dir="$tmp/work"
 run 0 "$rein" provider list --json
 check '"openai" in d and "rules" in d'
 run 0 "$rein" provider caps gpt-4o --json
-check 'd["model"] == "gpt-4o" and d["tools"]'
+check 'd["model"] == "gpt-4o" and d["tools"] and d["reasoning"] is False'
+run 0 "$rein" provider caps us.anthropic.claude-sonnet-4-5-v1:0 --json
+check 'd["reasoning"] is True and d["confidence"]'
 run 0 "$rein" skills show echo --json
 check 'd["id"] == "echo"'
 run 0 "$rein" skills list --json
