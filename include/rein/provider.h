@@ -465,8 +465,8 @@ REIN_EXTERN rein_err rein_provider_config_set_record(rein_provider_config *cfg,
 REIN_EXTERN rein_err rein_provider_config_set_caps(rein_provider_config *cfg, const char *prefix,
                                                    const struct rein_model_caps *caps) REIN_WUR;
 /*
- * Reads REIN_PROVIDER, REIN_MODEL, REIN_BASE_URL, REIN_API_KEY, REIN_RECORD, REIN_REPLAY and
- * REIN_TEXT_CALLS. The provider's own key variable (OPENAI_API_KEY, ANTHROPIC_API_KEY,
+ * Reads REIN_PROVIDER, REIN_MODEL, REIN_BASE_URL, REIN_API_KEY, REIN_RECORD, REIN_REPLAY,
+ * REIN_TEXT_CALLS and REIN_REASONING_EFFORT. The provider's own key variable (OPENAI_API_KEY, ANTHROPIC_API_KEY,
  * DASHSCOPE_API_KEY, or api_key_env) is read by rein_provider_new() when no key was set, so
  * the order of file, environment and flags does not matter for it.
  */

@@ -603,10 +603,10 @@ rein_err rein_provider_config_from_env(rein_provider_config *cfg, rein_error *er
 {
     static const struct {
         const char *env, *key;
-    } vars[] = {{"REIN_PROVIDER", "provider"},    {"REIN_MODEL", "model"},
-                {"REIN_BASE_URL", "base_url"},    {"REIN_API_KEY", "api_key"},
-                {"REIN_RECORD", "record"},        {"REIN_REPLAY", "replay"},
-                {"REIN_TEXT_CALLS", "text_calls"}};
+    } vars[] = {{"REIN_PROVIDER", "provider"},     {"REIN_MODEL", "model"},
+                {"REIN_BASE_URL", "base_url"},     {"REIN_API_KEY", "api_key"},
+                {"REIN_RECORD", "record"},         {"REIN_REPLAY", "replay"},
+                {"REIN_TEXT_CALLS", "text_calls"}, {"REIN_REASONING_EFFORT", "reasoning_effort"}};
 
     for (size_t i = 0; i < REIN_ARRAY_SIZE(vars); i++) {
         const char *v = getenv(vars[i].env);

@@ -3591,6 +3591,16 @@ static void test_keys_come_from_the_environment_and_never_show(void **state)
     assert_string_equal(rein_provider_model(p), "claude-sonnet-4-5");
     assert_string_equal(rein_provider_endpoint(p), "https://api.anthropic.com/v1/messages");
     rein_provider_free(p);
+    /* a reasoning effort the environment names, or refuses by name */
+    setenv("REIN_REASONING_EFFORT", "extreme", 1);
+    assert_int_equal(rein_provider_config_from_env(cfg, &err), REIN_EINVAL);
+    assert_non_null(strstr(err.msg, "REIN_REASONING_EFFORT"));
+    setenv("REIN_REASONING_EFFORT", "high", 1);
+    assert_rein_ok(rein_provider_config_from_env(cfg, &err), &err);
+    p = rein_provider_new(cfg, &err);
+    assert_non_null(p);
+    rein_provider_free(p);
+    unsetenv("REIN_REASONING_EFFORT");
     unsetenv("REIN_PROVIDER");
     unsetenv("REIN_MODEL");
     unsetenv("ANTHROPIC_API_KEY");
