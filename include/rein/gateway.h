@@ -199,7 +199,10 @@ struct rein_gateway_sink {
  * invalid calls). Returns REIN_OK when an answer was given (or the client went away), else the
  * sink's error. A Responses request with "background": true is answered once its body was
  * read, with the response in progress; the rest runs on the gateway's own workers, and the
- * answer is read with rein_gateway_kept_response (decision 0093).
+ * answer is read with rein_gateway_kept_response (decision 0093). With "stream": true too, the
+ * answer is the response's stream, followed as the job makes it (the call returns at its end,
+ * or when the client goes away, which leaves the job running); rein_gateway_kept_stream
+ * resumes it.
  */
 REIN_EXTERN rein_err rein_gateway_serve(rein_gateway *g, const struct rein_gateway_call *call,
                                         const struct rein_gateway_sink *sink) REIN_WUR;
@@ -267,12 +270,36 @@ REIN_EXTERN rein_err rein_gateway_kept_response(
     struct rein_buf *out) REIN_WUR;
 
 /*
+ * GET /v1/responses/{id}?stream=true[&starting_after=N] (decision 0093): the events of the
+ * kept response id (borrowed) of the client of call (its key), a response created with
+ * background and stream true, through sink as a 200 text/event-stream: those after sequence
+ * number N (query's starting_after; without it all), the ones kept first, then each as the
+ * response makes it, ending with its last (response.completed, .incomplete, .failed, which a
+ * cancelled one ends with too, or error); exactly the bytes the response's own stream sent.
+ * Blocks the calling thread until then, or until the client goes away (a sink write fails or
+ * call->cancel is triggered), or rein_gateway_free() (an error event). A response whose events
+ * are no longer kept (the gateway keeps keep_bytes of events at most, and those of a response
+ * deleted) ends with an error event, or is refused when they were lost before. Refusals answer
+ * through sink->reply in OpenAI's shape: 400 for starting_after not a non-negative integer or
+ * past the last event, for a response without events (not background, or not streamed) and
+ * for one whose events are lost; 404 for a response this client has not kept here; 429 when 8
+ * streams follow the response or 256 follow responses in all. Returns REIN_OK when answered
+ * (or the client went away), REIN_EINVAL for a NULL argument, else the sink's error.
+ */
+REIN_EXTERN rein_err rein_gateway_kept_stream(rein_gateway *g, const struct rein_gateway_call *call,
+                                              const char *id,
+                                              const char *(*query)(void *header_data,
+                                                                   const char *name),
+                                              const struct rein_gateway_sink *sink) REIN_WUR;
+
+/*
  * The gateway's routes on srv (gw borrowed, must outlive the server): rein in front of clients
  * of the OpenAI and Anthropic APIs.
  *   POST /v1/chat/completions   OpenAI chat completions, JSON or SSE
  *   POST /v1/responses          OpenAI's Responses API, JSON or SSE, or run in the background
  *   GET, DELETE /v1/responses/{id}, GET /v1/responses/{id}/input_items,
  *   POST /v1/responses/{id}/cancel   a kept response (rein_gateway_kept_response)
+ *   GET /v1/responses/{id}?stream=true[&starting_after=N]   its events (rein_gateway_kept_stream)
  *   POST /v1/messages           Anthropic messages, JSON or SSE
  *   POST /v1/messages/count_tokens   Anthropic's token count (rein_gateway_count_tokens)
  *   POST /v1/responses/input_tokens  the Responses API's token count (the same)

@@ -1755,11 +1755,25 @@ rein_err rein_gateway_kept_response(rein_gateway *g, const struct rein_gateway_c
                  "background response %s: still running 10 s after its cancel", id);
     rc = rein__gw_rs_kept_answer(&g->kept, owner, call, op, id, query, status, out);
     if (rc == REIN_OK && op == REIN_GATEWAY_KEPT_DELETE && *status == 200) {
+        rein__gw_bg_forget(g, owner, id); /* its events go with it */
         rein__gw_kept_stats(&g->kept, &bytes, &n);
         rein_metric_set(g->m.kept_bytes, NULL, (double)bytes);
         rein_metric_set(g->m.kept_responses, NULL, (double)n);
     }
     return rc;
+}
+
+rein_err rein_gateway_kept_stream(rein_gateway *g, const struct rein_gateway_call *call,
+                                  const char *id,
+                                  const char *(*query)(void *header_data, const char *name),
+                                  const struct rein_gateway_sink *sink)
+{
+    char owner[REIN__GW_OWNER_LEN + 1];
+
+    if (!g || !call || !id || !sink)
+        return REIN_EINVAL;
+    rein__gw_kept_owner(presented_key(call), owner);
+    return rein__gw_bg_stream(g, call, owner, id, query, sink);
 }
 
 /* A Responses body that says "background": true (as written: a name spelt with escapes is

@@ -493,6 +493,14 @@ struct rein_gateway {
     int bg_n, bg_max;
     rein_pool *bg_pool;
     bool bg_on;
+    /* The events of the streamed ones (background.c), oldest first, log_bytes of them at most
+     * kept.max_bytes; following: the streams that read them; bg_cv: one ended (for
+     * rein_gateway_free, which sets bg_closing). All under bg_mu. */
+    struct rein__gw_log *logs;
+    size_t log_bytes;
+    int following;
+    pthread_cond_t bg_cv;
+    bool bg_closing;
 };
 
 /* ---- one request --------------------------------------------------------------------------- */
@@ -623,6 +631,7 @@ int rein__gw_status_for(rein_err rc);
 /* ---- background responses (background.c, decision 0093) ----------------------------------- */
 
 struct rein__gw_job;
+struct rein__gw_log;
 
 /* One request, as rein_gateway_serve runs it; job: the background job it runs in, or NULL. */
 rein_err rein__gw_serve(rein_gateway *g, const struct rein_gateway_call *call,
@@ -641,13 +650,25 @@ rein_err rein__gw_bg_serve(rein_gateway *g, const struct rein_gateway_call *call
                            const struct rein_gateway_sink *sink, const char *owner);
 /*
  * After the request's body was read, before the first upstream call: whether the job may go
- * on in the background (it then keeps the response in progress and the client gets it), or
- * false with bad filled (a stream, store false, the gateway keeping nothing).
+ * on in the background (it then keeps the response in progress, and the client gets it, or
+ * with stream the job's events as they come), or false with bad filled (store false, the
+ * gateway keeping nothing).
  */
 bool rein__gw_bg_accept(struct rein__gw_ctx *c, struct rein__gw_bad *bad);
 /* Cancels owner's running background response id and waits (10 s at most) for it to end:
  * REIN_OK, or REIN_ETIMEDOUT. A response that is not running is left as it is. */
 rein_err rein__gw_bg_cancel(rein_gateway *g, const char *owner, const char *id);
+/*
+ * GET /v1/responses/{id}?stream=true[&starting_after=N] for owner (rein_gateway_kept_stream):
+ * the kept events of a background response asked with stream after N (all without), then
+ * the rest as they come, through sink; or an error answer (400, 404, 429) through it.
+ */
+rein_err rein__gw_bg_stream(rein_gateway *g, const struct rein_gateway_call *call,
+                            const char *owner, const char *id,
+                            const char *(*query)(void *header_data, const char *name),
+                            const struct rein_gateway_sink *sink);
+/* Forgets the events of owner's response id (it was deleted); a no-op when none are kept. */
+void rein__gw_bg_forget(rein_gateway *g, const char *owner, const char *id);
 /* The response object in progress for c, as the client gets it and the gateway keeps it
  * (responses.c); kept as owner's response c->id. */
 rein_err rein__gw_rs_in_progress(struct rein__gw_ctx *c, struct rein_buf *out);

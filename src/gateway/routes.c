@@ -13,7 +13,9 @@
  *                               a 404 in the client's shape for a wire that has none
  *   GET, DELETE /v1/responses/{id}, GET /v1/responses/{id}/input_items
  *                               a response the gateway keeps (decision 0090), read again,
- *                               its input listed, or forgotten
+ *                               its input listed, or forgotten; GET with ?stream=true the
+ *                               events of a background stream, followed until its end (so
+ *                               that route waits too, decision 0093)
  *   POST /v1/responses/{id}/cancel   a response running in the background stopped (decision
  *                               0093); it waits for the upstream call to end
  *   GET  /v1/models             the upstream model, in the shape the client's SDK reads
@@ -186,9 +188,43 @@ static void kept_response(rein_request *req, rein_gateway *gw, enum rein_gateway
     rein_buf_release(&b);
 }
 
+/* GET /v1/responses/{id}?stream=true: the response's events, followed on this thread (the
+ * route waits) until its end or the client's. */
+static void stream_response(rein_request *req, rein_gateway *gw)
+{
+    struct gw_http h = {.req = req};
+    struct rein_gateway_call call = {
+        .api = REIN_GATEWAY_RESPONSES,
+        .body = "",
+        .header = header_of,
+        .header_data = req,
+        .trace_id = rein_request_trace_id(req),
+        .cancel = rein_request_cancel(req),
+    };
+    struct rein_gateway_sink sink = {
+        .header = sink_header,
+        .reply = sink_reply,
+        .stream_start = sink_stream_start,
+        .flush = sink_flush,
+        .data = &h,
+        .stream_frames = sink_frames,
+    };
+    const char *id = rein_request_param(req, "id");
+    rein_err rc = rein_gateway_kept_stream(gw, &call, id ? id : "", query_of, &sink);
+
+    if (rc && rc != REIN_ECANCELED && rc != REIN_ESTATE)
+        rein_log(REIN_LOG_WARN, REIN__GW_WHERE, "%s: the stream could not be sent: %s",
+                 rein_request_id(req), rein_strerror(rc));
+}
+
 static void handle_get_response(rein_request *req, void *userdata)
 {
-    kept_response(req, userdata, REIN_GATEWAY_KEPT_GET);
+    const char *stream = rein_request_query(req, "stream");
+
+    if (stream && strcmp(stream, "false") != 0)
+        stream_response(req, userdata);
+    else
+        kept_response(req, userdata, REIN_GATEWAY_KEPT_GET);
 }
 
 static void handle_input_items(rein_request *req, void *userdata)
@@ -328,7 +364,8 @@ rein_err rein_gateway_add_routes(rein_server *srv, rein_gateway *gw, rein_error 
         rc = rein_server_route(srv, "POST", "/v1/responses", REIN_ROUTE_WAITS, handle_responses, gw,
                                err);
     if (rc == REIN_OK)
-        rc = rein_server_route(srv, "GET", "/v1/responses/{id}", 0, handle_get_response, gw, err);
+        rc = rein_server_route(srv, "GET", "/v1/responses/{id}", REIN_ROUTE_WAITS,
+                               handle_get_response, gw, err);
     if (rc == REIN_OK)
         rc = rein_server_route(srv, "GET", "/v1/responses/{id}/input_items", 0, handle_input_items,
                                gw, err);

@@ -38,6 +38,7 @@ static bool next_forward_key;        /* the next gateway forwards the client's k
 static int next_background;          /* the next gateway's background_max (0: its default) */
 static const char *next_server_keys; /* the next server's API keys (NULL: none) */
 static bool next_model_from_client;  /* the next gateway asks the model the client names */
+static int64_t next_keep_bytes;      /* the next gateway's keep_bytes (0: its default) */
 
 static rein_provider *provider(const char *wire, const char *key)
 {
@@ -99,6 +100,8 @@ static void start_with(const char *wire, const char *key, int max_tool_rounds)
     next_background = 0;
     go.model_from_client = next_model_from_client;
     next_model_from_client = false;
+    go.keep_bytes = next_keep_bytes;
+    next_keep_bytes = 0;
     F->gw = rein_gateway_new(&go, &err);
     if (!F->gw)
         fail_msg("gateway: %s", err.msg);
@@ -2761,6 +2764,234 @@ static void test_responses_background_cancel_and_bounds(void **state)
     assert_int_equal(ms_request_count(F->ms), 0);
 }
 
+/* GET path (no key) into r. */
+static void get_path(const char *path, struct th_resp *r)
+{
+    th_http("GET", u(path), NULL, NULL, r);
+}
+
+/* The stream of the response id from after sequence number after (-1: all), as GET
+ * /v1/responses/{id}?stream=true gives it (no key). */
+static void stream_of(const char *id, long after, struct th_resp *r)
+{
+    char path[256];
+
+    if (after < 0)
+        snprintf(path, sizeof(path), "/v1/responses/%s?stream=true", id);
+    else
+        snprintf(path, sizeof(path), "/v1/responses/%s?stream=true&starting_after=%ld", id, after);
+    get_path(path, r);
+}
+
+/* Where the event of index i starts in an SSE text (its "event: " line); NULL: none. */
+static const char *event_at(const char *sse, size_t i)
+{
+    const char *p = strstr(sse, "event: ");
+
+    for (; p && i > 0; i--)
+        p = strstr(p + 1, "\nevent: ") ? strstr(p + 1, "\nevent: ") + 1 : NULL;
+    return p;
+}
+
+/* The response id in a Responses stream's first event. */
+static void stream_id(const char *sse, char *id, size_t cap)
+{
+    const char *p = strstr(sse, "\"id\":\"resp_");
+
+    if (!p)
+        fail_msg("no response id in %s", sse);
+    snprintf(id, cap, "%.*s", (int)strcspn(p + 6, "\""), p + 6);
+}
+
+/*
+ * A background response asked with stream is answered with its stream, the same events a
+ * stream in the foreground gives, while it runs on; GET ?stream=true replays them whole or
+ * after starting_after, to the client that made it only; a response without kept events, a
+ * bad starting_after and one past the end are refused by name.
+ */
+static void test_responses_background_stream(void **state)
+{
+    static const char fg[] = "{\"model\":\"m\",\"stream\":true,\"input\":\"hi\"}";
+    static const char bg[] =
+        "{\"model\":\"m\",\"stream\":true,\"background\":true,\"input\":\"hi\"}";
+    char id[128], fid[128], types[2048], want[2048], path[256];
+    struct th_resp r, all;
+    json_t *evs;
+    size_t n;
+
+    (void)state;
+    start();
+    script("[{\"text\":[\"Hel\",\"lo \",\"wor\",\"ld\"],\"times\":2},{\"text\":\"ok\"}]");
+    responses_as(NULL, fg, &r);
+    assert_int_equal(r.status, 200);
+    json_decref(rs_events(r.body, want, sizeof(want)));
+    stream_id(r.body, fid, sizeof(fid));
+    th_resp_free(&r);
+
+    responses_as(NULL, bg, &r);
+    assert_int_equal(r.status, 200);
+    assert_non_null(strstr(th_header(&r, "Content-Type"), "text/event-stream"));
+    evs = rs_events(r.body, types, sizeof(types)); /* numbered from 0, in order */
+    assert_string_equal(types, want);
+    n = json_array_size(evs);
+    assert_string_equal(th_jstr(json_array_get(evs, n - 1), "type"), "response.completed");
+    assert_true(json_is_true(
+        json_object_get(json_object_get(json_array_get(evs, n - 1), "response"), "background")));
+    json_decref(evs);
+    stream_id(r.body, id, sizeof(id));
+
+    /* replayed whole after the end, the same bytes; and after starting_after */
+    stream_of(id, -1, &all);
+    assert_int_equal(all.status, 200);
+    assert_string_equal(all.body, r.body);
+    th_resp_free(&r);
+    stream_of(id, 3, &r);
+    assert_int_equal(r.status, 200);
+    assert_string_equal(r.body, event_at(all.body, 4));
+    th_resp_free(&r);
+    stream_of(id, (long)n - 1, &r); /* at the end: nothing more */
+    assert_int_equal(r.status, 200);
+    assert_int_equal(r.len, 0);
+    th_resp_free(&r);
+    stream_of(id, (long)n, &r); /* past the end */
+    assert_string_equal(err_param(&r, 400), "starting_after");
+    th_resp_free(&r);
+    th_resp_free(&all);
+    for (int i = 0; i < 3; i++) {
+        static const char *const bad[] = {"x", "-1", "1.5"};
+        snprintf(path, sizeof(path), "/v1/responses/%s?stream=true&starting_after=%s", id, bad[i]);
+        get_path(path, &r);
+        assert_string_equal(err_param(&r, 400), "starting_after");
+        th_resp_free(&r);
+    }
+    /* another key's, an unknown one */
+    snprintf(path, sizeof(path), "/v1/responses/%s?stream=true", id);
+    kept_as("GET", "k2", path, &r);
+    assert_null(err_param(&r, 404));
+    th_resp_free(&r);
+    stream_of("resp_unknown", -1, &r);
+    assert_null(err_param(&r, 404));
+    th_resp_free(&r);
+    /* kept, but without events: a foreground stream, a background response without stream */
+    stream_of(fid, -1, &r);
+    assert_string_equal(err_param(&r, 400), "stream");
+    assert_non_null(strstr(r.body, "background=true and stream=true"));
+    th_resp_free(&r);
+    responses_as(NULL, "{\"model\":\"m\",\"background\":true,\"input\":\"hi\"}", &r);
+    snprintf(fid, sizeof(fid), "%s", th_jstr(r.json, "id"));
+    th_resp_free(&r);
+    stream_of(fid, -1, &r);
+    assert_string_equal(err_param(&r, 400), "stream");
+    th_resp_free(&r);
+    /* GET without stream reads the response as before */
+    snprintf(path, sizeof(path), "/v1/responses/%s", id);
+    get_path(path, &r);
+    assert_int_equal(r.status, 200);
+    assert_string_equal(th_jstr(r.json, "status"), "completed");
+    th_resp_free(&r);
+}
+
+/*
+ * A client that hangs up in the middle of a background stream leaves the response running;
+ * resumed with starting_after, it gets exactly the events it had not got, to the end.
+ */
+static void test_responses_background_stream_resumed(void **state)
+{
+    static const char bg[] =
+        "{\"model\":\"m\",\"stream\":true,\"background\":true,\"input\":\"hi\"}";
+    char id[128], types[2048];
+    struct th_resp r, rest, all;
+
+    (void)state;
+    start();
+    script("[{\"text\":[\"a\",\"b\",\"c\",\"d\",\"e\",\"f\",\"g\",\"h\"],\"delay_chunk_ms\":30}]");
+    /* events 0 to 4 are whole once 5 has begun */
+    th_post_sse_until(u("/v1/responses"), bg, "\"sequence_number\":5,", &r);
+    stream_id(r.body, id, sizeof(id));
+    th_resp_free(&r);
+    stream_of(id, 4, &rest); /* follows the rest as it comes, whether it ended or not */
+    assert_int_equal(rest.status, 200);
+    assert_string_equal(settled("", id, &r), "completed");
+    th_resp_free(&r);
+    stream_of(id, -1, &all);
+    json_decref(rs_events(all.body, types, sizeof(types)));
+    assert_non_null(strstr(types, "response.output_text.delta"));
+    assert_string_equal(rest.body, event_at(all.body, 5));
+    assert_non_null(strstr(rest.body, "event: response.completed\n"));
+    th_resp_free(&rest);
+    th_resp_free(&all);
+}
+
+/*
+ * The response's own cancel ends its followers with response.failed holding it cancelled;
+ * the gateway's end ends one still waiting; a stream larger than the gateway keeps ends with
+ * an error event, and a resume is refused, while the response itself is kept.
+ */
+static void test_responses_background_stream_ends(void **state)
+{
+    static const char bg[] =
+        "{\"model\":\"m\",\"stream\":true,\"background\":true,\"input\":\"hi\"}";
+    char id[128], path[256], big[4096];
+    struct th_bg *f;
+    struct th_resp r;
+    size_t n = 0;
+
+    (void)state;
+    start();
+    script("[{\"text\":[\"a\",\"b\",\"c\"],\"fault\":{\"hang_after_events\":2},\"times\":2}]");
+    th_post_sse_until(u("/v1/responses"), bg, "\"sequence_number\":2,", &r);
+    stream_id(r.body, id, sizeof(id));
+    th_resp_free(&r);
+    snprintf(path, sizeof(path), "/v1/responses/%s?stream=true&starting_after=1", id);
+    f = th_bg_get(u(path));
+    assert_true(th_bg_wait_body(f, "\"sequence_number\":2,", 10000)); /* it follows */
+    snprintf(path, sizeof(path), "/v1/responses/%s/cancel", id);
+    th_http("POST", u(path), NULL, NULL, &r);
+    assert_int_equal(r.status, 200);
+    assert_string_equal(th_jstr(r.json, "status"), "cancelled");
+    th_resp_free(&r);
+    th_bg_join(f);
+    assert_int_equal(f->r.status, 200);
+    assert_null(strstr(f->r.body, "\"sequence_number\":1,"));
+    assert_non_null(strstr(f->r.body, "event: response.failed\n"));
+    assert_non_null(strstr(event_at(f->r.body, 0), "\"status\":\"cancelled\""));
+    th_bg_free(f);
+
+    /* the gateway ends while a follower waits */
+    th_post_sse_until(u("/v1/responses"), bg, "\"sequence_number\":2,", &r);
+    stream_id(r.body, id, sizeof(id));
+    th_resp_free(&r);
+    snprintf(path, sizeof(path), "/v1/responses/%s?stream=true", id);
+    f = th_bg_get(u(path));
+    assert_true(th_bg_wait_body(f, "\"sequence_number\":2,", 10000));
+    teardown(NULL);
+    th_bg_join(f);
+    th_bg_free(f);
+
+    /* larger than kept: the stream ends with an error event, never a gap */
+    next_keep_bytes = 16 * 1024;
+    start();
+    n += (size_t)snprintf(big + n, sizeof(big) - n, "[{\"text\":[");
+    for (int i = 0; i < 80; i++)
+        n += (size_t)snprintf(big + n, sizeof(big) - n, "%s\"%s\"", i ? "," : "",
+                              "0123456789012345678901234567890123456789");
+    snprintf(big + n, sizeof(big) - n, "]}]");
+    script(big);
+    responses_as(NULL, bg, &r);
+    assert_int_equal(r.status, 200);
+    assert_null(strstr(r.body, "response.completed"));
+    assert_non_null(strstr(r.body, "event: error\n"));
+    assert_non_null(strstr(r.body, "\"code\":\"events_not_kept\""));
+    stream_id(r.body, id, sizeof(id));
+    th_resp_free(&r);
+    assert_string_equal(settled("", id, &r), "completed");
+    th_resp_free(&r);
+    stream_of(id, -1, &r);
+    assert_string_equal(err_param(&r, 400), "stream");
+    assert_non_null(strstr(r.body, "no longer kept"));
+    th_resp_free(&r);
+}
+
 /* What rein cannot do on this wire is refused by name, before the upstream is asked. */
 static void test_responses_refusals(void **state)
 {
@@ -2780,7 +3011,6 @@ static void test_responses_refusals(void **state)
         {"{\"model\":\"m\"}", "input"},
         {"{\"model\":\"m\",\"input\":7}", "input"},
         {"{\"model\":\"m\",\"input\":\"hi\",\"backgr\\u006fund\":true}", "background"},
-        {"{\"model\":\"m\",\"input\":\"hi\",\"background\":true,\"stream\":true}", "stream"},
         {"{\"model\":\"m\",\"input\":\"hi\",\"background\":true,\"store\":false}", "store"},
         {"{\"model\":\"m\",\"input\":7,\"background\":true}", "input"},
         {"{\"model\":\"m\",\"input\":\"hi\",\"max_output_tokens\":\"x\"}", "max_output_tokens"},
@@ -4972,6 +5202,9 @@ int main(int argc, char **argv)
         cmocka_unit_test_teardown(test_responses_kept_read_and_deleted, teardown),
         cmocka_unit_test_teardown(test_responses_in_the_background, teardown),
         cmocka_unit_test_teardown(test_responses_background_cancel_and_bounds, teardown),
+        cmocka_unit_test_teardown(test_responses_background_stream, teardown),
+        cmocka_unit_test_teardown(test_responses_background_stream_resumed, teardown),
+        cmocka_unit_test_teardown(test_responses_background_stream_ends, teardown),
         cmocka_unit_test_teardown(test_responses_hosted_tools_to_a_responses_upstream, teardown),
         cmocka_unit_test_teardown(test_other_wire_refuses_what_it_cannot_carry, teardown),
         cmocka_unit_test_teardown(test_held_frames_are_handed_before_each_wait, teardown),
