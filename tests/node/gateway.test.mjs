@@ -723,6 +723,39 @@ check('responses: background true is polled with retrieve, and cancel stops one'
   assert.equal((await oa.responses.retrieve(h.id)).status, 'cancelled');
 });
 
+check('responses: a background stream broken off is resumed with retrieve starting_after', async () => {
+  await scenario([{ text: ['It ', 'is ', 'sunny ', 'in ', 'Paris ', 'today.'], delay_chunk_ms: 20 },
+    { text: 'ok' }]);
+  const first = [];
+  const s = await oa.responses.create({ ...rsBase, background: true, stream: true });
+  for await (const ev of s) {
+    first.push(ev);
+    if (first.length === 5) break; // the client goes away; the response runs on
+  }
+  assert.deepEqual(first.map((e) => e.sequence_number), [0, 1, 2, 3, 4]);
+  assert.equal(first[0].type, 'response.created');
+  const id = first[0].response.id;
+  assert.equal(first[0].response.background, true);
+  const rest = [];
+  const r = await oa.responses.retrieve(id, { stream: true, starting_after: 4 });
+  for await (const ev of r) rest.push(ev);
+  const all = [...first, ...rest];
+  // joined without a gap or a repeat, ending with the whole response
+  assert.deepEqual(all.map((e) => e.sequence_number), all.map((_, i) => i));
+  const last = all[all.length - 1];
+  assert.equal(last.type, 'response.completed');
+  assert.equal(last.response.status, 'completed');
+  assert.equal(rsText(last.response), 'It is sunny in Paris today.');
+  assert.equal(all.filter((e) => e.type === 'response.output_text.delta').map((e) => e.delta).join(''),
+    'It is sunny in Paris today.');
+  assert.equal((await oa.responses.retrieve(id)).status, 'completed');
+  // a response without kept events cannot be streamed
+  const fg = await oa.responses.create({ ...rsBase });
+  await assert.rejects(oa.responses.retrieve(fg.id, { stream: true }).then(async (st) => {
+    for await (const _ of st); // eslint-disable-line no-unused-vars
+  }), (e) => e.status === 400);
+});
+
 check('responses: invalid arguments are re-asked mid-stream; the client gets the valid call', async () => {
   await scenario([
     { text: 'Let me check.', tool_calls: [call('call_1', '{"town":"Paris"}')] },
