@@ -260,7 +260,8 @@ enum rein_gateway_kept_op {
  * in OpenAI's shape: 200; 404 for a response this client has not kept here (asked with store
  * false, forgotten, kept for another key, or the gateway keeps none); 400 for a query it
  * refuses (limit outside 1 to 100, order other than asc or desc, an after that names no input
- * item, stream true) and for cancelling a response that did not run in the background.
+ * item, stream true: rein_gateway_kept_stream() streams) and for cancelling a response that
+ * did not run in the background.
  * input_items reads limit (20), order (desc) and after. A cancel waits up to 10 s for the
  * response to stop. Returns REIN_OK, or REIN_ENOMEM.
  */

@@ -1717,8 +1717,8 @@ rein_err rein__gw_rs_kept_answer(struct rein__gw_kept *k, const char *owner,
     if (op != REIN_GATEWAY_KEPT_INPUT_ITEMS && op != REIN_GATEWAY_KEPT_DELETE && stream &&
         strcmp(stream, "false") != 0)
         return kept_refusal(400, "stream",
-                            "Invalid 'stream': rein's gateway keeps finished responses only, so "
-                            "it has no stream to replay; ask without stream.",
+                            "Invalid 'stream': this answer is JSON; a background response's "
+                            "stream is read with rein_gateway_kept_stream().",
                             status, out);
     rc = op == REIN_GATEWAY_KEPT_DELETE
              ? rein__gw_kept_delete(k, owner, id)
