@@ -528,6 +528,18 @@ REIN_EXTERN void rein_provider_model_caps(const rein_provider *p, const char *mo
  * for it. */
 REIN_EXTERN bool rein_provider_writes_reasoning(const rein_provider *p, const char *model);
 /*
+ * Whether p's wire carries an attachment of MIME type mime (borrowed) in a user message: the
+ * media its encoder writes in the wire's own block (history.h's "attachments"). OpenAI chat
+ * completions: PNG, JPEG, WebP and GIF images (image_url), PDF (file), WAV and MP3 audio
+ * (input_audio); the Responses API: those images and PDF; Anthropic: those images (image) and
+ * PDF (document); Gemini: PNG, JPEG, WebP, HEIC, HEIF, WAV, MP3, AIFF, AAC, OGG, FLAC, PDF and
+ * plain text (inlineData); Bedrock Converse: those images and the documents Converse names
+ * (PDF, CSV, DOC, DOCX, XLS, XLSX, HTML, TXT, MD); Ollama: PNG and JPEG images (images);
+ * DashScope's native API, rules and replay: none. What a wire does not take is named as not sent
+ * in the message's text when rein's own callers send it; the gateway refuses it instead.
+ */
+REIN_EXTERN bool rein_provider_takes_media(const rein_provider *p, const char *mime);
+/*
  * Token counts. Three wires have a count of their own, which rein asks: Anthropic's POST
  * {endpoint}/count_tokens ({"input_tokens"}), the Responses API's POST
  * {endpoint}/input_tokens ({"input_tokens"}) and Gemini's POST

@@ -623,47 +623,62 @@ static const char *block_type(const char *mime)
     return strcmp(mime, "application/pdf") == 0 ? "document" : NULL;
 }
 
+/* An attachment as an image or document block with a base64 source, when Anthropic takes
+ * its medium (in a tool_result and in a user message alike). */
+static bool media_block(struct rein_jw *w, const json_t *att)
+{
+    const char *mime = rein__json_str(att, "mime_type"), *type = block_type(mime);
+
+    if (!type)
+        return false;
+    rein_jw_obj_begin(w);
+    REIN_JW_KEY(w, "type");
+    rein_jw_str(w, type);
+    REIN_JW_KEY(w, "source");
+    rein_jw_obj_begin(w);
+    REIN_JW_KEY(w, "type");
+    rein_jw_str(w, "base64");
+    REIN_JW_KEY(w, "media_type");
+    rein_jw_str(w, mime);
+    REIN_JW_KEY(w, "data");
+    rein_jw_str(w, rein__json_str(att, "data"));
+    rein_jw_obj_end(w);
+    rein_jw_obj_end(w);
+    return true;
+}
+
+static bool anthropic_takes_media(const char *mime)
+{
+    return block_type(mime) != NULL;
+}
+
 /* A tool result's content: its text, then each attachment Anthropic takes as a block of its
  * own; the others are named as not sent in a last text block. */
 static void tool_result_content(struct rein_jw *w, const json_t *msg)
 {
-    const json_t *atts = json_object_get(msg, "attachments");
-    struct rein_buf note;
-    size_t i;
-    json_t *a;
-
-    if (!json_array_size(atts)) {
+    if (!json_array_size(json_object_get(msg, "attachments"))) {
         rein_jw_str(w, rein__json_str(msg, "content"));
         return;
     }
-    rein_buf_init(&note, 0);
     rein_jw_arr_begin(w);
     text_block(w, rein__json_str(msg, "content"));
-    json_array_foreach(atts, i, a)
-    {
-        const char *mime = rein__json_str(a, "mime_type"), *type = block_type(mime);
-        if (!type) {
-            rein__attachment_note(&note, a, "Anthropic's Messages API");
-            continue;
-        }
-        rein_jw_obj_begin(w);
-        REIN_JW_KEY(w, "type");
-        rein_jw_str(w, type);
-        REIN_JW_KEY(w, "source");
-        rein_jw_obj_begin(w);
-        REIN_JW_KEY(w, "type");
-        rein_jw_str(w, "base64");
-        REIN_JW_KEY(w, "media_type");
-        rein_jw_str(w, mime);
-        REIN_JW_KEY(w, "data");
-        rein_jw_str(w, rein__json_str(a, "data"));
-        rein_jw_obj_end(w);
-        rein_jw_obj_end(w);
-    }
-    if (note.len)
-        text_block(w, note.ptr + 1); /* without its leading newline */
+    rein__jw_attachments(w, msg, "Anthropic's Messages API", "text", media_block);
     rein_jw_arr_end(w);
-    rein_buf_release(&note);
+}
+
+/* A user message's blocks: its text (none when it is media alone: Anthropic refuses an empty
+ * text block), then its attachments as image and document blocks. */
+static void user_blocks(struct rein_jw *w, const json_t *msg)
+{
+    const char *content = rein__json_str(msg, "content");
+
+    if (!json_array_size(json_object_get(msg, "attachments"))) {
+        text_block(w, content[0] ? content : "(no content)");
+        return;
+    }
+    if (content[0])
+        text_block(w, content);
+    rein__jw_attachments(w, msg, "Anthropic's Messages API", "text", media_block);
 }
 
 static rein_err anthropic_encode_message(const rein_provider *p, const json_t *msg,
@@ -701,8 +716,7 @@ static rein_err anthropic_encode_message(const rein_provider *p, const json_t *m
     } else if (strcmp(role, "assistant") == 0) {
         assistant_blocks(&w, msg);
     } else {
-        const char *content = rein__json_str(msg, "content");
-        text_block(&w, content[0] ? content : "(no content)");
+        user_blocks(&w, msg);
     }
     rein_jw_arr_end(&w);
     rein_err rc = rein_jw_finish(&w);
@@ -844,6 +858,7 @@ const struct rein__wire rein__wire_anthropic = {
     .group_user = "{\"role\":\"user\",\"content\":[",
     .group_model = "{\"role\":\"assistant\",\"content\":[",
     .encode_tools = anthropic_encode_tools,
+    .takes_media = anthropic_takes_media,
     .build_body = anthropic_build_body,
     .headers = anthropic_headers,
 };

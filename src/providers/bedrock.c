@@ -466,6 +466,24 @@ static void tool_result(struct rein_jw *w, const json_t *msg)
     json_decref(parsed);
 }
 
+/* A user message with attachments: its text, then an image or document block per attachment
+ * Converse takes (the others named as not sent in a last text block). */
+static void user_media(struct rein_jw *w, const json_t *msg)
+{
+    const char *content = rein__json_str(msg, "content");
+
+    if (content[0])
+        text_block(w, content);
+    rein__jw_attachments(w, msg, "Bedrock's Converse API", NULL, media_item);
+}
+
+static bool bedrock_takes_media(const char *mime)
+{
+    const char *format;
+
+    return media_block(mime, &format) != NULL;
+}
+
 static rein_err bedrock_encode_message(const rein_provider *p, const json_t *msg,
                                        struct rein_buf *out)
 {
@@ -482,6 +500,8 @@ static rein_err bedrock_encode_message(const rein_provider *p, const json_t *msg
     else if (!strcmp(role, "assistant")) {
         if (!assistant_blocks(&w, msg))
             text_block(&w, "(no content)");
+    } else if (json_array_size(json_object_get(msg, "attachments"))) {
+        user_media(&w, msg);
     } else if (content[0] || strcmp(role, "system") != 0) {
         text_block(&w, content[0] ? content : "(no content)");
     }
@@ -726,6 +746,7 @@ const struct rein__wire rein__wire_bedrock = {
     .group_user = "{\"role\":\"user\",\"content\":[",
     .group_model = "{\"role\":\"assistant\",\"content\":[",
     .encode_tools = bedrock_encode_tools,
+    .takes_media = bedrock_takes_media,
     .build_body = bedrock_build_body,
     .url = bedrock_url,
     .sign = bedrock_sign,

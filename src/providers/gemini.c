@@ -868,14 +868,14 @@ static void call_part(struct rein_jw *w, const json_t *call)
 }
 
 /* True for the media Gemini takes as inline data (ai.google.dev: image, audio and document
- * understanding): PNG, JPEG, WebP, HEIC and HEIF images, WAV, MP3, AIFF, AAC, OGG and FLAC
- * audio, PDF and plain text. */
+ * understanding): PNG, JPEG, WebP, HEIC and HEIF images, WAV, MP3 (audio/mp3 or audio/mpeg),
+ * AIFF, AAC, OGG and FLAC audio, PDF and plain text. */
 static bool inline_ok(const char *mime)
 {
-    static const char *const ok[] = {"image/png",  "image/jpeg", "image/webp", "image/heic",
-                                     "image/heif", "audio/wav",  "audio/mp3",  "audio/aiff",
-                                     "audio/aac",  "audio/ogg",  "audio/flac", "application/pdf",
-                                     "text/plain"};
+    static const char *const ok[] = {"image/png",       "image/jpeg", "image/webp", "image/heic",
+                                     "image/heif",      "audio/wav",  "audio/mp3",  "audio/mpeg",
+                                     "audio/aiff",      "audio/aac",  "audio/ogg",  "audio/flac",
+                                     "application/pdf", "text/plain"};
 
     for (size_t i = 0; i < REIN_ARRAY_SIZE(ok); i++)
         if (strcmp(mime, ok[i]) == 0)
@@ -894,7 +894,8 @@ static bool inline_part(struct rein_jw *w, const json_t *att)
     rein_jw_key(w, "inlineData");
     rein_jw_obj_begin(w);
     rein_jw_key(w, "mimeType");
-    rein_jw_str(w, mime);
+    /* MP3's registered type, as other wires name it, in the name Gemini's list gives it */
+    rein_jw_str(w, strcmp(mime, "audio/mpeg") == 0 ? "audio/mp3" : mime);
     rein_jw_key(w, "data");
     rein_jw_str(w, rein__json_str(att, "data"));
     rein_jw_obj_end(w);
@@ -938,6 +939,23 @@ static void response_part(struct rein_jw *w, const json_t *msg, const char *name
     rein__jw_attachments(w, msg, "the Gemini API", NULL, inline_part);
 }
 
+/* A user (or system) message's parts: its text, then an inlineData part per attachment Gemini
+ * takes (the others named as not sent in a last text part). A message of media alone has no
+ * text part: an empty one says nothing. */
+static void user_parts(struct rein_jw *w, const json_t *msg)
+{
+    const char *content = rein__json_str(msg, "content");
+
+    if (content[0] || !json_array_size(json_object_get(msg, "attachments")))
+        text_part(w, content, NULL);
+    rein__jw_attachments(w, msg, "the Gemini API", NULL, inline_part);
+}
+
+static bool gemini_takes_media(const char *mime)
+{
+    return inline_ok(mime);
+}
+
 static void model_parts(struct rein_jw *w, const json_t *msg)
 {
     const char *content = rein__json_str(msg, "content");
@@ -978,7 +996,7 @@ static rein_err gemini_encode_message(const rein_provider *p, const json_t *msg,
     else if (!strcmp(role, "assistant"))
         model_parts(&w, msg);
     else
-        text_part(&w, rein__json_str(msg, "content"), NULL);
+        user_parts(&w, msg);
     rein_jw_arr_end(&w);
     rc = rein_jw_finish(&w);
     if (!rc)
@@ -1245,6 +1263,7 @@ const struct rein__wire rein__wire_gemini = {
     .group_user = "{\"role\":\"user\",\"parts\":[",
     .group_model = "{\"role\":\"model\",\"parts\":[",
     .encode_tools = gemini_encode_tools,
+    .takes_media = gemini_takes_media,
     .build_body = gemini_build_body,
     .headers = gemini_headers,
     .url = gemini_url,

@@ -773,11 +773,14 @@ static rein_err check_message(const json_t *msg, rein_error *err)
         v = json_object_get(msg, "is_error");
         if (!rc && v && !json_is_boolean(v))
             rc = want(err, "\"is_error\"", "must be a boolean");
-        v = json_object_get(msg, "attachments");
-        if (!rc && v && !attachments_ok(v))
-            rc = want(err, "\"attachments\"",
-                      "must be an array of {type, mime_type, data (base64), index}");
     }
+    /* A tool's media and a user's (an image pasted into the prompt) have one shape. */
+    v = json_object_get(msg, "attachments");
+    if (!rc && v && strcmp(role, "tool") != 0 && strcmp(role, "user") != 0)
+        rc = want(err, "\"attachments\"", "are carried by user and tool messages only");
+    if (!rc && v && !attachments_ok(v))
+        rc = want(err, "\"attachments\"",
+                  "must be an array of {type, mime_type, data (base64), index}");
     if (!rc && strcmp(role, "assistant") == 0) {
         v = json_object_get(msg, "tool_calls");
         if (v && !json_is_null(v))
@@ -1151,14 +1154,26 @@ rein_err rein_history_add_tool_result_media(rein_history *h, const char *call_id
     return append_take(h, m);
 }
 
-void rein__attachment_note(struct rein_buf *b, const json_t *att, const char *wire)
+/* Where an attachment of msg sits, for its note: a tool's result or a user's message. */
+static const char *attachment_place(const json_t *msg)
+{
+    return strcmp(rein__json_str(msg, "role"), "user") == 0 ? "a user message" : "a tool result";
+}
+
+static void attachment_note_in(struct rein_buf *b, const json_t *att, const char *wire,
+                               const char *place)
 {
     /* Out of memory the note is left out; the text still names the attachment. */
     rein_err rc =
-        rein_buf_addf(b, "\n(attachment %lld, %s, was not sent: %s takes no %s in a tool result)",
+        rein_buf_addf(b, "\n(attachment %lld, %s, was not sent: %s takes no %s in %s)",
                       (long long)json_integer_value(json_object_get(att, "index")),
-                      rein__json_str(att, "mime_type"), wire, rein__json_str(att, "type"));
+                      rein__json_str(att, "mime_type"), wire, rein__json_str(att, "type"), place);
     (void)rc;
+}
+
+void rein__attachment_note(struct rein_buf *b, const json_t *att, const char *wire)
+{
+    attachment_note_in(b, att, wire, "a tool result");
 }
 
 void rein__jw_attachments(struct rein_jw *w, const json_t *msg, const char *wire,
@@ -1172,8 +1187,8 @@ void rein__jw_attachments(struct rein_jw *w, const json_t *msg, const char *wire
     rein_buf_init(&note, 0);
     json_array_foreach(json_object_get(msg, "attachments"), i, a)
     {
-        if (!block(w, a))
-            rein__attachment_note(&note, a, wire);
+        if (!block || !block(w, a))
+            attachment_note_in(&note, a, wire, attachment_place(msg));
     }
     if (note.len) {
         rein_jw_obj_begin(w);
@@ -1190,10 +1205,17 @@ void rein__jw_attachments(struct rein_jw *w, const json_t *msg, const char *wire
 
 void rein__jw_tool_text(struct rein_jw *w, const json_t *msg, const char *wire)
 {
+    rein__jw_text_notes(w, msg, wire, NULL);
+}
+
+void rein__jw_text_notes(struct rein_jw *w, const json_t *msg, const char *wire,
+                         bool (*taken)(const char *mime))
+{
     const json_t *atts = json_object_get(msg, "attachments");
     struct rein_buf text;
     size_t i;
     json_t *a;
+    bool blank;
 
     rein_buf_init(&text, 0);
     if (!json_array_size(atts) || rein_buf_adds(&text, rein__json_str(msg, "content")) != REIN_OK) {
@@ -1201,11 +1223,14 @@ void rein__jw_tool_text(struct rein_jw *w, const json_t *msg, const char *wire)
         rein_jw_str(w, rein__json_str(msg, "content"));
         return;
     }
+    blank = text.len == 0;
     json_array_foreach(atts, i, a)
     {
-        rein__attachment_note(&text, a, wire);
+        if (!taken || !taken(rein__json_str(a, "mime_type")))
+            attachment_note_in(&text, a, wire, attachment_place(msg));
     }
-    rein_jw_strn(w, text.ptr, text.len);
+    /* a message of media alone: the notes without the newline that would follow its text */
+    rein_jw_strn(w, text.ptr + (blank && text.len), text.len - (blank && text.len));
     rein_buf_release(&text);
 }
 

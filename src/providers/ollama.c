@@ -170,6 +170,34 @@ static rein_err ollama_body(struct rein_provider_decoder *d, const char *p, size
  * Encoding
  */
 
+/* The images Ollama's chat API takes (images: base64, decoded by the server as PNG or JPEG). */
+static bool ollama_takes_media(const char *mime)
+{
+    return strcmp(mime, "image/png") == 0 || strcmp(mime, "image/jpeg") == 0;
+}
+
+/* A user message's attachments: its images in images, base64 as they are; the others are
+ * named as not sent in its content (rein__jw_text_notes). */
+static void user_images(struct rein_jw *w, const json_t *msg)
+{
+    const json_t *atts = json_object_get(msg, "attachments");
+    size_t i, n = 0;
+    json_t *a;
+
+    json_array_foreach(atts, i, a)
+    {
+        if (!ollama_takes_media(rein__json_str(a, "mime_type")))
+            continue;
+        if (!n++) {
+            rein_jw_key(w, "images");
+            rein_jw_arr_begin(w);
+        }
+        rein_jw_str(w, rein__json_str(a, "data"));
+    }
+    if (n)
+        rein_jw_arr_end(w);
+}
+
 static rein_err ollama_encode_message(const rein_provider *p, const json_t *msg,
                                       struct rein_buf *out)
 {
@@ -187,8 +215,12 @@ static rein_err ollama_encode_message(const rein_provider *p, const json_t *msg,
     rein_jw_key(&w, "content");
     if (strcmp(role, "tool") == 0)
         rein__jw_tool_text(&w, msg, "Ollama's chat API");
+    else if (strcmp(role, "user") == 0)
+        rein__jw_text_notes(&w, msg, "Ollama's chat API", ollama_takes_media);
     else
         rein_jw_str(&w, rein__json_str(msg, "content"));
+    if (strcmp(role, "user") == 0)
+        user_images(&w, msg);
     if (strcmp(role, "tool") == 0 && rein__json_str(msg, "name")[0]) {
         rein_jw_key(&w, "tool_name");
         rein_jw_str(&w, rein__json_str(msg, "name"));
@@ -296,5 +328,6 @@ const struct rein__wire rein__wire_ollama = {
     .decode_body = ollama_body,
     .encode_message = ollama_encode_message,
     .encode_tools = rein__openai_encode_tools, /* Ollama takes the OpenAI tool list */
+    .takes_media = ollama_takes_media,
     .build_body = ollama_build_body,
 };

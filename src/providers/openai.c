@@ -433,9 +433,109 @@ rein_err rein__openai_body(struct rein_provider_decoder *d, const char *p, size_
  * Encoding
  */
 
+/* DashScope's native API writes its messages with this wire's pieces but takes no media in
+ * them (its text-generation endpoint): a variant of their own. */
+#define V_NO_MEDIA (1u << 31)
+
 static unsigned openai_variant(const rein_provider *p)
 {
-    return p->cfg.quirks & Q_SEND_REASONING;
+    return (p->cfg.quirks & Q_SEND_REASONING) | (p->wire && p->wire->takes_media ? 0 : V_NO_MEDIA);
+}
+
+/* The content part a user message's attachment is on this wire ("image_url", "file",
+ * "input_audio"), or NULL for a medium it does not take there. */
+static const char *user_part_type(const char *mime)
+{
+    static const char *const map[][2] = {
+        {"image/png", "image_url"},    {"image/jpeg", "image_url"},  {"image/webp", "image_url"},
+        {"image/gif", "image_url"},    {"application/pdf", "file"},  {"audio/wav", "input_audio"},
+        {"audio/mpeg", "input_audio"}, {"audio/mp3", "input_audio"},
+    };
+
+    for (size_t i = 0; i < REIN_ARRAY_SIZE(map); i++)
+        if (strcmp(mime, map[i][0]) == 0)
+            return map[i][1];
+    return NULL;
+}
+
+static bool openai_takes_media(const char *mime)
+{
+    return user_part_type(mime) != NULL;
+}
+
+/* A data: URL of an attachment's base64 bytes, as the value of key. */
+static void jw_data_url(struct rein_jw *w, const char *key, const json_t *att)
+{
+    char *url = rein_asprintf("data:%s;base64,%s", rein__json_str(att, "mime_type"),
+                              rein__json_str(att, "data"));
+
+    rein_jw_key(w, key);
+    rein_jw_str(w, url ? url : "");
+    if (!url)
+        w->err = REIN_ENOMEM;
+    rein_free(url);
+}
+
+/* An attachment as a content part of a user message: an image as an image_url data URL, a PDF
+ * as a file with its file_data, audio as input_audio (base64 and its format, wav or mp3). */
+static bool user_part(struct rein_jw *w, const json_t *att)
+{
+    const char *mime = rein__json_str(att, "mime_type"), *type = user_part_type(mime);
+
+    if (!type)
+        return false;
+    rein_jw_obj_begin(w);
+    REIN_JW_KEY(w, "type");
+    rein_jw_str(w, type);
+    rein_jw_key(w, type);
+    rein_jw_obj_begin(w);
+    if (type[0] == 'f') {
+        char name[48];
+        snprintf(name, sizeof(name), "attachment-%lld.pdf",
+                 (long long)json_integer_value(json_object_get(att, "index")));
+        REIN_JW_KEY(w, "filename");
+        rein_jw_str(w, name);
+        jw_data_url(w, "file_data", att);
+    } else if (type[0] == 'i' && type[1] == 'm') {
+        jw_data_url(w, "url", att);
+    } else {
+        REIN_JW_KEY(w, "data");
+        rein_jw_str(w, rein__json_str(att, "data"));
+        REIN_JW_KEY(w, "format");
+        rein_jw_str(w, strcmp(mime, "audio/wav") == 0 ? "wav" : "mp3");
+    }
+    rein_jw_obj_end(w);
+    rein_jw_obj_end(w);
+    return true;
+}
+
+/* A user message's content: text, or with attachments content parts (its text, then a part
+ * per attachment, the ones not taken named in a last text part); a wire of no media (DashScope
+ * native) gets its text with the notes. */
+static void user_content(const rein_provider *p, struct rein_jw *w, const json_t *msg)
+{
+    const char *content = rein__json_str(msg, "content");
+
+    REIN_JW_KEY(w, "content");
+    if (!json_array_size(json_object_get(msg, "attachments"))) {
+        rein_jw_str(w, content);
+        return;
+    }
+    if (!p->wire || !p->wire->takes_media) {
+        rein__jw_tool_text(w, msg, "DashScope's native API");
+        return;
+    }
+    rein_jw_arr_begin(w);
+    if (content[0]) {
+        rein_jw_obj_begin(w);
+        REIN_JW_KEY(w, "type");
+        rein_jw_str(w, "text");
+        REIN_JW_KEY(w, "text");
+        rein_jw_str(w, content);
+        rein_jw_obj_end(w);
+    }
+    rein__jw_attachments(w, msg, "the OpenAI chat completions API", "text", user_part);
+    rein_jw_arr_end(w);
 }
 
 static void jw_member_str(struct rein_jw *w, const char *key, const json_t *msg, const char *from)
@@ -515,6 +615,8 @@ static rein_err openai_encode_message(const rein_provider *p, const json_t *msg,
             REIN_JW_KEY(&w, "reasoning_details");
             rein_jw_json(&w, json_object_get(msg, "reasoning_details"));
         }
+    } else if (strcmp(role, "user") == 0) {
+        user_content(p, &w, msg);
     } else {
         jw_member_str(&w, "content", msg, "content");
     }
@@ -631,5 +733,6 @@ const struct rein__wire rein__wire_openai = {
     .variant = openai_variant,
     .encode_message = openai_encode_message,
     .encode_tools = rein__openai_encode_tools,
+    .takes_media = openai_takes_media,
     .build_body = openai_build_body,
 };

@@ -942,6 +942,11 @@ bool rein_provider_writes_reasoning(const rein_provider *p, const char *model)
     return p->wire->reasoning_for ? model && p->wire->reasoning_for(model) : p->wire->reasoning;
 }
 
+bool rein_provider_takes_media(const rein_provider *p, const char *mime)
+{
+    return p && p->wire && p->wire->takes_media && mime && p->wire->takes_media(mime);
+}
+
 /* ---------------------------------------------------------------------------------------
  * One attempt
  */

@@ -689,6 +689,9 @@ struct rein__wire {
      * headers (Bedrock's SigV4); may be NULL. */
     rein_err (*sign)(const rein_provider *p, const char *url, const struct rein__body *body,
                      struct curl_slist **headers);
+    /* Whether a user message of this wire carries an attachment of this MIME type inline (its
+     * encoder writes it in the wire's own block; rein_provider_takes_media). NULL: none. */
+    bool (*takes_media)(const char *mime);
     /* A backend that does its own sending (rules); NULL for HTTP wires. */
     rein_err (*send)(rein_provider *p, rein_model_request *req, rein_history *h,
                      rein_model_response **out, rein_error *err);
@@ -1061,14 +1064,19 @@ rein_err rein__replay_next(struct rein__replay *rp, const char *body, size_t bod
 /* Appends to b that attachment att (of a tool message) was not sent because wire (a name
  * for the provider's API) takes no such media in a tool result (history.c). */
 void rein__attachment_note(struct rein_buf *b, const json_t *att, const char *wire);
-/* Writes a tool message's attachments as items of the array open in w: block writes one the
- * wire takes (and returns true) or writes nothing (false); those are named as not sent (wire
- * names the API) in a last {"type": note_type (left out when NULL), "text": …} item. */
+/* Writes a tool or user message's attachments as items of the array open in w: block writes
+ * one the wire takes (and returns true) or writes nothing (false; a NULL block takes none);
+ * those are named as not sent (wire names the API) in a last {"type": note_type (left out when
+ * NULL), "text": …} item. */
 void rein__jw_attachments(struct rein_jw *w, const json_t *msg, const char *wire,
                           const char *note_type,
                           bool (*block)(struct rein_jw *w, const json_t *att));
-/* Writes a tool message's content as one string: its text, then a note for each attachment
- * (for wires whose tool messages carry text only). */
+/* Writes a tool or user message's content as one string: its text, then a note for each
+ * attachment (for wires whose messages of that role carry text only). */
 void rein__jw_tool_text(struct rein_jw *w, const json_t *msg, const char *wire);
+/* The same with notes only for the attachments taken (may be NULL) says the wire does not
+ * carry (Ollama's user message: its images go in a member of their own). */
+void rein__jw_text_notes(struct rein_jw *w, const json_t *msg, const char *wire,
+                         bool (*taken)(const char *mime));
 
 #endif /* REIN_PROVIDER_INT_H */

@@ -844,8 +844,37 @@ static void output_items(struct rein_jw *w, const json_t *msg)
     rein_jw_arr_end(w);
 }
 
-/* One piece of the input array: its items without the brackets (the writer
- * separates them with commas). */
+static bool responses_takes_media(const char *mime)
+{
+    return output_item(mime) != NULL;
+}
+
+/* A user or system message: its text as a string, or, with attachments, its content as
+ * input_text (when it has text) and an input_image or input_file per attachment the API takes,
+ * the others named as not sent in a last input_text. */
+static void input_message(struct rein_jw *w, const json_t *msg)
+{
+    const char *content = rein__json_str(msg, "content");
+
+    rein_jw_obj_begin(w);
+    jw_member(w, "role", rein__json_str(msg, "role"));
+    if (!json_array_size(json_object_get(msg, "attachments"))) {
+        jw_member(w, "content", content);
+    } else {
+        rein_jw_key(w, "content");
+        rein_jw_arr_begin(w);
+        if (content[0]) {
+            rein_jw_obj_begin(w);
+            jw_member(w, "type", "input_text");
+            jw_member(w, "text", content);
+            rein_jw_obj_end(w);
+        }
+        rein__jw_attachments(w, msg, "the Responses API", "input_text", output_item_of);
+        rein_jw_arr_end(w);
+    }
+    rein_jw_obj_end(w);
+}
+
 /* A tool result: output text, or content items with its attachments. kind: the item's type
  * (function_call_output, custom_tool_call_output). */
 static void tool_output(struct rein_jw *w, const json_t *msg, const char *kind)
@@ -897,10 +926,7 @@ static rein_err responses_encode_message(const rein_provider *p, const json_t *m
         return rein_jw_finish(&w);
     }
     if (strcmp(role, "assistant") != 0) {
-        rein_jw_obj_begin(&w);
-        jw_member(&w, "role", role);
-        jw_member(&w, "content", content);
-        rein_jw_obj_end(&w);
+        input_message(&w, msg);
         return rein_jw_finish(&w);
     }
     /* The items go out in the order the model made them: reasoning and hosted tools'
@@ -1181,5 +1207,6 @@ const struct rein__wire rein__wire_responses = {
     .encode_message = responses_encode_message,
     .encode_in = responses_encode_in,
     .encode_tools = responses_encode_tools,
+    .takes_media = responses_takes_media,
     .build_body = responses_build_body,
 };

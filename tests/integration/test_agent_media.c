@@ -329,10 +329,209 @@ static void structured_once(void **state)
     fx_stop(&f);
 }
 
+/* ---- a user's media (decision 0097) ---------------------------------------------------- */
+
+#define USER_MEDIA                                                                                 \
+    "{\"role\":\"user\",\"content\":\"%s\",\"attachments\":["                                      \
+    "{\"type\":\"image\",\"mime_type\":\"image/png\",\"data\":\"" PNG "\",\"index\":1},"           \
+    "{\"type\":\"document\",\"mime_type\":\"application/pdf\",\"data\":\"" PDF "\",\"index\":2},"  \
+    "{\"type\":\"audio\",\"mime_type\":\"audio/wav\",\"data\":\"" WAV "\",\"index\":3}]}"
+
+/* The body the upstream of preset got for one user message of text and an image, a PDF and a
+ * WAV file (rein_provider_send over HTTP; the scripted server checks the wire's shapes). */
+static const json_t *user_media_body(struct fx *f, const char *preset, const char *text)
+{
+    char json[1024];
+    rein_model_request *req = rein_model_request_new();
+    rein_model_response *resp = NULL;
+    const struct ms_request *r;
+    rein_error err;
+    json_t *m;
+
+    fx_start(f, preset, "[{\"text\":\"a red pixel\"}]");
+    snprintf(json, sizeof(json), USER_MEDIA, text);
+    m = rein_json_parse(json, strlen(json), 0, &err);
+    assert_non_null(m);
+    assert_rein_ok(rein_history_append(f->h, m, &err), &err);
+    json_decref(m);
+    assert_non_null(req);
+    assert_rein_ok(rein_provider_send(f->p, req, f->h, &resp, &err), &err);
+    assert_string_equal(rein_model_response_text(resp), "a red pixel");
+    rein_model_response_free(resp);
+    rein_model_request_free(req);
+    r = ms_request(f->ms, 0);
+    assert_non_null(r);
+    if (r->status != 200 || r->error)
+        fail_msg("request: status %d: %s\n%s", r->status, r->error ? r->error : "", r->body);
+    assert_int_equal(occurrences(r->body, PNG), 1);
+    return r->json;
+}
+
+/* A user message's attachments are not a tool result's: history.c refuses them elsewhere. */
+static void user_media_only_user_and_tool(void **state)
+{
+    rein_history *h = rein_history_new();
+    const char *bad = "{\"role\":\"assistant\",\"content\":\"x\",\"attachments\":[]}";
+    rein_error err;
+    json_t *m = rein_json_parse(bad, strlen(bad), 0, NULL);
+
+    (void)state;
+    assert_int_equal(rein_history_append(h, m, &err), REIN_EINVAL);
+    assert_non_null(strstr(err.msg, "attachments"));
+    json_decref(m);
+    rein_history_free(h);
+}
+
+/* OpenAI chat completions: content parts: text, image_url data URL, file, input_audio. */
+static void user_media_openai(void **state)
+{
+    struct fx f;
+    const json_t *c;
+
+    (void)state;
+    c = json_object_get(
+        json_array_get(json_object_get(user_media_body(&f, "openai", "what is it?"), "messages"),
+                       0),
+        "content");
+    assert_int_equal(json_array_size(c), 4);
+    assert_string_equal(str(json_array_get(c, 0), "type"), "text");
+    assert_string_equal(str(json_array_get(c, 0), "text"), "what is it?");
+    assert_string_equal(str(json_array_get(c, 1), "type"), "image_url");
+    assert_string_equal(str(test_json_at(c, "1.image_url"), "url"), "data:image/png;base64," PNG);
+    assert_string_equal(str(json_array_get(c, 2), "type"), "file");
+    assert_string_equal(str(test_json_at(c, "2.file"), "file_data"),
+                        "data:application/pdf;base64," PDF);
+    assert_string_equal(str(test_json_at(c, "2.file"), "filename"), "attachment-2.pdf");
+    assert_string_equal(str(test_json_at(c, "3.input_audio"), "data"), WAV);
+    assert_string_equal(str(test_json_at(c, "3.input_audio"), "format"), "wav");
+    assert_true(rein_provider_takes_media(f.p, "image/png"));
+    assert_false(rein_provider_takes_media(f.p, "video/mp4"));
+    fx_stop(&f);
+}
+
+/* Anthropic: the text block, an image and a document block with base64 sources; audio named
+ * as not sent in a last text block. A message of media alone has no (empty) text block. */
+static void user_media_anthropic(void **state)
+{
+    struct fx f;
+    const json_t *c;
+
+    (void)state;
+    c = json_object_get(
+        json_array_get(json_object_get(user_media_body(&f, "anthropic", "look"), "messages"), 0),
+        "content");
+    assert_int_equal(json_array_size(c), 4);
+    assert_string_equal(str(json_array_get(c, 0), "text"), "look");
+    assert_string_equal(str(json_array_get(c, 1), "type"), "image");
+    assert_string_equal(str(test_json_at(c, "1.source"), "type"), "base64");
+    assert_string_equal(str(test_json_at(c, "1.source"), "media_type"), "image/png");
+    assert_string_equal(str(test_json_at(c, "1.source"), "data"), PNG);
+    assert_string_equal(str(json_array_get(c, 2), "type"), "document");
+    assert_string_equal(str(test_json_at(c, "2.source"), "media_type"), "application/pdf");
+    assert_non_null(strstr(str(json_array_get(c, 3), "text"),
+                           "attachment 3, audio/wav, was not sent: Anthropic's Messages API takes "
+                           "no audio in a user message"));
+    assert_false(rein_provider_takes_media(f.p, "audio/wav"));
+    fx_stop(&f);
+    c = json_object_get(
+        json_array_get(json_object_get(user_media_body(&f, "anthropic", ""), "messages"), 0),
+        "content");
+    assert_string_equal(str(json_array_get(c, 0), "type"), "image");
+    fx_stop(&f);
+}
+
+/* Responses: input_text, input_image, input_file; audio named in a last input_text. */
+static void user_media_responses(void **state)
+{
+    struct fx f;
+    const json_t *c;
+
+    (void)state;
+    c = json_object_get(
+        json_array_get(json_object_get(user_media_body(&f, "openai-responses", "look"), "input"),
+                       0),
+        "content");
+    assert_int_equal(json_array_size(c), 4);
+    assert_string_equal(str(json_array_get(c, 0), "type"), "input_text");
+    assert_string_equal(str(json_array_get(c, 1), "type"), "input_image");
+    assert_string_equal(str(json_array_get(c, 1), "image_url"), "data:image/png;base64," PNG);
+    assert_string_equal(str(json_array_get(c, 2), "type"), "input_file");
+    assert_string_equal(str(json_array_get(c, 2), "file_data"), "data:application/pdf;base64," PDF);
+    assert_string_equal(str(json_array_get(c, 3), "type"), "input_text");
+    assert_non_null(strstr(str(json_array_get(c, 3), "text"), "audio/wav, was not sent"));
+    fx_stop(&f);
+}
+
+/* Gemini: a text part and an inlineData part each (Gemini reads all three media). */
+static void user_media_gemini(void **state)
+{
+    struct fx f;
+    const json_t *parts;
+
+    (void)state;
+    parts = json_object_get(
+        json_array_get(json_object_get(user_media_body(&f, "gemini", "look"), "contents"), 0),
+        "parts");
+    assert_int_equal(json_array_size(parts), 4);
+    assert_string_equal(str(json_array_get(parts, 0), "text"), "look");
+    assert_string_equal(str(test_json_at(parts, "1.inlineData"), "mimeType"), "image/png");
+    assert_string_equal(str(test_json_at(parts, "1.inlineData"), "data"), PNG);
+    assert_string_equal(str(test_json_at(parts, "2.inlineData"), "mimeType"), "application/pdf");
+    assert_string_equal(str(test_json_at(parts, "3.inlineData"), "mimeType"), "audio/wav");
+    fx_stop(&f);
+}
+
+/* Bedrock: text, image and document blocks; audio named as not sent. */
+static void user_media_bedrock(void **state)
+{
+    struct fx f;
+    const json_t *c;
+
+    (void)state;
+    c = json_object_get(
+        json_array_get(json_object_get(user_media_body(&f, "bedrock", "look"), "messages"), 0),
+        "content");
+    assert_int_equal(json_array_size(c), 4);
+    assert_string_equal(str(json_array_get(c, 0), "text"), "look");
+    assert_string_equal(str(test_json_at(c, "1.image"), "format"), "png");
+    assert_string_equal(str(test_json_at(c, "1.image.source"), "bytes"), PNG);
+    assert_string_equal(str(test_json_at(c, "2.document"), "format"), "pdf");
+    assert_string_equal(str(test_json_at(c, "2.document"), "name"), "attachment 2");
+    assert_non_null(strstr(str(json_array_get(c, 3), "text"), "audio/wav, was not sent"));
+    fx_stop(&f);
+}
+
+/* Ollama: the image in images; the PDF and the WAV named as not sent in the content. */
+static void user_media_ollama(void **state)
+{
+    struct fx f;
+    const json_t *m;
+
+    (void)state;
+    m = json_array_get(json_object_get(user_media_body(&f, "ollama", "look"), "messages"), 0);
+    assert_int_equal(json_array_size(json_object_get(m, "images")), 1);
+    assert_string_equal(json_string_value(json_array_get(json_object_get(m, "images"), 0)), PNG);
+    assert_non_null(strstr(str(m, "content"), "look\n(attachment 2, application/pdf, was not sent: "
+                                              "Ollama's chat API takes no document in a user "
+                                              "message)"));
+    assert_non_null(strstr(str(m, "content"), "attachment 3, audio/wav"));
+    fx_stop(&f);
+}
+
 static const struct CMUnitTest tests[] = {
-    cmocka_unit_test(media_anthropic), cmocka_unit_test(media_openai),
-    cmocka_unit_test(media_responses), cmocka_unit_test(media_gemini),
-    cmocka_unit_test(media_bedrock),   cmocka_unit_test(structured_once),
+    cmocka_unit_test(user_media_only_user_and_tool),
+    cmocka_unit_test(user_media_openai),
+    cmocka_unit_test(user_media_anthropic),
+    cmocka_unit_test(user_media_responses),
+    cmocka_unit_test(user_media_gemini),
+    cmocka_unit_test(user_media_bedrock),
+    cmocka_unit_test(user_media_ollama),
+    cmocka_unit_test(media_anthropic),
+    cmocka_unit_test(media_openai),
+    cmocka_unit_test(media_responses),
+    cmocka_unit_test(media_gemini),
+    cmocka_unit_test(media_bedrock),
+    cmocka_unit_test(structured_once),
 };
 
 REIN_TEST_MAIN(tests)

@@ -282,6 +282,13 @@ static bool bd_block_ok(const json_t *b, size_t m, size_t i, const char *role, j
                        "The text field in the ContentBlock object at messages.%zu.content.%zu is "
                        "blank. Add text to the text field, and try again.",
                        m, i);
+    if ((json_object_get(b, "image") || json_object_get(b, "document")) &&
+        (strcmp(role, "user") != 0 || !bd_media_ok(b)))
+        return bd_fail(v, 400, "ValidationException",
+                       "messages.%zu.content.%zu: an image needs format png, jpeg, gif or webp "
+                       "and source.bytes, a document a format, a name and source.bytes, in a "
+                       "user message",
+                       m, i);
     if (tu) {
         if (strcmp(role, "assistant") != 0 || !bd_str(tu, "toolUseId") ||
             !bd_name_ok(bd_str(tu, "name")) || !json_is_object(json_object_get(tu, "input")))

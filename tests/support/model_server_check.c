@@ -183,6 +183,54 @@ static bool oa_check_assistant(const json_t *m, size_t i, struct ms_verdict *v)
     return true;
 }
 
+/* A data: URL of base64 bytes whose media type starts with prefix ("" for any). */
+static bool data_url_ok(const char *url, const char *prefix)
+{
+    const char *b;
+
+    if (!url || strncmp(url, "data:", 5) != 0 || strncmp(url + 5, prefix, strlen(prefix)) != 0)
+        return false;
+    b = strstr(url, ";base64,");
+    return b && b > url + 5 && b[8] != '\0' &&
+           strspn(b + 8, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnop"
+                         "qrstuvwxyz0123456789+/=") == strlen(b + 8);
+}
+
+/* A content part of a user message (platform.openai.com, chat completions, "Array of content
+ * parts"): text with its text; image_url with an object holding its url (http(s) or a data: URL
+ * of an image) and an optional detail; input_audio with base64 data and format wav or mp3; file
+ * with an object holding file_data (a data: URL) and a filename, or a file_id. System,
+ * developer and tool messages take text parts only. */
+static bool oa_check_part(const json_t *part, const char *role, size_t i, size_t j,
+                          struct ms_verdict *v)
+{
+    const char *type = str_of(part, "type");
+    const json_t *o = type ? json_object_get(part, type) : NULL;
+    const char *url = str_of(o, "url"), *fmt = str_of(o, "format"), *fd = str_of(o, "file_data");
+    bool ok;
+
+    if (type && !strcmp(type, "text"))
+        ok = str_of(part, "text") != NULL;
+    else if (strcmp(role, "user") != 0)
+        ok = false;
+    else if (type && !strcmp(type, "image_url"))
+        ok = url && (data_url_ok(url, "image/") || !strncmp(url, "https://", 8) ||
+                     !strncmp(url, "http://", 7));
+    else if (type && !strcmp(type, "input_audio"))
+        ok = str_of(o, "data") && fmt && (!strcmp(fmt, "wav") || !strcmp(fmt, "mp3"));
+    else if (type && !strcmp(type, "file"))
+        ok = (fd && data_url_ok(fd, "") && str_of(o, "filename")) || str_of(o, "file_id");
+    else
+        ok = false;
+    if (!ok)
+        return OA_FAIL(v, "invalid_value", rein_asprintf("messages[%zu].content[%zu]", i, j),
+                       "Invalid 'messages[%zu].content[%zu]': a %s message's part must be text%s "
+                       "with its data (type %s).",
+                       i, j, role, strcmp(role, "user") ? "" : ", image_url, input_audio or file",
+                       type ? type : "missing");
+    return true;
+}
+
 static bool oa_check_message(const json_t *m, size_t i, struct ms_verdict *v)
 {
     static const char *const roles[] = {"system",   "assistant", "user",
@@ -220,6 +268,9 @@ static bool oa_check_message(const json_t *m, size_t i, struct ms_verdict *v)
         return OA_FAIL(v, "missing_required_parameter",
                        rein_asprintf("messages[%zu].tool_call_id", i),
                        "Missing required parameter: 'messages[%zu].tool_call_id'.", i);
+    for (size_t j = 0; j < json_array_size(content); j++)
+        if (!oa_check_part(json_array_get(content, j), role, i, j, v))
+            return false;
     return true;
 }
 
@@ -467,6 +518,27 @@ static bool oa_check_body(const json_t *body, struct ms_verdict *v)
 
 /* ---- Anthropic ----------------------------------------------------------------------- */
 
+/* An image or document block's source (docs.claude.com, vision and PDF support): base64 with
+ * a media type the block takes and base64 data, or a url. */
+static bool an_media_ok(const json_t *blk)
+{
+    static const char *const images[] = {"image/jpeg", "image/png", "image/gif", "image/webp"};
+    const json_t *src = json_object_get(blk, "source");
+    const char *st = str_of(src, "type"), *mt = str_of(src, "media_type");
+    const char *data = str_of(src, "data");
+    bool image = !strcmp(str_of(blk, "type"), "image"), known = false;
+
+    if (st && !strcmp(st, "url"))
+        return str_of(src, "url") != NULL;
+    if (!st || strcmp(st, "base64") != 0 || !mt || !data || !data[0] ||
+        strspn(data, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=") !=
+            strlen(data))
+        return false;
+    for (size_t k = 0; image && k < REIN_ARRAY_SIZE(images); k++)
+        known = known || !strcmp(mt, images[k]);
+    return image ? known : !strcmp(mt, "application/pdf");
+}
+
 static bool an_check_block(const json_t *blk, const char *role, size_t i, size_t j,
                            struct ms_verdict *v)
 {
@@ -497,6 +569,17 @@ static bool an_check_block(const json_t *blk, const char *role, size_t i, size_t
                            "messages.%zu.content.%zu.tool_use.input: Input should be a valid "
                            "dictionary",
                            i, j);
+    } else if (strcmp(type, "image") == 0 || strcmp(type, "document") == 0) {
+        if (strcmp(role, "user") != 0)
+            return AN_FAIL(v,
+                           "messages.%zu.content.%zu: `%s` blocks can only be in `user` messages",
+                           i, j, type);
+        if (!an_media_ok(blk))
+            return AN_FAIL(v,
+                           "messages.%zu.content.%zu.%s.source: a base64 source needs media_type "
+                           "(image/jpeg, image/png, image/gif or image/webp; application/pdf for "
+                           "a document) and data; a url source its url",
+                           i, j, type);
     } else if (strcmp(type, "tool_result") == 0) {
         if (strcmp(role, "user") != 0)
             return AN_FAIL(v,
@@ -740,6 +823,20 @@ static bool ol_check_body(const json_t *body, struct ms_verdict *v)
                        rein_json_type_name(msgs));
     json_array_foreach(msgs, i, m)
     {
+        const json_t *images = json_object_get(m, "images"), *img;
+        json_array_foreach(images, j, img)
+        {
+            if (!json_is_string(img))
+                return OL_FAIL(v,
+                               "json: cannot unmarshal %s into Go struct field "
+                               "Message.messages.images of type api.ImageData",
+                               rein_json_type_name(img));
+        }
+        if (images && !json_is_array(images))
+            return OL_FAIL(v,
+                           "json: cannot unmarshal %s into Go struct field Message.messages.images "
+                           "of type []api.ImageData",
+                           rein_json_type_name(images));
         json_array_foreach(json_object_get(m, "tool_calls"), j, call)
         {
             const json_t *args = json_object_get(json_object_get(call, "function"), "arguments");
@@ -912,6 +1009,21 @@ static bool rs_check_output(const json_t *out, size_t i, struct ms_verdict *v)
     return true;
 }
 
+/* A user, system or developer message's content items: input_text, input_image and
+ * input_file, as a function_call_output's output takes them. */
+static bool rs_check_content(const json_t *content, size_t i, struct ms_verdict *v)
+{
+    struct ms_verdict inner = {0};
+
+    if (rs_check_output(content, i, &inner))
+        return true;
+    ms__verdict_release(&inner);
+    return OA_FAIL(v, "invalid_value", rein_asprintf("input[%zu].content", i),
+                   "Invalid 'input[%zu].content': expected input_text, input_image or input_file "
+                   "items with their data.",
+                   i);
+}
+
 /* The input items: messages, function calls, their outputs, reasoning items. Every output
  * answers a call earlier in the input, and (without previous_response_id) every call is
  * answered, as the API checks. */
@@ -947,6 +1059,8 @@ static bool rs_check_input(const json_t *body, struct ms_verdict *v)
                 ok =
                     OA_FAIL(v, "missing_required_parameter", rein_asprintf("input[%zu].content", i),
                             "Missing required parameter: 'input[%zu].content'.", i);
+            else if (json_is_array(c) && strcmp(role, "assistant") != 0)
+                ok = rs_check_content(c, i, v);
         } else if (strcmp(type, "function_call") == 0) {
             if (!id || !str_of(item, "name") || !json_is_string(json_object_get(item, "arguments")))
                 ok = OA_FAIL(v, "missing_required_parameter", rein_asprintf("input[%zu]", i),

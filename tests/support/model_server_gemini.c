@@ -212,6 +212,11 @@ static bool gm_part_ok(const json_t *p, struct ms_verdict *v)
                       "* GenerateContentRequest.contents.parts.function_call: name and args (an "
                       "object) are required (%s)",
                       gm_str_of(fc, "name"));
+    if (json_object_get(p, "inlineData") &&
+        (!gm_str_of(json_object_get(p, "inlineData"), "mimeType") ||
+         !gm_str_of(json_object_get(p, "inlineData"), "data")))
+        return gm_bad(v, "* GenerateContentRequest.contents.parts.inline_data: mime_type and data "
+                         "are required");
     if (fr && (!gm_str_of(fr, "name") || !json_is_object(json_object_get(fr, "response"))))
         return gm_bad(v,
                       "* GenerateContentRequest.contents.parts.function_response: name and "
