@@ -145,6 +145,28 @@ static rein_err join(struct rein_buf *acc, const char *text)
     return rc ? rc : rein_buf_adds(acc, text);
 }
 
+/* An image or document block's medium for an upstream of another wire (decision 0097): a
+ * base64 source becomes an attachment; a url or file source names what only Anthropic reads. */
+static rein_err take_media(const struct rein__gw_req *r, const json_t *blk, json_t **atts,
+                           const char *p, struct rein__gw_bad *bad)
+{
+    const json_t *src = json_object_get(blk, "source");
+    const char *type = str(src, "type");
+    const json_t *mime = json_object_get(src, "media_type"), *data = json_object_get(src, "data");
+
+    if (type && !strcmp(type, "url"))
+        return rein__gw_media_ref(r, p, "a URL", bad);
+    if (type && !strcmp(type, "file"))
+        return rein__gw_media_ref(r, p, "a file_id", bad);
+    if (!type || strcmp(type, "base64") != 0 || !json_is_string(mime) || !json_is_string(data))
+        return rein__gw_bad(bad, p,
+                            "%s.source: rein's gateway carries a base64 source (type, media_type "
+                            "and data) to an upstream of another wire",
+                            p);
+    return rein__gw_media(r, atts, json_string_value(mime), json_string_length(mime),
+                          json_string_value(data), json_string_length(data), p, bad);
+}
+
 static rein_err take_user(struct rein__gw_req *r, const json_t *content, size_t i,
                           struct rein__gw_bad *bad)
 {
@@ -153,8 +175,7 @@ static rein_err take_user(struct rein__gw_req *r, const json_t *content, size_t 
     json_t *blk;
     char p[64];
     rein_err rc = REIN_OK;
-
-    json_t *kept = NULL;
+    json_t *kept = NULL, *atts = NULL;
 
     if (json_is_string(content))
         return rein__gw_append(r, true, string_msg("user", content), "messages", bad);
@@ -176,10 +197,12 @@ static rein_err take_user(struct rein__gw_req *r, const json_t *content, size_t 
                      : REIN_OK;
         else if (strcmp(type, "text") == 0 && str(blk, "text"))
             rc = join(&text, str(blk, "text"));
+        else if (strcmp(type, "image") == 0 || strcmp(type, "document") == 0)
+            rc = take_media(r, blk, &atts, p, bad);
         else
             rc = rein__gw_bad(bad, p,
-                              "%s: '%.40s' blocks are not supported by rein's gateway (text and "
-                              "tool_result only)",
+                              "%s: '%.40s' blocks are not supported by rein's gateway (text, "
+                              "image, document and tool_result only)",
                               p, type);
         if (rc)
             break;
@@ -188,9 +211,9 @@ static rein_err take_user(struct rein__gw_req *r, const json_t *content, size_t 
         rc = rein__gw_append(
             r, true, as_sent(rein__gw_text_msg("user", text.ptr ? text.ptr : "", text.len), kept),
             "messages", bad);
-    else if (!rc && text.len)
-        rc = rein__gw_append(r, true, rein__gw_text_msg("user", text.ptr, text.len), "messages",
-                             bad);
+    else if (!rc && (text.len || atts))
+        rc = rein__gw_append(r, true, rein__gw_user_msg(text.ptr, text.len, atts), "messages", bad);
+    json_decref(atts);
     json_decref(kept);
     rein_buf_release(&text);
     return rc;

@@ -11,6 +11,7 @@
  *   anthropic.c  the same for the Anthropic messages wire
  *   responses.c  the OpenAI Responses wire, read as the chat completions request it means
  *   gemini.c     Google's Gemini API (generateContent) with its own parser (decision 0092)
+ *   media.c      a client's inline media as a user message's attachments (decision 0097)
  *   kept.c       the Responses answers kept for previous_response_id and item_reference
  *   background.c Responses requests run in the background, on the gateway's own workers
  *   routes.c     the HTTP adapter: the /v1 routes on a rein_server
@@ -79,6 +80,9 @@ struct rein__gw_req {
     /* Set before parsing: the body is a token count's, which has no max_tokens (the count
      * endpoints refuse one), so the parsers ask for none. */
     bool count;
+    /* Set before parsing (may stay NULL: every medium is taken): the upstream's provider, which
+     * says which media a user message may carry to it (decision 0097). Borrowed. */
+    const rein_provider *upstream;
     const char *model;  /* may be NULL */
     char *tool_choice;  /* "auto", "none", "required", a tool name, or NULL */
     int parallel;       /* -1 unset, 0 or 1 */
@@ -180,6 +184,28 @@ bool rein__gw_args_object(const char *args, size_t n);
  * they are left out (the caller keeps them as they were sent). */
 rein_err rein__gw_content_text(const json_t *content, const char *param, bool anthropic,
                                bool others, char **out, struct rein__gw_bad *bad);
+
+/* ---- a client's inline media (media.c, decision 0097) ---- */
+/*
+ * Appends to *atts (made when NULL; new, the caller's) the attachment of the medium of type mime
+ * (mime_len bytes) with base64 data (data_len bytes), both borrowed, a user message's part at
+ * param. REIN_EINVAL (bad names param, in r->api's wording) when mime is not a media type, data
+ * is not base64, or r->upstream does not take that type in a user message; REIN_ENOMEM.
+ */
+rein_err rein__gw_media(const struct rein__gw_req *r, json_t **atts, const char *mime,
+                        size_t mime_len, const char *data, size_t data_len, const char *param,
+                        struct rein__gw_bad *bad);
+/* The same for url (borrowed): a data: URL (data:MIME;base64,DATA) is read; any other URL is
+ * refused as rein__gw_media_ref() says. */
+rein_err rein__gw_media_url(const struct rein__gw_req *r, json_t **atts, const char *url,
+                            const char *param, struct rein__gw_bad *bad);
+/* REIN_EINVAL: the part at param gives its medium by what ("a URL", "a file_id"), which another
+ * wire's upstream cannot read; it says to send it inline. */
+rein_err rein__gw_media_ref(const struct rein__gw_req *r, const char *param, const char *what,
+                            struct rein__gw_bad *bad);
+/* {"role": "user", "content": text, "attachments": atts (borrowed, a reference taken; NULL:
+ * none)} of new values; NULL when memory is exhausted. */
+json_t *rein__gw_user_msg(const char *text, size_t len, json_t *atts);
 
 /*
  * A token count's body (count.c) as the body the parser of api's generate route reads, into

@@ -132,7 +132,7 @@ static rein_err part_refused(const json_t *part, const char *p, struct rein__gw_
     }
     return rein__gw_bad(bad, p,
                         "%s: %.40s parts are not supported by rein's gateway (text, "
-                        "functionCall and functionResponse parts only)",
+                        "inlineData, functionCall and functionResponse parts only)",
                         p, key);
 }
 
@@ -225,13 +225,29 @@ static rein_err take_response(struct rein__gw_req *r, struct turn *t, const json
     return rein__gw_append(r, false, msg, p, bad);
 }
 
-/* A user content: its functionResponse parts, then its text. */
+/* An inlineData part's medium as an attachment (decision 0097); a fileData part names a file
+ * by its URI, which only Google reads. */
+static rein_err take_inline(const struct rein__gw_req *r, const json_t *part, json_t **atts,
+                            const char *p, struct rein__gw_bad *bad)
+{
+    const json_t *in = member(part, "inlineData");
+    const json_t *mime = member(in, "mimeType"), *data = member(in, "data");
+
+    if (!in)
+        return rein__gw_media_ref(r, p, "a URI (fileData)", bad);
+    if (!json_is_string(mime) || !json_is_string(data))
+        return rein__gw_bad(bad, p, "%s.inlineData: mimeType and data are required", p);
+    return rein__gw_media(r, atts, json_string_value(mime), json_string_length(mime),
+                          json_string_value(data), json_string_length(data), p, bad);
+}
+
+/* A user content: its functionResponse parts, then its text and its media. */
 static rein_err take_user(struct rein__gw_req *r, struct turn *t, const json_t *parts, size_t i,
                           struct rein__gw_bad *bad)
 {
     struct rein_buf text;
     size_t j;
-    json_t *part;
+    json_t *part, *atts = NULL;
     char p[80];
     rein_err rc = REIN_OK;
 
@@ -246,14 +262,17 @@ static rein_err take_user(struct rein__gw_req *r, struct turn *t, const json_t *
             rc = take_response(r, t, fr, p, bad);
         else if (str(part, "text") && !json_is_true(json_object_get(part, "thought")))
             rc = join(&text, "\n", str(part, "text"));
+        else if (member(part, "inlineData") || member(part, "fileData"))
+            rc = take_inline(r, part, &atts, p, bad);
         else if (!str(part, "text"))
             rc = part_refused(part, p, bad);
         if (rc)
             break;
     }
-    if (!rc && text.len)
-        rc = rein__gw_append(r, false, rein__gw_text_msg("user", text.ptr, text.len), "contents",
-                             bad);
+    if (!rc && (text.len || atts))
+        rc =
+            rein__gw_append(r, false, rein__gw_user_msg(text.ptr, text.len, atts), "contents", bad);
+    json_decref(atts);
     rein_buf_release(&text);
     return rc;
 }

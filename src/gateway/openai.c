@@ -285,6 +285,104 @@ static rein_err take_assistant(struct rein__gw_req *r, const json_t *m, size_t i
     return append_msg(r, msg, false, i, bad);
 }
 
+/* An input_audio part's medium: its base64 data and its format (wav or mp3). */
+static rein_err take_audio(const struct rein__gw_req *r, const json_t *a, json_t **atts,
+                           const char *p, struct rein__gw_bad *bad)
+{
+    const char *fmt = json_string_value(json_object_get(a, "format"));
+    const json_t *data = json_object_get(a, "data");
+    const char *mime = !fmt                  ? NULL
+                       : !strcmp(fmt, "wav") ? "audio/wav"
+                       : !strcmp(fmt, "mp3") ? "audio/mpeg"
+                                             : NULL;
+
+    if (!mime || !json_is_string(data))
+        return rein__gw_bad(bad, p,
+                            "Invalid '%s': input_audio needs its data (base64) and a format, wav "
+                            "or mp3.",
+                            p);
+    return rein__gw_media(r, atts, mime, strlen(mime), json_string_value(data),
+                          json_string_length(data), p, bad);
+}
+
+/* A file part's medium: file_data as a data: URL, or bare base64 (chat completions' file parts
+ * are PDFs); a file_id names a file only OpenAI has. */
+static rein_err take_file(const struct rein__gw_req *r, const json_t *f, json_t **atts,
+                          const char *p, struct rein__gw_bad *bad)
+{
+    const json_t *data = json_object_get(f, "file_data");
+
+    if (!json_is_string(data) && json_is_string(json_object_get(f, "file_url")))
+        return rein__gw_media_ref(r, p, "a URL", bad); /* the Responses API's file_url */
+    if (!json_is_string(data))
+        return json_is_string(json_object_get(f, "file_id"))
+                   ? rein__gw_media_ref(r, p, "a file_id", bad)
+                   : rein__gw_bad(bad, p, "Invalid '%s': a file part needs its file_data.", p);
+    if (strncmp(json_string_value(data), "data:", 5) == 0)
+        return rein__gw_media_url(r, atts, json_string_value(data), p, bad);
+    return rein__gw_media(r, atts, "application/pdf", 15, json_string_value(data),
+                          json_string_length(data), p, bad);
+}
+
+/*
+ * A user message's content parts for an upstream of another wire (decision 0097): the text
+ * parts joined into *text, the media (an image_url data URL, a file's file_data, input_audio)
+ * into *atts (new, NULL when there are none); interleaving is not kept: the text comes first.
+ */
+static rein_err user_parts(const struct rein__gw_req *r, const json_t *content, size_t i,
+                           struct rein_buf *text, json_t **atts, struct rein__gw_bad *bad)
+{
+    size_t j;
+    json_t *part;
+    char p[96];
+    rein_err rc = REIN_OK;
+
+    json_array_foreach(content, j, part)
+    {
+        const char *type = json_string_value(json_object_get(part, "type"));
+        const json_t *o = type ? json_object_get(part, type) : NULL;
+        const char *t = json_string_value(json_object_get(part, "text"));
+        snprintf(p, sizeof(p), "messages[%zu].content[%zu]", i, j);
+        if (type && !strcmp(type, "refusal"))
+            continue; /* as rein__gw_content_text: not text for the model */
+        if (type && !strcmp(type, "text") && t)
+            rc = (text->len && rein_buf_addch(text, '\n')) || rein_buf_adds(text, t) ? REIN_ENOMEM
+                                                                                     : REIN_OK;
+        else if (type && !strcmp(type, "image_url") && json_is_string(json_object_get(o, "url")))
+            rc = rein__gw_media_url(r, atts, json_string_value(json_object_get(o, "url")), p, bad);
+        else if (type && !strcmp(type, "input_audio") && json_is_object(o))
+            rc = take_audio(r, o, atts, p, bad);
+        else if (type && !strcmp(type, "file") && json_is_object(o))
+            rc = take_file(r, o, atts, p, bad);
+        else
+            rc = rein__gw_bad(bad, p,
+                              "Invalid '%s': expected a text, image_url, input_audio or file part "
+                              "(part %zu is %s%.40s%s).",
+                              p, j, type ? "'" : "", type ? type : "not a content part",
+                              type ? "'" : "");
+        if (rc)
+            break;
+    }
+    return rc;
+}
+
+/* A user message of content parts for an upstream of another wire: its text and media. */
+static rein_err take_user_parts(struct rein__gw_req *r, const json_t *content, size_t i,
+                                struct rein__gw_bad *bad)
+{
+    struct rein_buf text;
+    json_t *atts = NULL;
+    rein_err rc;
+
+    rein_buf_init(&text, 0);
+    rc = user_parts(r, content, i, &text, &atts, bad);
+    if (!rc)
+        rc = append_msg(r, rein__gw_user_msg(text.ptr, text.len, atts), true, i, bad);
+    json_decref(atts);
+    rein_buf_release(&text);
+    return rc;
+}
+
 static rein_err take_message(struct rein__gw_req *r, const json_t *m, size_t i,
                              struct rein__gw_bad *bad)
 {
@@ -314,6 +412,9 @@ static rein_err take_message(struct rein__gw_req *r, const json_t *m, size_t i,
                             "'user', 'assistant' and 'tool'.",
                             role);
     }
+    /* Content parts of a user's message for another wire: its media become attachments. */
+    if (!r->verbatim && json_is_array(content) && strcmp(role, "user") == 0)
+        return take_user_parts(r, content, i, bad);
     /* Text as a string (most messages) needs no path and no copy of its own. */
     if (!json_is_string(content)) {
         snprintf(p, sizeof(p), "messages[%zu].content", i);

@@ -115,7 +115,7 @@ static rein_err user_part(const json_t *p, const char *param, json_t *parts,
         out = json_pack("{s:s, s:o}", "type", "image_url", "image_url", PICKED(p, "detail"));
     else if (is(type, "input_file"))
         out = json_pack("{s:s, s:o}", "type", "file", "file",
-                        PICKED(p, "file_data", "file_id", "filename"));
+                        PICKED(p, "file_data", "file_id", "filename", "file_url"));
     else if (is(type, "input_image"))
         return rein__gw_bad(bad, param,
                             "'%s': rein's gateway takes an image by its image_url (a URL or a data "

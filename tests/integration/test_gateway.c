@@ -3782,13 +3782,14 @@ static void test_same_wire_reask_adds_after_the_messages_as_sent(void **state)
     json_decref(sent);
 }
 
-/* Another wire cannot take what the neutral shape does not hold: it is refused by name. */
+/* Another wire cannot take what the neutral shape does not hold: it is refused by name (an
+ * image by URL, a block of Anthropic's own). */
 static void test_other_wire_refuses_what_it_cannot_carry(void **state)
 {
     static const char oa[] = "{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":"
                              "[{\"type\":\"image_url\",\"image_url\":{\"url\":\"http://x\"}}]}]}";
     static const char an[] = "{\"model\":\"m\",\"max_tokens\":64,\"messages\":[{\"role\":\"user\","
-                             "\"content\":[{\"type\":\"image\",\"source\":" IMG "}]}]}";
+                             "\"content\":[{\"type\":\"search_result\",\"source\":\"x\"}]}]}";
     const char *const h[] = {"anthropic-version: 2023-06-01", NULL};
     struct th_resp r;
 
@@ -3796,15 +3797,265 @@ static void test_other_wire_refuses_what_it_cannot_carry(void **state)
     start_with("anthropic", NULL, 0);
     script("[]");
     chat(oa, NULL, &r);
-    assert_oa_error(&r, 400, "only text content");
-    assert_string_equal(th_jstr(json_object_get(r.json, "error"), "param"), "messages[0].content");
+    assert_oa_error(&r, 400, "send it inline");
+    assert_string_equal(th_jstr(json_object_get(r.json, "error"), "param"),
+                        "messages[0].content[0]");
     th_resp_free(&r);
     teardown(NULL);
     start();
     script("[]");
     th_http("POST", u("/v1/messages"), an, h, &r);
     assert_int_equal(r.status, 400);
-    assert_non_null(strstr(th_jstr(json_object_get(r.json, "error"), "message"), "'image'"));
+    assert_non_null(
+        strstr(th_jstr(json_object_get(r.json, "error"), "message"), "'search_result'"));
+    th_resp_free(&r);
+    assert_int_equal(ms_request_count(F->ms), 0);
+}
+
+/* ---- a user's media across wires (decision 0097) ------------------------------------------ */
+
+#define PNG1                                                                                       \
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR4nGP4z8AAAAMBAQDJ/pLvAAAAAElFTkSuQmCC"
+#define PDF1 "JVBERi0xLjQKJcOkw7zDtsOfCjEgMCBvYmoKPDw+PgplbmRvYmoKdHJhaWxlcgo8PD4+CiUlRU9GCg=="
+#define WAV1 "UklGRiQAAABXQVZFZm10IBAAAAABAAEAQB8AAEAfAAABAAgAZGF0YQAAAAA="
+/* A chat completions body with one user message of a text part and the part given. */
+#define CHAT_MEDIA(part)                                                                           \
+    "{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":[{\"type\":\"text\","           \
+    "\"text\":\"What is this?\"}," part "]}]}"
+#define IMAGE_URL(url) "{\"type\":\"image_url\",\"image_url\":{\"url\":\"" url "\"}}"
+
+static void gem(const char *method, const char *body, const char *const *headers,
+                struct th_resp *r);
+
+/* body posted to the chat route, answered 200; the upstream's body. */
+static const json_t *media_through(const char *body)
+{
+    struct th_resp r;
+
+    script("[{\"text\":\"a red pixel\"}]");
+    chat(body, NULL, &r);
+    if (r.status != 200 || ms_request_count(F->ms) != 1)
+        fail_msg("%ld %s", r.status, r.body);
+    th_resp_free(&r);
+    return ms_request(F->ms, 0)->json;
+}
+
+/* An OpenAI client's data-URL image reaches Claude as an image block of base64, after the text. */
+static void test_media_chat_image_to_anthropic(void **state)
+{
+    const json_t *c;
+
+    (void)state;
+    start_with("anthropic", NULL, 0);
+    c = json_object_get(
+        json_array_get(
+            json_object_get(media_through(CHAT_MEDIA(IMAGE_URL("data:image/png;base64," PNG1))),
+                            "messages"),
+            0),
+        "content");
+    assert_int_equal(json_array_size(c), 2);
+    assert_string_equal(th_jstr(json_array_get(c, 0), "text"), "What is this?");
+    assert_string_equal(th_jstr(json_array_get(c, 1), "type"), "image");
+    assert_string_equal(th_jstr(test_json_at(c, "1.source"), "type"), "base64");
+    assert_string_equal(th_jstr(test_json_at(c, "1.source"), "media_type"), "image/png");
+    assert_string_equal(th_jstr(test_json_at(c, "1.source"), "data"), PNG1);
+}
+
+/* ... and Gemini as an inlineData part. */
+static void test_media_chat_image_to_gemini(void **state)
+{
+    const json_t *parts;
+
+    (void)state;
+    start_with("gemini", NULL, 0);
+    parts = json_object_get(
+        json_array_get(
+            json_object_get(media_through(CHAT_MEDIA(IMAGE_URL("data:image/png;base64," PNG1))),
+                            "contents"),
+            0),
+        "parts");
+    assert_int_equal(json_array_size(parts), 2);
+    assert_string_equal(th_jstr(json_array_get(parts, 0), "text"), "What is this?");
+    assert_string_equal(th_jstr(test_json_at(parts, "1.inlineData"), "mimeType"), "image/png");
+    assert_string_equal(th_jstr(test_json_at(parts, "1.inlineData"), "data"), PNG1);
+}
+
+/* ... and the Responses API as an input_image. */
+static void test_media_chat_image_to_responses(void **state)
+{
+    const json_t *c;
+
+    (void)state;
+    start_with("openai-responses", NULL, 0);
+    c = json_object_get(
+        json_array_get(
+            json_object_get(media_through(CHAT_MEDIA(IMAGE_URL("data:image/png;base64," PNG1))),
+                            "input"),
+            0),
+        "content");
+    assert_int_equal(json_array_size(c), 2);
+    assert_string_equal(th_jstr(json_array_get(c, 0), "type"), "input_text");
+    assert_string_equal(th_jstr(json_array_get(c, 1), "type"), "input_image");
+    assert_string_equal(th_jstr(json_array_get(c, 1), "image_url"), "data:image/png;base64," PNG1);
+}
+
+/* A PDF in an OpenAI file part reaches Claude as a document block; WAV audio reaches Gemini. */
+static void test_media_chat_pdf_to_anthropic_audio_to_gemini(void **state)
+{
+    const json_t *c;
+
+    (void)state;
+    start_with("anthropic", NULL, 0);
+    c = json_object_get(
+        json_array_get(
+            json_object_get(media_through(CHAT_MEDIA(
+                                "{\"type\":\"file\",\"file\":{\"filename\":\"a.pdf\","
+                                "\"file_data\":\"data:application/pdf;base64," PDF1 "\"}}")),
+                            "messages"),
+            0),
+        "content");
+    assert_string_equal(th_jstr(json_array_get(c, 1), "type"), "document");
+    assert_string_equal(th_jstr(test_json_at(c, "1.source"), "media_type"), "application/pdf");
+    assert_string_equal(th_jstr(test_json_at(c, "1.source"), "data"), PDF1);
+    teardown(NULL);
+    start_with("gemini", NULL, 0);
+    c = json_object_get(
+        json_array_get(json_object_get(media_through(CHAT_MEDIA(
+                                           "{\"type\":\"input_audio\",\"input_audio\":{\"data\":"
+                                           "\"" WAV1 "\",\"format\":\"wav\"}}")),
+                                       "contents"),
+                       0),
+        "parts");
+    assert_string_equal(th_jstr(test_json_at(c, "1.inlineData"), "mimeType"), "audio/wav");
+}
+
+/* A Responses client's input_image (through its conversion to chat parts) reaches Claude. */
+static void test_media_responses_image_to_anthropic(void **state)
+{
+    struct th_resp r;
+    const json_t *c;
+
+    (void)state;
+    start_with("anthropic", NULL, 0);
+    script("[{\"text\":\"a red pixel\"}]");
+    responses("{\"model\":\"m\",\"input\":[{\"role\":\"user\",\"content\":[{\"type\":"
+              "\"input_text\",\"text\":\"What is this?\"},{\"type\":\"input_image\","
+              "\"image_url\":\"data:image/png;base64," PNG1 "\"}]}]}",
+              &r);
+    if (r.status != 200)
+        fail_msg("%ld %s", r.status, r.body);
+    th_resp_free(&r);
+    c = json_object_get(json_array_get(json_object_get(ms_request(F->ms, 0)->json, "messages"), 0),
+                        "content");
+    assert_string_equal(th_jstr(json_array_get(c, 1), "type"), "image");
+    assert_string_equal(th_jstr(test_json_at(c, "1.source"), "data"), PNG1);
+}
+
+/* An Anthropic client's image block reaches OpenAI as an image_url data URL after the text. */
+static void test_media_anthropic_image_to_openai(void **state)
+{
+    static const char body[] =
+        "{\"model\":\"m\",\"max_tokens\":64,\"messages\":[{\"role\":\"user\",\"content\":["
+        "{\"type\":\"image\",\"source\":{\"type\":\"base64\",\"media_type\":\"image/png\","
+        "\"data\":\"" PNG1 "\"}},{\"type\":\"text\",\"text\":\"What is this?\"}]}]}";
+    const char *const h[] = {"anthropic-version: 2023-06-01", NULL};
+    struct th_resp r;
+    const json_t *c;
+
+    (void)state;
+    start();
+    script("[{\"text\":\"a red pixel\"}]");
+    th_http("POST", u("/v1/messages"), body, h, &r);
+    if (r.status != 200)
+        fail_msg("%ld %s", r.status, r.body);
+    th_resp_free(&r);
+    c = json_object_get(json_array_get(json_object_get(ms_request(F->ms, 0)->json, "messages"), 0),
+                        "content");
+    /* the text first: interleaving within a message is not kept */
+    assert_int_equal(json_array_size(c), 2);
+    assert_string_equal(th_jstr(json_array_get(c, 0), "text"), "What is this?");
+    assert_string_equal(th_jstr(json_array_get(c, 1), "type"), "image_url");
+    assert_string_equal(th_jstr(test_json_at(c, "1.image_url"), "url"),
+                        "data:image/png;base64," PNG1);
+}
+
+/* A Gemini client's inlineData reaches Claude as an image block. */
+static void test_media_gemini_inline_to_anthropic(void **state)
+{
+    struct th_resp r;
+    const json_t *c;
+
+    (void)state;
+    start_with("anthropic", NULL, 0);
+    script("[{\"text\":\"a red pixel\"}]");
+    gem("generateContent",
+        "{\"contents\":[{\"role\":\"user\",\"parts\":[{\"text\":\"What is this?\"},"
+        "{\"inline_data\":{\"mime_type\":\"image/png\",\"data\":\"" PNG1 "\"}}]}]}",
+        NULL, &r);
+    if (r.status != 200)
+        fail_msg("%ld %s", r.status, r.body);
+    th_resp_free(&r);
+    c = json_object_get(json_array_get(json_object_get(ms_request(F->ms, 0)->json, "messages"), 0),
+                        "content");
+    assert_string_equal(th_jstr(json_array_get(c, 0), "text"), "What is this?");
+    assert_string_equal(th_jstr(json_array_get(c, 1), "type"), "image");
+    assert_string_equal(th_jstr(test_json_at(c, "1.source"), "data"), PNG1);
+}
+
+/* What cannot cross is a 400 naming the part, in the client's wire's shape, before the
+ * upstream is asked: an image by URL, audio to Claude, base64 that is not, a file by id, an
+ * Anthropic url source, a Gemini fileData. */
+static void test_media_refusals(void **state)
+{
+    static const struct {
+        const char *body, *param, *want;
+    } chat_cases[] = {
+        {CHAT_MEDIA(IMAGE_URL("https://example.com/cat.png")), "messages[0].content[1]",
+         "send it inline (base64 / a data: URL)"},
+        {CHAT_MEDIA("{\"type\":\"input_audio\",\"input_audio\":{\"data\":\"" WAV1
+                    "\",\"format\":\"wav\"}}"),
+         "messages[0].content[1]", "takes no audio/wav in a user message"},
+        {CHAT_MEDIA(IMAGE_URL("data:image/png;base64,not*base64!")), "messages[0].content[1]",
+         "not base64"},
+        {CHAT_MEDIA(IMAGE_URL("data:image/png," PNG1)), "messages[0].content[1]",
+         "data:<media type>;base64,"},
+        {CHAT_MEDIA("{\"type\":\"file\",\"file\":{\"file_id\":\"file-1\"}}"),
+         "messages[0].content[1]", "a file_id"},
+        {CHAT_MEDIA(IMAGE_URL("data:video/mp4;base64," PNG1)), "messages[0].content[1]",
+         "takes no video/mp4"},
+    };
+    const char *const h[] = {"anthropic-version: 2023-06-01", NULL};
+    struct th_resp r;
+
+    (void)state;
+    start_with("anthropic", NULL, 0);
+    script("[{\"text\":\"ok\",\"times\":0}]");
+    for (size_t i = 0; i < REIN_ARRAY_SIZE(chat_cases); i++) {
+        chat(chat_cases[i].body, NULL, &r);
+        assert_oa_error(&r, 400, chat_cases[i].want);
+        assert_string_equal(th_jstr(json_object_get(r.json, "error"), "param"),
+                            chat_cases[i].param);
+        th_resp_free(&r);
+    }
+    teardown(NULL);
+    start();
+    script("[{\"text\":\"ok\",\"times\":0}]");
+    th_http("POST", u("/v1/messages"),
+            "{\"model\":\"m\",\"max_tokens\":64,\"messages\":[{\"role\":\"user\",\"content\":"
+            "[{\"type\":\"image\",\"source\":{\"type\":\"url\",\"url\":\"https://x/a.png\"}}]}]}",
+            h, &r);
+    assert_int_equal(r.status, 400);
+    assert_string_equal(th_jstr(r.json, "type"), "error");
+    assert_non_null(strstr(th_jstr(json_object_get(r.json, "error"), "message"),
+                           "messages.0.content.0: rein's gateway cannot carry media given by a "
+                           "URL"));
+    th_resp_free(&r);
+    gem("generateContent",
+        "{\"contents\":[{\"role\":\"user\",\"parts\":[{\"fileData\":{\"mimeType\":"
+        "\"image/png\",\"fileUri\":\"gs://b/a.png\"}}]}]}",
+        NULL, &r);
+    assert_int_equal(r.status, 400);
+    assert_non_null(strstr(r.body, "contents[0].parts[0]: rein's gateway cannot carry media"));
     th_resp_free(&r);
     assert_int_equal(ms_request_count(F->ms), 0);
 }
@@ -4586,9 +4837,12 @@ static void test_gemini_client_bad_bodies(void **state)
          "\"get_time\" is not one of the request's functionDeclarations"},
         {"{" G_USER ",\"generationConfig\":{\"candidateCount\":2}}",
          "generationConfig.candidateCount"},
+        {"{\"contents\":[{\"role\":\"user\",\"parts\":[{\"executableCode\":{\"code\":"
+         "\"1\"}}]}]}",
+         "contents[0].parts[0]: executableCode parts are not supported"},
         {"{\"contents\":[{\"role\":\"user\",\"parts\":[{\"inlineData\":{\"mimeType\":"
-         "\"image/png\",\"data\":\"AAAA\"}}]}]}",
-         "contents[0].parts[0]: inlineData parts are not supported"},
+         "\"image/png\",\"data\":\"AAA\"}}]}]}",
+         "contents[0].parts[0]: the image/png data is not base64"},
         {"{" G_USER ",\"tools\":[{\"googleSearch\":{}}]}", "tools[0].googleSearch"},
         {"{\"contents\":[{\"role\":\"user\",\"parts\":[{\"functionResponse\":{\"name\":"
          "\"get_weather\",\"response\":{}}}]}]}",
@@ -5207,6 +5461,14 @@ int main(int argc, char **argv)
         cmocka_unit_test_teardown(test_responses_background_stream_ends, teardown),
         cmocka_unit_test_teardown(test_responses_hosted_tools_to_a_responses_upstream, teardown),
         cmocka_unit_test_teardown(test_other_wire_refuses_what_it_cannot_carry, teardown),
+        cmocka_unit_test_teardown(test_media_chat_image_to_anthropic, teardown),
+        cmocka_unit_test_teardown(test_media_chat_image_to_gemini, teardown),
+        cmocka_unit_test_teardown(test_media_chat_image_to_responses, teardown),
+        cmocka_unit_test_teardown(test_media_chat_pdf_to_anthropic_audio_to_gemini, teardown),
+        cmocka_unit_test_teardown(test_media_responses_image_to_anthropic, teardown),
+        cmocka_unit_test_teardown(test_media_anthropic_image_to_openai, teardown),
+        cmocka_unit_test_teardown(test_media_gemini_inline_to_anthropic, teardown),
+        cmocka_unit_test_teardown(test_media_refusals, teardown),
         cmocka_unit_test_teardown(test_held_frames_are_handed_before_each_wait, teardown),
         cmocka_unit_test_teardown(test_upstream_headers_reach_the_client, teardown),
         cmocka_unit_test_teardown(test_upstream_429_passes_its_headers, teardown),
