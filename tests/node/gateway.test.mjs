@@ -299,6 +299,42 @@ check('openai client → Anthropic upstream, JSON and stream', async () => {
   assert.equal(log[1].json.messages.at(-1).content[0].type, 'tool_result');
 });
 
+// A user's pasted image crosses wires (decision 0097): a data URL from the openai SDK reaches
+// Claude as an image block; an Anthropic SDK image block reaches OpenAI as an image_url.
+const PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR4nGP4z8AAAAMBAQDJ/pLvAAAAAElFTkSuQmCC';
+
+check('openai client → Anthropic upstream: an image_url data URL is an image block', async () => {
+  await scenario([{ text: 'A red pixel.' }]);
+  const r = await oaToAn.chat.completions.create({ model: 'gpt-test', messages: [{ role: 'user',
+    content: [{ type: 'text', text: 'What is this?' },
+      { type: 'image_url', image_url: { url: `data:image/png;base64,${PNG}` } }] }] });
+  assert.equal(r.choices[0].message.content, 'A red pixel.');
+  const [req] = await upstream(1);
+  assert.equal(req.format, 'anthropic');
+  assert.deepEqual(req.json.messages[0].content, [{ type: 'text', text: 'What is this?' },
+    { type: 'image', source: { type: 'base64', media_type: 'image/png', data: PNG } }]);
+});
+
+check('anthropic client → OpenAI upstream: an image block is an image_url data URL', async () => {
+  await scenario([{ text: 'A red pixel.' }]);
+  const r = await anToOa.messages.create({ model: 'claude-test', max_tokens: 64, messages: [{
+    role: 'user', content: [{ type: 'text', text: 'What is this?' },
+      { type: 'image', source: { type: 'base64', media_type: 'image/png', data: PNG } }] }] });
+  assert.equal(r.content[0].text, 'A red pixel.');
+  const [req] = await upstream(1);
+  assert.deepEqual(req.json.messages[0].content, [{ type: 'text', text: 'What is this?' },
+    { type: 'image_url', image_url: { url: `data:image/png;base64,${PNG}` } }]);
+});
+
+check('openai client → Anthropic upstream: an image by URL is refused by name', async () => {
+  await scenario([]);
+  await assert.rejects(oaToAn.chat.completions.create({ model: 'gpt-test', messages: [{
+    role: 'user', content: [{ type: 'image_url', image_url: { url: 'https://example.com/a.png' } }],
+  }] }), (e) => e.status === 400 && e.param === 'messages[0].content[0]' &&
+    /send it inline/.test(e.message));
+  await upstream(0);
+});
+
 check('openai: runTools completes through the gateway (with a re-ask on the way)', async () => {
   await scenario([
     { tool_calls: [call('call_1', '{"town":"Paris"}')] },
