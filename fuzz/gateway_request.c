@@ -19,7 +19,9 @@
  * the tools cache holds), parsing the body with them known answers what the whole parse does;
  * and each wire's document path answers what its general path answers (gateway_same.h). A
  * reasoning ask read from a parsed body is an effort word or a positive budget, under a member
- * the body's dropped list names.
+ * the body's dropped list names. A user's media read for an upstream of another wire (an
+ * Anthropic one, which takes no audio: decision 0097) are attachments of the neutral shape, of
+ * the media the upstream takes.
  */
 #include "gateway/gateway_int.h"
 
@@ -56,6 +58,48 @@ static void check_error(const struct rein__gw_wire *wire, const struct rein__gw_
     rein_buf_release(&out);
 }
 
+/* The upstream a request of another wire goes to: an Anthropic provider, made once and kept
+ * (reachable, so no leak), which takes images and PDFs in a user message but no audio. */
+static const rein_provider *other_upstream(void)
+{
+    static rein_provider *p;
+    rein_provider_config *cfg;
+
+    if (p)
+        return p;
+    cfg = rein_provider_config_new();
+    if (!cfg || rein_provider_config_set_provider(cfg, "anthropic", NULL) ||
+        rein_provider_config_set_model(cfg, "m") ||
+        rein_provider_config_set_base_url(cfg, "http://127.0.0.1:9"))
+        abort();
+    p = rein_provider_new(cfg, NULL);
+    rein_provider_config_free(cfg);
+    if (!p)
+        abort();
+    return p;
+}
+
+/* A user message's attachments (decision 0097) are of the neutral shape, base64, of a media
+ * type the upstream takes, numbered from 1. */
+static void check_attachments(const struct rein__gw_req *r, const json_t *msg)
+{
+    const json_t *atts = json_object_get(msg, "attachments");
+    size_t i;
+    json_t *a;
+
+    json_array_foreach(atts, i, a)
+    {
+        const char *type = json_string_value(json_object_get(a, "type"));
+        const char *mime = json_string_value(json_object_get(a, "mime_type"));
+        const char *data = json_string_value(json_object_get(a, "data"));
+        if (!type || !mime || !data || !data[0] || strlen(data) % 4 ||
+            json_integer_value(json_object_get(a, "index")) != (json_int_t)i + 1 ||
+            strcmp(json_string_value(json_object_get(msg, "role")), "user") ||
+            (r->upstream && !rein_provider_takes_media(r->upstream, mime)))
+            abort();
+    }
+}
+
 static void check_parsed(const struct rein__gw_req *r)
 {
     bool custom = false;
@@ -88,9 +132,11 @@ static void check_parsed(const struct rein__gw_req *r)
     }
     if (r->stop && !json_is_array(r->stop))
         abort();
-    for (size_t i = 0; i < rein_history_len(r->h); i++)
+    for (size_t i = 0; i < rein_history_len(r->h); i++) {
         if (!json_is_object(rein_history_get(r->h, i)))
             abort();
+        check_attachments(r, rein_history_get(r->h, i));
+    }
 }
 
 /* Parses body as r's wire does; with tools_at, the tools' bytes (n) count as known. */
@@ -101,6 +147,7 @@ static rein_err parse_as(const struct rein__gw_wire *wire, enum rein_gateway_api
     memset(bad, 0, sizeof(*bad));
     rein__gw_req_init(r, api);
     r->verbatim = verbatim;
+    r->upstream = verbatim ? NULL : other_upstream();
     if (tools_at) {
         r->tools_raw = tools_at;
         r->tools_raw_len = n;
@@ -415,6 +462,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     memset(&bad, 0, sizeof(bad));
     rein__gw_req_init(&r, (data[0] & 1) ? REIN_GATEWAY_ANTHROPIC : REIN_GATEWAY_OPENAI);
     r.verbatim = (data[0] & 2) != 0; /* an upstream of the client's wire */
+    r.upstream = r.verbatim ? NULL : other_upstream();
     rc = wire->parse(&r, (const char *)data + 1, size - 1, &bad);
     if (rc == REIN_OK) {
         check_parsed(&r);
