@@ -16,8 +16,12 @@
  *    "tool_call_id", "name", "is_error", "attachments",
  *    "openai_message": {…}, "anthropic_blocks": [ {…} ]}
  * (tool_calls, reasoning*, refusal, server_blocks, reasoning_details, reasoning_items and
- * response_id on assistant messages; tool_call_id, name and is_error on tool messages; absent
- * members mean none.) openai_message and anthropic_blocks are the message as a client wrote
+ * response_id on assistant messages; tool_call_id, name and is_error on tool messages;
+ * attachments on tool and user messages; absent members mean none.) attachments are media
+ * given inline, [{"type": "image"|"audio"|"document", "mime_type", "data" (base64), "index":
+ * N}], beside the text in content (a tool's media, or what a user pasted: decision 0097). Each
+ * wire writes those it takes in its own blocks after the text, and names the others as not
+ * sent in the text (rein_provider_takes_media says which it takes in a user message). openai_message and anthropic_blocks are the message as a client wrote
  * it on that wire (the whole chat completions message; the content blocks that stand for
  * this message): that wire's provider writes them as they are instead of encoding the
  * message, so what the neutral shape does not hold (images, documents, cache_control,

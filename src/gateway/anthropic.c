@@ -5,13 +5,15 @@
  * message_delta, message_stop), or as Anthropic's error body {"type": "error", "error":
  * {type, message}}.
  *
- * User content is text and tool_result blocks (tool results become neutral tool messages, in
- * order, before the user's text); assistant content is text, tool_use, thinking and
+ * User content is text, image, document and tool_result blocks (tool results become neutral
+ * tool messages, in order, before the user's text and media); assistant content is text, tool_use, thinking and
  * redacted_thinking blocks (kept with their signatures and their place among the calls,
  * decision 0005) and Anthropic's server tool blocks (kept verbatim). An Anthropic upstream
  * gets every block and the tool list as the client wrote them (decision 0085: images,
- * documents, cache_control, server tools such as web search); for another wire images,
- * documents and tools of other types than custom are refused with a 400 that says so.
+ * documents, cache_control, server tools such as web search); for another wire a user's base64
+ * image and document blocks become the message's attachments (decision 0097), and a url or
+ * file source, a medium the upstream does not take and tools of other types than custom are
+ * refused with a 400 that says so.
  */
 #include "gateway/gateway_int.h"
 

@@ -14,8 +14,8 @@
  * provider writes back, so a Gemini client behind rein in front of Gemini keeps its
  * signatures both ways.
  *
- * User content is text and functionResponse parts (each a neutral tool message, in order,
- * before the text); model content is text, thought text, functionCall parts and their
+ * User content is text, inlineData (the user message's attachments, decision 0097) and
+ * functionResponse parts (each a neutral tool message, in order, before the text); model content is text, thought text, functionCall parts and their
  * signatures. Calls without an id (Gemini 2.x) get one made from their place, in the form
  * the Gemini provider does not send up ("call_" and 16 hex digits), and a functionResponse
  * without one, or with one no call has, answers the first open call of its name of the model

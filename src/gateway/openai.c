@@ -7,8 +7,10 @@
  *
  * An upstream that speaks this wire gets each message and the tool list as the client wrote
  * them (decision 0085: image, audio and file parts, a developer role, strict tools), beside the
- * neutral messages rein reads; for another wire only text content is carried (the neutral
- * message holds text) and those parts are refused with a 400 that says so. A custom
+ * neutral messages rein reads; for another wire a user's inline media (an image_url data URL, a
+ * file's file_data, input_audio) become the message's attachments (decision 0097), and media
+ * by URL or file id, or of a type the upstream does not take, are refused with a 400 that says
+ * so. A custom
  * (free-form) tool is offered to every upstream as a function of one string, input, and its
  * calls go back in the custom shape (decision 0089). The deprecated functions/function_call
  * and n > 1 (rein checks one reply) are refused for every upstream. Members rein does not read go to an upstream that speaks this wire as they
