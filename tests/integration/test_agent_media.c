@@ -78,7 +78,9 @@ static void fx_start(struct fx *f, const char *preset, const char *script)
     f->cfg = rein_provider_config_new();
     assert_rein_ok(rein_provider_config_set(f->cfg, "provider", preset, &err), &err);
     snprintf(base, sizeof(base), "%s%s", openai ? ms_openai_url(f->ms) : ms_url(f->ms),
-             !strcmp(preset, "gemini") ? "/v1beta" : "");
+             !strcmp(preset, "gemini")             ? "/v1beta"
+             : !strcmp(preset, "dashscope-native") ? "/api/v1"
+                                                   : "");
     assert_rein_ok(rein_provider_config_set_base_url(f->cfg, base), NULL);
     assert_rein_ok(rein_provider_config_set_model(f->cfg, "test-model"), NULL);
     assert_rein_ok(rein_provider_config_set_api_key(f->cfg, "sk-test"), NULL);
@@ -363,7 +365,8 @@ static const json_t *user_media_body(struct fx *f, const char *preset, const cha
     assert_non_null(r);
     if (r->status != 200 || r->error)
         fail_msg("request: status %d: %s\n%s", r->status, r->error ? r->error : "", r->body);
-    assert_int_equal(occurrences(r->body, PNG), 1);
+    /* the image's bytes once (in its block), or not at all where the wire takes no media */
+    assert_int_equal(occurrences(r->body, PNG), strcmp(preset, "dashscope-native") ? 1 : 0);
     return r->json;
 }
 
@@ -518,6 +521,24 @@ static void user_media_ollama(void **state)
     fx_stop(&f);
 }
 
+/* DashScope's native API takes no media: the text with each named as not sent, no parts (its
+ * messages are the OpenAI wire's pieces, in a variant of their own). */
+static void user_media_dashscope_native(void **state)
+{
+    struct fx f;
+    const json_t *m;
+
+    (void)state;
+    m = json_array_get(
+        test_json_at(user_media_body(&f, "dashscope-native", "look"), "input.messages"), 0);
+    assert_true(json_is_string(json_object_get(m, "content")));
+    assert_non_null(strstr(str(m, "content"), "look\n(attachment 1, image/png, was not sent: "
+                                              "DashScope's native API takes no image in a user "
+                                              "message)"));
+    assert_false(rein_provider_takes_media(f.p, "image/png"));
+    fx_stop(&f);
+}
+
 static const struct CMUnitTest tests[] = {
     cmocka_unit_test(user_media_only_user_and_tool),
     cmocka_unit_test(user_media_openai),
@@ -526,6 +547,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(user_media_gemini),
     cmocka_unit_test(user_media_bedrock),
     cmocka_unit_test(user_media_ollama),
+    cmocka_unit_test(user_media_dashscope_native),
     cmocka_unit_test(media_anthropic),
     cmocka_unit_test(media_openai),
     cmocka_unit_test(media_responses),
