@@ -95,6 +95,19 @@ static rein_err sink_frames(void *data, struct rein_buf *frames)
     return rein_sse_send_framed(h->sse, frames);
 }
 
+/* The sink that answers the HTTP request of h, JSON or SSE. */
+static struct rein_gateway_sink http_sink(struct gw_http *h)
+{
+    return (struct rein_gateway_sink){
+        .header = sink_header,
+        .reply = sink_reply,
+        .stream_start = sink_stream_start,
+        .flush = sink_flush,
+        .data = h,
+        .stream_frames = sink_frames,
+    };
+}
+
 /* One request to the gateway: served, or (count) its tokens counted. */
 static void serve_call(rein_request *req, rein_gateway *gw, enum rein_gateway_api api,
                        const char *model, bool stream, bool count)
@@ -113,14 +126,7 @@ static void serve_call(rein_request *req, rein_gateway *gw, enum rein_gateway_ap
         .model = model,
         .stream = stream,
     };
-    struct rein_gateway_sink sink = {
-        .header = sink_header,
-        .reply = sink_reply,
-        .stream_start = sink_stream_start,
-        .flush = sink_flush,
-        .data = &h,
-        .stream_frames = sink_frames,
-    };
+    struct rein_gateway_sink sink = http_sink(&h);
     rein_err rc;
 
     rc = count ? rein_gateway_count_tokens(gw, &call, &sink) : rein_gateway_serve(gw, &call, &sink);
@@ -201,14 +207,7 @@ static void stream_response(rein_request *req, rein_gateway *gw)
         .trace_id = rein_request_trace_id(req),
         .cancel = rein_request_cancel(req),
     };
-    struct rein_gateway_sink sink = {
-        .header = sink_header,
-        .reply = sink_reply,
-        .stream_start = sink_stream_start,
-        .flush = sink_flush,
-        .data = &h,
-        .stream_frames = sink_frames,
-    };
+    struct rein_gateway_sink sink = http_sink(&h);
     const char *id = rein_request_param(req, "id");
     rein_err rc = rein_gateway_kept_stream(gw, &call, id ? id : "", query_of, &sink);
 

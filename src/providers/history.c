@@ -1176,6 +1176,29 @@ void rein__attachment_note(struct rein_buf *b, const json_t *att, const char *wi
     attachment_note_in(b, att, wire, "a tool result");
 }
 
+void rein__jw_data_url(struct rein_jw *w, const char *key, const json_t *att)
+{
+    char *url = rein_asprintf("data:%s;base64,%s", rein__json_str(att, "mime_type"),
+                              rein__json_str(att, "data"));
+
+    rein_jw_key(w, key);
+    rein_jw_str(w, url ? url : "");
+    if (!url)
+        w->err = REIN_ENOMEM;
+    rein_free(url);
+}
+
+void rein__jw_file_data(struct rein_jw *w, const json_t *att)
+{
+    char name[48];
+
+    snprintf(name, sizeof(name), "attachment-%lld.pdf",
+             (long long)json_integer_value(json_object_get(att, "index")));
+    rein_jw_key(w, "filename");
+    rein_jw_str(w, name);
+    rein__jw_data_url(w, "file_data", att);
+}
+
 void rein__jw_attachments(struct rein_jw *w, const json_t *msg, const char *wire,
                           const char *note_type,
                           bool (*block)(struct rein_jw *w, const json_t *att))

@@ -463,19 +463,6 @@ static bool openai_takes_media(const char *mime)
     return user_part_type(mime) != NULL;
 }
 
-/* A data: URL of an attachment's base64 bytes, as the value of key. */
-static void jw_data_url(struct rein_jw *w, const char *key, const json_t *att)
-{
-    char *url = rein_asprintf("data:%s;base64,%s", rein__json_str(att, "mime_type"),
-                              rein__json_str(att, "data"));
-
-    rein_jw_key(w, key);
-    rein_jw_str(w, url ? url : "");
-    if (!url)
-        w->err = REIN_ENOMEM;
-    rein_free(url);
-}
-
 /* An attachment as a content part of a user message: an image as an image_url data URL, a PDF
  * as a file with its file_data, audio as input_audio (base64 and its format, wav or mp3). */
 static bool user_part(struct rein_jw *w, const json_t *att)
@@ -490,14 +477,9 @@ static bool user_part(struct rein_jw *w, const json_t *att)
     rein_jw_key(w, type);
     rein_jw_obj_begin(w);
     if (type[0] == 'f') {
-        char name[48];
-        snprintf(name, sizeof(name), "attachment-%lld.pdf",
-                 (long long)json_integer_value(json_object_get(att, "index")));
-        REIN_JW_KEY(w, "filename");
-        rein_jw_str(w, name);
-        jw_data_url(w, "file_data", att);
+        rein__jw_file_data(w, att);
     } else if (type[0] == 'i' && type[1] == 'm') {
-        jw_data_url(w, "url", att);
+        rein__jw_data_url(w, "url", att);
     } else {
         REIN_JW_KEY(w, "data");
         rein_jw_str(w, rein__json_str(att, "data"));

@@ -1064,6 +1064,11 @@ rein_err rein__replay_next(struct rein__replay *rp, const char *body, size_t bod
 /* Appends to b that attachment att (of a tool message) was not sent because wire (a name
  * for the provider's API) takes no such media in a tool result (history.c). */
 void rein__attachment_note(struct rein_buf *b, const json_t *att, const char *wire);
+/* An attachment as OpenAI's APIs take a file inline: "filename" (attachment-N.pdf, named by
+ * its index) and "file_data", its data: URL (history.c). */
+void rein__jw_file_data(struct rein_jw *w, const json_t *att);
+/* key: the attachment's bytes as a data: URL (out of memory: w's error). */
+void rein__jw_data_url(struct rein_jw *w, const char *key, const json_t *att);
 /* Writes a tool or user message's attachments as items of the array open in w: block writes
  * one the wire takes (and returns true) or writes nothing (false; a NULL block takes none);
  * those are named as not sent (wire names the API) in a last {"type": note_type (left out when

@@ -795,19 +795,6 @@ static const char *output_item(const char *mime)
     return strcmp(mime, "application/pdf") == 0 ? "input_file" : NULL;
 }
 
-/* A data: URL of an attachment's base64 bytes. */
-static void jw_data_url(struct rein_jw *w, const char *key, const json_t *att)
-{
-    char *url = rein_asprintf("data:%s;base64,%s", rein__json_str(att, "mime_type"),
-                              rein__json_str(att, "data"));
-
-    rein_jw_key(w, key);
-    rein_jw_str(w, url ? url : "");
-    if (!url)
-        w->err = REIN_ENOMEM;
-    rein_free(url);
-}
-
 /* An attachment as an input_image or input_file item, when the API takes its medium. */
 static bool output_item_of(struct rein_jw *w, const json_t *att)
 {
@@ -818,13 +805,9 @@ static bool output_item_of(struct rein_jw *w, const json_t *att)
     rein_jw_obj_begin(w);
     jw_member(w, "type", type);
     if (type[6] == 'f') {
-        char name[48];
-        snprintf(name, sizeof(name), "attachment-%lld.pdf",
-                 (long long)json_integer_value(json_object_get(att, "index")));
-        jw_member(w, "filename", name);
-        jw_data_url(w, "file_data", att);
+        rein__jw_file_data(w, att);
     } else {
-        jw_data_url(w, "image_url", att);
+        rein__jw_data_url(w, "image_url", att);
         jw_member(w, "detail", "auto");
     }
     rein_jw_obj_end(w);
