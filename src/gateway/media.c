@@ -115,11 +115,14 @@ rein_err rein__gw_media(const struct rein__gw_req *r, json_t **atts, const char 
 rein_err rein__gw_media_url(const struct rein__gw_req *r, json_t **atts, const char *url,
                             const char *param, struct rein__gw_bad *bad)
 {
-    const char *mime = url + 5, *comma = strchr(url, ',');
-    const char *semi = comma ? memchr(mime, ';', (size_t)(comma - mime)) : NULL;
+    const char *mime = url + 5, *comma, *semi;
 
     if (strncmp(url, "data:", 5) != 0)
         return rein__gw_media_ref(r, param, "a URL", bad);
+    /* the comma is looked for after the prefix: one before it ("a,b") would make a negative
+     * length of the media type */
+    comma = strchr(mime, ',');
+    semi = comma ? memchr(mime, ';', (size_t)(comma - mime)) : NULL;
     /* data:MIME;base64,DATA: the one form of data URL the wires take (no parameters) */
     if (!semi || (size_t)(comma - semi) != 7 || strncmp(semi, ";base64", 7) != 0)
         return refuse(r, bad, param, "a data: URL must be data:<media type>;base64,<base64 data>.");

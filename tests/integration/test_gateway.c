@@ -4023,6 +4023,9 @@ static void test_media_refusals(void **state)
          "messages[0].content[1]", "a file_id"},
         {CHAT_MEDIA(IMAGE_URL("data:video/mp4;base64," PNG1)), "messages[0].content[1]",
          "takes no video/mp4"},
+        /* a comma before where a data URL's media type would start (the fuzzer's find) */
+        {CHAT_MEDIA(IMAGE_URL("da," PNG1)), "messages[0].content[1]", "a URL"},
+        {CHAT_MEDIA(IMAGE_URL("data:,")), "messages[0].content[1]", "data:<media type>;base64,"},
     };
     const char *const h[] = {"anthropic-version: 2023-06-01", NULL};
     struct th_resp r;
