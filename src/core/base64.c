@@ -71,3 +71,20 @@ char *rein__base64_decode(const char *p, size_t len, size_t *out_len)
     *out_len = o;
     return out;
 }
+
+bool rein__base64_valid(const char *p, size_t len)
+{
+    size_t pad = 0;
+
+    if (len % 4)
+        return false;
+    while (pad < 2 && pad < len && p[len - 1 - pad] == '=')
+        pad++;
+    for (size_t i = 0; i < len - pad; i++) {
+        char c = p[i];
+        if (!((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+              c == '+' || c == '/'))
+            return false;
+    }
+    return true;
+}

@@ -191,6 +191,9 @@ char *rein__base64(const unsigned char *p, size_t len);
  * multiple of 4, a character outside the alphabet, padding anywhere but the end) or memory
  * runs out. */
 char *rein__base64_decode(const char *p, size_t len, size_t *out_len);
+/* Whether len characters at p are base64 text as rein__base64_decode takes it (the empty text
+ * is); decodes nothing, so it costs a pass over a large attachment and no copy of it. */
+bool rein__base64_valid(const char *p, size_t len);
 
 /* ---- JWT (jwt.c): tokens rein signs to present itself ---- */
 

@@ -486,9 +486,7 @@ static rein_err take_rest(struct rein__gw_req *r, const json_t *body)
     {
         if (listed(handled, key))
             continue;
-        if (json_object_set(r->passthrough, key, v) ||
-            json_array_append_new(listed(droppable, key) ? r->dropped : r->unsupported,
-                                  json_string(key)))
+        if (rein__gw_rest(r, key, v, key, listed(droppable, key)))
             return REIN_ENOMEM;
     }
     return REIN_OK;

@@ -600,6 +600,29 @@ bool rein__gw_listed(const char *const *list, const char *key, size_t n)
     return false;
 }
 
+void rein__gw_unlist(json_t *list, const char *name)
+{
+    size_t i;
+    json_t *v;
+
+    json_array_foreach(list, i, v)
+    {
+        if (json_is_string(v) && strcmp(json_string_value(v), name) == 0) {
+            (void)json_array_remove(list, i);
+            return;
+        }
+    }
+}
+
+rein_err rein__gw_rest(struct rein__gw_req *r, const char *key, json_t *v, const char *name,
+                       bool droppable)
+{
+    if (json_object_set(r->passthrough, key, v) ||
+        json_array_append_new(droppable ? r->dropped : r->unsupported, json_string(name)))
+        return REIN_ENOMEM;
+    return REIN_OK;
+}
+
 int rein__gw_members(const struct rein_doc_node *root, const char *const *keys,
                      const struct rein_doc_node **found, const char *const *handled, json_t **opts,
                      json_t **rest)

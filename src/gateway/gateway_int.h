@@ -146,6 +146,13 @@ static inline bool rein__gw_node_has_nul(const struct rein_doc_node *k)
 rein_err rein__gw_collect(json_t **obj, const struct rein_doc_node *k,
                           const struct rein_doc_node *v);
 bool rein__gw_listed(const char *const *list, const char *key, size_t n);
+/* Takes name out of the array of names list (a no-op when it is not there). */
+void rein__gw_unlist(json_t *list, const char *name);
+/* A member rein does not read (key, value v borrowed): as written in r->passthrough, for an
+ * upstream of the client's wire, and named (name) among the members another wire may drop
+ * (droppable) or cannot carry. */
+rein_err rein__gw_rest(struct rein__gw_req *r, const char *key, json_t *v, const char *name,
+                       bool droppable);
 /*
  * Walks the members of the document object root: the value of a member named keys[i] (keys
  * ends with NULL) goes to found[i] (borrowed from root's document), any other member to *opts

@@ -808,9 +808,7 @@ static rein_err take_rest(struct rein__gw_req *r, const json_t *body)
         camel(key, name, sizeof(name));
         if (listed(top_read, name))
             continue;
-        if (json_object_set(r->passthrough, key, v) ||
-            json_array_append_new(listed(top_droppable, name) ? r->dropped : r->unsupported,
-                                  json_string(name)))
+        if (rein__gw_rest(r, key, v, name, listed(top_droppable, name)))
             return REIN_ENOMEM;
     }
     return REIN_OK;

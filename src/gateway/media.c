@@ -54,24 +54,6 @@ static bool mime_ok(const char *s, size_t n)
     return true;
 }
 
-/* n bytes of standard base64 with its padding (RFC 4648 §4): what every wire's API takes. */
-static bool base64_ok(const char *s, size_t n)
-{
-    size_t pad = 0;
-
-    if (n == 0 || n % 4 != 0)
-        return false;
-    while (pad < 2 && s[n - 1 - pad] == '=')
-        pad++;
-    for (size_t i = 0; i < n - pad; i++) {
-        char c = s[i];
-        if (!((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
-              c == '+' || c == '/'))
-            return false;
-    }
-    return true;
-}
-
 /* The neutral attachment's kind of a media type. */
 static const char *kind_of(const char *mime)
 {
@@ -97,7 +79,8 @@ rein_err rein__gw_media(const struct rein__gw_req *r, json_t **atts, const char 
     for (char *c = type; *c; c++) /* media types are case-insensitive; the wires write them low */
         if (*c >= 'A' && *c <= 'Z')
             *c = (char)(*c - 'A' + 'a');
-    if (!base64_ok(data, data_len))
+    /* standard base64 with its padding (RFC 4648 §4), and something: what every wire takes */
+    if (data_len == 0 || !rein__base64_valid(data, data_len))
         return refuse(r, bad, param, "the %s data is not base64 (RFC 4648, with its padding).",
                       type);
     if (r->upstream && !rein_provider_takes_media(r->upstream, type))

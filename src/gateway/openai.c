@@ -723,16 +723,11 @@ static rein_err take_rest(struct rein__gw_req *r, const json_t *body, struct rei
                                 "'%s' is deprecated and not supported by rein's gateway: use "
                                 "'tools' and 'tool_choice'.",
                                 key);
-        if (json_object_set(r->passthrough, key, v))
-            return REIN_ENOMEM;
         /* logprobs: false asks for nothing; anything else changes the answer's shape. */
-        if (listed(droppable, key) &&
-            !(strcmp(key, "logprobs") == 0 && !json_is_false(v) && !json_is_null(v))) {
-            if (json_array_append_new(r->dropped, json_string(key)))
-                return REIN_ENOMEM;
-        } else if (json_array_append_new(r->unsupported, json_string(key))) {
+        if (rein__gw_rest(r, key, v, key,
+                          listed(droppable, key) && !(strcmp(key, "logprobs") == 0 &&
+                                                      !json_is_false(v) && !json_is_null(v))))
             return REIN_ENOMEM;
-        }
     }
     return REIN_OK;
 }

@@ -62,20 +62,6 @@ static bool gemini_ask(const json_t *gc, enum rein_reasoning *effort, int64_t *b
     return rein_reasoning_from_word(word, effort) == 0;
 }
 
-static void unlist(json_t *list, const char *name)
-{
-    size_t i;
-    json_t *v;
-
-    json_array_foreach(list, i, v)
-    {
-        if (json_is_string(v) && strcmp(json_string_value(v), name) == 0) {
-            (void)json_array_remove(list, i);
-            return;
-        }
-    }
-}
-
 const char *rein__gw_reasoning_ask(const struct rein__gw_wire *wire, const json_t *passthrough,
                                    enum rein_reasoning *effort, int64_t *budget)
 {
@@ -115,5 +101,5 @@ void rein__gw_reasoning(struct rein__gw_ctx *c)
     if (!caps.reasoning)
         return;
     rein_model_request_set_reasoning(c->mreq, effort, budget);
-    unlist(c->req.dropped, name);
+    rein__gw_unlist(c->req.dropped, name);
 }

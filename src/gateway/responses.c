@@ -500,21 +500,6 @@ static bool chat_form(const char *key, const json_t *v, json_t *chat, bool *nome
            json_object_get(chat, "response_format");
 }
 
-/* Takes name out of the array of names list (a no-op when it is not there). */
-static void unlist(json_t *list, const char *name)
-{
-    size_t i;
-    json_t *v;
-
-    json_array_foreach(list, i, v)
-    {
-        if (is(v, name)) {
-            (void)json_array_remove(list, i);
-            return;
-        }
-    }
-}
-
 /* A chat response_format in this wire's text.format shape (new), or NULL: a type this wire
  * has no form for (the member stays refused); REIN_EINVAL with bad for a json_schema format
  * without its schema object, as the API refuses it. */
@@ -570,15 +555,15 @@ rein_err rein__gw_rs_chat_members(struct rein__gw_req *r, json_t **out, struct r
         /* what goes up is neither dropped nor refused */
         json_object_foreach(o, key, v)
         {
-            unlist(r->dropped, key);
-            unlist(r->unsupported, key);
+            rein__gw_unlist(r->dropped, key);
+            rein__gw_unlist(r->unsupported, key);
         }
         if (json_object_get(o, "reasoning"))
-            unlist(r->dropped, "reasoning_effort");
+            rein__gw_unlist(r->dropped, "reasoning_effort");
         if (json_object_get(text, "verbosity"))
-            unlist(r->dropped, "verbosity");
+            rein__gw_unlist(r->dropped, "verbosity");
         if (json_object_get(text, "format"))
-            unlist(r->unsupported, "response_format");
+            rein__gw_unlist(r->unsupported, "response_format");
     }
     json_decref(text);
     if (rc || !json_object_size(o)) {

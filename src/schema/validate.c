@@ -456,25 +456,6 @@ static int search(struct vstate *st, const struct sregex *re, const char *s, siz
     return -1;
 }
 
-static bool base64_ok(const char *s, size_t len)
-{
-    size_t pad = 0;
-
-    if (len % 4)
-        return false;
-    for (size_t i = 0; i < len; i++) {
-        char c = s[i];
-        if (c == '=') {
-            pad++;
-            continue;
-        }
-        if (pad || !((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
-                     c == '+' || c == '/'))
-            return false;
-    }
-    return pad <= 2;
-}
-
 static bool json_text_ok(const char *s, size_t len, bool b64)
 {
     static const char tab[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
@@ -558,10 +539,10 @@ __attribute__((noinline)) static bool v_string(struct vstate *st, const struct s
         if (BAIL(st))
             return false;
     }
-    if ((n->content_base64 && !base64_ok(s, len)) ||
-        (n->content_json && !(n->content_base64 && !base64_ok(s, len)) &&
+    if ((n->content_base64 && !rein__base64_valid(s, len)) ||
+        (n->content_json && !(n->content_base64 && !rein__base64_valid(s, len)) &&
          !json_text_ok(s, len, n->content_base64))) {
-        bool enc = n->content_base64 && !base64_ok(s, len);
+        bool enc = n->content_base64 && !rein__base64_valid(s, len);
         m = err_begin(st, n, enc ? "contentEncoding" : "contentMediaType", NULL, 0, ip, NULL, 0);
         if (m)
             rein__mb_adds(m, enc ? "must be base64-encoded" : "must be a JSON document");
