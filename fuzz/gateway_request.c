@@ -332,8 +332,11 @@ static void check_reasoning(const struct rein__gw_wire *wire, const struct rein_
     if (!name)
         return;
     if ((effort == REIN_REASONING_UNSET && budget <= 0) || budget < 0 ||
-        (effort != REIN_REASONING_UNSET && !rein_reasoning_word(effort)) ||
-        !listed_in(r->dropped, name))
+        (effort != REIN_REASONING_UNSET && !rein_reasoning_word(effort)))
+        abort();
+    /* an output_config with more than its effort is refused whole, not dropped */
+    if (!listed_in(r->dropped, name) &&
+        !(strcmp(name, "output_config") == 0 && listed_in(r->unsupported, name)))
         abort();
 }
 

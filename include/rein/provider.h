@@ -638,10 +638,11 @@ REIN_EXTERN void rein_model_request_set_stream(rein_model_request *req, bool str
  * Anthropic and Gemini by a budget of thinking tokens (Anthropic "thinking", Gemini
  * "generationConfig.thinkingConfig.thinkingBudget", with includeThoughts; Gemini 3 an effort
  * as its thinkingLevel, low or high). One table joins
- * them: minimal and low 1,024 tokens (Anthropic's least), medium 8,192, high 24,576, xhigh
- * 32,768, none 0 (Anthropic: thinking disabled); a budget asks an effort word of low up to
+ * them: minimal and low 1,024 tokens (Anthropic's least), medium 8,192, high 24,576, xhigh and
+ * max 32,768, none 0 (Anthropic: thinking disabled); a budget asks an effort word of low up to
  * 1,024 tokens, medium up to 8,192, high above (never minimal or xhigh, which only some OpenAI
- * models take).
+ * models take). Claude 4.6 and later take an effort instead (decision 0099): adaptive thinking
+ * at "output_config.effort", the nearest level the model has.
  */
 enum rein_reasoning {
     REIN_REASONING_UNSET = 0, /* the model's default: nothing is sent */
@@ -651,8 +652,9 @@ enum rein_reasoning {
     REIN_REASONING_MEDIUM,
     REIN_REASONING_HIGH,
     REIN_REASONING_XHIGH,
+    REIN_REASONING_MAX, /* Claude's highest; xhigh on OpenAI's wires */
 };
-/* The effort's word ("none" ... "xhigh"); NULL for REIN_REASONING_UNSET. Static. */
+/* The effort's word ("none" ... "max"); NULL for REIN_REASONING_UNSET. Static. */
 REIN_EXTERN const char *rein_reasoning_word(enum rein_reasoning effort);
 /* The effort a word names (word borrowed); REIN_EINVAL for any other word (*out unchanged). */
 REIN_EXTERN rein_err rein_reasoning_from_word(const char *word, enum rein_reasoning *out) REIN_WUR;

@@ -24,8 +24,15 @@ static const char *const handled[] = {
     "temperature", "top_p",    "stream", "stop_sequences", NULL,
 };
 /* Members another wire may drop: bookkeeping, and extended thinking (the upstream's model
- * answers the same request without it, as the Responses wire's reasoning is dropped). */
+ * answers the same request without it, as the Responses wire's reasoning is dropped); an
+ * output_config of an effort alone is one too (decision 0099). */
 static const char *const droppable[] = {"metadata", "service_tier", "thinking", NULL};
+
+/* output_config holding its effort and nothing else: how hard Claude works, as thinking. */
+static bool effort_only(const json_t *v)
+{
+    return json_is_object(v) && json_object_size(v) == 1 && json_object_get(v, "effort");
+}
 
 static bool listed(const char *const *list, const char *key)
 {
@@ -477,16 +484,27 @@ static rein_err take_options(struct rein__gw_req *r, const json_t *body, struct 
     return REIN_OK;
 }
 
-static rein_err take_rest(struct rein__gw_req *r, const json_t *body)
+/* Claude's effort words (output_config.effort), checked here as the upstream of another wire
+ * cannot. */
+static const char *const claude_efforts[] = {"low", "medium", "high", "xhigh", "max", NULL};
+
+static rein_err take_rest(struct rein__gw_req *r, const json_t *body, struct rein__gw_bad *bad)
 {
     const char *key;
     json_t *v;
 
     json_object_foreach((json_t *)body, key, v)
     {
+        const json_t *effort = json_object_get(v, "effort");
         if (listed(handled, key))
             continue;
-        if (rein__gw_rest(r, key, v, key, listed(droppable, key)))
+        if (!r->verbatim && !strcmp(key, "output_config") && effort &&
+            (!json_is_string(effort) || !listed(claude_efforts, json_string_value(effort))))
+            return rein__gw_bad(bad, "output_config.effort",
+                                "output_config.effort: Input should be 'low', 'medium', 'high', "
+                                "'xhigh' or 'max'");
+        bool drop = listed(droppable, key) || (!strcmp(key, "output_config") && effort_only(v));
+        if (rein__gw_rest(r, key, v, key, drop))
             return REIN_ENOMEM;
     }
     return REIN_OK;
@@ -524,7 +542,7 @@ rein_err rein__gw_anthropic_parse_tree(struct rein__gw_req *r, const char *body,
     if (!rc)
         rc = take_options(r, r->doc, bad);
     if (!rc)
-        rc = take_rest(r, r->doc);
+        rc = take_rest(r, r->doc, bad);
     return rc;
 }
 
@@ -679,7 +697,7 @@ static int fast_members(struct rein__gw_req *r, const struct rein_doc_node *root
     if (!rc)
         rc = take_options(r, opts, bad);
     if (!rc && rest)
-        rc = take_rest(r, rest);
+        rc = take_rest(r, rest, bad);
     json_decref(opts);
     json_decref(rest);
     return rc;

@@ -25,18 +25,26 @@ static bool effort_ask(const json_t *word, enum rein_reasoning *effort)
     return json_is_string(word) && rein_reasoning_from_word(json_string_value(word), effort) == 0;
 }
 
-/* Anthropic's {"type": "enabled", "budget_tokens": N}; "disabled" is the default and asks
- * nothing. */
-static bool thinking_ask(const json_t *t, int64_t *budget)
+/* Anthropic's thinking: {"type": "enabled", "budget_tokens": N}, or {"type": "adaptive"} at the
+ * effort of output_config (Claude 4.6 on; high, Claude's default, when it names none); an
+ * effort without thinking asks it too. "disabled" is the default and asks nothing. */
+static const char *thinking_ask(const json_t *pt, enum rein_reasoning *effort, int64_t *budget)
 {
+    const json_t *t = json_object_get(pt, "thinking");
     const json_t *b = json_object_get(t, "budget_tokens");
-    const json_t *type = json_object_get(t, "type");
+    const char *type = json_string_value(json_object_get(t, "type"));
+    const json_t *word = json_object_get(json_object_get(pt, "output_config"), "effort");
 
-    if (!json_is_string(type) || strcmp(json_string_value(type), "enabled") != 0 ||
-        !json_is_integer(b) || json_integer_value(b) <= 0)
-        return false;
-    *budget = json_integer_value(b);
-    return true;
+    if (type && strcmp(type, "enabled") == 0 && json_is_integer(b) && json_integer_value(b) > 0) {
+        *budget = json_integer_value(b);
+        return "thinking";
+    }
+    if (type && strcmp(type, "adaptive") == 0) {
+        if (!effort_ask(word, effort))
+            *effort = REIN_REASONING_HIGH;
+        return "thinking";
+    }
+    return effort_ask(word, effort) ? "output_config" : NULL;
 }
 
 /* Gemini's thinkingConfig: a thinkingBudget, or Gemini 3's thinkingLevel ("low", "HIGH", …).
@@ -72,8 +80,8 @@ const char *rein__gw_reasoning_ask(const struct rein__gw_wire *wire, const json_
     *effort = REIN_REASONING_UNSET;
     *budget = 0;
     if (wire == &rein__gw_anthropic) {
-        name = "thinking";
-        asked = thinking_ask(json_object_get(pt, name), budget);
+        name = thinking_ask(pt, effort, budget);
+        asked = name != NULL;
     } else if (wire == &rein__gw_gemini) {
         name = "generationConfig.thinkingConfig";
         asked = gemini_ask(json_object_get(pt, "generationConfig"), effort, budget);
@@ -102,4 +110,6 @@ void rein__gw_reasoning(struct rein__gw_ctx *c)
         return;
     rein_model_request_set_reasoning(c->mreq, effort, budget);
     rein__gw_unlist(c->req.dropped, name);
+    if (c->wire == &rein__gw_anthropic) /* thinking at output_config's effort: both taken */
+        rein__gw_unlist(c->req.dropped, "output_config");
 }

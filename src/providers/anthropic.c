@@ -785,8 +785,8 @@ static rein_err anthropic_build_body(rein_provider *p, const rein_model_request 
 {
     struct rein_jw w;
     struct rein__groups g;
-    int64_t budget, max_tokens;
-    bool thinking = rein__claude_thinking(p, req, "thinking", &budget, &max_tokens);
+    struct rein__claude_think think;
+    bool thinking = rein__claude_thinking(p, req, "thinking", &think);
     rein_err rc;
 
     /* Every piece made first, so the body is allocated once; the messages, when large, are
@@ -797,12 +797,10 @@ static rein_err anthropic_build_body(rein_provider *p, const rein_model_request 
     REIN_JW_KEY(&w, "model");
     rein_jw_str(&w, rein__request_model(p, req));
     /* Anthropic requires max_tokens; with thinking it counts the thinking too (decision 0095) */
-    if (thinking) {
-        REIN_JW_KEY(&w, "thinking");
-        rein__jw_claude_thinking(&w, budget);
-    }
+    if (thinking)
+        rein__jw_claude_thinking(&w, &think);
     REIN_JW_KEY(&w, "max_tokens");
-    rein_jw_int(&w, max_tokens > 0 ? max_tokens : 4096);
+    rein_jw_int(&w, think.max_tokens > 0 ? think.max_tokens : 4096);
     if (g.has_system) {
         REIN_JW_KEY(&w, "system");
         rein__jw_system_list(&w, &g);

@@ -621,11 +621,11 @@ static rein_err bedrock_build_body(rein_provider *p, const rein_model_request *r
 {
     struct rein_jw w;
     struct rein__groups g;
-    int64_t budget = 0, max_tokens = req->max_tokens;
+    struct rein__claude_think think = {.max_tokens = req->max_tokens};
     /* Claude's thinking goes in the model's own fields, its output limit counting it */
-    bool thinking =
-        bedrock_claude(rein__request_model(p, req)) &&
-        rein__claude_thinking(p, req, "additionalModelRequestFields", &budget, &max_tokens);
+    bool thinking = bedrock_claude(rein__request_model(p, req)) &&
+                    rein__claude_thinking(p, req, "additionalModelRequestFields", &think);
+    int64_t max_tokens = think.max_tokens;
     rein_err rc;
 
     /* The messages, when large, are sent (and signed) from where the history keeps them. */
@@ -660,8 +660,7 @@ static rein_err bedrock_build_body(rein_provider *p, const rein_model_request *r
     if (thinking) {
         rein_jw_key(&w, "additionalModelRequestFields");
         rein_jw_obj_begin(&w);
-        rein_jw_key(&w, "thinking");
-        rein__jw_claude_thinking(&w, budget);
+        rein__jw_claude_thinking(&w, &think);
         rein_jw_obj_end(&w);
     }
     rein__jw_extra(&w, req);

@@ -568,7 +568,8 @@ rein_err rein_provider_config_set(rein_provider_config *cfg, const char *key, co
     if (strcmp(key, "reasoning_effort") == 0) {
         enum rein_reasoning e = REIN_REASONING_UNSET;
         if (value && strcmp(value, "default") != 0 && rein_reasoning_from_word(value, &e))
-            return bad_value(err, key, value, "none, minimal, low, medium, high, xhigh or default");
+            return bad_value(err, key, value,
+                             "none, minimal, low, medium, high, xhigh, max or default");
         cfg->reasoning = e;
         return REIN_OK;
     }

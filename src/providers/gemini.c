@@ -1064,6 +1064,9 @@ static bool own_setting(const rein_model_request *req, const char *key)
            (req->nstop > 0 && !strcmp(key, "stopSequences"));
 }
 
+/* Gemini 2.5 Flash's and Flash-Lite's highest thinking budget (Pro's is 32,768). */
+#define FLASH_BUDGET_MAX 24576
+
 /*
  * thinkingConfig for the request's reasoning (decision 0095), with the thoughts' summaries, the
  * reasoning other wires show. Gemini 3 asks for a thinkingLevel, low or high (it cannot stop
@@ -1084,6 +1087,9 @@ static void thinking_config(struct rein_jw *w, const rein_provider *p,
         rein_jw_str(w, e <= REIN_REASONING_LOW ? "low" : "high");
         budget = 1;
     } else {
+        /* Flash and Flash-Lite think at most 24,576 tokens; Pro 32,768 */
+        if (strstr(base, "flash") && budget > FLASH_BUDGET_MAX)
+            budget = FLASH_BUDGET_MAX;
         rein_jw_key(w, "thinkingBudget");
         rein_jw_int(w, budget);
     }

@@ -1011,17 +1011,43 @@ enum rein_reasoning rein__reasoning_effort(const rein_provider *p, const rein_mo
 int64_t rein__reasoning_budget(const rein_provider *p, const rein_model_request *req,
                                const char *member);
 /*
+ * What a Claude model takes to think (decision 0099), read off its id (model may be NULL):
+ * Claude 4.6 on takes adaptive thinking with an effort (output_config.effort), 4.7 on (and
+ * Mythos and Fable) nothing else, refusing a budget and "disabled"; max is an effort word from
+ * 4.6 on, xhigh from 4.7 on. An id without a version (a test model) takes budgets, as every
+ * Claude before 4.6 does.
+ */
+struct rein__claude_form {
+    bool adaptive, adaptive_only, xhigh, max;
+};
+void rein__claude_form(const char *model, struct rein__claude_form *f);
+/* Claude's thinking as a request's body says it: thinking.type ("enabled", "disabled",
+ * "adaptive"), its budget_tokens (enabled), output_config.effort (adaptive; NULL: none) and the
+ * output limit to send, which Claude counts the thinking in (0: the wire's usual). */
+struct rein__claude_think {
+    const char *type;
+    int64_t budget;
+    const char *effort;
+    int64_t max_tokens;
+};
+/*
  * Claude's thinking for the request, on Anthropic's API and on Bedrock: false when nothing is to
- * be sent (member, the wire's own name for it, is in the request's extra, or nothing was asked).
- * Else *budget is the thinking budget (0: thinking disabled) and *max_tokens what to send as
- * the output limit, which Claude counts the thinking in: the request's, or the budget and the
- * usual answer's room when it set none; a budget that does not fit under the request's own is
- * cut to one less, not below Anthropic's least.
+ * be sent (member, the wire's own name for it, is in the request's extra, or nothing was asked,
+ * or "none" for a model that refuses "disabled" and does not think unless asked). A model
+ * before 4.6 gets a budget (0: disabled) and an output limit of the budget and the usual
+ * answer's room when the request set none; a budget that does not fit under the request's own
+ * is cut to one less, not below Anthropic's least. Claude 4.6 on gets adaptive thinking and the
+ * effort it takes nearest the ask (minimal is low, a level it lacks high), and the table's
+ * budget for the word and the answer's room as its limit when the request set none; no effort
+ * when the caller's extra holds an output_config of its own.
  */
 bool rein__claude_thinking(const rein_provider *p, const rein_model_request *req,
-                           const char *member, int64_t *budget, int64_t *max_tokens);
-/* {"type": "enabled", "budget_tokens": budget} or {"type": "disabled"} for budget 0. */
-void rein__jw_claude_thinking(struct rein_jw *jw, int64_t budget);
+                           const char *member, struct rein__claude_think *t);
+/* "thinking": {type, budget_tokens?} and, with an effort, "output_config": {"effort"}: members
+ * of the object jw is in. */
+void rein__jw_claude_thinking(struct rein_jw *jw, const struct rein__claude_think *t);
+/* OpenAI's word for e: Claude's max is xhigh, OpenAI's highest. Static. */
+const char *rein__openai_effort(enum rein_reasoning e);
 /* The call (borrowed) a tool result at i answers, by id, from the last assistant message
  * before it (as far as an encode_in hook may look), or NULL. */
 const json_t *rein__history_answered_call(const rein_history *h, size_t i, const char *id);

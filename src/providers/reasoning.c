@@ -15,7 +15,7 @@ static const struct {
     [REIN_REASONING_UNSET] = {NULL, 0},           [REIN_REASONING_NONE] = {"none", 0},
     [REIN_REASONING_MINIMAL] = {"minimal", 1024}, [REIN_REASONING_LOW] = {"low", 1024},
     [REIN_REASONING_MEDIUM] = {"medium", 8192},   [REIN_REASONING_HIGH] = {"high", 24576},
-    [REIN_REASONING_XHIGH] = {"xhigh", 32768},
+    [REIN_REASONING_XHIGH] = {"xhigh", 32768},    [REIN_REASONING_MAX] = {"max", 32768},
 };
 
 /* Anthropic's least budget, which Gemini takes too. */
@@ -91,34 +91,120 @@ int64_t rein__reasoning_budget(const rein_provider *p, const rein_model_request 
 /* The answer's room beside the thinking when the request sets no output limit. */
 #define ANSWER_TOKENS 4096
 
-bool rein__claude_thinking(const rein_provider *p, const rein_model_request *req,
-                           const char *member, int64_t *budget, int64_t *max_tokens)
+/* The one or two numbers after "claude-" in a model id, as 10 * major + minor (0 when it has
+ * none): "claude-3-7-sonnet-20250219" 37, "claude-opus-4-20250514" 40, "claude-sonnet-4-6" 46,
+ * "us.anthropic.claude-opus-4-6-v1" 46, "claude-opus-5" 50, "claude-fable-5-1@20261001" 51.
+ * A date (more than two digits) is not a version. */
+static int claude_version(const char *model, bool *newest_family)
 {
-    *budget = rein__reasoning_budget(p, req, member);
-    *max_tokens = req->max_tokens;
-    if (*budget < 0)
-        return false;
-    if (*budget == 0)
+    const char *s = model ? strstr(model, "claude-") : NULL;
+    int v = 0, parts = 0;
+
+    *newest_family = false;
+    if (!s)
+        return 0;
+    s += strlen("claude-");
+    while (*s && parts < 2) {
+        size_t n = strspn(s, "0123456789");
+        size_t word = n ? n : strcspn(s, "-.:@_");
+        if (n && n <= 2 && (s[n] == '\0' || strchr("-.:@_", s[n]))) {
+            int d = n == 2 ? 10 * (s[0] - '0') + (s[1] - '0') : s[0] - '0';
+            v = parts ? v + d : 10 * d;
+            parts++;
+        } else if (parts) {
+            break; /* the minor must follow the major */
+        } else if (n == 0 && (strncmp(s, "mythos", word) == 0 || strncmp(s, "fable", word) == 0) &&
+                   word >= 5) {
+            *newest_family = true;
+        }
+        s += word;
+        s += strspn(s, "-.:@_");
+    }
+    return v;
+}
+
+void rein__claude_form(const char *model, struct rein__claude_form *f)
+{
+    bool newest;
+    int v = claude_version(model, &newest);
+    /* Mythos and Fable came after adaptive thinking; their previews carry no number */
+    bool preview = v == 0 && newest;
+
+    if (preview)
+        v = 47;
+    f->adaptive = v >= 46;
+    f->adaptive_only = v >= 47;
+    f->max = v >= 46;
+    f->xhigh = v >= 47 && !preview;
+}
+
+/* Claude's effort word for e on a model of form f: minimal is its low, and a level the model
+ * lacks is its high, as Anthropic's own clients fall back. */
+static const char *claude_effort(enum rein_reasoning e, const struct rein__claude_form *f)
+{
+    if (e == REIN_REASONING_MINIMAL)
+        return "low";
+    if ((e == REIN_REASONING_XHIGH && !f->xhigh) || (e == REIN_REASONING_MAX && !f->max))
+        return "high";
+    return efforts[e].word;
+}
+
+bool rein__claude_thinking(const rein_provider *p, const rein_model_request *req,
+                           const char *member, struct rein__claude_think *t)
+{
+    struct rein__claude_form f;
+    enum rein_reasoning e;
+
+    memset(t, 0, sizeof(*t));
+    t->max_tokens = req->max_tokens;
+    rein__claude_form(rein__request_model(p, req), &f);
+    if (!f.adaptive) {
+        t->budget = rein__reasoning_budget(p, req, member);
+        if (t->budget < 0)
+            return false;
+        t->type = t->budget ? "enabled" : "disabled";
+        if (t->budget == 0)
+            return true;
+        if (req->max_tokens <= 0)
+            t->max_tokens = t->budget + ANSWER_TOKENS;
+        else if (t->budget >= req->max_tokens && req->max_tokens > BUDGET_MIN)
+            t->budget = req->max_tokens - 1;
         return true;
+    }
+    e = rein__reasoning_effort(p, req, member);
+    if (e == REIN_REASONING_UNSET)
+        return false;
+    if (e == REIN_REASONING_NONE) {
+        /* Claude 4.7 on refuses "disabled": not thinking is the default it keeps */
+        t->type = f.adaptive_only ? NULL : "disabled";
+        return t->type != NULL;
+    }
+    t->type = "adaptive";
+    if (!extra_says(req, "output_config"))
+        t->effort = claude_effort(e, &f);
     if (req->max_tokens <= 0)
-        *max_tokens = *budget + ANSWER_TOKENS;
-    else if (*budget >= req->max_tokens && req->max_tokens > BUDGET_MIN)
-        *budget = req->max_tokens - 1;
+        t->max_tokens = efforts[e].budget + ANSWER_TOKENS;
     return true;
 }
 
-void rein__jw_claude_thinking(struct rein_jw *jw, int64_t budget)
+void rein__jw_claude_thinking(struct rein_jw *jw, const struct rein__claude_think *t)
 {
-    if (budget == 0) {
-        rein_jw_raw(jw, "{\"type\":\"disabled\"}", 19);
-        return;
-    }
+    rein_jw_key(jw, "thinking");
     rein_jw_obj_begin(jw);
     rein_jw_key(jw, "type");
-    rein_jw_str(jw, "enabled");
-    rein_jw_key(jw, "budget_tokens");
-    rein_jw_int(jw, budget);
+    rein_jw_str(jw, t->type);
+    if (t->budget > 0) {
+        rein_jw_key(jw, "budget_tokens");
+        rein_jw_int(jw, t->budget);
+    }
     rein_jw_obj_end(jw);
+    if (t->effort) {
+        rein_jw_key(jw, "output_config");
+        rein_jw_obj_begin(jw);
+        rein_jw_key(jw, "effort");
+        rein_jw_str(jw, t->effort);
+        rein_jw_obj_end(jw);
+    }
 }
 
 void rein__jw_reasoning_effort(struct rein_jw *jw, const rein_provider *p,
@@ -129,5 +215,11 @@ void rein__jw_reasoning_effort(struct rein_jw *jw, const rein_provider *p,
     if (e == REIN_REASONING_UNSET)
         return;
     rein_jw_key(jw, "reasoning_effort");
-    rein_jw_str(jw, efforts[e].word);
+    rein_jw_str(jw, rein__openai_effort(e));
+}
+
+const char *rein__openai_effort(enum rein_reasoning e)
+{
+    /* Claude's max is above every OpenAI word; xhigh is OpenAI's highest */
+    return e == REIN_REASONING_MAX ? efforts[REIN_REASONING_XHIGH].word : efforts[e].word;
 }

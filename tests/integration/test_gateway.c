@@ -5050,6 +5050,74 @@ static void test_reasoning_crosses_wires(void **state)
     assert_string_equal(dropped, "");
 }
 
+#define A_ADAPTIVE(model, config)                                                                  \
+    "{\"model\":\"" model "\",\"max_tokens\":40000," USER                                          \
+    ",\"thinking\":{\"type\":\"adaptive\"}" config "}"
+
+/*
+ * Claude 4.6 on thinks adaptively at an effort (decision 0099): an effort word reaches Claude
+ * 4.7 as adaptive thinking at that effort (the budget the last decision sent is a 400 there, as
+ * the model server's Claude answers), and Claude Code's adaptive thinking and output_config
+ * effort reach other wires as an effort; an output_config of an effort alone is dropped and
+ * named for a model without reasoning, where it was refused whole, and a word Claude does not
+ * have is a 400 naming it.
+ */
+static void test_claude_adaptive_thinking_crosses_wires(void **state)
+{
+    const json_t *b;
+    const char *dropped;
+    struct th_resp r;
+    const char *const h[] = {"Content-Type: application/json", "anthropic-version: 2023-06-01",
+                             NULL};
+
+    (void)state;
+    reasoning_start("anthropic");
+    script("[{\"text\":\"ok\"},{\"text\":\"ok\"}]");
+    b = reasoning_sent("/v1/chat/completions",
+                       "{\"model\":\"claude-opus-4-7\"," USER ",\"reasoning_effort\":\"high\"}",
+                       &dropped);
+    assert_string_equal(th_jstr(json_object_get(b, "thinking"), "type"), "adaptive");
+    assert_string_equal(th_jstr(json_object_get(b, "output_config"), "effort"), "high");
+    assert_string_equal(dropped, "");
+    b = reasoning_sent("/v1/responses",
+                       "{\"model\":\"claude-sonnet-4-6\",\"input\":\"hi\",\"reasoning\":{"
+                       "\"effort\":\"xhigh\"}}",
+                       &dropped);
+    assert_string_equal(th_jstr(json_object_get(b, "output_config"), "effort"),
+                        "high"); /* 4.6 has no xhigh */
+
+    reasoning_start("openai");
+    script("[{\"text\":\"ok\"},{\"text\":\"ok\"},{\"text\":\"ok\"},{\"text\":\"ok\"}]");
+    b = reasoning_sent("/v1/messages",
+                       A_ADAPTIVE("gpt-5", ",\"output_config\":{\"effort\":\"low\"}"), &dropped);
+    assert_string_equal(th_jstr(b, "reasoning_effort"), "low");
+    assert_null(json_object_get(b, "output_config"));
+    assert_string_equal(dropped, "");
+    b = reasoning_sent("/v1/messages", A_ADAPTIVE("gpt-5", ""), &dropped);
+    assert_string_equal(th_jstr(b, "reasoning_effort"), "high"); /* Claude's default */
+    assert_string_equal(dropped, "");
+    b = reasoning_sent("/v1/messages",
+                       "{\"model\":\"o3\",\"max_tokens\":100," USER
+                       ",\"output_config\":{\"effort\":\"max\"}}",
+                       &dropped);
+    assert_string_equal(th_jstr(b, "reasoning_effort"), "xhigh");
+    assert_string_equal(dropped, "");
+    b = reasoning_sent("/v1/messages",
+                       "{\"model\":\"gpt-4o\",\"max_tokens\":100," USER
+                       ",\"output_config\":{\"effort\":\"medium\"}}",
+                       &dropped);
+    assert_null(json_object_get(b, "reasoning_effort"));
+    assert_string_equal(dropped, "[\"output_config\"]");
+
+    th_http("POST", u("/v1/messages"),
+            "{\"model\":\"gpt-5\",\"max_tokens\":100," USER
+            ",\"output_config\":{\"effort\":\"extreme\"}}",
+            h, &r);
+    assert_int_equal(r.status, 400);
+    assert_non_null(strstr(r.body, "output_config.effort"));
+    th_resp_free(&r);
+}
+
 /* The upstream's own model (not the client's) decides: gw-model takes no reasoning setting. */
 static void test_reasoning_follows_the_upstreams_model(void **state)
 {
@@ -5398,6 +5466,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_teardown(test_chat_members_reach_a_responses_upstream, teardown),
         cmocka_unit_test_teardown(test_reasoning_crosses_wires, teardown),
         cmocka_unit_test_teardown(test_reasoning_follows_the_upstreams_model, teardown),
+        cmocka_unit_test_teardown(test_claude_adaptive_thinking_crosses_wires, teardown),
         cmocka_unit_test_teardown(test_bad_tools, teardown),
         cmocka_unit_test_teardown(test_tools_cache_follows_the_tools_as_sent, teardown),
         cmocka_unit_test_teardown(test_known_tools_change_nothing_on_the_wire, teardown),

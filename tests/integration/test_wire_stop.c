@@ -394,6 +394,16 @@ static void extra_own(rein_model_request *req)
     json_decref(x);
 }
 
+/* The ask being made, with the caller's extra_text. */
+static void extra_claude(rein_model_request *req)
+{
+    json_t *x = json_loads(extra_text, 0, NULL);
+
+    ask_set(req);
+    rein_model_request_set_extra(req, x);
+    json_decref(x);
+}
+
 static void assert_at(const json_t *body, const char *at, const char *want_json)
 {
     json_t *want = json_loads(want_json, JSON_DECODE_ANY, NULL);
@@ -629,6 +639,115 @@ static void test_reasoning_capability(void **state)
     pfx_stop(&f);
 }
 
+/* The body the anthropic preset sends for model at effort (budget when effort is UNSET). */
+static json_t *claude_body(const char *preset, const char *model, enum rein_reasoning effort,
+                           int64_t budget)
+{
+    struct ask a = {model, effort, budget, 0};
+
+    return asked_body(preset, NULL, NULL, &a);
+}
+
+/*
+ * Claude 4.6 on thinks adaptively at an effort (decision 0099): the model server refuses a
+ * budget for 4.7 on, adaptive thinking before 4.6 and an effort word a model lacks, as
+ * Anthropic's API does, so each body here was also accepted by it.
+ */
+static void test_claude_adaptive_thinking_and_effort(void **state)
+{
+    static const struct {
+        const char *model;
+        enum rein_reasoning effort;
+        const char *thinking, *effort_sent;
+        int64_t max_tokens;
+    } cases[] = {
+        {"claude-opus-4-7", REIN_REASONING_HIGH, "{\"type\": \"adaptive\"}", "high", 28672},
+        {"claude-opus-4-7", REIN_REASONING_XHIGH, "{\"type\": \"adaptive\"}", "xhigh", 36864},
+        {"claude-opus-4-7", REIN_REASONING_MINIMAL, "{\"type\": \"adaptive\"}", "low", 5120},
+        {"claude-sonnet-4-6", REIN_REASONING_XHIGH, "{\"type\": \"adaptive\"}", "high", 36864},
+        {"claude-sonnet-4-6", REIN_REASONING_MAX, "{\"type\": \"adaptive\"}", "max", 36864},
+        {"claude-opus-4-6", REIN_REASONING_NONE, "{\"type\": \"disabled\"}", NULL, 4096},
+        {"claude-opus-5", REIN_REASONING_NONE, NULL, NULL, 4096},
+        {"claude-opus-5-5", REIN_REASONING_MEDIUM, "{\"type\": \"adaptive\"}", "medium", 12288},
+        {"claude-mythos-preview", REIN_REASONING_XHIGH, "{\"type\": \"adaptive\"}", "high", 36864},
+        {"claude-mythos-preview", REIN_REASONING_MAX, "{\"type\": \"adaptive\"}", "max", 36864},
+        {"claude-fable-5-1@20261001", REIN_REASONING_LOW, "{\"type\": \"adaptive\"}", "low", 5120},
+        {"claude-opus-4-5-20251101", REIN_REASONING_HIGH,
+         "{\"type\": \"enabled\", \"budget_tokens\": 24576}", NULL, 28672},
+        {"claude-opus-4-20250514", REIN_REASONING_MAX,
+         "{\"type\": \"enabled\", \"budget_tokens\": 32768}", NULL, 36864},
+        {"claude-3-7-sonnet-20250219", REIN_REASONING_LOW,
+         "{\"type\": \"enabled\", \"budget_tokens\": 1024}", NULL, 5120},
+    };
+    json_t *b;
+
+    (void)state;
+    for (size_t i = 0; i < REIN_ARRAY_SIZE(cases); i++) {
+        char at[64];
+        b = claude_body("anthropic", cases[i].model, cases[i].effort, 0);
+        snprintf(at, sizeof(at), "%lld", (long long)cases[i].max_tokens);
+        if (cases[i].thinking)
+            assert_at(b, "thinking", cases[i].thinking);
+        else if (json_object_get(b, "thinking"))
+            fail_msg("%s: thinking sent", cases[i].model);
+        if (cases[i].effort_sent) {
+            char want[32];
+            snprintf(want, sizeof(want), "\"%s\"", cases[i].effort_sent);
+            assert_at(b, "output_config.effort", want);
+        } else if (json_object_get(b, "output_config")) {
+            fail_msg("%s: output_config sent", cases[i].model);
+        }
+        assert_at(b, "max_tokens", at);
+        json_decref(b);
+    }
+    /* a budget asks the effort the table gives it */
+    b = claude_body("anthropic", "claude-sonnet-4-6", REIN_REASONING_UNSET, 3000);
+    assert_at(b, "thinking", "{\"type\": \"adaptive\"}");
+    assert_at(b, "output_config", "{\"effort\": \"medium\"}");
+    json_decref(b);
+    /* Bedrock's Claude: both in the model's own fields */
+    b = claude_body("bedrock", "us.anthropic.claude-opus-4-6-v1", REIN_REASONING_LOW, 0);
+    assert_at(b, "additionalModelRequestFields",
+              "{\"thinking\": {\"type\": \"adaptive\"}, \"output_config\": {\"effort\": "
+              "\"low\"}}");
+    assert_at(b, "inferenceConfig.maxTokens", "5120");
+    json_decref(b);
+    /* max is xhigh on OpenAI's wires, the highest they have */
+    b = claude_body("openai", NULL, REIN_REASONING_MAX, 0);
+    assert_at(b, "reasoning_effort", "\"xhigh\"");
+    json_decref(b);
+    b = claude_body("openai-responses", NULL, REIN_REASONING_MAX, 0);
+    assert_at(b, "reasoning", "{\"effort\": \"xhigh\"}");
+    json_decref(b);
+    /* Gemini 2.5 Flash thinks at most 24,576 tokens */
+    b = claude_body("gemini", "gemini-2.5-flash", REIN_REASONING_MAX, 0);
+    assert_at(b, "generationConfig.thinkingConfig.thinkingBudget", "24576");
+    json_decref(b);
+}
+
+/* The caller's own output_config (a format, say) goes once, and the effort is then left to it;
+ * a configured max is taken. */
+static void test_claude_effort_and_the_callers_output_config(void **state)
+{
+    json_t *b;
+
+    (void)state;
+    extra_text = "{\"output_config\": {\"format\": {\"type\": \"json_schema\", \"schema\": "
+                 "{\"type\": \"object\"}}}}";
+    {
+        struct ask a = {"claude-opus-4-7", REIN_REASONING_HIGH, 0, 0};
+        asking = &a;
+        b = sent_body("anthropic", NULL, NULL, extra_claude);
+    }
+    assert_at(b, "thinking", "{\"type\": \"adaptive\"}");
+    assert_at(b, "output_config",
+              "{\"format\": {\"type\": \"json_schema\", \"schema\": {\"type\": \"object\"}}}");
+    json_decref(b);
+    b = sent_body("openai", "reasoning_effort", "max", NULL);
+    assert_at(b, "reasoning_effort", "\"xhigh\"");
+    json_decref(b);
+}
+
 static const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_each_wire_sends_stop_sequences_under_its_own_name),
     cmocka_unit_test(test_no_stop_sequences_no_member),
@@ -645,6 +764,8 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_bedrock_and_ollama_reasoning),
     cmocka_unit_test(test_gemini3_thinking_level),
     cmocka_unit_test(test_reasoning_capability),
+    cmocka_unit_test(test_claude_adaptive_thinking_and_effort),
+    cmocka_unit_test(test_claude_effort_and_the_callers_output_config),
 };
 
 REIN_TEST_MAIN(tests)

@@ -736,6 +736,70 @@ static bool an_check_tools(const json_t *tools, struct ms_verdict *v)
     return true;
 }
 
+/* Claude's thinking forms by model, as Anthropic documents them (its effort and adaptive
+ * thinking pages): this server's own lists, independent of rein's reading of model ids. */
+static bool an_model_in(const char *model, const char *const *list)
+{
+    for (size_t i = 0; model && list[i]; i++) {
+        if (strstr(model, list[i]))
+            return true;
+    }
+    return false;
+}
+
+static const char *const AN_ADAPTIVE_ONLY[] = {
+    "claude-opus-4-7", "claude-opus-4-8", "claude-opus-5", "claude-sonnet-5",
+    "claude-haiku-5",  "claude-mythos",   "claude-fable",  NULL,
+};
+static const char *const AN_ADAPTIVE[] = {"claude-opus-4-6", "claude-sonnet-4-6", NULL};
+static const char *const AN_XHIGH[] = {"claude-opus-4-7",
+                                       "claude-opus-4-8",
+                                       "claude-opus-5",
+                                       "claude-sonnet-5",
+                                       "claude-mythos-5",
+                                       "claude-fable-5",
+                                       NULL};
+static const char *const AN_EFFORT_ALSO[] = {"claude-opus-4-5", NULL};
+
+static bool an_check_thinking(const char *model, const json_t *body, struct ms_verdict *v)
+{
+    const json_t *thinking = json_object_get(body, "thinking");
+    const char *type = json_string_value(json_object_get(thinking, "type"));
+    const json_t *effort = json_object_get(json_object_get(body, "output_config"), "effort");
+    const char *word = json_string_value(effort);
+    bool only = an_model_in(model, AN_ADAPTIVE_ONLY);
+    bool adaptive = only || an_model_in(model, AN_ADAPTIVE);
+
+    if (thinking && (!type || (strcmp(type, "enabled") && strcmp(type, "disabled") &&
+                               strcmp(type, "adaptive"))))
+        return AN_FAIL(v,
+                       "thinking: Input tag '%s' found using 'type' does not match any of the "
+                       "expected tags: 'enabled', 'disabled', 'adaptive'",
+                       type ? type : "");
+    if (type && only && strcmp(type, "adaptive"))
+        return AN_FAIL(v,
+                       "\"thinking.type.%s\" is not supported for this model. Use "
+                       "\"thinking.type.adaptive\" and \"output_config.effort\" to control "
+                       "thinking behavior.",
+                       type);
+    if (type && !strcmp(type, "adaptive") && !adaptive)
+        return AN_FAIL(v, "adaptive thinking is not supported on this model");
+    if (type && !strcmp(type, "adaptive") && json_object_size(thinking) != 1)
+        return AN_FAIL(v, "thinking.adaptive: Extra inputs are not permitted");
+    if (!effort)
+        return true;
+    if (!word || (strcmp(word, "low") && strcmp(word, "medium") && strcmp(word, "high") &&
+                  strcmp(word, "xhigh") && strcmp(word, "max")))
+        return AN_FAIL(v, "output_config.effort: Input should be 'low', 'medium', 'high', "
+                          "'xhigh' or 'max'");
+    if (!adaptive && !an_model_in(model, AN_EFFORT_ALSO))
+        return AN_FAIL(v, "This model does not support the effort parameter.");
+    if ((!strcmp(word, "xhigh") && !an_model_in(model, AN_XHIGH)) ||
+        (!strcmp(word, "max") && !adaptive))
+        return AN_FAIL(v, "output_config.effort: '%s' is not supported for this model", word);
+    return true;
+}
+
 static bool an_check_params(const json_t *body, struct ms_verdict *v)
 {
     const json_t *model = json_object_get(body, "model");
@@ -761,6 +825,8 @@ static bool an_check_params(const json_t *body, struct ms_verdict *v)
         return AN_FAIL(v, "stream: Input should be a valid boolean");
     if (json_object_get(body, "stop"))
         return AN_FAIL(v, "stop: Extra inputs are not permitted");
+    if (!an_check_thinking(json_string_value(model), body, v))
+        return false;
     if (json_is_integer(budget) && json_integer_value(budget) < 1024)
         return AN_FAIL(v, "thinking.enabled.budget_tokens: Input should be greater than or equal "
                           "to 1024");
