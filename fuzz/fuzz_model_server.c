@@ -5,7 +5,8 @@
  * the rendered events.
  *
  * The first byte picks the wire format and a few switches; the rest is the JSON document,
- * used both as a request body and as a reply object. The server's files live in
+ * used both as a request body and as a reply object (and, as a request body, checked as
+ * Bedrock's CountTokens checks one too). The server's files live in
  * tests/support and are compiled in here, without libmicrohttpd.
  */
 #include "../tests/support/model_server_check.c"
@@ -24,7 +25,11 @@ static void exercise_request(enum ms_format f, json_t *doc, const char *text, si
     struct ms_verdict v;
     char *last;
 
-    (void)ms__check_request(f, headers, "k", true, doc, "parse error", &v);
+    (void)ms__check_request(f, "/v1/chat/completions", headers, "k", true, doc, "parse error", &v);
+    ms__verdict_release(&v);
+    /* Bedrock's CountTokens body check (the signature is not checked here) */
+    (void)ms__check_request(MS_FMT_BEDROCK, "/model/m/count-tokens", headers, NULL, true, doc,
+                            "parse error", &v);
     ms__verdict_release(&v);
     last = ms__last_text(f, doc);
     rein_free(last);

@@ -540,11 +540,16 @@ REIN_EXTERN bool rein_provider_writes_reasoning(const rein_provider *p, const ch
  */
 REIN_EXTERN bool rein_provider_takes_media(const rein_provider *p, const char *mime);
 /*
- * Token counts. Three wires have a count of their own, which rein asks: Anthropic's POST
+ * Token counts. Four wires have a count of their own, which rein asks: Anthropic's POST
  * {endpoint}/count_tokens ({"input_tokens"}), the Responses API's POST
- * {endpoint}/input_tokens ({"input_tokens"}) and Gemini's POST
- * {base}/models/MODEL:countTokens ({"totalTokens"}). No other wire has one (OpenAI chat
- * completions, Ollama, DashScope, Bedrock, rules, replay): rein never makes a count up.
+ * {endpoint}/input_tokens ({"input_tokens"}), Gemini's POST
+ * {base}/models/MODEL:countTokens ({"totalTokens"}) and Bedrock's CountTokens, POST
+ * {base}/model/MODEL/count-tokens ({"inputTokens"}; the model id encoded as in the Converse
+ * URL, the request signed with SigV4 as a send is, or sent with the API key as a bearer token
+ * when one is configured or the request has its own). No other wire has one (OpenAI chat
+ * completions, Ollama, DashScope, rules, replay): rein never makes a count up. Bedrock counts
+ * only for the models and Regions its documentation lists; for another model it answers an
+ * error status (a ValidationException), handed over as below.
  */
 /* True when p's wire has a token count. */
 REIN_EXTERN bool rein_provider_can_count(const rein_provider *p);
@@ -552,11 +557,12 @@ REIN_EXTERN bool rein_provider_can_count(const rein_provider *p);
  * The input tokens of a request as p's upstream counts them. body (len bytes, borrowed) is the
  * count's body as written for p's wire (what the endpoints above take: Anthropic's model,
  * messages, system, tools, tool_choice, thinking, mcp_servers; the Responses API's create
- * members; Gemini's {"contents"} or {"generateContentRequest"}). req (borrowed, may be NULL)
- * gives the key, the header lines, the model of Gemini's URL and the cancellation, as for a
- * send. answer (may be NULL) gets the upstream's body appended as it came, for an answer of
- * its own wire's client. One attempt, no retry, at most the provider's first-byte timeout
- * (default 60 s), on the calling thread.
+ * members; Gemini's {"contents"} or {"generateContentRequest"}; Bedrock's {"input":
+ * {"converse": {...}}} or {"input": {"invokeModel": {"body": BASE64}}}). req (borrowed, may be
+ * NULL) gives the key, the header lines, the model of Gemini's and Bedrock's URL and the
+ * cancellation, as for a send. answer (may be NULL) gets the upstream's body appended as it
+ * came, for an answer of its own wire's client. One attempt, no retry, at most the provider's
+ * first-byte timeout (default 60 s), on the calling thread.
  *
  * REIN_OK: *tokens is the count. REIN_EHTTP: the upstream answered an error status
  * (err->detail); *out (new, NULL when memory ran out) is the failed response as
@@ -576,8 +582,9 @@ REIN_EXTERN rein_err rein_provider_count_tokens(rein_provider *p, const rein_mod
  * writes its body, of which the count gets only the members it takes (no max_tokens, stream or
  * sampling, which Anthropic's count refuses), in its shape (Gemini's inside a
  * generateContentRequest, so the system instruction and the tools are counted; Vertex AI's at
- * the top level, as its count takes them). REIN_EINVAL as rein_provider_prepare() says;
- * otherwise as rein_provider_count_tokens().
+ * the top level, as its count takes them; Bedrock's Converse messages, system, toolConfig and
+ * additionalModelRequestFields under input.converse, without inferenceConfig). REIN_EINVAL as
+ * rein_provider_prepare() says; otherwise as rein_provider_count_tokens().
  */
 REIN_EXTERN rein_err rein_provider_count_request(rein_provider *p, rein_model_request *req,
                                                  rein_history *h, int64_t *tokens,

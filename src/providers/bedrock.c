@@ -2,7 +2,8 @@
  * Amazon Bedrock's Converse API (POST BASE/model/MODEL/converse) and ConverseStream
  * (/converse-stream, an application/vnd.amazon.eventstream reply; eventstream.c frames it),
  * signed with SigV4 (sigv4.c) or, when an API key is configured (AWS_BEARER_TOKEN_BEDROCK),
- * sent with it as a bearer token.
+ * sent with it as a bearer token. CountTokens (/count-tokens) goes to the same model URL and
+ * is signed alike; provider.c asks it with this writer's body under input.converse.
  *
  * Decoding follows the stream's events, each a JSON payload under its :event-type:
  * messageStart, contentBlockStart (a toolUse block: toolUseId and name; text blocks have no
@@ -669,21 +670,31 @@ static rein_err bedrock_build_body(rein_provider *p, const rein_model_request *r
     return rc ? rein_error_set(err, rc, "encoding the request: %s", rein_strerror(rc)) : REIN_OK;
 }
 
-/* BASE/model/MODEL/converse(-stream), the model id encoded (':' in every version, '/' in an
- * inference profile's ARN). */
-static char *bedrock_url(const rein_provider *p, const rein_model_request *req)
+/* BASE/model/MODEL/OPERATION, the model id encoded (':' in every version, '/' in an inference
+ * profile's ARN). New; NULL when memory is exhausted. */
+static char *model_url(const rein_provider *p, const rein_model_request *req, const char *op)
 {
     const char *model = rein__request_model(p, req);
     struct rein_buf b;
 
     rein_buf_init(&b, 0);
     if (rein_buf_adds(&b, p->endpoint) || rein_buf_adds(&b, "/model/") ||
-        rein__aws_uri_encode(&b, model, strlen(model), false) ||
-        rein_buf_adds(&b, req->stream ? "/converse-stream" : "/converse")) {
+        rein__aws_uri_encode(&b, model, strlen(model), false) || rein_buf_adds(&b, op)) {
         rein_buf_release(&b);
         return NULL;
     }
     return rein_buf_detach(&b, NULL);
+}
+
+/* BASE/model/MODEL/converse(-stream). */
+static char *bedrock_url(const rein_provider *p, const rein_model_request *req)
+{
+    return model_url(p, req, req->stream ? "/converse-stream" : "/converse");
+}
+
+char *rein__bedrock_count_url(const rein_provider *p, const rein_model_request *req)
+{
+    return model_url(p, req, "/count-tokens");
 }
 
 /* SigV4 (an API key, when configured, goes as a bearer instead: header_auth adds it). */

@@ -2423,10 +2423,11 @@ static rein_err send_request(rein_provider *p, rein_model_request *req, rein_his
 /* ---------------------------------------------------------------------------------------
  * Token count
  *
- * Three wires have a count of their own: Anthropic's POST /v1/messages/count_tokens, the
- * Responses API's POST /v1/responses/input_tokens and Gemini's POST models/MODEL:countTokens.
- * A count is one plain exchange (no retry, no stream): the answer is read whole, its number
- * taken from the wire's member, an error status decoded as a send's is.
+ * Four wires have a count of their own: Anthropic's POST /v1/messages/count_tokens, the
+ * Responses API's POST /v1/responses/input_tokens, Gemini's POST models/MODEL:countTokens and
+ * Bedrock's POST /model/MODEL/count-tokens (signed as a send is). A count is one plain
+ * exchange (no retry, no stream): the answer is read whole, its number taken from the wire's
+ * member, an error status decoded as a send's is.
  */
 
 /* The member of a count answer that holds the number, by wire; NULL: the wire has no count. */
@@ -2440,6 +2441,8 @@ static const char *count_member(const rein_provider *p)
         return "input_tokens";
     if (!strcmp(w, "gemini"))
         return "totalTokens";
+    if (!strcmp(w, "bedrock"))
+        return "inputTokens";
     return NULL;
 }
 
@@ -2455,6 +2458,8 @@ static char *count_url(const rein_provider *p, const rein_model_request *req)
     const char *q = strchr(p->endpoint, '?');
     int n = q ? (int)(q - p->endpoint) : (int)strlen(p->endpoint);
 
+    if (!strcmp(p->wire->name, "bedrock"))
+        return rein__bedrock_count_url(p, req);
     if (!strcmp(p->wire->name, "gemini")) {
         if (!strncmp(model, "models/", 7))
             model += 7;
@@ -2472,6 +2477,7 @@ struct count_xfer {
     struct rein_buf body; /* the answer, at most 1 MiB */
     long status;
     int64_t retry_after_ms; /* -1: none asked */
+    char error_type[64];    /* AWS's x-amzn-ErrorType, up to its ':' */
     struct rein_model_headers hdrs;
 };
 
@@ -2495,7 +2501,16 @@ static size_t count_header(char *line, size_t size, size_t nmemb, void *ud)
         const char *sp = memchr(line, ' ', n);
         x->status = sp ? strtol(sp + 1, NULL, 10) : 0;
         x->retry_after_ms = -1;
+        x->error_type[0] = '\0';
         rein__headers_clear(&x->hdrs);
+    } else if (header_is(line, n, "x-amzn-errortype", &v, &vlen)) {
+        size_t k = strcspn(v, ":\r\n");
+        if (k > vlen)
+            k = vlen;
+        if (k >= sizeof(x->error_type))
+            k = sizeof(x->error_type) - 1;
+        memcpy(x->error_type, v, k);
+        x->error_type[k] = '\0';
     } else if (header_is(line, n, "retry-after-ms", &v, &vlen)) {
         int64_t ms = parse_retry_after(v, vlen, true);
         if (ms >= 0)
@@ -2520,8 +2535,9 @@ static int count_progress(void *ud, curl_off_t dt, curl_off_t dn, curl_off_t ut,
     return x->req->cancel && rein_cancel_is_set(x->req->cancel);
 }
 
-/* POSTs body (len bytes) to url; x gets the answer. REIN_OK once an answer came. */
-static rein_err count_post(struct count_xfer *x, const char *url, const char *body, size_t len,
+/* POSTs body (one piece) to url, signed as a send of the wire is (a request's own key stands
+ * for the signature there too); x gets the answer. REIN_OK once an answer came. */
+static rein_err count_post(struct count_xfer *x, const char *url, const struct rein__body *body,
                            rein_error *err)
 {
     const rein_provider *p = x->p;
@@ -2537,6 +2553,8 @@ static rein_err count_post(struct count_xfer *x, const char *url, const char *bo
         rc = rein__header_add(&headers, p->ua_line);
     if (!rc)
         rc = request_headers(p, x->req, &headers);
+    if (!rc && p->wire->sign && !x->req->api_key)
+        rc = p->wire->sign(p, url, body, &headers);
     if (rc) {
         curl_slist_free_all(headers);
         curl_easy_cleanup(easy);
@@ -2544,8 +2562,8 @@ static rein_err count_post(struct count_xfer *x, const char *url, const char *bo
     }
     curl_easy_setopt(easy, CURLOPT_URL, url);
     curl_easy_setopt(easy, CURLOPT_POST, 1L);
-    curl_easy_setopt(easy, CURLOPT_POSTFIELDS, body);
-    curl_easy_setopt(easy, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
+    curl_easy_setopt(easy, CURLOPT_POSTFIELDS, body->buf.ptr);
+    curl_easy_setopt(easy, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)body->buf.len);
     curl_easy_setopt(easy, CURLOPT_HTTPHEADER, headers);
     curl_easy_setopt(easy, CURLOPT_WRITEFUNCTION, count_write);
     curl_easy_setopt(easy, CURLOPT_WRITEDATA, x);
@@ -2582,6 +2600,9 @@ static rein_err count_failed(struct count_xfer *x, const char *url, rein_model_r
     if (r) {
         if (x->retry_after_ms >= 0 || r->retry_after_ms < 0)
             r->retry_after_ms = x->retry_after_ms;
+        /* AWS names the error's type in a header, not in the body. */
+        if (x->error_type[0] && json_is_object(r->error) && !json_object_get(r->error, "type"))
+            json_object_set_new(r->error, "type", json_string(x->error_type));
         scrub_json(r->error, x->p->cfg.api_key);
         scrub_json(r->error, x->req->api_key);
         r->headers = x->hdrs;
@@ -2619,6 +2640,7 @@ rein_err rein_provider_count_tokens(rein_provider *p, const rein_model_request *
 {
     static const rein_model_request none = {.retries = -1};
     struct count_xfer x = {.p = p, .req = req ? req : &none, .retry_after_ms = -1};
+    struct rein__body sent;
     char *url;
     rein_err rc;
 
@@ -2628,16 +2650,22 @@ rein_err rein_provider_count_tokens(rein_provider *p, const rein_model_request *
     rein_error_where(err, WHERE);
     if (!count_member(p))
         return rein_error_set(err, REIN_ENOTSUP,
-                              "the %s wire has no token count (Anthropic's, the Responses API's "
-                              "and Gemini's have)",
+                              "the %s wire has no token count (Anthropic's, the Responses API's, "
+                              "Gemini's and Bedrock's have)",
                               p->replay ? "replay"
                               : p->wire ? p->wire->name
                                         : "provider's");
     url = count_url(p, x.req);
     if (!url)
         return rein_error_set(err, REIN_ENOMEM, "out of memory");
+    /* The body as the signer reads one (a copy: a count's body is small next to its wait). */
+    rein__body_init(&sent);
+    if (rein_buf_add(&sent.buf, body, len)) {
+        rein_free(url);
+        return rein_error_set(err, REIN_ENOMEM, "out of memory");
+    }
     rein_buf_init(&x.body, 0);
-    rc = count_post(&x, url, body, len, err);
+    rc = count_post(&x, url, &sent, err);
     if (!rc && !status_ok(x.status))
         rc = count_failed(&x, url, out, err);
     else if (!rc)
@@ -2646,6 +2674,7 @@ rein_err rein_provider_count_tokens(rein_provider *p, const rein_model_request *
         rc = rein_error_set(err, REIN_ENOMEM, "out of memory");
     rein__headers_release(&x.hdrs);
     rein_buf_release(&x.body);
+    rein__body_release(&sent);
     rein_free(url);
     scrub_message(err, p->cfg.api_key);
     scrub_message(err, x.req->api_key);
@@ -2666,14 +2695,44 @@ static const char *const count_gemini[] = {
     "generationConfig", "safetySettings",    "cachedContent", NULL};
 static const char *const count_vertex[] = {"contents", "systemInstruction", "tools",
                                            "generationConfig", NULL};
+/* Bedrock's ConverseTokensRequest: the Converse members it takes, under input.converse (no
+ * inferenceConfig, which its count does not read). */
+static const char *const count_bedrock[] = {"messages", "system", "toolConfig",
+                                            "additionalModelRequestFields", NULL};
+
+/* {"input": {"converse": o}} (o taken, may be NULL), or NULL when memory is exhausted. */
+static json_t *bedrock_count_shape(json_t *o)
+{
+    json_t *input = json_object(), *top = json_object();
+
+    if (!o || !input || !top) {
+        json_decref(o);
+        json_decref(input);
+        json_decref(top);
+        return NULL;
+    }
+    /* json_object_set_new takes its value even when it fails */
+    if (json_object_set_new(input, "converse", o)) {
+        json_decref(input);
+        json_decref(top);
+        return NULL;
+    }
+    if (json_object_set_new(top, "input", input)) {
+        json_decref(top);
+        return NULL;
+    }
+    return top;
+}
 
 /* The count's body from a send's (sent, taken): only what the count takes, in its shape. */
 static json_t *count_shape(const rein_provider *p, const rein_model_request *req, json_t *sent)
 {
     bool gemini = !strcmp(p->wire->name, "gemini");
     bool vertex = gemini && !strcmp(rein_provider_name(p), "vertex");
+    bool bedrock = !strcmp(p->wire->name, "bedrock");
     const char *const *keep = vertex                                ? count_vertex
                               : gemini                              ? count_gemini
+                              : bedrock                             ? count_bedrock
                               : !strcmp(p->wire->name, "anthropic") ? count_anthropic
                                                                     : count_responses;
     json_t *o = json_object(), *top;
@@ -2686,6 +2745,10 @@ static json_t *count_shape(const rein_provider *p, const rein_model_request *req
             json_decref(o);
             o = NULL;
         }
+    }
+    if (bedrock) {
+        json_decref(sent);
+        return bedrock_count_shape(o);
     }
     if (!o || !gemini || vertex) {
         json_decref(sent);
@@ -2708,9 +2771,8 @@ static json_t *count_shape(const rein_provider *p, const rein_model_request *req
     return top;
 }
 
-/* Writes the body a send of (req, h) would carry, for the count: as one string (new). */
-static rein_err count_write_body(rein_provider *p, rein_model_request *req, rein_history *h,
-                                 char **text, rein_error *err)
+rein_err rein__provider_count_body(rein_provider *p, rein_model_request *req, rein_history *h,
+                                   char **text, rein_error *err)
 {
     bool stream = req->stream;
     struct rein__body body;
@@ -2751,7 +2813,7 @@ rein_err rein_provider_count_request(rein_provider *p, rein_model_request *req, 
     rein_error_where(err, WHERE);
     if (!count_member(p))
         return rein_provider_count_tokens(p, req, "", 0, tokens, answer, out, err);
-    rc = count_write_body(p, req, h, &body, err);
+    rc = rein__provider_count_body(p, req, h, &body, err);
     if (!rc)
         rc = rein_provider_count_tokens(p, req, body, strlen(body), tokens, answer, out, err);
     rein_free(body);

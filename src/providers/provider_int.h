@@ -518,6 +518,15 @@ rein_err rein__rules_open(rein_provider *p, rein_error *err);
 rein_err rein__replay_setup(rein_provider *p, rein_error *err);
 rein_err rein__vertex_open(rein_provider *p, rein_error *err);
 rein_err rein__bedrock_open(rein_provider *p, rein_error *err);
+/* The body rein_provider_count_request() sends for (req, h), both borrowed: the wire's own
+ * writer's, cut to what its count takes, in the count's shape (provider.c). *text is new. As
+ * rein_provider_prepare() says on REIN_EINVAL; REIN_ENOMEM otherwise. The fuzz target
+ * gateway_request writes one for a Bedrock upstream. */
+rein_err rein__provider_count_body(rein_provider *p, rein_model_request *req, rein_history *h,
+                                   char **text, rein_error *err) REIN_WUR;
+/* Bedrock's CountTokens URL for req (borrowed, as a send's): BASE/model/MODEL/count-tokens, the
+ * model id encoded as the Converse URL's is. New; NULL when memory is exhausted. */
+char *rein__bedrock_count_url(const rein_provider *p, const rein_model_request *req);
 
 /* AWS credentials, region and SigV4 (sigv4.c). */
 struct rein__aws;

@@ -2262,12 +2262,132 @@ static void test_count_request_per_wire(void **state)
     fx_stop(&f);
 }
 
+/* The Bedrock provider at the model server, signing with AKIDTEST and secret (the server
+ * checks against "AKIDTEST:right-secret"), or with key as a Bedrock API key when not NULL. */
+#define BD_MODEL "anthropic.claude-3-5-sonnet-20240620-v1:0"
+static void count_bedrock_fixture(struct pfx *f, const char *secret, const char *key)
+{
+    unsetenv("AWS_BEARER_TOKEN_BEDROCK");
+    unsetenv("AWS_PROFILE");
+    unsetenv("AWS_SESSION_TOKEN");
+    setenv("AWS_EC2_METADATA_DISABLED", "true", 1);
+    setenv("AWS_ACCESS_KEY_ID", "AKIDTEST", 1);
+    setenv("AWS_SECRET_ACCESS_KEY", secret, 1);
+    setenv("AWS_REGION", "us-east-1", 1);
+    pfx_start(f, "AKIDTEST:right-secret", "5");
+    assert_rein_ok(rein_provider_config_set(f->cfg, "provider", "bedrock", NULL), NULL);
+    assert_rein_ok(rein_provider_config_set_model(f->cfg, BD_MODEL), NULL);
+    assert_rein_ok(rein_provider_config_set_base_url(f->cfg, ms_url(f->ms)), NULL);
+    if (key)
+        assert_rein_ok(rein_provider_config_set_api_key(f->cfg, key), NULL);
+    pfx_provider(f);
+    add_weather_tool(f);
+    rein_model_request_set_max_tokens(f->req, 100);
+    rein_model_request_set_temperature(f->req, 0.5);
+    rein_model_request_set_stream(f->req, true);
+    assert_rein_ok(rein_history_add_system(f->h, "Be brief."), NULL);
+    assert_rein_ok(rein_history_add_user(f->h, "Weather in Bergen?"), NULL);
+}
+
+/*
+ * Bedrock's CountTokens: rein_provider_count_request() posts the Converse writer's body under
+ * input.converse (messages, system and toolConfig; no inferenceConfig) to
+ * /model/MODEL/count-tokens, signed with SigV4 as Converse is (the model server recomputes the
+ * signature and checks the body against CountTokens' documented shape), and reads inputTokens;
+ * a ThrottlingException (429) comes back as a failed response with its Retry-After and its
+ * type from x-amzn-ErrorType; a wrong secret is refused by the signature check; a Bedrock API
+ * key goes as a bearer token instead of a signature.
+ */
+static void test_count_request_bedrock(void **state)
+{
+    static const char path[] = "/model/" BD_MODEL "/count-tokens";
+    rein_model_response *resp = NULL;
+    const struct ms_request *q;
+    const json_t *conv;
+    struct rein_buf answer;
+    int64_t tokens;
+    struct pfx f;
+    char script[512];
+
+    (void)state;
+    count_bedrock_fixture(&f, "right-secret", NULL);
+    snprintf(script, sizeof(script),
+             "[{\"match\":{\"path\":\"%s\"},\"usage\":{\"input_tokens\":37},\"times\":1},"
+             "{\"match\":{\"path\":\"%s\"},\"status\":429,\"headers\":{\"Retry-After\":"
+             "\"5\"},\"times\":1},{\"match\":{\"path\":\"%s\"},\"body\":\"{}\"}]",
+             path, path, path);
+    pfx_script(&f, script);
+    assert_true(rein_provider_can_count(f.p));
+    rein_buf_init(&answer, 0);
+    assert_rein_ok(rein_provider_count_request(f.p, f.req, f.h, &tokens, &answer, &resp, &f.err),
+                   &f.err);
+    assert_int_equal(tokens, 37);
+    assert_null(resp);
+    assert_string_equal(answer.ptr, "{\"inputTokens\":37}");
+    q = ms_last_request(f.ms);
+    if (q->status != 200 || q->error)
+        fail_msg("the count was refused: %d %s: %s", q->status, q->error ? q->error : "", q->body);
+    assert_string_equal(q->path, path);
+    assert_non_null(
+        strstr(ms_request_header(q, "authorization"), "AWS4-HMAC-SHA256 Credential=AKIDTEST/"));
+    assert_non_null(strstr(ms_request_header(q, "authorization"), "/bedrock/aws4_request"));
+    assert_int_equal(json_object_size(q->json), 1);
+    assert_int_equal(json_object_size(json_object_get(q->json, "input")), 1);
+    conv = test_json_at(q->json, "input.converse");
+    assert_non_null(conv);
+    assert_null(json_object_get(conv, "inferenceConfig"));
+    assert_string_equal(str_at(conv, "system.0.text"), "Be brief.");
+    assert_string_equal(str_at(conv, "messages.0.content.0.text"), "Weather in Bergen?");
+    assert_string_equal(str_at(conv, "toolConfig.tools.0.toolSpec.name"), "get_weather");
+    rein_buf_release(&answer);
+
+    assert_int_equal(rein_provider_count_request(f.p, f.req, f.h, &tokens, NULL, &resp, &f.err),
+                     REIN_EHTTP);
+    assert_int_equal(f.err.detail, 429);
+    assert_non_null(resp);
+    assert_int_equal(rein_model_response_retry_after_ms(resp), 5000);
+    assert_string_equal(json_string_value(json_object_get(rein_model_response_error(resp), "type")),
+                        "ThrottlingException");
+    rein_model_response_free(resp);
+    assert_int_equal(rein_provider_count_request(f.p, f.req, f.h, &tokens, NULL, &resp, &f.err),
+                     REIN_EPROVIDER);
+    assert_non_null(strstr(f.err.msg, "inputTokens"));
+    assert_int_equal(ms_request_count(f.ms), 3);
+    fx_stop(&f);
+
+    /* A wrong secret: the server's signature check refuses the count. */
+    count_bedrock_fixture(&f, "wrong-secret", NULL);
+    pfx_script(&f, "[{\"usage\":{\"input_tokens\":37}}]");
+    assert_int_equal(rein_provider_count_request(f.p, f.req, f.h, &tokens, NULL, &resp, &f.err),
+                     REIN_EHTTP);
+    assert_int_equal(f.err.detail, 403);
+    assert_string_equal(json_string_value(json_object_get(rein_model_response_error(resp), "type")),
+                        "InvalidSignatureException");
+    rein_model_response_free(resp);
+    fx_stop(&f);
+
+    /* A Bedrock API key: a bearer token, no signature, and the key not in the error. */
+    count_bedrock_fixture(&f, "wrong-secret", "AKIDTEST:right-secret");
+    pfx_script(&f, "[{\"usage\":{\"input_tokens\":9}}]");
+    assert_rein_ok(rein_provider_count_request(f.p, f.req, f.h, &tokens, NULL, &resp, &f.err),
+                   &f.err);
+    assert_int_equal(tokens, 9);
+    q = ms_last_request(f.ms);
+    assert_string_equal(ms_request_header(q, "authorization"), "Bearer AKIDTEST:right-secret");
+    assert_null(ms_request_header(q, "x-amz-date"));
+    fx_stop(&f);
+    unsetenv("AWS_ACCESS_KEY_ID");
+    unsetenv("AWS_SECRET_ACCESS_KEY");
+    unsetenv("AWS_REGION");
+}
+
 static const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_openai_stream_over_http),
     cmocka_unit_test(test_openai_json_body_over_http),
     cmocka_unit_test(test_response_keeps_the_upstreams_headers),
     cmocka_unit_test(test_anthropic_stream_over_http),
     cmocka_unit_test(test_count_request_per_wire),
+    cmocka_unit_test(test_count_request_bedrock),
     cmocka_unit_test(test_ollama_native_over_http),
     cmocka_unit_test(test_proxy_from_the_environment),
     cmocka_unit_test(test_dashscope_turns_thinking_off_when_not_streaming),

@@ -1070,8 +1070,9 @@ static void screen(ms_server *s, const struct req *q, struct outcome *o)
         outcome_from_verdict(o, &v);
         ms__verdict_release(&v);
     } else if (q->format != MS_FMT_UNKNOWN &&
-               !ms__check_request(q->format, q->headers, q->format == MS_FMT_BEDROCK ? NULL : key,
-                                  validate, q->json, q->parse_error, &v)) {
+               !ms__check_request(q->format, q->path, q->headers,
+                                  q->format == MS_FMT_BEDROCK ? NULL : key, validate, q->json,
+                                  q->parse_error, &v)) {
         outcome_from_verdict(o, &v);
         ms__verdict_release(&v);
     }

@@ -25,6 +25,10 @@
  *        decides streaming; the key in x-goog-api-key or Authorization: Bearer; a stream is
  *        SSE as with ?alt=sse; errors are google.rpc.Status bodies {"error": {code, message,
  *        status}}, the status word taken from "error.type" when scripted)
+ *   POST /model/MODEL/converse, /model/MODEL/converse-stream                  "bedrock"
+ *        (SigV4 checked when the scenario's key is "ID:SECRET"; model_server_bedrock.c)
+ *   POST /model/MODEL/count-tokens  Bedrock's CountTokens: the body checked strictly, the
+ *        answer {"inputTokens": N} with the reply's usage.input_tokens (default: an estimate)
  *   any other path: 404 (OpenAI's "Invalid URL" error) unless a reply's match.path names it
  *   GET  /__requests    the request log as a JSON array (see ms_requests_json)
  *   POST /__script      a scenario (below); replaces the script, or appends with ?append=1

@@ -1,6 +1,6 @@
 /*
  * The Bedrock side of the scripted model server (model_server_int.h): POST
- * /model/MODEL/converse and /model/MODEL/converse-stream.
+ * /model/MODEL/converse, /model/MODEL/converse-stream and /model/MODEL/count-tokens.
  *
  * Authentication as Bedrock checks it. The scenario's key is "ACCESS_KEY_ID:SECRET": a request
  * must carry an AWS Signature Version 4 made with them, which is recomputed here from what
@@ -10,6 +10,12 @@
  * key is taken too (Bedrock API keys). Failures answer 403 with Bedrock's exception names and
  * texts (MissingAuthenticationTokenException, UnrecognizedClientException,
  * InvalidSignatureException, a date too far off).
+ *
+ * CountTokens (POST /model/MODEL/count-tokens) is checked the same way: the signature, and the
+ * body strictly as its API reference has it ({"input": {"converse": {messages, system,
+ * toolConfig, additionalModelRequestFields}}}, the messages and tools as Converse checks them,
+ * or {"input": {"invokeModel": {"body": BASE64}}}); it answers {"inputTokens": N} with the
+ * reply's usage.input_tokens, or a scripted error as Converse's are.
  *
  * Requests are validated as Converse does (ValidationException): alternating roles starting
  * with user, non-empty content of known blocks, text that is not blank, toolUse input objects,
@@ -408,28 +414,35 @@ static bool bd_messages_ok(const json_t *msgs, bool *tools_used, struct ms_verdi
     return ok;
 }
 
-bool ms__bd_check_body(json_t *body, struct ms_verdict *v)
+/* Every member of o is one of the n names of top. */
+static bool bd_members_ok(const json_t *o, const char *const *top, size_t n, struct ms_verdict *v)
 {
-    static const char *const top[] = {"messages",        "system",
-                                      "inferenceConfig", "toolConfig",
-                                      "guardrailConfig", "additionalModelRequestFields",
-                                      "promptVariables", "additionalModelResponseFieldPaths",
-                                      "requestMetadata", "performanceConfig"};
-    const json_t *tc = json_object_get(body, "toolConfig"), *t;
     const char *k;
     json_t *val;
-    bool tools_used = false;
-    size_t i;
 
-    json_object_foreach(body, k, val)
+    json_object_foreach((json_t *)o, k, val)
     {
         bool ok = false;
-        for (size_t j = 0; j < REIN_ARRAY_SIZE(top) && !ok; j++)
+        for (size_t j = 0; j < n && !ok; j++)
             ok = strcmp(k, top[j]) == 0;
         if (!ok)
             return bd_fail(v, 400, "ValidationException",
                            "Malformed input request: extraneous key [%s] is not permitted", k);
     }
+    return true;
+}
+
+/* A Converse request's members (whichever of them body has) as Converse checks them. */
+static bool bd_converse_ok(json_t *body, struct ms_verdict *v)
+{
+    const json_t *tc = json_object_get(body, "toolConfig"), *t;
+    const json_t *extra = json_object_get(body, "additionalModelRequestFields");
+    bool tools_used = false;
+    size_t i;
+
+    if (extra && !json_is_object(extra))
+        return bd_fail(v, 400, "ValidationException",
+                       "additionalModelRequestFields must be a JSON object");
     json_array_foreach(json_object_get(body, "system"), i, t)
     {
         if (!bd_str(t, "text") || !bd_str(t, "text")[0])
@@ -454,6 +467,70 @@ bool ms__bd_check_body(json_t *body, struct ms_verdict *v)
     if (tc && !json_array_size(json_object_get(tc, "tools")))
         return bd_fail(v, 400, "ValidationException", "toolConfig.tools must not be empty");
     return true;
+}
+
+bool ms__bd_check_body(json_t *body, struct ms_verdict *v)
+{
+    static const char *const top[] = {"messages",        "system",
+                                      "inferenceConfig", "toolConfig",
+                                      "guardrailConfig", "additionalModelRequestFields",
+                                      "promptVariables", "additionalModelResponseFieldPaths",
+                                      "requestMetadata", "performanceConfig"};
+
+    return bd_members_ok(body, top, REIN_ARRAY_SIZE(top), v) && bd_converse_ok(body, v);
+}
+
+/* Base64 as a blob member carries it: the alphabet, '=' only at the end, a multiple of 4. */
+static bool bd_base64_ok(const char *s)
+{
+    size_t n = s ? strlen(s) : 0, pad = 0;
+
+    if (!s || n % 4)
+        return false;
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] == '=')
+            pad++;
+        else if (pad || (!isalnum((unsigned char)s[i]) && s[i] != '+' && s[i] != '/'))
+            return false;
+    }
+    return pad <= 2;
+}
+
+/*
+ * CountTokens' body (the API reference's CountTokensRequest): {"input": CountTokensInput},
+ * a union of exactly one of "converse" (ConverseTokensRequest: messages, system, toolConfig,
+ * additionalModelRequestFields; no inferenceConfig or the other Converse members) and
+ * "invokeModel" (InvokeModelTokensRequest: a base64 "body").
+ */
+bool ms__bd_check_count(json_t *body, struct ms_verdict *v)
+{
+    static const char *const top[] = {"input"};
+    static const char *const unions[] = {"converse", "invokeModel"};
+    static const char *const converse[] = {"messages", "system", "toolConfig",
+                                           "additionalModelRequestFields"};
+    static const char *const invoke[] = {"body"};
+    const json_t *input = json_object_get(body, "input");
+    json_t *c = json_object_get(input, "converse"), *im = json_object_get(input, "invokeModel");
+
+    if (!bd_members_ok(body, top, REIN_ARRAY_SIZE(top), v))
+        return false;
+    if (!json_is_object(input))
+        return bd_fail(v, 400, "ValidationException",
+                       "1 validation error detected: Value null at 'input' failed to satisfy "
+                       "constraint: Member must not be null");
+    if (!bd_members_ok(input, unions, REIN_ARRAY_SIZE(unions), v))
+        return false;
+    if (json_object_size(input) != 1)
+        return bd_fail(v, 400, "ValidationException",
+                       "input is a union: exactly one of converse or invokeModel must be set");
+    if (im)
+        return json_is_object(im) && bd_members_ok(im, invoke, REIN_ARRAY_SIZE(invoke), v) &&
+               (bd_base64_ok(bd_str(im, "body")) ||
+                bd_fail(v, 400, "ValidationException",
+                        "input.invokeModel.body must be base64-encoded bytes"));
+    if (!json_is_object(c))
+        return bd_fail(v, 400, "ValidationException", "input.converse must be an object");
+    return bd_members_ok(c, converse, REIN_ARRAY_SIZE(converse), v) && bd_converse_ok(c, v);
 }
 
 /* ---- conversation helpers ----------------------------------------------------------------- */
@@ -892,6 +969,22 @@ rein_err ms__bd_error(const struct ms_error_info *e, struct ms_body *out, bool e
     }
     rein_buf_release(&j);
     return rc;
+}
+
+rein_err ms__bd_count(struct ms_body *b, const struct content *k)
+{
+    b->content_type = "application/json";
+    b->chunked = false;
+    return rein_buf_addf(&b->buf, "{\"inputTokens\":%lld}", (long long)k->in_tokens) ||
+                   ms__body_mark(b)
+               ? REIN_ENOMEM
+               : REIN_OK;
+}
+
+bool ms__bd_path_counts(const char *path)
+{
+    size_t n = strlen(path);
+    return n > 13 && strcmp(path + n - 13, "/count-tokens") == 0;
 }
 
 /* "/model/ID/converse-stream" -> true. */

@@ -1286,8 +1286,8 @@ static bool an_check_version(json_t *headers, struct ms_verdict *v)
     return true;
 }
 
-bool ms__check_request(enum ms_format f, json_t *headers, const char *api_key, bool validate,
-                       json_t *body, const char *parse_error, struct ms_verdict *v)
+bool ms__check_request(enum ms_format f, const char *path, json_t *headers, const char *api_key,
+                       bool validate, json_t *body, const char *parse_error, struct ms_verdict *v)
 {
     memset(v, 0, sizeof(*v));
     if (f == MS_FMT_GEMINI)
@@ -1322,7 +1322,7 @@ bool ms__check_request(enum ms_format f, json_t *headers, const char *api_key, b
     if (f == MS_FMT_GEMINI)
         return ms__gm_check_body(body, v);
     if (f == MS_FMT_BEDROCK)
-        return ms__bd_check_body(body, v);
+        return ms__bd_path_counts(path) ? ms__bd_check_count(body, v) : ms__bd_check_body(body, v);
     if (f == MS_FMT_RESPONSES)
         return rs_check_body(body, v);
     return oa_check_body(body, v);

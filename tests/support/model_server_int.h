@@ -234,8 +234,9 @@ struct ms_verdict {
     char *param;
     char *message;
 };
-bool ms__check_request(enum ms_format f, json_t *headers, const char *api_key, bool validate,
-                       json_t *body, const char *parse_error, struct ms_verdict *v);
+/* path: the request's (Bedrock's CountTokens is told from Converse by it). */
+bool ms__check_request(enum ms_format f, const char *path, json_t *headers, const char *api_key,
+                       bool validate, json_t *body, const char *parse_error, struct ms_verdict *v);
 void ms__verdict_release(struct ms_verdict *v);
 /* Records a refusal with this status, type (the error's status word for Gemini) and message
  * (copied). Always returns false. */
@@ -256,6 +257,14 @@ bool ms__gm_model_of_path(const char *path, char *out, size_t size);
 bool ms__bd_check_auth(json_t *headers, const char *path, const char *body, size_t body_len,
                        const char *key, struct ms_verdict *v);
 bool ms__bd_check_body(json_t *body, struct ms_verdict *v);
+/* A CountTokens body: {"input": {"converse": {messages, system, toolConfig,
+ * additionalModelRequestFields}}} (checked as Converse checks them) or {"input":
+ * {"invokeModel": {"body": BASE64}}}, nothing else. */
+bool ms__bd_check_count(json_t *body, struct ms_verdict *v);
+/* CountTokens: its answer {"inputTokens": N}, N the reply's usage.input_tokens. */
+rein_err ms__bd_count(struct ms_body *b, const struct content *k);
+/* "/model/ID/count-tokens" -> true. */
+bool ms__bd_path_counts(const char *path);
 const char *ms__bd_last_role(json_t *req);
 char *ms__bd_last_text(json_t *req);
 bool ms__bd_tool_result_contains(json_t *req, const char *needle);

@@ -71,7 +71,8 @@ enum ms_format ms__format_of_path(const char *path)
         (ends_with(path, ":generateContent") || ends_with(path, ":streamGenerateContent")))
         return MS_FMT_GEMINI;
     if (strncmp(path, "/model/", 7) == 0 &&
-        (ends_with(path, "/converse") || ends_with(path, "/converse-stream")))
+        (ends_with(path, "/converse") || ends_with(path, "/converse-stream") ||
+         ends_with(path, "/count-tokens")))
         return MS_FMT_BEDROCK;
     if (ends_with(path, "/responses"))
         return MS_FMT_RESPONSES;

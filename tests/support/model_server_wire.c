@@ -1185,7 +1185,9 @@ rein_err ms__render_reply(const struct ms_reply *r, const struct ms_ctx *c, stru
             rc = c->stream ? ms__gm_stream(out, &k) : ms__gm_json(out, &k);
             break;
         case MS_FMT_BEDROCK:
-            rc = c->stream ? ms__bd_stream(out, &k) : ms__bd_json(out, &k);
+            rc = c->path && ms__bd_path_counts(c->path) ? ms__bd_count(out, &k)
+                 : c->stream                            ? ms__bd_stream(out, &k)
+                                                        : ms__bd_json(out, &k);
             break;
         case MS_FMT_RESPONSES:
             rc = c->stream ? ms__rs_stream(out, &k) : ms__rs_json(out, &k);
