@@ -5171,6 +5171,7 @@ static const char *count_path(const char *wire)
 {
     return !strcmp(wire, "anthropic") ? "/v1/messages/count_tokens"
            : !strcmp(wire, "gemini")  ? "/v1beta/models/gw-model:countTokens"
+           : !strcmp(wire, "bedrock") ? "/model/gw-model/count-tokens"
                                       : "/v1/responses/input_tokens";
 }
 
@@ -5194,8 +5195,10 @@ static void assert_count_members(const char *wire, const json_t *sent)
                                             "reasoning",    "text",        "previous_response_id",
                                             "conversation", "truncation",  NULL};
     static const char *const gemini[] = {"generateContentRequest", NULL};
+    static const char *const bedrock[] = {"input", NULL};
     const char *const *ok = !strcmp(wire, "anthropic") ? anthropic
                             : !strcmp(wire, "gemini")  ? gemini
+                            : !strcmp(wire, "bedrock") ? bedrock
                                                        : responses;
     const char *key;
     json_t *v;
@@ -5221,6 +5224,21 @@ static void assert_count_body(const char *wire, const json_t *sent)
         assert_true(holds_text(json_object_get(sent, "system"), "Be brief."));
         assert_string_equal(jstr_at(sent, "tools.0.name"), "get_weather");
         assert_true(json_array_size(json_object_get(sent, "messages")) >= 1);
+    } else if (!strcmp(wire, "bedrock")) {
+        /* ConverseTokensRequest's members only: no inferenceConfig */
+        const json_t *c = test_json_at(sent, "input.converse");
+        const char *key;
+        json_t *v;
+        assert_int_equal(json_object_size(json_object_get(sent, "input")), 1);
+        json_object_foreach((json_t *)c, key, v)
+        {
+            if (strcmp(key, "messages") && strcmp(key, "system") && strcmp(key, "toolConfig") &&
+                strcmp(key, "additionalModelRequestFields"))
+                fail_msg("the bedrock count got input.converse.%s", key);
+        }
+        assert_string_equal(jstr_at(c, "system.0.text"), "Be brief.");
+        assert_string_equal(jstr_at(c, "toolConfig.tools.0.toolSpec.name"), "get_weather");
+        assert_string_equal(jstr_at(c, "messages.0.role"), "user");
     } else if (!strcmp(wire, "gemini")) {
         assert_string_equal(th_jstr(g, "model"), "models/gw-model");
         assert_string_equal(jstr_at(g, "systemInstruction.parts.0.text"), "Be brief.");
@@ -5412,6 +5430,108 @@ static void test_count_upstream_errors(void **state)
     th_resp_free(&r);
 }
 
+/* AWS credentials for a Bedrock upstream that signs (the model server checks the signature
+ * when its key is "AKIDTEST:count-secret"). */
+static void bedrock_signing_env(void)
+{
+    unsetenv("AWS_BEARER_TOKEN_BEDROCK");
+    unsetenv("AWS_PROFILE");
+    unsetenv("AWS_SESSION_TOKEN");
+    setenv("AWS_EC2_METADATA_DISABLED", "true", 1);
+    setenv("AWS_ACCESS_KEY_ID", "AKIDTEST", 1);
+    setenv("AWS_SECRET_ACCESS_KEY", "count-secret", 1);
+    setenv("AWS_REGION", "us-east-1", 1);
+}
+
+static void bedrock_signing_env_clear(void)
+{
+    unsetenv("AWS_ACCESS_KEY_ID");
+    unsetenv("AWS_SECRET_ACCESS_KEY");
+    unsetenv("AWS_REGION");
+}
+
+/*
+ * A Bedrock upstream (SigV4): each client's count route reaches its CountTokens through the
+ * client's own parser and the Converse writer, the request signed (the model server recomputes
+ * the signature and checks the body against CountTokens' shape), and the number comes back in
+ * the client's shape.
+ */
+static void test_count_bedrock_upstream(void **state)
+{
+    static const struct {
+        const char *api, *body, *member;
+    } clients[] = {{"anthropic", AN_COUNT_BODY, "input_tokens"},
+                   {"openai-responses", RS_COUNT_BODY, "input_tokens"},
+                   {"gemini", G_COUNT_BODY, "totalTokens"}};
+    struct th_resp r;
+
+    (void)state;
+    bedrock_signing_env();
+    start_with("bedrock", NULL, 0);
+    bedrock_signing_env_clear();
+    ms_set_api_key(F->ms, "AKIDTEST:count-secret");
+    script("[{\"match\":{\"path\":\"/model/gw-model/count-tokens\"},\"usage\":{"
+           "\"input_tokens\":31},\"times\":0}]");
+    for (size_t c = 0; c < REIN_ARRAY_SIZE(clients); c++) {
+        const struct ms_request *q;
+        count_post(clients[c].api, clients[c].body, NULL, &r);
+        if (r.status != 200)
+            fail_msg("%s client: %ld %s", clients[c].api, r.status, r.body);
+        assert_int_equal(json_integer_value(json_object_get(r.json, clients[c].member)), 31);
+        if (!strcmp(clients[c].api, "openai-responses"))
+            assert_string_equal(th_jstr(r.json, "object"), "response.input_tokens");
+        assert_null(json_object_get(r.json, "inputTokens"));
+        th_resp_free(&r);
+        assert_int_equal(ms_request_count(F->ms), c + 1);
+        q = ms_last_request(F->ms);
+        if (q->status != 200 || q->error)
+            fail_msg("%s client: the upstream refused the count: %s: %s", clients[c].api,
+                     q->error ? q->error : "", q->body);
+        assert_string_equal(q->path, count_path("bedrock"));
+        assert_non_null(strstr(ms_request_header(q, "authorization"), "AWS4-HMAC-SHA256 "));
+        assert_count_body("bedrock", q->json);
+    }
+}
+
+/* A Bedrock upstream's errors: a ThrottlingException (429) with its Retry-After and a
+ * ValidationException (a model CountTokens does not serve) come back in each client's shape
+ * with the upstream's status; an answer without inputTokens is a 502 that names it. */
+static void test_count_bedrock_upstream_errors(void **state)
+{
+    struct th_resp r;
+
+    (void)state;
+    start_with("bedrock", "bedrock-api-key", 0);
+    script("[{\"match\":{\"path\":\"/model/gw-model/count-tokens\"},\"status\":429,"
+           "\"headers\":{\"Retry-After\":\"7\"},\"error\":{\"message\":\"Too many tokens, "
+           "please wait\"},\"times\":2},"
+           "{\"match\":{\"path\":\"/model/gw-model/count-tokens\"},\"status\":400,"
+           "\"error\":{\"message\":\"The provided model doesn't support counting tokens.\"},"
+           "\"times\":1},"
+           "{\"match\":{\"path\":\"/model/gw-model/count-tokens\"},\"body\":"
+           "\"{\\\"tokens\\\":3}\"}]");
+    count_post("anthropic", AN_COUNT_BODY, NULL, &r);
+    assert_int_equal(r.status, 429);
+    assert_string_equal(th_jstr(r.json, "type"), "error");
+    assert_non_null(strstr(jstr_at(r.json, "error.message"), "Too many tokens"));
+    assert_header(&r, "Retry-After", "7");
+    th_resp_free(&r);
+    count_post("gemini", G_COUNT_BODY, NULL, &r);
+    assert_gm_error(&r, 429, "RESOURCE_EXHAUSTED", "Too many tokens");
+    assert_header(&r, "Retry-After", "7");
+    th_resp_free(&r);
+    count_post("openai-responses", RS_COUNT_BODY, NULL, &r);
+    assert_oa_error(&r, 400, "doesn't support counting tokens");
+    th_resp_free(&r);
+    count_post("anthropic", AN_COUNT_BODY, NULL, &r);
+    assert_int_equal(r.status, 502);
+    assert_non_null(strstr(jstr_at(r.json, "error.message"), "inputTokens"));
+    th_resp_free(&r);
+    assert_int_equal(ms_request_count(F->ms), 4);
+    assert_string_equal(ms_request_header(ms_last_request(F->ms), "authorization"),
+                        "Bearer bedrock-api-key");
+}
+
 /* A bad body is a 400 in the route's own shape, before anything goes upstream. */
 static void test_count_bad_bodies(void **state)
 {
@@ -5507,6 +5627,8 @@ int main(int argc, char **argv)
         cmocka_unit_test_teardown(test_count_bodies_of_each_form, teardown),
         cmocka_unit_test_teardown(test_count_no_count_per_client, teardown),
         cmocka_unit_test_teardown(test_count_upstream_errors, teardown),
+        cmocka_unit_test_teardown(test_count_bedrock_upstream, teardown),
+        cmocka_unit_test_teardown(test_count_bedrock_upstream_errors, teardown),
         cmocka_unit_test_teardown(test_count_bad_bodies, teardown),
         cmocka_unit_test_teardown(test_anthropic_stop_sequence, teardown),
         cmocka_unit_test_teardown(test_openai_same_wire_goes_up_as_sent, teardown),

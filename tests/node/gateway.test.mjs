@@ -4,13 +4,14 @@
 // models (`@langchain/openai`, `@langchain/anthropic`) talk to `rein serve`, whose upstream is
 // the scripted model server (tests/support/model_server.h). Google's `@google/genai` and the
 // AI SDK's `@ai-sdk/google` talk to it through its Gemini wire (decision 0092).
-// Four rein servers run: one whose upstream speaks OpenAI's chat completions wire, one
-// Anthropic's, one OpenAI's Responses API, one Gemini's, so each client reaches every wire. Every case
+// Five rein servers run: one whose upstream speaks OpenAI's chat completions wire, one
+// Anthropic's, one OpenAI's Responses API, one Gemini's, one Bedrock's (signing with SigV4), so
+// each client reaches every wire. Every case
 // scripts the upstream, makes the SDK call, and checks what the client got and what the
 // upstream received.
 //
 // usage: node gateway.test.mjs MODEL_SERVER_URL REIN_OPENAI_UPSTREAM_URL REIN_ANTHROPIC_UPSTREAM_URL
-//        REIN_RESPONSES_UPSTREAM_URL REIN_GEMINI_UPSTREAM_URL
+//        REIN_RESPONSES_UPSTREAM_URL REIN_GEMINI_UPSTREAM_URL REIN_BEDROCK_UPSTREAM_URL
 //        (run by tests/scripts/gateway_sdk.sh; the servers need the key rein-test-key)
 import assert from 'node:assert/strict';
 import OpenAI from 'openai';
@@ -29,10 +30,10 @@ import { GoogleGenAI, Type, FunctionCallingConfigMode } from '@google/genai';
 import { createGoogleGenerativeAI } from '@ai-sdk/google';
 import { modelServer, run } from './harness.mjs';
 
-const [ms, reinOA, reinAN, reinRS, reinGM] = process.argv.slice(2);
-if (!reinGM) {
+const [ms, reinOA, reinAN, reinRS, reinGM, reinBD] = process.argv.slice(2);
+if (!reinBD) {
   console.error('usage: node gateway.test.mjs MODEL_SERVER REIN_OPENAI REIN_ANTHROPIC ' +
-    'REIN_RESPONSES REIN_GEMINI');
+    'REIN_RESPONSES REIN_GEMINI REIN_BEDROCK');
   process.exit(2);
 }
 const KEY = 'rein-test-key';
@@ -560,6 +561,41 @@ check('anthropic: messages.countTokens through an upstream of another wire', asy
   }
   await assert.rejects(anToOa.messages.countTokens({ model: 'claude-test', messages: user }),
     (e) => e.status === 404 && /openai wire/.test(e.message));
+});
+
+// Claude Code pointed at rein with a Bedrock upstream: its count reaches Bedrock's CountTokens
+// (POST /model/MODEL/count-tokens), signed with SigV4 as Converse is, the Converse body under
+// input.converse; the model server checks the signature and CountTokens' documented shape.
+check('anthropic: messages.countTokens through a Bedrock upstream (CountTokens, SigV4)', async () => {
+  const path = '/model/anthropic.claude-test-v1:0/count-tokens';
+  const anToBd = new Anthropic({ apiKey: KEY, baseURL: reinBD, maxRetries: 0 });
+  await control('/__reset', {});
+  await control('/__script', { name: 'bedrock count', api_key: 'AKIDTEST:sdk-secret', replies: [
+    { match: { path }, usage: { input_tokens: 29 }, times: 1 },
+    { match: { path }, status: 429, headers: { 'Retry-After': '3' },
+      error: { message: 'Too many tokens, please wait' } }] });
+  try {
+    const r = await anToBd.messages.countTokens({ model: 'claude-test', system: 'Be brief.',
+      messages: user, tools: anTools });
+    assert.equal(r.input_tokens, 29);
+    const [req] = await upstream(1);
+    assert.equal(req.path, path);
+    assert.equal(req.format, 'bedrock');
+    assert.match(req.headers.authorization, /^AWS4-HMAC-SHA256 Credential=AKIDTEST\//);
+    assert.deepEqual(Object.keys(req.json), ['input']);
+    assert.deepEqual(Object.keys(req.json.input), ['converse']);
+    const c = req.json.input.converse;
+    assert.equal(c.inferenceConfig, undefined, 'CountTokens takes no inferenceConfig');
+    assert.equal(c.system[0].text, 'Be brief.');
+    assert.equal(c.toolConfig.tools[0].toolSpec.name, 'get_weather');
+    assert.equal(c.messages[0].content[0].text, 'What is the weather in Paris?');
+    await assert.rejects(anToBd.messages.countTokens({ model: 'claude-test', messages: user }),
+      (e) => e instanceof Anthropic.RateLimitError && /Too many tokens/.test(e.message) &&
+        e.headers.get('retry-after') === '3');
+  } finally {
+    // the scenario's key stays until another scenario names one: the next cases use none
+    await control('/__script', { name: 'no key', api_key: null, replies: [] });
+  }
 });
 
 // What the SDKs write beyond text and calls reaches an upstream of their own wire unchanged

@@ -3,7 +3,7 @@
 # `@anthropic-ai/sdk`, the Vercel AI SDK (`ai`, `@ai-sdk/openai-compatible`, `@ai-sdk/google`)
 # and Google's `@google/genai` (versions pinned in tests/node/package.json) talk to `rein serve`
 # processes whose upstream is the scripted model server: through its OpenAI wire, its
-# Anthropic wire, its Responses wire and its Gemini wire.
+# Anthropic wire, its Responses wire, its Gemini wire and its Bedrock wire.
 #
 # The clients are installed into tests/node/node_modules (git-ignored) by scripts/node-deps.sh
 # (run by scripts/install-deps.sh too). Exit 77 (skip) when node 18+ or npm is missing or npm
@@ -57,8 +57,16 @@ start_rein responses --provider openai-responses --base-url "$url/v1" --model gp
 rs_url=$rein_url
 start_rein gemini --provider gemini --base-url "$url/v1beta" --model gemini-test
 gm_url=$rein_url
+# A Bedrock upstream that signs with SigV4 (the model server recomputes the signature when a
+# scenario's api_key is "AKIDTEST:sdk-secret"); the credentials only for this process.
+export AWS_ACCESS_KEY_ID=AKIDTEST AWS_SECRET_ACCESS_KEY=sdk-secret AWS_REGION=us-east-1 \
+  AWS_EC2_METADATA_DISABLED=true
+unset AWS_SESSION_TOKEN AWS_PROFILE AWS_BEARER_TOKEN_BEDROCK
+start_rein bedrock --provider bedrock --base-url "$url" --model anthropic.claude-test-v1:0
+bd_url=$rein_url
+unset AWS_ACCESS_KEY_ID AWS_SECRET_ACCESS_KEY AWS_REGION AWS_EC2_METADATA_DISABLED
 
-node "$node_dir/gateway.test.mjs" "$url" "$oa_url" "$an_url" "$rs_url" "$gm_url"
+node "$node_dir/gateway.test.mjs" "$url" "$oa_url" "$an_url" "$rs_url" "$gm_url" "$bd_url"
 status=$?
 
 # The recorded provider replies of ../shared/fixtures as the upstream's (read in place).
