@@ -2,8 +2,8 @@
  * Fuzz target for the gateway's client-facing request parsers (src/gateway/openai.c,
  * src/gateway/anthropic.c, src/gateway/responses.c, src/gateway/gemini.c and the token count
  * bodies of src/gateway/count.c): the first byte picks the wire (bit 7 set: a token count's
- * body, of Gemini's route when bit 6 is, the Responses API's when bit 2 is, else Anthropic's;
- * else bit 6 set: Gemini's generateContent, with an upstream of its wire when bit 1 is; else
+ * body, of Gemini's route when bit 6 is, the Responses API's when bit 2 is, else Anthropic's,
+ * also written as a Bedrock upstream's CountTokens body; else bit 6 set: Gemini's generateContent, with an upstream of its wire when bit 1 is; else
  * bit 2 set: the Responses API, read as the chat completions body it means, with kept
  * responses to refer to when bit 3 is set, an upstream of the Responses wire when bit 4 is
  * (hosted tools are only kept for it) and run in the background when bit 5 is; else even:
@@ -24,6 +24,7 @@
  * the media the upstream takes.
  */
 #include "gateway/gateway_int.h"
+#include "providers/provider_int.h"
 
 #include "gateway_same.h"
 
@@ -391,11 +392,118 @@ static void check_anthropic_count(const char *body, size_t len)
     rein__gw_req_release(&r);
 }
 
+/* A Bedrock upstream (an API key, so no AWS credentials are looked for), made once and kept. */
+static rein_provider *bedrock_upstream(void)
+{
+    static rein_provider *p;
+    rein_provider_config *cfg;
+
+    if (p)
+        return p;
+    cfg = rein_provider_config_new();
+    if (!cfg || rein_provider_config_set_provider(cfg, "bedrock", NULL) ||
+        rein_provider_config_set_model(cfg, "anthropic.claude-m-v1:0") ||
+        rein_provider_config_set_api_key(cfg, "k") ||
+        rein_provider_config_set_base_url(cfg, "http://127.0.0.1:9"))
+        abort();
+    p = rein_provider_new(cfg, NULL);
+    rein_provider_config_free(cfg);
+    if (!p)
+        abort();
+    return p;
+}
+
+/* Whether every member of o is one of names. */
+static bool members_in(const json_t *o, const char *const *names)
+{
+    const char *key;
+    json_t *v;
+
+    json_object_foreach((json_t *)o, key, v)
+    {
+        bool found = false;
+        for (size_t i = 0; names[i] && !found; i++)
+            found = strcmp(key, names[i]) == 0;
+        if (!found)
+            return false;
+    }
+    return true;
+}
+
+/*
+ * A parsed count bound for a Bedrock upstream: the body the provider writes for its
+ * CountTokens (the Converse writer's, cut) is one JSON object {"input": {"converse": {...}}}
+ * whose converse holds only ConverseTokensRequest's members, the messages an array (or the
+ * request is refused, as a send of it would be).
+ */
+static void check_bedrock_count_body(const struct rein__gw_req *r)
+{
+    static const char *const top[] = {"input", NULL}, *const input[] = {"converse", NULL};
+    static const char *const converse[] = {"messages", "system", "toolConfig",
+                                           "additionalModelRequestFields", NULL};
+    rein_model_request *m = rein_model_request_new();
+    char *text = NULL;
+    json_t *doc, *c;
+    rein_error err;
+    rein_err rc = m ? REIN_OK : REIN_ENOMEM;
+
+    for (size_t i = 0; !rc && i < r->ntools; i++)
+        rc = rein_model_request_add_tool(m, r->tools[i].name, r->tools[i].description,
+                                         r->tools[i].parameters);
+    if (!rc && r->tool_choice)
+        rc = rein_model_request_set_tool_choice(m, r->tool_choice);
+    if (!rc)
+        rc = rein__provider_count_body(bedrock_upstream(), m, r->h, &text, &err);
+    if (rc == REIN_OK) {
+        doc = rein_json_parse(text, strlen(text), 0, NULL);
+        c = json_object_get(json_object_get(doc, "input"), "converse");
+        if (!json_is_object(doc) || !members_in(doc, top) ||
+            !members_in(json_object_get(doc, "input"), input) || !json_is_object(c) ||
+            !members_in(c, converse) ||
+            (json_object_get(c, "messages") && !json_is_array(json_object_get(c, "messages"))) ||
+            json_object_get(c, "inferenceConfig"))
+            abort();
+        json_decref(doc);
+    }
+    rein_free(text);
+    rein_model_request_free(m);
+}
+
+/* A count's body as its route reads it (a Responses body converted for a Bedrock upstream
+ * first), parsed for a Bedrock upstream and written for its CountTokens. */
+static void check_count_to_bedrock(enum rein_gateway_api api, const struct rein__gw_wire *wire,
+                                   const char *body, size_t len)
+{
+    struct rein__gw_refs refs = {NULL, "", false};
+    struct rein__gw_req r;
+    struct rein__gw_bad bad;
+    struct rein_buf chat;
+    json_t *extra = NULL;
+    rein_err rc = REIN_OK;
+
+    memset(&bad, 0, sizeof(bad));
+    rein_buf_init(&chat, 0);
+    if (api == REIN_GATEWAY_RESPONSES) {
+        rc = rein__gw_responses.convert("bedrock", &refs, body, len, &chat, &extra, &bad);
+        body = chat.ptr;
+        len = chat.len;
+    }
+    rein__gw_req_init(&r, api == REIN_GATEWAY_RESPONSES ? REIN_GATEWAY_OPENAI : api);
+    r.count = true;
+    r.upstream = bedrock_upstream();
+    if (!rc && wire->parse(&r, body, len, &bad) == REIN_OK)
+        check_bedrock_count_body(&r);
+    rein__gw_req_release(&r);
+    json_decref(extra);
+    rein_buf_release(&chat);
+}
+
 /*
  * A token count's body (bit 7 of the first byte; bit 6 Gemini's, bit 2 the Responses API's,
  * else Anthropic's, decision 0094): read as the body of its wire's generate route (Gemini's
  * generateContentRequest unwrapped) or refused in the route's error shape, then parsed by that
- * route's parser; and the count answered in the wire's shape is JSON holding the number.
+ * route's parser; the count a Bedrock upstream would be asked has CountTokens' shape; and the
+ * count answered in the wire's shape is JSON holding the number.
  */
 static void check_count(uint8_t bits, const char *body, size_t len)
 {
@@ -426,6 +534,8 @@ static void check_count(uint8_t bits, const char *body, size_t len)
     } else if (rc != REIN_ENOMEM) {
         abort();
     }
+    if (rc == REIN_OK)
+        check_count_to_bedrock(api, wire, text.ptr, text.len);
     rein_buf_release(&text);
     rein_buf_init(&answer, 0);
     if (rein__gw_count_answer(api, (int64_t)len, &answer) == REIN_OK) {
