@@ -217,7 +217,8 @@ REIN_EXTERN rein_err rein_gateway_serve(rein_gateway *g, const struct rein_gatew
  *   - an upstream of the client's wire counts the client's body as written, with the model
  *     rein sends to (the client's with model_from_client), the client's anthropic-beta, and its
  *     answer comes back as it came (Gemini's promptTokensDetails included);
- *   - an upstream of another wire that has a count gets the request the client's body means:
+ *   - an upstream of another wire that has a count (Anthropic's, the Responses API's,
+ *     Gemini's, Bedrock's) gets the request the client's body means:
  *     read by the parser of the client's generate route (Gemini's generateContentRequest
  *     unwrapped; an Anthropic body needs no max_tokens) and written by the upstream's provider
  *     (rein_provider_count_request), the server-side tools offered with it as a request would
